@@ -1,0 +1,24 @@
+module github.com/retrieval-gate/retrieval-gate
+
+go 1.26.8
+
+require (
+	github.com/rogpeppe/go-internal v1.16.0
+	github.com/valyala/fastjson v1.6.10
+	gonum.org/v1/gonum v0.17.0
+)
+
+require (
+	github.com/amikos-tech/chroma-go v0.4.0 // indirect
+	github.com/google/go-github/v62 v62.0.0 // indirect
+	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
+	github.com/rivo/uniseg v0.4.7 // indirect
+	github.com/schollz/progressbar/v3 v3.19.1 // indirect
+	github.com/sethvargo/go-githubactions v1.3.2 // indirect
+	github.com/stretchr/testify v1.11.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/term v0.48.0 // indirect
+	golang.org/x/tools v0.30.0 // indirect
+)

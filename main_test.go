@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets testscript run this binary as the `retrieval-gate` command in
+// its own process.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"retrieval-gate": func() { os.Exit(realMain(context.Background())) },
+	})
+}
+
+// TestScripts runs the end-to-end scripts in testdata/script: real processes on
+// real files. Scripts see the repository root as $ROOT and the demo as $DEMO.
+func TestScripts(t *testing.T) {
+	root, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("ROOT", root)
+			env.Setenv("DEMO", root+"/testdata/demo")
+			for _, k := range []string{"CHROMA_URL", "CI"} {
+				if v := os.Getenv(k); v != "" {
+					env.Setenv(k, v)
+				}
+			}
+			return nil
+		},
+		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") == "1",
+	})
+}

@@ -1,0 +1,176 @@
+package metrics
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// DefaultSeed is the fixed bootstrap seed: the same inputs give byte-identical reports.
+const DefaultSeed uint64 = 1
+
+// NewRand returns the deterministic generator every bootstrap and permutation test uses.
+func NewRand(seed uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+}
+
+// Quantile is the R type-7 sample quantile (linear interpolation between order
+// statistics) of sorted xs, q in [0,1].
+func Quantile(sorted []float64, q float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN()
+	}
+	h := float64(n-1) * q
+	lo := int(math.Floor(h))
+	if lo >= n-1 {
+		return sorted[n-1]
+	}
+	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+}
+
+// percentileCI95 is the percentile bootstrap 95% interval: the 2.5% and 97.5%
+// type-7 quantiles of the resampled statistics (sorted in place).
+func percentileCI95(stats []float64) [2]float64 {
+	slices.Sort(stats)
+	return [2]float64{Quantile(stats, 0.025), Quantile(stats, 0.975)}
+}
+
+// MeanCI95 is the percentile bootstrap 95% CI of the mean of xs with `resamples`
+// resamples of size len(xs) drawn with replacement. O(len(xs)·resamples).
+func MeanCI95(xs []float64, resamples int, seed uint64) [2]float64 {
+	n := len(xs)
+	if n == 0 || resamples <= 0 {
+		return [2]float64{math.NaN(), math.NaN()}
+	}
+	r := NewRand(seed)
+	stats := make([]float64, resamples)
+	for b := range stats {
+		s := 0.0
+		for range n {
+			s += xs[r.IntN(n)]
+		}
+		stats[b] = s / float64(n)
+	}
+	return percentileCI95(stats)
+}
+
+// StatisticCI95 is the percentile bootstrap 95% CI of any statistic of n paired
+// items: each resample draws n indices with replacement and calls stat; resamples
+// where stat returns NaN (undefined, e.g. kappa of a single class) are skipped.
+func StatisticCI95(n, resamples int, seed uint64, stat func(idx []int) float64) [2]float64 {
+	if n == 0 || resamples <= 0 {
+		return [2]float64{math.NaN(), math.NaN()}
+	}
+	r := NewRand(seed)
+	idx := make([]int, n)
+	stats := make([]float64, 0, resamples)
+	for range resamples {
+		for i := range idx {
+			idx[i] = r.IntN(n)
+		}
+		if s := stat(idx); !math.IsNaN(s) {
+			stats = append(stats, s)
+		}
+	}
+	if len(stats) == 0 {
+		return [2]float64{math.NaN(), math.NaN()}
+	}
+	return percentileCI95(stats)
+}
+
+// Histogram holds a sample as distinct values and their counts. Its memory grows
+// with the number of distinct values, not with the sample size, and its bootstrap
+// draws resample counts (a multinomial) instead of items: the same distribution as
+// resampling items, at a cost independent of n.
+type Histogram struct {
+	counts map[float64]int64
+	n      int64
+}
+
+// NewHistogram returns an empty histogram.
+func NewHistogram() *Histogram { return &Histogram{counts: map[float64]int64{}} }
+
+// Add records one value.
+func (h *Histogram) Add(x float64) {
+	h.counts[x]++
+	h.n++
+}
+
+// Merge adds every value of o.
+func (h *Histogram) Merge(o *Histogram) {
+	for v, c := range o.counts {
+		h.counts[v] += c
+	}
+	h.n += o.n
+}
+
+// N is the number of values recorded.
+func (h *Histogram) N() int64 { return h.n }
+
+// sorted returns the distinct values ascending and their counts.
+func (h *Histogram) sorted() ([]float64, []int64) {
+	vals := make([]float64, 0, len(h.counts))
+	for v := range h.counts {
+		vals = append(vals, v)
+	}
+	slices.Sort(vals)
+	cnt := make([]int64, len(vals))
+	for i, v := range vals {
+		cnt[i] = h.counts[v]
+	}
+	return vals, cnt
+}
+
+// Mean is the arithmetic mean Σ v·count / n, summed in ascending value order so the
+// result does not depend on the order values were added. NaN when empty.
+func (h *Histogram) Mean() float64 {
+	if h.n == 0 {
+		return math.NaN()
+	}
+	vals, cnt := h.sorted()
+	s := 0.0
+	for i, v := range vals {
+		s += v * float64(cnt[i])
+	}
+	return s / float64(h.n)
+}
+
+// CI95 is the percentile bootstrap 95% CI of the mean. Each resample draws the
+// counts of the distinct values from Multinomial(n, count/n) by conditional
+// binomials, which is exactly the distribution of resampling n items with replacement.
+func (h *Histogram) CI95(resamples int, seed uint64) [2]float64 {
+	if h.n == 0 || resamples <= 0 {
+		return [2]float64{math.NaN(), math.NaN()}
+	}
+	vals, cnt := h.sorted()
+	// rest[i] = Σ_{j≥i} cnt[j]
+	rest := make([]int64, len(cnt)+1)
+	for i := len(cnt) - 1; i >= 0; i-- {
+		rest[i] = rest[i+1] + cnt[i]
+	}
+	src := rand.NewPCG(seed, 0x9e3779b97f4a7c15)
+	stats := make([]float64, resamples)
+	for b := range stats {
+		left := h.n
+		s := 0.0
+		for i, v := range vals {
+			if left == 0 {
+				break
+			}
+			var k int64
+			if i == len(vals)-1 || rest[i] == cnt[i] {
+				k = left
+			} else {
+				p := float64(cnt[i]) / float64(rest[i])
+				k = int64(distuv.Binomial{N: float64(left), P: p, Src: src}.Rand())
+			}
+			s += v * float64(k)
+			left -= k
+		}
+		stats[b] = s / float64(h.n)
+	}
+	return percentileCI95(stats)
+}
