@@ -225,3 +225,19 @@ func parseRetrieved(e *fastjson.Value, file string, line, i int) (Retrieved, err
 		return Retrieved{}, Errorf(file, line, "retrieved[%d] must be a card id string or an object, got %s", i, e.Type())
 	}
 }
+
+// MapCases reads cases JSONL from r and calls work for each case, possibly on up to
+// `workers` goroutines at once (workers <= 0 means GOMAXPROCS); the *Case given to
+// work is only valid during that call. emit receives work's results in file order,
+// from one goroutine. The first error (parse, work or emit) stops the stream.
+//
+// This first version is sequential; the signature is the stable part.
+func MapCases[T any](ctx context.Context, r io.Reader, file string, workers int, work func(*Case) (T, error), emit func(T) error) error {
+	return StreamCases(ctx, r, file, func(c *Case) error {
+		t, err := work(c)
+		if err != nil {
+			return err
+		}
+		return emit(t)
+	})
+}
