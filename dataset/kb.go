@@ -1,5 +1,23 @@
 package dataset
 
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/valyala/fastjson"
+	"go.yaml.in/yaml/v3"
+)
+
 // Card is one knowledge-base card.
 type Card struct {
 	ID     string
@@ -7,7 +25,9 @@ type Card struct {
 	Title  string
 	Text   string
 	File   string // where the card was read from
-	Line   int    // line in File (JSONL), 1 for Markdown cards
+	// Line in File: the card's line for JSONL; for Markdown cards the line of the
+	// front matter's `id` key, else 1.
+	Line int
 }
 
 // KB is a loaded knowledge base, cards in a deterministic order (JSONL: file order;
@@ -28,4 +48,326 @@ func (kb *KB) Card(id string) (Card, bool) {
 		return Card{}, false
 	}
 	return kb.Cards[i], true
+}
+
+// Len is the number of cards.
+func (kb *KB) Len() int { return len(kb.Cards) }
+
+// maxKBLine bounds one line of a JSONL knowledge base.
+const maxKBLine = 64 << 20
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// LoadKB reads a knowledge base from path: either a JSONL file of cards
+// {"id", "locale", "title", "text"} (one per line; blank lines skipped; unknown
+// fields ignored) or a directory of Markdown cards (*.md, searched recursively,
+// read in sorted path order) whose YAML front matter holds id (default: the file
+// name without .md), locale and title, the body after it being the text. A single
+// *.md file is read as a KB of one Markdown card. A UTF-8 BOM and CRLF line ends
+// are accepted; Markdown text is returned with LF line ends.
+//
+// Input errors (malformed lines, wrong types, duplicate ids, a KB without cards)
+// are *Error naming file and line.
+func LoadKB(path string) (*KB, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read knowledge base: %w", err)
+	}
+	kb := &KB{Path: path}
+	switch {
+	case st.IsDir():
+		err = kb.loadMarkdownDir(path)
+	case strings.EqualFold(filepath.Ext(path), ".md"):
+		err = kb.loadMarkdownFile(path)
+	default:
+		err = kb.loadJSONL(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(kb.Cards) == 0 {
+		if st.IsDir() {
+			return nil, Errorf(path, 0, "knowledge base has no cards (no *.md files found)")
+		}
+		return nil, Errorf(path, 0, "knowledge base has no cards")
+	}
+	return kb, nil
+}
+
+// add appends c, rejecting a duplicate id.
+func (kb *KB) add(c Card) error {
+	if kb.byID == nil {
+		kb.byID = make(map[string]int)
+	}
+	if i, ok := kb.byID[c.ID]; ok {
+		first := kb.Cards[i]
+		return Errorf(c.File, c.Line, "duplicate card id %q (first defined at %s:%d)", c.ID, first.File, first.Line)
+	}
+	kb.byID[c.ID] = len(kb.Cards)
+	kb.Cards = append(kb.Cards, c)
+	return nil
+}
+
+func (kb *KB) loadJSONL(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("failed to read knowledge base: %w", err)
+	}
+	defer f.Close()
+	return kb.readJSONL(f, path)
+}
+
+// readJSONL reads JSONL cards from r, naming file in errors.
+func (kb *KB) readJSONL(r io.Reader, file string) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxKBLine)
+	var p fastjson.Parser
+	line := 0
+	for sc.Scan() {
+		line++
+		b := sc.Bytes()
+		if line == 1 {
+			b = bytes.TrimPrefix(b, utf8BOM)
+		}
+		if isBlank(b) {
+			continue
+		}
+		c, err := parseCardJSON(&p, b, file, line)
+		if err != nil {
+			return err
+		}
+		if err := kb.add(c); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return Errorf(file, line+1, "line longer than %d MiB", maxKBLine>>20)
+		}
+		return fmt.Errorf("failed to read %s: %w", file, err)
+	}
+	return nil
+}
+
+// parseCardJSON decodes one JSONL card line.
+func parseCardJSON(p *fastjson.Parser, b []byte, file string, line int) (Card, error) {
+	c := Card{File: file, Line: line}
+	v, err := p.ParseBytes(b)
+	if err != nil {
+		return c, Errorf(file, line, "malformed JSON: %v", err)
+	}
+	o, err := v.Object()
+	if err != nil {
+		return c, Errorf(file, line, "a card must be a JSON object, got %s", v.Type())
+	}
+	var perr error
+	hasID := false
+	o.Visit(func(key []byte, val *fastjson.Value) {
+		if perr != nil {
+			return
+		}
+		var dst *string
+		switch string(key) {
+		case "id":
+			dst = &c.ID
+			if val.Type() != fastjson.TypeString {
+				perr = Errorf(file, line, "card field \"id\" must be a string, got %s", val.Type())
+				return
+			}
+			hasID = true
+		case "locale":
+			dst = &c.Locale
+		case "title":
+			dst = &c.Title
+		case "text":
+			dst = &c.Text
+		default:
+			return
+		}
+		switch val.Type() {
+		case fastjson.TypeString:
+			*dst = string(val.GetStringBytes())
+		case fastjson.TypeNull:
+		default:
+			perr = Errorf(file, line, "card field %q must be a string, got %s", key, val.Type())
+		}
+	})
+	if perr != nil {
+		return c, perr
+	}
+	if !hasID {
+		return c, Errorf(file, line, "card has no \"id\"")
+	}
+	if c.ID == "" {
+		return c, Errorf(file, line, "card \"id\" is empty")
+	}
+	return c, nil
+}
+
+func (kb *KB) loadMarkdownDir(root string) error {
+	var paths []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if strings.EqualFold(filepath.Ext(p), ".md") {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("failed to read knowledge base: %w", err)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		if err := kb.loadMarkdownFile(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (kb *KB) loadMarkdownFile(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("failed to read knowledge base: %w", err)
+	}
+	c, err := ParseMarkdownCard(path, b)
+	if err != nil {
+		return err
+	}
+	return kb.add(c)
+}
+
+// ParseMarkdownCard parses the Markdown card b read from file. Front matter is a
+// YAML mapping between a first line `---` and the next line `---` (or `...`);
+// its `id` (default: the file name without .md), `locale` and `title` must be
+// scalars, other keys are ignored. The text is what follows the front matter, or
+// the whole file when there is none, with CRLF turned into LF.
+func ParseMarkdownCard(file string, b []byte) (Card, error) {
+	b = bytes.TrimPrefix(b, utf8BOM)
+	c := Card{File: file, Line: 1, ID: strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))}
+	fm, body, ok, err := splitFrontMatter(file, b)
+	if err != nil {
+		return c, err
+	}
+	if !ok {
+		c.Text = normalizeNewlines(b)
+		if c.ID == "" {
+			return c, Errorf(file, 0, "card has an empty id (file name)")
+		}
+		return c, nil
+	}
+	c.Text = normalizeNewlines(body)
+	if err := parseFrontMatter(file, fm, &c); err != nil {
+		return c, err
+	}
+	if c.ID == "" {
+		return c, Errorf(file, c.Line, "card has an empty id")
+	}
+	return c, nil
+}
+
+// splitFrontMatter returns the YAML between the opening and closing delimiter
+// lines and the body after the closing one. ok is false when b does not start
+// with a `---` line.
+func splitFrontMatter(file string, b []byte) (fm, body []byte, ok bool, err error) {
+	first, rest, found := bytes.Cut(b, []byte("\n"))
+	if !isDelim(first, "---") {
+		return nil, nil, false, nil
+	}
+	if !found {
+		// "---" alone: an opened front matter that never closes.
+		return nil, nil, false, Errorf(file, 1, "front matter opened by --- is not closed")
+	}
+	off := 0
+	for off <= len(rest) {
+		ln, tail, more := bytes.Cut(rest[off:], []byte("\n"))
+		if isDelim(ln, "---") || isDelim(ln, "...") {
+			if more {
+				body = rest[off+len(ln)+1:]
+			}
+			return rest[:off], body, true, nil
+		}
+		if !more {
+			break
+		}
+		off = len(rest) - len(tail)
+	}
+	return nil, nil, false, Errorf(file, 1, "front matter opened by --- is not closed")
+}
+
+func isDelim(ln []byte, d string) bool {
+	ln = bytes.TrimRight(ln, " \t\r")
+	return string(ln) == d
+}
+
+func normalizeNewlines(b []byte) string {
+	if bytes.IndexByte(b, '\r') < 0 {
+		return string(b)
+	}
+	return string(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")))
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// parseFrontMatter fills c from the YAML front matter fm, which starts on line 2
+// of the file.
+func parseFrontMatter(file string, fm []byte, c *Card) error {
+	const firstLine = 2
+	var doc yaml.Node
+	if err := yaml.Unmarshal(fm, &doc); err != nil {
+		msg := err.Error()
+		line := firstLine
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			line = firstLine + n - 1
+			msg = msg[len(m[0]):]
+		} else {
+			msg = strings.TrimPrefix(msg, "yaml: ")
+		}
+		return Errorf(file, line, "invalid YAML front matter: %s", msg)
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil // empty front matter
+	}
+	m := doc.Content[0]
+	if m.Kind == yaml.ScalarNode && m.Tag == "!!null" {
+		return nil
+	}
+	if m.Kind != yaml.MappingNode {
+		return Errorf(file, firstLine+m.Line-1, "front matter must be a YAML mapping of keys to values")
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		var dst *string
+		switch k.Value {
+		case "id":
+			dst = &c.ID
+		case "locale":
+			dst = &c.Locale
+		case "title":
+			dst = &c.Title
+		default:
+			continue
+		}
+		line := firstLine + k.Line - 1
+		if v.Kind == yaml.AliasNode && v.Alias != nil {
+			v = v.Alias
+		}
+		if v.Kind != yaml.ScalarNode {
+			return Errorf(file, line, "front matter %q must be a string", k.Value)
+		}
+		if v.Tag == "!!null" {
+			continue // keep the default
+		}
+		*dst = v.Value
+		if k.Value == "id" {
+			c.Line = line
+		}
+	}
+	return nil
 }
