@@ -1,0 +1,189 @@
+// Package gate holds the decisions of `check`: per-case scoring against the
+// knowledge base, the dataset-integrity gate, duplicate case ids, the group
+// aggregates, the floors and the verdict. It does no I/O.
+package gate
+
+import (
+	"math"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/retrieval-gate/retrieval-gate/dataset"
+	"github.com/retrieval-gate/retrieval-gate/metrics"
+)
+
+// CardSet is what the integrity checks need of a knowledge base (*dataset.KB).
+type CardSet interface {
+	Has(id string) bool
+}
+
+// Problem is one integrity problem: a gold id that does not resolve to a KB card.
+type Problem struct {
+	File   string
+	Line   int
+	CaseID string
+	GoldID string
+	Reason string
+}
+
+// Integrity problem reasons.
+const (
+	ReasonUnknownCard = "unknown card"
+	ReasonEmptyID     = "empty card id"
+)
+
+// Bounds on what one case result keeps for the report.
+const (
+	maxQueryRunes = 300
+	maxKeptIDs    = 20
+)
+
+// CaseResult is the outcome of scoring one case. It owns its data (nothing points
+// into the reader's buffers) so it can cross goroutines.
+type CaseResult struct {
+	File   string
+	Line   int
+	ID     string
+	Locale string // "und" when the case has none
+	Type   string
+
+	// Scored is true when the case contributes scores: a retrieval case with
+	// gold, or a precomputed case with at least one score key.
+	Scored      bool
+	Precomputed bool
+	// Triad holds the triad scores; Has tells which are present (always all
+	// three for a scored retrieval case).
+	Triad metrics.Triad
+	Has   [3]bool
+	// Extra holds precomputed score keys other than the triad's, as given.
+	Extra map[string]float64
+
+	// Kept only for missed cases (scored, hit@k = 0): the report lists them.
+	Query string
+	Gold  []string
+	TopK  []string
+
+	Problems []Problem
+	// UnknownRetrieved counts retrieved entries whose identity is not a KB card.
+	UnknownRetrieved int
+	FirstUnknown     string
+
+	// Out is free for the caller (e.g. the rendered --cases-out line).
+	Out []byte
+}
+
+// Missed reports whether the case is scored and its hit@k is 0.
+func (r *CaseResult) Missed() bool { return r.Scored && r.Has[0] && r.Triad.Hit == 0 }
+
+// UndeterminedLocale is the group of cases without a locale (BCP 47 "und").
+const UndeterminedLocale = "und"
+
+// Scorer scores cases. Score is safe for concurrent use.
+type Scorer struct {
+	KB CardSet
+	K  int
+}
+
+// Score scores one case: integrity of its gold ids, the triad over its
+// retrieved identities (or its precomputed scores as given), and the count of
+// retrieved identities unknown to the KB. Errors are input errors (*dataset.Error).
+func (s *Scorer) Score(c *dataset.Case) (*CaseResult, error) {
+	r := &CaseResult{File: c.File, Line: c.Line, ID: c.ID, Locale: c.Locale, Type: c.Type}
+	if r.Locale == "" {
+		r.Locale = UndeterminedLocale
+	}
+	if r.Type == "" {
+		r.Type = "golden"
+	}
+	for _, g := range c.Gold {
+		switch {
+		case g == "":
+			r.Problems = append(r.Problems, Problem{File: c.File, Line: c.Line, CaseID: c.ID, GoldID: g, Reason: ReasonEmptyID})
+		case !s.KB.Has(g):
+			if !slices.ContainsFunc(r.Problems, func(p Problem) bool { return p.GoldID == g }) {
+				r.Problems = append(r.Problems, Problem{File: c.File, Line: c.Line, CaseID: c.ID, GoldID: g, Reason: ReasonUnknownCard})
+			}
+		}
+	}
+
+	if c.Scores != nil {
+		r.Precomputed = true
+		for key, v := range c.Scores {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, dataset.Errorf(c.File, c.Line, "scores.%s must be a finite number", key)
+			}
+			i := slices.Index(metrics.TriadKeys[:], key)
+			if i < 0 {
+				if r.Extra == nil {
+					r.Extra = make(map[string]float64)
+				}
+				r.Extra[key] = v
+				continue
+			}
+			if v < 0 || v > 1 {
+				return nil, dataset.Errorf(c.File, c.Line, "scores.%s must be in [0,1], got %v", key, v)
+			}
+			r.Has[i] = true
+			switch i {
+			case 0:
+				r.Triad.Hit = v
+			case 1:
+				r.Triad.Recall = v
+			case 2:
+				r.Triad.NDCG = v
+			}
+		}
+		r.Scored = len(c.Scores) > 0
+		if r.Missed() {
+			r.keepForReport(c, nil)
+		}
+		return r, nil
+	}
+
+	var buf [32]string
+	ranked := buf[:0]
+	for i := range c.Retrieved {
+		id := c.Retrieved[i].Identity()
+		ranked = append(ranked, id)
+		if !s.KB.Has(id) {
+			if r.UnknownRetrieved == 0 {
+				r.FirstUnknown = id
+			}
+			r.UnknownRetrieved++
+		}
+	}
+	gold := metrics.DedupGold(c.Gold)
+	if len(gold) == 0 {
+		return r, nil
+	}
+	var tk [16]string
+	triad, topk := metrics.ScoreTriad(tk[:0], ranked, gold, s.K)
+	r.Scored, r.Triad, r.Has = true, triad, [3]bool{true, true, true}
+	if r.Missed() {
+		r.keepForReport(c, topk)
+	}
+	return r, nil
+}
+
+// keepForReport copies what the missed-cases list shows, bounded.
+func (r *CaseResult) keepForReport(c *dataset.Case, topk []string) {
+	r.Query = truncateRunes(c.Query, maxQueryRunes)
+	r.Gold = slices.Clone(c.Gold[:min(len(c.Gold), maxKeptIDs)])
+	if topk != nil {
+		r.TopK = slices.Clone(topk[:min(len(topk), maxKeptIDs)])
+	}
+}
+
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i, count := 0, 0
+	for i = range s {
+		if count == n {
+			break
+		}
+		count++
+	}
+	return s[:i] + "…"
+}
