@@ -1,0 +1,326 @@
+// Package github is the GitHub side of retrieval-gate: the Actions environment of a
+// step (inputs, outputs, job summary, annotations, masking) and the sticky PR comment.
+// It knows nothing about metrics or reports: callers hand it finished Markdown.
+package github
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/sethvargo/go-githubactions"
+)
+
+// DefaultAPIURL is the API base when GITHUB_API_URL is unset (github.com).
+const DefaultAPIURL = "https://api.github.com"
+
+// Actions is what the GitHub Actions runner tells a step through its environment.
+// Outside Actions (InActions false) every method that writes is a no-op.
+type Actions struct {
+	InActions   bool   // GITHUB_ACTIONS=true
+	APIURL      string // GITHUB_API_URL, DefaultAPIURL when unset
+	Repository  string // GITHUB_REPOSITORY, owner/name
+	EventName   string // GITHUB_EVENT_NAME
+	PR          int    // pull request number from the event payload, 0 when none
+	Fork        bool   // the PR's head repository differs from its base repository
+	HeadRepo    string // head.repo.full_name of the PR ("" when the fork was deleted)
+	BaseRepo    string // base.repo.full_name of the PR
+	Workspace   string // GITHUB_WORKSPACE
+	StepSummary string // GITHUB_STEP_SUMMARY file
+	OutputFile  string // GITHUB_OUTPUT file
+
+	gha *githubactions.Action
+}
+
+// ReadActions reads the step's environment. Workflow commands (::warning:: and the
+// like) go to stdout, where the runner reads them. A missing or malformed event
+// payload is reported as an error next to a usable *Actions (without a PR number).
+func ReadActions(getenv func(string) string, stdout io.Writer) (*Actions, error) {
+	a := &Actions{
+		InActions:   getenv("GITHUB_ACTIONS") == "true",
+		APIURL:      strings.TrimSpace(getenv("GITHUB_API_URL")),
+		Repository:  strings.TrimSpace(getenv("GITHUB_REPOSITORY")),
+		EventName:   getenv("GITHUB_EVENT_NAME"),
+		Workspace:   getenv("GITHUB_WORKSPACE"),
+		StepSummary: getenv("GITHUB_STEP_SUMMARY"),
+		OutputFile:  getenv("GITHUB_OUTPUT"),
+		gha:         githubactions.New(githubactions.WithWriter(stdout), githubactions.WithGetenv(getenv)),
+	}
+	if a.APIURL == "" {
+		a.APIURL = DefaultAPIURL
+	}
+	if !a.InActions {
+		return a, nil
+	}
+	path := getenv("GITHUB_EVENT_PATH")
+	if path == "" {
+		return a, nil
+	}
+	ev, err := readEvent(path)
+	if err != nil {
+		return a, err
+	}
+	a.applyEvent(ev)
+	return a, nil
+}
+
+// event is the part of a webhook payload that locates a pull request.
+type event struct {
+	Number      int `json:"number"`
+	PullRequest *struct {
+		Number int `json:"number"`
+		Head   struct {
+			Repo *struct {
+				FullName string `json:"full_name"`
+			} `json:"repo"`
+		} `json:"head"`
+		Base struct {
+			Repo *struct {
+				FullName string `json:"full_name"`
+			} `json:"repo"`
+		} `json:"base"`
+	} `json:"pull_request"`
+	Issue *struct {
+		Number      int              `json:"number"`
+		PullRequest *json.RawMessage `json:"pull_request"`
+	} `json:"issue"`
+}
+
+func readEvent(path string) (*event, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the event payload: %w", err)
+	}
+	var ev event
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return nil, fmt.Errorf("failed to read the event payload %s: %w", path, err)
+	}
+	return &ev, nil
+}
+
+func (a *Actions) applyEvent(ev *event) {
+	switch a.EventName {
+	case "pull_request", "pull_request_target":
+		if ev.PullRequest == nil {
+			return
+		}
+		a.PR = ev.PullRequest.Number
+		if a.PR == 0 {
+			a.PR = ev.Number
+		}
+		if r := ev.PullRequest.Base.Repo; r != nil {
+			a.BaseRepo = r.FullName
+		}
+		if r := ev.PullRequest.Head.Repo; r != nil {
+			a.HeadRepo = r.FullName
+		}
+		// A deleted fork has head.repo null: still a fork.
+		a.Fork = a.HeadRepo == "" || !strings.EqualFold(a.HeadRepo, a.BaseRepo)
+	case "issue_comment":
+		if ev.Issue != nil && ev.Issue.PullRequest != nil {
+			a.PR = ev.Issue.Number
+		}
+	}
+}
+
+// ReadOnlyToken reports whether the workflow token is read-only by GitHub's rules:
+// a `pull_request` run from a fork gets a read-only GITHUB_TOKEN and no secrets
+// (`pull_request_target` runs in the base repository and may write).
+func (a *Actions) ReadOnlyToken() bool {
+	return a.InActions && a.EventName == "pull_request" && a.Fork
+}
+
+// Input is the Action input name (INPUT_<NAME>), trimmed; "" when unset.
+func (a *Actions) Input(name string) string {
+	return a.gha.GetInput(name)
+}
+
+// Mask asks the runner to replace secret with *** in every later log line.
+func (a *Actions) Mask(secret string) {
+	if a.InActions && strings.TrimSpace(secret) != "" {
+		a.gha.AddMask(secret)
+	}
+}
+
+// Warning prints a ::warning:: (a plain line on w outside Actions).
+func (a *Actions) Warning(msg string) { a.command("warning", msg, nil) }
+
+// Notice prints a ::notice::.
+func (a *Actions) Notice(msg string) { a.command("notice", msg, nil) }
+
+// command issues a workflow command; the message is never used as a format string.
+func (a *Actions) command(level, msg string, fields map[string]string) {
+	if !a.InActions {
+		return
+	}
+	g := a.gha
+	if len(fields) > 0 {
+		g = g.WithFieldsMap(fields)
+	}
+	switch level {
+	case "error":
+		g.Errorf("%s", msg)
+	case "warning":
+		g.Warningf("%s", msg)
+	default:
+		g.Noticef("%s", msg)
+	}
+}
+
+// Annotation is a problem located in a file, shown on the PR's diff and the run page.
+type Annotation struct {
+	File    string // path as the user gave it; made relative to GITHUB_WORKSPACE
+	Line    int    // 1-based; 0 means the whole file
+	Title   string
+	Message string
+}
+
+// MaxAnnotations is how many annotations Annotate issues before summarising the rest.
+// GitHub itself shows at most 10 error annotations per step and 50 per job.
+const MaxAnnotations = 50
+
+// Annotate issues one ::<level> file=…,line=…,title=…:: command per annotation (level
+// is error, warning or notice), at most max of them, then a notice that counts the
+// rest. It returns how many were issued.
+func (a *Actions) Annotate(level string, anns []Annotation, max int, restWhere string) int {
+	if !a.InActions || len(anns) == 0 {
+		return 0
+	}
+	if max < 0 {
+		max = 0
+	}
+	n := 0
+	for _, an := range anns {
+		if n == max {
+			break
+		}
+		fields := map[string]string{}
+		if an.File != "" {
+			fields["file"] = a.RelPath(an.File)
+			if an.Line > 0 {
+				fields["line"] = strconv.Itoa(an.Line)
+			}
+		}
+		if an.Title != "" {
+			fields["title"] = an.Title
+		}
+		a.command(level, an.Message, fields)
+		n++
+	}
+	if rest := len(anns) - n; rest > 0 {
+		a.Notice(fmt.Sprintf("%d more %s not annotated (at most %d are); %s", rest, plural(rest, "problem", "problems"), max, restWhere))
+	}
+	return n
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// RelPath makes p relative to GITHUB_WORKSPACE, as annotations need. A path outside
+// the workspace, or any path when the workspace is unknown, is returned cleaned.
+// Relative paths are taken relative to the working directory, which in a Docker
+// action is the workspace.
+func (a *Actions) RelPath(p string) string {
+	if p == "" || p == "-" {
+		return p
+	}
+	if a.Workspace == "" {
+		return filepath.ToSlash(filepath.Clean(p))
+	}
+	abs := p
+	if !filepath.IsAbs(abs) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return filepath.ToSlash(filepath.Clean(p))
+		}
+		abs = filepath.Join(wd, p)
+	}
+	ws, err := filepath.Abs(a.Workspace)
+	if err != nil {
+		return filepath.ToSlash(filepath.Clean(p))
+	}
+	rel, err := filepath.Rel(ws, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return filepath.ToSlash(filepath.Clean(p))
+	}
+	return filepath.ToSlash(rel)
+}
+
+// ErrNoFile says the runner gave no file for a file command (GITHUB_OUTPUT or
+// GITHUB_STEP_SUMMARY unset).
+var ErrNoFile = errors.New("the runner set no file for it")
+
+// SetOutputs writes step outputs to GITHUB_OUTPUT, in sorted key order.
+func (a *Actions) SetOutputs(outputs map[string]string) error {
+	if !a.InActions || len(outputs) == 0 {
+		return nil
+	}
+	if a.OutputFile == "" {
+		return fmt.Errorf("failed to set step outputs: GITHUB_OUTPUT: %w", ErrNoFile)
+	}
+	keys := make([]string, 0, len(outputs))
+	for k := range outputs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return fileCommand("set step outputs", func() {
+		for _, k := range keys {
+			a.gha.SetOutput(k, outputs[k])
+		}
+	})
+}
+
+// MaxSummaryBytes is GitHub's limit on a step's job summary (1 MiB).
+const MaxSummaryBytes = 1 << 20
+
+// SummaryRoom is how many bytes may still be appended to this step's job summary.
+func (a *Actions) SummaryRoom() int {
+	room := MaxSummaryBytes - 2 // the trailing newline the command adds, and one spare
+	if fi, err := os.Stat(a.StepSummary); err == nil {
+		room -= int(fi.Size())
+	}
+	if room < 0 {
+		room = 0
+	}
+	return room
+}
+
+// AppendSummary appends Markdown to the job summary. The caller fits it to
+// SummaryRoom first (see Fit); AppendSummary refuses rather than exceed the limit.
+func (a *Actions) AppendSummary(markdown string) error {
+	if !a.InActions {
+		return nil
+	}
+	if a.StepSummary == "" {
+		return fmt.Errorf("failed to write the job summary: GITHUB_STEP_SUMMARY: %w", ErrNoFile)
+	}
+	if room := a.SummaryRoom(); len(markdown) > room {
+		return fmt.Errorf("failed to write the job summary: %d bytes do not fit the %d left of GitHub's 1 MiB", len(markdown), room)
+	}
+	return fileCommand("write the job summary", func() { a.gha.AddStepSummary(markdown) })
+}
+
+// fileCommand turns go-githubactions' panics on file commands into errors.
+func fileCommand(what string, fn func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok {
+				err = fmt.Errorf("failed to %s: %w", what, e)
+				return
+			}
+			err = fmt.Errorf("failed to %s: %v", what, r)
+		}
+	}()
+	fn()
+	return nil
+}

@@ -1,0 +1,166 @@
+package github
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func envFunc(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	return p
+}
+
+func prPayload(number int, head, base string) string {
+	headRepo := "null"
+	if head != "" {
+		headRepo = fmt.Sprintf(`{"full_name": %q}`, head)
+	}
+	return fmt.Sprintf(`{"action":"synchronize","number":%d,"pull_request":{"number":%d,
+		"head":{"ref":"feature","repo":%s},"base":{"ref":"main","repo":{"full_name":%q}}}}`, number, number, headRepo, base)
+}
+
+func TestReadActions(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, event, payload string
+		wantPR               int
+		wantFork, wantRO     bool
+		wantErr              string
+	}{
+		{name: "same-repo pull_request", event: "pull_request", payload: prPayload(12, "octo/repo", "octo/repo"), wantPR: 12},
+		{name: "fork pull_request has a read-only token", event: "pull_request", payload: prPayload(13, "someone/repo", "octo/repo"), wantPR: 13, wantFork: true, wantRO: true},
+		{name: "deleted fork (head.repo null) is a fork", event: "pull_request", payload: prPayload(14, "", "octo/repo"), wantPR: 14, wantFork: true, wantRO: true},
+		{name: "pull_request_target from a fork may write", event: "pull_request_target", payload: prPayload(15, "someone/repo", "octo/repo"), wantPR: 15, wantFork: true},
+		{name: "push has no PR", event: "push", payload: `{"ref":"refs/heads/main"}`},
+		{name: "issue_comment on a PR", event: "issue_comment", payload: `{"issue":{"number":16,"pull_request":{"url":"x"}}}`, wantPR: 16},
+		{name: "issue_comment on an issue", event: "issue_comment", payload: `{"issue":{"number":17}}`},
+		{name: "malformed payload", event: "pull_request", payload: `{"number":`, wantErr: "failed to read the event payload"},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeFile(t, dir, fmt.Sprintf("event%d.json", i), tc.payload)
+			a, err := ReadActions(envFunc(map[string]string{
+				"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": tc.event, "GITHUB_EVENT_PATH": path,
+				"GITHUB_REPOSITORY": "octo/repo",
+			}), &bytes.Buffer{})
+			require.NotNil(t, a)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				assert.Zero(t, a.PR)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantPR, a.PR)
+			assert.Equal(t, tc.wantFork, a.Fork)
+			assert.Equal(t, tc.wantRO, a.ReadOnlyToken())
+			assert.Equal(t, DefaultAPIURL, a.APIURL)
+		})
+	}
+	t.Run("outside Actions nothing is read and nothing written", func(t *testing.T) {
+		var out bytes.Buffer
+		a, err := ReadActions(envFunc(map[string]string{"GITHUB_EVENT_PATH": "/nonexistent"}), &out)
+		require.NoError(t, err)
+		assert.False(t, a.InActions)
+		a.Warning("w")
+		a.Mask("secret")
+		assert.Equal(t, 0, a.Annotate("error", []Annotation{{File: "f", Line: 1, Message: "m"}}, 5, ""))
+		require.NoError(t, a.SetOutputs(map[string]string{"a": "b"}))
+		require.NoError(t, a.AppendSummary("x"))
+		assert.Empty(t, out.String())
+	})
+}
+
+func TestAnnotate(t *testing.T) {
+	ws := t.TempDir()
+	var out bytes.Buffer
+	a, err := ReadActions(envFunc(map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": ws}), &out)
+	require.NoError(t, err)
+	anns := []Annotation{
+		{File: filepath.Join(ws, "eval", "cases.jsonl"), Line: 41, Title: "unknown gold id", Message: "case en-1: gold id \"en-nope\" is not a card of the KB\n100% sure"},
+		{File: "/elsewhere/cases.jsonl", Line: 2, Message: "outside the workspace"},
+		{File: filepath.Join(ws, "c.jsonl"), Line: 3, Message: "third"},
+	}
+	n := a.Annotate("error", anns, 2, "see the job summary")
+	assert.Equal(t, 2, n)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 3)
+	assert.Equal(t, "::error file=eval/cases.jsonl,line=41,title=unknown gold id::case en-1: gold id \"en-nope\" is not a card of the KB%0A100%25 sure", lines[0])
+	assert.Equal(t, "::error file=/elsewhere/cases.jsonl,line=2::outside the workspace", lines[1])
+	assert.Equal(t, "::notice::1 more problem not annotated (at most 2 are); see the job summary", lines[2])
+}
+
+func TestRelPath(t *testing.T) {
+	ws := t.TempDir()
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	a := &Actions{Workspace: ws}
+	assert.Equal(t, "a/b.jsonl", a.RelPath(filepath.Join(ws, "a", "b.jsonl")))
+	assert.Equal(t, "/x/y", a.RelPath("/x/y"))
+	assert.Equal(t, "-", a.RelPath("-"))
+	a = &Actions{Workspace: wd}
+	assert.Equal(t, "testdata/x.jsonl", a.RelPath("./testdata/x.jsonl"))
+	a = &Actions{}
+	assert.Equal(t, "x/y.jsonl", a.RelPath("x//y.jsonl"))
+}
+
+func TestOutputsAndSummary(t *testing.T) {
+	dir := t.TempDir()
+	outFile := writeFile(t, dir, "output", "earlier=1\n")
+	sumFile := writeFile(t, dir, "summary", "")
+	var out bytes.Buffer
+	a, err := ReadActions(envFunc(map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": outFile, "GITHUB_STEP_SUMMARY": sumFile}), &out)
+	require.NoError(t, err)
+
+	require.NoError(t, a.SetOutputs(map[string]string{"verdict": "fail", "hit": "0.7", "json": "out/agg.json"}))
+	got, err := os.ReadFile(outFile)
+	require.NoError(t, err)
+	d := "_GitHubActionsFileCommandDelimeter_"
+	assert.Equal(t, "earlier=1\n"+
+		"hit<<"+d+"\n0.7\n"+d+"\n"+
+		"json<<"+d+"\nout/agg.json\n"+d+"\n"+
+		"verdict<<"+d+"\nfail\n"+d+"\n", string(got))
+
+	require.NoError(t, a.AppendSummary("# one"))
+	require.NoError(t, a.AppendSummary("# two"))
+	got, err = os.ReadFile(sumFile)
+	require.NoError(t, err)
+	assert.Equal(t, "# one\n# two\n", string(got))
+	assert.Equal(t, MaxSummaryBytes-2-len(got), a.SummaryRoom())
+
+	err = a.AppendSummary(strings.Repeat("x", a.SummaryRoom()+1))
+	require.ErrorContains(t, err, "1 MiB")
+	assert.Empty(t, out.String(), "file commands write nothing to the log")
+
+	t.Run("missing files are errors, not panics", func(t *testing.T) {
+		b, err := ReadActions(envFunc(map[string]string{"GITHUB_ACTIONS": "true"}), &out)
+		require.NoError(t, err)
+		require.ErrorIs(t, b.SetOutputs(map[string]string{"a": "b"}), ErrNoFile)
+		require.ErrorIs(t, b.AppendSummary("x"), ErrNoFile)
+		c, err := ReadActions(envFunc(map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": filepath.Join(dir, "no", "such", "dir")}), &out)
+		require.NoError(t, err)
+		require.ErrorContains(t, c.AppendSummary("x"), "failed to write the job summary")
+	})
+}
+
+func TestMask(t *testing.T) {
+	var out bytes.Buffer
+	a, err := ReadActions(envFunc(map[string]string{"GITHUB_ACTIONS": "true"}), &out)
+	require.NoError(t, err)
+	a.Mask("  ")
+	assert.Empty(t, out.String())
+	a.Mask("s3cret")
+	assert.Equal(t, "::add-mask::s3cret\n", out.String())
+}

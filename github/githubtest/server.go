@@ -1,0 +1,374 @@
+// Package githubtest is an in-memory GitHub REST API for the issue-comment calls
+// retrieval-gate makes, served by net/http/httptest. It follows GitHub's semantics:
+// bearer-token auth (401 "Bad credentials"), read-only tokens (403 "Resource not
+// accessible by integration"), 404 for unknown pull requests, offset pagination with
+// per_page (default 30, max 100) and page and an RFC 8288 Link header, rate-limit
+// headers on every answer, 422 for bodies over 65,536 characters. Faults (5xx, rate
+// limits) can be queued per method.
+package githubtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Prefix is the API path prefix, as on GitHub Enterprise Server (/api/v3).
+const Prefix = "/api/v3"
+
+// MaxBody is GitHub's comment body limit, in characters.
+const MaxBody = 65536
+
+// Comment is a stored issue comment.
+type Comment struct {
+	ID        int64
+	PR        int
+	User      string
+	Body      string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Request is a recorded request.
+type Request struct {
+	Method string
+	Path   string // without Prefix
+	Query  url.Values
+	Auth   string // the Authorization header as received
+	Body   string
+}
+
+// Fault is an answer served instead of the real one to the next request of Method.
+type Fault struct {
+	Method string // GET, POST or PATCH; "" matches any
+	Status int
+	Header http.Header
+	Body   string
+}
+
+// Server is a fake GitHub API.
+type Server struct {
+	*httptest.Server
+
+	Owner, Repo string
+	Token       string // the accepted token; "" accepts any, including none
+	ReadOnly    bool   // the token may read but not write (fork PR token)
+	BotLogin    string // author of created comments
+	RateLimit   int    // X-RateLimit-Limit (default 5000)
+
+	mu       sync.Mutex
+	prs      map[int]bool
+	comments []*Comment
+	nextID   int64
+	faults   []Fault
+	requests []Request
+	used     int
+	now      func() time.Time
+}
+
+// New starts a fake API for owner/repo with one open pull request, number pr.
+func New(owner, repo, token string, prs ...int) *Server {
+	s := &Server{
+		Owner: owner, Repo: repo, Token: token,
+		BotLogin:  "github-actions[bot]",
+		RateLimit: 5000,
+		prs:       map[int]bool{},
+		nextID:    1000,
+		now:       time.Now,
+	}
+	for _, n := range prs {
+		s.prs[n] = true
+	}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// APIURL is the value for GITHUB_API_URL.
+func (s *Server) APIURL() string { return s.URL + Prefix }
+
+// AddComment stores an existing comment by user on pr and returns its id.
+func (s *Server) AddComment(pr int, user, body string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.add(pr, user, body).ID
+}
+
+func (s *Server) add(pr int, user, body string) *Comment {
+	s.nextID++
+	now := s.now().UTC()
+	c := &Comment{ID: s.nextID, PR: pr, User: user, Body: body, CreatedAt: now, UpdatedAt: now}
+	s.comments = append(s.comments, c)
+	return c
+}
+
+// Comments returns copies of the comments on pr, oldest first.
+func (s *Server) Comments(pr int) []Comment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Comment
+	for _, c := range s.comments {
+		if c.PR == pr {
+			out = append(out, *c)
+		}
+	}
+	return out
+}
+
+// Requests returns the requests received so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Queue adds faults, served in order to the matching requests.
+func (s *Server) Queue(f ...Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, f...)
+}
+
+// ServerError is a 5xx fault with GitHub's JSON error body.
+func ServerError(method string, status int) Fault {
+	return Fault{Method: method, Status: status, Body: fmt.Sprintf(`{"message":%q}`, http.StatusText(status))}
+}
+
+// PrimaryRateLimit is GitHub's answer when the primary rate limit is exhausted:
+// 403, X-RateLimit-Remaining: 0 and the reset time resetIn from now.
+func PrimaryRateLimit(method string, now time.Time, resetIn time.Duration) Fault {
+	h := http.Header{}
+	h.Set("X-RateLimit-Limit", "5000")
+	h.Set("X-RateLimit-Remaining", "0")
+	h.Set("X-RateLimit-Used", "5000")
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(now.Add(resetIn).Unix(), 10))
+	h.Set("X-RateLimit-Resource", "core")
+	return Fault{Method: method, Status: http.StatusForbidden, Header: h,
+		Body: `{"message":"API rate limit exceeded for installation ID 1.","documentation_url":"https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting"}`}
+}
+
+// SecondaryRateLimit is GitHub's 429/403 answer to too many requests, with Retry-After.
+func SecondaryRateLimit(method string, status int, retryAfter int) Fault {
+	h := http.Header{}
+	h.Set("Retry-After", strconv.Itoa(retryAfter))
+	return Fault{Method: method, Status: status, Header: h,
+		Body: `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`}
+}
+
+var (
+	listPath = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/([0-9]+)/comments$`)
+	editPath = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/comments/([0-9]+)$`)
+)
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	var body strings.Builder
+	if r.Body != nil {
+		_, _ = io.Copy(&body, r.Body)
+	}
+	path := strings.TrimPrefix(r.URL.Path, Prefix)
+	s.requests = append(s.requests, Request{Method: r.Method, Path: path, Query: r.URL.Query(), Auth: r.Header.Get("Authorization"), Body: body.String()})
+
+	if !strings.HasPrefix(r.URL.Path, Prefix+"/") {
+		s.fail(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	for i, f := range s.faults {
+		if f.Method == "" || f.Method == r.Method {
+			s.faults = append(s.faults[:i], s.faults[i+1:]...)
+			for k, vs := range f.Header {
+				w.Header()[k] = vs
+			}
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.WriteHeader(f.Status)
+			fmt.Fprint(w, f.Body)
+			return
+		}
+	}
+	if s.Token != "" && r.Header.Get("Authorization") != "Bearer "+s.Token && r.Header.Get("Authorization") != "token "+s.Token {
+		s.fail(w, http.StatusUnauthorized, "Bad credentials")
+		return
+	}
+	s.used++
+	w.Header().Set("X-RateLimit-Limit", strconv.Itoa(s.RateLimit))
+	w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(max(s.RateLimit-s.used, 0)))
+	w.Header().Set("X-RateLimit-Used", strconv.Itoa(s.used))
+	w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(s.now().Add(time.Hour).Unix(), 10))
+	w.Header().Set("X-RateLimit-Resource", "core")
+
+	if m := listPath.FindStringSubmatch(path); m != nil {
+		if m[1] != s.Owner || m[2] != s.Repo {
+			s.fail(w, http.StatusNotFound, "Not Found")
+			return
+		}
+		pr, _ := strconv.Atoi(m[3])
+		if !s.prs[pr] {
+			s.fail(w, http.StatusNotFound, "Not Found")
+			return
+		}
+		switch r.Method {
+		case http.MethodGet:
+			s.list(w, r, pr)
+		case http.MethodPost:
+			s.create(w, pr, body.String())
+		default:
+			s.fail(w, http.StatusNotFound, "Not Found")
+		}
+		return
+	}
+	if m := editPath.FindStringSubmatch(path); m != nil && r.Method == http.MethodPatch {
+		if m[1] != s.Owner || m[2] != s.Repo {
+			s.fail(w, http.StatusNotFound, "Not Found")
+			return
+		}
+		id, _ := strconv.ParseInt(m[3], 10, 64)
+		s.edit(w, id, body.String())
+		return
+	}
+	s.fail(w, http.StatusNotFound, "Not Found")
+}
+
+func (s *Server) fail(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	doc := "https://docs.github.com/rest"
+	if status == http.StatusForbidden {
+		doc = "https://docs.github.com/rest/issues/comments#create-an-issue-comment"
+	}
+	_ = json.NewEncoder(w).Encode(map[string]string{"message": msg, "documentation_url": doc})
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request, pr int) {
+	perPage, page := 30, 1
+	if v, err := strconv.Atoi(r.URL.Query().Get("per_page")); err == nil && v > 0 {
+		perPage = min(v, 100)
+	}
+	if v, err := strconv.Atoi(r.URL.Query().Get("page")); err == nil && v > 0 {
+		page = v
+	}
+	var all []*Comment
+	for _, c := range s.comments {
+		if c.PR == pr {
+			all = append(all, c)
+		}
+	}
+	last := max((len(all)+perPage-1)/perPage, 1)
+	from := min((page-1)*perPage, len(all))
+	to := min(from+perPage, len(all))
+	var links []string
+	link := func(p int, rel string) {
+		u := *r.URL
+		u.Scheme, u.Host = "http", r.Host
+		q := u.Query()
+		q.Set("per_page", strconv.Itoa(perPage))
+		q.Set("page", strconv.Itoa(p))
+		u.RawQuery = q.Encode()
+		links = append(links, fmt.Sprintf(`<%s>; rel="%s"`, u.String(), rel))
+	}
+	if page > 1 {
+		link(page-1, "prev")
+		link(1, "first")
+	}
+	if page < last {
+		link(page+1, "next")
+		link(last, "last")
+	}
+	if len(links) > 0 {
+		w.Header().Set("Link", strings.Join(links, ", "))
+	}
+	out := make([]map[string]any, 0, to-from)
+	for _, c := range all[from:to] {
+		out = append(out, s.json(c))
+	}
+	s.write(w, http.StatusOK, out)
+}
+
+func (s *Server) create(w http.ResponseWriter, pr int, raw string) {
+	if s.ReadOnly {
+		s.fail(w, http.StatusForbidden, "Resource not accessible by integration")
+		return
+	}
+	text, ok := s.body(w, raw)
+	if !ok {
+		return
+	}
+	s.write(w, http.StatusCreated, s.json(s.add(pr, s.BotLogin, text)))
+}
+
+func (s *Server) edit(w http.ResponseWriter, id int64, raw string) {
+	if s.ReadOnly {
+		s.fail(w, http.StatusForbidden, "Resource not accessible by integration")
+		return
+	}
+	for _, c := range s.comments {
+		if c.ID == id {
+			text, ok := s.body(w, raw)
+			if !ok {
+				return
+			}
+			c.Body = text
+			c.UpdatedAt = s.now().UTC()
+			s.write(w, http.StatusOK, s.json(c))
+			return
+		}
+	}
+	s.fail(w, http.StatusNotFound, "Not Found")
+}
+
+// body decodes {"body": ...} and enforces GitHub's validation.
+func (s *Server) body(w http.ResponseWriter, raw string) (string, bool) {
+	var in struct {
+		Body *string `json:"body"`
+	}
+	if err := json.Unmarshal([]byte(raw), &in); err != nil {
+		s.fail(w, http.StatusBadRequest, "Problems parsing JSON")
+		return "", false
+	}
+	if in.Body == nil || *in.Body == "" {
+		s.validation(w, "missing_field", "body is missing")
+		return "", false
+	}
+	if utf8.RuneCountInString(*in.Body) > MaxBody {
+		s.validation(w, "custom", fmt.Sprintf("body is too long (maximum is %d characters)", MaxBody))
+		return "", false
+	}
+	return *in.Body, true
+}
+
+func (s *Server) validation(w http.ResponseWriter, code, msg string) {
+	s.write(w, http.StatusUnprocessableEntity, map[string]any{
+		"message":           "Validation Failed",
+		"errors":            []map[string]string{{"resource": "IssueComment", "code": code, "field": "body", "message": msg}},
+		"documentation_url": "https://docs.github.com/rest/issues/comments#create-an-issue-comment",
+	})
+}
+
+func (s *Server) json(c *Comment) map[string]any {
+	return map[string]any{
+		"id":         c.ID,
+		"node_id":    fmt.Sprintf("IC_%d", c.ID),
+		"body":       c.Body,
+		"user":       map[string]any{"login": c.User, "type": "Bot"},
+		"created_at": c.CreatedAt.Format(time.RFC3339),
+		"updated_at": c.UpdatedAt.Format(time.RFC3339),
+		"html_url":   fmt.Sprintf("https://github.com/%s/%s/pull/%d#issuecomment-%d", s.Owner, s.Repo, c.PR, c.ID),
+		"url":        fmt.Sprintf("%s%s/repos/%s/%s/issues/comments/%d", s.URL, Prefix, s.Owner, s.Repo, c.ID),
+		"issue_url":  fmt.Sprintf("%s%s/repos/%s/%s/issues/%d", s.URL, Prefix, s.Owner, s.Repo, c.PR),
+	}
+}
+
+func (s *Server) write(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
