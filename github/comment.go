@@ -34,13 +34,13 @@ type Commenter interface {
 type ErrorKind int
 
 const (
-	KindOther       ErrorKind = iota
-	KindForbidden             // 403 that is not a rate limit: the token may not write here
-	KindNotFound              // 404: no such PR, or the token cannot see the repository
-	KindUnauthorized          // 401: bad or expired token
-	KindRateLimited           // rate limit still exhausted after the bounded waits
-	KindServer                // 5xx after the bounded retries
-	KindNetwork               // no HTTP answer at all
+	KindOther        ErrorKind = iota
+	KindForbidden              // 403 that is not a rate limit: the token may not write here
+	KindNotFound               // 404: no such PR, or the token cannot see the repository
+	KindUnauthorized           // 401: bad or expired token
+	KindRateLimited            // rate limit still exhausted after the bounded waits
+	KindServer                 // 5xx after the bounded retries
+	KindNetwork                // no HTTP answer at all
 )
 
 // APIError is a failed comment call.

@@ -167,7 +167,7 @@ func TestUpsert(t *testing.T) {
 			},
 		},
 		{
-			name: "read-only token: 403 Resource not accessible by integration, no retry",
+			name:  "read-only token: 403 Resource not accessible by integration, no retry",
 			setup: func(srv *githubtest.Server) { srv.ReadOnly = true },
 			run: func(t *testing.T, c *Client, srv *githubtest.Server, sl *sleeps) {
 				_, err := c.Upsert(context.Background(), pr, marker, marker+"\nreport")
@@ -197,7 +197,7 @@ func TestUpsert(t *testing.T) {
 			},
 		},
 		{
-			name: "wrong token: 401",
+			name:  "wrong token: 401",
 			setup: func(srv *githubtest.Server) { srv.Token = "another" },
 			run: func(t *testing.T, c *Client, srv *githubtest.Server, sl *sleeps) {
 				_, err := c.Upsert(context.Background(), pr, marker, marker)
