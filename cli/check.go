@@ -1,13 +1,190 @@
 package cli
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 
-// CheckCommand is `retrieval-gate check`. (Placeholder until its issue lands.)
+	"github.com/retrieval-gate/retrieval-gate/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/dataset"
+	"github.com/retrieval-gate/retrieval-gate/gate"
+	"github.com/retrieval-gate/retrieval-gate/report"
+)
+
+// CheckCommand is `retrieval-gate check`: score each case, aggregate, enforce
+// the gates, write the reports.
 type CheckCommand struct{}
 
-func (c *CheckCommand) Name() string     { return "check" }
-func (c *CheckCommand) Synopsis() string { return "not implemented yet" }
+func (c *CheckCommand) Name() string { return "check" }
+func (c *CheckCommand) Synopsis() string {
+	return "score retrieval per case, aggregate, enforce the gates, write reports"
+}
+
+// checkOptions are the parsed and validated flags of check.
+type checkOptions struct {
+	cases, kb                      string
+	k                              int
+	minHit, minRecall              gate.Floor
+	referenceLocale                string
+	jsonOut, markdownOut, casesOut string
+	comment, commentKey            string
+}
+
+func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
+	fs := newFlagSet(env, "check")
+	o := &checkOptions{}
+	var minHit, minRecall string
+	fs.StringVar(&o.cases, "cases", "", "cases JSONL (required; - reads standard input)")
+	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
+	fs.IntVar(&o.k, "k", 5, "the retrieval top-k (≥ 1)")
+	fs.StringVar(&minHit, "min-hit", "", "floor on the overall mean hit@k, in [0,1]; none or empty is off")
+	fs.StringVar(&minRecall, "min-recall", "", "floor on the overall mean recall@k, in [0,1]; none or empty is off")
+	fs.StringVar(&o.referenceLocale, "reference-locale", "en", "locale the deltas are taken against")
+	fs.StringVar(&o.jsonOut, "json", "", "write the aggregates as JSON to `FILE`")
+	fs.StringVar(&o.markdownOut, "markdown", "", "write the Markdown report (the PR comment body) to `FILE`")
+	fs.StringVar(&o.casesOut, "cases-out", "", "write per-case scores as JSONL to `FILE`")
+	fs.StringVar(&o.comment, "comment", "auto", "PR comment: auto, always or never")
+	fs.StringVar(&o.commentKey, "comment-key", "default", "key of the PR comment, so several gates keep one comment each")
+	if err := parseFlags(fs, env, args); err != nil {
+		return nil, err
+	}
+	if o.cases == "" {
+		return nil, usagef("check: --cases is required")
+	}
+	if o.kb == "" {
+		return nil, usagef("check: --kb is required")
+	}
+	if o.k < 1 {
+		return nil, usagef("check: --k must be at least 1, got %d", o.k)
+	}
+	var err error
+	if o.minHit, err = gate.ParseFloor(minHit); err != nil {
+		return nil, usagef("check: --min-hit: %v", err)
+	}
+	if o.minRecall, err = gate.ParseFloor(minRecall); err != nil {
+		return nil, usagef("check: --min-recall: %v", err)
+	}
+	switch o.comment {
+	case "auto", "always", "never":
+	default:
+		return nil, usagef("check: --comment must be auto, always or never, got %q", o.comment)
+	}
+	if !report.ValidCommentKey(o.commentKey) {
+		return nil, usagef("check: --comment-key must be 1-100 characters of A-Z a-z 0-9 . _ / -, got %q", o.commentKey)
+	}
+	outs := map[string]string{}
+	for _, out := range []struct{ flag, path string }{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}} {
+		if out.path == "" {
+			continue
+		}
+		if o.cases != "-" && samePath(out.path, o.cases) {
+			return nil, usagef("check: --%s %s would overwrite the input --cases", out.flag, out.path)
+		}
+		if prev, dup := outs[filepath.Clean(out.path)]; dup {
+			return nil, usagef("check: --%s and --%s name the same file %s", prev, out.flag, out.path)
+		}
+		outs[filepath.Clean(out.path)] = out.flag
+	}
+	return o, nil
+}
+
+func samePath(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
 
 func (c *CheckCommand) Run(ctx context.Context, env *Env, args []string) error {
-	return usagef("check: not implemented yet")
+	o, err := c.parse(env, args)
+	if err != nil {
+		return err
+	}
+	kb, err := dataset.LoadKB(o.kb)
+	if err != nil {
+		return err
+	}
+	res, err := scoreCases(ctx, env, o, kb)
+	if err != nil {
+		return err
+	}
+
+	// All reports are written, whatever the verdict.
+	if o.jsonOut != "" {
+		if err := atomicfile.Write(o.jsonOut, func(w io.Writer) error { return report.WriteJSON(w, res) }); err != nil {
+			return err
+		}
+	}
+	if o.markdownOut != "" {
+		md := report.Markdown(res, report.MarkdownOptions{Key: o.commentKey})
+		if err := atomicfile.WriteBytes(o.markdownOut, []byte(md)); err != nil {
+			return err
+		}
+	}
+	if err := report.WriteText(env.Stdout, res); err != nil {
+		return fmt.Errorf("failed to write the report: %w", err)
+	}
+	if u := res.Integrity.Unknown; u.Entries > 0 {
+		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: %d retrieved entries in %d cases are not cards of the knowledge base (stale index?)\n", u.Entries, u.Cases)
+	}
+	// The GitHub step (job summary, PR comment per o.comment / o.commentKey,
+	// annotations) joins here, before the verdict is returned.
+
+	if failed := res.Failed(); len(failed) > 0 {
+		return &GateError{Failed: failed}
+	}
+	return nil
+}
+
+// scoreCases streams the cases: workers score each case in parallel, emit
+// aggregates them in file order and writes --cases-out. On an input error no
+// --cases-out file is left.
+func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *dataset.KB) (*gate.Result, error) {
+	var in io.Reader = env.Stdin
+	name := "stdin"
+	if o.cases != "-" {
+		f, err := os.Open(o.cases)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read cases: %w", err)
+		}
+		defer f.Close()
+		in, name = f, o.cases
+	}
+	scorer := &gate.Scorer{KB: kb, K: o.k}
+	acc := gate.NewAccumulator()
+	run := func(out io.Writer) error {
+		work := func(cs *dataset.Case) (*gate.CaseResult, error) {
+			r, err := scorer.Score(cs)
+			if err == nil && out != nil {
+				r.Out = report.AppendCaseLine(nil, cs, r)
+			}
+			return r, err
+		}
+		emit := func(r *gate.CaseResult) error {
+			if out != nil {
+				if _, err := out.Write(r.Out); err != nil {
+					return err
+				}
+				r.Out = nil
+			}
+			return acc.Add(r)
+		}
+		return dataset.MapCases(ctx, in, name, 0, work, emit)
+	}
+	var err error
+	if o.casesOut != "" {
+		err = atomicfile.Write(o.casesOut, run)
+	} else {
+		err = run(nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return acc.Result(gate.Config{
+		K: o.k, ReferenceLocale: o.referenceLocale, MinHit: o.minHit, MinRecall: o.minRecall, KBCards: kb.Len(),
+	}), nil
 }
