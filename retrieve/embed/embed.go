@@ -1,0 +1,75 @@
+// Package embed turns texts into dense vectors: the built-in hash embedder
+// (offline, lexical) and clients of embedding servers (OpenAI-compatible
+// /v1/embeddings, Ollama), with batching and bounded concurrency.
+package embed
+
+import (
+	"context"
+	"fmt"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Embedder embeds documents and queries. Vectors of one embedder all have the
+// same dimension.
+type Embedder interface {
+	// Name is the --embedder name: "hash", "openai" or "ollama".
+	Name() string
+	// Fingerprint identifies the vectors this embedder produces (name, model,
+	// dimension, server); it is part of a collection fingerprint. Never a secret.
+	Fingerprint() string
+	EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error)
+	EmbedQueries(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// batchFunc embeds one batch; it must return one vector per text, in order.
+type batchFunc func(ctx context.Context, texts []string) ([][]float32, error)
+
+// Batching splits requests to a server.
+type Batching struct {
+	Size        int // texts per request; <= 0 means 64
+	Concurrency int // requests in flight; <= 0 means 4
+}
+
+// run embeds texts in batches of b.Size with at most b.Concurrency requests in
+// flight, checking that each batch returns one vector per text of one dimension.
+func (b Batching) run(ctx context.Context, texts []string, fn batchFunc) ([][]float32, error) {
+	size, conc := b.Size, b.Concurrency
+	if size <= 0 {
+		size = 64
+	}
+	if conc <= 0 {
+		conc = 4
+	}
+	out := make([][]float32, len(texts))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(conc)
+	for start := 0; start < len(texts); start += size {
+		end := min(start+size, len(texts))
+		g.Go(func() error {
+			vecs, err := fn(gctx, texts[start:end])
+			if err != nil {
+				return err
+			}
+			if len(vecs) != end-start {
+				return fmt.Errorf("embedding server returned %d vectors for %d texts", len(vecs), end-start)
+			}
+			copy(out[start:end], vecs)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	dim := -1
+	for i, v := range out {
+		if len(v) == 0 {
+			return nil, fmt.Errorf("embedding server returned an empty vector for text %d", i)
+		}
+		if dim >= 0 && len(v) != dim {
+			return nil, fmt.Errorf("embedding server returned vectors of different dimensions (%d and %d)", dim, len(v))
+		}
+		dim = len(v)
+	}
+	return out, nil
+}

@@ -1,0 +1,106 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math"
+
+	"github.com/retrieval-gate/retrieval-gate/retrieve/text"
+)
+
+// DefaultHashDim is the default dimension of the hash embedder.
+const DefaultHashDim = 1024
+
+// Hash is the built-in offline embedder: feature hashing of terms (text.Tokens:
+// lower-cased Unicode letters/digits, Latin accents folded). A term's weight is
+// (1 + ln tf) · idf, idf = ln((N+1)/(df+1)) + 1 over the documents it was fitted on
+// (the KB chunks); it is added at position fnv64a(term) mod dim with the sign of
+// the hash's top bit (signed hashing, so collisions cancel in expectation), and
+// the vector is scaled to unit length. It is lexical, not semantic: cosine
+// similarity of these vectors is TF-IDF overlap of words, blind to synonyms and
+// translations.
+type Hash struct {
+	dim int
+	n   int
+	df  map[string]int
+}
+
+// NewHash fits the IDF weights on docs. dim <= 0 means DefaultHashDim.
+func NewHash(dim int, docs []string) *Hash {
+	if dim <= 0 {
+		dim = DefaultHashDim
+	}
+	h := &Hash{dim: dim, n: len(docs), df: map[string]int{}}
+	for _, d := range docs {
+		seen := map[string]bool{}
+		for _, t := range text.Tokens(d) {
+			if !seen[t] {
+				seen[t] = true
+				h.df[t]++
+			}
+		}
+	}
+	return h
+}
+
+func (h *Hash) Name() string { return "hash" }
+
+// Fingerprint names the algorithm and dimension; the IDF weights are a function
+// of the KB, which the collection fingerprint hashes separately.
+func (h *Hash) Fingerprint() string { return fmt.Sprintf("hash-v1:dim=%d", h.dim) }
+
+// Dim is the vector dimension.
+func (h *Hash) Dim() int { return h.dim }
+
+func (h *Hash) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		if i&0xff == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		out[i] = h.Vector(t)
+	}
+	return out, nil
+}
+
+func (h *Hash) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
+	return h.EmbedDocuments(ctx, texts)
+}
+
+// IDF is the weight of term t.
+func (h *Hash) IDF(t string) float64 {
+	return math.Log(float64(h.n+1)/float64(h.df[t]+1)) + 1
+}
+
+// Vector embeds one text. A text without terms gets the zero vector.
+func (h *Hash) Vector(s string) []float32 {
+	tf := map[string]int{}
+	for _, t := range text.Tokens(s) {
+		tf[t]++
+	}
+	acc := make([]float64, h.dim)
+	for t, n := range tf {
+		w := (1 + math.Log(float64(n))) * h.IDF(t)
+		f := fnv.New64a()
+		_, _ = f.Write([]byte(t))
+		x := f.Sum64()
+		if x>>63 == 1 {
+			w = -w
+		}
+		acc[x%uint64(h.dim)] += w
+	}
+	norm := 0.0
+	for _, v := range acc {
+		norm += v * v
+	}
+	out := make([]float32, h.dim)
+	if norm == 0 {
+		return out
+	}
+	inv := 1 / math.Sqrt(norm)
+	for i, v := range acc {
+		out[i] = float32(v * inv)
+	}
+	return out
+}
