@@ -273,9 +273,11 @@ func (noEmbed) EmbedDocuments(context.Context, []string) ([]embeddings.Embedding
 func (noEmbed) EmbedQuery(context.Context, string) (embeddings.Embedding, error) {
 	return nil, errNoEmbed
 }
-func (noEmbed) Name() string                                  { return "retrieval_gate_precomputed" }
-func (noEmbed) GetConfig() embeddings.EmbeddingFunctionConfig { return embeddings.EmbeddingFunctionConfig{} }
-func (noEmbed) DefaultSpace() embeddings.DistanceMetric       { return embeddings.COSINE }
+func (noEmbed) Name() string { return "retrieval_gate_precomputed" }
+func (noEmbed) GetConfig() embeddings.EmbeddingFunctionConfig {
+	return embeddings.EmbeddingFunctionConfig{}
+}
+func (noEmbed) DefaultSpace() embeddings.DistanceMetric { return embeddings.COSINE }
 func (noEmbed) SupportedSpaces() []embeddings.DistanceMetric {
 	return []embeddings.DistanceMetric{embeddings.COSINE}
 }
