@@ -187,9 +187,10 @@ const MaxAnnotations = 50
 
 // Annotate issues one ::<level> file=…,line=…,title=…:: command per annotation (level
 // is error, warning or notice), at most max of them, then a notice that counts the
-// rest. It returns how many were issued.
-func (a *Actions) Annotate(level string, anns []Annotation, max int, restWhere string) int {
-	if !a.InActions || len(anns) == 0 {
+// rest of total (the number of problems anns was taken from; at least len(anns)).
+// It returns how many were issued.
+func (a *Actions) Annotate(level string, anns []Annotation, total int64, max int, restWhere string) int {
+	if !a.InActions || (len(anns) == 0 && total <= 0) {
 		return 0
 	}
 	if max < 0 {
@@ -213,13 +214,20 @@ func (a *Actions) Annotate(level string, anns []Annotation, max int, restWhere s
 		a.command(level, an.Message, fields)
 		n++
 	}
-	if rest := len(anns) - n; rest > 0 {
+	if rest := maxInt64(total, int64(len(anns))) - int64(n); rest > 0 {
 		a.Notice(fmt.Sprintf("%d more %s not annotated (at most %d are); %s", rest, plural(rest, "problem", "problems"), max, restWhere))
 	}
 	return n
 }
 
-func plural(n int, one, many string) string {
+func maxInt64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+func plural(n int64, one, many string) string {
 	if n == 1 {
 		return one
 	}

@@ -76,7 +76,7 @@ func TestReadActions(t *testing.T) {
 		assert.False(t, a.InActions)
 		a.Warning("w")
 		a.Mask("secret")
-		assert.Equal(t, 0, a.Annotate("error", []Annotation{{File: "f", Line: 1, Message: "m"}}, 5, ""))
+		assert.Equal(t, 0, a.Annotate("error", []Annotation{{File: "f", Line: 1, Message: "m"}}, 1, 5, ""))
 		require.NoError(t, a.SetOutputs(map[string]string{"a": "b"}))
 		require.NoError(t, a.AppendSummary("x"))
 		assert.Empty(t, out.String())
@@ -93,7 +93,7 @@ func TestAnnotate(t *testing.T) {
 		{File: "/elsewhere/cases.jsonl", Line: 2, Message: "outside the workspace"},
 		{File: filepath.Join(ws, "c.jsonl"), Line: 3, Message: "third"},
 	}
-	n := a.Annotate("error", anns, 2, "see the job summary")
+	n := a.Annotate("error", anns, 3, 2, "see the job summary")
 	assert.Equal(t, 2, n)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Len(t, lines, 3)
