@@ -1,13 +1,125 @@
 package cli
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
 
-// CalibrateCommand is `retrieval-gate calibrate`. (Placeholder until its issue lands.)
+	"github.com/retrieval-gate/retrieval-gate/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/calibrate"
+	"github.com/retrieval-gate/retrieval-gate/dataset"
+	"github.com/retrieval-gate/retrieval-gate/metrics"
+	"github.com/retrieval-gate/retrieval-gate/report"
+)
+
+// CalibrateCommand is `retrieval-gate calibrate`: agreement between human labels and
+// an LLM judge under the frozen constants of a lock.
 type CalibrateCommand struct{}
 
-func (c *CalibrateCommand) Name() string     { return "calibrate" }
-func (c *CalibrateCommand) Synopsis() string { return "not implemented yet" }
+func (c *CalibrateCommand) Name() string { return "calibrate" }
+func (c *CalibrateCommand) Synopsis() string {
+	return "agreement (kappa) between human labels and an LLM judge under a frozen lock"
+}
+
+var commentKeyRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
 func (c *CalibrateCommand) Run(ctx context.Context, env *Env, args []string) error {
-	return usagef("calibrate: not implemented yet")
+	fs := newFlagSet(env, "calibrate")
+	human := fs.String("human", "", "human labels JSONL (required)")
+	judge := fs.String("judge", "", "judge scores JSONL (required)")
+	lockPath := fs.String("lock", "", "lock file of frozen constants, JSON or YAML (required)")
+	lockBase := fs.String("lock-base", "", "git ref whose copy of the lock must be identical")
+	gitAnchoring := fs.Bool("git-anchoring", false, "also require the commit that last changed --human to be a strict ancestor of the one that last changed --judge")
+	jsonOut := fs.String("json", "", "write the calibration JSON here")
+	mdOut := fs.String("markdown", "", "write the Markdown report here")
+	commentKey := fs.String("comment-key", "calibrate", "key of the report's hidden marker (one PR comment per key)")
+	resamples := fs.Int("bootstrap", calibrate.DefaultResamples, "bootstrap resamples for the weighted-kappa CI (0: no CI)")
+	if err := parseFlags(fs, env, args); err != nil {
+		return err
+	}
+	for _, f := range []struct{ name, v string }{{"human", *human}, {"judge", *judge}, {"lock", *lockPath}} {
+		if f.v == "" {
+			return usagef("calibrate: --%s is required", f.name)
+		}
+	}
+	if !commentKeyRE.MatchString(*commentKey) {
+		return usagef("calibrate: --comment-key %q may only hold letters, digits, '.', '_' and '-'", *commentKey)
+	}
+	if *resamples < 0 {
+		return usagef("calibrate: --bootstrap must be ≥ 0, got %d", *resamples)
+	}
+
+	lockData, err := os.ReadFile(*lockPath)
+	if err != nil {
+		return fmt.Errorf("failed to read lock: %w", err)
+	}
+	lock, err := dataset.ReadLock(lockData, *lockPath)
+	if err != nil {
+		return fmt.Errorf("failed to read lock: %w", err)
+	}
+	hs, err := readLabelFile(*human, dataset.HumanSide, lock)
+	if err != nil {
+		return fmt.Errorf("failed to read human labels: %w", err)
+	}
+	js, err := readLabelFile(*judge, dataset.JudgeSide, lock)
+	if err != nil {
+		return fmt.Errorf("failed to read judge scores: %w", err)
+	}
+
+	res := calibrate.Evaluate(calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: *resamples, Seed: metrics.DefaultSeed})
+	if *lockBase != "" {
+		lc, err := calibrate.CheckLock(ctx, *lockPath, *lockBase, lock)
+		if err != nil {
+			return inputErr(err)
+		}
+		res.LockCheck = lc
+	}
+	if *gitAnchoring {
+		ga, err := calibrate.CheckGitAnchoring(ctx, *human, *judge)
+		if err != nil {
+			return inputErr(err)
+		}
+		res.GitAnchor = ga
+	}
+	res.Finish()
+
+	if err := report.CalibrationText(env.Stdout, res); err != nil {
+		return err
+	}
+	if *jsonOut != "" {
+		if err := atomicfile.Write(*jsonOut, func(w io.Writer) error { return report.CalibrationJSON(w, res) }); err != nil {
+			return err
+		}
+	}
+	if *mdOut != "" {
+		if err := atomicfile.Write(*mdOut, func(w io.Writer) error { return report.CalibrationMarkdown(w, res, *commentKey) }); err != nil {
+			return err
+		}
+	}
+	if len(res.Failed) > 0 {
+		return &GateError{Failed: res.Failed}
+	}
+	return nil
+}
+
+// inputErr turns a calibrate.InputError (unknown ref, not a repository) into a usage
+// error; anything else stays an input error. Both are exit code 2.
+func inputErr(err error) error {
+	var ie *calibrate.InputError
+	if errors.As(err, &ie) {
+		return usagef("calibrate: %s", ie.Msg)
+	}
+	return err
+}
+
+func readLabelFile(path string, side dataset.LabelSide, lock *dataset.Lock) ([]dataset.Label, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return dataset.ReadLabels(f, path, side, lock)
 }
