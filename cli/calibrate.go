@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 
 	"github.com/retrieval-gate/retrieval-gate/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/calibrate"
@@ -23,8 +22,6 @@ func (c *CalibrateCommand) Name() string { return "calibrate" }
 func (c *CalibrateCommand) Synopsis() string {
 	return "agreement (kappa) between human labels and an LLM judge under a frozen lock"
 }
-
-var commentKeyRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
 func (c *CalibrateCommand) Run(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "calibrate")
@@ -45,8 +42,8 @@ func (c *CalibrateCommand) Run(ctx context.Context, env *Env, args []string) err
 			return usagef("calibrate: --%s is required", f.name)
 		}
 	}
-	if !commentKeyRE.MatchString(*commentKey) {
-		return usagef("calibrate: --comment-key %q may only hold letters, digits, '.', '_' and '-'", *commentKey)
+	if !report.ValidCommentKey(*commentKey) {
+		return usagef("calibrate: --comment-key %q must be 1 to 100 of A-Z a-z 0-9 . _ / -", *commentKey)
 	}
 	if *resamples < 0 {
 		return usagef("calibrate: --bootstrap must be ≥ 0, got %d", *resamples)

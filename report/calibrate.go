@@ -227,32 +227,32 @@ func CalibrationText(w io.Writer, r *calibrate.Result) error {
 		if !d.Valid {
 			ag, k, wk, ci = "invalid", "invalid", "invalid", "n/a"
 		}
-		fmt.Fprintf(&b, "%-20s %-5s %5d %9s %9s %9s  %-18s %s\n", d.Name, yesNo(d.Gated), d.N, ag, k, wk, ci, d.Status)
+		fmt.Fprintf(&b, "%-20s %-5s %5d %9s %9s %9s  %-18s %s\n", sanitizeText(d.Name), yesNo(d.Gated), d.N, ag, k, wk, ci, d.Status)
 	}
 	for _, d := range r.Dimensions {
 		for _, n := range d.Notes {
-			fmt.Fprintf(&b, "  %s: %s\n", d.Name, n)
+			fmt.Fprintf(&b, "  %s: %s\n", sanitizeText(d.Name), sanitizeText(n))
 		}
 		for _, v := range d.Violations {
-			fmt.Fprintf(&b, "  %s: %s: %s\n", d.Name, v.CaseID, v.Reason)
+			fmt.Fprintf(&b, "  %s: %s: %s\n", sanitizeText(d.Name), sanitizeText(v.CaseID), sanitizeText(v.Reason))
 		}
 		if len(d.HumanOnly) > 0 {
-			fmt.Fprintf(&b, "  %s: human labels without a judge score: %s\n", d.Name, strings.Join(d.HumanOnly, ", "))
+			fmt.Fprintf(&b, "  %s: human labels without a judge score: %s\n", sanitizeText(d.Name), sanitizeText(strings.Join(d.HumanOnly, ", ")))
 		}
 		if len(d.JudgeOnly) > 0 {
-			fmt.Fprintf(&b, "  %s: judge scores without a human label: %s\n", d.Name, strings.Join(d.JudgeOnly, ", "))
+			fmt.Fprintf(&b, "  %s: judge scores without a human label: %s\n", sanitizeText(d.Name), sanitizeText(strings.Join(d.JudgeOnly, ", ")))
 		}
-		fmt.Fprintf(&b, "  %s: disagreements: judge above human %d, human above judge %d\n", d.Name, len(d.JudgeAbove), len(d.HumanAbove))
+		fmt.Fprintf(&b, "  %s: disagreements: judge above human %d, human above judge %d\n", sanitizeText(d.Name), len(d.JudgeAbove), len(d.HumanAbove))
 	}
 	switch lc := r.LockCheck; {
 	case lc == nil:
 		b.WriteString("lock: not compared with a git ref (use --lock-base)\n")
 	case len(lc.Changed) == 0:
-		fmt.Fprintf(&b, "lock: unchanged since %s\n", lc.Base)
+		fmt.Fprintf(&b, "lock: unchanged since %s\n", sanitizeText(lc.Base))
 	default:
-		fmt.Fprintf(&b, "lock: CHANGED since %s\n", lc.Base)
+		fmt.Fprintf(&b, "lock: CHANGED since %s\n", sanitizeText(lc.Base))
 		for _, c := range lc.Changed {
-			fmt.Fprintf(&b, "  %s\n", c)
+			fmt.Fprintf(&b, "  %s\n", sanitizeText(c))
 		}
 	}
 	if ga := r.GitAnchor; ga != nil {
@@ -261,13 +261,13 @@ func CalibrationText(w io.Writer, r *calibrate.Result) error {
 		} else {
 			b.WriteString("git anchoring: FAILED\n")
 			for _, s := range ga.Reasons {
-				fmt.Fprintf(&b, "  %s\n", s)
+				fmt.Fprintf(&b, "  %s\n", sanitizeText(s))
 			}
 		}
 	}
 	fmt.Fprintf(&b, "verdict: %s", strings.ToUpper(r.Verdict()))
 	if len(r.Failed) > 0 {
-		fmt.Fprintf(&b, " (%s)", strings.Join(r.Failed, ", "))
+		fmt.Fprintf(&b, " (%s)", sanitizeText(strings.Join(r.Failed, ", ")))
 	}
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
@@ -282,50 +282,12 @@ func shortHash(h string) string {
 }
 
 // CalibrationMarker is the hidden marker the calibration Markdown (and its PR
-// comment) starts with, for a comment key ("calibrate" when empty).
+// comment) starts with, for a comment key ("calibrate" when empty; see Marker).
 func CalibrationMarker(key string) string {
 	if key == "" {
 		key = "calibrate"
 	}
-	return "<!-- retrieval-gate:" + key + " -->"
-}
-
-// calMD escapes user-controlled text for Markdown (table cells included) and HTML:
-// <, >, & become entities, newlines a space, inline Markdown punctuation (and @, #,
-// which GitHub turns into mentions and issue links) gets a backslash, and so does
-// what would start a list, quote or heading at the start of the text.
-func calMD(s string) string {
-	var b strings.Builder
-	digitsOnly := true
-	for i, r := range s {
-		switch r {
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '&':
-			b.WriteString("&amp;")
-		case '\n', '\r':
-			b.WriteByte(' ')
-		case '\\', '`', '*', '_', '{', '}', '[', ']', '(', ')', '#', '!', '|', '~', '@':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case '-', '+', '=':
-			if i == 0 {
-				b.WriteByte('\\')
-			}
-			b.WriteRune(r)
-		case '.':
-			if digitsOnly {
-				b.WriteByte('\\')
-			}
-			b.WriteRune(r)
-		default:
-			b.WriteRune(r)
-		}
-		digitsOnly = digitsOnly && r >= '0' && r <= '9'
-	}
-	return b.String()
+	return Marker(key)
 }
 
 // CalibrationMarkdown writes the Markdown report, the same text the job summary and
@@ -341,7 +303,7 @@ func CalibrationMarkdown(w io.Writer, r *calibrate.Result, key string) error {
 	fmt.Fprintf(&b, "## %s Judge calibration: %s\n\n", icon, strings.ToUpper(r.Verdict()))
 	fmt.Fprintf(&b, "Agreement between human labels and the LLM judge, per dimension, on the lock's frozen constants: %s. "+
 		"The gate needs weighted kappa ≥ min\\_kappa on every gated dimension, no construct mismatch, no anchoring violation, and an unchanged lock.\n\n",
-		calMD(lockSummary(r)))
+		EscapeMarkdown(lockSummary(r)))
 	b.WriteString("| dimension | gated | n | agreement | kappa | weighted kappa | 95% CI | status |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---|---|\n")
 	for _, d := range r.Dimensions {
@@ -350,37 +312,37 @@ func CalibrationMarkdown(w io.Writer, r *calibrate.Result, key string) error {
 			ag, k, wk, ci = "not valid", "not valid", "not valid", "n/a"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s |\n",
-			calMD(d.Name), yesNo(d.Gated), d.N, ag, k, wk, ci, calMD(d.Status))
+			EscapeMarkdown(d.Name), yesNo(d.Gated), d.N, ag, k, wk, ci, EscapeMarkdown(d.Status))
 	}
 	b.WriteString("\n")
 	switch lc := r.LockCheck; {
 	case lc == nil:
 		b.WriteString("**Lock:** not compared with a git ref (run with `--lock-base`).\n\n")
 	case len(lc.Changed) == 0:
-		fmt.Fprintf(&b, "**Lock:** unchanged since %s.\n\n", calMD(lc.Base))
+		fmt.Fprintf(&b, "**Lock:** unchanged since %s.\n\n", EscapeMarkdown(lc.Base))
 	default:
-		fmt.Fprintf(&b, "**Lock:** ❌ the frozen constants changed since %s; a calibration is only comparable under the same constants:\n\n", calMD(lc.Base))
+		fmt.Fprintf(&b, "**Lock:** ❌ the frozen constants changed since %s; a calibration is only comparable under the same constants:\n\n", EscapeMarkdown(lc.Base))
 		for _, c := range lc.Changed {
-			fmt.Fprintf(&b, "- %s\n", calMD(c))
+			fmt.Fprintf(&b, "- %s\n", EscapeMarkdown(c))
 		}
 		b.WriteString("\n")
 	}
 	if ga := r.GitAnchor; ga != nil {
 		if ga.OK {
 			fmt.Fprintf(&b, "**Git anchoring:** the labels' last commit %s is an ancestor of the judge scores' last commit %s.\n\n",
-				calMD(shortHash(ga.HumanCommit)), calMD(shortHash(ga.JudgeCommit)))
+				EscapeMarkdown(shortHash(ga.HumanCommit)), EscapeMarkdown(shortHash(ga.JudgeCommit)))
 		} else {
 			b.WriteString("**Git anchoring:** ❌\n\n")
 			for _, s := range ga.Reasons {
-				fmt.Fprintf(&b, "- %s\n", calMD(s))
+				fmt.Fprintf(&b, "- %s\n", EscapeMarkdown(s))
 			}
 			b.WriteString("\n")
 		}
 	}
 	for _, d := range r.Dimensions {
-		fmt.Fprintf(&b, "### %s\n\n", calMD(d.Name))
+		fmt.Fprintf(&b, "### %s\n\n", EscapeMarkdown(d.Name))
 		fmt.Fprintf(&b, "Construct (lock): %s. Human labels declare %s; judge scores declare %s.\n\n",
-			calMD(d.Construct), calList(d.HumanConstructs), calList(d.JudgeConstructs))
+			EscapeMarkdown(d.Construct), calList(d.HumanConstructs), calList(d.JudgeConstructs))
 		switch d.Status {
 		case calibrate.StatusConstructMismatch:
 			b.WriteString("> **Construct mismatch.** The human labels and the judge scores do not both measure the lock's construct, " +
@@ -391,7 +353,7 @@ func CalibrationMarkdown(w io.Writer, r *calibrate.Result, key string) error {
 				"so the labellers may have seen the judge's answer; agreement on them is not independent evidence.\n\n")
 		}
 		for _, n := range d.Notes {
-			fmt.Fprintf(&b, "- %s\n", calMD(n))
+			fmt.Fprintf(&b, "- %s\n", EscapeMarkdown(n))
 		}
 		if len(d.Notes) > 0 {
 			b.WriteString("\n")
@@ -422,7 +384,7 @@ func CalibrationMarkdown(w io.Writer, r *calibrate.Result, key string) error {
 			}
 			fmt.Fprintf(&b, "<details><summary>%s: %d</summary>\n\n", title, len(ds))
 			for _, x := range ds {
-				fmt.Fprintf(&b, "- %s (human bin %d, judge bin %d)\n", calMD(x.CaseID), x.HumanBin, x.JudgeBin)
+				fmt.Fprintf(&b, "- case %s: human bin %d, judge bin %d\n", EscapeMarkdown(x.CaseID), x.HumanBin, x.JudgeBin)
 			}
 			b.WriteString("\n</details>\n\n")
 		}
@@ -431,7 +393,7 @@ func CalibrationMarkdown(w io.Writer, r *calibrate.Result, key string) error {
 		if len(d.Violations) > 0 {
 			fmt.Fprintf(&b, "<details open><summary>Violations: %d</summary>\n\n", len(d.Violations))
 			for _, v := range d.Violations {
-				fmt.Fprintf(&b, "- %s: %s\n", calMD(v.CaseID), calMD(v.Reason))
+				fmt.Fprintf(&b, "- case %s: %s\n", EscapeMarkdown(v.CaseID), EscapeMarkdown(v.Reason))
 			}
 			b.WriteString("\n</details>\n\n")
 		}
@@ -439,16 +401,16 @@ func CalibrationMarkdown(w io.Writer, r *calibrate.Result, key string) error {
 			fmt.Fprintf(&b, "<details><summary>Unpaired: %d human label(s) without a judge score, %d judge score(s) without a human label</summary>\n\n",
 				len(d.HumanOnly), len(d.JudgeOnly))
 			for _, id := range d.HumanOnly {
-				fmt.Fprintf(&b, "- %s: human only\n", calMD(id))
+				fmt.Fprintf(&b, "- case %s: human only\n", EscapeMarkdown(id))
 			}
 			for _, id := range d.JudgeOnly {
-				fmt.Fprintf(&b, "- %s: judge only\n", calMD(id))
+				fmt.Fprintf(&b, "- case %s: judge only\n", EscapeMarkdown(id))
 			}
 			b.WriteString("\n</details>\n\n")
 		}
 	}
 	if len(r.Failed) > 0 {
-		fmt.Fprintf(&b, "**Failed:** %s\n", calMD(strings.Join(r.Failed, ", ")))
+		fmt.Fprintf(&b, "**Failed:** %s\n", EscapeMarkdown(strings.Join(r.Failed, ", ")))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -460,7 +422,7 @@ func calList(ss []string) string {
 	}
 	q := make([]string, len(ss))
 	for i, s := range ss {
-		q[i] = calMD(s)
+		q[i] = EscapeMarkdown(s)
 	}
 	return strings.Join(q, ", ")
 }
