@@ -75,6 +75,12 @@ func TestHashProperties(t *testing.T) {
 		want := (1 + math.Log(3)) * h.IDF("refunds") / h.IDF("payment")
 		assert.InDelta(t, want, ratio, 1e-4)
 	})
+	t.Run("queries drop terms the KB never uses", func(t *testing.T) {
+		q, err := h.EmbedQueries(context.Background(), []string{"zzz qqq refunds", "zzz"})
+		require.NoError(t, err)
+		assert.Equal(t, h.Vector("refunds"), q[0])
+		assert.InDelta(t, 0.0, dot(q[1], q[1]), 0)
+	})
 	t.Run("no terms gives zero vector", func(t *testing.T) {
 		assert.InDelta(t, 0.0, dot(h.Vector("!!! ..."), h.Vector("!!! ...")), 0)
 	})

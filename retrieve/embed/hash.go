@@ -64,8 +64,18 @@ func (h *Hash) EmbedDocuments(ctx context.Context, texts []string) ([][]float32,
 	return out, nil
 }
 
+// EmbedQueries embeds queries like documents, except that terms the KB never
+// uses are left out: they cannot match any chunk, and would only add noise
+// through hash collisions.
 func (h *Hash) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
-	return h.EmbedDocuments(ctx, texts)
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		if i&0xff == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		out[i] = h.vector(t, h.n > 0)
+	}
+	return out, nil
 }
 
 // IDF is the weight of term t.
@@ -73,10 +83,15 @@ func (h *Hash) IDF(t string) float64 {
 	return math.Log(float64(h.n+1)/float64(h.df[t]+1)) + 1
 }
 
-// Vector embeds one text. A text without terms gets the zero vector.
-func (h *Hash) Vector(s string) []float32 {
+// Vector embeds one document text. A text without terms gets the zero vector.
+func (h *Hash) Vector(s string) []float32 { return h.vector(s, false) }
+
+func (h *Hash) vector(s string, knownOnly bool) []float32 {
 	tf := map[string]int{}
 	for _, t := range text.Tokens(s) {
+		if knownOnly && h.df[t] == 0 {
+			continue
+		}
 		tf[t]++
 	}
 	acc := make([]float64, h.dim)
