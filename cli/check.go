@@ -30,6 +30,7 @@ type checkOptions struct {
 	referenceLocale                string
 	jsonOut, markdownOut, casesOut string
 	comment, commentKey            string
+	action                         actionFlags // --pr; GitHub glue in actions.go
 }
 
 func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
@@ -47,6 +48,7 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	fs.StringVar(&o.casesOut, "cases-out", "", "write per-case scores as JSONL to `FILE`")
 	fs.StringVar(&o.comment, "comment", "auto", "PR comment: auto, always or never")
 	fs.StringVar(&o.commentKey, "comment-key", "default", "key of the PR comment, so several gates keep one comment each")
+	o.action.register(fs)
 	if err := parseFlags(fs, env, args); err != nil {
 		return nil, err
 	}
@@ -131,8 +133,9 @@ func (c *CheckCommand) Run(ctx context.Context, env *Env, args []string) error {
 	if u := res.Integrity.Unknown; u.Entries > 0 {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: %d retrieved entries in %d cases are not cards of the knowledge base (stale index?)\n", u.Entries, u.Cases)
 	}
-	// The GitHub step (job summary, PR comment per o.comment / o.commentKey,
-	// annotations) joins here, before the verdict is returned.
+	// GitHub (cli/actions.go): outputs, annotations, job summary, PR comment. Its
+	// failures are warnings; the exit code reflects only the gates.
+	publish(ctx, env, checkPublication(res, o.commentKey, o.comment, o.jsonOut, o.action))
 
 	if failed := res.Failed(); len(failed) > 0 {
 		return &GateError{Failed: failed}
@@ -157,21 +160,21 @@ func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *dataset.KB) 
 	scorer := &gate.Scorer{KB: kb, K: o.k}
 	acc := gate.NewAccumulator()
 	run := func(out io.Writer) error {
-		work := func(cs *dataset.Case) (*gate.CaseResult, error) {
-			r, err := scorer.Score(cs)
+		work := func(cs *dataset.Case) (gate.CaseResult, error) {
+			var r gate.CaseResult
+			err := scorer.ScoreInto(cs, &r)
 			if err == nil && out != nil {
-				r.Out = report.AppendCaseLine(nil, cs, r)
+				r.Out = report.AppendCaseLine(nil, cs, &r)
 			}
 			return r, err
 		}
-		emit := func(r *gate.CaseResult) error {
+		emit := func(r gate.CaseResult) error {
 			if out != nil {
 				if _, err := out.Write(r.Out); err != nil {
 					return err
 				}
-				r.Out = nil
 			}
-			return acc.Add(r)
+			return acc.Add(&r)
 		}
 		return dataset.MapCases(ctx, in, name, 0, work, emit)
 	}

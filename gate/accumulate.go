@@ -65,7 +65,8 @@ func idHash(s string) uint64 {
 	return h
 }
 
-// Add records one case result. A case id seen before is an input error.
+// Add records one case result (it keeps a copy, never r itself). A case id seen
+// before is an input error.
 func (a *Accumulator) Add(r *CaseResult) error {
 	h := idHash(r.ID)
 	if first, dup := a.seen[h]; dup {
@@ -130,8 +131,9 @@ func (a *Accumulator) Add(r *CaseResult) error {
 			maxM = DefaultMaxMissed
 		}
 		if len(a.missed) < maxM {
-			r.Out, r.Problems, r.Extra = nil, nil, nil
-			a.missed = append(a.missed, r)
+			kept := *r
+			kept.Out, kept.Problems, kept.Extra = nil, nil, nil
+			a.missed = append(a.missed, &kept)
 		}
 	}
 	return nil

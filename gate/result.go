@@ -3,10 +3,12 @@ package gate
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/retrieval-gate/retrieval-gate/metrics"
 )
@@ -178,10 +180,6 @@ func (a *Accumulator) Result(cfg Config) *Result {
 		}
 		return keys[i].locale < keys[j].locale
 	})
-	summarize := func(name string, pick func(cellKey) bool) Group {
-		return a.group(name, keys, pick, cfg)
-	}
-	res.Overall = summarize("overall", func(cellKey) bool { return true })
 	var types, locales []string
 	for _, k := range keys {
 		if !slices.Contains(types, k.typ) {
@@ -193,12 +191,50 @@ func (a *Accumulator) Result(cfg Config) *Result {
 	}
 	slices.Sort(types)
 	slices.Sort(locales)
-	for _, t := range types {
-		res.ByType = append(res.ByType, summarize(t, func(k cellKey) bool { return k.typ == t }))
+	type pending struct {
+		g  *Group
+		hs []*metrics.Histogram
 	}
-	for _, l := range locales {
-		res.ByLocale = append(res.ByLocale, summarize(l, func(k cellKey) bool { return k.locale == l }))
+	var todo []pending
+	res.ByType = make([]Group, len(types))
+	res.ByLocale = make([]Group, len(locales))
+	var hs []*metrics.Histogram
+	res.Overall, hs = a.group("overall", keys, func(cellKey) bool { return true })
+	todo = append(todo, pending{&res.Overall, hs})
+	for i, t := range types {
+		res.ByType[i], hs = a.group(t, keys, func(k cellKey) bool { return k.typ == t })
+		todo = append(todo, pending{&res.ByType[i], hs})
 	}
+	for i, l := range locales {
+		res.ByLocale[i], hs = a.group(l, keys, func(k cellKey) bool { return k.locale == l })
+		todo = append(todo, pending{&res.ByLocale[i], hs})
+	}
+	// The bootstrap CIs are independent (each from its own seeded generator), so
+	// they run in parallel and the result stays deterministic.
+	var ms []*Metric
+	var hists []*metrics.Histogram
+	for _, p := range todo {
+		for i := range p.g.Metrics {
+			ms = append(ms, &p.g.Metrics[i])
+			hists = append(hists, p.hs[i])
+		}
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range max(1, min(runtime.GOMAXPROCS(0), len(ms))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				ms[i].Summary = metrics.Summarize(hists[i], cfg.Resamples, cfg.Seed)
+			}
+		}()
+	}
+	for i := range ms {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 
 	// Locale deltas against the reference locale (indicative only).
 	var ref *Group
@@ -270,8 +306,9 @@ func floorGate(name string, f Floor, overall Group, key string) GateResult {
 	return g
 }
 
-// group merges the picked cells into one Group with bootstrap CIs.
-func (a *Accumulator) group(name string, keys []cellKey, pick func(cellKey) bool, cfg Config) Group {
+// group merges the picked cells into one Group; its Metrics (triad keys first,
+// then other keys sorted) get their Summary later from the returned histograms.
+func (a *Accumulator) group(name string, keys []cellKey, pick func(cellKey) bool) (Group, []*metrics.Histogram) {
 	g := Group{Name: name}
 	var triad [3]*metrics.Histogram
 	for i := range triad {
@@ -295,9 +332,11 @@ func (a *Accumulator) group(name string, keys []cellKey, pick func(cellKey) bool
 			extra[key].Merge(h)
 		}
 	}
+	var hs []*metrics.Histogram
 	for i, h := range triad {
 		if h.N() > 0 {
-			g.Metrics = append(g.Metrics, Metric{Key: metrics.TriadKeys[i], Summary: metrics.Summarize(h, cfg.Resamples, cfg.Seed)})
+			g.Metrics = append(g.Metrics, Metric{Key: metrics.TriadKeys[i]})
+			hs = append(hs, h)
 		}
 	}
 	ek := make([]string, 0, len(extra))
@@ -306,7 +345,8 @@ func (a *Accumulator) group(name string, keys []cellKey, pick func(cellKey) bool
 	}
 	slices.Sort(ek)
 	for _, k := range ek {
-		g.Metrics = append(g.Metrics, Metric{Key: k, Summary: metrics.Summarize(extra[k], cfg.Resamples, cfg.Seed)})
+		g.Metrics = append(g.Metrics, Metric{Key: k})
+		hs = append(hs, extra[k])
 	}
-	return g
+	return g, hs
 }

@@ -88,7 +88,17 @@ type Scorer struct {
 // retrieved identities (or its precomputed scores as given), and the count of
 // retrieved identities unknown to the KB. Errors are input errors (*dataset.Error).
 func (s *Scorer) Score(c *dataset.Case) (*CaseResult, error) {
-	r := &CaseResult{File: c.File, Line: c.Line, ID: c.ID, Locale: c.Locale, Type: c.Type}
+	r := &CaseResult{}
+	if err := s.ScoreInto(c, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ScoreInto is Score writing into r (overwritten), for callers that keep
+// results by value.
+func (s *Scorer) ScoreInto(c *dataset.Case, r *CaseResult) error {
+	*r = CaseResult{File: c.File, Line: c.Line, ID: c.ID, Locale: c.Locale, Type: c.Type}
 	if r.Locale == "" {
 		r.Locale = UndeterminedLocale
 	}
@@ -110,7 +120,7 @@ func (s *Scorer) Score(c *dataset.Case) (*CaseResult, error) {
 		r.Precomputed = true
 		for key, v := range c.Scores {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, dataset.Errorf(c.File, c.Line, "scores.%s must be a finite number", key)
+				return dataset.Errorf(c.File, c.Line, "scores.%s must be a finite number", key)
 			}
 			i := slices.Index(metrics.TriadKeys[:], key)
 			if i < 0 {
@@ -121,7 +131,7 @@ func (s *Scorer) Score(c *dataset.Case) (*CaseResult, error) {
 				continue
 			}
 			if v < 0 || v > 1 {
-				return nil, dataset.Errorf(c.File, c.Line, "scores.%s must be in [0,1], got %v", key, v)
+				return dataset.Errorf(c.File, c.Line, "scores.%s must be in [0,1], got %v", key, v)
 			}
 			r.Has[i] = true
 			switch i {
@@ -137,7 +147,7 @@ func (s *Scorer) Score(c *dataset.Case) (*CaseResult, error) {
 		if r.Missed() {
 			r.keepForReport(c, nil)
 		}
-		return r, nil
+		return nil
 	}
 
 	var buf [32]string
@@ -152,17 +162,23 @@ func (s *Scorer) Score(c *dataset.Case) (*CaseResult, error) {
 			r.UnknownRetrieved++
 		}
 	}
-	gold := metrics.DedupGold(c.Gold)
+	var gb [8]string
+	gold := metrics.AppendDedupGold(gb[:0], c.Gold)
 	if len(gold) == 0 {
-		return r, nil
+		return nil
 	}
 	var tk [16]string
-	triad, topk := metrics.ScoreTriad(tk[:0], ranked, gold, s.K)
-	r.Scored, r.Triad, r.Has = true, triad, [3]bool{true, true, true}
+	topk := metrics.TopKIdentities(tk[:0], ranked, s.K)
+	r.Triad = metrics.Triad{
+		Hit:    metrics.HitAtK(topk, gold),
+		Recall: metrics.RecallAtK(topk, gold),
+		NDCG:   metrics.NDCGAtK(topk, gold, s.K),
+	}
+	r.Scored, r.Has = true, [3]bool{true, true, true}
 	if r.Missed() {
 		r.keepForReport(c, topk)
 	}
-	return r, nil
+	return nil
 }
 
 // keepForReport copies what the missed-cases list shows, bounded.

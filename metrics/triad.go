@@ -50,13 +50,18 @@ func TopKIdentities(dst []string, ranked []string, k int) []string {
 // DedupGold returns the distinct gold ids in first-occurrence order (a new slice;
 // empty ids dropped): gold is a set, so a repeated gold id counts once.
 func DedupGold(gold []string) []string {
-	out := make([]string, 0, len(gold))
+	return AppendDedupGold(make([]string, 0, len(gold)), gold)
+}
+
+// AppendDedupGold is DedupGold appending to dst (which must not alias gold).
+func AppendDedupGold(dst, gold []string) []string {
+	start := len(dst)
 	for _, g := range gold {
-		if g != "" && !contains(out, g) {
-			out = append(out, g)
+		if g != "" && !contains(dst[start:], g) {
+			dst = append(dst, g)
 		}
 	}
-	return out
+	return dst
 }
 
 // HitAtK is hit@k: 1 if any gold card is among the deduplicated top-k identities, else 0.
@@ -107,14 +112,28 @@ func NDCGAtK(topk, gold []string, k int) float64 {
 }
 
 // discount is the DCG position discount 1 / log2(rank + 1), rank 1-based.
-func discount(rank int) float64 { return 1 / math.Log2(float64(rank)+1) }
+func discount(rank int) float64 {
+	if rank < len(discounts) {
+		return discounts[rank]
+	}
+	return 1 / math.Log2(float64(rank)+1)
+}
+
+// discounts caches discount for small ranks.
+var discounts = func() (d [65]float64) {
+	for r := 1; r < len(d); r++ {
+		d[r] = 1 / math.Log2(float64(r)+1)
+	}
+	return d
+}()
 
 // ScoreTriad scores one case: ranked identities (best first, duplicates allowed),
 // gold ids (duplicates allowed, not empty) and the cut k. topk is scratch space
 // (may be nil); the deduplicated top k is returned with the scores.
 func ScoreTriad(topk, ranked, gold []string, k int) (Triad, []string) {
 	topk = TopKIdentities(topk[:0], ranked, k)
-	g := DedupGold(gold)
+	var buf [8]string
+	g := AppendDedupGold(buf[:0], gold)
 	return Triad{
 		Hit:    HitAtK(topk, g),
 		Recall: RecallAtK(topk, g),

@@ -18,6 +18,9 @@ import (
 // scores as given, or is {} for a case without gold. `check` reads the file back
 // as precomputed scores; floats keep full precision so the aggregates match.
 func AppendCaseLine(dst []byte, c *dataset.Case, r *gate.CaseResult) []byte {
+	if dst == nil {
+		dst = make([]byte, 0, 160+len(c.ID)+len(c.Query)+24*len(c.Gold))
+	}
 	dst = append(dst, `{"id":`...)
 	dst = appendJSONString(dst, c.ID)
 	if c.Locale != "" {
@@ -51,8 +54,13 @@ func AppendCaseLine(dst []byte, c *dataset.Case, r *gate.CaseResult) []byte {
 		dst = append(dst, ':')
 		dst = appendExactFloat(dst, v)
 	}
-	if r.Scored {
-		// Triad keys sort before most others; emit all keys in sorted order.
+	switch {
+	case r.Scored && r.Extra == nil && r.Has == [3]bool{true, true, true}:
+		// The common case, keys already in sorted order: no allocation.
+		field(metrics.KeyHit, r.Triad.Hit)
+		field(metrics.KeyNDCG, r.Triad.NDCG)
+		field(metrics.KeyRecall, r.Triad.Recall)
+	case r.Scored:
 		keys := make([]string, 0, 3+len(r.Extra))
 		for i, k := range metrics.TriadKeys {
 			if r.Has[i] {
