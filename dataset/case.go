@@ -1,10 +1,10 @@
 package dataset
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"io"
+	"runtime"
+	"sync"
 
 	"github.com/valyala/fastjson"
 )
@@ -26,6 +26,11 @@ func (r Retrieved) Identity() string {
 }
 
 // Case is one line of a cases JSONL file.
+//
+// The strings of a Case stay valid after the callback that received it; all of
+// them but ID share one allocation per case, so keeping one small string (say a
+// gold id) for long keeps that case's strings alive: strings.Clone it if that
+// matters. Gold, Retrieved and Raw are reused for the next case.
 type Case struct {
 	File   string
 	Line   int // 1-based line number in File
@@ -40,8 +45,9 @@ type Case struct {
 	HasRetrieved bool
 	// Scores holds precomputed per-case scores; nil when the case has no `scores`.
 	Scores map[string]float64
-	// Raw is the original line without its newline. Valid only during the
-	// callback that receives the Case; copy it to keep it.
+	// Raw is the original line without its newline (and without a trailing CR
+	// or, on line 1, a UTF-8 BOM). Valid only during the callback that receives
+	// the Case; copy it to keep it.
 	Raw []byte
 }
 
@@ -49,37 +55,50 @@ type Case struct {
 func (c *Case) HasGold() bool { return len(c.Gold) > 0 }
 
 // StreamCases reads cases JSONL from r (named file in errors) and calls fn once per
-// case, in file order, from a single goroutine. Blank lines are skipped. The *Case
-// passed to fn is only valid during the call. The first error (from parsing or fn)
-// stops the stream and is returned; parse errors are *Error with file and line.
+// case, in file order, from a single goroutine. Blank lines are skipped; a CR
+// before the newline, a UTF-8 BOM and a last line without newline are accepted.
+// The *Case passed to fn is only valid during the call. The first error (from
+// reading, parsing or fn) stops the stream and is returned; parse errors are
+// *Error with file and line.
 func StreamCases(ctx context.Context, r io.Reader, file string, fn func(*Case) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	var p fastjson.Parser
+	var p CaseParser
 	var c Case
-	line := 0
-	for sc.Scan() {
-		line++
-		if line&0x3ff == 0 {
-			if err := ctx.Err(); err != nil {
+	var spare []byte // the previous block's buffer, once its cases are done
+	br := newBlockReader(r, file, func(n int) []byte {
+		if b := spare; cap(b) >= n && cap(b) == caseBlockSize {
+			spare = nil
+			return b[:0]
+		}
+		return newCaseBuf(n)
+	})
+	n := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		data, first, err := br.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		err = forCaseLines(data, file, first, func(b []byte, line int) error {
+			if n++; n&0xff == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if err := p.Parse(b, file, line, &c); err != nil {
 				return err
 			}
-		}
-		b := sc.Bytes()
-		if isBlank(b) {
-			continue
-		}
-		if err := ParseCase(&p, b, file, line, &c); err != nil {
+			return fn(&c)
+		})
+		if err != nil {
 			return err
 		}
-		if err := fn(&c); err != nil {
-			return err
-		}
+		spare = data[:0]
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("failed to read %s: %w", file, err)
-	}
-	return nil
 }
 
 func isBlank(b []byte) bool {
@@ -91,153 +110,190 @@ func isBlank(b []byte) bool {
 	return true
 }
 
-// ParseCase decodes one JSON line into c, reusing c's slices.
+var parserPool = sync.Pool{New: func() any { return new(CaseParser) }}
+
+// ParseCase decodes one JSON line into c, reusing c's slices. Errors are *Error
+// reading `file:line: what is wrong`.
+//
+// p is not used (it may be nil): decoding uses CaseParser, which is faster; the
+// parameter is kept for compatibility. Use a CaseParser directly in loops.
 func ParseCase(p *fastjson.Parser, b []byte, file string, line int, c *Case) error {
-	v, err := p.ParseBytes(b)
-	if err != nil {
-		return Errorf(file, line, "malformed JSON: %v", err)
-	}
-	o, err := v.Object()
-	if err != nil {
-		return Errorf(file, line, "a case must be a JSON object, got %s", v.Type())
-	}
-	*c = Case{File: file, Line: line, Raw: b, Gold: c.Gold[:0], Retrieved: c.Retrieved[:0], Type: "golden"}
-	var perr error
-	str := func(key string, dst *string, val *fastjson.Value) {
-		if val.Type() != fastjson.TypeString {
-			perr = Errorf(file, line, "field %q must be a string, got %s", key, val.Type())
-			return
-		}
-		*dst = string(val.GetStringBytes())
-	}
-	o.Visit(func(key []byte, val *fastjson.Value) {
-		if perr != nil {
-			return
-		}
-		switch string(key) {
-		case "id":
-			str("id", &c.ID, val)
-		case "locale":
-			str("locale", &c.Locale, val)
-		case "type":
-			if val.Type() != fastjson.TypeNull {
-				str("type", &c.Type, val)
-			}
-		case "query":
-			if val.Type() != fastjson.TypeNull {
-				str("query", &c.Query, val)
-			}
-		case "must_cite_one_of":
-			if val.Type() == fastjson.TypeNull {
-				return
-			}
-			arr, err := val.Array()
-			if err != nil {
-				perr = Errorf(file, line, "field \"must_cite_one_of\" must be an array of card ids, got %s", val.Type())
-				return
-			}
-			for i, g := range arr {
-				if g.Type() != fastjson.TypeString {
-					perr = Errorf(file, line, "must_cite_one_of[%d] must be a string, got %s", i, g.Type())
-					return
-				}
-				c.Gold = append(c.Gold, string(g.GetStringBytes()))
-			}
-		case "retrieved":
-			if val.Type() == fastjson.TypeNull {
-				return
-			}
-			arr, err := val.Array()
-			if err != nil {
-				perr = Errorf(file, line, "field \"retrieved\" must be an array, got %s", val.Type())
-				return
-			}
-			c.HasRetrieved = true
-			for i, e := range arr {
-				r, err := parseRetrieved(e, file, line, i)
-				if err != nil {
-					perr = err
-					return
-				}
-				c.Retrieved = append(c.Retrieved, r)
-			}
-		case "scores":
-			if val.Type() == fastjson.TypeNull {
-				return
-			}
-			so, err := val.Object()
-			if err != nil {
-				perr = Errorf(file, line, "field \"scores\" must be an object, got %s", val.Type())
-				return
-			}
-			c.Scores = make(map[string]float64, so.Len())
-			so.Visit(func(k []byte, sv *fastjson.Value) {
-				if perr != nil {
-					return
-				}
-				f, err := sv.Float64()
-				if err != nil {
-					perr = Errorf(file, line, "scores.%s must be a number, got %s", k, sv.Type())
-					return
-				}
-				c.Scores[string(k)] = f
-			})
-		}
-	})
-	if perr != nil {
-		return perr
-	}
-	if c.ID == "" {
-		return Errorf(file, line, "case has no \"id\"")
-	}
-	if c.HasRetrieved && c.Scores != nil {
-		return Errorf(file, line, "case %q has both \"retrieved\" and \"scores\"; give one", c.ID)
-	}
-	return nil
+	cp := parserPool.Get().(*CaseParser)
+	err := cp.Parse(b, file, line, c)
+	cp.b = nil
+	parserPool.Put(cp)
+	return err
 }
 
-func parseRetrieved(e *fastjson.Value, file string, line, i int) (Retrieved, error) {
-	switch e.Type() {
-	case fastjson.TypeString:
-		return Retrieved{ID: string(e.GetStringBytes())}, nil
-	case fastjson.TypeObject:
-		var r Retrieved
-		idv := e.Get("id")
-		if idv == nil || idv.Type() != fastjson.TypeString || len(idv.GetStringBytes()) == 0 {
-			return r, Errorf(file, line, "retrieved[%d] needs a string \"id\"", i)
-		}
-		r.ID = string(idv.GetStringBytes())
-		if pv := e.Get("parent_id"); pv != nil && pv.Type() != fastjson.TypeNull {
-			if pv.Type() != fastjson.TypeString {
-				return r, Errorf(file, line, "retrieved[%d].parent_id must be a string, got %s", i, pv.Type())
-			}
-			r.ParentID = string(pv.GetStringBytes())
-		}
-		if sv := e.Get("score"); sv != nil && sv.Type() != fastjson.TypeNull {
-			f, err := sv.Float64()
-			if err != nil {
-				return r, Errorf(file, line, "retrieved[%d].score must be a number, got %s", i, sv.Type())
-			}
-			r.Score, r.HasScore = f, true
-		}
-		return r, nil
-	default:
-		return Retrieved{}, Errorf(file, line, "retrieved[%d] must be a card id string or an object, got %s", i, e.Type())
-	}
-}
-
-// MapCases reads cases JSONL from r and calls work for each case, possibly on up to
+// MapCases reads cases JSONL from r and calls work for each case, on up to
 // `workers` goroutines at once (workers <= 0 means GOMAXPROCS); the *Case given to
 // work is only valid during that call. emit receives work's results in file order,
-// from one goroutine. The first error (parse, work or emit) stops the stream.
+// from the calling goroutine. The first error (read, parse, work or emit) stops
+// the stream promptly and is returned; when several cases fail, the error is the
+// one of the earliest case in file order, so it is deterministic. work may still
+// have been called on some cases after that one (their results are discarded),
+// and emit is never called for a case after it. All goroutines have ended when
+// MapCases returns (a Read blocked on r delays that until it returns).
 //
-// This first version is sequential; the signature is the stable part.
+// Memory is bounded: a reader goroutine reads blocks of about 1 MiB cut at line
+// ends, and at most 2*workers+2 blocks (with their results) are in flight.
 func MapCases[T any](ctx context.Context, r io.Reader, file string, workers int, work func(*Case) (T, error), emit func(T) error) error {
-	return StreamCases(ctx, r, file, func(c *Case) error {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	inflight := 2*workers + 2
+	tokens := make(chan struct{}, inflight)   // one per batch in flight
+	freeBufs := make(chan []byte, inflight+1) // recycled block buffers
+	freeRes := make(chan []T, inflight)       // recycled result slices
+	todo := make(chan *mapBatch[T], inflight) // reader -> workers
+	done := make(chan *mapBatch[T], inflight) // workers -> emit, in any order
+	getBuf := func(n int) []byte {
+		if n <= caseBlockSize {
+			select {
+			case b := <-freeBufs:
+				return b[:0]
+			default:
+			}
+		}
+		return newCaseBuf(n)
+	}
+
+	var readers, workersWG sync.WaitGroup
+	readers.Add(1)
+	go func() { // reader
+		defer readers.Done()
+		defer close(todo)
+		br := newBlockReader(r, file, getBuf)
+		for seq := 0; ; seq++ {
+			select {
+			case tokens <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			data, first, err := br.next()
+			if err == io.EOF {
+				return
+			}
+			b := &mapBatch[T]{seq: seq, data: data, first: first, err: err}
+			select {
+			case todo <- b:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	workersWG.Add(workers)
+	for range workers {
+		go func() {
+			defer workersWG.Done()
+			var p CaseParser
+			var c Case
+			for b := range todo {
+				if b.err == nil {
+					select {
+					case b.results = <-freeRes:
+					default:
+					}
+					b.run(ctx, file, &p, &c, work)
+				}
+				done <- b // never blocks: at most inflight batches exist
+			}
+		}()
+	}
+	go func() {
+		workersWG.Wait()
+		close(done)
+	}()
+
+	// Emit in file order: pending[seq%inflight] holds finished batches until
+	// their turn; a batch's token is returned once it is emitted.
+	pending := make([]*mapBatch[T], inflight)
+	next := 0
+	var result error
+	for b := range done {
+		if result != nil {
+			continue // drain after the first error
+		}
+		pending[b.seq%inflight] = b
+		for result == nil {
+			b := pending[next%inflight]
+			if b == nil || b.seq != next {
+				break
+			}
+			pending[next%inflight] = nil
+			for _, t := range b.results {
+				if err := emit(t); err != nil {
+					result = err
+					break
+				}
+			}
+			if result == nil && b.err != nil {
+				result = b.err
+			}
+			if result != nil {
+				cancel()
+				break
+			}
+			next++
+			clear(b.results)
+			select {
+			case freeRes <- b.results[:0]:
+			default:
+			}
+			if cap(b.data) == caseBlockSize {
+				select {
+				case freeBufs <- b.data[:0]:
+				default:
+				}
+			}
+			<-tokens
+		}
+	}
+	readers.Wait()
+	if result == nil {
+		// Only an outside cancellation can have cut the stream short here.
+		result = ctx.Err()
+	}
+	return result
+}
+
+// mapBatch is a block of whole lines on its way through MapCases.
+type mapBatch[T any] struct {
+	seq     int
+	data    []byte
+	first   int   // line number of the first line of data
+	results []T   // work's results, in line order
+	err     error // the first error in the batch, after results
+}
+
+// run parses and works the batch's lines until the first error.
+func (b *mapBatch[T]) run(ctx context.Context, file string, p *CaseParser, c *Case, work func(*Case) (T, error)) {
+	n := 0
+	b.err = forCaseLines(b.data, file, b.first, func(line []byte, no int) error {
+		if n++; n&0x7f == 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			default:
+			}
+		}
+		if err := p.Parse(line, file, no, c); err != nil {
+			return err
+		}
 		t, err := work(c)
 		if err != nil {
 			return err
 		}
-		return emit(t)
+		b.results = append(b.results, t)
+		return nil
 	})
+	if b.err == nil && ctx.Err() != nil {
+		b.err = ctx.Err()
+	}
 }

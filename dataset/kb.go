@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/valyala/fastjson"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -121,7 +120,7 @@ func (kb *KB) loadJSONL(path string) error {
 func (kb *KB) readJSONL(r io.Reader, file string) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxKBLine)
-	var p fastjson.Parser
+	var p CaseParser
 	line := 0
 	for sc.Scan() {
 		line++
@@ -149,58 +148,107 @@ func (kb *KB) readJSONL(r io.Reader, file string) error {
 	return nil
 }
 
-// parseCardJSON decodes one JSONL card line.
-func parseCardJSON(p *fastjson.Parser, b []byte, file string, line int) (Card, error) {
+// parseCardJSON decodes one JSONL card line with the cases scanner (strict
+// JSON, strings unescaped as encoding/json does; the last of duplicate keys wins).
+func parseCardJSON(p *CaseParser, b []byte, file string, line int) (Card, error) {
 	c := Card{File: file, Line: line}
-	v, err := p.ParseBytes(b)
-	if err != nil {
-		return c, Errorf(file, line, "malformed JSON: %v", err)
-	}
-	o, err := v.Object()
-	if err != nil {
-		return c, Errorf(file, line, "a card must be a JSON object, got %s", v.Type())
-	}
-	var perr error
+	p.reset(b)
+	var fields [4]string // id, locale, title, text
+	var errs [4]string
 	hasID := false
-	o.Visit(func(key []byte, val *fastjson.Value) {
-		if perr != nil {
-			return
+	err := func() error {
+		i := p.ws(0)
+		if i >= len(b) {
+			return p.unexpected(i, "looking for a card object")
 		}
-		var dst *string
-		switch string(key) {
-		case "id":
-			dst = &c.ID
-			if val.Type() != fastjson.TypeString {
-				perr = Errorf(file, line, "card field \"id\" must be a string, got %s", val.Type())
-				return
+		if b[i] != '{' {
+			end, err := p.skipValue(i, 0)
+			if err != nil {
+				return err
 			}
-			hasID = true
-		case "locale":
-			dst = &c.Locale
-		case "title":
-			dst = &c.Title
-		case "text":
-			dst = &c.Text
-		default:
-			return
+			if end = p.ws(end); end < len(b) {
+				return p.unexpected(end, "after top-level value")
+			}
+			return fmt.Errorf("a card must be a JSON object, got %s", jsonTypeName(b[i]))
 		}
-		switch val.Type() {
-		case fastjson.TypeString:
-			*dst = string(val.GetStringBytes())
-		case fastjson.TypeNull:
-		default:
-			perr = Errorf(file, line, "card field %q must be a string, got %s", key, val.Type())
+		i = p.ws(i + 1)
+		if i < len(b) && b[i] == '}' {
+			i++
+		} else {
+			for {
+				key, v, err := p.objectKey(i)
+				if err != nil {
+					return err
+				}
+				if v >= len(b) {
+					return p.unexpected(v, "looking for a value")
+				}
+				f := -1
+				switch string(key) {
+				case "id":
+					f, hasID = 0, true
+				case "locale":
+					f = 1
+				case "title":
+					f = 2
+				case "text":
+					f = 3
+				}
+				switch {
+				case f < 0:
+					i, err = p.skipValue(v, 1)
+				case b[v] == '"':
+					var esc bool
+					if i, esc, err = p.scanString(v); err == nil {
+						p.arena = p.arena[:0]
+						sp := p.store(v, i, esc)
+						fields[f], errs[f] = string(p.arena[sp.off:sp.end]), ""
+					}
+				case b[v] == 'n' && f > 0:
+					fields[f], errs[f] = "", ""
+					i, err = p.literal(v, "null")
+				default:
+					fields[f] = ""
+					errs[f] = fmt.Sprintf("card field %q must be a string, got %s", key, jsonTypeName(b[v]))
+					i, err = p.skipValue(v, 1)
+				}
+				if err != nil {
+					return err
+				}
+				var done bool
+				if i, done, err = p.next(i, '}', "after object value"); err != nil {
+					return err
+				}
+				if done {
+					break
+				}
+			}
 		}
-	})
-	if perr != nil {
-		return c, perr
+		if i = p.ws(i); i < len(b) {
+			return p.unexpected(i, "after the card object")
+		}
+		return nil
+	}()
+	p.b = nil
+	if err != nil {
+		var se *jsonSyntaxError
+		if errors.As(err, &se) {
+			return c, Errorf(file, line, "malformed JSON: %s", se.Error())
+		}
+		return c, Errorf(file, line, "%s", err.Error())
+	}
+	for _, msg := range errs {
+		if msg != "" {
+			return c, Errorf(file, line, "%s", msg)
+		}
 	}
 	if !hasID {
 		return c, Errorf(file, line, "card has no \"id\"")
 	}
-	if c.ID == "" {
+	if fields[0] == "" {
 		return c, Errorf(file, line, "card \"id\" is empty")
 	}
+	c.ID, c.Locale, c.Title, c.Text = fields[0], fields[1], fields[2], fields[3]
 	return c, nil
 }
 
@@ -319,7 +367,7 @@ var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
 func parseFrontMatter(file string, fm []byte, c *Card) error {
 	const firstLine = 2
 	var doc yaml.Node
-	if err := yaml.Unmarshal(fm, &doc); err != nil {
+	if err := unmarshalYAML(fm, &doc); err != nil {
 		msg := err.Error()
 		line := firstLine
 		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
@@ -370,4 +418,15 @@ func parseFrontMatter(file string, fm []byte, c *Card) error {
 		}
 	}
 	return nil
+}
+
+// unmarshalYAML is yaml.Unmarshal that turns a panic of the YAML library on
+// hostile input into an error.
+func unmarshalYAML(b []byte, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: %v", r)
+		}
+	}()
+	return yaml.Unmarshal(b, v)
 }
