@@ -118,17 +118,30 @@ func (c *CompareCommand) Run(ctx context.Context, env *Env, args []string) error
 		}
 	}
 
-	qrels, err := dataset.ReadQrels(ctx, *qrelsPath)
-	if err != nil {
-		return fmt.Errorf("failed to read qrels: %w", err)
-	}
+	// The qrels are read (sequentially) while the runs are read (in parallel);
+	// errors are reported in command-line order: qrels first, then each run.
+	var qrels *dataset.Qrels
+	qerr := make(chan error, 1)
+	go func() {
+		var err error
+		qrels, err = dataset.ReadQrels(ctx, *qrelsPath)
+		qerr <- err
+	}()
 	inputs := make([]compare.Input, len(runs.names))
+	var runErr error
 	for i, name := range runs.names {
 		run, err := dataset.ReadRun(ctx, runs.files[i], *k, dataset.RunOptions{})
 		if err != nil {
-			return fmt.Errorf("failed to read run %q: %w", name, err)
+			runErr = fmt.Errorf("failed to read run %q: %w", name, err)
+			break
 		}
 		inputs[i] = compare.Input{Name: name, Run: run}
+	}
+	if err := <-qerr; err != nil {
+		return fmt.Errorf("failed to read qrels: %w", err)
+	}
+	if runErr != nil {
+		return runErr
 	}
 	res, err := compare.Run(qrels, inputs, compare.Options{
 		K: *k, Gain: gain.g, RelevantLevel: *level, Baseline: *baseline, Resamples: *resamples, Seed: sd,

@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/retrieval-gate/retrieval-gate/dataset"
 	"github.com/retrieval-gate/retrieval-gate/metrics"
@@ -176,55 +177,94 @@ func Run(q *dataset.Qrels, runs []Input, opt Options) (*Result, error) {
 func evaluate(q *dataset.Qrels, in Input, eval []int, opt Options) (Strategy, error) {
 	run := in.Run
 	s := Strategy{Name: in.Name, File: run.File, N: len(eval), RunQueries: len(run.Queries)}
-	byQ := make(map[int]int, len(run.Queries)) // qrels index -> run query
+	byQ := make([]int32, q.NumQueries()) // qrels index -> run query, -1 absent
+	for i := range byQ {
+		byQ[i] = -1
+	}
+	common := 0
 	for j, rq := range run.Queries {
 		qi, ok := q.QueryIndex(rq.ID)
 		if !ok {
 			s.NotJudged++
 			continue
 		}
-		byQ[qi] = j
+		byQ[qi] = int32(j)
+		common++
 	}
-	if len(byQ) == 0 {
+	if common == 0 {
 		return s, dataset.Errorf(run.File, 0, "run %q has no query in common with the qrels %s", in.Name, q.File)
 	}
 	k := opt.K
 	const M = metrics.NumGraded
 	s.Values = make([]float64, len(eval)*M)
-	posSum := make([]int, k)
-	rels := make([]int, 0, k)
 	type dq struct {
 		dcg float64
 		i   int
 	}
 	order := make([]dq, len(eval))
-	for i, qi := range eval {
-		rels = rels[:0]
-		j, ok := byQ[qi]
-		if !ok {
-			s.Missing++
-		} else {
-			for _, doc := range run.Queries[j].Docs {
-				if len(rels) == k {
-					break
+	failed := make([]bool, len(eval))
+	// The queries are scored in fixed parts on parallel goroutines; the parts'
+	// integer counters are summed afterwards, so the result does not depend on scheduling.
+	type counts struct {
+		missing, unjudged, retrieved int
+		byLevel                      [dataset.MaxRelevance + 1]int
+		posSum                       []int
+	}
+	const parts = 8
+	part := make([]counts, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &part[p]
+			c.posSum = make([]int, k)
+			rels := make([]int, 0, k)
+			for i := p * len(eval) / parts; i < (p+1)*len(eval)/parts; i++ {
+				qi := eval[i]
+				rels = rels[:0]
+				if j := byQ[qi]; j < 0 {
+					c.missing++
+				} else {
+					for _, doc := range run.Queries[j].Docs {
+						if len(rels) == k {
+							break
+						}
+						rel, judged := q.Relevance(qi, doc)
+						if !judged {
+							c.unjudged++
+						}
+						c.byLevel[rel]++
+						c.posSum[len(rels)] += rel
+						rels = append(rels, rel)
+					}
 				}
-				rel, judged := q.Relevance(qi, doc)
-				if !judged {
-					s.Unjudged++
-				}
-				s.ByLevel[rel]++
-				posSum[len(rels)] += rel
-				rels = append(rels, rel)
+				c.retrieved += len(rels)
+				lv := q.Levels(qi)
+				g := metrics.GradedAtK(rels, lv[:], k, opt.Gain, opt.RelevantLevel)
+				copy(s.Values[i*M:], g[:])
+				failed[i] = len(rels) == 0 || rels[0] == 0
+				order[i] = dq{g[metrics.GDCG], i}
 			}
+		}()
+	}
+	wg.Wait()
+	posSum := make([]int, k)
+	for _, c := range part {
+		s.Missing += c.missing
+		s.Unjudged += c.unjudged
+		s.Retrieved += c.retrieved
+		for l, v := range c.byLevel {
+			s.ByLevel[l] += v
 		}
-		s.Retrieved += len(rels)
-		lv := q.Levels(qi)
-		g := metrics.GradedAtK(rels, lv[:], k, opt.Gain, opt.RelevantLevel)
-		copy(s.Values[i*M:], g[:])
-		if len(rels) == 0 || rels[0] == 0 {
-			s.Failed = append(s.Failed, q.QueryID(qi))
+		for r, v := range c.posSum {
+			posSum[r] += v
 		}
-		order[i] = dq{g[metrics.GDCG], i}
+	}
+	for i, f := range failed {
+		if f {
+			s.Failed = append(s.Failed, q.QueryID(eval[i]))
+		}
 	}
 	n := float64(len(eval))
 	for m := range M {

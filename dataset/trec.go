@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"math"
 	"os"
@@ -37,6 +36,7 @@ type Qrels struct {
 	File string
 	ids  []string // query ids in first-appearance order
 	idx  map[string]int32
+	last int32                     // query of the previous line, -1 none
 	lvl  [][MaxRelevance + 1]int32 // per query: number of judged documents at each level
 
 	// judgments, indexed by j
@@ -44,8 +44,10 @@ type Qrels struct {
 	jEnd  []uint32 // end of docid j in arena (start is jEnd[j-1], or 0)
 	jQ    []int32
 	jRel  []int8
-	table []int32 // open addressing over judgments, -1 empty
-	seed  maphash.Seed
+	// perm lists the judgments grouped by query, by docid within a query:
+	// those of query i are perm[qStart[i]:qStart[i+1]].
+	perm   []int32
+	qStart []int32
 }
 
 // NumQueries is the number of judged queries.
@@ -75,11 +77,21 @@ func (q *Qrels) Levels(i int) [MaxRelevance + 1]int {
 // Relevance returns the judged relevance of doc for query i; ok is false when the
 // document is unjudged.
 func (q *Qrels) Relevance(i int, doc string) (rel int, ok bool) {
-	j := q.find(int32(i), unsafe.Slice(unsafe.StringData(doc), len(doc)))
-	if j < 0 {
-		return 0, false
+	d := unsafe.Slice(unsafe.StringData(doc), len(doc))
+	js := q.perm[q.qStart[i]:q.qStart[i+1]]
+	lo, hi := 0, len(js)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if bytes.Compare(q.doc(js[m]), d) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
 	}
-	return int(q.jRel[j]), true
+	if lo < len(js) && bytes.Equal(q.doc(js[lo]), d) {
+		return int(q.jRel[js[lo]]), true
+	}
+	return 0, false
 }
 
 func (q *Qrels) doc(j int32) []byte {
@@ -90,77 +102,58 @@ func (q *Qrels) doc(j int32) []byte {
 	return q.arena[s:q.jEnd[j]]
 }
 
-func (q *Qrels) hash(qi int32, doc []byte) uint64 {
-	h := maphash.Bytes(q.seed, doc)
-	return h ^ (uint64(qi)+1)*0x9e3779b97f4a7c15
-}
-
-func (q *Qrels) find(qi int32, doc []byte) int32 {
-	if len(q.table) == 0 {
-		return -1
-	}
-	mask := uint64(len(q.table) - 1)
-	for p := q.hash(qi, doc) & mask; ; p = (p + 1) & mask {
-		j := q.table[p]
-		if j < 0 {
-			return -1
+// add records a judgment.
+func (q *Qrels) add(qid, doc []byte, rel int) {
+	qi := q.last
+	if qi < 0 || string(qid) != q.ids[qi] {
+		var ok bool
+		qi, ok = q.idx[string(qid)]
+		if !ok {
+			qi = int32(len(q.ids))
+			s := string(qid)
+			q.ids = append(q.ids, s)
+			q.idx[s] = qi
+			q.lvl = append(q.lvl, [MaxRelevance + 1]int32{})
 		}
-		if q.jQ[j] == qi && bytes.Equal(q.doc(j), doc) {
-			return j
-		}
-	}
-}
-
-func (q *Qrels) grow() {
-	size := 1024
-	for size < 2*len(q.jRel)+2 {
-		size <<= 1
-	}
-	q.table = make([]int32, size)
-	for i := range q.table {
-		q.table[i] = -1
-	}
-	mask := uint64(size - 1)
-	for j := range q.jRel {
-		p := q.hash(q.jQ[j], q.doc(int32(j))) & mask
-		for q.table[p] >= 0 {
-			p = (p + 1) & mask
-		}
-		q.table[p] = int32(j)
-	}
-}
-
-// add records a judgment; it returns the index of an earlier judgment of the same
-// (query, doc), or -1.
-func (q *Qrels) add(qid, doc []byte, rel int) int32 {
-	qi, ok := q.idx[string(qid)]
-	if !ok {
-		qi = int32(len(q.ids))
-		s := string(qid)
-		q.ids = append(q.ids, s)
-		q.idx[s] = qi
-		q.lvl = append(q.lvl, [MaxRelevance + 1]int32{})
-	}
-	if prev := q.find(qi, doc); prev >= 0 {
-		return prev
+		q.last = qi
 	}
 	q.arena = append(q.arena, doc...)
 	q.jEnd = append(q.jEnd, uint32(len(q.arena)))
 	q.jQ = append(q.jQ, qi)
 	q.jRel = append(q.jRel, int8(rel))
 	q.lvl[qi][rel]++
-	if 2*len(q.jRel) > len(q.table) {
-		q.grow()
-	} else {
-		j := int32(len(q.jRel) - 1)
-		mask := uint64(len(q.table) - 1)
-		p := q.hash(qi, doc) & mask
-		for q.table[p] >= 0 {
-			p = (p + 1) & mask
-		}
-		q.table[p] = j
+}
+
+// index groups the judgments by query (a counting sort) and sorts each query's by
+// docid. It returns a duplicate (query, docid) as (first, second) judgment, the one
+// whose second occurrence comes first in the file, or (-1, -1).
+func (q *Qrels) index() (int32, int32) {
+	nq := len(q.ids)
+	q.qStart = make([]int32, nq+1)
+	for _, qi := range q.jQ {
+		q.qStart[qi+1]++
 	}
-	return -1
+	for i := range nq {
+		q.qStart[i+1] += q.qStart[i]
+	}
+	q.perm = make([]int32, len(q.jQ))
+	fill := slices.Clone(q.qStart[:nq])
+	for j, qi := range q.jQ {
+		q.perm[fill[qi]] = int32(j)
+		fill[qi]++
+	}
+	dup1, dup2 := int32(-1), int32(-1)
+	for i := range nq {
+		js := q.perm[q.qStart[i]:q.qStart[i+1]]
+		// Stable: equal docids stay in file order.
+		slices.SortStableFunc(js, func(a, b int32) int { return bytes.Compare(q.doc(a), q.doc(b)) })
+		for x := 1; x < len(js); x++ {
+			if bytes.Equal(q.doc(js[x-1]), q.doc(js[x])) && (dup2 < 0 || js[x] < dup2) {
+				dup1, dup2 = js[x-1], js[x]
+			}
+		}
+	}
+	return dup1, dup2
 }
 
 // ReadQrels reads a qrels file, TREC (`qid iter docid rel`) or JSONL
@@ -176,8 +169,7 @@ func ReadQrels(ctx context.Context, path string) (*Qrels, error) {
 
 // ParseQrels reads qrels from r; file names r in errors.
 func ParseQrels(ctx context.Context, r io.Reader, file string) (*Qrels, error) {
-	q := &Qrels{File: file, idx: map[string]int32{}, seed: maphash.MakeSeed()}
-	q.grow()
+	q := &Qrels{File: file, idx: map[string]int32{}, last: -1}
 	jline := []int32{} // line of each judgment, for duplicate errors
 	br := bufio.NewReaderSize(r, 1<<20)
 	var p fastjson.Parser
@@ -243,9 +235,7 @@ func ParseQrels(ctx context.Context, r io.Reader, file string) (*Qrels, error) {
 		if rel < 0 || rel > MaxRelevance {
 			return nil, Errorf(file, line, "relevance %d is outside the scale 0-%d", rel, MaxRelevance)
 		}
-		if prev := q.add(qid, doc, rel); prev >= 0 {
-			return nil, Errorf(file, line, "duplicate judgment of document %q for query %q (first on line %d)", doc, qid, jline[prev])
-		}
+		q.add(qid, doc, rel)
 		jline = append(jline, int32(line))
 		if err == io.EOF {
 			break
@@ -253,6 +243,9 @@ func ParseQrels(ctx context.Context, r io.Reader, file string) (*Qrels, error) {
 	}
 	if len(q.ids) == 0 {
 		return nil, Errorf(file, 0, "no judgments")
+	}
+	if j1, j2 := q.index(); j2 >= 0 {
+		return nil, Errorf(file, int(jline[j2]), "duplicate judgment of document %q for query %q (first on line %d)", q.doc(j2), q.ids[q.jQ[j2]], jline[j1])
 	}
 	return q, nil
 }
@@ -669,27 +662,27 @@ func (p *trecRunParser) lines(b []byte, base int64) bool {
 	return true
 }
 
+// trecSep marks the field separators of a TREC run line.
+var trecSep = [256]bool{' ': true, '\t': true, '\r': true}
+
 // line parses one TREC run line `qid Q0 docid rank score tag`.
 func (p *trecRunParser) line(ln []byte, off int64) bool {
-	var f [6][]byte
+	var st, en [6]int
 	n := 0
 	i := 0
-	for i < len(ln) {
-		c := ln[i]
-		if c == ' ' || c == '\t' || c == '\r' {
+	for {
+		for i < len(ln) && trecSep[ln[i]] {
 			i++
-			continue
+		}
+		if i >= len(ln) {
+			break
 		}
 		s := i
-		for i < len(ln) {
-			c = ln[i]
-			if c == ' ' || c == '\t' || c == '\r' {
-				break
-			}
+		for i < len(ln) && !trecSep[ln[i]] {
 			i++
 		}
 		if n < 6 {
-			f[n] = ln[s:i]
+			st[n], en[n] = s, i
 		}
 		n++
 	}
@@ -700,12 +693,12 @@ func (p *trecRunParser) line(ln []byte, off int64) bool {
 		p.fail(off, "malformed run line: want 6 fields \"qid Q0 docid rank score tag\", got %d", n)
 		return false
 	}
-	score, ok := trecScore(f[4])
+	score, ok := trecScore(ln[st[4]:en[4]])
 	if !ok {
-		p.fail(off, "score %q is not a number", f[4])
+		p.fail(off, "score %q is not a number", ln[st[4]:en[4]])
 		return false
 	}
-	p.insert(p.query(f[0]), score, f[2])
+	p.insert(p.query(ln[st[0]:en[0]]), score, ln[st[2]:en[2]])
 	return true
 }
 
@@ -826,7 +819,7 @@ func parseTRECRunAt(ctx context.Context, ra io.ReaderAt, size int64, file string
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, chunk+1)
+			buf := make([]byte, 0, chunk+1+trecTail)
 			for {
 				c := next.Add(1) - 1
 				if c >= int64(nchunks) || c > errChunk.Load() {
@@ -838,7 +831,7 @@ func parseTRECRunAt(ctx context.Context, ra io.ReaderAt, size int64, file string
 					return
 				}
 				start, end := c*chunk, min((c+1)*chunk, size)
-				b, base, err := trecReadRange(ra, buf, start, end, size)
+				b, base, err := trecReadRange(ra, &buf, start, end, size)
 				if err != nil {
 					ioOnce.Do(func() { ioErr = fmt.Errorf("failed to read %s: %w", file, err) })
 					errChunk.Store(-1)
@@ -881,18 +874,23 @@ func parseTRECRunAt(ctx context.Context, ra io.ReaderAt, size int64, file string
 	return p.run(), nil
 }
 
+// trecTail is how much is read at a time past a range to finish its last line.
+const trecTail = 64 << 10
+
 // trecReadRange returns the complete lines that start in [start, end) and the file
 // offset of the first one. buf is reused when large enough.
-func trecReadRange(ra io.ReaderAt, buf []byte, start, end, size int64) ([]byte, int64, error) {
+func trecReadRange(ra io.ReaderAt, bufp *[]byte, start, end, size int64) ([]byte, int64, error) {
 	from := start
 	if start > 0 {
 		from = start - 1 // to see whether a line starts at start
 	}
 	want := end - from
+	buf := *bufp
 	if int64(cap(buf)) < want {
-		buf = make([]byte, want)
+		buf = make([]byte, want, want+trecTail)
 	}
 	buf = buf[:want]
+	defer func() { *bufp = buf[:0] }()
 	if _, err := ra.ReadAt(buf, from); err != nil && err != io.EOF {
 		return nil, 0, err
 	}
@@ -907,7 +905,7 @@ func trecReadRange(ra io.ReaderAt, buf []byte, start, end, size int64) ([]byte, 
 	// Finish the last line, which may run past end.
 	pos := end
 	for buf[len(buf)-1] != '\n' && pos < size {
-		more := min(int64(64<<10), size-pos)
+		more := min(int64(trecTail), size-pos)
 		n := len(buf)
 		buf = slices.Grow(buf, int(more))[:n+int(more)]
 		if _, err := ra.ReadAt(buf[n:], pos); err != nil && err != io.EOF {
