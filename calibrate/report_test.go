@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,4 +164,22 @@ func TestCalibrationMarkdownEscapes(t *testing.T) {
 	assert.Contains(t, md, "measure different things")
 	assert.Contains(t, md, "not a valid measurement")
 	assert.Contains(t, md, "min\\_kappa: 0.6 -&gt; 0.3")
+}
+
+func TestCalibrationMarkdownCapsLists(t *testing.T) {
+	var human, judge strings.Builder
+	for i := range 120 {
+		// Every judge score two bins above the label: 120 disagreements one way.
+		fmt.Fprintf(&human, `{"case_id": "case-%03d", "dimension": "groundedness", "bin": 0, "construct": "support", "labeled_at": "2026-09-01T00:00:00Z"}`+"\n", i)
+		fmt.Fprintf(&judge, `{"case_id": "case-%03d", "dimension": "groundedness", "score": 0.9, "construct": "support", "judged_at": "2026-10-01T00:00:00Z"}`+"\n", i)
+	}
+	r := readDemo(t, human.String(), judge.String())
+	r.Finish()
+	var md, js bytes.Buffer
+	require.NoError(t, report.CalibrationMarkdown(&md, r, ""))
+	require.NoError(t, report.CalibrationJSON(&js, r))
+	assert.Contains(t, md.String(), "<summary>Judge above human: 120</summary>")
+	assert.Contains(t, md.String(), "- case case-049: human bin 0, judge bin 2\n- … and 70 more (every case is in the JSON report)\n")
+	assert.NotContains(t, md.String(), "case-050")
+	assert.Contains(t, js.String(), `"case_id": "case-119"`)
 }

@@ -118,7 +118,7 @@ func parseLabelLine(p *fastjson.Parser, b []byte, file string, line int, side La
 		return l, Errorf(file, line, "a %s label must be a JSON object, got %s", side, v.Type())
 	}
 	var perr error
-	seen := map[string]bool{}
+	var seen uint8 // known keys met so far, one bit each
 	str := func(key string, val *fastjson.Value, dst *string) {
 		if val.Type() != fastjson.TypeString {
 			perr = Errorf(file, line, "field %q must be a string, got %s", key, val.Type())
@@ -135,11 +135,13 @@ func parseLabelLine(p *fastjson.Parser, b []byte, file string, line int, side La
 			return
 		}
 		key := string(k)
-		if seen[key] {
-			perr = Errorf(file, line, "key %q appears twice", key)
-			return
+		if bit := labelKeyBit(key, side); bit != 0 {
+			if seen&bit != 0 {
+				perr = Errorf(file, line, "key %q appears twice", key)
+				return
+			}
+			seen |= bit
 		}
-		seen[key] = true
 		switch key {
 		case "case_id":
 			str(key, val, &l.CaseID)
@@ -202,6 +204,25 @@ func parseLabelLine(p *fastjson.Parser, b []byte, file string, line int, side La
 		return l, Errorf(file, line, "judge label has no \"score\"")
 	}
 	return l, nil
+}
+
+// labelKeyBit is the bit of a known label key, 0 for keys the reader ignores.
+func labelKeyBit(key string, side LabelSide) uint8 {
+	switch key {
+	case "case_id":
+		return 1
+	case "dimension":
+		return 2
+	case "construct":
+		return 4
+	case "score":
+		return 8
+	case "bin":
+		return 16
+	case side.timeKey():
+		return 32
+	}
+	return 0
 }
 
 // Lock weighting schemes for weighted kappa.

@@ -383,29 +383,33 @@ func CalibrationMarkdown(w io.Writer, r *calibrate.Result, key string) error {
 				return
 			}
 			fmt.Fprintf(&b, "<details><summary>%s: %d</summary>\n\n", title, len(ds))
-			for _, x := range ds {
+			for _, x := range ds[:min(len(ds), CalibrationMaxListed)] {
 				fmt.Fprintf(&b, "- case %s: human bin %d, judge bin %d\n", EscapeMarkdown(x.CaseID), x.HumanBin, x.JudgeBin)
 			}
+			calMore(&b, len(ds))
 			b.WriteString("\n</details>\n\n")
 		}
 		writeCases("Judge above human", d.JudgeAbove)
 		writeCases("Human above judge", d.HumanAbove)
 		if len(d.Violations) > 0 {
 			fmt.Fprintf(&b, "<details open><summary>Violations: %d</summary>\n\n", len(d.Violations))
-			for _, v := range d.Violations {
+			for _, v := range d.Violations[:min(len(d.Violations), CalibrationMaxListed)] {
 				fmt.Fprintf(&b, "- case %s: %s\n", EscapeMarkdown(v.CaseID), EscapeMarkdown(v.Reason))
 			}
+			calMore(&b, len(d.Violations))
 			b.WriteString("\n</details>\n\n")
 		}
 		if len(d.HumanOnly)+len(d.JudgeOnly) > 0 {
 			fmt.Fprintf(&b, "<details><summary>Unpaired: %d human label(s) without a judge score, %d judge score(s) without a human label</summary>\n\n",
 				len(d.HumanOnly), len(d.JudgeOnly))
-			for _, id := range d.HumanOnly {
+			for _, id := range d.HumanOnly[:min(len(d.HumanOnly), CalibrationMaxListed)] {
 				fmt.Fprintf(&b, "- case %s: human only\n", EscapeMarkdown(id))
 			}
-			for _, id := range d.JudgeOnly {
+			calMore(&b, len(d.HumanOnly))
+			for _, id := range d.JudgeOnly[:min(len(d.JudgeOnly), CalibrationMaxListed)] {
 				fmt.Fprintf(&b, "- case %s: judge only\n", EscapeMarkdown(id))
 			}
+			calMore(&b, len(d.JudgeOnly))
 			b.WriteString("\n</details>\n\n")
 		}
 	}
@@ -414,6 +418,16 @@ func CalibrationMarkdown(w io.Writer, r *calibrate.Result, key string) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// CalibrationMaxListed caps each case list of the calibration Markdown (a PR
+// comment has a size limit); the JSON lists every case.
+const CalibrationMaxListed = 50
+
+func calMore(b *strings.Builder, total int) {
+	if total > CalibrationMaxListed {
+		fmt.Fprintf(b, "- … and %d more (every case is in the JSON report)\n", total-CalibrationMaxListed)
+	}
 }
 
 func calList(ss []string) string {
