@@ -1,0 +1,244 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	v2 "github.com/amikos-tech/chroma-go/pkg/api/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer and a concurrent reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func retrieveEnv(stderr *syncBuffer, vars map[string]string) *Env {
+	return &Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: stderr, Getenv: func(k string) string { return vars[k] }}
+}
+
+func testChromaURL(t *testing.T) string {
+	t.Helper()
+	u := os.Getenv("CHROMA_URL")
+	if u == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CHROMA_URL is empty under CI=true: start a server with scripts/chroma-local start")
+		}
+		t.Skip("CHROMA_URL not set: run `export CHROMA_URL=$(scripts/chroma-local start | tail -n 1)` to run the Chroma integration tests")
+	}
+	return u
+}
+
+func chromaCollections(t *testing.T, url string) []string {
+	t.Helper()
+	c, err := v2.NewHTTPClient(v2.WithBaseURL(url))
+	require.NoError(t, err)
+	defer c.Close()
+	cols, err := c.ListCollections(context.Background(), v2.ListWithLimit(1000))
+	require.NoError(t, err)
+	var names []string
+	for _, col := range cols {
+		names = append(names, col.Name())
+	}
+	return names
+}
+
+// writeBigKB writes a JSONL KB of n cards (one chunk each) and one case.
+func writeBigKB(t *testing.T, dir string, n int) (kb, cases string) {
+	t.Helper()
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, `{"id": "card-%d", "locale": "en", "title": "Card %d", "text": "word%d alpha beta gamma %d"}`+"\n", i, i, i%97, i)
+	}
+	kb = filepath.Join(dir, "kb.jsonl")
+	require.NoError(t, os.WriteFile(kb, []byte(b.String()), 0o644))
+	cases = filepath.Join(dir, "cases.jsonl")
+	require.NoError(t, os.WriteFile(cases, []byte(`{"id": "q", "locale": "en", "query": "word5 alpha", "must_cite_one_of": ["card-5"]}`+"\n"), 0o644))
+	return kb, cases
+}
+
+var tmpName = regexp.MustCompile(`retrieval-gate-tmp-[a-z0-9-]+`)
+
+// Ctrl-C during a Chroma ingest: the command stops, leaves no output and deletes
+// its temporary collection.
+func TestRetrieveCancelDeletesTemporaryCollection(t *testing.T) {
+	url := testChromaURL(t)
+	dir := t.TempDir()
+	kb, cases := writeBigKB(t, dir, 30000)
+	out := filepath.Join(dir, "out.jsonl")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- (&RetrieveCommand{}).Run(ctx, retrieveEnv(&stderr, nil), []string{
+			"--kb", kb, "--cases", cases, "--out", out, "--chroma-url", url, "--strategy", "dense"})
+	}()
+	// Wait until the collection exists and the ingest is under way, then cancel.
+	deadline := time.Now().Add(60 * time.Second)
+	var name string
+	for time.Now().Before(deadline) && name == "" {
+		name = tmpName.FindString(stderr.String())
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NotEmpty(t, name, "stderr: %s", stderr.String())
+	require.Contains(t, chromaCollections(t, url), name)
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, ExitInput, ExitCode(err))
+	case <-time.After(30 * time.Second):
+		t.Fatal("retrieve did not stop after cancellation")
+	}
+	assert.NotContains(t, chromaCollections(t, url), name, "temporary collection deleted after Ctrl-C")
+	assert.NoFileExists(t, out)
+}
+
+// A named collection is built once, then reused by the next run.
+func TestRetrieveNamedCollectionReused(t *testing.T) {
+	url := testChromaURL(t)
+	dir := t.TempDir()
+	kb, cases := writeBigKB(t, dir, 200)
+	name := fmt.Sprintf("retrieval-gate-cli-test-%d", time.Now().UnixNano())
+	run := func() string {
+		var stderr syncBuffer
+		err := (&RetrieveCommand{}).Run(context.Background(), retrieveEnv(&stderr, map[string]string{"CHROMA_URL": url}), []string{
+			"--kb", kb, "--cases", cases, "--out", filepath.Join(dir, "out.jsonl"), "--store", "chroma", "--collection", name, "--k", "3"})
+		require.NoError(t, err, stderr.String())
+		return stderr.String()
+	}
+	assert.Contains(t, run(), "(re)building collection "+name)
+	assert.Contains(t, run(), "reusing collection "+name)
+	out, err := os.ReadFile(filepath.Join(dir, "out.jsonl"))
+	require.NoError(t, err)
+	assert.Contains(t, string(out), `"retrieved": [{"id": "card-5#c1", "parent_id": "card-5", "score": `)
+	assert.Contains(t, string(out), `"retrieval": {"strategy": "hybrid", "store": "chroma", "embedder": "hash", "k": 3}`)
+	c, err := v2.NewHTTPClient(v2.WithBaseURL(url))
+	require.NoError(t, err)
+	require.NoError(t, c.DeleteCollection(context.Background(), name))
+	_ = c.Close()
+}
+
+// The openai embedder and the reranker through the command, against servers
+// speaking their protocols; the API key never appears in the output.
+func TestRetrieveOpenAIEmbedderAndReranker(t *testing.T) {
+	var embedReqs, rerankReqs int
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch r.URL.Path {
+		case "/v1/embeddings":
+			embedReqs++
+			if r.Header.Get("Authorization") != "Bearer sk-secret-123" {
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+			var req struct {
+				Model string   `json:"model"`
+				Input []string `json:"input"`
+			}
+			require.NoError(t, json.NewDecoder(r.Body).Decode(&req))
+			assert.Equal(t, "BAAI/bge-small-en-v1.5", req.Model)
+			type item struct {
+				Index     int       `json:"index"`
+				Embedding []float32 `json:"embedding"`
+			}
+			var data []item
+			for i, s := range req.Input {
+				// A toy 2-d "semantic" space: refunds vs passwords.
+				v := []float32{0.1, 0.1}
+				if strings.Contains(strings.ToLower(s), "refund") || strings.Contains(s, "money back") {
+					v[0] = 1
+				}
+				if strings.Contains(strings.ToLower(s), "password") {
+					v[1] = 1
+				}
+				data = append(data, item{i, v})
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+		case "/rerank":
+			rerankReqs++
+			var req struct {
+				Query string   `json:"query"`
+				Texts []string `json:"texts"`
+			}
+			require.NoError(t, json.NewDecoder(r.Body).Decode(&req))
+			type item struct {
+				Index int     `json:"index"`
+				Score float64 `json:"score"`
+			}
+			var items []item
+			for i := range req.Texts {
+				items = append(items, item{i, float64(len(req.Texts[i])) / 1000})
+			}
+			_ = json.NewEncoder(w).Encode(items)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	kb := filepath.Join(dir, "kb.jsonl")
+	require.NoError(t, os.WriteFile(kb, []byte(`{"id": "refunds", "locale": "en", "text": "Refund policy: 14 days."}
+{"id": "password", "locale": "en", "text": "Reset your password from the sign-in page, it takes a minute."}
+`), 0o644))
+	cases := filepath.Join(dir, "cases.jsonl")
+	require.NoError(t, os.WriteFile(cases, []byte(`{"id": "q", "locale": "en", "query": "I want my money back"}`+"\n"), 0o644))
+	out := filepath.Join(dir, "out.jsonl")
+	var stderr syncBuffer
+	env := retrieveEnv(&stderr, map[string]string{"OPENAI_API_KEY": "sk-secret-123"})
+	args := []string{"--kb", kb, "--cases", cases, "--out", out, "--embedder", "openai",
+		"--embedder-url", srv.URL + "/v1", "--embedder-model", "BAAI/bge-small-en-v1.5", "--strategy", "dense", "--k", "2"}
+	require.NoError(t, (&RetrieveCommand{}).Run(context.Background(), env, args), stderr.String())
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Regexp(t, `"retrieved": \[\{"id": "refunds#c1", "parent_id": "refunds", "score": [0-9.]+\}, \{"id": "password#c1"`, string(b))
+	assert.Contains(t, string(b), `"embedder": "openai"`)
+
+	// With the reranker (longer texts score higher in this toy), the order flips.
+	require.NoError(t, (&RetrieveCommand{}).Run(context.Background(), env, append(args, "--rerank-url", srv.URL)), stderr.String())
+	b, err = os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Regexp(t, `"retrieved": \[\{"id": "password#c1", "parent_id": "password", "score": 0\.0[0-9]+\}, \{"id": "refunds#c1"`, string(b))
+	assert.Equal(t, 1, rerankReqs)
+	assert.GreaterOrEqual(t, embedReqs, 4)
+
+	// A wrong key: a clear error, no key in it, no output.
+	require.NoError(t, os.Remove(out))
+	env = retrieveEnv(&stderr, map[string]string{"OPENAI_API_KEY": "sk-wrong-456"})
+	err = (&RetrieveCommand{}).Run(context.Background(), env, args)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "HTTP 401")
+	assert.NotContains(t, err.Error()+stderr.String(), "sk-wrong-456")
+	assert.NotContains(t, err.Error()+stderr.String(), "sk-secret-123")
+	assert.NoFileExists(t, out)
+}
