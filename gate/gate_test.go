@@ -313,3 +313,20 @@ func TestBoundedLists(t *testing.T) {
 	assert.Len(t, res.Integrity.Problems, 3)
 	assert.Equal(t, int64(10), res.Integrity.ProblemsTotal)
 }
+
+func FuzzParseFloor(f *testing.F) {
+	for _, s := range []string{"", "none", "0.7", "1", "0", "-0", "1e-3", "2", "NaN", "Inf", " 0.5 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		fl, err := ParseFloor(s)
+		if err != nil {
+			require.False(t, fl.Set)
+			return
+		}
+		if fl.Set {
+			require.GreaterOrEqual(t, fl.Value, 0.0)
+			require.LessOrEqual(t, fl.Value, 1.0)
+		}
+	})
+}

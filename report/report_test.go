@@ -235,3 +235,36 @@ func TestCaseLineReadsBack(t *testing.T) {
 		assert.Equal(t, r.Extra, r2.Extra)
 	}
 }
+
+// FuzzAppendCaseLine: every --cases-out line is valid JSON that the cases
+// parser reads back to the same fields and scores.
+func FuzzAppendCaseLine(f *testing.F) {
+	f.Add("id-1", "en", "golden", "How do I reset?", "a", 0.5)
+	f.Add("\"\\\n\x00", "", "", "\u2028\xff", "", 1.0)
+	f.Fuzz(func(t *testing.T, id, locale, typ, query, gold string, v float64) {
+		if id == "" || v < 0 || v > 1 {
+			t.Skip()
+		}
+		c := &dataset.Case{File: "f", Line: 1, ID: id, Locale: locale, Type: typ, Query: query}
+		if gold != "" {
+			c.Gold = []string{gold}
+		}
+		r := &gate.CaseResult{Type: typ, Scored: true, Has: [3]bool{true, true, true}, Triad: metrics.Triad{Hit: v, Recall: v / 2, NDCG: v / 3}}
+		line := AppendCaseLine(nil, c, r)
+		require.True(t, json.Valid(line), "%q", line)
+		var back dataset.Case
+		var p fastjson.Parser
+		require.NoError(t, dataset.ParseCase(&p, bytes.TrimSuffix(line, []byte("\n")), "f", 1, &back))
+		valid := func(s string) string { // each invalid byte becomes one U+FFFD
+			var b strings.Builder
+			for _, r := range s {
+				b.WriteRune(r)
+			}
+			return b.String()
+		}
+		assert.Equal(t, valid(id), back.ID)
+		assert.Equal(t, valid(locale), back.Locale)
+		assert.Equal(t, valid(query), back.Query)
+		assert.Equal(t, map[string]float64{metrics.KeyHit: v, metrics.KeyRecall: v / 2, metrics.KeyNDCG: v / 3}, back.Scores)
+	})
+}
