@@ -358,3 +358,64 @@ func TestDockerImageBinary(t *testing.T) {
 		assert.Equal(t, fmt.Sprint(8), fmt.Sprint(srv.Comments(8)[0].PR))
 	})
 }
+
+// actionlint runs the actionlint that .ci/run builds (.bin/actionlint), or the one
+// pinned in tools/go.mod.
+func actionlint(t *testing.T, dir string, files ...string) (string, error) {
+	t.Helper()
+	root := repoRoot(t)
+	var cmd *exec.Cmd
+	if bin := filepath.Join(root, ".bin", "actionlint"); fileExists(bin) {
+		cmd = exec.Command(bin, files...)
+	} else {
+		cmd = exec.Command("go", append([]string{"tool", "-modfile=" + filepath.Join(root, "tools", "go.mod"), "actionlint"}, files...)...)
+	}
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// TestREADMEWorkflows lints the workflows the README's Action section offers to copy,
+// and this repository's own, with actionlint (and its shellcheck pass).
+func TestREADMEWorkflows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs actionlint")
+	}
+	root := repoRoot(t)
+	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	readme := string(data)
+	from, to := strings.Index(readme, "<!-- section:action -->"), strings.Index(readme, "<!-- /section:action -->")
+	require.True(t, from >= 0 && to > from, "README has the action section")
+	section := readme[from:to]
+
+	// A scratch repository, so `uses: ./` resolves against this action.yml.
+	dir := t.TempDir()
+	wf := filepath.Join(dir, ".github", "workflows")
+	require.NoError(t, os.MkdirAll(wf, 0o755))
+	require.NoError(t, exec.Command("git", "init", "-q", dir).Run())
+	var files []string
+	for i, m := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(section, -1) {
+		if !strings.Contains(m[1], "\njobs:") {
+			continue
+		}
+		f := filepath.Join(wf, fmt.Sprintf("readme-%d.yml", i))
+		require.NoError(t, os.WriteFile(f, []byte(m[1]), 0o644))
+		files = append(files, f)
+	}
+	require.GreaterOrEqual(t, len(files), 3, "the basic workflow and the two of the fork setup")
+	own, err := filepath.Glob(filepath.Join(root, ".github", "workflows", "*.yml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, own)
+	for _, f := range own {
+		files = append(files, f)
+	}
+	out, err := actionlint(t, root, files...)
+	assert.NoError(t, err, out)
+	assert.Empty(t, out)
+}
