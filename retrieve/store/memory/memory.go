@@ -101,6 +101,13 @@ func (s *Store) Search(ctx context.Context, qs []store.Query, k int) ([][]store.
 			}
 		}
 	}
+	// Queries sorted by locale filter, so that a block mostly shares one filter
+	// and records of other locales are skipped without scoring.
+	order := make([]int, len(qs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return filter[order[a]] < filter[order[b]] })
 	nBlocks := (len(qs) + queryBlock - 1) / queryBlock
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -119,8 +126,8 @@ func (s *Store) Search(ctx context.Context, qs []store.Query, k int) ([][]store.
 					ctxErr.Store(err)
 					return
 				}
-				lo, hi := b*queryBlock, min((b+1)*queryBlock, len(qs))
-				s.searchBlock(qv, filter, live, lo, hi, k, heaps, out)
+				block := order[b*queryBlock : min((b+1)*queryBlock, len(qs))]
+				s.searchBlock(qv, filter, live, block, k, heaps, out)
 			}
 		}()
 	}
@@ -131,59 +138,66 @@ func (s *Store) Search(ctx context.Context, qs []store.Query, k int) ([][]store.
 	return out, nil
 }
 
-// searchBlock scores queries lo..hi-1 against every record, one pass over the
-// vectors, and fills out[lo:hi].
-func (s *Store) searchBlock(qv []float32, filter []int32, live []bool, lo, hi, k int, heaps []topK, out [][]store.Hit) {
+// searchBlock scores the queries of block against every record in one pass over
+// the vectors, and fills their entries of out.
+func (s *Store) searchBlock(qv []float32, filter []int32, live []bool, block []int, k int, heaps []topK, out [][]store.Hit) {
 	dim := s.dim
-	n := hi - lo
-	for j := 0; j < n; j++ {
+	for j := range block {
 		heaps[j].reset(k)
 	}
-	// Queries of the block that can match anything, grouped by 4.
-	active := make([]int, 0, n)
-	for j := 0; j < n; j++ {
-		if live[lo+j] && filter[lo+j] >= 0 {
+	// Positions (in block) of the queries that can match anything, by 4; -1 pads.
+	active := make([]int, 0, len(block)+3)
+	for j, q := range block {
+		if live[q] && filter[q] >= 0 {
 			active = append(active, j)
 		}
 	}
-	for len(active)%4 != 0 {
-		active = append(active, -1) // padding
-	}
-	row := func(j int) []float32 {
-		if j < 0 {
-			return qv[lo*dim : lo*dim+dim] // any valid row; results dropped
+	if len(active) > 0 {
+		for len(active)%4 != 0 {
+			active = append(active, -1)
 		}
-		return qv[(lo+j)*dim : (lo+j+1)*dim]
-	}
-	var sc [4]float32
-	for i := range s.ids {
-		v := s.vecs[i*dim : (i+1)*dim]
-		code := int32(s.locale[i])
-		for g := 0; g < len(active); g += 4 {
-			j0, j1, j2, j3 := active[g], active[g+1], active[g+2], active[g+3]
-			if !wants(filter, lo, j0, code) && !wants(filter, lo, j1, code) &&
-				!wants(filter, lo, j2, code) && !wants(filter, lo, j3, code) {
+		rows := make([][]float32, len(active))
+		want := make([]int32, len(active)) // filter per active slot; -1 for padding
+		for g, j := range active {
+			if j < 0 {
+				rows[g] = rows[0]
+				want[g] = -1
 				continue
 			}
-			sc[0], sc[1], sc[2], sc[3] = dot4(v, row(j0), row(j1), row(j2), row(j3))
-			for t, j := range [4]int{j0, j1, j2, j3} {
-				if wants(filter, lo, j, code) {
-					heaps[j].push(sc[t], int32(i))
+			q := block[j]
+			rows[g] = qv[q*dim : (q+1)*dim]
+			want[g] = filter[q]
+		}
+		for i := range s.ids {
+			v := s.vecs[i*dim : (i+1)*dim]
+			code := int32(s.locale[i])
+			for g := 0; g < len(active); g += 4 {
+				m0 := want[g] == 0 || want[g] == code
+				m1 := want[g+1] == 0 || want[g+1] == code
+				m2 := want[g+2] == 0 || want[g+2] == code
+				m3 := want[g+3] == 0 || want[g+3] == code
+				if !m0 && !m1 && !m2 && !m3 {
+					continue
+				}
+				s0, s1, s2, s3 := dot4(v, rows[g], rows[g+1], rows[g+2], rows[g+3])
+				if m0 {
+					heaps[active[g]].push(s0, int32(i))
+				}
+				if m1 {
+					heaps[active[g+1]].push(s1, int32(i))
+				}
+				if m2 {
+					heaps[active[g+2]].push(s2, int32(i))
+				}
+				if m3 {
+					heaps[active[g+3]].push(s3, int32(i))
 				}
 			}
 		}
 	}
-	for j := 0; j < n; j++ {
-		out[lo+j] = heaps[j].hits(s.ids)
+	for j, q := range block {
+		out[q] = heaps[j].hits(s.ids)
 	}
-}
-
-func wants(filter []int32, lo, j int, code int32) bool {
-	if j < 0 {
-		return false
-	}
-	f := filter[lo+j]
-	return f == 0 || f == code
 }
 
 // dot4 returns the dot products of v with a, b, c and d (all of len(v)).
