@@ -38,6 +38,8 @@ type Input struct {
 type Violation struct {
 	CaseID string
 	Reason string
+	File   string // the offending label's file and line
+	Line   int
 }
 
 // Disagreement is a paired case whose human and judge bins differ.
@@ -145,7 +147,7 @@ func Evaluate(in Input) *Result {
 			h, j := hs[id], js[id]
 			hb[i], jb[i] = h.Bin, j.Bin
 			if !h.At.Before(j.At) {
-				anchoring = append(anchoring, Violation{CaseID: id, Reason: fmt.Sprintf(
+				anchoring = append(anchoring, Violation{CaseID: id, File: h.File, Line: h.Line, Reason: fmt.Sprintf(
 					"labeled_at %s (%s:%d) is not earlier than judged_at %s (%s:%d): the label may have seen the judge's score",
 					h.At.Format(timeFmt), h.File, h.Line, j.At.Format(timeFmt), j.File, j.Line)})
 			}
@@ -216,7 +218,7 @@ func constructs(ls map[string]*dataset.Label, want string, vs []Violation) ([]st
 	for _, id := range ids {
 		l := ls[id]
 		if l.Construct != want {
-			vs = append(vs, Violation{CaseID: id, Reason: fmt.Sprintf("%s construct %q (%s:%d) differs from the lock's %q",
+			vs = append(vs, Violation{CaseID: id, File: l.File, Line: l.Line, Reason: fmt.Sprintf("%s construct %q (%s:%d) differs from the lock's %q",
 				l.Side, l.Construct, l.File, l.Line, want)})
 		}
 	}

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/calibrate"
 	"github.com/retrieval-gate/retrieval-gate/dataset"
+	"github.com/retrieval-gate/retrieval-gate/github"
 	"github.com/retrieval-gate/retrieval-gate/metrics"
 	"github.com/retrieval-gate/retrieval-gate/report"
 )
@@ -34,7 +36,13 @@ func (c *CalibrateCommand) Run(ctx context.Context, env *Env, args []string) err
 	mdOut := fs.String("markdown", "", "write the Markdown report here")
 	commentKey := fs.String("comment-key", "calibrate", "key of the report's hidden marker (one PR comment per key)")
 	resamples := fs.Int("bootstrap", calibrate.DefaultResamples, "bootstrap resamples for the weighted-kappa CI (0: no CI)")
+	comment := fs.String("comment", commentAuto, "PR comment: auto, always or never")
+	var action actionFlags // --pr; GitHub glue in actions.go
+	action.register(fs)
 	if err := parseFlags(fs, env, args); err != nil {
+		return err
+	}
+	if err := validCommentMode(*comment); err != nil {
 		return err
 	}
 	for _, f := range []struct{ name, v string }{{"human", *human}, {"judge", *judge}, {"lock", *lockPath}} {
@@ -96,10 +104,41 @@ func (c *CalibrateCommand) Run(ctx context.Context, env *Env, args []string) err
 			return err
 		}
 	}
+	var md strings.Builder
+	if err := report.CalibrationMarkdown(&md, res, *commentKey); err != nil {
+		return err
+	}
+	publish(ctx, env, calibratePublication(res, md.String(), *commentKey, *comment, *jsonOut, action))
 	if len(res.Failed) > 0 {
 		return &GateError{Failed: res.Failed}
 	}
 	return nil
+}
+
+// calibratePublication hands the calibration to GitHub (actions.go): the Markdown
+// for the job summary and the sticky PR comment under its own key, the step
+// outputs `verdict` and `json`, and one annotation per violating label.
+func calibratePublication(r *calibrate.Result, md, key, mode, jsonPath string, af actionFlags) publication {
+	var anns []annotation
+	var total int64
+	for _, d := range r.Dimensions {
+		for _, v := range d.Violations {
+			total++
+			if len(anns) < github.MaxAnnotations {
+				anns = append(anns, annotation{File: v.File, Line: v.Line, Title: "retrieval-gate: calibrate " + d.Status,
+					Message: fmt.Sprintf("%s, case %s: %s", d.Name, v.CaseID, v.Reason)})
+			}
+		}
+	}
+	return publication{
+		Key:              key,
+		Markdown:         md,
+		Outputs:          map[string]string{"verdict": r.Verdict(), "json": jsonPath},
+		Annotations:      anns,
+		AnnotationsTotal: total,
+		CommentMode:      mode,
+		PR:               af.pr,
+	}
 }
 
 // inputErr turns a calibrate.InputError (unknown ref, not a repository) into a usage
