@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"debug/elf"
-	"encoding/binary"
 	"fmt"
 	"os"
 )
@@ -95,7 +94,7 @@ func markWeak(data []byte, versions []string) (int, error) {
 			}
 			flags := bo.Uint16(data[aux+4:])
 			if want[str(bo.Uint32(data[aux+8:]))] && flags&verFlgWeak == 0 {
-				putUint16(bo, data[aux+4:], flags|verFlgWeak)
+				bo.PutUint16(data[aux+4:], flags|verFlgWeak)
 				changed++
 			}
 			next := bo.Uint32(data[aux+12:])
@@ -113,4 +112,3 @@ func markWeak(data []byte, versions []string) (int, error) {
 	return changed, nil
 }
 
-func putUint16(bo binary.ByteOrder, b []byte, v uint16) { bo.PutUint16(b, v) }
