@@ -111,4 +111,3 @@ func markWeak(data []byte, versions []string) (int, error) {
 	}
 	return changed, nil
 }
-
