@@ -20,6 +20,12 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// labelBOM is skipped at the start of a label or lock file (editors on Windows write it).
+var labelBOM = []byte("\xef\xbb\xbf")
+
+// MaxLockEdges caps the lock's bin edges (the confusion matrix is (edges+1)²).
+const MaxLockEdges = 255
+
 // LabelSide says which file a label came from.
 type LabelSide int
 
@@ -79,6 +85,9 @@ func ReadLabels(r io.Reader, file string, side LabelSide, lock *Lock) ([]Label, 
 	for sc.Scan() {
 		line++
 		b := sc.Bytes()
+		if line == 1 {
+			b = bytes.TrimPrefix(b, labelBOM)
+		}
 		if isBlank(b) {
 			continue
 		}
@@ -286,6 +295,7 @@ func (l *Lock) checkLabel(lb *Label) error {
 // not strictly ascending within [0,1], an unknown weighting and min_kappa outside
 // [-1,1] are *Error with file and line.
 func ReadLock(data []byte, file string) (*Lock, error) {
+	data = bytes.TrimPrefix(data, labelBOM)
 	var root *lockNode
 	var err error
 	if isYAMLLock(data, file) {
@@ -590,6 +600,9 @@ func lockFromNode(root *lockNode, file string) (*Lock, error) {
 	}
 	if len(bins.vals) == 0 {
 		return nil, Errorf(file, bins.line, "\"bins\" needs at least one edge (two bins)")
+	}
+	if len(bins.vals) > MaxLockEdges {
+		return nil, Errorf(file, bins.line, "\"bins\" has %d edges; at most %d are allowed", len(bins.vals), MaxLockEdges)
 	}
 	for i, e := range bins.vals {
 		if e.kind != "number" {

@@ -44,6 +44,10 @@ func TestReadLock(t *testing.T) {
 	require.NoError(t, err)
 	y.File = l.File
 	assert.Equal(t, l, y, "YAML with the same keys is the same lock")
+
+	b, err := ReadLock(append([]byte("\xef\xbb\xbf"), testLockJSON...), "lock.json")
+	require.NoError(t, err, "a UTF-8 byte order mark is skipped")
+	assert.Equal(t, l, b)
 }
 
 func TestLockBinOf(t *testing.T) {
@@ -88,6 +92,7 @@ func TestReadLockErrors(t *testing.T) {
 		{"YAML bad edge", "lock.yml", "dimensions:\n  a: {construct: x, gated: true}\nbins:\n  - 0.5\n  - 0.2\nkappa_weighting: none\nmin_kappa: 0\n", "lock.yml:5: bins must be strictly ascending: bins[1] = 0.2 follows 0.5"},
 		{"YAML duplicate key", "lock.yaml", "min_kappa: 0\nmin_kappa: 1\n", `lock.yaml:2: key "min_kappa" appears twice`},
 		{"empty YAML", "lock.yaml", "", "lock.yaml: the lock is empty"},
+		{"too many edges", "lock.json", strings.Replace(testLockJSON, `[0.34, 0.67]`, "["+strings.Repeat("0.5, ", 255)+"0.6]", 1), `lock.json:6: "bins" has 256 edges; at most 255 are allowed`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,7 +112,7 @@ func TestReadLabels(t *testing.T) {
 {"case_id": "c2", "dimension": "groundedness", "score": 0.34, "construct": "support", "labeled_at": "2026-09-01T11:00:00+02:00"}
 {"case_id": "c1", "dimension": "faithfulness", "score": 0.1, "construct": "contradiction-only", "labeled_at": "2026-09-01T09:00:00.5Z"}
 `
-	ls, err := ReadLabels(strings.NewReader(human), "human.jsonl", HumanSide, lock)
+	ls, err := ReadLabels(strings.NewReader("\xef\xbb\xbf"+human), "human.jsonl", HumanSide, lock)
 	require.NoError(t, err)
 	require.Len(t, ls, 3)
 	assert.Equal(t, Label{File: "human.jsonl", Line: 1, Side: HumanSide, CaseID: "c1", Dimension: "groundedness",
