@@ -74,21 +74,21 @@ func (c *CalibrateCommand) Run(ctx context.Context, env *Env, args []string) err
 		return fmt.Errorf("failed to read judge scores: %w", err)
 	}
 
-	res := calibrate.Evaluate(calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: *resamples, Seed: metrics.DefaultSeed})
+	// The git checks first: an unknown ref is an input error before any work.
+	var lc *calibrate.LockCheck
 	if *lockBase != "" {
-		lc, err := calibrate.CheckLock(ctx, *lockPath, *lockBase, lock)
-		if err != nil {
+		if lc, err = calibrate.CheckLock(ctx, *lockPath, *lockBase, lock); err != nil {
 			return inputErr(err)
 		}
-		res.LockCheck = lc
 	}
+	var ga *calibrate.GitAnchoring
 	if *gitAnchoring {
-		ga, err := calibrate.CheckGitAnchoring(ctx, *human, *judge)
-		if err != nil {
+		if ga, err = calibrate.CheckGitAnchoring(ctx, *human, *judge); err != nil {
 			return inputErr(err)
 		}
-		res.GitAnchor = ga
 	}
+	res := calibrate.Evaluate(calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: *resamples, Seed: metrics.DefaultSeed})
+	res.LockCheck, res.GitAnchor = lc, ga
 	res.Finish()
 
 	if err := report.CalibrationText(env.Stdout, res); err != nil {
