@@ -6,6 +6,20 @@ package cli
 // sticky PR comment; outside Actions it only posts a comment when asked to
 // (--comment always with --pr, GITHUB_REPOSITORY and GITHUB_TOKEN). Nothing here
 // changes a command's exit code: failures become warnings.
+//
+// How a command uses it (check does so through checkPublication):
+//
+//	var af actionFlags
+//	af.register(fs) // --pr N (Action input `pr`)
+//	...
+//	// calibrate: its own comment, under its own marker
+//	publish(ctx, env, publication{Key: key, Markdown: md, CommentMode: mode, PR: af.pr,
+//		Outputs: map[string]string{"verdict": res.Verdict}})
+//	// compare: the job summary only
+//	publish(ctx, env, publication{Markdown: md, CommentMode: commentNever})
+//
+// The comment is found by the marker on the first line of Markdown
+// (<!-- retrieval-gate:KEY -->); without one, github.Marker(Key) is prepended.
 
 import (
 	"context"
@@ -13,6 +27,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/gate"
 	"github.com/retrieval-gate/retrieval-gate/github"
@@ -82,6 +97,9 @@ type publication struct {
 	NoSummary bool
 }
 
+// commentTimeout bounds everything the PR comment may take (listing, retries, waits).
+const commentTimeout = 3 * time.Minute
+
 // commenterOptions are extra options for the comment client; tests set them to
 // avoid real sleeps between retries.
 var commenterOptions []github.Option
@@ -118,6 +136,7 @@ func publish(ctx context.Context, env *Env, p publication) []warning {
 		warn("%v; no pull request is known from the event. The report is still written to the job summary.", evErr)
 	}
 
+	// The comment needs a marker to be found again; the summary does not.
 	md := p.Markdown
 	marker := firstLineMarker(md)
 	if marker == "" && md != "" {
@@ -143,9 +162,9 @@ func publish(ctx context.Context, env *Env, p publication) []warning {
 			}
 			act.Annotate("error", anns, p.AnnotationsTotal, github.MaxAnnotations, "the job summary lists them")
 		}
-		if !p.NoSummary && md != "" {
+		if !p.NoSummary && p.Markdown != "" {
 			note := "\n\n> [!NOTE]\n> This report was shortened to fit GitHub's 1 MiB job-summary limit; write the whole report with `--markdown FILE`.\n"
-			if err := act.AppendSummary(fitReport(md, p.Fit, act.SummaryRoom(), note)); err != nil {
+			if err := act.AppendSummary(fitReport(p.Markdown, p.Fit, act.SummaryRoom(), note)); err != nil {
 				warn("%v", err)
 			}
 		}
@@ -182,7 +201,7 @@ func comment(ctx context.Context, env *Env, act *github.Actions, p publication, 
 			act.Notice("retrieval-gate: no PR comment: the `github-token` input is empty. The report is in the job summary.")
 			return
 		}
-		if p.PR == 0 && act.ReadOnlyToken() {
+		if act.ReadOnlyToken() {
 			act.Notice(fmt.Sprintf("retrieval-gate: no PR comment: this pull request comes from a fork (%s), and GitHub gives "+
 				"such runs a read-only token. The report is in the job summary and the problems are annotated. To get the "+
 				"comment on fork PRs, post it from a separate workflow triggered by `workflow_run` (README: \"Comments on "+
@@ -220,6 +239,9 @@ func comment(ctx context.Context, env *Env, act *github.Actions, p publication, 
 		warn("cannot post the PR comment: %v. The PR comment was not posted%s", err, kept)
 		return
 	}
+	// Retries are bounded per request; this bounds the whole exchange too.
+	ctx, cancel := context.WithTimeout(ctx, commentTimeout)
+	defer cancel()
 	res, err := c.Upsert(ctx, pr, marker, body)
 	if err != nil {
 		warn("%s", github.Explain(err))

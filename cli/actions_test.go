@@ -438,3 +438,25 @@ func TestValidCommentMode(t *testing.T) {
 	assert.Equal(t, "<!-- retrieval-gate:x -->", firstLineMarker("\n<!-- retrieval-gate:x -->\n# r"))
 	assert.Equal(t, "", firstLineMarker("# r\n<!-- retrieval-gate:x -->"))
 }
+
+func TestPublishWithoutMarker(t *testing.T) {
+	noSleep(t)
+	srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+	defer srv.Close()
+	r := newRunner(t, srv, "pull_request", samePR())
+
+	// compare: the summary only, as written.
+	warns := publish(context.Background(), r.cliEnv(), publication{Markdown: "## compare\n", CommentMode: commentNever})
+	require.Empty(t, warns)
+	assert.Equal(t, "## compare\n\n", r.read(t, r.summary))
+	assert.Empty(t, srv.Requests())
+
+	// A report without a marker gets the key's, so its comment is found again.
+	for i := 0; i < 2; i++ {
+		warns = publish(context.Background(), r.cliEnv(), publication{Key: "calibrate", Markdown: fmt.Sprintf("## calibration %d\n", i)})
+		require.Empty(t, warns)
+	}
+	cs := srv.Comments(prNumber)
+	require.Len(t, cs, 1)
+	assert.True(t, strings.HasPrefix(cs[0].Body, "<!-- retrieval-gate:calibrate -->\n## calibration 1\n"))
+}
