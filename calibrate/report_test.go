@@ -182,4 +182,15 @@ func TestCalibrationMarkdownCapsLists(t *testing.T) {
 	assert.Contains(t, md.String(), "- case case-049: human bin 0, judge bin 2\n- … and 70 more (every case is in the JSON report)\n")
 	assert.NotContains(t, md.String(), "case-050")
 	assert.Contains(t, js.String(), `"case_id": "case-119"`)
+
+	// The terminal lists at most 20 violations and unpaired ids per dimension.
+	hs := strings.ReplaceAll(human.String(), `"construct": "support"`, `"construct": "other"`)
+	r = readDemo(t, hs, judge.String()+`{"case_id": "only-judge", "dimension": "faithfulness", "score": 0.9, "construct": "contradiction-only", "judged_at": "2026-10-01T00:00:00Z"}`+"\n")
+	r.Finish()
+	var txt bytes.Buffer
+	require.NoError(t, report.CalibrationText(&txt, r))
+	assert.Contains(t, txt.String(), "  groundedness: case-019: human construct")
+	assert.NotContains(t, txt.String(), "case-020: human construct")
+	assert.Contains(t, txt.String(), "  groundedness: … and 100 more violations (all in --json and --markdown)\n")
+	assert.Contains(t, txt.String(), "  faithfulness: judge scores without a human label: only-judge\n")
 }

@@ -233,14 +233,17 @@ func CalibrationText(w io.Writer, r *calibrate.Result) error {
 		for _, n := range d.Notes {
 			fmt.Fprintf(&b, "  %s: %s\n", sanitizeText(d.Name), sanitizeText(n))
 		}
-		for _, v := range d.Violations {
+		for _, v := range d.Violations[:min(len(d.Violations), calibrationTextListed)] {
 			fmt.Fprintf(&b, "  %s: %s: %s\n", sanitizeText(d.Name), sanitizeText(v.CaseID), sanitizeText(v.Reason))
 		}
+		if extra := len(d.Violations) - calibrationTextListed; extra > 0 {
+			fmt.Fprintf(&b, "  %s: … and %d more violations (all in --json and --markdown)\n", sanitizeText(d.Name), extra)
+		}
 		if len(d.HumanOnly) > 0 {
-			fmt.Fprintf(&b, "  %s: human labels without a judge score: %s\n", sanitizeText(d.Name), sanitizeText(strings.Join(d.HumanOnly, ", ")))
+			fmt.Fprintf(&b, "  %s: human labels without a judge score: %s\n", sanitizeText(d.Name), textIDs(d.HumanOnly))
 		}
 		if len(d.JudgeOnly) > 0 {
-			fmt.Fprintf(&b, "  %s: judge scores without a human label: %s\n", sanitizeText(d.Name), sanitizeText(strings.Join(d.JudgeOnly, ", ")))
+			fmt.Fprintf(&b, "  %s: judge scores without a human label: %s\n", sanitizeText(d.Name), textIDs(d.JudgeOnly))
 		}
 		fmt.Fprintf(&b, "  %s: disagreements: judge above human %d, human above judge %d\n", sanitizeText(d.Name), len(d.JudgeAbove), len(d.HumanAbove))
 	}
@@ -272,6 +275,18 @@ func CalibrationText(w io.Writer, r *calibrate.Result) error {
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// calibrationTextListed caps each case list of the terminal report.
+const calibrationTextListed = 20
+
+// textIDs joins at most calibrationTextListed ids for the terminal.
+func textIDs(ids []string) string {
+	s := sanitizeText(strings.Join(ids[:min(len(ids), calibrationTextListed)], ", "))
+	if len(ids) > calibrationTextListed {
+		s += fmt.Sprintf(" … and %d more", len(ids)-calibrationTextListed)
+	}
+	return s
 }
 
 func shortHash(h string) string {
