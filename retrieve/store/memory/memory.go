@@ -200,8 +200,9 @@ func (s *Store) searchBlock(qv []float32, filter []int32, live []bool, block []i
 	}
 }
 
-// dot4 returns the dot products of v with a, b, c and d (all of len(v)).
-func dot4(v, a, b, c, d []float32) (float32, float32, float32, float32) {
+// dot4Generic returns the dot products of v with a, b, c and d (all of len(v)).
+// dot4 (dot_amd64.go, dot_other.go) uses it where no vector kernel applies.
+func dot4Generic(v, a, b, c, d []float32) (float32, float32, float32, float32) {
 	n := len(v)
 	a, b, c, d = a[:n], b[:n], c[:n], d[:n]
 	var sa, sb, sc, sd float32
