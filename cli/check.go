@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/retrieval-gate/retrieval-gate/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/dataset"
@@ -164,7 +165,7 @@ func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *dataset.KB) 
 			var r gate.CaseResult
 			err := scorer.ScoreInto(cs, &r)
 			if err == nil && out != nil {
-				r.Out = report.AppendCaseLine(nil, cs, &r)
+				r.Out = appendLine(cs, &r)
 			}
 			return r, err
 		}
@@ -190,4 +191,26 @@ func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *dataset.KB) 
 	return acc.Result(gate.Config{
 		K: o.k, ReferenceLocale: o.referenceLocale, MinHit: o.minHit, MinRecall: o.minRecall, KBCards: kb.Len(),
 	}), nil
+}
+
+// lineChunk is a block that --cases-out lines are carved from, so a million
+// lines cost a few hundred allocations instead of a million. A line is never
+// written after it is handed out (later lines are appended past its end).
+type lineChunk struct{ buf []byte }
+
+const lineChunkSize = 64 << 10
+
+var lineChunks = sync.Pool{New: func() any { return &lineChunk{} }}
+
+// appendLine renders the --cases-out line of one case into a pooled chunk.
+func appendLine(c *dataset.Case, r *gate.CaseResult) []byte {
+	ch := lineChunks.Get().(*lineChunk)
+	if cap(ch.buf)-len(ch.buf) < 4<<10 {
+		ch.buf = make([]byte, 0, lineChunkSize)
+	}
+	start := len(ch.buf)
+	ch.buf = report.AppendCaseLine(ch.buf, c, r)
+	line := ch.buf[start:len(ch.buf):len(ch.buf)]
+	lineChunks.Put(ch)
+	return line
 }
