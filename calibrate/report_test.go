@@ -146,6 +146,9 @@ func TestCalibrationJSONSchema(t *testing.T) {
 	assert.Equal(t, "a<script>|@octocat", v["case_id"])
 	assert.Equal(t, []any{[]any{1.0, 0.0, 0.0}, []any{0.0, 0.0, 1.0}, []any{0.0, 0.0, 2.0}}, g["confusion"])
 
+	// Every object's keys are sorted.
+	assertSortedKeys(t, json.NewDecoder(bytes.NewReader(buf.Bytes())), "$")
+
 	// Byte-identical on a second run.
 	var again bytes.Buffer
 	require.NoError(t, report.CalibrationJSON(&again, violations(t)))
@@ -193,4 +196,31 @@ func TestCalibrationMarkdownCapsLists(t *testing.T) {
 	assert.NotContains(t, txt.String(), "case-020: human construct")
 	assert.Contains(t, txt.String(), "  groundedness: … and 100 more violations (all in --json and --markdown)\n")
 	assert.Contains(t, txt.String(), "  faithfulness: judge scores without a human label: only-judge\n")
+}
+
+// assertSortedKeys reads one JSON value from dec and checks that the keys of every
+// object in it are in ascending order.
+func assertSortedKeys(t *testing.T, dec *json.Decoder, path string) {
+	t.Helper()
+	tok, err := dec.Token()
+	require.NoError(t, err)
+	switch tok {
+	case json.Delim('{'):
+		var keys []string
+		for dec.More() {
+			k, err := dec.Token()
+			require.NoError(t, err)
+			keys = append(keys, k.(string))
+			assertSortedKeys(t, dec, path+"."+k.(string))
+		}
+		_, err = dec.Token()
+		require.NoError(t, err)
+		assert.IsIncreasing(t, keys, "keys of %s", path)
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			assertSortedKeys(t, dec, fmt.Sprintf("%s[%d]", path, i))
+		}
+		_, err = dec.Token()
+		require.NoError(t, err)
+	}
 }
