@@ -1,0 +1,107 @@
+package metrics
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestGain(t *testing.T) {
+	for _, tc := range []struct {
+		g    Gain
+		rel  int
+		want float64
+	}{
+		{GainExp, 0, 0}, {GainExp, 1, 1}, {GainExp, 2, 3}, {GainExp, 3, 7},
+		{GainLinear, 0, 0}, {GainLinear, 1, 1}, {GainLinear, 2, 2}, {GainLinear, 3, 3},
+	} {
+		assert.Equal(t, tc.want, tc.g.Of(tc.rel), "%s %d", tc.g, tc.rel)
+	}
+	assert.Equal(t, "exp", GainExp.String())
+	assert.Equal(t, "linear", GainLinear.String())
+}
+
+func TestGradedAtK(t *testing.T) {
+	d := RankDiscount
+	ten3 := []int{3, 3, 3, 3, 3, 3, 3, 3, 3, 3}
+	for _, tc := range []struct {
+		name   string
+		rels   []int
+		levels []int // judged documents per level 0..3
+		k      int
+		gain   Gain
+		level  int
+		want   Graded
+	}{
+		{
+			// The seed formula check: ten results of relevance 3, gain 2^rel − 1.
+			name: "ten of relevance 3, exp", rels: ten3, levels: []int{0, 0, 0, 10}, k: 10, gain: GainExp, level: 2,
+			want: Graded{31.804915, 1, 1, 1, 1, 1, 1, 3},
+		},
+		{
+			name: "ten of relevance 3, linear", rels: ten3, levels: []int{0, 0, 0, 10}, k: 10, gain: GainLinear, level: 2,
+			want: Graded{13.630678, 1, 1, 1, 1, 1, 1, 3},
+		},
+		{
+			name: "graded, unjudged as 0, fewer than k", rels: []int{0, 2, 1, 3}, levels: []int{5, 1, 1, 2}, k: 5, gain: GainExp, level: 2,
+			want: Graded{
+				3*d(2) + 1*d(3) + 7*d(4),
+				(3*d(2) + 1*d(3) + 7*d(4)) / (7*d(1) + 7*d(2) + 3*d(3) + 1*d(4)),
+				2.0 / 5, 2.0 / 3, (1.0/2 + 2.0/4) / 3, 1.0 / 2, 1, 6.0 / 5,
+			},
+		},
+		{
+			name: "relevant level 1 counts rel 1", rels: []int{1, 0, 0}, levels: []int{2, 1, 0, 0}, k: 3, gain: GainLinear, level: 1,
+			want: Graded{1, 1, 1.0 / 3, 1, 1, 1, 1, 1.0 / 3},
+		},
+		{
+			name: "cut at k", rels: []int{0, 0, 3}, levels: []int{2, 0, 0, 1}, k: 2, gain: GainExp, level: 2,
+			want: Graded{0, 0, 0, 0, 0, 0, 0, 0},
+		},
+		{
+			name: "no relevant document", rels: []int{1, 1}, levels: []int{0, 2, 0, 0}, k: 2, gain: GainExp, level: 2,
+			want: Graded{1 + d(2), 1, 0, 0, 0, 0, 0, 1},
+		},
+		{
+			name: "empty ranking", rels: nil, levels: []int{0, 0, 1, 0}, k: 10, gain: GainExp, level: 2,
+			want: Graded{},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := GradedAtK(tc.rels, tc.levels, tc.k, tc.gain, tc.level)
+			for m := range NumGraded {
+				assert.InDelta(t, tc.want[m], got[m], 1e-5, GradedKeys[m])
+			}
+		})
+	}
+	// 31.80 to two decimals, as the issue states it.
+	assert.Equal(t, 31.80, math.Round(GradedDCG(ten3, 10, GainExp)*100)/100)
+}
+
+func TestIdealDCGAndNumRelevant(t *testing.T) {
+	assert.InDelta(t, 7+3*RankDiscount(2)+3*RankDiscount(3), IdealDCG([]int{4, 0, 2, 1}, 3, GainExp), 1e-12)
+	assert.Equal(t, 0.0, IdealDCG([]int{4, 0, 0, 0}, 3, GainExp))
+	assert.Equal(t, 3, NumRelevant([]int{4, 0, 2, 1}, 2))
+	assert.Equal(t, 7, NumRelevant([]int{4, 0, 2, 1}, 0))
+}
+
+func TestNDCGNeverAboveOneGraded(t *testing.T) {
+	// Every ranking of a query's judged documents scores nDCG ≤ 1.
+	levels := []int{2, 1, 1, 2}
+	docs := []int{0, 0, 1, 2, 3, 3}
+	var perm func(int)
+	perm = func(i int) {
+		if i == len(docs) {
+			g := GradedAtK(docs, levels, 4, GainExp, 2)
+			assert.LessOrEqual(t, g[GNDCG], 1+1e-12)
+			return
+		}
+		for j := i; j < len(docs); j++ {
+			docs[i], docs[j] = docs[j], docs[i]
+			perm(i + 1)
+			docs[i], docs[j] = docs[j], docs[i]
+		}
+	}
+	perm(0)
+}
