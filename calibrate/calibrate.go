@@ -195,8 +195,15 @@ func Evaluate(in Input) *Result {
 		default:
 			d.Status = StatusFail
 		}
-		if d.Status == StatusFail && d.Gated && !math.IsNaN(d.WeightedKappa) {
-			d.Notes = append(d.Notes, fmt.Sprintf("weighted kappa %.3f is below min_kappa %g", d.WeightedKappa, in.Lock.MinKappa))
+		if d.Status == StatusFail && !math.IsNaN(d.WeightedKappa) {
+			note := fmt.Sprintf("weighted kappa %.3f is below min_kappa %g", d.WeightedKappa, in.Lock.MinKappa)
+			if !d.Gated {
+				note += "; the dimension is not gated, so this is reported only"
+			}
+			d.Notes = append(d.Notes, note)
+		}
+		if d.Status == StatusFail && math.IsNaN(d.WeightedKappa) && d.Gated {
+			d.Notes = append(d.Notes, "a gated dimension with undefined kappa fails: there is no evidence of agreement")
 		}
 		res.Dimensions = append(res.Dimensions, d)
 	}

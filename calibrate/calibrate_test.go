@@ -174,6 +174,11 @@ func TestEvaluateGate(t *testing.T) {
 			}
 			assert.Equal(t, tt.status, got)
 			assert.Equal(t, tt.failed, r.Failed)
+			for _, d := range r.Dimensions {
+				if d.Status == StatusFail {
+					assert.NotEmpty(t, d.Notes, "%s: a failing dimension says why", d.Name)
+				}
+			}
 			if tt.failed == nil {
 				assert.Equal(t, "pass", r.Verdict())
 			} else {
