@@ -97,9 +97,17 @@ func readEvent(path string) (*event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the event payload: %w", err)
 	}
+	ev, err := parseEvent(data)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the event payload %s: %w", path, err)
+	}
+	return ev, nil
+}
+
+func parseEvent(data []byte) (*event, error) {
 	var ev event
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return nil, fmt.Errorf("failed to read the event payload %s: %w", path, err)
+		return nil, err
 	}
 	return &ev, nil
 }
@@ -120,10 +128,13 @@ func (a *Actions) applyEvent(ev *event) {
 		if r := ev.PullRequest.Head.Repo; r != nil {
 			a.HeadRepo = r.FullName
 		}
+		if a.PR < 0 {
+			a.PR = 0
+		}
 		// A deleted fork has head.repo null: still a fork.
 		a.Fork = a.HeadRepo == "" || !strings.EqualFold(a.HeadRepo, a.BaseRepo)
 	case "issue_comment":
-		if ev.Issue != nil && ev.Issue.PullRequest != nil {
+		if ev.Issue != nil && ev.Issue.PullRequest != nil && ev.Issue.Number > 0 {
 			a.PR = ev.Issue.Number
 		}
 	}

@@ -143,7 +143,8 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 		return 0, false
 	}
 	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second, true
+		const maxSeconds = 366 * 24 * 3600 // far beyond any wait; keeps the Duration from overflowing
+		return time.Duration(min(s, maxSeconds)) * time.Second, true
 	}
 	if at, err := http.ParseTime(v); err == nil {
 		return max(at.Sub(now), 0), true
