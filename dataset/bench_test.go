@@ -16,9 +16,12 @@ var benchCases = flag.Int("bench-cases", 1_000_000, "number of cases in the gene
 
 var benchLocales = []string{"en", "es-419", "pt-BR"}
 
-// writeBenchCases writes n realistic cases (10 retrieved chunks with text each)
-// to w, deterministically.
-func writeBenchCases(w *bufio.Writer, n int) error {
+// writeBenchCases writes n realistic cases to w, deterministically: 1–3 gold
+// ids, 10 retrieved chunks {id, parent_id, score} and, with withText, a
+// ~100-character text per chunk (about 2.1 kB a case); without text, in compact
+// JSON (about 0.7 kB a case, the size of the 755 MB file of
+// shared/notes/performance-measured-here.md).
+func writeBenchCases(w *bufio.Writer, n int, withText bool) error {
 	rng := rand.New(rand.NewPCG(1, 2))
 	words := strings.Fields("how do I reset my password account billing invoice refund two factor login error " +
 		"export data delete team member plan upgrade downgrade api key rotate webhook retry limit quota")
@@ -38,20 +41,29 @@ func writeBenchCases(w *bufio.Writer, n int) error {
 		if i%7 == 0 {
 			typ = "adversarial"
 		}
-		fmt.Fprintf(w, `{"id": "%s-%s-%07d", "locale": "%s", "type": "%s", "query": %q, "must_cite_one_of": [`, loc, typ, i, loc, typ, text(40)+"?")
+		sep := ", "
+		if !withText {
+			sep = ","
+		}
+		fmt.Fprintf(w, `{"id":"%s-%s-%07d","locale":"%s","type":"%s","query":%q,"must_cite_one_of":[`, loc, typ, i, loc, typ, text(40)+"?")
 		for g := range 1 + rng.IntN(3) {
 			if g > 0 {
-				w.WriteString(", ")
+				w.WriteString(sep)
 			}
 			fmt.Fprintf(w, `"%s-card-%04d"`, loc, rng.IntN(5000))
 		}
-		w.WriteString(`], "retrieved": [`)
+		w.WriteString(`],"retrieved":[`)
 		for r := range 10 {
 			if r > 0 {
-				w.WriteString(", ")
+				w.WriteString(sep)
 			}
 			card := fmt.Sprintf("%s-card-%04d", loc, rng.IntN(5000))
-			fmt.Fprintf(w, `{"id": "%s#c%d", "parent_id": "%s", "score": %.4f, "text": %q}`, card, rng.IntN(4), card, 1-float64(r)/20-rng.Float64()/40, text(100))
+			score := 1 - float64(r)/20 - rng.Float64()/40
+			if withText {
+				fmt.Fprintf(w, `{"id": "%s#c%d", "parent_id": "%s", "score": %.4f, "text": %q}`, card, rng.IntN(4), card, score, text(100))
+			} else {
+				fmt.Fprintf(w, `{"id":"%s#c%d","parent_id":"%s","score":%.4f}`, card, rng.IntN(4), card, score)
+			}
 		}
 		if _, err := w.WriteString("]}\n"); err != nil {
 			return err
@@ -62,9 +74,13 @@ func writeBenchCases(w *bufio.Writer, n int) error {
 
 // benchCasesFile returns a generated cases file of n cases, cached under
 // os.TempDir() across runs.
-func benchCasesFile(b *testing.B, n int) string {
+func benchCasesFile(b *testing.B, n int, withText bool) string {
 	b.Helper()
-	path := filepath.Join(os.TempDir(), fmt.Sprintf("retrieval-gate-bench-cases-v1-%d.jsonl", n))
+	shape := "compact"
+	if withText {
+		shape = "text"
+	}
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("retrieval-gate-bench-cases-v2-%s-%d.jsonl", shape, n))
 	if _, err := os.Stat(path); err == nil {
 		return path
 	}
@@ -73,7 +89,7 @@ func benchCasesFile(b *testing.B, n int) string {
 		b.Fatal(err)
 	}
 	defer os.Remove(tmp.Name())
-	if err := writeBenchCases(bufio.NewWriterSize(tmp, 1<<20), n); err != nil {
+	if err := writeBenchCases(bufio.NewWriterSize(tmp, 1<<20), n, withText); err != nil {
 		b.Fatal(err)
 	}
 	if err := tmp.Close(); err != nil {
@@ -85,57 +101,63 @@ func benchCasesFile(b *testing.B, n int) string {
 	return path
 }
 
-// BenchmarkMapCases decodes a generated file of -bench-cases cases (default
-// 1,000,000 × 10 retrieved, about 750 MB) with 1 and 2 workers; work computes a
-// small per-case value, as check does.
+// BenchmarkMapCases decodes generated files of -bench-cases cases (default
+// 1,000,000 × 10 retrieved: "text" about 2.1 GB, "compact" about 0.7 GB) with 1
+// and 2 workers; work computes hit@5, as check does.
 func BenchmarkMapCases(b *testing.B) {
-	path := benchCasesFile(b, *benchCases)
-	st, err := os.Stat(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, workers := range []int{1, 2} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
-			b.SetBytes(st.Size())
-			b.ReportAllocs()
-			for b.Loop() {
-				f, err := os.Open(path)
-				if err != nil {
-					b.Fatal(err)
-				}
-				n, hits := 0, 0
-				err = MapCases(context.Background(), f, path, workers, func(c *Case) (bool, error) {
-					for _, r := range c.Retrieved[:min(5, len(c.Retrieved))] {
-						for _, g := range c.Gold {
-							if r.Identity() == g {
-								return true, nil
+	for _, withText := range []bool{true, false} {
+		path := benchCasesFile(b, *benchCases, withText)
+		st, err := os.Stat(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		shape := "compact"
+		if withText {
+			shape = "text"
+		}
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("shape=%s/workers=%d", shape, workers), func(b *testing.B) {
+				b.SetBytes(st.Size())
+				b.ReportAllocs()
+				for b.Loop() {
+					f, err := os.Open(path)
+					if err != nil {
+						b.Fatal(err)
+					}
+					n, hits := 0, 0
+					err = MapCases(context.Background(), f, path, workers, func(c *Case) (bool, error) {
+						for _, r := range c.Retrieved[:min(5, len(c.Retrieved))] {
+							for _, g := range c.Gold {
+								if r.Identity() == g {
+									return true, nil
+								}
 							}
 						}
+						return false, nil
+					}, func(hit bool) error {
+						n++
+						if hit {
+							hits++
+						}
+						return nil
+					})
+					f.Close()
+					if err != nil {
+						b.Fatal(err)
 					}
-					return false, nil
-				}, func(hit bool) error {
-					n++
-					if hit {
-						hits++
+					if n != *benchCases {
+						b.Fatalf("got %d cases, want %d", n, *benchCases)
 					}
-					return nil
-				})
-				f.Close()
-				if err != nil {
-					b.Fatal(err)
 				}
-				if n != *benchCases {
-					b.Fatalf("got %d cases, want %d", n, *benchCases)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/file")
-		})
+				b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/file")
+			})
+		}
 	}
 }
 
 // BenchmarkStreamCases is the single-goroutine reader on the same file.
 func BenchmarkStreamCases(b *testing.B) {
-	path := benchCasesFile(b, *benchCases)
+	path := benchCasesFile(b, *benchCases, true)
 	st, err := os.Stat(path)
 	if err != nil {
 		b.Fatal(err)

@@ -27,10 +27,11 @@ func (r Retrieved) Identity() string {
 
 // Case is one line of a cases JSONL file.
 //
-// The strings of a Case stay valid after the callback that received it; all of
-// them but ID share one allocation per case, so keeping one small string (say a
-// gold id) for long keeps that case's strings alive: strings.Clone it if that
-// matters. Gold, Retrieved and Raw are reused for the next case.
+// The strings of a Case stay valid after the callback that received it; they
+// share one allocation per case (a few hundred bytes), so keeping one small
+// string (say a case id) for long keeps that case's strings alive:
+// strings.Clone it if you keep many. Gold, Retrieved and Raw are reused for the
+// next case.
 type Case struct {
 	File   string
 	Line   int // 1-based line number in File
@@ -274,6 +275,10 @@ type mapBatch[T any] struct {
 
 // run parses and works the batch's lines until the first error.
 func (b *mapBatch[T]) run(ctx context.Context, file string, p *CaseParser, c *Case, work func(*Case) (T, error)) {
+	if err := ctx.Err(); err != nil {
+		b.err = err
+		return
+	}
 	n := 0
 	b.err = forCaseLines(b.data, file, b.first, func(line []byte, no int) error {
 		if n++; n&0x7f == 0 {

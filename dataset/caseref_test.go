@@ -87,12 +87,6 @@ func refParse(line []byte) (c refCase, msg string, malformed bool) {
 			for n, g := range arr {
 				switch g := g.(type) {
 				case string:
-					if g == "" {
-						if first == "" {
-							first = fmt.Sprintf("must_cite_one_of[%d] is an empty string", n)
-						}
-						continue
-					}
 					c.Gold = append(c.Gold, g)
 				default:
 					if first == "" {

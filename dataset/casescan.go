@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"unicode"
 	"unicode/utf16"
@@ -34,7 +33,7 @@ type CaseParser struct {
 	hasRetrieved           bool
 	scores                 map[string]float64
 	hasScores              bool
-	scoreErrs              []scoreFieldErr
+	scoreErrs              map[string]string // scores key -> type error of its last value
 	errs                   [numFields]string // semantic error per top-level field
 }
 
@@ -52,8 +51,6 @@ type retSpan struct {
 	score      float64
 	hasScore   bool
 }
-
-type scoreFieldErr struct{ key, msg string }
 
 // Top-level fields, in the order their errors are reported.
 const (
@@ -115,12 +112,11 @@ func (p *CaseParser) reset(b []byte) {
 	p.hasRetrieved = false
 	p.scores = nil
 	p.hasScores = false
-	p.scoreErrs = p.scoreErrs[:0]
+	clear(p.scoreErrs)
 	p.errs = [numFields]string{}
 }
 
-// fill copies the decoded fields into c: the case id gets its own string, every
-// other string shares one allocation per case.
+// fill copies the decoded fields into c; all its strings share one allocation.
 func (p *CaseParser) fill(c *Case, file string, line int) {
 	s := string(p.arena)
 	get := func(sp arenaSpan) string {
@@ -132,7 +128,7 @@ func (p *CaseParser) fill(c *Case, file string, line int) {
 	*c = Case{
 		File:         file,
 		Line:         line,
-		ID:           string(p.arena[p.id.off:p.id.end]),
+		ID:           s[p.id.off:p.id.end],
 		Locale:       get(p.locale),
 		Type:         get(p.typ),
 		Query:        get(p.query),
@@ -628,7 +624,7 @@ func (p *CaseParser) stringField(v, f int, name string, dst *arenaSpan) (int, er
 	return end, err
 }
 
-// goldField decodes must_cite_one_of: an array of non-empty strings, or null.
+// goldField decodes must_cite_one_of: an array of strings, or null.
 func (p *CaseParser) goldField(v int) (int, error) {
 	p.errs[fGold] = ""
 	p.gold = p.gold[:0]
@@ -655,11 +651,9 @@ func (p *CaseParser) goldField(v int) (int, error) {
 			if err != nil {
 				return 0, err
 			}
-			if sp := p.store(i, end, esc); sp.off == sp.end {
-				p.fieldErr(fGold, "must_cite_one_of[%d] is an empty string", n)
-			} else {
-				p.gold = append(p.gold, sp)
-			}
+			// An empty gold id is kept: it fails the integrity gate, which
+			// names it, like any id that is not a card.
+			p.gold = append(p.gold, p.store(i, end, esc))
 			i = end
 		} else {
 			end, err := p.skipValue(i, 2)
@@ -872,7 +866,7 @@ func (p *CaseParser) scoresField(v int) (int, error) {
 	p.errs[fScores] = ""
 	p.scores = nil
 	p.hasScores = false
-	p.scoreErrs = p.scoreErrs[:0]
+	clear(p.scoreErrs)
 	b := p.b
 	switch b[v] {
 	case 'n':
@@ -898,7 +892,7 @@ func (p *CaseParser) scoresField(v int) (int, error) {
 			return 0, p.unexpected(v, "looking for a value")
 		}
 		k := string(key)
-		p.dropScoreErr(k)
+		delete(p.scoreErrs, k)
 		switch c := b[v]; {
 		case c == 'n':
 			if i, err = p.literal(v, "null"); err != nil {
@@ -913,14 +907,14 @@ func (p *CaseParser) scoresField(v int) (int, error) {
 				p.scores[k] = f
 			} else {
 				delete(p.scores, k)
-				p.scoreErrs = append(p.scoreErrs, scoreFieldErr{k, fmt.Sprintf("scores.%s %s is out of range", k, b[v:i])})
+				p.scoreErr(k, fmt.Sprintf("scores.%s %s is out of range", k, b[v:i]))
 			}
 		default:
 			if i, err = p.skipValue(v, 2); err != nil {
 				return 0, err
 			}
 			delete(p.scores, k)
-			p.scoreErrs = append(p.scoreErrs, scoreFieldErr{k, fmt.Sprintf("scores.%s must be a number, got %s", k, jsonTypeName(c))})
+			p.scoreErr(k, fmt.Sprintf("scores.%s must be a number, got %s", k, jsonTypeName(c)))
 		}
 		var done bool
 		if i, done, err = p.next(i, '}', "after object value"); err != nil {
@@ -932,22 +926,22 @@ func (p *CaseParser) scoresField(v int) (int, error) {
 	}
 	if len(p.scoreErrs) > 0 {
 		// Report the error of the smallest key: independent of member order.
-		e := slices.MinFunc(p.scoreErrs, func(a, b scoreFieldErr) int {
-			if a.key < b.key {
-				return -1
+		first, found := "", false
+		for k := range p.scoreErrs {
+			if !found || k < first {
+				first, found = k, true
 			}
-			if a.key > b.key {
-				return 1
-			}
-			return 0
-		})
-		p.errs[fScores] = e.msg
+		}
+		p.errs[fScores] = p.scoreErrs[first]
 	}
 	return i, nil
 }
 
-func (p *CaseParser) dropScoreErr(k string) {
-	p.scoreErrs = slices.DeleteFunc(p.scoreErrs, func(e scoreFieldErr) bool { return e.key == k })
+func (p *CaseParser) scoreErr(k, msg string) {
+	if p.scoreErrs == nil {
+		p.scoreErrs = make(map[string]string)
+	}
+	p.scoreErrs[k] = msg
 }
 
 // exactPow10 holds the powers of ten that are exact float64s.

@@ -294,22 +294,23 @@ func (kb *KB) loadMarkdownFile(path string) error {
 // YAML mapping between a first line `---` and the next line `---` (or `...`);
 // its `id` (default: the file name without .md), `locale` and `title` must be
 // scalars, other keys are ignored. The text is what follows the front matter, or
-// the whole file when there is none, with CRLF turned into LF.
+// the whole file when there is none. Line ends (CRLF, CR) are turned into LF
+// first, so line numbers count them as CommonMark does.
 func ParseMarkdownCard(file string, b []byte) (Card, error) {
-	b = bytes.TrimPrefix(b, utf8BOM)
+	b = normalizeNewlines(bytes.TrimPrefix(b, utf8BOM))
 	c := Card{File: file, Line: 1, ID: strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))}
 	fm, body, ok, err := splitFrontMatter(file, b)
 	if err != nil {
 		return c, err
 	}
 	if !ok {
-		c.Text = normalizeNewlines(b)
+		c.Text = string(b)
 		if c.ID == "" {
 			return c, Errorf(file, 0, "card has an empty id (file name)")
 		}
 		return c, nil
 	}
-	c.Text = normalizeNewlines(body)
+	c.Text = string(body)
 	if err := parseFrontMatter(file, fm, &c); err != nil {
 		return c, err
 	}
@@ -353,11 +354,24 @@ func isDelim(ln []byte, d string) bool {
 	return string(ln) == d
 }
 
-func normalizeNewlines(b []byte) string {
+// normalizeNewlines turns every line ending (CRLF, or a CR alone, as CommonMark
+// defines them) into LF.
+func normalizeNewlines(b []byte) []byte {
 	if bytes.IndexByte(b, '\r') < 0 {
-		return string(b)
+		return b
 	}
-	return string(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")))
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] == '\r' {
+			out = append(out, '\n')
+			if i+1 < len(b) && b[i+1] == '\n' {
+				i++
+			}
+			continue
+		}
+		out = append(out, b[i])
+	}
+	return out
 }
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)

@@ -136,6 +136,11 @@ func TestLoadKBMarkdown(t *testing.T) {
 			want: []Card{{ID: "crlf-card", Locale: "pt-BR", Title: "T", Text: "line 1\nline 2\n", File: "c.md", Line: 2}},
 		},
 		{
+			name:  "classic Mac line ends",
+			files: map[string]string{"mac.md": "---\rid: mac\r---\rline 1\rline 2\r\r\n"},
+			want:  []Card{{ID: "mac", Text: "line 1\nline 2\n\n", File: "mac.md", Line: 2}},
+		},
+		{
 			name:  "numeric id and null title",
 			files: map[string]string{"n.md": "---\nid: 123\ntitle: ~\n---\nx"},
 			want:  []Card{{ID: "123", Text: "x", File: "n.md", Line: 2}},
