@@ -29,6 +29,7 @@ type posting struct {
 type Index struct {
 	postings map[string][]posting
 	docLen   []float64
+	norm     []float64 // k1·(1 − b + b·|d|/avgdl) per document
 	avgdl    float64
 }
 
@@ -49,6 +50,10 @@ func New(docs [][]string) *Index {
 	}
 	if len(docs) > 0 {
 		ix.avgdl = total / float64(len(docs))
+	}
+	ix.norm = make([]float64, len(docs))
+	for d, l := range ix.docLen {
+		ix.norm[d] = K1 * (1 - B + B*l/ix.avgdl)
 	}
 	return ix
 }
@@ -76,7 +81,8 @@ func (ix *Index) Search(query []string, k int, keep func(doc int) bool) []Hit {
 	if k <= 0 || ix.avgdl == 0 {
 		return nil
 	}
-	scores := map[int32]float64{}
+	scores := make([]float64, len(ix.docLen))
+	var touched []int32
 	seen := map[string]bool{}
 	for _, t := range query {
 		if seen[t] {
@@ -92,23 +98,57 @@ func (ix *Index) Search(query []string, k int, keep func(doc int) bool) []Hit {
 			if keep != nil && !keep(int(p.doc)) {
 				continue
 			}
+			if scores[p.doc] == 0 {
+				touched = append(touched, p.doc)
+			}
 			tf := float64(p.tf)
-			norm := K1 * (1 - B + B*ix.docLen[p.doc]/ix.avgdl)
-			scores[p.doc] += idf * tf * (K1 + 1) / (tf + norm)
+			scores[p.doc] += idf * tf * (K1 + 1) / (tf + ix.norm[p.doc])
 		}
 	}
-	hits := make([]Hit, 0, len(scores))
-	for d, s := range scores {
-		hits = append(hits, Hit{Doc: int(d), Score: s})
-	}
-	sort.Slice(hits, func(i, j int) bool {
-		if hits[i].Score != hits[j].Score {
-			return hits[i].Score > hits[j].Score
+	// Top k of the touched documents with a bounded min-heap (root = worst kept).
+	better := func(a, b Hit) bool {
+		if a.Score != b.Score {
+			return a.Score > b.Score
 		}
-		return hits[i].Doc < hits[j].Doc
-	})
-	if len(hits) > k {
-		hits = hits[:k]
+		return a.Doc < b.Doc
 	}
-	return hits
+	h := make([]Hit, 0, min(k, len(touched)))
+	for _, d := range touched {
+		e := Hit{Doc: int(d), Score: scores[d]}
+		if e.Score <= 0 {
+			continue
+		}
+		if len(h) < k {
+			h = append(h, e)
+			for j := len(h) - 1; j > 0; {
+				p := (j - 1) / 2
+				if !better(h[p], h[j]) {
+					break
+				}
+				h[p], h[j] = h[j], h[p]
+				j = p
+			}
+			continue
+		}
+		if !better(e, h[0]) {
+			continue
+		}
+		h[0] = e
+		for j := 0; ; {
+			l, m := 2*j+1, j
+			if l < len(h) && better(h[m], h[l]) {
+				m = l
+			}
+			if r := l + 1; r < len(h) && better(h[m], h[r]) {
+				m = r
+			}
+			if m == j {
+				break
+			}
+			h[j], h[m] = h[m], h[j]
+			j = m
+		}
+	}
+	sort.Slice(h, func(i, j int) bool { return better(h[i], h[j]) })
+	return h
 }

@@ -3,6 +3,7 @@ package embed
 import (
 	"context"
 	"encoding/json"
+	"hash/fnv"
 	"math"
 	"net"
 	"net/http"
@@ -266,4 +267,12 @@ func TestOllama(t *testing.T) {
 
 	_, err = NewOllama(OllamaConfig{URL: srv.URL})
 	assert.ErrorContains(t, err, "--embedder-model")
+}
+
+func TestFNV64a(t *testing.T) {
+	for _, s := range []string{"", "a", "password", "sesión"} {
+		f := fnv.New64a()
+		_, _ = f.Write([]byte(s))
+		assert.Equal(t, f.Sum64(), fnv64a(s), s)
+	}
 }

@@ -3,7 +3,6 @@ package embed
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"math"
 
 	"github.com/retrieval-gate/retrieval-gate/retrieve/text"
@@ -97,9 +96,7 @@ func (h *Hash) vector(s string, knownOnly bool) []float32 {
 	acc := make([]float64, h.dim)
 	for t, n := range tf {
 		w := (1 + math.Log(float64(n))) * h.IDF(t)
-		f := fnv.New64a()
-		_, _ = f.Write([]byte(t))
-		x := f.Sum64()
+		x := fnv64a(t)
 		if x>>63 == 1 {
 			w = -w
 		}
@@ -118,4 +115,14 @@ func (h *Hash) vector(s string, knownOnly bool) []float32 {
 		out[i] = float32(v * inv)
 	}
 	return out
+}
+
+// fnv64a is the 64-bit FNV-1a hash of s (as hash/fnv computes it).
+func fnv64a(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
 }

@@ -29,11 +29,19 @@ func AppendTokens(dst []string, s string) []string {
 		r, n := utf8.DecodeRuneInString(s)
 		s = s[n:]
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			r = unicode.ToLower(r)
-			if f, ok := fold[r]; ok {
-				b.WriteString(f)
-			} else {
-				b.WriteRune(r)
+			switch {
+			case r < utf8.RuneSelf:
+				if 'A' <= r && r <= 'Z' {
+					r += 'a' - 'A'
+				}
+				b.WriteByte(byte(r))
+			default:
+				r = unicode.ToLower(r)
+				if int(r) < len(fold) && fold[r] != "" {
+					b.WriteString(fold[r])
+				} else {
+					b.WriteRune(r)
+				}
 			}
 			continue
 		}
@@ -46,8 +54,9 @@ func AppendTokens(dst []string, s string) []string {
 	return dst
 }
 
-// fold maps lower-case accented Latin letters to their base letters.
-var fold = map[rune]string{}
+// fold maps lower-case accented Latin letters (Latin-1 Supplement and Latin
+// Extended-A) to their base letters; "" means no folding.
+var fold [0x180]string
 
 func init() {
 	pairs := []struct{ from, to string }{
