@@ -115,11 +115,19 @@ func (c *RetrieveCommand) parse(env *Env, args []string) (*retrieveOptions, erro
 	return o, nil
 }
 
-func (c *RetrieveCommand) Run(ctx context.Context, env *Env, args []string) (err error) {
+func (c *RetrieveCommand) Run(ctx context.Context, env *Env, args []string) error {
 	o, err := c.parse(env, args)
 	if err != nil {
 		return err
 	}
+	err = c.run(ctx, env, o)
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
+	}
+	return err
+}
+
+func (c *RetrieveCommand) run(ctx context.Context, env *Env, o *retrieveOptions) (err error) {
 	kb, err := dataset.LoadKB(o.kb)
 	if err != nil {
 		return err
@@ -320,9 +328,6 @@ func (c *RetrieveCommand) runCases(ctx context.Context, env *Env, o *retrieveOpt
 		}
 		return flush()
 	})
-	if errors.Is(err, context.Canceled) {
-		return 0, fmt.Errorf("retrieve: interrupted: %w", err)
-	}
 	return total, err
 }
 
