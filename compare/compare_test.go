@@ -164,20 +164,20 @@ func TestCompareJSONDeterministic(t *testing.T) {
 }
 
 func TestCompareApproximationMatchesResampling(t *testing.T) {
-	q, in := synthetic(t, 2000, map[string]float64{"a": 0.5, "b": 0.55}, []string{"a", "b"})
-	exact, err := compare.Run(q, in, compare.Options{K: 3, RelevantLevel: 2, Resamples: 10000, Seed: 1})
+	q, in := synthetic(t, 600, map[string]float64{"a": 0.5, "b": 0.56}, []string{"a", "b"})
+	exact, err := compare.Run(q, in, compare.Options{K: 3, RelevantLevel: 2, Resamples: 2500, Seed: 1})
 	require.NoError(t, err)
 	require.True(t, exact.Exact)
-	// 30,000 resamples × 2,000 queries exceeds the budget: approximations.
-	approx, err := compare.Run(q, in, compare.Options{K: 3, RelevantLevel: 2, Resamples: 30000, Seed: 1})
+	// 100,000 resamples × 600 queries exceeds the budget: approximations.
+	approx, err := compare.Run(q, in, compare.Options{K: 3, RelevantLevel: 2, Resamples: 100000, Seed: 1})
 	require.NoError(t, err)
 	require.False(t, approx.Exact)
 	for s := range exact.Strategies {
 		for m := range metrics.NumGraded {
 			e, a := exact.Strategies[s].CI[m], approx.Strategies[s].CI[m]
 			w := e[1] - e[0]
-			assert.InDelta(t, e[0], a[0], 0.05*w+1e-12, "%d %s", s, metrics.GradedKeys[m])
-			assert.InDelta(t, e[1], a[1], 0.05*w+1e-12, "%d %s", s, metrics.GradedKeys[m])
+			assert.InDelta(t, e[0], a[0], 0.1*w+1e-12, "%d %s", s, metrics.GradedKeys[m])
+			assert.InDelta(t, e[1], a[1], 0.1*w+1e-12, "%d %s", s, metrics.GradedKeys[m])
 		}
 	}
 	for i := range exact.Paired {
