@@ -203,7 +203,7 @@ func comment(ctx context.Context, env *Env, act *github.Actions, p publication, 
 		}
 		if act.ReadOnlyToken() {
 			act.Notice(fmt.Sprintf("retrieval-gate: no PR comment: this pull request comes from a fork (%s), and GitHub gives "+
-				"such runs a read-only token. The report is in the job summary and the problems are annotated. To get the "+
+				"such runs a read-only token. The report is in the job summary, and any dataset problems are annotated. To get the "+
 				"comment on fork PRs, post it from a separate workflow triggered by `workflow_run` (README: \"Comments on "+
 				"pull requests from forks\").", orUnknown(act.HeadRepo)))
 			return
@@ -231,7 +231,12 @@ func comment(ctx context.Context, env *Env, act *github.Actions, p publication, 
 		if p.Fit == nil {
 			return md
 		}
-		return p.Fit(limit-len(runFooter(env))) + runFooter(env)
+		// The shorter rendering keeps the marker, or gets it like md did.
+		s := p.Fit(limit - len(runFooter(env)) - len(marker) - 1)
+		if firstLineMarker(s) != marker {
+			s = marker + "\n" + s
+		}
+		return s + runFooter(env)
 	}, github.MaxCommentBytes, note)
 
 	c, err := github.NewClient(act.APIURL, act.Repository, token, commenterOptions...)

@@ -349,6 +349,28 @@ func TestDockerImageBinary(t *testing.T) {
 		assert.Contains(t, r.summary, "<!-- retrieval-gate:default -->")
 	})
 
+	t.Run("a report over 65,536 characters: the comment lists fewer cases and says so", func(t *testing.T) {
+		srv := githubtest.New("octo", "repo", token, 5)
+		defer srv.Close()
+		dir := t.TempDir()
+		var b strings.Builder
+		for i := 0; i < 1000; i++ {
+			fmt.Fprintf(&b, `{"id": "miss-%04d", "locale": "en", "query": "%s", "must_cite_one_of": ["en-refunds"], "retrieved": ["en-invoices"]}`+"\n",
+				i, strings.Repeat("why is my long question not answered ", 12))
+		}
+		cases := filepath.Join(dir, "cases.jsonl")
+		require.NoError(t, os.WriteFile(cases, []byte(b.String()), 0o644))
+		r := action(t, srv.APIURL(), "pull_request", prEvent(5, "octo/repo"), map[string]string{"cases": cases})
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Greater(t, len(r.summary), githubtest.MaxBody, "the summary has the whole report")
+		cs := srv.Comments(5)
+		require.Len(t, cs, 1)
+		assert.LessOrEqual(t, len(cs[0].Body), githubtest.MaxBody)
+		assert.True(t, strings.HasPrefix(cs[0].Body, "<!-- retrieval-gate:default -->\n"))
+		assert.Contains(t, cs[0].Body, "more not shown")
+		assert.Contains(t, cs[0].Body, "This comment was shortened to fit GitHub's 65,536-character comment limit")
+	})
+
 	t.Run("flags win over inputs; --pr on a push", func(t *testing.T) {
 		srv := githubtest.New("octo", "repo", token, 8)
 		defer srv.Close()

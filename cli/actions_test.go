@@ -341,6 +341,9 @@ func TestPublishOversize(t *testing.T) {
 		{name: "the command's shorter rendering is used", fit: func(limit int) string {
 			return github.Marker("default") + "\n## short\n… and 4990 more not shown.\n"
 		}, wantText: "## short"},
+		{name: "a shorter rendering without the marker gets it", fit: func(limit int) string {
+			return "## short, unmarked\n"
+		}, wantText: "## short, unmarked"},
 		{name: "without one the report is cut", wantText: "| case | a long query"},
 	}
 	for _, tc := range tests {
