@@ -30,12 +30,12 @@ const MaxBody = 65536
 
 // Comment is a stored issue comment.
 type Comment struct {
-	ID        int64
-	PR        int
-	User      string
-	Body      string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	ID        int64     `json:"id"`
+	PR        int       `json:"pr"`
+	User      string    `json:"user"`
+	Body      string    `json:"body"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // Request is a recorded request.

@@ -1,0 +1,152 @@
+package githubtest
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// State is what a fake API holds between runs of Main.
+type State struct {
+	PRs      []int     `json:"prs"`
+	Comments []Comment `json:"comments"`
+	NextID   int64     `json:"next_id"`
+}
+
+// Export returns the server's state.
+func (s *Server) Export() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := State{NextID: s.nextID}
+	for pr := range s.prs {
+		st.PRs = append(st.PRs, pr)
+	}
+	sort.Ints(st.PRs)
+	for _, c := range s.comments {
+		st.Comments = append(st.Comments, *c)
+	}
+	return st
+}
+
+// Import replaces the server's pull requests and comments.
+func (s *Server) Import(st State) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.prs = map[int]bool{}
+	for _, pr := range st.PRs {
+		s.prs[pr] = true
+	}
+	s.comments = nil
+	for i := range st.Comments {
+		c := st.Comments[i]
+		s.comments = append(s.comments, &c)
+	}
+	s.nextID = max(s.nextID, st.NextID)
+}
+
+// Main is a command for end-to-end scripts (register it with testscript):
+//
+//	fake-github [-state FILE] [-repo owner/name] [-pr N] [-token T] [-readonly]
+//	            [-fail METHOD:STATUS]... -- command args...
+//
+// It starts a fake API, runs the command with GITHUB_API_URL pointing at it, saves
+// the pull requests and comments to -state (read back by the next run, so a second
+// run sees the first run's comment), prints each request as "fake-github: METHOD
+// PATH?QUERY STATUS-of-fault" on stderr, and exits with the command's exit code.
+func Main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+type faults []Fault
+
+func (f *faults) String() string { return fmt.Sprint(len(*f)) }
+
+func (f *faults) Set(v string) error {
+	method, status, ok := strings.Cut(v, ":")
+	code, err := strconv.Atoi(status)
+	if !ok || err != nil || code < 400 {
+		return errors.New("want METHOD:STATUS, e.g. POST:502")
+	}
+	switch {
+	case code == http.StatusTooManyRequests:
+		*f = append(*f, SecondaryRateLimit(method, code, 0))
+	default:
+		*f = append(*f, ServerError(method, code))
+	}
+	return nil
+}
+
+func run(args []string) int {
+	fs := flag.NewFlagSet("fake-github", flag.ContinueOnError)
+	state := fs.String("state", "", "file holding the pull requests and comments between runs")
+	repo := fs.String("repo", "octo/repo", "repository owner/name")
+	pr := fs.Int("pr", 7, "an open pull request")
+	token := fs.String("token", "", "the accepted token (empty: any)")
+	readOnly := fs.Bool("readonly", false, "the token may read but not write (403)")
+	var fl faults
+	fs.Var(&fl, "fail", "serve METHOD:STATUS to the next such request (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "fake-github: missing command after --")
+		return 2
+	}
+	owner, name, _ := strings.Cut(*repo, "/")
+	srv := New(owner, name, *token, *pr)
+	defer srv.Close()
+	srv.ReadOnly = *readOnly
+	if *state != "" {
+		if data, err := os.ReadFile(*state); err == nil {
+			var st State
+			if err := json.Unmarshal(data, &st); err != nil {
+				fmt.Fprintf(os.Stderr, "fake-github: %s: %v\n", *state, err)
+				return 2
+			}
+			st.PRs = append(st.PRs, *pr)
+			srv.Import(st)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(os.Stderr, "fake-github: %v\n", err)
+			return 2
+		}
+	}
+	srv.Queue(fl...)
+
+	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
+	cmd.Env = append(os.Environ(), "GITHUB_API_URL="+srv.APIURL())
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	code := 0
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			fmt.Fprintf(os.Stderr, "fake-github: %v\n", err)
+			return 2
+		}
+		code = ee.ExitCode()
+	}
+	for _, r := range srv.Requests() {
+		q := ""
+		if len(r.Query) > 0 {
+			q = "?" + r.Query.Encode()
+		}
+		fmt.Fprintf(os.Stderr, "fake-github: %s %s%s\n", r.Method, r.Path, q)
+	}
+	if *state != "" {
+		data, err := json.MarshalIndent(srv.Export(), "", "  ")
+		if err == nil {
+			err = os.WriteFile(*state, append(data, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fake-github: %v\n", err)
+			return 2
+		}
+	}
+	return code
+}
