@@ -315,31 +315,42 @@ func (r *Result) statistics() {
 			others = append(others, i)
 		}
 	}
-	// Columns: every strategy's metrics, then every (other − baseline) difference.
-	cols := S*M + len(others)*M
+	// Columns of x: every strategy's metrics; of d: every (other − baseline) difference.
+	cols := S * M
+	dcols := len(others) * M
 	x := make([]float64, n*cols)
+	d := make([]float64, n*dcols)
 	for i := range n {
-		row := x[i*cols : (i+1)*cols]
 		for s := range r.Strategies {
-			copy(row[s*M:(s+1)*M], r.Strategies[s].Values[i*M:(i+1)*M])
+			copy(x[i*cols+s*M:i*cols+(s+1)*M], r.Strategies[s].Values[i*M:(i+1)*M])
 		}
 		for o, s := range others {
 			for m := range M {
-				row[S*M+o*M+m] = r.Strategies[s].Values[i*M+m] - r.Strategies[base].Values[i*M+m]
+				d[i*dcols+o*M+m] = r.Strategies[s].Values[i*M+m] - r.Strategies[base].Values[i*M+m]
 			}
 		}
 	}
 	r.Exact = metrics.ResamplingIsExact(n, r.Resamples)
-	cis := make([][2]float64, cols)
-	ps := make([]float64, len(others)*M)
+	cis := make([][2]float64, cols+dcols)
+	ps := make([]float64, dcols)
 	if r.Exact {
-		cis = metrics.BootstrapMeansCI95(x, n, cols, r.Resamples, r.Seed)
-		if len(others) > 0 {
-			d := make([]float64, n*len(others)*M)
-			for i := range n {
-				copy(d[i*len(others)*M:(i+1)*len(others)*M], x[i*cols+S*M:(i+1)*cols])
+		// One index draw per resample for all strategies and metrics; the resampled
+		// mean of a paired difference is the difference of the resampled means.
+		stats := metrics.BootstrapMeans(x, n, cols, r.Resamples, r.Seed)
+		diff := make([]float64, r.Resamples)
+		for o, s := range others {
+			for m := range M {
+				for b := range diff {
+					diff[b] = stats[s*M+m][b] - stats[base*M+m][b]
+				}
+				cis[cols+o*M+m] = metrics.PercentileCI95(diff)
 			}
-			ps = metrics.SignFlipPValues(d, n, len(others)*M, r.Resamples, r.Seed)
+		}
+		for c := range cols {
+			cis[c] = metrics.PercentileCI95(stats[c])
+		}
+		if dcols > 0 {
+			ps = metrics.SignFlipPValues(d, n, dcols, r.Resamples, r.Seed)
 		}
 	} else {
 		col := make([]float64, n)
@@ -348,9 +359,13 @@ func (r *Result) statistics() {
 				col[i] = x[i*cols+c]
 			}
 			cis[c] = metrics.MeanCI95Normal(col)
-			if c >= S*M {
-				ps[c-S*M] = metrics.SignFlipPValueNormal(col, r.Resamples)
+		}
+		for c := range dcols {
+			for i := range n {
+				col[i] = d[i*dcols+c]
 			}
+			cis[cols+c] = metrics.MeanCI95Normal(col)
+			ps[c] = metrics.SignFlipPValueNormal(col, r.Resamples)
 		}
 	}
 	for s := range r.Strategies {
@@ -365,7 +380,7 @@ func (r *Result) statistics() {
 			r.Paired = append(r.Paired, Paired{
 				Strategy: r.Strategies[s].Name, Baseline: r.Baseline, Metric: metrics.GradedKeys[m],
 				Delta: r.Strategies[s].Means[m] - r.Strategies[base].Means[m],
-				CI:    cis[S*M+c], P: ps[c], PHolm: holm[c], Significant: holm[c] < Alpha,
+				CI:    cis[cols+c], P: ps[c], PHolm: holm[c], Significant: holm[c] < Alpha,
 			})
 		}
 	}

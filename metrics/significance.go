@@ -18,7 +18,7 @@ import (
 // ExactResamplingBudget bounds n × resamples for Monte Carlo resampling. Above it,
 // the intervals and p-values use the large-sample approximations below, whose
 // error there is smaller than the Monte Carlo error of the resampling itself.
-const ExactResamplingBudget = 50_000_000
+const ExactResamplingBudget = 20_000_000
 
 // ResamplingIsExact reports whether n items with `resamples` resamples are
 // resampled by Monte Carlo (true) or approximated (false).
@@ -55,14 +55,22 @@ func parallelBlocks(nblocks int, fn func(b int)) {
 // cols series in x (row-major, n rows): each resample draws n row indices with
 // replacement, shared by all series (so differences of series are paired).
 func BootstrapMeansCI95(x []float64, n, cols, resamples int, seed uint64) [][2]float64 {
+	stats := BootstrapMeans(x, n, cols, resamples, seed)
 	out := make([][2]float64, cols)
-	if n == 0 || resamples <= 0 {
-		for c := range out {
-			out[c] = [2]float64{math.NaN(), math.NaN()}
-		}
-		return out
+	for c := range out {
+		out[c] = PercentileCI95(stats[c])
 	}
+	return out
+}
+
+// BootstrapMeans returns, for each of the cols series in x (row-major, n rows),
+// the means of `resamples` bootstrap resamples, stats[c][b]; resample b draws n
+// row indices with replacement, shared by all series. Nil stats when n = 0.
+func BootstrapMeans(x []float64, n, cols, resamples int, seed uint64) [][]float64 {
 	stats := make([][]float64, cols)
+	if n == 0 || resamples <= 0 {
+		return stats
+	}
 	for c := range stats {
 		stats[c] = make([]float64, resamples)
 	}
@@ -73,9 +81,10 @@ func BootstrapMeansCI95(x []float64, n, cols, resamples int, seed uint64) [][2]f
 		for s := b * resampleBlock; s < min((b+1)*resampleBlock, resamples); s++ {
 			clear(sums)
 			for range n {
-				row := x[r.IntN(n)*cols:]
-				for c := range sums {
-					sums[c] += row[c]
+				i := r.IntN(n) * cols
+				row := x[i : i+cols]
+				for c, v := range row {
+					sums[c] += v
 				}
 			}
 			for c := range sums {
@@ -83,10 +92,16 @@ func BootstrapMeansCI95(x []float64, n, cols, resamples int, seed uint64) [][2]f
 			}
 		}
 	})
-	for c := range out {
-		out[c] = percentileCI95(stats[c])
+	return stats
+}
+
+// PercentileCI95 is the percentile bootstrap 95% interval of resampled statistics:
+// their 2.5% and 97.5% type-7 quantiles (stats is sorted in place). NaN when empty.
+func PercentileCI95(stats []float64) [2]float64 {
+	if len(stats) == 0 {
+		return [2]float64{math.NaN(), math.NaN()}
 	}
-	return out
+	return percentileCI95(stats)
 }
 
 // SignFlipPValues is the two-sided paired randomization (sign-flip) test of each of

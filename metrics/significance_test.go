@@ -123,6 +123,6 @@ func TestMeanCI95NormalSkew(t *testing.T) {
 	mc := MeanCI95(xs, 20000, DefaultSeed)
 	assert.InDelta(t, mc[0], ci[0], 0.03)
 	assert.InDelta(t, mc[1], ci[1], 0.03)
-	assert.True(t, ResamplingIsExact(5000, 10000))
-	assert.False(t, ResamplingIsExact(5001, 10000))
+	assert.True(t, ResamplingIsExact(2000, 10000))
+	assert.False(t, ResamplingIsExact(2001, 10000))
 }
