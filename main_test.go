@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/retrieval-gate/retrieval-gate/github/githubtest"
 )
 
 // TestMain lets testscript run this binary as the `retrieval-gate` command in
@@ -13,6 +15,8 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"retrieval-gate": func() { os.Exit(realMain(context.Background())) },
+		// fake-github serves GitHub's REST semantics on loopback for the action scripts.
+		"fake-github": githubtest.Main,
 	})
 }
 
