@@ -35,7 +35,7 @@ type Accumulator struct {
 	MaxProblems int // 0: DefaultMaxProblems
 	MaxMissed   int // 0: DefaultMaxMissed
 
-	seen  map[uint64]uint32
+	seen  idSet
 	cells map[cellKey]*cell
 
 	total, scored, precomputed int64
@@ -51,7 +51,7 @@ type Accumulator struct {
 
 // NewAccumulator returns an empty Accumulator.
 func NewAccumulator() *Accumulator {
-	return &Accumulator{seen: make(map[uint64]uint32), cells: make(map[cellKey]*cell)}
+	return &Accumulator{cells: make(map[cellKey]*cell)}
 }
 
 // idHash is FNV-1a 64 of a case id. Two distinct ids collide with probability
@@ -68,11 +68,9 @@ func idHash(s string) uint64 {
 // Add records one case result (it keeps a copy, never r itself). A case id seen
 // before is an input error.
 func (a *Accumulator) Add(r *CaseResult) error {
-	h := idHash(r.ID)
-	if first, dup := a.seen[h]; dup {
+	if first, dup := a.seen.insert(idHash(r.ID), uint32(r.Line)); dup {
 		return dataset.Errorf(r.File, r.Line, "duplicate case id %q (first at line %d)", r.ID, first)
 	}
-	a.seen[h] = uint32(r.Line)
 	a.total++
 
 	maxP := a.MaxProblems
@@ -137,4 +135,52 @@ func (a *Accumulator) Add(r *CaseResult) error {
 		}
 	}
 	return nil
+}
+
+// idSet is an open-addressing (linear probing) set of 64-bit id hashes, each with
+// the line of its first occurrence: one probe sequence per case and 12 bytes a
+// slot, at most 3/4 full.
+type idSet struct {
+	keys  []uint64 // 0 marks an empty slot (a hash of 0 is stored as 1)
+	lines []uint32
+	bits  uint
+	n     int
+}
+
+// insert adds h, or reports the line it was first inserted with.
+func (s *idSet) insert(h uint64, line uint32) (first uint32, dup bool) {
+	if h == 0 {
+		h = 1
+	}
+	if 4*(s.n+1) > 3*len(s.keys) {
+		s.grow()
+	}
+	mask := uint64(len(s.keys) - 1)
+	for i := (h * 0x9e3779b97f4a7c15) >> (64 - s.bits); ; i = (i + 1) & mask {
+		switch s.keys[i] {
+		case 0:
+			s.keys[i], s.lines[i] = h, line
+			s.n++
+			return 0, false
+		case h:
+			return s.lines[i], true
+		}
+	}
+}
+
+func (s *idSet) grow() {
+	old, oldLines := s.keys, s.lines
+	if s.bits == 0 {
+		s.bits = 12
+	} else {
+		s.bits++
+	}
+	s.keys = make([]uint64, 1<<s.bits)
+	s.lines = make([]uint32, 1<<s.bits)
+	s.n = 0
+	for i, k := range old {
+		if k != 0 {
+			s.insert(k, oldLines[i])
+		}
+	}
 }

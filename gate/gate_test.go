@@ -330,3 +330,18 @@ func FuzzParseFloor(f *testing.F) {
 		}
 	})
 }
+
+func TestIDSet(t *testing.T) {
+	var s idSet
+	for i := range 100000 {
+		_, dup := s.insert(uint64(i)*7919, uint32(i+1))
+		require.False(t, dup)
+	}
+	for _, i := range []int{0, 1, 4095, 99999} {
+		first, dup := s.insert(uint64(i)*7919, 1)
+		require.True(t, dup)
+		require.Equal(t, uint32(i+1), first)
+	}
+	assert.Equal(t, 100000, s.n)
+	assert.LessOrEqual(t, 4*s.n, 3*len(s.keys))
+}
