@@ -118,6 +118,16 @@ func (c *CompareCommand) Run(ctx context.Context, env *Env, args []string) error
 		}
 	}
 
+	// Inputs are never overwritten by a report.
+	inputsPaths := append([]string{*qrelsPath}, runs.files...)
+	for _, out := range []struct{ flag, path string }{{"json", *jsonOut}, {"markdown", *mdOut}, {"per-query", *perQuery}} {
+		for _, in := range inputsPaths {
+			if out.path != "" && samePath(out.path, in) {
+				return usagef("compare: --%s %s would overwrite the input %s", out.flag, out.path, in)
+			}
+		}
+	}
+
 	// The qrels are read (sequentially) while the runs are read (in parallel);
 	// errors are reported in command-line order: qrels first, then each run.
 	var qrels *dataset.Qrels
