@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/valyala/fastjson"
 )
 
 var benchCases = flag.Int("bench-cases", 1_000_000, "number of cases in the generated BenchmarkMapCases file")
@@ -176,4 +178,37 @@ func BenchmarkStreamCases(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkParseCase decodes one compact case line (10 retrieved) with the
+// scanner; "fastjson-parse-only" only builds fastjson's tree of the same line,
+// without extracting anything: a yardstick that moves with the machine's load.
+func BenchmarkParseCase(b *testing.B) {
+	var buf strings.Builder
+	w := bufio.NewWriter(&buf)
+	if err := writeBenchCases(w, 1, false); err != nil {
+		b.Fatal(err)
+	}
+	line := []byte(strings.TrimSpace(buf.String()))
+	b.Run("scanner", func(b *testing.B) {
+		var p CaseParser
+		var c Case
+		b.SetBytes(int64(len(line)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := p.Parse(line, "f", 1, &c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("fastjson-parse-only", func(b *testing.B) {
+		var p fastjson.Parser
+		b.SetBytes(int64(len(line)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := p.ParseBytes(line); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

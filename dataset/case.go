@@ -27,11 +27,11 @@ func (r Retrieved) Identity() string {
 
 // Case is one line of a cases JSONL file.
 //
-// The strings of a Case stay valid after the callback that received it; they
-// share one allocation per case (a few hundred bytes), so keeping one small
-// string (say a case id) for long keeps that case's strings alive:
-// strings.Clone it if you keep many. Gold, Retrieved and Raw are reused for the
-// next case.
+// The strings of a Case stay valid after the callback that received it. They
+// are carved from 16 KiB blocks shared by consecutive cases (one allocation per
+// block, not per string), so keeping one small string (say a case id) for long
+// keeps its block alive: strings.Clone what you keep for many cases. Gold,
+// Retrieved and Raw are reused for the next case.
 type Case struct {
 	File   string
 	Line   int // 1-based line number in File

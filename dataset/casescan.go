@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // CaseParser decodes cases lines. It is a hand-written scanner for the cases
@@ -24,6 +25,7 @@ import (
 type CaseParser struct {
 	b     []byte // the line being parsed
 	arena []byte // unescaped strings of the case
+	slab  []byte // strings handed out are carved from it (see carveStrings)
 	key   []byte // scratch for unescaped keys
 
 	id, locale, typ, query arenaSpan
@@ -116,9 +118,29 @@ func (p *CaseParser) reset(b []byte) {
 	p.errs = [numFields]string{}
 }
 
-// fill copies the decoded fields into c; all its strings share one allocation.
+// slabSize is the size of the blocks the strings of cases are carved from.
+const slabSize = 16 << 10
+
+// carveStrings returns the arena's bytes as a string carved from p.slab: one
+// allocation per slabSize bytes of strings instead of one per case, which
+// keeps the garbage collector quiet. Safe because a slab is append-only: bytes
+// handed out in a string are never written again.
+func (p *CaseParser) carveStrings() string {
+	n := len(p.arena)
+	if n == 0 {
+		return ""
+	}
+	if cap(p.slab)-len(p.slab) < n {
+		p.slab = make([]byte, 0, max(slabSize, n))
+	}
+	start := len(p.slab)
+	p.slab = append(p.slab, p.arena...)
+	return unsafe.String(&p.slab[start], n)
+}
+
+// fill copies the decoded fields into c.
 func (p *CaseParser) fill(c *Case, file string, line int) {
-	s := string(p.arena)
+	s := p.carveStrings()
 	get := func(sp arenaSpan) string {
 		if !sp.ok() {
 			return ""
