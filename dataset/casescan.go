@@ -453,8 +453,20 @@ func (p *CaseParser) next(i int, closer byte, where string) (int, bool, error) {
 // valid until the next key) and the offset of its value. Invalid UTF-8 is
 // coerced to U+FFFD, as encoding/json does.
 func (p *CaseParser) objectKey(i int) ([]byte, int, error) {
-	if i >= len(p.b) || p.b[i] != '"' {
+	b := p.b
+	if i >= len(b) || b[i] != '"' {
 		return nil, 0, p.unexpected(i, "looking for an object key")
+	}
+	// Fast path: keys are short and plain ASCII.
+	for j := i + 1; j < len(b); j++ {
+		c := b[j]
+		if c == '"' {
+			v, err := p.colon(j + 1)
+			return b[i+1 : j], v, err
+		}
+		if c < 0x20 || c == '\\' || c >= utf8.RuneSelf {
+			break
+		}
 	}
 	end, esc, err := p.scanString(i)
 	if err != nil {
