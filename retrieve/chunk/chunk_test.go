@@ -64,3 +64,31 @@ func TestParamsString(t *testing.T) {
 	assert.Equal(t, Params{}.String(), Params{MaxRunes: DefaultMaxRunes}.String())
 	assert.NotEqual(t, Params{MaxRunes: 10}.String(), Params{}.String())
 }
+
+// FuzzSplitCard: every chunk body respects the bound, and no non-space character
+// is lost, added or reordered.
+func FuzzSplitCard(f *testing.F) {
+	f.Add("One two. Three four!\n\nFive six seven eight nine.", 12)
+	f.Add("ação\r\n\r\n  x  \n\n\n", 1)
+	f.Fuzz(func(t *testing.T, text string, max int) {
+		if !utf8.ValidString(text) {
+			return
+		}
+		max = 1 + (max%64+64)%64
+		got := SplitCard(dataset.Card{ID: "c", Text: text}, Params{MaxRunes: max})
+		var b strings.Builder
+		for _, c := range got {
+			if n := utf8.RuneCountInString(c.Text); n > max {
+				t.Fatalf("chunk of %d runes > %d: %q", n, max, c.Text)
+			}
+			if strings.TrimSpace(c.Text) == "" {
+				t.Fatalf("empty chunk from %q", text)
+			}
+			b.WriteString(strings.Join(strings.Fields(c.Text), ""))
+		}
+		want := strings.Join(strings.Fields(text), "")
+		if b.String() != want {
+			t.Fatalf("characters changed:\n got %q\nwant %q", b.String(), want)
+		}
+	})
+}
