@@ -127,7 +127,7 @@ func (c *RetrieveCommand) Run(ctx context.Context, env *Env, args []string) erro
 	return err
 }
 
-func (c *RetrieveCommand) run(ctx context.Context, env *Env, o *retrieveOptions) (err error) {
+func (c *RetrieveCommand) run(ctx context.Context, env *Env, o *retrieveOptions) error {
 	kb, err := dataset.LoadKB(o.kb)
 	if err != nil {
 		return err
@@ -181,10 +181,10 @@ func (c *RetrieveCommand) run(ctx context.Context, env *Env, o *retrieveOptions)
 			}
 		}
 		defer func() {
-			if cerr := st.Close(ctx); cerr != nil && err == nil {
-				err = cerr
-			} else if cerr != nil {
-				fmt.Fprintf(env.Stderr, "retrieve: %v\n", cerr)
+			// A failed cleanup (e.g. the server went away) does not undo a
+			// written output; it is reported, not turned into a failure.
+			if cerr := st.Close(ctx); cerr != nil {
+				fmt.Fprintf(env.Stderr, "retrieve: warning: %v\n", cerr)
 			}
 		}()
 	}
