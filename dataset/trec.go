@@ -527,6 +527,9 @@ func trecCmp(a, b string) int {
 	return 0
 }
 
+// trecPoolK is the largest k whose buffers are carved, full size, from a shared pool.
+const trecPoolK = 64
+
 // trecEntry is one ranked document of a query's buffer.
 type trecEntry struct {
 	score float64
@@ -587,11 +590,15 @@ func (p *trecRunParser) query(qid []byte) *trecTopK {
 		i = int32(len(p.qs))
 		s := string(qid)
 		p.index[s] = i
-		if len(p.pool) < p.k {
-			p.pool = make([]trecEntry, max(p.k, 4096/p.k*p.k))
+		var entries []trecEntry // large k: grown on demand
+		if p.k <= trecPoolK {
+			if len(p.pool) < p.k {
+				p.pool = make([]trecEntry, 4096/p.k*p.k)
+			}
+			entries = p.pool[:0:p.k]
+			p.pool = p.pool[p.k:]
 		}
-		p.qs = append(p.qs, trecTopK{id: s, entries: p.pool[:0:p.k]})
-		p.pool = p.pool[p.k:]
+		p.qs = append(p.qs, trecTopK{id: s, entries: entries})
 	}
 	p.last = i
 	return &p.qs[i]
@@ -625,6 +632,8 @@ func (p *trecRunParser) insert(t *trecTopK, score float64, doc []byte) {
 		n--
 	} else if n < cap(e) {
 		buf = e[:n+1][n].doc // storage of a previously removed entry, if any
+	} else {
+		e = slices.Grow(e, 1)
 	}
 	if cap(buf) >= len(doc) {
 		buf = buf[:len(doc)]

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -289,4 +290,22 @@ func FuzzReadQrels(f *testing.F) {
 			require.Equal(t, int(q.jRel[j]), rel)
 		}
 	})
+}
+
+func TestReadTRECRunLargeK(t *testing.T) {
+	var b strings.Builder
+	for q := range 3 {
+		for d := range 150 {
+			fmt.Fprintf(&b, "q%d Q0 d%03d %d %d t\n", q, d, d+1, d%70)
+		}
+	}
+	for _, k := range []int{1, 64, 65, 100, 1000} {
+		run, err := readRunString(t, b.String(), k, RunOptions{Workers: 2, ChunkSize: 999})
+		require.NoError(t, err)
+		want, ok := refTopK(b.String(), k)
+		require.True(t, ok)
+		for _, q := range run.Queries {
+			assert.Equal(t, want[q.ID], q.Docs, "k=%d %s", k, q.ID)
+		}
+	}
 }
