@@ -181,7 +181,14 @@ func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *dataset.KB) 
 	}
 	var err error
 	if o.casesOut != "" {
-		err = atomicfile.Write(o.casesOut, run)
+		err = atomicfile.Write(o.casesOut, func(w io.Writer) error {
+			aw := newAsyncWriter(w)
+			err := run(aw)
+			if cerr := aw.Close(); err == nil {
+				err = cerr
+			}
+			return err
+		})
 	} else {
 		err = run(nil)
 	}
@@ -213,4 +220,60 @@ func appendLine(c *dataset.Case, r *gate.CaseResult) []byte {
 	line := ch.buf[start:len(ch.buf):len(ch.buf)]
 	lineChunks.Put(ch)
 	return line
+}
+
+// asyncWriter hands full 1 MiB buffers to a goroutine that writes them, so the
+// single goroutine that emits results in file order never waits on write
+// system calls. Close flushes, waits and returns the first write error.
+type asyncWriter struct {
+	buf  []byte
+	full chan []byte
+	free chan []byte
+	done chan error
+	err  error
+}
+
+const asyncBufSize = 1 << 20
+
+func newAsyncWriter(w io.Writer) *asyncWriter {
+	a := &asyncWriter{
+		buf:  make([]byte, 0, asyncBufSize),
+		full: make(chan []byte, 4),
+		free: make(chan []byte, 5),
+		done: make(chan error, 1),
+	}
+	go func() {
+		var err error
+		for b := range a.full {
+			if err == nil {
+				_, err = w.Write(b)
+			}
+			a.free <- b[:0]
+		}
+		a.done <- err
+	}()
+	return a
+}
+
+func (a *asyncWriter) Write(p []byte) (int, error) {
+	if len(a.buf)+len(p) > cap(a.buf) && len(a.buf) > 0 {
+		a.full <- a.buf
+		select {
+		case a.buf = <-a.free:
+		default:
+			a.buf = make([]byte, 0, max(asyncBufSize, len(p)))
+		}
+	}
+	a.buf = append(a.buf, p...)
+	return len(p), nil
+}
+
+// Close writes what is buffered, stops the goroutine and returns its first error.
+func (a *asyncWriter) Close() error {
+	if len(a.buf) > 0 {
+		a.full <- a.buf
+		a.buf = nil
+	}
+	close(a.full)
+	return <-a.done
 }
