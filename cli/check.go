@@ -248,7 +248,10 @@ func newAsyncWriter(w io.Writer) *asyncWriter {
 			if err == nil {
 				_, err = w.Write(b)
 			}
-			a.free <- b[:0]
+			select { // recycle; never block (a spare buffer is simply dropped)
+			case a.free <- b[:0]:
+			default:
+			}
 		}
 		a.done <- err
 	}()
