@@ -60,7 +60,8 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // LoadKB reads a knowledge base from path: either a JSONL file of cards
 // {"id", "locale", "title", "text"} (one per line; blank lines skipped; unknown
 // fields ignored) or a directory of Markdown cards (*.md, searched recursively,
-// read in sorted path order) whose YAML front matter holds id (default: the file
+// read in sorted path order; hidden files and directories, whose name starts
+// with a dot, are skipped) whose YAML front matter holds id (default: the file
 // name without .md), locale and title, the body after it being the text. A single
 // *.md file is read as a KB of one Markdown card. A UTF-8 BOM and CRLF line ends
 // are accepted; Markdown text is returned with LF line ends.
@@ -258,10 +259,14 @@ func (kb *KB) loadMarkdownDir(root string) error {
 		if err != nil {
 			return err
 		}
+		hidden := p != root && strings.HasPrefix(d.Name(), ".")
 		if d.IsDir() {
+			if hidden {
+				return filepath.SkipDir // .git, .github, editor state: not cards
+			}
 			return nil
 		}
-		if strings.EqualFold(filepath.Ext(p), ".md") {
+		if !hidden && strings.EqualFold(filepath.Ext(p), ".md") {
 			paths = append(paths, p)
 		}
 		return nil

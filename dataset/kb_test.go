@@ -118,9 +118,13 @@ func TestLoadKBMarkdown(t *testing.T) {
 				"a.md":             "No front matter here.\n--- not a delimiter\n",
 				"es/sub/x.md":      "---\nid: es-x\n...\nbody\n",
 				"notes.txt":        "ignored",
+				".git/x.md":        "---\nid: hidden-dir\n---\n",
+				"en/.draft.md":     "hidden file",
+				"UPPER.MD":         "upper-case extension",
 				"pt/empty-fm.md":   "---\n---\nbody only",
 			},
 			want: []Card{
+				{ID: "UPPER", Text: "upper-case extension", File: "UPPER.MD", Line: 1},
 				{ID: "a", Text: "No front matter here.\n--- not a delimiter\n", File: "a.md", Line: 1},
 				{ID: "en-reset-password", Locale: "en", Title: "Reset your password", Text: "Go to settings.\n", File: "en/reset.md", Line: 2},
 				{ID: "two-factor", Locale: "en", Title: "Two: factor", Text: "\n# 2FA\nText.", File: "en/two-factor.md", Line: 1},
