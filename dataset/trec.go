@@ -306,9 +306,9 @@ func trecTrim(b []byte) []byte {
 	return b
 }
 
-func trecSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
-}
+func trecSpace(c byte) bool { return trecSpaceTab[c] }
+
+var trecSpaceTab = [256]bool{' ': true, '\t': true, '\r': true, '\n': true, '\v': true, '\f': true}
 
 // trecFields splits b at runs of blanks into dst and returns the number of
 // fields found (which may exceed len(dst); extra fields are not stored).
@@ -371,31 +371,28 @@ func trecScore(b []byte) (float64, bool) {
 		i = 1
 	}
 	var m uint64
-	sig, frac := 0, 0
-	dot, saw := false, false
-	for ; i < len(b); i++ {
-		c := b[i]
-		if c >= '0' && c <= '9' {
-			saw = true
-			if sig > 0 || c != '0' {
-				sig++
-			}
-			m = m*10 + uint64(c-'0')
-			if dot {
-				frac++
-			}
-			if sig > 15 {
-				break
-			}
+	nd, dot := 0, -1
+	fast := true
+	for j := i; j < len(b); j++ {
+		c := b[j]
+		if d := c - '0'; d < 10 {
+			m = m*10 + uint64(d)
+			nd++
 			continue
 		}
-		if c == '.' && !dot {
-			dot = true
+		if c == '.' && dot < 0 {
+			dot = j
 			continue
 		}
+		fast = false
 		break
 	}
-	if i == len(b) && saw && frac < len(trecPow10) {
+	// At most 15 digits in all: m < 10^15 < 2^53 and the power of ten is exact.
+	if fast && nd > 0 && nd <= 15 {
+		frac := 0
+		if dot >= 0 {
+			frac = len(b) - dot - 1
+		}
 		f := float64(m) / trecPow10[frac]
 		if neg {
 			f = -f
@@ -651,63 +648,61 @@ func (p *trecRunParser) insert(t *trecTopK, score float64, doc []byte) {
 	t.entries = e
 }
 
-// lines parses the complete lines of b (each ending in '\n', or the last one at
-// EOF); base is the file offset of b[0]. It stops at the first malformed line.
+// trecClass classifies the bytes of a TREC run: 0 within a field, 1 a field
+// separator (space, tab, CR), 2 the end of a line.
+var trecClass = [256]uint8{' ': 1, '\t': 1, '\r': 1, '\n': 2}
+
+// lines parses the lines `qid Q0 docid rank score tag` of b; base is the file
+// offset of b[0]. b must end with '\n': that sentinel stops every scan, so the
+// byte loops run without bounds checks. It stops at the first malformed line.
 func (p *trecRunParser) lines(b []byte, base int64) bool {
-	for len(b) > 0 {
-		nl := bytes.IndexByte(b, '\n')
-		var ln []byte
-		if nl < 0 {
-			ln, b = b, nil
-		} else {
-			ln, b = b[:nl], b[nl+1:]
+	if len(b) == 0 {
+		return true
+	}
+	if b[len(b)-1] != '\n' {
+		panic("dataset: TREC run block without a final newline")
+	}
+	ptr := unsafe.Pointer(unsafe.SliceData(b))
+	i := 0
+	for i < len(b) {
+		start := i
+		var st, en [6]int
+		n := 0
+		c := trecClass[*(*byte)(unsafe.Add(ptr, i))]
+		for {
+			for c == 1 {
+				i++
+				c = trecClass[*(*byte)(unsafe.Add(ptr, i))]
+			}
+			if c == 2 {
+				break
+			}
+			f := i
+			for c == 0 {
+				i++
+				c = trecClass[*(*byte)(unsafe.Add(ptr, i))]
+			}
+			if n < 6 {
+				st[n], en[n] = f, i
+			}
+			n++
 		}
-		off := base
-		base += int64(len(ln)) + 1
-		if !p.line(ln, off) {
+		i++ // past '\n'
+		if n == 0 {
+			continue // blank line
+		}
+		off := base + int64(start)
+		if n != 6 {
+			p.fail(off, "malformed run line: want 6 fields \"qid Q0 docid rank score tag\", got %d", n)
 			return false
 		}
-	}
-	return true
-}
-
-// trecSep marks the field separators of a TREC run line.
-var trecSep = [256]bool{' ': true, '\t': true, '\r': true}
-
-// line parses one TREC run line `qid Q0 docid rank score tag`.
-func (p *trecRunParser) line(ln []byte, off int64) bool {
-	var st, en [6]int
-	n := 0
-	i := 0
-	for {
-		for i < len(ln) && trecSep[ln[i]] {
-			i++
+		score, ok := trecScore(b[st[4]:en[4]])
+		if !ok {
+			p.fail(off, "score %q is not a number", b[st[4]:en[4]])
+			return false
 		}
-		if i >= len(ln) {
-			break
-		}
-		s := i
-		for i < len(ln) && !trecSep[ln[i]] {
-			i++
-		}
-		if n < 6 {
-			st[n], en[n] = s, i
-		}
-		n++
+		p.insert(p.query(b[st[0]:en[0]]), score, b[st[2]:en[2]])
 	}
-	if n == 0 {
-		return true // blank line
-	}
-	if n != 6 {
-		p.fail(off, "malformed run line: want 6 fields \"qid Q0 docid rank score tag\", got %d", n)
-		return false
-	}
-	score, ok := trecScore(ln[st[4]:en[4]])
-	if !ok {
-		p.fail(off, "score %q is not a number", ln[st[4]:en[4]])
-		return false
-	}
-	p.insert(p.query(ln[st[0]:en[0]]), score, ln[st[2]:en[2]])
 	return true
 }
 
@@ -777,6 +772,10 @@ func ParseTRECRun(ctx context.Context, r io.Reader, file string, k int) (*Run, e
 		end := have
 		if !eof {
 			end = bytes.LastIndexByte(buf[:have], '\n') + 1
+		} else if have > 0 && buf[have-1] != '\n' {
+			buf = append(buf[:have], '\n') // the sentinel after an unterminated last line
+			have++
+			end = have
 		}
 		if end > 0 {
 			if !p.lines(buf[:end], base) {
@@ -925,6 +924,9 @@ func trecReadRange(ra io.ReaderAt, bufp *[]byte, start, end, size int64) ([]byte
 			buf = buf[:n+nl+1]
 			break
 		}
+	}
+	if len(buf) > skip && buf[len(buf)-1] != '\n' {
+		buf = append(buf, '\n') // the file's last line has no newline: add the sentinel
 	}
 	return buf[skip:], from + int64(skip), nil
 }
