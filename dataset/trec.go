@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math"
 	"os"
@@ -44,10 +45,13 @@ type Qrels struct {
 	jEnd  []uint32 // end of docid j in arena (start is jEnd[j-1], or 0)
 	jQ    []int32
 	jRel  []int8
-	// perm lists the judgments grouped by query, by docid within a query:
-	// those of query i are perm[qStart[i]:qStart[i+1]].
+	// perm lists the judgments grouped by query, ordered by (docid hash, file
+	// order) within a query: those of query i are perm[qStart[i]:qStart[i+1]];
+	// pHash[x] is the docid hash of perm[x].
 	perm   []int32
+	pHash  []uint64
 	qStart []int32
+	seed   maphash.Seed
 }
 
 // NumQueries is the number of judged queries.
@@ -77,19 +81,20 @@ func (q *Qrels) Levels(i int) [MaxRelevance + 1]int {
 // Relevance returns the judged relevance of doc for query i; ok is false when the
 // document is unjudged.
 func (q *Qrels) Relevance(i int, doc string) (rel int, ok bool) {
-	d := unsafe.Slice(unsafe.StringData(doc), len(doc))
-	js := q.perm[q.qStart[i]:q.qStart[i+1]]
-	lo, hi := 0, len(js)
+	h := maphash.String(q.seed, doc)
+	lo, hi := int(q.qStart[i]), int(q.qStart[i+1])
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if bytes.Compare(q.doc(js[m]), d) < 0 {
+		if q.pHash[m] < h {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo < len(js) && bytes.Equal(q.doc(js[lo]), d) {
-		return int(q.jRel[js[lo]]), true
+	for ; lo < int(q.qStart[i+1]) && q.pHash[lo] == h; lo++ {
+		if string(q.doc(q.perm[lo])) == doc {
+			return int(q.jRel[q.perm[lo]]), true
+		}
 	}
 	return 0, false
 }
@@ -124,11 +129,13 @@ func (q *Qrels) add(qid, doc []byte, rel int) {
 	q.lvl[qi][rel]++
 }
 
-// index groups the judgments by query (a counting sort) and sorts each query's by
-// docid. It returns a duplicate (query, docid) as (first, second) judgment, the one
-// whose second occurrence comes first in the file, or (-1, -1).
+// index groups the judgments by query (a counting sort) and orders each query's
+// by docid hash, for lookups by binary search. It returns a duplicate (query,
+// docid) as (first, second) judgment, the one whose second occurrence comes first
+// in the file, or (-1, -1).
 func (q *Qrels) index() (int32, int32) {
 	nq := len(q.ids)
+	q.seed = maphash.MakeSeed()
 	q.qStart = make([]int32, nq+1)
 	for _, qi := range q.jQ {
 		q.qStart[qi+1]++
@@ -136,22 +143,41 @@ func (q *Qrels) index() (int32, int32) {
 	for i := range nq {
 		q.qStart[i+1] += q.qStart[i]
 	}
-	q.perm = make([]int32, len(q.jQ))
+	type ent struct {
+		h uint64
+		j int32
+	}
+	ents := make([]ent, len(q.jQ))
 	fill := slices.Clone(q.qStart[:nq])
 	for j, qi := range q.jQ {
-		q.perm[fill[qi]] = int32(j)
+		ents[fill[qi]] = ent{maphash.Bytes(q.seed, q.doc(int32(j))), int32(j)}
 		fill[qi]++
 	}
+	q.perm = make([]int32, len(ents))
+	q.pHash = make([]uint64, len(ents))
 	dup1, dup2 := int32(-1), int32(-1)
 	for i := range nq {
-		js := q.perm[q.qStart[i]:q.qStart[i+1]]
-		// Stable: equal docids stay in file order.
-		slices.SortStableFunc(js, func(a, b int32) int { return bytes.Compare(q.doc(a), q.doc(b)) })
-		for x := 1; x < len(js); x++ {
-			if bytes.Equal(q.doc(js[x-1]), q.doc(js[x])) && (dup2 < 0 || js[x] < dup2) {
-				dup1, dup2 = js[x-1], js[x]
+		seg := ents[q.qStart[i]:q.qStart[i+1]]
+		slices.SortFunc(seg, func(a, b ent) int {
+			if a.h != b.h {
+				if a.h < b.h {
+					return -1
+				}
+				return 1
+			}
+			return int(a.j - b.j)
+		})
+		for x := 0; x < len(seg); x++ {
+			// Within a run of equal hashes, any two equal docids are duplicates.
+			for y := x + 1; y < len(seg) && seg[y].h == seg[x].h; y++ {
+				if bytes.Equal(q.doc(seg[x].j), q.doc(seg[y].j)) && (dup2 < 0 || seg[y].j < dup2) {
+					dup1, dup2 = seg[x].j, seg[y].j
+				}
 			}
 		}
+	}
+	for x, e := range ents {
+		q.perm[x], q.pHash[x] = e.j, e.h
 	}
 	return dup1, dup2
 }
