@@ -345,3 +345,49 @@ func TestIDSet(t *testing.T) {
 	assert.Equal(t, 100000, s.n)
 	assert.LessOrEqual(t, 4*s.n, 3*len(s.keys))
 }
+
+func TestCanonicalLocale(t *testing.T) {
+	tests := map[string]string{
+		"":              "und",
+		" en ":          "en",
+		"EN":            "en",
+		"pt-br":         "pt-BR",
+		"pt_BR":         "pt-BR",
+		"es-419":        "es-419",
+		"zh-hant-tw":    "zh-Hant-TW",
+		"SR-LATN":       "sr-Latn",
+		"de-CH-1996":    "de-CH-1996",
+		"en-US-x-Twain": "en-US-x-twain",
+	}
+	for in, want := range tests {
+		t.Run(in, func(t *testing.T) { assert.Equal(t, want, CanonicalLocale(in)) })
+	}
+}
+
+func TestLocaleGroupsAreCaseInsensitive(t *testing.T) {
+	a := NewAccumulator()
+	s := &Scorer{KB: kb, K: 5}
+	add(t, a, s, dataset.Case{ID: "1", Locale: "pt-BR", Line: 1, Gold: []string{"a"}, Retrieved: rs("a")})
+	add(t, a, s, dataset.Case{ID: "2", Locale: "pt-br", Line: 2, Gold: []string{"a"}, Retrieved: rs("b")})
+	add(t, a, s, dataset.Case{ID: "3", Locale: "EN", Line: 3, Gold: []string{"a"}, Retrieved: rs("a")})
+	res := a.Result(Config{K: 5, ReferenceLocale: "En", Resamples: 10})
+	require.Len(t, res.ByLocale, 2)
+	assert.Equal(t, "en", res.ByLocale[0].Name)
+	assert.Equal(t, "pt-BR", res.ByLocale[1].Name)
+	assert.Equal(t, int64(2), res.ByLocale[1].N)
+	assert.Equal(t, "en", res.ReferenceLocale)
+	require.Len(t, res.Deltas, 1)
+}
+
+func FuzzCanonicalLocale(f *testing.F) {
+	for _, s := range []string{"en", "pt-BR", "pt-br", "zh-Hant-TW", "es-419", "x", "-", "a--b", "en-US-x-Twain", " EN"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c := CanonicalLocale(s)
+		require.Equal(t, c, CanonicalLocale(c), "idempotent")
+		if isCanonicalLocale(s) {
+			require.Equal(t, s, c, "fast path agrees with the slow path")
+		}
+	})
+}

@@ -165,6 +165,7 @@ func (a *Accumulator) Result(cfg Config) *Result {
 	if cfg.Seed == 0 {
 		cfg.Seed = metrics.DefaultSeed
 	}
+	cfg.ReferenceLocale = CanonicalLocale(cfg.ReferenceLocale)
 	res := &Result{
 		K: cfg.K, Total: a.total, WithGold: a.scored, WithoutGold: a.total - a.scored,
 		Precomputed: a.precomputed, ReferenceLocale: cfg.ReferenceLocale,

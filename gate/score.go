@@ -6,6 +6,7 @@ package gate
 import (
 	"math"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/retrieval-gate/retrieval-gate/dataset"
@@ -99,9 +100,7 @@ func (s *Scorer) Score(c *dataset.Case) (*CaseResult, error) {
 // results by value.
 func (s *Scorer) ScoreInto(c *dataset.Case, r *CaseResult) error {
 	*r = CaseResult{File: c.File, Line: c.Line, ID: c.ID, Locale: c.Locale, Type: c.Type}
-	if r.Locale == "" {
-		r.Locale = UndeterminedLocale
-	}
+	r.Locale = CanonicalLocale(r.Locale)
 	if r.Type == "" {
 		r.Type = "golden"
 	}
@@ -179,6 +178,93 @@ func (s *Scorer) ScoreInto(c *dataset.Case, r *CaseResult) error {
 		r.keepForReport(c, topk)
 	}
 	return nil
+}
+
+// CanonicalLocale puts a BCP 47 tag in its canonical case, so "pt-br" and
+// "pt-BR" are one group: the language and other subtags lower case, a 4-letter
+// script in title case, a 2-letter region upper case ("zh-hant-tw" -> "zh-Hant-TW");
+// "_" separators become "-"; surrounding space is trimmed; empty is "und".
+func CanonicalLocale(tag string) string {
+	if isCanonicalLocale(tag) {
+		return tag // the common case: no allocation
+	}
+	tag = strings.TrimSpace(tag)
+	if tag == "" {
+		return UndeterminedLocale
+	}
+	parts := strings.Split(strings.ReplaceAll(tag, "_", "-"), "-")
+	for i, p := range parts {
+		switch {
+		case i == 0:
+			parts[i] = asciiCase(p, false, false)
+		case len(p) == 1: // an extension or private-use singleton: the rest stays lower case
+			for j := i; j < len(parts); j++ {
+				parts[j] = asciiCase(parts[j], false, false)
+			}
+			return strings.Join(parts, "-")
+		case len(p) == 2:
+			parts[i] = asciiCase(p, true, true)
+		case len(p) == 4:
+			parts[i] = asciiCase(p, true, false)
+		default:
+			parts[i] = asciiCase(p, false, false)
+		}
+	}
+	return strings.Join(parts, "-")
+}
+
+// asciiCase maps ASCII letters only (other bytes are kept, so lengths do not
+// change): the first letter upper when first is set, the others upper when rest is set.
+func asciiCase(s string, first, rest bool) string {
+	b := []byte(s)
+	for i, c := range b {
+		up := rest
+		if i == 0 {
+			up = first
+		}
+		switch {
+		case up && c >= 'a' && c <= 'z':
+			b[i] = c - 'a' + 'A'
+		case !up && c >= 'A' && c <= 'Z':
+			b[i] = c - 'A' + 'a'
+		}
+	}
+	return string(b)
+}
+
+// isCanonicalLocale reports whether CanonicalLocale would return tag unchanged.
+func isCanonicalLocale(tag string) bool {
+	if tag == "" {
+		return false
+	}
+	start, idx := 0, 0
+	for i := 0; i <= len(tag); i++ {
+		if i < len(tag) && tag[i] != '-' {
+			continue
+		}
+		sub := tag[start:i]
+		if sub == "" {
+			return false
+		}
+		for j := 0; j < len(sub); j++ {
+			c := sub[j]
+			upper := c >= 'A' && c <= 'Z'
+			lower := c >= 'a' && c <= 'z'
+			digit := c >= '0' && c <= '9'
+			if !upper && !lower && !digit {
+				return false
+			}
+			wantUpper := idx > 0 && (len(sub) == 2 || (len(sub) == 4 && j == 0))
+			if upper != wantUpper && !digit {
+				return false
+			}
+		}
+		if idx > 0 && len(sub) == 1 {
+			return false // singletons: leave to the slow path
+		}
+		start, idx = i+1, idx+1
+	}
+	return true
 }
 
 // keepForReport copies what the missed-cases list shows, bounded.
