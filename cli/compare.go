@@ -76,12 +76,12 @@ func (f *gainFlag) Set(v string) error {
 
 func (c *CompareCommand) Run(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "compare")
-	qrelsPath := fs.String("qrels", "", "qrels: TREC `qid iter docid rel` (rel 0-3) or JSONL {\"query_id\",\"doc_id\",\"relevance\"} (required)")
+	qrelsPath := fs.String("qrels", "", "qrels `FILE`: TREC \"qid iter docid rel\" (rel 0-3) or JSONL {\"query_id\",\"doc_id\",\"relevance\"} (required)")
 	var runs runFlag
 	fs.Var(&runs, "run", "NAME=FILE: a TREC run or a cases JSONL; repeat for each strategy (required)")
 	k := fs.Int("k", 10, "cutoff")
 	gain := &gainFlag{g: metrics.GainExp}
-	fs.Var(gain, "gain", "DCG gain: exp (2^rel - 1) or linear (rel, as trec_eval)")
+	fs.Var(gain, "gain", "DCG gain: exp (2^rel - 1, the default) or linear (rel, as trec_eval)")
 	level := fs.Int("relevant-level", 2, "a document is relevant when rel >= this level (precision, recall, MAP, MRR, hit)")
 	baseline := fs.String("baseline", "", "the strategy the paired comparisons are against (default: the first --run)")
 	resamples := fs.Int("bootstrap", 10000, "resamples for the confidence intervals and the randomization test")
