@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/retrieval-gate/retrieval-gate/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/dataset"
@@ -230,7 +231,8 @@ type asyncWriter struct {
 	full chan []byte
 	free chan []byte
 	done chan error
-	err  error
+	// failed holds the writer's first error, so Write stops the stream early.
+	failed atomic.Pointer[error]
 }
 
 const asyncBufSize = 1 << 20
@@ -246,7 +248,9 @@ func newAsyncWriter(w io.Writer) *asyncWriter {
 		var err error
 		for b := range a.full {
 			if err == nil {
-				_, err = w.Write(b)
+				if _, err = w.Write(b); err != nil {
+					a.failed.Store(&err)
+				}
 			}
 			select { // recycle; never block (a spare buffer is simply dropped)
 			case a.free <- b[:0]:
@@ -259,6 +263,9 @@ func newAsyncWriter(w io.Writer) *asyncWriter {
 }
 
 func (a *asyncWriter) Write(p []byte) (int, error) {
+	if e := a.failed.Load(); e != nil {
+		return 0, *e // stop the stream early (e.g. disk full); Close reports it too
+	}
 	if len(a.buf)+len(p) > cap(a.buf) && len(a.buf) > 0 {
 		a.full <- a.buf
 		select {

@@ -144,8 +144,13 @@ func TestAsyncWriter(t *testing.T) {
 	boom := errors.New("disk full")
 	fw := &slowWriter{fail: boom}
 	aw = newAsyncWriter(fw)
-	for range 20 {
-		_, _ = aw.Write(bytes.Repeat([]byte("y"), 600<<10))
+	var werr error
+	for range 200 {
+		if _, werr = aw.Write(bytes.Repeat([]byte("y"), 600<<10)); werr != nil {
+			break
+		}
+		time.Sleep(time.Millisecond)
 	}
+	assert.ErrorIs(t, werr, boom, "Write reports the writer's failure so the stream stops early")
 	assert.ErrorIs(t, aw.Close(), boom)
 }
