@@ -175,5 +175,18 @@ func (c *CompareCommand) Run(ctx context.Context, env *Env, args []string) error
 			return err
 		}
 	}
-	return report.CompareText(env.Stdout, res)
+	if err := report.CompareText(env.Stdout, res); err != nil {
+		return err
+	}
+	// Inside GitHub Actions the Markdown report goes to the job summary (compare
+	// keeps no PR comment) and the recommendation becomes a step output.
+	if env.Getenv("GITHUB_ACTIONS") == "true" {
+		var md strings.Builder
+		if err := report.CompareMarkdown(&md, res); err != nil {
+			return err
+		}
+		publish(ctx, env, publication{Markdown: md.String(), CommentMode: commentNever,
+			Outputs: map[string]string{"recommended": res.Recommended, "json": *jsonOut}})
+	}
+	return nil
 }
