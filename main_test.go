@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -38,6 +40,13 @@ func TestScripts(t *testing.T) {
 				}
 			}
 			return nil
+		},
+		// [env:NAME] holds when the environment variable NAME is set and not empty.
+		Condition: func(cond string) (bool, error) {
+			if name, ok := strings.CutPrefix(cond, "env:"); ok {
+				return os.Getenv(name) != "", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") == "1",
 	})
