@@ -42,7 +42,8 @@ func strs(s []string) []string {
 // CompareJSON writes the `compare --json` report: the contract's schema
 // retrieval-gate/compare@1, keys sorted, numbers rounded to 10 significant
 // digits, two-space indentation, a final newline. p_value is Holm-adjusted over
-// all the paired comparisons.
+// all the paired comparisons. Beyond the contract's keys, "statistics" says how
+// the intervals and p-values were computed (resampling or approximation).
 func CompareJSON(w io.Writer, r *compare.Result) error {
 	strategies := obj{}
 	for i := range r.Strategies {
@@ -76,12 +77,42 @@ func CompareJSON(w io.Writer, r *compare.Result) error {
 		"strategies":  strategies,
 		"paired":      paired,
 		"recommended": r.Recommended,
+		"statistics":  compareStatistics(r),
 	}
+	return writeIndentedJSON(w, doc)
+}
+
+// Methods of the intervals and p-values, as named in the JSON "statistics" object.
+const (
+	CIMethodBootstrap     = "percentile-bootstrap"
+	CIMethodApproximation = "cornish-fisher-approximation"
+	PMethodRandomization  = "sign-flip-randomization"
+	PMethodApproximation  = "sign-flip-normal-approximation"
+)
+
+// compareStatistics says how the intervals and p-values were computed: by Monte
+// Carlo resampling, or, when queries × resamples exceeds the budget, by the
+// large-sample approximations (resampled false).
+func compareStatistics(r *compare.Result) obj {
+	ci, p := CIMethodBootstrap, PMethodRandomization
+	if !r.Exact {
+		ci, p = CIMethodApproximation, PMethodApproximation
+	}
+	return obj{
+		"resampled": r.Exact, "ci95_method": ci, "p_value_method": p,
+		"resamples": r.Resamples, "seed": r.Seed, "resampling_budget": metrics.ExactResamplingBudget,
+		"p_adjustment": "holm", "alpha": CmpFloat(compare.Alpha),
+	}
+}
+
+// writeIndentedJSON writes v as JSON with two-space indentation, HTML characters
+// unescaped and a final newline, in one Write.
+func writeIndentedJSON(w io.Writer, v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
 	_, err := w.Write(buf.Bytes())

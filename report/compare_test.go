@@ -18,6 +18,11 @@ import (
 
 func compareFixture(t *testing.T, names ...string) *compare.Result {
 	t.Helper()
+	return compareFixtureResamples(t, 200, names...)
+}
+
+func compareFixtureResamples(t *testing.T, resamples int, names ...string) *compare.Result {
+	t.Helper()
 	q, err := dataset.ParseQrels(context.Background(), strings.NewReader("q1 0 g 3\nq2 0 g 2\nq3 0 g 3\nq3 0 h 1\n"), "qrels.txt")
 	require.NoError(t, err)
 	var in []compare.Input
@@ -30,7 +35,7 @@ func compareFixture(t *testing.T, names ...string) *compare.Result {
 			{ID: "q1", Docs: docs}, {ID: "q2", Docs: docs}, {ID: "q3", Docs: docs},
 		}}})
 	}
-	res, err := compare.Run(q, in, compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1})
+	res, err := compare.Run(q, in, compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: resamples, Seed: 1})
 	require.NoError(t, err)
 	return res
 }
@@ -50,7 +55,7 @@ func TestCompareJSONSchema(t *testing.T) {
 	require.NoError(t, CompareJSON(&b, res))
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
-	assert.Equal(t, []string{"gain", "k", "paired", "queries", "recommended", "relevant_level", "schema", "strategies"}, keys(doc))
+	assert.Equal(t, []string{"gain", "k", "paired", "queries", "recommended", "relevant_level", "schema", "statistics", "strategies"}, keys(doc))
 	assert.Equal(t, "retrieval-gate/compare@1", doc["schema"])
 	assert.Equal(t, map[string]any{"judged": 3.0, "with_relevant": 3.0}, doc["queries"])
 	s := doc["strategies"].(map[string]any)["hybrid"].(map[string]any)
@@ -104,4 +109,42 @@ func TestComparePerQueryLines(t *testing.T) {
 	// "x", "g" with g of relevance 3 at rank 2: dcg = 7 / log2(3).
 	assert.InDelta(t, 7/1.584962500721156, first.Metrics["dcg_at_k"], 1e-12)
 	assert.True(t, strings.HasPrefix(lines[0], `{"metrics":{"dcg_at_k":`))
+}
+
+// Above metrics.ExactResamplingBudget queries × resamples the intervals and
+// p-values are approximations: every report format must say which method was used.
+func TestCompareMethodReported(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		resamples int
+		resampled bool
+		ci, p     string
+		text      string
+	}{
+		{"resampling", 200, true, CIMethodBootstrap, PMethodRandomization, "95% CIs: percentile bootstrap, 200 resamples, seed 1; p: paired sign-flip randomization test"},
+		// 3 queries × 10,000,000 resamples = 3·10⁷ > 2·10⁷.
+		{"approximation", 10_000_000, false, CIMethodApproximation, PMethodApproximation, "large-sample approximations of the bootstrap (Cornish-Fisher) and of the sign-flip test (normal), because 3 queries x 10000000 resamples exceeds 20000000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := compareFixtureResamples(t, tc.resamples, "ann", "hybrid")
+			require.Equal(t, tc.resampled, res.Exact)
+			var b bytes.Buffer
+			require.NoError(t, CompareJSON(&b, res))
+			var doc struct {
+				Statistics map[string]any `json:"statistics"`
+			}
+			require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
+			assert.Equal(t, map[string]any{
+				"resampled": tc.resampled, "ci95_method": tc.ci, "p_value_method": tc.p,
+				"resamples": float64(tc.resamples), "seed": 1.0, "resampling_budget": float64(metrics.ExactResamplingBudget),
+				"p_adjustment": "holm", "alpha": 0.05,
+			}, doc.Statistics)
+
+			var txt, md bytes.Buffer
+			require.NoError(t, CompareText(&txt, res))
+			require.NoError(t, CompareMarkdown(&md, res))
+			assert.Contains(t, txt.String(), tc.text)
+			assert.Contains(t, md.String(), tc.text)
+		})
+	}
 }
