@@ -282,6 +282,20 @@ func TestFloors(t *testing.T) {
 	}
 }
 
+// A floor on a metric that no precomputed case carries fails, but the cases do
+// carry gold: the reason says which score is missing, not "no gold-carrying cases".
+func TestFloorOnAbsentPrecomputedKey(t *testing.T) {
+	a := NewAccumulator()
+	s := &Scorer{KB: kb, K: 5}
+	add(t, a, s, dataset.Case{ID: "1", Line: 1, Gold: []string{"a"}, Scores: map[string]float64{metrics.KeyHit: 1}})
+	res := a.Result(Config{K: 5, ReferenceLocale: "en", MinHit: Floor{true, 0.5}, MinRecall: Floor{true, 0.5}, Resamples: 50})
+	assert.Equal(t, int64(1), res.Overall.N)
+	assert.Equal(t, StatusPass, res.Gates[1].Status)
+	assert.Equal(t, StatusFail, res.Gates[2].Status)
+	assert.Equal(t, "no gold-carrying case has a retrieval_recall_at_k score", res.Gates[2].Reason)
+	assert.True(t, math.IsNaN(res.Gates[2].Value))
+}
+
 func TestPrecomputedAbsentKeysAndN(t *testing.T) {
 	a := NewAccumulator()
 	s := &Scorer{KB: kb, K: 5}

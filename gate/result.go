@@ -285,7 +285,8 @@ func (a *Accumulator) Result(cfg Config) *Result {
 }
 
 // floorGate decides a floor on the overall mean of key: off unless set; set and
-// nothing to measure fails with ReasonNoGold.
+// nothing to measure fails with ReasonNoGold (or, when the gold-carrying cases are
+// all precomputed without key, with a reason naming the missing score).
 func floorGate(name string, f Floor, overall Group, key string) GateResult {
 	g := GateResult{Name: name, Status: StatusOff, Floor: f, Value: math.NaN(), IsFloor: true}
 	m, ok := overall.Metric(key)
@@ -296,6 +297,8 @@ func floorGate(name string, f Floor, overall Group, key string) GateResult {
 		return g
 	}
 	switch {
+	case math.IsNaN(g.Value) && overall.N > 0:
+		g.Status, g.Reason = StatusFail, fmt.Sprintf("no gold-carrying case has a %s score", key)
 	case math.IsNaN(g.Value):
 		g.Status, g.Reason = StatusFail, ReasonNoGold
 	case g.Value+floorTolerance >= f.Value:
