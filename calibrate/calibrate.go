@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/dataset"
@@ -32,6 +33,46 @@ type Input struct {
 	Judge     []dataset.Label
 	Resamples int    // bootstrap resamples; 0 disables the CI
 	Seed      uint64 // metrics.DefaultSeed for reproducible reports
+	// MaxUnpaired, when not nil, caps the unpaired labels of each gated dimension
+	// (--max-unpaired): above it the gate fails.
+	MaxUnpaired *UnpairedLimit
+}
+
+// UnpairedLimit is the opt-in cap on the unpaired labels of a gated dimension: a
+// count, or a percentage of the dimension's labelled cases (paired + unpaired).
+// Without it, anyone could raise kappa by dropping the judge scores (or human
+// labels) of the cases that disagree: they would only be listed as unpaired.
+type UnpairedLimit struct {
+	Spec    string  // as given: "3" or "5%"
+	Value   float64 // the count, or the percentage
+	Percent bool
+}
+
+// ParseUnpairedLimit reads N (a count ≥ 0) or P% (0 ≤ P ≤ 100).
+func ParseUnpairedLimit(s string) (*UnpairedLimit, error) {
+	spec := strings.TrimSpace(s)
+	num, pct := strings.CutSuffix(spec, "%")
+	if pct {
+		v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+		if err != nil || math.IsNaN(v) || v < 0 || v > 100 {
+			return nil, fmt.Errorf("want a count N or a percentage P%% (0-100%%), got %q", s)
+		}
+		return &UnpairedLimit{Spec: spec, Value: v, Percent: true}, nil
+	}
+	v, err := strconv.Atoi(spec)
+	if err != nil || v < 0 {
+		return nil, fmt.Errorf("want a count N or a percentage P%% (0-100%%), got %q", s)
+	}
+	return &UnpairedLimit{Spec: spec, Value: float64(v)}, nil
+}
+
+// Allowed is the number of unpaired labels allowed among total labelled cases:
+// the count, or ⌊P/100 · total⌋.
+func (l *UnpairedLimit) Allowed(total int) int {
+	if !l.Percent {
+		return int(l.Value)
+	}
+	return int(math.Floor(l.Value*float64(total)/100 + 1e-9))
 }
 
 // Violation is one case that breaks a guard.
@@ -70,6 +111,11 @@ type Dimension struct {
 	HumanAbove    []Disagreement
 	HumanOnly     []string // case ids labelled by humans but not scored by the judge
 	JudgeOnly     []string // case ids scored by the judge but not labelled by humans
+	// UnpairedAllowed is the number of unpaired labels --max-unpaired allows in this
+	// dimension, -1 without a limit (or for an ungated dimension); UnpairedOver
+	// reports that a gated dimension has more, which fails the gate.
+	UnpairedAllowed int
+	UnpairedOver    bool
 	// HumanConstructs and JudgeConstructs are the distinct constructs each side declared.
 	HumanConstructs []string
 	JudgeConstructs []string
@@ -81,9 +127,11 @@ type Dimension struct {
 type Result struct {
 	Lock       *dataset.Lock
 	Dimensions []*Dimension // sorted by name
-	LockCheck  *LockCheck   // nil when --lock-base was not given
-	GitAnchor  *GitAnchoring
-	Failed     []string // names of the failed gates, in a fixed order
+	// MaxUnpaired is the --max-unpaired limit, nil without it.
+	MaxUnpaired *UnpairedLimit
+	LockCheck   *LockCheck // nil when --lock-base was not given
+	GitAnchor   *GitAnchoring
+	Failed      []string // names of the failed gates, in a fixed order
 }
 
 // Verdict is "pass" or "fail".
@@ -98,7 +146,7 @@ func (r *Result) Verdict() string {
 // dimension of the lock. It does no I/O. Call Finish after attaching the lock and
 // git checks to compute the verdict.
 func Evaluate(in Input) *Result {
-	res := &Result{Lock: in.Lock}
+	res := &Result{Lock: in.Lock, MaxUnpaired: in.MaxUnpaired}
 	byDim := func(ls []dataset.Label) map[string]map[string]*dataset.Label {
 		m := map[string]map[string]*dataset.Label{}
 		for i := range ls {
@@ -115,7 +163,7 @@ func Evaluate(in Input) *Result {
 	w := metrics.KappaWeights(k, in.Lock.KappaWeighting)
 	for _, name := range in.Lock.DimensionNames() {
 		ld := in.Lock.Dimensions[name]
-		d := &Dimension{Name: name, Construct: ld.Construct, Gated: ld.Gated, Valid: true}
+		d := &Dimension{Name: name, Construct: ld.Construct, Gated: ld.Gated, Valid: true, UnpairedAllowed: -1}
 		hs, js := human[name], judge[name]
 
 		// Construct validity, on every label of the dimension, paired or not.
@@ -175,9 +223,19 @@ func Evaluate(in Input) *Result {
 		case math.IsNaN(d.Kappa):
 			d.Notes = append(d.Notes, "kappa is undefined: both sides put every paired case in the same bin, so chance agreement is 1")
 		}
-		if len(d.HumanOnly)+len(d.JudgeOnly) > 0 {
+		unpaired := len(d.HumanOnly) + len(d.JudgeOnly)
+		if unpaired > 0 {
 			d.Notes = append(d.Notes, fmt.Sprintf("%d human label(s) without a judge score and %d judge score(s) without a human label are not in n",
 				len(d.HumanOnly), len(d.JudgeOnly)))
+		}
+		if in.MaxUnpaired != nil && d.Gated {
+			d.UnpairedAllowed = in.MaxUnpaired.Allowed(d.N + unpaired)
+			if unpaired > d.UnpairedAllowed {
+				d.UnpairedOver = true
+				d.Notes = append(d.Notes, fmt.Sprintf(
+					"%d unpaired label(s) exceed --max-unpaired %s (at most %d of the %d labelled cases): a label without its partner could hide a disagreement, so the gate fails",
+					unpaired, in.MaxUnpaired.Spec, d.UnpairedAllowed, d.N+unpaired))
+			}
 		}
 		switch {
 		case len(mismatch) > 0:
@@ -250,12 +308,18 @@ func quoteList(ss []string) string {
 
 // Finish computes the failed gates: a gated dimension that is not pass, any
 // dimension with a violation (gated or not: violations are integrity problems),
-// a changed lock, a failed git anchoring check.
+// a gated dimension with more unpaired labels than --max-unpaired allows, a
+// changed lock, a failed git anchoring check.
 func (r *Result) Finish() {
 	r.Failed = nil
 	for _, d := range r.Dimensions {
 		if (d.Gated && d.Status != StatusPass) || len(d.Violations) > 0 {
 			r.Failed = append(r.Failed, "kappa:"+d.Name)
+		}
+	}
+	for _, d := range r.Dimensions {
+		if d.UnpairedOver {
+			r.Failed = append(r.Failed, "unpaired:"+d.Name)
 		}
 	}
 	if r.LockCheck != nil && len(r.LockCheck.Changed) > 0 {

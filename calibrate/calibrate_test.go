@@ -308,3 +308,100 @@ func TestEvaluateDeterministic(t *testing.T) {
 		assert.Equal(t, da.JudgeAbove, db.JudgeAbove)
 	}
 }
+
+func TestParseUnpairedLimit(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    UnpairedLimit
+		wantErr bool
+	}{
+		{in: "0", want: UnpairedLimit{Spec: "0", Value: 0}},
+		{in: " 3 ", want: UnpairedLimit{Spec: "3", Value: 3}},
+		{in: "5%", want: UnpairedLimit{Spec: "5%", Value: 5, Percent: true}},
+		{in: "2.5%", want: UnpairedLimit{Spec: "2.5%", Value: 2.5, Percent: true}},
+		{in: "100%", want: UnpairedLimit{Spec: "100%", Value: 100, Percent: true}},
+		{in: "-1", wantErr: true},
+		{in: "1.5", wantErr: true},
+		{in: "101%", wantErr: true},
+		{in: "-1%", wantErr: true},
+		{in: "NaN%", wantErr: true},
+		{in: "%", wantErr: true},
+		{in: "", wantErr: true},
+		{in: "many", wantErr: true},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := ParseUnpairedLimit(tc.in)
+			if tc.wantErr {
+				assert.ErrorContains(t, err, "want a count N or a percentage P%")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, *got)
+		})
+	}
+	pct := &UnpairedLimit{Value: 5, Percent: true}
+	assert.Equal(t, 1, pct.Allowed(32)) // ⌊1.6⌋
+	assert.Equal(t, 2, pct.Allowed(40)) // exactly 2, not rounded down by float error
+	assert.Equal(t, 0, pct.Allowed(19))
+	assert.Equal(t, 7, (&UnpairedLimit{Value: 7}).Allowed(3))
+}
+
+// Dropping the judge scores of the cases that disagree raises kappa; they are then
+// only unpaired. --max-unpaired makes that fail the gate.
+func TestMaxUnpaired(t *testing.T) {
+	lock := lockOf(t, twoDimLock) // groundedness gated, faithfulness not
+	rows := append(agreeing("groundedness", 30), agreeing("faithfulness", 30)...)
+	// Two disagreeing groundedness cases whose judge scores were "lost", and one
+	// human label missing; five unpaired faithfulness labels (ungated).
+	rows = append(rows,
+		row{id: "x1", dim: "groundedness", human: 0, judge: -1},
+		row{id: "x2", dim: "groundedness", human: 2, judge: -1},
+		row{id: "x3", dim: "groundedness", human: -1, judge: 1},
+	)
+	for i := range 5 {
+		rows = append(rows, row{id: fmt.Sprintf("y%d", i), dim: "faithfulness", human: 1, judge: -1})
+	}
+	tests := []struct {
+		limit   string // "" no limit
+		allowed int    // groundedness; -1 no limit
+		over    bool
+		failed  []string
+	}{
+		{"", -1, false, nil},
+		{"3", 3, false, nil},
+		{"2", 2, true, []string{"unpaired:groundedness"}},
+		{"0", 0, true, []string{"unpaired:groundedness"}},
+		{"10%", 3, false, nil},                             // ⌊10% of 33⌋ = 3
+		{"5%", 1, true, []string{"unpaired:groundedness"}}, // ⌊5% of 33⌋ = 1
+	}
+	for _, tt := range tests {
+		t.Run("limit "+tt.limit, func(t *testing.T) {
+			hs, js := build(lock, rows)
+			in := Input{Lock: lock, Human: hs, Judge: js, Resamples: 200, Seed: metrics.DefaultSeed}
+			if tt.limit != "" {
+				l, err := ParseUnpairedLimit(tt.limit)
+				require.NoError(t, err)
+				in.MaxUnpaired = l
+			}
+			r := Evaluate(in)
+			r.Finish()
+			g, f := dim(t, r, "groundedness"), dim(t, r, "faithfulness")
+			assert.Equal(t, StatusPass, g.Status, "the kappa status is unchanged")
+			assert.Equal(t, []string{"x1", "x2"}, g.HumanOnly)
+			assert.Equal(t, []string{"x3"}, g.JudgeOnly)
+			assert.Equal(t, tt.allowed, g.UnpairedAllowed)
+			assert.Equal(t, tt.over, g.UnpairedOver)
+			// The ungated dimension is never limited, whatever its unpaired labels.
+			assert.Equal(t, -1, f.UnpairedAllowed)
+			assert.False(t, f.UnpairedOver)
+			assert.Equal(t, tt.failed, r.Failed)
+			if tt.over {
+				assert.Equal(t, "fail", r.Verdict())
+				assert.Contains(t, strings.Join(g.Notes, "\n"), fmt.Sprintf("3 unpaired label(s) exceed --max-unpaired %s (at most %d of the 33 labelled cases)", tt.limit, tt.allowed))
+			} else {
+				assert.Equal(t, "pass", r.Verdict())
+				assert.NotContains(t, strings.Join(g.Notes, "\n"), "exceed --max-unpaired")
+			}
+		})
+	}
+}

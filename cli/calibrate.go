@@ -36,6 +36,7 @@ func (c *CalibrateCommand) Run(ctx context.Context, env *Env, args []string) err
 	mdOut := fs.String("markdown", "", "write the Markdown report here")
 	commentKey := fs.String("comment-key", "calibrate", "key of the report's hidden marker (one PR comment per key)")
 	resamples := fs.Int("bootstrap", calibrate.DefaultResamples, "bootstrap resamples for the weighted-kappa CI (0: no CI)")
+	maxUnpaired := fs.String("max-unpaired", "", "fail the gate when a gated dimension has more unpaired labels than `N` (a count) or P% of its labelled cases (default: no limit)")
 	comment := fs.String("comment", commentAuto, "PR comment: auto, always or never")
 	var action actionFlags // --pr; GitHub glue in actions.go
 	action.register(fs)
@@ -55,6 +56,14 @@ func (c *CalibrateCommand) Run(ctx context.Context, env *Env, args []string) err
 	}
 	if *resamples < 0 {
 		return usagef("calibrate: --bootstrap must be ≥ 0, got %d", *resamples)
+	}
+	var unpairedLimit *calibrate.UnpairedLimit
+	if *maxUnpaired != "" {
+		l, err := calibrate.ParseUnpairedLimit(*maxUnpaired)
+		if err != nil {
+			return usagef("calibrate: --max-unpaired: %v", err)
+		}
+		unpairedLimit = l
 	}
 
 	lockData, err := os.ReadFile(*lockPath)
@@ -87,7 +96,7 @@ func (c *CalibrateCommand) Run(ctx context.Context, env *Env, args []string) err
 			return inputErr(err)
 		}
 	}
-	res := calibrate.Evaluate(calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: *resamples, Seed: metrics.DefaultSeed})
+	res := calibrate.Evaluate(calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: *resamples, Seed: metrics.DefaultSeed, MaxUnpaired: unpairedLimit})
 	res.LockCheck, res.GitAnchor = lc, ga
 	res.Finish()
 

@@ -23,6 +23,7 @@ type calibrationJSON struct {
 	GitAnchoring   *gitAnchoringJSON         `json:"git_anchoring"`
 	KappaWeighting string                    `json:"kappa_weighting"`
 	Lock           lockJSON                  `json:"lock"`
+	MaxUnpaired    *string                   `json:"max_unpaired"`
 	MinKappa       float64                   `json:"min_kappa"`
 	Schema         string                    `json:"schema"`
 	Verdict        string                    `json:"verdict"`
@@ -72,9 +73,13 @@ type invalidJSON struct {
 	WeightedKappa *float64    `json:"weighted_kappa"`
 }
 
+// unpairedJSON lists the unpaired labels; with --max-unpaired, a gated
+// dimension also has the number allowed and whether it is over that limit.
 type unpairedJSON struct {
+	Allowed   *int     `json:"allowed"`
 	HumanOnly []string `json:"human_only"`
 	JudgeOnly []string `json:"judge_only"`
+	OverLimit bool     `json:"over_limit"`
 }
 
 type violationJSON struct {
@@ -145,6 +150,10 @@ func CalibrationJSON(w io.Writer, r *calibrate.Result) error {
 	if ga := r.GitAnchor; ga != nil {
 		out.GitAnchoring = &gitAnchoringJSON{ga.HumanCommit, ga.JudgeCommit, ga.OK, nonNil(ga.Reasons)}
 	}
+	if r.MaxUnpaired != nil {
+		spec := r.MaxUnpaired.Spec
+		out.MaxUnpaired = &spec
+	}
 	for _, d := range r.Dimensions {
 		dj := &dimensionJSON{
 			Confusion: d.Confusion,
@@ -159,8 +168,12 @@ func CalibrationJSON(w io.Writer, r *calibrate.Result) error {
 			N:          d.N,
 			Notes:      nonNil(d.Notes),
 			Status:     d.Status,
-			Unpaired:   unpairedJSON{HumanOnly: nonNil(d.HumanOnly), JudgeOnly: nonNil(d.JudgeOnly)},
+			Unpaired:   unpairedJSON{HumanOnly: nonNil(d.HumanOnly), JudgeOnly: nonNil(d.JudgeOnly), OverLimit: d.UnpairedOver},
 			Violations: []violationJSON{},
+		}
+		if d.UnpairedAllowed >= 0 {
+			allowed := d.UnpairedAllowed
+			dj.Unpaired.Allowed = &allowed
 		}
 		for _, v := range d.Violations {
 			dj.Violations = append(dj.Violations, violationJSON{v.CaseID, v.Reason})
@@ -212,8 +225,12 @@ func lockSummary(r *calibrate.Result) string {
 	for i, b := range l.Bins {
 		s[i] = strconv.FormatFloat(b, 'g', -1, 64)
 	}
-	return fmt.Sprintf("bins [%s] (%d bins), kappa_weighting %s, min_kappa %s",
+	out := fmt.Sprintf("bins [%s] (%d bins), kappa_weighting %s, min_kappa %s",
 		strings.Join(s, ", "), l.NumBins(), l.KappaWeighting, strconv.FormatFloat(l.MinKappa, 'g', -1, 64))
+	if r.MaxUnpaired != nil {
+		out += ", max_unpaired " + r.MaxUnpaired.Spec + " per gated dimension"
+	}
+	return out
 }
 
 // CalibrationText writes the terminal report: a table of the dimensions, then the
@@ -317,8 +334,8 @@ func CalibrationMarkdown(w io.Writer, r *calibrate.Result, key string) error {
 	}
 	fmt.Fprintf(&b, "## %s Judge calibration: %s\n\n", icon, strings.ToUpper(r.Verdict()))
 	fmt.Fprintf(&b, "Agreement between human labels and the LLM judge, per dimension, on the lock's frozen constants: %s. "+
-		"The gate needs weighted kappa ≥ min\\_kappa on every gated dimension, no construct mismatch, no anchoring violation, and an unchanged lock.\n\n",
-		EscapeMarkdown(lockSummary(r)))
+		"The gate needs weighted kappa ≥ min\\_kappa on every gated dimension, no construct mismatch, no anchoring violation%s, and an unchanged lock.\n\n",
+		EscapeMarkdown(lockSummary(r)), unpairedRule(r))
 	b.WriteString("| dimension | gated | n | agreement | kappa | weighted kappa | 95% CI | status |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---|---|\n")
 	for _, d := range r.Dimensions {
@@ -433,6 +450,14 @@ func CalibrationMarkdown(w io.Writer, r *calibrate.Result, key string) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// unpairedRule is the --max-unpaired clause of the Markdown's gate sentence.
+func unpairedRule(r *calibrate.Result) string {
+	if r.MaxUnpaired == nil {
+		return ""
+	}
+	return ", at most " + EscapeMarkdown(r.MaxUnpaired.Spec) + " unpaired labels in a gated dimension"
 }
 
 // CalibrationMaxListed caps each case list of the calibration Markdown (a PR
