@@ -80,11 +80,7 @@ func (e *jsonSyntaxError) Error() string { return fmt.Sprintf("%s at column %d",
 func (p *CaseParser) Parse(b []byte, file string, line int, c *Case) error {
 	p.reset(b)
 	if err := p.parseTop(); err != nil {
-		var se *jsonSyntaxError
-		if errors.As(err, &se) {
-			return Errorf(file, line, "malformed JSON: %s", se.Error())
-		}
-		return Errorf(file, line, "%s", err.Error())
+		return lineError(err, file, line)
 	}
 	for _, msg := range p.errs {
 		if msg != "" {
@@ -102,6 +98,16 @@ func (p *CaseParser) Parse(b []byte, file string, line int, c *Case) error {
 	}
 	p.fill(c, file, line)
 	return nil
+}
+
+// lineError is the *Error of a line that failed to parse: "malformed JSON: …"
+// for a syntax error, else the error's own message.
+func lineError(err error, file string, line int) error {
+	var se *jsonSyntaxError
+	if errors.As(err, &se) {
+		return Errorf(file, line, "malformed JSON: %s", se.Error())
+	}
+	return Errorf(file, line, "%s", err.Error())
 }
 
 func (p *CaseParser) reset(b []byte) {
@@ -569,11 +575,36 @@ func jsonGetu4(s []byte) rune {
 // parseTop parses the whole line. Syntax errors are returned; type errors are
 // recorded in p.errs (the last occurrence of a key decides, as with encoding/json)
 // and parsing goes on so that a later syntax error still wins.
-func (p *CaseParser) parseTop() error {
+func (p *CaseParser) parseTop() error { return p.topObject("case", p.caseMember) }
+
+// caseMember decodes the member key of a case whose value starts at v.
+func (p *CaseParser) caseMember(key []byte, v int) (int, error) {
+	switch string(key) {
+	case "id":
+		return p.stringField(v, fID, "id", &p.id)
+	case "locale":
+		return p.stringField(v, fLocale, "locale", &p.locale)
+	case "type":
+		return p.stringField(v, fType, "type", &p.typ)
+	case "query":
+		return p.stringField(v, fQuery, "query", &p.query)
+	case "must_cite_one_of":
+		return p.goldField(v)
+	case "retrieved":
+		return p.retrievedField(v)
+	case "scores":
+		return p.scoresField(v)
+	}
+	return p.skipValue(v, 1)
+}
+
+// topObject parses the whole line as one JSON object (what names it in errors:
+// "case", "card"), calling member for each of its members in order.
+func (p *CaseParser) topObject(what string, member func(key []byte, v int) (int, error)) error {
 	b := p.b
 	i := p.ws(0)
 	if i >= len(b) {
-		return p.unexpected(i, "looking for a case object")
+		return p.unexpected(i, "looking for a "+what+" object")
 	}
 	if b[i] != '{' {
 		end, err := p.skipValue(i, 0)
@@ -583,54 +614,44 @@ func (p *CaseParser) parseTop() error {
 		if end = p.ws(end); end < len(b) {
 			return p.unexpected(end, "after top-level value")
 		}
-		return fmt.Errorf("a case must be a JSON object, got %s", jsonTypeName(b[i]))
+		return fmt.Errorf("a %s must be a JSON object, got %s", what, jsonTypeName(b[i]))
 	}
-	i = p.ws(i + 1)
-	if i < len(b) && b[i] == '}' {
-		i++
-	} else {
-		for {
-			key, v, err := p.objectKey(i)
-			if err != nil {
-				return err
-			}
-			if v >= len(b) {
-				return p.unexpected(v, "looking for a value")
-			}
-			switch string(key) {
-			case "id":
-				i, err = p.stringField(v, fID, "id", &p.id)
-			case "locale":
-				i, err = p.stringField(v, fLocale, "locale", &p.locale)
-			case "type":
-				i, err = p.stringField(v, fType, "type", &p.typ)
-			case "query":
-				i, err = p.stringField(v, fQuery, "query", &p.query)
-			case "must_cite_one_of":
-				i, err = p.goldField(v)
-			case "retrieved":
-				i, err = p.retrievedField(v)
-			case "scores":
-				i, err = p.scoresField(v)
-			default:
-				i, err = p.skipValue(v, 1)
-			}
-			if err != nil {
-				return err
-			}
-			var done bool
-			if i, done, err = p.next(i, '}', "after object value"); err != nil {
-				return err
-			}
-			if done {
-				break
-			}
-		}
+	i, err := p.members(i+1, member)
+	if err != nil {
+		return err
 	}
 	if i = p.ws(i); i < len(b) {
-		return p.unexpected(i, "after the case object")
+		return p.unexpected(i, "after the "+what+" object")
 	}
 	return nil
+}
+
+// members parses the members of the object whose '{' ends before i, calling
+// member with each key (valid until the next key) and the offset of its value;
+// member returns the offset after the value. members returns the offset after
+// the closing '}'.
+func (p *CaseParser) members(i int, member func(key []byte, v int) (int, error)) (int, error) {
+	b := p.b
+	i = p.ws(i)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		key, v, err := p.objectKey(i)
+		if err != nil {
+			return 0, err
+		}
+		if v >= len(b) {
+			return 0, p.unexpected(v, "looking for a value")
+		}
+		if i, err = member(key, v); err != nil {
+			return 0, err
+		}
+		var done bool
+		if i, done, err = p.next(i, '}', "after object value"); err != nil || done {
+			return i, err
+		}
+	}
 }
 
 // stringField decodes a string (or null: absent) into *dst.
@@ -777,92 +798,77 @@ func (p *CaseParser) retrievedEntry(i, n int) (int, error) {
 	b := p.b
 	r := retSpan{id: noArenaSpan, parent: noArenaSpan}
 	var idErr, parentErr, scoreFieldErr string
-	i = p.ws(i + 1)
-	if i < len(b) && b[i] == '}' {
-		i++
-	} else {
-		for {
-			key, v, err := p.objectKey(i)
-			if err != nil {
-				return 0, err
-			}
-			if v >= len(b) {
-				return 0, p.unexpected(v, "looking for a value")
-			}
-			switch string(key) {
-			case "id":
-				r.id, idErr = noArenaSpan, ""
-				if b[v] == '"' {
-					end, esc, err := p.scanString(v)
-					if err != nil {
-						return 0, err
-					}
-					if r.id = p.store(v, end, esc); r.id.off == r.id.end {
-						idErr = fmt.Sprintf("retrieved[%d].id is empty", n)
-					}
-					i = end
-				} else {
-					if i, err = p.skipValue(v, depth); err != nil {
-						return 0, err
-					}
-					idErr = fmt.Sprintf("retrieved[%d].id must be a string, got %s", n, jsonTypeName(b[v]))
+	i, err := p.members(i+1, func(key []byte, v int) (i int, err error) {
+		switch string(key) {
+		case "id":
+			r.id, idErr = noArenaSpan, ""
+			if b[v] == '"' {
+				end, esc, err := p.scanString(v)
+				if err != nil {
+					return 0, err
 				}
-			case "parent_id":
-				r.parent, parentErr = noArenaSpan, ""
-				switch b[v] {
-				case '"':
-					end, esc, err := p.scanString(v)
-					if err != nil {
-						return 0, err
-					}
-					r.parent = p.store(v, end, esc)
-					i = end
-				case 'n':
-					if i, err = p.literal(v, "null"); err != nil {
-						return 0, err
-					}
-				default:
-					if i, err = p.skipValue(v, depth); err != nil {
-						return 0, err
-					}
-					parentErr = fmt.Sprintf("retrieved[%d].parent_id must be a string, got %s", n, jsonTypeName(b[v]))
+				if r.id = p.store(v, end, esc); r.id.off == r.id.end {
+					idErr = fmt.Sprintf("retrieved[%d].id is empty", n)
 				}
-			case "score":
-				r.score, r.hasScore, scoreFieldErr = 0, false, ""
-				switch c := b[v]; {
-				case c == 'n':
-					if i, err = p.literal(v, "null"); err != nil {
-						return 0, err
-					}
-				case c == '-' || '0' <= c && c <= '9':
-					if i, err = p.scanNumber(v); err != nil {
-						return 0, err
-					}
-					f, ok := parseJSONNumber(b[v:i])
-					if !ok {
-						scoreFieldErr = fmt.Sprintf("retrieved[%d].score %s is out of range", n, b[v:i])
-					} else {
-						r.score, r.hasScore = f, true
-					}
-				default:
-					if i, err = p.skipValue(v, depth); err != nil {
-						return 0, err
-					}
-					scoreFieldErr = fmt.Sprintf("retrieved[%d].score must be a number, got %s", n, jsonTypeName(c))
+				i = end
+			} else {
+				if i, err = p.skipValue(v, depth); err != nil {
+					return 0, err
+				}
+				idErr = fmt.Sprintf("retrieved[%d].id must be a string, got %s", n, jsonTypeName(b[v]))
+			}
+		case "parent_id":
+			r.parent, parentErr = noArenaSpan, ""
+			switch b[v] {
+			case '"':
+				end, esc, err := p.scanString(v)
+				if err != nil {
+					return 0, err
+				}
+				r.parent = p.store(v, end, esc)
+				i = end
+			case 'n':
+				if i, err = p.literal(v, "null"); err != nil {
+					return 0, err
 				}
 			default:
 				if i, err = p.skipValue(v, depth); err != nil {
 					return 0, err
 				}
+				parentErr = fmt.Sprintf("retrieved[%d].parent_id must be a string, got %s", n, jsonTypeName(b[v]))
 			}
-			var done bool
-			if i, done, err = p.next(i, '}', "after object value"); err != nil {
+		case "score":
+			r.score, r.hasScore, scoreFieldErr = 0, false, ""
+			switch c := b[v]; {
+			case c == 'n':
+				if i, err = p.literal(v, "null"); err != nil {
+					return 0, err
+				}
+			case c == '-' || '0' <= c && c <= '9':
+				if i, err = p.scanNumber(v); err != nil {
+					return 0, err
+				}
+				f, ok := parseJSONNumber(b[v:i])
+				if !ok {
+					scoreFieldErr = fmt.Sprintf("retrieved[%d].score %s is out of range", n, b[v:i])
+				} else {
+					r.score, r.hasScore = f, true
+				}
+			default:
+				if i, err = p.skipValue(v, depth); err != nil {
+					return 0, err
+				}
+				scoreFieldErr = fmt.Sprintf("retrieved[%d].score must be a number, got %s", n, jsonTypeName(c))
+			}
+		default:
+			if i, err = p.skipValue(v, depth); err != nil {
 				return 0, err
 			}
-			if done {
-				break
-			}
 		}
+		return i, nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	switch {
 	case idErr != "":
@@ -913,18 +919,7 @@ func (p *CaseParser) scoresField(v int) (int, error) {
 	}
 	p.hasScores = true
 	p.scores = make(map[string]float64, 4)
-	i := p.ws(v + 1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, nil
-	}
-	for {
-		key, v, err := p.objectKey(i)
-		if err != nil {
-			return 0, err
-		}
-		if v >= len(b) {
-			return 0, p.unexpected(v, "looking for a value")
-		}
+	i, err := p.members(v+1, func(key []byte, v int) (i int, err error) {
 		k := string(key)
 		delete(p.scoreErrs, k)
 		switch c := b[v]; {
@@ -950,13 +945,10 @@ func (p *CaseParser) scoresField(v int) (int, error) {
 			delete(p.scores, k)
 			p.scoreErr(k, fmt.Sprintf("scores.%s must be a number, got %s", k, jsonTypeName(c)))
 		}
-		var done bool
-		if i, done, err = p.next(i, '}', "after object value"); err != nil {
-			return 0, err
-		}
-		if done {
-			break
-		}
+		return i, nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	if len(p.scoreErrs) > 0 {
 		// Report the error of the smallest key: independent of member order.

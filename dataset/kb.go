@@ -157,86 +157,41 @@ func parseCardJSON(p *CaseParser, b []byte, file string, line int) (Card, error)
 	var fields [4]string // id, locale, title, text
 	var errs [4]string
 	hasID := false
-	err := func() error {
-		i := p.ws(0)
-		if i >= len(b) {
-			return p.unexpected(i, "looking for a card object")
+	err := p.topObject("card", func(key []byte, v int) (i int, err error) {
+		f := -1
+		switch string(key) {
+		case "id":
+			f, hasID = 0, true
+		case "locale":
+			f = 1
+		case "title":
+			f = 2
+		case "text":
+			f = 3
 		}
-		if b[i] != '{' {
-			end, err := p.skipValue(i, 0)
-			if err != nil {
-				return err
+		switch {
+		case f < 0:
+			i, err = p.skipValue(v, 1)
+		case b[v] == '"':
+			var esc bool
+			if i, esc, err = p.scanString(v); err == nil {
+				p.arena = p.arena[:0]
+				sp := p.store(v, i, esc)
+				fields[f], errs[f] = string(p.arena[sp.off:sp.end]), ""
 			}
-			if end = p.ws(end); end < len(b) {
-				return p.unexpected(end, "after top-level value")
-			}
-			return fmt.Errorf("a card must be a JSON object, got %s", jsonTypeName(b[i]))
+		case b[v] == 'n' && f > 0:
+			fields[f], errs[f] = "", ""
+			i, err = p.literal(v, "null")
+		default:
+			fields[f] = ""
+			errs[f] = fmt.Sprintf("card field %q must be a string, got %s", key, jsonTypeName(b[v]))
+			i, err = p.skipValue(v, 1)
 		}
-		i = p.ws(i + 1)
-		if i < len(b) && b[i] == '}' {
-			i++
-		} else {
-			for {
-				key, v, err := p.objectKey(i)
-				if err != nil {
-					return err
-				}
-				if v >= len(b) {
-					return p.unexpected(v, "looking for a value")
-				}
-				f := -1
-				switch string(key) {
-				case "id":
-					f, hasID = 0, true
-				case "locale":
-					f = 1
-				case "title":
-					f = 2
-				case "text":
-					f = 3
-				}
-				switch {
-				case f < 0:
-					i, err = p.skipValue(v, 1)
-				case b[v] == '"':
-					var esc bool
-					if i, esc, err = p.scanString(v); err == nil {
-						p.arena = p.arena[:0]
-						sp := p.store(v, i, esc)
-						fields[f], errs[f] = string(p.arena[sp.off:sp.end]), ""
-					}
-				case b[v] == 'n' && f > 0:
-					fields[f], errs[f] = "", ""
-					i, err = p.literal(v, "null")
-				default:
-					fields[f] = ""
-					errs[f] = fmt.Sprintf("card field %q must be a string, got %s", key, jsonTypeName(b[v]))
-					i, err = p.skipValue(v, 1)
-				}
-				if err != nil {
-					return err
-				}
-				var done bool
-				if i, done, err = p.next(i, '}', "after object value"); err != nil {
-					return err
-				}
-				if done {
-					break
-				}
-			}
-		}
-		if i = p.ws(i); i < len(b) {
-			return p.unexpected(i, "after the card object")
-		}
-		return nil
-	}()
+		return i, err
+	})
 	p.b = nil
 	if err != nil {
-		var se *jsonSyntaxError
-		if errors.As(err, &se) {
-			return c, Errorf(file, line, "malformed JSON: %s", se.Error())
-		}
-		return c, Errorf(file, line, "%s", err.Error())
+		return c, lineError(err, file, line)
 	}
 	for _, msg := range errs {
 		if msg != "" {
