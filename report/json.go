@@ -64,7 +64,7 @@ func WriteJSON(w io.Writer, r *gate.Result) error {
 	}
 	note := IndicativeOnly
 	if !r.ReferenceHasGold {
-		note = "no deltas: the reference locale " + strconv.Quote(r.ReferenceLocale) + " has no gold-carrying cases"
+		note = "no deltas: " + noDeltas(r, strconv.Quote)
 	}
 	problems := make([]any, 0, len(r.Integrity.Problems))
 	for _, p := range r.Integrity.Problems {

@@ -73,6 +73,33 @@ func mdLabel(key string, k int) string {
 	return l
 }
 
+// mdTableHead writes the header and alignment rows of a table: the fixed columns
+// head (aligned by align), then one column per metric key, labelled prefix + its
+// label and aligned by keyAlign.
+func mdTableHead(b *strings.Builder, head, align string, keys []string, prefix string, k int, keyAlign string) {
+	b.WriteString(head)
+	for _, key := range keys {
+		fmt.Fprintf(b, " %s%s |", prefix, mdLabel(key, k))
+	}
+	b.WriteString("\n" + align)
+	for range keys {
+		b.WriteString(keyAlign)
+	}
+	b.WriteString("\n")
+}
+
+// noDeltas says why a report shows no locale deltas, or "" when it shows some;
+// quote renders the reference locale for the report's format.
+func noDeltas(r *gate.Result, quote func(string) string) string {
+	switch {
+	case !r.ReferenceHasGold:
+		return "the reference locale " + quote(r.ReferenceLocale) + " has no gold-carrying cases"
+	case len(r.Deltas) == 0:
+		return "no other locale has gold-carrying cases"
+	}
+	return ""
+}
+
 // columns are the metric keys of the report: those of the overall group.
 func columns(r *gate.Result) []string {
 	var keys []string
@@ -148,15 +175,7 @@ func Markdown(r *gate.Result, opts MarkdownOptions) string {
 	w("\n\n")
 
 	// Groups.
-	w("| group | n | without gold |")
-	for _, k := range keys {
-		w(" %s |", mdLabel(k, r.K))
-	}
-	w("\n|---|---:|---:|")
-	for range keys {
-		w("---|")
-	}
-	w("\n")
+	mdTableHead(&b, "| group | n | without gold |", "|---|---:|---:|", keys, "", r.K, "---|")
 	row := func(label string, g gate.Group) {
 		w("| %s | %d | %d |", label, g.N, g.WithoutGold)
 		for _, k := range keys {
@@ -177,21 +196,10 @@ func Markdown(r *gate.Result, opts MarkdownOptions) string {
 
 	// Locale deltas.
 	w("### Locale deltas vs %s (%s)\n\n", EscapeMarkdown(r.ReferenceLocale), IndicativeOnly)
-	switch {
-	case !r.ReferenceHasGold:
-		w("No deltas: the reference locale %s has no gold-carrying cases.\n\n", EscapeMarkdown(r.ReferenceLocale))
-	case len(r.Deltas) == 0:
-		w("No other locale has gold-carrying cases.\n\n")
-	default:
-		w("| locale |")
-		for _, k := range keys {
-			w(" Δ %s |", mdLabel(k, r.K))
-		}
-		w("\n|---|")
-		for range keys {
-			w("---:|")
-		}
-		w("\n")
+	if why := noDeltas(r, EscapeMarkdown); why != "" {
+		w("No deltas: %s.\n\n", why)
+	} else {
+		mdTableHead(&b, "| locale |", "|---|", keys, "Δ ", r.K, "---:|")
 		for _, ld := range r.Deltas {
 			w("| %s |", EscapeMarkdown(ld.Locale))
 			for _, k := range keys {

@@ -112,6 +112,39 @@ func TestMarkdownNoReferenceGold(t *testing.T) {
 	assert.True(t, strings.HasPrefix(md, "<!-- retrieval-gate:default -->"))
 }
 
+// Without deltas, every format says why, and the reference locale is rendered
+// for that format.
+func TestNoDeltasInEveryFormat(t *testing.T) {
+	tests := []struct {
+		name               string
+		ref                string
+		refHasGold         bool
+		md, text, jsonNote string
+	}{
+		{"reference without gold", "fr|<x>", false,
+			"No deltas: the reference locale fr\\|&lt;x&gt; has no gold-carrying cases.",
+			"  none: the reference locale fr|<x> has no gold-carrying cases\n",
+			`no deltas: the reference locale \"fr|<x>\" has no gold-carrying cases`},
+		{"no other locale", "en", true,
+			"No deltas: no other locale has gold-carrying cases.",
+			"  none: no other locale has gold-carrying cases\n",
+			IndicativeOnly},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := fixture(t, gate.Floor{})
+			r.ReferenceLocale, r.ReferenceHasGold, r.Deltas = tt.ref, tt.refHasGold, nil
+			assert.Contains(t, Markdown(r, MarkdownOptions{}), tt.md)
+			assert.NotContains(t, Markdown(r, MarkdownOptions{}), "| locale | Δ")
+			var txt, js bytes.Buffer
+			require.NoError(t, WriteText(&txt, r))
+			assert.Contains(t, txt.String(), tt.text)
+			require.NoError(t, WriteJSON(&js, r))
+			assert.Contains(t, js.String(), `"locale_deltas_note": "`+tt.jsonNote+`"`)
+		})
+	}
+}
+
 func TestEscapeMarkdown(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"plain-id_1", `plain-id\_1`},

@@ -49,12 +49,9 @@ func WriteText(w io.Writer, r *gate.Result) error {
 	p("mean [bootstrap 95%% CI]; recall@%d is a lower bound under disjunctive gold; hit@%d is the success number\n\n", r.K, r.K)
 
 	p("locale deltas vs %s (%s):\n", sanitizeText(r.ReferenceLocale), IndicativeOnly)
-	switch {
-	case !r.ReferenceHasGold:
-		p("  none: the reference locale %s has no gold-carrying cases\n", sanitizeText(r.ReferenceLocale))
-	case len(r.Deltas) == 0:
-		p("  none: no other locale has gold-carrying cases\n")
-	default:
+	if why := noDeltas(r, sanitizeText); why != "" {
+		p("  none: %s\n", why)
+	} else {
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		for _, ld := range r.Deltas {
 			fmt.Fprintf(tw, "  %s", sanitizeText(ld.Locale))
