@@ -107,33 +107,29 @@ func writeBenchFiles(n int, qrelsPath, aPath, bPath string) error {
 			line = append(line, '\n')
 			qw.Write(line)
 		}
-		for i := range benchResults {
-			line = append(line[:0], qid...)
-			line = append(line, " Q0 d"...)
-			line = strconv.AppendInt(line, int64(docs[i]), 10)
-			line = append(line, ' ')
-			line = strconv.AppendInt(line, int64(i+1), 10)
-			line = append(line, ' ')
-			line = strconv.AppendFloat(line, 100-float64(i)*0.731, 'f', 4, 64)
-			line = append(line, " runA\n"...)
-			aw.Write(line)
+		// writeRun writes the docs in order with scores top, top − step, ...
+		writeRun := func(w *bufio.Writer, top, step float64, tag string) {
+			for i := range benchResults {
+				line = append(line[:0], qid...)
+				line = append(line, " Q0 d"...)
+				line = strconv.AppendInt(line, int64(docs[i]), 10)
+				line = append(line, ' ')
+				line = strconv.AppendInt(line, int64(i+1), 10)
+				line = append(line, ' ')
+				line = strconv.AppendFloat(line, top-float64(i)*step, 'f', 4, 64)
+				line = append(line, ' ')
+				line = append(line, tag...)
+				line = append(line, '\n')
+				w.Write(line)
+			}
 		}
+		writeRun(aw, 100, 0.731, "runA")
 		// B: the same documents, locally shuffled (a noisier ranker).
 		for i := range docs {
 			j := min(len(docs)-1, i+r.IntN(8))
 			docs[i], docs[j] = docs[j], docs[i]
 		}
-		for i := range benchResults {
-			line = append(line[:0], qid...)
-			line = append(line, " Q0 d"...)
-			line = strconv.AppendInt(line, int64(docs[i]), 10)
-			line = append(line, ' ')
-			line = strconv.AppendInt(line, int64(i+1), 10)
-			line = append(line, ' ')
-			line = strconv.AppendFloat(line, 50-float64(i)*0.377, 'f', 4, 64)
-			line = append(line, " runB\n"...)
-			bw.Write(line)
-		}
+		writeRun(bw, 50, 0.377, "runB")
 	}
 	for _, c := range []struct {
 		f *os.File

@@ -6,6 +6,7 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -286,21 +287,11 @@ func evaluate(q *dataset.Qrels, in Input, eval []int, opt Options) (Strategy, er
 		return out
 	}
 	// eval is sorted by id, so a stable sort on dcg breaks ties by query id.
-	slices.SortStableFunc(order, func(a, b dq) int { return cmpFloat(b.dcg, a.dcg) })
+	slices.SortStableFunc(order, func(a, b dq) int { return cmp.Compare(b.dcg, a.dcg) })
 	s.Best = ids(order)
-	slices.SortStableFunc(order, func(a, b dq) int { return cmpFloat(a.dcg, b.dcg) })
+	slices.SortStableFunc(order, func(a, b dq) int { return cmp.Compare(a.dcg, b.dcg) })
 	s.Worst = ids(order)
 	return s, nil
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // statistics fills the CIs of every mean and the paired comparisons.
@@ -436,7 +427,7 @@ func (r *Result) ranked() []int {
 		idx[i] = i
 	}
 	slices.SortStableFunc(idx, func(a, b int) int {
-		return cmpFloat(r.Strategies[b].Means[metrics.GDCG], r.Strategies[a].Means[metrics.GDCG])
+		return cmp.Compare(r.Strategies[b].Means[metrics.GDCG], r.Strategies[a].Means[metrics.GDCG])
 	})
 	return idx
 }

@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -536,18 +537,8 @@ func readCasesRun(ctx context.Context, r io.Reader, file string, k int, opt RunO
 	if len(run.Queries) == 0 {
 		return nil, Errorf(file, 0, "empty run")
 	}
-	slices.SortFunc(run.Queries, func(a, b RunQuery) int { return trecCmp(a.ID, b.ID) })
+	slices.SortFunc(run.Queries, func(a, b RunQuery) int { return strings.Compare(a.ID, b.ID) })
 	return run, nil
-}
-
-func trecCmp(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // trecPoolK is the largest k whose buffers are carved, full size, from a shared pool.
@@ -768,7 +759,7 @@ func (p *trecRunParser) run() *Run {
 		}
 		run.Queries[i] = RunQuery{ID: t.id, Docs: docs}
 	}
-	slices.SortFunc(run.Queries, func(a, b RunQuery) int { return trecCmp(a.ID, b.ID) })
+	slices.SortFunc(run.Queries, func(a, b RunQuery) int { return strings.Compare(a.ID, b.ID) })
 	return run
 }
 

@@ -1,8 +1,6 @@
 package report
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -186,15 +184,7 @@ func CalibrationJSON(w io.Writer, r *calibrate.Result) error {
 		}
 		out.Dimensions[d.Name] = dj
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
-		return fmt.Errorf("failed to encode calibration JSON: %w", err)
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
+	return writeIndentedJSON(w, out)
 }
 
 // fmtNum renders a statistic with three decimals, or "undefined".
