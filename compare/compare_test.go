@@ -184,3 +184,22 @@ func TestCompareApproximationMatchesResampling(t *testing.T) {
 		assert.InDelta(t, exact.Paired[i].P, approx.Paired[i].P, 0.03, exact.Paired[i].Metric)
 	}
 }
+
+func TestCompareDiagnosisLexicalUnjudgedMissing(t *testing.T) {
+	q, in := synthetic(t, 400, map[string]float64{"bm25": 0.3, "hybrid": 0.7}, []string{"bm25", "hybrid"})
+	res, err := compare.Run(q, in, opts())
+	require.NoError(t, err)
+	diag := strings.Join(res.Diagnosis, "\n")
+	assert.Contains(t, diag, "hybrid is clearly above bm25")
+	assert.Contains(t, diag, "adding vector search helps")
+	assert.NotContains(t, diag, "unjudged")
+
+	// A run whose top k is mostly unjudged and that misses an evaluated query.
+	q2 := qrels(t, "qa 0 a1 3\nqb 0 b1 2\n")
+	x := run("x.run", dataset.RunQuery{ID: "qa", Docs: []string{"u1", "u2", "a1"}})
+	res, err = compare.Run(q2, []compare.Input{{Name: "x", Run: x}}, opts())
+	require.NoError(t, err)
+	diag = strings.Join(res.Diagnosis, "\n")
+	assert.Contains(t, diag, "67% of the top-3 documents of x are unjudged and count as relevance 0: its scores are lower bounds")
+	assert.Contains(t, diag, "x has no results for 1 of the 2 evaluated queries; they score 0.")
+}
