@@ -187,3 +187,62 @@ func TestWeightedKappaCI95(t *testing.T) {
 	ci = WeightedKappaCI95(one, one, 3, w, 100, DefaultSeed)
 	assert.True(t, math.IsNaN(ci[0]) && math.IsNaN(ci[1]))
 }
+
+// TestKappaPublishedExamples checks kappa against values printed in the literature,
+// recomputed independently here from the tables' proportions.
+func TestKappaPublishedExamples(t *testing.T) {
+	// Wikipedia, "Cohen's kappa", the two tables with the same 60% observed
+	// agreement but different kappas: 0.1304 and 0.2593.
+	for _, tc := range []struct {
+		m    [][]int
+		want float64
+	}{
+		{[][]int{{45, 15}, {25, 15}}, 0.1304},
+		{[][]int{{25, 35}, {5, 35}}, 0.2593},
+	} {
+		assert.InDelta(t, 0.6, Agreement(tc.m), 1e-12)
+		assert.InDelta(t, tc.want, CohenKappa(tc.m), 0.00005)
+	}
+
+	// Cohen (1968), "Weighted kappa", Table 1: two judges, 200 patients, three
+	// diagnoses (personality disorder, neurosis, psychosis), with his ratio-scaled
+	// disagreement weights 1 (PD-N), 3 (PD-P), 6 (N-P). He reports κ = .49 and
+	// κ_w = .35 (psych::cohen.kappa reproduces .492 and .348).
+	prop := [][]float64{{.44, .07, .09}, {.05, .20, .05}, {.01, .03, .06}}
+	v := [][]float64{{0, 1, 3}, {1, 0, 6}, {3, 6, 0}}
+	m := make([][]int, 3)
+	for i := range prop {
+		m[i] = make([]int, 3)
+		for j := range prop[i] {
+			m[i][j] = int(math.Round(prop[i][j] * 200))
+		}
+	}
+	// Independently: p_o, p_e from the margins of the proportions; κ_w = 1 − Σ v p_o / Σ v p_c.
+	row, col := make([]float64, 3), make([]float64, 3)
+	po := 0.0
+	for i := range prop {
+		for j := range prop[i] {
+			row[i] += prop[i][j]
+			col[j] += prop[i][j]
+		}
+		po += prop[i][i]
+	}
+	pe, vo, vc := 0.0, 0.0, 0.0
+	for i := range prop {
+		pe += row[i] * col[i]
+		for j := range prop[i] {
+			vo += v[i][j] * prop[i][j]
+			vc += v[i][j] * row[i] * col[j]
+		}
+	}
+	kappa, kw := (po-pe)/(1-pe), 1-vo/vc
+	assert.InDelta(t, 0.49, kappa, 0.005)
+	assert.InDelta(t, 0.35, kw, 0.005)
+	assert.InDelta(t, 0.492, kappa, 0.0005)
+	assert.InDelta(t, 0.348, kw, 0.0005)
+	assert.InDelta(t, kappa, CohenKappa(m), 1e-12)
+	// WeightedKappa is invariant to scaling the weights: Cohen's 1-3-6 as given.
+	assert.InDelta(t, kw, WeightedKappa(m, v), 1e-12)
+	scaled := [][]float64{{0, 1.0 / 6, 0.5}, {1.0 / 6, 0, 1}, {0.5, 1, 0}}
+	assert.InDelta(t, kw, WeightedKappa(m, scaled), 1e-12)
+}
