@@ -48,7 +48,7 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	fs.StringVar(&o.jsonOut, "json", "", "write the aggregates as JSON to `FILE`")
 	fs.StringVar(&o.markdownOut, "markdown", "", "write the Markdown report (the PR comment body) to `FILE`")
 	fs.StringVar(&o.casesOut, "cases-out", "", "write per-case scores as JSONL to `FILE`")
-	fs.StringVar(&o.comment, "comment", "auto", "PR comment: auto, always or never")
+	fs.StringVar(&o.comment, "comment", commentAuto, "PR comment: auto, always or never")
 	fs.StringVar(&o.commentKey, "comment-key", "default", "key of the PR comment, so several gates keep one comment each")
 	o.action.register(fs)
 	if err := parseFlags(fs, env, args); err != nil {
@@ -70,10 +70,8 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	if o.minRecall, err = gate.ParseFloor(minRecall); err != nil {
 		return nil, usagef("check: --min-recall: %v", err)
 	}
-	switch o.comment {
-	case "auto", "always", "never":
-	default:
-		return nil, usagef("check: --comment must be auto, always or never, got %q", o.comment)
+	if err := validCommentMode(o.comment); err != nil {
+		return nil, usagef("check: %v", err)
 	}
 	if !report.ValidCommentKey(o.commentKey) {
 		return nil, usagef("check: --comment-key must be 1-100 characters of A-Z a-z 0-9 . _ / -, got %q", o.commentKey)
