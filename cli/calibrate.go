@@ -66,6 +66,18 @@ func (c *CalibrateCommand) Run(ctx context.Context, env *Env, args []string) err
 		unpairedLimit = l
 	}
 
+	// Inputs are never overwritten by a report.
+	for _, out := range []struct{ flag, path string }{{"json", *jsonOut}, {"markdown", *mdOut}} {
+		for _, in := range []string{*human, *judge, *lockPath} {
+			if out.path != "" && samePath(out.path, in) {
+				return usagef("calibrate: --%s %s would overwrite the input %s", out.flag, out.path, in)
+			}
+		}
+	}
+	if *jsonOut != "" && *mdOut != "" && samePath(*jsonOut, *mdOut) {
+		return usagef("calibrate: --json and --markdown are the same file %s", *jsonOut)
+	}
+
 	lockData, err := os.ReadFile(*lockPath)
 	if err != nil {
 		return fmt.Errorf("failed to read lock: %w", err)
