@@ -43,7 +43,9 @@ func strs(s []string) []string {
 // retrieval-gate/compare@1, keys sorted, numbers rounded to 10 significant
 // digits, two-space indentation, a final newline. p_value is Holm-adjusted over
 // all the paired comparisons. Beyond the contract's keys, "statistics" says how
-// the intervals and p-values were computed (resampling or approximation).
+// the intervals and p-values were computed (resampling or approximation), each
+// paired comparison has its p_value_unadjusted, and "recommendation_test" is the
+// comparison of the best two strategies behind "recommended" (null with one run).
 func CompareJSON(w io.Writer, r *compare.Result) error {
 	strategies := obj{}
 	for i := range r.Strategies {
@@ -69,15 +71,26 @@ func CompareJSON(w io.Writer, r *compare.Result) error {
 		paired = append(paired, obj{
 			"strategy": p.Strategy, "baseline": p.Baseline, "metric": p.Metric,
 			"delta": CmpFloat(p.Delta), "ci95": cmpCI(p.CI), "p_value": CmpFloat(p.PHolm), "significant": p.Significant,
+			"p_value_unadjusted": CmpFloat(p.P),
 		})
+	}
+	// The evidence behind "recommended": the best mean dcg_at_k against the runner-up.
+	var leader any
+	if l := r.Leader; l != nil {
+		leader = obj{
+			"best": l.Strategy, "runner_up": l.Baseline, "metric": l.Metric,
+			"delta": CmpFloat(l.Delta), "ci95": cmpCI(l.CI), "p_value": CmpFloat(l.PHolm),
+			"p_value_unadjusted": CmpFloat(l.P), "significant": l.Significant,
+		}
 	}
 	doc := obj{
 		"schema": compare.Schema, "k": r.K, "gain": r.Gain.String(), "relevant_level": r.RelevantLevel,
-		"queries":     obj{"judged": r.Judged, "with_relevant": r.N()},
-		"strategies":  strategies,
-		"paired":      paired,
-		"recommended": r.Recommended,
-		"statistics":  compareStatistics(r),
+		"queries":             obj{"judged": r.Judged, "with_relevant": r.N()},
+		"strategies":          strategies,
+		"paired":              paired,
+		"recommended":         r.Recommended,
+		"recommendation_test": leader,
+		"statistics":          compareStatistics(r),
 	}
 	return writeIndentedJSON(w, doc)
 }

@@ -55,7 +55,7 @@ func TestCompareJSONSchema(t *testing.T) {
 	require.NoError(t, CompareJSON(&b, res))
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
-	assert.Equal(t, []string{"gain", "k", "paired", "queries", "recommended", "relevant_level", "schema", "statistics", "strategies"}, keys(doc))
+	assert.Equal(t, []string{"gain", "k", "paired", "queries", "recommendation_test", "recommended", "relevant_level", "schema", "statistics", "strategies"}, keys(doc))
 	assert.Equal(t, "retrieval-gate/compare@1", doc["schema"])
 	assert.Equal(t, map[string]any{"judged": 3.0, "with_relevant": 3.0}, doc["queries"])
 	s := doc["strategies"].(map[string]any)["hybrid"].(map[string]any)
@@ -65,7 +65,22 @@ func TestCompareJSONSchema(t *testing.T) {
 	assert.Equal(t, []string{"ci95", "mean"}, keys(ms["dcg_at_k"].(map[string]any)))
 	assert.Equal(t, []string{"0", "1", "2", "3", "unjudged"}, keys(s["relevance_distribution"].(map[string]any)))
 	p := doc["paired"].([]any)[0].(map[string]any)
-	assert.Equal(t, []string{"baseline", "ci95", "delta", "metric", "p_value", "significant", "strategy"}, keys(p))
+	assert.Equal(t, []string{"baseline", "ci95", "delta", "metric", "p_value", "p_value_unadjusted", "significant", "strategy"}, keys(p))
+	assert.GreaterOrEqual(t, p["p_value"], p["p_value_unadjusted"], "Holm never lowers a p-value")
+	lt := doc["recommendation_test"].(map[string]any)
+	assert.Equal(t, []string{"best", "ci95", "delta", "metric", "p_value", "p_value_unadjusted", "runner_up", "significant"}, keys(lt))
+	assert.Equal(t, "hybrid", lt["best"])
+	assert.Equal(t, "ann", lt["runner_up"])
+	assert.Equal(t, "dcg_at_k", lt["metric"])
+	assert.Equal(t, p["p_value"], lt["p_value"], "the leaders are the paired comparison against the baseline here")
+
+	// One run: no comparison behind the recommendation.
+	b.Reset()
+	require.NoError(t, CompareJSON(&b, compareFixture(t, "only")))
+	doc = nil
+	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
+	assert.Contains(t, doc, "recommendation_test")
+	assert.Nil(t, doc["recommendation_test"])
 	// Sorted keys in the text itself.
 	assert.Less(t, strings.Index(b.String(), `"gain"`), strings.Index(b.String(), `"k"`))
 }
