@@ -234,7 +234,7 @@ func CalibrationText(w io.Writer, r *calibrate.Result) error {
 		if !d.Valid {
 			ag, k, wk, ci = "invalid", "invalid", "invalid", "n/a"
 		}
-		fmt.Fprintf(&b, "%-20s %-5s %5d %9s %9s %9s  %-18s %s\n", sanitizeText(d.Name), yesNo(d.Gated), d.N, ag, k, wk, ci, d.Status)
+		fmt.Fprintf(&b, "%-20s %-5s %5d %9s %9s %9s  %-18s %s\n", sanitizeText(d.Name), yesNo(d.Gated), d.N, ag, k, wk, ci, statusCell(d))
 	}
 	for _, d := range r.Dimensions {
 		for _, n := range d.Notes {
@@ -334,7 +334,7 @@ func CalibrationMarkdown(w io.Writer, r *calibrate.Result, key string) error {
 			ag, k, wk, ci = "not valid", "not valid", "not valid", "n/a"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s |\n",
-			EscapeMarkdown(d.Name), yesNo(d.Gated), d.N, ag, k, wk, ci, EscapeMarkdown(d.Status))
+			EscapeMarkdown(d.Name), yesNo(d.Gated), d.N, ag, k, wk, ci, EscapeMarkdown(statusCell(d)))
 	}
 	b.WriteString("\n")
 	switch lc := r.LockCheck; {
@@ -440,6 +440,15 @@ func CalibrationMarkdown(w io.Writer, r *calibrate.Result, key string) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// statusCell is a dimension's status for the tables, with the --max-unpaired
+// failure beside it (the status itself reports the kappa).
+func statusCell(d *calibrate.Dimension) string {
+	if d.UnpairedOver {
+		return d.Status + ", too many unpaired"
+	}
+	return d.Status
 }
 
 // unpairedRule is the --max-unpaired clause of the Markdown's gate sentence.
