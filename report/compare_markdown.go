@@ -47,7 +47,12 @@ func CompareMarkdown(w io.Writer, r *compare.Result) error {
 		r.K, cmpGain(r), r.RelevantLevel, esc(r.Baseline), r.N(), r.Judged, r.NotEvaluated)
 	fmt.Fprintf(&b, "**%s**\n\n", cmpRecommendation(r, func(s string) string { return esc(s) }))
 
-	fmt.Fprintf(&b, "### Means with 95%% confidence intervals\n\n| strategy | n | missing from run |")
+	fmt.Fprintf(&b, "### Means with 95%% confidence intervals\n\n")
+	if !r.Exact {
+		fmt.Fprintf(&b, "> **Large input:** the intervals and p-values below are large-sample approximations of the bootstrap and of the randomization test, not resampled (%d queries × %d resamples exceeds %d); see the note at the end.\n\n",
+			r.N(), r.Resamples, metrics.ExactResamplingBudget)
+	}
+	fmt.Fprintf(&b, "| strategy | n | missing from run |")
 	for m := range metrics.NumGraded {
 		fmt.Fprintf(&b, " %s |", cmpLabel(m, r.K))
 	}

@@ -160,6 +160,9 @@ func TestCompareMethodReported(t *testing.T) {
 			require.NoError(t, CompareMarkdown(&md, res))
 			assert.Contains(t, txt.String(), tc.text)
 			assert.Contains(t, md.String(), tc.text)
+			// Approximations are also flagged where the intervals are shown.
+			assert.Equal(t, !tc.resampled, strings.Contains(txt.String(), "(± is half the width of the 95% CI; large input: approximated, not resampled"))
+			assert.Equal(t, !tc.resampled, strings.Contains(md.String(), "> **Large input:** the intervals and p-values below are large-sample approximations"))
 		})
 	}
 }

@@ -140,7 +140,11 @@ func CompareText(w io.Writer, r *compare.Result) error {
 	if err := t.write(w); err != nil {
 		return err
 	}
-	fmt.Fprintf(&b, "  (± is half the width of the 95%% CI)\n\nrelevance of the top-%d documents (0 includes unjudged):\n", r.K)
+	ciNote := "± is half the width of the 95% CI"
+	if !r.Exact {
+		ciNote += "; large input: approximated, not resampled (see the last line)"
+	}
+	fmt.Fprintf(&b, "  (%s)\n\nrelevance of the top-%d documents (0 includes unjudged):\n", ciNote, r.K)
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
