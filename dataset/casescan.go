@@ -654,6 +654,48 @@ func (p *CaseParser) members(i int, member func(key []byte, v int) (int, error))
 	}
 }
 
+// container starts the value at v of field f (named name in errors), which must
+// be a container opened by open ('[' or '{') or null. For the container it returns
+// the offset after open and ok; for null, or a value of another type (recorded as
+// f's type error: "must be want"), the offset after the value and not ok.
+func (p *CaseParser) container(v, f int, open byte, name, want string) (i int, ok bool, err error) {
+	switch p.b[v] {
+	case open:
+		return v + 1, true, nil
+	case 'n':
+		i, err = p.literal(v, "null")
+		return i, false, err
+	}
+	i, err = p.skipValue(v, 1)
+	p.errs[f] = fmt.Sprintf("field %q must be %s, got %s", name, want, jsonTypeName(p.b[v]))
+	return i, false, err
+}
+
+// elements parses the elements of the array whose '[' ends before i, calling
+// element with each index n and the offset of its value (not whitespace, maybe
+// any byte); element returns the offset after the value. elements returns the
+// offset after the closing ']'.
+func (p *CaseParser) elements(i int, element func(n, v int) (int, error)) (int, error) {
+	b := p.b
+	i = p.ws(i)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for n := 0; ; n++ {
+		if i >= len(b) {
+			return 0, p.unexpected(i, "looking for a value")
+		}
+		var err error
+		if i, err = element(n, i); err != nil {
+			return 0, err
+		}
+		var done bool
+		if i, done, err = p.next(i, ']', "after array element"); err != nil || done {
+			return i, err
+		}
+	}
+}
+
 // stringField decodes a string (or null: absent) into *dst.
 func (p *CaseParser) stringField(v, f int, name string, dst *arenaSpan) (int, error) {
 	p.errs[f] = ""
@@ -683,47 +725,26 @@ func (p *CaseParser) stringField(v, f int, name string, dst *arenaSpan) (int, er
 func (p *CaseParser) goldField(v int) (int, error) {
 	p.errs[fGold] = ""
 	p.gold = p.gold[:0]
+	i, ok, err := p.container(v, fGold, '[', "must_cite_one_of", "an array of card ids")
+	if !ok {
+		return i, err
+	}
 	b := p.b
-	switch b[v] {
-	case 'n':
-		return p.literal(v, "null")
-	case '[':
-	default:
-		end, err := p.skipValue(v, 1)
-		p.errs[fGold] = fmt.Sprintf("field \"must_cite_one_of\" must be an array of card ids, got %s", jsonTypeName(b[v]))
-		return end, err
-	}
-	i := p.ws(v + 1)
-	if i < len(b) && b[i] == ']' {
-		return i + 1, nil
-	}
-	for n := 0; ; n++ {
-		if i >= len(b) {
-			return 0, p.unexpected(i, "looking for a value")
-		}
-		if b[i] == '"' {
-			end, esc, err := p.scanString(i)
-			if err != nil {
-				return 0, err
-			}
-			// An empty gold id is kept: it fails the integrity gate, which
-			// names it, like any id that is not a card.
-			p.gold = append(p.gold, p.store(i, end, esc))
-			i = end
-		} else {
+	return p.elements(i, func(n, i int) (int, error) {
+		if b[i] != '"' {
 			end, err := p.skipValue(i, 2)
-			if err != nil {
-				return 0, err
-			}
 			p.fieldErr(fGold, "must_cite_one_of[%d] must be a string, got %s", n, jsonTypeName(b[i]))
-			i = end
+			return end, err
 		}
-		var done bool
-		var err error
-		if i, done, err = p.next(i, ']', "after array element"); err != nil || done {
-			return i, err
+		end, esc, err := p.scanString(i)
+		if err != nil {
+			return 0, err
 		}
-	}
+		// An empty gold id is kept: it fails the integrity gate, which
+		// names it, like any id that is not a card.
+		p.gold = append(p.gold, p.store(i, end, esc))
+		return end, nil
+	})
 }
 
 // fieldErr records the first type error of the current occurrence of field f.
@@ -738,31 +759,17 @@ func (p *CaseParser) retrievedField(v int) (int, error) {
 	p.errs[fRetrieved] = ""
 	p.ret = p.ret[:0]
 	p.hasRetrieved = false
-	b := p.b
-	switch b[v] {
-	case 'n':
-		return p.literal(v, "null")
-	case '[':
-	default:
-		end, err := p.skipValue(v, 1)
-		p.errs[fRetrieved] = fmt.Sprintf("field \"retrieved\" must be an array, got %s", jsonTypeName(b[v]))
-		return end, err
+	i, ok, err := p.container(v, fRetrieved, '[', "retrieved", "an array")
+	if !ok {
+		return i, err
 	}
 	p.hasRetrieved = true
-	i := p.ws(v + 1)
-	if i < len(b) && b[i] == ']' {
-		return i + 1, nil
-	}
-	for n := 0; ; n++ {
-		if i >= len(b) {
-			return 0, p.unexpected(i, "looking for a value")
-		}
-		var err error
+	b := p.b
+	return p.elements(i, func(n, i int) (int, error) {
 		switch b[i] {
 		case '"':
-			var end int
-			var esc bool
-			if end, esc, err = p.scanString(i); err != nil {
+			end, esc, err := p.scanString(i)
+			if err != nil {
 				return 0, err
 			}
 			if sp := p.store(i, end, esc); sp.off == sp.end {
@@ -770,24 +777,14 @@ func (p *CaseParser) retrievedField(v int) (int, error) {
 			} else {
 				p.ret = append(p.ret, retSpan{id: sp, parent: noArenaSpan})
 			}
-			i = end
+			return end, nil
 		case '{':
-			if i, err = p.retrievedEntry(i, n); err != nil {
-				return 0, err
-			}
-		default:
-			end, err := p.skipValue(i, 2)
-			if err != nil {
-				return 0, err
-			}
-			p.fieldErr(fRetrieved, "retrieved[%d] must be a card id string or an object, got %s", n, jsonTypeName(b[i]))
-			i = end
+			return p.retrievedEntry(i, n)
 		}
-		var done bool
-		if i, done, err = p.next(i, ']', "after array element"); err != nil || done {
-			return i, err
-		}
-	}
+		end, err := p.skipValue(i, 2)
+		p.fieldErr(fRetrieved, "retrieved[%d] must be a card id string or an object, got %s", n, jsonTypeName(b[i]))
+		return end, err
+	})
 }
 
 // retrievedEntry decodes the object entry n of retrieved starting at i: id
@@ -907,19 +904,14 @@ func (p *CaseParser) scoresField(v int) (int, error) {
 	p.scores = nil
 	p.hasScores = false
 	clear(p.scoreErrs)
-	b := p.b
-	switch b[v] {
-	case 'n':
-		return p.literal(v, "null")
-	case '{':
-	default:
-		end, err := p.skipValue(v, 1)
-		p.errs[fScores] = fmt.Sprintf("field \"scores\" must be an object, got %s", jsonTypeName(b[v]))
-		return end, err
+	i, ok, err := p.container(v, fScores, '{', "scores", "an object")
+	if !ok {
+		return i, err
 	}
 	p.hasScores = true
 	p.scores = make(map[string]float64, 4)
-	i, err := p.members(v+1, func(key []byte, v int) (i int, err error) {
+	b := p.b
+	i, err = p.members(i, func(key []byte, v int) (i int, err error) {
 		k := string(key)
 		delete(p.scoreErrs, k)
 		switch c := b[v]; {
