@@ -18,6 +18,8 @@ import (
 	v2 "github.com/amikos-tech/chroma-go/pkg/api/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/retrieve/store/chroma/chromatest"
 )
 
 // syncBuffer is a bytes.Buffer safe for a writer and a concurrent reader.
@@ -42,32 +44,6 @@ func retrieveEnv(stderr *syncBuffer, vars map[string]string) *Env {
 	return &Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: stderr, Getenv: func(k string) string { return vars[k] }}
 }
 
-func testChromaURL(t *testing.T) string {
-	t.Helper()
-	u := os.Getenv("CHROMA_URL")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CHROMA_URL is empty under CI=true: start a server with scripts/chroma-local start")
-		}
-		t.Skip("CHROMA_URL not set: run `export CHROMA_URL=$(scripts/chroma-local start | tail -n 1)` to run the Chroma integration tests")
-	}
-	return u
-}
-
-func chromaCollections(t *testing.T, url string) []string {
-	t.Helper()
-	c, err := v2.NewHTTPClient(v2.WithBaseURL(url))
-	require.NoError(t, err)
-	defer c.Close()
-	cols, err := c.ListCollections(context.Background(), v2.ListWithLimit(1000))
-	require.NoError(t, err)
-	var names []string
-	for _, col := range cols {
-		names = append(names, col.Name())
-	}
-	return names
-}
-
 // writeBigKB writes a JSONL KB of n cards (one chunk each) and one case.
 func writeBigKB(t *testing.T, dir string, n int) (kb, cases string) {
 	t.Helper()
@@ -87,7 +63,7 @@ var tmpName = regexp.MustCompile(`retrieval-gate-tmp-[a-z0-9-]+`)
 // Ctrl-C during a Chroma ingest: the command stops, leaves no output and deletes
 // its temporary collection.
 func TestRetrieveCancelDeletesTemporaryCollection(t *testing.T) {
-	url := testChromaURL(t)
+	url := chromatest.URL(t)
 	dir := t.TempDir()
 	kb, cases := writeBigKB(t, dir, 30000)
 	out := filepath.Join(dir, "out.jsonl")
@@ -107,7 +83,7 @@ func TestRetrieveCancelDeletesTemporaryCollection(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	require.NotEmpty(t, name, "stderr: %s", stderr.String())
-	require.Contains(t, chromaCollections(t, url), name)
+	require.Contains(t, chromatest.Collections(t, url), name)
 	time.Sleep(300 * time.Millisecond)
 	cancel()
 	select {
@@ -118,13 +94,13 @@ func TestRetrieveCancelDeletesTemporaryCollection(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("retrieve did not stop after cancellation")
 	}
-	assert.NotContains(t, chromaCollections(t, url), name, "temporary collection deleted after Ctrl-C")
+	assert.NotContains(t, chromatest.Collections(t, url), name, "temporary collection deleted after Ctrl-C")
 	assert.NoFileExists(t, out)
 }
 
 // A named collection is built once, then reused by the next run.
 func TestRetrieveNamedCollectionReused(t *testing.T) {
-	url := testChromaURL(t)
+	url := chromatest.URL(t)
 	dir := t.TempDir()
 	kb, cases := writeBigKB(t, dir, 200)
 	name := fmt.Sprintf("retrieval-gate-cli-test-%d", time.Now().UnixNano())

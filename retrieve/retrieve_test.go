@@ -20,6 +20,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/retrieve/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/retrieve/rerank"
 	"github.com/retrieval-gate/retrieval-gate/retrieve/store/chroma"
+	"github.com/retrieval-gate/retrieval-gate/retrieve/store/chroma/chromatest"
 	"github.com/retrieval-gate/retrieval-gate/retrieve/store/memory"
 )
 
@@ -161,18 +162,6 @@ func TestFingerprint(t *testing.T) {
 
 // --- Integration with a real Chroma server ($CHROMA_URL) on the demo KB. ---
 
-func chromaURL(t *testing.T) string {
-	t.Helper()
-	u := os.Getenv("CHROMA_URL")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CHROMA_URL is empty under CI=true: start a server with scripts/chroma-local start")
-		}
-		t.Skip("CHROMA_URL not set: run `export CHROMA_URL=$(scripts/chroma-local start | tail -n 1)` to run the Chroma integration tests")
-	}
-	return u
-}
-
 func demo(t *testing.T, kbDir string) ([]chunk.Chunk, *embed.Hash, []Query) {
 	t.Helper()
 	kb, err := dataset.LoadKB(kbDir)
@@ -194,21 +183,8 @@ func demo(t *testing.T, kbDir string) ([]chunk.Chunk, *embed.Hash, []Query) {
 	return chunks, embed.NewHash(embed.DefaultHashDim, texts), qs
 }
 
-func collections(t *testing.T, url string) []string {
-	c, err := v2.NewHTTPClient(v2.WithBaseURL(url))
-	require.NoError(t, err)
-	defer c.Close()
-	cols, err := c.ListCollections(context.Background(), v2.ListWithLimit(1000))
-	require.NoError(t, err)
-	var names []string
-	for _, col := range cols {
-		names = append(names, col.Name())
-	}
-	return names
-}
-
 func TestDemoMemoryAndChromaAgree(t *testing.T) {
-	url := chromaURL(t)
+	url := chromatest.URL(t)
 	ctx := context.Background()
 	chunks, emb, qs := demo(t, "../testdata/demo/kb")
 	for _, strategy := range []string{Dense, Hybrid} {
@@ -219,7 +195,7 @@ func TestDemoMemoryAndChromaAgree(t *testing.T) {
 			cs, ready, err := chroma.Open(ctx, chroma.Config{URL: url, Fingerprint: Fingerprint(chunks, chunk.Params{}, emb), Chunks: len(chunks), BatchSize: 16})
 			require.NoError(t, err)
 			require.False(t, ready)
-			require.Contains(t, collections(t, url), cs.Collection())
+			require.Contains(t, chromatest.Collections(t, url), cs.Collection())
 			chr, err := Build(ctx, chunks, emb, cs, false, opt)
 			require.NoError(t, err)
 			want, err := mem.Search(ctx, qs)
@@ -242,7 +218,7 @@ func TestDemoMemoryAndChromaAgree(t *testing.T) {
 			// Exact vs HNSW on 38 vectors: the top results agree (ties aside).
 			assert.GreaterOrEqual(t, float64(same)/float64(len(qs)), 0.97, "top-1 agreement %d/%d", same, len(qs))
 			require.NoError(t, cs.Close(ctx))
-			assert.NotContains(t, collections(t, url), cs.Collection(), "temporary collection deleted")
+			assert.NotContains(t, chromatest.Collections(t, url), cs.Collection(), "temporary collection deleted")
 		})
 	}
 }
@@ -257,7 +233,7 @@ func localeOf(chunks []chunk.Chunk, id string) string {
 }
 
 func TestNamedCollectionRebuiltWhenKBChanges(t *testing.T) {
-	url := chromaURL(t)
+	url := chromatest.URL(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	require.NoError(t, os.CopyFS(dir, os.DirFS("../testdata/demo/kb")))

@@ -5,45 +5,16 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"os"
 	"testing"
 	"time"
 
-	v2 "github.com/amikos-tech/chroma-go/pkg/api/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/retrieve/store"
+	"github.com/retrieval-gate/retrieval-gate/retrieve/store/chroma/chromatest"
 	"github.com/retrieval-gate/retrieval-gate/retrieve/store/memory"
 )
-
-// chromaURL returns $CHROMA_URL; without it the test is skipped, except under
-// CI=true, where a missing server is a failure (CI must never skip these).
-func chromaURL(t testing.TB) string {
-	t.Helper()
-	u := os.Getenv("CHROMA_URL")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CHROMA_URL is empty under CI=true: start a server with scripts/chroma-local start")
-		}
-		t.Skip("CHROMA_URL not set: run `export CHROMA_URL=$(scripts/chroma-local start | tail -n 1)` to run the Chroma integration tests")
-	}
-	return u
-}
-
-func collectionNames(t *testing.T, url string) []string {
-	t.Helper()
-	c, err := v2.NewHTTPClient(v2.WithBaseURL(url))
-	require.NoError(t, err)
-	defer c.Close()
-	cols, err := c.ListCollections(context.Background(), v2.ListWithLimit(1000))
-	require.NoError(t, err)
-	var names []string
-	for _, col := range cols {
-		names = append(names, col.Name())
-	}
-	return names
-}
 
 func randomRecords(seed uint64, n, dim int) []store.Record {
 	r := rand.New(rand.NewPCG(seed, 7))
@@ -60,14 +31,14 @@ func randomRecords(seed uint64, n, dim int) []store.Record {
 }
 
 func TestTemporaryCollectionAgreesWithMemoryAndIsDeleted(t *testing.T) {
-	url := chromaURL(t)
+	url := chromatest.URL(t)
 	ctx := context.Background()
 	recs := randomRecords(1, 600, 32)
 	s, ready, err := Open(ctx, Config{URL: url, Fingerprint: "fp", Chunks: len(recs), BatchSize: 128})
 	require.NoError(t, err)
 	assert.False(t, ready)
 	assert.True(t, s.Temporary())
-	require.Contains(t, collectionNames(t, url), s.Collection())
+	require.Contains(t, chromatest.Collections(t, url), s.Collection())
 	require.NoError(t, s.Add(ctx, recs))
 
 	mem := memory.New(2)
@@ -96,11 +67,11 @@ func TestTemporaryCollectionAgreesWithMemoryAndIsDeleted(t *testing.T) {
 		}
 	}
 	require.NoError(t, s.Close(ctx))
-	assert.NotContains(t, collectionNames(t, url), s.Collection())
+	assert.NotContains(t, chromatest.Collections(t, url), s.Collection())
 }
 
 func TestTemporaryCollectionDeletedAfterCancel(t *testing.T) {
-	url := chromaURL(t)
+	url := chromatest.URL(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	s, _, err := Open(ctx, Config{URL: url, Fingerprint: "fp", Chunks: 10})
 	require.NoError(t, err)
@@ -108,11 +79,11 @@ func TestTemporaryCollectionDeletedAfterCancel(t *testing.T) {
 	err = s.Add(ctx, randomRecords(2, 10, 8))
 	require.ErrorIs(t, err, context.Canceled)
 	require.NoError(t, s.Close(ctx))
-	assert.NotContains(t, collectionNames(t, url), s.Collection())
+	assert.NotContains(t, chromatest.Collections(t, url), s.Collection())
 }
 
 func TestNamedCollectionReusedThenRebuilt(t *testing.T) {
-	url := chromaURL(t)
+	url := chromatest.URL(t)
 	ctx := context.Background()
 	name := "retrieval-gate-test-" + randomHex(4)
 	recs := randomRecords(3, 50, 8)
@@ -126,7 +97,7 @@ func TestNamedCollectionReusedThenRebuilt(t *testing.T) {
 	assert.False(t, ready, "new collection")
 	require.NoError(t, s.Add(ctx, recs))
 	require.NoError(t, s.Close(ctx))
-	assert.Contains(t, collectionNames(t, url), name, "a named collection is kept")
+	assert.Contains(t, chromatest.Collections(t, url), name, "a named collection is kept")
 
 	s, ready = open("fp-1")
 	assert.True(t, ready, "same fingerprint: reused")
