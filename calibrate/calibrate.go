@@ -44,7 +44,8 @@ type Input struct {
 // labels) of the cases that disagree: they would only be listed as unpaired.
 type UnpairedLimit struct {
 	Spec    string  // as given: "3" or "5%"
-	Value   float64 // the count, or the percentage
+	Count   int     // the count, when not Percent
+	Value   float64 // the percentage, when Percent
 	Percent bool
 }
 
@@ -63,14 +64,14 @@ func ParseUnpairedLimit(s string) (*UnpairedLimit, error) {
 	if err != nil || v < 0 {
 		return nil, fmt.Errorf("want a count N or a percentage P%% (0-100%%), got %q", s)
 	}
-	return &UnpairedLimit{Spec: spec, Value: float64(v)}, nil
+	return &UnpairedLimit{Spec: spec, Count: v}, nil
 }
 
 // Allowed is the number of unpaired labels allowed among total labelled cases:
 // the count, or ⌊P/100 · total⌋.
 func (l *UnpairedLimit) Allowed(total int) int {
 	if !l.Percent {
-		return int(l.Value)
+		return l.Count
 	}
 	return int(math.Floor(l.Value*float64(total)/100 + 1e-9))
 }

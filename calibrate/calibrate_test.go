@@ -315,8 +315,9 @@ func TestParseUnpairedLimit(t *testing.T) {
 		want    UnpairedLimit
 		wantErr bool
 	}{
-		{in: "0", want: UnpairedLimit{Spec: "0", Value: 0}},
-		{in: " 3 ", want: UnpairedLimit{Spec: "3", Value: 3}},
+		{in: "0", want: UnpairedLimit{Spec: "0", Count: 0}},
+		{in: " 3 ", want: UnpairedLimit{Spec: "3", Count: 3}},
+		{in: "9223372036854775807", want: UnpairedLimit{Spec: "9223372036854775807", Count: 9223372036854775807}},
 		{in: "5%", want: UnpairedLimit{Spec: "5%", Value: 5, Percent: true}},
 		{in: "2.5%", want: UnpairedLimit{Spec: "2.5%", Value: 2.5, Percent: true}},
 		{in: "100%", want: UnpairedLimit{Spec: "100%", Value: 100, Percent: true}},
@@ -343,7 +344,10 @@ func TestParseUnpairedLimit(t *testing.T) {
 	assert.Equal(t, 1, pct.Allowed(32)) // ⌊1.6⌋
 	assert.Equal(t, 2, pct.Allowed(40)) // exactly 2, not rounded down by float error
 	assert.Equal(t, 0, pct.Allowed(19))
-	assert.Equal(t, 7, (&UnpairedLimit{Value: 7}).Allowed(3))
+	assert.Equal(t, 7, (&UnpairedLimit{Count: 7}).Allowed(3))
+	big, err := ParseUnpairedLimit("9223372036854775807")
+	require.NoError(t, err)
+	assert.Equal(t, math.MaxInt, big.Allowed(3), "a huge count allows everything, it never wraps")
 }
 
 // Dropping the judge scores of the cases that disagree raises kappa; they are then
@@ -404,4 +408,31 @@ func TestMaxUnpaired(t *testing.T) {
 			}
 		})
 	}
+}
+
+func FuzzParseUnpairedLimit(f *testing.F) {
+	for _, s := range []string{"0", "3", "5%", "2.5%", "100%", "101%", "-1", " 7 ", "%", "1e2%", "0x10", "NaN%", "Inf%", "9223372036854775807", "99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := ParseUnpairedLimit(s)
+		if err != nil {
+			return
+		}
+		if l.Percent {
+			require.True(t, l.Value >= 0 && l.Value <= 100, "%q -> %v", s, l.Value)
+		} else {
+			require.GreaterOrEqual(t, l.Count, 0, "%q", s)
+		}
+		for _, total := range []int{0, 1, 33, 1 << 20} {
+			a := l.Allowed(total)
+			require.GreaterOrEqual(t, a, 0)
+			if l.Percent {
+				require.LessOrEqual(t, a, total)
+			}
+		}
+		again, err := ParseUnpairedLimit(l.Spec)
+		require.NoError(t, err)
+		require.Equal(t, *l, *again)
+	})
 }
