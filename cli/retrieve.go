@@ -148,9 +148,10 @@ func (c *RetrieveCommand) run(ctx context.Context, env *Env, o *retrieveOptions)
 	}
 	meta := retrievalMeta{strategy: o.strategy, store: o.store, embedder: o.embedder, k: o.k}
 	var (
-		emb   embed.Embedder
-		st    store.Store
-		ready bool
+		emb     embed.Embedder
+		st      store.Store
+		ready   bool
+		tmpName string // a temporary Chroma collection, deleted by st.Close
 	)
 	if o.strategy == retrieve.Lexical {
 		// BM25 needs neither vectors nor a store.
@@ -173,6 +174,7 @@ func (c *RetrieveCommand) run(ctx context.Context, env *Env, o *retrieveOptions)
 			st, ready = cs, rdy
 			switch {
 			case cs.Temporary():
+				tmpName = cs.Collection()
 				fmt.Fprintf(env.Stderr, "retrieve: chroma %s: temporary collection %s (deleted at exit)\n", o.chromaURL, cs.Collection())
 			case rdy:
 				fmt.Fprintf(env.Stderr, "retrieve: chroma %s: reusing collection %s (fingerprint matches)\n", o.chromaURL, cs.Collection())
@@ -185,6 +187,8 @@ func (c *RetrieveCommand) run(ctx context.Context, env *Env, o *retrieveOptions)
 			// written output; it is reported, not turned into a failure.
 			if cerr := st.Close(ctx); cerr != nil {
 				fmt.Fprintf(env.Stderr, "retrieve: warning: %v\n", cerr)
+			} else if tmpName != "" {
+				fmt.Fprintf(env.Stderr, "retrieve: temporary collection %s deleted\n", tmpName)
 			}
 		}()
 	}
@@ -332,7 +336,7 @@ func (c *RetrieveCommand) runCases(ctx context.Context, env *Env, o *retrieveOpt
 }
 
 // retrievedJSON renders results as [{"id": chunk, "parent_id": card, "score": s}],
-// scores with 6 significant digits.
+// scores with retrieve.ScoreDigits significant digits (Search has rounded them).
 func retrievedJSON(rs []retrieve.Result) []byte {
 	b := []byte{'['}
 	for i, r := range rs {
@@ -344,7 +348,7 @@ func retrievedJSON(rs []retrieve.Result) []byte {
 		b = append(b, `, "parent_id": `...)
 		b = strconv.AppendQuote(b, r.ParentID)
 		b = append(b, `, "score": `...)
-		b = strconv.AppendFloat(b, r.Score, 'g', 6, 64)
+		b = strconv.AppendFloat(b, r.Score, 'g', retrieve.ScoreDigits, 64)
 		b = append(b, '}')
 	}
 	return append(b, ']')

@@ -115,7 +115,8 @@ func TestRetrieveNamedCollectionReused(t *testing.T) {
 	assert.Contains(t, run(), "reusing collection "+name)
 	out, err := os.ReadFile(filepath.Join(dir, "out.jsonl"))
 	require.NoError(t, err)
-	assert.Contains(t, string(out), `"retrieved": [{"id": "card-5#c1", "parent_id": "card-5", "score": `)
+	// Cards 5, 102 and 199 all hold "word5 alpha" and tie: they come in chunk id order.
+	assert.Contains(t, string(out), `"retrieved": [{"id": "card-102#c1", "parent_id": "card-102", "score": 0.0327869}, {"id": "card-199#c1", "parent_id": "card-199", "score": 0.0322581}, {"id": "card-5#c1", "parent_id": "card-5", "score": 0.031746}]`)
 	assert.Contains(t, string(out), `"retrieval": {"strategy": "hybrid", "store": "chroma", "embedder": "hash", "k": 3}`)
 	c, err := v2.NewHTTPClient(v2.WithBaseURL(url))
 	require.NoError(t, err)

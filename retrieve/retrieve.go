@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 
 	"github.com/retrieval-gate/retrieval-gate/retrieve/bm25"
 	"github.com/retrieval-gate/retrieval-gate/retrieve/chunk"
@@ -147,10 +148,41 @@ type Query struct {
 type Result struct {
 	ID       string  // chunk id
 	ParentID string  // card id
-	Score    float64 // of the last stage: cosine (dense), BM25 (lexical), RRF (hybrid) or the reranker's
+	Score    float64 // of the last stage: cosine (dense), BM25 (lexical), RRF (hybrid) or the reranker's; rounded to ScoreDigits
 }
 
-// Search answers a batch of queries, up to K results each, best first.
+// ScoreDigits is the number of significant digits a result's score is rounded to.
+const ScoreDigits = 6
+
+// RoundScore rounds s to ScoreDigits significant digits (as strconv's 'g' format
+// prints it), the value Search returns and the output shows.
+func RoundScore(s float64) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(s, 'g', ScoreDigits, 64), 64)
+	if err != nil { // ±Inf or NaN: kept as they are
+		return s
+	}
+	return r
+}
+
+// roundAndOrder rounds every score to ScoreDigits significant digits and orders
+// the results by rounded score, best first, then by chunk id, so that the order
+// is a function of what the output shows: two scores that differ only beyond
+// the printed digits are a tie, and ties never depend on a store's or a
+// server's internal order.
+func roundAndOrder(rs []Result) {
+	for i := range rs {
+		rs[i].Score = RoundScore(rs[i].Score)
+	}
+	sort.SliceStable(rs, func(a, b int) bool {
+		if rs[a].Score != rs[b].Score {
+			return rs[a].Score > rs[b].Score
+		}
+		return rs[a].ID < rs[b].ID
+	})
+}
+
+// Search answers a batch of queries, up to K results each, best first: by score
+// rounded to ScoreDigits significant digits, then by chunk id.
 func (ix *Index) Search(ctx context.Context, qs []Query) ([][]Result, error) {
 	k := ix.opt.K
 	depth := k
@@ -190,6 +222,9 @@ func (ix *Index) Search(ctx context.Context, qs []Query) ([][]Result, error) {
 		case Hybrid:
 			lex := ix.lexical(q, depth)
 			den := ix.fromHits(dense[i])
+			// Each ranking is fused in its output order (ties by id).
+			roundAndOrder(lex)
+			roundAndOrder(den)
 			fused := fusion.RRF(ids(den), ids(lex))
 			cands = make([]Result, len(fused))
 			for j, f := range fused {
@@ -205,6 +240,7 @@ func (ix *Index) Search(ctx context.Context, qs []Query) ([][]Result, error) {
 				return nil, err
 			}
 		}
+		roundAndOrder(cands)
 		if len(cands) > k {
 			cands = cands[:k]
 		}

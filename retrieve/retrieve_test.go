@@ -112,7 +112,41 @@ func TestHybridIsRRFOfBoth(t *testing.T) {
 	}
 	require.Len(t, h[0], len(want))
 	for _, r := range h[0] {
-		assert.InDelta(t, want[r.ID], r.Score, 1e-12, r.ID)
+		assert.Equal(t, RoundScore(want[r.ID]), r.Score, r.ID)
+	}
+}
+
+// Scores are rounded to ScoreDigits significant digits, and results whose
+// rounded scores are equal come in chunk id order, whatever the KB order, the
+// store's internal order or the strategy.
+func TestScoresRoundedAndTiesByChunkID(t *testing.T) {
+	assert.Equal(t, 0.0327869, RoundScore(2.0/61))
+	assert.Equal(t, 1234570.0, RoundScore(1234567.89))
+	assert.Equal(t, 0.0, RoundScore(0))
+	twins := []dataset.Card{
+		{ID: "b", Title: "Refunds", Text: "Refunds go back to the card."},
+		{ID: "c", Title: "Refunds", Text: "Refunds go back to the card."},
+		{ID: "a", Title: "Refunds", Text: "Refunds go back to the card."},
+		{ID: "z", Title: "Other", Text: "Something else entirely, refunds aside."},
+	}
+	chunks := chunk.Split(twins, chunk.Params{})
+	texts := make([]string, len(chunks))
+	for i, c := range chunks {
+		texts[i] = c.Text
+	}
+	for _, strategy := range Strategies {
+		t.Run(strategy, func(t *testing.T) {
+			ix, err := Build(context.Background(), chunks, embed.NewHash(64, texts), memory.New(1), false, Options{Strategy: strategy, K: 4})
+			require.NoError(t, err)
+			res, err := ix.Search(context.Background(), []Query{{Text: "refunds card"}})
+			require.NoError(t, err)
+			var got []string
+			for _, r := range res[0] {
+				got = append(got, r.ID)
+				assert.Equal(t, RoundScore(r.Score), r.Score)
+			}
+			assert.Equal(t, []string{"a#c1", "b#c1", "c#c1", "z#c1"}, got)
+		})
 	}
 }
 

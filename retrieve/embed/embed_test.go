@@ -3,6 +3,7 @@ package embed
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"hash/fnv"
 	"math"
 	"net"
@@ -46,6 +47,21 @@ func TestHashProperties(t *testing.T) {
 	})
 	t.Run("deterministic", func(t *testing.T) {
 		assert.Equal(t, vecs[1], NewHash(256, docs).Vector(docs[1]))
+	})
+	t.Run("bit-identical despite collisions", func(t *testing.T) {
+		// 3 positions for 60 terms: every position sums many weights, in an
+		// order that must not follow Go's randomised map iteration.
+		var words []string
+		for i := range 60 {
+			words = append(words, fmt.Sprintf("w%d", i), fmt.Sprintf("w%d", i*i%17))
+		}
+		doc := strings.Join(words, " ")
+		small := NewHash(3, []string{doc, "w1 w2 w3", "w5 w8"})
+		want := small.weights(doc, false)
+		for range 100 {
+			require.Equal(t, want, small.weights(doc, false))
+		}
+		assert.Equal(t, unit(want), small.Vector(doc))
 	})
 	t.Run("case and accents do not matter", func(t *testing.T) {
 		assert.InDelta(t, 1.0, dot(h.Vector("Sesión de PASSWORD"), h.Vector("sesion de password")), 1e-6)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/retrieval-gate/retrieval-gate/retrieve/text"
 )
@@ -86,6 +87,11 @@ func (h *Hash) IDF(t string) float64 {
 func (h *Hash) Vector(s string) []float32 { return h.vector(s, false) }
 
 func (h *Hash) vector(s string, knownOnly bool) []float32 {
+	return unit(h.weights(s, knownOnly))
+}
+
+// weights returns the signed, hashed term weights of s (before normalisation).
+func (h *Hash) weights(s string, knownOnly bool) []float64 {
 	tf := map[string]int{}
 	for _, t := range text.Tokens(s) {
 		if knownOnly && h.df[t] == 0 {
@@ -93,20 +99,32 @@ func (h *Hash) vector(s string, knownOnly bool) []float32 {
 		}
 		tf[t]++
 	}
+	// Terms in sorted order: when several land in one position, their float64
+	// sum must not depend on map iteration order.
+	terms := make([]string, 0, len(tf))
+	for t := range tf {
+		terms = append(terms, t)
+	}
+	slices.Sort(terms)
 	acc := make([]float64, h.dim)
-	for t, n := range tf {
-		w := (1 + math.Log(float64(n))) * h.IDF(t)
+	for _, t := range terms {
+		w := (1 + math.Log(float64(tf[t]))) * h.IDF(t)
 		x := fnv64a(t)
 		if x>>63 == 1 {
 			w = -w
 		}
 		acc[x%uint64(h.dim)] += w
 	}
+	return acc
+}
+
+// unit scales acc to unit length as float32 (the zero vector stays zero).
+func unit(acc []float64) []float32 {
 	norm := 0.0
 	for _, v := range acc {
-		norm += v * v
+		norm += float64(v * v) // the conversion forbids a fused multiply-add (same sum on every CPU)
 	}
-	out := make([]float32, h.dim)
+	out := make([]float32, len(acc))
 	if norm == 0 {
 		return out
 	}

@@ -11,13 +11,28 @@ import (
 
 // BenchmarkSearch is the memory store's exact search: every query scored against
 // every chunk (half the queries with a locale filter of 1/3 of the chunks), k = 10.
-// One op = all queries.
+// One op = all queries. The portable cases force the pure-Go dot products (what
+// a CPU without AVX2, or another architecture, runs).
 func BenchmarkSearch(b *testing.B) {
-	for _, tc := range []struct{ chunks, queries, dim int }{
-		{10_000, 1_000, 384},
-		{100_000, 1_000, 384},
+	for _, tc := range []struct {
+		chunks, queries, dim int
+		portable             bool
+	}{
+		{10_000, 1_000, 384, false},
+		{100_000, 1_000, 384, false},
+		{10_000, 1_000, 384, true},
+		{100_000, 1_000, 384, true},
 	} {
-		b.Run(fmt.Sprintf("chunks=%d/queries=%d/dim=%d", tc.chunks, tc.queries, tc.dim), func(b *testing.B) {
+		name := fmt.Sprintf("chunks=%d/queries=%d/dim=%d", tc.chunks, tc.queries, tc.dim)
+		if tc.portable {
+			name = "portable/" + name
+		}
+		b.Run(name, func(b *testing.B) {
+			if tc.portable {
+				saved := useAVX2
+				useAVX2 = false
+				defer func() { useAVX2 = saved }()
+			}
 			r := rand.New(rand.NewPCG(1, 2))
 			locales := []string{"en", "es-419", "pt-BR"}
 			s := New(0)

@@ -200,21 +200,6 @@ func (s *Store) searchBlock(qv []float32, filter []int32, live []bool, block []i
 	}
 }
 
-// dot4Generic returns the dot products of v with a, b, c and d (all of len(v)).
-// dot4 (dot_amd64.go, dot_other.go) uses it where no vector kernel applies.
-func dot4Generic(v, a, b, c, d []float32) (float32, float32, float32, float32) {
-	n := len(v)
-	a, b, c, d = a[:n], b[:n], c[:n], d[:n]
-	var sa, sb, sc, sd float32
-	for i, x := range v {
-		sa += x * a[i]
-		sb += x * b[i]
-		sc += x * c[i]
-		sd += x * d[i]
-	}
-	return sa, sb, sc, sd
-}
-
 // normalize scales v to unit length in place; it reports false for a zero vector.
 func normalize(v []float32) bool {
 	var ss float64
