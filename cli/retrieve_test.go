@@ -219,3 +219,45 @@ func TestRetrieveOpenAIEmbedderAndReranker(t *testing.T) {
 	assert.NotContains(t, err.Error()+stderr.String(), "sk-secret-123")
 	assert.NoFileExists(t, out)
 }
+
+// An ingest that fails (here: the embedding server rejects the request) still
+// deletes the temporary collection, and writes nothing.
+func TestRetrieveErrorDeletesTemporaryCollection(t *testing.T) {
+	url := chromatest.URL(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error": {"message": "model not loaded"}}`, http.StatusBadRequest)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	kb, cases := writeBigKB(t, dir, 10)
+	out := filepath.Join(dir, "out.jsonl")
+	var stderr syncBuffer
+	err := (&RetrieveCommand{}).Run(context.Background(), retrieveEnv(&stderr, nil), []string{
+		"--kb", kb, "--cases", cases, "--out", out, "--chroma-url", url,
+		"--embedder", "openai", "--embedder-url", srv.URL, "--embedder-model", "bge"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "HTTP 400")
+	assert.Equal(t, ExitInput, ExitCode(err))
+	name := tmpName.FindString(stderr.String())
+	require.NotEmpty(t, name, "stderr: %s", stderr.String())
+	assert.Contains(t, stderr.String(), "temporary collection "+name+" deleted")
+	assert.NotContains(t, chromatest.Collections(t, url), name, "temporary collection deleted after an error")
+	assert.NoFileExists(t, out)
+}
+
+// Outside a terminal, ingest progress is a plain stderr line at most every 5
+// seconds (CI logs), never one per batch.
+func TestProgressLinesInLogs(t *testing.T) {
+	var stderr bytes.Buffer
+	p := newProgress(&Env{Stderr: &stderr}, "retrieve: indexing chunks", 1000)
+	p.update(256, 1000)
+	assert.Empty(t, stderr.String(), "nothing within the first 5 seconds")
+	p.last = time.Now().Add(-6 * time.Second)
+	p.update(512, 1000)
+	p.update(768, 1000)
+	assert.Equal(t, "retrieve: indexing chunks: 512/1000 (51%)\n", stderr.String())
+	p.last = time.Now().Add(-6 * time.Second)
+	p.update(1000, 1000)
+	p.finish()
+	assert.Equal(t, "retrieve: indexing chunks: 512/1000 (51%)\n", stderr.String(), "no line for the end: the summary line follows")
+}

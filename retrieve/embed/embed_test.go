@@ -292,3 +292,45 @@ func TestFNV64a(t *testing.T) {
 		assert.Equal(t, f.Sum64(), fnv64a(s), s)
 	}
 }
+
+// Batching sends batches of Size texts with at most Concurrency in flight, keeps
+// the input order, and stops at the first error.
+func TestBatchingBoundsConcurrency(t *testing.T) {
+	texts := make([]string, 41)
+	for i := range texts {
+		texts[i] = fmt.Sprint(i)
+	}
+	var inFlight, peak, calls atomic.Int32
+	fn := func(ctx context.Context, batch []string) ([][]float32, error) {
+		calls.Add(1)
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		assert.LessOrEqual(t, len(batch), 4)
+		time.Sleep(5 * time.Millisecond)
+		out := make([][]float32, len(batch))
+		for i, s := range batch {
+			var x float32
+			_, _ = fmt.Sscan(s, &x)
+			out[i] = []float32{x, 1}
+		}
+		return out, nil
+	}
+	vecs, err := Batching{Size: 4, Concurrency: 3}.run(context.Background(), texts, fn)
+	require.NoError(t, err)
+	assert.Equal(t, int32(11), calls.Load(), "ceil(41/4) batches")
+	assert.Equal(t, int32(3), peak.Load(), "at most 3 requests in flight, and 3 are used")
+	for i, v := range vecs {
+		assert.Equal(t, float32(i), v[0])
+	}
+
+	_, err = Batching{Size: 4, Concurrency: 2}.run(context.Background(), texts, func(ctx context.Context, batch []string) ([][]float32, error) {
+		return nil, fmt.Errorf("server says no")
+	})
+	assert.ErrorContains(t, err, "server says no")
+}
