@@ -10,7 +10,8 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strings"
+
+	"github.com/sethvargo/go-githubactions"
 )
 
 // Env is everything a command may touch of the process, so commands run in tests
@@ -143,10 +144,10 @@ func parseFlags(fs *flag.FlagSet, env *Env, args []string) error {
 	return err
 }
 
-// actionInput reads an Action input the way the runner passes it: INPUT_ + the
-// upper-cased name, spaces as underscores, hyphens kept. Empty means unset.
+// actionInput reads an Action input as the runner passes it (INPUT_ + the
+// upper-cased name, spaces as underscores, hyphens kept), with go-githubactions'
+// GetInput. Empty means unset.
 func actionInput(env *Env, name string) (string, bool) {
-	key := "INPUT_" + strings.ToUpper(strings.ReplaceAll(name, " ", "_"))
-	v := strings.TrimSpace(env.Getenv(key))
+	v := githubactions.New(githubactions.WithGetenv(env.Getenv)).GetInput(name)
 	return v, v != ""
 }

@@ -147,10 +147,6 @@ func (a *Actions) ReadOnlyToken() bool {
 	return a.InActions && a.EventName == "pull_request" && a.Fork
 }
 
-// Input is the Action input name (INPUT_<NAME>), trimmed; "" when unset.
-func (a *Actions) Input(name string) string {
-	return a.gha.GetInput(name)
-}
 
 // Mask asks the runner to replace secret with *** in every later log line.
 func (a *Actions) Mask(secret string) {
