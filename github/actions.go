@@ -147,7 +147,6 @@ func (a *Actions) ReadOnlyToken() bool {
 	return a.InActions && a.EventName == "pull_request" && a.Fork
 }
 
-
 // Mask asks the runner to replace secret with *** in every later log line.
 func (a *Actions) Mask(secret string) {
 	if a.InActions && strings.TrimSpace(secret) != "" {
