@@ -1,8 +1,6 @@
 package report
 
 import (
-	"bytes"
-	"encoding/json"
 	"io"
 	"math"
 	"strconv"
@@ -116,20 +114,6 @@ func compareStatistics(r *compare.Result) obj {
 		"resamples": r.Resamples, "seed": r.Seed, "resampling_budget": metrics.ExactResamplingBudget,
 		"p_adjustment": "holm", "alpha": CmpFloat(compare.Alpha),
 	}
-}
-
-// writeIndentedJSON writes v as JSON with two-space indentation, HTML characters
-// unescaped and a final newline, in one Write.
-func writeIndentedJSON(w io.Writer, v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
 }
 
 // ComparePerQuery writes one JSONL line per strategy and evaluated query,

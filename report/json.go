@@ -114,15 +114,7 @@ func WriteJSON(w io.Writer, r *gate.Result) error {
 		"gates":   gates,
 		"verdict": r.Verdict,
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
+	return writeIndentedJSON(w, doc)
 }
 
 func groupJSON(g gate.Group) obj {
@@ -131,4 +123,18 @@ func groupJSON(g gate.Group) obj {
 		m[x.Key] = obj{"mean": Float(x.Mean), "ci95": []Float{Float(x.CI95[0]), Float(x.CI95[1])}, "n": x.N}
 	}
 	return obj{"n": g.N, "without_gold": g.WithoutGold, "metrics": m}
+}
+
+// writeIndentedJSON writes v as JSON with two-space indentation, HTML characters
+// unescaped and a final newline, in one Write.
+func writeIndentedJSON(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
 }
