@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/retrieve/rerank/reranktest"
 	"github.com/retrieval-gate/retrieval-gate/retrieve/store/chroma/chromatest"
 )
 
@@ -164,20 +165,7 @@ func TestRetrieveOpenAIEmbedderAndReranker(t *testing.T) {
 			_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
 		case "/rerank":
 			rerankReqs++
-			var req struct {
-				Query string   `json:"query"`
-				Texts []string `json:"texts"`
-			}
-			require.NoError(t, json.NewDecoder(r.Body).Decode(&req))
-			type item struct {
-				Index int     `json:"index"`
-				Score float64 `json:"score"`
-			}
-			var items []item
-			for i := range req.Texts {
-				items = append(items, item{i, float64(len(req.Texts[i])) / 1000})
-			}
-			_ = json.NewEncoder(w).Encode(items)
+			reranktest.Handler(0, func(_, text string) float64 { return float64(len(text)) / 1000 })(w, r)
 		default:
 			http.NotFound(w, r)
 		}

@@ -2,8 +2,6 @@ package retrieve
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -19,6 +17,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/retrieve/embed"
 	"github.com/retrieval-gate/retrieval-gate/retrieve/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/retrieve/rerank"
+	"github.com/retrieval-gate/retrieval-gate/retrieve/rerank/reranktest"
 	"github.com/retrieval-gate/retrieval-gate/retrieve/store/chroma"
 	"github.com/retrieval-gate/retrieval-gate/retrieve/store/chroma/chromatest"
 	"github.com/retrieval-gate/retrieval-gate/retrieve/store/memory"
@@ -152,25 +151,11 @@ func TestScoresRoundedAndTiesByChunkID(t *testing.T) {
 
 func TestRerankReorders(t *testing.T) {
 	// A TEI-protocol reranker that prefers texts mentioning "Reembolsos".
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Query string   `json:"query"`
-			Texts []string `json:"texts"`
+	srv := httptest.NewServer(reranktest.Handler(0, func(_, text string) float64 {
+		if strings.Contains(text, "Reembolsos") {
+			return 0.9
 		}
-		require.NoError(t, json.NewDecoder(r.Body).Decode(&req))
-		type item struct {
-			Index int     `json:"index"`
-			Score float64 `json:"score"`
-		}
-		var out []item
-		for i, tx := range req.Texts {
-			s := 0.1
-			if strings.Contains(tx, "Reembolsos") {
-				s = 0.9
-			}
-			out = append(out, item{i, s})
-		}
-		_ = json.NewEncoder(w).Encode(out)
+		return 0.1
 	}))
 	defer srv.Close()
 	rr, err := rerank.New(srv.URL, nil, httpretry.DefaultPolicy)

@@ -2,11 +2,9 @@ package rerank
 
 import (
 	"context"
-	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,13 +14,23 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/retrieve/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/retrieve/rerank/reranktest"
 )
 
 var policy = httpretry.Policy{Attempts: 3, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond, Timeout: 5 * time.Second}
 
 // teiServer answers like TEI: items sorted by score descending; the score is the
 // number of query words in the text. fail lists statuses for the first requests.
-func teiServer(t *testing.T, fail []int, reqs *atomic.Int32) *httptest.Server {
+func teiServer(fail []int, reqs *atomic.Int32) *httptest.Server {
+	tei := reranktest.Handler(MaxBatch, func(query, text string) float64 {
+		s := 0.0
+		for _, w := range strings.Fields(query) {
+			if strings.Contains(text, w) {
+				s++
+			}
+		}
+		return s
+	})
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := int(reqs.Add(1))
 		if n <= len(fail) {
@@ -34,31 +42,7 @@ func teiServer(t *testing.T, fail []int, reqs *atomic.Int32) *httptest.Server {
 			w.WriteHeader(404)
 			return
 		}
-		var req struct {
-			Query string   `json:"query"`
-			Texts []string `json:"texts"`
-		}
-		require.NoError(t, json.NewDecoder(r.Body).Decode(&req))
-		if len(req.Texts) > MaxBatch {
-			w.WriteHeader(413)
-			return
-		}
-		type item struct {
-			Index int     `json:"index"`
-			Score float64 `json:"score"`
-		}
-		var items []item
-		for i, tx := range req.Texts {
-			s := 0.0
-			for _, w := range strings.Fields(req.Query) {
-				if strings.Contains(tx, w) {
-					s++
-				}
-			}
-			items = append(items, item{i, s})
-		}
-		sort.SliceStable(items, func(a, b int) bool { return items[a].Score > items[b].Score })
-		_ = json.NewEncoder(w).Encode(items)
+		tei(w, r)
 	}))
 }
 
@@ -82,7 +66,7 @@ func TestScores(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var reqs atomic.Int32
-			srv := teiServer(t, tt.fail, &reqs)
+			srv := teiServer(tt.fail, &reqs)
 			defer srv.Close()
 			c, err := New(srv.URL, nil, policy)
 			require.NoError(t, err)
