@@ -3,7 +3,7 @@
 
 # Build stage: CGO_ENABLED=0, no paths of this machine in the binary (-trimpath), no
 # symbol table or DWARF (-s -w).
-FROM golang:1.26 AS build
+FROM golang:1.26.8-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
