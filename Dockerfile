@@ -9,14 +9,14 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/retrieval-gate/retrieval-gate/cli.Version=${VERSION}" -o /out/retrieval-gate .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/retrieval-gate/retrieval-gate/internal/cli.Version=${VERSION}" -o /out/retrieval-gate .
 
 # Final stage: distroless "base" (glibc, libssl, CA certificates, tzdata, /tmp; no
 # shell, no package manager), not scratch or distroless "static". The build uses no
 # cgo, but the binary is NOT static: it is dynamically linked against glibc's
 # libc/libdl/libpthread (no symbol versions, so any glibc works), because chroma-go,
 # the Chroma client of `retrieve`, pulls in purego, which imports dlopen dynamically
-# on Linux. On scratch it would not start. cli/actions_e2e_test.go builds the binary
+# on Linux. On scratch it would not start. internal/cli/actions_e2e_test.go builds the binary
 # with the RUN line above and checks its linkage against this final stage.
 FROM gcr.io/distroless/base-debian12
 # The build stage's CA bundle, so HTTPS (GitHub API, Chroma, embedding servers) uses

@@ -7,7 +7,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/retrieval-gate/retrieval-gate/cli"
+	"github.com/retrieval-gate/retrieval-gate/internal/cli"
 )
 
 func main() {

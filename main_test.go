@@ -9,7 +9,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/retrieval-gate/retrieval-gate/github/githubtest"
+	"github.com/retrieval-gate/retrieval-gate/internal/github/githubtest"
 )
 
 // TestMain lets testscript run this binary as the `retrieval-gate` command in

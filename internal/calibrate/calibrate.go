@@ -1,0 +1,332 @@
+// Package calibrate measures the agreement between human labels and an LLM judge,
+// per dimension, under the frozen constants of a lock, and guards it against the ways
+// agreement can be gamed: construct validity, label anchoring and frozen constants.
+package calibrate
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+)
+
+// Dimension statuses of the contract.
+const (
+	StatusPass               = "pass"
+	StatusFail               = "fail"
+	StatusConstructMismatch  = "construct-mismatch"
+	StatusAnchoringViolation = "anchoring-violation"
+)
+
+// DefaultResamples is the number of bootstrap resamples of the weighted-kappa CI.
+const DefaultResamples = 10000
+
+// Input is everything Evaluate needs: the lock and both label files, already read
+// with that lock (so every label has its bin).
+type Input struct {
+	Lock      *dataset.Lock
+	Human     []dataset.Label
+	Judge     []dataset.Label
+	Resamples int    // bootstrap resamples; 0 disables the CI
+	Seed      uint64 // metrics.DefaultSeed for reproducible reports
+	// MaxUnpaired, when not nil, caps the unpaired labels of each gated dimension
+	// (--max-unpaired): above it the gate fails.
+	MaxUnpaired *UnpairedLimit
+}
+
+// UnpairedLimit is the opt-in cap on the unpaired labels of a gated dimension: a
+// count, or a percentage of the dimension's labelled cases (paired + unpaired).
+// Without it, anyone could raise kappa by dropping the judge scores (or human
+// labels) of the cases that disagree: they would only be listed as unpaired.
+type UnpairedLimit struct {
+	Spec    string  // as given: "3" or "5%"
+	Count   int     // the count, when not Percent
+	Value   float64 // the percentage, when Percent
+	Percent bool
+}
+
+// ParseUnpairedLimit reads N (a count ≥ 0) or P% (0 ≤ P ≤ 100).
+func ParseUnpairedLimit(s string) (*UnpairedLimit, error) {
+	spec := strings.TrimSpace(s)
+	num, pct := strings.CutSuffix(spec, "%")
+	if pct {
+		v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+		if err != nil || math.IsNaN(v) || v < 0 || v > 100 {
+			return nil, fmt.Errorf("want a count N or a percentage P%% (0-100%%), got %q", s)
+		}
+		return &UnpairedLimit{Spec: spec, Value: v, Percent: true}, nil
+	}
+	v, err := strconv.Atoi(spec)
+	if err != nil || v < 0 {
+		return nil, fmt.Errorf("want a count N or a percentage P%% (0-100%%), got %q", s)
+	}
+	return &UnpairedLimit{Spec: spec, Count: v}, nil
+}
+
+// Allowed is the number of unpaired labels allowed among total labelled cases:
+// the count, or ⌊P/100 · total⌋.
+func (l *UnpairedLimit) Allowed(total int) int {
+	if !l.Percent {
+		return l.Count
+	}
+	return int(math.Floor(l.Value*float64(total)/100 + 1e-9))
+}
+
+// Violation is one case that breaks a guard.
+type Violation struct {
+	CaseID string
+	Reason string
+	File   string // the offending label's file and line
+	Line   int
+}
+
+// Disagreement is a paired case whose human and judge bins differ.
+type Disagreement struct {
+	CaseID   string
+	HumanBin int
+	JudgeBin int
+}
+
+// Dimension is the calibration result of one lock dimension.
+type Dimension struct {
+	Name      string
+	Construct string // the lock's construct
+	Gated     bool
+	N         int // paired cases
+	Status    string
+	// Valid is false under construct-mismatch: the numbers below are then not a
+	// measurement of agreement on the lock's construct and are not reported as one.
+	Valid bool
+	// Agreement, Kappa and WeightedKappa are NaN when undefined (n = 0, or both
+	// sides used one and the same bin so chance agreement is 1).
+	Agreement     float64
+	Kappa         float64
+	WeightedKappa float64
+	CI95          [2]float64 // of WeightedKappa; NaN when undefined or disabled
+	Confusion     [][]int    // [human bin][judge bin]
+	JudgeAbove    []Disagreement
+	HumanAbove    []Disagreement
+	HumanOnly     []string // case ids labelled by humans but not scored by the judge
+	JudgeOnly     []string // case ids scored by the judge but not labelled by humans
+	// UnpairedAllowed is the number of unpaired labels --max-unpaired allows in this
+	// dimension, -1 without a limit (or for an ungated dimension); UnpairedOver
+	// reports that a gated dimension has more, which fails the gate.
+	UnpairedAllowed int
+	UnpairedOver    bool
+	// HumanConstructs and JudgeConstructs are the distinct constructs each side declared.
+	HumanConstructs []string
+	JudgeConstructs []string
+	Violations      []Violation // construct mismatches first, then anchoring, each by case id
+	Notes           []string
+}
+
+// Result is the whole calibration.
+type Result struct {
+	Lock       *dataset.Lock
+	Dimensions []*Dimension // sorted by name
+	// MaxUnpaired is the --max-unpaired limit, nil without it.
+	MaxUnpaired *UnpairedLimit
+	LockCheck   *LockCheck // nil when --lock-base was not given
+	GitAnchor   *GitAnchoring
+	Failed      []string // names of the failed gates, in a fixed order
+}
+
+// Verdict is "pass" or "fail".
+func (r *Result) Verdict() string {
+	if len(r.Failed) > 0 {
+		return StatusFail
+	}
+	return StatusPass
+}
+
+// Evaluate pairs labels with judge scores by (case_id, dimension) and computes every
+// dimension of the lock. It does no I/O. Call Finish after attaching the lock and
+// git checks to compute the verdict.
+func Evaluate(in Input) *Result {
+	res := &Result{Lock: in.Lock, MaxUnpaired: in.MaxUnpaired}
+	byDim := func(ls []dataset.Label) map[string]map[string]*dataset.Label {
+		m := map[string]map[string]*dataset.Label{}
+		for i := range ls {
+			l := &ls[i]
+			if m[l.Dimension] == nil {
+				m[l.Dimension] = map[string]*dataset.Label{}
+			}
+			m[l.Dimension][l.CaseID] = l
+		}
+		return m
+	}
+	human, judge := byDim(in.Human), byDim(in.Judge)
+	k := in.Lock.NumBins()
+	w := metrics.KappaWeights(k, in.Lock.KappaWeighting)
+	for _, name := range in.Lock.DimensionNames() {
+		ld := in.Lock.Dimensions[name]
+		d := &Dimension{Name: name, Construct: ld.Construct, Gated: ld.Gated, Valid: true, UnpairedAllowed: -1}
+		hs, js := human[name], judge[name]
+
+		// Construct validity, on every label of the dimension, paired or not.
+		var mismatch []Violation
+		d.HumanConstructs, mismatch = constructs(hs, ld.Construct, mismatch)
+		d.JudgeConstructs, mismatch = constructs(js, ld.Construct, mismatch)
+
+		// Pairing, in case-id order.
+		ids := make([]string, 0, len(hs))
+		for id := range hs {
+			if _, ok := js[id]; ok {
+				ids = append(ids, id)
+			} else {
+				d.HumanOnly = append(d.HumanOnly, id)
+			}
+		}
+		for id := range js {
+			if _, ok := hs[id]; !ok {
+				d.JudgeOnly = append(d.JudgeOnly, id)
+			}
+		}
+		sort.Strings(ids)
+		sort.Strings(d.HumanOnly)
+		sort.Strings(d.JudgeOnly)
+
+		var anchoring []Violation
+		hb, jb := make([]int, len(ids)), make([]int, len(ids))
+		for i, id := range ids {
+			h, j := hs[id], js[id]
+			hb[i], jb[i] = h.Bin, j.Bin
+			if !h.At.Before(j.At) {
+				anchoring = append(anchoring, Violation{CaseID: id, File: h.File, Line: h.Line, Reason: fmt.Sprintf(
+					"labeled_at %s (%s:%d) is not earlier than judged_at %s (%s:%d): the label may have seen the judge's score",
+					h.At.Format(timeFmt), h.File, h.Line, j.At.Format(timeFmt), j.File, j.Line)})
+			}
+			switch {
+			case j.Bin > h.Bin:
+				d.JudgeAbove = append(d.JudgeAbove, Disagreement{id, h.Bin, j.Bin})
+			case h.Bin > j.Bin:
+				d.HumanAbove = append(d.HumanAbove, Disagreement{id, h.Bin, j.Bin})
+			}
+		}
+		d.N = len(ids)
+		d.Confusion = metrics.ConfusionMatrix(hb, jb, k)
+		d.Agreement = metrics.Agreement(d.Confusion)
+		d.Kappa = metrics.CohenKappa(d.Confusion)
+		d.WeightedKappa = metrics.WeightedKappa(d.Confusion, w)
+		d.CI95 = [2]float64{math.NaN(), math.NaN()}
+		if !math.IsNaN(d.WeightedKappa) && in.Resamples > 0 {
+			d.CI95 = metrics.WeightedKappaCI95(hb, jb, k, w, in.Resamples, in.Seed)
+		}
+		d.Violations = append(mismatch, anchoring...)
+
+		switch {
+		case d.N == 0:
+			d.Notes = append(d.Notes, "no paired cases: kappa is undefined")
+		case math.IsNaN(d.Kappa):
+			d.Notes = append(d.Notes, "kappa is undefined: both sides put every paired case in the same bin, so chance agreement is 1")
+		}
+		unpaired := len(d.HumanOnly) + len(d.JudgeOnly)
+		if unpaired > 0 {
+			d.Notes = append(d.Notes, fmt.Sprintf("%d human label(s) without a judge score and %d judge score(s) without a human label are not in n",
+				len(d.HumanOnly), len(d.JudgeOnly)))
+		}
+		if in.MaxUnpaired != nil && d.Gated {
+			d.UnpairedAllowed = in.MaxUnpaired.Allowed(d.N + unpaired)
+			if unpaired > d.UnpairedAllowed {
+				d.UnpairedOver = true
+				d.Notes = append(d.Notes, fmt.Sprintf(
+					"%d unpaired label(s) exceed --max-unpaired %s (at most %d of the %d labelled cases): a label without its partner could hide a disagreement, so the gate fails",
+					unpaired, in.MaxUnpaired.Spec, d.UnpairedAllowed, d.N+unpaired))
+			}
+		}
+		switch {
+		case len(mismatch) > 0:
+			d.Status, d.Valid = StatusConstructMismatch, false
+			d.Notes = append(d.Notes, fmt.Sprintf(
+				"construct mismatch: the lock measures %q, the human labels declare %s and the judge scores declare %s; the two sides do not measure the same thing, so their agreement is not a valid measurement",
+				ld.Construct, quoteList(d.HumanConstructs), quoteList(d.JudgeConstructs)))
+		case len(anchoring) > 0:
+			d.Status = StatusAnchoringViolation
+		case math.IsNaN(d.WeightedKappa):
+			// Undefined kappa is no evidence of agreement: a gated dimension fails.
+			d.Status = StatusFail
+		case d.WeightedKappa >= in.Lock.MinKappa:
+			d.Status = StatusPass
+		default:
+			d.Status = StatusFail
+		}
+		if d.Status == StatusFail && !math.IsNaN(d.WeightedKappa) {
+			note := fmt.Sprintf("weighted kappa %.3f is below min_kappa %g", d.WeightedKappa, in.Lock.MinKappa)
+			if !d.Gated {
+				note += "; the dimension is not gated, so this is reported only"
+			}
+			d.Notes = append(d.Notes, note)
+		}
+		if d.Status == StatusFail && math.IsNaN(d.WeightedKappa) && d.Gated {
+			d.Notes = append(d.Notes, "a gated dimension with undefined kappa fails: there is no evidence of agreement")
+		}
+		res.Dimensions = append(res.Dimensions, d)
+	}
+	return res
+}
+
+const timeFmt = "2006-01-02T15:04:05.999999999Z07:00"
+
+// constructs returns the distinct constructs declared by labels (sorted) and appends
+// a violation for every label whose construct is not want.
+func constructs(ls map[string]*dataset.Label, want string, vs []Violation) ([]string, []Violation) {
+	set := map[string]bool{}
+	ids := make([]string, 0, len(ls))
+	for id, l := range ls {
+		set[l.Construct] = true
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		l := ls[id]
+		if l.Construct != want {
+			vs = append(vs, Violation{CaseID: id, File: l.File, Line: l.Line, Reason: fmt.Sprintf("%s construct %q (%s:%d) differs from the lock's %q",
+				l.Side, l.Construct, l.File, l.Line, want)})
+		}
+	}
+	out := make([]string, 0, len(set))
+	for c := range set {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out, vs
+}
+
+func quoteList(ss []string) string {
+	if len(ss) == 0 {
+		return "nothing (no labels)"
+	}
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// Finish computes the failed gates: a gated dimension that is not pass, any
+// dimension with a violation (gated or not: violations are integrity problems),
+// a gated dimension with more unpaired labels than --max-unpaired allows, a
+// changed lock, a failed git anchoring check.
+func (r *Result) Finish() {
+	r.Failed = nil
+	for _, d := range r.Dimensions {
+		if (d.Gated && d.Status != StatusPass) || len(d.Violations) > 0 {
+			r.Failed = append(r.Failed, "kappa:"+d.Name)
+		}
+	}
+	for _, d := range r.Dimensions {
+		if d.UnpairedOver {
+			r.Failed = append(r.Failed, "unpaired:"+d.Name)
+		}
+	}
+	if r.LockCheck != nil && len(r.LockCheck.Changed) > 0 {
+		r.Failed = append(r.Failed, "lock")
+	}
+	if r.GitAnchor != nil && !r.GitAnchor.OK {
+		r.Failed = append(r.Failed, "git-anchoring")
+	}
+}

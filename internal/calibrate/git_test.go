@@ -1,0 +1,243 @@
+package calibrate
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+)
+
+// gitRepo is a real temporary git repository with a fixed identity and no global
+// or system configuration.
+type gitRepo struct {
+	t   *testing.T
+	dir string
+}
+
+func newGitRepo(t *testing.T) *gitRepo {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	r := &gitRepo{t: t, dir: t.TempDir()}
+	r.git("init", "-q", "-b", "main")
+	return r
+}
+
+func (r *gitRepo) git(args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = r.dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+	out, err := cmd.CombinedOutput()
+	require.NoError(r.t, err, "git %v: %s", args, out)
+	return strings.TrimSpace(string(out))
+}
+
+func (r *gitRepo) write(name, content string) string {
+	r.t.Helper()
+	p := filepath.Join(r.dir, name)
+	require.NoError(r.t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(r.t, os.WriteFile(p, []byte(content), 0o644))
+	return p
+}
+
+func (r *gitRepo) commit(msg string, files ...string) {
+	r.t.Helper()
+	r.git(append([]string{"add", "--"}, files...)...)
+	r.git("commit", "-q", "-m", msg)
+}
+
+const baseLock = `{
+  "dimensions": {
+    "groundedness": {"construct": "support", "gated": true},
+    "faithfulness": {"construct": "contradiction-only", "gated": true}
+  },
+  "bins": [0.34, 0.67],
+  "kappa_weighting": "quadratic",
+  "min_kappa": 0.6
+}
+`
+
+func TestLockChanges(t *testing.T) {
+	base, err := dataset.ReadLock([]byte(baseLock), "lock.json")
+	require.NoError(t, err)
+	tests := []struct {
+		name string
+		old  string
+		new  string
+		want []string
+	}{
+		{"identical", "", "", nil},
+		{"threshold lowered", `"min_kappa": 0.6`, `"min_kappa": 0.4`, []string{"min_kappa: 0.6 -> 0.4"}},
+		{"bins moved", `[0.34, 0.67]`, `[0.3, 0.67]`, []string{"bins: [0.34, 0.67] -> [0.3, 0.67]"}},
+		{"bin added", `[0.34, 0.67]`, `[0.25, 0.5, 0.75]`, []string{"bins: [0.34, 0.67] -> [0.25, 0.5, 0.75]"}},
+		{"weighting", `"quadratic"`, `"linear"`, []string{"kappa_weighting: quadratic -> linear"}},
+		{"construct", `"support"`, `"relevance"`, []string{"dimensions.groundedness.construct: support -> relevance"}},
+		{"ungated", `"support", "gated": true`, `"support", "gated": false`, []string{"dimensions.groundedness.gated: true -> false"}},
+		{"dimension removed", `"faithfulness": {"construct": "contradiction-only", "gated": true}`, `"answer": {"construct": "x", "gated": false}`,
+			[]string{"dimensions.answer: added (construct x, gated false)", "dimensions.faithfulness: removed"}},
+		{"reformatted only", "{\n  \"dimensions\"", "{\"dimensions\"", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cur, err := dataset.ReadLock([]byte(strings.Replace(baseLock, tt.old, tt.new, 1)), "lock.json")
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, LockChanges(base, cur))
+		})
+	}
+}
+
+func TestCheckLockAgainstGit(t *testing.T) {
+	ctx := context.Background()
+	r := newGitRepo(t)
+	r.write("README", "x\n")
+	r.commit("first", "README")
+	lockPath := r.write("eval/lock.json", baseLock)
+	r.commit("freeze the constants", "eval/lock.json")
+	r.git("branch", "base")
+	// The PR lowers the threshold and changes a construct.
+	changed := strings.Replace(strings.Replace(baseLock, `"min_kappa": 0.6`, `"min_kappa": 0.3`, 1), `"support"`, `"relevance"`, 1)
+	r.write("eval/lock.json", changed)
+	r.commit("relax", "eval/lock.json")
+	cur, err := dataset.ReadLock([]byte(changed), lockPath)
+	require.NoError(t, err)
+
+	tests := []struct {
+		name string
+		ref  string
+		want []string
+	}{
+		{"HEAD~1", "HEAD~1", []string{"min_kappa: 0.6 -> 0.3", "dimensions.groundedness.construct: support -> relevance"}},
+		{"branch", "base", []string{"min_kappa: 0.6 -> 0.3", "dimensions.groundedness.construct: support -> relevance"}},
+		{"same commit", "main", nil},
+		{"absent at the ref", "HEAD~2", []string{"new file: eval/lock.json does not exist at HEAD~2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lc, err := CheckLock(ctx, lockPath, tt.ref, cur)
+			require.NoError(t, err)
+			assert.Equal(t, tt.ref, lc.Base)
+			assert.Equal(t, tt.want, lc.Changed)
+		})
+	}
+
+	// Run from another working directory with a relative path: the repository is the
+	// one containing the lock, the path is taken relative to its top level.
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	t.Chdir(filepath.Join(r.dir, "eval"))
+	lc, err := CheckLock(ctx, "lock.json", "base", cur)
+	require.NoError(t, err)
+	assert.Len(t, lc.Changed, 2)
+	t.Chdir(wd)
+
+	for _, ref := range []string{"nope", "HEAD~9", "--output=x", ""} {
+		_, err := CheckLock(ctx, lockPath, ref, cur)
+		var ie *InputError
+		require.True(t, errors.As(err, &ie), "ref %q: want *InputError, got %v", ref, err)
+	}
+
+	// A copy at the ref that is not a valid lock is a change.
+	r.write("eval/lock.json", "{not json\n")
+	r.commit("break", "eval/lock.json")
+	lc, err = CheckLock(ctx, lockPath, "HEAD", cur)
+	require.NoError(t, err)
+	require.Len(t, lc.Changed, 1)
+	assert.Contains(t, lc.Changed[0], "the copy at HEAD is not a valid lock (HEAD:eval/lock.json:1: malformed JSON")
+
+	// Outside any repository: an input error.
+	outside := filepath.Join(t.TempDir(), "lock.json")
+	require.NoError(t, os.WriteFile(outside, []byte(baseLock), 0o644))
+	_, err = CheckLock(ctx, outside, "HEAD", cur)
+	var ie *InputError
+	require.True(t, errors.As(err, &ie), "got %v", err)
+	assert.Contains(t, ie.Msg, "is not inside a git repository")
+}
+
+func TestCheckGitAnchoring(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name   string
+		setup  func(r *gitRepo)
+		ok     bool
+		reason string
+	}{
+		{"labels committed before the judge scores", func(r *gitRepo) {
+			r.write("human.jsonl", "h\n")
+			r.commit("labels", "human.jsonl")
+			r.write("judge.jsonl", "j\n")
+			r.commit("judge run", "judge.jsonl")
+		}, true, ""},
+		{"labels changed after the judge scores", func(r *gitRepo) {
+			r.write("human.jsonl", "h\n")
+			r.commit("labels", "human.jsonl")
+			r.write("judge.jsonl", "j\n")
+			r.commit("judge run", "judge.jsonl")
+			r.write("human.jsonl", "h2\n")
+			r.commit("relabel after seeing the judge", "human.jsonl")
+		}, false, "is not an ancestor of the one that last changed the judge scores"},
+		{"both in one commit", func(r *gitRepo) {
+			r.write("human.jsonl", "h\n")
+			r.write("judge.jsonl", "j\n")
+			r.commit("both", "human.jsonl", "judge.jsonl")
+		}, false, "were last changed in the same commit"},
+		{"labels merged from a branch the judge run did not see", func(r *gitRepo) {
+			r.write("README", "x\n")
+			r.commit("root", "README")
+			r.git("checkout", "-q", "-b", "side")
+			r.write("human.jsonl", "h\n")
+			r.commit("labels", "human.jsonl")
+			r.git("checkout", "-q", "main")
+			r.write("judge.jsonl", "j\n")
+			r.commit("judge run", "judge.jsonl")
+			r.git("merge", "-q", "--no-edit", "side")
+		}, false, "is not an ancestor of the one that last changed the judge scores"},
+		{"uncommitted label edits", func(r *gitRepo) {
+			r.write("human.jsonl", "h\n")
+			r.commit("labels", "human.jsonl")
+			r.write("judge.jsonl", "j\n")
+			r.commit("judge run", "judge.jsonl")
+			r.write("human.jsonl", "edited\n")
+		}, false, "the human labels file human.jsonl has uncommitted changes"},
+		{"labels never committed", func(r *gitRepo) {
+			r.write("README", "x\n")
+			r.commit("root", "README")
+			r.write("judge.jsonl", "j\n")
+			r.commit("judge run", "judge.jsonl")
+			r.write("human.jsonl", "h\n")
+		}, false, "the human labels file human.jsonl has no commit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newGitRepo(t)
+			tt.setup(r)
+			ga, err := CheckGitAnchoring(ctx, filepath.Join(r.dir, "human.jsonl"), filepath.Join(r.dir, "judge.jsonl"))
+			require.NoError(t, err)
+			assert.Equal(t, tt.ok, ga.OK, "%v", ga.Reasons)
+			if tt.ok {
+				assert.Empty(t, ga.Reasons)
+				assert.Len(t, ga.HumanCommit, 40)
+				assert.Len(t, ga.JudgeCommit, 40)
+				assert.NotEqual(t, ga.HumanCommit, ga.JudgeCommit)
+				return
+			}
+			assert.Contains(t, strings.Join(ga.Reasons, "\n"), tt.reason)
+		})
+	}
+
+	// Files in two different repositories cannot be compared: input error.
+	a, b := newGitRepo(t), newGitRepo(t)
+	_, err := CheckGitAnchoring(ctx, a.write("human.jsonl", "h\n"), b.write("judge.jsonl", "j\n"))
+	var ie *InputError
+	require.True(t, errors.As(err, &ie), "got %v", err)
+}

@@ -1,0 +1,226 @@
+package calibrate_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+const demoDir = "../../testdata/calibrate"
+
+func readDemo(t *testing.T, human, judge string) *calibrate.Result {
+	t.Helper()
+	lockData, err := os.ReadFile(filepath.Join(demoDir, "lock.json"))
+	require.NoError(t, err)
+	lock, err := dataset.ReadLock(lockData, "lock.json")
+	require.NoError(t, err)
+	hs, err := dataset.ReadLabels(strings.NewReader(human), "human.jsonl", dataset.HumanSide, lock)
+	require.NoError(t, err)
+	js, err := dataset.ReadLabels(strings.NewReader(judge), "judge.jsonl", dataset.JudgeSide, lock)
+	require.NoError(t, err)
+	r := calibrate.Evaluate(calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: calibrate.DefaultResamples, Seed: metrics.DefaultSeed})
+	return r
+}
+
+func demoFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(demoDir, name))
+	require.NoError(t, err)
+	return string(b)
+}
+
+// violations builds a result with every guard tripped: a construct mismatch, an
+// anchoring violation, a changed lock, a failed git check, and user-controlled text
+// that would break Markdown.
+func violations(t *testing.T) *calibrate.Result {
+	human := `{"case_id": "a<script>|@octocat", "dimension": "groundedness", "bin": 0, "construct": "support", "labeled_at": "2026-10-02T00:00:00Z"}
+{"case_id": "b", "dimension": "groundedness", "bin": 2, "construct": "support", "labeled_at": "2026-09-01T00:00:00Z"}
+{"case_id": "c", "dimension": "groundedness", "bin": 1, "construct": "support", "labeled_at": "2026-09-01T00:00:00Z"}
+{"case_id": "d", "dimension": "groundedness", "bin": 2, "construct": "support", "labeled_at": "2026-09-01T00:00:00Z"}
+{"case_id": "a<script>|@octocat", "dimension": "faithfulness", "score": 0.1, "construct": "contradiction-only", "labeled_at": "2026-09-01T00:00:00Z"}
+{"case_id": "b", "dimension": "faithfulness", "score": 0.9, "construct": "contradiction-only", "labeled_at": "2026-09-01T00:00:00Z"}
+{"case_id": "c", "dimension": "faithfulness", "score": 0.5, "construct": "contradiction-only", "labeled_at": "2026-09-01T00:00:00Z"}
+`
+	judge := `{"case_id": "a<script>|@octocat", "dimension": "groundedness", "score": 0.2, "construct": "support", "judged_at": "2026-10-01T00:00:00Z"}
+{"case_id": "b", "dimension": "groundedness", "score": 0.9, "construct": "support", "judged_at": "2026-10-01T00:00:00Z"}
+{"case_id": "c", "dimension": "groundedness", "score": 0.95, "construct": "support", "judged_at": "2026-10-01T00:00:00Z"}
+{"case_id": "d", "dimension": "groundedness", "score": 0.8, "construct": "support", "judged_at": "2026-10-01T00:00:00Z"}
+{"case_id": "a<script>|@octocat", "dimension": "faithfulness", "score": 0.2, "construct": "faithfulness **any**", "judged_at": "2026-10-01T00:00:00Z"}
+{"case_id": "b", "dimension": "faithfulness", "score": 0.7, "construct": "faithfulness **any**", "judged_at": "2026-10-01T00:00:00Z"}
+{"case_id": "c", "dimension": "faithfulness", "score": 0.1, "construct": "faithfulness **any**", "judged_at": "2026-10-01T00:00:00Z"}
+{"case_id": "e", "dimension": "faithfulness", "score": 0.1, "construct": "faithfulness **any**", "judged_at": "2026-10-01T00:00:00Z"}
+`
+	r := readDemo(t, human, judge)
+	r.LockCheck = &calibrate.LockCheck{Base: "origin/main", Changed: []string{"min_kappa: 0.6 -> 0.3", "dimensions.groundedness.gated: true -> false"}}
+	r.GitAnchor = &calibrate.GitAnchoring{HumanCommit: strings.Repeat("a", 40), JudgeCommit: strings.Repeat("b", 40),
+		Reasons: []string{"the commit that last changed the human labels (aaaaaaaaaaaa) is not an ancestor of the one that last changed the judge scores (bbbbbbbbbbbb)"}}
+	r.Finish()
+	return r
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test ./calibrate -update to create it")
+	assert.Equal(t, string(want), string(got))
+}
+
+func TestReportsGolden(t *testing.T) {
+	demo := readDemo(t, demoFile(t, "human.jsonl"), demoFile(t, "judge.jsonl"))
+	demo.Finish()
+	tests := []struct {
+		name string
+		r    *calibrate.Result
+	}{{"demo", demo}, {"violations", violations(t)}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var js, md, txt bytes.Buffer
+			require.NoError(t, report.CalibrationJSON(&js, tt.r))
+			require.NoError(t, report.CalibrationMarkdown(&md, tt.r, ""))
+			require.NoError(t, report.CalibrationText(&txt, tt.r))
+			golden(t, tt.name+".json", js.Bytes())
+			golden(t, tt.name+".md", md.Bytes())
+			golden(t, tt.name+".txt", txt.Bytes())
+		})
+	}
+}
+
+func TestDemoPasses(t *testing.T) {
+	r := readDemo(t, demoFile(t, "human.jsonl"), demoFile(t, "judge.jsonl"))
+	r.Finish()
+	assert.Equal(t, "pass", r.Verdict())
+	for _, d := range r.Dimensions {
+		assert.GreaterOrEqual(t, d.N, 117, d.Name)
+		assert.Greater(t, d.WeightedKappa, 0.6, d.Name)
+		assert.NotEmpty(t, d.HumanOnly, "the demo has unpaired labels, and they are reported")
+	}
+}
+
+func TestCalibrationJSONSchema(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, report.CalibrationJSON(&buf, violations(t)))
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
+	assert.Equal(t, "retrieval-gate/calibration@1", doc["schema"])
+	assert.Equal(t, "fail", doc["verdict"])
+	lock := doc["lock"].(map[string]any)
+	assert.Equal(t, false, lock["ok"])
+	assert.Equal(t, []any{"min_kappa: 0.6 -> 0.3", "dimensions.groundedness.gated: true -> false"}, lock["changed"])
+
+	dims := doc["dimensions"].(map[string]any)
+	f := dims["faithfulness"].(map[string]any)
+	assert.Equal(t, "construct-mismatch", f["status"])
+	for _, k := range []string{"agreement", "kappa", "weighted_kappa", "ci95"} {
+		assert.Nil(t, f[k], "%s of a construct mismatch is not presented as a measurement", k)
+	}
+	assert.Contains(t, f, "invalid_measurement")
+	assert.Equal(t, []any{"e"}, f["unpaired"].(map[string]any)["judge_only"])
+
+	g := dims["groundedness"].(map[string]any)
+	assert.Equal(t, "anchoring-violation", g["status"])
+	for _, k := range []string{"n", "status", "construct", "agreement", "kappa", "weighted_kappa", "ci95", "confusion", "violations"} {
+		assert.Contains(t, g, k, "contract key %s", k)
+	}
+	assert.NotContains(t, g, "invalid_measurement")
+	v := g["violations"].([]any)[0].(map[string]any)
+	assert.Equal(t, "a<script>|@octocat", v["case_id"])
+	assert.Equal(t, []any{[]any{1.0, 0.0, 0.0}, []any{0.0, 0.0, 1.0}, []any{0.0, 0.0, 2.0}}, g["confusion"])
+
+	// Every object's keys are sorted.
+	assertSortedKeys(t, json.NewDecoder(bytes.NewReader(buf.Bytes())), "$")
+
+	// Byte-identical on a second run.
+	var again bytes.Buffer
+	require.NoError(t, report.CalibrationJSON(&again, violations(t)))
+	assert.Equal(t, buf.String(), again.String())
+}
+
+func TestCalibrationMarkdownEscapes(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, report.CalibrationMarkdown(&buf, violations(t), "calibrate-nightly"))
+	md := buf.String()
+	assert.True(t, strings.HasPrefix(md, "<!-- retrieval-gate:calibrate-nightly -->\n"))
+	assert.NotContains(t, md, "<script>")
+	assert.NotRegexp(t, `(^|[^\\])@`, md, "no unescaped @: it would mention a user")
+	assert.NotContains(t, md, "**any**")
+	assert.Contains(t, md, `a&lt;script&gt;\|&#64;octocat`)
+	assert.Contains(t, md, "measure different things")
+	assert.Contains(t, md, "not a valid measurement")
+	assert.Contains(t, md, "min\\_kappa: 0.6 -&gt; 0.3")
+}
+
+func TestCalibrationMarkdownCapsLists(t *testing.T) {
+	var human, judge strings.Builder
+	for i := range 120 {
+		// Every judge score two bins above the label: 120 disagreements one way.
+		fmt.Fprintf(&human, `{"case_id": "case-%03d", "dimension": "groundedness", "bin": 0, "construct": "support", "labeled_at": "2026-09-01T00:00:00Z"}`+"\n", i)
+		fmt.Fprintf(&judge, `{"case_id": "case-%03d", "dimension": "groundedness", "score": 0.9, "construct": "support", "judged_at": "2026-10-01T00:00:00Z"}`+"\n", i)
+	}
+	r := readDemo(t, human.String(), judge.String())
+	r.Finish()
+	var md, js bytes.Buffer
+	require.NoError(t, report.CalibrationMarkdown(&md, r, ""))
+	require.NoError(t, report.CalibrationJSON(&js, r))
+	assert.Contains(t, md.String(), "<summary>Judge above human: 120</summary>")
+	assert.Contains(t, md.String(), "- case case-049: human bin 0, judge bin 2\n- … and 70 more (every case is in the JSON report)\n")
+	assert.NotContains(t, md.String(), "case-050")
+	assert.Contains(t, js.String(), `"case_id": "case-119"`)
+
+	// The terminal lists at most 20 violations and unpaired ids per dimension.
+	hs := strings.ReplaceAll(human.String(), `"construct": "support"`, `"construct": "other"`)
+	r = readDemo(t, hs, judge.String()+`{"case_id": "only-judge", "dimension": "faithfulness", "score": 0.9, "construct": "contradiction-only", "judged_at": "2026-10-01T00:00:00Z"}`+"\n")
+	r.Finish()
+	var txt bytes.Buffer
+	require.NoError(t, report.CalibrationText(&txt, r))
+	assert.Contains(t, txt.String(), "  groundedness: case-019: human construct")
+	assert.NotContains(t, txt.String(), "case-020: human construct")
+	assert.Contains(t, txt.String(), "  groundedness: … and 100 more violations (all in --json and --markdown)\n")
+	assert.Contains(t, txt.String(), "  faithfulness: judge scores without a human label: only-judge\n")
+}
+
+// assertSortedKeys reads one JSON value from dec and checks that the keys of every
+// object in it are in ascending order.
+func assertSortedKeys(t *testing.T, dec *json.Decoder, path string) {
+	t.Helper()
+	tok, err := dec.Token()
+	require.NoError(t, err)
+	switch tok {
+	case json.Delim('{'):
+		var keys []string
+		for dec.More() {
+			k, err := dec.Token()
+			require.NoError(t, err)
+			keys = append(keys, k.(string))
+			assertSortedKeys(t, dec, path+"."+k.(string))
+		}
+		_, err = dec.Token()
+		require.NoError(t, err)
+		assert.IsIncreasing(t, keys, "keys of %s", path)
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			assertSortedKeys(t, dec, fmt.Sprintf("%s[%d]", path, i))
+		}
+		_, err = dec.Token()
+		require.NoError(t, err)
+	}
+}

@@ -1,0 +1,455 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"debug/elf"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/github/githubtest"
+)
+
+// repoRoot is the module root, seen from the cli package's tests.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	return root
+}
+
+// TestActionYML validates action.yml (actionlint lints workflows, not action
+// metadata): every input of the contract with its default, the outputs, a Docker
+// action running `check`, and every input a flag of `check`.
+func TestActionYML(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "action.yml"))
+	require.NoError(t, err)
+	var action struct {
+		Name        string `yaml:"name"`
+		Author      string `yaml:"author"`
+		Description string `yaml:"description"`
+		Branding    struct {
+			Icon  string `yaml:"icon"`
+			Color string `yaml:"color"`
+		} `yaml:"branding"`
+		Inputs map[string]struct {
+			Description string  `yaml:"description"`
+			Required    *bool   `yaml:"required"`
+			Default     *string `yaml:"default"`
+		} `yaml:"inputs"`
+		Outputs map[string]struct {
+			Description string `yaml:"description"`
+		} `yaml:"outputs"`
+		Runs struct {
+			Using string   `yaml:"using"`
+			Image string   `yaml:"image"`
+			Args  []string `yaml:"args"`
+		} `yaml:"runs"`
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	require.NoError(t, dec.Decode(&action))
+
+	assert.Equal(t, "retrieval-gate", action.Name)
+	assert.NotEmpty(t, action.Description)
+	assert.NotEmpty(t, action.Branding.Icon)
+	assert.NotEmpty(t, action.Branding.Color)
+	assert.Equal(t, "docker", action.Runs.Using)
+	assert.Equal(t, "Dockerfile", action.Runs.Image)
+	assert.Equal(t, []string{"check"}, action.Runs.Args)
+
+	// The contract's inputs and their defaults (nil: required, no default).
+	str := func(s string) *string { return &s }
+	contract := map[string]*string{
+		"cases": nil, "kb": nil, "k": str("5"), "min-hit": str(""), "min-recall": str(""),
+		"reference-locale": str("en"), "comment": str("auto"), "comment-key": str("default"),
+		"github-token": str("${{ github.token }}"),
+	}
+	for name, want := range contract {
+		in, ok := action.Inputs[name]
+		if !assert.True(t, ok, "input %s missing", name) {
+			continue
+		}
+		assert.NotEmpty(t, in.Description, name)
+		if want == nil {
+			require.NotNil(t, in.Required, name)
+			assert.True(t, *in.Required, "%s is required", name)
+			assert.Nil(t, in.Default, name)
+			continue
+		}
+		if assert.NotNil(t, in.Default, "%s has a default", name) {
+			assert.Equal(t, *want, *in.Default, name)
+		}
+	}
+	for _, name := range []string{"verdict", "n", "hit", "recall", "ndcg", "json"} {
+		out, ok := action.Outputs[name]
+		if assert.True(t, ok, "output %s missing", name) {
+			assert.NotEmpty(t, out.Description, name)
+		}
+	}
+
+	// Every input but the token reaches a flag of check through INPUT_<NAME>.
+	var stderr bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &stderr, Getenv: func(string) string { return "" }}
+	_ = (&CheckCommand{}).Run(context.Background(), env, []string{"--help"})
+	for name := range action.Inputs {
+		if name == "github-token" {
+			continue
+		}
+		assert.Regexp(t, regexp.MustCompile(`(?m)^  -`+regexp.QuoteMeta(name)+`\b`), stderr.String(), "input %s is not a flag of check", name)
+	}
+}
+
+// dockerBuild runs the Dockerfile's own build command (there is no Docker engine
+// here), writing the binary to dir.
+func dockerBuild(t *testing.T, dir string) (bin, finalStage string) {
+	t.Helper()
+	root := repoRoot(t)
+	data, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
+	require.NoError(t, err)
+	df := string(data)
+
+	// The shape of the image: Go build stage, a minimal final stage with CA
+	// certificates, no USER, the binary as entrypoint.
+	stages := regexp.MustCompile(`(?m)^FROM\s+(\S+)`).FindAllStringSubmatch(df, -1)
+	require.Len(t, stages, 2)
+	assert.Equal(t, "golang:1.26.8-bookworm", stages[0][1], "the builder is pinned to the Go release go.mod names")
+	finalStage = stages[1][1]
+	assert.NotRegexp(t, `(?m)^USER\b`, df, "Docker actions must run as root")
+	assert.Regexp(t, `(?m)^COPY --from=build /etc/ssl/certs/ca-certificates.crt `, df)
+	assert.Regexp(t, `(?m)^ENTRYPOINT \["/retrieval-gate"\]$`, df)
+
+	var build string
+	sc := bufio.NewScanner(strings.NewReader(df))
+	for sc.Scan() {
+		if line := sc.Text(); strings.HasPrefix(line, "RUN ") && strings.Contains(line, "go build") {
+			build = strings.TrimPrefix(line, "RUN ")
+		}
+	}
+	require.NotEmpty(t, build, "the Dockerfile has a RUN … go build line")
+	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", `-ldflags "-s -w`, "-o /out/retrieval-gate"} {
+		require.Contains(t, build, want)
+	}
+	bin = filepath.Join(dir, "retrieval-gate")
+	build = strings.ReplaceAll(build, "${VERSION}", "e2e-test")
+	build = strings.ReplaceAll(build, "-o /out/retrieval-gate", "-o "+bin)
+	cmd := exec.Command("sh", "-c", build)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s\n%s", build, out)
+	return bin, finalStage
+}
+
+// TestDockerImageBinary builds the binary exactly as the Dockerfile does and checks
+// how it is linked against the Dockerfile's final stage: a static binary may run on
+// scratch or distroless; a dynamically linked one (chroma-go's purego makes a
+// CGO_ENABLED=0 build import glibc's libc/libdl/libpthread) may only need unversioned
+// glibc symbols and needs a glibc image (distroless base or cc). It also checks that
+// the binary is stripped and trimmed, then runs it as the Action runs it: the
+// runner's environment (GITHUB_*, INPUT_*, output and summary files) against a fake
+// GitHub API.
+func TestDockerImageBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin, finalStage := dockerBuild(t, t.TempDir())
+
+	t.Run("linked as the final image allows; stripped, trimmed", func(t *testing.T) {
+		f, err := elf.Open(bin)
+		require.NoError(t, err)
+		defer f.Close()
+		dynamic := false
+		for _, p := range f.Progs {
+			dynamic = dynamic || p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC
+		}
+		libs, err := f.ImportedLibraries()
+		require.NoError(t, err)
+		if dynamic {
+			// purego (via chroma-go) makes a CGO_ENABLED=0 binary import libc and libdl
+			// dynamically: only glibc's own libraries, unversioned, and an image with glibc.
+			assert.Subset(t, []string{"libc.so.6", "libdl.so.2", "libpthread.so.0"}, libs, "only glibc")
+			syms, err := f.ImportedSymbols()
+			require.NoError(t, err)
+			for _, s := range syms {
+				assert.Empty(t, s.Version, "symbol %s needs a glibc version", s.Name)
+			}
+			assert.Regexp(t, `^gcr\.io/distroless/(base|cc)-`, finalStage, "a dynamically linked binary needs glibc in the image: not scratch nor distroless/static")
+		} else {
+			assert.Empty(t, libs)
+			assert.Regexp(t, `^(scratch|gcr\.io/distroless/)`, finalStage)
+		}
+		assert.Nil(t, f.Section(".symtab"), "-s strips the symbol table")
+		assert.Nil(t, f.Section(".debug_info"), "-w drops DWARF")
+		data, err := os.ReadFile(bin)
+		require.NoError(t, err)
+		assert.False(t, bytes.Contains(data, []byte(repoRoot(t)+"/cli")), "-trimpath keeps build paths out")
+		out, err := exec.Command(bin, "--version").CombinedOutput()
+		require.NoError(t, err)
+		assert.Equal(t, "retrieval-gate e2e-test\n", string(out))
+	})
+
+	root := repoRoot(t)
+	const token = "ghs_E2EtokenDoNotPrint0123456789abcd"
+	type run struct {
+		code           int
+		stdout, stderr string
+		outputs        map[string]string
+		summary        string
+	}
+	// action runs the binary in a fresh runner environment.
+	action := func(t *testing.T, apiURL, event, payload string, inputs map[string]string, args ...string) run {
+		t.Helper()
+		dir := t.TempDir()
+		files := map[string]string{"event": filepath.Join(dir, "event.json"), "output": filepath.Join(dir, "output"), "summary": filepath.Join(dir, "summary")}
+		require.NoError(t, os.WriteFile(files["event"], []byte(payload), 0o644))
+		require.NoError(t, os.WriteFile(files["output"], nil, 0o644))
+		require.NoError(t, os.WriteFile(files["summary"], nil, 0o644))
+		env := []string{
+			"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "CI=true",
+			"GITHUB_ACTIONS=true", "GITHUB_API_URL=" + apiURL, "GITHUB_SERVER_URL=https://github.com",
+			"GITHUB_REPOSITORY=octo/repo", "GITHUB_EVENT_NAME=" + event, "GITHUB_EVENT_PATH=" + files["event"],
+			"GITHUB_WORKSPACE=" + root, "GITHUB_OUTPUT=" + files["output"], "GITHUB_STEP_SUMMARY=" + files["summary"],
+			"GITHUB_RUN_ID=99", "RUNNER_TEMP=" + dir,
+		}
+		// action.yml's defaults, as the runner passes them.
+		all := map[string]string{
+			"cases": "testdata/demo/cases.jsonl", "kb": "testdata/demo/kb", "k": "5", "min-hit": "", "min-recall": "",
+			"reference-locale": "en", "comment": "auto", "comment-key": "default", "github-token": token,
+			"json": filepath.Join(dir, "agg.json"), "markdown": "", "cases-out": "", "pr": "",
+		}
+		for k, v := range inputs {
+			all[k] = v
+		}
+		for k, v := range all {
+			env = append(env, "INPUT_"+strings.ToUpper(k)+"="+v)
+		}
+		cmd := exec.Command(bin, append([]string{"check"}, args...)...)
+		cmd.Dir = root
+		cmd.Env = env
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		r := run{code: code, stdout: stdout.String(), stderr: stderr.String(), outputs: map[string]string{}}
+		data, err := os.ReadFile(files["output"])
+		require.NoError(t, err)
+		for _, m := range regexp.MustCompile(`(?m)^([a-z]+)<<(\S+)\n((?s:.*?))\n(\S+)$`).FindAllStringSubmatch(string(data), -1) {
+			r.outputs[m[1]] = m[3]
+		}
+		sum, err := os.ReadFile(files["summary"])
+		require.NoError(t, err)
+		r.summary = string(sum)
+		for name, text := range map[string]string{"stderr": r.stderr, "outputs": string(data), "summary": r.summary,
+			"stdout without ::add-mask::": strings.ReplaceAll(r.stdout, "::add-mask::"+token+"\n", "")} {
+			assert.NotContains(t, text, token, "the token leaked into %s", name)
+		}
+		assert.Equal(t, 1, strings.Count(r.stdout, "::add-mask::"+token+"\n"), "the token is masked")
+		return r
+	}
+
+	t.Run("PR run creates the comment, the next run updates it", func(t *testing.T) {
+		srv := githubtest.New("octo", "repo", token, 5)
+		defer srv.Close()
+		r := action(t, srv.APIURL(), "pull_request", prEvent(5, "octo/repo"), nil)
+		require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+		assert.Equal(t, "pass", r.outputs["verdict"])
+		assert.Equal(t, "132", r.outputs["n"])
+		assert.Regexp(t, `^0\.7[0-9]+$`, r.outputs["hit"])
+		assert.NotEmpty(t, r.outputs["recall"])
+		assert.NotEmpty(t, r.outputs["ndcg"])
+		require.NotEmpty(t, r.outputs["json"])
+		var agg map[string]any
+		data, err := os.ReadFile(r.outputs["json"])
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(data, &agg))
+		assert.Equal(t, "pass", agg["verdict"])
+		assert.True(t, strings.HasPrefix(r.summary, "<!-- retrieval-gate:default -->\n"))
+		assert.Contains(t, r.stderr, "PR comment created")
+		cs := srv.Comments(5)
+		require.Len(t, cs, 1)
+		assert.True(t, strings.HasPrefix(cs[0].Body, "<!-- retrieval-gate:default -->\n"))
+		assert.Contains(t, cs[0].Body, "[workflow run](https://github.com/octo/repo/actions/runs/99)")
+
+		r = action(t, srv.APIURL(), "pull_request", prEvent(5, "octo/repo"), map[string]string{"min-hit": "0.9"})
+		assert.Equal(t, 1, r.code, "the floor fails the gate")
+		assert.Contains(t, r.stderr, "PR comment updated")
+		cs2 := srv.Comments(5)
+		require.Len(t, cs2, 1)
+		assert.Equal(t, cs[0].ID, cs2[0].ID)
+		assert.NotEqual(t, cs[0].Body, cs2[0].Body)
+
+		r = action(t, srv.APIURL(), "pull_request", prEvent(5, "octo/repo"), map[string]string{"comment-key": "nightly"})
+		assert.Equal(t, 0, r.code)
+		assert.Len(t, srv.Comments(5), 2, "another key, another comment")
+	})
+
+	t.Run("broken dataset: exit 1, annotations relative to the workspace", func(t *testing.T) {
+		srv := githubtest.New("octo", "repo", token, 5)
+		defer srv.Close()
+		r := action(t, srv.APIURL(), "pull_request", prEvent(5, "octo/repo"), map[string]string{"cases": filepath.Join(root, "testdata/demo/broken/cases.jsonl")})
+		assert.Equal(t, 1, r.code)
+		assert.Equal(t, "fail", r.outputs["verdict"])
+		assert.Regexp(t, `(?m)^::error file=testdata/demo/broken/cases\.jsonl,line=[0-9]+,title=retrieval-gate%3A dataset integrity::case `, r.stdout)
+		require.Len(t, srv.Comments(5), 1)
+		assert.Contains(t, srv.Comments(5)[0].Body, "fail")
+	})
+
+	t.Run("read-only token: 403 warns, exit code and summary unchanged", func(t *testing.T) {
+		srv := githubtest.New("octo", "repo", token, 5)
+		defer srv.Close()
+		srv.ReadOnly = true
+		r := action(t, srv.APIURL(), "pull_request", prEvent(5, "octo/repo"), nil)
+		assert.Equal(t, 0, r.code)
+		assert.Contains(t, r.stdout, "::warning::retrieval-gate could not post the PR comment")
+		assert.Contains(t, r.stdout, "workflow_run")
+		assert.Contains(t, r.summary, "<!-- retrieval-gate:default -->")
+		assert.Equal(t, "pass", r.outputs["verdict"])
+	})
+
+	t.Run("fork PR: no API call, a notice, the summary", func(t *testing.T) {
+		srv := githubtest.New("octo", "repo", token, 5)
+		defer srv.Close()
+		r := action(t, srv.APIURL(), "pull_request", prEvent(5, "someone/fork"), nil)
+		assert.Equal(t, 0, r.code)
+		assert.Empty(t, srv.Requests())
+		assert.Contains(t, r.stdout, "::notice::retrieval-gate: no PR comment: this pull request comes from a fork (someone/fork)")
+		assert.Contains(t, r.summary, "<!-- retrieval-gate:default -->")
+	})
+
+	t.Run("502 on create, then success: one comment", func(t *testing.T) {
+		srv := githubtest.New("octo", "repo", token, 5)
+		defer srv.Close()
+		srv.Queue(githubtest.ServerError(http.MethodPost, 502))
+		r := action(t, srv.APIURL(), "pull_request_target", prEvent(5, "someone/fork"), nil)
+		assert.Equal(t, 0, r.code)
+		assert.Len(t, srv.Comments(5), 1)
+	})
+
+	t.Run("API unreachable: warning, exit code unchanged", func(t *testing.T) {
+		srv := githubtest.New("octo", "repo", token, 5)
+		url := srv.APIURL()
+		srv.Close()
+		r := action(t, url, "pull_request", prEvent(5, "octo/repo"), nil)
+		assert.Equal(t, 0, r.code)
+		assert.Contains(t, r.stdout, "::warning::retrieval-gate could not post the PR comment")
+		assert.Contains(t, r.summary, "<!-- retrieval-gate:default -->")
+	})
+
+	t.Run("a report over 65,536 characters: the comment lists fewer cases and says so", func(t *testing.T) {
+		srv := githubtest.New("octo", "repo", token, 5)
+		defer srv.Close()
+		dir := t.TempDir()
+		var b strings.Builder
+		for i := 0; i < 1000; i++ {
+			fmt.Fprintf(&b, `{"id": "miss-%04d", "locale": "en", "query": "%s", "must_cite_one_of": ["en-refunds"], "retrieved": ["en-invoices"]}`+"\n",
+				i, strings.Repeat("why is my long question not answered ", 12))
+		}
+		cases := filepath.Join(dir, "cases.jsonl")
+		require.NoError(t, os.WriteFile(cases, []byte(b.String()), 0o644))
+		r := action(t, srv.APIURL(), "pull_request", prEvent(5, "octo/repo"), map[string]string{"cases": cases})
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Greater(t, len(r.summary), githubtest.MaxBody, "the summary has the whole report")
+		cs := srv.Comments(5)
+		require.Len(t, cs, 1)
+		assert.LessOrEqual(t, len(cs[0].Body), githubtest.MaxBody)
+		assert.True(t, strings.HasPrefix(cs[0].Body, "<!-- retrieval-gate:default -->\n"))
+		assert.Contains(t, cs[0].Body, "more not shown")
+		assert.Contains(t, cs[0].Body, "This comment was shortened to fit GitHub's 65,536-character comment limit")
+	})
+
+	t.Run("flags win over inputs; --pr on a push", func(t *testing.T) {
+		srv := githubtest.New("octo", "repo", token, 8)
+		defer srv.Close()
+		r := action(t, srv.APIURL(), "push", `{"ref":"refs/heads/main"}`, map[string]string{"comment": "never", "pr": "8"}, "--comment", "always")
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Len(t, srv.Comments(8), 1)
+		assert.Equal(t, fmt.Sprint(8), fmt.Sprint(srv.Comments(8)[0].PR))
+	})
+}
+
+// actionlint runs the actionlint that .ci/run builds (.bin/actionlint), or the one
+// pinned in tools/go.mod.
+func actionlint(t *testing.T, dir string, files ...string) (string, error) {
+	t.Helper()
+	root := repoRoot(t)
+	var cmd *exec.Cmd
+	if bin := filepath.Join(root, ".bin", "actionlint"); fileExists(bin) {
+		cmd = exec.Command(bin, files...)
+	} else {
+		cmd = exec.Command("go", append([]string{"tool", "-modfile=" + filepath.Join(root, "tools", "go.mod"), "actionlint"}, files...)...)
+	}
+	cmd.Dir = dir
+	// actionlint reports on stdout; stderr carries the go command's own lines
+	// ("go: downloading ...") on a cold module cache, which are not findings.
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return string(out) + stderr.String(), err
+	}
+	return string(out), nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// TestREADMEWorkflows lints the workflows the README's Action section offers to copy,
+// and this repository's own, with actionlint (and its shellcheck pass).
+func TestREADMEWorkflows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs actionlint")
+	}
+	root := repoRoot(t)
+	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	readme := string(data)
+	from, to := strings.Index(readme, "<!-- section:action -->"), strings.Index(readme, "<!-- /section:action -->")
+	require.True(t, from >= 0 && to > from, "README has the action section")
+	section := readme[from:to]
+
+	// A scratch repository, so `uses: ./` resolves against this action.yml.
+	dir := t.TempDir()
+	wf := filepath.Join(dir, ".github", "workflows")
+	require.NoError(t, os.MkdirAll(wf, 0o755))
+	require.NoError(t, exec.Command("git", "init", "-q", dir).Run())
+	var files []string
+	for i, m := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(section, -1) {
+		if !strings.Contains(m[1], "\njobs:") {
+			continue
+		}
+		f := filepath.Join(wf, fmt.Sprintf("readme-%d.yml", i))
+		require.NoError(t, os.WriteFile(f, []byte(m[1]), 0o644))
+		files = append(files, f)
+	}
+	require.GreaterOrEqual(t, len(files), 3, "the basic workflow and the two of the fork setup")
+	own, err := filepath.Glob(filepath.Join(root, ".github", "workflows", "*.yml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, own)
+	for _, f := range own {
+		files = append(files, f)
+	}
+	out, err := actionlint(t, root, files...)
+	assert.NoError(t, err, out)
+	assert.Empty(t, out)
+}

@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/report"
+)
+
+// CheckCommand is `retrieval-gate check`: score each case, aggregate, enforce
+// the gates, write the reports.
+type CheckCommand struct{}
+
+func (c *CheckCommand) Name() string { return "check" }
+func (c *CheckCommand) Synopsis() string {
+	return "score retrieval per case, aggregate, enforce the gates, write reports"
+}
+
+// checkOptions are the parsed and validated flags of check.
+type checkOptions struct {
+	cases, kb                      string
+	k                              int
+	minHit, minRecall              gate.Floor
+	referenceLocale                string
+	jsonOut, markdownOut, casesOut string
+	comment, commentKey            string
+	action                         actionFlags // --pr; GitHub glue in actions.go
+}
+
+func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
+	fs := newFlagSet(env, "check")
+	o := &checkOptions{}
+	var minHit, minRecall string
+	fs.StringVar(&o.cases, "cases", "", "cases JSONL (required; - reads standard input)")
+	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
+	fs.IntVar(&o.k, "k", 5, "the retrieval top-k (≥ 1)")
+	fs.StringVar(&minHit, "min-hit", "", "floor on the overall mean hit@k, in [0,1]; none or empty is off")
+	fs.StringVar(&minRecall, "min-recall", "", "floor on the overall mean recall@k, in [0,1]; none or empty is off")
+	fs.StringVar(&o.referenceLocale, "reference-locale", "en", "locale the deltas are taken against")
+	fs.StringVar(&o.jsonOut, "json", "", "write the aggregates as JSON to `FILE`")
+	fs.StringVar(&o.markdownOut, "markdown", "", "write the Markdown report (the PR comment body) to `FILE`")
+	fs.StringVar(&o.casesOut, "cases-out", "", "write per-case scores as JSONL to `FILE`")
+	fs.StringVar(&o.comment, "comment", commentAuto, "PR comment: auto, always or never")
+	fs.StringVar(&o.commentKey, "comment-key", "default", "key of the PR comment, so several gates keep one comment each")
+	o.action.register(fs)
+	if err := parseFlags(fs, env, args); err != nil {
+		return nil, err
+	}
+	if o.cases == "" {
+		return nil, usagef("check: --cases is required")
+	}
+	if o.kb == "" {
+		return nil, usagef("check: --kb is required")
+	}
+	if o.k < 1 {
+		return nil, usagef("check: --k must be at least 1, got %d", o.k)
+	}
+	var err error
+	if o.minHit, err = gate.ParseFloor(minHit); err != nil {
+		return nil, usagef("check: --min-hit: %v", err)
+	}
+	if o.minRecall, err = gate.ParseFloor(minRecall); err != nil {
+		return nil, usagef("check: --min-recall: %v", err)
+	}
+	if err := validCommentMode(o.comment); err != nil {
+		return nil, usagef("check: %v", err)
+	}
+	if !report.ValidCommentKey(o.commentKey) {
+		return nil, usagef("check: --comment-key must be 1-100 characters of A-Z a-z 0-9 . _ / -, got %q", o.commentKey)
+	}
+	outs := map[string]string{}
+	for _, out := range []struct{ flag, path string }{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}} {
+		if out.path == "" {
+			continue
+		}
+		if o.cases != "-" && samePath(out.path, o.cases) {
+			return nil, usagef("check: --%s %s would overwrite the input --cases", out.flag, out.path)
+		}
+		if prev, dup := outs[filepath.Clean(out.path)]; dup {
+			return nil, usagef("check: --%s and --%s name the same file %s", prev, out.flag, out.path)
+		}
+		outs[filepath.Clean(out.path)] = out.flag
+	}
+	return o, nil
+}
+
+func samePath(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+func (c *CheckCommand) Run(ctx context.Context, env *Env, args []string) error {
+	o, err := c.parse(env, args)
+	if err != nil {
+		return err
+	}
+	kb, err := dataset.LoadKB(o.kb)
+	if err != nil {
+		return err
+	}
+	res, err := scoreCases(ctx, env, o, kb)
+	if err != nil {
+		return err
+	}
+
+	// All reports are written, whatever the verdict.
+	if o.jsonOut != "" {
+		if err := atomicfile.Write(o.jsonOut, func(w io.Writer) error { return report.WriteJSON(w, res) }); err != nil {
+			return err
+		}
+	}
+	if o.markdownOut != "" {
+		md := report.Markdown(res, report.MarkdownOptions{Key: o.commentKey})
+		if err := atomicfile.WriteBytes(o.markdownOut, []byte(md)); err != nil {
+			return err
+		}
+	}
+	if err := report.WriteText(env.Stdout, res); err != nil {
+		return fmt.Errorf("failed to write the report: %w", err)
+	}
+	if u := res.Integrity.Unknown; u.Entries > 0 {
+		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: %d retrieved entries in %d cases are not cards of the knowledge base (stale index?)\n", u.Entries, u.Cases)
+	}
+	// GitHub (cli/actions.go): outputs, annotations, job summary, PR comment. Its
+	// failures are warnings; the exit code reflects only the gates.
+	publish(ctx, env, checkPublication(res, o.commentKey, o.comment, o.jsonOut, o.action))
+
+	if failed := res.Failed(); len(failed) > 0 {
+		return &GateError{Failed: failed}
+	}
+	return nil
+}
+
+// scoreCases streams the cases: workers score each case in parallel, emit
+// aggregates them in file order and writes --cases-out. On an input error no
+// --cases-out file is left.
+func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *dataset.KB) (*gate.Result, error) {
+	var in io.Reader = env.Stdin
+	name := "stdin"
+	if o.cases != "-" {
+		f, err := os.Open(o.cases)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read cases: %w", err)
+		}
+		defer f.Close()
+		in, name = f, o.cases
+	}
+	scorer := &gate.Scorer{KB: kb, K: o.k}
+	acc := gate.NewAccumulator()
+	run := func(out io.Writer) error {
+		work := func(cs *dataset.Case) (gate.CaseResult, error) {
+			var r gate.CaseResult
+			err := scorer.ScoreInto(cs, &r)
+			if err == nil && out != nil {
+				r.Out = appendLine(cs, &r)
+			}
+			return r, err
+		}
+		emit := func(r gate.CaseResult) error {
+			if out != nil {
+				if _, err := out.Write(r.Out); err != nil {
+					return err
+				}
+			}
+			return acc.Add(&r)
+		}
+		return dataset.MapCases(ctx, in, name, 0, work, emit)
+	}
+	var err error
+	if o.casesOut != "" {
+		err = atomicfile.Write(o.casesOut, func(w io.Writer) error {
+			aw := newAsyncWriter(w)
+			err := run(aw)
+			if cerr := aw.Close(); err == nil {
+				err = cerr
+			}
+			return err
+		})
+	} else {
+		err = run(nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return acc.Result(gate.Config{
+		K: o.k, ReferenceLocale: o.referenceLocale, MinHit: o.minHit, MinRecall: o.minRecall, KBCards: kb.Len(),
+	}), nil
+}
+
+// lineChunk is a block that --cases-out lines are carved from, so a million
+// lines cost a few hundred allocations instead of a million. A line is never
+// written after it is handed out (later lines are appended past its end).
+type lineChunk struct{ buf []byte }
+
+const lineChunkSize = 64 << 10
+
+var lineChunks = sync.Pool{New: func() any { return &lineChunk{} }}
+
+// appendLine renders the --cases-out line of one case into a pooled chunk.
+func appendLine(c *dataset.Case, r *gate.CaseResult) []byte {
+	ch := lineChunks.Get().(*lineChunk)
+	if cap(ch.buf)-len(ch.buf) < 4<<10 {
+		ch.buf = make([]byte, 0, lineChunkSize)
+	}
+	start := len(ch.buf)
+	ch.buf = report.AppendCaseLine(ch.buf, c, r)
+	line := ch.buf[start:len(ch.buf):len(ch.buf)]
+	lineChunks.Put(ch)
+	return line
+}
+
+// asyncWriter hands full 1 MiB buffers to a goroutine that writes them, so the
+// single goroutine that emits results in file order never waits on write
+// system calls. Close flushes, waits and returns the first write error.
+type asyncWriter struct {
+	buf  []byte
+	full chan []byte
+	free chan []byte
+	done chan error
+	// failed holds the writer's first error, so Write stops the stream early.
+	failed atomic.Pointer[error]
+}
+
+const asyncBufSize = 1 << 20
+
+func newAsyncWriter(w io.Writer) *asyncWriter {
+	a := &asyncWriter{
+		buf:  make([]byte, 0, asyncBufSize),
+		full: make(chan []byte, 4),
+		free: make(chan []byte, 5),
+		done: make(chan error, 1),
+	}
+	go func() {
+		var err error
+		for b := range a.full {
+			if err == nil {
+				if _, err = w.Write(b); err != nil {
+					a.failed.Store(&err)
+				}
+			}
+			select { // recycle; never block (a spare buffer is simply dropped)
+			case a.free <- b[:0]:
+			default:
+			}
+		}
+		a.done <- err
+	}()
+	return a
+}
+
+func (a *asyncWriter) Write(p []byte) (int, error) {
+	if e := a.failed.Load(); e != nil {
+		return 0, *e // stop the stream early (e.g. disk full); Close reports it too
+	}
+	if len(a.buf)+len(p) > cap(a.buf) && len(a.buf) > 0 {
+		a.full <- a.buf
+		select {
+		case a.buf = <-a.free:
+		default:
+			a.buf = make([]byte, 0, max(asyncBufSize, len(p)))
+		}
+	}
+	a.buf = append(a.buf, p...)
+	return len(p), nil
+}
+
+// Close writes what is buffered, stops the goroutine and returns its first error.
+func (a *asyncWriter) Close() error {
+	if len(a.buf) > 0 {
+		a.full <- a.buf
+		a.buf = nil
+	}
+	close(a.full)
+	return <-a.done
+}

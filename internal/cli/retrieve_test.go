@@ -1,0 +1,251 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	v2 "github.com/amikos-tech/chroma-go/pkg/api/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/rerank/reranktest"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma/chromatest"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer and a concurrent reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func retrieveEnv(stderr *syncBuffer, vars map[string]string) *Env {
+	return &Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: stderr, Getenv: func(k string) string { return vars[k] }}
+}
+
+// writeBigKB writes a JSONL KB of n cards (one chunk each) and one case.
+func writeBigKB(t *testing.T, dir string, n int) (kb, cases string) {
+	t.Helper()
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, `{"id": "card-%d", "locale": "en", "title": "Card %d", "text": "word%d alpha beta gamma %d"}`+"\n", i, i, i%97, i)
+	}
+	kb = filepath.Join(dir, "kb.jsonl")
+	require.NoError(t, os.WriteFile(kb, []byte(b.String()), 0o644))
+	cases = filepath.Join(dir, "cases.jsonl")
+	require.NoError(t, os.WriteFile(cases, []byte(`{"id": "q", "locale": "en", "query": "word5 alpha", "must_cite_one_of": ["card-5"]}`+"\n"), 0o644))
+	return kb, cases
+}
+
+var tmpName = regexp.MustCompile(`retrieval-gate-tmp-[a-z0-9-]+`)
+
+// Ctrl-C during a Chroma ingest: the command stops, leaves no output and deletes
+// its temporary collection.
+func TestRetrieveCancelDeletesTemporaryCollection(t *testing.T) {
+	url := chromatest.URL(t)
+	dir := t.TempDir()
+	kb, cases := writeBigKB(t, dir, 30000)
+	out := filepath.Join(dir, "out.jsonl")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- (&RetrieveCommand{}).Run(ctx, retrieveEnv(&stderr, nil), []string{
+			"--kb", kb, "--cases", cases, "--out", out, "--chroma-url", url, "--strategy", "dense"})
+	}()
+	// Wait until the collection exists and the ingest is under way, then cancel.
+	deadline := time.Now().Add(60 * time.Second)
+	var name string
+	for time.Now().Before(deadline) && name == "" {
+		name = tmpName.FindString(stderr.String())
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NotEmpty(t, name, "stderr: %s", stderr.String())
+	require.Contains(t, chromatest.Collections(t, url), name)
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, ExitInput, ExitCode(err))
+	case <-time.After(30 * time.Second):
+		t.Fatal("retrieve did not stop after cancellation")
+	}
+	assert.NotContains(t, chromatest.Collections(t, url), name, "temporary collection deleted after Ctrl-C")
+	assert.NoFileExists(t, out)
+}
+
+// A named collection is built once, then reused by the next run.
+func TestRetrieveNamedCollectionReused(t *testing.T) {
+	url := chromatest.URL(t)
+	dir := t.TempDir()
+	kb, cases := writeBigKB(t, dir, 200)
+	name := fmt.Sprintf("retrieval-gate-cli-test-%d", time.Now().UnixNano())
+	run := func() string {
+		var stderr syncBuffer
+		err := (&RetrieveCommand{}).Run(context.Background(), retrieveEnv(&stderr, map[string]string{"CHROMA_URL": url}), []string{
+			"--kb", kb, "--cases", cases, "--out", filepath.Join(dir, "out.jsonl"), "--store", "chroma", "--collection", name, "--k", "3"})
+		require.NoError(t, err, stderr.String())
+		return stderr.String()
+	}
+	assert.Contains(t, run(), "(re)building collection "+name)
+	assert.Contains(t, run(), "reusing collection "+name)
+	out, err := os.ReadFile(filepath.Join(dir, "out.jsonl"))
+	require.NoError(t, err)
+	// Cards 5, 102 and 199 all hold "word5 alpha" and tie: they come in chunk id order.
+	assert.Contains(t, string(out), `"retrieved": [{"id": "card-102#c1", "parent_id": "card-102", "score": 0.0327869}, {"id": "card-199#c1", "parent_id": "card-199", "score": 0.0322581}, {"id": "card-5#c1", "parent_id": "card-5", "score": 0.031746}]`)
+	assert.Contains(t, string(out), `"retrieval": {"strategy": "hybrid", "store": "chroma", "embedder": "hash", "k": 3}`)
+	c, err := v2.NewHTTPClient(v2.WithBaseURL(url))
+	require.NoError(t, err)
+	require.NoError(t, c.DeleteCollection(context.Background(), name))
+	_ = c.Close()
+}
+
+// The openai embedder and the reranker through the command, against servers
+// speaking their protocols; the API key never appears in the output.
+func TestRetrieveOpenAIEmbedderAndReranker(t *testing.T) {
+	var embedReqs, rerankReqs int
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch r.URL.Path {
+		case "/v1/embeddings":
+			embedReqs++
+			if r.Header.Get("Authorization") != "Bearer sk-secret-123" {
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+			var req struct {
+				Model string   `json:"model"`
+				Input []string `json:"input"`
+			}
+			require.NoError(t, json.NewDecoder(r.Body).Decode(&req))
+			assert.Equal(t, "BAAI/bge-small-en-v1.5", req.Model)
+			type item struct {
+				Index     int       `json:"index"`
+				Embedding []float32 `json:"embedding"`
+			}
+			var data []item
+			for i, s := range req.Input {
+				// A toy 2-d "semantic" space: refunds vs passwords.
+				v := []float32{0.1, 0.1}
+				if strings.Contains(strings.ToLower(s), "refund") || strings.Contains(s, "money back") {
+					v[0] = 1
+				}
+				if strings.Contains(strings.ToLower(s), "password") {
+					v[1] = 1
+				}
+				data = append(data, item{i, v})
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+		case "/rerank":
+			rerankReqs++
+			reranktest.Handler(0, func(_, text string) float64 { return float64(len(text)) / 1000 })(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	kb := filepath.Join(dir, "kb.jsonl")
+	require.NoError(t, os.WriteFile(kb, []byte(`{"id": "refunds", "locale": "en", "text": "Refund policy: 14 days."}
+{"id": "password", "locale": "en", "text": "Reset your password from the sign-in page, it takes a minute."}
+`), 0o644))
+	cases := filepath.Join(dir, "cases.jsonl")
+	require.NoError(t, os.WriteFile(cases, []byte(`{"id": "q", "locale": "en", "query": "I want my money back"}`+"\n"), 0o644))
+	out := filepath.Join(dir, "out.jsonl")
+	var stderr syncBuffer
+	env := retrieveEnv(&stderr, map[string]string{"OPENAI_API_KEY": "sk-secret-123"})
+	args := []string{"--kb", kb, "--cases", cases, "--out", out, "--embedder", "openai",
+		"--embedder-url", srv.URL + "/v1", "--embedder-model", "BAAI/bge-small-en-v1.5", "--strategy", "dense", "--k", "2"}
+	require.NoError(t, (&RetrieveCommand{}).Run(context.Background(), env, args), stderr.String())
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Regexp(t, `"retrieved": \[\{"id": "refunds#c1", "parent_id": "refunds", "score": [0-9.]+\}, \{"id": "password#c1"`, string(b))
+	assert.Contains(t, string(b), `"embedder": "openai"`)
+
+	// With the reranker (longer texts score higher in this toy), the order flips.
+	require.NoError(t, (&RetrieveCommand{}).Run(context.Background(), env, append(args, "--rerank-url", srv.URL)), stderr.String())
+	b, err = os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Regexp(t, `"retrieved": \[\{"id": "password#c1", "parent_id": "password", "score": 0\.0[0-9]+\}, \{"id": "refunds#c1"`, string(b))
+	assert.Equal(t, 1, rerankReqs)
+	assert.GreaterOrEqual(t, embedReqs, 4)
+
+	// A wrong key: a clear error, no key in it, no output.
+	require.NoError(t, os.Remove(out))
+	env = retrieveEnv(&stderr, map[string]string{"OPENAI_API_KEY": "sk-wrong-456"})
+	err = (&RetrieveCommand{}).Run(context.Background(), env, args)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "HTTP 401")
+	assert.NotContains(t, err.Error()+stderr.String(), "sk-wrong-456")
+	assert.NotContains(t, err.Error()+stderr.String(), "sk-secret-123")
+	assert.NoFileExists(t, out)
+}
+
+// An ingest that fails (here: the embedding server rejects the request) still
+// deletes the temporary collection, and writes nothing.
+func TestRetrieveErrorDeletesTemporaryCollection(t *testing.T) {
+	url := chromatest.URL(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error": {"message": "model not loaded"}}`, http.StatusBadRequest)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	kb, cases := writeBigKB(t, dir, 10)
+	out := filepath.Join(dir, "out.jsonl")
+	var stderr syncBuffer
+	err := (&RetrieveCommand{}).Run(context.Background(), retrieveEnv(&stderr, nil), []string{
+		"--kb", kb, "--cases", cases, "--out", out, "--chroma-url", url,
+		"--embedder", "openai", "--embedder-url", srv.URL, "--embedder-model", "bge"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "HTTP 400")
+	assert.Equal(t, ExitInput, ExitCode(err))
+	name := tmpName.FindString(stderr.String())
+	require.NotEmpty(t, name, "stderr: %s", stderr.String())
+	assert.Contains(t, stderr.String(), "temporary collection "+name+" deleted")
+	assert.NotContains(t, chromatest.Collections(t, url), name, "temporary collection deleted after an error")
+	assert.NoFileExists(t, out)
+}
+
+// Outside a terminal, ingest progress is a plain stderr line at most every 5
+// seconds (CI logs), never one per batch.
+func TestProgressLinesInLogs(t *testing.T) {
+	var stderr bytes.Buffer
+	p := newProgress(&Env{Stderr: &stderr}, "retrieve: indexing chunks", 1000)
+	p.update(256, 1000)
+	assert.Empty(t, stderr.String(), "nothing within the first 5 seconds")
+	p.last = time.Now().Add(-6 * time.Second)
+	p.update(512, 1000)
+	p.update(768, 1000)
+	assert.Equal(t, "retrieve: indexing chunks: 512/1000 (51%)\n", stderr.String())
+	p.last = time.Now().Add(-6 * time.Second)
+	p.update(1000, 1000)
+	p.finish()
+	assert.Equal(t, "retrieve: indexing chunks: 512/1000 (51%)\n", stderr.String(), "no line for the end: the summary line follows")
+}

@@ -1,0 +1,599 @@
+// Package compare compares retrieval strategies on graded relevance judgments:
+// per-query metrics of every run, their means with bootstrap CIs, paired
+// comparisons against a baseline (bootstrap CI of the difference, sign-flip
+// randomization test, Holm correction), a recommendation and a short diagnosis.
+// It reads nothing and writes nothing: dataset reads, report renders.
+package compare
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+)
+
+// Schema is the JSON schema name of the comparison report.
+const Schema = "retrieval-gate/compare@1"
+
+// NoClearWinner is the recommendation when the best two strategies are not
+// separated by a significant difference in dcg_at_k.
+const NoClearWinner = "no clear winner"
+
+// Alpha is the significance level, applied after the Holm correction.
+const Alpha = 0.05
+
+// Handful is how many best and worst queries are listed per strategy.
+const Handful = 5
+
+// Options are the comparison settings (the command's flags).
+type Options struct {
+	K             int
+	Gain          metrics.Gain
+	RelevantLevel int
+	Baseline      string // empty: the first run
+	Resamples     int
+	Seed          uint64
+}
+
+// Input is one named run.
+type Input struct {
+	Name string
+	Run  *dataset.Run
+}
+
+// Strategy is the evaluation of one run.
+type Strategy struct {
+	Name    string
+	File    string
+	N       int // evaluated queries (judged, with a relevant document)
+	Missing int // evaluated queries absent from the run (scored 0)
+	// RunQueries is the number of queries in the run; NotJudged of them are
+	// absent from the qrels and ignored.
+	RunQueries, NotJudged int
+	// Values holds the per-query metrics, row-major: Values[i*NumGraded+m] for
+	// the i-th evaluated query (Result.QueryIDs order) and metric m (GradedKeys).
+	Values []float64
+	Means  metrics.Graded
+	CI     [metrics.NumGraded][2]float64
+	// Retrieved counts the documents in the top k of the evaluated queries;
+	// ByLevel[l] those of relevance l (unjudged included in level 0); Unjudged the unjudged ones.
+	Retrieved int
+	ByLevel   [dataset.MaxRelevance + 1]int
+	Unjudged  int
+	// ByPosition[r] is the mean relevance at rank r+1 over the evaluated queries
+	// (a missing result counts 0).
+	ByPosition []float64
+	Failed     []string // evaluated queries whose top-1 result has relevance 0 (or is missing), sorted
+	Best       []string // highest dcg_at_k first, ties by query id
+	Worst      []string // lowest dcg_at_k first, ties by query id
+}
+
+// Distribution returns the fractions of the top-k documents at relevance 3, 2, 1, 0
+// (0 includes unjudged) and the unjudged fraction, in that order.
+func (s *Strategy) Distribution() [5]float64 {
+	var d [5]float64
+	if s.Retrieved == 0 {
+		return d
+	}
+	for l := 0; l <= dataset.MaxRelevance; l++ {
+		d[dataset.MaxRelevance-l] = float64(s.ByLevel[l]) / float64(s.Retrieved)
+	}
+	d[4] = float64(s.Unjudged) / float64(s.Retrieved)
+	return d
+}
+
+// Paired is the comparison of one strategy with the baseline on one metric.
+type Paired struct {
+	Strategy, Baseline string
+	Metric             string
+	Delta              float64    // mean(strategy − baseline)
+	CI                 [2]float64 // paired bootstrap 95% CI of Delta
+	P                  float64    // randomization-test p-value, before correction
+	PHolm              float64    // Holm-adjusted over all comparisons
+	Significant        bool       // PHolm < Alpha
+}
+
+// Result is a whole comparison.
+type Result struct {
+	Options
+	Judged       int      // queries in the qrels
+	QueryIDs     []string // evaluated queries (with a relevant document), sorted
+	Strategies   []Strategy
+	Paired       []Paired
+	Recommended  string  // a strategy name or NoClearWinner
+	Leader       *Paired // best vs runner-up on dcg_at_k (nil with one strategy)
+	Exact        bool    // Monte Carlo resampling (false: large-sample approximation)
+	Diagnosis    []string
+	NotEvaluated int // judged queries without a relevant document, excluded from every mean
+}
+
+// N is the number of evaluated queries.
+func (r *Result) N() int { return len(r.QueryIDs) }
+
+// StrategyIndex returns the index of the named strategy, or -1.
+func (r *Result) StrategyIndex(name string) int {
+	for i := range r.Strategies {
+		if r.Strategies[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Run compares the runs on the qrels.
+func Run(q *dataset.Qrels, runs []Input, opt Options) (*Result, error) {
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("no run to compare")
+	}
+	if opt.K < 1 {
+		return nil, fmt.Errorf("k must be at least 1")
+	}
+	if opt.Baseline == "" {
+		opt.Baseline = runs[0].Name
+	}
+	res := &Result{Options: opt, Judged: q.NumQueries()}
+	// Evaluated queries: judged with at least one relevant document, by id.
+	var eval []int
+	for i := range q.NumQueries() {
+		lv := q.Levels(i)
+		if metrics.NumRelevant(lv[:], opt.RelevantLevel) > 0 {
+			eval = append(eval, i)
+		}
+	}
+	slices.SortFunc(eval, func(a, b int) int { return strings.Compare(q.QueryID(a), q.QueryID(b)) })
+	res.NotEvaluated = q.NumQueries() - len(eval)
+	if len(eval) == 0 {
+		return nil, dataset.Errorf(q.File, 0, "no judged query has a document of relevance >= %d: nothing to evaluate", opt.RelevantLevel)
+	}
+	res.QueryIDs = make([]string, len(eval))
+	for i, qi := range eval {
+		res.QueryIDs[i] = q.QueryID(qi)
+	}
+	seen := map[string]bool{}
+	for _, in := range runs {
+		if seen[in.Name] {
+			return nil, fmt.Errorf("duplicate strategy name %q", in.Name)
+		}
+		seen[in.Name] = true
+		s, err := evaluate(q, in, eval, opt)
+		if err != nil {
+			return nil, err
+		}
+		res.Strategies = append(res.Strategies, s)
+	}
+	if res.StrategyIndex(opt.Baseline) < 0 {
+		return nil, fmt.Errorf("baseline %q is not one of the runs", opt.Baseline)
+	}
+	res.statistics()
+	res.recommend()
+	res.diagnose()
+	return res, nil
+}
+
+func evaluate(q *dataset.Qrels, in Input, eval []int, opt Options) (Strategy, error) {
+	run := in.Run
+	s := Strategy{Name: in.Name, File: run.File, N: len(eval), RunQueries: len(run.Queries)}
+	byQ := make([]int32, q.NumQueries()) // qrels index -> run query, -1 absent
+	for i := range byQ {
+		byQ[i] = -1
+	}
+	common := 0
+	for j, rq := range run.Queries {
+		qi, ok := q.QueryIndex(rq.ID)
+		if !ok {
+			s.NotJudged++
+			continue
+		}
+		byQ[qi] = int32(j)
+		common++
+	}
+	if common == 0 {
+		return s, dataset.Errorf(run.File, 0, "run %q has no query in common with the qrels %s", in.Name, q.File)
+	}
+	k := opt.K
+	const M = metrics.NumGraded
+	s.Values = make([]float64, len(eval)*M)
+	type dq struct {
+		dcg float64
+		i   int
+	}
+	order := make([]dq, len(eval))
+	failed := make([]bool, len(eval))
+	// The queries are scored in fixed parts on parallel goroutines; the parts'
+	// integer counters are summed afterwards, so the result does not depend on scheduling.
+	type counts struct {
+		missing, unjudged, retrieved int
+		byLevel                      [dataset.MaxRelevance + 1]int
+		posSum                       []int
+	}
+	const parts = 8
+	part := make([]counts, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &part[p]
+			c.posSum = make([]int, k)
+			rels := make([]int, 0, k)
+			for i := p * len(eval) / parts; i < (p+1)*len(eval)/parts; i++ {
+				qi := eval[i]
+				rels = rels[:0]
+				if j := byQ[qi]; j < 0 {
+					c.missing++
+				} else {
+					for _, doc := range run.Queries[j].Docs {
+						if len(rels) == k {
+							break
+						}
+						rel, judged := q.Relevance(qi, doc)
+						if !judged {
+							c.unjudged++
+						}
+						c.byLevel[rel]++
+						c.posSum[len(rels)] += rel
+						rels = append(rels, rel)
+					}
+				}
+				c.retrieved += len(rels)
+				lv := q.Levels(qi)
+				g := metrics.GradedAtK(rels, lv[:], k, opt.Gain, opt.RelevantLevel)
+				copy(s.Values[i*M:], g[:])
+				failed[i] = len(rels) == 0 || rels[0] == 0
+				order[i] = dq{g[metrics.GDCG], i}
+			}
+		}()
+	}
+	wg.Wait()
+	posSum := make([]int, k)
+	for _, c := range part {
+		s.Missing += c.missing
+		s.Unjudged += c.unjudged
+		s.Retrieved += c.retrieved
+		for l, v := range c.byLevel {
+			s.ByLevel[l] += v
+		}
+		for r, v := range c.posSum {
+			posSum[r] += v
+		}
+	}
+	for i, f := range failed {
+		if f {
+			s.Failed = append(s.Failed, q.QueryID(eval[i]))
+		}
+	}
+	n := float64(len(eval))
+	for m := range M {
+		sum := 0.0
+		for i := range eval {
+			sum += s.Values[i*M+m]
+		}
+		s.Means[m] = sum / n
+	}
+	s.ByPosition = make([]float64, k)
+	for r := range k {
+		s.ByPosition[r] = float64(posSum[r]) / n
+	}
+	ids := func(xs []dq) []string {
+		out := make([]string, 0, min(Handful, len(xs)))
+		for _, x := range xs[:min(Handful, len(xs))] {
+			out = append(out, q.QueryID(eval[x.i]))
+		}
+		return out
+	}
+	// eval is sorted by id, so a stable sort on dcg breaks ties by query id.
+	slices.SortStableFunc(order, func(a, b dq) int { return cmp.Compare(b.dcg, a.dcg) })
+	s.Best = ids(order)
+	slices.SortStableFunc(order, func(a, b dq) int { return cmp.Compare(a.dcg, b.dcg) })
+	s.Worst = ids(order)
+	return s, nil
+}
+
+// statistics fills the CIs of every mean and the paired comparisons.
+func (r *Result) statistics() {
+	const M = metrics.NumGraded
+	n := r.N()
+	S := len(r.Strategies)
+	base := r.StrategyIndex(r.Baseline)
+	others := make([]int, 0, S-1)
+	for i := range r.Strategies {
+		if i != base {
+			others = append(others, i)
+		}
+	}
+	// Columns of x: every strategy's metrics; of d: every (other − baseline) difference.
+	cols := S * M
+	dcols := len(others) * M
+	x := make([]float64, n*cols)
+	d := make([]float64, n*dcols)
+	for i := range n {
+		for s := range r.Strategies {
+			copy(x[i*cols+s*M:i*cols+(s+1)*M], r.Strategies[s].Values[i*M:(i+1)*M])
+		}
+		for o, s := range others {
+			for m := range M {
+				d[i*dcols+o*M+m] = r.Strategies[s].Values[i*M+m] - r.Strategies[base].Values[i*M+m]
+			}
+		}
+	}
+	r.Exact = metrics.ResamplingIsExact(n, r.Resamples)
+	cis := make([][2]float64, cols+dcols)
+	ps := make([]float64, dcols)
+	if r.Exact {
+		// One index draw per resample for all strategies and metrics; the resampled
+		// mean of a paired difference is the difference of the resampled means.
+		stats := metrics.BootstrapMeans(x, n, cols, r.Resamples, r.Seed)
+		diff := make([]float64, r.Resamples)
+		for o, s := range others {
+			for m := range M {
+				for b := range diff {
+					diff[b] = stats[s*M+m][b] - stats[base*M+m][b]
+				}
+				cis[cols+o*M+m] = metrics.PercentileCI95(diff)
+			}
+		}
+		for c := range cols {
+			cis[c] = metrics.PercentileCI95(stats[c])
+		}
+		if dcols > 0 {
+			ps = metrics.SignFlipPValues(d, n, dcols, r.Resamples, r.Seed)
+		}
+	} else {
+		col := make([]float64, n)
+		for c := range cols {
+			for i := range n {
+				col[i] = x[i*cols+c]
+			}
+			cis[c] = metrics.MeanCI95Normal(col)
+		}
+		for c := range dcols {
+			for i := range n {
+				col[i] = d[i*dcols+c]
+			}
+			cis[cols+c] = metrics.MeanCI95Normal(col)
+			ps[c] = metrics.SignFlipPValueNormal(col, r.Resamples)
+		}
+	}
+	for s := range r.Strategies {
+		for m := range M {
+			r.Strategies[s].CI[m] = cis[s*M+m]
+		}
+	}
+	holm := metrics.Holm(ps)
+	for o, s := range others {
+		for m := range M {
+			c := o*M + m
+			r.Paired = append(r.Paired, Paired{
+				Strategy: r.Strategies[s].Name, Baseline: r.Baseline, Metric: metrics.GradedKeys[m],
+				Delta: r.Strategies[s].Means[m] - r.Strategies[base].Means[m],
+				CI:    cis[cols+c], P: ps[c], PHolm: holm[c], Significant: holm[c] < Alpha,
+			})
+		}
+	}
+}
+
+// pairTest compares strategies a and b (a − b) on metric m. When the pair involves
+// the baseline, the Holm-adjusted comparison already made is returned; otherwise a
+// new test whose p-value is Holm-adjusted as one more member of the family.
+func (r *Result) pairTest(a, b, m int) Paired {
+	const M = metrics.NumGraded
+	A, B := &r.Strategies[a], &r.Strategies[b]
+	for _, p := range r.Paired {
+		if p.Metric != metrics.GradedKeys[m] {
+			continue
+		}
+		if p.Strategy == A.Name && p.Baseline == B.Name {
+			return p
+		}
+		if p.Strategy == B.Name && p.Baseline == A.Name {
+			p.Strategy, p.Baseline = A.Name, B.Name
+			p.Delta = -p.Delta
+			p.CI = [2]float64{-p.CI[1], -p.CI[0]}
+			return p
+		}
+	}
+	n := r.N()
+	d := make([]float64, n)
+	for i := range n {
+		d[i] = A.Values[i*M+m] - B.Values[i*M+m]
+	}
+	out := Paired{Strategy: A.Name, Baseline: B.Name, Metric: metrics.GradedKeys[m], Delta: A.Means[m] - B.Means[m]}
+	if r.Exact {
+		out.CI = metrics.BootstrapMeansCI95(d, n, 1, r.Resamples, r.Seed)[0]
+		out.P = metrics.SignFlipPValues(d, n, 1, r.Resamples, r.Seed)[0]
+	} else {
+		out.CI = metrics.MeanCI95Normal(d)
+		out.P = metrics.SignFlipPValueNormal(d, r.Resamples)
+	}
+	family := make([]float64, 0, len(r.Paired)+1)
+	for _, p := range r.Paired {
+		family = append(family, p.P)
+	}
+	family = append(family, out.P)
+	out.PHolm = metrics.Holm(family)[len(family)-1]
+	out.Significant = out.PHolm < Alpha
+	return out
+}
+
+// ranked returns the strategy indexes by mean dcg_at_k, best first (ties: run order).
+func (r *Result) ranked() []int {
+	idx := make([]int, len(r.Strategies))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		return cmp.Compare(r.Strategies[b].Means[metrics.GDCG], r.Strategies[a].Means[metrics.GDCG])
+	})
+	return idx
+}
+
+// recommend picks the best mean dcg_at_k, or NoClearWinner when the runner-up is
+// not significantly worse.
+func (r *Result) recommend() {
+	rk := r.ranked()
+	if len(rk) == 1 {
+		r.Recommended = r.Strategies[rk[0]].Name
+		return
+	}
+	lead := r.pairTest(rk[0], rk[1], metrics.GDCG)
+	r.Leader = &lead
+	if lead.Significant && lead.Delta > 0 {
+		r.Recommended = r.Strategies[rk[0]].Name
+	} else {
+		r.Recommended = NoClearWinner
+	}
+}
+
+// tokens splits a strategy name into lower-case alphanumeric words.
+func tokens(name string) []string {
+	return strings.FieldsFunc(strings.ToLower(name), func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9')
+	})
+}
+
+func hasToken(name string, words ...string) bool {
+	for _, t := range tokens(name) {
+		for _, w := range words {
+			if t == w {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var (
+	denseWords   = []string{"ann", "knn", "dense", "vector", "vec", "embedding", "embeddings", "semantic"}
+	lexicalWords = []string{"bm25", "lexical", "fulltext", "fts", "keyword", "keywords", "sparse"}
+	hybridWords  = []string{"hybrid", "rrf", "fusion"}
+	rerankWords  = []string{"rr", "ce", "crossencoder"}
+)
+
+// rerankPrefix starts every reranker word: rerank, reranked, reranker, reranking.
+const rerankPrefix = "rerank"
+
+func isRerank(name string) bool {
+	for _, t := range tokens(name) {
+		if strings.HasPrefix(t, rerankPrefix) || slices.Contains(rerankWords, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutRerank is the name's tokens without the reranker words, joined.
+func withoutRerank(name string) string {
+	var keep []string
+	for _, t := range tokens(name) {
+		if strings.HasPrefix(t, rerankPrefix) || slices.Contains(rerankWords, t) || t == "with" || t == "no" || t == "without" {
+			continue
+		}
+		keep = append(keep, t)
+	}
+	return strings.Join(keep, " ")
+}
+
+// diagnose writes the short diagnosis. Strategy kinds are guessed from their
+// names only, and the wording says so.
+func (r *Result) diagnose() {
+	S := len(r.Strategies)
+	say := func(format string, args ...any) { r.Diagnosis = append(r.Diagnosis, fmt.Sprintf(format, args...)) }
+	dcg := metrics.GDCG
+	describe := func(p Paired) string {
+		return fmt.Sprintf("Δ dcg@%d = %+.3f, 95%% CI [%+.3f, %+.3f], Holm p = %s", r.K, p.Delta, p.CI[0], p.CI[1], FormatP(p.PHolm))
+	}
+	kind := func(i int, words []string) bool { return hasToken(r.Strategies[i].Name, words...) }
+	// Hybrid against dense (ANN) and against lexical, with the same reranking.
+	for h := range S {
+		if !kind(h, hybridWords) {
+			continue
+		}
+		for o := range S {
+			if o == h || kind(o, hybridWords) || isRerank(r.Strategies[o].Name) != isRerank(r.Strategies[h].Name) {
+				continue
+			}
+			p := r.pairTest(h, o, dcg)
+			hn, on := r.Strategies[h].Name, r.Strategies[o].Name
+			switch {
+			case kind(o, denseWords) && p.Significant && p.Delta > 0:
+				say("%s is clearly above %s (%s): judging by the names (hybrid vs. dense/ANN), adding keyword matching helps on these queries.", hn, on, describe(p))
+			case kind(o, denseWords):
+				say("%s is not significantly above %s (%s): judging by the names, adding keyword matching to dense retrieval shows no clear benefit on these queries.", hn, on, describe(p))
+			case kind(o, lexicalWords) && p.Significant && p.Delta > 0:
+				say("%s is clearly above %s (%s): judging by the names (hybrid vs. full text), adding vector search helps on these queries.", hn, on, describe(p))
+			case kind(o, lexicalWords):
+				say("%s is not significantly above %s (%s): judging by the names, adding vector search to full text shows no clear benefit on these queries.", hn, on, describe(p))
+			}
+		}
+	}
+	// A reranked strategy against the same strategy without the reranker.
+	for a := range S {
+		an := r.Strategies[a].Name
+		if !isRerank(an) {
+			continue
+		}
+		for b := range S {
+			bn := r.Strategies[b].Name
+			if b == a || isRerank(bn) || withoutRerank(an) != withoutRerank(bn) {
+				continue
+			}
+			p := r.pairTest(a, b, dcg)
+			switch {
+			case p.Significant && p.Delta > 0:
+				say("The reranker helps significantly: %s beats %s (%s); it is likely worth its latency.", an, bn, describe(p))
+			case p.Significant && p.Delta < 0:
+				say("The reranker hurts: %s is significantly below %s (%s).", an, bn, describe(p))
+			default:
+				say("The reranker shows no significant gain: %s vs %s (%s); its latency may not be worth it on these queries.", an, bn, describe(p))
+			}
+		}
+	}
+	// Wide intervals.
+	n := r.N()
+	widest, wi := 0.0, -1
+	for i := range r.Strategies {
+		s := &r.Strategies[i]
+		m := s.Means[dcg]
+		if m <= 0 || math.IsNaN(s.CI[dcg][0]) {
+			continue
+		}
+		if w := (s.CI[dcg][1] - s.CI[dcg][0]) / 2 / m; w > widest {
+			widest, wi = w, i
+		}
+	}
+	if n < 30 || widest > 0.10 {
+		msg := fmt.Sprintf("The intervals are wide (%d evaluated queries", n)
+		if wi >= 0 {
+			msg += fmt.Sprintf("; dcg@%d of %s is ±%.0f%% of its mean", r.K, r.Strategies[wi].Name, 100*widest)
+		}
+		msg += "): too few queries to separate close strategies; about four times as many judged queries halve the width."
+		say("%s", msg)
+	}
+	// Unjudged documents.
+	for i := range r.Strategies {
+		s := &r.Strategies[i]
+		if s.Retrieved > 0 && float64(s.Unjudged) > 0.2*float64(s.Retrieved) {
+			say("%.0f%% of the top-%d documents of %s are unjudged and count as relevance 0: its scores are lower bounds; judge those documents for a fair comparison.", 100*float64(s.Unjudged)/float64(s.Retrieved), r.K, s.Name)
+		}
+	}
+	// Missing queries.
+	for i := range r.Strategies {
+		s := &r.Strategies[i]
+		if s.Missing > 0 {
+			say("%s has no results for %d of the %d evaluated queries; they score 0.", s.Name, s.Missing, n)
+		}
+	}
+}
+
+// FormatP formats a p-value for humans.
+func FormatP(p float64) string {
+	if p < 0.0001 {
+		return fmt.Sprintf("%.1e", p)
+	}
+	return fmt.Sprintf("%.4f", p)
+}

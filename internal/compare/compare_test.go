@@ -1,0 +1,205 @@
+package compare_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report"
+)
+
+func qrels(t *testing.T, content string) *dataset.Qrels {
+	t.Helper()
+	q, err := dataset.ParseQrels(context.Background(), strings.NewReader(content), "qrels.txt")
+	require.NoError(t, err)
+	return q
+}
+
+func run(file string, queries ...dataset.RunQuery) *dataset.Run {
+	return &dataset.Run{File: file, Format: "trec", K: 10, Queries: queries}
+}
+
+func opts() compare.Options {
+	return compare.Options{K: 3, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 500, Seed: 1}
+}
+
+func TestCompareCounts(t *testing.T) {
+	q := qrels(t, "qa 0 a1 3\nqa 0 a2 1\nqb 0 b1 2\nqc 0 c1 1\nqd 0 d1 2\n")
+	// qc has no document at level ≥ 2: excluded and counted. qd is missing from run "x".
+	x := run("x.run",
+		dataset.RunQuery{ID: "qa", Docs: []string{"a2", "zz", "a1"}},
+		dataset.RunQuery{ID: "qb", Docs: []string{"b1"}},
+		dataset.RunQuery{ID: "qc", Docs: []string{"c1"}},
+		dataset.RunQuery{ID: "unjudged-query", Docs: []string{"u"}},
+	)
+	res, err := compare.Run(q, []compare.Input{{Name: "x", Run: x}}, opts())
+	require.NoError(t, err)
+	assert.Equal(t, 4, res.Judged)
+	assert.Equal(t, 1, res.NotEvaluated)
+	assert.Equal(t, []string{"qa", "qb", "qd"}, res.QueryIDs)
+	s := res.Strategies[0]
+	assert.Equal(t, 3, s.N)
+	assert.Equal(t, 1, s.Missing)
+	assert.Equal(t, 1, s.NotJudged)
+	assert.Equal(t, 4, s.RunQueries)
+	// Top-k documents of the evaluated queries: a2 (1), zz (unjudged), a1 (3), b1 (2).
+	assert.Equal(t, 4, s.Retrieved)
+	assert.Equal(t, 1, s.Unjudged)
+	assert.Equal(t, [5]float64{0.25, 0.25, 0.25, 0.25, 0.25}, s.Distribution())
+	assert.Equal(t, []float64{3.0 / 3, 0, 3.0 / 3}, s.ByPosition)
+	assert.Equal(t, []string{"qd"}, s.Failed)           // qa's top-1 has relevance 1, not 0
+	assert.Equal(t, []string{"qa", "qb", "qd"}, s.Best) // dcg 1 + 7/log2(4) = 4.5, 3, 0
+	assert.Equal(t, []string{"qd", "qb", "qa"}, s.Worst)
+	// qd scores 0 everywhere and counts in every mean: hit = (1 + 1 + 0) / 3.
+	assert.InDelta(t, 2.0/3, s.Means[metrics.GHit], 1e-12)
+	assert.Equal(t, "x", res.Recommended)
+	assert.Empty(t, res.Paired)
+}
+
+func TestCompareErrors(t *testing.T) {
+	q := qrels(t, "qa 0 a1 3\n")
+	_, err := compare.Run(q, []compare.Input{{Name: "x", Run: run("x.run", dataset.RunQuery{ID: "other", Docs: []string{"a1"}})}}, opts())
+	assert.EqualError(t, err, `x.run: run "x" has no query in common with the qrels qrels.txt`)
+
+	r := run("x.run", dataset.RunQuery{ID: "qa", Docs: []string{"a1"}})
+	_, err = compare.Run(q, []compare.Input{{Name: "x", Run: r}, {Name: "x", Run: r}}, opts())
+	assert.EqualError(t, err, `duplicate strategy name "x"`)
+
+	o := opts()
+	o.Baseline = "nope"
+	_, err = compare.Run(q, []compare.Input{{Name: "x", Run: r}}, o)
+	assert.EqualError(t, err, `baseline "nope" is not one of the runs`)
+
+	_, err = compare.Run(qrels(t, "qa 0 a1 1\n"), []compare.Input{{Name: "x", Run: r}}, opts())
+	assert.ErrorContains(t, err, "qrels.txt: no judged query has a document of relevance >= 2")
+}
+
+// synthetic builds n queries, each with one document of relevance 3 (g), one of
+// relevance 2 (s) and junk, and runs whose chance of ranking g first is given.
+func synthetic(t *testing.T, n int, strategies map[string]float64, order []string) (*dataset.Qrels, []compare.Input) {
+	var qb strings.Builder
+	for i := range n {
+		fmt.Fprintf(&qb, "q%04d 0 g 3\nq%04d 0 s 2\nq%04d 0 j 0\n", i, i, i)
+	}
+	q := qrels(t, qb.String())
+	var in []compare.Input
+	for si, name := range order {
+		r := rand.New(rand.NewPCG(uint64(si)+1, 2))
+		var qs []dataset.RunQuery
+		for i := range n {
+			docs := []string{"j", "s", "g"}
+			if r.Float64() < strategies[name] {
+				docs = []string{"g", "s", "j"}
+			}
+			qs = append(qs, dataset.RunQuery{ID: fmt.Sprintf("q%04d", i), Docs: docs})
+		}
+		in = append(in, compare.Input{Name: name, Run: run(name+".run", qs...)})
+	}
+	return q, in
+}
+
+func TestCompareRecommendationAndDiagnosis(t *testing.T) {
+	q, in := synthetic(t, 400, map[string]float64{"ann": 0.3, "hybrid": 0.6, "hybrid+rerank": 0.62}, []string{"ann", "hybrid", "hybrid+rerank"})
+	res, err := compare.Run(q, in, opts())
+	require.NoError(t, err)
+	assert.True(t, res.Exact)
+	assert.Equal(t, "ann", res.Baseline)
+	require.Len(t, res.Paired, 2*metrics.NumGraded)
+	p := res.Paired[0]
+	assert.Equal(t, "hybrid", p.Strategy)
+	assert.Equal(t, "dcg_at_k", p.Metric)
+	assert.True(t, p.Significant)
+	assert.Greater(t, p.Delta, 0.0)
+	assert.Less(t, p.CI[0], p.Delta)
+	assert.Greater(t, p.CI[1], p.Delta)
+	// hybrid+rerank and hybrid are close: no clear winner.
+	assert.Equal(t, compare.NoClearWinner, res.Recommended)
+	require.NotNil(t, res.Leader)
+	assert.False(t, res.Leader.Significant)
+	diag := strings.Join(res.Diagnosis, "\n")
+	assert.Contains(t, diag, "hybrid is clearly above ann")
+	assert.Contains(t, diag, "keyword matching helps")
+	assert.Contains(t, diag, "The reranker shows no significant gain: hybrid+rerank vs hybrid")
+
+	q, in = synthetic(t, 400, map[string]float64{"ann": 0.3, "hybrid": 0.7}, []string{"ann", "hybrid"})
+	res, err = compare.Run(q, in, opts())
+	require.NoError(t, err)
+	assert.Equal(t, "hybrid", res.Recommended)
+}
+
+func TestCompareWideIntervals(t *testing.T) {
+	q, in := synthetic(t, 12, map[string]float64{"a": 0.3, "b": 0.6}, []string{"a", "b"})
+	res, err := compare.Run(q, in, opts())
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(res.Diagnosis, "\n"), "The intervals are wide (12 evaluated queries")
+}
+
+func TestCompareJSONDeterministic(t *testing.T) {
+	render := func() []byte {
+		q, in := synthetic(t, 300, map[string]float64{"a": 0.3, "b": 0.5, "c": 0.5}, []string{"a", "b", "c"})
+		res, err := compare.Run(q, in, compare.Options{K: 3, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 1000, Seed: 1})
+		require.NoError(t, err)
+		var b bytes.Buffer
+		require.NoError(t, report.CompareJSON(&b, res))
+		require.NoError(t, report.ComparePerQuery(&b, res))
+		require.NoError(t, report.CompareMarkdown(&b, res))
+		require.NoError(t, report.CompareText(&b, res))
+		return b.Bytes()
+	}
+	first := render()
+	prev := runtime.GOMAXPROCS(1)
+	second := render()
+	runtime.GOMAXPROCS(prev)
+	assert.Equal(t, string(first), string(second))
+}
+
+func TestCompareApproximationMatchesResampling(t *testing.T) {
+	q, in := synthetic(t, 600, map[string]float64{"a": 0.5, "b": 0.56}, []string{"a", "b"})
+	exact, err := compare.Run(q, in, compare.Options{K: 3, RelevantLevel: 2, Resamples: 2500, Seed: 1})
+	require.NoError(t, err)
+	require.True(t, exact.Exact)
+	// 100,000 resamples × 600 queries exceeds the budget: approximations.
+	approx, err := compare.Run(q, in, compare.Options{K: 3, RelevantLevel: 2, Resamples: 100000, Seed: 1})
+	require.NoError(t, err)
+	require.False(t, approx.Exact)
+	for s := range exact.Strategies {
+		for m := range metrics.NumGraded {
+			e, a := exact.Strategies[s].CI[m], approx.Strategies[s].CI[m]
+			w := e[1] - e[0]
+			assert.InDelta(t, e[0], a[0], 0.1*w+1e-12, "%d %s", s, metrics.GradedKeys[m])
+			assert.InDelta(t, e[1], a[1], 0.1*w+1e-12, "%d %s", s, metrics.GradedKeys[m])
+		}
+	}
+	for i := range exact.Paired {
+		assert.InDelta(t, exact.Paired[i].P, approx.Paired[i].P, 0.03, exact.Paired[i].Metric)
+	}
+}
+
+func TestCompareDiagnosisLexicalUnjudgedMissing(t *testing.T) {
+	q, in := synthetic(t, 400, map[string]float64{"bm25": 0.3, "hybrid": 0.7}, []string{"bm25", "hybrid"})
+	res, err := compare.Run(q, in, opts())
+	require.NoError(t, err)
+	diag := strings.Join(res.Diagnosis, "\n")
+	assert.Contains(t, diag, "hybrid is clearly above bm25")
+	assert.Contains(t, diag, "adding vector search helps")
+	assert.NotContains(t, diag, "unjudged")
+
+	// A run whose top k is mostly unjudged and that misses an evaluated query.
+	q2 := qrels(t, "qa 0 a1 3\nqb 0 b1 2\n")
+	x := run("x.run", dataset.RunQuery{ID: "qa", Docs: []string{"u1", "u2", "a1"}})
+	res, err = compare.Run(q2, []compare.Input{{Name: "x", Run: x}}, opts())
+	require.NoError(t, err)
+	diag = strings.Join(res.Diagnosis, "\n")
+	assert.Contains(t, diag, "67% of the top-3 documents of x are unjudged and count as relevance 0: its scores are lower bounds")
+	assert.Contains(t, diag, "x has no results for 1 of the 2 evaluated queries; they score 0.")
+}

@@ -1,0 +1,186 @@
+package gate
+
+import (
+	"slices"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+)
+
+// Default bounds of the lists a Result keeps; everything beyond is counted.
+const (
+	DefaultMaxProblems = 10000
+	DefaultMaxMissed   = 200
+	maxUnknownExamples = 5
+)
+
+type cellKey struct{ typ, locale string }
+
+// cell accumulates the cases of one (type, locale) pair; the groups are merged
+// from cells at the end, so each case costs one histogram update per metric.
+type cell struct {
+	total, scored int64
+	triad         [3]*metrics.Histogram
+	extra         map[string]*metrics.Histogram
+}
+
+func newCell() *cell {
+	return &cell{triad: [3]*metrics.Histogram{metrics.NewHistogram(), metrics.NewHistogram(), metrics.NewHistogram()}}
+}
+
+// Accumulator takes case results in file order (from one goroutine) and keeps
+// only bounded state: a 64-bit hash per case id for duplicate detection,
+// histograms of the scores, and bounded lists of problems and missed cases.
+type Accumulator struct {
+	MaxProblems int // 0: DefaultMaxProblems
+	MaxMissed   int // 0: DefaultMaxMissed
+
+	seen  idSet
+	cells map[cellKey]*cell
+
+	total, scored, precomputed int64
+
+	problems      []Problem
+	problemsTotal int64
+	missed        []*CaseResult
+	missedTotal   int64
+
+	unknownEntries, unknownCases int64
+	unknownExamples              []string
+}
+
+// NewAccumulator returns an empty Accumulator.
+func NewAccumulator() *Accumulator {
+	return &Accumulator{cells: make(map[cellKey]*cell)}
+}
+
+// idHash is FNV-1a 64 of a case id. Two distinct ids collide with probability
+// about n²/2^65 (≈ 3·10⁻⁸ for a million cases), the price of not keeping ids.
+func idHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// Add records one case result (it keeps a copy, never r itself). A case id seen
+// before is an input error.
+func (a *Accumulator) Add(r *CaseResult) error {
+	if first, dup := a.seen.insert(idHash(r.ID), uint32(r.Line)); dup {
+		return dataset.Errorf(r.File, r.Line, "duplicate case id %q (first at line %d)", r.ID, first)
+	}
+	a.total++
+
+	maxP := a.MaxProblems
+	if maxP <= 0 {
+		maxP = DefaultMaxProblems
+	}
+	for _, p := range r.Problems {
+		a.problemsTotal++
+		if len(a.problems) < maxP {
+			a.problems = append(a.problems, p)
+		}
+	}
+	if r.UnknownRetrieved > 0 {
+		a.unknownCases++
+		a.unknownEntries += int64(r.UnknownRetrieved)
+		if len(a.unknownExamples) < maxUnknownExamples && !slices.Contains(a.unknownExamples, r.FirstUnknown) {
+			a.unknownExamples = append(a.unknownExamples, r.FirstUnknown)
+		}
+	}
+	if r.Precomputed {
+		a.precomputed++
+	}
+
+	key := cellKey{r.Type, r.Locale}
+	c := a.cells[key]
+	if c == nil {
+		c = newCell()
+		a.cells[key] = c
+	}
+	c.total++
+	if !r.Scored {
+		return nil
+	}
+	a.scored++
+	c.scored++
+	for i, ok := range r.Has {
+		if ok {
+			c.triad[i].Add(r.Triad.Get(i))
+		}
+	}
+	for k, v := range r.Extra {
+		if c.extra == nil {
+			c.extra = make(map[string]*metrics.Histogram)
+		}
+		h := c.extra[k]
+		if h == nil {
+			h = metrics.NewHistogram()
+			c.extra[k] = h
+		}
+		h.Add(v)
+	}
+	if r.Missed() {
+		a.missedTotal++
+		maxM := a.MaxMissed
+		if maxM <= 0 {
+			maxM = DefaultMaxMissed
+		}
+		if len(a.missed) < maxM {
+			kept := *r
+			kept.Out, kept.Problems, kept.Extra = nil, nil, nil
+			a.missed = append(a.missed, &kept)
+		}
+	}
+	return nil
+}
+
+// idSet is an open-addressing (linear probing) set of 64-bit id hashes, each with
+// the line of its first occurrence: one probe sequence per case and 12 bytes a
+// slot, at most 3/4 full.
+type idSet struct {
+	keys  []uint64 // 0 marks an empty slot (a hash of 0 is stored as 1)
+	lines []uint32
+	bits  uint
+	n     int
+}
+
+// insert adds h, or reports the line it was first inserted with.
+func (s *idSet) insert(h uint64, line uint32) (first uint32, dup bool) {
+	if h == 0 {
+		h = 1
+	}
+	if 4*(s.n+1) > 3*len(s.keys) {
+		s.grow()
+	}
+	mask := uint64(len(s.keys) - 1)
+	for i := (h * 0x9e3779b97f4a7c15) >> (64 - s.bits); ; i = (i + 1) & mask {
+		switch s.keys[i] {
+		case 0:
+			s.keys[i], s.lines[i] = h, line
+			s.n++
+			return 0, false
+		case h:
+			return s.lines[i], true
+		}
+	}
+}
+
+func (s *idSet) grow() {
+	old, oldLines := s.keys, s.lines
+	if s.bits == 0 {
+		s.bits = 12
+	} else {
+		s.bits++
+	}
+	s.keys = make([]uint64, 1<<s.bits)
+	s.lines = make([]uint32, 1<<s.bits)
+	s.n = 0
+	for i, k := range old {
+		if k != 0 {
+			s.insert(k, oldLines[i])
+		}
+	}
+}

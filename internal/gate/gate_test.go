@@ -1,0 +1,407 @@
+package gate
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type cardSet map[string]bool
+
+func (s cardSet) Has(id string) bool { return s[id] }
+
+var kb = cardSet{"a": true, "b": true, "c": true, "g": true}
+
+func rs(ids ...string) []dataset.Retrieved {
+	out := make([]dataset.Retrieved, len(ids))
+	for i, id := range ids {
+		out[i] = dataset.Retrieved{ID: id + "#c1", ParentID: id}
+	}
+	return out
+}
+
+func TestParseFloor(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Floor
+		wantErr bool
+	}{
+		{"", Floor{}, false},
+		{"none", Floor{}, false},
+		{"NONE", Floor{}, false},
+		{"0", Floor{Set: true, Value: 0}, false},
+		{"1", Floor{Set: true, Value: 1}, false},
+		{"0.7", Floor{Set: true, Value: 0.7}, false},
+		{"1.01", Floor{}, true},
+		{"-0.1", Floor{}, true},
+		{"NaN", Floor{}, true},
+		{"abc", Floor{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseFloor(tt.in)
+			if tt.wantErr {
+				require.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestScore(t *testing.T) {
+	s := &Scorer{KB: kb, K: 2}
+	tests := []struct {
+		name       string
+		c          dataset.Case
+		scored     bool
+		triad      metrics.Triad
+		has        [3]bool
+		problems   []string
+		unknown    int
+		missed     bool
+		wantErrSub string
+	}{
+		{
+			name:   "hit via parent ids, duplicates of one parent",
+			c:      dataset.Case{ID: "x", Gold: []string{"g"}, Retrieved: rs("a", "a", "g"), HasRetrieved: true},
+			scored: true, triad: metrics.Triad{Hit: 1, Recall: 1, NDCG: 1 / math.Log2(3)}, has: [3]bool{true, true, true},
+		},
+		{
+			name:   "no gold: no scores at all",
+			c:      dataset.Case{ID: "x", Retrieved: rs("a"), HasRetrieved: true},
+			scored: false,
+		},
+		{
+			name:   "gold without retrieved is a scored miss",
+			c:      dataset.Case{ID: "x", Gold: []string{"g"}},
+			scored: true, has: [3]bool{true, true, true}, missed: true,
+		},
+		{
+			name:   "unknown gold id is an integrity problem, still scored",
+			c:      dataset.Case{ID: "x", Gold: []string{"nope", "g", "nope"}, Retrieved: rs("g"), HasRetrieved: true},
+			scored: true, triad: metrics.Triad{Hit: 1, Recall: 0.5, NDCG: 1 / (1 + 1/math.Log2(3))}, has: [3]bool{true, true, true},
+			problems: []string{"nope"},
+		},
+		{
+			name:     "empty gold id is a problem and carries no gold",
+			c:        dataset.Case{ID: "x", Gold: []string{""}},
+			problems: []string{""},
+		},
+		{
+			name:   "retrieved ids unknown to the KB are counted",
+			c:      dataset.Case{ID: "x", Gold: []string{"g"}, Retrieved: []dataset.Retrieved{{ID: "stale"}, {ID: "g"}, {ID: "old#1"}}, HasRetrieved: true},
+			scored: true, triad: metrics.Triad{Hit: 1, Recall: 1, NDCG: 1 / math.Log2(3)}, has: [3]bool{true, true, true},
+			unknown: 2,
+		},
+		{
+			name:   "precomputed scores as given, absent keys stay absent",
+			c:      dataset.Case{ID: "x", Gold: []string{"nope"}, Scores: map[string]float64{metrics.KeyHit: 0, "faithfulness": 0.9}},
+			scored: true, has: [3]bool{true, false, false}, problems: []string{"nope"}, missed: true,
+		},
+		{
+			name:   "precomputed empty scores: not scored",
+			c:      dataset.Case{ID: "x", Scores: map[string]float64{}},
+			scored: false,
+		},
+		{
+			name:       "precomputed triad value out of range",
+			c:          dataset.Case{ID: "x", Scores: map[string]float64{metrics.KeyRecall: 1.5}},
+			wantErrSub: "must be in [0,1]",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.c.File, tt.c.Line, tt.c.Type = "cases.jsonl", 7, "golden"
+			r, err := s.Score(&tt.c)
+			if tt.wantErrSub != "" {
+				require.ErrorContains(t, err, tt.wantErrSub)
+				var de *dataset.Error
+				require.True(t, errors.As(err, &de))
+				assert.Equal(t, 7, de.Line)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.scored, r.Scored)
+			assert.Equal(t, tt.has, r.Has)
+			assert.InDelta(t, tt.triad.Hit, r.Triad.Hit, 1e-12)
+			assert.InDelta(t, tt.triad.Recall, r.Triad.Recall, 1e-12)
+			assert.InDelta(t, tt.triad.NDCG, r.Triad.NDCG, 1e-12)
+			var got []string
+			for _, p := range r.Problems {
+				got = append(got, p.GoldID)
+				assert.Equal(t, "cases.jsonl", p.File)
+				assert.Equal(t, 7, p.Line)
+				assert.Equal(t, "x", p.CaseID)
+			}
+			assert.Equal(t, tt.problems, got)
+			assert.Equal(t, tt.unknown, r.UnknownRetrieved)
+			assert.Equal(t, tt.missed, r.Missed())
+			assert.Equal(t, "und", r.Locale)
+		})
+	}
+}
+
+func add(t *testing.T, a *Accumulator, s *Scorer, c dataset.Case) {
+	t.Helper()
+	if c.Type == "" {
+		c.Type = "golden"
+	}
+	if c.File == "" {
+		c.File = "cases.jsonl"
+	}
+	r, err := s.Score(&c)
+	require.NoError(t, err)
+	require.NoError(t, a.Add(r))
+}
+
+func TestDuplicateCaseID(t *testing.T) {
+	a := NewAccumulator()
+	s := &Scorer{KB: kb, K: 5}
+	add(t, a, s, dataset.Case{ID: "one", Line: 1})
+	add(t, a, s, dataset.Case{ID: "two", Line: 2})
+	r, err := s.Score(&dataset.Case{ID: "one", Line: 3, File: "cases.jsonl"})
+	require.NoError(t, err)
+	err = a.Add(r)
+	require.EqualError(t, err, `cases.jsonl:3: duplicate case id "one" (first at line 1)`)
+}
+
+func TestResultGroupsDeltasAndGates(t *testing.T) {
+	a := NewAccumulator()
+	s := &Scorer{KB: kb, K: 5}
+	line := 0
+	c := func(id, loc, typ string, gold []string, ret ...string) dataset.Case {
+		line++
+		return dataset.Case{ID: id, Locale: loc, Type: typ, Line: line, Gold: gold, Retrieved: rs(ret...), HasRetrieved: true}
+	}
+	add(t, a, s, c("e1", "en", "golden", []string{"a"}, "a"))
+	add(t, a, s, c("e2", "en", "golden", []string{"a"}, "b"))
+	add(t, a, s, c("e3", "en", "adversarial", nil, "b"))
+	add(t, a, s, c("s1", "es-419", "golden", []string{"a", "b"}, "a"))
+	add(t, a, s, c("s2", "es-419", "adversarial", []string{"nope"}, "c"))
+	add(t, a, s, c("p1", "pt-BR", "weird", nil))
+
+	res := a.Result(Config{K: 5, ReferenceLocale: "en", MinHit: Floor{Set: true, Value: 0.5}, KBCards: 4, Resamples: 200})
+	assert.Equal(t, int64(6), res.Total)
+	assert.Equal(t, int64(4), res.WithGold)
+	assert.Equal(t, int64(2), res.WithoutGold)
+	assert.Equal(t, int64(4), res.Overall.N)
+	hit, _ := res.Overall.Metric(metrics.KeyHit)
+	assert.InDelta(t, 0.5, hit.Mean, 1e-12)
+
+	names := func(gs []Group) (out []string) {
+		for _, g := range gs {
+			out = append(out, g.Name)
+		}
+		return
+	}
+	assert.Equal(t, []string{"adversarial", "golden", "weird"}, names(res.ByType))
+	assert.Equal(t, []string{"en", "es-419", "pt-BR"}, names(res.ByLocale))
+	assert.Equal(t, int64(0), res.ByLocale[2].N, "pt-BR has no gold-carrying case")
+	assert.Equal(t, int64(1), res.ByLocale[2].WithoutGold)
+	assert.Empty(t, res.ByLocale[2].Metrics)
+	assert.Equal(t, int64(1), res.ByType[0].N, "adversarial with gold is scored")
+
+	require.True(t, res.ReferenceHasGold)
+	require.Len(t, res.Deltas, 1, "pt-BR has no n, so no delta")
+	assert.Equal(t, "es-419", res.Deltas[0].Locale)
+	// en hit mean 0.5; es-419: s1 hit, s2 miss -> 0.5; recall en 0.5, es 0.25
+	assert.InDelta(t, 0, res.Deltas[0].Deltas[0].Value, 1e-12)
+	assert.InDelta(t, -0.25, res.Deltas[0].Deltas[1].Value, 1e-12)
+
+	assert.False(t, res.Integrity.OK)
+	require.Len(t, res.Integrity.Problems, 1)
+	assert.Equal(t, Problem{File: "cases.jsonl", Line: 5, CaseID: "s2", GoldID: "nope", Reason: ReasonUnknownCard}, res.Integrity.Problems[0])
+	assert.Equal(t, []string{"integrity"}, res.Failed())
+	assert.Equal(t, StatusPass, res.Gates[1].Status)
+	assert.Equal(t, StatusOff, res.Gates[2].Status)
+	assert.Equal(t, StatusFail, res.Verdict)
+	assert.Equal(t, int64(2), res.MissedTotal)
+	assert.Equal(t, []string{"e2", "s2"}, []string{res.Missed[0].ID, res.Missed[1].ID})
+
+	again := a.Result(Config{K: 5, ReferenceLocale: "en", MinHit: Floor{Set: true, Value: 0.5}, KBCards: 4, Resamples: 200})
+	assert.Equal(t, res.Overall, again.Overall, "deterministic CIs")
+}
+
+func TestReferenceLocaleWithoutGold(t *testing.T) {
+	a := NewAccumulator()
+	s := &Scorer{KB: kb, K: 5}
+	add(t, a, s, dataset.Case{ID: "e", Locale: "en", Line: 1})
+	add(t, a, s, dataset.Case{ID: "s", Locale: "es-419", Line: 2, Gold: []string{"a"}, Retrieved: rs("a")})
+	res := a.Result(Config{K: 5, ReferenceLocale: "en", Resamples: 100})
+	assert.False(t, res.ReferenceHasGold)
+	assert.Empty(t, res.Deltas)
+	assert.Equal(t, StatusPass, res.Verdict)
+}
+
+func TestFloors(t *testing.T) {
+	tests := []struct {
+		name       string
+		hits       []bool
+		minHit     Floor
+		minRecall  Floor
+		wantHit    string
+		wantRecall string
+		reason     string
+	}{
+		{"off by default", []bool{false}, Floor{}, Floor{}, StatusOff, StatusOff, ""},
+		{"pass at the floor exactly", []bool{true, true, true, false, false, false, true, true, true, true}, Floor{true, 0.7}, Floor{}, StatusPass, StatusOff, ""},
+		{"fail below", []bool{true, false}, Floor{true, 0.7}, Floor{true, 0.4}, StatusFail, StatusPass, "below the floor"},
+		{"set and n=0 fails", nil, Floor{true, 0}, Floor{true, 0}, StatusFail, StatusFail, ReasonNoGold},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := NewAccumulator()
+			s := &Scorer{KB: kb, K: 5}
+			for i, h := range tt.hits {
+				ret := "b"
+				if h {
+					ret = "a"
+				}
+				add(t, a, s, dataset.Case{ID: string(rune('A' + i)), Line: i + 1, Gold: []string{"a"}, Retrieved: rs(ret)})
+			}
+			add(t, a, s, dataset.Case{ID: "nogold", Line: 99})
+			res := a.Result(Config{K: 5, ReferenceLocale: "en", MinHit: tt.minHit, MinRecall: tt.minRecall, Resamples: 50})
+			assert.Equal(t, tt.wantHit, res.Gates[1].Status)
+			assert.Equal(t, tt.wantRecall, res.Gates[2].Status)
+			if tt.reason != "" {
+				assert.Contains(t, res.Gates[1].Reason, tt.reason)
+			}
+			if tt.wantHit == StatusFail || tt.wantRecall == StatusFail {
+				assert.Equal(t, StatusFail, res.Verdict)
+			} else {
+				assert.Equal(t, StatusPass, res.Verdict)
+			}
+		})
+	}
+}
+
+// A floor on a metric that no precomputed case carries fails, but the cases do
+// carry gold: the reason says which score is missing, not "no gold-carrying cases".
+func TestFloorOnAbsentPrecomputedKey(t *testing.T) {
+	a := NewAccumulator()
+	s := &Scorer{KB: kb, K: 5}
+	add(t, a, s, dataset.Case{ID: "1", Line: 1, Gold: []string{"a"}, Scores: map[string]float64{metrics.KeyHit: 1}})
+	res := a.Result(Config{K: 5, ReferenceLocale: "en", MinHit: Floor{true, 0.5}, MinRecall: Floor{true, 0.5}, Resamples: 50})
+	assert.Equal(t, int64(1), res.Overall.N)
+	assert.Equal(t, StatusPass, res.Gates[1].Status)
+	assert.Equal(t, StatusFail, res.Gates[2].Status)
+	assert.Equal(t, "no gold-carrying case has a retrieval_recall_at_k score", res.Gates[2].Reason)
+	assert.True(t, math.IsNaN(res.Gates[2].Value))
+}
+
+func TestPrecomputedAbsentKeysAndN(t *testing.T) {
+	a := NewAccumulator()
+	s := &Scorer{KB: kb, K: 5}
+	add(t, a, s, dataset.Case{ID: "1", Line: 1, Gold: []string{"a"}, Scores: map[string]float64{metrics.KeyHit: 1, metrics.KeyRecall: 1}})
+	add(t, a, s, dataset.Case{ID: "2", Line: 2, Scores: map[string]float64{metrics.KeyHit: 0}})
+	add(t, a, s, dataset.Case{ID: "3", Line: 3, Scores: map[string]float64{}})
+	res := a.Result(Config{K: 5, ReferenceLocale: "en", Resamples: 50})
+	assert.Equal(t, int64(2), res.Overall.N)
+	assert.Equal(t, int64(1), res.Overall.WithoutGold)
+	hit, _ := res.Overall.Metric(metrics.KeyHit)
+	rec, _ := res.Overall.Metric(metrics.KeyRecall)
+	_, hasNDCG := res.Overall.Metric(metrics.KeyNDCG)
+	assert.Equal(t, int64(2), hit.N)
+	assert.Equal(t, int64(1), rec.N)
+	assert.False(t, hasNDCG)
+	assert.Equal(t, int64(3), res.Precomputed)
+}
+
+func TestBoundedLists(t *testing.T) {
+	a := NewAccumulator()
+	a.MaxMissed, a.MaxProblems = 2, 3
+	s := &Scorer{KB: kb, K: 5}
+	for i := range 10 {
+		add(t, a, s, dataset.Case{ID: string(rune('a' + i)), Line: i + 1, Gold: []string{"zz"}, Retrieved: rs("b")})
+	}
+	res := a.Result(Config{K: 5, Resamples: 10})
+	assert.Len(t, res.Missed, 2)
+	assert.Equal(t, int64(10), res.MissedTotal)
+	assert.Len(t, res.Integrity.Problems, 3)
+	assert.Equal(t, int64(10), res.Integrity.ProblemsTotal)
+}
+
+func FuzzParseFloor(f *testing.F) {
+	for _, s := range []string{"", "none", "0.7", "1", "0", "-0", "1e-3", "2", "NaN", "Inf", " 0.5 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		fl, err := ParseFloor(s)
+		if err != nil {
+			require.False(t, fl.Set)
+			return
+		}
+		if fl.Set {
+			require.GreaterOrEqual(t, fl.Value, 0.0)
+			require.LessOrEqual(t, fl.Value, 1.0)
+		}
+	})
+}
+
+func TestIDSet(t *testing.T) {
+	var s idSet
+	for i := range 100000 {
+		_, dup := s.insert(uint64(i)*7919, uint32(i+1))
+		require.False(t, dup)
+	}
+	for _, i := range []int{0, 1, 4095, 99999} {
+		first, dup := s.insert(uint64(i)*7919, 1)
+		require.True(t, dup)
+		require.Equal(t, uint32(i+1), first)
+	}
+	assert.Equal(t, 100000, s.n)
+	assert.LessOrEqual(t, 4*s.n, 3*len(s.keys))
+}
+
+func TestCanonicalLocale(t *testing.T) {
+	tests := map[string]string{
+		"":              "und",
+		" en ":          "en",
+		"EN":            "en",
+		"pt-br":         "pt-BR",
+		"pt_BR":         "pt-BR",
+		"es-419":        "es-419",
+		"zh-hant-tw":    "zh-Hant-TW",
+		"SR-LATN":       "sr-Latn",
+		"de-CH-1996":    "de-CH-1996",
+		"en-US-x-Twain": "en-US-x-twain",
+	}
+	for in, want := range tests {
+		t.Run(in, func(t *testing.T) { assert.Equal(t, want, CanonicalLocale(in)) })
+	}
+}
+
+func TestLocaleGroupsAreCaseInsensitive(t *testing.T) {
+	a := NewAccumulator()
+	s := &Scorer{KB: kb, K: 5}
+	add(t, a, s, dataset.Case{ID: "1", Locale: "pt-BR", Line: 1, Gold: []string{"a"}, Retrieved: rs("a")})
+	add(t, a, s, dataset.Case{ID: "2", Locale: "pt-br", Line: 2, Gold: []string{"a"}, Retrieved: rs("b")})
+	add(t, a, s, dataset.Case{ID: "3", Locale: "EN", Line: 3, Gold: []string{"a"}, Retrieved: rs("a")})
+	res := a.Result(Config{K: 5, ReferenceLocale: "En", Resamples: 10})
+	require.Len(t, res.ByLocale, 2)
+	assert.Equal(t, "en", res.ByLocale[0].Name)
+	assert.Equal(t, "pt-BR", res.ByLocale[1].Name)
+	assert.Equal(t, int64(2), res.ByLocale[1].N)
+	assert.Equal(t, "en", res.ReferenceLocale)
+	require.Len(t, res.Deltas, 1)
+}
+
+func FuzzCanonicalLocale(f *testing.F) {
+	for _, s := range []string{"en", "pt-BR", "pt-br", "zh-Hant-TW", "es-419", "x", "-", "a--b", "en-US-x-Twain", " EN"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c := CanonicalLocale(s)
+		require.Equal(t, c, CanonicalLocale(c), "idempotent")
+		if isCanonicalLocale(s) {
+			require.Equal(t, s, c, "fast path agrees with the slow path")
+		}
+	})
+}

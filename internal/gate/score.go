@@ -1,0 +1,291 @@
+// Package gate holds the decisions of `check`: per-case scoring against the
+// knowledge base, the dataset-integrity gate, duplicate case ids, the group
+// aggregates, the floors and the verdict. It does no I/O.
+package gate
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+)
+
+// CardSet is what the integrity checks need of a knowledge base (*dataset.KB).
+type CardSet interface {
+	Has(id string) bool
+}
+
+// Problem is one integrity problem: a gold id that does not resolve to a KB card.
+type Problem struct {
+	File   string
+	Line   int
+	CaseID string
+	GoldID string
+	Reason string
+}
+
+// Integrity problem reasons.
+const (
+	ReasonUnknownCard = "unknown card"
+	ReasonEmptyID     = "empty card id"
+)
+
+// Bounds on what one case result keeps for the report.
+const (
+	maxQueryRunes = 300
+	maxKeptIDs    = 20
+)
+
+// CaseResult is the outcome of scoring one case. It owns its data (nothing points
+// into the reader's buffers) so it can cross goroutines.
+type CaseResult struct {
+	File   string
+	Line   int
+	ID     string
+	Locale string // "und" when the case has none
+	Type   string
+
+	// Scored is true when the case contributes scores: a retrieval case with
+	// gold, or a precomputed case with at least one score key.
+	Scored      bool
+	Precomputed bool
+	// Triad holds the triad scores; Has tells which are present (always all
+	// three for a scored retrieval case).
+	Triad metrics.Triad
+	Has   [3]bool
+	// Extra holds precomputed score keys other than the triad's, as given.
+	Extra map[string]float64
+
+	// Kept only for missed cases (scored, hit@k = 0): the report lists them.
+	Query string
+	Gold  []string
+	TopK  []string
+
+	Problems []Problem
+	// UnknownRetrieved counts retrieved entries whose identity is not a KB card.
+	UnknownRetrieved int
+	FirstUnknown     string
+
+	// Out is free for the caller (e.g. the rendered --cases-out line).
+	Out []byte
+}
+
+// Missed reports whether the case is scored and its hit@k is 0.
+func (r *CaseResult) Missed() bool { return r.Scored && r.Has[0] && r.Triad.Hit == 0 }
+
+// UndeterminedLocale is the group of cases without a locale (BCP 47 "und").
+const UndeterminedLocale = "und"
+
+// Scorer scores cases. Score is safe for concurrent use.
+type Scorer struct {
+	KB CardSet
+	K  int
+}
+
+// Score scores one case: integrity of its gold ids, the triad over its
+// retrieved identities (or its precomputed scores as given), and the count of
+// retrieved identities unknown to the KB. Errors are input errors (*dataset.Error).
+func (s *Scorer) Score(c *dataset.Case) (*CaseResult, error) {
+	r := &CaseResult{}
+	if err := s.ScoreInto(c, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ScoreInto is Score writing into r (overwritten), for callers that keep
+// results by value.
+func (s *Scorer) ScoreInto(c *dataset.Case, r *CaseResult) error {
+	*r = CaseResult{File: c.File, Line: c.Line, ID: c.ID, Locale: c.Locale, Type: c.Type}
+	r.Locale = CanonicalLocale(r.Locale)
+	if r.Type == "" {
+		r.Type = "golden"
+	}
+	for _, g := range c.Gold {
+		switch {
+		case g == "":
+			r.Problems = append(r.Problems, Problem{File: c.File, Line: c.Line, CaseID: c.ID, GoldID: g, Reason: ReasonEmptyID})
+		case !s.KB.Has(g):
+			if !slices.ContainsFunc(r.Problems, func(p Problem) bool { return p.GoldID == g }) {
+				r.Problems = append(r.Problems, Problem{File: c.File, Line: c.Line, CaseID: c.ID, GoldID: g, Reason: ReasonUnknownCard})
+			}
+		}
+	}
+
+	if c.Scores != nil {
+		r.Precomputed = true
+		for key, v := range c.Scores {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return dataset.Errorf(c.File, c.Line, "scores.%s must be a finite number", key)
+			}
+			i := slices.Index(metrics.TriadKeys[:], key)
+			if i < 0 {
+				if r.Extra == nil {
+					r.Extra = make(map[string]float64)
+				}
+				r.Extra[key] = v
+				continue
+			}
+			if v < 0 || v > 1 {
+				return dataset.Errorf(c.File, c.Line, "scores.%s must be in [0,1], got %v", key, v)
+			}
+			r.Has[i] = true
+			switch i {
+			case 0:
+				r.Triad.Hit = v
+			case 1:
+				r.Triad.Recall = v
+			case 2:
+				r.Triad.NDCG = v
+			}
+		}
+		r.Scored = len(c.Scores) > 0
+		if r.Missed() {
+			r.keepForReport(c, nil)
+		}
+		return nil
+	}
+
+	var buf [32]string
+	ranked := buf[:0]
+	for i := range c.Retrieved {
+		id := c.Retrieved[i].Identity()
+		ranked = append(ranked, id)
+		if !s.KB.Has(id) {
+			if r.UnknownRetrieved == 0 {
+				r.FirstUnknown = id
+			}
+			r.UnknownRetrieved++
+		}
+	}
+	var gb [8]string
+	gold := metrics.AppendDedupGold(gb[:0], c.Gold)
+	if len(gold) == 0 {
+		return nil
+	}
+	var tk [16]string
+	topk := metrics.TopKIdentities(tk[:0], ranked, s.K)
+	r.Triad = metrics.Triad{
+		Hit:    metrics.HitAtK(topk, gold),
+		Recall: metrics.RecallAtK(topk, gold),
+		NDCG:   metrics.NDCGAtK(topk, gold, s.K),
+	}
+	r.Scored, r.Has = true, [3]bool{true, true, true}
+	if r.Missed() {
+		r.keepForReport(c, topk)
+	}
+	return nil
+}
+
+// CanonicalLocale puts a BCP 47 tag in its canonical case, so "pt-br" and
+// "pt-BR" are one group: the language and other subtags lower case, a 4-letter
+// script in title case, a 2-letter region upper case ("zh-hant-tw" -> "zh-Hant-TW");
+// "_" separators become "-"; surrounding space is trimmed; empty is "und".
+func CanonicalLocale(tag string) string {
+	if isCanonicalLocale(tag) {
+		return tag // the common case: no allocation
+	}
+	tag = strings.TrimSpace(tag)
+	if tag == "" {
+		return UndeterminedLocale
+	}
+	parts := strings.Split(strings.ReplaceAll(tag, "_", "-"), "-")
+	for i, p := range parts {
+		switch {
+		case i == 0:
+			parts[i] = asciiCase(p, false, false)
+		case len(p) == 1: // an extension or private-use singleton: the rest stays lower case
+			for j := i; j < len(parts); j++ {
+				parts[j] = asciiCase(parts[j], false, false)
+			}
+			return strings.Join(parts, "-")
+		case len(p) == 2:
+			parts[i] = asciiCase(p, true, true)
+		case len(p) == 4:
+			parts[i] = asciiCase(p, true, false)
+		default:
+			parts[i] = asciiCase(p, false, false)
+		}
+	}
+	return strings.Join(parts, "-")
+}
+
+// asciiCase maps ASCII letters only (other bytes are kept, so lengths do not
+// change): the first letter upper when first is set, the others upper when rest is set.
+func asciiCase(s string, first, rest bool) string {
+	b := []byte(s)
+	for i, c := range b {
+		up := rest
+		if i == 0 {
+			up = first
+		}
+		switch {
+		case up && c >= 'a' && c <= 'z':
+			b[i] = c - 'a' + 'A'
+		case !up && c >= 'A' && c <= 'Z':
+			b[i] = c - 'A' + 'a'
+		}
+	}
+	return string(b)
+}
+
+// isCanonicalLocale reports whether CanonicalLocale would return tag unchanged.
+func isCanonicalLocale(tag string) bool {
+	if tag == "" {
+		return false
+	}
+	start, idx := 0, 0
+	for i := 0; i <= len(tag); i++ {
+		if i < len(tag) && tag[i] != '-' {
+			continue
+		}
+		sub := tag[start:i]
+		if sub == "" {
+			return false
+		}
+		for j := 0; j < len(sub); j++ {
+			c := sub[j]
+			upper := c >= 'A' && c <= 'Z'
+			lower := c >= 'a' && c <= 'z'
+			digit := c >= '0' && c <= '9'
+			if !upper && !lower && !digit {
+				return false
+			}
+			wantUpper := idx > 0 && (len(sub) == 2 || (len(sub) == 4 && j == 0))
+			if upper != wantUpper && !digit {
+				return false
+			}
+		}
+		if idx > 0 && len(sub) == 1 {
+			return false // singletons: leave to the slow path
+		}
+		start, idx = i+1, idx+1
+	}
+	return true
+}
+
+// keepForReport copies what the missed-cases list shows, bounded.
+func (r *CaseResult) keepForReport(c *dataset.Case, topk []string) {
+	r.Query = truncateRunes(c.Query, maxQueryRunes)
+	r.Gold = slices.Clone(c.Gold[:min(len(c.Gold), maxKeptIDs)])
+	if topk != nil {
+		r.TopK = slices.Clone(topk[:min(len(topk), maxKeptIDs)])
+	}
+}
+
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i, count := 0, 0
+	for i = range s {
+		if count == n {
+			break
+		}
+		count++
+	}
+	return s[:i] + "…"
+}

@@ -1,0 +1,168 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+)
+
+func compareFixture(t *testing.T, names ...string) *compare.Result {
+	t.Helper()
+	return compareFixtureResamples(t, 200, names...)
+}
+
+func compareFixtureResamples(t *testing.T, resamples int, names ...string) *compare.Result {
+	t.Helper()
+	q, err := dataset.ParseQrels(context.Background(), strings.NewReader("q1 0 g 3\nq2 0 g 2\nq3 0 g 3\nq3 0 h 1\n"), "qrels.txt")
+	require.NoError(t, err)
+	var in []compare.Input
+	for i, name := range names {
+		docs := []string{"x", "g"}
+		if i%2 == 1 {
+			docs = []string{"g", "h"}
+		}
+		in = append(in, compare.Input{Name: name, Run: &dataset.Run{File: name + ".run", K: 10, Queries: []dataset.RunQuery{
+			{ID: "q1", Docs: docs}, {ID: "q2", Docs: docs}, {ID: "q3", Docs: docs},
+		}}})
+	}
+	res, err := compare.Run(q, in, compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: resamples, Seed: 1})
+	require.NoError(t, err)
+	return res
+}
+
+func keys(m map[string]any) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+func TestCompareJSONSchema(t *testing.T) {
+	res := compareFixture(t, "ann", "hybrid")
+	var b bytes.Buffer
+	require.NoError(t, CompareJSON(&b, res))
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
+	assert.Equal(t, []string{"gain", "k", "paired", "queries", "recommendation_test", "recommended", "relevant_level", "schema", "statistics", "strategies"}, keys(doc))
+	assert.Equal(t, "retrieval-gate/compare@1", doc["schema"])
+	assert.Equal(t, map[string]any{"judged": 3.0, "with_relevant": 3.0}, doc["queries"])
+	s := doc["strategies"].(map[string]any)["hybrid"].(map[string]any)
+	assert.Equal(t, []string{"best_queries", "failed_queries", "metrics", "missing_from_run", "n", "relevance_by_position", "relevance_distribution", "worst_queries"}, keys(s))
+	ms := s["metrics"].(map[string]any)
+	assert.Len(t, ms, metrics.NumGraded)
+	assert.Equal(t, []string{"ci95", "mean"}, keys(ms["dcg_at_k"].(map[string]any)))
+	assert.Equal(t, []string{"0", "1", "2", "3", "unjudged"}, keys(s["relevance_distribution"].(map[string]any)))
+	p := doc["paired"].([]any)[0].(map[string]any)
+	assert.Equal(t, []string{"baseline", "ci95", "delta", "metric", "p_value", "p_value_unadjusted", "significant", "strategy"}, keys(p))
+	assert.GreaterOrEqual(t, p["p_value"], p["p_value_unadjusted"], "Holm never lowers a p-value")
+	lt := doc["recommendation_test"].(map[string]any)
+	assert.Equal(t, []string{"best", "ci95", "delta", "metric", "p_value", "p_value_unadjusted", "runner_up", "significant"}, keys(lt))
+	assert.Equal(t, "hybrid", lt["best"])
+	assert.Equal(t, "ann", lt["runner_up"])
+	assert.Equal(t, "dcg_at_k", lt["metric"])
+	assert.Equal(t, p["p_value"], lt["p_value"], "the leaders are the paired comparison against the baseline here")
+
+	// One run: no comparison behind the recommendation.
+	b.Reset()
+	require.NoError(t, CompareJSON(&b, compareFixture(t, "only")))
+	doc = nil
+	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
+	assert.Contains(t, doc, "recommendation_test")
+	assert.Nil(t, doc["recommendation_test"])
+	// Sorted keys in the text itself.
+	assert.Less(t, strings.Index(b.String(), `"gain"`), strings.Index(b.String(), `"k"`))
+}
+
+func TestCompareMarkdownEscapes(t *testing.T) {
+	evil := "a|b <img src=x> `x` @team #1 \"q\"\n[l](u)"
+	res := compareFixture(t, "plain", evil)
+	var b bytes.Buffer
+	require.NoError(t, CompareMarkdown(&b, res))
+	md := b.String()
+	assert.NotContains(t, md, "<img")
+	assert.NotContains(t, md, "`x`")
+	assert.NotContains(t, md, "@team")
+	assert.Contains(t, md, EscapeMarkdown(evil))
+	// Inside the Mermaid blocks: only safe characters in quoted labels.
+	assert.Contains(t, md, `x-axis ["plain", "a_b _img src=x_ _x_ _team _1 _q___l_(u)"]`)
+	assert.Equal(t, 2, strings.Count(md, "```mermaid\nxychart-beta\n"))
+	assert.Contains(t, md, "line [")
+	assert.Contains(t, md, "bar [")
+
+	var txt bytes.Buffer
+	require.NoError(t, CompareText(&txt, res))
+	assert.NotContains(t, txt.String(), "\"q\"\n[l]")
+}
+
+func TestComparePerQueryLines(t *testing.T) {
+	res := compareFixture(t, "a", "b")
+	var b bytes.Buffer
+	require.NoError(t, ComparePerQuery(&b, res))
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	require.Len(t, lines, 6)
+	var first struct {
+		Strategy string             `json:"strategy"`
+		QueryID  string             `json:"query_id"`
+		Metrics  map[string]float64 `json:"metrics"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &first))
+	assert.Equal(t, "a", first.Strategy)
+	assert.Equal(t, "q1", first.QueryID)
+	assert.Len(t, first.Metrics, metrics.NumGraded)
+	// "x", "g" with g of relevance 3 at rank 2: dcg = 7 / log2(3).
+	assert.InDelta(t, 7/1.584962500721156, first.Metrics["dcg_at_k"], 1e-12)
+	assert.True(t, strings.HasPrefix(lines[0], `{"metrics":{"dcg_at_k":`))
+}
+
+// Above metrics.ExactResamplingBudget queries × resamples the intervals and
+// p-values are approximations: every report format must say which method was used.
+func TestCompareMethodReported(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		resamples int
+		resampled bool
+		ci, p     string
+		text      string
+	}{
+		{"resampling", 200, true, CIMethodBootstrap, PMethodRandomization, "95% CIs: percentile bootstrap, 200 resamples, seed 1; p: paired sign-flip randomization test"},
+		// 3 queries × 10,000,000 resamples = 3·10⁷ > 2·10⁷.
+		{"approximation", 10_000_000, false, CIMethodApproximation, PMethodApproximation, "large-sample approximations of the bootstrap (Cornish-Fisher) and of the sign-flip test (normal), because 3 queries x 10000000 resamples exceeds 20000000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := compareFixtureResamples(t, tc.resamples, "ann", "hybrid")
+			require.Equal(t, tc.resampled, res.Exact)
+			var b bytes.Buffer
+			require.NoError(t, CompareJSON(&b, res))
+			var doc struct {
+				Statistics map[string]any `json:"statistics"`
+			}
+			require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
+			assert.Equal(t, map[string]any{
+				"resampled": tc.resampled, "ci95_method": tc.ci, "p_value_method": tc.p,
+				"resamples": float64(tc.resamples), "seed": 1.0, "resampling_budget": float64(metrics.ExactResamplingBudget),
+				"p_adjustment": "holm", "alpha": 0.05,
+			}, doc.Statistics)
+
+			var txt, md bytes.Buffer
+			require.NoError(t, CompareText(&txt, res))
+			require.NoError(t, CompareMarkdown(&md, res))
+			assert.Contains(t, txt.String(), tc.text)
+			assert.Contains(t, md.String(), tc.text)
+			// Approximations are also flagged where the intervals are shown.
+			assert.Equal(t, !tc.resampled, strings.Contains(txt.String(), "(± is half the width of the 95% CI; large input: approximated, not resampled"))
+			assert.Equal(t, !tc.resampled, strings.Contains(md.String(), "> **Large input:** the intervals and p-values below are large-sample approximations"))
+		})
+	}
+}

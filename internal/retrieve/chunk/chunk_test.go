@@ -1,0 +1,94 @@
+package chunk
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+)
+
+func TestSplitCard(t *testing.T) {
+	card := func(title, text string) dataset.Card {
+		return dataset.Card{ID: "en-x", Locale: "en", Title: title, Text: text}
+	}
+	tests := []struct {
+		name string
+		card dataset.Card
+		max  int
+		want []string
+	}{
+		{"one paragraph", card("T", "Hello world."), 100, []string{"T\n\nHello world."}},
+		{"paragraphs packed", card("T", "aaa\n\nbbb\n\n\nccc"), 100, []string{"T\n\naaa\n\nbbb\n\nccc"}},
+		{"paragraph boundary respected", card("T", "aaaa\n\nbbbb\n\ncccc"), 10, []string{"T\n\naaaa\n\nbbbb", "T\n\ncccc"}},
+		{"long paragraph cut at sentences", card("", "One two. Three four. Five six."), 12, []string{"One two.", "Three four.", "Five six."}},
+		{"long word hard cut", card("", "abcdefghij"), 4, []string{"abcd", "efgh", "ij"}},
+		{"cut at space", card("", "alpha beta gamma"), 11, []string{"alpha beta", "gamma"}},
+		{"title only", card("Only title", "  \n\n "), 100, []string{"Only title"}},
+		{"nothing", card("", ""), 100, nil},
+		{"crlf", card("", "a\r\n\r\nb"), 100, []string{"a\n\nb"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := SplitCard(tt.card, Params{MaxRunes: tt.max})
+			var texts []string
+			for i, c := range got {
+				texts = append(texts, c.Text)
+				assert.Equal(t, "en-x#c"+strconv.Itoa(i+1), c.ID)
+				assert.Equal(t, "en-x", c.ParentID)
+				assert.Equal(t, "en", c.Locale)
+			}
+			assert.Equal(t, tt.want, texts)
+		})
+	}
+}
+
+func TestSplitBoundAndCoverage(t *testing.T) {
+	words := strings.Fields(strings.Repeat("Ação rápida número um. Segunda frase aqui! ", 80))
+	text := strings.Join(words[:200], " ") + "\n\n" + strings.Join(words[200:], " ")
+	got := SplitCard(dataset.Card{ID: "pt", Text: text}, Params{MaxRunes: 150})
+	require.NotEmpty(t, got)
+	var all []string
+	for _, c := range got {
+		assert.LessOrEqual(t, utf8.RuneCountInString(c.Text), 150)
+		all = append(all, strings.Fields(c.Text)...)
+	}
+	assert.Equal(t, words, all, "every word kept, in order")
+}
+
+func TestParamsString(t *testing.T) {
+	assert.Equal(t, Params{}.String(), Params{MaxRunes: DefaultMaxRunes}.String())
+	assert.NotEqual(t, Params{MaxRunes: 10}.String(), Params{}.String())
+}
+
+// FuzzSplitCard: every chunk body respects the bound, and no non-space character
+// is lost, added or reordered.
+func FuzzSplitCard(f *testing.F) {
+	f.Add("One two. Three four!\n\nFive six seven eight nine.", 12)
+	f.Add("ação\r\n\r\n  x  \n\n\n", 1)
+	f.Fuzz(func(t *testing.T, text string, max int) {
+		if !utf8.ValidString(text) {
+			return
+		}
+		max = 1 + (max%64+64)%64
+		got := SplitCard(dataset.Card{ID: "c", Text: text}, Params{MaxRunes: max})
+		var b strings.Builder
+		for _, c := range got {
+			if n := utf8.RuneCountInString(c.Text); n > max {
+				t.Fatalf("chunk of %d runes > %d: %q", n, max, c.Text)
+			}
+			if strings.TrimSpace(c.Text) == "" {
+				t.Fatalf("empty chunk from %q", text)
+			}
+			b.WriteString(strings.Join(strings.Fields(c.Text), ""))
+		}
+		want := strings.Join(strings.Fields(text), "")
+		if b.String() != want {
+			t.Fatalf("characters changed:\n got %q\nwant %q", b.String(), want)
+		}
+	})
+}

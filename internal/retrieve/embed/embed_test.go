@@ -1,0 +1,336 @@
+package embed
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/httpretry"
+)
+
+func dot(a, b []float32) float64 {
+	s := 0.0
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
+
+func TestHashProperties(t *testing.T) {
+	docs := []string{
+		"Reset your password from the sign-in page.",
+		"Refunds go back to the original payment method.",
+		"Two-factor authentication protects your account.",
+		"Cancel your subscription at any time; your password is not needed.",
+	}
+	h := NewHash(256, docs)
+	vecs, err := h.EmbedDocuments(context.Background(), docs)
+	require.NoError(t, err)
+	t.Run("unit length", func(t *testing.T) {
+		for _, v := range vecs {
+			require.Len(t, v, 256)
+			assert.InDelta(t, 1.0, dot(v, v), 1e-5)
+		}
+	})
+	t.Run("deterministic", func(t *testing.T) {
+		assert.Equal(t, vecs[1], NewHash(256, docs).Vector(docs[1]))
+	})
+	t.Run("bit-identical despite collisions", func(t *testing.T) {
+		// 3 positions for 60 terms: every position sums many weights, in an
+		// order that must not follow Go's randomised map iteration.
+		var words []string
+		for i := range 60 {
+			words = append(words, fmt.Sprintf("w%d", i), fmt.Sprintf("w%d", i*i%17))
+		}
+		doc := strings.Join(words, " ")
+		small := NewHash(3, []string{doc, "w1 w2 w3", "w5 w8"})
+		want := small.weights(doc, false)
+		for range 100 {
+			require.Equal(t, want, small.weights(doc, false))
+		}
+		assert.Equal(t, unit(want), small.Vector(doc))
+	})
+	t.Run("case and accents do not matter", func(t *testing.T) {
+		assert.InDelta(t, 1.0, dot(h.Vector("Sesión de PASSWORD"), h.Vector("sesion de password")), 1e-6)
+	})
+	t.Run("word order does not matter", func(t *testing.T) {
+		assert.InDelta(t, 1.0, dot(h.Vector("reset password"), h.Vector("password reset")), 1e-6)
+	})
+	t.Run("the right document is nearest", func(t *testing.T) {
+		q := h.Vector("how do I reset my password")
+		best, bestS := -1, -2.0
+		for i, v := range vecs {
+			if s := dot(q, v); s > bestS {
+				best, bestS = i, s
+			}
+		}
+		assert.Equal(t, 0, best)
+	})
+	t.Run("rare terms weigh more", func(t *testing.T) {
+		assert.Greater(t, h.IDF("refunds"), h.IDF("password"))
+		assert.Greater(t, h.IDF("never-seen"), h.IDF("refunds"))
+	})
+	t.Run("sublinear tf", func(t *testing.T) {
+		// "refunds refunds refunds" vs "refunds": same direction (single term).
+		assert.InDelta(t, 1.0, dot(h.Vector("refunds refunds refunds"), h.Vector("refunds")), 1e-6)
+		// With a second term, tripling the first moves the vector only by 1+ln3, not 3.
+		a := h.Vector("refunds refunds refunds payment")
+		ratio := math.Abs(float64(a[idx(h, "refunds")]) / float64(a[idx(h, "payment")]))
+		want := (1 + math.Log(3)) * h.IDF("refunds") / h.IDF("payment")
+		assert.InDelta(t, want, ratio, 1e-4)
+	})
+	t.Run("queries drop terms the KB never uses", func(t *testing.T) {
+		q, err := h.EmbedQueries(context.Background(), []string{"zzz qqq refunds", "zzz"})
+		require.NoError(t, err)
+		assert.Equal(t, h.Vector("refunds"), q[0])
+		assert.InDelta(t, 0.0, dot(q[1], q[1]), 0)
+	})
+	t.Run("no terms gives zero vector", func(t *testing.T) {
+		assert.InDelta(t, 0.0, dot(h.Vector("!!! ..."), h.Vector("!!! ...")), 0)
+	})
+}
+
+// idx finds the slot of a single-term text.
+func idx(h *Hash, term string) int {
+	v := h.Vector(term)
+	for i, x := range v {
+		if x != 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// openAIServer speaks the OpenAI embeddings protocol: POST /v1/embeddings with
+// {"model", "input": [...]}, answering {"object":"list","data":[{"object":"embedding","index":i,"embedding":[...]}]}
+// in reverse order (the protocol's index decides). Each vector is [len(text), 1].
+func openAIServer(t *testing.T, statuses []int, requests *atomic.Int32) *httptest.Server {
+	var mu sync.Mutex
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := int(requests.Add(1))
+		if r.URL.Path != "/v1/embeddings" || r.Method != http.MethodPost {
+			http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
+			return
+		}
+		mu.Lock()
+		st := 200
+		if n <= len(statuses) {
+			st = statuses[n-1]
+		}
+		mu.Unlock()
+		if st != 200 {
+			w.Header().Set("Retry-After", "0")
+			http.Error(w, `{"error":{"message":"slow down"}}`, st)
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer sk-test-KEY" {
+			http.Error(w, `{"error":{"message":"bad key"}}`, http.StatusUnauthorized)
+			return
+		}
+		var req struct {
+			Model string   `json:"model"`
+			Input []string `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != "bge-small" {
+			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+			return
+		}
+		type item struct {
+			Object    string    `json:"object"`
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		var data []item
+		for i := len(req.Input) - 1; i >= 0; i-- {
+			data = append(data, item{"embedding", i, []float32{float32(len(req.Input[i])), 1}})
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": req.Model})
+	}))
+}
+
+func fastPolicy() httpretry.Policy {
+	return httpretry.Policy{Attempts: 3, BaseDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond, Timeout: 5 * time.Second}
+}
+
+func TestOpenAI(t *testing.T) {
+	texts := []string{"a", "bb", "ccc", "dddd", "eeeee"}
+	tests := []struct {
+		name     string
+		statuses []int
+		key      string
+		wantReqs int32
+		wantErr  string
+	}{
+		{"batched, order by index", nil, "sk-test-KEY", 3, ""},
+		{"429 then success", []int{429}, "sk-test-KEY", 4, ""},
+		{"500s exhausted", []int{500, 500, 500}, "sk-test-KEY", 3, "answered HTTP 500 after 3 attempt(s)"},
+		{"bad key is not retried and not logged", nil, "sk-wrong-KEY", 1, "HTTP 401"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var reqs atomic.Int32
+			srv := openAIServer(t, tt.statuses, &reqs)
+			defer srv.Close()
+			e, err := NewOpenAI(OpenAIConfig{URL: srv.URL, Model: "bge-small", APIKey: tt.key,
+				Batching: Batching{Size: 2, Concurrency: 1}, Policy: fastPolicy()})
+			require.NoError(t, err)
+			vecs, err := e.EmbedDocuments(context.Background(), texts)
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				assert.NotContains(t, err.Error(), tt.key)
+				assert.Equal(t, tt.wantReqs, reqs.Load())
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantReqs, reqs.Load())
+			require.Len(t, vecs, len(texts))
+			for i, v := range vecs {
+				assert.Equal(t, []float32{float32(len(texts[i])), 1}, v)
+			}
+		})
+	}
+}
+
+func TestOpenAIUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	e, err := NewOpenAI(OpenAIConfig{URL: "http://" + addr + "/v1", Policy: fastPolicy()})
+	require.NoError(t, err)
+	start := time.Now()
+	_, err = e.EmbedQueries(context.Background(), []string{"q"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "embedding server: http://"+addr+"/v1/embeddings unreachable after 3 attempt(s)")
+	assert.Contains(t, err.Error(), "connection refused")
+	assert.Less(t, time.Since(start), 5*time.Second)
+}
+
+func TestEndpointURL(t *testing.T) {
+	tests := []struct{ in, want, err string }{
+		{"http://h:8080", "http://h:8080/v1/embeddings", ""},
+		{"http://h:8080/", "http://h:8080/v1/embeddings", ""},
+		{"https://api.openai.com/v1", "https://api.openai.com/v1/embeddings", ""},
+		{"http://h/v1/embeddings", "http://h/v1/embeddings", ""},
+		{"", "", "no server URL"},
+		{"h:8080", "", "must start with http"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := EndpointURL(tt.in, "/v1", "/embeddings")
+			if tt.err != "" {
+				require.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// TestOllama runs chroma-go's Ollama embedding function against a server speaking
+// Ollama's POST /api/embed {"model","input":[...]} -> {"embeddings":[[...]]},
+// failing the first request with 503 to exercise RetryTransport.
+func TestOllama(t *testing.T) {
+	var reqs atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if reqs.Add(1) == 1 {
+			http.Error(w, "loading model", http.StatusServiceUnavailable)
+			return
+		}
+		require.Equal(t, "/api/embed", r.URL.Path)
+		var req struct {
+			Model string          `json:"model"`
+			Input json.RawMessage `json:"input"`
+		}
+		require.NoError(t, json.NewDecoder(r.Body).Decode(&req))
+		var in []string
+		if err := json.Unmarshal(req.Input, &in); err != nil {
+			var one string
+			require.NoError(t, json.Unmarshal(req.Input, &one))
+			in = []string{one}
+		}
+		assert.Equal(t, "nomic-embed-text", req.Model)
+		out := [][]float32{}
+		for _, s := range in {
+			out = append(out, []float32{float32(len(s)), float32(strings.Count(s, "x"))})
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"model": req.Model, "embeddings": out})
+	}))
+	defer srv.Close()
+	e, err := NewOllama(OllamaConfig{URL: srv.URL, Model: "nomic-embed-text", Batching: Batching{Size: 2},
+		HTTP: &http.Client{Transport: &RetryTransport{Policy: fastPolicy()}}})
+	require.NoError(t, err)
+	vecs, err := e.EmbedDocuments(context.Background(), []string{"x", "xx y", "abc"})
+	require.NoError(t, err)
+	assert.Equal(t, [][]float32{{1, 1}, {4, 2}, {3, 0}}, vecs)
+	assert.Equal(t, int32(3), reqs.Load(), "one 503 retried, then two batches")
+
+	_, err = NewOllama(OllamaConfig{URL: srv.URL})
+	assert.ErrorContains(t, err, "--embedder-model")
+}
+
+func TestFNV64a(t *testing.T) {
+	for _, s := range []string{"", "a", "password", "sesión"} {
+		f := fnv.New64a()
+		_, _ = f.Write([]byte(s))
+		assert.Equal(t, f.Sum64(), fnv64a(s), s)
+	}
+}
+
+// Batching sends batches of Size texts with at most Concurrency in flight, keeps
+// the input order, and stops at the first error.
+func TestBatchingBoundsConcurrency(t *testing.T) {
+	texts := make([]string, 41)
+	for i := range texts {
+		texts[i] = fmt.Sprint(i)
+	}
+	var inFlight, peak, calls atomic.Int32
+	fn := func(ctx context.Context, batch []string) ([][]float32, error) {
+		calls.Add(1)
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		assert.LessOrEqual(t, len(batch), 4)
+		time.Sleep(5 * time.Millisecond)
+		out := make([][]float32, len(batch))
+		for i, s := range batch {
+			var x float32
+			_, _ = fmt.Sscan(s, &x)
+			out[i] = []float32{x, 1}
+		}
+		return out, nil
+	}
+	vecs, err := Batching{Size: 4, Concurrency: 3}.run(context.Background(), texts, fn)
+	require.NoError(t, err)
+	assert.Equal(t, int32(11), calls.Load(), "ceil(41/4) batches")
+	assert.Equal(t, int32(3), peak.Load(), "at most 3 requests in flight, and 3 are used")
+	for i, v := range vecs {
+		assert.Equal(t, float32(i), v[0])
+	}
+
+	_, err = Batching{Size: 4, Concurrency: 2}.run(context.Background(), texts, func(ctx context.Context, batch []string) ([][]float32, error) {
+		return nil, fmt.Errorf("server says no")
+	})
+	assert.ErrorContains(t, err, "server says no")
+}

@@ -1,0 +1,117 @@
+package embed
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/httpretry"
+)
+
+// OpenAI is a client of any OpenAI-compatible embeddings endpoint (OpenAI, TEI,
+// vLLM, Ollama's /v1, LiteLLM...). It is our own small client rather than
+// chroma-go's openai embedding function because that one accepts only OpenAI's
+// three model names, requires HTTPS and a key, and ignores the `index` of the
+// returned items.
+type OpenAI struct {
+	url      string // full .../embeddings URL
+	model    string
+	client   *httpretry.Client
+	batching Batching
+}
+
+// OpenAIConfig configures NewOpenAI.
+type OpenAIConfig struct {
+	// URL is the server: ".../v1/embeddings", ".../v1" or a bare base URL
+	// ("http://host:8080", "/v1/embeddings" is appended).
+	URL    string
+	Model  string // sent as "model" when set (TEI serves one model and ignores it)
+	APIKey string // sent as "Authorization: Bearer"; never logged
+	Batching
+	HTTP   *http.Client
+	Policy httpretry.Policy
+}
+
+// NewOpenAI returns the client.
+func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
+	u, err := EndpointURL(cfg.URL, "/v1", "/embeddings")
+	if err != nil {
+		return nil, err
+	}
+	c := &httpretry.Client{HTTP: cfg.HTTP, Policy: cfg.Policy, Header: http.Header{}}
+	if cfg.APIKey != "" {
+		c.Header.Set("Authorization", "Bearer "+cfg.APIKey)
+	}
+	return &OpenAI{url: u, model: cfg.Model, client: c, batching: cfg.Batching}, nil
+}
+
+// EndpointURL completes a user-given server URL: kept when it already ends with
+// suffix, suffix appended when it ends with prefix, else prefix+suffix appended.
+func EndpointURL(raw, prefix, suffix string) (string, error) {
+	u := strings.TrimRight(strings.TrimSpace(raw), "/")
+	if u == "" {
+		return "", fmt.Errorf("no server URL given")
+	}
+	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		return "", fmt.Errorf("server URL %q must start with http:// or https://", raw)
+	}
+	switch {
+	case strings.HasSuffix(u, suffix):
+		return u, nil
+	case prefix != "" && strings.HasSuffix(u, prefix):
+		return u + suffix, nil
+	default:
+		return u + prefix + suffix, nil
+	}
+}
+
+func (o *OpenAI) Name() string { return "openai" }
+
+func (o *OpenAI) Fingerprint() string { return fmt.Sprintf("openai:url=%s:model=%s", o.url, o.model) }
+
+func (o *OpenAI) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	return o.batching.run(ctx, texts, o.batch)
+}
+
+func (o *OpenAI) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
+	return o.batching.run(ctx, texts, o.batch)
+}
+
+type openAIRequest struct {
+	Model string   `json:"model,omitempty"`
+	Input []string `json:"input"`
+}
+
+type openAIResponse struct {
+	Data []struct {
+		Index     int       `json:"index"`
+		Embedding []float32 `json:"embedding"`
+	} `json:"data"`
+}
+
+func (o *OpenAI) batch(ctx context.Context, texts []string) ([][]float32, error) {
+	body, err := json.Marshal(openAIRequest{Model: o.model, Input: texts})
+	if err != nil {
+		return nil, err
+	}
+	data, err := o.client.Post(ctx, o.url, body)
+	if err != nil {
+		return nil, fmt.Errorf("embedding server: %w", err)
+	}
+	var resp openAIResponse
+	if err := json.Unmarshal(data, &resp); err != nil {
+		return nil, fmt.Errorf("embedding server %s: malformed response: %w", o.url, err)
+	}
+	sort.SliceStable(resp.Data, func(i, j int) bool { return resp.Data[i].Index < resp.Data[j].Index })
+	out := make([][]float32, len(resp.Data))
+	for i, d := range resp.Data {
+		if d.Index != i {
+			return nil, fmt.Errorf("embedding server %s: response indexes are not 0..%d", o.url, len(texts)-1)
+		}
+		out[i] = d.Embedding
+	}
+	return out, nil
+}

@@ -1,0 +1,303 @@
+// Package memory is the embedded vector store: exact cosine search over vectors
+// kept in one contiguous []float32 (row-major, unit-normalised on Add), with
+// queries processed in blocks (each stored vector is read once per block of
+// queries, scored against 4 queries at a time) on GOMAXPROCS goroutines and a
+// bounded min-heap per query for the top k.
+package memory
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
+)
+
+// queryBlock is the number of queries scored in one pass over the vectors.
+const queryBlock = 32
+
+// Store is the in-process index. Add must not run concurrently with Search.
+type Store struct {
+	dim     int
+	vecs    []float32 // len = n*dim
+	ids     []string
+	locale  []uint16 // locale code per record
+	codes   map[string]uint16
+	workers int
+}
+
+// New returns an empty store; workers <= 0 means GOMAXPROCS.
+func New(workers int) *Store {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	return &Store{codes: map[string]uint16{}, workers: workers}
+}
+
+func (s *Store) Name() string { return "memory" }
+
+// Len is the number of records.
+func (s *Store) Len() int { return len(s.ids) }
+
+// Add appends records; every vector must have the dimension of the first.
+func (s *Store) Add(_ context.Context, recs []store.Record) error {
+	for _, r := range recs {
+		if s.dim == 0 {
+			if len(r.Vector) == 0 {
+				return fmt.Errorf("record %q has an empty vector", r.ID)
+			}
+			s.dim = len(r.Vector)
+		}
+		if len(r.Vector) != s.dim {
+			return fmt.Errorf("record %q has dimension %d, the store has %d", r.ID, len(r.Vector), s.dim)
+		}
+		code, ok := s.codes[r.Locale]
+		if !ok {
+			if len(s.codes) >= math.MaxUint16 {
+				return fmt.Errorf("too many distinct locales")
+			}
+			code = uint16(len(s.codes) + 1)
+			s.codes[r.Locale] = code
+		}
+		start := len(s.vecs)
+		s.vecs = append(s.vecs, r.Vector...)
+		normalize(s.vecs[start:])
+		s.ids = append(s.ids, r.ID)
+		s.locale = append(s.locale, code)
+	}
+	return nil
+}
+
+func (s *Store) Close(context.Context) error { return nil }
+
+// Search scores every record (of the query's locale) exactly. A zero query
+// vector matches nothing.
+func (s *Store) Search(ctx context.Context, qs []store.Query, k int) ([][]store.Hit, error) {
+	out := make([][]store.Hit, len(qs))
+	if k <= 0 || len(s.ids) == 0 || len(qs) == 0 {
+		return out, nil
+	}
+	// Normalised copies of the queries, contiguous; filter code per query
+	// (0 = all locales, -1 = a locale with no records).
+	qv := make([]float32, len(qs)*s.dim)
+	filter := make([]int32, len(qs))
+	live := make([]bool, len(qs))
+	for i, q := range qs {
+		if len(q.Vector) != s.dim {
+			return nil, fmt.Errorf("query %d has dimension %d, the store has %d", i, len(q.Vector), s.dim)
+		}
+		row := qv[i*s.dim : (i+1)*s.dim]
+		copy(row, q.Vector)
+		live[i] = normalize(row)
+		if q.Locale != "" {
+			if c, ok := s.codes[q.Locale]; ok {
+				filter[i] = int32(c)
+			} else {
+				filter[i] = -1
+			}
+		}
+	}
+	// Queries sorted by locale filter, so that a block mostly shares one filter
+	// and records of other locales are skipped without scoring.
+	order := make([]int, len(qs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return filter[order[a]] < filter[order[b]] })
+	nBlocks := (len(qs) + queryBlock - 1) / queryBlock
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var ctxErr atomic.Value
+	for w := 0; w < min(s.workers, nBlocks); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			heaps := make([]topK, queryBlock)
+			for {
+				b := int(next.Add(1) - 1)
+				if b >= nBlocks {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					ctxErr.Store(err)
+					return
+				}
+				block := order[b*queryBlock : min((b+1)*queryBlock, len(qs))]
+				s.searchBlock(qv, filter, live, block, k, heaps, out)
+			}
+		}()
+	}
+	wg.Wait()
+	if err, ok := ctxErr.Load().(error); ok {
+		return nil, err
+	}
+	return out, nil
+}
+
+// searchBlock scores the queries of block against every record in one pass over
+// the vectors, and fills their entries of out.
+func (s *Store) searchBlock(qv []float32, filter []int32, live []bool, block []int, k int, heaps []topK, out [][]store.Hit) {
+	dim := s.dim
+	for j := range block {
+		heaps[j].reset(k)
+	}
+	// Positions (in block) of the queries that can match anything, by 4; -1 pads.
+	active := make([]int, 0, len(block)+3)
+	for j, q := range block {
+		if live[q] && filter[q] >= 0 {
+			active = append(active, j)
+		}
+	}
+	if len(active) > 0 {
+		for len(active)%4 != 0 {
+			active = append(active, -1)
+		}
+		rows := make([][]float32, len(active))
+		want := make([]int32, len(active)) // filter per active slot; -1 for padding
+		for g, j := range active {
+			if j < 0 {
+				rows[g] = rows[0]
+				want[g] = -1
+				continue
+			}
+			q := block[j]
+			rows[g] = qv[q*dim : (q+1)*dim]
+			want[g] = filter[q]
+		}
+		for i := range s.ids {
+			v := s.vecs[i*dim : (i+1)*dim]
+			code := int32(s.locale[i])
+			for g := 0; g < len(active); g += 4 {
+				m0 := want[g] == 0 || want[g] == code
+				m1 := want[g+1] == 0 || want[g+1] == code
+				m2 := want[g+2] == 0 || want[g+2] == code
+				m3 := want[g+3] == 0 || want[g+3] == code
+				if !m0 && !m1 && !m2 && !m3 {
+					continue
+				}
+				s0, s1, s2, s3 := dot4(v, rows[g], rows[g+1], rows[g+2], rows[g+3])
+				if m0 {
+					heaps[active[g]].push(s0, int32(i))
+				}
+				if m1 {
+					heaps[active[g+1]].push(s1, int32(i))
+				}
+				if m2 {
+					heaps[active[g+2]].push(s2, int32(i))
+				}
+				if m3 {
+					heaps[active[g+3]].push(s3, int32(i))
+				}
+			}
+		}
+	}
+	for j, q := range block {
+		out[q] = heaps[j].hits(s.ids)
+	}
+}
+
+// normalize scales v to unit length in place; it reports false for a zero vector.
+func normalize(v []float32) bool {
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	if ss == 0 {
+		return false
+	}
+	inv := float32(1 / math.Sqrt(ss))
+	for i := range v {
+		v[i] *= inv
+	}
+	return true
+}
+
+// topK keeps the k best (score, index) pairs in a min-heap: the root is the worst
+// kept. Ties prefer the lower index, so results are deterministic.
+type topK struct {
+	k     int
+	score []float32
+	idx   []int32
+}
+
+func (h *topK) reset(k int) {
+	h.k = k
+	h.score = h.score[:0]
+	h.idx = h.idx[:0]
+}
+
+// worse reports whether entry a ranks below entry b.
+func (h *topK) worse(a, b int) bool {
+	if h.score[a] != h.score[b] {
+		return h.score[a] < h.score[b]
+	}
+	return h.idx[a] > h.idx[b]
+}
+
+func (h *topK) push(s float32, i int32) {
+	if len(h.score) < h.k {
+		h.score = append(h.score, s)
+		h.idx = append(h.idx, i)
+		h.up(len(h.score) - 1)
+		return
+	}
+	// Replace the root when the new entry ranks above it.
+	if s < h.score[0] || (s == h.score[0] && i > h.idx[0]) {
+		return
+	}
+	h.score[0], h.idx[0] = s, i
+	h.down(0)
+}
+
+func (h *topK) up(j int) {
+	for j > 0 {
+		p := (j - 1) / 2
+		if !h.worse(j, p) {
+			return
+		}
+		h.swap(j, p)
+		j = p
+	}
+}
+
+func (h *topK) down(j int) {
+	n := len(h.score)
+	for {
+		l := 2*j + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h.worse(r, l) {
+			m = r
+		}
+		if !h.worse(m, j) {
+			return
+		}
+		h.swap(j, m)
+		j = m
+	}
+}
+
+func (h *topK) swap(a, b int) {
+	h.score[a], h.score[b] = h.score[b], h.score[a]
+	h.idx[a], h.idx[b] = h.idx[b], h.idx[a]
+}
+
+// hits returns the kept entries best first.
+func (h *topK) hits(ids []string) []store.Hit {
+	order := make([]int, len(h.score))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return h.worse(order[b], order[a]) })
+	out := make([]store.Hit, len(order))
+	for r, e := range order {
+		out[r] = store.Hit{ID: ids[h.idx[e]], Score: float64(h.score[e])}
+	}
+	return out
+}

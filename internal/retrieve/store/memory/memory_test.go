@@ -1,0 +1,164 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
+)
+
+func randVec(r *rand.Rand, dim int) []float32 {
+	v := make([]float32, dim)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return v
+}
+
+func records(r *rand.Rand, n, dim int, locales []string) []store.Record {
+	recs := make([]store.Record, n)
+	for i := range recs {
+		recs[i] = store.Record{ID: fmt.Sprintf("c%d", i), Locale: locales[i%len(locales)], Vector: randVec(r, dim)}
+	}
+	return recs
+}
+
+// brute is the reference: cosine in float64 for every record, sorted.
+func brute(recs []store.Record, q store.Query, k int) []store.Hit {
+	norm := func(v []float32) float64 {
+		s := 0.0
+		for _, x := range v {
+			s += float64(x) * float64(x)
+		}
+		return math.Sqrt(s)
+	}
+	var hits []store.Hit
+	for _, r := range recs {
+		if q.Locale != "" && r.Locale != q.Locale {
+			continue
+		}
+		d := 0.0
+		for i := range r.Vector {
+			d += float64(r.Vector[i]) * float64(q.Vector[i])
+		}
+		hits = append(hits, store.Hit{ID: r.ID, Score: d / norm(r.Vector) / norm(q.Vector)})
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits
+}
+
+func TestSearchMatchesBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	locales := []string{"en", "es-419", "pt-BR"}
+	for _, tc := range []struct{ n, dim, nq, k, workers int }{
+		{1, 3, 1, 5, 1}, {50, 8, 7, 10, 2}, {1000, 64, 70, 10, 2}, {333, 17, 33, 1, 3},
+	} {
+		t.Run(fmt.Sprintf("n=%d dim=%d q=%d k=%d", tc.n, tc.dim, tc.nq, tc.k), func(t *testing.T) {
+			recs := records(r, tc.n, tc.dim, locales)
+			s := New(tc.workers)
+			require.NoError(t, s.Add(context.Background(), recs))
+			var qs []store.Query
+			for i := 0; i < tc.nq; i++ {
+				loc := ""
+				if i%2 == 1 {
+					loc = locales[i%3]
+				}
+				qs = append(qs, store.Query{Vector: randVec(r, tc.dim), Locale: loc})
+			}
+			got, err := s.Search(context.Background(), qs, tc.k)
+			require.NoError(t, err)
+			require.Len(t, got, len(qs))
+			for i, q := range qs {
+				want := brute(recs, q, tc.k)
+				require.Len(t, got[i], len(want), "query %d", i)
+				for j := range want {
+					assert.Equal(t, want[j].ID, got[i][j].ID, "query %d rank %d", i, j)
+					assert.InDelta(t, want[j].Score, got[i][j].Score, 1e-5)
+				}
+			}
+		})
+	}
+}
+
+func TestSearchEdgeCases(t *testing.T) {
+	s := New(2)
+	ctx := context.Background()
+	require.NoError(t, s.Add(ctx, []store.Record{
+		{ID: "a", Locale: "en", Vector: []float32{1, 0}},
+		{ID: "b", Locale: "en", Vector: []float32{2, 0}}, // same direction as a: a tie, lower index first
+		{ID: "c", Locale: "pt-BR", Vector: []float32{0, 1}},
+	}))
+	got, err := s.Search(ctx, []store.Query{
+		{Vector: []float32{3, 0}},
+		{Vector: []float32{0, 0}},
+		{Vector: []float32{1, 1}, Locale: "pt-BR"},
+		{Vector: []float32{1, 1}, Locale: "fr"},
+	}, 10)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b", "c"}, hitIDs(got[0]))
+	assert.InDelta(t, 1.0, got[0][0].Score, 1e-6)
+	assert.InDelta(t, 0.0, got[0][2].Score, 1e-6)
+	assert.Empty(t, got[1], "zero query matches nothing")
+	assert.Equal(t, []string{"c"}, hitIDs(got[2]))
+	assert.Empty(t, got[3], "unknown locale")
+
+	assert.ErrorContains(t, s.Add(ctx, []store.Record{{ID: "d", Vector: []float32{1}}}), "dimension 1")
+	_, err = s.Search(ctx, []store.Query{{Vector: []float32{1, 2, 3}}}, 1)
+	assert.ErrorContains(t, err, "dimension 3")
+
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = s.Search(cctx, []store.Query{{Vector: []float32{1, 0}}}, 1)
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+func TestTopK(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 200; trial++ {
+		k := 1 + r.IntN(8)
+		n := r.IntN(40)
+		var h topK
+		h.reset(k)
+		type e struct {
+			s float32
+			i int32
+		}
+		var all []e
+		for i := 0; i < n; i++ {
+			s := float32(r.IntN(5)) // many ties
+			all = append(all, e{s, int32(i)})
+			h.push(s, int32(i))
+		}
+		sort.SliceStable(all, func(a, b int) bool { return all[a].s > all[b].s })
+		if len(all) > k {
+			all = all[:k]
+		}
+		ids := make([]string, n)
+		for i := range ids {
+			ids[i] = fmt.Sprint(i)
+		}
+		got := h.hits(ids)
+		require.Len(t, got, len(all))
+		for j := range all {
+			assert.Equal(t, fmt.Sprint(all[j].i), got[j].ID)
+		}
+	}
+}
+
+func hitIDs(hs []store.Hit) []string {
+	var out []string
+	for _, h := range hs {
+		out = append(out, h.ID)
+	}
+	return out
+}
