@@ -414,19 +414,19 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// TestREADMEWorkflows lints the workflows the README's Action section offers to copy,
+// TestREADMEWorkflows lints the workflows the README and docs/action.md offer to copy,
 // and this repository's own, with actionlint (and its shellcheck pass).
 func TestREADMEWorkflows(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs actionlint")
 	}
 	root := repoRoot(t)
-	data, err := os.ReadFile(filepath.Join(root, "README.md"))
-	require.NoError(t, err)
-	readme := string(data)
-	from, to := strings.Index(readme, "<!-- section:action -->"), strings.Index(readme, "<!-- /section:action -->")
-	require.True(t, from >= 0 && to > from, "README has the action section")
-	section := readme[from:to]
+	var section string
+	for _, doc := range []string{"README.md", filepath.Join("docs", "action.md")} {
+		data, err := os.ReadFile(filepath.Join(root, doc))
+		require.NoError(t, err)
+		section += string(data)
+	}
 
 	// A scratch repository, so `uses: ./` resolves against this action.yml.
 	dir := t.TempDir()
@@ -442,7 +442,7 @@ func TestREADMEWorkflows(t *testing.T) {
 		require.NoError(t, os.WriteFile(f, []byte(m[1]), 0o644))
 		files = append(files, f)
 	}
-	require.GreaterOrEqual(t, len(files), 3, "the basic workflow and the two of the fork setup")
+	require.GreaterOrEqual(t, len(files), 4, "the README's workflow, docs/action.md's basic one and the two of the fork setup")
 	own, err := filepath.Glob(filepath.Join(root, ".github", "workflows", "*.yml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, own)
