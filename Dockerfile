@@ -1,24 +1,28 @@
-# retrieval-gate as a container: the GitHub Action (action.yml builds this file) and
+# retrieval-gate as a container: the image a release publishes (action.yml on a release
+# tag runs it; action.yml on the default branch builds this file) and
 # `docker run --rm -v "$PWD:/work" -w /work IMAGE check --cases … --kb …`.
 
 # Build stage: CGO_ENABLED=0, no paths of this machine in the binary (-trimpath), no
-# symbol table or DWARF (-s -w).
-FROM golang:1.26.8-bookworm AS build
+# symbol table or DWARF (-s -w). It runs on the builder's own platform and cross-compiles
+# for the target one (TARGETOS/TARGETARCH, set by `docker buildx build --platform`), so a
+# multi-arch release builds arm64 without emulation; a plain `docker build` leaves them
+# empty, which means the builder's platform.
+FROM --platform=$BUILDPLATFORM golang:1.26.8-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/retrieval-gate/retrieval-gate/internal/cli.Version=${VERSION}" -o /out/retrieval-gate .
+ARG TARGETOS TARGETARCH
+RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags "-s -w -X github.com/retrieval-gate/retrieval-gate/internal/cli.Version=${VERSION}" -o /out/retrieval-gate .
 
-# Final stage: distroless "base" (glibc, libssl, CA certificates, tzdata, /tmp; no
-# shell, no package manager), not scratch or distroless "static". The build uses no
-# cgo, but the binary is NOT static: it is dynamically linked against glibc's
-# libc/libdl/libpthread (no symbol versions, so any glibc works), because chroma-go,
-# the Chroma client of `retrieve`, pulls in purego, which imports dlopen dynamically
-# on Linux. On scratch it would not start. internal/cli/actions_e2e_test.go builds the binary
-# with the RUN line above and checks its linkage against this final stage.
-FROM gcr.io/distroless/base-debian12
+# Final stage: distroless "static" (CA certificates, tzdata, /etc/passwd, /tmp; no libc,
+# no shell, no package manager). The binary is fully static: CGO_ENABLED=0, and no
+# dependency loads C libraries (the Chroma store speaks Chroma's REST API with its own
+# small client, not chroma-go, whose v2 package links purego and thereby a dynamic
+# libc). internal/cli/actions_e2e_test.go builds the binary with the RUN line above and
+# checks that it is static and that this stage is distroless/static or scratch.
+FROM gcr.io/distroless/static-debian12
 # The build stage's CA bundle, so HTTPS (GitHub API, Chroma, embedding servers) uses
 # the same, current certificates whatever the base image's age.
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
@@ -26,6 +30,6 @@ COPY --from=build /out/retrieval-gate /retrieval-gate
 # No USER line on purpose: GitHub runs a Docker action as the image's user and mounts
 # the workspace and the runner's files (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY) owned by the
 # runner, so the action must run as root to write them (GitHub's documentation advises
-# against USER in action images). distroless/base runs as root by default. With plain
+# against USER in action images). distroless/static runs as root by default. With plain
 # `docker run`, pass `--user "$(id -u):$(id -g)"` to write reports as yourself.
 ENTRYPOINT ["/retrieval-gate"]

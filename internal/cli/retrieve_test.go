@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/amikos-tech/chroma-go/pkg/api/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/rerank/reranktest"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma/chromatest"
 )
 
@@ -119,10 +119,7 @@ func TestRetrieveNamedCollectionReused(t *testing.T) {
 	// Cards 5, 102 and 199 all hold "word5 alpha" and tie: they come in chunk id order.
 	assert.Contains(t, string(out), `"retrieved": [{"id": "card-102#c1", "parent_id": "card-102", "score": 0.0327869}, {"id": "card-199#c1", "parent_id": "card-199", "score": 0.0322581}, {"id": "card-5#c1", "parent_id": "card-5", "score": 0.031746}]`)
 	assert.Contains(t, string(out), `"retrieval": {"strategy": "hybrid", "store": "chroma", "embedder": "hash", "k": 3}`)
-	c, err := v2.NewHTTPClient(v2.WithBaseURL(url))
-	require.NoError(t, err)
-	require.NoError(t, c.DeleteCollection(context.Background(), name))
-	_ = c.Close()
+	require.NoError(t, chroma.DeleteCollection(context.Background(), url, name))
 }
 
 // The openai embedder and the reranker through the command, against servers

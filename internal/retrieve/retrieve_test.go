@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	v2 "github.com/amikos-tech/chroma-go/pkg/api/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -296,8 +295,5 @@ func TestNamedCollectionRebuiltWhenKBChanges(t *testing.T) {
 	assert.Equal(t, "en-refunds", res[0][0].ParentID, "the rebuilt collection has the new text")
 	require.NoError(t, cs.Close(ctx))
 
-	c, err := v2.NewHTTPClient(v2.WithBaseURL(url))
-	require.NoError(t, err)
-	require.NoError(t, c.DeleteCollection(ctx, name))
-	_ = c.Close()
+	require.NoError(t, chroma.DeleteCollection(ctx, url, name))
 }

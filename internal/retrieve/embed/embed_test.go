@@ -243,7 +243,7 @@ func TestEndpointURL(t *testing.T) {
 	}
 }
 
-// TestOllama runs chroma-go's Ollama embedding function against a server speaking
+// TestOllama runs the Ollama client against a server speaking
 // Ollama's POST /api/embed {"model","input":[...]} -> {"embeddings":[[...]]},
 // failing the first request with 503 to exercise RetryTransport.
 func TestOllama(t *testing.T) {

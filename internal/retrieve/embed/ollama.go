@@ -1,23 +1,24 @@
 package embed
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
-
-	"github.com/amikos-tech/chroma-go/pkg/embeddings"
-	chromaollama "github.com/amikos-tech/chroma-go/pkg/embeddings/ollama"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/httpretry"
 )
 
-// Ollama embeds through chroma-go's Ollama embedding function (POST /api/embed),
-// with our batching, bounded concurrency and retrying HTTP transport.
+// Ollama embeds through Ollama's native API (POST /api/embed {"model","input":[...]}
+// -> {"embeddings":[[...]]}), with our batching, bounded concurrency and retrying
+// HTTP transport.
 type Ollama struct {
 	url, model string
-	ef         *chromaollama.OllamaEmbeddingFunction
+	http       *http.Client
 	batching   Batching
 }
 
@@ -41,15 +42,10 @@ func NewOllama(cfg OllamaConfig) (*Ollama, error) {
 	if hc == nil {
 		hc = &http.Client{Transport: &RetryTransport{}}
 	}
-	ef, err := chromaollama.NewOllamaEmbeddingFunction(
-		chromaollama.WithBaseURL(cfg.URL),
-		chromaollama.WithModel(embeddings.EmbeddingModel(cfg.Model)),
-		func(c *chromaollama.OllamaClient) error { c.Client = hc; return nil },
-	)
-	if err != nil {
-		return nil, fmt.Errorf("ollama embedder: %w", err)
+	if !strings.HasPrefix(cfg.URL, "http://") && !strings.HasPrefix(cfg.URL, "https://") {
+		return nil, fmt.Errorf("ollama embedder: server URL %q must start with http:// or https://", cfg.URL)
 	}
-	return &Ollama{url: cfg.URL, model: cfg.Model, ef: ef, batching: cfg.Batching}, nil
+	return &Ollama{url: cfg.URL, model: cfg.Model, http: hc, batching: cfg.Batching}, nil
 }
 
 func (o *Ollama) Name() string { return "ollama" }
@@ -65,21 +61,46 @@ func (o *Ollama) EmbedQueries(ctx context.Context, texts []string) ([][]float32,
 }
 
 func (o *Ollama) batch(ctx context.Context, texts []string) ([][]float32, error) {
-	embs, err := o.ef.EmbedDocuments(ctx, texts)
+	body, err := json.Marshal(struct {
+		Model string   `json:"model"`
+		Input []string `json:"input"`
+	}{o.model, texts})
+	if err != nil {
+		return nil, err
+	}
+	u := strings.TrimRight(o.url, "/") + "/api/embed"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("ollama embedder at %s: %w", o.url, err)
 	}
-	out := make([][]float32, len(embs))
-	for i, e := range embs {
-		out[i] = e.ContentAsFloat32()
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := o.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("ollama embedder at %s: %w", o.url, err)
 	}
-	return out, nil
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		return nil, fmt.Errorf("ollama embedder at %s: HTTP %d: %s", o.url, resp.StatusCode, strings.TrimSpace(string(msg)))
+	}
+	var out struct {
+		Embeddings [][]float32 `json:"embeddings"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, fmt.Errorf("ollama embedder at %s: malformed response: %w", o.url, err)
+	}
+	if len(out.Embeddings) != len(texts) {
+		return nil, fmt.Errorf("ollama embedder at %s: %d embeddings for %d texts", o.url, len(out.Embeddings), len(texts))
+	}
+	return out.Embeddings, nil
 }
 
 // RetryTransport retries a request on 429, 5xx and connection errors with the
-// policy of httpretry (used under chroma-go's embedding functions, which do not
-// retry). Requests must have GetBody when they carry a body (http.NewRequest sets
-// it for in-memory bodies).
+// policy of httpretry (used under the Ollama client). Requests must have GetBody
+// when they carry a body (http.NewRequest sets it for in-memory bodies).
 type RetryTransport struct {
 	Base   http.RoundTripper
 	Policy httpretry.Policy

@@ -1,13 +1,12 @@
-// Package chroma is the Chroma-server vector store, through chroma-go's v2 API
-// client (github.com/amikos-tech/chroma-go, pinned v0.4.0).
+// Package chroma is the Chroma-server vector store, through a small client of
+// Chroma's v2 REST API (client.go).
 //
 // By default each run uses a temporary collection with a unique name, deleted by
 // Close (which uses its own short timeout, so it also runs after Ctrl-C). A named
 // collection is kept: it is reused while its fingerprint (stored in the collection
 // metadata, together with the chunk count) matches, and dropped and rebuilt when
 // it does not. Vectors are always computed by retrieval-gate and passed in; the
-// collection gets a placeholder embedding function that refuses to embed, so
-// chroma-go never tries to download its default ONNX model.
+// collection has no embedding function, so the server never embeds.
 package chroma
 
 import (
@@ -19,9 +18,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	v2 "github.com/amikos-tech/chroma-go/pkg/api/v2"
-	"github.com/amikos-tech/chroma-go/pkg/embeddings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 )
@@ -48,8 +44,8 @@ type Config struct {
 
 // Store is a Chroma collection.
 type Store struct {
-	client    v2.Client
-	col       v2.Collection
+	client    *client
+	col       *collection // nil until created or found
 	name      string
 	temporary bool
 	batch     int
@@ -71,15 +67,11 @@ func Open(ctx context.Context, cfg Config) (s *Store, ready bool, err error) {
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}
-	client, err := v2.NewHTTPClient(v2.WithBaseURL(url), v2.WithHTTPClient(&http.Client{Timeout: timeout}))
-	if err != nil {
-		return nil, false, fmt.Errorf("chroma client for %s: %w", url, err)
-	}
+	client := newClient(url, &http.Client{Timeout: timeout})
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	err = client.Heartbeat(hctx)
+	err = client.heartbeat(hctx)
 	cancel()
 	if err != nil {
-		_ = client.Close()
 		if ctx.Err() != nil {
 			return nil, false, ctx.Err()
 		}
@@ -93,52 +85,47 @@ func Open(ctx context.Context, cfg Config) (s *Store, ready bool, err error) {
 		s.name = TempPrefix + time.Now().UTC().Format("20060102t150405") + "-" + randomHex(6)
 		s.temporary = true
 		if err := s.create(ctx, true); err != nil {
-			_ = client.Close()
 			return nil, false, err
 		}
 		return s, false, nil
 	}
 	s.name = cfg.Collection
-	col, err := client.GetCollection(ctx, s.name, v2.WithEmbeddingFunctionGet(noEmbed{}))
-	if err == nil {
-		fp, _ := col.Metadata().GetString(MetaFingerprint)
-		n, cerr := col.Count(ctx)
+	col, err := client.getCollection(ctx, s.name)
+	switch {
+	case err == nil:
+		fp, _ := col.Metadata[MetaFingerprint].(string)
+		n, cerr := client.count(ctx, col.ID)
 		if cerr == nil && fp == cfg.Fingerprint && n == cfg.Chunks {
-			s.col = col
+			s.col = &col
 			return s, true, nil
 		}
 		// Stale (or incomplete): rebuild.
-		if err := client.DeleteCollection(ctx, s.name); err != nil {
-			_ = client.Close()
+		if err := client.deleteCollection(ctx, s.name); err != nil {
 			return nil, false, fmt.Errorf("failed to delete stale chroma collection %q: %w", s.name, err)
 		}
-	} else if ctx.Err() != nil {
-		_ = client.Close()
+	case ctx.Err() != nil:
 		return nil, false, ctx.Err()
+	case !errors.Is(err, errNotFound):
+		return nil, false, fmt.Errorf("failed to look up chroma collection %q at %s: %w", s.name, url, err)
 	}
 	if err := s.create(ctx, false); err != nil {
-		_ = client.Close()
 		return nil, false, err
 	}
 	return s, false, nil
 }
 
 func (s *Store) create(ctx context.Context, temporary bool) error {
-	md := v2.NewMetadata(
-		v2.NewStringAttribute(MetaFingerprint, s.fp),
-		v2.NewIntAttribute(MetaChunks, int64(s.chunks)),
-		v2.NewBoolAttribute(MetaTemporary, temporary),
-	)
-	col, err := s.client.CreateCollection(ctx, s.name,
-		v2.WithEmbeddingFunctionCreate(noEmbed{}),
-		v2.WithDisableEFConfigStorage(),
-		v2.WithCollectionMetadataCreate(md),
-		v2.WithHNSWSpaceCreate(embeddings.COSINE), // after the metadata, which it writes into
-	)
+	md := map[string]any{
+		MetaFingerprint: s.fp,
+		MetaChunks:      s.chunks,
+		MetaTemporary:   temporary,
+		"hnsw:space":    "cosine", // the index's distance: cosine
+	}
+	col, err := s.client.createCollection(ctx, s.name, md)
 	if err != nil {
 		return fmt.Errorf("failed to create chroma collection %q at %s: %w", s.name, s.url, err)
 	}
-	s.col = col
+	s.col = &col
 	return nil
 }
 
@@ -155,20 +142,19 @@ func (s *Store) Temporary() bool { return s.temporary }
 func (s *Store) Add(ctx context.Context, recs []store.Record) error {
 	for start := 0; start < len(recs); start += s.batch {
 		part := recs[start:min(start+s.batch, len(recs))]
-		ids := make([]v2.DocumentID, len(part))
-		texts := make([]string, len(part))
-		embs := make([]embeddings.Embedding, len(part))
-		mds := make([]v2.DocumentMetadata, len(part))
-		for i, r := range part {
-			ids[i] = v2.DocumentID(r.ID)
-			texts[i] = r.Text
-			embs[i] = embeddings.NewEmbeddingFromFloat32(r.Vector)
-			mds[i] = v2.NewDocumentMetadata(
-				v2.NewStringAttribute("parent_id", r.ParentID),
-				v2.NewStringAttribute("locale", r.Locale),
-			)
+		req := addRequest{
+			IDs:        make([]string, len(part)),
+			Embeddings: make([][]float32, len(part)),
+			Documents:  make([]string, len(part)),
+			Metadatas:  make([]map[string]string, len(part)),
 		}
-		if err := s.col.Add(ctx, v2.WithIDs(ids...), v2.WithTexts(texts...), v2.WithEmbeddings(embs...), v2.WithMetadatas(mds...)); err != nil {
+		for i, r := range part {
+			req.IDs[i] = r.ID
+			req.Documents[i] = r.Text
+			req.Embeddings[i] = r.Vector
+			req.Metadatas[i] = map[string]string{"parent_id": r.ParentID, "locale": r.Locale}
+		}
+		if err := s.client.add(ctx, s.col.ID, req); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -200,37 +186,31 @@ func (s *Store) Search(ctx context.Context, qs []store.Query, k int) ([][]store.
 		idx := groups[loc]
 		for start := 0; start < len(idx); start += maxVectors {
 			part := idx[start:min(start+maxVectors, len(idx))]
-			embs := make([]embeddings.Embedding, len(part))
+			req := queryRequest{QueryEmbeddings: make([][]float32, len(part)), NResults: k, Include: []string{"distances"}}
 			for j, i := range part {
-				embs[j] = embeddings.NewEmbeddingFromFloat32(qs[i].Vector)
-			}
-			opts := []v2.CollectionQueryOption{
-				v2.WithQueryEmbeddings(embs...),
-				v2.WithNResults(k),
-				v2.WithIncludeQuery(v2.IncludeDistances),
+				req.QueryEmbeddings[j] = qs[i].Vector
 			}
 			if loc != "" {
-				opts = append(opts, v2.WithWhereQuery(v2.EqString("locale", loc)))
+				req.Where = map[string]any{"locale": map[string]string{"$eq": loc}}
 			}
-			res, err := s.col.Query(ctx, opts...)
+			res, err := s.client.query(ctx, s.col.ID, req)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
 				return nil, fmt.Errorf("chroma query on collection %q: %w", s.name, err)
 			}
-			impl, ok := res.(*v2.QueryResultImpl)
-			if !ok {
-				return nil, fmt.Errorf("chroma query: unexpected result type %T", res)
-			}
-			groups := impl.RowGroups()
 			for j, i := range part {
-				if j >= len(groups) {
+				if j >= len(res.IDs) {
 					break
 				}
-				hits := make([]store.Hit, 0, len(groups[j]))
-				for _, row := range groups[j] {
-					hits = append(hits, store.Hit{ID: string(row.ID), Score: 1 - row.Score})
+				ids, dist := res.IDs[j], res.Distances[j]
+				if len(dist) != len(ids) {
+					return nil, fmt.Errorf("chroma query on collection %q: %d ids but %d distances", s.name, len(ids), len(dist))
+				}
+				hits := make([]store.Hit, len(ids))
+				for r, id := range ids {
+					hits[r] = store.Hit{ID: id, Score: 1 - dist[r]}
 				}
 				out[i] = hits
 			}
@@ -240,18 +220,17 @@ func (s *Store) Search(ctx context.Context, qs []store.Query, k int) ([][]store.
 }
 
 // Close deletes a temporary collection (with a fresh 10 s context, so that it
-// also happens after cancellation) and closes the client.
+// also happens after cancellation).
 func (s *Store) Close(context.Context) error {
 	var err error
 	if s.temporary && s.col != nil {
 		dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if derr := s.client.DeleteCollection(dctx, s.name); derr != nil {
+		if derr := s.client.deleteCollection(dctx, s.name); derr != nil {
 			err = fmt.Errorf("failed to delete temporary chroma collection %q: %w", s.name, derr)
 		}
 		cancel()
 		s.col = nil
 	}
-	_ = s.client.Close()
 	return err
 }
 
@@ -259,25 +238,4 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// noEmbed is the collection's embedding function: retrieval-gate always passes
-// vectors, so being asked to embed is a bug.
-type noEmbed struct{}
-
-var errNoEmbed = errors.New("retrieval-gate passes precomputed vectors; the chroma collection must not embed")
-
-func (noEmbed) EmbedDocuments(context.Context, []string) ([]embeddings.Embedding, error) {
-	return nil, errNoEmbed
-}
-func (noEmbed) EmbedQuery(context.Context, string) (embeddings.Embedding, error) {
-	return nil, errNoEmbed
-}
-func (noEmbed) Name() string { return "retrieval_gate_precomputed" }
-func (noEmbed) GetConfig() embeddings.EmbeddingFunctionConfig {
-	return embeddings.EmbeddingFunctionConfig{}
-}
-func (noEmbed) DefaultSpace() embeddings.DistanceMetric { return embeddings.COSINE }
-func (noEmbed) SupportedSpaces() []embeddings.DistanceMetric {
-	return []embeddings.DistanceMetric{embeddings.COSINE}
 }

@@ -108,7 +108,7 @@ func TestNamedCollectionReusedThenRebuilt(t *testing.T) {
 
 	s, ready = open("fp-2")
 	assert.False(t, ready, "changed fingerprint: rebuilt")
-	n, err := s.col.Count(ctx)
+	n, err := s.client.count(ctx, s.col.ID)
 	require.NoError(t, err)
 	assert.Zero(t, n, "the stale collection was dropped")
 	require.NoError(t, s.Add(ctx, recs[:10]))
@@ -116,7 +116,7 @@ func TestNamedCollectionReusedThenRebuilt(t *testing.T) {
 
 	s, ready = open("fp-2")
 	assert.False(t, ready, "incomplete ingest (10 of 50 chunks): rebuilt")
-	require.NoError(t, s.client.DeleteCollection(ctx, name))
+	require.NoError(t, s.client.deleteCollection(ctx, name))
 	require.NoError(t, s.Close(ctx))
 }
 

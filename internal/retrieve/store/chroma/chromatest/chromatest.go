@@ -3,11 +3,11 @@
 package chromatest
 
 import (
-	"context"
+	"encoding/json"
+	"net/http"
 	"os"
+	"strings"
 	"testing"
-
-	v2 "github.com/amikos-tech/chroma-go/pkg/api/v2"
 )
 
 // URL returns $CHROMA_URL. Without it the test is skipped with a message, except
@@ -25,21 +25,29 @@ func URL(t testing.TB) string {
 	return u
 }
 
-// Collections lists the names of the server's collections (up to 1,000).
+// Collections lists the names of the server's collections (up to 1,000), with
+// its own request, so that the store's client is checked against the server, not
+// against itself.
 func Collections(t testing.TB, url string) []string {
 	t.Helper()
-	c, err := v2.NewHTTPClient(v2.WithBaseURL(url))
-	if err != nil {
-		t.Fatalf("chroma client for %s: %v", url, err)
-	}
-	defer c.Close()
-	cols, err := c.ListCollections(context.Background(), v2.ListWithLimit(1000))
+	u := strings.TrimRight(url, "/") + "/api/v2/tenants/default_tenant/databases/default_database/collections?limit=1000"
+	resp, err := http.Get(u)
 	if err != nil {
 		t.Fatalf("list chroma collections at %s: %v", url, err)
 	}
-	var names []string
-	for _, col := range cols {
-		names = append(names, col.Name())
+	defer resp.Body.Close()
+	var cols []struct {
+		Name string `json:"name"`
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("list chroma collections at %s: HTTP %d", url, resp.StatusCode)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&cols); err != nil {
+		t.Fatalf("list chroma collections at %s: %v", url, err)
+	}
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
 	}
 	return names
 }
