@@ -1,0 +1,159 @@
+package importer
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// ParentFromID derives a card identity from a chunk id: the part before the
+// last occurrence of sep ("card-12#chunk-3" with "#" is "card-12"). An id without
+// sep, or with sep only at its start, is its own identity.
+func ParentFromID(id, sep string) string {
+	if sep == "" {
+		return id
+	}
+	if i := strings.LastIndex(id, sep); i > 0 {
+		return id[:i]
+	}
+	return id
+}
+
+// ParentFromIDRegexp derives a card identity with a regular expression: the
+// first capture group of its leftmost match (the whole match when it has no
+// group); an id that does not match is its own identity.
+func ParentFromIDRegexp(id string, re *regexp.Regexp) string {
+	m := re.FindStringSubmatchIndex(id)
+	switch {
+	case m == nil:
+		return id
+	case len(m) >= 4 && m[2] >= 0 && m[3] > m[2]:
+		return id[m[2]:m[3]]
+	case m[1] > m[0]:
+		return id[m[0]:m[1]]
+	}
+	return id
+}
+
+// caseOut is a case as written: the contract's field names, in this order.
+type caseOut struct {
+	ID        string      `json:"id"`
+	Locale    string      `json:"locale,omitempty"`
+	Type      string      `json:"type,omitempty"`
+	Query     string      `json:"query"`
+	Gold      []string    `json:"must_cite_one_of,omitempty"`
+	Retrieved []retrieved `json:"retrieved"`
+}
+
+// retrieved is one entry; it marshals as a bare id string when it has only an id.
+type retrieved struct {
+	ID       string
+	ParentID string
+	Text     string
+}
+
+func (r retrieved) MarshalJSON() ([]byte, error) {
+	if r.ParentID == "" && r.Text == "" {
+		return json.Marshal(r.ID)
+	}
+	return json.Marshal(struct {
+		ID       string `json:"id"`
+		ParentID string `json:"parent_id,omitempty"`
+		Text     string `json:"text,omitempty"`
+	}{r.ID, r.ParentID, r.Text})
+}
+
+// caseWriter writes cases JSONL and rejects duplicate or empty ids.
+type caseWriter struct {
+	w    *bufio.Writer
+	seen map[string]int // case id -> line (or element) it came from
+	buf  bytes.Buffer
+	enc  *json.Encoder
+	opt  Options
+	st   *Stats
+}
+
+func newCaseWriter(w *bufio.Writer, opt Options, st *Stats) *caseWriter {
+	cw := &caseWriter{w: w, seen: map[string]int{}, opt: opt, st: st}
+	cw.enc = json.NewEncoder(&cw.buf)
+	cw.enc.SetEscapeHTML(false)
+	return cw
+}
+
+// entries builds the retrieved list from ids and optional texts (same length or nil).
+func (cw *caseWriter) entries(ids, texts []string) []retrieved {
+	out := make([]retrieved, len(ids))
+	for i, id := range ids {
+		out[i].ID = id
+		if p := ParentFromID(id, cw.opt.ParentSep); p != id {
+			out[i].ParentID = p
+		}
+		if texts != nil {
+			out[i].Text = texts[i]
+		}
+	}
+	return out
+}
+
+func (cw *caseWriter) write(file string, line int, c caseOut) error {
+	switch {
+	case c.ID == "":
+		return Errorf(file, line, "the case has no id")
+	case c.Query == "":
+		return Errorf(file, line, "case %q has no query", c.ID)
+	}
+	if prev, dup := cw.seen[c.ID]; dup {
+		return Errorf(file, line, "duplicate case id %q (first at line %d)", c.ID, prev)
+	}
+	for i, g := range c.Gold {
+		if g == "" {
+			return Errorf(file, line, "case %q: gold id %d is empty", c.ID, i+1)
+		}
+	}
+	for i, r := range c.Retrieved {
+		if r.ID == "" {
+			return Errorf(file, line, "case %q: retrieved id %d is empty", c.ID, i+1)
+		}
+	}
+	cw.seen[c.ID] = line
+	if c.Retrieved == nil {
+		c.Retrieved = []retrieved{}
+	}
+	cw.buf.Reset()
+	if err := cw.enc.Encode(c); err != nil {
+		return fmt.Errorf("%s:%d: %w", file, line, err)
+	}
+	cw.w.Write(cw.buf.Bytes())
+	cw.st.Records++
+	return nil
+}
+
+// splitList reads a list held in one text value: a JSON array of strings, or
+// values separated by sep (default "|"), each trimmed; "" is the empty list.
+func splitList(s, sep string) ([]string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, nil
+	}
+	if strings.HasPrefix(s, "[") {
+		var out []string
+		if err := json.Unmarshal([]byte(s), &out); err != nil {
+			return nil, fmt.Errorf("not a JSON array of strings: %v", err)
+		}
+		return out, nil
+	}
+	if sep == "" {
+		sep = "|"
+	}
+	parts := strings.Split(s, sep)
+	out := parts[:0]
+	for _, p := range parts {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}

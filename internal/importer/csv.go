@@ -1,0 +1,109 @@
+package importer
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+)
+
+func init() {
+	register(&Format{Name: "csv", Kind: KindCases,
+		Description: "CSV with a header: query, retrieved (ranked ids), gold (ids); optional id, locale, type; a list cell is a JSON array or ids separated by | (--list-sep)",
+		convert:     convertCSV})
+}
+
+// The header names each column may have (lower case, trimmed).
+var (
+	csvQuery     = []string{"query", "question", "user_input"}
+	csvRetrieved = []string{"retrieved", "retrieved_ids", "retrieved_context_ids"}
+	csvGold      = []string{"gold", "gold_ids", "must_cite_one_of", "reference_context_ids"}
+	csvID        = []string{"id", "case_id"}
+)
+
+func csvColumn(header []string, names []string) int {
+	for i, h := range header {
+		h = strings.ToLower(strings.TrimSpace(h))
+		for _, n := range names {
+			if h == n {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func convertCSV(ctx context.Context, br *bufio.Reader, file string, w *bufio.Writer, opt Options, st *Stats) error {
+	if b, _ := br.Peek(3); len(b) == 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF {
+		_, _ = br.Discard(3)
+	}
+	r := csv.NewReader(br)
+	r.FieldsPerRecord = 0 // every row has the header's width
+	r.ReuseRecord = true
+	header, err := r.Read()
+	if err != nil {
+		return csvErr(file, err)
+	}
+	header = append([]string(nil), header...)
+	col := struct{ query, retrieved, gold, id, locale, typ int }{
+		csvColumn(header, csvQuery), csvColumn(header, csvRetrieved), csvColumn(header, csvGold),
+		csvColumn(header, csvID), csvColumn(header, []string{"locale"}), csvColumn(header, []string{"type"}),
+	}
+	switch {
+	case col.query < 0:
+		return Errorf(file, 1, "the header has no query column (%s)", strings.Join(csvQuery, ", "))
+	case col.retrieved < 0:
+		return Errorf(file, 1, "the header has no retrieved column (%s)", strings.Join(csvRetrieved, ", "))
+	}
+	cw := newCaseWriter(w, opt, st)
+	for row := 1; ; row++ {
+		if row%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		rec, err := r.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return csvErr(file, err)
+		}
+		line, _ := r.FieldPos(0)
+		get := func(i int) string {
+			if i < 0 {
+				return ""
+			}
+			return strings.TrimSpace(rec[i])
+		}
+		c := caseOut{ID: get(col.id), Query: get(col.query), Locale: get(col.locale), Type: get(col.typ)}
+		if c.ID == "" {
+			c.ID = "row-" + strconv.Itoa(row)
+		}
+		ids, err := splitList(get(col.retrieved), opt.ListSep)
+		if err != nil {
+			return Errorf(file, line, "column %q: %v", header[col.retrieved], err)
+		}
+		c.Retrieved = cw.entries(ids, nil)
+		if c.Gold, err = splitList(get(col.gold), opt.ListSep); err != nil {
+			return Errorf(file, line, "column %q: %v", header[col.gold], err)
+		}
+		if err := cw.write(file, line, c); err != nil {
+			return err
+		}
+	}
+}
+
+func csvErr(file string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return Errorf(file, pe.Line, "%v", pe.Err)
+	}
+	if err == io.EOF {
+		return Errorf(file, 0, "empty CSV: want a header line")
+	}
+	return err
+}

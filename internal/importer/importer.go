@@ -1,0 +1,208 @@
+// Package importer converts the retrieval data formats users already have (BEIR,
+// MS MARCO, TREC, ir_datasets, ragas, promptfoo, a plain CSV) into this project's
+// own: cases JSONL (for check), TREC qrels and TREC runs (for compare). Formats are
+// registered by name; Detect picks one from a file's first bytes. Every converter
+// streams: it reads a line or one JSON element at a time and writes as it goes,
+// so memory does not grow with the input (beyond a set of the case ids seen, to
+// reject duplicates). Errors are *Error: file:line: what is wrong.
+package importer
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Kind is what a format converts to.
+type Kind string
+
+const (
+	KindCases Kind = "cases" // cases JSONL, one case per line (check, retrieve, compare --run)
+	KindQrels Kind = "qrels" // TREC qrels: qid 0 docid rel (compare --qrels)
+	KindRun   Kind = "run"   // TREC run: qid Q0 docid rank score tag (compare --run)
+)
+
+var recordNoun = map[Kind]string{KindCases: "cases", KindQrels: "judgments", KindRun: "ranked documents", KindKB: "documents"}
+
+// Options tune the converters. The zero value is usable.
+type Options struct {
+	// ParentSep derives a retrieved entry's card identity from its chunk id
+	// (ParentFromID) when the source has no parent id; "" keeps ids as they are.
+	ParentSep string
+	// ListSep splits a list held in one text cell (CSV, promptfoo vars) that is
+	// not a JSON array; "" means "|".
+	ListSep string
+	// RunTag is the tag column of a TREC run written from a run without one;
+	// "" means the format's name.
+	RunTag string
+	// Provider selects one provider's results of a promptfoo file that holds
+	// several (matched against provider.label, then provider.id).
+	Provider string
+	// LineAt maps a byte offset of the input to its 1-based line, for errors in a
+	// JSON document (not line-oriented); nil reports the byte offset instead.
+	LineAt func(off int64) int
+}
+
+// Stats says what a conversion did.
+type Stats struct {
+	Records int // cases, judgments or run lines written
+	// Judgments whose relevance was outside the scale 0-MaxRelevance and was
+	// clamped to it.
+	ClampedNegative, ClampedHigh int
+}
+
+// MaxRelevance is the top of the graded scale compare reads (0-3).
+const MaxRelevance = 3
+
+// Format is one registered input format.
+type Format struct {
+	Name        string
+	Kind        Kind
+	Description string
+	convert     func(ctx context.Context, br *bufio.Reader, file string, w *bufio.Writer, opt Options, st *Stats) error
+}
+
+var registry = map[string]*Format{}
+
+func register(f *Format) {
+	if _, dup := registry[f.Name]; dup {
+		panic("importer: format registered twice: " + f.Name)
+	}
+	registry[f.Name] = f
+}
+
+// Lookup returns the format of that name.
+func Lookup(name string) (*Format, bool) {
+	f, ok := registry[name]
+	return f, ok
+}
+
+// Formats lists the registered formats by name.
+func Formats() []*Format {
+	out := make([]*Format, 0, len(registry))
+	for _, f := range registry {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Names is the sorted list of format names, joined by sep.
+func Names(sep string) string {
+	var names []string
+	for _, f := range Formats() {
+		names = append(names, f.Name)
+	}
+	return strings.Join(names, sep)
+}
+
+// peekSize is how much of the input Detect looks at.
+const peekSize = 64 << 10
+
+// Convert reads the input r (named file in errors) in format f, or the detected
+// format when f is nil, and writes the converted records to w. It returns the
+// format used, the stats and the first error; on error w holds partial output,
+// so write through an atomic file.
+func Convert(ctx context.Context, r io.Reader, file string, w io.Writer, f *Format, opt Options) (*Format, Stats, error) {
+	br := bufio.NewReaderSize(r, peekSize)
+	var st Stats
+	if f == nil {
+		head, err := br.Peek(peekSize)
+		if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+			return nil, st, err
+		}
+		var why string
+		f, why = Detect(head)
+		if f == nil {
+			return nil, st, Errorf(file, 0, "cannot detect the format: %s; pass --format (one of %s)", why, Names(", "))
+		}
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := f.convert(ctx, br, file, bw, opt, &st); err != nil {
+		return f, st, err
+	}
+	if st.Records == 0 {
+		return f, st, Errorf(file, 0, "no %s in the input (read as %s)", recordNoun[f.Kind], f.Name)
+	}
+	return f, st, bw.Flush()
+}
+
+// Error is an input error at a place in a file; Line 0 means the whole file.
+type Error struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// Errorf builds an *Error.
+func Errorf(file string, line int, format string, args ...any) *Error {
+	return &Error{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// maxLine bounds one input line (a case with long contexts can be large).
+const maxLine = 64 << 20
+
+// lines calls fn for each line of br (1-based number, without the newline, a
+// trailing CR or, on line 1, a UTF-8 BOM), checking ctx every 4096 lines. The
+// slice is only valid during the call.
+func lines(ctx context.Context, br *bufio.Reader, file string, fn func(n int, line []byte) error) error {
+	var long []byte
+	for n := 1; ; n++ {
+		if n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		b, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], b...)
+			for err == bufio.ErrBufferFull {
+				b, err = br.ReadSlice('\n')
+				long = append(long, b...)
+				if len(long) > maxLine {
+					return Errorf(file, n, "line longer than %d bytes", maxLine)
+				}
+			}
+			b = long
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if len(b) == 0 && err == io.EOF {
+			return nil
+		}
+		line := b
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			line = line[:len(line)-1]
+		}
+		if len(line) > 0 && line[len(line)-1] == '\r' {
+			line = line[:len(line)-1]
+		}
+		if n == 1 {
+			line = trimBOM(line)
+		}
+		if ferr := fn(n, line); ferr != nil {
+			return ferr
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+func trimBOM(b []byte) []byte {
+	if len(b) >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF {
+		return b[3:]
+	}
+	return b
+}

@@ -1,0 +1,215 @@
+package importer
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected outputs under testdata/formats")
+
+const formatsDir = "../../testdata/formats"
+
+// checkOutput parses a conversion's output with the reader of the project that
+// consumes it, so every output is one check or compare accepts.
+func checkOutput(t *testing.T, kind Kind, out []byte) {
+	t.Helper()
+	ctx := context.Background()
+	switch kind {
+	case KindQrels:
+		_, err := dataset.ParseQrels(ctx, bytes.NewReader(out), "out")
+		require.NoError(t, err, "%s", out)
+	case KindRun:
+		_, err := dataset.ParseTRECRun(ctx, bytes.NewReader(out), "out", 100)
+		require.NoError(t, err, "%s", out)
+	case KindCases:
+		require.NoError(t, dataset.StreamCases(ctx, bytes.NewReader(out), "out", func(*dataset.Case) error { return nil }), "%s", out)
+	case KindKB:
+		p := filepath.Join(t.TempDir(), "kb.jsonl")
+		require.NoError(t, os.WriteFile(p, out, 0o644))
+		_, err := dataset.LoadKB(p)
+		require.NoError(t, err, "%s", out)
+	default:
+		t.Fatalf("unknown kind %q", kind)
+	}
+}
+
+// Each fixture is a small file in the exact format users bring; it is detected,
+// converted (chunk ids "card#chunk-N" mapped to cards with ParentSep "#"), and the
+// output is compared with the expected file (-update rewrites it) and read back by
+// the project's own parsers.
+func TestFixtures(t *testing.T) {
+	for _, tt := range []struct {
+		file, format   string
+		kind           Kind
+		records        int
+		negative, high int
+	}{
+		{"beir-qrels.tsv", "beir-qrels", KindQrels, 3, 0, 0},
+		{"msmarco-run.tsv", "msmarco-run", KindRun, 5, 0, 0},
+		{"msmarco-qrels.tsv", "msmarco-qrels", KindQrels, 2, 0, 0},
+		{"trec-qrels-graded.txt", "trec-qrels", KindQrels, 6, 2, 1},
+		{"irds-qrels.jsonl", "irds-qrels", KindQrels, 3, 1, 1},
+		{"irds-scoreddocs.jsonl", "irds-scoreddocs", KindRun, 3, 0, 0},
+		{"irds-docs.jsonl", "irds-docs", KindKB, 2, 0, 0},
+		{"ragas.jsonl", "ragas", KindCases, 2, 0, 0},
+		{"ragas.json", "ragas", KindCases, 2, 0, 0},
+		{"promptfoo-results.json", "promptfoo", KindCases, 2, 0, 0},
+		{"retrieved-gold.csv", "csv", KindCases, 3, 0, 0},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			path := filepath.Join(formatsDir, tt.file)
+			in, err := os.ReadFile(path)
+			require.NoError(t, err)
+			var out bytes.Buffer
+			f, st, err := Convert(context.Background(), bytes.NewReader(in), tt.file, &out, nil, Options{ParentSep: "#"})
+			require.NoError(t, err)
+			require.Equal(t, tt.format, f.Name, "detected format")
+			assert.Equal(t, tt.kind, f.Kind)
+			assert.Equal(t, Stats{Records: tt.records, ClampedNegative: tt.negative, ClampedHigh: tt.high}, st)
+			checkOutput(t, f.Kind, out.Bytes())
+
+			// The explicit format gives the same output.
+			var again bytes.Buffer
+			_, _, err = Convert(context.Background(), bytes.NewReader(in), tt.file, &again, f, Options{ParentSep: "#"})
+			require.NoError(t, err)
+			assert.Equal(t, out.String(), again.String())
+
+			want := filepath.Join(formatsDir, "converted", tt.file+"."+string(f.Kind))
+			if *update {
+				require.NoError(t, os.MkdirAll(filepath.Dir(want), 0o755))
+				require.NoError(t, os.WriteFile(want, out.Bytes(), 0o644))
+			}
+			exp, err := os.ReadFile(want)
+			require.NoError(t, err, "run go test -update to create it")
+			assert.Equal(t, string(exp), out.String())
+		})
+	}
+}
+
+// Bad inputs: file:line and what is wrong.
+func TestErrors(t *testing.T) {
+	for _, tt := range []struct {
+		name, format, in, want string
+	}{
+		{"beir no header", "beir-qrels", "q1\td1\t1\n", "in:1: BEIR qrels start with the tab-separated header"},
+		{"beir score", "beir-qrels", "query-id\tcorpus-id\tscore\nq1\td1\tx\n", `in:2: score "x" is not an integer`},
+		{"beir columns", "beir-qrels", "query-id\tcorpus-id\tscore\n\nq1\td1\n", "in:3: want 3 tab-separated columns"},
+		{"beir space in id", "beir-qrels", "query-id\tcorpus-id\tscore\nq 1\td1\t1\n", `in:2: query-id "q 1" contains whitespace`},
+		{"trec fields", "trec-qrels", "q1 0 d1 1\nq1 0 d2\n", `in:2: want 4 fields "qid iter docid rel", got 3`},
+		{"trec rel", "trec-qrels", "q1 0 d1 high\n", `in:1: relevance "high" is not an integer`},
+		{"msmarco rank", "msmarco-run", "1\t2\t0\n", `in:1: rank "0" is not a positive integer`},
+		{"msmarco fields", "msmarco-run", "1\t2\t1\t9\n", "in:1: want 3 fields"},
+		{"irds json", "irds-qrels", "{\"query_id\": \"1\", \"doc_id\": \"2\", \"relevance\": 1}\n{oops\n", "in:2: invalid JSON"},
+		{"irds rel", "irds-qrels", `{"query_id": "1", "doc_id": "2", "relevance": 1.5}`, `in:1: "relevance" must be an integer, got 1.5`},
+		{"irds no score", "irds-scoreddocs", `{"query_id": "1", "doc_id": "2"}`, `in:1: scored document has no "score"`},
+		{"irds array line", "irds-qrels", `[1, 2]`, "in:1: want a JSON object per line, got an array"},
+		{"ragas texts only", "ragas", `{"user_input": "q", "retrieved_contexts": ["text"]}`, `in:1: has "retrieved_contexts" (texts) but no "retrieved_context_ids"`},
+		{"ragas no query", "ragas", "{\"user_input\": \"q\", \"retrieved_context_ids\": []}\n{\"retrieved_context_ids\": [\"a\"]}\n", `in:2: no "user_input"`},
+		{"ragas ids type", "ragas", `{"user_input": "q", "retrieved_context_ids": [{"id": 1}]}`, `in:1: "retrieved_context_ids"[0] must be a string, got an object`},
+		{"ragas dup id", "ragas", "{\"id\": \"a\", \"user_input\": \"q\"}\n{\"id\": \"a\", \"user_input\": \"q\"}\n", `in:2: duplicate case id "a" (first at line 1)`},
+		{"ragas array element", "ragas", "[\n  {\"user_input\": \"q\"},\n  {\"user_input\": true, \"x\": 1}\n]\n", `in:3: record 2: "user_input" must be a string`},
+		{"ragas array syntax", "ragas", "[\n  {\"user_input\": \"q\"},\n  {\"user_input\" \"q\"}\n]\n", "in:3: invalid JSON"},
+		{"ragas array truncated", "ragas", "[\n  {\"user_input\": \"q\"},\n", "in:3: unexpected end of the JSON document"},
+		{"promptfoo no results", "promptfoo", `{"evalId": "x", "config": {}}`, `in:1: the promptfoo file has no "results"`},
+		{"promptfoo no query", "promptfoo", "{\"results\": {\"version\": 3, \"results\": [\n{\"testIdx\": 0, \"vars\": {\"q\": \"x\"}}]}}", "in:2: results[0]: vars has none of query, question, user_input"},
+		{"promptfoo no ids", "promptfoo", "{\"results\": {\"results\": [\n{\"testIdx\": 0, \"vars\": {\"query\": \"x\"}, \"response\": {\"output\": \"plain text\"}}]}}", "in:2: results[0]: no retrieved ids"},
+		{"promptfoo providers", "promptfoo", "{\"results\": {\"results\": [\n" +
+			`{"testIdx": 0, "vars": {"query": "x"}, "provider": {"id": "a"}, "response": {"output": ["d"]}},` + "\n" +
+			`{"testIdx": 0, "vars": {"query": "x"}, "provider": {"id": "b"}, "response": {"output": ["d"]}}]}}`,
+			`in:3: results[1]: the file holds results of several providers ("a", "b"): pick one with --provider`},
+		{"csv no query", "csv", "id,retrieved\n1,a\n", "in:1: the header has no query column"},
+		{"csv width", "csv", "query,retrieved\nq,a\nq,a,b\n", "in:3: wrong number of fields"},
+		{"csv list", "csv", "query,retrieved\nq,[a\n", `in:2: column "retrieved": not a JSON array of strings`},
+		{"csv empty", "csv", "", "in: empty CSV"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, ok := Lookup(tt.format)
+			require.True(t, ok)
+			opt := Options{LineAt: LineAt(strings.NewReader(tt.in))}
+			var out bytes.Buffer
+			_, _, err := Convert(context.Background(), strings.NewReader(tt.in), "in", &out, f, opt)
+			require.Error(t, err)
+			var ie *Error
+			require.ErrorAs(t, err, &ie)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+// promptfoo: --provider picks one provider's results out of several.
+func TestPromptfooProvider(t *testing.T) {
+	in := `{"results": {"results": [
+{"testIdx": 0, "vars": {"query": "x"}, "provider": {"id": "openai:a", "label": "dense"}, "response": {"output": [{"id": "d1"}]}},
+{"testIdx": 0, "vars": {"query": "x"}, "provider": {"id": "openai:b", "label": "hybrid"}, "response": {"output": ["d2"]}}]}}`
+	f, _ := Lookup("promptfoo")
+	for prov, want := range map[string]string{"hybrid": `"d2"`, "openai:a": `"d1"`} {
+		var out bytes.Buffer
+		_, st, err := Convert(context.Background(), strings.NewReader(in), "in", &out, f, Options{Provider: prov})
+		require.NoError(t, err)
+		assert.Equal(t, 1, st.Records)
+		assert.Equal(t, `{"id":"test-0","query":"x","retrieved":[`+want+"]}\n", out.String())
+	}
+}
+
+func TestDetectFailures(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                     "the input is empty",
+		"\n\n":                 "the input is empty",
+		"q1 Q0 d1 1 2.5 run\n": "already a TREC run",
+		`{"id": "a", "query": "q", "retrieved": []}`: "already a cases JSONL file",
+		`{"foo": 1}`:    "JSONL whose keys (foo) match no known format",
+		"[1, 2]":        "a JSON array whose records have no",
+		"hello world\n": "matches no known format",
+	} {
+		f, why := Detect([]byte(in))
+		assert.Nil(t, f, in)
+		assert.Contains(t, why, want, in)
+	}
+	_, _, err := Convert(context.Background(), strings.NewReader("hello\n"), "in", &bytes.Buffer{}, nil, Options{})
+	assert.ErrorContains(t, err, "in: cannot detect the format: the first line \"hello\" matches no known format; pass --format (one of beir-qrels, csv,")
+}
+
+func TestParentFromID(t *testing.T) {
+	for _, tt := range []struct{ id, sep, want string }{
+		{"card-12#chunk-3", "#", "card-12"},
+		{"a#b#chunk-3", "#", "a#b"},
+		{"card-12", "#", "card-12"},
+		{"#chunk-1", "#", "#chunk-1"},
+		{"card-12::c3", "::", "card-12"},
+		{"card-12#chunk-3", "", "card-12#chunk-3"},
+	} {
+		assert.Equal(t, tt.want, ParentFromID(tt.id, tt.sep), "%q %q", tt.id, tt.sep)
+	}
+	re := regexp.MustCompile(`^(.+)-chunk-\d+$`)
+	assert.Equal(t, "card-12", ParentFromIDRegexp("card-12-chunk-3", re))
+	assert.Equal(t, "card-12", ParentFromIDRegexp("card-12", re))
+	assert.Equal(t, "card", ParentFromIDRegexp("card-12", regexp.MustCompile(`^[a-z]+`)))
+}
+
+func TestSplitList(t *testing.T) {
+	for _, tt := range []struct {
+		in, sep string
+		want    []string
+	}{
+		{"", "", nil},
+		{"a", "", []string{"a"}},
+		{" a | b |", "", []string{"a", "b"}},
+		{`["a|b", "c"]`, "", []string{"a|b", "c"}},
+		{"a;b", ";", []string{"a", "b"}},
+	} {
+		got, err := splitList(tt.in, tt.sep)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, got, tt.in)
+	}
+}

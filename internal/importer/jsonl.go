@@ -1,0 +1,463 @@
+package importer
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// The JSON formats: ir_datasets JSONL exports, ragas datasets (JSONL or a JSON
+// array), promptfoo results (promptfoo.go).
+
+func init() {
+	register(&Format{Name: "irds-qrels", Kind: KindQrels,
+		Description: "ir_datasets qrels JSONL: {\"query_id\", \"doc_id\", \"relevance\", \"iteration\"} (relevance clamped to 0-3)",
+		convert:     convertIRDSQrels})
+	register(&Format{Name: "irds-scoreddocs", Kind: KindRun,
+		Description: "ir_datasets scoreddocs JSONL: {\"query_id\", \"doc_id\", \"score\"}, a run",
+		convert:     convertIRDSScoredDocs})
+	register(&Format{Name: "irds-docs", Kind: KindKB,
+		Description: "ir_datasets docs JSONL: {\"doc_id\", \"text\", \"title\"}, a knowledge base",
+		convert:     convertIRDSDocs})
+	register(&Format{Name: "ragas", Kind: KindCases,
+		Description: "ragas dataset (JSONL or a JSON array): user_input, retrieved_context_ids (+ retrieved_contexts), reference_context_ids",
+		convert:     convertRagas})
+}
+
+// KindKB is a knowledge base JSONL of cards {"id", "title", "text"} (check --kb).
+const KindKB Kind = "kb"
+
+// object is one decoded JSON object, with typed getters whose errors name the key.
+type object map[string]json.RawMessage
+
+func isNull(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
+
+// str returns a string field, or a number's text (ids are often numbers).
+func (o object) str(key string) (string, bool, error) {
+	raw, ok := o[key]
+	if !ok || isNull(raw) {
+		return "", false, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, true, nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err == nil {
+		return n.String(), true, nil
+	}
+	return "", false, fmt.Errorf("%q must be a string, got %s", key, jsonKind(raw))
+}
+
+// list returns an array of strings (numbers as their text) or, for a string
+// value, splitList of it.
+func (o object) list(key, sep string) ([]string, bool, error) {
+	raw, ok := o[key]
+	if !ok || isNull(raw) {
+		return nil, false, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			l, err := splitList(s, sep)
+			if err != nil {
+				return nil, false, fmt.Errorf("%q: %v", key, err)
+			}
+			return l, true, nil
+		}
+		return nil, false, fmt.Errorf("%q must be an array of strings, got %s", key, jsonKind(raw))
+	}
+	out := make([]string, len(items))
+	for i, it := range items {
+		s, _, err := (object{"": it}).str("")
+		if err != nil || isNull(it) {
+			return nil, false, fmt.Errorf("%q[%d] must be a string, got %s", key, i, jsonKind(it))
+		}
+		out[i] = s
+	}
+	return out, true, nil
+}
+
+// firstOf returns the first present key of keys.
+func (o object) firstOf(keys ...string) string {
+	for _, k := range keys {
+		if raw, ok := o[k]; ok && !isNull(raw) {
+			return k
+		}
+	}
+	return ""
+}
+
+func jsonKind(raw json.RawMessage) string {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// jsonLines calls fn with each non-blank line of JSONL decoded as an object.
+func jsonLines(ctx context.Context, br *bufio.Reader, file string, fn func(n int, o object) error) error {
+	return lines(ctx, br, file, func(n int, line []byte) error {
+		if blank(line) {
+			return nil
+		}
+		var o object
+		if err := json.Unmarshal(line, &o); err != nil {
+			var ute *json.UnmarshalTypeError
+			if errors.As(err, &ute) {
+				return Errorf(file, n, "want a JSON object per line, got %s", jsonKind(line))
+			}
+			return Errorf(file, n, "invalid JSON: %v", err)
+		}
+		if o == nil {
+			return Errorf(file, n, "want a JSON object per line, got null")
+		}
+		return fn(n, o)
+	})
+}
+
+func convertIRDSQrels(ctx context.Context, br *bufio.Reader, file string, w *bufio.Writer, opt Options, st *Stats) error {
+	seen := judged{}
+	return jsonLines(ctx, br, file, func(n int, o object) error {
+		qid, doc, err := irdsIDs(file, n, o)
+		if err != nil {
+			return err
+		}
+		raw, ok := o["relevance"]
+		if !ok || isNull(raw) {
+			return Errorf(file, n, "judgment has no \"relevance\"")
+		}
+		var rel int
+		if err := json.Unmarshal(raw, &rel); err != nil {
+			return Errorf(file, n, "\"relevance\" must be an integer, got %s", truncate(raw))
+		}
+		if err := seen.check(file, n, []byte(qid), []byte(doc)); err != nil {
+			return err
+		}
+		writeQrel(w, []byte(qid), []byte(doc), clampRel(rel, st))
+		st.Records++
+		return nil
+	})
+}
+
+func irdsIDs(file string, n int, o object) (qid, doc string, err error) {
+	qid, _, err = o.str("query_id")
+	if err != nil {
+		return "", "", Errorf(file, n, "%v", err)
+	}
+	doc, _, err = o.str("doc_id")
+	if err != nil {
+		return "", "", Errorf(file, n, "%v", err)
+	}
+	if err := trecID(file, n, "query_id", []byte(qid)); err != nil {
+		return "", "", err
+	}
+	if err := trecID(file, n, "doc_id", []byte(doc)); err != nil {
+		return "", "", err
+	}
+	return qid, doc, nil
+}
+
+func convertIRDSScoredDocs(ctx context.Context, br *bufio.Reader, file string, w *bufio.Writer, opt Options, st *Stats) error {
+	tag := opt.RunTag
+	if tag == "" {
+		tag = "irds"
+	}
+	if err := trecID(file, 0, "run tag", []byte(tag)); err != nil {
+		return err
+	}
+	ranks := map[string]int{} // documents written per query: the next rank
+	return jsonLines(ctx, br, file, func(n int, o object) error {
+		qid, doc, err := irdsIDs(file, n, o)
+		if err != nil {
+			return err
+		}
+		raw, ok := o["score"]
+		if !ok || isNull(raw) {
+			return Errorf(file, n, "scored document has no \"score\"")
+		}
+		var score json.Number
+		if err := json.Unmarshal(raw, &score); err != nil {
+			return Errorf(file, n, "\"score\" must be a number, got %s", truncate(raw))
+		}
+		if _, err := strconv.ParseFloat(score.String(), 64); err != nil {
+			return Errorf(file, n, "\"score\" %s is out of range", truncate(raw))
+		}
+		rank, seen := ranks[qid]
+		if !seen {
+			qid = strings.Clone(qid)
+		}
+		ranks[qid] = rank + 1
+		w.WriteString(qid)
+		w.WriteString(" Q0 ")
+		w.WriteString(doc)
+		w.WriteByte(' ')
+		w.WriteString(strconv.Itoa(rank + 1))
+		w.WriteByte(' ')
+		w.WriteString(score.String())
+		w.WriteByte(' ')
+		w.WriteString(tag)
+		w.WriteByte('\n')
+		st.Records++
+		return nil
+	})
+}
+
+func convertIRDSDocs(ctx context.Context, br *bufio.Reader, file string, w *bufio.Writer, opt Options, st *Stats) error {
+	seen := map[string]int{}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return jsonLines(ctx, br, file, func(n int, o object) error {
+		id, _, err := o.str("doc_id")
+		if err != nil {
+			return Errorf(file, n, "%v", err)
+		}
+		if id == "" {
+			return Errorf(file, n, "document has no \"doc_id\"")
+		}
+		if prev, dup := seen[id]; dup {
+			return Errorf(file, n, "duplicate doc_id %q (first at line %d)", id, prev)
+		}
+		seen[id] = n
+		text, _, err := o.str("text")
+		if err != nil {
+			return Errorf(file, n, "%v", err)
+		}
+		title, _, err := o.str("title")
+		if err != nil {
+			return Errorf(file, n, "%v", err)
+		}
+		st.Records++
+		return enc.Encode(struct {
+			ID    string `json:"id"`
+			Title string `json:"title,omitempty"`
+			Text  string `json:"text"`
+		}{id, title, text})
+	})
+}
+
+// jsonDoc walks a JSON document (not JSONL) element by element.
+type jsonDoc struct {
+	dec  *json.Decoder
+	file string
+	opt  Options
+}
+
+func newJSONDoc(br *bufio.Reader, file string, opt Options) *jsonDoc {
+	dec := json.NewDecoder(br)
+	dec.UseNumber()
+	return &jsonDoc{dec: dec, file: file, opt: opt}
+}
+
+// errAt is an error at byte offset off of the document.
+func (d *jsonDoc) errAt(off int64, format string, args ...any) error {
+	if d.opt.LineAt != nil {
+		return Errorf(d.file, d.opt.LineAt(off), format, args...)
+	}
+	return Errorf(d.file, 0, "at byte %d: %s", off, fmt.Sprintf(format, args...))
+}
+
+// syntax turns a decoder error into an *Error at its place.
+func (d *jsonDoc) syntax(err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return d.errAt(se.Offset, "invalid JSON: %v", err)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return d.errAt(d.dec.InputOffset(), "unexpected end of the JSON document")
+	}
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) {
+		return d.errAt(ute.Offset, "want a JSON object, got a %s", ute.Value)
+	}
+	return d.errAt(d.dec.InputOffset(), "%v", err)
+}
+
+// delim reads the next token and requires it to be the delimiter want.
+func (d *jsonDoc) delim(want json.Delim, what string) error {
+	off := d.dec.InputOffset()
+	tok, err := d.dec.Token()
+	if err != nil {
+		return d.syntax(err)
+	}
+	if got, ok := tok.(json.Delim); !ok || got != want {
+		return d.errAt(off, "want %s, got %v", what, tok)
+	}
+	return nil
+}
+
+// array calls fn for each element of the array that comes next, decoded as an
+// object, with its index and start offset.
+func (d *jsonDoc) array(ctx context.Context, what string, fn func(i int, off int64, o object) error) error {
+	if err := d.delim('[', what+" (a JSON array)"); err != nil {
+		return err
+	}
+	return d.elements(ctx, what, fn)
+}
+
+// elements is array after its '['.
+func (d *jsonDoc) elements(ctx context.Context, what string, fn func(i int, off int64, o object) error) error {
+	for i := 0; d.dec.More(); i++ {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		off := d.dec.InputOffset()
+		var o object
+		if err := d.dec.Decode(&o); err != nil {
+			return d.syntax(err)
+		}
+		if o == nil {
+			return d.errAt(off, "%s[%d] must be an object, got null", what, i)
+		}
+		if err := fn(i, off, o); err != nil {
+			return err
+		}
+	}
+	if err := d.delim(']', "the end of "+what); err != nil {
+		return err
+	}
+	return nil
+}
+
+// key walks the object that comes next to the member named key and leaves the
+// decoder before its value; other members are skipped.
+func (d *jsonDoc) key(key, what string) error {
+	if err := d.delim('{', what+" (a JSON object)"); err != nil {
+		return err
+	}
+	return d.member(key, what)
+}
+
+// member is key after the object's '{'.
+func (d *jsonDoc) member(key, what string) error {
+	for d.dec.More() {
+		tok, err := d.dec.Token()
+		if err != nil {
+			return d.syntax(err)
+		}
+		if tok == key {
+			return nil
+		}
+		var skip json.RawMessage
+		if err := d.dec.Decode(&skip); err != nil {
+			return d.syntax(err)
+		}
+	}
+	return d.errAt(d.dec.InputOffset(), "%s has no %q", what, key)
+}
+
+// peekDelim returns the first non-space byte still to be read.
+func peekByte(br *bufio.Reader) byte {
+	for n := 1; ; n++ {
+		b, err := br.Peek(n)
+		if len(b) < n || err != nil {
+			return 0
+		}
+		switch c := b[n-1]; c {
+		case ' ', '\t', '\r', '\n':
+		case 0xEF: // a UTF-8 BOM
+			if n == 1 {
+				if bb, _ := br.Peek(3); bytes.Equal(bb, []byte{0xEF, 0xBB, 0xBF}) {
+					_, _ = br.Discard(3)
+					n = 0
+					continue
+				}
+			}
+			return c
+		default:
+			return c
+		}
+	}
+}
+
+func convertRagas(ctx context.Context, br *bufio.Reader, file string, w *bufio.Writer, opt Options, st *Stats) error {
+	cw := newCaseWriter(w, opt, st)
+	if peekByte(br) == '[' {
+		d := newJSONDoc(br, file, opt)
+		return d.array(ctx, "the dataset", func(i int, off int64, o object) error {
+			line := 0
+			if opt.LineAt != nil {
+				line = opt.LineAt(off)
+			}
+			c, err := ragasCase(o, i+1, opt)
+			if err != nil {
+				return d.errAt(off, "record %d: %v", i+1, err)
+			}
+			return cw.write(file, line, c)
+		})
+	}
+	rec := 0
+	return jsonLines(ctx, br, file, func(n int, o object) error {
+		rec++
+		c, err := ragasCase(o, rec, opt)
+		if err != nil {
+			return Errorf(file, n, "%v", err)
+		}
+		return cw.write(file, n, c)
+	})
+}
+
+// ragasCase maps one ragas sample: user_input is the query, retrieved_context_ids
+// the ranked list (with retrieved_contexts as texts when both have the same
+// length), reference_context_ids the gold. id and locale are kept when present;
+// the id defaults to "ragas-N", N the record number.
+func ragasCase(o object, rec int, opt Options) (caseOut, error) {
+	var c caseOut
+	var err error
+	if c.Query, _, err = o.str("user_input"); err != nil {
+		return c, err
+	}
+	if c.Query == "" {
+		return c, fmt.Errorf("no \"user_input\" (the query)")
+	}
+	if c.ID, _, err = o.str("id"); err != nil {
+		return c, err
+	}
+	if c.ID == "" {
+		c.ID = "ragas-" + strconv.Itoa(rec)
+	}
+	if c.Locale, _, err = o.str("locale"); err != nil {
+		return c, err
+	}
+	ids, hasIDs, err := o.list("retrieved_context_ids", "")
+	if err != nil {
+		return c, err
+	}
+	texts, hasTexts, err := o.list("retrieved_contexts", "")
+	if err != nil {
+		return c, err
+	}
+	if !hasIDs && hasTexts {
+		return c, fmt.Errorf("has \"retrieved_contexts\" (texts) but no \"retrieved_context_ids\": scoring needs the ids of the retrieved cards, so export retrieved_context_ids")
+	}
+	if hasTexts && len(texts) != len(ids) {
+		texts = nil // not parallel to the ids: keep ids only
+	}
+	c.Retrieved = (&caseWriter{opt: opt}).entries(ids, texts)
+	if c.Gold, _, err = o.list("reference_context_ids", ""); err != nil {
+		return c, err
+	}
+	return c, nil
+}

@@ -1,0 +1,209 @@
+package importer
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"strconv"
+)
+
+// The line-oriented formats: BEIR qrels, TREC and MS MARCO qrels, MS MARCO runs.
+
+func init() {
+	register(&Format{Name: "beir-qrels", Kind: KindQrels,
+		Description: "BEIR qrels: TSV with the header \"query-id corpus-id score\", then qid, docid, integer relevance",
+		convert:     convertBEIRQrels})
+	register(&Format{Name: "trec-qrels", Kind: KindQrels,
+		Description: "TREC qrels: \"qid iter docid rel\", any integer rel (negative and above 3 are clamped to 0-3)",
+		convert:     convertTRECQrels})
+	register(&Format{Name: "msmarco-qrels", Kind: KindQrels,
+		Description: "MS MARCO qrels: tab-separated \"qid 0 docid rel\" (as trec-qrels)",
+		convert:     convertTRECQrels})
+	register(&Format{Name: "msmarco-run", Kind: KindRun,
+		Description: "MS MARCO run: tab-separated \"qid docid rank\", rank 1 best",
+		convert:     convertMSMARCORun})
+}
+
+// space is the blank set of TREC files as compare reads them.
+func space(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
+}
+
+// fields splits a line at runs of blanks.
+func fields(line []byte, dst [][]byte) [][]byte {
+	dst = dst[:0]
+	i := 0
+	for i < len(line) {
+		for i < len(line) && space(line[i]) {
+			i++
+		}
+		j := i
+		for j < len(line) && !space(line[j]) {
+			j++
+		}
+		if j > i {
+			dst = append(dst, line[i:j])
+		}
+		i = j
+	}
+	return dst
+}
+
+func blank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
+
+// clampRel brings a relevance onto the scale 0-MaxRelevance, counting changes.
+func clampRel(rel int, st *Stats) int {
+	switch {
+	case rel < 0:
+		st.ClampedNegative++
+		return 0
+	case rel > MaxRelevance:
+		st.ClampedHigh++
+		return MaxRelevance
+	}
+	return rel
+}
+
+// judged remembers the judgments written, since compare rejects a document
+// judged twice for a query.
+type judged map[string]int
+
+func (j judged) check(file string, line int, qid, doc []byte) error {
+	k := string(qid) + "\x00" + string(doc)
+	if prev, dup := j[k]; dup {
+		return Errorf(file, line, "duplicate judgment of document %q for query %q (first on line %d)", truncate(doc), truncate(qid), prev)
+	}
+	j[k] = line
+	return nil
+}
+
+func writeQrel(w *bufio.Writer, qid, doc []byte, rel int) {
+	w.Write(qid)
+	w.WriteString(" 0 ")
+	w.Write(doc)
+	w.WriteByte(' ')
+	w.WriteString(strconv.Itoa(rel))
+	w.WriteByte('\n')
+}
+
+func convertBEIRQrels(ctx context.Context, br *bufio.Reader, file string, w *bufio.Writer, opt Options, st *Stats) error {
+	header := false
+	seen := judged{}
+	return lines(ctx, br, file, func(n int, line []byte) error {
+		if blank(line) {
+			return nil
+		}
+		cols := bytes.Split(line, []byte{'\t'})
+		if !header {
+			header = true
+			if len(cols) != 3 || string(bytes.TrimSpace(cols[0])) != "query-id" || string(bytes.TrimSpace(cols[1])) != "corpus-id" || string(bytes.TrimSpace(cols[2])) != "score" {
+				return Errorf(file, n, "BEIR qrels start with the tab-separated header \"query-id corpus-id score\", got %q", truncate(line))
+			}
+			return nil
+		}
+		if len(cols) != 3 {
+			return Errorf(file, n, "want 3 tab-separated columns \"query-id corpus-id score\", got %d", len(cols))
+		}
+		qid, doc := bytes.TrimSpace(cols[0]), bytes.TrimSpace(cols[1])
+		if err := trecID(file, n, "query-id", qid); err != nil {
+			return err
+		}
+		if err := trecID(file, n, "corpus-id", doc); err != nil {
+			return err
+		}
+		rel, err := strconv.Atoi(string(bytes.TrimSpace(cols[2])))
+		if err != nil {
+			return Errorf(file, n, "score %q is not an integer", truncate(cols[2]))
+		}
+		if err := seen.check(file, n, qid, doc); err != nil {
+			return err
+		}
+		writeQrel(w, qid, doc, clampRel(rel, st))
+		st.Records++
+		return nil
+	})
+}
+
+func convertTRECQrels(ctx context.Context, br *bufio.Reader, file string, w *bufio.Writer, opt Options, st *Stats) error {
+	var f [][]byte
+	seen := judged{}
+	return lines(ctx, br, file, func(n int, line []byte) error {
+		if f = fields(line, f); len(f) == 0 {
+			return nil
+		}
+		if len(f) != 4 {
+			return Errorf(file, n, "want 4 fields \"qid iter docid rel\", got %d", len(f))
+		}
+		rel, err := strconv.Atoi(string(f[3]))
+		if err != nil {
+			return Errorf(file, n, "relevance %q is not an integer", truncate(f[3]))
+		}
+		if err := seen.check(file, n, f[0], f[2]); err != nil {
+			return err
+		}
+		writeQrel(w, f[0], f[2], clampRel(rel, st))
+		st.Records++
+		return nil
+	})
+}
+
+func convertMSMARCORun(ctx context.Context, br *bufio.Reader, file string, w *bufio.Writer, opt Options, st *Stats) error {
+	tag := opt.RunTag
+	if tag == "" {
+		tag = "msmarco"
+	}
+	if err := trecID(file, 0, "run tag", []byte(tag)); err != nil {
+		return err
+	}
+	var f [][]byte
+	return lines(ctx, br, file, func(n int, line []byte) error {
+		if f = fields(line, f); len(f) == 0 {
+			return nil
+		}
+		if len(f) != 3 {
+			return Errorf(file, n, "want 3 fields \"qid docid rank\", got %d", len(f))
+		}
+		rank, err := strconv.Atoi(string(f[2]))
+		if err != nil || rank < 1 {
+			return Errorf(file, n, "rank %q is not a positive integer", truncate(f[2]))
+		}
+		writeRunLine(w, f[0], f[1], rank, tag)
+		st.Records++
+		return nil
+	})
+}
+
+// writeRunLine writes a TREC run line whose score, -rank, orders documents as the
+// ranks do (compare ranks TREC runs by score, as trec_eval does).
+func writeRunLine(w *bufio.Writer, qid, doc []byte, rank int, tag string) {
+	w.Write(qid)
+	w.WriteString(" Q0 ")
+	w.Write(doc)
+	w.WriteByte(' ')
+	w.WriteString(strconv.Itoa(rank))
+	w.WriteString(" -")
+	w.WriteString(strconv.Itoa(rank))
+	w.WriteByte(' ')
+	w.WriteString(tag)
+	w.WriteByte('\n')
+}
+
+// trecID checks that an id can be a field of a whitespace-separated TREC line.
+func trecID(file string, line int, what string, id []byte) error {
+	if len(id) == 0 {
+		return Errorf(file, line, "%s is empty", what)
+	}
+	if bytes.IndexFunc(id, func(r rune) bool { return r < 0x80 && space(byte(r)) }) >= 0 {
+		return Errorf(file, line, "%s %q contains whitespace, which a TREC file cannot hold", what, truncate(id))
+	}
+	return nil
+}
+
+// truncate shortens a value quoted in an error message.
+func truncate(b []byte) string {
+	const max = 80
+	if len(b) > max {
+		return string(b[:max]) + "..."
+	}
+	return string(b)
+}
