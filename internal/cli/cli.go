@@ -41,6 +41,7 @@ var commands = []Command{
 	&RetrieveCommand{},
 	&CompareCommand{},
 	&CalibrateCommand{},
+	&ImportCommand{},
 }
 
 // Run dispatches args to a subcommand and returns the process exit code.

@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/importer"
+)
+
+// ImportCommand is `retrieval-gate import`: converts a file in a format users
+// already have (BEIR, MS MARCO, TREC, ir_datasets, ragas, promptfoo, CSV) into
+// cases JSONL, TREC qrels, a TREC run or a KB JSONL. It says on stderr which format
+// it read. It has no gate: it exits 0 unless the command line or the input is bad (2).
+type ImportCommand struct{}
+
+func (c *ImportCommand) Name() string { return "import" }
+func (c *ImportCommand) Synopsis() string {
+	return "convert BEIR, MS MARCO, TREC, ir_datasets, ragas, promptfoo or CSV files to cases, qrels or runs"
+}
+
+func (c *ImportCommand) Run(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "import")
+	format := fs.String("format", "auto", "input `FORMAT`: auto (detect from the content) or one of "+importer.Names(", "))
+	in := fs.String("in", "", "input `FILE` (- reads standard input) (required)")
+	out := fs.String("out", "", "output `FILE`, written whole or not at all (- writes standard output) (required)")
+	parentSep := fs.String("parent-from-id", "", "derive a retrieved chunk's card from its id: the part before the last `SEPARATOR` (card-12#chunk-3 with # is card-12)")
+	listSep := fs.String("list-sep", "|", "separator of the ids in one CSV cell or promptfoo var that is not a JSON array")
+	runTag := fs.String("run-tag", "", "tag column of a TREC run written from a format without one (default: the format's name)")
+	provider := fs.String("provider", "", "promptfoo: the provider (label or id) whose results to import, when the file holds several")
+	if err := parseFlags(fs, env, args); err != nil {
+		return err
+	}
+	switch {
+	case *in == "":
+		return usagef("import: --in is required")
+	case *out == "":
+		return usagef("import: --out is required")
+	case *in != "-" && *out != "-" && samePath(*in, *out):
+		return usagef("import: --out %s would overwrite the input", *out)
+	case *listSep == "":
+		return usagef("import: --list-sep must not be empty")
+	}
+	var f *importer.Format
+	if *format != "auto" {
+		var ok bool
+		if f, ok = importer.Lookup(*format); !ok {
+			return usagef("import: --format must be auto or one of %s, got %q", importer.Names(", "), *format)
+		}
+	}
+	opt := importer.Options{ParentSep: *parentSep, ListSep: *listSep, RunTag: *runTag, Provider: *provider}
+
+	var r io.Reader = env.Stdin
+	name := "<stdin>"
+	if *in != "-" {
+		file, err := os.Open(*in)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		r, name = file, *in
+		opt.LineAt = importer.LineAt(file)
+	}
+	var used *importer.Format
+	var st importer.Stats
+	convert := func(w io.Writer) error {
+		var err error
+		used, st, err = importer.Convert(ctx, r, name, w, f, opt)
+		return err
+	}
+	var err error
+	if *out == "-" {
+		// Standard output cannot be all-or-nothing: the conversion is buffered whole.
+		var buf strings.Builder
+		if err = convert(&buf); err == nil {
+			_, err = io.WriteString(env.Stdout, buf.String())
+		}
+	} else {
+		err = atomicfile.Write(*out, convert)
+	}
+	if err != nil {
+		if used != nil && f == nil {
+			return fmt.Errorf("%w (detected format %s; pass --format to choose another)", err, used.Name)
+		}
+		return err
+	}
+	how := "detected"
+	if f != nil {
+		how = "given"
+	}
+	fmt.Fprintf(env.Stderr, "import: read %s as %s (%s: %s)\n", name, used.Name, how, used.Description)
+	fmt.Fprintf(env.Stderr, "import: wrote %d %s to %s\n", st.Records, kindNoun(used.Kind), *out)
+	if st.ClampedNegative > 0 || st.ClampedHigh > 0 {
+		fmt.Fprintf(env.Stderr, "import: relevance outside 0-%d clamped: %d negative set to 0, %d above %d set to %d\n",
+			importer.MaxRelevance, st.ClampedNegative, st.ClampedHigh, importer.MaxRelevance, importer.MaxRelevance)
+	}
+	return nil
+}
+
+func kindNoun(k importer.Kind) string {
+	switch k {
+	case importer.KindCases:
+		return "cases (cases JSONL, for check)"
+	case importer.KindQrels:
+		return "judgments (TREC qrels, for compare --qrels)"
+	case importer.KindRun:
+		return "ranked documents (TREC run, for compare --run)"
+	case importer.KindKB:
+		return "cards (KB JSONL, for check --kb)"
+	}
+	return string(k)
+}
