@@ -12,6 +12,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/importer"
 	"github.com/retrieval-gate/retrieval-gate/internal/report"
 )
 
@@ -32,6 +33,7 @@ type checkOptions struct {
 	referenceLocale                string
 	jsonOut, markdownOut, casesOut string
 	comment, commentKey            string
+	parentSep                      string      // --parent-from-id
 	action                         actionFlags // --pr; GitHub glue in actions.go
 }
 
@@ -50,6 +52,7 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	fs.StringVar(&o.casesOut, "cases-out", "", "write per-case scores as JSONL to `FILE`")
 	fs.StringVar(&o.comment, "comment", commentAuto, "PR comment: auto, always or never")
 	fs.StringVar(&o.commentKey, "comment-key", "default", "key of the PR comment, so several gates keep one comment each")
+	fs.StringVar(&o.parentSep, "parent-from-id", "", "a retrieved entry without parent_id is the card before the last `SEPARATOR` of its id (card-12#chunk-3 with # is card-12)")
 	o.action.register(fs)
 	if err := parseFlags(fs, env, args); err != nil {
 		return nil, err
@@ -162,6 +165,15 @@ func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *dataset.KB) 
 	run := func(out io.Writer) error {
 		work := func(cs *dataset.Case) (gate.CaseResult, error) {
 			var r gate.CaseResult
+			if o.parentSep != "" {
+				for i := range cs.Retrieved {
+					if e := &cs.Retrieved[i]; e.ParentID == "" {
+						if p := importer.ParentFromID(e.ID, o.parentSep); p != e.ID {
+							e.ParentID = p
+						}
+					}
+				}
+			}
 			err := scorer.ScoreInto(cs, &r)
 			if err == nil && out != nil {
 				r.Out = appendLine(cs, &r)
