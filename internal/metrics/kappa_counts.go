@@ -131,3 +131,8 @@ func KappaCI95(m [][]int, w [][]float64, resamples int, seed uint64, method stri
 	iv.Lo, iv.Hi = ci[0], ci[1]
 	return iv
 }
+
+// KappaCIMethod is the method calibrate's kappa intervals use: BCa, whose simulated
+// coverage (TestCoverageTable) is 0.964 at n = 20 and 0.929 at n = 50, where the
+// percentile interval's is 0.915 and 0.919.
+const KappaCIMethod = MethodBCa

@@ -69,7 +69,7 @@ func TestMDDPairedProportion(t *testing.T) {
 	}{
 		{0.02, 2500, 0.00792034341848792},
 		{0.1, 100, 0.08755348893461398},
-		{0.2, 29, math.NaN()},  // about 6 discordant pairs: even all one way is not detectable
+		{0.2, 29, math.NaN()},   // about 6 discordant pairs: even all one way is not detectable
 		{0.01, 100, math.NaN()}, // one discordant pair
 		{0, 100, math.NaN()},
 	}
