@@ -111,13 +111,13 @@ type Dimension struct {
 	// metrics.MethodWilsonDisagreement when no pair disagrees); "" without a CI.
 	CIMethod string
 	// MinN is the lock's min_n; BelowMinN reports N < MinN, which fails a gated dimension.
-	MinN      int
-	BelowMinN bool
-	Confusion     [][]int    // [human bin][judge bin]
-	JudgeAbove    []Disagreement
-	HumanAbove    []Disagreement
-	HumanOnly     []string // case ids labelled by humans but not scored by the judge
-	JudgeOnly     []string // case ids scored by the judge but not labelled by humans
+	MinN       int
+	BelowMinN  bool
+	Confusion  [][]int // [human bin][judge bin]
+	JudgeAbove []Disagreement
+	HumanAbove []Disagreement
+	HumanOnly  []string // case ids labelled by humans but not scored by the judge
+	JudgeOnly  []string // case ids scored by the judge but not labelled by humans
 	// UnpairedAllowed is the number of unpaired labels --max-unpaired allows in this
 	// dimension, -1 without a limit (or for an ungated dimension); UnpairedOver
 	// reports that a gated dimension has more, which fails the gate.
