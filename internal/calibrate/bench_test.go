@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -71,6 +72,50 @@ func BenchmarkEvaluate(b *testing.B) {
 				r := Evaluate(Input{Lock: lock, Human: hs, Judge: js, Resamples: DefaultResamples, Seed: metrics.DefaultSeed})
 				if r.Dimensions[0].N != n {
 					b.Fatalf("n = %d", r.Dimensions[0].N)
+				}
+			}
+		})
+	}
+}
+
+// benchLabels returns, without reading files, human and judge labels of n cases of
+// one dimension, the judge agreeing on about three cases in four.
+func benchLabels(n int) (hs, js []dataset.Label) {
+	la := time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)
+	ja := la.AddDate(0, 1, 0)
+	hs, js = make([]dataset.Label, n), make([]dataset.Label, n)
+	for i := range n {
+		id := fmt.Sprintf("case-%07d", i)
+		h := i % 3
+		j := h
+		if i%4 == 3 {
+			j = (i + 1) % 3
+		}
+		hs[i] = dataset.Label{File: "human.jsonl", Line: i + 1, Side: dataset.HumanSide, CaseID: id, Dimension: "groundedness",
+			Bin: h, HasBin: true, Construct: "support", At: la}
+		js[i] = dataset.Label{File: "judge.jsonl", Line: i + 1, Side: dataset.JudgeSide, CaseID: id, Dimension: "groundedness",
+			Bin: j, HasBin: true, HasScore: true, Construct: "support", At: ja}
+	}
+	return hs, js
+}
+
+// BenchmarkEvaluatePairs: Evaluate after reading (pairing, guards, kappa and its
+// 10,000-resample CI) for up to 1,000,000 pairs of one gated dimension. The CI
+// resamples the 3×3 counts, so its cost does not grow with n; pairing is O(n log n).
+func BenchmarkEvaluatePairs(b *testing.B) {
+	lock, err := dataset.ReadLock([]byte(`{"dimensions": {"groundedness": {"construct": "support", "gated": true}},
+ "bins": [0.34, 0.67], "kappa_weighting": "quadratic", "min_kappa": 0.6}`), "lock.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{1000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("pairs=%d", n), func(b *testing.B) {
+			hs, js := benchLabels(n)
+			b.ResetTimer()
+			for b.Loop() {
+				r := Evaluate(Input{Lock: lock, Human: hs, Judge: js, Resamples: DefaultResamples, Seed: metrics.DefaultSeed})
+				if r.Dimensions[0].N != n || r.Dimensions[0].Status != StatusPass {
+					b.Fatalf("n = %d, status %s", r.Dimensions[0].N, r.Dimensions[0].Status)
 				}
 			}
 		})

@@ -107,11 +107,17 @@ type Dimension struct {
 	Kappa         float64
 	WeightedKappa float64
 	CI95          [2]float64 // of WeightedKappa; NaN when undefined or disabled
-	Confusion     [][]int    // [human bin][judge bin]
-	JudgeAbove    []Disagreement
-	HumanAbove    []Disagreement
-	HumanOnly     []string // case ids labelled by humans but not scored by the judge
-	JudgeOnly     []string // case ids scored by the judge but not labelled by humans
+	// CIMethod is how CI95 was computed (metrics.KappaCIMethod, or
+	// metrics.MethodWilsonDisagreement when no pair disagrees); "" without a CI.
+	CIMethod string
+	// MinN is the lock's min_n; BelowMinN reports N < MinN, which fails a gated dimension.
+	MinN       int
+	BelowMinN  bool
+	Confusion  [][]int // [human bin][judge bin]
+	JudgeAbove []Disagreement
+	HumanAbove []Disagreement
+	HumanOnly  []string // case ids labelled by humans but not scored by the judge
+	JudgeOnly  []string // case ids scored by the judge but not labelled by humans
 	// UnpairedAllowed is the number of unpaired labels --max-unpaired allows in this
 	// dimension, -1 without a limit (or for an ungated dimension); UnpairedOver
 	// reports that a gated dimension has more, which fails the gate.
@@ -173,7 +179,7 @@ func Evaluate(in Input) *Result {
 		d.JudgeConstructs, mismatch = constructs(js, ld.Construct, mismatch)
 
 		// Pairing, in case-id order.
-		ids := make([]string, 0, len(hs))
+		ids := make([]string, 0, min(len(hs), len(js)))
 		for id := range hs {
 			if _, ok := js[id]; ok {
 				ids = append(ids, id)
@@ -214,8 +220,12 @@ func Evaluate(in Input) *Result {
 		d.WeightedKappa = metrics.WeightedKappa(d.Confusion, w)
 		d.CI95 = [2]float64{math.NaN(), math.NaN()}
 		if !math.IsNaN(d.WeightedKappa) && in.Resamples > 0 {
-			d.CI95 = metrics.WeightedKappaCI95(hb, jb, k, w, in.Resamples, in.Seed)
+			// The K×K counts are all the statistic depends on: resampled as a
+			// multinomial, O(K² × resamples) whatever n is.
+			iv := metrics.KappaCI95(d.Confusion, w, in.Resamples, in.Seed, metrics.KappaCIMethod)
+			d.CI95, d.CIMethod = iv.CI(), iv.Method
 		}
+		d.MinN, d.BelowMinN = in.Lock.MinN, d.N < in.Lock.MinN
 		d.Violations = append(mismatch, anchoring...)
 
 		switch {
@@ -246,6 +256,9 @@ func Evaluate(in Input) *Result {
 				ld.Construct, quoteList(d.HumanConstructs), quoteList(d.JudgeConstructs)))
 		case len(anchoring) > 0:
 			d.Status = StatusAnchoringViolation
+		case d.BelowMinN && d.Gated:
+			// Too few pairs to gate on: two agreeing pairs give kappa 1.
+			d.Status = StatusFail
 		case math.IsNaN(d.WeightedKappa):
 			// Undefined kappa is no evidence of agreement: a gated dimension fails.
 			d.Status = StatusFail
@@ -254,7 +267,19 @@ func Evaluate(in Input) *Result {
 		default:
 			d.Status = StatusFail
 		}
-		if d.Status == StatusFail && !math.IsNaN(d.WeightedKappa) {
+		if d.BelowMinN {
+			note := fmt.Sprintf("n = %d paired case(s) is below the lock's min_n %d: too few to gate on", d.N, d.MinN)
+			if !in.Lock.MinNSet {
+				note = fmt.Sprintf("n = %d paired case(s) is below min_n %d (the default: the lock does not set min_n): too few to gate on", d.N, d.MinN)
+			}
+			if d.Gated {
+				note += ", so the gate fails"
+			} else {
+				note += "; the dimension is not gated, so this is reported only"
+			}
+			d.Notes = append(d.Notes, note)
+		}
+		if d.Status == StatusFail && d.WeightedKappa < in.Lock.MinKappa {
 			note := fmt.Sprintf("weighted kappa %.3f is below min_kappa %g", d.WeightedKappa, in.Lock.MinKappa)
 			if !d.Gated {
 				note += "; the dimension is not gated, so this is reported only"
@@ -275,18 +300,18 @@ const timeFmt = "2006-01-02T15:04:05.999999999Z07:00"
 // a violation for every label whose construct is not want.
 func constructs(ls map[string]*dataset.Label, want string, vs []Violation) ([]string, []Violation) {
 	set := map[string]bool{}
-	ids := make([]string, 0, len(ls))
+	var bad []string // only the mismatching ids are sorted: O(n) when all agree
 	for id, l := range ls {
 		set[l.Construct] = true
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		l := ls[id]
 		if l.Construct != want {
-			vs = append(vs, Violation{CaseID: id, File: l.File, Line: l.Line, Reason: fmt.Sprintf("%s construct %q (%s:%d) differs from the lock's %q",
-				l.Side, l.Construct, l.File, l.Line, want)})
+			bad = append(bad, id)
 		}
+	}
+	sort.Strings(bad)
+	for _, id := range bad {
+		l := ls[id]
+		vs = append(vs, Violation{CaseID: id, File: l.File, Line: l.Line, Reason: fmt.Sprintf("%s construct %q (%s:%d) differs from the lock's %q",
+			l.Side, l.Construct, l.File, l.Line, want)})
 	}
 	out := make([]string, 0, len(set))
 	for c := range set {

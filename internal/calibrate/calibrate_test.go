@@ -436,3 +436,60 @@ func FuzzParseUnpairedLimit(f *testing.F) {
 		require.Equal(t, *l, *again)
 	})
 }
+
+func TestMinN(t *testing.T) {
+	twoAgreeing := []row{
+		{id: "a", dim: "groundedness", human: 0, judge: 0}, {id: "b", dim: "groundedness", human: 2, judge: 2},
+	}
+	withMinN := func(n string) *dataset.Lock {
+		return lockOf(t, strings.Replace(twoDimLock, `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": `+n, 1))
+	}
+	tests := []struct {
+		name   string
+		lock   *dataset.Lock
+		rows   []row
+		status string
+		failed []string
+		note   string
+	}{
+		// Issue 11: two perfectly agreeing pairs gave kappa 1, CI [1, 1], "pass".
+		{"two agreeing pairs under the default", lockOf(t, twoDimLock), twoAgreeing, StatusFail, []string{"kappa:groundedness"},
+			"n = 2 paired case(s) is below min_n 30 (the default: the lock does not set min_n): too few to gate on, so the gate fails"},
+		{"two agreeing pairs under min_n 2", withMinN("2"), twoAgreeing, StatusPass, nil, ""},
+		{"29 pairs under the default", lockOf(t, twoDimLock), agreeing("groundedness", 29), StatusFail, []string{"kappa:groundedness"},
+			"n = 29 paired case(s) is below min_n 30 (the default: the lock does not set min_n): too few to gate on, so the gate fails"},
+		{"30 pairs under the default", lockOf(t, twoDimLock), agreeing("groundedness", 30), StatusPass, nil, ""},
+		{"set by the lock", withMinN("50"), agreeing("groundedness", 40), StatusFail, []string{"kappa:groundedness"},
+			"n = 40 paired case(s) is below the lock's min_n 50: too few to gate on, so the gate fails"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows := append(append([]row{}, tt.rows...), agreeing("faithfulness", 60)...)
+			r := evaluate(t, tt.lock, rows)
+			g := dim(t, r, "groundedness")
+			assert.Equal(t, tt.status, g.Status)
+			assert.Equal(t, tt.failed, r.Failed)
+			assert.Equal(t, tt.lock.MinN, g.MinN)
+			assert.Equal(t, tt.note != "", g.BelowMinN)
+			if tt.note != "" {
+				assert.Contains(t, g.Notes, tt.note)
+			}
+			assert.Less(t, g.CI95[0], g.CI95[1], "never a point interval")
+		})
+	}
+
+	// The two agreeing pairs' interval is not [1, 1].
+	r := evaluate(t, lockOf(t, twoDimLock), append(twoAgreeing, agreeing("faithfulness", 60)...))
+	g := dim(t, r, "groundedness")
+	assert.Equal(t, 1.0, g.WeightedKappa)
+	assert.Equal(t, metrics.MethodWilsonDisagreement, g.CIMethod)
+	assert.Less(t, g.CI95[0], 1.0)
+
+	// An ungated dimension below min_n is reported, not failed.
+	r = evaluate(t, lockOf(t, twoDimLock), append(agreeing("groundedness", 30), agreeing("faithfulness", 10)...))
+	f := dim(t, r, "faithfulness")
+	assert.True(t, f.BelowMinN)
+	assert.Equal(t, StatusPass, f.Status)
+	assert.Nil(t, r.Failed)
+	assert.Contains(t, f.Notes, "n = 10 paired case(s) is below min_n 30 (the default: the lock does not set min_n): too few to gate on; the dimension is not gated, so this is reported only")
+}

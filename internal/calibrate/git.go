@@ -22,9 +22,10 @@ type LockCheck struct {
 }
 
 // LockChanges lists every difference of the frozen constants between base and cur:
-// bins, kappa_weighting, min_kappa, dimensions added or removed, and each
+// bins, kappa_weighting, min_kappa, min_n, dimensions added or removed, and each
 // dimension's construct and gated flag. Formatting (whitespace, key order, JSON or
-// YAML) is not a change. Sorted, so reports are deterministic.
+// YAML) is not a change, nor is writing out min_n's default (the value in force is
+// compared). Sorted, so reports are deterministic.
 func LockChanges(base, cur *dataset.Lock) []string {
 	var ch []string
 	if !slices.Equal(base.Bins, cur.Bins) {
@@ -35,6 +36,9 @@ func LockChanges(base, cur *dataset.Lock) []string {
 	}
 	if base.MinKappa != cur.MinKappa {
 		ch = append(ch, fmt.Sprintf("min_kappa: %s -> %s", num(base.MinKappa), num(cur.MinKappa)))
+	}
+	if base.MinN != cur.MinN {
+		ch = append(ch, fmt.Sprintf("min_n: %s -> %s", minN(base), minN(cur)))
 	}
 	var dims []string
 	for _, n := range base.DimensionNames() {
@@ -59,6 +63,14 @@ func LockChanges(base, cur *dataset.Lock) []string {
 	}
 	slices.Sort(dims)
 	return append(ch, dims...)
+}
+
+// minN is the lock's min_n as a report shows it: "30 (default)" when not set.
+func minN(l *dataset.Lock) string {
+	if !l.MinNSet {
+		return strconv.Itoa(l.MinN) + " (default)"
+	}
+	return strconv.Itoa(l.MinN)
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

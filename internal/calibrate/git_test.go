@@ -87,6 +87,8 @@ func TestLockChanges(t *testing.T) {
 		{"dimension removed", `"faithfulness": {"construct": "contradiction-only", "gated": true}`, `"answer": {"construct": "x", "gated": false}`,
 			[]string{"dimensions.answer: added (construct x, gated false)", "dimensions.faithfulness: removed"}},
 		{"reformatted only", "{\n  \"dimensions\"", "{\"dimensions\"", nil},
+		{"min_n lowered from its default", `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": 5`, []string{"min_n: 30 (default) -> 5"}},
+		{"min_n default written out", `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": 30`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -255,7 +255,14 @@ type Lock struct {
 	Bins           []float64 // edges, strictly ascending, within [0,1]
 	KappaWeighting string    // none, linear or quadratic
 	MinKappa       float64   // in [-1,1]
+	// MinN is the fewest paired cases a gated dimension needs (min_n, an integer
+	// ≥ 1); DefaultLockMinN when the lock does not set it (MinNSet false).
+	MinN    int
+	MinNSet bool
 }
+
+// DefaultLockMinN is the lock's min_n when it does not set one.
+const DefaultLockMinN = 30
 
 // NumBins is the number of bins: one more than the number of edges.
 func (l *Lock) NumBins() int { return len(l.Bins) + 1 }
@@ -537,9 +544,9 @@ func lockFromNode(root *lockNode, file string) (*Lock, error) {
 	lock := &Lock{File: file, Dimensions: map[string]LockDimension{}}
 	for i, k := range root.keys {
 		switch k {
-		case "dimensions", "bins", "kappa_weighting", "min_kappa":
+		case "dimensions", "bins", "kappa_weighting", "min_kappa", "min_n":
 		default:
-			return nil, Errorf(file, root.vals[i].line, "unknown key %q (allowed: dimensions, bins, kappa_weighting, min_kappa)", k)
+			return nil, Errorf(file, root.vals[i].line, "unknown key %q (allowed: dimensions, bins, kappa_weighting, min_kappa, min_n)", k)
 		}
 	}
 	need := func(key, kind string) (*lockNode, error) {
@@ -634,6 +641,16 @@ func lockFromNode(root *lockNode, file string) (*Lock, error) {
 		return nil, Errorf(file, mk.line, "min_kappa %v is outside [-1,1]", mk.num)
 	}
 	lock.MinKappa = mk.num
+	lock.MinN = DefaultLockMinN
+	if v := root.get("min_n"); v != nil {
+		if v.kind != "number" {
+			return nil, Errorf(file, v.line, "\"min_n\" must be a number, got %s", v.kind)
+		}
+		if v.num != math.Trunc(v.num) || v.num < 1 || v.num > math.MaxInt32 {
+			return nil, Errorf(file, v.line, "min_n %v is not an integer >= 1", v.num)
+		}
+		lock.MinN, lock.MinNSet = int(v.num), true
+	}
 	return lock, nil
 }
 

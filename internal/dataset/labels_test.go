@@ -38,6 +38,15 @@ func TestReadLock(t *testing.T) {
 		"faithfulness": {Construct: "contradiction-only", Gated: false},
 	}, l.Dimensions)
 	assert.Equal(t, []string{"faithfulness", "groundedness"}, l.DimensionNames())
+	assert.Equal(t, DefaultLockMinN, l.MinN, "min_n defaults to 30")
+	assert.False(t, l.MinNSet)
+	m, err := ReadLock([]byte(strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": 5`, 1)), "lock.json")
+	require.NoError(t, err)
+	assert.Equal(t, 5, m.MinN)
+	assert.True(t, m.MinNSet)
+	m, err = ReadLock([]byte("dimensions:\n  a: {construct: x, gated: true}\nbins: [0.5]\nkappa_weighting: none\nmin_kappa: 0\nmin_n: 12\n"), "lock.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, 12, m.MinN)
 
 	yml := "# frozen\ndimensions:\n  groundedness: {construct: support, gated: true}\n  faithfulness:\n    construct: contradiction-only\n    gated: false\nbins: [0.34, 0.67]\nkappa_weighting: quadratic\nmin_kappa: 0.6\n"
 	y, err := ReadLock([]byte(yml), "lock.yaml")
@@ -68,7 +77,13 @@ func TestReadLockErrors(t *testing.T) {
 		{"malformed JSON", "lock.json", "{\n  \"bins\": [0.3,\n}\n", "lock.json:3: malformed JSON: invalid character '}' looking for beginning of value"},
 		{"truncated", "lock.json", "{\"bins\": [0.3", "lock.json:1: malformed JSON: unexpected end of file"},
 		{"not an object", "lock.json", "[1]", "lock.json:1: the lock must be an object with dimensions, bins, kappa_weighting and min_kappa, got array"},
-		{"unknown key", "lock.json", strings.Replace(testLockJSON, `"min_kappa"`, `"min_kapa"`, 1), `lock.json:8: unknown key "min_kapa" (allowed: dimensions, bins, kappa_weighting, min_kappa)`},
+		{"unknown key", "lock.json", strings.Replace(testLockJSON, `"min_kappa"`, `"min_kapa"`, 1), `lock.json:8: unknown key "min_kapa" (allowed: dimensions, bins, kappa_weighting, min_kappa, min_n)`},
+		{"min_n zero", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": 0`, 1), "lock.json:8: min_n 0 is not an integer >= 1"},
+		{"min_n fractional", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6,
+  "min_n": 2.5`, 1), "lock.json:9: min_n 2.5 is not an integer >= 1"},
+		{"min_n negative", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": -3`, 1), "lock.json:8: min_n -3 is not an integer >= 1"},
+		{"min_n a string", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": "30"`, 1), `lock.json:8: "min_n" must be a number, got string`},
+		{"YAML min_n a bool", "lock.yaml", "dimensions:\n  a: {construct: x, gated: true}\nbins: [0.5]\nkappa_weighting: none\nmin_kappa: 0\nmin_n: true\n", `lock.yaml:6: "min_n" must be a number, got bool`},
 		{"duplicate key", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_kappa": 0.1`, 1), `lock.json:8: key "min_kappa" appears twice`},
 		{"missing min_kappa", "lock.json", strings.Replace(testLockJSON, `,
   "min_kappa": 0.6`, "", 1), `lock.json:1: the lock has no "min_kappa"`},

@@ -146,6 +146,12 @@ func (h *Histogram) CI95(resamples int, seed uint64) [2]float64 {
 		return [2]float64{math.NaN(), math.NaN()}
 	}
 	vals, cnt := h.sorted()
+	return percentileCI95(resampleHistogramMeans(vals, cnt, h.n, resamples, seed))
+}
+
+// resampleHistogramMeans returns the means of `resamples` multinomial resamples of
+// the histogram (vals, cnt) of n items: O(distinct values) per resample.
+func resampleHistogramMeans(vals []float64, cnt []int64, n int64, resamples int, seed uint64) []float64 {
 	// rest[i] = Σ_{j≥i} cnt[j]
 	rest := make([]int64, len(cnt)+1)
 	for i := len(cnt) - 1; i >= 0; i-- {
@@ -154,7 +160,7 @@ func (h *Histogram) CI95(resamples int, seed uint64) [2]float64 {
 	src := rand.NewPCG(seed, 0x9e3779b97f4a7c15)
 	stats := make([]float64, resamples)
 	for b := range stats {
-		left := h.n
+		left := n
 		s := 0.0
 		for i, v := range vals {
 			if left == 0 {
@@ -170,7 +176,7 @@ func (h *Histogram) CI95(resamples int, seed uint64) [2]float64 {
 			s += v * float64(k)
 			left -= k
 		}
-		stats[b] = s / float64(h.n)
+		stats[b] = s / float64(n)
 	}
-	return percentileCI95(stats)
+	return stats
 }

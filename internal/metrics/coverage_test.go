@@ -1,0 +1,249 @@
+package metrics
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Coverage of the 95% intervals. For a proportion the coverage is computed exactly
+// over the data: an interval depends on the number of successes k only, so
+// coverage(p, n) = Σ_k Binomial(k; n, p)·1[p ∈ CI(k)] (the bootstrap methods still
+// resample inside CI(k)). For a continuous measure and for kappa it is simulated.
+//
+//	go test ./internal/metrics -run TestCoverageTable -v -print-coverage
+//
+// prints the README's table.
+
+var printCoverage = flag.Bool("print-coverage", false, "print the coverage table of the 95% intervals")
+
+// proportionCoverage is the exact coverage of ci at proportion p over n trials.
+func proportionCoverage(p float64, n int64, ci func(k, n int64) [2]float64) float64 {
+	bin := distuv.Binomial{N: float64(n), P: p}
+	cov := 0.0
+	for k := int64(0); k <= n; k++ {
+		iv := ci(k, n)
+		if iv[0] <= p && p <= iv[1] {
+			cov += bin.Prob(float64(k))
+		}
+	}
+	return cov
+}
+
+func binaryHistogram(k, n int64) *Histogram {
+	h := NewHistogram()
+	for i := range n {
+		if i < k {
+			h.Add(1)
+		} else {
+			h.Add(0)
+		}
+	}
+	return h
+}
+
+func wilsonCI(k, n int64) [2]float64 { return WilsonInterval(k, n, Z95) }
+
+func percentileCI(resamples int) func(k, n int64) [2]float64 {
+	return func(k, n int64) [2]float64 {
+		return binaryHistogram(k, n).CI95(resamples, DefaultSeed+uint64(k))
+	}
+}
+
+func bcaCI(resamples int) func(k, n int64) [2]float64 {
+	return func(k, n int64) [2]float64 {
+		return binaryHistogram(k, n).BCaCI95(resamples, DefaultSeed+uint64(k), 0, 1).CI()
+	}
+}
+
+func TestWilsonCoverage(t *testing.T) {
+	// Issue 11: at least 0.90 for p = 0.9 at n = 20 (the percentile bootstrap has 0.876
+	// there and 0.401 at n = 5).
+	assert.GreaterOrEqual(t, proportionCoverage(0.9, 20, wilsonCI), 0.90)
+	for _, c := range []struct {
+		p float64
+		n int64
+	}{{0.9, 5}, {0.95, 20}, {0.5, 10}, {0.7, 29}, {0.9, 100}} {
+		assert.GreaterOrEqual(t, proportionCoverage(c.p, c.n, wilsonCI), 0.90, "p=%v n=%d", c.p, c.n)
+	}
+	// And the percentile bootstrap does not: the failure the issue reports.
+	assert.Less(t, proportionCoverage(0.9, 5, percentileCI(1000)), 0.5)
+	assert.Less(t, proportionCoverage(0.95, 20, percentileCI(1000)), 0.7)
+}
+
+// mixture draws from a continuous nDCG-like measure: 0 with probability 0.3, 1 with
+// 0.2, else Beta(2, 5); its mean is 0.2 + 0.5·2/7.
+type mixture struct{ beta distuv.Beta }
+
+func newMixture(seed uint64) mixture {
+	return mixture{distuv.Beta{Alpha: 2, Beta: 5, Src: rand.NewPCG(seed, 11)}}
+}
+
+const mixtureMean = 0.2 + 0.5*2.0/7
+
+func (m mixture) draw(u float64) float64 {
+	switch {
+	case u < 0.3:
+		return 0
+	case u < 0.5:
+		return 1
+	}
+	return m.beta.Rand()
+}
+
+// meanCoverage simulates the coverage of the percentile and BCa intervals of the
+// mixture's mean at n, over reps samples.
+func meanCoverage(n, reps, resamples int, seed uint64) (pct, bca float64) {
+	r := NewRand(seed)
+	m := newMixture(seed)
+	var cp, cb int
+	for rep := range reps {
+		h := NewHistogram()
+		for range n {
+			h.Add(m.draw(r.Float64()))
+		}
+		s := uint64(rep) + 1
+		if ci := h.CI95(resamples, s); ci[0] <= mixtureMean && mixtureMean <= ci[1] {
+			cp++
+		}
+		if iv := h.BCaCI95(resamples, s, 0, 1); iv.Lo <= mixtureMean && mixtureMean <= iv.Hi {
+			cb++
+		}
+	}
+	return float64(cp) / float64(reps), float64(cb) / float64(reps)
+}
+
+func TestBCaCoverageContinuous(t *testing.T) {
+	reps := 400
+	if testing.Short() {
+		reps = 150
+	}
+	pct, bca := meanCoverage(20, reps, 1000, 3)
+	// Nominal 0.95; Monte Carlo standard error at 400 reps is about 0.011.
+	assert.GreaterOrEqual(t, bca, 0.90, "BCa at n = 20 (percentile: %v)", pct)
+}
+
+func TestKappaCoverage(t *testing.T) {
+	reps := 400
+	if testing.Short() {
+		reps = 150
+	}
+	cov, undefined := kappaCoverage(20, reps, 500, KappaCIMethod, 5)
+	assert.GreaterOrEqual(t, cov, 0.90, "kappa interval at n = 20")
+	assert.Zero(t, undefined)
+}
+
+// kappaTruth is a 3-bin joint distribution of (human, judge) bins with about 0.8
+// agreement.
+var kappaTruth = [][]float64{{0.25, 0.04, 0.01}, {0.04, 0.20, 0.05}, {0.01, 0.05, 0.35}}
+
+func trueWeightedKappa(p [][]float64, w [][]float64) float64 {
+	k := len(p)
+	rows, cols := make([]float64, k), make([]float64, k)
+	for i := range p {
+		for j := range p[i] {
+			rows[i] += p[i][j]
+			cols[j] += p[i][j]
+		}
+	}
+	var o, e float64
+	for i := range p {
+		for j := range p[i] {
+			o += w[i][j] * p[i][j]
+			e += w[i][j] * rows[i] * cols[j]
+		}
+	}
+	return 1 - o/e
+}
+
+// kappaCoverage simulates the coverage of KappaCI95 (method) of the quadratic
+// weighted kappa of kappaTruth at n pairs; samples with undefined kappa are left
+// out (and counted).
+func kappaCoverage(n, reps, resamples int, method string, seed uint64) (cov float64, undefined int) {
+	w := KappaWeights(3, KappaQuadratic)
+	truth := trueWeightedKappa(kappaTruth, w)
+	var flat []float64
+	for _, row := range kappaTruth {
+		flat = append(flat, row...)
+	}
+	cum := make([]float64, len(flat))
+	acc := 0.0
+	for i, v := range flat {
+		acc += v
+		cum[i] = acc
+	}
+	r := NewRand(seed)
+	covered, defined := 0, 0
+	m := [][]int{make([]int, 3), make([]int, 3), make([]int, 3)}
+	for rep := range reps {
+		for i := range m {
+			clear(m[i])
+		}
+		for range n {
+			u := r.Float64() * acc
+			c := 0
+			for c < len(cum)-1 && u >= cum[c] {
+				c++
+			}
+			m[c/3][c%3]++
+		}
+		iv := KappaCI95(m, w, resamples, uint64(rep)+1, method)
+		if math.IsNaN(iv.Lo) {
+			undefined++
+			continue
+		}
+		defined++
+		if iv.Lo <= truth && truth <= iv.Hi {
+			covered++
+		}
+	}
+	return float64(covered) / float64(defined), undefined
+}
+
+func TestCoverageTable(t *testing.T) {
+	if !*printCoverage {
+		t.Skip("run with -print-coverage to print the coverage table")
+	}
+	const resamples = 2000
+	b := &lineWriter{}
+	fmt.Fprintf(b, "Proportion (0/1 measure), exact over the data, %d bootstrap resamples:\n\n", resamples)
+	fmt.Fprintf(b, "| p | n | percentile bootstrap | BCa | Wilson |\n|---:|---:|---:|---:|---:|\n")
+	for _, p := range []float64{0.5, 0.7, 0.9, 0.95} {
+		for _, n := range []int64{5, 10, 20, 50, 100} {
+			fmt.Fprintf(b, "| %.2f | %d | %.3f | %.3f | %.3f |\n", p, n,
+				proportionCoverage(p, n, percentileCI(resamples)), proportionCoverage(p, n, bcaCI(resamples)),
+				proportionCoverage(p, n, wilsonCI))
+		}
+	}
+	const reps, simResamples = 1000, 1000
+	fmt.Fprintf(b, "\nContinuous measure (0 w.p. 0.3, 1 w.p. 0.2, else Beta(2,5); mean %.4f), %d simulated samples, %d resamples:\n\n", mixtureMean, reps, simResamples)
+	fmt.Fprintf(b, "| n | percentile bootstrap | BCa |\n|---:|---:|---:|\n")
+	for _, n := range []int{5, 10, 20, 50} {
+		pct, bca := meanCoverage(n, reps, simResamples, 3)
+		fmt.Fprintf(b, "| %d | %.3f | %.3f |\n", n, pct, bca)
+	}
+	w := KappaWeights(3, KappaQuadratic)
+	fmt.Fprintf(b, "\nQuadratic weighted kappa (3 bins, true kappa %.4f), %d simulated samples, %d resamples of the counts:\n\n", trueWeightedKappa(kappaTruth, w), reps, simResamples)
+	fmt.Fprintf(b, "| n | percentile | BCa |\n|---:|---:|---:|\n")
+	for _, n := range []int{20, 50, 100} {
+		pc, u1 := kappaCoverage(n, reps, simResamples, MethodPercentile, 5)
+		bc, _ := kappaCoverage(n, reps, simResamples, MethodBCa, 5)
+		fmt.Fprintf(b, "| %d | %.3f | %.3f |", n, pc, bc)
+		if u1 > 0 {
+			fmt.Fprintf(b, " (%d samples with undefined kappa left out)", u1)
+		}
+		fmt.Fprintf(b, "\n")
+	}
+}
+
+// lineWriter prints the table as it is computed (go test -v shows it).
+type lineWriter struct{ strings.Builder }
+
+func (w *lineWriter) Write(p []byte) (int, error) { return os.Stdout.Write(p) }

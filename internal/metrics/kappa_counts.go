@@ -1,0 +1,138 @@
+package metrics
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Kappa intervals from the K×K confusion counts alone. Resampling n pairs with
+// replacement and counting them is the same as drawing the K² cell counts from
+// Multinomial(n, m_ij/n), so each resample costs O(K²) (conditional binomials over
+// the non-zero cells), whatever n is: the interval is flat in n once the pairs are
+// counted.
+
+// resampleConfusion returns `resamples` weighted kappas of multinomial resamples of
+// the counts m (NaN ones, undefined resamples, are dropped).
+func resampleConfusion(m [][]int, w [][]float64, resamples int, seed uint64) []float64 {
+	k := len(m)
+	type cell struct {
+		i, j int
+		c    int64
+	}
+	var cells []cell
+	var n int64
+	for i := range m {
+		for j, c := range m[i] {
+			if c > 0 {
+				cells = append(cells, cell{i, j, int64(c)})
+				n += int64(c)
+			}
+		}
+	}
+	rest := make([]int64, len(cells)+1) // rest[x] = Σ_{y≥x} c_y
+	for x := len(cells) - 1; x >= 0; x-- {
+		rest[x] = rest[x+1] + cells[x].c
+	}
+	rm := make([][]int, k)
+	for i := range rm {
+		rm[i] = make([]int, k)
+	}
+	src := rand.NewPCG(seed, 0x9e3779b97f4a7c15)
+	stats := make([]float64, 0, resamples)
+	for range resamples {
+		left := n
+		for x, c := range cells {
+			var draw int64
+			switch {
+			case left == 0:
+			case x == len(cells)-1 || rest[x] == c.c:
+				draw = left
+			default:
+				draw = int64(distuv.Binomial{N: float64(left), P: float64(c.c) / float64(rest[x]), Src: src}.Rand())
+			}
+			rm[c.i][c.j] = int(draw)
+			left -= draw
+		}
+		if s := WeightedKappa(rm, w); !math.IsNaN(s) {
+			stats = append(stats, s)
+		}
+	}
+	return stats
+}
+
+// kappaJackknife returns the weighted kappa with one pair of each non-empty cell
+// removed, and the cell counts as multiplicities (NaN ones dropped).
+func kappaJackknife(m [][]int, w [][]float64) ([]float64, []int64) {
+	var jack []float64
+	var mult []int64
+	for i := range m {
+		for j := range m[i] {
+			if m[i][j] == 0 {
+				continue
+			}
+			m[i][j]--
+			v := WeightedKappa(m, w)
+			m[i][j]++
+			if !math.IsNaN(v) {
+				jack = append(jack, v)
+				mult = append(mult, int64(m[i][j]))
+			}
+		}
+	}
+	return jack, mult
+}
+
+// KappaCI95 is the 95% bootstrap interval of the weighted kappa of the confusion
+// counts m (w the disagreement weights, max 1) by multinomial resampling of the
+// counts: method MethodPercentile (type-7 2.5% and 97.5% quantiles) or MethodBCa
+// (the acceleration from the jackknife over cells: leaving out one pair of cell ij,
+// multiplicity m_ij). With no observed disagreement every resample gives κ = 1 and
+// the bootstrap is a point: the interval widens to MethodWilsonDisagreement,
+// [1 − U/D_e, 1] with U = z²/(n + z²) the Wilson upper bound on the weighted
+// disagreement proportion (0 of n observed) and D_e = Σ w_ij r_i c_j / n² the chance
+// disagreement of the observed margins (floored at −1). NaN when kappa is
+// undefined or resamples ≤ 0.
+func KappaCI95(m [][]int, w [][]float64, resamples int, seed uint64, method string) Interval {
+	rows, cols, n := margins(m)
+	iv := Interval{Lo: math.NaN(), Hi: math.NaN(), N: n, Method: method, Unreliable: Unreliable(n)}
+	theta := WeightedKappa(m, w)
+	if math.IsNaN(theta) || resamples <= 0 {
+		return iv
+	}
+	var dObs, dExp float64
+	for i := range m {
+		for j := range m[i] {
+			dObs += w[i][j] * float64(m[i][j])
+			dExp += w[i][j] * float64(rows[i]) * float64(cols[j])
+		}
+	}
+	if dObs == 0 {
+		dExp /= float64(n) * float64(n)
+		z2 := Z95 * Z95
+		u := z2 / (float64(n) + z2)
+		iv.Lo, iv.Hi, iv.Method = max(-1, 1-u/dExp), 1, MethodWilsonDisagreement
+		return iv
+	}
+	stats := resampleConfusion(m, w, resamples, seed)
+	if len(stats) == 0 {
+		return iv
+	}
+	var ci [2]float64
+	if method == MethodBCa {
+		jack, mult := kappaJackknife(m, w)
+		ci = BCaFromReplicates(stats, theta, JackknifeAcceleration(jack, mult))
+	} else {
+		slices.Sort(stats)
+		ci = [2]float64{Quantile(stats, 0.025), Quantile(stats, 0.975)}
+	}
+	iv.Lo, iv.Hi = ci[0], ci[1]
+	return iv
+}
+
+// KappaCIMethod is the method calibrate's kappa intervals use: BCa, whose simulated
+// coverage (TestCoverageTable) is 0.964 at n = 20 and 0.929 at n = 50, where the
+// percentile interval's is 0.915 and 0.919.
+const KappaCIMethod = MethodBCa

@@ -1,0 +1,124 @@
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The 3×3 table of 1,000 pairs used against statsmodels.
+var kappaTable = [][]int{{300, 40, 10}, {30, 200, 50}, {5, 45, 320}}
+
+// Reference values: statsmodels 0.13.5 inter_rater.cohens_kappa(table, wt=...):
+// kappa and its asymptotic 95% interval. At n = 1,000 the bootstrap interval of the
+// counts and the asymptotic one agree to a few thousandths.
+func TestKappaCI95AgainstStatsmodels(t *testing.T) {
+	tests := []struct {
+		scheme        string
+		kappa, lo, hi float64
+	}{
+		{KappaUnweighted, 0.7282403563070883, 0.6925652457346763, 0.7639154668795003},
+		{KappaQuadratic, 0.8430086519676249, 0.8162715923865328, 0.8697457115487169},
+		{KappaLinear, 0.7878820841944958, 0.7580347741973934, 0.8177293941915982},
+	}
+	for _, tt := range tests {
+		w := KappaWeights(3, tt.scheme)
+		assert.InDelta(t, tt.kappa, WeightedKappa(kappaTable, w), 1e-12, tt.scheme)
+		for _, method := range []string{MethodPercentile, MethodBCa} {
+			iv := KappaCI95(kappaTable, w, 20000, DefaultSeed, method)
+			assert.Equal(t, method, iv.Method)
+			assert.Equal(t, int64(1000), iv.N)
+			assert.InDelta(t, tt.lo, iv.Lo, 0.004, "%s %s lo", tt.scheme, method)
+			assert.InDelta(t, tt.hi, iv.Hi, 0.004, "%s %s hi", tt.scheme, method)
+		}
+	}
+}
+
+// Resampling the counts is resampling the pairs: the same interval as the pairs
+// bootstrap (WeightedKappaCI95), within Monte Carlo error.
+func TestKappaCI95CountsEqualsPairs(t *testing.T) {
+	var first, second []int
+	small := [][]int{{3, 1, 0}, {0, 5, 1}, {1, 0, 4}}
+	for i := range small {
+		for j, c := range small[i] {
+			for range c {
+				first, second = append(first, i), append(second, j)
+			}
+		}
+	}
+	w := KappaWeights(3, KappaQuadratic)
+	assert.InDelta(t, 0.664179104477612, WeightedKappa(small, w), 1e-12) // statsmodels
+	pairs := WeightedKappaCI95(first, second, 3, w, 40000, 3)
+	counts := KappaCI95(small, w, 40000, 5, MethodPercentile)
+	assert.InDelta(t, pairs[0], counts.Lo, 0.02)
+	assert.InDelta(t, pairs[1], counts.Hi, 0.02)
+	assert.True(t, counts.Unreliable == false, "n = 15")
+}
+
+func TestKappaCI95PerfectAgreementWidens(t *testing.T) {
+	// Two agreeing pairs: κ = 1, and every resample too. Not [1, 1].
+	m := [][]int{{1, 0}, {0, 1}}
+	w := KappaWeights(2, KappaUnweighted)
+	require.Equal(t, 1.0, WeightedKappa(m, w))
+	iv := KappaCI95(m, w, 1000, DefaultSeed, MethodPercentile)
+	assert.Equal(t, MethodWilsonDisagreement, iv.Method)
+	assert.Equal(t, 1.0, iv.Hi)
+	// D_e = 1/2, U = z²/(2 + z²): lo = 1 − 2U, floored at −1.
+	z2 := Z95 * Z95
+	assert.InDelta(t, max(-1, 1-2*z2/(2+z2)), iv.Lo, 1e-15)
+	assert.True(t, iv.Unreliable)
+	// 100 agreeing pairs, balanced: 1 − 2·z²/(100 + z²) ≈ 0.926.
+	iv = KappaCI95([][]int{{50, 0}, {0, 50}}, w, 1000, DefaultSeed, MethodBCa)
+	assert.InDelta(t, 1-2*z2/(100+z2), iv.Lo, 1e-15)
+	assert.False(t, iv.Unreliable)
+}
+
+func TestKappaCI95Undefined(t *testing.T) {
+	w := KappaWeights(2, KappaUnweighted)
+	iv := KappaCI95([][]int{{0, 0}, {0, 4}}, w, 100, DefaultSeed, MethodPercentile)
+	assert.True(t, math.IsNaN(iv.Lo) && math.IsNaN(iv.Hi), "one bin on both sides: undefined")
+	iv = KappaCI95(kappaTable, KappaWeights(3, KappaLinear), 0, DefaultSeed, MethodPercentile)
+	assert.True(t, math.IsNaN(iv.Lo), "no resamples")
+}
+
+// The interval depends on the counts only: scaling n by 1000 keeps the cost (and
+// it narrows by about √1000).
+func TestKappaCI95FlatInN(t *testing.T) {
+	w := KappaWeights(3, KappaQuadratic)
+	big := make([][]int, 3)
+	for i := range big {
+		big[i] = make([]int, 3)
+		for j := range big[i] {
+			big[i][j] = kappaTable[i][j] * 1000
+		}
+	}
+	a := KappaCI95(big, w, 2000, DefaultSeed, MethodPercentile)
+	b := KappaCI95(big, w, 2000, DefaultSeed, MethodPercentile)
+	assert.Equal(t, a, b, "deterministic")
+	small := KappaCI95(kappaTable, w, 2000, DefaultSeed, MethodPercentile)
+	ratio := (small.Hi - small.Lo) / (a.Hi - a.Lo)
+	assert.InDelta(t, math.Sqrt(1000), ratio, 0.1*math.Sqrt(1000))
+}
+
+// BenchmarkKappaCI95: 10,000 resamples of a 3×3 table, 1,000 vs 1,000,000 pairs:
+// the same cost.
+func BenchmarkKappaCI95(b *testing.B) {
+	w := KappaWeights(3, KappaQuadratic)
+	for _, scale := range []int{1, 1000} {
+		m := make([][]int, 3)
+		for i := range m {
+			m[i] = make([]int, 3)
+			for j := range m[i] {
+				m[i][j] = kappaTable[i][j] * scale
+			}
+		}
+		b.Run(fmt.Sprintf("pairs=%d", 1000*scale), func(b *testing.B) {
+			for b.Loop() {
+				KappaCI95(m, w, 10000, DefaultSeed, KappaCIMethod)
+			}
+		})
+	}
+}

@@ -1,0 +1,96 @@
+package metrics
+
+import "math"
+
+// Smallest detectable differences: the smallest true difference that a two-sided
+// level-α test over n items detects with probability `power` (normal theory). The
+// defaults of the reports are α = 0.05 and power = 0.8, so z_{1−α/2} + z_{power} =
+// 1.959964 + 0.841621 = 2.801585.
+
+// DefaultAlpha and DefaultPower are the level and power of the reports' detectable differences.
+const (
+	DefaultAlpha = 0.05
+	DefaultPower = 0.8
+)
+
+// MDDMean is the smallest detectable shift of a mean from the observed standard
+// deviation sd over n items: δ = (z_{1−α/2} + z_{power})·sd/√n. For a paired
+// difference pass the sd of the differences. NaN for n = 0.
+func MDDMean(sd float64, n int64, alpha, power float64) float64 {
+	if n <= 0 {
+		return math.NaN()
+	}
+	return (NormalQuantile(1-alpha/2) + NormalQuantile(power)) * sd / math.Sqrt(float64(n))
+}
+
+// SampleSD is the sample standard deviation √(Σ c(v − x̄)² / (n − 1)) of the
+// histogram; NaN for n < 2.
+func (h *Histogram) SampleSD() float64 {
+	if h.n < 2 {
+		return math.NaN()
+	}
+	vals, cnt := h.sorted()
+	mean := h.Mean()
+	var ss float64
+	for i, v := range vals {
+		d := v - mean
+		ss += float64(cnt[i]) * d * d
+	}
+	return math.Sqrt(ss / float64(h.n-1))
+}
+
+// bisect finds the root of an increasing-through-zero f on [lo, hi] (f(lo) < 0 ≤ f(hi)).
+func bisect(f func(float64) float64, lo, hi float64) float64 {
+	for range 200 {
+		mid := (lo + hi) / 2
+		if mid == lo || mid == hi {
+			break
+		}
+		if f(mid) < 0 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
+}
+
+// MDDProportion is the smallest detectable difference of a proportion from p0 over
+// n items (the one-sample test of a floor p0): the δ > 0 solving
+// √n·δ = z_{1−α/2}·√(p0(1−p0)) + z_{power}·√(p1(1−p1)) with p1 = p0 − δ (down) or
+// p0 + δ (up), the binomial variances under H0 and under the alternative (Fleiss,
+// Levin & Paik 2003, §2.5). NaN in a direction where no p1 in [0, 1] is detectable.
+func MDDProportion(p0 float64, n int64, alpha, power float64) (down, up float64) {
+	if n <= 0 || p0 < 0 || p0 > 1 {
+		return math.NaN(), math.NaN()
+	}
+	za, zb, rn := NormalQuantile(1-alpha/2), NormalQuantile(power), math.Sqrt(float64(n))
+	solve := func(sign, room float64) float64 {
+		f := func(d float64) float64 {
+			p1 := p0 + sign*d
+			return rn*d - za*math.Sqrt(p0*(1-p0)) - zb*math.Sqrt(max(0, p1*(1-p1)))
+		}
+		if room <= 0 || f(room) < 0 {
+			return math.NaN()
+		}
+		return bisect(f, 0, room)
+	}
+	return solve(-1, p0), solve(1, 1-p0)
+}
+
+// MDDPairedProportion is the smallest detectable difference δ = p₁₀ − p₀₁ of two
+// paired proportions over n pairs with discordant proportion ψ = p₁₀ + p₀₁ (the
+// McNemar test; Connor 1987): the δ in (0, ψ] solving
+// √n·δ = z_{1−α/2}·√ψ + z_{power}·√(ψ − δ²). NaN when even δ = ψ is not detectable
+// (too few discordant pairs) or ψ is 0.
+func MDDPairedProportion(psi float64, n int64, alpha, power float64) float64 {
+	if n <= 0 || psi <= 0 || psi > 1 {
+		return math.NaN()
+	}
+	za, zb, rn := NormalQuantile(1-alpha/2), NormalQuantile(power), math.Sqrt(float64(n))
+	f := func(d float64) float64 { return rn*d - za*math.Sqrt(psi) - zb*math.Sqrt(max(0, psi-d*d)) }
+	if f(psi) < 0 {
+		return math.NaN()
+	}
+	return bisect(f, 0, psi)
+}

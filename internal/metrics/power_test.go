@@ -1,0 +1,84 @@
+package metrics
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// Reference values: statsmodels 0.13.5 NormalIndPower().solve_power(nobs1=n,
+// alpha=0.05, power=0.8, ratio=0) (the one-sample normal test) gives the effect size
+// in sd units; it also counts the far tail, which moves the 4th digit at most.
+func TestMDDMean(t *testing.T) {
+	tests := []struct {
+		n    int64
+		want float64
+	}{{29, 0.5202405640845448}, {100, 0.2801568334667266}, {2500, 0.056029829945018796}}
+	for _, tt := range tests {
+		assert.InDelta(t, tt.want, MDDMean(1, tt.n, DefaultAlpha, DefaultPower), 1e-4, "n = %d", tt.n)
+		assert.InDelta(t, 2.8015852181129683/math.Sqrt(float64(tt.n)), MDDMean(1, tt.n, DefaultAlpha, DefaultPower), 1e-12)
+	}
+	assert.InDelta(t, 2*2.8015852181129683/10, MDDMean(2, 100, DefaultAlpha, DefaultPower), 1e-12, "scales with sd")
+	assert.True(t, math.IsNaN(MDDMean(1, 0, DefaultAlpha, DefaultPower)))
+}
+
+func TestHistogramSampleSD(t *testing.T) {
+	h := NewHistogram()
+	for _, v := range []float64{2, 4, 4, 4, 5, 5, 7, 9} {
+		h.Add(v)
+	}
+	assert.InDelta(t, math.Sqrt(32.0/7), h.SampleSD(), 1e-15) // Σ(x−5)² = 32
+	one := NewHistogram()
+	one.Add(1)
+	assert.True(t, math.IsNaN(one.SampleSD()))
+}
+
+// Reference values: the same equations solved with scipy 1.10.1 optimize.brentq
+// (xtol 1e-15). Exact binomial power at p0 − down (scipy binomtest rejection region):
+// 0.744 (0.8, 29), 0.769 (0.7, 100), 0.815 (0.9, 20), 0.794 (0.5, 2500).
+func TestMDDProportion(t *testing.T) {
+	tests := []struct {
+		p0       float64
+		n        int64
+		down, up float64
+	}{
+		{0.8, 29, 0.22278768619634948, 0.17156080558641523},
+		{0.7, 100, 0.1315011276550168, 0.122009261810768},
+		{0.9, 20, 0.21920790164887743, math.NaN()}, // no p1 ≤ 1 is detectable above 0.9 with 20
+		{0.5, 2500, 0.02800264270269525, 0.02800264270269525},
+	}
+	for _, tt := range tests {
+		down, up := MDDProportion(tt.p0, tt.n, DefaultAlpha, DefaultPower)
+		assert.InDelta(t, tt.down, down, 1e-12, "p0=%v n=%d down", tt.p0, tt.n)
+		if math.IsNaN(tt.up) {
+			assert.True(t, math.IsNaN(up), "p0=%v n=%d up", tt.p0, tt.n)
+		} else {
+			assert.InDelta(t, tt.up, up, 1e-12, "p0=%v n=%d up", tt.p0, tt.n)
+		}
+	}
+	down, up := MDDProportion(0.5, 0, DefaultAlpha, DefaultPower)
+	assert.True(t, math.IsNaN(down) && math.IsNaN(up))
+}
+
+func TestMDDPairedProportion(t *testing.T) {
+	tests := []struct {
+		psi  float64
+		n    int64
+		want float64
+	}{
+		{0.02, 2500, 0.00792034341848792},
+		{0.1, 100, 0.08755348893461398},
+		{0.2, 29, math.NaN()},   // about 6 discordant pairs: even all one way is not detectable
+		{0.01, 100, math.NaN()}, // one discordant pair
+		{0, 100, math.NaN()},
+	}
+	for _, tt := range tests {
+		got := MDDPairedProportion(tt.psi, tt.n, DefaultAlpha, DefaultPower)
+		if math.IsNaN(tt.want) {
+			assert.True(t, math.IsNaN(got), "psi=%v n=%d: %v", tt.psi, tt.n, got)
+		} else {
+			assert.InDelta(t, tt.want, got, 1e-12, "psi=%v n=%d", tt.psi, tt.n)
+		}
+	}
+}
