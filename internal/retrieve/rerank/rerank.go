@@ -11,7 +11,7 @@ import (
 	"net/http"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
 // MaxBatch is the number of texts per request (TEI's default

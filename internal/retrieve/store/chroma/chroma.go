@@ -16,13 +16,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
 	v2 "github.com/amikos-tech/chroma-go/pkg/api/v2"
 	"github.com/amikos-tech/chroma-go/pkg/embeddings"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 )
 
@@ -44,6 +44,15 @@ type Config struct {
 	BatchSize   int    // records per Add request; <= 0 means 500
 	// Timeout bounds each request to the server; <= 0 means 2 minutes.
 	Timeout time.Duration
+}
+
+// chromaPolicy is the retry policy of the Chroma client: each request bounded by
+// timeout, only idempotent requests retried on 5xx (an Add may have been applied),
+// rate limits waited for.
+func chromaPolicy(timeout time.Duration) httpretry.Policy {
+	p := httpretry.DefaultPolicy
+	p.Timeout, p.Budget, p.NonIdempotentPOST = timeout, 0, true
+	return p
 }
 
 // Store is a Chroma collection.
@@ -71,7 +80,7 @@ func Open(ctx context.Context, cfg Config) (s *Store, ready bool, err error) {
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}
-	client, err := v2.NewHTTPClient(v2.WithBaseURL(url), v2.WithHTTPClient(&http.Client{Timeout: timeout}))
+	client, err := v2.NewHTTPClient(v2.WithBaseURL(url), v2.WithHTTPClient(httpretry.NewHTTPClient(&httpretry.Transport{Policy: chromaPolicy(timeout)})))
 	if err != nil {
 		return nil, false, fmt.Errorf("chroma client for %s: %w", url, err)
 	}
