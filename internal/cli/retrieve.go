@@ -17,10 +17,10 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/chunk"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
-	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/jsonobj"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/rerank"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"

@@ -3,8 +3,8 @@ package embed
 import (
 	"context"
 	"fmt"
-		"net/http"
-	
+	"net/http"
+
 	"github.com/amikos-tech/chroma-go/pkg/embeddings"
 	chromaollama "github.com/amikos-tech/chroma-go/pkg/embeddings/ollama"
 
