@@ -104,7 +104,7 @@ func TestActionYML(t *testing.T) {
 	// Every input but the token reaches a flag of check through INPUT_<NAME>.
 	var stderr bytes.Buffer
 	env := &Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &stderr, Getenv: func(string) string { return "" }}
-	_ = (&CheckCommand{}).Run(context.Background(), env, []string{"--help"})
+	_ = (&CheckCommand{}).Run(context.Background(), NewFactory(env), []string{"--help"})
 	for name := range action.Inputs {
 		if name == "github-token" {
 			continue

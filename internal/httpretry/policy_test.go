@@ -214,3 +214,16 @@ func TestErrorsRedactSecrets(t *testing.T) {
 	assert.NotContains(t, err.Error(), key)
 	assert.Equal(t, "a *** b ***", Redact("a "+key+" b "+strings.ReplaceAll(key, "-", "-"), key))
 }
+
+// The wait between attempts is not inside the per-attempt timeout: a Retry-After
+// longer than Timeout, really slept, still ends in success.
+func TestWaitOutsideAttemptTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sleeps a second")
+	}
+	srv, calls := statusServer(t, answer(429, map[string]string{"Retry-After": "1"}, ""), ok())
+	c := &Client{Policy: Policy{Attempts: 2, Timeout: 300 * time.Millisecond, Budget: 10 * time.Second}}
+	_, err := c.Post(context.Background(), srv.URL, nil)
+	require.NoError(t, err)
+	assert.Equal(t, int32(2), calls.Load())
+}
