@@ -20,7 +20,6 @@ import (
 
 const actionsTestToken = "ghs_CLItestTOKENabcdef0123456789XYZ"
 
-
 // runner is the environment the Actions runner gives a step, with its files.
 type runner struct {
 	dir                  string
@@ -124,10 +123,10 @@ func prEvent(n int, head string) string {
 
 func pubFor(key, text string) Publication {
 	return Publication{
-		Key:         key,
-		Markdown:    Marker(key) + "\n## retrieval-gate: pass\n\n" + text + "\n",
-		Outputs:     map[string]string{"verdict": "pass", "n": "3"},
-		Mode: ModeAuto,
+		Key:      key,
+		Markdown: Marker(key) + "\n## retrieval-gate: pass\n\n" + text + "\n",
+		Outputs:  map[string]string{"verdict": "pass", "n": "3"},
+		Mode:     ModeAuto,
 	}
 }
 

@@ -70,7 +70,7 @@ type Server struct {
 	// login and the comments it creates are by this user. Empty: an installation
 	// token (GET /user is 403; comments are by BotLogin).
 	TokenUser string
-	RateLimit   int    // X-RateLimit-Limit (default 5000)
+	RateLimit int // X-RateLimit-Limit (default 5000)
 
 	mu       sync.Mutex
 	prs      map[int]bool
