@@ -53,6 +53,3 @@ func redactErr(err error, secrets []string) error {
 	}
 	return err
 }
-
-// RedactError is redactErr for callers holding their own secrets.
-func RedactError(err error, secrets ...string) error { return redactErr(err, secrets) }
