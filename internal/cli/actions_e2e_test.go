@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"debug/elf"
 	"encoding/json"
 	"errors"
@@ -69,48 +68,47 @@ func TestActionYML(t *testing.T) {
 	assert.NotEmpty(t, action.Branding.Color)
 	assert.Equal(t, "docker", action.Runs.Using)
 	assert.Equal(t, "Dockerfile", action.Runs.Image)
-	assert.Equal(t, []string{"check"}, action.Runs.Args)
+	assert.Equal(t, []string{"${{ inputs.command }}"}, action.Runs.Args, "the `command` input selects the command")
 
-	// The contract's inputs and their defaults (nil: required, no default).
-	str := func(s string) *string { return &s }
-	contract := map[string]*string{
-		"cases": nil, "kb": nil, "k": str("5"), "min-hit": str(""), "min-recall": str(""),
-		"reference-locale": str("en"), "comment": str("auto"), "comment-key": str("default"),
-		"github-token": str("${{ github.token }}"),
-	}
-	for name, want := range contract {
-		in, ok := action.Inputs[name]
-		if !assert.True(t, ok, "input %s missing", name) {
-			continue
-		}
+	// Every input but `command` and `github-token` defaults to empty, so that no
+	// command's default reaches another (issue 9: inputs scoped per command).
+	for name, in := range action.Inputs {
 		assert.NotEmpty(t, in.Description, name)
-		if want == nil {
-			require.NotNil(t, in.Required, name)
-			assert.True(t, *in.Required, "%s is required", name)
-			assert.Nil(t, in.Default, name)
-			continue
+		if in.Required != nil {
+			assert.False(t, *in.Required, "%s: no input is required of every command", name)
 		}
-		if assert.NotNil(t, in.Default, "%s has a default", name) {
-			assert.Equal(t, *want, *in.Default, name)
+		require.NotNil(t, in.Default, "%s has a default", name)
+		switch name {
+		case "command":
+			assert.Equal(t, "check", *in.Default)
+		case "github-token":
+			assert.Equal(t, "${{ github.token }}", *in.Default)
+		default:
+			assert.Equal(t, "", *in.Default, "%s: the command's own default applies", name)
 		}
 	}
-	for _, name := range []string{"verdict", "n", "hit", "recall", "ndcg", "json"} {
+	for _, name := range []string{"verdict", "n", "hit", "recall", "ndcg", "json", "recommended"} {
 		out, ok := action.Outputs[name]
 		if assert.True(t, ok, "output %s missing", name) {
 			assert.NotEmpty(t, out.Description, name)
 		}
 	}
 
-	// Every input but the token reaches a flag of check through INPUT_<NAME>.
-	var stderr bytes.Buffer
-	env := &Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &stderr, Getenv: func(string) string { return "" }}
-	_ = (&CheckCommand{}).Run(context.Background(), env, []string{"--help"})
-	for name := range action.Inputs {
-		if name == "github-token" {
-			continue
+	// Each command's declared inputs are inputs of action.yml, and every input of
+	// action.yml is declared by a command (or is command / github-token).
+	declared := map[string]bool{"command": true, "github-token": true}
+	for cmd, inputs := range map[string]actionInputs{"check": checkInputs, "compare": compareInputs, "calibrate": calibrateInputs, "retrieve": retrieveInputs, "import": importInputs} {
+		for name := range inputs {
+			declared[name] = true
+			_, ok := action.Inputs[name]
+			assert.True(t, ok, "%s declares %s, which action.yml lacks", cmd, name)
 		}
-		assert.Regexp(t, regexp.MustCompile(`(?m)^  -`+regexp.QuoteMeta(name)+`\b`), stderr.String(), "input %s is not a flag of check", name)
 	}
+	for name := range action.Inputs {
+		assert.True(t, declared[name], "input %s reaches no command", name)
+	}
+	assert.Equal(t, "default", checkCommentKey)
+	assert.NotEqual(t, checkCommentKey, calibrateCommentKey, "comment keys never collide")
 }
 
 // dockerBuild runs the Dockerfile's own build command (there is no Docker engine
@@ -208,8 +206,8 @@ func TestDockerImageBinary(t *testing.T) {
 		}
 		// action.yml's defaults, as the runner passes them.
 		all := map[string]string{
-			"cases": "testdata/demo/cases.jsonl", "kb": "testdata/demo/kb", "k": "5", "min-hit": "", "min-recall": "",
-			"reference-locale": "en", "comment": "auto", "comment-key": "default", "github-token": token,
+			"command": "check", "cases": "testdata/demo/cases.jsonl", "kb": "testdata/demo/kb", "k": "", "min-hit": "", "min-recall": "",
+			"reference-locale": "", "comment": "", "comment-key": "", "github-token": token, "qrels": "", "run": "", "bootstrap": "",
 			"json": filepath.Join(dir, "agg.json"), "markdown": "", "cases-out": "", "pr": "",
 		}
 		for k, v := range inputs {

@@ -11,8 +11,8 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
-	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report"
 )
 
@@ -25,141 +25,132 @@ func (c *CalibrateCommand) Synopsis() string {
 	return "agreement (kappa) between human labels and an LLM judge under a frozen lock"
 }
 
-func (c *CalibrateCommand) Run(ctx context.Context, env *Env, args []string) error {
+// calibrateOptions are the parsed and validated flags of calibrate.
+type calibrateOptions struct {
+	human, judge, lock, lockBase string
+	gitAnchoring                 bool
+	jsonOut, mdOut               string
+	resamples                    int
+	maxUnpaired                  *calibrate.UnpairedLimit
+	comment                      commentFlags // its own key: never check's comment
+}
+
+// calibrateInputs are calibrate's Action inputs.
+var calibrateInputs = commentInputs(actionInputs{
+	"human": "", "judge": "", "lock": "", "lock-base": "", "git-anchoring": "", "bootstrap": "", "max-unpaired": "",
+	"json": "retrieval-gate-calibrate.json", "markdown": "",
+})
+
+func (c *CalibrateCommand) parse(env *Env, args []string) (*calibrateOptions, error) {
 	fs := newFlagSet(env, "calibrate")
-	human := fs.String("human", "", "human labels JSONL (required)")
-	judge := fs.String("judge", "", "judge scores JSONL (required)")
-	lockPath := fs.String("lock", "", "lock file of frozen constants, JSON or YAML (required)")
-	lockBase := fs.String("lock-base", "", "git ref whose copy of the lock must be identical")
-	gitAnchoring := fs.Bool("git-anchoring", false, "also require the commit that last changed --human to be a strict ancestor of the one that last changed --judge")
-	jsonOut := fs.String("json", "", "write the calibration JSON here")
-	mdOut := fs.String("markdown", "", "write the Markdown report here")
-	commentKey := fs.String("comment-key", "calibrate", "key of the report's hidden marker (one PR comment per key)")
-	resamples := fs.Int("bootstrap", calibrate.DefaultResamples, "bootstrap resamples for the weighted-kappa CI (0: no CI)")
+	o := &calibrateOptions{}
+	fs.StringVar(&o.human, "human", "", "human labels JSONL (required)")
+	fs.StringVar(&o.judge, "judge", "", "judge scores JSONL (required)")
+	fs.StringVar(&o.lock, "lock", "", "lock file of frozen constants, JSON or YAML (required)")
+	fs.StringVar(&o.lockBase, "lock-base", "", "git ref whose copy of the lock must be identical")
+	fs.BoolVar(&o.gitAnchoring, "git-anchoring", false, "also require the commit that last changed --human to be a strict ancestor of the one that last changed --judge")
+	fs.StringVar(&o.jsonOut, "json", "", "write the calibration JSON here")
+	fs.StringVar(&o.mdOut, "markdown", "", "write the Markdown report here")
+	fs.IntVar(&o.resamples, "bootstrap", calibrate.DefaultResamples, "bootstrap resamples for the weighted-kappa CI (0: no CI)")
 	maxUnpaired := fs.String("max-unpaired", "", "fail the gate when a gated dimension has more unpaired labels than `N` (a count) or P% of its labelled cases (default: no limit)")
-	comment := fs.String("comment", commentAuto, "PR comment: auto, always or never")
-	var action actionFlags // --pr; GitHub glue in actions.go
-	action.register(fs)
-	if err := parseFlags(fs, env, args); err != nil {
-		return err
+	o.comment.register(fs, calibrateCommentKey)
+	if err := parseFlags(fs, env, args, calibrateInputs); err != nil {
+		return nil, err
 	}
-	if err := validCommentMode(*comment); err != nil {
-		return err
+	if err := publish.ValidMode(o.comment.mode); err != nil {
+		return nil, usagef("calibrate: %v", err)
 	}
-	for _, f := range []struct{ name, v string }{{"human", *human}, {"judge", *judge}, {"lock", *lockPath}} {
+	for _, f := range []struct{ name, v string }{{"human", o.human}, {"judge", o.judge}, {"lock", o.lock}} {
 		if f.v == "" {
-			return usagef("calibrate: --%s is required", f.name)
+			return nil, usagef("calibrate: --%s is required", f.name)
 		}
 	}
-	if !report.ValidCommentKey(*commentKey) {
-		return usagef("calibrate: --comment-key %q must be 1 to 100 of A-Z a-z 0-9 . _ / -", *commentKey)
+	if err := o.comment.validate("calibrate"); err != nil {
+		return nil, err
 	}
-	if *resamples < 0 {
-		return usagef("calibrate: --bootstrap must be ≥ 0, got %d", *resamples)
+	if o.resamples < 0 {
+		return nil, usagef("calibrate: --bootstrap must be ≥ 0, got %d", o.resamples)
 	}
-	var unpairedLimit *calibrate.UnpairedLimit
 	if *maxUnpaired != "" {
 		l, err := calibrate.ParseUnpairedLimit(*maxUnpaired)
 		if err != nil {
-			return usagef("calibrate: --max-unpaired: %v", err)
+			return nil, usagef("calibrate: --max-unpaired: %v", err)
 		}
-		unpairedLimit = l
+		o.maxUnpaired = l
 	}
+	if err := refuseOverwrite("calibrate", []file{{"human", o.human}, {"judge", o.judge}, {"lock", o.lock}},
+		[]file{{"json", o.jsonOut}, {"markdown", o.mdOut}}); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
 
-	// Inputs are never overwritten by a report.
-	for _, out := range []struct{ flag, path string }{{"json", *jsonOut}, {"markdown", *mdOut}} {
-		for _, in := range []string{*human, *judge, *lockPath} {
-			if out.path != "" && samePath(out.path, in) {
-				return usagef("calibrate: --%s %s would overwrite the input %s", out.flag, out.path, in)
-			}
-		}
+func (c *CalibrateCommand) Run(ctx context.Context, f *Factory, args []string) error {
+	o, err := c.parse(f.Env, args)
+	if err != nil {
+		return err
 	}
-	if *jsonOut != "" && *mdOut != "" && samePath(*jsonOut, *mdOut) {
-		return usagef("calibrate: --json and --markdown are the same file %s", *jsonOut)
-	}
+	return c.run(ctx, f, o)
+}
 
-	lockData, err := os.ReadFile(*lockPath)
+func (c *CalibrateCommand) run(ctx context.Context, f *Factory, o *calibrateOptions) error {
+	env := f.Env
+	lockData, err := os.ReadFile(o.lock)
 	if err != nil {
 		return fmt.Errorf("failed to read lock: %w", err)
 	}
-	lock, err := dataset.ReadLock(lockData, *lockPath)
+	lock, err := dataset.ReadLock(lockData, o.lock)
 	if err != nil {
 		return fmt.Errorf("failed to read lock: %w", err)
 	}
-	hs, err := readLabelFile(*human, dataset.HumanSide, lock)
+	hs, err := readLabelFile(o.human, dataset.HumanSide, lock)
 	if err != nil {
 		return fmt.Errorf("failed to read human labels: %w", err)
 	}
-	js, err := readLabelFile(*judge, dataset.JudgeSide, lock)
+	js, err := readLabelFile(o.judge, dataset.JudgeSide, lock)
 	if err != nil {
 		return fmt.Errorf("failed to read judge scores: %w", err)
 	}
 
 	// The git checks first: an unknown ref is an input error before any work.
 	var lc *calibrate.LockCheck
-	if *lockBase != "" {
-		if lc, err = calibrate.CheckLock(ctx, *lockPath, *lockBase, lock); err != nil {
+	if o.lockBase != "" {
+		if lc, err = calibrate.CheckLock(ctx, o.lock, o.lockBase, lock); err != nil {
 			return inputErr(err)
 		}
 	}
 	var ga *calibrate.GitAnchoring
-	if *gitAnchoring {
-		if ga, err = calibrate.CheckGitAnchoring(ctx, *human, *judge); err != nil {
+	if o.gitAnchoring {
+		if ga, err = calibrate.CheckGitAnchoring(ctx, o.human, o.judge); err != nil {
 			return inputErr(err)
 		}
 	}
-	res := calibrate.Evaluate(calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: *resamples, Seed: metrics.DefaultSeed, MaxUnpaired: unpairedLimit})
+	res := calibrate.Evaluate(calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: o.resamples, Seed: metrics.DefaultSeed, MaxUnpaired: o.maxUnpaired})
 	res.LockCheck, res.GitAnchor = lc, ga
 	res.Finish()
 
 	if err := report.CalibrationText(env.Stdout, res); err != nil {
 		return err
 	}
-	if *jsonOut != "" {
-		if err := atomicfile.Write(*jsonOut, func(w io.Writer) error { return report.CalibrationJSON(w, res) }); err != nil {
+	if o.jsonOut != "" {
+		if err := atomicfile.Write(o.jsonOut, func(w io.Writer) error { return report.CalibrationJSON(w, res) }); err != nil {
 			return err
 		}
 	}
-	if *mdOut != "" {
-		if err := atomicfile.Write(*mdOut, func(w io.Writer) error { return report.CalibrationMarkdown(w, res, *commentKey) }); err != nil {
+	if o.mdOut != "" {
+		if err := atomicfile.Write(o.mdOut, func(w io.Writer) error { return report.CalibrationMarkdown(w, res, o.comment.key) }); err != nil {
 			return err
 		}
 	}
 	var md strings.Builder
-	if err := report.CalibrationMarkdown(&md, res, *commentKey); err != nil {
+	if err := report.CalibrationMarkdown(&md, res, o.comment.key); err != nil {
 		return err
 	}
-	publish(ctx, env, calibratePublication(res, md.String(), *commentKey, *comment, *jsonOut, action))
+	f.Publisher().Publish(ctx, calibratePublication(res, md.String(), o.comment, o.jsonOut))
 	if len(res.Failed) > 0 {
 		return &GateError{Failed: res.Failed}
 	}
 	return nil
-}
-
-// calibratePublication hands the calibration to GitHub (actions.go): the Markdown
-// for the job summary and the sticky PR comment under its own key, the step
-// outputs `verdict` and `json`, and one annotation per violating label.
-func calibratePublication(r *calibrate.Result, md, key, mode, jsonPath string, af actionFlags) publication {
-	var anns []annotation
-	var total int64
-	for _, d := range r.Dimensions {
-		for _, v := range d.Violations {
-			total++
-			if len(anns) < github.MaxAnnotations {
-				anns = append(anns, annotation{File: v.File, Line: v.Line, Title: "retrieval-gate: calibrate " + d.Status,
-					Message: fmt.Sprintf("%s, case %s: %s", d.Name, v.CaseID, v.Reason)})
-			}
-		}
-	}
-	return publication{
-		Key:              key,
-		Markdown:         md,
-		Outputs:          map[string]string{"verdict": r.Verdict(), "json": jsonPath},
-		Annotations:      anns,
-		AnnotationsTotal: total,
-		CommentMode:      mode,
-		PR:               af.pr,
-	}
 }
 
 // inputErr turns a calibrate.InputError (unknown ref, not a repository) into a usage

@@ -49,7 +49,7 @@ func TestCalibrateExitCodes(t *testing.T) {
 				assert.Equal(t, humanData, after, "inputs are never modified")
 			}()
 			env, out, _ := checkEnv("")
-			err := (&CalibrateCommand{}).Run(context.Background(), env, append(args, tt.args...))
+			err := (&CalibrateCommand{}).Run(context.Background(), NewFactory(env), append(args, tt.args...))
 			assert.Equal(t, tt.code, ExitCode(err), "%v", err)
 			if tt.stderr != "" {
 				assert.ErrorContains(t, err, tt.stderr)

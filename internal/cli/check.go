@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 
@@ -32,10 +31,16 @@ type checkOptions struct {
 	minHit, minRecall              gate.Floor
 	referenceLocale                string
 	jsonOut, markdownOut, casesOut string
-	comment, commentKey            string
-	parentSep                      string      // --parent-from-id
-	action                         actionFlags // --pr; GitHub glue in actions.go
+	parentSep                      string       // --parent-from-id
+	comment                        commentFlags // --comment, --comment-key, --pr (publication.go)
 }
+
+// checkInputs are check's Action inputs; inside Actions --json defaults to
+// retrieval-gate.json, so the `json` output always names a file.
+var checkInputs = commentInputs(actionInputs{
+	"cases": "", "kb": "", "k": "", "min-hit": "", "min-recall": "", "reference-locale": "",
+	"json": "retrieval-gate.json", "markdown": "", "cases-out": "", "parent-from-id": "",
+})
 
 func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	fs := newFlagSet(env, "check")
@@ -50,11 +55,9 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	fs.StringVar(&o.jsonOut, "json", "", "write the aggregates as JSON to `FILE`")
 	fs.StringVar(&o.markdownOut, "markdown", "", "write the Markdown report (the PR comment body) to `FILE`")
 	fs.StringVar(&o.casesOut, "cases-out", "", "write per-case scores as JSONL to `FILE`")
-	fs.StringVar(&o.comment, "comment", commentAuto, "PR comment: auto, always or never")
-	fs.StringVar(&o.commentKey, "comment-key", "default", "key of the PR comment, so several gates keep one comment each")
 	fs.StringVar(&o.parentSep, "parent-from-id", "", "a retrieved entry without parent_id is the card before the last `SEPARATOR` of its id (card-12#chunk-3 with # is card-12)")
-	o.action.register(fs)
-	if err := parseFlags(fs, env, args); err != nil {
+	o.comment.register(fs, checkCommentKey)
+	if err := parseFlags(fs, env, args, checkInputs); err != nil {
 		return nil, err
 	}
 	if o.cases == "" {
@@ -73,42 +76,26 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	if o.minRecall, err = gate.ParseFloor(minRecall); err != nil {
 		return nil, usagef("check: --min-recall: %v", err)
 	}
-	if err := validCommentMode(o.comment); err != nil {
-		return nil, usagef("check: %v", err)
+	if err := o.comment.validate("check"); err != nil {
+		return nil, err
 	}
-	if !report.ValidCommentKey(o.commentKey) {
-		return nil, usagef("check: --comment-key must be 1-100 characters of A-Z a-z 0-9 . _ / -, got %q", o.commentKey)
-	}
-	outs := map[string]string{}
-	for _, out := range []struct{ flag, path string }{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}} {
-		if out.path == "" {
-			continue
-		}
-		if o.cases != "-" && samePath(out.path, o.cases) {
-			return nil, usagef("check: --%s %s would overwrite the input --cases", out.flag, out.path)
-		}
-		if prev, dup := outs[filepath.Clean(out.path)]; dup {
-			return nil, usagef("check: --%s and --%s name the same file %s", prev, out.flag, out.path)
-		}
-		outs[filepath.Clean(out.path)] = out.flag
+	if err := refuseOverwrite("check", []file{{"cases", o.cases}, {"kb", o.kb}},
+		[]file{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}}); err != nil {
+		return nil, err
 	}
 	return o, nil
 }
 
-func samePath(a, b string) bool {
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true
-	}
-	sa, errA := os.Stat(a)
-	sb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(sa, sb)
-}
-
-func (c *CheckCommand) Run(ctx context.Context, env *Env, args []string) error {
-	o, err := c.parse(env, args)
+func (c *CheckCommand) Run(ctx context.Context, f *Factory, args []string) error {
+	o, err := c.parse(f.Env, args)
 	if err != nil {
 		return err
 	}
+	return c.run(ctx, f, o)
+}
+
+func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) error {
+	env := f.Env
 	kb, err := dataset.LoadKB(o.kb)
 	if err != nil {
 		return err
@@ -125,7 +112,7 @@ func (c *CheckCommand) Run(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	if o.markdownOut != "" {
-		md := report.Markdown(res, report.MarkdownOptions{Key: o.commentKey})
+		md := report.Markdown(res, report.MarkdownOptions{Key: o.comment.key})
 		if err := atomicfile.WriteBytes(o.markdownOut, []byte(md)); err != nil {
 			return err
 		}
@@ -136,9 +123,9 @@ func (c *CheckCommand) Run(ctx context.Context, env *Env, args []string) error {
 	if u := res.Integrity.Unknown; u.Entries > 0 {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: %d retrieved entries in %d cases are not cards of the knowledge base (stale index?)\n", u.Entries, u.Cases)
 	}
-	// GitHub (cli/actions.go): outputs, annotations, job summary, PR comment. Its
-	// failures are warnings; the exit code reflects only the gates.
-	publish(ctx, env, checkPublication(res, o.commentKey, o.comment, o.jsonOut, o.action))
+	// GitHub: outputs, annotations, job summary, PR comment. Its failures are
+	// warnings; the exit code reflects only the gates.
+	f.Publisher().Publish(ctx, checkPublication(res, o.comment, o.jsonOut))
 
 	if failed := res.Failed(); len(failed) > 0 {
 		return &GateError{Failed: failed}

@@ -1,5 +1,11 @@
 // Package cli holds the commands of retrieval-gate, their flags and Action inputs,
 // and the one mapping from errors to exit codes (exit.go).
+//
+// Every command has the same shape: parse(env, args) turns the command line (and,
+// inside GitHub Actions, the Action inputs the command declares) into an options
+// struct, validated, touching nothing; run(ctx, f, opts) does the work with the
+// services of a Factory, built lazily. Parsing is tested alone; runs get fakes
+// through the Factory.
 package cli
 
 import (
@@ -10,8 +16,12 @@ import (
 	"io"
 	"os"
 	"sort"
+	"time"
 
 	"github.com/sethvargo/go-githubactions"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 )
 
 // Env is everything a command may touch of the process, so commands run in tests
@@ -28,11 +38,55 @@ func OSEnv() *Env {
 	return &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
 }
 
+// Factory holds the services of a run. Env's Stdout and Stderr are guarded (no
+// line of data can be read by the runner as a workflow command); the publisher
+// alone writes workflow commands, to the real stdout.
+type Factory struct {
+	Env *Env
+	// Comments builds the GitHub client of the PR comment; nil is the real API.
+	Comments publish.CommentsFactory
+	// Sleep replaces the waits of the PR comment's retries (tests); nil sleeps.
+	Sleep func(ctx context.Context, d time.Duration) error
+
+	rawStdout, rawStderr io.Writer
+	guards               []*publish.GuardWriter
+	publisher            *publish.Publisher
+}
+
+// NewFactory guards env's output streams and returns the Factory of a run.
+func NewFactory(env *Env) *Factory {
+	out, errw := publish.NewGuardWriter(env.Stdout), publish.NewGuardWriter(env.Stderr)
+	guarded := *env
+	guarded.Stdout, guarded.Stderr = out, errw
+	return &Factory{Env: &guarded, rawStdout: env.Stdout, rawStderr: env.Stderr, guards: []*publish.GuardWriter{out, errw}}
+}
+
+// Publisher is the run's publisher, built on first use.
+func (f *Factory) Publisher() *publish.Publisher {
+	if f.publisher == nil {
+		f.publisher = &publish.Publisher{Getenv: f.Env.Getenv, Stdout: f.rawStdout, Stderr: f.Env.Stderr, Comments: f.Comments, Sleep: f.Sleep}
+	}
+	return f.publisher
+}
+
+// flush writes what the guards hold back.
+func (f *Factory) flush() {
+	for _, g := range f.guards {
+		_ = g.Flush()
+	}
+}
+
+// secrets are redacted from every message the process prints.
+func (f *Factory) secrets() []string {
+	g := f.Env.Getenv
+	return []string{publish.Token(g), g("GITHUB_TOKEN"), g("OPENAI_API_KEY")}
+}
+
 // Command is one subcommand.
 type Command interface {
 	Name() string
 	Synopsis() string
-	Run(ctx context.Context, env *Env, args []string) error
+	Run(ctx context.Context, f *Factory, args []string) error
 }
 
 // commands lists every subcommand; each lives in its own file.
@@ -46,11 +100,17 @@ var commands = []Command{
 
 // Run dispatches args to a subcommand and returns the process exit code.
 func Run(ctx context.Context, env *Env, args []string) int {
-	err := dispatch(ctx, env, args)
+	return RunFactory(ctx, NewFactory(env), args)
+}
+
+// RunFactory is Run with the services of f.
+func RunFactory(ctx context.Context, f *Factory, args []string) int {
+	defer f.flush()
+	err := dispatch(ctx, f, args)
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		var ge *GateError
 		if !errors.As(err, &ge) {
-			fmt.Fprintf(env.Stderr, "retrieval-gate: %v\n", err)
+			fmt.Fprintf(f.Env.Stderr, "retrieval-gate: %s\n", publish.Clean(httpretry.Redact(err.Error(), f.secrets()...)))
 		}
 	}
 	if errors.Is(err, flag.ErrHelp) {
@@ -59,7 +119,8 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	return ExitCode(err)
 }
 
-func dispatch(ctx context.Context, env *Env, args []string) error {
+func dispatch(ctx context.Context, f *Factory, args []string) error {
+	env := f.Env
 	if len(args) == 0 {
 		printUsage(env.Stderr)
 		return usagef("missing command")
@@ -75,11 +136,11 @@ func dispatch(ctx context.Context, env *Env, args []string) error {
 	}
 	for _, c := range commands {
 		if c.Name() == name {
-			return c.Run(ctx, env, args[1:])
+			return c.Run(ctx, f, args[1:])
 		}
 	}
 	printUsage(env.Stderr)
-	return usagef("unknown command %q", name)
+	return usagef("unknown command %q", publish.Clean(name))
 }
 
 // Version is set at build time with -ldflags "-X .../cli.Version=v1.2.3".
@@ -111,10 +172,17 @@ func newFlagSet(env *Env, name string) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args, then fills every flag not given on the command line from
-// its GitHub Action input (INPUT_<NAME>, as the runner sets them) when running inside
-// GitHub Actions: flags win over inputs.
-func parseFlags(fs *flag.FlagSet, env *Env, args []string) error {
+// actionInputs are the GitHub Action inputs a command declares: each is the flag
+// of the same name, mapped to its default inside Actions ("" keeps the flag's
+// default). An INPUT_* reaches a command only when the command declares it, and an
+// empty input is unset: action.yml gives every input but `command` and
+// `github-token` an empty default, so one command's defaults never reach another.
+type actionInputs map[string]string
+
+// parseFlags parses args, then, inside GitHub Actions, fills every declared input
+// not given on the command line from INPUT_<NAME> (as the runner sets them), or
+// from its Actions default: flags win over inputs.
+func parseFlags(fs *flag.FlagSet, env *Env, args []string, inputs actionInputs) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -122,27 +190,36 @@ func parseFlags(fs *flag.FlagSet, env *Env, args []string) error {
 		return &UsageError{Msg: err.Error()}
 	}
 	if fs.NArg() > 0 {
-		return usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+		return usagef("%s: unexpected argument %q", fs.Name(), publish.Clean(fs.Arg(0)))
 	}
 	if env.Getenv("GITHUB_ACTIONS") != "true" {
 		return nil
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] || err != nil {
-			return
+	names := make([]string, 0, len(inputs))
+	for name := range inputs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if fs.Lookup(name) == nil {
+			panic(fmt.Sprintf("%s declares the Action input %q, which is not one of its flags", fs.Name(), name))
 		}
-		v, ok := actionInput(env, f.Name)
+		if set[name] {
+			continue
+		}
+		v, ok := actionInput(env, name)
 		if !ok {
-			return
+			if v = inputs[name]; v == "" {
+				continue
+			}
 		}
-		if e := fs.Set(f.Name, v); e != nil {
-			err = usagef("action input %q: %v", f.Name, e)
+		if e := fs.Set(name, v); e != nil {
+			return usagef("action input %q: %q: %v", name, publish.Clean(v), e)
 		}
-	})
-	return err
+	}
+	return nil
 }
 
 // actionInput reads an Action input as the runner passes it (INPUT_ + the

@@ -11,6 +11,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report"
 )
 
@@ -74,73 +75,100 @@ func (f *gainFlag) Set(v string) error {
 	return nil
 }
 
-func (c *CompareCommand) Run(ctx context.Context, env *Env, args []string) error {
+// compareOptions are the parsed and validated flags of compare.
+type compareOptions struct {
+	qrels                    string
+	runs                     runFlag
+	k, level, resamples      int
+	gain                     gainFlag
+	baseline                 string
+	seed                     uint64
+	jsonOut, mdOut, perQuery string
+}
+
+// compareInputs are compare's Action inputs (`run` holds one NAME=FILE per line).
+// compare keeps no PR comment: its report goes to the job summary.
+var compareInputs = actionInputs{
+	"qrels": "", "run": "", "k": "", "gain": "", "relevant-level": "", "baseline": "", "bootstrap": "", "seed": "",
+	"json": "retrieval-gate-compare.json", "markdown": "", "per-query": "",
+}
+
+func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error) {
 	fs := newFlagSet(env, "compare")
-	qrelsPath := fs.String("qrels", "", "qrels `FILE`: TREC \"qid iter docid rel\" (rel 0-3) or JSONL {\"query_id\",\"doc_id\",\"relevance\"} (required)")
-	var runs runFlag
-	fs.Var(&runs, "run", "NAME=FILE: a TREC run or a cases JSONL; repeat for each strategy (required)")
-	k := fs.Int("k", 10, "cutoff")
-	gain := &gainFlag{g: metrics.GainExp}
-	fs.Var(gain, "gain", "DCG gain: exp (2^rel - 1, the default) or linear (rel, as trec_eval)")
-	level := fs.Int("relevant-level", 2, "a document is relevant when rel >= this level (precision, recall, MAP, MRR, hit)")
-	baseline := fs.String("baseline", "", "the strategy the paired comparisons are against (default: the first --run)")
-	resamples := fs.Int("bootstrap", 10000, "resamples for the confidence intervals and the randomization test")
+	o := &compareOptions{gain: gainFlag{g: metrics.GainExp}}
+	fs.StringVar(&o.qrels, "qrels", "", "qrels `FILE`: TREC \"qid iter docid rel\" (rel 0-3) or JSONL {\"query_id\",\"doc_id\",\"relevance\"} (required)")
+	fs.Var(&o.runs, "run", "NAME=FILE: a TREC run or a cases JSONL; repeat for each strategy (required)")
+	fs.IntVar(&o.k, "k", 10, "cutoff")
+	fs.Var(&o.gain, "gain", "DCG gain: exp (2^rel - 1, the default) or linear (rel, as trec_eval)")
+	fs.IntVar(&o.level, "relevant-level", 2, "a document is relevant when rel >= this level (precision, recall, MAP, MRR, hit)")
+	fs.StringVar(&o.baseline, "baseline", "", "the strategy the paired comparisons are against (default: the first --run)")
+	fs.IntVar(&o.resamples, "bootstrap", 10000, "resamples for the confidence intervals and the randomization test")
 	seed := fs.String("seed", strconv.FormatUint(metrics.DefaultSeed, 10), "seed of the resampling (reports are reproducible)")
-	jsonOut := fs.String("json", "", "write the JSON report (retrieval-gate/compare@1) here")
-	mdOut := fs.String("markdown", "", "write the Markdown report here")
-	perQuery := fs.String("per-query", "", "write per-query metrics here (JSONL)")
-	if err := parseFlags(fs, env, args); err != nil {
-		return err
+	fs.StringVar(&o.jsonOut, "json", "", "write the JSON report (retrieval-gate/compare@1) here")
+	fs.StringVar(&o.mdOut, "markdown", "", "write the Markdown report here")
+	fs.StringVar(&o.perQuery, "per-query", "", "write per-query metrics here (JSONL)")
+	if err := parseFlags(fs, env, args, compareInputs); err != nil {
+		return nil, err
 	}
 	switch {
-	case *qrelsPath == "":
-		return usagef("compare: --qrels is required")
-	case len(runs.names) == 0:
-		return usagef("compare: --run NAME=FILE is required (repeat it for each strategy)")
-	case *k < 1 || *k > 100000:
-		return usagef("compare: --k must be between 1 and 100000, got %d", *k)
-	case *level < 1 || *level > dataset.MaxRelevance:
-		return usagef("compare: --relevant-level must be between 1 and %d, got %d", dataset.MaxRelevance, *level)
-	case *resamples < 1:
-		return usagef("compare: --bootstrap must be at least 1, got %d", *resamples)
+	case o.qrels == "":
+		return nil, usagef("compare: --qrels is required")
+	case len(o.runs.names) == 0:
+		return nil, usagef("compare: --run NAME=FILE is required (repeat it for each strategy)")
+	case o.k < 1 || o.k > 100000:
+		return nil, usagef("compare: --k must be between 1 and 100000, got %d", o.k)
+	case o.level < 1 || o.level > dataset.MaxRelevance:
+		return nil, usagef("compare: --relevant-level must be between 1 and %d, got %d", dataset.MaxRelevance, o.level)
+	case o.resamples < 1:
+		return nil, usagef("compare: --bootstrap must be at least 1, got %d", o.resamples)
 	}
 	sd, err := strconv.ParseUint(*seed, 10, 64)
 	if err != nil {
-		return usagef("compare: --seed must be a non-negative integer, got %q", *seed)
+		return nil, usagef("compare: --seed must be a non-negative integer, got %q", *seed)
 	}
-	if *baseline != "" {
+	o.seed = sd
+	if o.baseline != "" {
 		found := false
-		for _, n := range runs.names {
-			found = found || n == *baseline
+		for _, n := range o.runs.names {
+			found = found || n == o.baseline
 		}
 		if !found {
-			return usagef("compare: --baseline %q is not the name of a --run (%s)", *baseline, runs.String())
+			return nil, usagef("compare: --baseline %q is not the name of a --run (%s)", o.baseline, o.runs.String())
 		}
 	}
-
-	// Inputs are never overwritten by a report.
-	inputsPaths := append([]string{*qrelsPath}, runs.files...)
-	for _, out := range []struct{ flag, path string }{{"json", *jsonOut}, {"markdown", *mdOut}, {"per-query", *perQuery}} {
-		for _, in := range inputsPaths {
-			if out.path != "" && samePath(out.path, in) {
-				return usagef("compare: --%s %s would overwrite the input %s", out.flag, out.path, in)
-			}
-		}
+	inputs := []file{{"qrels", o.qrels}}
+	for _, f := range o.runs.files {
+		inputs = append(inputs, file{"run", f})
 	}
+	if err := refuseOverwrite("compare", inputs, []file{{"json", o.jsonOut}, {"markdown", o.mdOut}, {"per-query", o.perQuery}}); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
 
+func (c *CompareCommand) Run(ctx context.Context, f *Factory, args []string) error {
+	o, err := c.parse(f.Env, args)
+	if err != nil {
+		return err
+	}
+	return c.run(ctx, f, o)
+}
+
+func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions) error {
+	env := f.Env
 	// The qrels are read (sequentially) while the runs are read (in parallel);
 	// errors are reported in command-line order: qrels first, then each run.
 	var qrels *dataset.Qrels
 	qerr := make(chan error, 1)
 	go func() {
 		var err error
-		qrels, err = dataset.ReadQrels(ctx, *qrelsPath)
+		qrels, err = dataset.ReadQrels(ctx, o.qrels)
 		qerr <- err
 	}()
-	inputs := make([]compare.Input, len(runs.names))
+	inputs := make([]compare.Input, len(o.runs.names))
 	var runErr error
-	for i, name := range runs.names {
-		run, err := dataset.ReadRun(ctx, runs.files[i], *k, dataset.RunOptions{})
+	for i, name := range o.runs.names {
+		run, err := dataset.ReadRun(ctx, o.runs.files[i], o.k, dataset.RunOptions{})
 		if err != nil {
 			runErr = fmt.Errorf("failed to read run %q: %w", name, err)
 			break
@@ -154,7 +182,7 @@ func (c *CompareCommand) Run(ctx context.Context, env *Env, args []string) error
 		return runErr
 	}
 	res, err := compare.Run(qrels, inputs, compare.Options{
-		K: *k, Gain: gain.g, RelevantLevel: *level, Baseline: *baseline, Resamples: *resamples, Seed: sd,
+		K: o.k, Gain: o.gain.g, RelevantLevel: o.level, Baseline: o.baseline, Resamples: o.resamples, Seed: o.seed,
 	})
 	if err != nil {
 		return fmt.Errorf("failed to compare: %w", err)
@@ -163,15 +191,15 @@ func (c *CompareCommand) Run(ctx context.Context, env *Env, args []string) error
 		path   string
 		render func(io.Writer, *compare.Result) error
 	}{
-		{*jsonOut, report.CompareJSON},
-		{*mdOut, report.CompareMarkdown},
-		{*perQuery, report.ComparePerQuery},
+		{o.jsonOut, report.CompareJSON},
+		{o.mdOut, report.CompareMarkdown},
+		{o.perQuery, report.ComparePerQuery},
 	}
-	for _, o := range outputs {
-		if o.path == "" {
+	for _, out := range outputs {
+		if out.path == "" {
 			continue
 		}
-		if err := atomicfile.Write(o.path, func(w io.Writer) error { return o.render(w, res) }); err != nil {
+		if err := atomicfile.Write(out.path, func(w io.Writer) error { return out.render(w, res) }); err != nil {
 			return err
 		}
 	}
@@ -185,8 +213,8 @@ func (c *CompareCommand) Run(ctx context.Context, env *Env, args []string) error
 		if err := report.CompareMarkdown(&md, res); err != nil {
 			return err
 		}
-		publish(ctx, env, publication{Markdown: md.String(), CommentMode: commentNever,
-			Outputs: map[string]string{"recommended": res.Recommended, "json": *jsonOut}})
+		f.Publisher().Publish(ctx, publish.Publication{Markdown: md.String(), Mode: publish.ModeNever,
+			Outputs: map[string]string{"recommended": res.Recommended, "json": o.jsonOut}, PathOutputs: []string{"json"}})
 	}
 	return nil
 }

@@ -22,7 +22,19 @@ func (c *ImportCommand) Synopsis() string {
 	return "convert BEIR, MS MARCO, TREC, ir_datasets, ragas, promptfoo or CSV files to cases, qrels or runs"
 }
 
-func (c *ImportCommand) Run(ctx context.Context, env *Env, args []string) error {
+// importOptions are the parsed and validated flags of import.
+type importOptions struct {
+	in, out string
+	format  *importer.Format // nil: detect
+	opt     importer.Options
+}
+
+// importInputs are import's Action inputs.
+var importInputs = actionInputs{
+	"format": "", "in": "", "out": "", "parent-from-id": "", "list-sep": "", "run-tag": "", "provider": "",
+}
+
+func (c *ImportCommand) parse(env *Env, args []string) (*importOptions, error) {
 	fs := newFlagSet(env, "import")
 	format := fs.String("format", "auto", "input `FORMAT`: auto (detect from the content) or one of "+importer.Names(", "))
 	in := fs.String("in", "", "input `FILE` (- reads standard input) (required)")
@@ -31,28 +43,42 @@ func (c *ImportCommand) Run(ctx context.Context, env *Env, args []string) error 
 	listSep := fs.String("list-sep", "|", "separator of the ids in one CSV cell or promptfoo var that is not a JSON array")
 	runTag := fs.String("run-tag", "", "tag column of a TREC run written from a format without one (default: the format's name)")
 	provider := fs.String("provider", "", "promptfoo: the provider (label or id) whose results to import, when the file holds several")
-	if err := parseFlags(fs, env, args); err != nil {
-		return err
+	if err := parseFlags(fs, env, args, importInputs); err != nil {
+		return nil, err
 	}
 	switch {
 	case *in == "":
-		return usagef("import: --in is required")
+		return nil, usagef("import: --in is required")
 	case *out == "":
-		return usagef("import: --out is required")
-	case *in != "-" && *out != "-" && samePath(*in, *out):
-		return usagef("import: --out %s would overwrite the input", *out)
+		return nil, usagef("import: --out is required")
 	case *listSep == "":
-		return usagef("import: --list-sep must not be empty")
+		return nil, usagef("import: --list-sep must not be empty")
 	}
-	var f *importer.Format
-	if *format != "auto" {
-		var ok bool
-		if f, ok = importer.Lookup(*format); !ok {
-			return usagef("import: --format must be auto or one of %s, got %q", importer.Names(", "), *format)
+	if *in != "-" {
+		if err := refuseOverwrite("import", []file{{"in", *in}}, []file{{"out", *out}}); err != nil {
+			return nil, err
 		}
 	}
-	opt := importer.Options{ParentSep: *parentSep, ListSep: *listSep, RunTag: *runTag, Provider: *provider}
+	o := &importOptions{in: *in, out: *out, opt: importer.Options{ParentSep: *parentSep, ListSep: *listSep, RunTag: *runTag, Provider: *provider}}
+	if *format != "auto" {
+		var ok bool
+		if o.format, ok = importer.Lookup(*format); !ok {
+			return nil, usagef("import: --format must be auto or one of %s, got %q", importer.Names(", "), *format)
+		}
+	}
+	return o, nil
+}
 
+func (c *ImportCommand) Run(ctx context.Context, f *Factory, args []string) error {
+	o, err := c.parse(f.Env, args)
+	if err != nil {
+		return err
+	}
+	return c.run(ctx, f.Env, o)
+}
+
+func (c *ImportCommand) run(ctx context.Context, env *Env, o *importOptions) error {
+	in, out, f, opt := &o.in, &o.out, o.format, o.opt
 	var r io.Reader = env.Stdin
 	name := "<stdin>"
 	if *in != "-" {

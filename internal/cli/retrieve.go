@@ -17,10 +17,10 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/chunk"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/jsonobj"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/rerank"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
@@ -51,6 +51,12 @@ type retrieveOptions struct {
 // together (one batch of requests to the embedder and the store).
 const caseWindow = 256
 
+// retrieveInputs are retrieve's Action inputs.
+var retrieveInputs = actionInputs{
+	"kb": "", "cases": "", "out": "", "store": "", "chroma-url": "", "collection": "", "embedder": "", "embedder-url": "",
+	"embedder-model": "", "strategy": "", "rerank-url": "", "k": "", "all-locales": "",
+}
+
 func (c *RetrieveCommand) parse(env *Env, args []string) (*retrieveOptions, error) {
 	fs := newFlagSet(env, "retrieve")
 	o := &retrieveOptions{}
@@ -67,7 +73,7 @@ func (c *RetrieveCommand) parse(env *Env, args []string) (*retrieveOptions, erro
 	fs.StringVar(&o.rerankURL, "rerank-url", "", "cross-encoder reranker speaking the TEI /rerank protocol (optional)")
 	fs.IntVar(&o.k, "k", 10, "chunks kept per case (≥ 1)")
 	fs.BoolVar(&o.allLocales, "all-locales", false, "search every locale (default: a case with a locale searches only cards of that locale)")
-	if err := parseFlags(fs, env, args); err != nil {
+	if err := parseFlags(fs, env, args, retrieveInputs); err != nil {
 		return nil, err
 	}
 	set := map[string]bool{}
@@ -77,8 +83,8 @@ func (c *RetrieveCommand) parse(env *Env, args []string) (*retrieveOptions, erro
 			return nil, usagef("retrieve: --%s is required", req.name)
 		}
 	}
-	if o.cases != "-" && samePath(o.out, o.cases) {
-		return nil, usagef("retrieve: --out %s would overwrite the input --cases", o.out)
+	if err := refuseOverwrite("retrieve", []file{{"cases", o.cases}, {"kb", o.kb}}, []file{{"out", o.out}}); err != nil {
+		return nil, err
 	}
 	if o.k < 1 {
 		return nil, usagef("retrieve: --k must be at least 1, got %d", o.k)
@@ -115,19 +121,20 @@ func (c *RetrieveCommand) parse(env *Env, args []string) (*retrieveOptions, erro
 	return o, nil
 }
 
-func (c *RetrieveCommand) Run(ctx context.Context, env *Env, args []string) error {
-	o, err := c.parse(env, args)
+func (c *RetrieveCommand) Run(ctx context.Context, f *Factory, args []string) error {
+	o, err := c.parse(f.Env, args)
 	if err != nil {
 		return err
 	}
-	err = c.run(ctx, env, o)
+	err = c.run(ctx, f, o)
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
 	}
 	return err
 }
 
-func (c *RetrieveCommand) run(ctx context.Context, env *Env, o *retrieveOptions) error {
+func (c *RetrieveCommand) run(ctx context.Context, f *Factory, o *retrieveOptions) error {
+	env := f.Env
 	kb, err := dataset.LoadKB(o.kb)
 	if err != nil {
 		return err
@@ -193,7 +200,7 @@ func (c *RetrieveCommand) run(ctx context.Context, env *Env, o *retrieveOptions)
 		}()
 	}
 
-	prog := newProgress(env, "retrieve: indexing chunks", len(chunks))
+	prog := newProgress(f, "retrieve: indexing chunks", len(chunks))
 	opt.Progress = prog.update
 	start := time.Now()
 	ix, err := retrieve.Build(ctx, chunks, emb, st, ready, opt)
@@ -365,9 +372,10 @@ type progress struct {
 	done  int
 }
 
-func newProgress(env *Env, label string, total int) *progress {
-	p := &progress{w: env.Stderr, label: label, total: total, last: time.Now()}
-	if f, ok := env.Stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+func newProgress(fac *Factory, label string, total int) *progress {
+	p := &progress{w: fac.Env.Stderr, label: label, total: total, last: time.Now()}
+	// The bar (a fixed label and numbers) goes to the terminal itself.
+	if f, ok := fac.rawStderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		p.bar = progressbar.NewOptions(total,
 			progressbar.OptionSetWriter(f),
 			progressbar.OptionSetDescription(label),

@@ -10,24 +10,20 @@ import (
 	"time"
 
 	gogithub "github.com/google/go-github/v62/github"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
-// Marker is the hidden first line that identifies the comment of one gate.
-func Marker(key string) string {
-	return "<!-- retrieval-gate:" + key + " -->"
-}
+// ActionsBot is the login of the comments the Actions workflow token writes.
+const ActionsBot = "github-actions[bot]"
 
-// Comment is the sticky comment after an upsert.
-type Comment struct {
-	ID      int64
-	URL     string // html_url
-	Created bool   // false: an existing comment was updated in place
-}
-
-// Commenter keeps one comment per marker on a pull request: it updates the comment
-// whose body starts with marker, or creates it.
-type Commenter interface {
-	Upsert(ctx context.Context, pr int, marker, body string) (Comment, error)
+// IssueComment is a comment of a pull request as the REST API returns it.
+type IssueComment struct {
+	ID        int64
+	Login     string // user.login of the author
+	Body      string
+	URL       string // html_url
+	CreatedAt time.Time
 }
 
 // ErrorKind classifies a failed API call for the message the user sees.
@@ -38,18 +34,17 @@ const (
 	KindForbidden              // 403 that is not a rate limit: the token may not write here
 	KindNotFound               // 404: no such PR, or the token cannot see the repository
 	KindUnauthorized           // 401: bad or expired token
-	KindRateLimited            // rate limit still exhausted after the bounded waits
+	KindRateLimited            // rate limit still exhausted after the bounded waits, or beyond the budget
 	KindServer                 // 5xx after the bounded retries
 	KindNetwork                // no HTTP answer at all
 )
 
 // APIError is a failed comment call.
 type APIError struct {
-	Op      string // "list", "create", "update"
+	Op      string // "list", "create", "update", "delete", "identify"
 	Kind    ErrorKind
 	Status  int    // HTTP status, 0 for network errors
-	Message string // GitHub's message, or the network error
-	Reset   time.Time
+	Message string // GitHub's message, the rate-limit explanation, or the network error
 }
 
 func (e *APIError) Error() string {
@@ -59,66 +54,46 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("failed to %s the PR comment: GitHub answered %d %s", e.Op, e.Status, e.Message)
 }
 
-// Client is the go-github implementation of Commenter.
+// Client makes the issue-comment calls of the sticky PR comment through go-github,
+// under the httpretry policy. The token is only ever put in the Authorization
+// header of requests to the API's own origin.
 type Client struct {
 	gh          *gogithub.Client
 	owner, repo string
-	retry       *retryPolicy
 }
 
 // Option configures a Client.
 type Option func(*clientConfig)
 
 type clientConfig struct {
-	httpClient *http.Client
-	policy     retryPolicy
+	base   http.RoundTripper
+	policy httpretry.Policy
 }
 
-// WithHTTPClient sets the underlying HTTP client (its transport is wrapped by the
-// retry logic).
-func WithHTTPClient(c *http.Client) Option { return func(cc *clientConfig) { cc.httpClient = c } }
+// WithTransport sets the base transport under the retry logic.
+func WithTransport(t http.RoundTripper) Option { return func(cc *clientConfig) { cc.base = t } }
 
-// WithSleep replaces the wait between retries (tests use one that does not sleep).
-func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
-	return func(cc *clientConfig) { cc.policy.sleep = sleep }
-}
+// WithPolicy replaces DefaultPolicy (tests use one whose Sleep records the waits).
+func WithPolicy(p httpretry.Policy) Option { return func(cc *clientConfig) { cc.policy = p } }
 
-// WithClock replaces time.Now for reading X-RateLimit-Reset.
-func WithClock(now func() time.Time) Option { return func(cc *clientConfig) { cc.policy.now = now } }
+// DefaultPolicy is the GitHub client's: 4 attempts, backoff from 500 ms, 30 s per
+// request, 3 minutes in all (a Retry-After: 45 fits; a reset an hour away does not
+// and gives up at once); a POST that failed with 5xx is not re-sent blindly.
+var DefaultPolicy = httpretry.Policy{Attempts: 4, BaseDelay: 500 * time.Millisecond, MaxDelay: 8 * time.Second,
+	Timeout: 30 * time.Second, Budget: 3 * time.Minute, NonIdempotentPOST: true}
 
-// WithAttempts sets how many times one request is tried in all (at least 1).
-func WithAttempts(n int) Option {
-	return func(cc *clientConfig) {
-		if n < 1 {
-			n = 1
-		}
-		cc.policy.attempts = n
-	}
-}
-
-// NewClient returns a Commenter for repository ("owner/name") at the API base
-// apiURL (GITHUB_API_URL: https://api.github.com, or https://HOST/api/v3 on GitHub
-// Enterprise Server). The token is only ever put in the Authorization header.
+// NewClient returns a client for repository ("owner/name") at the API base apiURL
+// (GITHUB_API_URL: https://api.github.com, or https://HOST/api/v3 on GitHub
+// Enterprise Server).
 func NewClient(apiURL, repository, token string, opts ...Option) (*Client, error) {
 	owner, repo, ok := strings.Cut(repository, "/")
 	if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
 		return nil, fmt.Errorf("GITHUB_REPOSITORY %q is not owner/name", repository)
 	}
-	cc := clientConfig{policy: defaultPolicy()}
+	cc := clientConfig{policy: DefaultPolicy}
 	for _, o := range opts {
 		o(&cc)
 	}
-	base := http.DefaultTransport
-	if cc.httpClient != nil && cc.httpClient.Transport != nil {
-		base = cc.httpClient.Transport
-	}
-	hc := &http.Client{Timeout: 30 * time.Second}
-	if cc.httpClient != nil {
-		*hc = *cc.httpClient
-	}
-	policy := cc.policy
-	hc.Transport = &retryTransport{base: base, policy: &policy}
-	gh := gogithub.NewClient(hc)
 	if apiURL == "" {
 		apiURL = DefaultAPIURL
 	}
@@ -126,6 +101,11 @@ func NewClient(apiURL, repository, token string, opts ...Option) (*Client, error
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("GITHUB_API_URL %q is not an http(s) URL", apiURL)
 	}
+	t := &httpretry.Transport{Base: cc.base, Policy: cc.policy, Origin: httpretry.Origin(apiURL), Secrets: []string{token}}
+	if token != "" {
+		t.Credentials = http.Header{"Authorization": {"Bearer " + token}}
+	}
+	gh := gogithub.NewClient(httpretry.NewHTTPClient(t))
 	if strings.TrimSuffix(apiURL, "/") != DefaultAPIURL {
 		upload := *u
 		upload.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/api/v3") + "/api/uploads/"
@@ -134,86 +114,95 @@ func NewClient(apiURL, repository, token string, opts ...Option) (*Client, error
 			return nil, fmt.Errorf("GITHUB_API_URL %q: %w", apiURL, err)
 		}
 	}
-	if token != "" {
-		gh = gh.WithAuthToken(token)
-	}
 	gh.UserAgent = "retrieval-gate"
-	return &Client{gh: gh, owner: owner, repo: repo, retry: &policy}, nil
+	return &Client{gh: gh, owner: owner, repo: repo}, nil
+}
+
+// Self is the login of the token's identity: GET /user for a user's token; an
+// installation token (the Actions workflow token) may not read /user (403
+// "Resource not accessible by integration"), and is then assumed to be
+// ActionsBot (confirmed false; the author of a comment it creates confirms it).
+func (c *Client) Self(ctx context.Context) (login string, confirmed bool, err error) {
+	u, _, err := c.gh.Users.Get(ctx, "")
+	if err == nil && u.GetLogin() != "" {
+		return u.GetLogin(), true, nil
+	}
+	if err == nil {
+		return ActionsBot, false, nil
+	}
+	ae := classify("identify", err)
+	if ae.Kind == KindForbidden || ae.Kind == KindNotFound {
+		return ActionsBot, false, nil
+	}
+	return "", false, ae
 }
 
 // maxPages bounds the comment listing (100 per page).
 const maxPages = 300
 
-// Upsert updates the PR's comment whose body starts with marker, or creates one.
-// A create that fails with a 5xx may have succeeded on GitHub's side, so it is
-// retried only after listing again.
-func (c *Client) Upsert(ctx context.Context, pr int, marker, body string) (Comment, error) {
-	var last error
-	for attempt := 1; attempt <= c.retry.attempts; attempt++ {
-		if attempt > 1 {
-			if err := c.retry.sleep(ctx, c.retry.backoff(attempt-1)); err != nil {
-				return Comment{}, &APIError{Op: "create", Kind: KindNetwork, Message: err.Error()}
-			}
-		}
-		existing, err := c.find(ctx, pr, marker)
-		if err != nil {
-			return Comment{}, classify("list", err)
-		}
-		if existing != nil {
-			ic, _, err := c.gh.Issues.EditComment(ctx, c.owner, c.repo, existing.GetID(), &gogithub.IssueComment{Body: gogithub.String(body)})
-			if err != nil {
-				return Comment{}, classify("update", err)
-			}
-			return Comment{ID: ic.GetID(), URL: ic.GetHTMLURL()}, nil
-		}
-		ic, _, err := c.gh.Issues.CreateComment(ctx, c.owner, c.repo, pr, &gogithub.IssueComment{Body: gogithub.String(body)})
-		if err == nil {
-			return Comment{ID: ic.GetID(), URL: ic.GetHTMLURL(), Created: true}, nil
-		}
-		ae := classify("create", err)
-		if ae.Kind != KindServer {
-			return Comment{}, ae
-		}
-		last = ae
-	}
-	return Comment{}, last
-}
-
-// find returns the first (oldest) comment whose body starts with marker.
-func (c *Client) find(ctx context.Context, pr int, marker string) (*gogithub.IssueComment, error) {
+// ListComments returns every comment of the pull request, oldest first.
+func (c *Client) ListComments(ctx context.Context, pr int) ([]IssueComment, error) {
 	opts := &gogithub.IssueListCommentsOptions{ListOptions: gogithub.ListOptions{PerPage: 100}}
+	var out []IssueComment
 	for page := 0; page < maxPages; page++ {
 		comments, resp, err := c.gh.Issues.ListComments(ctx, c.owner, c.repo, pr, opts)
 		if err != nil {
-			return nil, err
+			return nil, classify("list", err)
 		}
 		for _, cm := range comments {
-			if strings.HasPrefix(strings.TrimLeft(cm.GetBody(), " \t\r\n"), marker) {
-				return cm, nil
-			}
+			out = append(out, issueComment(cm))
 		}
 		if resp.NextPage == 0 || resp.NextPage == opts.Page {
-			return nil, nil
+			break
 		}
 		opts.Page = resp.NextPage
 	}
-	return nil, nil
+	return out, nil
+}
+
+// CreateComment posts a new comment on the pull request.
+func (c *Client) CreateComment(ctx context.Context, pr int, body string) (IssueComment, error) {
+	ic, _, err := c.gh.Issues.CreateComment(ctx, c.owner, c.repo, pr, &gogithub.IssueComment{Body: gogithub.String(body)})
+	if err != nil {
+		return IssueComment{}, classify("create", err)
+	}
+	return issueComment(ic), nil
+}
+
+// EditComment replaces a comment's body.
+func (c *Client) EditComment(ctx context.Context, id int64, body string) (IssueComment, error) {
+	ic, _, err := c.gh.Issues.EditComment(ctx, c.owner, c.repo, id, &gogithub.IssueComment{Body: gogithub.String(body)})
+	if err != nil {
+		return IssueComment{}, classify("update", err)
+	}
+	return issueComment(ic), nil
+}
+
+// DeleteComment deletes a comment.
+func (c *Client) DeleteComment(ctx context.Context, id int64) error {
+	if _, err := c.gh.Issues.DeleteComment(ctx, c.owner, c.repo, id); err != nil {
+		return classify("delete", err)
+	}
+	return nil
+}
+
+func issueComment(ic *gogithub.IssueComment) IssueComment {
+	return IssueComment{ID: ic.GetID(), Login: ic.GetUser().GetLogin(), Body: ic.GetBody(), URL: ic.GetHTMLURL(), CreatedAt: ic.GetCreatedAt().Time}
 }
 
 // classify turns a go-github error into an *APIError.
 func classify(op string, err error) *APIError {
+	var rl *httpretry.RateLimitError
 	var rle *gogithub.RateLimitError
 	var abuse *gogithub.AbuseRateLimitError
 	var er *gogithub.ErrorResponse
 	switch {
+	case errors.As(err, &rl):
+		return &APIError{Op: op, Kind: KindRateLimited, Status: rl.Status, Message: rl.Why}
 	case errors.As(err, &rle):
-		return &APIError{Op: op, Kind: KindRateLimited, Status: statusOf(rle.Response), Message: rle.Message, Reset: rle.Rate.Reset.Time}
+		return &APIError{Op: op, Kind: KindRateLimited, Status: statusOf(rle.Response), Message: rle.Message}
 	case errors.As(err, &abuse):
-		ae := &APIError{Op: op, Kind: KindRateLimited, Status: statusOf(abuse.Response), Message: abuse.Message}
-		if abuse.RetryAfter != nil {
-			ae.Reset = time.Now().Add(*abuse.RetryAfter)
-		}
-		return ae
+		return &APIError{Op: op, Kind: KindRateLimited, Status: statusOf(abuse.Response), Message: abuse.Message}
 	case errors.As(err, &er):
 		st := statusOf(er.Response)
 		ae := &APIError{Op: op, Status: st, Message: er.Message}
@@ -234,7 +223,12 @@ func classify(op string, err error) *APIError {
 		}
 		return ae
 	default:
-		return &APIError{Op: op, Kind: KindNetwork, Message: err.Error()}
+		msg := err.Error()
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			msg = ue.Err.Error()
+		}
+		return &APIError{Op: op, Kind: KindNetwork, Message: msg}
 	}
 }
 
@@ -262,11 +256,7 @@ func Explain(err error) string {
 	case KindUnauthorized:
 		return fmt.Sprintf("retrieval-gate could not post the PR comment: %v. The token was rejected; check the `github-token` input. %s", ae, keep)
 	case KindRateLimited:
-		when := ""
-		if !ae.Reset.IsZero() {
-			when = " until " + ae.Reset.UTC().Format(time.RFC3339)
-		}
-		return fmt.Sprintf("retrieval-gate could not post the PR comment: %v. GitHub's API rate limit is exhausted%s. %s", ae, when, keep)
+		return fmt.Sprintf("retrieval-gate could not post the PR comment: %v. GitHub's API rate limit is exhausted. %s", ae, keep)
 	case KindServer:
 		return fmt.Sprintf("retrieval-gate could not post the PR comment: %v (after retries). GitHub may be having trouble; re-run the job later. %s", ae, keep)
 	case KindNetwork:

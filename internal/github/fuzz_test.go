@@ -2,10 +2,7 @@ package github
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
-	"time"
-	"unicode/utf8"
 )
 
 // FuzzEvent feeds arbitrary event payloads to the reader: it never panics, and a PR
@@ -34,43 +31,6 @@ func FuzzEvent(f *testing.F) {
 		}
 		if a.ReadOnlyToken() && (!a.Fork || name != "pull_request") {
 			t.Fatal("read-only token outside a fork pull_request")
-		}
-	})
-}
-
-// FuzzTruncate: the result fits the limit, stays valid UTF-8, and is unchanged when
-// the input fits.
-func FuzzTruncate(f *testing.F) {
-	f.Add(Marker("k")+"\n<details>\nü\n", 12, "\nnote\n")
-	f.Add("abc", 100, "")
-	f.Add(strings.Repeat("é", 100), 7, "…")
-	f.Fuzz(func(t *testing.T, md string, limit int, note string) {
-		if !utf8.ValidString(md) || !utf8.ValidString(note) || limit < 0 || limit > 1<<20 {
-			return
-		}
-		got := Truncate(md, limit, note)
-		if len(got) > limit && len(md) > limit {
-			t.Fatalf("len %d > limit %d", len(got), limit)
-		}
-		if len(md) <= limit && got != md {
-			t.Fatal("a fitting text was changed")
-		}
-		if !utf8.ValidString(got) {
-			t.Fatal("invalid UTF-8")
-		}
-	})
-}
-
-// FuzzRetryAfter: any header value gives a non-negative wait or none.
-func FuzzRetryAfter(f *testing.F) {
-	for _, s := range []string{"", "0", "7", "-1", "Mon, 30 Nov 2026 06:00:09 GMT", "99999999999999999999"} {
-		f.Add(s)
-	}
-	now := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
-	f.Fuzz(func(t *testing.T, v string) {
-		d, ok := parseRetryAfter(v, now)
-		if d < 0 || (!ok && d != 0) {
-			t.Fatalf("%q: %v %v", v, d, ok)
 		}
 	})
 }

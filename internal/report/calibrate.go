@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 )
 
 // CalibrationSchema is the schema id of the calibration JSON.
@@ -309,7 +310,7 @@ func CalibrationMarker(key string) string {
 	if key == "" {
 		key = "calibrate"
 	}
-	return Marker(key)
+	return publish.Marker(key)
 }
 
 // CalibrationMarkdown writes the Markdown report, the same text the job summary and

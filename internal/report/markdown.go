@@ -7,13 +7,11 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 )
 
 // DefaultMaxListed is how many integrity problems and missed cases a report lists.
 const DefaultMaxListed = 200
-
-// GitHubCommentLimit is GitHub's maximum length of an issue or PR comment body.
-const GitHubCommentLimit = 65536
 
 // MarkdownOptions shape the Markdown report.
 type MarkdownOptions struct {
@@ -24,31 +22,6 @@ type MarkdownOptions struct {
 	// the rest are counted as "… and N more not shown". 0 is DefaultMaxListed,
 	// negative lists none.
 	MaxListed int
-}
-
-// Marker is the hidden first line of the Markdown report for key.
-func Marker(key string) string { return "<!-- retrieval-gate:" + cleanKey(key) + " -->" }
-
-// ValidCommentKey reports whether key can be used as is in the marker: 1 to 100
-// characters of [A-Za-z0-9._/-].
-func ValidCommentKey(key string) bool {
-	if key == "" || len(key) > 100 {
-		return false
-	}
-	return cleanKey(key) == key
-}
-
-func cleanKey(key string) string {
-	if key == "" {
-		return "default"
-	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '/', r == '-':
-			return r
-		}
-		return '_'
-	}, key)
 }
 
 // metricLabel is the short column label of a metric key at cut k.
@@ -161,7 +134,7 @@ func Markdown(r *gate.Result, opts MarkdownOptions) string {
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	keys := columns(r)
 
-	w("%s\n", Marker(opts.Key))
+	w("%s\n", publish.Marker(opts.Key))
 	icon := "✅"
 	if r.Verdict != gate.StatusPass {
 		icon = "❌"
@@ -299,47 +272,4 @@ func statusIcon(s string) string {
 		return "❌ fail"
 	}
 	return s
-}
-
-// truncationNote ends a report that had to be cut to fit.
-const truncationNote = "\n\n… report truncated to fit the size limit.\n"
-
-// FitMarkdown returns the longest rendering that fits in limit bytes (bytes,
-// so also within a limit counted in characters): render(maxListed) is called
-// with DefaultMaxListed, then fewer listed items (halving, down to none, i.e.
-// maxListed -1), and as a last resort the smallest rendering is cut at a line
-// boundary, any open <details> closed, and a note appended.
-func FitMarkdown(render func(maxListed int) string, limit int) string {
-	s := ""
-	for n := DefaultMaxListed; ; n /= 2 {
-		if n == 0 {
-			n = -1
-		}
-		s = render(n)
-		if len(s) <= limit || n < 0 {
-			break
-		}
-	}
-	if len(s) <= limit {
-		return s
-	}
-	closing := "\n</details>\n"
-	budget := limit - len(truncationNote) - len(closing)
-	if budget <= 0 {
-		return ""
-	}
-	cut := s[:budget]
-	if i := strings.LastIndexByte(cut, '\n'); i >= 0 {
-		cut = cut[:i]
-	}
-	cut += truncationNote
-	if strings.Count(cut, "<details>") > strings.Count(cut, "</details>") {
-		cut += closing
-	}
-	return cut
-}
-
-// FitResultMarkdown is FitMarkdown over Markdown(r, {Key: key, MaxListed: n}).
-func FitResultMarkdown(r *gate.Result, key string, limit int) string {
-	return FitMarkdown(func(n int) string { return Markdown(r, MarkdownOptions{Key: key, MaxListed: n}) }, limit)
 }

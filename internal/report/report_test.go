@@ -189,52 +189,6 @@ func FuzzEscapeMarkdown(f *testing.F) {
 	})
 }
 
-func TestValidCommentKey(t *testing.T) {
-	assert.True(t, ValidCommentKey("default"))
-	assert.True(t, ValidCommentKey("docs/en-1.2_x"))
-	assert.False(t, ValidCommentKey(""))
-	assert.False(t, ValidCommentKey("a -->"))
-	assert.False(t, ValidCommentKey(strings.Repeat("a", 101)))
-	assert.Equal(t, "<!-- retrieval-gate:a_--_ -->", Marker("a -->"))
-}
-
-func TestFitMarkdown(t *testing.T) {
-	r := fixture(t, gate.Floor{})
-	// Make many missed cases to list.
-	for i := 0; i < 150; i++ {
-		m := *r.Missed[0]
-		m.ID = strings.Repeat("x", 200)
-		r.Missed = append(r.Missed, &m)
-	}
-	r.MissedTotal = int64(len(r.Missed)) + 1000
-	full := Markdown(r, MarkdownOptions{Key: "k"})
-	require.Greater(t, len(full), 20000)
-
-	var tried []int
-	render := func(n int) string {
-		tried = append(tried, n)
-		return Markdown(r, MarkdownOptions{Key: "k", MaxListed: n})
-	}
-	fit := FitMarkdown(render, 20000)
-	assert.LessOrEqual(t, len(fit), 20000)
-	assert.True(t, strings.HasPrefix(fit, "<!-- retrieval-gate:k -->"))
-	assert.Contains(t, fit, "more not shown")
-	assert.Equal(t, DefaultMaxListed, tried[0])
-	assert.Equal(t, full, Markdown(r, MarkdownOptions{Key: "k", MaxListed: DefaultMaxListed}))
-
-	small := Markdown(r, MarkdownOptions{Key: "k", MaxListed: -1})
-	assert.Contains(t, small, "… and 1152 more not shown.")
-
-	// Below the smallest rendering: cut, with <details> closed and a note.
-	cut := FitMarkdown(render, len(small)-10)
-	assert.LessOrEqual(t, len(cut), len(small)-10)
-	assert.Contains(t, cut, "truncated to fit")
-	assert.Equal(t, strings.Count(cut, "<details>"), strings.Count(cut, "</details>"))
-
-	assert.Equal(t, fit, FitResultMarkdown(r, "k", 20000))
-	assert.Equal(t, full, FitResultMarkdown(r, "k", GitHubCommentLimit*10))
-}
-
 func TestCaseLineReadsBack(t *testing.T) {
 	kb := cardSet{"a": true}
 	s := &gate.Scorer{KB: kb, K: 5}

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/chunk"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/rerank"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/rerank/reranktest"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma"

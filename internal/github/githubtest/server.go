@@ -3,8 +3,11 @@
 // bearer-token auth (401 "Bad credentials"), read-only tokens (403 "Resource not
 // accessible by integration"), 404 for unknown pull requests, offset pagination with
 // per_page (default 30, max 100) and page and an RFC 8288 Link header, rate-limit
-// headers on every answer, 422 for bodies over 65,536 characters. Faults (5xx, rate
-// limits) can be queued per method.
+// headers on every answer, 422 for bodies over 65,536 characters, GET /user (a
+// user's token gets its login; an installation token such as the Actions token gets
+// 403 "Resource not accessible by integration", as on GitHub), comments carrying
+// their author's user.login, DELETE of a comment (204). Faults (5xx, rate limits,
+// redirects to another host) can be queued per method.
 package githubtest
 
 import (
@@ -49,7 +52,7 @@ type Request struct {
 
 // Fault is an answer served instead of the real one to the next request of Method.
 type Fault struct {
-	Method string // GET, POST or PATCH; "" matches any
+	Method string // GET, POST, PATCH or DELETE; "" matches any
 	Status int
 	Header http.Header
 	Body   string
@@ -62,8 +65,12 @@ type Server struct {
 	Owner, Repo string
 	Token       string // the accepted token; "" accepts any, including none
 	ReadOnly    bool   // the token may read but not write (fork PR token)
-	BotLogin    string // author of created comments
-	RateLimit   int    // X-RateLimit-Limit (default 5000)
+	BotLogin    string // author of the comments an installation token creates
+	// TokenUser, when set, makes Token a user's token: GET /user answers this
+	// login and the comments it creates are by this user. Empty: an installation
+	// token (GET /user is 403; comments are by BotLogin).
+	TokenUser string
+	RateLimit int // X-RateLimit-Limit (default 5000)
 
 	mu       sync.Mutex
 	prs      map[int]bool
@@ -163,6 +170,14 @@ func SecondaryRateLimit(method string, status int, retryAfter int) Fault {
 		Body: `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`}
 }
 
+// Redirect is a fault that sends the next request of method to location (on
+// another host, say) with status (307 keeps the method and body).
+func Redirect(method string, status int, location string) Fault {
+	h := http.Header{}
+	h.Set("Location", location)
+	return Fault{Method: method, Status: status, Header: h, Body: `{"message":"Moved"}`}
+}
+
 var (
 	listPath = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/([0-9]+)/comments$`)
 	editPath = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/issues/comments/([0-9]+)$`)
@@ -206,6 +221,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(s.now().Add(time.Hour).Unix(), 10))
 	w.Header().Set("X-RateLimit-Resource", "core")
 
+	if path == "/user" && r.Method == http.MethodGet {
+		if s.TokenUser == "" {
+			s.fail(w, http.StatusForbidden, "Resource not accessible by integration")
+			return
+		}
+		s.write(w, http.StatusOK, map[string]any{"login": s.TokenUser, "id": 1, "type": "User"})
+		return
+	}
 	if m := listPath.FindStringSubmatch(path); m != nil {
 		if m[1] != s.Owner || m[2] != s.Repo {
 			s.fail(w, http.StatusNotFound, "Not Found")
@@ -226,12 +249,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if m := editPath.FindStringSubmatch(path); m != nil && r.Method == http.MethodPatch {
+	if m := editPath.FindStringSubmatch(path); m != nil && (r.Method == http.MethodPatch || r.Method == http.MethodDelete) {
 		if m[1] != s.Owner || m[2] != s.Repo {
 			s.fail(w, http.StatusNotFound, "Not Found")
 			return
 		}
 		id, _ := strconv.ParseInt(m[3], 10, 64)
+		if r.Method == http.MethodDelete {
+			s.delete(w, id)
+			return
+		}
 		s.edit(w, id, body.String())
 		return
 	}
@@ -302,7 +329,31 @@ func (s *Server) create(w http.ResponseWriter, pr int, raw string) {
 	if !ok {
 		return
 	}
-	s.write(w, http.StatusCreated, s.json(s.add(pr, s.BotLogin, text)))
+	s.write(w, http.StatusCreated, s.json(s.add(pr, s.author(), text)))
+}
+
+// author is the login of the token's comments.
+func (s *Server) author() string {
+	if s.TokenUser != "" {
+		return s.TokenUser
+	}
+	return s.BotLogin
+}
+
+// delete removes a comment: 204, or 404 when there is none.
+func (s *Server) delete(w http.ResponseWriter, id int64) {
+	if s.ReadOnly {
+		s.fail(w, http.StatusForbidden, "Resource not accessible by integration")
+		return
+	}
+	for i, c := range s.comments {
+		if c.ID == id {
+			s.comments = append(s.comments[:i], s.comments[i+1:]...)
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	}
+	s.fail(w, http.StatusNotFound, "Not Found")
 }
 
 func (s *Server) edit(w http.ResponseWriter, id int64, raw string) {
@@ -358,7 +409,7 @@ func (s *Server) json(c *Comment) map[string]any {
 		"id":         c.ID,
 		"node_id":    fmt.Sprintf("IC_%d", c.ID),
 		"body":       c.Body,
-		"user":       map[string]any{"login": c.User, "type": "Bot"},
+		"user":       map[string]any{"login": c.User, "type": userType(c.User)},
 		"created_at": c.CreatedAt.Format(time.RFC3339),
 		"updated_at": c.UpdatedAt.Format(time.RFC3339),
 		"html_url":   fmt.Sprintf("https://github.com/%s/%s/pull/%d#issuecomment-%d", s.Owner, s.Repo, c.PR, c.ID),
@@ -371,4 +422,11 @@ func (s *Server) write(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+func userType(login string) string {
+	if strings.HasSuffix(login, "[bot]") {
+		return "Bot"
+	}
+	return "User"
 }

@@ -66,10 +66,25 @@ func (b Batching) run(ctx context.Context, texts []string, fn batchFunc) ([][]fl
 		if len(v) == 0 {
 			return nil, fmt.Errorf("embedding server returned an empty vector for text %d", i)
 		}
+		if allZero(v) {
+			// A zero vector has no direction: every similarity is 0 and nothing
+			// would be retrieved. It is the server's (or the model's) fault.
+			return nil, fmt.Errorf("embedding server returned an all-zero vector for text %d (of %d): check the model and the server", i, len(out))
+		}
 		if dim >= 0 && len(v) != dim {
 			return nil, fmt.Errorf("embedding server returned vectors of different dimensions (%d and %d)", dim, len(v))
 		}
 		dim = len(v)
 	}
 	return out, nil
+}
+
+// allZero reports whether every component of v is 0.
+func allZero(v []float32) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
 }

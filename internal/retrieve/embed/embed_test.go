@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
 func dot(a, b []float32) float64 {
@@ -245,7 +245,7 @@ func TestEndpointURL(t *testing.T) {
 
 // TestOllama runs the Ollama client against a server speaking
 // Ollama's POST /api/embed {"model","input":[...]} -> {"embeddings":[[...]]},
-// failing the first request with 503 to exercise RetryTransport.
+// failing the first request with 503 to exercise the retrying transport.
 func TestOllama(t *testing.T) {
 	var reqs atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -274,7 +274,7 @@ func TestOllama(t *testing.T) {
 	}))
 	defer srv.Close()
 	e, err := NewOllama(OllamaConfig{URL: srv.URL, Model: "nomic-embed-text", Batching: Batching{Size: 2},
-		HTTP: &http.Client{Transport: &RetryTransport{Policy: fastPolicy()}}})
+		HTTP: httpretry.NewHTTPClient(&httpretry.Transport{Policy: fastPolicy()})})
 	require.NoError(t, err)
 	vecs, err := e.EmbedDocuments(context.Background(), []string{"x", "xx y", "abc"})
 	require.NoError(t, err)
@@ -333,4 +333,33 @@ func TestBatchingBoundsConcurrency(t *testing.T) {
 		return nil, fmt.Errorf("server says no")
 	})
 	assert.ErrorContains(t, err, "server says no")
+}
+
+// An embedder answering all-zero vectors is an error, not empty retrieved lists
+// (issue 10 item 15).
+func TestOpenAIZeroVectors(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"data":[{"index":0,"embedding":[0.5,0.1]},{"index":1,"embedding":[0,0]}]}`))
+	}))
+	defer srv.Close()
+	e, err := NewOpenAI(OpenAIConfig{URL: srv.URL, Policy: fastPolicy()})
+	require.NoError(t, err)
+	_, err = e.EmbedDocuments(context.Background(), []string{"a", "b"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "all-zero vector for text 1")
+}
+
+// The API key echoed by a server never reaches an error message.
+func TestOpenAIRedactsEchoedKey(t *testing.T) {
+	const key = "sk-test-ECHOED-0123456789"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":{"message":"Incorrect API key provided: `+strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")+`"}}`, http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	e, err := NewOpenAI(OpenAIConfig{URL: srv.URL, APIKey: key, Policy: fastPolicy()})
+	require.NoError(t, err)
+	_, err = e.EmbedQueries(context.Background(), []string{"a"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Incorrect API key provided: ***")
+	assert.NotContains(t, err.Error(), "ECHOED")
 }

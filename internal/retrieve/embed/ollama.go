@@ -5,12 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
+	"io"
 	"strings"
-	"time"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
 // Ollama embeds through Ollama's native API (POST /api/embed {"model","input":[...]}
@@ -27,7 +26,7 @@ type OllamaConfig struct {
 	URL   string // default http://127.0.0.1:11434
 	Model string // required, e.g. "nomic-embed-text"
 	Batching
-	HTTP *http.Client // nil means one with RetryTransport
+	HTTP *http.Client // nil means httpretry.NewHTTPClient with the default policy
 }
 
 // NewOllama returns the embedder.
@@ -40,7 +39,7 @@ func NewOllama(cfg OllamaConfig) (*Ollama, error) {
 	}
 	hc := cfg.HTTP
 	if hc == nil {
-		hc = &http.Client{Transport: &RetryTransport{}}
+		hc = httpretry.NewHTTPClient(&httpretry.Transport{Policy: httpretry.DefaultPolicy})
 	}
 	if !strings.HasPrefix(cfg.URL, "http://") && !strings.HasPrefix(cfg.URL, "https://") {
 		return nil, fmt.Errorf("ollama embedder: server URL %q must start with http:// or https://", cfg.URL)
@@ -96,61 +95,4 @@ func (o *Ollama) batch(ctx context.Context, texts []string) ([][]float32, error)
 		return nil, fmt.Errorf("ollama embedder at %s: %d embeddings for %d texts", o.url, len(out.Embeddings), len(texts))
 	}
 	return out.Embeddings, nil
-}
-
-// RetryTransport retries a request on 429, 5xx and connection errors with the
-// policy of httpretry (used under the Ollama client). Requests must have GetBody
-// when they carry a body (http.NewRequest sets it for in-memory bodies).
-type RetryTransport struct {
-	Base   http.RoundTripper
-	Policy httpretry.Policy
-}
-
-func (t *RetryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	base := t.Base
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	p := t.Policy
-	if p.Attempts < 1 {
-		p = httpretry.DefaultPolicy
-	}
-	var lastErr error
-	for attempt := 1; ; attempt++ {
-		r := req
-		if attempt > 1 && req.Body != nil {
-			if req.GetBody == nil {
-				return nil, lastErr
-			}
-			b, err := req.GetBody()
-			if err != nil {
-				return nil, err
-			}
-			r = req.Clone(req.Context())
-			r.Body = b
-		}
-		resp, err := base.RoundTrip(r)
-		if err == nil && resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode < 500 {
-			return resp, nil
-		}
-		if attempt >= p.Attempts {
-			if err != nil {
-				return nil, fmt.Errorf("unreachable after %d attempt(s): %w", attempt, err)
-			}
-			return resp, nil
-		}
-		if err == nil {
-			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-			resp.Body.Close()
-			lastErr = fmt.Errorf("HTTP %d", resp.StatusCode)
-		} else {
-			lastErr = err
-		}
-		d := min(p.BaseDelay<<(attempt-1), p.MaxDelay)
-		select {
-		case <-req.Context().Done():
-			return nil, req.Context().Err()
-		case <-time.After(d):
-		}
-	}
 }

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
 // OpenAI is a client of any OpenAI-compatible embeddings endpoint (OpenAI, TEI,
@@ -41,7 +41,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &httpretry.Client{HTTP: cfg.HTTP, Policy: cfg.Policy, Header: http.Header{}}
+	c := &httpretry.Client{HTTP: cfg.HTTP, Policy: cfg.Policy, Header: http.Header{}, Secrets: []string{cfg.APIKey}}
 	if cfg.APIKey != "" {
 		c.Header.Set("Authorization", "Bearer "+cfg.APIKey)
 	}

@@ -15,10 +15,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 )
 
@@ -40,6 +40,15 @@ type Config struct {
 	BatchSize   int    // records per Add request; <= 0 means 500
 	// Timeout bounds each request to the server; <= 0 means 2 minutes.
 	Timeout time.Duration
+}
+
+// chromaPolicy is the retry policy of the Chroma client: each request bounded by
+// timeout, only idempotent requests retried on 5xx (an Add may have been applied),
+// rate limits waited for.
+func chromaPolicy(timeout time.Duration) httpretry.Policy {
+	p := httpretry.DefaultPolicy
+	p.Timeout, p.Budget, p.NonIdempotentPOST = timeout, 0, true
+	return p
 }
 
 // Store is a Chroma collection.
@@ -67,7 +76,7 @@ func Open(ctx context.Context, cfg Config) (s *Store, ready bool, err error) {
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}
-	client := newClient(url, &http.Client{Timeout: timeout})
+	client := newClient(url, httpretry.NewHTTPClient(&httpretry.Transport{Policy: chromaPolicy(timeout)}))
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	err = client.heartbeat(hctx)
 	cancel()

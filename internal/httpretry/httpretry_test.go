@@ -78,7 +78,7 @@ func TestPostCancelled(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	c := fast()
-	c.Policy.BaseDelay, c.Policy.MaxDelay = time.Hour, time.Hour
+	c.Policy.BaseDelay, c.Policy.MaxDelay, c.Policy.Budget = time.Hour, time.Hour, 3*time.Hour
 	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
 	_, err := c.Post(ctx, srv.URL, nil)
 	assert.ErrorIs(t, err, context.Canceled)

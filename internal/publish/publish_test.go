@@ -1,4 +1,4 @@
-package cli
+package publish
 
 import (
 	"bytes"
@@ -14,26 +14,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/github/githubtest"
-	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
 const actionsTestToken = "ghs_CLItestTOKENabcdef0123456789XYZ"
-
-// noSleep makes the comment client's retries instant; it records the waits.
-func noSleep(t *testing.T) *[]time.Duration {
-	t.Helper()
-	var waits []time.Duration
-	old := commenterOptions
-	commenterOptions = []github.Option{github.WithSleep(func(ctx context.Context, d time.Duration) error {
-		waits = append(waits, d)
-		return ctx.Err()
-	})}
-	t.Cleanup(func() { commenterOptions = old })
-	return &waits
-}
 
 // runner is the environment the Actions runner gives a step, with its files.
 type runner struct {
@@ -42,6 +27,7 @@ type runner struct {
 	stdout, stderr       bytes.Buffer
 	outputFile, summary  string
 	eventFile, workspace string
+	waits                []time.Duration
 }
 
 func newRunner(t *testing.T, srv *githubtest.Server, event, payload string) *runner {
@@ -77,8 +63,22 @@ func newRunner(t *testing.T, srv *githubtest.Server, event, payload string) *run
 	return r
 }
 
-func (r *runner) cliEnv() *Env {
-	return &Env{Stdin: strings.NewReader(""), Stdout: &r.stdout, Stderr: &r.stderr, Getenv: func(k string) string { return r.env[k] }}
+// publisher publishes in the runner's environment; the client's waits are
+// recorded in r.waits, not slept.
+func (r *runner) publisher() *Publisher {
+	sleep := func(ctx context.Context, d time.Duration) error {
+		r.waits = append(r.waits, d)
+		return ctx.Err()
+	}
+	p := github.DefaultPolicy
+	p.Sleep = sleep
+	return &Publisher{Getenv: func(k string) string { return r.env[k] }, Stdout: &r.stdout, Stderr: &r.stderr,
+		Comments: GitHubComments(github.WithPolicy(p)), Sleep: sleep}
+}
+
+// publish is r.publisher().Publish.
+func (r *runner) publish(pub Publication) []Warning {
+	return r.publisher().Publish(context.Background(), pub)
 }
 
 func (r *runner) read(t *testing.T, path string) string {
@@ -121,12 +121,12 @@ func prEvent(n int, head string) string {
 	return fmt.Sprintf(`{"number":%d,"pull_request":{"number":%d,"head":{"repo":{"full_name":%q}},"base":{"repo":{"full_name":"octo/repo"}}}}`, n, n, head)
 }
 
-func pubFor(key, text string) publication {
-	return publication{
-		Key:         key,
-		Markdown:    github.Marker(key) + "\n## retrieval-gate: pass\n\n" + text + "\n",
-		Outputs:     map[string]string{"verdict": "pass", "n": "3"},
-		CommentMode: commentAuto,
+func pubFor(key, text string) Publication {
+	return Publication{
+		Key:      key,
+		Markdown: Marker(key) + "\n## retrieval-gate: pass\n\n" + text + "\n",
+		Outputs:  map[string]string{"verdict": "pass", "n": "3"},
+		Mode:     ModeAuto,
 	}
 }
 
@@ -136,7 +136,7 @@ func TestPublish(t *testing.T) {
 		event        string
 		payload      string
 		setup        func(srv *githubtest.Server, r *runner)
-		pubs         []publication
+		pubs         []Publication
 		wantComments []string // bodies' second lines, in order
 		wantWarn     []string // substrings, one per warning, in order
 		wantStdout   []string
@@ -145,32 +145,32 @@ func TestPublish(t *testing.T) {
 	}{
 		{
 			name:         "first run creates, second run updates the same comment",
-			pubs:         []publication{pubFor("default", "run 1"), pubFor("default", "run 2")},
+			pubs:         []Publication{pubFor("default", "run 1"), pubFor("default", "run 2")},
 			wantComments: []string{"## retrieval-gate: pass"},
 			wantStderr:   []string{"PR comment created: https://github.com/octo/repo/pull/7#issuecomment-", "PR comment updated"},
 		},
 		{
 			name:         "two keys keep two comments",
-			pubs:         []publication{pubFor("gate-a", "a"), pubFor("gate-b", "b"), pubFor("gate-a", "a2")},
+			pubs:         []Publication{pubFor("gate-a", "a"), pubFor("gate-b", "b"), pubFor("gate-a", "a2")},
 			wantComments: []string{"## retrieval-gate: pass", "## retrieval-gate: pass"},
 		},
 		{
 			name:       "never does not touch the API but writes the summary",
-			pubs:       []publication{func() publication { p := pubFor("default", "x"); p.CommentMode = commentNever; return p }()},
+			pubs:       []Publication{func() Publication { p := pubFor("default", "x"); p.Mode = ModeNever; return p }()},
 			noRequests: true,
 		},
 		{
 			name:       "push event: auto posts nothing",
 			event:      "push",
 			payload:    `{"ref":"refs/heads/main"}`,
-			pubs:       []publication{pubFor("default", "x")},
+			pubs:       []Publication{pubFor("default", "x")},
 			noRequests: true,
 		},
 		{
 			name:    "push event with --pr: posts to that PR",
 			event:   "push",
 			payload: `{"ref":"refs/heads/main"}`,
-			pubs: []publication{func() publication {
+			pubs: []Publication{func() Publication {
 				p := pubFor("default", "x")
 				p.PR = prNumber
 				return p
@@ -181,9 +181,9 @@ func TestPublish(t *testing.T) {
 			name:    "always without a PR warns",
 			event:   "push",
 			payload: `{"ref":"refs/heads/main"}`,
-			pubs: []publication{func() publication {
+			pubs: []Publication{func() Publication {
 				p := pubFor("default", "x")
-				p.CommentMode = commentAlways
+				p.Mode = ModeAlways
 				return p
 			}()},
 			wantWarn:   []string{"no pull request is known"},
@@ -192,7 +192,7 @@ func TestPublish(t *testing.T) {
 		{
 			name:       "fork PR on pull_request: detected, no API call, a notice explains the fallback",
 			payload:    prEvent(prNumber, "someone/repo"),
-			pubs:       []publication{pubFor("default", "x")},
+			pubs:       []Publication{pubFor("default", "x")},
 			wantStdout: []string{"::notice::retrieval-gate: no PR comment: this pull request comes from a fork (someone/repo)", "workflow_run"},
 			noRequests: true,
 		},
@@ -200,9 +200,9 @@ func TestPublish(t *testing.T) {
 			name:    "fork PR with always: tries, 403 becomes a warning",
 			payload: prEvent(prNumber, "someone/repo"),
 			setup:   func(srv *githubtest.Server, r *runner) { srv.ReadOnly = true },
-			pubs: []publication{func() publication {
+			pubs: []Publication{func() Publication {
 				p := pubFor("default", "x")
-				p.CommentMode = commentAlways
+				p.Mode = ModeAlways
 				return p
 			}()},
 			wantWarn: []string{"403 Resource not accessible by integration"},
@@ -210,19 +210,19 @@ func TestPublish(t *testing.T) {
 		{
 			name:     "read-only token on a same-repo PR: 403 warns with the way out",
 			setup:    func(srv *githubtest.Server, r *runner) { srv.ReadOnly = true },
-			pubs:     []publication{pubFor("default", "x")},
+			pubs:     []Publication{pubFor("default", "x")},
 			wantWarn: []string{"workflow_run"},
 		},
 		{
 			name:     "PR unknown to the API: 404 warns",
 			payload:  prEvent(99, "octo/repo"),
-			pubs:     []publication{pubFor("default", "x")},
+			pubs:     []Publication{pubFor("default", "x")},
 			wantWarn: []string{"404 Not Found"},
 		},
 		{
 			name:         "500 then success",
 			setup:        func(srv *githubtest.Server, r *runner) { srv.Queue(githubtest.ServerError(http.MethodGet, 500)) },
-			pubs:         []publication{pubFor("default", "x")},
+			pubs:         []Publication{pubFor("default", "x")},
 			wantComments: []string{"## retrieval-gate: pass"},
 		},
 		{
@@ -230,26 +230,25 @@ func TestPublish(t *testing.T) {
 			setup: func(srv *githubtest.Server, r *runner) {
 				srv.Queue(githubtest.SecondaryRateLimit(http.MethodPost, http.StatusTooManyRequests, 1))
 			},
-			pubs:         []publication{pubFor("default", "x")},
+			pubs:         []Publication{pubFor("default", "x")},
 			wantComments: []string{"## retrieval-gate: pass"},
 		},
 		{
 			name:       "no token: a notice, no call",
 			setup:      func(srv *githubtest.Server, r *runner) { r.env["INPUT_GITHUB-TOKEN"] = "" },
-			pubs:       []publication{pubFor("default", "x")},
+			pubs:       []Publication{pubFor("default", "x")},
 			wantStdout: []string{"::notice::retrieval-gate: no PR comment: the `github-token` input is empty"},
 			noRequests: true,
 		},
 		{
 			name:     "malformed event payload warns and posts nothing",
 			payload:  `{"number": 7,`,
-			pubs:     []publication{pubFor("default", "x")},
+			pubs:     []Publication{pubFor("default", "x")},
 			wantWarn: []string{"failed to read the event payload"},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			noSleep(t)
 			srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
 			defer srv.Close()
 			event, payload := tc.event, tc.payload
@@ -263,9 +262,9 @@ func TestPublish(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(srv, r)
 			}
-			var warns []warning
+			var warns []Warning
 			for _, p := range tc.pubs {
-				warns = append(warns, publish(context.Background(), r.cliEnv(), p)...)
+				warns = append(warns, r.publish(p)...)
 			}
 			require.Len(t, warns, len(tc.wantWarn), "warnings: %q", warns)
 			for i, w := range tc.wantWarn {
@@ -303,13 +302,12 @@ func TestPublish(t *testing.T) {
 }
 
 func TestPublishOutsideActions(t *testing.T) {
-	noSleep(t)
 	srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
 	defer srv.Close()
 	r := newRunner(t, srv, "pull_request", samePR())
 	delete(r.env, "GITHUB_ACTIONS")
 	r.env["GITHUB_TOKEN"] = actionsTestToken
-	warns := publish(context.Background(), r.cliEnv(), pubFor("default", "x"))
+	warns := r.publish(pubFor("default", "x"))
 	assert.Empty(t, warns)
 	assert.Empty(t, srv.Requests(), "auto posts only inside Actions")
 	assert.Empty(t, r.stdout.String())
@@ -317,31 +315,30 @@ func TestPublishOutsideActions(t *testing.T) {
 	assert.Empty(t, r.read(t, r.outputFile))
 
 	p := pubFor("default", "x")
-	p.CommentMode, p.PR = commentAlways, prNumber
-	warns = publish(context.Background(), r.cliEnv(), p)
+	p.Mode, p.PR = ModeAlways, prNumber
+	warns = r.publish(p)
 	assert.Empty(t, warns)
 	require.Len(t, srv.Comments(prNumber), 1, "always + --pr + GITHUB_TOKEN posts from a laptop too")
 	assert.Empty(t, r.stdout.String(), "no workflow commands outside Actions")
 	r.assertNoToken(t, srv, 0)
 
 	srv.ReadOnly = true
-	warns = publish(context.Background(), r.cliEnv(), p)
+	warns = r.publish(p)
 	require.Len(t, warns, 1)
 	assert.Contains(t, r.stderr.String(), "retrieval-gate: warning: retrieval-gate could not post the PR comment")
 }
 
 func TestPublishOversize(t *testing.T) {
-	noSleep(t)
 	big := strings.Repeat("| case | a long query that repeats |\n", 5000) // ~185 kB
 	tests := []struct {
 		name     string
-		fit      func(limit int) string
+		render   func(maxListed int) string
 		wantText string
 	}{
-		{name: "the command's shorter rendering is used", fit: func(limit int) string {
-			return github.Marker("default") + "\n## short\n… and 4990 more not shown.\n"
+		{name: "the command's shorter rendering is used", render: func(int) string {
+			return Marker("default") + "\n## short\n… and 4990 more not shown.\n"
 		}, wantText: "## short"},
-		{name: "a shorter rendering without the marker gets it", fit: func(limit int) string {
+		{name: "a shorter rendering without the marker gets it", render: func(int) string {
 			return "## short, unmarked\n"
 		}, wantText: "## short, unmarked"},
 		{name: "without one the report is cut", wantText: "| case | a long query"},
@@ -352,14 +349,14 @@ func TestPublishOversize(t *testing.T) {
 			defer srv.Close()
 			r := newRunner(t, srv, "pull_request", samePR())
 			p := pubFor("default", big)
-			p.Fit = tc.fit
-			warns := publish(context.Background(), r.cliEnv(), p)
+			p.Render = tc.render
+			warns := r.publish(p)
 			require.Empty(t, warns)
 			cs := srv.Comments(prNumber)
 			require.Len(t, cs, 1)
 			body := cs[0].Body
-			assert.LessOrEqual(t, len(body), github.MaxCommentBytes)
-			assert.True(t, strings.HasPrefix(body, github.Marker("default")+"\n"))
+			assert.LessOrEqual(t, len(body), MaxCommentBytes)
+			assert.True(t, strings.HasPrefix(body, Marker("default")+"\n"))
 			assert.Contains(t, body, tc.wantText)
 			assert.Contains(t, body, "This comment was shortened to fit GitHub's 65,536-character comment limit")
 			assert.Contains(t, r.read(t, r.summary), p.Markdown, "the summary (1 MiB) has it whole")
@@ -368,23 +365,22 @@ func TestPublishOversize(t *testing.T) {
 
 	t.Run("the job summary stays within 1 MiB", func(t *testing.T) {
 		r := newRunner(t, nil, "push", `{}`)
-		require.NoError(t, os.WriteFile(r.summary, bytes.Repeat([]byte("x"), github.MaxSummaryBytes-100_000), 0o644))
+		require.NoError(t, os.WriteFile(r.summary, bytes.Repeat([]byte("x"), MaxSummaryBytes-100_000), 0o644))
 		p := pubFor("default", big)
-		p.CommentMode = commentNever
-		warns := publish(context.Background(), r.cliEnv(), p)
+		p.Mode = ModeNever
+		warns := r.publish(p)
 		require.Empty(t, warns)
 		sum := r.read(t, r.summary)
-		assert.LessOrEqual(t, len(sum), github.MaxSummaryBytes)
+		assert.LessOrEqual(t, len(sum), MaxSummaryBytes)
 		assert.Contains(t, sum, "shortened to fit GitHub's 1 MiB job-summary limit")
 	})
 }
 
 func TestPublishNetworkError(t *testing.T) {
-	noSleep(t)
 	srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
 	r := newRunner(t, srv, "pull_request", samePR())
 	srv.Close()
-	warns := publish(context.Background(), r.cliEnv(), pubFor("default", "x"))
+	warns := r.publish(pubFor("default", "x"))
 	require.Len(t, warns, 1)
 	assert.Contains(t, string(warns[0]), "GITHUB_API_URL")
 	assert.Contains(t, r.stdout.String(), "::warning::retrieval-gate could not post the PR comment")
@@ -392,71 +388,34 @@ func TestPublishNetworkError(t *testing.T) {
 	r.assertNoToken(t, nil, 1)
 }
 
-func TestPublishAnnotations(t *testing.T) {
-	noSleep(t)
-	r := newRunner(t, nil, "push", `{}`)
-	var probs []gate.Problem
-	for i := 0; i < 60; i++ {
-		probs = append(probs, gate.Problem{File: filepath.Join(r.workspace, "eval", "cases.jsonl"), Line: i + 1, CaseID: fmt.Sprintf("c%d", i), GoldID: "en-nope", Reason: "unknown card"})
-	}
-	res := &gate.Result{
-		K: 5, Total: 3, WithGold: 3, Verdict: gate.StatusFail,
-		Overall: gate.Group{Name: "overall", N: 3, Metrics: []gate.Metric{
-			{Key: metrics.KeyHit, Summary: metrics.Summary{N: 3, Mean: 2.0 / 3}},
-			{Key: metrics.KeyRecall, Summary: metrics.Summary{N: 3, Mean: 0.5}},
-			{Key: metrics.KeyNDCG, Summary: metrics.Summary{N: 3, Mean: 0.25}},
-		}},
-		ReferenceLocale: "en",
-		Integrity:       gate.Integrity{OK: false, KBCards: 38, Problems: probs, ProblemsTotal: 75},
-		Gates:           []gate.GateResult{{Name: "integrity", Status: gate.StatusFail}},
-	}
-	p := checkPublication(res, "default", commentAuto, filepath.Join(r.workspace, "out", "agg.json"), actionFlags{})
-	warns := publish(context.Background(), r.cliEnv(), p)
-	require.Empty(t, warns)
-	out := r.stdout.String()
-	assert.Equal(t, 50, strings.Count(out, "::error "))
-	assert.Contains(t, out, "::error file=eval/cases.jsonl,line=1,title=retrieval-gate%3A dataset integrity::case c0: gold id \"en-nope\": unknown card\n")
-	assert.Contains(t, out, "::notice::25 more problems not annotated (at most 50 are); the job summary lists them\n")
-	outputs := r.read(t, r.outputFile)
-	d := "_GitHubActionsFileCommandDelimeter_"
-	for _, kv := range [][2]string{{"verdict", "fail"}, {"n", "3"}, {"hit", "0.6666666666666666"}, {"recall", "0.5"}, {"ndcg", "0.25"}, {"json", "out/agg.json"}} {
-		assert.Contains(t, outputs, kv[0]+"<<"+d+"\n"+kv[1]+"\n"+d+"\n")
-	}
-	assert.Contains(t, r.read(t, r.summary), "<!-- retrieval-gate:default -->")
+func TestToken(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	assert.Equal(t, "in", Token(env(map[string]string{"GITHUB_ACTIONS": "true", "INPUT_GITHUB-TOKEN": " in ", "GITHUB_TOKEN": "env"})))
+	assert.Equal(t, "env", Token(env(map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_TOKEN": "env"})))
+	assert.Equal(t, "env", Token(env(map[string]string{"INPUT_GITHUB-TOKEN": "in", "GITHUB_TOKEN": "env"})), "inputs only count inside Actions")
 }
 
-func TestActionToken(t *testing.T) {
-	env := func(m map[string]string) *Env { return &Env{Getenv: func(k string) string { return m[k] }} }
-	assert.Equal(t, "in", actionToken(env(map[string]string{"GITHUB_ACTIONS": "true", "INPUT_GITHUB-TOKEN": " in ", "GITHUB_TOKEN": "env"})))
-	assert.Equal(t, "env", actionToken(env(map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_TOKEN": "env"})))
-	assert.Equal(t, "env", actionToken(env(map[string]string{"INPUT_GITHUB-TOKEN": "in", "GITHUB_TOKEN": "env"})), "inputs only count inside Actions")
-	assert.Equal(t, "a *** b", redact("a "+actionsTestToken+" b", actionsTestToken))
-}
-
-func TestValidCommentMode(t *testing.T) {
+func TestValidMode(t *testing.T) {
 	for _, m := range []string{"auto", "always", "never"} {
-		require.NoError(t, validCommentMode(m))
+		require.NoError(t, ValidMode(m))
 	}
-	require.Error(t, validCommentMode("sometimes"))
-	assert.Equal(t, "<!-- retrieval-gate:x -->", firstLineMarker("\n<!-- retrieval-gate:x -->\n# r"))
-	assert.Equal(t, "", firstLineMarker("# r\n<!-- retrieval-gate:x -->"))
+	require.Error(t, ValidMode("sometimes"))
 }
 
 func TestPublishWithoutMarker(t *testing.T) {
-	noSleep(t)
 	srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
 	defer srv.Close()
 	r := newRunner(t, srv, "pull_request", samePR())
 
 	// compare: the summary only, as written.
-	warns := publish(context.Background(), r.cliEnv(), publication{Markdown: "## compare\n", CommentMode: commentNever})
+	warns := r.publish(Publication{Markdown: "## compare\n", Mode: ModeNever})
 	require.Empty(t, warns)
 	assert.Equal(t, "## compare\n\n", r.read(t, r.summary))
 	assert.Empty(t, srv.Requests())
 
 	// A report without a marker gets the key's, so its comment is found again.
 	for i := 0; i < 2; i++ {
-		warns = publish(context.Background(), r.cliEnv(), publication{Key: "calibrate", Markdown: fmt.Sprintf("## calibration %d\n", i)})
+		warns = r.publish(Publication{Key: "calibrate", Markdown: fmt.Sprintf("## calibration %d\n", i)})
 		require.Empty(t, warns)
 	}
 	cs := srv.Comments(prNumber)

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// file is a path a command reads or writes, with the flag that named it.
+type file struct {
+	flag, path string
+}
+
+// refuseOverwrite is the one rule for every command's outputs, checked before any
+// work: no output may name an input (the same path, or the same file through a
+// link), an output may not lie inside an input directory (a KB directory: it
+// would become a card, or overwrite one), and no two outputs may name one file.
+// "" and "-" (standard input or output) are not files.
+func refuseOverwrite(cmd string, inputs, outputs []file) error {
+	for i, out := range outputs {
+		if out.path == "" || out.path == "-" {
+			continue
+		}
+		for _, in := range inputs {
+			if in.path == "" || in.path == "-" {
+				continue
+			}
+			if samePath(out.path, in.path) {
+				return usagef("%s: --%s %s would overwrite the input %s (--%s)", cmd, out.flag, out.path, in.path, in.flag)
+			}
+			if inside(out.path, in.path) {
+				return usagef("%s: --%s %s is inside the input directory %s (--%s); write reports elsewhere", cmd, out.flag, out.path, in.path, in.flag)
+			}
+		}
+		for _, prev := range outputs[:i] {
+			if prev.path != "" && prev.path != "-" && samePath(prev.path, out.path) {
+				return usagef("%s: --%s and --%s name the same file %s", cmd, prev.flag, out.flag, out.path)
+			}
+		}
+	}
+	return nil
+}
+
+// samePath reports whether a and b name one file: the same cleaned path, or an
+// existing file reached both ways (links, ./, absolute and relative).
+func samePath(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// inside reports whether path lies under the directory dir (dir itself excluded),
+// with symbolic links in either resolved as far as they exist.
+func inside(path, dir string) bool {
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	d, p := resolve(dir), resolve(path)
+	rel, err := filepath.Rel(d, p)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// resolve is the absolute path of p with the symbolic links of its longest
+// existing prefix resolved.
+func resolve(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	rest := ""
+	for cur := abs; ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}

@@ -1,0 +1,246 @@
+// Package httpretry is the one retry policy of every HTTP client of retrieval-gate:
+// GitHub (under go-github), the embedding servers, the reranker, Chroma (under
+// chroma-go) and the LLM clients.
+//
+//   - Each attempt has its own timeout (Policy.Timeout); the waits between attempts
+//     are not inside it. All attempts and waits of one request share a total budget
+//     (Policy.Budget): a wait that would overrun it is not started, the request
+//     gives up at once with a *RateLimitError or the last answer.
+//   - Retried: 429 and rate-limit 403s (Retry-After, X-RateLimit-Remaining: 0 with
+//     X-RateLimit-Reset, GitHub's secondary-rate-limit body) for every method, since
+//     the server did not act on the request; 5xx and network errors for idempotent
+//     methods, and for POST unless Policy.NonIdempotentPOST (GitHub creating a comment).
+//   - Credentials (Policy headers and Authorization, Cookie and any header whose
+//     name says key, token, secret or auth) are sent only to the origin they were
+//     configured for and dropped on any redirect to another scheme, host or port.
+//   - Every error message is redacted of the configured secrets (Redact).
+package httpretry
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Policy bounds the retries of one request.
+type Policy struct {
+	Attempts  int           // total attempts, >= 1
+	BaseDelay time.Duration // first backoff; doubles each retry (with jitter)
+	MaxDelay  time.Duration // cap on one backoff (a server's Retry-After may ask for more, within Budget)
+	Timeout   time.Duration // per attempt: connecting, sending, the answer's headers and body
+	// Budget bounds all attempts and waits of one request; <= 0 means
+	// Attempts·Timeout plus DefaultBudget of waiting.
+	Budget time.Duration
+	// NonIdempotentPOST: a POST may have acted even when it failed (GitHub creates a
+	// comment), so it is retried only on rate limits, never on 5xx or network errors.
+	NonIdempotentPOST bool
+	// Sleep waits between attempts (tests record the waits instead); nil is a timer
+	// that stops early when ctx is done.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Now is the clock for Retry-After dates and X-RateLimit-Reset; nil is time.Now.
+	Now func() time.Time
+}
+
+// DefaultBudget is the waiting a request may do when Policy.Budget is unset.
+const DefaultBudget = 2 * time.Minute
+
+// DefaultPolicy is the policy of the model servers: 5 attempts, backoff 250 ms
+// doubling to at most 4 s, 60 s per attempt, 3 minutes in all.
+var DefaultPolicy = Policy{Attempts: 5, BaseDelay: 250 * time.Millisecond, MaxDelay: 4 * time.Second, Timeout: 60 * time.Second, Budget: 3 * time.Minute}
+
+// normalized fills the zero fields of p from DefaultPolicy.
+func (p Policy) normalized() Policy {
+	if p.Attempts < 1 {
+		p.Attempts = DefaultPolicy.Attempts
+	}
+	if p.BaseDelay <= 0 {
+		p.BaseDelay = DefaultPolicy.BaseDelay
+	}
+	if p.MaxDelay <= 0 {
+		p.MaxDelay = DefaultPolicy.MaxDelay
+	}
+	if p.Timeout <= 0 {
+		p.Timeout = DefaultPolicy.Timeout
+	}
+	if p.Budget <= 0 {
+		p.Budget = time.Duration(p.Attempts)*p.Timeout + DefaultBudget
+	}
+	if p.Sleep == nil {
+		p.Sleep = Sleep
+	}
+	if p.Now == nil {
+		p.Now = time.Now
+	}
+	return p
+}
+
+// Sleep waits d, or less when ctx is done first (then it returns ctx.Err()).
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// backoff is the wait before retry n (1-based): BaseDelay·2^(n-1) capped at
+// MaxDelay, with full jitter on its upper half.
+func (p Policy) backoff(n int) time.Duration {
+	d := p.BaseDelay
+	for i := 1; i < n && d < p.MaxDelay; i++ {
+		d *= 2
+	}
+	d = min(d, p.MaxDelay)
+	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+}
+
+func idempotent(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		return true
+	}
+	return false
+}
+
+// maxPlausibleWait bounds the waits a server may ask for: a Retry-After or an
+// X-RateLimit-Reset further away is not a time (and would overflow a Duration).
+const maxPlausibleWait = 7 * 24 * time.Hour
+
+// RateLimitError is a request that stopped on a rate limit: the wait the server
+// asked for does not fit the budget, or the attempts ran out.
+type RateLimitError struct {
+	URL      string
+	Status   int
+	Wait     time.Duration // what the server asked for (0: unknown)
+	Reset    time.Time     // when the limit resets, zero when unknown or implausible
+	Why      string        // the sane explanation, e.g. "the limit resets in 52m0s (at 15:04:05 UTC)"
+	Budget   time.Duration
+	Attempts int
+}
+
+func (e *RateLimitError) Error() string {
+	return fmt.Sprintf("%s is rate limited (HTTP %d): %s; gave up after %d attempt(s) within the %s retry budget",
+		e.URL, e.Status, e.Why, e.Attempts, e.Budget)
+}
+
+// decision is what to do with one answer.
+type decision struct {
+	retry     bool
+	wait      time.Duration
+	rateLimit *RateLimitError // set when the answer is a rate limit
+}
+
+// decide classifies an answer (resp, or err when there was none).
+func (p Policy) decide(req *http.Request, resp *http.Response, err error, attempt int) decision {
+	if err != nil {
+		if req.Context().Err() != nil {
+			return decision{}
+		}
+		if !idempotent(req.Method) && (req.Method != http.MethodPost || p.NonIdempotentPOST) {
+			return decision{}
+		}
+		return decision{retry: true, wait: p.backoff(attempt)}
+	}
+	st := resp.StatusCode
+	now := p.Now()
+	if st == http.StatusForbidden || st == http.StatusTooManyRequests || st == http.StatusServiceUnavailable {
+		if d, why, ok := retryAfter(resp.Header.Get("Retry-After"), now); ok {
+			rl := &RateLimitError{Status: st, Wait: d, Why: why}
+			if d <= maxPlausibleWait {
+				rl.Reset = now.Add(d)
+			}
+			return decision{retry: d <= maxPlausibleWait, wait: d, rateLimit: rl}
+		}
+		if st != http.StatusServiceUnavailable && resp.Header.Get("X-RateLimit-Remaining") == "0" {
+			d, reset, why := rateLimitReset(resp.Header.Get("X-RateLimit-Reset"), now)
+			rl := &RateLimitError{Status: st, Wait: d, Reset: reset, Why: why}
+			return decision{retry: d > 0, wait: d, rateLimit: rl}
+		}
+		if st == http.StatusTooManyRequests {
+			d := p.backoff(attempt)
+			return decision{retry: true, wait: d, rateLimit: &RateLimitError{Status: st, Why: "the server answered 429 Too Many Requests without saying how long to wait"}}
+		}
+		if st == http.StatusForbidden {
+			if secondaryRateLimited(resp) {
+				// GitHub asks for at least a minute when it gives no Retry-After.
+				return decision{retry: true, wait: time.Minute, rateLimit: &RateLimitError{Status: st, Wait: time.Minute, Reset: now.Add(time.Minute),
+					Why: "GitHub's secondary rate limit, which asks for a wait of at least a minute"}}
+			}
+			return decision{}
+		}
+	}
+	if st >= 500 && st <= 599 && (idempotent(req.Method) || (req.Method == http.MethodPost && !p.NonIdempotentPOST)) {
+		return decision{retry: true, wait: p.backoff(attempt)}
+	}
+	return decision{}
+}
+
+// retryAfter reads Retry-After: delay seconds or an HTTP date.
+func retryAfter(v string, now time.Time) (time.Duration, string, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, "", false
+	}
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil && s >= 0 {
+		if time.Duration(s) > maxPlausibleWait/time.Second {
+			return maxPlausibleWait + 1, fmt.Sprintf("the server asked to retry after %d seconds, which is not a plausible wait", s), true
+		}
+		d := time.Duration(s) * time.Second
+		return d, fmt.Sprintf("the server asked to retry after %s", d), true
+	}
+	if at, err := http.ParseTime(v); err == nil {
+		d := max(at.Sub(now), 0)
+		if d > maxPlausibleWait {
+			return d, fmt.Sprintf("the server asked to retry at %s, which is not a plausible time", at.UTC().Format(time.RFC3339)), true
+		}
+		return d, fmt.Sprintf("the server asked to retry after %s", d.Round(time.Second)), true
+	}
+	return 0, "", false
+}
+
+// rateLimitReset reads X-RateLimit-Reset (Unix seconds): the wait until then plus
+// a second, or a wait of 0 (do not retry) with the reason when the value is not
+// a plausible time. A reset in the past (clock skew) is waited for 1 s.
+func rateLimitReset(v string, now time.Time) (time.Duration, time.Time, string) {
+	sec, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return 0, time.Time{}, fmt.Sprintf("the rate limit is exhausted and X-RateLimit-Reset %q is not a time", v)
+	}
+	nowSec := now.Unix()
+	switch {
+	case sec <= nowSec:
+		return time.Second, time.Time{}, fmt.Sprintf("the rate limit is exhausted and its reset time (%s) has already passed (a clock difference?)",
+			time.Unix(max(sec, 0), 0).UTC().Format(time.RFC3339))
+	case sec-nowSec > int64(maxPlausibleWait/time.Second):
+		return 0, time.Time{}, fmt.Sprintf("the rate limit is exhausted and X-RateLimit-Reset %d is not a plausible time (more than %s away)", sec, maxPlausibleWait)
+	}
+	reset := time.Unix(sec, 0)
+	d := reset.Sub(now) + time.Second
+	return d, reset, fmt.Sprintf("the rate limit is exhausted until %s (in %s)", reset.UTC().Format(time.RFC3339), d.Round(time.Second))
+}
+
+// secondaryRateLimited peeks at a 403 body for GitHub's secondary-rate-limit
+// answer and puts the body back for the caller to read.
+func secondaryRateLimited(resp *http.Response) bool {
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(data))
+	if err != nil {
+		return false
+	}
+	s := strings.ToLower(string(data))
+	return strings.Contains(s, "secondary rate limit") || strings.Contains(s, "secondary-rate-limits") || strings.Contains(s, "abuse-rate-limits")
+}
+
+// errBudget is the cause when the budget ends during an attempt.
+var errBudget = errors.New("the retry budget is spent")

@@ -1,0 +1,229 @@
+package httpretry
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// waits records the sleeps of a policy instead of sleeping.
+type waits struct{ d []time.Duration }
+
+func (w *waits) sleep(ctx context.Context, d time.Duration) error {
+	w.d = append(w.d, d)
+	return ctx.Err()
+}
+
+var testNow = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// statusServer answers each request with the next of answers (the last repeats).
+func statusServer(t *testing.T, answers ...func(w http.ResponseWriter)) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := int(n.Add(1)) - 1
+		answers[min(i, len(answers)-1)](w)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func answer(status int, header map[string]string, body string) func(w http.ResponseWriter) {
+	return func(w http.ResponseWriter) {
+		for k, v := range header {
+			w.Header().Set(k, v)
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}
+}
+
+func ok() func(w http.ResponseWriter) { return answer(200, nil, `{"ok":true}`) }
+
+// The waits a server asks for are honoured within the budget, not cut by the
+// per-attempt timeout (issue 10 item 13: a Retry-After of 45 s used to fail after
+// the client's 30 s timeout).
+func TestRateLimitWaits(t *testing.T) {
+	reset := func(d time.Duration) string { return strconv.FormatInt(testNow.Add(d).Unix(), 10) }
+	const secondary = `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}`
+	tests := []struct {
+		name      string
+		first     func(w http.ResponseWriter)
+		wantWaits []time.Duration
+		wantCalls int32
+		wantErr   []string // substrings; nil: success
+		notErr    []string
+	}{
+		{name: "429 Retry-After 45", first: answer(429, map[string]string{"Retry-After": "45"}, ""),
+			wantWaits: []time.Duration{45 * time.Second}, wantCalls: 2},
+		{name: "secondary rate limit 403 with Retry-After", first: answer(403, map[string]string{"Retry-After": "30"}, secondary),
+			wantWaits: []time.Duration{30 * time.Second}, wantCalls: 2},
+		{name: "secondary rate limit 403 without Retry-After waits a minute", first: answer(403, nil, secondary),
+			wantWaits: []time.Duration{time.Minute}, wantCalls: 2},
+		{name: "primary rate limit resetting in 20 s", first: answer(403, map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset(20 * time.Second)}, `{"message":"API rate limit exceeded"}`),
+			wantWaits: []time.Duration{21 * time.Second}, wantCalls: 2},
+		{name: "reset in the past: a short wait, then retried", first: answer(403, map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset(-time.Hour)}, ""),
+			wantWaits: []time.Duration{time.Second}, wantCalls: 2},
+		{name: "reset beyond the budget gives up at once", first: answer(403, map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset(52 * time.Minute)}, ""),
+			wantCalls: 1, wantErr: []string{"rate limited (HTTP 403)", "2025-03-01T12:52:00Z", "not waiting", "after 1 attempt(s) within the 5m0s retry budget"}},
+		{name: "reset far in the future is not a time", first: answer(403, map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "99999999999999"}, ""),
+			wantCalls: 1, wantErr: []string{"X-RateLimit-Reset 99999999999999 is not a plausible time"}, notErr: []string{"3170843"}},
+		{name: "Retry-After far in the future", first: answer(429, map[string]string{"Retry-After": "9999999999999"}, ""),
+			wantCalls: 1, wantErr: []string{"not a plausible wait"}},
+		{name: "plain 403 is not retried", first: answer(403, nil, `{"message":"Resource not accessible by integration"}`),
+			wantCalls: 1, wantErr: []string{"HTTP 403 after 1 attempt(s)", "Resource not accessible"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, calls := statusServer(t, tt.first, ok())
+			w := &waits{}
+			c := &Client{Policy: Policy{Attempts: 3, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond, Timeout: 30 * time.Second,
+				Budget: 5 * time.Minute, Sleep: w.sleep, Now: func() time.Time { return testNow }}}
+			_, err := c.Post(context.Background(), srv.URL, []byte(`{}`))
+			assert.Equal(t, tt.wantCalls, calls.Load())
+			assert.Equal(t, tt.wantWaits, w.d)
+			if tt.wantErr == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			for _, s := range tt.wantErr {
+				assert.Contains(t, err.Error(), s)
+			}
+			for _, s := range tt.notErr {
+				assert.NotContains(t, err.Error(), s)
+			}
+		})
+	}
+}
+
+// The per-attempt timeout ends a hanging attempt; the next one is tried.
+func TestPerAttemptTimeout(t *testing.T) {
+	var n atomic.Int32
+	release := make(chan struct{})
+	defer close(release)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	w := &waits{}
+	c := &Client{Policy: Policy{Attempts: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond, Timeout: 200 * time.Millisecond, Sleep: w.sleep}}
+	start := time.Now()
+	_, err := c.Post(context.Background(), srv.URL, nil)
+	require.NoError(t, err)
+	assert.Equal(t, int32(2), n.Load())
+	assert.Less(t, time.Since(start), 5*time.Second)
+}
+
+// A budget spent by attempts stops the retries.
+func TestBudgetSpent(t *testing.T) {
+	srv, calls := statusServer(t, answer(503, nil, "busy"))
+	c := &Client{Policy: Policy{Attempts: 100, BaseDelay: time.Second, MaxDelay: time.Second, Timeout: time.Second, Budget: 3 * time.Second,
+		Sleep: func(context.Context, time.Duration) error { return nil }}}
+	_, err := c.Post(context.Background(), srv.URL, nil)
+	require.Error(t, err)
+	assert.LessOrEqual(t, calls.Load(), int32(7), "waits of 0.5-1 s within 3 s")
+}
+
+// Credentials never reach another origin, however the redirect is made (issue 10
+// item 14): Authorization and API-key headers are dropped; the same origin keeps them.
+func TestRedirectDropsCredentials(t *testing.T) {
+	type seen struct{ auth, key string }
+	var other seen
+	otherSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		other = seen{r.Header.Get("Authorization"), r.Header.Get("X-Api-Key")}
+		_, _ = w.Write([]byte(`{"other":true}`))
+	}))
+	defer otherSrv.Close()
+	// The same machine under another name and port is another origin.
+	otherURL := strings.Replace(otherSrv.URL, "127.0.0.1", "localhost", 1)
+	var same seen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, otherURL+"/x", http.StatusTemporaryRedirect)
+		case "/here":
+			http.Redirect(w, r, "/final", http.StatusTemporaryRedirect)
+		case "/final":
+			same = seen{r.Header.Get("Authorization"), r.Header.Get("X-Api-Key")}
+			_, _ = w.Write([]byte(`{}`))
+		}
+	}))
+	defer srv.Close()
+	c := &Client{Policy: Policy{Attempts: 1}, Header: http.Header{"Authorization": {"Bearer sk-live-123456"}, "X-Api-Key": {"k-987654"}}}
+	body, err := c.Post(context.Background(), srv.URL+"/away", []byte(`{}`))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"other":true}`, string(body))
+	assert.Equal(t, seen{}, other, "another origin gets no credential")
+	_, err = c.Post(context.Background(), srv.URL+"/here", []byte(`{}`))
+	require.NoError(t, err)
+	assert.Equal(t, seen{"Bearer sk-live-123456", "k-987654"}, same, "the same origin keeps them")
+
+	// Through NewHTTPClient, headers set by another library on the request are
+	// dropped on a cross-origin redirect too.
+	other = seen{}
+	hc := NewHTTPClient(&Transport{Policy: Policy{Attempts: 1}})
+	req, err := http.NewRequest(http.MethodGet, srv.URL+"/away", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer lib-token-1234")
+	req.Header.Set("X-Chroma-Token", "chroma-5678")
+	resp, err := hc.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, seen{}, other)
+}
+
+// A server echoing the key gets it redacted from every message (issue 10 item 15).
+func TestErrorsRedactSecrets(t *testing.T) {
+	const key = "sk-proj-SECRET0123456789"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(401)
+		_, _ = w.Write([]byte(`{"error":"invalid key ` + r.Header.Get("Authorization") + ` (` + strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") + `)"}`))
+	}))
+	defer srv.Close()
+	c := &Client{Policy: Policy{Attempts: 1}, Header: http.Header{"Authorization": {"Bearer " + key}}}
+	_, err := c.Post(context.Background(), srv.URL, nil)
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), key)
+	assert.NotContains(t, err.Error(), "SECRET")
+	assert.Contains(t, err.Error(), "invalid key ***")
+	var se *StatusError
+	require.True(t, errors.As(err, &se))
+	assert.NotContains(t, se.Body, key)
+
+	// In a URL (a key in the query string of an unreachable server) too.
+	c = &Client{Policy: Policy{Attempts: 1}, Secrets: []string{key}}
+	_, err = c.Post(context.Background(), "http://127.0.0.1:1/v1?key="+key, nil)
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), key)
+	assert.Equal(t, "a *** b ***", Redact("a "+key+" b "+strings.ReplaceAll(key, "-", "-"), key))
+}
+
+// The wait between attempts is not inside the per-attempt timeout: a Retry-After
+// longer than Timeout, really slept, still ends in success.
+func TestWaitOutsideAttemptTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sleeps a second")
+	}
+	srv, calls := statusServer(t, answer(429, map[string]string{"Retry-After": "1"}, ""), ok())
+	c := &Client{Policy: Policy{Attempts: 2, Timeout: 300 * time.Millisecond, Budget: 10 * time.Second}}
+	_, err := c.Post(context.Background(), srv.URL, nil)
+	require.NoError(t, err)
+	assert.Equal(t, int32(2), calls.Load())
+}

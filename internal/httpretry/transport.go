@@ -1,0 +1,211 @@
+package httpretry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Transport is the retrying http.RoundTripper, for clients built by other
+// libraries (go-github, chroma-go, an embedding function). Use it through
+// NewHTTPClient, whose redirect rule drops credentials on any cross-origin
+// redirect; the http.Client must have no Timeout of its own (Policy.Timeout is per
+// attempt, Policy.Budget in all).
+type Transport struct {
+	Base   http.RoundTripper // nil is http.DefaultTransport
+	Policy Policy
+	// Origin is the scheme://host[:port] the Credentials belong to; they are set on
+	// requests to that origin only.
+	Origin string
+	// Credentials are headers (Authorization, an API key) sent to Origin only.
+	Credentials http.Header
+	// Secrets are redacted from every error, with the Credentials' values.
+	Secrets []string
+}
+
+// NewHTTPClient is the http.Client of t: no overall timeout (t's policy has the
+// per-attempt one) and credentials dropped on any redirect to another origin.
+func NewHTTPClient(t *Transport) *http.Client {
+	return &http.Client{Transport: t, CheckRedirect: CheckRedirect}
+}
+
+// CheckRedirect follows at most 10 redirects and removes every credential header
+// when the redirect leaves the original request's scheme, host or port. (Go's own
+// rule keeps Authorization for a subdomain or another port and forwards API-key
+// headers everywhere.)
+func CheckRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if origin(req.URL) != origin(via[0].URL) {
+		for name := range req.Header {
+			if sensitiveHeader(name) {
+				req.Header.Del(name)
+			}
+		}
+	}
+	return nil
+}
+
+// sensitiveHeader reports whether a header may carry a credential.
+func sensitiveHeader(name string) bool {
+	n := strings.ToLower(name)
+	switch n {
+	case "authorization", "proxy-authorization", "cookie", "cookie2":
+		return true
+	}
+	for _, w := range []string{"key", "token", "secret", "auth", "password"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// origin is scheme://host:port with the default port made explicit.
+func origin(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// Origin is the origin of a URL, for Transport.Origin ("" when raw is not a URL).
+func Origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return origin(u)
+}
+
+// secrets are the strings Redact removes: t.Secrets and each credential value
+// (with and without its scheme word, "Bearer KEY" and "KEY").
+func (t *Transport) secrets() []string {
+	s := append([]string(nil), t.Secrets...)
+	for _, vs := range t.Credentials {
+		for _, v := range vs {
+			s = append(s, v)
+			if _, rest, ok := strings.Cut(v, " "); ok {
+				s = append(s, strings.TrimSpace(rest))
+			}
+		}
+	}
+	return s
+}
+
+// RoundTrip sends req, retrying under t.Policy.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.roundTrip(req)
+	if err != nil {
+		return nil, redactErr(err, t.secrets())
+	}
+	return resp, nil
+}
+
+func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
+	p := t.Policy.normalized()
+	base := t.Base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	addCreds := len(t.Credentials) > 0 && t.Origin != "" && origin(req.URL) == t.Origin
+	start := time.Now()
+	var waited time.Duration
+	spent := func() time.Duration { return time.Since(start) + waited }
+	for attempt := 1; ; attempt++ {
+		r := req.Clone(req.Context())
+		if attempt > 1 && req.Body != nil && req.Body != http.NoBody {
+			if req.GetBody == nil {
+				return nil, fmt.Errorf("%s: cannot retry a request whose body cannot be re-read", req.URL.Redacted())
+			}
+			b, err := req.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			r.Body = b
+		}
+		if addCreds {
+			for k, vs := range t.Credentials {
+				r.Header[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+			}
+		}
+		left := p.Budget - spent()
+		if left <= 0 {
+			return nil, fmt.Errorf("%s: %w (%s)", req.URL.Redacted(), errBudget, p.Budget)
+		}
+		actx, cancel := context.WithTimeout(req.Context(), min(p.Timeout, left))
+		r = r.WithContext(actx)
+		resp, err := base.RoundTrip(r)
+		if err != nil && actx.Err() == context.DeadlineExceeded && req.Context().Err() == nil {
+			err = fmt.Errorf("no answer within %s: %w", min(p.Timeout, left), err)
+		}
+		d := p.decide(req, resp, err, attempt)
+		if rl := d.rateLimit; rl != nil {
+			rl.URL, rl.Budget, rl.Attempts = req.URL.Redacted(), p.Budget, attempt
+		}
+		last := attempt >= p.Attempts
+		overBudget := d.retry && spent()+d.wait > p.Budget
+		if !d.retry || last || overBudget {
+			if d.rateLimit != nil && (overBudget || !d.retry || last) {
+				if resp != nil {
+					drain(resp)
+				}
+				cancel()
+				if overBudget && d.rateLimit.Wait > 0 {
+					d.rateLimit.Why += fmt.Sprintf(", longer than the %s left of the budget: not waiting", (p.Budget - spent()).Round(time.Second))
+				}
+				return nil, d.rateLimit
+			}
+			if err != nil {
+				cancel()
+				if attempt > 1 {
+					return nil, fmt.Errorf("%s unreachable after %d attempt(s): %w", req.URL.Redacted(), attempt, err)
+				}
+				return nil, err
+			}
+			resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+			return resp, nil
+		}
+		if resp != nil {
+			drain(resp)
+		}
+		cancel()
+		waited += d.wait
+		if serr := p.Sleep(req.Context(), d.wait); serr != nil {
+			return nil, serr
+		}
+	}
+}
+
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	resp.Body.Close()
+}
+
+// cancelBody ends the attempt's context when the caller closes the body, so the
+// per-attempt timeout also bounds reading it.
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}

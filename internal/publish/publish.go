@@ -1,0 +1,274 @@
+package publish
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sethvargo/go-githubactions"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/github"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+)
+
+// Comment modes (--comment).
+const (
+	ModeAuto   = "auto"   // on a pull request inside Actions, when there is a token
+	ModeAlways = "always" // also outside Actions or on other events, with --pr
+	ModeNever  = "never"
+)
+
+// ValidMode checks a --comment value.
+func ValidMode(mode string) error {
+	switch mode {
+	case ModeAuto, ModeAlways, ModeNever:
+		return nil
+	}
+	return fmt.Errorf("--comment must be auto, always or never, not %q", mode)
+}
+
+// Annotation is a problem at a file and line, shown on the PR diff.
+type Annotation = github.Annotation
+
+// MaxAnnotations is how many annotations a publication issues before counting
+// the rest.
+const MaxAnnotations = github.MaxAnnotations
+
+// Publication is what a command hands to GitHub.
+type Publication struct {
+	// Key is the comment key; its marker (Marker) is the first line of the comment.
+	// Markdown that starts with a marker keeps it; other Markdown gets Marker(Key).
+	Key string
+	// Markdown is the full report for the job summary and the comment.
+	Markdown string
+	// Render, when set, renders the report listing at most maxListed items
+	// (negative: none), so that Fit can shorten it before it cuts tables.
+	Render func(maxListed int) string
+	// Outputs are the step outputs (GITHUB_OUTPUT); those named in PathOutputs are
+	// paths, made relative to the workspace.
+	Outputs     map[string]string
+	PathOutputs []string
+	// Annotations become ::error file=…,line=…:: commands, at most MaxAnnotations
+	// of them; AnnotationsTotal (when larger) counts the problems they came from.
+	Annotations      []Annotation
+	AnnotationsTotal int64
+	// Mode is auto, always or never; "" is auto.
+	Mode string
+	// PR overrides the pull request of the event (--pr); 0 keeps the event's.
+	PR int
+	// NoSummary leaves the job summary alone.
+	NoSummary bool
+}
+
+// Warning is something Publish could not do; it never changes the exit code.
+type Warning string
+
+// CommentsFactory builds the GitHub client for apiURL, repository and token.
+type CommentsFactory func(apiURL, repository, token string) (Comments, error)
+
+// GitHubComments is the CommentsFactory of the real API (github.Client).
+func GitHubComments(opts ...github.Option) CommentsFactory {
+	return func(apiURL, repository, token string) (Comments, error) {
+		return github.NewClient(apiURL, repository, token, opts...)
+	}
+}
+
+// Publisher publishes in the environment of one process.
+type Publisher struct {
+	Getenv func(string) string
+	// Stdout receives the workflow commands (::warning:: ...), unfiltered: it must
+	// be the process's real standard output, not a GuardWriter.
+	Stdout io.Writer
+	// Stderr receives the messages outside Actions and the comment's URL.
+	Stderr io.Writer
+	// Comments builds the GitHub client; nil is GitHubComments().
+	Comments CommentsFactory
+	// Sleep waits between create attempts; nil is httpretry.Sleep.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// commentTimeout bounds everything the PR comment may take (identity, listing,
+// retries, waits, duplicates).
+const commentTimeout = 4 * time.Minute
+
+// Token is the API token: the `github-token` Action input inside Actions (the
+// workflow token by default), else $GITHUB_TOKEN.
+func Token(getenv func(string) string) string {
+	if getenv("GITHUB_ACTIONS") == "true" {
+		if v := githubactions.New(githubactions.WithGetenv(getenv)).GetInput("github-token"); v != "" {
+			return v
+		}
+	}
+	return strings.TrimSpace(getenv("GITHUB_TOKEN"))
+}
+
+// Publish sends pub to GitHub and returns what it could not do. Each warning is
+// also printed: as ::warning:: inside Actions, on stderr outside.
+func (p *Publisher) Publish(ctx context.Context, pub Publication) []Warning {
+	token := Token(p.Getenv)
+	act, evErr := github.ReadActions(p.Getenv, p.Stdout)
+	act.Mask(token)
+
+	var warnings []Warning
+	warn := func(format string, args ...any) {
+		msg := httpretry.Redact(fmt.Sprintf(format, args...), token)
+		warnings = append(warnings, Warning(msg))
+		if act.InActions {
+			act.Warning(msg)
+		} else {
+			fmt.Fprintf(p.Stderr, "retrieval-gate: warning: %s\n", Clean(msg))
+		}
+	}
+	if evErr != nil {
+		warn("%v; no pull request is known from the event. The report is still written to the job summary.", evErr)
+	}
+
+	if act.InActions {
+		outputs := map[string]string{}
+		for k, v := range pub.Outputs {
+			outputs[k] = v
+		}
+		for _, k := range pub.PathOutputs {
+			if v := outputs[k]; v != "" {
+				outputs[k] = act.RelPath(v)
+			}
+		}
+		if err := act.SetOutputs(outputs); err != nil {
+			warn("%v", err)
+		}
+		if len(pub.Annotations) > 0 || pub.AnnotationsTotal > 0 {
+			act.Annotate("error", pub.Annotations, pub.AnnotationsTotal, MaxAnnotations, "the job summary lists them")
+		}
+		if !pub.NoSummary && pub.Markdown != "" {
+			note := "\n\n> [!NOTE]\n> This report was shortened to fit GitHub's 1 MiB job-summary limit; write the whole report with `--markdown FILE`.\n"
+			if err := act.AppendSummary(Fit(pub.Markdown, pub.Render, act.SummaryRoom(), note)); err != nil {
+				warn("%v", err)
+			}
+		}
+	}
+	if pub.Markdown != "" {
+		p.comment(ctx, act, pub, token, warn)
+	}
+	return warnings
+}
+
+// withMarker is md starting with its marker: its own, or marker prepended.
+func withMarker(md, marker string) string {
+	if MarkerOf(md) == marker {
+		return md
+	}
+	return marker + "\n" + md
+}
+
+// comment decides whether to post and keeps the sticky comment.
+func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Publication, token string, warn func(string, ...any)) {
+	marker := MarkerOf(pub.Markdown)
+	if marker == "" {
+		marker = Marker(pub.Key)
+	}
+	mode := pub.Mode
+	if mode == "" {
+		mode = ModeAuto
+	}
+	kept := "."
+	if act.InActions {
+		kept = "; the report is in the job summary."
+	}
+	pr := act.PR
+	if pub.PR > 0 {
+		pr = pub.PR
+	}
+	switch mode {
+	case ModeNever:
+		return
+	case ModeAuto:
+		if !act.InActions || pr == 0 {
+			return
+		}
+		if token == "" {
+			act.Notice("retrieval-gate: no PR comment: the `github-token` input is empty. The report is in the job summary.")
+			return
+		}
+		if act.ReadOnlyToken() {
+			act.Notice(fmt.Sprintf("retrieval-gate: no PR comment: this pull request comes from a fork (%s), and GitHub gives "+
+				"such runs a read-only token. The report is in the job summary, and any dataset problems are annotated. To get the "+
+				"comment on fork PRs, post it from a separate workflow triggered by `workflow_run` (README: \"Comments on "+
+				"pull requests from forks\").", orUnknown(act.HeadRepo)))
+			return
+		}
+	case ModeAlways:
+		switch {
+		case pr == 0:
+			warn("--comment always, but no pull request is known (event %q): pass --pr N (Action input `pr`). The PR comment was not posted%s", orUnknown(act.EventName), kept)
+			return
+		case token == "":
+			warn("--comment always, but there is no token (Action input `github-token`, or GITHUB_TOKEN). The PR comment was not posted%s", kept)
+			return
+		case act.Repository == "":
+			warn("--comment always, but GITHUB_REPOSITORY (owner/name) is not set. The PR comment was not posted%s", kept)
+			return
+		}
+	default:
+		warn("unknown --comment mode %q. The PR comment was not posted%s", mode, kept)
+		return
+	}
+
+	footer := runFooter(p.Getenv)
+	note := "\n\n> [!NOTE]\n> This comment was shortened to fit GitHub's 65,536-character comment limit; the job summary has the whole report.\n"
+	var render func(int) string
+	if pub.Render != nil {
+		render = func(n int) string { return withMarker(pub.Render(n), marker) + footer }
+	}
+	body := Fit(withMarker(pub.Markdown, marker)+footer, render, MaxCommentBytes, note)
+
+	factory := p.Comments
+	if factory == nil {
+		factory = GitHubComments()
+	}
+	c, err := factory(act.APIURL, act.Repository, token)
+	if err != nil {
+		warn("cannot post the PR comment: %v. The PR comment was not posted%s", err, kept)
+		return
+	}
+	sleep := p.Sleep
+	if sleep == nil {
+		sleep = httpretry.Sleep
+	}
+	ctx, cancel := context.WithTimeout(ctx, commentTimeout)
+	defer cancel()
+	res, err := Upsert(ctx, c, pr, marker, body, sleep)
+	if err != nil {
+		warn("%s", github.Explain(err))
+		return
+	}
+	verb := "updated"
+	if res.Created {
+		verb = "created"
+	}
+	fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment %s: %s\n", verb, Clean(res.URL))
+	if res.Removed > 0 {
+		fmt.Fprintf(p.Stderr, "retrieval-gate: removed %d duplicate PR %s with the same key (concurrent runs)\n", res.Removed, plural(res.Removed, "comment", "comments"))
+	}
+}
+
+// runFooter links the comment to the run that wrote it.
+func runFooter(getenv func(string) string) string {
+	server, repo, run := getenv("GITHUB_SERVER_URL"), getenv("GITHUB_REPOSITORY"), getenv("GITHUB_RUN_ID")
+	if server == "" || repo == "" || run == "" {
+		return ""
+	}
+	if _, err := strconv.ParseInt(run, 10, 64); err != nil {
+		return ""
+	}
+	return fmt.Sprintf("\n<sub>retrieval-gate · [workflow run](%s/%s/actions/runs/%s)</sub>\n", strings.TrimSuffix(server, "/"), repo, run)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
