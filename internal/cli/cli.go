@@ -42,6 +42,7 @@ var commands = []Command{
 	&CompareCommand{},
 	&CalibrateCommand{},
 	&ImportCommand{},
+	&JudgeCommand{},
 }
 
 // Run dispatches args to a subcommand and returns the process exit code.
