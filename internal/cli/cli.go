@@ -42,7 +42,7 @@ var commands = []Command{
 	&CompareCommand{},
 	&CalibrateCommand{},
 	&ImportCommand{},
-	&JudgeCommand{}, &GenerateCommand{},
+	&JudgeCommand{}, &GenerateCommand{}, &EvaluateCommand{},
 }
 
 // Run dispatches args to a subcommand and returns the process exit code.

@@ -116,7 +116,7 @@ func TestCompleteRetriesWithRetryAfter(t *testing.T) {
 		}})
 	resp, err := c.Complete(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: judgePrompt}}})
 	require.NoError(t, err)
-	assert.Contains(t, resp.Content, "Final score: 0")
+	assert.Contains(t, resp.Content, "Final score: 3", "no table: the word-overlap grade")
 	require.Len(t, waits, 2)
 	assert.Equal(t, 3*time.Second, waits[0], "429: Retry-After honoured")
 	assert.Less(t, waits[1], 20*time.Millisecond, "503 without Retry-After: the second backoff, 10-20 ms")

@@ -35,7 +35,8 @@ import (
 type Options struct {
 	// APIKey, when set, is the only bearer token accepted (401 otherwise).
 	APIKey string
-	// Grades is the hidden relevance table: query text -> document text -> grade.
+	// Grades is the hidden relevance table: query text -> document text -> grade
+	// (absent: 0). Without a table the grade is Overlap(query, document).
 	Grades map[string]map[string]int
 	// Delay is waited before each answer (an answer "takes" this long).
 	Delay time.Duration
@@ -257,6 +258,9 @@ func (s *Server) judge(prompt string, schema bool) string {
 	q := between(prompt, "<query>", "</query>")
 	d := between(prompt, "<document>", "</document>")
 	grade := s.opt.Grades[q][d]
+	if s.opt.Grades == nil {
+		grade = Overlap(q, d)
+	}
 	s.mu.Lock()
 	key := q + "\x00" + d
 	call := s.pairs[key]
@@ -278,6 +282,41 @@ func (s *Server) judge(prompt string, schema bool) string {
 		return string(b)
 	}
 	return reason + "\nFinal score: " + strconv.Itoa(grade)
+}
+
+// Overlap is the grade of the judge without a table: the share of the query's
+// words of 4+ letters found in the document, 3 for all, 2 for half or more, 1
+// for some, 0 for none (case-insensitive, exact words).
+func Overlap(query, doc string) int {
+	words := func(s string) []string {
+		var out []string
+		for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			if len([]rune(w)) >= 4 {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	in := map[string]bool{}
+	for _, w := range words(doc) {
+		in[w] = true
+	}
+	qw := words(query)
+	hit := 0
+	for _, w := range qw {
+		if in[w] {
+			hit++
+		}
+	}
+	switch {
+	case len(qw) == 0 || hit == 0:
+		return 0
+	case hit == len(qw):
+		return 3
+	case 2*hit >= len(qw):
+		return 2
+	}
+	return 1
 }
 
 var countRE = regexp.MustCompile(`(\d+) (natural-language question|keyword quer)`)
