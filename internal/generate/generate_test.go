@@ -65,3 +65,17 @@ func TestSampleIsSeededAndStratified(t *testing.T) {
 	}
 	assert.True(t, differs, "the seed changes the sample")
 }
+
+func FuzzParseQueries(f *testing.F) {
+	f.Add(`{"questions": ["a"], "keywords": ["b"]}`)
+	f.Add("question: a\nkeyword: b")
+	f.Fuzz(func(t *testing.T, s string) {
+		qs, ks, err := generate.ParseQueries(s, 1, 1)
+		if err != nil {
+			return
+		}
+		if len(qs) != 1 || len(ks) != 1 || qs[0] == "" || ks[0] == "" {
+			t.Fatalf("accepted %q as %q %q", s, qs, ks)
+		}
+	})
+}

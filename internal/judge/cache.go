@@ -66,10 +66,18 @@ func OpenCache(path string) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to open the judge cache: %w", err)
 	}
-	good, err := c.load(f)
+	good, tail, err := c.load(f)
 	if err != nil {
 		f.Close()
 		return nil, err
+	}
+	if tail != nil {
+		// A complete last entry without its newline: end it before appending.
+		if _, err := f.WriteAt(append(bytes.Clone(tail), '\n'), good); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("failed to repair the judge cache %s: %w", path, err)
+		}
+		good += int64(len(tail)) + 1
 	}
 	if st, err := f.Stat(); err == nil && st.Size() != good {
 		// Drop a torn last line so that appends start on a line boundary.
@@ -86,51 +94,46 @@ func OpenCache(path string) (*Cache, error) {
 	return c, nil
 }
 
-// load reads every line and returns the offset after the last complete line.
-func (c *Cache) load(f *os.File) (int64, error) {
-	br := bufio.NewReaderSize(f, 1<<20)
-	var off int64
+// load reads every entry of r into c and returns the offset after the last
+// complete line, and a last line without newline that parses (to be ended with
+// a newline before appending); a torn last line is left out.
+func (c *Cache) load(r io.Reader) (good int64, tail []byte, err error) {
+	br := bufio.NewReaderSize(r, 1<<20)
 	line := 0
 	for {
 		b, err := br.ReadBytes('\n')
 		if len(b) > 0 && b[len(b)-1] != '\n' {
-			// A last line without newline: complete only if it parses.
 			var e Entry
-			if json.Unmarshal(b, &e) == nil && e.Key != "" {
-				line++
+			if json.Unmarshal(b, &e) == nil && validEntry(e) {
 				c.entries[e.Key] = e
 				c.loaded++
-				// Keep it, but end it with a newline before appending.
-				return off + int64(len(b)) + 1, c.rewriteTail(f, off, b)
+				return good, b, nil
 			}
-			return off, nil
+			return good, nil, nil
 		}
 		if errors.Is(err, io.EOF) {
-			return off, nil
+			return good, nil, nil
 		}
 		if err != nil {
-			return 0, fmt.Errorf("failed to read the judge cache %s: %w", c.path, err)
+			return 0, nil, fmt.Errorf("failed to read the judge cache %s: %w", c.path, err)
 		}
 		line++
-		off += int64(len(b))
+		good += int64(len(b))
 		t := bytes.TrimSpace(b)
 		if len(t) == 0 {
 			continue
 		}
 		var e Entry
-		if err := json.Unmarshal(t, &e); err != nil || e.Key == "" || e.Grade < 0 || e.Grade > dataset.MaxRelevance {
-			return 0, dataset.Errorf(c.path, line, "not a judge cache entry (delete the file to start afresh)")
+		if err := json.Unmarshal(t, &e); err != nil || !validEntry(e) {
+			return 0, nil, dataset.Errorf(c.path, line, "not a judge cache entry (delete the file to start afresh)")
 		}
 		c.entries[e.Key] = e
 		c.loaded++
 	}
 }
 
-func (c *Cache) rewriteTail(f *os.File, off int64, b []byte) error {
-	if _, err := f.WriteAt(append(bytes.Clone(b), '\n'), off); err != nil {
-		return fmt.Errorf("failed to repair the judge cache %s: %w", c.path, err)
-	}
-	return nil
+func validEntry(e Entry) bool {
+	return e.Key != "" && e.Grade >= 0 && e.Grade <= dataset.MaxRelevance
 }
 
 // Loaded is the number of entries read from the file.
