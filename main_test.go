@@ -10,6 +10,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/github/githubtest"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
 )
 
 // TestMain lets testscript run this binary as the `retrieval-gate` command in
@@ -19,6 +20,8 @@ func TestMain(m *testing.M) {
 		"retrieval-gate": func() { os.Exit(realMain(context.Background())) },
 		// fake-github serves GitHub's REST semantics on loopback for the action scripts.
 		"fake-github": githubtest.Main,
+		// fake-llm serves the OpenAI chat-completions protocol (a judge with a hidden relevance table, a query generator).
+		"fake-llm": llmtest.Main,
 	})
 }
 

@@ -96,6 +96,7 @@ var commands = []Command{
 	&CompareCommand{},
 	&CalibrateCommand{},
 	&ImportCommand{},
+	&JudgeCommand{}, &GenerateCommand{}, &EvaluateCommand{},
 }
 
 // Run dispatches args to a subcommand and returns the process exit code.

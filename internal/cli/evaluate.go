@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
+)
+
+// EvaluateCommand is `retrieval-gate evaluate`: the whole pipeline, KB (and
+// optional cases, else generated ones) -> retrieve with every strategy -> judge
+// the pool -> compare, every intermediate file kept in one directory. Each stage
+// is the real command (generate, retrieve, judge, compare) run with the flags
+// written to DIR/stages.txt, so any stage can be rerun alone.
+type EvaluateCommand struct{}
+
+func (c *EvaluateCommand) Name() string { return "evaluate" }
+func (c *EvaluateCommand) Synopsis() string {
+	return "the whole pipeline: (generate) -> retrieve with each strategy -> judge the pool -> compare"
+}
+
+type evaluateOptions struct {
+	kb, cases, out                     string
+	judgeURL, judgeModel               string
+	genURL, genModel                   string
+	rerankURL                          string
+	store, chromaURL                   string
+	embedder, embedderURL, embedderMdl string
+	k, perLocale, repeat, concurrency  int
+	maxRequests                        int64
+	price                              string
+	bootstrap                          int
+}
+
+func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, error) {
+	fs := newFlagSet(env, "evaluate")
+	o := &evaluateOptions{}
+	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
+	fs.StringVar(&o.cases, "cases", "", "cases JSONL with the queries (default: generated from the KB with the generator)")
+	fs.StringVar(&o.out, "out", "", "output `DIR`: every intermediate file and report (required)")
+	fs.StringVar(&o.judgeURL, "judge-url", "", "OpenAI-compatible chat server of the judge (required)")
+	fs.StringVar(&o.judgeModel, "judge-model", "", "judge model name")
+	fs.StringVar(&o.genURL, "generator-url", "", "chat server of the query generator (default: --judge-url)")
+	fs.StringVar(&o.genModel, "generator-model", "", "query generator model (default: --judge-model)")
+	fs.StringVar(&o.rerankURL, "rerank-url", "", "TEI /rerank server: each strategy is also run reranked")
+	fs.StringVar(&o.store, "store", "memory", "vector store of retrieve: memory or chroma")
+	fs.StringVar(&o.chromaURL, "chroma-url", "", "Chroma server URL (implies --store chroma)")
+	fs.StringVar(&o.embedder, "embedder", "hash", "embedder of retrieve: hash, openai or ollama")
+	fs.StringVar(&o.embedderURL, "embedder-url", "", "embedding server URL")
+	fs.StringVar(&o.embedderMdl, "embedder-model", "", "embedding model name")
+	fs.IntVar(&o.k, "k", 10, "retrieval depth, pool depth and compare cutoff")
+	fs.IntVar(&o.perLocale, "per-locale", 20, "documents sampled per locale when generating")
+	fs.IntVar(&o.repeat, "repeat", 1, "judgments per pair")
+	fs.IntVar(&o.concurrency, "concurrency", 4, "chat requests in flight at once")
+	fs.Int64Var(&o.maxRequests, "max-requests", 0, "request budget of the judge (0: no limit)")
+	fs.StringVar(&o.price, "price-per-1k", "", "judge price per 1,000 tokens, PRICE or PROMPT,COMPLETION")
+	fs.IntVar(&o.bootstrap, "bootstrap", 10000, "compare's bootstrap resamples")
+	if err := parseFlags(fs, env, args); err != nil {
+		return nil, err
+	}
+	switch {
+	case o.kb == "":
+		return nil, usagef("evaluate: --kb is required")
+	case o.out == "":
+		return nil, usagef("evaluate: --out DIR is required")
+	case o.judgeURL == "":
+		return nil, usagef("evaluate: --judge-url is required")
+	}
+	if o.genURL == "" {
+		o.genURL = o.judgeURL
+	}
+	if o.genModel == "" {
+		o.genModel = o.judgeModel
+	}
+	return o, nil
+}
+
+// stage is one command of the pipeline.
+type stage struct {
+	cmd  Command
+	args []string
+}
+
+func (s stage) String() string {
+	parts := []string{"retrieval-gate", s.cmd.Name()}
+	for _, a := range s.args {
+		parts = append(parts, shellQuote(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+// shellQuote quotes a for a POSIX shell when it needs it.
+func shellQuote(a string) string {
+	if a != "" && strings.IndexFunc(a, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=+,@%", r))
+	}) < 0 {
+		return a
+	}
+	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+}
+
+func (c *EvaluateCommand) Run(ctx context.Context, env *Env, args []string) error {
+	o, err := c.parse(env, args)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return fmt.Errorf("failed to create %s: %w", o.out, err)
+	}
+	in := func(name string) string { return filepath.Join(o.out, name) }
+	var stages []stage
+	cases := o.cases
+	if cases == "" {
+		cases = in("cases.jsonl")
+		g := []string{"--kb", o.kb, "--out", cases, "--per-locale", strconv.Itoa(o.perLocale),
+			"--generator-url", o.genURL, "--concurrency", strconv.Itoa(o.concurrency)}
+		if o.genModel != "" {
+			g = append(g, "--generator-model", o.genModel)
+		}
+		stages = append(stages, stage{&GenerateCommand{}, g})
+	}
+	var runNames, runFiles []string
+	variants := []string{""}
+	if o.rerankURL != "" {
+		variants = append(variants, o.rerankURL)
+	}
+	for _, rr := range variants {
+		for _, s := range retrieve.Strategies {
+			name := s
+			if rr != "" {
+				name += "+rerank"
+			}
+			file := in("run-" + name + ".jsonl")
+			a := []string{"--kb", o.kb, "--cases", cases, "--out", file, "--strategy", s, "--k", strconv.Itoa(o.k),
+				"--store", o.store, "--embedder", o.embedder}
+			for _, f := range []struct{ name, v string }{{"chroma-url", o.chromaURL}, {"embedder-url", o.embedderURL}, {"embedder-model", o.embedderMdl}, {"rerank-url", rr}} {
+				if f.v != "" {
+					a = append(a, "--"+f.name, f.v)
+				}
+			}
+			stages = append(stages, stage{&RetrieveCommand{}, a})
+			runNames, runFiles = append(runNames, name), append(runFiles, file)
+		}
+	}
+	j := []string{"--kb", o.kb, "--k", strconv.Itoa(o.k), "--judge-url", o.judgeURL, "--repeat", strconv.Itoa(o.repeat),
+		"--concurrency", strconv.Itoa(o.concurrency), "--max-requests", strconv.FormatInt(o.maxRequests, 10),
+		"--cache", in("judge-cache.jsonl"), "--qrels", in("qrels.txt"), "--judgments", in("judgments.jsonl"), "--json", in("judge.json")}
+	if o.judgeModel != "" {
+		j = append(j, "--judge-model", o.judgeModel)
+	}
+	if o.price != "" {
+		j = append(j, "--price-per-1k", o.price)
+	}
+	cmp := []string{"--qrels", in("qrels.txt"), "--k", strconv.Itoa(o.k), "--bootstrap", strconv.Itoa(o.bootstrap),
+		"--json", in("compare.json"), "--markdown", in("compare.md"), "--per-query", in("per-query.jsonl")}
+	for i, n := range runNames {
+		j = append(j, "--run", n+"="+runFiles[i])
+		cmp = append(cmp, "--run", n+"="+runFiles[i])
+	}
+	stages = append(stages, stage{&JudgeCommand{}, j}, stage{&CompareCommand{}, cmp})
+
+	err = atomicfile.Write(in("stages.txt"), func(w io.Writer) error {
+		fmt.Fprintln(w, "# The stages of this evaluation, in order; each can be rerun alone.")
+		for _, s := range stages {
+			fmt.Fprintln(w, s.String())
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, s := range stages {
+		fmt.Fprintf(env.Stderr, "evaluate: stage %d/%d: %s\n", i+1, len(stages), plain(s.String()))
+		if err := s.cmd.Run(ctx, env, s.args); err != nil {
+			return fmt.Errorf("evaluate: stage %d (%s) failed: %w", i+1, s.cmd.Name(), err)
+		}
+	}
+	fmt.Fprintf(env.Stderr, "evaluate: reports in %s (compare.json, compare.md, judge.json); stages in %s\n", plain(o.out), plain(in("stages.txt")))
+	return nil
+}

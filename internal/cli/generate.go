@@ -1,0 +1,185 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/generate"
+	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/chunk"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/memory"
+)
+
+// GenerateCommand is `retrieval-gate generate`: write evaluation cases from
+// KB documents with an LLM.
+type GenerateCommand struct{}
+
+func (c *GenerateCommand) Name() string { return "generate" }
+func (c *GenerateCommand) Synopsis() string {
+	return "write cases JSONL: LLM-generated questions and keyword queries for sampled KB documents"
+}
+
+type generateOptions struct {
+	kb, out             string
+	perLocale           int
+	seed                uint64
+	questions, keywords int
+	llm                 llmFlags
+	prompt, format      string
+	jaccard             float64
+	roundTripK          int
+}
+
+func (c *GenerateCommand) parse(env *Env, args []string) (*generateOptions, error) {
+	fs := newFlagSet(env, "generate")
+	o := &generateOptions{}
+	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
+	fs.StringVar(&o.out, "out", "", "write the cases JSONL to `FILE` (required)")
+	fs.IntVar(&o.perLocale, "per-locale", 20, "documents sampled per locale")
+	seed := fs.String("seed", "1", "seed of the sample (the same KB and seed give the same documents)")
+	fs.IntVar(&o.questions, "questions", 2, "natural-language questions asked per document")
+	fs.IntVar(&o.keywords, "keywords", 1, "keyword queries asked per document")
+	o.llm.register(fs, "generator", 4)
+	fs.StringVar(&o.prompt, "prompt", "", "prompt template `FILE` with {{document}}, {{locale}}, {{questions}}, {{keywords}} and optionally {{answer_format}} (default: the built-in "+generate.DefaultPromptVersion+")")
+	fs.StringVar(&o.format, "answer-format", judge.FormatJSON, "json: structured output, text when the server rejects it; text: \"question: ...\" and \"keyword: ...\" lines")
+	fs.Float64Var(&o.jaccard, "dedup-jaccard", 0.8, "drop a query whose token-set Jaccard similarity with a kept query of its locale is at least this")
+	fs.IntVar(&o.roundTripK, "round-trip-k", 0, "keep a query only when dense, lexical or hybrid retrieval (built-in hash embedder, memory store) ranks its source card in the top k (0: off)")
+	if err := parseFlags(fs, env, args); err != nil {
+		return nil, err
+	}
+	var err error
+	if o.seed, err = strconv.ParseUint(*seed, 10, 64); err != nil {
+		return nil, usagef("generate: --seed must be a non-negative integer, got %q", *seed)
+	}
+	switch {
+	case o.kb == "":
+		return nil, usagef("generate: --kb is required")
+	case o.out == "":
+		return nil, usagef("generate: --out is required")
+	case o.perLocale < 1:
+		return nil, usagef("generate: --per-locale must be at least 1, got %d", o.perLocale)
+	case o.questions < 0 || o.keywords < 0 || o.questions+o.keywords < 1 || o.questions+o.keywords > 20:
+		return nil, usagef("generate: --questions and --keywords must be ≥ 0 and sum to 1-20, got %d and %d", o.questions, o.keywords)
+	case o.jaccard <= 0 || o.jaccard > 1:
+		return nil, usagef("generate: --dedup-jaccard must be in (0, 1], got %v", o.jaccard)
+	case o.roundTripK < 0:
+		return nil, usagef("generate: --round-trip-k must be ≥ 0, got %d", o.roundTripK)
+	case o.format != judge.FormatJSON && o.format != judge.FormatText:
+		return nil, usagef("generate: --answer-format must be json or text, got %q", o.format)
+	}
+	if err := o.llm.check("generate", "generator"); err != nil {
+		return nil, err
+	}
+	return o, checkOutputs("generate", []string{o.kb, o.prompt}, map[string]string{"out": o.out})
+}
+
+func (c *GenerateCommand) Run(ctx context.Context, env *Env, args []string) error {
+	o, err := c.parse(env, args)
+	if err != nil {
+		return err
+	}
+	err = runGenerate(ctx, env, o)
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("generate: interrupted, nothing written: %w", err)
+	}
+	return err
+}
+
+func runGenerate(ctx context.Context, env *Env, o *generateOptions) error {
+	kb, err := dataset.LoadKB(o.kb)
+	if err != nil {
+		return err
+	}
+	prompt := generate.DefaultPrompt()
+	if o.prompt != "" {
+		if prompt, err = generate.LoadPrompt(o.prompt); err != nil {
+			return err
+		}
+	}
+	cards := generate.Sample(kb, o.perLocale, o.seed)
+	if len(cards) == 0 {
+		return dataset.Errorf(o.kb, 0, "knowledge base has no card with text to generate queries from")
+	}
+	client, err := o.llm.client(env)
+	if err != nil {
+		return usagef("generate: %v", err)
+	}
+	fmt.Fprintf(env.Stderr, "generate: %d document(s) sampled (up to %d per locale, seed %d)\n", len(cards), o.perLocale, o.seed)
+	prog := newProgress(env, "generate: asking", len(cards))
+	res, err := generate.Run(ctx, cards, generate.Options{
+		Client: client, Model: o.llm.model, Prompt: prompt, Format: o.format,
+		Questions: o.questions, Keywords: o.keywords, Workers: o.llm.concurrency, Jaccard: o.jaccard, Progress: prog.update,
+	})
+	prog.finish()
+	if err != nil {
+		return err
+	}
+	cases := res.Cases
+	dropped := 0
+	if o.roundTripK > 0 && len(cases) > 0 {
+		searchers, err := roundTripSearchers(ctx, kb, o.roundTripK)
+		if err != nil {
+			return err
+		}
+		if cases, dropped, err = generate.RoundTrip(ctx, cases, searchers); err != nil {
+			return err
+		}
+	}
+	err = atomicfile.Write(o.out, func(w io.Writer) error {
+		for _, cs := range cases {
+			b, err := generate.WriteCase(cs, o.llm.model, prompt)
+			if err != nil {
+				return err
+			}
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	w := env.Stdout
+	fmt.Fprintf(w, "generate: %d document(s), %d request(s), tokens %d prompt, %d completion\n", res.Documents, res.Requests, res.PromptTokens, res.CompletionTokens)
+	if res.FellBack {
+		fmt.Fprintln(w, "generate: the server rejected response_format json_schema; answers were read as text lines")
+	}
+	fmt.Fprintf(w, "generate: %d document(s) without a readable answer after one retry, %d skipped over the request budget\n", res.Failed, res.BudgetSkipped)
+	fmt.Fprintf(w, "generate: %d near-duplicate query(ies) dropped (token Jaccard ≥ %s)\n", res.NearDuplicates, strconv.FormatFloat(o.jaccard, 'g', -1, 64))
+	if o.roundTripK > 0 {
+		fmt.Fprintf(w, "generate: round-trip filter (source card in the top %d of dense, lexical or hybrid): %d query(ies) dropped\n", o.roundTripK, dropped)
+	}
+	fmt.Fprintf(w, "generate: %d case(s) written to %s\n", len(cases), plain(o.out))
+	return nil
+}
+
+// roundTripSearchers builds dense, lexical and hybrid indexes of the KB with the
+// built-in hash embedder on the memory store, each returning the top k chunks.
+func roundTripSearchers(ctx context.Context, kb *dataset.KB, k int) ([]generate.Searcher, error) {
+	chunks := chunk.Split(kb.Cards, chunk.Params{})
+	texts := make([]string, len(chunks))
+	for i, c := range chunks {
+		texts[i] = c.Text
+	}
+	emb := embed.NewHash(embed.DefaultHashDim, texts)
+	st := memory.New(0)
+	var out []generate.Searcher
+	ready := false
+	for _, s := range retrieve.Strategies {
+		ix, err := retrieve.Build(ctx, chunks, emb, st, ready, retrieve.Options{Strategy: s, K: k})
+		if err != nil {
+			return nil, err
+		}
+		ready = ready || s != retrieve.Lexical
+		out = append(out, ix)
+	}
+	return out, nil
+}

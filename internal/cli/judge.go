@@ -1,0 +1,320 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
+)
+
+// JudgeCommand is `retrieval-gate judge`: grade the pooled results of one or
+// more strategies with an LLM relevance judge and write graded qrels.
+type JudgeCommand struct{}
+
+func (c *JudgeCommand) Name() string { return "judge" }
+func (c *JudgeCommand) Synopsis() string {
+	return "grade the pooled top k of each run with an LLM judge (0-3) and write qrels for compare"
+}
+
+// DefaultJudgeCache is the default --cache: a directory actions/cache can keep.
+const DefaultJudgeCache = ".retrieval-gate-cache/judge.jsonl"
+
+// llmFlags are the flags of one chat server (the judge's or the generator's).
+type llmFlags struct {
+	url, model  string
+	concurrency int
+	maxRequests int64
+}
+
+func (f *llmFlags) register(fs *flag.FlagSet, role string, defConcurrency int) {
+	fs.StringVar(&f.url, role+"-url", "", "OpenAI-compatible chat server `URL`: a base (http://host:8000), .../v1 or .../v1/chat/completions (required)")
+	fs.StringVar(&f.model, role+"-model", "", "model name sent to the server (required for api.openai.com; llama-server ignores it)")
+	fs.IntVar(&f.concurrency, "concurrency", defConcurrency, "requests in flight at once")
+	fs.Int64Var(&f.maxRequests, "max-requests", 0, "total budget of chat requests (0: no limit); pairs beyond it are reported unjudged")
+}
+
+func (f *llmFlags) check(cmd, role string) error {
+	if f.url == "" {
+		return usagef("%s: --%s-url is required", cmd, role)
+	}
+	if _, err := llm.EndpointURL(f.url); err != nil {
+		return usagef("%s: --%s-url: %v", cmd, role, err)
+	}
+	if strings.Contains(f.url, "api.openai.com") && f.model == "" {
+		return usagef("%s: --%s-url api.openai.com needs --%s-model (e.g. gpt-4o-mini)", cmd, role, role)
+	}
+	if f.concurrency < 1 || f.concurrency > 256 {
+		return usagef("%s: --concurrency must be between 1 and 256, got %d", cmd, f.concurrency)
+	}
+	if f.maxRequests < 0 {
+		return usagef("%s: --max-requests must be 0 (no limit) or more, got %d", cmd, f.maxRequests)
+	}
+	return nil
+}
+
+func (f *llmFlags) client(env *Env) (*llm.Client, error) {
+	return llm.New(llm.Config{URL: f.url, Model: f.model, APIKey: llm.APIKey(env.Getenv), Concurrency: f.concurrency, MaxRequests: f.maxRequests})
+}
+
+// judgeOptions are the parsed flags of judge.
+type judgeOptions struct {
+	runs               runFlag
+	queries, kb        string
+	k, repeat          int
+	llm                llmFlags
+	prompt, format     string
+	cache              string
+	price              *judge.Price
+	qrelsOut, jsonlOut string
+	jsonOut            string
+}
+
+// parsePrice reads --price-per-1k: "P" (prompt and completion) or "P,C".
+func parsePrice(v string) (*judge.Price, error) {
+	if v == "" {
+		return nil, nil
+	}
+	a, b, two := strings.Cut(v, ",")
+	p, err := strconv.ParseFloat(strings.TrimSpace(a), 64)
+	c := p
+	if err == nil && two {
+		c, err = strconv.ParseFloat(strings.TrimSpace(b), 64)
+	}
+	if err != nil || p < 0 || c < 0 || p != p || c != c {
+		return nil, fmt.Errorf("want PRICE or PROMPT_PRICE,COMPLETION_PRICE (per 1,000 tokens, ≥ 0), got %q", v)
+	}
+	return &judge.Price{Prompt: p, Completion: c}, nil
+}
+
+func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
+	fs := newFlagSet(env, "judge")
+	o := &judgeOptions{}
+	fs.Var(&o.runs, "run", "NAME=FILE: a cases JSONL from retrieve, or a TREC run (needs --queries); repeat for each strategy (required)")
+	fs.StringVar(&o.queries, "queries", "", "query texts for TREC runs: cases JSONL (id, query) or TSV \"qid<TAB>query\"")
+	fs.StringVar(&o.kb, "kb", "", "knowledge base (the documents' text): JSONL file of cards or directory of Markdown cards (required)")
+	fs.IntVar(&o.k, "k", 10, "pool depth: the top k of each run per query")
+	fs.IntVar(&o.repeat, "repeat", 1, "judgments per pair; with 2 or more the report gives the judge's self-agreement")
+	o.llm.register(fs, "judge", 4)
+	fs.StringVar(&o.prompt, "prompt", "", "prompt template `FILE` with {{query}}, {{document}} and optionally {{answer_format}} (default: the built-in "+judge.DefaultPromptVersion+")")
+	fs.StringVar(&o.format, "answer-format", judge.FormatJSON, "json: structured output (response_format json_schema), text when the server rejects it; text: a last line \"Final score: N\"")
+	fs.StringVar(&o.cache, "cache", DefaultJudgeCache, "append-only judgment cache `FILE` (none: no cache)")
+	price := fs.String("price-per-1k", "", "price per 1,000 tokens, PRICE or PROMPT,COMPLETION, for the estimated cost")
+	fs.StringVar(&o.qrelsOut, "qrels", "", "write the labels as TREC qrels \"qid 0 docid rel\" to `FILE`")
+	fs.StringVar(&o.jsonlOut, "judgments", "", "write the labels as JSONL (with reason, model, prompt version and hash) to `FILE`")
+	fs.StringVar(&o.jsonOut, "json", "", "write the report (retrieval-gate/judge@1: counts, tokens, cost, self-agreement) to `FILE`")
+	if err := parseFlags(fs, env, args); err != nil {
+		return nil, err
+	}
+	var err error
+	if o.price, err = parsePrice(*price); err != nil {
+		return nil, usagef("judge: --price-per-1k: %v", err)
+	}
+	switch {
+	case len(o.runs.names) == 0:
+		return nil, usagef("judge: --run NAME=FILE is required (repeat it for each strategy)")
+	case o.kb == "":
+		return nil, usagef("judge: --kb is required")
+	case o.qrelsOut == "" && o.jsonlOut == "":
+		return nil, usagef("judge: give --qrels FILE and/or --judgments FILE for the labels")
+	case o.k < 1 || o.k > 1000:
+		return nil, usagef("judge: --k must be between 1 and 1000, got %d", o.k)
+	case o.repeat < 1 || o.repeat > 10:
+		return nil, usagef("judge: --repeat must be between 1 and 10, got %d", o.repeat)
+	case o.format != judge.FormatJSON && o.format != judge.FormatText:
+		return nil, usagef("judge: --answer-format must be json or text, got %q", o.format)
+	}
+	if err := o.llm.check("judge", "judge"); err != nil {
+		return nil, err
+	}
+	if o.cache == "none" {
+		o.cache = ""
+	}
+	inputs := append([]string{o.kb, o.queries, o.prompt, o.cache}, o.runs.files...)
+	return o, checkOutputs("judge", inputs, map[string]string{"qrels": o.qrelsOut, "judgments": o.jsonlOut, "json": o.jsonOut})
+}
+
+// checkOutputs refuses an output that is an input or another output.
+func checkOutputs(cmd string, inputs []string, outs map[string]string) error {
+	seen := map[string]string{}
+	for _, flagName := range slices.Sorted(maps.Keys(outs)) {
+		p := outs[flagName]
+		if p == "" {
+			continue
+		}
+		for _, in := range inputs {
+			if in != "" && samePath(p, in) {
+				return usagef("%s: --%s %s would overwrite the input %s", cmd, flagName, p, in)
+			}
+		}
+		if prev, dup := seen[filepath.Clean(p)]; dup {
+			return usagef("%s: --%s and --%s name the same file %s", cmd, prev, flagName, p)
+		}
+		seen[filepath.Clean(p)] = flagName
+	}
+	return nil
+}
+
+func (c *JudgeCommand) Run(ctx context.Context, env *Env, args []string) error {
+	o, err := c.parse(env, args)
+	if err != nil {
+		return err
+	}
+	_, err = runJudge(ctx, env, o)
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("judge: interrupted, nothing written (the judgments made are in the cache): %w", err)
+	}
+	return err
+}
+
+// runJudge reads the inputs, judges the pool and writes the outputs.
+func runJudge(ctx context.Context, env *Env, o *judgeOptions) (*judge.Result, error) {
+	kb, err := dataset.LoadKB(o.kb)
+	if err != nil {
+		return nil, err
+	}
+	prompt := judge.DefaultPrompt()
+	if o.prompt != "" {
+		if prompt, err = judge.LoadPrompt(o.prompt); err != nil {
+			return nil, err
+		}
+	}
+	qs := judge.Queries{}
+	if o.queries != "" {
+		if qs, err = judge.ReadQueries(ctx, o.queries); err != nil {
+			return nil, err
+		}
+	}
+	var runs []judge.NamedRun
+	for i, name := range o.runs.names {
+		run, err := dataset.ReadRun(ctx, o.runs.files[i], o.k, dataset.RunOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("failed to read run %q: %w", name, err)
+		}
+		if run.Format == "cases" {
+			f, err := os.Open(o.runs.files[i])
+			if err != nil {
+				return nil, err
+			}
+			err = judge.QueriesFromCases(ctx, f, o.runs.files[i], qs)
+			f.Close()
+			if err != nil {
+				return nil, err
+			}
+		}
+		runs = append(runs, judge.NamedRun{Name: name, Run: run})
+	}
+	pairs, err := judge.BuildPool(runs, qs, kb)
+	if err != nil {
+		return nil, err
+	}
+	client, err := o.llm.client(env)
+	if err != nil {
+		return nil, usagef("judge: %v", err)
+	}
+	var cache *judge.Cache
+	if o.cache != "" {
+		if err := os.MkdirAll(filepath.Dir(o.cache), 0o755); err != nil {
+			return nil, fmt.Errorf("failed to create the cache directory: %w", err)
+		}
+	}
+	if cache, err = judge.OpenCache(o.cache); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(env.Stderr, "judge: %d pairs from %d run(s) at k %d, %d judgment(s) each; %d cached judgment(s) loaded\n",
+		len(pairs), len(runs), o.k, o.repeat, cache.Loaded())
+	prog := newProgress(env, "judge: judging", len(pairs)*o.repeat)
+	res, err := judge.Run(ctx, pairs, judge.Options{
+		Client: client, Model: o.llm.model, Prompt: prompt, Format: o.format, Repeat: o.repeat,
+		Workers: o.llm.concurrency, Cache: cache, Progress: prog.update,
+	})
+	prog.finish()
+	if cerr := cache.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	sum := judge.Summarize(res, o.price)
+	meta := judge.ReportMeta{Runs: o.runs.names, K: o.k, Price: o.price}
+	outputs := []struct {
+		path  string
+		write func(io.Writer) error
+	}{
+		{o.qrelsOut, func(w io.Writer) error { return judge.WriteTREC(w, res) }},
+		{o.jsonlOut, func(w io.Writer) error { return judge.WriteJSONL(w, res) }},
+		{o.jsonOut, func(w io.Writer) error { return judge.WriteReport(w, res, sum, meta) }},
+	}
+	for _, out := range outputs {
+		if out.path == "" {
+			continue
+		}
+		if err := atomicfile.Write(out.path, out.write); err != nil {
+			return nil, err
+		}
+	}
+	printJudgeSummary(env.Stdout, res, sum)
+	return res, nil
+}
+
+// plain makes user-controlled text one inert line: control characters become spaces.
+func plain(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+}
+
+func fmtFloat(v *float64) string {
+	if v == nil {
+		return "undefined"
+	}
+	return strconv.FormatFloat(*v, 'g', -1, 64)
+}
+
+func printJudgeSummary(w io.Writer, res *judge.Result, s *judge.Summary) {
+	model := res.Model
+	if model == "" {
+		model = "(server default)"
+	}
+	format := res.Format
+	if res.FellBack {
+		format += " (the server rejected response_format json_schema)"
+	}
+	fmt.Fprintf(w, "judge: model %s, prompt %s %s, answer format %s\n", plain(model), plain(res.Prompt.Version), res.Prompt.Hash, format)
+	fmt.Fprintf(w, "judge: %d pairs, %d labelled (rel 3: %d, 2: %d, 1: %d, 0: %d), %d unjudged\n",
+		s.Pairs, s.Judged, s.Distribution[3], s.Distribution[2], s.Distribution[1], s.Distribution[0], s.Unjudged)
+	fmt.Fprintf(w, "judge: unjudged answers: %d unparseable, %d out of range, %d over the request budget (after one retry each; never counted as 0)\n",
+		s.UnjudgedByCause[judge.CauseUnparseable], s.UnjudgedByCause[judge.CauseOutOfRange], s.UnjudgedByCause[judge.CauseBudget])
+	fmt.Fprintf(w, "judge: %d request(s) made (%d retries after a bad answer), %d judgment(s) from the cache\n", res.Requests, res.BadAnswerRetries, res.Cached)
+	fmt.Fprintf(w, "judge: tokens: %d prompt, %d completion", res.PromptTokens, res.CompletionTokens)
+	if res.ResponsesWithoutUsage > 0 {
+		fmt.Fprintf(w, " (%d response(s) without usage not counted)", res.ResponsesWithoutUsage)
+	}
+	if s.EstimatedCost != nil {
+		fmt.Fprintf(w, "; estimated cost %s", fmtFloat(s.EstimatedCost))
+	}
+	fmt.Fprintln(w)
+	for _, a := range s.SelfAgreement {
+		ci := "undefined"
+		if a.CI95 != nil {
+			ci = fmt.Sprintf("[%s, %s]", fmtFloat(&a.CI95[0]), fmtFloat(&a.CI95[1]))
+		}
+		fmt.Fprintf(w, "judge: self-agreement, repeats %d and %d: n %d, exact agreement %s, weighted kappa (quadratic) %s, 95%% CI %s, %d pair(s) differ\n",
+			a.Repeats[0], a.Repeats[1], a.N, fmtFloat(a.Agreement), fmtFloat(a.WeightedKappa), ci, a.Differing)
+	}
+}

@@ -1,0 +1,419 @@
+// Package generate writes evaluation queries with an LLM: it samples knowledge-base
+// documents (seeded, stratified by locale), asks a chat server (package llm) for
+// natural-language questions and keyword queries in each document's language,
+// drops near-duplicates, optionally keeps only the queries some retrieval
+// strategy answers with their source document (a round-trip consistency filter),
+// and writes cases whose gold is the source card.
+package generate
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/text"
+)
+
+// DefaultPromptVersion names the embedded prompt, prompts/queries-v1.txt.
+const DefaultPromptVersion = "queries-v1"
+
+//go:embed prompts/queries-v1.txt
+var defaultPrompt string
+
+// Query styles.
+const (
+	Question = "question"
+	Keyword  = "keyword"
+)
+
+// Prompt is a generator prompt template.
+type Prompt struct {
+	Version, Hash, Template string
+}
+
+// DefaultPrompt is the embedded, versioned prompt.
+func DefaultPrompt() *Prompt {
+	return &Prompt{Version: DefaultPromptVersion, Hash: judge.HashText(defaultPrompt), Template: defaultPrompt}
+}
+
+// LoadPrompt reads a template; it must hold {{document}}.
+func LoadPrompt(path string) (*Prompt, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the prompt: %w", err)
+	}
+	if !strings.Contains(string(b), "{{document}}") {
+		return nil, dataset.Errorf(path, 0, "prompt template has no {{document}} placeholder")
+	}
+	return &Prompt{Version: "file:" + filepath.Base(path), Hash: judge.HashText(string(b)), Template: string(b)}, nil
+}
+
+var formatInstruction = map[string]string{
+	judge.FormatJSON: `Answer with a JSON object {"questions": [...], "keywords": [...]}.`,
+	judge.FormatText: `Write one query per line: each question as "question: ..." and each keyword query as "keyword: ...", nothing else.`,
+}
+
+func (p *Prompt) render(c dataset.Card, nq, nk int, format string) string {
+	t := p.Template
+	if !strings.Contains(t, "{{answer_format}}") {
+		t = strings.TrimRight(t, "\n") + "\n\n{{answer_format}}\n"
+	}
+	loc := c.Locale
+	if loc == "" {
+		loc = "unknown: use the document's language"
+	}
+	return strings.NewReplacer("{{document}}", judge.DocumentText(c), "{{locale}}", loc,
+		"{{questions}}", strconv.Itoa(nq), "{{keywords}}", strconv.Itoa(nk), "{{answer_format}}", formatInstruction[format]).Replace(t)
+}
+
+func schema(nq, nk int) json.RawMessage {
+	arr := func(n int) string {
+		return fmt.Sprintf(`{"type": "array", "items": {"type": "string"}, "minItems": %d, "maxItems": %d}`, n, n)
+	}
+	return json.RawMessage(`{"type": "object", "properties": {"questions": ` + arr(nq) + `, "keywords": ` + arr(nk) +
+		`}, "required": ["questions", "keywords"], "additionalProperties": false}`)
+}
+
+// Sample picks up to perLocale cards with text from each locale, seeded: the
+// same KB and seed give the same sample. Cards come out by locale, then in
+// sampled order.
+func Sample(kb *dataset.KB, perLocale int, seed uint64) []dataset.Card {
+	byLoc := map[string][]dataset.Card{}
+	for _, c := range kb.Cards {
+		if strings.TrimSpace(c.Text) == "" {
+			continue
+		}
+		byLoc[c.Locale] = append(byLoc[c.Locale], c)
+	}
+	locs := make([]string, 0, len(byLoc))
+	for l := range byLoc {
+		locs = append(locs, l)
+	}
+	slices.Sort(locs)
+	var out []dataset.Card
+	for _, l := range locs {
+		cs := byLoc[l]
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(l))
+		r := rand.New(rand.NewPCG(seed, h.Sum64()))
+		r.Shuffle(len(cs), func(i, j int) { cs[i], cs[j] = cs[j], cs[i] })
+		out = append(out, cs[:min(perLocale, len(cs))]...)
+	}
+	return out
+}
+
+// Case is one generated query.
+type Case struct {
+	ID, Locale, Query, Style, Card string
+}
+
+// Options configure Run.
+type Options struct {
+	Client    judge.Completer
+	Model     string
+	Prompt    *Prompt
+	Format    string // judge.FormatJSON (falls back to text when rejected) or judge.FormatText
+	Questions int    // natural-language questions per document
+	Keywords  int    // keyword queries per document
+	Workers   int
+	// Jaccard is the near-duplicate threshold: a query whose token set has a
+	// Jaccard similarity ≥ Jaccard with a kept query of its locale is dropped.
+	Jaccard  float64
+	Progress func(done, total int)
+}
+
+// Result is the outcome of Run.
+type Result struct {
+	Cases []Case
+	// Documents asked about; Failed those whose answer stayed unreadable after one retry.
+	Documents, Failed, BudgetSkipped int
+	NearDuplicates                   int
+	Requests                         int64
+	PromptTokens, CompletionTokens   int64
+	FellBack                         bool
+}
+
+// Run asks for queries about every card, in parallel, and returns them in card
+// order with near-duplicates dropped.
+func Run(ctx context.Context, cards []dataset.Card, opt Options) (*Result, error) {
+	if opt.Workers < 1 {
+		opt.Workers = 4
+	}
+	if opt.Format != judge.FormatText {
+		opt.Format = judge.FormatJSON
+	}
+	type answer struct {
+		qs, ks []string
+		failed bool
+		budget bool
+	}
+	answers := make([]answer, len(cards))
+	res := &Result{Documents: len(cards)}
+	var text atomic.Bool
+	text.Store(opt.Format == judge.FormatText)
+	var requests, pt, ct atomic.Int64
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	idx := make(chan int)
+	var wg sync.WaitGroup
+	var done atomic.Int64
+	var progMu sync.Mutex
+	ask := func(msgs []llm.Message, format string) (*llm.Response, error) {
+		req := llm.Request{Messages: msgs}
+		if format == judge.FormatJSON {
+			req.Schema = &llm.Schema{Name: "generated_queries", Schema: schema(opt.Questions, opt.Keywords)}
+		}
+		r, err := opt.Client.Complete(ctx, req)
+		if err == nil {
+			requests.Add(1)
+			pt.Add(r.Usage.PromptTokens)
+			ct.Add(r.Usage.CompletionTokens)
+		}
+		return r, err
+	}
+	for range opt.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range idx {
+				format := judge.FormatJSON
+				if text.Load() {
+					format = judge.FormatText
+				}
+				msgs := []llm.Message{{Role: "user", Content: opt.Prompt.render(cards[i], opt.Questions, opt.Keywords, format)}}
+				var a answer
+				for attempt := 0; attempt < 2; attempt++ {
+					r, err := ask(msgs, format)
+					var ae *llm.APIError
+					if attempt == 0 && format == judge.FormatJSON && errors.As(err, &ae) && ae.RejectsResponseFormat() {
+						text.Store(true)
+						format = judge.FormatText
+						msgs = []llm.Message{{Role: "user", Content: opt.Prompt.render(cards[i], opt.Questions, opt.Keywords, format)}}
+						r, err = ask(msgs, format)
+					}
+					if errors.Is(err, llm.ErrBudget) {
+						a.budget = true
+						break
+					}
+					if err != nil {
+						cancel(err)
+						break
+					}
+					qs, ks, perr := ParseQueries(r.Content, opt.Questions, opt.Keywords)
+					if perr == nil {
+						a.qs, a.ks = qs, ks
+						break
+					}
+					a.failed = attempt == 1
+					msgs = append(msgs, llm.Message{Role: "assistant", Content: r.Content},
+						llm.Message{Role: "user", Content: fmt.Sprintf("Your answer could not be read (%v). Answer again, exactly in the required format.", perr)})
+				}
+				answers[i] = a
+				n := done.Add(1)
+				if opt.Progress != nil {
+					progMu.Lock()
+					opt.Progress(int(n), len(cards))
+					progMu.Unlock()
+				}
+			}
+		}()
+	}
+feed:
+	for i := range cards {
+		select {
+		case idx <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(idx)
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	kept := map[string][]map[string]bool{} // locale -> token sets of kept queries
+	for i, a := range answers {
+		c := cards[i]
+		switch {
+		case a.budget:
+			res.BudgetSkipped++
+			continue
+		case a.failed:
+			res.Failed++
+			continue
+		}
+		n := 0
+		add := func(q, style string) {
+			set := tokenSet(q)
+			for _, k := range kept[c.Locale] {
+				if len(set) == 0 || Jaccard(set, k) >= opt.Jaccard {
+					res.NearDuplicates++
+					return
+				}
+			}
+			if len(set) == 0 {
+				res.NearDuplicates++
+				return
+			}
+			kept[c.Locale] = append(kept[c.Locale], set)
+			n++
+			res.Cases = append(res.Cases, Case{ID: fmt.Sprintf("gen-%s-%d", c.ID, n), Locale: c.Locale, Query: q, Style: style, Card: c.ID})
+		}
+		for _, q := range a.qs {
+			add(q, Question)
+		}
+		for _, k := range a.ks {
+			add(k, Keyword)
+		}
+	}
+	res.Requests, res.PromptTokens, res.CompletionTokens = requests.Load(), pt.Load(), ct.Load()
+	res.FellBack = opt.Format == judge.FormatJSON && text.Load()
+	return res, nil
+}
+
+func tokenSet(q string) map[string]bool {
+	set := map[string]bool{}
+	for _, t := range text.Tokens(q) {
+		set[t] = true
+	}
+	return set
+}
+
+// Jaccard is |a ∩ b| / |a ∪ b| of two token sets (0 when both are empty).
+func Jaccard(a, b map[string]bool) float64 {
+	inter := 0
+	for t := range a {
+		if b[t] {
+			inter++
+		}
+	}
+	union := len(a) + len(b) - inter
+	if union == 0 {
+		return 0
+	}
+	return float64(inter) / float64(union)
+}
+
+// ParseQueries reads exactly nq questions and nk keyword queries: a JSON object
+// {"questions": [...], "keywords": [...]}, else lines "question: ..." and
+// "keyword: ..." (blank lines ignored, any other line is an error). Empty
+// queries and wrong counts are errors.
+func ParseQueries(content string, nq, nk int) (qs, ks []string, err error) {
+	c := strings.TrimSpace(content)
+	if strings.HasPrefix(c, "{") {
+		var v struct {
+			Questions []string `json:"questions"`
+			Keywords  []string `json:"keywords"`
+		}
+		dec := json.NewDecoder(strings.NewReader(c))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&v); err != nil || dec.More() {
+			return nil, nil, fmt.Errorf("not a JSON object {\"questions\", \"keywords\"}")
+		}
+		qs, ks = v.Questions, v.Keywords
+	} else {
+		for _, ln := range strings.Split(c, "\n") {
+			ln = strings.TrimSpace(ln)
+			if ln == "" {
+				continue
+			}
+			style, q, ok := strings.Cut(ln, ":")
+			switch strings.ToLower(strings.TrimSpace(style)) {
+			case Question:
+				qs = append(qs, q)
+			case Keyword:
+				ks = append(ks, q)
+			default:
+				ok = false
+			}
+			if !ok {
+				return nil, nil, fmt.Errorf("line %q is neither \"question: ...\" nor \"keyword: ...\"", ln)
+			}
+		}
+	}
+	for _, list := range [][]string{qs, ks} {
+		for i, q := range list {
+			list[i] = strings.Join(strings.Fields(q), " ")
+			if list[i] == "" {
+				return nil, nil, fmt.Errorf("an empty query")
+			}
+		}
+	}
+	if len(qs) != nq || len(ks) != nk {
+		return nil, nil, fmt.Errorf("want %d questions and %d keyword queries, got %d and %d", nq, nk, len(qs), len(ks))
+	}
+	return qs, ks, nil
+}
+
+// Searcher answers queries (a *retrieve.Index).
+type Searcher interface {
+	Search(ctx context.Context, qs []retrieve.Query) ([][]retrieve.Result, error)
+}
+
+// RoundTrip keeps the cases whose source card some searcher ranks in its top
+// results (the searchers were built with the filter's k), and returns how many
+// were dropped.
+func RoundTrip(ctx context.Context, cases []Case, searchers []Searcher) ([]Case, int, error) {
+	qs := make([]retrieve.Query, len(cases))
+	for i, c := range cases {
+		qs[i] = retrieve.Query{Text: c.Query, Locale: c.Locale}
+	}
+	found := make([]bool, len(cases))
+	for _, s := range searchers {
+		res, err := s.Search(ctx, qs)
+		if err != nil {
+			return nil, 0, err
+		}
+		for i, rs := range res {
+			for _, r := range rs {
+				if r.ParentID == cases[i].Card {
+					found[i] = true
+				}
+			}
+		}
+	}
+	var out []Case
+	for i, c := range cases {
+		if found[i] {
+			out = append(out, c)
+		}
+	}
+	return out, len(cases) - len(out), nil
+}
+
+// WriteCase renders one case line: {"id", "locale", "type": "generated",
+// "query", "query_style", "must_cite_one_of": [card], "generator": {"model",
+// "prompt_version", "prompt_hash"}}.
+func WriteCase(c Case, model string, p *Prompt) ([]byte, error) {
+	type gen struct {
+		Model         string `json:"model"`
+		PromptVersion string `json:"prompt_version"`
+		PromptHash    string `json:"prompt_hash"`
+	}
+	v := struct {
+		ID        string   `json:"id"`
+		Locale    string   `json:"locale,omitempty"`
+		Type      string   `json:"type"`
+		Query     string   `json:"query"`
+		Style     string   `json:"query_style"`
+		Gold      []string `json:"must_cite_one_of"`
+		Generator gen      `json:"generator"`
+	}{c.ID, c.Locale, "generated", c.Query, c.Style, []string{c.Card}, gen{model, p.Version, p.Hash}}
+	b, err := json.Marshal(v)
+	return append(b, '\n'), err
+}

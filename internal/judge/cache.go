@@ -1,0 +1,182 @@
+package judge
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+)
+
+// CacheKey addresses one judgment: the prompt's hash, the model, the query text,
+// the SHA-256 of the document text and the repeat index.
+func CacheKey(promptHash, model, query, document string, repeat int) string {
+	dh := sha256.Sum256([]byte(document))
+	h := sha256.New()
+	for _, part := range []string{"retrieval-gate-judge-v1", promptHash, model, query, hex.EncodeToString(dh[:]), strconv.Itoa(repeat)} {
+		_, _ = io.WriteString(h, part)
+		_, _ = h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Entry is one cached judgment (one JSON line of the cache file).
+type Entry struct {
+	Key              string `json:"key"`
+	Grade            int    `json:"grade"`
+	Reason           string `json:"reason"`
+	Model            string `json:"model"`
+	PromptHash       string `json:"prompt_hash"`
+	Repeat           int    `json:"repeat"`
+	AnswerFormat     string `json:"answer_format"`
+	PromptTokens     int64  `json:"prompt_tokens"`
+	CompletionTokens int64  `json:"completion_tokens"`
+}
+
+// Cache is an append-only JSONL file of valid judgments, keyed by CacheKey. Each
+// judgment is appended as one line with one write as soon as it is made, so an
+// interrupted run keeps what it paid for; a torn last line (a crash mid-write)
+// is dropped when the file is opened. Only valid grades are cached: an
+// unparseable answer is asked again by the next run. Safe to keep in
+// actions/cache (restore, run, save).
+type Cache struct {
+	path    string
+	mu      sync.Mutex
+	f       *os.File
+	entries map[string]Entry
+	loaded  int
+}
+
+// OpenCache loads path (a missing file is an empty cache) and opens it for
+// appending. An empty path is an in-memory cache that is not kept.
+func OpenCache(path string) (*Cache, error) {
+	c := &Cache{path: path, entries: map[string]Entry{}}
+	if path == "" {
+		return c, nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("failed to open the judge cache: %w", err)
+	}
+	good, tail, err := c.load(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if tail != nil {
+		// A complete last entry without its newline: end it before appending.
+		if _, err := f.WriteAt(append(bytes.Clone(tail), '\n'), good); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("failed to repair the judge cache %s: %w", path, err)
+		}
+		good += int64(len(tail)) + 1
+	}
+	if st, err := f.Stat(); err == nil && st.Size() != good {
+		// Drop a torn last line so that appends start on a line boundary.
+		if err := f.Truncate(good); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("failed to repair the judge cache %s: %w", path, err)
+		}
+	}
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		f.Close()
+		return nil, err
+	}
+	c.f = f
+	return c, nil
+}
+
+// load reads every entry of r into c and returns the offset after the last
+// complete line, and a last line without newline that parses (to be ended with
+// a newline before appending); a torn last line is left out.
+func (c *Cache) load(r io.Reader) (good int64, tail []byte, err error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	line := 0
+	for {
+		b, err := br.ReadBytes('\n')
+		if len(b) > 0 && b[len(b)-1] != '\n' {
+			var e Entry
+			if json.Unmarshal(b, &e) == nil && validEntry(e) {
+				c.entries[e.Key] = e
+				c.loaded++
+				return good, b, nil
+			}
+			return good, nil, nil
+		}
+		if errors.Is(err, io.EOF) {
+			return good, nil, nil
+		}
+		if err != nil {
+			return 0, nil, fmt.Errorf("failed to read the judge cache %s: %w", c.path, err)
+		}
+		line++
+		good += int64(len(b))
+		t := bytes.TrimSpace(b)
+		if len(t) == 0 {
+			continue
+		}
+		var e Entry
+		if err := json.Unmarshal(t, &e); err != nil || !validEntry(e) {
+			return 0, nil, dataset.Errorf(c.path, line, "not a judge cache entry (delete the file to start afresh)")
+		}
+		c.entries[e.Key] = e
+		c.loaded++
+	}
+}
+
+func validEntry(e Entry) bool {
+	return e.Key != "" && e.Grade >= 0 && e.Grade <= dataset.MaxRelevance
+}
+
+// Loaded is the number of entries read from the file.
+func (c *Cache) Loaded() int { return c.loaded }
+
+// Get returns the entry of key.
+func (c *Cache) Get(key string) (Entry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	return e, ok
+}
+
+// Put records e and appends it to the file.
+func (c *Cache) Put(e Entry) error {
+	line, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	line = append(line, '\n')
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries[e.Key] = e
+	if c.f == nil {
+		return nil
+	}
+	if _, err := c.f.Write(line); err != nil {
+		return fmt.Errorf("failed to append to the judge cache %s: %w", c.path, err)
+	}
+	return nil
+}
+
+// Close syncs and closes the file.
+func (c *Cache) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.f == nil {
+		return nil
+	}
+	err := c.f.Sync()
+	if cerr := c.f.Close(); err == nil {
+		err = cerr
+	}
+	c.f = nil
+	return err
+}

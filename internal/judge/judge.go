@@ -1,0 +1,252 @@
+package judge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
+)
+
+// Completer sends one chat completion (an *llm.Client).
+type Completer interface {
+	Complete(ctx context.Context, r llm.Request) (*llm.Response, error)
+}
+
+// Options configure Run.
+type Options struct {
+	Client Completer
+	Model  string // the model name, part of the cache key and of every record
+	Prompt *Prompt
+	// Format is FormatJSON (structured output; when the server rejects
+	// response_format, the run falls back to FormatText) or FormatText.
+	Format string
+	Repeat int // judgments per pair (>= 1)
+	// Workers is the number of pairs judged at once (the client bounds the
+	// requests in flight too).
+	Workers int
+	Cache   *Cache // nil: an in-memory cache
+	// Progress is called with judgments done and total (serialised).
+	Progress func(done, total int)
+}
+
+// Judgment is one answer for one (pair, repeat).
+type Judgment struct {
+	Grade  int
+	Valid  bool
+	Reason string
+	Cause  string // when not Valid: CauseUnparseable, CauseOutOfRange or CauseBudget
+	Detail string
+	Cached bool
+}
+
+// Result is the outcome of Run.
+type Result struct {
+	Pairs  []Pair
+	Grades [][]Judgment // [pair][repeat]
+	Repeat int
+	Model  string
+	Prompt *Prompt
+	// Format is the answer format in use at the end; FellBack says the server
+	// rejected response_format and the run switched to text.
+	Format   string
+	FellBack bool
+	// Requests is the number of chat calls made (a retry after a bad answer is
+	// a call); Cached the judgments read from the cache.
+	Requests, Cached, BadAnswerRetries int64
+	PromptTokens, CompletionTokens     int64
+	ResponsesWithoutUsage              int64
+}
+
+// correction is the follow-up message after an unreadable answer.
+const correction = "Your answer could not be read (%s). Answer again, exactly in the required format."
+
+// Run judges every pair Repeat times, from the cache where it can. A server
+// error (after the client's retries) or an interruption stops the run; judgments
+// already made are in the cache. An answer that stays unparseable or out of
+// range after one retry, or a call refused by the request budget, is recorded
+// as unjudged, never as a grade.
+func Run(ctx context.Context, pairs []Pair, opt Options) (*Result, error) {
+	if opt.Repeat < 1 {
+		opt.Repeat = 1
+	}
+	if opt.Workers < 1 {
+		opt.Workers = 4
+	}
+	if opt.Cache == nil {
+		opt.Cache, _ = OpenCache("")
+	}
+	if opt.Format != FormatText {
+		opt.Format = FormatJSON
+	}
+	res := &Result{Pairs: pairs, Grades: make([][]Judgment, len(pairs)), Repeat: opt.Repeat, Model: opt.Model, Prompt: opt.Prompt}
+	for i := range res.Grades {
+		res.Grades[i] = make([]Judgment, opt.Repeat)
+	}
+	r := &runner{opt: opt, res: res}
+	r.text.Store(opt.Format == FormatText)
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	type task struct{ pair, repeat int }
+	tasks := make(chan task)
+	total := len(pairs) * opt.Repeat
+	var done atomic.Int64
+	var progMu sync.Mutex
+	var wg sync.WaitGroup
+	for range opt.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range tasks {
+				j, err := r.judge(ctx, pairs[t.pair], t.repeat)
+				if err != nil {
+					cancel(err)
+					continue
+				}
+				res.Grades[t.pair][t.repeat] = j
+				n := done.Add(1)
+				if opt.Progress != nil {
+					progMu.Lock()
+					opt.Progress(int(n), total)
+					progMu.Unlock()
+				}
+			}
+		}()
+	}
+feed:
+	for i := range pairs {
+		for rep := range opt.Repeat {
+			select {
+			case tasks <- task{i, rep}:
+			case <-ctx.Done():
+				break feed
+			}
+		}
+	}
+	close(tasks)
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	res.Format = FormatJSON
+	if r.text.Load() {
+		res.Format = FormatText
+	}
+	res.FellBack = opt.Format == FormatJSON && r.text.Load()
+	res.Requests = r.requests.Load()
+	res.Cached = r.cached.Load()
+	res.BadAnswerRetries = r.retries.Load()
+	res.PromptTokens = r.promptTokens.Load()
+	res.CompletionTokens = r.completionTokens.Load()
+	res.ResponsesWithoutUsage = r.noUsage.Load()
+	return res, nil
+}
+
+type runner struct {
+	opt                                     Options
+	res                                     *Result
+	text                                    atomic.Bool
+	requests, cached, retries               atomic.Int64
+	promptTokens, completionTokens, noUsage atomic.Int64
+}
+
+func (r *runner) judge(ctx context.Context, p Pair, repeat int) (Judgment, error) {
+	key := CacheKey(r.opt.Prompt.Hash, r.opt.Model, p.Query, p.Document, repeat)
+	if e, ok := r.opt.Cache.Get(key); ok {
+		r.cached.Add(1)
+		return Judgment{Grade: e.Grade, Valid: true, Reason: e.Reason, Cached: true}, nil
+	}
+	format := FormatJSON
+	if r.text.Load() {
+		format = FormatText
+	}
+	msgs := []llm.Message{{Role: "user", Content: r.opt.Prompt.Render(p.Query, p.Document, format)}}
+	var pt, ct int64
+	var lastErr *AnswerError
+	for attempt := 0; attempt < 2; attempt++ {
+		resp, err := r.complete(ctx, msgs, format)
+		var ae *llm.APIError
+		if attempt == 0 && format == FormatJSON && errors.As(err, &ae) && ae.RejectsResponseFormat() {
+			// No structured output on this server: text from now on.
+			r.text.Store(true)
+			format = FormatText
+			msgs = []llm.Message{{Role: "user", Content: r.opt.Prompt.Render(p.Query, p.Document, format)}}
+			resp, err = r.complete(ctx, msgs, format)
+		}
+		if errors.Is(err, llm.ErrBudget) {
+			return Judgment{Cause: CauseBudget, Detail: "the request budget (--max-requests) was spent"}, nil
+		}
+		if err != nil {
+			return Judgment{}, err
+		}
+		pt += resp.Usage.PromptTokens
+		ct += resp.Usage.CompletionTokens
+		g, reason, perr := ParseAnswer(resp.Content)
+		if perr == nil {
+			err := r.opt.Cache.Put(Entry{Key: key, Grade: g, Reason: reason, Model: r.opt.Model, PromptHash: r.opt.Prompt.Hash,
+				Repeat: repeat, AnswerFormat: format, PromptTokens: pt, CompletionTokens: ct})
+			if err != nil {
+				return Judgment{}, err
+			}
+			return Judgment{Grade: g, Valid: true, Reason: reason}, nil
+		}
+		if !errors.As(perr, &lastErr) {
+			return Judgment{}, perr
+		}
+		if attempt == 0 {
+			r.retries.Add(1)
+			msgs = append(msgs, llm.Message{Role: "assistant", Content: resp.Content}, llm.Message{Role: "user", Content: fmt.Sprintf(correction, lastErr.Detail)})
+		}
+	}
+	return Judgment{Cause: lastErr.Cause, Detail: lastErr.Detail}, nil
+}
+
+func (r *runner) complete(ctx context.Context, msgs []llm.Message, format string) (*llm.Response, error) {
+	req := llm.Request{Messages: msgs}
+	if format == FormatJSON {
+		req.Schema = &llm.Schema{Name: "relevance_judgment", Schema: []byte(answerSchema)}
+	}
+	resp, err := r.opt.Client.Complete(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	r.requests.Add(1)
+	if resp.HasUsage {
+		r.promptTokens.Add(resp.Usage.PromptTokens)
+		r.completionTokens.Add(resp.Usage.CompletionTokens)
+	} else {
+		r.noUsage.Add(1)
+	}
+	return resp, nil
+}
+
+// Relevance is a pair's label: the lower median of its valid grades over the
+// repeats (the grade itself when Repeat is 1); ok is false when no repeat gave
+// a valid grade (the pair is unjudged).
+func (res *Result) Relevance(i int) (rel int, ok bool) {
+	var gs []int
+	for _, j := range res.Grades[i] {
+		if j.Valid {
+			gs = append(gs, j.Grade)
+		}
+	}
+	if len(gs) == 0 {
+		return 0, false
+	}
+	slices.Sort(gs)
+	return gs[(len(gs)-1)/2], true
+}
+
+// Reason is the reason of a pair's first valid judgment.
+func (res *Result) Reason(i int) string {
+	for _, j := range res.Grades[i] {
+		if j.Valid {
+			return j.Reason
+		}
+	}
+	return ""
+}

@@ -1,0 +1,263 @@
+package judge_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
+)
+
+func TestParseAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		grade  int
+		reason string
+		cause  string
+	}{
+		{`{"reason": "answers it", "score": 3}`, 3, "answers it", ""},
+		{` {"score": 0, "reason": "other language"} `, 0, "other language", ""},
+		{"Intent matches.\nFinal score: 2", 2, "Intent matches.", ""},
+		{"M=2 T=1\n\n##final score: 1\n", 1, "M=2 T=1", ""},
+		{"**Final Score: 3**", 3, "", ""},
+		{"Final score: 2.5", 0, "", judge.CauseUnparseable},
+		{"Final score: 7", 0, "", judge.CauseOutOfRange},
+		{"Final score: -1", 0, "", judge.CauseOutOfRange},
+		{`{"reason": "x", "score": 4}`, 0, "", judge.CauseOutOfRange},
+		{`{"reason": "x", "score": 2.0}`, 0, "", judge.CauseUnparseable},
+		{`{"reason": "x", "score": "2"}`, 0, "", judge.CauseUnparseable},
+		{`{"reason": "x"}`, 0, "", judge.CauseUnparseable},
+		{`{"reason": "x", "score": 2} trailing`, 0, "", judge.CauseUnparseable},
+		{"Final score: 2\nbut maybe 3", 0, "", judge.CauseUnparseable},
+		{"", 0, "", judge.CauseUnparseable},
+		{"I think it is relevant.", 0, "", judge.CauseUnparseable},
+	} {
+		g, r, err := judge.ParseAnswer(tc.in)
+		if tc.cause == "" {
+			require.NoError(t, err, tc.in)
+			assert.Equal(t, tc.grade, g, tc.in)
+			assert.Equal(t, tc.reason, r, tc.in)
+			continue
+		}
+		var ae *judge.AnswerError
+		require.ErrorAs(t, err, &ae, tc.in)
+		assert.Equal(t, tc.cause, ae.Cause, tc.in)
+	}
+}
+
+func FuzzParseAnswer(f *testing.F) {
+	for _, s := range []string{`{"reason": "a", "score": 3}`, "x\nFinal score: 2", "##final score: 9", "{"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		g, _, err := judge.ParseAnswer(s)
+		if err == nil && (g < 0 || g > 3) {
+			t.Fatalf("grade %d outside 0-3 accepted from %q", g, s)
+		}
+	})
+}
+
+func TestCacheFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "judge.cache")
+	c, err := judge.OpenCache(path)
+	require.NoError(t, err)
+	require.NoError(t, c.Put(judge.Entry{Key: "k1", Grade: 2, Reason: "r"}))
+	require.NoError(t, c.Put(judge.Entry{Key: "k2", Grade: 0}))
+	require.NoError(t, c.Close())
+
+	// A torn last line (a crash mid-append) is dropped, then appends continue on a line boundary.
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	_, _ = f.WriteString(`{"key": "k3", "gra`)
+	f.Close()
+	c, err = judge.OpenCache(path)
+	require.NoError(t, err)
+	assert.Equal(t, 2, c.Loaded())
+	require.NoError(t, c.Put(judge.Entry{Key: "k4", Grade: 3}))
+	require.NoError(t, c.Close())
+	c, err = judge.OpenCache(path)
+	require.NoError(t, err)
+	assert.Equal(t, 3, c.Loaded())
+	e, ok := c.Get("k4")
+	assert.True(t, ok)
+	assert.Equal(t, 3, e.Grade)
+	require.NoError(t, c.Close())
+
+	// A complete last line without newline is kept.
+	data, _ := os.ReadFile(path)
+	require.NoError(t, os.WriteFile(path, append(data, `{"key": "k5", "grade": 1}`...), 0o644))
+	c, err = judge.OpenCache(path)
+	require.NoError(t, err)
+	require.NoError(t, c.Put(judge.Entry{Key: "k6", Grade: 1}))
+	require.NoError(t, c.Close())
+	c, err = judge.OpenCache(path)
+	require.NoError(t, err)
+	assert.Equal(t, 5, c.Loaded())
+	require.NoError(t, c.Close())
+
+	// A corrupt line in the middle: file:line.
+	require.NoError(t, os.WriteFile(path, []byte("{\"key\": \"a\", \"grade\": 1}\nnot json\n{\"key\": \"b\", \"grade\": 1}\n"), 0o644))
+	_, err = judge.OpenCache(path)
+	assert.EqualError(t, err, path+":2: not a judge cache entry (delete the file to start afresh)")
+}
+
+// table builds pairs and the hidden grades of a fake judge.
+func table(n int) ([]judge.Pair, map[string]map[string]int) {
+	grades := map[string]map[string]int{}
+	var pairs []judge.Pair
+	for q := range n {
+		qt := fmt.Sprintf("query %d", q)
+		grades[qt] = map[string]int{}
+		for d := range 4 {
+			doc := fmt.Sprintf("doc %d of query %d", d, q)
+			grades[qt][doc] = (q + d) % 4
+			pairs = append(pairs, judge.Pair{QueryID: fmt.Sprintf("q%03d", q), Query: qt, DocID: fmt.Sprintf("d%d", d), Document: doc})
+		}
+	}
+	return pairs, grades
+}
+
+func run(t *testing.T, srv *llmtest.Server, pairs []judge.Pair, cache *judge.Cache, repeat int, max int64) *judge.Result {
+	t.Helper()
+	c, err := llm.New(llm.Config{URL: srv.URL, Model: "fake", MaxRequests: max})
+	require.NoError(t, err)
+	res, err := judge.Run(context.Background(), pairs, judge.Options{Client: c, Model: "fake", Prompt: judge.DefaultPrompt(), Repeat: repeat, Workers: 4, Cache: cache})
+	require.NoError(t, err)
+	return res
+}
+
+func TestRunGradesFromTheHiddenTableAndCaches(t *testing.T) {
+	pairs, grades := table(10)
+	srv := llmtest.New(llmtest.Options{Grades: grades})
+	defer srv.Close()
+	path := filepath.Join(t.TempDir(), "cache.jsonl")
+	cache, err := judge.OpenCache(path)
+	require.NoError(t, err)
+	res := run(t, srv, pairs, cache, 1, 0)
+	require.NoError(t, cache.Close())
+	for i, p := range pairs {
+		rel, ok := res.Relevance(i)
+		require.True(t, ok)
+		assert.Equal(t, grades[p.Query][p.Document], rel, p.QueryID+"/"+p.DocID)
+	}
+	assert.Equal(t, int64(40), res.Requests)
+	assert.Equal(t, int64(40), srv.Requests())
+	assert.Equal(t, judge.FormatJSON, res.Format)
+	assert.Positive(t, res.PromptTokens)
+	assert.Positive(t, res.CompletionTokens)
+
+	var trec strings.Builder
+	require.NoError(t, judge.WriteTREC(&trec, res))
+	assert.True(t, strings.HasPrefix(trec.String(), "q000 0 d0 0\nq000 0 d1 1\nq000 0 d2 2\nq000 0 d3 3\nq001 0 d0 1\n"), trec.String())
+
+	// Nothing changed: zero requests.
+	cache, err = judge.OpenCache(path)
+	require.NoError(t, err)
+	again := run(t, srv, pairs, cache, 1, 0)
+	require.NoError(t, cache.Close())
+	assert.Equal(t, int64(40), srv.Requests(), "a rerun makes no request")
+	assert.Equal(t, int64(0), again.Requests)
+	assert.Equal(t, int64(40), again.Cached)
+	var trec2 strings.Builder
+	require.NoError(t, judge.WriteTREC(&trec2, again))
+	assert.Equal(t, trec.String(), trec2.String())
+
+	// Another prompt: every pair asked again.
+	cache, _ = judge.OpenCache(path)
+	c, _ := llm.New(llm.Config{URL: srv.URL, Model: "fake"})
+	p2 := *judge.DefaultPrompt()
+	p2.Template += "\nBe strict.\n"
+	p2.Hash = judge.HashText(p2.Template)
+	_, err = judge.Run(context.Background(), pairs[:4], judge.Options{Client: c, Model: "fake", Prompt: &p2, Cache: cache})
+	require.NoError(t, err)
+	require.NoError(t, cache.Close())
+	assert.Equal(t, int64(44), srv.Requests())
+}
+
+func TestRunBadAnswers(t *testing.T) {
+	pairs := []judge.Pair{
+		{QueryID: "a", Query: "[[malformed]] a", DocID: "d", Document: "doc"},
+		{QueryID: "b", Query: "[[out-of-range]] b", DocID: "d", Document: "doc"},
+		{QueryID: "c", Query: "[[flaky]] c", DocID: "d", Document: "doc"},
+		{QueryID: "e", Query: "e", DocID: "d", Document: "doc"},
+	}
+	srv := llmtest.New(llmtest.Options{Grades: map[string]map[string]int{"[[flaky]] c": {"doc": 2}, "e": {"doc": 1}}})
+	defer srv.Close()
+	res := run(t, srv, pairs, nil, 1, 0)
+	s := judge.Summarize(res, nil)
+	assert.Equal(t, 2, s.Judged)
+	assert.Equal(t, 2, s.Unjudged)
+	assert.Equal(t, map[string]int{judge.CauseUnparseable: 1, judge.CauseOutOfRange: 1, judge.CauseBudget: 0}, s.UnjudgedByCause)
+	_, ok := res.Relevance(0)
+	assert.False(t, ok, "never silently 0")
+	rel, ok := res.Relevance(2)
+	assert.True(t, ok)
+	assert.Equal(t, 2, rel, "the flaky answer was retried once")
+	assert.Equal(t, int64(3), res.BadAnswerRetries)
+	assert.Equal(t, int64(7), srv.Requests(), "one retry for each of the three bad first answers")
+	var trec strings.Builder
+	require.NoError(t, judge.WriteTREC(&trec, res))
+	assert.Equal(t, "c 0 d 2\ne 0 d 1\n", trec.String())
+}
+
+func TestRunFallsBackToTextWithoutStructuredOutput(t *testing.T) {
+	pairs, grades := table(3)
+	srv := llmtest.New(llmtest.Options{Grades: grades, NoSchema: true})
+	defer srv.Close()
+	res := run(t, srv, pairs, nil, 1, 0)
+	assert.Equal(t, judge.FormatText, res.Format)
+	assert.True(t, res.FellBack)
+	for i, p := range pairs {
+		rel, ok := res.Relevance(i)
+		require.True(t, ok)
+		assert.Equal(t, grades[p.Query][p.Document], rel)
+	}
+}
+
+func TestRunBudget(t *testing.T) {
+	pairs, grades := table(5)
+	srv := llmtest.New(llmtest.Options{Grades: grades})
+	defer srv.Close()
+	res := run(t, srv, pairs, nil, 1, 7)
+	s := judge.Summarize(res, nil)
+	assert.Equal(t, int64(7), srv.Requests())
+	assert.Equal(t, 7, s.Judged)
+	assert.Equal(t, 13, s.UnjudgedByCause[judge.CauseBudget])
+}
+
+func TestRunRepeatSelfAgreement(t *testing.T) {
+	pairs, grades := table(10)
+	// Flicker on the first two queries: repeat 0 and 1 disagree by one grade there.
+	for i := range pairs[:8] {
+		q := "[[flicker]] " + pairs[i].Query
+		grades[q] = grades[pairs[i].Query]
+		pairs[i].Query = q
+	}
+	srv := llmtest.New(llmtest.Options{Grades: grades})
+	defer srv.Close()
+	res := run(t, srv, pairs, nil, 2, 0)
+	s := judge.Summarize(res, &judge.Price{Prompt: 0.5, Completion: 1.5})
+	require.Len(t, s.SelfAgreement, 1)
+	ag := s.SelfAgreement[0]
+	assert.Equal(t, 40, ag.N)
+	assert.Equal(t, 8, ag.Differing)
+	assert.Equal(t, 8, s.Flickering)
+	require.NotNil(t, ag.Agreement)
+	assert.InDelta(t, 32.0/40, *ag.Agreement, 1e-12)
+	require.NotNil(t, ag.WeightedKappa)
+	assert.Less(t, *ag.WeightedKappa, 1.0)
+	require.NotNil(t, ag.CI95)
+	assert.LessOrEqual(t, ag.CI95[0], *ag.WeightedKappa)
+	assert.GreaterOrEqual(t, ag.CI95[1], *ag.WeightedKappa)
+	require.NotNil(t, s.EstimatedCost)
+	assert.InDelta(t, float64(res.PromptTokens)/1000*0.5+float64(res.CompletionTokens)/1000*1.5, *s.EstimatedCost, 1e-12)
+	assert.Equal(t, int64(80), srv.Requests(), "each repeat is its own request (the cache key has the repeat index)")
+}

@@ -1,0 +1,111 @@
+package judge
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+)
+
+// Causes of an unjudged answer.
+const (
+	CauseUnparseable = "unparseable"
+	CauseOutOfRange  = "out_of_range"
+	CauseBudget      = "budget"
+)
+
+// AnswerError is an answer that carries no valid grade.
+type AnswerError struct {
+	Cause  string // CauseUnparseable or CauseOutOfRange
+	Detail string
+}
+
+func (e *AnswerError) Error() string { return e.Cause + ": " + e.Detail }
+
+// maxReason bounds the reason kept from an answer, in runes.
+const maxReason = 300
+
+var finalScoreRE = regexp.MustCompile(`(?i)^[\s#*_>]*final\s+score[\s#*_]*[:=][\s#*_]*([+-]?\d+(?:\.\d+)?)[\s#*_.]*$`)
+
+// ParseAnswer reads a grade 0-3 and a short reason from an answer: a JSON object
+// {"reason": string, "score": integer} (the structured answer), else a text
+// whose last non-empty line is "Final score: N" (markdown emphasis and "##"
+// around it allowed). Anything else, a non-integer score or a JSON object
+// without an integer "score", is unparseable; an integer outside 0-3 is out of range.
+func ParseAnswer(content string) (grade int, reason string, err error) {
+	c := strings.TrimSpace(content)
+	if strings.HasPrefix(c, "{") {
+		return parseJSONAnswer(c)
+	}
+	lines := strings.Split(c, "\n")
+	last := ""
+	i := len(lines) - 1
+	for ; i >= 0; i-- {
+		if strings.TrimSpace(lines[i]) != "" {
+			last = lines[i]
+			break
+		}
+	}
+	m := finalScoreRE.FindStringSubmatch(last)
+	if m == nil {
+		return 0, "", &AnswerError{CauseUnparseable, fmt.Sprintf("no \"Final score: N\" last line in %s", quoteSnippet(c))}
+	}
+	g, perr := strconv.Atoi(strings.TrimPrefix(m[1], "+"))
+	if perr != nil {
+		return 0, "", &AnswerError{CauseUnparseable, fmt.Sprintf("final score %q is not an integer", m[1])}
+	}
+	if g < 0 || g > dataset.MaxRelevance {
+		return 0, "", &AnswerError{CauseOutOfRange, fmt.Sprintf("final score %d is outside 0-3", g)}
+	}
+	return g, shorten(strings.Join(lines[:max(i, 0)], " ")), nil
+}
+
+func parseJSONAnswer(c string) (int, string, error) {
+	dec := json.NewDecoder(strings.NewReader(c))
+	dec.UseNumber()
+	var obj map[string]json.RawMessage
+	if err := dec.Decode(&obj); err != nil || dec.More() {
+		return 0, "", &AnswerError{CauseUnparseable, fmt.Sprintf("not one JSON object: %s", quoteSnippet(c))}
+	}
+	raw, ok := obj["score"]
+	if !ok {
+		return 0, "", &AnswerError{CauseUnparseable, fmt.Sprintf("JSON answer has no \"score\": %s", quoteSnippet(c))}
+	}
+	raw = bytes.TrimSpace(raw)
+	g, err := strconv.Atoi(string(raw))
+	if err != nil {
+		return 0, "", &AnswerError{CauseUnparseable, fmt.Sprintf("\"score\" %s is not an integer", quoteSnippet(string(raw)))}
+	}
+	if g < 0 || g > dataset.MaxRelevance {
+		return 0, "", &AnswerError{CauseOutOfRange, fmt.Sprintf("\"score\" %d is outside 0-3", g)}
+	}
+	var reason string
+	if r, ok := obj["reason"]; ok {
+		if err := json.Unmarshal(r, &reason); err != nil {
+			return 0, "", &AnswerError{CauseUnparseable, "\"reason\" is not a string"}
+		}
+	}
+	return g, shorten(reason), nil
+}
+
+func shorten(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= maxReason {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:maxReason]) + "…"
+}
+
+func quoteSnippet(s string) string {
+	r := []rune(s)
+	if len(r) > 80 {
+		s = string(r[:80]) + "…"
+	}
+	return strconv.Quote(s)
+}

@@ -1,0 +1,142 @@
+package judge
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+)
+
+// Query is the text of one query id.
+type Query struct {
+	ID, Text, Locale string
+}
+
+// Pair is one (query, document) pair of the pool.
+type Pair struct {
+	QueryID, Query, Locale string
+	DocID, Document        string // card id and DocumentText
+}
+
+// Queries maps query ids to their text.
+type Queries map[string]Query
+
+// ReadQueries reads a queries file: cases JSONL (`id`, `query`, optional
+// `locale`) or TSV lines "qid<TAB>query text" (the MS MARCO / BEIR layout),
+// detected by the first non-blank byte.
+func ReadQueries(ctx context.Context, path string) (Queries, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read queries: %w", err)
+	}
+	t := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
+	qs := Queries{}
+	if len(t) > 0 && t[0] == '{' {
+		err := QueriesFromCases(ctx, bytes.NewReader(data), path, qs)
+		return qs, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 1<<16), dataset.MaxLine)
+	line := 0
+	first := map[string]int{}
+	for sc.Scan() {
+		line++
+		s := strings.TrimRight(sc.Text(), "\r")
+		if line == 1 {
+			s = strings.TrimPrefix(s, "\ufeff")
+		}
+		if strings.TrimSpace(s) == "" {
+			continue
+		}
+		id, text, ok := strings.Cut(s, "\t")
+		id = strings.TrimSpace(id)
+		if !ok || id == "" || strings.TrimSpace(text) == "" {
+			return nil, dataset.Errorf(path, line, "want \"qid<TAB>query text\"")
+		}
+		if prev, dup := first[id]; dup {
+			return nil, dataset.Errorf(path, line, "duplicate query id %q (first on line %d)", id, prev)
+		}
+		first[id] = line
+		qs[id] = Query{ID: id, Text: strings.TrimSpace(text)}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, dataset.Errorf(path, line+1, "%v", err)
+	}
+	if len(qs) == 0 {
+		return nil, dataset.Errorf(path, 0, "no queries")
+	}
+	return qs, nil
+}
+
+// QueriesFromCases adds the queries of a cases JSONL stream to qs. A case without
+// a query is skipped; an id already in qs with another text is an error.
+func QueriesFromCases(ctx context.Context, r io.Reader, file string, qs Queries) error {
+	return dataset.StreamCases(ctx, r, file, func(c *dataset.Case) error {
+		if strings.TrimSpace(c.Query) == "" {
+			return nil
+		}
+		q := Query{ID: strings.Clone(c.ID), Text: strings.Clone(c.Query), Locale: strings.Clone(c.Locale)}
+		if prev, ok := qs[q.ID]; ok && prev.Text != q.Text {
+			return dataset.Errorf(c.File, c.Line, "case %q has the query %q, but another input gives it %q", q.ID, q.Text, prev.Text)
+		}
+		qs[q.ID] = q
+		return nil
+	})
+}
+
+// NamedRun is one strategy's run.
+type NamedRun struct {
+	Name string
+	Run  *dataset.Run
+}
+
+// BuildPool returns the pool: for every query, the union of each run's top k
+// (the runs were read with that k), each (query, document) pair once, ordered
+// by query id then document id. Every query needs a text in qs and every
+// document must be a card of kb.
+func BuildPool(runs []NamedRun, qs Queries, kb *dataset.KB) ([]Pair, error) {
+	docs := map[string]map[string]bool{}
+	for _, r := range runs {
+		for _, q := range r.Run.Queries {
+			if _, ok := qs[q.ID]; !ok {
+				return nil, fmt.Errorf("run %q (%s): query %q has no text: give a --queries file that holds it", r.Name, r.Run.File, q.ID)
+			}
+			set := docs[q.ID]
+			if set == nil {
+				set = map[string]bool{}
+				docs[q.ID] = set
+			}
+			for _, d := range q.Docs {
+				if !kb.Has(d) {
+					return nil, fmt.Errorf("run %q (%s): query %q retrieved %q, which is not a card of the KB %s", r.Name, r.Run.File, q.ID, d, kb.Path)
+				}
+				set[d] = true
+			}
+		}
+	}
+	qids := make([]string, 0, len(docs))
+	for id := range docs {
+		qids = append(qids, id)
+	}
+	slices.Sort(qids)
+	var out []Pair
+	for _, id := range qids {
+		ds := make([]string, 0, len(docs[id]))
+		for d := range docs[id] {
+			ds = append(ds, d)
+		}
+		slices.Sort(ds)
+		q := qs[id]
+		for _, d := range ds {
+			card, _ := kb.Card(d)
+			out = append(out, Pair{QueryID: id, Query: q.Text, Locale: q.Locale, DocID: d, Document: DocumentText(card)})
+		}
+	}
+	return out, nil
+}

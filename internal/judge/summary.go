@@ -1,0 +1,124 @@
+package judge
+
+import (
+	"math"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+)
+
+// Price is the cost of 1,000 tokens, prompt and completion.
+type Price struct {
+	Prompt, Completion float64
+}
+
+// Unjudged is one (pair, repeat) without a valid grade.
+type Unjudged struct {
+	QueryID string `json:"query_id"`
+	DocID   string `json:"doc_id"`
+	Repeat  int    `json:"repeat"`
+	Cause   string `json:"cause"`
+	Detail  string `json:"detail"`
+}
+
+// Agreement is the judge's self-agreement between two repeats, over the pairs
+// both judged.
+type Agreement struct {
+	Repeats [2]int `json:"repeats"`
+	N       int    `json:"n"`
+	// Agreement is the share of exact agreement; Kappa Cohen's kappa;
+	// WeightedKappa the quadratic-weighted kappa with its bootstrap 95% CI.
+	// null when undefined (n = 0, or both repeats used one grade).
+	Agreement     *float64    `json:"agreement"`
+	Kappa         *float64    `json:"kappa"`
+	WeightedKappa *float64    `json:"weighted_kappa"`
+	Weighting     string      `json:"weighting"`
+	CI95          *[2]float64 `json:"ci95"`
+	// Differing counts the pairs whose two grades differ.
+	Differing int `json:"differing"`
+}
+
+// Summary is what the report shows of a Result.
+type Summary struct {
+	Pairs, Judged, Unjudged int
+	Judgments               int
+	UnjudgedByCause         map[string]int
+	UnjudgedList            []Unjudged
+	Distribution            [dataset.MaxRelevance + 1]int // pairs per label
+	SelfAgreement           []Agreement
+	EstimatedCost           *float64
+	Flickering              int // pairs whose valid grades are not all equal
+}
+
+// AgreementResamples is the number of bootstrap resamples of the self-agreement CI.
+const AgreementResamples = 2000
+
+// Summarize counts the labels, the unjudged answers and the self-agreement,
+// and prices the tokens when price is not nil.
+func Summarize(res *Result, price *Price) *Summary {
+	s := &Summary{Pairs: len(res.Pairs), Judgments: len(res.Pairs) * res.Repeat, UnjudgedByCause: map[string]int{CauseUnparseable: 0, CauseOutOfRange: 0, CauseBudget: 0}}
+	for i, p := range res.Pairs {
+		if rel, ok := res.Relevance(i); ok {
+			s.Judged++
+			s.Distribution[rel]++
+		} else {
+			s.Unjudged++
+		}
+		first, differ := -1, false
+		for rep, j := range res.Grades[i] {
+			if !j.Valid {
+				s.UnjudgedByCause[j.Cause]++
+				s.UnjudgedList = append(s.UnjudgedList, Unjudged{QueryID: p.QueryID, DocID: p.DocID, Repeat: rep, Cause: j.Cause, Detail: j.Detail})
+				continue
+			}
+			if first < 0 {
+				first = j.Grade
+			} else if j.Grade != first {
+				differ = true
+			}
+		}
+		if differ {
+			s.Flickering++
+		}
+	}
+	w := metrics.KappaWeights(dataset.MaxRelevance+1, metrics.KappaQuadratic)
+	for a := 0; a < res.Repeat; a++ {
+		for b := a + 1; b < res.Repeat; b++ {
+			var x, y []int
+			ag := Agreement{Repeats: [2]int{a, b}, Weighting: metrics.KappaQuadratic}
+			for i := range res.Pairs {
+				ja, jb := res.Grades[i][a], res.Grades[i][b]
+				if ja.Valid && jb.Valid {
+					x, y = append(x, ja.Grade), append(y, jb.Grade)
+					if ja.Grade != jb.Grade {
+						ag.Differing++
+					}
+				}
+			}
+			ag.N = len(x)
+			m := metrics.ConfusionMatrix(x, y, dataset.MaxRelevance+1)
+			ag.Agreement = finite(metrics.Agreement(m))
+			ag.Kappa = finite(metrics.CohenKappa(m))
+			ag.WeightedKappa = finite(metrics.WeightedKappa(m, w))
+			if ag.WeightedKappa != nil {
+				ci := metrics.WeightedKappaCI95(x, y, dataset.MaxRelevance+1, w, AgreementResamples, metrics.DefaultSeed)
+				if !math.IsNaN(ci[0]) && !math.IsNaN(ci[1]) {
+					ag.CI95 = &ci
+				}
+			}
+			s.SelfAgreement = append(s.SelfAgreement, ag)
+		}
+	}
+	if price != nil {
+		c := float64(res.PromptTokens)/1000*price.Prompt + float64(res.CompletionTokens)/1000*price.Completion
+		s.EstimatedCost = &c
+	}
+	return s
+}
+
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}

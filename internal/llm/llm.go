@@ -1,0 +1,308 @@
+// Package llm is a client of OpenAI-compatible chat-completions servers (OpenAI,
+// vLLM, llama.cpp's llama-server, Ollama's /v1, LiteLLM...): temperature 0,
+// optional structured output (response_format json_schema), token accounting from
+// `usage`, retries with Retry-After on 429 and 5xx (through httpretry), bounded
+// concurrency and a total request budget. The API key is sent as a bearer token
+// and never appears in an error message.
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/httpretry"
+)
+
+// APIKeyEnv is the environment variable holding the API key of the chat server.
+// When it is unset, OPENAIKeyEnv is used. Local servers (vLLM, llama-server,
+// Ollama) need none.
+const (
+	APIKeyEnv    = "RETRIEVAL_GATE_LLM_API_KEY"
+	OpenAIKeyEnv = "OPENAI_API_KEY"
+)
+
+// APIKey returns the key from getenv: APIKeyEnv, else OpenAIKeyEnv.
+func APIKey(getenv func(string) string) string {
+	if k := getenv(APIKeyEnv); k != "" {
+		return k
+	}
+	return getenv(OpenAIKeyEnv)
+}
+
+// EndpointURL completes a user-given server URL into the chat-completions URL:
+// ".../v1/chat/completions" is kept, ".../v1" gets "/chat/completions", anything
+// else (a bare "http://host:port") gets "/v1/chat/completions". So vLLM
+// (http://host:8000), llama-server (http://host:8080), Ollama
+// (http://host:11434 or .../v1) and OpenAI (https://api.openai.com/v1) all work
+// with the URL their documentation gives.
+func EndpointURL(raw string) (string, error) {
+	return embed.EndpointURL(raw, "/v1", "/chat/completions")
+}
+
+// Config configures New.
+type Config struct {
+	URL    string // see EndpointURL
+	Model  string // sent as "model" when set (llama-server serves one model and ignores it)
+	APIKey string // sent as "Authorization: Bearer"; never in an error
+	// Concurrency bounds the requests in flight (default 4).
+	Concurrency int
+	// MaxRequests is the total number of chat-completion calls allowed (0: no
+	// limit). Retries of a 429/5xx inside one call are not counted separately.
+	MaxRequests int64
+	HTTP        *http.Client
+	Policy      httpretry.Policy
+	// Sleep replaces the wait between HTTP attempts (tests).
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Client sends chat-completion requests to one server. It is safe for
+// concurrent use.
+type Client struct {
+	url, model, key string
+	http            *httpretry.Client
+	sem             chan struct{}
+	budget          int64
+	calls           atomic.Int64
+}
+
+// ErrBudget is returned by Complete once MaxRequests calls have been made.
+var ErrBudget = errors.New("request budget (--max-requests) exhausted")
+
+// New returns a client.
+func New(cfg Config) (*Client, error) {
+	u, err := EndpointURL(cfg.URL)
+	if err != nil {
+		return nil, err
+	}
+	n := cfg.Concurrency
+	if n <= 0 {
+		n = 4
+	}
+	hc := &httpretry.Client{HTTP: cfg.HTTP, Policy: cfg.Policy, Header: http.Header{}, Sleep: cfg.Sleep}
+	if cfg.APIKey != "" {
+		hc.Header.Set("Authorization", "Bearer "+cfg.APIKey)
+	}
+	return &Client{url: u, model: cfg.Model, key: cfg.APIKey, http: hc, sem: make(chan struct{}, n), budget: cfg.MaxRequests}, nil
+}
+
+// URL is the chat-completions endpoint.
+func (c *Client) URL() string { return c.url }
+
+// Model is the model name sent (may be empty).
+func (c *Client) Model() string { return c.model }
+
+// Calls is the number of chat-completion calls made so far.
+func (c *Client) Calls() int64 { return c.calls.Load() }
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Schema asks for structured output: response_format {"type": "json_schema",
+// "json_schema": {"name", "schema", "strict": true}}.
+type Schema struct {
+	Name   string
+	Schema json.RawMessage
+}
+
+// Request is one chat completion.
+type Request struct {
+	Messages  []Message
+	Schema    *Schema // nil: plain text
+	MaxTokens int     // 0: the server's default
+}
+
+// Usage is the token accounting of one response.
+type Usage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+}
+
+// Response is the first choice of a completion.
+type Response struct {
+	Content      string
+	FinishReason string
+	Model        string // as the server reports it
+	Usage        Usage
+	HasUsage     bool // false when the server sent no `usage`
+}
+
+// APIError is a final non-2xx answer, with the OpenAI error body
+// {"error": {"message", "type", "code"}} decoded when present.
+type APIError struct {
+	URL      string
+	Status   int
+	Message  string
+	Type     string
+	Code     string
+	Param    string
+	Attempts int
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s answered HTTP %d", e.URL, e.Status)
+	if e.Attempts > 1 {
+		fmt.Fprintf(&b, " after %d attempts", e.Attempts)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Message)
+	if e.Type != "" || e.Code != "" {
+		fmt.Fprintf(&b, " (type %q, code %q)", e.Type, e.Code)
+	}
+	return b.String()
+}
+
+// RejectsResponseFormat reports whether the server refused the request because
+// of response_format (a 400/422 naming it), the sign that it does not support
+// structured output.
+func (e *APIError) RejectsResponseFormat() bool {
+	if e.Status != http.StatusBadRequest && e.Status != http.StatusUnprocessableEntity {
+		return false
+	}
+	return e.Param == "response_format" || strings.Contains(e.Message, "response_format") || strings.Contains(e.Message, "json_schema")
+}
+
+type wireRequest struct {
+	Model          string          `json:"model,omitempty"`
+	Messages       []Message       `json:"messages"`
+	Temperature    float64         `json:"temperature"`
+	MaxTokens      int             `json:"max_tokens,omitempty"`
+	ResponseFormat *responseFormat `json:"response_format,omitempty"`
+}
+
+type responseFormat struct {
+	Type       string      `json:"type"`
+	JSONSchema *jsonSchema `json:"json_schema,omitempty"`
+}
+
+type jsonSchema struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict bool            `json:"strict"`
+}
+
+type wireResponse struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Message struct {
+			Content *string `json:"content"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *Usage `json:"usage"`
+}
+
+type wireError struct {
+	Error *struct {
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Param   json.RawMessage `json:"param"`
+		Code    json.RawMessage `json:"code"`
+	} `json:"error"`
+}
+
+// Complete sends one request (temperature 0) and returns the first choice. It
+// waits for a concurrency slot, fails with ErrBudget once the budget is spent,
+// and returns an *APIError for a final non-2xx answer.
+func (c *Client) Complete(ctx context.Context, r Request) (*Response, error) {
+	if n := c.calls.Add(1); c.budget > 0 && n > c.budget {
+		c.calls.Add(-1)
+		return nil, ErrBudget
+	}
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-c.sem }()
+
+	wr := wireRequest{Model: c.model, Messages: r.Messages, Temperature: 0, MaxTokens: r.MaxTokens}
+	if r.Schema != nil {
+		wr.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{Name: r.Schema.Name, Schema: r.Schema.Schema, Strict: true}}
+	}
+	body, err := json.Marshal(wr)
+	if err != nil {
+		return nil, err
+	}
+	data, err := c.http.Post(ctx, c.url, body)
+	if err != nil {
+		return nil, c.clean(err)
+	}
+	var resp wireResponse
+	if err := json.Unmarshal(data, &resp); err != nil {
+		return nil, fmt.Errorf("%s: malformed chat-completions response: %v", c.url, err)
+	}
+	if len(resp.Choices) == 0 {
+		return nil, fmt.Errorf("%s: chat-completions response has no choices", c.url)
+	}
+	ch := resp.Choices[0]
+	out := &Response{FinishReason: ch.FinishReason, Model: resp.Model}
+	if ch.Message.Content != nil {
+		out.Content = *ch.Message.Content
+	}
+	if resp.Usage != nil {
+		out.Usage, out.HasUsage = *resp.Usage, true
+	}
+	return out, nil
+}
+
+// clean turns an httpretry error into an *APIError (status errors) or a plain
+// error, with the API key removed from any text the server echoed back.
+func (c *Client) clean(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var se *httpretry.StatusError
+	if !errors.As(err, &se) {
+		return errors.New(c.redact(err.Error()))
+	}
+	ae := &APIError{URL: c.url, Status: se.Status, Attempts: se.Attempts, Message: se.Body}
+	var we wireError
+	if json.Unmarshal([]byte(se.Body), &we) == nil && we.Error != nil {
+		ae.Message = we.Error.Message
+		ae.Type = we.Error.Type
+		ae.Code = rawString(we.Error.Code)
+		ae.Param = rawString(we.Error.Param)
+	}
+	ae.Message = c.redact(ae.Message)
+	ae.Code = c.redact(ae.Code)
+	return ae
+}
+
+// rawString renders a JSON string, number or null (OpenAI sends codes as
+// strings, vLLM as numbers) as text; null is "".
+func rawString(r json.RawMessage) string {
+	var s string
+	if json.Unmarshal(r, &s) == nil {
+		return s
+	}
+	t := strings.TrimSpace(string(r))
+	if t == "null" {
+		return ""
+	}
+	return t
+}
+
+// redact removes the API key (and any 8+-character piece of its start or end,
+// as servers echo "sk-abc...xyz") from s.
+func (c *Client) redact(s string) string {
+	if c.key == "" {
+		return s
+	}
+	s = strings.ReplaceAll(s, c.key, "[redacted]")
+	if len(c.key) >= 16 {
+		s = strings.ReplaceAll(s, c.key[:8], "[redacted]")
+		s = strings.ReplaceAll(s, c.key[len(c.key)-8:], "[redacted]")
+	}
+	return s
+}
