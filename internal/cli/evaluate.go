@@ -61,7 +61,7 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	fs.Int64Var(&o.maxRequests, "max-requests", 0, "request budget of the judge (0: no limit)")
 	fs.StringVar(&o.price, "price-per-1k", "", "judge price per 1,000 tokens, PRICE or PROMPT,COMPLETION")
 	fs.IntVar(&o.bootstrap, "bootstrap", 10000, "compare's bootstrap resamples")
-	if err := parseFlags(fs, env, args); err != nil {
+	if err := parseFlags(fs, env, args, nil); err != nil {
 		return nil, err
 	}
 	switch {
@@ -105,7 +105,8 @@ func shellQuote(a string) string {
 	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 }
 
-func (c *EvaluateCommand) Run(ctx context.Context, env *Env, args []string) error {
+func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) error {
+	env := f.Env
 	o, err := c.parse(env, args)
 	if err != nil {
 		return err
@@ -177,7 +178,7 @@ func (c *EvaluateCommand) Run(ctx context.Context, env *Env, args []string) erro
 	}
 	for i, s := range stages {
 		fmt.Fprintf(env.Stderr, "evaluate: stage %d/%d: %s\n", i+1, len(stages), plain(s.String()))
-		if err := s.cmd.Run(ctx, env, s.args); err != nil {
+		if err := s.cmd.Run(ctx, f, s.args); err != nil {
 			return fmt.Errorf("evaluate: stage %d (%s) failed: %w", i+1, s.cmd.Name(), err)
 		}
 	}

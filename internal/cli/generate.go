@@ -51,7 +51,7 @@ func (c *GenerateCommand) parse(env *Env, args []string) (*generateOptions, erro
 	fs.StringVar(&o.format, "answer-format", judge.FormatJSON, "json: structured output, text when the server rejects it; text: \"question: ...\" and \"keyword: ...\" lines")
 	fs.Float64Var(&o.jaccard, "dedup-jaccard", 0.8, "drop a query whose token-set Jaccard similarity with a kept query of its locale is at least this")
 	fs.IntVar(&o.roundTripK, "round-trip-k", 0, "keep a query only when dense, lexical or hybrid retrieval (built-in hash embedder, memory store) ranks its source card in the top k (0: off)")
-	if err := parseFlags(fs, env, args); err != nil {
+	if err := parseFlags(fs, env, args, nil); err != nil {
 		return nil, err
 	}
 	var err error
@@ -77,22 +77,24 @@ func (c *GenerateCommand) parse(env *Env, args []string) (*generateOptions, erro
 	if err := o.llm.check("generate", "generator"); err != nil {
 		return nil, err
 	}
-	return o, checkOutputs("generate", []string{o.kb, o.prompt}, map[string]string{"out": o.out})
+	return o, refuseOverwrite("generate", []file{{"kb", o.kb}, {"prompt", o.prompt}}, []file{{"out", o.out}})
 }
 
-func (c *GenerateCommand) Run(ctx context.Context, env *Env, args []string) error {
+func (c *GenerateCommand) Run(ctx context.Context, f *Factory, args []string) error {
+	env := f.Env
 	o, err := c.parse(env, args)
 	if err != nil {
 		return err
 	}
-	err = runGenerate(ctx, env, o)
+	err = runGenerate(ctx, f, o)
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("generate: interrupted, nothing written: %w", err)
 	}
 	return err
 }
 
-func runGenerate(ctx context.Context, env *Env, o *generateOptions) error {
+func runGenerate(ctx context.Context, f *Factory, o *generateOptions) error {
+	env := f.Env
 	kb, err := dataset.LoadKB(o.kb)
 	if err != nil {
 		return err
@@ -112,7 +114,7 @@ func runGenerate(ctx context.Context, env *Env, o *generateOptions) error {
 		return usagef("generate: %v", err)
 	}
 	fmt.Fprintf(env.Stderr, "generate: %d document(s) sampled (up to %d per locale, seed %d)\n", len(cards), o.perLocale, o.seed)
-	prog := newProgress(env, "generate: asking", len(cards))
+	prog := newProgress(f, "generate: asking", len(cards))
 	res, err := generate.Run(ctx, cards, generate.Options{
 		Client: client, Model: o.llm.model, Prompt: prompt, Format: o.format,
 		Questions: o.questions, Keywords: o.keywords, Workers: o.llm.concurrency, Jaccard: o.jaccard, Progress: prog.update,

@@ -6,10 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -115,7 +113,7 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 	fs.StringVar(&o.qrelsOut, "qrels", "", "write the labels as TREC qrels \"qid 0 docid rel\" to `FILE`")
 	fs.StringVar(&o.jsonlOut, "judgments", "", "write the labels as JSONL (with reason, model, prompt version and hash) to `FILE`")
 	fs.StringVar(&o.jsonOut, "json", "", "write the report (retrieval-gate/judge@1: counts, tokens, cost, self-agreement) to `FILE`")
-	if err := parseFlags(fs, env, args); err != nil {
+	if err := parseFlags(fs, env, args, nil); err != nil {
 		return nil, err
 	}
 	var err error
@@ -142,37 +140,21 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 	if o.cache == "none" {
 		o.cache = ""
 	}
-	inputs := append([]string{o.kb, o.queries, o.prompt, o.cache}, o.runs.files...)
-	return o, checkOutputs("judge", inputs, map[string]string{"qrels": o.qrelsOut, "judgments": o.jsonlOut, "json": o.jsonOut})
+	inputs := []file{{"kb", o.kb}, {"queries", o.queries}, {"prompt", o.prompt}, {"cache", o.cache}}
+	for _, r := range o.runs.files {
+		inputs = append(inputs, file{"run", r})
+	}
+	return o, refuseOverwrite("judge", inputs, []file{{"qrels", o.qrelsOut}, {"judgments", o.jsonlOut}, {"json", o.jsonOut}})
 }
 
 // checkOutputs refuses an output that is an input or another output.
-func checkOutputs(cmd string, inputs []string, outs map[string]string) error {
-	seen := map[string]string{}
-	for _, flagName := range slices.Sorted(maps.Keys(outs)) {
-		p := outs[flagName]
-		if p == "" {
-			continue
-		}
-		for _, in := range inputs {
-			if in != "" && samePath(p, in) {
-				return usagef("%s: --%s %s would overwrite the input %s", cmd, flagName, p, in)
-			}
-		}
-		if prev, dup := seen[filepath.Clean(p)]; dup {
-			return usagef("%s: --%s and --%s name the same file %s", cmd, prev, flagName, p)
-		}
-		seen[filepath.Clean(p)] = flagName
-	}
-	return nil
-}
-
-func (c *JudgeCommand) Run(ctx context.Context, env *Env, args []string) error {
+func (c *JudgeCommand) Run(ctx context.Context, f *Factory, args []string) error {
+	env := f.Env
 	o, err := c.parse(env, args)
 	if err != nil {
 		return err
 	}
-	_, err = runJudge(ctx, env, o)
+	_, err = runJudge(ctx, f, o)
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("judge: interrupted, nothing written (the judgments made are in the cache): %w", err)
 	}
@@ -180,7 +162,8 @@ func (c *JudgeCommand) Run(ctx context.Context, env *Env, args []string) error {
 }
 
 // runJudge reads the inputs, judges the pool and writes the outputs.
-func runJudge(ctx context.Context, env *Env, o *judgeOptions) (*judge.Result, error) {
+func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, error) {
+	env := f.Env
 	kb, err := dataset.LoadKB(o.kb)
 	if err != nil {
 		return nil, err
@@ -235,7 +218,7 @@ func runJudge(ctx context.Context, env *Env, o *judgeOptions) (*judge.Result, er
 	}
 	fmt.Fprintf(env.Stderr, "judge: %d pairs from %d run(s) at k %d, %d judgment(s) each; %d cached judgment(s) loaded\n",
 		len(pairs), len(runs), o.k, o.repeat, cache.Loaded())
-	prog := newProgress(env, "judge: judging", len(pairs)*o.repeat)
+	prog := newProgress(f, "judge: judging", len(pairs)*o.repeat)
 	res, err := judge.Run(ctx, pairs, judge.Options{
 		Client: client, Model: o.llm.model, Prompt: prompt, Format: o.format, Repeat: o.repeat,
 		Workers: o.llm.concurrency, Cache: cache, Progress: prog.update,

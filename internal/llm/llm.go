@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
 // APIKeyEnv is the environment variable holding the API key of the chat server.
@@ -299,10 +299,8 @@ func (c *Client) redact(s string) string {
 	if c.key == "" {
 		return s
 	}
-	s = strings.ReplaceAll(s, c.key, "[redacted]")
 	if len(c.key) >= 16 {
-		s = strings.ReplaceAll(s, c.key[:8], "[redacted]")
-		s = strings.ReplaceAll(s, c.key[len(c.key)-8:], "[redacted]")
+		return httpretry.Redact(s, c.key, c.key[:8], c.key[len(c.key)-8:])
 	}
-	return s
+	return httpretry.Redact(s, c.key)
 }

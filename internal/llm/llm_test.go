@@ -15,7 +15,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
 func TestEndpointURL(t *testing.T) {
@@ -99,7 +99,7 @@ func TestCompleteErrors(t *testing.T) {
 	assert.Equal(t, "400", ae.Code, "vLLM sends a numeric code")
 	assert.NotContains(t, err.Error(), key)
 	assert.NotContains(t, err.Error(), key[:8])
-	assert.Contains(t, err.Error(), "[redacted]")
+	assert.Contains(t, err.Error(), httpretry.Redacted)
 }
 
 func TestCompleteRetriesWithRetryAfter(t *testing.T) {
