@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"io"
+	"net/http"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
