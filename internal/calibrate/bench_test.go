@@ -69,7 +69,7 @@ func BenchmarkEvaluate(b *testing.B) {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				r := Evaluate(Input{Lock: lock, Human: hs, Judge: js, Resamples: DefaultResamples, Seed: metrics.DefaultSeed})
+				r := Evaluate(Input{Lock: lock, Human: hs, Judge: js, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed})
 				if r.Dimensions[0].N != n {
 					b.Fatalf("n = %d", r.Dimensions[0].N)
 				}

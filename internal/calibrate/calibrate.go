@@ -12,18 +12,18 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
-// Dimension statuses of the contract.
+// Dimension statuses of the contract beyond outcome.Pass and outcome.Fail.
 const (
-	StatusPass               = "pass"
-	StatusFail               = "fail"
-	StatusConstructMismatch  = "construct-mismatch"
-	StatusAnchoringViolation = "anchoring-violation"
+	StatusConstructMismatch  outcome.Status = "construct-mismatch"
+	StatusAnchoringViolation outcome.Status = "anchoring-violation"
 )
 
-// DefaultResamples is the number of bootstrap resamples of the weighted-kappa CI.
-const DefaultResamples = 10000
+// MeasureWeightedKappa names the statistic the kappa gates compare with min_kappa.
+const MeasureWeightedKappa = "weighted_kappa"
 
 // Input is everything Evaluate needs: the lock and both label files, already read
 // with that lock (so every label has its bin).
@@ -97,7 +97,7 @@ type Dimension struct {
 	Construct string // the lock's construct
 	Gated     bool
 	N         int // paired cases
-	Status    string
+	Status    outcome.Status
 	// Valid is false under construct-mismatch: the numbers below are then not a
 	// measurement of agreement on the lock's construct and are not reported as one.
 	Valid bool
@@ -138,16 +138,16 @@ type Result struct {
 	MaxUnpaired *UnpairedLimit
 	LockCheck   *LockCheck // nil when --lock-base was not given
 	GitAnchor   *GitAnchoring
-	Failed      []string // names of the failed gates, in a fixed order
+	// Gates are computed by Finish: kappa:NAME per dimension, unpaired:NAME per
+	// gated dimension under --max-unpaired, lock and git-anchoring when checked.
+	Gates outcome.Gates
 }
 
-// Verdict is "pass" or "fail".
-func (r *Result) Verdict() string {
-	if len(r.Failed) > 0 {
-		return StatusFail
-	}
-	return StatusPass
-}
+// Verdict is the verdict of the gates.
+func (r *Result) Verdict() outcome.Status { return r.Gates.Verdict() }
+
+// Failed returns the names of the failed gates, in order.
+func (r *Result) Failed() []string { return r.Gates.Failed() }
 
 // Evaluate pairs labels with judge scores by (case_id, dimension) and computes every
 // dimension of the lock. It does no I/O. Call Finish after attaching the lock and
@@ -258,14 +258,14 @@ func Evaluate(in Input) *Result {
 			d.Status = StatusAnchoringViolation
 		case d.BelowMinN && d.Gated:
 			// Too few pairs to gate on: two agreeing pairs give kappa 1.
-			d.Status = StatusFail
+			d.Status = outcome.Fail
 		case math.IsNaN(d.WeightedKappa):
 			// Undefined kappa is no evidence of agreement: a gated dimension fails.
-			d.Status = StatusFail
+			d.Status = outcome.Fail
 		case d.WeightedKappa >= in.Lock.MinKappa:
-			d.Status = StatusPass
+			d.Status = outcome.Pass
 		default:
-			d.Status = StatusFail
+			d.Status = outcome.Fail
 		}
 		if d.BelowMinN {
 			note := fmt.Sprintf("n = %d paired case(s) is below the lock's min_n %d: too few to gate on", d.N, d.MinN)
@@ -279,14 +279,15 @@ func Evaluate(in Input) *Result {
 			}
 			d.Notes = append(d.Notes, note)
 		}
-		if d.Status == StatusFail && d.WeightedKappa < in.Lock.MinKappa {
-			note := fmt.Sprintf("weighted kappa %.3f is below min_kappa %g", d.WeightedKappa, in.Lock.MinKappa)
+		if d.Status == outcome.Fail && d.WeightedKappa < in.Lock.MinKappa {
+			wk, mk := format.Distinct(d.WeightedKappa, in.Lock.MinKappa)
+			note := fmt.Sprintf("weighted kappa %s is below min_kappa %s", wk, mk)
 			if !d.Gated {
 				note += "; the dimension is not gated, so this is reported only"
 			}
 			d.Notes = append(d.Notes, note)
 		}
-		if d.Status == StatusFail && math.IsNaN(d.WeightedKappa) && d.Gated {
+		if d.Status == outcome.Fail && math.IsNaN(d.WeightedKappa) && d.Gated {
 			d.Notes = append(d.Notes, "a gated dimension with undefined kappa fails: there is no evidence of agreement")
 		}
 		res.Dimensions = append(res.Dimensions, d)
@@ -332,26 +333,62 @@ func quoteList(ss []string) string {
 	return strings.Join(q, ", ")
 }
 
-// Finish computes the failed gates: a gated dimension that is not pass, any
-// dimension with a violation (gated or not: violations are integrity problems),
-// a gated dimension with more unpaired labels than --max-unpaired allows, a
-// changed lock, a failed git anchoring check.
+// Finish computes the gates: a gated dimension that is not pass fails, any
+// dimension with a violation fails (gated or not: violations are integrity
+// problems), a gated dimension with more unpaired labels than --max-unpaired
+// allows fails, a changed lock fails, a failed git anchoring check fails. An
+// ungated dimension without violations is off.
 func (r *Result) Finish() {
-	r.Failed = nil
+	r.Gates = nil
 	for _, d := range r.Dimensions {
-		if (d.Gated && d.Status != StatusPass) || len(d.Violations) > 0 {
-			r.Failed = append(r.Failed, "kappa:"+d.Name)
+		g := outcome.New("kappa:"+d.Name, outcome.Off)
+		g.Group, g.Measure, g.N = d.Name, MeasureWeightedKappa, int64(d.N)
+		g.Threshold = r.Lock.MinKappa
+		if d.Valid {
+			g.Value = d.WeightedKappa
+		}
+		switch {
+		case len(d.Violations) > 0:
+			g.Status, g.Reason = outcome.Fail, fmt.Sprintf("%s: %d violation(s)", d.Status, len(d.Violations))
+		case !d.Gated:
+			g.Reason = "not gated"
+		case d.Status == outcome.Pass:
+			g.Status = outcome.Pass
+		case d.BelowMinN:
+			g.Status, g.Reason = outcome.Fail, fmt.Sprintf("n = %d is below min_n %d", d.N, d.MinN)
+		case math.IsNaN(d.WeightedKappa):
+			g.Status, g.Reason = outcome.Fail, "weighted kappa is undefined: no evidence of agreement"
+		default:
+			g.Status, g.Reason = outcome.Fail, "weighted kappa is below min_kappa"
+		}
+		r.Gates = append(r.Gates, g)
+	}
+	if r.MaxUnpaired != nil {
+		for _, d := range r.Dimensions {
+			if !d.Gated {
+				continue
+			}
+			unpaired := len(d.HumanOnly) + len(d.JudgeOnly)
+			g := outcome.New("unpaired:"+d.Name, outcome.Pass)
+			g.Group, g.Measure, g.Value, g.Threshold, g.N = d.Name, "unpaired_labels", float64(unpaired), float64(d.UnpairedAllowed), int64(d.N+unpaired)
+			if d.UnpairedOver {
+				g.Status, g.Reason = outcome.Fail, "more unpaired labels than --max-unpaired "+r.MaxUnpaired.Spec+" allows"
+			}
+			r.Gates = append(r.Gates, g)
 		}
 	}
-	for _, d := range r.Dimensions {
-		if d.UnpairedOver {
-			r.Failed = append(r.Failed, "unpaired:"+d.Name)
+	if lc := r.LockCheck; lc != nil {
+		g := outcome.New("lock", outcome.Pass)
+		if len(lc.Changed) > 0 {
+			g.Status, g.Reason = outcome.Fail, "the lock changed since "+lc.Base
 		}
+		r.Gates = append(r.Gates, g)
 	}
-	if r.LockCheck != nil && len(r.LockCheck.Changed) > 0 {
-		r.Failed = append(r.Failed, "lock")
-	}
-	if r.GitAnchor != nil && !r.GitAnchor.OK {
-		r.Failed = append(r.Failed, "git-anchoring")
+	if ga := r.GitAnchor; ga != nil {
+		g := outcome.New("git-anchoring", outcome.Pass)
+		if !ga.OK {
+			g.Status, g.Reason = outcome.Fail, strings.Join(ga.Reasons, "; ")
+		}
+		r.Gates = append(r.Gates, g)
 	}
 }

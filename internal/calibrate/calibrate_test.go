@@ -12,6 +12,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 )
 
 func lockOf(t *testing.T, src string) *dataset.Lock {
@@ -138,7 +139,7 @@ func TestEvaluatePairsAndMeasures(t *testing.T) {
 	assert.True(t, math.IsNaN(f.Kappa))
 	assert.True(t, math.IsNaN(f.WeightedKappa))
 	assert.True(t, math.IsNaN(f.CI95[0]))
-	assert.Equal(t, StatusFail, f.Status)
+	assert.Equal(t, outcome.Fail, f.Status)
 	assert.Contains(t, f.Notes[0], "kappa is undefined")
 }
 
@@ -170,19 +171,19 @@ func TestEvaluateGate(t *testing.T) {
 			r := evaluate(t, lock, tt.rows)
 			got := map[string]string{}
 			for _, d := range r.Dimensions {
-				got[d.Name] = d.Status
+				got[d.Name] = string(d.Status)
 			}
 			assert.Equal(t, tt.status, got)
-			assert.Equal(t, tt.failed, r.Failed)
+			assert.Equal(t, tt.failed, r.Failed())
 			for _, d := range r.Dimensions {
-				if d.Status == StatusFail {
+				if d.Status == outcome.Fail {
 					assert.NotEmpty(t, d.Notes, "%s: a failing dimension says why", d.Name)
 				}
 			}
 			if tt.failed == nil {
-				assert.Equal(t, "pass", r.Verdict())
+				assert.Equal(t, outcome.Status("pass"), r.Verdict())
 			} else {
-				assert.Equal(t, "fail", r.Verdict())
+				assert.Equal(t, outcome.Status("fail"), r.Verdict())
 			}
 		})
 	}
@@ -231,8 +232,8 @@ func TestConstructMismatch(t *testing.T) {
 				assert.Equal(t, tt.reasons, got)
 			}
 			assert.Contains(t, strings.Join(g.Notes, "\n"), "do not measure the same thing")
-			assert.Equal(t, []string{"kappa:groundedness"}, r.Failed)
-			assert.Equal(t, StatusPass, dim(t, r, "faithfulness").Status)
+			assert.Equal(t, []string{"kappa:groundedness"}, r.Failed())
+			assert.Equal(t, outcome.Pass, dim(t, r, "faithfulness").Status)
 		})
 	}
 }
@@ -259,15 +260,15 @@ func TestAnchoringViolation(t *testing.T) {
 			g := dim(t, r, "groundedness")
 			require.Len(t, g.Violations, tt.violations)
 			if tt.violations == 0 {
-				assert.Equal(t, StatusPass, g.Status)
-				assert.Empty(t, r.Failed)
+				assert.Equal(t, outcome.Pass, g.Status)
+				assert.Empty(t, r.Failed())
 				return
 			}
 			assert.Equal(t, StatusAnchoringViolation, g.Status)
 			assert.Equal(t, "c007", g.Violations[0].CaseID)
 			assert.Contains(t, g.Violations[0].Reason, "is not earlier than judged_at")
 			assert.True(t, g.Valid, "an anchoring violation keeps the numbers, but fails")
-			assert.Equal(t, []string{"kappa:groundedness"}, r.Failed)
+			assert.Equal(t, []string{"kappa:groundedness"}, r.Failed())
 		})
 	}
 
@@ -276,7 +277,7 @@ func TestAnchoringViolation(t *testing.T) {
 	rows[40].labeled = judgedAt
 	r := evaluate(t, lock, rows)
 	assert.Equal(t, StatusAnchoringViolation, dim(t, r, "faithfulness").Status)
-	assert.Equal(t, []string{"kappa:faithfulness"}, r.Failed)
+	assert.Equal(t, []string{"kappa:faithfulness"}, r.Failed())
 }
 
 func TestConstructMismatchWinsOverAnchoring(t *testing.T) {
@@ -390,7 +391,7 @@ func TestMaxUnpaired(t *testing.T) {
 			r := Evaluate(in)
 			r.Finish()
 			g, f := dim(t, r, "groundedness"), dim(t, r, "faithfulness")
-			assert.Equal(t, StatusPass, g.Status, "the kappa status is unchanged")
+			assert.Equal(t, outcome.Pass, g.Status, "the kappa status is unchanged")
 			assert.Equal(t, []string{"x1", "x2"}, g.HumanOnly)
 			assert.Equal(t, []string{"x3"}, g.JudgeOnly)
 			assert.Equal(t, tt.allowed, g.UnpairedAllowed)
@@ -398,12 +399,12 @@ func TestMaxUnpaired(t *testing.T) {
 			// The ungated dimension is never limited, whatever its unpaired labels.
 			assert.Equal(t, -1, f.UnpairedAllowed)
 			assert.False(t, f.UnpairedOver)
-			assert.Equal(t, tt.failed, r.Failed)
+			assert.Equal(t, tt.failed, r.Failed())
 			if tt.over {
-				assert.Equal(t, "fail", r.Verdict())
+				assert.Equal(t, outcome.Status("fail"), r.Verdict())
 				assert.Contains(t, strings.Join(g.Notes, "\n"), fmt.Sprintf("3 unpaired label(s) exceed --max-unpaired %s (at most %d of the 33 labelled cases)", tt.limit, tt.allowed))
 			} else {
-				assert.Equal(t, "pass", r.Verdict())
+				assert.Equal(t, outcome.Status("pass"), r.Verdict())
 				assert.NotContains(t, strings.Join(g.Notes, "\n"), "exceed --max-unpaired")
 			}
 		})

@@ -13,7 +13,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
-	"github.com/retrieval-gate/retrieval-gate/internal/report"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/calibratereport"
 )
 
 // CalibrateCommand is `retrieval-gate calibrate`: agreement between human labels and
@@ -51,7 +51,7 @@ func (c *CalibrateCommand) parse(env *Env, args []string) (*calibrateOptions, er
 	fs.BoolVar(&o.gitAnchoring, "git-anchoring", false, "also require the commit that last changed --human to be a strict ancestor of the one that last changed --judge")
 	fs.StringVar(&o.jsonOut, "json", "", "write the calibration JSON here")
 	fs.StringVar(&o.mdOut, "markdown", "", "write the Markdown report here")
-	fs.IntVar(&o.resamples, "bootstrap", calibrate.DefaultResamples, "bootstrap resamples for the weighted-kappa CI (0: no CI)")
+	fs.IntVar(&o.resamples, "bootstrap", metrics.DefaultResamples, "bootstrap resamples for the weighted-kappa CI (0: no CI)")
 	maxUnpaired := fs.String("max-unpaired", "", "fail the gate when a gated dimension has more unpaired labels than `N` (a count) or P% of its labelled cases (default: no limit)")
 	o.comment.register(fs, calibrateCommentKey)
 	if err := parseFlags(fs, env, args, calibrateInputs); err != nil {
@@ -129,26 +129,27 @@ func (c *CalibrateCommand) run(ctx context.Context, f *Factory, o *calibrateOpti
 	res.LockCheck, res.GitAnchor = lc, ga
 	res.Finish()
 
-	if err := report.CalibrationText(env.Stdout, res); err != nil {
+	doc := calibratereport.New(res)
+	if err := doc.Text(env.Stdout); err != nil {
 		return err
 	}
 	if o.jsonOut != "" {
-		if err := atomicfile.Write(o.jsonOut, func(w io.Writer) error { return report.CalibrationJSON(w, res) }); err != nil {
+		if err := atomicfile.Write(o.jsonOut, doc.WriteJSON); err != nil {
 			return err
 		}
 	}
 	if o.mdOut != "" {
-		if err := atomicfile.Write(o.mdOut, func(w io.Writer) error { return report.CalibrationMarkdown(w, res, o.comment.key) }); err != nil {
+		if err := atomicfile.Write(o.mdOut, func(w io.Writer) error { return doc.Markdown(w, o.comment.key) }); err != nil {
 			return err
 		}
 	}
 	var md strings.Builder
-	if err := report.CalibrationMarkdown(&md, res, o.comment.key); err != nil {
+	if err := doc.Markdown(&md, o.comment.key); err != nil {
 		return err
 	}
 	f.Publisher().Publish(ctx, calibratePublication(res, md.String(), o.comment, o.jsonOut))
-	if len(res.Failed) > 0 {
-		return &GateError{Failed: res.Failed}
+	if failed := res.Failed(); len(failed) > 0 {
+		return &GateError{Failed: failed}
 	}
 	return nil
 }

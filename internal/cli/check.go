@@ -12,7 +12,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/importer"
-	"github.com/retrieval-gate/retrieval-gate/internal/report"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
 
 // CheckCommand is `retrieval-gate check`: score each case, aggregate, enforce
@@ -106,18 +106,19 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	}
 
 	// All reports are written, whatever the verdict.
+	doc := checkreport.New(res)
 	if o.jsonOut != "" {
-		if err := atomicfile.Write(o.jsonOut, func(w io.Writer) error { return report.WriteJSON(w, res) }); err != nil {
+		if err := atomicfile.Write(o.jsonOut, doc.WriteJSON); err != nil {
 			return err
 		}
 	}
 	if o.markdownOut != "" {
-		md := report.Markdown(res, report.MarkdownOptions{Key: o.comment.key})
+		md := doc.Markdown(checkreport.MarkdownOptions{Key: o.comment.key})
 		if err := atomicfile.WriteBytes(o.markdownOut, []byte(md)); err != nil {
 			return err
 		}
 	}
-	if err := report.WriteText(env.Stdout, res); err != nil {
+	if err := doc.Text(env.Stdout); err != nil {
 		return fmt.Errorf("failed to write the report: %w", err)
 	}
 	if u := res.Integrity.Unknown; u.Entries > 0 {
@@ -125,7 +126,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	}
 	// GitHub: outputs, annotations, job summary, PR comment. Its failures are
 	// warnings; the exit code reflects only the gates.
-	f.Publisher().Publish(ctx, checkPublication(res, o.comment, o.jsonOut))
+	f.Publisher().Publish(ctx, checkPublication(res, doc, o.comment, o.jsonOut))
 
 	if failed := res.Failed(); len(failed) > 0 {
 		return &GateError{Failed: failed}
@@ -214,7 +215,7 @@ func appendLine(c *dataset.Case, r *gate.CaseResult) []byte {
 		ch.buf = make([]byte, 0, lineChunkSize)
 	}
 	start := len(ch.buf)
-	ch.buf = report.AppendCaseLine(ch.buf, c, r)
+	ch.buf = checkreport.AppendCaseLine(ch.buf, c, r)
 	line := ch.buf[start:len(ch.buf):len(ch.buf)]
 	lineChunks.Put(ch)
 	return line

@@ -12,7 +12,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
-	"github.com/retrieval-gate/retrieval-gate/internal/report"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 )
 
 // CompareCommand is `retrieval-gate compare`: graded-relevance comparison of
@@ -102,7 +102,7 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	fs.Var(&o.gain, "gain", "DCG gain: exp (2^rel - 1, the default) or linear (rel, as trec_eval)")
 	fs.IntVar(&o.level, "relevant-level", 2, "a document is relevant when rel >= this level (precision, recall, MAP, MRR, hit)")
 	fs.StringVar(&o.baseline, "baseline", "", "the strategy the paired comparisons are against (default: the first --run)")
-	fs.IntVar(&o.resamples, "bootstrap", 10000, "resamples for the confidence intervals and the randomization test")
+	fs.IntVar(&o.resamples, "bootstrap", metrics.DefaultResamples, "resamples for the confidence intervals and the randomization test")
 	seed := fs.String("seed", strconv.FormatUint(metrics.DefaultSeed, 10), "seed of the resampling (reports are reproducible)")
 	fs.StringVar(&o.jsonOut, "json", "", "write the JSON report (retrieval-gate/compare@1) here")
 	fs.StringVar(&o.mdOut, "markdown", "", "write the Markdown report here")
@@ -187,30 +187,31 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions)
 	if err != nil {
 		return fmt.Errorf("failed to compare: %w", err)
 	}
+	doc := comparereport.New(res)
 	outputs := []struct {
 		path   string
-		render func(io.Writer, *compare.Result) error
+		render func(io.Writer) error
 	}{
-		{o.jsonOut, report.CompareJSON},
-		{o.mdOut, report.CompareMarkdown},
-		{o.perQuery, report.ComparePerQuery},
+		{o.jsonOut, doc.WriteJSON},
+		{o.mdOut, doc.Markdown},
+		{o.perQuery, func(w io.Writer) error { return comparereport.PerQuery(w, res) }},
 	}
 	for _, out := range outputs {
 		if out.path == "" {
 			continue
 		}
-		if err := atomicfile.Write(out.path, func(w io.Writer) error { return out.render(w, res) }); err != nil {
+		if err := atomicfile.Write(out.path, out.render); err != nil {
 			return err
 		}
 	}
-	if err := report.CompareText(env.Stdout, res); err != nil {
+	if err := doc.Text(env.Stdout); err != nil {
 		return err
 	}
 	// Inside GitHub Actions the Markdown report goes to the job summary (compare
 	// keeps no PR comment) and the recommendation becomes a step output.
 	if env.Getenv("GITHUB_ACTIONS") == "true" {
 		var md strings.Builder
-		if err := report.CompareMarkdown(&md, res); err != nil {
+		if err := doc.Markdown(&md); err != nil {
 			return err
 		}
 		f.Publisher().Publish(ctx, publish.Publication{Markdown: md.String(), Mode: publish.ModeNever,

@@ -13,7 +13,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
-	"github.com/retrieval-gate/retrieval-gate/internal/report"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
 
 // The comment keys of the commands' defaults: one per command, so that check,
@@ -56,9 +56,9 @@ func (c *commentFlags) validate(cmd string) error {
 // checkPublication is what `check` publishes: the outputs of the contract (verdict,
 // n, hit, recall, ndcg, json), the integrity problems as annotations, and the
 // Markdown report (re-rendered with fewer listed cases when it must be shorter).
-func checkPublication(r *gate.Result, c commentFlags, jsonPath string) publish.Publication {
+func checkPublication(r *gate.Result, doc *checkreport.Document, c commentFlags, jsonPath string) publish.Publication {
 	outputs := map[string]string{
-		"verdict": r.Verdict,
+		"verdict": string(r.Verdict()),
 		"n":       strconv.FormatInt(r.Overall.N, 10),
 		"hit":     metricOutput(r.Overall, metrics.KeyHit),
 		"recall":  metricOutput(r.Overall, metrics.KeyRecall),
@@ -79,8 +79,8 @@ func checkPublication(r *gate.Result, c commentFlags, jsonPath string) publish.P
 	}
 	return publish.Publication{
 		Key:              c.key,
-		Markdown:         report.Markdown(r, report.MarkdownOptions{Key: c.key}),
-		Render:           func(n int) string { return report.Markdown(r, report.MarkdownOptions{Key: c.key, MaxListed: n}) },
+		Markdown:         doc.Markdown(checkreport.MarkdownOptions{Key: c.key}),
+		Render:           func(n int) string { return doc.Markdown(checkreport.MarkdownOptions{Key: c.key, MaxListed: n}) },
 		Outputs:          outputs,
 		PathOutputs:      []string{"json"},
 		Annotations:      anns,
@@ -110,7 +110,7 @@ func calibratePublication(r *calibrate.Result, md string, c commentFlags, jsonPa
 		for _, v := range d.Violations {
 			total++
 			if len(anns) < publish.MaxAnnotations {
-				anns = append(anns, publish.Annotation{File: v.File, Line: v.Line, Title: "retrieval-gate: calibrate " + d.Status,
+				anns = append(anns, publish.Annotation{File: v.File, Line: v.Line, Title: "retrieval-gate: calibrate " + string(d.Status),
 					Message: fmt.Sprintf("%s, case %s: %s", d.Name, v.CaseID, v.Reason)})
 			}
 		}
@@ -118,7 +118,7 @@ func calibratePublication(r *calibrate.Result, md string, c commentFlags, jsonPa
 	return publish.Publication{
 		Key:              c.key,
 		Markdown:         md,
-		Outputs:          map[string]string{"verdict": r.Verdict(), "json": jsonPath},
+		Outputs:          map[string]string{"verdict": string(r.Verdict()), "json": jsonPath},
 		PathOutputs:      []string{"json"},
 		Annotations:      anns,
 		AnnotationsTotal: total,

@@ -14,7 +14,9 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
 
 func prEvent(n int, head string) string {
@@ -49,7 +51,7 @@ func TestCheckPublicationAnnotations(t *testing.T) {
 		probs = append(probs, gate.Problem{File: filepath.Join(ws, "eval", "cases.jsonl"), Line: i + 1, CaseID: fmt.Sprintf("c%d", i), GoldID: "en-nope", Reason: "unknown card"})
 	}
 	res := &gate.Result{
-		K: 5, Total: 3, WithGold: 3, Verdict: gate.StatusFail,
+		K: 5, Total: 3, WithGold: 3,
 		Overall: gate.Group{Name: "overall", N: 3, Metrics: []gate.Metric{
 			{Key: metrics.KeyHit, Summary: metrics.Summary{N: 3, Mean: 2.0 / 3}},
 			{Key: metrics.KeyRecall, Summary: metrics.Summary{N: 3, Mean: 0.5}},
@@ -57,11 +59,11 @@ func TestCheckPublicationAnnotations(t *testing.T) {
 		}},
 		ReferenceLocale: "en",
 		Integrity:       gate.Integrity{OK: false, KBCards: 38, Problems: probs, ProblemsTotal: 75},
-		Gates:           []gate.GateResult{{Name: "integrity", Status: gate.StatusFail}},
+		Gates:           outcome.Gates{outcome.New("integrity", outcome.Fail)},
 	}
 	var stdout, stderr bytes.Buffer
 	pub := &publish.Publisher{Getenv: func(k string) string { return env[k] }, Stdout: &stdout, Stderr: &stderr}
-	p := checkPublication(res, commentFlags{mode: publish.ModeAuto, key: "default"}, filepath.Join(ws, "out", "agg.json"))
+	p := checkPublication(res, checkreport.New(res), commentFlags{mode: publish.ModeAuto, key: "default"}, filepath.Join(ws, "out", "agg.json"))
 	require.Empty(t, pub.Publish(context.Background(), p))
 	out := stdout.String()
 	assert.Equal(t, 50, strings.Count(out, "::error "))

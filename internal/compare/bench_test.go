@@ -16,7 +16,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
-	"github.com/retrieval-gate/retrieval-gate/internal/report"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 )
 
 var (
@@ -180,7 +180,7 @@ func BenchmarkCompareTREC(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := report.CompareJSON(io.Discard, res); err != nil {
+		if err := comparereport.New(res).WriteJSON(io.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -2,7 +2,9 @@
 // per-query metrics of every run, their means with bootstrap CIs, paired
 // comparisons against a baseline (bootstrap CI of the difference, sign-flip
 // randomization test, Holm correction), a recommendation and a short diagnosis.
-// It reads nothing and writes nothing: dataset reads, report renders.
+// It reads nothing and writes nothing (dataset reads, report/comparereport
+// renders), and it holds no prose: the diagnosis is a list of Findings that the
+// renderers put into words.
 package compare
 
 import (
@@ -21,8 +23,14 @@ import (
 const Schema = "retrieval-gate/compare@1"
 
 // NoClearWinner is the recommendation when the best two strategies are not
-// separated by a significant difference in dcg_at_k.
+// separated by a significant difference in the primary measure.
 const NoClearWinner = "no clear winner"
+
+// Primary is the measure the recommendation and the diagnosis rank strategies by.
+const Primary = metrics.KeyDCG
+
+// primary is Primary's index in metrics.QueryMeasures.
+var primary = metrics.QueryIndex(Primary)
 
 // Alpha is the significance level, applied after the Holm correction.
 const Alpha = 0.05
@@ -56,7 +64,8 @@ type Strategy struct {
 	// absent from the qrels and ignored.
 	RunQueries, NotJudged int
 	// Values holds the per-query metrics, row-major: Values[i*NumGraded+m] for
-	// the i-th evaluated query (Result.QueryIDs order) and metric m (GradedKeys).
+	// the i-th evaluated query (Result.QueryIDs order) and measure m
+	// (metrics.QueryMeasures).
 	Values []float64
 	Means  metrics.Graded
 	CI     [metrics.NumGraded][2]float64
@@ -69,8 +78,8 @@ type Strategy struct {
 	// (a missing result counts 0).
 	ByPosition []float64
 	Failed     []string // evaluated queries whose top-1 result has relevance 0 (or is missing), sorted
-	Best       []string // highest dcg_at_k first, ties by query id
-	Worst      []string // lowest dcg_at_k first, ties by query id
+	Best       []string // highest primary measure first, ties by query id
+	Worst      []string // lowest primary measure first, ties by query id
 }
 
 // Distribution returns the fractions of the top-k documents at relevance 3, 2, 1, 0
@@ -106,11 +115,48 @@ type Result struct {
 	Strategies   []Strategy
 	Paired       []Paired
 	Recommended  string  // a strategy name or NoClearWinner
-	Leader       *Paired // best vs runner-up on dcg_at_k (nil with one strategy)
+	Leader       *Paired // best vs runner-up on the primary measure (nil with one strategy)
 	Exact        bool    // Monte Carlo resampling (false: large-sample approximation)
-	Diagnosis    []string
+	Findings     []Finding
 	NotEvaluated int // judged queries without a relevant document, excluded from every mean
 }
+
+// FindingKind is what a diagnosis finding is about.
+type FindingKind int
+
+// The kinds of finding, each with the fields it sets.
+const (
+	// HybridVsDense: hybrid strategy A against dense (ANN) strategy B, Test = A − B.
+	HybridVsDense FindingKind = iota
+	// HybridVsLexical: hybrid strategy A against full-text strategy B, Test = A − B.
+	HybridVsLexical
+	// Reranker: reranked strategy A against the same strategy B without the reranker.
+	Reranker
+	// WideIntervals: N evaluated queries are too few, or A (when set) has the
+	// widest primary-measure interval, Width its half-width relative to its mean.
+	WideIntervals
+	// Unjudged: Fraction of the top-k documents of A are unjudged (more than 20%).
+	Unjudged
+	// MissingQueries: A has no results for Count of the N evaluated queries.
+	MissingQueries
+)
+
+// Finding is one item of the diagnosis. Strategy kinds are guessed from the
+// strategies' names only; the renderers' wording says so.
+type Finding struct {
+	Kind     FindingKind
+	A, B     string  // strategy names
+	Test     Paired  // A − B on the primary measure (HybridVs*, Reranker)
+	Width    float64 // WideIntervals
+	Fraction float64 // Unjudged
+	Count, N int     // MissingQueries (Count of N), WideIntervals (N)
+}
+
+// Better reports whether the finding's test says A is significantly above B.
+func (f Finding) Better() bool { return f.Test.Significant && f.Test.Delta > 0 }
+
+// Worse reports whether the finding's test says A is significantly below B.
+func (f Finding) Worse() bool { return f.Test.Significant && f.Test.Delta < 0 }
 
 // N is the number of evaluated queries.
 func (r *Result) N() int { return len(r.QueryIDs) }
@@ -242,10 +288,10 @@ func evaluate(q *dataset.Qrels, in Input, eval []int, opt Options) (Strategy, er
 				}
 				c.retrieved += len(rels)
 				lv := q.Levels(qi)
-				g := metrics.GradedAtK(rels, lv[:], k, opt.Gain, opt.RelevantLevel)
+				g := metrics.GradedAtK(&metrics.QueryInput{Rels: rels, Levels: lv[:], K: k, Gain: opt.Gain, RelevantLevel: opt.RelevantLevel})
 				copy(s.Values[i*M:], g[:])
 				failed[i] = len(rels) == 0 || rels[0] == 0
-				order[i] = dq{g[metrics.GDCG], i}
+				order[i] = dq{g[primary], i}
 			}
 		}()
 	}
@@ -420,27 +466,27 @@ func (r *Result) pairTest(a, b, m int) Paired {
 	return out
 }
 
-// ranked returns the strategy indexes by mean dcg_at_k, best first (ties: run order).
+// ranked returns the strategy indexes by mean primary measure, best first (ties: run order).
 func (r *Result) ranked() []int {
 	idx := make([]int, len(r.Strategies))
 	for i := range idx {
 		idx[i] = i
 	}
 	slices.SortStableFunc(idx, func(a, b int) int {
-		return cmp.Compare(r.Strategies[b].Means[metrics.GDCG], r.Strategies[a].Means[metrics.GDCG])
+		return cmp.Compare(r.Strategies[b].Means[primary], r.Strategies[a].Means[primary])
 	})
 	return idx
 }
 
-// recommend picks the best mean dcg_at_k, or NoClearWinner when the runner-up is
-// not significantly worse.
+// recommend picks the best mean primary measure, or NoClearWinner when the
+// runner-up is not significantly worse.
 func (r *Result) recommend() {
 	rk := r.ranked()
 	if len(rk) == 1 {
 		r.Recommended = r.Strategies[rk[0]].Name
 		return
 	}
-	lead := r.pairTest(rk[0], rk[1], metrics.GDCG)
+	lead := r.pairTest(rk[0], rk[1], primary)
 	r.Leader = &lead
 	if lead.Significant && lead.Delta > 0 {
 		r.Recommended = r.Strategies[rk[0]].Name
@@ -498,15 +544,11 @@ func withoutRerank(name string) string {
 	return strings.Join(keep, " ")
 }
 
-// diagnose writes the short diagnosis. Strategy kinds are guessed from their
-// names only, and the wording says so.
+// diagnose finds what the diagnosis reports. Strategy kinds are guessed from
+// their names only.
 func (r *Result) diagnose() {
 	S := len(r.Strategies)
-	say := func(format string, args ...any) { r.Diagnosis = append(r.Diagnosis, fmt.Sprintf(format, args...)) }
-	dcg := metrics.GDCG
-	describe := func(p Paired) string {
-		return fmt.Sprintf("Δ dcg@%d = %+.3f, 95%% CI [%+.3f, %+.3f], Holm p = %s", r.K, p.Delta, p.CI[0], p.CI[1], FormatP(p.PHolm))
-	}
+	add := func(f Finding) { r.Findings = append(r.Findings, f) }
 	kind := func(i int, words []string) bool { return hasToken(r.Strategies[i].Name, words...) }
 	// Hybrid against dense (ANN) and against lexical, with the same reranking.
 	for h := range S {
@@ -517,18 +559,17 @@ func (r *Result) diagnose() {
 			if o == h || kind(o, hybridWords) || isRerank(r.Strategies[o].Name) != isRerank(r.Strategies[h].Name) {
 				continue
 			}
-			p := r.pairTest(h, o, dcg)
-			hn, on := r.Strategies[h].Name, r.Strategies[o].Name
+			f := Finding{A: r.Strategies[h].Name, B: r.Strategies[o].Name}
 			switch {
-			case kind(o, denseWords) && p.Significant && p.Delta > 0:
-				say("%s is clearly above %s (%s): judging by the names (hybrid vs. dense/ANN), adding keyword matching helps on these queries.", hn, on, describe(p))
 			case kind(o, denseWords):
-				say("%s is not significantly above %s (%s): judging by the names, adding keyword matching to dense retrieval shows no clear benefit on these queries.", hn, on, describe(p))
-			case kind(o, lexicalWords) && p.Significant && p.Delta > 0:
-				say("%s is clearly above %s (%s): judging by the names (hybrid vs. full text), adding vector search helps on these queries.", hn, on, describe(p))
+				f.Kind = HybridVsDense
 			case kind(o, lexicalWords):
-				say("%s is not significantly above %s (%s): judging by the names, adding vector search to full text shows no clear benefit on these queries.", hn, on, describe(p))
+				f.Kind = HybridVsLexical
+			default:
+				continue
 			}
+			f.Test = r.pairTest(h, o, primary)
+			add(f)
 		}
 	}
 	// A reranked strategy against the same strategy without the reranker.
@@ -542,58 +583,42 @@ func (r *Result) diagnose() {
 			if b == a || isRerank(bn) || withoutRerank(an) != withoutRerank(bn) {
 				continue
 			}
-			p := r.pairTest(a, b, dcg)
-			switch {
-			case p.Significant && p.Delta > 0:
-				say("The reranker helps significantly: %s beats %s (%s); it is likely worth its latency.", an, bn, describe(p))
-			case p.Significant && p.Delta < 0:
-				say("The reranker hurts: %s is significantly below %s (%s).", an, bn, describe(p))
-			default:
-				say("The reranker shows no significant gain: %s vs %s (%s); its latency may not be worth it on these queries.", an, bn, describe(p))
-			}
+			add(Finding{Kind: Reranker, A: an, B: bn, Test: r.pairTest(a, b, primary)})
 		}
 	}
-	// Wide intervals.
+	// Wide intervals: the widest half-width of the primary measure relative to its mean.
 	n := r.N()
 	widest, wi := 0.0, -1
 	for i := range r.Strategies {
 		s := &r.Strategies[i]
-		m := s.Means[dcg]
-		if m <= 0 || math.IsNaN(s.CI[dcg][0]) {
+		m := s.Means[primary]
+		ci := s.CI[primary]
+		if m <= 0 || math.IsNaN(ci[0]) {
 			continue
 		}
-		if w := (s.CI[dcg][1] - s.CI[dcg][0]) / 2 / m; w > widest {
+		if w := (ci[1] - ci[0]) / 2 / m; w > widest {
 			widest, wi = w, i
 		}
 	}
 	if n < 30 || widest > 0.10 {
-		msg := fmt.Sprintf("The intervals are wide (%d evaluated queries", n)
+		f := Finding{Kind: WideIntervals, N: n}
 		if wi >= 0 {
-			msg += fmt.Sprintf("; dcg@%d of %s is ±%.0f%% of its mean", r.K, r.Strategies[wi].Name, 100*widest)
+			f.A, f.Width = r.Strategies[wi].Name, widest
 		}
-		msg += "): too few queries to separate close strategies; about four times as many judged queries halve the width."
-		say("%s", msg)
+		add(f)
 	}
 	// Unjudged documents.
 	for i := range r.Strategies {
 		s := &r.Strategies[i]
 		if s.Retrieved > 0 && float64(s.Unjudged) > 0.2*float64(s.Retrieved) {
-			say("%.0f%% of the top-%d documents of %s are unjudged and count as relevance 0: its scores are lower bounds; judge those documents for a fair comparison.", 100*float64(s.Unjudged)/float64(s.Retrieved), r.K, s.Name)
+			add(Finding{Kind: Unjudged, A: s.Name, Fraction: float64(s.Unjudged) / float64(s.Retrieved)})
 		}
 	}
 	// Missing queries.
 	for i := range r.Strategies {
 		s := &r.Strategies[i]
 		if s.Missing > 0 {
-			say("%s has no results for %d of the %d evaluated queries; they score 0.", s.Name, s.Missing, n)
+			add(Finding{Kind: MissingQueries, A: s.Name, Count: s.Missing, N: n})
 		}
 	}
-}
-
-// FormatP formats a p-value for humans.
-func FormatP(p float64) string {
-	if p < 0.0001 {
-		return fmt.Sprintf("%.1e", p)
-	}
-	return fmt.Sprintf("%.4f", p)
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
-	"github.com/retrieval-gate/retrieval-gate/internal/report"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 )
 
 func qrels(t *testing.T, content string) *dataset.Qrels {
@@ -61,7 +61,7 @@ func TestCompareCounts(t *testing.T) {
 	assert.Equal(t, []string{"qa", "qb", "qd"}, s.Best) // dcg 1 + 7/log2(4) = 4.5, 3, 0
 	assert.Equal(t, []string{"qd", "qb", "qa"}, s.Worst)
 	// qd scores 0 everywhere and counts in every mean: hit = (1 + 1 + 0) / 3.
-	assert.InDelta(t, 2.0/3, s.Means[metrics.GHit], 1e-12)
+	assert.InDelta(t, 2.0/3, s.Means[metrics.QueryIndex("hit_at_k")], 1e-12)
 	assert.Equal(t, "x", res.Recommended)
 	assert.Empty(t, res.Paired)
 }
@@ -126,10 +126,9 @@ func TestCompareRecommendationAndDiagnosis(t *testing.T) {
 	assert.Equal(t, compare.NoClearWinner, res.Recommended)
 	require.NotNil(t, res.Leader)
 	assert.False(t, res.Leader.Significant)
-	diag := strings.Join(res.Diagnosis, "\n")
-	assert.Contains(t, diag, "hybrid is clearly above ann")
-	assert.Contains(t, diag, "keyword matching helps")
-	assert.Contains(t, diag, "The reranker shows no significant gain: hybrid+rerank vs hybrid")
+	assert.True(t, finding(t, res, compare.HybridVsDense, "hybrid", "ann").Better())
+	rr := finding(t, res, compare.Reranker, "hybrid+rerank", "hybrid")
+	assert.False(t, rr.Better() || rr.Worse(), "no significant gain")
 
 	q, in = synthetic(t, 400, map[string]float64{"ann": 0.3, "hybrid": 0.7}, []string{"ann", "hybrid"})
 	res, err = compare.Run(q, in, opts())
@@ -137,11 +136,25 @@ func TestCompareRecommendationAndDiagnosis(t *testing.T) {
 	assert.Equal(t, "hybrid", res.Recommended)
 }
 
+// finding returns the finding of kind about a (and b, when not empty; a too
+// when not empty), failing the test when there is none.
+func finding(t *testing.T, res *compare.Result, kind compare.FindingKind, a, b string) compare.Finding {
+	t.Helper()
+	for _, f := range res.Findings {
+		if f.Kind == kind && (a == "" || f.A == a) && (b == "" || f.B == b) {
+			return f
+		}
+	}
+	t.Fatalf("no finding %d about %q and %q in %+v", kind, a, b, res.Findings)
+	return compare.Finding{}
+}
+
 func TestCompareWideIntervals(t *testing.T) {
 	q, in := synthetic(t, 12, map[string]float64{"a": 0.3, "b": 0.6}, []string{"a", "b"})
 	res, err := compare.Run(q, in, opts())
 	require.NoError(t, err)
-	assert.Contains(t, strings.Join(res.Diagnosis, "\n"), "The intervals are wide (12 evaluated queries")
+	f := finding(t, res, compare.WideIntervals, "", "")
+	assert.Equal(t, 12, f.N)
 }
 
 func TestCompareJSONDeterministic(t *testing.T) {
@@ -150,10 +163,10 @@ func TestCompareJSONDeterministic(t *testing.T) {
 		res, err := compare.Run(q, in, compare.Options{K: 3, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 1000, Seed: 1})
 		require.NoError(t, err)
 		var b bytes.Buffer
-		require.NoError(t, report.CompareJSON(&b, res))
-		require.NoError(t, report.ComparePerQuery(&b, res))
-		require.NoError(t, report.CompareMarkdown(&b, res))
-		require.NoError(t, report.CompareText(&b, res))
+		require.NoError(t, comparereport.New(res).WriteJSON(&b))
+		require.NoError(t, comparereport.PerQuery(&b, res))
+		require.NoError(t, comparereport.New(res).Markdown(&b))
+		require.NoError(t, comparereport.New(res).Text(&b))
 		return b.Bytes()
 	}
 	first := render()
@@ -189,17 +202,17 @@ func TestCompareDiagnosisLexicalUnjudgedMissing(t *testing.T) {
 	q, in := synthetic(t, 400, map[string]float64{"bm25": 0.3, "hybrid": 0.7}, []string{"bm25", "hybrid"})
 	res, err := compare.Run(q, in, opts())
 	require.NoError(t, err)
-	diag := strings.Join(res.Diagnosis, "\n")
-	assert.Contains(t, diag, "hybrid is clearly above bm25")
-	assert.Contains(t, diag, "adding vector search helps")
-	assert.NotContains(t, diag, "unjudged")
+	assert.True(t, finding(t, res, compare.HybridVsLexical, "hybrid", "bm25").Better())
+	for _, f := range res.Findings {
+		assert.NotEqual(t, compare.Unjudged, f.Kind)
+	}
 
 	// A run whose top k is mostly unjudged and that misses an evaluated query.
 	q2 := qrels(t, "qa 0 a1 3\nqb 0 b1 2\n")
 	x := run("x.run", dataset.RunQuery{ID: "qa", Docs: []string{"u1", "u2", "a1"}})
 	res, err = compare.Run(q2, []compare.Input{{Name: "x", Run: x}}, opts())
 	require.NoError(t, err)
-	diag = strings.Join(res.Diagnosis, "\n")
-	assert.Contains(t, diag, "67% of the top-3 documents of x are unjudged and count as relevance 0: its scores are lower bounds")
-	assert.Contains(t, diag, "x has no results for 1 of the 2 evaluated queries; they score 0.")
+	assert.InDelta(t, 2.0/3, finding(t, res, compare.Unjudged, "x", "").Fraction, 1e-12)
+	m := finding(t, res, compare.MissingQueries, "x", "")
+	assert.Equal(t, [2]int{1, 2}, [2]int{m.Count, m.N})
 }

@@ -67,8 +67,8 @@ func TestOracleTrecEval(t *testing.T) {
 	m10 := readTrecEval(t, "testdata/oracle/trec_eval_dev300_M10.txt")
 	exp := readTrecEval(t, "testdata/oracle/trec_eval_dev300_ndcg10_exp.txt")
 	measures := map[string]int{
-		"P_10": metrics.GPrecision, "recall_10": metrics.GRecall, "ndcg_cut_10": metrics.GNDCG,
-		"recip_rank": metrics.GMRR, "map_cut_10": metrics.GMAP, "success_10": metrics.GHit,
+		"P_10": metrics.QueryIndex("precision_at_k"), "recall_10": metrics.QueryIndex("recall_at_k"), "ndcg_cut_10": metrics.QueryIndex("ndcg_at_k"),
+		"recip_rank": metrics.QueryIndex("mrr_at_k"), "map_cut_10": metrics.QueryIndex("map_at_k"), "success_10": metrics.QueryIndex("hit_at_k"),
 	}
 	for name, run := range oracleRuns(t) {
 		t.Run(name, func(t *testing.T) {

@@ -20,12 +20,16 @@ type cellKey struct{ typ, locale string }
 // from cells at the end, so each case costs one histogram update per metric.
 type cell struct {
 	total, scored int64
-	triad         [3]*metrics.Histogram
+	measures      [metrics.NumCase]*metrics.Histogram // one per registered measure
 	extra         map[string]*metrics.Histogram
 }
 
 func newCell() *cell {
-	return &cell{triad: [3]*metrics.Histogram{metrics.NewHistogram(), metrics.NewHistogram(), metrics.NewHistogram()}}
+	c := &cell{}
+	for i := range c.measures {
+		c.measures[i] = metrics.NewHistogram()
+	}
+	return c
 }
 
 // Accumulator takes case results in file order (from one goroutine) and keeps
@@ -108,7 +112,7 @@ func (a *Accumulator) Add(r *CaseResult) error {
 	c.scored++
 	for i, ok := range r.Has {
 		if ok {
-			c.triad[i].Add(r.Triad.Get(i))
+			c.measures[i].Add(r.Scores[i])
 		}
 	}
 	for k, v := range r.Extra {

@@ -48,8 +48,8 @@ func BenchmarkAccumulate(b *testing.B) {
 		for i := range n {
 			hit := float64(rng.IntN(2))
 			r := CaseResult{File: "f", Line: i + 1, ID: ids[i], Locale: locales[i%3], Type: "golden",
-				Scored: true, Has: [3]bool{true, true, true},
-				Triad: metrics.Triad{Hit: hit, Recall: hit * 0.5 * float64(1+rng.IntN(2)), NDCG: hit * nd[rng.IntN(len(nd))]}}
+				Scored: true, Has: allScored,
+				Scores: [metrics.NumCase]float64{hit, hit * 0.5 * float64(1+rng.IntN(2)), hit * nd[rng.IntN(len(nd))]}}
 			if err := a.Add(&r); err != nil {
 				b.Fatal(err)
 			}

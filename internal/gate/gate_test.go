@@ -7,6 +7,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -61,8 +62,8 @@ func TestScore(t *testing.T) {
 		name       string
 		c          dataset.Case
 		scored     bool
-		triad      metrics.Triad
-		has        [3]bool
+		scores     [metrics.NumCase]float64
+		has        [metrics.NumCase]bool
 		problems   []string
 		unknown    int
 		missed     bool
@@ -71,7 +72,7 @@ func TestScore(t *testing.T) {
 		{
 			name:   "hit via parent ids, duplicates of one parent",
 			c:      dataset.Case{ID: "x", Gold: []string{"g"}, Retrieved: rs("a", "a", "g"), HasRetrieved: true},
-			scored: true, triad: metrics.Triad{Hit: 1, Recall: 1, NDCG: 1 / math.Log2(3)}, has: [3]bool{true, true, true},
+			scored: true, scores: [metrics.NumCase]float64{1, 1, 1 / math.Log2(3)}, has: [metrics.NumCase]bool{true, true, true},
 		},
 		{
 			name:   "no gold: no scores at all",
@@ -81,12 +82,12 @@ func TestScore(t *testing.T) {
 		{
 			name:   "gold without retrieved is a scored miss",
 			c:      dataset.Case{ID: "x", Gold: []string{"g"}},
-			scored: true, has: [3]bool{true, true, true}, missed: true,
+			scored: true, has: [metrics.NumCase]bool{true, true, true}, missed: true,
 		},
 		{
 			name:   "unknown gold id is an integrity problem, still scored",
 			c:      dataset.Case{ID: "x", Gold: []string{"nope", "g", "nope"}, Retrieved: rs("g"), HasRetrieved: true},
-			scored: true, triad: metrics.Triad{Hit: 1, Recall: 0.5, NDCG: 1 / (1 + 1/math.Log2(3))}, has: [3]bool{true, true, true},
+			scored: true, scores: [metrics.NumCase]float64{1, 0.5, 1 / (1 + 1/math.Log2(3))}, has: [metrics.NumCase]bool{true, true, true},
 			problems: []string{"nope"},
 		},
 		{
@@ -97,13 +98,13 @@ func TestScore(t *testing.T) {
 		{
 			name:   "retrieved ids unknown to the KB are counted",
 			c:      dataset.Case{ID: "x", Gold: []string{"g"}, Retrieved: []dataset.Retrieved{{ID: "stale"}, {ID: "g"}, {ID: "old#1"}}, HasRetrieved: true},
-			scored: true, triad: metrics.Triad{Hit: 1, Recall: 1, NDCG: 1 / math.Log2(3)}, has: [3]bool{true, true, true},
+			scored: true, scores: [metrics.NumCase]float64{1, 1, 1 / math.Log2(3)}, has: [metrics.NumCase]bool{true, true, true},
 			unknown: 2,
 		},
 		{
 			name:   "precomputed scores as given, absent keys stay absent",
 			c:      dataset.Case{ID: "x", Gold: []string{"nope"}, Scores: map[string]float64{metrics.KeyHit: 0, "faithfulness": 0.9}},
-			scored: true, has: [3]bool{true, false, false}, problems: []string{"nope"}, missed: true,
+			scored: true, has: [metrics.NumCase]bool{true, false, false}, problems: []string{"nope"}, missed: true,
 		},
 		{
 			name:   "precomputed empty scores: not scored",
@@ -119,7 +120,7 @@ func TestScore(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.c.File, tt.c.Line, tt.c.Type = "cases.jsonl", 7, "golden"
-			r, err := s.Score(&tt.c)
+			r, err := score(s, &tt.c)
 			if tt.wantErrSub != "" {
 				require.ErrorContains(t, err, tt.wantErrSub)
 				var de *dataset.Error
@@ -130,9 +131,9 @@ func TestScore(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.scored, r.Scored)
 			assert.Equal(t, tt.has, r.Has)
-			assert.InDelta(t, tt.triad.Hit, r.Triad.Hit, 1e-12)
-			assert.InDelta(t, tt.triad.Recall, r.Triad.Recall, 1e-12)
-			assert.InDelta(t, tt.triad.NDCG, r.Triad.NDCG, 1e-12)
+			for i := range tt.scores {
+				assert.InDelta(t, tt.scores[i], r.Scores[i], 1e-12, metrics.CaseKeys[i])
+			}
 			var got []string
 			for _, p := range r.Problems {
 				got = append(got, p.GoldID)
@@ -148,6 +149,15 @@ func TestScore(t *testing.T) {
 	}
 }
 
+// score is ScoreInto a new result.
+func score(s *Scorer, c *dataset.Case) (*CaseResult, error) {
+	r := &CaseResult{}
+	if err := s.ScoreInto(c, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
 func add(t *testing.T, a *Accumulator, s *Scorer, c dataset.Case) {
 	t.Helper()
 	if c.Type == "" {
@@ -156,7 +166,7 @@ func add(t *testing.T, a *Accumulator, s *Scorer, c dataset.Case) {
 	if c.File == "" {
 		c.File = "cases.jsonl"
 	}
-	r, err := s.Score(&c)
+	r, err := score(s, &c)
 	require.NoError(t, err)
 	require.NoError(t, a.Add(r))
 }
@@ -166,7 +176,7 @@ func TestDuplicateCaseID(t *testing.T) {
 	s := &Scorer{KB: kb, K: 5}
 	add(t, a, s, dataset.Case{ID: "one", Line: 1})
 	add(t, a, s, dataset.Case{ID: "two", Line: 2})
-	r, err := s.Score(&dataset.Case{ID: "one", Line: 3, File: "cases.jsonl"})
+	r, err := score(s, &dataset.Case{ID: "one", Line: 3, File: "cases.jsonl"})
 	require.NoError(t, err)
 	err = a.Add(r)
 	require.EqualError(t, err, `cases.jsonl:3: duplicate case id "one" (first at line 1)`)
@@ -219,9 +229,9 @@ func TestResultGroupsDeltasAndGates(t *testing.T) {
 	require.Len(t, res.Integrity.Problems, 1)
 	assert.Equal(t, Problem{File: "cases.jsonl", Line: 5, CaseID: "s2", GoldID: "nope", Reason: ReasonUnknownCard}, res.Integrity.Problems[0])
 	assert.Equal(t, []string{"integrity"}, res.Failed())
-	assert.Equal(t, StatusPass, res.Gates[1].Status)
-	assert.Equal(t, StatusOff, res.Gates[2].Status)
-	assert.Equal(t, StatusFail, res.Verdict)
+	assert.Equal(t, outcome.Pass, res.Gates[1].Status)
+	assert.Equal(t, outcome.Off, res.Gates[2].Status)
+	assert.Equal(t, outcome.Fail, res.Verdict())
 	assert.Equal(t, int64(2), res.MissedTotal)
 	assert.Equal(t, []string{"e2", "s2"}, []string{res.Missed[0].ID, res.Missed[1].ID})
 
@@ -237,7 +247,7 @@ func TestReferenceLocaleWithoutGold(t *testing.T) {
 	res := a.Result(Config{K: 5, ReferenceLocale: "en", Resamples: 100})
 	assert.False(t, res.ReferenceHasGold)
 	assert.Empty(t, res.Deltas)
-	assert.Equal(t, StatusPass, res.Verdict)
+	assert.Equal(t, outcome.Pass, res.Verdict())
 }
 
 func TestFloors(t *testing.T) {
@@ -246,14 +256,14 @@ func TestFloors(t *testing.T) {
 		hits       []bool
 		minHit     Floor
 		minRecall  Floor
-		wantHit    string
-		wantRecall string
+		wantHit    outcome.Status
+		wantRecall outcome.Status
 		reason     string
 	}{
-		{"off by default", []bool{false}, Floor{}, Floor{}, StatusOff, StatusOff, ""},
-		{"pass at the floor exactly", []bool{true, true, true, false, false, false, true, true, true, true}, Floor{true, 0.7}, Floor{}, StatusPass, StatusOff, ""},
-		{"fail below", []bool{true, false}, Floor{true, 0.7}, Floor{true, 0.4}, StatusFail, StatusPass, "below the floor"},
-		{"set and n=0 fails", nil, Floor{true, 0}, Floor{true, 0}, StatusFail, StatusFail, ReasonNoGold},
+		{"off by default", []bool{false}, Floor{}, Floor{}, outcome.Off, outcome.Off, ""},
+		{"pass at the floor exactly", []bool{true, true, true, false, false, false, true, true, true, true}, Floor{true, 0.7}, Floor{}, outcome.Pass, outcome.Off, ""},
+		{"fail below", []bool{true, false}, Floor{true, 0.7}, Floor{true, 0.4}, outcome.Fail, outcome.Pass, "below the floor"},
+		{"set and n=0 fails", nil, Floor{true, 0}, Floor{true, 0}, outcome.Fail, outcome.Fail, ReasonNoGold},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -273,10 +283,10 @@ func TestFloors(t *testing.T) {
 			if tt.reason != "" {
 				assert.Contains(t, res.Gates[1].Reason, tt.reason)
 			}
-			if tt.wantHit == StatusFail || tt.wantRecall == StatusFail {
-				assert.Equal(t, StatusFail, res.Verdict)
+			if tt.wantHit == outcome.Fail || tt.wantRecall == outcome.Fail {
+				assert.Equal(t, outcome.Fail, res.Verdict())
 			} else {
-				assert.Equal(t, StatusPass, res.Verdict)
+				assert.Equal(t, outcome.Pass, res.Verdict())
 			}
 		})
 	}
@@ -290,8 +300,8 @@ func TestFloorOnAbsentPrecomputedKey(t *testing.T) {
 	add(t, a, s, dataset.Case{ID: "1", Line: 1, Gold: []string{"a"}, Scores: map[string]float64{metrics.KeyHit: 1}})
 	res := a.Result(Config{K: 5, ReferenceLocale: "en", MinHit: Floor{true, 0.5}, MinRecall: Floor{true, 0.5}, Resamples: 50})
 	assert.Equal(t, int64(1), res.Overall.N)
-	assert.Equal(t, StatusPass, res.Gates[1].Status)
-	assert.Equal(t, StatusFail, res.Gates[2].Status)
+	assert.Equal(t, outcome.Pass, res.Gates[1].Status)
+	assert.Equal(t, outcome.Fail, res.Gates[2].Status)
 	assert.Equal(t, "no gold-carrying case has a retrieval_recall_at_k score", res.Gates[2].Reason)
 	assert.True(t, math.IsNaN(res.Gates[2].Value))
 }
@@ -404,4 +414,20 @@ func FuzzCanonicalLocale(f *testing.F) {
 			require.Equal(t, s, c, "fast path agrees with the slow path")
 		}
 	})
+}
+
+// A value just below its floor fails, and the reason never shows the two as equal.
+func TestFloorReasonTellsCloseValuesApart(t *testing.T) {
+	a := NewAccumulator()
+	s := &Scorer{KB: kb, K: 5}
+	add(t, a, s, dataset.Case{ID: "p", Line: 1, Scores: map[string]float64{metrics.KeyHit: 0.6999997}})
+	res := a.Result(Config{K: 5, MinHit: Floor{Set: true, Value: 0.7}, Resamples: 10})
+	g := res.Gates[1]
+	assert.Equal(t, outcome.Fail, g.Status)
+	assert.Equal(t, "overall mean 0.6999997 is below the floor 0.7000000", g.Reason)
+	assert.Equal(t, 0.7, g.Threshold)
+	assert.Equal(t, 0.6999997, g.Value)
+	assert.Equal(t, int64(1), g.N)
+	assert.Equal(t, metrics.KeyHit, g.Measure)
+	assert.Equal(t, outcome.GroupOverall, g.Group)
 }

@@ -11,10 +11,9 @@ import (
 	"sync"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
-
-// DefaultResamples is the number of bootstrap resamples of every CI.
-const DefaultResamples = 10000
 
 // Floor is an absolute floor on an overall mean; the zero value is off.
 type Floor struct {
@@ -45,7 +44,7 @@ type Config struct {
 	MinHit          Floor
 	MinRecall       Floor
 	KBCards         int
-	Resamples       int    // 0: DefaultResamples
+	Resamples       int    // 0: metrics.DefaultResamples
 	Seed            uint64 // 0: metrics.DefaultSeed
 }
 
@@ -62,7 +61,7 @@ type Group struct {
 	Name        string
 	N           int64
 	WithoutGold int64
-	Metrics     []Metric // triad keys first, then other precomputed keys sorted
+	Metrics     []Metric // registered measures first (registry order), then other precomputed keys sorted
 }
 
 // Metric returns the group's summary of key.
@@ -102,24 +101,6 @@ type Integrity struct {
 	Unknown       UnknownRetrieved
 }
 
-// Gate statuses.
-const (
-	StatusPass = "pass"
-	StatusFail = "fail"
-	StatusOff  = "off"
-)
-
-// GateResult is one gate's outcome. Value is the overall mean it looked at
-// (NaN when there is none); Threshold is meaningful when Floor.Set.
-type GateResult struct {
-	Name    string
-	Status  string
-	Floor   Floor
-	Value   float64
-	Reason  string
-	IsFloor bool
-}
-
 // Result is everything the reports show.
 type Result struct {
 	K                int
@@ -134,22 +115,16 @@ type Result struct {
 	ReferenceHasGold bool
 	Deltas           []LocaleDelta // sorted by locale; empty when !ReferenceHasGold
 	Integrity        Integrity
-	Gates            []GateResult
-	Verdict          string
+	Gates            outcome.Gates // integrity, min_hit, min_recall
 	Missed           []*CaseResult // the first DefaultMaxMissed, file order
 	MissedTotal      int64
 }
 
+// Verdict is the verdict of the gates.
+func (r *Result) Verdict() outcome.Status { return r.Gates.Verdict() }
+
 // Failed returns the names of the failed gates.
-func (r *Result) Failed() []string {
-	var out []string
-	for _, g := range r.Gates {
-		if g.Status == StatusFail {
-			out = append(out, g.Name)
-		}
-	}
-	return out
-}
+func (r *Result) Failed() []string { return r.Gates.Failed() }
 
 // floorTolerance absorbs floating-point noise when a mean equals its floor.
 const floorTolerance = 1e-9
@@ -160,7 +135,7 @@ const ReasonNoGold = "no gold-carrying cases"
 // Result computes the aggregates and applies the gates.
 func (a *Accumulator) Result(cfg Config) *Result {
 	if cfg.Resamples <= 0 {
-		cfg.Resamples = DefaultResamples
+		cfg.Resamples = metrics.DefaultResamples
 	}
 	if cfg.Seed == 0 {
 		cfg.Seed = metrics.DefaultSeed
@@ -267,19 +242,16 @@ func (a *Accumulator) Result(cfg Config) *Result {
 		Problems: a.problems, ProblemsTotal: a.problemsTotal,
 		Unknown: UnknownRetrieved{Entries: a.unknownEntries, Cases: a.unknownCases, Examples: a.unknownExamples},
 	}
-	integ := GateResult{Name: "integrity", Status: StatusPass, Value: math.NaN()}
+	integ := outcome.New("integrity", outcome.Pass)
+	integ.N = a.total
 	if !res.Integrity.OK {
-		integ.Status = StatusFail
+		integ.Status = outcome.Fail
 		integ.Reason = fmt.Sprintf("%d gold id(s) do not resolve to a card of the knowledge base", a.problemsTotal)
 	}
-	res.Gates = []GateResult{
+	res.Gates = outcome.Gates{
 		integ,
 		floorGate("min_hit", cfg.MinHit, res.Overall, metrics.KeyHit),
 		floorGate("min_recall", cfg.MinRecall, res.Overall, metrics.KeyRecall),
-	}
-	res.Verdict = StatusPass
-	if len(res.Failed()) > 0 {
-		res.Verdict = StatusFail
 	}
 	return res
 }
@@ -287,36 +259,40 @@ func (a *Accumulator) Result(cfg Config) *Result {
 // floorGate decides a floor on the overall mean of key: off unless set; set and
 // nothing to measure fails with ReasonNoGold (or, when the gold-carrying cases are
 // all precomputed without key, with a reason naming the missing score).
-func floorGate(name string, f Floor, overall Group, key string) GateResult {
-	g := GateResult{Name: name, Status: StatusOff, Floor: f, Value: math.NaN(), IsFloor: true}
+func floorGate(name string, f Floor, overall Group, key string) outcome.Gate {
+	g := outcome.New(name, outcome.Off)
+	g.Group, g.Measure = outcome.GroupOverall, key
 	m, ok := overall.Metric(key)
 	if ok && m.N > 0 {
-		g.Value = m.Mean
+		g.Value, g.N = m.Mean, m.N
 	}
 	if !f.Set {
 		return g
 	}
+	g.Threshold = f.Value
 	switch {
 	case math.IsNaN(g.Value) && overall.N > 0:
-		g.Status, g.Reason = StatusFail, fmt.Sprintf("no gold-carrying case has a %s score", key)
+		g.Status, g.Reason = outcome.Fail, fmt.Sprintf("no gold-carrying case has a %s score", key)
 	case math.IsNaN(g.Value):
-		g.Status, g.Reason = StatusFail, ReasonNoGold
+		g.Status, g.Reason = outcome.Fail, ReasonNoGold
 	case g.Value+floorTolerance >= f.Value:
-		g.Status = StatusPass
+		g.Status = outcome.Pass
 	default:
-		g.Status = StatusFail
-		g.Reason = fmt.Sprintf("overall mean %.4f is below the floor %.4g", g.Value, f.Value)
+		g.Status = outcome.Fail
+		v, t := format.Distinct(g.Value, f.Value)
+		g.Reason = fmt.Sprintf("overall mean %s is below the floor %s", v, t)
 	}
 	return g
 }
 
-// group merges the picked cells into one Group; its Metrics (triad keys first,
-// then other keys sorted) get their Summary later from the returned histograms.
+// group merges the picked cells into one Group; its Metrics (registered
+// measures first, then other keys sorted) get their Summary later from the
+// returned histograms.
 func (a *Accumulator) group(name string, keys []cellKey, pick func(cellKey) bool) (Group, []*metrics.Histogram) {
 	g := Group{Name: name}
-	var triad [3]*metrics.Histogram
-	for i := range triad {
-		triad[i] = metrics.NewHistogram()
+	var measures [metrics.NumCase]*metrics.Histogram
+	for i := range measures {
+		measures[i] = metrics.NewHistogram()
 	}
 	extra := map[string]*metrics.Histogram{}
 	for _, k := range keys {
@@ -326,8 +302,8 @@ func (a *Accumulator) group(name string, keys []cellKey, pick func(cellKey) bool
 		c := a.cells[k]
 		g.N += c.scored
 		g.WithoutGold += c.total - c.scored
-		for i, h := range c.triad {
-			triad[i].Merge(h)
+		for i, h := range c.measures {
+			measures[i].Merge(h)
 		}
 		for key, h := range c.extra {
 			if extra[key] == nil {
@@ -337,9 +313,9 @@ func (a *Accumulator) group(name string, keys []cellKey, pick func(cellKey) bool
 		}
 	}
 	var hs []*metrics.Histogram
-	for i, h := range triad {
+	for i, h := range measures {
 		if h.N() > 0 {
-			g.Metrics = append(g.Metrics, Metric{Key: metrics.TriadKeys[i]})
+			g.Metrics = append(g.Metrics, Metric{Key: metrics.CaseKeys[i]})
 			hs = append(hs, h)
 		}
 	}

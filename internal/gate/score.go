@@ -52,11 +52,11 @@ type CaseResult struct {
 	// gold, or a precomputed case with at least one score key.
 	Scored      bool
 	Precomputed bool
-	// Triad holds the triad scores; Has tells which are present (always all
-	// three for a scored retrieval case).
-	Triad metrics.Triad
-	Has   [3]bool
-	// Extra holds precomputed score keys other than the triad's, as given.
+	// Scores holds the case's value of each measure of metrics.CaseMeasures;
+	// Has tells which are present (all of them for a scored retrieval case).
+	Scores [metrics.NumCase]float64
+	Has    [metrics.NumCase]bool
+	// Extra holds precomputed score keys that are not registered measures, as given.
 	Extra map[string]float64
 
 	// Kept only for missed cases (scored, hit@k = 0): the report lists them.
@@ -73,31 +73,36 @@ type CaseResult struct {
 	Out []byte
 }
 
+// hitIndex is the index of hit@k, the success number, in metrics.CaseMeasures.
+var hitIndex = metrics.CaseIndex(metrics.KeyHit)
+
 // Missed reports whether the case is scored and its hit@k is 0.
-func (r *CaseResult) Missed() bool { return r.Scored && r.Has[0] && r.Triad.Hit == 0 }
+func (r *CaseResult) Missed() bool { return r.Scored && r.Has[hitIndex] && r.Scores[hitIndex] == 0 }
+
+// allScored is Has of a scored retrieval case.
+var allScored = func() (h [metrics.NumCase]bool) {
+	for i := range h {
+		h[i] = true
+	}
+	return h
+}()
+
+// AllScored reports whether the case has a score for every registered measure.
+func (r *CaseResult) AllScored() bool { return r.Has == allScored }
 
 // UndeterminedLocale is the group of cases without a locale (BCP 47 "und").
 const UndeterminedLocale = "und"
 
-// Scorer scores cases. Score is safe for concurrent use.
+// Scorer scores cases. ScoreInto is safe for concurrent use.
 type Scorer struct {
 	KB CardSet
 	K  int
 }
 
-// Score scores one case: integrity of its gold ids, the triad over its
-// retrieved identities (or its precomputed scores as given), and the count of
-// retrieved identities unknown to the KB. Errors are input errors (*dataset.Error).
-func (s *Scorer) Score(c *dataset.Case) (*CaseResult, error) {
-	r := &CaseResult{}
-	if err := s.ScoreInto(c, r); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// ScoreInto is Score writing into r (overwritten), for callers that keep
-// results by value.
+// ScoreInto scores one case into r (overwritten, so callers keep results by
+// value): integrity of its gold ids, every registered measure over its retrieved
+// identities (or its precomputed scores as given), and the count of retrieved
+// identities unknown to the KB. Errors are input errors (*dataset.Error).
 func (s *Scorer) ScoreInto(c *dataset.Case, r *CaseResult) error {
 	*r = CaseResult{File: c.File, Line: c.Line, ID: c.ID, Locale: c.Locale, Type: c.Type}
 	r.Locale = CanonicalLocale(r.Locale)
@@ -121,7 +126,7 @@ func (s *Scorer) ScoreInto(c *dataset.Case, r *CaseResult) error {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return dataset.Errorf(c.File, c.Line, "scores.%s must be a finite number", key)
 			}
-			i := slices.Index(metrics.TriadKeys[:], key)
+			i := metrics.CaseIndex(key)
 			if i < 0 {
 				if r.Extra == nil {
 					r.Extra = make(map[string]float64)
@@ -129,18 +134,11 @@ func (s *Scorer) ScoreInto(c *dataset.Case, r *CaseResult) error {
 				r.Extra[key] = v
 				continue
 			}
-			if v < 0 || v > 1 {
+			if !metrics.CaseMeasures[i].Scale.InRange(v) {
 				return dataset.Errorf(c.File, c.Line, "scores.%s must be in [0,1], got %v", key, v)
 			}
 			r.Has[i] = true
-			switch i {
-			case 0:
-				r.Triad.Hit = v
-			case 1:
-				r.Triad.Recall = v
-			case 2:
-				r.Triad.NDCG = v
-			}
+			r.Scores[i] = v
 		}
 		r.Scored = len(c.Scores) > 0
 		if r.Missed() {
@@ -167,15 +165,11 @@ func (s *Scorer) ScoreInto(c *dataset.Case, r *CaseResult) error {
 		return nil
 	}
 	var tk [16]string
-	topk := metrics.TopKIdentities(tk[:0], ranked, s.K)
-	r.Triad = metrics.Triad{
-		Hit:    metrics.HitAtK(topk, gold),
-		Recall: metrics.RecallAtK(topk, gold),
-		NDCG:   metrics.NDCGAtK(topk, gold, s.K),
-	}
-	r.Scored, r.Has = true, [3]bool{true, true, true}
+	in := metrics.CaseInput{TopK: metrics.TopKIdentities(tk[:0], ranked, s.K), Gold: gold, K: s.K}
+	metrics.ScoreCase(&r.Scores, &in)
+	r.Scored, r.Has = true, allScored
 	if r.Missed() {
-		r.keepForReport(c, topk)
+		r.keepForReport(c, in.TopK)
 	}
 	return nil
 }

@@ -11,6 +11,10 @@ import (
 // DefaultSeed is the fixed bootstrap seed: the same inputs give byte-identical reports.
 const DefaultSeed uint64 = 1
 
+// DefaultResamples is the number of bootstrap (and randomization-test) resamples
+// of every interval and p-value, unless a command is told otherwise.
+const DefaultResamples = 10000
+
 // NewRand returns the deterministic generator every bootstrap and permutation test uses.
 func NewRand(seed uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
@@ -36,25 +40,6 @@ func Quantile(sorted []float64, q float64) float64 {
 func percentileCI95(stats []float64) [2]float64 {
 	slices.Sort(stats)
 	return [2]float64{Quantile(stats, 0.025), Quantile(stats, 0.975)}
-}
-
-// MeanCI95 is the percentile bootstrap 95% CI of the mean of xs with `resamples`
-// resamples of size len(xs) drawn with replacement. O(len(xs)·resamples).
-func MeanCI95(xs []float64, resamples int, seed uint64) [2]float64 {
-	n := len(xs)
-	if n == 0 || resamples <= 0 {
-		return [2]float64{math.NaN(), math.NaN()}
-	}
-	r := NewRand(seed)
-	stats := make([]float64, resamples)
-	for b := range stats {
-		s := 0.0
-		for range n {
-			s += xs[r.IntN(n)]
-		}
-		stats[b] = s / float64(n)
-	}
-	return percentileCI95(stats)
 }
 
 // StatisticCI95 is the percentile bootstrap 95% CI of any statistic of n paired

@@ -36,32 +36,8 @@ func (g Gain) Of(rel int) float64 {
 	return math.Exp2(float64(rel)) - 1
 }
 
-// GradedKeys names the per-query graded metrics, in report order.
-var GradedKeys = [...]string{
-	"dcg_at_k", "ndcg_at_k", "precision_at_k", "recall_at_k",
-	"map_at_k", "mrr_at_k", "hit_at_k", "mean_relevance_at_k",
-}
-
-// NumGraded is the number of graded metrics.
-const NumGraded = len(GradedKeys)
-
-// Graded holds one query's graded metrics, indexed like GradedKeys.
+// Graded holds one query's graded metrics, indexed like QueryMeasures.
 type Graded [NumGraded]float64
-
-// Indexes into Graded.
-const (
-	GDCG = iota
-	GNDCG
-	GPrecision
-	GRecall
-	GMAP
-	GMRR
-	GHit
-	GMeanRel
-)
-
-// RankDiscount is the DCG discount of 1-based rank r: 1 / log2(r + 1).
-func RankDiscount(r int) float64 { return 1 / math.Log2(float64(r+1)) }
 
 // GradedDCG is DCG@k = Σ_{r=1..min(k,len)} gain(rel_r) / log2(r + 1) (Järvelin & Kekäläinen 2002).
 func GradedDCG(rels []int, k int, g Gain) float64 {
@@ -71,11 +47,27 @@ func GradedDCG(rels []int, k int, g Gain) float64 {
 			break
 		}
 		if rel > 0 {
-			s += g.Of(rel) / math.Log2(float64(i+2))
+			s += g.Of(rel) / log2RankPlus1(i+1)
 		}
 	}
 	return s
 }
+
+// log2RankPlus1 is log2(rank + 1) for a 1-based rank, cached for small ranks
+// (the same float64 as computing it: DCG sums keep their exact value).
+func log2RankPlus1(rank int) float64 {
+	if rank < len(log2Ranks) {
+		return log2Ranks[rank]
+	}
+	return math.Log2(float64(rank) + 1)
+}
+
+var log2Ranks = func() (t [65]float64) {
+	for r := 1; r < len(t); r++ {
+		t[r] = math.Log2(float64(r) + 1)
+	}
+	return t
+}()
 
 // IdealDCG is the DCG@k of the ideal ranking of all judged documents: levels[l]
 // documents of level l, highest levels first.
@@ -84,7 +76,7 @@ func IdealDCG(levels []int, k int, g Gain) float64 {
 	r := 0
 	for l := len(levels) - 1; l > 0 && r < k; l-- {
 		for c := 0; c < levels[l] && r < k; c++ {
-			s += g.Of(l) / math.Log2(float64(r+2))
+			s += g.Of(l) / log2RankPlus1(r+1)
 			r++
 		}
 	}
@@ -100,51 +92,111 @@ func NumRelevant(levels []int, relevantLevel int) int {
 	return n
 }
 
-// GradedAtK computes every graded metric of one query at cutoff k. rels is the
-// ranking best first (unjudged = 0), levels the judged documents per level,
-// relevantLevel the binary threshold (relevant = rel ≥ relevantLevel).
-// With no relevant document, recall and MAP are 0 (such queries are excluded
-// from means by the caller).
-func GradedAtK(rels []int, levels []int, k int, g Gain, relevantLevel int) Graded {
+// GradedAtK computes every measure of QueryMeasures for one query. With no
+// relevant document, recall and MAP are 0 (such queries are excluded from means
+// by the caller).
+func GradedAtK(in *QueryInput) Graded {
 	var m Graded
-	nrel := NumRelevant(levels, relevantLevel)
-	found := 0     // relevant documents seen so far
-	sumPrec := 0.0 // Σ precision@r over relevant ranks r
-	sumRel := 0
-	firstRel := 0
-	for i, rel := range rels {
-		if i >= k {
+	for i := range QueryMeasures {
+		m[i] = QueryMeasures[i].Of(in)
+	}
+	return m
+}
+
+// relevantInTopK is |{r ≤ k : rel_r ≥ relevantLevel}|.
+func relevantInTopK(in *QueryInput) int {
+	found := 0
+	for i, rel := range in.Rels {
+		if i >= in.K {
 			break
 		}
-		sumRel += max(rel, 0)
-		if rel >= relevantLevel {
+		if rel >= in.RelevantLevel {
 			found++
-			sumPrec += float64(found) / float64(i+1)
-			if firstRel == 0 {
-				firstRel = i + 1
-			}
 		}
 	}
-	m[GDCG] = GradedDCG(rels, k, g)
-	// nDCG@k = DCG@k / IDCG@k, the ideal from all judged documents (0 when IDCG = 0).
-	if ideal := IdealDCG(levels, k, g); ideal > 0 {
-		m[GNDCG] = m[GDCG] / ideal
+	return found
+}
+
+// firstRelevant is the 1-based rank of the first relevant document within k, 0 when none.
+func firstRelevant(in *QueryInput) int {
+	for i, rel := range in.Rels {
+		if i >= in.K {
+			break
+		}
+		if rel >= in.RelevantLevel {
+			return i + 1
+		}
 	}
-	// P@k = |relevant ∩ top k| / k (trec_eval P_k divides by k even when fewer are retrieved).
-	m[GPrecision] = float64(found) / float64(k)
-	if nrel > 0 {
-		// R@k = |relevant ∩ top k| / |relevant| (trec_eval recall_k).
-		m[GRecall] = float64(found) / float64(nrel)
-		// AP@k = Σ_{relevant r ≤ k} P@r / |relevant| (trec_eval map_cut_k).
-		m[GMAP] = sumPrec / float64(nrel)
+	return 0
+}
+
+// DCGAtK is the dcg_at_k measure: GradedDCG of the query's ranking at k.
+func DCGAtK(in *QueryInput) float64 { return GradedDCG(in.Rels, in.K, in.Gain) }
+
+// GradedNDCGAtK is nDCG@k = DCG@k / IDCG@k, the ideal from all judged documents (0 when IDCG = 0).
+func GradedNDCGAtK(in *QueryInput) float64 {
+	if ideal := IdealDCG(in.Levels, in.K, in.Gain); ideal > 0 {
+		return GradedDCG(in.Rels, in.K, in.Gain) / ideal
 	}
-	// RR@k = 1 / rank of the first relevant document within k, else 0 (trec_eval recip_rank with -M k).
-	if firstRel > 0 {
-		m[GMRR] = 1 / float64(firstRel)
-		// Hit@k = 1 when a relevant document is within k (trec_eval success_k).
-		m[GHit] = 1
+	return 0
+}
+
+// PrecisionAtK is P@k = |relevant ∩ top k| / k (trec_eval P_k divides by k even when fewer are retrieved).
+func PrecisionAtK(in *QueryInput) float64 {
+	return float64(relevantInTopK(in)) / float64(in.K)
+}
+
+// GradedRecallAtK is R@k = |relevant ∩ top k| / |relevant| (trec_eval recall_k; 0 without relevant documents).
+func GradedRecallAtK(in *QueryInput) float64 {
+	if nrel := NumRelevant(in.Levels, in.RelevantLevel); nrel > 0 {
+		return float64(relevantInTopK(in)) / float64(nrel)
 	}
-	// Mean relevance@k = Σ_{r ≤ k} rel_r / k (missing ranks count 0, like precision).
-	m[GMeanRel] = float64(sumRel) / float64(k)
-	return m
+	return 0
+}
+
+// APAtK is AP@k = Σ_{relevant r ≤ k} P@r / |relevant| (trec_eval map_cut_k; 0 without relevant documents).
+func APAtK(in *QueryInput) float64 {
+	nrel := NumRelevant(in.Levels, in.RelevantLevel)
+	if nrel == 0 {
+		return 0
+	}
+	found, sumPrec := 0, 0.0
+	for i, rel := range in.Rels {
+		if i >= in.K {
+			break
+		}
+		if rel >= in.RelevantLevel {
+			found++
+			sumPrec += float64(found) / float64(i+1)
+		}
+	}
+	return sumPrec / float64(nrel)
+}
+
+// RRAtK is RR@k = 1 / rank of the first relevant document within k, else 0 (trec_eval recip_rank with -M k).
+func RRAtK(in *QueryInput) float64 {
+	if r := firstRelevant(in); r > 0 {
+		return 1 / float64(r)
+	}
+	return 0
+}
+
+// GradedHitAtK is Hit@k = 1 when a relevant document is within k, else 0 (trec_eval success_k).
+func GradedHitAtK(in *QueryInput) float64 {
+	if firstRelevant(in) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// MeanRelevanceAtK is Σ_{r ≤ k} max(rel_r, 0) / k (missing ranks count 0, like precision).
+func MeanRelevanceAtK(in *QueryInput) float64 {
+	sum := 0
+	for i, rel := range in.Rels {
+		if i >= in.K {
+			break
+		}
+		sum += max(rel, 0)
+	}
+	return float64(sum) / float64(in.K)
 }

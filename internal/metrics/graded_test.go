@@ -22,8 +22,11 @@ func TestGain(t *testing.T) {
 	assert.Equal(t, "linear", GainLinear.String())
 }
 
+// rankDiscount is the DCG discount of 1-based rank r: 1 / log2(r + 1).
+func rankDiscount(r int) float64 { return 1 / math.Log2(float64(r+1)) }
+
 func TestGradedAtK(t *testing.T) {
-	d := RankDiscount
+	d := rankDiscount
 	ten3 := []int{3, 3, 3, 3, 3, 3, 3, 3, 3, 3}
 	for _, tc := range []struct {
 		name   string
@@ -69,7 +72,7 @@ func TestGradedAtK(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := GradedAtK(tc.rels, tc.levels, tc.k, tc.gain, tc.level)
+			got := GradedAtK(&QueryInput{Rels: tc.rels, Levels: tc.levels, K: tc.k, Gain: tc.gain, RelevantLevel: tc.level})
 			for m := range NumGraded {
 				assert.InDelta(t, tc.want[m], got[m], 1e-5, GradedKeys[m])
 			}
@@ -80,7 +83,7 @@ func TestGradedAtK(t *testing.T) {
 }
 
 func TestIdealDCGAndNumRelevant(t *testing.T) {
-	assert.InDelta(t, 7+3*RankDiscount(2)+3*RankDiscount(3), IdealDCG([]int{4, 0, 2, 1}, 3, GainExp), 1e-12)
+	assert.InDelta(t, 7+3*rankDiscount(2)+3*rankDiscount(3), IdealDCG([]int{4, 0, 2, 1}, 3, GainExp), 1e-12)
 	assert.Equal(t, 0.0, IdealDCG([]int{4, 0, 0, 0}, 3, GainExp))
 	assert.Equal(t, 3, NumRelevant([]int{4, 0, 2, 1}, 2))
 	assert.Equal(t, 7, NumRelevant([]int{4, 0, 2, 1}, 0))
@@ -93,8 +96,8 @@ func TestNDCGNeverAboveOneGraded(t *testing.T) {
 	var perm func(int)
 	perm = func(i int) {
 		if i == len(docs) {
-			g := GradedAtK(docs, levels, 4, GainExp, 2)
-			assert.LessOrEqual(t, g[GNDCG], 1+1e-12)
+			g := GradedAtK(&QueryInput{Rels: docs, Levels: levels, K: 4, Gain: GainExp, RelevantLevel: 2})
+			assert.LessOrEqual(t, g[QueryIndex("ndcg_at_k")], 1+1e-12)
 			return
 		}
 		for j := i; j < len(docs); j++ {

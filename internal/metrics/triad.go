@@ -2,33 +2,6 @@ package metrics
 
 import "math"
 
-// The retrieval triad: the per-case keys `check` writes and aggregates.
-const (
-	KeyHit    = "retrieval_hit_at_k"
-	KeyRecall = "retrieval_recall_at_k"
-	KeyNDCG   = "retrieval_ndcg_at_k"
-)
-
-// TriadKeys lists the triad's keys in report order.
-var TriadKeys = [3]string{KeyHit, KeyRecall, KeyNDCG}
-
-// Triad is the three retrieval scores of one gold-carrying case.
-type Triad struct {
-	Hit, Recall, NDCG float64
-}
-
-// Get returns the score of a triad key (KeyHit, KeyRecall, KeyNDCG).
-func (t Triad) Get(i int) float64 {
-	switch i {
-	case 0:
-		return t.Hit
-	case 1:
-		return t.Recall
-	default:
-		return t.NDCG
-	}
-}
-
 // TopKIdentities appends to dst the first k distinct card identities of ranked,
 // best first: duplicates are removed by first occurrence before the top-k cut
 // (several chunks of one parent card count once, at the rank of the best chunk).
@@ -47,13 +20,9 @@ func TopKIdentities(dst []string, ranked []string, k int) []string {
 	return dst
 }
 
-// DedupGold returns the distinct gold ids in first-occurrence order (a new slice;
-// empty ids dropped): gold is a set, so a repeated gold id counts once.
-func DedupGold(gold []string) []string {
-	return AppendDedupGold(make([]string, 0, len(gold)), gold)
-}
-
-// AppendDedupGold is DedupGold appending to dst (which must not alias gold).
+// AppendDedupGold appends to dst the distinct gold ids of gold in first-occurrence
+// order (empty ids dropped; dst must not alias gold): gold is a set, so a repeated
+// gold id counts once.
 func AppendDedupGold(dst, gold []string) []string {
 	start := len(dst)
 	for _, g := range gold {
@@ -64,10 +33,10 @@ func AppendDedupGold(dst, gold []string) []string {
 	return dst
 }
 
-// HitAtK is hit@k: 1 if any gold card is among the deduplicated top-k identities, else 0.
-func HitAtK(topk, gold []string) float64 {
-	for _, id := range topk {
-		if contains(gold, id) {
+// HitAtK is hit@k = 1 if any gold card is among the deduplicated top-k identities, else 0.
+func HitAtK(in *CaseInput) float64 {
+	for _, id := range in.TopK {
+		if contains(in.Gold, id) {
 			return 1
 		}
 	}
@@ -75,32 +44,33 @@ func HitAtK(topk, gold []string) float64 {
 }
 
 // RecallAtK is recall@k = |gold ∩ topk| / |gold| over distinct gold ids (0 when gold is empty).
-func RecallAtK(topk, gold []string) float64 {
-	if len(gold) == 0 {
+func RecallAtK(in *CaseInput) float64 {
+	if len(in.Gold) == 0 {
 		return 0
 	}
 	found := 0
-	for _, id := range topk {
-		if contains(gold, id) {
+	for _, id := range in.TopK {
+		if contains(in.Gold, id) {
 			found++
 		}
 	}
-	return float64(found) / float64(len(gold))
+	return float64(found) / float64(len(in.Gold))
 }
 
 // NDCGAtK is binary-gain nDCG@k = DCG/IDCG with DCG = Σ_{i=1..k} rel_i / log2(i+1)
 // and IDCG the DCG of min(|gold|, k) relevant cards at the top; never above 1.
-func NDCGAtK(topk, gold []string, k int) float64 {
-	ideal := min(len(gold), k)
+func NDCGAtK(in *CaseInput) float64 {
+	k := in.K
+	ideal := min(len(in.Gold), k)
 	if ideal <= 0 {
 		return 0
 	}
 	dcg := 0.0
-	for i, id := range topk {
+	for i, id := range in.TopK {
 		if i >= k {
 			break
 		}
-		if contains(gold, id) {
+		if contains(in.Gold, id) {
 			dcg += discount(i + 1)
 		}
 	}
@@ -127,18 +97,11 @@ var discounts = func() (d [65]float64) {
 	return d
 }()
 
-// ScoreTriad scores one case: ranked identities (best first, duplicates allowed),
-// gold ids (duplicates allowed, not empty) and the cut k. topk is scratch space
-// (may be nil); the deduplicated top k is returned with the scores.
-func ScoreTriad(topk, ranked, gold []string, k int) (Triad, []string) {
-	topk = TopKIdentities(topk[:0], ranked, k)
-	var buf [8]string
-	g := AppendDedupGold(buf[:0], gold)
-	return Triad{
-		Hit:    HitAtK(topk, g),
-		Recall: RecallAtK(topk, g),
-		NDCG:   NDCGAtK(topk, g, k),
-	}, topk
+// ScoreCase sets scores[i] to CaseMeasures[i] of the case in.
+func ScoreCase(scores *[NumCase]float64, in *CaseInput) {
+	for i := range CaseMeasures {
+		scores[i] = CaseMeasures[i].Of(in)
+	}
 }
 
 // Summary is a per-case metric over a group of cases: n, mean and the

@@ -36,41 +36,52 @@ func TestTopKIdentitiesAppendsAfterDst(t *testing.T) {
 	assert.Equal(t, []string{"x", "x", "y"}, got, "dedup and cut apply only to the appended part")
 }
 
-func TestDedupGold(t *testing.T) {
-	assert.Equal(t, []string{"a", "b"}, DedupGold([]string{"a", "b", "a", "", "b"}))
-	assert.Empty(t, DedupGold(nil))
+func TestAppendDedupGold(t *testing.T) {
+	assert.Equal(t, []string{"a", "b"}, AppendDedupGold(nil, []string{"a", "b", "a", "", "b"}))
+	assert.Equal(t, []string{"x", "x"}, AppendDedupGold([]string{"x"}, []string{"x"}), "dedup applies to the appended part")
+	assert.Empty(t, AppendDedupGold(nil, nil))
 }
 
-func TestScoreTriad(t *testing.T) {
+// triad is hit, recall, nDCG of one case, as scored by check.
+type triad struct{ Hit, Recall, NDCG float64 }
+
+func scoreTriad(ranked, gold []string, k int) (triad, []string) {
+	in := CaseInput{TopK: TopKIdentities(nil, ranked, k), Gold: AppendDedupGold(nil, gold), K: k}
+	var s [NumCase]float64
+	ScoreCase(&s, &in)
+	return triad{s[CaseIndex(KeyHit)], s[CaseIndex(KeyRecall)], s[CaseIndex(KeyNDCG)]}, in.TopK
+}
+
+func TestScoreCase(t *testing.T) {
 	inv := func(r int) float64 { return 1 / math.Log2(float64(r)+1) }
 	tests := []struct {
 		name   string
 		ranked []string
 		gold   []string
 		k      int
-		want   Triad
+		want   triad
 	}{
-		{"gold at rank 1", []string{"g", "x"}, []string{"g"}, 5, Triad{1, 1, 1}},
-		{"gold at rank 2", []string{"x", "g"}, []string{"g"}, 5, Triad{1, 1, inv(2)}},
-		{"miss", []string{"x", "y"}, []string{"g"}, 5, Triad{0, 0, 0}},
-		{"empty retrieved", nil, []string{"g"}, 5, Triad{0, 0, 0}},
-		{"k larger than list", []string{"x", "g"}, []string{"g"}, 100, Triad{1, 1, inv(2)}},
-		{"k=1 hit", []string{"g", "x"}, []string{"g"}, 1, Triad{1, 1, 1}},
-		{"k=1 gold at rank 2 is a miss", []string{"x", "g"}, []string{"g"}, 1, Triad{0, 0, 0}},
-		{"disjunctive gold, one found: recall 0.5", []string{"a", "x"}, []string{"a", "b"}, 5, Triad{1, 0.5, 1 / (1 + inv(2))}},
-		{"disjunctive gold, both found", []string{"b", "a"}, []string{"a", "b"}, 5, Triad{1, 1, 1}},
-		{"duplicated gold counts once", []string{"a"}, []string{"a", "a"}, 5, Triad{1, 1, 1}},
-		{"duplicates of one parent count once", []string{"a", "a", "a", "g"}, []string{"g"}, 2, Triad{1, 1, inv(2)}},
-		{"gold beyond k after dedup", []string{"a", "b", "b", "b", "c", "g"}, []string{"g"}, 3, Triad{0, 0, 0}},
-		{"gold within k only thanks to dedup", []string{"a", "a", "a", "b", "g"}, []string{"g"}, 3, Triad{1, 1, inv(3)}},
+		{"gold at rank 1", []string{"g", "x"}, []string{"g"}, 5, triad{1, 1, 1}},
+		{"gold at rank 2", []string{"x", "g"}, []string{"g"}, 5, triad{1, 1, inv(2)}},
+		{"miss", []string{"x", "y"}, []string{"g"}, 5, triad{0, 0, 0}},
+		{"empty retrieved", nil, []string{"g"}, 5, triad{0, 0, 0}},
+		{"k larger than list", []string{"x", "g"}, []string{"g"}, 100, triad{1, 1, inv(2)}},
+		{"k=1 hit", []string{"g", "x"}, []string{"g"}, 1, triad{1, 1, 1}},
+		{"k=1 gold at rank 2 is a miss", []string{"x", "g"}, []string{"g"}, 1, triad{0, 0, 0}},
+		{"disjunctive gold, one found: recall 0.5", []string{"a", "x"}, []string{"a", "b"}, 5, triad{1, 0.5, 1 / (1 + inv(2))}},
+		{"disjunctive gold, both found", []string{"b", "a"}, []string{"a", "b"}, 5, triad{1, 1, 1}},
+		{"duplicated gold counts once", []string{"a"}, []string{"a", "a"}, 5, triad{1, 1, 1}},
+		{"duplicates of one parent count once", []string{"a", "a", "a", "g"}, []string{"g"}, 2, triad{1, 1, inv(2)}},
+		{"gold beyond k after dedup", []string{"a", "b", "b", "b", "c", "g"}, []string{"g"}, 3, triad{0, 0, 0}},
+		{"gold within k only thanks to dedup", []string{"a", "a", "a", "b", "g"}, []string{"g"}, 3, triad{1, 1, inv(3)}},
 		{
 			"gold exceeds k: ideal is k, nDCG stays 1", []string{"a", "b"},
-			[]string{"a", "b", "c", "d"}, 2, Triad{1, 0.5, 1},
+			[]string{"a", "b", "c", "d"}, 2, triad{1, 0.5, 1},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, topk := ScoreTriad(nil, tt.ranked, tt.gold, tt.k)
+			got, topk := scoreTriad(tt.ranked, tt.gold, tt.k)
 			assert.InDelta(t, tt.want.Hit, got.Hit, 1e-12, "hit")
 			assert.InDelta(t, tt.want.Recall, got.Recall, 1e-12, "recall")
 			assert.InDelta(t, tt.want.NDCG, got.NDCG, 1e-12, "ndcg")
@@ -85,7 +96,7 @@ func TestNDCGNeverAboveOne(t *testing.T) {
 	for k := 1; k <= len(ids)+2; k++ {
 		for ng := 1; ng <= len(ids); ng++ {
 			topk := TopKIdentities(nil, ids, k)
-			v := NDCGAtK(topk, ids[:ng], k)
+			v := NDCGAtK(&CaseInput{TopK: topk, Gold: ids[:ng], K: k})
 			require.LessOrEqual(t, v, 1.0, "k=%d gold=%d", k, ng)
 			require.GreaterOrEqual(t, v, 0.0)
 		}
@@ -93,14 +104,10 @@ func TestNDCGNeverAboveOne(t *testing.T) {
 }
 
 func TestRecallAndNDCGOfEmptyGold(t *testing.T) {
-	assert.Equal(t, 0.0, RecallAtK([]string{"a"}, nil))
-	assert.Equal(t, 0.0, NDCGAtK([]string{"a"}, nil, 5))
-	assert.Equal(t, 0.0, HitAtK([]string{"a"}, nil))
-}
-
-func TestTriadGet(t *testing.T) {
-	tr := Triad{Hit: 1, Recall: 0.5, NDCG: 0.25}
-	assert.Equal(t, []float64{1, 0.5, 0.25}, []float64{tr.Get(0), tr.Get(1), tr.Get(2)})
+	in := &CaseInput{TopK: []string{"a"}, K: 5}
+	assert.Equal(t, 0.0, RecallAtK(in))
+	assert.Equal(t, 0.0, NDCGAtK(in))
+	assert.Equal(t, 0.0, HitAtK(in))
 }
 
 func TestSummarize(t *testing.T) {
@@ -118,4 +125,44 @@ func TestSummarize(t *testing.T) {
 	assert.LessOrEqual(t, s.CI95[0], 0.5)
 	assert.GreaterOrEqual(t, s.CI95[1], 0.5)
 	assert.Equal(t, s, Summarize(h, 1000, DefaultSeed), "fixed seed: same CI")
+}
+
+// Every registered measure is complete and its key unique across both tables.
+func TestRegistry(t *testing.T) {
+	seen := map[string]bool{}
+	check := func(i Info, hasFn bool) {
+		t.Helper()
+		require.NotEmpty(t, i.Key)
+		require.False(t, seen[i.Key], "duplicate key %s", i.Key)
+		seen[i.Key] = true
+		assert.NotEmpty(t, i.Label, i.Key)
+		assert.NotEmpty(t, i.Definition, i.Key)
+		assert.NotZero(t, i.Params&ParamK, "%s: every measure is at a cutoff", i.Key)
+		assert.True(t, hasFn, i.Key)
+		got, ok := Lookup(i.Key)
+		assert.True(t, ok)
+		assert.Equal(t, i, got)
+	}
+	for _, m := range CaseMeasures {
+		check(m.Info, m.Of != nil)
+	}
+	for _, m := range QueryMeasures {
+		check(m.Info, m.Of != nil)
+	}
+	assert.Equal(t, -1, CaseIndex("nope"))
+	assert.Equal(t, -1, QueryIndex(KeyHit))
+	_, ok := Lookup("nope")
+	assert.False(t, ok)
+	assert.Equal(t, "hit@5", CaseMeasures[CaseIndex(KeyHit)].LabelAt(5))
+	assert.Equal(t, []string{KeyHit, KeyRecall, KeyNDCG}, CaseKeys, "report order")
+	for i := 1; i < len(CaseKeysSorted); i++ {
+		assert.Less(t, CaseKeys[CaseKeysSorted[i-1]], CaseKeys[CaseKeysSorted[i]])
+	}
+	for i := 1; i < len(GradedSorted); i++ {
+		assert.Less(t, GradedKeys[GradedSorted[i-1]], GradedKeys[GradedSorted[i]])
+	}
+	assert.True(t, ScaleUnit.InRange(1))
+	assert.False(t, ScaleBinary.InRange(1.5))
+	assert.True(t, ScaleUnbounded.InRange(31))
+	assert.False(t, ScaleUnbounded.InRange(-1))
 }

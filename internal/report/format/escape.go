@@ -1,4 +1,4 @@
-package report
+package format
 
 import (
 	"strings"
@@ -49,9 +49,9 @@ func EscapeMarkdown(s string) string {
 	return b.String()
 }
 
-// sanitizeText makes user-controlled text safe for a terminal: control
+// SanitizeText makes user-controlled text safe for a terminal: control
 // characters (including newlines and escape sequences) become spaces.
-func sanitizeText(s string) string {
+func SanitizeText(s string) string {
 	clean := true
 	for _, r := range s {
 		if unicode.IsControl(r) || r == utf8.RuneError {

@@ -1,4 +1,4 @@
-package calibrate_test
+package calibratereport_test
 
 import (
 	"bytes"
@@ -16,12 +16,13 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
-	"github.com/retrieval-gate/retrieval-gate/internal/report"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/calibratereport"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
-const demoDir = "../../testdata/calibrate"
+const demoDir = "../../../testdata/calibrate"
 
 func readDemo(t *testing.T, human, judge string) *calibrate.Result {
 	t.Helper()
@@ -33,7 +34,7 @@ func readDemo(t *testing.T, human, judge string) *calibrate.Result {
 	require.NoError(t, err)
 	js, err := dataset.ReadLabels(strings.NewReader(judge), "judge.jsonl", dataset.JudgeSide, lock)
 	require.NoError(t, err)
-	r := calibrate.Evaluate(calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: calibrate.DefaultResamples, Seed: metrics.DefaultSeed})
+	r := calibrate.Evaluate(calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed})
 	return r
 }
 
@@ -95,9 +96,9 @@ func TestReportsGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var js, md, txt bytes.Buffer
-			require.NoError(t, report.CalibrationJSON(&js, tt.r))
-			require.NoError(t, report.CalibrationMarkdown(&md, tt.r, ""))
-			require.NoError(t, report.CalibrationText(&txt, tt.r))
+			require.NoError(t, calibratereport.New(tt.r).WriteJSON(&js))
+			require.NoError(t, calibratereport.New(tt.r).Markdown(&md, ""))
+			require.NoError(t, calibratereport.New(tt.r).Text(&txt))
 			golden(t, tt.name+".json", js.Bytes())
 			golden(t, tt.name+".md", md.Bytes())
 			golden(t, tt.name+".txt", txt.Bytes())
@@ -108,7 +109,7 @@ func TestReportsGolden(t *testing.T) {
 func TestDemoPasses(t *testing.T) {
 	r := readDemo(t, demoFile(t, "human.jsonl"), demoFile(t, "judge.jsonl"))
 	r.Finish()
-	assert.Equal(t, "pass", r.Verdict())
+	assert.Equal(t, outcome.Pass, r.Verdict())
 	for _, d := range r.Dimensions {
 		assert.GreaterOrEqual(t, d.N, 117, d.Name)
 		assert.Greater(t, d.WeightedKappa, 0.6, d.Name)
@@ -118,7 +119,7 @@ func TestDemoPasses(t *testing.T) {
 
 func TestCalibrationJSONSchema(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, report.CalibrationJSON(&buf, violations(t)))
+	require.NoError(t, calibratereport.New(violations(t)).WriteJSON(&buf))
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
 	assert.Equal(t, "retrieval-gate/calibration@1", doc["schema"])
@@ -151,13 +152,13 @@ func TestCalibrationJSONSchema(t *testing.T) {
 
 	// Byte-identical on a second run.
 	var again bytes.Buffer
-	require.NoError(t, report.CalibrationJSON(&again, violations(t)))
+	require.NoError(t, calibratereport.New(violations(t)).WriteJSON(&again))
 	assert.Equal(t, buf.String(), again.String())
 }
 
 func TestCalibrationMarkdownEscapes(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, report.CalibrationMarkdown(&buf, violations(t), "calibrate-nightly"))
+	require.NoError(t, calibratereport.New(violations(t)).Markdown(&buf, "calibrate-nightly"))
 	md := buf.String()
 	assert.True(t, strings.HasPrefix(md, "<!-- retrieval-gate:calibrate-nightly -->\n"))
 	assert.NotContains(t, md, "<script>")
@@ -179,8 +180,8 @@ func TestCalibrationMarkdownCapsLists(t *testing.T) {
 	r := readDemo(t, human.String(), judge.String())
 	r.Finish()
 	var md, js bytes.Buffer
-	require.NoError(t, report.CalibrationMarkdown(&md, r, ""))
-	require.NoError(t, report.CalibrationJSON(&js, r))
+	require.NoError(t, calibratereport.New(r).Markdown(&md, ""))
+	require.NoError(t, calibratereport.New(r).WriteJSON(&js))
 	assert.Contains(t, md.String(), "<summary>Judge above human: 120</summary>")
 	assert.Contains(t, md.String(), "- case case-049: human bin 0, judge bin 2\n- … and 70 more (every case is in the JSON report)\n")
 	assert.NotContains(t, md.String(), "case-050")
@@ -191,7 +192,7 @@ func TestCalibrationMarkdownCapsLists(t *testing.T) {
 	r = readDemo(t, hs, judge.String()+`{"case_id": "only-judge", "dimension": "faithfulness", "score": 0.9, "construct": "contradiction-only", "judged_at": "2026-10-01T00:00:00Z"}`+"\n")
 	r.Finish()
 	var txt bytes.Buffer
-	require.NoError(t, report.CalibrationText(&txt, r))
+	require.NoError(t, calibratereport.New(r).Text(&txt))
 	assert.Contains(t, txt.String(), "  groundedness: case-019: human construct")
 	assert.NotContains(t, txt.String(), "case-020: human construct")
 	assert.Contains(t, txt.String(), "  groundedness: … and 100 more violations (all in --json and --markdown)\n")

@@ -1,4 +1,4 @@
-package report
+package comparereport
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 func compareFixture(t *testing.T, names ...string) *compare.Result {
@@ -52,7 +53,7 @@ func keys(m map[string]any) []string {
 func TestCompareJSONSchema(t *testing.T) {
 	res := compareFixture(t, "ann", "hybrid")
 	var b bytes.Buffer
-	require.NoError(t, CompareJSON(&b, res))
+	require.NoError(t, New(res).WriteJSON(&b))
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
 	assert.Equal(t, []string{"gain", "k", "paired", "queries", "recommendation_test", "recommended", "relevant_level", "schema", "statistics", "strategies"}, keys(doc))
@@ -76,7 +77,7 @@ func TestCompareJSONSchema(t *testing.T) {
 
 	// One run: no comparison behind the recommendation.
 	b.Reset()
-	require.NoError(t, CompareJSON(&b, compareFixture(t, "only")))
+	require.NoError(t, New(compareFixture(t, "only")).WriteJSON(&b))
 	doc = nil
 	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
 	assert.Contains(t, doc, "recommendation_test")
@@ -89,12 +90,12 @@ func TestCompareMarkdownEscapes(t *testing.T) {
 	evil := "a|b <img src=x> `x` @team #1 \"q\"\n[l](u)"
 	res := compareFixture(t, "plain", evil)
 	var b bytes.Buffer
-	require.NoError(t, CompareMarkdown(&b, res))
+	require.NoError(t, New(res).Markdown(&b))
 	md := b.String()
 	assert.NotContains(t, md, "<img")
 	assert.NotContains(t, md, "`x`")
 	assert.NotContains(t, md, "@team")
-	assert.Contains(t, md, EscapeMarkdown(evil))
+	assert.Contains(t, md, format.EscapeMarkdown(evil))
 	// Inside the Mermaid blocks: only safe characters in quoted labels.
 	assert.Contains(t, md, `x-axis ["plain", "a_b _img src=x_ _x_ _team _1 _q___l_(u)"]`)
 	assert.Equal(t, 2, strings.Count(md, "```mermaid\nxychart-beta\n"))
@@ -102,14 +103,14 @@ func TestCompareMarkdownEscapes(t *testing.T) {
 	assert.Contains(t, md, "bar [")
 
 	var txt bytes.Buffer
-	require.NoError(t, CompareText(&txt, res))
+	require.NoError(t, New(res).Text(&txt))
 	assert.NotContains(t, txt.String(), "\"q\"\n[l]")
 }
 
 func TestComparePerQueryLines(t *testing.T) {
 	res := compareFixture(t, "a", "b")
 	var b bytes.Buffer
-	require.NoError(t, ComparePerQuery(&b, res))
+	require.NoError(t, PerQuery(&b, res))
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	require.Len(t, lines, 6)
 	var first struct {
@@ -144,7 +145,7 @@ func TestCompareMethodReported(t *testing.T) {
 			res := compareFixtureResamples(t, tc.resamples, "ann", "hybrid")
 			require.Equal(t, tc.resampled, res.Exact)
 			var b bytes.Buffer
-			require.NoError(t, CompareJSON(&b, res))
+			require.NoError(t, New(res).WriteJSON(&b))
 			var doc struct {
 				Statistics map[string]any `json:"statistics"`
 			}
@@ -156,13 +157,85 @@ func TestCompareMethodReported(t *testing.T) {
 			}, doc.Statistics)
 
 			var txt, md bytes.Buffer
-			require.NoError(t, CompareText(&txt, res))
-			require.NoError(t, CompareMarkdown(&md, res))
+			require.NoError(t, New(res).Text(&txt))
+			require.NoError(t, New(res).Markdown(&md))
 			assert.Contains(t, txt.String(), tc.text)
 			assert.Contains(t, md.String(), tc.text)
 			// Approximations are also flagged where the intervals are shown.
 			assert.Equal(t, !tc.resampled, strings.Contains(txt.String(), "(± is half the width of the 95% CI; large input: approximated, not resampled"))
 			assert.Equal(t, !tc.resampled, strings.Contains(md.String(), "> **Large input:** the intervals and p-values below are large-sample approximations"))
 		})
+	}
+}
+
+// The document reads back to itself: write, read, write gives the same bytes,
+// and the renderers give the same reports from the read document (but for the
+// findings and run notes, which the JSON does not carry).
+func TestDocumentRoundTrip(t *testing.T) {
+	for _, names := range [][]string{{"only"}, {"ann", "hybrid"}, {"a", "b", "c"}} {
+		t.Run(strings.Join(names, ","), func(t *testing.T) {
+			doc := New(compareFixture(t, names...))
+			var first bytes.Buffer
+			require.NoError(t, doc.WriteJSON(&first))
+			back, err := Read(bytes.NewReader(first.Bytes()))
+			require.NoError(t, err)
+			var second bytes.Buffer
+			require.NoError(t, back.WriteJSON(&second))
+			assert.Equal(t, first.String(), second.String())
+			assert.Equal(t, doc.Order, back.Order)
+			assert.Equal(t, doc.Baseline, back.Baseline)
+			assert.Equal(t, doc.ChartMax, back.ChartMax)
+			doc.Findings = nil
+			var a, b bytes.Buffer
+			require.NoError(t, doc.Markdown(&a))
+			require.NoError(t, back.Markdown(&b))
+			assert.Equal(t, a.String(), b.String())
+		})
+	}
+	_, err := Read(strings.NewReader(`{"schema": "retrieval-gate/aggregates@1"}`))
+	require.ErrorContains(t, err, `schema "retrieval-gate/aggregates@1" is not "retrieval-gate/compare@1"`)
+	_, err = Read(strings.NewReader(`{`))
+	require.Error(t, err)
+}
+
+// Full float64 precision in the JSON: a mean of 2/3 is written as the shortest
+// form that reads back to the same float64, not rounded.
+func TestJSONFullPrecision(t *testing.T) {
+	doc := New(compareFixture(t, "ann", "hybrid"))
+	var b bytes.Buffer
+	require.NoError(t, doc.WriteJSON(&b))
+	back, err := Read(bytes.NewReader(b.Bytes()))
+	require.NoError(t, err)
+	for name, s := range doc.Strategies {
+		for key, m := range s.Metrics {
+			assert.Equal(t, m.Mean.V(), back.Strategies[name].Metrics[key].Mean.V(), "%s %s", name, key)
+		}
+	}
+	assert.Contains(t, b.String(), "2.6666666666666665", "relevance at rank 1 of hybrid: 8/3, unrounded")
+}
+
+// Every finding kind has its sentence, with the test behind it.
+func TestFindingSentences(t *testing.T) {
+	d := &Document{K: 10}
+	sig := compare.Paired{Delta: 0.4, CI: [2]float64{0.2, 0.6}, PHolm: 0.001, Significant: true}
+	neg := compare.Paired{Delta: -0.4, CI: [2]float64{-0.6, -0.2}, PHolm: 0.001, Significant: true}
+	ns := compare.Paired{Delta: 0.01, CI: [2]float64{-0.1, 0.12}, PHolm: 0.6}
+	for _, tc := range []struct {
+		f    compare.Finding
+		want string
+	}{
+		{compare.Finding{Kind: compare.HybridVsDense, A: "hybrid", B: "ann", Test: sig}, "hybrid is clearly above ann (Δ dcg@10 = +0.400, 95% CI [+0.200, +0.600], Holm p = 0.0010): judging by the names (hybrid vs. dense/ANN), adding keyword matching helps on these queries."},
+		{compare.Finding{Kind: compare.HybridVsDense, A: "hybrid", B: "ann", Test: ns}, "hybrid is not significantly above ann (Δ dcg@10 = +0.010, 95% CI [-0.100, +0.120], Holm p = 0.6000): judging by the names, adding keyword matching to dense retrieval shows no clear benefit"},
+		{compare.Finding{Kind: compare.HybridVsLexical, A: "hybrid", B: "bm25", Test: sig}, "adding vector search helps"},
+		{compare.Finding{Kind: compare.HybridVsLexical, A: "hybrid", B: "bm25", Test: ns}, "adding vector search to full text shows no clear benefit"},
+		{compare.Finding{Kind: compare.Reranker, A: "x+rerank", B: "x", Test: sig}, "The reranker helps significantly: x+rerank beats x"},
+		{compare.Finding{Kind: compare.Reranker, A: "x+rerank", B: "x", Test: neg}, "The reranker hurts: x+rerank is significantly below x"},
+		{compare.Finding{Kind: compare.Reranker, A: "x+rerank", B: "x", Test: ns}, "The reranker shows no significant gain: x+rerank vs x"},
+		{compare.Finding{Kind: compare.WideIntervals, N: 12, A: "b", Width: 0.25}, "The intervals are wide (12 evaluated queries; dcg@10 of b is ±25% of its mean): too few queries"},
+		{compare.Finding{Kind: compare.WideIntervals, N: 12}, "The intervals are wide (12 evaluated queries): too few queries"},
+		{compare.Finding{Kind: compare.Unjudged, A: "x", Fraction: 2.0 / 3}, "67% of the top-10 documents of x are unjudged and count as relevance 0: its scores are lower bounds"},
+		{compare.Finding{Kind: compare.MissingQueries, A: "x", Count: 1, N: 2}, "x has no results for 1 of the 2 evaluated queries; they score 0."},
+	} {
+		assert.Contains(t, d.finding(tc.f, identity), tc.want)
 	}
 }

@@ -1,4 +1,4 @@
-package report
+package checkreport
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
@@ -46,9 +45,9 @@ func fixture(t *testing.T, minHit gate.Floor) *gate.Result {
 	for i := range cases {
 		c := &cases[i]
 		c.File, c.Line = "cases.jsonl", i+1
-		r, err := s.Score(c)
-		require.NoError(t, err)
-		require.NoError(t, a.Add(r))
+		var r gate.CaseResult
+		require.NoError(t, s.ScoreInto(c, &r))
+		require.NoError(t, a.Add(&r))
 	}
 	return a.Result(gate.Config{K: 3, ReferenceLocale: "en", MinHit: minHit, KBCards: len(kb), Resamples: 500})
 }
@@ -67,12 +66,12 @@ func golden(t *testing.T, name string, got []byte) {
 
 func TestJSONGolden(t *testing.T) {
 	var b bytes.Buffer
-	require.NoError(t, WriteJSON(&b, fixture(t, gate.Floor{Set: true, Value: 0.5})))
+	require.NoError(t, New(fixture(t, gate.Floor{Set: true, Value: 0.5})).WriteJSON(&b))
 	golden(t, "check.json.golden", b.Bytes())
 
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
-	assert.Equal(t, SchemaAggregates, doc["schema"])
+	assert.Equal(t, Schema, doc["schema"])
 	for _, k := range []string{"k", "cases", "overall", "by_type", "by_locale", "reference_locale", "locale_deltas", "integrity", "gates", "verdict"} {
 		assert.Contains(t, doc, k)
 	}
@@ -82,12 +81,12 @@ func TestJSONGolden(t *testing.T) {
 	assert.Equal(t, map[string]any{}, pt["metrics"], "a group with n = 0 has empty metrics")
 
 	var again bytes.Buffer
-	require.NoError(t, WriteJSON(&again, fixture(t, gate.Floor{Set: true, Value: 0.5})))
+	require.NoError(t, New(fixture(t, gate.Floor{Set: true, Value: 0.5})).WriteJSON(&again))
 	assert.Equal(t, b.String(), again.String(), "byte-identical run to run")
 }
 
 func TestMarkdownGolden(t *testing.T) {
-	md := Markdown(fixture(t, gate.Floor{Set: true, Value: 0.5}), MarkdownOptions{Key: "docs"})
+	md := New(fixture(t, gate.Floor{Set: true, Value: 0.5})).Markdown(MarkdownOptions{Key: "docs"})
 	golden(t, "check.md.golden", []byte(md))
 	assert.True(t, strings.HasPrefix(md, "<!-- retrieval-gate:docs -->\n"))
 	for _, want := range []string{"k = 3", IndicativeOnly, "lower bound", "<details>", "min_hit", "es-nope&lt;b&gt;", "es\\|2"} {
@@ -99,7 +98,7 @@ func TestMarkdownGolden(t *testing.T) {
 
 func TestTextGolden(t *testing.T) {
 	var b bytes.Buffer
-	require.NoError(t, WriteText(&b, fixture(t, gate.Floor{})))
+	require.NoError(t, New(fixture(t, gate.Floor{})).Text(&b))
 	golden(t, "check.txt.golden", b.Bytes())
 	assert.Contains(t, b.String(), IndicativeOnly)
 }
@@ -107,7 +106,7 @@ func TestTextGolden(t *testing.T) {
 func TestMarkdownNoReferenceGold(t *testing.T) {
 	r := fixture(t, gate.Floor{})
 	r.ReferenceLocale, r.ReferenceHasGold, r.Deltas = "fr", false, nil
-	md := Markdown(r, MarkdownOptions{})
+	md := New(r).Markdown(MarkdownOptions{})
 	assert.Contains(t, md, "No deltas: the reference locale fr has no gold-carrying cases.")
 	assert.True(t, strings.HasPrefix(md, "<!-- retrieval-gate:default -->"))
 }
@@ -134,59 +133,33 @@ func TestNoDeltasInEveryFormat(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := fixture(t, gate.Floor{})
 			r.ReferenceLocale, r.ReferenceHasGold, r.Deltas = tt.ref, tt.refHasGold, nil
-			assert.Contains(t, Markdown(r, MarkdownOptions{}), tt.md)
-			assert.NotContains(t, Markdown(r, MarkdownOptions{}), "| locale | Δ")
+			assert.Contains(t, New(r).Markdown(MarkdownOptions{}), tt.md)
+			assert.NotContains(t, New(r).Markdown(MarkdownOptions{}), "| locale | Δ")
 			var txt, js bytes.Buffer
-			require.NoError(t, WriteText(&txt, r))
+			require.NoError(t, New(r).Text(&txt))
 			assert.Contains(t, txt.String(), tt.text)
-			require.NoError(t, WriteJSON(&js, r))
+			require.NoError(t, New(r).WriteJSON(&js))
 			assert.Contains(t, js.String(), `"locale_deltas_note": "`+tt.jsonNote+`"`)
 		})
 	}
 }
 
-func TestEscapeMarkdown(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"plain-id_1", `plain-id\_1`},
-		{"a|b", `a\|b`},
-		{"`code`", "&#96;code&#96;"},
-		{"<img src=x>", "&lt;img src=x&gt;"},
-		{"a & b", "a &amp; b"},
-		{"@octocat", "&#64;octocat"},
-		{"fixes #12", "fixes &#35;12"},
-		{"line1\nline2\r\n", "line1 line2  "},
-		{"*b* _i_ [l](u) ~s~ \\", `\*b\* \_i\_ \[l\](u) \~s\~ \\`},
-		{"¿Cómo?", "¿Cómo?"},
-		{"bad\xffutf8", "bad\uFFFDutf8"},
+// MaxListed bounds the listed missed cases; the rest are counted (publish.Fit
+// uses it to shorten a comment before cutting tables).
+func TestMarkdownMaxListed(t *testing.T) {
+	r := fixture(t, gate.Floor{})
+	for i := 0; i < 150; i++ {
+		m := *r.Missed[0]
+		m.ID = strings.Repeat("x", 200)
+		r.Missed = append(r.Missed, &m)
 	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			assert.Equal(t, tt.want, EscapeMarkdown(tt.in))
-		})
-	}
-}
-
-func FuzzEscapeMarkdown(f *testing.F) {
-	for _, s := range []string{"a|b", "<x>", "@me", "`", "\n", "\xff"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		e := EscapeMarkdown(s)
-		require.True(t, utf8.ValidString(e))
-		for _, bad := range []string{"<", ">", "`", "@", "\n", "\r"} {
-			require.NotContains(t, e, bad)
-		}
-		// Every | is escaped (preceded by an odd run of backslashes).
-		for i := 0; i < len(e); i++ {
-			if e[i] == '|' {
-				j := i - 1
-				for j >= 0 && e[j] == '\\' {
-					j--
-				}
-				require.Equal(t, 1, (i-1-j)%2, "unescaped | in %q", e)
-			}
-		}
-	})
+	r.MissedTotal = int64(len(r.Missed)) + 1000
+	doc := New(r)
+	assert.Equal(t, doc.Markdown(MarkdownOptions{Key: "k"}), doc.Markdown(MarkdownOptions{Key: "k", MaxListed: DefaultMaxListed}))
+	small := doc.Markdown(MarkdownOptions{Key: "k", MaxListed: -1})
+	assert.Contains(t, small, "… and 1152 more not shown.")
+	assert.True(t, strings.HasPrefix(small, "<!-- retrieval-gate:k -->"))
+	assert.Less(t, len(small), len(doc.Markdown(MarkdownOptions{Key: "k"})))
 }
 
 func TestCaseLineReadsBack(t *testing.T) {
@@ -201,8 +174,8 @@ func TestCaseLineReadsBack(t *testing.T) {
 	for i := range cases {
 		c := &cases[i]
 		c.File, c.Line = "in.jsonl", i+1
-		r, err := s.Score(c)
-		require.NoError(t, err)
+		r := &gate.CaseResult{}
+		require.NoError(t, s.ScoreInto(c, r))
 		line := AppendCaseLine(nil, c, r)
 		require.True(t, bytes.HasSuffix(line, []byte("\n")))
 		require.True(t, json.Valid(line), "%s", line)
@@ -214,11 +187,11 @@ func TestCaseLineReadsBack(t *testing.T) {
 		assert.Equal(t, c.Query, back.Query)
 		assert.Equal(t, r.Type, back.Type)
 		assert.Equal(t, len(c.Gold), len(back.Gold))
-		r2, err := s.Score(&back)
-		require.NoError(t, err)
+		r2 := &gate.CaseResult{}
+		require.NoError(t, s.ScoreInto(&back, r2))
 		assert.Equal(t, r.Scored, r2.Scored, "case %d", i)
 		assert.Equal(t, r.Has, r2.Has)
-		assert.Equal(t, r.Triad, r2.Triad, "exact floats")
+		assert.Equal(t, r.Scores, r2.Scores, "exact floats")
 		assert.Equal(t, r.Extra, r2.Extra)
 	}
 }
@@ -236,7 +209,7 @@ func FuzzAppendCaseLine(f *testing.F) {
 		if gold != "" {
 			c.Gold = []string{gold}
 		}
-		r := &gate.CaseResult{Type: typ, Scored: true, Has: [3]bool{true, true, true}, Triad: metrics.Triad{Hit: v, Recall: v / 2, NDCG: v / 3}}
+		r := &gate.CaseResult{Type: typ, Scored: true, Has: [metrics.NumCase]bool{true, true, true}, Scores: [metrics.NumCase]float64{v, v / 2, v / 3}}
 		line := AppendCaseLine(nil, c, r)
 		require.True(t, json.Valid(line), "%q", line)
 		var back dataset.Case
@@ -254,4 +227,53 @@ func FuzzAppendCaseLine(f *testing.F) {
 		assert.Equal(t, valid(query), back.Query)
 		assert.Equal(t, map[string]float64{metrics.KeyHit: v, metrics.KeyRecall: v / 2, metrics.KeyNDCG: v / 3}, back.Scores)
 	})
+}
+
+// The document reads back to itself: write, read, write gives the same bytes, and
+// the read document renders the same text and Markdown (but for the missed
+// cases, which the JSON does not carry: they are in the per-case file).
+func TestDocumentRoundTrip(t *testing.T) {
+	for _, minHit := range []gate.Floor{{}, {Set: true, Value: 0.5}} {
+		doc := New(fixture(t, minHit))
+		var first bytes.Buffer
+		require.NoError(t, doc.WriteJSON(&first))
+		back, err := Read(bytes.NewReader(first.Bytes()))
+		require.NoError(t, err)
+		var second bytes.Buffer
+		require.NoError(t, back.WriteJSON(&second))
+		assert.Equal(t, first.String(), second.String())
+
+		require.Len(t, back.Gates, 3)
+		assert.Nil(t, back.Gates[0].Threshold, "integrity has no threshold")
+		require.NotNil(t, back.Gates[2].Threshold, "an off floor keeps its null threshold")
+
+		doc.Missed, doc.MissedTotal = nil, 0
+		var a, b bytes.Buffer
+		require.NoError(t, doc.Text(&a))
+		require.NoError(t, back.Text(&b))
+		assert.Equal(t, a.String(), b.String())
+		assert.Equal(t, doc.Markdown(MarkdownOptions{Key: "k"}), back.Markdown(MarkdownOptions{Key: "k"}))
+	}
+	_, err := Read(strings.NewReader(`{"schema": "retrieval-gate/compare@1"}`))
+	require.ErrorContains(t, err, `schema "retrieval-gate/compare@1" is not "retrieval-gate/aggregates@1"`)
+	_, err = Read(strings.NewReader(`{"gates": [{"threshold": "x"}]}`))
+	require.Error(t, err)
+}
+
+// A mean just below its floor: the JSON keeps every digit, the reports print
+// enough digits that the two never read as equal (issue 11, item 8).
+func TestFloorNearMissFullPrecision(t *testing.T) {
+	s := &gate.Scorer{KB: cardSet{}, K: 5}
+	a := gate.NewAccumulator()
+	var r gate.CaseResult
+	require.NoError(t, s.ScoreInto(&dataset.Case{File: "c.jsonl", Line: 1, ID: "p", Scores: map[string]float64{metrics.KeyHit: 0.6999997}}, &r))
+	require.NoError(t, a.Add(&r))
+	doc := New(a.Result(gate.Config{K: 5, MinHit: gate.Floor{Set: true, Value: 0.7}, Resamples: 10}))
+	var js, txt bytes.Buffer
+	require.NoError(t, doc.WriteJSON(&js))
+	assert.Contains(t, js.String(), `"value": 0.6999997`)
+	assert.Contains(t, js.String(), `"threshold": 0.7`)
+	require.NoError(t, doc.Text(&txt))
+	assert.Contains(t, txt.String(), "min_hit     fail  (floor 0.7000000, value 0.6999997): overall mean 0.6999997 is below the floor 0.7000000")
+	assert.Contains(t, doc.Markdown(MarkdownOptions{}), "| min_hit | ❌ fail | 0.7000000 | 0.6999997 |")
 }

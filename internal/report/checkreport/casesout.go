@@ -1,0 +1,81 @@
+package checkreport
+
+import (
+	"slices"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+)
+
+// AppendCaseLine appends the --cases-out line of one case to dst:
+// {"id", "locale", "type", "query", "must_cite_one_of", "scores"} with keys in
+// that order (locale, query and must_cite_one_of only when the case has them),
+// then a newline. scores holds every registered measure of a scored case, a precomputed case's
+// scores as given, or is {} for a case without gold. `check` reads the file back
+// as precomputed scores; floats keep full precision so the aggregates match.
+func AppendCaseLine(dst []byte, c *dataset.Case, r *gate.CaseResult) []byte {
+	if dst == nil {
+		dst = make([]byte, 0, 160+len(c.ID)+len(c.Query)+24*len(c.Gold))
+	}
+	dst = append(dst, `{"id":`...)
+	dst = format.AppendJSONString(dst, c.ID)
+	if c.Locale != "" {
+		dst = append(dst, `,"locale":`...)
+		dst = format.AppendJSONString(dst, c.Locale)
+	}
+	dst = append(dst, `,"type":`...)
+	dst = format.AppendJSONString(dst, r.Type)
+	if c.Query != "" {
+		dst = append(dst, `,"query":`...)
+		dst = format.AppendJSONString(dst, c.Query)
+	}
+	if len(c.Gold) > 0 {
+		dst = append(dst, `,"must_cite_one_of":[`...)
+		for i, g := range c.Gold {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = format.AppendJSONString(dst, g)
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, `,"scores":{`...)
+	first := true
+	field := func(k string, v float64) {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = format.AppendJSONString(dst, k)
+		dst = append(dst, ':')
+		dst = format.AppendFloat(dst, v)
+	}
+	switch {
+	case r.Scored && r.Extra == nil && r.AllScored():
+		// The common case, keys in sorted order without sorting: no allocation.
+		for _, i := range metrics.CaseKeysSorted {
+			field(metrics.CaseKeys[i], r.Scores[i])
+		}
+	case r.Scored:
+		keys := make([]string, 0, metrics.NumCase+len(r.Extra))
+		for i, k := range metrics.CaseKeys {
+			if r.Has[i] {
+				keys = append(keys, k)
+			}
+		}
+		for k := range r.Extra {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if i := metrics.CaseIndex(k); i >= 0 {
+				field(k, r.Scores[i])
+			} else {
+				field(k, r.Extra[k])
+			}
+		}
+	}
+	return append(dst, "}}\n"...)
+}

@@ -1,0 +1,326 @@
+// Package checkreport is the typed document of `check` (schema
+// retrieval-gate/aggregates@1): built from a gate.Result in one place (New),
+// written as the --json report, read back by Read (the baseline of a later run
+// reads a previous report this way), and rendered as text and Markdown. The
+// renderers take the document and do no arithmetic. The --cases-out lines are
+// written here too (AppendCaseLine).
+package checkreport
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+)
+
+// Schema is the schema id of the `check --json` report.
+const Schema = "retrieval-gate/aggregates@1"
+
+// IndicativeOnly labels every locale delta wherever it is shown.
+const IndicativeOnly = "indicative only, not significance-tested"
+
+// Document is the check report. Fields are declared in the alphabetical order of
+// their JSON names, so the JSON has sorted keys at every level (maps are sorted
+// by encoding/json). Missed is for the renderers only (the per-case file has
+// every case); Read leaves it empty.
+//
+// Additions to the contract's example: cases.precomputed; per group
+// without_gold and per metric n; integrity.problems_total and
+// integrity.unknown_retrieved; locale_deltas_note; a gate's reason when it has one.
+type Document struct {
+	ByLocale         map[string]Group                   `json:"by_locale"`
+	ByType           map[string]Group                   `json:"by_type"`
+	Cases            Cases                              `json:"cases"`
+	Gates            []Gate                             `json:"gates"`
+	Integrity        Integrity                          `json:"integrity"`
+	K                int                                `json:"k"`
+	LocaleDeltas     map[string]map[string]format.Float `json:"locale_deltas"`
+	LocaleDeltasNote string                             `json:"locale_deltas_note"`
+	Overall          Group                              `json:"overall"`
+	ReferenceLocale  string                             `json:"reference_locale"`
+	Schema           string                             `json:"schema"`
+	Verdict          outcome.Status                     `json:"verdict"`
+
+	Missed      []Missed `json:"-"` // the first missed cases, file order
+	MissedTotal int64    `json:"-"`
+}
+
+// Cases counts the input cases.
+type Cases struct {
+	Precomputed int64 `json:"precomputed"`
+	Total       int64 `json:"total"`
+	WithGold    int64 `json:"with_gold"`
+	WithoutGold int64 `json:"without_gold"`
+}
+
+// Group is the aggregate of a set of cases; N counts its gold-carrying cases,
+// and a group with N = 0 has no metrics.
+type Group struct {
+	Metrics     map[string]Summary `json:"metrics"`
+	N           int64              `json:"n"`
+	WithoutGold int64              `json:"without_gold"`
+}
+
+// Summary is one measure's mean, bootstrap 95% CI and n in a group.
+type Summary struct {
+	CI95 [2]format.Float `json:"ci95"`
+	Mean format.Float    `json:"mean"`
+	N    int64           `json:"n"`
+}
+
+// Gate is one gate's outcome. Threshold and Value are present for the floors
+// (a threshold of null is a floor left off) and absent for the integrity gate.
+type Gate struct {
+	Name      string         `json:"name"`
+	Reason    string         `json:"reason,omitempty"`
+	Status    outcome.Status `json:"status"`
+	Threshold *format.Float  `json:"threshold,omitempty"`
+	Value     *format.Float  `json:"value,omitempty"`
+}
+
+// UnmarshalJSON keeps a null threshold or value present (as NaN): an off floor
+// reads back as an off floor.
+func (g *Gate) UnmarshalJSON(b []byte) error {
+	type plain Gate
+	var raw struct {
+		plain
+		Threshold json.RawMessage `json:"threshold"`
+		Value     json.RawMessage `json:"value"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*g = Gate(raw.plain)
+	opt := func(m json.RawMessage) (*format.Float, error) {
+		if m == nil {
+			return nil, nil
+		}
+		f := new(format.Float)
+		return f, f.UnmarshalJSON(m)
+	}
+	var err error
+	if g.Threshold, err = opt(raw.Threshold); err != nil {
+		return err
+	}
+	g.Value, err = opt(raw.Value)
+	return err
+}
+
+// Integrity is the dataset-integrity gate's evidence.
+type Integrity struct {
+	KBCards       int              `json:"kb_cards"`
+	OK            bool             `json:"ok"`
+	Problems      []Problem        `json:"problems"`
+	ProblemsTotal int64            `json:"problems_total"`
+	Unknown       UnknownRetrieved `json:"unknown_retrieved"`
+}
+
+// Problem is a gold id that does not resolve to a card of the knowledge base.
+type Problem struct {
+	CaseID string `json:"case_id"`
+	File   string `json:"file"`
+	GoldID string `json:"gold_id"`
+	Line   int    `json:"line"`
+	Reason string `json:"reason"`
+}
+
+// UnknownRetrieved is the stale-index warning.
+type UnknownRetrieved struct {
+	Cases    int64    `json:"cases"`
+	Entries  int64    `json:"entries"`
+	Examples []string `json:"examples"`
+}
+
+// Missed is a missed case (hit@k = 0) as the Markdown lists it.
+type Missed struct {
+	ID, File, Locale, Type, Query string
+	Line                          int
+	Gold, TopK                    []string
+	Precomputed                   bool
+}
+
+func floatPtr(v float64) *format.Float {
+	f := format.Float(v)
+	return &f
+}
+
+func group(g gate.Group) Group {
+	m := make(map[string]Summary, len(g.Metrics))
+	for _, x := range g.Metrics {
+		m[x.Key] = Summary{Mean: format.Float(x.Mean), CI95: format.CI(x.CI95), N: x.N}
+	}
+	return Group{Metrics: m, N: g.N, WithoutGold: g.WithoutGold}
+}
+
+// New builds the document of a check result: the one place the domain result
+// becomes what the reports show.
+func New(r *gate.Result) *Document {
+	d := &Document{
+		Schema: Schema, K: r.K,
+		Cases:           Cases{Total: r.Total, WithGold: r.WithGold, WithoutGold: r.WithoutGold, Precomputed: r.Precomputed},
+		Overall:         group(r.Overall),
+		ByType:          make(map[string]Group, len(r.ByType)),
+		ByLocale:        make(map[string]Group, len(r.ByLocale)),
+		ReferenceLocale: r.ReferenceLocale,
+		LocaleDeltas:    make(map[string]map[string]format.Float, len(r.Deltas)),
+		Verdict:         r.Verdict(),
+		MissedTotal:     r.MissedTotal,
+	}
+	for _, g := range r.ByType {
+		d.ByType[g.Name] = group(g)
+	}
+	for _, g := range r.ByLocale {
+		d.ByLocale[g.Name] = group(g)
+	}
+	for _, ld := range r.Deltas {
+		m := make(map[string]format.Float, len(ld.Deltas))
+		for _, x := range ld.Deltas {
+			m[x.Key] = format.Float(x.Value)
+		}
+		d.LocaleDeltas[ld.Locale] = m
+	}
+	d.LocaleDeltasNote = IndicativeOnly
+	if !r.ReferenceHasGold {
+		d.LocaleDeltasNote = "no deltas: " + d.noDeltas(strconv.Quote)
+	}
+	in := r.Integrity
+	d.Integrity = Integrity{
+		OK: in.OK, KBCards: in.KBCards, ProblemsTotal: in.ProblemsTotal, Problems: make([]Problem, 0, len(in.Problems)),
+		Unknown: UnknownRetrieved{Entries: in.Unknown.Entries, Cases: in.Unknown.Cases, Examples: in.Unknown.Examples},
+	}
+	if d.Integrity.Unknown.Examples == nil {
+		d.Integrity.Unknown.Examples = []string{}
+	}
+	for _, p := range in.Problems {
+		d.Integrity.Problems = append(d.Integrity.Problems, Problem{File: p.File, Line: p.Line, CaseID: p.CaseID, GoldID: p.GoldID, Reason: p.Reason})
+	}
+	d.Gates = make([]Gate, 0, len(r.Gates))
+	for _, g := range r.Gates {
+		dg := Gate{Name: g.Name, Status: g.Status, Reason: g.Reason}
+		if g.Measure != "" { // a floor: value and threshold, null when absent
+			dg.Value, dg.Threshold = floatPtr(g.Value), floatPtr(g.Threshold)
+		}
+		d.Gates = append(d.Gates, dg)
+	}
+	for _, m := range r.Missed {
+		d.Missed = append(d.Missed, Missed{ID: m.ID, File: m.File, Line: m.Line, Locale: m.Locale, Type: m.Type,
+			Query: m.Query, Gold: m.Gold, TopK: m.TopK, Precomputed: m.Precomputed})
+	}
+	return d
+}
+
+// WriteJSON writes the document as the --json report: sorted keys, full-precision
+// numbers (format.Float), two-space indentation, a final newline.
+func (d *Document) WriteJSON(w io.Writer) error { return format.WriteJSON(w, d) }
+
+// Read reads a check document written by WriteJSON.
+func Read(r io.Reader) (*Document, error) {
+	d := &Document{}
+	if err := json.NewDecoder(r).Decode(d); err != nil {
+		return nil, fmt.Errorf("not a check report: %w", err)
+	}
+	if d.Schema != Schema {
+		return nil, fmt.Errorf("schema %q is not %q", d.Schema, Schema)
+	}
+	return d, nil
+}
+
+// referenceHasGold reports whether the reference locale has gold-carrying cases.
+func (d *Document) referenceHasGold() bool { return d.ByLocale[d.ReferenceLocale].N > 0 }
+
+// noDeltas says why a report shows no locale deltas, or "" when it shows some;
+// quote renders the reference locale for the report's format.
+func (d *Document) noDeltas(quote func(string) string) string {
+	switch {
+	case !d.referenceHasGold():
+		return "the reference locale " + quote(d.ReferenceLocale) + " has no gold-carrying cases"
+	case len(d.LocaleDeltas) == 0:
+		return "no other locale has gold-carrying cases"
+	}
+	return ""
+}
+
+// columns are the metric keys of the report: those of the overall group,
+// registered measures first in registry order, then the others sorted; every
+// registered measure when the overall group has none.
+func (d *Document) columns() []string {
+	var keys, extra []string
+	for _, k := range metrics.CaseKeys {
+		if _, ok := d.Overall.Metrics[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	for k := range d.Overall.Metrics {
+		if metrics.CaseIndex(k) < 0 {
+			extra = append(extra, k)
+		}
+	}
+	slices.Sort(extra)
+	keys = append(keys, extra...)
+	if len(keys) == 0 {
+		keys = metrics.CaseKeys
+	}
+	return keys
+}
+
+// sortedKeys returns the keys of a map of groups (or deltas) in name order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// label is the short label of a metric key at cut k (the key itself when it is
+// not a registered measure).
+func (d *Document) label(key string) string {
+	if i := metrics.CaseIndex(key); i >= 0 {
+		return metrics.CaseMeasures[i].LabelAt(d.K)
+	}
+	return key
+}
+
+// meanCI is a group's "mean [lo, hi]" of key, with the metric's n when it differs
+// from the group's, or the missing glyph.
+func meanCI(g Group, key string) string {
+	m, ok := g.Metrics[key]
+	if !ok || m.N == 0 {
+		return format.Missing
+	}
+	s := format.Num(m.Mean.V()) + " " + format.Interval([2]float64{m.CI95[0].V(), m.CI95[1].V()})
+	if m.N != g.N {
+		s += fmt.Sprintf(" (n=%d)", m.N)
+	}
+	return s
+}
+
+// delta is a locale's delta of key, NaN when it has none.
+func (d *Document) delta(locale, key string) float64 {
+	if v, ok := d.LocaleDeltas[locale][key]; ok {
+		return v.V()
+	}
+	return math.NaN()
+}
+
+// floor returns a floor gate's value and threshold, formatted so they never read
+// as equal when they differ; ok is false for a gate that is not a floor.
+func (g Gate) floor() (value, threshold string, ok bool) {
+	if g.Value == nil {
+		return format.Missing, format.Missing, false
+	}
+	th := math.NaN()
+	if g.Threshold != nil {
+		th = g.Threshold.V()
+	}
+	value, threshold = format.Distinct(g.Value.V(), th)
+	return value, threshold, true
+}

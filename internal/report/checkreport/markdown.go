@@ -1,0 +1,193 @@
+package checkreport
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+)
+
+// DefaultMaxListed is how many integrity problems and missed cases a report lists.
+const DefaultMaxListed = 200
+
+// MarkdownOptions shape the Markdown report.
+type MarkdownOptions struct {
+	// Key names the hidden marker `<!-- retrieval-gate:KEY -->` that finds the PR
+	// comment again; "" is "default". Characters outside [A-Za-z0-9._/-] become "_".
+	Key string
+	// MaxListed bounds the integrity problems and the missed cases listed (each);
+	// the rest are counted as "… and N more not shown". 0 is DefaultMaxListed,
+	// negative lists none.
+	MaxListed int
+}
+
+// mdLabel is label escaped for Markdown (extra keys come from user input).
+func (d *Document) mdLabel(key string) string {
+	l := d.label(key)
+	if l == key {
+		return format.EscapeMarkdown(l)
+	}
+	return l
+}
+
+// mdTableHead writes the header and alignment rows of a table: the fixed columns
+// head (aligned by align), then one column per metric key, labelled prefix + its
+// label and aligned by keyAlign.
+func (d *Document) mdTableHead(b *strings.Builder, head, align string, keys []string, prefix, keyAlign string) {
+	b.WriteString(head)
+	for _, key := range keys {
+		fmt.Fprintf(b, " %s%s |", prefix, d.mdLabel(key))
+	}
+	b.WriteString("\n" + align)
+	for range keys {
+		b.WriteString(keyAlign)
+	}
+	b.WriteString("\n")
+}
+
+func listed(maxListed int) int {
+	switch {
+	case maxListed == 0:
+		return DefaultMaxListed
+	case maxListed < 0:
+		return 0
+	}
+	return maxListed
+}
+
+// Markdown renders the report the PR comment and the job summary carry: the
+// marker, the verdict, k, every group with its n, the locale deltas (indicative
+// only), each gate's status, the integrity problems, the stale-index warning and
+// the missed cases in a collapsed section. User-controlled text is escaped.
+func (d *Document) Markdown(opts MarkdownOptions) string {
+	maxListed := listed(opts.MaxListed)
+	var b strings.Builder
+	w := func(f string, args ...any) { fmt.Fprintf(&b, f, args...) }
+	esc := format.EscapeMarkdown
+	keys := d.columns()
+
+	w("%s\n", publish.Marker(opts.Key))
+	icon := "✅"
+	if d.Verdict != outcome.Pass {
+		icon = "❌"
+	}
+	w("## %s retrieval-gate: %s\n\n", icon, d.Verdict)
+	w("**Verdict: %s** · k = %d · %d cases: %d with gold (scored), %d without gold (not scored)",
+		d.Verdict, d.K, d.Cases.Total, d.Cases.WithGold, d.Cases.WithoutGold)
+	if d.Cases.Precomputed > 0 {
+		w(" · %d with precomputed scores", d.Cases.Precomputed)
+	}
+	w("\n\n")
+
+	// Groups.
+	d.mdTableHead(&b, "| group | n | without gold |", "|---|---:|---:|", keys, "", "---|")
+	row := func(label string, g Group) {
+		w("| %s | %d | %d |", label, g.N, g.WithoutGold)
+		for _, k := range keys {
+			w(" %s |", meanCI(g, k))
+		}
+		w("\n")
+	}
+	row("**overall**", d.Overall)
+	for _, name := range sortedKeys(d.ByType) {
+		row("type: "+esc(name), d.ByType[name])
+	}
+	for _, name := range sortedKeys(d.ByLocale) {
+		row("locale: "+esc(name), d.ByLocale[name])
+	}
+	w("\nMean [bootstrap 95%% CI] over the gold-carrying cases of each group; n is that count. ")
+	w("hit@%d is the success number. recall@%d is a conservative **lower bound** under disjunctive gold "+
+		"(`must_cite_one_of`: citing any one card suffices). nDCG@%d uses binary gain.\n\n", d.K, d.K, d.K)
+
+	// Locale deltas.
+	w("### Locale deltas vs %s (%s)\n\n", esc(d.ReferenceLocale), IndicativeOnly)
+	if why := d.noDeltas(esc); why != "" {
+		w("No deltas: %s.\n\n", why)
+	} else {
+		d.mdTableHead(&b, "| locale |", "|---|", keys, "Δ ", "---:|")
+		for _, loc := range sortedKeys(d.LocaleDeltas) {
+			w("| %s |", esc(loc))
+			for _, k := range keys {
+				w(" %s |", format.Signed(d.delta(loc, k)))
+			}
+			w("\n")
+		}
+		w("\n")
+	}
+
+	// Gates.
+	w("### Gates\n\n| gate | status | threshold | value | reason |\n|---|---|---:|---:|---|\n")
+	for _, g := range d.Gates {
+		val, th, _ := g.floor()
+		w("| %s | %s | %s | %s | %s |\n", g.Name, statusIcon(g.Status), th, val, esc(g.Reason))
+	}
+	w("\n")
+
+	// Integrity.
+	in := d.Integrity
+	if in.OK {
+		w("**Dataset integrity:** every gold id resolves to one of the %d cards of the knowledge base.\n\n", in.KBCards)
+	} else {
+		w("### Integrity problems (%d)\n\nEach gold id below is not a card of the knowledge base (%d cards); the integrity gate blocks until they are fixed.\n\n", in.ProblemsTotal, in.KBCards)
+		n := min(maxListed, len(in.Problems))
+		if n > 0 {
+			w("| file:line | case | gold id | reason |\n|---|---|---|---|\n")
+			for _, p := range in.Problems[:n] {
+				w("| %s:%d | %s | %s | %s |\n", esc(p.File), p.Line, esc(p.CaseID), esc(p.GoldID), esc(p.Reason))
+			}
+		}
+		if more := in.ProblemsTotal - int64(n); more > 0 {
+			w("\n… and %d more not shown.\n", more)
+		}
+		w("\n")
+	}
+	if u := in.Unknown; u.Entries > 0 {
+		w("> [!WARNING]\n> %d retrieved entries in %d cases are not cards of the knowledge base (a stale index?), e.g. %s. This is a warning, not a failure.\n\n",
+			u.Entries, u.Cases, joinEscaped(u.Examples))
+	}
+
+	// Missed cases.
+	w("<details><summary>Missed cases (hit@%d = 0): %d</summary>\n\n", d.K, d.MissedTotal)
+	n := min(maxListed, len(d.Missed))
+	if n > 0 {
+		w("| case | file:line | locale | type | query | gold | top %d |\n|---|---|---|---|---|---|---|\n", d.K)
+		for _, m := range d.Missed[:n] {
+			top := "(precomputed)"
+			if !m.Precomputed {
+				top = joinEscaped(m.TopK)
+				if top == "" {
+					top = "(nothing retrieved)"
+				}
+			}
+			w("| %s | %s:%d | %s | %s | %s | %s | %s |\n", esc(m.ID), esc(m.File), m.Line,
+				esc(m.Locale), esc(m.Type), esc(m.Query), joinEscaped(m.Gold), top)
+		}
+	} else if d.MissedTotal == 0 {
+		w("None.\n")
+	}
+	if more := d.MissedTotal - int64(n); more > 0 {
+		w("\n… and %d more not shown.\n", more)
+	}
+	w("\n</details>\n")
+	return b.String()
+}
+
+func joinEscaped(ids []string) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = format.EscapeMarkdown(id)
+	}
+	return strings.Join(out, ", ")
+}
+
+func statusIcon(s outcome.Status) string {
+	switch s {
+	case outcome.Pass:
+		return "✅ pass"
+	case outcome.Fail:
+		return "❌ fail"
+	}
+	return string(s)
+}

@@ -1,0 +1,109 @@
+package checkreport
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+)
+
+// textMaxListed bounds the problems and missed cases printed on the terminal.
+const textMaxListed = 20
+
+// Text writes the human-readable table for the terminal.
+func (d *Document) Text(w io.Writer) error {
+	var b strings.Builder
+	p := func(f string, args ...any) { fmt.Fprintf(&b, f, args...) }
+	san := format.SanitizeText
+	keys := d.columns()
+
+	p("retrieval-gate check: %s (k=%d)\n", strings.ToUpper(string(d.Verdict)), d.K)
+	p("cases: %d total, %d with gold (scored), %d without gold (not scored)", d.Cases.Total, d.Cases.WithGold, d.Cases.WithoutGold)
+	if d.Cases.Precomputed > 0 {
+		p(", %d with precomputed scores", d.Cases.Precomputed)
+	}
+	p("\n\n")
+
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "group\tn\tno gold")
+	for _, k := range keys {
+		fmt.Fprintf(tw, "\t%s", san(d.label(k)))
+	}
+	fmt.Fprint(tw, "\n")
+	row := func(label string, g Group) {
+		fmt.Fprintf(tw, "%s\t%d\t%d", san(label), g.N, g.WithoutGold)
+		for _, k := range keys {
+			fmt.Fprintf(tw, "\t%s", meanCI(g, k))
+		}
+		fmt.Fprint(tw, "\n")
+	}
+	row("overall", d.Overall)
+	for _, name := range sortedKeys(d.ByType) {
+		row("type "+name, d.ByType[name])
+	}
+	for _, name := range sortedKeys(d.ByLocale) {
+		row("locale "+name, d.ByLocale[name])
+	}
+	tw.Flush()
+	p("mean [bootstrap 95%% CI]; recall@%d is a lower bound under disjunctive gold; hit@%d is the success number\n\n", d.K, d.K)
+
+	p("locale deltas vs %s (%s):\n", san(d.ReferenceLocale), IndicativeOnly)
+	if why := d.noDeltas(san); why != "" {
+		p("  none: %s\n", why)
+	} else {
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		for _, loc := range sortedKeys(d.LocaleDeltas) {
+			fmt.Fprintf(tw, "  %s", san(loc))
+			for _, k := range keys {
+				if v, ok := d.LocaleDeltas[loc][k]; ok {
+					fmt.Fprintf(tw, "\t%s %s", san(d.label(k)), format.Signed(v.V()))
+				}
+			}
+			fmt.Fprint(tw, "\n")
+		}
+		tw.Flush()
+	}
+	p("\ngates:\n")
+	for _, g := range d.Gates {
+		p("  %-11s %s", g.Name, g.Status)
+		if v, th, ok := g.floor(); ok && g.Threshold != nil && !isMissing(th) {
+			p("  (floor %s, value %s)", th, v)
+		}
+		if g.Reason != "" {
+			p(": %s", san(g.Reason))
+		}
+		p("\n")
+	}
+
+	in := d.Integrity
+	if !in.OK {
+		p("\nintegrity problems (%d; gold ids that are not cards of the %d-card KB):\n", in.ProblemsTotal, in.KBCards)
+		n := min(textMaxListed, len(in.Problems))
+		for _, pr := range in.Problems[:n] {
+			p("  %s:%d: case %s: gold id %q: %s\n", san(pr.File), pr.Line, san(pr.CaseID), pr.GoldID, pr.Reason)
+		}
+		if more := in.ProblemsTotal - int64(n); more > 0 {
+			p("  … and %d more (see --json)\n", more)
+		}
+	}
+	if u := in.Unknown; u.Entries > 0 {
+		p("\nwarning: %d retrieved entries in %d cases are not cards of the KB (stale index?), e.g. %s\n",
+			u.Entries, u.Cases, san(strings.Join(u.Examples, ", ")))
+	}
+	if d.MissedTotal > 0 {
+		p("\nmissed cases (hit@%d = 0): %d\n", d.K, d.MissedTotal)
+		n := min(textMaxListed, len(d.Missed))
+		for _, m := range d.Missed[:n] {
+			p("  %s:%d  %s  [%s]\n", san(m.File), m.Line, san(m.ID), san(m.Locale))
+		}
+		if more := d.MissedTotal - int64(n); more > 0 {
+			p("  … and %d more (see --markdown or --cases-out)\n", more)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func isMissing(s string) bool { return s == format.Missing }

@@ -1,0 +1,163 @@
+package comparereport
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+)
+
+// listMax caps the query ids listed per strategy in the Markdown report.
+const listMax = 50
+
+// mermaidLabel makes a user-controlled name safe inside a quoted Mermaid string
+// in a fenced block: letters, digits, spaces and -_.+:/()= are kept, anything
+// else (quotes, backticks, brackets, control characters) becomes '_'.
+func mermaidLabel(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(" -_.+:/()=", r):
+			return r
+		}
+		return '_'
+	}, strings.ToValidUTF8(s, "_"))
+}
+
+// mermaidNum is a chart data point (Mermaid needs a number, never a glyph).
+func mermaidNum(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "0"
+	}
+	return strconv.FormatFloat(f, 'f', 4, 64)
+}
+
+func identity(s string) string { return s }
+
+// Markdown writes the Markdown report of `compare` (for a file, a job summary or
+// a comment): tables, Mermaid xychart-beta charts, recommendation, diagnosis,
+// and the failed, best and worst queries in collapsed sections. Every
+// user-controlled name is escaped.
+func (d *Document) Markdown(w io.Writer) error {
+	var b strings.Builder
+	esc := format.EscapeMarkdown
+	st := d.Statistics
+	primary := d.label(compare.Primary)
+	fmt.Fprintf(&b, "## Retrieval strategy comparison\n\n")
+	fmt.Fprintf(&b, "k = %d · gain %s · relevant = rel ≥ %d · baseline **%s** · %d evaluated queries (%d judged; %d without a relevant document are excluded from every mean)\n\n",
+		d.K, d.gain(), d.RelevantLevel, esc(d.Baseline), d.Queries.WithRelevant, d.Queries.Judged, d.NotEvaluated)
+	fmt.Fprintf(&b, "**%s**\n\n", d.recommendation(esc))
+
+	fmt.Fprintf(&b, "### Means with 95%% confidence intervals\n\n")
+	if !st.Resampled {
+		fmt.Fprintf(&b, "> **Large input:** the intervals and p-values below are large-sample approximations of the bootstrap and of the randomization test, not resampled (%d queries × %d resamples exceeds %d); see the note at the end.\n\n",
+			d.Queries.WithRelevant, st.Resamples, st.ResamplingBudget)
+	}
+	fmt.Fprintf(&b, "| strategy | n | missing from run |")
+	for _, m := range metrics.QueryMeasures {
+		fmt.Fprintf(&b, " %s |", m.LabelAt(d.K))
+	}
+	b.WriteString("\n|---|---:|---:|" + strings.Repeat("---:|", metrics.NumGraded) + "\n")
+	for _, s := range d.strategies() {
+		fmt.Fprintf(&b, "| %s | %d | %d |", esc(s.Name), s.N, s.MissingFromRun)
+		for _, m := range metrics.QueryMeasures {
+			sm := s.Metrics[m.Key]
+			fmt.Fprintf(&b, " %s %s |", format.Num(sm.Mean.V()), format.Interval(ci(sm.CI95)))
+		}
+		b.WriteString("\n")
+	}
+
+	if len(d.Paired) > 0 {
+		fmt.Fprintf(&b, "\n### Paired comparisons against %s\n\n| strategy | metric | Δ mean | 95%% CI of Δ | p | p (Holm) | significant |\n|---|---|---:|---:|---:|---:|---|\n", esc(d.Baseline))
+		for _, p := range d.Paired {
+			sig := "no"
+			if p.Significant {
+				sig = "**yes**"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", esc(p.Strategy), p.Metric, format.Signed(p.Delta.V()),
+				format.SignedInterval(ci(p.CI95)), format.P(p.PUnadjusted.V()), format.P(p.PValue.V()), sig)
+		}
+	}
+
+	if len(d.Findings) > 0 {
+		b.WriteString("\n### Diagnosis\n\n")
+		for _, f := range d.Findings {
+			fmt.Fprintf(&b, "- %s\n", esc(d.finding(f, identity)))
+		}
+	}
+
+	// Charts.
+	strategies := d.strategies()
+	labels := make([]string, len(strategies))
+	for i, s := range strategies {
+		labels[i] = strconv.Quote(mermaidLabel(s.Name))
+	}
+	fmt.Fprintf(&b, "\n### Charts\n\n```mermaid\nxychart-beta\n  title \"Mean %s by strategy\"\n  x-axis [%s]\n  y-axis \"%s\" 0 --> %s\n  bar [", primary, strings.Join(labels, ", "), primary, mermaidNum(d.ChartMax))
+	for i, s := range strategies {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(mermaidNum(s.Metrics[compare.Primary].Mean.V()))
+	}
+	b.WriteString("]\n```\n\n")
+	pos := make([]string, d.K)
+	for i := range pos {
+		pos[i] = strconv.Itoa(i + 1)
+	}
+	fmt.Fprintf(&b, "```mermaid\nxychart-beta\n  title \"Mean relevance by rank\"\n  x-axis \"rank\" [%s]\n  y-axis \"mean relevance\" 0 --> %d\n", strings.Join(pos, ", "), 3)
+	for _, s := range strategies {
+		b.WriteString("  line [")
+		for j, v := range s.RelevanceByPosition {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(mermaidNum(v.V()))
+		}
+		b.WriteString("]\n")
+	}
+	b.WriteString("```\n\n")
+	if len(strategies) > 1 {
+		b.WriteString("Lines, in drawing order: ")
+		for i, s := range strategies {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%d. %s", i+1, esc(s.Name))
+		}
+		b.WriteString(".\n\n")
+	}
+
+	fmt.Fprintf(&b, "### Relevance of the top-%d documents\n\n| strategy | rel 3 | rel 2 | rel 1 | rel 0 | of which unjudged | failed queries |\n|---|---:|---:|---:|---:|---:|---:|\n", d.K)
+	for _, s := range strategies {
+		fmt.Fprintf(&b, "| %s | %s | %d |\n", esc(s.Name), strings.Join(s.dist(), " | "), len(s.FailedQueries))
+	}
+	b.WriteString("\nUnjudged documents count as relevance 0. A failed query has a top-1 result of relevance 0 (or no result).\n")
+
+	list := func(ids []string) string {
+		if len(ids) == 0 {
+			return "none"
+		}
+		out := make([]string, 0, min(len(ids), listMax))
+		for _, id := range ids[:min(len(ids), listMax)] {
+			out = append(out, esc(id))
+		}
+		s := strings.Join(out, ", ")
+		if len(ids) > listMax {
+			s += fmt.Sprintf(" … and %d more (all in the JSON report)", len(ids)-listMax)
+		}
+		return s
+	}
+	b.WriteString("\n<details><summary>Failed, best and worst queries</summary>\n\n")
+	for _, s := range strategies {
+		fmt.Fprintf(&b, "**%s**\n\n- failed (%d): %s\n- best by %s: %s\n- worst by %s: %s\n\n", esc(s.Name), len(s.FailedQueries), list(s.FailedQueries), primary, list(s.BestQueries), primary, list(s.WorstQueries))
+	}
+	b.WriteString("</details>\n\n")
+	fmt.Fprintf(&b, "<sub>%s. Means exclude queries without a relevant document; queries missing from a run score 0.</sub>\n", esc(d.method()))
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,42 @@
+package comparereport
+
+import (
+	"io"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+)
+
+// PerQuery writes one JSONL line per strategy and evaluated query,
+// {"metrics": {…}, "query_id", "strategy"} (keys sorted), strategies in run
+// order, queries by id, values under the one JSON float policy. It streams from
+// the domain result: the per-query values are not part of the document.
+func PerQuery(w io.Writer, r *compare.Result) error {
+	var line []byte
+	for si := range r.Strategies {
+		s := &r.Strategies[si]
+		name := format.AppendJSONString(nil, s.Name)
+		for i, qid := range r.QueryIDs {
+			line = append(line[:0], `{"metrics":{`...)
+			for j, m := range metrics.GradedSorted {
+				if j > 0 {
+					line = append(line, ',')
+				}
+				line = append(line, '"')
+				line = append(line, metrics.GradedKeys[m]...)
+				line = append(line, `":`...)
+				line = format.AppendFloat(line, s.Values[i*metrics.NumGraded+m])
+			}
+			line = append(line, `},"query_id":`...)
+			line = format.AppendJSONString(line, qid)
+			line = append(line, `,"strategy":`...)
+			line = append(line, name...)
+			line = append(line, "}\n"...)
+			if _, err := w.Write(line); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package comparereport
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+)
+
+type textTable struct {
+	rows [][]string
+}
+
+func (t *textTable) add(cells ...string) { t.rows = append(t.rows, cells) }
+
+func (t *textTable) write(b *strings.Builder) {
+	var widths []int
+	for _, r := range t.rows {
+		for i, c := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], len([]rune(c)))
+		}
+	}
+	for _, r := range t.rows {
+		b.WriteString(" ")
+		for i, c := range r {
+			b.WriteString(" ")
+			if i == 0 {
+				b.WriteString(c + strings.Repeat(" ", widths[i]-len([]rune(c))))
+			} else {
+				b.WriteString(strings.Repeat(" ", widths[i]-len([]rune(c))) + c)
+			}
+		}
+		b.WriteString("\n")
+	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func (s *Strategy) dist() []string {
+	d := s.RelevanceDistribution
+	return []string{format.Pct(d.Rel3.V()), format.Pct(d.Rel2.V()), format.Pct(d.Rel1.V()), format.Pct(d.Rel0.V()), format.Pct(d.Unjudged.V())}
+}
+
+func ci(c [2]format.Float) [2]float64 { return [2]float64{c[0].V(), c[1].V()} }
+
+// Text writes the terminal report of `compare`.
+func (d *Document) Text(w io.Writer) error {
+	var b strings.Builder
+	name := format.SanitizeText
+	fmt.Fprintf(&b, "retrieval-gate compare: k=%d, gain %s, relevant = rel >= %d, baseline %s\n",
+		d.K, d.gain(), d.RelevantLevel, name(d.Baseline))
+	fmt.Fprintf(&b, "queries: %d judged, %d with a relevant document (evaluated), %d excluded from every mean\n\n",
+		d.Queries.Judged, d.Queries.WithRelevant, d.NotEvaluated)
+	t := &textTable{}
+	head := []string{"strategy", "n", "missing"}
+	for _, m := range metrics.QueryMeasures {
+		head = append(head, m.LabelAt(d.K))
+	}
+	t.add(head...)
+	for _, s := range d.strategies() {
+		row := []string{name(s.Name), strconv.Itoa(s.N), strconv.Itoa(s.MissingFromRun)}
+		for _, m := range metrics.QueryMeasures {
+			row = append(row, format.Num(s.Metrics[m.Key].Mean.V()))
+		}
+		t.add(row...)
+		row = []string{"", "", ""}
+		for _, m := range metrics.QueryMeasures {
+			row = append(row, "±"+format.Num(s.Metrics[m.Key].HalfWidth))
+		}
+		t.add(row...)
+	}
+	t.write(&b)
+	ciNote := "± is half the width of the 95% CI"
+	if !d.Statistics.Resampled {
+		ciNote += "; large input: approximated, not resampled (see the last line)"
+	}
+	fmt.Fprintf(&b, "  (%s)\n\nrelevance of the top-%d documents (0 includes unjudged):\n", ciNote, d.K)
+	t = &textTable{}
+	t.add("strategy", "rel 3", "rel 2", "rel 1", "rel 0", "unjudged", "failed queries")
+	for _, s := range d.strategies() {
+		t.add(append(append([]string{name(s.Name)}, s.dist()...), strconv.Itoa(len(s.FailedQueries)))...)
+	}
+	t.write(&b)
+	if len(d.Paired) > 0 {
+		fmt.Fprintf(&b, "\npaired comparisons against %s:\n", name(d.Baseline))
+		t = &textTable{}
+		t.add("strategy", "metric", "delta", "95% CI", "p (Holm)", "significant")
+		for _, p := range d.Paired {
+			t.add(name(p.Strategy), p.Metric, format.Signed(p.Delta.V()), format.SignedInterval(ci(p.CI95)), format.P(p.PValue.V()), yesNo(p.Significant))
+		}
+		t.write(&b)
+	}
+	fmt.Fprintf(&b, "\n%s\n", d.recommendation(name))
+	for _, f := range d.Findings {
+		fmt.Fprintf(&b, "- %s\n", d.finding(f, name))
+	}
+	fmt.Fprintf(&b, "\n%s.\n", d.method())
+	for _, s := range d.strategies() {
+		if s.NotJudged > 0 {
+			fmt.Fprintf(&b, "note: %d of the %d queries of %s are not in the qrels and were ignored.\n", s.NotJudged, s.RunQueries, name(s.Name))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,218 @@
+// Package format is the one presentation policy of every report: how numbers
+// are printed for people (Num, Signed, Interval, Pct, P, Distinct) and for
+// machines (Float, AppendFloat: full float64 precision, shortest round-trip
+// form), the one missing-value glyph, JSON writing, and the escaping of
+// user-controlled text for Markdown and terminals. It does no arithmetic on the
+// figures beyond what printing them needs.
+package format
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Missing is printed wherever a number is undefined or absent (n = 0, NaN).
+const Missing = "—"
+
+// Decimals is the number of decimals of every figure in a human report.
+const Decimals = 3
+
+func undefined(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+
+// Num prints v with Decimals decimals, or Missing.
+func Num(v float64) string {
+	if undefined(v) {
+		return Missing
+	}
+	s := strconv.FormatFloat(v, 'f', Decimals, 64)
+	if s == "-0.000" {
+		s = "0.000"
+	}
+	return s
+}
+
+// Signed prints a difference with its sign (+0.250, -0.080), "±0.000" when it
+// rounds to zero, or Missing.
+func Signed(v float64) string {
+	if undefined(v) {
+		return Missing
+	}
+	if math.Abs(v) < 0.0005 {
+		return "±0.000"
+	}
+	s := strconv.FormatFloat(v, 'f', Decimals, 64)
+	if v > 0 {
+		return "+" + s
+	}
+	return s
+}
+
+// Interval prints a confidence interval "[lo, hi]", or Missing when either end is undefined.
+func Interval(ci [2]float64) string {
+	if undefined(ci[0]) || undefined(ci[1]) {
+		return Missing
+	}
+	return "[" + Num(ci[0]) + ", " + Num(ci[1]) + "]"
+}
+
+// SignedInterval prints the interval of a difference, "[-0.100, +0.200]".
+func SignedInterval(ci [2]float64) string {
+	if undefined(ci[0]) || undefined(ci[1]) {
+		return Missing
+	}
+	return "[" + Signed(ci[0]) + ", " + Signed(ci[1]) + "]"
+}
+
+// Pct prints a fraction as a percentage with one decimal ("12.5%").
+func Pct(f float64) string {
+	if undefined(f) {
+		return Missing
+	}
+	return strconv.FormatFloat(100*f, 'f', 1, 64) + "%"
+}
+
+// P prints a p-value: four decimals, or two significant digits in scientific
+// notation below 0.0001 (so a tiny p never reads as 0).
+func P(p float64) string {
+	if undefined(p) {
+		return Missing
+	}
+	if p < 0.0001 {
+		return strconv.FormatFloat(p, 'e', 1, 64)
+	}
+	return strconv.FormatFloat(p, 'f', 4, 64)
+}
+
+// Distinct prints a value and the threshold it is compared with so that they
+// never read as equal when they differ: Decimals decimals, more where needed
+// (0.6999997 against 0.7 prints "0.6999997" and "0.7000000"). A missing value
+// prints Missing.
+func Distinct(value, threshold float64) (string, string) {
+	if undefined(value) || undefined(threshold) {
+		return Num(value), Num(threshold)
+	}
+	for d := Decimals; d <= 17; d++ {
+		a, b := strconv.FormatFloat(value, 'f', d, 64), strconv.FormatFloat(threshold, 'f', d, 64)
+		if a != b || value == threshold {
+			return a, b
+		}
+	}
+	return strconv.FormatFloat(value, 'g', -1, 64), strconv.FormatFloat(threshold, 'g', -1, 64)
+}
+
+// Float is a number of a JSON report: full float64 precision in the shortest
+// form that reads back to the same value (strconv 'g', -1), no "-0"; NaN and
+// infinities are null, and null reads back as NaN.
+type Float float64
+
+// MarshalJSON implements json.Marshaler.
+func (f Float) MarshalJSON() ([]byte, error) { return AppendFloat(nil, float64(f)), nil }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *Float) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*f = Float(math.NaN())
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return err
+	}
+	*f = Float(v)
+	return nil
+}
+
+// Floats converts a slice for a JSON report.
+func Floats(xs []float64) []Float {
+	out := make([]Float, len(xs))
+	for i, x := range xs {
+		out[i] = Float(x)
+	}
+	return out
+}
+
+// CI is a confidence interval of a JSON report.
+func CI(ci [2]float64) [2]Float { return [2]Float{Float(ci[0]), Float(ci[1])} }
+
+// V is f as a float64.
+func (f Float) V() float64 { return float64(f) }
+
+// AppendFloat appends v as a JSON number under the one float policy (see Float).
+func AppendFloat(dst []byte, v float64) []byte {
+	if undefined(v) {
+		return append(dst, "null"...)
+	}
+	if v == 0 {
+		v = 0 // no "-0"
+	}
+	return strconv.AppendFloat(dst, v, 'g', -1, 64)
+}
+
+// WriteJSON writes v as JSON with two-space indentation, HTML characters
+// unescaped and a final newline, in one Write.
+func WriteJSON(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
+func AppendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, "\ufffd"...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

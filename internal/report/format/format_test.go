@@ -1,0 +1,124 @@
+package format
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestEscapeMarkdown(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain-id_1", `plain-id\_1`},
+		{"a|b", `a\|b`},
+		{"`code`", "&#96;code&#96;"},
+		{"<img src=x>", "&lt;img src=x&gt;"},
+		{"a & b", "a &amp; b"},
+		{"@octocat", "&#64;octocat"},
+		{"fixes #12", "fixes &#35;12"},
+		{"line1\nline2\r\n", "line1 line2  "},
+		{"*b* _i_ [l](u) ~s~ \\", `\*b\* \_i\_ \[l\](u) \~s\~ \\`},
+		{"¿Cómo?", "¿Cómo?"},
+		{"bad\xffutf8", "bad\uFFFDutf8"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			assert.Equal(t, tt.want, EscapeMarkdown(tt.in))
+		})
+	}
+}
+
+func FuzzEscapeMarkdown(f *testing.F) {
+	for _, s := range []string{"a|b", "<x>", "@me", "`", "\n", "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		e := EscapeMarkdown(s)
+		require.True(t, utf8.ValidString(e))
+		for _, bad := range []string{"<", ">", "`", "@", "\n", "\r"} {
+			require.NotContains(t, e, bad)
+		}
+		// Every | is escaped (preceded by an odd run of backslashes).
+		for i := 0; i < len(e); i++ {
+			if e[i] == '|' {
+				j := i - 1
+				for j >= 0 && e[j] == '\\' {
+					j--
+				}
+				require.Equal(t, 1, (i-1-j)%2, "unescaped | in %q", e)
+			}
+		}
+	})
+}
+
+func TestNumbers(t *testing.T) {
+	nan := math.NaN()
+	assert.Equal(t, "0.700", Num(0.7))
+	assert.Equal(t, "0.000", Num(-0.0001), "no -0.000")
+	assert.Equal(t, Missing, Num(nan))
+	assert.Equal(t, Missing, Num(math.Inf(1)))
+	assert.Equal(t, "+0.250", Signed(0.25))
+	assert.Equal(t, "-0.080", Signed(-0.08))
+	assert.Equal(t, "±0.000", Signed(0.0004))
+	assert.Equal(t, Missing, Signed(nan))
+	assert.Equal(t, "[0.100, 0.900]", Interval([2]float64{0.1, 0.9}))
+	assert.Equal(t, Missing, Interval([2]float64{0.1, nan}))
+	assert.Equal(t, "[-0.100, +0.200]", SignedInterval([2]float64{-0.1, 0.2}))
+	assert.Equal(t, "12.5%", Pct(0.125))
+	assert.Equal(t, "0.0470", P(0.047))
+	assert.Equal(t, "5.0e-05", P(0.00005))
+	assert.Equal(t, Missing, P(nan))
+}
+
+// A failing value never reads as equal to its threshold.
+func TestDistinct(t *testing.T) {
+	for _, tc := range []struct {
+		v, th       float64
+		wantV, want string
+	}{
+		{0.6, 0.5, "0.600", "0.500"},
+		{0.7, 0.7, "0.700", "0.700"},
+		{0.6999997, 0.7, "0.6999997", "0.7000000"},
+		{0.7000000000000001, 0.7, "0.7000000000000001", "0.7000000000000000"},
+		{math.NaN(), 0.7, Missing, "0.700"},
+		{0.5, math.NaN(), "0.500", Missing},
+	} {
+		v, th := Distinct(tc.v, tc.th)
+		assert.Equal(t, tc.wantV, v, "%v vs %v", tc.v, tc.th)
+		assert.Equal(t, tc.want, th, "%v vs %v", tc.v, tc.th)
+		if tc.v != tc.th && !math.IsNaN(tc.v) && !math.IsNaN(tc.th) {
+			assert.NotEqual(t, v, th)
+		}
+	}
+}
+
+func TestFloatJSON(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{
+		{0.6999997, "0.6999997"}, {2.0 / 3, "0.6666666666666666"}, {1, "1"}, {0, "0"},
+		{math.Copysign(0, -1), "0"}, {1e-7, "1e-07"}, {math.NaN(), "null"}, {math.Inf(-1), "null"},
+	} {
+		b, err := Float(tc.v).MarshalJSON()
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, string(b))
+		var back Float
+		require.NoError(t, back.UnmarshalJSON(b))
+		if math.IsNaN(tc.v) || math.IsInf(tc.v, 0) {
+			assert.True(t, math.IsNaN(back.V()))
+		} else {
+			assert.Equal(t, tc.v, back.V(), "round trip of %s", tc.want)
+		}
+	}
+	var f Float
+	assert.Error(t, f.UnmarshalJSON([]byte(`"x"`)))
+}
+
+func TestAppendJSONString(t *testing.T) {
+	assert.Equal(t, `"a\"b\\\n\u0001\u2028�"`, string(AppendJSONString(nil, "a\"b\\\n\x01\u2028\xff")))
+	_ = strings.ToUpper
+}
