@@ -42,6 +42,7 @@ func BenchmarkAccumulate(b *testing.B) {
 	}
 	rng := metrics.NewRand(7)
 	nd := []float64{0, 1, 0.63, 0.5, 0.43, 0.39, 0.76, 0.61}
+	iHit, iRecall, iNDCG := metrics.CaseIndex(metrics.KeyHit), metrics.CaseIndex(metrics.KeyRecall), metrics.CaseIndex(metrics.KeyNDCG)
 	b.ReportAllocs()
 	for b.Loop() {
 		a := NewAccumulator()
@@ -49,7 +50,10 @@ func BenchmarkAccumulate(b *testing.B) {
 			hit := float64(rng.IntN(2))
 			r := CaseResult{File: "f", Line: i + 1, ID: ids[i], Locale: locales[i%3], Type: "golden",
 				Scored: true, Has: allScored,
-				Scores: [metrics.NumCase]float64{hit, hit * 0.5 * float64(1+rng.IntN(2)), hit * nd[rng.IntN(len(nd))]}}
+			}
+			r.Scores[iHit] = hit
+			r.Scores[iRecall] = hit * 0.5 * float64(1+rng.IntN(2))
+			r.Scores[iNDCG] = hit * nd[rng.IntN(len(nd))]
 			if err := a.Add(&r); err != nil {
 				b.Fatal(err)
 			}

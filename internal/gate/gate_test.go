@@ -62,8 +62,8 @@ func TestScore(t *testing.T) {
 		name       string
 		c          dataset.Case
 		scored     bool
-		scores     [metrics.NumCase]float64
-		has        [metrics.NumCase]bool
+		scores     map[string]float64 // the registered measures the test checks
+		has        []string           // the measures the case has a score for
 		problems   []string
 		unknown    int
 		missed     bool
@@ -72,7 +72,7 @@ func TestScore(t *testing.T) {
 		{
 			name:   "hit via parent ids, duplicates of one parent",
 			c:      dataset.Case{ID: "x", Gold: []string{"g"}, Retrieved: rs("a", "a", "g"), HasRetrieved: true},
-			scored: true, scores: [metrics.NumCase]float64{1, 1, 1 / math.Log2(3)}, has: [metrics.NumCase]bool{true, true, true},
+			scored: true, scores: map[string]float64{metrics.KeyHit: 1, metrics.KeyRecall: 1, metrics.KeyNDCG: 1 / math.Log2(3)}, has: metrics.CaseKeys,
 		},
 		{
 			name:   "no gold: no scores at all",
@@ -82,12 +82,12 @@ func TestScore(t *testing.T) {
 		{
 			name:   "gold without retrieved is a scored miss",
 			c:      dataset.Case{ID: "x", Gold: []string{"g"}},
-			scored: true, has: [metrics.NumCase]bool{true, true, true}, missed: true,
+			scored: true, has: metrics.CaseKeys, missed: true,
 		},
 		{
 			name:   "unknown gold id is an integrity problem, still scored",
 			c:      dataset.Case{ID: "x", Gold: []string{"nope", "g", "nope"}, Retrieved: rs("g"), HasRetrieved: true},
-			scored: true, scores: [metrics.NumCase]float64{1, 0.5, 1 / (1 + 1/math.Log2(3))}, has: [metrics.NumCase]bool{true, true, true},
+			scored: true, scores: map[string]float64{metrics.KeyHit: 1, metrics.KeyRecall: 0.5, metrics.KeyNDCG: 1 / (1 + 1/math.Log2(3))}, has: metrics.CaseKeys,
 			problems: []string{"nope"},
 		},
 		{
@@ -98,13 +98,13 @@ func TestScore(t *testing.T) {
 		{
 			name:   "retrieved ids unknown to the KB are counted",
 			c:      dataset.Case{ID: "x", Gold: []string{"g"}, Retrieved: []dataset.Retrieved{{ID: "stale"}, {ID: "g"}, {ID: "old#1"}}, HasRetrieved: true},
-			scored: true, scores: [metrics.NumCase]float64{1, 1, 1 / math.Log2(3)}, has: [metrics.NumCase]bool{true, true, true},
+			scored: true, scores: map[string]float64{metrics.KeyHit: 1, metrics.KeyRecall: 1, metrics.KeyNDCG: 1 / math.Log2(3)}, has: metrics.CaseKeys,
 			unknown: 2,
 		},
 		{
 			name:   "precomputed scores as given, absent keys stay absent",
 			c:      dataset.Case{ID: "x", Gold: []string{"nope"}, Scores: map[string]float64{metrics.KeyHit: 0, "faithfulness": 0.9}},
-			scored: true, has: [metrics.NumCase]bool{true, false, false}, problems: []string{"nope"}, missed: true,
+			scored: true, has: []string{metrics.KeyHit}, problems: []string{"nope"}, missed: true,
 		},
 		{
 			name:   "precomputed empty scores: not scored",
@@ -130,9 +130,15 @@ func TestScore(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tt.scored, r.Scored)
-			assert.Equal(t, tt.has, r.Has)
-			for i := range tt.scores {
-				assert.InDelta(t, tt.scores[i], r.Scores[i], 1e-12, metrics.CaseKeys[i])
+			var has []string
+			for i, ok := range r.Has {
+				if ok {
+					has = append(has, metrics.CaseKeys[i])
+				}
+			}
+			assert.Equal(t, tt.has, has)
+			for key, want := range tt.scores {
+				assert.InDelta(t, want, r.Scores[metrics.CaseIndex(key)], 1e-12, key)
 			}
 			var got []string
 			for _, p := range r.Problems {

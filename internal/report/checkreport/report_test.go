@@ -209,7 +209,12 @@ func FuzzAppendCaseLine(f *testing.F) {
 		if gold != "" {
 			c.Gold = []string{gold}
 		}
-		r := &gate.CaseResult{Type: typ, Scored: true, Has: [metrics.NumCase]bool{true, true, true}, Scores: [metrics.NumCase]float64{v, v / 2, v / 3}}
+		r := &gate.CaseResult{Type: typ, Scored: true}
+		want := map[string]float64{}
+		for i, key := range metrics.CaseKeys {
+			r.Has[i], r.Scores[i] = true, v/float64(i+1)
+			want[key] = r.Scores[i]
+		}
 		line := AppendCaseLine(nil, c, r)
 		require.True(t, json.Valid(line), "%q", line)
 		var back dataset.Case
@@ -225,7 +230,7 @@ func FuzzAppendCaseLine(f *testing.F) {
 		assert.Equal(t, valid(id), back.ID)
 		assert.Equal(t, valid(locale), back.Locale)
 		assert.Equal(t, valid(query), back.Query)
-		assert.Equal(t, map[string]float64{metrics.KeyHit: v, metrics.KeyRecall: v / 2, metrics.KeyNDCG: v / 3}, back.Scores)
+		assert.Equal(t, want, back.Scores)
 	})
 }
 
