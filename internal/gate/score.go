@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
@@ -147,8 +148,9 @@ func (s *Scorer) ScoreInto(c *dataset.Case, r *CaseResult) error {
 		return nil
 	}
 
-	var buf [32]string
-	ranked := buf[:0]
+	sc := scratchPool.Get().(*scratch)
+	defer sc.release()
+	ranked := sc.ranked[:0]
 	for i := range c.Retrieved {
 		id := c.Retrieved[i].Identity()
 		ranked = append(ranked, id)
@@ -159,19 +161,39 @@ func (s *Scorer) ScoreInto(c *dataset.Case, r *CaseResult) error {
 			r.UnknownRetrieved++
 		}
 	}
-	var gb [8]string
-	gold := metrics.AppendDedupGold(gb[:0], c.Gold)
-	if len(gold) == 0 {
+	in := &sc.in
+	in.Gold = metrics.AppendDedupGold(sc.gold[:0], c.Gold)
+	if len(in.Gold) == 0 {
 		return nil
 	}
-	var tk [16]string
-	in := metrics.CaseInput{TopK: metrics.TopKIdentities(tk[:0], ranked, s.K), Gold: gold, K: s.K}
-	metrics.ScoreCase(&r.Scores, &in)
+	in.TopK, in.K = metrics.TopKIdentities(sc.topk[:0], ranked, s.K), s.K
+	metrics.ScoreCase(&r.Scores, in)
 	r.Scored, r.Has = true, allScored
 	if r.Missed() {
 		r.keepForReport(c, in.TopK)
 	}
 	return nil
+}
+
+// scratch is the per-case working memory of ScoreInto, pooled: the measures are
+// called through the registry (function values), so their input would otherwise
+// escape to the heap on every case.
+type scratch struct {
+	ranked [32]string
+	gold   [8]string
+	topk   [16]string
+	in     metrics.CaseInput
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// release drops the references to the case's strings and returns sc to the pool.
+func (sc *scratch) release() {
+	clear(sc.ranked[:])
+	clear(sc.gold[:])
+	clear(sc.topk[:])
+	sc.in = metrics.CaseInput{}
+	scratchPool.Put(sc)
 }
 
 // CanonicalLocale puts a BCP 47 tag in its canonical case, so "pt-br" and

@@ -33,8 +33,19 @@ func (g Gain) Of(rel int) float64 {
 	if g == GainLinear {
 		return float64(rel)
 	}
+	if rel < len(expGains) {
+		return expGains[rel]
+	}
 	return math.Exp2(float64(rel)) - 1
 }
+
+// expGains caches 2^rel − 1 for small levels (exactly math.Exp2(rel) − 1: both are exact).
+var expGains = func() (t [16]float64) {
+	for r := range t {
+		t[r] = float64(uint64(1)<<r) - 1
+	}
+	return t
+}()
 
 // Graded holds one query's graded metrics, indexed like QueryMeasures.
 type Graded [NumGraded]float64
