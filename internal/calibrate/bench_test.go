@@ -8,6 +8,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 )
 
 // benchFiles returns human and judge JSONL for n cases of two dimensions, the judge
@@ -113,8 +114,8 @@ func BenchmarkEvaluatePairs(b *testing.B) {
 			hs, js := benchLabels(n)
 			b.ResetTimer()
 			for b.Loop() {
-				r := Evaluate(Input{Lock: lock, Human: hs, Judge: js, Resamples: DefaultResamples, Seed: metrics.DefaultSeed})
-				if r.Dimensions[0].N != n || r.Dimensions[0].Status != StatusPass {
+				r := Evaluate(Input{Lock: lock, Human: hs, Judge: js, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed})
+				if r.Dimensions[0].N != n || r.Dimensions[0].Status != outcome.Pass {
 					b.Fatalf("n = %d, status %s", r.Dimensions[0].N, r.Dimensions[0].Status)
 				}
 			}

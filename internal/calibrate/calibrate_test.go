@@ -449,18 +449,18 @@ func TestMinN(t *testing.T) {
 		name   string
 		lock   *dataset.Lock
 		rows   []row
-		status string
+		status outcome.Status
 		failed []string
 		note   string
 	}{
 		// Issue 11: two perfectly agreeing pairs gave kappa 1, CI [1, 1], "pass".
-		{"two agreeing pairs under the default", lockOf(t, twoDimLock), twoAgreeing, StatusFail, []string{"kappa:groundedness"},
+		{"two agreeing pairs under the default", lockOf(t, twoDimLock), twoAgreeing, outcome.Fail, []string{"kappa:groundedness"},
 			"n = 2 paired case(s) is below min_n 30 (the default: the lock does not set min_n): too few to gate on, so the gate fails"},
-		{"two agreeing pairs under min_n 2", withMinN("2"), twoAgreeing, StatusPass, nil, ""},
-		{"29 pairs under the default", lockOf(t, twoDimLock), agreeing("groundedness", 29), StatusFail, []string{"kappa:groundedness"},
+		{"two agreeing pairs under min_n 2", withMinN("2"), twoAgreeing, outcome.Pass, nil, ""},
+		{"29 pairs under the default", lockOf(t, twoDimLock), agreeing("groundedness", 29), outcome.Fail, []string{"kappa:groundedness"},
 			"n = 29 paired case(s) is below min_n 30 (the default: the lock does not set min_n): too few to gate on, so the gate fails"},
-		{"30 pairs under the default", lockOf(t, twoDimLock), agreeing("groundedness", 30), StatusPass, nil, ""},
-		{"set by the lock", withMinN("50"), agreeing("groundedness", 40), StatusFail, []string{"kappa:groundedness"},
+		{"30 pairs under the default", lockOf(t, twoDimLock), agreeing("groundedness", 30), outcome.Pass, nil, ""},
+		{"set by the lock", withMinN("50"), agreeing("groundedness", 40), outcome.Fail, []string{"kappa:groundedness"},
 			"n = 40 paired case(s) is below the lock's min_n 50: too few to gate on, so the gate fails"},
 	}
 	for _, tt := range tests {
@@ -469,7 +469,7 @@ func TestMinN(t *testing.T) {
 			r := evaluate(t, tt.lock, rows)
 			g := dim(t, r, "groundedness")
 			assert.Equal(t, tt.status, g.Status)
-			assert.Equal(t, tt.failed, r.Failed)
+			assert.Equal(t, tt.failed, r.Failed())
 			assert.Equal(t, tt.lock.MinN, g.MinN)
 			assert.Equal(t, tt.note != "", g.BelowMinN)
 			if tt.note != "" {
@@ -490,7 +490,7 @@ func TestMinN(t *testing.T) {
 	r = evaluate(t, lockOf(t, twoDimLock), append(agreeing("groundedness", 30), agreeing("faithfulness", 10)...))
 	f := dim(t, r, "faithfulness")
 	assert.True(t, f.BelowMinN)
-	assert.Equal(t, StatusPass, f.Status)
-	assert.Nil(t, r.Failed)
+	assert.Equal(t, outcome.Pass, f.Status)
+	assert.Nil(t, r.Failed())
 	assert.Contains(t, f.Notes, "n = 10 paired case(s) is below min_n 30 (the default: the lock does not set min_n): too few to gate on; the dimension is not gated, so this is reported only")
 }
