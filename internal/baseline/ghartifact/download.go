@@ -43,7 +43,7 @@ func (c *client) fetch(ctx context.Context, cand *candidate, dest string) (*Foun
 			os.Remove(tmpName)
 		}
 	}()
-	if un := extract(zipPath, a.ID, tmp); un != nil {
+	if un := extractFile(zipPath, a.ID, tmp); un != nil {
 		return nil, un
 	}
 	if err := tmp.Close(); err != nil {
@@ -103,13 +103,25 @@ func (c *client) download(ctx context.Context, a artifact, dir string) (string, 
 	return f.Name(), nil
 }
 
+func extractFile(zipPath string, id int64, w io.Writer) *Unavailable {
+	f, err := os.Open(zipPath)
+	if err != nil {
+		return unavailable(LocalIO, "could not read the downloaded artifact back: %v", clean(err.Error()))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return unavailable(LocalIO, "could not read the downloaded artifact back: %v", clean(err.Error()))
+	}
+	return extract(f, fi.Size(), id, w)
+}
+
 // extract copies the archive's FileName entry to w, bounded by MaxFileBytes.
-func extract(zipPath string, id int64, w io.Writer) *Unavailable {
-	zr, err := zip.OpenReader(zipPath)
+func extract(ra io.ReaderAt, size int64, id int64, w io.Writer) *Unavailable {
+	zr, err := zip.NewReader(ra, size)
 	if err != nil {
 		return unavailable(Corrupt, "artifact %d is not a readable zip archive (%v)", id, clean(err.Error()))
 	}
-	defer zr.Close()
 	var entry *zip.File
 	var names []string
 	for _, f := range zr.File {
@@ -161,7 +173,11 @@ func verify(path string, id int64) (string, *Unavailable) {
 		return "", unavailable(LocalIO, "could not read the baseline file back: %v", clean(err.Error()))
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(bufio.NewReaderSize(f, 1<<16))
+	return verifyReader(f, id)
+}
+
+func verifyReader(r io.Reader, id int64) (string, *Unavailable) {
+	zr, err := gzip.NewReader(bufio.NewReaderSize(r, 1<<16))
 	if err != nil {
 		return "", unavailable(Corrupt, "the %s of artifact %d is not gzip (%v)", FileName, id, clean(err.Error()))
 	}
