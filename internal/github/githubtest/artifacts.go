@@ -1,11 +1,16 @@
 package githubtest
 
 import (
+	"archive/zip"
+	"bytes"
 	"crypto/rand"
+	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -480,4 +485,89 @@ func (s *Server) serveBlob(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/zip")
 	w.Header().Set("Content-Length", strconv.Itoa(len(zip)))
 	_, _ = w.Write(zip)
+}
+
+// artifactSpec is fake-github's -artifact value:
+//
+//	NAME=FILE[,branch=B][,conclusion=C][,event=E][,age=D][,fork=OWNER/NAME][,expired]
+//
+// FILE is zipped under its base name, as actions/upload-artifact does; the run is on
+// branch B (default main) of this repository (or of the fork), from event E (default
+// push), completed with conclusion C (default success; "none" leaves it running),
+// created D ago (a Go duration, default 1h).
+type artifactSpec struct {
+	raw                            string
+	name, file, branch, conclusion string
+	event, fork                    string
+	age                            time.Duration
+	expired                        bool
+}
+
+type artifactSpecs []artifactSpec
+
+func (a *artifactSpecs) String() string { return fmt.Sprint(len(*a)) }
+
+func (a *artifactSpecs) Set(v string) error {
+	parts := strings.Split(v, ",")
+	name, file, ok := strings.Cut(parts[0], "=")
+	if !ok || name == "" || file == "" {
+		return fmt.Errorf("want NAME=FILE[,key=value]..., got %q", v)
+	}
+	sp := artifactSpec{raw: v, name: name, file: file, branch: "main", conclusion: "success", event: "push", age: time.Hour}
+	for _, p := range parts[1:] {
+		k, val, _ := strings.Cut(p, "=")
+		switch k {
+		case "branch":
+			sp.branch = val
+		case "conclusion":
+			sp.conclusion = val
+		case "event":
+			sp.event = val
+		case "fork":
+			sp.fork = val
+		case "expired":
+			sp.expired = true
+		case "age":
+			d, err := time.ParseDuration(val)
+			if err != nil {
+				return fmt.Errorf("age: %v", err)
+			}
+			sp.age = d
+		default:
+			return fmt.Errorf("unknown key %q", k)
+		}
+	}
+	*a = append(*a, sp)
+	return nil
+}
+
+func (sp artifactSpec) add(s *Server) error {
+	data, err := os.ReadFile(sp.file)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, err := zw.Create(filepath.Base(sp.file))
+	if err == nil {
+		_, err = w.Write(data)
+	}
+	if err == nil {
+		err = zw.Close()
+	}
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	created := s.now().Add(-sp.age).UTC()
+	s.mu.Unlock()
+	conclusion := sp.conclusion
+	if conclusion == "none" {
+		conclusion = ""
+	}
+	sum := sha1.Sum(append([]byte(sp.raw), data...))
+	run := s.AddRun(Run{Name: "baseline", HeadBranch: sp.branch, HeadSHA: hex.EncodeToString(sum[:]), Event: sp.event,
+		Conclusion: conclusion, HeadRepo: sp.fork, CreatedAt: created})
+	s.AddArtifact(Artifact{Name: sp.name, RunID: run, Zip: buf.Bytes(), CreatedAt: created, Expired: sp.expired})
+	return nil
 }

@@ -1,11 +1,14 @@
 package githubtest
 
 import (
+	"archive/zip"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -214,4 +217,58 @@ func TestActionsPermissions(t *testing.T) {
 	// The comment API is unaffected.
 	resp, _ = get(t, s.APIURL()+"/repos/octo/repo/issues/7/comments", "Bearer tok")
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+func TestArtifactSpec(t *testing.T) {
+	s := newActions(t)
+	file := filepath.Join(t.TempDir(), "baseline.jsonl.gz")
+	require.NoError(t, os.WriteFile(file, []byte("gz"), 0o644))
+	var specs artifactSpecs
+	require.NoError(t, specs.Set("rg-base="+file))
+	require.NoError(t, specs.Set("rg-base="+file+",branch=dev,conclusion=none,event=workflow_dispatch,age=48h,fork=mallory/repo,expired"))
+	for _, bad := range []string{"nofile", "=x", "a=b,age=soon", "a=b,colour=red"} {
+		assert.Error(t, specs.Set(bad), bad)
+	}
+	for _, sp := range specs {
+		require.NoError(t, sp.add(s))
+	}
+	assert.Error(t, artifactSpec{file: filepath.Join(t.TempDir(), "missing")}.add(s))
+
+	_, body := get(t, s.APIURL()+"/repos/octo/repo/actions/artifacts?name=rg-base", "Bearer tok")
+	var page struct {
+		Artifacts []struct {
+			ID          int64 `json:"id"`
+			Expired     bool  `json:"expired"`
+			WorkflowRun struct {
+				ID               int64  `json:"id"`
+				HeadBranch       string `json:"head_branch"`
+				HeadRepositoryID int64  `json:"head_repository_id"`
+			} `json:"workflow_run"`
+		} `json:"artifacts"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &page))
+	require.Len(t, page.Artifacts, 2)
+	first, second := page.Artifacts[0], page.Artifacts[1]
+	assert.Equal(t, "main", first.WorkflowRun.HeadBranch)
+	assert.False(t, first.Expired)
+	assert.Equal(t, RepositoryID, first.WorkflowRun.HeadRepositoryID)
+	assert.Equal(t, "dev", second.WorkflowRun.HeadBranch)
+	assert.True(t, second.Expired)
+	assert.NotEqual(t, RepositoryID, second.WorkflowRun.HeadRepositoryID)
+
+	// The archive holds the file under its base name.
+	resp, _ := get(t, fmt.Sprintf("%s/repos/octo/repo/actions/artifacts/%d/zip", s.APIURL(), first.ID), "Bearer tok")
+	resp, body = get(t, resp.Header.Get("Location"), "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	zr, err := zip.NewReader(strings.NewReader(body), int64(len(body)))
+	require.NoError(t, err)
+	require.Len(t, zr.File, 1)
+	assert.Equal(t, "baseline.jsonl.gz", zr.File[0].Name)
+
+	_, body = get(t, fmt.Sprintf("%s/repos/octo/repo/actions/runs/%d", s.APIURL(), second.WorkflowRun.ID), "Bearer tok")
+	var r map[string]any
+	require.NoError(t, json.Unmarshal([]byte(body), &r))
+	assert.Nil(t, r["conclusion"])
+	assert.Equal(t, "workflow_dispatch", r["event"])
+	assert.Equal(t, now.Add(-48*time.Hour).Format(time.RFC3339), r["created_at"])
 }
