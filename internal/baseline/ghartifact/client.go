@@ -13,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/github"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
 // maxJSONBytes caps one API answer (a page of 100 artifacts is ~60 KB).
@@ -35,7 +38,7 @@ func newClient(d Deps, owner, repo string) (*client, *Unavailable) {
 	if err != nil || (api.Scheme != "http" && api.Scheme != "https") || api.Host == "" {
 		return nil, unavailable(NoContext, "the API URL %q is not an http(s) URL", clean(d.APIURL))
 	}
-	hc := &http.Client{Timeout: 2 * time.Minute}
+	hc := httpretry.NewHTTPClient(&httpretry.Transport{Policy: Policy, Secrets: []string{d.Token}})
 	if d.HTTP != nil {
 		cp := *d.HTTP
 		hc = &cp
@@ -48,15 +51,26 @@ func newClient(d Deps, owner, repo string) (*client, *Unavailable) {
 	return &client{owner: owner, repo: repo, http: hc, api: api, token: d.Token, now: now}, nil
 }
 
-// sameOrigin reports whether a and b have the same scheme, host and port.
+// Policy is the retry policy of the default client: the GitHub client's, with a
+// per-attempt timeout long enough to download a MaxArchiveBytes archive.
+var Policy = func() httpretry.Policy {
+	p := github.DefaultPolicy
+	p.NonIdempotentPOST = false
+	p.Timeout, p.Budget = 5*time.Minute, 12*time.Minute
+	return p
+}()
+
+// sameOrigin reports whether a and b have the same scheme, host and port (the
+// default port made explicit).
 func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
+	return httpretry.Origin(a.String()) == httpretry.Origin(b.String())
 }
 
-// redirectPolicy follows at most maxRedirects redirects, never from https to http,
-// and removes Authorization whenever the scheme, host or port changes: the signed
-// download URL on GitHub's storage host must not receive the API token (net/http
-// itself keeps it for a same-domain host on another port).
+// redirectPolicy follows at most maxRedirects redirects, never from https to http;
+// on any change of scheme, host or port from the first request or the previous hop
+// it removes Authorization and every other credential header (httpretry's rule):
+// the signed download URL on GitHub's storage host must not receive the API token.
+// net/http alone would keep Authorization for another port of the same host.
 func redirectPolicy(req *http.Request, via []*http.Request) error {
 	if len(via) >= maxRedirects {
 		return fmt.Errorf("stopped after %d redirects", maxRedirects)
@@ -64,6 +78,9 @@ func redirectPolicy(req *http.Request, via []*http.Request) error {
 	prev := via[len(via)-1]
 	if prev.URL.Scheme == "https" && req.URL.Scheme != "https" {
 		return errors.New("refused a redirect from https to http")
+	}
+	if err := httpretry.CheckRedirect(req, via); err != nil {
+		return err
 	}
 	if !sameOrigin(via[0].URL, req.URL) || !sameOrigin(prev.URL, req.URL) {
 		req.Header.Del("Authorization")
@@ -96,6 +113,10 @@ func (c *client) get(ctx context.Context, u *url.URL, accept string) (*http.Resp
 func networkError(ctx context.Context, u *url.URL, err error) *Unavailable {
 	if ctx.Err() != nil {
 		return unavailable(Network, "the baseline search was cancelled (%v)", ctx.Err())
+	}
+	var rl *httpretry.RateLimitError
+	if errors.As(err, &rl) {
+		return unavailable(RateLimited, "GitHub's API rate limit stopped the baseline search (HTTP %d): %s", rl.Status, clean(rl.Why))
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {

@@ -41,9 +41,12 @@
 //     one-line human Message: never an error that fails the run. Messages never hold
 //     the token, request headers or the signed URL's query, and control characters
 //     are removed from every quoted value.
-//   - Exactly one of the two results is non-nil. Fetch does not retry: pass a
-//     retrying *http.Client in Deps.HTTP for that. The client must not add
-//     credentials itself (Fetch sets Authorization per request, only for the API host).
+//   - Exactly one of the two results is non-nil. Deps.HTTP nil means an httpretry
+//     client with Policy (GitHub's retries; 5 minutes per attempt for the download).
+//     An injected client is copied, never modified; Fetch replaces its redirect
+//     rule with its own and sets Authorization itself, only on requests to the API
+//     origin. An injected transport may add credentials too, but only for the API
+//     origin (httpretry.Transport with Origin does exactly that).
 package ghartifact
 
 import (
@@ -54,6 +57,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
 const (
@@ -111,7 +116,7 @@ func ValidName(name string) error {
 
 // Deps is what Fetch needs from its environment, injected.
 type Deps struct {
-	HTTP      *http.Client     // nil: a plain client with a 2-minute timeout
+	HTTP      *http.Client     // nil: httpretry.NewHTTPClient with Policy
 	APIURL    string           // GITHUB_API_URL, e.g. https://api.github.com
 	Token     string           // the workflow token; "" sends no Authorization
 	Repo      string           // GITHUB_REPOSITORY, owner/name (the base repository)
@@ -190,6 +195,15 @@ func unavailable(r Reason, format string, args ...any) *Unavailable {
 // Fetch finds, downloads and verifies the baseline artifact called name. See the
 // package documentation for the contract.
 func Fetch(ctx context.Context, d Deps, name string) (*Found, *Unavailable) {
+	f, u := fetch(ctx, d, name)
+	if u != nil {
+		// Belt and braces: nothing above quotes the token, but no message may hold it.
+		u.Message = httpretry.Redact(u.Message, d.Token)
+	}
+	return f, u
+}
+
+func fetch(ctx context.Context, d Deps, name string) (*Found, *Unavailable) {
 	if err := ValidName(name); err != nil {
 		return nil, unavailable(NoContext, "%v", err)
 	}
@@ -226,6 +240,9 @@ func Fetch(ctx context.Context, d Deps, name string) (*Found, *Unavailable) {
 			os.Remove(dir)
 		}
 		return nil, u
+	}
+	for i, s := range f.Skipped {
+		f.Skipped[i] = httpretry.Redact(s, d.Token)
 	}
 	f.Name, f.Branch = name, branch
 	f.cleanup = []string{f.Path}

@@ -476,6 +476,14 @@ func TestFetchUnavailable(t *testing.T) {
 			msg:    []string{"502 Bad Gateway"},
 		},
 		{
+			name: "a server message that echoes the token is redacted",
+			setup: func(f *fixture, d *Deps) {
+				f.srv.Queue(githubtest.Fault{Method: http.MethodGet, Status: http.StatusInternalServerError, Body: `{"message":"bad token ` + testToken + `"}`})
+			},
+			reason: ServerError,
+			msg:    []string{"500 bad token"},
+		},
+		{
 			name: "network failure",
 			setup: func(f *fixture, d *Deps) {
 				dead := httptest.NewServer(http.NotFoundHandler())
@@ -804,4 +812,32 @@ func TestNames(t *testing.T) {
 func TestCleanRemovesControlCharacters(t *testing.T) {
 	assert.Equal(t, "a b c", clean("a\nb\rc"))
 	assert.Equal(t, 201, len([]rune(clean(strings.Repeat("é", 300)))))
+}
+
+// TestFetchDefaultClientRetries uses the default httpretry client: a 502 is
+// retried, a rate limit whose reset is beyond the budget is reported at once.
+func TestFetchDefaultClientRetries(t *testing.T) {
+	old := Policy
+	t.Cleanup(func() { Policy = old })
+	var waits []time.Duration
+	Policy.Sleep = func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return ctx.Err() }
+	Policy.Now = func() time.Time { return testNow }
+
+	f := newFixture(t)
+	want := f.add(testName, "main", "success", time.Hour, goodZip(t, "ok"))
+	d := f.deps(prEvent("main", "octo/repo"))
+	d.HTTP = nil
+	f.srv.Queue(githubtest.ServerError(http.MethodGet, http.StatusBadGateway))
+	found, un := Fetch(context.Background(), d, testName)
+	found = fetched(t, found, un)
+	assert.Equal(t, want, found.ArtifactID)
+	assert.Len(t, waits, 1)
+	assert.Empty(t, f.srv.BlobRequests()[0].Auth)
+
+	f.srv.Queue(githubtest.PrimaryRateLimit(http.MethodGet, testNow, time.Hour))
+	_, un = Fetch(context.Background(), d, testName)
+	require.NotNil(t, un)
+	assert.Equal(t, RateLimited, un.Reason, un.Message)
+	assert.Contains(t, un.Message, "HTTP 403")
+	noSecrets(t, un.Message)
 }
