@@ -54,12 +54,16 @@ func (s *Server) Import(st State) {
 // Main is a command for end-to-end scripts (register it with testscript):
 //
 //	fake-github [-state FILE] [-repo owner/name] [-pr N] [-token T] [-readonly]
-//	            [-fail METHOD:STATUS]... -- command args...
+//	            [-fail METHOD:STATUS]... [-artifact SPEC]... [-deny-actions]
+//	            -- command args...
 //
 // It starts a fake API, runs the command with GITHUB_API_URL pointing at it, saves
 // the pull requests and comments to -state (read back by the next run, so a second
 // run sees the first run's comment), prints each request as "fake-github: METHOD
 // PATH?QUERY STATUS-of-fault" on stderr, and exits with the command's exit code.
+// -artifact stores a workflow run and its artifact (see ArtifactSpec); the blob
+// host's requests are printed as "fake-github: blob GET PATH", and one that carries
+// an Authorization header makes fake-github exit 3.
 func Main() {
 	os.Exit(run(os.Args[1:]))
 }
@@ -92,6 +96,9 @@ func run(args []string) int {
 	readOnly := fs.Bool("readonly", false, "the token may read but not write (403)")
 	var fl faults
 	fs.Var(&fl, "fail", "serve METHOD:STATUS to the next such request (repeatable)")
+	var arts artifactSpecs
+	fs.Var(&arts, "artifact", "store a run and its artifact: NAME=FILE[,branch=B][,conclusion=C][,event=E][,age=D][,fork=OWNER/NAME][,expired] (repeatable)")
+	denyActions := fs.Bool("deny-actions", false, "the token lacks actions: read (403 on /actions/)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -118,6 +125,13 @@ func run(args []string) int {
 		}
 	}
 	srv.Queue(fl...)
+	srv.DenyActions(*denyActions)
+	for _, a := range arts {
+		if err := a.add(srv); err != nil {
+			fmt.Fprintf(os.Stderr, "fake-github: -artifact %s: %v\n", a.raw, err)
+			return 2
+		}
+	}
 
 	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
 	cmd.Env = append(os.Environ(), "GITHUB_API_URL="+srv.APIURL())
@@ -137,6 +151,13 @@ func run(args []string) int {
 			q = "?" + r.Query.Encode()
 		}
 		fmt.Fprintf(os.Stderr, "fake-github: %s %s%s\n", r.Method, r.Path, q)
+	}
+	for _, r := range srv.BlobRequests() {
+		fmt.Fprintf(os.Stderr, "fake-github: blob GET %s\n", r.Path)
+		if r.Auth != "" {
+			fmt.Fprintln(os.Stderr, "fake-github: the blob host received an Authorization header")
+			code = 3
+		}
 	}
 	if *state != "" {
 		data, err := json.MarshalIndent(srv.Export(), "", "  ")

@@ -7,7 +7,8 @@
 // user's token gets its login; an installation token such as the Actions token gets
 // 403 "Resource not accessible by integration", as on GitHub), comments carrying
 // their author's user.login, DELETE of a comment (204). Faults (5xx, rate limits,
-// redirects to another host) can be queued per method.
+// redirects to another host) can be queued per method. artifacts.go adds the Actions
+// artifacts and workflow-run endpoints, with downloads served from a second host.
 package githubtest
 
 import (
@@ -80,6 +81,7 @@ type Server struct {
 	requests []Request
 	used     int
 	now      func() time.Time
+	actions  actionsState // workflow runs and artifacts (artifacts.go)
 }
 
 // New starts a fake API for owner/repo with one open pull request, number pr.
@@ -260,6 +262,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.edit(w, id, body.String())
+		return
+	}
+	if s.serveActions(w, r, path) {
 		return
 	}
 	s.fail(w, http.StatusNotFound, "Not Found")

@@ -1,0 +1,71 @@
+package ghartifact
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"unicode"
+)
+
+// event is the part of a webhook payload that names the base branch.
+type event struct {
+	PullRequest *struct {
+		Base struct {
+			Ref string `json:"ref"`
+		} `json:"base"`
+	} `json:"pull_request"`
+	MergeGroup *struct {
+		BaseRef string `json:"base_ref"`
+	} `json:"merge_group"`
+	Repository *struct {
+		DefaultBranch string `json:"default_branch"`
+	} `json:"repository"`
+}
+
+// baseBranch reads the branch the baseline must come from out of the event payload.
+func baseBranch(path string) (string, *Unavailable) {
+	if path == "" {
+		return "", unavailable(NoContext, "the base branch is unknown: GITHUB_EVENT_PATH is unset (not running in GitHub Actions?)")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", unavailable(NoContext, "the base branch is unknown: the event payload could not be read")
+	}
+	return branchOf(data)
+}
+
+func branchOf(data []byte) (string, *Unavailable) {
+	var ev event
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return "", unavailable(NoContext, "the base branch is unknown: the event payload is not valid JSON")
+	}
+	var b string
+	switch {
+	case ev.PullRequest != nil:
+		b = ev.PullRequest.Base.Ref
+	case ev.MergeGroup != nil:
+		b = strings.TrimPrefix(ev.MergeGroup.BaseRef, "refs/heads/")
+	case ev.Repository != nil:
+		b = ev.Repository.DefaultBranch
+	}
+	b = strings.TrimSpace(b)
+	if b == "" {
+		return "", unavailable(NoContext, "the base branch is unknown: the event payload names no base branch and no default branch")
+	}
+	return b, nil
+}
+
+// clean makes a value safe to quote in a one-line message: control characters
+// become spaces and it is cut at 200 characters.
+func clean(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return ' '
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
+	}
+	return s
+}
