@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 )
@@ -36,17 +36,17 @@ const benchLock = `{"dimensions": {"groundedness": {"construct": "support", "gat
 
 // BenchmarkReadLabels: both files of 10,000 cases × 2 dimensions.
 func BenchmarkReadLabels(b *testing.B) {
-	lock, err := dataset.ReadLock([]byte(benchLock), "lock.json")
+	lock, err := labelfile.ReadLock([]byte(benchLock), "lock.json")
 	if err != nil {
 		b.Fatal(err)
 	}
 	human, judge := benchFiles(10000)
 	b.SetBytes(int64(len(human) + len(judge)))
 	for b.Loop() {
-		if _, err := dataset.ReadLabels(bytes.NewReader(human), "human.jsonl", dataset.HumanSide, lock); err != nil {
+		if _, err := labelfile.ReadLabels(bytes.NewReader(human), "human.jsonl", labelfile.HumanSide, lock); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := dataset.ReadLabels(bytes.NewReader(judge), "judge.jsonl", dataset.JudgeSide, lock); err != nil {
+		if _, err := labelfile.ReadLabels(bytes.NewReader(judge), "judge.jsonl", labelfile.JudgeSide, lock); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -56,16 +56,16 @@ func BenchmarkReadLabels(b *testing.B) {
 func BenchmarkEvaluate(b *testing.B) {
 	for _, n := range []int{120, 10000} {
 		b.Run(fmt.Sprintf("cases=%d", n), func(b *testing.B) {
-			lock, err := dataset.ReadLock([]byte(benchLock), "lock.json")
+			lock, err := labelfile.ReadLock([]byte(benchLock), "lock.json")
 			if err != nil {
 				b.Fatal(err)
 			}
 			human, judge := benchFiles(n)
-			hs, err := dataset.ReadLabels(bytes.NewReader(human), "human.jsonl", dataset.HumanSide, lock)
+			hs, err := labelfile.ReadLabels(bytes.NewReader(human), "human.jsonl", labelfile.HumanSide, lock)
 			if err != nil {
 				b.Fatal(err)
 			}
-			js, err := dataset.ReadLabels(bytes.NewReader(judge), "judge.jsonl", dataset.JudgeSide, lock)
+			js, err := labelfile.ReadLabels(bytes.NewReader(judge), "judge.jsonl", labelfile.JudgeSide, lock)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -81,10 +81,10 @@ func BenchmarkEvaluate(b *testing.B) {
 
 // benchLabels returns, without reading files, human and judge labels of n cases of
 // one dimension, the judge agreeing on about three cases in four.
-func benchLabels(n int) (hs, js []dataset.Label) {
+func benchLabels(n int) (hs, js []labelfile.Label) {
 	la := time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)
 	ja := la.AddDate(0, 1, 0)
-	hs, js = make([]dataset.Label, n), make([]dataset.Label, n)
+	hs, js = make([]labelfile.Label, n), make([]labelfile.Label, n)
 	for i := range n {
 		id := fmt.Sprintf("case-%07d", i)
 		h := i % 3
@@ -92,9 +92,9 @@ func benchLabels(n int) (hs, js []dataset.Label) {
 		if i%4 == 3 {
 			j = (i + 1) % 3
 		}
-		hs[i] = dataset.Label{File: "human.jsonl", Line: i + 1, Side: dataset.HumanSide, CaseID: id, Dimension: "groundedness",
+		hs[i] = labelfile.Label{File: "human.jsonl", Line: i + 1, Side: labelfile.HumanSide, CaseID: id, Dimension: "groundedness",
 			Bin: h, HasBin: true, Construct: "support", At: la}
-		js[i] = dataset.Label{File: "judge.jsonl", Line: i + 1, Side: dataset.JudgeSide, CaseID: id, Dimension: "groundedness",
+		js[i] = labelfile.Label{File: "judge.jsonl", Line: i + 1, Side: labelfile.JudgeSide, CaseID: id, Dimension: "groundedness",
 			Bin: j, HasBin: true, HasScore: true, Construct: "support", At: ja}
 	}
 	return hs, js
@@ -104,7 +104,7 @@ func benchLabels(n int) (hs, js []dataset.Label) {
 // 10,000-resample CI) for up to 1,000,000 pairs of one gated dimension. The CI
 // resamples the 3×3 counts, so its cost does not grow with n; pairing is O(n log n).
 func BenchmarkEvaluatePairs(b *testing.B) {
-	lock, err := dataset.ReadLock([]byte(`{"dimensions": {"groundedness": {"construct": "support", "gated": true}},
+	lock, err := labelfile.ReadLock([]byte(`{"dimensions": {"groundedness": {"construct": "support", "gated": true}},
  "bins": [0.34, 0.67], "kappa_weighting": "quadratic", "min_kappa": 0.6}`), "lock.json")
 	if err != nil {
 		b.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
@@ -28,9 +28,9 @@ const MeasureWeightedKappa = "weighted_kappa"
 // Input is everything Evaluate needs: the lock and both label files, already read
 // with that lock (so every label has its bin).
 type Input struct {
-	Lock      *dataset.Lock
-	Human     []dataset.Label
-	Judge     []dataset.Label
+	Lock      *labelfile.Lock
+	Human     []labelfile.Label
+	Judge     []labelfile.Label
 	Resamples int    // bootstrap resamples; 0 disables the CI
 	Seed      uint64 // metrics.DefaultSeed for reproducible reports
 	// MaxUnpaired, when not nil, caps the unpaired labels of each gated dimension
@@ -132,7 +132,7 @@ type Dimension struct {
 
 // Result is the whole calibration.
 type Result struct {
-	Lock       *dataset.Lock
+	Lock       *labelfile.Lock
 	Dimensions []*Dimension // sorted by name
 	// MaxUnpaired is the --max-unpaired limit, nil without it.
 	MaxUnpaired *UnpairedLimit
@@ -154,12 +154,12 @@ func (r *Result) Failed() []string { return r.Gates.Failed() }
 // git checks to compute the verdict.
 func Evaluate(in Input) *Result {
 	res := &Result{Lock: in.Lock, MaxUnpaired: in.MaxUnpaired}
-	byDim := func(ls []dataset.Label) map[string]map[string]*dataset.Label {
-		m := map[string]map[string]*dataset.Label{}
+	byDim := func(ls []labelfile.Label) map[string]map[string]*labelfile.Label {
+		m := map[string]map[string]*labelfile.Label{}
 		for i := range ls {
 			l := &ls[i]
 			if m[l.Dimension] == nil {
-				m[l.Dimension] = map[string]*dataset.Label{}
+				m[l.Dimension] = map[string]*labelfile.Label{}
 			}
 			m[l.Dimension][l.CaseID] = l
 		}
@@ -299,7 +299,7 @@ const timeFmt = "2006-01-02T15:04:05.999999999Z07:00"
 
 // constructs returns the distinct constructs declared by labels (sorted) and appends
 // a violation for every label whose construct is not want.
-func constructs(ls map[string]*dataset.Label, want string, vs []Violation) ([]string, []Violation) {
+func constructs(ls map[string]*labelfile.Label, want string, vs []Violation) ([]string, []Violation) {
 	set := map[string]bool{}
 	var bad []string // only the mismatching ids are sorted: O(n) when all agree
 	for id, l := range ls {

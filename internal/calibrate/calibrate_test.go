@@ -10,14 +10,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 )
 
-func lockOf(t *testing.T, src string) *dataset.Lock {
+func lockOf(t *testing.T, src string) *labelfile.Lock {
 	t.Helper()
-	l, err := dataset.ReadLock([]byte(src), "lock.json")
+	l, err := labelfile.ReadLock([]byte(src), "lock.json")
 	require.NoError(t, err)
 	return l
 }
@@ -39,7 +39,7 @@ type row struct {
 	labeled, judged time.Time
 }
 
-func build(lock *dataset.Lock, rows []row) (hs, js []dataset.Label) {
+func build(lock *labelfile.Lock, rows []row) (hs, js []labelfile.Label) {
 	for i, r := range rows {
 		cons := lock.Dimensions[r.dim].Construct
 		hc, jc := cons, cons
@@ -57,11 +57,11 @@ func build(lock *dataset.Lock, rows []row) (hs, js []dataset.Label) {
 			ja = r.judged
 		}
 		if r.human >= 0 {
-			hs = append(hs, dataset.Label{File: "human.jsonl", Line: i + 1, Side: dataset.HumanSide, CaseID: r.id, Dimension: r.dim,
+			hs = append(hs, labelfile.Label{File: "human.jsonl", Line: i + 1, Side: labelfile.HumanSide, CaseID: r.id, Dimension: r.dim,
 				Bin: r.human, HasBin: true, Construct: hc, At: la})
 		}
 		if r.judge >= 0 {
-			js = append(js, dataset.Label{File: "judge.jsonl", Line: i + 1, Side: dataset.JudgeSide, CaseID: r.id, Dimension: r.dim,
+			js = append(js, labelfile.Label{File: "judge.jsonl", Line: i + 1, Side: labelfile.JudgeSide, CaseID: r.id, Dimension: r.dim,
 				Bin: r.judge, HasBin: true, HasScore: true, Construct: jc, At: ja})
 		}
 	}
@@ -83,7 +83,7 @@ func agreeing(dim string, n int) []row {
 	return rows
 }
 
-func evaluate(t *testing.T, lock *dataset.Lock, rows []row) *Result {
+func evaluate(t *testing.T, lock *labelfile.Lock, rows []row) *Result {
 	t.Helper()
 	hs, js := build(lock, rows)
 	r := Evaluate(Input{Lock: lock, Human: hs, Judge: js, Resamples: 500, Seed: metrics.DefaultSeed})
@@ -442,12 +442,12 @@ func TestMinN(t *testing.T) {
 	twoAgreeing := []row{
 		{id: "a", dim: "groundedness", human: 0, judge: 0}, {id: "b", dim: "groundedness", human: 2, judge: 2},
 	}
-	withMinN := func(n string) *dataset.Lock {
+	withMinN := func(n string) *labelfile.Lock {
 		return lockOf(t, strings.Replace(twoDimLock, `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": `+n, 1))
 	}
 	tests := []struct {
 		name   string
-		lock   *dataset.Lock
+		lock   *labelfile.Lock
 		rows   []row
 		status outcome.Status
 		failed []string

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 )
 
 // LockCheck is the frozen-constants guard: the lock compared with its copy at a git ref.
@@ -26,7 +26,7 @@ type LockCheck struct {
 // dimension's construct and gated flag. Formatting (whitespace, key order, JSON or
 // YAML) is not a change, nor is writing out min_n's default (the value in force is
 // compared). Sorted, so reports are deterministic.
-func LockChanges(base, cur *dataset.Lock) []string {
+func LockChanges(base, cur *labelfile.Lock) []string {
 	var ch []string
 	if !slices.Equal(base.Bins, cur.Bins) {
 		ch = append(ch, fmt.Sprintf("bins: %s -> %s", floats(base.Bins), floats(cur.Bins)))
@@ -66,7 +66,7 @@ func LockChanges(base, cur *dataset.Lock) []string {
 }
 
 // minN is the lock's min_n as a report shows it: "30 (default)" when not set.
-func minN(l *dataset.Lock) string {
+func minN(l *labelfile.Lock) string {
 	if !l.MinNSet {
 		return strconv.Itoa(l.MinN) + " (default)"
 	}
@@ -93,7 +93,7 @@ func (e *InputError) Error() string { return e.Msg }
 // git ref base, in the repository that contains lockPath. A lock absent at the ref
 // is a change ("new file"); a copy that is not a valid lock is a change too. An
 // unknown ref or a lock outside any git repository is an *InputError.
-func CheckLock(ctx context.Context, lockPath, base string, cur *dataset.Lock) (*LockCheck, error) {
+func CheckLock(ctx context.Context, lockPath, base string, cur *labelfile.Lock) (*LockCheck, error) {
 	if base == "" || strings.HasPrefix(base, "-") {
 		return nil, &InputError{Msg: fmt.Sprintf("--lock-base %q is not a git ref", base)}
 	}
@@ -114,7 +114,7 @@ func CheckLock(ctx context.Context, lockPath, base string, cur *dataset.Lock) (*
 	if err != nil {
 		return nil, fmt.Errorf("failed to read %s: %w", obj, err)
 	}
-	old, err := dataset.ReadLock(data, base+":"+rel)
+	old, err := labelfile.ReadLock(data, base+":"+rel)
 	if err != nil {
 		lc.Changed = []string{fmt.Sprintf("the copy at %s is not a valid lock (%v)", base, err)}
 		return lc, nil

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 )
 
 // gitRepo is a real temporary git repository with a fixed identity and no global
@@ -69,7 +69,7 @@ const baseLock = `{
 `
 
 func TestLockChanges(t *testing.T) {
-	base, err := dataset.ReadLock([]byte(baseLock), "lock.json")
+	base, err := labelfile.ReadLock([]byte(baseLock), "lock.json")
 	require.NoError(t, err)
 	tests := []struct {
 		name string
@@ -92,7 +92,7 @@ func TestLockChanges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cur, err := dataset.ReadLock([]byte(strings.Replace(baseLock, tt.old, tt.new, 1)), "lock.json")
+			cur, err := labelfile.ReadLock([]byte(strings.Replace(baseLock, tt.old, tt.new, 1)), "lock.json")
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, LockChanges(base, cur))
 		})
@@ -111,7 +111,7 @@ func TestCheckLockAgainstGit(t *testing.T) {
 	changed := strings.Replace(strings.Replace(baseLock, `"min_kappa": 0.6`, `"min_kappa": 0.3`, 1), `"support"`, `"relevance"`, 1)
 	r.write("eval/lock.json", changed)
 	r.commit("relax", "eval/lock.json")
-	cur, err := dataset.ReadLock([]byte(changed), lockPath)
+	cur, err := labelfile.ReadLock([]byte(changed), lockPath)
 	require.NoError(t, err)
 
 	tests := []struct {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/calibratereport"
@@ -99,15 +99,15 @@ func (c *CalibrateCommand) run(ctx context.Context, f *Factory, o *calibrateOpti
 	if err != nil {
 		return fmt.Errorf("failed to read lock: %w", err)
 	}
-	lock, err := dataset.ReadLock(lockData, o.lock)
+	lock, err := labelfile.ReadLock(lockData, o.lock)
 	if err != nil {
 		return fmt.Errorf("failed to read lock: %w", err)
 	}
-	hs, err := readLabelFile(o.human, dataset.HumanSide, lock)
+	hs, err := readLabelFile(o.human, labelfile.HumanSide, lock)
 	if err != nil {
 		return fmt.Errorf("failed to read human labels: %w", err)
 	}
-	js, err := readLabelFile(o.judge, dataset.JudgeSide, lock)
+	js, err := readLabelFile(o.judge, labelfile.JudgeSide, lock)
 	if err != nil {
 		return fmt.Errorf("failed to read judge scores: %w", err)
 	}
@@ -164,11 +164,11 @@ func inputErr(err error) error {
 	return err
 }
 
-func readLabelFile(path string, side dataset.LabelSide, lock *dataset.Lock) ([]dataset.Label, error) {
+func readLabelFile(path string, side labelfile.LabelSide, lock *labelfile.Lock) ([]labelfile.Label, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return dataset.ReadLabels(f, path, side, lock)
+	return labelfile.ReadLabels(f, path, side, lock)
 }

@@ -9,9 +9,10 @@ import (
 	"sync/atomic"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/importer"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
 
@@ -96,9 +97,12 @@ func (c *CheckCommand) Run(ctx context.Context, f *Factory, args []string) error
 
 func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) error {
 	env := f.Env
-	kb, err := dataset.LoadKB(o.kb)
+	kb, err := kbfile.Load(ctx, o.kb)
 	if err != nil {
 		return err
+	}
+	for _, s := range kb.Skipped {
+		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: knowledge base: skipped %s\n", s)
 	}
 	res, err := scoreCases(ctx, env, o, kb)
 	if err != nil {
@@ -137,7 +141,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 // scoreCases streams the cases: workers score each case in parallel, emit
 // aggregates them in file order and writes --cases-out. On an input error no
 // --cases-out file is left.
-func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *dataset.KB) (*gate.Result, error) {
+func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *kbfile.KB) (*gate.Result, error) {
 	var in io.Reader = env.Stdin
 	name := "stdin"
 	if o.cases != "-" {
@@ -151,7 +155,7 @@ func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *dataset.KB) 
 	scorer := &gate.Scorer{KB: kb, K: o.k}
 	acc := gate.NewAccumulator()
 	run := func(out io.Writer) error {
-		work := func(cs *dataset.Case) (gate.CaseResult, error) {
+		work := func(cs *casefile.Case) (gate.CaseResult, error) {
 			var r gate.CaseResult
 			if o.parentSep != "" {
 				for i := range cs.Retrieved {
@@ -176,7 +180,7 @@ func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *dataset.KB) 
 			}
 			return acc.Add(&r)
 		}
-		return dataset.MapCases(ctx, in, name, 0, work, emit)
+		return casefile.MapCases(ctx, in, name, 0, work, emit)
 	}
 	var err error
 	if o.casesOut != "" {
@@ -209,7 +213,7 @@ const lineChunkSize = 64 << 10
 var lineChunks = sync.Pool{New: func() any { return &lineChunk{} }}
 
 // appendLine renders the --cases-out line of one case into a pooled chunk.
-func appendLine(c *dataset.Case, r *gate.CaseResult) []byte {
+func appendLine(c *casefile.Case, r *gate.CaseResult) []byte {
 	ch := lineChunks.Get().(*lineChunk)
 	if cap(ch.buf)-len(ch.buf) < 4<<10 {
 		ch.buf = make([]byte, 0, lineChunkSize)

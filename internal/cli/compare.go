@@ -9,7 +9,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
@@ -117,8 +117,8 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 		return nil, usagef("compare: --run NAME=FILE is required (repeat it for each strategy)")
 	case o.k < 1 || o.k > 100000:
 		return nil, usagef("compare: --k must be between 1 and 100000, got %d", o.k)
-	case o.level < 1 || o.level > dataset.MaxRelevance:
-		return nil, usagef("compare: --relevant-level must be between 1 and %d, got %d", dataset.MaxRelevance, o.level)
+	case o.level < 1 || o.level > trecfile.MaxRelevance:
+		return nil, usagef("compare: --relevant-level must be between 1 and %d, got %d", trecfile.MaxRelevance, o.level)
 	case o.resamples < 1:
 		return nil, usagef("compare: --bootstrap must be at least 1, got %d", o.resamples)
 	}
@@ -158,17 +158,17 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions)
 	env := f.Env
 	// The qrels are read (sequentially) while the runs are read (in parallel);
 	// errors are reported in command-line order: qrels first, then each run.
-	var qrels *dataset.Qrels
+	var qrels *trecfile.Qrels
 	qerr := make(chan error, 1)
 	go func() {
 		var err error
-		qrels, err = dataset.ReadQrels(ctx, o.qrels)
+		qrels, err = trecfile.ReadQrels(ctx, o.qrels)
 		qerr <- err
 	}()
 	inputs := make([]compare.Input, len(o.runs.names))
 	var runErr error
 	for i, name := range o.runs.names {
-		run, err := dataset.ReadRun(ctx, o.runs.files[i], o.k, dataset.RunOptions{})
+		run, err := trecfile.ReadRun(ctx, o.runs.files[i], o.k, trecfile.RunOptions{})
 		if err != nil {
 			runErr = fmt.Errorf("failed to read run %q: %w", name, err)
 			break

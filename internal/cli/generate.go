@@ -8,8 +8,9 @@ import (
 	"strconv"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/chunk"
@@ -95,7 +96,7 @@ func (c *GenerateCommand) Run(ctx context.Context, f *Factory, args []string) er
 
 func runGenerate(ctx context.Context, f *Factory, o *generateOptions) error {
 	env := f.Env
-	kb, err := dataset.LoadKB(o.kb)
+	kb, err := kbfile.Load(ctx, o.kb)
 	if err != nil {
 		return err
 	}
@@ -107,7 +108,7 @@ func runGenerate(ctx context.Context, f *Factory, o *generateOptions) error {
 	}
 	cards := generate.Sample(kb, o.perLocale, o.seed)
 	if len(cards) == 0 {
-		return dataset.Errorf(o.kb, 0, "knowledge base has no card with text to generate queries from")
+		return input.Errorf(o.kb, 0, "knowledge base has no card with text to generate queries from")
 	}
 	client, err := o.llm.client(env)
 	if err != nil {
@@ -165,7 +166,7 @@ func runGenerate(ctx context.Context, f *Factory, o *generateOptions) error {
 
 // roundTripSearchers builds dense, lexical and hybrid indexes of the KB with the
 // built-in hash embedder on the memory store, each returning the top k chunks.
-func roundTripSearchers(ctx context.Context, kb *dataset.KB, k int) ([]generate.Searcher, error) {
+func roundTripSearchers(ctx context.Context, kb *kbfile.KB, k int) ([]generate.Searcher, error) {
 	chunks := chunk.Split(kb.Cards, chunk.Params{})
 	texts := make([]string, len(chunks))
 	for i, c := range chunks {

@@ -13,7 +13,8 @@ import (
 	"unicode"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 )
@@ -164,7 +165,7 @@ func (c *JudgeCommand) Run(ctx context.Context, f *Factory, args []string) error
 // runJudge reads the inputs, judges the pool and writes the outputs.
 func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, error) {
 	env := f.Env
-	kb, err := dataset.LoadKB(o.kb)
+	kb, err := kbfile.Load(ctx, o.kb)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +183,7 @@ func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, 
 	}
 	var runs []judge.NamedRun
 	for i, name := range o.runs.names {
-		run, err := dataset.ReadRun(ctx, o.runs.files[i], o.k, dataset.RunOptions{})
+		run, err := trecfile.ReadRun(ctx, o.runs.files[i], o.k, trecfile.RunOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("failed to read run %q: %w", name, err)
 		}

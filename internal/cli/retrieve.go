@@ -16,8 +16,10 @@ import (
 	"golang.org/x/term"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/chunk"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
@@ -135,14 +137,17 @@ func (c *RetrieveCommand) Run(ctx context.Context, f *Factory, args []string) er
 
 func (c *RetrieveCommand) run(ctx context.Context, f *Factory, o *retrieveOptions) error {
 	env := f.Env
-	kb, err := dataset.LoadKB(o.kb)
+	kb, err := kbfile.Load(ctx, o.kb)
 	if err != nil {
 		return err
+	}
+	for _, s := range kb.Skipped {
+		fmt.Fprintf(env.Stderr, "retrieve: warning: knowledge base: skipped %s\n", s)
 	}
 	params := chunk.Params{}
 	chunks := chunk.Split(kb.Cards, params)
 	if len(chunks) == 0 {
-		return dataset.Errorf(o.kb, 0, "knowledge base has no text to retrieve (every card is empty)")
+		return input.Errorf(o.kb, 0, "knowledge base has no text to retrieve (every card is empty)")
 	}
 
 	opt := retrieve.Options{Strategy: o.strategy, K: o.k, AllLocales: o.allLocales}
@@ -310,7 +315,7 @@ func (c *RetrieveCommand) runCases(ctx context.Context, env *Env, o *retrieveOpt
 					{Key: "retrieval", Value: metaJSON},
 				})
 				if err != nil {
-					return dataset.Errorf(p.file, p.line, "cannot rewrite the case: %v", err)
+					return input.Errorf(p.file, p.line, "cannot rewrite the case: %v", err)
 				}
 				line = append(line, '\n')
 				if _, err := w.Write(line); err != nil {
@@ -321,12 +326,12 @@ func (c *RetrieveCommand) runCases(ctx context.Context, env *Env, o *retrieveOpt
 			win = win[:0]
 			return nil
 		}
-		err := dataset.StreamCases(ctx, in, name, func(cs *dataset.Case) error {
+		err := casefile.StreamCases(ctx, in, name, func(cs *casefile.Case) error {
 			if strings.TrimSpace(cs.Query) == "" {
-				return dataset.Errorf(cs.File, cs.Line, "case %q has no \"query\" to retrieve for", cs.ID)
+				return input.Errorf(cs.File, cs.Line, "case %q has no \"query\" to retrieve for", cs.ID)
 			}
 			if cs.Scores != nil {
-				return dataset.Errorf(cs.File, cs.Line, "case %q carries precomputed \"scores\"; a retrieved list would conflict with them", cs.ID)
+				return input.Errorf(cs.File, cs.Line, "case %q carries precomputed \"scores\"; a retrieved list would conflict with them", cs.ID)
 			}
 			win = append(win, pendingCase{raw: slices.Clone(cs.Raw), q: retrieve.Query{Text: cs.Query, Locale: cs.Locale}, file: cs.File, line: cs.Line})
 			if len(win) >= caseWindow {

@@ -15,7 +15,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
@@ -51,7 +52,7 @@ type Options struct {
 // Input is one named run.
 type Input struct {
 	Name string
-	Run  *dataset.Run
+	Run  *trecfile.Run
 }
 
 // Strategy is the evaluation of one run.
@@ -72,7 +73,7 @@ type Strategy struct {
 	// Retrieved counts the documents in the top k of the evaluated queries;
 	// ByLevel[l] those of relevance l (unjudged included in level 0); Unjudged the unjudged ones.
 	Retrieved int
-	ByLevel   [dataset.MaxRelevance + 1]int
+	ByLevel   [trecfile.MaxRelevance + 1]int
 	Unjudged  int
 	// ByPosition[r] is the mean relevance at rank r+1 over the evaluated queries
 	// (a missing result counts 0).
@@ -89,8 +90,8 @@ func (s *Strategy) Distribution() [5]float64 {
 	if s.Retrieved == 0 {
 		return d
 	}
-	for l := 0; l <= dataset.MaxRelevance; l++ {
-		d[dataset.MaxRelevance-l] = float64(s.ByLevel[l]) / float64(s.Retrieved)
+	for l := 0; l <= trecfile.MaxRelevance; l++ {
+		d[trecfile.MaxRelevance-l] = float64(s.ByLevel[l]) / float64(s.Retrieved)
 	}
 	d[4] = float64(s.Unjudged) / float64(s.Retrieved)
 	return d
@@ -172,7 +173,7 @@ func (r *Result) StrategyIndex(name string) int {
 }
 
 // Run compares the runs on the qrels.
-func Run(q *dataset.Qrels, runs []Input, opt Options) (*Result, error) {
+func Run(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("no run to compare")
 	}
@@ -194,7 +195,7 @@ func Run(q *dataset.Qrels, runs []Input, opt Options) (*Result, error) {
 	slices.SortFunc(eval, func(a, b int) int { return strings.Compare(q.QueryID(a), q.QueryID(b)) })
 	res.NotEvaluated = q.NumQueries() - len(eval)
 	if len(eval) == 0 {
-		return nil, dataset.Errorf(q.File, 0, "no judged query has a document of relevance >= %d: nothing to evaluate", opt.RelevantLevel)
+		return nil, input.Errorf(q.File, 0, "no judged query has a document of relevance >= %d: nothing to evaluate", opt.RelevantLevel)
 	}
 	res.QueryIDs = make([]string, len(eval))
 	for i, qi := range eval {
@@ -221,7 +222,7 @@ func Run(q *dataset.Qrels, runs []Input, opt Options) (*Result, error) {
 	return res, nil
 }
 
-func evaluate(q *dataset.Qrels, in Input, eval []int, opt Options) (Strategy, error) {
+func evaluate(q *trecfile.Qrels, in Input, eval []int, opt Options) (Strategy, error) {
 	run := in.Run
 	s := Strategy{Name: in.Name, File: run.File, N: len(eval), RunQueries: len(run.Queries)}
 	byQ := make([]int32, q.NumQueries()) // qrels index -> run query, -1 absent
@@ -239,7 +240,7 @@ func evaluate(q *dataset.Qrels, in Input, eval []int, opt Options) (Strategy, er
 		common++
 	}
 	if common == 0 {
-		return s, dataset.Errorf(run.File, 0, "run %q has no query in common with the qrels %s", in.Name, q.File)
+		return s, input.Errorf(run.File, 0, "run %q has no query in common with the qrels %s", in.Name, q.File)
 	}
 	k := opt.K
 	const M = metrics.NumGraded
@@ -254,7 +255,7 @@ func evaluate(q *dataset.Qrels, in Input, eval []int, opt Options) (Strategy, er
 	// integer counters are summed afterwards, so the result does not depend on scheduling.
 	type counts struct {
 		missing, unjudged, retrieved int
-		byLevel                      [dataset.MaxRelevance + 1]int
+		byLevel                      [trecfile.MaxRelevance + 1]int
 		posSum                       []int
 	}
 	const parts = 8

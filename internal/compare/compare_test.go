@@ -13,20 +13,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 )
 
-func qrels(t *testing.T, content string) *dataset.Qrels {
+func qrels(t *testing.T, content string) *trecfile.Qrels {
 	t.Helper()
-	q, err := dataset.ParseQrels(context.Background(), strings.NewReader(content), "qrels.txt")
+	q, err := trecfile.ParseQrels(context.Background(), strings.NewReader(content), "qrels.txt")
 	require.NoError(t, err)
 	return q
 }
 
-func run(file string, queries ...dataset.RunQuery) *dataset.Run {
-	return &dataset.Run{File: file, Format: "trec", K: 10, Queries: queries}
+func run(file string, queries ...trecfile.RunQuery) *trecfile.Run {
+	return &trecfile.Run{File: file, Format: "trec", K: 10, Queries: queries}
 }
 
 func opts() compare.Options {
@@ -37,10 +37,10 @@ func TestCompareCounts(t *testing.T) {
 	q := qrels(t, "qa 0 a1 3\nqa 0 a2 1\nqb 0 b1 2\nqc 0 c1 1\nqd 0 d1 2\n")
 	// qc has no document at level ≥ 2: excluded and counted. qd is missing from run "x".
 	x := run("x.run",
-		dataset.RunQuery{ID: "qa", Docs: []string{"a2", "zz", "a1"}},
-		dataset.RunQuery{ID: "qb", Docs: []string{"b1"}},
-		dataset.RunQuery{ID: "qc", Docs: []string{"c1"}},
-		dataset.RunQuery{ID: "unjudged-query", Docs: []string{"u"}},
+		trecfile.RunQuery{ID: "qa", Docs: []string{"a2", "zz", "a1"}},
+		trecfile.RunQuery{ID: "qb", Docs: []string{"b1"}},
+		trecfile.RunQuery{ID: "qc", Docs: []string{"c1"}},
+		trecfile.RunQuery{ID: "unjudged-query", Docs: []string{"u"}},
 	)
 	res, err := compare.Run(q, []compare.Input{{Name: "x", Run: x}}, opts())
 	require.NoError(t, err)
@@ -68,10 +68,10 @@ func TestCompareCounts(t *testing.T) {
 
 func TestCompareErrors(t *testing.T) {
 	q := qrels(t, "qa 0 a1 3\n")
-	_, err := compare.Run(q, []compare.Input{{Name: "x", Run: run("x.run", dataset.RunQuery{ID: "other", Docs: []string{"a1"}})}}, opts())
+	_, err := compare.Run(q, []compare.Input{{Name: "x", Run: run("x.run", trecfile.RunQuery{ID: "other", Docs: []string{"a1"}})}}, opts())
 	assert.EqualError(t, err, `x.run: run "x" has no query in common with the qrels qrels.txt`)
 
-	r := run("x.run", dataset.RunQuery{ID: "qa", Docs: []string{"a1"}})
+	r := run("x.run", trecfile.RunQuery{ID: "qa", Docs: []string{"a1"}})
 	_, err = compare.Run(q, []compare.Input{{Name: "x", Run: r}, {Name: "x", Run: r}}, opts())
 	assert.EqualError(t, err, `duplicate strategy name "x"`)
 
@@ -86,7 +86,7 @@ func TestCompareErrors(t *testing.T) {
 
 // synthetic builds n queries, each with one document of relevance 3 (g), one of
 // relevance 2 (s) and junk, and runs whose chance of ranking g first is given.
-func synthetic(t *testing.T, n int, strategies map[string]float64, order []string) (*dataset.Qrels, []compare.Input) {
+func synthetic(t *testing.T, n int, strategies map[string]float64, order []string) (*trecfile.Qrels, []compare.Input) {
 	var qb strings.Builder
 	for i := range n {
 		fmt.Fprintf(&qb, "q%04d 0 g 3\nq%04d 0 s 2\nq%04d 0 j 0\n", i, i, i)
@@ -95,13 +95,13 @@ func synthetic(t *testing.T, n int, strategies map[string]float64, order []strin
 	var in []compare.Input
 	for si, name := range order {
 		r := rand.New(rand.NewPCG(uint64(si)+1, 2))
-		var qs []dataset.RunQuery
+		var qs []trecfile.RunQuery
 		for i := range n {
 			docs := []string{"j", "s", "g"}
 			if r.Float64() < strategies[name] {
 				docs = []string{"g", "s", "j"}
 			}
-			qs = append(qs, dataset.RunQuery{ID: fmt.Sprintf("q%04d", i), Docs: docs})
+			qs = append(qs, trecfile.RunQuery{ID: fmt.Sprintf("q%04d", i), Docs: docs})
 		}
 		in = append(in, compare.Input{Name: name, Run: run(name+".run", qs...)})
 	}
@@ -209,7 +209,7 @@ func TestCompareDiagnosisLexicalUnjudgedMissing(t *testing.T) {
 
 	// A run whose top k is mostly unjudged and that misses an evaluated query.
 	q2 := qrels(t, "qa 0 a1 3\nqb 0 b1 2\n")
-	x := run("x.run", dataset.RunQuery{ID: "qa", Docs: []string{"u1", "u2", "a1"}})
+	x := run("x.run", trecfile.RunQuery{ID: "qa", Docs: []string{"u1", "u2", "a1"}})
 	res, err = compare.Run(q2, []compare.Input{{Name: "x", Run: x}}, opts())
 	require.NoError(t, err)
 	assert.InDelta(t, 2.0/3, finding(t, res, compare.Unjudged, "x", "").Fraction, 1e-12)

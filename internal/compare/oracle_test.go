@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
@@ -37,23 +37,23 @@ func readTrecEval(t *testing.T, path string) map[string]map[string]float64 {
 	return out
 }
 
-func oracleRuns(t *testing.T) map[string]*dataset.Run {
+func oracleRuns(t *testing.T) map[string]*trecfile.Run {
 	t.Helper()
 	ctx := context.Background()
-	runs := map[string]*dataset.Run{}
-	for name, opt := range map[string]dataset.RunOptions{
+	runs := map[string]*trecfile.Run{}
+	for name, opt := range map[string]trecfile.RunOptions{
 		"default":          {},
 		"tiny-ranges":      {Workers: 3, ChunkSize: 4096},
 		"one-worker-split": {Workers: 1, ChunkSize: 1000},
 	} {
-		run, err := dataset.ReadRun(ctx, "testdata/oracle/dev300.run", 10, opt)
+		run, err := trecfile.ReadRun(ctx, "testdata/oracle/dev300.run", 10, opt)
 		require.NoError(t, err, name)
 		runs[name] = run
 	}
 	f, err := os.Open("testdata/oracle/dev300.run")
 	require.NoError(t, err)
 	defer f.Close()
-	seq, err := dataset.ParseTRECRun(ctx, f, "dev300.run", 10)
+	seq, err := trecfile.ParseTRECRun(ctx, f, "dev300.run", 10)
 	require.NoError(t, err)
 	runs["sequential"] = seq
 	return runs
@@ -61,7 +61,7 @@ func oracleRuns(t *testing.T) map[string]*dataset.Run {
 
 // TestOracleTrecEval checks per-query values against NIST trec_eval 10.0 to 1e-9.
 func TestOracleTrecEval(t *testing.T) {
-	q, err := dataset.ReadQrels(context.Background(), "testdata/oracle/dev300.qrels")
+	q, err := trecfile.ReadQrels(context.Background(), "testdata/oracle/dev300.qrels")
 	require.NoError(t, err)
 	require.Equal(t, 300, q.NumQueries())
 	m10 := readTrecEval(t, "testdata/oracle/trec_eval_dev300_M10.txt")

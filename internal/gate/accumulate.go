@@ -3,7 +3,7 @@ package gate
 import (
 	"slices"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
@@ -73,7 +73,7 @@ func idHash(s string) uint64 {
 // before is an input error.
 func (a *Accumulator) Add(r *CaseResult) error {
 	if first, dup := a.seen.insert(idHash(r.ID), uint32(r.Line)); dup {
-		return dataset.Errorf(r.File, r.Line, "duplicate case id %q (first at line %d)", r.ID, first)
+		return input.Errorf(r.File, r.Line, "duplicate case id %q (first at line %d)", r.ID, first)
 	}
 	a.total++
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
@@ -15,10 +15,10 @@ func BenchmarkScore(b *testing.B) {
 	for i := range 100 {
 		kb[fmt.Sprintf("card-%d", i)] = true
 	}
-	c := &dataset.Case{ID: "x", Locale: "en", Type: "golden", Gold: []string{"card-7", "card-9"}, File: "f", Line: 1}
+	c := &casefile.Case{ID: "x", Locale: "en", Type: "golden", Gold: []string{"card-7", "card-9"}, File: "f", Line: 1}
 	for i := range 10 {
 		id := fmt.Sprintf("card-%d", (i*13)%100)
-		c.Retrieved = append(c.Retrieved, dataset.Retrieved{ID: id + "#c1", ParentID: id})
+		c.Retrieved = append(c.Retrieved, casefile.Retrieved{ID: id + "#c1", ParentID: id})
 	}
 	s := &Scorer{KB: kb, K: 5}
 	var r CaseResult

@@ -5,7 +5,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/stretchr/testify/assert"
@@ -18,10 +19,10 @@ func (s cardSet) Has(id string) bool { return s[id] }
 
 var kb = cardSet{"a": true, "b": true, "c": true, "g": true}
 
-func rs(ids ...string) []dataset.Retrieved {
-	out := make([]dataset.Retrieved, len(ids))
+func rs(ids ...string) []casefile.Retrieved {
+	out := make([]casefile.Retrieved, len(ids))
 	for i, id := range ids {
-		out[i] = dataset.Retrieved{ID: id + "#c1", ParentID: id}
+		out[i] = casefile.Retrieved{ID: id + "#c1", ParentID: id}
 	}
 	return out
 }
@@ -60,7 +61,7 @@ func TestScore(t *testing.T) {
 	s := &Scorer{KB: kb, K: 2}
 	tests := []struct {
 		name       string
-		c          dataset.Case
+		c          casefile.Case
 		scored     bool
 		scores     map[string]float64 // the registered measures the test checks
 		has        []string           // the measures the case has a score for
@@ -71,49 +72,49 @@ func TestScore(t *testing.T) {
 	}{
 		{
 			name:   "hit via parent ids, duplicates of one parent",
-			c:      dataset.Case{ID: "x", Gold: []string{"g"}, Retrieved: rs("a", "a", "g"), HasRetrieved: true},
+			c:      casefile.Case{ID: "x", Gold: []string{"g"}, Retrieved: rs("a", "a", "g"), HasRetrieved: true},
 			scored: true, scores: map[string]float64{metrics.KeyHit: 1, metrics.KeyRecall: 1, metrics.KeyNDCG: 1 / math.Log2(3)}, has: metrics.CaseKeys,
 		},
 		{
 			name:   "no gold: no scores at all",
-			c:      dataset.Case{ID: "x", Retrieved: rs("a"), HasRetrieved: true},
+			c:      casefile.Case{ID: "x", Retrieved: rs("a"), HasRetrieved: true},
 			scored: false,
 		},
 		{
 			name:   "gold without retrieved is a scored miss",
-			c:      dataset.Case{ID: "x", Gold: []string{"g"}},
+			c:      casefile.Case{ID: "x", Gold: []string{"g"}},
 			scored: true, has: metrics.CaseKeys, missed: true,
 		},
 		{
 			name:   "unknown gold id is an integrity problem, still scored",
-			c:      dataset.Case{ID: "x", Gold: []string{"nope", "g", "nope"}, Retrieved: rs("g"), HasRetrieved: true},
+			c:      casefile.Case{ID: "x", Gold: []string{"nope", "g", "nope"}, Retrieved: rs("g"), HasRetrieved: true},
 			scored: true, scores: map[string]float64{metrics.KeyHit: 1, metrics.KeyRecall: 0.5, metrics.KeyNDCG: 1 / (1 + 1/math.Log2(3))}, has: metrics.CaseKeys,
 			problems: []string{"nope"},
 		},
 		{
 			name:     "empty gold id is a problem and carries no gold",
-			c:        dataset.Case{ID: "x", Gold: []string{""}},
+			c:        casefile.Case{ID: "x", Gold: []string{""}},
 			problems: []string{""},
 		},
 		{
 			name:   "retrieved ids unknown to the KB are counted",
-			c:      dataset.Case{ID: "x", Gold: []string{"g"}, Retrieved: []dataset.Retrieved{{ID: "stale"}, {ID: "g"}, {ID: "old#1"}}, HasRetrieved: true},
+			c:      casefile.Case{ID: "x", Gold: []string{"g"}, Retrieved: []casefile.Retrieved{{ID: "stale"}, {ID: "g"}, {ID: "old#1"}}, HasRetrieved: true},
 			scored: true, scores: map[string]float64{metrics.KeyHit: 1, metrics.KeyRecall: 1, metrics.KeyNDCG: 1 / math.Log2(3)}, has: metrics.CaseKeys,
 			unknown: 2,
 		},
 		{
 			name:   "precomputed scores as given, absent keys stay absent",
-			c:      dataset.Case{ID: "x", Gold: []string{"nope"}, Scores: map[string]float64{metrics.KeyHit: 0, "faithfulness": 0.9}},
+			c:      casefile.Case{ID: "x", Gold: []string{"nope"}, Scores: map[string]float64{metrics.KeyHit: 0, "faithfulness": 0.9}},
 			scored: true, has: []string{metrics.KeyHit}, problems: []string{"nope"}, missed: true,
 		},
 		{
 			name:   "precomputed empty scores: not scored",
-			c:      dataset.Case{ID: "x", Scores: map[string]float64{}},
+			c:      casefile.Case{ID: "x", Scores: map[string]float64{}},
 			scored: false,
 		},
 		{
 			name:       "precomputed triad value out of range",
-			c:          dataset.Case{ID: "x", Scores: map[string]float64{metrics.KeyRecall: 1.5}},
+			c:          casefile.Case{ID: "x", Scores: map[string]float64{metrics.KeyRecall: 1.5}},
 			wantErrSub: "must be in [0,1]",
 		},
 	}
@@ -123,7 +124,7 @@ func TestScore(t *testing.T) {
 			r, err := score(s, &tt.c)
 			if tt.wantErrSub != "" {
 				require.ErrorContains(t, err, tt.wantErrSub)
-				var de *dataset.Error
+				var de *input.Error
 				require.True(t, errors.As(err, &de))
 				assert.Equal(t, 7, de.Line)
 				return
@@ -156,7 +157,7 @@ func TestScore(t *testing.T) {
 }
 
 // score is ScoreInto a new result.
-func score(s *Scorer, c *dataset.Case) (*CaseResult, error) {
+func score(s *Scorer, c *casefile.Case) (*CaseResult, error) {
 	r := &CaseResult{}
 	if err := s.ScoreInto(c, r); err != nil {
 		return nil, err
@@ -164,7 +165,7 @@ func score(s *Scorer, c *dataset.Case) (*CaseResult, error) {
 	return r, nil
 }
 
-func add(t *testing.T, a *Accumulator, s *Scorer, c dataset.Case) {
+func add(t *testing.T, a *Accumulator, s *Scorer, c casefile.Case) {
 	t.Helper()
 	if c.Type == "" {
 		c.Type = "golden"
@@ -180,9 +181,9 @@ func add(t *testing.T, a *Accumulator, s *Scorer, c dataset.Case) {
 func TestDuplicateCaseID(t *testing.T) {
 	a := NewAccumulator()
 	s := &Scorer{KB: kb, K: 5}
-	add(t, a, s, dataset.Case{ID: "one", Line: 1})
-	add(t, a, s, dataset.Case{ID: "two", Line: 2})
-	r, err := score(s, &dataset.Case{ID: "one", Line: 3, File: "cases.jsonl"})
+	add(t, a, s, casefile.Case{ID: "one", Line: 1})
+	add(t, a, s, casefile.Case{ID: "two", Line: 2})
+	r, err := score(s, &casefile.Case{ID: "one", Line: 3, File: "cases.jsonl"})
 	require.NoError(t, err)
 	err = a.Add(r)
 	require.EqualError(t, err, `cases.jsonl:3: duplicate case id "one" (first at line 1)`)
@@ -192,9 +193,9 @@ func TestResultGroupsDeltasAndGates(t *testing.T) {
 	a := NewAccumulator()
 	s := &Scorer{KB: kb, K: 5}
 	line := 0
-	c := func(id, loc, typ string, gold []string, ret ...string) dataset.Case {
+	c := func(id, loc, typ string, gold []string, ret ...string) casefile.Case {
 		line++
-		return dataset.Case{ID: id, Locale: loc, Type: typ, Line: line, Gold: gold, Retrieved: rs(ret...), HasRetrieved: true}
+		return casefile.Case{ID: id, Locale: loc, Type: typ, Line: line, Gold: gold, Retrieved: rs(ret...), HasRetrieved: true}
 	}
 	add(t, a, s, c("e1", "en", "golden", []string{"a"}, "a"))
 	add(t, a, s, c("e2", "en", "golden", []string{"a"}, "b"))
@@ -248,8 +249,8 @@ func TestResultGroupsDeltasAndGates(t *testing.T) {
 func TestReferenceLocaleWithoutGold(t *testing.T) {
 	a := NewAccumulator()
 	s := &Scorer{KB: kb, K: 5}
-	add(t, a, s, dataset.Case{ID: "e", Locale: "en", Line: 1})
-	add(t, a, s, dataset.Case{ID: "s", Locale: "es-419", Line: 2, Gold: []string{"a"}, Retrieved: rs("a")})
+	add(t, a, s, casefile.Case{ID: "e", Locale: "en", Line: 1})
+	add(t, a, s, casefile.Case{ID: "s", Locale: "es-419", Line: 2, Gold: []string{"a"}, Retrieved: rs("a")})
 	res := a.Result(Config{K: 5, ReferenceLocale: "en", Resamples: 100})
 	assert.False(t, res.ReferenceHasGold)
 	assert.Empty(t, res.Deltas)
@@ -280,9 +281,9 @@ func TestFloors(t *testing.T) {
 				if h {
 					ret = "a"
 				}
-				add(t, a, s, dataset.Case{ID: string(rune('A' + i)), Line: i + 1, Gold: []string{"a"}, Retrieved: rs(ret)})
+				add(t, a, s, casefile.Case{ID: string(rune('A' + i)), Line: i + 1, Gold: []string{"a"}, Retrieved: rs(ret)})
 			}
-			add(t, a, s, dataset.Case{ID: "nogold", Line: 99})
+			add(t, a, s, casefile.Case{ID: "nogold", Line: 99})
 			res := a.Result(Config{K: 5, ReferenceLocale: "en", MinHit: tt.minHit, MinRecall: tt.minRecall, Resamples: 50})
 			assert.Equal(t, tt.wantHit, res.Gates[1].Status)
 			assert.Equal(t, tt.wantRecall, res.Gates[2].Status)
@@ -303,7 +304,7 @@ func TestFloors(t *testing.T) {
 func TestFloorOnAbsentPrecomputedKey(t *testing.T) {
 	a := NewAccumulator()
 	s := &Scorer{KB: kb, K: 5}
-	add(t, a, s, dataset.Case{ID: "1", Line: 1, Gold: []string{"a"}, Scores: map[string]float64{metrics.KeyHit: 1}})
+	add(t, a, s, casefile.Case{ID: "1", Line: 1, Gold: []string{"a"}, Scores: map[string]float64{metrics.KeyHit: 1}})
 	res := a.Result(Config{K: 5, ReferenceLocale: "en", MinHit: Floor{true, 0.5}, MinRecall: Floor{true, 0.5}, Resamples: 50})
 	assert.Equal(t, int64(1), res.Overall.N)
 	assert.Equal(t, outcome.Pass, res.Gates[1].Status)
@@ -315,9 +316,9 @@ func TestFloorOnAbsentPrecomputedKey(t *testing.T) {
 func TestPrecomputedAbsentKeysAndN(t *testing.T) {
 	a := NewAccumulator()
 	s := &Scorer{KB: kb, K: 5}
-	add(t, a, s, dataset.Case{ID: "1", Line: 1, Gold: []string{"a"}, Scores: map[string]float64{metrics.KeyHit: 1, metrics.KeyRecall: 1}})
-	add(t, a, s, dataset.Case{ID: "2", Line: 2, Scores: map[string]float64{metrics.KeyHit: 0}})
-	add(t, a, s, dataset.Case{ID: "3", Line: 3, Scores: map[string]float64{}})
+	add(t, a, s, casefile.Case{ID: "1", Line: 1, Gold: []string{"a"}, Scores: map[string]float64{metrics.KeyHit: 1, metrics.KeyRecall: 1}})
+	add(t, a, s, casefile.Case{ID: "2", Line: 2, Scores: map[string]float64{metrics.KeyHit: 0}})
+	add(t, a, s, casefile.Case{ID: "3", Line: 3, Scores: map[string]float64{}})
 	res := a.Result(Config{K: 5, ReferenceLocale: "en", Resamples: 50})
 	assert.Equal(t, int64(2), res.Overall.N)
 	assert.Equal(t, int64(1), res.Overall.WithoutGold)
@@ -335,7 +336,7 @@ func TestBoundedLists(t *testing.T) {
 	a.MaxMissed, a.MaxProblems = 2, 3
 	s := &Scorer{KB: kb, K: 5}
 	for i := range 10 {
-		add(t, a, s, dataset.Case{ID: string(rune('a' + i)), Line: i + 1, Gold: []string{"zz"}, Retrieved: rs("b")})
+		add(t, a, s, casefile.Case{ID: string(rune('a' + i)), Line: i + 1, Gold: []string{"zz"}, Retrieved: rs("b")})
 	}
 	res := a.Result(Config{K: 5, Resamples: 10})
 	assert.Len(t, res.Missed, 2)
@@ -397,9 +398,9 @@ func TestCanonicalLocale(t *testing.T) {
 func TestLocaleGroupsAreCaseInsensitive(t *testing.T) {
 	a := NewAccumulator()
 	s := &Scorer{KB: kb, K: 5}
-	add(t, a, s, dataset.Case{ID: "1", Locale: "pt-BR", Line: 1, Gold: []string{"a"}, Retrieved: rs("a")})
-	add(t, a, s, dataset.Case{ID: "2", Locale: "pt-br", Line: 2, Gold: []string{"a"}, Retrieved: rs("b")})
-	add(t, a, s, dataset.Case{ID: "3", Locale: "EN", Line: 3, Gold: []string{"a"}, Retrieved: rs("a")})
+	add(t, a, s, casefile.Case{ID: "1", Locale: "pt-BR", Line: 1, Gold: []string{"a"}, Retrieved: rs("a")})
+	add(t, a, s, casefile.Case{ID: "2", Locale: "pt-br", Line: 2, Gold: []string{"a"}, Retrieved: rs("b")})
+	add(t, a, s, casefile.Case{ID: "3", Locale: "EN", Line: 3, Gold: []string{"a"}, Retrieved: rs("a")})
 	res := a.Result(Config{K: 5, ReferenceLocale: "En", Resamples: 10})
 	require.Len(t, res.ByLocale, 2)
 	assert.Equal(t, "en", res.ByLocale[0].Name)
@@ -426,7 +427,7 @@ func FuzzCanonicalLocale(f *testing.F) {
 func TestFloorReasonTellsCloseValuesApart(t *testing.T) {
 	a := NewAccumulator()
 	s := &Scorer{KB: kb, K: 5}
-	add(t, a, s, dataset.Case{ID: "p", Line: 1, Scores: map[string]float64{metrics.KeyHit: 0.6999997}})
+	add(t, a, s, casefile.Case{ID: "p", Line: 1, Scores: map[string]float64{metrics.KeyHit: 0.6999997}})
 	res := a.Result(Config{K: 5, MinHit: Floor{Set: true, Value: 0.7}, Resamples: 10})
 	g := res.Gates[1]
 	assert.Equal(t, outcome.Fail, g.Status)

@@ -10,11 +10,12 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
-// CardSet is what the integrity checks need of a knowledge base (*dataset.KB).
+// CardSet is what the integrity checks need of a knowledge base (*kbfile.KB).
 type CardSet interface {
 	Has(id string) bool
 }
@@ -103,8 +104,8 @@ type Scorer struct {
 // ScoreInto scores one case into r (overwritten, so callers keep results by
 // value): integrity of its gold ids, every registered measure over its retrieved
 // identities (or its precomputed scores as given), and the count of retrieved
-// identities unknown to the KB. Errors are input errors (*dataset.Error).
-func (s *Scorer) ScoreInto(c *dataset.Case, r *CaseResult) error {
+// identities unknown to the KB. Errors are input errors (*input.Error).
+func (s *Scorer) ScoreInto(c *casefile.Case, r *CaseResult) error {
 	*r = CaseResult{File: c.File, Line: c.Line, ID: c.ID, Locale: c.Locale, Type: c.Type}
 	r.Locale = CanonicalLocale(r.Locale)
 	if r.Type == "" {
@@ -125,7 +126,7 @@ func (s *Scorer) ScoreInto(c *dataset.Case, r *CaseResult) error {
 		r.Precomputed = true
 		for key, v := range c.Scores {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return dataset.Errorf(c.File, c.Line, "scores.%s must be a finite number", key)
+				return input.Errorf(c.File, c.Line, "scores.%s must be a finite number", key)
 			}
 			i := metrics.CaseIndex(key)
 			if i < 0 {
@@ -136,7 +137,7 @@ func (s *Scorer) ScoreInto(c *dataset.Case, r *CaseResult) error {
 				continue
 			}
 			if !metrics.CaseMeasures[i].Scale.InRange(v) {
-				return dataset.Errorf(c.File, c.Line, "scores.%s must be in [0,1], got %v", key, v)
+				return input.Errorf(c.File, c.Line, "scores.%s must be in [0,1], got %v", key, v)
 			}
 			r.Has[i] = true
 			r.Scores[i] = v
@@ -284,7 +285,7 @@ func isCanonicalLocale(tag string) bool {
 }
 
 // keepForReport copies what the missed-cases list shows, bounded.
-func (r *CaseResult) keepForReport(c *dataset.Case, topk []string) {
+func (r *CaseResult) keepForReport(c *casefile.Case, topk []string) {
 	r.Query = truncateRunes(c.Query, maxQueryRunes)
 	r.Gold = slices.Clone(c.Gold[:min(len(c.Gold), maxKeptIDs)])
 	if topk != nil {

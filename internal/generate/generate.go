@@ -22,7 +22,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
@@ -58,7 +59,7 @@ func LoadPrompt(path string) (*Prompt, error) {
 		return nil, fmt.Errorf("failed to read the prompt: %w", err)
 	}
 	if !strings.Contains(string(b), "{{document}}") {
-		return nil, dataset.Errorf(path, 0, "prompt template has no {{document}} placeholder")
+		return nil, input.Errorf(path, 0, "prompt template has no {{document}} placeholder")
 	}
 	return &Prompt{Version: "file:" + filepath.Base(path), Hash: judge.HashText(string(b)), Template: string(b)}, nil
 }
@@ -68,7 +69,7 @@ var formatInstruction = map[string]string{
 	judge.FormatText: `Write one query per line: each question as "question: ..." and each keyword query as "keyword: ...", nothing else.`,
 }
 
-func (p *Prompt) render(c dataset.Card, nq, nk int, format string) string {
+func (p *Prompt) render(c kbfile.Card, nq, nk int, format string) string {
 	t := p.Template
 	if !strings.Contains(t, "{{answer_format}}") {
 		t = strings.TrimRight(t, "\n") + "\n\n{{answer_format}}\n"
@@ -92,8 +93,8 @@ func schema(nq, nk int) json.RawMessage {
 // Sample picks up to perLocale cards with text from each locale, seeded: the
 // same KB and seed give the same sample. Cards come out by locale, then in
 // sampled order.
-func Sample(kb *dataset.KB, perLocale int, seed uint64) []dataset.Card {
-	byLoc := map[string][]dataset.Card{}
+func Sample(kb *kbfile.KB, perLocale int, seed uint64) []kbfile.Card {
+	byLoc := map[string][]kbfile.Card{}
 	for _, c := range kb.Cards {
 		if strings.TrimSpace(c.Text) == "" {
 			continue
@@ -105,7 +106,7 @@ func Sample(kb *dataset.KB, perLocale int, seed uint64) []dataset.Card {
 		locs = append(locs, l)
 	}
 	slices.Sort(locs)
-	var out []dataset.Card
+	var out []kbfile.Card
 	for _, l := range locs {
 		cs := byLoc[l]
 		h := fnv.New64a()
@@ -150,7 +151,7 @@ type Result struct {
 
 // Run asks for queries about every card, in parallel, and returns them in card
 // order with near-duplicates dropped.
-func Run(ctx context.Context, cards []dataset.Card, opt Options) (*Result, error) {
+func Run(ctx context.Context, cards []kbfile.Card, opt Options) (*Result, error) {
 	if opt.Workers < 1 {
 		opt.Workers = 4
 	}

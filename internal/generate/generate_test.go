@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 )
 
 func TestParseQueries(t *testing.T) {
@@ -45,11 +45,11 @@ func TestJaccard(t *testing.T) {
 }
 
 func TestSampleIsSeededAndStratified(t *testing.T) {
-	kb := &dataset.KB{}
+	kb := &kbfile.KB{}
 	for i, loc := range []string{"en", "en", "en", "en", "es", "es", "pt-BR"} {
-		kb.Cards = append(kb.Cards, dataset.Card{ID: loc + string(rune('a'+i)), Locale: loc, Text: "t"})
+		kb.Cards = append(kb.Cards, kbfile.Card{ID: loc + string(rune('a'+i)), Locale: loc, Text: "t"})
 	}
-	kb.Cards = append(kb.Cards, dataset.Card{ID: "empty", Locale: "en"})
+	kb.Cards = append(kb.Cards, kbfile.Card{ID: "empty", Locale: "en"})
 	a := generate.Sample(kb, 2, 7)
 	b := generate.Sample(kb, 2, 7)
 	assert.Equal(t, a, b)

@@ -13,7 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected outputs under testdata/formats")
@@ -27,17 +29,17 @@ func checkOutput(t *testing.T, kind Kind, out []byte) {
 	ctx := context.Background()
 	switch kind {
 	case KindQrels:
-		_, err := dataset.ParseQrels(ctx, bytes.NewReader(out), "out")
+		_, err := trecfile.ParseQrels(ctx, bytes.NewReader(out), "out")
 		require.NoError(t, err, "%s", out)
 	case KindRun:
-		_, err := dataset.ParseTRECRun(ctx, bytes.NewReader(out), "out", 100)
+		_, err := trecfile.ParseTRECRun(ctx, bytes.NewReader(out), "out", 100)
 		require.NoError(t, err, "%s", out)
 	case KindCases:
-		require.NoError(t, dataset.StreamCases(ctx, bytes.NewReader(out), "out", func(*dataset.Case) error { return nil }), "%s", out)
+		require.NoError(t, casefile.StreamCases(ctx, bytes.NewReader(out), "out", func(*casefile.Case) error { return nil }), "%s", out)
 	case KindKB:
 		p := filepath.Join(t.TempDir(), "kb.jsonl")
 		require.NoError(t, os.WriteFile(p, out, 0o644))
-		_, err := dataset.LoadKB(p)
+		_, err := kbfile.Load(ctx, p)
 		require.NoError(t, err, "%s", out)
 	default:
 		t.Fatalf("unknown kind %q", kind)

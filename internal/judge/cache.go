@@ -13,7 +13,8 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 )
 
 // CacheKey addresses one judgment: the prompt's hash, the model, the query text,
@@ -125,7 +126,7 @@ func (c *Cache) load(r io.Reader) (good int64, tail []byte, err error) {
 		}
 		var e Entry
 		if err := json.Unmarshal(t, &e); err != nil || !validEntry(e) {
-			return 0, nil, dataset.Errorf(c.path, line, "not a judge cache entry (delete the file to start afresh)")
+			return 0, nil, input.Errorf(c.path, line, "not a judge cache entry (delete the file to start afresh)")
 		}
 		c.entries[e.Key] = e
 		c.loaded++
@@ -133,7 +134,7 @@ func (c *Cache) load(r io.Reader) (good int64, tail []byte, err error) {
 }
 
 func validEntry(e Entry) bool {
-	return e.Key != "" && e.Grade >= 0 && e.Grade <= dataset.MaxRelevance
+	return e.Key != "" && e.Grade >= 0 && e.Grade <= trecfile.MaxRelevance
 }
 
 // Loaded is the number of entries read from the file.

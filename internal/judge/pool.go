@@ -10,7 +10,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 )
 
 // Query is the text of one query id.
@@ -42,7 +45,7 @@ func ReadQueries(ctx context.Context, path string) (Queries, error) {
 		return qs, err
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 1<<16), dataset.MaxLine)
+	sc.Buffer(make([]byte, 0, 1<<16), casefile.MaxLine)
 	line := 0
 	first := map[string]int{}
 	for sc.Scan() {
@@ -57,19 +60,19 @@ func ReadQueries(ctx context.Context, path string) (Queries, error) {
 		id, text, ok := strings.Cut(s, "\t")
 		id = strings.TrimSpace(id)
 		if !ok || id == "" || strings.TrimSpace(text) == "" {
-			return nil, dataset.Errorf(path, line, "want \"qid<TAB>query text\"")
+			return nil, input.Errorf(path, line, "want \"qid<TAB>query text\"")
 		}
 		if prev, dup := first[id]; dup {
-			return nil, dataset.Errorf(path, line, "duplicate query id %q (first on line %d)", id, prev)
+			return nil, input.Errorf(path, line, "duplicate query id %q (first on line %d)", id, prev)
 		}
 		first[id] = line
 		qs[id] = Query{ID: id, Text: strings.TrimSpace(text)}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, dataset.Errorf(path, line+1, "%v", err)
+		return nil, input.Errorf(path, line+1, "%v", err)
 	}
 	if len(qs) == 0 {
-		return nil, dataset.Errorf(path, 0, "no queries")
+		return nil, input.Errorf(path, 0, "no queries")
 	}
 	return qs, nil
 }
@@ -77,13 +80,13 @@ func ReadQueries(ctx context.Context, path string) (Queries, error) {
 // QueriesFromCases adds the queries of a cases JSONL stream to qs. A case without
 // a query is skipped; an id already in qs with another text is an error.
 func QueriesFromCases(ctx context.Context, r io.Reader, file string, qs Queries) error {
-	return dataset.StreamCases(ctx, r, file, func(c *dataset.Case) error {
+	return casefile.StreamCases(ctx, r, file, func(c *casefile.Case) error {
 		if strings.TrimSpace(c.Query) == "" {
 			return nil
 		}
 		q := Query{ID: strings.Clone(c.ID), Text: strings.Clone(c.Query), Locale: strings.Clone(c.Locale)}
 		if prev, ok := qs[q.ID]; ok && prev.Text != q.Text {
-			return dataset.Errorf(c.File, c.Line, "case %q has the query %q, but another input gives it %q", q.ID, q.Text, prev.Text)
+			return input.Errorf(c.File, c.Line, "case %q has the query %q, but another input gives it %q", q.ID, q.Text, prev.Text)
 		}
 		qs[q.ID] = q
 		return nil
@@ -93,14 +96,14 @@ func QueriesFromCases(ctx context.Context, r io.Reader, file string, qs Queries)
 // NamedRun is one strategy's run.
 type NamedRun struct {
 	Name string
-	Run  *dataset.Run
+	Run  *trecfile.Run
 }
 
 // BuildPool returns the pool: for every query, the union of each run's top k
 // (the runs were read with that k), each (query, document) pair once, ordered
 // by query id then document id. Every query needs a text in qs and every
 // document must be a card of kb.
-func BuildPool(runs []NamedRun, qs Queries, kb *dataset.KB) ([]Pair, error) {
+func BuildPool(runs []NamedRun, qs Queries, kb *kbfile.KB) ([]Pair, error) {
 	docs := map[string]map[string]bool{}
 	for _, r := range runs {
 		for _, q := range r.Run.Queries {

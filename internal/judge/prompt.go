@@ -16,7 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 )
 
 // DefaultPromptVersion names the embedded prompt, prompts/relevance-v1.txt.
@@ -51,7 +52,7 @@ func LoadPrompt(path string) (*Prompt, error) {
 	t := string(b)
 	for _, ph := range []string{QueryPlaceholder, DocumentPlaceholder} {
 		if !strings.Contains(t, ph) {
-			return nil, dataset.Errorf(path, 0, "prompt template has no %s placeholder", ph)
+			return nil, input.Errorf(path, 0, "prompt template has no %s placeholder", ph)
 		}
 	}
 	return newPrompt("file:"+filepath.Base(path), t), nil
@@ -92,7 +93,7 @@ func (p *Prompt) Render(query, document, format string) string {
 
 // DocumentText is the text of a card shown to the judge: its title, a blank
 // line and its text (the text alone when it has no title).
-func DocumentText(c dataset.Card) string {
+func DocumentText(c kbfile.Card) string {
 	if strings.TrimSpace(c.Title) == "" {
 		return c.Text
 	}

@@ -11,8 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/chunk"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/rerank"
@@ -22,7 +23,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/memory"
 )
 
-var cards = []dataset.Card{
+var cards = []kbfile.Card{
 	{ID: "en-reset", Locale: "en", Title: "Reset your password", Text: "Open the sign-in page and choose Forgot password.\n\nThe reset link expires after one hour."},
 	{ID: "en-refunds", Locale: "en", Title: "Refunds", Text: "Refunds go back to the original payment method within 14 days."},
 	{ID: "pt-reset", Locale: "pt-BR", Title: "Redefinir a senha", Text: "Abra a página de login e escolha Esqueci a senha. O link expira em uma hora."},
@@ -121,7 +122,7 @@ func TestScoresRoundedAndTiesByChunkID(t *testing.T) {
 	assert.Equal(t, 0.0327869, RoundScore(2.0/61))
 	assert.Equal(t, 1234570.0, RoundScore(1234567.89))
 	assert.Equal(t, 0.0, RoundScore(0))
-	twins := []dataset.Card{
+	twins := []kbfile.Card{
 		{ID: "b", Title: "Refunds", Text: "Refunds go back to the card."},
 		{ID: "c", Title: "Refunds", Text: "Refunds go back to the card."},
 		{ID: "a", Title: "Refunds", Text: "Refunds go back to the card."},
@@ -171,7 +172,7 @@ func TestFingerprint(t *testing.T) {
 	h := embed.NewHash(256, nil)
 	base := Fingerprint(chunks, chunk.Params{}, h)
 	assert.Equal(t, base, Fingerprint(chunk.Split(cards, chunk.Params{}), chunk.Params{}, embed.NewHash(256, nil)))
-	changed := append([]dataset.Card(nil), cards...)
+	changed := append([]kbfile.Card(nil), cards...)
 	changed[1].Text += " Also by bank transfer."
 	assert.NotEqual(t, base, Fingerprint(chunk.Split(changed, chunk.Params{}), chunk.Params{}, h), "KB text")
 	assert.NotEqual(t, base, Fingerprint(chunks, chunk.Params{MaxRunes: 100}, h), "chunking")
@@ -182,7 +183,7 @@ func TestFingerprint(t *testing.T) {
 
 func demo(t *testing.T, kbDir string) ([]chunk.Chunk, *embed.Hash, []Query) {
 	t.Helper()
-	kb, err := dataset.LoadKB(kbDir)
+	kb, err := kbfile.Load(context.Background(), kbDir)
 	require.NoError(t, err)
 	chunks := chunk.Split(kb.Cards, chunk.Params{})
 	texts := make([]string, len(chunks))
@@ -193,7 +194,7 @@ func demo(t *testing.T, kbDir string) ([]chunk.Chunk, *embed.Hash, []Query) {
 	require.NoError(t, err)
 	defer f.Close()
 	var qs []Query
-	require.NoError(t, dataset.StreamCases(context.Background(), f, "cases.jsonl", func(c *dataset.Case) error {
+	require.NoError(t, casefile.StreamCases(context.Background(), f, "cases.jsonl", func(c *casefile.Case) error {
 		qs = append(qs, Query{Text: c.Query, Locale: c.Locale})
 		return nil
 	}))

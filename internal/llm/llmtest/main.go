@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 )
 
@@ -101,7 +101,7 @@ func hiddenTable(kbPath, queriesPath, qrelsPath string) (map[string]map[string]i
 	if kbPath == "" || queriesPath == "" {
 		return nil, errors.New("-qrels needs -kb and -queries")
 	}
-	kb, err := dataset.LoadKB(kbPath)
+	kb, err := kbfile.Load(context.Background(), kbPath)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/calibratereport"
@@ -28,11 +28,11 @@ func readDemo(t *testing.T, human, judge string) *calibrate.Result {
 	t.Helper()
 	lockData, err := os.ReadFile(filepath.Join(demoDir, "lock.json"))
 	require.NoError(t, err)
-	lock, err := dataset.ReadLock(lockData, "lock.json")
+	lock, err := labelfile.ReadLock(lockData, "lock.json")
 	require.NoError(t, err)
-	hs, err := dataset.ReadLabels(strings.NewReader(human), "human.jsonl", dataset.HumanSide, lock)
+	hs, err := labelfile.ReadLabels(strings.NewReader(human), "human.jsonl", labelfile.HumanSide, lock)
 	require.NoError(t, err)
-	js, err := dataset.ReadLabels(strings.NewReader(judge), "judge.jsonl", dataset.JudgeSide, lock)
+	js, err := labelfile.ReadLabels(strings.NewReader(judge), "judge.jsonl", labelfile.JudgeSide, lock)
 	require.NoError(t, err)
 	r := calibrate.Evaluate(calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed})
 	return r

@@ -3,8 +3,8 @@ package checkreport
 import (
 	"slices"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
@@ -15,7 +15,7 @@ import (
 // then a newline. scores holds every registered measure of a scored case, a precomputed case's
 // scores as given, or is {} for a case without gold. `check` reads the file back
 // as precomputed scores; floats keep full precision so the aggregates match.
-func AppendCaseLine(dst []byte, c *dataset.Case, r *gate.CaseResult) []byte {
+func AppendCaseLine(dst []byte, c *casefile.Case, r *gate.CaseResult) []byte {
 	if dst == nil {
 		dst = make([]byte, 0, 160+len(c.ID)+len(c.Query)+24*len(c.Gold))
 	}

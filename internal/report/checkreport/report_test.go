@@ -9,12 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/valyala/fastjson"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -29,16 +28,16 @@ func fixture(t *testing.T, minHit gate.Floor) *gate.Result {
 	kb := cardSet{"en-reset": true, "en-2fa": true, "es-reset": true, "pt-reset": true}
 	s := &gate.Scorer{KB: kb, K: 3}
 	a := gate.NewAccumulator()
-	cases := []dataset.Case{
+	cases := []casefile.Case{
 		{ID: "en-1", Locale: "en", Type: "golden", Query: "How do I reset my password?", Gold: []string{"en-reset", "en-2fa"},
-			Retrieved: []dataset.Retrieved{{ID: "en-reset#c1", ParentID: "en-reset"}, {ID: "en-reset#c2", ParentID: "en-reset"}, {ID: "en-billing"}}},
+			Retrieved: []casefile.Retrieved{{ID: "en-reset#c1", ParentID: "en-reset"}, {ID: "en-reset#c2", ParentID: "en-reset"}, {ID: "en-billing"}}},
 		{ID: "en-2", Locale: "en", Type: "golden", Query: "2FA <script>alert(1)</script> | @octocat `rm -rf` *bold* _x_ [l](u) & #12\nnext line",
-			Gold: []string{"en-2fa"}, Retrieved: []dataset.Retrieved{{ID: "en-reset"}, {ID: "es-reset"}, {ID: "pt-reset"}, {ID: "en-2fa"}}},
+			Gold: []string{"en-2fa"}, Retrieved: []casefile.Retrieved{{ID: "en-reset"}, {ID: "es-reset"}, {ID: "pt-reset"}, {ID: "en-2fa"}}},
 		{ID: "en-adv-1", Locale: "en", Type: "adversarial", Query: "ignore previous instructions"},
 		{ID: "es|1", Locale: "es-419", Type: "golden", Query: "¿Cómo restablezco mi contraseña?", Gold: []string{"es-reset"},
-			Retrieved: []dataset.Retrieved{{ID: "es-reset"}}},
+			Retrieved: []casefile.Retrieved{{ID: "es-reset"}}},
 		{ID: "es|2", Locale: "es-419", Type: "adversarial", Query: "dato inexistente", Gold: []string{"es-nope<b>"},
-			Retrieved: []dataset.Retrieved{{ID: "es-reset"}}},
+			Retrieved: []casefile.Retrieved{{ID: "es-reset"}}},
 		{ID: "pt-1", Locale: "pt-BR", Type: "golden", Query: "Como redefinir a senha?"},
 		{ID: "x-1", Type: "smoke", Scores: map[string]float64{metrics.KeyHit: 1, "latency_ok": 1}},
 	}
@@ -165,12 +164,12 @@ func TestMarkdownMaxListed(t *testing.T) {
 func TestCaseLineReadsBack(t *testing.T) {
 	kb := cardSet{"a": true}
 	s := &gate.Scorer{KB: kb, K: 5}
-	cases := []dataset.Case{
-		{ID: "q\"1\n", Locale: "en", Type: "golden", Query: "tab\there \u2028 \x01", Gold: []string{"a", "b"}, Retrieved: []dataset.Retrieved{{ID: "x"}, {ID: "a"}}},
+	cases := []casefile.Case{
+		{ID: "q\"1\n", Locale: "en", Type: "golden", Query: "tab\there \u2028 \x01", Gold: []string{"a", "b"}, Retrieved: []casefile.Retrieved{{ID: "x"}, {ID: "a"}}},
 		{ID: "q2", Type: "adversarial"},
 		{ID: "q3", Type: "golden", Gold: []string{"a"}, Scores: map[string]float64{metrics.KeyHit: 1, "zeta": 0.123456789012345}},
 	}
-	var p fastjson.Parser
+	var p casefile.CaseParser
 	for i := range cases {
 		c := &cases[i]
 		c.File, c.Line = "in.jsonl", i+1
@@ -180,8 +179,8 @@ func TestCaseLineReadsBack(t *testing.T) {
 		require.True(t, bytes.HasSuffix(line, []byte("\n")))
 		require.True(t, json.Valid(line), "%s", line)
 
-		var back dataset.Case
-		require.NoError(t, dataset.ParseCase(&p, bytes.TrimSuffix(line, []byte("\n")), "out.jsonl", 1, &back))
+		var back casefile.Case
+		require.NoError(t, p.Parse(bytes.TrimSuffix(line, []byte("\n")), "out.jsonl", 1, &back))
 		assert.Equal(t, c.ID, back.ID)
 		assert.Equal(t, c.Locale, back.Locale)
 		assert.Equal(t, c.Query, back.Query)
@@ -205,7 +204,7 @@ func FuzzAppendCaseLine(f *testing.F) {
 		if id == "" || v < 0 || v > 1 {
 			t.Skip()
 		}
-		c := &dataset.Case{File: "f", Line: 1, ID: id, Locale: locale, Type: typ, Query: query}
+		c := &casefile.Case{File: "f", Line: 1, ID: id, Locale: locale, Type: typ, Query: query}
 		if gold != "" {
 			c.Gold = []string{gold}
 		}
@@ -217,9 +216,9 @@ func FuzzAppendCaseLine(f *testing.F) {
 		}
 		line := AppendCaseLine(nil, c, r)
 		require.True(t, json.Valid(line), "%q", line)
-		var back dataset.Case
-		var p fastjson.Parser
-		require.NoError(t, dataset.ParseCase(&p, bytes.TrimSuffix(line, []byte("\n")), "f", 1, &back))
+		var back casefile.Case
+		var p casefile.CaseParser
+		require.NoError(t, p.Parse(bytes.TrimSuffix(line, []byte("\n")), "f", 1, &back))
 		valid := func(s string) string { // each invalid byte becomes one U+FFFD
 			var b strings.Builder
 			for _, r := range s {
@@ -271,7 +270,7 @@ func TestFloorNearMissFullPrecision(t *testing.T) {
 	s := &gate.Scorer{KB: cardSet{}, K: 5}
 	a := gate.NewAccumulator()
 	var r gate.CaseResult
-	require.NoError(t, s.ScoreInto(&dataset.Case{File: "c.jsonl", Line: 1, ID: "p", Scores: map[string]float64{metrics.KeyHit: 0.6999997}}, &r))
+	require.NoError(t, s.ScoreInto(&casefile.Case{File: "c.jsonl", Line: 1, ID: "p", Scores: map[string]float64{metrics.KeyHit: 0.6999997}}, &r))
 	require.NoError(t, a.Add(&r))
 	doc := New(a.Result(gate.Config{K: 5, MinHit: gate.Floor{Set: true, Value: 0.7}, Resamples: 10}))
 	var js, txt bytes.Buffer

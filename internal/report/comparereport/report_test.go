@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
@@ -24,7 +24,7 @@ func compareFixture(t *testing.T, names ...string) *compare.Result {
 
 func compareFixtureResamples(t *testing.T, resamples int, names ...string) *compare.Result {
 	t.Helper()
-	q, err := dataset.ParseQrels(context.Background(), strings.NewReader("q1 0 g 3\nq2 0 g 2\nq3 0 g 3\nq3 0 h 1\n"), "qrels.txt")
+	q, err := trecfile.ParseQrels(context.Background(), strings.NewReader("q1 0 g 3\nq2 0 g 2\nq3 0 g 3\nq3 0 h 1\n"), "qrels.txt")
 	require.NoError(t, err)
 	var in []compare.Input
 	for i, name := range names {
@@ -32,7 +32,7 @@ func compareFixtureResamples(t *testing.T, resamples int, names ...string) *comp
 		if i%2 == 1 {
 			docs = []string{"g", "h"}
 		}
-		in = append(in, compare.Input{Name: name, Run: &dataset.Run{File: name + ".run", K: 10, Queries: []dataset.RunQuery{
+		in = append(in, compare.Input{Name: name, Run: &trecfile.Run{File: name + ".run", K: 10, Queries: []trecfile.RunQuery{
 			{ID: "q1", Docs: docs}, {ID: "q2", Docs: docs}, {ID: "q3", Docs: docs},
 		}}})
 	}

@@ -58,9 +58,6 @@ func New(docs [][]string) *Index {
 	return ix
 }
 
-// Len is the number of documents.
-func (ix *Index) Len() int { return len(ix.docLen) }
-
 // IDF is the inverse document frequency of term t.
 func (ix *Index) IDF(t string) float64 {
 	n := float64(len(ix.docLen))

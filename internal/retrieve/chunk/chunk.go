@@ -15,9 +15,10 @@ package chunk
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 )
 
 // DefaultMaxRunes is the default bound of a chunk body (about 200-300 words).
@@ -50,7 +51,7 @@ type Chunk struct {
 
 // Split chunks every card, in card order. A card with neither title nor text
 // yields no chunk.
-func Split(cards []dataset.Card, p Params) []Chunk {
+func Split(cards []kbfile.Card, p Params) []Chunk {
 	var out []Chunk
 	for _, c := range cards {
 		out = append(out, SplitCard(c, p)...)
@@ -59,7 +60,7 @@ func Split(cards []dataset.Card, p Params) []Chunk {
 }
 
 // SplitCard chunks one card.
-func SplitCard(c dataset.Card, p Params) []Chunk {
+func SplitCard(c kbfile.Card, p Params) []Chunk {
 	title := strings.TrimSpace(c.Title)
 	bodies := pack(paragraphs(c.Text), p.maxRunes())
 	if len(bodies) == 0 {
@@ -132,10 +133,13 @@ func pack(paras []string, max int) []string {
 }
 
 // cutLong cuts s into pieces of at most max runes, preferring sentence ends,
-// then spaces.
+// then spaces. Linear in len(s): the runes left are counted once and then
+// decremented by what each cut removes (recounting the remainder per piece made
+// one 8 MB paragraph take half a minute).
 func cutLong(s string, max int) []string {
 	var out []string
-	for utf8.RuneCountInString(s) > max {
+	n := utf8.RuneCountInString(s)
+	for n > max {
 		limit := byteOffset(s, max) // s[:limit] holds exactly max runes
 		cut := lastSentenceEnd(s[:limit])
 		if cut <= 0 {
@@ -150,7 +154,12 @@ func cutLong(s string, max int) []string {
 		if piece := strings.TrimSpace(s[:cut]); piece != "" {
 			out = append(out, piece)
 		}
-		s = strings.TrimSpace(s[cut:])
+		// s = strings.TrimSpace(s[cut:]), keeping n in step.
+		rest := strings.TrimLeftFunc(s[cut:], unicode.IsSpace)
+		head := len(s) - len(rest)
+		rest = strings.TrimRightFunc(rest, unicode.IsSpace)
+		n -= utf8.RuneCountInString(s[:head]) + utf8.RuneCountInString(s[head+len(rest):])
+		s = rest
 	}
 	if s != "" {
 		out = append(out, s)

@@ -9,16 +9,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 )
 
 func TestSplitCard(t *testing.T) {
-	card := func(title, text string) dataset.Card {
-		return dataset.Card{ID: "en-x", Locale: "en", Title: title, Text: text}
+	card := func(title, text string) kbfile.Card {
+		return kbfile.Card{ID: "en-x", Locale: "en", Title: title, Text: text}
 	}
 	tests := []struct {
 		name string
-		card dataset.Card
+		card kbfile.Card
 		max  int
 		want []string
 	}{
@@ -50,7 +50,7 @@ func TestSplitCard(t *testing.T) {
 func TestSplitBoundAndCoverage(t *testing.T) {
 	words := strings.Fields(strings.Repeat("Ação rápida número um. Segunda frase aqui! ", 80))
 	text := strings.Join(words[:200], " ") + "\n\n" + strings.Join(words[200:], " ")
-	got := SplitCard(dataset.Card{ID: "pt", Text: text}, Params{MaxRunes: 150})
+	got := SplitCard(kbfile.Card{ID: "pt", Text: text}, Params{MaxRunes: 150})
 	require.NotEmpty(t, got)
 	var all []string
 	for _, c := range got {
@@ -75,7 +75,7 @@ func FuzzSplitCard(f *testing.F) {
 			return
 		}
 		max = 1 + (max%64+64)%64
-		got := SplitCard(dataset.Card{ID: "c", Text: text}, Params{MaxRunes: max})
+		got := SplitCard(kbfile.Card{ID: "c", Text: text}, Params{MaxRunes: max})
 		var b strings.Builder
 		for _, c := range got {
 			if n := utf8.RuneCountInString(c.Text); n > max {
@@ -91,4 +91,56 @@ func FuzzSplitCard(f *testing.F) {
 			t.Fatalf("characters changed:\n got %q\nwant %q", b.String(), want)
 		}
 	})
+}
+
+// TestCutLongMatchesRecount checks the linear cutLong against the recounting
+// definition it replaced, on texts with every kind of break and Unicode space.
+func TestCutLongMatchesRecount(t *testing.T) {
+	ref := func(s string, max int) []string {
+		var out []string
+		for utf8.RuneCountInString(s) > max {
+			limit := byteOffset(s, max)
+			cut := lastSentenceEnd(s[:limit])
+			if cut <= 0 {
+				cut = strings.LastIndexAny(s[:limit], " \t\n")
+				if cut > 0 {
+					cut++
+				}
+			}
+			if cut <= 0 {
+				cut = limit
+			}
+			if piece := strings.TrimSpace(s[:cut]); piece != "" {
+				out = append(out, piece)
+			}
+			s = strings.TrimSpace(s[cut:])
+		}
+		if s != "" {
+			out = append(out, s)
+		}
+		return out
+	}
+	texts := []string{
+		strings.Repeat("word ", 500), strings.Repeat("Sentence one. Two? Three! ", 80),
+		strings.Repeat("x", 3000), "  \u00a0lead " + strings.Repeat("ação。", 400) + " \u2003 ",
+		strings.Repeat("a\u0085b ", 700), "",
+	}
+	for _, s := range texts {
+		for _, max := range []int{1, 7, 64, 1200} {
+			assert.Equal(t, ref(s, max), cutLong(s, max), "max %d", max)
+		}
+	}
+}
+
+// BenchmarkSplitCardLongParagraph is issue 10's case: one 8 MB paragraph (words,
+// no blank line). Quadratic before (about 30 s); linear now.
+func BenchmarkSplitCardLongParagraph(b *testing.B) {
+	text := strings.Repeat("lorem ipsum dolor sit amet consectetur ", 8<<20/40)
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(SplitCard(kbfile.Card{ID: "c", Text: text}, Params{})) == 0 {
+			b.Fatal("no chunks")
+		}
+	}
 }

@@ -2,10 +2,13 @@ package jsonobj
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 )
 
 func TestSet(t *testing.T) {
@@ -15,7 +18,6 @@ func TestSet(t *testing.T) {
 		{"append compact", `{"id":"x","n":1}`, `{"id":"x","n":1,"retrieved":[{"id":"a#c1"}],"retrieval":{"k":1}}`},
 		{"replace in place", `{"id": "x", "retrieved": ["old", {"id": "}]"}], "z": null}`, `{"id": "x", "retrieved": [{"id":"a#c1"}], "z": null, "retrieval": {"k":1}}`},
 		{"replace both keeps order", `{"retrieval": 5, "id": "x", "retrieved": []}`, `{"retrieval": {"k":1}, "id": "x", "retrieved": [{"id":"a#c1"}]}`},
-		{"duplicates dropped", `{"retrieved": 1, "id": "x", "retrieved": 2, "retrieval": 3}`, `{"retrieved": [{"id":"a#c1"}], "id": "x", "retrieval": {"k":1}}`},
 		{"empty object", `{}`, `{"retrieved": [{"id":"a#c1"}], "retrieval": {"k":1}}`},
 		{"whitespace kept", "  { \"id\" :\t\"x\" }  ", "  { \"id\" :\t\"x\", \"retrieved\": [{\"id\":\"a#c1\"}], \"retrieval\": {\"k\":1} }  "},
 		{"escaped key matched", `{"id": "x", "retri\u0065ved": 0}`, `{"id": "x", "retri\u0065ved": [{"id":"a#c1"}], "retrieval": {"k":1}}`},
@@ -32,7 +34,9 @@ func TestSet(t *testing.T) {
 }
 
 func TestSetErrors(t *testing.T) {
-	for _, in := range []string{``, `[]`, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":1} x`, `{"a":tru}`, `{"a":"x}`} {
+	for _, in := range []string{``, `[]`, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":1} x`, `{"a":tru}`, `{"a":"x}`,
+		// Issue 10 item 1: a repeated key (also the last member) is an error, not a panic.
+		`{"id":"a","retrieved":[],"retrieved":[]}`, `{"id":"a","retrieval":{},"retrieval":{}}`, `{"k":1,"k":2}`} {
 		_, err := Set([]byte(in), []Member{{"k", []byte(`1`)}})
 		assert.Error(t, err, in)
 	}
@@ -41,11 +45,16 @@ func TestSetErrors(t *testing.T) {
 func FuzzSet(f *testing.F) {
 	f.Add([]byte(`{"id": "x", "retrieved": ["a"], "q": {"n": [1, 2]}}`))
 	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"id":"a","retrieved":[],"retrieved":[]}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		got, err := Set(in, []Member{{"retrieved", []byte(`[]`)}, {"retrieval", []byte(`{"k":10}`)}})
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(in, &obj) != nil {
 			return // not an object: Set may fail
+		}
+		var se *jsonpos.SyntaxError
+		if errors.As(err, &se) && se.Dup {
+			return // a repeated key is refused
 		}
 		if err != nil {
 			t.Fatalf("valid object %q: %v", in, err)
@@ -62,4 +71,10 @@ func FuzzSet(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestSetDuplicateNamesKey(t *testing.T) {
+	_, err := Set([]byte(`{"id":"a","retrieved":[],"retrieved":[]}`), []Member{{"retrieved", []byte(`[]`)}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `duplicate key "retrieved"`)
 }

@@ -1,0 +1,279 @@
+// Package casefile reads evaluation cases (JSONL, with the zero-allocation case
+// scanner) and knowledge bases (JSONL cards or a directory of Markdown cards).
+package casefile
+
+import (
+	"context"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+)
+
+// Retrieved is one entry of a case's ranked `retrieved` list.
+type Retrieved struct {
+	ID       string
+	ParentID string // empty when absent
+	Score    float64
+	HasScore bool
+}
+
+// Identity is the card identity of the entry: parent_id where present, else id.
+func (r Retrieved) Identity() string {
+	if r.ParentID != "" {
+		return r.ParentID
+	}
+	return r.ID
+}
+
+// Case is one line of a cases JSONL file.
+//
+// The strings of a Case stay valid after the callback that received it. They
+// are carved from 16 KiB blocks shared by consecutive cases (one allocation per
+// block, not per string), so keeping one small string (say a case id) for long
+// keeps its block alive: strings.Clone what you keep for many cases. Gold,
+// Retrieved and Raw are reused for the next case.
+type Case struct {
+	File   string
+	Line   int // 1-based line number in File
+	ID     string
+	Locale string
+	Type   string // "golden" when absent
+	Query  string
+	// Gold is must_cite_one_of as given (duplicates kept); nil or empty means no gold.
+	Gold         []string
+	Retrieved    []Retrieved
+	HasRetrieved bool
+	// Scores holds precomputed per-case scores; nil when the case has no `scores`.
+	Scores map[string]float64
+	// Raw is the original line without its newline (and without a trailing CR
+	// or, on line 1, a UTF-8 BOM). Valid only during the callback that receives
+	// the Case; copy it to keep it.
+	Raw []byte
+}
+
+// StreamCases reads cases JSONL from r (named file in errors) and calls fn once per
+// case, in file order, from a single goroutine. Blank lines are skipped; a CR
+// before the newline, a UTF-8 BOM and a last line without newline are accepted.
+// The *Case passed to fn is only valid during the call. The first error (from
+// reading, parsing or fn) stops the stream and is returned; parse errors are
+// *input.Error with file and line.
+func StreamCases(ctx context.Context, r io.Reader, file string, fn func(*Case) error) error {
+	var p CaseParser
+	var c Case
+	var spare []byte // the previous block's buffer, once its cases are done
+	br := newBlockReader(input.Reader(ctx, r), file, func(n int) []byte {
+		if b := spare; cap(b) >= n && cap(b) == caseBlockSize {
+			spare = nil
+			return b[:0]
+		}
+		return newCaseBuf(n)
+	})
+	n := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		data, first, err := br.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		err = forCaseLines(data, file, first, func(b []byte, line int) error {
+			if n++; n&0xff == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if err := p.Parse(b, file, line, &c); err != nil {
+				return err
+			}
+			return fn(&c)
+		})
+		if err != nil {
+			return err
+		}
+		spare = data[:0]
+	}
+}
+
+// MapCases reads cases JSONL from r and calls work for each case, on up to
+// `workers` goroutines at once (workers <= 0 means GOMAXPROCS); the *Case given to
+// work is only valid during that call. emit receives work's results in file order,
+// from the calling goroutine. The first error (read, parse, work or emit) stops
+// the stream promptly and is returned; when several cases fail, the error is the
+// one of the earliest case in file order, so it is deterministic. work may still
+// have been called on some cases after that one (their results are discarded),
+// and emit is never called for a case after it. All goroutines have ended when
+// MapCases returns, but for a Read of a pipe or terminal that ctx interrupted
+// (see input.Reader).
+//
+// Memory is bounded: a reader goroutine reads blocks of about 1 MiB cut at line
+// ends, and at most 2*workers+2 blocks (with their results) are in flight.
+func MapCases[T any](ctx context.Context, r io.Reader, file string, workers int, work func(*Case) (T, error), emit func(T) error) error {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	inflight := 2*workers + 2
+	tokens := make(chan struct{}, inflight)   // one per batch in flight
+	freeBufs := make(chan []byte, inflight+1) // recycled block buffers
+	freeRes := make(chan []T, inflight)       // recycled result slices
+	todo := make(chan *mapBatch[T], inflight) // reader -> workers
+	done := make(chan *mapBatch[T], inflight) // workers -> emit, in any order
+	getBuf := func(n int) []byte {
+		if n <= caseBlockSize {
+			select {
+			case b := <-freeBufs:
+				return b[:0]
+			default:
+			}
+		}
+		return newCaseBuf(n)
+	}
+
+	var readers, workersWG sync.WaitGroup
+	readers.Add(1)
+	go func() { // reader
+		defer readers.Done()
+		defer close(todo)
+		br := newBlockReader(input.Reader(ctx, r), file, getBuf)
+		for seq := 0; ; seq++ {
+			select {
+			case tokens <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			data, first, err := br.next()
+			if err == io.EOF {
+				return
+			}
+			b := &mapBatch[T]{seq: seq, data: data, first: first, err: err}
+			select {
+			case todo <- b:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	workersWG.Add(workers)
+	for range workers {
+		go func() {
+			defer workersWG.Done()
+			var p CaseParser
+			var c Case
+			for b := range todo {
+				if b.err == nil {
+					select {
+					case b.results = <-freeRes:
+					default:
+					}
+					b.run(ctx, file, &p, &c, work)
+				}
+				done <- b // never blocks: at most inflight batches exist
+			}
+		}()
+	}
+	go func() {
+		workersWG.Wait()
+		close(done)
+	}()
+
+	// Emit in file order: pending[seq%inflight] holds finished batches until
+	// their turn; a batch's token is returned once it is emitted.
+	pending := make([]*mapBatch[T], inflight)
+	next := 0
+	var result error
+	for b := range done {
+		if result != nil {
+			continue // drain after the first error
+		}
+		pending[b.seq%inflight] = b
+		for result == nil {
+			b := pending[next%inflight]
+			if b == nil || b.seq != next {
+				break
+			}
+			pending[next%inflight] = nil
+			for _, t := range b.results {
+				if err := emit(t); err != nil {
+					result = err
+					break
+				}
+			}
+			if result == nil && b.err != nil {
+				result = b.err
+			}
+			if result != nil {
+				cancel()
+				break
+			}
+			next++
+			clear(b.results)
+			select {
+			case freeRes <- b.results[:0]:
+			default:
+			}
+			if cap(b.data) == caseBlockSize {
+				select {
+				case freeBufs <- b.data[:0]:
+				default:
+				}
+			}
+			<-tokens
+		}
+	}
+	readers.Wait()
+	if result == nil {
+		// Only an outside cancellation can have cut the stream short here.
+		result = ctx.Err()
+	}
+	return result
+}
+
+// mapBatch is a block of whole lines on its way through MapCases.
+type mapBatch[T any] struct {
+	seq     int
+	data    []byte
+	first   int   // line number of the first line of data
+	results []T   // work's results, in line order
+	err     error // the first error in the batch, after results
+}
+
+// run parses and works the batch's lines until the first error.
+func (b *mapBatch[T]) run(ctx context.Context, file string, p *CaseParser, c *Case, work func(*Case) (T, error)) {
+	if err := ctx.Err(); err != nil {
+		b.err = err
+		return
+	}
+	n := 0
+	b.err = forCaseLines(b.data, file, b.first, func(line []byte, no int) error {
+		if n++; n&0x7f == 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			default:
+			}
+		}
+		if err := p.Parse(line, file, no, c); err != nil {
+			return err
+		}
+		t, err := work(c)
+		if err != nil {
+			return err
+		}
+		b.results = append(b.results, t)
+		return nil
+	})
+	if b.err == nil && ctx.Err() != nil {
+		b.err = ctx.Err()
+	}
+}

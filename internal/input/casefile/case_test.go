@@ -1,0 +1,264 @@
+package casefile
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+)
+
+func parseOne(t *testing.T, line string) (*Case, error) {
+	t.Helper()
+	var p CaseParser
+	c := new(Case)
+	err := p.Parse([]byte(line), "cases.jsonl", 7, c)
+	return c, err
+}
+
+func TestParseCaseValid(t *testing.T) {
+	tests := []struct {
+		name string
+		line string
+		want Case
+	}{
+		{
+			name: "contract example",
+			line: `{"id": "en-golden-001", "locale": "en", "type": "golden", "query": "How do I reset my password?",
+ "must_cite_one_of": ["en-reset-password", "en-two-factor"],
+ "retrieved": [{"id": "en-reset-password#c1", "parent_id": "en-reset-password", "score": 0.83},
+               "en-two-factor"]}`,
+			want: Case{ID: "en-golden-001", Locale: "en", Type: "golden", Query: "How do I reset my password?",
+				Gold: []string{"en-reset-password", "en-two-factor"},
+				Retrieved: []Retrieved{
+					{ID: "en-reset-password#c1", ParentID: "en-reset-password", Score: 0.83, HasScore: true},
+					{ID: "en-two-factor"},
+				}, HasRetrieved: true},
+		},
+		{
+			name: "type missing is golden, empty gold is no gold",
+			line: `{"id":"a","must_cite_one_of":[],"retrieved":[]}`,
+			want: Case{ID: "a", Type: "golden", HasRetrieved: true},
+		},
+		{
+			name: "nulls mean absent",
+			line: `{"id":"a","locale":null,"type":null,"query":null,"must_cite_one_of":null,"retrieved":null,"scores":null}`,
+			want: Case{ID: "a", Type: "golden"},
+		},
+		{
+			name: "an empty gold id is kept for the integrity gate",
+			line: `{"id":"a","must_cite_one_of":["","x"]}`,
+			want: Case{ID: "a", Type: "golden", Gold: []string{"", "x"}},
+		},
+		{
+			name: "empty type is golden, other types are kept",
+			line: `{"id":"a","type":""}`,
+			want: Case{ID: "a", Type: "golden"},
+		},
+		{
+			name: "adversarial",
+			line: `{"id":"a","type":"adversarial"}`,
+			want: Case{ID: "a", Type: "adversarial"},
+		},
+		{
+			name: "custom type",
+			line: `{"id":"a","type":"multi-hop"}`,
+			want: Case{ID: "a", Type: "multi-hop"},
+		},
+		{
+			name: "parent_id identities, null and empty parent, text skipped, unknown members",
+			line: `{"id":"q","retrieved":[{"id":"c#1","parent_id":"c","text":"long \"text\" \u00e9","meta":{"a":[1,{"b":null}]}},` +
+				`{"id":"d#2","parent_id":null,"score":null},{"id":"e","parent_id":""},{"text":"x","id":"f#0","score":-1.5e2,"parent_id":"f"}]}`,
+			want: Case{ID: "q", Type: "golden", HasRetrieved: true, Retrieved: []Retrieved{
+				{ID: "c#1", ParentID: "c"}, {ID: "d#2"}, {ID: "e"}, {ID: "f#0", ParentID: "f", Score: -150, HasScore: true},
+			}},
+		},
+		{
+			name: "scores object",
+			line: `{"id":"s","locale":"pt-BR","must_cite_one_of":["g"],"scores":{"retrieval_hit_at_k":1.0,"retrieval_recall_at_k":0.5,"retrieval_ndcg_at_k":null,"custom":3e-1}}`,
+			want: Case{ID: "s", Locale: "pt-BR", Type: "golden", Gold: []string{"g"},
+				Scores: map[string]float64{"retrieval_hit_at_k": 1, "retrieval_recall_at_k": 0.5, "custom": 0.3}},
+		},
+		{
+			name: "empty scores object",
+			line: `{"id":"s","scores":{}}`,
+			want: Case{ID: "s", Type: "golden", Scores: map[string]float64{}},
+		},
+		{
+			name: "escapes and unicode",
+			line: `{"id":"\u0065n-\"q\"\\\/\t","query":"¿Cómo? \ud83d\ude00 \ud800x","must_cite_one_of":["\u00e9t\u00E9"]}`,
+			want: Case{ID: "en-\"q\"\\/\t", Type: "golden", Query: "¿Cómo? 😀 \uFFFDx", Gold: []string{"été"}},
+		},
+		{
+			name: "escaped keys",
+			line: `{"\u0069d":"x","must_cite_one_of":["g"],"\u0072etrieved":["g"]}`,
+			want: Case{ID: "x", Type: "golden", Gold: []string{"g"}, HasRetrieved: true, Retrieved: []Retrieved{{ID: "g"}}},
+		},
+		{
+			name: "scores and null retrieved are fine together",
+			line: `{"id":"a","retrieved":null,"scores":{"x":1}}`,
+			want: Case{ID: "a", Type: "golden", Scores: map[string]float64{"x": 1}},
+		},
+		{
+			name: "numbers in any form",
+			line: `{"id":"n","retrieved":[{"id":"a","score":0},{"id":"b","score":-0.0},{"id":"c","score":1E+2},{"id":"d","score":12345678901234567890},{"id":"e","score":1e-400}],"x":[-0,1.5e-7,true,false,null]}`,
+			want: Case{ID: "n", Type: "golden", HasRetrieved: true, Retrieved: []Retrieved{
+				{ID: "a", HasScore: true}, {ID: "b", Score: 0, HasScore: true}, {ID: "c", Score: 100, HasScore: true},
+				{ID: "d", Score: 12345678901234567890, HasScore: true}, {ID: "e", Score: 0, HasScore: true},
+			}},
+		},
+		{
+			name: "whitespace everywhere",
+			line: " \t{ \"id\" : \"w\" , \"retrieved\" : [ \"a\" , { \"id\" : \"b\" } ] }\r ",
+			want: Case{ID: "w", Type: "golden", HasRetrieved: true, Retrieved: []Retrieved{{ID: "a"}, {ID: "b"}}},
+		},
+		{
+			name: "invalid UTF-8 becomes U+FFFD",
+			line: "{\"id\":\"a\xffb\",\"must_cite_one_of\":[\"\xc3\"]}",
+			want: Case{ID: "a\uFFFDb", Type: "golden", Gold: []string{"\uFFFD"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseOne(t, tt.line)
+			require.NoError(t, err)
+			tt.want.File, tt.want.Line, tt.want.Raw = "cases.jsonl", 7, []byte(tt.line)
+			if len(tt.want.Gold) == 0 {
+				assert.Empty(t, c.Gold)
+				c.Gold = tt.want.Gold
+			}
+			if len(tt.want.Retrieved) == 0 {
+				assert.Empty(t, c.Retrieved)
+				c.Retrieved = tt.want.Retrieved
+			}
+			assert.Equal(t, tt.want, *c)
+
+			// The reference decoder agrees.
+			ref, msg, malformed := refParse([]byte(tt.line))
+			require.False(t, malformed)
+			require.Empty(t, msg)
+			assert.True(t, sameRef(ref, toRef(c)), "reference %+v", ref)
+		})
+	}
+}
+
+func TestRetrievedIdentity(t *testing.T) {
+	assert.Equal(t, "card", Retrieved{ID: "card#c2", ParentID: "card"}.Identity())
+	assert.Equal(t, "card#c2", Retrieved{ID: "card#c2"}.Identity())
+}
+
+func TestParseCaseErrors(t *testing.T) {
+	tests := []struct {
+		name, line, want string
+	}{
+		{"empty line", ``, `malformed JSON: unexpected end of line looking for a case object at column 1`},
+		{"truncated", `{"id":"a"`, `malformed JSON: unexpected end of line after object value at column 10`},
+		{"truncated string", `{"id":"a`, `malformed JSON: unexpected end of line in string at column 9`},
+		{"trailing comma", `{"id":"a",}`, `malformed JSON: unexpected character '}' looking for an object key at column 11`},
+		{"trailing data", `{"id":"a"} x`, `malformed JSON: unexpected character 'x' after the case object at column 12`},
+		{"two objects", `{"id":"a"}{"id":"b"}`, `malformed JSON: unexpected character '{' after the case object at column 11`},
+		{"single quotes", `{'id':'a'}`, `malformed JSON: unexpected character ''' looking for an object key at column 2`},
+		{"bad escape", `{"id":"a\x"}`, `malformed JSON: unexpected character 'x' in string escape at column 10`},
+		{"bad unicode escape", `{"id":"\u12g4"}`, `malformed JSON: unexpected character 'g' in \u escape at column 12`},
+		{"control character", "{\"id\":\"a\tb\"}", `malformed JSON: control character 0x09 in string at column 9`},
+		{"leading zero", `{"id":"a","x":01}`, `malformed JSON: unexpected character '1' after object value at column 16`},
+		{"bare minus", `{"id":"a","x":-}`, `malformed JSON: unexpected character '}' in number at column 16`},
+		{"NaN", `{"id":"a","x":NaN}`, `malformed JSON: unexpected character 'N' looking for a value at column 15`},
+		{"bad literal", `{"id":"a","x":tru}`, `malformed JSON: unexpected character '}' in literal true at column 18`},
+		{"missing colon", `{"id" "a"}`, `malformed JSON: unexpected character '"' after object key at column 7`},
+		{"malformed inside a skipped text", `{"id":"a","retrieved":[{"id":"c","text":"x\q"}]}`, `malformed JSON: unexpected character 'q' in string escape at column 44`},
+		{"malformed after a type error", `{"id":5,"x":[}`, `malformed JSON: unexpected character '}' looking for a value at column 14`},
+		{"BOM inside a line", "\xEF\xBB\xBF{\"id\":\"a\"}", `malformed JSON: unexpected character '\ufeff' looking for a value at column 1`},
+		{"array", `["a"]`, `a case must be a JSON object, got array`},
+		{"string", `"a"`, `a case must be a JSON object, got string`},
+		{"null", `null`, `a case must be a JSON object, got null`},
+		{"missing id", `{"locale":"en"}`, `case has no "id"`},
+		{"empty id", `{"id":""}`, `case "id" is empty`},
+		{"null id", `{"id":null}`, `field "id" must be a string, got null`},
+		{"numeric id", `{"id":42}`, `field "id" must be a string, got number`},
+		{"object locale", `{"id":"a","locale":{}}`, `field "locale" must be a string, got object`},
+		{"bool type", `{"id":"a","type":true}`, `field "type" must be a string, got true`},
+		{"array query", `{"id":"a","query":["q"]}`, `field "query" must be a string, got array`},
+		{"gold not an array", `{"id":"a","must_cite_one_of":"en-x"}`, `field "must_cite_one_of" must be an array of card ids, got string`},
+		{"gold element number", `{"id":"a","must_cite_one_of":["x",3]}`, `must_cite_one_of[1] must be a string, got number`},
+		{"retrieved not an array", `{"id":"a","retrieved":{"id":"x"}}`, `field "retrieved" must be an array, got object`},
+		{"retrieved entry number", `{"id":"a","retrieved":["x",1]}`, `retrieved[1] must be a card id string or an object, got number`},
+		{"retrieved entry null", `{"id":"a","retrieved":[null]}`, `retrieved[0] must be a card id string or an object, got null`},
+		{"retrieved entry array", `{"id":"a","retrieved":[["x"]]}`, `retrieved[0] must be a card id string or an object, got array`},
+		{"retrieved entry empty string", `{"id":"a","retrieved":[""]}`, `retrieved[0] is an empty string`},
+		{"retrieved entry without id", `{"id":"a","retrieved":[{"parent_id":"p"}]}`, `retrieved[0] has no "id"`},
+		{"retrieved entry numeric id", `{"id":"a","retrieved":["x",{"id":7}]}`, `retrieved[1].id must be a string, got number`},
+		{"retrieved entry empty id", `{"id":"a","retrieved":[{"id":""}]}`, `retrieved[0].id is empty`},
+		{"retrieved entry bad parent", `{"id":"a","retrieved":[{"id":"x","parent_id":1}]}`, `retrieved[0].parent_id must be a string, got number`},
+		{"retrieved entry string score", `{"id":"a","retrieved":[{"id":"x","score":"0.5"}]}`, `retrieved[0].score must be a number, got string`},
+		{"retrieved entry huge score", `{"id":"a","retrieved":[{"id":"x","score":1e999}]}`, `retrieved[0].score 1e999 is out of range`},
+		{"scores not an object", `{"id":"a","scores":[1]}`, `field "scores" must be an object, got array`},
+		{"scores value string", `{"id":"a","scores":{"hit":"1"}}`, `scores.hit must be a number, got string`},
+		{"scores smallest key reported", `{"id":"a","scores":{"z":true,"b":"x"}}`, `scores.b must be a number, got string`},
+		{"scores empty key is smallest", `{"id":"a","scores":{"a":true,"":"x"}}`, `scores. must be a number, got string`},
+		{"duplicate top-level key", `{"id":"a","retrieved":[],"retrieved":[]}`, `duplicate key "retrieved" at column 26`},
+		{"duplicate id of another type", `{"id":1,"id":"b"}`, `duplicate key "id" at column 9`},
+		{"duplicate key after unescaping", `{"\u0069d":"x","id":"y"}`, `duplicate key "id" at column 16`},
+		{"duplicate scores key", `{"id":"a","scores":{"k":"x","k":1}}`, `duplicate key "k" at column 29`},
+		{"duplicate key in a retrieved entry", `{"id":"a","retrieved":[{"id":"x","id":"y"}]}`, `duplicate key "id" at column 34`},
+		{"duplicate key in an unknown nested object", `{"id":"a","meta":{"x":{"k":1,"k":2}}}`, `duplicate key "k" at column 30`},
+		{"same key in sibling objects is fine, a later syntax error wins", `{"id":"a","retrieved":[{"id":"x"},{"id":"y"}],}`, `malformed JSON: unexpected character '}' looking for an object key at column 47`},
+		{"scores huge", `{"id":"a","scores":{"hit":-2e400}}`, `scores.hit -2e400 is out of range`},
+		{"both retrieved and scores", `{"id":"a","retrieved":[],"scores":{}}`, `case "a" has both "retrieved" and "scores"; give one`},
+		{"field errors in field order", `{"retrieved":5,"id":3}`, `field "id" must be a string, got number`},
+		{"first bad element", `{"id":"a","retrieved":[1,{"id":2}]}`, `retrieved[0] must be a card id string or an object, got number`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseOne(t, tt.line)
+			require.Error(t, err)
+			var de *input.Error
+			require.True(t, errors.As(err, &de), "want *dataset.Error, got %T", err)
+			assert.Equal(t, "cases.jsonl", de.File)
+			assert.Equal(t, 7, de.Line)
+			assert.Equal(t, "cases.jsonl:7: "+tt.want, err.Error())
+
+			// The reference decoder agrees on validity and on the message.
+			_, msg, malformed := refParse([]byte(tt.line))
+			if strings.HasPrefix(tt.want, "malformed JSON") {
+				assert.True(t, malformed)
+			} else {
+				assert.False(t, malformed)
+				assert.Equal(t, tt.want, msg)
+			}
+		})
+	}
+}
+
+func TestParseCaseNesting(t *testing.T) {
+	deep := func(n int) string {
+		return `{"id":"a","x":` + strings.Repeat("[", n-1) + strings.Repeat("]", n-1) + `}`
+	}
+	// encoding/json's limit: 10000 nested containers (the case object counts).
+	_, err := parseOne(t, deep(10000))
+	require.NoError(t, err)
+	assert.True(t, json.Valid([]byte(deep(10000))))
+	_, err = parseOne(t, deep(10001))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "malformed JSON: nesting deeper than 10000")
+	assert.False(t, json.Valid([]byte(deep(10001))))
+}
+
+func TestParseCaseReuse(t *testing.T) {
+	// Reusing a Case and a parser must not leak fields from the previous line,
+	// and strings of a previous case stay intact.
+	var p CaseParser
+	var c Case
+	require.NoError(t, p.Parse([]byte(`{"id":"a","locale":"en","query":"q","must_cite_one_of":["g1","g2"],"retrieved":[{"id":"x","parent_id":"y","score":1}]}`), "f", 1, &c))
+	prevGold := c.Gold[1]
+	prevID := c.Retrieved[0].Identity()
+	require.NoError(t, p.Parse([]byte(`{"id":"b","scores":{"k":1}}`), "f", 2, &c))
+	assert.Equal(t, Case{File: "f", Line: 2, ID: "b", Type: "golden", Gold: c.Gold[:0], Retrieved: c.Retrieved[:0],
+		Scores: map[string]float64{"k": 1}, Raw: c.Raw}, c)
+	assert.Equal(t, "g2", prevGold)
+	assert.Equal(t, "y", prevID)
+}

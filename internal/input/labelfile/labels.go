@@ -1,0 +1,204 @@
+// Package labelfile reads the inputs of `retrieval-gate calibrate`: human labels,
+// LLM-judge scores and the lock file of frozen calibration constants.
+package labelfile
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
+)
+
+// MaxLockEdges caps the lock's bin edges (the confusion matrix is (edges+1)²).
+const MaxLockEdges = 255
+
+// LabelSide says which file a label came from.
+type LabelSide int
+
+const (
+	// HumanSide is a human label: `score` (0–1) or `bin`, and `labeled_at`.
+	HumanSide LabelSide = iota
+	// JudgeSide is an LLM-judge score: `score` (0–1) and `judged_at`.
+	JudgeSide
+)
+
+func (s LabelSide) String() string {
+	if s == JudgeSide {
+		return "judge"
+	}
+	return "human"
+}
+
+// timeKey is the timestamp field of the side.
+func (s LabelSide) timeKey() string {
+	if s == JudgeSide {
+		return "judged_at"
+	}
+	return "labeled_at"
+}
+
+// Label is one line of a human-labels or judge-scores JSONL file.
+type Label struct {
+	File      string
+	Line      int // 1-based
+	Side      LabelSide
+	CaseID    string
+	Dimension string
+	Score     float64 // valid when HasScore
+	HasScore  bool
+	// Bin is the bin index: given directly by a human label (`bin`), or computed
+	// from Score with the lock's edges when the reader was given a lock.
+	Bin       int
+	HasBin    bool
+	Construct string
+	At        time.Time // labeled_at (human) or judged_at (judge)
+}
+
+// ReadLabels reads a human-labels or judge-scores JSONL file (named file in errors).
+// Blank lines are skipped; unknown keys are ignored. Every other problem is an
+// *input.Error with file and line: malformed JSON, a missing or mistyped field, a score
+// outside [0,1], a timestamp that is not RFC 3339, a duplicate (case_id, dimension).
+// When lock is not nil, a dimension absent from the lock and a bin outside the lock's
+// bins are errors too, and every label gets its Bin from the lock's edges.
+func ReadLabels(r io.Reader, file string, side LabelSide, lock *Lock) ([]Label, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	var p jsonpos.Parser
+	var out []Label
+	type key struct{ c, d string }
+	seen := map[key]int{}
+	line := 0
+	for sc.Scan() {
+		line++
+		b := sc.Bytes()
+		if line == 1 {
+			b = bytes.TrimPrefix(b, input.BOM)
+		}
+		if input.IsBlank(b) {
+			continue
+		}
+		l, err := parseLabelLine(&p, b, file, line, side)
+		if err != nil {
+			return nil, err
+		}
+		if lock != nil {
+			if err := lock.checkLabel(&l); err != nil {
+				return nil, err
+			}
+		}
+		k := key{l.CaseID, l.Dimension}
+		if first, dup := seen[k]; dup {
+			return nil, input.Errorf(file, line, "duplicate label for case %q, dimension %q (first on line %d)", l.CaseID, l.Dimension, first)
+		}
+		seen[k] = line
+		out = append(out, l)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, input.Errorf(file, line+1, "line longer than 16 MiB")
+		}
+		return nil, fmt.Errorf("failed to read %s: %w", file, err)
+	}
+	return out, nil
+}
+
+func parseLabelLine(p *jsonpos.Parser, b []byte, file string, line int, side LabelSide) (Label, error) {
+	l := Label{File: file, Line: line, Side: side}
+	v, err := p.Parse(b, line, 0)
+	if err != nil {
+		var se *jsonpos.SyntaxError
+		if errors.As(err, &se) {
+			return l, input.Errorf(file, line, "%s", se.Describe())
+		}
+		return l, input.Errorf(file, line, "%s", err)
+	}
+	if v.Kind != jsonpos.Object {
+		return l, input.Errorf(file, line, "a %s label must be a JSON object, got %s", side, v.TypeName())
+	}
+	var perr error
+	str := func(key string, val *jsonpos.Value, dst *string) {
+		if val.Kind != jsonpos.String {
+			perr = input.Errorf(file, line, "field %q must be a string, got %s", key, val.TypeName())
+			return
+		}
+		*dst = val.Str
+		if strings.TrimSpace(*dst) == "" {
+			perr = input.Errorf(file, line, "field %q is empty", key)
+		}
+	}
+	var at string
+	for _, m := range v.Members {
+		if perr != nil {
+			break
+		}
+		key, val := m.Key, m.Value
+		switch key {
+		case "case_id":
+			str(key, val, &l.CaseID)
+		case "dimension":
+			str(key, val, &l.Dimension)
+		case "construct":
+			str(key, val, &l.Construct)
+		case side.timeKey():
+			str(key, val, &at)
+		case "score":
+			if val.Kind != jsonpos.Number {
+				perr = input.Errorf(file, line, "field \"score\" must be a number in [0,1], got %s", val.TypeName())
+				break
+			}
+			f, ok := val.Float64(b)
+			if !ok || f < 0 || f > 1 {
+				perr = input.Errorf(file, line, "score %s is outside [0,1]", val.Raw(b))
+				break
+			}
+			l.Score, l.HasScore = f, true
+		case "bin":
+			if side == JudgeSide {
+				perr = input.Errorf(file, line, "a judge score gives \"score\", not \"bin\"")
+				break
+			}
+			if val.Kind != jsonpos.Number {
+				perr = input.Errorf(file, line, "field \"bin\" must be a non-negative integer, got %s", val.TypeName())
+				break
+			}
+			f, ok := val.Float64(b)
+			if !ok || f < 0 || f != math.Trunc(f) || f > 1<<20 {
+				perr = input.Errorf(file, line, "bin %s is not a non-negative integer", val.Raw(b))
+				break
+			}
+			l.Bin, l.HasBin = int(f), true
+		}
+	}
+	if perr != nil {
+		return l, perr
+	}
+	for _, req := range []struct {
+		key string
+		v   string
+	}{{"case_id", l.CaseID}, {"dimension", l.Dimension}, {"construct", l.Construct}, {side.timeKey(), at}} {
+		if req.v == "" {
+			return l, input.Errorf(file, line, "%s label has no %q", side, req.key)
+		}
+	}
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return l, input.Errorf(file, line, "%s %q is not an RFC 3339 timestamp", side.timeKey(), at)
+	}
+	l.At = t
+	switch {
+	case l.HasScore && l.HasBin:
+		return l, input.Errorf(file, line, "human label has both \"score\" and \"bin\"; give one")
+	case !l.HasScore && !l.HasBin && side == HumanSide:
+		return l, input.Errorf(file, line, "human label has neither \"score\" nor \"bin\"")
+	case !l.HasScore && side == JudgeSide:
+		return l, input.Errorf(file, line, "judge label has no \"score\"")
+	}
+	return l, nil
+}

@@ -1,0 +1,285 @@
+package labelfile
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+)
+
+const testLockJSON = `{
+  "dimensions": {
+    "groundedness": {"construct": "support", "gated": true},
+    "faithfulness": {"construct": "contradiction-only", "gated": false}
+  },
+  "bins": [0.34, 0.67],
+  "kappa_weighting": "quadratic",
+  "min_kappa": 0.6
+}
+`
+
+func testLock(t testing.TB) *Lock {
+	l, err := ReadLock([]byte(testLockJSON), "lock.json")
+	require.NoError(t, err)
+	return l
+}
+
+func TestReadLock(t *testing.T) {
+	l := testLock(t)
+	assert.Equal(t, []float64{0.34, 0.67}, l.Bins)
+	assert.Equal(t, 3, l.NumBins())
+	assert.Equal(t, "quadratic", l.KappaWeighting)
+	assert.Equal(t, 0.6, l.MinKappa)
+	assert.Equal(t, map[string]LockDimension{
+		"groundedness": {Construct: "support", Gated: true},
+		"faithfulness": {Construct: "contradiction-only", Gated: false},
+	}, l.Dimensions)
+	assert.Equal(t, []string{"faithfulness", "groundedness"}, l.DimensionNames())
+	assert.Equal(t, DefaultLockMinN, l.MinN, "min_n defaults to 30")
+	assert.False(t, l.MinNSet)
+	m, err := ReadLock([]byte(strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": 5`, 1)), "lock.json")
+	require.NoError(t, err)
+	assert.Equal(t, 5, m.MinN)
+	assert.True(t, m.MinNSet)
+	m, err = ReadLock([]byte("dimensions:\n  a: {construct: x, gated: true}\nbins: [0.5]\nkappa_weighting: none\nmin_kappa: 0\nmin_n: 12\n"), "lock.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, 12, m.MinN)
+
+	yml := "# frozen\ndimensions:\n  groundedness: {construct: support, gated: true}\n  faithfulness:\n    construct: contradiction-only\n    gated: false\nbins: [0.34, 0.67]\nkappa_weighting: quadratic\nmin_kappa: 0.6\n"
+	y, err := ReadLock([]byte(yml), "lock.yaml")
+	require.NoError(t, err)
+	y.File = l.File
+	assert.Equal(t, l, y, "YAML with the same keys is the same lock")
+
+	b, err := ReadLock(append([]byte("\xef\xbb\xbf"), testLockJSON...), "lock.json")
+	require.NoError(t, err, "a UTF-8 byte order mark is skipped")
+	assert.Equal(t, l, b)
+}
+
+func TestLockBinOf(t *testing.T) {
+	l := testLock(t)
+	tests := []struct {
+		s    float64
+		want int
+	}{{0, 0}, {0.3399, 0}, {0.34, 1}, {0.5, 1}, {0.67, 2}, {1, 2}}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, l.BinOf(tt.s), "score %v", tt.s)
+	}
+}
+
+func TestReadLockErrors(t *testing.T) {
+	tests := []struct {
+		name, file, data, want string
+	}{
+		{"malformed JSON", "lock.json", "{\n  \"bins\": [0.3,\n}\n", "lock.json:3: malformed JSON: unexpected character '}' looking for a value at column 1"},
+		{"truncated", "lock.json", "{\"bins\": [0.3", "lock.json:1: malformed JSON: unexpected end of file after array element at column 14"},
+		{"not an object", "lock.json", "[1]", "lock.json:1: the lock must be an object with dimensions, bins, kappa_weighting and min_kappa, got array"},
+		{"unknown key", "lock.json", strings.Replace(testLockJSON, `"min_kappa"`, `"min_kapa"`, 1), `lock.json:8: unknown key "min_kapa" (allowed: dimensions, bins, kappa_weighting, min_kappa, min_n)`},
+		{"min_n zero", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": 0`, 1), "lock.json:8: min_n 0 is not an integer >= 1"},
+		{"min_n fractional", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6,
+  "min_n": 2.5`, 1), "lock.json:9: min_n 2.5 is not an integer >= 1"},
+		{"min_n negative", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": -3`, 1), "lock.json:8: min_n -3 is not an integer >= 1"},
+		{"min_n a string", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": "30"`, 1), `lock.json:8: "min_n" must be a number, got string`},
+		{"YAML min_n a bool", "lock.yaml", "dimensions:\n  a: {construct: x, gated: true}\nbins: [0.5]\nkappa_weighting: none\nmin_kappa: 0\nmin_n: true\n", `lock.yaml:6: "min_n" must be a number, got bool`},
+		{"duplicate key", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_kappa": 0.1`, 1), `lock.json:8: duplicate key "min_kappa" at column 21`},
+		{"missing min_kappa", "lock.json", strings.Replace(testLockJSON, `,
+  "min_kappa": 0.6`, "", 1), `lock.json:1: the lock has no "min_kappa"`},
+		{"bins not ascending", "lock.json", strings.Replace(testLockJSON, `[0.34, 0.67]`, "[0.67,\n 0.34]", 1), "lock.json:7: bins must be strictly ascending: bins[1] = 0.34 follows 0.67"},
+		{"bins equal", "lock.json", strings.Replace(testLockJSON, `[0.34, 0.67]`, "[0.5, 0.5]", 1), "lock.json:6: bins must be strictly ascending: bins[1] = 0.5 follows 0.5"},
+		{"bin edge above 1", "lock.json", strings.Replace(testLockJSON, `0.67]`, "1.5]", 1), "lock.json:6: bins[1] = 1.5 is outside [0,1]"},
+		{"no edges", "lock.json", strings.Replace(testLockJSON, `[0.34, 0.67]`, "[]", 1), `lock.json:6: "bins" needs at least one edge (two bins)`},
+		{"bin edge a string", "lock.json", strings.Replace(testLockJSON, `0.34,`, `"0.34",`, 1), "lock.json:6: bins[0] must be a number, got string"},
+		{"unknown weighting", "lock.json", strings.Replace(testLockJSON, `"quadratic"`, `"cubic"`, 1), `lock.json:7: kappa_weighting "cubic" is not one of none, linear, quadratic`},
+		{"min_kappa out of range", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 1.2`, 1), "lock.json:8: min_kappa 1.2 is outside [-1,1]"},
+		{"min_kappa a string", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": "0.6"`, 1), `lock.json:8: "min_kappa" must be a number, got string`},
+		{"gated missing", "lock.json", strings.Replace(testLockJSON, `, "gated": true`, ``, 1), `lock.json:3: dimension "groundedness" has no gated (true or false)`},
+		{"gated a string", "lock.json", strings.Replace(testLockJSON, `"gated": true`, `"gated": "yes"`, 1), `lock.json:3: dimension "groundedness": gated must be true or false, got string`},
+		{"empty construct", "lock.json", strings.Replace(testLockJSON, `"support"`, `""`, 1), `lock.json:3: dimension "groundedness": construct must be a non-empty string`},
+		{"unknown dimension key", "lock.json", strings.Replace(testLockJSON, `"gated": true`, `"gated": true, "weight": 2`, 1), `lock.json:3: dimension "groundedness": unknown key "weight" (allowed: construct, gated)`},
+		{"no dimensions", "lock.json", `{"dimensions": {}, "bins": [0.5], "kappa_weighting": "none", "min_kappa": 0}`, `lock.json:1: "dimensions" is empty`},
+		{"trailing data", "lock.json", testLockJSON + "{}\n", "lock.json:10: malformed JSON: unexpected character '{' after top-level value at column 1"},
+		// YAML syntax errors carry the line the YAML parser reports (for an unclosed
+		// flow sequence, the line before its start).
+		{"YAML syntax", "lock.yaml", "dimensions:\n  a: {construct: x, gated: true}\nbins: [0.5\n", "lock.yaml:2: malformed YAML: did not find expected ',' or ']'"},
+		{"YAML bad edge", "lock.yml", "dimensions:\n  a: {construct: x, gated: true}\nbins:\n  - 0.5\n  - 0.2\nkappa_weighting: none\nmin_kappa: 0\n", "lock.yml:5: bins must be strictly ascending: bins[1] = 0.2 follows 0.5"},
+		{"YAML duplicate key", "lock.yaml", "min_kappa: 0\nmin_kappa: 1\n", `lock.yaml:2: duplicate key "min_kappa" at column 1`},
+		{"empty YAML", "lock.yaml", "", "lock.yaml: the lock is empty"},
+		{"too many edges", "lock.json", strings.Replace(testLockJSON, `[0.34, 0.67]`, "["+strings.Repeat("0.5, ", 255)+"0.6]", 1), `lock.json:6: "bins" has 256 edges; at most 255 are allowed`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ReadLock([]byte(tt.data), tt.file)
+			require.Error(t, err)
+			var de *input.Error
+			require.True(t, errors.As(err, &de), "want *dataset.Error, got %T", err)
+			assert.Equal(t, tt.want, err.Error())
+		})
+	}
+}
+
+func TestReadLabels(t *testing.T) {
+	lock := testLock(t)
+	human := `{"case_id": "c1", "dimension": "groundedness", "bin": 2, "construct": "support", "labeled_at": "2026-09-01T09:00:00Z", "labeler": "ana"}
+
+{"case_id": "c2", "dimension": "groundedness", "score": 0.34, "construct": "support", "labeled_at": "2026-09-01T11:00:00+02:00"}
+{"case_id": "c1", "dimension": "faithfulness", "score": 0.1, "construct": "contradiction-only", "labeled_at": "2026-09-01T09:00:00.5Z"}
+`
+	ls, err := ReadLabels(strings.NewReader("\xef\xbb\xbf"+human), "human.jsonl", HumanSide, lock)
+	require.NoError(t, err)
+	require.Len(t, ls, 3)
+	assert.Equal(t, Label{File: "human.jsonl", Line: 1, Side: HumanSide, CaseID: "c1", Dimension: "groundedness",
+		Bin: 2, HasBin: true, Construct: "support", At: time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)}, ls[0])
+	assert.Equal(t, 3, ls[1].Line, "blank lines count")
+	assert.Equal(t, 1, ls[1].Bin, "an edge belongs to the bin above it")
+	assert.True(t, ls[1].At.Equal(time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)), "offsets are honoured")
+	assert.Equal(t, 0, ls[2].Bin)
+
+	judge := `{"case_id": "c1", "dimension": "groundedness", "score": 1, "construct": "support", "judged_at": "2026-10-01T09:00:00Z"}`
+	js, err := ReadLabels(strings.NewReader(judge), "judge.jsonl", JudgeSide, lock)
+	require.NoError(t, err)
+	require.Len(t, js, 1)
+	assert.Equal(t, 2, js[0].Bin)
+	assert.True(t, js[0].HasScore)
+
+	// Without a lock, dimensions are not checked and bins are not computed.
+	js, err = ReadLabels(strings.NewReader(strings.Replace(judge, "groundedness", "other", 1)), "judge.jsonl", JudgeSide, nil)
+	require.NoError(t, err)
+	assert.False(t, js[0].HasBin)
+}
+
+func TestReadLabelsErrors(t *testing.T) {
+	const ok = `{"case_id": "c1", "dimension": "groundedness", "score": 0.5, "construct": "support", "labeled_at": "2026-09-01T09:00:00Z"}`
+	const okJudge = `{"case_id": "c1", "dimension": "groundedness", "score": 0.5, "construct": "support", "judged_at": "2026-09-01T09:00:00Z"}`
+	repl := func(old, new string) string { return ok + "\n" + strings.Replace(ok, old, new, 1) + "\n" }
+	tests := []struct {
+		name string
+		side LabelSide
+		data string
+		want string
+	}{
+		{"malformed JSON", HumanSide, ok + "\n{\"case_id\": \n", "f.jsonl:2: malformed JSON: unexpected end of line looking for a value at column 13"},
+		{"not an object", HumanSide, "[1]\n", "f.jsonl:1: a human label must be a JSON object, got array"},
+		{"duplicate case and dimension", HumanSide, ok + "\n\n" + ok + "\n", `f.jsonl:3: duplicate label for case "c1", dimension "groundedness" (first on line 1)`},
+		{"score above 1", HumanSide, repl(`0.5`, `1.5`), "f.jsonl:2: score 1.5 is outside [0,1]"},
+		{"negative score", HumanSide, repl(`0.5`, `-0.1`), "f.jsonl:2: score -0.1 is outside [0,1]"},
+		{"score a string", HumanSide, repl(`0.5`, `"0.5"`), `f.jsonl:2: field "score" must be a number in [0,1], got string`},
+		{"score and bin", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "bin": 1`), `f.jsonl:2: human label has both "score" and "bin"; give one`},
+		{"neither score nor bin", HumanSide, repl(`"score": 0.5, `, ``), `f.jsonl:2: human label has neither "score" nor "bin"`},
+		{"bin out of range", HumanSide, repl(`"score": 0.5`, `"bin": 3`), "f.jsonl:2: bin 3 is out of range: the lock has 3 bins (0..2)"},
+		{"bin fractional", HumanSide, repl(`"score": 0.5`, `"bin": 1.5`), "f.jsonl:2: bin 1.5 is not a non-negative integer"},
+		{"bin negative", HumanSide, repl(`"score": 0.5`, `"bin": -1`), "f.jsonl:2: bin -1 is not a non-negative integer"},
+		{"unknown dimension", HumanSide, repl(`groundedness`, `relevance`), `f.jsonl:2: dimension "relevance" is not in the lock lock.json (lock dimensions: faithfulness, groundedness)`},
+		{"missing construct", HumanSide, repl(`"construct": "support", `, ``), `f.jsonl:2: human label has no "construct"`},
+		{"empty case id", HumanSide, repl(`"c1"`, `""`), `f.jsonl:2: field "case_id" is empty`},
+		{"case id a number", HumanSide, repl(`"c1"`, `7`), `f.jsonl:2: field "case_id" must be a string, got number`},
+		{"missing labeled_at", HumanSide, repl(`"labeled_at"`, `"judged_at"`), `f.jsonl:2: human label has no "labeled_at"`},
+		{"bad timestamp", HumanSide, repl(`2026-09-01T09:00:00Z`, `2026-09-01 09:00`), `f.jsonl:2: labeled_at "2026-09-01 09:00" is not an RFC 3339 timestamp`},
+		{"timestamp without zone", HumanSide, repl(`2026-09-01T09:00:00Z`, `2026-09-01T09:00:00`), `f.jsonl:2: labeled_at "2026-09-01T09:00:00" is not an RFC 3339 timestamp`},
+		{"duplicate key", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "score": 0.9`), `f.jsonl:2: duplicate key "score" at column 62`},
+		{"judge gives a bin", JudgeSide, okJudge + "\n" + strings.Replace(okJudge, `"score": 0.5`, `"bin": 1`, 1), `f.jsonl:2: a judge score gives "score", not "bin"`},
+		{"judge without score", JudgeSide, strings.Replace(okJudge, `"score": 0.5, `, ``, 1), `f.jsonl:1: judge label has no "score"`},
+		{"judge without judged_at", JudgeSide, ok, `f.jsonl:1: judge label has no "judged_at"`},
+	}
+	lock := testLock(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ReadLabels(strings.NewReader(tt.data), "f.jsonl", tt.side, lock)
+			require.Error(t, err)
+			var de *input.Error
+			require.True(t, errors.As(err, &de), "want *dataset.Error, got %T", err)
+			assert.Equal(t, tt.want, err.Error())
+		})
+	}
+}
+
+func FuzzReadLabels(f *testing.F) {
+	f.Add([]byte(`{"case_id": "c1", "dimension": "groundedness", "score": 0.5, "construct": "support", "labeled_at": "2026-09-01T09:00:00Z"}`), false)
+	f.Add([]byte(`{"case_id": "c1", "dimension": "faithfulness", "bin": 2, "construct": "x", "labeled_at": "2026-09-01T09:00:00Z"}`+"\n\n{}"), false)
+	f.Add([]byte(`{"case_id": "c1", "dimension": "groundedness", "score": 1e400, "construct": "support", "judged_at": "2026-09-01T09:00:00+01:00"}`), true)
+	f.Add([]byte("{\"case_id\": [1, {\"a\": null}]}\n\x00"), true)
+	lock := testLock(f)
+	f.Fuzz(func(t *testing.T, data []byte, judge bool) {
+		side := HumanSide
+		if judge {
+			side = JudgeSide
+		}
+		ls, err := ReadLabels(strings.NewReader(string(data)), "f.jsonl", side, lock)
+		if err != nil {
+			var de *input.Error
+			if !errors.As(err, &de) {
+				t.Fatalf("error is %T, not *dataset.Error: %v", err, err)
+			}
+			if !strings.HasPrefix(err.Error(), "f.jsonl:") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		seen := map[[2]string]bool{}
+		for _, l := range ls {
+			if l.CaseID == "" || l.Dimension == "" || l.Construct == "" || l.At.IsZero() {
+				t.Fatalf("accepted an incomplete label: %+v", l)
+			}
+			if !l.HasBin || l.Bin < 0 || l.Bin >= lock.NumBins() {
+				t.Fatalf("bin out of range: %+v", l)
+			}
+			if l.HasScore && (l.Score < 0 || l.Score > 1 || l.Bin != lock.BinOf(l.Score)) {
+				t.Fatalf("bad score: %+v", l)
+			}
+			if _, ok := lock.Dimensions[l.Dimension]; !ok {
+				t.Fatalf("unknown dimension accepted: %+v", l)
+			}
+			k := [2]string{l.CaseID, l.Dimension}
+			if seen[k] {
+				t.Fatalf("duplicate accepted: %+v", l)
+			}
+			seen[k] = true
+		}
+	})
+}
+
+func FuzzReadLock(f *testing.F) {
+	f.Add([]byte(testLockJSON), false)
+	f.Add([]byte("dimensions:\n  a: {construct: x, gated: true}\nbins: [0.5]\nkappa_weighting: none\nmin_kappa: 0\n"), true)
+	f.Add([]byte(`{"bins": [0.1, 0.1], "dimensions": {"a": {}}}`), false)
+	f.Add([]byte("a: &x [1]\nb: *x\n"), true)
+	f.Fuzz(func(t *testing.T, data []byte, yaml bool) {
+		name := "lock.json"
+		if yaml {
+			name = "lock.yaml"
+		}
+		l, err := ReadLock(data, name)
+		if err != nil {
+			var de *input.Error
+			if !errors.As(err, &de) {
+				t.Fatalf("error is %T, not *dataset.Error: %v", err, err)
+			}
+			return
+		}
+		if len(l.Dimensions) == 0 || len(l.Bins) == 0 {
+			t.Fatalf("accepted a lock without dimensions or bins: %+v", l)
+		}
+		for i, e := range l.Bins {
+			if !(e >= 0 && e <= 1) || (i > 0 && e <= l.Bins[i-1]) {
+				t.Fatalf("bad edges accepted: %v", l.Bins)
+			}
+		}
+		if !(l.MinKappa >= -1 && l.MinKappa <= 1) {
+			t.Fatalf("min_kappa accepted: %v", l.MinKappa)
+		}
+		switch l.KappaWeighting {
+		case WeightingNone, WeightingLinear, WeightingQuadratic:
+		default:
+			t.Fatalf("weighting accepted: %q", l.KappaWeighting)
+		}
+		for n, d := range l.Dimensions {
+			if n == "" || d.Construct == "" {
+				t.Fatalf("empty dimension or construct accepted: %q %+v", n, d)
+			}
+		}
+	})
+}

@@ -1,0 +1,386 @@
+package labelfile
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
+)
+
+// Lock weighting schemes for weighted kappa.
+const (
+	WeightingNone      = "none"
+	WeightingLinear    = "linear"
+	WeightingQuadratic = "quadratic"
+)
+
+// LockDimension is one frozen dimension: the construct both sides must measure,
+// and whether its kappa is gated.
+type LockDimension struct {
+	Construct string
+	Gated     bool
+}
+
+// Lock is the file of frozen calibration constants.
+type Lock struct {
+	File           string
+	Dimensions     map[string]LockDimension
+	Bins           []float64 // edges, strictly ascending, within [0,1]
+	KappaWeighting string    // none, linear or quadratic
+	MinKappa       float64   // in [-1,1]
+	// MinN is the fewest paired cases a gated dimension needs (min_n, an integer
+	// ≥ 1); DefaultLockMinN when the lock does not set it (MinNSet false).
+	MinN    int
+	MinNSet bool
+}
+
+// DefaultLockMinN is the lock's min_n when it does not set one.
+const DefaultLockMinN = 30
+
+// NumBins is the number of bins: one more than the number of edges.
+func (l *Lock) NumBins() int { return len(l.Bins) + 1 }
+
+// BinOf is the bin of score s: the number of edges ≤ s.
+func (l *Lock) BinOf(s float64) int {
+	return sort.Search(len(l.Bins), func(i int) bool { return l.Bins[i] > s })
+}
+
+// DimensionNames returns the lock's dimensions, sorted.
+func (l *Lock) DimensionNames() []string {
+	names := make([]string, 0, len(l.Dimensions))
+	for n := range l.Dimensions {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// checkLabel validates a label against the lock and fills its Bin.
+func (l *Lock) checkLabel(lb *Label) error {
+	if _, ok := l.Dimensions[lb.Dimension]; !ok {
+		return input.Errorf(lb.File, lb.Line, "dimension %q is not in the lock %s (lock dimensions: %s)",
+			lb.Dimension, l.File, strings.Join(l.DimensionNames(), ", "))
+	}
+	if lb.HasBin {
+		if lb.Bin >= l.NumBins() {
+			return input.Errorf(lb.File, lb.Line, "bin %d is out of range: the lock has %d bins (0..%d)", lb.Bin, l.NumBins(), l.NumBins()-1)
+		}
+		return nil
+	}
+	lb.Bin, lb.HasBin = l.BinOf(lb.Score), true
+	return nil
+}
+
+// ReadLock parses a lock file, JSON or YAML with the same keys (see isYAMLLock). Unknown keys, missing keys, wrong types, bin edges
+// not strictly ascending within [0,1], an unknown weighting and min_kappa outside
+// [-1,1] are *input.Error with file and line.
+func ReadLock(data []byte, file string) (*Lock, error) {
+	data = bytes.TrimPrefix(data, input.BOM)
+	var root *lockNode
+	var err error
+	if isYAMLLock(data, file) {
+		root, err = parseLockYAML(data, file)
+	} else {
+		root, err = parseLockJSON(data, file)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return lockFromNode(root, file)
+}
+
+// isYAMLLock: a .yaml or .yml name is YAML, a .json name JSON; any other name is
+// JSON when its first non-blank byte is '{', else YAML.
+func isYAMLLock(data []byte, file string) bool {
+	switch strings.ToLower(filepath.Ext(file)) {
+	case ".yaml", ".yml":
+		return true
+	case ".json":
+		return false
+	}
+	t := bytes.TrimLeft(data, " \t\r\n")
+	return len(t) == 0 || t[0] != '{'
+}
+
+// lockNode is a parsed JSON or YAML value with the line it starts on.
+type lockNode struct {
+	line int
+	kind string // object, array, string, number, bool, null
+	keys []string
+	vals []*lockNode // object values (parallel to keys) or array items
+	str  string
+	num  float64
+	b    bool
+}
+
+func (n *lockNode) get(key string) *lockNode {
+	for i, k := range n.keys {
+		if k == key {
+			return n.vals[i]
+		}
+	}
+	return nil
+}
+
+// parseLockJSON reads a JSON lock with jsonpos (nesting limited to 64).
+func parseLockJSON(data []byte, file string) (*lockNode, error) {
+	var p jsonpos.Parser
+	v, err := p.Parse(data, 1, 64)
+	if err != nil {
+		var se *jsonpos.SyntaxError
+		if errors.As(err, &se) {
+			line, msg := se.DescribeAt(data)
+			return nil, input.Errorf(file, line, "%s", msg)
+		}
+		return nil, input.Errorf(file, 0, "malformed JSON: %v", err)
+	}
+	return lockFromJSON(data, file, v)
+}
+
+func lockFromJSON(data []byte, file string, v *jsonpos.Value) (*lockNode, error) {
+	n := &lockNode{line: v.Line}
+	switch v.Kind {
+	case jsonpos.Object:
+		n.kind = "object"
+		for _, m := range v.Members {
+			c, err := lockFromJSON(data, file, m.Value)
+			if err != nil {
+				return nil, err
+			}
+			c.line = m.Line // a member is named at its key's line
+			n.keys, n.vals = append(n.keys, m.Key), append(n.vals, c)
+		}
+	case jsonpos.Array:
+		n.kind = "array"
+		for _, e := range v.Elems {
+			c, err := lockFromJSON(data, file, e)
+			if err != nil {
+				return nil, err
+			}
+			n.vals = append(n.vals, c)
+		}
+	case jsonpos.String:
+		n.kind, n.str = "string", v.Str
+	case jsonpos.Number:
+		f, ok := v.Float64(data)
+		if !ok {
+			return nil, input.Errorf(file, v.Line, "number %s is out of range", v.Raw(data))
+		}
+		n.kind, n.num = "number", f
+	case jsonpos.Bool:
+		n.kind, n.b = "bool", v.Bool
+	default:
+		n.kind = "null"
+	}
+	return n, nil
+}
+
+var lockYAMLLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func parseLockYAML(data []byte, file string) (*lockNode, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		msg := err.Error()
+		if m := lockYAMLLineRE.FindStringSubmatch(msg); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			return nil, input.Errorf(file, line, "malformed YAML: %s", m[2])
+		}
+		return nil, input.Errorf(file, 0, "malformed YAML: %s", strings.TrimPrefix(msg, "yaml: "))
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, input.Errorf(file, 0, "the lock is empty")
+	}
+	return lockYAMLToTree(doc.Content[0], file, 0)
+}
+
+func lockYAMLToTree(y *yaml.Node, file string, depth int) (*lockNode, error) {
+	if depth > 64 {
+		return nil, input.Errorf(file, y.Line, "nesting deeper than 64")
+	}
+	n := &lockNode{line: y.Line}
+	switch y.Kind {
+	case yaml.MappingNode:
+		n.kind = "object"
+		for i := 0; i+1 < len(y.Content); i += 2 {
+			k := y.Content[i]
+			if k.Kind != yaml.ScalarNode {
+				return nil, input.Errorf(file, k.Line, "keys must be plain strings")
+			}
+			if slices.Contains(n.keys, k.Value) {
+				return nil, input.Errorf(file, k.Line, "duplicate key %s at column %d", jsonpos.QuoteKey([]byte(k.Value)), k.Column)
+			}
+			v, err := lockYAMLToTree(y.Content[i+1], file, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			n.keys, n.vals = append(n.keys, k.Value), append(n.vals, v)
+		}
+	case yaml.SequenceNode:
+		n.kind = "array"
+		for _, c := range y.Content {
+			v, err := lockYAMLToTree(c, file, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			n.vals = append(n.vals, v)
+		}
+	case yaml.ScalarNode:
+		switch y.ShortTag() {
+		case "!!int", "!!float":
+			var f float64
+			if err := y.Decode(&f); err != nil {
+				return nil, input.Errorf(file, y.Line, "%q is not a number", y.Value)
+			}
+			n.kind, n.num = "number", f
+		case "!!bool":
+			var b bool
+			if err := y.Decode(&b); err != nil {
+				return nil, input.Errorf(file, y.Line, "%q is not a boolean", y.Value)
+			}
+			n.kind, n.b = "bool", b
+		case "!!null":
+			n.kind = "null"
+		default:
+			n.kind, n.str = "string", y.Value
+		}
+	case yaml.AliasNode:
+		return nil, input.Errorf(file, y.Line, "YAML aliases are not allowed in a lock")
+	default:
+		return nil, input.Errorf(file, y.Line, "unexpected YAML node")
+	}
+	return n, nil
+}
+
+func lockFromNode(root *lockNode, file string) (*Lock, error) {
+	if root.kind != "object" {
+		return nil, input.Errorf(file, root.line, "the lock must be an object with dimensions, bins, kappa_weighting and min_kappa, got %s", root.kind)
+	}
+	lock := &Lock{File: file, Dimensions: map[string]LockDimension{}}
+	for i, k := range root.keys {
+		switch k {
+		case "dimensions", "bins", "kappa_weighting", "min_kappa", "min_n":
+		default:
+			return nil, input.Errorf(file, root.vals[i].line, "unknown key %q (allowed: dimensions, bins, kappa_weighting, min_kappa, min_n)", k)
+		}
+	}
+	need := func(key, kind string) (*lockNode, error) {
+		v := root.get(key)
+		if v == nil {
+			return nil, input.Errorf(file, root.line, "the lock has no %q", key)
+		}
+		if v.kind != kind {
+			return nil, input.Errorf(file, v.line, "%q must be %s %s, got %s", key, lockArticle(kind), kind, v.kind)
+		}
+		return v, nil
+	}
+	dims, err := need("dimensions", "object")
+	if err != nil {
+		return nil, err
+	}
+	if len(dims.keys) == 0 {
+		return nil, input.Errorf(file, dims.line, "\"dimensions\" is empty")
+	}
+	for i, name := range dims.keys {
+		d := dims.vals[i]
+		if strings.TrimSpace(name) == "" {
+			return nil, input.Errorf(file, d.line, "a dimension name is empty")
+		}
+		if d.kind != "object" {
+			return nil, input.Errorf(file, d.line, "dimension %q must be an object with construct and gated, got %s", name, d.kind)
+		}
+		var ld LockDimension
+		var hasC, hasG bool
+		for j, k := range d.keys {
+			v := d.vals[j]
+			switch k {
+			case "construct":
+				if v.kind != "string" || strings.TrimSpace(v.str) == "" {
+					return nil, input.Errorf(file, v.line, "dimension %q: construct must be a non-empty string", name)
+				}
+				ld.Construct, hasC = v.str, true
+			case "gated":
+				if v.kind != "bool" {
+					return nil, input.Errorf(file, v.line, "dimension %q: gated must be true or false, got %s", name, v.kind)
+				}
+				ld.Gated, hasG = v.b, true
+			default:
+				return nil, input.Errorf(file, v.line, "dimension %q: unknown key %q (allowed: construct, gated)", name, k)
+			}
+		}
+		if !hasC {
+			return nil, input.Errorf(file, d.line, "dimension %q has no construct", name)
+		}
+		if !hasG {
+			return nil, input.Errorf(file, d.line, "dimension %q has no gated (true or false)", name)
+		}
+		lock.Dimensions[name] = ld
+	}
+	bins, err := need("bins", "array")
+	if err != nil {
+		return nil, err
+	}
+	if len(bins.vals) == 0 {
+		return nil, input.Errorf(file, bins.line, "\"bins\" needs at least one edge (two bins)")
+	}
+	if len(bins.vals) > MaxLockEdges {
+		return nil, input.Errorf(file, bins.line, "\"bins\" has %d edges; at most %d are allowed", len(bins.vals), MaxLockEdges)
+	}
+	for i, e := range bins.vals {
+		if e.kind != "number" {
+			return nil, input.Errorf(file, e.line, "bins[%d] must be a number, got %s", i, e.kind)
+		}
+		if math.IsNaN(e.num) || e.num < 0 || e.num > 1 {
+			return nil, input.Errorf(file, e.line, "bins[%d] = %v is outside [0,1]", i, e.num)
+		}
+		if i > 0 && e.num <= lock.Bins[i-1] {
+			return nil, input.Errorf(file, e.line, "bins must be strictly ascending: bins[%d] = %v follows %v", i, e.num, lock.Bins[i-1])
+		}
+		lock.Bins = append(lock.Bins, e.num)
+	}
+	w, err := need("kappa_weighting", "string")
+	if err != nil {
+		return nil, err
+	}
+	switch w.str {
+	case WeightingNone, WeightingLinear, WeightingQuadratic:
+		lock.KappaWeighting = w.str
+	default:
+		return nil, input.Errorf(file, w.line, "kappa_weighting %q is not one of none, linear, quadratic", w.str)
+	}
+	mk, err := need("min_kappa", "number")
+	if err != nil {
+		return nil, err
+	}
+	if math.IsNaN(mk.num) || mk.num < -1 || mk.num > 1 {
+		return nil, input.Errorf(file, mk.line, "min_kappa %v is outside [-1,1]", mk.num)
+	}
+	lock.MinKappa = mk.num
+	lock.MinN = DefaultLockMinN
+	if v := root.get("min_n"); v != nil {
+		if v.kind != "number" {
+			return nil, input.Errorf(file, v.line, "\"min_n\" must be a number, got %s", v.kind)
+		}
+		if v.num != math.Trunc(v.num) || v.num < 1 || v.num > math.MaxInt32 {
+			return nil, input.Errorf(file, v.line, "min_n %v is not an integer >= 1", v.num)
+		}
+		lock.MinN, lock.MinNSet = int(v.num), true
+	}
+	return lock, nil
+}
+
+func lockArticle(kind string) string {
+	if kind == "object" || kind == "array" {
+		return "an"
+	}
+	return "a"
+}

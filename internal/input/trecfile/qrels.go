@@ -1,0 +1,329 @@
+// Package trecfile reads the inputs of `retrieval-gate compare`: graded qrels and
+// ranked runs, in TREC format or as JSONL (qrels) and cases JSONL (runs).
+package trecfile
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
+)
+
+// MaxLineBytes caps one line of a qrels or TREC run file (without its newline):
+// no judgment or ranked document needs more, and a hostile file cannot make the
+// reader hold a line of any size.
+const MaxLineBytes = 1 << 20
+
+// MaxRelevance is the top of the graded relevance scale 0..MaxRelevance.
+const MaxRelevance = 3
+
+// Qrels holds graded relevance judgments: for each judged query, the relevance
+// (0..MaxRelevance) of each judged document.
+type Qrels struct {
+	File string
+	ids  []string // query ids in first-appearance order
+	idx  map[string]int32
+	last int32                     // query of the previous line, -1 none
+	lvl  [][MaxRelevance + 1]int32 // per query: number of judged documents at each level
+
+	// judgments, indexed by j
+	arena []byte   // docids concatenated
+	jEnd  []uint32 // end of docid j in arena (start is jEnd[j-1], or 0)
+	jQ    []int32
+	jRel  []int8
+	// perm lists the judgments grouped by query, ordered by (docid hash, file
+	// order) within a query: those of query i are perm[qStart[i]:qStart[i+1]];
+	// pHash[x] is the docid hash of perm[x].
+	perm   []int32
+	pHash  []uint64
+	qStart []int32
+	seed   maphash.Seed
+}
+
+// NumQueries is the number of judged queries.
+func (q *Qrels) NumQueries() int { return len(q.ids) }
+
+// QueryID returns the id of judged query i (0 <= i < NumQueries, first-appearance order).
+func (q *Qrels) QueryID(i int) string { return q.ids[i] }
+
+// QueryIndex returns the index of a judged query id.
+func (q *Qrels) QueryIndex(id string) (int, bool) {
+	i, ok := q.idx[id]
+	return int(i), ok
+}
+
+// Levels returns how many documents of query i are judged at each relevance level.
+func (q *Qrels) Levels(i int) [MaxRelevance + 1]int {
+	var out [MaxRelevance + 1]int
+	for l, c := range q.lvl[i] {
+		out[l] = int(c)
+	}
+	return out
+}
+
+// Relevance returns the judged relevance of doc for query i; ok is false when the
+// document is unjudged.
+func (q *Qrels) Relevance(i int, doc string) (rel int, ok bool) {
+	h := maphash.String(q.seed, doc)
+	lo, hi := int(q.qStart[i]), int(q.qStart[i+1])
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if q.pHash[m] < h {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	for ; lo < int(q.qStart[i+1]) && q.pHash[lo] == h; lo++ {
+		if string(q.doc(q.perm[lo])) == doc {
+			return int(q.jRel[q.perm[lo]]), true
+		}
+	}
+	return 0, false
+}
+
+func (q *Qrels) doc(j int32) []byte {
+	var s uint32
+	if j > 0 {
+		s = q.jEnd[j-1]
+	}
+	return q.arena[s:q.jEnd[j]]
+}
+
+// add records a judgment.
+func (q *Qrels) add(qid, doc []byte, rel int) {
+	qi := q.last
+	if qi < 0 || string(qid) != q.ids[qi] {
+		var ok bool
+		qi, ok = q.idx[string(qid)]
+		if !ok {
+			qi = int32(len(q.ids))
+			s := string(qid)
+			q.ids = append(q.ids, s)
+			q.idx[s] = qi
+			q.lvl = append(q.lvl, [MaxRelevance + 1]int32{})
+		}
+		q.last = qi
+	}
+	q.arena = append(q.arena, doc...)
+	q.jEnd = append(q.jEnd, uint32(len(q.arena)))
+	q.jQ = append(q.jQ, qi)
+	q.jRel = append(q.jRel, int8(rel))
+	q.lvl[qi][rel]++
+}
+
+// index groups the judgments by query (a counting sort) and orders each query's
+// by docid hash, for lookups by binary search. It returns a duplicate (query,
+// docid) as (first, second) judgment, the one whose second occurrence comes first
+// in the file, or (-1, -1).
+func (q *Qrels) index() (int32, int32) {
+	nq := len(q.ids)
+	q.seed = maphash.MakeSeed()
+	q.qStart = make([]int32, nq+1)
+	for _, qi := range q.jQ {
+		q.qStart[qi+1]++
+	}
+	for i := range nq {
+		q.qStart[i+1] += q.qStart[i]
+	}
+	type ent struct {
+		h uint64
+		j int32
+	}
+	ents := make([]ent, len(q.jQ))
+	fill := slices.Clone(q.qStart[:nq])
+	for j, qi := range q.jQ {
+		ents[fill[qi]] = ent{maphash.Bytes(q.seed, q.doc(int32(j))), int32(j)}
+		fill[qi]++
+	}
+	q.perm = make([]int32, len(ents))
+	q.pHash = make([]uint64, len(ents))
+	dup1, dup2 := int32(-1), int32(-1)
+	for i := range nq {
+		seg := ents[q.qStart[i]:q.qStart[i+1]]
+		slices.SortFunc(seg, func(a, b ent) int {
+			if a.h != b.h {
+				if a.h < b.h {
+					return -1
+				}
+				return 1
+			}
+			return int(a.j - b.j)
+		})
+		for x := 0; x < len(seg); x++ {
+			// Within a run of equal hashes, any two equal docids are duplicates.
+			for y := x + 1; y < len(seg) && seg[y].h == seg[x].h; y++ {
+				if bytes.Equal(q.doc(seg[x].j), q.doc(seg[y].j)) && (dup2 < 0 || seg[y].j < dup2) {
+					dup1, dup2 = seg[x].j, seg[y].j
+				}
+			}
+		}
+	}
+	for x, e := range ents {
+		q.perm[x], q.pHash[x] = e.j, e.h
+	}
+	return dup1, dup2
+}
+
+// ReadQrels reads a qrels file, TREC (`qid iter docid rel`) or JSONL
+// ({"query_id", "doc_id", "relevance"}), detected by content.
+func ReadQrels(ctx context.Context, path string) (*Qrels, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read qrels: %w", err)
+	}
+	defer f.Close()
+	return ParseQrels(ctx, f, path)
+}
+
+// ParseQrels reads qrels from r; file names r in errors.
+func ParseQrels(ctx context.Context, r io.Reader, file string) (*Qrels, error) {
+	q := &Qrels{File: file, idx: map[string]int32{}, last: -1}
+	jline := []int32{} // line of each judgment, for duplicate errors
+	br := bufio.NewReaderSize(input.Reader(ctx, r), MaxLineBytes+1)
+	var p jsonpos.Parser
+	format := 0 // 0 unknown, 1 TREC, 2 JSONL
+	line := 0
+	var fields [5][]byte
+	for {
+		b, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return nil, input.Errorf(file, line+1, "line longer than %d MiB", MaxLineBytes>>20)
+		}
+		if err != nil && err != io.EOF && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if len(b) == 0 && err != nil {
+			if err == io.EOF {
+				break
+			}
+			return nil, fmt.Errorf("failed to read %s: %w", file, err)
+		}
+		line++
+		if line&0xffff == 0 {
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, cerr
+			}
+		}
+		if line == 1 {
+			b = input.TrimBOM(b)
+		}
+		b = trecTrim(b)
+		if len(b) == 0 {
+			if err == io.EOF {
+				break
+			}
+			continue
+		}
+		if format == 0 {
+			format = 1
+			if b[0] == '{' {
+				format = 2
+			}
+		}
+		var qid, doc []byte
+		var rel int
+		if format == 1 {
+			nf := trecFields(b, fields[:])
+			if nf != 4 {
+				return nil, input.Errorf(file, line, "malformed qrels line: want 4 fields \"qid iter docid rel\", got %d", nf)
+			}
+			qid, doc = fields[0], fields[2]
+			v, perr := trecInt(fields[3])
+			if perr {
+				return nil, input.Errorf(file, line, "relevance %q is not an integer", fields[3])
+			}
+			rel = v
+		} else {
+			var jerr error
+			qid, doc, rel, jerr = parseQrelJSON(&p, b, file, line)
+			if jerr != nil {
+				return nil, jerr
+			}
+		}
+		if rel < 0 || rel > MaxRelevance {
+			return nil, input.Errorf(file, line, "relevance %d is outside the scale 0-%d", rel, MaxRelevance)
+		}
+		q.add(qid, doc, rel)
+		jline = append(jline, int32(line))
+		if err == io.EOF {
+			break
+		}
+	}
+	if len(q.ids) == 0 {
+		return nil, input.Errorf(file, 0, "no judgments")
+	}
+	if j1, j2 := q.index(); j2 >= 0 {
+		return nil, input.Errorf(file, int(jline[j2]), "duplicate judgment of document %q for query %q (first on line %d)", q.doc(j2), q.ids[q.jQ[j2]], jline[j1])
+	}
+	return q, nil
+}
+
+func parseQrelJSON(p *jsonpos.Parser, b []byte, file string, line int) (qid, doc []byte, rel int, err error) {
+	v, perr := p.Parse(b, line, 0)
+	if perr != nil {
+		var se *jsonpos.SyntaxError
+		if errors.As(perr, &se) {
+			return nil, nil, 0, input.Errorf(file, line, "%s", se.Describe())
+		}
+		return nil, nil, 0, input.Errorf(file, line, "%s", perr)
+	}
+	if v.Kind != jsonpos.Object {
+		return nil, nil, 0, input.Errorf(file, line, "a judgment must be a JSON object, got %s", v.TypeName())
+	}
+	id := func(key string) ([]byte, error) {
+		f := v.Get(key)
+		if f == nil {
+			return nil, input.Errorf(file, line, "judgment has no %q", key)
+		}
+		switch f.Kind {
+		case jsonpos.String:
+			s := f.Str
+			if len(s) == 0 || strings.ContainsAny(s, " \t\r\n") {
+				return nil, input.Errorf(file, line, "%q must be a non-empty id without whitespace", key)
+			}
+			return []byte(s), nil
+		case jsonpos.Number:
+			return f.Raw(b), nil
+		}
+		return nil, input.Errorf(file, line, "%q must be a string, got %s", key, f.TypeName())
+	}
+	if qid, err = id("query_id"); err != nil {
+		return
+	}
+	if doc, err = id("doc_id"); err != nil {
+		return
+	}
+	r := v.Get("relevance")
+	if r == nil {
+		return nil, nil, 0, input.Errorf(file, line, "judgment has no \"relevance\"")
+	}
+	bad := func() error {
+		got := r.TypeName()
+		if r.Kind == jsonpos.Number {
+			got = string(r.Raw(b)[:min(r.End-r.Off, 64)])
+		}
+		return input.Errorf(file, line, "\"relevance\" must be an integer 0-%d, got %s", MaxRelevance, got)
+	}
+	if r.Kind != jsonpos.Number {
+		return nil, nil, 0, bad()
+	}
+	f, ok := r.Float64(b)
+	if !ok || f != math.Trunc(f) {
+		return nil, nil, 0, bad()
+	}
+	if f < 0 || f > MaxRelevance {
+		return nil, nil, 0, input.Errorf(file, line, "relevance %s is outside the scale 0-%d", r.Raw(b), MaxRelevance)
+	}
+	return qid, doc, int(f), nil
+}
