@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/github/githubtest"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 )
 
 // repoRoot is the module root, seen from the cli package's tests.
@@ -97,7 +98,13 @@ func TestActionYML(t *testing.T) {
 	// Each command's declared inputs are inputs of action.yml, and every input of
 	// action.yml is declared by a command (or is command / github-token).
 	declared := map[string]bool{"command": true, "github-token": true}
-	for cmd, inputs := range map[string]actionInputs{"check": checkInputs, "compare": compareInputs, "calibrate": calibrateInputs, "retrieve": retrieveInputs, "import": importInputs} {
+	commandInputs := map[string]actionInputs{"check": checkInputs, "compare": compareInputs, "calibrate": calibrateInputs, "retrieve": retrieveInputs,
+		"import": importInputs, "judge": judgeInputs, "generate": generateInputs, "evaluate": evaluateInputs}
+	for _, c := range commands {
+		assert.Contains(t, commandInputs, c.Name(), "every command is an Action (it declares its inputs)")
+		assert.Contains(t, action.Inputs["command"].Description, "`"+c.Name()+"`", "the command input names every command")
+	}
+	for cmd, inputs := range commandInputs {
 		for name := range inputs {
 			declared[name] = true
 			_, ok := action.Inputs[name]
@@ -108,7 +115,17 @@ func TestActionYML(t *testing.T) {
 		assert.True(t, declared[name], "input %s reaches no command", name)
 	}
 	assert.Equal(t, "default", checkCommentKey)
-	assert.NotEqual(t, checkCommentKey, calibrateCommentKey, "comment keys never collide")
+	seen := map[string]string{}
+	for cmd, key := range commentKeys {
+		assert.True(t, publish.ValidKey(key), key)
+		assert.Empty(t, seen[key], "comment keys never collide: %s and %s share %q", seen[key], cmd, key)
+		seen[key] = cmd
+		_, ok := commandInputs[cmd]["comment-key"]
+		assert.True(t, ok, "%s declares comment-key", cmd)
+	}
+	for _, name := range []string{"qrels", "judgments", "out"} {
+		assert.Contains(t, action.Outputs, name)
+	}
 }
 
 // dockerBuild runs the Dockerfile's own build command (there is no Docker engine

@@ -46,12 +46,11 @@ var checkInputs = commentInputs(actionInputs{
 func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	fs := newFlagSet(env, "check")
 	o := &checkOptions{}
-	var minHit, minRecall string
 	fs.StringVar(&o.cases, "cases", "", "cases JSONL (required; - reads standard input)")
 	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
 	fs.IntVar(&o.k, "k", 5, "the retrieval top-k (≥ 1)")
-	fs.StringVar(&minHit, "min-hit", "", "floor on the overall mean hit@k, in [0,1]; none or empty is off")
-	fs.StringVar(&minRecall, "min-recall", "", "floor on the overall mean recall@k, in [0,1]; none or empty is off")
+	floorVar(fs, &o.minHit, "min-hit", "floor on the overall mean hit@k, in [0,1]; none or empty is off")
+	floorVar(fs, &o.minRecall, "min-recall", "floor on the overall mean recall@k, in [0,1]; none or empty is off")
 	fs.StringVar(&o.referenceLocale, "reference-locale", "en", "locale the deltas are taken against")
 	fs.StringVar(&o.jsonOut, "json", "", "write the aggregates as JSON to `FILE`")
 	fs.StringVar(&o.markdownOut, "markdown", "", "write the Markdown report (the PR comment body) to `FILE`")
@@ -69,13 +68,6 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	}
 	if o.k < 1 {
 		return nil, usagef("check: --k must be at least 1, got %d", o.k)
-	}
-	var err error
-	if o.minHit, err = gate.ParseFloor(minHit); err != nil {
-		return nil, usagef("check: --min-hit: %v", err)
-	}
-	if o.minRecall, err = gate.ParseFloor(minRecall); err != nil {
-		return nil, usagef("check: --min-recall: %v", err)
 	}
 	if err := o.comment.validate("check"); err != nil {
 		return nil, err
@@ -122,11 +114,14 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 			return err
 		}
 	}
-	if err := doc.Text(env.Stdout); err != nil {
-		return fmt.Errorf("failed to write the report: %w", err)
+	// Inside Actions the stale-index warning is the ::warning:: annotation's, not
+	// the terminal report's (textResult).
+	text := doc
+	if inActions := env.Getenv("GITHUB_ACTIONS") == "true"; inActions && res.Integrity.Unknown.Entries > 0 {
+		text = checkreport.New(textResult(res, inActions))
 	}
-	if u := res.Integrity.Unknown; u.Entries > 0 {
-		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: %d retrieved entries in %d cases are not cards of the knowledge base (stale index?)\n", u.Entries, u.Cases)
+	if err := text.Text(env.Stdout); err != nil {
+		return fmt.Errorf("failed to write the report: %w", err)
 	}
 	// GitHub: outputs, annotations, job summary, PR comment. Its failures are
 	// warnings; the exit code reflects only the gates.

@@ -16,11 +16,13 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 )
 
@@ -79,7 +81,24 @@ func (f *Factory) flush() {
 // secrets are redacted from every message the process prints.
 func (f *Factory) secrets() []string {
 	g := f.Env.Getenv
-	return []string{publish.Token(g), g("GITHUB_TOKEN"), g("OPENAI_API_KEY")}
+	return []string{publish.Token(g), g("GITHUB_TOKEN"), g("OPENAI_API_KEY"), g(llm.APIKeyEnv)}
+}
+
+// stage is the Factory of a command run by another (evaluate's stages): the same
+// services, but no Action input reaches it (the outer command passes every flag
+// it means), except the token of the PR comment.
+func (f *Factory) stage() *Factory {
+	cp := *f
+	env := *f.Env
+	get := f.Env.Getenv
+	env.Getenv = func(k string) string {
+		if strings.HasPrefix(k, "INPUT_") && k != "INPUT_GITHUB-TOKEN" {
+			return ""
+		}
+		return get(k)
+	}
+	cp.Env, cp.publisher = &env, nil
+	return &cp
 }
 
 // Command is one subcommand.
@@ -111,7 +130,14 @@ func RunFactory(ctx context.Context, f *Factory, args []string) int {
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		var ge *GateError
 		if !errors.As(err, &ge) {
-			fmt.Fprintf(f.Env.Stderr, "retrieval-gate: %s\n", publish.Clean(httpretry.Redact(err.Error(), f.secrets()...)))
+			msg := publish.Clean(httpretry.Redact(err.Error(), f.secrets()...))
+			// Inside Actions an input error is an ::error:: annotation (at its
+			// file and line when it names them) and a job-summary entry; the
+			// annotation is the log's one line about it.
+			file, line := errorLocation(err)
+			if !f.Publisher().Fail(publish.Failure{Command: commandName(args), Message: msg, File: file, Line: line}) {
+				fmt.Fprintf(f.Env.Stderr, "retrieval-gate: %s\n", msg)
+			}
 		}
 	}
 	if errors.Is(err, flag.ErrHelp) {
@@ -142,6 +168,18 @@ func dispatch(ctx context.Context, f *Factory, args []string) error {
 	}
 	printUsage(env.Stderr)
 	return usagef("unknown command %q", publish.Clean(name))
+}
+
+// commandName is the subcommand of args, "" when args name none.
+func commandName(args []string) string {
+	if len(args) > 0 {
+		for _, c := range commands {
+			if c.Name() == args[0] {
+				return c.Name()
+			}
+		}
+	}
+	return ""
 }
 
 // Version is set at build time with -ldflags "-X .../cli.Version=v1.2.3".
@@ -217,7 +255,7 @@ func parseFlags(fs *flag.FlagSet, env *Env, args []string, inputs actionInputs) 
 			}
 		}
 		if e := fs.Set(name, v); e != nil {
-			return usagef("action input %q: %q: %v", name, publish.Clean(v), e)
+			return inputValueError(fs.Lookup(name), v, e)
 		}
 	}
 	return nil

@@ -70,7 +70,7 @@ func (f *gainFlag) Set(v string) error {
 	case "linear":
 		f.g = metrics.GainLinear
 	default:
-		return fmt.Errorf("want exp or linear, got %q", v)
+		return &valueError{"is not one of exp, linear"}
 	}
 	return nil
 }
@@ -84,14 +84,15 @@ type compareOptions struct {
 	baseline                 string
 	seed                     uint64
 	jsonOut, mdOut, perQuery string
+	comment                  commentFlags // its own key, compare: never check's or calibrate's comment
 }
 
 // compareInputs are compare's Action inputs (`run` holds one NAME=FILE per line).
-// compare keeps no PR comment: its report goes to the job summary.
-var compareInputs = actionInputs{
+// compare keeps its own sticky PR comment (key compare) and the job summary.
+var compareInputs = commentInputs(actionInputs{
 	"qrels": "", "run": "", "k": "", "gain": "", "relevant-level": "", "baseline": "", "bootstrap": "", "seed": "",
 	"json": "retrieval-gate-compare.json", "markdown": "", "per-query": "",
-}
+})
 
 func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error) {
 	fs := newFlagSet(env, "compare")
@@ -107,6 +108,7 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	fs.StringVar(&o.jsonOut, "json", "", "write the JSON report (retrieval-gate/compare@1) here")
 	fs.StringVar(&o.mdOut, "markdown", "", "write the Markdown report here")
 	fs.StringVar(&o.perQuery, "per-query", "", "write per-query metrics here (JSONL)")
+	o.comment.register(fs, compareCommentKey)
 	if err := parseFlags(fs, env, args, compareInputs); err != nil {
 		return nil, err
 	}
@@ -121,6 +123,9 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 		return nil, usagef("compare: --relevant-level must be between 1 and %d, got %d", trecfile.MaxRelevance, o.level)
 	case o.resamples < 1:
 		return nil, usagef("compare: --bootstrap must be at least 1, got %d", o.resamples)
+	}
+	if err := o.comment.validate("compare"); err != nil {
+		return nil, err
 	}
 	sd, err := strconv.ParseUint(*seed, 10, 64)
 	if err != nil {
@@ -207,15 +212,15 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions)
 	if err := doc.Text(env.Stdout); err != nil {
 		return err
 	}
-	// Inside GitHub Actions the Markdown report goes to the job summary (compare
-	// keeps no PR comment) and the recommendation becomes a step output.
-	if env.Getenv("GITHUB_ACTIONS") == "true" {
-		var md strings.Builder
-		if err := doc.Markdown(&md); err != nil {
-			return err
-		}
-		f.Publisher().Publish(ctx, publish.Publication{Markdown: md.String(), Mode: publish.ModeNever,
-			Outputs: map[string]string{"recommended": res.Recommended, "json": o.jsonOut}, PathOutputs: []string{"json"}})
+	// GitHub: the Markdown report in the job summary and the sticky PR comment
+	// (key compare), the recommendation and the JSON path as step outputs.
+	// compare has no verdict yet: --comment-mode failures only updates an
+	// earlier comment.
+	var md strings.Builder
+	if err := doc.Markdown(&md); err != nil {
+		return err
 	}
+	f.Publisher().Publish(ctx, o.comment.publication(publish.Publication{Markdown: md.String(),
+		Outputs: map[string]string{"recommended": res.Recommended, "json": o.jsonOut}, PathOutputs: []string{"json"}}))
 	return nil
 }

@@ -36,7 +36,17 @@ type evaluateOptions struct {
 	maxRequests                        int64
 	price                              string
 	bootstrap                          int
+	comment                            commentFlags // passed to the compare stage, under evaluate's own key
 }
+
+// evaluateInputs are evaluate's Action inputs. Its stages see none of them (each
+// stage gets every flag it needs from evaluate): an input reaches only the
+// command the step runs.
+var evaluateInputs = commentInputs(actionInputs{
+	"kb": "", "cases": "", "out": "", "judge-url": "", "judge-model": "", "generator-url": "", "generator-model": "",
+	"rerank-url": "", "store": "", "chroma-url": "", "embedder": "", "embedder-url": "", "embedder-model": "", "k": "",
+	"per-locale": "", "repeat": "", "concurrency": "", "max-requests": "", "price-per-1k": "", "bootstrap": "",
+})
 
 func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, error) {
 	fs := newFlagSet(env, "evaluate")
@@ -61,7 +71,11 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	fs.Int64Var(&o.maxRequests, "max-requests", 0, "request budget of the judge (0: no limit)")
 	fs.StringVar(&o.price, "price-per-1k", "", "judge price per 1,000 tokens, PRICE or PROMPT,COMPLETION")
 	fs.IntVar(&o.bootstrap, "bootstrap", 10000, "compare's bootstrap resamples")
-	if err := parseFlags(fs, env, args, nil); err != nil {
+	o.comment.register(fs, evaluateCommentKey)
+	if err := parseFlags(fs, env, args, evaluateInputs); err != nil {
+		return nil, err
+	}
+	if err := o.comment.validate("evaluate"); err != nil {
 		return nil, err
 	}
 	switch {
@@ -159,7 +173,11 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 		j = append(j, "--price-per-1k", o.price)
 	}
 	cmp := []string{"--qrels", in("qrels.txt"), "--k", strconv.Itoa(o.k), "--bootstrap", strconv.Itoa(o.bootstrap),
-		"--json", in("compare.json"), "--markdown", in("compare.md"), "--per-query", in("per-query.jsonl")}
+		"--json", in("compare.json"), "--markdown", in("compare.md"), "--per-query", in("per-query.jsonl"),
+		"--comment", o.comment.mode, "--comment-mode", o.comment.when, "--comment-key", o.comment.key}
+	if o.comment.pr > 0 {
+		cmp = append(cmp, "--pr", strconv.Itoa(o.comment.pr))
+	}
 	for i, n := range runNames {
 		j = append(j, "--run", n+"="+runFiles[i])
 		cmp = append(cmp, "--run", n+"="+runFiles[i])
@@ -176,12 +194,16 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	if err != nil {
 		return err
 	}
+	sf := f.stage()
 	for i, s := range stages {
 		fmt.Fprintf(env.Stderr, "evaluate: stage %d/%d: %s\n", i+1, len(stages), plain(s.String()))
-		if err := s.cmd.Run(ctx, f, s.args); err != nil {
+		if err := s.cmd.Run(ctx, sf, s.args); err != nil {
 			return fmt.Errorf("evaluate: stage %d (%s) failed: %w", i+1, s.cmd.Name(), err)
 		}
 	}
 	fmt.Fprintf(env.Stderr, "evaluate: reports in %s (compare.json, compare.md, judge.json); stages in %s\n", plain(o.out), plain(in("stages.txt")))
+	// The stages set their outputs (judge: qrels, judgments; compare: json,
+	// recommended) and compare's job summary and comment; evaluate adds its DIR.
+	f.Publisher().Publish(ctx, pathOutputs(map[string]string{"out": o.out}))
 	return nil
 }

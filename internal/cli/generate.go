@@ -52,7 +52,7 @@ func (c *GenerateCommand) parse(env *Env, args []string) (*generateOptions, erro
 	fs.StringVar(&o.format, "answer-format", judge.FormatJSON, "json: structured output, text when the server rejects it; text: \"question: ...\" and \"keyword: ...\" lines")
 	fs.Float64Var(&o.jaccard, "dedup-jaccard", 0.8, "drop a query whose token-set Jaccard similarity with a kept query of its locale is at least this")
 	fs.IntVar(&o.roundTripK, "round-trip-k", 0, "keep a query only when dense, lexical or hybrid retrieval (built-in hash embedder, memory store) ranks its source card in the top k (0: off)")
-	if err := parseFlags(fs, env, args, nil); err != nil {
+	if err := parseFlags(fs, env, args, generateInputs); err != nil {
 		return nil, err
 	}
 	var err error
@@ -81,6 +81,13 @@ func (c *GenerateCommand) parse(env *Env, args []string) (*generateOptions, erro
 	return o, refuseOverwrite("generate", []file{{"kb", o.kb}, {"prompt", o.prompt}}, []file{{"out", o.out}})
 }
 
+// generateInputs are generate's Action inputs (the API key comes from the step's
+// env, RETRIEVAL_GATE_LLM_API_KEY).
+var generateInputs = actionInputs{
+	"kb": "", "out": "", "per-locale": "", "seed": "", "questions": "", "keywords": "", "generator-url": "", "generator-model": "",
+	"concurrency": "", "max-requests": "", "prompt": "", "answer-format": "", "dedup-jaccard": "", "round-trip-k": "",
+}
+
 func (c *GenerateCommand) Run(ctx context.Context, f *Factory, args []string) error {
 	env := f.Env
 	o, err := c.parse(env, args)
@@ -91,7 +98,11 @@ func (c *GenerateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("generate: interrupted, nothing written: %w", err)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	f.Publisher().Publish(ctx, pathOutputs(map[string]string{"out": o.out}))
+	return nil
 }
 
 func runGenerate(ctx context.Context, f *Factory, o *generateOptions) error {

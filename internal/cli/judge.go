@@ -114,7 +114,7 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 	fs.StringVar(&o.qrelsOut, "qrels", "", "write the labels as TREC qrels \"qid 0 docid rel\" to `FILE`")
 	fs.StringVar(&o.jsonlOut, "judgments", "", "write the labels as JSONL (with reason, model, prompt version and hash) to `FILE`")
 	fs.StringVar(&o.jsonOut, "json", "", "write the report (retrieval-gate/judge@1: counts, tokens, cost, self-agreement) to `FILE`")
-	if err := parseFlags(fs, env, args, nil); err != nil {
+	if err := parseFlags(fs, env, args, judgeInputs); err != nil {
 		return nil, err
 	}
 	var err error
@@ -148,7 +148,16 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 	return o, refuseOverwrite("judge", inputs, []file{{"qrels", o.qrelsOut}, {"judgments", o.jsonlOut}, {"json", o.jsonOut}})
 }
 
-// checkOutputs refuses an output that is an input or another output.
+// judgeInputs are judge's Action inputs (`run` holds one NAME=FILE per line);
+// inside Actions --json defaults to retrieval-gate-judge.json, so the `json`
+// output always names a file. The API key comes from the step's env
+// (RETRIEVAL_GATE_LLM_API_KEY), never from an input.
+var judgeInputs = actionInputs{
+	"run": "", "queries": "", "kb": "", "k": "", "repeat": "", "judge-url": "", "judge-model": "", "concurrency": "",
+	"max-requests": "", "prompt": "", "answer-format": "", "cache": "", "price-per-1k": "", "qrels": "", "judgments": "",
+	"json": "retrieval-gate-judge.json",
+}
+
 func (c *JudgeCommand) Run(ctx context.Context, f *Factory, args []string) error {
 	env := f.Env
 	o, err := c.parse(env, args)
@@ -159,7 +168,12 @@ func (c *JudgeCommand) Run(ctx context.Context, f *Factory, args []string) error
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("judge: interrupted, nothing written (the judgments made are in the cache): %w", err)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// Inside Actions: the paths of the labels and the report as step outputs.
+	f.Publisher().Publish(ctx, pathOutputs(map[string]string{"qrels": o.qrelsOut, "judgments": o.jsonlOut, "json": o.jsonOut}))
+	return nil
 }
 
 // runJudge reads the inputs, judges the pool and writes the outputs.

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
@@ -21,31 +22,65 @@ import (
 const (
 	checkCommentKey     = publish.DefaultKey // "default", as before commands had keys
 	calibrateCommentKey = "calibrate"
+	compareCommentKey   = "compare"
+	evaluateCommentKey  = "evaluate" // evaluate's compare stage, never a compare step's comment
 )
 
-// commentFlags are the flags of a command that keeps a PR comment.
-type commentFlags struct {
-	mode, key string
-	pr        int
+// commentKeys are the default comment keys, one per command that comments.
+var commentKeys = map[string]string{"check": checkCommentKey, "calibrate": calibrateCommentKey, "compare": compareCommentKey, "evaluate": evaluateCommentKey}
+
+// pathOutputs is a publication of step outputs that are paths (made relative to
+// the workspace); empty paths are left out.
+func pathOutputs(paths map[string]string) publish.Publication {
+	pub := publish.Publication{Outputs: map[string]string{}}
+	for k, v := range paths {
+		if v != "" {
+			pub.Outputs[k] = v
+			pub.PathOutputs = append(pub.PathOutputs, k)
+		}
+	}
+	return pub
 }
 
-// register adds --comment, --comment-key (default key) and --pr to fs.
+// commentFlags are the flags of a command that keeps a PR comment: --comment says
+// whether the run may comment at all, --comment-mode when it does.
+type commentFlags struct {
+	mode, when, key string
+	pr              int
+}
+
+// register adds --comment, --comment-mode, --comment-key (default key) and --pr to fs.
 func (c *commentFlags) register(fs *flag.FlagSet, key string) {
-	fs.StringVar(&c.mode, "comment", publish.ModeAuto, "PR comment: auto, always or never")
+	enumVar(fs, &c.mode, "comment", publish.ModeAuto, []string{publish.ModeAuto, publish.ModeAlways, publish.ModeNever},
+		"whether to comment on the PR: auto (on a pull request inside Actions, with a token), always (also with --pr elsewhere) or never")
+	enumVar(fs, &c.when, "comment-mode", publish.WhenAlways, []string{publish.WhenAlways, publish.WhenChanges, publish.WhenFailures, publish.WhenOff},
+		"when to post or update the comment: always, changes (only when the report differs from the comment's), failures (only a failing report; a pass updates an earlier comment) or off")
 	fs.StringVar(&c.key, "comment-key", key, "key of the PR comment, so several gates keep one comment each")
 	fs.IntVar(&c.pr, "pr", 0, "pull request number for the comment (default: from the GitHub event)")
 }
 
 // commentInputs are the Action inputs of commentFlags.
 func commentInputs(in actionInputs) actionInputs {
-	in["comment"], in["comment-key"], in["pr"] = "", "", ""
+	in["comment"], in["comment-mode"], in["comment-key"], in["pr"] = "", "", "", ""
 	return in
+}
+
+// publication applies the comment flags to pub.
+func (c *commentFlags) publication(pub publish.Publication) publish.Publication {
+	pub.Key, pub.Mode, pub.When, pub.PR = c.key, c.mode, c.when, c.pr
+	return pub
 }
 
 // validate checks the comment flags of command cmd.
 func (c *commentFlags) validate(cmd string) error {
 	if err := publish.ValidMode(c.mode); err != nil {
 		return usagef("%s: %v", cmd, err)
+	}
+	if err := publish.ValidWhen(c.when); err != nil {
+		return usagef("%s: %v", cmd, err)
+	}
+	if c.pr < 0 {
+		return usagef("%s: --pr must be a pull request number, got %d", cmd, c.pr)
 	}
 	if !publish.ValidKey(c.key) {
 		return usagef("%s: --comment-key must be 1-100 characters of A-Z a-z 0-9 . _ / -, got %q", cmd, publish.Clean(c.key))
@@ -77,17 +112,50 @@ func checkPublication(r *gate.Result, doc *checkreport.Document, c commentFlags,
 			Message: fmt.Sprintf("case %s: gold id %q: %s", p.CaseID, p.GoldID, p.Reason),
 		})
 	}
-	return publish.Publication{
-		Key:              c.key,
+	var warnings []string
+	if u := r.Integrity.Unknown; u.Entries > 0 {
+		warnings = append(warnings, staleIndexWarning(u))
+	}
+	return c.publication(publish.Publication{
 		Markdown:         doc.Markdown(checkreport.MarkdownOptions{Key: c.key}),
 		Render:           func(n int) string { return doc.Markdown(checkreport.MarkdownOptions{Key: c.key, MaxListed: n}) },
 		Outputs:          outputs,
 		PathOutputs:      []string{"json"},
 		Annotations:      anns,
 		AnnotationsTotal: max(r.Integrity.ProblemsTotal, int64(len(r.Integrity.Problems))),
-		Mode:             c.mode,
-		PR:               c.pr,
+		Failed:           len(r.Failed()) > 0,
+		ActionWarnings:   warnings,
+	})
+}
+
+// staleIndexWarning is the ::warning:: of retrieved entries that are not cards of
+// the KB. Outside Actions the text report says it (once); inside, the annotation
+// does, and the text report leaves it out (textResult).
+func staleIndexWarning(u gate.UnknownRetrieved) string {
+	msg := fmt.Sprintf("retrieval-gate: %d retrieved %s in %d %s are not cards of the knowledge base (a stale index?)",
+		u.Entries, pluralWord(u.Entries, "entry", "entries"), u.Cases, pluralWord(u.Cases, "case", "cases"))
+	if len(u.Examples) > 0 {
+		msg += ", e.g. " + publish.Clean(strings.Join(u.Examples, ", "))
 	}
+	return msg + ". This is a warning, not a failure."
+}
+
+// textResult is the result the terminal report is written from: inside Actions
+// without the stale-index warning, which the ::warning:: annotation carries.
+func textResult(r *gate.Result, inActions bool) *gate.Result {
+	if !inActions || r.Integrity.Unknown.Entries == 0 {
+		return r
+	}
+	cp := *r
+	cp.Integrity.Unknown = gate.UnknownRetrieved{}
+	return &cp
+}
+
+func pluralWord(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // metricOutput is a group's mean of key as a step output; "" when the group has
@@ -115,14 +183,12 @@ func calibratePublication(r *calibrate.Result, md string, c commentFlags, jsonPa
 			}
 		}
 	}
-	return publish.Publication{
-		Key:              c.key,
+	return c.publication(publish.Publication{
 		Markdown:         md,
 		Outputs:          map[string]string{"verdict": string(r.Verdict()), "json": jsonPath},
 		PathOutputs:      []string{"json"},
 		Annotations:      anns,
 		AnnotationsTotal: total,
-		Mode:             c.mode,
-		PR:               c.pr,
-	}
+		Failed:           len(r.Failed()) > 0,
+	})
 }

@@ -263,11 +263,51 @@ func (a *Actions) RelPath(p string) string {
 	if err != nil {
 		return filepath.ToSlash(filepath.Clean(p))
 	}
-	rel, err := filepath.Rel(ws, abs)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return filepath.ToSlash(filepath.Clean(p))
+	if rel, ok := within(ws, abs); ok {
+		return rel
 	}
-	return filepath.ToSlash(rel)
+	// The workspace or the path may be reached through a symbolic link (the
+	// working directory is reported resolved): compare the resolved paths.
+	if rel, ok := within(resolved(ws), resolved(abs)); ok {
+		return rel
+	}
+	return filepath.ToSlash(filepath.Clean(p))
+}
+
+// InWorkspace reports whether p lies inside GITHUB_WORKSPACE (false when the
+// workspace is unknown): only such paths are seen by the next step of a Docker
+// action, which mounts the workspace alone.
+func (a *Actions) InWorkspace(p string) bool {
+	if a.Workspace == "" || p == "" || p == "-" {
+		return false
+	}
+	return !filepath.IsAbs(filepath.FromSlash(a.RelPath(p))) && !strings.HasPrefix(a.RelPath(p), "../")
+}
+
+// within is target relative to dir, when it lies inside it.
+func within(dir, target string) (string, bool) {
+	rel, err := filepath.Rel(dir, target)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// resolved is p with the symbolic links of its longest existing prefix resolved
+// (an output file may not exist yet).
+func resolved(p string) string {
+	rest := ""
+	for cur := p; ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
 }
 
 // ErrNoFile says the runner gave no file for a file command (GITHUB_OUTPUT or

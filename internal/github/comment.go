@@ -20,6 +20,7 @@ const ActionsBot = "github-actions[bot]"
 // IssueComment is a comment of a pull request as the REST API returns it.
 type IssueComment struct {
 	ID        int64
+	NodeID    string // node_id, the GraphQL id (MinimizeComment)
 	Login     string // user.login of the author
 	Body      string
 	URL       string // html_url
@@ -41,7 +42,7 @@ const (
 
 // APIError is a failed comment call.
 type APIError struct {
-	Op      string // "list", "create", "update", "delete", "identify"
+	Op      string // "list", "create", "update", "delete", "hide", "identify"
 	Kind    ErrorKind
 	Status  int    // HTTP status, 0 for network errors
 	Message string // GitHub's message, the rate-limit explanation, or the network error
@@ -59,6 +60,8 @@ func (e *APIError) Error() string {
 // header of requests to the API's own origin.
 type Client struct {
 	gh          *gogithub.Client
+	http        *http.Client // the same client, for GraphQL
+	graphql     string       // GraphQLURL of the API base
 	owner, repo string
 }
 
@@ -105,7 +108,12 @@ func NewClient(apiURL, repository, token string, opts ...Option) (*Client, error
 	if token != "" {
 		t.Credentials = http.Header{"Authorization": {"Bearer " + token}}
 	}
-	gh := gogithub.NewClient(httpretry.NewHTTPClient(t))
+	graphql, err := GraphQLURL(apiURL)
+	if err != nil {
+		return nil, err
+	}
+	hc := httpretry.NewHTTPClient(t)
+	gh := gogithub.NewClient(hc)
 	if strings.TrimSuffix(apiURL, "/") != DefaultAPIURL {
 		upload := *u
 		upload.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/api/v3") + "/api/uploads/"
@@ -115,7 +123,7 @@ func NewClient(apiURL, repository, token string, opts ...Option) (*Client, error
 		}
 	}
 	gh.UserAgent = "retrieval-gate"
-	return &Client{gh: gh, owner: owner, repo: repo}, nil
+	return &Client{gh: gh, http: hc, graphql: graphql, owner: owner, repo: repo}, nil
 }
 
 // Self is the login of the token's identity: GET /user for a user's token; an
@@ -187,7 +195,7 @@ func (c *Client) DeleteComment(ctx context.Context, id int64) error {
 }
 
 func issueComment(ic *gogithub.IssueComment) IssueComment {
-	return IssueComment{ID: ic.GetID(), Login: ic.GetUser().GetLogin(), Body: ic.GetBody(), URL: ic.GetHTMLURL(), CreatedAt: ic.GetCreatedAt().Time}
+	return IssueComment{ID: ic.GetID(), NodeID: ic.GetNodeID(), Login: ic.GetUser().GetLogin(), Body: ic.GetBody(), URL: ic.GetHTMLURL(), CreatedAt: ic.GetCreatedAt().Time}
 }
 
 // classify turns a go-github error into an *APIError.

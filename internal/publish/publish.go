@@ -55,8 +55,16 @@ type Publication struct {
 	// of them; AnnotationsTotal (when larger) counts the problems they came from.
 	Annotations      []Annotation
 	AnnotationsTotal int64
-	// Mode is auto, always or never; "" is auto.
+	// Mode is auto, always or never; "" is auto: whether to comment at all.
 	Mode string
+	// When is the comment mode (WhenAlways, WhenChanges, WhenFailures, WhenOff;
+	// "" is always): when a comment is posted or updated.
+	When string
+	// Failed is the report's verdict (WhenFailures posts only failing reports).
+	Failed bool
+	// ActionWarnings become ::warning:: commands inside Actions, once each; outside
+	// Actions they are not printed (the command's text report says them).
+	ActionWarnings []string
 	// PR overrides the pull request of the event (--pr); 0 keeps the event's.
 	PR int
 	// NoSummary leaves the job summary alone.
@@ -134,10 +142,16 @@ func (p *Publisher) Publish(ctx context.Context, pub Publication) []Warning {
 		for _, k := range pub.PathOutputs {
 			if v := outputs[k]; v != "" {
 				outputs[k] = act.RelPath(v)
+				if act.Workspace != "" && !act.InWorkspace(v) {
+					warn("the `%s` output %s is outside the workspace (GITHUB_WORKSPACE): a later step may not see it (a Docker action shares only the workspace); give a path relative to the workspace", k, Clean(outputs[k]))
+				}
 			}
 		}
 		if err := act.SetOutputs(outputs); err != nil {
 			warn("%v", err)
+		}
+		for _, w := range pub.ActionWarnings {
+			act.Warning(httpretry.Redact(w, token))
 		}
 		if len(pub.Annotations) > 0 || pub.AnnotationsTotal > 0 {
 			act.Annotate("error", pub.Annotations, pub.AnnotationsTotal, MaxAnnotations, "the job summary lists them")
@@ -180,6 +194,9 @@ func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Public
 	pr := act.PR
 	if pub.PR > 0 {
 		pr = pub.PR
+	}
+	if pub.When == WhenOff {
+		return
 	}
 	switch mode {
 	case ModeNever:
@@ -239,18 +256,26 @@ func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Public
 	}
 	ctx, cancel := context.WithTimeout(ctx, commentTimeout)
 	defer cancel()
-	res, err := Upsert(ctx, c, pr, marker, body, sleep)
+	res, err := UpsertPolicy(ctx, c, pr, marker, body, Policy{When: pub.When, Failed: pub.Failed}, sleep)
 	if err != nil {
 		warn("%s", github.Explain(err))
 		return
 	}
-	verb := "updated"
-	if res.Created {
-		verb = "created"
+	switch {
+	case res.Skipped == SkipUnchanged:
+		fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment unchanged (--comment-mode %s): %s\n", pub.When, Clean(res.URL))
+	case res.Skipped == SkipPassing:
+		fmt.Fprintf(p.Stderr, "retrieval-gate: no PR comment: the verdict is pass and there is no earlier comment to update (--comment-mode failures)\n")
+	case res.Created:
+		fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment created: %s\n", Clean(res.URL))
+	default:
+		fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment updated: %s\n", Clean(res.URL))
 	}
-	fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment %s: %s\n", verb, Clean(res.URL))
+	if res.Hidden > 0 {
+		fmt.Fprintf(p.Stderr, "retrieval-gate: hid %d duplicate PR %s with the same key as outdated (concurrent runs)\n", res.Hidden, plural(res.Hidden, "comment", "comments"))
+	}
 	if res.Removed > 0 {
-		fmt.Fprintf(p.Stderr, "retrieval-gate: removed %d duplicate PR %s with the same key (concurrent runs)\n", res.Removed, plural(res.Removed, "comment", "comments"))
+		fmt.Fprintf(p.Stderr, "retrieval-gate: deleted %d duplicate PR %s with the same key (GitHub refused to hide them)\n", res.Removed, plural(res.Removed, "comment", "comments"))
 	}
 }
 

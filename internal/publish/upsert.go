@@ -3,6 +3,8 @@ package publish
 import (
 	"context"
 	"errors"
+	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -11,7 +13,8 @@ import (
 )
 
 // Comments is the GitHub API the sticky comment needs (github.Client implements
-// it against the REST API; tests use the same client against githubtest).
+// it against the REST and GraphQL APIs; tests use the same client against
+// githubtest).
 type Comments interface {
 	// Self is the token's login; confirmed false means it was assumed (the
 	// Actions token may not read GET /user and is github-actions[bot]).
@@ -20,27 +23,73 @@ type Comments interface {
 	CreateComment(ctx context.Context, pr int, body string) (github.IssueComment, error)
 	EditComment(ctx context.Context, id int64, body string) (github.IssueComment, error)
 	DeleteComment(ctx context.Context, id int64) error
+	// MinimizeComment hides a comment as outdated (GraphQL minimizeComment).
+	MinimizeComment(ctx context.Context, nodeID string) error
+}
+
+// When a comment is posted (--comment-mode): --comment decides whether the run
+// may comment at all (a token, a pull request); the comment mode decides when.
+const (
+	WhenAlways   = "always"   // create or update on every run (the default)
+	WhenChanges  = "changes"  // create, or update only when the report differs from the comment's
+	WhenFailures = "failures" // create or update on a failing verdict; on a pass only update an existing comment
+	WhenOff      = "off"      // never (as --comment never)
+)
+
+// ValidWhen checks a --comment-mode value ("" is always).
+func ValidWhen(when string) error {
+	switch when {
+	case "", WhenAlways, WhenChanges, WhenFailures, WhenOff:
+		return nil
+	}
+	return fmt.Errorf("--comment-mode must be always, changes, failures or off, not %q", when)
+}
+
+// Policy is when Upsert writes the comment.
+type Policy struct {
+	When   string // WhenAlways ("" too), WhenChanges, WhenFailures (WhenOff never reaches Upsert)
+	Failed bool   // the verdict of the report is fail
 }
 
 // Upserted is the sticky comment after an upsert.
 type Upserted struct {
 	ID      int64
 	URL     string
-	Created bool // a new comment (false: an existing one was updated in place)
-	Removed int  // duplicates of ours with the same key that were deleted
+	Created bool   // a new comment (false: an existing one was updated in place)
+	Skipped string // why nothing was written ("" when the comment was created or updated)
+	Hidden  int    // duplicates of ours with the same key minimised as outdated
+	Removed int    // duplicates that could not be minimised and were deleted instead
 }
+
+// The reasons of Upserted.Skipped.
+const (
+	SkipUnchanged = "unchanged"
+	SkipPassing   = "passing"
+)
 
 // createAttempts bounds the creates of one upsert when GitHub answers 5xx (which
 // may or may not have created the comment: each retry lists again first).
 const createAttempts = 3
 
-// Upsert keeps one comment per marker on the pull request, written by the token's
-// own identity: the oldest own comment starting with marker is updated; none is
-// created. Comments by anyone else are never touched, whatever they contain.
-// After a create the comments are listed again, and when concurrent runs created
-// more than one own comment with the marker, the oldest is kept (and given body)
-// and the others are deleted.
+// Upsert is UpsertPolicy with WhenAlways: the comment is written on every run.
 func Upsert(ctx context.Context, c Comments, pr int, marker, body string, sleep func(context.Context, time.Duration) error) (Upserted, error) {
+	return UpsertPolicy(ctx, c, pr, marker, body, Policy{}, sleep)
+}
+
+// UpsertPolicy keeps one comment per marker on the pull request, written by the
+// token's own identity: the oldest own comment starting with marker is updated;
+// none is created. Comments by anyone else are never touched, whatever they
+// contain. After a create the comments are listed again, and when concurrent runs
+// created more than one own comment with the marker, the oldest is kept (and
+// given body) and the others are hidden as outdated (deleted when GitHub refuses
+// to minimise them).
+//
+// The policy decides when: WhenChanges leaves an existing comment alone when its
+// body equals body but for the workflow-run link; WhenFailures creates a comment
+// only for a failing report, and on a passing one updates an existing comment
+// (so a failure never lingers after the fix) or does nothing. Duplicates are
+// hidden whatever the policy.
+func UpsertPolicy(ctx context.Context, c Comments, pr int, marker, body string, pol Policy, sleep func(context.Context, time.Duration) error) (Upserted, error) {
 	self, _, err := c.Self(ctx)
 	if err != nil {
 		return Upserted{}, err
@@ -58,12 +107,21 @@ func Upsert(ctx context.Context, c Comments, pr int, marker, body string, sleep 
 		}
 		if len(own) > 0 {
 			keep := own[0]
-			up, err := c.EditComment(ctx, keep.ID, body)
-			if err != nil {
-				return Upserted{}, err
+			res := Upserted{ID: keep.ID, URL: keep.URL}
+			if (pol.When == WhenChanges || pol.When == WhenFailures) && SameReport(keep.Body, body) {
+				res.Skipped = SkipUnchanged
+			} else {
+				up, err := c.EditComment(ctx, keep.ID, body)
+				if err != nil {
+					return Upserted{}, err
+				}
+				res.URL = up.URL
 			}
-			removed, err := deleteAll(ctx, c, own[1:])
-			return Upserted{ID: up.ID, URL: up.URL, Removed: removed}, err
+			res.Hidden, res.Removed, err = hideAll(ctx, c, own[1:], marker)
+			return res, err
+		}
+		if pol.When == WhenFailures && !pol.Failed {
+			return Upserted{Skipped: SkipPassing}, nil
 		}
 		created, err := c.CreateComment(ctx, pr, body)
 		if err != nil {
@@ -83,12 +141,12 @@ func Upsert(ctx context.Context, c Comments, pr int, marker, body string, sleep 
 }
 
 // settle lists again after a create: a concurrent run may have created one too.
-// The oldest own comment with the marker stays, with body; the rest go.
+// The oldest own comment with the marker stays, with body; the rest are hidden.
 func settle(ctx context.Context, c Comments, pr int, marker, body, self string, created github.IssueComment) (Upserted, error) {
 	own, err := ownComments(ctx, c, pr, marker, self)
 	if err != nil || len(own) <= 1 {
 		// The comment exists; a failed re-listing only leaves a possible
-		// duplicate for the next run to remove.
+		// duplicate for the next run to hide.
 		return Upserted{ID: created.ID, URL: created.URL, Created: true}, nil
 	}
 	keep := own[0]
@@ -100,7 +158,7 @@ func settle(ctx context.Context, c Comments, pr int, marker, body, self string, 
 		}
 		res.URL = up.URL
 	}
-	res.Removed, err = deleteAll(ctx, c, own[1:])
+	res.Hidden, res.Removed, err = hideAll(ctx, c, own[1:], marker)
 	return res, err
 }
 
@@ -126,17 +184,55 @@ func ownComments(ctx context.Context, c Comments, pr int, marker, self string) (
 	return own, nil
 }
 
-func deleteAll(ctx context.Context, c Comments, cs []github.IssueComment) (int, error) {
-	n := 0
+// hideAll minimises each duplicate as outdated and retires its marker (so later
+// runs neither count nor hide it again); a duplicate GitHub refuses to minimise
+// (FORBIDDEN, an old GitHub Enterprise Server without the mutation, ...) is
+// deleted instead. Network, rate-limit and server errors stop the cleanup: the
+// next run finds the duplicates again.
+func hideAll(ctx context.Context, c Comments, cs []github.IssueComment, marker string) (hidden, removed int, err error) {
 	for _, cm := range cs {
-		if err := c.DeleteComment(ctx, cm.ID); err != nil {
-			var ae *github.APIError
-			if errors.As(err, &ae) && ae.Kind == github.KindNotFound {
-				continue // a concurrent run deleted it first
-			}
-			return n, err
+		err := c.MinimizeComment(ctx, cm.NodeID)
+		if err == nil {
+			hidden++
+			// Best effort: a failure leaves the marker, and the next run hides it
+			// again (minimising is idempotent).
+			_, _ = c.EditComment(ctx, cm.ID, retire(cm.Body, marker))
+			continue
 		}
-		n++
+		var ae *github.APIError
+		if !errors.As(err, &ae) || ae.Kind == github.KindNetwork || ae.Kind == github.KindRateLimited || ae.Kind == github.KindServer {
+			return hidden, removed, err
+		}
+		if err := c.DeleteComment(ctx, cm.ID); err != nil {
+			if errors.As(err, &ae) && ae.Kind == github.KindNotFound {
+				continue // a concurrent run removed it first
+			}
+			return hidden, removed, err
+		}
+		removed++
 	}
-	return n, nil
+	return hidden, removed, nil
+}
+
+// retire replaces the marker on the first line of a hidden duplicate with one no
+// key can produce ("<!-- retrieval-gate:KEY outdated -->"), keeping its text.
+func retire(body, marker string) string {
+	i := strings.Index(body, marker)
+	if i < 0 {
+		return body
+	}
+	return body[:i] + strings.TrimSuffix(marker, " -->") + " outdated -->" + body[i+len(marker):]
+}
+
+// runLink matches the footer runFooter writes: the only part of a comment that
+// changes between runs of the same report.
+var runLink = regexp.MustCompile(`(?m)^<sub>retrieval-gate · \[workflow run\]\([^)\n]*\)</sub>[ \t]*$`)
+
+// SameReport reports whether two comment bodies carry the same report: equal once
+// the workflow-run link and trailing blanks are removed.
+func SameReport(a, b string) bool {
+	norm := func(s string) string {
+		return strings.TrimRight(runLink.ReplaceAllString(strings.ReplaceAll(s, "\r\n", "\n"), ""), " \t\r\n")
+	}
+	return norm(a) == norm(b)
 }

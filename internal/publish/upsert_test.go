@@ -491,8 +491,9 @@ func TestUpsertEditsOnlyOwnComments(t *testing.T) {
 	})
 }
 
-// Issue 10 item 5: concurrent runs that each created a comment for the key end with
-// one: the oldest is kept and updated, the others deleted, by the next run too.
+// Issue 10 item 5, issue 13: concurrent runs that each created a comment for the
+// key end with one: the oldest is kept and updated, the others hidden as outdated
+// (their marker retired, so no later run counts them), by the next run too.
 func TestUpsertRemovesDuplicates(t *testing.T) {
 	const pr = 7
 	marker := Marker("default")
@@ -506,11 +507,56 @@ func TestUpsertRemovesDuplicates(t *testing.T) {
 		got, err := upsert(newClient(t, srv, sl), sl, pr, marker, marker+"\nrun C")
 		require.NoError(t, err)
 		assert.Equal(t, first, got.ID)
+		assert.Equal(t, 1, got.Hidden)
+		assert.Equal(t, 0, got.Removed)
+		cs := srv.Comments(pr)
+		require.Len(t, cs, 3)
+		assert.Equal(t, marker+"\nrun C", cs[0].Body)
+		assert.False(t, cs[0].Minimized)
+		assert.Equal(t, "lgtm", cs[1].Body)
+		assert.True(t, cs[2].Minimized)
+		assert.Equal(t, "OUTDATED", cs[2].MinimizedReason)
+		assert.Equal(t, "<!-- retrieval-gate:default outdated -->\nrun B", cs[2].Body, "the text is kept, the marker retired")
+
+		// The next run neither updates nor hides it again.
+		before := len(srv.Requests())
+		got, err = upsert(newClient(t, srv, sl), sl, pr, marker, marker+"\nrun D")
+		require.NoError(t, err)
+		assert.Equal(t, first, got.ID)
+		assert.Zero(t, got.Hidden)
+		for _, r := range srv.Requests()[before:] {
+			assert.NotEqual(t, "/graphql", r.Path)
+		}
+	})
+	t.Run("GitHub refuses to minimise: the duplicate is deleted", func(t *testing.T) {
+		srv := githubtest.New("octo", "repo", testToken, pr)
+		defer srv.Close()
+		srv.MinimizeForbidden = true
+		first := srv.AddComment(pr, github.ActionsBot, marker+"\nrun A")
+		srv.AddComment(pr, github.ActionsBot, marker+"\nrun B")
+		sl := &sleeps{}
+		got, err := upsert(newClient(t, srv, sl), sl, pr, marker, marker+"\nrun C")
+		require.NoError(t, err)
+		assert.Equal(t, first, got.ID)
+		assert.Equal(t, 0, got.Hidden)
 		assert.Equal(t, 1, got.Removed)
 		cs := srv.Comments(pr)
-		require.Len(t, cs, 2)
+		require.Len(t, cs, 1)
 		assert.Equal(t, marker+"\nrun C", cs[0].Body)
-		assert.Equal(t, "lgtm", cs[1].Body)
+	})
+	t.Run("a server error while minimising stops the cleanup", func(t *testing.T) {
+		srv := githubtest.New("octo", "repo", testToken, pr)
+		defer srv.Close()
+		srv.AddComment(pr, github.ActionsBot, marker+"\nrun A")
+		srv.AddComment(pr, github.ActionsBot, marker+"\nrun B")
+		srv.Queue(githubtest.Fault{Method: http.MethodPost, Path: "/graphql", Status: http.StatusBadGateway, Body: `{"message":"Bad Gateway"}`})
+		sl := &sleeps{}
+		_, err := upsert(newClient(t, srv, sl), sl, pr, marker, marker+"\nrun C")
+		var ae *github.APIError
+		require.ErrorAs(t, err, &ae)
+		assert.Equal(t, "hide", ae.Op)
+		assert.Equal(t, github.KindServer, ae.Kind)
+		assert.Len(t, srv.Comments(pr), 2, "nothing deleted: the next run hides it")
 	})
 	t.Run("a concurrent create between listing and creating", func(t *testing.T) {
 		srv := githubtest.New("octo", "repo", testToken, pr)
@@ -520,11 +566,13 @@ func TestUpsertRemovesDuplicates(t *testing.T) {
 		got, err := upsert(c, sl, pr, marker, marker+"\nthis run")
 		require.NoError(t, err)
 		cs := srv.Comments(pr)
-		require.Len(t, cs, 1, "one comment per key")
+		require.Len(t, cs, 2)
 		assert.Equal(t, marker+"\nthis run", cs[0].Body, "the oldest carries the latest report")
+		assert.False(t, cs[0].Minimized)
+		assert.True(t, cs[1].Minimized, "one visible comment per key")
 		assert.Equal(t, cs[0].ID, got.ID)
 		assert.False(t, got.Created, "the other run's comment was kept")
-		assert.Equal(t, 1, got.Removed)
+		assert.Equal(t, 1, got.Hidden)
 	})
 }
 

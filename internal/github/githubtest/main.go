@@ -54,7 +54,7 @@ func (s *Server) Import(st State) {
 // Main is a command for end-to-end scripts (register it with testscript):
 //
 //	fake-github [-state FILE] [-repo owner/name] [-pr N] [-token T] [-readonly]
-//	            [-fail METHOD:STATUS]... [-artifact SPEC]... [-deny-actions]
+//	            [-no-minimize] [-fail METHOD:STATUS]... [-artifact SPEC]... [-deny-actions]
 //	            -- command args...
 //
 // It starts a fake API, runs the command with GITHUB_API_URL pointing at it, saves
@@ -94,6 +94,7 @@ func run(args []string) int {
 	pr := fs.Int("pr", 7, "an open pull request")
 	token := fs.String("token", "", "the accepted token (empty: any)")
 	readOnly := fs.Bool("readonly", false, "the token may read but not write (403)")
+	noMinimize := fs.Bool("no-minimize", false, "refuse minimizeComment (GraphQL FORBIDDEN)")
 	var fl faults
 	fs.Var(&fl, "fail", "serve METHOD:STATUS to the next such request (repeatable)")
 	var arts artifactSpecs
@@ -110,6 +111,7 @@ func run(args []string) int {
 	srv := New(owner, name, *token, *pr)
 	defer srv.Close()
 	srv.ReadOnly = *readOnly
+	srv.MinimizeForbidden = *noMinimize
 	if *state != "" {
 		if data, err := os.ReadFile(*state); err == nil {
 			var st State

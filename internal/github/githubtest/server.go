@@ -6,9 +6,14 @@
 // headers on every answer, 422 for bodies over 65,536 characters, GET /user (a
 // user's token gets its login; an installation token such as the Actions token gets
 // 403 "Resource not accessible by integration", as on GitHub), comments carrying
-// their author's user.login, DELETE of a comment (204). Faults (5xx, rate limits,
-// redirects to another host) can be queued per method. artifacts.go adds the Actions
-// artifacts and workflow-run endpoints, with downloads served from a second host.
+// their author's user.login and a node_id, DELETE of a comment (204), and the
+// GraphQL endpoint (POST /api/graphql, as on GitHub Enterprise Server, and /graphql,
+// as on api.github.com) with the minimizeComment mutation: 200 with data, or 200
+// with an errors array (type NOT_FOUND for an unknown node id, FORBIDDEN for a
+// read-only token or when MinimizeForbidden), 401 without valid credentials.
+// Faults (5xx, rate limits, redirects to another host) can be queued per method.
+// artifacts.go adds the Actions artifacts and workflow-run endpoints, with
+// downloads served from a second host.
 package githubtest
 
 import (
@@ -40,7 +45,14 @@ type Comment struct {
 	Body      string    `json:"body"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// Minimized is set by the minimizeComment mutation, with its classifier
+	// (OUTDATED, DUPLICATE, ...) as MinimizedReason.
+	Minimized       bool   `json:"minimized,omitempty"`
+	MinimizedReason string `json:"minimized_reason,omitempty"`
 }
+
+// NodeID is the comment's GraphQL id, its node_id in REST answers.
+func (c *Comment) NodeID() string { return fmt.Sprintf("IC_kwDOfake%d", c.ID) }
 
 // Request is a recorded request.
 type Request struct {
@@ -54,6 +66,7 @@ type Request struct {
 // Fault is an answer served instead of the real one to the next request of Method.
 type Fault struct {
 	Method string // GET, POST, PATCH or DELETE; "" matches any
+	Path   string // the request path without Prefix (/graphql for GraphQL); "" matches any
 	Status int
 	Header http.Header
 	Body   string
@@ -72,6 +85,9 @@ type Server struct {
 	// token (GET /user is 403; comments are by BotLogin).
 	TokenUser string
 	RateLimit int // X-RateLimit-Limit (default 5000)
+	// MinimizeForbidden refuses minimizeComment with a FORBIDDEN error (as GitHub
+	// does for a token that may write comments but not minimize them).
+	MinimizeForbidden bool
 
 	mu       sync.Mutex
 	prs      map[int]bool
@@ -196,12 +212,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimPrefix(r.URL.Path, Prefix)
 	s.requests = append(s.requests, Request{Method: r.Method, Path: path, Query: r.URL.Query(), Auth: r.Header.Get("Authorization"), Body: body.String()})
 
-	if !strings.HasPrefix(r.URL.Path, Prefix+"/") {
+	graphql := r.URL.Path == "/api/graphql" || r.URL.Path == "/graphql"
+	if graphql {
+		path = "/graphql"
+		s.requests[len(s.requests)-1].Path = path
+	}
+	if !graphql && !strings.HasPrefix(r.URL.Path, Prefix+"/") {
 		s.fail(w, http.StatusNotFound, "Not Found")
 		return
 	}
 	for i, f := range s.faults {
-		if f.Method == "" || f.Method == r.Method {
+		if (f.Method == "" || f.Method == r.Method) && (f.Path == "" || f.Path == path) {
 			s.faults = append(s.faults[:i], s.faults[i+1:]...)
 			for k, vs := range f.Header {
 				w.Header()[k] = vs
@@ -211,6 +232,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, f.Body)
 			return
 		}
+	}
+	if graphql && r.Header.Get("Authorization") == "" {
+		// GraphQL has no anonymous access.
+		s.write(w, http.StatusUnauthorized, map[string]string{"message": "This endpoint requires you to be authenticated.",
+			"documentation_url": "https://docs.github.com/graphql/guides/forming-calls-with-graphql#authenticating-with-graphql"})
+		return
 	}
 	if s.Token != "" && r.Header.Get("Authorization") != "Bearer "+s.Token && r.Header.Get("Authorization") != "token "+s.Token {
 		s.fail(w, http.StatusUnauthorized, "Bad credentials")
@@ -223,6 +250,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(s.now().Add(time.Hour).Unix(), 10))
 	w.Header().Set("X-RateLimit-Resource", "core")
 
+	if graphql {
+		if r.Method != http.MethodPost {
+			s.fail(w, http.StatusNotFound, "Not Found")
+			return
+		}
+		s.graphql(w, body.String())
+		return
+	}
 	if path == "/user" && r.Method == http.MethodGet {
 		if s.TokenUser == "" {
 			s.fail(w, http.StatusForbidden, "Resource not accessible by integration")
@@ -412,7 +447,7 @@ func (s *Server) validation(w http.ResponseWriter, code, msg string) {
 func (s *Server) json(c *Comment) map[string]any {
 	return map[string]any{
 		"id":         c.ID,
-		"node_id":    fmt.Sprintf("IC_%d", c.ID),
+		"node_id":    c.NodeID(),
 		"body":       c.Body,
 		"user":       map[string]any{"login": c.User, "type": userType(c.User)},
 		"created_at": c.CreatedAt.Format(time.RFC3339),

@@ -1,0 +1,300 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/github/githubtest"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+)
+
+// demoInputs writes a small KB and cases into dir (the Action's workspace).
+func demoInputs(t *testing.T, dir string) {
+	t.Helper()
+	for name, text := range map[string]string{
+		"kb.jsonl":          `{"id":"a","locale":"en","text":"alpha"}` + "\n" + `{"id":"b","locale":"en","text":"beta"}` + "\n",
+		"eval/cases.jsonl":  `{"id":"c1","locale":"en","must_cite_one_of":["a"],"retrieved":["a","b"]}` + "\n",
+		"eval/broken.jsonl": `{"id":"c1","must_cite_one_of":["a"],"retrieved":["a"]}` + "\n" + `{"id":"c2","must_cite_one_of":["a"],` + "\n",
+		"eval/stale.jsonl":  `{"id":"c1","locale":"en","must_cite_one_of":["a"],"retrieved":["a","gone-1"]}` + "\n" + `{"id":"c2","locale":"en","must_cite_one_of":["b"],"retrieved":["gone-2","b"]}` + "\n",
+	} {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+	}
+}
+
+// Issue 13: a bad Action input value names the input and the value, for every
+// kind of flag, with an ::error:: annotation and a job-summary entry, exit 2 and
+// nothing written.
+func TestActionInputErrors(t *testing.T) {
+	root := repoRoot(t)
+	tests := []struct {
+		command string
+		with    map[string]string
+		want    string
+	}{
+		{"check", map[string]string{"k": "five"}, `action input "k": "five" is not an integer`},
+		{"check", map[string]string{"k": "99999999999999999999"}, `action input "k": "99999999999999999999" is out of range for an integer`},
+		{"check", map[string]string{"min-hit": "high"}, `action input "min-hit": "high" is not a number in [0,1] (or none)`},
+		{"check", map[string]string{"min-recall": "1.5"}, `action input "min-recall": "1.5" is outside [0,1]`},
+		{"check", map[string]string{"comment": "sometimes"}, `action input "comment": "sometimes" is not one of auto, always, never`},
+		{"check", map[string]string{"comment-mode": "daily"}, `action input "comment-mode": "daily" is not one of always, changes, failures, off`},
+		{"check", map[string]string{"pr": "seven"}, `action input "pr": "seven" is not an integer`},
+		{"compare", map[string]string{"gain": "cubic"}, `action input "gain": "cubic" is not one of exp, linear`},
+		{"compare", map[string]string{"bootstrap": "1e3"}, `action input "bootstrap": "1e3" is not an integer`},
+		{"calibrate", map[string]string{"git-anchoring": "yes please"}, `action input "git-anchoring": "yes please" is not a boolean (true or false)`},
+		{"retrieve", map[string]string{"all-locales": "sure"}, `action input "all-locales": "sure" is not a boolean (true or false)`},
+		{"generate", map[string]string{"dedup-jaccard": "lots"}, `action input "dedup-jaccard": "lots" is not a number`},
+		{"judge", map[string]string{"max-requests": "-x"}, `action input "max-requests": "-x" is not an integer`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.command+" "+tc.want[len(`action input `):strings.Index(tc.want, ":")], func(t *testing.T) {
+			dir := t.TempDir()
+			t.Chdir(dir)
+			demoInputs(t, dir)
+			with := map[string]string{"command": tc.command, "cases": "eval/cases.jsonl", "kb": "kb.jsonl"}
+			for k, v := range tc.with {
+				with[k] = v
+			}
+			env, outputFile, summary := actionsEnv(t, actionDefaults(t, root, with))
+			env["GITHUB_WORKSPACE"] = dir
+			code, stdout, stderr := runIn(t, env, tc.command)
+			require.Equal(t, ExitInput, code, stdout+stderr)
+			assert.Contains(t, stdout, "::error title=retrieval-gate "+tc.command+"%3A input error::"+tc.want+"\n")
+			assert.Equal(t, 1, strings.Count(stdout+stderr, tc.want), "said once, as the annotation")
+			sum, err := os.ReadFile(summary)
+			require.NoError(t, err)
+			assert.Contains(t, string(sum), "## retrieval-gate "+tc.command+": input error")
+			assert.Contains(t, string(sum), "```text\n"+tc.want+"\n```")
+			out, err := os.ReadFile(outputFile)
+			require.NoError(t, err)
+			assert.Empty(t, out, "no step outputs")
+			for _, f := range []string{"retrieval-gate.json", "retrieval-gate-compare.json", "retrieval-gate-calibrate.json"} {
+				assert.NoFileExists(t, filepath.Join(dir, f))
+			}
+		})
+	}
+
+	// Outside Actions the same mistake on the command line is a usage error on
+	// stderr, and no workflow command.
+	code, stdout, stderr := runIn(t, map[string]string{}, "check", "--cases", "x", "--kb", "y", "--k", "five")
+	assert.Equal(t, ExitInput, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, `invalid value "five" for flag -k`)
+}
+
+// Issue 13: an input error that names a file and line is annotated there (the
+// path relative to the workspace) and summarised; one without is annotated
+// without a file.
+func TestActionInputErrorAnnotatedAtFileLine(t *testing.T) {
+	root := repoRoot(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	demoInputs(t, dir)
+	env, outputFile, summary := actionsEnv(t, actionDefaults(t, root, map[string]string{"cases": filepath.Join(dir, "eval/broken.jsonl"), "kb": "kb.jsonl"}))
+	env["GITHUB_WORKSPACE"] = dir
+	code, stdout, stderr := runIn(t, env, "check")
+	require.Equal(t, ExitInput, code, stdout+stderr)
+	assert.Regexp(t, `(?m)^::error file=eval/broken.jsonl,line=2,title=retrieval-gate check%3A input error::.*eval/broken.jsonl:2: `, stdout)
+	assert.Empty(t, stderr, "inside Actions the annotation is the error's one line")
+	sum, err := os.ReadFile(summary)
+	require.NoError(t, err)
+	assert.Contains(t, string(sum), "In ` eval/broken.jsonl:2 `:")
+	out, err := os.ReadFile(outputFile)
+	require.NoError(t, err)
+	assert.Empty(t, out)
+	assert.NoFileExists(t, filepath.Join(dir, "retrieval-gate.json"), "nothing written")
+
+	// A missing required input: an annotation without a file.
+	env, _, summary = actionsEnv(t, actionDefaults(t, root, map[string]string{"kb": "kb.jsonl"}))
+	code, stdout, _ = runIn(t, env, "check")
+	require.Equal(t, ExitInput, code)
+	assert.Contains(t, stdout, "::error title=retrieval-gate check%3A input error::check: --cases is required\n")
+	sum, err = os.ReadFile(summary)
+	require.NoError(t, err)
+	assert.NotContains(t, string(sum), "In `")
+}
+
+func TestErrorLocation(t *testing.T) {
+	tests := []struct {
+		err  error
+		file string
+		line int
+	}{
+		{input.Errorf("eval/cases.jsonl", 3, "duplicate key %q", "id"), "eval/cases.jsonl", 3},
+		{input.Errorf("kb", 0, "empty"), "kb", 0},
+		{wrapf("failed to read qrels: %w", input.Errorf("q.txt", 9, "bad")), "q.txt", 9},
+		{errString("failed to read run \"a\": runs/a.trec:12: want 6 columns"), "runs/a.trec", 12},
+		{errString(`C:\data\cases.jsonl:4: bad`), `C:\data\cases.jsonl`, 4},
+		{errString("check: --k must be at least 1, got 0"), "", 0},
+		{errString("dial tcp 127.0.0.1:8000: connection refused"), "", 0},
+		{errString("time 12:30: later"), "", 0},
+	}
+	for _, tc := range tests {
+		file, line := errorLocation(tc.err)
+		assert.Equal(t, tc.file, file, tc.err.Error())
+		assert.Equal(t, tc.line, line, tc.err.Error())
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+func wrapf(format string, err error) error {
+	return &wrapped{msg: strings.Replace(format, "%w", err.Error(), 1), err: err}
+}
+
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (w *wrapped) Error() string { return w.msg }
+func (w *wrapped) Unwrap() error { return w.err }
+
+// Issue 13: the stale-index warning is said once: as a ::warning:: inside
+// Actions (the terminal report leaves it out), in the terminal report outside.
+func TestStaleIndexWarningOnce(t *testing.T) {
+	root := repoRoot(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	demoInputs(t, dir)
+	env, _, summary := actionsEnv(t, actionDefaults(t, root, map[string]string{"cases": "eval/stale.jsonl", "kb": "kb.jsonl"}))
+	env["GITHUB_WORKSPACE"] = dir
+	code, stdout, stderr := runIn(t, env, "check")
+	require.Equal(t, ExitOK, code, stdout+stderr)
+	assert.Equal(t, 1, strings.Count(stdout+stderr, "stale index"), stdout+stderr)
+	assert.Regexp(t, `(?m)^::warning::retrieval-gate: 2 retrieved entries in 2 cases are not cards of the knowledge base \(a stale index\?\), e.g. gone-1, gone-2\. This is a warning, not a failure\.$`, stdout)
+	sum, err := os.ReadFile(summary)
+	require.NoError(t, err)
+	assert.Contains(t, string(sum), "stale index", "the job summary keeps the report's warning")
+
+	code, stdout, stderr = runIn(t, map[string]string{}, "check", "--cases", "eval/stale.jsonl", "--kb", "kb.jsonl")
+	require.Equal(t, ExitOK, code)
+	assert.Equal(t, 1, strings.Count(stdout+stderr, "stale index"), stdout+stderr)
+	assert.NotContains(t, stdout, "::")
+}
+
+// Issue 13: inside a Docker action the workspace is mounted at GITHUB_WORKSPACE
+// (/github/workspace) and is the working directory; the next step sees the same
+// files at its own workspace path. Path outputs are therefore relative to the
+// workspace, however the input named the file (relative, absolute inside the
+// workspace, through a symbolic link to it), and a path outside the workspace
+// gets a warning.
+func TestActionPathOutputsRelativeToWorkspace(t *testing.T) {
+	root := repoRoot(t)
+	base := t.TempDir()
+	ws := filepath.Join(base, "github", "workspace")
+	require.NoError(t, os.MkdirAll(ws, 0o755))
+	demoInputs(t, ws)
+	link := filepath.Join(base, "ws-link")
+	require.NoError(t, os.Symlink(ws, link))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "reports"), 0o755))
+	outside := filepath.Join(base, "elsewhere")
+	require.NoError(t, os.MkdirAll(outside, 0o755))
+
+	tests := []struct {
+		name, workspace, json, wantOutput, wantFile string
+		wantWarning                                 bool
+	}{
+		{"relative", ws, "reports/agg.json", "reports/agg.json", "reports/agg.json", false},
+		{"dot-relative", ws, "./reports/../reports/agg.json", "reports/agg.json", "reports/agg.json", false},
+		{"absolute inside the workspace", ws, filepath.Join(ws, "reports", "abs.json"), "reports/abs.json", "reports/abs.json", false},
+		{"workspace through a symlink", link, "reports/agg.json", "reports/agg.json", "reports/agg.json", false},
+		{"absolute through the symlink", link, filepath.Join(link, "reports", "l.json"), "reports/l.json", "reports/l.json", false},
+		{"resolved absolute path, workspace through a symlink", link, filepath.Join(ws, "reports", "r.json"), "reports/r.json", "reports/r.json", false},
+		{"default", ws, "", "retrieval-gate.json", "retrieval-gate.json", false},
+		{"outside the workspace", ws, filepath.Join(outside, "agg.json"), filepath.ToSlash(filepath.Join(outside, "agg.json")), "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Chdir(ws)
+			with := map[string]string{"cases": "eval/cases.jsonl", "kb": "kb.jsonl", "json": tc.json}
+			if tc.json == "" {
+				delete(with, "json")
+			}
+			env, outputFile, _ := actionsEnv(t, actionDefaults(t, root, with))
+			env["GITHUB_WORKSPACE"] = tc.workspace
+			code, stdout, stderr := runIn(t, env, "check")
+			require.Equal(t, ExitOK, code, stdout+stderr)
+			out, err := os.ReadFile(outputFile)
+			require.NoError(t, err)
+			assert.Regexp(t, `(?m)^json<<_GitHubActionsFileCommandDelimeter_\n`+regexpQuote(tc.wantOutput)+`$`, string(out))
+			if tc.wantFile != "" {
+				// The next step, in its own working directory (the workspace),
+				// finds the file at the output's path.
+				assert.FileExists(t, filepath.Join(ws, filepath.FromSlash(tc.wantOutput)))
+			}
+			if tc.wantWarning {
+				assert.Contains(t, stdout, "::warning::the `json` output "+tc.wantOutput+" is outside the workspace")
+			} else {
+				assert.NotContains(t, stdout, "::warning::")
+			}
+		})
+	}
+}
+
+func regexpQuote(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`\.+*?()|[]{}^$`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Issue 13: compare keeps its own sticky comment (key compare) next to check's
+// (key default), with its job summary and outputs; neither overwrites the other.
+func TestCompareKeepsItsOwnComment(t *testing.T) {
+	root := repoRoot(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	demoInputs(t, dir)
+	require.NoError(t, os.WriteFile("qrels.txt", []byte("q1 0 a 3\nq2 0 b 2\n"), 0o644))
+	require.NoError(t, os.WriteFile("a.trec", []byte("q1 Q0 a 1 0.9 a\nq2 Q0 b 1 0.9 a\n"), 0o644))
+	srv := githubtestNew(t)
+	event := filepath.Join(dir, "event.json")
+	require.NoError(t, os.WriteFile(event, []byte(`{"number":7,"pull_request":{"number":7,"head":{"repo":{"full_name":"octo/repo"}},"base":{"repo":{"full_name":"octo/repo"}}}}`), 0o644))
+	for _, step := range []map[string]string{
+		{"command": "check", "cases": "eval/cases.jsonl", "kb": "kb.jsonl"},
+		{"command": "compare", "qrels": "qrels.txt", "run": "a=a.trec", "bootstrap": "50"},
+		{"command": "compare", "qrels": "qrels.txt", "run": "a=a.trec", "bootstrap": "50", "comment-mode": "changes"},
+	} {
+		step["github-token"] = "ghs_x1234"
+		env, outputFile, summary := actionsEnv(t, actionDefaults(t, root, step))
+		env["GITHUB_API_URL"], env["GITHUB_EVENT_NAME"], env["GITHUB_EVENT_PATH"], env["GITHUB_WORKSPACE"] = srv.APIURL(), "pull_request", event, dir
+		code, stdout, stderr := runIn(t, env, step["command"])
+		require.Equal(t, ExitOK, code, stdout+stderr)
+		sum, err := os.ReadFile(summary)
+		require.NoError(t, err)
+		assert.NotEmpty(t, sum)
+		if step["command"] == "compare" {
+			out, err := os.ReadFile(outputFile)
+			require.NoError(t, err)
+			assert.Contains(t, string(out), "json<<_GitHubActionsFileCommandDelimeter_\nretrieval-gate-compare.json\n")
+			assert.Contains(t, string(out), "recommended<<")
+		}
+		if step["comment-mode"] == "changes" {
+			assert.Contains(t, stderr, "PR comment unchanged (--comment-mode changes)")
+		}
+	}
+	cs := srv.Comments(7)
+	require.Len(t, cs, 2)
+	assert.True(t, strings.HasPrefix(cs[0].Body, "<!-- retrieval-gate:default -->\n"))
+	assert.True(t, strings.HasPrefix(cs[1].Body, "<!-- retrieval-gate:compare -->\n"))
+}
+
+func githubtestNew(t *testing.T) *githubtest.Server {
+	t.Helper()
+	srv := githubtest.New("octo", "repo", "", 7)
+	t.Cleanup(srv.Close)
+	return srv
+}

@@ -1,0 +1,93 @@
+package publish
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/github"
+)
+
+// Failure is a command that stopped on bad input (exit 2): nothing was written.
+type Failure struct {
+	Command string // the subcommand ("check"), "" when none was recognised
+	Message string // the error, already redacted and cleaned (one line)
+	File    string // the file the error names, "" when none
+	Line    int    // its 1-based line, 0 when the error names the whole file
+}
+
+// Fail reports an input error inside GitHub Actions: one ::error:: annotation
+// (with file= and line= when the error names them) and a job-summary entry
+// saying what went wrong. It returns false outside Actions, where it does nothing
+// and the caller prints the error on stderr.
+func (p *Publisher) Fail(f Failure) bool {
+	act, _ := github.ReadActions(p.Getenv, p.Stdout)
+	if !act.InActions {
+		return false
+	}
+	act.Mask(Token(p.Getenv))
+	title := "retrieval-gate: input error"
+	if f.Command != "" {
+		title = "retrieval-gate " + f.Command + ": input error"
+	}
+	act.Annotate("error", []Annotation{{File: f.File, Line: f.Line, Title: title, Message: f.Message}}, 1, 1, "")
+	var b strings.Builder
+	fmt.Fprintf(&b, "## %s\n\n", title)
+	if f.File != "" {
+		loc := act.RelPath(f.File)
+		if f.Line > 0 {
+			loc = fmt.Sprintf("%s:%d", loc, f.Line)
+		}
+		fmt.Fprintf(&b, "In %s:\n\n", codeSpan(loc))
+	}
+	b.WriteString(codeBlock(f.Message))
+	b.WriteString("\nThe run stopped with exit code 2 before writing any report; fix the input above and run again.\n")
+	if err := act.AppendSummary(Fit(b.String(), nil, act.SummaryRoom(), "")); err != nil {
+		act.Warning(err.Error())
+	}
+	return true
+}
+
+// visible writes the invisible and direction-changing characters of s (format
+// characters: zero-width spaces, bidi overrides) as \u escapes, after Clean.
+func visible(s string) string {
+	s = Clean(s)
+	if !strings.ContainsFunc(s, func(r rune) bool { return unicode.Is(unicode.Cf, r) }) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.Is(unicode.Cf, r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// codeBlock fences text so that Markdown reads none of it (no links, mentions,
+// math or HTML): the fence is longer than any run of backticks inside.
+func codeBlock(text string) string {
+	fence := strings.Repeat("`", max(3, longestRun(text, '`')+1))
+	return fence + "text\n" + visible(text) + "\n" + fence + "\n"
+}
+
+// codeSpan is text as inline code, with a delimiter longer than any backtick run.
+func codeSpan(text string) string {
+	d := strings.Repeat("`", longestRun(text, '`')+1)
+	return d + " " + visible(text) + " " + d
+}
+
+func longestRun(s string, c byte) int {
+	best, cur := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			cur++
+			best = max(best, cur)
+		} else {
+			cur = 0
+		}
+	}
+	return best
+}
