@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The documentation's command examples run (issue 13). The convention:
+//
+//   - Every line of a ```sh block in README.md and docs/*.md that starts with
+//     `retrieval-gate ` or `go run . ` runs (lines continued with a trailing \ are
+//     joined; `go run .` is the built binary), in the blocks' order, in one working
+//     directory per page holding a copy of the repository's testdata (testdata/
+//     demo, calibrate, formats and internal/compare/testdata), so a later block may
+//     read what an earlier one wrote. It runs through sh, so quoting and $VARs
+//     mean what they mean to a user.
+//   - It must exit 0, unless it ends in a comment `# exits N`: then it must exit N.
+//   - Other lines of a ```sh block (comments, other tools) are not run. An example
+//     meant as an illustration, with placeholder paths or a server that is not
+//     here (an LLM, Chroma, Docker), goes in a ```text block.
+//
+// A page's examples become one testscript (exec sh -c per command) run with the
+// real binary.
+
+// docExample is one command of a page.
+type docExample struct {
+	file    string
+	line    int // of the command's first line
+	command string
+	exit    int
+}
+
+var (
+	exitsComment = regexp.MustCompile(`\s+#\s*exits\s+([0-9]+)\s*$`)
+	docCommand   = regexp.MustCompile(`^(retrieval-gate|go run \.) `)
+)
+
+// docExamples extracts the runnable examples of a Markdown page.
+func docExamples(file, text string) ([]docExample, error) {
+	var out []docExample
+	sc := bufio.NewScanner(strings.NewReader(text))
+	inSh, inOther := false, false
+	var pending *docExample
+	n := 0
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "```") {
+			switch {
+			case inSh || inOther:
+				if pending != nil {
+					return nil, fmt.Errorf("%s:%d: the block ends inside a continued command", file, pending.line)
+				}
+				inSh, inOther = false, false
+			case trimmed == "```sh":
+				inSh = true
+			default:
+				inOther = true
+			}
+			continue
+		}
+		if !inSh {
+			continue
+		}
+		if pending != nil {
+			pending.command += " " + strings.TrimSpace(strings.TrimSuffix(trimmed, `\`))
+			pending.command = strings.TrimSpace(pending.command)
+			if !strings.HasSuffix(trimmed, `\`) {
+				out = append(out, finish(*pending))
+				pending = nil
+			}
+			continue
+		}
+		if !docCommand.MatchString(trimmed) {
+			continue
+		}
+		ex := docExample{file: file, line: n, command: strings.TrimSpace(strings.TrimSuffix(trimmed, `\`))}
+		if strings.HasSuffix(trimmed, `\`) {
+			pending = &ex
+			continue
+		}
+		out = append(out, finish(ex))
+	}
+	if inSh || pending != nil {
+		return nil, fmt.Errorf("%s: a ```sh block is not closed", file)
+	}
+	return out, sc.Err()
+}
+
+// finish reads the `# exits N` annotation and turns `go run .` into the binary.
+func finish(ex docExample) docExample {
+	if m := exitsComment.FindStringSubmatch(ex.command); m != nil {
+		ex.exit, _ = strconv.Atoi(m[1])
+		ex.command = ex.command[:len(ex.command)-len(m[0])]
+	}
+	ex.command = strings.TrimSpace(ex.command)
+	if rest, ok := strings.CutPrefix(ex.command, "go run . "); ok {
+		ex.command = "retrieval-gate " + rest
+	}
+	return ex
+}
+
+// docScript is the testscript of a page's examples.
+func docScript(examples []docExample) string {
+	var b strings.Builder
+	for _, ex := range examples {
+		fmt.Fprintf(&b, "# %s:%d\n", ex.file, ex.line)
+		cmd := ex.command
+		if ex.exit != 0 {
+			cmd = fmt.Sprintf(`%s; rc=$?; if [ $rc -ne %d ]; then echo "exit code $rc, the example says %d" >&2; exit 1; fi`, cmd, ex.exit, ex.exit)
+		}
+		fmt.Fprintf(&b, "exec sh -c '%s'\n\n", strings.ReplaceAll(cmd, "'", "''"))
+	}
+	return b.String()
+}
+
+// docPages are the pages whose examples must run.
+func docPages(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob("docs/*.md")
+	require.NoError(t, err)
+	return append([]string{"README.md"}, pages...)
+}
+
+// demoData are the directories copied into each page's working directory.
+var demoData = []string{"testdata/demo", "testdata/calibrate", "testdata/formats", "internal/compare/testdata"}
+
+func TestDocExamples(t *testing.T) {
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	var files []string
+	total := 0
+	for _, page := range docPages(t) {
+		text, err := os.ReadFile(page)
+		require.NoError(t, err)
+		examples, err := docExamples(page, string(text))
+		require.NoError(t, err)
+		if len(examples) == 0 {
+			continue
+		}
+		total += len(examples)
+		name := filepath.Join(dir, strings.NewReplacer("/", "_", ".md", "").Replace(page)+".txtar")
+		require.NoError(t, os.WriteFile(name, []byte(docScript(examples)), 0o644))
+		files = append(files, name)
+	}
+	assert.GreaterOrEqual(t, total, 15, "the docs show the commands")
+	testscript.Run(t, docParams(root, files))
+}
+
+func docParams(root string, files []string) testscript.Params {
+	return testscript.Params{
+		Files: files,
+		Setup: func(env *testscript.Env) error {
+			for _, d := range demoData {
+				if err := copyTree(filepath.Join(root, d), filepath.Join(env.WorkDir, d)); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+}
+
+func TestDocExamplesExtraction(t *testing.T) {
+	page := "# x\n\n```sh\nretrieval-gate check --cases a \\\n  --kb b   # exits 1\ngo run . import --in 'x y' --out c\ndocker run img\n# a comment\n```\n\n```text\nretrieval-gate judge --judge-url ... ...\n```\n\n```yaml\n- run: retrieval-gate check\n```\n"
+	got, err := docExamples("p.md", page)
+	require.NoError(t, err)
+	assert.Equal(t, []docExample{
+		{file: "p.md", line: 4, command: "retrieval-gate check --cases a --kb b", exit: 1},
+		{file: "p.md", line: 6, command: "retrieval-gate import --in 'x y' --out c"},
+	}, got)
+	assert.Contains(t, docScript(got), `exec sh -c 'retrieval-gate import --in ''x y'' --out c'`)
+
+	_, err = docExamples("p.md", "```sh\nretrieval-gate check \\\n```\n")
+	assert.Error(t, err)
+}
+
+// recorder is a testscript.T that records failures instead of failing the test.
+type recorder struct {
+	mu     sync.Mutex
+	failed bool
+	log    strings.Builder
+}
+
+func (r *recorder) Skip(args ...any) { panic("skip") }
+func (r *recorder) Fatal(args ...any) {
+	r.mu.Lock()
+	r.failed = true
+	fmt.Fprintln(&r.log, args...)
+	r.mu.Unlock()
+	panic(recorderStop{})
+}
+func (r *recorder) Parallel()       {}
+func (r *recorder) Log(args ...any) { r.mu.Lock(); fmt.Fprintln(&r.log, args...); r.mu.Unlock() }
+func (r *recorder) FailNow()        { r.Fatal("FailNow") }
+func (r *recorder) Verbose() bool   { return false }
+func (r *recorder) Run(name string, f func(testscript.T)) {
+	defer func() {
+		if v := recover(); v != nil {
+			if _, ok := v.(recorderStop); !ok {
+				panic(v)
+			}
+		}
+	}()
+	f(r)
+}
+
+type recorderStop struct{}
+
+// The test fails when an example breaks: a wrong path, a wrong exit code.
+func TestDocExamplesFailWhenBroken(t *testing.T) {
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	for name, page := range map[string]string{
+		"ok":             "```sh\nretrieval-gate check --cases testdata/demo/cases.jsonl --kb testdata/demo/kb\n```\n",
+		"missing file":   "```sh\nretrieval-gate check --cases testdata/demo/nope.jsonl --kb testdata/demo/kb\n```\n",
+		"exit code":      "```sh\nretrieval-gate check --cases testdata/demo/cases.jsonl --kb testdata/demo/kb   # exits 1\n```\n",
+		"unknown flag":   "```sh\ngo run . check --cases testdata/demo/cases.jsonl --kb testdata/demo/kb --min-hitt 0.5\n```\n",
+		"expected fail ": "```sh\nretrieval-gate check --cases testdata/demo/cases.jsonl --kb testdata/demo/kb --min-hit 1   # exits 1\n```\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			examples, err := docExamples("p.md", page)
+			require.NoError(t, err)
+			script := filepath.Join(t.TempDir(), "p.txtar")
+			require.NoError(t, os.WriteFile(script, []byte(docScript(examples)), 0o644))
+			r := &recorder{}
+			testscript.RunT(r, docParams(root, []string{script}))
+			wantFail := name != "ok" && name != "expected fail "
+			assert.Equal(t, wantFail, r.failed, r.log.String())
+		})
+	}
+}
