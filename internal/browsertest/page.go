@@ -87,16 +87,19 @@ const measureJS = `(() => {
     if (h) s += ' under "' + h.textContent.trim().slice(0, 60) + '"';
     return s;
   };
-  const over = [];
+  const over = [], scrollers = [];
   for (const el of document.body.querySelectorAll('*')) {
     const r = el.getBoundingClientRect();
     if (r.width === 0 && r.height === 0) continue;
     if (isHidden(el)) continue;
+    // An element inside a reported one is part of that report.
+    if (scrollers.some(s => s.contains(el))) continue;
     const cs = getComputedStyle(el);
     const beyond = Math.max(r.right - vw, -r.left);
-    if (beyond > 0.5) { over.push({element: name(el), kind: 'beyond-viewport', px: Math.ceil(beyond)}); continue; }
+    if (beyond > 0.5) { over.push({element: name(el), kind: 'beyond-viewport', px: Math.ceil(beyond)}); scrollers.push(el); continue; }
     if (cs.overflowX !== 'visible' && el.scrollWidth > el.clientWidth + 1 && el.clientWidth > 0) {
       over.push({element: name(el), kind: 'scrolls', px: el.scrollWidth - el.clientWidth});
+      scrollers.push(el);
     }
   }
   const tall = [];

@@ -70,7 +70,7 @@ func Check(t *testing.T, b *Browser, p Page) []*Measure {
 	t.Helper()
 	ms := Measures(t, b, p)
 	for _, m := range ms {
-		w := strconv.Itoa(m.Width) + " px: "
+		w := " at " + strconv.Itoa(m.Width) + " px: "
 		for _, e := range m.ConsoleErrors {
 			t.Errorf("%s%sconsole error: %s", p.Name, w, e)
 		}
