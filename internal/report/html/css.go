@@ -18,6 +18,8 @@ p{margin:0 0 10px}
 .sub,.note{color:var(--muted)}
 .note{font-size:.88em}
 ul{padding-left:1.4em;margin:0 0 10px}
+details{margin:0 0 12px}
+summary{cursor:pointer;color:var(--accent);margin:0 0 8px}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;font-size:.9em}
 .kpis{display:grid;grid-template-columns:repeat(auto-fit,minmax(220px,1fr));gap:12px;margin:16px 0}
 .kpi{border:1px solid var(--line);border-radius:8px;padding:12px 16px;background:var(--panel);min-width:0}

@@ -71,6 +71,13 @@ func (p *Page) List(items []string) {
 	p.raw("</ul>\n")
 }
 
+// Details puts the blocks added by fill in a collapsed section.
+func (p *Page) Details(summary string, fill func()) {
+	p.raw("<details><summary>" + Esc(summary) + "</summary>\n")
+	fill()
+	p.raw("</details>\n")
+}
+
 // Indicator is one headline figure.
 type Indicator struct {
 	Label  string // what it is
