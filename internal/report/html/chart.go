@@ -281,7 +281,7 @@ func (p *Page) LineChart(c LineChart) {
 				continue
 			}
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
-			if i < len(l.Lo) && i < len(l.Hi) {
+			if i < len(l.Lo) && i < len(l.Hi) && !math.IsNaN(l.Lo[i]) && !math.IsNaN(l.Hi[i]) {
 				lo, hi = math.Min(lo, l.Lo[i]), math.Max(hi, l.Hi[i])
 			}
 		}
@@ -312,20 +312,36 @@ func (p *Page) LineChart(c LineChart) {
 		s.WriteString(`<line class="gl" x1="` + px(left) + `" x2="` + px(chartW-right) + `" y1="` + ty + `" y2="` + ty + `"/>`)
 		s.WriteString(`<text class="tick" x="` + px(left-6) + `" y="` + px(y(t)+4) + `" text-anchor="end">` + ax.label(t) + "</text>\n")
 	}
-	// X labels: at most about 12, evenly spaced.
-	every := max(1, (n+11)/12)
+	// X labels: evenly spaced, as many as fit without touching.
+	widest := 0.0
+	for _, lab := range c.X {
+		widest = math.Max(widest, math.Min(textWidth(lab), 90))
+	}
+	every := 1
+	if n > 1 {
+		slot := (chartW - right - left) / float64(n-1) // room per point
+		every = max(1, int(math.Ceil((widest+10)/slot)))
+	}
 	for i, lab := range c.X {
-		if i%every != 0 && i != n-1 {
+		if i%every != 0 {
 			continue
 		}
-		s.WriteString(`<text class="tick" x="` + px(x(i)) + `" y="` + px(plotBottom+15) + `" text-anchor="middle">` + Esc(clip(lab, 60)) + "</text>")
+		anchor := "middle"
+		if n > 1 && i == n-1 && textWidth(lab)/2 > right {
+			anchor = "end" // the last label stays inside the chart
+		}
+		s.WriteString(`<text class="tick" x="` + px(x(i)) + `" y="` + px(plotBottom+15) + `" text-anchor="` + anchor + `">` + Esc(clip(lab, 90)) + "</text>")
 	}
 	s.WriteString("\n" + `<line class="axis" x1="` + px(left) + `" x2="` + px(chartW-right) + `" y1="` + px(plotBottom) + `" y2="` + px(plotBottom) + `"/>`)
 	s.WriteString(`<text class="axis-label" x="` + px((left+chartW-right)/2) + `" y="` + px(height-3) + `" text-anchor="middle">` + Esc(c.XLabel) + "</text>")
 	s.WriteString(`<text class="axis-label" x="14" y="` + px((top+plotBottom)/2) + `" text-anchor="middle" transform="rotate(-90 14 ` + px((top+plotBottom)/2) + `)">` + Esc(c.YLabel) + "</text>\n")
 	for _, m := range c.Markers {
 		mx := px(x(m.X))
-		s.WriteString(`<g><title>` + Esc(m.Label) + `</title><line data-mark="marker" class="marker" x1="` + mx + `" x2="` + mx + `" y1="` + px(top) + `" y2="` + px(plotBottom) + `"/><text class="marker-label" x="` + px(x(m.X)+3) + `" y="` + px(top+10) + `">` + Esc(clip(m.Label, 120)) + "</text></g>\n")
+		s.WriteString(`<g><title>` + Esc(m.Label) + `</title><line data-mark="marker" class="marker" x1="` + mx + `" x2="` + mx + `" y1="` + px(top) + `" y2="` + px(plotBottom) + `"/>`)
+		if len(c.Markers) <= 6 {
+			s.WriteString(`<text class="marker-label" x="` + px(x(m.X)+3) + `" y="` + px(top+10) + `">` + Esc(clip(m.Label, 120)) + "</text>")
+		}
+		s.WriteString("</g>\n")
 	}
 	for _, l := range c.Lines {
 		sr := Series{}
@@ -333,27 +349,46 @@ func (p *Page) LineChart(c LineChart) {
 			sr = c.Series[l.Series]
 		}
 		col := "c" + strconv.Itoa(sr.Color%8)
-		if len(l.Lo) == len(l.Y) && len(l.Hi) == len(l.Y) && len(l.Y) > 0 {
+		ok := func(i int) bool { return !math.IsNaN(l.Y[i]) }
+		hasBand := len(l.Lo) == len(l.Y) && len(l.Hi) == len(l.Y)
+		inBand := func(i int) bool { return ok(i) && !math.IsNaN(l.Lo[i]) && !math.IsNaN(l.Hi[i]) }
+		if hasBand {
+			// One band polygon per run of consecutive points with an interval.
 			var d strings.Builder
-			for i := range l.Y {
-				d.WriteString(map[bool]string{true: "M", false: "L"}[i == 0] + px(x(i)) + " " + px(y(l.Hi[i])))
+			for i := 0; i < len(l.Y); {
+				if !inBand(i) {
+					i++
+					continue
+				}
+				j := i
+				for j < len(l.Y) && inBand(j) {
+					j++
+				}
+				for m := i; m < j; m++ {
+					d.WriteString(map[bool]string{true: "M", false: "L"}[m == i] + px(x(m)) + " " + px(y(l.Hi[m])))
+				}
+				for m := j - 1; m >= i; m-- {
+					d.WriteString("L" + px(x(m)) + " " + px(y(l.Lo[m])))
+				}
+				d.WriteString("Z")
+				i = j
 			}
-			for i := len(l.Y) - 1; i >= 0; i-- {
-				d.WriteString("L" + px(x(i)) + " " + px(y(l.Lo[i])))
+			if d.Len() > 0 {
+				s.WriteString(`<path data-mark="band" class="band ` + col + `" d="` + d.String() + `"/>` + "\n")
 			}
-			s.WriteString(`<path data-mark="band" class="band ` + col + `" d="` + d.String() + `Z"/>` + "\n")
 		}
+		// The line breaks where a point is absent.
 		var d strings.Builder
-		for i, v := range l.Y {
-			if math.IsNaN(v) {
+		for i := range l.Y {
+			if !ok(i) {
 				continue
 			}
-			if d.Len() == 0 {
+			if i == 0 || !ok(i-1) {
 				d.WriteString("M")
 			} else {
 				d.WriteString("L")
 			}
-			d.WriteString(px(x(i)) + " " + px(y(v)))
+			d.WriteString(px(x(i)) + " " + px(y(l.Y[i])))
 		}
 		cls := "line " + col
 		if sr.Dashed {
@@ -365,7 +400,7 @@ func (p *Page) LineChart(c LineChart) {
 				continue
 			}
 			tip := sr.Name + " · " + c.XLabel + " " + c.X[i] + ": " + Fmt(v)
-			if i < len(l.Lo) && i < len(l.Hi) {
+			if i < len(l.Lo) && i < len(l.Hi) && !math.IsNaN(l.Lo[i]) && !math.IsNaN(l.Hi[i]) {
 				tip += " (95% CI " + FmtCI([2]float64{l.Lo[i], l.Hi[i]}) + ")"
 			}
 			if i < len(l.Label) && l.Label[i] != "" {
@@ -383,8 +418,11 @@ func (p *Page) LineChart(c LineChart) {
 			name = c.Series[l.Series].Name
 		}
 		for i, v := range l.Y {
+			if math.IsNaN(v) {
+				continue // absent from that point
+			}
 			ci := ""
-			if i < len(l.Lo) && i < len(l.Hi) {
+			if i < len(l.Lo) && i < len(l.Hi) && !math.IsNaN(l.Lo[i]) && !math.IsNaN(l.Hi[i]) {
 				ci = FmtCI([2]float64{l.Lo[i], l.Hi[i]})
 			}
 			s.WriteString(`<tr><th scope="row">` + Esc(name) + "</th><td>" + Esc(c.X[i]) + "</td><td>" + Fmt(v) + "</td><td>" + ci + "</td></tr>")

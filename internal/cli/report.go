@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+)
+
+// ReportCommand is `retrieval-gate report`: reports over the history of runs
+// that check and compare append with --history.
+type ReportCommand struct{}
+
+func (c *ReportCommand) Name() string { return "report" }
+func (c *ReportCommand) Synopsis() string {
+	return "chart a measure over the runs of a --history (HTML)"
+}
+
+// defaultMeasure is the measure charted when --measure is not given.
+var defaultMeasure = map[string]string{"check": "retrieval_hit_at_k", "compare": "dcg_at_k"}
+
+func (c *ReportCommand) Run(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "report")
+	path := fs.String("history", "", "the history: a `DIR` holding "+history.FileName+", or a FILE.jsonl (required)")
+	htmlOut := fs.String("html", "", "write the history page here: one self-contained HTML `FILE` (required)")
+	command := fs.String("command", "", "the runs to chart: check or compare (default: the command of the newest run)")
+	measure := fs.String("measure", "", "the measure to chart, a key of the documents' metrics (default: retrieval_hit_at_k for check, dcg_at_k for compare)")
+	if err := parseFlags(fs, env, args); err != nil {
+		return err
+	}
+	switch {
+	case *path == "":
+		return usagef("report: --history is required")
+	case *htmlOut == "":
+		return usagef("report: --html is required")
+	case *command != "" && defaultMeasure[*command] == "":
+		return usagef("report: --command must be check or compare, got %q", *command)
+	}
+	file := history.File(*path)
+	if samePath(*htmlOut, file) {
+		return usagef("report: --html %s would overwrite the history %s", *htmlOut, file)
+	}
+	recs, err := history.Read(*path)
+	if err != nil {
+		return fmt.Errorf("failed to read the history: %w", err)
+	}
+	if *command == "" {
+		if len(recs) == 0 {
+			return fmt.Errorf("%s: the history has no run", file)
+		}
+		*command = recs[len(recs)-1].Command
+		if defaultMeasure[*command] == "" {
+			return fmt.Errorf("%s:%d: unknown command %q", file, recs[len(recs)-1].Line, *command)
+		}
+	}
+	if *measure == "" {
+		*measure = defaultMeasure[*command]
+	}
+	v, err := htmlreport.HistoryViewOf(file, recs, *command, *measure)
+	if err != nil {
+		return err
+	}
+	if len(v.Runs) > 0 && len(v.Series) == 0 {
+		return usagef("report: no run of %s in %s has the measure %q", *command, file, *measure)
+	}
+	if err := atomicfile.Write(*htmlOut, func(w io.Writer) error { return htmlreport.History(w, v) }); err != nil {
+		return err
+	}
+	changes := 0
+	for _, r := range v.Runs {
+		if r.Changed != nil {
+			changes++
+		}
+	}
+	fmt.Fprintf(env.Stdout, "retrieval-gate report: %d runs of %s, %d series of %s, %d input changes -> %s\n", len(v.Runs), *command, len(v.Series), *measure, changes, *htmlOut)
+	return nil
+}
