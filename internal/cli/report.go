@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/valyala/fastjson"
+
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
@@ -43,26 +45,39 @@ func (c *ReportCommand) Run(ctx context.Context, env *Env, args []string) error 
 	if samePath(*htmlOut, file) {
 		return usagef("report: --html %s would overwrite the history %s", *htmlOut, file)
 	}
-	recs, err := history.Read(*path)
+	// One pass: a view per command, the newest run's command picked after.
+	builders := map[string]*htmlreport.HistoryBuilder{}
+	for cmd, m := range defaultMeasure {
+		if *measure != "" {
+			m = *measure
+		}
+		builders[cmd] = htmlreport.NewHistory(file, cmd, m)
+	}
+	newest, runs := "", 0
+	err := history.Scan(*path, func(rec history.Record, doc *fastjson.Value) error {
+		runs++
+		newest = rec.Command
+		if b := builders[rec.Command]; b != nil {
+			return b.Add(rec, doc)
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("failed to read the history: %w", err)
 	}
 	if *command == "" {
-		if len(recs) == 0 {
+		if runs == 0 {
 			return fmt.Errorf("%s: the history has no run", file)
 		}
-		*command = recs[len(recs)-1].Command
-		if defaultMeasure[*command] == "" {
-			return fmt.Errorf("%s:%d: unknown command %q", file, recs[len(recs)-1].Line, *command)
+		if builders[newest] == nil {
+			return fmt.Errorf("%s: the newest run is of an unknown command %q", file, newest)
 		}
+		*command = newest
 	}
 	if *measure == "" {
 		*measure = defaultMeasure[*command]
 	}
-	v, err := htmlreport.HistoryViewOf(file, recs, *command, *measure)
-	if err != nil {
-		return err
-	}
+	v := builders[*command].View()
 	if len(v.Runs) > 0 && len(v.Series) == 0 {
 		return usagef("report: no run of %s in %s has the measure %q", *command, file, *measure)
 	}

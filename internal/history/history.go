@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/valyala/fastjson"
+
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 )
 
@@ -223,15 +225,29 @@ func Append(path string, rec Record) error {
 // Read reads every record of the history at path (see File), in file order. A
 // line that is not a record is an input error naming the file and line.
 func Read(path string) ([]Record, error) {
+	var out []Record
+	err := Scan(path, func(rec Record, doc *fastjson.Value) error {
+		rec.Document = doc.MarshalTo(nil)
+		out = append(out, rec)
+		return nil
+	})
+	return out, err
+}
+
+// Scan calls fn with every record of the history at path, in file order, and
+// its parsed document (valid until fn returns; rec.Document is nil). Each line
+// is parsed once; memory holds one line at a time. A line that is not a record
+// is an input error naming the file and line.
+func Scan(path string, fn func(rec Record, doc *fastjson.Value) error) error {
 	file := File(path)
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<20), MaxRecord)
-	var out []Record
+	var p fastjson.Parser
 	line := 0
 	for sc.Scan() {
 		line++
@@ -239,26 +255,110 @@ func Read(path string) ([]Record, error) {
 		if len(b) == 0 {
 			continue
 		}
-		var rec Record
-		if err := json.Unmarshal(b, &rec); err != nil {
-			return nil, dataset.Errorf(file, line, "not a history record: %v", err)
+		v, err := p.ParseBytes(b)
+		if err != nil {
+			return dataset.Errorf(file, line, "not a history record: %v", err)
 		}
-		switch {
-		case rec.Schema != Schema:
-			return nil, dataset.Errorf(file, line, "schema %q, want %q", rec.Schema, Schema)
-		case rec.Command == "":
-			return nil, dataset.Errorf(file, line, "record without a command")
-		case len(rec.Document) == 0 || rec.Document[0] != '{':
-			return nil, dataset.Errorf(file, line, "record without a document object")
-		}
-		if _, err := time.Parse(time.RFC3339, rec.Time); err != nil {
-			return nil, dataset.Errorf(file, line, "time %q is not RFC 3339", rec.Time)
+		rec, doc, err := record(v)
+		if err != nil {
+			return dataset.Errorf(file, line, "%v", err)
 		}
 		rec.Line = line
-		out = append(out, rec)
+		if err := fn(rec, doc); err != nil {
+			return err
+		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, dataset.Errorf(file, line+1, "%v", err)
+		return dataset.Errorf(file, line+1, "%v", err)
 	}
-	return out, nil
+	return nil
+}
+
+// record checks one parsed line and returns its fields.
+func record(v *fastjson.Value) (Record, *fastjson.Value, error) {
+	var rec Record
+	if v.Type() != fastjson.TypeObject {
+		return rec, nil, errors.New("not a history record: not a JSON object")
+	}
+	str := func(key string, required bool) (string, error) {
+		x := v.Get(key)
+		if x == nil || x.Type() == fastjson.TypeNull {
+			if required {
+				return "", fmt.Errorf("record without %s", key)
+			}
+			return "", nil
+		}
+		b, err := x.StringBytes()
+		if err != nil {
+			return "", fmt.Errorf("%s is not a string", key)
+		}
+		return string(b), nil
+	}
+	var err error
+	if rec.Schema, err = str("schema", true); err != nil {
+		return rec, nil, err
+	}
+	if rec.Schema != Schema {
+		return rec, nil, fmt.Errorf("schema %q, want %q", rec.Schema, Schema)
+	}
+	if rec.Command, err = str("command", true); err != nil {
+		return rec, nil, err
+	}
+	if rec.Command == "" {
+		return rec, nil, errors.New("record without a command")
+	}
+	if rec.Commit, err = str("commit", false); err != nil {
+		return rec, nil, err
+	}
+	if rec.Branch, err = str("branch", false); err != nil {
+		return rec, nil, err
+	}
+	if rec.Time, err = str("time", true); err != nil {
+		return rec, nil, err
+	}
+	if _, err := time.Parse(time.RFC3339, rec.Time); err != nil {
+		return rec, nil, fmt.Errorf("time %q is not RFC 3339", rec.Time)
+	}
+	doc := v.Get("document")
+	if doc == nil || doc.Type() != fastjson.TypeObject {
+		return rec, nil, errors.New("record without a document object")
+	}
+	rec.Fingerprint = Fingerprint{Inputs: map[string]string{}, Params: map[string]string{}}
+	if fp := v.Get("fingerprint"); fp != nil && fp.Type() != fastjson.TypeNull {
+		if fp.Type() != fastjson.TypeObject {
+			return rec, nil, errors.New("fingerprint is not an object")
+		}
+		if d := fp.Get("digest"); d != nil {
+			b, err := d.StringBytes()
+			if err != nil {
+				return rec, nil, errors.New("fingerprint.digest is not a string")
+			}
+			rec.Fingerprint.Digest = string(b)
+		}
+		for _, m := range []struct {
+			key string
+			to  map[string]string
+		}{{"inputs", rec.Fingerprint.Inputs}, {"params", rec.Fingerprint.Params}} {
+			o := fp.Get(m.key)
+			if o == nil || o.Type() == fastjson.TypeNull {
+				continue
+			}
+			obj, err := o.Object()
+			if err != nil {
+				return rec, nil, fmt.Errorf("fingerprint.%s is not an object", m.key)
+			}
+			var verr error
+			obj.Visit(func(k []byte, x *fastjson.Value) {
+				b, err := x.StringBytes()
+				if err != nil && verr == nil {
+					verr = fmt.Errorf("fingerprint.%s.%s is not a string", m.key, k)
+				}
+				m.to[string(k)] = string(b)
+			})
+			if verr != nil {
+				return rec, nil, verr
+			}
+		}
+	}
+	return rec, doc, nil
 }

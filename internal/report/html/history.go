@@ -1,13 +1,14 @@
 package html
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/valyala/fastjson"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
 )
@@ -40,114 +41,108 @@ type HistoryView struct {
 	Series                 []SeriesView
 }
 
-// summaryJSON, groupJSON and docJSON read, from the documents of check
-// (retrieval-gate/aggregates@1) and compare (retrieval-gate/compare@1), only
-// what the history charts.
-type summaryJSON struct {
-	Mean *float64    `json:"mean"`
-	CI95 [2]*float64 `json:"ci95"`
+// HistoryBuilder collects the runs of one command, one record at a time, so a
+// long history is read in one pass with memory for the charted values only.
+type HistoryBuilder struct {
+	v     HistoryView
+	index map[string]int
+	prev  *history.Fingerprint
 }
 
-type groupJSON struct {
-	N       int                    `json:"n"`
-	Metrics map[string]summaryJSON `json:"metrics"`
+// NewHistory starts the view of command's runs charting measure.
+func NewHistory(file, command, measure string) *HistoryBuilder {
+	return &HistoryBuilder{v: HistoryView{Command: command, Measure: measure, File: file}, index: map[string]int{}}
 }
 
-type docJSON struct {
-	Schema      string               `json:"schema"`
-	Strategies  map[string]groupJSON `json:"strategies"`
-	Recommended string               `json:"recommended"`
-	Overall     *groupJSON           `json:"overall"`
-	ByType      map[string]groupJSON `json:"by_type"`
-	ByLocale    map[string]groupJSON `json:"by_locale"`
-	Verdict     string               `json:"verdict"`
-}
-
-func val(p *float64) float64 {
-	if p == nil {
-		return math.NaN()
+func num(v *fastjson.Value) float64 {
+	if v == nil || v.Type() != fastjson.TypeNumber {
+		return math.NaN() // null: no value
 	}
-	return *p
+	return v.GetFloat64()
 }
 
-// HistoryViewOf picks the runs of command from the records (file order) and,
-// for each, the measure of every strategy (compare) or group (check: overall,
-// each type, each locale). It reads values and computes none.
-func HistoryViewOf(file string, recs []history.Record, command, measure string) (HistoryView, error) {
-	v := HistoryView{Command: command, Measure: measure, File: file}
-	index := map[string]int{}
-	var prev *history.Fingerprint
-	for _, rec := range recs {
-		if rec.Command != command {
-			continue
-		}
-		var d docJSON
-		if err := json.Unmarshal(rec.Document, &d); err != nil {
-			return v, fmt.Errorf("%s:%d: document: %w", file, rec.Line, err)
-		}
-		run := RunView{Time: rec.Time, Commit: rec.Commit, Branch: rec.Branch, Line: rec.Line, Headline: d.Verdict}
-		if command == "compare" {
-			run.Headline = d.Recommended
-		}
-		if prev != nil && prev.Digest != rec.Fingerprint.Digest {
-			run.Changed = rec.Fingerprint.Changed(*prev)
-			if len(run.Changed) == 0 {
-				run.Changed = []string{"fingerprint"}
-			}
-		}
-		fp := rec.Fingerprint
-		prev = &fp
-		i := len(v.Runs)
-		v.Runs = append(v.Runs, run)
-		add := func(name string, g groupJSON) {
-			s, ok := g.Metrics[measure]
-			if !ok {
-				return
-			}
-			j, ok := index[name]
-			if !ok {
-				j = len(v.Series)
-				index[name] = j
-				v.Series = append(v.Series, SeriesView{Name: name})
-			}
-			sv := &v.Series[j]
-			for len(sv.Y) < i {
-				sv.Y, sv.Lo, sv.Hi, sv.N = append(sv.Y, math.NaN()), append(sv.Lo, math.NaN()), append(sv.Hi, math.NaN()), append(sv.N, 0)
-			}
-			sv.Y, sv.Lo, sv.Hi, sv.N = append(sv.Y, val(s.Mean)), append(sv.Lo, val(s.CI95[0])), append(sv.Hi, val(s.CI95[1])), append(sv.N, g.N)
-		}
-		if command == "compare" {
-			for _, name := range sortedKeys(d.Strategies) {
-				add(name, d.Strategies[name])
-			}
-		} else {
-			if d.Overall != nil {
-				add("overall", *d.Overall)
-			}
-			for _, name := range sortedKeys(d.ByType) {
-				add("type: "+name, d.ByType[name])
-			}
-			for _, name := range sortedKeys(d.ByLocale) {
-				add("locale: "+name, d.ByLocale[name])
-			}
+// Add takes one record and its parsed document (check: retrieval-gate/aggregates@1,
+// compare: retrieval-gate/compare@1): the measure of every strategy (compare) or
+// group (check: overall, each type, each locale). Records of other commands are
+// skipped. It reads values and computes none.
+func (b *HistoryBuilder) Add(rec history.Record, doc *fastjson.Value) error {
+	if rec.Command != b.v.Command {
+		return nil
+	}
+	if doc == nil || doc.Type() != fastjson.TypeObject {
+		return fmt.Errorf("%s:%d: the document is not an object", b.v.File, rec.Line)
+	}
+	run := RunView{Time: rec.Time, Commit: rec.Commit, Branch: rec.Branch, Line: rec.Line, Headline: string(doc.GetStringBytes("verdict"))}
+	if b.v.Command == "compare" {
+		run.Headline = string(doc.GetStringBytes("recommended"))
+	}
+	if b.prev != nil && b.prev.Digest != rec.Fingerprint.Digest {
+		run.Changed = rec.Fingerprint.Changed(*b.prev)
+		if len(run.Changed) == 0 {
+			run.Changed = []string{"fingerprint"}
 		}
 	}
-	for j := range v.Series {
-		sv := &v.Series[j]
-		for len(sv.Y) < len(v.Runs) {
-			sv.Y, sv.Lo, sv.Hi, sv.N = append(sv.Y, math.NaN()), append(sv.Lo, math.NaN()), append(sv.Hi, math.NaN()), append(sv.N, 0)
+	fp := rec.Fingerprint
+	b.prev = &fp
+	i := len(b.v.Runs)
+	b.v.Runs = append(b.v.Runs, run)
+	add := func(name string, g *fastjson.Value) {
+		m := g.Get("metrics", b.v.Measure)
+		if m == nil || m.Type() != fastjson.TypeObject {
+			return
+		}
+		j, ok := b.index[name]
+		if !ok {
+			j = len(b.v.Series)
+			b.index[name] = j
+			b.v.Series = append(b.v.Series, SeriesView{Name: name})
+		}
+		sv := &b.v.Series[j]
+		sv.pad(i)
+		sv.Y, sv.Lo, sv.Hi, sv.N = append(sv.Y, num(m.Get("mean"))), append(sv.Lo, num(m.Get("ci95", "0"))), append(sv.Hi, num(m.Get("ci95", "1"))), append(sv.N, g.GetInt("n"))
+	}
+	groups := func(prefix string, o *fastjson.Value) {
+		obj, err := o.Object()
+		if err != nil {
+			return
+		}
+		var keys []string
+		obj.Visit(func(k []byte, _ *fastjson.Value) { keys = append(keys, string(k)) })
+		slices.Sort(keys)
+		for _, k := range keys {
+			add(prefix+k, obj.Get(k))
 		}
 	}
-	return v, nil
+	if b.v.Command == "compare" {
+		if s := doc.Get("strategies"); s != nil {
+			groups("", s)
+		}
+		return nil
+	}
+	if o := doc.Get("overall"); o != nil {
+		add("overall", o)
+	}
+	for _, g := range []struct{ key, prefix string }{{"by_type", "type: "}, {"by_locale", "locale: "}} {
+		if o := doc.Get(g.key); o != nil {
+			groups(g.prefix, o)
+		}
+	}
+	return nil
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// pad fills the runs before i where the series was absent.
+func (sv *SeriesView) pad(i int) {
+	for len(sv.Y) < i {
+		sv.Y, sv.Lo, sv.Hi, sv.N = append(sv.Y, math.NaN()), append(sv.Lo, math.NaN()), append(sv.Hi, math.NaN()), append(sv.N, 0)
 	}
-	slices.Sort(keys)
-	return keys
+}
+
+// View returns the collected history.
+func (b *HistoryBuilder) View() HistoryView {
+	for j := range b.v.Series {
+		b.v.Series[j].pad(len(b.v.Runs))
+	}
+	return b.v
 }
 
 func short(commit string) string {

@@ -4,16 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/valyala/fastjson"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
@@ -56,11 +55,26 @@ func compareRuns(n int, strategies []string, relabel map[int]bool, pad int) []hi
 	return recs
 }
 
+// view builds the history view of records as the report command does.
+func view(t testing.TB, recs []history.Record, command, measure string) (rhtml.HistoryView, error) {
+	t.Helper()
+	b := rhtml.NewHistory("h.jsonl", command, measure)
+	var p fastjson.Parser
+	for _, r := range recs {
+		doc, err := p.ParseBytes(r.Document)
+		require.NoError(t, err)
+		if err := b.Add(r, doc); err != nil {
+			return rhtml.HistoryView{}, err
+		}
+	}
+	return b.View(), nil
+}
+
 func TestHistoryView(t *testing.T) {
 	recs := compareRuns(12, []string{"bm25", "hybrid", "new"}, map[int]bool{4: true}, 0)
 	// A check run in the same file is not charted with the compare runs.
 	recs = append(recs[:3:3], append([]history.Record{{Command: "check", Document: json.RawMessage(`{}`), Line: 99}}, recs[3:]...)...)
-	v, err := rhtml.HistoryViewOf("h.jsonl", recs, "compare", "dcg_at_k")
+	v, err := view(t, recs, "compare", "dcg_at_k")
 	require.NoError(t, err)
 	require.Len(t, v.Runs, 12)
 	require.Len(t, v.Series, 3)
@@ -74,13 +88,14 @@ func TestHistoryView(t *testing.T) {
 	assert.Equal(t, []string{"qrels"}, v.Runs[4].Changed)
 	assert.Nil(t, v.Runs[5].Changed)
 
-	_, err = rhtml.HistoryViewOf("h.jsonl", []history.Record{{Command: "compare", Document: json.RawMessage(`[1]`), Line: 7}}, "compare", "dcg_at_k")
+	_, err = view(t, []history.Record{{Command: "compare", Document: json.RawMessage(`[1]`), Line: 7}}, "compare", "dcg_at_k")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "h.jsonl:7: document")
+	assert.Contains(t, err.Error(), "h.jsonl:7: the document is not an object")
 }
 
 func historyPage(t testing.TB, recs []history.Record) []byte {
-	v, err := rhtml.HistoryViewOf("history.jsonl", recs, "compare", "dcg_at_k")
+	t.Helper()
+	v, err := view(t, recs, "compare", "dcg_at_k")
 	require.NoError(t, err)
 	var b bytes.Buffer
 	require.NoError(t, rhtml.History(&b, v))
@@ -108,31 +123,33 @@ func TestHistoryInBrowser(t *testing.T) {
 }
 
 // BenchmarkHistory reads a history file of 1,000 compare runs × 8 strategies
-// (each document listing 1,000 failed queries per strategy, ~100 KB) and
-// renders the page; html-bytes is its size.
+// and renders the page; html-bytes is its size. small: documents of ~3 KB;
+// large: each document lists 1,000 failed queries per strategy (~90 KB).
 func BenchmarkHistory(b *testing.B) {
 	names := []string{"bm25", "bm25+rerank", "dense", "dense+rerank", "hybrid", "hybrid+rerank", "splade", "splade+rerank"}
-	file := filepath.Join(b.TempDir(), "history.jsonl")
-	for _, r := range compareRuns(1000, names, map[int]bool{100: true, 500: true, 900: true}, 1000) {
-		require.NoError(b, history.Append(file, r))
+	for _, c := range []struct {
+		name string
+		pad  int
+	}{{"small", 0}, {"large", 1000}} {
+		b.Run(c.name, func(b *testing.B) {
+			file := filepath.Join(b.TempDir(), "history.jsonl")
+			for _, r := range compareRuns(1000, names, map[int]bool{100: true, 500: true, 900: true}, c.pad) {
+				require.NoError(b, history.Append(file, r))
+			}
+			st, _ := os.Stat(file)
+			var size countWriter
+			for b.Loop() {
+				hb := rhtml.NewHistory(file, "compare", "dcg_at_k")
+				if err := history.Scan(file, hb.Add); err != nil {
+					b.Fatal(err)
+				}
+				size = countWriter{}
+				if err := rhtml.History(&size, hb.View()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(size.n), "html-bytes")
+			b.ReportMetric(float64(st.Size()), "history-bytes")
+		})
 	}
-	st, _ := os.Stat(file)
-	var size countWriter
-	for b.Loop() {
-		recs, err := history.Read(file)
-		if err != nil {
-			b.Fatal(err)
-		}
-		v, err := rhtml.HistoryViewOf(file, recs, "compare", "dcg_at_k")
-		if err != nil {
-			b.Fatal(err)
-		}
-		size = countWriter{}
-		if err := rhtml.History(io.MultiWriter(&size, io.Discard), v); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(size.n), "html-bytes")
-	b.ReportMetric(float64(st.Size()), "history-bytes")
-	_ = strings.TrimSpace
 }
