@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"html"
 	"regexp"
+	"strings"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
@@ -22,7 +23,11 @@ var gfm = goldmark.New(
 	goldmark.WithRendererOptions(ghtml.WithUnsafe()),
 )
 
-var mermaidBlock = regexp.MustCompile(`(?s)<pre><code class="language-mermaid">.*?</code></pre>`)
+var (
+	mermaidBlock = regexp.MustCompile(`(?s)<pre><code class="language-mermaid">.*?</code></pre>`)
+	// alert is GitHub's "> [!NOTE]" family of blockquotes.
+	alert = regexp.MustCompile(`<blockquote>\n<p>\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\n?`)
+)
 
 // GitHubComment renders a Markdown report as GitHub shows it in a PR comment: a
 // self-contained page holding one comment box whose CSS follows GitHub's
@@ -35,6 +40,10 @@ func GitHubComment(title string, md []byte) ([]byte, error) {
 		return nil, err
 	}
 	out := mermaidBlock.ReplaceAll(body.Bytes(), []byte(`<div class="mermaid">Mermaid chart (GitHub draws it at the column's width)</div>`))
+	out = alert.ReplaceAllFunc(out, func(m []byte) []byte {
+		kind := string(alert.FindSubmatch(m)[1])
+		return []byte(`<blockquote class="alert ` + strings.ToLower(kind) + `"><p class="alert-title">` + kind[:1] + strings.ToLower(kind[1:]) + "</p>\n<p>")
+	})
 	var page bytes.Buffer
 	page.WriteString(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -79,5 +88,11 @@ table tr{background:#fff;border-top:1px solid #d1d9e0b3}
 table tr:nth-child(2n){background:#f6f8fa}
 details summary{cursor:pointer;display:list-item}
 hr{height:.25em;padding:0;margin:24px 0;background:#d1d9e0;border:0}
+.alert{color:inherit}.alert-title{font-weight:500;margin-bottom:4px}
+.alert.note{border-left-color:#0969da}.alert.note .alert-title{color:#0969da}
+.alert.tip{border-left-color:#1a7f37}.alert.tip .alert-title{color:#1a7f37}
+.alert.important{border-left-color:#8250df}.alert.important .alert-title{color:#8250df}
+.alert.warning{border-left-color:#9a6700}.alert.warning .alert-title{color:#9a6700}
+.alert.caution{border-left-color:#d1242f}.alert.caution .alert-title{color:#d1242f}
 .mermaid{padding:16px;margin-bottom:16px;border:1px dashed #d0d7de;border-radius:6px;color:#59636e}
 `

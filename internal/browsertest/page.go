@@ -31,7 +31,7 @@ func Find() (string, error) {
 // Overflow is an element wider than the page, or whose content is cut or scrolls
 // sideways inside it.
 type Overflow struct {
-	Element string `json:"element"` // tag, id and classes, with its nearest heading
+	Element string `json:"element"` // tag, id and classes, with the nearest heading or <summary> before it
 	Kind    string `json:"kind"`    // "beyond-viewport" or "scrolls" (content wider than its box)
 	Pixels  int    `json:"px"`      // by how much
 }
@@ -51,6 +51,7 @@ type Measure struct {
 	Overflows     []Overflow
 	Marks         map[string]int // CSS selector -> matching elements
 	TallRows      []string       // table rows taller than TallRow px (text and height)
+	Background    string         // computed background colour of the page (light or dark scheme)
 	PNG           []byte         // full-page screenshot
 }
 
@@ -63,6 +64,8 @@ type Options struct {
 	Marks       []string // CSS selectors to count
 	OpenDetails bool     // open every <details> before measuring (what a reader who expands sees)
 	Screenshot  bool
+	Dark        bool // emulate prefers-color-scheme: dark
+	MaxHeight   int  // cut the screenshot at this height (0: the whole page)
 }
 
 // measureJS collects the layout facts; elements inside a visually-hidden box
@@ -82,7 +85,7 @@ const measureJS = `(() => {
     let s = el.tagName.toLowerCase();
     if (el.id) s += '#' + el.id;
     if (typeof el.className === 'string' && el.className.trim()) s += '.' + el.className.trim().split(/\s+/).join('.');
-    const hs = [...document.querySelectorAll('h1,h2,h3,h4,h5,h6')].filter(x => x.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING);
+    const hs = [...document.querySelectorAll('h1,h2,h3,h4,h5,h6,summary')].filter(x => x.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING);
     const h = hs[hs.length - 1];
     if (h) s += ' under "' + h.textContent.trim().slice(0, 60) + '"';
     return s;
@@ -110,7 +113,7 @@ const measureJS = `(() => {
   }
   const marks = {};
   for (const sel of %s) marks[sel] = document.querySelectorAll(sel).length;
-  return {scrollWidth: de.scrollWidth, clientWidth: vw, height: Math.ceil(de.scrollHeight), overflows: over, marks, tall};
+  return {scrollWidth: de.scrollWidth, clientWidth: vw, height: Math.ceil(de.scrollHeight), overflows: over, marks, tall, bg: getComputedStyle(de).backgroundColor};
 })()`
 
 // Load opens the file in a new page at the given width and measures it. Every
@@ -234,6 +237,7 @@ func (b *Browser) Load(ctx context.Context, path string, opt Options) (*Measure,
 		{"Network.enable", nil},
 		{"Fetch.enable", map[string]any{"patterns": []map[string]any{{"urlPattern": "*"}}}},
 		{"Emulation.setDeviceMetricsOverride", map[string]any{"width": opt.Width, "height": 900, "deviceScaleFactor": 1, "mobile": false}},
+		{"Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": map[bool]string{true: "dark", false: "light"}[opt.Dark]}}}},
 	} {
 		if err := s.call(ctx, c.method, c.params, nil); err != nil {
 			return nil, err
@@ -266,14 +270,18 @@ func (b *Browser) Load(ctx context.Context, path string, opt Options) (*Measure,
 		Overflows   []Overflow     `json:"overflows"`
 		Marks       map[string]int `json:"marks"`
 		Tall        []string       `json:"tall"`
+		Background  string         `json:"bg"`
 	}
 	if err := s.eval(ctx, fmt.Sprintf(measureJS, TallRow, sels), &got); err != nil {
 		return nil, err
 	}
 	m.ScrollWidth, m.ClientWidth, m.Height = got.ScrollWidth, got.ClientWidth, got.Height
-	m.Overflows, m.Marks, m.TallRows = outermost(got.Overflows), got.Marks, got.Tall
+	m.Overflows, m.Marks, m.TallRows, m.Background = outermost(got.Overflows), got.Marks, got.Tall, got.Background
 	if opt.Screenshot {
 		h := min(max(got.Height, 1), 16000)
+		if opt.MaxHeight > 0 {
+			h = min(h, opt.MaxHeight)
+		}
 		if err := s.call(ctx, "Emulation.setDeviceMetricsOverride", map[string]any{"width": opt.Width, "height": h, "deviceScaleFactor": 1, "mobile": false}, nil); err != nil {
 			return nil, err
 		}

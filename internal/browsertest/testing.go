@@ -61,6 +61,7 @@ type Page struct {
 	// OpenDetails opens every <details> first (what a reader who expands sees).
 	OpenDetails bool
 	Widths      []int // default Widths
+	Dark        bool  // prefers-color-scheme: dark
 }
 
 // Check loads the page at each width and asserts no console error, no request
@@ -108,7 +109,7 @@ func Measures(t *testing.T, b *Browser, p Page) []*Measure {
 	var out []*Measure
 	for _, width := range widths {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		m, err := b.Load(ctx, p.Path, Options{Width: width, Marks: sels, OpenDetails: p.OpenDetails, Screenshot: dir != ""})
+		m, err := b.Load(ctx, p.Path, Options{Width: width, Marks: sels, OpenDetails: p.OpenDetails, Screenshot: dir != "", Dark: p.Dark})
 		cancel()
 		if err != nil {
 			t.Fatalf("%s at %d px: %v\nbrowser stderr:\n%s", p.Name, width, err, b.Stderr())

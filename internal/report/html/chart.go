@@ -292,7 +292,13 @@ func (p *Page) LineChart(c LineChart) {
 	// From zero, unless every value sits far from it (then the axis starts at a
 	// round number below the data, so close lines stay apart).
 	ax := fitAxis(lo, hi, lo <= 0.5*hi)
-	const left, right, top = 54.0, 16.0, 10.0
+	// The x labels are centred on their points: the right margin holds half the widest.
+	widest := 0.0
+	for _, lab := range c.X {
+		widest = math.Max(widest, math.Min(textWidth(lab), 90))
+	}
+	const left, top = 54.0, 10.0
+	right := math.Max(16, widest/2+4)
 	height := 260.0
 	plotBottom := height - axisH
 	n := len(c.X)
@@ -313,10 +319,6 @@ func (p *Page) LineChart(c LineChart) {
 		s.WriteString(`<text class="tick" x="` + px(left-6) + `" y="` + px(y(t)+4) + `" text-anchor="end">` + ax.label(t) + "</text>\n")
 	}
 	// X labels: evenly spaced, as many as fit without touching.
-	widest := 0.0
-	for _, lab := range c.X {
-		widest = math.Max(widest, math.Min(textWidth(lab), 90))
-	}
 	every := 1
 	if n > 1 {
 		slot := (chartW - right - left) / float64(n-1) // room per point
@@ -326,11 +328,7 @@ func (p *Page) LineChart(c LineChart) {
 		if i%every != 0 {
 			continue
 		}
-		anchor := "middle"
-		if n > 1 && i == n-1 && textWidth(lab)/2 > right {
-			anchor = "end" // the last label stays inside the chart
-		}
-		s.WriteString(`<text class="tick" x="` + px(x(i)) + `" y="` + px(plotBottom+15) + `" text-anchor="` + anchor + `">` + Esc(clip(lab, 90)) + "</text>")
+		s.WriteString(`<text class="tick" x="` + px(x(i)) + `" y="` + px(plotBottom+15) + `" text-anchor="middle">` + Esc(clip(lab, 90)) + "</text>")
 	}
 	s.WriteString("\n" + `<line class="axis" x1="` + px(left) + `" x2="` + px(chartW-right) + `" y1="` + px(plotBottom) + `" y2="` + px(plotBottom) + `"/>`)
 	s.WriteString(`<text class="axis-label" x="` + px((left+chartW-right)/2) + `" y="` + px(height-3) + `" text-anchor="middle">` + Esc(c.XLabel) + "</text>")
@@ -339,7 +337,7 @@ func (p *Page) LineChart(c LineChart) {
 		mx := px(x(m.X))
 		s.WriteString(`<g><title>` + Esc(m.Label) + `</title><line data-mark="marker" class="marker" x1="` + mx + `" x2="` + mx + `" y1="` + px(top) + `" y2="` + px(plotBottom) + `"/>`)
 		if len(c.Markers) <= 6 {
-			s.WriteString(`<text class="marker-label" x="` + px(x(m.X)+3) + `" y="` + px(top+10) + `">` + Esc(clip(m.Label, 120)) + "</text>")
+			s.WriteString(`<text class="marker-label" x="` + px(x(m.X)+3) + `" y="` + px(top+10) + `">` + Esc(clip(m.Label, 220)) + "</text>")
 		}
 		s.WriteString("</g>\n")
 	}

@@ -49,7 +49,7 @@ tbody th{font-weight:500}
 .chart .marker-label{fill:var(--muted);font-size:12px}
 .chart .line{fill:none;stroke-width:2}
 .chart .line.dashed{stroke-dasharray:6 4}
-.chart .band{stroke:none;opacity:.18}
+.chart .band{stroke:none;opacity:.12}
 .chart .hatch{fill-opacity:.55}
 .legend{list-style:none;padding:0;margin:0 0 6px;display:flex;flex-wrap:wrap;gap:4px 14px;font-size:.85em}
 .legend li{display:flex;align-items:center;gap:6px;min-width:0;overflow-wrap:anywhere}

@@ -146,15 +146,19 @@ func TestCompareDashboardInBrowser(t *testing.T) {
 	b := browsertest.Start(t)
 	path := filepath.Join(t.TempDir(), "compare.html")
 	require.NoError(t, os.WriteFile(path, render(t, demoResult(t)), 0o644))
-	browsertest.Check(t, b, browsertest.Page{
-		Name: "compare-dashboard", Path: path, Widths: []int{390, 850, 1400},
-		Marks: map[string]int{
-			`rect[data-mark="bar"]`:     5,
-			`path[data-mark="line"]`:    5,
-			`circle[data-mark="point"]`: 50,
-			`.sr-only table`:            2,
-		},
-	})
+	marks := map[string]int{
+		`rect[data-mark="bar"]`:     5,
+		`path[data-mark="line"]`:    5,
+		`circle[data-mark="point"]`: 50,
+		`.sr-only table`:            2,
+	}
+	for _, m := range browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard", Path: path, Widths: []int{390, 850, 1400}, Marks: marks}) {
+		assert.Equal(t, "rgb(255, 255, 255)", m.Background)
+	}
+	// The same page in dark mode.
+	for _, m := range browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard-dark", Path: path, Widths: []int{850}, Marks: marks, Dark: true}) {
+		assert.Equal(t, "rgb(13, 17, 23)", m.Background)
+	}
 }
 
 func TestEsc(t *testing.T) {
