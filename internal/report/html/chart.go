@@ -299,8 +299,8 @@ func (p *Page) LineChart(c LineChart) {
 	}
 	const left, top = 54.0, 10.0
 	right := math.Max(16, widest/2+4)
-	height := 260.0
-	plotBottom := height - axisH
+	height := 264.0
+	plotBottom := height - axisH - 6 // the x labels sit below the lowest y label
 	n := len(c.X)
 	x := func(i int) float64 {
 		if n <= 1 {
@@ -328,7 +328,7 @@ func (p *Page) LineChart(c LineChart) {
 		if i%every != 0 {
 			continue
 		}
-		s.WriteString(`<text class="tick" x="` + px(x(i)) + `" y="` + px(plotBottom+15) + `" text-anchor="middle">` + Esc(clip(lab, 90)) + "</text>")
+		s.WriteString(`<text class="tick" x="` + px(x(i)) + `" y="` + px(plotBottom+20) + `" text-anchor="middle">` + Esc(clip(lab, 90)) + "</text>")
 	}
 	s.WriteString("\n" + `<line class="axis" x1="` + px(left) + `" x2="` + px(chartW-right) + `" y1="` + px(plotBottom) + `" y2="` + px(plotBottom) + `"/>`)
 	s.WriteString(`<text class="axis-label" x="` + px((left+chartW-right)/2) + `" y="` + px(height-3) + `" text-anchor="middle">` + Esc(c.XLabel) + "</text>")
