@@ -19,11 +19,11 @@ import (
 // GITHUB_SHA and GITHUB_HEAD_REF or GITHUB_REF_NAME, else git in the working
 // directory, else empty), the fingerprint of the inputs and the command's JSON
 // document, written by doc.
-func appendHistory(ctx context.Context, env *Env, path, command string, inputs, params map[string]string, doc func(io.Writer) error) error {
+func appendHistory(ctx context.Context, env *Env, path, command string, in fingerprint, doc func(io.Writer) error) error {
 	if path == "" {
 		return nil
 	}
-	fp, err := history.NewFingerprint(inputs, params)
+	fp, err := history.NewFingerprint(in.inputs, in.params)
 	if err != nil {
 		return fmt.Errorf("--history: %w", err)
 	}
@@ -64,19 +64,13 @@ func git(ctx context.Context, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// validHistory refuses a --history that names an input file, before anything
-// is written.
-func validHistory(command, path string, inputs map[string]string) error {
+// historyFile is the file --history appends to ("" when not given), for the
+// overwrite guard.
+func historyFile(path string) string {
 	if path == "" {
-		return nil
+		return ""
 	}
-	file := history.File(path)
-	for _, in := range inputs {
-		if samePath(file, in) {
-			return usagef("%s: --history %s would append to the input %s", command, path, in)
-		}
-	}
-	return nil
+	return history.File(path)
 }
 
 func floorParam(f gate.Floor) string {
@@ -86,31 +80,34 @@ func floorParam(f gate.Floor) string {
 	return strconv.FormatFloat(f.Value, 'g', -1, 64)
 }
 
-// checkInputs and checkParams are what a check run's numbers depend on.
-func checkInputs(o *checkOptions) map[string]string {
-	in := map[string]string{"kb": o.kb}
-	if o.cases != "-" {
-		in["cases"] = o.cases
-	}
-	return in
-}
+// fingerprint is what a run's numbers depend on: input files by role, and parameters.
+type fingerprint struct{ inputs, params map[string]string }
 
-func checkParams(o *checkOptions) map[string]string {
-	p := map[string]string{"k": strconv.Itoa(o.k), "reference-locale": o.referenceLocale,
-		"min-hit": floorParam(o.minHit), "min-recall": floorParam(o.minRecall)}
+// checkFingerprint: the cases (unless read from standard input), the KB, k, the
+// reference locale, the floors and the parent separator.
+func checkFingerprint(o *checkOptions) fingerprint {
+	fp := fingerprint{
+		inputs: map[string]string{"kb": o.kb},
+		params: map[string]string{"k": strconv.Itoa(o.k), "reference-locale": o.referenceLocale,
+			"min-hit": floorParam(o.minHit), "min-recall": floorParam(o.minRecall), "parent-from-id": o.parentSep},
+	}
 	if o.cases == "-" {
-		p["cases"] = "stdin (not fingerprinted)"
+		fp.params["cases"] = "stdin (not fingerprinted)"
+	} else {
+		fp.inputs["cases"] = o.cases
 	}
-	return p
+	return fp
 }
 
-// compareFingerprint is what a compare run's numbers depend on.
-func compareFingerprint(qrels string, names, files []string, k int, gain string, level int, baseline string, resamples int, seed uint64) (inputs, params map[string]string) {
-	inputs = map[string]string{"qrels": qrels}
-	for i, n := range names {
-		inputs["run:"+n] = files[i]
+// compareFingerprint: the qrels, each run by name, and every parameter.
+func compareFingerprint(o *compareOptions) fingerprint {
+	fp := fingerprint{
+		inputs: map[string]string{"qrels": o.qrels},
+		params: map[string]string{"k": strconv.Itoa(o.k), "gain": o.gain.String(), "relevant-level": strconv.Itoa(o.level),
+			"baseline": o.baseline, "bootstrap": strconv.Itoa(o.resamples), "seed": strconv.FormatUint(o.seed, 10)},
 	}
-	params = map[string]string{"k": strconv.Itoa(k), "gain": gain, "relevant-level": strconv.Itoa(level),
-		"baseline": baseline, "bootstrap": strconv.Itoa(resamples), "seed": strconv.FormatUint(seed, 10)}
-	return inputs, params
+	for i, n := range o.runs.names {
+		fp.inputs["run:"+n] = o.runs.files[i]
+	}
+	return fp
 }

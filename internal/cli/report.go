@@ -24,13 +24,14 @@ func (c *ReportCommand) Synopsis() string {
 // defaultMeasure is the measure charted when --measure is not given.
 var defaultMeasure = map[string]string{"check": "retrieval_hit_at_k", "compare": "dcg_at_k"}
 
-func (c *ReportCommand) Run(ctx context.Context, env *Env, args []string) error {
+func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) error {
+	env := f.Env
 	fs := newFlagSet(env, "report")
 	path := fs.String("history", "", "the history: a `DIR` holding "+history.FileName+", or a FILE.jsonl (required)")
 	htmlOut := fs.String("html", "", "write the history page here: one self-contained HTML `FILE` (required)")
 	command := fs.String("command", "", "the runs to chart: check or compare (default: the command of the newest run)")
 	measure := fs.String("measure", "", "the measure to chart, a key of the documents' metrics (default: retrieval_hit_at_k for check, dcg_at_k for compare)")
-	if err := parseFlags(fs, env, args); err != nil {
+	if err := parseFlags(fs, env, args, actionInputs{}); err != nil {
 		return err
 	}
 	switch {
@@ -41,9 +42,9 @@ func (c *ReportCommand) Run(ctx context.Context, env *Env, args []string) error 
 	case *command != "" && defaultMeasure[*command] == "":
 		return usagef("report: --command must be check or compare, got %q", *command)
 	}
-	file := history.File(*path)
-	if samePath(*htmlOut, file) {
-		return usagef("report: --html %s would overwrite the history %s", *htmlOut, file)
+	hist := history.File(*path)
+	if err := refuseOverwrite("report", []file{{"history", hist}}, []file{{"html", *htmlOut}}); err != nil {
+		return err
 	}
 	// One pass: a view per command, the newest run's command picked after.
 	builders := map[string]*htmlreport.HistoryBuilder{}
@@ -51,7 +52,7 @@ func (c *ReportCommand) Run(ctx context.Context, env *Env, args []string) error 
 		if *measure != "" {
 			m = *measure
 		}
-		builders[cmd] = htmlreport.NewHistory(file, cmd, m)
+		builders[cmd] = htmlreport.NewHistory(hist, cmd, m)
 	}
 	newest, runs := "", 0
 	err := history.Scan(*path, func(rec history.Record, doc *fastjson.Value) error {
@@ -67,10 +68,10 @@ func (c *ReportCommand) Run(ctx context.Context, env *Env, args []string) error 
 	}
 	if *command == "" {
 		if runs == 0 {
-			return fmt.Errorf("%s: the history has no run", file)
+			return fmt.Errorf("%s: the history has no run", hist)
 		}
 		if builders[newest] == nil {
-			return fmt.Errorf("%s: the newest run is of an unknown command %q", file, newest)
+			return fmt.Errorf("%s: the newest run is of an unknown command %q", hist, newest)
 		}
 		*command = newest
 	}
@@ -79,7 +80,7 @@ func (c *ReportCommand) Run(ctx context.Context, env *Env, args []string) error 
 	}
 	v := builders[*command].View()
 	if len(v.Runs) > 0 && len(v.Series) == 0 {
-		return usagef("report: no run of %s in %s has the measure %q", *command, file, *measure)
+		return usagef("report: no run of %s in %s has the measure %q", *command, hist, *measure)
 	}
 	if err := atomicfile.Write(*htmlOut, func(w io.Writer) error { return htmlreport.History(w, v) }); err != nil {
 		return err
