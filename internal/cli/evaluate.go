@@ -159,7 +159,7 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 		j = append(j, "--price-per-1k", o.price)
 	}
 	cmp := []string{"--qrels", in("qrels.txt"), "--k", strconv.Itoa(o.k), "--bootstrap", strconv.Itoa(o.bootstrap),
-		"--json", in("compare.json"), "--markdown", in("compare.md"), "--per-query", in("per-query.jsonl")}
+		"--json", in("compare.json"), "--markdown", in("compare.md"), "--per-query", in("per-query.jsonl"), "--html", in("compare.html")}
 	for i, n := range runNames {
 		j = append(j, "--run", n+"="+runFiles[i])
 		cmp = append(cmp, "--run", n+"="+runFiles[i])
@@ -182,6 +182,6 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 			return fmt.Errorf("evaluate: stage %d (%s) failed: %w", i+1, s.cmd.Name(), err)
 		}
 	}
-	fmt.Fprintf(env.Stderr, "evaluate: reports in %s (compare.json, compare.md, judge.json); stages in %s\n", plain(o.out), plain(in("stages.txt")))
+	fmt.Fprintf(env.Stderr, "evaluate: reports in %s (compare.html, compare.json, compare.md, judge.json); stages in %s\n", plain(o.out), plain(in("stages.txt")))
 	return nil
 }
