@@ -91,6 +91,14 @@ func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) erro
 			changes++
 		}
 	}
-	fmt.Fprintf(env.Stdout, "retrieval-gate report: %d runs of %s, %d series of %s, %d input changes -> %s\n", len(v.Runs), *command, len(v.Series), *measure, changes, *htmlOut)
+	fmt.Fprintf(env.Stdout, "retrieval-gate report: %s of %s, %s of %s, %s -> %s\n", plural(len(v.Runs), "run", "runs"), *command,
+		plural(len(v.Series), "series", "series"), *measure, plural(changes, "input change", "input changes"), *htmlOut)
 	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

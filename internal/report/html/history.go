@@ -157,7 +157,11 @@ func short(commit string) string {
 // marked, and the newest HistoryRuns runs listed.
 func History(w io.Writer, v HistoryView) error {
 	p := NewPage("retrieval-gate history: " + v.Command)
-	p.Subtitle(fmt.Sprintf("%s runs of %s in %s · measure %s", Count(len(v.Runs)), v.Command, v.File, v.Measure))
+	runs := Count(len(v.Runs)) + " runs"
+	if len(v.Runs) == 1 {
+		runs = "1 run"
+	}
+	p.Subtitle(fmt.Sprintf("%s of %s in %s · measure %s", runs, v.Command, v.File, v.Measure))
 	if len(v.Runs) == 0 {
 		p.Para("No run of " + v.Command + " in the history.")
 		_, err := p.WriteTo(w)
