@@ -127,7 +127,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 		}
 	}
 	if o.htmlOut != "" {
-		if err := atomicfile.Write(o.htmlOut, func(w io.Writer) error { return htmlreport.CheckHTML(w, res) }); err != nil {
+		if err := atomicfile.Write(o.htmlOut, func(w io.Writer) error { return htmlreport.CheckHTML(w, doc) }); err != nil {
 			return err
 		}
 	}

@@ -199,7 +199,7 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions)
 		{o.jsonOut, doc.WriteJSON},
 		{o.mdOut, doc.Markdown},
 		{o.perQuery, func(w io.Writer) error { return comparereport.PerQuery(w, res) }},
-		{o.htmlOut, func(w io.Writer) error { return htmlreport.CompareHTML(w, res) }},
+		{o.htmlOut, func(w io.Writer) error { return htmlreport.CompareHTML(w, doc, res) }},
 	}
 	for _, out := range outputs {
 		if out.path == "" {

@@ -467,17 +467,6 @@ func (r *Result) pairTest(a, b, m int) Paired {
 	return out
 }
 
-// PairTest compares the named strategies (a − b) on the graded metric m (an
-// index into metrics.GradedKeys), as pairTest does; ok is false when a name is
-// not a strategy of the comparison.
-func (r *Result) PairTest(a, b string, m int) (p Paired, ok bool) {
-	ia, ib := r.StrategyIndex(a), r.StrategyIndex(b)
-	if ia < 0 || ib < 0 || ia == ib || m < 0 || m >= metrics.NumGraded {
-		return Paired{}, false
-	}
-	return r.pairTest(ia, ib, m), true
-}
-
 // ranked returns the strategy indexes by mean primary measure, best first (ties: run order).
 func (r *Result) ranked() []int {
 	idx := make([]int, len(r.Strategies))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
@@ -44,6 +45,10 @@ func bigResult(n int) *compare.Result {
 			s.ByPosition[p] = 2 / float64(p+2)
 		}
 		r.Strategies = append(r.Strategies, s)
+		if si%2 == 1 { // the reranker finding of each pair, as compare's diagnosis writes it
+			r.Findings = append(r.Findings, compare.Finding{Kind: compare.Reranker, A: name, B: names[si-1],
+				Test: compare.Paired{Strategy: name, Baseline: names[si-1], Metric: metrics.KeyDCG, Delta: 0.05, CI: [2]float64{0.04, 0.06}, P: 1e-4, PHolm: 1e-3, Significant: true}})
+		}
 	}
 	return r
 }
@@ -57,12 +62,13 @@ func (w *countWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); retur
 // the HTML.
 func BenchmarkCompareHTML(b *testing.B) {
 	r := bigResult(100_000)
+	doc := comparereport.New(r) // built once per run for all of compare's outputs
 	var w countWriter
-	if err := rhtml.CompareHTML(&w, r); err != nil {
+	if err := rhtml.CompareHTML(&w, doc, r); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if err := rhtml.CompareHTML(io.Discard, r); err != nil {
+		if err := rhtml.CompareHTML(io.Discard, doc, r); err != nil {
 			b.Fatal(err)
 		}
 	}

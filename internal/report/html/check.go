@@ -4,41 +4,39 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
 
 // IndicativeOnly is how the locale deltas are qualified in every report.
 const IndicativeOnly = "indicative only, not significance-tested"
 
-// checkLabel is the short label of a metric key at cut k.
+// checkLabel is the report label of a measure key at cut k ("hit@5"); other
+// precomputed keys are shown as they are.
 func checkLabel(key string, k int) string {
-	switch key {
-	case metrics.KeyHit:
-		return "hit@" + strconv.Itoa(k)
-	case metrics.KeyRecall:
-		return "recall@" + strconv.Itoa(k)
-	case metrics.KeyNDCG:
-		return "nDCG@" + strconv.Itoa(k)
+	if i := metrics.CaseIndex(key); i >= 0 {
+		return metrics.CaseMeasures[i].LabelAt(k)
 	}
 	return key
 }
 
-// CheckHTML writes the report of `check --html` from the check result: the
+// CheckHTML writes the report of `check --html` from the check document: the
 // verdict, the groups with n and intervals (a chart of hit@k per locale and per
 // type), the locale deltas (indicative only), the gates, the integrity problems
-// and the missed cases (the result keeps a bounded number; the total is shown).
-// It reads the result's values and computes none.
-func CheckHTML(w io.Writer, r *gate.Result) error {
+// and the missed cases (the document keeps a bounded number; the total is
+// shown). It reads the document's values and computes none.
+func CheckHTML(w io.Writer, r *checkreport.Document) error {
 	hit := checkLabel(metrics.KeyHit, r.K)
-	p := NewPage("retrieval-gate check: " + r.Verdict)
-	p.Subtitle(fmt.Sprintf("k = %d · %s cases: %s with gold (scored), %s without gold (not scored)", r.K, Count(int(r.Total)), Count(int(r.WithGold)), Count(int(r.WithoutGold))))
-	kpis := []Indicator{{Label: "Verdict", Value: r.Verdict, Detail: gatesLine(r)}}
-	if m, ok := r.Overall.Metric(metrics.KeyHit); ok && m.N > 0 {
-		kpis = append(kpis, Indicator{Label: "Overall " + hit, Value: Fmt(m.Mean), Detail: fmt.Sprintf("95%% CI %s · n = %s", FmtCI(m.CI95), Count(int(m.N)))})
+	p := NewPage("retrieval-gate check: " + string(r.Verdict))
+	p.Subtitle(fmt.Sprintf("k = %d · %s cases: %s with gold (scored), %s without gold (not scored)", r.K, Count(int(r.Cases.Total)), Count(int(r.Cases.WithGold)), Count(int(r.Cases.WithoutGold))))
+	kpis := []Indicator{{Label: "Verdict", Value: string(r.Verdict), Detail: gatesLine(r)}}
+	if m, ok := metric(r.Overall, metrics.KeyHit); ok {
+		kpis = append(kpis, Indicator{Label: "Overall " + hit, Value: Fmt(m.Mean.V()), Detail: fmt.Sprintf("95%% CI %s · n = %s", FmtCI(ci(m)), Count(int(m.N)))})
 	}
 	integ := "every gold id resolves"
 	if !r.Integrity.OK {
@@ -52,27 +50,22 @@ func CheckHTML(w io.Writer, r *gate.Result) error {
 	p.Section("Groups")
 	var cats []string
 	var bars []Bar
-	groups := []struct {
+	type named struct {
 		label string
-		g     gate.Group
-	}{{"overall", r.Overall}}
-	for _, g := range r.ByType {
-		groups = append(groups, struct {
-			label string
-			g     gate.Group
-		}{"type: " + g.Name, g})
+		g     checkreport.Group
 	}
-	for _, g := range r.ByLocale {
-		groups = append(groups, struct {
-			label string
-			g     gate.Group
-		}{"locale: " + g.Name, g})
+	groups := []named{{"overall", r.Overall}}
+	for _, name := range sortedKeys(r.ByType) {
+		groups = append(groups, named{"type: " + name, r.ByType[name]})
+	}
+	for _, name := range sortedKeys(r.ByLocale) {
+		groups = append(groups, named{"locale: " + name, r.ByLocale[name]})
 	}
 	for _, g := range groups {
-		if m, ok := g.g.Metric(metrics.KeyHit); ok && m.N > 0 && !math.IsNaN(m.Mean) {
-			ci := m.CI95
+		if m, ok := metric(g.g, metrics.KeyHit); ok {
+			c := ci(m)
 			cats = append(cats, g.label)
-			bars = append(bars, Bar{Category: g.label, Value: m.Mean, CI: &ci, N: int(m.N)})
+			bars = append(bars, Bar{Category: g.label, Value: m.Mean.V(), CI: &c, N: int(m.N)})
 		}
 	}
 	t := Table{Head: []string{"group", "n"}, NumCols: []bool{false, true, true, true, true}}
@@ -82,12 +75,12 @@ func CheckHTML(w io.Writer, r *gate.Result) error {
 	for _, g := range groups {
 		row := []Cell{{Text: g.label, Strong: g.label == "overall"}, {Text: Count(int(g.g.N)), Sub: subWithout(g.g.WithoutGold)}}
 		for _, k := range keys {
-			m, ok := g.g.Metric(k)
-			if !ok || m.N == 0 || math.IsNaN(m.Mean) {
+			m, ok := metric(g.g, k)
+			if !ok {
 				row = append(row, Cell{Text: "—"})
 				continue
 			}
-			row = append(row, Cell{Text: Fmt(m.Mean), Sub: FmtCI(m.CI95)})
+			row = append(row, Cell{Text: Fmt(m.Mean.V()), Sub: FmtCI(ci(m))})
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -98,21 +91,19 @@ func CheckHTML(w io.Writer, r *gate.Result) error {
 
 	// Locale deltas.
 	p.Section("Locale deltas vs " + r.ReferenceLocale + " (" + IndicativeOnly + ")")
-	if len(r.Deltas) == 0 {
+	if len(r.LocaleDeltas) == 0 {
 		p.Para("No deltas: the reference locale " + r.ReferenceLocale + " has no gold-carrying case, or there is no other locale.")
 	} else {
 		dt := Table{Head: []string{"locale"}, NumCols: []bool{false, true, true, true}}
 		for _, k := range keys {
 			dt.Head = append(dt.Head, "Δ "+checkLabel(k, r.K))
 		}
-		for _, ld := range r.Deltas {
-			row := []Cell{{Text: ld.Locale}}
+		for _, locale := range sortedKeys(r.LocaleDeltas) {
+			row := []Cell{{Text: locale}}
 			for _, k := range keys {
 				c := Cell{Text: "—"}
-				for _, d := range ld.Deltas {
-					if d.Key == k && !math.IsNaN(d.Value) {
-						c.Text = fmt.Sprintf("%+.3f", d.Value)
-					}
+				if d, ok := r.LocaleDeltas[locale][k]; ok && !math.IsNaN(d.V()) {
+					c.Text = fmt.Sprintf("%+.3f", d.V())
 				}
 				row = append(row, c)
 			}
@@ -127,15 +118,13 @@ func CheckHTML(w io.Writer, r *gate.Result) error {
 	gt := Table{Head: []string{"gate", "status", "threshold", "value"}, NumCols: []bool{false, false, true, true}}
 	for _, g := range r.Gates {
 		th, val := "—", "—"
-		if g.IsFloor {
-			if g.Floor.Set {
-				th = Fmt(g.Floor.Value)
-			}
-			if !math.IsNaN(g.Value) {
-				val = Fmt(g.Value)
-			}
+		if g.Threshold != nil && !math.IsNaN(g.Threshold.V()) {
+			th = Fmt(g.Threshold.V())
 		}
-		gt.Rows = append(gt.Rows, []Cell{{Text: g.Name}, {Text: g.Status, Sub: g.Reason, Strong: g.Status == gate.StatusFail}, {Text: th}, {Text: val}})
+		if g.Value != nil && !math.IsNaN(g.Value.V()) {
+			val = Fmt(g.Value.V())
+		}
+		gt.Rows = append(gt.Rows, []Cell{{Text: g.Name}, {Text: string(g.Status), Sub: g.Reason, Strong: g.Status == outcome.Fail}, {Text: th}, {Text: val}})
 	}
 	p.Table(gt)
 
@@ -194,10 +183,30 @@ func subWithout(n int64) string {
 	return "+" + Count(int(n)) + " without gold"
 }
 
-func gatesLine(r *gate.Result) string {
+func gatesLine(r *checkreport.Document) string {
 	var parts []string
 	for _, g := range r.Gates {
-		parts = append(parts, g.Name+" "+g.Status)
+		parts = append(parts, g.Name+" "+string(g.Status))
 	}
 	return strings.Join(parts, " · ")
+}
+
+// metric is a group's summary of key, when the group has cases for it.
+func metric(g checkreport.Group, key string) (checkreport.Summary, bool) {
+	m, ok := g.Metrics[key]
+	if !ok || m.N == 0 || math.IsNaN(m.Mean.V()) {
+		return m, false
+	}
+	return m, true
+}
+
+func ci(m checkreport.Summary) [2]float64 { return [2]float64{m.CI95[0].V(), m.CI95[1].V()} }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
@@ -48,6 +49,8 @@ func demoResult(t testing.TB) *compare.Result {
 	return r
 }
 
+func viewOf(r *compare.Result) rhtml.CompareView { return rhtml.CompareViewOf(comparereport.New(r), r) }
+
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
@@ -77,7 +80,7 @@ func golden(t *testing.T, name string, got []byte) {
 func render(t testing.TB, r *compare.Result) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	require.NoError(t, rhtml.CompareHTML(&b, r))
+	require.NoError(t, rhtml.CompareHTML(&b, comparereport.New(r), r))
 	return b.Bytes()
 }
 
@@ -94,7 +97,7 @@ func TestCompareDashboardGolden(t *testing.T) {
 }
 
 func TestCompareViewPairsAndSamples(t *testing.T) {
-	v := rhtml.CompareViewOf(demoResult(t))
+	v := viewOf(demoResult(t))
 	names := func(g [2]int) [2]string {
 		var out [2]string
 		for i, x := range g {
@@ -128,7 +131,7 @@ func TestCompareViewPairsAndSamples(t *testing.T) {
 
 // User-controlled text (strategy names, query ids) is escaped.
 func TestCompareEscapes(t *testing.T) {
-	v := rhtml.CompareViewOf(demoResult(t))
+	v := viewOf(demoResult(t))
 	v.Strategies[0].Name = `<img src=x onerror=alert(1)>&"`
 	v.BestQueries[0].ID = "</td><script>x</script>"
 	var b bytes.Buffer
