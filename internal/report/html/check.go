@@ -11,6 +11,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // IndicativeOnly is how the locale deltas are qualified in every report.
@@ -103,7 +104,7 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 			for _, k := range keys {
 				c := Cell{Text: "—"}
 				if d, ok := r.LocaleDeltas[locale][k]; ok && !math.IsNaN(d.V()) {
-					c.Text = fmt.Sprintf("%+.3f", d.V())
+					c.Text = format.Signed(d.V())
 				}
 				row = append(row, c)
 			}
@@ -117,12 +118,13 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 	p.Section("Gates")
 	gt := Table{Head: []string{"gate", "status", "threshold", "value"}, NumCols: []bool{false, false, true, true}}
 	for _, g := range r.Gates {
-		th, val := "—", "—"
-		if g.Threshold != nil && !math.IsNaN(g.Threshold.V()) {
-			th = Fmt(g.Threshold.V())
-		}
-		if g.Value != nil && !math.IsNaN(g.Value.V()) {
-			val = Fmt(g.Value.V())
+		th, val := format.Missing, format.Missing
+		switch {
+		case g.Value != nil && g.Threshold != nil:
+			// Never read as equal when they differ (format.Distinct).
+			val, th = format.Distinct(g.Value.V(), g.Threshold.V())
+		case g.Value != nil:
+			val = format.Num(g.Value.V())
 		}
 		gt.Rows = append(gt.Rows, []Cell{{Text: g.Name}, {Text: string(g.Status), Sub: g.Reason, Strong: g.Status == outcome.Fail}, {Text: th}, {Text: val}})
 	}

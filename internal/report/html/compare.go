@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // RerankSuffix marks a reranked strategy: "hybrid+rerank" is "hybrid" with the
@@ -90,10 +92,10 @@ func Compare(w io.Writer, v CompareView) error {
 	case l == nil:
 		rec.Detail = "the only strategy"
 	case l.Significant && l.Delta > 0:
-		rec.Detail = fmt.Sprintf("ahead of %s by %+.3f %s (95%% CI %+.3f to %+.3f, Holm p = %s)", l.B, l.Delta, dcg, l.CI[0], l.CI[1], fmtP(l.PHolm))
+		rec.Detail = fmt.Sprintf("ahead of %s by %s %s (95%% CI %s to %s, Holm p = %s)", l.B, format.Signed(l.Delta), dcg, format.Signed(l.CI[0]), format.Signed(l.CI[1]), fmtP(l.PHolm))
 	default:
 		rec.Value = "no clear winner"
-		rec.Detail = fmt.Sprintf("%s leads %s by %+.3f %s, not significant (95%% CI %+.3f to %+.3f, Holm p = %s)", l.A, l.B, l.Delta, dcg, l.CI[0], l.CI[1], fmtP(l.PHolm))
+		rec.Detail = fmt.Sprintf("%s leads %s by %s %s, not significant (95%% CI %s to %s, Holm p = %s)", l.A, l.B, format.Signed(l.Delta), dcg, format.Signed(l.CI[0]), format.Signed(l.CI[1]), fmtP(l.PHolm))
 	}
 	p.Indicators([]Indicator{
 		{Label: "Best " + dcg, Value: Fmt(best.DCG.Mean), Detail: fmt.Sprintf("%s · 95%% CI %s · n = %s", best.Name, FmtCI(best.DCG.CI), Count(best.N))},
@@ -200,7 +202,7 @@ func Compare(w io.Writer, v CompareView) error {
 				{Text: b.Name},
 				{Text: Fmt(b.DCG.Mean), Sub: FmtCI(b.DCG.CI)},
 				{Text: Fmt(r.DCG.Mean), Sub: FmtCI(r.DCG.CI)},
-				{Text: fmt.Sprintf("%+.3f", pr.Test.Delta), Sub: fmt.Sprintf("%+.3f to %+.3f", pr.Test.CI[0], pr.Test.CI[1])},
+				{Text: format.Signed(pr.Test.Delta), Sub: format.Signed(pr.Test.CI[0]) + " to " + format.Signed(pr.Test.CI[1])},
 				{Text: verdict, Sub: "Holm p = " + fmtP(pr.Test.PHolm)},
 			})
 		}
@@ -247,9 +249,4 @@ func Compare(w io.Writer, v CompareView) error {
 	return err
 }
 
-func fmtP(p float64) string {
-	if p < 0.0001 {
-		return strconv.FormatFloat(p, 'e', 1, 64)
-	}
-	return strconv.FormatFloat(p, 'f', 4, 64)
-}
+func fmtP(p float64) string { return format.P(p) }

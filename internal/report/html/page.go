@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // Esc escapes user-controlled text for HTML text and attribute values; control
@@ -196,11 +198,11 @@ func (p *Page) WriteTo(w io.Writer) (int64, error) {
 	return int64(n), err
 }
 
-// Fmt formats a value with 3 decimals (the reports' display precision).
-func Fmt(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+// Fmt formats a value as every report does (format.Num: 3 decimals, "—" when undefined).
+func Fmt(v float64) string { return format.Num(v) }
 
-// FmtCI formats a 95% interval as "lo–hi".
-func FmtCI(ci [2]float64) string { return Fmt(ci[0]) + "–" + Fmt(ci[1]) }
+// FmtCI formats a 95% interval as "lo–hi" (each end by format.Num).
+func FmtCI(ci [2]float64) string { return format.Num(ci[0]) + "–" + format.Num(ci[1]) }
 
 // Count formats an integer with thin thousands separators (100,000).
 func Count(n int) string {
