@@ -21,7 +21,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 )
 
 // Schema is the schema id of a history record.
@@ -257,11 +257,11 @@ func Scan(path string, fn func(rec Record, doc *fastjson.Value) error) error {
 		}
 		v, err := p.ParseBytes(b)
 		if err != nil {
-			return dataset.Errorf(file, line, "not a history record: %v", err)
+			return input.Errorf(file, line, "not a history record: %v", err)
 		}
 		rec, doc, err := record(v)
 		if err != nil {
-			return dataset.Errorf(file, line, "%v", err)
+			return input.Errorf(file, line, "%v", err)
 		}
 		rec.Line = line
 		if err := fn(rec, doc); err != nil {
@@ -269,7 +269,7 @@ func Scan(path string, fn func(rec Record, doc *fastjson.Value) error) error {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return dataset.Errorf(file, line+1, "%v", err)
+		return input.Errorf(file, line+1, "%v", err)
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
@@ -36,11 +36,11 @@ var demoStrategies = []string{"bm25", "dense", "dense+rerank", "hybrid", "hybrid
 func demoResult(t testing.TB) *compare.Result {
 	t.Helper()
 	ctx := context.Background()
-	q, err := dataset.ReadQrels(ctx, filepath.Join(demo, "qrels.trec"))
+	q, err := trecfile.ReadQrels(ctx, filepath.Join(demo, "qrels.trec"))
 	require.NoError(t, err)
 	var in []compare.Input
 	for _, name := range demoStrategies {
-		run, err := dataset.ReadRun(ctx, filepath.Join(demo, name+".trec"), 10, dataset.RunOptions{})
+		run, err := trecfile.ReadRun(ctx, filepath.Join(demo, name+".trec"), 10, trecfile.RunOptions{})
 		require.NoError(t, err)
 		in = append(in, compare.Input{Name: name, Run: run})
 	}
