@@ -245,7 +245,12 @@ func Scan(path string, fn func(rec Record, doc *fastjson.Value) error) error {
 		return err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return ScanReader(file, f, fn)
+}
+
+// ScanReader is Scan over r, whose errors name file.
+func ScanReader(file string, r io.Reader, fn func(rec Record, doc *fastjson.Value) error) error {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), MaxRecord)
 	var p fastjson.Parser
 	line := 0
