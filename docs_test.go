@@ -23,7 +23,7 @@ import (
 //     `retrieval-gate ` or `go run . ` runs (lines continued with a trailing \ are
 //     joined; `go run .` is the built binary), in the blocks' order, in one working
 //     directory per page holding a copy of the repository's testdata (testdata/
-//     demo, calibrate, formats and internal/compare/testdata), so a later block may
+//     demo, calibrate, formats, compare and internal/compare/testdata), so a later block may
 //     read what an earlier one wrote. It runs through sh, so quoting and $VARs
 //     mean what they mean to a user.
 //   - It must exit 0, unless it ends in a comment `# exits N`: then it must exit N.
@@ -136,7 +136,7 @@ func docPages(t *testing.T) []string {
 }
 
 // demoData are the directories copied into each page's working directory.
-var demoData = []string{"testdata/demo", "testdata/calibrate", "testdata/formats", "internal/compare/testdata"}
+var demoData = []string{"testdata/demo", "testdata/calibrate", "testdata/formats", "testdata/compare", "internal/compare/testdata"}
 
 func TestDocExamples(t *testing.T) {
 	root, err := os.Getwd()

@@ -99,7 +99,7 @@ func TestActionYML(t *testing.T) {
 	// action.yml is declared by a command (or is command / github-token).
 	declared := map[string]bool{"command": true, "github-token": true}
 	commandInputs := map[string]actionInputs{"check": checkInputs, "compare": compareInputs, "calibrate": calibrateInputs, "retrieve": retrieveInputs,
-		"import": importInputs, "judge": judgeInputs, "generate": generateInputs, "evaluate": evaluateInputs}
+		"import": importInputs, "judge": judgeInputs, "generate": generateInputs, "evaluate": evaluateInputs, "report": reportInputs}
 	for _, c := range commands {
 		assert.Contains(t, commandInputs, c.Name(), "every command is an Action (it declares its inputs)")
 		assert.Contains(t, action.Inputs["command"].Description, "`"+c.Name()+"`", "the command input names every command")

@@ -14,6 +14,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
+	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
 // CheckCommand is `retrieval-gate check`: score each case, aggregate, enforce
@@ -33,6 +34,7 @@ type checkOptions struct {
 	referenceLocale                string
 	jsonOut, markdownOut, casesOut string
 	parentSep                      string       // --parent-from-id
+	htmlOut, history               string       // --html, --history (history.go)
 	comment                        commentFlags // --comment, --comment-key, --pr (publication.go)
 }
 
@@ -41,6 +43,7 @@ type checkOptions struct {
 var checkInputs = commentInputs(actionInputs{
 	"cases": "", "kb": "", "k": "", "min-hit": "", "min-recall": "", "reference-locale": "",
 	"json": "retrieval-gate.json", "markdown": "", "cases-out": "", "parent-from-id": "",
+	"html": "", "history": "",
 })
 
 func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
@@ -56,6 +59,8 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	fs.StringVar(&o.markdownOut, "markdown", "", "write the Markdown report (the PR comment body) to `FILE`")
 	fs.StringVar(&o.casesOut, "cases-out", "", "write per-case scores as JSONL to `FILE`")
 	fs.StringVar(&o.parentSep, "parent-from-id", "", "a retrieved entry without parent_id is the card before the last `SEPARATOR` of its id (card-12#chunk-3 with # is card-12)")
+	fs.StringVar(&o.htmlOut, "html", "", "write the report as one self-contained HTML `FILE`")
+	fs.StringVar(&o.history, "history", "", "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	o.comment.register(fs, checkCommentKey)
 	if err := parseFlags(fs, env, args, checkInputs); err != nil {
 		return nil, err
@@ -73,7 +78,7 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 		return nil, err
 	}
 	if err := refuseOverwrite("check", []file{{"cases", o.cases}, {"kb", o.kb}},
-		[]file{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}}); err != nil {
+		[]file{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}, {"html", o.htmlOut}, {"history", historyFile(o.history)}}); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -113,6 +118,14 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 		if err := atomicfile.WriteBytes(o.markdownOut, []byte(md)); err != nil {
 			return err
 		}
+	}
+	if o.htmlOut != "" {
+		if err := atomicfile.Write(o.htmlOut, func(w io.Writer) error { return htmlreport.CheckHTML(w, doc) }); err != nil {
+			return err
+		}
+	}
+	if err := appendHistory(ctx, env, o.history, "check", checkFingerprint(o), doc.WriteJSON); err != nil {
+		return err
 	}
 	// Inside Actions the stale-index warning is the ::warning:: annotation's, not
 	// the terminal report's (textResult).

@@ -116,6 +116,7 @@ var commands = []Command{
 	&CalibrateCommand{},
 	&ImportCommand{},
 	&JudgeCommand{}, &GenerateCommand{}, &EvaluateCommand{},
+	&ReportCommand{},
 }
 
 // Run dispatches args to a subcommand and returns the process exit code.

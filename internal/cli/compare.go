@@ -13,6 +13,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
+	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
 // CompareCommand is `retrieval-gate compare`: graded-relevance comparison of
@@ -85,6 +86,7 @@ type compareOptions struct {
 	seed                     uint64
 	jsonOut, mdOut, perQuery string
 	comment                  commentFlags // its own key, compare: never check's or calibrate's comment
+	htmlOut, history         string       // --html, --history (history.go)
 }
 
 // compareInputs are compare's Action inputs (`run` holds one NAME=FILE per line).
@@ -92,6 +94,7 @@ type compareOptions struct {
 var compareInputs = commentInputs(actionInputs{
 	"qrels": "", "run": "", "k": "", "gain": "", "relevant-level": "", "baseline": "", "bootstrap": "", "seed": "",
 	"json": "retrieval-gate-compare.json", "markdown": "", "per-query": "",
+	"html": "", "history": "",
 })
 
 func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error) {
@@ -109,6 +112,8 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	fs.StringVar(&o.mdOut, "markdown", "", "write the Markdown report here")
 	fs.StringVar(&o.perQuery, "per-query", "", "write per-query metrics here (JSONL)")
 	o.comment.register(fs, compareCommentKey)
+	fs.StringVar(&o.htmlOut, "html", "", "write the dashboard here: one self-contained HTML `FILE`")
+	fs.StringVar(&o.history, "history", "", "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	if err := parseFlags(fs, env, args, compareInputs); err != nil {
 		return nil, err
 	}
@@ -145,7 +150,7 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	for _, f := range o.runs.files {
 		inputs = append(inputs, file{"run", f})
 	}
-	if err := refuseOverwrite("compare", inputs, []file{{"json", o.jsonOut}, {"markdown", o.mdOut}, {"per-query", o.perQuery}}); err != nil {
+	if err := refuseOverwrite("compare", inputs, []file{{"json", o.jsonOut}, {"markdown", o.mdOut}, {"per-query", o.perQuery}, {"html", o.htmlOut}, {"history", historyFile(o.history)}}); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -200,6 +205,7 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions)
 		{o.jsonOut, doc.WriteJSON},
 		{o.mdOut, doc.Markdown},
 		{o.perQuery, func(w io.Writer) error { return comparereport.PerQuery(w, res) }},
+		{o.htmlOut, func(w io.Writer) error { return htmlreport.CompareHTML(w, doc, res) }},
 	}
 	for _, out := range outputs {
 		if out.path == "" {
@@ -208,6 +214,9 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions)
 		if err := atomicfile.Write(out.path, out.render); err != nil {
 			return err
 		}
+	}
+	if err := appendHistory(ctx, env, o.history, "compare", compareFingerprint(o), doc.WriteJSON); err != nil {
+		return err
 	}
 	if err := doc.Text(env.Stdout); err != nil {
 		return err

@@ -173,7 +173,7 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 		j = append(j, "--price-per-1k", o.price)
 	}
 	cmp := []string{"--qrels", in("qrels.txt"), "--k", strconv.Itoa(o.k), "--bootstrap", strconv.Itoa(o.bootstrap),
-		"--json", in("compare.json"), "--markdown", in("compare.md"), "--per-query", in("per-query.jsonl"),
+		"--json", in("compare.json"), "--markdown", in("compare.md"), "--per-query", in("per-query.jsonl"), "--html", in("compare.html"),
 		"--comment", o.comment.mode, "--comment-mode", o.comment.when, "--comment-key", o.comment.key}
 	if o.comment.pr > 0 {
 		cmp = append(cmp, "--pr", strconv.Itoa(o.comment.pr))
@@ -201,7 +201,7 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 			return fmt.Errorf("evaluate: stage %d (%s) failed: %w", i+1, s.cmd.Name(), err)
 		}
 	}
-	fmt.Fprintf(env.Stderr, "evaluate: reports in %s (compare.json, compare.md, judge.json); stages in %s\n", plain(o.out), plain(in("stages.txt")))
+	fmt.Fprintf(env.Stderr, "evaluate: reports in %s (compare.html, compare.json, compare.md, judge.json); stages in %s\n", plain(o.out), plain(in("stages.txt")))
 	// The stages set their outputs (judge: qrels, judgments; compare: json,
 	// recommended) and compare's job summary and comment; evaluate adds its DIR.
 	f.Publisher().Publish(ctx, pathOutputs(map[string]string{"out": o.out}))

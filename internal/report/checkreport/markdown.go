@@ -152,7 +152,17 @@ func (d *Document) Markdown(opts MarkdownOptions) string {
 	w("<details><summary>Missed cases (hit@%d = 0): %d</summary>\n\n", d.K, d.MissedTotal)
 	n := min(maxListed, len(d.Missed))
 	if n > 0 {
-		w("| case | file:line | locale | type | query | gold | top %d |\n|---|---|---|---|---|---|---|\n", d.K)
+		// Three columns, so the table fits GitHub's comment column: the case with
+		// its locale, type and line in small type; the query; the gold ids with the
+		// top k below them. One cases file is named once, above the table.
+		oneFile := true
+		for _, m := range d.Missed[:n] {
+			oneFile = oneFile && m.File == d.Missed[0].File
+		}
+		if oneFile {
+			w("Lines of %s.\n\n", esc(d.Missed[0].File))
+		}
+		w("| case | query | gold → top %d |\n|---|---|---|\n", d.K)
 		for _, m := range d.Missed[:n] {
 			top := "(precomputed)"
 			if !m.Precomputed {
@@ -161,8 +171,12 @@ func (d *Document) Markdown(opts MarkdownOptions) string {
 					top = "(nothing retrieved)"
 				}
 			}
-			w("| %s | %s:%d | %s | %s | %s | %s | %s |\n", esc(m.ID), esc(m.File), m.Line,
-				esc(m.Locale), esc(m.Type), esc(m.Query), joinEscaped(m.Gold), top)
+			where := fmt.Sprintf("line %d", m.Line)
+			if !oneFile {
+				where = fmt.Sprintf("%s:%d", esc(m.File), m.Line)
+			}
+			w("| %s<br><sub>%s · %s · %s</sub> | %s | %s<br><sub>→ %s</sub> |\n", esc(m.ID),
+				esc(m.Locale), esc(m.Type), where, esc(m.Query), joinEscaped(m.Gold), top)
 		}
 	} else if d.MissedTotal == 0 {
 		w("None.\n")

@@ -58,19 +58,39 @@ func (d *Document) Markdown(w io.Writer) error {
 		fmt.Fprintf(&b, "> **Large input:** the intervals and p-values below are large-sample approximations of the bootstrap and of the randomization test, not resampled (%d queries × %d resamples exceeds %d); see the note at the end.\n\n",
 			d.Queries.WithRelevant, st.Resamples, st.ResamplingBudget)
 	}
-	fmt.Fprintf(&b, "| strategy | n | missing from run |")
-	for _, m := range metrics.QueryMeasures {
-		fmt.Fprintf(&b, " %s |", m.LabelAt(d.K))
-	}
-	b.WriteString("\n|---|---:|---:|" + strings.Repeat("---:|", metrics.NumGraded) + "\n")
-	for _, s := range d.strategies() {
-		fmt.Fprintf(&b, "| %s | %d | %d |", esc(s.Name), s.N, s.MissingFromRun)
-		for _, m := range metrics.QueryMeasures {
-			sm := s.Metrics[m.Key]
-			fmt.Fprintf(&b, " %s %s |", format.Num(sm.Mean.V()), format.Interval(ci(sm.CI95)))
+	// Two tables of at most six short columns each, so neither is wider than
+	// GitHub's comment column: the measures in report order, the first four
+	// beside n, the rest below; each mean with ± half its interval's width.
+	half := (metrics.NumGraded + 1) / 2
+	for part, ms := range [][]metrics.Measure[metrics.QueryInput]{metrics.QueryMeasures[:half], metrics.QueryMeasures[half:]} {
+		if part > 0 {
+			b.WriteString("\n")
 		}
-		b.WriteString("\n")
+		b.WriteString("| strategy |")
+		if part == 0 {
+			b.WriteString(" n |")
+		}
+		for _, m := range ms {
+			fmt.Fprintf(&b, " %s |", m.LabelAt(d.K))
+		}
+		b.WriteString("\n|---|")
+		if part == 0 {
+			b.WriteString("---:|")
+		}
+		b.WriteString(strings.Repeat("---:|", len(ms)) + "\n")
+		for _, s := range d.strategies() {
+			fmt.Fprintf(&b, "| %s |", esc(s.Name))
+			if part == 0 {
+				fmt.Fprintf(&b, " %d |", s.N)
+			}
+			for _, m := range ms {
+				sm := s.Metrics[m.Key]
+				fmt.Fprintf(&b, " %s ±%s |", format.Num(sm.Mean.V()), format.Num(sm.HalfWidth))
+			}
+			b.WriteString("\n")
+		}
 	}
+	b.WriteString("\n± is half the width of the 95% interval (the exact bounds are in the JSON report).\n")
 
 	if len(d.Paired) > 0 {
 		fmt.Fprintf(&b, "\n### Paired comparisons against %s\n\n| strategy | metric | Δ mean | 95%% CI of Δ | p | p (Holm) | significant |\n|---|---|---:|---:|---:|---:|---|\n", esc(d.Baseline))

@@ -1,0 +1,93 @@
+package browsertest_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
+	"github.com/retrieval-gate/retrieval-gate/internal/cli"
+)
+
+const root = "../.."
+
+// comment is a Markdown report the real command writes for a PR comment (or,
+// for compare, the job summary), rendered as GitHub renders it.
+type comment struct {
+	name string
+	args []string // the command line; "OUT" is replaced by the Markdown path
+	exit int
+}
+
+var comments = []comment{
+	{"check-demo", []string{"check", "--cases", root + "/testdata/demo/cases.jsonl", "--kb", root + "/testdata/demo/kb", "--markdown", "OUT", "--comment", "never"}, cli.ExitOK},
+	{"check-broken", []string{"check", "--cases", root + "/testdata/demo/broken/cases.jsonl", "--kb", root + "/testdata/demo/kb", "--markdown", "OUT", "--comment", "never"}, cli.ExitGateFailed},
+	{"compare-oracle", []string{"compare", "--qrels", root + "/internal/compare/testdata/oracle/dev300.qrels", "--run", "synth=" + root + "/internal/compare/testdata/oracle/dev300.run", "--gain", "linear", "--relevant-level", "1", "--bootstrap", "1000", "--markdown", "OUT"}, cli.ExitOK},
+	{"compare-demo", []string{"compare", "--qrels", root + "/testdata/compare/qrels.trec", "--run", "bm25=" + root + "/testdata/compare/bm25.trec", "--run", "dense=" + root + "/testdata/compare/dense.trec", "--run", "dense+rerank=" + root + "/testdata/compare/dense+rerank.trec", "--run", "hybrid=" + root + "/testdata/compare/hybrid.trec", "--run", "hybrid+rerank=" + root + "/testdata/compare/hybrid+rerank.trec", "--bootstrap", "1000", "--markdown", "OUT"}, cli.ExitOK},
+	{"calibrate-demo", []string{"calibrate", "--human", root + "/testdata/calibrate/human.jsonl", "--judge", root + "/testdata/calibrate/judge.jsonl", "--lock", root + "/testdata/calibrate/lock.json", "--markdown", "OUT", "--comment", "never"}, -1},
+}
+
+// knownOverflow lists the comments that are wider than GitHub's comment column
+// today (issue 13: the report owner fixes their Markdown layout). The test still
+// measures them, logs every overflowing element and by how much, and fails once
+// one of them fits, so the entry is removed with the fix.
+var knownOverflow = map[string]string{
+	"check-demo": "the missed-case rows are up to ~102 px tall (four lines: the case over its locale, type and line; the gold over the top k)",
+}
+
+// TestCommentsFitGitHubColumn renders each Markdown report through a GFM renderer
+// into a page styled like GitHub's comment column and loads it in Chromium at
+// 850 px with every <details> open: no console error, no request, no element
+// wider than the column or scrolling sideways, and no table row taller than
+// browsertest.TallRow.
+func TestCommentsFitGitHubColumn(t *testing.T) {
+	b := browsertest.Start(t)
+	for _, c := range comments {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			md := filepath.Join(dir, c.name+".md")
+			args := append([]string(nil), c.args...)
+			for i, a := range args {
+				if a == "OUT" {
+					args[i] = md
+				}
+			}
+			var stdout, stderr bytes.Buffer
+			env := &cli.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }}
+			code := cli.Run(context.Background(), env, args)
+			if c.exit >= 0 {
+				require.Equal(t, c.exit, code, "stderr: %s", stderr.String())
+			} else {
+				require.Contains(t, []int{cli.ExitOK, cli.ExitGateFailed}, code, "stderr: %s", stderr.String())
+			}
+			src, err := os.ReadFile(md)
+			require.NoError(t, err)
+			page, err := browsertest.GitHubComment(c.name, src)
+			require.NoError(t, err)
+			htmlPath := filepath.Join(dir, c.name+".html")
+			require.NoError(t, os.WriteFile(htmlPath, page, 0o644))
+			p := browsertest.Page{Name: "comment-" + c.name, Path: htmlPath, OpenDetails: true, Widths: []int{browsertest.CommentColumn}}
+			if reason, known := knownOverflow[c.name]; known {
+				ms := browsertest.Measures(t, b, p)
+				m := ms[0]
+				require.Empty(t, m.ConsoleErrors)
+				require.Empty(t, m.External)
+				for _, o := range m.Overflows {
+					t.Logf("known overflow (%s): %s", reason, o)
+				}
+				for _, r := range m.TallRows {
+					t.Logf("tall row: %s", r)
+				}
+				require.True(t, len(m.Overflows) > 0 || len(m.TallRows) > 0, "%s fits the comment column now: remove it from knownOverflow", c.name)
+				return
+			}
+			ms := browsertest.Check(t, b, p)
+			require.Empty(t, ms[0].TallRows, "table rows taller than %d px (long lists belong in a collapsed section)", browsertest.TallRow)
+		})
+	}
+}

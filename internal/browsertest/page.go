@@ -1,0 +1,342 @@
+package browsertest
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Find returns the Chromium binary: $CHROMIUM, else chromium or
+// chromium-browser on PATH.
+func Find() (string, error) {
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return exec.LookPath(p)
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", errNoChromium
+}
+
+// Overflow is an element wider than the page, or whose content is cut or scrolls
+// sideways inside it.
+type Overflow struct {
+	Element string `json:"element"` // tag, id and classes, with the nearest heading or <summary> before it
+	Kind    string `json:"kind"`    // "beyond-viewport" or "scrolls" (content wider than its box)
+	Pixels  int    `json:"px"`      // by how much
+}
+
+func (o Overflow) String() string {
+	return fmt.Sprintf("%s: %s by %d px", o.Element, o.Kind, o.Pixels)
+}
+
+// Measure is what one load of a page at one width showed.
+type Measure struct {
+	Width         int
+	ConsoleErrors []string // console.error/assert, uncaught exceptions, error log entries
+	External      []string // requests for anything but file: and data: URLs (all were blocked)
+	ScrollWidth   int      // document.documentElement.scrollWidth
+	ClientWidth   int      // document.documentElement.clientWidth
+	Height        int      // document height, CSS px
+	Overflows     []Overflow
+	Marks         map[string]int // CSS selector -> matching elements
+	TallRows      []string       // table rows taller than TallRow px (text and height)
+	Background    string         // computed background colour of the page (light or dark scheme)
+	PNG           []byte         // full-page screenshot
+}
+
+// TallRow is the height (CSS px) above which a table row is reported as tall.
+const TallRow = 100
+
+// Options of one load.
+type Options struct {
+	Width       int
+	Marks       []string // CSS selectors to count
+	OpenDetails bool     // open every <details> before measuring (what a reader who expands sees)
+	Screenshot  bool
+	Dark        bool // emulate prefers-color-scheme: dark
+	MaxHeight   int  // cut the screenshot at this height (0: the whole page)
+}
+
+// measureJS collects the layout facts; elements inside a visually-hidden box
+// (1×1 px with overflow hidden: screen-reader text) are skipped.
+const measureJS = `(() => {
+  const de = document.documentElement, vw = de.clientWidth;
+  const hidden = new Set();
+  const isHidden = (el) => {
+    for (let e = el; e && e !== document.body; e = e.parentElement) {
+      if (hidden.has(e)) return true;
+      const r = e.getBoundingClientRect(), cs = getComputedStyle(e);
+      if (r.width <= 1 && r.height <= 1 && cs.overflow !== 'visible') { hidden.add(e); return true; }
+    }
+    return false;
+  };
+  const name = (el) => {
+    let s = el.tagName.toLowerCase();
+    if (el.id) s += '#' + el.id;
+    if (typeof el.className === 'string' && el.className.trim()) s += '.' + el.className.trim().split(/\s+/).join('.');
+    const hs = [...document.querySelectorAll('h1,h2,h3,h4,h5,h6,summary')].filter(x => x.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING);
+    const h = hs[hs.length - 1];
+    if (h) s += ' under "' + h.textContent.trim().slice(0, 60) + '"';
+    return s;
+  };
+  const over = [], scrollers = [];
+  for (const el of document.body.querySelectorAll('*')) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) continue;
+    if (isHidden(el)) continue;
+    // An element inside a reported one is part of that report.
+    if (scrollers.some(s => s.contains(el))) continue;
+    const cs = getComputedStyle(el);
+    const beyond = Math.max(r.right - vw, -r.left);
+    if (beyond > 0.5) { over.push({element: name(el), kind: 'beyond-viewport', px: Math.ceil(beyond)}); scrollers.push(el); continue; }
+    if (cs.overflowX !== 'visible' && el.scrollWidth > el.clientWidth + 1 && el.clientWidth > 0) {
+      over.push({element: name(el), kind: 'scrolls', px: el.scrollWidth - el.clientWidth});
+      scrollers.push(el);
+    }
+  }
+  const tall = [];
+  for (const tr of document.querySelectorAll('tr')) {
+    if (isHidden(tr)) continue;
+    const h = tr.getBoundingClientRect().height;
+    if (h > %d) tall.push(Math.round(h) + ' px: ' + tr.textContent.replace(/\s+/g, ' ').trim().slice(0, 80));
+  }
+  const marks = {};
+  for (const sel of %s) marks[sel] = document.querySelectorAll(sel).length;
+  return {scrollWidth: de.scrollWidth, clientWidth: vw, height: Math.ceil(de.scrollHeight), overflows: over, marks, tall, bg: getComputedStyle(de).backgroundColor};
+})()`
+
+// Load opens the file in a new page at the given width and measures it. Every
+// request for anything but a file: or data: URL is recorded and failed, so no
+// request leaves the machine.
+func (b *Browser) Load(ctx context.Context, path string, opt Options) (*Measure, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, err
+	}
+	u := (&url.URL{Scheme: "file", Path: abs}).String()
+	m := &Measure{Width: opt.Width}
+	var mu sync.Mutex
+	loaded := make(chan struct{})
+	var once sync.Once
+	var s *session
+	record := func(list *[]string, v string) {
+		mu.Lock()
+		*list = append(*list, v)
+		mu.Unlock()
+	}
+	external := func(raw string) bool {
+		return !strings.HasPrefix(raw, "file:") && !strings.HasPrefix(raw, "data:") && raw != "about:blank"
+	}
+	s, err = b.newPage(ctx, func(e Event) {
+		switch e.Method {
+		case "Page.loadEventFired":
+			once.Do(func() { close(loaded) })
+		case "Fetch.requestPaused":
+			var p struct {
+				RequestID string `json:"requestId"`
+				Request   struct {
+					URL string `json:"url"`
+				} `json:"request"`
+			}
+			if json.Unmarshal(e.Params, &p) != nil {
+				return
+			}
+			if external(p.Request.URL) {
+				record(&m.External, p.Request.URL)
+				s.notify("Fetch.failRequest", map[string]any{"requestId": p.RequestID, "errorReason": "BlockedByClient"})
+			} else {
+				s.notify("Fetch.continueRequest", map[string]any{"requestId": p.RequestID})
+			}
+		case "Network.requestWillBeSent", "Network.webSocketCreated":
+			var p struct {
+				URL     string `json:"url"`
+				Request struct {
+					URL string `json:"url"`
+				} `json:"request"`
+			}
+			if json.Unmarshal(e.Params, &p) != nil {
+				return
+			}
+			if p.URL == "" {
+				p.URL = p.Request.URL
+			}
+			if external(p.URL) && e.Method == "Network.webSocketCreated" {
+				record(&m.External, p.URL)
+			}
+		case "Runtime.consoleAPICalled":
+			var p struct {
+				Type string `json:"type"`
+				Args []struct {
+					Value       any    `json:"value"`
+					Description string `json:"description"`
+				} `json:"args"`
+			}
+			if json.Unmarshal(e.Params, &p) != nil || (p.Type != "error" && p.Type != "assert") {
+				return
+			}
+			var parts []string
+			for _, a := range p.Args {
+				if a.Description != "" {
+					parts = append(parts, a.Description)
+				} else {
+					parts = append(parts, fmt.Sprint(a.Value))
+				}
+			}
+			record(&m.ConsoleErrors, "console."+p.Type+": "+strings.Join(parts, " "))
+		case "Runtime.exceptionThrown":
+			var p struct {
+				Details struct {
+					Text      string `json:"text"`
+					Exception struct {
+						Description string `json:"description"`
+					} `json:"exception"`
+				} `json:"exceptionDetails"`
+			}
+			if json.Unmarshal(e.Params, &p) == nil {
+				record(&m.ConsoleErrors, "exception: "+p.Details.Text+" "+p.Details.Exception.Description)
+			}
+		case "Log.entryAdded":
+			var p struct {
+				Entry struct {
+					Level  string `json:"level"`
+					Source string `json:"source"`
+					Text   string `json:"text"`
+					URL    string `json:"url"`
+				} `json:"entry"`
+			}
+			if json.Unmarshal(e.Params, &p) == nil && p.Entry.Level == "error" {
+				record(&m.ConsoleErrors, p.Entry.Source+": "+p.Entry.Text+" "+p.Entry.URL)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer s.close(context.WithoutCancel(ctx))
+	for _, c := range []struct {
+		method string
+		params any
+	}{
+		{"Page.enable", nil},
+		{"Runtime.enable", nil},
+		{"Log.enable", nil},
+		{"Network.enable", nil},
+		{"Fetch.enable", map[string]any{"patterns": []map[string]any{{"urlPattern": "*"}}}},
+		{"Emulation.setDeviceMetricsOverride", map[string]any{"width": opt.Width, "height": 900, "deviceScaleFactor": 1, "mobile": false}},
+		{"Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": map[bool]string{true: "dark", false: "light"}[opt.Dark]}}}},
+	} {
+		if err := s.call(ctx, c.method, c.params, nil); err != nil {
+			return nil, err
+		}
+	}
+	var nav struct {
+		ErrorText string `json:"errorText"`
+	}
+	if err := s.call(ctx, "Page.navigate", map[string]any{"url": u}, &nav); err != nil {
+		return nil, err
+	}
+	if nav.ErrorText != "" {
+		return nil, fmt.Errorf("navigate to %s: %s", u, nav.ErrorText)
+	}
+	select {
+	case <-loaded:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s: no load event: %w", path, ctx.Err())
+	}
+	if opt.OpenDetails {
+		if err := s.eval(ctx, `document.querySelectorAll('details').forEach(d => d.open = true)`, nil); err != nil {
+			return nil, err
+		}
+	}
+	sels, _ := json.Marshal(append([]string{}, opt.Marks...))
+	var got struct {
+		ScrollWidth int            `json:"scrollWidth"`
+		ClientWidth int            `json:"clientWidth"`
+		Height      int            `json:"height"`
+		Overflows   []Overflow     `json:"overflows"`
+		Marks       map[string]int `json:"marks"`
+		Tall        []string       `json:"tall"`
+		Background  string         `json:"bg"`
+	}
+	if err := s.eval(ctx, fmt.Sprintf(measureJS, TallRow, sels), &got); err != nil {
+		return nil, err
+	}
+	m.ScrollWidth, m.ClientWidth, m.Height = got.ScrollWidth, got.ClientWidth, got.Height
+	m.Overflows, m.Marks, m.TallRows, m.Background = outermost(got.Overflows), got.Marks, got.Tall, got.Background
+	if opt.Screenshot {
+		h := min(max(got.Height, 1), 16000)
+		if opt.MaxHeight > 0 {
+			h = min(h, opt.MaxHeight)
+		}
+		if err := s.call(ctx, "Emulation.setDeviceMetricsOverride", map[string]any{"width": opt.Width, "height": h, "deviceScaleFactor": 1, "mobile": false}, nil); err != nil {
+			return nil, err
+		}
+		var shot struct {
+			Data string `json:"data"`
+		}
+		if err := s.call(ctx, "Page.captureScreenshot", map[string]any{"format": "png"}, &shot); err != nil {
+			return nil, err
+		}
+		if m.PNG, err = base64.StdEncoding.DecodeString(shot.Data); err != nil {
+			return nil, err
+		}
+	}
+	// Late events (a blocked image's error entry) arrive shortly after load.
+	time.Sleep(50 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	m.ConsoleErrors = append([]string(nil), m.ConsoleErrors...)
+	m.External = append([]string(nil), m.External...)
+	return m, nil
+}
+
+// outermost drops the overflow reports of elements that repeat their parent's
+// (same kind, same amount, listed right after it), keeping the list readable.
+func outermost(os []Overflow) []Overflow {
+	var out []Overflow
+	for _, o := range os {
+		if n := len(out); n > 0 && out[n-1].Kind == o.Kind && out[n-1].Pixels == o.Pixels {
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func (s *session) eval(ctx context.Context, expr string, out any) error {
+	var r struct {
+		Result struct {
+			Value json.RawMessage `json:"value"`
+		} `json:"result"`
+		Exception *struct {
+			Text      string `json:"text"`
+			Exception struct {
+				Description string `json:"description"`
+			} `json:"exception"`
+		} `json:"exceptionDetails"`
+	}
+	if err := s.call(ctx, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}, &r); err != nil {
+		return err
+	}
+	if r.Exception != nil {
+		return fmt.Errorf("evaluate: %s %s", r.Exception.Text, r.Exception.Exception.Description)
+	}
+	if out != nil {
+		return json.Unmarshal(r.Result.Value, out)
+	}
+	return nil
+}

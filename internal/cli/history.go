@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/history"
+)
+
+// appendHistory appends this run to the history at path (--history DIR or
+// FILE.jsonl; nothing when empty): the time, the commit and branch (GitHub's
+// GITHUB_SHA and GITHUB_HEAD_REF or GITHUB_REF_NAME, else git in the working
+// directory, else empty), the fingerprint of the inputs and the command's JSON
+// document, written by doc.
+func appendHistory(ctx context.Context, env *Env, path, command string, in fingerprint, doc func(io.Writer) error) error {
+	if path == "" {
+		return nil
+	}
+	fp, err := history.NewFingerprint(in.inputs, in.params)
+	if err != nil {
+		return fmt.Errorf("--history: %w", err)
+	}
+	var b bytes.Buffer
+	if err := doc(&b); err != nil {
+		return err
+	}
+	now, err := history.Now(env.Getenv)
+	if err != nil {
+		return usagef("--history: %v", err)
+	}
+	commit, branch := env.Getenv("GITHUB_SHA"), env.Getenv("GITHUB_HEAD_REF")
+	if branch == "" {
+		branch = env.Getenv("GITHUB_REF_NAME")
+	}
+	if commit == "" {
+		commit = git(ctx, "rev-parse", "HEAD")
+	}
+	if branch == "" {
+		branch = git(ctx, "rev-parse", "--abbrev-ref", "HEAD")
+	}
+	rec := history.Record{Command: command, Commit: commit, Branch: branch, Time: now.Format(time.RFC3339),
+		Fingerprint: fp, Document: b.Bytes()}
+	if err := history.Append(path, rec); err != nil {
+		return fmt.Errorf("--history: %w", err)
+	}
+	return nil
+}
+
+// git returns the trimmed output of a git command, or "" when it fails.
+func git(ctx context.Context, args ...string) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "git", args...).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// historyFile is the file --history appends to ("" when not given), for the
+// overwrite guard.
+func historyFile(path string) string {
+	if path == "" {
+		return ""
+	}
+	return history.File(path)
+}
+
+func floorParam(f gate.Floor) string {
+	if !f.Set {
+		return "off"
+	}
+	return strconv.FormatFloat(f.Value, 'g', -1, 64)
+}
+
+// fingerprint is what a run's numbers depend on: input files by role, and parameters.
+type fingerprint struct{ inputs, params map[string]string }
+
+// checkFingerprint: the cases (unless read from standard input), the KB, k, the
+// reference locale, the floors and the parent separator.
+func checkFingerprint(o *checkOptions) fingerprint {
+	fp := fingerprint{
+		inputs: map[string]string{"kb": o.kb},
+		params: map[string]string{"k": strconv.Itoa(o.k), "reference-locale": o.referenceLocale,
+			"min-hit": floorParam(o.minHit), "min-recall": floorParam(o.minRecall), "parent-from-id": o.parentSep},
+	}
+	if o.cases == "-" {
+		fp.params["cases"] = "stdin (not fingerprinted)"
+	} else {
+		fp.inputs["cases"] = o.cases
+	}
+	return fp
+}
+
+// compareFingerprint: the qrels, each run by name, and every parameter.
+func compareFingerprint(o *compareOptions) fingerprint {
+	fp := fingerprint{
+		inputs: map[string]string{"qrels": o.qrels},
+		params: map[string]string{"k": strconv.Itoa(o.k), "gain": o.gain.String(), "relevant-level": strconv.Itoa(o.level),
+			"baseline": o.baseline, "bootstrap": strconv.Itoa(o.resamples), "seed": strconv.FormatUint(o.seed, 10)},
+	}
+	for i, n := range o.runs.names {
+		fp.inputs["run:"+n] = o.runs.files[i]
+	}
+	return fp
+}

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+)
+
+// ReportCommand is `retrieval-gate report`: reports over the history of runs
+// that check and compare append with --history.
+type ReportCommand struct{}
+
+func (c *ReportCommand) Name() string { return "report" }
+func (c *ReportCommand) Synopsis() string {
+	return "chart a measure over the runs of a --history (HTML)"
+}
+
+// defaultMeasure is the measure charted when --measure is not given.
+var defaultMeasure = map[string]string{"check": "retrieval_hit_at_k", "compare": "dcg_at_k"}
+
+// reportInputs are report's Action inputs. --command is not one of them: the
+// Action's `command` input selects the subcommand itself.
+var reportInputs = actionInputs{"history": "", "html": "", "measure": ""}
+
+func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) error {
+	env := f.Env
+	fs := newFlagSet(env, "report")
+	path := fs.String("history", "", "the history: a `DIR` holding "+history.FileName+", or a FILE.jsonl (required)")
+	htmlOut := fs.String("html", "", "write the history page here: one self-contained HTML `FILE` (required)")
+	command := fs.String("command", "", "the runs to chart: check or compare (default: the command of the newest run)")
+	measure := fs.String("measure", "", "the measure to chart, a key of the documents' metrics (default: retrieval_hit_at_k for check, dcg_at_k for compare)")
+	if err := parseFlags(fs, env, args, reportInputs); err != nil {
+		return err
+	}
+	switch {
+	case *path == "":
+		return usagef("report: --history is required")
+	case *htmlOut == "":
+		return usagef("report: --html is required")
+	case *command != "" && defaultMeasure[*command] == "":
+		return usagef("report: --command must be check or compare, got %q", *command)
+	}
+	hist := history.File(*path)
+	if err := refuseOverwrite("report", []file{{"history", hist}}, []file{{"html", *htmlOut}}); err != nil {
+		return err
+	}
+	// One pass: a view per command, the newest run's command picked after.
+	builders := map[string]*htmlreport.HistoryBuilder{}
+	for cmd, m := range defaultMeasure {
+		if *measure != "" {
+			m = *measure
+		}
+		builders[cmd] = htmlreport.NewHistory(hist, cmd, m)
+	}
+	newest, runs := "", 0
+	err := history.Scan(*path, func(rec history.Record, doc *fastjson.Value) error {
+		runs++
+		newest = rec.Command
+		if b := builders[rec.Command]; b != nil {
+			return b.Add(rec, doc)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("failed to read the history: %w", err)
+	}
+	if *command == "" {
+		if runs == 0 {
+			return fmt.Errorf("%s: the history has no run", hist)
+		}
+		if builders[newest] == nil {
+			return fmt.Errorf("%s: the newest run is of an unknown command %q", hist, newest)
+		}
+		*command = newest
+	}
+	if *measure == "" {
+		*measure = defaultMeasure[*command]
+	}
+	v := builders[*command].View()
+	if len(v.Runs) > 0 && len(v.Series) == 0 {
+		return usagef("report: no run of %s in %s has the measure %q", *command, hist, *measure)
+	}
+	if err := atomicfile.Write(*htmlOut, func(w io.Writer) error { return htmlreport.History(w, v) }); err != nil {
+		return err
+	}
+	changes := 0
+	for _, r := range v.Runs {
+		if r.Changed != nil {
+			changes++
+		}
+	}
+	fmt.Fprintf(env.Stdout, "retrieval-gate report: %s of %s, %s of %s, %s -> %s\n", plural(len(v.Runs), "run", "runs"), *command,
+		plural(len(v.Series), "series", "series"), *measure, plural(changes, "input change", "input changes"), *htmlOut)
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

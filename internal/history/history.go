@@ -1,0 +1,369 @@
+// Package history keeps the runs of check and compare: an append-only JSONL
+// file, one record per run (time, commit, branch, the command's full JSON
+// document and a fingerprint of its inputs), safe under concurrent appends.
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+)
+
+// Schema is the schema id of a history record.
+const Schema = "retrieval-gate/history@1"
+
+// FileName is the history file inside a --history directory.
+const FileName = "history.jsonl"
+
+// MaxRecord is the longest record line read back (a document of a very large
+// comparison lists its failed queries).
+const MaxRecord = 256 << 20
+
+// Record is one run. Keys are in alphabetical order, as in every JSON report.
+type Record struct {
+	Branch      string          `json:"branch"`
+	Command     string          `json:"command"` // "check" or "compare"
+	Commit      string          `json:"commit"`
+	Document    json.RawMessage `json:"document"` // the command's --json document, verbatim
+	Fingerprint Fingerprint     `json:"fingerprint"`
+	Schema      string          `json:"schema"`
+	Time        string          `json:"time"` // RFC 3339, UTC
+
+	Line int `json:"-"` // line in the history file (Read)
+}
+
+// Fingerprint identifies the inputs of a run: the SHA-256 of each input file
+// (a directory: of its files' relative paths and contents, sorted), the
+// parameters that change the numbers, and a digest of both. Two runs with the
+// same digest measured the same thing.
+type Fingerprint struct {
+	Digest string            `json:"digest"`
+	Inputs map[string]string `json:"inputs"` // role (cases, kb, qrels, run:NAME) -> "sha256:…"
+	Params map[string]string `json:"params"` // k, gain, … as given
+}
+
+// NewFingerprint hashes the input files (role -> path) and adds the parameters.
+func NewFingerprint(inputs, params map[string]string) (Fingerprint, error) {
+	fp := Fingerprint{Inputs: map[string]string{}, Params: map[string]string{}}
+	for role, path := range inputs {
+		h, err := hashPath(path)
+		if err != nil {
+			return Fingerprint{}, fmt.Errorf("fingerprint of %s: %w", path, err)
+		}
+		fp.Inputs[role] = h
+	}
+	for k, v := range params {
+		fp.Params[k] = v
+	}
+	fp.Digest = fp.digest()
+	return fp, nil
+}
+
+func (fp Fingerprint) digest() string {
+	h := sha256.New()
+	for _, m := range []map[string]string{fp.Inputs, fp.Params} {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			fmt.Fprintf(h, "%q=%q\n", k, m[k])
+		}
+		h.Write([]byte{0})
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// Changed lists what differs from the previous fingerprint: input roles and
+// parameters added, removed or changed, sorted.
+func (fp Fingerprint) Changed(prev Fingerprint) []string {
+	var out []string
+	diff := func(kind string, a, b map[string]string) {
+		for k, v := range b {
+			if w, ok := a[k]; !ok || w != v {
+				out = append(out, kind+k)
+			}
+		}
+		for k := range a {
+			if _, ok := b[k]; !ok {
+				out = append(out, kind+k+" (removed)")
+			}
+		}
+	}
+	diff("", prev.Inputs, fp.Inputs)
+	diff("--", prev.Params, fp.Params)
+	slices.Sort(out)
+	return out
+}
+
+func hashPath(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	if !st.IsDir() {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		if _, err := io.Copy(h, f); err != nil {
+			return "", err
+		}
+		return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	}
+	var files []string
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	slices.Sort(files)
+	for _, p := range files {
+		rel, _ := filepath.Rel(path, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%q %d\n", filepath.ToSlash(rel), len(b))
+		h.Write(b)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// File resolves --history: a path ending in .jsonl is the file; anything else
+// is a directory (created if needed) holding FileName.
+func File(path string) string {
+	if strings.HasSuffix(path, ".jsonl") {
+		return path
+	}
+	return filepath.Join(path, FileName)
+}
+
+// Now is the record time: $SOURCE_DATE_EPOCH (seconds) when set, as
+// reproducible builds use it, else the clock.
+func Now(getenv func(string) string) (time.Time, error) {
+	if s := getenv("SOURCE_DATE_EPOCH"); s != "" {
+		var sec int64
+		if _, err := fmt.Sscan(s, &sec); err != nil {
+			return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q is not a number of seconds", s)
+		}
+		return time.Unix(sec, 0).UTC(), nil
+	}
+	return time.Now().UTC(), nil
+}
+
+// Append adds the record as one line to the history at path (see File). The
+// line is written by a single write(2) on a file opened with O_APPEND, under an
+// exclusive advisory lock where the system has one, so concurrent runs never
+// interleave or lose a record.
+func Append(path string, rec Record) error {
+	rec.Schema = Schema
+	if !json.Valid(rec.Document) {
+		return errors.New("history: the document is not valid JSON")
+	}
+	var doc bytes.Buffer
+	if err := json.Compact(&doc, rec.Document); err != nil {
+		return err
+	}
+	rec.Document = doc.Bytes()
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	line = append(line, '\n')
+	file := File(path)
+	if dir := filepath.Dir(file); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	unlock, err := lock(f)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("lock %s: %w", file, err)
+	}
+	_, werr := f.Write(line)
+	unlock()
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("append to %s: %w", file, werr)
+	}
+	return nil
+}
+
+// Read reads every record of the history at path (see File), in file order. A
+// line that is not a record is an input error naming the file and line.
+func Read(path string) ([]Record, error) {
+	var out []Record
+	err := Scan(path, func(rec Record, doc *fastjson.Value) error {
+		rec.Document = doc.MarshalTo(nil)
+		out = append(out, rec)
+		return nil
+	})
+	return out, err
+}
+
+// Scan calls fn with every record of the history at path, in file order, and
+// its parsed document (valid until fn returns; rec.Document is nil). Each line
+// is parsed once; memory holds one line at a time. A line that is not a record
+// is an input error naming the file and line.
+func Scan(path string, fn func(rec Record, doc *fastjson.Value) error) error {
+	file := File(path)
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return ScanReader(file, f, fn)
+}
+
+// ScanReader is Scan over r, whose errors name file.
+func ScanReader(file string, r io.Reader, fn func(rec Record, doc *fastjson.Value) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), MaxRecord)
+	var p fastjson.Parser
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		v, err := p.ParseBytes(b)
+		if err != nil {
+			return input.Errorf(file, line, "not a history record: %v", err)
+		}
+		rec, doc, err := record(v)
+		if err != nil {
+			return input.Errorf(file, line, "%v", err)
+		}
+		rec.Line = line
+		if err := fn(rec, doc); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return input.Errorf(file, line+1, "%v", err)
+	}
+	return nil
+}
+
+// record checks one parsed line and returns its fields.
+func record(v *fastjson.Value) (Record, *fastjson.Value, error) {
+	var rec Record
+	if v.Type() != fastjson.TypeObject {
+		return rec, nil, errors.New("not a history record: not a JSON object")
+	}
+	str := func(key string, required bool) (string, error) {
+		x := v.Get(key)
+		if x == nil || x.Type() == fastjson.TypeNull {
+			if required {
+				return "", fmt.Errorf("record without %s", key)
+			}
+			return "", nil
+		}
+		b, err := x.StringBytes()
+		if err != nil {
+			return "", fmt.Errorf("%s is not a string", key)
+		}
+		return string(b), nil
+	}
+	var err error
+	if rec.Schema, err = str("schema", true); err != nil {
+		return rec, nil, err
+	}
+	if rec.Schema != Schema {
+		return rec, nil, fmt.Errorf("schema %q, want %q", rec.Schema, Schema)
+	}
+	if rec.Command, err = str("command", true); err != nil {
+		return rec, nil, err
+	}
+	if rec.Command == "" {
+		return rec, nil, errors.New("record without a command")
+	}
+	if rec.Commit, err = str("commit", false); err != nil {
+		return rec, nil, err
+	}
+	if rec.Branch, err = str("branch", false); err != nil {
+		return rec, nil, err
+	}
+	if rec.Time, err = str("time", true); err != nil {
+		return rec, nil, err
+	}
+	if _, err := time.Parse(time.RFC3339, rec.Time); err != nil {
+		return rec, nil, fmt.Errorf("time %q is not RFC 3339", rec.Time)
+	}
+	doc := v.Get("document")
+	if doc == nil || doc.Type() != fastjson.TypeObject {
+		return rec, nil, errors.New("record without a document object")
+	}
+	rec.Fingerprint = Fingerprint{Inputs: map[string]string{}, Params: map[string]string{}}
+	if fp := v.Get("fingerprint"); fp != nil && fp.Type() != fastjson.TypeNull {
+		if fp.Type() != fastjson.TypeObject {
+			return rec, nil, errors.New("fingerprint is not an object")
+		}
+		if d := fp.Get("digest"); d != nil {
+			b, err := d.StringBytes()
+			if err != nil {
+				return rec, nil, errors.New("fingerprint.digest is not a string")
+			}
+			rec.Fingerprint.Digest = string(b)
+		}
+		for _, m := range []struct {
+			key string
+			to  map[string]string
+		}{{"inputs", rec.Fingerprint.Inputs}, {"params", rec.Fingerprint.Params}} {
+			o := fp.Get(m.key)
+			if o == nil || o.Type() == fastjson.TypeNull {
+				continue
+			}
+			obj, err := o.Object()
+			if err != nil {
+				return rec, nil, fmt.Errorf("fingerprint.%s is not an object", m.key)
+			}
+			var verr error
+			obj.Visit(func(k []byte, x *fastjson.Value) {
+				b, err := x.StringBytes()
+				if err != nil && verr == nil {
+					verr = fmt.Errorf("fingerprint.%s.%s is not a string", m.key, k)
+				}
+				m.to[string(k)] = string(b)
+			})
+			if verr != nil {
+				return rec, nil, verr
+			}
+		}
+	}
+	return rec, doc, nil
+}

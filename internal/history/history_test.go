@@ -1,0 +1,171 @@
+package history_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/valyala/fastjson"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/history"
+)
+
+// A child process (see TestConcurrentAppendsFromProcesses) appends
+// $HISTORY_APPENDS records of ~64 KiB to $HISTORY_FILE and exits.
+func TestMain(m *testing.M) {
+	if file := os.Getenv("HISTORY_FILE"); file != "" {
+		n, _ := strconv.Atoi(os.Getenv("HISTORY_APPENDS"))
+		who := os.Getenv("HISTORY_WHO")
+		pad := strings.Repeat("x", 64<<10) // larger than PIPE_BUF and a page
+		for i := range n {
+			doc := fmt.Sprintf(`{"who":%q,"i":%d,"pad":%q}`, who, i, pad)
+			if err := history.Append(file, record(doc)); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(3)
+			}
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func record(doc string) history.Record {
+	return history.Record{Command: "check", Commit: "abc", Branch: "main", Time: "2026-01-02T03:04:05Z", Document: json.RawMessage(doc),
+		Fingerprint: history.Fingerprint{Digest: "sha256:x", Inputs: map[string]string{}, Params: map[string]string{"k": "5"}}}
+}
+
+func TestAppendAndRead(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, history.Append(dir, record(`{"a": 1,
+  "b": [1, 2]}`)))
+	require.NoError(t, history.Append(dir, record(`{"a":2}`)))
+	raw, err := os.ReadFile(filepath.Join(dir, history.FileName))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
+	require.Len(t, lines, 2, "one line per run")
+	assert.Equal(t, `{"branch":"main","command":"check","commit":"abc","document":{"a":1,"b":[1,2]},"fingerprint":{"digest":"sha256:x","inputs":{},"params":{"k":"5"}},"schema":"retrieval-gate/history@1","time":"2026-01-02T03:04:05Z"}`, lines[0])
+	recs, err := history.Read(dir)
+	require.NoError(t, err)
+	require.Len(t, recs, 2)
+	assert.Equal(t, 2, recs[1].Line)
+	assert.JSONEq(t, `{"a":2}`, string(recs[1].Document))
+
+	// A .jsonl path is the file itself.
+	file := filepath.Join(t.TempDir(), "runs.jsonl")
+	require.NoError(t, history.Append(file, record(`{}`)))
+	recs, err = history.Read(file)
+	require.NoError(t, err)
+	assert.Len(t, recs, 1)
+
+	assert.Error(t, history.Append(dir, record(`{not json`)))
+}
+
+func TestReadErrorsNameFileAndLine(t *testing.T) {
+	for name, c := range map[string]struct{ content, want string }{
+		"not json":    {"\n{oops\n", ":2: not a history record"},
+		"schema":      {`{"schema":"other@1","command":"check","document":{},"time":"2026-01-02T03:04:05Z"}` + "\n", `:1: schema "other@1"`},
+		"no document": {`{"schema":"retrieval-gate/history@1","command":"check","document":null,"time":"2026-01-02T03:04:05Z"}` + "\n", ":1: record without a document object"},
+		"bad time":    {`{"schema":"retrieval-gate/history@1","command":"check","document":{},"time":"yesterday"}` + "\n", `:1: time "yesterday"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "h.jsonl")
+			require.NoError(t, os.WriteFile(file, []byte(c.content), 0o644))
+			_, err := history.Read(file)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), file+c.want)
+		})
+	}
+}
+
+// Eight processes append 25 records of 64 KiB each to one file at the same
+// time: every record arrives whole, none is lost.
+func TestConcurrentAppendsFromProcesses(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "h.jsonl")
+	const procs, each = 8, 25
+	var cmds []*exec.Cmd
+	for p := range procs {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "HISTORY_FILE="+file, "HISTORY_APPENDS="+strconv.Itoa(each), "HISTORY_WHO=p"+strconv.Itoa(p))
+		cmd.Stderr = os.Stderr
+		require.NoError(t, cmd.Start())
+		cmds = append(cmds, cmd)
+	}
+	for _, c := range cmds {
+		require.NoError(t, c.Wait())
+	}
+	recs, err := history.Read(file)
+	require.NoError(t, err)
+	require.Len(t, recs, procs*each)
+	seen := map[string]bool{}
+	for _, r := range recs {
+		var d struct {
+			Who string `json:"who"`
+			I   int    `json:"i"`
+			Pad string `json:"pad"`
+		}
+		require.NoError(t, json.Unmarshal(r.Document, &d))
+		assert.Len(t, d.Pad, 64<<10)
+		key := fmt.Sprintf("%s/%d", d.Who, d.I)
+		assert.False(t, seen[key], key)
+		seen[key] = true
+	}
+	assert.Len(t, seen, procs*each)
+}
+
+func TestFingerprint(t *testing.T) {
+	dir := t.TempDir()
+	kb := filepath.Join(dir, "kb")
+	require.NoError(t, os.MkdirAll(filepath.Join(kb, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(kb, "a.md"), []byte("a"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(kb, "sub", "b.md"), []byte("b"), 0o644))
+	cases := filepath.Join(dir, "cases.jsonl")
+	require.NoError(t, os.WriteFile(cases, []byte("{}\n"), 0o644))
+	fp1, err := history.NewFingerprint(map[string]string{"kb": kb, "cases": cases}, map[string]string{"k": "5"})
+	require.NoError(t, err)
+	fp2, err := history.NewFingerprint(map[string]string{"kb": kb, "cases": cases}, map[string]string{"k": "5"})
+	require.NoError(t, err)
+	assert.Equal(t, fp1, fp2, "deterministic")
+	assert.Empty(t, fp2.Changed(fp1))
+
+	require.NoError(t, os.WriteFile(filepath.Join(kb, "sub", "b.md"), []byte("B"), 0o644))
+	fp3, err := history.NewFingerprint(map[string]string{"kb": kb, "cases": cases}, map[string]string{"k": "10"})
+	require.NoError(t, err)
+	assert.NotEqual(t, fp1.Digest, fp3.Digest)
+	assert.Equal(t, []string{"--k", "kb"}, fp3.Changed(fp1))
+	assert.Equal(t, fp1.Inputs["cases"], fp3.Inputs["cases"])
+
+	_, err = history.NewFingerprint(map[string]string{"cases": filepath.Join(dir, "missing")}, nil)
+	assert.Error(t, err)
+}
+
+// Read never panics, and what it accepts is a list of well-formed records.
+func FuzzRead(f *testing.F) {
+	f.Add([]byte(`{"branch":"main","command":"check","commit":"abc","document":{"a":1},"fingerprint":{"digest":"d","inputs":{},"params":{}},"schema":"retrieval-gate/history@1","time":"2026-01-02T03:04:05Z"}` + "\n"))
+	f.Add([]byte("\n\n{}\n"))
+	f.Add([]byte(`{"schema":"retrieval-gate/history@1","command":"x","document":[],"time":"2026-01-02T03:04:05Z"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var recs []history.Record
+		err := history.ScanReader("h.jsonl", bytes.NewReader(data), func(r history.Record, doc *fastjson.Value) error {
+			r.Document = doc.MarshalTo(nil)
+			recs = append(recs, r)
+			return nil
+		})
+		if err != nil {
+			assert.Contains(t, err.Error(), "h.jsonl:")
+			return
+		}
+		for _, r := range recs {
+			assert.Equal(t, history.Schema, r.Schema)
+			assert.NotEmpty(t, r.Command)
+			assert.True(t, json.Valid(r.Document))
+		}
+	})
+}

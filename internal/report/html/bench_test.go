@@ -1,0 +1,76 @@
+package html_test
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
+	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+)
+
+// bigResult is a comparison of n queries × 8 strategies (four with a reranked
+// counterpart) as compare.Run leaves it for that size: per-query values, about a
+// third of the queries failed per strategy, large-sample intervals (n × the
+// default resamples exceeds the resampling budget).
+func bigResult(n int) *compare.Result {
+	const M = metrics.NumGraded
+	r := &compare.Result{
+		Options: compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Baseline: "s0", Resamples: 10000, Seed: 1},
+		Judged:  n, Recommended: compare.NoClearWinner,
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range n {
+		r.QueryIDs = append(r.QueryIDs, fmt.Sprintf("q%07d", i))
+	}
+	names := []string{"bm25", "bm25+rerank", "dense", "dense+rerank", "hybrid", "hybrid+rerank", "splade", "splade+rerank"}
+	for si, name := range names {
+		s := compare.Strategy{Name: name, N: n, RunQueries: n, Values: make([]float64, n*M), ByPosition: make([]float64, 10)}
+		for i := range n {
+			for m := range M {
+				s.Values[i*M+m] = rng.Float64() * (1 + 0.1*float64(si))
+			}
+			if rng.IntN(3) == 0 {
+				s.Failed = append(s.Failed, r.QueryIDs[i])
+			}
+		}
+		for m := range M {
+			s.Means[m] = 0.5 + 0.05*float64(si)
+			s.CI[m] = [2]float64{s.Means[m] - 0.003, s.Means[m] + 0.003}
+		}
+		for p := range s.ByPosition {
+			s.ByPosition[p] = 2 / float64(p+2)
+		}
+		r.Strategies = append(r.Strategies, s)
+		if si%2 == 1 { // the reranker finding of each pair, as compare's diagnosis writes it
+			r.Findings = append(r.Findings, compare.Finding{Kind: compare.Reranker, A: name, B: names[si-1],
+				Test: compare.Paired{Strategy: name, Baseline: names[si-1], Metric: metrics.KeyDCG, Delta: 0.05, CI: [2]float64{0.04, 0.06}, P: 1e-4, PHolm: 1e-3, Significant: true}})
+		}
+	}
+	return r
+}
+
+type countWriter struct{ n int64 }
+
+func (w *countWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
+
+// BenchmarkCompareHTML renders the dashboard of 100,000 queries × 8 strategies
+// (the adapter's selections and paired tests included); bytes/op is the size of
+// the HTML.
+func BenchmarkCompareHTML(b *testing.B) {
+	r := bigResult(100_000)
+	doc := comparereport.New(r) // built once per run for all of compare's outputs
+	var w countWriter
+	if err := rhtml.CompareHTML(&w, doc, r); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := rhtml.CompareHTML(io.Discard, doc, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(w.n), "html-bytes")
+}

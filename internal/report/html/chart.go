@@ -1,0 +1,431 @@
+package html
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Series is one data series of a chart: its legend name, its colour (an index
+// into the page's colour-blind-safe palette of eight) and whether it is drawn
+// dashed (bars: hatched).
+type Series struct {
+	Name   string
+	Color  int
+	Dashed bool
+}
+
+// Bar is one bar: a value of a series in a category, with its 95% interval (nil:
+// none) and its n.
+type Bar struct {
+	Category string
+	Series   int
+	Value    float64
+	CI       *[2]float64
+	N        int
+}
+
+// BarChart is a horizontal bar chart: one row per category, top to bottom in the
+// order given (the caller sorts), one bar per series in each row, interval
+// whiskers, the value as a label, and the axis from 0 to a round number above the
+// largest value or interval bound.
+type BarChart struct {
+	Title      string
+	Measure    string // the axis label, e.g. "DCG@10"
+	Categories []string
+	Series     []Series
+	Bars       []Bar
+}
+
+// Line is one series of a line chart; Lo and Hi (optional, len(Y)) draw its
+// interval as a band.
+type Line struct {
+	Series int
+	Y      []float64
+	Lo, Hi []float64
+	Label  []string // optional hover text per point (default: the value)
+}
+
+// Marker is a vertical mark at point X of a line chart (e.g. "inputs changed").
+type Marker struct {
+	X     int
+	Label string
+}
+
+// LineChart draws one line per series over the shared X points, with points
+// carrying their values on hover, optional interval bands and markers; the y axis
+// is fitted to the data.
+type LineChart struct {
+	Title   string
+	XLabel  string
+	YLabel  string
+	X       []string // the points' labels, left to right
+	Series  []Series
+	Lines   []Line
+	Markers []Marker
+}
+
+const (
+	chartW    = 560 // SVG user units; the SVG scales to its box (at most 640 px wide)
+	charW     = 7.7 // average width of a 14-unit sans-serif character
+	barH      = 18
+	barGap    = 3
+	groupGap  = 12
+	axisH     = 34
+	valueRoom = 52
+)
+
+// niceStep is the round tick step (1, 2, 2.5 or 5 × 10^k) for about n ticks over span.
+func niceStep(span float64, n int) float64 {
+	if span <= 0 || math.IsNaN(span) || math.IsInf(span, 0) {
+		return 1
+	}
+	raw := span / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if raw <= m*mag*(1+1e-9) {
+			return m * mag
+		}
+	}
+	return 10 * mag
+}
+
+// axis is a fitted axis: [lo, hi] in steps of step.
+type axis struct{ lo, hi, step float64 }
+
+func fitAxis(lo, hi float64, fromZero bool) axis {
+	if math.IsNaN(lo) || math.IsInf(lo, 0) {
+		lo = 0
+	}
+	if math.IsNaN(hi) || math.IsInf(hi, 0) || hi <= lo {
+		hi = lo + 1
+	}
+	if fromZero && lo > 0 {
+		lo = 0
+	}
+	step := niceStep(hi-lo, 5)
+	a := axis{lo: math.Floor(lo/step+1e-9) * step, hi: math.Ceil(hi/step-1e-9) * step, step: step}
+	if a.hi <= a.lo {
+		a.hi = a.lo + step
+	}
+	return a
+}
+
+func (a axis) ticks() []float64 {
+	var t []float64
+	for i := 0; ; i++ {
+		v := a.lo + float64(i)*a.step
+		if v > a.hi+a.step*1e-6 {
+			break
+		}
+		t = append(t, v)
+	}
+	return t
+}
+
+func (a axis) label(v float64) string {
+	dec := 0
+	for s := a.step; s < 1-1e-9 && dec < 6; s *= 10 {
+		dec++
+	}
+	if math.Abs(a.step*math.Pow(10, float64(dec))-math.Round(a.step*math.Pow(10, float64(dec)))) > 1e-6 {
+		dec++
+	}
+	return strconv.FormatFloat(v, 'f', dec, 64)
+}
+
+// px formats an SVG coordinate with one decimal.
+func px(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
+
+// clip shortens a label to about max pixels, ending in "…".
+func clip(s string, maxPx float64) string {
+	maxRunes := int(maxPx/charW + 0.5)
+	if utf8.RuneCountInString(s) <= maxRunes {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max(maxRunes-1, 1)]) + "…"
+}
+
+func textWidth(s string) float64 { return float64(utf8.RuneCountInString(s)) * charW }
+
+func (p *Page) legend(series []Series) {
+	if len(series) < 2 {
+		return
+	}
+	p.raw(`<ul class="legend" aria-hidden="true">`)
+	for _, s := range series {
+		cls := "sw c" + strconv.Itoa(s.Color%8)
+		if s.Dashed {
+			cls += " dashed"
+		}
+		p.raw(`<li><span class="` + cls + `"></span>` + Esc(s.Name) + "</li>")
+	}
+	p.raw("</ul>\n")
+}
+
+func ciText(ci *[2]float64) string {
+	if ci == nil {
+		return ""
+	}
+	return "95% CI " + FmtCI(*ci)
+}
+
+// BarChart adds a horizontal bar chart, its legend and a visually hidden table of
+// its values for screen readers.
+func (p *Page) BarChart(c BarChart) {
+	id := p.id("chart")
+	hi := 0.0
+	for _, b := range c.Bars {
+		hi = math.Max(hi, b.Value)
+		if b.CI != nil {
+			hi = math.Max(hi, b.CI[1])
+		}
+	}
+	ax := fitAxis(0, hi, true)
+	labelW := 0.0
+	for _, cat := range c.Categories {
+		labelW = math.Max(labelW, textWidth(cat))
+	}
+	labelW = math.Min(labelW, 180)
+	labelMax := labelW
+	labelW += 8
+	plotX0, plotX1 := labelW, float64(chartW)-valueRoom
+	x := func(v float64) float64 { return plotX0 + (v-ax.lo)/(ax.hi-ax.lo)*(plotX1-plotX0) }
+	ns := max(len(c.Series), 1)
+	groupH := float64(ns)*barH + float64(ns-1)*barGap
+	height := 8 + float64(len(c.Categories))*(groupH+groupGap) + axisH
+	var s strings.Builder
+	s.WriteString(`<figure class="chart" aria-labelledby="` + id + `-t"><figcaption id="` + id + `-t">` + Esc(c.Title) + "</figcaption>\n")
+	p.raw(s.String())
+	s.Reset()
+	p.legend(c.Series)
+	s.WriteString(`<svg viewBox="0 0 ` + strconv.Itoa(chartW) + " " + px(height) + `" role="img" aria-label="` + Esc(c.Title) + `" focusable="false">` + "\n")
+	plotBottom := height - axisH
+	// Grid and axis.
+	for _, t := range ax.ticks() {
+		tx := px(x(t))
+		s.WriteString(`<line class="gl" x1="` + tx + `" x2="` + tx + `" y1="4" y2="` + px(plotBottom) + `"/>`)
+		s.WriteString(`<text class="tick" x="` + tx + `" y="` + px(plotBottom+15) + `" text-anchor="middle">` + ax.label(t) + "</text>\n")
+	}
+	s.WriteString(`<line class="axis" x1="` + px(plotX0) + `" x2="` + px(plotX0) + `" y1="4" y2="` + px(plotBottom) + `"/>`)
+	s.WriteString(`<text class="axis-label" x="` + px((plotX0+plotX1)/2) + `" y="` + px(height-3) + `" text-anchor="middle">` + Esc(c.Measure) + "</text>\n")
+	for ci, cat := range c.Categories {
+		y0 := 8 + float64(ci)*(groupH+groupGap)
+		s.WriteString(`<text class="cat" x="` + px(plotX0-6) + `" y="` + px(y0+groupH/2+4) + `" text-anchor="end"><title>` + Esc(cat) + "</title>" + Esc(clip(cat, labelMax)) + "</text>\n")
+		for _, b := range c.Bars {
+			if b.Category != cat {
+				continue
+			}
+			sr := Series{}
+			if b.Series < len(c.Series) {
+				sr = c.Series[b.Series]
+			}
+			by := y0 + float64(b.Series)*(barH+barGap)
+			cls := "bar c" + strconv.Itoa(sr.Color%8)
+			if sr.Dashed {
+				cls += " hatch"
+			}
+			tip := cat
+			if sr.Name != "" {
+				tip += " · " + sr.Name
+			}
+			tip += ": " + c.Measure + " " + Fmt(b.Value)
+			if b.CI != nil {
+				tip += " (" + ciText(b.CI) + ")"
+			}
+			tip += ", n = " + Count(b.N)
+			w := math.Max(x(b.Value)-plotX0, 0)
+			s.WriteString(`<g><title>` + Esc(tip) + `</title><rect data-mark="bar" class="` + cls + `" x="` + px(plotX0) + `" y="` + px(by) + `" width="` + px(w) + `" height="` + strconv.Itoa(barH) + `"/>`)
+			end := x(b.Value)
+			if b.CI != nil {
+				l, r, my := px(x(b.CI[0])), px(x(b.CI[1])), px(by+barH/2)
+				s.WriteString(`<path class="whisker" d="M` + l + " " + my + "H" + r + "M" + l + " " + px(by+3) + "V" + px(by+barH-3) + "M" + r + " " + px(by+3) + "V" + px(by+barH-3) + `"/>`)
+				end = math.Max(end, x(b.CI[1]))
+			}
+			s.WriteString(`<text class="value" x="` + px(end+4) + `" y="` + px(by+barH/2+4) + `">` + Fmt(b.Value) + "</text></g>\n")
+		}
+	}
+	s.WriteString("</svg>\n")
+	// Table fallback.
+	s.WriteString(`<div class="sr-only"><table><caption>` + Esc(c.Title) + `</caption><thead><tr><th scope="col">category</th><th scope="col">series</th><th scope="col">` + Esc(c.Measure) + `</th><th scope="col">95% CI</th><th scope="col">n</th></tr></thead><tbody>`)
+	for _, cat := range c.Categories {
+		for _, b := range c.Bars {
+			if b.Category != cat {
+				continue
+			}
+			name := ""
+			if b.Series < len(c.Series) {
+				name = c.Series[b.Series].Name
+			}
+			ci := ""
+			if b.CI != nil {
+				ci = FmtCI(*b.CI)
+			}
+			s.WriteString("<tr><th scope=\"row\">" + Esc(cat) + "</th><td>" + Esc(name) + "</td><td>" + Fmt(b.Value) + "</td><td>" + ci + "</td><td>" + Count(b.N) + "</td></tr>")
+		}
+	}
+	s.WriteString("</tbody></table></div>\n</figure>\n")
+	p.raw(s.String())
+}
+
+// LineChart adds a line chart, its legend and a visually hidden table of its
+// values for screen readers.
+func (p *Page) LineChart(c LineChart) {
+	id := p.id("chart")
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, l := range c.Lines {
+		for i, v := range l.Y {
+			if math.IsNaN(v) {
+				continue
+			}
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+			if i < len(l.Lo) && i < len(l.Hi) && !math.IsNaN(l.Lo[i]) && !math.IsNaN(l.Hi[i]) {
+				lo, hi = math.Min(lo, l.Lo[i]), math.Max(hi, l.Hi[i])
+			}
+		}
+	}
+	if math.IsInf(lo, 1) {
+		lo, hi = 0, 1
+	}
+	// From zero, unless every value sits far from it (then the axis starts at a
+	// round number below the data, so close lines stay apart).
+	ax := fitAxis(lo, hi, lo <= 0.5*hi)
+	// The x labels are centred on their points: the right margin holds half the widest.
+	widest := 0.0
+	for _, lab := range c.X {
+		widest = math.Max(widest, math.Min(textWidth(lab), 90))
+	}
+	const left, top = 54.0, 10.0
+	right := math.Max(16, widest/2+4)
+	height := 264.0
+	plotBottom := height - axisH - 6 // the x labels sit below the lowest y label
+	n := len(c.X)
+	x := func(i int) float64 {
+		if n <= 1 {
+			return (left + chartW - right) / 2
+		}
+		return left + float64(i)/float64(n-1)*(chartW-right-left)
+	}
+	y := func(v float64) float64 { return plotBottom - (v-ax.lo)/(ax.hi-ax.lo)*(plotBottom-top) }
+	var s strings.Builder
+	p.raw(`<figure class="chart" aria-labelledby="` + id + `-t"><figcaption id="` + id + `-t">` + Esc(c.Title) + "</figcaption>\n")
+	p.legend(c.Series)
+	s.WriteString(`<svg viewBox="0 0 ` + strconv.Itoa(chartW) + " " + px(height) + `" role="img" aria-label="` + Esc(c.Title) + `" focusable="false">` + "\n")
+	for _, t := range ax.ticks() {
+		ty := px(y(t))
+		s.WriteString(`<line class="gl" x1="` + px(left) + `" x2="` + px(chartW-right) + `" y1="` + ty + `" y2="` + ty + `"/>`)
+		s.WriteString(`<text class="tick" x="` + px(left-6) + `" y="` + px(y(t)+4) + `" text-anchor="end">` + ax.label(t) + "</text>\n")
+	}
+	// X labels: evenly spaced, as many as fit without touching.
+	every := 1
+	if n > 1 {
+		slot := (chartW - right - left) / float64(n-1) // room per point
+		every = max(1, int(math.Ceil((widest+10)/slot)))
+	}
+	for i, lab := range c.X {
+		if i%every != 0 {
+			continue
+		}
+		s.WriteString(`<text class="tick" x="` + px(x(i)) + `" y="` + px(plotBottom+20) + `" text-anchor="middle">` + Esc(clip(lab, 90)) + "</text>")
+	}
+	s.WriteString("\n" + `<line class="axis" x1="` + px(left) + `" x2="` + px(chartW-right) + `" y1="` + px(plotBottom) + `" y2="` + px(plotBottom) + `"/>`)
+	s.WriteString(`<text class="axis-label" x="` + px((left+chartW-right)/2) + `" y="` + px(height-3) + `" text-anchor="middle">` + Esc(c.XLabel) + "</text>")
+	s.WriteString(`<text class="axis-label" x="14" y="` + px((top+plotBottom)/2) + `" text-anchor="middle" transform="rotate(-90 14 ` + px((top+plotBottom)/2) + `)">` + Esc(c.YLabel) + "</text>\n")
+	for _, m := range c.Markers {
+		mx := px(x(m.X))
+		s.WriteString(`<g><title>` + Esc(m.Label) + `</title><line data-mark="marker" class="marker" x1="` + mx + `" x2="` + mx + `" y1="` + px(top) + `" y2="` + px(plotBottom) + `"/>`)
+		if len(c.Markers) <= 6 {
+			s.WriteString(`<text class="marker-label" x="` + px(x(m.X)+3) + `" y="` + px(top+10) + `">` + Esc(clip(m.Label, 220)) + "</text>")
+		}
+		s.WriteString("</g>\n")
+	}
+	for _, l := range c.Lines {
+		sr := Series{}
+		if l.Series < len(c.Series) {
+			sr = c.Series[l.Series]
+		}
+		col := "c" + strconv.Itoa(sr.Color%8)
+		ok := func(i int) bool { return !math.IsNaN(l.Y[i]) }
+		hasBand := len(l.Lo) == len(l.Y) && len(l.Hi) == len(l.Y)
+		inBand := func(i int) bool { return ok(i) && !math.IsNaN(l.Lo[i]) && !math.IsNaN(l.Hi[i]) }
+		if hasBand {
+			// One band polygon per run of consecutive points with an interval.
+			var d strings.Builder
+			for i := 0; i < len(l.Y); {
+				if !inBand(i) {
+					i++
+					continue
+				}
+				j := i
+				for j < len(l.Y) && inBand(j) {
+					j++
+				}
+				for m := i; m < j; m++ {
+					d.WriteString(map[bool]string{true: "M", false: "L"}[m == i] + px(x(m)) + " " + px(y(l.Hi[m])))
+				}
+				for m := j - 1; m >= i; m-- {
+					d.WriteString("L" + px(x(m)) + " " + px(y(l.Lo[m])))
+				}
+				d.WriteString("Z")
+				i = j
+			}
+			if d.Len() > 0 {
+				s.WriteString(`<path data-mark="band" class="band ` + col + `" d="` + d.String() + `"/>` + "\n")
+			}
+		}
+		// The line breaks where a point is absent.
+		var d strings.Builder
+		for i := range l.Y {
+			if !ok(i) {
+				continue
+			}
+			if i == 0 || !ok(i-1) {
+				d.WriteString("M")
+			} else {
+				d.WriteString("L")
+			}
+			d.WriteString(px(x(i)) + " " + px(y(l.Y[i])))
+		}
+		cls := "line " + col
+		if sr.Dashed {
+			cls += " dashed"
+		}
+		s.WriteString(`<path data-mark="line" class="` + cls + `" d="` + d.String() + `"><title>` + Esc(sr.Name) + "</title></path>\n")
+		for i, v := range l.Y {
+			if math.IsNaN(v) {
+				continue
+			}
+			tip := sr.Name + " · " + c.XLabel + " " + c.X[i] + ": " + Fmt(v)
+			if i < len(l.Lo) && i < len(l.Hi) && !math.IsNaN(l.Lo[i]) && !math.IsNaN(l.Hi[i]) {
+				tip += " (95% CI " + FmtCI([2]float64{l.Lo[i], l.Hi[i]}) + ")"
+			}
+			if i < len(l.Label) && l.Label[i] != "" {
+				tip += ", " + l.Label[i]
+			}
+			s.WriteString(`<circle data-mark="point" class="pt ` + col + `" cx="` + px(x(i)) + `" cy="` + px(y(v)) + `" r="3"><title>` + Esc(tip) + "</title></circle>")
+		}
+		s.WriteString("\n")
+	}
+	s.WriteString("</svg>\n")
+	s.WriteString(`<div class="sr-only"><table><caption>` + Esc(c.Title) + `</caption><thead><tr><th scope="col">series</th><th scope="col">` + Esc(c.XLabel) + `</th><th scope="col">` + Esc(c.YLabel) + `</th><th scope="col">95% CI</th></tr></thead><tbody>`)
+	for _, l := range c.Lines {
+		name := ""
+		if l.Series < len(c.Series) {
+			name = c.Series[l.Series].Name
+		}
+		for i, v := range l.Y {
+			if math.IsNaN(v) {
+				continue // absent from that point
+			}
+			ci := ""
+			if i < len(l.Lo) && i < len(l.Hi) && !math.IsNaN(l.Lo[i]) && !math.IsNaN(l.Hi[i]) {
+				ci = FmtCI([2]float64{l.Lo[i], l.Hi[i]})
+			}
+			s.WriteString(`<tr><th scope="row">` + Esc(name) + "</th><td>" + Esc(c.X[i]) + "</td><td>" + Fmt(v) + "</td><td>" + ci + "</td></tr>")
+		}
+	}
+	s.WriteString("</tbody></table></div>\n</figure>\n")
+	p.raw(s.String())
+}

@@ -1,0 +1,214 @@
+package html
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+)
+
+// IndicativeOnly is how the locale deltas are qualified in every report.
+const IndicativeOnly = "indicative only, not significance-tested"
+
+// checkLabel is the report label of a measure key at cut k ("hit@5"); other
+// precomputed keys are shown as they are.
+func checkLabel(key string, k int) string {
+	if i := metrics.CaseIndex(key); i >= 0 {
+		return metrics.CaseMeasures[i].LabelAt(k)
+	}
+	return key
+}
+
+// CheckHTML writes the report of `check --html` from the check document: the
+// verdict, the groups with n and intervals (a chart of hit@k per locale and per
+// type), the locale deltas (indicative only), the gates, the integrity problems
+// and the missed cases (the document keeps a bounded number; the total is
+// shown). It reads the document's values and computes none.
+func CheckHTML(w io.Writer, r *checkreport.Document) error {
+	hit := checkLabel(metrics.KeyHit, r.K)
+	p := NewPage("retrieval-gate check: " + string(r.Verdict))
+	p.Subtitle(fmt.Sprintf("k = %d · %s cases: %s with gold (scored), %s without gold (not scored)", r.K, Count(int(r.Cases.Total)), Count(int(r.Cases.WithGold)), Count(int(r.Cases.WithoutGold))))
+	kpis := []Indicator{{Label: "Verdict", Value: string(r.Verdict), Detail: gatesLine(r)}}
+	if m, ok := metric(r.Overall, metrics.KeyHit); ok {
+		kpis = append(kpis, Indicator{Label: "Overall " + hit, Value: Fmt(m.Mean.V()), Detail: fmt.Sprintf("95%% CI %s · n = %s", FmtCI(ci(m)), Count(int(m.N)))})
+	}
+	integ := "every gold id resolves"
+	if !r.Integrity.OK {
+		integ = Count(int(r.Integrity.ProblemsTotal)) + " problems"
+	}
+	kpis = append(kpis, Indicator{Label: "Dataset integrity", Value: integ, Detail: Count(r.Integrity.KBCards) + " cards in the knowledge base"})
+	p.Indicators(kpis)
+
+	// Groups.
+	keys := []string{metrics.KeyHit, metrics.KeyRecall, metrics.KeyNDCG}
+	p.Section("Groups")
+	var cats []string
+	var bars []Bar
+	type named struct {
+		label string
+		g     checkreport.Group
+	}
+	groups := []named{{"overall", r.Overall}}
+	for _, name := range sortedKeys(r.ByType) {
+		groups = append(groups, named{"type: " + name, r.ByType[name]})
+	}
+	for _, name := range sortedKeys(r.ByLocale) {
+		groups = append(groups, named{"locale: " + name, r.ByLocale[name]})
+	}
+	for _, g := range groups {
+		if m, ok := metric(g.g, metrics.KeyHit); ok {
+			c := ci(m)
+			cats = append(cats, g.label)
+			bars = append(bars, Bar{Category: g.label, Value: m.Mean.V(), CI: &c, N: int(m.N)})
+		}
+	}
+	t := Table{Head: []string{"group", "n"}, NumCols: []bool{false, true, true, true, true}}
+	for _, k := range keys {
+		t.Head = append(t.Head, checkLabel(k, r.K))
+	}
+	for _, g := range groups {
+		row := []Cell{{Text: g.label, Strong: g.label == "overall"}, {Text: Count(int(g.g.N)), Sub: subWithout(g.g.WithoutGold)}}
+		for _, k := range keys {
+			m, ok := metric(g.g, k)
+			if !ok {
+				row = append(row, Cell{Text: "—"})
+				continue
+			}
+			row = append(row, Cell{Text: Fmt(m.Mean.V()), Sub: FmtCI(ci(m))})
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	t.Foot = fmt.Sprintf("Mean and bootstrap 95%% interval over each group's gold-carrying cases; n is that count. %s is the success number; recall@%d is a conservative lower bound under disjunctive gold; nDCG@%d uses binary gain.", hit, r.K, r.K)
+	p.Grid(func() {
+		p.BarChart(BarChart{Title: hit + " per group (95% CI whiskers)", Measure: hit, Categories: cats, Series: []Series{{Name: hit}}, Bars: bars})
+	}, func() { p.Table(t) })
+
+	// Locale deltas.
+	p.Section("Locale deltas vs " + r.ReferenceLocale + " (" + IndicativeOnly + ")")
+	if len(r.LocaleDeltas) == 0 {
+		p.Para("No deltas: the reference locale " + r.ReferenceLocale + " has no gold-carrying case, or there is no other locale.")
+	} else {
+		dt := Table{Head: []string{"locale"}, NumCols: []bool{false, true, true, true}}
+		for _, k := range keys {
+			dt.Head = append(dt.Head, "Δ "+checkLabel(k, r.K))
+		}
+		for _, locale := range sortedKeys(r.LocaleDeltas) {
+			row := []Cell{{Text: locale}}
+			for _, k := range keys {
+				c := Cell{Text: "—"}
+				if d, ok := r.LocaleDeltas[locale][k]; ok && !math.IsNaN(d.V()) {
+					c.Text = format.Signed(d.V())
+				}
+				row = append(row, c)
+			}
+			dt.Rows = append(dt.Rows, row)
+		}
+		dt.Foot = "Each locale's mean minus the reference locale's mean: " + IndicativeOnly + "; read it beside each group's n and interval above."
+		p.Table(dt)
+	}
+
+	// Gates.
+	p.Section("Gates")
+	gt := Table{Head: []string{"gate", "status", "threshold", "value"}, NumCols: []bool{false, false, true, true}}
+	for _, g := range r.Gates {
+		th, val := format.Missing, format.Missing
+		switch {
+		case g.Value != nil && g.Threshold != nil:
+			// Never read as equal when they differ (format.Distinct).
+			val, th = format.Distinct(g.Value.V(), g.Threshold.V())
+		case g.Value != nil:
+			val = format.Num(g.Value.V())
+		}
+		gt.Rows = append(gt.Rows, []Cell{{Text: g.Name}, {Text: string(g.Status), Sub: g.Reason, Strong: g.Status == outcome.Fail}, {Text: th}, {Text: val}})
+	}
+	p.Table(gt)
+
+	// Integrity.
+	p.Section("Dataset integrity")
+	in := r.Integrity
+	if in.OK {
+		p.Para(fmt.Sprintf("Every gold id resolves to one of the %s cards of the knowledge base.", Count(in.KBCards)))
+	} else {
+		it := Table{Caption: fmt.Sprintf("%s gold ids are not cards of the knowledge base", Count(int(in.ProblemsTotal))), Head: []string{"case", "gold id", "reason"}}
+		for _, pr := range in.Problems {
+			it.Rows = append(it.Rows, []Cell{{Text: pr.CaseID, Sub: pr.File + ":" + strconv.Itoa(pr.Line)}, {Text: pr.GoldID}, {Text: pr.Reason}})
+		}
+		if more := in.ProblemsTotal - int64(len(in.Problems)); more > 0 {
+			it.Foot = fmt.Sprintf("… and %s more not shown (the first %d in file order).", Count(int(more)), len(in.Problems))
+		}
+		p.Table(it)
+	}
+	if u := in.Unknown; u.Entries > 0 {
+		p.Note(fmt.Sprintf("Warning: %s retrieved entries in %s cases are not cards of the knowledge base (a stale index?), e.g. %s. This is a warning, not a failure.", Count(int(u.Entries)), Count(int(u.Cases)), strings.Join(u.Examples, ", ")))
+	}
+
+	// Missed cases.
+	p.Section(fmt.Sprintf("Missed cases (%s = 0): %s", hit, Count(int(r.MissedTotal))))
+	if r.MissedTotal == 0 {
+		p.Para("None.")
+	} else {
+		mt := Table{Head: []string{"case", "query", "gold → top " + strconv.Itoa(r.K)}}
+		for _, m := range r.Missed {
+			top := "(precomputed)"
+			if !m.Precomputed {
+				top = strings.Join(m.TopK, ", ")
+				if top == "" {
+					top = "(nothing retrieved)"
+				}
+			}
+			mt.Rows = append(mt.Rows, []Cell{
+				{Text: m.ID, Sub: m.Locale + " · " + m.Type + " · " + m.File + ":" + strconv.Itoa(m.Line)},
+				{Text: m.Query},
+				{Text: strings.Join(m.Gold, ", "), Sub: "→ " + top},
+			})
+		}
+		if more := r.MissedTotal - int64(len(r.Missed)); more > 0 {
+			mt.Foot = fmt.Sprintf("… and %s more not shown (the first %d in file order; all in --cases-out).", Count(int(more)), len(r.Missed))
+		}
+		p.Details(fmt.Sprintf("Show the %d missed cases", len(r.Missed)), func() { p.Table(mt) })
+	}
+	_, err := p.WriteTo(w)
+	return err
+}
+
+func subWithout(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return "+" + Count(int(n)) + " without gold"
+}
+
+func gatesLine(r *checkreport.Document) string {
+	var parts []string
+	for _, g := range r.Gates {
+		parts = append(parts, g.Name+" "+string(g.Status))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// metric is a group's summary of key, when the group has cases for it.
+func metric(g checkreport.Group, key string) (checkreport.Summary, bool) {
+	m, ok := g.Metrics[key]
+	if !ok || m.N == 0 || math.IsNaN(m.Mean.V()) {
+		return m, false
+	}
+	return m, true
+}
+
+func ci(m checkreport.Summary) [2]float64 { return [2]float64{m.CI95[0].V(), m.CI95[1].V()} }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,234 @@
+package html
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/history"
+)
+
+// HistoryRuns is how many runs the history's run table lists (the newest); the
+// chart has them all.
+const HistoryRuns = 100
+
+// RunView is one run of the history.
+type RunView struct {
+	Time, Commit, Branch string
+	Headline             string   // check: the verdict; compare: the recommendation
+	Changed              []string // inputs and parameters changed since the previous run (nil: none or first)
+	Line                 int      // line in the history file
+}
+
+// SeriesView is one line of the history chart: a strategy or a group, its
+// value (NaN: absent from that run) and 95% interval per run.
+type SeriesView struct {
+	Name   string
+	Y      []float64
+	Lo, Hi []float64
+	N      []int
+}
+
+// HistoryView is everything the history page shows.
+type HistoryView struct {
+	Command, Measure, File string
+	Runs                   []RunView // oldest first
+	Series                 []SeriesView
+}
+
+// HistoryBuilder collects the runs of one command, one record at a time, so a
+// long history is read in one pass with memory for the charted values only.
+type HistoryBuilder struct {
+	v     HistoryView
+	index map[string]int
+	prev  *history.Fingerprint
+}
+
+// NewHistory starts the view of command's runs charting measure.
+func NewHistory(file, command, measure string) *HistoryBuilder {
+	return &HistoryBuilder{v: HistoryView{Command: command, Measure: measure, File: file}, index: map[string]int{}}
+}
+
+func num(v *fastjson.Value) float64 {
+	if v == nil || v.Type() != fastjson.TypeNumber {
+		return math.NaN() // null: no value
+	}
+	return v.GetFloat64()
+}
+
+// Add takes one record and its parsed document (check: retrieval-gate/aggregates@1,
+// compare: retrieval-gate/compare@1): the measure of every strategy (compare) or
+// group (check: overall, each type, each locale). Records of other commands are
+// skipped. It reads values and computes none.
+func (b *HistoryBuilder) Add(rec history.Record, doc *fastjson.Value) error {
+	if rec.Command != b.v.Command {
+		return nil
+	}
+	if doc == nil || doc.Type() != fastjson.TypeObject {
+		return fmt.Errorf("%s:%d: the document is not an object", b.v.File, rec.Line)
+	}
+	run := RunView{Time: rec.Time, Commit: rec.Commit, Branch: rec.Branch, Line: rec.Line, Headline: string(doc.GetStringBytes("verdict"))}
+	if b.v.Command == "compare" {
+		run.Headline = string(doc.GetStringBytes("recommended"))
+	}
+	if b.prev != nil && b.prev.Digest != rec.Fingerprint.Digest {
+		run.Changed = rec.Fingerprint.Changed(*b.prev)
+		if len(run.Changed) == 0 {
+			run.Changed = []string{"fingerprint"}
+		}
+	}
+	fp := rec.Fingerprint
+	b.prev = &fp
+	i := len(b.v.Runs)
+	b.v.Runs = append(b.v.Runs, run)
+	add := func(name string, g *fastjson.Value) {
+		m := g.Get("metrics", b.v.Measure)
+		if m == nil || m.Type() != fastjson.TypeObject {
+			return
+		}
+		j, ok := b.index[name]
+		if !ok {
+			j = len(b.v.Series)
+			b.index[name] = j
+			b.v.Series = append(b.v.Series, SeriesView{Name: name})
+		}
+		sv := &b.v.Series[j]
+		sv.pad(i)
+		sv.Y, sv.Lo, sv.Hi, sv.N = append(sv.Y, num(m.Get("mean"))), append(sv.Lo, num(m.Get("ci95", "0"))), append(sv.Hi, num(m.Get("ci95", "1"))), append(sv.N, g.GetInt("n"))
+	}
+	groups := func(prefix string, o *fastjson.Value) {
+		obj, err := o.Object()
+		if err != nil {
+			return
+		}
+		var keys []string
+		obj.Visit(func(k []byte, _ *fastjson.Value) { keys = append(keys, string(k)) })
+		slices.Sort(keys)
+		for _, k := range keys {
+			add(prefix+k, obj.Get(k))
+		}
+	}
+	if b.v.Command == "compare" {
+		if s := doc.Get("strategies"); s != nil {
+			groups("", s)
+		}
+		return nil
+	}
+	if o := doc.Get("overall"); o != nil {
+		add("overall", o)
+	}
+	for _, g := range []struct{ key, prefix string }{{"by_type", "type: "}, {"by_locale", "locale: "}} {
+		if o := doc.Get(g.key); o != nil {
+			groups(g.prefix, o)
+		}
+	}
+	return nil
+}
+
+// pad fills the runs before i where the series was absent.
+func (sv *SeriesView) pad(i int) {
+	for len(sv.Y) < i {
+		sv.Y, sv.Lo, sv.Hi, sv.N = append(sv.Y, math.NaN()), append(sv.Lo, math.NaN()), append(sv.Hi, math.NaN()), append(sv.N, 0)
+	}
+}
+
+// View returns the collected history.
+func (b *HistoryBuilder) View() HistoryView {
+	for j := range b.v.Series {
+		b.v.Series[j].pad(len(b.v.Runs))
+	}
+	return b.v
+}
+
+func short(commit string) string {
+	if len(commit) > 7 {
+		return commit[:7]
+	}
+	return commit
+}
+
+// History writes the history page: the measure over the runs, one line per
+// strategy or group with its interval as a band, the runs whose inputs changed
+// marked, and the newest HistoryRuns runs listed.
+func History(w io.Writer, v HistoryView) error {
+	p := NewPage("retrieval-gate history: " + v.Command)
+	runs := Count(len(v.Runs)) + " runs"
+	if len(v.Runs) == 1 {
+		runs = "1 run"
+	}
+	p.Subtitle(fmt.Sprintf("%s of %s in %s · measure %s", runs, v.Command, v.File, v.Measure))
+	if len(v.Runs) == 0 {
+		p.Para("No run of " + v.Command + " in the history.")
+		_, err := p.WriteTo(w)
+		return err
+	}
+	changes := 0
+	var markers []Marker
+	for i, r := range v.Runs {
+		if r.Changed != nil {
+			changes++
+			markers = append(markers, Marker{X: i, Label: "inputs changed: " + strings.Join(r.Changed, ", ")})
+		}
+	}
+	first, last := v.Runs[0], v.Runs[len(v.Runs)-1]
+	kpis := []Indicator{
+		{Label: "Runs", Value: Count(len(v.Runs)), Detail: first.Time + " to " + last.Time},
+		{Label: "Latest", Value: last.Headline, Detail: short(last.Commit) + " · " + last.Branch + " · " + last.Time},
+		{Label: "Input changes", Value: Count(changes), Detail: "runs whose fingerprint differs from the run before (marked on the chart)"},
+	}
+	p.Indicators(kpis)
+	p.Section(v.Measure + " over the runs")
+	xs := make([]string, len(v.Runs))
+	for i, r := range v.Runs {
+		xs[i] = strconv.Itoa(i + 1)
+		if len(r.Time) >= 10 {
+			xs[i] = r.Time[:10]
+		}
+	}
+	var series []Series
+	var lines []Line
+	for j, s := range v.Series {
+		series = append(series, Series{Name: s.Name, Color: j % 8})
+		labels := make([]string, len(s.N))
+		for i, n := range s.N {
+			labels[i] = "n = " + Count(n) + " · " + short(v.Runs[i].Commit)
+		}
+		lines = append(lines, Line{Series: j, Y: s.Y, Lo: s.Lo, Hi: s.Hi, Label: labels})
+	}
+	p.LineChart(LineChart{Title: v.Measure + " per run (95% CI bands; dashed lines: inputs changed)", XLabel: "run", YLabel: v.Measure, X: xs, Series: series, Lines: lines, Markers: markers})
+	p.Note("A dashed vertical line marks a run whose inputs (knowledge base, cases, qrels, runs) or parameters differ from the run before: a jump there may come from relabelling, not from retrieval.")
+
+	p.Section("Runs (newest first)")
+	t := Table{Head: []string{"run", "commit", v.headlineName(), "inputs changed"}}
+	for i := len(v.Runs) - 1; i >= 0 && i >= len(v.Runs)-HistoryRuns; i-- {
+		r := v.Runs[i]
+		changed := "—"
+		if r.Changed != nil {
+			changed = strings.Join(r.Changed, ", ")
+		}
+		t.Rows = append(t.Rows, []Cell{
+			{Text: "#" + strconv.Itoa(i+1), Sub: r.Time},
+			{Text: short(r.Commit), Sub: r.Branch},
+			{Text: r.Headline},
+			{Text: changed},
+		})
+	}
+	if len(v.Runs) > HistoryRuns {
+		t.Foot = fmt.Sprintf("The newest %d of %s runs; every run is a line of the history file.", HistoryRuns, Count(len(v.Runs)))
+	}
+	p.Table(t)
+	_, err := p.WriteTo(w)
+	return err
+}
+
+func (v HistoryView) headlineName() string {
+	if v.Command == "compare" {
+		return "recommended"
+	}
+	return "verdict"
+}

@@ -1,0 +1,155 @@
+package html_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/valyala/fastjson"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
+	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+)
+
+// compareRuns is a history of n compare runs of the strategies; the qrels
+// change at every run listed in relabel. A strategy named "new" appears only
+// from the middle run on. pad adds that many failed query ids per strategy (the
+// documents of large comparisons list them all).
+func compareRuns(n int, strategies []string, relabel map[int]bool, pad int) []history.Record {
+	var recs []history.Record
+	qrels := "sha256:q0"
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	failed := make([]string, pad)
+	for i := range failed {
+		failed[i] = fmt.Sprintf("q%07d", i)
+	}
+	for i := range n {
+		if relabel[i] {
+			qrels = fmt.Sprintf("sha256:q%d", i)
+		}
+		ss := map[string]any{}
+		for j, s := range strategies {
+			if s == "new" && i < n/2 {
+				continue
+			}
+			m := 0.5 + 0.04*float64(j) + 0.02*math.Sin(float64(i+j)/3)
+			ss[s] = map[string]any{"n": 300, "failed_queries": failed, "metrics": map[string]any{
+				"dcg_at_k":  map[string]any{"mean": m, "ci95": []float64{m - 0.03, m + 0.03}},
+				"ndcg_at_k": map[string]any{"mean": m / 2, "ci95": []float64{m/2 - 0.02, m/2 + 0.02}},
+			}}
+		}
+		doc, _ := json.Marshal(map[string]any{"schema": "retrieval-gate/compare@1", "strategies": ss, "recommended": strategies[len(strategies)-1]})
+		fp := history.Fingerprint{Inputs: map[string]string{"qrels": qrels}, Params: map[string]string{"k": "10"}}
+		fp.Digest = "d-" + qrels
+		recs = append(recs, history.Record{Schema: history.Schema, Command: "compare", Commit: fmt.Sprintf("%040x", i+1), Branch: "main",
+			Time: t0.Add(time.Duration(i) * 24 * time.Hour).Format(time.RFC3339), Document: doc, Fingerprint: fp, Line: i + 1})
+	}
+	return recs
+}
+
+// view builds the history view of records as the report command does.
+func view(t testing.TB, recs []history.Record, command, measure string) (rhtml.HistoryView, error) {
+	t.Helper()
+	b := rhtml.NewHistory("h.jsonl", command, measure)
+	var p fastjson.Parser
+	for _, r := range recs {
+		doc, err := p.ParseBytes(r.Document)
+		require.NoError(t, err)
+		if err := b.Add(r, doc); err != nil {
+			return rhtml.HistoryView{}, err
+		}
+	}
+	return b.View(), nil
+}
+
+func TestHistoryView(t *testing.T) {
+	recs := compareRuns(12, []string{"bm25", "hybrid", "new"}, map[int]bool{4: true}, 0)
+	// A check run in the same file is not charted with the compare runs.
+	recs = append(recs[:3:3], append([]history.Record{{Command: "check", Document: json.RawMessage(`{}`), Line: 99}}, recs[3:]...)...)
+	v, err := view(t, recs, "compare", "dcg_at_k")
+	require.NoError(t, err)
+	require.Len(t, v.Runs, 12)
+	require.Len(t, v.Series, 3)
+	assert.Equal(t, []string{"bm25", "hybrid", "new"}, []string{v.Series[0].Name, v.Series[1].Name, v.Series[2].Name})
+	for _, s := range v.Series {
+		assert.Len(t, s.Y, 12)
+	}
+	assert.True(t, math.IsNaN(v.Series[2].Y[0]), "absent before it existed")
+	assert.False(t, math.IsNaN(v.Series[2].Y[6]))
+	assert.Nil(t, v.Runs[0].Changed)
+	assert.Equal(t, []string{"qrels"}, v.Runs[4].Changed)
+	assert.Nil(t, v.Runs[5].Changed)
+
+	_, err = view(t, []history.Record{{Command: "compare", Document: json.RawMessage(`[1]`), Line: 7}}, "compare", "dcg_at_k")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "h.jsonl:7: the document is not an object")
+}
+
+func historyPage(t testing.TB, recs []history.Record) []byte {
+	t.Helper()
+	v, err := view(t, recs, "compare", "dcg_at_k")
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, rhtml.History(&b, v))
+	return b.Bytes()
+}
+
+func TestHistoryGolden(t *testing.T) {
+	got := historyPage(t, compareRuns(12, []string{"bm25", "hybrid", "new"}, map[int]bool{4: true, 9: true}, 3))
+	golden(t, "history-compare.html", got)
+	assert.NotContains(t, string(got), "NaN")
+}
+
+// 30 runs × 3 strategies (one from run 16 on): 3 lines, 75 points, 2 markers,
+// bands, no overflow.
+func TestHistoryInBrowser(t *testing.T) {
+	b := browsertest.Start(t)
+	path := filepath.Join(t.TempDir(), "history.html")
+	require.NoError(t, os.WriteFile(path, historyPage(t, compareRuns(30, []string{"bm25", "hybrid", "new"}, map[int]bool{10: true, 20: true}, 0)), 0o644))
+	browsertest.Check(t, b, browsertest.Page{Name: "history", Path: path, Widths: []int{390, 850, 1400}, Marks: map[string]int{
+		`path[data-mark="line"]`:    3,
+		`circle[data-mark="point"]`: 30 + 30 + 15,
+		`line[data-mark="marker"]`:  2,
+		`path[data-mark="band"]`:    3,
+	}})
+}
+
+// BenchmarkHistory reads a history file of 1,000 compare runs × 8 strategies
+// and renders the page; html-bytes is its size. small: documents of ~3 KB;
+// large: each document lists 1,000 failed queries per strategy (~90 KB).
+func BenchmarkHistory(b *testing.B) {
+	names := []string{"bm25", "bm25+rerank", "dense", "dense+rerank", "hybrid", "hybrid+rerank", "splade", "splade+rerank"}
+	for _, c := range []struct {
+		name string
+		pad  int
+	}{{"small", 0}, {"large", 1000}} {
+		b.Run(c.name, func(b *testing.B) {
+			file := filepath.Join(b.TempDir(), "history.jsonl")
+			for _, r := range compareRuns(1000, names, map[int]bool{100: true, 500: true, 900: true}, c.pad) {
+				require.NoError(b, history.Append(file, r))
+			}
+			st, _ := os.Stat(file)
+			var size countWriter
+			for b.Loop() {
+				hb := rhtml.NewHistory(file, "compare", "dcg_at_k")
+				if err := history.Scan(file, hb.Add); err != nil {
+					b.Fatal(err)
+				}
+				size = countWriter{}
+				if err := rhtml.History(&size, hb.View()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(size.n), "html-bytes")
+			b.ReportMetric(float64(st.Size()), "history-bytes")
+		})
+	}
+}

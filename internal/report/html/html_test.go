@@ -1,0 +1,172 @@
+package html_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
+	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	browsertest.Shutdown()
+	os.Exit(code)
+}
+
+const demo = "../../../testdata/compare"
+
+// demoStrategies are the compare demo's runs, in command-line order.
+var demoStrategies = []string{"bm25", "dense", "dense+rerank", "hybrid", "hybrid+rerank"}
+
+func demoResult(t testing.TB) *compare.Result {
+	t.Helper()
+	ctx := context.Background()
+	q, err := trecfile.ReadQrels(ctx, filepath.Join(demo, "qrels.trec"))
+	require.NoError(t, err)
+	var in []compare.Input
+	for _, name := range demoStrategies {
+		run, err := trecfile.ReadRun(ctx, filepath.Join(demo, name+".trec"), 10, trecfile.RunOptions{})
+		require.NoError(t, err)
+		in = append(in, compare.Input{Name: name, Run: run})
+	}
+	r, err := compare.Run(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 2000, Seed: metrics.DefaultSeed})
+	require.NoError(t, err)
+	return r
+}
+
+func viewOf(r *compare.Result) rhtml.CompareView { return rhtml.CompareViewOf(comparereport.New(r), r) }
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "go test ./internal/report/html -update creates %s", path)
+	if string(want) == string(got) {
+		return
+	}
+	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	for i := 0; i < max(len(w), len(g)); i++ {
+		if i >= len(w) || i >= len(g) || w[i] != g[i] {
+			at := func(l []string) string {
+				if i < len(l) {
+					return l[i]
+				}
+				return "(end of file)"
+			}
+			t.Fatalf("golden file %s differs at line %d (go test ./internal/report/html -update rewrites it):\nwant: %.300s\ngot:  %.300s", path, i+1, at(w), at(g))
+		}
+	}
+}
+
+func render(t testing.TB, r *compare.Result) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, rhtml.CompareHTML(&b, comparereport.New(r), r))
+	return b.Bytes()
+}
+
+// The dashboard of the compare demo: golden, byte-identical on a second run,
+// self-contained.
+func TestCompareDashboardGolden(t *testing.T) {
+	r := demoResult(t)
+	got := render(t, r)
+	golden(t, "compare-demo.html", got)
+	assert.Equal(t, got, render(t, demoResult(t)), "same input, same bytes")
+	for _, banned := range []string{"http://", "https://", "<script", "<link", "@import", "url("} {
+		assert.NotContains(t, string(got), banned)
+	}
+}
+
+func TestCompareViewPairsAndSamples(t *testing.T) {
+	v := viewOf(demoResult(t))
+	names := func(g [2]int) [2]string {
+		var out [2]string
+		for i, x := range g {
+			if x >= 0 {
+				out[i] = v.Strategies[x].Name
+			}
+		}
+		return out
+	}
+	var groups [][2]string
+	for _, g := range v.Groups {
+		groups = append(groups, names(g))
+	}
+	// Sorted by the better of each pair's mean dcg; bm25 has no reranked run.
+	assert.Equal(t, [][2]string{{"hybrid", "hybrid+rerank"}, {"dense", "dense+rerank"}, {"bm25", ""}}, groups)
+	require.Len(t, v.Pairs, 2)
+	assert.Equal(t, "hybrid+rerank", v.Pairs[0].Test.A)
+	assert.Equal(t, "hybrid", v.Pairs[0].Test.B)
+	assert.Equal(t, "hybrid+rerank", v.Strategies[v.Best].Name)
+	assert.Equal(t, 113, v.Evaluated)
+	assert.Len(t, v.BestQueries, rhtml.Sample)
+	assert.Len(t, v.WorstQueries, rhtml.Sample)
+	for i := 1; i < len(v.BestQueries); i++ {
+		assert.GreaterOrEqual(t, v.BestQueries[i-1].MeanRel, v.BestQueries[i].MeanRel)
+		assert.LessOrEqual(t, v.WorstQueries[i-1].MeanRel, v.WorstQueries[i].MeanRel)
+	}
+	for _, s := range v.Strategies {
+		assert.LessOrEqual(t, len(s.FailedSample), rhtml.Sample)
+	}
+}
+
+// User-controlled text (strategy names, query ids) is escaped.
+func TestCompareEscapes(t *testing.T) {
+	v := viewOf(demoResult(t))
+	v.Strategies[0].Name = `<img src=x onerror=alert(1)>&"`
+	v.BestQueries[0].ID = "</td><script>x</script>"
+	var b bytes.Buffer
+	require.NoError(t, rhtml.Compare(&b, v))
+	s := b.String()
+	assert.NotContains(t, s, "<img src=x")
+	assert.NotContains(t, s, "<script>x")
+	assert.Contains(t, s, "&lt;img src=x onerror=alert(1)&gt;&amp;&#34;")
+}
+
+// In Chromium at a phone's, the comment column's and a desktop's width: no
+// console error, no request, no horizontal overflow, and one mark per value:
+// 5 bars, 5 lines of 10 points.
+func TestCompareDashboardInBrowser(t *testing.T) {
+	b := browsertest.Start(t)
+	path := filepath.Join(t.TempDir(), "compare.html")
+	require.NoError(t, os.WriteFile(path, render(t, demoResult(t)), 0o644))
+	marks := map[string]int{
+		`rect[data-mark="bar"]`:     5,
+		`path[data-mark="line"]`:    5,
+		`circle[data-mark="point"]`: 50,
+		`.sr-only table`:            2,
+	}
+	for _, m := range browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard", Path: path, Widths: []int{390, 850, 1400}, Marks: marks}) {
+		assert.Equal(t, "rgb(255, 255, 255)", m.Background)
+	}
+	// The same page in dark mode.
+	for _, m := range browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard-dark", Path: path, Widths: []int{850}, Marks: marks, Dark: true}) {
+		assert.Equal(t, "rgb(13, 17, 23)", m.Background)
+	}
+}
+
+func TestEsc(t *testing.T) {
+	assert.Equal(t, "a&lt;b&gt; &amp;&#39;&#34; c\uFFFD", rhtml.Esc("a<b>\n&'\"\tc\xff"))
+	assert.True(t, strings.HasPrefix(rhtml.Count(1234567), "1,234,567"))
+	assert.Equal(t, "-1,000", rhtml.Count(-1000))
+	assert.Equal(t, "999", rhtml.Count(999))
+}

@@ -1,0 +1,223 @@
+// Package html builds the self-contained HTML reports: one file with inline CSS
+// (light and dark), inline SVG charts drawn here, and no network at all (a
+// Content-Security-Policy forbids every request and script). It formats and lays
+// out values it is given; it computes no statistic. The same input gives
+// byte-identical output.
+package html
+
+import (
+	"bytes"
+	"html"
+	"io"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+)
+
+// Esc escapes user-controlled text for HTML text and attribute values; control
+// characters become spaces and invalid UTF-8 becomes U+FFFD.
+func Esc(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	return html.EscapeString(s)
+}
+
+// Page is an HTML document under construction.
+type Page struct {
+	title string
+	body  bytes.Buffer
+	ids   int // element ids are numbered in build order (deterministic)
+}
+
+// NewPage starts a page with a title (shown as its heading).
+func NewPage(title string) *Page { return &Page{title: title} }
+
+func (p *Page) id(prefix string) string {
+	p.ids++
+	return prefix + strconv.Itoa(p.ids)
+}
+
+// Raw appends trusted markup built by this package.
+func (p *Page) raw(s string) { p.body.WriteString(s) }
+
+// Subtitle adds a line of context (already plain text) under the heading.
+func (p *Page) Subtitle(text string) { p.raw(`<p class="sub">` + Esc(text) + "</p>\n") }
+
+// Section starts a titled section; sections are flat (each closes the last).
+func (p *Page) Section(title string) {
+	p.raw(`<h2>` + Esc(title) + "</h2>\n")
+}
+
+// Para adds a paragraph of plain text.
+func (p *Page) Para(text string) { p.raw("<p>" + Esc(text) + "</p>\n") }
+
+// Note adds a small explanatory paragraph.
+func (p *Page) Note(text string) { p.raw(`<p class="note">` + Esc(text) + "</p>\n") }
+
+// List adds a bulleted list of plain-text items.
+func (p *Page) List(items []string) {
+	if len(items) == 0 {
+		return
+	}
+	p.raw("<ul>\n")
+	for _, it := range items {
+		p.raw("<li>" + Esc(it) + "</li>\n")
+	}
+	p.raw("</ul>\n")
+}
+
+// Details puts the blocks added by fill in a collapsed section.
+func (p *Page) Details(summary string, fill func()) {
+	p.raw("<details><summary>" + Esc(summary) + "</summary>\n")
+	fill()
+	p.raw("</details>\n")
+}
+
+// Indicator is one headline figure.
+type Indicator struct {
+	Label  string // what it is
+	Value  string // the figure, formatted
+	Detail string // n, interval or a qualification
+}
+
+// Indicators adds the row of headline figures.
+func (p *Page) Indicators(ins []Indicator) {
+	p.raw(`<div class="kpis">` + "\n")
+	for _, in := range ins {
+		p.raw(`<div class="kpi"><div class="kpi-label">` + Esc(in.Label) + `</div><div class="kpi-value">` + Esc(in.Value) + `</div>`)
+		if in.Detail != "" {
+			p.raw(`<div class="kpi-detail">` + Esc(in.Detail) + `</div>`)
+		}
+		p.raw("</div>\n")
+	}
+	p.raw("</div>\n")
+}
+
+// Grid puts the blocks added by each func side by side on a wide screen (one
+// below the other on a narrow one).
+func (p *Page) Grid(blocks ...func()) {
+	p.raw(`<div class="grid">` + "\n")
+	for _, b := range blocks {
+		p.raw(`<div class="cell">` + "\n")
+		b()
+		p.raw("</div>\n")
+	}
+	p.raw("</div>\n")
+}
+
+// Cell is one table cell: a main text and an optional second line (an
+// interval, a count) in small type.
+type Cell struct {
+	Text, Sub string
+	Num       bool // right-aligned, tabular figures
+	Strong    bool
+}
+
+// Table is a data table with a caption.
+type Table struct {
+	Caption string
+	Head    []string
+	NumCols []bool // right-aligned columns (len(Head) or nil)
+	Rows    [][]Cell
+	Foot    string // a note under the table
+}
+
+// Table adds a table.
+func (p *Page) Table(t Table) {
+	p.raw(`<div class="table"><table>`)
+	if t.Caption != "" {
+		p.raw("<caption>" + Esc(t.Caption) + "</caption>")
+	}
+	p.raw("<thead><tr>")
+	for i, h := range t.Head {
+		cls := ""
+		if i < len(t.NumCols) && t.NumCols[i] {
+			cls = ` class="num"`
+		}
+		p.raw(`<th scope="col"` + cls + ">" + Esc(h) + "</th>")
+	}
+	p.raw("</tr></thead>\n<tbody>\n")
+	for _, row := range t.Rows {
+		p.raw("<tr>")
+		for i, c := range row {
+			tag := "td"
+			if i == 0 {
+				tag = `th scope="row"`
+			}
+			cls := ""
+			if c.Num || (i < len(t.NumCols) && t.NumCols[i]) {
+				cls = ` class="num"`
+			}
+			text := Esc(c.Text)
+			if c.Strong {
+				text = "<strong>" + text + "</strong>"
+			}
+			p.raw("<" + tag + cls + ">" + text)
+			if c.Sub != "" {
+				p.raw(`<span class="ci">` + Esc(c.Sub) + "</span>")
+			}
+			p.raw("</" + strings.Fields(tag)[0] + ">")
+		}
+		p.raw("</tr>\n")
+	}
+	p.raw("</tbody></table></div>\n")
+	if t.Foot != "" {
+		p.Note(t.Foot)
+	}
+}
+
+// WriteTo writes the whole document.
+func (p *Page) WriteTo(w io.Writer) (int64, error) {
+	var out bytes.Buffer
+	out.Grow(p.body.Len() + len(css) + 512)
+	out.WriteString(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<meta name="generator" content="retrieval-gate">
+<title>`)
+	out.WriteString(Esc(p.title))
+	out.WriteString("</title>\n<style>")
+	out.WriteString(css)
+	out.WriteString("</style>\n</head>\n<body>\n<main>\n<h1>")
+	out.WriteString(Esc(p.title))
+	out.WriteString("</h1>\n")
+	out.Write(p.body.Bytes())
+	out.WriteString("</main>\n</body>\n</html>\n")
+	n, err := w.Write(out.Bytes())
+	return int64(n), err
+}
+
+// Fmt formats a value as every report does (format.Num: 3 decimals, "—" when undefined).
+func Fmt(v float64) string { return format.Num(v) }
+
+// FmtCI formats a 95% interval as "lo–hi" (each end by format.Num).
+func FmtCI(ci [2]float64) string { return format.Num(ci[0]) + "–" + format.Num(ci[1]) }
+
+// Count formats an integer with thin thousands separators (100,000).
+func Count(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
