@@ -13,8 +13,10 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/importer"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // CheckCommand is `retrieval-gate check`: score each case, aggregate, enforce
@@ -31,6 +33,8 @@ type checkOptions struct {
 	cases, kb                      string
 	k                              int
 	minHit, minRecall              gate.Floor
+	floors                         floorFlag // --floor, --floors
+	allowEmpty                     bool
 	referenceLocale                string
 	jsonOut, markdownOut, casesOut string
 	parentSep                      string       // --parent-from-id
@@ -41,19 +45,22 @@ type checkOptions struct {
 // checkInputs are check's Action inputs; inside Actions --json defaults to
 // retrieval-gate.json, so the `json` output always names a file.
 var checkInputs = commentInputs(actionInputs{
-	"cases": "", "kb": "", "k": "", "min-hit": "", "min-recall": "", "reference-locale": "",
+	"cases": "", "kb": "", "k": "", "min-hit": "", "min-recall": "", "floors": "", "allow-empty": "", "reference-locale": "",
 	"json": "retrieval-gate.json", "markdown": "", "cases-out": "", "parent-from-id": "",
 	"html": "", "history": "",
 })
 
 func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	fs := newFlagSet(env, "check")
-	o := &checkOptions{}
+	o := &checkOptions{floors: floorFlag{grammar: checkFloorGrammar}}
 	fs.StringVar(&o.cases, "cases", "", "cases JSONL (required; - reads standard input)")
 	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
 	fs.IntVar(&o.k, "k", 5, "the retrieval top-k (≥ 1)")
 	floorVar(fs, &o.minHit, "min-hit", "floor on the overall mean hit@k, in [0,1]; none or empty is off")
 	floorVar(fs, &o.minRecall, "min-recall", "floor on the overall mean recall@k, in [0,1]; none or empty is off")
+	fs.Var(&o.floors, "floor", floorUsage(checkFloorGrammar))
+	fs.Var(&o.floors, "floors", "several `FLOORS`, one MEASURE[@GROUP]=F per line (the floors Action input); added to --floor")
+	fs.BoolVar(&o.allowEmpty, "allow-empty", false, "pass when no gold-carrying case was scored (by default that fails the non_empty gate)")
 	fs.StringVar(&o.referenceLocale, "reference-locale", "en", "locale the deltas are taken against")
 	fs.StringVar(&o.jsonOut, "json", "", "write the aggregates as JSON to `FILE`")
 	fs.StringVar(&o.markdownOut, "markdown", "", "write the Markdown report (the PR comment body) to `FILE`")
@@ -73,6 +80,10 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	}
 	if o.k < 1 {
 		return nil, usagef("check: --k must be at least 1, got %d", o.k)
+	}
+	if err := shorthandConflict("check", o.floors.list,
+		shorthand{"min-hit", o.minHit.Set, metrics.KeyHit}, shorthand{"min-recall", o.minRecall.Set, metrics.KeyRecall}); err != nil {
+		return nil, err
 	}
 	if err := o.comment.validate("check"); err != nil {
 		return nil, err
@@ -123,6 +134,9 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 		if err := atomicfile.Write(o.htmlOut, func(w io.Writer) error { return htmlreport.CheckHTML(w, doc) }); err != nil {
 			return err
 		}
+	}
+	if w := doc.UnknownKeysWarning(); w != "" {
+		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: %s\n", format.SanitizeText(w))
 	}
 	if err := appendHistory(ctx, env, o.history, "check", checkFingerprint(o), doc.WriteJSON); err != nil {
 		return err
@@ -208,6 +222,7 @@ func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *kbfile.KB) (
 	}
 	return acc.Result(gate.Config{
 		K: o.k, ReferenceLocale: o.referenceLocale, MinHit: o.minHit, MinRecall: o.minRecall, KBCards: kb.Len(),
+		Floors: o.floors.list, AllowEmpty: o.allowEmpty,
 	}), nil
 }
 

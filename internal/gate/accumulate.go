@@ -1,7 +1,9 @@
 package gate
 
 import (
+	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -12,7 +14,18 @@ const (
 	DefaultMaxProblems = 10000
 	DefaultMaxMissed   = 200
 	maxUnknownExamples = 5
+	// maxUnknownKeys bounds the distinct unknown key names counted; the cases
+	// with other unknown keys are counted together.
+	maxUnknownKeys = 100
 )
+
+// KeyCount is a top-level case key the cases format does not know and the
+// number of cases that carry it. Key "" counts the cases with other unknown
+// keys beyond the first maxUnknownKeys names.
+type KeyCount struct {
+	Key   string
+	Cases int64
+}
 
 type cellKey struct{ typ, locale string }
 
@@ -51,6 +64,9 @@ type Accumulator struct {
 
 	unknownEntries, unknownCases int64
 	unknownExamples              []string
+
+	unknownKeys     map[string]int64
+	unknownKeysMore int64
 }
 
 // NewAccumulator returns an empty Accumulator.
@@ -96,6 +112,23 @@ func (a *Accumulator) Add(r *CaseResult) error {
 	}
 	if r.Precomputed {
 		a.precomputed++
+	}
+	more := false
+	for _, k := range r.UnknownKeys {
+		if _, ok := a.unknownKeys[k]; !ok && len(a.unknownKeys) >= maxUnknownKeys {
+			more = true
+			continue
+		}
+		if a.unknownKeys == nil {
+			a.unknownKeys = map[string]int64{}
+		}
+		if _, ok := a.unknownKeys[k]; !ok {
+			k = strings.Clone(k) // the map keeps it: not the reader's block
+		}
+		a.unknownKeys[k]++
+	}
+	if more {
+		a.unknownKeysMore++
 	}
 
 	key := cellKey{r.Type, r.Locale}
@@ -187,4 +220,23 @@ func (s *idSet) grow() {
 			s.insert(k, oldLines[i])
 		}
 	}
+}
+
+// unknownKeyCounts returns the unknown keys by number of cases, then name; the
+// cases with keys beyond the counted names last, under "".
+func (a *Accumulator) unknownKeyCounts() []KeyCount {
+	out := make([]KeyCount, 0, len(a.unknownKeys)+1)
+	for k, n := range a.unknownKeys {
+		out = append(out, KeyCount{k, n})
+	}
+	slices.SortFunc(out, func(x, y KeyCount) int {
+		if c := cmp.Compare(y.Cases, x.Cases); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Key, y.Key)
+	})
+	if a.unknownKeysMore > 0 {
+		out = append(out, KeyCount{"", a.unknownKeysMore})
+	}
+	return out
 }

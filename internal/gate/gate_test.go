@@ -431,7 +431,7 @@ func TestFloorReasonTellsCloseValuesApart(t *testing.T) {
 	res := a.Result(Config{K: 5, MinHit: Floor{Set: true, Value: 0.7}, Resamples: 10})
 	g := res.Gates[1]
 	assert.Equal(t, outcome.Fail, g.Status)
-	assert.Equal(t, "overall mean 0.6999997 is below the floor 0.7000000", g.Reason)
+	assert.Equal(t, "overall mean 0.6999997 is below the floor 0.7000000; n = 1 is too small to estimate the difference it can detect", g.Reason)
 	assert.Equal(t, 0.7, g.Threshold)
 	assert.Equal(t, 0.6999997, g.Value)
 	assert.Equal(t, int64(1), g.N)

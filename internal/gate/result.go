@@ -10,9 +10,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // Floor is an absolute floor on an overall mean; the zero value is off.
@@ -44,14 +44,23 @@ type Config struct {
 	MinHit          Floor
 	MinRecall       Floor
 	KBCards         int
-	Resamples       int    // 0: metrics.DefaultResamples
+	// Floors are the --floor gates, after min_hit and min_recall (which must not
+	// be on the same measure and group: the command refuses that).
+	Floors floor.List
+	// AllowEmpty turns the non_empty gate off: a run that scored no
+	// gold-carrying case passes (instead of failing with ReasonNoGold).
+	AllowEmpty bool
+	Resamples  int    // 0: metrics.DefaultResamples
 	Seed            uint64 // 0: metrics.DefaultSeed
 }
 
-// Metric is one metric's summary in a group.
+// Metric is one metric's summary in a group, with what its floor's detectable
+// difference needs: the sample sd of its values and whether they are all 0 or 1.
 type Metric struct {
 	Key string
 	metrics.Summary
+	SD     float64
+	Binary bool
 }
 
 // Group is the aggregate of a set of cases. N counts the scored (gold-carrying)
@@ -115,7 +124,8 @@ type Result struct {
 	ReferenceHasGold bool
 	Deltas           []LocaleDelta // sorted by locale; empty when !ReferenceHasGold
 	Integrity        Integrity
-	Gates            outcome.Gates // integrity, min_hit, min_recall
+	Gates            outcome.Gates // integrity, min_hit, min_recall, non_empty, then each --floor
+	UnknownKeys      []KeyCount    // top-level case keys the reader does not know, by name
 	Missed           []*CaseResult // the first DefaultMaxMissed, file order
 	MissedTotal      int64
 }
@@ -126,11 +136,12 @@ func (r *Result) Verdict() outcome.Status { return r.Gates.Verdict() }
 // Failed returns the names of the failed gates.
 func (r *Result) Failed() []string { return r.Gates.Failed() }
 
-// floorTolerance absorbs floating-point noise when a mean equals its floor.
-const floorTolerance = 1e-9
+// ReasonNoGold is why the non_empty gate, and a set floor on the overall group,
+// fail when no case carries gold.
+const ReasonNoGold = "no gold-carrying cases were scored"
 
-// ReasonNoGold is why a set floor fails when no case carries gold.
-const ReasonNoGold = "no gold-carrying cases"
+// ReasonAllowedEmpty is the non_empty gate's reason when --allow-empty turns it off.
+const ReasonAllowedEmpty = ReasonNoGold + " (allowed by --allow-empty)"
 
 // Result computes the aggregates and applies the gates.
 func (a *Accumulator) Result(cfg Config) *Result {
@@ -211,6 +222,9 @@ func (a *Accumulator) Result(cfg Config) *Result {
 	}
 	close(next)
 	wg.Wait()
+	for i, m := range ms {
+		m.SD, m.Binary = hists[i].SampleSD(), hists[i].IsBinary()
+	}
 
 	// Locale deltas against the reference locale (indicative only).
 	var ref *Group
@@ -250,39 +264,97 @@ func (a *Accumulator) Result(cfg Config) *Result {
 	}
 	res.Gates = outcome.Gates{
 		integ,
-		floorGate("min_hit", cfg.MinHit, res.Overall, metrics.KeyHit),
-		floorGate("min_recall", cfg.MinRecall, res.Overall, metrics.KeyRecall),
+		res.floorGate("min_hit", cfg.MinHit, metrics.KeyHit),
+		res.floorGate("min_recall", cfg.MinRecall, metrics.KeyRecall),
+		res.nonEmptyGate(cfg.AllowEmpty),
 	}
+	for _, s := range cfg.Floors {
+		res.Gates = append(res.Gates, floor.Evaluate(s.Name(), s, res.Observe(s)))
+	}
+	res.UnknownKeys = a.unknownKeyCounts()
 	return res
 }
 
-// floorGate decides a floor on the overall mean of key: off unless set; set and
-// nothing to measure fails with ReasonNoGold (or, when the gold-carrying cases are
-// all precomputed without key, with a reason naming the missing score).
-func floorGate(name string, f Floor, overall Group, key string) outcome.Gate {
-	g := outcome.New(name, outcome.Off)
-	g.Group, g.Measure = outcome.GroupOverall, key
-	m, ok := overall.Metric(key)
-	if ok && m.N > 0 {
-		g.Value, g.N = m.Mean, m.N
-	}
-	if !f.Set {
-		return g
-	}
-	g.Threshold = f.Value
+// nonEmptyGate fails when no gold-carrying case was scored (an empty file, a
+// file of another harness's shape), unless allowed.
+func (r *Result) nonEmptyGate(allow bool) outcome.Gate {
+	g := outcome.New("non_empty", outcome.Pass)
+	g.Group, g.N = outcome.GroupOverall, r.WithGold
 	switch {
-	case math.IsNaN(g.Value) && overall.N > 0:
-		g.Status, g.Reason = outcome.Fail, fmt.Sprintf("no gold-carrying case has a %s score", key)
-	case math.IsNaN(g.Value):
-		g.Status, g.Reason = outcome.Fail, ReasonNoGold
-	case g.Value+floorTolerance >= f.Value:
-		g.Status = outcome.Pass
+	case r.WithGold > 0:
+	case allow:
+		g.Status, g.Reason = outcome.Off, ReasonAllowedEmpty
 	default:
-		g.Status = outcome.Fail
-		v, t := format.Distinct(g.Value, f.Value)
-		g.Reason = fmt.Sprintf("overall mean %s is below the floor %s", v, t)
+		g.Status, g.Reason = outcome.Fail, ReasonNoGold
 	}
 	return g
+}
+
+// floorGate is a shorthand floor (--min-hit, --min-recall) on the overall mean
+// of key: off unless set (with the value it would be compared with), else
+// decided as a --floor is.
+func (r *Result) floorGate(name string, f Floor, key string) outcome.Gate {
+	if f.Set {
+		s := floor.Spec{Measure: key, Group: outcome.GroupOverall, Value: f.Value}
+		return floor.Evaluate(name, s, r.Observe(s))
+	}
+	g := outcome.New(name, outcome.Off)
+	g.Group, g.Measure = outcome.GroupOverall, key
+	if m, ok := r.Overall.Metric(key); ok && m.N > 0 {
+		g.Value, g.N = m.Mean, m.N
+	}
+	return g
+}
+
+// GroupNames are the groups of the result as floors name them: overall, then
+// type:NAME and locale:TAG sorted.
+func (r *Result) GroupNames() []string {
+	out := []string{outcome.GroupOverall}
+	for _, g := range r.ByType {
+		out = append(out, floor.TypePrefix+g.Name)
+	}
+	for _, g := range r.ByLocale {
+		out = append(out, floor.LocalePrefix+g.Name)
+	}
+	return out
+}
+
+// Observe finds the group and measure of floor s in the result.
+func (r *Result) Observe(s floor.Spec) floor.Observation {
+	var g *Group
+	switch {
+	case s.Group == outcome.GroupOverall:
+		g = &r.Overall
+	case strings.HasPrefix(s.Group, floor.TypePrefix):
+		g = findGroup(r.ByType, s.Group[len(floor.TypePrefix):])
+	case strings.HasPrefix(s.Group, floor.LocalePrefix):
+		g = findGroup(r.ByLocale, s.Group[len(floor.LocalePrefix):])
+	}
+	o := floor.Observation{Label: s.Group}
+	if g == nil {
+		o.Groups = r.GroupNames()
+		return o
+	}
+	o.Found, o.GroupN = true, g.N
+	o.Empty = ReasonNoGold
+	o.Absent = fmt.Sprintf("no gold-carrying case has a %s score", s.Measure)
+	if s.Group != outcome.GroupOverall {
+		o.Empty = fmt.Sprintf("n = 0: no gold-carrying cases were scored in %s", s.Group)
+		o.Absent = fmt.Sprintf("no gold-carrying case in %s has a %s score", s.Group, s.Measure)
+	}
+	if m, ok := g.Metric(s.Measure); ok && m.N > 0 {
+		o.N, o.Mean, o.SD, o.Binary = m.N, m.Mean, m.SD, m.Binary
+	}
+	return o
+}
+
+func findGroup(gs []Group, name string) *Group {
+	for i := range gs {
+		if gs[i].Name == name {
+			return &gs[i]
+		}
+	}
+	return nil
 }
 
 // group merges the picked cells into one Group; its Metrics (registered

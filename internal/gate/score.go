@@ -70,6 +70,8 @@ type CaseResult struct {
 	// UnknownRetrieved counts retrieved entries whose identity is not a KB card.
 	UnknownRetrieved int
 	FirstUnknown     string
+	// UnknownKeys are the case's top-level keys the cases format does not know.
+	UnknownKeys []string
 
 	// Out is free for the caller (e.g. the rendered --cases-out line).
 	Out []byte
@@ -107,6 +109,9 @@ type Scorer struct {
 // identities unknown to the KB. Errors are input errors (*input.Error).
 func (s *Scorer) ScoreInto(c *casefile.Case, r *CaseResult) error {
 	*r = CaseResult{File: c.File, Line: c.Line, ID: c.ID, Locale: c.Locale, Type: c.Type}
+	if len(c.Unknown) > 0 {
+		r.UnknownKeys = slices.Clone(c.Unknown)
+	}
 	r.Locale = CanonicalLocale(r.Locale)
 	if r.Type == "" {
 		r.Type = "golden"

@@ -20,7 +20,8 @@ const (
 	Off  Status = "off"
 )
 
-// Groups a gate can be about (besides a calibrate dimension name).
+// Groups a gate can be about (besides "type:NAME", "locale:TAG", a compare
+// "strategy:NAME" and a calibrate dimension name).
 const (
 	GroupOverall = "overall"
 )
@@ -41,11 +42,14 @@ type Gate struct {
 	Value     float64
 	N         int64 // the n behind Value (cases, queries, pairs); 0 when none
 	Reason    string
+	// Detectable is the smallest difference from Threshold that N can detect at
+	// 80% power and α = 0.05 (a floor's; see internal/floor); NaN when none.
+	Detectable float64
 }
 
 // New returns a gate with no threshold and no value.
 func New(name string, status Status) Gate {
-	return Gate{Name: name, Status: status, Threshold: math.NaN(), Value: math.NaN()}
+	return Gate{Name: name, Status: status, Threshold: math.NaN(), Value: math.NaN(), Detectable: math.NaN()}
 }
 
 // Gates is a command's gates, in report order.

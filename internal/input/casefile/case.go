@@ -47,6 +47,10 @@ type Case struct {
 	HasRetrieved bool
 	// Scores holds precomputed per-case scores; nil when the case has no `scores`.
 	Scores map[string]float64
+	// Unknown holds the case's top-level keys that are no field of a case (in
+	// line order; retrieve's and generate's provenance keys are known): a misspelt must_cite_one_of, another harness's shape.
+	// Reused for the next case.
+	Unknown []string
 	// Raw is the original line without its newline (and without a trailing CR
 	// or, on line 1, a UTF-8 BOM). Valid only during the callback that receives
 	// the Case; copy it to keep it.

@@ -109,7 +109,13 @@ func TestParseCaseValid(t *testing.T) {
 			want: Case{ID: "n", Type: "golden", HasRetrieved: true, Retrieved: []Retrieved{
 				{ID: "a", HasScore: true}, {ID: "b", Score: 0, HasScore: true}, {ID: "c", Score: 100, HasScore: true},
 				{ID: "d", Score: 12345678901234567890, HasScore: true}, {ID: "e", Score: 0, HasScore: true},
-			}},
+			}, Unknown: []string{"x"}},
+		},
+		{
+			name: "unknown top-level keys, escaped ones unescaped, nested and provenance ones not",
+			line: `{"id":"u","must_cite_one_off":["g"],"\u0075ser_input":"q","retrieval":{"k":1},"retrieved":[{"id":"g","rank":1}]}`,
+			want: Case{ID: "u", Type: "golden", HasRetrieved: true, Retrieved: []Retrieved{{ID: "g"}},
+				Unknown: []string{"must_cite_one_off", "user_input"}},
 		},
 		{
 			name: "whitespace everywhere",
@@ -155,6 +161,8 @@ func TestParseCaseErrors(t *testing.T) {
 	tests := []struct {
 		name, line, want string
 	}{
+		{"ragas record", `{"user_input":"q","retrieved_context_ids":["a"],"reference_context_ids":["a"]}`,
+			"case has no \"id\" (it looks like a ragas record: convert the file with `retrieval-gate import --format ragas`)"},
 		{"empty line", ``, `malformed JSON: unexpected end of line looking for a case object at column 1`},
 		{"truncated", `{"id":"a"`, `malformed JSON: unexpected end of line after object value at column 10`},
 		{"truncated string", `{"id":"a`, `malformed JSON: unexpected end of line in string at column 9`},

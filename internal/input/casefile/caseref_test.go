@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 )
@@ -19,6 +20,7 @@ type refCase struct {
 	Retrieved               []Retrieved
 	HasRetrieved            bool
 	Scores                  map[string]float64
+	Unknown                 []string // sorted
 }
 
 func jsonTypeOf(v any) string {
@@ -208,7 +210,18 @@ func refParse(line []byte) (c refCase, msg string, malformed bool) {
 	if len(errs) > 0 {
 		return c, errs[0], false
 	}
+	for k := range o {
+		switch k {
+		case "id", "locale", "type", "query", "must_cite_one_of", "retrieved", "scores", "retrieval", "generator", "query_style":
+		default:
+			c.Unknown = append(c.Unknown, k)
+		}
+	}
+	sort.Strings(c.Unknown)
 	if _, ok := o["id"]; !ok {
+		if _, ragas := o["user_input"]; ragas {
+			return c, "case has no \"id\" (it looks like a ragas record: convert the file with `retrieval-gate import --format ragas`)", false
+		}
 		return c, "case has no \"id\"", false
 	}
 	if c.ID == "" {
@@ -230,6 +243,10 @@ func toRef(c *Case) refCase {
 	if len(c.Retrieved) > 0 {
 		r.Retrieved = append([]Retrieved(nil), c.Retrieved...)
 	}
+	if len(c.Unknown) > 0 {
+		r.Unknown = append([]string(nil), c.Unknown...)
+		sort.Strings(r.Unknown)
+	}
 	return r
 }
 
@@ -237,7 +254,8 @@ func toRef(c *Case) refCase {
 func sameRef(a, b refCase) bool {
 	if a.ID != b.ID || a.Locale != b.Locale || a.Type != b.Type || a.Query != b.Query ||
 		a.HasRetrieved != b.HasRetrieved || len(a.Gold) != len(b.Gold) ||
-		len(a.Retrieved) != len(b.Retrieved) || (a.Scores == nil) != (b.Scores == nil) || len(a.Scores) != len(b.Scores) {
+		len(a.Retrieved) != len(b.Retrieved) || (a.Scores == nil) != (b.Scores == nil) || len(a.Scores) != len(b.Scores) ||
+		strings.Join(a.Unknown, "\x00") != strings.Join(b.Unknown, "\x00") {
 		return false
 	}
 	for i := range a.Gold {

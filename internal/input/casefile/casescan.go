@@ -35,6 +35,7 @@ type CaseParser struct {
 	scoreErrs              map[string]string // scores key -> type error of its last value
 	errs                   [numFields]string // semantic error per top-level field
 	topSeen                uint32            // decoded top-level keys met (see once)
+	unknown                []arenaSpan       // top-level keys of no field, in line order
 }
 
 type arenaSpan struct{ off, end int32 } // a string in the arena; off < 0: absent
@@ -75,6 +76,9 @@ func (p *CaseParser) Parse(b []byte, file string, line int, c *Case) error {
 		}
 	}
 	if !p.hasID {
+		if p.hasUnknown("user_input") {
+			return input.Errorf(file, line, "case has no \"id\" (it looks like a ragas record: convert the file with `retrieval-gate import --format ragas`)")
+		}
 		return input.Errorf(file, line, "case has no \"id\"")
 	}
 	if p.id.off == p.id.end {
@@ -85,6 +89,25 @@ func (p *CaseParser) Parse(b []byte, file string, line int, c *Case) error {
 	}
 	p.fill(c, file, line)
 	return nil
+}
+
+// hasUnknown reports whether the line has the unknown top-level key.
+func (p *CaseParser) hasUnknown(key string) bool {
+	for _, u := range p.unknown {
+		if string(p.arena[u.off:u.end]) == key {
+			return true
+		}
+	}
+	return false
+}
+
+// unknownKey records a top-level key the cases format does not know, so that a
+// misspelt field is reported instead of silently ignored (keys are unique in a
+// line: a repeated key is refused).
+func (p *CaseParser) unknownKey(key []byte) {
+	off := len(p.arena)
+	p.arena = append(p.arena, key...)
+	p.unknown = append(p.unknown, arenaSpan{int32(off), int32(len(p.arena))})
 }
 
 // lineError is the *input.Error of a line that failed to parse: "malformed JSON: …"
@@ -112,6 +135,7 @@ func (p *CaseParser) reset(b []byte) {
 	p.hasScores = false
 	clear(p.scoreErrs)
 	p.errs = [numFields]string{}
+	p.unknown = p.unknown[:0]
 }
 
 // slabSize is the size of the blocks the strings of cases are carved from.
@@ -154,6 +178,7 @@ func (p *CaseParser) fill(c *Case, file string, line int) {
 		Retrieved:    c.Retrieved[:0],
 		HasRetrieved: p.hasRetrieved,
 		Scores:       p.scores,
+		Unknown:      c.Unknown[:0],
 		Raw:          p.b,
 	}
 	if c.Type == "" {
@@ -164,6 +189,9 @@ func (p *CaseParser) fill(c *Case, file string, line int) {
 	}
 	for _, r := range p.ret {
 		c.Retrieved = append(c.Retrieved, Retrieved{ID: s[r.id.off:r.id.end], ParentID: get(r.parent), Score: r.score, HasScore: r.hasScore})
+	}
+	for _, u := range p.unknown {
+		c.Unknown = append(c.Unknown, s[u.off:u.end])
 	}
 }
 
@@ -217,6 +245,12 @@ func (p *CaseParser) caseMember(key []byte, at, v int) (int, error) {
 	default:
 		if err := p.s.TrackKey(key, at); err != nil || v < 0 {
 			return 0, err
+		}
+		switch string(key) {
+		case "retrieval", "generator", "query_style":
+			// Written by retrieve and generate (provenance), not read by check.
+		default:
+			p.unknownKey(key)
 		}
 		return p.s.Skip(v, 1)
 	}

@@ -13,11 +13,13 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
 // Schema is the schema id of the `check --json` report.
@@ -33,7 +35,9 @@ const IndicativeOnly = "indicative only, not significance-tested"
 //
 // Additions to the contract's example: cases.precomputed; per group
 // without_gold and per metric n; integrity.problems_total and
-// integrity.unknown_retrieved; locale_deltas_note; a gate's reason when it has one.
+// integrity.unknown_retrieved; locale_deltas_note; cases.unknown_keys; the gates
+// non_empty and floor:MEASURE@GROUP; per gate its group, measure, n,
+// detectable_difference, and its reason when it has one.
 type Document struct {
 	ByLocale         map[string]Group                   `json:"by_locale"`
 	ByType           map[string]Group                   `json:"by_type"`
@@ -52,12 +56,22 @@ type Document struct {
 	MissedTotal int64    `json:"-"`
 }
 
-// Cases counts the input cases.
+// Cases counts the input cases, and the cases with top-level keys the format
+// does not know (a misspelt field, another harness's shape), by key.
 type Cases struct {
-	Precomputed int64 `json:"precomputed"`
-	Total       int64 `json:"total"`
-	WithGold    int64 `json:"with_gold"`
-	WithoutGold int64 `json:"without_gold"`
+	Precomputed int64        `json:"precomputed"`
+	Total       int64        `json:"total"`
+	UnknownKeys []UnknownKey `json:"unknown_keys"`
+	WithGold    int64        `json:"with_gold"`
+	WithoutGold int64        `json:"without_gold"`
+}
+
+// UnknownKey is a top-level key the cases format does not know and how many
+// cases carry it; key "" counts the cases with other unknown keys beyond the
+// first hundred names.
+type UnknownKey struct {
+	Cases int64  `json:"cases"`
+	Key   string `json:"key"`
 }
 
 // Group is the aggregate of a set of cases; N counts its gold-carrying cases,
@@ -75,43 +89,10 @@ type Summary struct {
 	N    int64           `json:"n"`
 }
 
-// Gate is one gate's outcome. Threshold and Value are present for the floors
-// (a threshold of null is a floor left off) and absent for the integrity gate.
-type Gate struct {
-	Name      string         `json:"name"`
-	Reason    string         `json:"reason,omitempty"`
-	Status    outcome.Status `json:"status"`
-	Threshold *format.Float  `json:"threshold,omitempty"`
-	Value     *format.Float  `json:"value,omitempty"`
-}
-
-// UnmarshalJSON keeps a null threshold or value present (as NaN): an off floor
-// reads back as an off floor.
-func (g *Gate) UnmarshalJSON(b []byte) error {
-	type plain Gate
-	var raw struct {
-		plain
-		Threshold json.RawMessage `json:"threshold"`
-		Value     json.RawMessage `json:"value"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
-	}
-	*g = Gate(raw.plain)
-	opt := func(m json.RawMessage) (*format.Float, error) {
-		if m == nil {
-			return nil, nil
-		}
-		f := new(format.Float)
-		return f, f.UnmarshalJSON(m)
-	}
-	var err error
-	if g.Threshold, err = opt(raw.Threshold); err != nil {
-		return err
-	}
-	g.Value, err = opt(raw.Value)
-	return err
-}
+// Gate is one gate's outcome, as every report lists it (see gatetable.Entry):
+// the contract's name, status, threshold and value (present for a gate on a
+// measure, null when off), plus group, measure, n, reason, detectable_difference.
+type Gate = gatetable.Entry
 
 // Integrity is the dataset-integrity gate's evidence.
 type Integrity struct {
@@ -144,11 +125,6 @@ type Missed struct {
 	Line                          int
 	Gold, TopK                    []string
 	Precomputed                   bool
-}
-
-func floatPtr(v float64) *format.Float {
-	f := format.Float(v)
-	return &f
 }
 
 func group(g gate.Group) Group {
@@ -201,13 +177,10 @@ func New(r *gate.Result) *Document {
 	for _, p := range in.Problems {
 		d.Integrity.Problems = append(d.Integrity.Problems, Problem{File: p.File, Line: p.Line, CaseID: p.CaseID, GoldID: p.GoldID, Reason: p.Reason})
 	}
-	d.Gates = make([]Gate, 0, len(r.Gates))
-	for _, g := range r.Gates {
-		dg := Gate{Name: g.Name, Status: g.Status, Reason: g.Reason}
-		if g.Measure != "" { // a floor: value and threshold, null when absent
-			dg.Value, dg.Threshold = floatPtr(g.Value), floatPtr(g.Threshold)
-		}
-		d.Gates = append(d.Gates, dg)
+	d.Gates = gatetable.FromOutcome(r.Gates)
+	d.Cases.UnknownKeys = make([]UnknownKey, 0, len(r.UnknownKeys))
+	for _, u := range r.UnknownKeys {
+		d.Cases.UnknownKeys = append(d.Cases.UnknownKeys, UnknownKey{Cases: u.Cases, Key: u.Key})
 	}
 	for _, m := range r.Missed {
 		d.Missed = append(d.Missed, Missed{ID: m.ID, File: m.File, Line: m.Line, Locale: m.Locale, Type: m.Type,
@@ -311,16 +284,39 @@ func (d *Document) delta(locale, key string) float64 {
 	return math.NaN()
 }
 
-// floor returns a floor gate's value and threshold, formatted so they never read
-// as equal when they differ; ok is false for a gate that is not a floor.
-func (g Gate) floor() (value, threshold string, ok bool) {
-	if g.Value == nil {
-		return format.Missing, format.Missing, false
+// ragasKeys are the top-level keys of a ragas record: a file of them is
+// converted by `retrieval-gate import`.
+var ragasKeys = []string{"user_input", "retrieved_context_ids", "reference_context_ids"}
+
+// UnknownKeysWarning is the one warning about top-level case keys the format
+// does not know (their names and counts), pointing at `retrieval-gate import`
+// when they are a ragas record's; "" when there are none. Plain text: the
+// renderers escape it.
+func (d *Document) UnknownKeysWarning() string {
+	if len(d.Cases.UnknownKeys) == 0 {
+		return ""
 	}
-	th := math.NaN()
-	if g.Threshold != nil {
-		th = g.Threshold.V()
+	parts := make([]string, 0, len(d.Cases.UnknownKeys))
+	ragas := false
+	for _, u := range d.Cases.UnknownKeys {
+		name := strconv.Quote(u.Key)
+		if u.Key == "" {
+			name = "other keys"
+		}
+		parts = append(parts, fmt.Sprintf("%s (%d %s)", name, u.Cases, plural(u.Cases, "case", "cases")))
+		ragas = ragas || slices.Contains(ragasKeys, u.Key)
 	}
-	value, threshold = format.Distinct(g.Value.V(), th)
-	return value, threshold, true
+	s := "the cases have top-level keys the cases format does not know, ignored: " + strings.Join(parts, ", ") +
+		" (a misspelt field? the fields are id, locale, type, query, must_cite_one_of, retrieved, scores)"
+	if ragas {
+		s += "; they look like a ragas file: convert it with `retrieval-gate import --format ragas --in FILE --out cases.jsonl`"
+	}
+	return s
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
 // DefaultMaxListed is how many integrity problems and missed cases a report lists.
@@ -118,12 +119,12 @@ func (d *Document) Markdown(opts MarkdownOptions) string {
 	}
 
 	// Gates.
-	w("### Gates\n\n| gate | status | threshold | value | reason |\n|---|---|---:|---:|---|\n")
-	for _, g := range d.Gates {
-		val, th, _ := g.floor()
-		w("| %s | %s | %s | %s | %s |\n", g.Name, statusIcon(g.Status), th, val, esc(g.Reason))
-	}
+	w("### Gates\n\n")
+	gatetable.Markdown(&b, d.Gates)
 	w("\n")
+	if len(d.Cases.UnknownKeys) > 0 {
+		w("> [!WARNING]\n> %s\n\n", esc(d.UnknownKeysWarning()))
+	}
 
 	// Integrity.
 	in := d.Integrity
@@ -194,14 +195,4 @@ func joinEscaped(ids []string) string {
 		out[i] = format.EscapeMarkdown(id)
 	}
 	return strings.Join(out, ", ")
-}
-
-func statusIcon(s outcome.Status) string {
-	switch s {
-	case outcome.Pass:
-		return "✅ pass"
-	case outcome.Fail:
-		return "❌ fail"
-	}
-	return string(s)
 }

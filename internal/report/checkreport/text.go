@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
 // textMaxListed bounds the problems and missed cases printed on the terminal.
@@ -66,16 +67,7 @@ func (d *Document) Text(w io.Writer) error {
 		tw.Flush()
 	}
 	p("\ngates:\n")
-	for _, g := range d.Gates {
-		p("  %-11s %s", g.Name, g.Status)
-		if v, th, ok := g.floor(); ok && g.Threshold != nil && !isMissing(th) {
-			p("  (floor %s, value %s)", th, v)
-		}
-		if g.Reason != "" {
-			p(": %s", san(g.Reason))
-		}
-		p("\n")
-	}
+	gatetable.Text(&b, d.Gates)
 
 	in := d.Integrity
 	if !in.OK {
@@ -106,4 +98,3 @@ func (d *Document) Text(w io.Writer) error {
 	return err
 }
 
-func isMissing(s string) bool { return s == format.Missing }

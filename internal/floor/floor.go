@@ -1,0 +1,270 @@
+// Package floor is the floor gate of check and compare: the expression
+// MEASURE[@GROUP]=F that --floor and the `floors` Action input take (Parse), and
+// the decision of one floor on one observed group (Evaluate): pass at or above
+// the floor, fail below it or when there is nothing to measure, with a reason
+// that says what the group's n can detect at 80% power and α = 0.05. It does no
+// I/O; the detectable differences are metrics.MDDProportion and metrics.MDDMean.
+package floor
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+)
+
+// Group prefixes of a floor expression (besides outcome.GroupOverall).
+const (
+	TypePrefix   = "type:"
+	LocalePrefix = "locale:"
+)
+
+// IndicativeOnly is appended to the reason of every per-locale floor, with the
+// same words as the locale deltas.
+const IndicativeOnly = "per-locale floor: indicative only, not significance-tested"
+
+// Spec is one floor: the mean of Measure over Group must be at least Value.
+type Spec struct {
+	Measure string
+	Group   string // outcome.GroupOverall, "type:NAME" or "locale:TAG" (canonical)
+	Value   float64
+}
+
+// String is the canonical expression MEASURE@GROUP=F (F in shortest form).
+func (s Spec) String() string {
+	return s.Measure + "@" + s.Group + "=" + strconv.FormatFloat(s.Value, 'g', -1, 64)
+}
+
+// Name is the gate name of a --floor: "floor:MEASURE@GROUP".
+func (s Spec) Name() string { return "floor:" + s.Measure + "@" + s.Group }
+
+// Target is what a floor is set on: its measure and group.
+func (s Spec) Target() string { return s.Measure + "@" + s.Group }
+
+// Grammar is what a command's floors may name.
+type Grammar struct {
+	Measures []metrics.Info // the command's registered measures, in report order
+	// Groups allows type:NAME and locale:TAG (check); without it only overall (compare).
+	Groups bool
+	// CanonicalLocale maps a locale:TAG to the case the groups use (BCP 47).
+	CanonicalLocale func(string) string
+}
+
+// ErrSyntax is the error of an expression that is not MEASURE=F or MEASURE@GROUP=F.
+var ErrSyntax = errors.New("want MEASURE=F or MEASURE@GROUP=F")
+
+// maxExpr bounds an expression (it is echoed in errors).
+const maxExpr = 1000
+
+// Parse reads one floor expression. Errors name the choices: the measures of
+// the grammar, the forms of a group, the range of F.
+func (g Grammar) Parse(expr string) (Spec, error) {
+	e := strings.TrimSpace(expr)
+	if len(e) > maxExpr {
+		return Spec{}, fmt.Errorf("floor expression of %d bytes is too long (at most %d)", len(e), maxExpr)
+	}
+	lhs, num, ok := strings.Cut(e, "=")
+	lhs, num = strings.TrimSpace(lhs), strings.TrimSpace(num)
+	if !ok || lhs == "" || num == "" {
+		return Spec{}, fmt.Errorf("%q: %w", e, ErrSyntax)
+	}
+	measure, group, hasGroup := strings.Cut(lhs, "@")
+	measure, group = strings.TrimSpace(measure), strings.TrimSpace(group)
+	info, ok := g.lookup(measure)
+	if !ok {
+		return Spec{}, fmt.Errorf("%q: unknown measure %q (measures: %s)", e, measure, g.measureKeys())
+	}
+	if !hasGroup {
+		group = outcome.GroupOverall
+	}
+	group, err := g.group(group)
+	if err != nil {
+		return Spec{}, fmt.Errorf("%q: %w", e, err)
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return Spec{}, fmt.Errorf("%q: %q is not a number", e, num)
+	}
+	switch {
+	case info.Scale == metrics.ScaleUnbounded && v < 0:
+		return Spec{}, fmt.Errorf("%q: %v is negative (%s is ≥ 0)", e, v, measure)
+	case info.Scale != metrics.ScaleUnbounded && (v < 0 || v > 1):
+		return Spec{}, fmt.Errorf("%q: %v is outside [0,1] (the range of %s)", e, v, measure)
+	}
+	if v == 0 {
+		v = 0 // no -0
+	}
+	return Spec{Measure: measure, Group: group, Value: v}, nil
+}
+
+func (g Grammar) lookup(key string) (metrics.Info, bool) {
+	for _, m := range g.Measures {
+		if m.Key == key {
+			return m, true
+		}
+	}
+	return metrics.Info{}, false
+}
+
+func (g Grammar) measureKeys() string {
+	keys := make([]string, len(g.Measures))
+	for i, m := range g.Measures {
+		keys[i] = m.Key
+	}
+	return strings.Join(keys, ", ")
+}
+
+// group validates a group and returns its canonical form.
+func (g Grammar) group(s string) (string, error) {
+	if s == outcome.GroupOverall {
+		return s, nil
+	}
+	if !g.Groups {
+		return "", fmt.Errorf("unknown group %q (groups: %s)", s, outcome.GroupOverall)
+	}
+	choices := outcome.GroupOverall + ", " + TypePrefix + "NAME, " + LocalePrefix + "TAG"
+	switch {
+	case strings.HasPrefix(s, TypePrefix):
+		if strings.TrimSpace(s[len(TypePrefix):]) == "" {
+			return "", fmt.Errorf("group %q has no type name (groups: %s)", s, choices)
+		}
+		return s, nil
+	case strings.HasPrefix(s, LocalePrefix):
+		tag := strings.TrimSpace(s[len(LocalePrefix):])
+		if tag == "" {
+			return "", fmt.Errorf("group %q has no locale tag (groups: %s)", s, choices)
+		}
+		if g.CanonicalLocale != nil {
+			tag = g.CanonicalLocale(tag)
+		}
+		return LocalePrefix + tag, nil
+	}
+	return "", fmt.Errorf("unknown group %q (groups: %s)", s, choices)
+}
+
+// List is the floors of one command, in command-line order, each target once.
+type List []Spec
+
+// Add appends s, refusing a second floor on the same measure and group.
+func (l *List) Add(s Spec) error {
+	for _, o := range *l {
+		if o.Target() == s.Target() {
+			return fmt.Errorf("two floors on %s (%s and %s): give one", s.Target(), o, s)
+		}
+	}
+	*l = append(*l, s)
+	return nil
+}
+
+// Find returns the floor on measure and group.
+func (l List) Find(measure, group string) (Spec, bool) {
+	for _, s := range l {
+		if s.Measure == measure && s.Group == group {
+			return s, true
+		}
+	}
+	return Spec{}, false
+}
+
+// Observation is what a floor is decided on: its group as found in the data.
+type Observation struct {
+	// Found is false when the data has no such group; Groups then lists those it has.
+	Found  bool
+	Groups []string
+	// GroupN counts the group's scored items (gold-carrying cases, evaluated
+	// queries); N those with a value of the measure (fewer only for precomputed
+	// scores that lack it).
+	GroupN, N int64
+	Mean      float64
+	SD        float64 // sample standard deviation of the item values; NaN for N < 2
+	Binary    bool    // every value is 0 or 1: the detectable difference is the binomial one
+	// Empty is the reason when GroupN = 0; Absent when GroupN > 0 but N = 0.
+	Empty, Absent string
+	// Label names the group in the failure sentence ("overall", "locale:es-419").
+	Label string
+}
+
+// Evaluate decides floor s on o as the gate name: fail when there is nothing to
+// measure or the mean is below the floor, pass otherwise (at equality too, up to
+// 1e-9 of floating-point noise). The reason states the smallest difference the
+// n can detect at 80% power and α = 0.05 (Gate.Detectable) against the distance
+// to the floor; a per-locale floor says it is indicative only.
+func Evaluate(name string, s Spec, o Observation) outcome.Gate {
+	g := outcome.New(name, outcome.Fail)
+	g.Group, g.Measure, g.Threshold = s.Group, s.Measure, s.Value
+	var reasons []string
+	switch {
+	case !o.Found:
+		reasons = append(reasons, "no such group in the data (groups: "+strings.Join(o.Groups, ", ")+")")
+	case o.GroupN == 0:
+		reasons = append(reasons, o.Empty)
+	case o.N == 0:
+		g.N = o.GroupN
+		reasons = append(reasons, o.Absent)
+	default:
+		g.Value, g.N = o.Mean, o.N
+		if o.Mean+Tolerance >= s.Value {
+			g.Status = outcome.Pass
+		} else {
+			v, t := format.Distinct(o.Mean, s.Value)
+			reasons = append(reasons, fmt.Sprintf("%s mean %s is below the floor %s", o.Label, v, t))
+		}
+		var note string
+		g.Detectable, note = detectable(s.Value, o)
+		reasons = append(reasons, note)
+	}
+	if strings.HasPrefix(s.Group, LocalePrefix) {
+		reasons = append(reasons, IndicativeOnly)
+	}
+	g.Reason = strings.Join(reasons, "; ")
+	return g
+}
+
+// Tolerance absorbs floating-point noise when a mean equals its floor.
+const Tolerance = 1e-9
+
+// detectable is the smallest difference from the floor that o's n detects at
+// metrics.DefaultPower and DefaultAlpha, in the direction of the observed mean
+// (binomial for 0/1 values, from the observed sd otherwise), and the sentence
+// comparing it with the distance to the floor.
+func detectable(floor float64, o Observation) (float64, string) {
+	dist := math.Abs(o.Mean - floor)
+	power := fmt.Sprintf("at %s%% power (α = %s)", strconv.FormatFloat(100*metrics.DefaultPower, 'g', -1, 64),
+		strconv.FormatFloat(metrics.DefaultAlpha, 'g', -1, 64))
+	var mdd float64
+	if o.Binary {
+		down, up := metrics.MDDProportion(floor, o.N, metrics.DefaultAlpha, metrics.DefaultPower)
+		mdd = up
+		if o.Mean < floor {
+			mdd = down
+		}
+		if math.IsNaN(mdd) {
+			dir := "above"
+			if o.Mean < floor {
+				dir = "below"
+			}
+			return math.NaN(), fmt.Sprintf("n = %d cannot detect any difference %s the floor %s; the distance to the floor is %s",
+				o.N, dir, power, format.Num(dist))
+		}
+	} else {
+		switch {
+		case math.IsNaN(o.SD):
+			return math.NaN(), fmt.Sprintf("n = %d is too small to estimate the difference it can detect", o.N)
+		case o.SD == 0:
+			return math.NaN(), fmt.Sprintf("n = %d has no spread (every value is %s): the difference it can detect cannot be estimated",
+				o.N, format.Num(o.Mean))
+		}
+		mdd = metrics.MDDMean(o.SD, o.N, metrics.DefaultAlpha, metrics.DefaultPower)
+	}
+	if dist < mdd {
+		return mdd, fmt.Sprintf("n = %d can only detect differences of ±%s %s; the distance to the floor is %s",
+			o.N, format.Num(mdd), power, format.Num(dist))
+	}
+	return mdd, fmt.Sprintf("n = %d detects differences of ±%s %s; the distance to the floor is %s",
+		o.N, format.Num(mdd), power, format.Num(dist))
+}

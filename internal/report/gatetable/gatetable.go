@@ -1,0 +1,170 @@
+// Package gatetable is the one gate table of every report (check, compare,
+// calibrate): the JSON entries of a document's "gates" (full-precision numbers)
+// and their rendering as a Markdown table and a terminal table, with the same
+// columns everywhere: gate, group, measure, status, threshold, value, n, reason.
+// It does no arithmetic: the reasons are the domain's, the numbers go through
+// report/format.
+package gatetable
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+)
+
+// Entry is one gate of a JSON report. Fields are in the alphabetical order of
+// their JSON names. Threshold and Value are present for a gate on a measure
+// (null when absent: a floor left off has no threshold, a group with n = 0 has
+// no value) and absent for the others (integrity, lock); Detectable is the
+// smallest difference the gate's n detects at 80% power and α = 0.05, for a floor.
+type Entry struct {
+	Detectable *format.Float  `json:"detectable_difference,omitempty"`
+	Group      string         `json:"group,omitempty"`
+	Measure    string         `json:"measure,omitempty"`
+	N          int64          `json:"n"`
+	Name       string         `json:"name"`
+	Reason     string         `json:"reason,omitempty"`
+	Status     outcome.Status `json:"status"`
+	Threshold  *format.Float  `json:"threshold,omitempty"`
+	Value      *format.Float  `json:"value,omitempty"`
+}
+
+func ptr(v float64) *format.Float {
+	f := format.Float(v)
+	return &f
+}
+
+// FromOutcome is the entries of gates, in order.
+func FromOutcome(gates outcome.Gates) []Entry {
+	out := make([]Entry, 0, len(gates))
+	for _, g := range gates {
+		e := Entry{Name: g.Name, Group: g.Group, Measure: g.Measure, Status: g.Status, N: g.N, Reason: g.Reason}
+		if g.Measure != "" {
+			e.Value, e.Threshold = ptr(g.Value), ptr(g.Threshold)
+		}
+		if !math.IsNaN(g.Detectable) {
+			e.Detectable = ptr(g.Detectable)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// Failed is the names of the failed entries, in order.
+func Failed(es []Entry) []string {
+	var out []string
+	for _, e := range es {
+		if e.Status == outcome.Fail {
+			out = append(out, e.Name)
+		}
+	}
+	return out
+}
+
+// UnmarshalJSON keeps a null threshold or value present (as NaN): an off floor
+// reads back as an off floor.
+func (e *Entry) UnmarshalJSON(b []byte) error {
+	type plain Entry
+	var raw struct {
+		plain
+		Threshold json.RawMessage `json:"threshold"`
+		Value     json.RawMessage `json:"value"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*e = Entry(raw.plain)
+	opt := func(m json.RawMessage) (*format.Float, error) {
+		if m == nil {
+			return nil, nil
+		}
+		f := new(format.Float)
+		return f, f.UnmarshalJSON(m)
+	}
+	var err error
+	if e.Threshold, err = opt(raw.Threshold); err != nil {
+		return err
+	}
+	e.Value, err = opt(raw.Value)
+	return err
+}
+
+// Numbers are the entry's value and threshold, printed so that they never read
+// as equal when they differ (the missing glyph when absent).
+func (e Entry) Numbers() (value, threshold string) {
+	v, t := math.NaN(), math.NaN()
+	if e.Value != nil {
+		v = e.Value.V()
+	}
+	if e.Threshold != nil {
+		t = e.Threshold.V()
+	}
+	return format.Distinct(v, t)
+}
+
+// n is the entry's n, or the missing glyph when it has none.
+func (e Entry) n() string {
+	if e.N == 0 && e.Value == nil {
+		return format.Missing
+	}
+	return strconv.FormatInt(e.N, 10)
+}
+
+func orMissing(s string) string {
+	if s == "" {
+		return format.Missing
+	}
+	return s
+}
+
+// StatusIcon is a status as the Markdown shows it.
+func StatusIcon(s outcome.Status) string {
+	switch s {
+	case outcome.Pass:
+		return "✅ pass"
+	case outcome.Fail:
+		return "❌ fail"
+	}
+	return string(s)
+}
+
+// Header is the Markdown table's header and alignment rows.
+const Header = "| gate | group | measure | status | threshold | value | n | reason |\n|---|---|---|---|---:|---:|---:|---|\n"
+
+// Markdown writes the gate table (user-controlled text escaped); nothing when
+// there are no gates.
+func Markdown(b *strings.Builder, es []Entry) {
+	if len(es) == 0 {
+		return
+	}
+	esc := format.EscapeMarkdown
+	b.WriteString(Header)
+	for _, e := range es {
+		v, t := e.Numbers()
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", esc(e.Name), esc(orMissing(e.Group)),
+			esc(orMissing(e.Measure)), StatusIcon(e.Status), t, v, e.n(), esc(orMissing(e.Reason)))
+	}
+}
+
+// Text writes the gate table for the terminal, indented by two spaces
+// (user-controlled text sanitized); nothing when there are no gates.
+func Text(b *strings.Builder, es []Entry) {
+	if len(es) == 0 {
+		return
+	}
+	san := format.SanitizeText
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "  gate\tgroup\tmeasure\tstatus\tthreshold\tvalue\tn\treason\n")
+	for _, e := range es {
+		v, t := e.Numbers()
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", san(e.Name), san(orMissing(e.Group)),
+			san(orMissing(e.Measure)), e.Status, t, v, e.n(), san(orMissing(e.Reason)))
+	}
+	tw.Flush()
+}
