@@ -51,7 +51,7 @@ type Config struct {
 	// gold-carrying case passes (instead of failing with ReasonNoGold).
 	AllowEmpty bool
 	Resamples  int    // 0: metrics.DefaultResamples
-	Seed            uint64 // 0: metrics.DefaultSeed
+	Seed       uint64 // 0: metrics.DefaultSeed
 }
 
 // Metric is one metric's summary in a group, with what its floor's detectable

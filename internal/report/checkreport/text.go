@@ -97,4 +97,3 @@ func (d *Document) Text(w io.Writer) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
-
