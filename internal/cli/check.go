@@ -15,8 +15,8 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
-	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
 // CheckCommand is `retrieval-gate check`: score each case, aggregate, enforce

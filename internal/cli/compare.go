@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,14 +12,16 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
 // CompareCommand is `retrieval-gate compare`: graded-relevance comparison of
-// retrieval strategies on the same queries. It has no gate: it exits 0 unless the
-// command line or an input is bad (2).
+// retrieval strategies on the same queries. It is a gate only when asked
+// (--gate-strategy with --floor or --fail-if-beaten): then a failed gate exits 1;
+// otherwise it exits 0 unless the command line or an input is bad (2).
 type CompareCommand struct{}
 
 func (c *CompareCommand) Name() string { return "compare" }
@@ -87,19 +90,23 @@ type compareOptions struct {
 	jsonOut, mdOut, perQuery string
 	comment                  commentFlags // its own key, compare: never check's or calibrate's comment
 	htmlOut, history         string       // --html, --history (history.go)
+	gateStrategy             string
+	floors                   floorFlag // --floor, --floors on the gate strategy
+	failIfBeaten             bool
 }
 
 // compareInputs are compare's Action inputs (`run` holds one NAME=FILE per line).
 // compare keeps its own sticky PR comment (key compare) and the job summary.
 var compareInputs = commentInputs(actionInputs{
 	"qrels": "", "run": "", "k": "", "gain": "", "relevant-level": "", "baseline": "", "bootstrap": "", "seed": "",
+	"gate-strategy": "", "floors": "", "fail-if-beaten": "",
 	"json": "retrieval-gate-compare.json", "markdown": "", "per-query": "",
 	"html": "", "history": "",
 })
 
 func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error) {
 	fs := newFlagSet(env, "compare")
-	o := &compareOptions{gain: gainFlag{g: metrics.GainExp}}
+	o := &compareOptions{gain: gainFlag{g: metrics.GainExp}, floors: floorFlag{grammar: compareFloorGrammar}}
 	fs.StringVar(&o.qrels, "qrels", "", "qrels `FILE`: TREC \"qid iter docid rel\" (rel 0-3) or JSONL {\"query_id\",\"doc_id\",\"relevance\"} (required)")
 	fs.Var(&o.runs, "run", "NAME=FILE: a TREC run or a cases JSONL; repeat for each strategy (required)")
 	fs.IntVar(&o.k, "k", 10, "cutoff")
@@ -114,6 +121,10 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	o.comment.register(fs, compareCommentKey)
 	fs.StringVar(&o.htmlOut, "html", "", "write the dashboard here: one self-contained HTML `FILE`")
 	fs.StringVar(&o.history, "history", "", "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
+	fs.StringVar(&o.gateStrategy, "gate-strategy", "", "make compare a gate on the strategy `NAME` you run in production (with --floor or --fail-if-beaten); off by default")
+	fs.Var(&o.floors, "floor", floorUsage(compareFloorGrammar)+"; on the --gate-strategy")
+	fs.Var(&o.floors, "floors", "several `FLOORS`, one MEASURE=F per line (the floors Action input); added to --floor")
+	fs.BoolVar(&o.failIfBeaten, "fail-if-beaten", false, "fail when another strategy is significantly better than the --gate-strategy on "+compare.Primary)
 	if err := parseFlags(fs, env, args, compareInputs); err != nil {
 		return nil, err
 	}
@@ -145,6 +156,14 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 		if !found {
 			return nil, usagef("compare: --baseline %q is not the name of a --run (%s)", o.baseline, o.runs.String())
 		}
+	}
+	switch {
+	case o.gateStrategy == "" && (len(o.floors.list) > 0 || o.failIfBeaten):
+		return nil, usagef("compare: --floor and --fail-if-beaten need --gate-strategy NAME (the strategy you run in production)")
+	case o.gateStrategy != "" && len(o.floors.list) == 0 && !o.failIfBeaten:
+		return nil, usagef("compare: --gate-strategy %q needs --floor MEASURE=F or --fail-if-beaten", publish.Clean(o.gateStrategy))
+	case o.gateStrategy != "" && !slices.Contains(o.runs.names, o.gateStrategy):
+		return nil, usagef("compare: --gate-strategy %q is not the name of a --run (%s)", publish.Clean(o.gateStrategy), o.runs.String())
 	}
 	inputs := []file{{"qrels", o.qrels}}
 	for _, f := range o.runs.files {
@@ -193,6 +212,7 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions)
 	}
 	res, err := compare.Run(qrels, inputs, compare.Options{
 		K: o.k, Gain: o.gain.g, RelevantLevel: o.level, Baseline: o.baseline, Resamples: o.resamples, Seed: o.seed,
+		Gate: compare.GateOptions{Strategy: o.gateStrategy, Floors: o.floors.list, FailIfBeaten: o.failIfBeaten},
 	})
 	if err != nil {
 		return fmt.Errorf("failed to compare: %w", err)
@@ -221,15 +241,19 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions)
 	if err := doc.Text(env.Stdout); err != nil {
 		return err
 	}
-	// GitHub: the Markdown report in the job summary and the sticky PR comment
-	// (key compare), the recommendation and the JSON path as step outputs.
-	// compare has no verdict yet: --comment-mode failures only updates an
-	// earlier comment.
+	// GitHub: the Markdown report (with the gates, when asked for) in the job
+	// summary and the sticky PR comment (key compare), the recommendation, the
+	// verdict and the JSON path as step outputs. Without a gate the verdict is
+	// pass, so --comment-mode failures only updates an earlier comment.
 	var md strings.Builder
 	if err := doc.Markdown(&md); err != nil {
 		return err
 	}
 	f.Publisher().Publish(ctx, o.comment.publication(publish.Publication{Markdown: md.String(),
-		Outputs: map[string]string{"recommended": res.Recommended, "json": o.jsonOut}, PathOutputs: []string{"json"}}))
+		Outputs:     map[string]string{"recommended": res.Recommended, "verdict": string(res.Verdict()), "json": o.jsonOut},
+		PathOutputs: []string{"json"}, Failed: res.Verdict() == outcome.Fail}))
+	if failed := res.Failed(); len(failed) > 0 {
+		return &GateError{Failed: failed}
+	}
 	return nil
 }

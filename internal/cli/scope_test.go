@@ -201,7 +201,7 @@ func TestCommentWithThousandsOfTypesKeepsGates(t *testing.T) {
 	require.Len(t, cs, 1, stderr)
 	body := cs[0].Body
 	assert.LessOrEqual(t, len(body), githubtest.MaxBody)
-	for _, want := range []string{"**Verdict: fail**", "### Gates", "| integrity | ❌ fail |", "| min_hit | ❌ fail |",
+	for _, want := range []string{"**Verdict: fail**", "### Gates", "| integrity | — | — | ❌ fail |", "| min\\_hit | overall | retrieval\\_hit\\_at\\_k | ❌ fail |",
 		"### Integrity problems (429)", "more rows not shown (cut to fit the size limit)", "This comment was shortened"} {
 		assert.Contains(t, body, want)
 	}

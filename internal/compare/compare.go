@@ -18,6 +18,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 )
 
 // Schema is the JSON schema name of the comparison report.
@@ -47,6 +48,7 @@ type Options struct {
 	Baseline      string // empty: the first run
 	Resamples     int
 	Seed          uint64
+	Gate          GateOptions // compare as a gate: off unless its Strategy is set
 }
 
 // Input is one named run.
@@ -120,7 +122,14 @@ type Result struct {
 	Exact        bool    // Monte Carlo resampling (false: large-sample approximation)
 	Findings     []Finding
 	NotEvaluated int // judged queries without a relevant document, excluded from every mean
+	Gates        outcome.Gates // the Gate options' floors and not_beaten; none unless asked
 }
+
+// Verdict is the verdict of the gates: pass when none was asked for.
+func (r *Result) Verdict() outcome.Status { return r.Gates.Verdict() }
+
+// Failed returns the names of the failed gates.
+func (r *Result) Failed() []string { return r.Gates.Failed() }
 
 // FindingKind is what a diagnosis finding is about.
 type FindingKind int
@@ -216,9 +225,13 @@ func Run(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 	if res.StrategyIndex(opt.Baseline) < 0 {
 		return nil, fmt.Errorf("baseline %q is not one of the runs", opt.Baseline)
 	}
+	if g := opt.Gate.Strategy; g != "" && res.StrategyIndex(g) < 0 {
+		return nil, fmt.Errorf("gate strategy %q is not one of the runs", g)
+	}
 	res.statistics()
 	res.recommend()
 	res.diagnose()
+	res.gates()
 	return res, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
 // Schema is the schema id of the calibration JSON.
@@ -24,11 +25,13 @@ const Schema = "retrieval-gate/calibration@1"
 
 // Document is the calibration report. Struct fields are declared in alphabetical
 // order of their JSON names, so the output has sorted keys at every level.
-// Failed and NumBins are for the renderers; Read derives NumBins and leaves
-// Failed to what the verdict implies (unknown names: empty).
+// "gates" lists every gate (kappa:NAME, unpaired:NAME, lock, git-anchoring) as
+// every report does. Failed and NumBins are for the renderers; Read derives
+// them (Failed from the gates).
 type Document struct {
 	Bins           []format.Float        `json:"bins"`
 	Dimensions     map[string]*Dimension `json:"dimensions"`
+	Gates          []gatetable.Entry     `json:"gates"`
 	GitAnchoring   *GitAnchoring         `json:"git_anchoring"`
 	KappaWeighting string                `json:"kappa_weighting"`
 	Lock           Lock                  `json:"lock"`
@@ -175,6 +178,7 @@ func New(r *calibrate.Result) *Document {
 		Verdict:        r.Verdict(),
 		Failed:         r.Failed(),
 		NumBins:        r.Lock.NumBins(),
+		Gates:          gatetable.FromOutcome(r.Gates),
 	}
 	if lc := r.LockCheck; lc != nil {
 		base := lc.Base
@@ -237,6 +241,7 @@ func Read(r io.Reader) (*Document, error) {
 		return nil, fmt.Errorf("schema %q is not %q", d.Schema, Schema)
 	}
 	d.NumBins = len(d.Bins) + 1
+	d.Failed = gatetable.Failed(d.Gates)
 	for name, dim := range d.Dimensions {
 		dim.Name = name
 	}
@@ -345,6 +350,8 @@ func (d *Document) Text(w io.Writer) error {
 			}
 		}
 	}
+	b.WriteString("gates:\n")
+	gatetable.Text(&b, d.Gates)
 	fmt.Fprintf(&b, "verdict: %s", strings.ToUpper(string(d.Verdict)))
 	if len(d.Failed) > 0 {
 		fmt.Fprintf(&b, " (%s)", san(strings.Join(d.Failed, ", ")))
@@ -429,6 +436,11 @@ func (d *Document) Markdown(w io.Writer, key string) error {
 			}
 			b.WriteString("\n")
 		}
+	}
+	if len(d.Gates) > 0 {
+		b.WriteString("### Gates\n\n")
+		gatetable.Markdown(&b, d.Gates)
+		b.WriteString("\n")
 	}
 	for _, dim := range dims {
 		fmt.Fprintf(&b, "### %s\n\n", esc(dim.Name))

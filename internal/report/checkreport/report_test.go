@@ -88,7 +88,7 @@ func TestMarkdownGolden(t *testing.T) {
 	md := New(fixture(t, gate.Floor{Set: true, Value: 0.5})).Markdown(MarkdownOptions{Key: "docs"})
 	golden(t, "check.md.golden", []byte(md))
 	assert.True(t, strings.HasPrefix(md, "<!-- retrieval-gate:docs -->\n"))
-	for _, want := range []string{"k = 3", IndicativeOnly, "lower bound", "<details>", "min_hit", "es-nope&lt;b&gt;", "es\\|2"} {
+	for _, want := range []string{"k = 3", IndicativeOnly, "lower bound", "<details>", "min\\_hit", "non\\_empty", "es-nope&lt;b&gt;", "es\\|2"} {
 		assert.Contains(t, md, want)
 	}
 	assert.NotContains(t, md, "<script>")
@@ -247,7 +247,7 @@ func TestDocumentRoundTrip(t *testing.T) {
 		require.NoError(t, back.WriteJSON(&second))
 		assert.Equal(t, first.String(), second.String())
 
-		require.Len(t, back.Gates, 3)
+		require.Len(t, back.Gates, 4) // integrity, min_hit, min_recall, non_empty
 		assert.Nil(t, back.Gates[0].Threshold, "integrity has no threshold")
 		require.NotNil(t, back.Gates[2].Threshold, "an off floor keeps its null threshold")
 
@@ -278,6 +278,6 @@ func TestFloorNearMissFullPrecision(t *testing.T) {
 	assert.Contains(t, js.String(), `"value": 0.6999997`)
 	assert.Contains(t, js.String(), `"threshold": 0.7`)
 	require.NoError(t, doc.Text(&txt))
-	assert.Contains(t, txt.String(), "min_hit     fail  (floor 0.7000000, value 0.6999997): overall mean 0.6999997 is below the floor 0.7000000")
-	assert.Contains(t, doc.Markdown(MarkdownOptions{}), "| min_hit | ❌ fail | 0.7000000 | 0.6999997 |")
+	assert.Contains(t, txt.String(), "min_hit     overall  retrieval_hit_at_k     fail    0.7000000  0.6999997  1  overall mean 0.6999997 is below the floor 0.7000000")
+	assert.Contains(t, doc.Markdown(MarkdownOptions{}), "| min\\_hit | overall | retrieval\\_hit\\_at\\_k | ❌ fail | 0.7000000 | 0.6999997 | 1 | overall mean 0.6999997 is below the floor 0.7000000")
 }

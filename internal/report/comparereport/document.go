@@ -13,7 +13,9 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
 // Schema is the schema id of the compare document.
@@ -37,9 +39,12 @@ const (
 // were computed (resampling or approximation), each paired comparison has its
 // p_value_unadjusted, and "recommendation_test" is the comparison of the best
 // two strategies behind "recommended" (null with one run). p_value is
-// Holm-adjusted over all the paired comparisons.
+// Holm-adjusted over all the paired comparisons. "gates" lists the gates asked
+// for (--gate-strategy with --floor, --fail-if-beaten; empty by default) and
+// "verdict" is their verdict (pass when there are none).
 type Document struct {
 	Gain               string               `json:"gain"`
+	Gates              []gatetable.Entry    `json:"gates"`
 	K                  int                  `json:"k"`
 	Paired             []Paired             `json:"paired"`
 	Queries            Queries              `json:"queries"`
@@ -49,6 +54,7 @@ type Document struct {
 	Schema             string               `json:"schema"`
 	Statistics         Statistics           `json:"statistics"`
 	Strategies         map[string]*Strategy `json:"strategies"`
+	Verdict            outcome.Status       `json:"verdict"`
 
 	Order        []string          `json:"-"` // strategy names, run order (Read: baseline first, then as paired)
 	Baseline     string            `json:"-"`
@@ -152,6 +158,8 @@ func New(r *compare.Result) *Document {
 		Paired:      make([]Paired, 0, len(r.Paired)),
 		Baseline:    r.Baseline,
 		Findings:    r.Findings,
+		Gates:       gatetable.FromOutcome(r.Gates),
+		Verdict:     r.Verdict(),
 	}
 	for i := range r.Strategies {
 		s := &r.Strategies[i]

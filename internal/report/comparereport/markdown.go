@@ -10,7 +10,9 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
 // listMax caps the query ids listed per strategy in the Markdown report.
@@ -52,6 +54,15 @@ func (d *Document) Markdown(w io.Writer) error {
 	fmt.Fprintf(&b, "k = %d · gain %s · relevant = rel ≥ %d · baseline **%s** · %d evaluated queries (%d judged; %d without a relevant document are excluded from every mean)\n\n",
 		d.K, d.gain(), d.RelevantLevel, esc(d.Baseline), d.Queries.WithRelevant, d.Queries.Judged, d.NotEvaluated)
 	fmt.Fprintf(&b, "**%s**\n\n", d.recommendation(esc))
+	if len(d.Gates) > 0 {
+		icon := "✅"
+		if d.Verdict != outcome.Pass {
+			icon = "❌"
+		}
+		fmt.Fprintf(&b, "### %s Gates: %s\n\n", icon, d.Verdict)
+		gatetable.Markdown(&b, d.Gates)
+		b.WriteString("\n")
+	}
 
 	fmt.Fprintf(&b, "### Means with 95%% confidence intervals\n\n")
 	if !st.Resampled {

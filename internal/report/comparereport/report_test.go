@@ -56,7 +56,7 @@ func TestCompareJSONSchema(t *testing.T) {
 	require.NoError(t, New(res).WriteJSON(&b))
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
-	assert.Equal(t, []string{"gain", "k", "paired", "queries", "recommendation_test", "recommended", "relevant_level", "schema", "statistics", "strategies"}, keys(doc))
+	assert.Equal(t, []string{"gain", "gates", "k", "paired", "queries", "recommendation_test", "recommended", "relevant_level", "schema", "statistics", "strategies", "verdict"}, keys(doc))
 	assert.Equal(t, "retrieval-gate/compare@1", doc["schema"])
 	assert.Equal(t, map[string]any{"judged": 3.0, "with_relevant": 3.0}, doc["queries"])
 	s := doc["strategies"].(map[string]any)["hybrid"].(map[string]any)

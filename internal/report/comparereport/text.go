@@ -8,6 +8,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
 type textTable struct {
@@ -104,6 +105,10 @@ func (d *Document) Text(w io.Writer) error {
 	fmt.Fprintf(&b, "\n%s\n", d.recommendation(name))
 	for _, f := range d.Findings {
 		fmt.Fprintf(&b, "- %s\n", d.finding(f, name))
+	}
+	if len(d.Gates) > 0 {
+		fmt.Fprintf(&b, "\ngates: %s\n", strings.ToUpper(string(d.Verdict)))
+		gatetable.Text(&b, d.Gates)
 	}
 	fmt.Fprintf(&b, "\n%s.\n", d.method())
 	for _, s := range d.strategies() {

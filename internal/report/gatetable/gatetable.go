@@ -110,7 +110,7 @@ func (e Entry) Numbers() (value, threshold string) {
 
 // n is the entry's n, or the missing glyph when it has none.
 func (e Entry) n() string {
-	if e.N == 0 && e.Value == nil {
+	if e.N == 0 {
 		return format.Missing
 	}
 	return strconv.FormatInt(e.N, 10)
