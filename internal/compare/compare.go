@@ -121,7 +121,7 @@ type Result struct {
 	Leader       *Paired // best vs runner-up on the primary measure (nil with one strategy)
 	Exact        bool    // Monte Carlo resampling (false: large-sample approximation)
 	Findings     []Finding
-	NotEvaluated int // judged queries without a relevant document, excluded from every mean
+	NotEvaluated int           // judged queries without a relevant document, excluded from every mean
 	Gates        outcome.Gates // the Gate options' floors and not_beaten; none unless asked
 }
 
