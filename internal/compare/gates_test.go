@@ -1,0 +1,98 @@
+package compare_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/floor"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+)
+
+// gateFixture: 30 queries, "good" finds the relevant document first every time,
+// "bad" never finds it, "same" is a copy of good.
+func gateFixture(t *testing.T) (*dataset.Qrels, []compare.Input) {
+	var q strings.Builder
+	var good, bad []dataset.RunQuery
+	for i := range 30 {
+		id := fmt.Sprintf("q%02d", i)
+		fmt.Fprintf(&q, "%s 0 rel%d 3\n", id, i)
+		good = append(good, dataset.RunQuery{ID: id, Docs: []string{fmt.Sprintf("rel%d", i)}})
+		bad = append(bad, dataset.RunQuery{ID: id, Docs: []string{"junk"}})
+	}
+	return qrels(t, q.String()), []compare.Input{
+		{Name: "bad", Run: run("bad.run", bad...)},
+		{Name: "good", Run: run("good.run", good...)},
+		{Name: "same", Run: run("same.run", good...)},
+	}
+}
+
+func TestCompareGates(t *testing.T) {
+	q, runs := gateFixture(t)
+	tests := []struct {
+		name    string
+		gate    compare.GateOptions
+		verdict outcome.Status
+		gates   []string // name:status
+		reason  string   // of the last gate (a substring)
+	}{
+		{"no gate by default", compare.GateOptions{}, outcome.Pass, nil, ""},
+		{"beaten", compare.GateOptions{Strategy: "bad", FailIfBeaten: true}, outcome.Fail,
+			[]string{"not_beaten:fail"}, "significantly better on dcg_at_k: good +7.000"},
+		{"not beaten: the copy is not better", compare.GateOptions{Strategy: "good", FailIfBeaten: true}, outcome.Pass,
+			[]string{"not_beaten:pass"}, "no strategy is significantly better on dcg_at_k (closest: same ±0.000"},
+		{"floor passes", compare.GateOptions{Strategy: "good", Floors: floor.List{{Measure: "ndcg_at_k", Group: outcome.GroupOverall, Value: 1}}},
+			outcome.Pass, []string{"floor:ndcg_at_k:pass"}, "n = 30 cannot detect any difference above the floor"},
+		{"floor fails", compare.GateOptions{Strategy: "bad", Floors: floor.List{{Measure: "hit_at_k", Group: outcome.GroupOverall, Value: 0.5}}, FailIfBeaten: true},
+			outcome.Fail, []string{"floor:hit_at_k:fail", "not_beaten:fail"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := opts()
+			o.Gate = tt.gate
+			res, err := compare.Run(q, runs, o)
+			require.NoError(t, err)
+			assert.Equal(t, tt.verdict, res.Verdict())
+			var got []string
+			for _, g := range res.Gates {
+				got = append(got, g.Name+":"+string(g.Status))
+				assert.Equal(t, compare.StrategyGroup(tt.gate.Strategy), g.Group)
+				assert.Equal(t, int64(30), g.N)
+			}
+			assert.Equal(t, tt.gates, got)
+			if tt.reason != "" {
+				assert.Contains(t, res.Gates[len(res.Gates)-1].Reason, tt.reason)
+			}
+		})
+	}
+	// The floor fails below, with the value and n of the gate strategy.
+	o := opts()
+	o.Gate = compare.GateOptions{Strategy: "bad", Floors: floor.List{{Measure: "hit_at_k", Group: outcome.GroupOverall, Value: 0.5}}}
+	res, err := compare.Run(q, runs, o)
+	require.NoError(t, err)
+	g := res.Gates[0]
+	assert.Equal(t, "hit_at_k", g.Measure)
+	assert.Equal(t, 0.0, g.Value)
+	assert.Equal(t, 0.5, g.Threshold)
+	assert.True(t, strings.HasPrefix(g.Reason, "strategy bad mean 0.000 is below the floor 0.500; n = 30 "), g.Reason)
+	down, _ := metrics.MDDProportion(0.5, 30, metrics.DefaultAlpha, metrics.DefaultPower)
+	assert.Equal(t, down, g.Detectable)
+
+	// One strategy: nothing to be beaten by.
+	o.Gate = compare.GateOptions{Strategy: "good", FailIfBeaten: true}
+	res, err = compare.Run(q, runs[1:2], o)
+	require.NoError(t, err)
+	assert.Equal(t, outcome.Off, res.Gates[0].Status)
+	assert.Equal(t, "no other strategy to compare with", res.Gates[0].Reason)
+
+	// An unknown gate strategy is an error.
+	o.Gate = compare.GateOptions{Strategy: "nope", FailIfBeaten: true}
+	_, err = compare.Run(q, runs, o)
+	require.EqualError(t, err, `gate strategy "nope" is not one of the runs`)
+}

@@ -1,0 +1,152 @@
+package gate
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/floor"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// floorFixture: en 4 cases (3 hits), es-419 2 cases (1 hit), pt-BR 1 case without gold.
+func floorFixture(t *testing.T) *Accumulator {
+	a := NewAccumulator()
+	s := &Scorer{KB: kb, K: 2}
+	for i, c := range []dataset.Case{
+		{ID: "e1", Locale: "en", Gold: []string{"a"}, Retrieved: rs("a")},
+		{ID: "e2", Locale: "en", Gold: []string{"a"}, Retrieved: rs("a")},
+		{ID: "e3", Locale: "en", Gold: []string{"a"}, Retrieved: rs("b", "a")},
+		{ID: "e4", Locale: "en", Gold: []string{"a"}, Retrieved: rs("b"), Type: "adversarial"},
+		{ID: "s1", Locale: "es-419", Gold: []string{"b"}, Retrieved: rs("b")},
+		{ID: "s2", Locale: "es-419", Gold: []string{"b"}, Retrieved: rs("c")},
+		{ID: "p1", Locale: "pt-BR"},
+	} {
+		c.Line = i + 1
+		add(t, a, s, c)
+	}
+	return a
+}
+
+func gateNamed(t *testing.T, r *Result, name string) outcome.Gate {
+	t.Helper()
+	g, ok := r.Gates.Find(name)
+	require.True(t, ok, "gate %s in %v", name, r.Gates)
+	return g
+}
+
+func TestFloorsOnGroups(t *testing.T) {
+	fl := floor.List{
+		{Measure: metrics.KeyHit, Group: "locale:en", Value: 0.75},            // 0.75: pass at equality
+		{Measure: metrics.KeyHit, Group: "locale:es-419", Value: 0.6},         // 0.5: fail
+		{Measure: metrics.KeyHit, Group: "locale:pt-BR", Value: 0.1},          // n = 0
+		{Measure: metrics.KeyHit, Group: "locale:fr", Value: 0.1},             // no such group
+		{Measure: metrics.KeyNDCG, Group: "type:golden", Value: 0.5},          // continuous
+		{Measure: metrics.KeyRecall, Group: outcome.GroupOverall, Value: 0.1}, // overall
+	}
+	res := floorFixture(t).Result(Config{K: 2, Floors: fl, Resamples: 50})
+	require.Len(t, res.Gates, 4+len(fl))
+	for i, s := range fl {
+		assert.Equal(t, s.Name(), res.Gates[4+i].Name, "floors follow the fixed gates, in order")
+	}
+
+	en := gateNamed(t, res, "floor:retrieval_hit_at_k@locale:en")
+	assert.Equal(t, outcome.Pass, en.Status, "pass at equality")
+	assert.Equal(t, 0.75, en.Value)
+	assert.Equal(t, int64(4), en.N)
+	assert.Equal(t, "locale:en", en.Group)
+	assert.Contains(t, en.Reason, "n = 4 cannot detect any difference above the floor at 80% power (α = 0.05)")
+	assert.Contains(t, en.Reason, "the distance to the floor is 0.000")
+	assert.Contains(t, en.Reason, floor.IndicativeOnly, "per-locale floors are indicative only")
+
+	es := gateNamed(t, res, "floor:retrieval_hit_at_k@locale:es-419")
+	assert.Equal(t, outcome.Fail, es.Status)
+	assert.Equal(t, "locale:es-419 mean 0.500 is below the floor 0.600; n = 2 cannot detect any difference below the floor at 80% power (α = 0.05); the distance to the floor is 0.100; "+floor.IndicativeOnly, es.Reason)
+
+	pt := gateNamed(t, res, "floor:retrieval_hit_at_k@locale:pt-BR")
+	assert.Equal(t, outcome.Fail, pt.Status)
+	assert.Equal(t, "n = 0: no gold-carrying cases were scored in locale:pt-BR; "+floor.IndicativeOnly, pt.Reason)
+
+	fr := gateNamed(t, res, "floor:retrieval_hit_at_k@locale:fr")
+	assert.Equal(t, outcome.Fail, fr.Status)
+	assert.Equal(t, "no such group in the data (groups: overall, type:adversarial, type:golden, locale:en, locale:es-419, locale:pt-BR); "+floor.IndicativeOnly, fr.Reason)
+
+	golden := gateNamed(t, res, "floor:retrieval_ndcg_at_k@type:golden")
+	m, _ := res.ByType[1].Metric(metrics.KeyNDCG)
+	assert.Equal(t, m.Mean, golden.Value)
+	assert.InDelta(t, metrics.MDDMean(m.SD, m.N, metrics.DefaultAlpha, metrics.DefaultPower), golden.Detectable, 0)
+	assert.NotContains(t, golden.Reason, "indicative")
+
+	assert.Equal(t, outcome.Fail, res.Verdict())
+}
+
+func TestShorthandFloorStatesWhatNCanDetect(t *testing.T) {
+	res := floorFixture(t).Result(Config{K: 2, MinHit: Floor{Set: true, Value: 0.5}, Resamples: 50})
+	g := gateNamed(t, res, "min_hit")
+	assert.Equal(t, outcome.Pass, g.Status)
+	_, up := metrics.MDDProportion(0.5, 6, metrics.DefaultAlpha, metrics.DefaultPower)
+	assert.Equal(t, up, g.Detectable)
+	assert.Equal(t, fmt.Sprintf("n = 6 can only detect differences of ±%.3f at 80%% power (α = 0.05); the distance to the floor is 0.167", up), g.Reason)
+}
+
+func TestNonEmptyGate(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		cases  []dataset.Case
+		allow  bool
+		status outcome.Status
+		reason string
+	}{
+		{"empty file", nil, false, outcome.Fail, "no gold-carrying cases were scored"},
+		{"no case carries gold", []dataset.Case{{ID: "x", Line: 1}}, false, outcome.Fail, "no gold-carrying cases were scored"},
+		{"allowed", nil, true, outcome.Off, "no gold-carrying cases were scored (allowed by --allow-empty)"},
+		{"scored", []dataset.Case{{ID: "x", Line: 1, Gold: []string{"a"}}}, false, outcome.Pass, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := NewAccumulator()
+			for _, c := range tt.cases {
+				add(t, a, &Scorer{KB: kb, K: 2}, c)
+			}
+			res := a.Result(Config{K: 2, AllowEmpty: tt.allow, Resamples: 10})
+			g := gateNamed(t, res, "non_empty")
+			assert.Equal(t, tt.status, g.Status)
+			assert.Equal(t, tt.reason, g.Reason)
+			assert.Equal(t, outcome.GroupOverall, g.Group)
+			if tt.status == outcome.Fail {
+				assert.Equal(t, outcome.Fail, res.Verdict())
+			} else {
+				assert.Equal(t, outcome.Pass, res.Verdict())
+			}
+		})
+	}
+}
+
+func TestUnknownKeysCounted(t *testing.T) {
+	a := NewAccumulator()
+	s := &Scorer{KB: kb, K: 2}
+	var p dataset.CaseParser
+	for i, line := range []string{
+		`{"id":"1","must_cite_one_off":["a"],"user_input":"q"}`,
+		`{"id":"2","must_cite_one_off":["a"]}`,
+		`{"id":"3","must_cite_one_of":["a"],"retrieval":{"k":1}}`,
+	} {
+		var c dataset.Case
+		require.NoError(t, p.Parse([]byte(line), "cases.jsonl", i+1, &c))
+		r, err := score(s, &c)
+		require.NoError(t, err)
+		require.NoError(t, a.Add(r))
+	}
+	for i := range maxUnknownKeys + 5 { // bounded: the names beyond the cap are counted together
+		require.NoError(t, a.Add(&CaseResult{ID: fmt.Sprintf("x%d", i), Line: 10 + i, UnknownKeys: []string{fmt.Sprintf("k%03d", i)}}))
+	}
+	res := a.Result(Config{K: 2, Resamples: 10})
+	require.Len(t, res.UnknownKeys, maxUnknownKeys+1)
+	assert.Equal(t, KeyCount{"must_cite_one_off", 2}, res.UnknownKeys[0])
+	assert.Equal(t, KeyCount{"", 7}, res.UnknownKeys[maxUnknownKeys], "the cases with names beyond the cap")
+	for _, k := range res.UnknownKeys {
+		assert.NotEqual(t, "retrieval", k.Key, "retrieve's own provenance key is known")
+	}
+}
