@@ -9,22 +9,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 )
 
 // gateFixture: 30 queries, "good" finds the relevant document first every time,
 // "bad" never finds it, "same" is a copy of good.
-func gateFixture(t *testing.T) (*dataset.Qrels, []compare.Input) {
+func gateFixture(t *testing.T) (*trecfile.Qrels, []compare.Input) {
 	var q strings.Builder
-	var good, bad []dataset.RunQuery
+	var good, bad []trecfile.RunQuery
 	for i := range 30 {
 		id := fmt.Sprintf("q%02d", i)
 		fmt.Fprintf(&q, "%s 0 rel%d 3\n", id, i)
-		good = append(good, dataset.RunQuery{ID: id, Docs: []string{fmt.Sprintf("rel%d", i)}})
-		bad = append(bad, dataset.RunQuery{ID: id, Docs: []string{"junk"}})
+		good = append(good, trecfile.RunQuery{ID: id, Docs: []string{fmt.Sprintf("rel%d", i)}})
+		bad = append(bad, trecfile.RunQuery{ID: id, Docs: []string{"junk"}})
 	}
 	return qrels(t, q.String()), []compare.Input{
 		{Name: "bad", Run: run("bad.run", bad...)},

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/stretchr/testify/assert"
@@ -16,7 +16,7 @@ import (
 func floorFixture(t *testing.T) *Accumulator {
 	a := NewAccumulator()
 	s := &Scorer{KB: kb, K: 2}
-	for i, c := range []dataset.Case{
+	for i, c := range []casefile.Case{
 		{ID: "e1", Locale: "en", Gold: []string{"a"}, Retrieved: rs("a")},
 		{ID: "e2", Locale: "en", Gold: []string{"a"}, Retrieved: rs("a")},
 		{ID: "e3", Locale: "en", Gold: []string{"a"}, Retrieved: rs("b", "a")},
@@ -95,15 +95,15 @@ func TestShorthandFloorStatesWhatNCanDetect(t *testing.T) {
 func TestNonEmptyGate(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
-		cases  []dataset.Case
+		cases  []casefile.Case
 		allow  bool
 		status outcome.Status
 		reason string
 	}{
 		{"empty file", nil, false, outcome.Fail, "no gold-carrying cases were scored"},
-		{"no case carries gold", []dataset.Case{{ID: "x", Line: 1}}, false, outcome.Fail, "no gold-carrying cases were scored"},
+		{"no case carries gold", []casefile.Case{{ID: "x", Line: 1}}, false, outcome.Fail, "no gold-carrying cases were scored"},
 		{"allowed", nil, true, outcome.Off, "no gold-carrying cases were scored (allowed by --allow-empty)"},
-		{"scored", []dataset.Case{{ID: "x", Line: 1, Gold: []string{"a"}}}, false, outcome.Pass, ""},
+		{"scored", []casefile.Case{{ID: "x", Line: 1, Gold: []string{"a"}}}, false, outcome.Pass, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			a := NewAccumulator()
@@ -127,13 +127,13 @@ func TestNonEmptyGate(t *testing.T) {
 func TestUnknownKeysCounted(t *testing.T) {
 	a := NewAccumulator()
 	s := &Scorer{KB: kb, K: 2}
-	var p dataset.CaseParser
+	var p casefile.CaseParser
 	for i, line := range []string{
 		`{"id":"1","must_cite_one_off":["a"],"user_input":"q"}`,
 		`{"id":"2","must_cite_one_off":["a"]}`,
 		`{"id":"3","must_cite_one_of":["a"],"retrieval":{"k":1}}`,
 	} {
-		var c dataset.Case
+		var c casefile.Case
 		require.NoError(t, p.Parse([]byte(line), "cases.jsonl", i+1, &c))
 		r, err := score(s, &c)
 		require.NoError(t, err)
