@@ -116,17 +116,17 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 
 	// Gates.
 	p.Section("Gates")
-	gt := Table{Head: []string{"gate", "status", "threshold", "value"}, NumCols: []bool{false, false, true, true}}
+	// The columns of every report's gate table (report/gatetable).
+	gt := Table{Head: []string{"gate", "group", "measure", "status", "threshold", "value", "n"},
+		NumCols: []bool{false, false, false, false, true, true, true}}
 	for _, g := range r.Gates {
-		th, val := format.Missing, format.Missing
-		switch {
-		case g.Value != nil && g.Threshold != nil:
-			// Never read as equal when they differ (format.Distinct).
-			val, th = format.Distinct(g.Value.V(), g.Threshold.V())
-		case g.Value != nil:
-			val = format.Num(g.Value.V())
+		val, th := g.Numbers() // never read as equal when they differ (format.Distinct)
+		n := format.Missing
+		if g.N > 0 {
+			n = Count(int(g.N))
 		}
-		gt.Rows = append(gt.Rows, []Cell{{Text: g.Name}, {Text: string(g.Status), Sub: g.Reason, Strong: g.Status == outcome.Fail}, {Text: th}, {Text: val}})
+		gt.Rows = append(gt.Rows, []Cell{{Text: g.Name}, {Text: orMissing(g.Group)}, {Text: orMissing(g.Measure)},
+			{Text: string(g.Status), Sub: g.Reason, Strong: g.Status == outcome.Fail}, {Text: th}, {Text: val}, {Text: n}})
 	}
 	p.Table(gt)
 
@@ -211,4 +211,11 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+func orMissing(s string) string {
+	if s == "" {
+		return format.Missing
+	}
+	return s
 }
