@@ -1,0 +1,358 @@
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// tree returns every file under dir (relative path -> content), directories as "<dir>".
+func tree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		require.NoError(t, err)
+		rel, _ := filepath.Rel(dir, p)
+		if rel == "." {
+			return nil
+		}
+		if d.IsDir() {
+			got[rel] = "<dir>"
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		got[rel] = string(b)
+		return nil
+	}))
+	return got
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+}
+
+func TestSetCommitPublishesEveryOutput(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "old.json"), "old")
+	s := NewSet()
+	defer s.Abort()
+	paths := []string{"old.json", "new.md", "reports/gate/cases.jsonl"}
+	for i, p := range paths {
+		w, err := s.Add(filepath.Join(dir, p))
+		require.NoError(t, err)
+		_, err = fmt.Fprintf(w, "content %d", i)
+		require.NoError(t, err)
+	}
+	// Nothing is visible before Commit: the old file still holds its content.
+	b, err := os.ReadFile(filepath.Join(dir, "old.json"))
+	require.NoError(t, err)
+	assert.Equal(t, "old", string(b))
+	require.NoFileExists(t, filepath.Join(dir, "new.md"))
+
+	require.NoError(t, s.Commit())
+	assert.Equal(t, map[string]string{
+		"old.json": "content 0", "new.md": "content 1",
+		"reports": "<dir>", "reports/gate": "<dir>", "reports/gate/cases.jsonl": "content 2",
+	}, tree(t, dir), "the outputs and nothing else (no temp file, no backup)")
+	for _, p := range paths {
+		fi, err := os.Stat(filepath.Join(dir, p))
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), p)
+	}
+
+	s.Abort() // after Commit: does nothing
+	assert.FileExists(t, filepath.Join(dir, "new.md"))
+	require.Error(t, s.Commit(), "a set commits once")
+	_, err = s.Add(filepath.Join(dir, "late"))
+	require.Error(t, err, "no Add after Commit")
+}
+
+func TestSetLargeOutput(t *testing.T) {
+	dir := t.TempDir()
+	want := strings.Repeat("0123456789abcdef", 1<<16) // 1 MiB, many buffer flushes
+	s := NewSet()
+	w, err := s.Add(filepath.Join(dir, "big"))
+	require.NoError(t, err)
+	_, err = io.WriteString(w, want)
+	require.NoError(t, err)
+	require.NoError(t, s.Commit())
+	b, err := os.ReadFile(filepath.Join(dir, "big"))
+	require.NoError(t, err)
+	assert.Equal(t, want, string(b))
+}
+
+// A failing output (its parent is a regular file) fails at Add, before any work; the
+// caller aborts; no output appears, older files keep their content, no temp file and no
+// directory created by the set remains.
+func TestSetAddFailureLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "agg.json"), "older report")
+	write(t, filepath.Join(dir, "plain"), "a file, not a directory")
+	before := tree(t, dir)
+
+	s := NewSet()
+	w, err := s.Add(filepath.Join(dir, "agg.json"))
+	require.NoError(t, err)
+	_, err = io.WriteString(w, "new report")
+	require.NoError(t, err)
+	_, err = s.Add(filepath.Join(dir, "new/dirs/x.md"))
+	require.NoError(t, err)
+	_, err = s.Add(filepath.Join(dir, "plain", "cases.jsonl"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), filepath.Join(dir, "plain", "cases.jsonl"))
+	s.Abort()
+
+	assert.Equal(t, before, tree(t, dir))
+}
+
+func TestSetAddUnwritableDirectory(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root ignores directory permissions; TestSetAddFailureLeavesNothing covers the failure path")
+	}
+	dir := t.TempDir()
+	ro := filepath.Join(dir, "ro")
+	require.NoError(t, os.Mkdir(ro, 0o555))
+	t.Cleanup(func() { _ = os.Chmod(ro, 0o755) })
+	s := NewSet()
+	defer s.Abort()
+	_, err := s.Add(filepath.Join(dir, "ok.json"))
+	require.NoError(t, err)
+	_, err = s.Add(filepath.Join(ro, "out.json"))
+	require.ErrorIs(t, err, os.ErrPermission)
+	_, err = s.Add(filepath.Join(ro, "sub", "out.json"))
+	require.ErrorIs(t, err, os.ErrPermission)
+	s.Abort()
+	assert.Equal(t, map[string]string{"ro": "<dir>"}, tree(t, dir))
+}
+
+func TestSetAddRefuses(t *testing.T) {
+	dir := t.TempDir()
+	s := NewSet()
+	defer s.Abort()
+	_, err := s.Add(filepath.Join(dir, "a.json"))
+	require.NoError(t, err)
+	_, err = s.Add(filepath.Join(dir, ".", "a.json"))
+	require.ErrorContains(t, err, "named twice")
+	_, err = s.Add(dir)
+	require.ErrorContains(t, err, "is a directory")
+}
+
+// An error while producing the content: the caller aborts and nothing changes.
+func TestSetAbortAfterPartialWrite(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a"), "A")
+	before := tree(t, dir)
+	s := NewSet()
+	for _, p := range []string{"a", "b", "c/d"} {
+		w, err := s.Add(filepath.Join(dir, p))
+		require.NoError(t, err)
+		_, err = io.WriteString(w, strings.Repeat("x", 100_000))
+		require.NoError(t, err)
+	}
+	s.Abort()
+	s.Abort()
+	assert.Equal(t, before, tree(t, dir))
+	require.Error(t, s.Commit(), "an aborted set cannot commit")
+}
+
+// Commit fails before any rename (a temp file cannot be flushed): nothing is published.
+func TestSetCommitFlushFailurePublishesNothing(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a"), "A")
+	before := tree(t, dir)
+	s := NewSet()
+	for _, p := range []string{"a", "b"} {
+		w, err := s.Add(filepath.Join(dir, p))
+		require.NoError(t, err)
+		_, err = io.WriteString(w, "new")
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.files[1].tmp.Close()) // the second output's flush will fail
+	err := s.Commit()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), filepath.Join(dir, "b"))
+	assert.Equal(t, before, tree(t, dir))
+}
+
+// A rename fails after another output was already renamed: the earlier target is
+// restored (an older file gets its content back, a new one is removed).
+func TestSetCommitRenameFailureRollsBack(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "old"), "old content")
+	s := NewSet()
+	for _, p := range []string{"old", "fresh", "blocked"} {
+		w, err := s.Add(filepath.Join(dir, p))
+		require.NoError(t, err)
+		_, err = io.WriteString(w, "new "+p)
+		require.NoError(t, err)
+	}
+	// After Add checked it, something makes the last target a non-empty directory.
+	write(t, filepath.Join(dir, "blocked", "inside"), "x")
+
+	err := s.Commit()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), filepath.Join(dir, "blocked"))
+	assert.Equal(t, map[string]string{"old": "old content", "blocked": "<dir>", "blocked/inside": "x"},
+		tree(t, dir), "old restored, fresh removed, no temp or backup left")
+}
+
+func TestSetCreatesParentsAndRemovesThemOnAbort(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "reports"), 0o755))
+	s := NewSet()
+	_, err := s.Add(filepath.Join(dir, "reports/gate/deep/agg.json"))
+	require.NoError(t, err)
+	fi, err := os.Stat(filepath.Join(dir, "reports/gate/deep"))
+	require.NoError(t, err, "parents exist as soon as Add returns")
+	assert.True(t, fi.IsDir())
+	s.Abort()
+	assert.Equal(t, map[string]string{"reports": "<dir>"}, tree(t, dir), "created dirs removed, existing kept")
+
+	// A created directory that gained other content is kept.
+	s = NewSet()
+	_, err = s.Add(filepath.Join(dir, "reports/new/agg.json"))
+	require.NoError(t, err)
+	write(t, filepath.Join(dir, "reports/new/someone-else"), "x")
+	s.Abort()
+	assert.Equal(t, map[string]string{"reports": "<dir>", "reports/new": "<dir>", "reports/new/someone-else": "x"}, tree(t, dir))
+}
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "sub", "out.json")
+	require.NoError(t, WriteBytes(p, []byte("v1")))
+	boom := errors.New("boom")
+	err := Write(p, func(w io.Writer) error {
+		_, _ = io.WriteString(w, "half of v2")
+		return boom
+	})
+	require.ErrorIs(t, err, boom)
+	assert.Equal(t, map[string]string{"sub": "<dir>", "sub/out.json": "v1"}, tree(t, dir))
+	require.NoError(t, Write(p, func(w io.Writer) error { _, err := io.WriteString(w, "v2"); return err }))
+	assert.Equal(t, map[string]string{"sub": "<dir>", "sub/out.json": "v2"}, tree(t, dir))
+}
+
+// deadPID returns the PID of a process that has exited and been reaped.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	require.NoError(t, cmd.Run())
+	pid := cmd.Process.Pid
+	require.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH)
+	return pid
+}
+
+func TestAddRemovesStaleTempFiles(t *testing.T) {
+	dir := t.TempDir()
+	dead := strconv.Itoa(deadPID(t))
+	own := strconv.Itoa(os.Getpid())
+	old := time.Now().Add(-StaleAge - time.Hour)
+	files := map[string]bool{ // name -> removed by Add("out.json")
+		".out.json.tmp-p" + dead + "-123":      true,  // its process is gone
+		".out.json.tmp-p" + dead + "-old1x":    true,  // a backup of a killed Commit
+		".out.json.tmp-p" + own + "-456":       false, // a live process (this one)
+		".out.json.tmp-p1-789":                 false, // PID 1 is always alive
+		".out.json.tmp-1234567":                true,  // legacy naming, older than StaleAge
+		".out.json.tmp-7654321":                false, // legacy naming, recent
+		".out.json.tmp-pabc-1":                 false, // not our naming
+		".out.json.tmp-notdigits":              false, // not our naming
+		".other.json.tmp-p" + dead + "-1":      false, // another target's
+		"out.json":                             false, // the target itself
+		".out.json.tmp-p" + dead + "-dir-keep": false, // a directory (created below)
+	}
+	for name := range files {
+		p := filepath.Join(dir, name)
+		if strings.HasSuffix(name, "dir-keep") {
+			require.NoError(t, os.Mkdir(p, 0o755))
+			continue
+		}
+		write(t, p, "x")
+		if name == ".out.json.tmp-1234567" {
+			require.NoError(t, os.Chtimes(p, old, old))
+		}
+	}
+	s := NewSet()
+	defer s.Abort()
+	_, err := s.Add(filepath.Join(dir, "out.json"))
+	require.NoError(t, err)
+
+	var want, got []string
+	for name, removed := range files {
+		if !removed {
+			want = append(want, name)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".out.json.tmp-p"+own+"-") && e.Name() != ".out.json.tmp-p"+own+"-456" {
+			continue // the temp file of this Add
+		}
+		got = append(got, e.Name())
+	}
+	sort.Strings(want)
+	sort.Strings(got)
+	assert.Equal(t, want, got)
+}
+
+// TestKilledWriterLeftoversRemoved kills a real writer with SIGKILL between Add and
+// Commit, then checks the next run removes what it left.
+func TestKilledWriterLeftoversRemoved(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a process")
+	}
+	dir := t.TempDir()
+	target := filepath.Join(dir, "agg.json")
+	write(t, target, "older")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperWriter$")
+	cmd.Env = append(os.Environ(), "ATOMICFILE_HELPER_TARGET="+target)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	buf := make([]byte, 5)
+	_, err = io.ReadFull(out, buf) // "ready": the temp file exists and holds data
+	require.NoError(t, err)
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+
+	leftover, err := filepath.Glob(filepath.Join(dir, ".agg.json.tmp-p"+strconv.Itoa(cmd.Process.Pid)+"-*"))
+	require.NoError(t, err)
+	require.Len(t, leftover, 1, "SIGKILL leaves the temp file")
+	b, err := os.ReadFile(target)
+	require.NoError(t, err)
+	assert.Equal(t, "older", string(b), "the target is untouched")
+
+	require.NoError(t, WriteBytes(target, []byte("newer")))
+	assert.Equal(t, map[string]string{"agg.json": "newer"}, tree(t, dir))
+}
+
+// TestHelperWriter is the process TestKilledWriterLeftoversRemoved kills.
+func TestHelperWriter(t *testing.T) {
+	target := os.Getenv("ATOMICFILE_HELPER_TARGET")
+	if target == "" {
+		t.Skip("helper process only")
+	}
+	s := NewSet()
+	w, err := s.Add(target)
+	require.NoError(t, err)
+	_, err = io.WriteString(w, strings.Repeat("partial ", 20_000)) // past the buffer: on disk
+	require.NoError(t, err)
+	fmt.Print("ready")
+	time.Sleep(time.Minute)
+	t.Error("not killed")
+}
