@@ -11,10 +11,21 @@ import (
 )
 
 func main() {
-	ctx, done := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := realMain(ctx)
-	done()
-	os.Exit(code)
+	os.Exit(run())
+}
+
+// run wires SIGINT and SIGTERM to the context the command runs under: the first
+// signal cancels it (the command stops, exits 2 and writes nothing); once it has,
+// the signals get their default action back, so a second one ends the process at
+// once.
+func run() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return realMain(ctx)
 }
 
 func realMain(ctx context.Context) int {

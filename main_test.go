@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -14,10 +13,10 @@ import (
 )
 
 // TestMain lets testscript run this binary as the `retrieval-gate` command in
-// its own process.
+// its own process, wired to signals as main is.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"retrieval-gate": func() { os.Exit(realMain(context.Background())) },
+		"retrieval-gate": func() { os.Exit(run()) },
 		// fake-github serves GitHub's REST semantics on loopback for the action scripts.
 		"fake-github": githubtest.Main,
 		// fake-llm serves the OpenAI chat-completions protocol (a judge with a hidden relevance table, a query generator).

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// signalDeadline is how soon after SIGINT or SIGTERM every command must have exited
+// (issue 10 item 11), with exit 2 and no output file.
+const signalDeadline = time.Second
+
+// TestSignals starts the real command (this test binary in the role testscript gives
+// it, wired to signals by run as main is) on inputs that keep it busy or blocked,
+// signals it, and checks it stops in time, exits 2 and leaves nothing in its output
+// directory.
+func TestSignals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes large inputs and runs the binary")
+	}
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	demo := filepath.Join(root, "testdata", "demo")
+
+	type scenario struct {
+		name  string
+		sig   syscall.Signal
+		after time.Duration // how long the command runs before the signal
+		// setup prepares the inputs in dir and returns the arguments (outputs go to
+		// out, an empty directory) and an optional standard input.
+		setup func(t *testing.T, dir, out string) (args []string, stdin *os.File)
+	}
+	scenarios := []scenario{
+		{
+			name: "check/cases-stdin-pipe", sig: syscall.SIGTERM, after: 300 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				return []string{"check", "--cases", "-", "--kb", filepath.Join(demo, "kb"),
+					"--json", filepath.Join(out, "agg.json"), "--markdown", filepath.Join(out, "r.md"),
+					"--cases-out", filepath.Join(out, "cases.jsonl"), "--comment", "never"}, openPipe(t, firstCases(t, demo))
+			},
+		},
+		{
+			name: "check/cases-fifo", sig: syscall.SIGINT, after: 300 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				return []string{"check", "--cases", fifo(t, dir, "cases.jsonl", firstCases(t, demo)), "--kb", filepath.Join(demo, "kb"),
+					"--json", filepath.Join(out, "agg.json"), "--cases-out", filepath.Join(out, "cases.jsonl"), "--comment", "never"}, nil
+			},
+		},
+		{
+			// A FIFO inside the KB directory (issue 10 item 9), the cases blocked too, so
+			// the command is still busy if the KB reader skips the FIFO.
+			name: "check/kb-dir-with-fifo", sig: syscall.SIGTERM, after: 300 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				kb := filepath.Join(dir, "kb")
+				require.NoError(t, os.Mkdir(kb, 0o755))
+				writeFile(t, filepath.Join(kb, "a.md"), "---\nid: a\nlocale: en\ntitle: A\n---\nbody\n")
+				fifo(t, kb, "b.md", "")
+				return []string{"check", "--cases", fifo(t, dir, "cases.jsonl", ""), "--kb", kb,
+					"--json", filepath.Join(out, "agg.json"), "--comment", "never"}, nil
+			},
+		},
+		{
+			name: "check/large-kb", sig: syscall.SIGTERM, after: 500 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				kb := filepath.Join(dir, "kb.jsonl")
+				generate(t, kb, 400_000, func(i int) string {
+					return fmt.Sprintf(`{"id":"card-%07d","locale":"en","title":"Card %d","text":"%s"}`, i, i, filler)
+				})
+				return []string{"check", "--cases", filepath.Join(demo, "cases.jsonl"), "--kb", kb,
+					"--json", filepath.Join(out, "agg.json"), "--comment", "never"}, nil
+			},
+		},
+		{
+			name: "retrieve/cases-fifo", sig: syscall.SIGTERM, after: 500 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				return []string{"retrieve", "--kb", filepath.Join(demo, "kb"), "--cases", fifo(t, dir, "cases.jsonl", firstCases(t, demo)),
+					"--out", filepath.Join(out, "run.jsonl")}, nil
+			},
+		},
+		{
+			name: "compare/qrels-fifo", sig: syscall.SIGTERM, after: 300 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				run := filepath.Join(dir, "a.trec")
+				writeFile(t, run, "q1 Q0 d1 1 1.0 a\n")
+				return []string{"compare", "--qrels", fifo(t, dir, "qrels.txt", "q1 0 d1 1\n"), "--run", "a=" + run,
+					"--json", filepath.Join(out, "cmp.json"), "--markdown", filepath.Join(out, "cmp.md")}, nil
+			},
+		},
+		{
+			name: "calibrate/500k-labels", sig: syscall.SIGTERM, after: time.Second,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				human, judge := filepath.Join(dir, "human.jsonl"), filepath.Join(dir, "judge.jsonl")
+				generate(t, human, 500_000, func(i int) string {
+					return fmt.Sprintf(`{"case_id":"c%07d","dimension":"groundedness","bin":%d,"construct":"support","labeled_at":"2026-09-01T09:00:00Z"}`, i, i%3)
+				})
+				generate(t, judge, 500_000, func(i int) string {
+					return fmt.Sprintf(`{"case_id":"c%07d","dimension":"groundedness","score":%g,"construct":"support","judged_at":"2026-10-12T14:00:00Z"}`, i, float64((i*7)%100)/100)
+				})
+				return []string{"calibrate", "--human", human, "--judge", judge, "--lock", filepath.Join(root, "testdata", "calibrate", "lock.json"),
+					"--json", filepath.Join(out, "cal.json"), "--markdown", filepath.Join(out, "cal.md"), "--comment", "never"}, nil
+			},
+		},
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			require.NoError(t, os.Mkdir(out, 0o755))
+			args, stdin := sc.setup(t, dir, out)
+			cmd := exec.Command("retrieval-gate", args...)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "GITHUB_ACTIONS=", "CI=")
+			if stdin != nil {
+				cmd.Stdin = stdin
+			}
+			var stderr lockedBuffer
+			cmd.Stderr = &stderr
+			require.NoError(t, cmd.Start())
+			exited := make(chan struct{})
+			var waitErr error
+			go func() { waitErr = cmd.Wait(); close(exited) }()
+			t.Cleanup(func() {
+				_ = cmd.Process.Kill()
+				<-exited
+			})
+
+			select {
+			case <-exited:
+				err := waitErr
+				// Refusing the input before the signal is as good as stopping on it,
+				// provided it is an input error that wrote nothing.
+				assert.Equal(t, 2, exitCode(err), "exited before the signal: %s", stderr.String())
+				assert.Empty(t, entries(t, out), "no output")
+				t.Logf("exited 2 before the signal: %s", stderr.String())
+				return
+			case <-time.After(sc.after):
+			}
+			require.NoError(t, cmd.Process.Signal(sc.sig))
+			sent := time.Now()
+			select {
+			case <-exited:
+			case <-time.After(signalDeadline + 4*time.Second):
+				t.Fatalf("still running %v after %v; stderr: %s", time.Since(sent).Round(time.Millisecond), sc.sig, stderr.String())
+			}
+			took := time.Since(sent)
+			assert.LessOrEqual(t, took, signalDeadline, "exit %v after %v", took.Round(time.Millisecond), sc.sig)
+			assert.Equal(t, 2, exitCode(waitErr), "exit code after %v; stderr: %s", sc.sig, stderr.String())
+			assert.Empty(t, entries(t, out), "no output file and no temp file")
+		})
+	}
+}
+
+// filler is a card body long enough to make a large KB slow to load.
+var filler = func() string {
+	b := make([]byte, 0, 400)
+	for len(b) < 380 {
+		b = append(b, "retrieval gate signal test filler text "...)
+	}
+	return string(b)
+}()
+
+func firstCases(t *testing.T, demo string) string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(demo, "cases.jsonl"))
+	require.NoError(t, err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	var s string
+	for i := 0; i < 3 && sc.Scan(); i++ {
+		s += sc.Text() + "\n"
+	}
+	require.NoError(t, sc.Err())
+	return s
+}
+
+// fifo makes a named pipe dir/name, writes content into it and keeps the write end
+// open (never closed until the test ends), so a reader blocks after the content.
+func fifo(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, syscall.Mkfifo(p, 0o644))
+	// O_RDWR does not block on open, and holding a writer keeps the reader from EOF.
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = f.Close() })
+	if content != "" {
+		_, err = f.WriteString(content)
+		require.NoError(t, err)
+	}
+	return p
+}
+
+// openPipe returns the read end of a pipe holding content whose write end stays open.
+func openPipe(t *testing.T, content string) *os.File {
+	t.Helper()
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close(); _ = w.Close() })
+	_, err = w.WriteString(content)
+	require.NoError(t, err)
+	return r
+}
+
+func generate(t *testing.T, path string, n int, line func(int) string) {
+	t.Helper()
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w := bufio.NewWriterSize(f, 1<<20)
+	for i := range n {
+		_, _ = w.WriteString(line(i))
+		_ = w.WriteByte('\n')
+	}
+	require.NoError(t, w.Flush())
+	require.NoError(t, f.Close())
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+}
+
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// exitCode is the process exit code of a Wait error, -1 when killed by a signal.
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// lockedBuffer collects a child's stderr; it may be read while the child runs.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
