@@ -74,10 +74,10 @@ func TestSignals(t *testing.T) {
 			},
 		},
 		{
-			name: "check/large-kb", sig: syscall.SIGTERM, after: 500 * time.Millisecond,
+			name: "check/large-kb", sig: syscall.SIGTERM, after: 300 * time.Millisecond,
 			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
 				kb := filepath.Join(dir, "kb.jsonl")
-				generate(t, kb, 400_000, func(i int) string {
+				generate(t, kb, 200_000, func(i int) string {
 					return fmt.Sprintf(`{"id":"card-%07d","locale":"en","title":"Card %d","text":"%s"}`, i, i, filler)
 				})
 				return []string{"check", "--cases", filepath.Join(demo, "cases.jsonl"), "--kb", kb,
