@@ -152,7 +152,62 @@ func PairedExactP(d []float64) (p float64, method string, ok bool) {
 	if p, ok := SignFlipExactP(d); ok {
 		return p, PMethodSignFlipExact, true
 	}
+	if p, ok := SignFlipEnumerate(d); ok {
+		return p, PMethodSignFlipExact, true
+	}
 	return math.NaN(), "", false
+}
+
+// SignFlipEnumerateMax is the most non-zero differences SignFlipEnumerate lists
+// the sign vectors of (2^20 ≈ 10⁶ sums).
+const SignFlipEnumerateMax = 20
+
+// SignFlipEnumerate is the exact two-sided sign-flip p-value P(|Σ s_i d_i| ≥ |Σ d_i|)
+// by listing every sign vector of the non-zero differences (in Gray-code order,
+// one addition each); a sum within 1e-9·Σ|d_i| of |Σ d_i| counts as as extreme.
+// ok = false beyond SignFlipEnumerateMax non-zero differences.
+func SignFlipEnumerate(d []float64) (p float64, ok bool) {
+	var nz []float64
+	var obs, abs float64
+	for _, v := range d {
+		if v != 0 {
+			nz = append(nz, v)
+			obs += v
+			abs += math.Abs(v)
+		}
+	}
+	if len(nz) > SignFlipEnumerateMax {
+		return math.NaN(), false
+	}
+	if len(nz) == 0 {
+		return 1, true
+	}
+	obs = math.Abs(obs) - 1e-9*abs
+	t := 0.0
+	for _, v := range nz {
+		t += v
+	}
+	hits := 0
+	sign := make([]bool, len(nz)) // true: flipped
+	total := 1 << len(nz)
+	for g := 0; g < total; g++ {
+		if g > 0 {
+			i := 0 // the bit that changes between Gray codes g−1 and g
+			for (g>>i)&1 == 0 {
+				i++
+			}
+			if sign[i] {
+				t += 2 * nz[i]
+			} else {
+				t -= 2 * nz[i]
+			}
+			sign[i] = !sign[i]
+		}
+		if math.Abs(t) >= obs {
+			hits++
+		}
+	}
+	return float64(hits) / float64(total), true
 }
 
 // QueryRange is the range [lo, hi] of one query's value of a compare measure at

@@ -95,6 +95,35 @@ func TestSignFlipPValueBoundConservativeOnContinuous(t *testing.T) {
 	assert.Equal(t, 1.0, SignFlipPValueBound([]float64{0, 0}))
 }
 
+func TestSignFlipEnumerate(t *testing.T) {
+	r := NewRand(13)
+	for n := range 13 {
+		d := make([]float64, n)
+		for i := range d {
+			d[i] = r.NormFloat64()
+			if i%4 == 3 {
+				d[i] = 0
+			}
+		}
+		p, ok := SignFlipEnumerate(d)
+		require.True(t, ok)
+		assert.InDelta(t, enumerateSignFlip(d), p, 1e-12, "%v", d)
+	}
+	// n = 2, both favouring one run: the smallest p there is 0.5.
+	p, method, ok := PairedExactP([]float64{0.7, 1.3})
+	require.True(t, ok)
+	assert.Equal(t, PMethodSignFlipExact, method)
+	assert.Equal(t, 0.5, p)
+	_, ok = SignFlipEnumerate(make([]float64, 0, 30))
+	assert.True(t, ok)
+	big := make([]float64, SignFlipEnumerateMax+1)
+	for i := range big {
+		big[i] = math.Pi * float64(i+1)
+	}
+	_, ok = SignFlipEnumerate(big)
+	assert.False(t, ok)
+}
+
 func TestColumnCI95(t *testing.T) {
 	// 0/1: Wilson, never a point.
 	iv := ColumnCI95([]float64{1, 1, 1, 1, 1}, nil, 0, 1)
