@@ -213,7 +213,8 @@ func (a *Accumulator) Result(cfg Config) *Result {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				ms[i].Summary = metrics.Summarize(hists[i], cfg.Resamples, cfg.Seed)
+				lo, hi := metrics.KeyRange(ms[i].Key)
+				ms[i].Summary = metrics.Summarize(hists[i], cfg.Resamples, cfg.Seed, lo, hi)
 			}
 		}()
 	}

@@ -82,11 +82,15 @@ type Group struct {
 	WithoutGold int64              `json:"without_gold"`
 }
 
-// Summary is one measure's mean, bootstrap 95% CI and n in a group.
+// Summary is one measure's mean, 95% CI and n in a group: ci95_method says how
+// the interval was computed (wilson for 0/1 values, bca, or bounded-wilson /
+// range when every value is equal), unreliable that n < 10.
 type Summary struct {
-	CI95 [2]format.Float `json:"ci95"`
-	Mean format.Float    `json:"mean"`
-	N    int64           `json:"n"`
+	CI95       [2]format.Float `json:"ci95"`
+	CI95Method string          `json:"ci95_method"`
+	Mean       format.Float    `json:"mean"`
+	N          int64           `json:"n"`
+	Unreliable bool            `json:"unreliable"`
 }
 
 // Gate is one gate's outcome, as every report lists it (see gatetable.Entry):
@@ -130,7 +134,7 @@ type Missed struct {
 func group(g gate.Group) Group {
 	m := make(map[string]Summary, len(g.Metrics))
 	for _, x := range g.Metrics {
-		m[x.Key] = Summary{Mean: format.Float(x.Mean), CI95: format.CI(x.CI95), N: x.N}
+		m[x.Key] = Summary{Mean: format.Float(x.Mean), CI95: format.CI(x.CI95), N: x.N, CI95Method: x.Method, Unreliable: x.Unreliable}
 	}
 	return Group{Metrics: m, N: g.N, WithoutGold: g.WithoutGold}
 }
@@ -270,10 +274,39 @@ func meanCI(g Group, key string) string {
 		return format.Missing
 	}
 	s := format.Num(m.Mean.V()) + " " + format.Interval([2]float64{m.CI95[0].V(), m.CI95[1].V()})
+	if m.Unreliable {
+		s += UnreliableMark
+	}
 	if m.N != g.N {
 		s += fmt.Sprintf(" (n=%d)", m.N)
 	}
 	return s
+}
+
+// UnreliableMark follows an interval over fewer than 10 cases; UnreliableNote
+// is its footnote in the text and Markdown reports.
+const (
+	UnreliableMark = "†"
+	UnreliableNote = UnreliableMark + " n < 10: the interval is unreliable (too few cases to trust its width)"
+)
+
+// anyUnreliable reports whether a group's interval is marked.
+func (d *Document) anyUnreliable() bool {
+	groups := []Group{d.Overall}
+	for _, g := range d.ByType {
+		groups = append(groups, g)
+	}
+	for _, g := range d.ByLocale {
+		groups = append(groups, g)
+	}
+	for _, g := range groups {
+		for _, m := range g.Metrics {
+			if m.Unreliable && m.N > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // delta is a locale's delta of key, NaN when it has none.
