@@ -43,6 +43,7 @@ type Document struct {
 	ByType           map[string]Group                   `json:"by_type"`
 	Cases            Cases                              `json:"cases"`
 	Gates            []Gate                             `json:"gates"`
+	GroupsOmitted    GroupsOmitted                      `json:"groups_omitted"`
 	Integrity        Integrity                          `json:"integrity"`
 	K                int                                `json:"k"`
 	LocaleDeltas     map[string]map[string]format.Float `json:"locale_deltas"`
@@ -54,6 +55,37 @@ type Document struct {
 
 	Missed      []Missed `json:"-"` // the first missed cases, file order
 	MissedTotal int64    `json:"-"`
+}
+
+// GroupsOmitted counts the type and locale groups beyond gate.MaxGroups (the
+// largest by cases are kept), neither computed nor shown; their cases count in
+// the overall group.
+type GroupsOmitted struct {
+	Locale Omitted `json:"locale"`
+	Type   Omitted `json:"type"`
+}
+
+// Omitted is a number of groups and of the cases in them.
+type Omitted struct {
+	Cases  int64 `json:"cases"`
+	Groups int   `json:"groups"`
+}
+
+// omittedLine says which groups are not shown, or "" when all are.
+func (d *Document) omittedLine() string {
+	var parts []string
+	for _, x := range []struct {
+		what string
+		o    Omitted
+	}{{"types", d.GroupsOmitted.Type}, {"locales", d.GroupsOmitted.Locale}} {
+		if x.o.Groups > 0 {
+			parts = append(parts, fmt.Sprintf("%d more %s (%d cases)", x.o.Groups, x.what, x.o.Cases))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("only the %d largest type and locale groups are computed and shown: %s are not (their cases count in overall)", gate.MaxGroups, strings.Join(parts, " and "))
 }
 
 // Cases counts the input cases, and the cases with top-level keys the format
@@ -144,10 +176,14 @@ func group(g gate.Group) Group {
 func New(r *gate.Result) *Document {
 	d := &Document{
 		Schema: Schema, K: r.K,
-		Cases:           Cases{Total: r.Total, WithGold: r.WithGold, WithoutGold: r.WithoutGold, Precomputed: r.Precomputed},
-		Overall:         group(r.Overall),
-		ByType:          make(map[string]Group, len(r.ByType)),
-		ByLocale:        make(map[string]Group, len(r.ByLocale)),
+		Cases:    Cases{Total: r.Total, WithGold: r.WithGold, WithoutGold: r.WithoutGold, Precomputed: r.Precomputed},
+		Overall:  group(r.Overall),
+		ByType:   make(map[string]Group, len(r.ByType)),
+		ByLocale: make(map[string]Group, len(r.ByLocale)),
+		GroupsOmitted: GroupsOmitted{
+			Type:   Omitted{Groups: r.TypesOmitted.Groups, Cases: r.TypesOmitted.Cases},
+			Locale: Omitted{Groups: r.LocalesOmitted.Groups, Cases: r.LocalesOmitted.Cases},
+		},
 		ReferenceLocale: r.ReferenceLocale,
 		LocaleDeltas:    make(map[string]map[string]format.Float, len(r.Deltas)),
 		Verdict:         r.Verdict(),

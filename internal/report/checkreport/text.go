@@ -51,6 +51,9 @@ func (d *Document) Text(w io.Writer) error {
 	if d.anyUnreliable() {
 		p("%s\n", UnreliableNote)
 	}
+	if l := d.omittedLine(); l != "" {
+		p("%s\n", l)
+	}
 	p("mean [95%% CI: Wilson for 0/1 values, else BCa bootstrap]; recall@%d is a lower bound under disjunctive gold; hit@%d is the success number\n\n", d.K, d.K)
 
 	p("locale deltas vs %s (%s):\n", san(d.ReferenceLocale), IndicativeOnly)
