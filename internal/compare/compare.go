@@ -569,6 +569,11 @@ func (r *Result) statistics() {
 				r.Strategies[s].CI[m] = metrics.ColumnCI95(col(s*G+j), rep(s*G+j), lo, hi)
 			}
 		}
+		type mcCol struct {
+			p *Paired
+			d []float64
+		}
+		var mc []mcCol
 		for o, s := range others {
 			for j, m := range g.measures {
 				a, b := col(s*G+j), col(base*G+j)
@@ -584,12 +589,33 @@ func (r *Result) statistics() {
 					}
 				}
 				lo, hi := r.measureRange(m)
-				p, method := r.pValue(d)
-				paired[o*M+m] = Paired{
+				pp := &paired[o*M+m]
+				*pp = Paired{
 					Strategy: r.Strategies[s].Name, Baseline: r.Baseline, Metric: metrics.GradedKeys[m], N: n,
 					Delta: r.Strategies[s].Means[m] - r.Strategies[base].Means[m],
-					CI:    metrics.PairedCI95(d, diff, hi-lo), P: p, PMethod: method, Primary: m == r.primary,
+					CI:    metrics.PairedCI95(d, diff, hi-lo), Primary: m == r.primary,
 				}
+				if p, method, ok := metrics.PairedExactP(d); ok {
+					pp.P, pp.PMethod = p, method
+				} else {
+					mc = append(mc, mcCol{pp, d})
+				}
+			}
+		}
+		// The tests without an exact form share one sign vector per resample.
+		if len(mc) > 0 && metrics.ResamplingIsExact(n, r.Resamples) {
+			dm := make([]float64, n*len(mc))
+			for c, x := range mc {
+				for i, v := range x.d {
+					dm[i*len(mc)+c] = v
+				}
+			}
+			for c, p := range metrics.SignFlipPValues(dm, n, len(mc), r.Resamples, r.Seed) {
+				mc[c].p.P, mc[c].p.PMethod = p, metrics.PMethodRandomization
+			}
+		} else {
+			for _, x := range mc {
+				x.p.P, x.p.PMethod = metrics.SignFlipPValueBound(x.d), metrics.PMethodBerryEsseen
 			}
 		}
 	}

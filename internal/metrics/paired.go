@@ -133,8 +133,9 @@ func SignFlipPValueBound(d []float64) float64 {
 // sign-flip test on the lattice of the differences. ok = false when neither
 // applies (the caller resamples, or bounds).
 func PairedExactP(d []float64) (p float64, method string, ok bool) {
-	var b, c int64
+	var b, c, nonzero int64
 	zeroOne := true
+	first := 0.0
 	for _, v := range d {
 		switch v {
 		case 1:
@@ -142,18 +143,27 @@ func PairedExactP(d []float64) (p float64, method string, ok bool) {
 		case -1:
 			c++
 		case 0:
+			continue
 		default:
 			zeroOne = false
+		}
+		if nonzero++; first == 0 {
+			first = math.Abs(v)
 		}
 	}
 	if zeroOne {
 		return McNemarExactP(b, c), PMethodMcNemar, true
 	}
-	if p, ok := SignFlipExactP(d); ok {
-		return p, PMethodSignFlipExact, true
+	// A first difference on no lattice rules the lattice out, before the O(n) work.
+	if _, _, ok := latticeOf([]float64{first}); ok {
+		if p, ok := SignFlipExactP(d); ok {
+			return p, PMethodSignFlipExact, true
+		}
 	}
-	if p, ok := SignFlipEnumerate(d); ok {
-		return p, PMethodSignFlipExact, true
+	if nonzero <= SignFlipEnumerateMax {
+		if p, ok := SignFlipEnumerate(d); ok {
+			return p, PMethodSignFlipExact, true
+		}
 	}
 	return math.NaN(), "", false
 }
