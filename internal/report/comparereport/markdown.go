@@ -119,17 +119,22 @@ func (d *Document) Markdown(w io.Writer) error {
 	}
 
 	if len(d.Paired) > 0 {
-		fmt.Fprintf(&b, "\n### Paired comparisons against %s\n\n| strategy | metric | n | Δ mean | 95%% CI of Δ | p | p (Holm) | test | significant |\n|---|---|---:|---:|---:|---:|---:|---|---|\n", esc(d.Baseline))
+		fmt.Fprintf(&b, "\n### Paired comparisons against %s\n\n| strategy | metric | n | Δ mean | 95%% CI of Δ | p (Holm) | significant |\n|---|---|---:|---:|---:|---:|---|\n", esc(d.Baseline))
 		var notes []string
 		for _, p := range d.Paired {
 			sig := "no"
 			if p.Significant {
 				sig = "**yes**"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s%s |\n", esc(p.Strategy), d.metricCell(p.Metric), p.N, format.Signed(p.Delta.V()),
-				d.ciCell(p), format.P(p.PUnadjusted.V()), format.P(p.PValue.V()), p.PValueMethod, sig, noteMark(p, &notes))
+			metric := p.Metric
+			if p.Primary {
+				metric = "**" + metric + "**"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s%s |\n", esc(p.Strategy), metric, p.N, format.Signed(p.Delta.V()),
+				d.ciCell(p), format.P(p.PValue.V()), sig, noteMark(p, &notes))
 		}
 		b.WriteString("\n")
+		fmt.Fprintf(&b, "The primary measure is in bold. Tests: %s (the unadjusted p-values are in the JSON report).  \n", d.testMethods())
 		for i, n := range notes {
 			fmt.Fprintf(&b, "[%d] %s.  \n", i+1, n)
 		}

@@ -2,7 +2,9 @@ package comparereport
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -169,4 +171,23 @@ func noteMark(p Paired, notes *[]string) string {
 	}
 	*notes = append(*notes, noteText(p.Note))
 	return fmt.Sprintf(" [%d]", len(*notes))
+}
+
+// testMethods lists each measure's test method, in report order ("dcg_at_k
+// exact-sign-flip, hit_at_k exact-mcnemar, …"); a measure whose tests differ in
+// method lists each.
+func (d *Document) testMethods() string {
+	var parts []string
+	for _, m := range metrics.QueryMeasures {
+		var ms []string
+		for _, p := range d.Paired {
+			if p.Metric == m.Key && !slices.Contains(ms, p.PValueMethod) {
+				ms = append(ms, p.PValueMethod)
+			}
+		}
+		if len(ms) > 0 {
+			parts = append(parts, m.Key+" "+strings.Join(ms, "/"))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
