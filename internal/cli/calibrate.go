@@ -51,7 +51,7 @@ func (c *CalibrateCommand) parse(env *Env, args []string) (*calibrateOptions, er
 	fs.BoolVar(&o.gitAnchoring, "git-anchoring", false, "also require the commit that last changed --human to be a strict ancestor of the one that last changed --judge")
 	fs.StringVar(&o.jsonOut, "json", "", "write the calibration JSON here")
 	fs.StringVar(&o.mdOut, "markdown", "", "write the Markdown report here")
-	fs.IntVar(&o.resamples, "bootstrap", metrics.DefaultResamples, "bootstrap resamples for the weighted-kappa CI (0: no CI)")
+	fs.IntVar(&o.resamples, "bootstrap", metrics.DefaultResamples, fmt.Sprintf("bootstrap resamples for the weighted-kappa CI (0: no CI; at most %d)", metrics.MaxResamples))
 	maxUnpaired := fs.String("max-unpaired", "", "fail the gate when a gated dimension has more unpaired labels than `N` (a count) or P% of its labelled cases (default: no limit)")
 	o.comment.register(fs, calibrateCommentKey)
 	if err := parseFlags(fs, env, args, calibrateInputs); err != nil {
@@ -68,8 +68,8 @@ func (c *CalibrateCommand) parse(env *Env, args []string) (*calibrateOptions, er
 	if err := o.comment.validate("calibrate"); err != nil {
 		return nil, err
 	}
-	if o.resamples < 0 {
-		return nil, usagef("calibrate: --bootstrap must be ≥ 0, got %d", o.resamples)
+	if o.resamples < 0 || o.resamples > metrics.MaxResamples {
+		return nil, usagef("calibrate: --bootstrap must be between 0 and %d, got %d", metrics.MaxResamples, o.resamples)
 	}
 	if *maxUnpaired != "" {
 		l, err := calibrate.ParseUnpairedLimit(*maxUnpaired)

@@ -36,6 +36,7 @@ func TestCalibrateExitCodes(t *testing.T) {
 		{"a percentage too", []string{"--max-unpaired", "2%"}, ExitGateFailed, true, ""},
 		{"bad --max-unpaired", []string{"--max-unpaired", "-1"}, ExitInput, false, "--max-unpaired"},
 		{"bad --bootstrap", []string{"--bootstrap", "-1"}, ExitInput, false, "--bootstrap"},
+		{"--bootstrap above the maximum", []string{"--bootstrap", "100001"}, ExitInput, false, "--bootstrap must be between 0 and 100000"},
 		{"malformed labels", []string{"--human", badHuman}, ExitInput, false, "bad.jsonl:1:"},
 		{"a report never overwrites an input", []string{"--human", copyHuman, "--markdown", copyHuman}, ExitInput, false, "--markdown " + copyHuman + " would overwrite the input"},
 	}

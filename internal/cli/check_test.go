@@ -74,7 +74,7 @@ func TestCheckRunInProcess(t *testing.T) {
 	assert.Contains(t, out2.String(), "5000 with precomputed scores")
 	table := func(s string) string { // the group table: from "group" to the CI note
 		i := strings.Index(s, "\ngroup")
-		j := strings.Index(s, "mean [bootstrap")
+		j := strings.Index(s, "mean [95%")
 		return s[i:j]
 	}
 	assert.Equal(t, table(out.String()), table(out2.String()))

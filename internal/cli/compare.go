@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -85,7 +86,8 @@ type compareOptions struct {
 	runs                     runFlag
 	k, level, resamples      int
 	gain                     gainFlag
-	baseline                 string
+	baseline, primary        string
+	levelSet                 bool
 	seed                     uint64
 	jsonOut, mdOut, perQuery string
 	comment                  commentFlags // its own key, compare: never check's or calibrate's comment
@@ -98,7 +100,7 @@ type compareOptions struct {
 // compareInputs are compare's Action inputs (`run` holds one NAME=FILE per line).
 // compare keeps its own sticky PR comment (key compare) and the job summary.
 var compareInputs = commentInputs(actionInputs{
-	"qrels": "", "run": "", "k": "", "gain": "", "relevant-level": "", "baseline": "", "bootstrap": "", "seed": "",
+	"qrels": "", "run": "", "k": "", "gain": "", "relevant-level": "", "baseline": "", "primary": "", "bootstrap": "", "seed": "",
 	"gate-strategy": "", "floors": "", "fail-if-beaten": "",
 	"json": "retrieval-gate-compare.json", "markdown": "", "per-query": "",
 	"html": "", "history": "",
@@ -113,7 +115,8 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	fs.Var(&o.gain, "gain", "DCG gain: exp (2^rel - 1, the default) or linear (rel, as trec_eval)")
 	fs.IntVar(&o.level, "relevant-level", 2, "a document is relevant when rel >= this level (precision, recall, MAP, MRR, hit)")
 	fs.StringVar(&o.baseline, "baseline", "", "the strategy the paired comparisons are against (default: the first --run)")
-	fs.IntVar(&o.resamples, "bootstrap", metrics.DefaultResamples, "resamples for the confidence intervals and the randomization test")
+	fs.StringVar(&o.primary, "primary", compare.Primary, "the pre-declared primary measure the recommendation rests on (its tests are Holm-adjusted across strategies only): one of "+strings.Join(metrics.GradedKeys[:], ", "))
+	fs.IntVar(&o.resamples, "bootstrap", metrics.DefaultResamples, fmt.Sprintf("resamples for the confidence intervals and the randomization test (at most %d)", metrics.MaxResamples))
 	seed := fs.String("seed", strconv.FormatUint(metrics.DefaultSeed, 10), "seed of the resampling (reports are reproducible)")
 	fs.StringVar(&o.jsonOut, "json", "", "write the JSON report (retrieval-gate/compare@1) here")
 	fs.StringVar(&o.mdOut, "markdown", "", "write the Markdown report here")
@@ -128,6 +131,7 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	if err := parseFlags(fs, env, args, compareInputs); err != nil {
 		return nil, err
 	}
+	fs.Visit(func(f *flag.Flag) { o.levelSet = o.levelSet || f.Name == "relevant-level" })
 	switch {
 	case o.qrels == "":
 		return nil, usagef("compare: --qrels is required")
@@ -137,8 +141,10 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 		return nil, usagef("compare: --k must be between 1 and 100000, got %d", o.k)
 	case o.level < 1 || o.level > trecfile.MaxRelevance:
 		return nil, usagef("compare: --relevant-level must be between 1 and %d, got %d", trecfile.MaxRelevance, o.level)
-	case o.resamples < 1:
-		return nil, usagef("compare: --bootstrap must be at least 1, got %d", o.resamples)
+	case o.resamples < 1 || o.resamples > metrics.MaxResamples:
+		return nil, usagef("compare: --bootstrap must be between 1 and %d, got %d", metrics.MaxResamples, o.resamples)
+	case metrics.QueryIndex(o.primary) < 0:
+		return nil, usagef("compare: --primary must be one of %s, got %q", strings.Join(metrics.GradedKeys[:], ", "), o.primary)
 	}
 	if err := o.comment.validate("compare"); err != nil {
 		return nil, err
@@ -211,7 +217,8 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions)
 		return runErr
 	}
 	res, err := compare.Run(qrels, inputs, compare.Options{
-		K: o.k, Gain: o.gain.g, RelevantLevel: o.level, Baseline: o.baseline, Resamples: o.resamples, Seed: o.seed,
+		K: o.k, Gain: o.gain.g, RelevantLevel: o.level, RelevantLevelSet: o.levelSet, Baseline: o.baseline, Primary: o.primary,
+		Resamples: o.resamples, Seed: o.seed,
 		Gate: compare.GateOptions{Strategy: o.gateStrategy, Floors: o.floors.list, FailIfBeaten: o.failIfBeaten},
 	})
 	if err != nil {

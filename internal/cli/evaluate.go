@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 )
 
@@ -70,7 +71,7 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	fs.IntVar(&o.concurrency, "concurrency", 4, "chat requests in flight at once")
 	fs.Int64Var(&o.maxRequests, "max-requests", 0, "request budget of the judge (0: no limit)")
 	fs.StringVar(&o.price, "price-per-1k", "", "judge price per 1,000 tokens, PRICE or PROMPT,COMPLETION")
-	fs.IntVar(&o.bootstrap, "bootstrap", 10000, "compare's bootstrap resamples")
+	fs.IntVar(&o.bootstrap, "bootstrap", metrics.DefaultResamples, fmt.Sprintf("compare's bootstrap resamples (at most %d)", metrics.MaxResamples))
 	o.comment.register(fs, evaluateCommentKey)
 	if err := parseFlags(fs, env, args, evaluateInputs); err != nil {
 		return nil, err
@@ -81,6 +82,8 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	switch {
 	case o.kb == "":
 		return nil, usagef("evaluate: --kb is required")
+	case o.bootstrap < 1 || o.bootstrap > metrics.MaxResamples:
+		return nil, usagef("evaluate: --bootstrap must be between 1 and %d, got %d", metrics.MaxResamples, o.bootstrap)
 	case o.out == "":
 		return nil, usagef("evaluate: --out DIR is required")
 	case o.judgeURL == "":

@@ -177,8 +177,9 @@ func commandProperties(t *testing.T, line string) map[string]string {
 	return props
 }
 
-// Issue 10 item 8: with 3,000 distinct case types the comment is cut, and keeps
-// the verdict, the gates with their reasons and the integrity summary.
+// Issue 10 items 8 and 12: with 3,000 distinct case types only the 50 largest
+// groups are computed and shown (the rest counted), and the comment keeps the
+// verdict, the gates with their reasons and the integrity summary.
 func TestCommentWithThousandsOfTypesKeepsGates(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
@@ -202,7 +203,7 @@ func TestCommentWithThousandsOfTypesKeepsGates(t *testing.T) {
 	body := cs[0].Body
 	assert.LessOrEqual(t, len(body), githubtest.MaxBody)
 	for _, want := range []string{"**Verdict: fail**", "### Gates", "| integrity | — | — | ❌ fail |", "| min\\_hit | overall | retrieval\\_hit\\_at\\_k | ❌ fail |",
-		"### Integrity problems (429)", "more rows not shown (cut to fit the size limit)", "This comment was shortened"} {
+		"### Integrity problems (429)", "only the 50 largest type and locale groups are computed and shown: 2950 more types (2950 cases) are not"} {
 		assert.Contains(t, body, want)
 	}
 }

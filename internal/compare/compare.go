@@ -28,11 +28,10 @@ const Schema = "retrieval-gate/compare@1"
 // separated by a significant difference in the primary measure.
 const NoClearWinner = "no clear winner"
 
-// Primary is the measure the recommendation and the diagnosis rank strategies by.
+// Primary is the default primary measure (--primary): the one measure the
+// recommendation and the diagnosis rank and test strategies by, pre-declared so
+// that its tests are adjusted across strategies only (Holm within its family).
 const Primary = metrics.KeyDCG
-
-// primary is Primary's index in metrics.QueryMeasures.
-var primary = metrics.QueryIndex(Primary)
 
 // Alpha is the significance level, applied after the Holm correction.
 const Alpha = 0.05
@@ -45,10 +44,14 @@ type Options struct {
 	K             int
 	Gain          metrics.Gain
 	RelevantLevel int
-	Baseline      string // empty: the first run
-	Resamples     int
-	Seed          uint64
-	Gate          GateOptions // compare as a gate: off unless its Strategy is set
+	// RelevantLevelSet says the level was chosen (--relevant-level given): binary
+	// qrels (no level above 1) then do not fall back to level 1.
+	RelevantLevelSet bool
+	Baseline         string // empty: the first run
+	Primary          string // a metrics.QueryMeasures key; empty: Primary
+	Resamples        int
+	Seed             uint64
+	Gate             GateOptions // compare as a gate: off unless its Strategy is set
 }
 
 // Input is one named run.
@@ -61,17 +64,18 @@ type Input struct {
 type Strategy struct {
 	Name    string
 	File    string
-	N       int // evaluated queries (judged, with a relevant document)
+	N       int // evaluated queries (judged, with a document of positive gain)
 	Missing int // evaluated queries absent from the run (scored 0)
 	// RunQueries is the number of queries in the run; NotJudged of them are
 	// absent from the qrels and ignored.
 	RunQueries, NotJudged int
 	// Values holds the per-query metrics, row-major: Values[i*NumGraded+m] for
 	// the i-th evaluated query (Result.QueryIDs order) and measure m
-	// (metrics.QueryMeasures).
+	// (metrics.QueryMeasures); NaN where the measure does not count the query (a
+	// binary measure on a query without a document at the relevant level).
 	Values []float64
-	Means  metrics.Graded
-	CI     [metrics.NumGraded][2]float64
+	Means  metrics.Graded // each over its measure's queries (Result.MeasureN)
+	CI     [metrics.NumGraded]metrics.Interval
 	// Retrieved counts the documents in the top k of the evaluated queries;
 	// ByLevel[l] those of relevance l (unjudged included in level 0); Unjudged the unjudged ones.
 	Retrieved int
@@ -99,15 +103,48 @@ func (s *Strategy) Distribution() [5]float64 {
 	return d
 }
 
-// Paired is the comparison of one strategy with the baseline on one metric.
+// Paired is the comparison of one strategy with another on one metric.
 type Paired struct {
 	Strategy, Baseline string
 	Metric             string
-	Delta              float64    // mean(strategy − baseline)
-	CI                 [2]float64 // paired bootstrap 95% CI of Delta
-	P                  float64    // randomization-test p-value, before correction
-	PHolm              float64    // Holm-adjusted over all comparisons
-	Significant        bool       // PHolm < Alpha
+	N                  int              // queries the measure counts
+	Delta              float64          // mean(strategy − baseline)
+	CI                 metrics.Interval // paired 95% CI of Delta
+	P                  float64          // exact (or randomization) p-value, before correction
+	PMethod            string           // metrics.PMethod*
+	PHolm              float64          // Holm-adjusted within the measure's family (its strategies)
+	Primary            bool             // the primary measure's test (else a secondary one)
+	Significant        bool             // PHolm < Alpha
+	// Note says why the interval and the test disagree (the interval excludes 0
+	// and the test is not significant, or the reverse); empty when they agree.
+	Note string
+}
+
+// Reasons an interval and its test may disagree (Paired.Note).
+const (
+	// NoteSmallN: fewer than metrics.ReliableMinN queries: the interval is
+	// unreliable and the exact test decides.
+	NoteSmallN = "small-n"
+	// NoteHolm: the unadjusted p is below Alpha; the adjustment across strategies is not.
+	NoteHolm = "holm"
+	// NoteMethods: the interval and the test are different procedures and differ
+	// near the threshold; the test decides.
+	NoteMethods = "methods"
+)
+
+// note is the Note of a test with interval ci: empty when they agree.
+func note(p *Paired) string {
+	excludes := p.CI.Lo > 0 || p.CI.Hi < 0
+	if excludes == p.Significant {
+		return ""
+	}
+	switch {
+	case metrics.Unreliable(int64(p.N)):
+		return NoteSmallN
+	case excludes && p.P < Alpha:
+		return NoteHolm
+	}
+	return NoteMethods
 }
 
 // Result is a whole comparison.
@@ -121,8 +158,28 @@ type Result struct {
 	Leader       *Paired // best vs runner-up on the primary measure (nil with one strategy)
 	Exact        bool    // Monte Carlo resampling (false: large-sample approximation)
 	Findings     []Finding
-	NotEvaluated int           // judged queries without a relevant document, excluded from every mean
+	NotEvaluated int           // judged queries without a document of positive gain, excluded from every mean
 	Gates        outcome.Gates // the Gate options' floors and not_beaten; none unless asked
+	// MeasureN is each measure's number of queries: the graded measures (DCG,
+	// nDCG, mean relevance) count every evaluated query, the binary ones those
+	// with a document at the relevant level.
+	MeasureN [metrics.NumGraded]int
+	// InBinary[i] says evaluated query i has a document at the relevant level.
+	InBinary []bool
+	// MaxLevel is the highest relevance level in the qrels (the scale found is 0..MaxLevel).
+	MaxLevel int
+	// LevelFallback: binary qrels under the default level: RelevantLevel was set to 1.
+	LevelFallback bool
+	primary       int // index of Primary in metrics.QueryMeasures
+}
+
+// PrimaryIndex is the index of the primary measure in metrics.QueryMeasures.
+func (r *Result) PrimaryIndex() int { return r.primary }
+
+// binaryMeasure reports whether measure m depends on the relevant level (and so
+// counts only the queries with a document at that level).
+func binaryMeasure(m int) bool {
+	return metrics.QueryMeasures[m].Params&metrics.ParamRelevantLevel != 0
 }
 
 // Verdict is the verdict of the gates: pass when none was asked for.
@@ -192,23 +249,56 @@ func Run(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 	if opt.Baseline == "" {
 		opt.Baseline = runs[0].Name
 	}
-	res := &Result{Options: opt, Judged: q.NumQueries()}
-	// Evaluated queries: judged with at least one relevant document, by id.
+	if opt.Primary == "" {
+		opt.Primary = Primary
+	}
+	pi := metrics.QueryIndex(opt.Primary)
+	if pi < 0 {
+		return nil, fmt.Errorf("primary measure %q is not one of %s", opt.Primary, strings.Join(metrics.GradedKeys[:], ", "))
+	}
+	res := &Result{Options: opt, Judged: q.NumQueries(), primary: pi}
+	// Evaluated queries: judged with at least one document of positive gain, by id.
 	var eval []int
 	for i := range q.NumQueries() {
 		lv := q.Levels(i)
-		if metrics.NumRelevant(lv[:], opt.RelevantLevel) > 0 {
+		for l := len(lv) - 1; l > res.MaxLevel; l-- {
+			if lv[l] > 0 {
+				res.MaxLevel = l
+			}
+		}
+		if metrics.NumRelevant(lv[:], 1) > 0 {
 			eval = append(eval, i)
 		}
 	}
 	slices.SortFunc(eval, func(a, b int) int { return strings.Compare(q.QueryID(a), q.QueryID(b)) })
 	res.NotEvaluated = q.NumQueries() - len(eval)
 	if len(eval) == 0 {
-		return nil, input.Errorf(q.File, 0, "no judged query has a document of relevance >= %d: nothing to evaluate", opt.RelevantLevel)
+		return nil, input.Errorf(q.File, 0, "no judged query has a document of relevance >= 1: nothing to evaluate")
+	}
+	if res.MaxLevel < opt.RelevantLevel {
+		if opt.RelevantLevelSet || res.MaxLevel != 1 {
+			return nil, input.Errorf(q.File, 0, "no judged query has a document of relevance >= %d (the highest level is %d): nothing to evaluate", opt.RelevantLevel, res.MaxLevel)
+		}
+		// Binary qrels under the default level: relevant = rel ≥ 1, said in the reports.
+		opt.RelevantLevel = 1
+		res.Options.RelevantLevel = 1
+		res.LevelFallback = true
 	}
 	res.QueryIDs = make([]string, len(eval))
+	res.InBinary = make([]bool, len(eval))
+	nbin := 0
 	for i, qi := range eval {
 		res.QueryIDs[i] = q.QueryID(qi)
+		lv := q.Levels(qi)
+		if res.InBinary[i] = metrics.NumRelevant(lv[:], opt.RelevantLevel) > 0; res.InBinary[i] {
+			nbin++
+		}
+	}
+	for m := range metrics.NumGraded {
+		res.MeasureN[m] = len(eval)
+		if binaryMeasure(m) {
+			res.MeasureN[m] = nbin
+		}
 	}
 	seen := map[string]bool{}
 	for _, in := range runs {
@@ -216,7 +306,7 @@ func Run(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 			return nil, fmt.Errorf("duplicate strategy name %q", in.Name)
 		}
 		seen[in.Name] = true
-		s, err := evaluate(q, in, eval, opt)
+		s, err := evaluate(q, in, eval, res.InBinary, pi, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -235,7 +325,7 @@ func Run(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 	return res, nil
 }
 
-func evaluate(q *trecfile.Qrels, in Input, eval []int, opt Options) (Strategy, error) {
+func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary int, opt Options) (Strategy, error) {
 	run := in.Run
 	s := Strategy{Name: in.Name, File: run.File, N: len(eval), RunQueries: len(run.Queries)}
 	byQ := make([]int32, q.NumQueries()) // qrels index -> run query, -1 absent
@@ -303,6 +393,13 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, opt Options) (Strategy, e
 				c.retrieved += len(rels)
 				lv := q.Levels(qi)
 				g := metrics.GradedAtK(&metrics.QueryInput{Rels: rels, Levels: lv[:], K: k, Gain: opt.Gain, RelevantLevel: opt.RelevantLevel})
+				if !inBinary[i] {
+					for m := range M {
+						if binaryMeasure(m) {
+							g[m] = math.NaN()
+						}
+					}
+				}
 				copy(s.Values[i*M:], g[:])
 				failed[i] = len(rels) == 0 || rels[0] == 0
 				order[i] = dq{g[primary], i}
@@ -329,11 +426,14 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, opt Options) (Strategy, e
 	}
 	n := float64(len(eval))
 	for m := range M {
-		sum := 0.0
+		sum, cnt := 0.0, 0
 		for i := range eval {
-			sum += s.Values[i*M+m]
+			if v := s.Values[i*M+m]; !math.IsNaN(v) {
+				sum += v
+				cnt++
+			}
 		}
-		s.Means[m] = sum / n
+		s.Means[m] = sum / float64(cnt)
 	}
 	s.ByPosition = make([]float64, k)
 	for r := range k {
@@ -346,7 +446,9 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, opt Options) (Strategy, e
 		}
 		return out
 	}
-	// eval is sorted by id, so a stable sort on dcg breaks ties by query id.
+	// eval is sorted by id, so a stable sort on dcg breaks ties by query id;
+	// queries the primary measure does not count are not ranked.
+	order = slices.DeleteFunc(order, func(x dq) bool { return math.IsNaN(x.dcg) })
 	slices.SortStableFunc(order, func(a, b dq) int { return cmp.Compare(b.dcg, a.dcg) })
 	s.Best = ids(order)
 	slices.SortStableFunc(order, func(a, b dq) int { return cmp.Compare(a.dcg, b.dcg) })
@@ -354,10 +456,62 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, opt Options) (Strategy, e
 	return s, nil
 }
 
-// statistics fills the CIs of every mean and the paired comparisons.
+// rowGroup is a set of evaluated queries (rows) and the measures that count
+// exactly those queries: the graded measures count every evaluated query, the
+// binary ones those with a document at the relevant level.
+type rowGroup struct {
+	rows     []int
+	measures []int
+}
+
+// groups splits the measures by the queries they count (one group when the two
+// sets are equal).
+func (r *Result) groups() []rowGroup {
+	n := r.N()
+	all, bin := make([]int, n), make([]int, 0, n)
+	for i := range n {
+		all[i] = i
+		if r.InBinary[i] {
+			bin = append(bin, i)
+		}
+	}
+	var graded, binary []int
+	for m := range metrics.NumGraded {
+		if binaryMeasure(m) && len(bin) < n {
+			binary = append(binary, m)
+		} else {
+			graded = append(graded, m)
+		}
+	}
+	gs := []rowGroup{{all, graded}}
+	if len(binary) > 0 {
+		gs = append(gs, rowGroup{bin, binary})
+	}
+	return gs
+}
+
+// measureRange is measure m's per-query range for the intervals' widening.
+func (r *Result) measureRange(m int) (lo, hi float64) {
+	return metrics.QueryRange(metrics.QueryMeasures[m].Info, r.K, r.Gain, max(r.MaxLevel, 1))
+}
+
+// pValue is the paired p-value of the differences d: exact (McNemar, or the
+// exact sign-flip on their lattice) when cheap; else the Monte Carlo sign-flip
+// test within the resampling budget; else the conservative Berry–Esseen bound.
+func (r *Result) pValue(d []float64) (float64, string) {
+	if p, method, ok := metrics.PairedExactP(d); ok {
+		return p, method
+	}
+	if metrics.ResamplingIsExact(len(d), r.Resamples) {
+		return metrics.SignFlipPValues(d, len(d), 1, r.Resamples, r.Seed)[0], metrics.PMethodRandomization
+	}
+	return metrics.SignFlipPValueBound(d), metrics.PMethodBerryEsseen
+}
+
+// statistics fills the CIs of every mean and the paired comparisons against
+// the baseline, Holm-adjusted within each measure's family of strategies.
 func (r *Result) statistics() {
 	const M = metrics.NumGraded
-	n := r.N()
 	S := len(r.Strategies)
 	base := r.StrategyIndex(r.Baseline)
 	others := make([]int, 0, S-1)
@@ -366,80 +520,121 @@ func (r *Result) statistics() {
 			others = append(others, i)
 		}
 	}
-	// Columns of x: every strategy's metrics; of d: every (other − baseline) difference.
-	cols := S * M
-	dcols := len(others) * M
-	x := make([]float64, n*cols)
-	d := make([]float64, n*dcols)
-	for i := range n {
-		for s := range r.Strategies {
-			copy(x[i*cols+s*M:i*cols+(s+1)*M], r.Strategies[s].Values[i*M:(i+1)*M])
-		}
-		for o, s := range others {
-			for m := range M {
-				d[i*dcols+o*M+m] = r.Strategies[s].Values[i*M+m] - r.Strategies[base].Values[i*M+m]
-			}
+	if r.InBinary == nil { // every query counts for every measure
+		r.InBinary = make([]bool, r.N())
+		for i := range r.InBinary {
+			r.InBinary[i] = true
 		}
 	}
-	r.Exact = metrics.ResamplingIsExact(n, r.Resamples)
-	cis := make([][2]float64, cols+dcols)
-	ps := make([]float64, dcols)
-	if r.Exact {
-		// One index draw per resample for all strategies and metrics; the resampled
-		// mean of a paired difference is the difference of the resampled means.
-		stats := metrics.BootstrapMeans(x, n, cols, r.Resamples, r.Seed)
-		diff := make([]float64, r.Resamples)
-		for o, s := range others {
-			for m := range M {
-				for b := range diff {
-					diff[b] = stats[s*M+m][b] - stats[base*M+m][b]
+	r.Exact = metrics.ResamplingIsExact(r.N(), r.Resamples)
+	// paired[o*M+m] is strategy others[o] against the baseline on measure m.
+	paired := make([]Paired, len(others)*M)
+	for _, g := range r.groups() {
+		n, G := len(g.rows), len(g.measures)
+		if n == 0 {
+			continue
+		}
+		// x: every strategy's values of the group's measures, row-major.
+		cols := S * G
+		x := make([]float64, n*cols)
+		for i, row := range g.rows {
+			for s := range r.Strategies {
+				for j, m := range g.measures {
+					x[i*cols+s*G+j] = r.Strategies[s].Values[row*M+m]
 				}
-				cis[cols+o*M+m] = metrics.PercentileCI95(diff)
 			}
 		}
-		for c := range cols {
-			cis[c] = metrics.PercentileCI95(stats[c])
+		var stats [][]float64
+		if metrics.ResamplingIsExact(n, r.Resamples) {
+			// One index draw per resample for all strategies and measures; the
+			// resampled mean of a paired difference is the difference of the means.
+			stats = metrics.BootstrapMeans(x, n, cols, r.Resamples, r.Seed)
 		}
-		if dcols > 0 {
-			ps = metrics.SignFlipPValues(d, n, dcols, r.Resamples, r.Seed)
-		}
-	} else {
-		col := make([]float64, n)
-		for c := range cols {
+		col := func(c int) []float64 {
+			out := make([]float64, n)
 			for i := range n {
-				col[i] = x[i*cols+c]
+				out[i] = x[i*cols+c]
 			}
-			cis[c] = metrics.MeanCI95Normal(col)
+			return out
 		}
-		for c := range dcols {
-			for i := range n {
-				col[i] = d[i*dcols+c]
+		rep := func(c int) []float64 {
+			if stats == nil {
+				return nil
 			}
-			cis[cols+c] = metrics.MeanCI95Normal(col)
-			ps[c] = metrics.SignFlipPValueNormal(col, r.Resamples)
+			return slices.Clone(stats[c])
+		}
+		for s := range r.Strategies {
+			for j, m := range g.measures {
+				lo, hi := r.measureRange(m)
+				r.Strategies[s].CI[m] = metrics.ColumnCI95(col(s*G+j), rep(s*G+j), lo, hi)
+			}
+		}
+		type mcCol struct {
+			p *Paired
+			d []float64
+		}
+		var mc []mcCol
+		for o, s := range others {
+			for j, m := range g.measures {
+				a, b := col(s*G+j), col(base*G+j)
+				d := make([]float64, n)
+				for i := range d {
+					d[i] = a[i] - b[i]
+				}
+				var diff []float64
+				if stats != nil {
+					diff = make([]float64, r.Resamples)
+					for k := range diff {
+						diff[k] = stats[s*G+j][k] - stats[base*G+j][k]
+					}
+				}
+				lo, hi := r.measureRange(m)
+				pp := &paired[o*M+m]
+				*pp = Paired{
+					Strategy: r.Strategies[s].Name, Baseline: r.Baseline, Metric: metrics.GradedKeys[m], N: n,
+					Delta: r.Strategies[s].Means[m] - r.Strategies[base].Means[m],
+					CI:    metrics.PairedCI95(d, diff, hi-lo), Primary: m == r.primary,
+				}
+				if p, method, ok := metrics.PairedExactP(d); ok {
+					pp.P, pp.PMethod = p, method
+				} else {
+					mc = append(mc, mcCol{pp, d})
+				}
+			}
+		}
+		// The tests without an exact form share one sign vector per resample.
+		if len(mc) > 0 && metrics.ResamplingIsExact(n, r.Resamples) {
+			dm := make([]float64, n*len(mc))
+			for c, x := range mc {
+				for i, v := range x.d {
+					dm[i*len(mc)+c] = v
+				}
+			}
+			for c, p := range metrics.SignFlipPValues(dm, n, len(mc), r.Resamples, r.Seed) {
+				mc[c].p.P, mc[c].p.PMethod = p, metrics.PMethodRandomization
+			}
+		} else {
+			for _, x := range mc {
+				x.p.P, x.p.PMethod = metrics.SignFlipPValueBound(x.d), metrics.PMethodBerryEsseen
+			}
 		}
 	}
-	for s := range r.Strategies {
-		for m := range M {
-			r.Strategies[s].CI[m] = cis[s*M+m]
-		}
+	ps := make([]float64, len(paired))
+	family := make([]string, len(paired))
+	for i, p := range paired {
+		ps[i], family[i] = p.P, p.Metric
 	}
-	holm := metrics.Holm(ps)
-	for o, s := range others {
-		for m := range M {
-			c := o*M + m
-			r.Paired = append(r.Paired, Paired{
-				Strategy: r.Strategies[s].Name, Baseline: r.Baseline, Metric: metrics.GradedKeys[m],
-				Delta: r.Strategies[s].Means[m] - r.Strategies[base].Means[m],
-				CI:    cis[cols+c], P: ps[c], PHolm: holm[c], Significant: holm[c] < Alpha,
-			})
-		}
+	for i, adj := range metrics.HolmWithin(ps, family) {
+		p := &paired[i]
+		p.PHolm, p.Significant = adj, adj < Alpha
+		p.Note = note(p)
 	}
+	r.Paired = paired
 }
 
 // pairTest compares strategies a and b (a − b) on metric m. When the pair involves
 // the baseline, the Holm-adjusted comparison already made is returned; otherwise a
-// new test whose p-value is Holm-adjusted as one more member of the family.
+// new test whose p-value is Holm-adjusted as one more member of the measure's family.
 func (r *Result) pairTest(a, b, m int) Paired {
 	const M = metrics.NumGraded
 	A, B := &r.Strategies[a], &r.Strategies[b]
@@ -453,30 +648,37 @@ func (r *Result) pairTest(a, b, m int) Paired {
 		if p.Strategy == B.Name && p.Baseline == A.Name {
 			p.Strategy, p.Baseline = A.Name, B.Name
 			p.Delta = -p.Delta
-			p.CI = [2]float64{-p.CI[1], -p.CI[0]}
+			p.CI.Lo, p.CI.Hi = -p.CI.Hi, -p.CI.Lo
 			return p
 		}
 	}
-	n := r.N()
-	d := make([]float64, n)
-	for i := range n {
-		d[i] = A.Values[i*M+m] - B.Values[i*M+m]
+	var d []float64
+	for i := range r.N() {
+		if binaryMeasure(m) && !r.InBinary[i] {
+			continue
+		}
+		d = append(d, A.Values[i*M+m]-B.Values[i*M+m])
 	}
-	out := Paired{Strategy: A.Name, Baseline: B.Name, Metric: metrics.GradedKeys[m], Delta: A.Means[m] - B.Means[m]}
-	if r.Exact {
-		out.CI = metrics.BootstrapMeansCI95(d, n, 1, r.Resamples, r.Seed)[0]
-		out.P = metrics.SignFlipPValues(d, n, 1, r.Resamples, r.Seed)[0]
-	} else {
-		out.CI = metrics.MeanCI95Normal(d)
-		out.P = metrics.SignFlipPValueNormal(d, r.Resamples)
+	n := len(d)
+	out := Paired{Strategy: A.Name, Baseline: B.Name, Metric: metrics.GradedKeys[m], N: n,
+		Delta: A.Means[m] - B.Means[m], Primary: m == r.primary}
+	var diff []float64
+	if n > 0 && metrics.ResamplingIsExact(n, r.Resamples) {
+		diff = metrics.BootstrapMeans(d, n, 1, r.Resamples, r.Seed)[0]
 	}
+	lo, hi := r.measureRange(m)
+	out.CI = metrics.PairedCI95(d, diff, hi-lo)
+	out.P, out.PMethod = r.pValue(d)
 	family := make([]float64, 0, len(r.Paired)+1)
 	for _, p := range r.Paired {
-		family = append(family, p.P)
+		if p.Metric == out.Metric {
+			family = append(family, p.P)
+		}
 	}
 	family = append(family, out.P)
 	out.PHolm = metrics.Holm(family)[len(family)-1]
 	out.Significant = out.PHolm < Alpha
+	out.Note = note(&out)
 	return out
 }
 
@@ -487,7 +689,7 @@ func (r *Result) ranked() []int {
 		idx[i] = i
 	}
 	slices.SortStableFunc(idx, func(a, b int) int {
-		return cmp.Compare(r.Strategies[b].Means[primary], r.Strategies[a].Means[primary])
+		return cmp.Compare(r.Strategies[b].Means[r.primary], r.Strategies[a].Means[r.primary])
 	})
 	return idx
 }
@@ -500,7 +702,7 @@ func (r *Result) recommend() {
 		r.Recommended = r.Strategies[rk[0]].Name
 		return
 	}
-	lead := r.pairTest(rk[0], rk[1], primary)
+	lead := r.pairTest(rk[0], rk[1], r.primary)
 	r.Leader = &lead
 	if lead.Significant && lead.Delta > 0 {
 		r.Recommended = r.Strategies[rk[0]].Name
@@ -582,7 +784,7 @@ func (r *Result) diagnose() {
 			default:
 				continue
 			}
-			f.Test = r.pairTest(h, o, primary)
+			f.Test = r.pairTest(h, o, r.primary)
 			add(f)
 		}
 	}
@@ -597,7 +799,7 @@ func (r *Result) diagnose() {
 			if b == a || isRerank(bn) || withoutRerank(an) != withoutRerank(bn) {
 				continue
 			}
-			add(Finding{Kind: Reranker, A: an, B: bn, Test: r.pairTest(a, b, primary)})
+			add(Finding{Kind: Reranker, A: an, B: bn, Test: r.pairTest(a, b, r.primary)})
 		}
 	}
 	// Wide intervals: the widest half-width of the primary measure relative to its mean.
@@ -605,12 +807,12 @@ func (r *Result) diagnose() {
 	widest, wi := 0.0, -1
 	for i := range r.Strategies {
 		s := &r.Strategies[i]
-		m := s.Means[primary]
-		ci := s.CI[primary]
-		if m <= 0 || math.IsNaN(ci[0]) {
+		m := s.Means[r.primary]
+		ci := s.CI[r.primary]
+		if m <= 0 || math.IsNaN(ci.Lo) {
 			continue
 		}
-		if w := (ci[1] - ci[0]) / 2 / m; w > widest {
+		if w := (ci.Hi - ci.Lo) / 2 / m; w > widest {
 			widest, wi = w, i
 		}
 	}

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
@@ -15,7 +16,7 @@ import (
 type GateOptions struct {
 	Strategy     string
 	Floors       floor.List // on Strategy's means over the evaluated queries (group overall)
-	FailIfBeaten bool       // fail when another strategy is significantly better on Primary
+	FailIfBeaten bool       // fail when another strategy is significantly better on the primary measure
 }
 
 // StrategyGroup is the gate group of a strategy: "strategy:NAME".
@@ -43,7 +44,9 @@ func (r *Result) gates() {
 		if m >= 0 {
 			h := metrics.NewHistogram()
 			for i := range r.N() {
-				h.Add(s.Values[i*metrics.NumGraded+m])
+				if v := s.Values[i*metrics.NumGraded+m]; !math.IsNaN(v) { // NaN: a query the measure does not count
+					h.Add(v)
+				}
 			}
 			o.N, o.Mean, o.SD, o.Binary = h.N(), s.Means[m], h.SampleSD(), h.IsBinary()
 		}
@@ -57,13 +60,14 @@ func (r *Result) gates() {
 }
 
 // notBeaten fails when another strategy is significantly better than strategy
-// si on Primary: the paired test of each other strategy against it (the
+// si on the primary measure (--primary): the paired test of each other strategy against it (the
 // baseline comparisons already made, Holm-adjusted over the family; any other
 // pair tested as one more member of it).
 func (r *Result) notBeaten(si int) outcome.Gate {
 	s := &r.Strategies[si]
 	g := outcome.New(NotBeaten, outcome.Pass)
-	g.Group, g.Measure, g.Value, g.N = StrategyGroup(s.Name), Primary, s.Means[primary], int64(r.N())
+	key := metrics.GradedKeys[r.primary]
+	g.Group, g.Measure, g.Value, g.N = StrategyGroup(s.Name), key, s.Means[r.primary], int64(r.MeasureN[r.primary])
 	if len(r.Strategies) == 1 {
 		g.Status, g.Reason = outcome.Off, "no other strategy to compare with"
 		return g
@@ -74,7 +78,7 @@ func (r *Result) notBeaten(si int) outcome.Gate {
 		if o == si {
 			continue
 		}
-		t := r.pairTest(o, si, primary)
+		t := r.pairTest(o, si, r.primary)
 		if t.Significant && t.Delta > 0 {
 			beaten = append(beaten, describe(t))
 		} else if closest == nil || t.Delta > closest.Delta {
@@ -83,14 +87,14 @@ func (r *Result) notBeaten(si int) outcome.Gate {
 	}
 	if len(beaten) > 0 {
 		g.Status = outcome.Fail
-		g.Reason = "significantly better on " + Primary + ": " + strings.Join(beaten, "; ")
+		g.Reason = "significantly better on " + key + ": " + strings.Join(beaten, "; ")
 		return g
 	}
-	g.Reason = fmt.Sprintf("no strategy is significantly better on %s (closest: %s)", Primary, describe(*closest))
+	g.Reason = fmt.Sprintf("no strategy is significantly better on %s (closest: %s)", key, describe(*closest))
 	return g
 }
 
 // describe is one paired test as a gate reason: "B: +0.12 [+0.05, +0.19], Holm p = 0.0030".
 func describe(t Paired) string {
-	return fmt.Sprintf("%s %s %s, Holm p = %s", t.Strategy, format.Signed(t.Delta), format.SignedInterval(t.CI), format.P(t.PHolm))
+	return fmt.Sprintf("%s %s %s, Holm p = %s", t.Strategy, format.Signed(t.Delta), format.SignedInterval(t.CI.CI()), format.P(t.PHolm))
 }

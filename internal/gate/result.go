@@ -128,6 +128,58 @@ type Result struct {
 	UnknownKeys      []KeyCount    // top-level case keys the reader does not know, by name
 	Missed           []*CaseResult // the first DefaultMaxMissed, file order
 	MissedTotal      int64
+	// TypesOmitted and LocalesOmitted count the groups beyond MaxGroups (and
+	// their cases), neither computed nor shown; their cases count in Overall.
+	TypesOmitted, LocalesOmitted Omitted
+}
+
+// MaxGroups is how many type groups and how many locale groups are computed and
+// shown: those with the most cases (ties by name), plus the reference locale.
+const MaxGroups = 50
+
+// Omitted counts groups beyond MaxGroups and the cases in them.
+type Omitted struct {
+	Groups int
+	Cases  int64
+}
+
+// topGroups returns the names of at most MaxGroups groups by case count (ties by
+// name; keep is always kept when present), sorted by name, and what is left out.
+func topGroups(cases map[string]int64, keep string) ([]string, Omitted) {
+	names := make([]string, 0, len(cases))
+	for n := range cases {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if a == keep || b == keep {
+			return cmpBool(b == keep, a == keep)
+		}
+		if cases[a] != cases[b] {
+			return cmpBool(cases[a] < cases[b], cases[a] > cases[b])
+		}
+		return strings.Compare(a, b)
+	})
+	var om Omitted
+	if len(names) > MaxGroups {
+		for _, n := range names[MaxGroups:] {
+			om.Groups++
+			om.Cases += cases[n]
+		}
+		names = names[:MaxGroups]
+	}
+	slices.Sort(names)
+	return names, om
+}
+
+// cmpBool is 1 when gt, −1 when lt, else 0.
+func cmpBool(gt, lt bool) int {
+	switch {
+	case gt:
+		return 1
+	case lt:
+		return -1
+	}
+	return 0
 }
 
 // Verdict is the verdict of the gates.
@@ -167,17 +219,18 @@ func (a *Accumulator) Result(cfg Config) *Result {
 		}
 		return keys[i].locale < keys[j].locale
 	})
-	var types, locales []string
+	// Cells by type and by locale, and each group's case count, in one pass.
+	byType, byLocale := map[string][]cellKey{}, map[string][]cellKey{}
+	typeCases, localeCases := map[string]int64{}, map[string]int64{}
 	for _, k := range keys {
-		if !slices.Contains(types, k.typ) {
-			types = append(types, k.typ)
-		}
-		if !slices.Contains(locales, k.locale) {
-			locales = append(locales, k.locale)
-		}
+		byType[k.typ] = append(byType[k.typ], k)
+		byLocale[k.locale] = append(byLocale[k.locale], k)
+		typeCases[k.typ] += a.cells[k].total
+		localeCases[k.locale] += a.cells[k].total
 	}
-	slices.Sort(types)
-	slices.Sort(locales)
+	types, tom := topGroups(typeCases, "")
+	locales, lom := topGroups(localeCases, cfg.ReferenceLocale)
+	res.TypesOmitted, res.LocalesOmitted = tom, lom
 	type pending struct {
 		g  *Group
 		hs []*metrics.Histogram
@@ -188,12 +241,13 @@ func (a *Accumulator) Result(cfg Config) *Result {
 	var hs []*metrics.Histogram
 	res.Overall, hs = a.group("overall", keys, func(cellKey) bool { return true })
 	todo = append(todo, pending{&res.Overall, hs})
+	all := func(cellKey) bool { return true }
 	for i, t := range types {
-		res.ByType[i], hs = a.group(t, keys, func(k cellKey) bool { return k.typ == t })
+		res.ByType[i], hs = a.group(t, byType[t], all)
 		todo = append(todo, pending{&res.ByType[i], hs})
 	}
 	for i, l := range locales {
-		res.ByLocale[i], hs = a.group(l, keys, func(k cellKey) bool { return k.locale == l })
+		res.ByLocale[i], hs = a.group(l, byLocale[l], all)
 		todo = append(todo, pending{&res.ByLocale[i], hs})
 	}
 	// The bootstrap CIs are independent (each from its own seeded generator), so
@@ -213,7 +267,8 @@ func (a *Accumulator) Result(cfg Config) *Result {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				ms[i].Summary = metrics.Summarize(hists[i], cfg.Resamples, cfg.Seed)
+				lo, hi := metrics.KeyRange(ms[i].Key)
+				ms[i].Summary = metrics.Summarize(hists[i], cfg.Resamples, cfg.Seed, lo, hi)
 			}
 		}()
 	}

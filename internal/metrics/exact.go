@@ -97,11 +97,15 @@ func SignFlipExactP(d []float64) (p float64, ok bool) {
 		return math.NaN(), false
 	}
 	var tObs, support, items int64
+	at := make(map[float64]int64, len(vals)) // |d| -> its lattice integer
+	for i, v := range vals {
+		at[v] = q[i]
+	}
 	for _, v := range d {
 		if v == 0 {
 			continue
 		}
-		qi := q[slices.Index(vals, math.Abs(v))]
+		qi := at[math.Abs(v)]
 		if v > 0 {
 			tObs += qi
 		} else {

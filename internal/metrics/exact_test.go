@@ -94,8 +94,13 @@ func TestSignFlipExactPIssueExample(t *testing.T) {
 	p, ok := SignFlipExactP(d)
 	require.True(t, ok)
 	assert.InDelta(t, 0.006600447966810918, p, 1e-13)
-	// The normal shortcut compare used above 2·10⁷ is anti-conservative here.
-	assert.Less(t, SignFlipPValueNormal(d, 10000), p)
+	// The Berry–Esseen bound that replaces the anti-conservative normal shortcut
+	// is above it (conservative).
+	assert.GreaterOrEqual(t, SignFlipPValueBound(d), p)
+	pe, method, ok := PairedExactP(d)
+	require.True(t, ok)
+	assert.Equal(t, PMethodMcNemar, method)
+	assert.InDelta(t, p, pe, 1e-13)
 
 	// The same discordance at half the magnitude plus one pair of ±0.25 goes through
 	// the convolution. Reference: exact rational enumeration in Python,

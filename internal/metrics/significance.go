@@ -16,8 +16,8 @@ import (
 // only, never on GOMAXPROCS.
 
 // ExactResamplingBudget bounds n × resamples for Monte Carlo resampling. Above it,
-// the intervals and p-values use the large-sample approximations below, whose
-// error there is smaller than the Monte Carlo error of the resampling itself.
+// compare's intervals use the Cornish–Fisher approximation (MeanCI95Normal) and its
+// p-values that have no exact form the conservative bound SignFlipPValueBound.
 const ExactResamplingBudget = 20_000_000
 
 // ResamplingIsExact reports whether n items with `resamples` resamples are
@@ -204,23 +204,6 @@ func MeanCI95Normal(xs []float64) [2]float64 {
 	se := sd / math.Sqrt(n)
 	q := func(z float64) float64 { return mean + se*(z+skew*(z*z-1)/(6*math.Sqrt(n))) }
 	return [2]float64{q(-z975), q(z975)}
-}
-
-// SignFlipPValueNormal approximates the two-sided sign-flip test p-value of the
-// differences d for large n: under H0, Σ s_i d_i has mean 0 and variance Σ d_i²
-// and is asymptotically normal, so p = erfc(|Σ d_i| / √(2 Σ d_i²)); it is floored
-// at 1/(resamples + 1), the smallest p the Monte Carlo test could report.
-func SignFlipPValueNormal(d []float64, resamples int) float64 {
-	t, v := 0.0, 0.0
-	for _, x := range d {
-		t += x
-		v += x * x
-	}
-	if v == 0 {
-		return 1
-	}
-	p := math.Erfc(math.Abs(t) / math.Sqrt(2*v))
-	return max(p, 1/float64(max(resamples, 1)+1))
 }
 
 // Holm is Holm's (1979) step-down adjustment of p-values for multiple comparisons:

@@ -104,20 +104,42 @@ func ScoreCase(scores *[NumCase]float64, in *CaseInput) {
 	}
 }
 
-// Summary is a per-case metric over a group of cases: n, mean and the
-// percentile-bootstrap 95% CI of the mean (NaN when n = 0).
+// Summary is a per-case metric over a group of cases: n, mean and the 95%
+// interval of the mean (Histogram.MeanCI95: Wilson for 0/1 values, else BCa),
+// its method, and whether n < ReliableMinN makes it unreliable (NaN when n = 0).
 type Summary struct {
-	N    int64
-	Mean float64
-	CI95 [2]float64
+	N          int64
+	Mean       float64
+	CI95       [2]float64
+	Method     string
+	Unreliable bool
 }
 
-// Summarize is the mean and bootstrap 95% CI of the values in h (Histogram.Mean, Histogram.CI95).
-func Summarize(h *Histogram, resamples int, seed uint64) Summary {
+// Summarize is the mean and 95% interval of the values in h, a measure with
+// per-case range [lo, hi] (the range the interval widens to when all values are equal).
+func Summarize(h *Histogram, resamples int, seed uint64, lo, hi float64) Summary {
 	if h == nil || h.N() == 0 {
-		return Summary{Mean: math.NaN(), CI95: [2]float64{math.NaN(), math.NaN()}}
+		return Summary{Mean: math.NaN(), CI95: [2]float64{math.NaN(), math.NaN()}, Unreliable: true}
 	}
-	return Summary{N: h.N(), Mean: h.Mean(), CI95: h.CI95(resamples, seed)}
+	iv := h.MeanCI95(resamples, seed, lo, hi)
+	return Summary{N: h.N(), Mean: h.Mean(), CI95: iv.CI(), Method: iv.Method, Unreliable: iv.Unreliable}
+}
+
+// Range is the per-item range of a measure of this scale: [0, 1], or [0, +Inf).
+func (s Scale) Range() (lo, hi float64) {
+	if s == ScaleUnbounded {
+		return 0, math.Inf(1)
+	}
+	return 0, 1
+}
+
+// KeyRange is the per-item range of the measure named key: its scale's range
+// when it is registered, else unknown: (−Inf, +Inf).
+func KeyRange(key string) (lo, hi float64) {
+	if info, ok := Lookup(key); ok {
+		return info.Scale.Range()
+	}
+	return math.Inf(-1), math.Inf(1)
 }
 
 func contains(xs []string, s string) bool {

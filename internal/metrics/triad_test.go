@@ -111,7 +111,7 @@ func TestRecallAndNDCGOfEmptyGold(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
-	s := Summarize(NewHistogram(), 100, DefaultSeed)
+	s := Summarize(NewHistogram(), 100, DefaultSeed, 0, 1)
 	assert.Equal(t, int64(0), s.N)
 	assert.True(t, math.IsNaN(s.Mean))
 
@@ -119,12 +119,37 @@ func TestSummarize(t *testing.T) {
 	for i := range 10 {
 		h.Add(float64(i % 2))
 	}
-	s = Summarize(h, 1000, DefaultSeed)
+	s = Summarize(h, 1000, DefaultSeed, 0, 1)
 	assert.Equal(t, int64(10), s.N)
+	assert.Equal(t, MethodWilson, s.Method)
+	assert.False(t, s.Unreliable)
 	assert.InDelta(t, 0.5, s.Mean, 1e-12)
 	assert.LessOrEqual(t, s.CI95[0], 0.5)
 	assert.GreaterOrEqual(t, s.CI95[1], 0.5)
-	assert.Equal(t, s, Summarize(h, 1000, DefaultSeed), "fixed seed: same CI")
+	assert.Equal(t, s, Summarize(h, 1000, DefaultSeed, 0, 1), "fixed seed: same CI")
+
+	// The n = 5, all hits: never the point [1, 1]; marked unreliable.
+	h = NewHistogram()
+	for range 5 {
+		h.Add(1)
+	}
+	s = Summarize(h, 1000, DefaultSeed, 0, 1)
+	assert.Equal(t, MethodWilson, s.Method)
+	assert.True(t, s.Unreliable)
+	assert.Less(t, s.CI95[0], 0.6)
+	// n = 1 of a fraction: widened over the range, not [v, v].
+	h = NewHistogram()
+	h.Add(0.5)
+	s = Summarize(h, 1000, DefaultSeed, 0, 1)
+	assert.Equal(t, MethodBoundedWilson, s.Method)
+	assert.Less(t, s.CI95[0], 0.5)
+	assert.Greater(t, s.CI95[1], 0.5)
+	// Varied fractions: BCa.
+	h = NewHistogram()
+	for i := range 20 {
+		h.Add(float64(i%5) / 4)
+	}
+	assert.Equal(t, MethodBCa, Summarize(h, 1000, DefaultSeed, 0, 1).Method)
 }
 
 // Every registered measure is complete and its key unique across both tables.

@@ -43,6 +43,7 @@ type Document struct {
 	ByType           map[string]Group                   `json:"by_type"`
 	Cases            Cases                              `json:"cases"`
 	Gates            []Gate                             `json:"gates"`
+	GroupsOmitted    GroupsOmitted                      `json:"groups_omitted"`
 	Integrity        Integrity                          `json:"integrity"`
 	K                int                                `json:"k"`
 	LocaleDeltas     map[string]map[string]format.Float `json:"locale_deltas"`
@@ -54,6 +55,37 @@ type Document struct {
 
 	Missed      []Missed `json:"-"` // the first missed cases, file order
 	MissedTotal int64    `json:"-"`
+}
+
+// GroupsOmitted counts the type and locale groups beyond gate.MaxGroups (the
+// largest by cases are kept), neither computed nor shown; their cases count in
+// the overall group.
+type GroupsOmitted struct {
+	Locale Omitted `json:"locale"`
+	Type   Omitted `json:"type"`
+}
+
+// Omitted is a number of groups and of the cases in them.
+type Omitted struct {
+	Cases  int64 `json:"cases"`
+	Groups int   `json:"groups"`
+}
+
+// omittedLine says which groups are not shown, or "" when all are.
+func (d *Document) omittedLine() string {
+	var parts []string
+	for _, x := range []struct {
+		what string
+		o    Omitted
+	}{{"types", d.GroupsOmitted.Type}, {"locales", d.GroupsOmitted.Locale}} {
+		if x.o.Groups > 0 {
+			parts = append(parts, fmt.Sprintf("%d more %s (%d cases)", x.o.Groups, x.what, x.o.Cases))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("only the %d largest type and locale groups are computed and shown: %s are not (their cases count in overall)", gate.MaxGroups, strings.Join(parts, " and "))
 }
 
 // Cases counts the input cases, and the cases with top-level keys the format
@@ -82,11 +114,15 @@ type Group struct {
 	WithoutGold int64              `json:"without_gold"`
 }
 
-// Summary is one measure's mean, bootstrap 95% CI and n in a group.
+// Summary is one measure's mean, 95% CI and n in a group: ci95_method says how
+// the interval was computed (wilson for 0/1 values, bca, or bounded-wilson /
+// range when every value is equal), unreliable that n < 10.
 type Summary struct {
-	CI95 [2]format.Float `json:"ci95"`
-	Mean format.Float    `json:"mean"`
-	N    int64           `json:"n"`
+	CI95       [2]format.Float `json:"ci95"`
+	CI95Method string          `json:"ci95_method"`
+	Mean       format.Float    `json:"mean"`
+	N          int64           `json:"n"`
+	Unreliable bool            `json:"unreliable"`
 }
 
 // Gate is one gate's outcome, as every report lists it (see gatetable.Entry):
@@ -130,7 +166,7 @@ type Missed struct {
 func group(g gate.Group) Group {
 	m := make(map[string]Summary, len(g.Metrics))
 	for _, x := range g.Metrics {
-		m[x.Key] = Summary{Mean: format.Float(x.Mean), CI95: format.CI(x.CI95), N: x.N}
+		m[x.Key] = Summary{Mean: format.Float(x.Mean), CI95: format.CI(x.CI95), N: x.N, CI95Method: x.Method, Unreliable: x.Unreliable}
 	}
 	return Group{Metrics: m, N: g.N, WithoutGold: g.WithoutGold}
 }
@@ -140,10 +176,14 @@ func group(g gate.Group) Group {
 func New(r *gate.Result) *Document {
 	d := &Document{
 		Schema: Schema, K: r.K,
-		Cases:           Cases{Total: r.Total, WithGold: r.WithGold, WithoutGold: r.WithoutGold, Precomputed: r.Precomputed},
-		Overall:         group(r.Overall),
-		ByType:          make(map[string]Group, len(r.ByType)),
-		ByLocale:        make(map[string]Group, len(r.ByLocale)),
+		Cases:    Cases{Total: r.Total, WithGold: r.WithGold, WithoutGold: r.WithoutGold, Precomputed: r.Precomputed},
+		Overall:  group(r.Overall),
+		ByType:   make(map[string]Group, len(r.ByType)),
+		ByLocale: make(map[string]Group, len(r.ByLocale)),
+		GroupsOmitted: GroupsOmitted{
+			Type:   Omitted{Groups: r.TypesOmitted.Groups, Cases: r.TypesOmitted.Cases},
+			Locale: Omitted{Groups: r.LocalesOmitted.Groups, Cases: r.LocalesOmitted.Cases},
+		},
 		ReferenceLocale: r.ReferenceLocale,
 		LocaleDeltas:    make(map[string]map[string]format.Float, len(r.Deltas)),
 		Verdict:         r.Verdict(),
@@ -270,10 +310,39 @@ func meanCI(g Group, key string) string {
 		return format.Missing
 	}
 	s := format.Num(m.Mean.V()) + " " + format.Interval([2]float64{m.CI95[0].V(), m.CI95[1].V()})
+	if m.Unreliable {
+		s += UnreliableMark
+	}
 	if m.N != g.N {
 		s += fmt.Sprintf(" (n=%d)", m.N)
 	}
 	return s
+}
+
+// UnreliableMark follows an interval over fewer than 10 cases; UnreliableNote
+// is its footnote in the text and Markdown reports.
+const (
+	UnreliableMark = "†"
+	UnreliableNote = UnreliableMark + " n < 10: the interval is unreliable (too few cases to trust its width)"
+)
+
+// anyUnreliable reports whether a group's interval is marked.
+func (d *Document) anyUnreliable() bool {
+	groups := []Group{d.Overall}
+	for _, g := range d.ByType {
+		groups = append(groups, g)
+	}
+	for _, g := range d.ByLocale {
+		groups = append(groups, g)
+	}
+	for _, g := range groups {
+		for _, m := range g.Metrics {
+			if m.Unreliable && m.N > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // delta is a locale's delta of key, NaN when it has none.

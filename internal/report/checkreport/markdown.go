@@ -98,7 +98,13 @@ func (d *Document) Markdown(opts MarkdownOptions) string {
 	for _, name := range sortedKeys(d.ByLocale) {
 		row("locale: "+esc(name), d.ByLocale[name])
 	}
-	w("\nMean [bootstrap 95%% CI] over the gold-carrying cases of each group; n is that count. ")
+	if d.anyUnreliable() {
+		w("\n%s\n", UnreliableNote)
+	}
+	if l := d.omittedLine(); l != "" {
+		w("\n%s\n", l)
+	}
+	w("\nMean [95%% CI: Wilson for 0/1 values, else BCa bootstrap] over the gold-carrying cases of each group; n is that count. ")
 	w("hit@%d is the success number. recall@%d is a conservative **lower bound** under disjunctive gold "+
 		"(`must_cite_one_of`: citing any one card suffices). nDCG@%d uses binary gain.\n\n", d.K, d.K, d.K)
 

@@ -281,3 +281,21 @@ func TestFloorNearMissFullPrecision(t *testing.T) {
 	assert.Contains(t, txt.String(), "min_hit     overall  retrieval_hit_at_k     fail    0.7000000  0.6999997  1  overall mean 0.6999997 is below the floor 0.7000000")
 	assert.Contains(t, doc.Markdown(MarkdownOptions{}), "| min\\_hit | overall | retrieval\\_hit\\_at\\_k | ❌ fail | 0.7000000 | 0.6999997 | 1 | overall mean 0.6999997 is below the floor 0.7000000")
 }
+
+// Groups beyond gate.MaxGroups are counted in every format.
+func TestGroupsOmittedInEveryFormat(t *testing.T) {
+	res := fixture(t, gate.Floor{})
+	res.TypesOmitted = gate.Omitted{Groups: 7, Cases: 9}
+	d := New(res)
+	var js, txt bytes.Buffer
+	require.NoError(t, d.WriteJSON(&js))
+	require.NoError(t, d.Text(&txt))
+	md := d.Markdown(MarkdownOptions{})
+	assert.Contains(t, js.String(), `"groups_omitted": {`)
+	back, err := Read(bytes.NewReader(js.Bytes()))
+	require.NoError(t, err)
+	assert.Equal(t, Omitted{Groups: 7, Cases: 9}, back.GroupsOmitted.Type)
+	want := "only the 50 largest type and locale groups are computed and shown: 7 more types (9 cases) are not"
+	assert.Contains(t, txt.String(), want)
+	assert.Contains(t, md, want)
+}

@@ -48,7 +48,13 @@ func (d *Document) Text(w io.Writer) error {
 		row("locale "+name, d.ByLocale[name])
 	}
 	tw.Flush()
-	p("mean [bootstrap 95%% CI]; recall@%d is a lower bound under disjunctive gold; hit@%d is the success number\n\n", d.K, d.K)
+	if d.anyUnreliable() {
+		p("%s\n", UnreliableNote)
+	}
+	if l := d.omittedLine(); l != "" {
+		p("%s\n", l)
+	}
+	p("mean [95%% CI: Wilson for 0/1 values, else BCa bootstrap]; recall@%d is a lower bound under disjunctive gold; hit@%d is the success number\n\n", d.K, d.K)
 
 	p("locale deltas vs %s (%s):\n", san(d.ReferenceLocale), IndicativeOnly)
 	if why := d.noDeltas(san); why != "" {

@@ -21,13 +21,10 @@ import (
 // Schema is the schema id of the compare document.
 const Schema = compare.Schema
 
-// Methods of the intervals and p-values, as named in the JSON "statistics" object.
-const (
-	CIMethodBootstrap     = "percentile-bootstrap"
-	CIMethodApproximation = "cornish-fisher-approximation"
-	PMethodRandomization  = "sign-flip-randomization"
-	PMethodApproximation  = "sign-flip-normal-approximation"
-)
+// PAdjustment names the p-value adjustment in the JSON "statistics" object:
+// Holm within each measure's family of strategies (the primary measure's tests
+// are adjusted across strategies only; each secondary measure likewise).
+const PAdjustment = "holm-within-measure"
 
 // Document is the compare report. Fields are declared in the alphabetical order
 // of their JSON names, so the JSON has sorted keys at every level. Fields tagged
@@ -39,22 +36,31 @@ const (
 // were computed (resampling or approximation), each paired comparison has its
 // p_value_unadjusted, and "recommendation_test" is the comparison of the best
 // two strategies behind "recommended" (null with one run). p_value is
-// Holm-adjusted over all the paired comparisons. "gates" lists the gates asked
+// Holm-adjusted within the measure's family (its strategies); "primary" marks
+// the tests of the primary measure, the only ones the recommendation uses.
+// Every interval carries its n, its method and whether n < 10 makes it
+// unreliable; every test its n, its p_value_method and a note when the interval
+// and the test disagree. "relevance_scale" is the [lowest, highest] relevance
+// level found in the qrels; "relevant_level_fallback" says binary qrels were
+// evaluated at level 1 instead of the default 2. "gates" lists the gates asked
 // for (--gate-strategy with --floor, --fail-if-beaten; empty by default) and
 // "verdict" is their verdict (pass when there are none).
 type Document struct {
-	Gain               string               `json:"gain"`
-	Gates              []gatetable.Entry    `json:"gates"`
-	K                  int                  `json:"k"`
-	Paired             []Paired             `json:"paired"`
-	Queries            Queries              `json:"queries"`
-	RecommendationTest *Leader              `json:"recommendation_test"`
-	Recommended        string               `json:"recommended"`
-	RelevantLevel      int                  `json:"relevant_level"`
-	Schema             string               `json:"schema"`
-	Statistics         Statistics           `json:"statistics"`
-	Strategies         map[string]*Strategy `json:"strategies"`
-	Verdict            outcome.Status       `json:"verdict"`
+	Gain                  string               `json:"gain"`
+	Gates                 []gatetable.Entry    `json:"gates"`
+	K                     int                  `json:"k"`
+	Paired                []Paired             `json:"paired"`
+	Primary               string               `json:"primary"`
+	Queries               Queries              `json:"queries"`
+	RecommendationTest    *Leader              `json:"recommendation_test"`
+	Recommended           string               `json:"recommended"`
+	RelevanceScale        [2]int               `json:"relevance_scale"`
+	RelevantLevel         int                  `json:"relevant_level"`
+	RelevantLevelFallback bool                 `json:"relevant_level_fallback"`
+	Schema                string               `json:"schema"`
+	Statistics            Statistics           `json:"statistics"`
+	Strategies            map[string]*Strategy `json:"strategies"`
+	Verdict               outcome.Status       `json:"verdict"`
 
 	Order        []string          `json:"-"` // strategy names, run order (Read: baseline first, then as paired)
 	Baseline     string            `json:"-"`
@@ -63,10 +69,13 @@ type Document struct {
 	Findings     []compare.Finding `json:"-"`
 }
 
-// Queries counts the judged and the evaluated queries.
+// Queries counts the judged and the evaluated queries: WithRelevant have a
+// judged document of positive gain (the graded measures' n), AtRelevantLevel
+// one at the relevant level (the binary measures' n).
 type Queries struct {
-	Judged       int `json:"judged"`
-	WithRelevant int `json:"with_relevant"`
+	AtRelevantLevel int `json:"at_relevant_level"`
+	Judged          int `json:"judged"`
+	WithRelevant    int `json:"with_relevant"`
 }
 
 // Strategy is one run's evaluation.
@@ -84,10 +93,13 @@ type Strategy struct {
 	RunQueries, NotJudged int    `json:"-"` // queries of the run; of them not in the qrels
 }
 
-// Summary is one measure's mean and 95% CI.
+// Summary is one measure's mean and 95% CI over its n queries.
 type Summary struct {
-	CI95 [2]format.Float `json:"ci95"`
-	Mean format.Float    `json:"mean"`
+	CI95       [2]format.Float `json:"ci95"`
+	CI95Method string          `json:"ci95_method"`
+	Mean       format.Float    `json:"mean"`
+	N          int64           `json:"n"`
+	Unreliable bool            `json:"unreliable"`
 
 	HalfWidth float64 `json:"-"` // half the width of CI95
 }
@@ -102,42 +114,75 @@ type Distribution struct {
 	Unjudged format.Float `json:"unjudged"`
 }
 
-// Paired is a strategy against the baseline on one measure.
+// Paired is a strategy against the baseline on one measure: Δ mean, its 95% CI
+// and n, the p-values and the note when the interval and the test disagree
+// (compare.Note*).
 type Paired struct {
-	Baseline    string          `json:"baseline"`
-	CI95        [2]format.Float `json:"ci95"`
-	Delta       format.Float    `json:"delta"`
-	Metric      string          `json:"metric"`
-	PValue      format.Float    `json:"p_value"`
-	PUnadjusted format.Float    `json:"p_value_unadjusted"`
-	Significant bool            `json:"significant"`
-	Strategy    string          `json:"strategy"`
+	Baseline     string          `json:"baseline"`
+	CI95         [2]format.Float `json:"ci95"`
+	CI95Method   string          `json:"ci95_method"`
+	Delta        format.Float    `json:"delta"`
+	Metric       string          `json:"metric"`
+	N            int             `json:"n"`
+	Note         string          `json:"note"`
+	PValue       format.Float    `json:"p_value"`
+	PValueMethod string          `json:"p_value_method"`
+	PUnadjusted  format.Float    `json:"p_value_unadjusted"`
+	Primary      bool            `json:"primary"`
+	Significant  bool            `json:"significant"`
+	Strategy     string          `json:"strategy"`
+	Unreliable   bool            `json:"unreliable"`
 }
 
-// Leader is the comparison behind the recommendation: best against runner-up.
+// Leader is the comparison behind the recommendation: best against runner-up
+// on the primary measure (the fields as in Paired).
 type Leader struct {
-	Best        string          `json:"best"`
-	CI95        [2]format.Float `json:"ci95"`
-	Delta       format.Float    `json:"delta"`
-	Metric      string          `json:"metric"`
-	PValue      format.Float    `json:"p_value"`
-	PUnadjusted format.Float    `json:"p_value_unadjusted"`
-	RunnerUp    string          `json:"runner_up"`
-	Significant bool            `json:"significant"`
+	Best         string          `json:"best"`
+	CI95         [2]format.Float `json:"ci95"`
+	CI95Method   string          `json:"ci95_method"`
+	Delta        format.Float    `json:"delta"`
+	Metric       string          `json:"metric"`
+	N            int             `json:"n"`
+	Note         string          `json:"note"`
+	PValue       format.Float    `json:"p_value"`
+	PValueMethod string          `json:"p_value_method"`
+	PUnadjusted  format.Float    `json:"p_value_unadjusted"`
+	Primary      bool            `json:"primary"`
+	RunnerUp     string          `json:"runner_up"`
+	Significant  bool            `json:"significant"`
+	Unreliable   bool            `json:"unreliable"`
 }
 
-// Statistics says how the intervals and p-values were computed: by Monte Carlo
-// resampling, or, when queries × resamples exceeds the budget, by the
-// large-sample approximations (resampled false).
+// Statistics says how the intervals and p-values were computed: CI95Methods and
+// PValueMethods list the methods used (each interval and test names its own);
+// resampled is false when queries × resamples exceeds the budget and the
+// intervals without an exact form are Cornish–Fisher approximations.
 type Statistics struct {
 	Alpha            format.Float `json:"alpha"`
-	CI95Method       string       `json:"ci95_method"`
+	CI95Methods      []string     `json:"ci95_methods"`
 	PAdjustment      string       `json:"p_adjustment"`
-	PValueMethod     string       `json:"p_value_method"`
+	PValueMethods    []string     `json:"p_value_methods"`
 	Resampled        bool         `json:"resampled"`
 	Resamples        int          `json:"resamples"`
 	ResamplingBudget int          `json:"resampling_budget"`
 	Seed             uint64       `json:"seed"`
+}
+
+func paired(p *compare.Paired) Paired {
+	return Paired{
+		Strategy: p.Strategy, Baseline: p.Baseline, Metric: p.Metric, N: p.N, Delta: format.Float(p.Delta),
+		CI95: format.CI(p.CI.CI()), CI95Method: p.CI.Method, Unreliable: p.CI.Unreliable,
+		PValue: format.Float(p.PHolm), PUnadjusted: format.Float(p.P), PValueMethod: p.PMethod,
+		Primary: p.Primary, Significant: p.Significant, Note: p.Note,
+	}
+}
+
+// addMethod adds m to the sorted set ms.
+func addMethod(ms []string, m string) []string {
+	if i, found := slices.BinarySearch(ms, m); !found {
+		ms = slices.Insert(ms, i, m)
+	}
+	return ms
 }
 
 func strs(s []string) []string {
@@ -150,9 +195,11 @@ func strs(s []string) []string {
 // New builds the document of a comparison: the one place the domain result
 // becomes what the reports show.
 func New(r *compare.Result) *Document {
+	pi := r.PrimaryIndex()
 	d := &Document{
 		Gain: r.Gain.String(), K: r.K, RelevantLevel: r.RelevantLevel, Schema: Schema,
-		Queries:     Queries{Judged: r.Judged, WithRelevant: r.N()},
+		Primary: metrics.GradedKeys[pi], RelevanceScale: [2]int{0, r.MaxLevel}, RelevantLevelFallback: r.LevelFallback,
+		Queries:     Queries{Judged: r.Judged, WithRelevant: r.N(), AtRelevantLevel: r.MeasureN[metrics.QueryIndex("hit_at_k")]},
 		Recommended: r.Recommended,
 		Strategies:  map[string]*Strategy{},
 		Paired:      make([]Paired, 0, len(r.Paired)),
@@ -161,11 +208,15 @@ func New(r *compare.Result) *Document {
 		Gates:       gatetable.FromOutcome(r.Gates),
 		Verdict:     r.Verdict(),
 	}
+	st := Statistics{CI95Methods: []string{}, PValueMethods: []string{}}
 	for i := range r.Strategies {
 		s := &r.Strategies[i]
 		ms := make(map[string]Summary, metrics.NumGraded)
 		for m, key := range metrics.GradedKeys {
-			ms[key] = Summary{Mean: format.Float(s.Means[m]), CI95: format.CI(s.CI[m])}
+			iv := s.CI[m]
+			ms[key] = Summary{Mean: format.Float(s.Means[m]), CI95: format.CI(iv.CI()), CI95Method: iv.Method,
+				N: int64(r.MeasureN[m]), Unreliable: metrics.Unreliable(int64(r.MeasureN[m]))}
+			st.CI95Methods = addMethod(st.CI95Methods, iv.Method)
 		}
 		dist := s.Distribution()
 		d.Strategies[s.Name] = &Strategy{
@@ -178,29 +229,23 @@ func New(r *compare.Result) *Document {
 		}
 		d.Order = append(d.Order, s.Name)
 	}
-	for _, p := range r.Paired {
-		d.Paired = append(d.Paired, Paired{
-			Strategy: p.Strategy, Baseline: p.Baseline, Metric: p.Metric,
-			Delta: format.Float(p.Delta), CI95: format.CI(p.CI), PValue: format.Float(p.PHolm),
-			PUnadjusted: format.Float(p.P), Significant: p.Significant,
-		})
+	for i := range r.Paired {
+		p := &r.Paired[i]
+		d.Paired = append(d.Paired, paired(p))
+		st.CI95Methods = addMethod(st.CI95Methods, p.CI.Method)
+		st.PValueMethods = addMethod(st.PValueMethods, p.PMethod)
 	}
 	if l := r.Leader; l != nil {
-		d.RecommendationTest = &Leader{
-			Best: l.Strategy, RunnerUp: l.Baseline, Metric: l.Metric,
-			Delta: format.Float(l.Delta), CI95: format.CI(l.CI), PValue: format.Float(l.PHolm),
-			PUnadjusted: format.Float(l.P), Significant: l.Significant,
-		}
+		t := paired(l)
+		d.RecommendationTest = &Leader{Best: t.Strategy, RunnerUp: t.Baseline, Metric: t.Metric, N: t.N, Delta: t.Delta,
+			CI95: t.CI95, CI95Method: t.CI95Method, Unreliable: t.Unreliable, PValue: t.PValue, PUnadjusted: t.PUnadjusted,
+			PValueMethod: t.PValueMethod, Primary: t.Primary, Significant: t.Significant, Note: t.Note}
+		st.CI95Methods = addMethod(st.CI95Methods, l.CI.Method)
+		st.PValueMethods = addMethod(st.PValueMethods, l.PMethod)
 	}
-	ci, p := CIMethodBootstrap, PMethodRandomization
-	if !r.Exact {
-		ci, p = CIMethodApproximation, PMethodApproximation
-	}
-	d.Statistics = Statistics{
-		Resampled: r.Exact, CI95Method: ci, PValueMethod: p,
-		Resamples: r.Resamples, Seed: r.Seed, ResamplingBudget: metrics.ExactResamplingBudget,
-		PAdjustment: "holm", Alpha: format.Float(compare.Alpha),
-	}
+	st.Resampled, st.Resamples, st.Seed, st.ResamplingBudget = r.Exact, r.Resamples, r.Seed, metrics.ExactResamplingBudget
+	st.PAdjustment, st.Alpha = PAdjustment, format.Float(compare.Alpha)
+	d.Statistics = st
 	d.derive()
 	return d
 }
@@ -240,7 +285,7 @@ func (d *Document) derive() {
 			m.HalfWidth = (m.CI95[1].V() - m.CI95[0].V()) / 2
 			s.Metrics[key] = m
 		}
-		p := s.Metrics[compare.Primary]
+		p := s.Metrics[d.Primary]
 		chartMax = max(chartMax, p.CI95[1].V(), p.Mean.V())
 	}
 	if math.IsNaN(chartMax) || chartMax <= 0 {
@@ -264,6 +309,9 @@ func Read(r io.Reader) (*Document, error) {
 	}
 	if d.Strategies == nil {
 		d.Strategies = map[string]*Strategy{}
+	}
+	if d.Primary == "" {
+		d.Primary = compare.Primary
 	}
 	d.derive()
 	return d, nil

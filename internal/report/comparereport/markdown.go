@@ -8,7 +8,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
@@ -49,11 +48,11 @@ func (d *Document) Markdown(w io.Writer) error {
 	var b strings.Builder
 	esc := format.EscapeMarkdown
 	st := d.Statistics
-	primary := d.label(compare.Primary)
+	primary := d.label(d.Primary)
 	fmt.Fprintf(&b, "## Retrieval strategy comparison\n\n")
-	fmt.Fprintf(&b, "k = %d · gain %s · relevant = rel ≥ %d · baseline **%s** · %d evaluated queries (%d judged; %d without a relevant document are excluded from every mean)\n\n",
-		d.K, d.gain(), d.RelevantLevel, esc(d.Baseline), d.Queries.WithRelevant, d.Queries.Judged, d.NotEvaluated)
-	fmt.Fprintf(&b, "**%s**\n\n", d.recommendation(esc))
+	fmt.Fprintf(&b, "k = %d · gain %s · relevant = rel ≥ %d · baseline **%s** · %d evaluated queries with a judged document of positive gain (graded measures), %d of them with one at rel ≥ %d (binary measures); %d judged, %d without a document of positive gain are excluded from every mean · %s\n\n",
+		d.K, d.gain(), d.RelevantLevel, esc(d.Baseline), d.Queries.WithRelevant, d.Queries.AtRelevantLevel, d.RelevantLevel, d.Queries.Judged, d.NotEvaluated, d.scaleLine())
+	fmt.Fprintf(&b, "**%s**\n\n%s\n\n", d.recommendation(esc), d.primaryLine())
 	if len(d.Gates) > 0 {
 		icon := "✅"
 		if d.Verdict != outcome.Pass {
@@ -71,8 +70,10 @@ func (d *Document) Markdown(w io.Writer) error {
 	}
 	// Two tables of at most six short columns each, so neither is wider than
 	// GitHub's comment column: the measures in report order, the first four
-	// beside n, the rest below; each mean with ± half its interval's width.
+	// beside n, the rest below; each mean with ± half its interval's width
+	// (marked when n < 10), and a first row with each measure's own n.
 	half := (metrics.NumGraded + 1) / 2
+	unreliable := false
 	for part, ms := range [][]metrics.Measure[metrics.QueryInput]{metrics.QueryMeasures[:half], metrics.QueryMeasures[half:]} {
 		if part > 0 {
 			b.WriteString("\n")
@@ -88,7 +89,14 @@ func (d *Document) Markdown(w io.Writer) error {
 		if part == 0 {
 			b.WriteString("---:|")
 		}
-		b.WriteString(strings.Repeat("---:|", len(ms)) + "\n")
+		b.WriteString(strings.Repeat("---:|", len(ms)) + "\n| *n per measure* |")
+		if part == 0 {
+			b.WriteString(" |")
+		}
+		for _, m := range ms {
+			fmt.Fprintf(&b, " %s |", d.measureN(m.Key))
+		}
+		b.WriteString("\n")
 		for _, s := range d.strategies() {
 			fmt.Fprintf(&b, "| %s |", esc(s.Name))
 			if part == 0 {
@@ -96,23 +104,41 @@ func (d *Document) Markdown(w io.Writer) error {
 			}
 			for _, m := range ms {
 				sm := s.Metrics[m.Key]
-				fmt.Fprintf(&b, " %s ±%s |", format.Num(sm.Mean.V()), format.Num(sm.HalfWidth))
+				mark := ""
+				if sm.Unreliable {
+					mark, unreliable = unreliableMark, true
+				}
+				fmt.Fprintf(&b, " %s ±%s%s |", format.Num(sm.Mean.V()), format.Num(sm.HalfWidth), mark)
 			}
 			b.WriteString("\n")
 		}
 	}
 	b.WriteString("\n± is half the width of the 95% interval (the exact bounds are in the JSON report).\n")
+	if unreliable {
+		fmt.Fprintf(&b, "\n%s\n", unreliableLine)
+	}
 
 	if len(d.Paired) > 0 {
-		fmt.Fprintf(&b, "\n### Paired comparisons against %s\n\n| strategy | metric | Δ mean | 95%% CI of Δ | p | p (Holm) | significant |\n|---|---|---:|---:|---:|---:|---|\n", esc(d.Baseline))
+		fmt.Fprintf(&b, "\n### Paired comparisons against %s\n\n| strategy | metric | n | Δ mean | 95%% CI of Δ | p (Holm) | significant |\n|---|---|---:|---:|---:|---:|---|\n", esc(d.Baseline))
+		var notes []string
 		for _, p := range d.Paired {
 			sig := "no"
 			if p.Significant {
 				sig = "**yes**"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", esc(p.Strategy), p.Metric, format.Signed(p.Delta.V()),
-				format.SignedInterval(ci(p.CI95)), format.P(p.PUnadjusted.V()), format.P(p.PValue.V()), sig)
+			metric := p.Metric
+			if p.Primary {
+				metric = "**" + metric + "**"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s%s |\n", esc(p.Strategy), metric, p.N, format.Signed(p.Delta.V()),
+				d.ciCell(p), format.P(p.PValue.V()), sig, noteMark(p, &notes))
 		}
+		b.WriteString("\n")
+		fmt.Fprintf(&b, "The primary measure is in bold. Tests: %s (the unadjusted p-values are in the JSON report).  \n", d.testMethods())
+		for i, n := range notes {
+			fmt.Fprintf(&b, "[%d] %s.  \n", i+1, n)
+		}
+		fmt.Fprintf(&b, "%s\n", d.primaryLine())
 	}
 
 	if len(d.Findings) > 0 {
@@ -133,7 +159,7 @@ func (d *Document) Markdown(w io.Writer) error {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(mermaidNum(s.Metrics[compare.Primary].Mean.V()))
+		b.WriteString(mermaidNum(s.Metrics[d.Primary].Mean.V()))
 	}
 	b.WriteString("]\n```\n\n")
 	pos := make([]string, d.K)
@@ -188,7 +214,7 @@ func (d *Document) Markdown(w io.Writer) error {
 		fmt.Fprintf(&b, "**%s**\n\n- failed (%d): %s\n- best by %s: %s\n- worst by %s: %s\n\n", esc(s.Name), len(s.FailedQueries), list(s.FailedQueries), primary, list(s.BestQueries), primary, list(s.WorstQueries))
 	}
 	b.WriteString("</details>\n\n")
-	fmt.Fprintf(&b, "<sub>%s. Means exclude queries without a relevant document; queries missing from a run score 0.</sub>\n", esc(d.method()))
+	fmt.Fprintf(&b, "<sub>%s. Graded measures average over the queries with a judged document of positive gain, binary ones over those with a document at the relevant level; queries missing from a run score 0.</sub>\n", esc(d.method()))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

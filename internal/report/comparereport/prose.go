@@ -2,6 +2,9 @@ package comparereport
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -22,14 +25,47 @@ func (d *Document) label(key string) string {
 // method describes how the intervals and p-values were computed.
 func (d *Document) method() string {
 	st := d.Statistics
-	var ci string
-	if st.Resampled {
-		ci = fmt.Sprintf("95%% CIs: percentile bootstrap, %d resamples, seed %d; p: paired sign-flip randomization test, two-sided, %d resamples", st.Resamples, st.Seed, st.Resamples)
-	} else {
-		ci = fmt.Sprintf("95%% CIs and p: large-sample approximations of the bootstrap (Cornish-Fisher) and of the sign-flip test (normal), because %d queries x %d resamples exceeds %d", d.Queries.WithRelevant, st.Resamples, st.ResamplingBudget)
+	ci := fmt.Sprintf("95%% CIs: Wilson for 0/1 series, else BCa bootstrap (%d resamples, seed %d), widened to the measure's range when the values do not vary", st.Resamples, st.Seed)
+	p := fmt.Sprintf("p: exact McNemar for 0/1 measures, exact sign-flip where the paired differences share a lattice, else Monte Carlo sign-flip (%d resamples)", st.Resamples)
+	if !st.Resampled {
+		ci = fmt.Sprintf("95%% CIs: Wilson for 0/1 series, else Cornish-Fisher approximation of the bootstrap, because %d queries x %d resamples exceeds %d", d.Queries.WithRelevant, st.Resamples, st.ResamplingBudget)
+		p = "p: exact McNemar for 0/1 measures, exact sign-flip where the paired differences share a lattice, else the normal tail plus its Berry-Esseen error bound (conservative)"
 	}
-	return ci + fmt.Sprintf("; p-values Holm-adjusted over the %d paired comparisons; significant = adjusted p < %.2f", len(d.Paired), st.Alpha.V())
+	return ci + "; " + p + fmt.Sprintf("; Holm within each measure across the strategies; significant = adjusted p < %.2f", st.Alpha.V())
 }
+
+// primaryLine is the one line on the pre-declared primary measure.
+func (d *Document) primaryLine() string {
+	return fmt.Sprintf("The recommendation rests on the primary measure %s alone (--primary), its p-values Holm-adjusted across the strategies only; the other measures' tests are secondary, each adjusted across the strategies likewise.", d.label(d.Primary))
+}
+
+// scaleLine states the relevance scale found and the level used.
+func (d *Document) scaleLine() string {
+	s := fmt.Sprintf("relevance scale found in the qrels: %d-%d", d.RelevanceScale[0], d.RelevanceScale[1])
+	if d.RelevantLevelFallback {
+		s += "; binary qrels: relevant = rel >= 1 (instead of the default 2)"
+	}
+	return s
+}
+
+// noteText explains why a test and its interval disagree.
+func noteText(note string) string {
+	switch note {
+	case compare.NoteSmallN:
+		return "the interval excludes 0 or not, but n < 10 makes it unreliable: the exact test decides"
+	case compare.NoteHolm:
+		return "the interval excludes 0 and the unadjusted p is below alpha, but not after Holm's adjustment across strategies"
+	case compare.NoteMethods:
+		return "the bootstrap interval and the test are different procedures and differ near the threshold: the test decides"
+	}
+	return ""
+}
+
+// unreliableMark follows an interval whose n < 10.
+const unreliableMark = "†"
+
+// unreliableLine is the footnote of unreliableMark.
+const unreliableLine = unreliableMark + " n < 10: the interval is unreliable (too few queries to trust its width)"
 
 func (d *Document) gain() string {
 	if d.Gain == metrics.GainLinear.String() {
@@ -45,18 +81,25 @@ func (d *Document) recommendation(name func(string) string) string {
 		return "Only one strategy: " + name(d.Recommended) + "."
 	}
 	if d.Recommended == compare.NoClearWinner {
-		return fmt.Sprintf("No clear winner: %s has the best mean %s, but %s is not significantly worse (delta %s, adjusted p = %s).",
-			name(l.Best), d.label(l.Metric), name(l.RunnerUp), format.Signed(l.Delta.V()), format.P(l.PValue.V()))
+		s := fmt.Sprintf("No clear winner: %s has the best mean %s, but %s is not significantly worse (delta %s, 95%% CI %s, adjusted p = %s, n = %d).",
+			name(l.Best), d.label(l.Metric), name(l.RunnerUp), format.Signed(l.Delta.V()), format.SignedInterval([2]float64{l.CI95[0].V(), l.CI95[1].V()}), format.P(l.PValue.V()), l.N)
+		if l.Note != "" {
+			s += " Note: " + noteText(l.Note) + "."
+		}
+		return s
 	}
-	return fmt.Sprintf("Recommended: %s, best mean %s, significantly above the runner-up %s (delta %s, 95%% CI %s, adjusted p = %s).",
-		name(d.Recommended), d.label(l.Metric), name(l.RunnerUp), format.Signed(l.Delta.V()), format.SignedInterval([2]float64{l.CI95[0].V(), l.CI95[1].V()}), format.P(l.PValue.V()))
+	return fmt.Sprintf("Recommended: %s, best mean %s, significantly above the runner-up %s (delta %s, 95%% CI %s, adjusted p = %s, n = %d).",
+		name(d.Recommended), d.label(l.Metric), name(l.RunnerUp), format.Signed(l.Delta.V()), format.SignedInterval([2]float64{l.CI95[0].V(), l.CI95[1].V()}), format.P(l.PValue.V()), l.N)
 }
 
 // finding puts one diagnosis finding into words.
 func (d *Document) finding(f compare.Finding, name func(string) string) string {
 	a, b := name(f.A), name(f.B)
 	p := f.Test
-	describe := fmt.Sprintf("Δ %s = %s, 95%% CI %s, Holm p = %s", d.label(compare.Primary), format.Signed(p.Delta), format.SignedInterval(p.CI), format.P(p.PHolm))
+	describe := fmt.Sprintf("Δ %s = %s, 95%% CI %s, Holm p = %s, n = %d", d.label(d.Primary), format.Signed(p.Delta), format.SignedInterval(p.CI.CI()), format.P(p.PHolm), p.N)
+	if p.Note != "" {
+		describe += "; " + noteText(p.Note)
+	}
 	switch f.Kind {
 	case compare.HybridVsDense:
 		if f.Better() {
@@ -79,7 +122,7 @@ func (d *Document) finding(f compare.Finding, name func(string) string) string {
 	case compare.WideIntervals:
 		msg := fmt.Sprintf("The intervals are wide (%d evaluated queries", f.N)
 		if f.A != "" {
-			msg += fmt.Sprintf("; %s of %s is ±%s of its mean", d.label(compare.Primary), a, wholePct(f.Width))
+			msg += fmt.Sprintf("; %s of %s is ±%s of its mean", d.label(d.Primary), a, wholePct(f.Width))
 		}
 		return msg + "): too few queries to separate close strategies; about four times as many judged queries halve the width."
 	case compare.Unjudged:
@@ -92,3 +135,59 @@ func (d *Document) finding(f compare.Finding, name func(string) string) string {
 
 // wholePct prints a fraction as a whole percentage ("67%"), as the diagnosis words it.
 func wholePct(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }
+
+// measureN is the n of a measure (the same for every strategy), or the missing glyph.
+func (d *Document) measureN(key string) string {
+	for _, s := range d.strategies() {
+		if m, ok := s.Metrics[key]; ok {
+			return strconv.FormatInt(m.N, 10)
+		}
+	}
+	return format.Missing
+}
+
+// metricCell names a paired test's measure, the primary one marked.
+func (d *Document) metricCell(key string) string {
+	if key == d.Primary {
+		return key + " (primary)"
+	}
+	return key
+}
+
+// ciCell is a paired test's signed interval, marked when n < 10.
+func (d *Document) ciCell(p Paired) string {
+	s := format.SignedInterval([2]float64{p.CI95[0].V(), p.CI95[1].V()})
+	if p.Unreliable {
+		s += unreliableMark
+	}
+	return s
+}
+
+// noteMark is " [i]" referring to the i-th note (appended to notes) when the
+// interval and the test disagree, else "".
+func noteMark(p Paired, notes *[]string) string {
+	if p.Note == "" {
+		return ""
+	}
+	*notes = append(*notes, noteText(p.Note))
+	return fmt.Sprintf(" [%d]", len(*notes))
+}
+
+// testMethods lists each measure's test method, in report order ("dcg_at_k
+// exact-sign-flip, hit_at_k exact-mcnemar, …"); a measure whose tests differ in
+// method lists each.
+func (d *Document) testMethods() string {
+	var parts []string
+	for _, m := range metrics.QueryMeasures {
+		var ms []string
+		for _, p := range d.Paired {
+			if p.Metric == m.Key && !slices.Contains(ms, p.PValueMethod) {
+				ms = append(ms, p.PValueMethod)
+			}
+		}
+		if len(ms) > 0 {
+			parts = append(parts, m.Key+" "+strings.Join(ms, "/"))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

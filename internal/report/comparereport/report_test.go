@@ -56,20 +56,20 @@ func TestCompareJSONSchema(t *testing.T) {
 	require.NoError(t, New(res).WriteJSON(&b))
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
-	assert.Equal(t, []string{"gain", "gates", "k", "paired", "queries", "recommendation_test", "recommended", "relevant_level", "schema", "statistics", "strategies", "verdict"}, keys(doc))
+	assert.Equal(t, []string{"gain", "gates", "k", "paired", "primary", "queries", "recommendation_test", "recommended", "relevance_scale", "relevant_level", "relevant_level_fallback", "schema", "statistics", "strategies", "verdict"}, keys(doc))
 	assert.Equal(t, "retrieval-gate/compare@1", doc["schema"])
-	assert.Equal(t, map[string]any{"judged": 3.0, "with_relevant": 3.0}, doc["queries"])
+	assert.Equal(t, map[string]any{"at_relevant_level": 3.0, "judged": 3.0, "with_relevant": 3.0}, doc["queries"])
 	s := doc["strategies"].(map[string]any)["hybrid"].(map[string]any)
 	assert.Equal(t, []string{"best_queries", "failed_queries", "metrics", "missing_from_run", "n", "relevance_by_position", "relevance_distribution", "worst_queries"}, keys(s))
 	ms := s["metrics"].(map[string]any)
 	assert.Len(t, ms, metrics.NumGraded)
-	assert.Equal(t, []string{"ci95", "mean"}, keys(ms["dcg_at_k"].(map[string]any)))
+	assert.Equal(t, []string{"ci95", "ci95_method", "mean", "n", "unreliable"}, keys(ms["dcg_at_k"].(map[string]any)))
 	assert.Equal(t, []string{"0", "1", "2", "3", "unjudged"}, keys(s["relevance_distribution"].(map[string]any)))
 	p := doc["paired"].([]any)[0].(map[string]any)
-	assert.Equal(t, []string{"baseline", "ci95", "delta", "metric", "p_value", "p_value_unadjusted", "significant", "strategy"}, keys(p))
+	assert.Equal(t, []string{"baseline", "ci95", "ci95_method", "delta", "metric", "n", "note", "p_value", "p_value_method", "p_value_unadjusted", "primary", "significant", "strategy", "unreliable"}, keys(p))
 	assert.GreaterOrEqual(t, p["p_value"], p["p_value_unadjusted"], "Holm never lowers a p-value")
 	lt := doc["recommendation_test"].(map[string]any)
-	assert.Equal(t, []string{"best", "ci95", "delta", "metric", "p_value", "p_value_unadjusted", "runner_up", "significant"}, keys(lt))
+	assert.Equal(t, []string{"best", "ci95", "ci95_method", "delta", "metric", "n", "note", "p_value", "p_value_method", "p_value_unadjusted", "primary", "runner_up", "significant", "unreliable"}, keys(lt))
 	assert.Equal(t, "hybrid", lt["best"])
 	assert.Equal(t, "ann", lt["runner_up"])
 	assert.Equal(t, "dcg_at_k", lt["metric"])
@@ -82,8 +82,11 @@ func TestCompareJSONSchema(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
 	assert.Contains(t, doc, "recommendation_test")
 	assert.Nil(t, doc["recommendation_test"])
-	// Sorted keys in the text itself.
+	// Sorted keys in the text itself, at every level.
 	assert.Less(t, strings.Index(b.String(), `"gain"`), strings.Index(b.String(), `"k"`))
+	b.Reset()
+	require.NoError(t, New(res).WriteJSON(&b))
+	assertSortedKeys(t, b.Bytes())
 }
 
 func TestCompareMarkdownEscapes(t *testing.T) {
@@ -127,19 +130,22 @@ func TestComparePerQueryLines(t *testing.T) {
 	assert.True(t, strings.HasPrefix(lines[0], `{"metrics":{"dcg_at_k":`))
 }
 
-// Above metrics.ExactResamplingBudget queries × resamples the intervals and
-// p-values are approximations: every report format must say which method was used.
+// Every report says how the intervals and p-values were computed; each interval
+// and test names its own method, and above metrics.ExactResamplingBudget
+// queries × resamples the approximations are stated.
 func TestCompareMethodReported(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		resamples int
 		resampled bool
-		ci, p     string
+		ci, p     []any
 		text      string
 	}{
-		{"resampling", 200, true, CIMethodBootstrap, PMethodRandomization, "95% CIs: percentile bootstrap, 200 resamples, seed 1; p: paired sign-flip randomization test"},
+		{"resampling", 200, true, []any{metrics.MethodBCa, metrics.MethodBoundedWilson, metrics.MethodWilson}, []any{metrics.PMethodMcNemar, metrics.PMethodSignFlipExact},
+			"95% CIs: Wilson for 0/1 series, else BCa bootstrap (200 resamples, seed 1)"},
 		// 3 queries × 10,000,000 resamples = 3·10⁷ > 2·10⁷.
-		{"approximation", 10_000_000, false, CIMethodApproximation, PMethodApproximation, "large-sample approximations of the bootstrap (Cornish-Fisher) and of the sign-flip test (normal), because 3 queries x 10000000 resamples exceeds 20000000"},
+		{"approximation", 10_000_000, false, []any{metrics.MethodBoundedWilson, metrics.MethodCornishFisher, metrics.MethodWilson}, []any{metrics.PMethodMcNemar, metrics.PMethodSignFlipExact},
+			"Cornish-Fisher approximation of the bootstrap, because 3 queries x 10000000 resamples exceeds 20000000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := compareFixtureResamples(t, tc.resamples, "ann", "hybrid")
@@ -151,9 +157,9 @@ func TestCompareMethodReported(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
 			assert.Equal(t, map[string]any{
-				"resampled": tc.resampled, "ci95_method": tc.ci, "p_value_method": tc.p,
+				"resampled": tc.resampled, "ci95_methods": tc.ci, "p_value_methods": tc.p,
 				"resamples": float64(tc.resamples), "seed": 1.0, "resampling_budget": float64(metrics.ExactResamplingBudget),
-				"p_adjustment": "holm", "alpha": 0.05,
+				"p_adjustment": "holm-within-measure", "alpha": 0.05,
 			}, doc.Statistics)
 
 			var txt, md bytes.Buffer
@@ -165,6 +171,40 @@ func TestCompareMethodReported(t *testing.T) {
 			assert.Equal(t, !tc.resampled, strings.Contains(txt.String(), "(± is half the width of the 95% CI; large input: approximated, not resampled"))
 			assert.Equal(t, !tc.resampled, strings.Contains(md.String(), "> **Large input:** the intervals and p-values below are large-sample approximations"))
 		})
+	}
+}
+
+// n < 10 marks every interval unreliable in every report (3 queries here), and
+// every interval, test and measure carries its n and method in the JSON.
+func TestCompareUnreliableMarked(t *testing.T) {
+	res := compareFixture(t, "ann", "hybrid")
+	doc := New(res)
+	var js, txt, md bytes.Buffer
+	require.NoError(t, doc.WriteJSON(&js))
+	require.NoError(t, doc.Text(&txt))
+	require.NoError(t, doc.Markdown(&md))
+	var raw struct {
+		Paired     []map[string]any `json:"paired"`
+		Strategies map[string]struct {
+			Metrics map[string]map[string]any `json:"metrics"`
+		} `json:"strategies"`
+	}
+	require.NoError(t, json.Unmarshal(js.Bytes(), &raw))
+	for _, key := range metrics.GradedKeys {
+		m := raw.Strategies["ann"].Metrics[key]
+		assert.Equal(t, true, m["unreliable"], key)
+		assert.NotEmpty(t, m["ci95_method"], key)
+		assert.Greater(t, m["n"], 0.0, key)
+	}
+	for _, p := range raw.Paired {
+		assert.Equal(t, true, p["unreliable"])
+		assert.NotEmpty(t, p["p_value_method"])
+		assert.Contains(t, p, "n")
+	}
+	for _, out := range []string{txt.String(), md.String()} {
+		assert.Contains(t, out, "† n < 10: the interval is unreliable")
+		assert.Contains(t, out, "The recommendation rests on the primary measure dcg@2 alone (--primary)")
+		assert.Contains(t, out, "relevance scale found in the qrels: 0-3")
 	}
 }
 
@@ -216,16 +256,16 @@ func TestJSONFullPrecision(t *testing.T) {
 
 // Every finding kind has its sentence, with the test behind it.
 func TestFindingSentences(t *testing.T) {
-	d := &Document{K: 10}
-	sig := compare.Paired{Delta: 0.4, CI: [2]float64{0.2, 0.6}, PHolm: 0.001, Significant: true}
-	neg := compare.Paired{Delta: -0.4, CI: [2]float64{-0.6, -0.2}, PHolm: 0.001, Significant: true}
-	ns := compare.Paired{Delta: 0.01, CI: [2]float64{-0.1, 0.12}, PHolm: 0.6}
+	d := &Document{K: 10, Primary: compare.Primary}
+	sig := compare.Paired{Delta: 0.4, CI: iv(0.2, 0.6), PHolm: 0.001, Significant: true, N: 50}
+	neg := compare.Paired{Delta: -0.4, CI: iv(-0.6, -0.2), PHolm: 0.001, Significant: true, N: 50}
+	ns := compare.Paired{Delta: 0.01, CI: iv(-0.1, 0.12), PHolm: 0.6, N: 50}
 	for _, tc := range []struct {
 		f    compare.Finding
 		want string
 	}{
-		{compare.Finding{Kind: compare.HybridVsDense, A: "hybrid", B: "ann", Test: sig}, "hybrid is clearly above ann (Δ dcg@10 = +0.400, 95% CI [+0.200, +0.600], Holm p = 0.0010): judging by the names (hybrid vs. dense/ANN), adding keyword matching helps on these queries."},
-		{compare.Finding{Kind: compare.HybridVsDense, A: "hybrid", B: "ann", Test: ns}, "hybrid is not significantly above ann (Δ dcg@10 = +0.010, 95% CI [-0.100, +0.120], Holm p = 0.6000): judging by the names, adding keyword matching to dense retrieval shows no clear benefit"},
+		{compare.Finding{Kind: compare.HybridVsDense, A: "hybrid", B: "ann", Test: sig}, "hybrid is clearly above ann (Δ dcg@10 = +0.400, 95% CI [+0.200, +0.600], Holm p = 0.0010, n = 50): judging by the names (hybrid vs. dense/ANN), adding keyword matching helps on these queries."},
+		{compare.Finding{Kind: compare.HybridVsDense, A: "hybrid", B: "ann", Test: ns}, "hybrid is not significantly above ann (Δ dcg@10 = +0.010, 95% CI [-0.100, +0.120], Holm p = 0.6000, n = 50): judging by the names, adding keyword matching to dense retrieval shows no clear benefit"},
 		{compare.Finding{Kind: compare.HybridVsLexical, A: "hybrid", B: "bm25", Test: sig}, "adding vector search helps"},
 		{compare.Finding{Kind: compare.HybridVsLexical, A: "hybrid", B: "bm25", Test: ns}, "adding vector search to full text shows no clear benefit"},
 		{compare.Finding{Kind: compare.Reranker, A: "x+rerank", B: "x", Test: sig}, "The reranker helps significantly: x+rerank beats x"},
@@ -237,5 +277,54 @@ func TestFindingSentences(t *testing.T) {
 		{compare.Finding{Kind: compare.MissingQueries, A: "x", Count: 1, N: 2}, "x has no results for 1 of the 2 evaluated queries; they score 0."},
 	} {
 		assert.Contains(t, d.finding(tc.f, identity), tc.want)
+	}
+}
+
+func iv(lo, hi float64) metrics.Interval {
+	return metrics.Interval{Lo: lo, Hi: hi, N: 50, Method: metrics.MethodBCa}
+}
+
+// assertSortedKeys checks that every JSON object in js lists its keys in order.
+func assertSortedKeys(t *testing.T, js []byte) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(js))
+	type frame struct {
+		object bool
+		last   string
+		key    bool // the next string token is a key
+	}
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		top := func() *frame { return &stack[len(stack)-1] }
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{', '[':
+				if len(stack) > 0 && top().object {
+					top().key = true
+				}
+				stack = append(stack, frame{object: v == '{', key: v == '{'})
+				continue
+			default:
+				stack = stack[:len(stack)-1]
+				if len(stack) > 0 && top().object {
+					top().key = true
+				}
+				continue
+			}
+		case string:
+			if len(stack) > 0 && top().object && top().key {
+				assert.Less(t, top().last, v, "keys out of order")
+				top().last, top().key = v, false
+				continue
+			}
+		}
+		if len(stack) > 0 && top().object {
+			top().key = true
+		}
 	}
 }

@@ -61,14 +61,21 @@ func (d *Document) Text(w io.Writer) error {
 	name := format.SanitizeText
 	fmt.Fprintf(&b, "retrieval-gate compare: k=%d, gain %s, relevant = rel >= %d, baseline %s\n",
 		d.K, d.gain(), d.RelevantLevel, name(d.Baseline))
-	fmt.Fprintf(&b, "queries: %d judged, %d with a relevant document (evaluated), %d excluded from every mean\n\n",
-		d.Queries.Judged, d.Queries.WithRelevant, d.NotEvaluated)
+	fmt.Fprintf(&b, "queries: %d judged, %d with a judged document of positive gain (evaluated: graded measures), %d of them with one at rel >= %d (binary measures), %d excluded from every mean\n",
+		d.Queries.Judged, d.Queries.WithRelevant, d.Queries.AtRelevantLevel, d.RelevantLevel, d.NotEvaluated)
+	fmt.Fprintf(&b, "%s\n\n", d.scaleLine())
 	t := &textTable{}
 	head := []string{"strategy", "n", "missing"}
 	for _, m := range metrics.QueryMeasures {
 		head = append(head, m.LabelAt(d.K))
 	}
 	t.add(head...)
+	nrow := []string{"(n per measure)", "", ""}
+	for _, m := range metrics.QueryMeasures {
+		nrow = append(nrow, d.measureN(m.Key))
+	}
+	t.add(nrow...)
+	unreliable := false
 	for _, s := range d.strategies() {
 		row := []string{name(s.Name), strconv.Itoa(s.N), strconv.Itoa(s.MissingFromRun)}
 		for _, m := range metrics.QueryMeasures {
@@ -77,7 +84,13 @@ func (d *Document) Text(w io.Writer) error {
 		t.add(row...)
 		row = []string{"", "", ""}
 		for _, m := range metrics.QueryMeasures {
-			row = append(row, "±"+format.Num(s.Metrics[m.Key].HalfWidth))
+			sm := s.Metrics[m.Key]
+			cell := "±" + format.Num(sm.HalfWidth)
+			if sm.Unreliable {
+				cell += unreliableMark
+				unreliable = true
+			}
+			row = append(row, cell)
 		}
 		t.add(row...)
 	}
@@ -86,7 +99,11 @@ func (d *Document) Text(w io.Writer) error {
 	if !d.Statistics.Resampled {
 		ciNote += "; large input: approximated, not resampled (see the last line)"
 	}
-	fmt.Fprintf(&b, "  (%s)\n\nrelevance of the top-%d documents (0 includes unjudged):\n", ciNote, d.K)
+	fmt.Fprintf(&b, "  (%s)\n", ciNote)
+	if unreliable {
+		fmt.Fprintf(&b, "  %s\n", unreliableLine)
+	}
+	fmt.Fprintf(&b, "\nrelevance of the top-%d documents (0 includes unjudged):\n", d.K)
 	t = &textTable{}
 	t.add("strategy", "rel 3", "rel 2", "rel 1", "rel 0", "unjudged", "failed queries")
 	for _, s := range d.strategies() {
@@ -96,11 +113,16 @@ func (d *Document) Text(w io.Writer) error {
 	if len(d.Paired) > 0 {
 		fmt.Fprintf(&b, "\npaired comparisons against %s:\n", name(d.Baseline))
 		t = &textTable{}
-		t.add("strategy", "metric", "delta", "95% CI", "p (Holm)", "significant")
+		t.add("strategy", "metric", "n", "delta", "95% CI", "p", "p (Holm)", "test", "significant")
+		var notes []string
 		for _, p := range d.Paired {
-			t.add(name(p.Strategy), p.Metric, format.Signed(p.Delta.V()), format.SignedInterval(ci(p.CI95)), format.P(p.PValue.V()), yesNo(p.Significant))
+			t.add(name(p.Strategy), d.metricCell(p.Metric), strconv.Itoa(p.N), format.Signed(p.Delta.V()), d.ciCell(p), format.P(p.PUnadjusted.V()), format.P(p.PValue.V()), p.PValueMethod, yesNo(p.Significant)+noteMark(p, &notes))
 		}
 		t.write(&b)
+		for i, n := range notes {
+			fmt.Fprintf(&b, "  [%d] %s\n", i+1, n)
+		}
+		fmt.Fprintf(&b, "  %s\n", d.primaryLine())
 	}
 	fmt.Fprintf(&b, "\n%s\n", d.recommendation(name))
 	for _, f := range d.Findings {

@@ -39,7 +39,7 @@ func bigResult(n int) *compare.Result {
 		}
 		for m := range M {
 			s.Means[m] = 0.5 + 0.05*float64(si)
-			s.CI[m] = [2]float64{s.Means[m] - 0.003, s.Means[m] + 0.003}
+			s.CI[m] = metrics.Interval{Lo: s.Means[m] - 0.003, Hi: s.Means[m] + 0.003, N: int64(n), Method: metrics.MethodBCa}
 		}
 		for p := range s.ByPosition {
 			s.ByPosition[p] = 2 / float64(p+2)
@@ -47,7 +47,7 @@ func bigResult(n int) *compare.Result {
 		r.Strategies = append(r.Strategies, s)
 		if si%2 == 1 { // the reranker finding of each pair, as compare's diagnosis writes it
 			r.Findings = append(r.Findings, compare.Finding{Kind: compare.Reranker, A: name, B: names[si-1],
-				Test: compare.Paired{Strategy: name, Baseline: names[si-1], Metric: metrics.KeyDCG, Delta: 0.05, CI: [2]float64{0.04, 0.06}, P: 1e-4, PHolm: 1e-3, Significant: true}})
+				Test: compare.Paired{Strategy: name, Baseline: names[si-1], Metric: metrics.KeyDCG, Delta: 0.05, CI: metrics.Interval{Lo: 0.04, Hi: 0.06, N: int64(n), Method: metrics.MethodBCa}, P: 1e-4, PHolm: 1e-3, Significant: true}})
 		}
 	}
 	return r

@@ -1,0 +1,244 @@
+package metrics
+
+import "math"
+
+// Intervals and paired tests of the per-query series of compare, where each
+// series is a column of values over the same queries and the bootstrap
+// replicates of every column come from one shared index draw (BootstrapMeans).
+
+// Methods of the intervals (Interval.Method) beyond those of proportion.go.
+const (
+	// MethodCornishFisher: the second-order (skewness-corrected) normal
+	// approximation of the bootstrap distribution of the mean, used only where
+	// queries × resamples exceeds ExactResamplingBudget; like BCa its coverage
+	// error is O(1/n), and at such n (≥ 2,000 queries at the default resamples)
+	// its simulated coverage is within Monte Carlo error of 95%.
+	MethodCornishFisher = "cornish-fisher"
+)
+
+// Methods of a paired p-value.
+const (
+	// PMethodMcNemar: every paired difference is −1, 0 or 1: the exact McNemar
+	// (binomial) test on the discordant counts, at any n.
+	PMethodMcNemar = "exact-mcnemar"
+	// PMethodSignFlipExact: the exact sign-flip distribution on the lattice of the
+	// differences (SignFlipExactP), at any n within its budget.
+	PMethodSignFlipExact = "exact-sign-flip"
+	// PMethodRandomization: the Monte Carlo sign-flip test (SignFlipPValues), a
+	// valid p-value at any number of resamples (Phipson & Smyth 2010).
+	PMethodRandomization = "sign-flip-randomization"
+	// PMethodBerryEsseen: beyond the exact and Monte Carlo budgets, the normal
+	// tail plus the Berry–Esseen bound on its error (SignFlipPValueBound): never
+	// below the exact sign-flip p-value.
+	PMethodBerryEsseen = "sign-flip-berry-esseen-bound"
+)
+
+// IsZeroOne reports whether every value of xs is 0 or 1 (and there is one).
+func IsZeroOne(xs []float64) bool {
+	if len(xs) == 0 {
+		return false
+	}
+	for _, v := range xs {
+		if v != 0 && v != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// ColumnCI95 is the 95% interval of the mean of the series xs of a measure with
+// range [lo, hi], given the bootstrap replicates of that mean (stats, sorted in
+// place; nil above the resampling budget): the Wilson interval when every value
+// is 0 or 1; BoundedWilsonCI95 when every value is equal; otherwise BCa from the
+// replicates with the jackknife acceleration of the mean (the leave-one-out mean
+// of item i is (Σx − x_i)/(n − 1), O(n)), or, without replicates, the
+// Cornish–Fisher interval (MeanCI95Normal).
+func ColumnCI95(xs, stats []float64, lo, hi float64) Interval {
+	n := int64(len(xs))
+	if n == 0 {
+		return Interval{Lo: math.NaN(), Hi: math.NaN(), Method: MethodBCa, Unreliable: true}
+	}
+	if IsZeroOne(xs) {
+		var k int64
+		for _, v := range xs {
+			if v == 1 {
+				k++
+			}
+		}
+		return WilsonCI95(k, n)
+	}
+	return meanCI(xs, stats, lo, hi)
+}
+
+// PairedCI95 is the 95% interval of the mean paired difference d (range
+// [−w, w], w the width of the measure's range) from its bootstrap replicates
+// (nil above the budget): BCa with the jackknife acceleration, BoundedWilsonCI95
+// over [−w, w] when every difference is equal, Cornish–Fisher without replicates.
+func PairedCI95(d, stats []float64, w float64) Interval {
+	if len(d) == 0 {
+		return Interval{Lo: math.NaN(), Hi: math.NaN(), Method: MethodBCa, Unreliable: true}
+	}
+	return meanCI(d, stats, -w, w)
+}
+
+func meanCI(xs, stats []float64, lo, hi float64) Interval {
+	n := int64(len(xs))
+	var sum float64
+	same := true
+	for _, v := range xs {
+		sum += v
+		same = same && v == xs[0]
+	}
+	if same {
+		return BoundedWilsonCI95(xs[0], n, lo, hi)
+	}
+	if stats == nil {
+		ci := MeanCI95Normal(xs)
+		return Interval{Lo: ci[0], Hi: ci[1], N: n, Method: MethodCornishFisher, Unreliable: Unreliable(n)}
+	}
+	jack := make([]float64, n)
+	w := make([]int64, n)
+	for i, v := range xs {
+		jack[i] = (sum - v) / float64(n-1)
+		w[i] = 1
+	}
+	ci := BCaFromReplicates(stats, sum/float64(n), JackknifeAcceleration(jack, w))
+	return Interval{Lo: ci[0], Hi: ci[1], N: n, Method: MethodBCa, Unreliable: Unreliable(n)}
+}
+
+// BerryEsseenC is the Berry–Esseen constant for sums of independent, not
+// identically distributed variables (Shevtsova 2010: C ≤ 0.5600).
+const BerryEsseenC = 0.56
+
+// SignFlipPValueBound is an upper bound on the exact two-sided sign-flip p-value
+// of the differences d: under H0, T = Σ s_i d_i is a sum of independent
+// symmetric terms with variance V = Σ d_i² and Σ E|s_i d_i|³ = Σ |d_i|³, so by
+// Berry–Esseen each tail P(T ≥ t) is within C·Σ|d_i|³/V^{3/2} of the normal's,
+// and p ≤ min(1, erfc(|Σ d_i|/√(2V)) + 2C·Σ|d_i|³/V^{3/2}). Conservative at any n.
+func SignFlipPValueBound(d []float64) float64 {
+	t, v, m3 := 0.0, 0.0, 0.0
+	for _, x := range d {
+		t += x
+		v += x * x
+		m3 += math.Abs(x) * x * x
+	}
+	if v == 0 {
+		return 1
+	}
+	return min(1, math.Erfc(math.Abs(t)/math.Sqrt(2*v))+2*BerryEsseenC*m3/math.Pow(v, 1.5))
+}
+
+// PairedExactP is the exact two-sided paired test of the differences d, when
+// one is cheap: McNemar's when every difference is −1, 0 or 1, else the exact
+// sign-flip test on the lattice of the differences. ok = false when neither
+// applies (the caller resamples, or bounds).
+func PairedExactP(d []float64) (p float64, method string, ok bool) {
+	var b, c, nonzero int64
+	zeroOne := true
+	first := 0.0
+	for _, v := range d {
+		switch v {
+		case 1:
+			b++
+		case -1:
+			c++
+		case 0:
+			continue
+		default:
+			zeroOne = false
+		}
+		if nonzero++; first == 0 {
+			first = math.Abs(v)
+		}
+	}
+	if zeroOne {
+		return McNemarExactP(b, c), PMethodMcNemar, true
+	}
+	// A first difference on no lattice rules the lattice out, before the O(n) work.
+	if _, _, ok := latticeOf([]float64{first}); ok {
+		if p, ok := SignFlipExactP(d); ok {
+			return p, PMethodSignFlipExact, true
+		}
+	}
+	if nonzero <= SignFlipEnumerateMax {
+		if p, ok := SignFlipEnumerate(d); ok {
+			return p, PMethodSignFlipExact, true
+		}
+	}
+	return math.NaN(), "", false
+}
+
+// SignFlipEnumerateMax is the most non-zero differences SignFlipEnumerate lists
+// the sign vectors of (2^20 ≈ 10⁶ sums).
+const SignFlipEnumerateMax = 20
+
+// SignFlipEnumerate is the exact two-sided sign-flip p-value P(|Σ s_i d_i| ≥ |Σ d_i|)
+// by listing every sign vector of the non-zero differences (in Gray-code order,
+// one addition each); a sum within 1e-9·Σ|d_i| of |Σ d_i| counts as as extreme.
+// ok = false beyond SignFlipEnumerateMax non-zero differences.
+func SignFlipEnumerate(d []float64) (p float64, ok bool) {
+	var nz []float64
+	var obs, abs float64
+	for _, v := range d {
+		if v != 0 {
+			nz = append(nz, v)
+			obs += v
+			abs += math.Abs(v)
+		}
+	}
+	if len(nz) > SignFlipEnumerateMax {
+		return math.NaN(), false
+	}
+	if len(nz) == 0 {
+		return 1, true
+	}
+	obs = math.Abs(obs) - 1e-9*abs
+	t := 0.0
+	for _, v := range nz {
+		t += v
+	}
+	hits := 0
+	sign := make([]bool, len(nz)) // true: flipped
+	total := 1 << len(nz)
+	for g := 0; g < total; g++ {
+		if g > 0 {
+			i := 0 // the bit that changes between Gray codes g−1 and g
+			for (g>>i)&1 == 0 {
+				i++
+			}
+			if sign[i] {
+				t += 2 * nz[i]
+			} else {
+				t -= 2 * nz[i]
+			}
+			sign[i] = !sign[i]
+		}
+		if math.Abs(t) >= obs {
+			hits++
+		}
+	}
+	return float64(hits) / float64(total), true
+}
+
+// QueryRange is the range [lo, hi] of one query's value of a compare measure at
+// cutoff k with gain g when relevance levels go up to maxLevel: [0, 1] for the
+// binary and unit measures, [0, Σ_{r ≤ k} gain(maxLevel)/log2(r + 1)] for DCG and
+// [0, maxLevel] for the mean relevance (the other unbounded measures).
+func QueryRange(info Info, k int, g Gain, maxLevel int) (lo, hi float64) {
+	if info.Scale != ScaleUnbounded {
+		return 0, 1
+	}
+	if info.Params&ParamGain != 0 {
+		levels := make([]int, maxLevel+1)
+		if maxLevel > 0 {
+			levels[maxLevel] = k
+		}
+		return 0, IdealDCG(levels, k, g)
+	}
+	return 0, float64(maxLevel)
+}
+
+// MaxResamples is the largest number of bootstrap (and randomization-test)
+// resamples any command accepts: beyond it the Monte Carlo error is far below
+// every reported digit, while memory and time grow with it.
+const MaxResamples = 100_000

@@ -1,0 +1,163 @@
+package metrics
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// enumerateSignFlip is the exact two-sided sign-flip p-value by listing all 2ⁿ
+// sign vectors.
+func enumerateSignFlip(d []float64) float64 {
+	obs := 0.0
+	for _, v := range d {
+		obs += v
+	}
+	obs = math.Abs(obs)
+	hits := 0
+	for s := range 1 << len(d) {
+		t := 0.0
+		for i, v := range d {
+			if s>>i&1 == 1 {
+				t -= v
+			} else {
+				t += v
+			}
+		}
+		if math.Abs(t) >= obs-1e-9 {
+			hits++
+		}
+	}
+	return float64(hits) / float64(int(1)<<len(d))
+}
+
+func TestPairedExactPAgainstEnumeration(t *testing.T) {
+	r := NewRand(5)
+	for trial := range 200 {
+		n := 1 + trial%14
+		d := make([]float64, n)
+		for i := range d {
+			switch trial % 3 {
+			case 0: // 0/1 measure: McNemar
+				d[i] = float64(r.IntN(3) - 1)
+			case 1: // precision at k = 10
+				d[i] = float64(r.IntN(7)-3) / 10
+			default: // MRR at k = 5
+				a, b := r.IntN(6), r.IntN(6)
+				rr := func(x int) float64 {
+					if x == 0 {
+						return 0
+					}
+					return 1 / float64(x)
+				}
+				d[i] = rr(a) - rr(b)
+			}
+		}
+		p, method, ok := PairedExactP(d)
+		require.True(t, ok, "%v", d)
+		want := enumerateSignFlip(d)
+		assert.InDelta(t, want, p, 1e-12, "%v (%s)", d, method)
+		// The bound is never below the exact p-value.
+		assert.GreaterOrEqual(t, SignFlipPValueBound(d)+1e-15, want, "%v", d)
+	}
+}
+
+// The issue's example: 2,500 queries, 15 vs 35 discordant misses of a 0/1
+// measure. The exact McNemar p is 0.0066 at any n; the normal shortcut gave 0.0047.
+func TestMcNemarIssueExample(t *testing.T) {
+	d := make([]float64, 2500)
+	for i := range 15 {
+		d[i] = 1
+	}
+	for i := 15; i < 50; i++ {
+		d[i] = -1
+	}
+	p, method, ok := PairedExactP(d)
+	require.True(t, ok)
+	assert.Equal(t, PMethodMcNemar, method)
+	assert.InDelta(t, 0.0066, p, 5e-5)
+	// In the issue's family of 8 tests the Holm-adjusted exact p is 0.053: no
+	// winner (the normal shortcut's 0.0047 gave 0.037, a winner).
+	assert.Greater(t, Holm([]float64{p, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5})[0], 0.05)
+}
+
+func TestSignFlipPValueBoundConservativeOnContinuous(t *testing.T) {
+	r := NewRand(9)
+	for range 50 {
+		d := make([]float64, 16)
+		for i := range d {
+			d[i] = r.NormFloat64() + 0.4
+		}
+		assert.GreaterOrEqual(t, SignFlipPValueBound(d)+1e-15, enumerateSignFlip(d))
+	}
+	assert.Equal(t, 1.0, SignFlipPValueBound([]float64{0, 0}))
+}
+
+func TestSignFlipEnumerate(t *testing.T) {
+	r := NewRand(13)
+	for n := range 13 {
+		d := make([]float64, n)
+		for i := range d {
+			d[i] = r.NormFloat64()
+			if i%4 == 3 {
+				d[i] = 0
+			}
+		}
+		p, ok := SignFlipEnumerate(d)
+		require.True(t, ok)
+		assert.InDelta(t, enumerateSignFlip(d), p, 1e-12, "%v", d)
+	}
+	// n = 2, both favouring one run: the smallest p there is 0.5.
+	p, method, ok := PairedExactP([]float64{0.7, 1.3})
+	require.True(t, ok)
+	assert.Equal(t, PMethodSignFlipExact, method)
+	assert.Equal(t, 0.5, p)
+	_, ok = SignFlipEnumerate(make([]float64, 0, 30))
+	assert.True(t, ok)
+	big := make([]float64, SignFlipEnumerateMax+1)
+	for i := range big {
+		big[i] = math.Pi * float64(i+1)
+	}
+	_, ok = SignFlipEnumerate(big)
+	assert.False(t, ok)
+}
+
+func TestColumnCI95(t *testing.T) {
+	// 0/1: Wilson, never a point.
+	iv := ColumnCI95([]float64{1, 1, 1, 1, 1}, nil, 0, 1)
+	assert.Equal(t, MethodWilson, iv.Method)
+	assert.True(t, iv.Unreliable)
+	assert.Less(t, iv.Lo, 0.6)
+	assert.Equal(t, 1.0, iv.Hi)
+	// One distinct value off 0/1: bounded Wilson over the range.
+	iv = ColumnCI95([]float64{0.5, 0.5, 0.5}, []float64{0.5, 0.5}, 0, 1)
+	assert.Equal(t, MethodBoundedWilson, iv.Method)
+	assert.Less(t, iv.Lo, 0.5)
+	assert.Greater(t, iv.Hi, 0.5)
+	// Varied values: BCa from the replicates; Cornish–Fisher without.
+	xs := []float64{0.1, 0.2, 0.3, 0.5, 0.9, 0.4, 0.3, 0.2, 0.1, 0.6, 0.7, 0.2}
+	stats := BootstrapMeans(xs, len(xs), 1, 2000, 1)[0]
+	iv = ColumnCI95(xs, stats, 0, 1)
+	assert.Equal(t, MethodBCa, iv.Method)
+	assert.False(t, iv.Unreliable)
+	assert.Less(t, iv.Lo, 0.375)
+	assert.Greater(t, iv.Hi, 0.375)
+	assert.Equal(t, MethodCornishFisher, ColumnCI95(xs, nil, 0, 1).Method)
+	// Paired differences all equal: bounded Wilson over [−w, w].
+	iv = PairedCI95([]float64{0.2, 0.2}, []float64{0.2}, 1)
+	assert.Equal(t, MethodBoundedWilson, iv.Method)
+	assert.Less(t, iv.Lo, 0.0)
+}
+
+func TestQueryRange(t *testing.T) {
+	dcg := QueryMeasures[QueryIndex(KeyDCG)].Info
+	lo, hi := QueryRange(dcg, 2, GainExp, 3)
+	assert.Equal(t, 0.0, lo)
+	assert.InDelta(t, 7+7/math.Log2(3), hi, 1e-12)
+	_, hi = QueryRange(QueryMeasures[QueryIndex("mean_relevance_at_k")].Info, 10, GainExp, 3)
+	assert.Equal(t, 3.0, hi)
+	_, hi = QueryRange(QueryMeasures[QueryIndex("ndcg_at_k")].Info, 10, GainExp, 3)
+	assert.Equal(t, 1.0, hi)
+}
