@@ -37,18 +37,19 @@ type checkOptions struct {
 	allowEmpty                     bool
 	referenceLocale                string
 	jsonOut, markdownOut, casesOut string
-	parentSep                      string       // --parent-from-id
-	htmlOut, history               string       // --html, --history (history.go)
-	comment                        commentFlags // --comment, --comment-key, --pr (publication.go)
+	parentSep                      string        // --parent-from-id
+	htmlOut, history               string        // --html, --history (history.go)
+	comment                        commentFlags  // --comment, --comment-key, --pr (publication.go)
+	baseline                       baselineFlags // --baseline, --write-baseline, regression gates (check_baseline.go)
 }
 
 // checkInputs are check's Action inputs; inside Actions --json defaults to
 // retrieval-gate.json, so the `json` output always names a file.
-var checkInputs = commentInputs(actionInputs{
+var checkInputs = baselineInputs(commentInputs(actionInputs{
 	"cases": "", "kb": "", "k": "", "min-hit": "", "min-recall": "", "floors": "", "allow-empty": "", "reference-locale": "",
 	"json": "retrieval-gate.json", "markdown": "", "cases-out": "", "parent-from-id": "",
 	"html": "", "history": "",
-})
+}))
 
 func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	fs := newFlagSet(env, "check")
@@ -69,6 +70,7 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	fs.StringVar(&o.htmlOut, "html", "", "write the report as one self-contained HTML `FILE`")
 	fs.StringVar(&o.history, "history", "", "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	o.comment.register(fs, checkCommentKey)
+	o.baseline.register(fs)
 	if err := parseFlags(fs, env, args, checkInputs); err != nil {
 		return nil, err
 	}
@@ -88,8 +90,11 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	if err := o.comment.validate("check"); err != nil {
 		return nil, err
 	}
-	if err := refuseOverwrite("check", []file{{"cases", o.cases}, {"kb", o.kb}},
-		[]file{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}, {"html", o.htmlOut}, {"history", historyFile(o.history)}}); err != nil {
+	if err := o.baseline.validate(); err != nil {
+		return nil, err
+	}
+	if err := refuseOverwrite("check", []file{{"cases", o.cases}, {"kb", o.kb}, {"baseline", o.baseline.baselineFile()}},
+		[]file{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}, {"html", o.htmlOut}, {"history", historyFile(o.history)}, {"write-baseline", o.baseline.write}}); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -112,13 +117,31 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	for _, s := range kb.Skipped {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: knowledge base: skipped %s\n", s)
 	}
-	res, err := scoreCases(ctx, env, o, kb)
+	bl, err := openBaseline(ctx, o, kb)
 	if err != nil {
 		return err
+	}
+	defer bl.close()
+	res, err := scoreCases(ctx, env, o, kb, bl)
+	if err != nil {
+		return err
+	}
+	cmp, err := bl.result()
+	if err != nil {
+		return err
+	}
+	if cmp != nil {
+		res.Gates = append(res.Gates, cmp.Gates...)
 	}
 
 	// All reports are written, whatever the verdict.
 	doc := checkreport.New(res)
+	doc.SetBaseline(cmp)
+	if o.baseline.write != "" {
+		if err := writeBaselineFile(env, o, bl, res, kb, doc); err != nil {
+			return err
+		}
+	}
 	if o.jsonOut != "" {
 		if err := atomicfile.Write(o.jsonOut, doc.WriteJSON); err != nil {
 			return err
@@ -152,7 +175,12 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	}
 	// GitHub: outputs, annotations, job summary, PR comment. Its failures are
 	// warnings; the exit code reflects only the gates.
-	f.Publisher().Publish(ctx, checkPublication(res, doc, o.comment, o.jsonOut))
+	if cmp != nil && !cmp.Available {
+		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: no baseline: %s\n", cmp.Reason)
+	}
+	pub := checkPublication(res, doc, o.comment, o.jsonOut)
+	baselineOutputs(pub.Outputs, cmp)
+	f.Publisher().Publish(ctx, pub)
 
 	if failed := res.Failed(); len(failed) > 0 {
 		return &GateError{Failed: failed}
@@ -163,7 +191,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 // scoreCases streams the cases: workers score each case in parallel, emit
 // aggregates them in file order and writes --cases-out. On an input error no
 // --cases-out file is left.
-func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *kbfile.KB) (*gate.Result, error) {
+func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *kbfile.KB, bl *baselineRun) (*gate.Result, error) {
 	var in io.Reader = env.Stdin
 	name := "stdin"
 	if o.cases != "-" {
@@ -177,8 +205,9 @@ func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *kbfile.KB) (
 	scorer := &gate.Scorer{KB: kb, K: o.k}
 	acc := gate.NewAccumulator()
 	run := func(out io.Writer) error {
-		work := func(cs *casefile.Case) (gate.CaseResult, error) {
-			var r gate.CaseResult
+		work := func(cs *casefile.Case) (caseItem, error) {
+			var it caseItem
+			r := &it.r
 			if o.parentSep != "" {
 				for i := range cs.Retrieved {
 					if e := &cs.Retrieved[i]; e.ParentID == "" {
@@ -188,19 +217,28 @@ func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *kbfile.KB) (
 					}
 				}
 			}
-			err := scorer.ScoreInto(cs, &r)
+			err := scorer.ScoreInto(cs, r)
 			if err == nil && out != nil {
-				r.Out = appendLine(cs, &r)
+				r.Out = appendLine(cs, r)
 			}
-			return r, err
+			if err == nil && bl != nil {
+				bl.prepare(cs, &it, o.k)
+			}
+			return it, err
 		}
-		emit := func(r gate.CaseResult) error {
+		emit := func(it caseItem) error {
 			if out != nil {
-				if _, err := out.Write(r.Out); err != nil {
+				if _, err := out.Write(it.r.Out); err != nil {
 					return err
 				}
 			}
-			return acc.Add(&r)
+			if err := acc.Add(&it.r); err != nil {
+				return err
+			}
+			if bl != nil {
+				return bl.add(&it)
+			}
+			return nil
 		}
 		return casefile.MapCases(ctx, in, name, 0, work, emit)
 	}
@@ -216,6 +254,9 @@ func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *kbfile.KB) (
 		})
 	} else {
 		err = run(nil)
+	}
+	if err == nil && bl != nil && bl.write {
+		err = bl.finishBody()
 	}
 	if err != nil {
 		return nil, err

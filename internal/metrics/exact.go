@@ -78,10 +78,23 @@ next:
 // values share no lattice (D ≤ MaxLatticeDenominator) or the convolution exceeds
 // SignFlipExactBudget or SignFlipExactMaxSupport; p is then NaN.
 func SignFlipExactP(d []float64) (p float64, ok bool) {
-	mult := map[float64]int64{}
+	signed := map[float64]int64{}
 	for _, v := range d {
-		if v != 0 {
-			mult[math.Abs(v)]++
+		signed[v]++
+	}
+	return signFlipExactCounts(signed)
+}
+
+// SignFlipExactP is SignFlipExactP of the differences recorded in h.
+func (h *Histogram) SignFlipExactP() (p float64, ok bool) { return signFlipExactCounts(h.counts) }
+
+// signFlipExactCounts is SignFlipExactP of the differences given as distinct
+// signed values and their counts.
+func signFlipExactCounts(signed map[float64]int64) (p float64, ok bool) {
+	mult := map[float64]int64{}
+	for v, c := range signed {
+		if v != 0 && c > 0 {
+			mult[math.Abs(v)] += c
 		}
 	}
 	if len(mult) == 0 {
@@ -101,11 +114,11 @@ func SignFlipExactP(d []float64) (p float64, ok bool) {
 	for i, v := range vals {
 		at[v] = q[i]
 	}
-	for _, v := range d {
-		if v == 0 {
+	for v, c := range signed {
+		if v == 0 || c <= 0 {
 			continue
 		}
-		qi := at[math.Abs(v)]
+		qi := at[math.Abs(v)] * c
 		if v > 0 {
 			tObs += qi
 		} else {

@@ -127,3 +127,42 @@ func TestSignFlipExactPLimits(t *testing.T) {
 	_, ok = SignFlipExactP(big)
 	assert.False(t, ok, "over the work budget")
 }
+
+func TestHistogramSignFlip(t *testing.T) {
+	// d = (1, 1, 1, −0.5, 0): 2^4 sign vectors over the non-zero values; |T*| ≥ |T| =
+	// 2.5 exactly when the three 1s share a sign (±3 ± 0.5): p = 4/16.
+	h := NewHistogram()
+	for _, v := range []float64{1, 1, 1, -0.5, 0} {
+		h.Add(v)
+	}
+	p, ok := h.SignFlipExactP()
+	require.True(t, ok)
+	assert.InDelta(t, 4.0/16, p, 1e-12)
+	pd, ok := SignFlipExactP([]float64{1, 1, 1, -0.5, 0})
+	require.True(t, ok)
+	assert.Equal(t, pd, p)
+	// The randomization test estimates the same p.
+	assert.InDelta(t, 4.0/16, h.SignFlipP(20000, 1), 0.01)
+	// No non-zero difference: p = 1.
+	z := NewHistogram()
+	z.Add(0)
+	assert.Equal(t, 1.0, z.SignFlipP(100, 1))
+
+	_, _, ok = h.PairedDiscordant()
+	assert.False(t, ok)
+	bin := NewHistogram()
+	for _, v := range []float64{-1, -1, -1, 0, 1} {
+		bin.Add(v)
+	}
+	b, c, ok := bin.PairedDiscordant()
+	require.True(t, ok)
+	assert.Equal(t, [2]int64{3, 1}, [2]int64{b, c})
+	// McNemar by hand: 2·P(X ≤ 1 | 4, ½) = 2·5/16.
+	assert.InDelta(t, 10.0/16, McNemarExactP(b, c), 1e-12)
+}
+
+func TestFirstGoldRank(t *testing.T) {
+	assert.Equal(t, 2, FirstGoldRank([]string{"a", "b", "c"}, []string{"c", "b"}))
+	assert.Equal(t, 0, FirstGoldRank([]string{"a"}, []string{"z"}))
+	assert.Equal(t, 0, FirstGoldRank(nil, []string{"z"}))
+}

@@ -39,6 +39,7 @@ const IndicativeOnly = "indicative only, not significance-tested"
 // non_empty and floor:MEASURE@GROUP; per gate its group, measure, n,
 // detectable_difference, and its reason when it has one.
 type Document struct {
+	Baseline         *Baseline                          `json:"baseline,omitempty"` // --baseline (baseline.go)
 	ByLocale         map[string]Group                   `json:"by_locale"`
 	ByType           map[string]Group                   `json:"by_type"`
 	Cases            Cases                              `json:"cases"`

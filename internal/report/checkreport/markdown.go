@@ -81,6 +81,7 @@ func (d *Document) Markdown(opts MarkdownOptions) string {
 		w(" · %d with precomputed scores", d.Cases.Precomputed)
 	}
 	w("\n\n")
+	d.mdBaseline(&b, maxListed) // vs base (baseline_render.go)
 
 	// Groups.
 	d.mdTableHead(&b, "| group | n | without gold |", "|---|---:|---:|", keys, "", "---|")

@@ -72,6 +72,7 @@ func (d *Document) Text(w io.Writer) error {
 		}
 		tw.Flush()
 	}
+	d.textBaseline(&b) // vs base (baseline_render.go)
 	p("\ngates:\n")
 	gatetable.Text(&b, d.Gates)
 

@@ -1,0 +1,554 @@
+package baseline
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+)
+
+// Defaults of the comparison.
+const (
+	DefaultRankDrop = 3   // --rank-drop
+	DefaultMaxFlips = 200 // cases kept per flip list and per unpaired list
+	Alpha           = 0.05
+	StaleAfter      = 7 * 24 * time.Hour
+)
+
+// Regression-test modes (--regression-test).
+const (
+	TestSignificant = "significant" // fail when the drop exceeds the tolerance and the paired test rejects
+	TestAny         = "any"         // fail when the drop exceeds the tolerance
+)
+
+// Names of the paired tests.
+const (
+	TestMcNemar       = "mcnemar_exact"
+	TestSignFlipExact = "sign_flip_exact"
+	TestSignFlipMC    = "sign_flip_randomization"
+)
+
+// Tolerance is a --max-drop-* flag: the absolute drop of the overall mean tolerated.
+type Tolerance = gate.Floor
+
+// GateMeasures are the measures a regression gate can be set on, with their gate
+// names (max_drop_hit, ...).
+var GateMeasures = []struct{ Name, Key string }{
+	{"max_drop_hit", metrics.KeyHit},
+	{"max_drop_recall", metrics.KeyRecall},
+	{"max_drop_ndcg", metrics.KeyNDCG},
+}
+
+// Options shape a comparison.
+type Options struct {
+	K             int    // this run's k
+	KBFingerprint string // this run's KB
+	RankDrop      int    // 0: DefaultRankDrop
+	MaxFlips      int    // 0: DefaultMaxFlips
+	MaxDrop       map[string]Tolerance
+	Test          string // TestSignificant (default) or TestAny
+	Resamples     int    // 0: metrics.DefaultResamples
+	Seed          uint64 // 0: metrics.DefaultSeed
+	Now           time.Time
+}
+
+// Current is what the join needs of one case of this run besides its scores.
+type Current struct {
+	IDHash, GoldHash uint64 // IDHash(id), GoldHash(gold)
+	Ranked           bool
+	Rank             int
+	Top              []string // the deduplicated top k
+	// Keep is set by NeedsDetail: the case may be listed, so query, gold and top
+	// k are kept with it.
+	Keep bool
+}
+
+// Comparer joins this run's cases, in file order, with a loaded baseline.
+type Comparer struct {
+	b     *Baseline
+	opt   Options
+	seen  []bool // by baseline record
+	cells map[cellKey]*cell
+
+	paired, onlyCur, goldChanged, noGold int64
+	missed, found, drops                 flipList
+	onlyCurList                          []CaseRef
+	goldList                             []goldRef
+}
+
+type cellKey struct{ typ, locale string }
+
+type cell struct {
+	n    int64
+	diff [metrics.NumCase]*metrics.Histogram
+	base [metrics.NumCase]float64 // Σ baseline values
+	cur  [metrics.NumCase]float64
+}
+
+type flipList struct {
+	total int64
+	items []flipRef
+}
+
+type flipRef struct {
+	rec  int
+	cur  CaseLine
+	file string
+}
+
+type goldRef struct {
+	rec  int
+	cur  CaseRef
+	gold []string
+}
+
+// NewComparer starts a comparison with b.
+func NewComparer(b *Baseline, opt Options) *Comparer {
+	if opt.RankDrop <= 0 {
+		opt.RankDrop = DefaultRankDrop
+	}
+	if opt.MaxFlips <= 0 {
+		opt.MaxFlips = DefaultMaxFlips
+	}
+	if opt.Test == "" {
+		opt.Test = TestSignificant
+	}
+	if opt.Resamples <= 0 {
+		opt.Resamples = metrics.DefaultResamples
+	}
+	if opt.Seed == 0 {
+		opt.Seed = metrics.DefaultSeed
+	}
+	return &Comparer{b: b, opt: opt, seen: make([]bool, len(b.recs)), cells: map[cellKey]*cell{}}
+}
+
+var hitIndex = metrics.CaseIndex(metrics.KeyHit)
+
+// flip classifies a paired case: 1 newly missed, 2 newly found, 3 rank drop, 0 none.
+func (c *Comparer) flip(rec *record, r *gate.CaseResult, cur *Current) int {
+	if rec.hasScore(hitIndex) && r.Has[hitIndex] {
+		bh, ch := rec.scores[hitIndex], r.Scores[hitIndex]
+		switch {
+		case bh == 1 && ch == 0:
+			return 1
+		case bh == 0 && ch == 1:
+			return 2
+		}
+	}
+	if rec.ranked && cur.Ranked && rec.rank > 0 && cur.Rank > 0 && cur.Rank-int(rec.rank) >= c.opt.RankDrop {
+		return 3
+	}
+	return 0
+}
+
+// NeedsDetail reports whether a case of this run may be listed (a flip, a changed
+// gold set, a case only in this run), so its caller keeps its query, gold and top k.
+// It only reads the baseline: safe for concurrent use.
+func (c *Comparer) NeedsDetail(r *gate.CaseResult, cur *Current) bool {
+	i := c.b.lookup(cur.IDHash)
+	if i < 0 {
+		return true
+	}
+	rec := &c.b.recs[i]
+	if rec.gold != cur.GoldHash || rec.scored() != r.Scored {
+		return true
+	}
+	return r.Scored && c.flip(rec, r, cur) != 0
+}
+
+// Add joins one case of this run (file order; duplicate ids were refused before).
+// line holds the case's id, query and gold (Scores and Has are taken from r).
+func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
+	i := c.b.lookup(cur.IDHash)
+	if i < 0 {
+		c.onlyCur++
+		if len(c.onlyCurList) < c.opt.MaxFlips {
+			c.onlyCurList = append(c.onlyCurList, CaseRef{ID: r.ID, File: r.File, Line: r.Line})
+		}
+		return
+	}
+	c.seen[i] = true
+	rec := &c.b.recs[i]
+	if !rec.scored() && !r.Scored {
+		c.noGold++
+		return
+	}
+	if rec.gold != cur.GoldHash || rec.scored() != r.Scored {
+		c.goldChanged++
+		if len(c.goldList) < c.opt.MaxFlips {
+			c.goldList = append(c.goldList, goldRef{rec: i, cur: CaseRef{ID: r.ID, File: r.File, Line: r.Line}, gold: slices.Clone(line.Gold)})
+		}
+		return
+	}
+	c.paired++
+	key := cellKey{r.Type, r.Locale}
+	ce := c.cells[key]
+	if ce == nil {
+		ce = &cell{}
+		for m := range ce.diff {
+			ce.diff[m] = metrics.NewHistogram()
+		}
+		c.cells[key] = ce
+	}
+	ce.n++
+	for m := range metrics.NumCase {
+		if rec.hasScore(m) && r.Has[m] {
+			ce.diff[m].Add(r.Scores[m] - rec.scores[m])
+			ce.base[m] += rec.scores[m]
+			ce.cur[m] += r.Scores[m]
+		}
+	}
+	var l *flipList
+	switch c.flip(rec, r, cur) {
+	case 1:
+		l = &c.missed
+	case 2:
+		l = &c.found
+	case 3:
+		l = &c.drops
+	default:
+		return
+	}
+	l.total++
+	if len(l.items) < c.opt.MaxFlips {
+		kept := CaseLine{ID: r.ID, Line: r.Line, Locale: r.Locale, Type: r.Type, Query: line.Query,
+			Gold: slices.Clone(line.Gold), Ranked: cur.Ranked, Rank: cur.Rank, Top: slices.Clone(cur.Top)}
+		l.items = append(l.items, flipRef{rec: i, cur: kept, file: r.File})
+	}
+}
+
+// CaseRef names a case.
+type CaseRef struct {
+	ID   string
+	File string // "" for a baseline case (its file is the baseline's)
+	Line int
+}
+
+// Flip is a case whose retrieval changed: newly missed, newly found or its first
+// gold card ranked lower by at least the rank-drop threshold.
+type Flip struct {
+	ID, File, Locale, Type, Query string
+	Line                          int
+	Gold                          []string
+	Before, After                 []string // top k of the baseline and of this run (nil when unknown)
+	RankBefore, RankAfter         int      // first gold rank; 0: not retrieved or unknown
+	Ranked                        bool     // both runs carry ranks and top k
+}
+
+// GoldChange is a case whose gold set differs between the runs (not paired).
+type GoldChange struct {
+	CaseRef
+	Before, After []string
+}
+
+// Stat is one measure's paired comparison in a group.
+type Stat struct {
+	Key           string
+	N             int64
+	Base, Cur     float64 // means over the paired cases
+	Delta         float64 // mean of (this run − baseline)
+	CI95          [2]float64
+	P             float64
+	Test          string
+	MDD           float64 // smallest |Δ| the paired test detects with power 0.8 at α = 0.05
+	Rejects       bool    // P < Alpha
+	Change        string  // "worse" or "better" when Rejects (by the measure's direction), else ""
+	Discordant    [2]int64
+	HasDiscordant bool
+}
+
+// GroupStats is a group's paired comparison.
+type GroupStats struct {
+	Name  string
+	N     int64 // paired cases
+	Stats []Stat
+}
+
+// Difference is a setting in which the baseline differs from this run.
+type Difference struct {
+	Field          string // "k", "kb_fingerprint", "schema", "format"
+	Baseline, Ours string
+	Consequence    string
+}
+
+// Comparison is everything the reports show of a comparison.
+type Comparison struct {
+	Available bool
+	Reason    string // why there is no comparison, when !Available
+
+	File, Format, Schema string
+	Commit               string
+	CreatedAt            time.Time
+	Stale                bool
+	K                    int
+	KBFingerprint        string
+	Lacks                []string // what a --cases-out baseline does not carry
+	Differences          []Difference
+	Source               map[string]string // provenance of a fetched baseline (artifact id, run id, ...)
+
+	BaselineCases                                  int64
+	Paired, OnlyBaseline, OnlyCurrent, GoldChanged int64
+	NoGold                                         int64
+	RankDrop                                       int
+
+	Overall  GroupStats
+	ByType   []GroupStats
+	ByLocale []GroupStats // indicative only
+
+	NewlyMissed, NewlyFound, RankDrops                []Flip
+	NewlyMissedTotal, NewlyFoundTotal, RankDropsTotal int64
+	OnlyBaselineList, OnlyCurrentList                 []CaseRef
+	GoldChangedList                                   []GoldChange
+
+	Test       string
+	Gates      outcome.Gates
+	Regression outcome.Status // pass, fail, off
+}
+
+// Unavailable is the comparison when there is no baseline: every regression gate
+// that was set is off with reason.
+func Unavailable(reason string, opt Options) *Comparison {
+	c := &Comparison{Reason: reason, Test: opt.Test, Regression: outcome.Off}
+	for _, gm := range GateMeasures {
+		g := outcome.New(gm.Name, outcome.Off)
+		g.Group, g.Measure = outcome.GroupOverall, gm.Key
+		if t := opt.MaxDrop[gm.Key]; t.Set {
+			g.Threshold = t.Value
+			g.Reason = "no baseline: " + reason
+		}
+		c.Gates = append(c.Gates, g)
+	}
+	return c
+}
+
+// Result finishes the comparison: group statistics, flips with both sides' top k,
+// the unpaired lists and the regression gates.
+func (c *Comparer) Result() (*Comparison, error) {
+	b, h := c.b, c.b.Source.Header
+	out := &Comparison{
+		Available: true, File: b.Source.File, Format: b.Source.Format, Schema: Schema,
+		BaselineCases: int64(len(b.recs)), Paired: c.paired, OnlyCurrent: c.onlyCur,
+		GoldChanged: c.goldChanged, NoGold: c.noGold, RankDrop: c.opt.RankDrop, Test: c.opt.Test,
+		NewlyMissedTotal: c.missed.total, NewlyFoundTotal: c.found.total, RankDropsTotal: c.drops.total,
+		OnlyCurrentList: c.onlyCurList,
+	}
+	if h != nil {
+		out.Commit, out.K, out.KBFingerprint = h.Commit, h.K, h.KBFingerprint
+		out.CreatedAt = b.CreatedAt()
+		if !out.CreatedAt.IsZero() && !c.opt.Now.IsZero() {
+			out.Stale = c.opt.Now.Sub(out.CreatedAt) > StaleAfter
+		}
+		if b.Source.SchemaRead != "" {
+			out.Schema = b.Source.SchemaRead
+			out.Differences = append(out.Differences, Difference{"schema", b.Source.SchemaRead, Schema, "read as " + Schema + ": fields this build does not know are ignored"})
+		}
+		if h.K != c.opt.K {
+			out.Differences = append(out.Differences, Difference{"k", fmt.Sprint(h.K), fmt.Sprint(c.opt.K), "the measures are at different cutoffs: a Δ mixes the retrieval change with the cutoff change"})
+		}
+		if h.KBFingerprint != c.opt.KBFingerprint {
+			out.Differences = append(out.Differences, Difference{"kb_fingerprint", h.KBFingerprint, c.opt.KBFingerprint, "the knowledge base changed: a Δ may come from the cards rather than the retriever"})
+		}
+	} else {
+		out.Schema = ""
+		out.Lacks = []string{"k", "kb_fingerprint", "commit", "created_at", "case lines", "ranks", "top k"}
+		out.Differences = append(out.Differences, Difference{"format", FormatCasesOut, FormatBaseline, "a --cases-out file: k and the KB cannot be checked, flips show no top k and no rank drops are found"})
+	}
+	for i := range b.recs {
+		if !c.seen[i] {
+			out.OnlyBaseline++
+			if len(out.OnlyBaselineList) < c.opt.MaxFlips {
+				d, err := b.detail(i)
+				if err != nil {
+					return nil, err
+				}
+				out.OnlyBaselineList = append(out.OnlyBaselineList, CaseRef{ID: d.ID, Line: int(b.recs[i].line)})
+			}
+		}
+	}
+	var err error
+	for _, l := range []struct {
+		src *flipList
+		dst *[]Flip
+	}{{&c.missed, &out.NewlyMissed}, {&c.found, &out.NewlyFound}, {&c.drops, &out.RankDrops}} {
+		for _, f := range l.src.items {
+			d, derr := b.detail(f.rec)
+			if derr != nil {
+				return nil, derr
+			}
+			fl := Flip{ID: f.cur.ID, File: f.file, Line: f.cur.Line, Locale: f.cur.Locale, Type: f.cur.Type,
+				Query: f.cur.Query, Gold: f.cur.Gold, Ranked: d.Ranked && f.cur.Ranked}
+			if d.Ranked {
+				fl.Before, fl.RankBefore = d.Top, d.Rank
+			}
+			if f.cur.Ranked {
+				fl.After, fl.RankAfter = f.cur.Top, f.cur.Rank
+			}
+			*l.dst = append(*l.dst, fl)
+		}
+	}
+	for _, g := range c.goldList {
+		d, derr := b.detail(g.rec)
+		if derr != nil {
+			return nil, derr
+		}
+		out.GoldChangedList = append(out.GoldChangedList, GoldChange{CaseRef: g.cur, Before: d.Gold, After: g.gold})
+	}
+
+	keys := make([]cellKey, 0, len(c.cells))
+	for k := range c.cells {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].typ != keys[j].typ {
+			return keys[i].typ < keys[j].typ
+		}
+		return keys[i].locale < keys[j].locale
+	})
+	var types, locales []string
+	for _, k := range keys {
+		if !slices.Contains(types, k.typ) {
+			types = append(types, k.typ)
+		}
+		if !slices.Contains(locales, k.locale) {
+			locales = append(locales, k.locale)
+		}
+	}
+	slices.Sort(types)
+	slices.Sort(locales)
+	out.Overall = c.group("overall", keys, func(cellKey) bool { return true })
+	for _, t := range types {
+		out.ByType = append(out.ByType, c.group(t, keys, func(k cellKey) bool { return k.typ == t }))
+	}
+	for _, l := range locales {
+		out.ByLocale = append(out.ByLocale, c.group(l, keys, func(k cellKey) bool { return k.locale == l }))
+	}
+	out.Gates, out.Regression = c.gates(out.Overall)
+	return out, err
+}
+
+// group merges the picked cells and computes each measure's paired statistics.
+func (c *Comparer) group(name string, keys []cellKey, pick func(cellKey) bool) GroupStats {
+	g := GroupStats{Name: name}
+	var diff [metrics.NumCase]*metrics.Histogram
+	var base, cur [metrics.NumCase]float64
+	for m := range diff {
+		diff[m] = metrics.NewHistogram()
+	}
+	for _, k := range keys {
+		if !pick(k) {
+			continue
+		}
+		ce := c.cells[k]
+		g.N += ce.n
+		for m := range diff {
+			diff[m].Merge(ce.diff[m])
+			base[m] += ce.base[m]
+			cur[m] += ce.cur[m]
+		}
+	}
+	for m, info := range metrics.CaseMeasures {
+		h := diff[m]
+		if h.N() == 0 {
+			continue
+		}
+		g.Stats = append(g.Stats, PairedStat(info.Info, h, base[m], cur[m], c.opt.Resamples, c.opt.Seed))
+	}
+	return g
+}
+
+// PairedStat is the paired comparison of one measure from the histogram of the
+// differences (this run − baseline) and the sums of both runs' values: means, the
+// mean difference with its 95% interval (BCa over the histogram bootstrap), the
+// paired test (exact McNemar for 0/1 values, else the exact sign-flip test where
+// the differences share a lattice, else sign-flip randomization) and the smallest
+// detectable difference (MDDPairedProportion for 0/1, else MDDMean of the sd of
+// the differences).
+func PairedStat(info metrics.Info, h *metrics.Histogram, baseSum, curSum float64, resamples int, seed uint64) Stat {
+	n := h.N()
+	s := Stat{Key: info.Key, N: n, Base: baseSum / float64(n), Cur: curSum / float64(n), Delta: h.Mean()}
+	span := 1.0
+	if info.Scale == metrics.ScaleUnbounded {
+		span = math.Inf(1)
+	}
+	s.CI95 = h.BCaCI95(resamples, seed, -span, span).CI()
+	b, cc, binary := h.PairedDiscordant()
+	switch {
+	case binary && info.Scale == metrics.ScaleBinary:
+		s.Test, s.P = TestMcNemar, metrics.McNemarExactP(b, cc)
+		s.Discordant, s.HasDiscordant = [2]int64{b, cc}, true
+		s.MDD = metrics.MDDPairedProportion(float64(b+cc)/float64(n), n, metrics.DefaultAlpha, metrics.DefaultPower)
+	default:
+		p, ok := h.SignFlipExactP()
+		s.Test = TestSignFlipExact
+		if !ok {
+			p, s.Test = h.SignFlipP(resamples, seed), TestSignFlipMC
+		}
+		s.P = p
+		s.MDD = metrics.MDDMean(h.SampleSD(), n, metrics.DefaultAlpha, metrics.DefaultPower)
+	}
+	s.Rejects = s.P < Alpha
+	if s.Rejects && s.Delta != 0 {
+		if (s.Delta < 0) == info.HigherIsBetter {
+			s.Change = "worse"
+		} else {
+			s.Change = "better"
+		}
+	}
+	return s
+}
+
+// gateTolerance absorbs floating-point noise when a drop equals its tolerance.
+const gateTolerance = 1e-9
+
+// gates decides the regression gates on the overall paired means.
+func (c *Comparer) gates(overall GroupStats) (outcome.Gates, outcome.Status) {
+	var gs outcome.Gates
+	status := outcome.Off
+	for _, gm := range GateMeasures {
+		g := outcome.New(gm.Name, outcome.Off)
+		g.Group, g.Measure = outcome.GroupOverall, gm.Key
+		var st *Stat
+		for i := range overall.Stats {
+			if overall.Stats[i].Key == gm.Key {
+				st = &overall.Stats[i]
+			}
+		}
+		if st != nil {
+			g.Value, g.N = -st.Delta, st.N // the drop
+		}
+		t, set := c.opt.MaxDrop[gm.Key]
+		if !set || !t.Set {
+			gs = append(gs, g)
+			continue
+		}
+		g.Threshold = t.Value
+		switch {
+		case st == nil:
+			g.Reason = "no paired case has this measure in both runs"
+		case -st.Delta <= t.Value+gateTolerance:
+			g.Status = outcome.Pass
+		case c.opt.Test == TestSignificant && !st.Rejects:
+			g.Status = outcome.Pass
+			g.Reason = fmt.Sprintf("dropped %s (more than %s) but the paired test does not reject (%s p = %s)",
+				format.Num(-st.Delta), format.Num(t.Value), st.Test, format.P(st.P))
+		default:
+			g.Status = outcome.Fail
+			g.Reason = fmt.Sprintf("overall mean dropped %s (from %s to %s), more than the %s tolerated; %s p = %s",
+				format.Num(-st.Delta), format.Num(st.Base), format.Num(st.Cur), format.Num(t.Value), st.Test, format.P(st.P))
+		}
+		switch {
+		case g.Status == outcome.Fail:
+			status = outcome.Fail
+		case g.Status == outcome.Pass && status == outcome.Off:
+			status = outcome.Pass
+		}
+		gs = append(gs, g)
+	}
+	return gs, status
+}

@@ -1,0 +1,413 @@
+// Package baseline is the paired comparison of a check run with a baseline run:
+// the baseline file (schema retrieval-gate/baseline@1, gzip-compressed JSONL), its
+// reader, the hash join of the two runs' cases on 64-bit id hashes, the paired
+// statistics per group and measure, the per-case flips and the regression gates.
+// It does no I/O beyond the baseline file and one temporary file (see Load).
+package baseline
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+)
+
+// Schema is the schema id of the baseline file's first line.
+const Schema = "retrieval-gate/baseline@1"
+
+// schemaFamily starts every baseline schema id.
+const schemaFamily = "retrieval-gate/baseline@"
+
+// Formats of a baseline source.
+const (
+	FormatBaseline = "baseline"  // a --write-baseline file
+	FormatCasesOut = "cases-out" // a plain --cases-out file: no header
+)
+
+// MaxLineBytes bounds one line of a baseline file (the header holds the check document).
+const MaxLineBytes = 16 << 20
+
+// Header is the first line of a baseline file: what the run measured and with
+// what. Aggregates is the run's check document (--json), as written.
+type Header struct {
+	Aggregates    json.RawMessage `json:"aggregates,omitempty"`
+	Cases         int64           `json:"cases"`
+	CasesFile     string          `json:"cases_file"`
+	Commit        string          `json:"commit"`
+	CreatedAt     string          `json:"created_at"` // RFC 3339, UTC
+	K             int             `json:"k"`
+	KBCards       int             `json:"kb_cards"`
+	KBFingerprint string          `json:"kb_fingerprint"`
+	Schema        string          `json:"schema"`
+}
+
+// KBFingerprint identifies a knowledge base by content: "sha256:" and the hex
+// SHA-256 of the lines "id\tsha256(title\ntext)\n" of its cards sorted by id. Card
+// order, file layout and locale metadata do not change it; any edit of an id, a
+// title or a text does.
+func KBFingerprint(cards []kbfile.Card) string {
+	lines := make([]string, len(cards))
+	for i, c := range cards {
+		h := sha256.Sum256([]byte(c.Title + "\n" + c.Text))
+		lines[i] = c.ID + "\t" + hex.EncodeToString(h[:]) + "\n"
+	}
+	slices.Sort(lines)
+	h := sha256.New()
+	for _, l := range lines {
+		io.WriteString(h, l)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// CaseLine is one case of a baseline file.
+type CaseLine struct {
+	ID           string
+	Line         int // in the cases file; 0 when unknown
+	Locale, Type string
+	Query        string
+	Gold         []string
+	Scores       [metrics.NumCase]float64
+	Has          [metrics.NumCase]bool
+	Ranked       bool // Rank and Top are known (a retrieval case, not precomputed scores)
+	Rank         int  // metrics.FirstGoldRank; 0 when no gold card was retrieved
+	Top          []string
+}
+
+// AppendCaseLine appends the baseline line of c to dst: {"id", "line", "locale",
+// "type", "query", "gold", "scores", "rank", "top"} in that order (locale, query
+// and gold only when present, rank and top only when Ranked), then a newline.
+func AppendCaseLine(dst []byte, c *CaseLine) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = format.AppendJSONString(dst, c.ID)
+	if c.Line > 0 {
+		dst = append(dst, `,"line":`...)
+		dst = appendInt(dst, int64(c.Line))
+	}
+	if c.Locale != "" {
+		dst = append(dst, `,"locale":`...)
+		dst = format.AppendJSONString(dst, c.Locale)
+	}
+	dst = append(dst, `,"type":`...)
+	dst = format.AppendJSONString(dst, c.Type)
+	if c.Query != "" {
+		dst = append(dst, `,"query":`...)
+		dst = format.AppendJSONString(dst, c.Query)
+	}
+	if len(c.Gold) > 0 {
+		dst = appendStrings(append(dst, `,"gold":`...), c.Gold)
+	}
+	dst = append(dst, `,"scores":{`...)
+	first := true
+	for _, i := range metrics.CaseKeysSorted {
+		if !c.Has[i] {
+			continue
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = format.AppendJSONString(dst, metrics.CaseKeys[i])
+		dst = append(dst, ':')
+		dst = format.AppendFloat(dst, c.Scores[i])
+	}
+	dst = append(dst, '}')
+	if c.Ranked {
+		dst = append(dst, `,"rank":`...)
+		dst = appendInt(dst, int64(c.Rank))
+		dst = appendStrings(append(dst, `,"top":`...), c.Top)
+	}
+	return append(dst, "}\n"...)
+}
+
+func appendInt(dst []byte, v int64) []byte { return fmt.Appendf(dst, "%d", v) }
+
+func appendStrings(dst []byte, ss []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = format.AppendJSONString(dst, s)
+	}
+	return append(dst, ']')
+}
+
+// WriteFile writes a baseline file to w: a gzip member holding the header line,
+// then body, the case lines as one or more gzip members already compressed (a
+// multi-member gzip stream is one stream to every gzip reader).
+func WriteFile(w io.Writer, h *Header, body io.Reader) error {
+	h.Schema = Schema
+	line, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
+	if _, err := zw.Write(append(line, '\n')); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	_, err = io.Copy(w, body)
+	return err
+}
+
+// Source is an open baseline file being read line by line.
+type Source struct {
+	File   string
+	Format string  // FormatBaseline or FormatCasesOut
+	Header *Header // nil for FormatCasesOut
+	// SchemaRead is the header's schema when it is a baseline schema other than
+	// Schema (read as Schema, reported); "" otherwise.
+	SchemaRead string
+
+	sc      *bufio.Scanner
+	line    int
+	pending []byte // a first line that is already a case (cases-out)
+	p       fastjson.Parser
+	gz      *gzip.Reader
+}
+
+// Open starts reading a baseline from r (gzip or plain, detected by its magic
+// bytes): a baseline file (its header first) or a plain --cases-out file. Errors
+// are *input.Error naming file and line.
+func Open(r io.Reader, file string) (*Source, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	s := &Source{File: file}
+	var in io.Reader = br
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, input.Errorf(file, 0, "not a gzip file: %v", err)
+		}
+		s.gz, in = gz, gz
+	}
+	s.sc = bufio.NewScanner(in)
+	s.sc.Buffer(make([]byte, 0, 1<<20), MaxLineBytes)
+	first, err := s.next()
+	if err == io.EOF {
+		return nil, input.Errorf(file, 0, "empty: a baseline file starts with its header line, a --cases-out file with a case")
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, perr := s.p.ParseBytes(first)
+	if perr != nil || v.Type() != fastjson.TypeObject {
+		return nil, input.Errorf(file, s.line, "not a JSON object (a baseline file starts with its header line)")
+	}
+	switch sch := v.Get("schema"); {
+	case sch != nil:
+		name := string(sch.GetStringBytes())
+		if !strings.HasPrefix(name, schemaFamily) {
+			return nil, input.Errorf(file, s.line, "schema %q is not a baseline (%q): a check --json report has no per-case data; use its --write-baseline or --cases-out file", format.SanitizeText(name), Schema)
+		}
+		h := &Header{}
+		if err := json.Unmarshal(first, h); err != nil {
+			return nil, input.Errorf(file, s.line, "bad header: %v", err)
+		}
+		if h.Schema != Schema {
+			s.SchemaRead = h.Schema
+		}
+		s.Header, s.Format = h, FormatBaseline
+	case v.Get("id") != nil:
+		s.Format = FormatCasesOut
+		s.pending = first
+	default:
+		return nil, input.Errorf(file, s.line, "neither a baseline header (no \"schema\") nor a --cases-out case (no \"id\")")
+	}
+	return s, nil
+}
+
+// next returns the next non-blank line (valid until the following call).
+func (s *Source) next() ([]byte, error) {
+	for s.sc.Scan() {
+		s.line++
+		b := bytes.TrimRight(s.sc.Bytes(), "\r")
+		if s.line == 1 {
+			b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
+		}
+		if len(bytes.TrimSpace(b)) > 0 {
+			return b, nil
+		}
+	}
+	if err := s.sc.Err(); err != nil {
+		if err == bufio.ErrTooLong {
+			return nil, input.Errorf(s.File, s.line+1, "line longer than %d bytes", MaxLineBytes)
+		}
+		return nil, input.Errorf(s.File, s.line+1, "cannot read: %v", err)
+	}
+	return nil, io.EOF
+}
+
+// Next returns the next case line's bytes and its line number in the file; io.EOF
+// at the end. The bytes are valid until the following call.
+func (s *Source) Next() ([]byte, int, error) {
+	if b := s.pending; b != nil {
+		s.pending = nil
+		return b, s.line, nil
+	}
+	b, err := s.next()
+	return b, s.line, err
+}
+
+// Close releases the decompressor.
+func (s *Source) Close() error {
+	if s.gz != nil {
+		return s.gz.Close()
+	}
+	return nil
+}
+
+// ParseCaseLine decodes one case line (a baseline line or a --cases-out line:
+// "gold" or "must_cite_one_of") into c, reusing its slices. p is the caller's parser.
+func ParseCaseLine(p *fastjson.Parser, b []byte, file string, line int, c *CaseLine) error {
+	v, err := p.ParseBytes(b)
+	if err != nil {
+		return input.Errorf(file, line, "invalid JSON: %v", err)
+	}
+	if v.Type() != fastjson.TypeObject {
+		return input.Errorf(file, line, "a case must be a JSON object")
+	}
+	gold, top := c.Gold[:0], c.Top[:0]
+	*c = CaseLine{}
+	str := func(key string) (string, error) {
+		x := v.Get(key)
+		if x == nil || x.Type() == fastjson.TypeNull {
+			return "", nil
+		}
+		sb, err := x.StringBytes()
+		if err != nil {
+			return "", input.Errorf(file, line, "%s must be a string", key)
+		}
+		return string(sb), nil
+	}
+	strs := func(key string, dst []string) ([]string, error) {
+		x := v.Get(key)
+		if x == nil || x.Type() == fastjson.TypeNull {
+			return dst, nil
+		}
+		arr, err := x.Array()
+		if err != nil {
+			return nil, input.Errorf(file, line, "%s must be an array of strings", key)
+		}
+		for _, e := range arr {
+			sb, err := e.StringBytes()
+			if err != nil {
+				return nil, input.Errorf(file, line, "%s must be an array of strings", key)
+			}
+			dst = append(dst, string(sb))
+		}
+		return dst, nil
+	}
+	if c.ID, err = str("id"); err != nil {
+		return err
+	}
+	if c.ID == "" {
+		return input.Errorf(file, line, "missing or empty \"id\"")
+	}
+	if c.Locale, err = str("locale"); err != nil {
+		return err
+	}
+	if c.Type, err = str("type"); err != nil {
+		return err
+	}
+	if c.Query, err = str("query"); err != nil {
+		return err
+	}
+	key := "gold"
+	if v.Get(key) == nil {
+		key = "must_cite_one_of"
+	}
+	if c.Gold, err = strs(key, gold); err != nil {
+		return err
+	}
+	if x := v.Get("line"); x != nil {
+		n, err := x.Int()
+		if err != nil || n < 0 {
+			return input.Errorf(file, line, "line must be a non-negative integer")
+		}
+		c.Line = n
+	}
+	if x := v.Get("scores"); x != nil && x.Type() != fastjson.TypeNull {
+		o, err := x.Object()
+		if err != nil {
+			return input.Errorf(file, line, "scores must be an object")
+		}
+		var bad error
+		o.Visit(func(k []byte, e *fastjson.Value) {
+			i := metrics.CaseIndex(string(k))
+			if i < 0 || bad != nil {
+				return // not a registered measure: not compared
+			}
+			f, err := e.Float64()
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || !metrics.CaseMeasures[i].Scale.InRange(f) {
+				bad = input.Errorf(file, line, "scores.%s must be a number in the measure's range", k)
+				return
+			}
+			c.Scores[i], c.Has[i] = f, true
+		})
+		if bad != nil {
+			return bad
+		}
+	}
+	if x := v.Get("rank"); x != nil {
+		n, err := x.Int()
+		if err != nil || n < 0 {
+			return input.Errorf(file, line, "rank must be a non-negative integer")
+		}
+		c.Rank, c.Ranked = n, true
+		if c.Top, err = strs("top", top); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GoldHash is a 64-bit FNV-1a hash of the gold set: distinct non-empty ids sorted,
+// each followed by a 0 byte; 0 for no gold. Equal sets hash equal in any order.
+func GoldHash(gold []string) uint64 {
+	var buf [8]string
+	ids := metrics.AppendDedupGold(buf[:0], gold)
+	if len(ids) == 0 {
+		return 0
+	}
+	slices.Sort(ids)
+	h := uint64(14695981039346656037)
+	for _, id := range ids {
+		for i := 0; i < len(id); i++ {
+			h ^= uint64(id[i])
+			h *= 1099511628211
+		}
+		h ^= 0
+		h *= 1099511628211
+	}
+	return h | 1
+}
+
+// IDHash is the 64-bit FNV-1a hash of a case id (the pairing key; never 0). Two
+// distinct ids collide with probability about n²/2^65 (≈ 3·10⁻⁸ for a million cases).
+func IDHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	if h == 0 {
+		h = 1
+	}
+	return h
+}

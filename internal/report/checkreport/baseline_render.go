@@ -1,0 +1,245 @@
+package checkreport
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+)
+
+// flipsOpenMax is the number of listed flips up to which the flips section is
+// shown open; above it, it is collapsed.
+const flipsOpenMax = 10
+
+// testLabels are the paired tests' short names in the reports.
+var testLabels = map[string]string{
+	baseline.TestMcNemar:       "McNemar",
+	baseline.TestSignFlipExact: "sign-flip",
+	baseline.TestSignFlipMC:    "sign-flip MC",
+}
+
+// deltaCell is "Δ [lo, hi]" with an arrow where the paired test rejects.
+func deltaCell(p Paired) string {
+	s := format.Signed(p.Delta.V()) + " " + format.SignedInterval([2]float64{p.CI95[0].V(), p.CI95[1].V()})
+	switch p.Change {
+	case "worse":
+		s = "🔻 " + s
+	case "better":
+		s = "🔺 " + s
+	}
+	return s
+}
+
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
+}
+
+// baselineLine is the one-line provenance of the baseline.
+func (b *Baseline) provenance(esc func(string) string) string {
+	parts := []string{}
+	if b.Commit != "" {
+		parts = append(parts, "commit "+esc(shortCommit(b.Commit)))
+	}
+	if b.CreatedAt != "" {
+		parts = append(parts, "created "+esc(b.CreatedAt))
+	}
+	for _, k := range sortedKeys(b.Source) {
+		parts = append(parts, esc(k)+" "+esc(b.Source[k]))
+	}
+	parts = append(parts, esc(b.File))
+	return strings.Join(parts, " · ")
+}
+
+// mdBaseline writes the "vs base" section (nothing without --baseline).
+func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
+	bl := d.Baseline
+	if bl == nil {
+		return
+	}
+	w := func(f string, args ...any) { fmt.Fprintf(b, f, args...) }
+	esc := format.EscapeMarkdown
+	if bl.Status != BaselineCompared {
+		w("### vs base\n\n> [!WARNING]\n> No baseline: %s. The regression gates are off.\n\n", esc(bl.Reason))
+		return
+	}
+	w("### vs base\n\nBaseline: %s\n\n", bl.provenance(esc))
+	if bl.Stale {
+		w("> [!WARNING]\n> The baseline is older than 7 days (created %s): refresh it so the comparison is with the current base.\n\n", esc(bl.CreatedAt))
+	}
+	for _, x := range bl.Differences {
+		w("> [!NOTE]\n> The baseline's %s is `%s`, this run's `%s`: %s.\n\n", esc(x.Field), esc(x.Baseline), esc(x.Current), esc(x.Consequence))
+	}
+	c := bl.Cases
+	w("**%d paired cases** · %d newly missed · %d newly found · %d rank drops (≥ %d) · not paired: %d gold changed, %d only in the baseline, %d only in this run\n\n",
+		c.Paired, bl.Flips.NewlyMissedTotal, bl.Flips.NewlyFoundTotal, bl.Flips.RankDropsTotal, bl.Flips.RankDropThreshold,
+		c.GoldChanged, c.OnlyInBaseline, c.OnlyInCurrent)
+
+	if c.Paired > 0 {
+		table := func(rows func(row func(label string, g PairedGroup))) {
+			w("| group | measure | base → head | Δ [95%% CI] | p | MDD |\n|---|---|---:|---:|---:|---:|\n")
+			rows(func(label string, g PairedGroup) {
+				for _, k := range pairedKeys(g) {
+					p := g.Metrics[k]
+					w("| %s (n=%d) | %s | %s → %s | %s | %s %s | %s |\n", label, p.N, d.mdLabel(k),
+						format.Num(p.Baseline.V()), format.Num(p.Current.V()), deltaCell(p), format.P(p.P.V()), testLabels[p.Test], format.Num(p.MDD.V()))
+				}
+			})
+		}
+		table(func(row func(string, PairedGroup)) {
+			row("**overall**", bl.Overall)
+			for _, name := range sortedKeys(bl.ByType) {
+				row("type: "+esc(name), bl.ByType[name])
+			}
+		})
+		w("\nΔ = head − base over the paired cases, 95%% BCa bootstrap CI; p of the paired test (exact McNemar for hit, exact or randomization sign-flip otherwise); 🔻/🔺 only where p < 0.05; MDD: the smallest Δ these n detect with 80%% power.\n\n")
+		if len(bl.ByLocale) > 0 {
+			w("<details><summary>By locale (%s)</summary>\n\n", LocalePairedNote)
+			table(func(row func(string, PairedGroup)) {
+				for _, name := range sortedKeys(bl.ByLocale) {
+					row("locale: "+esc(name), bl.ByLocale[name])
+				}
+			})
+			w("\n</details>\n\n")
+		}
+	}
+
+	// Flips, newly missed first.
+	f := bl.Flips
+	listedFlips := min(maxListed, len(f.NewlyMissed)) + min(maxListed, len(f.NewlyFound)) + min(maxListed, len(f.RankDrops))
+	if f.NewlyMissedTotal+f.NewlyFoundTotal+f.RankDropsTotal > 0 {
+		collapsed := listedFlips > flipsOpenMax
+		if collapsed {
+			w("<details><summary>Flips: %d newly missed, %d newly found, %d rank drops</summary>\n\n", f.NewlyMissedTotal, f.NewlyFoundTotal, f.RankDropsTotal)
+		}
+		flipTable := func(title string, fs []Flip, total int64) {
+			if total == 0 {
+				return
+			}
+			w("#### %s (%d)\n\n| case | file:line | query | gold | top %d: base → head |\n|---|---|---|---|---|\n", title, total, d.K)
+			n := min(maxListed, len(fs))
+			for _, x := range fs[:n] {
+				w("| %s | %s:%d | %s | %s | %s → %s |\n", esc(x.CaseID), esc(x.File), x.Line, esc(x.Query), joinEscaped(x.Gold), topCell(x.Before, x.RankBefore), topCell(x.After, x.RankAfter))
+			}
+			if more := total - int64(n); more > 0 {
+				w("\n… and %d more not shown (see --json).\n", more)
+			}
+			w("\n")
+		}
+		flipTable("Newly missed", f.NewlyMissed, f.NewlyMissedTotal)
+		flipTable("Newly found", f.NewlyFound, f.NewlyFoundTotal)
+		flipTable(fmt.Sprintf("Rank drops of the first gold card (≥ %d)", f.RankDropThreshold), f.RankDrops, f.RankDropsTotal)
+		if collapsed {
+			w("</details>\n\n")
+		}
+	}
+
+	// Not paired.
+	u := bl.Unpaired
+	if c.GoldChanged+c.OnlyInBaseline+c.OnlyInCurrent > 0 {
+		w("<details><summary>Not paired: %d gold changed, %d only in the baseline, %d only in this run</summary>\n\n", c.GoldChanged, c.OnlyInBaseline, c.OnlyInCurrent)
+		w("A case whose gold changed is a relabelling, not a retrieval change: it is not compared.\n\n")
+		if n := min(maxListed, len(u.GoldChanged)); n > 0 {
+			w("| case | file:line | gold: base → head |\n|---|---|---|\n")
+			for _, g := range u.GoldChanged[:n] {
+				w("| %s | %s:%d | %s → %s |\n", esc(g.CaseID), esc(g.File), g.Line, joinEscaped(g.Before), joinEscaped(g.After))
+			}
+			w("\n")
+		}
+		refs := func(label string, rs []CaseRef, total int64) {
+			if total == 0 {
+				return
+			}
+			n := min(maxListed, len(rs))
+			ids := make([]string, n)
+			for i, r := range rs[:n] {
+				ids[i] = esc(r.CaseID)
+			}
+			w("%s (%d): %s", label, total, strings.Join(ids, ", "))
+			if more := total - int64(n); more > 0 {
+				w(" … and %d more", more)
+			}
+			w("\n\n")
+		}
+		refs("Only in the baseline", u.OnlyInBaseline, c.OnlyInBaseline)
+		refs("Only in this run", u.OnlyInCurrent, c.OnlyInCurrent)
+		w("</details>\n\n")
+	}
+}
+
+// topCell is a top-k list with the first gold rank, or the missing glyph.
+func topCell(top []string, rank int) string {
+	if top == nil {
+		return format.Missing
+	}
+	s := joinEscaped(top)
+	if s == "" {
+		s = "(nothing)"
+	}
+	if rank > 0 {
+		s += fmt.Sprintf(" (gold #%d)", rank)
+	}
+	return s
+}
+
+// textBaseline writes the "vs base" lines of the terminal report.
+func (d *Document) textBaseline(b *strings.Builder) {
+	bl := d.Baseline
+	if bl == nil {
+		return
+	}
+	p := func(f string, args ...any) { fmt.Fprintf(b, f, args...) }
+	san := format.SanitizeText
+	if bl.Status != BaselineCompared {
+		p("\nvs base: no baseline: %s (regression gates off)\n", san(bl.Reason))
+		return
+	}
+	p("\nvs base: %s\n", bl.provenance(san))
+	if bl.Stale {
+		p("  warning: the baseline is older than 7 days\n")
+	}
+	for _, x := range bl.Differences {
+		p("  note: baseline %s %s, this run %s: %s\n", san(x.Field), san(x.Baseline), san(x.Current), san(x.Consequence))
+	}
+	c := bl.Cases
+	p("  %d paired; not paired: %d gold changed, %d only in the baseline, %d only in this run\n", c.Paired, c.GoldChanged, c.OnlyInBaseline, c.OnlyInCurrent)
+	row := func(label string, g PairedGroup) {
+		for _, k := range pairedKeys(g) {
+			x := g.Metrics[k]
+			mark := ""
+			if x.Change != "" {
+				mark = "  " + x.Change
+			}
+			p("  %-22s %-9s %s -> %s  Δ %s %s  p %s (%s)  mdd %s%s\n", san(label)+fmt.Sprintf(" n=%d", x.N), d.label(k), format.Num(x.Baseline.V()), format.Num(x.Current.V()),
+				format.Signed(x.Delta.V()), format.SignedInterval([2]float64{x.CI95[0].V(), x.CI95[1].V()}), format.P(x.P.V()), testLabels[x.Test], format.Num(x.MDD.V()), mark)
+		}
+	}
+	row("overall", bl.Overall)
+	for _, name := range sortedKeys(bl.ByType) {
+		row("type "+name, bl.ByType[name])
+	}
+	for _, name := range sortedKeys(bl.ByLocale) {
+		row("locale "+name, bl.ByLocale[name])
+	}
+	p("  (locale rows: %s)\n", LocalePairedNote)
+	f := bl.Flips
+	list := func(title string, fs []Flip, total int64) {
+		if total == 0 {
+			return
+		}
+		p("  %s: %d\n", title, total)
+		n := min(textMaxListed, len(fs))
+		for _, x := range fs[:n] {
+			p("    %s:%d  %s\n", san(x.File), x.Line, san(x.CaseID))
+		}
+		if more := total - int64(n); more > 0 {
+			p("    … and %d more (see --markdown or --json)\n", more)
+		}
+	}
+	list("newly missed", f.NewlyMissed, f.NewlyMissedTotal)
+	list("newly found", f.NewlyFound, f.NewlyFoundTotal)
+	list(fmt.Sprintf("rank drops (≥ %d)", f.RankDropThreshold), f.RankDrops, f.RankDropsTotal)
+}
