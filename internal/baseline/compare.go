@@ -491,6 +491,9 @@ func PairedStat(info metrics.Info, h *metrics.Histogram, baseSum, curSum float64
 		}
 		s.P = p
 		s.MDD = metrics.MDDMean(h.SampleSD(), n, metrics.DefaultAlpha, metrics.DefaultPower)
+		if s.MDD > span { // beyond the largest possible mean difference: nothing is detectable
+			s.MDD = math.NaN()
+		}
 	}
 	s.Rejects = s.P < Alpha
 	if s.Rejects && s.Delta != 0 {

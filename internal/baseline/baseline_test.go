@@ -1,0 +1,336 @@
+package baseline
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
+	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+)
+
+// cur is one case of "this run" for the tests: hit, recall = nDCG = hit, and rank.
+type cur struct {
+	id, typ, locale string
+	gold            []string
+	hit             float64
+	rank            int
+}
+
+func load(t *testing.T, text string) *Baseline {
+	t.Helper()
+	b, err := Load(context.Background(), strings.NewReader(text), "base.jsonl", t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func run(t *testing.T, b *Baseline, opt Options, cases []cur) *Comparison {
+	t.Helper()
+	c := NewComparer(b, opt)
+	for i, x := range cases {
+		r := gate.CaseResult{File: "run.jsonl", Line: i + 1, ID: x.id, Type: x.typ, Locale: x.locale, Scored: len(x.gold) > 0}
+		if r.Scored {
+			for m := range r.Scores {
+				r.Scores[m], r.Has[m] = x.hit, true
+			}
+		}
+		top := []string{"other"}
+		if x.hit == 1 {
+			top = append([]string{x.gold[0]}, top...)
+		}
+		cu := Current{IDHash: IDHash(x.id), GoldHash: GoldHash(x.gold), Ranked: true, Rank: x.rank, Top: top}
+		line := CaseLine{ID: x.id, Gold: x.gold, Query: "q " + x.id}
+		c.Add(&r, &line, &cu)
+	}
+	res, err := c.Result()
+	require.NoError(t, err)
+	return res
+}
+
+func bline(id string, gold string, hit float64, rank int) string {
+	s := `{"id":"` + id + `","type":"golden","locale":"en"`
+	if gold != "" {
+		s += `,"gold":["` + gold + `"]`
+	}
+	if gold != "" {
+		h := "0"
+		if hit == 1 {
+			h = "1"
+		}
+		s += `,"scores":{"retrieval_hit_at_k":` + h + `,"retrieval_recall_at_k":` + h + `,"retrieval_ndcg_at_k":` + h + `}`
+	} else {
+		s += `,"scores":{}`
+	}
+	s += `,"rank":` + string(rune('0'+rank)) + `,"top":["x"]}` + "\n"
+	return s
+}
+
+func TestPairing(t *testing.T) {
+	base := bline("a", "g1", 1, 1) + bline("b", "g1", 0, 0) + bline("c", "g1", 1, 1) +
+		bline("d", "g1", 1, 1) + bline("only-base", "g1", 1, 1) + bline("nogold", "", 0, 0) + bline("e", "g1", 1, 1)
+	b := load(t, base)
+	res := run(t, b, Options{K: 5}, []cur{
+		{id: "a", typ: "golden", locale: "en", gold: []string{"g1"}, hit: 0},       // newly missed
+		{id: "b", typ: "golden", locale: "en", gold: []string{"g1"}, hit: 1, rank: 1}, // newly found
+		{id: "c", typ: "golden", locale: "en", gold: []string{"g2"}, hit: 1, rank: 1}, // gold changed: not paired
+		{id: "d", typ: "golden", locale: "en", gold: []string{"g1"}, hit: 1, rank: 4}, // rank drop 1 -> 4
+		{id: "e", typ: "golden", locale: "en", gold: []string{"g1"}, hit: 1, rank: 3}, // drop of 2 < 3: none
+		{id: "only-cur", typ: "golden", locale: "en", gold: []string{"g1"}, hit: 1},
+		{id: "nogold", typ: "golden", locale: "en"},
+	})
+	assert.Equal(t, int64(7), res.BaselineCases)
+	assert.Equal(t, int64(4), res.Paired)
+	assert.Equal(t, int64(1), res.GoldChanged)
+	assert.Equal(t, int64(1), res.OnlyBaseline)
+	assert.Equal(t, int64(1), res.OnlyCurrent)
+	assert.Equal(t, int64(1), res.NoGold)
+	require.Len(t, res.NewlyMissed, 1)
+	assert.Equal(t, "a", res.NewlyMissed[0].ID)
+	assert.Equal(t, []string{"x"}, res.NewlyMissed[0].Before)
+	require.Len(t, res.NewlyFound, 1)
+	assert.Equal(t, "b", res.NewlyFound[0].ID)
+	require.Len(t, res.RankDrops, 1)
+	assert.Equal(t, [2]int{1, 4}, [2]int{res.RankDrops[0].RankBefore, res.RankDrops[0].RankAfter})
+	require.Len(t, res.GoldChangedList, 1)
+	assert.Equal(t, []string{"g1"}, res.GoldChangedList[0].Before)
+	assert.Equal(t, []string{"g2"}, res.GoldChangedList[0].After)
+	assert.Equal(t, "only-base", res.OnlyBaselineList[0].ID)
+	assert.Equal(t, 5, res.OnlyBaselineList[0].Line)
+	assert.Equal(t, "only-cur", res.OnlyCurrentList[0].ID)
+	// The gold-changed case never enters the statistics: hit 1,0,1,1 -> 0,1,1,1.
+	hit := res.Overall.Stats[0]
+	assert.Equal(t, metrics.KeyHit, hit.Key)
+	assert.Equal(t, int64(4), hit.N)
+	assert.InDelta(t, 0.75, hit.Base, 1e-15)
+	assert.InDelta(t, 0.75, hit.Cur, 1e-15)
+	assert.Equal(t, [2]int64{1, 1}, hit.Discordant)
+	assert.Equal(t, TestMcNemar, hit.Test)
+	assert.Equal(t, 1.0, hit.P)
+	// No header: a --cases-out-like file, what it lacks is said.
+	assert.Equal(t, FormatCasesOut, res.Format)
+	assert.Contains(t, res.Lacks, "kb_fingerprint")
+}
+
+func TestLoadErrors(t *testing.T) {
+	for name, tc := range map[string]struct{ in, want string }{
+		"duplicate id":  {bline("a", "g", 1, 1) + bline("b", "g", 1, 1) + bline("a", "g", 0, 0), `base.jsonl:3: duplicate case id "a" (first at line 1)`},
+		"empty":         {"", "base.jsonl: empty"},
+		"report":        {`{"schema":"retrieval-gate/aggregates@1"}` + "\n", `base.jsonl:1: schema "retrieval-gate/aggregates@1" is not a baseline`},
+		"not json":      {"nope\n", "base.jsonl:1: not a JSON object"},
+		"no id":         {`{"scores":{}}` + "\n", "base.jsonl:1: neither a baseline header"},
+		"bad score":     {`{"id":"a","scores":{"retrieval_hit_at_k":2}}` + "\n", "base.jsonl:1: scores.retrieval_hit_at_k must be a number in the measure's range"},
+		"bad line 2":    {bline("a", "g", 1, 1) + "{\n", "base.jsonl:2: invalid JSON"},
+		"bad rank":      {`{"id":"a","rank":-1}` + "\n", "base.jsonl:1: rank must be a non-negative integer"},
+		"gold not list": {`{"id":"a","gold":"g"}` + "\n", "base.jsonl:1: gold must be an array of strings"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Load(context.Background(), strings.NewReader(tc.in), "base.jsonl", t.TempDir())
+			require.Error(t, err)
+			var de *dataset.Error
+			require.ErrorAs(t, err, &de)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// TestFileRoundTrip writes a baseline file (header member + body member) and reads it back.
+func TestFileRoundTrip(t *testing.T) {
+	var body bytes.Buffer
+	zw := gzip.NewWriter(&body)
+	c := CaseLine{ID: "a\"b", Line: 7, Locale: "es-419", Type: "golden", Query: "¿qué?", Gold: []string{"g1", "g2"},
+		Ranked: true, Rank: 2, Top: []string{"x", "g2"}}
+	for i := range c.Has {
+		c.Scores[i], c.Has[i] = 0.5, true
+	}
+	c.Scores[0] = 1
+	zw.Write(AppendCaseLine(nil, &c))
+	require.NoError(t, zw.Close())
+	var file bytes.Buffer
+	h := &Header{K: 5, KBFingerprint: "sha256:x", Commit: "abc", CreatedAt: "2026-01-02T03:04:05Z", Cases: 1}
+	require.NoError(t, WriteFile(&file, h, &body))
+	b, err := Load(context.Background(), &file, "b.jsonl.gz", t.TempDir())
+	require.NoError(t, err)
+	defer b.Close()
+	assert.Equal(t, FormatBaseline, b.Source.Format)
+	assert.Equal(t, Schema, b.Source.Header.Schema)
+	assert.Equal(t, 5, b.Source.Header.K)
+	assert.Equal(t, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), b.CreatedAt())
+	require.Equal(t, 1, b.Len())
+	got, err := b.detail(0)
+	require.NoError(t, err)
+	assert.Equal(t, c, got)
+}
+
+func TestGoldHashIsASet(t *testing.T) {
+	assert.Equal(t, GoldHash([]string{"a", "b"}), GoldHash([]string{"b", "a", "a", ""}))
+	assert.NotEqual(t, GoldHash([]string{"a", "b"}), GoldHash([]string{"ab"}))
+	assert.Equal(t, uint64(0), GoldHash(nil))
+	assert.NotEqual(t, uint64(0), GoldHash([]string{"a"}))
+}
+
+func TestKBFingerprint(t *testing.T) {
+	a := []dataset.Card{{ID: "x", Title: "T", Text: "one"}, {ID: "y", Text: "two"}}
+	b := []dataset.Card{{ID: "y", Text: "two", File: "other.md"}, {ID: "x", Title: "T", Text: "one", Locale: "en"}}
+	assert.Equal(t, KBFingerprint(a), KBFingerprint(b))
+	c := []dataset.Card{{ID: "x", Title: "T", Text: "one!"}, {ID: "y", Text: "two"}}
+	assert.NotEqual(t, KBFingerprint(a), KBFingerprint(c))
+	assert.True(t, strings.HasPrefix(KBFingerprint(a), "sha256:"))
+}
+
+// TestPairedStatByHand checks one measure's paired statistics against hand-computed values.
+func TestPairedStatByHand(t *testing.T) {
+	// 0/1: 10 pairs, 6 worse (1 -> 0), 1 better, 3 unchanged at 1.
+	h := metrics.NewHistogram()
+	var bs, cs float64
+	for i := range 10 {
+		switch {
+		case i < 6:
+			h.Add(-1)
+			bs++
+		case i < 7:
+			h.Add(1)
+			cs++
+		default:
+			h.Add(0)
+			bs++
+			cs++
+		}
+	}
+	hit := metrics.CaseMeasures[metrics.CaseIndex(metrics.KeyHit)].Info
+	s := PairedStat(hit, h, bs, cs, 2000, 1)
+	assert.InDelta(t, 0.9, s.Base, 1e-15)
+	assert.InDelta(t, 0.4, s.Cur, 1e-15)
+	assert.InDelta(t, -0.5, s.Delta, 1e-15)
+	// McNemar: 2·P(X ≤ 1 | n = 7, ½) = 2·(1 + 7)/128 = 0.125.
+	assert.Equal(t, TestMcNemar, s.Test)
+	assert.InDelta(t, 0.125, s.P, 1e-12)
+	assert.False(t, s.Rejects)
+	assert.Equal(t, "", s.Change)
+	assert.Equal(t, [2]int64{6, 1}, s.Discordant)
+	assert.Equal(t, metrics.MDDPairedProportion(0.7, 10, 0.05, 0.8), s.MDD)
+	assert.True(t, s.CI95[0] <= s.Delta && s.Delta <= s.CI95[1])
+
+	// Continuous: differences −0.5 ×8 and +0.25 ×1: one lattice (1/4); the exact
+	// sign-flip p is P(|T*| ≥ 3.75) over 2^9 vectors: the eight −0.5 agree... computed
+	// by SignFlipExactP on the expanded differences.
+	g := metrics.NewHistogram()
+	d := []float64{}
+	for range 8 {
+		g.Add(-0.5)
+		d = append(d, -0.5)
+	}
+	g.Add(0.25)
+	d = append(d, 0.25)
+	rec := metrics.CaseMeasures[metrics.CaseIndex(metrics.KeyRecall)].Info
+	s = PairedStat(rec, g, 9, 9-3.75, 2000, 1)
+	want, ok := metrics.SignFlipExactP(d)
+	require.True(t, ok)
+	assert.Equal(t, TestSignFlipExact, s.Test)
+	assert.Equal(t, want, s.P)
+	// By hand: |T| = 3.75 needs all eight −0.5 with one sign (2 of 2^8 patterns), the
+	// 0.25 either way: p = 2/256.
+	assert.InDelta(t, 2.0/256, s.P, 1e-12)
+	assert.True(t, s.Rejects)
+	assert.Equal(t, "worse", s.Change)
+	assert.InDelta(t, metrics.MDDMean(g.SampleSD(), 9, 0.05, 0.8), s.MDD, 1e-15)
+
+	// Irrational differences share no lattice: the randomization test.
+	r := metrics.NewHistogram()
+	for range 20 {
+		r.Add(-1 / math.Log2(3))
+	}
+	r.Add(math.Sqrt2 / 10)
+	s = PairedStat(rec, r, 20, 0, 4000, 1)
+	assert.Equal(t, TestSignFlipMC, s.Test)
+	assert.Less(t, s.P, 0.001)
+}
+
+func TestGates(t *testing.T) {
+	base := ""
+	cases := []cur{}
+	for i := range 40 {
+		id := string(rune('A'+i/26)) + string(rune('a'+i%26))
+		base += bline(id, "g", 1, 1)
+		hit := 1.0
+		if i < 8 { // 8 of 40 newly missed: drop 0.2, McNemar p = 2/256
+			hit = 0
+		}
+		cases = append(cases, cur{id: id, typ: "golden", locale: "en", gold: []string{"g"}, hit: hit, rank: 1})
+	}
+	b := load(t, base)
+	tol := func(v float64) map[string]Tolerance {
+		return map[string]Tolerance{metrics.KeyHit: {Set: true, Value: v}}
+	}
+	res := run(t, b, Options{K: 5, MaxDrop: tol(0.1)}, cases)
+	g, _ := res.Gates.Find("max_drop_hit")
+	assert.Equal(t, outcome.Fail, g.Status)
+	assert.InDelta(t, 0.2, g.Value, 1e-15)
+	assert.Equal(t, 0.1, g.Threshold)
+	assert.Equal(t, int64(40), g.N)
+	assert.Equal(t, outcome.GroupOverall, g.Group)
+	assert.Contains(t, g.Reason, "mcnemar_exact p = 0.0078")
+	assert.Equal(t, outcome.Fail, res.Regression)
+	r, _ := res.Gates.Find("max_drop_recall")
+	assert.Equal(t, outcome.Off, r.Status)
+
+	res = run(t, b, Options{K: 5, MaxDrop: tol(0.25)}, cases)
+	g, _ = res.Gates.Find("max_drop_hit")
+	assert.Equal(t, outcome.Pass, g.Status)
+	assert.Equal(t, outcome.Pass, res.Regression)
+
+	// Not significant: 2 of 40 missed (p = 0.5) passes under significant, fails under any.
+	for i := range cases {
+		cases[i].hit = 1
+	}
+	cases[0].hit, cases[1].hit = 0, 0
+	res = run(t, b, Options{K: 5, MaxDrop: tol(0.01)}, cases)
+	g, _ = res.Gates.Find("max_drop_hit")
+	assert.Equal(t, outcome.Pass, g.Status)
+	assert.Contains(t, g.Reason, "does not reject")
+	res = run(t, b, Options{K: 5, MaxDrop: tol(0.01), Test: TestAny}, cases)
+	g, _ = res.Gates.Find("max_drop_hit")
+	assert.Equal(t, outcome.Fail, g.Status)
+
+	u := Unavailable("no artifact", Options{MaxDrop: tol(0.01)})
+	g, _ = u.Gates.Find("max_drop_hit")
+	assert.Equal(t, outcome.Off, g.Status)
+	assert.Equal(t, "no baseline: no artifact", g.Reason)
+	assert.Equal(t, outcome.Off, u.Regression)
+}
+
+func FuzzLoad(f *testing.F) {
+	f.Add([]byte(bline("a", "g", 1, 1) + bline("b", "", 0, 0)))
+	f.Add([]byte(`{"schema":"retrieval-gate/baseline@1","k":5}` + "\n" + `{"id":"x","rank":2,"top":["a"]}`))
+	f.Add([]byte(`{"schema":"retrieval-gate/baseline@9"}` + "\n"))
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(bline("a", "g", 1, 1)))
+	zw.Close()
+	f.Add(gz.Bytes())
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := Load(context.Background(), bytes.NewReader(data), "f", dir)
+		if err != nil {
+			var de *dataset.Error
+			if !assert.ErrorAs(t, err, &de) {
+				t.Fatalf("not an input error: %v", err)
+			}
+			return
+		}
+		defer b.Close()
+		for i := range b.Len() {
+			_, derr := b.detail(i)
+			require.NoError(t, derr)
+		}
+	})
+}

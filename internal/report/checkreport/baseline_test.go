@@ -1,0 +1,93 @@
+package checkreport
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
+	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+)
+
+// comparison joins a small hostile baseline with a run through the real Comparer.
+func comparison(t *testing.T) *baseline.Comparison {
+	t.Helper()
+	hdr := `{"schema":"retrieval-gate/baseline@1","k":5,"kb_fingerprint":"sha256:old","commit":"0123456789abcdef","created_at":"2026-01-01T00:00:00Z","cases":4}` + "\n"
+	lines := []string{
+		`{"id":"en-1","locale":"en","type":"golden","query":"reset | password","gold":["en-reset"],"scores":{"retrieval_hit_at_k":1,"retrieval_ndcg_at_k":1,"retrieval_recall_at_k":1},"rank":1,"top":["en-reset","en-2fa"]}`,
+		`{"id":"es|1","locale":"es-419","type":"golden","query":"¿Cómo?","gold":["es-reset"],"scores":{"retrieval_hit_at_k":0,"retrieval_ndcg_at_k":0,"retrieval_recall_at_k":0},"rank":0,"top":["es-x"]}`,
+		`{"id":"en-2","locale":"en","type":"golden","query":"relabelled","gold":["en-old"],"scores":{"retrieval_hit_at_k":1,"retrieval_ndcg_at_k":1,"retrieval_recall_at_k":1},"rank":1,"top":["en-old"]}`,
+		`{"id":"gone","locale":"en","type":"golden","gold":["en-reset"],"scores":{"retrieval_hit_at_k":1,"retrieval_ndcg_at_k":1,"retrieval_recall_at_k":1},"rank":1,"top":["en-reset"]}`,
+	}
+	b, err := baseline.Load(context.Background(), strings.NewReader(hdr+strings.Join(lines, "\n")+"\n"), "base.jsonl.gz", t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close() })
+	c := baseline.NewComparer(b, baseline.Options{K: 3, KBFingerprint: "sha256:new", Resamples: 500,
+		Now: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), MaxDrop: map[string]baseline.Tolerance{metrics.KeyHit: {Set: true, Value: 0.1}}})
+	add := func(id, locale, query string, gold []string, hit float64, top []string, rank int) {
+		r := gate.CaseResult{File: "cases.jsonl", Line: 3, ID: id, Locale: locale, Type: "golden", Scored: true}
+		for i := range r.Scores {
+			r.Scores[i], r.Has[i] = hit, true
+		}
+		cur := baseline.Current{IDHash: baseline.IDHash(id), GoldHash: baseline.GoldHash(gold), Ranked: true, Rank: rank, Top: top}
+		c.Add(&r, &baseline.CaseLine{ID: id, Query: query, Gold: gold}, &cur)
+	}
+	add("en-1", "en", "reset | password <b>", []string{"en-reset"}, 0, []string{"en-2fa", "*x*"}, 0)
+	add("es|1", "es-419", "¿Cómo?", []string{"es-reset"}, 1, []string{"es-reset"}, 1)
+	add("en-2", "en", "relabelled", []string{"en-new"}, 1, []string{"en-new"}, 1)
+	add("new-1", "en", "new", []string{"en-reset"}, 1, []string{"en-reset"}, 1)
+	res, err := c.Result()
+	require.NoError(t, err)
+	return res
+}
+
+func TestBaselineMarkdownGolden(t *testing.T) {
+	d := New(fixture(t, gate.Floor{}))
+	d.SetBaseline(comparison(t))
+	md := d.Markdown(MarkdownOptions{})
+	golden(t, "check_baseline.md.golden", []byte(md))
+	assert.Contains(t, md, "### vs base")
+	assert.Contains(t, md, "older than 7 days")
+	assert.NotContains(t, md, "<b>")
+	var txt bytes.Buffer
+	require.NoError(t, d.Text(&txt))
+	golden(t, "check_baseline.txt.golden", txt.Bytes())
+}
+
+func TestBaselineJSONRoundTrip(t *testing.T) {
+	d := New(fixture(t, gate.Floor{}))
+	d.SetBaseline(comparison(t))
+	var b bytes.Buffer
+	require.NoError(t, d.WriteJSON(&b))
+	back, err := Read(&b)
+	require.NoError(t, err)
+	require.NotNil(t, back.Baseline)
+	var again bytes.Buffer
+	require.NoError(t, back.WriteJSON(&again))
+	var first bytes.Buffer
+	require.NoError(t, d.WriteJSON(&first))
+	assert.Equal(t, first.String(), again.String()) // NaN-safe: compare the JSON
+	assert.Equal(t, int64(2), back.Baseline.Cases.Paired)
+	assert.Equal(t, "en-1", back.Baseline.Flips.NewlyMissed[0].CaseID)
+
+	// A document without the key (every aggregates@1 report so far) reads as before.
+	plain := New(fixture(t, gate.Floor{}))
+	b.Reset()
+	require.NoError(t, plain.WriteJSON(&b))
+	assert.NotContains(t, b.String(), `"baseline"`)
+	back, err = Read(&b)
+	require.NoError(t, err)
+	assert.Nil(t, back.Baseline)
+
+	// Unavailable: status and reason, nothing else to show.
+	u := New(fixture(t, gate.Floor{}))
+	u.SetBaseline(baseline.Unavailable("no artifact <x>", baseline.Options{}))
+	assert.Contains(t, u.Markdown(MarkdownOptions{}), "No baseline: no artifact")
+	assert.Equal(t, BaselineUnavailable, u.Baseline.Status)
+}
