@@ -125,7 +125,7 @@ func NewComparer(b *Baseline, opt Options) *Comparer {
 	if opt.Seed == 0 {
 		opt.Seed = metrics.DefaultSeed
 	}
-	return &Comparer{b: b, opt: opt, seen: make([]bool, len(b.recs)), cells: map[cellKey]*cell{}}
+	return &Comparer{b: b, opt: opt, seen: make([]bool, b.recs.n), cells: map[cellKey]*cell{}}
 }
 
 var hitIndex = metrics.CaseIndex(metrics.KeyHit)
@@ -155,7 +155,7 @@ func (c *Comparer) NeedsDetail(r *gate.CaseResult, cur *Current) bool {
 	if i < 0 {
 		return true
 	}
-	rec := &c.b.recs[i]
+	rec := c.b.recs.at(i)
 	if rec.gold != cur.GoldHash || rec.scored() != r.Scored {
 		return true
 	}
@@ -174,7 +174,7 @@ func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 		return
 	}
 	c.seen[i] = true
-	rec := &c.b.recs[i]
+	rec := c.b.recs.at(i)
 	if !rec.scored() && !r.Scored {
 		c.noGold++
 		return
@@ -333,7 +333,7 @@ func (c *Comparer) Result() (*Comparison, error) {
 	b, h := c.b, c.b.Source.Header
 	out := &Comparison{
 		Available: true, File: b.Source.File, Format: b.Source.Format, Schema: Schema,
-		BaselineCases: int64(len(b.recs)), Paired: c.paired, OnlyCurrent: c.onlyCur,
+		BaselineCases: int64(b.recs.n), Paired: c.paired, OnlyCurrent: c.onlyCur,
 		GoldChanged: c.goldChanged, NoGold: c.noGold, RankDrop: c.opt.RankDrop, Test: c.opt.Test,
 		NewlyMissedTotal: c.missed.total, NewlyFoundTotal: c.found.total, RankDropsTotal: c.drops.total,
 		OnlyCurrentList: c.onlyCurList,
@@ -359,7 +359,7 @@ func (c *Comparer) Result() (*Comparison, error) {
 		out.Lacks = []string{"k", "kb_fingerprint", "commit", "created_at", "case lines", "ranks", "top k"}
 		out.Differences = append(out.Differences, Difference{"format", FormatCasesOut, FormatBaseline, "a --cases-out file: k and the KB cannot be checked, flips show no top k and no rank drops are found"})
 	}
-	for i := range b.recs {
+	for i := range b.recs.n {
 		if !c.seen[i] {
 			out.OnlyBaseline++
 			if len(out.OnlyBaselineList) < c.opt.MaxFlips {
@@ -367,7 +367,7 @@ func (c *Comparer) Result() (*Comparison, error) {
 				if err != nil {
 					return nil, err
 				}
-				out.OnlyBaselineList = append(out.OnlyBaselineList, CaseRef{ID: d.ID, Line: int(b.recs[i].line)})
+				out.OnlyBaselineList = append(out.OnlyBaselineList, CaseRef{ID: d.ID, Line: int(b.recs.at(i).line)})
 			}
 		}
 	}

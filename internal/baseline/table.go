@@ -39,13 +39,33 @@ func (r *record) scored() bool        { return r.has != 0 }
 // for the listed cases. Close removes the file.
 type Baseline struct {
 	Source  *Source // File, Format, Header, SchemaRead (no longer readable)
-	recs    []record
+	recs    records
 	keys    []uint64 // 0: empty
 	slots   []int32
 	bits    uint
 	tmp     *os.File
 	Skipped int64 // lines with no registered score and no gold (nothing to compare)
 }
+
+// records is a list of records in fixed chunks of recChunk, so that it grows
+// without the doubling copies of one slice (peak memory stays 64 bytes a case).
+type records struct {
+	chunks [][]record
+	n      int
+}
+
+const recChunk = 1 << 16
+
+func (rs *records) add(r record) {
+	if rs.n%recChunk == 0 {
+		rs.chunks = append(rs.chunks, make([]record, 0, recChunk))
+	}
+	last := &rs.chunks[len(rs.chunks)-1]
+	*last = append(*last, r)
+	rs.n++
+}
+
+func (rs *records) at(i int) *record { return &rs.chunks[i/recChunk][i%recChunk] }
 
 // Load reads the whole baseline from r (named file), in bounded memory: see
 // Baseline. A duplicate case id is an input error naming both lines. The
@@ -95,10 +115,10 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 				rec.has |= 1 << i
 			}
 		}
-		if first, dup := b.insert(rec.id, int32(len(b.recs))); dup {
-			return nil, input.Errorf(file, ln, "duplicate case id %q (first at line %d)", c.ID, b.recs[first].line)
+		if first, dup := b.insert(rec.id, int32(b.recs.n)); dup {
+			return nil, input.Errorf(file, ln, "duplicate case id %q (first at line %d)", c.ID, b.recs.at(int(first)).line)
 		}
-		b.recs = append(b.recs, rec)
+		b.recs.add(rec)
 		if _, err := w.Write(line); err != nil {
 			return nil, fmt.Errorf("baseline: temporary file: %w", err)
 		}
@@ -112,7 +132,7 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 }
 
 // Len is the number of baseline cases.
-func (b *Baseline) Len() int { return len(b.recs) }
+func (b *Baseline) Len() int { return b.recs.n }
 
 // Close removes the temporary file.
 func (b *Baseline) Close() error {
@@ -138,7 +158,7 @@ func (b *Baseline) CreatedAt() time.Time {
 
 // insert adds id -> idx, or returns the index already stored for id.
 func (b *Baseline) insert(id uint64, idx int32) (int32, bool) {
-	if 4*(len(b.recs)+1) > 3*len(b.keys) {
+	if 4*(b.recs.n+1) > 3*len(b.keys) {
 		b.grow()
 	}
 	mask := uint64(len(b.keys) - 1)
@@ -195,7 +215,7 @@ func (b *Baseline) lookup(id uint64) int {
 
 // detail reads the full case line of record i back from the temporary file.
 func (b *Baseline) detail(i int) (CaseLine, error) {
-	r := &b.recs[i]
+	r := b.recs.at(i)
 	buf := make([]byte, r.size)
 	if _, err := b.tmp.ReadAt(buf, r.off); err != nil {
 		return CaseLine{}, fmt.Errorf("baseline: temporary file: %w", err)
