@@ -80,7 +80,7 @@ func TestPairing(t *testing.T) {
 		bline("d", "g1", 1, 1) + bline("only-base", "g1", 1, 1) + bline("nogold", "", 0, 0) + bline("e", "g1", 1, 1)
 	b := load(t, base)
 	res := run(t, b, Options{K: 5}, []cur{
-		{id: "a", typ: "golden", locale: "en", gold: []string{"g1"}, hit: 0},       // newly missed
+		{id: "a", typ: "golden", locale: "en", gold: []string{"g1"}, hit: 0},          // newly missed
 		{id: "b", typ: "golden", locale: "en", gold: []string{"g1"}, hit: 1, rank: 1}, // newly found
 		{id: "c", typ: "golden", locale: "en", gold: []string{"g2"}, hit: 1, rank: 1}, // gold changed: not paired
 		{id: "d", typ: "golden", locale: "en", gold: []string{"g1"}, hit: 1, rank: 4}, // rank drop 1 -> 4
