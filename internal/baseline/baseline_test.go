@@ -12,8 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/dataset"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 )
@@ -136,7 +137,7 @@ func TestLoadErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := Load(context.Background(), strings.NewReader(tc.in), "base.jsonl", t.TempDir())
 			require.Error(t, err)
-			var de *dataset.Error
+			var de *input.Error
 			require.ErrorAs(t, err, &de)
 			assert.Contains(t, err.Error(), tc.want)
 		})
@@ -179,10 +180,10 @@ func TestGoldHashIsASet(t *testing.T) {
 }
 
 func TestKBFingerprint(t *testing.T) {
-	a := []dataset.Card{{ID: "x", Title: "T", Text: "one"}, {ID: "y", Text: "two"}}
-	b := []dataset.Card{{ID: "y", Text: "two", File: "other.md"}, {ID: "x", Title: "T", Text: "one", Locale: "en"}}
+	a := []kbfile.Card{{ID: "x", Title: "T", Text: "one"}, {ID: "y", Text: "two"}}
+	b := []kbfile.Card{{ID: "y", Text: "two", File: "other.md"}, {ID: "x", Title: "T", Text: "one", Locale: "en"}}
 	assert.Equal(t, KBFingerprint(a), KBFingerprint(b))
-	c := []dataset.Card{{ID: "x", Title: "T", Text: "one!"}, {ID: "y", Text: "two"}}
+	c := []kbfile.Card{{ID: "x", Title: "T", Text: "one!"}, {ID: "y", Text: "two"}}
 	assert.NotEqual(t, KBFingerprint(a), KBFingerprint(c))
 	assert.True(t, strings.HasPrefix(KBFingerprint(a), "sha256:"))
 }
@@ -321,7 +322,7 @@ func FuzzLoad(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, err := Load(context.Background(), bytes.NewReader(data), "f", dir)
 		if err != nil {
-			var de *dataset.Error
+			var de *input.Error
 			if !assert.ErrorAs(t, err, &de) {
 				t.Fatalf("not an input error: %v", err)
 			}

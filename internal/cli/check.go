@@ -90,7 +90,7 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	if err := o.comment.validate("check"); err != nil {
 		return nil, err
 	}
-	if err := o.baseline.validate(); err != nil {
+	if err := o.baseline.validate(o.comment.key); err != nil {
 		return nil, err
 	}
 	if err := refuseOverwrite("check", []file{{"cases", o.cases}, {"kb", o.kb}, {"baseline", o.baseline.baselineFile()}},
@@ -117,7 +117,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	for _, s := range kb.Skipped {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: knowledge base: skipped %s\n", s)
 	}
-	bl, err := openBaseline(ctx, o, kb)
+	bl, err := openBaseline(ctx, env, o, kb)
 	if err != nil {
 		return err
 	}

@@ -19,11 +19,14 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline/ghartifact"
+	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
-	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 )
 
 // baselineAuto is the --baseline value that looks the baseline up in GitHub Actions.
@@ -32,6 +35,7 @@ const baselineAuto = "auto"
 // baselineFlags are check's comparison flags.
 type baselineFlags struct {
 	path, write string
+	artifact    string // --baseline-artifact
 	maxDrop     map[string]baseline.Tolerance
 	test        string
 	rankDrop    int
@@ -40,7 +44,7 @@ type baselineFlags struct {
 
 // baselineInputs are the Action inputs of baselineFlags.
 func baselineInputs(in actionInputs) actionInputs {
-	for _, k := range []string{"baseline", "write-baseline", "max-drop-hit", "max-drop-recall", "max-drop-ndcg", "regression-test", "rank-drop"} {
+	for _, k := range []string{"baseline", "baseline-artifact", "write-baseline", "max-drop-hit", "max-drop-recall", "max-drop-ndcg", "regression-test", "rank-drop"} {
 		in[k] = ""
 	}
 	return in
@@ -48,6 +52,7 @@ func baselineInputs(in actionInputs) actionInputs {
 
 func (b *baselineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.path, "baseline", "", "compare with the baseline run in `FILE` (a --write-baseline file or a --cases-out file), paired by case id; auto finds it in GitHub Actions")
+	fs.StringVar(&b.artifact, "baseline-artifact", "", "--baseline auto: the artifact `NAME` (default retrieval-gate-baseline-<comment-key>)")
 	fs.StringVar(&b.write, "write-baseline", "", "write this run as a baseline file (gzip JSONL, schema retrieval-gate/baseline@1) to `FILE`")
 	b.raw = map[string]*string{}
 	for _, gm := range baseline.GateMeasures {
@@ -58,7 +63,13 @@ func (b *baselineFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&b.rankDrop, "rank-drop", baseline.DefaultRankDrop, "list a case whose first gold card fell by at least `N` ranks")
 }
 
-func (b *baselineFlags) validate() error {
+func (b *baselineFlags) validate(commentKey string) error {
+	if b.artifact == "" {
+		b.artifact = ghartifact.DefaultName(commentKey)
+	}
+	if err := ghartifact.ValidName(b.artifact); err != nil {
+		return usagef("check: --baseline-artifact: %v", err)
+	}
 	b.maxDrop = map[string]baseline.Tolerance{}
 	for key, raw := range b.raw {
 		t, err := gate.ParseFloor(*raw)
@@ -86,19 +97,20 @@ func (b *baselineFlags) baselineFile() string {
 
 // baselineRun is the comparison state of one check run.
 type baselineRun struct {
-	opts  baseline.Options
-	base  *baseline.Baseline
-	cmp   *baseline.Comparer
-	unav  string // why there is no baseline (auto)
-	write bool   // --write-baseline: scoreCases renders each case's baseline line
-	body  *os.File
-	bw    *bufio.Writer
-	gz    *gzip.Writer
-	aw    *asyncWriter
+	opts   baseline.Options
+	base   *baseline.Baseline
+	cmp    *baseline.Comparer
+	unav   string            // why there is no baseline (auto)
+	source map[string]string // provenance of a fetched artifact
+	write  bool              // --write-baseline: scoreCases renders each case's baseline line
+	body   *os.File
+	bw     *bufio.Writer
+	gz     *gzip.Writer
+	aw     *asyncWriter
 }
 
 // openBaseline loads --baseline (nil when neither --baseline nor --write-baseline).
-func openBaseline(ctx context.Context, o *checkOptions, kb *kbfile.KB) (*baselineRun, error) {
+func openBaseline(ctx context.Context, env *Env, o *checkOptions, kb *kbfile.KB) (*baselineRun, error) {
 	b := &o.baseline
 	if b.path == "" && b.write == "" {
 		return nil, nil
@@ -107,19 +119,49 @@ func openBaseline(ctx context.Context, o *checkOptions, kb *kbfile.KB) (*baselin
 		K: o.k, KBFingerprint: baseline.KBFingerprint(kb.Cards), RankDrop: b.rankDrop,
 		MaxDrop: b.maxDrop, Test: b.test, Now: time.Now(),
 	}}
-	switch {
-	case b.path == baselineAuto:
-		run.unav = "--baseline auto is not available in this build (the GitHub artifact lookup has not landed)"
-	case b.path != "":
-		f, err := os.Open(b.path)
+	path := b.path
+	var found *ghartifact.Found
+	if path == baselineAuto {
+		path = ""
+		if env.Getenv("GITHUB_ACTIONS") != "true" {
+			run.unav = "--baseline auto looks the baseline up in GitHub Actions; this is not an Actions run"
+		} else {
+			g := env.Getenv
+			api := strings.TrimSpace(g("GITHUB_API_URL"))
+			if api == "" {
+				api = github.DefaultAPIURL
+			}
+			var u *ghartifact.Unavailable
+			found, u = ghartifact.Fetch(ctx, ghartifact.Deps{APIURL: api, Token: publish.Token(g),
+				Repo: g("GITHUB_REPOSITORY"), EventPath: g("GITHUB_EVENT_PATH")}, b.artifact)
+			if u != nil {
+				run.unav = fmt.Sprintf("%s (%s)", u.Message, u.Reason)
+			} else {
+				defer found.Cleanup()
+				path = found.Path
+			}
+		}
+	}
+	if path != "" {
+		f, err := os.Open(path)
 		if err != nil {
 			return nil, fmt.Errorf("failed to read the baseline: %w", err)
 		}
 		defer f.Close()
-		if run.base, err = baseline.Load(ctx, f, b.path, ""); err != nil {
+		name := path
+		if found != nil {
+			name = "artifact " + found.Name
+		}
+		if run.base, err = baseline.Load(ctx, f, name, ""); err != nil {
 			return nil, err
 		}
 		run.cmp = baseline.NewComparer(run.base, run.opts)
+		if found != nil {
+			run.source = map[string]string{
+				"artifact_id": strconv.FormatInt(found.ArtifactID, 10), "run_id": strconv.FormatInt(found.RunID, 10),
+				"head_sha": found.HeadSHA, "artifact_created_at": found.CreatedAt.UTC().Format(time.RFC3339),
+			}
+		}
 	}
 	if b.write != "" {
 		body, err := os.CreateTemp("", "retrieval-gate-baseline-body-*")
@@ -220,7 +262,14 @@ func (r *baselineRun) result() (*baseline.Comparison, error) {
 	case r.cmp == nil:
 		return nil, nil
 	}
-	return r.cmp.Result()
+	c, err := r.cmp.Result()
+	if c != nil {
+		c.Source = r.source
+		if c.Commit == "" && r.source != nil {
+			c.Commit = r.source["head_sha"]
+		}
+	}
+	return c, err
 }
 
 // finishBody flushes the compressed case lines of --write-baseline.
