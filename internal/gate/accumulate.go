@@ -33,6 +33,7 @@ type cellKey struct{ typ, locale string }
 // from cells at the end, so each case costs one histogram update per metric.
 type cell struct {
 	total, scored int64
+	withRelevant  int64                               // scored cases with relevant_ids
 	measures      [metrics.NumCase]*metrics.Histogram // one per registered measure
 	extra         map[string]*metrics.Histogram
 }
@@ -143,6 +144,9 @@ func (a *Accumulator) Add(r *CaseResult) error {
 	}
 	a.scored++
 	c.scored++
+	if r.WithRelevant {
+		c.withRelevant++
+	}
 	for i, ok := range r.Has {
 		if ok {
 			c.measures[i].Add(r.Scores[i])

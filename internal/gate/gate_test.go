@@ -66,10 +66,44 @@ func TestScore(t *testing.T) {
 		scores     map[string]float64 // the registered measures the test checks
 		has        []string           // the measures the case has a score for
 		problems   []string
+		reasons    []string // of the problems, when the test checks them
+		relevant   bool
 		unknown    int
 		missed     bool
 		wantErrSub string
 	}{
+		{
+			name:   "relevant_ids: recall and nDCG against relevant ∪ gold, hit against gold",
+			c:      casefile.Case{ID: "x", Gold: []string{"g"}, Relevant: []string{"a", "b"}, Retrieved: rs("g", "c"), HasRetrieved: true},
+			scored: true, relevant: true, has: metrics.CaseKeys,
+			scores: map[string]float64{metrics.KeyHit: 1, metrics.KeyRecall: 1.0 / 3, metrics.KeyNDCG: 1 / (1 + 1/math.Log2(3))},
+		},
+		{
+			name:   "relevant_ids: a relevant non-gold card is no hit but counts in recall",
+			c:      casefile.Case{ID: "x", Gold: []string{"g"}, Relevant: []string{"a"}, Retrieved: rs("a", "c"), HasRetrieved: true},
+			scored: true, relevant: true, has: metrics.CaseKeys, missed: true,
+			scores: map[string]float64{metrics.KeyHit: 0, metrics.KeyRecall: 0.5, metrics.KeyNDCG: 1 / (1 + 1/math.Log2(3))},
+		},
+		{
+			name:   "unknown and empty relevant ids are integrity problems, named as relevant_ids",
+			c:      casefile.Case{ID: "x", Gold: []string{"nope", "g"}, Relevant: []string{"nope", "", "a", "nope"}, Retrieved: rs("g"), HasRetrieved: true},
+			scored: true, relevant: true, has: metrics.CaseKeys,
+			scores:   map[string]float64{metrics.KeyHit: 1, metrics.KeyRecall: 1.0 / 3},
+			problems: []string{"nope", "nope", ""},
+			reasons:  []string{ReasonUnknownCard, ReasonUnknownRelevant, ReasonEmptyRelevant},
+		},
+		{
+			name:   "only empty relevant ids: a problem, recall stays against gold",
+			c:      casefile.Case{ID: "x", Gold: []string{"g"}, Relevant: []string{""}, Retrieved: rs("g"), HasRetrieved: true},
+			scored: true, has: metrics.CaseKeys, scores: map[string]float64{metrics.KeyRecall: 1},
+			problems: []string{""}, reasons: []string{ReasonEmptyRelevant},
+		},
+		{
+			name:   "precomputed case with relevant_ids is counted and checked",
+			c:      casefile.Case{ID: "x", Gold: []string{"g"}, Relevant: []string{"zz"}, Scores: map[string]float64{metrics.KeyRecall: 0.25}},
+			scored: true, relevant: true, has: []string{metrics.KeyRecall},
+			problems: []string{"zz"}, reasons: []string{ReasonUnknownRelevant},
+		},
 		{
 			name:   "hit via parent ids, duplicates of one parent",
 			c:      casefile.Case{ID: "x", Gold: []string{"g"}, Retrieved: rs("a", "a", "g"), HasRetrieved: true},
@@ -141,14 +175,19 @@ func TestScore(t *testing.T) {
 			for key, want := range tt.scores {
 				assert.InDelta(t, want, r.Scores[metrics.CaseIndex(key)], 1e-12, key)
 			}
-			var got []string
+			assert.Equal(t, tt.relevant, r.WithRelevant, "with relevant_ids")
+			var got, reasons []string
 			for _, p := range r.Problems {
 				got = append(got, p.GoldID)
+				reasons = append(reasons, p.Reason)
 				assert.Equal(t, "cases.jsonl", p.File)
 				assert.Equal(t, 7, p.Line)
 				assert.Equal(t, "x", p.CaseID)
 			}
 			assert.Equal(t, tt.problems, got)
+			if tt.reasons != nil {
+				assert.Equal(t, tt.reasons, reasons)
+			}
 			assert.Equal(t, tt.unknown, r.UnknownRetrieved)
 			assert.Equal(t, tt.missed, r.Missed())
 			assert.Equal(t, "und", r.Locale)
@@ -244,6 +283,23 @@ func TestResultGroupsDeltasAndGates(t *testing.T) {
 
 	again := a.Result(Config{K: 5, ReferenceLocale: "en", MinHit: Floor{Set: true, Value: 0.5}, KBCards: 4, Resamples: 200})
 	assert.Equal(t, res.Overall, again.Overall, "deterministic CIs")
+}
+
+func TestWithRelevantPerGroup(t *testing.T) {
+	s := &Scorer{KB: kb, K: 2}
+	a := NewAccumulator()
+	add(t, a, s, casefile.Case{ID: "1", Locale: "en", Gold: []string{"g"}, Relevant: []string{"a"}})
+	add(t, a, s, casefile.Case{ID: "2", Locale: "en", Gold: []string{"g"}})
+	add(t, a, s, casefile.Case{ID: "3", Locale: "de", Gold: []string{"g"}, Relevant: []string{"b"}, Type: "adversarial"})
+	add(t, a, s, casefile.Case{ID: "4", Locale: "de", Relevant: []string{"b"}}) // no gold: not scored, not counted
+	r := a.Result(Config{K: 2, ReferenceLocale: "en", KBCards: len(kb)})
+	assert.Equal(t, int64(2), r.Overall.WithRelevant)
+	assert.Equal(t, int64(3), r.Overall.N)
+	got := map[string]int64{}
+	for _, g := range append(r.ByLocale, r.ByType...) {
+		got[g.Name] = g.WithRelevant
+	}
+	assert.Equal(t, map[string]int64{"de": 1, "en": 1, "adversarial": 1, "golden": 1}, got)
 }
 
 func TestReferenceLocaleWithoutGold(t *testing.T) {

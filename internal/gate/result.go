@@ -65,12 +65,15 @@ type Metric struct {
 
 // Group is the aggregate of a set of cases. N counts the scored (gold-carrying)
 // cases; a metric's own N can be smaller only for precomputed scores that lack
-// its key. WithoutGold counts the group's cases that carry no scores.
+// its key. WithoutGold counts the group's cases that carry no scores;
+// WithRelevant the scored ones that carry relevant_ids (their recall@k and
+// nDCG@k are real recall; the others' a lower bound).
 type Group struct {
-	Name        string
-	N           int64
-	WithoutGold int64
-	Metrics     []Metric // registered measures first (registry order), then other precomputed keys sorted
+	Name         string
+	N            int64
+	WithoutGold  int64
+	WithRelevant int64
+	Metrics      []Metric // registered measures first (registry order), then other precomputed keys sorted
 }
 
 // Metric returns the group's summary of key.
@@ -428,6 +431,7 @@ func (a *Accumulator) group(name string, keys []cellKey, pick func(cellKey) bool
 		}
 		c := a.cells[k]
 		g.N += c.scored
+		g.WithRelevant += c.withRelevant
 		g.WithoutGold += c.total - c.scored
 		for i, h := range c.measures {
 			measures[i].Merge(h)

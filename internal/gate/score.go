@@ -20,7 +20,8 @@ type CardSet interface {
 	Has(id string) bool
 }
 
-// Problem is one integrity problem: a gold id that does not resolve to a KB card.
+// Problem is one integrity problem: a gold id (of must_cite_one_of, or of
+// relevant_ids: its Reason says so) that does not resolve to a KB card.
 type Problem struct {
 	File   string
 	Line   int
@@ -33,6 +34,9 @@ type Problem struct {
 const (
 	ReasonUnknownCard = "unknown card"
 	ReasonEmptyID     = "empty card id"
+	// The same problems of an id of relevant_ids.
+	ReasonUnknownRelevant = "unknown card (relevant_ids)"
+	ReasonEmptyRelevant   = "empty card id (relevant_ids)"
 )
 
 // Bounds on what one case result keeps for the report.
@@ -54,6 +58,9 @@ type CaseResult struct {
 	// gold, or a precomputed case with at least one score key.
 	Scored      bool
 	Precomputed bool
+	// WithRelevant is true when the case carries relevant_ids (a non-empty
+	// id): its recall@k and nDCG@k are real recall, not a lower bound.
+	WithRelevant bool
 	// Scores holds the case's value of each measure of metrics.CaseMeasures;
 	// Has tells which are present (all of them for a scored retrieval case).
 	Scores [metrics.NumCase]float64
@@ -116,16 +123,9 @@ func (s *Scorer) ScoreInto(c *casefile.Case, r *CaseResult) error {
 	if r.Type == "" {
 		r.Type = "golden"
 	}
-	for _, g := range c.Gold {
-		switch {
-		case g == "":
-			r.Problems = append(r.Problems, Problem{File: c.File, Line: c.Line, CaseID: c.ID, GoldID: g, Reason: ReasonEmptyID})
-		case !s.KB.Has(g):
-			if !slices.ContainsFunc(r.Problems, func(p Problem) bool { return p.GoldID == g }) {
-				r.Problems = append(r.Problems, Problem{File: c.File, Line: c.Line, CaseID: c.ID, GoldID: g, Reason: ReasonUnknownCard})
-			}
-		}
-	}
+	r.checkIDs(s.KB, c, c.Gold, ReasonEmptyID, ReasonUnknownCard)
+	r.checkIDs(s.KB, c, c.Relevant, ReasonEmptyRelevant, ReasonUnknownRelevant)
+	r.WithRelevant = slices.ContainsFunc(c.Relevant, func(id string) bool { return id != "" })
 
 	if c.Scores != nil {
 		r.Precomputed = true
@@ -172,6 +172,7 @@ func (s *Scorer) ScoreInto(c *casefile.Case, r *CaseResult) error {
 	if len(in.Gold) == 0 {
 		return nil
 	}
+	in.Relevant = metrics.AppendRelevant(sc.relevant[:0], in.Gold, c.Relevant)
 	in.TopK, in.K = metrics.TopKIdentities(sc.topk[:0], ranked, s.K), s.K
 	metrics.ScoreCase(&r.Scores, in)
 	r.Scored, r.Has = true, allScored
@@ -181,14 +182,30 @@ func (s *Scorer) ScoreInto(c *casefile.Case, r *CaseResult) error {
 	return nil
 }
 
+// checkIDs appends the integrity problems of the case's ids (empty, or not a
+// card of kb: each unknown id once per case) with the given reasons.
+func (r *CaseResult) checkIDs(kb CardSet, c *casefile.Case, ids []string, empty, unknown string) {
+	for _, g := range ids {
+		switch {
+		case g == "":
+			r.Problems = append(r.Problems, Problem{File: c.File, Line: c.Line, CaseID: c.ID, GoldID: g, Reason: empty})
+		case !kb.Has(g):
+			if !slices.ContainsFunc(r.Problems, func(p Problem) bool { return p.GoldID == g && p.Reason == unknown }) {
+				r.Problems = append(r.Problems, Problem{File: c.File, Line: c.Line, CaseID: c.ID, GoldID: g, Reason: unknown})
+			}
+		}
+	}
+}
+
 // scratch is the per-case working memory of ScoreInto, pooled: the measures are
 // called through the registry (function values), so their input would otherwise
 // escape to the heap on every case.
 type scratch struct {
-	ranked [32]string
-	gold   [8]string
-	topk   [16]string
-	in     metrics.CaseInput
+	ranked   [32]string
+	gold     [8]string
+	topk     [16]string
+	relevant [16]string
+	in       metrics.CaseInput
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -198,6 +215,7 @@ func (sc *scratch) release() {
 	clear(sc.ranked[:])
 	clear(sc.gold[:])
 	clear(sc.topk[:])
+	clear(sc.relevant[:])
 	sc.in = metrics.CaseInput{}
 	scratchPool.Put(sc)
 }

@@ -84,9 +84,21 @@ type Measure[In any] struct {
 
 // CaseInput is one gold-carrying case of check: its deduplicated top-k card
 // identities (TopKIdentities), its distinct gold ids (AppendDedupGold), and k.
+// Relevant is the case's set of every relevant card when it carries
+// relevant_ids (AppendDedupGold of gold and relevant_ids), else nil: recall and
+// nDCG are then computed against it (real recall), hit always against Gold.
 type CaseInput struct {
-	TopK, Gold []string
-	K          int
+	TopK, Gold, Relevant []string
+	K                    int
+}
+
+// Judged is what recall and nDCG count as relevant: Relevant when the case
+// carries relevant_ids, else Gold (a lower bound under disjunctive gold).
+func (in *CaseInput) Judged() []string {
+	if len(in.Relevant) > 0 {
+		return in.Relevant
+	}
+	return in.Gold
 }
 
 // QueryInput is one query of compare: the relevance of its ranking best first
@@ -102,9 +114,9 @@ type QueryInput struct {
 var CaseMeasures = [...]Measure[CaseInput]{
 	{Info{KeyHit, "hit", "1 if any gold card is in the top k, else 0 (the success number)",
 		ParamK, true, ScaleBinary}, HitAtK},
-	{Info{KeyRecall, "recall", "|gold ∩ top k| / |gold|: a lower bound under disjunctive gold",
+	{Info{KeyRecall, "recall", "|relevant ∩ top k| / |relevant| over relevant_ids ∪ gold when given (real recall), else over gold (a lower bound under disjunctive gold)",
 		ParamK, true, ScaleUnit}, RecallAtK},
-	{Info{KeyNDCG, "nDCG", "binary-gain DCG of the top k / DCG of min(|gold|, k) gold cards at the top",
+	{Info{KeyNDCG, "nDCG", "binary-gain DCG of the top k / DCG of min(|relevant|, k) relevant cards at the top (relevant: relevant_ids ∪ gold when given, else gold)",
 		ParamK, true, ScaleUnit}, NDCGAtK},
 }
 

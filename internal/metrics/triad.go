@@ -1,6 +1,9 @@
 package metrics
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // TopKIdentities appends to dst the first k distinct card identities of ranked,
 // best first: duplicates are removed by first occurrence before the top-k cut
@@ -33,6 +36,25 @@ func AppendDedupGold(dst, gold []string) []string {
 	return dst
 }
 
+// AppendRelevant appends to dst the distinct ids of gold ∪ relevant (gold
+// first, empty ids dropped; dst must alias neither) when relevant has a
+// non-empty id, else nothing: the set CaseInput.Relevant of a case with
+// relevant_ids (a gold card is relevant by definition, listed there or not).
+func AppendRelevant(dst, gold, relevant []string) []string {
+	if !slices.ContainsFunc(relevant, func(id string) bool { return id != "" }) {
+		return dst
+	}
+	start := len(dst)
+	for _, ids := range [2][]string{gold, relevant} {
+		for _, id := range ids {
+			if id != "" && !contains(dst[start:], id) {
+				dst = append(dst, id)
+			}
+		}
+	}
+	return dst
+}
+
 // HitAtK is hit@k = 1 if any gold card is among the deduplicated top-k identities, else 0.
 func HitAtK(in *CaseInput) float64 {
 	for _, id := range in.TopK {
@@ -43,25 +65,28 @@ func HitAtK(in *CaseInput) float64 {
 	return 0
 }
 
-// RecallAtK is recall@k = |gold ∩ topk| / |gold| over distinct gold ids (0 when gold is empty).
+// RecallAtK is recall@k = |R ∩ topk| / |R| over distinct ids, R = in.Judged() (0 when R is empty).
 func RecallAtK(in *CaseInput) float64 {
-	if len(in.Gold) == 0 {
+	rel := in.Judged()
+	if len(rel) == 0 {
 		return 0
 	}
 	found := 0
 	for _, id := range in.TopK {
-		if contains(in.Gold, id) {
+		if contains(rel, id) {
 			found++
 		}
 	}
-	return float64(found) / float64(len(in.Gold))
+	return float64(found) / float64(len(rel))
 }
 
-// NDCGAtK is binary-gain nDCG@k = DCG/IDCG with DCG = Σ_{i=1..k} rel_i / log2(i+1)
-// and IDCG the DCG of min(|gold|, k) relevant cards at the top; never above 1.
+// NDCGAtK is binary-gain nDCG@k = DCG/IDCG with DCG = Σ_{i=1..k} rel_i / log2(i+1),
+// rel_i = 1 when card i is in R = in.Judged(), and IDCG the DCG of min(|R|, k)
+// relevant cards at the top; never above 1.
 func NDCGAtK(in *CaseInput) float64 {
 	k := in.K
-	ideal := min(len(in.Gold), k)
+	rel := in.Judged()
+	ideal := min(len(rel), k)
 	if ideal <= 0 {
 		return 0
 	}
@@ -70,7 +95,7 @@ func NDCGAtK(in *CaseInput) float64 {
 		if i >= k {
 			break
 		}
-		if contains(in.Gold, id) {
+		if contains(rel, id) {
 			dcg += discount(i + 1)
 		}
 	}

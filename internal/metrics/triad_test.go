@@ -91,6 +91,56 @@ func TestScoreCase(t *testing.T) {
 	}
 }
 
+func TestAppendRelevant(t *testing.T) {
+	assert.Equal(t, []string{"g", "a", "b"}, AppendRelevant(nil, []string{"g"}, []string{"a", "g", "", "b", "a"}), "gold ∪ relevant_ids, distinct")
+	assert.Empty(t, AppendRelevant(nil, []string{"g"}, nil), "no relevant_ids: none (recall falls back to gold)")
+	assert.Empty(t, AppendRelevant(nil, []string{"g"}, []string{""}), "only empty ids: none")
+}
+
+// TestScoreCaseRelevantIDs: with relevant_ids, recall@k and nDCG@k count every
+// relevant card (relevant_ids ∪ gold) while hit@k still asks for a gold card.
+func TestScoreCaseRelevantIDs(t *testing.T) {
+	inv := func(r int) float64 { return 1 / math.Log2(float64(r)+1) }
+	tests := []struct {
+		name                   string
+		ranked, gold, relevant []string
+		k                      int
+		want, lowerBound       triad
+	}{
+		{"gold found, two more relevant missed: recall 1/3 instead of 1",
+			[]string{"g", "x"}, []string{"g"}, []string{"g", "r1", "r2"}, 5,
+			triad{1, 1.0 / 3, 1 / (1 + inv(2) + inv(3))}, triad{1, 1, 1}},
+		{"gold not listed in relevant_ids still counts as relevant",
+			[]string{"g", "r1"}, []string{"g"}, []string{"r1", "r2"}, 5,
+			triad{1, 2.0 / 3, (1 + inv(2)) / (1 + inv(2) + inv(3))}, triad{1, 1, 1}},
+		{"a relevant non-gold card in the top k is no hit",
+			[]string{"r1", "x"}, []string{"g"}, []string{"r1"}, 5,
+			triad{0, 0.5, 1 / (1 + inv(2))}, triad{0, 0, 0}},
+		{"relevant beyond k: ideal is k",
+			[]string{"g", "r1", "r2"}, []string{"g"}, []string{"r1", "r2", "r3"}, 2,
+			triad{1, 0.5, 1}, triad{1, 1, 1}},
+		{"duplicated and empty relevant ids count once / not at all",
+			[]string{"x", "r1"}, []string{"g"}, []string{"r1", "r1", ""}, 5,
+			triad{0, 0.5, inv(2) / (1 + inv(2))}, triad{0, 0, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gold := AppendDedupGold(nil, tt.gold)
+			in := CaseInput{TopK: TopKIdentities(nil, tt.ranked, tt.k), Gold: gold, Relevant: AppendRelevant(nil, gold, tt.relevant), K: tt.k}
+			var s [NumCase]float64
+			ScoreCase(&s, &in)
+			got := triad{s[CaseIndex(KeyHit)], s[CaseIndex(KeyRecall)], s[CaseIndex(KeyNDCG)]}
+			assert.InDelta(t, tt.want.Hit, got.Hit, 1e-12, "hit")
+			assert.InDelta(t, tt.want.Recall, got.Recall, 1e-12, "recall")
+			assert.InDelta(t, tt.want.NDCG, got.NDCG, 1e-12, "ndcg")
+			lb, _ := scoreTriad(tt.ranked, tt.gold, tt.k)
+			assert.InDelta(t, tt.lowerBound.Recall, lb.Recall, 1e-12, "recall without relevant_ids")
+			assert.InDelta(t, tt.lowerBound.NDCG, lb.NDCG, 1e-12, "ndcg without relevant_ids")
+			assert.Equal(t, lb.Hit, got.Hit, "hit ignores relevant_ids")
+		})
+	}
+}
+
 func TestNDCGNeverAboveOne(t *testing.T) {
 	ids := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
 	for k := 1; k <= len(ids)+2; k++ {

@@ -33,7 +33,7 @@ func (r Retrieved) Identity() string {
 // are carved from 16 KiB blocks shared by consecutive cases (one allocation per
 // block, not per string), so keeping one small string (say a case id) for long
 // keeps its block alive: strings.Clone what you keep for many cases. Gold,
-// Retrieved and Raw are reused for the next case.
+// Relevant, Retrieved and Raw are reused for the next case.
 type Case struct {
 	File   string
 	Line   int // 1-based line number in File
@@ -42,7 +42,11 @@ type Case struct {
 	Type   string // "golden" when absent
 	Query  string
 	// Gold is must_cite_one_of as given (duplicates kept); nil or empty means no gold.
-	Gold         []string
+	Gold []string
+	// Relevant is relevant_ids as given: every card relevant to the query (the
+	// denominator of real recall), besides the disjunctive Gold; nil or empty
+	// (or null) means none. Reused for the next case.
+	Relevant     []string
 	Retrieved    []Retrieved
 	HasRetrieved bool
 	// Scores holds precomputed per-case scores; nil when the case has no `scores`.

@@ -55,6 +55,16 @@ func TestParseCaseValid(t *testing.T) {
 			want: Case{ID: "a", Type: "golden", Gold: []string{"", "x"}},
 		},
 		{
+			name: "relevant_ids beside the gold, empty ids kept for the integrity gate",
+			line: `{"id":"a","relevant_ids":["r1","","g"],"must_cite_one_of":["g"]}`,
+			want: Case{ID: "a", Type: "golden", Gold: []string{"g"}, Relevant: []string{"r1", "", "g"}},
+		},
+		{
+			name: "null and empty relevant_ids are none",
+			line: `{"id":"a","relevant_ids":null,"x":{"relevant_ids":[1]}}`,
+			want: Case{ID: "a", Type: "golden", Unknown: []string{"x"}},
+		},
+		{
 			name: "empty type is golden, other types are kept",
 			line: `{"id":"a","type":""}`,
 			want: Case{ID: "a", Type: "golden"},
@@ -137,6 +147,10 @@ func TestParseCaseValid(t *testing.T) {
 				assert.Empty(t, c.Gold)
 				c.Gold = tt.want.Gold
 			}
+			if len(tt.want.Relevant) == 0 {
+				assert.Empty(t, c.Relevant)
+				c.Relevant = tt.want.Relevant
+			}
 			if len(tt.want.Retrieved) == 0 {
 				assert.Empty(t, c.Retrieved)
 				c.Retrieved = tt.want.Retrieved
@@ -193,6 +207,9 @@ func TestParseCaseErrors(t *testing.T) {
 		{"array query", `{"id":"a","query":["q"]}`, `field "query" must be a string, got array`},
 		{"gold not an array", `{"id":"a","must_cite_one_of":"en-x"}`, `field "must_cite_one_of" must be an array of card ids, got string`},
 		{"gold element number", `{"id":"a","must_cite_one_of":["x",3]}`, `must_cite_one_of[1] must be a string, got number`},
+		{"relevant_ids not an array", `{"id":"a","relevant_ids":"en-x"}`, `field "relevant_ids" must be an array of card ids, got string`},
+		{"relevant_ids element object", `{"id":"a","relevant_ids":["x",{}]}`, `relevant_ids[1] must be a string, got object`},
+		{"relevant_ids repeated", `{"id":"a","relevant_ids":[],"relevant_ids":[]}`, `duplicate key "relevant_ids" at column 29`},
 		{"retrieved not an array", `{"id":"a","retrieved":{"id":"x"}}`, `field "retrieved" must be an array, got object`},
 		{"retrieved entry number", `{"id":"a","retrieved":["x",1]}`, `retrieved[1] must be a card id string or an object, got number`},
 		{"retrieved entry null", `{"id":"a","retrieved":[null]}`, `retrieved[0] must be a card id string or an object, got null`},

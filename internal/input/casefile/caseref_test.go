@@ -16,7 +16,7 @@ import (
 // the reference the scanner is checked against (differential tests and fuzzing).
 type refCase struct {
 	ID, Locale, Type, Query string
-	Gold                    []string
+	Gold, Relevant          []string
 	Retrieved               []Retrieved
 	HasRetrieved            bool
 	Scores                  map[string]float64
@@ -88,26 +88,33 @@ func refParse(line []byte) (c refCase, msg string, malformed bool) {
 	if c.Type == "" {
 		c.Type = "golden"
 	}
-	if val, ok := o["must_cite_one_of"]; ok && val != nil {
-		if arr, ok := val.([]any); ok {
-			var first string
-			for n, g := range arr {
-				switch g := g.(type) {
-				case string:
-					c.Gold = append(c.Gold, g)
-				default:
-					if first == "" {
-						first = fmt.Sprintf("must_cite_one_of[%d] must be a string, got %s", n, jsonTypeOf(g))
-					}
+	ids := func(name string) (out []string) {
+		val, ok := o[name]
+		if !ok || val == nil {
+			return nil
+		}
+		arr, ok := val.([]any)
+		if !ok {
+			errs = append(errs, fmt.Sprintf("field %q must be an array of card ids, got %s", name, jsonTypeOf(val)))
+			return nil
+		}
+		var first string
+		for n, g := range arr {
+			switch g := g.(type) {
+			case string:
+				out = append(out, g)
+			default:
+				if first == "" {
+					first = fmt.Sprintf("%s[%d] must be a string, got %s", name, n, jsonTypeOf(g))
 				}
 			}
-			if first != "" {
-				errs = append(errs, first)
-			}
-		} else {
-			errs = append(errs, "field \"must_cite_one_of\" must be an array of card ids, got "+jsonTypeOf(val))
 		}
+		if first != "" {
+			errs = append(errs, first)
+		}
+		return out
 	}
+	c.Gold = ids("must_cite_one_of")
 	if val, ok := o["retrieved"]; ok && val != nil {
 		if arr, ok := val.([]any); ok {
 			c.HasRetrieved = true
@@ -207,12 +214,13 @@ func refParse(line []byte) (c refCase, msg string, malformed bool) {
 			errs = append(errs, "field \"scores\" must be an object, got "+jsonTypeOf(val))
 		}
 	}
+	c.Relevant = ids("relevant_ids")
 	if len(errs) > 0 {
 		return c, errs[0], false
 	}
 	for k := range o {
 		switch k {
-		case "id", "locale", "type", "query", "must_cite_one_of", "retrieved", "scores", "retrieval", "generator", "query_style":
+		case "id", "locale", "type", "query", "must_cite_one_of", "relevant_ids", "retrieved", "scores", "retrieval", "generator", "query_style":
 		default:
 			c.Unknown = append(c.Unknown, k)
 		}
@@ -240,6 +248,9 @@ func toRef(c *Case) refCase {
 	if len(c.Gold) > 0 {
 		r.Gold = append([]string(nil), c.Gold...)
 	}
+	if len(c.Relevant) > 0 {
+		r.Relevant = append([]string(nil), c.Relevant...)
+	}
 	if len(c.Retrieved) > 0 {
 		r.Retrieved = append([]Retrieved(nil), c.Retrieved...)
 	}
@@ -254,6 +265,7 @@ func toRef(c *Case) refCase {
 func sameRef(a, b refCase) bool {
 	if a.ID != b.ID || a.Locale != b.Locale || a.Type != b.Type || a.Query != b.Query ||
 		a.HasRetrieved != b.HasRetrieved || len(a.Gold) != len(b.Gold) ||
+		strings.Join(a.Relevant, "\x00") != strings.Join(b.Relevant, "\x00") || len(a.Relevant) != len(b.Relevant) ||
 		len(a.Retrieved) != len(b.Retrieved) || (a.Scores == nil) != (b.Scores == nil) || len(a.Scores) != len(b.Scores) ||
 		strings.Join(a.Unknown, "\x00") != strings.Join(b.Unknown, "\x00") {
 		return false

@@ -28,6 +28,7 @@ type CaseParser struct {
 	id, locale, typ, query arenaSpan
 	hasID                  bool
 	gold                   []arenaSpan
+	relevant               []arenaSpan
 	ret                    []retSpan
 	hasRetrieved           bool
 	scores                 map[string]float64
@@ -59,6 +60,7 @@ const (
 	fGold
 	fRetrieved
 	fScores
+	fRelevant
 	numFields
 )
 
@@ -129,6 +131,7 @@ func (p *CaseParser) reset(b []byte) {
 	p.id, p.locale, p.typ, p.query = noArenaSpan, noArenaSpan, noArenaSpan, noArenaSpan
 	p.hasID = false
 	p.gold = p.gold[:0]
+	p.relevant = p.relevant[:0]
 	p.ret = p.ret[:0]
 	p.hasRetrieved = false
 	p.scores = nil
@@ -175,6 +178,7 @@ func (p *CaseParser) fill(c *Case, file string, line int) {
 		Type:         get(p.typ),
 		Query:        get(p.query),
 		Gold:         c.Gold[:0],
+		Relevant:     c.Relevant[:0],
 		Retrieved:    c.Retrieved[:0],
 		HasRetrieved: p.hasRetrieved,
 		Scores:       p.scores,
@@ -186,6 +190,9 @@ func (p *CaseParser) fill(c *Case, file string, line int) {
 	}
 	for _, g := range p.gold {
 		c.Gold = append(c.Gold, s[g.off:g.end])
+	}
+	for _, g := range p.relevant {
+		c.Relevant = append(c.Relevant, s[g.off:g.end])
 	}
 	for _, r := range p.ret {
 		c.Retrieved = append(c.Retrieved, Retrieved{ID: s[r.id.off:r.id.end], ParentID: get(r.parent), Score: r.score, HasScore: r.hasScore})
@@ -242,6 +249,8 @@ func (p *CaseParser) caseMember(key []byte, at, v int) (int, error) {
 		bit = 32
 	case "scores":
 		bit = 64
+	case "relevant_ids":
+		bit = 128
 	default:
 		if err := p.s.TrackKey(key, at); err != nil || v < 0 {
 			return 0, err
@@ -267,7 +276,9 @@ func (p *CaseParser) caseMember(key []byte, at, v int) (int, error) {
 	case 8:
 		return p.stringField(v, fQuery, "query", &p.query)
 	case 16:
-		return p.goldField(v)
+		return p.idsField(v, fGold, "must_cite_one_of", &p.gold)
+	case 128:
+		return p.idsField(v, fRelevant, "relevant_ids", &p.relevant)
 	case 32:
 		return p.retrievedField(v)
 	}
@@ -409,11 +420,12 @@ func (p *CaseParser) stringField(v, f int, name string, dst *arenaSpan) (int, er
 	return end, err
 }
 
-// goldField decodes must_cite_one_of: an array of strings, or null.
-func (p *CaseParser) goldField(v int) (int, error) {
-	p.errs[fGold] = ""
-	p.gold = p.gold[:0]
-	i, ok, err := p.container(v, fGold, '[', "must_cite_one_of", "an array of card ids")
+// idsField decodes a list of card ids (must_cite_one_of, relevant_ids) of
+// field f into *dst: an array of strings, or null.
+func (p *CaseParser) idsField(v, f int, name string, dst *[]arenaSpan) (int, error) {
+	p.errs[f] = ""
+	*dst = (*dst)[:0]
+	i, ok, err := p.container(v, f, '[', name, "an array of card ids")
 	if !ok {
 		return i, err
 	}
@@ -421,16 +433,16 @@ func (p *CaseParser) goldField(v int) (int, error) {
 	return p.elements(i, func(n, i int) (int, error) {
 		if b[i] != '"' {
 			end, err := p.s.Skip(i, 2)
-			p.fieldErr(fGold, "must_cite_one_of[%d] must be a string, got %s", n, jsonpos.TypeName(b[i]))
+			p.fieldErr(f, "%s[%d] must be a string, got %s", name, n, jsonpos.TypeName(b[i]))
 			return end, err
 		}
 		end, esc, err := p.s.String(i)
 		if err != nil {
 			return 0, err
 		}
-		// An empty gold id is kept: it fails the integrity gate, which
+		// An empty id is kept: it fails the integrity gate, which
 		// names it, like any id that is not a card.
-		p.gold = append(p.gold, p.store(i, end, esc))
+		*dst = append(*dst, p.store(i, end, esc))
 		return end, nil
 	})
 }

@@ -10,14 +10,15 @@ import (
 )
 
 // AppendCaseLine appends the --cases-out line of one case to dst:
-// {"id", "locale", "type", "query", "must_cite_one_of", "scores"} with keys in
-// that order (locale, query and must_cite_one_of only when the case has them),
+// {"id", "locale", "type", "query", "must_cite_one_of", "relevant_ids", "scores"}
+// with keys in that order (locale, query, must_cite_one_of and relevant_ids only
+// when the case has them),
 // then a newline. scores holds every registered measure of a scored case, a precomputed case's
 // scores as given, or is {} for a case without gold. `check` reads the file back
 // as precomputed scores; floats keep full precision so the aggregates match.
 func AppendCaseLine(dst []byte, c *casefile.Case, r *gate.CaseResult) []byte {
 	if dst == nil {
-		dst = make([]byte, 0, 160+len(c.ID)+len(c.Query)+24*len(c.Gold))
+		dst = make([]byte, 0, 160+len(c.ID)+len(c.Query)+24*(len(c.Gold)+len(c.Relevant)))
 	}
 	dst = append(dst, `{"id":`...)
 	dst = format.AppendJSONString(dst, c.ID)
@@ -31,16 +32,8 @@ func AppendCaseLine(dst []byte, c *casefile.Case, r *gate.CaseResult) []byte {
 		dst = append(dst, `,"query":`...)
 		dst = format.AppendJSONString(dst, c.Query)
 	}
-	if len(c.Gold) > 0 {
-		dst = append(dst, `,"must_cite_one_of":[`...)
-		for i, g := range c.Gold {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = format.AppendJSONString(dst, g)
-		}
-		dst = append(dst, ']')
-	}
+	dst = appendIDs(dst, `,"must_cite_one_of":[`, c.Gold)
+	dst = appendIDs(dst, `,"relevant_ids":[`, c.Relevant)
 	dst = append(dst, `,"scores":{`...)
 	first := true
 	field := func(k string, v float64) {
@@ -78,4 +71,19 @@ func AppendCaseLine(dst []byte, c *casefile.Case, r *gate.CaseResult) []byte {
 		}
 	}
 	return append(dst, "}}\n"...)
+}
+
+// appendIDs appends key (`,"name":[`) and the ids as a JSON array, when there are any.
+func appendIDs(dst []byte, key string, ids []string) []byte {
+	if len(ids) == 0 {
+		return dst
+	}
+	dst = append(dst, key...)
+	for i, g := range ids {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = format.AppendJSONString(dst, g)
+	}
+	return append(dst, ']')
 }

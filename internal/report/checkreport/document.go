@@ -108,11 +108,14 @@ type UnknownKey struct {
 }
 
 // Group is the aggregate of a set of cases; N counts its gold-carrying cases,
-// and a group with N = 0 has no metrics.
+// and a group with N = 0 has no metrics. WithRelevantIDs counts those of the N
+// that carry relevant_ids: their recall@k and nDCG@k are real recall, the
+// others' a lower bound under disjunctive gold.
 type Group struct {
-	Metrics     map[string]Summary `json:"metrics"`
-	N           int64              `json:"n"`
-	WithoutGold int64              `json:"without_gold"`
+	Metrics         map[string]Summary `json:"metrics"`
+	N               int64              `json:"n"`
+	WithRelevantIDs int64              `json:"with_relevant_ids"`
+	WithoutGold     int64              `json:"without_gold"`
 }
 
 // Summary is one measure's mean, 95% CI and n in a group: ci95_method says how
@@ -169,7 +172,7 @@ func group(g gate.Group) Group {
 	for _, x := range g.Metrics {
 		m[x.Key] = Summary{Mean: format.Float(x.Mean), CI95: format.CI(x.CI95), N: x.N, CI95Method: x.Method, Unreliable: x.Unreliable}
 	}
-	return Group{Metrics: m, N: g.N, WithoutGold: g.WithoutGold}
+	return Group{Metrics: m, N: g.N, WithoutGold: g.WithoutGold, WithRelevantIDs: g.WithRelevant}
 }
 
 // New builds the document of a check result: the one place the domain result
@@ -244,6 +247,26 @@ func Read(r io.Reader) (*Document, error) {
 		return nil, fmt.Errorf("schema %q is not %q", d.Schema, Schema)
 	}
 	return d, nil
+}
+
+// relevantLine says, when any case carries relevant_ids, how many of each
+// group's scored cases do ("" when none does); label renders a group's name.
+func (d *Document) relevantLine(label func(string) string) string {
+	if d.Overall.WithRelevantIDs == 0 {
+		return ""
+	}
+	part := func(name string, g Group) string {
+		return fmt.Sprintf("%s %d of %d", label(name), g.WithRelevantIDs, g.N)
+	}
+	parts := []string{part("overall", d.Overall)}
+	for _, name := range sortedKeys(d.ByType) {
+		parts = append(parts, part("type "+name, d.ByType[name]))
+	}
+	for _, name := range sortedKeys(d.ByLocale) {
+		parts = append(parts, part("locale "+name, d.ByLocale[name]))
+	}
+	return fmt.Sprintf("cases with relevant_ids (recall@%d and nDCG@%d are real recall for them, a lower bound for the others): %s",
+		d.K, d.K, strings.Join(parts, ", "))
 }
 
 // referenceHasGold reports whether the reference locale has gold-carrying cases.

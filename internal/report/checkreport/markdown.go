@@ -106,8 +106,14 @@ func (d *Document) Markdown(opts MarkdownOptions) string {
 		w("\n%s\n", l)
 	}
 	w("\nMean [95%% CI: Wilson for 0/1 values, else BCa bootstrap] over the gold-carrying cases of each group; n is that count. ")
-	w("hit@%d is the success number. recall@%d is a conservative **lower bound** under disjunctive gold "+
-		"(`must_cite_one_of`: citing any one card suffices). nDCG@%d uses binary gain.\n\n", d.K, d.K, d.K)
+	if l := d.relevantLine(esc); l != "" {
+		w("hit@%d is the success number (against `must_cite_one_of`). recall@%d and nDCG@%d (binary gain) count every card of "+
+			"`relevant_ids` ∪ `must_cite_one_of` for the cases that carry `relevant_ids` (real recall), and are a conservative "+
+			"**lower bound** under disjunctive gold for the others.\n\n%s.\n\n", d.K, d.K, d.K, l)
+	} else {
+		w("hit@%d is the success number. recall@%d is a conservative **lower bound** under disjunctive gold "+
+			"(`must_cite_one_of`: citing any one card suffices). nDCG@%d uses binary gain.\n\n", d.K, d.K, d.K)
+	}
 
 	// Locale deltas.
 	w("### Locale deltas vs %s (%s)\n\n", esc(d.ReferenceLocale), IndicativeOnly)
