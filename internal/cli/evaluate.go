@@ -128,7 +128,7 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
+	if err := os.MkdirAll(o.out, 0o755); err != nil { //nolint:gosec // G301: the output directory, 0755 like atomicfile's, so CI steps can read the reports
 		return fmt.Errorf("failed to create %s: %w", o.out, err)
 	}
 	in := func(name string) string { return filepath.Join(o.out, name) }

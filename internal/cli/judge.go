@@ -224,7 +224,7 @@ func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, 
 	}
 	var cache *judge.Cache
 	if o.cache != "" {
-		if err := os.MkdirAll(filepath.Dir(o.cache), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(o.cache), 0o755); err != nil { //nolint:gosec // G301: the cache's directory, 0755 like atomicfile's output directories
 			return nil, fmt.Errorf("failed to create the cache directory: %w", err)
 		}
 	}
