@@ -195,7 +195,7 @@ func Launch(path string) (*Browser, error) {
 	}
 	args := append([]string{}, Flags...)
 	args = append(args, "--user-data-dir="+dir, "--remote-debugging-pipe", "about:blank")
-	cmd := exec.Command(path, args...)
+	cmd := exec.Command(path, args...) //nolint:gosec // G204: the browser binary the caller found (RG_CHROMIUM or PATH), with an argument vector, no shell
 	// Chromium reads commands from fd 3 and writes replies and events to fd 4.
 	toBrowser, ourW, err := os.Pipe()
 	if err != nil {

@@ -115,11 +115,11 @@ func Measures(t *testing.T, b *Browser, p Page) []*Measure {
 			t.Fatalf("%s at %d px: %v\nbrowser stderr:\n%s", p.Name, width, err, b.Stderr())
 		}
 		if dir != "" {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
+			if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: the screenshots directory (RG_SCREENSHOTS), a CI artifact others read
 				t.Fatal(err)
 			}
 			name := strings.NewReplacer("/", "-", " ", "-").Replace(p.Name) + "-" + strconv.Itoa(width) + ".png"
-			if err := os.WriteFile(filepath.Join(dir, name), m.PNG, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, name), m.PNG, 0o644); err != nil { //nolint:gosec // G306: a screenshot for the CI artifact, as above
 				t.Fatal(err)
 			}
 		}

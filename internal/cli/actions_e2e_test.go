@@ -85,7 +85,7 @@ func TestActionYML(t *testing.T) {
 		case "github-token":
 			assert.Equal(t, "${{ github.token }}", *in.Default)
 		default:
-			assert.Equal(t, "", *in.Default, "%s: the command's own default applies", name)
+			assert.Empty(t, *in.Default, "%s: the command's own default applies", name)
 		}
 	}
 	for _, name := range []string{"verdict", "n", "hit", "recall", "ndcg", "json", "recommended"} {
@@ -442,10 +442,8 @@ func TestREADMEWorkflows(t *testing.T) {
 	own, err := filepath.Glob(filepath.Join(root, ".github", "workflows", "*.yml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, own)
-	for _, f := range own {
-		files = append(files, f)
-	}
+	files = append(files, own...)
 	out, err := actionlint(t, root, files...)
-	assert.NoError(t, err, out)
+	require.NoError(t, err, out)
 	assert.Empty(t, out)
 }

@@ -95,6 +95,13 @@ func (c *CalibrateCommand) Run(ctx context.Context, f *Factory, args []string) e
 
 func (c *CalibrateCommand) run(ctx context.Context, f *Factory, o *calibrateOptions) error {
 	env := f.Env
+	// The outputs, all or none (an unwritable one fails before the inputs are read).
+	outs := atomicfile.NewSet()
+	defer outs.Abort()
+	ws, err := addOutputs(outs, o.jsonOut, o.mdOut)
+	if err != nil {
+		return err
+	}
 	lockData, err := os.ReadFile(o.lock)
 	if err != nil {
 		return fmt.Errorf("failed to read lock: %w", err)
@@ -130,18 +137,14 @@ func (c *CalibrateCommand) run(ctx context.Context, f *Factory, o *calibrateOpti
 	res.Finish()
 
 	doc := calibratereport.New(res)
-	if err := doc.Text(env.Stdout); err != nil {
+	if err := render(ws, doc.WriteJSON, func(w io.Writer) error { return doc.Markdown(w, o.comment.key) }); err != nil {
 		return err
 	}
-	if o.jsonOut != "" {
-		if err := atomicfile.Write(o.jsonOut, doc.WriteJSON); err != nil {
-			return err
-		}
+	if err := outs.Commit(); err != nil {
+		return err
 	}
-	if o.mdOut != "" {
-		if err := atomicfile.Write(o.mdOut, func(w io.Writer) error { return doc.Markdown(w, o.comment.key) }); err != nil {
-			return err
-		}
+	if err := doc.Text(env.Stdout); err != nil {
+		return err
 	}
 	var md strings.Builder
 	if err := doc.Markdown(&md, o.comment.key); err != nil {

@@ -53,7 +53,7 @@ func TestCalibrateExitCodes(t *testing.T) {
 			err := (&CalibrateCommand{}).Run(context.Background(), NewFactory(env), append(args, tt.args...))
 			assert.Equal(t, tt.code, ExitCode(err), "%v", err)
 			if tt.stderr != "" {
-				assert.ErrorContains(t, err, tt.stderr)
+				require.ErrorContains(t, err, tt.stderr)
 			}
 			if tt.reports {
 				assert.FileExists(t, js)

@@ -87,7 +87,7 @@ func TestCheckGateErrorAndNoOutputOnInputError(t *testing.T) {
 	env, _, _ := checkEnv("")
 	err := (&CheckCommand{}).Run(context.Background(), NewFactory(env), []string{"--cases", cases, "--kb", kb, "--k", "1", "--min-hit", "1", "--json", js})
 	var ge *GateError
-	require.True(t, errors.As(err, &ge), "%v", err)
+	require.ErrorAs(t, err, &ge)
 	assert.Equal(t, []string{"min_hit"}, ge.Failed)
 	assert.Equal(t, ExitGateFailed, ExitCode(err))
 	assert.FileExists(t, js)
@@ -152,6 +152,6 @@ func TestAsyncWriter(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	assert.ErrorIs(t, werr, boom, "Write reports the writer's failure so the stream stops early")
+	require.ErrorIs(t, werr, boom, "Write reports the writer's failure so the stream stops early")
 	assert.ErrorIs(t, aw.Close(), boom)
 }

@@ -191,6 +191,13 @@ func (c *CompareCommand) Run(ctx context.Context, f *Factory, args []string) err
 
 func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions) error {
 	env := f.Env
+	// The outputs, all or none (an unwritable one fails before the inputs are read).
+	outs := atomicfile.NewSet()
+	defer outs.Abort()
+	ws, err := addOutputs(outs, o.jsonOut, o.mdOut, o.perQuery, o.htmlOut)
+	if err != nil {
+		return err
+	}
 	// The qrels are read (sequentially) while the runs are read (in parallel);
 	// errors are reported in command-line order: qrels first, then each run.
 	var qrels *trecfile.Qrels
@@ -225,24 +232,17 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions)
 		return fmt.Errorf("failed to compare: %w", err)
 	}
 	doc := comparereport.New(res)
-	outputs := []struct {
-		path   string
-		render func(io.Writer) error
-	}{
-		{o.jsonOut, doc.WriteJSON},
-		{o.mdOut, doc.Markdown},
-		{o.perQuery, func(w io.Writer) error { return comparereport.PerQuery(w, res) }},
-		{o.htmlOut, func(w io.Writer) error { return htmlreport.CompareHTML(w, doc, res) }},
+	if err := render(ws, doc.WriteJSON, doc.Markdown,
+		func(w io.Writer) error { return comparereport.PerQuery(w, res) },
+		func(w io.Writer) error { return htmlreport.CompareHTML(w, doc, res) }); err != nil {
+		return err
 	}
-	for _, out := range outputs {
-		if out.path == "" {
-			continue
-		}
-		if err := atomicfile.Write(out.path, out.render); err != nil {
-			return err
-		}
-	}
+	// The history is appended before the outputs are published: its failure
+	// (more likely than a failed rename) then leaves no output either.
 	if err := appendHistory(ctx, env, o.history, "compare", compareFingerprint(o), doc.WriteJSON); err != nil {
+		return err
+	}
+	if err := outs.Commit(); err != nil {
 		return err
 	}
 	if err := doc.Text(env.Stdout); err != nil {

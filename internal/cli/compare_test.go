@@ -45,7 +45,7 @@ func TestCompareExitCodes(t *testing.T) {
 			err := (&CompareCommand{}).Run(context.Background(), NewFactory(env), append(tt.args, "--bootstrap", "100", "--json", js))
 			assert.Equal(t, tt.code, ExitCode(err), "%v", err)
 			if tt.err != "" {
-				assert.ErrorContains(t, err, tt.err)
+				require.ErrorContains(t, err, tt.err)
 				assert.NoFileExists(t, js)
 			} else {
 				assert.FileExists(t, js)

@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -128,10 +126,17 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return fmt.Errorf("failed to create %s: %w", o.out, err)
-	}
 	in := func(name string) string { return filepath.Join(o.out, name) }
+	// evaluate's own file, stages.txt, is created first (and with it --out DIR):
+	// an unwritable DIR fails before any stage. It is published before the stages
+	// run so that a failed stage can be rerun from it; each stage's outputs are
+	// that stage's own all-or-nothing set.
+	outs := atomicfile.NewSet()
+	defer outs.Abort()
+	stagesOut, err := outs.Add(in("stages.txt"))
+	if err != nil {
+		return err
+	}
 	var stages []stage
 	cases := o.cases
 	if cases == "" {
@@ -187,14 +192,11 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	}
 	stages = append(stages, stage{&JudgeCommand{}, j}, stage{&CompareCommand{}, cmp})
 
-	err = atomicfile.Write(in("stages.txt"), func(w io.Writer) error {
-		fmt.Fprintln(w, "# The stages of this evaluation, in order; each can be rerun alone.")
-		for _, s := range stages {
-			fmt.Fprintln(w, s.String())
-		}
-		return nil
-	})
-	if err != nil {
+	fmt.Fprintln(stagesOut, "# The stages of this evaluation, in order; each can be rerun alone.")
+	for _, s := range stages {
+		fmt.Fprintln(stagesOut, s.String())
+	}
+	if err := outs.Commit(); err != nil {
 		return err
 	}
 	sf := f.stage()

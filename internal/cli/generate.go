@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
@@ -107,6 +106,14 @@ func (c *GenerateCommand) Run(ctx context.Context, f *Factory, args []string) er
 
 func runGenerate(ctx context.Context, f *Factory, o *generateOptions) error {
 	env := f.Env
+	// The output is created (as a temporary file) first: an unwritable --out
+	// fails before any request is made.
+	outs := atomicfile.NewSet()
+	defer outs.Abort()
+	out, err := outs.Add(o.out)
+	if err != nil {
+		return err
+	}
 	kb, err := kbfile.Load(ctx, o.kb)
 	if err != nil {
 		return err
@@ -146,19 +153,16 @@ func runGenerate(ctx context.Context, f *Factory, o *generateOptions) error {
 			return err
 		}
 	}
-	err = atomicfile.Write(o.out, func(w io.Writer) error {
-		for _, cs := range cases {
-			b, err := generate.WriteCase(cs, o.llm.model, prompt)
-			if err != nil {
-				return err
-			}
-			if _, err := w.Write(b); err != nil {
-				return err
-			}
+	for _, cs := range cases {
+		b, err := generate.WriteCase(cs, o.llm.model, prompt)
+		if err != nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil {
+		if _, err := out.Write(b); err != nil {
+			return fmt.Errorf("failed to write %s: %w", o.out, err)
+		}
+	}
+	if err := outs.Commit(); err != nil {
 		return err
 	}
 	w := env.Stdout

@@ -79,6 +79,17 @@ func (c *ImportCommand) Run(ctx context.Context, f *Factory, args []string) erro
 
 func (c *ImportCommand) run(ctx context.Context, env *Env, o *importOptions) error {
 	in, out, f, opt := &o.in, &o.out, o.format, o.opt
+	// A file output is created (as a temporary file) first: an unwritable --out
+	// fails before the input is read.
+	outs := atomicfile.NewSet()
+	defer outs.Abort()
+	var w io.Writer
+	if *out != "-" {
+		var err error
+		if w, err = outs.Add(*out); err != nil {
+			return err
+		}
+	}
 	var r io.Reader = env.Stdin
 	name := "<stdin>"
 	if *in != "-" {
@@ -104,8 +115,8 @@ func (c *ImportCommand) run(ctx context.Context, env *Env, o *importOptions) err
 		if err = convert(&buf); err == nil {
 			_, err = io.WriteString(env.Stdout, buf.String())
 		}
-	} else {
-		err = atomicfile.Write(*out, convert)
+	} else if err = convert(w); err == nil {
+		err = outs.Commit()
 	}
 	if err != nil {
 		if used != nil && f == nil {

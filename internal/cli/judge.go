@@ -179,6 +179,14 @@ func (c *JudgeCommand) Run(ctx context.Context, f *Factory, args []string) error
 // runJudge reads the inputs, judges the pool and writes the outputs.
 func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, error) {
 	env := f.Env
+	// The outputs, all or none (an unwritable one fails before the inputs are
+	// read). The cache is not one of them: it keeps every judgment made.
+	outs := atomicfile.NewSet()
+	defer outs.Abort()
+	ws, err := addOutputs(outs, o.qrelsOut, o.jsonlOut, o.jsonOut)
+	if err != nil {
+		return nil, err
+	}
 	kb, err := kbfile.Load(ctx, o.kb)
 	if err != nil {
 		return nil, err
@@ -224,7 +232,7 @@ func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, 
 	}
 	var cache *judge.Cache
 	if o.cache != "" {
-		if err := os.MkdirAll(filepath.Dir(o.cache), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(o.cache), 0o755); err != nil { //nolint:gosec // G301: the cache's directory, 0755 like atomicfile's output directories
 			return nil, fmt.Errorf("failed to create the cache directory: %w", err)
 		}
 	}
@@ -247,21 +255,14 @@ func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, 
 	}
 	sum := judge.Summarize(res, o.price)
 	meta := judge.ReportMeta{Runs: o.runs.names, K: o.k, Price: o.price}
-	outputs := []struct {
-		path  string
-		write func(io.Writer) error
-	}{
-		{o.qrelsOut, func(w io.Writer) error { return judge.WriteTREC(w, res) }},
-		{o.jsonlOut, func(w io.Writer) error { return judge.WriteJSONL(w, res) }},
-		{o.jsonOut, func(w io.Writer) error { return judge.WriteReport(w, res, sum, meta) }},
+	if err := render(ws,
+		func(w io.Writer) error { return judge.WriteTREC(w, res) },
+		func(w io.Writer) error { return judge.WriteJSONL(w, res) },
+		func(w io.Writer) error { return judge.WriteReport(w, res, sum, meta) }); err != nil {
+		return nil, err
 	}
-	for _, out := range outputs {
-		if out.path == "" {
-			continue
-		}
-		if err := atomicfile.Write(out.path, out.write); err != nil {
-			return nil, err
-		}
+	if err := outs.Commit(); err != nil {
+		return nil, err
 	}
 	printJudgeSummary(env.Stdout, res, sum)
 	return res, nil

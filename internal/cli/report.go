@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/valyala/fastjson"
 
@@ -50,6 +49,14 @@ func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) erro
 	if err := refuseOverwrite("report", []file{{"history", hist}}, []file{{"html", *htmlOut}}); err != nil {
 		return err
 	}
+	// The page is created (as a temporary file) first: an unwritable --html fails
+	// before the history is read.
+	outs := atomicfile.NewSet()
+	defer outs.Abort()
+	out, err := outs.Add(*htmlOut)
+	if err != nil {
+		return err
+	}
 	// One pass: a view per command, the newest run's command picked after.
 	builders := map[string]*htmlreport.HistoryBuilder{}
 	for cmd, m := range defaultMeasure {
@@ -59,7 +66,7 @@ func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) erro
 		builders[cmd] = htmlreport.NewHistory(hist, cmd, m)
 	}
 	newest, runs := "", 0
-	err := history.Scan(*path, func(rec history.Record, doc *fastjson.Value) error {
+	err = history.Scan(*path, func(rec history.Record, doc *fastjson.Value) error {
 		runs++
 		newest = rec.Command
 		if b := builders[rec.Command]; b != nil {
@@ -86,7 +93,10 @@ func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) erro
 	if len(v.Runs) > 0 && len(v.Series) == 0 {
 		return usagef("report: no run of %s in %s has the measure %q", *command, hist, *measure)
 	}
-	if err := atomicfile.Write(*htmlOut, func(w io.Writer) error { return htmlreport.History(w, v) }); err != nil {
+	if err := htmlreport.History(out, v); err != nil {
+		return err
+	}
+	if err := outs.Commit(); err != nil {
 		return err
 	}
 	changes := 0

@@ -137,6 +137,14 @@ func (c *RetrieveCommand) Run(ctx context.Context, f *Factory, args []string) er
 
 func (c *RetrieveCommand) run(ctx context.Context, f *Factory, o *retrieveOptions) error {
 	env := f.Env
+	// The output is created (as a temporary file) first: an unwritable --out
+	// fails before the knowledge base is loaded and indexed.
+	outs := atomicfile.NewSet()
+	defer outs.Abort()
+	out, err := outs.Add(o.out)
+	if err != nil {
+		return err
+	}
 	kb, err := kbfile.Load(ctx, o.kb)
 	if err != nil {
 		return err
@@ -216,8 +224,11 @@ func (c *RetrieveCommand) run(ctx context.Context, f *Factory, o *retrieveOption
 	fmt.Fprintf(env.Stderr, "retrieve: %d chunks from %d cards indexed in %s (strategy %s, store %s, embedder %s)\n",
 		len(chunks), kb.Len(), time.Since(start).Round(time.Millisecond), meta.strategy, meta.store, meta.embedder)
 
-	n, err := c.runCases(ctx, env, o, ix, meta)
+	n, err := c.runCases(ctx, env, o, ix, meta, out)
 	if err != nil {
+		return err
+	}
+	if err := outs.Commit(); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "retrieve: %d cases written to %s\n", n, o.out)
@@ -280,9 +291,9 @@ type pendingCase struct {
 	line int
 }
 
-// runCases streams the cases in windows of caseWindow and writes each one with
-// `retrieved` and `retrieval` set and every other byte kept.
-func (c *RetrieveCommand) runCases(ctx context.Context, env *Env, o *retrieveOptions, ix *retrieve.Index, meta retrievalMeta) (int, error) {
+// runCases streams the cases in windows of caseWindow and writes each one to w
+// with `retrieved` and `retrieval` set and every other byte kept.
+func (c *RetrieveCommand) runCases(ctx context.Context, env *Env, o *retrieveOptions, ix *retrieve.Index, meta retrievalMeta, w io.Writer) (int, error) {
 	var in io.Reader = env.Stdin
 	name := "stdin"
 	if o.cases != "-" {
@@ -295,7 +306,7 @@ func (c *RetrieveCommand) runCases(ctx context.Context, env *Env, o *retrieveOpt
 	}
 	metaJSON := meta.json()
 	total := 0
-	err := atomicfile.Write(o.out, func(w io.Writer) error {
+	err := func() error {
 		var win []pendingCase
 		flush := func() error {
 			if len(win) == 0 {
@@ -343,7 +354,7 @@ func (c *RetrieveCommand) runCases(ctx context.Context, env *Env, o *retrieveOpt
 			return err
 		}
 		return flush()
-	})
+	}()
 	return total, err
 }
 

@@ -89,7 +89,7 @@ func TestActionInputsScopedPerCommand(t *testing.T) {
 	require.Len(t, cs, 1, stderr)
 	assert.True(t, strings.HasPrefix(cs[0].Body, publish.Marker(calibrateCommentKey)+"\n"), cs[0].Body[:60])
 	_, err = os.Stat(filepath.Join(dir, "retrieval-gate-calibrate.json"))
-	assert.NoError(t, err)
+	require.NoError(t, err)
 
 	// A bad input value names the input and the value (TestActionInputErrors has
 	// every kind).

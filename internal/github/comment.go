@@ -65,20 +65,6 @@ type Client struct {
 	owner, repo string
 }
 
-// Option configures a Client.
-type Option func(*clientConfig)
-
-type clientConfig struct {
-	base   http.RoundTripper
-	policy httpretry.Policy
-}
-
-// WithTransport sets the base transport under the retry logic.
-func WithTransport(t http.RoundTripper) Option { return func(cc *clientConfig) { cc.base = t } }
-
-// WithPolicy replaces DefaultPolicy (tests use one whose Sleep records the waits).
-func WithPolicy(p httpretry.Policy) Option { return func(cc *clientConfig) { cc.policy = p } }
-
 // DefaultPolicy is the GitHub client's: 4 attempts, backoff from 500 ms, 30 s per
 // request, 3 minutes in all (a Retry-After: 45 fits; a reset an hour away does not
 // and gives up at once); a POST that failed with 5xx is not re-sent blindly.
@@ -87,15 +73,12 @@ var DefaultPolicy = httpretry.Policy{Attempts: 4, BaseDelay: 500 * time.Millisec
 
 // NewClient returns a client for repository ("owner/name") at the API base apiURL
 // (GITHUB_API_URL: https://api.github.com, or https://HOST/api/v3 on GitHub
-// Enterprise Server).
-func NewClient(apiURL, repository, token string, opts ...Option) (*Client, error) {
+// Enterprise Server), retrying under policy (DefaultPolicy; tests pass one whose
+// Sleep records the waits).
+func NewClient(apiURL, repository, token string, policy httpretry.Policy) (*Client, error) {
 	owner, repo, ok := strings.Cut(repository, "/")
 	if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
 		return nil, fmt.Errorf("GITHUB_REPOSITORY %q is not owner/name", repository)
-	}
-	cc := clientConfig{policy: DefaultPolicy}
-	for _, o := range opts {
-		o(&cc)
 	}
 	if apiURL == "" {
 		apiURL = DefaultAPIURL
@@ -104,7 +87,7 @@ func NewClient(apiURL, repository, token string, opts ...Option) (*Client, error
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("GITHUB_API_URL %q is not an http(s) URL", apiURL)
 	}
-	t := &httpretry.Transport{Base: cc.base, Policy: cc.policy, Origin: httpretry.Origin(apiURL), Secrets: []string{token}}
+	t := &httpretry.Transport{Policy: policy, Origin: httpretry.Origin(apiURL), Secrets: []string{token}}
 	if token != "" {
 		t.Credentials = http.Header{"Authorization": {"Bearer " + token}}
 	}

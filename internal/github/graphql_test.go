@@ -36,7 +36,7 @@ func TestMinimizeComment(t *testing.T) {
 	srv := githubtest.New("octo", "repo", token, 7)
 	defer srv.Close()
 	id := srv.AddComment(7, ActionsBot, "hello")
-	c, err := NewClient(srv.APIURL(), "octo/repo", token)
+	c, err := NewClient(srv.APIURL(), "octo/repo", token, DefaultPolicy)
 	require.NoError(t, err)
 	cs, err := c.ListComments(context.Background(), 7)
 	require.NoError(t, err)
@@ -67,7 +67,7 @@ func TestMinimizeComment(t *testing.T) {
 	assert.Equal(t, KindForbidden, ae.Kind)
 	assert.Contains(t, ae.Error(), "Resource not accessible by integration")
 
-	bad, err := NewClient(srv.APIURL(), "octo/repo", "ghs_wrong")
+	bad, err := NewClient(srv.APIURL(), "octo/repo", "ghs_wrong", DefaultPolicy)
 	require.NoError(t, err)
 	err = bad.MinimizeComment(context.Background(), cs[0].NodeID)
 	require.ErrorAs(t, err, &ae)

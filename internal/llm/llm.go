@@ -240,7 +240,7 @@ func (c *Client) Complete(ctx context.Context, r Request) (*Response, error) {
 	}
 	var resp wireResponse
 	if err := json.Unmarshal(data, &resp); err != nil {
-		return nil, fmt.Errorf("%s: malformed chat-completions response: %v", c.url, err)
+		return nil, fmt.Errorf("%s: malformed chat-completions response: %w", c.url, err)
 	}
 	if len(resp.Choices) == 0 {
 		return nil, fmt.Errorf("%s: chat-completions response has no choices", c.url)

@@ -19,8 +19,8 @@ func TestMarker(t *testing.T) {
 	assert.Equal(t, "<!-- retrieval-gate:a_--_ -->", Marker("a -->"))
 	assert.Equal(t, "<!-- retrieval-gate:default -->", Marker(""))
 	assert.Equal(t, "<!-- retrieval-gate:x -->", MarkerOf("\n<!-- retrieval-gate:x -->\n# r"))
-	assert.Equal(t, "", MarkerOf("# r\n<!-- retrieval-gate:x -->"))
-	assert.Equal(t, "", MarkerOf("<!-- retrieval-gate:x --> --> -->"))
+	assert.Empty(t, MarkerOf("# r\n<!-- retrieval-gate:x -->"))
+	assert.Empty(t, MarkerOf("<!-- retrieval-gate:x --> --> -->"))
 }
 
 // report is a check-like report: verdict, a groups table of types rows, the gates

@@ -94,7 +94,7 @@ func TestSameReport(t *testing.T) {
 
 func TestValidWhen(t *testing.T) {
 	for _, w := range []string{"", WhenAlways, WhenChanges, WhenFailures, WhenOff} {
-		assert.NoError(t, ValidWhen(w))
+		require.NoError(t, ValidWhen(w))
 	}
 	assert.ErrorContains(t, ValidWhen("daily"), "always, changes, failures or off")
 }

@@ -77,10 +77,11 @@ type Warning string
 // CommentsFactory builds the GitHub client for apiURL, repository and token.
 type CommentsFactory func(apiURL, repository, token string) (Comments, error)
 
-// GitHubComments is the CommentsFactory of the real API (github.Client).
-func GitHubComments(opts ...github.Option) CommentsFactory {
+// GitHubComments is the CommentsFactory of the real API (github.Client), retrying
+// under policy (github.DefaultPolicy).
+func GitHubComments(policy httpretry.Policy) CommentsFactory {
 	return func(apiURL, repository, token string) (Comments, error) {
-		return github.NewClient(apiURL, repository, token, opts...)
+		return github.NewClient(apiURL, repository, token, policy)
 	}
 }
 
@@ -92,7 +93,7 @@ type Publisher struct {
 	Stdout io.Writer
 	// Stderr receives the messages outside Actions and the comment's URL.
 	Stderr io.Writer
-	// Comments builds the GitHub client; nil is GitHubComments().
+	// Comments builds the GitHub client; nil is GitHubComments(github.DefaultPolicy).
 	Comments CommentsFactory
 	// Sleep waits between create attempts; nil is httpretry.Sleep.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -243,7 +244,7 @@ func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Public
 
 	factory := p.Comments
 	if factory == nil {
-		factory = GitHubComments()
+		factory = GitHubComments(github.DefaultPolicy)
 	}
 	c, err := factory(act.APIURL, act.Repository, token)
 	if err != nil {
@@ -276,6 +277,9 @@ func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Public
 	}
 	if res.Removed > 0 {
 		fmt.Fprintf(p.Stderr, "retrieval-gate: deleted %d duplicate PR %s with the same key (GitHub refused to hide them)\n", res.Removed, plural(res.Removed, "comment", "comments"))
+	}
+	if res.Unsettled != nil {
+		warn("the PR comment was created, but the comments could not be listed again to look for a duplicate from a concurrent run (%v); the next run hides any", res.Unsettled)
 	}
 }
 

@@ -73,7 +73,7 @@ func (r *runner) publisher() *Publisher {
 	p := github.DefaultPolicy
 	p.Sleep = sleep
 	return &Publisher{Getenv: func(k string) string { return r.env[k] }, Stdout: &r.stdout, Stderr: &r.stderr,
-		Comments: GitHubComments(github.WithPolicy(p)), Sleep: sleep}
+		Comments: GitHubComments(p), Sleep: sleep}
 }
 
 // publish is r.publisher().Publish.

@@ -45,9 +45,9 @@ func ValidWhen(when string) error {
 	return fmt.Errorf("--comment-mode must be always, changes, failures or off, not %q", when)
 }
 
-// Policy is when Upsert writes the comment.
+// Policy is when UpsertPolicy writes the comment.
 type Policy struct {
-	When   string // WhenAlways ("" too), WhenChanges, WhenFailures (WhenOff never reaches Upsert)
+	When   string // WhenAlways ("" too), WhenChanges, WhenFailures (WhenOff never reaches UpsertPolicy)
 	Failed bool   // the verdict of the report is fail
 }
 
@@ -59,6 +59,10 @@ type Upserted struct {
 	Skipped string // why nothing was written ("" when the comment was created or updated)
 	Hidden  int    // duplicates of ours with the same key minimised as outdated
 	Removed int    // duplicates that could not be minimised and were deleted instead
+	// Unsettled is why the comments could not be listed again after a create: the
+	// comment exists, but a duplicate a concurrent run created may remain until
+	// the next run hides it. nil when the listing succeeded (or there was no create).
+	Unsettled error
 }
 
 // The reasons of Upserted.Skipped.
@@ -70,11 +74,6 @@ const (
 // createAttempts bounds the creates of one upsert when GitHub answers 5xx (which
 // may or may not have created the comment: each retry lists again first).
 const createAttempts = 3
-
-// Upsert is UpsertPolicy with WhenAlways: the comment is written on every run.
-func Upsert(ctx context.Context, c Comments, pr int, marker, body string, sleep func(context.Context, time.Duration) error) (Upserted, error) {
-	return UpsertPolicy(ctx, c, pr, marker, body, Policy{}, sleep)
-}
 
 // UpsertPolicy keeps one comment per marker on the pull request, written by the
 // token's own identity: the oldest own comment starting with marker is updated;
@@ -144,9 +143,12 @@ func UpsertPolicy(ctx context.Context, c Comments, pr int, marker, body string, 
 // The oldest own comment with the marker stays, with body; the rest are hidden.
 func settle(ctx context.Context, c Comments, pr int, marker, body, self string, created github.IssueComment) (Upserted, error) {
 	own, err := ownComments(ctx, c, pr, marker, self)
-	if err != nil || len(own) <= 1 {
-		// The comment exists; a failed re-listing only leaves a possible
-		// duplicate for the next run to hide.
+	if err != nil {
+		// The comment exists, so the upsert succeeded; the failed re-listing only
+		// leaves a possible duplicate for the next run to hide, which the caller says.
+		return Upserted{ID: created.ID, URL: created.URL, Created: true, Unsettled: err}, nil //nolint:nilerr // the create succeeded; the listing's error is returned in Unsettled
+	}
+	if len(own) <= 1 {
 		return Upserted{ID: created.ID, URL: created.URL, Created: true}, nil
 	}
 	keep := own[0]

@@ -51,7 +51,7 @@ func testPolicy(sl *sleeps) httpretry.Policy {
 
 func newClient(t *testing.T, srv *githubtest.Server, sl *sleeps) *github.Client {
 	t.Helper()
-	c, err := github.NewClient(srv.APIURL(), srv.Owner+"/"+srv.Repo, testToken, github.WithPolicy(testPolicy(sl)))
+	c, err := github.NewClient(srv.APIURL(), srv.Owner+"/"+srv.Repo, testToken, testPolicy(sl))
 	require.NoError(t, err)
 	return c
 }
@@ -67,9 +67,9 @@ func countMethod(reqs []githubtest.Request, method string) int {
 	return n
 }
 
-// upsert is Upsert with the test's sleeps.
+// upsert is UpsertPolicy with WhenAlways and the test's sleeps.
 func upsert(c Comments, sl *sleeps, pr int, marker, body string) (Upserted, error) {
-	return Upsert(context.Background(), c, pr, marker, body, sl.sleep)
+	return UpsertPolicy(context.Background(), c, pr, marker, body, Policy{}, sl.sleep)
 }
 
 func TestUpsert(t *testing.T) {
@@ -380,7 +380,7 @@ func TestUpsertNetworkError(t *testing.T) {
 	url := srv.APIURL()
 	srv.Close() // nothing listens there any more
 	sl := &sleeps{}
-	c, err := github.NewClient(url, "octo/repo", testToken, github.WithPolicy(testPolicy(sl)))
+	c, err := github.NewClient(url, "octo/repo", testToken, testPolicy(sl))
 	require.NoError(t, err)
 	_, err = upsert(c, sl, 1, Marker("k"), "body")
 	var ae *github.APIError
@@ -397,9 +397,9 @@ func TestUpsertCancelledContextStopsWaiting(t *testing.T) {
 	srv.Queue(githubtest.ServerError(http.MethodGet, 500))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	c, err := github.NewClient(srv.APIURL(), "octo/repo", testToken)
+	c, err := github.NewClient(srv.APIURL(), "octo/repo", testToken, github.DefaultPolicy)
 	require.NoError(t, err)
-	_, err = Upsert(ctx, c, 1, Marker("k"), "body", httpretry.Sleep)
+	_, err = UpsertPolicy(ctx, c, 1, Marker("k"), "body", Policy{}, httpretry.Sleep)
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "context canceled"))
 }
@@ -426,7 +426,7 @@ func TestNewClientAPIURL(t *testing.T) {
 				repo = "octo/repo"
 			}
 			sl := &sleeps{}
-			c, err := github.NewClient(tc.apiURL, repo, testToken, github.WithPolicy(testPolicy(sl)))
+			c, err := github.NewClient(tc.apiURL, repo, testToken, testPolicy(sl))
 			if tc.wantErr != "" {
 				require.ErrorContains(t, err, tc.wantErr)
 				return
@@ -642,3 +642,53 @@ func TestGitHubRateLimitBudget(t *testing.T) {
 }
 
 func strconvI(v int64) string { return fmt.Sprint(v) }
+
+// relistFails is a client after whose first create GitHub refuses the next
+// listing (404, as for a token that lost access mid-run).
+type relistFails struct {
+	Comments
+	srv *githubtest.Server
+}
+
+func (r *relistFails) CreateComment(ctx context.Context, pr int, body string) (github.IssueComment, error) {
+	c, err := r.Comments.CreateComment(ctx, pr, body)
+	if err == nil {
+		r.srv.Queue(githubtest.Fault{Method: http.MethodGet, Path: fmt.Sprintf("/repos/octo/repo/issues/%d/comments", pr),
+			Status: http.StatusNotFound, Body: `{"message":"Not Found","documentation_url":"https://docs.github.com/rest"}`})
+	}
+	return c, err
+}
+
+// A failed listing after a create is not a failed upsert (the comment exists),
+// but it is reported: a concurrent run's duplicate may remain.
+func TestUpsertRelistingFailsAfterCreate(t *testing.T) {
+	srv := githubtest.New("octo", "repo", testToken, 7)
+	defer srv.Close()
+	sl := &sleeps{}
+	got, err := upsert(&relistFails{Comments: newClient(t, srv, sl), srv: srv}, sl, 7, Marker("k"), Marker("k")+"\nbody")
+	require.NoError(t, err)
+	assert.True(t, got.Created)
+	require.Len(t, srv.Comments(7), 1)
+	assert.Equal(t, srv.Comments(7)[0].ID, got.ID)
+	var ae *github.APIError
+	require.ErrorAs(t, got.Unsettled, &ae)
+	assert.Equal(t, "list", ae.Op)
+	assert.Equal(t, http.StatusNotFound, ae.Status)
+
+	// Publish says so, once, as a warning; the comment's URL is still printed.
+	srv2 := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+	defer srv2.Close()
+	r := newRunner(t, srv2, "pull_request", samePR())
+	p := r.publisher()
+	base := p.Comments
+	p.Comments = func(apiURL, repository, token string) (Comments, error) {
+		c, err := base(apiURL, repository, token)
+		return &relistFails{Comments: c, srv: srv2}, err
+	}
+	warns := p.Publish(context.Background(), pubFor("default", "x"))
+	require.Len(t, warns, 1, "%q", warns)
+	assert.Contains(t, string(warns[0]), "the PR comment was created, but the comments could not be listed again")
+	assert.Contains(t, string(warns[0]), "404")
+	assert.Contains(t, r.stderr.String(), "retrieval-gate: PR comment created: ")
+	assert.Len(t, srv2.Comments(prNumber), 1)
+}

@@ -140,8 +140,9 @@ func extract(ra io.ReaderAt, size int64, id int64, w io.Writer) *Unavailable {
 		}
 		return unavailable(Corrupt, "artifact %d holds no %s at its root (it holds %s)", id, FileName, held)
 	}
-	if entry.UncompressedSize64 > uint64(limits.file) {
-		return unavailable(TooLarge, "the %s of artifact %d is %s, over the %s cap", FileName, id, bytesText(int64(min(entry.UncompressedSize64, 1<<62))), bytesText(limits.file))
+	// The declared size, held in an int64 (any size past 2^62 is over every cap).
+	if size := int64(min(entry.UncompressedSize64, 1<<62)); size > limits.file {
+		return unavailable(TooLarge, "the %s of artifact %d is %s, over the %s cap", FileName, id, bytesText(size), bytesText(limits.file))
 	}
 	rc, err := entry.Open()
 	if err != nil {
@@ -192,10 +193,10 @@ func verifyReader(r io.Reader, id int64) (string, *Unavailable) {
 		if len(line) > limits.header {
 			return "", unavailable(Corrupt, "the first line of the %s of artifact %d is over %s", FileName, id, bytesText(int64(limits.header)))
 		}
-		if err == nil || err == io.EOF {
+		if err == nil || errors.Is(err, io.EOF) {
 			break
 		}
-		if err != bufio.ErrBufferFull {
+		if !errors.Is(err, bufio.ErrBufferFull) {
 			return "", corruptGzip(err, id)
 		}
 	}

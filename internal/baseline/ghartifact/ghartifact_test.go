@@ -798,9 +798,9 @@ func TestBranchOf(t *testing.T) {
 func TestNames(t *testing.T) {
 	assert.Equal(t, "retrieval-gate-baseline-default", DefaultName("default"))
 	assert.Equal(t, "retrieval-gate-baseline-team-a.v2", DefaultName("team/a.v2"))
-	assert.NoError(t, ValidName(DefaultName("team/a.v2")))
+	require.NoError(t, ValidName(DefaultName("team/a.v2")))
 	for _, bad := range []string{"", "a/b", "a:b", "a\nb", `a"b`, "a*", strings.Repeat("x", 257)} {
-		assert.Error(t, ValidName(bad), bad)
+		require.Error(t, ValidName(bad), bad)
 	}
 	f := newFixture(t)
 	_, un := Fetch(context.Background(), f.deps(prEvent("main", "octo/repo")), "bad\nname::error::x")
@@ -811,7 +811,7 @@ func TestNames(t *testing.T) {
 
 func TestCleanRemovesControlCharacters(t *testing.T) {
 	assert.Equal(t, "a b c", clean("a\nb\rc"))
-	assert.Equal(t, 201, len([]rune(clean(strings.Repeat("é", 300)))))
+	assert.Len(t, []rune(clean(strings.Repeat("é", 300))), 201)
 }
 
 // TestFetchDefaultClientRetries uses the default httpretry client: a 502 is

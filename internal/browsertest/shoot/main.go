@@ -75,5 +75,5 @@ func run(in, out string, width, maxHeight int, dark bool) error {
 	for _, e := range m.ConsoleErrors {
 		fmt.Fprintln(os.Stderr, "shoot: console error:", e)
 	}
-	return os.WriteFile(out, m.PNG, 0o644)
+	return os.WriteFile(out, m.PNG, 0o644) //nolint:gosec // G306: a screenshot the user asked for, readable like the reports it shows
 }

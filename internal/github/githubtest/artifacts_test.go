@@ -30,7 +30,13 @@ func newActions(t *testing.T) *Server {
 // noFollow is a client that shows redirects instead of following them.
 var noFollow = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
-func get(t *testing.T, u, auth string) (*http.Response, string) {
+// reply is the status and header of an answer whose body get has read and closed.
+type reply struct {
+	StatusCode int
+	Header     http.Header
+}
+
+func get(t *testing.T, u, auth string) (reply, string) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, u, nil)
 	require.NoError(t, err)
@@ -42,7 +48,7 @@ func get(t *testing.T, u, auth string) (*http.Response, string) {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	return resp, string(body)
+	return reply{StatusCode: resp.StatusCode, Header: resp.Header}, string(body)
 }
 
 func TestListArtifacts(t *testing.T) {
@@ -227,12 +233,12 @@ func TestArtifactSpec(t *testing.T) {
 	require.NoError(t, specs.Set("rg-base="+file))
 	require.NoError(t, specs.Set("rg-base="+file+",branch=dev,conclusion=none,event=workflow_dispatch,age=48h,fork=mallory/repo,expired"))
 	for _, bad := range []string{"nofile", "=x", "a=b,age=soon", "a=b,colour=red"} {
-		assert.Error(t, specs.Set(bad), bad)
+		require.Error(t, specs.Set(bad), bad)
 	}
 	for _, sp := range specs {
 		require.NoError(t, sp.add(s))
 	}
-	assert.Error(t, artifactSpec{file: filepath.Join(t.TempDir(), "missing")}.add(s))
+	require.Error(t, artifactSpec{file: filepath.Join(t.TempDir(), "missing")}.add(s))
 
 	_, body := get(t, s.APIURL()+"/repos/octo/repo/actions/artifacts?name=rg-base", "Bearer tok")
 	var page struct {

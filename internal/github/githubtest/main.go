@@ -135,7 +135,7 @@ func run(args []string) int {
 		}
 	}
 
-	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
+	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...) //nolint:gosec // G204: runs the command the test script names, as an argument vector (no shell)
 	cmd.Env = append(os.Environ(), "GITHUB_API_URL="+srv.APIURL())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	code := 0
@@ -164,7 +164,7 @@ func run(args []string) int {
 	if *state != "" {
 		data, err := json.MarshalIndent(srv.Export(), "", "  ")
 		if err == nil {
-			err = os.WriteFile(*state, append(data, '\n'), 0o644)
+			err = os.WriteFile(*state, append(data, '\n'), 0o644) //nolint:gosec // G306: the fake's state for the test script to read, like the outputs it checks
 		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "fake-github: %v\n", err)

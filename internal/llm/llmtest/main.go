@@ -16,7 +16,7 @@ import (
 )
 
 // URLToken is replaced by the server's URL in the command's arguments.
-const URLToken = "{{LLM_URL}}"
+const URLToken = "{{LLM_URL}}" //nolint:gosec // G101: a placeholder for the server URL, not a credential
 
 // Main is a command for end-to-end scripts (register it with testscript):
 //
@@ -81,7 +81,7 @@ func run(args []string) int {
 	for i, a := range fs.Args() {
 		cargs[i] = strings.ReplaceAll(a, URLToken, srv.URL)
 	}
-	cmd := exec.Command(cargs[0], cargs[1:]...)
+	cmd := exec.Command(cargs[0], cargs[1:]...) //nolint:gosec // G204: runs the command the test script names, as an argument vector (no shell)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	code := 0
 	if err := cmd.Run(); err != nil {
