@@ -126,7 +126,9 @@ func (cw *caseWriter) write(file string, line int, c caseOut) error {
 	if err := cw.enc.Encode(c); err != nil {
 		return fmt.Errorf("%s:%d: %w", file, line, err)
 	}
-	cw.w.Write(cw.buf.Bytes())
+	if _, err := cw.w.Write(cw.buf.Bytes()); err != nil {
+		return err
+	}
 	cw.st.Records++
 	return nil
 }
@@ -141,7 +143,7 @@ func splitList(s, sep string) ([]string, error) {
 	if strings.HasPrefix(s, "[") {
 		var out []string
 		if err := json.Unmarshal([]byte(s), &out); err != nil {
-			return nil, fmt.Errorf("not a JSON array of strings: %v", err)
+			return nil, fmt.Errorf("not a JSON array of strings: %w", err)
 		}
 		return out, nil
 	}

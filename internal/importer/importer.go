@@ -10,6 +10,7 @@ package importer
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -111,7 +112,7 @@ func Convert(ctx context.Context, r io.Reader, file string, w io.Writer, f *Form
 	var st Stats
 	if f == nil {
 		head, err := br.Peek(peekSize)
-		if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 			return nil, st, err
 		}
 		var why string
@@ -164,9 +165,9 @@ func lines(ctx context.Context, br *bufio.Reader, file string, fn func(n int, li
 			}
 		}
 		b, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			long = append(long[:0], b...)
-			for err == bufio.ErrBufferFull {
+			for errors.Is(err, bufio.ErrBufferFull) {
 				b, err = br.ReadSlice('\n')
 				long = append(long, b...)
 				if len(long) > maxLine {
@@ -175,7 +176,7 @@ func lines(ctx context.Context, br *bufio.Reader, file string, fn func(n int, li
 			}
 			b = long
 		}
-		if err != nil && err != io.EOF {
+		if err != nil && !errors.Is(err, io.EOF) {
 			return err
 		}
 		if len(b) == 0 && err == io.EOF {
