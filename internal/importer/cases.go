@@ -38,6 +38,14 @@ func ParentFromIDRegexp(id string, re *regexp.Regexp) string {
 	return id
 }
 
+// parent is the card identity of a retrieved id under the options.
+func (o Options) parent(id string) string {
+	if o.ParentRegexp != nil {
+		return ParentFromIDRegexp(id, o.ParentRegexp)
+	}
+	return ParentFromID(id, o.ParentSep)
+}
+
 // caseOut is a case as written: the contract's field names, in this order.
 type caseOut struct {
 	ID        string      `json:"id"`
@@ -88,7 +96,7 @@ func (cw *caseWriter) entries(ids, texts []string) []retrieved {
 	out := make([]retrieved, len(ids))
 	for i, id := range ids {
 		out[i].ID = id
-		if p := ParentFromID(id, cw.opt.ParentSep); p != id {
+		if p := cw.opt.parent(id); p != id {
 			out[i].ParentID = p
 		}
 		if texts != nil {

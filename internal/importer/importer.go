@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -33,6 +34,9 @@ type Options struct {
 	// ParentSep derives a retrieved entry's card identity from its chunk id
 	// (ParentFromID) when the source has no parent id; "" keeps ids as they are.
 	ParentSep string
+	// ParentRegexp, when set, derives the card identity with ParentFromIDRegexp
+	// instead (for ids a separator cannot split); ParentSep is then not used.
+	ParentRegexp *regexp.Regexp
 	// ListSep splits a list held in one text cell (CSV, promptfoo vars) that is
 	// not a JSON array; "" means "|".
 	ListSep string
