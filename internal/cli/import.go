@@ -2,9 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"regexp/syntax"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
@@ -31,7 +34,7 @@ type importOptions struct {
 
 // importInputs are import's Action inputs.
 var importInputs = actionInputs{
-	"format": "", "in": "", "out": "", "parent-from-id": "", "list-sep": "", "run-tag": "", "provider": "",
+	"format": "", "in": "", "out": "", "parent-from-id": "", "parent-from-id-regexp": "", "list-sep": "", "run-tag": "", "provider": "",
 }
 
 func (c *ImportCommand) parse(env *Env, args []string) (*importOptions, error) {
@@ -40,6 +43,7 @@ func (c *ImportCommand) parse(env *Env, args []string) (*importOptions, error) {
 	in := fs.String("in", "", "input `FILE` (- reads standard input) (required)")
 	out := fs.String("out", "", "output `FILE`, written whole or not at all (- writes standard output) (required)")
 	parentSep := fs.String("parent-from-id", "", "derive a retrieved chunk's card from its id: the part before the last `SEPARATOR` (card-12#chunk-3 with # is card-12)")
+	parentRe := fs.String("parent-from-id-regexp", "", "derive a retrieved chunk's card from its id with a `REGEXP` (RE2 syntax): the first capture group of its leftmost match, or the whole match without a group; an id it does not match is its own card (^(.+)-chunk-[0-9]+$ makes card-12-chunk-3 card-12)")
 	listSep := fs.String("list-sep", "|", "separator of the ids in one CSV cell or promptfoo var that is not a JSON array")
 	runTag := fs.String("run-tag", "", "tag column of a TREC run written from a format without one (default: the format's name)")
 	provider := fs.String("provider", "", "promptfoo: the provider (label or id) whose results to import, when the file holds several")
@@ -53,13 +57,27 @@ func (c *ImportCommand) parse(env *Env, args []string) (*importOptions, error) {
 		return nil, usagef("import: --out is required")
 	case *listSep == "":
 		return nil, usagef("import: --list-sep must not be empty")
+	case *parentSep != "" && *parentRe != "":
+		return nil, usagef("import: give --parent-from-id or --parent-from-id-regexp, not both")
+	}
+	var re *regexp.Regexp
+	if *parentRe != "" {
+		var err error
+		if re, err = regexp.Compile(*parentRe); err != nil {
+			why := "it does not compile"
+			var se *syntax.Error
+			if errors.As(err, &se) {
+				why = string(se.Code)
+			}
+			return nil, usagef("import: --parent-from-id-regexp %q is not a regular expression: %s", *parentRe, why)
+		}
 	}
 	if *in != "-" {
 		if err := refuseOverwrite("import", []file{{"in", *in}}, []file{{"out", *out}}); err != nil {
 			return nil, err
 		}
 	}
-	o := &importOptions{in: *in, out: *out, opt: importer.Options{ParentSep: *parentSep, ListSep: *listSep, RunTag: *runTag, Provider: *provider}}
+	o := &importOptions{in: *in, out: *out, opt: importer.Options{ParentSep: *parentSep, ParentRegexp: re, ListSep: *listSep, RunTag: *runTag, Provider: *provider}}
 	if *format != "auto" {
 		var ok bool
 		if o.format, ok = importer.Lookup(*format); !ok {

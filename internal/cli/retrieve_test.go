@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/rerank/reranktest"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma/chromatest"
 )
 
@@ -118,7 +117,7 @@ func TestRetrieveNamedCollectionReused(t *testing.T) {
 	// Cards 5, 102 and 199 all hold "word5 alpha" and tie: they come in chunk id order.
 	assert.Contains(t, string(out), `"retrieved": [{"id": "card-102#c1", "parent_id": "card-102", "score": 0.0327869}, {"id": "card-199#c1", "parent_id": "card-199", "score": 0.0322581}, {"id": "card-5#c1", "parent_id": "card-5", "score": 0.031746}]`)
 	assert.Contains(t, string(out), `"retrieval": {"strategy": "hybrid", "store": "chroma", "embedder": "hash", "k": 3}`)
-	require.NoError(t, chroma.DeleteCollection(context.Background(), url, name))
+	chromatest.DeleteCollection(t, url, name)
 }
 
 // The openai embedder and the reranker through the command, against servers

@@ -74,7 +74,7 @@ func TestPostUnreachable(t *testing.T) {
 }
 
 func TestPostCancelled(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }))
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	c := fast()

@@ -2,7 +2,6 @@ package httpretry
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -193,7 +192,7 @@ func TestRedirectDropsCredentials(t *testing.T) {
 func TestErrorsRedactSecrets(t *testing.T) {
 	const key = "sk-proj-SECRET0123456789"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(401)
+		w.WriteHeader(http.StatusUnauthorized)
 		_, _ = w.Write([]byte(`{"error":"invalid key ` + r.Header.Get("Authorization") + ` (` + strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") + `)"}`))
 	}))
 	defer srv.Close()
@@ -204,7 +203,7 @@ func TestErrorsRedactSecrets(t *testing.T) {
 	assert.NotContains(t, err.Error(), "SECRET")
 	assert.Contains(t, err.Error(), "invalid key ***")
 	var se *StatusError
-	require.True(t, errors.As(err, &se))
+	require.ErrorAs(t, err, &se)
 	assert.NotContains(t, se.Body, key)
 
 	// In a URL (a key in the query string of an unreachable server) too.

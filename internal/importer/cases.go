@@ -38,6 +38,14 @@ func ParentFromIDRegexp(id string, re *regexp.Regexp) string {
 	return id
 }
 
+// parent is the card identity of a retrieved id under the options.
+func (o Options) parent(id string) string {
+	if o.ParentRegexp != nil {
+		return ParentFromIDRegexp(id, o.ParentRegexp)
+	}
+	return ParentFromID(id, o.ParentSep)
+}
+
 // caseOut is a case as written: the contract's field names, in this order.
 type caseOut struct {
 	ID        string      `json:"id"`
@@ -88,7 +96,7 @@ func (cw *caseWriter) entries(ids, texts []string) []retrieved {
 	out := make([]retrieved, len(ids))
 	for i, id := range ids {
 		out[i].ID = id
-		if p := ParentFromID(id, cw.opt.ParentSep); p != id {
+		if p := cw.opt.parent(id); p != id {
 			out[i].ParentID = p
 		}
 		if texts != nil {
@@ -126,7 +134,9 @@ func (cw *caseWriter) write(file string, line int, c caseOut) error {
 	if err := cw.enc.Encode(c); err != nil {
 		return fmt.Errorf("%s:%d: %w", file, line, err)
 	}
-	cw.w.Write(cw.buf.Bytes())
+	if _, err := cw.w.Write(cw.buf.Bytes()); err != nil {
+		return err
+	}
 	cw.st.Records++
 	return nil
 }
@@ -141,7 +151,7 @@ func splitList(s, sep string) ([]string, error) {
 	if strings.HasPrefix(s, "[") {
 		var out []string
 		if err := json.Unmarshal([]byte(s), &out); err != nil {
-			return nil, fmt.Errorf("not a JSON array of strings: %v", err)
+			return nil, fmt.Errorf("not a JSON array of strings: %w", err)
 		}
 		return out, nil
 	}

@@ -66,7 +66,7 @@ func convertCSV(ctx context.Context, br *bufio.Reader, file string, w *bufio.Wri
 			}
 		}
 		rec, err := r.Read()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
@@ -102,7 +102,7 @@ func csvErr(file string, err error) error {
 	if errors.As(err, &pe) {
 		return Errorf(file, pe.Line, "%v", pe.Err)
 	}
-	if err == io.EOF {
+	if errors.Is(err, io.EOF) {
 		return Errorf(file, 0, "empty CSV: want a header line")
 	}
 	return err

@@ -3,6 +3,7 @@ package importer
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,7 @@ func fuzzFormat(f *testing.F, name string, seeds ...string) {
 		opt := Options{ParentSep: "#", LineAt: LineAt(bytes.NewReader(in))}
 		_, _, err := Convert(context.Background(), bytes.NewReader(in), "in", &out, format, opt)
 		if err != nil {
-			if _, isInput := err.(*Error); !isInput {
+			if !errors.As(err, new(*Error)) {
 				t.Fatalf("error is not an input error: %T %v", err, err)
 			}
 			return

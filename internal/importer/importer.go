@@ -10,8 +10,10 @@ package importer
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -32,6 +34,9 @@ type Options struct {
 	// ParentSep derives a retrieved entry's card identity from its chunk id
 	// (ParentFromID) when the source has no parent id; "" keeps ids as they are.
 	ParentSep string
+	// ParentRegexp, when set, derives the card identity with ParentFromIDRegexp
+	// instead (for ids a separator cannot split); ParentSep is then not used.
+	ParentRegexp *regexp.Regexp
 	// ListSep splits a list held in one text cell (CSV, promptfoo vars) that is
 	// not a JSON array; "" means "|".
 	ListSep string
@@ -111,7 +116,7 @@ func Convert(ctx context.Context, r io.Reader, file string, w io.Writer, f *Form
 	var st Stats
 	if f == nil {
 		head, err := br.Peek(peekSize)
-		if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 			return nil, st, err
 		}
 		var why string
@@ -164,9 +169,9 @@ func lines(ctx context.Context, br *bufio.Reader, file string, fn func(n int, li
 			}
 		}
 		b, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			long = append(long[:0], b...)
-			for err == bufio.ErrBufferFull {
+			for errors.Is(err, bufio.ErrBufferFull) {
 				b, err = br.ReadSlice('\n')
 				long = append(long, b...)
 				if len(long) > maxLine {
@@ -175,7 +180,7 @@ func lines(ctx context.Context, br *bufio.Reader, file string, fn func(n int, li
 			}
 			b = long
 		}
-		if err != nil && err != io.EOF {
+		if err != nil && !errors.Is(err, io.EOF) {
 			return err
 		}
 		if len(b) == 0 && err == io.EOF {

@@ -3,7 +3,10 @@ package importer
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -197,6 +200,80 @@ func TestParentFromID(t *testing.T) {
 	assert.Equal(t, "card-12", ParentFromIDRegexp("card-12-chunk-3", re))
 	assert.Equal(t, "card-12", ParentFromIDRegexp("card-12", re))
 	assert.Equal(t, "card", ParentFromIDRegexp("card-12", regexp.MustCompile(`^[a-z]+`)))
+}
+
+// ParentRegexp derives the cards with the first capture group (and wins over
+// ParentSep); an id it does not match keeps no parent_id.
+func TestParentRegexpOption(t *testing.T) {
+	in := "id,query,retrieved\nq1,a query,card-12-chunk-3|loose\n"
+	var out bytes.Buffer
+	opt := Options{ParentSep: "-", ParentRegexp: regexp.MustCompile(`^(.+)-chunk-\d+$`)}
+	_, st, err := Convert(context.Background(), strings.NewReader(in), "in.csv", &out, nil, opt)
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Records)
+	assert.JSONEq(t, `{"id":"q1","query":"a query","retrieved":[{"id":"card-12-chunk-3","parent_id":"card-12"},"loose"]}`, out.String())
+}
+
+// failingWriter accepts n bytes, then fails every write.
+type failingWriter struct {
+	n   int
+	err error
+}
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		k := w.n
+		w.n = 0
+		return k, w.err
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n += k
+	return k, err
+}
+
+// A write error (a full disk) is returned as it is, and the conversion stops
+// there instead of reading the rest of the input, for each kind of writer.
+func TestWriteErrorStops(t *testing.T) {
+	errFull := errors.New("disk full")
+	for _, tt := range []struct {
+		format string
+		line   func(i int) string
+	}{
+		{"beir-qrels", func(i int) string { return fmt.Sprintf("q%d\td%d\t1\n", i, i) }},
+		{"msmarco-run", func(i int) string { return fmt.Sprintf("q%d\td%d\t1\n", i, i) }},
+		{"irds-scoreddocs", func(i int) string { return fmt.Sprintf(`{"query_id":"q%d","doc_id":"d%d","score":1.5}`+"\n", i, i) }},
+		{"csv", func(i int) string { return fmt.Sprintf("q%d,query %d,d%d\n", i, i, i) }},
+	} {
+		t.Run(tt.format, func(t *testing.T) {
+			var in strings.Builder
+			switch tt.format {
+			case "beir-qrels":
+				in.WriteString("query-id\tcorpus-id\tscore\n")
+			case "csv":
+				in.WriteString("id,query,retrieved\n")
+			}
+			for i := 0; in.Len() < 4<<20; i++ {
+				in.WriteString(tt.line(i))
+			}
+			f, ok := Lookup(tt.format)
+			require.True(t, ok)
+			r := &countingReader{r: strings.NewReader(in.String())}
+			_, _, err := Convert(context.Background(), r, "in", &failingWriter{n: 1000, err: errFull}, f, Options{})
+			require.ErrorIs(t, err, errFull)
+			assert.Less(t, r.n, in.Len()/4, "the conversion went on reading after the write failed")
+		})
+	}
 }
 
 func TestSplitList(t *testing.T) {

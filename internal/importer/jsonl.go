@@ -68,7 +68,7 @@ func (o object) list(key, sep string) ([]string, bool, error) {
 		if json.Unmarshal(raw, &s) == nil {
 			l, err := splitList(s, sep)
 			if err != nil {
-				return nil, false, fmt.Errorf("%q: %v", key, err)
+				return nil, false, fmt.Errorf("%q: %w", key, err)
 			}
 			return l, true, nil
 		}
@@ -154,7 +154,9 @@ func convertIRDSQrels(ctx context.Context, br *bufio.Reader, file string, w *buf
 		if err := seen.check(file, n, []byte(qid), []byte(doc)); err != nil {
 			return err
 		}
-		writeQrel(w, []byte(qid), []byte(doc), clampRel(rel, st))
+		if err := writeQrel(w, []byte(qid), []byte(doc), clampRel(rel, st)); err != nil {
+			return err
+		}
 		st.Records++
 		return nil
 	})
@@ -208,16 +210,20 @@ func convertIRDSScoredDocs(ctx context.Context, br *bufio.Reader, file string, w
 			qid = strings.Clone(qid)
 		}
 		ranks[qid] = rank + 1
-		w.WriteString(qid)
-		w.WriteString(" Q0 ")
-		w.WriteString(doc)
-		w.WriteByte(' ')
-		w.WriteString(strconv.Itoa(rank + 1))
-		w.WriteByte(' ')
-		w.WriteString(score.String())
-		w.WriteByte(' ')
-		w.WriteString(tag)
-		w.WriteByte('\n')
+		b := w.AvailableBuffer()
+		b = append(b, qid...)
+		b = append(b, " Q0 "...)
+		b = append(b, doc...)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, int64(rank+1), 10)
+		b = append(b, ' ')
+		b = append(b, score.String()...)
+		b = append(b, ' ')
+		b = append(b, tag...)
+		b = append(b, '\n')
+		if _, err := w.Write(b); err != nil { // the line at once: see writeQrel
+			return err
+		}
 		st.Records++
 		return nil
 	})

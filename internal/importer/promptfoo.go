@@ -132,7 +132,7 @@ func promptfooCase(o object, opt Options) (caseOut, error) {
 			return c, err
 		}
 		if vars, err = tc.sub("vars"); err != nil {
-			return c, fmt.Errorf("testCase: %v", err)
+			return c, fmt.Errorf("testCase: %w", err)
 		}
 	}
 	qk := vars.firstOf(promptfooQueryVars...)
@@ -140,11 +140,11 @@ func promptfooCase(o object, opt Options) (caseOut, error) {
 		return c, fmt.Errorf("vars has none of %s (the query)", strings.Join(promptfooQueryVars, ", "))
 	}
 	if c.Query, _, err = vars.str(qk); err != nil {
-		return c, fmt.Errorf("vars: %v", err)
+		return c, fmt.Errorf("vars: %w", err)
 	}
 	if k := vars.firstOf(promptfooIDVars...); k != "" {
 		if c.ID, _, err = vars.str(k); err != nil {
-			return c, fmt.Errorf("vars: %v", err)
+			return c, fmt.Errorf("vars: %w", err)
 		}
 	} else {
 		var idx struct {
@@ -161,11 +161,11 @@ func promptfooCase(o object, opt Options) (caseOut, error) {
 		}
 	}
 	if c.Locale, _, err = vars.str("locale"); err != nil {
-		return c, fmt.Errorf("vars: %v", err)
+		return c, fmt.Errorf("vars: %w", err)
 	}
 	if k := vars.firstOf(promptfooGoldVars...); k != "" {
 		if c.Gold, _, err = vars.list(k, opt.ListSep); err != nil {
-			return c, fmt.Errorf("vars: %v", err)
+			return c, fmt.Errorf("vars: %w", err)
 		}
 	}
 	ids, err := promptfooRetrievedIDs(o)
@@ -186,12 +186,12 @@ func promptfooRetrievedIDs(o object) ([]string, error) {
 	}
 	md, err := resp.sub("metadata")
 	if err != nil {
-		return nil, fmt.Errorf("response: %v", err)
+		return nil, fmt.Errorf("response: %w", err)
 	}
 	if k := md.firstOf(promptfooRetrieved...); k != "" {
 		ids, _, err := md.list(k, "")
 		if err != nil {
-			return nil, fmt.Errorf("response.metadata: %v", err)
+			return nil, fmt.Errorf("response.metadata: %w", err)
 		}
 		return ids, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"slices"
 	"strconv"
 )
 
@@ -77,13 +78,19 @@ func (j judged) check(file string, line int, qid, doc []byte) error {
 	return nil
 }
 
-func writeQrel(w *bufio.Writer, qid, doc []byte, rel int) {
-	w.Write(qid)
-	w.WriteString(" 0 ")
-	w.Write(doc)
-	w.WriteByte(' ')
-	w.WriteString(strconv.Itoa(rel))
-	w.WriteByte('\n')
+// writeQrel writes a TREC qrels line. The line is appended to w's free buffer
+// and written at once; bufio.Writer's error is sticky, so the one Write reports
+// any earlier failure too and the conversion stops at the first.
+func writeQrel(w *bufio.Writer, qid, doc []byte, rel int) error {
+	b := w.AvailableBuffer()
+	b = append(b, qid...)
+	b = append(b, " 0 "...)
+	b = append(b, doc...)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(rel), 10)
+	b = append(b, '\n')
+	_, err := w.Write(b)
+	return err
 }
 
 func convertBEIRQrels(ctx context.Context, br *bufio.Reader, file string, w *bufio.Writer, opt Options, st *Stats) error {
@@ -118,7 +125,9 @@ func convertBEIRQrels(ctx context.Context, br *bufio.Reader, file string, w *buf
 		if err := seen.check(file, n, qid, doc); err != nil {
 			return err
 		}
-		writeQrel(w, qid, doc, clampRel(rel, st))
+		if err := writeQrel(w, qid, doc, clampRel(rel, st)); err != nil {
+			return err
+		}
 		st.Records++
 		return nil
 	})
@@ -141,7 +150,9 @@ func convertTRECQrels(ctx context.Context, br *bufio.Reader, file string, w *buf
 		if err := seen.check(file, n, f[0], f[2]); err != nil {
 			return err
 		}
-		writeQrel(w, f[0], f[2], clampRel(rel, st))
+		if err := writeQrel(w, f[0], f[2], clampRel(rel, st)); err != nil {
+			return err
+		}
 		st.Records++
 		return nil
 	})
@@ -167,7 +178,9 @@ func convertMSMARCORun(ctx context.Context, br *bufio.Reader, file string, w *bu
 		if err != nil || rank < 1 {
 			return Errorf(file, n, "rank %q is not a positive integer", truncate(f[2]))
 		}
-		writeRunLine(w, f[0], f[1], rank, tag)
+		if err := writeRunLine(w, f[0], f[1], rank, tag); err != nil {
+			return err
+		}
 		st.Records++
 		return nil
 	})
@@ -175,17 +188,20 @@ func convertMSMARCORun(ctx context.Context, br *bufio.Reader, file string, w *bu
 
 // writeRunLine writes a TREC run line whose score, -rank, orders documents as the
 // ranks do (compare ranks TREC runs by score, as trec_eval does).
-func writeRunLine(w *bufio.Writer, qid, doc []byte, rank int, tag string) {
-	w.Write(qid)
-	w.WriteString(" Q0 ")
-	w.Write(doc)
-	w.WriteByte(' ')
-	w.WriteString(strconv.Itoa(rank))
-	w.WriteString(" -")
-	w.WriteString(strconv.Itoa(rank))
-	w.WriteByte(' ')
-	w.WriteString(tag)
-	w.WriteByte('\n')
+func writeRunLine(w *bufio.Writer, qid, doc []byte, rank int, tag string) error {
+	b := w.AvailableBuffer()
+	b = append(b, qid...)
+	b = append(b, " Q0 "...)
+	b = append(b, doc...)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(rank), 10)
+	b = append(b, " -"...)
+	b = strconv.AppendInt(b, int64(rank), 10)
+	b = append(b, ' ')
+	b = append(b, tag...)
+	b = append(b, '\n')
+	_, err := w.Write(b)
+	return err
 }
 
 // trecID checks that an id can be a field of a whitespace-separated TREC line.
@@ -193,7 +209,9 @@ func trecID(file string, line int, what string, id []byte) error {
 	if len(id) == 0 {
 		return Errorf(file, line, "%s is empty", what)
 	}
-	if bytes.IndexFunc(id, func(r rune) bool { return r < 0x80 && space(byte(r)) }) >= 0 {
+	// Byte-wise is rune-wise here: the blanks are ASCII, and a byte below 0x80 is
+	// never part of a multi-byte UTF-8 sequence, valid or not.
+	if slices.ContainsFunc(id, space) {
 		return Errorf(file, line, "%s %q contains whitespace, which a TREC file cannot hold", what, truncate(id))
 	}
 	return nil

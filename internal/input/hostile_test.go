@@ -205,7 +205,7 @@ func TestHostileCorpus(t *testing.T) {
 				}
 				require.Error(t, err)
 				var ie *input.Error
-				require.True(t, errors.As(err, &ie), "not an *input.Error: %v", err)
+				require.ErrorAs(t, err, &ie, "not an *input.Error: %v", err)
 				assert.Equal(t, path, ie.File)
 				assert.Contains(t, err.Error(), path+exp.want)
 				assert.Less(t, len(err.Error()), len(path)+300, "long message: %.300s", err.Error())

@@ -50,14 +50,14 @@ func writeBenchCases(w *bufio.Writer, n int, withText bool) error {
 		fmt.Fprintf(w, `{"id":"%s-%s-%07d","locale":"%s","type":"%s","query":%q,"must_cite_one_of":[`, loc, typ, i, loc, typ, text(40)+"?")
 		for g := range 1 + rng.IntN(3) {
 			if g > 0 {
-				w.WriteString(sep)
+				_, _ = w.WriteString(sep) // bufio's error is sticky: the checked write ending the case reports it
 			}
 			fmt.Fprintf(w, `"%s-card-%04d"`, loc, rng.IntN(5000))
 		}
-		w.WriteString(`],"retrieved":[`)
+		_, _ = w.WriteString(`],"retrieved":[`) // sticky, as above
 		for r := range 10 {
 			if r > 0 {
-				w.WriteString(sep)
+				_, _ = w.WriteString(sep) // sticky, as above
 			}
 			card := fmt.Sprintf("%s-card-%04d", loc, rng.IntN(5000))
 			score := 1 - float64(r)/20 - rng.Float64()/40

@@ -4,6 +4,7 @@ package casefile
 
 import (
 	"context"
+	"errors"
 	"io"
 	"runtime"
 	"sync"
@@ -84,7 +85,7 @@ func StreamCases(ctx context.Context, r io.Reader, file string, fn func(*Case) e
 			return err
 		}
 		data, first, err := br.next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
@@ -158,7 +159,7 @@ func MapCases[T any](ctx context.Context, r io.Reader, file string, workers int,
 				return
 			}
 			data, first, err := br.next()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				return
 			}
 			b := &mapBatch[T]{seq: seq, data: data, first: first, err: err}

@@ -84,15 +84,18 @@ type Scanner struct {
 	tmp    []byte                // an unescaped untracked key
 }
 
+// keySpan is where a key's bytes are: in B or, unescaped, in karena. Offsets are
+// ints, not int32: B has no size limit here (a caller's cap is not this package's
+// proof), and an int32 would wrap past 2 GiB.
 type keySpan struct {
-	off, end int32
+	off, end int
 	inArena  bool
 }
 
 // frame is an open object (no pointers: appending one needs no write barrier).
 type frame struct {
-	keys, arena int32 // len(keys), len(karena) when the object opened
-	big         bool  // its keys are in sets[depth] (dupMapAt or more)
+	keys, arena int  // len(keys), len(karena) when the object opened
+	big         bool // its keys are in sets[depth] (dupMapAt or more)
 }
 
 // dupMapAt is the member count from which an object's keys go into a map
@@ -324,7 +327,7 @@ func (s *Scanner) Next(i int, closer byte, where string) (int, bool, error) {
 // OpenObject starts tracking the keys of an object (for duplicates); every
 // OpenObject is matched by a CloseObject.
 func (s *Scanner) OpenObject() {
-	s.frames = append(s.frames, frame{keys: int32(len(s.keys)), arena: int32(len(s.karena))})
+	s.frames = append(s.frames, frame{keys: len(s.keys), arena: len(s.karena)})
 }
 
 // CloseObject ends the innermost object opened by OpenObject.
@@ -360,7 +363,7 @@ func (s *Scanner) Key(i int) ([]byte, int, error) {
 	for j := i + 1; j < len(b); j++ {
 		c := b[j]
 		if c == '"' {
-			k, end = keySpan{off: int32(i + 1), end: int32(j)}, j+1
+			k, end = keySpan{off: i + 1, end: j}, j+1
 			break
 		}
 		if c < 0x20 || c == '\\' || c >= utf8.RuneSelf {
@@ -376,9 +379,9 @@ func (s *Scanner) Key(i int) ([]byte, int, error) {
 		if esc {
 			off := len(s.karena)
 			s.karena = AppendUnquoted(s.karena, b[i+1:end-1])
-			k = keySpan{off: int32(off), end: int32(len(s.karena)), inArena: true}
+			k = keySpan{off: off, end: len(s.karena), inArena: true}
 		} else {
-			k = keySpan{off: int32(i + 1), end: int32(end - 1)}
+			k = keySpan{off: i + 1, end: end - 1}
 		}
 	}
 	key := s.keyBytes(k)
@@ -423,7 +426,7 @@ func (s *Scanner) KeyUntracked(i int) (key []byte, end int, err error) {
 func (s *Scanner) TrackKey(key []byte, at int) error {
 	off := len(s.karena)
 	s.karena = append(s.karena, key...)
-	return s.addKey(keySpan{off: int32(off), end: int32(len(s.karena)), inArena: true}, s.karena[off:], at)
+	return s.addKey(keySpan{off: off, end: len(s.karena), inArena: true}, s.karena[off:], at)
 }
 
 // DuplicateKey is the error of key repeated at offset at.
@@ -444,7 +447,7 @@ func (s *Scanner) addKey(k keySpan, key []byte, at int) error {
 	} else {
 		open := s.keys[f.keys:]
 		for _, o := range open {
-			if int(o.end-o.off) == len(key) && string(s.keyBytes(o)) == string(key) {
+			if o.end-o.off == len(key) && string(s.keyBytes(o)) == string(key) {
 				dup = true
 				break
 			}

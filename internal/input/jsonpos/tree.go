@@ -146,7 +146,7 @@ func (p *Parser) str(b []byte) string {
 	}
 	start := len(p.slab)
 	p.slab = append(p.slab, b...)
-	return unsafe.String(&p.slab[start], n)
+	return unsafe.String(&p.slab[start], n) //nolint:gosec // G103: slab bytes are append-only (a full slab is replaced, never reused), so the view never changes
 }
 
 // lineOf returns the line of offset off; offsets must not decrease between calls.

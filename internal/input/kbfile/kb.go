@@ -183,25 +183,24 @@ func parseCardJSON(p *jsonpos.Parser, b []byte, file string, line int) (Card, er
 	if v.Kind != jsonpos.Object {
 		return c, input.Errorf(file, line, "a card must be a JSON object, got %s", v.TypeName())
 	}
-	var fields [4]string // id, locale, title, text
 	hasID := false
 	for _, m := range v.Members {
-		f := -1
+		var dst *string // the card field the member sets; nil: not a card field
 		switch m.Key {
 		case "id":
-			f, hasID = 0, true
+			dst, hasID = &c.ID, true
 		case "locale":
-			f = 1
+			dst = &c.Locale
 		case "title":
-			f = 2
+			dst = &c.Title
 		case "text":
-			f = 3
+			dst = &c.Text
 		}
 		switch {
-		case f < 0:
+		case dst == nil:
 		case m.Kind == jsonpos.String:
-			fields[f] = m.Str
-		case m.Kind == jsonpos.Null && f > 0:
+			*dst = m.Str
+		case m.Kind == jsonpos.Null && dst != &c.ID:
 		default:
 			return c, input.Errorf(file, line, "card field %q must be a string, got %s", m.Key, m.TypeName())
 		}
@@ -209,10 +208,9 @@ func parseCardJSON(p *jsonpos.Parser, b []byte, file string, line int) (Card, er
 	if !hasID {
 		return c, input.Errorf(file, line, "card has no \"id\"")
 	}
-	if fields[0] == "" {
+	if c.ID == "" {
 		return c, input.Errorf(file, line, "card \"id\" is empty")
 	}
-	c.ID, c.Locale, c.Title, c.Text = fields[0], fields[1], fields[2], fields[3]
 	return c, nil
 }
 

@@ -2,7 +2,6 @@ package kbfile
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,7 +70,7 @@ func TestLoadKBJSONL(t *testing.T) {
 			if tt.wantErr != "" {
 				require.Error(t, err)
 				var de *input.Error
-				require.True(t, errors.As(err, &de), "want *dataset.Error, got %T", err)
+				require.ErrorAs(t, err, &de, "want *input.Error, got %T", err)
 				want := path + ":" + strings.ReplaceAll(tt.wantErr, "{path}", path)
 				assert.True(t, strings.HasPrefix(err.Error(), want), "got %q, want prefix %q", err.Error(), want)
 				return
@@ -221,7 +220,7 @@ func TestLoadKBMarkdown(t *testing.T) {
 			if tt.wantErr != "" {
 				require.Error(t, err)
 				var de *input.Error
-				require.True(t, errors.As(err, &de), "want *dataset.Error, got %T: %v", err, err)
+				require.ErrorAs(t, err, &de, "want *input.Error, got %T: %v", err, err)
 				want := strings.ReplaceAll(tt.wantErr, "{dir}/", dir+string(filepath.Separator))
 				want = strings.ReplaceAll(want, "{dir}", dir)
 				assert.True(t, strings.HasPrefix(err.Error(), want), "got %q, want prefix %q", err.Error(), want)
@@ -248,7 +247,7 @@ func TestLoadKBYAMLErrorLine(t *testing.T) {
 	_, err := Load(context.Background(), dir)
 	require.Error(t, err)
 	var de *input.Error
-	require.True(t, errors.As(err, &de))
+	require.ErrorAs(t, err, &de)
 	assert.Equal(t, filepath.Join(dir, "bad.md"), de.File)
 	assert.GreaterOrEqual(t, de.Line, 4)
 	assert.LessOrEqual(t, de.Line, 5)
@@ -267,5 +266,5 @@ func TestLoadKBMissingPath(t *testing.T) {
 	_, err := Load(context.Background(), filepath.Join(t.TempDir(), "nope.jsonl"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "failed to read knowledge base")
-	assert.True(t, errors.Is(err, os.ErrNotExist))
+	assert.ErrorIs(t, err, os.ErrNotExist)
 }

@@ -114,7 +114,7 @@ func trecScore(b []byte) (float64, bool) {
 	if !isDecimal(b) {
 		return 0, false
 	}
-	f, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(b), len(b)), 64)
+	f, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(b), len(b)), 64) //nolint:gosec // G103: a view of b for this call only (ParseFloat keeps no reference; its error clones), b is not written meanwhile
 	if err != nil || math.IsInf(f, 0) {
 		return 0, false // 1e400: out of range
 	}

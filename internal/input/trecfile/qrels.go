@@ -100,14 +100,23 @@ func (q *Qrels) doc(j int32) []byte {
 	return q.arena[s:q.jEnd[j]]
 }
 
-// add records a judgment.
-func (q *Qrels) add(qid, doc []byte, rel int) {
+// add records a judgment (rel in 0..MaxRelevance). It returns false, recording
+// nothing, when the judgment does not fit: judgments and queries are int32
+// indices and the docids end at uint32 offsets of one arena, so at most
+// math.MaxInt32 judgments and 4 GiB of docids.
+func (q *Qrels) add(qid, doc []byte, rel int) bool {
+	// nq <= nj (each query has a judgment); both are tested so each conversion
+	// below has its bound in sight.
+	nj, nq, end := len(q.jQ), len(q.ids), len(q.arena)+len(doc)
+	if nj >= math.MaxInt32 || nq >= math.MaxInt32 || end > math.MaxUint32 || rel < 0 || rel > MaxRelevance {
+		return false
+	}
 	qi := q.last
 	if qi < 0 || string(qid) != q.ids[qi] {
 		var ok bool
 		qi, ok = q.idx[string(qid)]
 		if !ok {
-			qi = int32(len(q.ids))
+			qi = int32(nq)
 			s := string(qid)
 			q.ids = append(q.ids, s)
 			q.idx[s] = qi
@@ -116,10 +125,11 @@ func (q *Qrels) add(qid, doc []byte, rel int) {
 		q.last = qi
 	}
 	q.arena = append(q.arena, doc...)
-	q.jEnd = append(q.jEnd, uint32(len(q.arena)))
+	q.jEnd = append(q.jEnd, uint32(end))
 	q.jQ = append(q.jQ, qi)
 	q.jRel = append(q.jRel, int8(rel))
 	q.lvl[qi][rel]++
+	return true
 }
 
 // index groups the judgments by query (a counting sort) and orders each query's
@@ -254,7 +264,9 @@ func ParseQrels(ctx context.Context, r io.Reader, file string) (*Qrels, error) {
 		if rel < 0 || rel > MaxRelevance {
 			return nil, input.Errorf(file, line, "relevance %d is outside the scale 0-%d", rel, MaxRelevance)
 		}
-		q.add(qid, doc, rel)
+		if line > math.MaxInt32 || !q.add(qid, doc, rel) {
+			return nil, input.Errorf(file, line, "more than one qrels file may hold (at most %d judgments and lines, 4 GiB of document ids)", math.MaxInt32)
+		}
 		jline = append(jline, int32(line))
 		if err == io.EOF {
 			break

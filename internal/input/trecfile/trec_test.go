@@ -38,7 +38,7 @@ func TestReadQrelsFormats(t *testing.T) {
 			q, err := ReadQrels(context.Background(), writeTemp(t, "qrels", content))
 			require.NoError(t, err)
 			assert.Equal(t, 2, q.NumQueries())
-			assert.Equal(t, 4, len(q.jRel))
+			assert.Len(t, q.jRel, 4)
 			i, ok := q.QueryIndex("q1")
 			require.True(t, ok)
 			assert.Equal(t, [4]int{1, 0, 1, 1}, q.Levels(i))
@@ -78,7 +78,7 @@ func TestReadQrelsErrors(t *testing.T) {
 			_, err := ReadQrels(context.Background(), p)
 			require.Error(t, err)
 			var de *input.Error
-			require.True(t, errors.As(err, &de), "%v", err)
+			require.ErrorAs(t, err, &de, "%v", err)
 			assert.Contains(t, err.Error(), p+tc.want)
 		})
 	}
@@ -136,7 +136,7 @@ func TestReadTRECRunErrors(t *testing.T) {
 				_, err := ReadRun(context.Background(), p, 10, opt)
 				require.Error(t, err)
 				var de *input.Error
-				require.True(t, errors.As(err, &de))
+				require.ErrorAs(t, err, &de)
 				assert.Contains(t, err.Error(), p+tc.want, "%+v", opt)
 
 				_, err = ParseTRECRun(context.Background(), strings.NewReader(tc.content), "seq", 10)
@@ -159,7 +159,7 @@ func TestReadCasesRun(t *testing.T) {
 	assert.Equal(t, []RunQuery{{ID: "q1", Docs: []string{"a#1", "b", "c"}}, {ID: "q2", Docs: []string{}}}, run.Queries)
 
 	_, err = readRunString(t, content+`{"id":"q1","retrieved":[]}`+"\n", 3, RunOptions{})
-	assert.ErrorContains(t, err, `:3: duplicate case id "q1" (first on line 1)`)
+	require.ErrorContains(t, err, `:3: duplicate case id "q1" (first on line 1)`)
 	_, err = readRunString(t, `{"id":"q1","scores":{"x":1}}`+"\n", 3, RunOptions{})
 	assert.ErrorContains(t, err, `:1: case "q1" has no "retrieved" list to rank`)
 }

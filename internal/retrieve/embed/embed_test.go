@@ -253,16 +253,26 @@ func TestOllama(t *testing.T) {
 			http.Error(w, "loading model", http.StatusServiceUnavailable)
 			return
 		}
-		require.Equal(t, "/api/embed", r.URL.Path)
+		// assert, not require: a handler runs outside the test's goroutine.
+		if !assert.Equal(t, "/api/embed", r.URL.Path) {
+			http.NotFound(w, r)
+			return
+		}
 		var req struct {
 			Model string          `json:"model"`
 			Input json.RawMessage `json:"input"`
 		}
-		require.NoError(t, json.NewDecoder(r.Body).Decode(&req))
+		if !assert.NoError(t, json.NewDecoder(r.Body).Decode(&req)) {
+			http.Error(w, "bad request body", http.StatusBadRequest)
+			return
+		}
 		var in []string
 		if err := json.Unmarshal(req.Input, &in); err != nil {
 			var one string
-			require.NoError(t, json.Unmarshal(req.Input, &one))
+			if !assert.NoError(t, json.Unmarshal(req.Input, &one)) {
+				http.Error(w, "input is neither a string nor a list of strings", http.StatusBadRequest)
+				return
+			}
 			in = []string{one}
 		}
 		assert.Equal(t, "nomic-embed-text", req.Model)

@@ -113,7 +113,7 @@ func (h *Hash) weights(s string, knownOnly bool) []float64 {
 		if x>>63 == 1 {
 			w = -w
 		}
-		acc[x%uint64(h.dim)] += w
+		acc[x%uint64(len(acc))] += w
 	}
 	return acc
 }

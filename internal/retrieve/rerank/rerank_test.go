@@ -39,7 +39,7 @@ func teiServer(fail []int, reqs *atomic.Int32) *httptest.Server {
 			return
 		}
 		if r.URL.Path != "/rerank" {
-			w.WriteHeader(404)
+			w.WriteHeader(http.StatusNotFound)
 			return
 		}
 		tei(w, r)
@@ -93,7 +93,7 @@ func TestScoresBadResponseAndUnreachable(t *testing.T) {
 	c, err := New(srv.URL+"/rerank", nil, policy)
 	require.NoError(t, err)
 	_, err = c.Scores(context.Background(), "q", []string{"a", "b"})
-	assert.ErrorContains(t, err, "distinct indexes")
+	require.ErrorContains(t, err, "distinct indexes")
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -34,7 +34,7 @@ func AppendTokens(dst []string, s string) []string {
 				if 'A' <= r && r <= 'Z' {
 					r += 'a' - 'A'
 				}
-				b.WriteByte(byte(r))
+				b.WriteRune(r) // one byte: r < utf8.RuneSelf
 			default:
 				r = unicode.ToLower(r)
 				if int(r) < len(fold) && fold[r] != "" {

@@ -63,11 +63,13 @@ func markWeak(data []byte, versions []string) (int, error) {
 		want[v] = true
 	}
 	bo := f.ByteOrder
-	base := int(vr.Offset)
-	end := base + int(vr.Size)
-	if base < 0 || end > len(data) || base > end {
+	// Bounds in uint64 first, so the int conversions below cannot wrap.
+	size := uint64(len(data))
+	if vr.Offset > size || vr.Size > size-vr.Offset {
 		return 0, fmt.Errorf(".gnu.version_r out of file bounds")
 	}
+	base := int(vr.Offset)     //nolint:gosec // G115: <= len(data), checked above
+	end := base + int(vr.Size) //nolint:gosec // G115: base+Size <= len(data), checked above
 	str := func(off uint32) string {
 		if int(off) >= len(strs) {
 			return ""

@@ -129,12 +129,6 @@ func (c *client) deleteCollection(ctx context.Context, name string) error {
 	return c.do(ctx, http.MethodDelete, c.collectionsURL(name), nil, nil)
 }
 
-func (c *client) listCollections(ctx context.Context, limit int) ([]collection, error) {
-	var cols []collection
-	err := c.do(ctx, http.MethodGet, c.collectionsURL()+fmt.Sprintf("?limit=%d", limit), nil, &cols)
-	return cols, err
-}
-
 func (c *client) count(ctx context.Context, id string) (int, error) {
 	var n int
 	err := c.do(ctx, http.MethodGet, c.collectionsURL(id, "count"), nil, &n)
@@ -171,10 +165,4 @@ func (c *client) query(ctx context.Context, id string, req queryRequest) (queryR
 		err = fmt.Errorf("query: %d id lists but %d distance lists", len(res.IDs), len(res.Distances))
 	}
 	return res, err
-}
-
-// DeleteCollection deletes the named collection; the integration tests use it to
-// clean up a kept collection.
-func DeleteCollection(ctx context.Context, serverURL, name string) error {
-	return newClient(serverURL, http.DefaultClient).deleteCollection(ctx, name)
 }

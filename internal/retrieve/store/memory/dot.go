@@ -43,8 +43,7 @@ func dotLanes(v, a []float32) float32 {
 			l6 += float32(x[6] * y[6])
 			l7 += float32(x[7] * y[7])
 		}
-		l[half], l[half+1], l[half+2], l[half+3] = l0, l1, l2, l3
-		l[half+4], l[half+5], l[half+6], l[half+7] = l4, l5, l6, l7
+		*(*[8]float32)(l[half : half+8]) = [8]float32{l0, l1, l2, l3, l4, l5, l6, l7}
 	}
 	return reduce16(&l)
 }

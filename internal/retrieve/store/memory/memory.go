@@ -57,10 +57,11 @@ func (s *Store) Add(_ context.Context, recs []store.Record) error {
 		}
 		code, ok := s.codes[r.Locale]
 		if !ok {
-			if len(s.codes) >= math.MaxUint16 {
+			n := len(s.codes) + 1 // 0 is no locale
+			if n > math.MaxUint16 {
 				return fmt.Errorf("too many distinct locales")
 			}
-			code = uint16(len(s.codes) + 1)
+			code = uint16(n)
 			s.codes[r.Locale] = code
 		}
 		start := len(s.vecs)

@@ -112,9 +112,9 @@ func TestSearchEdgeCases(t *testing.T) {
 	assert.Equal(t, []string{"c"}, hitIDs(got[2]))
 	assert.Empty(t, got[3], "unknown locale")
 
-	assert.ErrorContains(t, s.Add(ctx, []store.Record{{ID: "d", Vector: []float32{1}}}), "dimension 1")
+	require.ErrorContains(t, s.Add(ctx, []store.Record{{ID: "d", Vector: []float32{1}}}), "dimension 1")
 	_, err = s.Search(ctx, []store.Query{{Vector: []float32{1, 2, 3}}}, 1)
-	assert.ErrorContains(t, err, "dimension 3")
+	require.ErrorContains(t, err, "dimension 3")
 
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()

@@ -5,6 +5,7 @@ package chromatest
 import (
 	"encoding/json"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"strings"
 	"testing"
@@ -25,29 +26,59 @@ func URL(t testing.TB) string {
 	return u
 }
 
+// collectionsURL is the collections endpoint of the default tenant and database,
+// with the path segments (escaped) appended.
+func collectionsURL(url string, parts ...string) string {
+	u := strings.TrimRight(url, "/") + "/api/v2/tenants/default_tenant/databases/default_database/collections"
+	for _, p := range parts {
+		u += "/" + neturl.PathEscape(p)
+	}
+	return u
+}
+
+// do sends one request without a body and fails t unless the answer is 2xx.
+func do(t testing.TB, method, u, what string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, u, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		_ = resp.Body.Close() // the status is the failure reported
+		t.Fatalf("%s: HTTP %d", what, resp.StatusCode)
+	}
+	return resp
+}
+
 // Collections lists the names of the server's collections (up to 1,000), with
 // its own request, so that the store's client is checked against the server, not
 // against itself.
 func Collections(t testing.TB, url string) []string {
 	t.Helper()
-	u := strings.TrimRight(url, "/") + "/api/v2/tenants/default_tenant/databases/default_database/collections?limit=1000"
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatalf("list chroma collections at %s: %v", url, err)
-	}
+	what := "list chroma collections at " + url
+	resp := do(t, http.MethodGet, collectionsURL(url)+"?limit=1000", what)
 	defer resp.Body.Close()
 	var cols []struct {
 		Name string `json:"name"`
 	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("list chroma collections at %s: HTTP %d", url, resp.StatusCode)
-	}
 	if err := json.NewDecoder(resp.Body).Decode(&cols); err != nil {
-		t.Fatalf("list chroma collections at %s: %v", url, err)
+		t.Fatalf("%s: %v", what, err)
 	}
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = c.Name
 	}
 	return names
+}
+
+// DeleteCollection deletes the named collection (a test's kept collection), with
+// its own request as Collections does.
+func DeleteCollection(t testing.TB, url, name string) {
+	t.Helper()
+	resp := do(t, http.MethodDelete, collectionsURL(url, name), "delete chroma collection "+name+" at "+url)
+	_ = resp.Body.Close() // nothing to read: the 2xx status is the answer
 }
