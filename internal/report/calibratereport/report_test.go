@@ -164,7 +164,7 @@ func TestCalibrationMarkdownEscapes(t *testing.T) {
 	assert.NotContains(t, md, "<script>")
 	assert.NotRegexp(t, `(^|[^\\])@`, md, "no unescaped @: it would mention a user")
 	assert.NotContains(t, md, "**any**")
-	assert.Contains(t, md, `a&lt;script&gt;\|&#64;octocat`)
+	assert.Contains(t, md, `a&lt;script&gt;\|&#64;&#8203;octocat`)
 	assert.Contains(t, md, "measure different things")
 	assert.Contains(t, md, "not a valid measurement")
 	assert.Contains(t, md, "min\\_kappa: 0.6 -&gt; 0.3")

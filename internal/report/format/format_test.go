@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -17,8 +18,22 @@ func TestEscapeMarkdown(t *testing.T) {
 		{"`code`", "&#96;code&#96;"},
 		{"<img src=x>", "&lt;img src=x&gt;"},
 		{"a & b", "a &amp; b"},
-		{"@octocat", "&#64;octocat"},
-		{"fixes #12", "fixes &#35;12"},
+		{"@octocat", "&#64;&#8203;octocat"},
+		{"fixes #12", "fixes &#35;&#8203;12"},
+		// issue 10 item 7: math, autolinks, references, bidi and zero-width characters.
+		{"costs $5 and $$x$$", "costs <span>$</span>5 and <span>$</span><span>$</span>x<span>$</span><span>$</span>"},
+		{"see https://evil.example/x", "see https:&#8203;//evil.example/x"},
+		{"visit www.evil.example", "visit www&#8203;.evil.example"},
+		{"WWW.Evil.example", "WWW&#8203;.Evil.example"},
+		{"awww.x", "awww.x"},
+		{"GH-42 and gh-7", "GH&#8203;-42 and gh&#8203;-7"},
+		{"ugh-42 GH-x", "ugh-42 GH-x"},
+		{"commit 1a2b3c4d fixed", "commit 1&#8203;a2b3c4d fixed"},
+		{"deadbeefcafe", "d&#8203;eadbeefcafe"},
+		{"1234567 abcdef 12345678", "1234567 abcdef 12345678"},
+		{"en-golden-002", "en-golden-002"},
+		{"id\u202Egnp.exe", "id(U+202E)gnp.exe"},
+		{"zero\u200Bwidth\u2066iso\uFEFF", "zero(U+200B)width(U+2066)iso(U+FEFF)"},
 		{"line1\nline2\r\n", "line1 line2  "},
 		{"*b* _i_ [l](u) ~s~ \\", `\*b\* \_i\_ \[l\](u) \~s\~ \\`},
 		{"¿Cómo?", "¿Cómo?"},
@@ -32,14 +47,19 @@ func TestEscapeMarkdown(t *testing.T) {
 }
 
 func FuzzEscapeMarkdown(f *testing.F) {
-	for _, s := range []string{"a|b", "<x>", "@me", "`", "\n", "\xff"} {
+	for _, s := range []string{"a|b", "<x>", "@me", "`", "\n", "\xff", "$x$", "http://a", "www.a", "GH-1", "abc1234", "\u202E"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		e := EscapeMarkdown(s)
 		require.True(t, utf8.ValidString(e))
-		for _, bad := range []string{"<", ">", "`", "@", "\n", "\r"} {
-			require.NotContains(t, e, bad)
+		// The only markup the escaper writes is its own <span>$</span>.
+		plain := strings.ReplaceAll(e, "<span>$</span>", "")
+		for _, bad := range []string{"<", ">", "`", "@", "$", "\n", "\r", "://", "\u202E", "\u200B"} {
+			require.NotContains(t, plain, bad)
+		}
+		for _, r := range plain {
+			require.False(t, unicode.Is(unicode.Cf, r), "format character %U left in %q", r, e)
 		}
 		// Every | is escaped (preceded by an odd run of backslashes).
 		for i := 0; i < len(e); i++ {
@@ -121,4 +141,12 @@ func TestFloatJSON(t *testing.T) {
 func TestAppendJSONString(t *testing.T) {
 	assert.Equal(t, `"a\"b\\\n\u0001\u2028�"`, string(AppendJSONString(nil, "a\"b\\\n\x01\u2028\xff")))
 	_ = strings.ToUpper
+}
+
+// TestSanitizeTextFormatCharacters: a bidi override or a zero-width character in
+// data cannot reorder or hide what a terminal shows (issue 10 item 7).
+func TestSanitizeTextFormatCharacters(t *testing.T) {
+	assert.Equal(t, "id(U+202E)gnp.exe", SanitizeText("id\u202Egnp.exe"))
+	assert.Equal(t, "a(U+200B)b c", SanitizeText("a\u200Bb\nc"))
+	assert.Equal(t, "plain", SanitizeText("plain"))
 }
