@@ -3,10 +3,7 @@ package comparereport
 import (
 	"fmt"
 	"io"
-	"math"
-	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
@@ -17,31 +14,10 @@ import (
 // listMax caps the query ids listed per strategy in the Markdown report.
 const listMax = 50
 
-// mermaidLabel makes a user-controlled name safe inside a quoted Mermaid string
-// in a fenced block: letters, digits, spaces and -_.+:/()= are kept, anything
-// else (quotes, backticks, brackets, control characters) becomes '_'.
-func mermaidLabel(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(" -_.+:/()=", r):
-			return r
-		}
-		return '_'
-	}, strings.ToValidUTF8(s, "_"))
-}
-
-// mermaidNum is a chart data point (Mermaid needs a number, never a glyph).
-func mermaidNum(f float64) string {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return "0"
-	}
-	return strconv.FormatFloat(f, 'f', 4, 64)
-}
-
 func identity(s string) string { return s }
 
 // Markdown writes the Markdown report of `compare` (for a file, a job summary or
-// a comment): tables, Mermaid xychart-beta charts, recommendation, diagnosis,
+// a comment): tables (no chart: --html draws them), recommendation, diagnosis,
 // and the failed, best and worst queries in collapsed sections. Every
 // user-controlled name is escaped.
 func (d *Document) Markdown(w io.Writer) error {
@@ -148,47 +124,12 @@ func (d *Document) Markdown(w io.Writer) error {
 		}
 	}
 
-	// Charts.
+	// No chart in the comment: GitHub's Mermaid xychart can show neither an
+	// interval nor a legend, so its bars and lines could not answer a question
+	// at a glance (issue 13). The HTML dashboard (--html) draws them, with
+	// intervals, sorted bars, fitted axes and a legend.
+	b.WriteString("\nCharts (DCG per strategy with its interval, relevance by rank): `compare --html FILE` draws the dashboard.\n\n")
 	strategies := d.strategies()
-	labels := make([]string, len(strategies))
-	for i, s := range strategies {
-		labels[i] = strconv.Quote(mermaidLabel(s.Name))
-	}
-	fmt.Fprintf(&b, "\n### Charts\n\n```mermaid\nxychart-beta\n  title \"Mean %s by strategy\"\n  x-axis [%s]\n  y-axis \"%s\" 0 --> %s\n  bar [", primary, strings.Join(labels, ", "), primary, mermaidNum(d.ChartMax))
-	for i, s := range strategies {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(mermaidNum(s.Metrics[d.Primary].Mean.V()))
-	}
-	b.WriteString("]\n```\n\n")
-	pos := make([]string, d.K)
-	for i := range pos {
-		pos[i] = strconv.Itoa(i + 1)
-	}
-	fmt.Fprintf(&b, "```mermaid\nxychart-beta\n  title \"Mean relevance by rank\"\n  x-axis \"rank\" [%s]\n  y-axis \"mean relevance\" 0 --> %d\n", strings.Join(pos, ", "), 3)
-	for _, s := range strategies {
-		b.WriteString("  line [")
-		for j, v := range s.RelevanceByPosition {
-			if j > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(mermaidNum(v.V()))
-		}
-		b.WriteString("]\n")
-	}
-	b.WriteString("```\n\n")
-	if len(strategies) > 1 {
-		b.WriteString("Lines, in drawing order: ")
-		for i, s := range strategies {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "%d. %s", i+1, esc(s.Name))
-		}
-		b.WriteString(".\n\n")
-	}
-
 	fmt.Fprintf(&b, "### Relevance of the top-%d documents\n\n| strategy | rel 3 | rel 2 | rel 1 | rel 0 | of which unjudged | failed queries |\n|---|---:|---:|---:|---:|---:|---:|\n", d.K)
 	for _, s := range strategies {
 		fmt.Fprintf(&b, "| %s | %s | %d |\n", esc(s.Name), strings.Join(s.dist(), " | "), len(s.FailedQueries))
