@@ -132,6 +132,7 @@ func TestLoadErrors(t *testing.T) {
 		"bad score":     {`{"id":"a","scores":{"retrieval_hit_at_k":2}}` + "\n", "base.jsonl:1: scores.retrieval_hit_at_k must be a number in the measure's range"},
 		"bad line 2":    {bline("a", "g", 1, 1) + "{\n", "base.jsonl:2: invalid JSON"},
 		"bad rank":      {`{"id":"a","rank":-1}` + "\n", "base.jsonl:1: rank must be a non-negative integer"},
+		"rank too big":  {`{"id":"a","rank":2147483648}` + "\n", "base.jsonl:1: rank 2147483648 is above 2147483647"},
 		"gold not list": {`{"id":"a","gold":"g"}` + "\n", "base.jsonl:1: gold must be an array of strings"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -154,7 +155,8 @@ func TestFileRoundTrip(t *testing.T) {
 		c.Scores[i], c.Has[i] = 0.5, true
 	}
 	c.Scores[0] = 1
-	zw.Write(AppendCaseLine(nil, &c))
+	_, err := zw.Write(AppendCaseLine(nil, &c))
+	require.NoError(t, err)
 	require.NoError(t, zw.Close())
 	var file bytes.Buffer
 	h := &Header{K: 5, KBFingerprint: "sha256:x", Commit: "abc", CreatedAt: "2026-01-02T03:04:05Z", Cases: 1}
@@ -166,7 +168,7 @@ func TestFileRoundTrip(t *testing.T) {
 	assert.Equal(t, Schema, b.Source.Header.Schema)
 	assert.Equal(t, 5, b.Source.Header.K)
 	assert.Equal(t, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), b.CreatedAt())
-	require.Equal(t, 1, b.Len())
+	require.Equal(t, 1, b.recs.n)
 	got, err := b.detail(0)
 	require.NoError(t, err)
 	assert.Equal(t, c, got)
@@ -216,7 +218,7 @@ func TestPairedStatByHand(t *testing.T) {
 	assert.Equal(t, TestMcNemar, s.Test)
 	assert.InDelta(t, 0.125, s.P, 1e-12)
 	assert.False(t, s.Rejects)
-	assert.Equal(t, "", s.Change)
+	assert.Empty(t, s.Change)
 	assert.Equal(t, [2]int64{6, 1}, s.Discordant)
 	assert.Equal(t, metrics.MDDPairedProportion(0.7, 10, 0.05, 0.8), s.MDD)
 	assert.True(t, s.CI95[0] <= s.Delta && s.Delta <= s.CI95[1])
@@ -315,8 +317,9 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte(`{"schema":"retrieval-gate/baseline@9"}` + "\n"))
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
-	zw.Write([]byte(bline("a", "g", 1, 1)))
-	zw.Close()
+	_, err := zw.Write([]byte(bline("a", "g", 1, 1)))
+	require.NoError(f, err)
+	require.NoError(f, zw.Close())
 	f.Add(gz.Bytes())
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -329,7 +332,7 @@ func FuzzLoad(f *testing.F) {
 			return
 		}
 		defer b.Close()
-		for i := range b.Len() {
+		for i := range b.recs.n {
 			_, derr := b.detail(i)
 			require.NoError(t, derr)
 		}

@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -68,7 +69,7 @@ func KBFingerprint(cards []kbfile.Card) string {
 	slices.Sort(lines)
 	h := sha256.New()
 	for _, l := range lines {
-		io.WriteString(h, l)
+		_, _ = io.WriteString(h, l) // a hash.Hash's Write never returns an error
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
@@ -199,7 +200,7 @@ func Open(r io.Reader, file string) (*Source, error) {
 	s.sc = bufio.NewScanner(in)
 	s.sc.Buffer(make([]byte, 0, 1<<20), MaxLineBytes)
 	first, err := s.next()
-	if err == io.EOF {
+	if errors.Is(err, io.EOF) {
 		return nil, input.Errorf(file, 0, "empty: a baseline file starts with its header line, a --cases-out file with a case")
 	}
 	if err != nil {
@@ -245,7 +246,7 @@ func (s *Source) next() ([]byte, error) {
 		}
 	}
 	if err := s.sc.Err(); err != nil {
-		if err == bufio.ErrTooLong {
+		if errors.Is(err, bufio.ErrTooLong) {
 			return nil, input.Errorf(s.File, s.line+1, "line longer than %d bytes", MaxLineBytes)
 		}
 		return nil, input.Errorf(s.File, s.line+1, "cannot read: %v", err)

@@ -3,8 +3,10 @@ package baseline
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"time"
 
@@ -99,7 +101,7 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 			}
 		}
 		line, ln, err := src.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
@@ -108,14 +110,27 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 		if err := ParseCaseLine(&p, line, file, ln, &c); err != nil {
 			return nil, err
 		}
+		// The record's fields are 32-bit (64 bytes a case): what does not fit is an
+		// input error, never a silently truncated value.
+		idx := b.recs.n
+		if ln < 0 || ln > math.MaxUint32 { // Source counts lines from 1
+			return nil, input.Errorf(file, ln, "more than %d lines: split the baseline", uint32(math.MaxUint32))
+		}
+		if idx < 0 || idx >= math.MaxInt32 {
+			return nil, input.Errorf(file, ln, "more than %d cases: split the baseline", math.MaxInt32)
+		}
+		if c.Rank < 0 || c.Rank > math.MaxInt32 { // ParseCaseLine rejects a negative rank
+			return nil, input.Errorf(file, ln, "rank %d is above %d", c.Rank, math.MaxInt32)
+		}
 		rec := record{id: IDHash(c.ID), gold: GoldHash(c.Gold), scores: c.Scores, off: off,
-			size: uint32(len(line)), line: uint32(ln), rank: int32(c.Rank), ranked: c.Ranked}
+			size: uint32(len(line)), //nolint:gosec // G115: Source's scanner caps a line at MaxLineBytes (16 MiB)
+			line: uint32(ln), rank: int32(c.Rank), ranked: c.Ranked}
 		for i, h := range c.Has {
 			if h {
 				rec.has |= 1 << i
 			}
 		}
-		if first, dup := b.insert(rec.id, int32(b.recs.n)); dup {
+		if first, dup := b.insert(rec.id, int32(idx)); dup {
 			return nil, input.Errorf(file, ln, "duplicate case id %q (first at line %d)", c.ID, b.recs.at(int(first)).line)
 		}
 		b.recs.add(rec)
@@ -130,9 +145,6 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 	ok = true
 	return b, nil
 }
-
-// Len is the number of baseline cases.
-func (b *Baseline) Len() int { return b.recs.n }
 
 // Close removes the temporary file.
 func (b *Baseline) Close() error {
@@ -161,7 +173,7 @@ func (b *Baseline) insert(id uint64, idx int32) (int32, bool) {
 	if 4*(b.recs.n+1) > 3*len(b.keys) {
 		b.grow()
 	}
-	mask := uint64(len(b.keys) - 1)
+	mask := uint64(1)<<b.bits - 1 // len(b.keys) is 1<<b.bits
 	for i := (id * 0x9e3779b97f4a7c15) >> (64 - b.bits); ; i = (i + 1) & mask {
 		switch b.keys[i] {
 		case 0:
@@ -182,7 +194,7 @@ func (b *Baseline) grow() {
 	}
 	b.keys = make([]uint64, 1<<b.bits)
 	b.slots = make([]int32, 1<<b.bits)
-	mask := uint64(len(b.keys) - 1)
+	mask := uint64(1)<<b.bits - 1 // len(b.keys) is 1<<b.bits
 	for j, k := range oldKeys {
 		if k == 0 {
 			continue
@@ -202,7 +214,7 @@ func (b *Baseline) lookup(id uint64) int {
 	if len(b.keys) == 0 {
 		return -1
 	}
-	mask := uint64(len(b.keys) - 1)
+	mask := uint64(1)<<b.bits - 1 // len(b.keys) is 1<<b.bits
 	for i := (id * 0x9e3779b97f4a7c15) >> (64 - b.bits); ; i = (i + 1) & mask {
 		switch b.keys[i] {
 		case 0:
