@@ -27,6 +27,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // baselineAuto is the --baseline value that looks the baseline up in GitHub Actions.
@@ -137,7 +138,12 @@ func openBaseline(ctx context.Context, env *Env, o *checkOptions, kb *kbfile.KB)
 			if u != nil {
 				run.unav = fmt.Sprintf("%s (%s)", u.Message, u.Reason)
 			} else {
-				defer found.Cleanup()
+				defer func() {
+					// The downloaded file is a temporary: a failure to remove it is said, not fatal.
+					if err := found.Cleanup(); err != nil {
+						fmt.Fprintf(env.Stderr, "retrieval-gate: warning: baseline artifact: %s\n", format.SanitizeText(err.Error()))
+					}
+				}()
 				path = found.Path
 			}
 		}

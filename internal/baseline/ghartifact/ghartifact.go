@@ -82,9 +82,6 @@ const (
 	MaxPages = 10
 	// MaxRunLookups bounds how many candidates' workflow runs are looked up.
 	MaxRunLookups = 10
-
-	// StaleAfter is the age past which the report warns that the baseline is old.
-	StaleAfter = 7 * 24 * time.Hour
 )
 
 // limits are the caps in force (tests lower them to exercise the bounds quickly).
@@ -143,12 +140,6 @@ type Found struct {
 	cleanup []string // paths to remove, last first
 }
 
-// Age is how old the baseline is at now.
-func (f *Found) Age(now time.Time) time.Duration { return now.Sub(f.CreatedAt) }
-
-// Stale reports whether the baseline is older than StaleAfter at now.
-func (f *Found) Stale(now time.Time) bool { return f.Age(now) > StaleAfter }
-
 // Cleanup removes the file Fetch wrote (and the directory, when Fetch made it).
 func (f *Found) Cleanup() error {
 	var first error
@@ -185,8 +176,6 @@ type Unavailable struct {
 	Reason  Reason
 	Message string
 }
-
-func (u *Unavailable) String() string { return "baseline unavailable: " + u.Message }
 
 func unavailable(r Reason, format string, args ...any) *Unavailable {
 	return &Unavailable{Reason: r, Message: fmt.Sprintf(format, args...)}
