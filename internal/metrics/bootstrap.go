@@ -123,17 +123,6 @@ func (h *Histogram) Mean() float64 {
 	return s / float64(h.n)
 }
 
-// CI95 is the percentile bootstrap 95% CI of the mean. Each resample draws the
-// counts of the distinct values from Multinomial(n, count/n) by conditional
-// binomials, which is exactly the distribution of resampling n items with replacement.
-func (h *Histogram) CI95(resamples int, seed uint64) [2]float64 {
-	if h.n == 0 || resamples <= 0 {
-		return [2]float64{math.NaN(), math.NaN()}
-	}
-	vals, cnt := h.sorted()
-	return percentileCI95(resampleHistogramMeans(vals, cnt, h.n, resamples, seed))
-}
-
 // resampleHistogramMeans returns the means of `resamples` multinomial resamples of
 // the histogram (vals, cnt) of n items: O(distinct values) per resample.
 func resampleHistogramMeans(vals []float64, cnt []int64, n int64, resamples int, seed uint64) []float64 {

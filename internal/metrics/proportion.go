@@ -125,12 +125,6 @@ func (h *Histogram) IsBinary() bool {
 	return true
 }
 
-// Count is the number of recorded values equal to v.
-func (h *Histogram) Count(v float64) int64 { return h.counts[v] }
-
-// Distinct is the number of distinct values recorded.
-func (h *Histogram) Distinct() int { return len(h.counts) }
-
 // MeanCI95 is the 95% interval of the mean, chosen by the values: Wilson when every
 // value is 0 or 1; otherwise BCa over the histogram bootstrap (BCaCI95), which widens
 // to BoundedWilsonCI95 over [lo, hi] (the measure's range) when all values are equal.

@@ -28,7 +28,10 @@ func ResamplingIsExact(n, resamples int) bool {
 
 const resampleBlock = 64
 
-func blockRand(seed uint64, b int) uint64 { return seed + uint64(b)*0x9e3779b97f4a7c15 }
+// blockRand is the seed of block b (a block index, never negative).
+func blockRand(seed uint64, b int) uint64 {
+	return seed + uint64(b)*0x9e3779b97f4a7c15 //nolint:gosec // G115: b is a block index in [0, nblocks)
+}
 
 // parallelBlocks calls fn(b) for every block b in [0, nblocks) on GOMAXPROCS goroutines.
 func parallelBlocks(nblocks int, fn func(b int)) {
@@ -49,18 +52,6 @@ func parallelBlocks(nblocks int, fn func(b int)) {
 		}()
 	}
 	wg.Wait()
-}
-
-// BootstrapMeansCI95 is the percentile bootstrap 95% CI of the mean of each of the
-// cols series in x (row-major, n rows): each resample draws n row indices with
-// replacement, shared by all series (so differences of series are paired).
-func BootstrapMeansCI95(x []float64, n, cols, resamples int, seed uint64) [][2]float64 {
-	stats := BootstrapMeans(x, n, cols, resamples, seed)
-	out := make([][2]float64, cols)
-	for c := range out {
-		out[c] = PercentileCI95(stats[c])
-	}
-	return out
 }
 
 // BootstrapMeans returns, for each of the cols series in x (row-major, n rows),
@@ -93,15 +84,6 @@ func BootstrapMeans(x []float64, n, cols, resamples int, seed uint64) [][]float6
 		}
 	})
 	return stats
-}
-
-// PercentileCI95 is the percentile bootstrap 95% interval of resampled statistics:
-// their 2.5% and 97.5% type-7 quantiles (stats is sorted in place). NaN when empty.
-func PercentileCI95(stats []float64) [2]float64 {
-	if len(stats) == 0 {
-		return [2]float64{math.NaN(), math.NaN()}
-	}
-	return percentileCI95(stats)
 }
 
 // SignFlipPValues is the two-sided paired randomization (sign-flip) test of each of
