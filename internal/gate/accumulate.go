@@ -2,6 +2,7 @@ package gate
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 
@@ -89,7 +90,13 @@ func idHash(s string) uint64 {
 // Add records one case result (it keeps a copy, never r itself). A case id seen
 // before is an input error.
 func (a *Accumulator) Add(r *CaseResult) error {
-	if first, dup := a.seen.insert(idHash(r.ID), uint32(r.Line)); dup {
+	// The id set keeps 32-bit line numbers (12 bytes a case): a line beyond is an
+	// input error, never a wrong "first at line" in a later message.
+	line := r.Line
+	if line < 0 || line > math.MaxUint32 {
+		return input.Errorf(r.File, r.Line, "more than %d lines: split the cases file", uint32(math.MaxUint32))
+	}
+	if first, dup := a.seen.insert(idHash(r.ID), uint32(line)); dup {
 		return input.Errorf(r.File, r.Line, "duplicate case id %q (first at line %d)", r.ID, first)
 	}
 	a.total++
@@ -196,7 +203,7 @@ func (s *idSet) insert(h uint64, line uint32) (first uint32, dup bool) {
 	if 4*(s.n+1) > 3*len(s.keys) {
 		s.grow()
 	}
-	mask := uint64(len(s.keys) - 1)
+	mask := uint64(1)<<s.bits - 1 // len(s.keys) is 1<<s.bits
 	for i := (h * 0x9e3779b97f4a7c15) >> (64 - s.bits); ; i = (i + 1) & mask {
 		switch s.keys[i] {
 		case 0:

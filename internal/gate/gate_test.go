@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"errors"
 	"math"
 	"testing"
 
@@ -159,7 +158,7 @@ func TestScore(t *testing.T) {
 			if tt.wantErrSub != "" {
 				require.ErrorContains(t, err, tt.wantErrSub)
 				var de *input.Error
-				require.True(t, errors.As(err, &de))
+				require.ErrorAs(t, err, &de)
 				assert.Equal(t, 7, de.Line)
 				return
 			}
