@@ -105,7 +105,7 @@ func writeBenchFiles(n int, qrelsPath, aPath, bPath string) error {
 			line = append(line, ' ')
 			line = strconv.AppendInt(line, int64(rel[i]), 10)
 			line = append(line, '\n')
-			qw.Write(line)
+			_, _ = qw.Write(line) // a bufio.Writer keeps its first error: the Flush below returns it
 		}
 		// writeRun writes the docs in order with scores top, top − step, ...
 		writeRun := func(w *bufio.Writer, top, step float64, tag string) {
@@ -120,7 +120,7 @@ func writeBenchFiles(n int, qrelsPath, aPath, bPath string) error {
 				line = append(line, ' ')
 				line = append(line, tag...)
 				line = append(line, '\n')
-				w.Write(line)
+				_, _ = w.Write(line) // sticky error, returned by the Flush below
 			}
 		}
 		writeRun(aw, 100, 0.731, "runA")

@@ -96,29 +96,29 @@ func TestCompareBinaryQrelsFallBack(t *testing.T) {
 func TestCompareErrors(t *testing.T) {
 	q := qrels(t, "qa 0 a1 3\n")
 	_, err := compare.Run(q, []compare.Input{{Name: "x", Run: run("x.run", trecfile.RunQuery{ID: "other", Docs: []string{"a1"}})}}, opts())
-	assert.EqualError(t, err, `x.run: run "x" has no query in common with the qrels qrels.txt`)
+	require.EqualError(t, err, `x.run: run "x" has no query in common with the qrels qrels.txt`)
 
 	r := run("x.run", trecfile.RunQuery{ID: "qa", Docs: []string{"a1"}})
 	_, err = compare.Run(q, []compare.Input{{Name: "x", Run: r}, {Name: "x", Run: r}}, opts())
-	assert.EqualError(t, err, `duplicate strategy name "x"`)
+	require.EqualError(t, err, `duplicate strategy name "x"`)
 
 	o := opts()
 	o.Baseline = "nope"
 	_, err = compare.Run(q, []compare.Input{{Name: "x", Run: r}}, o)
-	assert.EqualError(t, err, `baseline "nope" is not one of the runs`)
+	require.EqualError(t, err, `baseline "nope" is not one of the runs`)
 
 	// Binary qrels under the default level fall back to level 1; a level given
 	// explicitly is kept, and nothing at it is an error.
 	o = opts()
 	o.RelevantLevelSet = true
 	_, err = compare.Run(qrels(t, "qa 0 a1 1\n"), []compare.Input{{Name: "x", Run: r}}, o)
-	assert.ErrorContains(t, err, "qrels.txt: no judged query has a document of relevance >= 2 (the highest level is 1)")
+	require.ErrorContains(t, err, "qrels.txt: no judged query has a document of relevance >= 2 (the highest level is 1)")
 	_, err = compare.Run(qrels(t, "qa 0 a1 0\n"), []compare.Input{{Name: "x", Run: r}}, opts())
-	assert.ErrorContains(t, err, "qrels.txt: no judged query has a document of relevance >= 1")
+	require.ErrorContains(t, err, "qrels.txt: no judged query has a document of relevance >= 1")
 	o = opts()
 	o.Primary = "nope"
 	_, err = compare.Run(q, []compare.Input{{Name: "x", Run: r}}, o)
-	assert.ErrorContains(t, err, `primary measure "nope" is not one of dcg_at_k`)
+	require.ErrorContains(t, err, `primary measure "nope" is not one of dcg_at_k`)
 }
 
 // synthetic builds n queries, each with one document of relevance 3 (g), one of

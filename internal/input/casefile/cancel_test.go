@@ -24,15 +24,22 @@ func silentPipes(t *testing.T) map[string]io.Reader {
 
 	fifo := filepath.Join(t.TempDir(), "cases.jsonl")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
-	w := make(chan *os.File, 1)
+	// The writer's open blocks until the reader's: it runs on its own goroutine and
+	// hands its error back (require may only fail the test on the test's goroutine).
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	w := make(chan opened, 1)
 	go func() {
 		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-		require.NoError(t, err)
-		w <- f
+		w <- opened{f, err}
 	}()
 	r, err := input.Open(context.Background(), fifo)
 	require.NoError(t, err)
-	wf := <-w
+	o := <-w
+	require.NoError(t, o.err)
+	wf := o.f
 	t.Cleanup(func() { wf.Close(); r.Close() })
 	out["fifo"] = r
 

@@ -2,7 +2,6 @@ package casefile
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
@@ -242,7 +241,7 @@ func TestParseCaseErrors(t *testing.T) {
 			_, err := parseOne(t, tt.line)
 			require.Error(t, err)
 			var de *input.Error
-			require.True(t, errors.As(err, &de), "want *dataset.Error, got %T", err)
+			require.ErrorAs(t, err, &de)
 			assert.Equal(t, "cases.jsonl", de.File)
 			assert.Equal(t, 7, de.Line)
 			assert.Equal(t, "cases.jsonl:7: "+tt.want, err.Error())
@@ -286,4 +285,13 @@ func TestParseCaseReuse(t *testing.T) {
 		Scores: map[string]float64{"k": 1}, Raw: c.Raw}, c)
 	assert.Equal(t, "g2", prevGold)
 	assert.Equal(t, "y", prevID)
+}
+
+// A line longer than MaxLine handed to Parse directly is refused as the line reader
+// refuses it (the arena's int32 spans rely on the bound).
+func TestParseRefusesOverlongLine(t *testing.T) {
+	var p CaseParser
+	var c Case
+	err := p.Parse(make([]byte, MaxLine+1), "cases.jsonl", 3, &c)
+	require.EqualError(t, err, "cases.jsonl:3: line longer than 64 MiB")
 }

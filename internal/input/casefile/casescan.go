@@ -41,6 +41,14 @@ type CaseParser struct {
 
 type arenaSpan struct{ off, end int32 } // a string in the arena; off < 0: absent
 
+// span is the arenaSpan of arena[off:end]. The arena holds one line's decoded
+// strings, each from its own bytes of the line and at most 3 bytes per byte (an
+// invalid UTF-8 byte becomes U+FFFD), and Parse refuses a line longer than MaxLine
+// (64 MiB): both offsets are below 3·MaxLine, which fits an int32.
+func span(off, end int) arenaSpan {
+	return arenaSpan{int32(off), int32(end)} //nolint:gosec // G115: off, end < 3·MaxLine (see above)
+}
+
 var noArenaSpan = arenaSpan{-1, -1}
 
 func (s arenaSpan) ok() bool { return s.off >= 0 }
@@ -68,6 +76,9 @@ const (
 // slices. Errors are *input.Error naming file and line. Strings in c stay valid after
 // the next Parse; c.Raw aliases b.
 func (p *CaseParser) Parse(b []byte, file string, line int, c *Case) error {
+	if len(b) > MaxLine { // what the line reader refuses; it also keeps the arena's spans in int32
+		return input.Errorf(file, line, "line longer than %d MiB", MaxLine>>20)
+	}
 	p.reset(b)
 	if err := p.parseTop(); err != nil {
 		return lineError(err, file, line)
@@ -109,7 +120,7 @@ func (p *CaseParser) hasUnknown(key string) bool {
 func (p *CaseParser) unknownKey(key []byte) {
 	off := len(p.arena)
 	p.arena = append(p.arena, key...)
-	p.unknown = append(p.unknown, arenaSpan{int32(off), int32(len(p.arena))})
+	p.unknown = append(p.unknown, span(off, len(p.arena)))
 }
 
 // lineError is the *input.Error of a line that failed to parse: "malformed JSON: …"
@@ -158,7 +169,7 @@ func (p *CaseParser) carveStrings() string {
 	}
 	start := len(p.slab)
 	p.slab = append(p.slab, p.arena...)
-	return unsafe.String(&p.slab[start], n)
+	return unsafe.String(&p.slab[start], n) //nolint:gosec // G103: a view into the slab, whose bytes are never written again (see above)
 }
 
 // fill copies the decoded fields into c.
@@ -212,7 +223,7 @@ func (p *CaseParser) store(i, end int, esc bool) arenaSpan {
 	} else {
 		p.arena = jsonpos.AppendUnquoted(p.arena, raw)
 	}
-	return arenaSpan{int32(off), int32(len(p.arena))}
+	return span(off, len(p.arena))
 }
 
 // parseTop parses the whole line. Syntax errors are returned; type errors are

@@ -422,7 +422,7 @@ func TestMapCasesRealFile(t *testing.T) {
 	defer f2.Close()
 	err = MapCases(context.Background(), f2, path, 2, see, func(seen) error { return nil })
 	var de *input.Error
-	require.True(t, errors.As(err, &de))
+	require.ErrorAs(t, err, &de)
 	assert.Equal(t, path, de.File)
 	assert.Equal(t, want[len(want)-1].Line+1, de.Line)
 }
