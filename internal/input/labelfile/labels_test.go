@@ -116,7 +116,7 @@ func TestReadLockErrors(t *testing.T) {
 			_, err := ReadLock([]byte(tt.data), tt.file)
 			require.Error(t, err)
 			var de *input.Error
-			require.True(t, errors.As(err, &de), "want *dataset.Error, got %T", err)
+			require.ErrorAs(t, err, &de)
 			assert.Equal(t, tt.want, err.Error())
 		})
 	}
@@ -191,7 +191,7 @@ func TestReadLabelsErrors(t *testing.T) {
 			_, err := ReadLabels(strings.NewReader(tt.data), "f.jsonl", tt.side, lock)
 			require.Error(t, err)
 			var de *input.Error
-			require.True(t, errors.As(err, &de), "want *dataset.Error, got %T", err)
+			require.ErrorAs(t, err, &de)
 			assert.Equal(t, tt.want, err.Error())
 		})
 	}

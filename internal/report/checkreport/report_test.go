@@ -185,7 +185,7 @@ func TestCaseLineReadsBack(t *testing.T) {
 		assert.Equal(t, c.Locale, back.Locale)
 		assert.Equal(t, c.Query, back.Query)
 		assert.Equal(t, r.Type, back.Type)
-		assert.Equal(t, len(c.Gold), len(back.Gold))
+		assert.Len(t, back.Gold, len(c.Gold))
 		r2 := &gate.CaseResult{}
 		require.NoError(t, s.ScoreInto(&back, r2))
 		assert.Equal(t, r.Scored, r2.Scored, "case %d", i)

@@ -53,8 +53,6 @@ func (s *Strategy) dist() []string {
 	return []string{format.Pct(d.Rel3.V()), format.Pct(d.Rel2.V()), format.Pct(d.Rel1.V()), format.Pct(d.Rel0.V()), format.Pct(d.Unjudged.V())}
 }
 
-func ci(c [2]format.Float) [2]float64 { return [2]float64{c[0].V(), c[1].V()} }
-
 // Text writes the terminal report of `compare`.
 func (d *Document) Text(w io.Writer) error {
 	var b strings.Builder
