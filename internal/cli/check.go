@@ -110,6 +110,13 @@ func (c *CheckCommand) Run(ctx context.Context, f *Factory, args []string) error
 
 func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) error {
 	env := f.Env
+	// The outputs, all or none (an unwritable one fails before the inputs are read).
+	outs := atomicfile.NewSet()
+	defer outs.Abort()
+	ws, err := addOutputs(outs, o.casesOut, o.baseline.write, o.jsonOut, o.markdownOut, o.htmlOut)
+	if err != nil {
+		return err
+	}
 	kb, err := kbfile.Load(ctx, o.kb)
 	if err != nil {
 		return err
@@ -122,7 +129,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 		return err
 	}
 	defer bl.close()
-	res, err := scoreCases(ctx, env, o, kb, bl)
+	res, err := scoreCases(ctx, env, o, kb, bl, ws[0])
 	if err != nil {
 		return err
 	}
@@ -137,31 +144,28 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	// All reports are written, whatever the verdict.
 	doc := checkreport.New(res)
 	doc.SetBaseline(cmp)
-	if o.baseline.write != "" {
-		if err := writeBaselineFile(env, o, bl, res, kb, doc); err != nil {
+	if ws[1] != nil {
+		if err := writeBaselineFile(env, o, bl, res, kb, doc, ws[1]); err != nil {
 			return err
 		}
 	}
-	if o.jsonOut != "" {
-		if err := atomicfile.Write(o.jsonOut, doc.WriteJSON); err != nil {
+	if err := render(ws[2:], doc.WriteJSON,
+		func(w io.Writer) error {
+			_, err := io.WriteString(w, doc.Markdown(checkreport.MarkdownOptions{Key: o.comment.key}))
 			return err
-		}
-	}
-	if o.markdownOut != "" {
-		md := doc.Markdown(checkreport.MarkdownOptions{Key: o.comment.key})
-		if err := atomicfile.WriteBytes(o.markdownOut, []byte(md)); err != nil {
-			return err
-		}
-	}
-	if o.htmlOut != "" {
-		if err := atomicfile.Write(o.htmlOut, func(w io.Writer) error { return htmlreport.CheckHTML(w, doc) }); err != nil {
-			return err
-		}
+		},
+		func(w io.Writer) error { return htmlreport.CheckHTML(w, doc) }); err != nil {
+		return err
 	}
 	if w := doc.UnknownKeysWarning(); w != "" {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: %s\n", format.SanitizeText(w))
 	}
+	// The history is appended before the outputs are published: its failure
+	// then leaves no output either.
 	if err := appendHistory(ctx, env, o.history, "check", checkFingerprint(o), doc.WriteJSON); err != nil {
+		return err
+	}
+	if err := outs.Commit(); err != nil {
 		return err
 	}
 	// Inside Actions the stale-index warning is the ::warning:: annotation's, not
@@ -189,9 +193,9 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 }
 
 // scoreCases streams the cases: workers score each case in parallel, emit
-// aggregates them in file order and writes --cases-out. On an input error no
-// --cases-out file is left.
-func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *kbfile.KB, bl *baselineRun) (*gate.Result, error) {
+// aggregates them in file order and writes --cases-out into casesW (nil
+// without it; the caller's output set publishes it, or on an error does not).
+func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *kbfile.KB, bl *baselineRun, casesW io.Writer) (*gate.Result, error) {
 	var in io.Reader = env.Stdin
 	name := "stdin"
 	if o.cases != "-" {
@@ -243,15 +247,12 @@ func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *kbfile.KB, b
 		return casefile.MapCases(ctx, in, name, 0, work, emit)
 	}
 	var err error
-	if o.casesOut != "" {
-		err = atomicfile.Write(o.casesOut, func(w io.Writer) error {
-			aw := newAsyncWriter(w)
-			err := run(aw)
-			if cerr := aw.Close(); err == nil {
-				err = cerr
-			}
-			return err
-		})
+	if casesW != nil {
+		aw := newAsyncWriter(casesW)
+		err = run(aw)
+		if cerr := aw.Close(); err == nil {
+			err = cerr
+		}
 	} else {
 		err = run(nil)
 	}

@@ -17,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline/ghartifact"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
@@ -289,9 +288,9 @@ func (r *baselineRun) finishBody() error {
 	return r.bw.Flush()
 }
 
-// writeBaselineFile writes --write-baseline: the header with this run's document,
-// then the case lines compressed while scoring.
-func writeBaselineFile(env *Env, o *checkOptions, r *baselineRun, res *gate.Result, kb *kbfile.KB, doc interface{ WriteJSON(io.Writer) error }) error {
+// writeBaselineFile writes --write-baseline into w: the header with this run's
+// document, then the case lines compressed while scoring.
+func writeBaselineFile(env *Env, o *checkOptions, r *baselineRun, res *gate.Result, kb *kbfile.KB, doc interface{ WriteJSON(io.Writer) error }, w io.Writer) error {
 	var agg strings.Builder
 	if err := doc.WriteJSON(&agg); err != nil {
 		return err
@@ -301,12 +300,10 @@ func writeBaselineFile(env *Env, o *checkOptions, r *baselineRun, res *gate.Resu
 		Commit: headCommit(env), CreatedAt: createdAt(env).UTC().Format(time.RFC3339),
 		K: o.k, KBCards: kb.Len(), KBFingerprint: r.opts.KBFingerprint,
 	}
-	return atomicfile.Write(o.baseline.write, func(w io.Writer) error {
-		if _, err := r.body.Seek(0, io.SeekStart); err != nil {
-			return err
-		}
-		return baseline.WriteFile(w, h, r.body)
-	})
+	if _, err := r.body.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	return baseline.WriteFile(w, h, r.body)
 }
 
 // headCommit is the commit the run measured: $GITHUB_SHA, else `git rev-parse

@@ -12,12 +12,13 @@ import (
 )
 
 // ReportCommand is `retrieval-gate report`: reports over the history of runs
-// that check and compare append with --history.
+// that check and compare append with --history, or (--from) a saved --json
+// document of check, compare or calibrate rendered again (report_from.go).
 type ReportCommand struct{}
 
 func (c *ReportCommand) Name() string { return "report" }
 func (c *ReportCommand) Synopsis() string {
-	return "chart a measure over the runs of a --history (HTML)"
+	return "chart a measure over the runs of a --history (HTML), or render a saved --json report again (--from)"
 }
 
 // defaultMeasure is the measure charted when --measure is not given.
@@ -25,21 +26,37 @@ var defaultMeasure = map[string]string{"check": "retrieval_hit_at_k", "compare":
 
 // reportInputs are report's Action inputs. --command is not one of them: the
 // Action's `command` input selects the subcommand itself.
-var reportInputs = actionInputs{"history": "", "html": "", "measure": ""}
+var reportInputs = actionInputs{"history": "", "html": "", "measure": "", "from": "", "markdown": "", "comment-key": ""}
 
 func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) error {
 	env := f.Env
 	fs := newFlagSet(env, "report")
-	path := fs.String("history", "", "the history: a `DIR` holding "+history.FileName+", or a FILE.jsonl (required)")
-	htmlOut := fs.String("html", "", "write the history page here: one self-contained HTML `FILE` (required)")
+	path := fs.String("history", "", "the history: a `DIR` holding "+history.FileName+", or a FILE.jsonl (this or --from is required)")
+	htmlOut := fs.String("html", "", "write the history page (--history; required), or the report of --from (check only), as one self-contained HTML `FILE`")
 	command := fs.String("command", "", "the runs to chart: check or compare (default: the command of the newest run)")
 	measure := fs.String("measure", "", "the measure to chart, a key of the documents' metrics (default: retrieval_hit_at_k for check, dcg_at_k for compare)")
+	var from fromOptions
+	fs.StringVar(&from.from, "from", "", "render again the --json report of check, compare or calibrate in `FILE`: the text report on stdout, --markdown and --html (check only) files")
+	fs.StringVar(&from.markdownOut, "markdown", "", "--from: write the Markdown report to `FILE`")
+	fs.StringVar(&from.commentKey, "comment-key", "", "--from: the comment key of the Markdown's marker (default: the command's, default for check, calibrate for calibrate)")
 	if err := parseFlags(fs, env, args, reportInputs); err != nil {
 		return err
 	}
+	if from.from != "" {
+		switch {
+		case *path != "":
+			return usagef("report: --from and --history exclude each other")
+		case *command != "" || *measure != "":
+			return usagef("report: --command and --measure chart a --history; --from takes neither")
+		}
+		from.htmlOut = *htmlOut
+		return runFrom(ctx, env, from)
+	}
 	switch {
+	case from.markdownOut != "" || from.commentKey != "":
+		return usagef("report: --markdown and --comment-key need --from")
 	case *path == "":
-		return usagef("report: --history is required")
+		return usagef("report: --history or --from is required")
 	case *htmlOut == "":
 		return usagef("report: --html is required")
 	case *command != "" && defaultMeasure[*command] == "":

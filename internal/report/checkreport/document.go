@@ -31,7 +31,8 @@ const IndicativeOnly = "indicative only, not significance-tested"
 // Document is the check report. Fields are declared in the alphabetical order of
 // their JSON names, so the JSON has sorted keys at every level (maps are sorted
 // by encoding/json). Missed is for the renderers only (the per-case file has
-// every case); Read leaves it empty.
+// every case); Read leaves it empty and sets MissedNotCarried, so a report
+// rendered again from the JSON says the missed cases are not in it.
 //
 // Additions to the contract's example: cases.precomputed; per group
 // without_gold and per metric n; integrity.problems_total and
@@ -54,9 +55,14 @@ type Document struct {
 	Schema           string                             `json:"schema"`
 	Verdict          outcome.Status                     `json:"verdict"`
 
-	Missed      []Missed `json:"-"` // the first missed cases, file order
-	MissedTotal int64    `json:"-"`
+	Missed           []Missed `json:"-"` // the first missed cases, file order
+	MissedTotal      int64    `json:"-"`
+	MissedNotCarried bool     `json:"-"` // read back from JSON: Missed and MissedTotal are unknown
 }
+
+// MissedNotCarriedLine is what a report rendered again from the JSON says in
+// place of the missed cases.
+const MissedNotCarriedLine = "not in the JSON report; the per-case scores (--cases-out) list them"
 
 // GroupsOmitted counts the type and locale groups beyond gate.MaxGroups (the
 // largest by cases are kept), neither computed nor shown; their cases count in
@@ -246,6 +252,7 @@ func Read(r io.Reader) (*Document, error) {
 	if d.Schema != Schema {
 		return nil, fmt.Errorf("schema %q is not %q", d.Schema, Schema)
 	}
+	d.MissedNotCarried = true
 	return d, nil
 }
 

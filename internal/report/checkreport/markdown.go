@@ -163,6 +163,10 @@ func (d *Document) Markdown(opts MarkdownOptions) string {
 	}
 
 	// Missed cases.
+	if d.MissedNotCarried {
+		w("<details><summary>Missed cases (hit@%d = 0): %s</summary>\n\n</details>\n", d.K, MissedNotCarriedLine)
+		return b.String()
+	}
 	w("<details><summary>Missed cases (hit@%d = 0): %d</summary>\n\n", d.K, d.MissedTotal)
 	n := min(maxListed, len(d.Missed))
 	if n > 0 {

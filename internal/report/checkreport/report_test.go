@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -251,12 +252,18 @@ func TestDocumentRoundTrip(t *testing.T) {
 		assert.Nil(t, back.Gates[0].Threshold, "integrity has no threshold")
 		require.NotNil(t, back.Gates[2].Threshold, "an off floor keeps its null threshold")
 
-		doc.Missed, doc.MissedTotal = nil, 0
+		// Read back, the missed cases are unknown and the reports say so; else
+		// they are the original's.
+		assert.True(t, back.MissedNotCarried)
+		doc.Missed, doc.MissedTotal, doc.MissedNotCarried = nil, 0, true
 		var a, b bytes.Buffer
 		require.NoError(t, doc.Text(&a))
 		require.NoError(t, back.Text(&b))
 		assert.Equal(t, a.String(), b.String())
-		assert.Equal(t, doc.Markdown(MarkdownOptions{Key: "k"}), back.Markdown(MarkdownOptions{Key: "k"}))
+		assert.Contains(t, b.String(), fmt.Sprintf("missed cases (hit@%d = 0): %s\n", back.K, MissedNotCarriedLine))
+		md := back.Markdown(MarkdownOptions{Key: "k"})
+		assert.Equal(t, doc.Markdown(MarkdownOptions{Key: "k"}), md)
+		assert.True(t, strings.HasSuffix(md, fmt.Sprintf("<details><summary>Missed cases (hit@%d = 0): %s</summary>\n\n</details>\n", back.K, MissedNotCarriedLine)), md)
 	}
 	_, err := Read(strings.NewReader(`{"schema": "retrieval-gate/compare@1"}`))
 	require.ErrorContains(t, err, `schema "retrieval-gate/compare@1" is not "retrieval-gate/aggregates@1"`)

@@ -96,6 +96,9 @@ func (d *Document) Text(w io.Writer) error {
 		p("\nwarning: %d retrieved entries in %d cases are not cards of the KB (stale index?), e.g. %s\n",
 			u.Entries, u.Cases, san(strings.Join(u.Examples, ", ")))
 	}
+	if d.MissedNotCarried {
+		p("\nmissed cases (hit@%d = 0): %s\n", d.K, MissedNotCarriedLine)
+	}
 	if d.MissedTotal > 0 {
 		p("\nmissed cases (hit@%d = 0): %d\n", d.K, d.MissedTotal)
 		n := min(textMaxListed, len(d.Missed))

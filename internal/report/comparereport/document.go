@@ -67,7 +67,14 @@ type Document struct {
 	NotEvaluated int               `json:"-"` // judged queries without a relevant document
 	ChartMax     float64           `json:"-"` // upper bound of the primary-measure chart
 	Findings     []compare.Finding `json:"-"`
+	// ReadBack is set by Read: the findings and the per-run notes, computed
+	// from the inputs, are not in the JSON; the renderers say so.
+	ReadBack bool `json:"-"`
 }
+
+// NotCarriedLine is what a report rendered again from the JSON says in place
+// of the diagnosis.
+const NotCarriedLine = "the diagnosis and the per-run notes are computed from the inputs and are not in the JSON report; run compare again for them"
 
 // Queries counts the judged and the evaluated queries: WithRelevant have a
 // judged document of positive gain (the graded measures' n), AtRelevantLevel
@@ -314,6 +321,7 @@ func Read(r io.Reader) (*Document, error) {
 		d.Primary = compare.Primary
 	}
 	d.derive()
+	d.ReadBack = true
 	return d, nil
 }
 

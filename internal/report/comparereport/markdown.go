@@ -117,6 +117,9 @@ func (d *Document) Markdown(w io.Writer) error {
 		fmt.Fprintf(&b, "%s\n", d.primaryLine())
 	}
 
+	if d.ReadBack {
+		fmt.Fprintf(&b, "\n### Diagnosis\n\nNot shown: %s.\n", NotCarriedLine)
+	}
 	if len(d.Findings) > 0 {
 		b.WriteString("\n### Diagnosis\n\n")
 		for _, f := range d.Findings {

@@ -123,6 +123,9 @@ func (d *Document) Text(w io.Writer) error {
 		fmt.Fprintf(&b, "  %s\n", d.primaryLine())
 	}
 	fmt.Fprintf(&b, "\n%s\n", d.recommendation(name))
+	if d.ReadBack {
+		fmt.Fprintf(&b, "diagnosis not shown: %s.\n", NotCarriedLine)
+	}
 	for _, f := range d.Findings {
 		fmt.Fprintf(&b, "- %s\n", d.finding(f, name))
 	}

@@ -150,8 +150,10 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 	}
 
 	// Missed cases.
-	p.Section(fmt.Sprintf("Missed cases (%s = 0): %s", hit, Count(int(r.MissedTotal))))
-	if r.MissedTotal == 0 {
+	if r.MissedNotCarried {
+		p.Section(fmt.Sprintf("Missed cases (%s = 0)", hit))
+		p.Para("Not in the JSON report this page was rendered from; the per-case scores (--cases-out) list them.")
+	} else if p.Section(fmt.Sprintf("Missed cases (%s = 0): %s", hit, Count(int(r.MissedTotal)))); r.MissedTotal == 0 {
 		p.Para("None.")
 	} else {
 		mt := Table{Head: []string{"case", "query", "gold → top " + strconv.Itoa(r.K)}}
