@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -43,10 +44,10 @@ func BenchmarkReadLabels(b *testing.B) {
 	human, judge := benchFiles(10000)
 	b.SetBytes(int64(len(human) + len(judge)))
 	for b.Loop() {
-		if _, err := labelfile.ReadLabels(bytes.NewReader(human), "human.jsonl", labelfile.HumanSide, lock); err != nil {
+		if _, err := labelfile.ReadLabels(context.Background(), bytes.NewReader(human), "human.jsonl", labelfile.HumanSide, lock); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := labelfile.ReadLabels(bytes.NewReader(judge), "judge.jsonl", labelfile.JudgeSide, lock); err != nil {
+		if _, err := labelfile.ReadLabels(context.Background(), bytes.NewReader(judge), "judge.jsonl", labelfile.JudgeSide, lock); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -61,11 +62,11 @@ func BenchmarkEvaluate(b *testing.B) {
 				b.Fatal(err)
 			}
 			human, judge := benchFiles(n)
-			hs, err := labelfile.ReadLabels(bytes.NewReader(human), "human.jsonl", labelfile.HumanSide, lock)
+			hs, err := labelfile.ReadLabels(context.Background(), bytes.NewReader(human), "human.jsonl", labelfile.HumanSide, lock)
 			if err != nil {
 				b.Fatal(err)
 			}
-			js, err := labelfile.ReadLabels(bytes.NewReader(judge), "judge.jsonl", labelfile.JudgeSide, lock)
+			js, err := labelfile.ReadLabels(context.Background(), bytes.NewReader(judge), "judge.jsonl", labelfile.JudgeSide, lock)
 			if err != nil {
 				b.Fatal(err)
 			}
