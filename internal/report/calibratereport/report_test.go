@@ -35,7 +35,8 @@ func readDemo(t *testing.T, human, judge string) *calibrate.Result {
 	require.NoError(t, err)
 	js, err := labelfile.ReadLabels(context.Background(), strings.NewReader(judge), "judge.jsonl", labelfile.JudgeSide, lock)
 	require.NoError(t, err)
-	r := calibrate.Evaluate(calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed})
+	r, err := calibrate.Evaluate(t.Context(), calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed})
+	require.NoError(t, err)
 	return r
 }
 
