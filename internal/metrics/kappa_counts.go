@@ -72,17 +72,17 @@ func resampleConfusion(ctx context.Context, m [][]int, w [][]float64, resamples 
 
 // kappaJackknife returns the weighted kappa with one pair of each non-empty cell
 // removed, and the cell counts as multiplicities (NaN ones dropped); ctx.Err() once
-// ctx ends (checked every row: a cell costs O(K²)).
+// ctx ends (checked every cell: a cell costs O(K²)).
 func kappaJackknife(ctx context.Context, m [][]int, w [][]float64) ([]float64, []int64, error) {
 	var jack []float64
 	var mult []int64
 	for i := range m {
-		if err := ctx.Err(); err != nil {
-			return nil, nil, err
-		}
 		for j := range m[i] {
 			if m[i][j] == 0 {
 				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
 			}
 			m[i][j]--
 			v := WeightedKappa(m, w)
