@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -102,7 +103,6 @@ func TestSignals(t *testing.T) {
 		},
 		{
 			name: "calibrate/500k-labels", sig: syscall.SIGTERM, after: time.Second,
-			skip: "issue 10 item 11: calibrate ignores SIGTERM on 500k labels (still running 5 s after it)",
 			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
 				human, judge := filepath.Join(dir, "human.jsonl"), filepath.Join(dir, "judge.jsonl")
 				generate(t, human, 500_000, func(i int) string {
@@ -112,6 +112,54 @@ func TestSignals(t *testing.T) {
 					return fmt.Sprintf(`{"case_id":"c%07d","dimension":"groundedness","score":%g,"construct":"support","judged_at":"2026-10-12T14:00:00Z"}`, i, float64((i*7)%100)/100)
 				})
 				return []string{"calibrate", "--human", human, "--judge", judge, "--lock", filepath.Join(root, "testdata", "calibrate", "lock.json"),
+					"--json", filepath.Join(out, "cal.json"), "--markdown", filepath.Join(out, "cal.md"), "--comment", "never"}, nil
+			},
+		},
+		{
+			name: "calibrate/human-labels-fifo", sig: syscall.SIGINT, after: 300 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				cal := filepath.Join(root, "testdata", "calibrate")
+				human := fifo(t, dir, "human.jsonl", `{"case_id":"c1","dimension":"groundedness","bin":1,"construct":"support","labeled_at":"2026-09-01T09:00:00Z"}`+"\n")
+				return []string{"calibrate", "--human", human, "--judge", filepath.Join(cal, "judge.jsonl"), "--lock", filepath.Join(cal, "lock.json"),
+					"--json", filepath.Join(out, "cal.json"), "--comment", "never"}, nil
+			},
+		},
+		{
+			// Opening a FIFO nobody writes blocks in open(2) itself.
+			name: "calibrate/lock-fifo-without-writer", sig: syscall.SIGTERM, after: 300 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				cal := filepath.Join(root, "testdata", "calibrate")
+				lock := filepath.Join(dir, "lock.json")
+				require.NoError(t, syscall.Mkfifo(lock, 0o644))
+				t.Cleanup(func() { // unblock the child's open if it is still waiting
+					if w, err := os.OpenFile(lock, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+						_ = w.Close()
+					}
+				})
+				return []string{"calibrate", "--human", filepath.Join(cal, "human.jsonl"), "--judge", filepath.Join(cal, "judge.jsonl"), "--lock", lock,
+					"--json", filepath.Join(out, "cal.json"), "--markdown", filepath.Join(out, "cal.md"), "--comment", "never"}, nil
+			},
+		},
+		{
+			// 256 bins, 40,000 pairs spread over them and the resample maximum: the
+			// bootstrap alone takes minutes.
+			name: "calibrate/bootstrap", sig: syscall.SIGTERM, after: 1500 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				edges := make([]string, 255)
+				for i := range edges {
+					edges[i] = fmt.Sprint(float64(i+1) / 256)
+				}
+				lock := filepath.Join(dir, "lock.json")
+				writeFile(t, lock, `{"dimensions": {"groundedness": {"construct": "support", "gated": true}}, "bins": [`+
+					strings.Join(edges, ", ")+`], "kappa_weighting": "quadratic", "min_kappa": 0.6}`)
+				human, judge := filepath.Join(dir, "human.jsonl"), filepath.Join(dir, "judge.jsonl")
+				generate(t, human, 40_000, func(i int) string {
+					return fmt.Sprintf(`{"case_id":"c%07d","dimension":"groundedness","score":%g,"construct":"support","labeled_at":"2026-09-01T09:00:00Z"}`, i, float64(i%256)/256)
+				})
+				generate(t, judge, 40_000, func(i int) string {
+					return fmt.Sprintf(`{"case_id":"c%07d","dimension":"groundedness","score":%g,"construct":"support","judged_at":"2026-10-12T14:00:00Z"}`, i, float64((i*7+i/256)%256)/256)
+				})
+				return []string{"calibrate", "--human", human, "--judge", judge, "--lock", lock, "--bootstrap", "100000",
 					"--json", filepath.Join(out, "cal.json"), "--markdown", filepath.Join(out, "cal.md"), "--comment", "never"}, nil
 			},
 		},

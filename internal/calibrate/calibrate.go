@@ -4,8 +4,10 @@
 package calibrate
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -151,172 +153,200 @@ func (r *Result) Failed() []string { return r.Gates.Failed() }
 
 // Evaluate pairs labels with judge scores by (case_id, dimension) and computes every
 // dimension of the lock. It does no I/O. Call Finish after attaching the lock and
-// git checks to compute the verdict.
-func Evaluate(in Input) *Result {
+// git checks to compute the verdict. It ends with ctx.Err() soon after ctx ends.
+//
+// Pairing is a sort-merge on case ids (pairing.go), linear on labels already in
+// case-id order, with each side sorted on its own core otherwise; the dimensions
+// are then evaluated in parallel. Of several labels of one side for one (case_id,
+// dimension) the last counts (the readers refuse them).
+func Evaluate(ctx context.Context, in Input) (*Result, error) {
 	res := &Result{Lock: in.Lock, MaxUnpaired: in.MaxUnpaired}
-	byDim := func(ls []labelfile.Label) map[string]map[string]*labelfile.Label {
-		m := map[string]map[string]*labelfile.Label{}
-		for i := range ls {
-			l := &ls[i]
-			if m[l.Dimension] == nil {
-				m[l.Dimension] = map[string]*labelfile.Label{}
-			}
-			m[l.Dimension][l.CaseID] = l
-		}
-		return m
+	names := in.Lock.DimensionNames()
+	dimIndex := make(map[string]int, len(names))
+	for i, name := range names {
+		dimIndex[name] = i
 	}
-	human, judge := byDim(in.Human), byDim(in.Judge)
+	p, err := pair(ctx, in.Human, in.Judge, dimIndex)
+	if err != nil {
+		return nil, err
+	}
 	k := in.Lock.NumBins()
 	w := metrics.KappaWeights(k, in.Lock.KappaWeighting)
-	for _, name := range in.Lock.DimensionNames() {
-		ld := in.Lock.Dimensions[name]
-		d := &Dimension{Name: name, Construct: ld.Construct, Gated: ld.Gated, Valid: true, UnpairedAllowed: -1}
-		hs, js := human[name], judge[name]
-
-		// Construct validity, on every label of the dimension, paired or not.
-		var mismatch []Violation
-		d.HumanConstructs, mismatch = constructs(hs, ld.Construct, mismatch)
-		d.JudgeConstructs, mismatch = constructs(js, ld.Construct, mismatch)
-
-		// Pairing, in case-id order.
-		ids := make([]string, 0, min(len(hs), len(js)))
-		for id := range hs {
-			if _, ok := js[id]; ok {
-				ids = append(ids, id)
-			} else {
-				d.HumanOnly = append(d.HumanOnly, id)
-			}
-		}
-		for id := range js {
-			if _, ok := hs[id]; !ok {
-				d.JudgeOnly = append(d.JudgeOnly, id)
-			}
-		}
-		sort.Strings(ids)
-		sort.Strings(d.HumanOnly)
-		sort.Strings(d.JudgeOnly)
-
-		var anchoring []Violation
-		hb, jb := make([]int, len(ids)), make([]int, len(ids))
-		for i, id := range ids {
-			h, j := hs[id], js[id]
-			hb[i], jb[i] = h.Bin, j.Bin
-			if !h.At.Before(j.At) {
-				anchoring = append(anchoring, Violation{CaseID: id, File: h.File, Line: h.Line, Reason: fmt.Sprintf(
-					"labeled_at %s (%s:%d) is not earlier than judged_at %s (%s:%d): the label may have seen the judge's score",
-					h.At.Format(timeFmt), h.File, h.Line, j.At.Format(timeFmt), j.File, j.Line)})
-			}
-			switch {
-			case j.Bin > h.Bin:
-				d.JudgeAbove = append(d.JudgeAbove, Disagreement{id, h.Bin, j.Bin})
-			case h.Bin > j.Bin:
-				d.HumanAbove = append(d.HumanAbove, Disagreement{id, h.Bin, j.Bin})
-			}
-		}
-		d.N = len(ids)
-		d.Confusion = metrics.ConfusionMatrix(hb, jb, k)
-		d.Agreement = metrics.Agreement(d.Confusion)
-		d.Kappa = metrics.CohenKappa(d.Confusion)
-		d.WeightedKappa = metrics.WeightedKappa(d.Confusion, w)
-		d.CI95 = [2]float64{math.NaN(), math.NaN()}
-		if !math.IsNaN(d.WeightedKappa) && in.Resamples > 0 {
-			// The K×K counts are all the statistic depends on: resampled as a
-			// multinomial, O(K² × resamples) whatever n is.
-			iv := metrics.KappaCI95(d.Confusion, w, in.Resamples, in.Seed, metrics.KappaCIMethod)
-			d.CI95, d.CIMethod = iv.CI(), iv.Method
-		}
-		d.MinN, d.BelowMinN = in.Lock.MinN, d.N < in.Lock.MinN
-		d.Violations = append(mismatch, anchoring...)
-
-		switch {
-		case d.N == 0:
-			d.Notes = append(d.Notes, "no paired cases: kappa is undefined")
-		case math.IsNaN(d.Kappa):
-			d.Notes = append(d.Notes, "kappa is undefined: both sides put every paired case in the same bin, so chance agreement is 1")
-		}
-		unpaired := len(d.HumanOnly) + len(d.JudgeOnly)
-		if unpaired > 0 {
-			d.Notes = append(d.Notes, fmt.Sprintf("%d human label(s) without a judge score and %d judge score(s) without a human label are not in n",
-				len(d.HumanOnly), len(d.JudgeOnly)))
-		}
-		if in.MaxUnpaired != nil && d.Gated {
-			d.UnpairedAllowed = in.MaxUnpaired.Allowed(d.N + unpaired)
-			if unpaired > d.UnpairedAllowed {
-				d.UnpairedOver = true
-				d.Notes = append(d.Notes, fmt.Sprintf(
-					"%d unpaired label(s) exceed --max-unpaired %s (at most %d of the %d labelled cases): a label without its partner could hide a disagreement, so the gate fails",
-					unpaired, in.MaxUnpaired.Spec, d.UnpairedAllowed, d.N+unpaired))
-			}
-		}
-		switch {
-		case len(mismatch) > 0:
-			d.Status, d.Valid = StatusConstructMismatch, false
-			d.Notes = append(d.Notes, fmt.Sprintf(
-				"construct mismatch: the lock measures %q, the human labels declare %s and the judge scores declare %s; the two sides do not measure the same thing, so their agreement is not a valid measurement",
-				ld.Construct, quoteList(d.HumanConstructs), quoteList(d.JudgeConstructs)))
-		case len(anchoring) > 0:
-			d.Status = StatusAnchoringViolation
-		case d.BelowMinN && d.Gated:
-			// Too few pairs to gate on: two agreeing pairs give kappa 1.
-			d.Status = outcome.Fail
-		case math.IsNaN(d.WeightedKappa):
-			// Undefined kappa is no evidence of agreement: a gated dimension fails.
-			d.Status = outcome.Fail
-		case d.WeightedKappa >= in.Lock.MinKappa:
-			d.Status = outcome.Pass
-		default:
-			d.Status = outcome.Fail
-		}
-		if d.BelowMinN {
-			note := fmt.Sprintf("n = %d paired case(s) is below the lock's min_n %d: too few to gate on", d.N, d.MinN)
-			if !in.Lock.MinNSet {
-				note = fmt.Sprintf("n = %d paired case(s) is below min_n %d (the default: the lock does not set min_n): too few to gate on", d.N, d.MinN)
-			}
-			if d.Gated {
-				note += ", so the gate fails"
-			} else {
-				note += "; the dimension is not gated, so this is reported only"
-			}
-			d.Notes = append(d.Notes, note)
-		}
-		if d.Status == outcome.Fail && d.WeightedKappa < in.Lock.MinKappa {
-			wk, mk := format.Distinct(d.WeightedKappa, in.Lock.MinKappa)
-			note := fmt.Sprintf("weighted kappa %s is below min_kappa %s", wk, mk)
-			if !d.Gated {
-				note += "; the dimension is not gated, so this is reported only"
-			}
-			d.Notes = append(d.Notes, note)
-		}
-		if d.Status == outcome.Fail && math.IsNaN(d.WeightedKappa) && d.Gated {
-			d.Notes = append(d.Notes, "a gated dimension with undefined kappa fails: there is no evidence of agreement")
-		}
-		res.Dimensions = append(res.Dimensions, d)
+	res.Dimensions = make([]*Dimension, len(names))
+	err = parallel(ctx, len(names), func(x int) error {
+		d, err := evaluateDimension(ctx, in, names[x], p, x, k, w)
+		res.Dimensions[x] = d
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	return res
+	return res, nil
+}
+
+// evaluateDimension computes dimension x (name) from both sides' sorted keys.
+func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x, k int, w [][]float64) (*Dimension, error) {
+	ld := in.Lock.Dimensions[name]
+	d := &Dimension{Name: name, Construct: ld.Construct, Gated: ld.Gated, Valid: true, UnpairedAllowed: -1}
+	hs, js, off := p.human.keys[x], p.judge.keys[x], p.off[x]
+
+	// Construct validity, on every label of the dimension, paired or not.
+	var mismatch []Violation
+	d.HumanConstructs, mismatch = constructs(p.human, hs, ld.Construct, mismatch)
+	d.JudgeConstructs, mismatch = constructs(p.judge, js, ld.Construct, mismatch)
+
+	// Pairing: both sides in case-id order, merged. The confusion matrix
+	// (metrics.ConfusionMatrix) is counted as the pairs are found.
+	d.Confusion = make([][]int, k)
+	for i := range d.Confusion {
+		d.Confusion[i] = make([]int, k)
+	}
+	var anchoring []Violation
+	a, b := 0, 0
+	for steps := 0; a < len(hs) || b < len(js); steps++ {
+		if steps&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return d, err
+			}
+		}
+		c := 0
+		switch {
+		case a == len(hs):
+			c = 1
+		case b == len(js):
+			c = -1
+		default:
+			c = cmpKeys(hs[a], js[b], in.Human, in.Judge, off)
+		}
+		if c < 0 {
+			d.HumanOnly = append(d.HumanOnly, in.Human[hs[a].i].CaseID)
+			a++
+			continue
+		}
+		if c > 0 {
+			d.JudgeOnly = append(d.JudgeOnly, in.Judge[js[b].i].CaseID)
+			b++
+			continue
+		}
+		hk, jk := hs[a], js[b]
+		a, b = a+1, b+1
+		d.N++
+		d.Confusion[hk.bin][jk.bin]++
+		if !before(hk, jk) {
+			h, j := &in.Human[hk.i], &in.Judge[jk.i]
+			anchoring = append(anchoring, Violation{CaseID: h.CaseID, File: h.File, Line: h.Line, Reason: fmt.Sprintf(
+				"labeled_at %s (%s:%d) is not earlier than judged_at %s (%s:%d): the label may have seen the judge's score",
+				h.At.Format(timeFmt), h.File, h.Line, j.At.Format(timeFmt), j.File, j.Line)})
+		}
+		switch {
+		case jk.bin > hk.bin:
+			d.JudgeAbove = append(d.JudgeAbove, Disagreement{in.Human[hk.i].CaseID, int(hk.bin), int(jk.bin)})
+		case hk.bin > jk.bin:
+			d.HumanAbove = append(d.HumanAbove, Disagreement{in.Human[hk.i].CaseID, int(hk.bin), int(jk.bin)})
+		}
+	}
+	d.Agreement = metrics.Agreement(d.Confusion)
+	d.Kappa = metrics.CohenKappa(d.Confusion)
+	d.WeightedKappa = metrics.WeightedKappa(d.Confusion, w)
+	d.CI95 = [2]float64{math.NaN(), math.NaN()}
+	if !math.IsNaN(d.WeightedKappa) && in.Resamples > 0 {
+		// The K×K counts are all the statistic depends on: resampled as a
+		// multinomial, O(K² × resamples) whatever n is.
+		iv, err := metrics.KappaCI95Context(ctx, d.Confusion, w, in.Resamples, in.Seed, metrics.KappaCIMethod)
+		if err != nil {
+			return d, err
+		}
+		d.CI95, d.CIMethod = iv.CI(), iv.Method
+	}
+	d.MinN, d.BelowMinN = in.Lock.MinN, d.N < in.Lock.MinN
+	d.Violations = append(mismatch, anchoring...)
+
+	switch {
+	case d.N == 0:
+		d.Notes = append(d.Notes, "no paired cases: kappa is undefined")
+	case math.IsNaN(d.Kappa):
+		d.Notes = append(d.Notes, "kappa is undefined: both sides put every paired case in the same bin, so chance agreement is 1")
+	}
+	unpaired := len(d.HumanOnly) + len(d.JudgeOnly)
+	if unpaired > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("%d human label(s) without a judge score and %d judge score(s) without a human label are not in n",
+			len(d.HumanOnly), len(d.JudgeOnly)))
+	}
+	if in.MaxUnpaired != nil && d.Gated {
+		d.UnpairedAllowed = in.MaxUnpaired.Allowed(d.N + unpaired)
+		if unpaired > d.UnpairedAllowed {
+			d.UnpairedOver = true
+			d.Notes = append(d.Notes, fmt.Sprintf(
+				"%d unpaired label(s) exceed --max-unpaired %s (at most %d of the %d labelled cases): a label without its partner could hide a disagreement, so the gate fails",
+				unpaired, in.MaxUnpaired.Spec, d.UnpairedAllowed, d.N+unpaired))
+		}
+	}
+	switch {
+	case len(mismatch) > 0:
+		d.Status, d.Valid = StatusConstructMismatch, false
+		d.Notes = append(d.Notes, fmt.Sprintf(
+			"construct mismatch: the lock measures %q, the human labels declare %s and the judge scores declare %s; the two sides do not measure the same thing, so their agreement is not a valid measurement",
+			ld.Construct, quoteList(d.HumanConstructs), quoteList(d.JudgeConstructs)))
+	case len(anchoring) > 0:
+		d.Status = StatusAnchoringViolation
+	case d.BelowMinN && d.Gated:
+		// Too few pairs to gate on: two agreeing pairs give kappa 1.
+		d.Status = outcome.Fail
+	case math.IsNaN(d.WeightedKappa):
+		// Undefined kappa is no evidence of agreement: a gated dimension fails.
+		d.Status = outcome.Fail
+	case d.WeightedKappa >= in.Lock.MinKappa:
+		d.Status = outcome.Pass
+	default:
+		d.Status = outcome.Fail
+	}
+	if d.BelowMinN {
+		note := fmt.Sprintf("n = %d paired case(s) is below the lock's min_n %d: too few to gate on", d.N, d.MinN)
+		if !in.Lock.MinNSet {
+			note = fmt.Sprintf("n = %d paired case(s) is below min_n %d (the default: the lock does not set min_n): too few to gate on", d.N, d.MinN)
+		}
+		if d.Gated {
+			note += ", so the gate fails"
+		} else {
+			note += "; the dimension is not gated, so this is reported only"
+		}
+		d.Notes = append(d.Notes, note)
+	}
+	if d.Status == outcome.Fail && d.WeightedKappa < in.Lock.MinKappa {
+		wk, mk := format.Distinct(d.WeightedKappa, in.Lock.MinKappa)
+		note := fmt.Sprintf("weighted kappa %s is below min_kappa %s", wk, mk)
+		if !d.Gated {
+			note += "; the dimension is not gated, so this is reported only"
+		}
+		d.Notes = append(d.Notes, note)
+	}
+	if d.Status == outcome.Fail && math.IsNaN(d.WeightedKappa) && d.Gated {
+		d.Notes = append(d.Notes, "a gated dimension with undefined kappa fails: there is no evidence of agreement")
+	}
+	return d, nil
 }
 
 const timeFmt = "2006-01-02T15:04:05.999999999Z07:00"
 
-// constructs returns the distinct constructs declared by labels (sorted) and appends
-// a violation for every label whose construct is not want.
-func constructs(ls map[string]*labelfile.Label, want string, vs []Violation) ([]string, []Violation) {
-	set := map[string]bool{}
-	var bad []string // only the mismatching ids are sorted: O(n) when all agree
-	for id, l := range ls {
-		set[l.Construct] = true
-		if l.Construct != want {
-			bad = append(bad, id)
+// constructs returns the distinct constructs the labels of keys (sorted by case
+// id) declare, sorted, and appends a violation, in case-id order, for every label
+// whose construct is not want.
+func constructs(s *side, keys []pairKey, want string, vs []Violation) ([]string, []Violation) {
+	seen := make([]bool, len(s.constructs))
+	wantCode := int32(slices.Index(s.constructs, want)) // -1: no label declares it
+	for _, key := range keys {
+		seen[key.construct] = true
+		if key.construct != wantCode {
+			l := &s.ls[key.i]
+			vs = append(vs, Violation{CaseID: l.CaseID, File: l.File, Line: l.Line, Reason: fmt.Sprintf("%s construct %q (%s:%d) differs from the lock's %q",
+				l.Side, l.Construct, l.File, l.Line, want)})
 		}
 	}
-	sort.Strings(bad)
-	for _, id := range bad {
-		l := ls[id]
-		vs = append(vs, Violation{CaseID: id, File: l.File, Line: l.Line, Reason: fmt.Sprintf("%s construct %q (%s:%d) differs from the lock's %q",
-			l.Side, l.Construct, l.File, l.Line, want)})
-	}
-	out := make([]string, 0, len(set))
-	for c := range set {
-		out = append(out, c)
+	out := []string{}
+	for c, ok := range seen {
+		if ok {
+			out = append(out, s.constructs[c])
+		}
 	}
 	sort.Strings(out)
 	return out, vs

@@ -86,7 +86,8 @@ func agreeing(dim string, n int) []row {
 func evaluate(t *testing.T, lock *labelfile.Lock, rows []row) *Result {
 	t.Helper()
 	hs, js := build(lock, rows)
-	r := Evaluate(Input{Lock: lock, Human: hs, Judge: js, Resamples: 500, Seed: metrics.DefaultSeed})
+	r, err := Evaluate(t.Context(), Input{Lock: lock, Human: hs, Judge: js, Resamples: 500, Seed: metrics.DefaultSeed})
+	require.NoError(t, err)
 	r.Finish()
 	return r
 }
@@ -388,7 +389,8 @@ func TestMaxUnpaired(t *testing.T) {
 				require.NoError(t, err)
 				in.MaxUnpaired = l
 			}
-			r := Evaluate(in)
+			r, err := Evaluate(t.Context(), in)
+			require.NoError(t, err)
 			r.Finish()
 			g, f := dim(t, r, "groundedness"), dim(t, r, "faithfulness")
 			assert.Equal(t, outcome.Pass, g.Status, "the kappa status is unchanged")

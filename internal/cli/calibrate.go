@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
@@ -90,9 +89,18 @@ func (c *CalibrateCommand) Run(ctx context.Context, f *Factory, args []string) e
 	if err != nil {
 		return err
 	}
-	return c.run(ctx, f, o)
+	err = c.run(ctx, f, o)
+	var ge *GateError
+	if err != nil && ctx.Err() != nil && !errors.As(err, &ge) {
+		// Whatever stopped first (a reader, git, the bootstrap), the signal is the cause.
+		return fmt.Errorf("calibrate: interrupted, nothing written: %w", ctx.Err())
+	}
+	return err
 }
 
+// run reads, evaluates and reports. A cancelled ctx (SIGINT, SIGTERM) stops the
+// reading, the pairing and the bootstrap within moments; it is checked once more
+// before the first report is printed, so an interrupted run writes nothing.
 func (c *CalibrateCommand) run(ctx context.Context, f *Factory, o *calibrateOptions) error {
 	env := f.Env
 	// The outputs, all or none (an unwritable one fails before the inputs are read).
@@ -102,19 +110,15 @@ func (c *CalibrateCommand) run(ctx context.Context, f *Factory, o *calibrateOpti
 	if err != nil {
 		return err
 	}
-	lockData, err := os.ReadFile(o.lock)
+	lock, err := labelfile.ReadLockFile(ctx, o.lock)
 	if err != nil {
 		return fmt.Errorf("failed to read lock: %w", err)
 	}
-	lock, err := labelfile.ReadLock(lockData, o.lock)
-	if err != nil {
-		return fmt.Errorf("failed to read lock: %w", err)
-	}
-	hs, err := readLabelFile(o.human, labelfile.HumanSide, lock)
+	hs, err := labelfile.ReadLabelsFile(ctx, o.human, labelfile.HumanSide, lock)
 	if err != nil {
 		return fmt.Errorf("failed to read human labels: %w", err)
 	}
-	js, err := readLabelFile(o.judge, labelfile.JudgeSide, lock)
+	js, err := labelfile.ReadLabelsFile(ctx, o.judge, labelfile.JudgeSide, lock)
 	if err != nil {
 		return fmt.Errorf("failed to read judge scores: %w", err)
 	}
@@ -132,13 +136,22 @@ func (c *CalibrateCommand) run(ctx context.Context, f *Factory, o *calibrateOpti
 			return inputErr(err)
 		}
 	}
-	res := calibrate.Evaluate(calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: o.resamples, Seed: metrics.DefaultSeed, MaxUnpaired: o.maxUnpaired})
+	res, err := calibrate.Evaluate(ctx, calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: o.resamples, Seed: metrics.DefaultSeed, MaxUnpaired: o.maxUnpaired})
+	if err != nil {
+		return err
+	}
 	res.LockCheck, res.GitAnchor = lc, ga
 	res.Finish()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 
 	doc := calibratereport.New(res)
 	if err := render(ws, doc.WriteJSON, func(w io.Writer) error { return doc.Markdown(w, o.comment.key) }); err != nil {
 		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err // the temp files are removed, no report replaced
 	}
 	if err := outs.Commit(); err != nil {
 		return err
@@ -165,13 +178,4 @@ func inputErr(err error) error {
 		return usagef("calibrate: %s", ie.Msg)
 	}
 	return err
-}
-
-func readLabelFile(path string, side labelfile.LabelSide, lock *labelfile.Lock) ([]labelfile.Label, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return labelfile.ReadLabels(f, path, side, lock)
 }

@@ -36,7 +36,8 @@ func TestCalibrateExitCodes(t *testing.T) {
 		{"a percentage too", []string{"--max-unpaired", "2%"}, ExitGateFailed, true, ""},
 		{"bad --max-unpaired", []string{"--max-unpaired", "-1"}, ExitInput, false, "--max-unpaired"},
 		{"bad --bootstrap", []string{"--bootstrap", "-1"}, ExitInput, false, "--bootstrap"},
-		{"--bootstrap above the maximum", []string{"--bootstrap", "100001"}, ExitInput, false, "--bootstrap must be between 0 and 100000"},
+		{"--bootstrap above its maximum", []string{"--bootstrap", "100001"}, ExitInput, false, "calibrate: --bootstrap must be between 0 and 100000, got 100001"},
+		{"--bootstrap at its maximum", []string{"--bootstrap", "100000"}, ExitOK, true, ""},
 		{"malformed labels", []string{"--human", badHuman}, ExitInput, false, "bad.jsonl:1:"},
 		{"a report never overwrites an input", []string{"--human", copyHuman, "--markdown", copyHuman}, ExitInput, false, "--markdown " + copyHuman + " would overwrite the input"},
 	}
@@ -65,4 +66,22 @@ func TestCalibrateExitCodes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCalibrateInterrupted: a cancelled context (SIGINT, SIGTERM) is exit 2, says
+// so, and writes no report.
+func TestCalibrateInterrupted(t *testing.T) {
+	root := filepath.Join("..", "..", "testdata", "calibrate")
+	dir := t.TempDir()
+	js, md := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.md")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	env, out, _ := checkEnv("")
+	err := (&CalibrateCommand{}).Run(ctx, NewFactory(env), []string{"--human", filepath.Join(root, "human.jsonl"), "--judge", filepath.Join(root, "judge.jsonl"),
+		"--lock", filepath.Join(root, "lock.json"), "--json", js, "--markdown", md})
+	assert.Equal(t, ExitInput, ExitCode(err))
+	assert.EqualError(t, err, "calibrate: interrupted, nothing written: context canceled")
+	assert.NoFileExists(t, js)
+	assert.NoFileExists(t, md)
+	assert.Empty(t, out.String())
 }

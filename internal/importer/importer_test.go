@@ -113,6 +113,11 @@ func TestErrors(t *testing.T) {
 		{"beir space in id", "beir-qrels", "query-id\tcorpus-id\tscore\nq 1\td1\t1\n", `in:2: query-id "q 1" contains whitespace`},
 		{"trec fields", "trec-qrels", "q1 0 d1 1\nq1 0 d2\n", `in:2: want 4 fields "qid iter docid rel", got 3`},
 		{"trec rel", "trec-qrels", "q1 0 d1 high\n", `in:1: relevance "high" is not an integer`},
+		// The qrels and run readers take a first line starting with '{' for JSON lines.
+		{"trec qid like JSON", "trec-qrels", "{ 0 0 0\n", `in:1: qid "{" starts with '{': a TREC file whose first line starts with '{' is read as JSON lines`},
+		{"beir qid like JSON", "beir-qrels", "query-id\tcorpus-id\tscore\n{q\td1\t1\n", `in:2: query-id "{q" starts with '{'`},
+		{"msmarco qid like JSON", "msmarco-run", "{1\t2\t1\n", `in:1: qid "{1" starts with '{'`},
+		{"irds qid like JSON", "irds-scoreddocs", `{"query_id": "{1", "doc_id": "2", "score": 1}`, `in:1: query_id "{1" starts with '{'`},
 		{"msmarco rank", "msmarco-run", "1\t2\t0\n", `in:1: rank "0" is not a positive integer`},
 		{"msmarco fields", "msmarco-run", "1\t2\t1\t9\n", "in:1: want 3 fields"},
 		{"irds json", "irds-qrels", "{\"query_id\": \"1\", \"doc_id\": \"2\", \"relevance\": 1}\n{oops\n", "in:2: invalid JSON"},

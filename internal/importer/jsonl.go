@@ -171,7 +171,7 @@ func irdsIDs(file string, n int, o object) (qid, doc string, err error) {
 	if err != nil {
 		return "", "", Errorf(file, n, "%v", err)
 	}
-	if err := trecID(file, n, "query_id", []byte(qid)); err != nil {
+	if err := trecQueryID(file, n, "query_id", []byte(qid)); err != nil {
 		return "", "", err
 	}
 	if err := trecID(file, n, "doc_id", []byte(doc)); err != nil {

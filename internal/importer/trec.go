@@ -112,7 +112,7 @@ func convertBEIRQrels(ctx context.Context, br *bufio.Reader, file string, w *buf
 			return Errorf(file, n, "want 3 tab-separated columns \"query-id corpus-id score\", got %d", len(cols))
 		}
 		qid, doc := bytes.TrimSpace(cols[0]), bytes.TrimSpace(cols[1])
-		if err := trecID(file, n, "query-id", qid); err != nil {
+		if err := trecQueryID(file, n, "query-id", qid); err != nil {
 			return err
 		}
 		if err := trecID(file, n, "corpus-id", doc); err != nil {
@@ -142,6 +142,9 @@ func convertTRECQrels(ctx context.Context, br *bufio.Reader, file string, w *buf
 		}
 		if len(f) != 4 {
 			return Errorf(file, n, "want 4 fields \"qid iter docid rel\", got %d", len(f))
+		}
+		if err := trecQueryID(file, n, "qid", f[0]); err != nil {
+			return err
 		}
 		rel, err := strconv.Atoi(string(f[3]))
 		if err != nil {
@@ -173,6 +176,9 @@ func convertMSMARCORun(ctx context.Context, br *bufio.Reader, file string, w *bu
 		}
 		if len(f) != 3 {
 			return Errorf(file, n, "want 3 fields \"qid docid rank\", got %d", len(f))
+		}
+		if err := trecQueryID(file, n, "qid", f[0]); err != nil {
+			return err
 		}
 		rank, err := strconv.Atoi(string(f[2]))
 		if err != nil || rank < 1 {
@@ -213,6 +219,19 @@ func trecID(file string, line int, what string, id []byte) error {
 	// never part of a multi-byte UTF-8 sequence, valid or not.
 	if slices.ContainsFunc(id, space) {
 		return Errorf(file, line, "%s %q contains whitespace, which a TREC file cannot hold", what, truncate(id))
+	}
+	return nil
+}
+
+// trecQueryID checks a query id, the first field of every TREC line: a TREC id
+// (trecID) that does not start with '{', since the qrels and run readers take a
+// file whose first line starts with '{' for JSON lines.
+func trecQueryID(file string, line int, what string, id []byte) error {
+	if err := trecID(file, line, what, id); err != nil {
+		return err
+	}
+	if id[0] == '{' {
+		return Errorf(file, line, "%s %q starts with '{': a TREC file whose first line starts with '{' is read as JSON lines", what, truncate(id))
 	}
 	return nil
 }

@@ -98,23 +98,14 @@ func readersOf(family, ext string) []reader {
 		var rs []reader
 		for _, side := range []labelfile.LabelSide{labelfile.HumanSide, labelfile.JudgeSide} {
 			rs = append(rs, reader{"ReadLabels/" + side.String(), func(ctx context.Context, p string) error {
-				f, err := os.Open(p)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				_, err = labelfile.ReadLabels(f, p, side, nil)
+				_, err := labelfile.ReadLabelsFile(ctx, p, side, nil)
 				return err
 			}})
 		}
 		return rs
 	case "lock":
 		return []reader{{"ReadLock", func(ctx context.Context, p string) error {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			_, err = labelfile.ReadLock(b, p)
+			_, err := labelfile.ReadLockFile(ctx, p)
 			return err
 		}}}
 	}

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -15,8 +16,9 @@ import (
 // counted.
 
 // resampleConfusion returns `resamples` weighted kappas of multinomial resamples of
-// the counts m (NaN ones, undefined resamples, are dropped).
-func resampleConfusion(m [][]int, w [][]float64, resamples int, seed uint64) []float64 {
+// the counts m (NaN ones, undefined resamples, are dropped); ctx.Err() once ctx ends
+// (checked every 1,024 cells: a binomial draw per non-empty cell is the cost).
+func resampleConfusion(ctx context.Context, m [][]int, w [][]float64, resamples int, seed uint64) ([]float64, error) {
 	k := len(m)
 	type cell struct {
 		i, j int
@@ -45,6 +47,11 @@ func resampleConfusion(m [][]int, w [][]float64, resamples int, seed uint64) []f
 	for range resamples {
 		left := n
 		for x, c := range cells {
+			if x&1023 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			var draw int64
 			switch {
 			case left == 0:
@@ -60,18 +67,22 @@ func resampleConfusion(m [][]int, w [][]float64, resamples int, seed uint64) []f
 			stats = append(stats, s)
 		}
 	}
-	return stats
+	return stats, nil
 }
 
 // kappaJackknife returns the weighted kappa with one pair of each non-empty cell
-// removed, and the cell counts as multiplicities (NaN ones dropped).
-func kappaJackknife(m [][]int, w [][]float64) ([]float64, []int64) {
+// removed, and the cell counts as multiplicities (NaN ones dropped); ctx.Err() once
+// ctx ends (checked every cell: a cell costs O(K²)).
+func kappaJackknife(ctx context.Context, m [][]int, w [][]float64) ([]float64, []int64, error) {
 	var jack []float64
 	var mult []int64
 	for i := range m {
 		for j := range m[i] {
 			if m[i][j] == 0 {
 				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
 			}
 			m[i][j]--
 			v := WeightedKappa(m, w)
@@ -82,7 +93,7 @@ func kappaJackknife(m [][]int, w [][]float64) ([]float64, []int64) {
 			}
 		}
 	}
-	return jack, mult
+	return jack, mult, nil
 }
 
 // KappaCI95 is the 95% bootstrap interval of the weighted kappa of the confusion
@@ -96,11 +107,18 @@ func kappaJackknife(m [][]int, w [][]float64) ([]float64, []int64) {
 // disagreement of the observed margins (floored at −1). NaN when kappa is
 // undefined or resamples ≤ 0.
 func KappaCI95(m [][]int, w [][]float64, resamples int, seed uint64, method string) Interval {
+	iv, _ := KappaCI95Context(context.Background(), m, w, resamples, seed, method)
+	return iv
+}
+
+// KappaCI95Context is KappaCI95 that ends with ctx.Err() soon after ctx ends (the
+// resampling checks it every 1,024 cell draws).
+func KappaCI95Context(ctx context.Context, m [][]int, w [][]float64, resamples int, seed uint64, method string) (Interval, error) {
 	rows, cols, n := margins(m)
 	iv := Interval{Lo: math.NaN(), Hi: math.NaN(), N: n, Method: method, Unreliable: Unreliable(n)}
 	theta := WeightedKappa(m, w)
 	if math.IsNaN(theta) || resamples <= 0 {
-		return iv
+		return iv, nil
 	}
 	var dObs, dExp float64
 	for i := range m {
@@ -114,22 +132,28 @@ func KappaCI95(m [][]int, w [][]float64, resamples int, seed uint64, method stri
 		z2 := Z95 * Z95
 		u := z2 / (float64(n) + z2)
 		iv.Lo, iv.Hi, iv.Method = max(-1, 1-u/dExp), 1, MethodWilsonDisagreement
-		return iv
+		return iv, nil
 	}
-	stats := resampleConfusion(m, w, resamples, seed)
+	stats, err := resampleConfusion(ctx, m, w, resamples, seed)
+	if err != nil {
+		return iv, err
+	}
 	if len(stats) == 0 {
-		return iv
+		return iv, nil
 	}
 	var ci [2]float64
 	if method == MethodBCa {
-		jack, mult := kappaJackknife(m, w)
+		jack, mult, err := kappaJackknife(ctx, m, w)
+		if err != nil {
+			return iv, err
+		}
 		ci = BCaFromReplicates(stats, theta, JackknifeAcceleration(jack, mult))
 	} else {
 		slices.Sort(stats)
 		ci = [2]float64{Quantile(stats, 0.025), Quantile(stats, 0.975)}
 	}
 	iv.Lo, iv.Hi = ci[0], ci[1]
-	return iv
+	return iv, nil
 }
 
 // KappaCIMethod is the method calibrate's kappa intervals use: BCa, whose simulated

@@ -1,9 +1,11 @@
 package metrics
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -121,4 +123,38 @@ func BenchmarkKappaCI95(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestKappaCI95ContextStops: the largest lock (256 bins, every cell filled) at the
+// resample maximum takes minutes; a cancelled context ends it within a second, in
+// the resampling and in the jackknife.
+func TestKappaCI95ContextStops(t *testing.T) {
+	const k = 256
+	m := make([][]int, k)
+	for i := range m {
+		m[i] = make([]int, k)
+		for j := range m[i] {
+			m[i][j] = 1 + (i*7+j*3)%5
+		}
+		m[i][i] += 50
+	}
+	w := KappaWeights(k, KappaQuadratic)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := KappaCI95Context(ctx, m, w, MaxResamples, DefaultSeed, MethodBCa)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Less(t, time.Since(start), time.Second)
+
+	// The jackknife alone (no resampling left to interrupt): 65,536 kappas of 65,536 cells.
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start = time.Now()
+	_, _, err = kappaJackknife(ctx, m, w)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Less(t, time.Since(start), time.Second)
+
+	iv, err := KappaCI95Context(context.Background(), kappaTable, KappaWeights(3, KappaQuadratic), 2000, DefaultSeed, MethodBCa)
+	require.NoError(t, err)
+	assert.Equal(t, KappaCI95(kappaTable, KappaWeights(3, KappaQuadratic), 2000, DefaultSeed, MethodBCa), iv)
 }

@@ -5,6 +5,7 @@ package labelfile
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -67,8 +68,11 @@ type Label struct {
 // outside [0,1], a timestamp that is not RFC 3339, a duplicate (case_id, dimension).
 // When lock is not nil, a dimension absent from the lock and a bin outside the lock's
 // bins are errors too, and every label gets its Bin from the lock's edges.
-func ReadLabels(r io.Reader, file string, side LabelSide, lock *Lock) ([]Label, error) {
-	sc := bufio.NewScanner(r)
+//
+// A cancelled ctx ends the read with ctx.Err() within moments, even while r (a pipe
+// or FIFO opened with input.Open) is blocked waiting for data (see input.Reader).
+func ReadLabels(ctx context.Context, r io.Reader, file string, side LabelSide, lock *Lock) ([]Label, error) {
+	sc := bufio.NewScanner(input.Reader(ctx, r))
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	var p jsonpos.Parser
 	var out []Label
@@ -77,6 +81,11 @@ func ReadLabels(r io.Reader, file string, side LabelSide, lock *Lock) ([]Label, 
 	line := 0
 	for sc.Scan() {
 		line++
+		if line&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		b := sc.Bytes()
 		if line == 1 {
 			b = bytes.TrimPrefix(b, input.BOM)
@@ -86,6 +95,11 @@ func ReadLabels(r io.Reader, file string, side LabelSide, lock *Lock) ([]Label, 
 		}
 		l, err := parseLabelLine(&p, b, file, line, side)
 		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				// A read interrupted by ctx ends the scan with the partial
+				// line as its last token: the error is the cancellation.
+				return nil, cerr
+			}
 			return nil, err
 		}
 		if lock != nil {
@@ -101,12 +115,29 @@ func ReadLabels(r io.Reader, file string, side LabelSide, lock *Lock) ([]Label, 
 		out = append(out, l)
 	}
 	if err := sc.Err(); err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, cerr
+		}
 		if errors.Is(err, bufio.ErrTooLong) {
 			return nil, input.Errorf(file, line+1, "line longer than 16 MiB")
 		}
 		return nil, fmt.Errorf("failed to read %s: %w", file, err)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// ReadLabelsFile reads the labels file at path with ReadLabels. Opening a FIFO
+// that no writer opens ends with ctx.Err() when ctx ends (input.Open).
+func ReadLabelsFile(ctx context.Context, path string, side LabelSide, lock *Lock) ([]Label, error) {
+	f, err := input.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadLabels(ctx, f, path, side, lock)
 }
 
 func parseLabelLine(p *jsonpos.Parser, b []byte, file string, line int, side LabelSide) (Label, error) {

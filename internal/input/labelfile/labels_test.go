@@ -1,6 +1,7 @@
 package labelfile
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -129,7 +130,7 @@ func TestReadLabels(t *testing.T) {
 {"case_id": "c2", "dimension": "groundedness", "score": 0.34, "construct": "support", "labeled_at": "2026-09-01T11:00:00+02:00"}
 {"case_id": "c1", "dimension": "faithfulness", "score": 0.1, "construct": "contradiction-only", "labeled_at": "2026-09-01T09:00:00.5Z"}
 `
-	ls, err := ReadLabels(strings.NewReader("\xef\xbb\xbf"+human), "human.jsonl", HumanSide, lock)
+	ls, err := ReadLabels(context.Background(), strings.NewReader("\xef\xbb\xbf"+human), "human.jsonl", HumanSide, lock)
 	require.NoError(t, err)
 	require.Len(t, ls, 3)
 	assert.Equal(t, Label{File: "human.jsonl", Line: 1, Side: HumanSide, CaseID: "c1", Dimension: "groundedness",
@@ -140,14 +141,14 @@ func TestReadLabels(t *testing.T) {
 	assert.Equal(t, 0, ls[2].Bin)
 
 	judge := `{"case_id": "c1", "dimension": "groundedness", "score": 1, "construct": "support", "judged_at": "2026-10-01T09:00:00Z"}`
-	js, err := ReadLabels(strings.NewReader(judge), "judge.jsonl", JudgeSide, lock)
+	js, err := ReadLabels(context.Background(), strings.NewReader(judge), "judge.jsonl", JudgeSide, lock)
 	require.NoError(t, err)
 	require.Len(t, js, 1)
 	assert.Equal(t, 2, js[0].Bin)
 	assert.True(t, js[0].HasScore)
 
 	// Without a lock, dimensions are not checked and bins are not computed.
-	js, err = ReadLabels(strings.NewReader(strings.Replace(judge, "groundedness", "other", 1)), "judge.jsonl", JudgeSide, nil)
+	js, err = ReadLabels(context.Background(), strings.NewReader(strings.Replace(judge, "groundedness", "other", 1)), "judge.jsonl", JudgeSide, nil)
 	require.NoError(t, err)
 	assert.False(t, js[0].HasBin)
 }
@@ -188,7 +189,7 @@ func TestReadLabelsErrors(t *testing.T) {
 	lock := testLock(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ReadLabels(strings.NewReader(tt.data), "f.jsonl", tt.side, lock)
+			_, err := ReadLabels(context.Background(), strings.NewReader(tt.data), "f.jsonl", tt.side, lock)
 			require.Error(t, err)
 			var de *input.Error
 			require.ErrorAs(t, err, &de)
@@ -208,7 +209,7 @@ func FuzzReadLabels(f *testing.F) {
 		if judge {
 			side = JudgeSide
 		}
-		ls, err := ReadLabels(strings.NewReader(string(data)), "f.jsonl", side, lock)
+		ls, err := ReadLabels(context.Background(), strings.NewReader(string(data)), "f.jsonl", side, lock)
 		if err != nil {
 			var de *input.Error
 			if !errors.As(err, &de) {

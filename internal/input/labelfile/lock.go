@@ -2,7 +2,10 @@ package labelfile
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -79,6 +82,31 @@ func (l *Lock) checkLabel(lb *Label) error {
 	}
 	lb.Bin, lb.HasBin = l.BinOf(lb.Score), true
 	return nil
+}
+
+// MaxLockBytes caps the size of a lock file (a lock is a few hundred bytes).
+const MaxLockBytes = 1 << 20
+
+// ReadLockFile reads and parses the lock at path (ReadLock). A cancelled ctx ends
+// the read with ctx.Err() within moments, even on a FIFO that never sends; a file
+// over MaxLockBytes is an *input.Error.
+func ReadLockFile(ctx context.Context, path string) (*Lock, error) {
+	f, err := input.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(input.Reader(ctx, f), MaxLockBytes+1))
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, cerr
+		}
+		return nil, fmt.Errorf("failed to read %s: %w", path, err)
+	}
+	if len(data) > MaxLockBytes {
+		return nil, input.Errorf(path, 0, "the lock is larger than %d MiB", MaxLockBytes>>20)
+	}
+	return ReadLock(data, path)
 }
 
 // ReadLock parses a lock file, JSON or YAML with the same keys (see isYAMLLock). Unknown keys, missing keys, wrong types, bin edges

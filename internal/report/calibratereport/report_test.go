@@ -2,6 +2,7 @@ package calibratereport_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -30,11 +31,12 @@ func readDemo(t *testing.T, human, judge string) *calibrate.Result {
 	require.NoError(t, err)
 	lock, err := labelfile.ReadLock(lockData, "lock.json")
 	require.NoError(t, err)
-	hs, err := labelfile.ReadLabels(strings.NewReader(human), "human.jsonl", labelfile.HumanSide, lock)
+	hs, err := labelfile.ReadLabels(context.Background(), strings.NewReader(human), "human.jsonl", labelfile.HumanSide, lock)
 	require.NoError(t, err)
-	js, err := labelfile.ReadLabels(strings.NewReader(judge), "judge.jsonl", labelfile.JudgeSide, lock)
+	js, err := labelfile.ReadLabels(context.Background(), strings.NewReader(judge), "judge.jsonl", labelfile.JudgeSide, lock)
 	require.NoError(t, err)
-	r := calibrate.Evaluate(calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed})
+	r, err := calibrate.Evaluate(t.Context(), calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed})
+	require.NoError(t, err)
 	return r
 }
 

@@ -1,0 +1,333 @@
+package calibrate
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
+)
+
+// Pairing is a sort-merge on case ids. Each side's labels of a dimension become
+// pairKeys (no pointers: sorting them moves no pointer and the collector never
+// scans them), sorted by case id on their own core, and the two sorted sides are
+// walked together, so that paired cases, unpaired ones, disagreements and
+// violations all come out in case-id order without a map, a string comparison
+// that reaches into the heap (but for ids that tie on 16 bytes past their common
+// prefix) or an allocation per label.
+
+// pairKey is one label of one side of one dimension: the 16 bytes of its case id
+// that follow the prefix every id of the dimension shares (zero-padded, big-endian
+// so that comparing the words compares the bytes), the length of that rest (17:
+// longer than the key), its bin, construct code and timestamp, and its index in
+// the side's labels.
+type pairKey struct {
+	hi, lo    uint64
+	sec       int64 // At: Unix seconds and nanoseconds (wall clock, as time.Time.Before)
+	i         int32
+	nsec      int32
+	construct int32 // index into the side's construct names
+	bin       uint16
+	n         uint8
+}
+
+// side is one side's labels, by lock dimension.
+type side struct {
+	ls         []labelfile.Label
+	keys       [][]pairKey // per dimension, sorted by case id, the last of equal ids kept
+	constructs []string    // construct names by code
+	count      []int       // labels per dimension
+	first      []string    // first case id per dimension
+	lcp        []int       // length of the prefix every case id of the dimension shares
+}
+
+// pairing holds both sides and each dimension's common prefix length.
+type pairing struct {
+	human, judge *side
+	off          []int
+}
+
+// pair builds both sides' sorted keys for the lock dimensions names (dimIndex
+// numbers them): a pass over each side for counts and common prefixes, then a
+// pass for the keys and their sorts, each side on its own goroutine.
+func pair(ctx context.Context, human, judge []labelfile.Label, dimIndex map[string]int) (*pairing, error) {
+	nd := len(dimIndex)
+	p := &pairing{human: &side{ls: human}, judge: &side{ls: judge}, off: make([]int, nd)}
+	sides := [2]*side{p.human, p.judge}
+	if err := parallel(ctx, 2, func(s int) error { sides[s].scan(dimIndex); return nil }); err != nil {
+		return nil, err
+	}
+	for x := range nd {
+		h, j := p.human, p.judge
+		switch {
+		case h.count[x] == 0:
+			p.off[x] = j.lcp[x]
+		case j.count[x] == 0:
+			p.off[x] = h.lcp[x]
+		default:
+			p.off[x] = min(h.lcp[x], j.lcp[x], commonPrefix(h.first[x], j.first[x]))
+		}
+	}
+	if err := parallel(ctx, 2, func(s int) error { return sides[s].build(ctx, dimIndex, p.off) }); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// scan counts the labels of each dimension and the prefix their case ids share.
+func (s *side) scan(dimIndex map[string]int) {
+	nd := len(dimIndex)
+	s.count, s.first, s.lcp = make([]int, nd), make([]string, nd), make([]int, nd)
+	var dims dimCache
+	for i := range s.ls {
+		l := &s.ls[i]
+		x := dims.index(l.Dimension, dimIndex)
+		if x < 0 {
+			continue
+		}
+		if s.count[x] == 0 {
+			s.first[x], s.lcp[x] = l.CaseID, len(l.CaseID)
+		} else if s.lcp[x] > 0 {
+			s.lcp[x] = commonPrefix(s.first[x][:s.lcp[x]], l.CaseID)
+		}
+		s.count[x]++
+	}
+}
+
+// build makes and sorts the keys of each dimension.
+func (s *side) build(ctx context.Context, dimIndex map[string]int, off []int) error {
+	s.keys = make([][]pairKey, len(dimIndex))
+	for x, c := range s.count {
+		s.keys[x] = make([]pairKey, 0, c)
+	}
+	var dims dimCache
+	codes := map[string]int32{}
+	lastC, lastCode := "", int32(-1)
+	for i := range s.ls {
+		if i&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		l := &s.ls[i]
+		x := dims.index(l.Dimension, dimIndex)
+		if x < 0 {
+			continue
+		}
+		if l.Construct != lastC || lastCode < 0 {
+			c, ok := codes[l.Construct]
+			if !ok {
+				c = int32(len(s.constructs))
+				codes[l.Construct] = c
+				s.constructs = append(s.constructs, l.Construct)
+			}
+			lastC, lastCode = l.Construct, c
+		}
+		bin := uint16(0xffff) // out of every lock's range, as such a bin is
+		if l.Bin >= 0 && l.Bin < 0xffff {
+			bin = uint16(l.Bin)
+		}
+		k := pairKey{i: int32(i), construct: lastCode, bin: bin, sec: l.At.Unix(), nsec: int32(l.At.Nanosecond())}
+		k.hi, k.lo, k.n = idKey(l.CaseID[off[x]:])
+		s.keys[x] = append(s.keys[x], k)
+	}
+	for x := range s.keys {
+		keys, err := s.sortKeys(ctx, s.keys[x], off[x])
+		if err != nil {
+			return err
+		}
+		s.keys[x] = keys
+	}
+	return nil
+}
+
+// sortKeys sorts keys by case id (bytewise, as sort.Strings), then index, and keeps
+// the last of equal ids. Keys come in index order; they are sorted as they are
+// when already in order, else by a stable least-significant-digit radix sort on
+// the 16 key bytes (a pass per byte that varies: ids "case-0000001"… vary in 7),
+// and runs that tie on the key bytes (duplicates, ids longer than the key) by
+// comparison. A cancelled ctx ends the sort within moments.
+func (s *side) sortKeys(ctx context.Context, keys []pairKey, off int) ([]pairKey, error) {
+	full := func(a, b pairKey) int {
+		if c := cmpKeys(a, b, s.ls, s.ls, off); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.i, b.i)
+	}
+	if !slices.IsSortedFunc(keys, full) {
+		var err error
+		if keys, err = radixSort(ctx, keys); err != nil {
+			return nil, err
+		}
+		for a := 0; a < len(keys); {
+			b := a + 1
+			for b < len(keys) && keys[b].hi == keys[a].hi && keys[b].lo == keys[a].lo {
+				b++
+			}
+			if b-a > 1 {
+				slices.SortFunc(keys[a:b], full)
+			}
+			a = b
+		}
+	}
+	out := keys[:0]
+	for x, k := range keys {
+		if x+1 < len(keys) && cmpKeys(k, keys[x+1], s.ls, s.ls, off) == 0 {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// keyByte is byte d of a key's 16 bytes, counted from the least significant.
+func keyByte(k *pairKey, d int) byte {
+	if d < 8 {
+		return byte(k.lo >> (8 * d))
+	}
+	return byte(k.hi >> (8 * (d - 8)))
+}
+
+// radixSort sorts keys by (hi, lo), stably, one counting pass per byte that is
+// not the same in every key. It may return the scratch slice it allocates.
+func radixSort(ctx context.Context, keys []pairKey) ([]pairKey, error) {
+	var counts [16][256]int
+	for x := range keys {
+		k := &keys[x]
+		for d := range 16 {
+			counts[d][keyByte(k, d)]++
+		}
+	}
+	var buf []pairKey
+	for d := range 16 {
+		c := &counts[d]
+		if c[keyByte(&keys[0], d)] == len(keys) {
+			continue // every key has this byte
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if buf == nil {
+			buf = make([]pairKey, len(keys))
+		}
+		var pos [256]int
+		sum := 0
+		for v := range 256 {
+			pos[v], sum = sum, sum+c[v]
+		}
+		for x := range keys {
+			v := keyByte(&keys[x], d)
+			buf[pos[v]] = keys[x]
+			pos[v]++
+		}
+		keys, buf = buf, keys
+	}
+	return keys, nil
+}
+
+// cmpKeys compares the case ids of a (a label of as) and b (of bs) that share
+// their first off bytes: by the keys, and by the ids themselves when both are
+// longer than the key and tie on it.
+func cmpKeys(a, b pairKey, as, bs []labelfile.Label, off int) int {
+	if a.hi != b.hi {
+		return cmp.Compare(a.hi, b.hi)
+	}
+	if a.lo != b.lo {
+		return cmp.Compare(a.lo, b.lo)
+	}
+	if a.n <= 16 || b.n <= 16 {
+		// The shorter is a prefix of the other (the key's padding is zeros).
+		return cmp.Compare(a.n, b.n)
+	}
+	return strings.Compare(as[a.i].CaseID[off:], bs[b.i].CaseID[off:])
+}
+
+// idKey is the key of the rest of a case id: its first 16 bytes as two big-endian
+// words (zero-padded) and its length, 17 when longer.
+func idKey(rest string) (hi, lo uint64, n uint8) {
+	var b [16]byte
+	copy(b[:], rest)
+	return binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:]), uint8(min(len(rest), 17))
+}
+
+// before reports whether a's timestamp is earlier than b's (time.Time.Before on
+// the wall clock).
+func before(a, b pairKey) bool {
+	return a.sec < b.sec || a.sec == b.sec && a.nsec < b.nsec
+}
+
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// dimCache looks a label's dimension up in dimIndex, remembering the last one
+// (labels usually come grouped by dimension): -1 for a dimension not in the lock.
+type dimCache struct {
+	last string
+	x    int
+	set  bool
+}
+
+func (c *dimCache) index(dim string, dimIndex map[string]int) int {
+	if !c.set || dim != c.last {
+		x, ok := dimIndex[dim]
+		if !ok {
+			x = -1
+		}
+		c.last, c.x, c.set = dim, x, true
+	}
+	return c.x
+}
+
+// parallel runs fn(0..n-1) on up to GOMAXPROCS goroutines and returns the first
+// error (ctx.Err() once ctx ends); every fn has returned when it returns.
+func parallel(ctx context.Context, n int, fn func(i int) error) error {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := fn(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var next atomic.Int64
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					errs[i] = err
+					return
+				}
+				errs[i] = fn(i)
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

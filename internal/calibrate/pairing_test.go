@@ -1,0 +1,205 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+)
+
+// referencePairing is the pairing Evaluate used before the sort-merge: a map per
+// side (the last label of a (case_id, dimension) wins) and sort.Strings.
+type referencePairing struct {
+	n                              int
+	confusion                      [][]int
+	humanOnly, judgeOnly           []string
+	judgeAbove, humanAbove         []Disagreement
+	violations                     []Violation
+	humanConstructs, judgeConstruc []string
+}
+
+func reference(in Input, name string) referencePairing {
+	byID := func(ls []labelfile.Label) map[string]*labelfile.Label {
+		m := map[string]*labelfile.Label{}
+		for i := range ls {
+			if ls[i].Dimension == name {
+				m[ls[i].CaseID] = &ls[i]
+			}
+		}
+		return m
+	}
+	hs, js := byID(in.Human), byID(in.Judge)
+	want := in.Lock.Dimensions[name].Construct
+	var r referencePairing
+	cons := func(m map[string]*labelfile.Label) []string {
+		set := map[string]bool{}
+		var bad []string
+		for id, l := range m {
+			set[l.Construct] = true
+			if l.Construct != want {
+				bad = append(bad, id)
+			}
+		}
+		sort.Strings(bad)
+		for _, id := range bad {
+			l := m[id]
+			r.violations = append(r.violations, Violation{CaseID: id, File: l.File, Line: l.Line, Reason: fmt.Sprintf("%s construct %q (%s:%d) differs from the lock's %q",
+				l.Side, l.Construct, l.File, l.Line, want)})
+		}
+		out := []string{}
+		for c := range set {
+			out = append(out, c)
+		}
+		sort.Strings(out)
+		return out
+	}
+	r.humanConstructs, r.judgeConstruc = cons(hs), cons(js)
+	var ids []string
+	for id := range hs {
+		if _, ok := js[id]; ok {
+			ids = append(ids, id)
+		} else {
+			r.humanOnly = append(r.humanOnly, id)
+		}
+	}
+	for id := range js {
+		if _, ok := hs[id]; !ok {
+			r.judgeOnly = append(r.judgeOnly, id)
+		}
+	}
+	sort.Strings(ids)
+	sort.Strings(r.humanOnly)
+	sort.Strings(r.judgeOnly)
+	hb, jb := make([]int, len(ids)), make([]int, len(ids))
+	for i, id := range ids {
+		h, j := hs[id], js[id]
+		hb[i], jb[i] = h.Bin, j.Bin
+		if !h.At.Before(j.At) {
+			r.violations = append(r.violations, Violation{CaseID: id, File: h.File, Line: h.Line, Reason: fmt.Sprintf(
+				"labeled_at %s (%s:%d) is not earlier than judged_at %s (%s:%d): the label may have seen the judge's score",
+				h.At.Format(timeFmt), h.File, h.Line, j.At.Format(timeFmt), j.File, j.Line)})
+		}
+		switch {
+		case j.Bin > h.Bin:
+			r.judgeAbove = append(r.judgeAbove, Disagreement{id, h.Bin, j.Bin})
+		case h.Bin > j.Bin:
+			r.humanAbove = append(r.humanAbove, Disagreement{id, h.Bin, j.Bin})
+		}
+	}
+	r.n = len(ids)
+	r.confusion = metrics.ConfusionMatrix(hb, jb, in.Lock.NumBins())
+	return r
+}
+
+// randomLabels draws labels of the dimensions of lock whose case ids stress the
+// sort-merge: ids longer than the key that tie on it, ids that are prefixes of
+// others, NUL bytes, a long common prefix or none, duplicates (the last wins),
+// unpaired cases, constructs that differ, timestamps equal to the second.
+func randomLabels(rng *rand.Rand, lock *labelfile.Lock, n int) (hs, js []labelfile.Label) {
+	prefixes := []string{"", "case-", "a-very-long-common-prefix-of-every-case-id/", "x"}
+	prefix := prefixes[rng.IntN(len(prefixes))]
+	alphabet := []string{"a", "b", "\x00", "0", "9", "é", "z", "aaaaaaaaaaaaaaaaaaaa"}
+	id := func() string {
+		var b strings.Builder
+		b.WriteString(prefix)
+		for range rng.IntN(6) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		return b.String()
+	}
+	dims := lock.DimensionNames()
+	base := time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)
+	label := func(s labelfile.LabelSide, line int, id string) labelfile.Label {
+		dim := dims[rng.IntN(len(dims))]
+		cons := lock.Dimensions[dim].Construct
+		if rng.IntN(10) == 0 {
+			cons = "other"
+		}
+		at := base.Add(time.Duration(rng.IntN(4)) * time.Second / 2)
+		if rng.IntN(50) == 0 {
+			dim = "not-in-the-lock"
+		}
+		file := "human.jsonl"
+		if s == labelfile.JudgeSide {
+			file = "judge.jsonl"
+		}
+		return labelfile.Label{File: file, Line: line, Side: s, CaseID: id, Dimension: dim, Bin: rng.IntN(lock.NumBins()), HasBin: true, Construct: cons, At: at}
+	}
+	for i := range n {
+		c := id()
+		if rng.IntN(8) != 0 {
+			hs = append(hs, label(labelfile.HumanSide, i+1, c))
+		}
+		if rng.IntN(8) != 0 {
+			js = append(js, label(labelfile.JudgeSide, i+1, c))
+		}
+	}
+	if rng.IntN(2) == 0 {
+		sort.SliceStable(hs, func(a, b int) bool { return hs[a].CaseID < hs[b].CaseID })
+	}
+	return hs, js
+}
+
+// TestPairingMatchesReference: the sort-merge pairs exactly as the map-based
+// pairing did (same n, counts, unpaired ids, disagreements, violations and
+// constructs, in the same order) on random labels built to stress it.
+func TestPairingMatchesReference(t *testing.T) {
+	lock := lockOf(t, twoDimLock)
+	rng := rand.New(rand.NewPCG(7, 11))
+	for trial := range 400 {
+		hs, js := randomLabels(rng, lock, 1+rng.IntN(300))
+		in := Input{Lock: lock, Human: hs, Judge: js}
+		r, err := Evaluate(context.Background(), in)
+		require.NoError(t, err)
+		for _, d := range r.Dimensions {
+			want := reference(in, d.Name)
+			msg := fmt.Sprintf("trial %d, %s", trial, d.Name)
+			require.Equal(t, want.n, d.N, msg)
+			require.Equal(t, want.confusion, d.Confusion, msg)
+			require.Equal(t, want.humanOnly, d.HumanOnly, msg)
+			require.Equal(t, want.judgeOnly, d.JudgeOnly, msg)
+			require.Equal(t, want.judgeAbove, d.JudgeAbove, msg)
+			require.Equal(t, want.humanAbove, d.HumanAbove, msg)
+			require.Equal(t, want.violations, d.Violations, msg)
+			require.Equal(t, want.humanConstructs, d.HumanConstructs, msg)
+			require.Equal(t, want.judgeConstruc, d.JudgeConstructs, msg)
+		}
+	}
+}
+
+// TestEvaluateStopsOnCancel: a cancelled context ends Evaluate with its error, in
+// the pairing and in the bootstrap (a 256-bin lock at the resample maximum takes
+// minutes).
+func TestEvaluateStopsOnCancel(t *testing.T) {
+	lock := lockOf(t, twoDimLock)
+	hs, js := benchLabels(200_000)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Evaluate(ctx, Input{Lock: lock, Human: hs, Judge: js, Resamples: 100})
+	require.ErrorIs(t, err, context.Canceled)
+
+	edges := make([]string, 255)
+	for i := range edges {
+		edges[i] = fmt.Sprint(float64(i+1) / 256)
+	}
+	big := lockOf(t, `{"dimensions": {"groundedness": {"construct": "support", "gated": true}}, "bins": [`+strings.Join(edges, ",")+`],
+ "kappa_weighting": "quadratic", "min_kappa": 0.6}`)
+	for i := range hs {
+		hs[i].Bin, js[i].Bin = i%256, (i*7+i/256)%256
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	_, err = Evaluate(ctx, Input{Lock: big, Human: hs, Judge: js, Resamples: metrics.MaxResamples, Seed: metrics.DefaultSeed})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Less(t, time.Since(start), 1200*time.Millisecond)
+}
