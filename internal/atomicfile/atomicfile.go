@@ -64,6 +64,10 @@ func (s *Set) Add(path string) (io.Writer, error) {
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("failed to create %s: is a directory", path)
+	} else if err == nil && !fi.Mode().IsRegular() {
+		// A device or a pipe (/dev/null, /dev/stdout, a FIFO): the rename would
+		// replace it with a regular file (as root, /dev/null itself).
+		return nil, fmt.Errorf("failed to create %s: not a regular file (a device or a pipe); outputs are files, written whole by a rename", path)
 	}
 	dir := filepath.Dir(path)
 	if err := s.mkdirAll(dir); err != nil {

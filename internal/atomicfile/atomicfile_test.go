@@ -356,3 +356,21 @@ func TestHelperWriter(t *testing.T) {
 	time.Sleep(time.Minute)
 	t.Error("not killed")
 }
+
+// TestAddRefusesDevicesAndPipes: an output that names a device or a FIFO is
+// refused before any work, so a rename never replaces /dev/null (as root) or a
+// pipe with a regular file.
+func TestAddRefusesDevicesAndPipes(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	for _, p := range []string{os.DevNull, fifo} {
+		s := NewSet()
+		_, err := s.Add(p)
+		require.Error(t, err, p)
+		assert.Contains(t, err.Error(), "not a regular file")
+		s.Abort()
+	}
+	fi, err := os.Stat(os.DevNull)
+	require.NoError(t, err)
+	assert.NotZero(t, fi.Mode()&os.ModeDevice, "/dev/null is still a device")
+}
