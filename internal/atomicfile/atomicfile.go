@@ -254,30 +254,6 @@ func (s *Set) Abort() {
 	}
 }
 
-// Write creates path by calling fn with a buffered writer: a Set of one file.
-// The file appears only when fn and every flush succeed; on any error no file (and
-// no temp file) is left and an older file at path is untouched.
-func Write(path string, fn func(w io.Writer) error) error {
-	s := NewSet()
-	defer s.Abort()
-	w, err := s.Add(path)
-	if err != nil {
-		return err
-	}
-	if err := fn(w); err != nil {
-		return err
-	}
-	return s.Commit()
-}
-
-// WriteBytes writes data to path atomically.
-func WriteBytes(path string, data []byte) error {
-	return Write(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
 func tempPrefix(base string) string { return "." + base + ".tmp-" }
 
 // removeStale deletes leftovers of killed runs writing dir/base (see the package

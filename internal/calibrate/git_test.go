@@ -2,7 +2,6 @@ package calibrate
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -146,7 +145,7 @@ func TestCheckLockAgainstGit(t *testing.T) {
 	for _, ref := range []string{"nope", "HEAD~9", "--output=x", ""} {
 		_, err := CheckLock(ctx, lockPath, ref, cur)
 		var ie *InputError
-		require.True(t, errors.As(err, &ie), "ref %q: want *InputError, got %v", ref, err)
+		require.ErrorAs(t, err, &ie, "ref %q", ref)
 	}
 
 	// A copy at the ref that is not a valid lock is a change.
@@ -162,7 +161,7 @@ func TestCheckLockAgainstGit(t *testing.T) {
 	require.NoError(t, os.WriteFile(outside, []byte(baseLock), 0o644))
 	_, err = CheckLock(ctx, outside, "HEAD", cur)
 	var ie *InputError
-	require.True(t, errors.As(err, &ie), "got %v", err)
+	require.ErrorAs(t, err, &ie)
 	assert.Contains(t, ie.Msg, "is not inside a git repository")
 }
 
@@ -241,5 +240,5 @@ func TestCheckGitAnchoring(t *testing.T) {
 	a, b := newGitRepo(t), newGitRepo(t)
 	_, err := CheckGitAnchoring(ctx, a.write("human.jsonl", "h\n"), b.write("judge.jsonl", "j\n"))
 	var ie *InputError
-	require.True(t, errors.As(err, &ie), "got %v", err)
+	require.ErrorAs(t, err, &ie)
 }

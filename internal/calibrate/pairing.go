@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -101,6 +103,9 @@ func (s *side) scan(dimIndex map[string]int) {
 
 // build makes and sorts the keys of each dimension.
 func (s *side) build(ctx context.Context, dimIndex map[string]int, off []int) error {
+	if len(s.ls) > math.MaxInt32 {
+		return fmt.Errorf("%d labels on one side: at most %d can be paired", len(s.ls), math.MaxInt32)
+	}
 	s.keys = make([][]pairKey, len(dimIndex))
 	for x, c := range s.count {
 		s.keys[x] = make([]pairKey, 0, c)
@@ -122,7 +127,7 @@ func (s *side) build(ctx context.Context, dimIndex map[string]int, off []int) er
 		if l.Construct != lastC || lastCode < 0 {
 			c, ok := codes[l.Construct]
 			if !ok {
-				c = int32(len(s.constructs))
+				c = int32(len(s.constructs)) //nolint:gosec // fewer constructs than labels, and the label count is checked against MaxInt32 below
 				codes[l.Construct] = c
 				s.constructs = append(s.constructs, l.Construct)
 			}
@@ -132,7 +137,8 @@ func (s *side) build(ctx context.Context, dimIndex map[string]int, off []int) er
 		if l.Bin >= 0 && l.Bin < 0xffff {
 			bin = uint16(l.Bin)
 		}
-		k := pairKey{i: int32(i), construct: lastCode, bin: bin, sec: l.At.Unix(), nsec: int32(l.At.Nanosecond())}
+		k := pairKey{i: int32(i), construct: lastCode,
+			bin: bin, sec: l.At.Unix(), nsec: int32(l.At.Nanosecond())} //nolint:gosec // Nanosecond() is in [0, 1e9)
 		k.hi, k.lo, k.n = idKey(l.CaseID[off[x]:])
 		s.keys[x] = append(s.keys[x], k)
 	}
@@ -188,9 +194,9 @@ func (s *side) sortKeys(ctx context.Context, keys []pairKey, off int) ([]pairKey
 // keyByte is byte d of a key's 16 bytes, counted from the least significant.
 func keyByte(k *pairKey, d int) byte {
 	if d < 8 {
-		return byte(k.lo >> (8 * d))
+		return byte(k.lo >> (8 * d)) //nolint:gosec // the truncation is the point: one byte of the key
 	}
-	return byte(k.hi >> (8 * (d - 8)))
+	return byte(k.hi >> (8 * (d - 8))) //nolint:gosec // the truncation is the point: one byte of the key
 }
 
 // radixSort sorts keys by (hi, lo), stably, one counting pass per byte that is

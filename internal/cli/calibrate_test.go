@@ -80,7 +80,7 @@ func TestCalibrateInterrupted(t *testing.T) {
 	err := (&CalibrateCommand{}).Run(ctx, NewFactory(env), []string{"--human", filepath.Join(root, "human.jsonl"), "--judge", filepath.Join(root, "judge.jsonl"),
 		"--lock", filepath.Join(root, "lock.json"), "--json", js, "--markdown", md})
 	assert.Equal(t, ExitInput, ExitCode(err))
-	assert.EqualError(t, err, "calibrate: interrupted, nothing written: context canceled")
+	require.EqualError(t, err, "calibrate: interrupted, nothing written: context canceled")
 	assert.NoFileExists(t, js)
 	assert.NoFileExists(t, md)
 	assert.Empty(t, out.String())

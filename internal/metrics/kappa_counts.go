@@ -96,7 +96,7 @@ func kappaJackknife(ctx context.Context, m [][]int, w [][]float64) ([]float64, [
 	return jack, mult, nil
 }
 
-// KappaCI95 is the 95% bootstrap interval of the weighted kappa of the confusion
+// KappaCI95Context is the 95% bootstrap interval of the weighted kappa of the confusion
 // counts m (w the disagreement weights, max 1) by multinomial resampling of the
 // counts: method MethodPercentile (type-7 2.5% and 97.5% quantiles) or MethodBCa
 // (the acceleration from the jackknife over cells: leaving out one pair of cell ij,
@@ -106,13 +106,8 @@ func kappaJackknife(ctx context.Context, m [][]int, w [][]float64) ([]float64, [
 // disagreement proportion (0 of n observed) and D_e = Σ w_ij r_i c_j / n² the chance
 // disagreement of the observed margins (floored at −1). NaN when kappa is
 // undefined or resamples ≤ 0.
-func KappaCI95(m [][]int, w [][]float64, resamples int, seed uint64, method string) Interval {
-	iv, _ := KappaCI95Context(context.Background(), m, w, resamples, seed, method)
-	return iv
-}
-
-// KappaCI95Context is KappaCI95 that ends with ctx.Err() soon after ctx ends (the
-// resampling checks it every 1,024 cell draws).
+// It ends with ctx.Err() soon after ctx ends (the resampling checks it every
+// 1,024 cell draws).
 func KappaCI95Context(ctx context.Context, m [][]int, w [][]float64, resamples int, seed uint64, method string) (Interval, error) {
 	rows, cols, n := margins(m)
 	iv := Interval{Lo: math.NaN(), Hi: math.NaN(), N: n, Method: method, Unreliable: Unreliable(n)}

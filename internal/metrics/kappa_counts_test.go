@@ -158,3 +158,9 @@ func TestKappaCI95ContextStops(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, KappaCI95(kappaTable, KappaWeights(3, KappaQuadratic), 2000, DefaultSeed, MethodBCa), iv)
 }
+
+// KappaCI95 (test helper) is KappaCI95Context without a context.
+func KappaCI95(m [][]int, w [][]float64, resamples int, seed uint64, method string) Interval {
+	iv, _ := KappaCI95Context(context.Background(), m, w, resamples, seed, method)
+	return iv
+}
