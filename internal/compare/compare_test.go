@@ -67,7 +67,9 @@ func TestCompareCounts(t *testing.T) {
 	// Top-k documents of the evaluated queries: a2 (1), zz (unjudged), a1 (3), b1 (2), c1 (1).
 	assert.Equal(t, 5, s.Retrieved)
 	assert.Equal(t, 1, s.Unjudged)
-	assert.Equal(t, [5]float64{0.2, 0.2, 0.4, 0.2, 0.2}, s.Distribution())
+	levels, unjudged := s.Distribution()
+	assert.Equal(t, []float64{0.2, 0.4, 0.2, 0.2}, levels) // rel 0 (with the unjudged), 1, 2, 3
+	assert.Equal(t, 0.2, unjudged)
 	assert.Equal(t, []float64{4.0 / 4, 0, 3.0 / 4}, s.ByPosition)
 	assert.Equal(t, []string{"qd"}, s.Failed)                 // qa's top-1 has relevance 1, not 0
 	assert.Equal(t, []string{"qa", "qb", "qc", "qd"}, s.Best) // dcg 1 + 7/log2(4) = 4.5, 3, 1, 0
