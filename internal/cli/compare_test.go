@@ -23,7 +23,7 @@ func TestCompareExitCodes(t *testing.T) {
 	good := write("good.trec", "q1 Q0 d1 1 2.0 t\nq2 Q0 d9 1 2.0 t\n")
 	worse := write("worse.trec", "q1 Q0 d7 1 2.0 t\nq2 Q0 d9 1 2.0 t\n")
 	bad := write("bad.trec", "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2\n")
-	badRel := write("badrel.trec", "q1 0 d1 3\nq1 0 d2 4\n")
+	badRel := write("badrel.trec", "q1 0 d1 3\nq1 0 d2 300\n")
 	other := write("other.trec", "x1 Q0 d1 1 2.0 t\n")
 	tests := []struct {
 		name string
@@ -33,7 +33,7 @@ func TestCompareExitCodes(t *testing.T) {
 	}{
 		{"results never fail", []string{"--qrels", qrels, "--run", "a=" + good, "--run", "b=" + worse}, ExitOK, ""},
 		{"malformed run line", []string{"--qrels", qrels, "--run", "a=" + bad}, ExitInput, "bad.trec:2: malformed run line"},
-		{"relevance outside the scale", []string{"--qrels", badRel, "--run", "a=" + good}, ExitInput, "badrel.trec:2: relevance 4 is outside the scale 0-3"},
+		{"relevance outside the scale", []string{"--qrels", badRel, "--run", "a=" + good}, ExitInput, "badrel.trec:2: relevance 300 is outside the accepted range -128..127"},
 		{"no query in common", []string{"--qrels", qrels, "--run", "a=" + other}, ExitInput, "has no query in common"},
 		{"duplicate --run names", []string{"--qrels", qrels, "--run", "a=" + good, "--run", "a=" + worse}, ExitInput, `duplicate strategy name "a"`},
 		{"--k out of range", []string{"--qrels", qrels, "--run", "a=" + good, "--k", "0"}, ExitInput, "--k must be between"},

@@ -148,9 +148,9 @@ func (c *ImportCommand) run(ctx context.Context, env *Env, o *importOptions) err
 	}
 	fmt.Fprintf(env.Stderr, "import: read %s as %s (%s: %s)\n", name, used.Name, how, used.Description)
 	fmt.Fprintf(env.Stderr, "import: wrote %d %s to %s\n", st.Records, kindNoun(used.Kind), *out)
-	if st.ClampedNegative > 0 || st.ClampedHigh > 0 {
-		fmt.Fprintf(env.Stderr, "import: relevance outside 0-%d clamped: %d negative set to 0, %d above %d set to %d\n",
-			importer.MaxRelevance, st.ClampedNegative, st.ClampedHigh, importer.MaxRelevance, importer.MaxRelevance)
+	if st.ClampedLow > 0 || st.ClampedHigh > 0 {
+		fmt.Fprintf(env.Stderr, "import: relevance outside %d..%d clamped: %d below set to %d, %d above set to %d\n",
+			importer.MinRelevance, importer.MaxRelevance, st.ClampedLow, importer.MinRelevance, st.ClampedHigh, importer.MaxRelevance)
 	}
 	return nil
 }

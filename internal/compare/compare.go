@@ -77,9 +77,10 @@ type Strategy struct {
 	Means  metrics.Graded // each over its measure's queries (Result.MeasureN)
 	CI     [metrics.NumGraded]metrics.Interval
 	// Retrieved counts the documents in the top k of the evaluated queries;
-	// ByLevel[l] those of relevance l (unjudged included in level 0); Unjudged the unjudged ones.
+	// ByLevel[l] those of relevance l, 0..Result.MaxLevel (unjudged and negative
+	// judgments included in level 0); Unjudged the unjudged ones.
 	Retrieved int
-	ByLevel   [trecfile.MaxRelevance + 1]int
+	ByLevel   []int
 	Unjudged  int
 	// ByPosition[r] is the mean relevance at rank r+1 over the evaluated queries
 	// (a missing result counts 0).
@@ -89,18 +90,18 @@ type Strategy struct {
 	Worst      []string // lowest primary measure first, ties by query id
 }
 
-// Distribution returns the fractions of the top-k documents at relevance 3, 2, 1, 0
-// (0 includes unjudged) and the unjudged fraction, in that order.
-func (s *Strategy) Distribution() [5]float64 {
-	var d [5]float64
+// Distribution returns the fractions of the top-k documents at each relevance
+// level l (levels[l], 0..len(ByLevel)-1; 0 includes the unjudged and negative
+// ones) and the unjudged fraction; all 0 when nothing was retrieved.
+func (s *Strategy) Distribution() (levels []float64, unjudged float64) {
+	levels = make([]float64, len(s.ByLevel))
 	if s.Retrieved == 0 {
-		return d
+		return levels, 0
 	}
-	for l := 0; l <= trecfile.MaxRelevance; l++ {
-		d[trecfile.MaxRelevance-l] = float64(s.ByLevel[l]) / float64(s.Retrieved)
+	for l, c := range s.ByLevel {
+		levels[l] = float64(c) / float64(s.Retrieved)
 	}
-	d[4] = float64(s.Unjudged) / float64(s.Retrieved)
-	return d
+	return levels, float64(s.Unjudged) / float64(s.Retrieved)
 }
 
 // Paired is the comparison of one strategy with another on one metric.
@@ -166,8 +167,9 @@ type Result struct {
 	MeasureN [metrics.NumGraded]int
 	// InBinary[i] says evaluated query i has a document at the relevant level.
 	InBinary []bool
-	// MaxLevel is the highest relevance level in the qrels (the scale found is 0..MaxLevel).
-	MaxLevel int
+	// MinLevel..MaxLevel is the relevance scale found in the qrels (the lowest and
+	// highest relevance judged; MaxLevel is at least 0).
+	MinLevel, MaxLevel int
 	// LevelFallback: binary qrels under the default level: RelevantLevel was set to 1.
 	LevelFallback bool
 	primary       int // index of Primary in metrics.QueryMeasures
@@ -259,14 +261,12 @@ func Run(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 	res := &Result{Options: opt, Judged: q.NumQueries(), primary: pi}
 	// Evaluated queries: judged with at least one document of positive gain, by id.
 	var eval []int
+	res.MinLevel, _ = q.Scale()
+	res.MaxLevel = q.MaxLevel()
+	var lv []int
 	for i := range q.NumQueries() {
-		lv := q.Levels(i)
-		for l := len(lv) - 1; l > res.MaxLevel; l-- {
-			if lv[l] > 0 {
-				res.MaxLevel = l
-			}
-		}
-		if metrics.NumRelevant(lv[:], 1) > 0 {
+		lv = q.AppendLevels(lv[:0], i)
+		if metrics.NumRelevant(lv, 1) > 0 {
 			eval = append(eval, i)
 		}
 	}
@@ -289,8 +289,8 @@ func Run(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 	nbin := 0
 	for i, qi := range eval {
 		res.QueryIDs[i] = q.QueryID(qi)
-		lv := q.Levels(qi)
-		if res.InBinary[i] = metrics.NumRelevant(lv[:], opt.RelevantLevel) > 0; res.InBinary[i] {
+		lv = q.AppendLevels(lv[:0], qi)
+		if res.InBinary[i] = metrics.NumRelevant(lv, opt.RelevantLevel) > 0; res.InBinary[i] {
 			nbin++
 		}
 	}
@@ -358,7 +358,7 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 	// integer counters are summed afterwards, so the result does not depend on scheduling.
 	type counts struct {
 		missing, unjudged, retrieved int
-		byLevel                      [trecfile.MaxRelevance + 1]int
+		byLevel                      []int
 		posSum                       []int
 	}
 	const parts = 8
@@ -370,7 +370,9 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 			defer wg.Done()
 			c := &part[p]
 			c.posSum = make([]int, k)
+			c.byLevel = make([]int, q.MaxLevel()+1)
 			rels := make([]int, 0, k)
+			var lv []int
 			for i := p * len(eval) / parts; i < (p+1)*len(eval)/parts; i++ {
 				qi := eval[i]
 				rels = rels[:0]
@@ -385,14 +387,14 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 						if !judged {
 							c.unjudged++
 						}
-						c.byLevel[rel]++
-						c.posSum[len(rels)] += rel
+						c.byLevel[max(rel, 0)]++
+						c.posSum[len(rels)] += max(rel, 0)
 						rels = append(rels, rel)
 					}
 				}
 				c.retrieved += len(rels)
-				lv := q.Levels(qi)
-				g := metrics.GradedAtK(&metrics.QueryInput{Rels: rels, Levels: lv[:], K: k, Gain: opt.Gain, RelevantLevel: opt.RelevantLevel})
+				lv = q.AppendLevels(lv[:0], qi)
+				g := metrics.GradedAtK(&metrics.QueryInput{Rels: rels, Levels: lv, K: k, Gain: opt.Gain, RelevantLevel: opt.RelevantLevel})
 				if !inBinary[i] {
 					for m := range M {
 						if binaryMeasure(m) {
@@ -401,13 +403,14 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 					}
 				}
 				copy(s.Values[i*M:], g[:])
-				failed[i] = len(rels) == 0 || rels[0] == 0
+				failed[i] = len(rels) == 0 || rels[0] <= 0
 				order[i] = dq{g[primary], i}
 			}
 		}()
 	}
 	wg.Wait()
 	posSum := make([]int, k)
+	s.ByLevel = make([]int, q.MaxLevel()+1)
 	for _, c := range part {
 		s.Missing += c.missing
 		s.Unjudged += c.unjudged

@@ -67,7 +67,9 @@ func TestCompareCounts(t *testing.T) {
 	// Top-k documents of the evaluated queries: a2 (1), zz (unjudged), a1 (3), b1 (2), c1 (1).
 	assert.Equal(t, 5, s.Retrieved)
 	assert.Equal(t, 1, s.Unjudged)
-	assert.Equal(t, [5]float64{0.2, 0.2, 0.4, 0.2, 0.2}, s.Distribution())
+	levels, unjudged := s.Distribution()
+	assert.Equal(t, []float64{0.2, 0.4, 0.2, 0.2}, levels) // rel 0 (with the unjudged), 1, 2, 3
+	assert.Equal(t, 0.2, unjudged)
 	assert.Equal(t, []float64{4.0 / 4, 0, 3.0 / 4}, s.ByPosition)
 	assert.Equal(t, []string{"qd"}, s.Failed)                 // qa's top-1 has relevance 1, not 0
 	assert.Equal(t, []string{"qa", "qb", "qc", "qd"}, s.Best) // dcg 1 + 7/log2(4) = 4.5, 3, 1, 0
@@ -312,5 +314,58 @@ func TestCompareDisagreementHasReason(t *testing.T) {
 	for _, p := range res.Paired {
 		excludes := p.CI.Lo > 0 || p.CI.Hi < 0
 		assert.True(t, excludes == p.Significant || p.Note != "", "%s: a disagreement without a reason", p.Metric)
+	}
+}
+
+// TestCompareWideScale checks relevance outside 0..3, from TREC and JSONL
+// qrels, against hand-computed values: a negative judgment has gain 0, is not
+// relevant and is not in the ideal ranking (trec_eval); a level 4 has gain
+// 2^4 − 1 = 15 (exp) or 4 (linear).
+func TestCompareWideScale(t *testing.T) {
+	trec := "q1 0 d1 4\nq1 0 d2 -1\nq1 0 d3 1\nq1 0 d4 0\nq2 0 d5 -1\nq2 0 d6 2\n"
+	var jsonl strings.Builder
+	for _, l := range strings.Split(strings.TrimSpace(trec), "\n") {
+		f := strings.Fields(l)
+		fmt.Fprintf(&jsonl, `{"query_id":%q,"doc_id":%q,"relevance":%s}`+"\n", f[0], f[2], f[3])
+	}
+	x := run("x.run",
+		trecfile.RunQuery{ID: "q1", Docs: []string{"d2", "d1", "d3"}},
+		trecfile.RunQuery{ID: "q2", Docs: []string{"d5", "zz", "d6"}},
+	)
+	l3 := math.Log2(3)
+	for name, content := range map[string]string{"trec": trec, "jsonl": jsonl.String()} {
+		for _, tc := range []struct {
+			gain      metrics.Gain
+			dcg, ndcg [2]float64 // q1, q2
+		}{
+			// q1 ranks -1, 4, 1 (ideal 4, 1); q2 ranks -1, unjudged, 2 (ideal 2).
+			{metrics.GainExp, [2]float64{15/l3 + 1.0/2, 3.0 / 2}, [2]float64{(15/l3 + 1.0/2) / (15 + 1/l3), 0.5}},
+			{metrics.GainLinear, [2]float64{4/l3 + 1.0/2, 2.0 / 2}, [2]float64{(4/l3 + 1.0/2) / (4 + 1/l3), 0.5}},
+		} {
+			t.Run(name+"/"+tc.gain.String(), func(t *testing.T) {
+				o := opts()
+				o.Gain = tc.gain
+				res, err := compare.Run(qrels(t, content), []compare.Input{{Name: "x", Run: x}}, o)
+				require.NoError(t, err)
+				assert.Equal(t, [2]int{-1, 4}, [2]int{res.MinLevel, res.MaxLevel})
+				assert.Equal(t, []string{"q1", "q2"}, res.QueryIDs)
+				s := res.Strategies[0]
+				at := func(i int, key string) float64 { return s.Values[i*metrics.NumGraded+metrics.QueryIndex(key)] }
+				for i := range 2 {
+					assert.InDelta(t, tc.dcg[i], at(i, "dcg_at_k"), 1e-12, "dcg q%d", i+1)
+					assert.InDelta(t, tc.ndcg[i], at(i, "ndcg_at_k"), 1e-12, "ndcg q%d", i+1)
+					assert.InDelta(t, 1.0/3, at(i, "precision_at_k"), 1e-15) // one document ≥ 2 in the top 3
+				}
+				assert.InDelta(t, 1.0/2, at(0, "mrr_at_k"), 1e-15)
+				assert.InDelta(t, 1.0/3, at(1, "mrr_at_k"), 1e-15)
+				assert.InDelta(t, 5.0/3, at(0, "mean_relevance_at_k"), 1e-15) // (0 + 4 + 1) / 3: -1 counts 0
+				assert.InDelta(t, 2.0/3, at(1, "mean_relevance_at_k"), 1e-15)
+				// Top-3 documents by level 0..4 (the negative ones at 0), the unjudged one.
+				assert.Equal(t, []int{3, 1, 1, 0, 1}, s.ByLevel)
+				assert.Equal(t, 1, s.Unjudged)
+				assert.Equal(t, []float64{0, 2, 1.5}, s.ByPosition)
+				assert.Equal(t, []string{"q1", "q2"}, s.Failed) // a negative top-1 fails
+			})
+		}
 	}
 }

@@ -3,6 +3,7 @@ package compare
 import (
 	"bufio"
 	"context"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -123,5 +124,74 @@ func TestOracleReadersAgree(t *testing.T) {
 	runs := oracleRuns(t)
 	for name, run := range runs {
 		assert.Equal(t, runs["sequential"].Queries, run.Queries, name)
+	}
+}
+
+// TestOracleTrecEvalWideScale checks per-query values against NIST trec_eval
+// 10.0 to 1e-9 on qrels with relevance −2..6 (negative and above 3), relevant
+// level 2, both gains.
+func TestOracleTrecEvalWideScale(t *testing.T) {
+	q, err := trecfile.ReadQrels(context.Background(), "testdata/oracle-wide/wide300.qrels")
+	require.NoError(t, err)
+	lo, hi := q.Scale()
+	require.Equal(t, [2]int{-2, 6}, [2]int{lo, hi})
+	run, err := trecfile.ReadRun(context.Background(), "testdata/oracle/dev300.run", 10, trecfile.RunOptions{})
+	require.NoError(t, err)
+	m10 := readTrecEval(t, "testdata/oracle-wide/trec_eval_wide300_M10_l2.txt")
+	exp := readTrecEval(t, "testdata/oracle-wide/trec_eval_wide300_ndcg10_exp.txt")
+	measures := map[string]int{
+		"P_10": metrics.QueryIndex("precision_at_k"), "recall_10": metrics.QueryIndex("recall_at_k"), "ndcg_cut_10": metrics.QueryIndex("ndcg_at_k"),
+		"recip_rank": metrics.QueryIndex("mrr_at_k"), "map_cut_10": metrics.QueryIndex("map_at_k"), "success_10": metrics.QueryIndex("hit_at_k"),
+	}
+	for _, tc := range []struct {
+		gain   metrics.Gain
+		oracle map[string]map[string]float64
+		only   string
+	}{
+		{metrics.GainLinear, m10, ""},
+		{metrics.GainExp, exp, "ndcg_cut_10"},
+	} {
+		t.Run(tc.gain.String(), func(t *testing.T) {
+			res, err := Run(q, []Input{{Name: "synth", Run: run}}, Options{
+				K: 10, Gain: tc.gain, RelevantLevel: 2, RelevantLevelSet: true, Resamples: 100, Seed: 1,
+			})
+			require.NoError(t, err)
+			assert.Equal(t, [2]int{-2, 6}, [2]int{res.MinLevel, res.MaxLevel})
+			s := res.Strategies[0]
+			evaluated := map[string]int{}
+			for i, id := range res.QueryIDs {
+				evaluated[id] = i
+			}
+			compared := 0
+			for measure, mi := range measures {
+				if tc.only != "" && measure != tc.only {
+					continue
+				}
+				perQuery := tc.oracle[measure]
+				require.Len(t, perQuery, 301, measure) // 300 queries + "all"
+				sum := 0.0
+				for qid, want := range perQuery {
+					if qid == "all" {
+						continue
+					}
+					i, ok := evaluated[qid]
+					got := math.NaN()
+					if ok {
+						got = s.Values[i*metrics.NumGraded+mi]
+					}
+					if math.IsNaN(got) {
+						// Not counted by the measure (no document of positive gain, or
+						// none at level 2 for a binary one): trec_eval scores 0.
+						assert.Zero(t, want, "%s %s", measure, qid)
+						continue
+					}
+					assert.InDelta(t, want, got, 1e-9, "%s %s", measure, qid)
+					sum += got
+					compared++
+				}
+				assert.InDelta(t, perQuery["all"], sum/300, 1e-9, measure)
+			}
+			assert.Greater(t, compared, 100)
+		})
 	}
 }

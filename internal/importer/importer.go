@@ -16,6 +16,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 )
 
 // Kind is what a format converts to.
@@ -54,13 +56,18 @@ type Options struct {
 // Stats says what a conversion did.
 type Stats struct {
 	Records int // cases, judgments or run lines written
-	// Judgments whose relevance was outside the scale 0-MaxRelevance and was
-	// clamped to it.
-	ClampedNegative, ClampedHigh int
+	// Judgments whose relevance was outside the range MinRelevance..MaxRelevance
+	// and was clamped to it (below, above).
+	ClampedLow, ClampedHigh int
 }
 
-// MaxRelevance is the top of the graded scale compare reads (0-3).
-const MaxRelevance = 3
+// MinRelevance..MaxRelevance is the range of relevance compare reads (any
+// integer of it, negative = not relevant, above 3 with its own gain): imported
+// judgments keep their relevance when it is in the range.
+const (
+	MinRelevance = trecfile.MinRelevance
+	MaxRelevance = trecfile.MaxRelevance
+)
 
 // Format is one registered input format.
 type Format struct {

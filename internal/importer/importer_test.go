@@ -55,16 +55,16 @@ func checkOutput(t *testing.T, kind Kind, out []byte) {
 // the project's own parsers.
 func TestFixtures(t *testing.T) {
 	for _, tt := range []struct {
-		file, format   string
-		kind           Kind
-		records        int
-		negative, high int
+		file, format string
+		kind         Kind
+		records      int
+		low, high    int
 	}{
 		{"beir-qrels.tsv", "beir-qrels", KindQrels, 3, 0, 0},
 		{"msmarco-run.tsv", "msmarco-run", KindRun, 5, 0, 0},
 		{"msmarco-qrels.tsv", "msmarco-qrels", KindQrels, 2, 0, 0},
-		{"trec-qrels-graded.txt", "trec-qrels", KindQrels, 6, 2, 1},
-		{"irds-qrels.jsonl", "irds-qrels", KindQrels, 3, 1, 1},
+		{"trec-qrels-graded.txt", "trec-qrels", KindQrels, 8, 1, 1},
+		{"irds-qrels.jsonl", "irds-qrels", KindQrels, 3, 0, 0},
 		{"irds-scoreddocs.jsonl", "irds-scoreddocs", KindRun, 3, 0, 0},
 		{"irds-docs.jsonl", "irds-docs", KindKB, 2, 0, 0},
 		{"ragas.jsonl", "ragas", KindCases, 2, 0, 0},
@@ -81,7 +81,7 @@ func TestFixtures(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tt.format, f.Name, "detected format")
 			assert.Equal(t, tt.kind, f.Kind)
-			assert.Equal(t, Stats{Records: tt.records, ClampedNegative: tt.negative, ClampedHigh: tt.high}, st)
+			assert.Equal(t, Stats{Records: tt.records, ClampedLow: tt.low, ClampedHigh: tt.high}, st)
 			checkOutput(t, f.Kind, out.Bytes())
 
 			// The explicit format gives the same output.

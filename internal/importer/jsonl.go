@@ -17,7 +17,7 @@ import (
 
 func init() {
 	register(&Format{Name: "irds-qrels", Kind: KindQrels,
-		Description: "ir_datasets qrels JSONL: {\"query_id\", \"doc_id\", \"relevance\", \"iteration\"} (relevance clamped to 0-3)",
+		Description: "ir_datasets qrels JSONL: {\"query_id\", \"doc_id\", \"relevance\", \"iteration\"} (relevance clamped to -128..127)",
 		convert:     convertIRDSQrels})
 	register(&Format{Name: "irds-scoreddocs", Kind: KindRun,
 		Description: "ir_datasets scoreddocs JSONL: {\"query_id\", \"doc_id\", \"score\"}, a run",

@@ -52,12 +52,13 @@ func fields(line []byte, dst [][]byte) [][]byte {
 
 func blank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
 
-// clampRel brings a relevance onto the scale 0-MaxRelevance, counting changes.
+// clampRel brings a relevance into the range MinRelevance..MaxRelevance that
+// compare reads, counting changes; a relevance in the range passes unchanged.
 func clampRel(rel int, st *Stats) int {
 	switch {
-	case rel < 0:
-		st.ClampedNegative++
-		return 0
+	case rel < MinRelevance:
+		st.ClampedLow++
+		return MinRelevance
 	case rel > MaxRelevance:
 		st.ClampedHigh++
 		return MaxRelevance

@@ -14,7 +14,6 @@ import (
 	"sync"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
-	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 )
 
 // CacheKey addresses one judgment: the prompt's hash, the model, the query text,
@@ -134,7 +133,7 @@ func (c *Cache) load(r io.Reader) (good int64, tail []byte, err error) {
 }
 
 func validEntry(e Entry) bool {
-	return e.Key != "" && e.Grade >= 0 && e.Grade <= trecfile.MaxRelevance
+	return e.Key != "" && e.Grade >= 0 && e.Grade <= MaxGrade
 }
 
 // Loaded is the number of entries read from the file.

@@ -8,9 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 )
+
+// MaxGrade is the top of the judge's rubric 0..MaxGrade (the UMBRELA scale); the
+// qrels a judge writes use only these levels, though compare reads a wider range.
+const MaxGrade = 3
 
 // Causes of an unjudged answer.
 const (
@@ -59,7 +61,7 @@ func ParseAnswer(content string) (grade int, reason string, err error) {
 	if perr != nil {
 		return 0, "", &AnswerError{CauseUnparseable, fmt.Sprintf("final score %q is not an integer", m[1])}
 	}
-	if g < 0 || g > trecfile.MaxRelevance {
+	if g < 0 || g > MaxGrade {
 		return 0, "", &AnswerError{CauseOutOfRange, fmt.Sprintf("final score %d is outside 0-3", g)}
 	}
 	return g, shorten(strings.Join(lines[:max(i, 0)], " ")), nil
@@ -81,7 +83,7 @@ func parseJSONAnswer(c string) (int, string, error) {
 	if err != nil {
 		return 0, "", &AnswerError{CauseUnparseable, fmt.Sprintf("\"score\" %s is not an integer", quoteSnippet(string(raw)))}
 	}
-	if g < 0 || g > trecfile.MaxRelevance {
+	if g < 0 || g > MaxGrade {
 		return 0, "", &AnswerError{CauseOutOfRange, fmt.Sprintf("\"score\" %d is outside 0-3", g)}
 	}
 	var reason string

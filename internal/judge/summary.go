@@ -3,7 +3,6 @@ package judge
 import (
 	"math"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
@@ -44,7 +43,7 @@ type Summary struct {
 	Judgments               int
 	UnjudgedByCause         map[string]int
 	UnjudgedList            []Unjudged
-	Distribution            [trecfile.MaxRelevance + 1]int // pairs per label
+	Distribution            [MaxGrade + 1]int // pairs per label
 	SelfAgreement           []Agreement
 	EstimatedCost           *float64
 	Flickering              int // pairs whose valid grades are not all equal
@@ -81,7 +80,7 @@ func Summarize(res *Result, price *Price) *Summary {
 			s.Flickering++
 		}
 	}
-	w := metrics.KappaWeights(trecfile.MaxRelevance+1, metrics.KappaQuadratic)
+	w := metrics.KappaWeights(MaxGrade+1, metrics.KappaQuadratic)
 	for a := 0; a < res.Repeat; a++ {
 		for b := a + 1; b < res.Repeat; b++ {
 			var x, y []int
@@ -96,12 +95,12 @@ func Summarize(res *Result, price *Price) *Summary {
 				}
 			}
 			ag.N = len(x)
-			m := metrics.ConfusionMatrix(x, y, trecfile.MaxRelevance+1)
+			m := metrics.ConfusionMatrix(x, y, MaxGrade+1)
 			ag.Agreement = finite(metrics.Agreement(m))
 			ag.Kappa = finite(metrics.CohenKappa(m))
 			ag.WeightedKappa = finite(metrics.WeightedKappa(m, w))
 			if ag.WeightedKappa != nil {
-				ci := metrics.WeightedKappaCI95(x, y, trecfile.MaxRelevance+1, w, AgreementResamples, metrics.DefaultSeed)
+				ci := metrics.WeightedKappaCI95(x, y, MaxGrade+1, w, AgreementResamples, metrics.DefaultSeed)
 				if !math.IsNaN(ci[0]) && !math.IsNaN(ci[1]) {
 					ag.CI95 = &ci
 				}

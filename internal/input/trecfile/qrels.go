@@ -24,17 +24,28 @@ import (
 // reader hold a line of any size.
 const MaxLineBytes = 1 << 20
 
-// MaxRelevance is the top of the graded relevance scale 0..MaxRelevance.
-const MaxRelevance = 3
+// MinRelevance..MaxRelevance is the range of relevance a qrels file may use (a
+// judgment is stored in an int8). As in trec_eval, a negative relevance is a
+// judged, not relevant document of gain 0 that no level count includes; a level
+// above 3 keeps its value (its exp gain 2^rel − 1 is finite for every level of the
+// range, and exact in float64 up to 53).
+const (
+	MinRelevance = math.MinInt8
+	MaxRelevance = math.MaxInt8
+)
 
 // Qrels holds graded relevance judgments: for each judged query, the relevance
-// (0..MaxRelevance) of each judged document.
+// (MinRelevance..MaxRelevance) of each judged document.
 type Qrels struct {
 	File string
 	ids  []string // query ids in first-appearance order
 	idx  map[string]int32
-	last int32                     // query of the previous line, -1 none
-	lvl  [][MaxRelevance + 1]int32 // per query: number of judged documents at each level
+	last int32 // query of the previous line, -1 none
+	// lvl[i*stride+l] is the number of judged documents of query i at level l
+	// (0 <= l <= maxRel); stride is max(maxRel, 0) + 1.
+	lvl            []int32
+	stride         int
+	minRel, maxRel int
 
 	// judgments, indexed by j
 	arena []byte   // docids concatenated
@@ -62,14 +73,24 @@ func (q *Qrels) QueryIndex(id string) (int, bool) {
 	return int(i), ok
 }
 
-// Levels returns how many documents of query i are judged at each relevance level.
-func (q *Qrels) Levels(i int) [MaxRelevance + 1]int {
-	var out [MaxRelevance + 1]int
-	for l, c := range q.lvl[i] {
-		out[l] = int(c)
+// Levels returns how many documents of query i are judged at each relevance
+// level 0..MaxLevel (negative judgments are in no level).
+func (q *Qrels) Levels(i int) []int { return q.AppendLevels(nil, i) }
+
+// AppendLevels appends Levels(i) to dst, for callers that reuse a buffer.
+func (q *Qrels) AppendLevels(dst []int, i int) []int {
+	for _, c := range q.lvl[i*q.stride : (i+1)*q.stride] {
+		dst = append(dst, int(c))
 	}
-	return out
+	return dst
 }
+
+// Scale is the lowest and highest relevance of any judgment in the file.
+func (q *Qrels) Scale() (lo, hi int) { return q.minRel, q.maxRel }
+
+// MaxLevel is the highest relevance of any judgment (0 when every one is negative):
+// Levels has MaxLevel+1 entries.
+func (q *Qrels) MaxLevel() int { return q.stride - 1 }
 
 // Relevance returns the judged relevance of doc for query i; ok is false when the
 // document is unjudged.
@@ -100,7 +121,7 @@ func (q *Qrels) doc(j int32) []byte {
 	return q.arena[s:q.jEnd[j]]
 }
 
-// add records a judgment (rel in 0..MaxRelevance). It returns false, recording
+// add records a judgment (rel in MinRelevance..MaxRelevance). It returns false, recording
 // nothing, when the judgment does not fit: judgments and queries are int32
 // indices and the docids end at uint32 offsets of one arena, so at most
 // math.MaxInt32 judgments and 4 GiB of docids.
@@ -108,7 +129,7 @@ func (q *Qrels) add(qid, doc []byte, rel int) bool {
 	// nq <= nj (each query has a judgment); both are tested so each conversion
 	// below has its bound in sight.
 	nj, nq, end := len(q.jQ), len(q.ids), len(q.arena)+len(doc)
-	if nj >= math.MaxInt32 || nq >= math.MaxInt32 || end > math.MaxUint32 || rel < 0 || rel > MaxRelevance {
+	if nj >= math.MaxInt32 || nq >= math.MaxInt32 || end > math.MaxUint32 || rel < MinRelevance || rel > MaxRelevance {
 		return false
 	}
 	qi := q.last
@@ -120,7 +141,6 @@ func (q *Qrels) add(qid, doc []byte, rel int) bool {
 			s := string(qid)
 			q.ids = append(q.ids, s)
 			q.idx[s] = qi
-			q.lvl = append(q.lvl, [MaxRelevance + 1]int32{})
 		}
 		q.last = qi
 	}
@@ -128,8 +148,22 @@ func (q *Qrels) add(qid, doc []byte, rel int) bool {
 	q.jEnd = append(q.jEnd, uint32(end))
 	q.jQ = append(q.jQ, qi)
 	q.jRel = append(q.jRel, int8(rel))
-	q.lvl[qi][rel]++
+	if len(q.jRel) == 1 {
+		q.minRel, q.maxRel = rel, rel
+	}
+	q.minRel, q.maxRel = min(q.minRel, rel), max(q.maxRel, rel)
 	return true
+}
+
+// countLevels fills lvl from the judgments once the scale is known.
+func (q *Qrels) countLevels() {
+	q.stride = max(q.maxRel, 0) + 1
+	q.lvl = make([]int32, len(q.ids)*q.stride)
+	for j, rel := range q.jRel {
+		if rel >= 0 {
+			q.lvl[int(q.jQ[j])*q.stride+int(rel)]++
+		}
+	}
 }
 
 // index groups the judgments by query (a counting sort) and orders each query's
@@ -261,8 +295,8 @@ func ParseQrels(ctx context.Context, r io.Reader, file string) (*Qrels, error) {
 				return nil, jerr
 			}
 		}
-		if rel < 0 || rel > MaxRelevance {
-			return nil, input.Errorf(file, line, "relevance %d is outside the scale 0-%d", rel, MaxRelevance)
+		if rel < MinRelevance || rel > MaxRelevance {
+			return nil, input.Errorf(file, line, "relevance %d is outside the accepted range %d..%d", rel, MinRelevance, MaxRelevance)
 		}
 		if line > math.MaxInt32 || !q.add(qid, doc, rel) {
 			return nil, input.Errorf(file, line, "more than one qrels file may hold (at most %d judgments and lines, 4 GiB of document ids)", math.MaxInt32)
@@ -278,6 +312,7 @@ func ParseQrels(ctx context.Context, r io.Reader, file string) (*Qrels, error) {
 	if j1, j2 := q.index(); j2 >= 0 {
 		return nil, input.Errorf(file, int(jline[j2]), "duplicate judgment of document %q for query %q (first on line %d)", q.doc(j2), q.ids[q.jQ[j2]], jline[j1])
 	}
+	q.countLevels()
 	return q, nil
 }
 
@@ -325,7 +360,7 @@ func parseQrelJSON(p *jsonpos.Parser, b []byte, file string, line int) (qid, doc
 		if r.Kind == jsonpos.Number {
 			got = string(r.Raw(b)[:min(r.End-r.Off, 64)])
 		}
-		return input.Errorf(file, line, "\"relevance\" must be an integer 0-%d, got %s", MaxRelevance, got)
+		return input.Errorf(file, line, "\"relevance\" must be an integer %d..%d, got %s", MinRelevance, MaxRelevance, got)
 	}
 	if r.Kind != jsonpos.Number {
 		return nil, nil, 0, bad()
@@ -334,8 +369,8 @@ func parseQrelJSON(p *jsonpos.Parser, b []byte, file string, line int) (qid, doc
 	if !ok || f != math.Trunc(f) {
 		return nil, nil, 0, bad()
 	}
-	if f < 0 || f > MaxRelevance {
-		return nil, nil, 0, input.Errorf(file, line, "relevance %s is outside the scale 0-%d", r.Raw(b), MaxRelevance)
+	if f < MinRelevance || f > MaxRelevance {
+		return nil, nil, 0, input.Errorf(file, line, "relevance %s is outside the accepted range %d..%d", r.Raw(b), MinRelevance, MaxRelevance)
 	}
 	return qid, doc, int(f), nil
 }

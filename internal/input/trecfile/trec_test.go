@@ -41,7 +41,7 @@ func TestReadQrelsFormats(t *testing.T) {
 			assert.Len(t, q.jRel, 4)
 			i, ok := q.QueryIndex("q1")
 			require.True(t, ok)
-			assert.Equal(t, [4]int{1, 0, 1, 1}, q.Levels(i))
+			assert.Equal(t, []int{1, 0, 1, 1}, q.Levels(i))
 			for doc, want := range map[string]int{"d1": 3, "d2": 0, "d3": 2} {
 				rel, ok := q.Relevance(i, doc)
 				assert.True(t, ok, doc)
@@ -59,8 +59,8 @@ func TestReadQrelsErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, content, want string
 	}{
-		{"relevance above scale", "q1 0 d1 1\nq1 0 d2 4\n", ":2: relevance 4 is outside the scale 0-3"},
-		{"negative relevance", "q1 0 d1 -1\n", ":1: relevance -1 is outside the scale 0-3"},
+		{"relevance above range", "q1 0 d1 1\nq1 0 d2 128\n", ":2: relevance 128 is outside the accepted range -128..127"},
+		{"relevance below range", "q1 0 d1 -129\n", ":1: relevance -129 is outside the accepted range -128..127"},
 		{"not an integer", "q1 0 d1 1\n\nq1 0 d2 x\n", `:3: relevance "x" is not an integer`},
 		{"too few fields", "q1 0 d1\n", `:1: malformed qrels line: want 4 fields "qid iter docid rel", got 3`},
 		{"too many fields", "q1 0 d1 1 extra\n", ":1: malformed qrels line: want 4 fields"},
@@ -68,8 +68,9 @@ func TestReadQrelsErrors(t *testing.T) {
 		{"empty", "\n\n", ": no judgments"},
 		{"json malformed", `{"query_id":"q1","doc_id":"d1","relevance":1}` + "\n{\n", ":2: malformed JSON"},
 		{"json missing relevance", `{"query_id":"q1","doc_id":"d1"}`, `:1: judgment has no "relevance"`},
-		{"json relevance fraction", `{"query_id":"q1","doc_id":"d1","relevance":1.5}`, `:1: "relevance" must be an integer 0-3, got 1.5`},
-		{"json relevance out of scale", `{"query_id":"q1","doc_id":"d1","relevance":7}`, `:1: relevance 7 is outside the scale 0-3`},
+		{"json relevance fraction", `{"query_id":"q1","doc_id":"d1","relevance":1.5}`, `:1: "relevance" must be an integer -128..127, got 1.5`},
+		{"json relevance above range", `{"query_id":"q1","doc_id":"d1","relevance":200}`, `:1: relevance 200 is outside the accepted range -128..127`},
+		{"json relevance below range", `{"query_id":"q1","doc_id":"d1","relevance":-1e3}`, `:1: relevance -1e3 is outside the accepted range -128..127`},
 		{"json not object", `{"query_id":"q1","doc_id":"d1","relevance":1}` + "\n[1]\n", ":2: a judgment must be a JSON object"},
 		{"json bad id", `{"query_id":true,"doc_id":"d1","relevance":1}`, `:1: "query_id" must be a string`},
 	} {
@@ -265,6 +266,7 @@ func FuzzReadQrels(f *testing.F) {
 	f.Add(`{"query_id":"q1","doc_id":"d1","relevance":2}` + "\n")
 	f.Add("q1 0 d1 1\nq1 0 d1 2\n")
 	f.Add(`{"query_id":1,"doc_id":2.5e3,"relevance":3.0}`)
+	f.Add("q1 0 d1 -1\nq1 0 d2 127\nq2 0 d1 -128\n")
 	f.Fuzz(func(t *testing.T, content string) {
 		q, err := ParseQrels(context.Background(), strings.NewReader(content), "qrels")
 		if err != nil {
@@ -275,6 +277,15 @@ func FuzzReadQrels(f *testing.F) {
 			return
 		}
 		total := 0
+		lo, hi := q.Scale()
+		require.Len(t, q.Levels(0), max(hi, 0)+1)
+		require.Equal(t, max(hi, 0), q.MaxLevel())
+		for _, r := range q.jRel {
+			require.True(t, int(r) >= lo && int(r) <= hi)
+			if r < 0 {
+				total++ // a negative judgment is in no level
+			}
+		}
 		for i := range q.NumQueries() {
 			lv := q.Levels(i)
 			for _, c := range lv {
@@ -309,4 +320,45 @@ func TestReadTRECRunLargeK(t *testing.T) {
 			assert.Equal(t, want[q.ID], q.Docs, "k=%d %s", k, q.ID)
 		}
 	}
+}
+
+// TestQrelsWideScale reads relevance outside 0..3 in both formats: a negative
+// judgment is judged but in no level count (trec_eval), a level above 3 keeps
+// its value, and the scale found is reported.
+func TestQrelsWideScale(t *testing.T) {
+	for name, content := range map[string]string{
+		"trec": "q1 0 d1 4\nq1 0 d2 -1\nq1 0 d3 1\nq2 0 d1 0\nq2 0 d9 127\nq3 0 d1 -128\n",
+		"jsonl": `{"query_id":"q1","doc_id":"d1","relevance":4}` + "\n" +
+			`{"query_id":"q1","doc_id":"d2","relevance":-1}` + "\n" +
+			`{"query_id":"q1","doc_id":"d3","relevance":1.0}` + "\n" +
+			`{"query_id":"q2","doc_id":"d1","relevance":0}` + "\n" +
+			`{"query_id":"q2","doc_id":"d9","relevance":127}` + "\n" +
+			`{"query_id":"q3","doc_id":"d1","relevance":-128}` + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			q, err := ParseQrels(context.Background(), strings.NewReader(content), "q")
+			require.NoError(t, err)
+			lo, hi := q.Scale()
+			assert.Equal(t, -128, lo)
+			assert.Equal(t, 127, hi)
+			assert.Equal(t, 127, q.MaxLevel())
+			want1 := make([]int, 128)
+			want1[1], want1[4] = 1, 1
+			assert.Equal(t, want1, q.Levels(0))
+			assert.Equal(t, make([]int, 128), q.Levels(2)) // only a negative judgment
+			for doc, want := range map[string]int{"d1": 4, "d2": -1, "d3": 1} {
+				rel, ok := q.Relevance(0, doc)
+				require.True(t, ok, doc)
+				assert.Equal(t, want, rel, doc)
+			}
+			rel, ok := q.Relevance(2, "d1")
+			require.True(t, ok)
+			assert.Equal(t, -128, rel)
+		})
+	}
+	q, err := ParseQrels(context.Background(), strings.NewReader("q1 0 d1 -2\n"), "q")
+	require.NoError(t, err)
+	lo, hi := q.Scale()
+	assert.Equal(t, [3]int{-2, -2, 0}, [3]int{lo, hi, q.MaxLevel()})
+	assert.Equal(t, []int{0}, q.Levels(0))
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -111,14 +112,59 @@ type Summary struct {
 	HalfWidth float64 `json:"-"` // half the width of CI95
 }
 
-// Distribution is the relevance of the top-k documents: fractions at each level
-// (0 includes unjudged) and the unjudged fraction.
+// Distribution is the relevance of the top-k documents: the fraction at each
+// level 0..max(3, highest level found) (Levels[l]; 0 includes the unjudged and
+// negative ones) and the unjudged fraction. In JSON it is one object, keys "0",
+// "1", … in level order, then "unjudged".
 type Distribution struct {
-	Rel0     format.Float `json:"0"`
-	Rel1     format.Float `json:"1"`
-	Rel2     format.Float `json:"2"`
-	Rel3     format.Float `json:"3"`
-	Unjudged format.Float `json:"unjudged"`
+	Levels   []format.Float
+	Unjudged format.Float
+}
+
+// MarshalJSON writes {"0": f0, "1": f1, …, "unjudged": u}.
+func (d Distribution) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for l, f := range d.Levels {
+		b = fmt.Appendf(b, "\"%d\":", l)
+		b = format.AppendFloat(b, f.V())
+		b = append(b, ',')
+	}
+	b = append(b, `"unjudged":`...)
+	b = format.AppendFloat(b, d.Unjudged.V())
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes: keys "0".."L" (every level up to
+// the highest present) and "unjudged".
+func (d *Distribution) UnmarshalJSON(b []byte) error {
+	var m map[string]format.Float
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	u, ok := m["unjudged"]
+	if !ok {
+		return fmt.Errorf("relevance distribution without \"unjudged\"")
+	}
+	d.Unjudged = u
+	d.Levels = make([]format.Float, len(m)-1)
+	for l := range d.Levels {
+		f, ok := m[strconv.Itoa(l)]
+		if !ok {
+			return fmt.Errorf("relevance distribution without level %d", l)
+		}
+		d.Levels[l] = f
+	}
+	return nil
+}
+
+// newDistribution builds the Distribution of fractions levels (index = level),
+// padded with zeros to the levels 0..3.
+func newDistribution(levels []float64, unjudged float64) Distribution {
+	d := Distribution{Levels: make([]format.Float, max(len(levels), 4)), Unjudged: format.Float(unjudged)}
+	for l, f := range levels {
+		d.Levels[l] = format.Float(f)
+	}
+	return d
 }
 
 // Paired is a strategy against the baseline on one measure: Δ mean, its 95% CI
@@ -205,7 +251,7 @@ func New(r *compare.Result) *Document {
 	pi := r.PrimaryIndex()
 	d := &Document{
 		Gain: r.Gain.String(), K: r.K, RelevantLevel: r.RelevantLevel, Schema: Schema,
-		Primary: metrics.GradedKeys[pi], RelevanceScale: [2]int{0, r.MaxLevel}, RelevantLevelFallback: r.LevelFallback,
+		Primary: metrics.GradedKeys[pi], RelevanceScale: [2]int{r.MinLevel, r.MaxLevel}, RelevantLevelFallback: r.LevelFallback,
 		Queries:     Queries{Judged: r.Judged, WithRelevant: r.N(), AtRelevantLevel: r.MeasureN[metrics.QueryIndex("hit_at_k")]},
 		Recommended: r.Recommended,
 		Strategies:  map[string]*Strategy{},
@@ -225,13 +271,12 @@ func New(r *compare.Result) *Document {
 				N: int64(r.MeasureN[m]), Unreliable: metrics.Unreliable(int64(r.MeasureN[m]))}
 			st.CI95Methods = addMethod(st.CI95Methods, iv.Method)
 		}
-		dist := s.Distribution()
+		levels, unjudged := s.Distribution()
 		d.Strategies[s.Name] = &Strategy{
 			Name: s.Name, N: s.N, MissingFromRun: s.Missing, Metrics: ms,
-			RelevanceDistribution: Distribution{Rel3: format.Float(dist[0]), Rel2: format.Float(dist[1]),
-				Rel1: format.Float(dist[2]), Rel0: format.Float(dist[3]), Unjudged: format.Float(dist[4])},
-			RelevanceByPosition: format.Floats(s.ByPosition),
-			FailedQueries:       strs(s.Failed), BestQueries: strs(s.Best), WorstQueries: strs(s.Worst),
+			RelevanceDistribution: newDistribution(levels, unjudged),
+			RelevanceByPosition:   format.Floats(s.ByPosition),
+			FailedQueries:         strs(s.Failed), BestQueries: strs(s.Best), WorstQueries: strs(s.Worst),
 			RunQueries: s.RunQueries, NotJudged: s.NotJudged,
 		}
 		d.Order = append(d.Order, s.Name)

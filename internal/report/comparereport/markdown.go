@@ -133,7 +133,9 @@ func (d *Document) Markdown(w io.Writer) error {
 	// intervals, sorted bars, fitted axes and a legend.
 	b.WriteString("\nCharts (DCG per strategy with its interval, relevance by rank): `compare --html FILE` draws the dashboard.\n\n")
 	strategies := d.strategies()
-	fmt.Fprintf(&b, "### Relevance of the top-%d documents\n\n| strategy | rel 3 | rel 2 | rel 1 | rel 0 | of which unjudged | failed queries |\n|---|---:|---:|---:|---:|---:|---:|\n", d.K)
+	heads := d.distHeads()
+	fmt.Fprintf(&b, "### Relevance of the top-%d documents\n\n| strategy | %s | of which unjudged | failed queries |\n|---|%s---:|---:|\n",
+		d.K, strings.Join(heads, " | "), strings.Repeat("---:|", len(heads)))
 	for _, s := range strategies {
 		fmt.Fprintf(&b, "| %s | %s | %d |\n", esc(s.Name), strings.Join(s.dist(), " | "), len(s.FailedQueries))
 	}

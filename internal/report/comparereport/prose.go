@@ -41,7 +41,7 @@ func (d *Document) primaryLine() string {
 
 // scaleLine states the relevance scale found and the level used.
 func (d *Document) scaleLine() string {
-	s := fmt.Sprintf("relevance scale found in the qrels: %d-%d", d.RelevanceScale[0], d.RelevanceScale[1])
+	s := fmt.Sprintf("relevance scale found in the qrels: %d..%d", d.RelevanceScale[0], d.RelevanceScale[1])
 	if d.RelevantLevelFallback {
 		s += "; binary qrels: relevant = rel >= 1 (instead of the default 2)"
 	}

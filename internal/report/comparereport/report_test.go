@@ -201,7 +201,7 @@ func TestCompareUnreliableMarked(t *testing.T) {
 	for _, out := range []string{txt.String(), md.String()} {
 		assert.Contains(t, out, "† n < 10: the interval is unreliable")
 		assert.Contains(t, out, "The recommendation rests on the primary measure dcg@2 alone (--primary)")
-		assert.Contains(t, out, "relevance scale found in the qrels: 0-3")
+		assert.Contains(t, out, "relevance scale found in the qrels: 1..3")
 	}
 }
 

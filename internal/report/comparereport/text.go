@@ -48,9 +48,33 @@ func yesNo(b bool) string {
 	return "no"
 }
 
+// dist is the strategy's relevance distribution as percentages, highest level
+// first, then the unjudged fraction.
 func (s *Strategy) dist() []string {
 	d := s.RelevanceDistribution
-	return []string{format.Pct(d.Rel3.V()), format.Pct(d.Rel2.V()), format.Pct(d.Rel1.V()), format.Pct(d.Rel0.V()), format.Pct(d.Unjudged.V())}
+	out := make([]string, 0, len(d.Levels)+1)
+	for l := len(d.Levels) - 1; l >= 0; l-- {
+		out = append(out, format.Pct(d.Levels[l].V()))
+	}
+	return append(out, format.Pct(d.Unjudged.V()))
+}
+
+// distLevels is the number of levels of the distribution columns (every strategy has the same).
+func (d *Document) distLevels() int {
+	for _, s := range d.Strategies {
+		return len(s.RelevanceDistribution.Levels)
+	}
+	return 4
+}
+
+// distHeads is the distribution columns' headings: "rel L" from the highest level down to 0.
+func (d *Document) distHeads() []string {
+	n := d.distLevels()
+	h := make([]string, 0, n)
+	for l := n - 1; l >= 0; l-- {
+		h = append(h, "rel "+strconv.Itoa(l))
+	}
+	return h
 }
 
 // Text writes the terminal report of `compare`.
@@ -103,7 +127,7 @@ func (d *Document) Text(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "\nrelevance of the top-%d documents (0 includes unjudged):\n", d.K)
 	t = &textTable{}
-	t.add("strategy", "rel 3", "rel 2", "rel 1", "rel 0", "unjudged", "failed queries")
+	t.add(append(append([]string{"strategy"}, d.distHeads()...), "unjudged", "failed queries")...)
 	for _, s := range d.strategies() {
 		t.add(append(append([]string{name(s.Name)}, s.dist()...), strconv.Itoa(len(s.FailedQueries)))...)
 	}
