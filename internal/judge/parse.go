@@ -10,7 +10,8 @@ import (
 	"unicode/utf8"
 )
 
-// MaxGrade is the top of the judge's rubric 0..MaxGrade (the UMBRELA scale); the
+// MaxGrade is the top of the judge's rubric 0..MaxGrade (the 4-point scale of the published
+// relevance-judging prompt this one follows); the
 // qrels a judge writes use only these levels, though compare reads a wider range.
 const MaxGrade = 3
 

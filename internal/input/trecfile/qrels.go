@@ -73,11 +73,8 @@ func (q *Qrels) QueryIndex(id string) (int, bool) {
 	return int(i), ok
 }
 
-// Levels returns how many documents of query i are judged at each relevance
-// level 0..MaxLevel (negative judgments are in no level).
-func (q *Qrels) Levels(i int) []int { return q.AppendLevels(nil, i) }
-
-// AppendLevels appends Levels(i) to dst, for callers that reuse a buffer.
+// AppendLevels appends to dst how many documents of query i are judged at each
+// relevance level 0..MaxLevel (negative judgments are in no level).
 func (q *Qrels) AppendLevels(dst []int, i int) []int {
 	for _, c := range q.lvl[i*q.stride : (i+1)*q.stride] {
 		dst = append(dst, int(c))

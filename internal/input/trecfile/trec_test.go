@@ -362,3 +362,6 @@ func TestQrelsWideScale(t *testing.T) {
 	assert.Equal(t, [3]int{-2, -2, 0}, [3]int{lo, hi, q.MaxLevel()})
 	assert.Equal(t, []int{0}, q.Levels(0))
 }
+
+// Levels (test helper) is AppendLevels into a new slice.
+func (q *Qrels) Levels(i int) []int { return q.AppendLevels(nil, i) }
