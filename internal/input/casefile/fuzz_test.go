@@ -87,6 +87,12 @@ func FuzzParseCase(f *testing.F) {
 		if c.Scores != nil {
 			enc["scores"] = c.Scores
 		}
+		if len(c.Relevant) > 0 {
+			enc["relevant_ids"] = c.Relevant
+		}
+		for _, k := range c.Unknown {
+			enc[k] = nil // unknown keys are counted, not kept: any value reads the same
+		}
 		b, err := json.Marshal(enc)
 		if err != nil {
 			t.Fatal(err)
