@@ -201,5 +201,9 @@ func TestEvaluateStopsOnCancel(t *testing.T) {
 	start := time.Now()
 	_, err = Evaluate(ctx, Input{Lock: big, Human: hs, Judge: js, Resamples: metrics.MaxResamples, Seed: metrics.DefaultSeed})
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Less(t, time.Since(start), 1200*time.Millisecond)
+	// Uncancelled, this takes minutes; the bound only proves the cancellation is
+	// honoured, with room for -race on a loaded CI machine (1.37 s seen there). The
+	// one-second rule of the command is TestSignals' (main_signal_test.go), on the
+	// built binary.
+	assert.Less(t, time.Since(start), 30*time.Second)
 }

@@ -144,7 +144,10 @@ func TestKappaCI95ContextStops(t *testing.T) {
 	start := time.Now()
 	_, err := KappaCI95Context(ctx, m, w, MaxResamples, DefaultSeed, MethodBCa)
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Less(t, time.Since(start), time.Second)
+	// Uncancelled these take minutes: the bound proves the cancellation is honoured,
+	// with room for -race on a loaded machine (the command's one-second rule is
+	// TestSignals', on the built binary).
+	assert.Less(t, time.Since(start), 10*time.Second)
 
 	// The jackknife alone (no resampling left to interrupt): 65,536 kappas of 65,536 cells.
 	ctx, cancel = context.WithCancel(context.Background())
@@ -152,7 +155,7 @@ func TestKappaCI95ContextStops(t *testing.T) {
 	start = time.Now()
 	_, _, err = kappaJackknife(ctx, m, w)
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Less(t, time.Since(start), time.Second)
+	assert.Less(t, time.Since(start), 10*time.Second)
 
 	iv, err := KappaCI95Context(context.Background(), kappaTable, KappaWeights(3, KappaQuadratic), 2000, DefaultSeed, MethodBCa)
 	require.NoError(t, err)

@@ -102,7 +102,9 @@ func TestReadLabelsStopsOnCancelWhileBusy(t *testing.T) {
 	start := time.Now()
 	_, err := ReadLabels(ctx, &endless{}, "labels.jsonl", HumanSide, nil)
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Less(t, time.Since(start), 1200*time.Millisecond)
+	// Uncancelled it never ends; the bound leaves room for -race on a loaded machine
+	// (the command's one-second rule is TestSignals', on the built binary).
+	assert.Less(t, time.Since(start), 10*time.Second)
 }
 
 // TestReadFilesStopOnCancelOnAFIFO: opening a FIFO nobody writes blocks; a FIFO
