@@ -5,22 +5,17 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/importer"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 )
 
 // errorLocation is the file and line an input error names: from the typed errors
-// of the readers (input.Error, importer.Error) wherever they are in the chain,
+// of the readers and converters (input.Error; importer.Error is the same type) wherever they are in the chain,
 // else from a "FILE:LINE: " in the message (errors formatted by other packages).
 // Line 0 is the whole file; "" is no file.
 func errorLocation(err error) (file string, line int) {
 	var de *input.Error
 	if errors.As(err, &de) {
 		return de.File, de.Line
-	}
-	var ie *importer.Error
-	if errors.As(err, &ie) {
-		return ie.File, ie.Line
 	}
 	if m := fileLine.FindStringSubmatch(err.Error()); m != nil {
 		if n, e := strconv.Atoi(m[2]); e == nil && n > 0 {

@@ -11,12 +11,12 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 )
 
@@ -142,23 +142,13 @@ func Convert(ctx context.Context, r io.Reader, file string, w io.Writer, f *Form
 	return f, st, bw.Flush()
 }
 
-// Error is an input error at a place in a file; Line 0 means the whole file.
-type Error struct {
-	File string
-	Line int
-	Msg  string
-}
-
-func (e *Error) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s", e.File, e.Msg)
-}
+// Error is the readers' input error (file:line: what is wrong; Line 0 means the
+// whole file), so a converter's error and a reader's are one type to callers.
+type Error = input.Error
 
 // Errorf builds an *Error.
 func Errorf(file string, line int, format string, args ...any) *Error {
-	return &Error{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
+	return input.Errorf(file, line, format, args...)
 }
 
 // maxLine bounds one input line (a case with long contexts can be large).
