@@ -41,15 +41,16 @@ type checkOptions struct {
 	htmlOut, history               string        // --html, --history (history.go)
 	comment                        commentFlags  // --comment, --comment-key, --pr (publication.go)
 	baseline                       baselineFlags // --baseline, --write-baseline, regression gates (check_baseline.go)
+	trend                          trendFlag     // --trend-runs (trend.go)
 }
 
 // checkInputs are check's Action inputs; inside Actions --json defaults to
 // retrieval-gate.json, so the `json` output always names a file.
-var checkInputs = baselineInputs(commentInputs(actionInputs{
+var checkInputs = trendInputs(baselineInputs(commentInputs(actionInputs{
 	"cases": "", "kb": "", "k": "", "min-hit": "", "min-recall": "", "floors": "", "allow-empty": "", "reference-locale": "",
 	"json": "retrieval-gate.json", "markdown": "", "cases-out": "", "parent-from-id": "",
 	"html": "", "history": "",
-}))
+})))
 
 func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	fs := newFlagSet(env, "check")
@@ -71,6 +72,7 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	fs.StringVar(&o.history, "history", "", "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	o.comment.register(fs, checkCommentKey)
 	o.baseline.register(fs)
+	o.trend.register(fs)
 	if err := parseFlags(fs, env, args, checkInputs); err != nil {
 		return nil, err
 	}
@@ -91,6 +93,9 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 		return nil, err
 	}
 	if err := o.baseline.validate(o.comment.key); err != nil {
+		return nil, err
+	}
+	if err := o.trend.validate("check"); err != nil {
 		return nil, err
 	}
 	if err := refuseOverwrite("check", []file{{"cases", o.cases}, {"kb", o.kb}, {"baseline", o.baseline.baselineFile()}},
@@ -144,6 +149,9 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	// All reports are written, whatever the verdict.
 	doc := checkreport.New(res)
 	doc.SetBaseline(cmp)
+	if doc.Trend, err = readTrend(ctx, env, o.history, "check", o.trend.runs, checkFingerprint(o), checkTrendMeasures(doc), doc.WriteJSON); err != nil {
+		return err
+	}
 	if ws[1] != nil {
 		if err := writeBaselineFile(env, o, bl, res, kb, doc, ws[1]); err != nil {
 			return err

@@ -95,16 +95,17 @@ type compareOptions struct {
 	gateStrategy             string
 	floors                   floorFlag // --floor, --floors on the gate strategy
 	failIfBeaten             bool
+	trend                    trendFlag // --trend-runs (trend.go)
 }
 
 // compareInputs are compare's Action inputs (`run` holds one NAME=FILE per line).
 // compare keeps its own sticky PR comment (key compare) and the job summary.
-var compareInputs = commentInputs(actionInputs{
+var compareInputs = trendInputs(commentInputs(actionInputs{
 	"qrels": "", "run": "", "k": "", "gain": "", "relevant-level": "", "baseline": "", "primary": "", "bootstrap": "", "seed": "",
 	"gate-strategy": "", "floors": "", "fail-if-beaten": "",
 	"json": "retrieval-gate-compare.json", "markdown": "", "per-query": "",
 	"html": "", "history": "",
-})
+}))
 
 func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error) {
 	fs := newFlagSet(env, "compare")
@@ -127,6 +128,7 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	fs.StringVar(&o.gateStrategy, "gate-strategy", "", "make compare a gate on the strategy `NAME` you run in production (with --floor or --fail-if-beaten); off by default")
 	fs.Var(&o.floors, "floor", floorUsage(compareFloorGrammar)+"; on the --gate-strategy")
 	fs.Var(&o.floors, "floors", "several `FLOORS`, one MEASURE=F per line (the floors Action input); added to --floor")
+	o.trend.register(fs)
 	fs.BoolVar(&o.failIfBeaten, "fail-if-beaten", false, "fail when another strategy is significantly better than the --gate-strategy on "+compare.Primary)
 	if err := parseFlags(fs, env, args, compareInputs); err != nil {
 		return nil, err
@@ -147,6 +149,9 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 		return nil, usagef("compare: --primary must be one of %s, got %q", strings.Join(metrics.GradedKeys[:], ", "), o.primary)
 	}
 	if err := o.comment.validate("compare"); err != nil {
+		return nil, err
+	}
+	if err := o.trend.validate("compare"); err != nil {
 		return nil, err
 	}
 	sd, err := strconv.ParseUint(*seed, 10, 64)
@@ -232,6 +237,9 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions)
 		return fmt.Errorf("failed to compare: %w", err)
 	}
 	doc := comparereport.New(res)
+	if doc.Trend, err = readTrend(ctx, env, o.history, "compare", o.trend.runs, compareFingerprint(o), compareTrendMeasures(doc), doc.WriteJSON); err != nil {
+		return err
+	}
 	if err := render(ws, doc.WriteJSON, doc.Markdown,
 		func(w io.Writer) error { return comparereport.PerQuery(w, res) },
 		func(w io.Writer) error { return htmlreport.CompareHTML(w, doc, res) }); err != nil {

@@ -35,15 +35,9 @@ func appendHistory(ctx context.Context, env *Env, path, command string, in finge
 	if err != nil {
 		return usagef("--history: %v", err)
 	}
-	commit, branch := env.Getenv("GITHUB_SHA"), env.Getenv("GITHUB_HEAD_REF")
-	if branch == "" {
-		branch = env.Getenv("GITHUB_REF_NAME")
-	}
+	commit, branch := env.Getenv("GITHUB_SHA"), runBranch(ctx, env)
 	if commit == "" {
 		commit = git(ctx, "rev-parse", "HEAD")
-	}
-	if branch == "" {
-		branch = git(ctx, "rev-parse", "--abbrev-ref", "HEAD")
 	}
 	rec := history.Record{Command: command, Commit: commit, Branch: branch, Time: now.Format(time.RFC3339),
 		Fingerprint: fp, Document: b.Bytes()}
@@ -51,6 +45,19 @@ func appendHistory(ctx context.Context, env *Env, path, command string, in finge
 		return fmt.Errorf("--history: %w", err)
 	}
 	return nil
+}
+
+// runBranch is the branch a history record names: GITHUB_HEAD_REF (pull
+// requests) or GITHUB_REF_NAME inside Actions, else git's current branch, else "".
+func runBranch(ctx context.Context, env *Env) string {
+	branch := env.Getenv("GITHUB_HEAD_REF")
+	if branch == "" {
+		branch = env.Getenv("GITHUB_REF_NAME")
+	}
+	if branch == "" {
+		branch = git(ctx, "rev-parse", "--abbrev-ref", "HEAD")
+	}
+	return branch
 }
 
 // git returns the trimmed output of a git command, or "" when it fails.

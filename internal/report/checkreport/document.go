@@ -20,6 +20,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
+	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
 // Schema is the schema id of the `check --json` report.
@@ -58,6 +59,12 @@ type Document struct {
 	Missed           []Missed `json:"-"` // the first missed cases, file order
 	MissedTotal      int64    `json:"-"`
 	MissedNotCarried bool     `json:"-"` // read back from JSON: Missed and MissedTotal are unknown
+
+	// Trend is the gated measures over the base branch's last runs (--history
+	// with --trend-runs): shown in the Markdown and text reports, not in the
+	// JSON, whose document is what a history stores (a trend in it would nest
+	// the history in itself; the history is the trend's machine-readable source).
+	Trend *trend.Trend `json:"-"`
 }
 
 // MissedNotCarriedLine is what a report rendered again from the JSON says in

@@ -8,6 +8,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/trendtable"
 )
 
 // DefaultMaxListed is how many integrity problems and missed cases a report lists.
@@ -135,6 +136,7 @@ func (d *Document) Markdown(opts MarkdownOptions) string {
 	w("### Gates\n\n")
 	gatetable.Markdown(&b, d.Gates)
 	w("\n")
+	trendtable.Markdown(&b, d.Trend, d.mdLabel) // the gated measures over the base branch's last runs
 	if len(d.Cases.UnknownKeys) > 0 {
 		w("> [!WARNING]\n> %s\n\n", esc(d.UnknownKeysWarning()))
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/trendtable"
 )
 
 // textMaxListed bounds the problems and missed cases printed on the terminal.
@@ -80,6 +81,10 @@ func (d *Document) Text(w io.Writer) error {
 	d.textBaseline(&b) // vs base (baseline_render.go)
 	p("\ngates:\n")
 	gatetable.Text(&b, d.Gates)
+	if d.Trend != nil {
+		p("\n")
+		trendtable.Text(&b, d.Trend, d.label, san)
+	}
 
 	in := d.Integrity
 	if !in.OK {

@@ -17,6 +17,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
+	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
 // Schema is the schema id of the compare document.
@@ -71,6 +72,10 @@ type Document struct {
 	// ReadBack is set by Read: the findings and the per-run notes, computed
 	// from the inputs, are not in the JSON; the renderers say so.
 	ReadBack bool `json:"-"`
+	// Trend is the gated measures (else the recommended strategy's primary
+	// measure) over the base branch's last runs (--history with --trend-runs):
+	// in the Markdown and text reports, not in the JSON (see checkreport.Document.Trend).
+	Trend *trend.Trend `json:"-"`
 }
 
 // NotCarriedLine is what a report rendered again from the JSON says in place

@@ -9,6 +9,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/trendtable"
 )
 
 // listMax caps the query ids listed per strategy in the Markdown report.
@@ -38,6 +39,7 @@ func (d *Document) Markdown(w io.Writer) error {
 		gatetable.Markdown(&b, d.Gates)
 		b.WriteString("\n")
 	}
+	trendtable.Markdown(&b, d.Trend, d.label) // the gated measures over the base branch's last runs
 
 	fmt.Fprintf(&b, "### Means with 95%% confidence intervals\n\n")
 	if !st.Resampled {

@@ -9,6 +9,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/trendtable"
 )
 
 type textTable struct {
@@ -156,6 +157,10 @@ func (d *Document) Text(w io.Writer) error {
 	if len(d.Gates) > 0 {
 		fmt.Fprintf(&b, "\ngates: %s\n", strings.ToUpper(string(d.Verdict)))
 		gatetable.Text(&b, d.Gates)
+	}
+	if d.Trend != nil {
+		b.WriteString("\n")
+		trendtable.Text(&b, d.Trend, d.label, name)
 	}
 	fmt.Fprintf(&b, "\n%s.\n", d.method())
 	for _, s := range d.strategies() {

@@ -1,0 +1,150 @@
+// Package trendtable renders a trend.Trend, the small trend of the gated
+// measures over the base branch's last runs, as the Markdown section of check's
+// and compare's reports (the PR comment, the job summary) and as terminal
+// lines. It does no arithmetic: the selection and the sparkline are the trend
+// package's, the numbers go through report/format, and user-controlled text
+// (branch, group and measure names, commits) is escaped.
+package trendtable
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/trend"
+)
+
+// Label renders a measure key for a report ("hit@5"); the report's own.
+type Label func(key string) string
+
+func short(c string) string {
+	if len(c) > 7 {
+		return c[:7]
+	}
+	return c
+}
+
+// group is a trend group as the reports name it ("type: faq"); esc renders the
+// user-controlled name.
+func group(g string, esc func(string) string) string {
+	if kind, name, ok := strings.Cut(g, ":"); ok {
+		return kind + ": " + esc(name)
+	}
+	return esc(g)
+}
+
+func value(p *trend.Point) string {
+	if p == nil {
+		return format.Missing
+	}
+	return fmt.Sprintf("%s (n=%d)", format.Num(p.Mean), p.N)
+}
+
+func first(ps []trend.Point) *trend.Point {
+	if len(ps) == 0 {
+		return nil
+	}
+	return &ps[0]
+}
+
+func last(ps []trend.Point) *trend.Point {
+	if len(ps) == 0 {
+		return nil
+	}
+	return &ps[len(ps)-1]
+}
+
+// spark is a row's sparkline: the base runs, an arrow, this run.
+func spark(r trend.Row) string {
+	s := r.Spark
+	if r.CurrentGlyph != "" {
+		if s != "" {
+			s += " → "
+		}
+		if r.CurrentChanged {
+			s += trend.ChangeMark
+		}
+		s += r.CurrentGlyph
+	}
+	if s == "" {
+		return format.Missing
+	}
+	return s
+}
+
+// changes is the list of input changes, "" when none.
+func changes(t *trend.Trend, esc func(string) string) string {
+	parts := make([]string, 0, len(t.Changes))
+	for _, c := range t.Changes {
+		what := make([]string, len(c.What))
+		for i, w := range c.What {
+			what[i] = esc(w)
+		}
+		who := "this run"
+		if !c.Current {
+			who = "run " + esc(short(c.Commit))
+			if c.Commit == "" {
+				who = "run of " + esc(c.Time)
+			}
+		}
+		parts = append(parts, who+": "+strings.Join(what, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func heading(t *trend.Trend, esc func(string) string) string {
+	return fmt.Sprintf("Trend on %s: the last %d %s of %s", esc(t.Branch), t.Runs, plural(t.Runs, "run", "runs"), esc(t.Command))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// Markdown writes the trend section (nothing when t is nil).
+func Markdown(b *strings.Builder, t *trend.Trend, label Label) {
+	if t == nil {
+		return
+	}
+	esc := format.EscapeMarkdown
+	w := func(f string, args ...any) { fmt.Fprintf(b, f, args...) }
+	if t.Runs == 0 {
+		w("### Trend on %s\n\nNo earlier run of %s on %s in the history: the trend of the last %d runs starts with the next one.\n\n",
+			esc(t.Branch), esc(t.Command), esc(t.Branch), t.Limit)
+		return
+	}
+	w("### %s\n\n", heading(t, esc))
+	w("| measure | group | runs | oldest → newest → this run | oldest | newest | this run |\n|---|---|---:|---|---:|---:|---:|\n")
+	for _, r := range t.Rows {
+		w("| %s | %s | %d | %s | %s | %s | %s |\n", label(r.Key), group(r.Group, esc), len(r.Points), spark(r),
+			value(first(r.Points)), value(last(r.Points)), value(r.Current))
+	}
+	w("\nEach sparkline is scaled from its row's lowest to its highest value; runs whose report lacks the measure are skipped.")
+	if c := changes(t, esc); c != "" {
+		w(" %s marks a run whose inputs differ from the run before it, so a jump there may be new inputs (a relabelling, a new knowledge base), not a retrieval change: %s.", trend.ChangeMark, c)
+	}
+	w("\n\n")
+}
+
+// Text writes the trend lines of the terminal report (nothing when t is nil);
+// esc makes user-controlled text one inert line.
+func Text(out io.Writer, t *trend.Trend, label Label, esc func(string) string) {
+	if t == nil {
+		return
+	}
+	if t.Runs == 0 {
+		fmt.Fprintf(out, "trend: no earlier run of %s on %s in the history\n", esc(t.Command), esc(t.Branch))
+		return
+	}
+	fmt.Fprintf(out, "%s (oldest → newest → this run):\n", strings.ToLower(heading(t, esc)[:1])+heading(t, esc)[1:])
+	for _, r := range t.Rows {
+		fmt.Fprintf(out, "  %s %s: %s  %s → %s → %s (%d runs)\n", label(r.Key), group(r.Group, esc), spark(r),
+			value(first(r.Points)), value(last(r.Points)), value(r.Current), len(r.Points))
+	}
+	if c := changes(t, esc); c != "" {
+		fmt.Fprintf(out, "  %s inputs changed: %s\n", trend.ChangeMark, c)
+	}
+}

@@ -1,0 +1,300 @@
+// Package trend is the small trend of the gated measures that check's and
+// compare's Markdown report (the PR comment, the job summary) shows: the last N
+// runs of the same command on the base branch, read from a history before this
+// run is appended, one row per measure (a sparkline, the oldest and newest base
+// values with their n, this run's value), with the runs whose input
+// fingerprint changed marked, so a jump from relabelling is not read as a
+// retrieval change.
+//
+// The history is any scan over records (Source): a --history file, or a
+// history.jsonl read from a branch. Selection and the sparkline's scaling are
+// pure functions (Build, Sparkline); the renderers only print a Trend.
+package trend
+
+import (
+	"errors"
+	"io/fs"
+	"math"
+	"strings"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+)
+
+// DefaultRuns is the default number of base runs a trend shows; MaxRuns the
+// most (a longer sparkline no longer fits GitHub's comment column).
+const (
+	DefaultRuns = 10
+	MaxRuns     = 30
+)
+
+// Glyphs are the sparkline's eight levels, lowest first.
+var Glyphs = []rune("▁▂▃▄▅▆▇█")
+
+// ChangeMark separates two sparkline glyphs when the inputs changed between
+// those runs.
+const ChangeMark = "¦"
+
+// Measure is one trended value: the mean of the measure Key over Group
+// (outcome.GroupOverall, "type:NAME" or "locale:TAG" in a check document,
+// "strategy:NAME" in a compare document).
+type Measure struct {
+	Group, Key string
+}
+
+// Source scans a history's records in file order, as history.Scan does: a file
+// (history.Scan), or a history.jsonl read from anywhere else
+// (history.ScanReader). The document is valid until fn returns.
+type Source func(fn func(rec history.Record, doc *fastjson.Value) error) error
+
+// Value is a measure's mean and its n in one run.
+type Value struct {
+	Mean float64
+	N    int64
+}
+
+// Run is one run as the trend needs it: the record's provenance, its
+// fingerprint and the values of the trended measures it has (a measure its
+// document lacks is absent).
+type Run struct {
+	Commit, Time string
+	Fingerprint  history.Fingerprint
+	Values       map[Measure]Value
+}
+
+// Point is one run's value in a row.
+type Point struct {
+	Value
+	Commit, Time string
+	// Changed lists what differs in the inputs from the row's previous point
+	// (history.Fingerprint.Changed; nil for the first point or when nothing did).
+	Changed []string
+}
+
+// Row is the trend of one measure.
+type Row struct {
+	Measure
+	Points  []Point // base runs with the measure, oldest first
+	Current *Point  // this run; nil when its document lacks the measure
+	// Spark is one glyph per point, ChangeMark before a point whose inputs
+	// changed; CurrentGlyph is this run's glyph (and CurrentChanged whether its
+	// inputs differ from the newest point's), on the same scale. Both "" when
+	// there is nothing to draw.
+	Spark, CurrentGlyph string
+	CurrentChanged      bool
+}
+
+// Change is a run whose inputs differ from the base run before it.
+type Change struct {
+	Commit, Time string
+	Current      bool     // this run, against the newest base run
+	What         []string // history.Fingerprint.Changed
+}
+
+// Trend is what the reports show.
+type Trend struct {
+	Command, Branch string
+	Limit           int      // the N asked for
+	Runs            int      // base runs found (at most Limit)
+	Rows            []Row    // in the order of the measures asked for
+	Changes         []Change // input changes between the shown runs, oldest first
+}
+
+// Options select the runs: those of Command whose branch is Branch, the
+// newest Limit of them.
+type Options struct {
+	Command, Branch string
+	Limit           int
+	Measures        []Measure
+}
+
+// Extract reads the measures' values from a run's JSON document (check's
+// retrieval-gate/aggregates@1 or compare's retrieval-gate/compare@1); a
+// measure the document lacks, or whose mean is null, is absent.
+func Extract(doc *fastjson.Value, ms []Measure) map[Measure]Value {
+	out := make(map[Measure]Value, len(ms))
+	for _, m := range ms {
+		var g *fastjson.Value
+		kind, name, _ := strings.Cut(m.Group, ":")
+		switch {
+		case m.Group == outcome.GroupOverall:
+			g = doc.Get("overall")
+		case kind == "type":
+			g = doc.Get("by_type", name)
+		case kind == "locale":
+			g = doc.Get("by_locale", name)
+		case kind == "strategy":
+			g = doc.Get("strategies", name)
+		}
+		if g == nil {
+			continue
+		}
+		s := g.Get("metrics", m.Key)
+		if s == nil || s.Type() != fastjson.TypeObject {
+			continue
+		}
+		mean := s.Get("mean")
+		if mean == nil || mean.Type() != fastjson.TypeNumber {
+			continue
+		}
+		v := mean.GetFloat64()
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		out[m] = Value{Mean: v, N: s.GetInt64("n")}
+	}
+	return out
+}
+
+// Collect scans src and keeps the newest o.Limit runs of o.Command on
+// o.Branch (a ring of that many runs: memory does not grow with the history),
+// then builds the trend against this run (its document and fingerprint).
+func Collect(src Source, current *fastjson.Value, fp history.Fingerprint, o Options) (*Trend, error) {
+	limit := max(o.Limit, 0)
+	ring := make([]Run, 0, limit)
+	next := 0
+	err := src(func(rec history.Record, doc *fastjson.Value) error {
+		if limit == 0 || rec.Command != o.Command || rec.Branch != o.Branch || doc == nil {
+			return nil
+		}
+		r := Run{Commit: rec.Commit, Time: rec.Time, Fingerprint: rec.Fingerprint, Values: Extract(doc, o.Measures)}
+		if len(ring) < limit {
+			ring = append(ring, r)
+			return nil
+		}
+		ring[next] = r
+		next = (next + 1) % limit
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	runs := append(ring[next:len(ring):len(ring)], ring[:next]...)
+	cur := Run{Fingerprint: fp, Values: Extract(current, o.Measures)}
+	t := Build(runs, cur, o.Measures)
+	t.Command, t.Branch, t.Limit = o.Command, o.Branch, o.Limit
+	return t, nil
+}
+
+// Build is the trend of the measures over runs (oldest first) and this run:
+// per measure the runs that have it, the input changes between consecutive
+// ones, and the sparkline scaled to the row's lowest and highest value (this
+// run's included).
+func Build(runs []Run, current Run, ms []Measure) *Trend {
+	t := &Trend{Runs: len(runs)}
+	for i, r := range runs {
+		if i > 0 {
+			if what := changed(r.Fingerprint, runs[i-1].Fingerprint); what != nil {
+				t.Changes = append(t.Changes, Change{Commit: r.Commit, Time: r.Time, What: what})
+			}
+		}
+	}
+	if len(runs) > 0 {
+		if what := changed(current.Fingerprint, runs[len(runs)-1].Fingerprint); what != nil {
+			t.Changes = append(t.Changes, Change{Current: true, What: what})
+		}
+	}
+	for _, m := range ms {
+		row := Row{Measure: m}
+		var prev *history.Fingerprint
+		for i := range runs {
+			v, ok := runs[i].Values[m]
+			if !ok {
+				continue
+			}
+			p := Point{Value: v, Commit: runs[i].Commit, Time: runs[i].Time}
+			if prev != nil {
+				p.Changed = changed(runs[i].Fingerprint, *prev)
+			}
+			prev = &runs[i].Fingerprint
+			row.Points = append(row.Points, p)
+		}
+		vals := make([]float64, 0, len(row.Points)+1)
+		for _, p := range row.Points {
+			vals = append(vals, p.Mean)
+		}
+		if v, ok := current.Values[m]; ok {
+			row.Current = &Point{Value: v}
+			if prev != nil {
+				row.Current.Changed = changed(current.Fingerprint, *prev)
+			}
+			vals = append(vals, v.Mean)
+		}
+		levels := Levels(vals)
+		var spark strings.Builder
+		for i, p := range row.Points {
+			if p.Changed != nil {
+				spark.WriteString(ChangeMark)
+			}
+			spark.WriteRune(Glyphs[levels[i]])
+		}
+		row.Spark = spark.String()
+		if row.Current != nil {
+			row.CurrentGlyph = string(Glyphs[levels[len(levels)-1]])
+			row.CurrentChanged = row.Current.Changed != nil && len(row.Points) > 0
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// changed is what differs between two fingerprints, nil when they are equal;
+// "fingerprint" when only the digest does (a record written by another version).
+func changed(fp, prev history.Fingerprint) []string {
+	if fp.Digest == prev.Digest {
+		return nil
+	}
+	what := fp.Changed(prev)
+	if len(what) == 0 {
+		what = []string{"fingerprint"}
+	}
+	return what
+}
+
+// Levels scales values to the sparkline's levels 0..len(Glyphs)-1: the lowest
+// value is 0, the highest the top level, linearly between them (rounded to the
+// nearest level); when all values are equal, every one is the middle level 3.
+func Levels(vals []float64) []int {
+	out := make([]int, len(vals))
+	if len(vals) == 0 {
+		return out
+	}
+	lo, hi := vals[0], vals[0]
+	for _, v := range vals[1:] {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	top := float64(len(Glyphs) - 1)
+	for i, v := range vals {
+		if hi == lo {
+			out[i] = 3
+			continue
+		}
+		out[i] = int(math.Round((v - lo) / (hi - lo) * top))
+	}
+	return out
+}
+
+// Sparkline is the glyphs of Levels(vals).
+func Sparkline(vals []float64) string {
+	var b strings.Builder
+	for _, l := range Levels(vals) {
+		b.WriteRune(Glyphs[l])
+	}
+	return b.String()
+}
+
+// FileSource is the Source of a history file or directory (history.File);
+// a history that does not exist yet has no runs.
+func FileSource(path string) Source {
+	return func(fn func(history.Record, *fastjson.Value) error) error {
+		err := history.Scan(path, fn)
+		if isNotExist(err) {
+			return nil
+		}
+		return err
+	}
+}
+
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -1,0 +1,145 @@
+package trend_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/valyala/fastjson"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	"github.com/retrieval-gate/retrieval-gate/internal/trend"
+)
+
+func TestLevels(t *testing.T) {
+	for _, tc := range []struct {
+		vals []float64
+		want []int
+	}{
+		{nil, []int{}},
+		{[]float64{0.5}, []int{3}},
+		{[]float64{0.9, 0.9, 0.9}, []int{3, 3, 3}},
+		{[]float64{0, 1}, []int{0, 7}},
+		{[]float64{0, 0.5, 1}, []int{0, 4, 7}}, // 3.5 rounds up
+		{[]float64{1, 0.75, 0.5}, []int{7, 4, 0}},
+		{[]float64{0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}, []int{0, 1, 2, 3, 4, 5, 6, 7}},
+	} {
+		assert.Equal(t, tc.want, trend.Levels(tc.vals), "%v", tc.vals)
+	}
+	assert.Equal(t, "▁▂▃▄▅▆▇█", trend.Sparkline([]float64{0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}))
+	assert.Equal(t, "▄▄", trend.Sparkline([]float64{3, 3}))
+}
+
+func fp(kb string) history.Fingerprint {
+	f, _ := history.NewFingerprint(nil, map[string]string{"kb": kb})
+	return f
+}
+
+var hit = trend.Measure{Group: "overall", Key: "retrieval_hit_at_k"}
+var es = trend.Measure{Group: "locale:es", Key: "retrieval_hit_at_k"}
+
+func TestBuild(t *testing.T) {
+	runs := []trend.Run{
+		{Commit: "a", Fingerprint: fp("1"), Values: map[trend.Measure]trend.Value{hit: {0.5, 100}, es: {0.8, 10}}},
+		{Commit: "b", Fingerprint: fp("1"), Values: map[trend.Measure]trend.Value{hit: {0.75, 100}}}, // no es group
+		{Commit: "c", Fingerprint: fp("2"), Values: map[trend.Measure]trend.Value{hit: {1, 101}, es: {0.9, 10}}},
+	}
+	cur := trend.Run{Fingerprint: fp("2"), Values: map[trend.Measure]trend.Value{hit: {0.5, 101}}}
+	tr := trend.Build(runs, cur, []trend.Measure{hit, es})
+	require.Equal(t, 3, tr.Runs)
+	require.Len(t, tr.Rows, 2)
+
+	h := tr.Rows[0]
+	require.Len(t, h.Points, 3)
+	assert.Equal(t, []string{"a", "b", "c"}, []string{h.Points[0].Commit, h.Points[1].Commit, h.Points[2].Commit})
+	assert.Nil(t, h.Points[1].Changed)
+	assert.Equal(t, []string{"--kb"}, h.Points[2].Changed)
+	// 0.5, 0.75, 1 and this run's 0.5 on one scale [0.5, 1].
+	assert.Equal(t, "▁▅¦█", h.Spark)
+	assert.Equal(t, "▁", h.CurrentGlyph)
+	assert.False(t, h.CurrentChanged)
+	assert.Equal(t, trend.Value{Mean: 0.5, N: 101}, h.Current.Value)
+
+	e := tr.Rows[1]
+	require.Len(t, e.Points, 2, "the run without the measure is skipped")
+	assert.Equal(t, "a", e.Points[0].Commit)
+	assert.Equal(t, []string{"--kb"}, e.Points[1].Changed, "a change between the row's consecutive points")
+	assert.Equal(t, "▁¦█", e.Spark)
+	assert.Nil(t, e.Current, "this run lacks the measure")
+	assert.Empty(t, e.CurrentGlyph)
+
+	require.Len(t, tr.Changes, 1)
+	assert.Equal(t, trend.Change{Commit: "c", What: []string{"--kb"}}, tr.Changes[0])
+
+	// This run's inputs differ from the newest base run's.
+	cur.Fingerprint = fp("3")
+	tr = trend.Build(runs, cur, []trend.Measure{hit})
+	assert.True(t, tr.Rows[0].CurrentChanged)
+	assert.Equal(t, trend.Change{Current: true, What: []string{"--kb"}}, tr.Changes[len(tr.Changes)-1])
+
+	// No base run: this run alone, nothing marked.
+	tr = trend.Build(nil, cur, []trend.Measure{hit})
+	assert.Equal(t, 0, tr.Runs)
+	assert.Empty(t, tr.Rows[0].Spark)
+	assert.Equal(t, "▄", tr.Rows[0].CurrentGlyph)
+	assert.False(t, tr.Rows[0].CurrentChanged)
+	assert.Empty(t, tr.Changes)
+}
+
+func record(command, branch, commit string, hitMean float64, kb string) string {
+	f := fp(kb)
+	return fmt.Sprintf(`{"schema":%q,"command":%q,"branch":%q,"commit":%q,"time":"2026-01-02T00:00:00Z","fingerprint":{"digest":%q,"inputs":{},"params":{"kb":%q}},"document":{"overall":{"metrics":{"retrieval_hit_at_k":{"mean":%v,"n":7}}}}}`,
+		history.Schema, command, branch, commit, f.Digest, kb, hitMean)
+}
+
+func TestCollect(t *testing.T) {
+	var lines []string
+	for i := range 25 {
+		lines = append(lines, record("check", "main", fmt.Sprintf("m%d", i), float64(i)/100, "1"))
+		lines = append(lines, record("check", "feature", fmt.Sprintf("f%d", i), 0.5, "1"))
+		lines = append(lines, record("compare", "main", fmt.Sprintf("c%d", i), 0.5, "1"))
+	}
+	lines = append(lines, `{"schema":"`+history.Schema+`","command":"check","branch":"main","commit":"null","time":"2026-01-02T00:00:00Z","document":{"overall":{"metrics":{"retrieval_hit_at_k":{"mean":null,"n":0}}}}}`)
+	src := trend.Source(func(fn func(history.Record, *fastjson.Value) error) error {
+		return history.ScanReader("h.jsonl", strings.NewReader(strings.Join(lines, "\n")), fn)
+	})
+	cur := fastjson.MustParse(`{"overall":{"metrics":{"retrieval_hit_at_k":{"mean":0.5,"n":8}}}}`)
+	tr, err := trend.Collect(src, cur, fp("1"), trend.Options{Command: "check", Branch: "main", Limit: 10, Measures: []trend.Measure{hit}})
+	require.NoError(t, err)
+	assert.Equal(t, 10, tr.Runs, "the newest 10 runs of check on main")
+	assert.Equal(t, "main", tr.Branch)
+	row := tr.Rows[0]
+	require.Len(t, row.Points, 9, "the newest run's mean is null: skipped")
+	assert.Equal(t, "m16", row.Points[0].Commit)
+	assert.Equal(t, "m24", row.Points[8].Commit)
+	assert.Equal(t, trend.Value{Mean: 0.24, N: 7}, row.Points[8].Value)
+	assert.Equal(t, trend.Value{Mean: 0.5, N: 8}, row.Current.Value)
+	require.Len(t, tr.Changes, 2, "the record without a fingerprint differs from its neighbours")
+
+	tr, err = trend.Collect(src, cur, fp("1"), trend.Options{Command: "check", Branch: "none", Limit: 10, Measures: []trend.Measure{hit}})
+	require.NoError(t, err)
+	assert.Equal(t, 0, tr.Runs)
+
+	tr, err = trend.Collect(trend.FileSource(t.TempDir()+"/missing.jsonl"), cur, fp("1"), trend.Options{Command: "check", Branch: "main", Limit: 10, Measures: []trend.Measure{hit}})
+	require.NoError(t, err, "a history that does not exist yet has no runs")
+	assert.Equal(t, 0, tr.Runs)
+
+	bad := trend.Source(func(fn func(history.Record, *fastjson.Value) error) error {
+		return history.ScanReader("h.jsonl", strings.NewReader("{}\n"), fn)
+	})
+	_, err = trend.Collect(bad, cur, fp("1"), trend.Options{Command: "check", Branch: "main", Limit: 10, Measures: []trend.Measure{hit}})
+	require.ErrorContains(t, err, "h.jsonl:1")
+}
+
+func TestExtract(t *testing.T) {
+	doc := fastjson.MustParse(`{"overall":{"metrics":{"a":{"mean":0.5,"n":3}}},"by_type":{"x.y":{"metrics":{"a":{"mean":1,"n":2}}}},
+		"by_locale":{"es":{"metrics":{"a":{"mean":0.25,"n":1}}}},"strategies":{"bm25":{"metrics":{"dcg_at_k":{"mean":2.5,"n":9}}}}}`)
+	ms := []trend.Measure{{"overall", "a"}, {"type:x.y", "a"}, {"locale:es", "a"}, {"strategy:bm25", "dcg_at_k"},
+		{"overall", "b"}, {"type:z", "a"}, {"strategy:dense", "dcg_at_k"}, {"other", "a"}}
+	got := trend.Extract(doc, ms)
+	assert.Equal(t, map[trend.Measure]trend.Value{
+		{"overall", "a"}: {0.5, 3}, {"type:x.y", "a"}: {1, 2}, {"locale:es", "a"}: {0.25, 1}, {"strategy:bm25", "dcg_at_k"}: {2.5, 9},
+	}, got)
+}
