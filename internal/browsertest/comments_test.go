@@ -20,16 +20,38 @@ const root = "../.."
 // for compare, the job summary), rendered as GitHub renders it.
 type comment struct {
 	name string
-	args []string // the command line; "OUT" is replaced by the Markdown path
+	args []string // the command line; "OUT" is replaced by the Markdown path, "HIST" by a history file
 	exit int
+	// base are command lines run first, as runs of the branch main, into the
+	// history HIST; the comment's command then runs as a pull request into main,
+	// so its report shows their trend.
+	base [][]string
+}
+
+// trendBase is five runs of main, the third after a change of k (marked in the trend).
+func trendBase(args ...string) [][]string {
+	var out [][]string
+	for i := range 5 {
+		k := "5"
+		if i >= 2 {
+			k = "4"
+		}
+		out = append(out, append(append([]string(nil), args...), "--k", k))
+	}
+	return out
 }
 
 var comments = []comment{
-	{"check-demo", []string{"check", "--cases", root + "/testdata/demo/cases.jsonl", "--kb", root + "/testdata/demo/kb", "--markdown", "OUT", "--comment", "never"}, cli.ExitOK},
-	{"check-broken", []string{"check", "--cases", root + "/testdata/demo/broken/cases.jsonl", "--kb", root + "/testdata/demo/kb", "--markdown", "OUT", "--comment", "never"}, cli.ExitGateFailed},
-	{"compare-oracle", []string{"compare", "--qrels", root + "/internal/compare/testdata/oracle/dev300.qrels", "--run", "synth=" + root + "/internal/compare/testdata/oracle/dev300.run", "--gain", "linear", "--relevant-level", "1", "--bootstrap", "1000", "--markdown", "OUT"}, cli.ExitOK},
-	{"compare-demo", []string{"compare", "--qrels", root + "/testdata/compare/qrels.trec", "--run", "bm25=" + root + "/testdata/compare/bm25.trec", "--run", "dense=" + root + "/testdata/compare/dense.trec", "--run", "dense+rerank=" + root + "/testdata/compare/dense+rerank.trec", "--run", "hybrid=" + root + "/testdata/compare/hybrid.trec", "--run", "hybrid+rerank=" + root + "/testdata/compare/hybrid+rerank.trec", "--bootstrap", "1000", "--markdown", "OUT"}, cli.ExitOK},
-	{"calibrate-demo", []string{"calibrate", "--human", root + "/testdata/calibrate/human.jsonl", "--judge", root + "/testdata/calibrate/judge.jsonl", "--lock", root + "/testdata/calibrate/lock.json", "--markdown", "OUT", "--comment", "never"}, -1},
+	{"check-demo", []string{"check", "--cases", root + "/testdata/demo/cases.jsonl", "--kb", root + "/testdata/demo/kb", "--markdown", "OUT", "--comment", "never"}, cli.ExitOK, nil},
+	{"check-broken", []string{"check", "--cases", root + "/testdata/demo/broken/cases.jsonl", "--kb", root + "/testdata/demo/kb", "--markdown", "OUT", "--comment", "never"}, cli.ExitGateFailed, nil},
+	{"compare-oracle", []string{"compare", "--qrels", root + "/internal/compare/testdata/oracle/dev300.qrels", "--run", "synth=" + root + "/internal/compare/testdata/oracle/dev300.run", "--gain", "linear", "--relevant-level", "1", "--bootstrap", "1000", "--markdown", "OUT"}, cli.ExitOK, nil},
+	{"compare-demo", []string{"compare", "--qrels", root + "/testdata/compare/qrels.trec", "--run", "bm25=" + root + "/testdata/compare/bm25.trec", "--run", "dense=" + root + "/testdata/compare/dense.trec", "--run", "dense+rerank=" + root + "/testdata/compare/dense+rerank.trec", "--run", "hybrid=" + root + "/testdata/compare/hybrid.trec", "--run", "hybrid+rerank=" + root + "/testdata/compare/hybrid+rerank.trec", "--bootstrap", "1000", "--markdown", "OUT"}, cli.ExitOK, nil},
+	{"check-trend", []string{"check", "--cases", root + "/testdata/demo/broken/cases.jsonl", "--kb", root + "/testdata/demo/kb", "--markdown", "OUT", "--comment", "never", "--history", "HIST",
+		"--min-hit", "0.5", "--min-recall", "0.5"}, cli.ExitGateFailed,
+		trendBase("check", "--cases", root+"/testdata/demo/broken/cases.jsonl", "--kb", root+"/testdata/demo/kb", "--comment", "never", "--history", "HIST")},
+	{"compare-trend", []string{"compare", "--qrels", root + "/testdata/compare/qrels.trec", "--run", "bm25=" + root + "/testdata/compare/bm25.trec", "--run", "hybrid+rerank=" + root + "/testdata/compare/hybrid+rerank.trec", "--bootstrap", "200", "--markdown", "OUT", "--history", "HIST"}, cli.ExitOK,
+		trendBase("compare", "--qrels", root+"/testdata/compare/qrels.trec", "--run", "bm25="+root+"/testdata/compare/bm25.trec", "--run", "hybrid+rerank="+root+"/testdata/compare/hybrid+rerank.trec", "--bootstrap", "200", "--history", "HIST")},
+	{"calibrate-demo", []string{"calibrate", "--human", root + "/testdata/calibrate/human.jsonl", "--judge", root + "/testdata/calibrate/judge.jsonl", "--lock", root + "/testdata/calibrate/lock.json", "--markdown", "OUT", "--comment", "never"}, -1, nil},
 }
 
 // knownOverflow lists the comments that are wider than GitHub's comment column
@@ -51,22 +73,39 @@ func TestCommentsFitGitHubColumn(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			md := filepath.Join(dir, c.name+".md")
-			args := append([]string(nil), c.args...)
-			for i, a := range args {
-				if a == "OUT" {
-					args[i] = md
+			hist := filepath.Join(dir, "history.jsonl")
+			fill := func(line []string) []string {
+				args := append([]string(nil), line...)
+				for i, a := range args {
+					switch a {
+					case "OUT":
+						args[i] = md
+					case "HIST":
+						args[i] = hist
+					}
 				}
+				return args
 			}
-			var stdout, stderr bytes.Buffer
-			env := &cli.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }}
-			code := cli.Run(context.Background(), env, args)
+			run := func(vars map[string]string, line []string) (int, string) {
+				var stdout, stderr bytes.Buffer
+				env := &cli.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(k string) string { return vars[k] }}
+				return cli.Run(context.Background(), env, fill(line)), stderr.String()
+			}
+			for i, line := range c.base {
+				code, stderr := run(map[string]string{"GITHUB_REF_NAME": "main", "GITHUB_SHA": strings.Repeat(string(rune('a'+i)), 40)}, line)
+				require.Contains(t, []int{cli.ExitOK, cli.ExitGateFailed}, code, "stderr: %s", stderr)
+			}
+			code, stderr := run(map[string]string{"GITHUB_BASE_REF": "main", "GITHUB_HEAD_REF": "feature"}, c.args)
 			if c.exit >= 0 {
-				require.Equal(t, c.exit, code, "stderr: %s", stderr.String())
+				require.Equal(t, c.exit, code, "stderr: %s", stderr)
 			} else {
-				require.Contains(t, []int{cli.ExitOK, cli.ExitGateFailed}, code, "stderr: %s", stderr.String())
+				require.Contains(t, []int{cli.ExitOK, cli.ExitGateFailed}, code, "stderr: %s", stderr)
 			}
 			src, err := os.ReadFile(md)
 			require.NoError(t, err)
+			if c.base != nil {
+				require.Contains(t, string(src), "### Trend on main: the last 5 runs of "+c.args[0]+"\n")
+			}
 			page, err := browsertest.GitHubComment(c.name, src)
 			require.NoError(t, err)
 			htmlPath := filepath.Join(dir, c.name+".html")

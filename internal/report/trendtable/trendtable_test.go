@@ -1,0 +1,59 @@
+package trendtable_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/trendtable"
+	"github.com/retrieval-gate/retrieval-gate/internal/trend"
+)
+
+func label(k string) string { return "L(" + format.EscapeMarkdown(k) + ")" }
+
+func hostile() *trend.Trend {
+	m := trend.Measure{Group: "type:<img src=x>|*a*", Key: "hit"}
+	return &trend.Trend{Command: "check", Branch: "evil<script>|x\n::error::y", Limit: 10, Runs: 2,
+		Rows: []trend.Row{{Measure: m, Spark: "▁¦█", CurrentGlyph: "▄", CurrentChanged: true,
+			Points:  []trend.Point{{Value: trend.Value{Mean: 0.5, N: 10}, Commit: "c1"}, {Value: trend.Value{Mean: 1, N: 11}, Commit: "c2", Changed: []string{"kb"}}},
+			Current: &trend.Point{Value: trend.Value{Mean: 0.75, N: 12}}}},
+		Changes: []trend.Change{{Commit: "[x](http://e)", What: []string{"kb"}}, {Current: true, What: []string{"run:<b>"}}}}
+}
+
+func TestMarkdown(t *testing.T) {
+	var b strings.Builder
+	trendtable.Markdown(&b, hostile(), label)
+	md := b.String()
+	assert.Contains(t, md, "### Trend on evil&lt;script&gt;\\|x ::error::y: the last 2 runs of check\n")
+	assert.Contains(t, md, "| L(hit) | type: &lt;img src=x&gt;\\|\\*a\\* | 2 | ▁¦█ → ¦▄ | 0.500 (n=10) | 1.000 (n=11) | 0.750 (n=12) |\n")
+	assert.Contains(t, md, "run \\[x\\](htt: kb; this run: run:&lt;b&gt;.")
+	for _, bad := range []string{"<img", "<script", "<b>", "](http"} {
+		assert.NotContains(t, md, bad)
+	}
+	for _, line := range strings.Split(md, "\n") {
+		assert.False(t, strings.HasPrefix(line, "::"), "a line that could be a workflow command: %q", line)
+	}
+
+	b.Reset()
+	trendtable.Markdown(&b, &trend.Trend{Command: "compare", Branch: "main", Limit: 5}, label)
+	assert.Equal(t, "### Trend on main\n\nNo earlier run of compare on main in the history: the trend of the last 5 runs starts with the next one.\n\n", b.String())
+
+	b.Reset()
+	trendtable.Markdown(&b, nil, label)
+	assert.Empty(t, b.String())
+}
+
+func TestText(t *testing.T) {
+	var b bytes.Buffer
+	trendtable.Text(&b, hostile(), func(k string) string { return k }, format.SanitizeText)
+	out := b.String()
+	require.Equal(t, 3, strings.Count(out, "\n"), out)
+	assert.NotContains(t, out, "\n::")
+	assert.Contains(t, out, "  hit type: ")
+	assert.Contains(t, out, ": ▁¦█ → ¦▄  0.500 (n=10) → 1.000 (n=11) → 0.750 (n=12) (2 runs)\n")
+	assert.Contains(t, out, "  ¦ inputs changed: ")
+}
