@@ -36,6 +36,7 @@ type evaluateOptions struct {
 	price                              string
 	bootstrap                          int
 	comment                            commentFlags // passed to the compare stage, under evaluate's own key
+	history                            string       // --history: one record per run, command evaluate (evaluate_history.go)
 }
 
 // evaluateInputs are evaluate's Action inputs. Its stages see none of them (each
@@ -45,6 +46,7 @@ var evaluateInputs = commentInputs(actionInputs{
 	"kb": "", "cases": "", "out": "", "judge-url": "", "judge-model": "", "generator-url": "", "generator-model": "",
 	"rerank-url": "", "store": "", "chroma-url": "", "embedder": "", "embedder-url": "", "embedder-model": "", "k": "",
 	"per-locale": "", "repeat": "", "concurrency": "", "max-requests": "", "price-per-1k": "", "bootstrap": "",
+	"history": "",
 })
 
 func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, error) {
@@ -71,6 +73,7 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	fs.StringVar(&o.price, "price-per-1k", "", "judge price per 1,000 tokens, PRICE or PROMPT,COMPLETION")
 	fs.IntVar(&o.bootstrap, "bootstrap", metrics.DefaultResamples, fmt.Sprintf("compare's bootstrap resamples (at most %d)", metrics.MaxResamples))
 	o.comment.register(fs, evaluateCommentKey)
+	fs.StringVar(&o.history, "history", "", "append this run (compare's JSON report, the fingerprint of KB, cases or generator, strategies, judge prompt and model) to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	if err := parseFlags(fs, env, args, evaluateInputs); err != nil {
 		return nil, err
 	}
@@ -92,6 +95,9 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	}
 	if o.genModel == "" {
 		o.genModel = o.judgeModel
+	}
+	if err := refuseOverwrite("evaluate", []file{{"kb", o.kb}, {"cases", o.cases}}, evaluateOutputs(o)); err != nil {
+		return nil, err
 	}
 	return o, nil
 }
@@ -205,6 +211,9 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 		if err := s.cmd.Run(ctx, sf, s.args); err != nil {
 			return fmt.Errorf("evaluate: stage %d (%s) failed: %w", i+1, s.cmd.Name(), err)
 		}
+	}
+	if err := appendEvaluateHistory(ctx, env, o, runNames, in); err != nil {
+		return err
 	}
 	fmt.Fprintf(env.Stderr, "evaluate: reports in %s (compare.html, compare.json, compare.md, judge.json); stages in %s\n", plain(o.out), plain(in("stages.txt")))
 	// The stages set their outputs (judge: qrels, judgments; compare: json,

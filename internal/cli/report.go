@@ -22,7 +22,7 @@ func (c *ReportCommand) Synopsis() string {
 }
 
 // defaultMeasure is the measure charted when --measure is not given.
-var defaultMeasure = map[string]string{"check": "retrieval_hit_at_k", "compare": "dcg_at_k"}
+var defaultMeasure = map[string]string{"check": "retrieval_hit_at_k", "compare": "dcg_at_k", "evaluate": "dcg_at_k"}
 
 // reportInputs are report's Action inputs. --command is not one of them: the
 // Action's `command` input selects the subcommand itself.
@@ -33,8 +33,8 @@ func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) erro
 	fs := newFlagSet(env, "report")
 	path := fs.String("history", "", "the history: a `DIR` holding "+history.FileName+", or a FILE.jsonl (this or --from is required)")
 	htmlOut := fs.String("html", "", "write the history page (--history; required), or the report of --from (check only), as one self-contained HTML `FILE`")
-	command := fs.String("command", "", "the runs to chart: check or compare (default: the command of the newest run)")
-	measure := fs.String("measure", "", "the measure to chart, a key of the documents' metrics (default: retrieval_hit_at_k for check, dcg_at_k for compare)")
+	command := fs.String("command", "", "the runs to chart: check, compare or evaluate (default: the command of the newest run)")
+	measure := fs.String("measure", "", "the measure to chart, a key of the documents' metrics (default: retrieval_hit_at_k for check, dcg_at_k for compare and evaluate)")
 	var from fromOptions
 	fs.StringVar(&from.from, "from", "", "render again the --json report of check, compare or calibrate in `FILE`: the text report on stdout, --markdown and --html (check only) files")
 	fs.StringVar(&from.markdownOut, "markdown", "", "--from: write the Markdown report to `FILE`")
@@ -60,7 +60,7 @@ func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) erro
 	case *htmlOut == "":
 		return usagef("report: --html is required")
 	case *command != "" && defaultMeasure[*command] == "":
-		return usagef("report: --command must be check or compare, got %q", *command)
+		return usagef("report: --command must be check, compare or evaluate, got %q", *command)
 	}
 	hist := history.File(*path)
 	if err := refuseOverwrite("report", []file{{"history", hist}}, []file{{"html", *htmlOut}}); err != nil {

@@ -41,6 +41,11 @@ type HistoryView struct {
 	Series                 []SeriesView
 }
 
+// compareLike reports whether a command's documents are compare's
+// (retrieval-gate/compare@1): compare's, and evaluate's, whose record holds its
+// compare stage's report.
+func compareLike(command string) bool { return command == "compare" || command == "evaluate" }
+
 // HistoryBuilder collects the runs of one command, one record at a time, so a
 // long history is read in one pass with memory for the charted values only.
 type HistoryBuilder struct {
@@ -73,7 +78,7 @@ func (b *HistoryBuilder) Add(rec history.Record, doc *fastjson.Value) error {
 		return fmt.Errorf("%s:%d: the document is not an object", b.v.File, rec.Line)
 	}
 	run := RunView{Time: rec.Time, Commit: rec.Commit, Branch: rec.Branch, Line: rec.Line, Headline: string(doc.GetStringBytes("verdict"))}
-	if b.v.Command == "compare" {
+	if compareLike(b.v.Command) {
 		run.Headline = string(doc.GetStringBytes("recommended"))
 	}
 	if b.prev != nil && b.prev.Digest != rec.Fingerprint.Digest {
@@ -113,7 +118,7 @@ func (b *HistoryBuilder) Add(rec history.Record, doc *fastjson.Value) error {
 			add(prefix+k, obj.Get(k))
 		}
 	}
-	if b.v.Command == "compare" {
+	if compareLike(b.v.Command) {
 		if s := doc.Get("strategies"); s != nil {
 			groups("", s)
 		}
@@ -227,7 +232,7 @@ func History(w io.Writer, v HistoryView) error {
 }
 
 func (v HistoryView) headlineName() string {
-	if v.Command == "compare" {
+	if compareLike(v.Command) {
 		return "recommended"
 	}
 	return "verdict"
