@@ -26,6 +26,7 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result) CompareView {
 		K: d.K, Gain: d.Gain, RelevantLevel: d.RelevantLevel,
 		Judged: d.Queries.Judged, Evaluated: d.Queries.WithRelevant, NotEvaluated: d.NotEvaluated,
 		Baseline: d.Baseline, Recommended: d.Recommended, Diagnosis: d.Diagnosis(),
+		Gates: d.Gates, Verdict: string(d.Verdict),
 	}
 	st := d.Statistics
 	if st.Resampled {

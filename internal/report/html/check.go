@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
-	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
@@ -116,19 +115,7 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 
 	// Gates.
 	p.Section("Gates")
-	// The columns of every report's gate table (report/gatetable).
-	gt := Table{Head: []string{"gate", "group", "measure", "status", "threshold", "value", "n"},
-		NumCols: []bool{false, false, false, false, true, true, true}}
-	for _, g := range r.Gates {
-		val, th := g.Numbers() // never read as equal when they differ (format.Distinct)
-		n := format.Missing
-		if g.N > 0 {
-			n = Count(int(g.N))
-		}
-		gt.Rows = append(gt.Rows, []Cell{{Text: g.Name}, {Text: orMissing(g.Group)}, {Text: orMissing(g.Measure)},
-			{Text: string(g.Status), Sub: g.Reason, Strong: g.Status == outcome.Fail}, {Text: th}, {Text: val}, {Text: n}})
-	}
-	p.Table(gt)
+	p.GateTable(r.Gates)
 
 	// Integrity.
 	p.Section("Dataset integrity")

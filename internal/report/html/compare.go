@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
 // RerankSuffix marks a reranked strategy: "hybrid+rerank" is "hybrid" with the
@@ -73,6 +74,8 @@ type CompareView struct {
 	QueriesOf                       string      // the strategy whose best/worst queries are listed
 	BestQueries, WorstQueries       []QueryView // by mean relevance; Sample each
 	Diagnosis                       []string
+	Gates                           []gatetable.Entry // the gates asked for (--gate-strategy); none by default
+	Verdict                         string            // their verdict
 }
 
 // Compare writes the compare dashboard.
@@ -102,6 +105,12 @@ func Compare(w io.Writer, v CompareView) error {
 		rec,
 		{Label: "Queries evaluated", Value: Count(v.Evaluated), Detail: fmt.Sprintf("of %s judged; %s without a relevant document excluded", Count(v.Judged), Count(v.NotEvaluated))},
 	})
+
+	// The gates, when compare is one (--gate-strategy), as the Markdown shows them.
+	if len(v.Gates) > 0 {
+		p.Section("Gates: " + v.Verdict)
+		p.GateTable(v.Gates)
+	}
 
 	// DCG per strategy, with and without the reranker.
 	anyPair := len(v.Pairs) > 0

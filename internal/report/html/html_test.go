@@ -14,8 +14,10 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
@@ -33,7 +35,10 @@ const demo = "../../../testdata/compare"
 // demoStrategies are the compare demo's runs, in command-line order.
 var demoStrategies = []string{"bm25", "dense", "dense+rerank", "hybrid", "hybrid+rerank"}
 
-func demoResult(t testing.TB) *compare.Result {
+func demoResult(t testing.TB) *compare.Result { return demoResultGated(t, compare.GateOptions{}) }
+
+// demoResultGated is the compare demo with the gates of g.
+func demoResultGated(t testing.TB, g compare.GateOptions) *compare.Result {
 	t.Helper()
 	ctx := context.Background()
 	q, err := trecfile.ReadQrels(ctx, filepath.Join(demo, "qrels.trec"))
@@ -44,7 +49,7 @@ func demoResult(t testing.TB) *compare.Result {
 		require.NoError(t, err)
 		in = append(in, compare.Input{Name: name, Run: run})
 	}
-	r, err := compare.Run(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 2000, Seed: metrics.DefaultSeed})
+	r, err := compare.Run(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 2000, Seed: metrics.DefaultSeed, Gate: g})
 	require.NoError(t, err)
 	return r
 }
@@ -158,10 +163,32 @@ func TestCompareDashboardInBrowser(t *testing.T) {
 	for _, m := range browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard", Path: path, Widths: []int{390, 850, 1400}, Marks: marks}) {
 		assert.Equal(t, "rgb(255, 255, 255)", m.Background)
 	}
+	// With the gates: their table fits too.
+	gated := filepath.Join(t.TempDir(), "compare-gated.html")
+	require.NoError(t, os.WriteFile(gated, render(t, demoResultGated(t, gatedDemo)), 0o644))
+	browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard-gates", Path: gated, Widths: []int{390, 850, 1400}, Marks: marks})
 	// The same page in dark mode.
 	for _, m := range browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard-dark", Path: path, Widths: []int{850}, Marks: marks, Dark: true}) {
 		assert.Equal(t, "rgb(13, 17, 23)", m.Background)
 	}
+}
+
+// gatedDemo gates the compare demo on bm25: a floor it passes, a floor it
+// fails, and not_beaten, which it fails.
+var gatedDemo = compare.GateOptions{Strategy: "bm25", FailIfBeaten: true, Floors: floor.List{
+	{Measure: "ndcg_at_k", Group: outcome.GroupOverall, Value: 0.1}, {Measure: "dcg_at_k", Group: outcome.GroupOverall, Value: 9}}}
+
+// compare's dashboard shows the gates asked for, as the Markdown does, and no
+// gate section without them.
+func TestCompareDashboardGates(t *testing.T) {
+	s := string(render(t, demoResultGated(t, gatedDemo)))
+	assert.True(t, strings.Contains(s, "<h2>Gates: fail</h2>"))
+	for _, g := range []string{"floor:ndcg_at_k", "floor:dcg_at_k", "not_beaten"} {
+		assert.True(t, strings.Contains(s, `<tr><th scope="row">`+g+"</th><td>strategy:bm25</td>"), g)
+	}
+	assert.Equal(t, 3, strings.Count(s, "<td>strategy:bm25</td>"))
+	assert.Equal(t, 2, strings.Count(s, "<strong>fail</strong>"), "the failed gates are marked")
+	assert.False(t, strings.Contains(string(render(t, demoResult(t))), "Gates"))
 }
 
 func TestEsc(t *testing.T) {

@@ -1,0 +1,24 @@
+package html
+
+import (
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
+)
+
+// GateTable adds the one gate table of every report (report/gatetable's
+// columns: gate, group, measure, status with its reason, threshold, value, n).
+func (p *Page) GateTable(gates []gatetable.Entry) {
+	gt := Table{Head: []string{"gate", "group", "measure", "status", "threshold", "value", "n"},
+		NumCols: []bool{false, false, false, false, true, true, true}}
+	for _, g := range gates {
+		val, th := g.Numbers() // never read as equal when they differ (format.Distinct)
+		n := format.Missing
+		if g.N > 0 {
+			n = Count(int(g.N))
+		}
+		gt.Rows = append(gt.Rows, []Cell{{Text: g.Name}, {Text: orMissing(g.Group)}, {Text: orMissing(g.Measure)},
+			{Text: string(g.Status), Sub: g.Reason, Strong: g.Status == outcome.Fail}, {Text: th}, {Text: val}, {Text: n}})
+	}
+	p.Table(gt)
+}
