@@ -28,8 +28,8 @@ func checkLabel(key string, k int) string {
 // CheckHTML writes the report of `check --html` from the check document: the
 // verdict, the groups with n and intervals (a chart of hit@k per locale and per
 // type), the locale deltas (indicative only), the gates, the integrity problems
-// and the missed cases (the document keeps a bounded number; the total is
-// shown). It reads the document's values and computes none.
+// the missed cases (the document keeps a bounded number; the total is
+// shown) and, with a baseline, the paired comparison and the flips. It reads the document's values and computes none.
 func CheckHTML(w io.Writer, r *checkreport.Document) error {
 	hit := checkLabel(metrics.KeyHit, r.K)
 	p := NewPage("retrieval-gate check: " + string(r.Verdict))
@@ -44,6 +44,7 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 	}
 	kpis = append(kpis, Indicator{Label: "Dataset integrity", Value: integ, Detail: Count(r.Integrity.KBCards) + " cards in the knowledge base"})
 	p.Indicators(kpis)
+	checkBaseline(p, r) // vs base, with --baseline (check_baseline.go)
 
 	// Groups.
 	keys := []string{metrics.KeyHit, metrics.KeyRecall, metrics.KeyNDCG}

@@ -3,6 +3,7 @@ package html_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,17 +14,19 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
 	"github.com/retrieval-gate/retrieval-gate/internal/cli"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
+	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
 const checkDemo = "../../../testdata/demo"
 
 // runCheck runs the real check command with --html and returns the page.
-func runCheck(t *testing.T, cases string, wantExit int) []byte {
+func runCheck(t *testing.T, cases string, wantExit int, extra ...string) []byte {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "check.html")
 	var stdout, stderr bytes.Buffer
 	env := &cli.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }}
-	code := cli.Run(context.Background(), env, []string{"check", "--cases", cases, "--kb", checkDemo + "/kb", "--html", out, "--comment", "never"})
+	code := cli.Run(context.Background(), env, append([]string{"check", "--cases", cases, "--kb", checkDemo + "/kb", "--html", out, "--comment", "never"}, extra...))
 	require.Equal(t, wantExit, code, "stderr: %s", stderr.String())
 	b, err := os.ReadFile(out)
 	require.NoError(t, err)
@@ -40,6 +43,72 @@ func TestCheckHTMLGolden(t *testing.T) {
 	broken := runCheck(t, checkDemo+"/broken/cases.jsonl", cli.ExitGateFailed)
 	golden(t, "check-broken.html", broken)
 	assert.Contains(t, string(broken), "gold ids are not cards of the knowledge base")
+	assert.NotContains(t, s, "vs base")
+}
+
+// With a baseline, the HTML shows the "vs base" section as the Markdown does:
+// the paired comparison per group with its test and n, the flips (newly missed
+// first) and the cases not paired.
+func TestCheckHTMLBaselineGolden(t *testing.T) {
+	page := runCheck(t, checkDemo+"/regressed.jsonl", cli.ExitGateFailed, "--baseline", checkDemo+"/baseline.jsonl.gz", "--max-drop-hit", "0.02")
+	golden(t, "check-baseline.html", page)
+	s := string(page)
+	for _, want := range []string{
+		"<h2>vs base</h2>",
+		"132 paired cases · 8 newly missed · 0 newly found · 0 rank drops (≥ 3) · not paired: 0 gold changed, 0 only in the baseline, 0 only in this run",
+		`<tr><th scope="row"><strong>overall</strong><span class="ci">n = 132</span></th><td>hit@5</td><td class="num">0.985 → 0.924</td><td class="num"><strong>🔻 -0.061</strong><span class="ci">[-0.114, -0.030]</span></td><td class="num">0.0078<span class="ci">McNemar</span></td><td class="num">0.059</td></tr>`,
+		"<caption>Newly missed (8)</caption>",
+		"<summary>By locale (indicative only: a locale&#39;s n is small and its tests are not corrected for the number of locales)</summary>",
+	} {
+		assert.True(t, strings.Contains(s, want), "missing %q", want)
+	}
+	assert.False(t, strings.Contains(s, "<summary>Flips:"), "8 flips are shown open")
+	assert.Equal(t, 8, strings.Count(s, "(gold #"), "the base top 5 of each newly missed case has the gold rank")
+}
+
+// Many flips: collapsed, newly missed first, each kind capped with the count
+// of the rest; user-controlled text escaped; an unavailable baseline says why.
+func TestCheckHTMLBaselineFlips(t *testing.T) {
+	flip := func(i int, q string) checkreport.Flip {
+		return checkreport.Flip{CaseID: fmt.Sprintf("c%03d", i), File: "cases.jsonl", Line: i + 1, Locale: "en", Type: "golden", Query: q,
+			Gold: []string{"g"}, Before: []string{"g", "x"}, After: []string{"x"}, RankBefore: 1}
+	}
+	var missed []checkreport.Flip
+	for i := range 60 {
+		missed = append(missed, flip(i, "q"))
+	}
+	d := &checkreport.Document{Schema: checkreport.Schema, K: 2, Verdict: "pass", Baseline: &checkreport.Baseline{
+		Status: checkreport.BaselineCompared, File: "base<b>.jsonl.gz", Commit: "0123456789abcdef",
+		Cases: checkreport.BaselineCases{Paired: 70, GoldChanged: 1, OnlyInBaseline: 2},
+		Flips: checkreport.Flips{NewlyMissed: missed, NewlyMissedTotal: 75, NewlyFound: []checkreport.Flip{flip(99, "<img src=x onerror=alert(1)>")}, NewlyFoundTotal: 1, RankDropThreshold: 3},
+		Unpaired: checkreport.Unpaired{GoldChanged: []checkreport.GoldChanged{{CaseID: "<script>x", File: "cases.jsonl", Line: 3, Before: []string{"a"}, After: []string{"b"}}},
+			OnlyInBaseline: []checkreport.CaseRef{{CaseID: "old1"}, {CaseID: "old2"}}},
+	}}
+	var b bytes.Buffer
+	require.NoError(t, rhtml.CheckHTML(&b, d))
+	s := b.String()
+	for _, want := range []string{
+		"Baseline: commit 0123456789ab · base&lt;b&gt;.jsonl.gz",
+		"<summary>Flips: 75 newly missed, 1 newly found, 0 rank drops</summary>",
+		"<caption>Newly missed (75)</caption>",
+		"… and 25 more not shown (see --json).",
+		"&lt;img src=x onerror=alert(1)&gt;",
+		"<summary>Not paired: 1 gold changed, 2 only in the baseline, 0 only in this run</summary>",
+		"&lt;script&gt;x",
+		"Only in the baseline (2): old1, old2",
+	} {
+		assert.True(t, strings.Contains(s, want), "missing %q", want)
+	}
+	assert.Equal(t, rhtml.FlipsListed+1, strings.Count(s, `<span class="ci">en · golden · cases.jsonl:`), "50 newly missed and 1 newly found listed")
+	assert.Less(t, strings.Index(s, "Newly missed (75)"), strings.Index(s, "Newly found (1)"), "newly missed first")
+	for _, bad := range []string{"<img", "<script", "<b>"} {
+		assert.False(t, strings.Contains(s, bad), "unescaped %q", bad)
+	}
+
+	d.Baseline = &checkreport.Baseline{Status: checkreport.BaselineUnavailable, Reason: "no artifact <named> x"}
+	b.Reset()
+	require.NoError(t, rhtml.CheckHTML(&b, d))
+	assert.True(t, strings.Contains(b.String(), "No baseline: no artifact &lt;named&gt; x. The regression gates are off."))
 }
 
 // The check report in Chromium: 6 bars (overall, 2 types, 3 locales), nothing
@@ -49,13 +118,15 @@ func TestCheckHTMLInBrowser(t *testing.T) {
 	for _, c := range []struct {
 		name, cases string
 		exit, bars  int
+		extra       []string
 	}{
-		{"check-demo", checkDemo + "/cases.jsonl", cli.ExitOK, 6},
-		{"check-broken", checkDemo + "/broken/cases.jsonl", cli.ExitGateFailed, 4},
+		{"check-demo", checkDemo + "/cases.jsonl", cli.ExitOK, 6, nil},
+		{"check-broken", checkDemo + "/broken/cases.jsonl", cli.ExitGateFailed, 4, nil},
+		{"check-baseline", checkDemo + "/regressed.jsonl", cli.ExitGateFailed, 6, []string{"--baseline", checkDemo + "/baseline.jsonl.gz", "--max-drop-hit", "0.02"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), c.name+".html")
-			require.NoError(t, os.WriteFile(path, runCheck(t, c.cases, c.exit), 0o644))
+			require.NoError(t, os.WriteFile(path, runCheck(t, c.cases, c.exit, c.extra...), 0o644))
 			marks := map[string]int{}
 			if c.bars >= 0 {
 				marks[`rect[data-mark="bar"]`] = c.bars
