@@ -15,6 +15,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
 )
 
 // The documentation's command examples run (issue 13). The convention:
@@ -29,7 +31,13 @@ import (
 //   - It must exit 0, unless it ends in a comment `# exits N`: then it must exit N.
 //   - Other lines of a ```sh block (comments, other tools) are not run. An example
 //     meant as an illustration, with placeholder paths or a server that is not
-//     here (an LLM, Chroma, Docker), goes in a ```text block.
+//     here (Chroma, Docker, a chat server on another port), goes in a ```text block.
+//   - The chat server of the LLM examples (judge, generate, evaluate) is
+//     http://127.0.0.1:8000 (docLLMURL: vLLM's default port, on loopback).
+//     TestDocExamples starts internal/llm/llmtest's chat-completions server and
+//     runs every command with that URL replaced by the server's own, so the
+//     examples read as a user types them and run against a server that follows
+//     the protocol.
 //
 // A page's examples become one testscript (exec sh -c per command) run with the
 // real binary.
@@ -113,12 +121,20 @@ func finish(ex docExample) docExample {
 	return ex
 }
 
-// docScript is the testscript of a page's examples.
-func docScript(examples []docExample) string {
+// docLLMURL is the chat server the docs' LLM examples name; TestDocExamples
+// replaces it with the URL of an llmtest server.
+const docLLMURL = "http://127.0.0.1:8000"
+
+// docScript is the testscript of a page's examples, with docLLMURL replaced by
+// llmURL (when not empty).
+func docScript(examples []docExample, llmURL string) string {
 	var b strings.Builder
 	for _, ex := range examples {
 		fmt.Fprintf(&b, "# %s:%d\n", ex.file, ex.line)
 		cmd := ex.command
+		if llmURL != "" {
+			cmd = strings.ReplaceAll(cmd, docLLMURL, llmURL)
+		}
 		if ex.exit != 0 {
 			cmd = fmt.Sprintf(`%s; rc=$?; if [ $rc -ne %d ]; then echo "exit code $rc, the example says %d" >&2; exit 1; fi`, cmd, ex.exit, ex.exit)
 		}
@@ -142,8 +158,13 @@ func TestDocExamples(t *testing.T) {
 	root, err := os.Getwd()
 	require.NoError(t, err)
 	dir := t.TempDir()
+	// The scripts run in parallel subtests, after this function returns: the
+	// server stops, and its count is checked, when they are done.
+	llm := llmtest.New(llmtest.Options{})
+	t.Cleanup(llm.Close)
+	t.Cleanup(func() { assert.Positive(t, llm.Answered(), "the LLM examples reached the chat server") })
 	var files []string
-	total := 0
+	total, llmExamples := 0, 0
 	for _, page := range docPages(t) {
 		text, err := os.ReadFile(page)
 		require.NoError(t, err)
@@ -153,11 +174,17 @@ func TestDocExamples(t *testing.T) {
 			continue
 		}
 		total += len(examples)
+		for _, ex := range examples {
+			if strings.Contains(ex.command, docLLMURL) {
+				llmExamples++
+			}
+		}
 		name := filepath.Join(dir, strings.NewReplacer("/", "_", ".md", "").Replace(page)+".txtar")
-		require.NoError(t, os.WriteFile(name, []byte(docScript(examples)), 0o644))
+		require.NoError(t, os.WriteFile(name, []byte(docScript(examples, llm.URL)), 0o644))
 		files = append(files, name)
 	}
 	assert.GreaterOrEqual(t, total, 15, "the docs show the commands")
+	assert.GreaterOrEqual(t, llmExamples, 3, "judge, generate and evaluate run against the chat server")
 	testscript.Run(t, docParams(root, files))
 }
 
@@ -201,7 +228,10 @@ func TestDocExamplesExtraction(t *testing.T) {
 		{file: "p.md", line: 4, command: "retrieval-gate check --cases a --kb b", exit: 1},
 		{file: "p.md", line: 6, command: "retrieval-gate import --in 'x y' --out c"},
 	}, got)
-	assert.Contains(t, docScript(got), `exec sh -c 'retrieval-gate import --in ''x y'' --out c'`)
+	assert.Contains(t, docScript(got, ""), `exec sh -c 'retrieval-gate import --in ''x y'' --out c'`)
+	llm, err := docExamples("p.md", "```sh\nretrieval-gate judge --judge-url http://127.0.0.1:8000 --kb kb\n```\n")
+	require.NoError(t, err)
+	assert.Contains(t, docScript(llm, "http://127.0.0.1:41234"), `exec sh -c 'retrieval-gate judge --judge-url http://127.0.0.1:41234 --kb kb'`)
 
 	_, err = docExamples("p.md", "```sh\nretrieval-gate check \\\n```\n")
 	assert.Error(t, err)
@@ -254,7 +284,7 @@ func TestDocExamplesFailWhenBroken(t *testing.T) {
 			examples, err := docExamples("p.md", page)
 			require.NoError(t, err)
 			script := filepath.Join(t.TempDir(), "p.txtar")
-			require.NoError(t, os.WriteFile(script, []byte(docScript(examples)), 0o644))
+			require.NoError(t, os.WriteFile(script, []byte(docScript(examples, "")), 0o644))
 			r := &recorder{}
 			testscript.RunT(r, docParams(root, []string{script}))
 			wantFail := name != "ok" && name != "expected fail "

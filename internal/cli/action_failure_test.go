@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -297,4 +298,114 @@ func githubtestNew(t *testing.T) *githubtest.Server {
 	srv := githubtest.New("octo", "repo", "", 7)
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// Issue 13: a value refused after parsing (a range, a choice, a combination)
+// is named where it came from: an Action input by the input and the value as
+// given, the same value on the command line by its flag. Inside Actions it is
+// the ::error:: annotation and the job summary's entry, exit 2 and nothing
+// written; on the command line one line on stderr.
+func TestActionInputValueChecks(t *testing.T) {
+	root := repoRoot(t)
+	base := map[string]map[string]string{
+		"check":     {"cases": "eval/cases.jsonl", "kb": "kb.jsonl"},
+		"compare":   {"qrels": "qrels.txt", "run": "a=a.trec"},
+		"calibrate": {"human": "human.jsonl", "judge": "judge.jsonl", "lock": "lock.json"},
+		"retrieve":  {"kb": "kb.jsonl", "cases": "eval/cases.jsonl", "out": "out.jsonl"},
+		"import":    {"in": "in.tsv", "out": "out.jsonl"},
+		"judge":     {"run": "a=eval/cases.jsonl", "kb": "kb.jsonl", "qrels": "q.txt", "judge-url": "http://127.0.0.1:9"},
+		"generate":  {"kb": "kb.jsonl", "out": "gen.jsonl", "generator-url": "http://127.0.0.1:9"},
+		"evaluate":  {"kb": "kb.jsonl", "out": "eval-out", "judge-url": "http://127.0.0.1:9"},
+		"report":    {"from": "retrieval-gate.json"},
+	}
+	tests := []struct {
+		command   string
+		with      map[string]string
+		input, cl string // the message for the Action input, and for the flag
+	}{
+		{"check", map[string]string{"k": "0"}, `check: action input "k": "0" must be at least 1`, `check: --k must be at least 1, got 0`},
+		{"check", map[string]string{"rank-drop": "0"}, `check: action input "rank-drop": "0" must be at least 1`, `check: --rank-drop must be at least 1, got 0`},
+		{"check", map[string]string{"regression-test": "maybe"}, `check: action input "regression-test": "maybe" must be significant or any`, `check: --regression-test must be significant or any, got "maybe"`},
+		{"check", map[string]string{"max-drop-recall": "2"}, `check: action input "max-drop-recall": "2": 2 is outside [0,1]`, `check: --max-drop-recall: 2 is outside [0,1]`},
+		{"check", map[string]string{"pr": "-3"}, `check: action input "pr": "-3" must be a pull request number`, `check: --pr must be a pull request number, got -3`},
+		{"check", map[string]string{"comment-key": "a key"}, `check: action input "comment-key": "a key" must be 1-100 characters of A-Z a-z 0-9 . _ / -`, `check: --comment-key must be 1-100 characters of A-Z a-z 0-9 . _ / -, got "a key"`},
+		{"check", map[string]string{"json": "kb.jsonl"}, `check: action input "json": "kb.jsonl" would overwrite the input kb.jsonl (action input "kb")`, `check: --json kb.jsonl would overwrite the input kb.jsonl (--kb)`},
+		{"check", map[string]string{"min-hit": "0.5", "floors": "retrieval_hit_at_k=0.6"}, `check: action input "min-hit" and action input "floors" retrieval_hit_at_k@overall=0.6 both set a floor on retrieval_hit_at_k@overall; give one`, `check: --min-hit and --floors retrieval_hit_at_k@overall=0.6 both set a floor on retrieval_hit_at_k@overall; give one`},
+		{"check", map[string]string{"trend-runs": "31"}, `check: action input "trend-runs": "31" must be between 0 (no trend) and 30`, `check: --trend-runs must be between 0 (no trend) and 30, got 31`},
+		{"compare", map[string]string{"trend-runs": "-1"}, `compare: action input "trend-runs": "-1" must be between 0 (no trend) and 30`, `compare: --trend-runs must be between 0 (no trend) and 30, got -1`},
+		{"evaluate", map[string]string{"history": "kb.jsonl"}, `evaluate: action input "history": "kb.jsonl" would overwrite the input kb.jsonl (action input "kb")`, `evaluate: --history kb.jsonl would overwrite the input kb.jsonl (--kb)`},
+		{"compare", map[string]string{"bootstrap": "100001"}, `compare: action input "bootstrap": "100001" must be between 1 and 100000`, `compare: --bootstrap must be between 1 and 100000, got 100001`},
+		{"compare", map[string]string{"k": "0"}, `compare: action input "k": "0" must be between 1 and 100000`, `compare: --k must be between 1 and 100000, got 0`},
+		{"compare", map[string]string{"relevant-level": "0"}, `compare: action input "relevant-level": "0" must be between 1 and 127`, `compare: --relevant-level must be between 1 and 127, got 0`},
+		{"compare", map[string]string{"seed": "-1"}, `compare: action input "seed": "-1" must be a non-negative integer`, `compare: --seed must be a non-negative integer, got "-1"`},
+		{"compare", map[string]string{"primary": "mrr"}, `compare: action input "primary": "mrr" must be one of`, `compare: --primary must be one of`},
+		{"compare", map[string]string{"gate-strategy": "prod", "fail-if-beaten": "true"}, `compare: action input "gate-strategy": "prod" is not the name of a strategy of action input "run" (a)`, `compare: --gate-strategy "prod" is not the name of a --run (a)`},
+		{"calibrate", map[string]string{"bootstrap": "-1"}, `calibrate: action input "bootstrap": "-1" must be between 0 and 100000`, `calibrate: --bootstrap must be between 0 and 100000, got -1`},
+		{"calibrate", map[string]string{"max-unpaired": "lots"}, `calibrate: action input "max-unpaired": want a count N or a percentage P% (0-100%), got "lots"`, `calibrate: --max-unpaired: want a count N or a percentage P% (0-100%), got "lots"`},
+		{"retrieve", map[string]string{"strategy": "semantic"}, `retrieve: action input "strategy": "semantic" must be dense, lexical or hybrid`, `retrieve: --strategy must be dense, lexical or hybrid, got "semantic"`},
+		{"retrieve", map[string]string{"store": "redis"}, `retrieve: action input "store": "redis" must be memory or chroma`, `retrieve: --store must be memory or chroma, got "redis"`},
+		{"retrieve", map[string]string{"embedder": "bert"}, `retrieve: action input "embedder": "bert" must be hash, openai or ollama`, `retrieve: --embedder must be hash, openai or ollama, got "bert"`},
+		{"retrieve", map[string]string{"k": "0"}, `retrieve: action input "k": "0" must be at least 1`, `retrieve: --k must be at least 1, got 0`},
+		{"import", map[string]string{"format": "xml"}, `import: action input "format": "xml" must be auto or one of`, `import: --format must be auto or one of`},
+		{"import", map[string]string{"parent-from-id-regexp": "("}, `import: action input "parent-from-id-regexp": "(" is not a regular expression: missing closing )`, `import: --parent-from-id-regexp "(" is not a regular expression: missing closing )`},
+		{"judge", map[string]string{"repeat": "11"}, `judge: action input "repeat": "11" must be between 1 and 10`, `judge: --repeat must be between 1 and 10, got 11`},
+		{"judge", map[string]string{"answer-format": "yaml"}, `judge: action input "answer-format": "yaml" must be json or text`, `judge: --answer-format must be json or text, got "yaml"`},
+		{"judge", map[string]string{"concurrency": "0"}, `judge: action input "concurrency": "0" must be between 1 and 256`, `judge: --concurrency must be between 1 and 256, got 0`},
+		{"judge", map[string]string{"price-per-1k": "free"}, `judge: action input "price-per-1k": want PRICE or PROMPT_PRICE,COMPLETION_PRICE (per 1,000 tokens, ≥ 0), got "free"`, `judge: --price-per-1k: want PRICE or PROMPT_PRICE,COMPLETION_PRICE (per 1,000 tokens, ≥ 0), got "free"`},
+		{"generate", map[string]string{"dedup-jaccard": "1.5"}, `generate: action input "dedup-jaccard": "1.5" must be in (0, 1]`, `generate: --dedup-jaccard must be in (0, 1], got 1.5`},
+		{"generate", map[string]string{"per-locale": "0"}, `generate: action input "per-locale": "0" must be at least 1`, `generate: --per-locale must be at least 1, got 0`},
+		{"generate", map[string]string{"answer-format": "xml"}, `generate: action input "answer-format": "xml" must be json or text`, `generate: --answer-format must be json or text, got "xml"`},
+		{"evaluate", map[string]string{"store": "redis"}, `evaluate: action input "store": "redis" must be memory or chroma`, `evaluate: --store must be memory or chroma, got "redis"`},
+		{"evaluate", map[string]string{"embedder": "bert"}, `evaluate: action input "embedder": "bert" must be hash, openai or ollama`, `evaluate: --embedder must be hash, openai or ollama, got "bert"`},
+		{"evaluate", map[string]string{"bootstrap": "0"}, `evaluate: action input "bootstrap": "0" must be between 1 and 100000`, `evaluate: --bootstrap must be between 1 and 100000, got 0`},
+		{"evaluate", map[string]string{"comment-mode": "changes", "concurrency": "300"}, `evaluate: action input "concurrency": "300" must be between 1 and 256`, `evaluate: --concurrency must be between 1 and 256, got 300`},
+		{"report", map[string]string{"comment-key": "no way"}, `report: action input "comment-key": "no way" must be 1 to 100 characters of A-Z a-z 0-9 . _ / -`, `report: --comment-key must be 1 to 100 characters of A-Z a-z 0-9 . _ / -, got "no way"`},
+	}
+	for _, tc := range tests {
+		var names []string
+		for k := range tc.with {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		t.Run(tc.command+" "+strings.Join(names, ","), func(t *testing.T) {
+			dir := t.TempDir()
+			t.Chdir(dir)
+			demoInputs(t, dir)
+			with := map[string]string{"command": tc.command}
+			args := []string{tc.command}
+			for k, v := range base[tc.command] {
+				with[k] = v
+				args = append(args, "--"+k, v)
+			}
+			for _, k := range names {
+				with[k] = tc.with[k]
+				args = append(args, "--"+k+"="+tc.with[k])
+			}
+
+			env, outputFile, summary := actionsEnv(t, actionDefaults(t, root, with))
+			env["GITHUB_WORKSPACE"] = dir
+			code, stdout, stderr := runIn(t, env, tc.command)
+			require.Equal(t, ExitInput, code, stdout+stderr)
+			assert.Contains(t, stdout, "::error title=retrieval-gate "+tc.command+"%3A input error::"+strings.ReplaceAll(tc.input, "%", "%25"), stdout+stderr)
+			assert.NotContains(t, stdout+stderr, "--"+names[len(names)-1], "the input, never the flag, is named")
+			sum, err := os.ReadFile(summary)
+			require.NoError(t, err)
+			assert.Contains(t, string(sum), "## retrieval-gate "+tc.command+": input error")
+			assert.Contains(t, string(sum), "```text\n"+tc.input)
+			out, err := os.ReadFile(outputFile)
+			require.NoError(t, err)
+			assert.Empty(t, out, "no step outputs")
+
+			code, stdout, stderr = runIn(t, map[string]string{}, args...)
+			require.Equal(t, ExitInput, code, stdout+stderr)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, "retrieval-gate: "+tc.cl)
+			assert.NotContains(t, stderr, "action input")
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			for _, e := range entries {
+				assert.Contains(t, []string{"eval", "kb.jsonl"}, e.Name(), "nothing written")
+			}
+		})
+	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
-	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/calibratereport"
 )
 
@@ -53,31 +52,29 @@ func (c *CalibrateCommand) parse(env *Env, args []string) (*calibrateOptions, er
 	fs.IntVar(&o.resamples, "bootstrap", metrics.DefaultResamples, fmt.Sprintf("bootstrap resamples for the weighted-kappa CI (0: no CI; at most %d)", metrics.MaxResamples))
 	maxUnpaired := fs.String("max-unpaired", "", "fail the gate when a gated dimension has more unpaired labels than `N` (a count) or P% of its labelled cases (default: no limit)")
 	o.comment.register(fs, calibrateCommentKey)
-	if err := parseFlags(fs, env, args, calibrateInputs); err != nil {
+	src, err := parseFlags(fs, env, args, calibrateInputs)
+	if err != nil {
 		return nil, err
-	}
-	if err := publish.ValidMode(o.comment.mode); err != nil {
-		return nil, usagef("calibrate: %v", err)
 	}
 	for _, f := range []struct{ name, v string }{{"human", o.human}, {"judge", o.judge}, {"lock", o.lock}} {
 		if f.v == "" {
 			return nil, usagef("calibrate: --%s is required", f.name)
 		}
 	}
-	if err := o.comment.validate("calibrate"); err != nil {
+	if err := o.comment.validate("calibrate", src); err != nil {
 		return nil, err
 	}
 	if o.resamples < 0 || o.resamples > metrics.MaxResamples {
-		return nil, usagef("calibrate: --bootstrap must be between 0 and %d, got %d", metrics.MaxResamples, o.resamples)
+		return nil, src.refuse("calibrate", "bootstrap", fmt.Sprintf("must be between 0 and %d", metrics.MaxResamples))
 	}
 	if *maxUnpaired != "" {
 		l, err := calibrate.ParseUnpairedLimit(*maxUnpaired)
 		if err != nil {
-			return nil, usagef("calibrate: --max-unpaired: %v", err)
+			return nil, src.refuseErr("calibrate", "max-unpaired", err)
 		}
 		o.maxUnpaired = l
 	}
-	if err := refuseOverwrite("calibrate", []file{{"human", o.human}, {"judge", o.judge}, {"lock", o.lock}},
+	if err := refuseOverwrite("calibrate", src, []file{{"human", o.human}, {"judge", o.judge}, {"lock", o.lock}},
 		[]file{{"json", o.jsonOut}, {"markdown", o.mdOut}}); err != nil {
 		return nil, err
 	}

@@ -73,7 +73,8 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	o.comment.register(fs, checkCommentKey)
 	o.baseline.register(fs)
 	o.trend.register(fs)
-	if err := parseFlags(fs, env, args, checkInputs); err != nil {
+	src, err := parseFlags(fs, env, args, checkInputs)
+	if err != nil {
 		return nil, err
 	}
 	if o.cases == "" {
@@ -83,22 +84,22 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 		return nil, usagef("check: --kb is required")
 	}
 	if o.k < 1 {
-		return nil, usagef("check: --k must be at least 1, got %d", o.k)
+		return nil, src.refuse("check", "k", "must be at least 1")
 	}
-	if err := shorthandConflict("check", o.floors.list,
+	if err := shorthandConflict("check", src, o.floors.list,
 		shorthand{"min-hit", o.minHit.Set, metrics.KeyHit}, shorthand{"min-recall", o.minRecall.Set, metrics.KeyRecall}); err != nil {
 		return nil, err
 	}
-	if err := o.comment.validate("check"); err != nil {
+	if err := o.comment.validate("check", src); err != nil {
 		return nil, err
 	}
-	if err := o.baseline.validate(o.comment.key); err != nil {
+	if err := o.baseline.validate(src, o.comment.key); err != nil {
 		return nil, err
 	}
-	if err := o.trend.validate("check"); err != nil {
+	if err := o.trend.validate("check", src); err != nil {
 		return nil, err
 	}
-	if err := refuseOverwrite("check", []file{{"cases", o.cases}, {"kb", o.kb}, {"baseline", o.baseline.baselineFile()}},
+	if err := refuseOverwrite("check", src, []file{{"cases", o.cases}, {"kb", o.kb}, {"baseline", o.baseline.baselineFile()}},
 		[]file{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}, {"html", o.htmlOut}, {"history", historyFile(o.history)}, {"write-baseline", o.baseline.write}}); err != nil {
 		return nil, err
 	}

@@ -56,33 +56,38 @@ func (b *baselineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.write, "write-baseline", "", "write this run as a baseline file (gzip JSONL, schema retrieval-gate/baseline@1) to `FILE`")
 	b.raw = map[string]*string{}
 	for _, gm := range baseline.GateMeasures {
-		flagName := "max-drop-" + strings.TrimPrefix(gm.Name, "max_drop_")
+		flagName := maxDropFlag(gm.Name)
 		b.raw[gm.Key] = fs.String(flagName, "", "regression gate: the drop of the overall mean "+metrics.CaseMeasures[metrics.CaseIndex(gm.Key)].Label+"@k vs the baseline that is tolerated, in [0,1]; none or empty is off")
 	}
 	fs.StringVar(&b.test, "regression-test", baseline.TestSignificant, "significant: a regression gate fails only when the drop exceeds its tolerance and the paired test rejects at 0.05; any: when the drop exceeds it")
 	fs.IntVar(&b.rankDrop, "rank-drop", baseline.DefaultRankDrop, "list a case whose first gold card fell by at least `N` ranks")
 }
 
-func (b *baselineFlags) validate(commentKey string) error {
+// maxDropFlag is the flag of a regression gate: max_drop_hit is --max-drop-hit.
+func maxDropFlag(gateName string) string {
+	return "max-drop-" + strings.TrimPrefix(gateName, "max_drop_")
+}
+
+func (b *baselineFlags) validate(src *sources, commentKey string) error {
 	if b.artifact == "" {
 		b.artifact = ghartifact.DefaultName(commentKey)
 	}
 	if err := ghartifact.ValidName(b.artifact); err != nil {
-		return usagef("check: --baseline-artifact: %v", err)
+		return src.refuseErr("check", "baseline-artifact", err)
 	}
 	b.maxDrop = map[string]baseline.Tolerance{}
-	for key, raw := range b.raw {
-		t, err := gate.ParseFloor(*raw)
+	for _, gm := range baseline.GateMeasures { // in their order: the first bad one is named
+		t, err := gate.ParseFloor(*b.raw[gm.Key])
 		if err != nil {
-			return usagef("check: --max-drop-%s: %v", strings.TrimPrefix(key, "retrieval_"), err)
+			return src.refuseErr("check", maxDropFlag(gm.Name), err)
 		}
-		b.maxDrop[key] = t
+		b.maxDrop[gm.Key] = t
 	}
 	if b.test != baseline.TestSignificant && b.test != baseline.TestAny {
-		return usagef("check: --regression-test must be significant or any, not %q", b.test)
+		return src.refuse("check", "regression-test", "must be significant or any")
 	}
 	if b.rankDrop < 1 {
-		return usagef("check: --rank-drop must be at least 1, got %d", b.rankDrop)
+		return src.refuse("check", "rank-drop", "must be at least 1")
 	}
 	return nil
 }

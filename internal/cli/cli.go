@@ -221,19 +221,21 @@ type actionInputs map[string]string
 
 // parseFlags parses args, then, inside GitHub Actions, fills every declared input
 // not given on the command line from INPUT_<NAME> (as the runner sets them), or
-// from its Actions default: flags win over inputs.
-func parseFlags(fs *flag.FlagSet, env *Env, args []string, inputs actionInputs) error {
+// from its Actions default: flags win over inputs. The sources it returns name
+// each value where it came from, for the checks after parsing.
+func parseFlags(fs *flag.FlagSet, env *Env, args []string, inputs actionInputs) (*sources, error) {
+	src := &sources{fs: fs, inputs: map[string]string{}}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return err
+			return nil, err
 		}
-		return &UsageError{Msg: err.Error()}
+		return nil, &UsageError{Msg: err.Error()}
 	}
 	if fs.NArg() > 0 {
-		return usagef("%s: unexpected argument %q", fs.Name(), publish.Clean(fs.Arg(0)))
+		return nil, usagef("%s: unexpected argument %q", fs.Name(), publish.Clean(fs.Arg(0)))
 	}
 	if env.Getenv("GITHUB_ACTIONS") != "true" {
-		return nil
+		return src, nil
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -256,10 +258,11 @@ func parseFlags(fs *flag.FlagSet, env *Env, args []string, inputs actionInputs) 
 			}
 		}
 		if e := fs.Set(name, v); e != nil {
-			return inputValueError(fs.Lookup(name), v, e)
+			return nil, inputValueError(fs.Lookup(name), v, e)
 		}
+		src.inputs[name] = v
 	}
-	return nil
+	return src, nil
 }
 
 // actionInput reads an Action input as the runner passes it (INPUT_ + the

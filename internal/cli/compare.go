@@ -80,6 +80,15 @@ func (f *gainFlag) Set(v string) error {
 	return nil
 }
 
+// aRun names the strategies of --run in a message: "a --run", or "a strategy of
+// action input "run"".
+func aRun(src *sources) string {
+	if _, ok := src.input("run"); ok {
+		return "a strategy of " + src.name("run")
+	}
+	return "a --run"
+}
+
 // compareOptions are the parsed and validated flags of compare.
 type compareOptions struct {
 	qrels                    string
@@ -130,7 +139,8 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	fs.Var(&o.floors, "floors", "several `FLOORS`, one MEASURE=F per line (the floors Action input); added to --floor")
 	o.trend.register(fs)
 	fs.BoolVar(&o.failIfBeaten, "fail-if-beaten", false, "fail when another strategy is significantly better than the --gate-strategy on "+compare.Primary)
-	if err := parseFlags(fs, env, args, compareInputs); err != nil {
+	src, err := parseFlags(fs, env, args, compareInputs)
+	if err != nil {
 		return nil, err
 	}
 	fs.Visit(func(f *flag.Flag) { o.levelSet = o.levelSet || f.Name == "relevant-level" })
@@ -140,23 +150,23 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	case len(o.runs.names) == 0:
 		return nil, usagef("compare: --run NAME=FILE is required (repeat it for each strategy)")
 	case o.k < 1 || o.k > 100000:
-		return nil, usagef("compare: --k must be between 1 and 100000, got %d", o.k)
+		return nil, src.refuse("compare", "k", "must be between 1 and 100000")
 	case o.level < 1 || o.level > trecfile.MaxRelevance:
-		return nil, usagef("compare: --relevant-level must be between 1 and %d, got %d", trecfile.MaxRelevance, o.level)
+		return nil, src.refuse("compare", "relevant-level", fmt.Sprintf("must be between 1 and %d", trecfile.MaxRelevance))
 	case o.resamples < 1 || o.resamples > metrics.MaxResamples:
-		return nil, usagef("compare: --bootstrap must be between 1 and %d, got %d", metrics.MaxResamples, o.resamples)
+		return nil, src.refuse("compare", "bootstrap", fmt.Sprintf("must be between 1 and %d", metrics.MaxResamples))
 	case metrics.QueryIndex(o.primary) < 0:
-		return nil, usagef("compare: --primary must be one of %s, got %q", strings.Join(metrics.GradedKeys[:], ", "), o.primary)
+		return nil, src.refuse("compare", "primary", "must be one of "+strings.Join(metrics.GradedKeys[:], ", "))
 	}
-	if err := o.comment.validate("compare"); err != nil {
+	if err := o.comment.validate("compare", src); err != nil {
 		return nil, err
 	}
-	if err := o.trend.validate("compare"); err != nil {
+	if err := o.trend.validate("compare", src); err != nil {
 		return nil, err
 	}
 	sd, err := strconv.ParseUint(*seed, 10, 64)
 	if err != nil {
-		return nil, usagef("compare: --seed must be a non-negative integer, got %q", *seed)
+		return nil, src.refuse("compare", "seed", "must be a non-negative integer")
 	}
 	o.seed = sd
 	if o.baseline != "" {
@@ -165,22 +175,22 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 			found = found || n == o.baseline
 		}
 		if !found {
-			return nil, usagef("compare: --baseline %q is not the name of a --run (%s)", o.baseline, o.runs.String())
+			return nil, usagef("compare: %s is not the name of %s (%s)", src.quoted("baseline", o.baseline), aRun(src), o.runs.String())
 		}
 	}
 	switch {
 	case o.gateStrategy == "" && (len(o.floors.list) > 0 || o.failIfBeaten):
-		return nil, usagef("compare: --floor and --fail-if-beaten need --gate-strategy NAME (the strategy you run in production)")
+		return nil, usagef("compare: %s and %s need %s NAME (the strategy you run in production)", src.first("floor", "floors"), src.name("fail-if-beaten"), src.name("gate-strategy"))
 	case o.gateStrategy != "" && len(o.floors.list) == 0 && !o.failIfBeaten:
-		return nil, usagef("compare: --gate-strategy %q needs --floor MEASURE=F or --fail-if-beaten", publish.Clean(o.gateStrategy))
+		return nil, usagef("compare: %s needs %s MEASURE=F or %s", src.quoted("gate-strategy", o.gateStrategy), src.first("floor", "floors"), src.name("fail-if-beaten"))
 	case o.gateStrategy != "" && !slices.Contains(o.runs.names, o.gateStrategy):
-		return nil, usagef("compare: --gate-strategy %q is not the name of a --run (%s)", publish.Clean(o.gateStrategy), o.runs.String())
+		return nil, usagef("compare: %s is not the name of %s (%s)", src.quoted("gate-strategy", o.gateStrategy), aRun(src), o.runs.String())
 	}
 	inputs := []file{{"qrels", o.qrels}}
 	for _, f := range o.runs.files {
 		inputs = append(inputs, file{"run", f})
 	}
-	if err := refuseOverwrite("compare", inputs, []file{{"json", o.jsonOut}, {"markdown", o.mdOut}, {"per-query", o.perQuery}, {"html", o.htmlOut}, {"history", historyFile(o.history)}}); err != nil {
+	if err := refuseOverwrite("compare", src, inputs, []file{{"json", o.jsonOut}, {"markdown", o.mdOut}, {"per-query", o.perQuery}, {"html", o.htmlOut}, {"history", historyFile(o.history)}}); err != nil {
 		return nil, err
 	}
 	return o, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -74,21 +75,41 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	fs.IntVar(&o.bootstrap, "bootstrap", metrics.DefaultResamples, fmt.Sprintf("compare's bootstrap resamples (at most %d)", metrics.MaxResamples))
 	o.comment.register(fs, evaluateCommentKey)
 	fs.StringVar(&o.history, "history", "", "append this run (compare's JSON report, the fingerprint of KB, cases or generator, strategies, judge prompt and model) to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
-	if err := parseFlags(fs, env, args, evaluateInputs); err != nil {
+	src, err := parseFlags(fs, env, args, evaluateInputs)
+	if err != nil {
 		return nil, err
 	}
-	if err := o.comment.validate("evaluate"); err != nil {
+	if err := o.comment.validate("evaluate", src); err != nil {
 		return nil, err
 	}
 	switch {
 	case o.kb == "":
 		return nil, usagef("evaluate: --kb is required")
+	// The stages' own checks, made here so that a bad value is named as evaluate
+	// got it (its stages see no Action input) and refused before any stage runs.
+	case !slices.Contains(stores, o.store):
+		return nil, src.refuse("evaluate", "store", "must be memory or chroma")
+	case !slices.Contains(embedders, o.embedder):
+		return nil, src.refuse("evaluate", "embedder", "must be hash, openai or ollama")
+	case o.k < 1 || o.k > 1000:
+		return nil, src.refuse("evaluate", "k", "must be between 1 and 1000")
+	case o.perLocale < 1:
+		return nil, src.refuse("evaluate", "per-locale", "must be at least 1")
+	case o.repeat < 1 || o.repeat > 10:
+		return nil, src.refuse("evaluate", "repeat", "must be between 1 and 10")
+	case o.concurrency < 1 || o.concurrency > 256:
+		return nil, src.refuse("evaluate", "concurrency", "must be between 1 and 256")
+	case o.maxRequests < 0:
+		return nil, src.refuse("evaluate", "max-requests", "must be 0 (no limit) or more")
 	case o.bootstrap < 1 || o.bootstrap > metrics.MaxResamples:
-		return nil, usagef("evaluate: --bootstrap must be between 1 and %d, got %d", metrics.MaxResamples, o.bootstrap)
+		return nil, src.refuse("evaluate", "bootstrap", fmt.Sprintf("must be between 1 and %d", metrics.MaxResamples))
 	case o.out == "":
 		return nil, usagef("evaluate: --out DIR is required")
 	case o.judgeURL == "":
 		return nil, usagef("evaluate: --judge-url is required")
+	}
+	if _, err := parsePrice(o.price); err != nil {
+		return nil, src.refuseErr("evaluate", "price-per-1k", err)
 	}
 	if o.genURL == "" {
 		o.genURL = o.judgeURL
@@ -96,7 +117,7 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	if o.genModel == "" {
 		o.genModel = o.judgeModel
 	}
-	if err := refuseOverwrite("evaluate", []file{{"kb", o.kb}, {"cases", o.cases}}, evaluateOutputs(o)); err != nil {
+	if err := refuseOverwrite("evaluate", src, []file{{"kb", o.kb}, {"cases", o.cases}}, evaluateOutputs(o)); err != nil {
 		return nil, err
 	}
 	return o, nil

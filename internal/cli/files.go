@@ -15,8 +15,9 @@ type file struct {
 // work: no output may name an input (the same path, or the same file through a
 // link), an output may not lie inside an input directory (a KB directory: it
 // would become a card, or overwrite one), and no two outputs may name one file.
-// "" and "-" (standard input or output) are not files.
-func refuseOverwrite(cmd string, inputs, outputs []file) error {
+// "" and "-" (standard input or output) are not files. src names each path's
+// flag, or its Action input.
+func refuseOverwrite(cmd string, src *sources, inputs, outputs []file) error {
 	for i, out := range outputs {
 		if out.path == "" || out.path == "-" {
 			continue
@@ -26,15 +27,15 @@ func refuseOverwrite(cmd string, inputs, outputs []file) error {
 				continue
 			}
 			if samePath(out.path, in.path) {
-				return usagef("%s: --%s %s would overwrite the input %s (--%s)", cmd, out.flag, out.path, in.path, in.flag)
+				return usagef("%s: %s would overwrite the input %s (%s)", cmd, src.with(out.flag, out.path), in.path, src.name(in.flag))
 			}
 			if inside(out.path, in.path) {
-				return usagef("%s: --%s %s is inside the input directory %s (--%s); write reports elsewhere", cmd, out.flag, out.path, in.path, in.flag)
+				return usagef("%s: %s is inside the input directory %s (%s); write reports elsewhere", cmd, src.with(out.flag, out.path), in.path, src.name(in.flag))
 			}
 		}
 		for _, prev := range outputs[:i] {
 			if prev.path != "" && prev.path != "-" && samePath(prev.path, out.path) {
-				return usagef("%s: --%s and --%s name the same file %s", cmd, prev.flag, out.flag, out.path)
+				return usagef("%s: %s and %s name the same file %s", cmd, src.name(prev.flag), src.name(out.flag), out.path)
 			}
 		}
 	}

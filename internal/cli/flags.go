@@ -115,3 +115,122 @@ func isBoolFlag(v flag.Value) bool {
 	b, ok := v.(interface{ IsBoolFlag() bool })
 	return ok && b.IsBoolFlag()
 }
+
+// sources says where the parsed flags of one command got their values: the
+// command line (or the flag's own default), or an Action input (INPUT_<NAME>, or
+// the Actions default of a declared input, see actionInputs). Every message about
+// a value refused after parsing names it through sources, so a value from the
+// command line is named by its flag (`--k`) and one from an Action input by the
+// input, with the value as given (`action input "k": "0"`), as parseFlags names
+// the values it refuses itself (inputValueError).
+type sources struct {
+	fs     *flag.FlagSet
+	inputs map[string]string // flag name -> the input's value, for the flags set from an input
+}
+
+// name is how a message names flag n: `action input "n"` when its value came
+// from an Action input, else `--n`.
+func (s *sources) name(n string) string {
+	if s == nil {
+		return "--" + n
+	}
+	if _, ok := s.inputs[n]; ok {
+		return fmt.Sprintf("action input %q", n)
+	}
+	return "--" + n
+}
+
+// first is the name of the first of the flags ns that was given (on the command
+// line or as an input), else of ns[0]: for a value several flags add to (--floor
+// and --floors).
+func (s *sources) first(ns ...string) string {
+	for _, n := range ns {
+		if s == nil {
+			break
+		}
+		if _, ok := s.inputs[n]; ok {
+			return s.name(n)
+		}
+		given := false
+		s.fs.Visit(func(f *flag.Flag) { given = given || f.Name == n })
+		if given {
+			return s.name(n)
+		}
+	}
+	return s.name(ns[0])
+}
+
+// refuse is the usage error of command cmd for flag n's value, which breaks
+// rule (a phrase such as "must be at least 1"):
+//
+//	check: --k must be at least 1, got 0
+//	check: action input "k": "0" must be at least 1
+func (s *sources) refuse(cmd, n, rule string) error {
+	if v, ok := s.input(n); ok {
+		return usagef("%s: action input %q: %q %s", cmd, n, publish.Clean(v), rule)
+	}
+	return usagef("%s: --%s %s, got %s", cmd, n, rule, s.shown(n))
+}
+
+// refuseErr is the usage error of command cmd for flag n's value, refused by err:
+//
+//	judge: --price-per-1k: want PRICE or ..., got "x"
+//	judge: action input "price-per-1k": want PRICE or ..., got "x"
+//
+// The input's value is shown unless err already quotes it.
+func (s *sources) refuseErr(cmd, n string, err error) error {
+	v, ok := s.input(n)
+	if !ok {
+		return usagef("%s: --%s: %v", cmd, n, err)
+	}
+	if q := fmt.Sprintf("%q", publish.Clean(v)); !strings.Contains(err.Error(), q) {
+		return usagef("%s: action input %q: %s: %v", cmd, n, q, err)
+	}
+	return usagef("%s: action input %q: %v", cmd, n, err)
+}
+
+// with is flag n and its value v as a message's subject: `--json out.json`, or
+// `action input "json": "out.json"`.
+func (s *sources) with(n, v string) string {
+	if _, ok := s.input(n); ok {
+		return fmt.Sprintf("action input %q: %q", n, publish.Clean(v))
+	}
+	return "--" + n + " " + v
+}
+
+// quoted is with, the value quoted also after a flag: `--gate-strategy "prod"`.
+func (s *sources) quoted(n, v string) string {
+	if _, ok := s.input(n); ok {
+		return s.with(n, v)
+	}
+	return fmt.Sprintf("--%s %q", n, publish.Clean(v))
+}
+
+// input is the value of flag n when it came from an Action input.
+func (s *sources) input(n string) (string, bool) {
+	if s == nil {
+		return "", false
+	}
+	v, ok := s.inputs[n]
+	return v, ok
+}
+
+// shown is flag n's value as a message shows it: quoted when it is text.
+func (s *sources) shown(n string) string {
+	if s == nil {
+		return ""
+	}
+	fl := s.fs.Lookup(n)
+	if fl == nil {
+		return ""
+	}
+	if g, ok := fl.Value.(flag.Getter); ok {
+		switch v := g.Get().(type) {
+		case string:
+			return fmt.Sprintf("%q", publish.Clean(v))
+		case bool, int, int64, uint, uint64, float64:
+			return fmt.Sprint(v)
+		}
+	}
+	return fmt.Sprintf("%q", publish.Clean(fl.Value.String()))
+}

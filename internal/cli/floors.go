@@ -79,13 +79,13 @@ type shorthand struct {
 
 // shorthandConflict refuses a --min-hit / --min-recall together with a --floor
 // on the same measure of the overall group (two thresholds on one number).
-func shorthandConflict(cmd string, floors floor.List, shorthands ...shorthand) error {
+func shorthandConflict(cmd string, src *sources, floors floor.List, shorthands ...shorthand) error {
 	for _, sh := range shorthands {
 		if !sh.set {
 			continue
 		}
 		if s, ok := floors.Find(sh.key, outcome.GroupOverall); ok {
-			return usagef("%s: --%s and --floor %s both set a floor on %s; give one", cmd, sh.flag, s, s.Target())
+			return usagef("%s: %s and %s %s both set a floor on %s; give one", cmd, src.name(sh.flag), src.first("floor", "floors"), s, s.Target())
 		}
 	}
 	return nil

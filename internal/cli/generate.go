@@ -51,12 +51,12 @@ func (c *GenerateCommand) parse(env *Env, args []string) (*generateOptions, erro
 	fs.StringVar(&o.format, "answer-format", judge.FormatJSON, "json: structured output, text when the server rejects it; text: \"question: ...\" and \"keyword: ...\" lines")
 	fs.Float64Var(&o.jaccard, "dedup-jaccard", 0.8, "drop a query whose token-set Jaccard similarity with a kept query of its locale is at least this")
 	fs.IntVar(&o.roundTripK, "round-trip-k", 0, "keep a query only when dense, lexical or hybrid retrieval (built-in hash embedder, memory store) ranks its source card in the top k (0: off)")
-	if err := parseFlags(fs, env, args, generateInputs); err != nil {
+	src, err := parseFlags(fs, env, args, generateInputs)
+	if err != nil {
 		return nil, err
 	}
-	var err error
 	if o.seed, err = strconv.ParseUint(*seed, 10, 64); err != nil {
-		return nil, usagef("generate: --seed must be a non-negative integer, got %q", *seed)
+		return nil, src.refuse("generate", "seed", "must be a non-negative integer")
 	}
 	switch {
 	case o.kb == "":
@@ -64,20 +64,24 @@ func (c *GenerateCommand) parse(env *Env, args []string) (*generateOptions, erro
 	case o.out == "":
 		return nil, usagef("generate: --out is required")
 	case o.perLocale < 1:
-		return nil, usagef("generate: --per-locale must be at least 1, got %d", o.perLocale)
-	case o.questions < 0 || o.keywords < 0 || o.questions+o.keywords < 1 || o.questions+o.keywords > 20:
-		return nil, usagef("generate: --questions and --keywords must be ≥ 0 and sum to 1-20, got %d and %d", o.questions, o.keywords)
+		return nil, src.refuse("generate", "per-locale", "must be at least 1")
+	case o.questions < 0:
+		return nil, src.refuse("generate", "questions", "must be ≥ 0")
+	case o.keywords < 0:
+		return nil, src.refuse("generate", "keywords", "must be ≥ 0")
+	case o.questions+o.keywords < 1 || o.questions+o.keywords > 20:
+		return nil, usagef("generate: %s and %s must sum to 1-20, got %d and %d", src.name("questions"), src.name("keywords"), o.questions, o.keywords)
 	case o.jaccard <= 0 || o.jaccard > 1:
-		return nil, usagef("generate: --dedup-jaccard must be in (0, 1], got %v", o.jaccard)
+		return nil, src.refuse("generate", "dedup-jaccard", "must be in (0, 1]")
 	case o.roundTripK < 0:
-		return nil, usagef("generate: --round-trip-k must be ≥ 0, got %d", o.roundTripK)
+		return nil, src.refuse("generate", "round-trip-k", "must be ≥ 0")
 	case o.format != judge.FormatJSON && o.format != judge.FormatText:
-		return nil, usagef("generate: --answer-format must be json or text, got %q", o.format)
+		return nil, src.refuse("generate", "answer-format", "must be json or text")
 	}
-	if err := o.llm.check("generate", "generator"); err != nil {
+	if err := o.llm.check("generate", "generator", src); err != nil {
 		return nil, err
 	}
-	return o, refuseOverwrite("generate", []file{{"kb", o.kb}, {"prompt", o.prompt}}, []file{{"out", o.out}})
+	return o, refuseOverwrite("generate", src, []file{{"kb", o.kb}, {"prompt", o.prompt}}, []file{{"out", o.out}})
 }
 
 // generateInputs are generate's Action inputs (the API key comes from the step's

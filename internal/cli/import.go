@@ -47,7 +47,8 @@ func (c *ImportCommand) parse(env *Env, args []string) (*importOptions, error) {
 	listSep := fs.String("list-sep", "|", "separator of the ids in one CSV cell or promptfoo var that is not a JSON array")
 	runTag := fs.String("run-tag", "", "tag column of a TREC run written from a format without one (default: the format's name)")
 	provider := fs.String("provider", "", "promptfoo: the provider (label or id) whose results to import, when the file holds several")
-	if err := parseFlags(fs, env, args, importInputs); err != nil {
+	src, err := parseFlags(fs, env, args, importInputs)
+	if err != nil {
 		return nil, err
 	}
 	switch {
@@ -58,22 +59,21 @@ func (c *ImportCommand) parse(env *Env, args []string) (*importOptions, error) {
 	case *listSep == "":
 		return nil, usagef("import: --list-sep must not be empty")
 	case *parentSep != "" && *parentRe != "":
-		return nil, usagef("import: give --parent-from-id or --parent-from-id-regexp, not both")
+		return nil, usagef("import: give %s or %s, not both", src.name("parent-from-id"), src.name("parent-from-id-regexp"))
 	}
 	var re *regexp.Regexp
 	if *parentRe != "" {
-		var err error
 		if re, err = regexp.Compile(*parentRe); err != nil {
 			why := "it does not compile"
 			var se *syntax.Error
 			if errors.As(err, &se) {
 				why = string(se.Code)
 			}
-			return nil, usagef("import: --parent-from-id-regexp %q is not a regular expression: %s", *parentRe, why)
+			return nil, usagef("import: %s is not a regular expression: %s", src.quoted("parent-from-id-regexp", *parentRe), why)
 		}
 	}
 	if *in != "-" {
-		if err := refuseOverwrite("import", []file{{"in", *in}}, []file{{"out", *out}}); err != nil {
+		if err := refuseOverwrite("import", src, []file{{"in", *in}}, []file{{"out", *out}}); err != nil {
 			return nil, err
 		}
 	}
@@ -81,7 +81,7 @@ func (c *ImportCommand) parse(env *Env, args []string) (*importOptions, error) {
 	if *format != "auto" {
 		var ok bool
 		if o.format, ok = importer.Lookup(*format); !ok {
-			return nil, usagef("import: --format must be auto or one of %s, got %q", importer.Names(", "), *format)
+			return nil, src.refuse("import", "format", "must be auto or one of "+importer.Names(", "))
 		}
 	}
 	return o, nil

@@ -45,21 +45,21 @@ func (f *llmFlags) register(fs *flag.FlagSet, role string, defConcurrency int) {
 	fs.Int64Var(&f.maxRequests, "max-requests", 0, "total budget of chat requests (0: no limit); pairs beyond it are reported unjudged")
 }
 
-func (f *llmFlags) check(cmd, role string) error {
+func (f *llmFlags) check(cmd, role string, src *sources) error {
 	if f.url == "" {
 		return usagef("%s: --%s-url is required", cmd, role)
 	}
 	if _, err := llm.EndpointURL(f.url); err != nil {
-		return usagef("%s: --%s-url: %v", cmd, role, err)
+		return src.refuseErr(cmd, role+"-url", err)
 	}
 	if strings.Contains(f.url, "api.openai.com") && f.model == "" {
-		return usagef("%s: --%s-url api.openai.com needs --%s-model (e.g. gpt-4o-mini)", cmd, role, role)
+		return usagef("%s: %s api.openai.com needs %s (e.g. gpt-4o-mini)", cmd, src.name(role+"-url"), src.name(role+"-model"))
 	}
 	if f.concurrency < 1 || f.concurrency > 256 {
-		return usagef("%s: --concurrency must be between 1 and 256, got %d", cmd, f.concurrency)
+		return src.refuse(cmd, "concurrency", "must be between 1 and 256")
 	}
 	if f.maxRequests < 0 {
-		return usagef("%s: --max-requests must be 0 (no limit) or more, got %d", cmd, f.maxRequests)
+		return src.refuse(cmd, "max-requests", "must be 0 (no limit) or more")
 	}
 	return nil
 }
@@ -114,12 +114,12 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 	fs.StringVar(&o.qrelsOut, "qrels", "", "write the labels as TREC qrels \"qid 0 docid rel\" to `FILE`")
 	fs.StringVar(&o.jsonlOut, "judgments", "", "write the labels as JSONL (with reason, model, prompt version and hash) to `FILE`")
 	fs.StringVar(&o.jsonOut, "json", "", "write the report (retrieval-gate/judge@1: counts, tokens, cost, self-agreement) to `FILE`")
-	if err := parseFlags(fs, env, args, judgeInputs); err != nil {
+	src, err := parseFlags(fs, env, args, judgeInputs)
+	if err != nil {
 		return nil, err
 	}
-	var err error
 	if o.price, err = parsePrice(*price); err != nil {
-		return nil, usagef("judge: --price-per-1k: %v", err)
+		return nil, src.refuseErr("judge", "price-per-1k", err)
 	}
 	switch {
 	case len(o.runs.names) == 0:
@@ -129,13 +129,13 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 	case o.qrelsOut == "" && o.jsonlOut == "":
 		return nil, usagef("judge: give --qrels FILE and/or --judgments FILE for the labels")
 	case o.k < 1 || o.k > 1000:
-		return nil, usagef("judge: --k must be between 1 and 1000, got %d", o.k)
+		return nil, src.refuse("judge", "k", "must be between 1 and 1000")
 	case o.repeat < 1 || o.repeat > 10:
-		return nil, usagef("judge: --repeat must be between 1 and 10, got %d", o.repeat)
+		return nil, src.refuse("judge", "repeat", "must be between 1 and 10")
 	case o.format != judge.FormatJSON && o.format != judge.FormatText:
-		return nil, usagef("judge: --answer-format must be json or text, got %q", o.format)
+		return nil, src.refuse("judge", "answer-format", "must be json or text")
 	}
-	if err := o.llm.check("judge", "judge"); err != nil {
+	if err := o.llm.check("judge", "judge", src); err != nil {
 		return nil, err
 	}
 	if o.cache == "none" {
@@ -145,7 +145,7 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 	for _, r := range o.runs.files {
 		inputs = append(inputs, file{"run", r})
 	}
-	return o, refuseOverwrite("judge", inputs, []file{{"qrels", o.qrelsOut}, {"judgments", o.jsonlOut}, {"json", o.jsonOut}})
+	return o, refuseOverwrite("judge", src, inputs, []file{{"qrels", o.qrelsOut}, {"judgments", o.jsonlOut}, {"json", o.jsonOut}})
 }
 
 // judgeInputs are judge's Action inputs (`run` holds one NAME=FILE per line);

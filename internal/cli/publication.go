@@ -72,7 +72,7 @@ func (c *commentFlags) publication(pub publish.Publication) publish.Publication 
 }
 
 // validate checks the comment flags of command cmd.
-func (c *commentFlags) validate(cmd string) error {
+func (c *commentFlags) validate(cmd string, src *sources) error {
 	if err := publish.ValidMode(c.mode); err != nil {
 		return usagef("%s: %v", cmd, err)
 	}
@@ -80,10 +80,10 @@ func (c *commentFlags) validate(cmd string) error {
 		return usagef("%s: %v", cmd, err)
 	}
 	if c.pr < 0 {
-		return usagef("%s: --pr must be a pull request number, got %d", cmd, c.pr)
+		return src.refuse(cmd, "pr", "must be a pull request number")
 	}
 	if !publish.ValidKey(c.key) {
-		return usagef("%s: --comment-key must be 1-100 characters of A-Z a-z 0-9 . _ / -, got %q", cmd, publish.Clean(c.key))
+		return src.refuse(cmd, "comment-key", "must be 1-100 characters of A-Z a-z 0-9 . _ / -")
 	}
 	return nil
 }

@@ -39,22 +39,23 @@ func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) erro
 	fs.StringVar(&from.from, "from", "", "render again the --json report of check, compare or calibrate in `FILE`: the text report on stdout, --markdown and --html (check only) files")
 	fs.StringVar(&from.markdownOut, "markdown", "", "--from: write the Markdown report to `FILE`")
 	fs.StringVar(&from.commentKey, "comment-key", "", "--from: the comment key of the Markdown's marker (default: the command's, default for check, calibrate for calibrate)")
-	if err := parseFlags(fs, env, args, reportInputs); err != nil {
+	src, err := parseFlags(fs, env, args, reportInputs)
+	if err != nil {
 		return err
 	}
 	if from.from != "" {
 		switch {
 		case *path != "":
-			return usagef("report: --from and --history exclude each other")
+			return usagef("report: %s and %s exclude each other", src.name("from"), src.name("history"))
 		case *command != "" || *measure != "":
-			return usagef("report: --command and --measure chart a --history; --from takes neither")
+			return usagef("report: --command and %s chart a --history; %s takes neither", src.name("measure"), src.name("from"))
 		}
-		from.htmlOut = *htmlOut
+		from.htmlOut, from.src = *htmlOut, src
 		return runFrom(ctx, env, from)
 	}
 	switch {
 	case from.markdownOut != "" || from.commentKey != "":
-		return usagef("report: --markdown and --comment-key need --from")
+		return usagef("report: %s and %s need --from", src.name("markdown"), src.name("comment-key"))
 	case *path == "":
 		return usagef("report: --history or --from is required")
 	case *htmlOut == "":
@@ -63,7 +64,7 @@ func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) erro
 		return usagef("report: --command must be check, compare or evaluate, got %q", *command)
 	}
 	hist := history.File(*path)
-	if err := refuseOverwrite("report", []file{{"history", hist}}, []file{{"html", *htmlOut}}); err != nil {
+	if err := refuseOverwrite("report", src, []file{{"history", hist}}, []file{{"html", *htmlOut}}); err != nil {
 		return err
 	}
 	// The page is created (as a temporary file) first: an unwritable --html fails

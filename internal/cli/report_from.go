@@ -27,6 +27,7 @@ const maxFromSize = 64 << 20
 // fromOptions are report's flags in --from mode.
 type fromOptions struct {
 	from, markdownOut, htmlOut, commentKey string
+	src                                    *sources
 }
 
 // rendered is a document read back: its renderers (html nil when the document
@@ -114,9 +115,9 @@ func readDocument(ctx context.Context, path string) (*rendered, error) {
 // not set the exit code: this re-renders a report, it gates nothing.
 func runFrom(ctx context.Context, env *Env, o fromOptions) error {
 	if o.commentKey != "" && !publish.ValidKey(o.commentKey) {
-		return usagef("report: --comment-key must be 1 to 100 characters of A-Z a-z 0-9 . _ / -, got %q", o.commentKey)
+		return o.src.refuse("report", "comment-key", "must be 1 to 100 characters of A-Z a-z 0-9 . _ / -")
 	}
-	if err := refuseOverwrite("report", []file{{"from", o.from}}, []file{{"markdown", o.markdownOut}, {"html", o.htmlOut}}); err != nil {
+	if err := refuseOverwrite("report", o.src, []file{{"from", o.from}}, []file{{"markdown", o.markdownOut}, {"html", o.htmlOut}}); err != nil {
 		return err
 	}
 	outs := atomicfile.NewSet()
@@ -130,7 +131,7 @@ func runFrom(ctx context.Context, env *Env, o fromOptions) error {
 		return err
 	}
 	if ws[1] != nil && doc.html == nil {
-		return usagef("report: --html: a %s document cannot be rendered as HTML: %s", doc.command, doc.noHTML)
+		return usagef("report: %s: a %s document cannot be rendered as HTML: %s", o.src.name("html"), doc.command, doc.noHTML)
 	}
 	key := o.commentKey
 	if key == "" {

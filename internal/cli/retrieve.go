@@ -47,7 +47,14 @@ type retrieveOptions struct {
 	strategy, rerankURL                string
 	k                                  int
 	allLocales                         bool
+	src                                *sources // where the values came from, for newEmbedder's refusals
 }
+
+// stores and embedders are the names --store and --embedder take.
+var (
+	stores    = []string{"memory", "chroma"}
+	embedders = []string{"hash", "openai", "ollama"}
+)
 
 // caseWindow is the number of cases whose queries are embedded and searched
 // together (one batch of requests to the embedder and the store).
@@ -75,9 +82,11 @@ func (c *RetrieveCommand) parse(env *Env, args []string) (*retrieveOptions, erro
 	fs.StringVar(&o.rerankURL, "rerank-url", "", "cross-encoder reranker speaking the TEI /rerank protocol (optional)")
 	fs.IntVar(&o.k, "k", 10, "chunks kept per case (≥ 1)")
 	fs.BoolVar(&o.allLocales, "all-locales", false, "search every locale (default: a case with a locale searches only cards of that locale)")
-	if err := parseFlags(fs, env, args, retrieveInputs); err != nil {
+	src, err := parseFlags(fs, env, args, retrieveInputs)
+	if err != nil {
 		return nil, err
 	}
+	o.src = src
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	for _, req := range []struct{ name, v string }{{"kb", o.kb}, {"cases", o.cases}, {"out", o.out}} {
@@ -85,40 +94,38 @@ func (c *RetrieveCommand) parse(env *Env, args []string) (*retrieveOptions, erro
 			return nil, usagef("retrieve: --%s is required", req.name)
 		}
 	}
-	if err := refuseOverwrite("retrieve", []file{{"cases", o.cases}, {"kb", o.kb}}, []file{{"out", o.out}}); err != nil {
+	if err := refuseOverwrite("retrieve", src, []file{{"cases", o.cases}, {"kb", o.kb}}, []file{{"out", o.out}}); err != nil {
 		return nil, err
 	}
 	if o.k < 1 {
-		return nil, usagef("retrieve: --k must be at least 1, got %d", o.k)
+		return nil, src.refuse("retrieve", "k", "must be at least 1")
 	}
 	if !slices.Contains(retrieve.Strategies, o.strategy) {
-		return nil, usagef("retrieve: --strategy must be dense, lexical or hybrid, got %q", o.strategy)
+		return nil, src.refuse("retrieve", "strategy", "must be dense, lexical or hybrid")
 	}
-	switch o.embedder {
-	case "hash", "openai", "ollama":
-	default:
-		return nil, usagef("retrieve: --embedder must be hash, openai or ollama, got %q", o.embedder)
+	if !slices.Contains(embedders, o.embedder) {
+		return nil, src.refuse("retrieve", "embedder", "must be hash, openai or ollama")
 	}
 	if set["chroma-url"] && o.chromaURL != "" {
 		if set["store"] && o.store != "chroma" {
-			return nil, usagef("retrieve: --chroma-url implies --store chroma, but --store is %q", o.store)
+			return nil, usagef("retrieve: %s implies --store chroma, but %s", src.name("chroma-url"), src.quoted("store", o.store))
 		}
 		o.store = "chroma"
 	}
 	switch o.store {
 	case "memory":
 		if o.collection != "" {
-			return nil, usagef("retrieve: --collection needs --store chroma")
+			return nil, usagef("retrieve: %s needs --store chroma", src.name("collection"))
 		}
 	case "chroma":
 		if o.chromaURL == "" {
 			o.chromaURL = env.Getenv("CHROMA_URL")
 		}
 		if o.chromaURL == "" {
-			return nil, usagef("retrieve: --store chroma needs --chroma-url or $CHROMA_URL")
+			return nil, usagef("retrieve: %s chroma needs %s or $CHROMA_URL", src.name("store"), src.name("chroma-url"))
 		}
 	default:
-		return nil, usagef("retrieve: --store must be memory or chroma, got %q", o.store)
+		return nil, src.refuse("retrieve", "store", "must be memory or chroma")
 	}
 	return o, nil
 }
@@ -249,11 +256,11 @@ func newEmbedder(env *Env, o *retrieveOptions, chunks []chunk.Chunk) (embed.Embe
 			url = "https://api.openai.com/v1"
 		}
 		if strings.Contains(url, "api.openai.com") && o.embedderMdl == "" {
-			return nil, usagef("retrieve: --embedder openai against api.openai.com needs --embedder-model (e.g. text-embedding-3-small)")
+			return nil, usagef("retrieve: %s openai against api.openai.com needs %s (e.g. text-embedding-3-small)", o.src.name("embedder"), o.src.name("embedder-model"))
 		}
 		e, err := embed.NewOpenAI(embed.OpenAIConfig{URL: url, Model: o.embedderMdl, APIKey: env.Getenv("OPENAI_API_KEY")})
 		if err != nil {
-			return nil, usagef("retrieve: --embedder-url: %v", err)
+			return nil, o.src.refuseErr("retrieve", "embedder-url", err)
 		}
 		return e, nil
 	default: // ollama

@@ -30,9 +30,9 @@ func (t *trendFlag) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.runs, "trend-runs", trend.DefaultRuns, fmt.Sprintf("with --history: the Markdown report shows the gated measures over the newest `N` runs of the base branch (at most %d; 0: no trend)", trend.MaxRuns))
 }
 
-func (t *trendFlag) validate(cmd string) error {
+func (t *trendFlag) validate(cmd string, src *sources) error {
 	if t.runs < 0 || t.runs > trend.MaxRuns {
-		return usagef("%s: --trend-runs must be between 0 (no trend) and %d, got %d", cmd, trend.MaxRuns, t.runs)
+		return src.refuse(cmd, "trend-runs", fmt.Sprintf("must be between 0 (no trend) and %d", trend.MaxRuns))
 	}
 	return nil
 }

@@ -119,15 +119,7 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 			if total == 0 {
 				return
 			}
-			w("#### %s (%d)\n\n| case | file:line | query | gold | top %d: base → head |\n|---|---|---|---|---|\n", title, total, d.K)
-			n := min(maxListed, len(fs))
-			for _, x := range fs[:n] {
-				w("| %s | %s:%d | %s | %s | %s → %s |\n", esc(x.CaseID), esc(x.File), x.Line, esc(x.Query), joinEscaped(x.Gold), topCell(x.Before, x.RankBefore), topCell(x.After, x.RankAfter))
-			}
-			if more := total - int64(n); more > 0 {
-				w("\n… and %d more not shown (see --json).\n", more)
-			}
-			w("\n")
+			d.mdFlips(b, title, fs, total, maxListed)
 		}
 		flipTable("Newly missed", f.NewlyMissed, f.NewlyMissedTotal)
 		flipTable("Newly found", f.NewlyFound, f.NewlyFoundTotal)
@@ -168,6 +160,63 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 		refs("Only in this run", u.OnlyInCurrent, c.OnlyInCurrent)
 		w("</details>\n\n")
 	}
+}
+
+// mdFlips writes one kind of flip: a table of two short columns (the case over
+// its line; the query, shortened, over the first gold id, how many more, and the
+// first gold card's rank in the base and the head), then the top k of the base and of
+// the head, and every gold id and the whole query where the row shortened them,
+// one item per case below the table.
+func (d *Document) mdFlips(b *strings.Builder, title string, fs []Flip, total int64, maxListed int) {
+	w := func(f string, args ...any) { fmt.Fprintf(b, f, args...) }
+	esc := format.EscapeMarkdown
+	n := min(maxListed, len(fs))
+	w("#### %s (%d)\n\n", title, total)
+	if n > 0 {
+		oneFile := true
+		for _, x := range fs[:n] {
+			oneFile = oneFile && x.File == fs[0].File
+		}
+		if oneFile {
+			w("Lines of %s.\n\n", esc(fs[0].File))
+		}
+		w("| case | query; gold: its rank in base → head |\n|---|---|\n")
+		for _, x := range fs[:n] {
+			where := fmt.Sprintf("line %d", x.Line)
+			if !oneFile {
+				where = fmt.Sprintf("%s:%d", esc(x.File), x.Line)
+			}
+			q, _ := format.Shorten(x.Query, queryCell)
+			w("| %s<br><sub>%s</sub> | %s<br><sub>gold: %s: %s → %s</sub> |\n", esc(x.CaseID), where, esc(q), firstOf(x.Gold), rankCell(x.Before, x.RankBefore), rankCell(x.After, x.RankAfter))
+		}
+		w("\nTop %d, base → head:\n\n", d.K)
+		for _, x := range fs[:n] {
+			w("- %s: %s → %s", esc(x.CaseID), topCell(x.Before, x.RankBefore), topCell(x.After, x.RankAfter))
+			if len(x.Gold) > 1 {
+				w("; gold: %s", joinEscaped(x.Gold))
+			}
+			if _, whole := format.Shorten(x.Query, queryCell); !whole {
+				w("; query: %s", esc(x.Query))
+			}
+			w("\n")
+		}
+	}
+	if more := total - int64(n); more > 0 {
+		w("\n… and %d more not shown (see --json).\n", more)
+	}
+	w("\n")
+}
+
+// rankCell is the rank of the first gold card in a top k: "#2", "none" when no
+// gold card is in it, the missing glyph when the top k is unknown.
+func rankCell(top []string, rank int) string {
+	switch {
+	case top == nil:
+		return format.Missing
+	case rank > 0:
+		return fmt.Sprintf("#%d", rank)
+	}
+	return "none"
 }
 
 // topCell is a top-k list with the first gold rank, or the missing glyph.

@@ -170,11 +170,29 @@ func (d *Document) Markdown(opts MarkdownOptions) string {
 		return b.String()
 	}
 	w("<details><summary>Missed cases (hit@%d = 0): %d</summary>\n\n", d.K, d.MissedTotal)
+	d.mdMissed(&b, maxListed)
+	w("\n</details>\n")
+	return b.String()
+}
+
+// queryCell is the longest query a table cell shows (two lines of GitHub's
+// comment column); a longer one is shortened there and given whole below.
+const queryCell = 80
+
+// mdMissed writes the listed missed cases: a table of two short columns (the
+// case over its locale, type and line; the query, shortened, over the first gold
+// id and how many more), then the long lists, one item per case below the table: its top
+// k, and every gold id and the whole query where the row shortened them.
+func (d *Document) mdMissed(b *strings.Builder, maxListed int) {
+	w := func(f string, args ...any) { fmt.Fprintf(b, f, args...) }
+	esc := format.EscapeMarkdown
 	n := min(maxListed, len(d.Missed))
-	if n > 0 {
-		// Three columns, so the table fits GitHub's comment column: the case with
-		// its locale, type and line in small type; the query; the gold ids with the
-		// top k below them. One cases file is named once, above the table.
+	if n == 0 {
+		if d.MissedTotal == 0 {
+			w("None.\n")
+		}
+	} else {
+		// One cases file is named once, above the table.
 		oneFile := true
 		for _, m := range d.Missed[:n] {
 			oneFile = oneFile && m.File == d.Missed[0].File
@@ -182,30 +200,47 @@ func (d *Document) Markdown(opts MarkdownOptions) string {
 		if oneFile {
 			w("Lines of %s.\n\n", esc(d.Missed[0].File))
 		}
-		w("| case | query | gold → top %d |\n|---|---|---|\n", d.K)
+		w("| case | query; gold |\n|---|---|\n")
 		for _, m := range d.Missed[:n] {
-			top := "(precomputed)"
-			if !m.Precomputed {
-				top = joinEscaped(m.TopK)
-				if top == "" {
-					top = "(nothing retrieved)"
-				}
-			}
 			where := fmt.Sprintf("line %d", m.Line)
 			if !oneFile {
 				where = fmt.Sprintf("%s:%d", esc(m.File), m.Line)
 			}
-			w("| %s<br><sub>%s · %s · %s</sub> | %s | %s<br><sub>→ %s</sub> |\n", esc(m.ID),
-				esc(m.Locale), esc(m.Type), where, esc(m.Query), joinEscaped(m.Gold), top)
+			q, _ := format.Shorten(m.Query, queryCell)
+			w("| %s<br><sub>%s · %s · %s</sub> | %s<br><sub>gold: %s</sub> |\n", esc(m.ID), esc(m.Locale), esc(m.Type), where, esc(q), firstOf(m.Gold))
 		}
-	} else if d.MissedTotal == 0 {
-		w("None.\n")
+		w("\nTop %d of each case:\n\n", d.K)
+		for _, m := range d.Missed[:n] {
+			top := "(precomputed)"
+			if !m.Precomputed {
+				if top = joinEscaped(m.TopK); top == "" {
+					top = "(nothing retrieved)"
+				}
+			}
+			w("- %s: %s", esc(m.ID), top)
+			if len(m.Gold) > 1 {
+				w("; gold: %s", joinEscaped(m.Gold))
+			}
+			if _, whole := format.Shorten(m.Query, queryCell); !whole {
+				w("; query: %s", esc(m.Query))
+			}
+			w("\n")
+		}
 	}
 	if more := d.MissedTotal - int64(n); more > 0 {
 		w("\n… and %d more not shown.\n", more)
 	}
-	w("\n</details>\n")
-	return b.String()
+}
+
+// firstOf is the first id of a list and how many more: "en-refunds (+2)".
+func firstOf(ids []string) string {
+	switch len(ids) {
+	case 0:
+		return format.Missing
+	case 1:
+		return format.EscapeMarkdown(ids[0])
+	}
+	return fmt.Sprintf("%s (+%d)", format.EscapeMarkdown(ids[0]), len(ids)-1)
 }
 
 func joinEscaped(ids []string) string {

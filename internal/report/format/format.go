@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -215,4 +216,22 @@ func AppendJSONString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// Shorten is s cut to at most max runes, at a word boundary when one is in the
+// second half, with "…" appended; ok is false when s was cut. A table cell that
+// must stay one or two lines shows the short form and the full text elsewhere.
+func Shorten(s string, max int) (short string, ok bool) {
+	r := []rune(s)
+	if len(r) <= max {
+		return s, true
+	}
+	cut := max - 1
+	for i := cut; i >= max/2; i-- {
+		if r[i] == ' ' {
+			cut = i
+			break
+		}
+	}
+	return strings.TrimRight(string(r[:cut]), " ") + "…", false
 }

@@ -154,3 +154,25 @@ func TestSanitizeTextFormatCharacters(t *testing.T) {
 	assert.Equal(t, "a(U+200B)b c", SanitizeText("a\u200Bb\nc"))
 	assert.Equal(t, "plain", SanitizeText("plain"))
 }
+
+func TestShorten(t *testing.T) {
+	tests := []struct {
+		in   string
+		max  int
+		want string
+		ok   bool
+	}{
+		{"short", 10, "short", true},
+		{"exactly10!", 10, "exactly10!", true},
+		{"one two three four five", 12, "one two…", false},
+		{"abcdefghijklmnop", 8, "abcdefg…", false},
+		{"¿Cómo exporto mis datos?", 10, "¿Cómo…", false},
+		{"", 3, "", true},
+	}
+	for _, tc := range tests {
+		got, ok := Shorten(tc.in, tc.max)
+		assert.Equal(t, tc.want, got, tc.in)
+		assert.Equal(t, tc.ok, ok, tc.in)
+		assert.LessOrEqual(t, len([]rune(got)), tc.max, tc.in)
+	}
+}
