@@ -23,17 +23,22 @@ const DefaultAPIURL = "https://api.github.com"
 // Actions is what the GitHub Actions runner tells a step through its environment.
 // Outside Actions (InActions false) every method that writes is a no-op.
 type Actions struct {
-	InActions   bool   // GITHUB_ACTIONS=true
-	APIURL      string // GITHUB_API_URL, DefaultAPIURL when unset
-	Repository  string // GITHUB_REPOSITORY, owner/name
-	EventName   string // GITHUB_EVENT_NAME
-	PR          int    // pull request number from the event payload, 0 when none
-	Fork        bool   // the PR's head repository differs from its base repository
-	HeadRepo    string // head.repo.full_name of the PR ("" when the fork was deleted)
-	BaseRepo    string // base.repo.full_name of the PR
-	Workspace   string // GITHUB_WORKSPACE
-	StepSummary string // GITHUB_STEP_SUMMARY file
-	OutputFile  string // GITHUB_OUTPUT file
+	InActions  bool   // GITHUB_ACTIONS=true
+	APIURL     string // GITHUB_API_URL, DefaultAPIURL when unset
+	Repository string // GITHUB_REPOSITORY, owner/name
+	EventName  string // GITHUB_EVENT_NAME
+	Ref        string // GITHUB_REF, e.g. refs/heads/main or refs/pull/7/merge
+	// DefaultBranch and RepoFork are the event payload's repository.default_branch
+	// and repository.fork ("" and false when the payload has no repository).
+	DefaultBranch string
+	RepoFork      bool
+	PR            int    // pull request number from the event payload, 0 when none
+	Fork          bool   // the PR's head repository differs from its base repository
+	HeadRepo      string // head.repo.full_name of the PR ("" when the fork was deleted)
+	BaseRepo      string // base.repo.full_name of the PR
+	Workspace     string // GITHUB_WORKSPACE
+	StepSummary   string // GITHUB_STEP_SUMMARY file
+	OutputFile    string // GITHUB_OUTPUT file
 
 	gha *githubactions.Action
 }
@@ -47,6 +52,7 @@ func ReadActions(getenv func(string) string, stdout io.Writer) (*Actions, error)
 		APIURL:      strings.TrimSpace(getenv("GITHUB_API_URL")),
 		Repository:  strings.TrimSpace(getenv("GITHUB_REPOSITORY")),
 		EventName:   getenv("GITHUB_EVENT_NAME"),
+		Ref:         strings.TrimSpace(getenv("GITHUB_REF")),
 		Workspace:   getenv("GITHUB_WORKSPACE"),
 		StepSummary: getenv("GITHUB_STEP_SUMMARY"),
 		OutputFile:  getenv("GITHUB_OUTPUT"),
@@ -90,6 +96,10 @@ type event struct {
 		Number      int              `json:"number"`
 		PullRequest *json.RawMessage `json:"pull_request"`
 	} `json:"issue"`
+	Repository *struct {
+		DefaultBranch string `json:"default_branch"`
+		Fork          bool   `json:"fork"`
+	} `json:"repository"`
 }
 
 func readEvent(path string) (*event, error) {
@@ -113,6 +123,9 @@ func parseEvent(data []byte) (*event, error) {
 }
 
 func (a *Actions) applyEvent(ev *event) {
+	if ev.Repository != nil {
+		a.DefaultBranch, a.RepoFork = strings.TrimSpace(ev.Repository.DefaultBranch), ev.Repository.Fork
+	}
 	switch a.EventName {
 	case "pull_request", "pull_request_target":
 		if ev.PullRequest == nil {

@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -30,6 +31,11 @@ const Schema = "retrieval-gate/history@1"
 // FileName is the history file inside a --history directory.
 const FileName = "history.jsonl"
 
+// ReportPath is the form of a record's report: reports/NAME.html, NAME of
+// letters, digits, '.', '_' and '-' (a relative link that cannot leave the
+// directory of the history or carry a scheme).
+var ReportPath = regexp.MustCompile(`^reports/[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}\.html$`)
+
 // MaxRecord is the longest record line read back (a document of a very large
 // comparison lists its failed queries).
 const MaxRecord = 256 << 20
@@ -41,8 +47,13 @@ type Record struct {
 	Commit      string          `json:"commit"`
 	Document    json.RawMessage `json:"document"` // the command's --json document, verbatim
 	Fingerprint Fingerprint     `json:"fingerprint"`
-	Schema      string          `json:"schema"`
-	Time        string          `json:"time"` // RFC 3339, UTC
+	// Report is the run's HTML report published beside a history kept on a
+	// branch (--history-branch): a path relative to the history file, matching
+	// ReportPath. Optional, added to retrieval-gate/history@1 (readers that do not
+	// know it ignore it).
+	Report string `json:"report,omitempty"`
+	Schema string `json:"schema"`
+	Time   string `json:"time"` // RFC 3339, UTC
 
 	Line int `json:"-"` // line in the history file (Scan)
 }
@@ -305,6 +316,12 @@ func record(v *fastjson.Value) (Record, *fastjson.Value, error) {
 	}
 	if rec.Branch, err = str("branch", false); err != nil {
 		return rec, nil, err
+	}
+	if rec.Report, err = str("report", false); err != nil {
+		return rec, nil, err
+	}
+	if rec.Report != "" && !ReportPath.MatchString(rec.Report) {
+		return rec, nil, fmt.Errorf("report %q is not a path reports/NAME.html", rec.Report)
 	}
 	if rec.Time, err = str("time", true); err != nil {
 		return rec, nil, err

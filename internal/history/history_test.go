@@ -164,6 +164,8 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(`{"branch":"main","command":"check","commit":"abc","document":{"a":1},"fingerprint":{"digest":"d","inputs":{},"params":{}},"schema":"retrieval-gate/history@1","time":"2026-01-02T03:04:05Z"}` + "\n"))
 	f.Add([]byte("\n\n{}\n"))
 	f.Add([]byte(`{"schema":"retrieval-gate/history@1","command":"x","document":[],"time":"2026-01-02T03:04:05Z"}`))
+	f.Add([]byte(`{"schema":"retrieval-gate/history@1","command":"check","document":{},"report":"reports/2026-a.html","time":"2026-01-02T03:04:05Z"}`))
+	f.Add([]byte(`{"schema":"retrieval-gate/history@1","command":"check","document":{},"report":"javascript:alert(1)//.html","time":"2026-01-02T03:04:05Z"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var recs []history.Record
 		err := history.ScanReader("h.jsonl", bytes.NewReader(data), func(r history.Record, doc *fastjson.Value) error {
@@ -179,6 +181,44 @@ func FuzzRead(f *testing.F) {
 			assert.Equal(t, history.Schema, r.Schema)
 			assert.NotEmpty(t, r.Command)
 			assert.True(t, json.Valid(r.Document))
+			if r.Report != "" {
+				assert.Regexp(t, history.ReportPath, r.Report, "only a relative reports/NAME.html link is kept")
+			}
 		}
 	})
+}
+
+// A record's report is optional and, when given, a relative reports/NAME.html.
+func TestReportKey(t *testing.T) {
+	line := func(report string) string {
+		return `{"schema":"retrieval-gate/history@1","command":"check","document":{},"time":"2026-01-02T03:04:05Z","report":` + report + "}\n"
+	}
+	for _, tc := range []struct {
+		report, want, err string
+	}{
+		{`"reports/20260102T030405Z-0123456789ab-check.html"`, "reports/20260102T030405Z-0123456789ab-check.html", ""},
+		{`null`, "", ""},
+		{`"https://example.com/x.html"`, "", `h.jsonl:1: report "https://example.com/x.html" is not a path reports/NAME.html`},
+		{`"reports/../index.html"`, "", "is not a path"},
+		{`"reports/.x.html"`, "", "is not a path"},
+		{`"reports/a b.html"`, "", "is not a path"},
+		{`3`, "", "h.jsonl:1: report is not a string"},
+	} {
+		var got []string
+		err := history.ScanReader("h.jsonl", strings.NewReader(line(tc.report)), func(r history.Record, _ *fastjson.Value) error {
+			got = append(got, r.Report)
+			return nil
+		})
+		if tc.err != "" {
+			require.Error(t, err, tc.report)
+			assert.Contains(t, err.Error(), tc.err)
+			continue
+		}
+		require.NoError(t, err, tc.report)
+		assert.Equal(t, []string{tc.want}, got)
+	}
+	// The key is written only when set: records without it stay byte-identical.
+	b, err := json.Marshal(history.Record{Command: "check", Document: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "report")
 }

@@ -13,7 +13,8 @@
 // read-only token or when MinimizeForbidden), 401 without valid credentials.
 // Faults (5xx, rate limits, redirects to another host) can be queued per method.
 // artifacts.go adds the Actions artifacts and workflow-run endpoints, with
-// downloads served from a second host.
+// downloads served from a second host; contents.go the repository contents and
+// git data endpoints (files on a branch, orphan branches).
 package githubtest
 
 import (
@@ -88,6 +89,9 @@ type Server struct {
 	// MinimizeForbidden refuses minimizeComment with a FORBIDDEN error (as GitHub
 	// does for a token that may write comments but not minimize them).
 	MinimizeForbidden bool
+	// DefaultBranch is the repository's default branch ("" is main), created
+	// with a README.md on first use of the contents endpoints (contents.go).
+	DefaultBranch string
 
 	mu       sync.Mutex
 	prs      map[int]bool
@@ -98,6 +102,7 @@ type Server struct {
 	used     int
 	now      func() time.Time
 	actions  actionsState // workflow runs and artifacts (artifacts.go)
+	gitData  gitState     // branches, files and git objects (contents.go)
 }
 
 // New starts a fake API for owner/repo with one open pull request, number pr.
@@ -300,6 +305,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.serveActions(w, r, path) {
+		return
+	}
+	if s.serveContents(w, r, path, body.String()) {
 		return
 	}
 	s.fail(w, http.StatusNotFound, "Not Found")

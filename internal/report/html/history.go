@@ -23,6 +23,7 @@ type RunView struct {
 	Headline             string   // check: the verdict; compare: the recommendation
 	Changed              []string // inputs and parameters changed since the previous run (nil: none or first)
 	Line                 int      // line in the history file
+	Report               string   // the run's published HTML report, relative to the history ("" when none)
 }
 
 // SeriesView is one line of the history chart: a strategy or a group, its
@@ -78,6 +79,9 @@ func (b *HistoryBuilder) Add(rec history.Record, doc *fastjson.Value) error {
 		return fmt.Errorf("%s:%d: the document is not an object", b.v.File, rec.Line)
 	}
 	run := RunView{Time: rec.Time, Commit: rec.Commit, Branch: rec.Branch, Line: rec.Line, Headline: string(doc.GetStringBytes("verdict"))}
+	if history.ReportPath.MatchString(rec.Report) {
+		run.Report = rec.Report
+	}
 	if compareLike(b.v.Command) {
 		run.Headline = string(doc.GetStringBytes("recommended"))
 	}
@@ -210,18 +214,35 @@ func History(w io.Writer, v HistoryView) error {
 
 	p.Section("Runs (newest first)")
 	t := Table{Head: []string{"run", "commit", v.headlineName(), "inputs changed"}}
+	// A report column only when some listed run published its report (a history
+	// on a branch, --history-branch with --html).
+	reports := false
+	for i := len(v.Runs) - 1; i >= 0 && i >= len(v.Runs)-HistoryRuns; i-- {
+		reports = reports || v.Runs[i].Report != ""
+	}
+	if reports {
+		t.Head = append(t.Head, "report")
+	}
 	for i := len(v.Runs) - 1; i >= 0 && i >= len(v.Runs)-HistoryRuns; i-- {
 		r := v.Runs[i]
 		changed := "—"
 		if r.Changed != nil {
 			changed = strings.Join(r.Changed, ", ")
 		}
-		t.Rows = append(t.Rows, []Cell{
+		row := []Cell{
 			{Text: "#" + strconv.Itoa(i+1), Sub: r.Time},
 			{Text: short(r.Commit), Sub: r.Branch},
 			{Text: r.Headline},
 			{Text: changed},
-		})
+		}
+		if reports {
+			c := Cell{Text: "—"}
+			if r.Report != "" {
+				c = Cell{Text: "report", Href: r.Report}
+			}
+			row = append(row, c)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	if len(v.Runs) > HistoryRuns {
 		t.Foot = fmt.Sprintf("The newest %d of %s runs; every run is a line of the history file.", HistoryRuns, Count(len(v.Runs)))

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,6 +107,28 @@ func TestHistoryGolden(t *testing.T) {
 	got := historyPage(t, compareRuns(12, []string{"bm25", "hybrid", "new"}, map[int]bool{4: true, 9: true}, 3))
 	golden(t, "history-compare.html", got)
 	assert.NotContains(t, string(got), "NaN")
+}
+
+// Runs that published their report (a history on a branch) link to it; a
+// report value that is not reports/NAME.html is never a link.
+func TestHistoryReportLinks(t *testing.T) {
+	recs := compareRuns(3, []string{"bm25"}, nil, 0)
+	plain := string(historyPage(t, recs))
+	assert.NotContains(t, plain, "<th scope=\"col\">report</th>", "no report column without reports")
+
+	recs[0].Report = "reports/20260101T000000Z-000000000000-compare.html"
+	recs[2].Report = "javascript:alert(1)"
+	v, err := view(t, recs, "compare", "dcg_at_k")
+	require.NoError(t, err)
+	assert.Equal(t, "reports/20260101T000000Z-000000000000-compare.html", v.Runs[0].Report)
+	assert.Empty(t, v.Runs[2].Report)
+	var b bytes.Buffer
+	require.NoError(t, rhtml.History(&b, v))
+	page := b.String()
+	assert.Contains(t, page, "<th scope=\"col\">report</th>")
+	assert.Contains(t, page, `<a href="reports/20260101T000000Z-000000000000-compare.html">report</a>`)
+	assert.Equal(t, 1, strings.Count(page, "<a href="))
+	assert.NotContains(t, page, "javascript:")
 }
 
 // 30 runs × 3 strategies (one from run 16 on): 3 lines, 75 points, 2 markers,

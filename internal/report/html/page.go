@@ -118,6 +118,9 @@ type Cell struct {
 	Text, Sub string
 	Num       bool // right-aligned, tabular figures
 	Strong    bool
+	// Href makes Text a link: a relative path the caller has validated (the
+	// history's reports/NAME.html), escaped here like every attribute.
+	Href string
 }
 
 // Table is a data table with a caption.
@@ -158,6 +161,9 @@ func (p *Page) Table(t Table) {
 			text := Esc(c.Text)
 			if c.Strong {
 				text = "<strong>" + text + "</strong>"
+			}
+			if c.Href != "" {
+				text = `<a href="` + Esc(c.Href) + `">` + text + "</a>"
 			}
 			p.raw("<" + tag + cls + ">" + text)
 			if c.Sub != "" {
