@@ -24,7 +24,9 @@ import (
 //	     content; Accept: application/vnd.github.raw(+json) or .v3.raw answers the
 //	     bytes themselves. A directory answers the array of its entries. 404 "No
 //	     commit found for the ref B" for an unknown branch, 404 "Not Found" for a
-//	     missing path. Without ref: the default branch.
+//	     missing path. Without ref: the default branch. A file over 1 MB asked for
+//	     with the default media type (not .object or .raw) is 403 "This API returns
+//	     blobs up to 1 MB in size…" (code too_large), as on GitHub.
 //	GET  /repos/{o}/{r}/git/blobs/{sha}
 //	     200 {"sha","size","encoding":"base64","content"} (wrapped likewise), or the
 //	     raw bytes with the raw media type; 404 for an unknown blob.
@@ -35,7 +37,9 @@ import (
 //	     not the file's current blob; 404 "Branch B not found" for an unknown
 //	     branch; 422 for a missing message or content or content that is not
 //	     base64; 403 "Resource not accessible by integration" for a read-only token.
+//	GET  /repos/{o}/{r}   the repository (full_name, default_branch, fork); 404 for another
 //	GET  /repos/{o}/{r}/git/ref/heads/{branch}   200 {"ref","object":{"sha","type"}} or 404
+//	POST /repos/{o}/{r}/git/blobs   {"content","encoding":"utf-8"|"base64"} 201 {"sha"}
 //	POST /repos/{o}/{r}/git/trees   {"tree":[{"path","mode","type","content"|"sha"}],"base_tree"} 201
 //	POST /repos/{o}/{r}/git/commits {"message","tree","parents":[…]} 201 (no parents: an orphan)
 //	POST /repos/{o}/{r}/git/refs    {"ref":"refs/heads/B","sha"} 201; 422 "Reference already exists"
@@ -250,7 +254,8 @@ var (
 	contentsPath = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/contents/(.+)$`)
 	gitBlobPath  = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/git/blobs/([0-9a-f]{40})$`)
 	refGetPath   = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/git/ref/heads/(.+)$`)
-	gitPostPath  = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/git/(trees|commits|refs)$`)
+	repoPath     = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)$`)
+	gitPostPath  = regexp.MustCompile(`^/repos/([^/]+)/([^/]+)/git/(blobs|trees|commits|refs)$`)
 )
 
 func rawAccept(r *http.Request) bool {
@@ -265,7 +270,7 @@ func (s *Server) serveContents(w http.ResponseWriter, r *http.Request, path, bod
 	for _, p := range []struct {
 		re   *regexp.Regexp
 		kind string
-	}{{contentsPath, "contents"}, {gitBlobPath, "blob"}, {refGetPath, "ref"}, {gitPostPath, "post"}} {
+	}{{contentsPath, "contents"}, {gitBlobPath, "blob"}, {refGetPath, "ref"}, {gitPostPath, "post"}, {repoPath, "repo"}} {
 		if m = p.re.FindStringSubmatch(path); m != nil {
 			kind = p.kind
 			break
@@ -280,6 +285,9 @@ func (s *Server) serveContents(w http.ResponseWriter, r *http.Request, path, bod
 	}
 	g := s.git()
 	switch {
+	case kind == "repo" && r.Method == http.MethodGet:
+		s.write(w, http.StatusOK, map[string]any{"id": RepositoryID, "name": s.Repo, "full_name": s.Owner + "/" + s.Repo,
+			"owner": map[string]string{"login": s.Owner}, "fork": false, "default_branch": s.defaultBranch(), "private": false})
 	case kind == "contents" && r.Method == http.MethodGet:
 		s.getContent(w, r, g, m[3])
 	case kind == "contents" && r.Method == http.MethodPut:
@@ -310,6 +318,8 @@ func (s *Server) serveContents(w http.ResponseWriter, r *http.Request, path, bod
 			return true
 		}
 		switch m[3] {
+		case "blobs":
+			s.postBlob(w, g, body)
 		case "trees":
 			s.postTree(w, g, body)
 		case "commits":
@@ -388,6 +398,13 @@ func (s *Server) getContent(w http.ResponseWriter, r *http.Request, g *gitState,
 		inline = ContentsInlineMax
 	}
 	if len(b) > inline {
+		if !strings.Contains(r.Header.Get("Accept"), "application/vnd.github.object") {
+			// The default media type serves files up to 1 MB only.
+			s.write(w, http.StatusForbidden, map[string]any{
+				"message": "This API returns blobs up to 1 MB in size. The requested blob is too large to fetch via the API, but you can use the Git Data API to request blobs up to 100 MB in size.",
+				"errors":  []map[string]string{{"resource": "Blob", "field": "data", "code": "too_large"}}, "documentation_url": docGetContent})
+			return
+		}
 		f["encoding"], f["content"] = "none", ""
 	} else {
 		f["encoding"], f["content"] = "base64", wrap64(b)
@@ -463,6 +480,41 @@ func (s *Server) putContent(w http.ResponseWriter, g *gitState, path, raw string
 
 func (s *Server) validationFail(w http.ResponseWriter, msg, doc string) {
 	s.docFail(w, http.StatusUnprocessableEntity, msg, doc)
+}
+
+func (s *Server) postBlob(w http.ResponseWriter, g *gitState, raw string) {
+	var in struct {
+		Content  *string `json:"content"`
+		Encoding string  `json:"encoding"`
+	}
+	if err := json.Unmarshal([]byte(raw), &in); err != nil {
+		s.docFail(w, http.StatusBadRequest, "Problems parsing JSON", docGitBlobs)
+		return
+	}
+	if in.Content == nil {
+		s.validationFail(w, "Invalid request.\n\n\"content\" wasn't supplied.", docGitBlobs)
+		return
+	}
+	var b []byte
+	switch in.Encoding {
+	case "", "utf-8":
+		b = []byte(*in.Content)
+	case "base64":
+		var err error
+		if b, err = base64.StdEncoding.DecodeString(strings.ReplaceAll(*in.Content, "\n", "")); err != nil {
+			s.validationFail(w, "content is not valid Base64", docGitBlobs)
+			return
+		}
+	default:
+		s.validationFail(w, "encoding must be utf-8 or base64", docGitBlobs)
+		return
+	}
+	if len(b) > MaxContentsFile {
+		s.validationFail(w, "content is too large (maximum is 100 MB)", docGitBlobs)
+		return
+	}
+	id := g.putBlob(b)
+	s.write(w, http.StatusCreated, map[string]any{"sha": id, "url": s.URL + Prefix + "/repos/" + s.Owner + "/" + s.Repo + "/git/blobs/" + id})
 }
 
 func (s *Server) postTree(w http.ResponseWriter, g *gitState, raw string) {
