@@ -39,6 +39,7 @@ type checkOptions struct {
 	jsonOut, markdownOut, casesOut string
 	parentSep                      string        // --parent-from-id
 	htmlOut, history               string        // --html, --history (history.go)
+	historyBranch                  string        // --history-branch (history_branch.go)
 	comment                        commentFlags  // --comment, --comment-key, --pr (publication.go)
 	baseline                       baselineFlags // --baseline, --write-baseline, regression gates (check_baseline.go)
 	trend                          trendFlag     // --trend-runs (trend.go)
@@ -49,7 +50,7 @@ type checkOptions struct {
 var checkInputs = trendInputs(baselineInputs(commentInputs(actionInputs{
 	"cases": "", "kb": "", "k": "", "min-hit": "", "min-recall": "", "floors": "", "allow-empty": "", "reference-locale": "",
 	"json": "retrieval-gate.json", "markdown": "", "cases-out": "", "parent-from-id": "",
-	"html": "", "history": "",
+	"html": "", "history": "", "history-branch": "",
 })))
 
 func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
@@ -70,6 +71,7 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	fs.StringVar(&o.parentSep, "parent-from-id", "", "a retrieved entry without parent_id is the card before the last `SEPARATOR` of its id (card-12#chunk-3 with # is card-12)")
 	fs.StringVar(&o.htmlOut, "html", "", "write the report as one self-contained HTML `FILE`")
 	fs.StringVar(&o.history, "history", "", "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
+	fs.StringVar(&o.historyBranch, "history-branch", "", historyBranchUsage)
 	o.comment.register(fs, checkCommentKey)
 	o.baseline.register(fs)
 	o.trend.register(fs)
@@ -97,6 +99,9 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 		return nil, err
 	}
 	if err := o.trend.validate("check", src); err != nil {
+		return nil, err
+	}
+	if err := validateHistoryBranch(env, "check", o.historyBranch); err != nil {
 		return nil, err
 	}
 	if err := refuseOverwrite("check", src, []file{{"cases", o.cases}, {"kb", o.kb}, {"baseline", o.baseline.baselineFile()}},
@@ -171,7 +176,8 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	}
 	// The history is appended before the outputs are published: its failure
 	// then leaves no output either.
-	if err := appendHistory(ctx, env, o.history, "check", checkFingerprint(o), doc.WriteJSON); err != nil {
+	hist, err := recordHistory(ctx, env, o.history, o.historyBranch, "check", checkFingerprint(o), doc.WriteJSON)
+	if err != nil {
 		return err
 	}
 	if err := outs.Commit(); err != nil {
@@ -193,6 +199,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	}
 	pub := checkPublication(res, doc, o.comment, o.jsonOut)
 	baselineOutputs(pub.Outputs, cmp)
+	writeHistoryBranch(ctx, f, hist, o.htmlOut, &pub)
 	f.Publisher().Publish(ctx, pub)
 
 	if failed := res.Failed(); len(failed) > 0 {

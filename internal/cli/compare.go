@@ -101,6 +101,7 @@ type compareOptions struct {
 	jsonOut, mdOut, perQuery string
 	comment                  commentFlags // its own key, compare: never check's or calibrate's comment
 	htmlOut, history         string       // --html, --history (history.go)
+	historyBranch            string       // --history-branch (history_branch.go)
 	gateStrategy             string
 	floors                   floorFlag // --floor, --floors on the gate strategy
 	failIfBeaten             bool
@@ -113,7 +114,7 @@ var compareInputs = trendInputs(commentInputs(actionInputs{
 	"qrels": "", "run": "", "k": "", "gain": "", "relevant-level": "", "baseline": "", "primary": "", "bootstrap": "", "seed": "",
 	"gate-strategy": "", "floors": "", "fail-if-beaten": "",
 	"json": "retrieval-gate-compare.json", "markdown": "", "per-query": "",
-	"html": "", "history": "",
+	"html": "", "history": "", "history-branch": "",
 }))
 
 func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error) {
@@ -134,6 +135,7 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	o.comment.register(fs, compareCommentKey)
 	fs.StringVar(&o.htmlOut, "html", "", "write the dashboard here: one self-contained HTML `FILE`")
 	fs.StringVar(&o.history, "history", "", "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
+	fs.StringVar(&o.historyBranch, "history-branch", "", historyBranchUsage)
 	fs.StringVar(&o.gateStrategy, "gate-strategy", "", "make compare a gate on the strategy `NAME` you run in production (with --floor or --fail-if-beaten); off by default")
 	fs.Var(&o.floors, "floor", floorUsage(compareFloorGrammar)+"; on the --gate-strategy")
 	fs.Var(&o.floors, "floors", "several `FLOORS`, one MEASURE=F per line (the floors Action input); added to --floor")
@@ -185,6 +187,9 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 		return nil, usagef("compare: %s needs %s MEASURE=F or %s", src.quoted("gate-strategy", o.gateStrategy), src.first("floor", "floors"), src.name("fail-if-beaten"))
 	case o.gateStrategy != "" && !slices.Contains(o.runs.names, o.gateStrategy):
 		return nil, usagef("compare: %s is not the name of %s (%s)", src.quoted("gate-strategy", o.gateStrategy), aRun(src), o.runs.String())
+	}
+	if err := validateHistoryBranch(env, "compare", o.historyBranch); err != nil {
+		return nil, err
 	}
 	inputs := []file{{"qrels", o.qrels}}
 	for _, f := range o.runs.files {
@@ -257,7 +262,8 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions)
 	}
 	// The history is appended before the outputs are published: its failure
 	// (more likely than a failed rename) then leaves no output either.
-	if err := appendHistory(ctx, env, o.history, "compare", compareFingerprint(o), doc.WriteJSON); err != nil {
+	hist, err := recordHistory(ctx, env, o.history, o.historyBranch, "compare", compareFingerprint(o), doc.WriteJSON)
+	if err != nil {
 		return err
 	}
 	if err := outs.Commit(); err != nil {
@@ -274,9 +280,11 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions)
 	if err := doc.Markdown(&md); err != nil {
 		return err
 	}
-	f.Publisher().Publish(ctx, o.comment.publication(publish.Publication{Markdown: md.String(),
+	pub := o.comment.publication(publish.Publication{Markdown: md.String(),
 		Outputs:     map[string]string{"recommended": res.Recommended, "verdict": string(res.Verdict()), "json": o.jsonOut},
-		PathOutputs: []string{"json"}, Failed: res.Verdict() == outcome.Fail}))
+		PathOutputs: []string{"json"}, Failed: res.Verdict() == outcome.Fail})
+	writeHistoryBranch(ctx, f, hist, o.htmlOut, &pub)
+	f.Publisher().Publish(ctx, pub)
 	if failed := res.Failed(); len(failed) > 0 {
 		return &GateError{Failed: failed}
 	}

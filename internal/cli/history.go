@@ -14,37 +14,64 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
 )
 
-// appendHistory appends this run to the history at path (--history DIR or
-// FILE.jsonl; nothing when empty): the time, the commit and branch (GitHub's
-// GITHUB_SHA and GITHUB_HEAD_REF or GITHUB_REF_NAME, else git in the working
-// directory, else empty), the fingerprint of the inputs and the command's JSON
-// document, written by doc.
-func appendHistory(ctx context.Context, env *Env, path, command string, in fingerprint, doc func(io.Writer) error) error {
-	if path == "" {
-		return nil
-	}
+// historyRecord is this run's history record: the time, the commit and branch
+// (GitHub's GITHUB_SHA and GITHUB_HEAD_REF or GITHUB_REF_NAME, else git in the
+// working directory, else empty), the fingerprint of the inputs and the
+// command's JSON document, written by doc.
+func historyRecord(ctx context.Context, env *Env, command string, in fingerprint, doc func(io.Writer) error) (history.Record, error) {
 	fp, err := history.NewFingerprint(in.inputs, in.params)
 	if err != nil {
-		return fmt.Errorf("--history: %w", err)
+		return history.Record{}, fmt.Errorf("--history: %w", err)
 	}
 	var b bytes.Buffer
 	if err := doc(&b); err != nil {
-		return err
+		return history.Record{}, err
 	}
 	now, err := history.Now(env.Getenv)
 	if err != nil {
-		return usagef("--history: %v", err)
+		return history.Record{}, usagef("--history: %v", err)
 	}
 	commit, branch := env.Getenv("GITHUB_SHA"), runBranch(ctx, env)
 	if commit == "" {
 		commit = git(ctx, "rev-parse", "HEAD")
 	}
-	rec := history.Record{Command: command, Commit: commit, Branch: branch, Time: now.Format(time.RFC3339),
-		Fingerprint: fp, Document: b.Bytes()}
-	if err := history.Append(path, rec); err != nil {
-		return fmt.Errorf("--history: %w", err)
+	return history.Record{Command: command, Commit: commit, Branch: branch, Time: now.Format(time.RFC3339),
+		Fingerprint: fp, Document: b.Bytes()}, nil
+}
+
+// historyRun is the history of one run: the record (when --history or
+// --history-branch asks for one), appended to the local history at once and
+// to the branch once the outputs are published.
+type historyRun struct {
+	rec    *history.Record
+	branch string // --history-branch
+}
+
+// appendHistory appends this run to the local history at path (nothing when
+// empty), for the commands without --history-branch (evaluate).
+func appendHistory(ctx context.Context, env *Env, path, command string, in fingerprint, doc func(io.Writer) error) error {
+	_, err := recordHistory(ctx, env, path, "", command, in, doc)
+	return err
+}
+
+// recordHistory builds the record when one is asked for and appends it to the
+// local history at path (--history DIR or FILE.jsonl; nothing when empty).
+func recordHistory(ctx context.Context, env *Env, path, branch, command string, in fingerprint, doc func(io.Writer) error) (historyRun, error) {
+	run := historyRun{branch: branch}
+	if path == "" && branch == "" {
+		return run, nil
 	}
-	return nil
+	rec, err := historyRecord(ctx, env, command, in, doc)
+	if err != nil {
+		return run, err
+	}
+	run.rec = &rec
+	if path != "" {
+		if err := history.Append(path, rec); err != nil {
+			return run, fmt.Errorf("--history: %w", err)
+		}
+	}
+	return run, nil
 }
 
 // runBranch is the branch a history record names: GITHUB_HEAD_REF (pull

@@ -75,41 +75,9 @@ func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) erro
 	if err != nil {
 		return err
 	}
-	// One pass: a view per command, the newest run's command picked after.
-	builders := map[string]*htmlreport.HistoryBuilder{}
-	for cmd, m := range defaultMeasure {
-		if *measure != "" {
-			m = *measure
-		}
-		builders[cmd] = htmlreport.NewHistory(hist, cmd, m)
-	}
-	newest, runs := "", 0
-	err = history.Scan(*path, func(rec history.Record, doc *fastjson.Value) error {
-		runs++
-		newest = rec.Command
-		if b := builders[rec.Command]; b != nil {
-			return b.Add(rec, doc)
-		}
-		return nil
-	})
+	v, err := historyView(hist, func(fn func(history.Record, *fastjson.Value) error) error { return history.Scan(*path, fn) }, command, measure)
 	if err != nil {
-		return fmt.Errorf("failed to read the history: %w", err)
-	}
-	if *command == "" {
-		if runs == 0 {
-			return fmt.Errorf("%s: the history has no run", hist)
-		}
-		if builders[newest] == nil {
-			return fmt.Errorf("%s: the newest run is of an unknown command %q", hist, newest)
-		}
-		*command = newest
-	}
-	if *measure == "" {
-		*measure = defaultMeasure[*command]
-	}
-	v := builders[*command].View()
-	if len(v.Runs) > 0 && len(v.Series) == 0 {
-		return usagef("report: no run of %s in %s has the measure %q", *command, hist, *measure)
+		return err
 	}
 	if err := htmlreport.History(out, v); err != nil {
 		return err
@@ -126,6 +94,50 @@ func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) erro
 	fmt.Fprintf(env.Stdout, "retrieval-gate report: %s of %s, %s of %s, %s -> %s\n", plural(len(v.Runs), "run", "runs"), *command,
 		plural(len(v.Series), "series", "series"), *measure, plural(changes, "input change", "input changes"), *htmlOut)
 	return nil
+}
+
+// historyView reads a history in one pass (scan calls its function with each
+// record) into the view of *command's runs charting *measure; an empty
+// *command becomes the newest run's, an empty *measure its default. file names
+// the history in messages.
+func historyView(file string, scan func(func(history.Record, *fastjson.Value) error) error, command, measure *string) (htmlreport.HistoryView, error) {
+	// One pass: a view per command, the newest run's command picked after.
+	builders := map[string]*htmlreport.HistoryBuilder{}
+	for cmd, m := range defaultMeasure {
+		if *measure != "" {
+			m = *measure
+		}
+		builders[cmd] = htmlreport.NewHistory(file, cmd, m)
+	}
+	newest, runs := "", 0
+	err := scan(func(rec history.Record, doc *fastjson.Value) error {
+		runs++
+		newest = rec.Command
+		if b := builders[rec.Command]; b != nil {
+			return b.Add(rec, doc)
+		}
+		return nil
+	})
+	if err != nil {
+		return htmlreport.HistoryView{}, fmt.Errorf("failed to read the history: %w", err)
+	}
+	if *command == "" {
+		if runs == 0 {
+			return htmlreport.HistoryView{}, fmt.Errorf("%s: the history has no run", file)
+		}
+		if builders[newest] == nil {
+			return htmlreport.HistoryView{}, fmt.Errorf("%s: the newest run is of an unknown command %q", file, newest)
+		}
+		*command = newest
+	}
+	if *measure == "" {
+		*measure = defaultMeasure[*command]
+	}
+	v := builders[*command].View()
+	if len(v.Runs) > 0 && len(v.Series) == 0 {
+		return htmlreport.HistoryView{}, usagef("report: no run of %s in %s has the measure %q", *command, file, *measure)
+	}
+	return v, nil
 }
 
 func plural(n int, one, many string) string {

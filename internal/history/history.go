@@ -188,25 +188,34 @@ func Now(getenv func(string) string) (time.Time, error) {
 	return time.Now().UTC(), nil
 }
 
+// Line is the record as a line of the history: its schema set, the document
+// compacted, keys sorted, ending in a newline.
+func Line(rec Record) ([]byte, error) {
+	rec.Schema = Schema
+	if !json.Valid(rec.Document) {
+		return nil, errors.New("history: the document is not valid JSON")
+	}
+	var doc bytes.Buffer
+	if err := json.Compact(&doc, rec.Document); err != nil {
+		return nil, err
+	}
+	rec.Document = doc.Bytes()
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	return append(line, '\n'), nil
+}
+
 // Append adds the record as one line to the history at path (see File). The
 // line is written by a single write(2) on a file opened with O_APPEND, under an
 // exclusive advisory lock where the system has one, so concurrent runs never
 // interleave or lose a record.
 func Append(path string, rec Record) error {
-	rec.Schema = Schema
-	if !json.Valid(rec.Document) {
-		return errors.New("history: the document is not valid JSON")
-	}
-	var doc bytes.Buffer
-	if err := json.Compact(&doc, rec.Document); err != nil {
-		return err
-	}
-	rec.Document = doc.Bytes()
-	line, err := json.Marshal(rec)
+	line, err := Line(rec)
 	if err != nil {
 		return err
 	}
-	line = append(line, '\n')
 	file := File(path)
 	if dir := filepath.Dir(file); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: an output directory, 0755 like atomicfile's, so CI steps and other users can read the history

@@ -65,6 +65,9 @@ type Publication struct {
 	// ActionWarnings become ::warning:: commands inside Actions, once each; outside
 	// Actions they are not printed (the command's text report says them).
 	ActionWarnings []string
+	// ActionNotices become ::notice:: commands inside Actions, once each (why
+	// something was deliberately not done); outside Actions they are not printed.
+	ActionNotices []string
 	// PR overrides the pull request of the event (--pr); 0 keeps the event's.
 	PR int
 	// NoSummary leaves the job summary alone.
@@ -153,6 +156,9 @@ func (p *Publisher) Publish(ctx context.Context, pub Publication) []Warning {
 		}
 		for _, w := range pub.ActionWarnings {
 			act.Warning(httpretry.Redact(w, token))
+		}
+		for _, n := range pub.ActionNotices {
+			act.Notice(httpretry.Redact(n, token))
 		}
 		if len(pub.Annotations) > 0 || pub.AnnotationsTotal > 0 {
 			act.Annotate("error", pub.Annotations, pub.AnnotationsTotal, MaxAnnotations, "the job summary lists them")

@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/valyala/fastjson"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/github/githubtest"
+	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	"github.com/retrieval-gate/retrieval-gate/internal/history/ghbranch"
+)
+
+const branchToken = "ghs_branchS3cret"
+
+// branchRun runs args as a step of a workflow run: the event (name and payload),
+// GITHUB_REF, the fake's API; it returns the exit code, the raw stdout (the
+// workflow commands) and stderr.
+func branchRun(t *testing.T, srv *githubtest.Server, event, ref, payload string, extra map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	env, _, _ := actionsEnv(t, map[string]string{"GITHUB_EVENT_NAME": event, "GITHUB_REF": ref, "GITHUB_API_URL": srv.APIURL(),
+		"GITHUB_TOKEN": branchToken, "INPUT_GITHUB-TOKEN": branchToken, "GITHUB_REF_NAME": strings.TrimPrefix(ref, "refs/heads/")})
+	for k, v := range extra {
+		env[k] = v
+	}
+	require.NoError(t, os.WriteFile(env["GITHUB_EVENT_PATH"], []byte(payload), 0o644))
+	var out, errb bytes.Buffer
+	f := NewFactory(&Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }})
+	f.Sleep = func(context.Context, time.Duration) error { return nil }
+	code := RunFactory(context.Background(), f, args)
+	return code, out.String(), errb.String()
+}
+
+func pushPayload(fork bool) string {
+	return fmt.Sprintf(`{"ref":"refs/heads/main","repository":{"full_name":"octo/repo","default_branch":"main","fork":%t}}`, fork)
+}
+
+// Two pushes to the default branch append to the history branch (the first
+// creates it); report --history renders the fetched file; the page on the
+// branch lists both runs with links to their reports.
+func TestHistoryBranchEndToEnd(t *testing.T) {
+	srv := githubtest.New("octo", "repo", branchToken)
+	defer srv.Close()
+	dir := t.TempDir()
+	cases, kb := writeCheckFixture(t, dir, 200)
+	var codes []int
+	for i, sha := range []string{"1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"} {
+		html := filepath.Join(dir, fmt.Sprintf("r%d.html", i))
+		code, stdout, stderr := branchRun(t, srv, "push", "refs/heads/main", pushPayload(false),
+			map[string]string{"GITHUB_SHA": sha, "SOURCE_DATE_EPOCH": fmt.Sprint(1767225600 + 86400*i)},
+			"check", "--cases", cases, "--kb", kb, "--json", filepath.Join(dir, fmt.Sprintf("a%d.json", i)), "--html", html, "--history-branch", ghbranch.DefaultBranch)
+		codes = append(codes, code)
+		assert.NotContains(t, stdout, "history branch", "no warning about the branch (run %d)", i)
+		assert.Contains(t, stderr, `retrieval-gate: history: branch "retrieval-gate-history"`)
+		assert.NotContains(t, strings.ReplaceAll(stdout, "::add-mask::"+branchToken, "")+stderr, branchToken)
+	}
+	assert.Equal(t, codes[0], codes[1])
+
+	files := srv.Files(ghbranch.DefaultBranch)
+	assert.Equal(t, []string{".nojekyll", "history.jsonl", "index.html",
+		"reports/20260101T000000Z-111111111111-check.html", "reports/20260102T000000Z-222222222222-check.html"}, files)
+	assert.Len(t, srv.Commits(ghbranch.DefaultBranch), 1+3, "one commit creating the branch, then report, history, page")
+
+	h, ok := srv.File(ghbranch.DefaultBranch, "history.jsonl")
+	require.True(t, ok)
+	var reports []string
+	require.NoError(t, history.ScanReader("history.jsonl", bytes.NewReader(h), func(r history.Record, _ *fastjson.Value) error {
+		reports = append(reports, r.Report)
+		assert.Equal(t, "main", r.Branch)
+		return nil
+	}))
+	assert.Equal(t, []string{"reports/20260101T000000Z-111111111111-check.html", "reports/20260102T000000Z-222222222222-check.html"}, reports)
+	rep, _ := srv.File(ghbranch.DefaultBranch, reports[1])
+	local, err := os.ReadFile(filepath.Join(dir, "r1.html"))
+	require.NoError(t, err)
+	assert.Equal(t, local, rep, "the run's --html report, stored as written")
+
+	// The fetched file is a history report --history reads.
+	fetched := filepath.Join(dir, "fetched", "history.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(fetched), 0o755))
+	require.NoError(t, os.WriteFile(fetched, h, 0o644))
+	env, out, errb := checkEnv("")
+	page := filepath.Join(dir, "history.html")
+	require.Equal(t, 0, Run(context.Background(), env, []string{"report", "--history", fetched, "--html", page}), errb.String())
+	assert.Contains(t, out.String(), "2 runs of check")
+	idx, _ := srv.File(ghbranch.DefaultBranch, "index.html")
+	assert.Contains(t, string(idx), `<a href="reports/20260102T000000Z-222222222222-check.html">report</a>`)
+	assert.Contains(t, string(idx), `<a href="reports/20260101T000000Z-111111111111-check.html">report</a>`)
+	// The branch's page is the page report --history renders, but for the
+	// file it names and the report links.
+	own, err := os.ReadFile(page)
+	require.NoError(t, err)
+	assert.Contains(t, string(own), "2 runs of check")
+}
+
+// Pull requests, forks and other branches write nothing and say why once; a
+// read-only token is a warning; neither changes the exit code.
+func TestHistoryBranchGating(t *testing.T) {
+	dir := t.TempDir()
+	cases, kb := writeCheckFixture(t, dir, 50)
+	args := []string{"check", "--cases", cases, "--kb", kb, "--comment", "never", "--json", filepath.Join(dir, "agg.json"), "--history-branch", "hist"}
+	env, _, _ := checkEnv("")
+	want := Run(context.Background(), env, []string{"check", "--cases", cases, "--kb", kb})
+	for _, tc := range []struct {
+		name, event, ref, payload string
+		readOnly                  bool
+		notice, warning           string
+	}{
+		{"pull request", "pull_request", "refs/pull/7/merge", `{"number":7,"pull_request":{"number":7,"head":{"repo":{"full_name":"octo/repo"}},"base":{"repo":{"full_name":"octo/repo"}}},"repository":{"default_branch":"main"}}`, false,
+			`::notice::retrieval-gate: the history branch "hist" was not written: the event is "pull_request"`, ""},
+		{"fork pull request", "pull_request", "refs/pull/8/merge", `{"number":8,"pull_request":{"number":8,"head":{"repo":{"full_name":"evil/repo"}},"base":{"repo":{"full_name":"octo/repo"}}},"repository":{"default_branch":"main"}}`, false,
+			"never by pull requests", ""},
+		{"push to a feature branch", "push", "refs/heads/feature", `{"repository":{"default_branch":"main","fork":false}}`, false,
+			"not the default branch refs/heads/main", ""},
+		{"a fork's push", "push", "refs/heads/main", pushPayload(true), false, "this repository is a fork", ""},
+		{"read-only token", "push", "refs/heads/main", pushPayload(false), true, "",
+			`::warning::retrieval-gate: the run was not appended to the history branch "hist": could not create branch hist: GitHub answered 403 Resource not accessible by integration; give the job `},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := githubtest.New("octo", "repo", branchToken)
+			defer srv.Close()
+			srv.ReadOnly = tc.readOnly
+			code, stdout, _ := branchRun(t, srv, tc.event, tc.ref, tc.payload, nil, args...)
+			assert.Equal(t, want, code, "the exit code is the gate's")
+			assert.Nil(t, srv.Files("hist"))
+			if tc.notice != "" {
+				assert.Contains(t, stdout, tc.notice)
+				assert.Equal(t, 1, strings.Count(stdout, "retrieval-gate: the history branch"), "said once")
+				for _, r := range srv.Requests() {
+					assert.NotContains(t, r.Path, "/contents/", "nothing is read or written")
+				}
+			}
+			if tc.warning != "" {
+				assert.Contains(t, stdout, tc.warning)
+				assert.Contains(t, stdout, "permissions: contents: write")
+			}
+			assert.NotContains(t, strings.ReplaceAll(stdout, "::add-mask::"+branchToken, ""), branchToken)
+		})
+	}
+}
+
+// Outside Actions --history-branch is a usage error (exit 2), nothing written;
+// a bad branch name too.
+func TestHistoryBranchRefused(t *testing.T) {
+	dir := t.TempDir()
+	cases, kb := writeCheckFixture(t, dir, 10)
+	js := filepath.Join(dir, "a.json")
+	env, _, errb := checkEnv("")
+	assert.Equal(t, ExitInput, Run(context.Background(), env, []string{"check", "--cases", cases, "--kb", kb, "--json", js, "--history-branch", "retrieval-gate-history"}))
+	assert.Contains(t, errb.String(), "check: --history-branch writes the history through GitHub's API from a GitHub Actions run on the default branch, and this is not one")
+	assert.NoFileExists(t, js)
+
+	srv := githubtest.New("octo", "repo", branchToken)
+	defer srv.Close()
+	code, stdout, _ := branchRun(t, srv, "push", "refs/heads/main", pushPayload(false), nil, "compare", "--qrels", "x", "--run", "a=y", "--history-branch", "bad..name")
+	assert.Equal(t, ExitInput, code)
+	assert.Contains(t, stdout, `compare: --history-branch: "bad..name" is not a branch name`)
+	assert.Empty(t, srv.Requests())
+}
