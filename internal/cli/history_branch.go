@@ -65,6 +65,38 @@ func reportName(rec history.Record) string {
 	return "reports/" + stamp + "-" + commit + "-" + rec.Command + ".html"
 }
 
+// readHistoryBranch reads history.jsonl from branch of $GITHUB_REPOSITORY
+// (GITHUB_API_URL, and the token when there is one). Reading is allowed from
+// any run, pull requests and forks included, and outside Actions. A branch or
+// file that does not exist is an error naming it.
+func readHistoryBranch(ctx context.Context, f *Factory, branch string) (io.Reader, error) {
+	g := f.Env.Getenv
+	repo := strings.TrimSpace(g("GITHUB_REPOSITORY"))
+	if repo == "" {
+		return nil, usagef("--history-branch reads the branch of the repository GITHUB_REPOSITORY (owner/name), which is not set")
+	}
+	deps := ghbranch.Deps{APIURL: g("GITHUB_API_URL"), Repo: repo, Token: publish.Token(g)}
+	if f.Sleep != nil {
+		p := ghbranch.Policy
+		p.Sleep = f.Sleep
+		deps.Policy = &p
+	}
+	c, err := ghbranch.New(deps)
+	if err != nil {
+		return nil, usagef("--history-branch: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, historyBranchTimeout)
+	defer cancel()
+	r, found, err := c.Read(ctx, branch)
+	if err != nil {
+		return nil, fmt.Errorf("--history-branch: %w", err)
+	}
+	if !found {
+		return nil, fmt.Errorf("--history-branch: %s has no branch %q holding %s (the first push run with --history-branch creates it)", publish.Clean(repo), branch, ghbranch.HistoryFile)
+	}
+	return r, nil
+}
+
 // historyPage renders the history page of the branch: the newest run's command,
 // its default measure, from the whole history file.
 func historyPage(h []byte) ([]byte, error) {

@@ -99,6 +99,24 @@ func TestHistoryBranchEndToEnd(t *testing.T) {
 	own, err := os.ReadFile(page)
 	require.NoError(t, err)
 	assert.Contains(t, string(own), "2 runs of check")
+
+	// report --history-branch reads the branch itself, outside Actions too
+	// (reading needs no default-branch run), and says so when there is none.
+	vars := map[string]string{"GITHUB_REPOSITORY": "octo/repo", "GITHUB_API_URL": srv.APIURL(), "GITHUB_TOKEN": branchToken}
+	env2, out2, errb2 := checkEnv("")
+	env2.Getenv = func(k string) string { return vars[k] }
+	page2 := filepath.Join(dir, "branch.html")
+	require.Equal(t, 0, Run(context.Background(), env2, []string{"report", "--history-branch", ghbranch.DefaultBranch, "--html", page2}), errb2.String())
+	assert.Contains(t, out2.String(), "retrieval-gate report: 2 runs of check")
+	b2, err := os.ReadFile(page2)
+	require.NoError(t, err)
+	assert.Equal(t, strings.Replace(string(own), filepath.Clean(fetched), "retrieval-gate-history:history.jsonl", 1), string(b2),
+		"the same page as from the fetched file, but for the name of the history")
+	env3, _, errb3 := checkEnv("")
+	env3.Getenv = env2.Getenv
+	assert.NotEqual(t, 0, Run(context.Background(), env3, []string{"report", "--history-branch", "nope", "--html", filepath.Join(dir, "n.html")}))
+	assert.Contains(t, errb3.String(), `--history-branch: octo/repo has no branch "nope" holding history.jsonl`)
+	assert.NoFileExists(t, filepath.Join(dir, "n.html"))
 }
 
 // Pull requests, forks and other branches write nothing and say why once; a

@@ -8,6 +8,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	"github.com/retrieval-gate/retrieval-gate/internal/history/ghbranch"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
@@ -26,13 +27,14 @@ var defaultMeasure = map[string]string{"check": "retrieval_hit_at_k", "compare":
 
 // reportInputs are report's Action inputs. --command is not one of them: the
 // Action's `command` input selects the subcommand itself.
-var reportInputs = actionInputs{"history": "", "html": "", "measure": "", "from": "", "markdown": "", "comment-key": ""}
+var reportInputs = actionInputs{"history": "", "history-branch": "", "html": "", "measure": "", "from": "", "markdown": "", "comment-key": ""}
 
 func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) error {
 	env := f.Env
 	fs := newFlagSet(env, "report")
 	path := fs.String("history", "", "the history: a `DIR` holding "+history.FileName+", or a FILE.jsonl (this or --from is required)")
 	htmlOut := fs.String("html", "", "write the history page (--history; required), or the report of --from (check only), as one self-contained HTML `FILE`")
+	branch := fs.String("history-branch", "", "chart the history kept on branch `NAME` of $GITHUB_REPOSITORY (check --history-branch), read through GitHub's API ($GITHUB_TOKEN when the repository is private), instead of --history")
 	command := fs.String("command", "", "the runs to chart: check, compare or evaluate (default: the command of the newest run)")
 	measure := fs.String("measure", "", "the measure to chart, a key of the documents' metrics (default: retrieval_hit_at_k for check, dcg_at_k for compare and evaluate)")
 	var from fromOptions
@@ -47,6 +49,8 @@ func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) erro
 		switch {
 		case *path != "":
 			return usagef("report: %s and %s exclude each other", src.name("from"), src.name("history"))
+		case *branch != "":
+			return usagef("report: %s and %s exclude each other", src.name("from"), src.name("history-branch"))
 		case *command != "" || *measure != "":
 			return usagef("report: --command and %s chart a --history; %s takes neither", src.name("measure"), src.name("from"))
 		}
@@ -56,15 +60,24 @@ func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) erro
 	switch {
 	case from.markdownOut != "" || from.commentKey != "":
 		return usagef("report: %s and %s need --from", src.name("markdown"), src.name("comment-key"))
-	case *path == "":
-		return usagef("report: --history or --from is required")
+	case *path != "" && *branch != "":
+		return usagef("report: %s and %s exclude each other", src.name("history"), src.name("history-branch"))
+	case *path == "" && *branch == "":
+		return usagef("report: --history, --history-branch or --from is required")
 	case *htmlOut == "":
 		return usagef("report: --html is required")
 	case *command != "" && defaultMeasure[*command] == "":
 		return usagef("report: --command must be check, compare or evaluate, got %q", *command)
 	}
+	if *branch != "" {
+		if err := ghbranch.ValidBranch(*branch); err != nil {
+			return usagef("report: %s: %v", src.name("history-branch"), err)
+		}
+	}
 	hist := history.File(*path)
-	if err := refuseOverwrite("report", src, []file{{"history", hist}}, []file{{"html", *htmlOut}}); err != nil {
+	if *branch != "" {
+		hist = *branch + ":" + history.FileName
+	} else if err := refuseOverwrite("report", src, []file{{"history", hist}}, []file{{"html", *htmlOut}}); err != nil {
 		return err
 	}
 	// The page is created (as a temporary file) first: an unwritable --html fails
@@ -75,7 +88,15 @@ func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) erro
 	if err != nil {
 		return err
 	}
-	v, err := historyView(hist, func(fn func(history.Record, *fastjson.Value) error) error { return history.Scan(*path, fn) }, command, measure)
+	scan := func(fn func(history.Record, *fastjson.Value) error) error { return history.Scan(*path, fn) }
+	if *branch != "" {
+		r, err := readHistoryBranch(ctx, f, *branch)
+		if err != nil {
+			return err
+		}
+		scan = func(fn func(history.Record, *fastjson.Value) error) error { return history.ScanReader(hist, r, fn) }
+	}
+	v, err := historyView(hist, scan, command, measure)
 	if err != nil {
 		return err
 	}

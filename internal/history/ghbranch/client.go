@@ -72,15 +72,6 @@ func (e *Error) Fix() string {
 	return ""
 }
 
-// KindOf is the Kind of an error of this package (KindOther for any other).
-func KindOf(err error) Kind {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Kind
-	}
-	return KindOther
-}
-
 var (
 	errNoBranch = errors.New("no such branch")
 	errConflict = errors.New("conflict")
