@@ -155,7 +155,8 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	// All reports are written, whatever the verdict.
 	doc := checkreport.New(res)
 	doc.SetBaseline(cmp)
-	if doc.Trend, err = readTrend(ctx, env, o.history, "check", o.trend.runs, checkFingerprint(o), checkTrendMeasures(doc), doc.WriteJSON); err != nil {
+	var trendWarning string
+	if doc.Trend, trendWarning, err = readTrend(ctx, f, trendSource{path: o.history, branch: o.historyBranch}, "check", o.trend.runs, checkFingerprint(o), checkTrendMeasures(doc), doc.WriteJSON); err != nil {
 		return err
 	}
 	if ws[1] != nil {
@@ -199,6 +200,9 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	}
 	pub := checkPublication(res, doc, o.comment, o.jsonOut)
 	baselineOutputs(pub.Outputs, cmp)
+	if trendWarning != "" {
+		pub.ActionWarnings = append(pub.ActionWarnings, trendWarning)
+	}
 	writeHistoryBranch(ctx, f, hist, o.htmlOut, &pub)
 	f.Publisher().Publish(ctx, pub)
 

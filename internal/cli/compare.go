@@ -252,7 +252,8 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions)
 		return fmt.Errorf("failed to compare: %w", err)
 	}
 	doc := comparereport.New(res)
-	if doc.Trend, err = readTrend(ctx, env, o.history, "compare", o.trend.runs, compareFingerprint(o), compareTrendMeasures(doc), doc.WriteJSON); err != nil {
+	var trendWarning string
+	if doc.Trend, trendWarning, err = readTrend(ctx, f, trendSource{path: o.history, branch: o.historyBranch}, "compare", o.trend.runs, compareFingerprint(o), compareTrendMeasures(doc), doc.WriteJSON); err != nil {
 		return err
 	}
 	if err := render(ws, doc.WriteJSON, doc.Markdown,
@@ -283,6 +284,9 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions)
 	pub := o.comment.publication(publish.Publication{Markdown: md.String(),
 		Outputs:     map[string]string{"recommended": res.Recommended, "verdict": string(res.Verdict()), "json": o.jsonOut},
 		PathOutputs: []string{"json"}, Failed: res.Verdict() == outcome.Fail})
+	if trendWarning != "" {
+		pub.ActionWarnings = append(pub.ActionWarnings, trendWarning)
+	}
 	writeHistoryBranch(ctx, f, hist, o.htmlOut, &pub)
 	f.Publisher().Publish(ctx, pub)
 	if failed := res.Failed(); len(failed) > 0 {

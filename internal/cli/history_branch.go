@@ -68,7 +68,7 @@ func reportName(rec history.Record) string {
 // readHistoryBranch reads history.jsonl from branch of $GITHUB_REPOSITORY
 // (GITHUB_API_URL, and the token when there is one). Reading is allowed from
 // any run, pull requests and forks included, and outside Actions. A branch or
-// file that does not exist is an error naming it.
+// file that does not exist is an error naming it, wrapping errNoHistoryBranch.
 func readHistoryBranch(ctx context.Context, f *Factory, branch string) (io.Reader, error) {
 	g := f.Env.Getenv
 	repo := strings.TrimSpace(g("GITHUB_REPOSITORY"))
@@ -92,10 +92,13 @@ func readHistoryBranch(ctx context.Context, f *Factory, branch string) (io.Reade
 		return nil, fmt.Errorf("--history-branch: %w", err)
 	}
 	if !found {
-		return nil, fmt.Errorf("--history-branch: %s has no branch %q holding %s (the first push run with --history-branch creates it)", publish.Clean(repo), branch, ghbranch.HistoryFile)
+		return nil, fmt.Errorf("--history-branch: %s has no branch %q holding %s (the first push run with --history-branch creates it): %w", publish.Clean(repo), branch, ghbranch.HistoryFile, errNoHistoryBranch)
 	}
 	return r, nil
 }
+
+// errNoHistoryBranch: the branch, or its history file, does not exist.
+var errNoHistoryBranch = errors.New("no history yet")
 
 // historyPage renders the history page of the branch: the newest run's command,
 // its default measure, from the whole history file.

@@ -100,6 +100,31 @@ func TestHistoryBranchEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(own), "2 runs of check")
 
+	// A pull request's comment shows the trend of the base branch's runs, read
+	// from the history branch (reads are fine from pull requests); it writes nothing.
+	before := srv.Commits(ghbranch.DefaultBranch)
+	md := filepath.Join(dir, "pr.md")
+	prPayload := `{"number":7,"pull_request":{"number":7,"head":{"repo":{"full_name":"fork/repo"}},"base":{"repo":{"full_name":"octo/repo"}}},"repository":{"default_branch":"main"}}`
+	code, stdout, _ := branchRun(t, srv, "pull_request", "refs/pull/7/merge", prPayload,
+		map[string]string{"GITHUB_SHA": strings.Repeat("3", 40), "GITHUB_BASE_REF": "main", "GITHUB_HEAD_REF": "feature"},
+		"check", "--cases", cases, "--kb", kb, "--json", filepath.Join(dir, "pr.json"), "--markdown", md, "--comment", "never", "--history-branch", ghbranch.DefaultBranch)
+	assert.Equal(t, codes[0], code)
+	prMD, err := os.ReadFile(md)
+	require.NoError(t, err)
+	assert.Contains(t, string(prMD), "Trend on main: the last 2 runs of check")
+	assert.Contains(t, stdout, `::notice::retrieval-gate: the history branch "retrieval-gate-history" was not written: the event is "pull_request"`)
+	assert.Equal(t, before, srv.Commits(ghbranch.DefaultBranch), "nothing written from a pull request")
+
+	// A history branch that cannot be read: no trend, a warning, the same exit code.
+	code, stdout, _ = branchRun(t, srv, "pull_request", "refs/pull/7/merge", prPayload,
+		map[string]string{"GITHUB_BASE_REF": "main", "GITHUB_REPOSITORY": "octo/gone"},
+		"check", "--cases", cases, "--kb", kb, "--json", filepath.Join(dir, "pr2.json"), "--markdown", md, "--comment", "never", "--history-branch", ghbranch.DefaultBranch)
+	assert.Equal(t, codes[0], code)
+	assert.Contains(t, stdout, `::warning::retrieval-gate: no trend: the history branch "retrieval-gate-history" could not be read: --history-branch: could not read the repository: GitHub answered 404 Not Found`)
+	prMD, err = os.ReadFile(md)
+	require.NoError(t, err)
+	assert.NotContains(t, string(prMD), "Trend on")
+
 	// report --history-branch reads the branch itself, outside Actions too
 	// (reading needs no default-branch run), and says so when there is none.
 	vars := map[string]string{"GITHUB_REPOSITORY": "octo/repo", "GITHUB_API_URL": srv.APIURL(), "GITHUB_TOKEN": branchToken}
@@ -153,7 +178,7 @@ func TestHistoryBranchGating(t *testing.T) {
 				assert.Contains(t, stdout, tc.notice)
 				assert.Equal(t, 1, strings.Count(stdout, "retrieval-gate: the history branch"), "said once")
 				for _, r := range srv.Requests() {
-					assert.NotContains(t, r.Path, "/contents/", "nothing is read or written")
+					assert.Equal(t, "GET", r.Method, "nothing is written (the trend reads): %s %s", r.Method, r.Path)
 				}
 			}
 			if tc.warning != "" {

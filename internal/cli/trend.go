@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,11 +24,11 @@ import (
 
 // trendFlag is --trend-runs N: the Markdown report (PR comment, job summary)
 // shows the gated measures over the newest N runs of the base branch in the
-// --history; 0 turns it off.
+// history (--history-branch, else --history); 0 turns it off.
 type trendFlag struct{ runs int }
 
 func (t *trendFlag) register(fs *flag.FlagSet) {
-	fs.IntVar(&t.runs, "trend-runs", trend.DefaultRuns, fmt.Sprintf("with --history: the Markdown report shows the gated measures over the newest `N` runs of the base branch (at most %d; 0: no trend)", trend.MaxRuns))
+	fs.IntVar(&t.runs, "trend-runs", trend.DefaultRuns, fmt.Sprintf("with --history or --history-branch: the Markdown report shows the gated measures over the newest `N` runs of the base branch (at most %d; 0: no trend)", trend.MaxRuns))
 }
 
 func (t *trendFlag) validate(cmd string, src *sources) error {
@@ -97,28 +98,56 @@ func compareTrendMeasures(d *comparereport.Document) []trend.Measure {
 	return []trend.Measure{{Group: compare.StrategyGroup(s), Key: d.Primary}}
 }
 
+// trendSource is where the trend reads the history: the history on
+// --history-branch when given (the runs the default branch recorded there,
+// read from any run, pull requests and forks included), else the --history
+// file; with neither, none.
+type trendSource struct {
+	path, branch string
+}
+
 // readTrend is the trend of measures over the newest runs of command on the
-// base branch in the --history (nil without --history, or with --trend-runs 0),
-// read before this run is appended; doc writes this run's JSON document.
-func readTrend(ctx context.Context, env *Env, path, command string, runs int, in fingerprint, ms []trend.Measure, doc func(io.Writer) error) (*trend.Trend, error) {
-	if path == "" || runs == 0 || len(ms) == 0 {
-		return nil, nil
+// base branch in the history of src (nil without one, or with --trend-runs 0),
+// read before this run is appended; doc writes this run's JSON document. A
+// history branch that cannot be read is a warning (GitHub-side problems never
+// change the verdict), returned with no trend.
+func readTrend(ctx context.Context, f *Factory, src trendSource, command string, runs int, in fingerprint, ms []trend.Measure, doc func(io.Writer) error) (*trend.Trend, string, error) {
+	env := f.Env
+	if (src.path == "" && src.branch == "") || runs == 0 || len(ms) == 0 {
+		return nil, "", nil
 	}
 	var b bytes.Buffer
 	if err := doc(&b); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	cur, err := fastjson.ParseBytes(b.Bytes())
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	fp, err := history.NewFingerprint(in.inputs, in.params)
 	if err != nil {
-		return nil, fmt.Errorf("--history: %w", err)
+		return nil, "", fmt.Errorf("--history: %w", err)
 	}
-	t, err := trend.Collect(trend.FileSource(path), cur, fp, trend.Options{Command: command, Branch: baseBranch(ctx, env), Limit: runs, Measures: ms})
+	source := trend.FileSource(src.path)
+	if src.branch != "" {
+		r, err := readHistoryBranch(ctx, f, src.branch)
+		if err != nil && !errors.Is(err, errNoHistoryBranch) {
+			return nil, fmt.Sprintf("retrieval-gate: no trend: the history branch %q could not be read: %v", src.branch, err), nil
+		}
+		name := src.branch + ":" + history.FileName
+		source = func(fn func(history.Record, *fastjson.Value) error) error {
+			if r == nil {
+				return nil // no branch yet: no runs
+			}
+			return history.ScanReader(name, r, fn)
+		}
+	}
+	t, err := trend.Collect(source, cur, fp, trend.Options{Command: command, Branch: baseBranch(ctx, env), Limit: runs, Measures: ms})
 	if err != nil {
-		return nil, fmt.Errorf("failed to read the history for the trend: %w", err)
+		if src.branch != "" {
+			return nil, fmt.Sprintf("retrieval-gate: no trend: the history on branch %q is not readable: %v", src.branch, err), nil
+		}
+		return nil, "", fmt.Errorf("failed to read the history for the trend: %w", err)
 	}
-	return t, nil
+	return t, "", nil
 }
