@@ -8,7 +8,7 @@
 //
 // The history is any scan over records (Source): a --history file, or a
 // history.jsonl read from a branch. Selection and the sparkline's scaling are
-// pure functions (Build, Sparkline); the renderers only print a Trend.
+// pure functions (Build, Levels); the renderers only print a Trend.
 package trend
 
 import (
@@ -274,15 +274,6 @@ func Levels(vals []float64) []int {
 		out[i] = int(math.Round((v - lo) / (hi - lo) * top))
 	}
 	return out
-}
-
-// Sparkline is the glyphs of Levels(vals).
-func Sparkline(vals []float64) string {
-	var b strings.Builder
-	for _, l := range Levels(vals) {
-		b.WriteRune(Glyphs[l])
-	}
-	return b.String()
 }
 
 // FileSource is the Source of a history file or directory (history.File);

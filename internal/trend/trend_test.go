@@ -28,8 +28,8 @@ func TestLevels(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, trend.Levels(tc.vals), "%v", tc.vals)
 	}
-	assert.Equal(t, "▁▂▃▄▅▆▇█", trend.Sparkline([]float64{0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}))
-	assert.Equal(t, "▄▄", trend.Sparkline([]float64{3, 3}))
+	assert.Equal(t, "▁▂▃▄▅▆▇█", sparkline([]float64{0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}))
+	assert.Equal(t, "▄▄", sparkline([]float64{3, 3}))
 }
 
 func fp(kb string) history.Fingerprint {
@@ -142,4 +142,13 @@ func TestExtract(t *testing.T) {
 	assert.Equal(t, map[trend.Measure]trend.Value{
 		{"overall", "a"}: {0.5, 3}, {"type:x.y", "a"}: {1, 2}, {"locale:es", "a"}: {0.25, 1}, {"strategy:bm25", "dcg_at_k"}: {2.5, 9},
 	}, got)
+}
+
+// sparkline is the glyphs of trend.Levels(vals), as the renderers draw them.
+func sparkline(vals []float64) string {
+	var b strings.Builder
+	for _, l := range trend.Levels(vals) {
+		b.WriteRune(trend.Glyphs[l])
+	}
+	return b.String()
 }

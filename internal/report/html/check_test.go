@@ -60,9 +60,9 @@ func TestCheckHTMLBaselineGolden(t *testing.T) {
 		"<caption>Newly missed (8)</caption>",
 		"<summary>By locale (indicative only: a locale&#39;s n is small and its tests are not corrected for the number of locales)</summary>",
 	} {
-		assert.True(t, strings.Contains(s, want), "missing %q", want)
+		assert.Contains(t, s, want)
 	}
-	assert.False(t, strings.Contains(s, "<summary>Flips:"), "8 flips are shown open")
+	assert.NotContains(t, s, "<summary>Flips:", "8 flips are shown open")
 	assert.Equal(t, 8, strings.Count(s, "(gold #"), "the base top 5 of each newly missed case has the gold rank")
 }
 
@@ -97,18 +97,18 @@ func TestCheckHTMLBaselineFlips(t *testing.T) {
 		"&lt;script&gt;x",
 		"Only in the baseline (2): old1, old2",
 	} {
-		assert.True(t, strings.Contains(s, want), "missing %q", want)
+		assert.Contains(t, s, want)
 	}
 	assert.Equal(t, rhtml.FlipsListed+1, strings.Count(s, `<span class="ci">en · golden · cases.jsonl:`), "50 newly missed and 1 newly found listed")
 	assert.Less(t, strings.Index(s, "Newly missed (75)"), strings.Index(s, "Newly found (1)"), "newly missed first")
 	for _, bad := range []string{"<img", "<script", "<b>"} {
-		assert.False(t, strings.Contains(s, bad), "unescaped %q", bad)
+		assert.NotContains(t, s, bad, "unescaped")
 	}
 
 	d.Baseline = &checkreport.Baseline{Status: checkreport.BaselineUnavailable, Reason: "no artifact <named> x"}
 	b.Reset()
 	require.NoError(t, rhtml.CheckHTML(&b, d))
-	assert.True(t, strings.Contains(b.String(), "No baseline: no artifact &lt;named&gt; x. The regression gates are off."))
+	assert.Contains(t, b.String(), "No baseline: no artifact &lt;named&gt; x. The regression gates are off.")
 }
 
 // The check report in Chromium: 6 bars (overall, 2 types, 3 locales), nothing

@@ -182,13 +182,13 @@ var gatedDemo = compare.GateOptions{Strategy: "bm25", FailIfBeaten: true, Floors
 // gate section without them.
 func TestCompareDashboardGates(t *testing.T) {
 	s := string(render(t, demoResultGated(t, gatedDemo)))
-	assert.True(t, strings.Contains(s, "<h2>Gates: fail</h2>"))
+	assert.Contains(t, s, "<h2>Gates: fail</h2>")
 	for _, g := range []string{"floor:ndcg_at_k", "floor:dcg_at_k", "not_beaten"} {
-		assert.True(t, strings.Contains(s, `<tr><th scope="row">`+g+"</th><td>strategy:bm25</td>"), g)
+		assert.Contains(t, s, `<tr><th scope="row">`+g+"</th><td>strategy:bm25</td>", g)
 	}
 	assert.Equal(t, 3, strings.Count(s, "<td>strategy:bm25</td>"))
 	assert.Equal(t, 2, strings.Count(s, "<strong>fail</strong>"), "the failed gates are marked")
-	assert.False(t, strings.Contains(string(render(t, demoResult(t))), "Gates"))
+	assert.NotContains(t, string(render(t, demoResult(t))), "Gates")
 }
 
 func TestEsc(t *testing.T) {
