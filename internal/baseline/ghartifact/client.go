@@ -36,7 +36,7 @@ type client struct {
 func newClient(d Deps, owner, repo string) (*client, *Unavailable) {
 	api, err := url.Parse(strings.TrimRight(strings.TrimSpace(d.APIURL), "/"))
 	if err != nil || (api.Scheme != "http" && api.Scheme != "https") || api.Host == "" {
-		return nil, unavailable(NoContext, "the API URL %q is not an http(s) URL", clean(d.APIURL))
+		return nil, unavailable(NoContext, "the API URL %q is not an http(s) URL", github.OneLine(d.APIURL))
 	}
 	hc := httpretry.NewHTTPClient(&httpretry.Transport{Policy: Policy, Secrets: []string{d.Token}})
 	if d.HTTP != nil {
@@ -116,7 +116,7 @@ func networkError(ctx context.Context, u *url.URL, err error) *Unavailable {
 	}
 	var rl *httpretry.RateLimitError
 	if errors.As(err, &rl) {
-		return unavailable(RateLimited, "GitHub's API rate limit stopped the baseline search (HTTP %d): %s", rl.Status, clean(rl.Why))
+		return unavailable(RateLimited, "GitHub's API rate limit stopped the baseline search (HTTP %d): %s", rl.Status, github.OneLine(rl.Why))
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -129,7 +129,7 @@ func networkError(ctx context.Context, u *url.URL, err error) *Unavailable {
 	if u.RawQuery != "" {
 		msg = strings.ReplaceAll(msg, u.RawQuery, "…")
 	}
-	return unavailable(Network, "could not reach %s: %s", redact(u), clean(msg))
+	return unavailable(Network, "could not reach %s: %s", redact(u), github.OneLine(msg))
 }
 
 // redact is scheme://host/path, without query, fragment or user info.
@@ -145,7 +145,7 @@ func (c *client) apiError(resp *http.Response, what string) *Unavailable {
 	}
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 	_ = json.Unmarshal(data, &body)
-	gh := clean(body.Message)
+	gh := github.OneLine(body.Message)
 	if gh == "" {
 		gh = http.StatusText(resp.StatusCode)
 	}
@@ -293,7 +293,7 @@ func (c *client) find(ctx context.Context, name, branch string) (*candidate, *Un
 		return compareInt(b.ID, a.ID)
 	})
 	if len(match) == 0 {
-		msg := fmt.Sprintf("no artifact %q from branch %q", clean(name), clean(branch))
+		msg := fmt.Sprintf("no artifact %q from branch %q", github.OneLine(name), github.OneLine(branch))
 		var notes []string
 		if otherBranch > 0 {
 			notes = append(notes, fmt.Sprintf("%d from other branches", otherBranch))
@@ -310,7 +310,7 @@ func (c *client) find(ctx context.Context, name, branch string) (*candidate, *Un
 		if truncated {
 			msg += fmt.Sprintf(" among the newest %d pages of artifacts", MaxPages)
 		}
-		return nil, unavailable(NoArtifact, "%s: run the baseline workflow on a push to %q first", msg, clean(branch))
+		return nil, unavailable(NoArtifact, "%s: run the baseline workflow on a push to %q first", msg, github.OneLine(branch))
 	}
 
 	var skipped []string
@@ -342,11 +342,11 @@ func (c *client) find(ctx context.Context, name, branch string) (*candidate, *Un
 	}
 	if expired == len(match) {
 		return nil, unavailable(Expired, "every artifact %q from branch %q has expired (the newest was uploaded %s): run the baseline workflow on %q again",
-			clean(name), clean(branch), match[0].CreatedAt.UTC().Format("2006-01-02"), clean(branch))
+			github.OneLine(name), github.OneLine(branch), match[0].CreatedAt.UTC().Format("2006-01-02"), github.OneLine(branch))
 	}
-	msg := fmt.Sprintf("no artifact %q from a successful run on branch %q", clean(name), clean(branch))
+	msg := fmt.Sprintf("no artifact %q from a successful run on branch %q", github.OneLine(name), github.OneLine(branch))
 	if len(skipped) > 0 {
-		msg += ": " + clean(skipped[0])
+		msg += ": " + github.OneLine(skipped[0])
 		if len(skipped) > 1 {
 			msg += fmt.Sprintf(" (and %d more passed over)", len(skipped)-1)
 		}
@@ -368,17 +368,17 @@ func compareInt(a, b int64) int {
 func ineligible(r run, branch string) string {
 	switch {
 	case r.Status != "completed":
-		return fmt.Sprintf("has not completed (status %q)", clean(r.Status))
+		return fmt.Sprintf("has not completed (status %q)", github.OneLine(r.Status))
 	case r.Conclusion == nil || *r.Conclusion != "success":
 		c := "none"
 		if r.Conclusion != nil {
-			c = clean(*r.Conclusion)
+			c = github.OneLine(*r.Conclusion)
 		}
 		return fmt.Sprintf("did not succeed (conclusion %s)", c)
 	case r.Event == "pull_request" || r.Event == "pull_request_target":
 		return fmt.Sprintf("ran for a pull request (event %s), not on the branch", r.Event)
 	case r.HeadBranch != branch:
-		return fmt.Sprintf("ran on branch %q", clean(r.HeadBranch))
+		return fmt.Sprintf("ran on branch %q", github.OneLine(r.HeadBranch))
 	}
 	return ""
 }

@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/github"
 )
 
 // fetch downloads cand's archive, extracts and verifies its baseline file, and
@@ -33,7 +35,7 @@ func (c *client) fetch(ctx context.Context, cand *candidate, dest string) (*Foun
 
 	tmp, err := os.CreateTemp(dir, "."+FileName+".tmp-*")
 	if err != nil {
-		return nil, unavailable(LocalIO, "could not write the baseline file: %v", clean(err.Error()))
+		return nil, unavailable(LocalIO, "could not write the baseline file: %v", github.OneLine(err.Error()))
 	}
 	tmpName := tmp.Name()
 	ok := false
@@ -47,14 +49,14 @@ func (c *client) fetch(ctx context.Context, cand *candidate, dest string) (*Foun
 		return nil, un
 	}
 	if err := tmp.Close(); err != nil {
-		return nil, unavailable(LocalIO, "could not write the baseline file: %v", clean(err.Error()))
+		return nil, unavailable(LocalIO, "could not write the baseline file: %v", github.OneLine(err.Error()))
 	}
 	schema, un := verify(tmpName, a.ID)
 	if un != nil {
 		return nil, un
 	}
 	if err := os.Rename(tmpName, dest); err != nil {
-		return nil, unavailable(LocalIO, "could not write the baseline file: %v", clean(err.Error()))
+		return nil, unavailable(LocalIO, "could not write the baseline file: %v", github.OneLine(err.Error()))
 	}
 	ok = true
 	wr := a.WorkflowRun
@@ -85,7 +87,7 @@ func (c *client) download(ctx context.Context, a artifact, dir string) (string, 
 	}
 	f, err := os.CreateTemp(dir, ".baseline-artifact-*.zip")
 	if err != nil {
-		return "", unavailable(LocalIO, "could not store the downloaded artifact: %v", clean(err.Error()))
+		return "", unavailable(LocalIO, "could not store the downloaded artifact: %v", github.OneLine(err.Error()))
 	}
 	n, err := io.Copy(f, io.LimitReader(resp.Body, limits.archive+1))
 	cerr := f.Close()
@@ -98,7 +100,7 @@ func (c *client) download(ctx context.Context, a artifact, dir string) (string, 
 		return "", unavailable(TooLarge, "artifact %d is over the %s cap on a baseline archive", a.ID, bytesText(limits.archive))
 	case cerr != nil:
 		os.Remove(f.Name())
-		return "", unavailable(LocalIO, "could not store the downloaded artifact: %v", clean(cerr.Error()))
+		return "", unavailable(LocalIO, "could not store the downloaded artifact: %v", github.OneLine(cerr.Error()))
 	}
 	return f.Name(), nil
 }
@@ -106,12 +108,12 @@ func (c *client) download(ctx context.Context, a artifact, dir string) (string, 
 func extractFile(zipPath string, id int64, w io.Writer) *Unavailable {
 	f, err := os.Open(zipPath)
 	if err != nil {
-		return unavailable(LocalIO, "could not read the downloaded artifact back: %v", clean(err.Error()))
+		return unavailable(LocalIO, "could not read the downloaded artifact back: %v", github.OneLine(err.Error()))
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return unavailable(LocalIO, "could not read the downloaded artifact back: %v", clean(err.Error()))
+		return unavailable(LocalIO, "could not read the downloaded artifact back: %v", github.OneLine(err.Error()))
 	}
 	return extract(f, fi.Size(), id, w)
 }
@@ -120,7 +122,7 @@ func extractFile(zipPath string, id int64, w io.Writer) *Unavailable {
 func extract(ra io.ReaderAt, size int64, id int64, w io.Writer) *Unavailable {
 	zr, err := zip.NewReader(ra, size)
 	if err != nil {
-		return unavailable(Corrupt, "artifact %d is not a readable zip archive (%v)", id, clean(err.Error()))
+		return unavailable(Corrupt, "artifact %d is not a readable zip archive (%v)", id, github.OneLine(err.Error()))
 	}
 	var entry *zip.File
 	var names []string
@@ -130,7 +132,7 @@ func extract(ra io.ReaderAt, size int64, id int64, w io.Writer) *Unavailable {
 			break
 		}
 		if len(names) < 5 {
-			names = append(names, strings.TrimSpace(clean(f.Name)))
+			names = append(names, strings.TrimSpace(github.OneLine(f.Name)))
 		}
 	}
 	if entry == nil {
@@ -146,7 +148,7 @@ func extract(ra io.ReaderAt, size int64, id int64, w io.Writer) *Unavailable {
 	}
 	rc, err := entry.Open()
 	if err != nil {
-		return unavailable(Corrupt, "the %s of artifact %d cannot be read (%v)", FileName, id, clean(err.Error()))
+		return unavailable(Corrupt, "the %s of artifact %d cannot be read (%v)", FileName, id, github.OneLine(err.Error()))
 	}
 	defer rc.Close()
 	n, err := io.Copy(w, io.LimitReader(rc, limits.file+1))
@@ -154,13 +156,13 @@ func extract(ra io.ReaderAt, size int64, id int64, w io.Writer) *Unavailable {
 	case n > limits.file:
 		return unavailable(TooLarge, "the %s of artifact %d expands beyond the %s cap", FileName, id, bytesText(limits.file))
 	case errors.Is(err, zip.ErrChecksum), errors.Is(err, zip.ErrFormat), errors.Is(err, io.ErrUnexpectedEOF):
-		return unavailable(Corrupt, "the %s of artifact %d is damaged (%v)", FileName, id, clean(err.Error()))
+		return unavailable(Corrupt, "the %s of artifact %d is damaged (%v)", FileName, id, github.OneLine(err.Error()))
 	case err != nil:
 		var pe *os.PathError
 		if errors.As(err, &pe) {
-			return unavailable(LocalIO, "could not write the baseline file: %v", clean(err.Error()))
+			return unavailable(LocalIO, "could not write the baseline file: %v", github.OneLine(err.Error()))
 		}
-		return unavailable(Corrupt, "the %s of artifact %d is damaged (%v)", FileName, id, clean(err.Error()))
+		return unavailable(Corrupt, "the %s of artifact %d is damaged (%v)", FileName, id, github.OneLine(err.Error()))
 	}
 	return nil
 }
@@ -171,7 +173,7 @@ func extract(ra io.ReaderAt, size int64, id int64, w io.Writer) *Unavailable {
 func verify(path string, id int64) (string, *Unavailable) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", unavailable(LocalIO, "could not read the baseline file back: %v", clean(err.Error()))
+		return "", unavailable(LocalIO, "could not read the baseline file back: %v", github.OneLine(err.Error()))
 	}
 	defer f.Close()
 	return verifyReader(f, id)
@@ -180,7 +182,7 @@ func verify(path string, id int64) (string, *Unavailable) {
 func verifyReader(r io.Reader, id int64) (string, *Unavailable) {
 	zr, err := gzip.NewReader(bufio.NewReaderSize(r, 1<<16))
 	if err != nil {
-		return "", unavailable(Corrupt, "the %s of artifact %d is not gzip (%v)", FileName, id, clean(err.Error()))
+		return "", unavailable(Corrupt, "the %s of artifact %d is not gzip (%v)", FileName, id, github.OneLine(err.Error()))
 	}
 	defer zr.Close()
 	lim := &io.LimitedReader{R: zr, N: limits.expanded + 1}
@@ -210,7 +212,7 @@ func verifyReader(r io.Reader, id int64) (string, *Unavailable) {
 	if head.Schema == nil || !strings.HasPrefix(*head.Schema, SchemaPrefix) {
 		got := "none"
 		if head.Schema != nil {
-			got = strconv.Quote(clean(*head.Schema))
+			got = strconv.Quote(github.OneLine(*head.Schema))
 		}
 		return "", unavailable(Corrupt, "the %s of artifact %d is not a retrieval-gate baseline (schema %s, want %s…)", FileName, id, got, SchemaPrefix)
 	}
@@ -224,7 +226,7 @@ func verifyReader(r io.Reader, id int64) (string, *Unavailable) {
 }
 
 func corruptGzip(err error, id int64) *Unavailable {
-	return unavailable(Corrupt, "the %s of artifact %d is damaged (%v)", FileName, id, clean(err.Error()))
+	return unavailable(Corrupt, "the %s of artifact %d is damaged (%v)", FileName, id, github.OneLine(err.Error()))
 }
 
 // bytesText is n in a whole binary unit when it is one, else in bytes.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
-	"unicode"
 )
 
 // event is the part of a webhook payload that names the base branch.
@@ -53,19 +52,4 @@ func branchOf(data []byte) (string, *Unavailable) {
 		return "", unavailable(NoContext, "the base branch is unknown: the event payload names no base branch and no default branch")
 	}
 	return b, nil
-}
-
-// clean makes a value safe to quote in a one-line message: control characters
-// become spaces and it is cut at 200 characters.
-func clean(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
-			return ' '
-		}
-		return r
-	}, s)
-	if r := []rune(s); len(r) > 200 {
-		s = string(r[:200]) + "…"
-	}
-	return s
 }

@@ -58,6 +58,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
@@ -106,7 +107,7 @@ func ValidName(name string) error {
 		return fmt.Errorf("the artifact name is longer than 256 characters")
 	}
 	if i := strings.IndexAny(name, "\":<>|*?\\/\r\n"); i >= 0 {
-		return fmt.Errorf("the artifact name %q holds %q, which artifact names may not", clean(name), name[i:i+1])
+		return fmt.Errorf("the artifact name %q holds %q, which artifact names may not", github.OneLine(name), name[i:i+1])
 	}
 	return nil
 }
@@ -198,7 +199,7 @@ func fetch(ctx context.Context, d Deps, name string) (*Found, *Unavailable) {
 	}
 	owner, repo, ok := strings.Cut(strings.TrimSpace(d.Repo), "/")
 	if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
-		return nil, unavailable(NoContext, "the repository is unknown (GITHUB_REPOSITORY is %q, want owner/name)", clean(d.Repo))
+		return nil, unavailable(NoContext, "the repository is unknown (GITHUB_REPOSITORY is %q, want owner/name)", github.OneLine(d.Repo))
 	}
 	branch := strings.TrimSpace(d.Branch)
 	if branch == "" {

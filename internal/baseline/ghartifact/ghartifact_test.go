@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/github/githubtest"
 )
 
@@ -808,8 +809,8 @@ func TestNames(t *testing.T) {
 }
 
 func TestCleanRemovesControlCharacters(t *testing.T) {
-	assert.Equal(t, "a b c", clean("a\nb\rc"))
-	assert.Len(t, []rune(clean(strings.Repeat("é", 300))), 201)
+	assert.Equal(t, "a b c", github.OneLine("a\nb\rc"))
+	assert.Len(t, []rune(github.OneLine(strings.Repeat("é", 300))), 201)
 }
 
 // TestFetchDefaultClientRetries uses the default httpretry client: a 502 is

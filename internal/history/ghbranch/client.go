@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
@@ -116,7 +115,7 @@ type Deps struct {
 func New(d Deps) (*Client, error) {
 	owner, repo, ok := strings.Cut(d.Repo, "/")
 	if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
-		return nil, fmt.Errorf("GITHUB_REPOSITORY %q is not owner/name", clean(d.Repo))
+		return nil, fmt.Errorf("GITHUB_REPOSITORY %q is not owner/name", github.OneLine(d.Repo))
 	}
 	raw := strings.TrimRight(strings.TrimSpace(d.APIURL), "/")
 	if raw == "" {
@@ -124,7 +123,7 @@ func New(d Deps) (*Client, error) {
 	}
 	api, err := url.Parse(raw)
 	if err != nil || (api.Scheme != "http" && api.Scheme != "https") || api.Host == "" {
-		return nil, fmt.Errorf("GITHUB_API_URL %q is not an http(s) URL", clean(raw))
+		return nil, fmt.Errorf("GITHUB_API_URL %q is not an http(s) URL", github.OneLine(raw))
 	}
 	p := Policy
 	if d.Policy != nil {
@@ -185,13 +184,13 @@ func netError(ctx context.Context, op string, err error) *Error {
 	}
 	var rl *httpretry.RateLimitError
 	if errors.As(err, &rl) {
-		return &Error{Op: op, Kind: KindRateLimited, Status: rl.Status, Message: "GitHub's API rate limit: " + clean(rl.Why)}
+		return &Error{Op: op, Kind: KindRateLimited, Status: rl.Status, Message: "GitHub's API rate limit: " + github.OneLine(rl.Why)}
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err // the URL is said by Op
 	}
-	return &Error{Op: op, Kind: KindNetwork, Message: clean(err.Error())}
+	return &Error{Op: op, Kind: KindNetwork, Message: github.OneLine(err.Error())}
 }
 
 // apiError turns a status the caller does not handle into an *Error.
@@ -200,7 +199,7 @@ func apiError(op string, status int, body []byte) *Error {
 		Message string `json:"message"`
 	}
 	_ = json.Unmarshal(body, &m)
-	msg := clean(m.Message)
+	msg := github.OneLine(m.Message)
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
@@ -229,7 +228,7 @@ type file struct {
 // get reads path at branch: nil (no error) when the branch has no such file,
 // errNoBranch when there is no such branch.
 func (c *Client) get(ctx context.Context, branch, path string) (*file, error) {
-	op := "read " + path + " on branch " + clean(branch)
+	op := "read " + path + " on branch " + github.OneLine(branch)
 	u := c.endpoint("contents", path)
 	u.RawQuery = url.Values{"ref": {branch}}.Encode()
 	// The object media type answers files of 1-100 MB with "encoding": "none"
@@ -261,7 +260,7 @@ func (c *Client) get(ctx context.Context, branch, path string) (*file, error) {
 		return nil, &Error{Op: op, Kind: KindServer, Message: "the answer is not GitHub's contents JSON"}
 	}
 	if f.Type != "file" {
-		return nil, &Error{Op: op, Kind: KindInvalid, Message: fmt.Sprintf("%s is a %s, not a file", path, clean(f.Type))}
+		return nil, &Error{Op: op, Kind: KindInvalid, Message: fmt.Sprintf("%s is a %s, not a file", path, github.OneLine(f.Type))}
 	}
 	content, err := f.decode()
 	if err != nil {
@@ -274,7 +273,7 @@ func (c *Client) get(ctx context.Context, branch, path string) (*file, error) {
 		}
 	}
 	if got := BlobSHA(content); got != f.SHA {
-		return nil, &Error{Op: op, Kind: KindServer, Message: fmt.Sprintf("the content read does not have its sha %s (got %s)", clean(f.SHA), got)}
+		return nil, &Error{Op: op, Kind: KindServer, Message: fmt.Sprintf("the content read does not have its sha %s (got %s)", github.OneLine(f.SHA), got)}
 	}
 	return &file{content: content, sha: f.SHA}, nil
 }
@@ -292,7 +291,7 @@ type contentsFile struct {
 // sends it), empty for "none" (read the blob), or an error.
 func (f *contentsFile) decode() ([]byte, error) {
 	if !validSHA(f.SHA) {
-		return nil, fmt.Errorf("the file's sha %q is not a git object id", clean(f.SHA))
+		return nil, fmt.Errorf("the file's sha %q is not a git object id", github.OneLine(f.SHA))
 	}
 	if f.Size < 0 || f.Size > MaxFile {
 		return nil, fmt.Errorf("the file's size %d is outside [0, %d]", f.Size, MaxFile)
@@ -305,7 +304,7 @@ func (f *contentsFile) decode() ([]byte, error) {
 		return nil, nil
 	case "base64":
 	default:
-		return nil, fmt.Errorf("unknown encoding %q", clean(f.Encoding))
+		return nil, fmt.Errorf("unknown encoding %q", github.OneLine(f.Encoding))
 	}
 	b, err := base64.StdEncoding.DecodeString(strings.NewReplacer("\n", "", "\r", "").Replace(f.Content))
 	if err != nil {
@@ -350,7 +349,7 @@ func (c *Client) blob(ctx context.Context, sha string, size int64, op string) ([
 		return nil, &Error{Op: op, Kind: KindServer, Message: "the blob's answer is not GitHub's JSON"}
 	}
 	if f.Encoding != "base64" {
-		return nil, &Error{Op: op, Kind: KindServer, Message: fmt.Sprintf("the blob's encoding is %q, not base64", clean(f.Encoding))}
+		return nil, &Error{Op: op, Kind: KindServer, Message: fmt.Sprintf("the blob's encoding is %q, not base64", github.OneLine(f.Encoding))}
 	}
 	b, err := f.decode()
 	if err != nil {
@@ -361,7 +360,7 @@ func (c *Client) blob(ctx context.Context, sha string, size int64, op string) ([
 
 // branchExists asks GET git/ref/heads/{branch}.
 func (c *Client) branchExists(ctx context.Context, branch string) (bool, error) {
-	op := "look up branch " + clean(branch)
+	op := "look up branch " + github.OneLine(branch)
 	st, body, err := c.do(ctx, http.MethodGet, c.endpoint(append([]string{"git", "ref", "heads"}, strings.Split(branch, "/")...)...), "application/vnd.github+json", nil, op)
 	if err != nil {
 		return false, err
@@ -387,7 +386,7 @@ func (c *Client) branchExists(ctx context.Context, branch string) (bool, error) 
 // the file's current one (409) or is missing for a file that now exists (422),
 // errNoBranch when the branch is gone (404).
 func (c *Client) put(ctx context.Context, branch, path, message string, content []byte, sha string) error {
-	op := "write " + path + " on branch " + clean(branch)
+	op := "write " + path + " on branch " + github.OneLine(branch)
 	if len(content) > MaxFile {
 		return &Error{Op: op, Kind: KindTooLarge, Message: fmt.Sprintf("%d bytes, over GitHub's %d per file", len(content), MaxFile)}
 	}
@@ -425,7 +424,7 @@ func (c *Client) put(ctx context.Context, branch, path, message string, content 
 // commit and the ref. errConflict when another run created it first (422
 // "Reference already exists").
 func (c *Client) createBranch(ctx context.Context, branch, message string, files map[string][]byte, order []string) error {
-	op := "create branch " + clean(branch)
+	op := "create branch " + github.OneLine(branch)
 	type entry struct {
 		Path string `json:"path"`
 		Mode string `json:"mode"`
@@ -476,19 +475,4 @@ func (c *Client) post(ctx context.Context, op, what string, body, out any) error
 		}
 	}
 	return nil
-}
-
-// clean makes a value safe to quote in a one-line message: control characters
-// become spaces and it is cut at 200 characters.
-func clean(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
-			return ' '
-		}
-		return r
-	}, s)
-	if r := []rune(s); len(r) > 200 {
-		s = string(r[:200]) + "…"
-	}
-	return s
 }

@@ -126,7 +126,7 @@ func (c *Client) Append(ctx context.Context, branch string, run Run) (Result, er
 	reportDone := run.ReportPath == ""
 	for {
 		if res.Attempts == MaxAttempts {
-			return res, &Error{Op: "append to " + HistoryFile + " on branch " + clean(branch), Kind: KindConflict,
+			return res, &Error{Op: "append to " + HistoryFile + " on branch " + github.OneLine(branch), Kind: KindConflict,
 				Message: fmt.Sprintf("the file changed under every one of %d attempts", MaxAttempts)}
 		}
 		res.Attempts++
@@ -288,7 +288,7 @@ func (c *Client) writePage(ctx context.Context, branch string, run Run) (int, er
 		}
 		return 1, nil
 	}
-	return 0, &Error{Op: "write " + IndexFile + " on branch " + clean(branch), Kind: KindConflict,
+	return 0, &Error{Op: "write " + IndexFile + " on branch " + github.OneLine(branch), Kind: KindConflict,
 		Message: fmt.Sprintf("the page changed under every one of %d attempts", MaxAttempts)}
 }
 
@@ -324,7 +324,7 @@ func ValidBranch(name string) error {
 		bad = bad || strings.HasPrefix(part, ".") || strings.HasSuffix(part, ".lock")
 	}
 	if bad {
-		return fmt.Errorf("%q is not a branch name (letters, digits and . _ / -, by git's rules)", clean(name))
+		return fmt.Errorf("%q is not a branch name (letters, digits and . _ / -, by git's rules)", github.OneLine(name))
 	}
 	return nil
 }
@@ -340,13 +340,13 @@ func WriteAllowed(a *github.Actions) (bool, string) {
 	case !a.InActions:
 		return false, "this is not a GitHub Actions run"
 	case !writeEvents[a.EventName]:
-		return false, fmt.Sprintf("the event is %q: the history branch is written only by push, schedule or workflow_dispatch runs on the default branch, never by pull requests", clean(a.EventName))
+		return false, fmt.Sprintf("the event is %q: the history branch is written only by push, schedule or workflow_dispatch runs on the default branch, never by pull requests", github.OneLine(a.EventName))
 	case a.RepoFork:
 		return false, "this repository is a fork: the history branch is written only in the repository itself"
 	case a.DefaultBranch == "":
 		return false, "the event payload names no default branch (repository.default_branch)"
 	case a.Ref != "refs/heads/"+a.DefaultBranch:
-		return false, fmt.Sprintf("GITHUB_REF is %q, not the default branch refs/heads/%s", clean(a.Ref), clean(a.DefaultBranch))
+		return false, fmt.Sprintf("GITHUB_REF is %q, not the default branch refs/heads/%s", github.OneLine(a.Ref), github.OneLine(a.DefaultBranch))
 	}
 	return true, ""
 }
