@@ -75,13 +75,7 @@ func readHistoryBranch(ctx context.Context, f *Factory, branch string) (io.Reade
 	if repo == "" {
 		return nil, usagef("--history-branch reads the branch of the repository GITHUB_REPOSITORY (owner/name), which is not set")
 	}
-	deps := ghbranch.Deps{APIURL: g("GITHUB_API_URL"), Repo: repo, Token: publish.Token(g)}
-	if f.Sleep != nil {
-		p := ghbranch.Policy
-		p.Sleep = f.Sleep
-		deps.Policy = &p
-	}
-	c, err := ghbranch.New(deps)
+	c, err := branchClient(f, ghbranch.Deps{APIURL: g("GITHUB_API_URL"), Repo: repo, Token: publish.Token(g)})
 	if err != nil {
 		return nil, usagef("--history-branch: %v", err)
 	}
@@ -95,6 +89,17 @@ func readHistoryBranch(ctx context.Context, f *Factory, branch string) (io.Reade
 		return nil, fmt.Errorf("--history-branch: %s has no branch %q holding %s (the first push run with --history-branch creates it): %w", publish.Clean(repo), branch, ghbranch.HistoryFile, errNoHistoryBranch)
 	}
 	return r, nil
+}
+
+// branchClient is the history branch's client; the Factory's Sleep (tests)
+// replaces the waits of its retries.
+func branchClient(f *Factory, deps ghbranch.Deps) (*ghbranch.Client, error) {
+	if f.Sleep != nil {
+		p := ghbranch.Policy
+		p.Sleep = f.Sleep
+		deps.Policy = &p
+	}
+	return ghbranch.New(deps)
 }
 
 // errNoHistoryBranch: the branch, or its history file, does not exist.
@@ -144,13 +149,7 @@ func writeHistoryBranch(ctx context.Context, f *Factory, h historyRun, htmlOut s
 		warn("the history branch %q was not written: there is no token (the `github-token` input, or GITHUB_TOKEN)", h.branch)
 		return
 	}
-	deps := ghbranch.Deps{APIURL: act.APIURL, Repo: act.Repository, Token: token}
-	if f.Sleep != nil {
-		p := ghbranch.Policy
-		p.Sleep = f.Sleep
-		deps.Policy = &p
-	}
-	c, err := ghbranch.New(deps)
+	c, err := branchClient(f, ghbranch.Deps{APIURL: act.APIURL, Repo: act.Repository, Token: token})
 	if err != nil {
 		warn("the history branch %q was not written: %v", h.branch, err)
 		return
