@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/rerank/reranktest"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma/chromatest"
+)
+
+// evaluateKB is a small two-locale KB: enough cards that the top 3 of each
+// strategy differ, few enough that the whole pipeline takes well under a second.
+const evaluateKB = `{"id": "en-reset", "locale": "en", "title": "Reset your password", "text": "Open settings and choose reset password. A link arrives by email."}
+{"id": "en-2fa", "locale": "en", "title": "Two-factor authentication", "text": "Turn on two-factor authentication in the security settings."}
+{"id": "en-billing", "locale": "en", "title": "Billing", "text": "Invoices are sent every month by email."}
+{"id": "en-export", "locale": "en", "title": "Export your data", "text": "Choose export in settings to download every project as a file."}
+{"id": "es-reset", "locale": "es", "title": "Restablecer la contraseña", "text": "Abre la configuración y elige restablecer la contraseña."}
+{"id": "es-factura", "locale": "es", "title": "Facturas", "text": "Las facturas llegan cada mes por correo."}
+{"id": "es-exportar", "locale": "es", "title": "Exportar datos", "text": "Elige exportar en la configuración para descargar cada proyecto."}
+`
+
+// evaluate with --rerank-url runs each strategy twice (plain and reranked,
+// through a server speaking TEI's /rerank protocol), and the dashboard pairs
+// them; with a Chroma server (CHROMA_URL; required in CI) the same through the
+// chroma store. The chat server follows the chat-completions protocol
+// (llmtest); no model runs.
+func TestEvaluateWithReranker(t *testing.T) {
+	for _, store := range []string{"memory", "chroma"} {
+		t.Run(store, func(t *testing.T) {
+			var args []string
+			if store == "chroma" {
+				args = append(args, "--store", "chroma", "--chroma-url", chromatest.URL(t))
+			}
+			llm := llmtest.New(llmtest.Options{})
+			defer llm.Close()
+			var reranked atomic.Int64
+			tei := httptest.NewServer(reranktest.Handler(0, func(query, text string) float64 {
+				reranked.Add(1)
+				return float64(llmtest.Overlap(query, text))
+			}))
+			defer tei.Close()
+
+			dir := t.TempDir()
+			kb := filepath.Join(dir, "kb.jsonl")
+			require.NoError(t, os.WriteFile(kb, []byte(evaluateKB), 0o644))
+			out := filepath.Join(dir, "out")
+			var stderr syncBuffer
+			err := (&EvaluateCommand{}).Run(context.Background(), NewFactory(retrieveEnv(&stderr, nil)), append([]string{
+				"--kb", kb, "--out", out, "--judge-url", llm.URL, "--judge-model", "fake",
+				"--rerank-url", tei.URL, "--per-locale", "2", "--k", "3", "--bootstrap", "200"}, args...))
+			require.NoError(t, err, stderr.String())
+			assert.Positive(t, reranked.Load(), "the reranker was called")
+
+			stages, err := os.ReadFile(filepath.Join(out, "stages.txt"))
+			require.NoError(t, err)
+			assert.Equal(t, 3, strings.Count(string(stages), "--rerank-url "+tei.URL), "each strategy once reranked:\n%s", stages)
+			if store == "chroma" {
+				assert.Equal(t, 6, strings.Count(string(stages), "--store chroma"), "every retrieve stage on Chroma:\n%s", stages)
+			}
+
+			raw, err := os.ReadFile(filepath.Join(out, "compare.json"))
+			require.NoError(t, err)
+			var doc struct {
+				Strategies map[string]json.RawMessage `json:"strategies"`
+			}
+			require.NoError(t, json.Unmarshal(raw, &doc))
+			var names []string
+			for name := range doc.Strategies {
+				names = append(names, name)
+			}
+			assert.ElementsMatch(t, []string{"dense", "lexical", "hybrid", "dense+rerank", "lexical+rerank", "hybrid+rerank"}, names)
+
+			page, err := os.ReadFile(filepath.Join(out, "compare.html"))
+			require.NoError(t, err)
+			assert.Contains(t, string(page), "Base vs reranker")
+			assert.Contains(t, string(page), "with and without the reranker")
+		})
+	}
+}
