@@ -15,7 +15,7 @@ func init() {
 		Description: "BEIR qrels: TSV with the header \"query-id corpus-id score\", then qid, docid, integer relevance",
 		convert:     convertBEIRQrels})
 	register(&Format{Name: "trec-qrels", Kind: KindQrels,
-		Description: "TREC qrels: \"qid iter docid rel\", any integer rel (negative and above 3 are clamped to 0-3)",
+		Description: "TREC qrels: \"qid iter docid rel\", any integer rel (kept from -128 to 127, clamped into that range beyond it)",
 		convert:     convertTRECQrels})
 	register(&Format{Name: "msmarco-qrels", Kind: KindQrels,
 		Description: "MS MARCO qrels: tab-separated \"qid 0 docid rel\" (as trec-qrels)",
