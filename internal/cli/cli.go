@@ -53,6 +53,9 @@ type Factory struct {
 	rawStdout, rawStderr io.Writer
 	guards               []*publish.GuardWriter
 	publisher            *publish.Publisher
+	// staged: this run is a stage of another command (evaluate), whose own
+	// outputs and job summary say what its stages did.
+	staged bool
 }
 
 // NewFactory guards env's output streams and returns the Factory of a run.
@@ -97,7 +100,7 @@ func (f *Factory) stage() *Factory {
 		}
 		return get(k)
 	}
-	cp.Env, cp.publisher = &env, nil
+	cp.Env, cp.publisher, cp.staged = &env, nil, true
 	return &cp
 }
 

@@ -8,10 +8,13 @@ import (
 	"os"
 	"regexp"
 	"regexp/syntax"
+	"strconv"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/importer"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // ImportCommand is `retrieval-gate import`: converts a file in a format users
@@ -92,10 +95,11 @@ func (c *ImportCommand) Run(ctx context.Context, f *Factory, args []string) erro
 	if err != nil {
 		return err
 	}
-	return c.run(ctx, f.Env, o)
+	return c.run(ctx, f, o)
 }
 
-func (c *ImportCommand) run(ctx context.Context, env *Env, o *importOptions) error {
+func (c *ImportCommand) run(ctx context.Context, fac *Factory, o *importOptions) error {
+	env := fac.Env
 	in, out, f, opt := &o.in, &o.out, o.format, o.opt
 	// A file output is created (as a temporary file) first: an unwritable --out
 	// fails before the input is read.
@@ -146,12 +150,23 @@ func (c *ImportCommand) run(ctx context.Context, env *Env, o *importOptions) err
 	if f != nil {
 		how = "given"
 	}
-	fmt.Fprintf(env.Stderr, "import: read %s as %s (%s: %s)\n", name, used.Name, how, used.Description)
-	fmt.Fprintf(env.Stderr, "import: wrote %d %s to %s\n", st.Records, kindNoun(used.Kind), *out)
+	fmt.Fprintf(env.Stderr, "import: read %s as %s (%s: %s)\n", plain(name), used.Name, how, used.Description)
+	fmt.Fprintf(env.Stderr, "import: wrote %d %s to %s\n", st.Records, kindNoun(used.Kind), plain(*out))
+	clamped := ""
 	if st.ClampedLow > 0 || st.ClampedHigh > 0 {
-		fmt.Fprintf(env.Stderr, "import: relevance outside %d..%d clamped: %d below set to %d, %d above set to %d\n",
+		clamped = fmt.Sprintf("relevance outside %d..%d clamped: %d below set to %d, %d above set to %d",
 			importer.MinRelevance, importer.MaxRelevance, st.ClampedLow, importer.MinRelevance, st.ClampedHigh, importer.MaxRelevance)
+		fmt.Fprintf(env.Stderr, "import: %s\n", clamped)
+		clamped = " " + strings.ToUpper(clamped[:1]) + clamped[1:] + "."
 	}
+	pub, written := publish.Publication{Outputs: map[string]string{}}, "standard output"
+	if *out != "-" {
+		pub, written = pathOutputs(map[string]string{"out": *out}), format.EscapeMarkdown(*out)
+	}
+	pub.Outputs["format"], pub.Outputs["records"], pub.Mode = used.Name, strconv.Itoa(st.Records), publish.ModeNever
+	pub.Markdown = fmt.Sprintf("**retrieval-gate import**: read %s as %s (%s), wrote %d %s to %s.%s\n",
+		format.EscapeMarkdown(name), used.Name, how, st.Records, kindNoun(used.Kind), written, clamped)
+	fac.Publisher().Publish(ctx, pub)
 	return nil
 }
 

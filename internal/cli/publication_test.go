@@ -79,3 +79,55 @@ func TestCheckPublicationAnnotations(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(sum), "<!-- retrieval-gate:default -->")
 }
+
+// retrieve and import, as Action steps, set their outputs (paths relative to the
+// workspace) and write one line to the job summary, with the file names escaped;
+// as evaluate's stages they leave the summary to evaluate.
+func TestRetrieveAndImportInActions(t *testing.T) {
+	env, outputFile, summary := actionsEnv(t, nil)
+	ws := env["GITHUB_WORKSPACE"]
+	kb, cases := writeBigKB(t, ws, 20)
+	d := "_GitHubActionsFileCommandDelimeter_"
+	run := func(cmd Command, args ...string) (outputs, sum string) {
+		t.Helper()
+		require.NoError(t, os.WriteFile(outputFile, nil, 0o644))
+		require.NoError(t, os.WriteFile(summary, nil, 0o644))
+		var stdout, stderr bytes.Buffer
+		e := &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(k string) string { return env[k] }}
+		require.NoError(t, cmd.Run(context.Background(), NewFactory(e), args), stderr.String())
+		o, err := os.ReadFile(outputFile)
+		require.NoError(t, err)
+		s, err := os.ReadFile(summary)
+		require.NoError(t, err)
+		return string(o), string(s)
+	}
+
+	out := filepath.Join(ws, "runs", "a_<b>.jsonl")
+	outputs, sum := run(&RetrieveCommand{}, "--kb", kb, "--cases", cases, "--out", out, "--k", "3", "--strategy", "lexical")
+	for _, kv := range [][2]string{{"out", "runs/a_<b>.jsonl"}, {"cases", "1"}, {"strategy", "lexical"}} {
+		assert.Contains(t, outputs, kv[0]+"<<"+d+"\n"+kv[1]+"\n"+d+"\n")
+	}
+	assert.Equal(t, "**retrieval-gate retrieve**: 1 cases retrieved from 20 chunks of 20 cards (strategy lexical, store none, embedder none, k = 3), written to "+
+		strings.ReplaceAll(filepath.Join(ws, "runs"), "_", `\_`)+`/a\_&lt;b&gt;.jsonl.`+"\n\n", sum)
+
+	qrels := filepath.Join(ws, "q.tsv")
+	require.NoError(t, os.WriteFile(qrels, []byte("query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t0\n"), 0o644))
+	outputs, sum = run(&ImportCommand{}, "--in", qrels, "--out", filepath.Join(ws, "q.qrels"))
+	for _, kv := range [][2]string{{"out", "q.qrels"}, {"format", "beir-qrels"}, {"records", "2"}} {
+		assert.Contains(t, outputs, kv[0]+"<<"+d+"\n"+kv[1]+"\n"+d+"\n")
+	}
+	assert.Contains(t, sum, "**retrieval-gate import**: read ")
+	assert.Contains(t, sum, " as beir-qrels (detected), wrote 2 judgments (TREC qrels, for compare --qrels) to ")
+
+	// A stage of evaluate: no output and no summary line of its own.
+	var stderr bytes.Buffer
+	e := &Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &stderr, Getenv: func(k string) string { return env[k] }}
+	require.NoError(t, os.WriteFile(summary, nil, 0o644))
+	require.NoError(t, os.WriteFile(outputFile, nil, 0o644))
+	require.NoError(t, (&RetrieveCommand{}).Run(context.Background(), NewFactory(e).stage(), []string{"--kb", kb, "--cases", cases, "--out", out, "--k", "3"}), stderr.String())
+	for _, file := range []string{summary, outputFile} {
+		s, err := os.ReadFile(file)
+		require.NoError(t, err)
+		assert.Empty(t, string(s), file)
+	}
+}

@@ -20,6 +20,8 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/chunk"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
@@ -238,7 +240,17 @@ func (c *RetrieveCommand) run(ctx context.Context, f *Factory, o *retrieveOption
 	if err := outs.Commit(); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stderr, "retrieve: %d cases written to %s\n", n, o.out)
+	fmt.Fprintf(env.Stderr, "retrieve: %d cases written to %s\n", n, plain(o.out))
+	if f.staged {
+		return nil // evaluate's outputs and job summary say what its stages did
+	}
+	pub := pathOutputs(map[string]string{"out": o.out})
+	pub.Outputs["cases"] = strconv.Itoa(n)
+	pub.Outputs["strategy"] = meta.strategy
+	pub.Mode = publish.ModeNever
+	pub.Markdown = fmt.Sprintf("**retrieval-gate retrieve**: %d cases retrieved from %d chunks of %d cards (strategy %s, store %s, embedder %s, k = %d), written to %s.\n",
+		n, len(chunks), kb.Len(), meta.strategy, meta.store, meta.embedder, o.k, format.EscapeMarkdown(o.out))
+	f.Publisher().Publish(ctx, pub)
 	return nil
 }
 
