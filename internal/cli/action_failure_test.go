@@ -355,6 +355,8 @@ func TestActionInputValueChecks(t *testing.T) {
 		{"generate", map[string]string{"dedup-jaccard": "1.5"}, `generate: action input "dedup-jaccard": "1.5" must be in (0, 1]`, `generate: --dedup-jaccard must be in (0, 1], got 1.5`},
 		{"generate", map[string]string{"per-locale": "0"}, `generate: action input "per-locale": "0" must be at least 1`, `generate: --per-locale must be at least 1, got 0`},
 		{"generate", map[string]string{"answer-format": "xml"}, `generate: action input "answer-format": "xml" must be json or text`, `generate: --answer-format must be json or text, got "xml"`},
+		{"evaluate", map[string]string{"history-branch": "bad..name"}, `evaluate: action input "history-branch": "bad..name" is not a branch name`, `evaluate: --history-branch: "bad..name" is not a branch name`},
+		{"evaluate", map[string]string{"html": "kb.jsonl"}, `evaluate: action input "html": "kb.jsonl" would overwrite the input kb.jsonl (action input "kb")`, `evaluate: --html kb.jsonl would overwrite the input kb.jsonl (--kb)`},
 		{"evaluate", map[string]string{"store": "redis"}, `evaluate: action input "store": "redis" must be memory or chroma`, `evaluate: --store must be memory or chroma, got "redis"`},
 		{"evaluate", map[string]string{"embedder": "bert"}, `evaluate: action input "embedder": "bert" must be hash, openai or ollama`, `evaluate: --embedder must be hash, openai or ollama, got "bert"`},
 		{"evaluate", map[string]string{"bootstrap": "0"}, `evaluate: action input "bootstrap": "0" must be between 1 and 100000`, `evaluate: --bootstrap must be between 1 and 100000, got 0`},

@@ -101,7 +101,7 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	if err := o.trend.validate("check", src); err != nil {
 		return nil, err
 	}
-	if err := validateHistoryBranch(env, "check", o.historyBranch); err != nil {
+	if err := validateHistoryBranch(env, src, "check", o.historyBranch); err != nil {
 		return nil, err
 	}
 	if err := refuseOverwrite("check", src, []file{{"cases", o.cases}, {"kb", o.kb}, {"baseline", o.baseline.baselineFile()}},

@@ -188,7 +188,7 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	case o.gateStrategy != "" && !slices.Contains(o.runs.names, o.gateStrategy):
 		return nil, usagef("compare: %s is not the name of %s (%s)", src.quoted("gate-strategy", o.gateStrategy), aRun(src), o.runs.String())
 	}
-	if err := validateHistoryBranch(env, "compare", o.historyBranch); err != nil {
+	if err := validateHistoryBranch(env, src, "compare", o.historyBranch); err != nil {
 		return nil, err
 	}
 	inputs := []file{{"qrels", o.qrels}}

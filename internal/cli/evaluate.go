@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -38,6 +39,8 @@ type evaluateOptions struct {
 	bootstrap                          int
 	comment                            commentFlags // passed to the compare stage, under evaluate's own key
 	history                            string       // --history: one record per run, command evaluate (evaluate_history.go)
+	historyBranch                      string       // --history-branch (history_branch.go)
+	htmlOut                            string       // --html: the dashboard, also written here
 }
 
 // evaluateInputs are evaluate's Action inputs. Its stages see none of them (each
@@ -47,7 +50,7 @@ var evaluateInputs = commentInputs(actionInputs{
 	"kb": "", "cases": "", "out": "", "judge-url": "", "judge-model": "", "generator-url": "", "generator-model": "",
 	"rerank-url": "", "store": "", "chroma-url": "", "embedder": "", "embedder-url": "", "embedder-model": "", "k": "",
 	"per-locale": "", "repeat": "", "concurrency": "", "max-requests": "", "price-per-1k": "", "bootstrap": "",
-	"history": "",
+	"history": "", "history-branch": "", "html": "",
 })
 
 func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, error) {
@@ -75,6 +78,8 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	fs.IntVar(&o.bootstrap, "bootstrap", metrics.DefaultResamples, fmt.Sprintf("compare's bootstrap resamples (at most %d)", metrics.MaxResamples))
 	o.comment.register(fs, evaluateCommentKey)
 	fs.StringVar(&o.history, "history", "", "append this run (compare's JSON report, the fingerprint of KB, cases or generator, strategies, judge prompt and model) to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
+	fs.StringVar(&o.historyBranch, "history-branch", "", historyBranchUsage)
+	fs.StringVar(&o.htmlOut, "html", "", "also write the dashboard (DIR/compare.html) to this self-contained HTML `FILE`")
 	src, err := parseFlags(fs, env, args, evaluateInputs)
 	if err != nil {
 		return nil, err
@@ -116,6 +121,9 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	}
 	if o.genModel == "" {
 		o.genModel = o.judgeModel
+	}
+	if err := validateHistoryBranch(env, src, "evaluate", o.historyBranch); err != nil {
+		return nil, err
 	}
 	if err := refuseOverwrite("evaluate", src, []file{{"kb", o.kb}, {"cases", o.cases}}, evaluateOutputs(o)); err != nil {
 		return nil, err
@@ -161,6 +169,14 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
 	stagesOut, err := outs.Add(in("stages.txt"))
+	if err != nil {
+		return err
+	}
+	// evaluate's own outputs after the stages (--html), all or none with the
+	// history record: created now, so an unwritable one fails before any stage.
+	final := atomicfile.NewSet()
+	defer final.Abort()
+	ws, err := addOutputs(final, o.htmlOut)
 	if err != nil {
 		return err
 	}
@@ -233,12 +249,30 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 			return fmt.Errorf("evaluate: stage %d (%s) failed: %w", i+1, s.cmd.Name(), err)
 		}
 	}
-	if err := appendEvaluateHistory(ctx, env, o, runNames, in); err != nil {
+	if ws[0] != nil {
+		page, err := os.ReadFile(in("compare.html"))
+		if err != nil {
+			return fmt.Errorf("evaluate: --html: the compare stage's dashboard: %w", err)
+		}
+		if _, err := ws[0].Write(page); err != nil {
+			return err
+		}
+	}
+	// The history is appended before --html is published: its failure then
+	// leaves no output of evaluate's own.
+	hist, err := recordEvaluateHistory(ctx, env, o, runNames, in)
+	if err != nil {
+		return err
+	}
+	if err := final.Commit(); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "evaluate: reports in %s (compare.html, compare.json, compare.md, judge.json); stages in %s\n", plain(o.out), plain(in("stages.txt")))
 	// The stages set their outputs (judge: qrels, judgments; compare: json,
-	// recommended) and compare's job summary and comment; evaluate adds its DIR.
-	f.Publisher().Publish(ctx, pathOutputs(map[string]string{"out": o.out}))
+	// recommended) and compare's job summary and comment; evaluate adds its DIR,
+	// and the history branch's notice or warning.
+	pub := pathOutputs(map[string]string{"out": o.out})
+	writeHistoryBranch(ctx, f, hist, in("compare.html"), &pub)
+	f.Publisher().Publish(ctx, pub)
 	return nil
 }

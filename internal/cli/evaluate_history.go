@@ -20,7 +20,7 @@ var evaluateFiles = []string{"stages.txt", "cases.jsonl", "judge-cache.jsonl", "
 // evaluateOutputs are the outputs the overwrite guard checks: the history must
 // be none of the stages' files.
 func evaluateOutputs(o *evaluateOptions) []file {
-	out := []file{{"history", historyFile(o.history)}}
+	out := []file{{"history", historyFile(o.history)}, {"html", o.htmlOut}}
 	if o.out != "" {
 		for _, name := range evaluateFiles {
 			out = append(out, file{"out", o.out + string(os.PathSeparator) + name})
@@ -91,23 +91,23 @@ func evaluateFingerprint(o *evaluateOptions, strategies []string, j judgeUsed) f
 	return fp
 }
 
-// appendEvaluateHistory appends the evaluation to --history (nothing without
-// it): a record of command evaluate whose document is the compare stage's JSON
+// recordEvaluateHistory appends the evaluation to --history and returns the
+// record for --history-branch (nothing without either): a record of command evaluate whose document is the compare stage's JSON
 // report (retrieval-gate/compare@1), so `report --history --command evaluate`
 // charts it like compare's runs, apart from them (their fingerprints differ).
-func appendEvaluateHistory(ctx context.Context, env *Env, o *evaluateOptions, strategies []string, in func(string) string) error {
-	if o.history == "" {
-		return nil
+func recordEvaluateHistory(ctx context.Context, env *Env, o *evaluateOptions, strategies []string, in func(string) string) (historyRun, error) {
+	if o.history == "" && o.historyBranch == "" {
+		return historyRun{}, nil
 	}
 	j, err := readJudgeUsed(in("judge.json"))
 	if err != nil {
-		return fmt.Errorf("evaluate: --history: the judge's report: %w", err)
+		return historyRun{}, fmt.Errorf("evaluate: --history: the judge's report: %w", err)
 	}
 	doc, err := os.ReadFile(in("compare.json"))
 	if err != nil {
-		return fmt.Errorf("evaluate: --history: compare's report: %w", err)
+		return historyRun{}, fmt.Errorf("evaluate: --history: compare's report: %w", err)
 	}
-	return appendHistory(ctx, env, o.history, "evaluate", evaluateFingerprint(o, strategies, j), func(w io.Writer) error {
+	return recordHistory(ctx, env, o.history, o.historyBranch, "evaluate", evaluateFingerprint(o, strategies, j), func(w io.Writer) error {
 		_, err := w.Write(doc)
 		return err
 	})

@@ -47,13 +47,6 @@ type historyRun struct {
 	branch string // --history-branch
 }
 
-// appendHistory appends this run to the local history at path (nothing when
-// empty), for the commands without --history-branch (evaluate).
-func appendHistory(ctx context.Context, env *Env, path, command string, in fingerprint, doc func(io.Writer) error) error {
-	_, err := recordHistory(ctx, env, path, "", command, in, doc)
-	return err
-}
-
 // recordHistory builds the record when one is asked for and appends it to the
 // local history at path (--history DIR or FILE.jsonl; nothing when empty).
 func recordHistory(ctx context.Context, env *Env, path, branch, command string, in fingerprint, doc func(io.Writer) error) (historyRun, error) {

@@ -22,22 +22,22 @@ import (
 // historyBranchTimeout bounds everything the history branch may take.
 const historyBranchTimeout = 10 * time.Minute
 
-// historyBranchUsage is the help of --history-branch (check and compare).
+// historyBranchUsage is the help of --history-branch (check, compare, evaluate).
 const historyBranchUsage = "in GitHub Actions, also append this run to history.jsonl on branch `NAME` (e.g. " + ghbranch.DefaultBranch +
 	") through the REST API, with the history page as index.html (GitHub Pages) and the --html report; written only from push, schedule or workflow_dispatch runs on the default branch, never from pull requests or forks"
 
 // validateHistoryBranch checks --history-branch at parse time: a branch name,
 // and a GitHub Actions run (elsewhere there is no default-branch run to gate on:
 // keep a local history with --history).
-func validateHistoryBranch(env *Env, command, branch string) error {
+func validateHistoryBranch(env *Env, src *sources, command, branch string) error {
 	if branch == "" {
 		return nil
 	}
 	if err := ghbranch.ValidBranch(branch); err != nil {
-		return usagef("%s: --history-branch: %v", command, err)
+		return src.refuseErr(command, "history-branch", err)
 	}
 	if env.Getenv("GITHUB_ACTIONS") != "true" {
-		return usagef("%s: --history-branch writes the history through GitHub's API from a GitHub Actions run on the default branch, and this is not one (GITHUB_ACTIONS is not true); keep a local history with --history FILE.jsonl", command)
+		return usagef("%s: %s writes the history through GitHub's API from a GitHub Actions run on the default branch, and this is not one (GITHUB_ACTIONS is not true); keep a local history with --history FILE.jsonl", command, src.name("history-branch"))
 	}
 	return nil
 }

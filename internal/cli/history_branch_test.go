@@ -17,6 +17,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/github/githubtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
 	"github.com/retrieval-gate/retrieval-gate/internal/history/ghbranch"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
 )
 
 const branchToken = "ghs_branchS3cret"
@@ -207,4 +208,58 @@ func TestHistoryBranchRefused(t *testing.T) {
 	assert.Equal(t, ExitInput, code)
 	assert.Contains(t, stdout, `compare: --history-branch: "bad..name" is not a branch name`)
 	assert.Empty(t, srv.Requests())
+}
+
+// evaluate --history-branch: a push run appends its record (command evaluate,
+// the compare stage's document) with its dashboard as the run's report, and
+// --html writes the same dashboard; a pull request's run writes nothing and
+// says so once.
+func TestEvaluateHistoryBranch(t *testing.T) {
+	srv := githubtest.New("octo", "repo", branchToken)
+	defer srv.Close()
+	llm := llmtest.New(llmtest.Options{})
+	defer llm.Close()
+	dir := t.TempDir()
+	kb := filepath.Join(dir, "kb.jsonl")
+	require.NoError(t, os.WriteFile(kb, []byte(evaluateKB), 0o644))
+	args := func(out, html string) []string {
+		return []string{"evaluate", "--kb", kb, "--out", out, "--judge-url", llm.URL, "--judge-model", "fake", "--per-locale", "2", "--k", "3",
+			"--bootstrap", "100", "--comment", "never", "--html", html, "--history-branch", ghbranch.DefaultBranch}
+	}
+	out, html := filepath.Join(dir, "out"), filepath.Join(dir, "dash.html")
+	code, stdout, stderr := branchRun(t, srv, "push", "refs/heads/main", pushPayload(false),
+		map[string]string{"GITHUB_SHA": strings.Repeat("4", 40), "SOURCE_DATE_EPOCH": "1767225600", "GITHUB_WORKSPACE": dir}, args(out, html)...)
+	require.Equal(t, 0, code, stdout+stderr)
+	assert.Contains(t, stderr, `retrieval-gate: history: branch "retrieval-gate-history" created, with the run in history.jsonl (1 commit)`)
+	assert.NotContains(t, stdout, "::warning::")
+
+	dash, err := os.ReadFile(filepath.Join(out, "compare.html"))
+	require.NoError(t, err)
+	own, err := os.ReadFile(html)
+	require.NoError(t, err)
+	assert.Equal(t, dash, own, "--html is the dashboard")
+	assert.Equal(t, []string{".nojekyll", "history.jsonl", "index.html", "reports/20260101T000000Z-444444444444-evaluate.html"}, srv.Files(ghbranch.DefaultBranch))
+	rep, _ := srv.File(ghbranch.DefaultBranch, "reports/20260101T000000Z-444444444444-evaluate.html")
+	assert.Equal(t, dash, rep, "the dashboard is the run's report")
+	h, _ := srv.File(ghbranch.DefaultBranch, "history.jsonl")
+	var cmds []string
+	require.NoError(t, history.ScanReader("history.jsonl", bytes.NewReader(h), func(r history.Record, doc *fastjson.Value) error {
+		cmds = append(cmds, r.Command)
+		assert.Equal(t, "retrieval-gate/compare@1", string(doc.GetStringBytes("schema")))
+		assert.Equal(t, "reports/20260101T000000Z-444444444444-evaluate.html", r.Report)
+		assert.NotEmpty(t, r.Fingerprint.Params["judge-prompt"])
+		return nil
+	}))
+	assert.Equal(t, []string{"evaluate"}, cmds)
+	idx, _ := srv.File(ghbranch.DefaultBranch, "index.html")
+	assert.Contains(t, string(idx), "1 run of evaluate")
+
+	before := srv.Commits(ghbranch.DefaultBranch)
+	prPayload := `{"number":7,"pull_request":{"number":7,"head":{"repo":{"full_name":"octo/repo"}},"base":{"repo":{"full_name":"octo/repo"}}},"repository":{"default_branch":"main"}}`
+	code, stdout, stderr = branchRun(t, srv, "pull_request", "refs/pull/7/merge", prPayload, map[string]string{"GITHUB_BASE_REF": "main", "GITHUB_HEAD_REF": "f"},
+		args(filepath.Join(dir, "out2"), filepath.Join(dir, "dash2.html"))...)
+	require.Equal(t, 0, code, stdout+stderr)
+	assert.Equal(t, 1, strings.Count(stdout, `::notice::retrieval-gate: the history branch "retrieval-gate-history" was not written: the event is "pull_request"`), stdout)
+	assert.Equal(t, before, srv.Commits(ghbranch.DefaultBranch), "nothing written from a pull request")
+	assert.FileExists(t, filepath.Join(dir, "dash2.html"))
 }
