@@ -50,6 +50,10 @@ type Factory struct {
 	// Sleep replaces the waits of the PR comment's retries (tests); nil sleeps.
 	Sleep func(ctx context.Context, d time.Duration) error
 
+	// evaluateRuns, on the factory of evaluate's stages, is the history the
+	// compare stage's dashboard charts evaluate's runs from (evaluate_history.go).
+	evaluateRuns *evaluateRuns
+
 	rawStdout, rawStderr io.Writer
 	guards               []*publish.GuardWriter
 	publisher            *publish.Publisher

@@ -252,13 +252,26 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions)
 		return fmt.Errorf("failed to compare: %w", err)
 	}
 	doc := comparereport.New(res)
-	var trendWarning string
-	if doc.Trend, trendWarning, err = readTrend(ctx, f, trendSource{path: o.history, branch: o.historyBranch}, "compare", o.trend.runs, compareFingerprint(o), compareTrendMeasures(doc), doc.WriteJSON); err != nil {
+	// One read of the history: the Markdown's trend, and the dashboard's chart
+	// of the primary measure over the runs (an evaluate stage: over evaluate's
+	// runs, without a trend).
+	command, hsrc, fp, trendRuns := "compare", trendSource{path: o.history, branch: o.historyBranch}, compareFingerprint(o), o.trend.runs
+	if ev := f.evaluateRuns; ev != nil {
+		if command, hsrc, trendRuns = "evaluate", ev.src, 0; hsrc.path != "" || hsrc.branch != "" {
+			if fp, err = ev.fingerprint(); err != nil {
+				return err
+			}
+		}
+	}
+	reads, err := readHistory(ctx, f, hsrc, command, fp, doc.WriteJSON, trendRuns, compareTrendMeasures(doc), doc.Primary)
+	if err != nil {
 		return err
 	}
+	doc.Trend = reads.trend
+	trendWarning := reads.warning
 	if err := render(ws, doc.WriteJSON, doc.Markdown,
 		func(w io.Writer) error { return comparereport.PerQuery(w, res) },
-		func(w io.Writer) error { return htmlreport.CompareHTML(w, doc, res) }); err != nil {
+		func(w io.Writer) error { return htmlreport.CompareHTML(w, doc, res, reads.overRuns) }); err != nil {
 		return err
 	}
 	// The history is appended before the outputs are published: its failure

@@ -243,6 +243,7 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 		return err
 	}
 	sf := f.stage()
+	sf.evaluateRuns = newEvaluateRuns(o, runNames, in)
 	for i, s := range stages {
 		fmt.Fprintf(env.Stderr, "evaluate: stage %d/%d: %s\n", i+1, len(stages), plain(s.String()))
 		if err := s.cmd.Run(ctx, sf, s.args); err != nil {

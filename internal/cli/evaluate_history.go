@@ -91,6 +91,24 @@ func evaluateFingerprint(o *evaluateOptions, strategies []string, j judgeUsed) f
 	return fp
 }
 
+// evaluateRuns is what evaluate's compare stage needs to chart evaluate's runs
+// on its dashboard: the history (--history, --history-branch) and this run's
+// fingerprint, known once the judge stage has reported.
+type evaluateRuns struct {
+	src         trendSource
+	fingerprint func() (fingerprint, error)
+}
+
+func newEvaluateRuns(o *evaluateOptions, strategies []string, in func(string) string) *evaluateRuns {
+	return &evaluateRuns{src: trendSource{path: o.history, branch: o.historyBranch}, fingerprint: func() (fingerprint, error) {
+		j, err := readJudgeUsed(in("judge.json"))
+		if err != nil {
+			return fingerprint{}, fmt.Errorf("evaluate: --history: the judge's report: %w", err)
+		}
+		return evaluateFingerprint(o, strategies, j), nil
+	}}
+}
+
 // recordEvaluateHistory appends the evaluation to --history and returns the
 // record for --history-branch (nothing without either): a record of command evaluate whose document is the compare stage's JSON
 // report (retrieval-gate/compare@1), so `report --history --command evaluate`

@@ -19,6 +19,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
+	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
@@ -112,42 +113,114 @@ type trendSource struct {
 // history branch that cannot be read is a warning (GitHub-side problems never
 // change the verdict), returned with no trend.
 func readTrend(ctx context.Context, f *Factory, src trendSource, command string, runs int, in fingerprint, ms []trend.Measure, doc func(io.Writer) error) (*trend.Trend, string, error) {
+	h, err := readHistory(ctx, f, src, command, in, doc, runs, ms, "")
+	return h.trend, h.warning, err
+}
+
+// dashboardRuns is how many runs the compare dashboard's chart over the runs
+// shows at most: the newest (report --history charts them all).
+const dashboardRuns = 100
+
+// historyReads is what one read of a run's history gives it: the trend of the
+// Markdown report, and the dashboard's view of a measure over the runs.
+type historyReads struct {
+	trend    *trend.Trend
+	overRuns *htmlreport.HistoryView
+	warning  string
+}
+
+// readHistory reads the history of src once, before this run is appended: the
+// trend (trendRuns > 0 and measures ms), and with overMeasure the view of that
+// measure over the runs of command on the base branch, the newest
+// dashboardRuns with this run last (its fingerprint in; doc writes its JSON
+// document). A history branch that cannot be read is a warning, no trend and
+// a view that says so.
+func readHistory(ctx context.Context, f *Factory, src trendSource, command string, in fingerprint, doc func(io.Writer) error,
+	trendRuns int, ms []trend.Measure, overMeasure string) (historyReads, error) {
 	env := f.Env
-	if (src.path == "" && src.branch == "") || runs == 0 || len(ms) == 0 {
-		return nil, "", nil
+	wantTrend := trendRuns > 0 && len(ms) > 0
+	if (src.path == "" && src.branch == "") || (!wantTrend && overMeasure == "") {
+		return historyReads{}, nil
 	}
 	var b bytes.Buffer
 	if err := doc(&b); err != nil {
-		return nil, "", err
+		return historyReads{}, err
 	}
 	cur, err := fastjson.ParseBytes(b.Bytes())
 	if err != nil {
-		return nil, "", err
+		return historyReads{}, err
 	}
 	fp, err := history.NewFingerprint(in.inputs, in.params)
 	if err != nil {
-		return nil, "", fmt.Errorf("--history: %w", err)
+		return historyReads{}, fmt.Errorf("--history: %w", err)
+	}
+	base := baseBranch(ctx, env)
+	file := src.path
+	if file != "" {
+		file = history.File(file)
 	}
 	source := trend.FileSource(src.path)
 	if src.branch != "" {
+		file = src.branch + ":" + history.FileName
 		r, err := readHistoryBranch(ctx, f, src.branch)
 		if err != nil && !errors.Is(err, errNoHistoryBranch) {
-			return nil, fmt.Sprintf("retrieval-gate: no trend: the history branch %q could not be read: %v", src.branch, err), nil
+			w := fmt.Sprintf("retrieval-gate: no trend: the history branch %q could not be read: %v", src.branch, err)
+			return historyReads{warning: w, overRuns: unreadView(command, overMeasure, file, base, err)}, nil
 		}
-		name := src.branch + ":" + history.FileName
 		source = func(fn func(history.Record, *fastjson.Value) error) error {
 			if r == nil {
 				return nil // no branch yet: no runs
 			}
-			return history.ScanReader(name, r, fn)
+			return history.ScanReader(file, r, fn)
 		}
 	}
-	t, err := trend.Collect(source, cur, fp, trend.Options{Command: command, Branch: baseBranch(ctx, env), Limit: runs, Measures: ms})
+	var over *htmlreport.HistoryBuilder
+	if overMeasure != "" {
+		over = htmlreport.NewHistory(file, command, overMeasure)
+		inner := source
+		source = func(fn func(history.Record, *fastjson.Value) error) error {
+			return inner(func(rec history.Record, doc *fastjson.Value) error {
+				if rec.Branch == base {
+					if err := over.Add(rec, doc); err != nil {
+						return err
+					}
+				}
+				return fn(rec, doc)
+			})
+		}
+	}
+	var out historyReads
+	if wantTrend {
+		out.trend, err = trend.Collect(source, cur, fp, trend.Options{Command: command, Branch: base, Limit: trendRuns, Measures: ms})
+	} else {
+		err = source(func(history.Record, *fastjson.Value) error { return nil })
+	}
 	if err != nil {
 		if src.branch != "" {
-			return nil, fmt.Sprintf("retrieval-gate: no trend: the history on branch %q is not readable: %v", src.branch, err), nil
+			w := fmt.Sprintf("retrieval-gate: no trend: the history on branch %q is not readable: %v", src.branch, err)
+			return historyReads{warning: w, overRuns: unreadView(command, overMeasure, file, base, err)}, nil
 		}
-		return nil, "", fmt.Errorf("failed to read the history for the trend: %w", err)
+		return historyReads{}, fmt.Errorf("failed to read the history for the trend: %w", err)
 	}
-	return t, "", nil
+	if over != nil {
+		rec, err := historyRecord(ctx, env, command, in, doc)
+		if err != nil {
+			return historyReads{}, err
+		}
+		if err := over.Add(rec, cur); err != nil {
+			return historyReads{}, err
+		}
+		v := over.View().Newest(dashboardRuns)
+		v.Branch = base
+		out.overRuns = &v
+	}
+	return out, nil
+}
+
+// unreadView is the dashboard's view of a history that could not be read.
+func unreadView(command, measure, file, branch string, err error) *htmlreport.HistoryView {
+	if measure == "" {
+		return nil
+	}
+	return &htmlreport.HistoryView{Command: command, Measure: measure, File: file, Branch: branch, Unread: err.Error()}
 }

@@ -153,7 +153,10 @@ func smallest(n, k int, before func(a, b int) bool) []int {
 }
 
 // CompareHTML writes the dashboard of a comparison (`compare --html`) from its
-// document and result.
-func CompareHTML(w io.Writer, d *comparereport.Document, r *compare.Result) error {
-	return Compare(w, CompareViewOf(d, r))
+// document and result; overRuns, when the run has a history (nil: none), is the
+// primary measure over the earlier runs and this one, charted in its own section.
+func CompareHTML(w io.Writer, d *comparereport.Document, r *compare.Result, overRuns *HistoryView) error {
+	v := CompareViewOf(d, r)
+	v.OverRuns = overRuns
+	return Compare(w, v)
 }

@@ -64,11 +64,11 @@ func BenchmarkCompareHTML(b *testing.B) {
 	r := bigResult(100_000)
 	doc := comparereport.New(r) // built once per run for all of compare's outputs
 	var w countWriter
-	if err := rhtml.CompareHTML(&w, doc, r); err != nil {
+	if err := rhtml.CompareHTML(&w, doc, r, nil); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if err := rhtml.CompareHTML(io.Discard, doc, r); err != nil {
+		if err := rhtml.CompareHTML(io.Discard, doc, r, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -76,6 +76,9 @@ type CompareView struct {
 	Diagnosis                       []string
 	Gates                           []gatetable.Entry // the gates asked for (--gate-strategy); none by default
 	Verdict                         string            // their verdict
+	// OverRuns is the primary measure over the runs of the history, this run
+	// the newest (nil: the run has no history, no section).
+	OverRuns *HistoryView
 }
 
 // Compare writes the compare dashboard.
@@ -250,6 +253,18 @@ func Compare(w io.Writer, v CompareView) error {
 	ft.Foot = fmt.Sprintf("The first %d failed queries by id per strategy; all of them are in the JSON report. A missing result counts as failed.", Sample)
 	p.Table(ft)
 
+	if o := v.OverRuns; o != nil {
+		p.Section(dcgLabel(o.Measure, v.K) + " over the runs")
+		switch {
+		case o.Unread != "":
+			p.Para("The history could not be read (" + o.Unread + "): no chart over the runs.")
+		case len(o.Runs) < 2:
+			p.Para("No earlier run of " + o.Command + " in the history " + o.File + o.branchText() + ": this run is the first point of the chart.")
+		default:
+			p.runsChart(*o)
+		}
+	}
+
 	if len(v.Diagnosis) > 0 {
 		p.Section("Diagnosis")
 		p.List(v.Diagnosis)
@@ -259,3 +274,12 @@ func Compare(w io.Writer, v CompareView) error {
 }
 
 func fmtP(p float64) string { return format.P(p) }
+
+// dcgLabel is a compare measure key as the dashboard titles it: dcg_at_k is
+// "DCG@10", another key itself.
+func dcgLabel(key string, k int) string {
+	if key == "dcg_at_k" {
+		return "DCG@" + strconv.Itoa(k)
+	}
+	return key
+}

@@ -40,6 +40,19 @@ type HistoryView struct {
 	Command, Measure, File string
 	Runs                   []RunView // oldest first
 	Series                 []SeriesView
+	// Branch, when set, is the only branch whose runs were kept (the compare
+	// dashboard's chart: the base branch's runs, and this run).
+	Branch string
+	// Unread, when set, says why the history could not be read (the dashboard
+	// shows it instead of the chart).
+	Unread string
+}
+
+func (v HistoryView) branchText() string {
+	if v.Branch == "" {
+		return ""
+	}
+	return " on " + v.Branch
 }
 
 // compareLike reports whether a command's documents are compare's
@@ -154,6 +167,25 @@ func (b *HistoryBuilder) View() HistoryView {
 	return b.v
 }
 
+// Newest is v with its newest n runs only (each series cut alike); a run's
+// input change stays marked, measured against the run before it.
+func (v HistoryView) Newest(n int) HistoryView {
+	drop := len(v.Runs) - n
+	if drop <= 0 {
+		return v
+	}
+	v.Runs = v.Runs[drop:]
+	series := make([]SeriesView, 0, len(v.Series))
+	for _, s := range v.Series {
+		s.Y, s.Lo, s.Hi, s.N = s.Y[drop:], s.Lo[drop:], s.Hi[drop:], s.N[drop:]
+		if slices.ContainsFunc(s.Y, func(y float64) bool { return !math.IsNaN(y) }) {
+			series = append(series, s)
+		}
+	}
+	v.Series = series
+	return v
+}
+
 func short(commit string) string {
 	if len(commit) > 7 {
 		return commit[:7]
@@ -176,14 +208,7 @@ func History(w io.Writer, v HistoryView) error {
 		_, err := p.WriteTo(w)
 		return err
 	}
-	changes := 0
-	var markers []Marker
-	for i, r := range v.Runs {
-		if r.Changed != nil {
-			changes++
-			markers = append(markers, Marker{X: i, Label: "inputs changed: " + strings.Join(r.Changed, ", ")})
-		}
-	}
+	changes := len(changeMarkers(v))
 	first, last := v.Runs[0], v.Runs[len(v.Runs)-1]
 	kpis := []Indicator{
 		{Label: "Runs", Value: Count(len(v.Runs)), Detail: first.Time + " to " + last.Time},
@@ -192,25 +217,7 @@ func History(w io.Writer, v HistoryView) error {
 	}
 	p.Indicators(kpis)
 	p.Section(v.Measure + " over the runs")
-	xs := make([]string, len(v.Runs))
-	for i, r := range v.Runs {
-		xs[i] = strconv.Itoa(i + 1)
-		if len(r.Time) >= 10 {
-			xs[i] = r.Time[:10]
-		}
-	}
-	var series []Series
-	var lines []Line
-	for j, s := range v.Series {
-		series = append(series, Series{Name: s.Name, Color: j % 8})
-		labels := make([]string, len(s.N))
-		for i, n := range s.N {
-			labels[i] = "n = " + Count(n) + " · " + short(v.Runs[i].Commit)
-		}
-		lines = append(lines, Line{Series: j, Y: s.Y, Lo: s.Lo, Hi: s.Hi, Label: labels})
-	}
-	p.LineChart(LineChart{Title: v.Measure + " per run (95% CI bands; dashed lines: inputs changed)", XLabel: "run", YLabel: v.Measure, X: xs, Series: series, Lines: lines, Markers: markers})
-	p.Note("A dashed vertical line marks a run whose inputs (knowledge base, cases, qrels, runs) or parameters differ from the run before: a jump there may come from relabelling, not from retrieval.")
+	p.runsChart(v)
 
 	p.Section("Runs (newest first)")
 	t := Table{Head: []string{"run", "commit", v.headlineName(), "inputs changed"}}
@@ -250,6 +257,43 @@ func History(w io.Writer, v HistoryView) error {
 	p.Table(t)
 	_, err := p.WriteTo(w)
 	return err
+}
+
+// changeMarkers are the chart's marks: the runs whose fingerprint differs from
+// the run before, with what changed.
+func changeMarkers(v HistoryView) []Marker {
+	var markers []Marker
+	for i, r := range v.Runs {
+		if r.Changed != nil {
+			markers = append(markers, Marker{X: i, Label: "inputs changed: " + strings.Join(r.Changed, ", ")})
+		}
+	}
+	return markers
+}
+
+// runsChart is the one chart of a measure over runs (the history page, the
+// compare dashboard): one line per strategy or group with its 95% interval as
+// a band, the runs whose inputs changed marked with a dashed line, and its note.
+func (p *Page) runsChart(v HistoryView) {
+	xs := make([]string, len(v.Runs))
+	for i, r := range v.Runs {
+		xs[i] = strconv.Itoa(i + 1)
+		if len(r.Time) >= 10 {
+			xs[i] = r.Time[:10]
+		}
+	}
+	var series []Series
+	var lines []Line
+	for j, s := range v.Series {
+		series = append(series, Series{Name: s.Name, Color: j % 8})
+		labels := make([]string, len(s.N))
+		for i, n := range s.N {
+			labels[i] = "n = " + Count(n) + " · " + short(v.Runs[i].Commit)
+		}
+		lines = append(lines, Line{Series: j, Y: s.Y, Lo: s.Lo, Hi: s.Hi, Label: labels})
+	}
+	p.LineChart(LineChart{Title: v.Measure + " per run (95% CI bands; dashed lines: inputs changed)", XLabel: "run", YLabel: v.Measure, X: xs, Series: series, Lines: lines, Markers: changeMarkers(v)})
+	p.Note("A dashed vertical line marks a run whose inputs (knowledge base, cases, qrels, runs) or parameters differ from the run before: a jump there may come from relabelling, not from retrieval.")
 }
 
 func (v HistoryView) headlineName() string {

@@ -16,7 +16,9 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
@@ -175,4 +177,96 @@ func BenchmarkHistory(b *testing.B) {
 			b.ReportMetric(float64(st.Size()), "history-bytes")
 		})
 	}
+}
+
+// overRuns is the compare demo's dashboard view over runs: n earlier runs of
+// the demo's strategies (the qrels relabelled at the runs in relabel), then the
+// demo itself as this run, as the compare command builds it.
+func overRuns(t testing.TB, r *compare.Result, n int, relabel map[int]bool) *rhtml.HistoryView {
+	t.Helper()
+	recs := compareRuns(n, demoStrategies, relabel, 0)
+	var doc bytes.Buffer
+	require.NoError(t, comparereport.New(r).WriteJSON(&doc))
+	last := recs[len(recs)-1]
+	recs = append(recs, history.Record{Schema: history.Schema, Command: "compare", Commit: strings.Repeat("f", 40), Branch: "feature",
+		Time: "2026-03-01T00:00:00Z", Document: doc.Bytes(), Fingerprint: last.Fingerprint})
+	v, err := view(t, recs, "compare", "dcg_at_k")
+	require.NoError(t, err)
+	v.Branch = "main"
+	return &v
+}
+
+func renderOver(t testing.TB, r *compare.Result, over *rhtml.HistoryView) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, rhtml.CompareHTML(&b, comparereport.New(r), r, over))
+	return b.Bytes()
+}
+
+// With a history the dashboard charts DCG@10 over the runs, this run the
+// newest point, with the history page's chart (one line per strategy, bands,
+// the relabelled run marked); with no earlier run, or an unreadable history,
+// one line says so.
+func TestCompareDashboardOverRuns(t *testing.T) {
+	r := demoResult(t)
+	got := renderOver(t, r, overRuns(t, r, 8, map[int]bool{3: true}))
+	golden(t, "compare-history.html", got)
+	s := string(got)
+	assert.Contains(t, s, "<h2>DCG@10 over the runs</h2>")
+	assert.Contains(t, s, "<title>inputs changed: qrels</title>")
+	assert.Equal(t, 1, strings.Count(s, `data-mark="marker"`))
+	assert.Equal(t, len(demoStrategies), strings.Count(s, `data-mark="band"`))
+	assert.NotContains(t, s, "NaN")
+	plain := string(render(t, r))
+	assert.NotContains(t, plain, "over the runs", "no history, no section")
+
+	first := overRuns(t, r, 1, nil)
+	first.Runs, first.Series = first.Runs[1:], nil // this run alone
+	s = string(renderOver(t, r, first))
+	assert.Contains(t, s, "<p>No earlier run of compare in the history h.jsonl on main: this run is the first point of the chart.</p>")
+	assert.Equal(t, 0, strings.Count(s, `data-mark="marker"`))
+
+	s = string(renderOver(t, r, &rhtml.HistoryView{Command: "evaluate", Measure: "dcg_at_k", Unread: "GitHub answered <503>"}))
+	assert.Contains(t, s, "<p>The history could not be read (GitHub answered &lt;503&gt;): no chart over the runs.</p>")
+}
+
+// Newest keeps the newest runs of each series and drops a series with no
+// value left.
+func TestHistoryViewNewest(t *testing.T) {
+	v, err := view(t, compareRuns(10, []string{"bm25", "new"}, map[int]bool{7: true}, 0), "compare", "dcg_at_k")
+	require.NoError(t, err)
+	n := v.Newest(4)
+	require.Len(t, n.Runs, 4)
+	assert.Equal(t, v.Runs[6:], n.Runs)
+	require.Len(t, n.Series, 2)
+	assert.Equal(t, v.Series[0].Y[6:], n.Series[0].Y)
+	assert.Equal(t, []string{"qrels"}, n.Runs[1].Changed)
+	assert.Len(t, v.Newest(3).Series, 2)
+	assert.Equal(t, v, v.Newest(10))
+	nan := math.NaN()
+	gone := rhtml.HistoryView{Runs: make([]rhtml.RunView, 3), Series: []rhtml.SeriesView{
+		{Name: "old", Y: []float64{1, nan, nan}, Lo: []float64{0, nan, nan}, Hi: []float64{2, nan, nan}, N: []int{5, 0, 0}},
+		{Name: "kept", Y: []float64{1, 2, 3}, Lo: []float64{0, 1, 2}, Hi: []float64{2, 3, 4}, N: []int{5, 5, 5}}}}
+	last := gone.Newest(2)
+	require.Len(t, last.Series, 1, "a strategy with no value in the newest runs has no line")
+	assert.Equal(t, "kept", last.Series[0].Name)
+	assert.Equal(t, []float64{2, 3}, last.Series[0].Y)
+}
+
+// The dashboard with its chart over the runs, in Chromium: 9 runs × 5
+// strategies more points, 5 more lines, their bands, the one marker, no
+// overflow at a phone's, the comment column's and a desktop's width.
+func TestCompareDashboardOverRunsInBrowser(t *testing.T) {
+	b := browsertest.Start(t)
+	r := demoResult(t)
+	path := filepath.Join(t.TempDir(), "compare-history.html")
+	require.NoError(t, os.WriteFile(path, renderOver(t, r, overRuns(t, r, 8, map[int]bool{3: true})), 0o644))
+	browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard-history", Path: path, Widths: []int{390, 850, 1400}, Marks: map[string]int{
+		`rect[data-mark="bar"]`:     5,
+		`path[data-mark="line"]`:    5 + 5,
+		`circle[data-mark="point"]`: 50 + 5*9,
+		`line[data-mark="marker"]`:  1,
+		`path[data-mark="band"]`:    5,
+		`.sr-only table`:            3,
+	}})
 }

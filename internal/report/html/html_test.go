@@ -85,7 +85,7 @@ func golden(t *testing.T, name string, got []byte) {
 func render(t testing.TB, r *compare.Result) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	require.NoError(t, rhtml.CompareHTML(&b, comparereport.New(r), r))
+	require.NoError(t, rhtml.CompareHTML(&b, comparereport.New(r), r, nil))
 	return b.Bytes()
 }
 
