@@ -36,7 +36,7 @@ func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) erro
 	htmlOut := fs.String("html", "", "write the history page (--history; required), or the report of --from (check only), as one self-contained HTML `FILE`")
 	branch := fs.String("history-branch", "", "chart the history kept on branch `NAME` of $GITHUB_REPOSITORY (check --history-branch), read through GitHub's API ($GITHUB_TOKEN when the repository is private), instead of --history")
 	command := fs.String("command", "", "the runs to chart: check, compare or evaluate (default: the command of the newest run)")
-	measure := fs.String("measure", "", "the measure to chart, a key of the documents' metrics (default: retrieval_hit_at_k for check, dcg_at_k for compare and evaluate)")
+	measure := fs.String("measure", "", "the measure to chart, a key of the documents' metrics, or for check delta:KEY, the baseline delta of KEY (default: retrieval_hit_at_k for check, dcg_at_k for compare and evaluate)")
 	var from fromOptions
 	fs.StringVar(&from.from, "from", "", "render again the --json report of check, compare or calibrate in `FILE`: the text report on stdout, --markdown and --html (check only) files")
 	fs.StringVar(&from.markdownOut, "markdown", "", "--from: write the Markdown report to `FILE`")

@@ -24,7 +24,14 @@ type RunView struct {
 	Changed              []string // inputs and parameters changed since the previous run (nil: none or first)
 	Line                 int      // line in the history file
 	Report               string   // the run's published HTML report, relative to the history ("" when none)
+	FailedGates          []string // the names of the run's gates that failed, in the document's order
 }
+
+// DeltaPrefix prefixes a check measure to chart its baseline delta: the
+// measure "delta:retrieval_hit_at_k" is the document's baseline section's
+// paired delta (current − baseline) of retrieval_hit_at_k per group, with its
+// 95% interval; a run without a baseline has none (a gap).
+const DeltaPrefix = "delta:"
 
 // SeriesView is one line of the history chart: a strategy or a group, its
 // value (NaN: absent from that run) and 95% interval per run.
@@ -104,12 +111,28 @@ func (b *HistoryBuilder) Add(rec history.Record, doc *fastjson.Value) error {
 			run.Changed = []string{"fingerprint"}
 		}
 	}
+	for _, g := range doc.GetArray("gates") {
+		if string(g.GetStringBytes("status")) == "fail" {
+			run.FailedGates = append(run.FailedGates, string(g.GetStringBytes("name")))
+		}
+	}
 	fp := rec.Fingerprint
 	b.prev = &fp
 	i := len(b.v.Runs)
 	b.v.Runs = append(b.v.Runs, run)
+	// A measure's value in a group: its mean, or (delta:KEY, check) the
+	// baseline section's delta of KEY, each with its interval and n.
+	key, value, nOf := b.v.Measure, "mean", func(g, _ *fastjson.Value) int { return g.GetInt("n") }
+	delta := !compareLike(b.v.Command) && strings.HasPrefix(key, DeltaPrefix)
+	if delta {
+		key, value, nOf = strings.TrimPrefix(key, DeltaPrefix), "delta", func(_, m *fastjson.Value) int { return m.GetInt("n") }
+		doc = doc.Get("baseline")
+		if doc == nil || doc.Type() != fastjson.TypeObject {
+			return nil // no baseline: a gap in every series
+		}
+	}
 	add := func(name string, g *fastjson.Value) {
-		m := g.Get("metrics", b.v.Measure)
+		m := g.Get("metrics", key)
 		if m == nil || m.Type() != fastjson.TypeObject {
 			return
 		}
@@ -121,7 +144,7 @@ func (b *HistoryBuilder) Add(rec history.Record, doc *fastjson.Value) error {
 		}
 		sv := &b.v.Series[j]
 		sv.pad(i)
-		sv.Y, sv.Lo, sv.Hi, sv.N = append(sv.Y, num(m.Get("mean"))), append(sv.Lo, num(m.Get("ci95", "0"))), append(sv.Hi, num(m.Get("ci95", "1"))), append(sv.N, g.GetInt("n"))
+		sv.Y, sv.Lo, sv.Hi, sv.N = append(sv.Y, num(m.Get(value))), append(sv.Lo, num(m.Get("ci95", "0"))), append(sv.Hi, num(m.Get("ci95", "1"))), append(sv.N, nOf(g, m))
 	}
 	groups := func(prefix string, o *fastjson.Value) {
 		obj, err := o.Object()
@@ -227,6 +250,15 @@ func History(w io.Writer, v HistoryView) error {
 	for i := len(v.Runs) - 1; i >= 0 && i >= len(v.Runs)-HistoryRuns; i-- {
 		reports = reports || v.Runs[i].Report != ""
 	}
+	// The failed gates: always for check (its history is the gate's), for
+	// compare when a listed run had one (--gate-strategy).
+	gates := !compareLike(v.Command)
+	for i := len(v.Runs) - 1; i >= 0 && i >= len(v.Runs)-HistoryRuns; i-- {
+		gates = gates || len(v.Runs[i].FailedGates) > 0
+	}
+	if gates {
+		t.Head = append(t.Head, "failed gates")
+	}
 	if reports {
 		t.Head = append(t.Head, "report")
 	}
@@ -241,6 +273,13 @@ func History(w io.Writer, v HistoryView) error {
 			{Text: short(r.Commit), Sub: r.Branch},
 			{Text: r.Headline},
 			{Text: changed},
+		}
+		if gates {
+			failed := "—"
+			if len(r.FailedGates) > 0 {
+				failed = strings.Join(r.FailedGates, ", ")
+			}
+			row = append(row, Cell{Text: failed})
 		}
 		if reports {
 			c := Cell{Text: "—"}

@@ -270,3 +270,94 @@ func TestCompareDashboardOverRunsInBrowser(t *testing.T) {
 		`.sr-only table`:            3,
 	}})
 }
+
+// checkRuns is a history of n check runs; the runs in withBaseline compared
+// with a baseline (their documents have the baseline section, with the delta
+// of hit per group), the runs in failing failed min_hit and max_drop_hit.
+func checkRuns(n int, withBaseline, failing map[int]bool) []history.Record {
+	var recs []history.Record
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		hit := 0.8 - 0.01*float64(i)
+		group := func(m float64) map[string]any {
+			return map[string]any{"n": 120, "metrics": map[string]any{"retrieval_hit_at_k": map[string]any{"mean": m, "ci95": []float64{m - 0.05, m + 0.05}}}}
+		}
+		verdict, gates := "pass", []any{map[string]any{"name": "integrity", "status": "pass"}}
+		if failing[i] {
+			verdict = "fail"
+			gates = append(gates, map[string]any{"name": "min_hit", "group": "overall", "status": "fail"}, map[string]any{"name": "max_drop_hit", "status": "fail"})
+		}
+		doc := map[string]any{"schema": "retrieval-gate/aggregates@1", "verdict": verdict, "gates": gates, "overall": group(hit),
+			"by_type": map[string]any{"golden": group(hit + 0.05)}, "by_locale": map[string]any{}}
+		if withBaseline[i] {
+			d := -0.02 * float64(i%3)
+			paired := func(n int) map[string]any {
+				return map[string]any{"n": n, "metrics": map[string]any{"retrieval_hit_at_k": map[string]any{"delta": d, "ci95": []float64{d - 0.04, d + 0.04}, "n": n}}}
+			}
+			doc["baseline"] = map[string]any{"overall": paired(110), "by_type": map[string]any{"golden": paired(60)}, "by_locale": map[string]any{}}
+		}
+		raw, _ := json.Marshal(doc)
+		fp := history.Fingerprint{Digest: "d", Inputs: map[string]string{"kb": "sha256:k"}}
+		recs = append(recs, history.Record{Schema: history.Schema, Command: "check", Commit: fmt.Sprintf("%040x", i+1), Branch: "main",
+			Time: t0.Add(time.Duration(i) * 24 * time.Hour).Format(time.RFC3339), Document: raw, Fingerprint: fp, Line: i + 1})
+	}
+	return recs
+}
+
+// check's history charts the baseline deltas (delta:KEY), with a gap for the
+// runs without a baseline, and lists each run's failed gates.
+func TestHistoryCheckDeltasAndFailedGates(t *testing.T) {
+	recs := checkRuns(6, map[int]bool{1: true, 2: true, 4: true, 5: true}, map[int]bool{2: true})
+	v, err := view(t, recs, "check", "delta:retrieval_hit_at_k")
+	require.NoError(t, err)
+	require.Len(t, v.Series, 2)
+	assert.Equal(t, "overall", v.Series[0].Name)
+	assert.Equal(t, "type: golden", v.Series[1].Name)
+	o := v.Series[0]
+	assert.True(t, math.IsNaN(o.Y[0]), "no baseline: a gap")
+	assert.True(t, math.IsNaN(o.Y[3]))
+	assert.InDelta(t, -0.04, o.Y[2], 1e-12)
+	assert.InDelta(t, -0.08, o.Lo[2], 1e-12)
+	assert.Equal(t, 110, o.N[2], "the paired n")
+	assert.Equal(t, 60, v.Series[1].N[4])
+	assert.Equal(t, []string{"min_hit", "max_drop_hit"}, v.Runs[2].FailedGates)
+	assert.Nil(t, v.Runs[1].FailedGates)
+
+	var b bytes.Buffer
+	require.NoError(t, rhtml.History(&b, v))
+	page := b.String()
+	assert.Contains(t, page, `<th scope="col">failed gates</th>`)
+	assert.Contains(t, page, "<td>min_hit, max_drop_hit</td>")
+	assert.Contains(t, page, "delta:retrieval_hit_at_k per run")
+	assert.NotContains(t, page, "NaN")
+
+	// The plain measure is unchanged by the baseline section; compare's runs
+	// have no delta and no failed-gates column without a failed gate.
+	plain, err := view(t, recs, "check", "retrieval_hit_at_k")
+	require.NoError(t, err)
+	assert.InDelta(t, 0.78, plain.Series[0].Y[2], 1e-12)
+	none, err := view(t, checkRuns(3, nil, nil), "check", "delta:retrieval_hit_at_k")
+	require.NoError(t, err)
+	assert.Empty(t, none.Series, "no run with a baseline: nothing to chart")
+	cmp, err := view(t, compareRuns(3, []string{"bm25"}, nil, 0), "compare", "delta:dcg_at_k")
+	require.NoError(t, err)
+	assert.Empty(t, cmp.Series)
+	assert.NotContains(t, string(historyPage(t, compareRuns(3, []string{"bm25"}, nil, 0))), "failed gates")
+}
+
+// The check history of deltas in Chromium: 2 lines of 4 points (two runs
+// without a baseline), their bands, the failed-gates column fits at 390 px.
+func TestHistoryCheckDeltasInBrowser(t *testing.T) {
+	b := browsertest.Start(t)
+	v, err := view(t, checkRuns(6, map[int]bool{1: true, 2: true, 4: true, 5: true}, map[int]bool{2: true, 5: true}), "check", "delta:retrieval_hit_at_k")
+	require.NoError(t, err)
+	var page bytes.Buffer
+	require.NoError(t, rhtml.History(&page, v))
+	path := filepath.Join(t.TempDir(), "history-check.html")
+	require.NoError(t, os.WriteFile(path, page.Bytes(), 0o644))
+	browsertest.Check(t, b, browsertest.Page{Name: "history-check-deltas", Path: path, Widths: []int{390, 850, 1400}, Marks: map[string]int{
+		`path[data-mark="line"]`:    2,
+		`circle[data-mark="point"]`: 8,
+		`line[data-mark="marker"]`:  0,
+	}})
+}
