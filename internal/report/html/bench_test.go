@@ -74,3 +74,26 @@ func BenchmarkCompareHTML(b *testing.B) {
 	}
 	b.ReportMetric(float64(w.n), "html-bytes")
 }
+
+// BenchmarkCompareHTMLOverRuns is BenchmarkCompareHTML with the chart over the
+// runs at its cap: the newest 100 runs × 8 strategies (the view is built by
+// the read of the history, not here).
+func BenchmarkCompareHTMLOverRuns(b *testing.B) {
+	r := bigResult(100_000)
+	doc := comparereport.New(r)
+	names := []string{"bm25", "bm25+rerank", "dense", "dense+rerank", "hybrid", "hybrid+rerank", "splade", "splade+rerank"}
+	v, err := view(b, compareRuns(100, names, map[int]bool{30: true, 70: true}, 0), "compare", "dcg_at_k")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var w countWriter
+	if err := rhtml.CompareHTML(&w, doc, r, &v); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := rhtml.CompareHTML(io.Discard, doc, r, &v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(w.n), "html-bytes")
+}
