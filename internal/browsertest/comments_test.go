@@ -52,6 +52,15 @@ var comments = []comment{
 		trendBase("check", "--cases", root+"/testdata/demo/broken/cases.jsonl", "--kb", root+"/testdata/demo/kb", "--comment", "never", "--history", "HIST")},
 	{"compare-trend", []string{"compare", "--qrels", root + "/testdata/compare/qrels.trec", "--run", "bm25=" + root + "/testdata/compare/bm25.trec", "--run", "hybrid+rerank=" + root + "/testdata/compare/hybrid+rerank.trec", "--bootstrap", "200", "--markdown", "OUT", "--history", "HIST"}, cli.ExitOK,
 		trendBase("compare", "--qrels", root+"/testdata/compare/qrels.trec", "--run", "bm25="+root+"/testdata/compare/bm25.trec", "--run", "hybrid+rerank="+root+"/testdata/compare/hybrid+rerank.trec", "--bootstrap", "200", "--history", "HIST")},
+	// Failing gates with long names and reasons: per-group floors with n = 0, the
+	// integrity gate and a floor below its threshold (the gate table is wider than
+	// the column with a reason column).
+	{"check-floors", []string{"check", "--cases", root + "/testdata/demo/broken/cases.jsonl", "--kb", root + "/testdata/demo/kb",
+		"--floor", "retrieval_ndcg_at_k@locale:pt-BR=0.9", "--floor", "retrieval_recall_at_k@type:adversarial=0.8", "--min-hit", "0.9",
+		"--markdown", "OUT", "--comment", "never"}, cli.ExitGateFailed, nil},
+	// compare's gates: a floor on the gated strategy and --fail-if-beaten, both failing.
+	{"compare-gates", []string{"compare", "--qrels", root + "/testdata/compare/qrels.trec", "--run", "bm25=" + root + "/testdata/compare/bm25.trec", "--run", "hybrid=" + root + "/testdata/compare/hybrid.trec",
+		"--gate-strategy", "bm25", "--floor", "ndcg_at_k=0.6", "--fail-if-beaten", "--bootstrap", "1000", "--markdown", "OUT"}, cli.ExitGateFailed, nil},
 	{"calibrate-demo", []string{"calibrate", "--human", root + "/testdata/calibrate/human.jsonl", "--judge", root + "/testdata/calibrate/judge.jsonl", "--lock", root + "/testdata/calibrate/lock.json", "--markdown", "OUT", "--comment", "never"}, -1, nil},
 }
 

@@ -202,7 +202,7 @@ func TestCommentWithThousandsOfTypesKeepsGates(t *testing.T) {
 	require.Len(t, cs, 1, stderr)
 	body := cs[0].Body
 	assert.LessOrEqual(t, len(body), githubtest.MaxBody)
-	for _, want := range []string{"**Verdict: fail**", "### Gates", "| integrity | — | — | ❌ fail |", "| min\\_hit | overall | retrieval\\_hit\\_at\\_k | ❌ fail |",
+	for _, want := range []string{"**Verdict: fail**", "### Gates", "| integrity | ❌ fail [1] |", "| min\\_hit<br><sub>overall · retrieval\\_hit\\_at\\_k</sub> | ❌ fail [2] |",
 		"### Integrity problems (429)", "only the 50 largest type and locale groups are computed and shown: 2950 more types (2950 cases) are not"} {
 		assert.Contains(t, body, want)
 	}

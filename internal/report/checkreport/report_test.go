@@ -286,7 +286,9 @@ func TestFloorNearMissFullPrecision(t *testing.T) {
 	assert.Contains(t, js.String(), `"threshold": 0.7`)
 	require.NoError(t, doc.Text(&txt))
 	assert.Contains(t, txt.String(), "min_hit     overall  retrieval_hit_at_k     fail    0.7000000  0.6999997  1  overall mean 0.6999997 is below the floor 0.7000000")
-	assert.Contains(t, doc.Markdown(MarkdownOptions{}), "| min\\_hit | overall | retrieval\\_hit\\_at\\_k | ❌ fail | 0.7000000 | 0.6999997 | 1 | overall mean 0.6999997 is below the floor 0.7000000")
+	md := doc.Markdown(MarkdownOptions{})
+	assert.Contains(t, md, "| min\\_hit<br><sub>overall · retrieval\\_hit\\_at\\_k</sub> | ❌ fail [1] | 0.7000000 | 0.6999997 | 1 |\n")
+	assert.Contains(t, md, "[1] **min\\_hit**: overall mean 0.6999997 is below the floor 0.7000000")
 }
 
 // Groups beyond gate.MaxGroups are counted in every format.

@@ -97,26 +97,68 @@ func (d *Document) Markdown(w io.Writer) error {
 	}
 
 	if len(d.Paired) > 0 {
-		fmt.Fprintf(&b, "\n### Paired comparisons against %s\n\n| strategy | metric | n | Δ mean | 95%% CI of Δ | p (Holm) | significant |\n|---|---|---:|---:|---:|---:|---|\n", esc(d.Baseline))
-		var notes []string
+		// The primary measure's rows are the comparisons the recommendation rests
+		// on: they stay visible, in a table of six short columns; the other
+		// measures' rows (secondary tests) are collapsed below them, so the section
+		// is a few rows tall whatever the number of strategies (issue 13).
+		var primaryRows, otherRows []Paired
 		for _, p := range d.Paired {
+			if p.Primary {
+				primaryRows = append(primaryRows, p)
+			} else {
+				otherRows = append(otherRows, p)
+			}
+		}
+		fmt.Fprintf(&b, "\n### Paired comparisons against %s\n\n", esc(d.Baseline))
+		var notes []string
+		// lines writes lines as one paragraph, one per line (hard line breaks).
+		lines := func(ls []string) {
+			b.WriteString(strings.Join(ls, "  \n") + "\n")
+		}
+		notesFrom := func(from int) []string {
+			var out []string
+			for i := from; i < len(notes); i++ {
+				out = append(out, fmt.Sprintf("[%d] %s.", i+1, notes[i]))
+			}
+			return out
+		}
+		row := func(p Paired, metric bool) {
 			sig := "no"
 			if p.Significant {
 				sig = "**yes**"
 			}
-			metric := p.Metric
-			if p.Primary {
-				metric = "**" + metric + "**"
+			fmt.Fprintf(&b, "| %s |", esc(p.Strategy))
+			if metric {
+				fmt.Fprintf(&b, " %s |", p.Metric)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s%s |\n", esc(p.Strategy), metric, p.N, format.Signed(p.Delta.V()),
-				d.ciCell(p), format.P(p.PValue.V()), sig, noteMark(p, &notes))
+			fmt.Fprintf(&b, " %d | %s | %s | %s | %s%s |\n", p.N, format.Signed(p.Delta.V()), d.ciCell(p), format.P(p.PValue.V()), sig, noteMark(p, &notes))
 		}
-		b.WriteString("\n")
-		fmt.Fprintf(&b, "The primary measure is in bold. Tests: %s (the unadjusted p-values are in the JSON report).  \n", d.testMethods())
-		for i, n := range notes {
-			fmt.Fprintf(&b, "[%d] %s.  \n", i+1, n)
+		if len(primaryRows) > 0 {
+			fmt.Fprintf(&b, "On the primary measure, %s (%s):\n\n| strategy | n | Δ mean | 95%% CI of Δ | p (Holm) | significant |\n|---|---:|---:|---:|---:|---|\n", d.Primary, d.label(d.Primary))
+			for _, p := range primaryRows {
+				row(p, false)
+			}
+			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "%s\n", d.primaryLine())
+		lines(append([]string{fmt.Sprintf("Tests: %s (the unadjusted p-values are in the JSON report).", d.testMethods())}, notesFrom(0)...))
+		if len(otherRows) > 0 {
+			collapse := len(primaryRows) > 0
+			if collapse {
+				fmt.Fprintf(&b, "\n<details><summary>The other measures (secondary tests): %d paired comparisons</summary>\n", len(otherRows))
+			}
+			b.WriteString("\n| strategy | metric | n | Δ mean | 95% CI of Δ | p (Holm) | significant |\n|---|---|---:|---:|---:|---:|---|\n")
+			from := len(notes)
+			for _, p := range otherRows {
+				row(p, true)
+			}
+			if len(notes) > from {
+				b.WriteString("\n")
+				lines(notesFrom(from))
+			}
+			if collapse {
+				b.WriteString("\n</details>\n")
+			}
+		}
 	}
 
 	if d.ReadBack {

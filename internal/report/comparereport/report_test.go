@@ -329,3 +329,33 @@ func assertSortedKeys(t *testing.T, js []byte) {
 		}
 	}
 }
+
+// The Markdown's paired comparisons show the primary measure's rows, one per
+// strategy against the baseline, and collapse the other measures' rows below
+// them; the line on the primary measure is printed once.
+func TestCompareMarkdownPairedPrimaryVisible(t *testing.T) {
+	doc := New(compareFixture(t, "ann", "hybrid", "dense"))
+	var md bytes.Buffer
+	require.NoError(t, doc.Markdown(&md))
+	s := md.String()
+	assert.Equal(t, 1, strings.Count(s, "The recommendation rests on the primary measure"))
+	i := strings.Index(s, "### Paired comparisons against ann\n")
+	require.GreaterOrEqual(t, i, 0)
+	section := s[i:]
+	section = section[:strings.Index(section, "</details>")]
+	open := strings.Index(section, "<details><summary>The other measures (secondary tests): 14 paired comparisons</summary>")
+	require.Greater(t, open, 0, section)
+	visible, collapsed := section[:open], section[open:]
+	assert.Contains(t, visible, "On the primary measure, "+doc.Primary+" (")
+	assert.Contains(t, visible, "| strategy | n | Δ mean | 95% CI of Δ | p (Holm) | significant |\n")
+	for _, name := range []string{"hybrid", "dense"} {
+		assert.Equal(t, 1, strings.Count(visible, "\n| "+name+" | "), name)
+		assert.Equal(t, len(metrics.QueryMeasures)-1, strings.Count(collapsed, "\n| "+name+" | "), name)
+	}
+	assert.NotContains(t, collapsed, "| "+doc.Primary+" |")
+	for _, m := range metrics.QueryMeasures {
+		if m.Key != doc.Primary {
+			assert.Contains(t, collapsed, "| hybrid | "+m.Key+" | ", m.Key)
+		}
+	}
+}

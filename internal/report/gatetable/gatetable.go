@@ -1,7 +1,10 @@
 // Package gatetable is the one gate table of every report (check, compare,
 // calibrate): the JSON entries of a document's "gates" (full-precision numbers)
-// and their rendering as a Markdown table and a terminal table, with the same
-// columns everywhere: gate, group, measure, status, threshold, value, n, reason.
+// and their rendering as a Markdown table and a terminal table. The terminal
+// table has one column per field: gate, group, measure, status, threshold,
+// value, n, reason. The Markdown table has five short columns, to fit GitHub's
+// comment column: the gate with its group and measure on a second small line,
+// status, threshold, value, n; each reason is a numbered note under it.
 // It does no arithmetic: the reasons are the domain's, the numbers go through
 // report/format.
 package gatetable
@@ -140,21 +143,46 @@ func StatusIcon(s outcome.Status) string {
 	return string(s)
 }
 
-// Header is the Markdown table's header and alignment rows.
-const Header = "| gate | group | measure | status | threshold | value | n | reason |\n|---|---|---|---|---:|---:|---:|---|\n"
+// Header is the Markdown table's header and alignment rows: five short columns,
+// so that the table fits GitHub's comment column (about 850 px) whatever the
+// gates are called. The gate's group and measure are a second, small line of
+// its cell; its reason is a numbered note under the table (Markdown).
+const Header = "| gate<br><sub>group · measure</sub> | status | threshold | value | n |\n|---|---|---:|---:|---:|\n"
 
-// Markdown writes the gate table (user-controlled text escaped); nothing when
-// there are no gates.
+// Markdown writes the gate table (user-controlled text escaped), then each
+// gate's reason as a numbered note ("[1] **gate**: reason"), marked in its
+// status cell; nothing when there are no gates. A gate with neither group nor
+// measure (integrity, lock) has no second line; one with either shows the
+// missing glyph for the other.
 func Markdown(b *strings.Builder, es []Entry) {
 	if len(es) == 0 {
 		return
 	}
 	esc := format.EscapeMarkdown
 	b.WriteString(Header)
+	var notes []string
 	for _, e := range es {
 		v, t := e.Numbers()
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", esc(e.Name), esc(orMissing(e.Group)),
-			esc(orMissing(e.Measure)), StatusIcon(e.Status), t, v, e.n(), esc(orMissing(e.Reason)))
+		sub := ""
+		if e.Group != "" || e.Measure != "" {
+			sub = "<br><sub>" + esc(orMissing(e.Group)) + " · " + esc(orMissing(e.Measure)) + "</sub>"
+		}
+		mark := ""
+		if e.Reason != "" {
+			notes = append(notes, fmt.Sprintf("[%d] **%s**: %s", len(notes)+1, esc(e.Name), esc(e.Reason)))
+			mark = fmt.Sprintf(" [%d]", len(notes))
+		}
+		fmt.Fprintf(b, "| %s%s | %s%s | %s | %s | %s |\n", esc(e.Name), sub, StatusIcon(e.Status), mark, t, v, e.n())
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n")
+		for i, n := range notes {
+			b.WriteString(n)
+			if i < len(notes)-1 {
+				b.WriteString("  ") // a hard line break: one note per line
+			}
+			b.WriteString("\n")
+		}
 	}
 }
 
