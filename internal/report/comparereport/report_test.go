@@ -344,7 +344,7 @@ func TestCompareMarkdownPairedPrimaryVisible(t *testing.T) {
 	section := s[i:]
 	section = section[:strings.Index(section, "</details>")]
 	open := strings.Index(section, "<details><summary>The other measures (secondary tests): 14 paired comparisons</summary>")
-	require.Greater(t, open, 0, section)
+	require.Positive(t, open, section)
 	visible, collapsed := section[:open], section[open:]
 	assert.Contains(t, visible, "On the primary measure, "+doc.Primary+" (")
 	assert.Contains(t, visible, "| strategy | n | Δ mean | 95% CI of Δ | p (Holm) | significant |\n")
