@@ -16,6 +16,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
 	"github.com/retrieval-gate/retrieval-gate/internal/history/ghbranch"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
@@ -155,7 +156,7 @@ func writeHistoryBranch(ctx context.Context, f *Factory, h historyRun, htmlOut s
 		return
 	}
 	rec := *h.rec
-	run := ghbranch.Run{Page: historyPage, Message: fmt.Sprintf("retrieval-gate: %s %s", rec.Command, shortCommit(rec.Commit))}
+	run := ghbranch.Run{Page: historyPage, Message: fmt.Sprintf("retrieval-gate: %s %s", rec.Command, format.CommitPrefix(rec.Commit, 12))}
 	if htmlOut != "" {
 		st, err := os.Stat(htmlOut)
 		switch {
@@ -200,11 +201,4 @@ func writeHistoryBranch(ctx context.Context, f *Factory, h historyRun, htmlOut s
 		what = "already in"
 	}
 	fmt.Fprintf(env.Stderr, "retrieval-gate: history: branch %q %s %s (%s)\n", h.branch, what, ghbranch.HistoryFile, plural(res.Commits, "commit", "commits"))
-}
-
-func shortCommit(c string) string {
-	if len(c) > 12 {
-		return c[:12]
-	}
-	return c
 }

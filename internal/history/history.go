@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -330,13 +331,13 @@ func record(v *fastjson.Value) (Record, *fastjson.Value, error) {
 		return rec, nil, err
 	}
 	if rec.Report != "" && !ReportPath.MatchString(rec.Report) {
-		return rec, nil, fmt.Errorf("report %q is not a path reports/NAME.html", rec.Report)
+		return rec, nil, fmt.Errorf("report %s is not a path reports/NAME.html", quoted(rec.Report))
 	}
 	if rec.Time, err = str("time", true); err != nil {
 		return rec, nil, err
 	}
 	if _, err := time.Parse(time.RFC3339, rec.Time); err != nil {
-		return rec, nil, fmt.Errorf("time %q is not RFC 3339", rec.Time)
+		return rec, nil, fmt.Errorf("time %s is not RFC 3339", quoted(rec.Time))
 	}
 	doc := v.Get("document")
 	if doc == nil || doc.Type() != fastjson.TypeObject {
@@ -370,7 +371,7 @@ func record(v *fastjson.Value) (Record, *fastjson.Value, error) {
 			obj.Visit(func(k []byte, x *fastjson.Value) {
 				b, err := x.StringBytes()
 				if err != nil && verr == nil {
-					verr = fmt.Errorf("fingerprint.%s.%s is not a string", m.key, k)
+					verr = fmt.Errorf("fingerprint.%s[%s] is not a string", m.key, quoted(string(k)))
 				}
 				m.to[string(k)] = string(b)
 			})
@@ -380,4 +381,14 @@ func record(v *fastjson.Value) (Record, *fastjson.Value, error) {
 		}
 	}
 	return rec, doc, nil
+}
+
+// quoted is a value of the history as an error message quotes it: Go-quoted
+// (no control character gets through) and cut at 80 characters, so a huge
+// value in a hostile or corrupt record does not become a huge message.
+func quoted(s string) string {
+	if r := []rune(s); len(r) > 80 {
+		return strconv.Quote(string(r[:80])) + "…"
+	}
+	return strconv.Quote(s)
 }

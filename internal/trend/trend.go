@@ -139,11 +139,11 @@ func Extract(doc *fastjson.Value, ms []Measure) map[Measure]Value {
 		if mean == nil || mean.Type() != fastjson.TypeNumber {
 			continue
 		}
-		v := mean.GetFloat64()
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+		v, n := mean.GetFloat64(), s.GetInt64("n")
+		if math.IsNaN(v) || math.IsInf(v, 0) || n < 0 {
 			continue
 		}
-		out[m] = Value{Mean: v, N: s.GetInt64("n")}
+		out[m] = Value{Mean: v, N: n}
 	}
 	return out
 }
@@ -266,12 +266,15 @@ func Levels(vals []float64) []int {
 		lo, hi = min(lo, v), max(hi, v)
 	}
 	top := float64(len(Glyphs) - 1)
+	// Halves: hi - lo overflows to +Inf for values near ±MaxFloat64 (a hostile
+	// history), hi/2 - lo/2 does not.
+	span := hi/2 - lo/2
 	for i, v := range vals {
-		if hi == lo {
-			out[i] = 3
-			continue
+		l := 3.0
+		if span > 0 && !math.IsInf(span, 0) {
+			l = math.Round((v/2 - lo/2) / span * top)
 		}
-		out[i] = int(math.Round((v - lo) / (hi - lo) * top))
+		out[i] = int(min(max(l, 0), top))
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package trend_test
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -151,4 +152,13 @@ func sparkline(vals []float64) string {
 		b.WriteRune(trend.Glyphs[l])
 	}
 	return b.String()
+}
+
+// Values near ±MaxFloat64 (a hostile history) overflow hi - lo; the levels stay
+// in range and ordered (this panicked with an index of -2^63).
+func TestLevelsExtremes(t *testing.T) {
+	assert.Equal(t, []int{7, 0, 4}, trend.Levels([]float64{1.7e308, -1.7e308, 0}))
+	assert.Equal(t, []int{7, 0}, trend.Levels([]float64{math.MaxFloat64, -math.MaxFloat64}))
+	assert.Equal(t, []int{3, 3}, trend.Levels([]float64{math.MaxFloat64, math.MaxFloat64}))
+	assert.Equal(t, []int{0, 7}, trend.Levels([]float64{1e300, math.Nextafter(1e300, math.Inf(1))}))
 }

@@ -31,18 +31,11 @@ func deltaCell(p Paired) string {
 	return s
 }
 
-func shortCommit(c string) string {
-	if len(c) > 12 {
-		return c[:12]
-	}
-	return c
-}
-
 // baselineLine is the one-line provenance of the baseline.
 func (b *Baseline) provenance(esc func(string) string) string {
 	parts := []string{}
 	if b.Commit != "" {
-		parts = append(parts, "commit "+esc(shortCommit(b.Commit)))
+		parts = append(parts, "commit "+esc(format.CommitPrefix(b.Commit, 12)))
 	}
 	if b.CreatedAt != "" {
 		parts = append(parts, "created "+esc(b.CreatedAt))

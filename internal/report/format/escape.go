@@ -151,3 +151,16 @@ func SanitizeText(s string) string {
 	}
 	return b.String()
 }
+
+// CommitPrefix is the first n characters of a commit id as the reports show it
+// (all of it when shorter), cut at a character boundary: a hostile "commit" of
+// multi-byte characters is not split into invalid UTF-8.
+func CommitPrefix(c string, n int) string {
+	for i := range c {
+		if n == 0 {
+			return c[:i]
+		}
+		n--
+	}
+	return c
+}

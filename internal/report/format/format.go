@@ -24,12 +24,25 @@ const Decimals = 3
 
 func undefined(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 
-// Num prints v with Decimals decimals, or Missing.
+// Huge is the magnitude from which a figure is printed in scientific notation
+// (1.700e+308): no measure of this tool gets there, a hostile or corrupt
+// document can, and 300 digits would break a table.
+const Huge = 1e9
+
+// fixed prints v with Decimals decimals, or in scientific notation from Huge on.
+func fixed(v float64) string {
+	if math.Abs(v) >= Huge {
+		return strconv.FormatFloat(v, 'e', Decimals, 64)
+	}
+	return strconv.FormatFloat(v, 'f', Decimals, 64)
+}
+
+// Num prints v with Decimals decimals (scientific notation from Huge on), or Missing.
 func Num(v float64) string {
 	if undefined(v) {
 		return Missing
 	}
-	s := strconv.FormatFloat(v, 'f', Decimals, 64)
+	s := fixed(v)
 	if s == "-0.000" {
 		s = "0.000"
 	}
@@ -45,7 +58,7 @@ func Signed(v float64) string {
 	if math.Abs(v) < 0.0005 {
 		return "±0.000"
 	}
-	s := strconv.FormatFloat(v, 'f', Decimals, 64)
+	s := fixed(v)
 	if v > 0 {
 		return "+" + s
 	}

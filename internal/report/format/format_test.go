@@ -81,6 +81,10 @@ func FuzzEscapeMarkdown(f *testing.F) {
 func TestNumbers(t *testing.T) {
 	nan := math.NaN()
 	assert.Equal(t, "0.700", Num(0.7))
+	assert.Equal(t, "999999999.000", Num(999999999))
+	assert.Equal(t, "1.700e+308", Num(1.7e308))
+	assert.Equal(t, "-1.700e+308", Num(-1.7e308))
+	assert.Equal(t, "+1.000e+09", Signed(1e9))
 	assert.Equal(t, "0.000", Num(-0.0001), "no -0.000")
 	assert.Equal(t, Missing, Num(nan))
 	assert.Equal(t, Missing, Num(math.Inf(1)))

@@ -105,23 +105,40 @@ func fitAxis(lo, hi float64, fromZero bool) axis {
 		lo = 0
 	}
 	step := niceStep(hi-lo, 5)
+	if math.IsInf(hi-lo, 0) { // values near ±MaxFloat64: the halved span does not overflow
+		step = 2 * niceStep(hi/2-lo/2, 5)
+	}
 	a := axis{lo: math.Floor(lo/step+1e-9) * step, hi: math.Ceil(hi/step-1e-9) * step, step: step}
+	if math.IsInf(a.lo, 0) || math.IsInf(a.hi, 0) {
+		a.lo, a.hi = lo, hi
+	}
 	if a.hi <= a.lo {
 		a.hi = a.lo + step
 	}
 	return a
 }
 
+// maxTicks bounds an axis's ticks: a fitted axis has about 5; a span too small
+// for the magnitude of its values (1e300 to the next float) would otherwise
+// add a step that does not move the value, forever.
+const maxTicks = 32
+
 func (a axis) ticks() []float64 {
 	var t []float64
-	for i := 0; ; i++ {
+	for i := 0; i < maxTicks; i++ {
 		v := a.lo + float64(i)*a.step
-		if v > a.hi+a.step*1e-6 {
+		if v > a.hi+a.step*1e-6 || (i > 0 && v <= t[i-1]) {
 			break
 		}
 		t = append(t, v)
 	}
 	return t
+}
+
+// frac is where v lies on the axis, 0 at lo and 1 at hi (halved, so that a span
+// near ±MaxFloat64 does not overflow).
+func (a axis) frac(v float64) float64 {
+	return (v/2 - a.lo/2) / (a.hi/2 - a.lo/2)
 }
 
 func (a axis) label(v float64) string {
@@ -192,7 +209,7 @@ func (p *Page) BarChart(c BarChart) {
 	labelMax := labelW
 	labelW += 8
 	plotX0, plotX1 := labelW, float64(chartW)-valueRoom
-	x := func(v float64) float64 { return plotX0 + (v-ax.lo)/(ax.hi-ax.lo)*(plotX1-plotX0) }
+	x := func(v float64) float64 { return plotX0 + ax.frac(v)*(plotX1-plotX0) }
 	ns := max(len(c.Series), 1)
 	groupH := float64(ns)*barH + float64(ns-1)*barGap
 	height := 8 + float64(len(c.Categories))*(groupH+groupGap) + axisH
@@ -308,7 +325,7 @@ func (p *Page) LineChart(c LineChart) {
 		}
 		return left + float64(i)/float64(n-1)*(chartW-right-left)
 	}
-	y := func(v float64) float64 { return plotBottom - (v-ax.lo)/(ax.hi-ax.lo)*(plotBottom-top) }
+	y := func(v float64) float64 { return plotBottom - ax.frac(v)*(plotBottom-top) }
 	var s strings.Builder
 	p.raw(`<figure class="chart" aria-labelledby="` + id + `-t"><figcaption id="` + id + `-t">` + Esc(c.Title) + "</figcaption>\n")
 	p.legend(c.Series)

@@ -17,14 +17,6 @@ const FlipsListed = 50
 // flipsOpen is the number of listed flips up to which they are shown open.
 const flipsOpen = 10
 
-// shortCommit is a commit's first 12 characters, as the Markdown shows it.
-func shortCommit(c string) string {
-	if len(c) > 12 {
-		return c[:12]
-	}
-	return c
-}
-
 // checkBaseline writes the "vs base" section of check's HTML report, as the
 // Markdown shows it: provenance and warnings, the paired comparison per group
 // with its test and n, the flips (newly missed first) and the cases not paired.
@@ -41,7 +33,7 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 	}
 	var prov []string
 	if bl.Commit != "" {
-		prov = append(prov, "commit "+shortCommit(bl.Commit))
+		prov = append(prov, "commit "+format.CommitPrefix(bl.Commit, 12))
 	}
 	if bl.CreatedAt != "" {
 		prov = append(prov, "created "+bl.CreatedAt)

@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // HistoryRuns is how many runs the history's run table lists (the newest); the
@@ -209,13 +210,6 @@ func (v HistoryView) Newest(n int) HistoryView {
 	return v
 }
 
-func short(commit string) string {
-	if len(commit) > 7 {
-		return commit[:7]
-	}
-	return commit
-}
-
 // History writes the history page: the measure over the runs, one line per
 // strategy or group with its interval as a band, the runs whose inputs changed
 // marked, and the newest HistoryRuns runs listed.
@@ -235,7 +229,7 @@ func History(w io.Writer, v HistoryView) error {
 	first, last := v.Runs[0], v.Runs[len(v.Runs)-1]
 	kpis := []Indicator{
 		{Label: "Runs", Value: Count(len(v.Runs)), Detail: first.Time + " to " + last.Time},
-		{Label: "Latest", Value: last.Headline, Detail: short(last.Commit) + " · " + last.Branch + " · " + last.Time},
+		{Label: "Latest", Value: last.Headline, Detail: format.CommitPrefix(last.Commit, 7) + " · " + last.Branch + " · " + last.Time},
 		{Label: "Input changes", Value: Count(changes), Detail: "runs whose fingerprint differs from the run before (marked on the chart)"},
 	}
 	p.Indicators(kpis)
@@ -270,7 +264,7 @@ func History(w io.Writer, v HistoryView) error {
 		}
 		row := []Cell{
 			{Text: "#" + strconv.Itoa(i+1), Sub: r.Time},
-			{Text: short(r.Commit), Sub: r.Branch},
+			{Text: format.CommitPrefix(r.Commit, 7), Sub: r.Branch},
 			{Text: r.Headline},
 			{Text: changed},
 		}
@@ -327,7 +321,7 @@ func (p *Page) runsChart(v HistoryView) {
 		series = append(series, Series{Name: s.Name, Color: j % 8})
 		labels := make([]string, len(s.N))
 		for i, n := range s.N {
-			labels[i] = "n = " + Count(n) + " · " + short(v.Runs[i].Commit)
+			labels[i] = "n = " + Count(n) + " · " + format.CommitPrefix(v.Runs[i].Commit, 7)
 		}
 		lines = append(lines, Line{Series: j, Y: s.Y, Lo: s.Lo, Hi: s.Hi, Label: labels})
 	}

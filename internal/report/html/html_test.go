@@ -193,6 +193,8 @@ func TestCompareDashboardGates(t *testing.T) {
 
 func TestEsc(t *testing.T) {
 	assert.Equal(t, "a&lt;b&gt; &amp;&#39;&#34; c\uFFFD", rhtml.Esc("a<b>\n&'\"\tc\xff"))
+	// Format characters are shown, not obeyed: a bidi override cannot reorder an id.
+	assert.Equal(t, "id(U+202E)gnp.exe zero(U+200B)width", rhtml.Esc("id\u202Egnp.exe zero\u200Bwidth"))
 	assert.True(t, strings.HasPrefix(rhtml.Count(1234567), "1,234,567"))
 	assert.Equal(t, "-1,000", rhtml.Count(-1000))
 	assert.Equal(t, "999", rhtml.Count(999))

@@ -11,22 +11,17 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
-// Esc escapes user-controlled text for HTML text and attribute values; control
-// characters become spaces and invalid UTF-8 becomes U+FFFD.
+// Esc escapes user-controlled text for HTML text and attribute values: control
+// characters become spaces, format characters (bidi overrides and isolates,
+// zero-width characters: Unicode Cf) a visible (U+XXXX), as in the Markdown and
+// terminal reports, so an id cannot reorder what a reader sees; invalid UTF-8
+// becomes U+FFFD.
 func Esc(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-	return html.EscapeString(s)
+	return html.EscapeString(format.SanitizeText(s))
 }
 
 // Page is an HTML document under construction.

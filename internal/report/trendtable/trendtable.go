@@ -18,13 +18,6 @@ import (
 // Label renders a measure key for a report ("hit@5"); the report's own.
 type Label func(key string) string
 
-func short(c string) string {
-	if len(c) > 7 {
-		return c[:7]
-	}
-	return c
-}
-
 // group is a trend group as the reports name it ("type: faq"); esc renders the
 // user-controlled name.
 func group(g string, esc func(string) string) string {
@@ -73,17 +66,30 @@ func spark(r trend.Row) string {
 	return s
 }
 
+// changesListed bounds the inputs named per change, and changeName the length
+// of each name: the fingerprint's keys come from the history file, and a
+// hostile or corrupt one must not fill the comment.
+const (
+	changesListed = 8
+	changeName    = 60
+)
+
 // changes is the list of input changes, "" when none.
 func changes(t *trend.Trend, esc func(string) string) string {
 	parts := make([]string, 0, len(t.Changes))
 	for _, c := range t.Changes {
-		what := make([]string, len(c.What))
+		what := make([]string, 0, min(len(c.What), changesListed+1))
 		for i, w := range c.What {
-			what[i] = esc(w)
+			if i == changesListed {
+				what = append(what, fmt.Sprintf("and %d more", len(c.What)-changesListed))
+				break
+			}
+			short, _ := format.Shorten(w, changeName)
+			what = append(what, esc(short))
 		}
 		who := "this run"
 		if !c.Current {
-			who = "run " + esc(short(c.Commit))
+			who = "run " + esc(format.CommitPrefix(c.Commit, 7))
 			if c.Commit == "" {
 				who = "run of " + esc(c.Time)
 			}
