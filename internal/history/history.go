@@ -24,6 +24,7 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 )
 
 // Schema is the schema id of a history record.
@@ -262,12 +263,16 @@ func ScanReader(file string, r io.Reader, fn func(rec Record, doc *fastjson.Valu
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), MaxRecord)
 	var p fastjson.Parser
+	var check jsonpos.Scanner // the one JSON rule of the inputs: duplicate keys are errors
 	line := 0
 	for sc.Scan() {
 		line++
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 {
 			continue
+		}
+		if err := check.Check(b); err != nil {
+			return input.Errorf(file, line, "%s", jsonpos.Message(err, "not a history record: "))
 		}
 		v, err := p.ParseBytes(b)
 		if err != nil {

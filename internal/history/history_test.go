@@ -87,6 +87,9 @@ func TestReadErrorsNameFileAndLine(t *testing.T) {
 		"schema":      {`{"schema":"other@1","command":"check","document":{},"time":"2026-01-02T03:04:05Z"}` + "\n", `:1: schema "other@1"`},
 		"no document": {`{"schema":"retrieval-gate/history@1","command":"check","document":null,"time":"2026-01-02T03:04:05Z"}` + "\n", ":1: record without a document object"},
 		"bad time":    {`{"schema":"retrieval-gate/history@1","command":"check","document":{},"time":"yesterday"}` + "\n", `:1: time "yesterday"`},
+		// One rule for duplicate keys in every JSON input (fastjson alone let the last win).
+		"dup commit":      {`{"schema":"retrieval-gate/history@1","command":"check","commit":"a","commit":"b","document":{},"time":"2026-01-02T03:04:05Z"}` + "\n", `:1: duplicate key "commit" at column 69`},
+		"dup in document": {"\n" + `{"schema":"retrieval-gate/history@1","command":"check","document":{"hit":{"mean":1,"mean":0}},"time":"2026-01-02T03:04:05Z"}` + "\n", `:2: duplicate key "mean" at column 84`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "h.jsonl")

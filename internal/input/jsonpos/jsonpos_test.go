@@ -108,6 +108,12 @@ func checkLines(t *testing.T, data []byte, v *Value) {
 
 func check(t *testing.T, p *Parser, data []byte) {
 	v, err := p.Parse(data, 1, 0)
+	// Scanner.Check (validation without a tree) agrees with Parse exactly.
+	var sc Scanner
+	cerr := sc.Check(data)
+	if (err == nil) != (cerr == nil) || (err != nil && err.Error() != cerr.Error()) {
+		t.Fatalf("%q: Parse says %v, Check says %v", data, err, cerr)
+	}
 	key, dup, syn := refWalk(data)
 	var se *SyntaxError
 	switch {
