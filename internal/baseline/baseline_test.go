@@ -134,6 +134,10 @@ func TestLoadErrors(t *testing.T) {
 		"bad rank":      {`{"id":"a","rank":-1}` + "\n", "base.jsonl:1: rank must be a non-negative integer"},
 		"rank too big":  {`{"id":"a","rank":2147483648}` + "\n", "base.jsonl:1: rank 2147483648 is above 2147483647"},
 		"gold not list": {`{"id":"a","gold":"g"}` + "\n", "base.jsonl:1: gold must be an array of strings"},
+		// One rule for duplicate keys in every JSON input (fastjson let the last one win).
+		"dup in header":     {`{"schema":"retrieval-gate/baseline@1","schema":"x"}` + "\n", `base.jsonl:1: duplicate key "schema" at column 39`},
+		"dup in first case": {`{"id":"a","id":"b"}` + "\n", `base.jsonl:1: duplicate key "id" at column 11`},
+		"dup in a score":    {bline("a", "g", 1, 1) + `{"id":"b","scores":{"retrieval_hit_at_k":1,"retrieval_hit_at_k":0}}` + "\n", `base.jsonl:2: duplicate key "retrieval_hit_at_k" at column 44`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Load(context.Background(), strings.NewReader(tc.in), "base.jsonl", t.TempDir())

@@ -22,6 +22,7 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
@@ -180,6 +181,7 @@ type Source struct {
 	line    int
 	pending []byte // a first line that is already a case (cases-out)
 	p       fastjson.Parser
+	check   jsonpos.Scanner // every line passes jsonpos first: a repeated key is an error
 	gz      *gzip.Reader
 }
 
@@ -205,6 +207,12 @@ func Open(r io.Reader, file string) (*Source, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if err := s.check.Check(first); err != nil {
+		if se, ok := err.(*jsonpos.SyntaxError); ok && se.Dup { //nolint:errorlint // Check returns *SyntaxError only
+			return nil, input.Errorf(file, s.line, "%s", se.Describe())
+		}
+		return nil, input.Errorf(file, s.line, "not a JSON object (a baseline file starts with its header line)")
 	}
 	v, perr := s.p.ParseBytes(first)
 	if perr != nil || v.Type() != fastjson.TypeObject {
@@ -262,7 +270,13 @@ func (s *Source) Next() ([]byte, int, error) {
 		return b, s.line, nil
 	}
 	b, err := s.next()
-	return b, s.line, err
+	if err != nil {
+		return nil, s.line, err
+	}
+	if err := s.check.Check(b); err != nil {
+		return nil, s.line, input.Errorf(s.File, s.line, "%s", jsonpos.Message(err, "invalid JSON: "))
+	}
+	return b, s.line, nil
 }
 
 // Close releases the decompressor.
