@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 )
 
 // CacheKey addresses one judgment: the prompt's hash, the model, the query text,
@@ -99,12 +100,19 @@ func OpenCache(path string) (*Cache, error) {
 // a newline before appending); a torn last line is left out.
 func (c *Cache) load(r io.Reader) (good int64, tail []byte, err error) {
 	br := bufio.NewReaderSize(r, 1<<20)
+	// Every line passes jsonpos first (the one JSON rule of the inputs): a
+	// repeated key is an error, where encoding/json lets the last one win.
+	var check jsonpos.Scanner
 	line := 0
 	for {
 		b, err := br.ReadBytes('\n')
 		if len(b) > 0 && b[len(b)-1] != '\n' {
+			cerr := check.Check(b)
+			if se, ok := cerr.(*jsonpos.SyntaxError); ok && se.Dup { //nolint:errorlint // Check returns *SyntaxError only
+				return 0, nil, input.Errorf(c.path, line+1, "%s", se.Describe())
+			}
 			var e Entry
-			if json.Unmarshal(b, &e) == nil && validEntry(e) {
+			if cerr == nil && json.Unmarshal(b, &e) == nil && validEntry(e) {
 				c.entries[e.Key] = e
 				c.loaded++
 				return good, b, nil
@@ -122,6 +130,12 @@ func (c *Cache) load(r io.Reader) (good int64, tail []byte, err error) {
 		t := bytes.TrimSpace(b)
 		if len(t) == 0 {
 			continue
+		}
+		if err := check.Check(t); err != nil {
+			if se, ok := err.(*jsonpos.SyntaxError); ok && se.Dup { //nolint:errorlint // Check returns *SyntaxError only
+				return 0, nil, input.Errorf(c.path, line, "%s", se.Describe())
+			}
+			return 0, nil, input.Errorf(c.path, line, "not a judge cache entry (delete the file to start afresh)")
 		}
 		var e Entry
 		if err := json.Unmarshal(t, &e); err != nil || !validEntry(e) {
