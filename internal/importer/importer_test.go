@@ -138,6 +138,15 @@ func TestErrors(t *testing.T) {
 			`{"testIdx": 0, "vars": {"query": "x"}, "provider": {"id": "a"}, "response": {"output": ["d"]}},` + "\n" +
 			`{"testIdx": 0, "vars": {"query": "x"}, "provider": {"id": "b"}, "response": {"output": ["d"]}}]}}`,
 			`in:3: results[1]: the file holds results of several providers ("a", "b"): pick one with --provider`},
+		// One rule for duplicate keys in every JSON input (encoding/json let the last one win).
+		{"irds dup key", "irds-qrels", "{\"query_id\": \"1\", \"doc_id\": \"2\", \"relevance\": 1}\n{\"query_id\": \"1\", \"doc_id\": \"2\", \"doc_id\": \"3\", \"relevance\": 1}\n", `in:2: duplicate key "doc_id" at column 34`},
+		{"irds docs dup key", "irds-docs", `{"doc_id": "a", "text": "x", "text": "y"}`, `in:1: duplicate key "text" at column 30`},
+		{"ragas dup key", "ragas", `{"user_input": "q", "user_input": "r"}`, `in:1: duplicate key "user_input" at column 21`},
+		{"ragas array dup key", "ragas", "[\n  {\"user_input\": \"q\"},\n  {\"user_input\": \"q\",\n   \"retrieved_context_ids\": [], \"retrieved_context_ids\": [\"a\"]}\n]\n", `in:4: duplicate key "retrieved_context_ids"`},
+		{"promptfoo dup in a result", "promptfoo", "{\"results\": {\"results\": [\n{\"testIdx\": 0, \"vars\": {\"query\": \"x\", \"query\": \"y\"}, \"response\": {\"output\": [\"d\"]}}]}}", `in:2: duplicate key "query"`},
+		{"promptfoo dup results", "promptfoo", "{\"results\": {\"results\": [\n{\"testIdx\": 0, \"vars\": {\"query\": \"x\"}, \"response\": {\"output\": [\"d\"]}}]},\n\"results\": {}}", `in:3: duplicate key "results"`},
+		{"promptfoo dup in summary", "promptfoo", "{\"results\": {\"version\": 3,\n\"version\": 4, \"results\": []}}", `in:2: duplicate key "version"`},
+		{"promptfoo dup before results", "promptfoo", "{\"config\": {\"a\": 1,\n\"a\": 2}, \"results\": []}", `in:2: duplicate key "a"`},
 		{"csv no query", "csv", "id,retrieved\n1,a\n", "in:1: the header has no query column"},
 		{"csv width", "csv", "query,retrieved\nq,a\nq,a,b\n", "in:3: wrong number of fields"},
 		{"csv list", "csv", "query,retrieved\nq,[a\n", `in:2: column "retrieved": not a JSON array of strings`},

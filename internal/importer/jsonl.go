@@ -10,6 +10,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 )
 
 // The JSON formats: ir_datasets JSONL exports, ragas datasets (JSONL or a JSON
@@ -117,9 +119,15 @@ func jsonKind(raw json.RawMessage) string {
 
 // jsonLines calls fn with each non-blank line of JSONL decoded as an object.
 func jsonLines(ctx context.Context, br *bufio.Reader, file string, fn func(n int, o object) error) error {
+	var check jsonpos.Scanner
 	return lines(ctx, br, file, func(n int, line []byte) error {
 		if blank(line) {
 			return nil
+		}
+		// jsonpos first, the one JSON rule of the inputs: a repeated key is
+		// an error (encoding/json lets the last one win).
+		if err := check.Check(line); err != nil {
+			return Errorf(file, n, "%s", jsonpos.Message(err, "invalid JSON: "))
 		}
 		var o object
 		if err := json.Unmarshal(line, &o); err != nil {
@@ -264,9 +272,10 @@ func convertIRDSDocs(ctx context.Context, br *bufio.Reader, file string, w *bufi
 
 // jsonDoc walks a JSON document (not JSONL) element by element.
 type jsonDoc struct {
-	dec  *json.Decoder
-	file string
-	opt  Options
+	dec   *json.Decoder
+	file  string
+	opt   Options
+	check jsonpos.Scanner // every value decoded passes jsonpos first: a repeated key is an error
 }
 
 func newJSONDoc(br *bufio.Reader, file string, opt Options) *jsonDoc {
@@ -299,6 +308,38 @@ func (d *jsonDoc) syntax(err error) error {
 	return d.errAt(d.dec.InputOffset(), "%v", err)
 }
 
+// decodeRaw decodes the next value as raw bytes and checks it with jsonpos: a
+// repeated key is an error at its place.
+func (d *jsonDoc) decodeRaw() (json.RawMessage, error) {
+	var raw json.RawMessage
+	if err := d.dec.Decode(&raw); err != nil {
+		return nil, d.syntax(err)
+	}
+	if err := d.check.Check(raw); err != nil {
+		var se *jsonpos.SyntaxError
+		start := d.dec.InputOffset() - int64(len(raw))
+		if errors.As(err, &se) {
+			// At its line (the document's columns are not counted here).
+			if se.Dup {
+				return nil, d.errAt(start+int64(se.Off), "%s", se.Msg)
+			}
+			return nil, d.errAt(start+int64(se.Off), "invalid JSON: %s", se.Msg)
+		}
+		return nil, d.errAt(start, "invalid JSON: %v", err)
+	}
+	return raw, nil
+}
+
+// seenKey records key (a member of the object being walked, whose keys are in
+// seen) and reports it when the object already has it.
+func (d *jsonDoc) seenKey(seen map[string]bool, key string) error {
+	if seen[key] {
+		return d.errAt(d.dec.InputOffset(), "duplicate key %s", jsonpos.QuoteKey([]byte(key)))
+	}
+	seen[key] = true
+	return nil
+}
+
 // delim reads the next token and requires it to be the delimiter want.
 func (d *jsonDoc) delim(want json.Delim, what string) error {
 	off := d.dec.InputOffset()
@@ -329,10 +370,18 @@ func (d *jsonDoc) elements(ctx context.Context, what string, fn func(i int, off 
 				return err
 			}
 		}
-		off := d.dec.InputOffset()
+		raw, err := d.decodeRaw()
+		if err != nil {
+			return err
+		}
+		off := d.dec.InputOffset() - int64(len(raw))
 		var o object
-		if err := d.dec.Decode(&o); err != nil {
-			return d.syntax(err)
+		if err := json.Unmarshal(raw, &o); err != nil {
+			var ute *json.UnmarshalTypeError
+			if errors.As(err, &ute) {
+				return d.errAt(off, "want a JSON object, got a %s", ute.Value)
+			}
+			return d.errAt(off, "%v", err)
 		}
 		if o == nil {
 			return d.errAt(off, "%s[%d] must be an object, got null", what, i)
@@ -349,29 +398,53 @@ func (d *jsonDoc) elements(ctx context.Context, what string, fn func(i int, off 
 
 // key walks the object that comes next to the member named key and leaves the
 // decoder before its value; other members are skipped.
-func (d *jsonDoc) key(key, what string) error {
+func (d *jsonDoc) key(key, what string) (map[string]bool, error) {
 	if err := d.delim('{', what+" (a JSON object)"); err != nil {
-		return err
+		return nil, err
 	}
 	return d.member(key, what)
 }
 
-// member is key after the object's '{'.
-func (d *jsonDoc) member(key, what string) error {
+// member is key after the object's '{'. It returns the keys seen so far in the
+// object, for rest.
+func (d *jsonDoc) member(key, what string) (map[string]bool, error) {
+	seen := map[string]bool{}
+	for d.dec.More() {
+		tok, err := d.dec.Token()
+		if err != nil {
+			return nil, d.syntax(err)
+		}
+		k, _ := tok.(string)
+		if err := d.seenKey(seen, k); err != nil {
+			return nil, err
+		}
+		if tok == key {
+			return seen, nil
+		}
+		if _, err := d.decodeRaw(); err != nil {
+			return nil, err
+		}
+	}
+	return nil, d.errAt(d.dec.InputOffset(), "%s has no %q", what, key)
+}
+
+// rest reads the members that follow the walked one in an object whose keys so
+// far are in seen, and its '}': a repeated key is an error there too.
+func (d *jsonDoc) rest(seen map[string]bool, what string) error {
 	for d.dec.More() {
 		tok, err := d.dec.Token()
 		if err != nil {
 			return d.syntax(err)
 		}
-		if tok == key {
-			return nil
+		k, _ := tok.(string)
+		if err := d.seenKey(seen, k); err != nil {
+			return err
 		}
-		var skip json.RawMessage
-		if err := d.dec.Decode(&skip); err != nil {
-			return d.syntax(err)
+		if _, err := d.decodeRaw(); err != nil {
+			return err
 		}
 	}
-	return d.errAt(d.dec.InputOffset(), "%s has no %q", what, key)
+	return d.delim('}', "the end of "+what)
 }
 
 // peekDelim returns the first non-space byte still to be read.

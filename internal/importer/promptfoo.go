@@ -31,7 +31,8 @@ var (
 // prompt, provider) cell; a file with several providers needs Options.Provider.
 func convertPromptfoo(ctx context.Context, br *bufio.Reader, file string, w *bufio.Writer, opt Options, st *Stats) error {
 	d := newJSONDoc(br, file, opt)
-	if err := d.key("results", "the promptfoo file"); err != nil {
+	top, err := d.key("results", "the promptfoo file")
+	if err != nil {
 		return err
 	}
 	// The output file's "results" is the summary object holding the results
@@ -41,9 +42,10 @@ func convertPromptfoo(ctx context.Context, br *bufio.Reader, file string, w *buf
 	if err != nil {
 		return d.syntax(err)
 	}
+	var summary map[string]bool // the keys of the summary object, when "results" is one
 	switch tok {
 	case json.Delim('{'):
-		if err := d.member("results", "the promptfoo summary (\"results\")"); err != nil {
+		if summary, err = d.member("results", "the promptfoo summary (\"results\")"); err != nil {
 			return err
 		}
 		if err := d.delim('[', "results.results (a JSON array)"); err != nil {
@@ -55,7 +57,7 @@ func convertPromptfoo(ctx context.Context, br *bufio.Reader, file string, w *buf
 	}
 	cw := newCaseWriter(w, opt, st)
 	provider := ""
-	return d.elements(ctx, "results", func(i int, off int64, o object) error {
+	err = d.elements(ctx, "results", func(i int, off int64, o object) error {
 		line := 0
 		if opt.LineAt != nil {
 			line = opt.LineAt(off)
@@ -79,6 +81,16 @@ func convertPromptfoo(ctx context.Context, br *bufio.Reader, file string, w *buf
 		}
 		return cw.write(file, line, c)
 	})
+	if err != nil {
+		return err
+	}
+	// The members after "results": a key repeated there is an error too.
+	if summary != nil {
+		if err := d.rest(summary, "the promptfoo summary (\"results\")"); err != nil {
+			return err
+		}
+	}
+	return d.rest(top, "the promptfoo file")
 }
 
 func promptfooProvider(o object) (string, error) {
