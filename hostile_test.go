@@ -82,7 +82,8 @@ func hostileExpectations(readme string) (map[string]string, error) {
 }
 
 // hostileRuns are the command lines that read a file of each family; $F is the
-// hostile file, outputs go to out/.
+// hostile file, $COPY a copy of it with the same base name (for a command that
+// appends to its input: the corpus is never modified), outputs go to out/.
 var hostileRuns = map[string][]string{
 	"cases": {
 		"check --cases $F --kb $ROOT/testdata/demo/kb --comment never --json out/a.json --markdown out/a.md --cases-out out/c.jsonl",
@@ -101,6 +102,14 @@ var hostileRuns = map[string][]string{
 	},
 	"qrels": {
 		"compare --qrels $F --run a=$ROOT/internal/compare/testdata/oracle/dev300.run --bootstrap 100 --comment never --json out/x.json",
+	},
+	// GITHUB_REF_NAME=main (set by hostileScript): the trend reads the records of main.
+	"history": {
+		"check --cases $ROOT/testdata/demo/cases.jsonl --kb $ROOT/testdata/demo/kb --comment never --history $COPY --markdown out/a.md --html out/a.html",
+		"report --history $F --html out/h.html",
+	},
+	"baseline": {
+		"check --cases $ROOT/testdata/demo/cases.jsonl --kb $ROOT/testdata/demo/kb --comment never --baseline $F --json out/a.json --markdown out/a.md",
 	},
 	"run": {
 		"compare --qrels $ROOT/internal/compare/testdata/oracle/dev300.qrels --run a=$F --bootstrap 100 --comment never --json out/x.json",
@@ -123,8 +132,16 @@ func hostileScript(name, want string) string {
 		fmt.Fprintf(&b, "mkdir kbdir\ncp %s kbdir/%s\n", file, base)
 		kb = "kbdir"
 	}
+	if family == "history" {
+		b.WriteString("env GITHUB_REF_NAME=main\n")
+	}
+	copied := false
 	for _, run := range runs {
-		line := strings.NewReplacer("$F", file, "$KB", kb).Replace(run)
+		if strings.Contains(run, "$COPY") && !copied {
+			fmt.Fprintf(&b, "mkdir copy\ncp %s copy/%s\n", file, base)
+			copied = true
+		}
+		line := strings.NewReplacer("$F", file, "$KB", kb, "$COPY", "copy/"+base).Replace(run)
 		fmt.Fprintf(&b, "exec sh exit.sh retrieval-gate %s\n", line)
 		b.WriteString("! stderr 'panic|goroutine [0-9]+'\n")
 		if want == "accepted" {
@@ -135,6 +152,10 @@ func hostileScript(name, want string) string {
 		b.WriteString("stdout '^exit=2$'\n")
 		fmt.Fprintf(&b, "stderr %s\n", quote(regexp.QuoteMeta(base+":")+"[0-9]+: "))
 		b.WriteString("! exists out\n")
+		if copied {
+			// Refused: the copy is left as it was (nothing appended).
+			fmt.Fprintf(&b, "cmp copy/%s %s\n", base, file)
+		}
 	}
 	b.WriteString("-- exit.sh --\n\"$@\"\necho \"exit=$?\"\n")
 	return b.String()

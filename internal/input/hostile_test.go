@@ -15,7 +15,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/valyala/fastjson"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
+	"github.com/retrieval-gate/retrieval-gate/internal/history"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
@@ -107,6 +110,23 @@ func readersOf(family, ext string) []reader {
 		return []reader{{"ReadLock", func(ctx context.Context, p string) error {
 			_, err := labelfile.ReadLockFile(ctx, p)
 			return err
+		}}}
+	case "history":
+		return []reader{{"history.Scan", func(_ context.Context, p string) error {
+			return history.Scan(p, func(history.Record, *fastjson.Value) error { return nil })
+		}}}
+	case "baseline":
+		return []reader{{"baseline.Load", func(ctx context.Context, p string) error {
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			b, err := baseline.Load(ctx, f, p, os.TempDir())
+			if err != nil {
+				return err
+			}
+			return b.Close()
 		}}}
 	}
 	return nil
