@@ -5,7 +5,10 @@
 // Two users: the cases scanner (internal/input/casefile) embeds Scanner and
 // decodes the cases schema straight from the bytes, without a tree, because it
 // is the hot path; every other JSON input (knowledge-base cards, qrels, labels,
-// locks, the case rewriting of retrieve) parses a tree with Parser.
+// locks, the case rewriting of retrieve, report --from) parses a tree with
+// Parser. Readers that decode with another library (the history, the baseline,
+// the judge cache, import's JSON formats) validate each line or value with
+// Scanner.Check first, so the rule below holds for them too.
 //
 // One rule for duplicate keys, in both: an object that repeats a key (compared
 // after unescaping) is an error naming the key, at the second occurrence.
