@@ -106,16 +106,16 @@ func TestCacheFile(t *testing.T) {
 	// A corrupt line in the middle: file:line.
 	require.NoError(t, os.WriteFile(path, []byte("{\"key\": \"a\", \"grade\": 1}\nnot json\n{\"key\": \"b\", \"grade\": 1}\n"), 0o644))
 	_, err = judge.OpenCache(path)
-	assert.EqualError(t, err, path+":2: not a judge cache entry (delete the file to start afresh)")
+	require.EqualError(t, err, path+":2: not a judge cache entry (delete the file to start afresh)")
 
 	// A repeated key (a grade that encoding/json took the last of), in a line
 	// or in a complete last line without newline: file:line and the key.
 	require.NoError(t, os.WriteFile(path, []byte("{\"key\": \"a\", \"grade\": 1}\n{\"key\": \"b\", \"grade\": 0, \"grade\": 3}\n"), 0o644))
 	_, err = judge.OpenCache(path)
-	assert.EqualError(t, err, path+`:2: duplicate key "grade" at column 26`)
+	require.EqualError(t, err, path+`:2: duplicate key "grade" at column 26`)
 	require.NoError(t, os.WriteFile(path, []byte("{\"key\": \"a\", \"grade\": 1}\n{\"key\": \"b\", \"key\": \"c\", \"grade\": 1}"), 0o644))
 	_, err = judge.OpenCache(path)
-	assert.EqualError(t, err, path+`:2: duplicate key "key" at column 14`)
+	require.EqualError(t, err, path+`:2: duplicate key "key" at column 14`)
 }
 
 // table builds pairs and the hidden grades of a fake judge.
