@@ -11,6 +11,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 )
 
@@ -245,7 +246,7 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	sf := f.stage()
 	sf.evaluateRuns = newEvaluateRuns(o, runNames, in)
 	for i, s := range stages {
-		fmt.Fprintf(env.Stderr, "evaluate: stage %d/%d: %s\n", i+1, len(stages), plain(s.String()))
+		fmt.Fprintf(env.Stderr, "evaluate: stage %d/%d: %s\n", i+1, len(stages), format.SanitizeText(s.String()))
 		if err := s.cmd.Run(ctx, sf, s.args); err != nil {
 			return fmt.Errorf("evaluate: stage %d (%s) failed: %w", i+1, s.cmd.Name(), err)
 		}
@@ -268,7 +269,7 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	if err := final.Commit(); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stderr, "evaluate: reports in %s (compare.html, compare.json, compare.md, judge.json); stages in %s\n", plain(o.out), plain(in("stages.txt")))
+	fmt.Fprintf(env.Stderr, "evaluate: reports in %s (compare.html, compare.json, compare.md, judge.json); stages in %s\n", format.SanitizeText(o.out), format.SanitizeText(in("stages.txt")))
 	// The stages set their outputs (judge: qrels, judgments; compare: json,
 	// recommended) and compare's job summary and comment; evaluate adds its DIR,
 	// and the history branch's notice or warning.

@@ -11,6 +11,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/chunk"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
@@ -179,7 +180,7 @@ func runGenerate(ctx context.Context, f *Factory, o *generateOptions) error {
 	if o.roundTripK > 0 {
 		fmt.Fprintf(w, "generate: round-trip filter (source card in the top %d of dense, lexical or hybrid): %d query(ies) dropped\n", o.roundTripK, dropped)
 	}
-	fmt.Fprintf(w, "generate: %d case(s) written to %s\n", len(cases), plain(o.out))
+	fmt.Fprintf(w, "generate: %d case(s) written to %s\n", len(cases), format.SanitizeText(o.out))
 	return nil
 }
 

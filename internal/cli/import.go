@@ -150,8 +150,8 @@ func (c *ImportCommand) run(ctx context.Context, fac *Factory, o *importOptions)
 	if f != nil {
 		how = "given"
 	}
-	fmt.Fprintf(env.Stderr, "import: read %s as %s (%s: %s)\n", plain(name), used.Name, how, used.Description)
-	fmt.Fprintf(env.Stderr, "import: wrote %d %s to %s\n", st.Records, kindNoun(used.Kind), plain(*out))
+	fmt.Fprintf(env.Stderr, "import: read %s as %s (%s: %s)\n", format.SanitizeText(name), used.Name, how, used.Description)
+	fmt.Fprintf(env.Stderr, "import: wrote %d %s to %s\n", st.Records, kindNoun(used.Kind), format.SanitizeText(*out))
 	clamped := ""
 	if st.ClampedLow > 0 || st.ClampedHigh > 0 {
 		clamped = fmt.Sprintf("relevance outside %d..%d clamped: %d below set to %d, %d above set to %d",

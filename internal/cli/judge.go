@@ -10,13 +10,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // JudgeCommand is `retrieval-gate judge`: grade the pooled results of one or
@@ -268,16 +268,6 @@ func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, 
 	return res, nil
 }
 
-// plain makes user-controlled text one inert line: control characters become spaces.
-func plain(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
-			return ' '
-		}
-		return r
-	}, strings.ToValidUTF8(s, "\uFFFD"))
-}
-
 func fmtFloat(v *float64) string {
 	if v == nil {
 		return "undefined"
@@ -290,11 +280,11 @@ func printJudgeSummary(w io.Writer, res *judge.Result, s *judge.Summary) {
 	if model == "" {
 		model = "(server default)"
 	}
-	format := res.Format
+	answer := res.Format
 	if res.FellBack {
-		format += " (the server rejected response_format json_schema)"
+		answer += " (the server rejected response_format json_schema)"
 	}
-	fmt.Fprintf(w, "judge: model %s, prompt %s %s, answer format %s\n", plain(model), plain(res.Prompt.Version), res.Prompt.Hash, format)
+	fmt.Fprintf(w, "judge: model %s, prompt %s %s, answer format %s\n", format.SanitizeText(model), format.SanitizeText(res.Prompt.Version), res.Prompt.Hash, answer)
 	fmt.Fprintf(w, "judge: %d pairs, %d labelled (rel 3: %d, 2: %d, 1: %d, 0: %d), %d unjudged\n",
 		s.Pairs, s.Judged, s.Distribution[3], s.Distribution[2], s.Distribution[1], s.Distribution[0], s.Unjudged)
 	fmt.Fprintf(w, "judge: unjudged answers: %d unparseable, %d out of range, %d over the request budget (after one retry each; never counted as 0)\n",

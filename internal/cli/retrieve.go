@@ -240,7 +240,7 @@ func (c *RetrieveCommand) run(ctx context.Context, f *Factory, o *retrieveOption
 	if err := outs.Commit(); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stderr, "retrieve: %d cases written to %s\n", n, plain(o.out))
+	fmt.Fprintf(env.Stderr, "retrieve: %d cases written to %s\n", n, format.SanitizeText(o.out))
 	if f.staged {
 		return nil // evaluate's outputs and job summary say what its stages did
 	}

@@ -124,13 +124,14 @@ func hexWords(s string) map[int]bool {
 	return at
 }
 
-// SanitizeText makes user-controlled text safe for a terminal: control
-// characters (including newlines and escape sequences) become spaces, and format
-// characters (bidi overrides, zero-width characters: Unicode Cf) a visible (U+XXXX).
+// SanitizeText makes user-controlled text safe for a terminal and a log line:
+// control characters (including newlines and escape sequences) and the line and
+// paragraph separators become spaces, and format characters (bidi overrides,
+// zero-width characters: Unicode Cf) a visible (U+XXXX).
 func SanitizeText(s string) string {
 	clean := true
 	for _, r := range s {
-		if unicode.IsControl(r) || r == utf8.RuneError || unicode.Is(unicode.Cf, r) {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == utf8.RuneError || unicode.Is(unicode.Cf, r) {
 			clean = false
 			break
 		}
@@ -141,7 +142,7 @@ func SanitizeText(s string) string {
 	var b strings.Builder
 	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
 		switch {
-		case unicode.IsControl(r):
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
 			b.WriteByte(' ')
 		case unicode.Is(unicode.Cf, r):
 			fmt.Fprintf(&b, "(U+%04X)", r)

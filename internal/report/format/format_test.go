@@ -155,6 +155,7 @@ func TestAppendJSONString(t *testing.T) {
 // data cannot reorder or hide what a terminal shows (issue 10 item 7).
 func TestSanitizeTextFormatCharacters(t *testing.T) {
 	assert.Equal(t, "id(U+202E)gnp.exe", SanitizeText("id\u202Egnp.exe"))
+	assert.Equal(t, "a b c", SanitizeText("a\u2028b\u2029c"), "line and paragraph separators are spaces")
 	assert.Equal(t, "a(U+200B)b c", SanitizeText("a\u200Bb\nc"))
 	assert.Equal(t, "plain", SanitizeText("plain"))
 }
