@@ -136,9 +136,14 @@ func (a axis) ticks() []float64 {
 }
 
 // frac is where v lies on the axis, 0 at lo and 1 at hi (halved, so that a span
-// near ±MaxFloat64 does not overflow).
+// near ±MaxFloat64 does not overflow); the middle on an axis too narrow for the
+// magnitude of its values (1e21 + 1 is 1e21: lo and hi are equal).
 func (a axis) frac(v float64) float64 {
-	return (v/2 - a.lo/2) / (a.hi/2 - a.lo/2)
+	span := a.hi/2 - a.lo/2
+	if !(span > 0) || math.IsInf(span, 0) {
+		return 0.5
+	}
+	return (v/2 - a.lo/2) / span
 }
 
 func (a axis) label(v float64) string {
