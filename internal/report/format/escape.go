@@ -73,14 +73,7 @@ func EscapeMarkdown(s string) string {
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		default:
-			switch {
-			case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
-				b.WriteByte(' ')
-			case unicode.Is(unicode.Cf, r):
-				fmt.Fprintf(&b, "(U+%04X)", r)
-			default:
-				b.WriteRune(r)
-			}
+			writeTextRune(&b, r)
 		}
 	}
 	return b.String()
@@ -141,16 +134,23 @@ func SanitizeText(s string) string {
 	}
 	var b strings.Builder
 	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		switch {
-		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
-			b.WriteByte(' ')
-		case unicode.Is(unicode.Cf, r):
-			fmt.Fprintf(&b, "(U+%04X)", r)
-		default:
-			b.WriteRune(r)
-		}
+		writeTextRune(&b, r)
 	}
 	return b.String()
+}
+
+// writeTextRune is the one rule of the escapers for a rune of plain text:
+// control characters and the line and paragraph separators become a space,
+// format characters (Cf) a visible (U+XXXX), anything else itself.
+func writeTextRune(b *strings.Builder, r rune) {
+	switch {
+	case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
+		b.WriteByte(' ')
+	case unicode.Is(unicode.Cf, r):
+		fmt.Fprintf(b, "(U+%04X)", r)
+	default:
+		b.WriteRune(r)
+	}
 }
 
 // CommitPrefix is the first n characters of a commit id as the reports show it
