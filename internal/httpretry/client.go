@@ -14,7 +14,7 @@ import (
 
 // Client posts JSON to the model servers (embedders, reranker, LLMs) under one
 // policy: retries as the package describes, credentials only to the URL's own
-// origin, secrets redacted from every error.
+// origin, secrets redacted from every error, answers bounded (ReadAnswer).
 type Client struct {
 	// HTTP supplies the base transport (its Transport; nil is the default). Its
 	// Timeout and CheckRedirect are not used: Policy.Timeout bounds each attempt
@@ -28,6 +28,8 @@ type Client struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Secrets are redacted from every error besides the Header values.
 	Secrets []string
+	// MaxAnswer bounds a 2xx answer (see ReadAnswer); <= 0 is MaxAnswer.
+	MaxAnswer int64
 }
 
 // StatusError is a final non-2xx answer. Body is redacted.
@@ -45,14 +47,19 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("%s answered HTTP %d: %s", e.URL, e.Status, e.Body)
 }
 
-// MaxResponse bounds a response body read by Post.
-const MaxResponse = 256 << 20
+// maxErrorBody is how much of a non-2xx answer Post reads (for its message).
+const maxErrorBody = 64 << 10
 
-// Post sends body as JSON to url and returns the 2xx response body.
+// Post sends body as JSON to url and returns the 2xx response body, at most
+// c.MaxAnswer bytes. A zero Policy.Budget is DefaultPolicy's (3 minutes), the
+// budget of every model server, whatever the attempts and timeout.
 func (c *Client) Post(ctx context.Context, url string, body []byte) ([]byte, error) {
 	p := c.Policy
 	if c.Sleep != nil {
 		p.Sleep = c.Sleep
+	}
+	if p.Budget <= 0 {
+		p.Budget = DefaultPolicy.Budget
 	}
 	var base http.RoundTripper
 	if c.HTTP != nil {
@@ -82,12 +89,23 @@ func (c *Client) Post(ctx context.Context, url string, body []byte) ([]byte, err
 		return nil, redactErr(cleanNetError(err), secrets)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponse))
+	if resp.StatusCode/100 == 2 {
+		data, err := ReadAnswer(ctx, resp.Body, resp.ContentLength, c.MaxAnswer, url)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			var tl *TooLargeError
+			if !errors.As(err, &tl) {
+				err = fmt.Errorf("%s: reading the response: %w", url, cleanNetError(err))
+			}
+			return nil, redactErr(err, secrets)
+		}
+		return data, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	if err != nil {
 		return nil, redactErr(fmt.Errorf("%s: reading the response: %w", url, cleanNetError(err)), secrets)
-	}
-	if resp.StatusCode/100 == 2 {
-		return data, nil
 	}
 	return nil, &StatusError{URL: Redact(url, secrets...), Status: resp.StatusCode, Body: Redact(snippet(data), secrets...), Attempts: counter.n}
 }

@@ -2,8 +2,10 @@
 // vLLM, llama.cpp's llama-server, Ollama's /v1, LiteLLM...): temperature 0,
 // optional structured output (response_format json_schema), token accounting from
 // `usage`, retries with Retry-After on 429 and 5xx (through httpretry), bounded
-// concurrency and a total request budget. The API key is sent as a bearer token
-// and never appears in an error message.
+// concurrency and a total request budget. An answer is at most
+// httpretry.MaxAnswer (4 MiB) and all answers read at once share
+// httpretry.MaxInFlight (64 MiB), whatever the concurrency. The API key is
+// sent as a bearer token and never appears in an error message.
 package llm
 
 import (
@@ -85,7 +87,7 @@ func New(cfg Config) (*Client, error) {
 	if n <= 0 {
 		n = 4
 	}
-	hc := &httpretry.Client{HTTP: cfg.HTTP, Policy: cfg.Policy, Header: http.Header{}, Sleep: cfg.Sleep}
+	hc := &httpretry.Client{HTTP: cfg.HTTP, Policy: cfg.Policy, Header: http.Header{}, Sleep: cfg.Sleep, MaxAnswer: httpretry.MaxAnswer}
 	if cfg.APIKey != "" {
 		hc.Header.Set("Authorization", "Bearer "+cfg.APIKey)
 	}
@@ -264,7 +266,10 @@ func (c *Client) clean(err error) error {
 	}
 	var se *httpretry.StatusError
 	if !errors.As(err, &se) {
-		return errors.New(c.redact(err.Error()))
+		if msg := err.Error(); c.redact(msg) != msg {
+			return errors.New(c.redact(msg))
+		}
+		return err // its type kept (*httpretry.TooLargeError, *httpretry.RateLimitError)
 	}
 	ae := &APIError{URL: c.url, Status: se.Status, Attempts: se.Attempts, Message: se.Body}
 	var we wireError

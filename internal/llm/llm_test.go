@@ -6,7 +6,9 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -159,4 +161,65 @@ func TestBudgetAndConcurrency(t *testing.T) {
 	assert.Equal(t, 3, budget)
 	assert.Equal(t, int64(5), srv.Requests(), "the budget is never exceeded")
 	assert.Equal(t, int64(2), srv.MaxInFlight(), "at most --concurrency requests in flight")
+}
+
+// endlessServer answers 200 with a body that never ends, counting what it sent.
+func endlessServer(t *testing.T, head string) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var sent atomic.Int64
+	chunk := []byte(strings.Repeat("a", 32<<10))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(head))
+		for r.Context().Err() == nil {
+			n, err := w.Write(chunk)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &sent
+}
+
+// Issue 20 item 5: an answer is read to at most 4 MiB (it was 256 MiB, then
+// unmarshalled), at every concurrency.
+func TestCompleteEndlessAnswer(t *testing.T) {
+	srv, sent := endlessServer(t, `{"choices":[{"message":{"content":"`)
+	c, err := llm.New(llm.Config{URL: srv.URL, Concurrency: 8})
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() {
+			_, errs[i] = c.Complete(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: judgePrompt}}})
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		var tl *httpretry.TooLargeError
+		require.ErrorAs(t, err, &tl)
+		assert.Contains(t, err.Error(), "longer than 4 MiB")
+	}
+	assert.Less(t, sent.Load(), int64(192<<20), "each answer stopped near its cap (socket buffers aside), not at 256 MiB")
+}
+
+// Issue 20 item 14: a client configured without a policy has the documented
+// 3-minute budget: a Retry-After of 200 s is not waited.
+func TestCompleteDefaultBudget(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "200")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	var waits []time.Duration
+	c, err := llm.New(llm.Config{URL: srv.URL, Sleep: func(_ context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		return nil
+	}})
+	require.NoError(t, err)
+	_, err = c.Complete(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: judgePrompt}}})
+	require.ErrorContains(t, err, "3m0s retry budget")
+	assert.Empty(t, waits)
 }

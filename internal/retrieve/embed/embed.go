@@ -31,13 +31,18 @@ type Batching struct {
 	Concurrency int // requests in flight; <= 0 means 4
 }
 
+// size is the texts per request.
+func (b Batching) size() int {
+	if b.Size <= 0 {
+		return 64
+	}
+	return b.Size
+}
+
 // run embeds texts in batches of b.Size with at most b.Concurrency requests in
 // flight, checking that each batch returns one vector per text of one dimension.
 func (b Batching) run(ctx context.Context, texts []string, fn batchFunc) ([][]float32, error) {
-	size, conc := b.Size, b.Concurrency
-	if size <= 0 {
-		size = 64
-	}
+	size, conc := b.size(), b.Concurrency
 	if conc <= 0 {
 		conc = 4
 	}

@@ -373,3 +373,46 @@ func TestOpenAIRedactsEchoedKey(t *testing.T) {
 	assert.Contains(t, err.Error(), "Incorrect API key provided: ***")
 	assert.NotContains(t, err.Error(), "ECHOED")
 }
+
+// endlessServer answers 200 with a body that never ends, counting what it sent.
+func endlessServer(t *testing.T, head string) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var sent atomic.Int64
+	chunk := []byte(strings.Repeat("1,", 16<<10))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(head))
+		for r.Context().Err() == nil {
+			n, err := w.Write(chunk)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &sent
+}
+
+// Issue 20 item 5, the embedders of the class: an endless vector is refused at
+// the batch's cap (1 MiB + 256 KiB a text), by both clients; Ollama's used to
+// decode it without end.
+func TestEmbedEndlessAnswer(t *testing.T) {
+	srv, sent := endlessServer(t, `{"embeddings":[[`)
+	o, err := NewOllama(OllamaConfig{URL: srv.URL, Model: "m", Batching: Batching{Size: 2},
+		HTTP: httpretry.NewHTTPClient(&httpretry.Transport{Policy: fastPolicy()})})
+	require.NoError(t, err)
+	_, err = o.EmbedDocuments(context.Background(), []string{"a", "b"})
+	var tl *httpretry.TooLargeError
+	require.ErrorAs(t, err, &tl)
+	assert.Equal(t, httpretry.EmbedAnswerCap(2), tl.Cap)
+	assert.Less(t, sent.Load(), int64(64<<20))
+
+	srv2, sent2 := endlessServer(t, `{"data":[{"embedding":[`)
+	e, err := NewOpenAI(OpenAIConfig{URL: srv2.URL, Batching: Batching{Size: 3}, Policy: fastPolicy()})
+	require.NoError(t, err)
+	_, err = e.EmbedDocuments(context.Background(), []string{"a", "b", "c"})
+	require.ErrorAs(t, err, &tl)
+	assert.Equal(t, httpretry.EmbedAnswerCap(3), tl.Cap)
+	assert.Less(t, sent2.Load(), int64(64<<20))
+}

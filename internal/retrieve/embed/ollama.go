@@ -85,10 +85,17 @@ func (o *Ollama) batch(ctx context.Context, texts []string) ([][]float32, error)
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 		return nil, fmt.Errorf("ollama embedder at %s: HTTP %d: %s", o.url, resp.StatusCode, strings.TrimSpace(string(msg)))
 	}
+	data, err := httpretry.ReadAnswer(ctx, resp.Body, resp.ContentLength, httpretry.EmbedAnswerCap(len(texts)), "ollama embedder at "+o.url)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("ollama embedder at %s: reading the response: %w", o.url, err)
+	}
 	var out struct {
 		Embeddings [][]float32 `json:"embeddings"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+	if err := json.Unmarshal(data, &out); err != nil {
 		return nil, fmt.Errorf("ollama embedder at %s: malformed response: %w", o.url, err)
 	}
 	if len(out.Embeddings) != len(texts) {

@@ -41,7 +41,8 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &httpretry.Client{HTTP: cfg.HTTP, Policy: cfg.Policy, Header: http.Header{}, Secrets: []string{cfg.APIKey}}
+	c := &httpretry.Client{HTTP: cfg.HTTP, Policy: cfg.Policy, Header: http.Header{}, Secrets: []string{cfg.APIKey},
+		MaxAnswer: httpretry.EmbedAnswerCap(cfg.Batching.size())}
 	if cfg.APIKey != "" {
 		c.Header.Set("Authorization", "Bearer "+cfg.APIKey)
 	}

@@ -104,3 +104,28 @@ func TestScoresBadResponseAndUnreachable(t *testing.T) {
 	_, err = c.Scores(context.Background(), "q", []string{"a"})
 	assert.ErrorContains(t, err, "reranker: http://"+addr+"/rerank unreachable after 3 attempt(s)")
 }
+
+// Issue 20 item 5, the reranker of the class: an endless answer is refused at
+// httpretry.MaxAnswer.
+func TestScoresEndlessAnswer(t *testing.T) {
+	var sent atomic.Int64
+	chunk := []byte(strings.Repeat(`{"index":0,"score":1},`, 1<<10))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("["))
+		for r.Context().Err() == nil {
+			n, err := w.Write(chunk)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	c, err := New(srv.URL, nil, httpretry.Policy{Attempts: 1})
+	require.NoError(t, err)
+	_, err = c.Scores(context.Background(), "q", []string{"a"})
+	var tl *httpretry.TooLargeError
+	require.ErrorAs(t, err, &tl)
+	assert.Contains(t, err.Error(), "longer than 4 MiB")
+	assert.Less(t, sent.Load(), int64(64<<20))
+}

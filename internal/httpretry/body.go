@@ -1,0 +1,125 @@
+package httpretry
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// The answers of the model servers are bounded twice: one answer by its
+// client's cap (MaxAnswer for a chat completion or a rerank, EmbedAnswerCap for
+// an embedding batch), and all the answers being read at once, by every client
+// of the process together, by MaxInFlight. A reader first reserves its answer's
+// Content-Length, or its whole cap when the length is unknown, and reads at most
+// that: an endless or oversized body costs at most one cap and fails with
+// *TooLargeError; many of them at once wait for each other instead of adding up.
+
+const (
+	// MaxAnswer bounds one chat-completion or rerank answer. A completion of
+	// 32k tokens is about 130 KiB of text; JSON escaping at most sextuples it
+	// (\u00XX), so 4 MiB is more than any real answer.
+	MaxAnswer = 4 << 20
+	// MaxInFlight bounds the answer bytes all clients of the process read at
+	// once (16 answers of MaxAnswer).
+	MaxInFlight = 64 << 20
+	// maxEmbedAnswer bounds EmbedAnswerCap.
+	maxEmbedAnswer = MaxInFlight
+)
+
+// EmbedAnswerCap bounds the answer to an embedding request of n texts: 1 MiB
+// plus 256 KiB a text (a 8192-dimension vector at 32 bytes a number), at most
+// MaxInFlight.
+func EmbedAnswerCap(n int) int64 {
+	return min(int64(1<<20)+int64(max(n, 0))*(256<<10), maxEmbedAnswer)
+}
+
+// TooLargeError is an answer longer than its cap.
+type TooLargeError struct {
+	URL string
+	Cap int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s: the answer is longer than %s, more than such a server sends: refused", e.URL, sizeText(e.Cap))
+}
+
+func sizeText(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	if n >= 1<<10 && n%(1<<10) == 0 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// inFlight is the process's reservation of answer bytes.
+var inFlight = newByteSem(MaxInFlight)
+
+// byteSem is a weighted semaphore whose waits end with ctx.
+type byteSem struct {
+	mu    sync.Mutex
+	free  int64
+	total int64
+	wake  chan struct{} // closed and replaced on every release
+}
+
+func newByteSem(n int64) *byteSem { return &byteSem{free: n, total: n, wake: make(chan struct{})} }
+
+// acquire reserves n bytes (at most the total, so one large reservation waits
+// for all others to end rather than forever).
+func (s *byteSem) acquire(ctx context.Context, n int64) (int64, error) {
+	n = min(max(n, 1), s.total)
+	for {
+		s.mu.Lock()
+		if s.free >= n {
+			s.free -= n
+			s.mu.Unlock()
+			return n, nil
+		}
+		wake := s.wake
+		s.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-wake:
+		}
+	}
+}
+
+func (s *byteSem) release(n int64) {
+	s.mu.Lock()
+	s.free += n
+	close(s.wake)
+	s.wake = make(chan struct{})
+	s.mu.Unlock()
+}
+
+// ReadAnswer reads a response body of at most limit bytes (<= 0: MaxAnswer)
+// under the process's MaxInFlight reservation: contentLength is the response's
+// (-1 when unknown). A longer body is a *TooLargeError, read no further than
+// limit+1 bytes. url names the server in the error.
+func ReadAnswer(ctx context.Context, body io.Reader, contentLength, limit int64, url string) ([]byte, error) {
+	if limit <= 0 {
+		limit = MaxAnswer
+	}
+	if contentLength > limit {
+		return nil, &TooLargeError{URL: url, Cap: limit}
+	}
+	want := limit
+	if contentLength >= 0 {
+		want = contentLength
+	}
+	got, err := inFlight.acquire(ctx, want)
+	if err != nil {
+		return nil, err
+	}
+	defer inFlight.release(got)
+	// The buffer grows with what arrives, never past limit+1.
+	data, err := io.ReadAll(io.LimitReader(body, limit+1))
+	if int64(len(data)) > limit {
+		return nil, &TooLargeError{URL: url, Cap: limit}
+	}
+	return data, err
+}
