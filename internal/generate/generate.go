@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
@@ -30,10 +31,12 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/text"
 )
 
-// DefaultPromptVersion names the embedded prompt, prompts/queries-v1.txt.
-const DefaultPromptVersion = "queries-v1"
+// DefaultPromptVersion names the embedded prompt, prompts/queries-v2.txt. v2
+// (issue 20 item 13): the instructions are the system message, the card the
+// user message between tags it cannot close (messages).
+const DefaultPromptVersion = "queries-v2"
 
-//go:embed prompts/queries-v1.txt
+//go:embed prompts/queries-v2.txt
 var defaultPrompt string
 
 // Query styles.
@@ -69,7 +72,11 @@ var formatInstruction = map[string]string{
 	judge.FormatText: `Write one query per line: each question as "question: ..." and each keyword query as "keyword: ...", nothing else.`,
 }
 
-func (p *Prompt) render(c kbfile.Card, nq, nk int, format string) string {
+// messages is the conversation asking for one card's queries: the template,
+// the instructions, as the system message ({{document}} replaced by the tags
+// that enclose the card); the card alone as the user message, between tags
+// whose id (judge.TagID) occurs nowhere in it, so no card text can close them.
+func (p *Prompt) messages(c kbfile.Card, nq, nk int, format string) []llm.Message {
 	t := p.Template
 	if !strings.Contains(t, "{{answer_format}}") {
 		t = strings.TrimRight(t, "\n") + "\n\n{{answer_format}}\n"
@@ -78,8 +85,12 @@ func (p *Prompt) render(c kbfile.Card, nq, nk int, format string) string {
 	if loc == "" {
 		loc = "unknown: use the document's language"
 	}
-	return strings.NewReplacer("{{document}}", judge.DocumentText(c), "{{locale}}", loc,
+	doc := judge.DocumentText(c)
+	id := judge.TagID(doc)
+	open, end := "<document-"+id+">", "</document-"+id+">"
+	system := strings.NewReplacer("{{document}}", open+"…"+end, "{{locale}}", loc,
 		"{{questions}}", strconv.Itoa(nq), "{{keywords}}", strconv.Itoa(nk), "{{answer_format}}", formatInstruction[format]).Replace(t)
+	return []llm.Message{{Role: "system", Content: system}, {Role: "user", Content: open + "\n" + doc + "\n" + end + "\n"}}
 }
 
 func schema(nq, nk int) json.RawMessage {
@@ -196,7 +207,7 @@ func Run(ctx context.Context, cards []kbfile.Card, opt Options) (*Result, error)
 				if text.Load() {
 					format = judge.FormatText
 				}
-				msgs := []llm.Message{{Role: "user", Content: opt.Prompt.render(cards[i], opt.Questions, opt.Keywords, format)}}
+				msgs := opt.Prompt.messages(cards[i], opt.Questions, opt.Keywords, format)
 				var a answer
 				for attempt := 0; attempt < 2; attempt++ {
 					r, err := ask(msgs, format)
@@ -204,7 +215,7 @@ func Run(ctx context.Context, cards []kbfile.Card, opt Options) (*Result, error)
 					if attempt == 0 && format == judge.FormatJSON && errors.As(err, &ae) && ae.RejectsResponseFormat() {
 						text.Store(true)
 						format = judge.FormatText
-						msgs = []llm.Message{{Role: "user", Content: opt.Prompt.render(cards[i], opt.Questions, opt.Keywords, format)}}
+						msgs = opt.Prompt.messages(cards[i], opt.Questions, opt.Keywords, format)
 						r, err = ask(msgs, format)
 					}
 					if errors.Is(err, llm.ErrBudget) {
@@ -320,6 +331,16 @@ func ParseQueries(content string, nq, nk int) (qs, ks []string, err error) {
 		var v struct {
 			Questions []string `json:"questions"`
 			Keywords  []string `json:"keywords"`
+		}
+		// jsonpos first, the one JSON rule of every input: a repeated key
+		// ({"questions": [...], "questions": [...]}) is refused.
+		var sc jsonpos.Scanner
+		if err := sc.Check([]byte(c)); err != nil {
+			var se *jsonpos.SyntaxError
+			if errors.As(err, &se) && se.Dup {
+				return nil, nil, fmt.Errorf("not a JSON object {\"questions\", \"keywords\"}: %s", se.Describe())
+			}
+			return nil, nil, fmt.Errorf("not a JSON object {\"questions\", \"keywords\"}")
 		}
 		dec := json.NewDecoder(strings.NewReader(c))
 		dec.DisallowUnknownFields()

@@ -25,6 +25,9 @@ func TestParseQueries(t *testing.T) {
 		`{"questions": ["a", "b"], "keywords": ["k"], "extra": 1}`, // unknown key
 		"question: a\nquestion: b\nSure! keyword: k",               // stray line
 		"Here are your queries.",
+		// Issue 20 item 13: a repeated key is refused, not read as its last value.
+		`{"questions": ["x", "y"], "keywords": ["k"], "questions": ["a", "b"]}`,
+		`{"questions": ["a", "b"], "keywords": ["k"], "keyword\u0073": ["k2"]}`,
 	} {
 		_, _, err := generate.ParseQueries(bad, 2, 1)
 		assert.Error(t, err, bad)

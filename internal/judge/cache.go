@@ -18,11 +18,13 @@ import (
 )
 
 // CacheKey addresses one judgment: the prompt's hash, the model, the query text,
-// the SHA-256 of the document text and the repeat index.
+// the SHA-256 of the document text and the repeat index. "judge-v2" is the
+// message layout of Prompt.Messages (system instructions, tagged user data):
+// a --prompt file's grades cached under v1's one user message are not reused.
 func CacheKey(promptHash, model, query, document string, repeat int) string {
 	dh := sha256.Sum256([]byte(document))
 	h := sha256.New()
-	for _, part := range []string{"retrieval-gate-judge-v1", promptHash, model, query, hex.EncodeToString(dh[:]), strconv.Itoa(repeat)} {
+	for _, part := range []string{"retrieval-gate-judge-v2", promptHash, model, query, hex.EncodeToString(dh[:]), strconv.Itoa(repeat)} {
 		_, _ = io.WriteString(h, part)
 		_, _ = h.Write([]byte{0})
 	}

@@ -164,7 +164,7 @@ func (r *runner) judge(ctx context.Context, p Pair, repeat int) (Judgment, error
 	if r.text.Load() {
 		format = FormatText
 	}
-	msgs := []llm.Message{{Role: "user", Content: r.opt.Prompt.Render(p.Query, p.Document, format)}}
+	msgs := r.opt.Prompt.Messages(p.Query, p.Document, format)
 	var pt, ct int64
 	var lastErr *AnswerError
 	for attempt := 0; attempt < 2; attempt++ {
@@ -174,7 +174,7 @@ func (r *runner) judge(ctx context.Context, p Pair, repeat int) (Judgment, error
 			// No structured output on this server: text from now on.
 			r.text.Store(true)
 			format = FormatText
-			msgs = []llm.Message{{Role: "user", Content: r.opt.Prompt.Render(p.Query, p.Document, format)}}
+			msgs = r.opt.Prompt.Messages(p.Query, p.Document, format)
 			resp, err = r.complete(ctx, msgs, format)
 		}
 		if errors.Is(err, llm.ErrBudget) {

@@ -3,11 +3,14 @@ package judge
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 )
 
 // MaxGrade is the top of the judge's rubric 0..MaxGrade (the 4-point scale of the published
@@ -39,7 +42,7 @@ var finalScoreRE = regexp.MustCompile(`(?i)^[\s#*_>]*final\s+score[\s#*_]*[:=][\
 // {"reason": string, "score": integer} (the structured answer), else a text
 // whose last non-empty line is "Final score: N" (markdown emphasis and "##"
 // around it allowed). Anything else, a non-integer score or a JSON object
-// without an integer "score", is unparseable; an integer outside 0-3 is out of range.
+// without an integer "score" or with a repeated key, is unparseable; an integer outside 0-3 is out of range.
 func ParseAnswer(content string) (grade int, reason string, err error) {
 	c := strings.TrimSpace(content)
 	if strings.HasPrefix(c, "{") {
@@ -69,6 +72,16 @@ func ParseAnswer(content string) (grade int, reason string, err error) {
 }
 
 func parseJSONAnswer(c string) (int, string, error) {
+	// jsonpos first, the one JSON rule of every input: a repeated key
+	// ({"score":0,"score":3}) is refused, not read as its last value.
+	var sc jsonpos.Scanner
+	if err := sc.Check([]byte(c)); err != nil {
+		var se *jsonpos.SyntaxError
+		if errors.As(err, &se) && se.Dup {
+			return 0, "", &AnswerError{CauseUnparseable, fmt.Sprintf("JSON answer has a %s: %s", se.Describe(), quoteSnippet(c))}
+		}
+		return 0, "", &AnswerError{CauseUnparseable, fmt.Sprintf("not one JSON object: %s", quoteSnippet(c))}
+	}
 	dec := json.NewDecoder(strings.NewReader(c))
 	dec.UseNumber()
 	var obj map[string]json.RawMessage

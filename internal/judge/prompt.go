@@ -12,18 +12,23 @@ import (
 	_ "embed"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 )
 
-// DefaultPromptVersion names the embedded prompt, prompts/relevance-v1.txt.
-const DefaultPromptVersion = "relevance-v1"
+// DefaultPromptVersion names the embedded prompt, prompts/relevance-v2.txt.
+// v2 (issue 20 item 13): the instructions are the system message and the query
+// and the document the user message, between tags no text can close
+// (Messages); v1 sent both as one user message.
+const DefaultPromptVersion = "relevance-v2"
 
-//go:embed prompts/relevance-v1.txt
+//go:embed prompts/relevance-v2.txt
 var defaultPrompt string
 
 // Placeholders of a prompt template.
@@ -33,7 +38,8 @@ const (
 	FormatPlaceholder   = "{{answer_format}}"
 )
 
-// Prompt is a judge prompt template, sent as the user message.
+// Prompt is a judge prompt template: the instructions, sent as the system
+// message (see Messages).
 type Prompt struct {
 	Version  string // DefaultPromptVersion, or "file:" + base name for --prompt
 	Hash     string // "sha256:" + hex of the template bytes
@@ -81,14 +87,55 @@ var formatInstruction = map[string]string{
 	FormatText: `Write one short sentence of reasoning, then, on the last line, exactly "Final score: N" where N is 0, 1, 2 or 3.`,
 }
 
-// Render fills the template for one pair.
+// Render fills the template for one pair: the system message of Messages.
 func (p *Prompt) Render(query, document, format string) string {
-	inst := formatInstruction[format]
+	return p.Messages(query, document, format)[0].Content
+}
+
+// Messages is the conversation asking for one grade. The system message is the
+// template, its instructions: {{query}} and {{document}} are replaced by the
+// tags that enclose the query and the document, {{answer_format}} by the
+// instruction of the answer format. The user message holds only the query and
+// the document, each between an opening and a closing tag whose name ends with
+// a tag id (TagID) that occurs in neither text: no document can close its tag
+// and write outside it, whatever it contains ("</document>", "Final score: 3").
+func (p *Prompt) Messages(query, document, format string) []llm.Message {
+	id := TagID(query, document)
+	qo, qc := "<query-"+id+">", "</query-"+id+">"
+	do, dc := "<document-"+id+">", "</document-"+id+">"
 	t := p.Template
 	if !strings.Contains(t, FormatPlaceholder) {
 		t = strings.TrimRight(t, "\n") + "\n\n" + FormatPlaceholder + "\n"
 	}
-	return strings.NewReplacer(QueryPlaceholder, query, DocumentPlaceholder, document, FormatPlaceholder, inst).Replace(t)
+	system := strings.NewReplacer(QueryPlaceholder, qo+"…"+qc, DocumentPlaceholder, do+"…"+dc,
+		FormatPlaceholder, formatInstruction[format]).Replace(t)
+	user := qo + "\n" + query + "\n" + qc + "\n\n" + do + "\n" + document + "\n" + dc + "\n"
+	return []llm.Message{{Role: "system", Content: system}, {Role: "user", Content: user}}
+}
+
+// TagID is the id that ends the tags around texts sent to a model: 16 hex
+// digits of the SHA-256 of the texts (and a counter), the first such id that
+// occurs in none of them. It is deterministic (the same texts give the same
+// messages, so a server's prompt cache and a replay see the same bytes) and a
+// text cannot contain it: the id depends on the text, and one that happens to
+// be in it is replaced by the next.
+func TagID(texts ...string) string {
+	for i := 0; ; i++ {
+		h := sha256.New()
+		_, _ = fmt.Fprintf(h, "retrieval-gate-tag\x00%d", i)
+		for _, t := range texts {
+			_, _ = fmt.Fprintf(h, "\x00%d\x00", len(t))
+			_, _ = io.WriteString(h, t)
+		}
+		id := hex.EncodeToString(h.Sum(nil)[:8])
+		clash := false
+		for _, t := range texts {
+			clash = clash || strings.Contains(t, id)
+		}
+		if !clash {
+			return id
+		}
+	}
 }
 
 // DocumentText is the text of a card shown to the judge: its title, a blank

@@ -3,11 +3,14 @@
 // bodies {"error": {"message", "type", "param", "code"}}, 429 with Retry-After,
 // 5xx, `usage`, response_format json_schema) and plays two models:
 //
-//   - a deterministic relevance judge: for a prompt holding <query>…</query> and
-//     <document>…</document> it answers the grade of a hidden relevance table
+//   - a deterministic relevance judge: for a user message holding <query>…</query>
+//     and <document>…</document> (or the tags of judge.Messages, <query-ID>…
+//     </query-ID>) it answers the grade of a hidden relevance table
 //     (absent pairs: 0), as {"reason", "score"} JSON when response_format asks for
 //     it, else as a text ending in "Final score: N";
-//   - a query generator: for a prompt holding only <document>…</document> it
+//   - a query generator: for a user message holding only <document>…</document>
+//     (or <document-ID>…</document-ID>; the counts asked for may be in the system
+//     message) it
 //     writes questions and keyword queries made of the document's own words.
 //
 // Markers in a query (judge) or document (generator) text inject answer faults:
@@ -192,8 +195,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		case <-t.C:
 		}
 	}
-	first := ""
+	first, system := "", ""
 	for _, m := range req.Messages {
+		if m.Role == "system" && system == "" {
+			system = m.Content
+		}
 		if m.Role == "user" {
 			first = m.Content
 			break
@@ -201,10 +207,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	var content string
 	switch {
-	case strings.Contains(first, "<query>"):
+	case tagOpen(first, "query") != "":
 		content = s.judge(first, schema)
-	case strings.Contains(first, "<document>"):
-		content = s.generate(first, req, schema)
+	case tagOpen(first, "document") != "":
+		content = s.generate(system+"\n"+first, req, schema)
 	default:
 		content = "I can only judge relevance or write queries."
 	}
@@ -236,6 +242,30 @@ func maskKey(k string) string {
 	return k[:3] + "****" + k[len(k)-4:]
 }
 
+// tagRE is an opening tag <name> or <name-ID> (the prompts' delimiters) at
+// the start of a line.
+var tagRE = regexp.MustCompile(`(?m)^<(query|document)(-[0-9a-f]+)?>$`)
+
+// tagOpen is the first opening tag of name in s, "" when there is none.
+func tagOpen(s, name string) string {
+	for _, m := range tagRE.FindAllStringSubmatch(s, -1) {
+		if m[1] == name {
+			return m[0]
+		}
+	}
+	return ""
+}
+
+// tagged is the text of the first <name…> element of s, up to its own closing
+// tag (the last one, for untagged names).
+func tagged(s, name string) string {
+	open := tagOpen(s, name)
+	if open == "" {
+		return ""
+	}
+	return between(s, open, "</"+open[1:])
+}
+
 // between returns the text between open and the last close after it, without
 // the newline that follows open and the one that precedes close.
 func between(s, open, close string) string {
@@ -255,8 +285,8 @@ func between(s, open, close string) string {
 
 // judge answers the grade of the hidden table, through the faults of the query.
 func (s *Server) judge(prompt string, schema bool) string {
-	q := between(prompt, "<query>", "</query>")
-	d := between(prompt, "<document>", "</document>")
+	q := tagged(prompt, "query")
+	d := tagged(prompt, "document")
 	grade := s.opt.Grades[q][d]
 	if s.opt.Grades == nil {
 		grade = Overlap(q, d)
@@ -323,7 +353,7 @@ var countRE = regexp.MustCompile(`(\d+) (natural-language question|keyword quer)
 
 // generate writes questions and keyword queries from the document's words.
 func (s *Server) generate(prompt string, req request, schema bool) string {
-	doc := between(prompt, "<document>", "</document>")
+	doc := tagged(prompt, "document")
 	nq, nk := 0, 0
 	for _, m := range countRE.FindAllStringSubmatch(prompt, -1) {
 		v, _ := strconv.Atoi(m[1])
