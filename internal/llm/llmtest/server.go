@@ -210,7 +210,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case tagOpen(first, "query") != "":
 		content = s.judge(first, schema)
 	case tagOpen(first, "document") != "":
-		content = s.generate(system+"\n"+first, req, schema)
+		content = s.generate(system, first, req, schema)
 	default:
 		content = "I can only judge relevance or write queries."
 	}
@@ -263,7 +263,7 @@ func tagged(s, name string) string {
 	if open == "" {
 		return ""
 	}
-	return between(s, open, "</"+open[1:])
+	return between(s[tagRE.FindStringIndex(s)[0]:], open, "</"+open[1:])
 }
 
 // between returns the text between open and the last close after it, without
@@ -352,10 +352,10 @@ func Overlap(query, doc string) int {
 var countRE = regexp.MustCompile(`(\d+) (natural-language question|keyword quer)`)
 
 // generate writes questions and keyword queries from the document's words.
-func (s *Server) generate(prompt string, req request, schema bool) string {
+func (s *Server) generate(system, prompt string, req request, schema bool) string {
 	doc := tagged(prompt, "document")
 	nq, nk := 0, 0
-	for _, m := range countRE.FindAllStringSubmatch(prompt, -1) {
+	for _, m := range countRE.FindAllStringSubmatch(system+"\n"+prompt, -1) {
 		v, _ := strconv.Atoi(m[1])
 		if strings.HasPrefix(m[2], "natural") {
 			nq = v
