@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -35,21 +37,10 @@ func Detect(head []byte) (*Format, string) {
 	by := func(name string) (*Format, string) { return registry[name], "" }
 	trimmed := bytes.TrimSpace(first)
 	switch trimmed[0] {
-	case '{':
-		var o map[string]json.RawMessage
-		if json.Unmarshal(trimmed, &o) != nil {
-			// A JSON document spread over lines: promptfoo writes {"evalId", "results", ...}.
-			if bytes.Contains(head, []byte(`"results"`)) {
-				return by("promptfoo")
-			}
-			return nil, "a JSON document that is not a promptfoo results file (no \"results\")"
-		}
-		return detectJSONL(o)
-	case '[':
-		if bytes.Contains(head, []byte(`"user_input"`)) {
-			return by("ragas")
-		}
-		return nil, "a JSON array whose records have no \"user_input\" (ragas)"
+	case '{', '[':
+		// From the first value's start to the end of what was read: a JSON
+		// document spread over lines, or a first line longer than the head.
+		return detectJSON(head[bytes.Index(head, trimmed[:1]):], len(head) >= peekSize)
 	}
 	if cols := bytes.Split(first, []byte{'\t'}); len(cols) == 3 &&
 		string(bytes.TrimSpace(cols[0])) == "query-id" && string(bytes.TrimSpace(cols[1])) == "corpus-id" {
@@ -63,7 +54,8 @@ func Detect(head []byte) (*Format, string) {
 		}
 	}
 	f := fields(first, nil)
-	isInt := func(b []byte) bool { _, err := strconv.Atoi(string(b)); return err == nil }
+	// An integer column, however long (a huge one is the converter's precise error).
+	isInt := func(b []byte) bool { _, why := textInt(b); return why == "" || strings.Contains(why, "out of range") }
 	tabs := bytes.IndexByte(first, '\t') >= 0
 	switch {
 	case len(f) == 3 && isInt(f[2]):
@@ -78,14 +70,41 @@ func Detect(head []byte) (*Format, string) {
 	return nil, "the first line " + strconv.Quote(truncate(first)) + " matches no known format"
 }
 
-func detectJSONL(o map[string]json.RawMessage) (*Format, string) {
-	has := func(keys ...string) bool {
-		for _, k := range keys {
-			if _, ok := o[k]; !ok {
+// detectJSON detects a JSON input (JSONL or one document) from doc, which
+// starts at its first '{' or '[' and may be cut (cut: the head ended before the
+// input). It reads only the keys of the first object (of the array's first
+// element), whatever their values' sizes, so a first record longer than the
+// head is detected by its keys all the same.
+func detectJSON(doc []byte, cut bool) (*Format, string) {
+	array := doc[0] == '['
+	keys, complete, ok, end := firstKeys(doc)
+	switch {
+	case !ok && array:
+		return nil, "a JSON array whose first element is not an object"
+	case !ok:
+		return nil, "a line starting with '{' that is not JSON"
+	}
+	has := func(want ...string) bool {
+		for _, k := range want {
+			if !slices.Contains(keys, k) {
 				return false
 			}
 		}
 		return true
+	}
+	seen := describeKeys(keys)
+	more := ""
+	if !complete {
+		more = " so far"
+		if cut {
+			more = fmt.Sprintf(" in the first %d KiB", peekSize>>10)
+		}
+	}
+	if array {
+		if has("user_input") {
+			return registry["ragas"], ""
+		}
+		return nil, fmt.Sprintf("a JSON array whose first record's keys%s (%s) include no \"user_input\" (ragas)", more, seen)
 	}
 	switch {
 	case has("user_input"):
@@ -96,28 +115,109 @@ func detectJSONL(o map[string]json.RawMessage) (*Format, string) {
 		return registry["irds-scoreddocs"], ""
 	case has("doc_id"):
 		return registry["irds-docs"], ""
+	case has("results"):
+		return registry["promptfoo"], ""
 	case has("id") && (has("retrieved") || has("must_cite_one_of") || has("scores")):
 		return nil, "already a cases JSONL file, which check reads as it is"
 	case has("query_id", "doc_id"):
 		return nil, "JSONL with query_id and doc_id but neither relevance (qrels) nor score (scoreddocs)"
 	}
-	keys := make([]string, 0, len(o))
-	for k := range o {
-		keys = append(keys, k)
+	if !complete && !cut {
+		return nil, "JSON that is not valid or ends early, after the keys (" + seen + ")"
 	}
-	if len(keys) > 8 {
-		keys = keys[:8]
+	if !complete && bytes.Contains(doc, []byte(`"results"`)) {
+		// promptfoo's "results" after a first member longer than the head.
+		return registry["promptfoo"], ""
 	}
-	return nil, "JSONL whose keys (" + strings.Join(sorted(keys), ", ") + ") match no known format"
+	if complete && bytes.IndexByte(doc[:end], '\n') < 0 {
+		return nil, "JSONL whose keys (" + seen + ") match no known format"
+	}
+	if complete {
+		return nil, "a JSON document whose keys (" + seen + ") match no known format (a promptfoo results file has \"results\")"
+	}
+	return nil, "a JSON object whose keys" + more + " (" + seen + ") match no known format (a promptfoo results file has \"results\")"
 }
 
-func sorted(s []string) []string {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
+// describeKeys lists keys sorted, at most 8 of them and how many more, each
+// quoted and shortened (deterministic whatever the order in the file).
+func describeKeys(keys []string) string {
+	if len(keys) == 0 {
+		return "none"
+	}
+	s := slices.Clone(keys)
+	slices.Sort(s)
+	n := len(s)
+	if n > 8 {
+		s = s[:8]
+	}
+	for i, k := range s {
+		if len(k) > 40 {
+			k = k[:40] + "..."
+		}
+		s[i] = strconv.Quote(k)
+		if !strings.ContainsAny(k, " ,()\"\\") && s[i] == `"`+k+`"` {
+			s[i] = k
 		}
 	}
-	return s
+	out := strings.Join(s, ", ")
+	if n > 8 {
+		out += fmt.Sprintf(" and %d more", n-8)
+	}
+	return out
+}
+
+// firstKeys reads the top-level keys of the first object of doc (of its first
+// element when doc is an array), in order and without repeats, skipping values
+// as tokens. complete says the object ended within doc; ok is false when doc
+// does not start an object (or an array of objects).
+func firstKeys(doc []byte) (keys []string, complete, ok bool, end int64) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, false, false, 0
+	}
+	if tok == json.Delim('[') {
+		if tok, err = dec.Token(); err != nil || tok != json.Delim('{') {
+			return nil, false, false, 0
+		}
+	} else if tok != json.Delim('{') {
+		return nil, false, false, 0
+	}
+	depth, wantKey := 1, true
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return keys, false, true, 0 // cut (or malformed) after these keys
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{', '[':
+				depth++
+			default:
+				depth--
+				if depth == 0 {
+					return keys, true, true, dec.InputOffset()
+				}
+				if depth == 1 {
+					wantKey = true
+				}
+			}
+		default:
+			if depth != 1 {
+				continue
+			}
+			if wantKey {
+				if k, isStr := t.(string); isStr && !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
+				wantKey = false
+			} else {
+				wantKey = true
+			}
+		}
+	}
 }
 
 // LineAt returns a Options.LineAt for a seekable input: the 1-based line of the

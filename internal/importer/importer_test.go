@@ -188,7 +188,7 @@ func TestDetectFailures(t *testing.T) {
 		"q1 Q0 d1 1 2.5 run\n": "already a TREC run",
 		`{"id": "a", "query": "q", "retrieved": []}`: "already a cases JSONL file",
 		`{"foo": 1}`:    "JSONL whose keys (foo) match no known format",
-		"[1, 2]":        "a JSON array whose records have no",
+		"[1, 2]":        "a JSON array whose first element is not an object",
 		"hello world\n": "matches no known format",
 	} {
 		f, why := Detect([]byte(in))

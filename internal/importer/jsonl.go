@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -87,6 +88,34 @@ func (o object) list(key, sep string) ([]string, bool, error) {
 	return out, true, nil
 }
 
+// jsonInt reads a JSON integer as compare's JSON qrels do: an integral number
+// in any spelling (2, 2.0, 2e0, -0) is that integer; it returns what is wrong
+// otherwise: not a number, not integral (2.5), or beyond int64
+// (99999999999999999999, 1e400), which is out of range rather than "not an
+// integer".
+func jsonInt(raw json.RawMessage) (int64, string) {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 || !(b[0] == '-' || (b[0] >= '0' && b[0] <= '9')) {
+		return 0, "must be an integer, got " + jsonKind(b)
+	}
+	if v, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+		return v, ""
+	}
+	outOfRange := fmt.Sprintf("%s is out of range (an integer within ±%s)", truncate(b), maxIntText)
+	f, err := strconv.ParseFloat(string(b), 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange) && !bytes.ContainsAny(b, ".eE"):
+		return 0, outOfRange
+	case err != nil && !errors.Is(err, strconv.ErrRange):
+		return 0, "must be an integer, got " + truncate(b)
+	case math.IsInf(f, 0) || f >= 1<<63 || f < -(1<<63):
+		return 0, outOfRange
+	case f != math.Trunc(f):
+		return 0, "must be an integer, got " + truncate(b)
+	}
+	return int64(f), ""
+}
+
 // firstOf returns the first present key of keys.
 func (o object) firstOf(keys ...string) string {
 	for _, k := range keys {
@@ -155,9 +184,9 @@ func convertIRDSQrels(ctx context.Context, br *bufio.Reader, file string, w *buf
 		if !ok || isNull(raw) {
 			return Errorf(file, n, "judgment has no \"relevance\"")
 		}
-		var rel int
-		if err := json.Unmarshal(raw, &rel); err != nil {
-			return Errorf(file, n, "\"relevance\" must be an integer, got %s", truncate(raw))
+		rel, why := jsonInt(raw)
+		if why != "" {
+			return Errorf(file, n, "\"relevance\" %s", why)
 		}
 		if err := seen.check(file, n, []byte(qid), []byte(doc)); err != nil {
 			return err

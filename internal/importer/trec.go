@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"math"
 	"slices"
 	"strconv"
 )
@@ -54,7 +57,7 @@ func blank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
 
 // clampRel brings a relevance into the range MinRelevance..MaxRelevance that
 // compare reads, counting changes; a relevance in the range passes unchanged.
-func clampRel(rel int, st *Stats) int {
+func clampRel(rel int64, st *Stats) int {
 	switch {
 	case rel < MinRelevance:
 		st.ClampedLow++
@@ -63,7 +66,25 @@ func clampRel(rel int, st *Stats) int {
 		st.ClampedHigh++
 		return MaxRelevance
 	}
-	return rel
+	return int(rel)
+}
+
+// maxIntText is the largest magnitude an integer column or JSON integer may
+// have (int64); a relevance beyond -128..127 is clamped, one beyond this is an
+// error that says so.
+const maxIntText = "9223372036854775807"
+
+// textInt reads a decimal integer column: the value, or what is wrong with it
+// ("is out of range" for an integer beyond int64, "is not an integer").
+func textInt(b []byte) (int64, string) {
+	v, err := strconv.ParseInt(string(b), 10, 64)
+	if err == nil {
+		return v, ""
+	}
+	if errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Sprintf("%s is out of range (an integer within ±%s)", truncate(b), maxIntText)
+	}
+	return 0, fmt.Sprintf("%q is not an integer", truncate(b))
 }
 
 // judged remembers the judgments written, since compare rejects a document
@@ -119,9 +140,9 @@ func convertBEIRQrels(ctx context.Context, br *bufio.Reader, file string, w *buf
 		if err := trecID(file, n, "corpus-id", doc); err != nil {
 			return err
 		}
-		rel, err := strconv.Atoi(string(bytes.TrimSpace(cols[2])))
-		if err != nil {
-			return Errorf(file, n, "score %q is not an integer", truncate(cols[2]))
+		rel, why := textInt(bytes.TrimSpace(cols[2]))
+		if why != "" {
+			return Errorf(file, n, "score %s", why)
 		}
 		if err := seen.check(file, n, qid, doc); err != nil {
 			return err
@@ -147,9 +168,9 @@ func convertTRECQrels(ctx context.Context, br *bufio.Reader, file string, w *buf
 		if err := trecQueryID(file, n, "qid", f[0]); err != nil {
 			return err
 		}
-		rel, err := strconv.Atoi(string(f[3]))
-		if err != nil {
-			return Errorf(file, n, "relevance %q is not an integer", truncate(f[3]))
+		rel, why := textInt(f[3])
+		if why != "" {
+			return Errorf(file, n, "relevance %s", why)
 		}
 		if err := seen.check(file, n, f[0], f[2]); err != nil {
 			return err
@@ -181,10 +202,17 @@ func convertMSMARCORun(ctx context.Context, br *bufio.Reader, file string, w *bu
 		if err := trecQueryID(file, n, "qid", f[0]); err != nil {
 			return err
 		}
-		rank, err := strconv.Atoi(string(f[2]))
-		if err != nil || rank < 1 {
-			return Errorf(file, n, "rank %q is not a positive integer", truncate(f[2]))
+		rank64, why := textInt(f[2])
+		if why == "" && rank64 < 1 {
+			why = fmt.Sprintf("%q is not a positive integer", truncate(f[2]))
 		}
+		if why == "" && rank64 > math.MaxInt32 {
+			why = fmt.Sprintf("%s is out of range (a rank from 1 to %d)", truncate(f[2]), math.MaxInt32)
+		}
+		if why != "" {
+			return Errorf(file, n, "rank %s", why)
+		}
+		rank := int(rank64)
 		if err := writeRunLine(w, f[0], f[1], rank, tag); err != nil {
 			return err
 		}
