@@ -134,6 +134,9 @@ func (cw *caseWriter) write(file string, line int, c caseOut) error {
 	if err := cw.enc.Encode(c); err != nil {
 		return fmt.Errorf("%s:%d: %w", file, line, err)
 	}
+	if n := cw.buf.Len() - 1; n > maxOutput[KindCases] {
+		return Errorf(file, line, "case %q would be a line of %d bytes once converted, longer than check reads (%s)", truncate([]byte(c.ID)), n, sizeText(int64(maxOutput[KindCases])))
+	}
 	if _, err := cw.w.Write(cw.buf.Bytes()); err != nil {
 		return err
 	}

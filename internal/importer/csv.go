@@ -40,10 +40,27 @@ func convertCSV(ctx context.Context, br *bufio.Reader, file string, w *bufio.Wri
 	if b, _ := br.Peek(3); len(b) == 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF {
 		_, _ = br.Discard(3)
 	}
-	r := csv.NewReader(br)
+	// Every record passes through a recordLimit: encoding/csv holds a whole
+	// record (a quoted cell may span lines), so a longer one fails before it is
+	// held instead of costing four times its size.
+	lim := newRecordLimit(br)
+	r := csv.NewReader(lim)
 	r.FieldsPerRecord = 0 // every row has the header's width
 	r.ReuseRecord = true
-	header, err := r.Read()
+	endLine := 0 // the line where the previous record ended
+	read := func() ([]string, error) {
+		lim.mark(r.InputOffset())
+		rec, err := r.Read()
+		if errors.Is(err, errRecordTooLong) || (err == nil && lim.tooLong(r.InputOffset())) {
+			return nil, Errorf(file, endLine+1, "a CSV record longer than %s (the cap of one record; a quoted cell may span lines)", sizeText(maxRecord))
+		}
+		if err == nil && len(rec) > 0 {
+			l, _ := r.FieldPos(len(rec) - 1)
+			endLine = l + strings.Count(rec[len(rec)-1], "\n")
+		}
+		return rec, err
+	}
+	header, err := read()
 	if err != nil {
 		return csvErr(file, err)
 	}
@@ -65,7 +82,7 @@ func convertCSV(ctx context.Context, br *bufio.Reader, file string, w *bufio.Wri
 				return err
 			}
 		}
-		rec, err := r.Read()
+		rec, err := read()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
@@ -98,6 +115,10 @@ func convertCSV(ctx context.Context, br *bufio.Reader, file string, w *bufio.Wri
 }
 
 func csvErr(file string, err error) error {
+	var ie *Error
+	if errors.As(err, &ie) {
+		return err
+	}
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		return Errorf(file, pe.Line, "%v", pe.Err)

@@ -151,9 +151,6 @@ func Errorf(file string, line int, format string, args ...any) *Error {
 	return input.Errorf(file, line, format, args...)
 }
 
-// maxLine bounds one input line (a case with long contexts can be large).
-const maxLine = 64 << 20
-
 // lines calls fn for each line of br (1-based number, without the newline, a
 // trailing CR or, on line 1, a UTF-8 BOM), checking ctx every 4096 lines. The
 // slice is only valid during the call.
@@ -171,8 +168,8 @@ func lines(ctx context.Context, br *bufio.Reader, file string, fn func(n int, li
 			for errors.Is(err, bufio.ErrBufferFull) {
 				b, err = br.ReadSlice('\n')
 				long = append(long, b...)
-				if len(long) > maxLine {
-					return Errorf(file, n, "line longer than %d bytes", maxLine)
+				if int64(len(long)) > maxRecord {
+					return Errorf(file, n, "line longer than %s (the cap of one record)", sizeText(maxRecord))
 				}
 			}
 			b = long
@@ -189,6 +186,9 @@ func lines(ctx context.Context, br *bufio.Reader, file string, fn func(n int, li
 		}
 		if len(line) > 0 && line[len(line)-1] == '\r' {
 			line = line[:len(line)-1]
+		}
+		if int64(len(line)) > maxRecord {
+			return Errorf(file, n, "line longer than %s (the cap of one record)", sizeText(maxRecord))
 		}
 		if n == 1 {
 			line = trimBOM(line)

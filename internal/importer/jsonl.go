@@ -191,7 +191,7 @@ func convertIRDSQrels(ctx context.Context, br *bufio.Reader, file string, w *buf
 		if err := seen.check(file, n, []byte(qid), []byte(doc)); err != nil {
 			return err
 		}
-		if err := writeQrel(w, []byte(qid), []byte(doc), clampRel(rel, st)); err != nil {
+		if err := writeQrel(w, file, n, []byte(qid), []byte(doc), clampRel(rel, st)); err != nil {
 			return err
 		}
 		st.Records++
@@ -258,7 +258,7 @@ func convertIRDSScoredDocs(ctx context.Context, br *bufio.Reader, file string, w
 		b = append(b, ' ')
 		b = append(b, tag...)
 		b = append(b, '\n')
-		if _, err := w.Write(b); err != nil { // the line at once: see writeQrel
+		if err := writeTRECLine(w, file, n, b); err != nil { // the line at once: see writeQrel
 			return err
 		}
 		st.Records++
@@ -268,7 +268,8 @@ func convertIRDSScoredDocs(ctx context.Context, br *bufio.Reader, file string, w
 
 func convertIRDSDocs(ctx context.Context, br *bufio.Reader, file string, w *bufio.Writer, opt Options, st *Stats) error {
 	seen := map[string]int{}
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	return jsonLines(ctx, br, file, func(n int, o object) error {
 		id, _, err := o.str("doc_id")
@@ -290,27 +291,53 @@ func convertIRDSDocs(ctx context.Context, br *bufio.Reader, file string, w *bufi
 		if err != nil {
 			return Errorf(file, n, "%v", err)
 		}
-		st.Records++
-		return enc.Encode(struct {
+		buf.Reset()
+		if err := enc.Encode(struct {
 			ID    string `json:"id"`
 			Title string `json:"title,omitempty"`
 			Text  string `json:"text"`
-		}{id, title, text})
+		}{id, title, text}); err != nil {
+			return err
+		}
+		if l := buf.Len() - 1; l > maxOutput[KindKB] {
+			return Errorf(file, n, "document %q would be a KB line of %d bytes once converted, longer than the KB reader's cap of one card (%s)", truncate([]byte(id)), l, sizeText(int64(maxOutput[KindKB])))
+		}
+		st.Records++
+		_, err = w.Write(buf.Bytes())
+		return err
 	})
 }
 
 // jsonDoc walks a JSON document (not JSONL) element by element.
 type jsonDoc struct {
 	dec   *json.Decoder
+	lim   *recordLimit // every token and value read is at most maxRecord bytes
 	file  string
 	opt   Options
 	check jsonpos.Scanner // every value decoded passes jsonpos first: a repeated key is an error
 }
 
 func newJSONDoc(br *bufio.Reader, file string, opt Options) *jsonDoc {
-	dec := json.NewDecoder(br)
+	lim := newRecordLimit(br)
+	dec := json.NewDecoder(lim)
 	dec.UseNumber()
-	return &jsonDoc{dec: dec, file: file, opt: opt}
+	return &jsonDoc{dec: dec, lim: lim, file: file, opt: opt}
+}
+
+// token is dec.Token for one token of at most maxRecord bytes.
+func (d *jsonDoc) token() (json.Token, error) {
+	d.lim.mark(d.dec.InputOffset())
+	tok, err := d.dec.Token()
+	if err == nil && d.lim.tooLong(d.dec.InputOffset()) {
+		err = errRecordTooLong
+	}
+	return tok, err
+}
+
+// more is dec.More, whose look-ahead (white space) is bounded the same way.
+func (d *jsonDoc) more() bool {
+	d.lim.mark(d.dec.InputOffset())
+	return d.dec.More()
 }
 
 // errAt is an error at byte offset off of the document.
@@ -323,6 +350,9 @@ func (d *jsonDoc) errAt(off int64, format string, args ...any) error {
 
 // syntax turns a decoder error into an *Error at its place.
 func (d *jsonDoc) syntax(err error) error {
+	if errors.Is(err, errRecordTooLong) {
+		return d.errAt(d.lim.start, "a JSON value longer than %s (the cap of one record, a member skipped or not)", sizeText(maxRecord))
+	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		return d.errAt(se.Offset, "invalid JSON: %v", err)
@@ -341,7 +371,12 @@ func (d *jsonDoc) syntax(err error) error {
 // repeated key is an error at its place.
 func (d *jsonDoc) decodeRaw() (json.RawMessage, error) {
 	var raw json.RawMessage
-	if err := d.dec.Decode(&raw); err != nil {
+	d.lim.mark(d.dec.InputOffset())
+	err := d.dec.Decode(&raw)
+	if err == nil && int64(len(raw)) > maxRecord {
+		err = errRecordTooLong
+	}
+	if err != nil {
 		return nil, d.syntax(err)
 	}
 	if err := d.check.Check(raw); err != nil {
@@ -372,7 +407,7 @@ func (d *jsonDoc) seenKey(seen map[string]bool, key string) error {
 // delim reads the next token and requires it to be the delimiter want.
 func (d *jsonDoc) delim(want json.Delim, what string) error {
 	off := d.dec.InputOffset()
-	tok, err := d.dec.Token()
+	tok, err := d.token()
 	if err != nil {
 		return d.syntax(err)
 	}
@@ -393,7 +428,7 @@ func (d *jsonDoc) array(ctx context.Context, what string, fn func(i int, off int
 
 // elements is array after its '['.
 func (d *jsonDoc) elements(ctx context.Context, what string, fn func(i int, off int64, o object) error) error {
-	for i := 0; d.dec.More(); i++ {
+	for i := 0; d.more(); i++ {
 		if i%1024 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -438,8 +473,8 @@ func (d *jsonDoc) key(key, what string) (map[string]bool, error) {
 // object, for rest.
 func (d *jsonDoc) member(key, what string) (map[string]bool, error) {
 	seen := map[string]bool{}
-	for d.dec.More() {
-		tok, err := d.dec.Token()
+	for d.more() {
+		tok, err := d.token()
 		if err != nil {
 			return nil, d.syntax(err)
 		}
@@ -460,8 +495,8 @@ func (d *jsonDoc) member(key, what string) (map[string]bool, error) {
 // rest reads the members that follow the walked one in an object whose keys so
 // far are in seen, and its '}': a repeated key is an error there too.
 func (d *jsonDoc) rest(seen map[string]bool, what string) error {
-	for d.dec.More() {
-		tok, err := d.dec.Token()
+	for d.more() {
+		tok, err := d.token()
 		if err != nil {
 			return d.syntax(err)
 		}

@@ -38,7 +38,7 @@ func convertPromptfoo(ctx context.Context, br *bufio.Reader, file string, w *buf
 	// The output file's "results" is the summary object holding the results
 	// array; a bare summary's "results" is the array.
 	off := d.dec.InputOffset()
-	tok, err := d.dec.Token()
+	tok, err := d.token()
 	if err != nil {
 		return d.syntax(err)
 	}

@@ -103,7 +103,7 @@ func (j judged) check(file string, line int, qid, doc []byte) error {
 // writeQrel writes a TREC qrels line. The line is appended to w's free buffer
 // and written at once; bufio.Writer's error is sticky, so the one Write reports
 // any earlier failure too and the conversion stops at the first.
-func writeQrel(w *bufio.Writer, qid, doc []byte, rel int) error {
+func writeQrel(w *bufio.Writer, file string, n int, qid, doc []byte, rel int) error {
 	b := w.AvailableBuffer()
 	b = append(b, qid...)
 	b = append(b, " 0 "...)
@@ -111,6 +111,16 @@ func writeQrel(w *bufio.Writer, qid, doc []byte, rel int) error {
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, int64(rel), 10)
 	b = append(b, '\n')
+	return writeTRECLine(w, file, n, b)
+}
+
+// writeTRECLine writes one qrels or run line, refused when it is longer than
+// compare reads (trecfile.MaxLineBytes): import never writes a line compare
+// then rejects.
+func writeTRECLine(w *bufio.Writer, file string, n int, b []byte) error {
+	if len(b)-1 > maxOutput[KindQrels] {
+		return Errorf(file, n, "the converted TREC line would be %d bytes, longer than compare reads (%s): an id is too long", len(b)-1, sizeText(int64(maxOutput[KindQrels])))
+	}
 	_, err := w.Write(b)
 	return err
 }
@@ -147,7 +157,7 @@ func convertBEIRQrels(ctx context.Context, br *bufio.Reader, file string, w *buf
 		if err := seen.check(file, n, qid, doc); err != nil {
 			return err
 		}
-		if err := writeQrel(w, qid, doc, clampRel(rel, st)); err != nil {
+		if err := writeQrel(w, file, n, qid, doc, clampRel(rel, st)); err != nil {
 			return err
 		}
 		st.Records++
@@ -175,7 +185,7 @@ func convertTRECQrels(ctx context.Context, br *bufio.Reader, file string, w *buf
 		if err := seen.check(file, n, f[0], f[2]); err != nil {
 			return err
 		}
-		if err := writeQrel(w, f[0], f[2], clampRel(rel, st)); err != nil {
+		if err := writeQrel(w, file, n, f[0], f[2], clampRel(rel, st)); err != nil {
 			return err
 		}
 		st.Records++
@@ -213,7 +223,7 @@ func convertMSMARCORun(ctx context.Context, br *bufio.Reader, file string, w *bu
 			return Errorf(file, n, "rank %s", why)
 		}
 		rank := int(rank64)
-		if err := writeRunLine(w, f[0], f[1], rank, tag); err != nil {
+		if err := writeRunLine(w, file, n, f[0], f[1], rank, tag); err != nil {
 			return err
 		}
 		st.Records++
@@ -223,7 +233,7 @@ func convertMSMARCORun(ctx context.Context, br *bufio.Reader, file string, w *bu
 
 // writeRunLine writes a TREC run line whose score, -rank, orders documents as the
 // ranks do (compare ranks TREC runs by score, as trec_eval does).
-func writeRunLine(w *bufio.Writer, qid, doc []byte, rank int, tag string) error {
+func writeRunLine(w *bufio.Writer, file string, n int, qid, doc []byte, rank int, tag string) error {
 	b := w.AvailableBuffer()
 	b = append(b, qid...)
 	b = append(b, " Q0 "...)
@@ -235,8 +245,7 @@ func writeRunLine(w *bufio.Writer, qid, doc []byte, rank int, tag string) error 
 	b = append(b, ' ')
 	b = append(b, tag...)
 	b = append(b, '\n')
-	_, err := w.Write(b)
-	return err
+	return writeTRECLine(w, file, n, b)
 }
 
 // trecID checks that an id can be a field of a whitespace-separated TREC line.

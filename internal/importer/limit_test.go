@@ -1,0 +1,120 @@
+package importer
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// pulledReader counts the bytes a converter pulled from its input.
+type pulledReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *pulledReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// withCaps lowers the record cap (and the output caps) for a test.
+func withCaps(t *testing.T, record int64, out map[Kind]int) {
+	t.Helper()
+	oldRec, oldOut := maxRecord, maxOutput
+	maxRecord = record
+	if out != nil {
+		maxOutput = out
+	}
+	t.Cleanup(func() { maxRecord, maxOutput = oldRec, oldOut })
+}
+
+// Issue 20 item 4: every reader refuses a record over the cap while reading it,
+// having read no more than the cap and its look-ahead (a 512 MiB quoted CSV
+// cell cost 2.0 GB, a 384 MiB ragas element 1.7 GB, promptfoo 1.3 GB). The
+// inputs are 8 MiB against a 16 KiB cap: the old readers pulled all 8 MiB.
+func TestRecordCap(t *testing.T) {
+	withCaps(t, 16<<10, nil)
+	big := strings.Repeat("x", 8<<20)
+	for _, tc := range []struct{ name, format, in, want string }{
+		{"csv quoted cell", "csv", "query,retrieved\n\"" + big + "\",a\n", `in:2: a CSV record longer than 16 KiB`},
+		// Fresh variants of the class: a cell whose quote never closes, spanning
+		// lines from the header on; a ragas array element; promptfoo members that
+		// are skipped (config), a key, white space between elements; a JSONL line.
+		{"csv unclosed quote over many lines", "csv", "query,\"retrieved\n" + strings.Repeat("a,b\n", 2<<20), `in:1: a CSV record longer than 16 KiB`},
+		{"csv row after good rows", "csv", "query,retrieved\nq1,a\n\"q\n2\",b\nq3,\"" + big + "\"\n", `in:5: a CSV record longer than 16 KiB`},
+		{"ragas array element", "ragas", `[{"user_input": "q", "retrieved_context_ids": ["a"]}, {"user_input": "` + big + `"}]`, "a JSON value longer than 16 KiB"},
+		{"promptfoo skipped member", "promptfoo", `{"config": {"x": "` + big + `"}, "results": []}`, "a JSON value longer than 16 KiB"},
+		{"promptfoo huge key", "promptfoo", `{"` + big + `": 1, "results": []}`, "a JSON value longer than 16 KiB"},
+		{"promptfoo result element", "promptfoo", `{"results": {"results": [{"vars": {"query": "` + big + `"}}]}}`, "a JSON value longer than 16 KiB"},
+		{"white space between elements", "ragas", `[{"user_input": "q", "retrieved_context_ids": ["a"]}` + strings.Repeat(" ", 8<<20) + `]`, "a JSON value longer than 16 KiB"},
+		{"ragas JSONL line", "ragas", `{"user_input": "` + big + `"}` + "\n", "in:1: line longer than 16 KiB"},
+		{"trec qrels line", "trec-qrels", "q 0 " + big + " 1\n", "in:1: line longer than 16 KiB"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, ok := Lookup(tc.format)
+			require.True(t, ok)
+			src := &pulledReader{r: strings.NewReader(tc.in)}
+			opt := Options{LineAt: LineAt(strings.NewReader(tc.in))}
+			_, _, err := Convert(context.Background(), src, "in", &bytes.Buffer{}, f, opt)
+			var ie *Error
+			require.ErrorAs(t, err, &ie)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Less(t, src.n, int64(512<<10), "read %d bytes of %d: the record was buffered", src.n, len(tc.in))
+		})
+	}
+}
+
+// A record at the cap is read; one byte over is not.
+func TestRecordCapEdge(t *testing.T) {
+	withCaps(t, 1<<10, nil)
+	csvFormat, _ := Lookup("csv")
+	row := func(n int) string { return "\"" + strings.Repeat("q", n-5) + "\",a\n" } // n bytes with its newline
+	_, st, err := Convert(context.Background(), strings.NewReader("query,retrieved\n"+row(1<<10)), "in", &bytes.Buffer{}, csvFormat, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Records)
+	_, _, err = Convert(context.Background(), strings.NewReader("query,retrieved\n"+row(1<<10+1)), "in", &bytes.Buffer{}, csvFormat, Options{})
+	require.ErrorContains(t, err, "in:2: a CSV record longer than 1 KiB")
+}
+
+// import never writes a line its reader then refuses: a converted line longer
+// than check, compare or the KB reader read is an error at its input line,
+// whatever made it grow (JSON escaping, a long id).
+func TestOutputLineCap(t *testing.T) {
+	withCaps(t, 64<<20, map[Kind]int{KindCases: 1 << 10, KindQrels: 1 << 10, KindRun: 1 << 10, KindKB: 1 << 10})
+	ctrl := strings.Repeat("\x01", 400) // 1,200 bytes of input, 2,400 as JSON escapes
+	for _, tc := range []struct{ name, format, in, want string }{
+		{"csv query grows by escaping", "csv", "query,retrieved\n" + ctrl + ",a\n", `in:2: case "row-1" would be a line of`},
+		{"ragas", "ragas", `{"user_input": "` + strings.Repeat(`\u0001`, 300) + `"}` + "\n", `in:1: case "ragas-1" would be a line of`},
+		{"irds docs", "irds-docs", `{"doc_id": "d", "text": "` + strings.Repeat(`\u0001`, 300) + `"}` + "\n", `in:1: document "d" would be a KB line of`},
+		{"irds qrels", "irds-qrels", `{"query_id": "q", "doc_id": "` + strings.Repeat("d", 2000) + `", "relevance": 1}` + "\n", "in:1: the converted TREC line would be"},
+		{"msmarco run", "msmarco-run", "q\t" + strings.Repeat("d", 2000) + "\t1\n", "in:1: the converted TREC line would be"},
+		{"irds scoreddocs", "irds-scoreddocs", `{"query_id": "q", "doc_id": "` + strings.Repeat("d", 2000) + `", "score": 1}` + "\n", "in:1: the converted TREC line would be"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _ := Lookup(tc.format)
+			_, _, err := Convert(context.Background(), strings.NewReader(tc.in), "in", &bytes.Buffer{}, f, Options{})
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+// With the real caps: a judgment whose doc id makes a 1.5 MiB line (under the
+// 64 MiB input cap) is refused, where it used to be written for compare to
+// refuse; what is written is read back by compare.
+func TestOutputRoundTripsThroughReaders(t *testing.T) {
+	f, _ := Lookup("irds-qrels")
+	long := `{"query_id": "q", "doc_id": "` + strings.Repeat("d", 3<<19) + `", "relevance": 1}` + "\n"
+	_, _, err := Convert(context.Background(), strings.NewReader(long), "in", &bytes.Buffer{}, f, Options{})
+	require.ErrorContains(t, err, "longer than compare reads (1 MiB)")
+	var out bytes.Buffer
+	ok := `{"query_id": "q", "doc_id": "` + strings.Repeat("d", 1<<19) + `", "relevance": 1}` + "\n"
+	_, _, err = Convert(context.Background(), strings.NewReader(ok), "in", &out, f, Options{})
+	require.NoError(t, err)
+	checkOutput(t, KindQrels, out.Bytes())
+}
