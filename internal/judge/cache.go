@@ -107,7 +107,7 @@ func (c *Cache) load(r io.Reader) (good int64, tail []byte, err error) {
 	var check jsonpos.Scanner
 	line := 0
 	for {
-		b, err := br.ReadBytes('\n')
+		b, err := readCacheLine(br, c.path, line+1)
 		if len(b) > 0 && b[len(b)-1] != '\n' {
 			cerr := check.Check(b)
 			if se, ok := cerr.(*jsonpos.SyntaxError); ok && se.Dup { //nolint:errorlint // Check returns *SyntaxError only
@@ -125,6 +125,10 @@ func (c *Cache) load(r io.Reader) (good int64, tail []byte, err error) {
 			return good, nil, nil
 		}
 		if err != nil {
+			var ie *input.Error
+			if errors.As(err, &ie) {
+				return 0, nil, err
+			}
 			return 0, nil, fmt.Errorf("failed to read the judge cache %s: %w", c.path, err)
 		}
 		line++

@@ -324,3 +324,24 @@ func TestRunRepeatSelfAgreement(t *testing.T) {
 	assert.InDelta(t, float64(res.PromptTokens)/1000*0.5+float64(res.CompletionTokens)/1000*1.5, *s.EstimatedCost, 1e-12)
 	assert.Equal(t, int64(80), srv.Requests(), "each repeat is its own request (the cache key has the repeat index)")
 }
+
+// Issue 20 item 4, the judge cache of the class: a line over MaxCacheLine is an
+// input error, not held whole; a last line without newline too (it is not
+// dropped as torn after being read whole), and the file is left as it was.
+func TestCacheLineCap(t *testing.T) {
+	good := `{"key":"k1","grade":2,"reason":"r","model":"m"}` + "\n"
+	for name, data := range map[string]string{
+		"a long line":              good + `{"key":"k2","grade":1,"reason":"` + strings.Repeat("x", 3<<20) + `"}` + "\n" + good,
+		"a long last line, no EOL": good + strings.Repeat(" ", 3<<20) + `{"key":"k3"`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "cache.jsonl")
+			require.NoError(t, os.WriteFile(path, []byte(data), 0o644))
+			_, err := judge.OpenCache(path)
+			require.EqualError(t, err, path+":2: line longer than 1 MiB: not a judge cache entry (delete the file to start afresh)")
+			after, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, data, string(after))
+		})
+	}
+}
