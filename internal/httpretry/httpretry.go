@@ -14,6 +14,9 @@
 //     name says key, token, secret or auth) are sent only to the origin they were
 //     configured for and dropped on any redirect to another scheme, host or port.
 //   - Every error message is redacted of the configured secrets (Redact).
+//   - A model server's answer is read to at most its cap, and all answers being
+//     read at once share MaxInFlight (ReadAnswer, body.go).
+//   - A model-server client (Client) without a budget has DefaultPolicy's.
 package httpretry
 
 import (

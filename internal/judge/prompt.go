@@ -87,11 +87,6 @@ var formatInstruction = map[string]string{
 	FormatText: `Write one short sentence of reasoning, then, on the last line, exactly "Final score: N" where N is 0, 1, 2 or 3.`,
 }
 
-// Render fills the template for one pair: the system message of Messages.
-func (p *Prompt) Render(query, document, format string) string {
-	return p.Messages(query, document, format)[0].Content
-}
-
 // Messages is the conversation asking for one grade. The system message is the
 // template, its instructions: {{query}} and {{document}} are replaced by the
 // tags that enclose the query and the document, {{answer_format}} by the
