@@ -24,6 +24,7 @@ type Command struct {
 	Line   int    // 1-based line number
 	Syntax string // "::" or "##["
 	Name   string
+	Info   string // the name and properties: between "::" and "::", or "##[" and "]"
 	Data   string
 	Text   string // the whole line
 }
@@ -125,7 +126,7 @@ func parseV2(line string, registered []string) (Command, bool) {
 	if !known(name, registered) {
 		return Command{}, false
 	}
-	return Command{Syntax: "::", Name: name, Data: msg[2+end+2:]}, true
+	return Command{Syntax: "::", Name: name, Info: info, Data: msg[2+end+2:]}, true
 }
 
 func parseLegacy(line string, registered []string) (Command, bool) {
@@ -142,7 +143,7 @@ func parseLegacy(line string, registered []string) (Command, bool) {
 	if !known(name, registered) {
 		return Command{}, false
 	}
-	return Command{Syntax: "##[", Name: name, Data: line[p+rb+1:]}, true
+	return Command{Syntax: "##[", Name: name, Info: info, Data: line[p+rb+1:]}, true
 }
 
 // Registered is the runner's own list of commands (its command extensions and
