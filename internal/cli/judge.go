@@ -141,11 +141,12 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 	if o.cache == "none" {
 		o.cache = ""
 	}
-	inputs := []file{{"kb", o.kb}, {"queries", o.queries}, {"prompt", o.prompt}, {"cache", o.cache}}
+	inputs := []file{{"kb", o.kb}, {"queries", o.queries}, {"prompt", o.prompt}}
 	for _, r := range o.runs.files {
 		inputs = append(inputs, file{"run", r})
 	}
-	return o, refuseOverwrite("judge", src, inputs, []file{{"qrels", o.qrelsOut}, {"judgments", o.jsonlOut}, {"json", o.jsonOut}})
+	// The cache is appended to: an output, checked against every input.
+	return o, refuseOverwrite("judge", src, inputs, []file{{"cache", o.cache}, {"qrels", o.qrelsOut}, {"judgments", o.jsonlOut}, {"json", o.jsonOut}})
 }
 
 // judgeInputs are judge's Action inputs (`run` holds one NAME=FILE per line);

@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Issue 20 item 3: judge's cache is an output, checked against every input: a
+// cache naming the run (one line, no trailing newline: the opener used to take it
+// for a torn write and truncate it), the KB, the queries or the prompt is refused
+// before anything is opened, and the input is left as it was.
+func TestJudgeCacheNeverAnInput(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	files := map[string]string{
+		"run.jsonl":     `{"id":"c1","query":"q","must_cite_one_of":["a"],"retrieved":["a"]}`,
+		"kb.jsonl":      `{"id":"a","text":"alpha"}`,
+		"queries.tsv":   "q1\tq",
+		"prompt.txt":    "{{query}} {{document}}",
+		"run.trec":      "q1 Q0 a 1 0.5 t",
+		"kbdir/a.md":    "---\nid: a\n---\nalpha",
+		"other.jsonl":   `{"id":"x"}`,
+		"cases.out.txt": "",
+	}
+	for name, text := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(name), 0o755))
+		require.NoError(t, os.WriteFile(name, []byte(text), 0o644))
+	}
+	base := []string{"judge", "--judge-url", "http://127.0.0.1:1/v1", "--judge-model", "m", "--qrels", "q.txt"}
+	for _, tt := range []struct {
+		args  []string
+		cache string
+	}{
+		{[]string{"--run", "a=run.jsonl", "--kb", "kb.jsonl"}, "run.jsonl"},          // the issue's case
+		{[]string{"--run", "a=run.jsonl", "--kb", "kb.jsonl"}, "./kb.jsonl"},         // the KB, another spelling
+		{[]string{"--run", "a=run.trec", "--queries", "queries.tsv", "--kb", "kb.jsonl"}, "queries.tsv"},
+		{[]string{"--run", "a=run.jsonl", "--kb", "kb.jsonl", "--prompt", "prompt.txt"}, "prompt.txt"},
+		{[]string{"--run", "a=run.jsonl", "--kb", "kbdir"}, "kbdir/cache.jsonl"},    // inside the KB directory
+		{[]string{"--run", "a=run.jsonl", "--kb", "kb.jsonl"}, filepath.Join(dir, "run.jsonl")},
+		{[]string{"--run", "a=run.jsonl", "--kb", "kb.jsonl", "--judgments", "j.jsonl"}, "j.jsonl"}, // an output
+	} {
+		args := append(append(append([]string{}, base...), tt.args...), "--cache", tt.cache)
+		code, _, stderr := runIn(t, map[string]string{"RETRIEVAL_GATE_LLM_API_KEY": "k"}, args...)
+		assert.Equal(t, ExitInput, code, "%v: %s", args, stderr)
+		assert.Contains(t, stderr, "--cache", "%v", args)
+		for name, text := range files {
+			b, err := os.ReadFile(name)
+			require.NoError(t, err)
+			require.Equal(t, text, string(b), "%v changed %s", args, name)
+		}
+		assert.NoFileExists(t, "q.txt")
+	}
+}
+
+// Issue 20 item 11: two outputs where one is a directory the other needs are
+// refused before anything is written: --write-baseline X --history X (history in
+// X/history.jsonl), and the same shape across other commands and flags.
+func TestConflictingOutputsRefusedFirst(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	require.NoError(t, os.WriteFile("cases.jsonl", []byte(`{"id":"c1","must_cite_one_of":["a"],"retrieved":["a"]}`+"\n"), 0o644))
+	require.NoError(t, os.WriteFile("kb.jsonl", []byte(`{"id":"a","text":"alpha"}`+"\n"), 0o644))
+	require.NoError(t, os.WriteFile("qrels.jsonl", []byte(`{"query_id":"q1","doc_id":"a","relevance":1}`+"\n"), 0o644))
+	require.NoError(t, os.WriteFile("a.trec", []byte("q1 Q0 a 1 0.5 a\n"), 0o644))
+	for _, args := range [][]string{
+		{"check", "--cases", "cases.jsonl", "--kb", "kb.jsonl", "--write-baseline", "X", "--history", "X"},
+		{"check", "--cases", "cases.jsonl", "--kb", "kb.jsonl", "--history", "X", "--json", "X"},
+		{"check", "--cases", "cases.jsonl", "--kb", "kb.jsonl", "--json", "X", "--markdown", "X/report.md"},
+		{"check", "--cases", "cases.jsonl", "--kb", "kb.jsonl", "--html", "./X", "--cases-out", "X/sub/cases.jsonl"},
+		{"compare", "--qrels", "qrels.jsonl", "--run", "a=a.trec", "--json", "X", "--history", "X"},
+		{"compare", "--qrels", "qrels.jsonl", "--run", "a=a.trec", "--markdown", "X/y.md", "--html", "X"},
+		{"calibrate", "--human", "cases.jsonl", "--judge", "cases.jsonl", "--lock", "kb.jsonl", "--json", "X", "--markdown", "X/c.md"},
+	} {
+		code, _, stderr := runIn(t, nil, args...)
+		assert.Equal(t, ExitInput, code, "%v: %s", args, stderr)
+		assert.Contains(t, stderr, "needs it as a directory", "%v", args)
+		assert.NoFileExists(t, "X", "%v wrote X", args)
+		assert.NoDirExists(t, "X", "%v wrote X", args)
+	}
+}
