@@ -35,11 +35,11 @@ func TestJudgeCacheNeverAnInput(t *testing.T) {
 		args  []string
 		cache string
 	}{
-		{[]string{"--run", "a=run.jsonl", "--kb", "kb.jsonl"}, "run.jsonl"},          // the case
-		{[]string{"--run", "a=run.jsonl", "--kb", "kb.jsonl"}, "./kb.jsonl"},         // the KB, another spelling
+		{[]string{"--run", "a=run.jsonl", "--kb", "kb.jsonl"}, "run.jsonl"},  // the case
+		{[]string{"--run", "a=run.jsonl", "--kb", "kb.jsonl"}, "./kb.jsonl"}, // the KB, another spelling
 		{[]string{"--run", "a=run.trec", "--queries", "queries.tsv", "--kb", "kb.jsonl"}, "queries.tsv"},
 		{[]string{"--run", "a=run.jsonl", "--kb", "kb.jsonl", "--prompt", "prompt.txt"}, "prompt.txt"},
-		{[]string{"--run", "a=run.jsonl", "--kb", "kbdir"}, "kbdir/cache.jsonl"},    // inside the KB directory
+		{[]string{"--run", "a=run.jsonl", "--kb", "kbdir"}, "kbdir/cache.jsonl"}, // inside the KB directory
 		{[]string{"--run", "a=run.jsonl", "--kb", "kb.jsonl"}, filepath.Join(dir, "run.jsonl")},
 		{[]string{"--run", "a=run.jsonl", "--kb", "kb.jsonl", "--judgments", "j.jsonl"}, "j.jsonl"}, // an output
 	} {
