@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -81,4 +82,31 @@ func TestConflictingOutputsRefusedFirst(t *testing.T) {
 		assert.NoFileExists(t, "X", "%v wrote X", args)
 		assert.NoDirExists(t, "X", "%v wrote X", args)
 	}
+}
+
+// Issue 20 item 6, end to end: a history whose last line is torn (a full disk
+// mid-append) no longer fails every later check --history and report --history
+// with exit 2: the line is skipped and then dropped, each time with a warning.
+func TestTornHistoryDoesNotBrick(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	require.NoError(t, os.WriteFile("cases.jsonl", []byte(`{"id":"c1","must_cite_one_of":["a"],"retrieved":["a"]}`+"\n"), 0o644))
+	require.NoError(t, os.WriteFile("kb.jsonl", []byte(`{"id":"a","text":"alpha"}`+"\n"), 0o644))
+	check := []string{"check", "--cases", "cases.jsonl", "--kb", "kb.jsonl", "--history", "h"}
+	code, _, stderr := runIn(t, nil, check...)
+	require.Equal(t, 0, code, stderr)
+	b, err := os.ReadFile("h/history.jsonl")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile("h/history.jsonl", append(b, b[:len(b)/3]...), 0o644))
+
+	code, _, stderr = runIn(t, nil, "report", "--history", "h", "--html", "h.html")
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "history.jsonl:2: skipped a torn last line")
+	code, _, stderr = runIn(t, nil, check...)
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "history.jsonl:2: dropped a torn last line")
+	after, err := os.ReadFile("h/history.jsonl")
+	require.NoError(t, err)
+	assert.Equal(t, 2, bytes.Count(after, []byte("\n")))
+	assert.True(t, bytes.HasPrefix(after, b))
 }
