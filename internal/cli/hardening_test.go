@@ -110,3 +110,40 @@ func TestTornHistoryDoesNotBrick(t *testing.T) {
 	assert.Equal(t, 2, bytes.Count(after, []byte("\n")))
 	assert.True(t, bytes.HasPrefix(after, b))
 }
+
+// Issue 20 item 8: --baseline given the wrong kind of file is refused with what it
+// looks like; a regression gate that is set and cannot be evaluated because
+// nothing pairs fails with its reason, never "off".
+func TestBaselineWrongKindAndNothingPaired(t *testing.T) {
+	root := repoRoot(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	demo := filepath.Join(root, "testdata", "demo")
+	code, stdout, stderr := runIn(t, nil, "check", "--cases", filepath.Join(demo, "cases.jsonl"), "--kb", filepath.Join(demo, "kb"),
+		"--baseline", filepath.Join(demo, "regressed.jsonl"), "--max-drop-hit", "0.01")
+	assert.Equal(t, ExitInput, code, stdout)
+	assert.Contains(t, stderr, "regressed.jsonl:1: ")
+	assert.Contains(t, stderr, "it looks like a cases file")
+
+	// A KB file as the baseline (a fresh variant).
+	require.NoError(t, os.WriteFile("kb.jsonl", []byte(`{"id":"a","text":"alpha"}`+"\n"), 0o644))
+	require.NoError(t, os.WriteFile("cases.jsonl", []byte(`{"id":"c1","must_cite_one_of":["a"],"retrieved":["a"]}`+"\n"+`{"id":"c2","must_cite_one_of":["a"],"retrieved":["b"]}`+"\n"), 0o644))
+	code, _, stderr = runIn(t, nil, "check", "--cases", "cases.jsonl", "--kb", "kb.jsonl", "--baseline", "kb.jsonl")
+	assert.Equal(t, ExitInput, code)
+	assert.Contains(t, stderr, "it looks like a knowledge-base file")
+
+	// A --cases-out file of other cases (no id pairs), and one whose every gold
+	// changed: the gate fails and says why.
+	for name, base := range map[string]string{
+		"other ids":    `{"id":"x1","must_cite_one_of":["a"],"scores":{"retrieval_hit_at_k":1}}` + "\n",
+		"gold changed": `{"id":"c1","must_cite_one_of":["z"],"scores":{"retrieval_hit_at_k":1}}` + "\n" + `{"id":"c2","must_cite_one_of":["z"],"scores":{"retrieval_hit_at_k":1}}` + "\n",
+	} {
+		require.NoError(t, os.WriteFile("base.jsonl", []byte(base), 0o644))
+		code, stdout, stderr = runIn(t, nil, "check", "--cases", "cases.jsonl", "--kb", "kb.jsonl", "--baseline", "base.jsonl", "--max-drop-hit", "0.01", "--json", "r.json")
+		assert.Equal(t, ExitGateFailed, code, "%s: %s%s", name, stdout, stderr)
+		assert.Contains(t, stdout, "nothing pairs with the baseline", name)
+		b, err := os.ReadFile("r.json")
+		require.NoError(t, err)
+		assert.Contains(t, string(b), "nothing pairs with the baseline", name)
+	}
+}
