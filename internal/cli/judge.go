@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
@@ -211,7 +212,7 @@ func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, 
 			return nil, fmt.Errorf("failed to read run %q: %w", name, err)
 		}
 		if run.Format == "cases" {
-			f, err := os.Open(o.runs.files[i])
+			f, err := input.Open(ctx, o.runs.files[i])
 			if err != nil {
 				return nil, err
 			}

@@ -131,6 +131,11 @@ func hashPath(path string) (string, error) {
 		return "", err
 	}
 	h := sha256.New()
+	if !st.IsDir() && !st.Mode().IsRegular() {
+		// A pipe or FIFO was read once, by the command: opening it again would
+		// wait for another writer. Its content is not known here.
+		return "unhashed:" + st.Mode().Type().String(), nil
+	}
 	if !st.IsDir() {
 		f, err := os.Open(path)
 		if err != nil {
