@@ -398,3 +398,35 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// Issue 20 item 9: calibrate's git guards where no git is on PATH (the Action's
+// distroless image): exit 2 before anything is written, with a message that says
+// git is needed and where to run them, not exec's "executable file not found".
+func TestCalibrateGitGuardsWithoutGit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	self, err := os.Executable()
+	require.NoError(t, err)
+	bin := t.TempDir()
+	// PATH holds the command alone (this test binary in its testscript role).
+	require.NoError(t, os.Symlink(self, filepath.Join(bin, "retrieval-gate")))
+	cal := filepath.Join(root, "testdata", "calibrate")
+	for _, flags := range [][]string{{"--lock-base", "origin/main"}, {"--git-anchoring"}} {
+		out := t.TempDir()
+		args := append([]string{"calibrate", "--human", filepath.Join(cal, "human.jsonl"), "--judge", filepath.Join(cal, "judge.jsonl"),
+			"--lock", filepath.Join(cal, "lock.json"), "--json", filepath.Join(out, "cal.json"), "--comment", "never"}, flags...)
+		cmd := exec.Command(filepath.Join(bin, "retrieval-gate"), args...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "PATH="+bin, "GITHUB_ACTIONS=", "CI=")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		assert.Equal(t, 2, exitCode(err), "%v: %s", flags, stderr.String())
+		assert.Contains(t, stderr.String(), "no git is on PATH", "%v", flags)
+		assert.NotContains(t, stderr.String(), "executable file not found", "%v", flags)
+		assert.Empty(t, entries(t, out), "%v wrote something", flags)
+	}
+}
