@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -146,4 +148,34 @@ func TestBaselineWrongKindAndNothingPaired(t *testing.T) {
 		require.NoError(t, err)
 		assert.Contains(t, string(b), "nothing pairs with the baseline", name)
 	}
+}
+
+// Issue 20 item 15: every base image of the Dockerfile is pinned by digest; one
+// that is not must say why on the line above (an "UNPINNED:" comment), so an
+// unpinned base is a decision someone wrote down, never an oversight.
+func TestDockerfileBaseImagesPinned(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "Dockerfile"))
+	require.NoError(t, err)
+	lines := strings.Split(string(b), "\n")
+	froms := 0
+	for i, l := range lines {
+		f := strings.Fields(l)
+		if len(f) < 2 || f[0] != "FROM" {
+			continue
+		}
+		froms++
+		image := f[1]
+		if strings.HasPrefix(image, "--platform=") {
+			image = f[2]
+		}
+		if image == "scratch" || regexp.MustCompile(`@sha256:[0-9a-f]{64}$`).MatchString(image) {
+			continue
+		}
+		declared := false
+		for j := i - 1; j >= 0 && strings.HasPrefix(lines[j], "#"); j-- {
+			declared = declared || strings.HasPrefix(lines[j], "# UNPINNED: ")
+		}
+		assert.True(t, declared, "Dockerfile:%d: %s is not pinned by digest", i+1, image)
+	}
+	assert.Equal(t, 2, froms)
 }
