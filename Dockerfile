@@ -7,7 +7,14 @@
 # for the target one (TARGETOS/TARGETARCH, set by `docker buildx build --platform`), so a
 # multi-arch release builds arm64 without emulation; a plain `docker build` leaves them
 # empty, which means the builder's platform.
-FROM --platform=$BUILDPLATFORM golang:1.26.8-bookworm AS build
+#
+# Base images are pinned by digest (issue 20 item 15): a tag can be moved to other
+# content, a digest cannot. Update a pin together with its tag, and check it first:
+#   docker buildx imagetools inspect golang:1.26.8-bookworm   (the index digest)
+# This digest is the one two independent public Dockerfiles pin for this tag; it was
+# not checked against the registry from the machine that wrote it (no registry
+# access there): verify it with the command above before the next release.
+FROM --platform=$BUILDPLATFORM golang:1.26.8-bookworm@sha256:a688600ca24f8a4d3ca77f95b0dd40704a9fc787c826660eb7ba0b641b8b175d AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
@@ -22,6 +29,13 @@ RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags 
 # small client, not chroma-go, whose v2 package links purego and thereby a dynamic
 # libc). internal/cli/actions_e2e_test.go builds the binary with the RUN line above and
 # checks that it is static and that this stage is distroless/static or scratch.
+# UNPINNED: distroless/static-debian12 is rebuilt often under the same tag, and no
+# digest of its current build could be verified from the machine that wrote this
+# line (no registry access; public files pin many different ones). Pin it with
+#   docker buildx imagetools inspect gcr.io/distroless/static-debian12
+# as FROM gcr.io/distroless/static-debian12@sha256:<index digest>, and drop this
+# comment (internal/cli's TestDockerfileBaseImagesPinned accepts an unpinned FROM
+# only under an UNPINNED: comment).
 FROM gcr.io/distroless/static-debian12
 # The build stage's CA bundle, so HTTPS (GitHub API, Chroma, embedding servers) uses
 # the same, current certificates whatever the base image's age.

@@ -140,6 +140,65 @@ func TestSignals(t *testing.T) {
 					"--json", filepath.Join(out, "cal.json"), "--markdown", filepath.Join(out, "cal.md"), "--comment", "never"}, nil
 			},
 		},
+		// Issue 20 item 7: every input that is a FIFO nobody has opened for
+		// writing (open(2) blocks), and import reading a silent standard input.
+		{
+			name: "check/cases-fifo-without-writer", sig: syscall.SIGTERM, after: 300 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				return []string{"check", "--cases", fifoNoWriter(t, dir, "cases.jsonl"), "--kb", filepath.Join(demo, "kb"),
+					"--json", filepath.Join(out, "agg.json"), "--comment", "never"}, nil
+			},
+		},
+		{
+			name: "check/baseline-fifo-without-writer", sig: syscall.SIGINT, after: 300 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				return []string{"check", "--cases", filepath.Join(demo, "cases.jsonl"), "--kb", filepath.Join(demo, "kb"),
+					"--baseline", fifoNoWriter(t, dir, "baseline.jsonl"), "--json", filepath.Join(out, "agg.json"), "--comment", "never"}, nil
+			},
+		},
+		{
+			name: "check/baseline-silent-fifo", sig: syscall.SIGTERM, after: 300 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				return []string{"check", "--cases", filepath.Join(demo, "cases.jsonl"), "--kb", filepath.Join(demo, "kb"),
+					"--baseline", fifo(t, dir, "baseline.jsonl", ""), "--json", filepath.Join(out, "agg.json"), "--comment", "never"}, nil
+			},
+		},
+		{
+			name: "compare/qrels-fifo-without-writer", sig: syscall.SIGTERM, after: 300 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				run := filepath.Join(dir, "a.trec")
+				writeFile(t, run, "q1 Q0 d1 1 1.0 a\n")
+				return []string{"compare", "--qrels", fifoNoWriter(t, dir, "qrels.txt"), "--run", "a=" + run,
+					"--json", filepath.Join(out, "cmp.json")}, nil
+			},
+		},
+		{
+			name: "compare/run-fifo-without-writer", sig: syscall.SIGINT, after: 300 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				qrels := filepath.Join(dir, "qrels.txt")
+				writeFile(t, qrels, "q1 0 d1 1\n")
+				return []string{"compare", "--qrels", qrels, "--run", "a=" + fifoNoWriter(t, dir, "a.trec"),
+					"--json", filepath.Join(out, "cmp.json")}, nil
+			},
+		},
+		{
+			name: "import/in-fifo-without-writer", sig: syscall.SIGINT, after: 300 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				return []string{"import", "--in", fifoNoWriter(t, dir, "qrels.tsv"), "--out", filepath.Join(out, "qrels.txt")}, nil
+			},
+		},
+		{
+			name: "import/in-silent-fifo", sig: syscall.SIGTERM, after: 300 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				return []string{"import", "--in", fifo(t, dir, "qrels.jsonl", `{"query_id":"q1","doc_id":"d1","relevance":1}`+"\n"), "--out", filepath.Join(out, "qrels.txt")}, nil
+			},
+		},
+		{
+			name: "import/stdin-silent-pipe", sig: syscall.SIGINT, after: 300 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				return []string{"import", "--in", "-", "--format", "irds-qrels", "--out", filepath.Join(out, "qrels.txt")}, openPipe(t, `{"query_id":"q1","doc_id":"d1","relevance":1}`+"\n")
+			},
+		},
 		{
 			// 256 bins, 40,000 pairs spread over them and the resample maximum: the
 			// bootstrap alone takes minutes.
@@ -256,6 +315,20 @@ func fifo(t *testing.T, dir, name, content string) string {
 	return p
 }
 
+// fifoNoWriter makes a named pipe dir/name that no one opens for writing: a
+// reader blocks in open(2) itself. The cleanup unblocks a child still waiting.
+func fifoNoWriter(t *testing.T, dir, name string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, syscall.Mkfifo(p, 0o644))
+	t.Cleanup(func() {
+		if w, err := os.OpenFile(p, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			_ = w.Close()
+		}
+	})
+	return p
+}
+
 // openPipe returns the read end of a pipe holding content whose write end stays open.
 func openPipe(t *testing.T, content string) *os.File {
 	t.Helper()
@@ -324,4 +397,36 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Issue 20 item 9: calibrate's git guards where no git is on PATH (the Action's
+// distroless image): exit 2 before anything is written, with a message that says
+// git is needed and where to run them, not exec's "executable file not found".
+func TestCalibrateGitGuardsWithoutGit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	self, err := os.Executable()
+	require.NoError(t, err)
+	bin := t.TempDir()
+	// PATH holds the command alone (this test binary in its testscript role).
+	require.NoError(t, os.Symlink(self, filepath.Join(bin, "retrieval-gate")))
+	cal := filepath.Join(root, "testdata", "calibrate")
+	for _, flags := range [][]string{{"--lock-base", "origin/main"}, {"--git-anchoring"}} {
+		out := t.TempDir()
+		args := append([]string{"calibrate", "--human", filepath.Join(cal, "human.jsonl"), "--judge", filepath.Join(cal, "judge.jsonl"),
+			"--lock", filepath.Join(cal, "lock.json"), "--json", filepath.Join(out, "cal.json"), "--comment", "never"}, flags...)
+		cmd := exec.Command(filepath.Join(bin, "retrieval-gate"), args...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "PATH="+bin, "GITHUB_ACTIONS=", "CI=")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		assert.Equal(t, 2, exitCode(err), "%v: %s", flags, stderr.String())
+		assert.Contains(t, stderr.String(), "no git is on PATH", "%v", flags)
+		assert.NotContains(t, stderr.String(), "executable file not found", "%v", flags)
+		assert.Empty(t, entries(t, out), "%v wrote something", flags)
+	}
 }

@@ -124,16 +124,23 @@ func TestPairing(t *testing.T) {
 
 func TestLoadErrors(t *testing.T) {
 	for name, tc := range map[string]struct{ in, want string }{
-		"duplicate id":  {bline("a", "g", 1, 1) + bline("b", "g", 1, 1) + bline("a", "g", 0, 0), `base.jsonl:3: duplicate case id "a" (first at line 1)`},
-		"empty":         {"", "base.jsonl: empty"},
-		"report":        {`{"schema":"retrieval-gate/aggregates@1"}` + "\n", `base.jsonl:1: schema "retrieval-gate/aggregates@1" is not a baseline`},
-		"not json":      {"nope\n", "base.jsonl:1: not a JSON object"},
-		"no id":         {`{"scores":{}}` + "\n", "base.jsonl:1: neither a baseline header"},
-		"bad score":     {`{"id":"a","scores":{"retrieval_hit_at_k":2}}` + "\n", "base.jsonl:1: scores.retrieval_hit_at_k must be a number in the measure's range"},
-		"bad line 2":    {bline("a", "g", 1, 1) + "{\n", "base.jsonl:2: invalid JSON"},
-		"bad rank":      {`{"id":"a","rank":-1}` + "\n", "base.jsonl:1: rank must be a non-negative integer"},
-		"rank too big":  {`{"id":"a","rank":2147483648}` + "\n", "base.jsonl:1: rank 2147483648 is above 2147483647"},
-		"gold not list": {`{"id":"a","gold":"g"}` + "\n", "base.jsonl:1: gold must be an array of strings"},
+		"duplicate id": {bline("a", "g", 1, 1) + bline("b", "g", 1, 1) + bline("a", "g", 0, 0), `base.jsonl:3: duplicate case id "a" (first at line 1)`},
+		"empty":        {"", "base.jsonl: empty"},
+		"report":       {`{"schema":"retrieval-gate/aggregates@1"}` + "\n", `base.jsonl:1: schema "retrieval-gate/aggregates@1" is not a baseline`},
+		"not json":     {"nope\n", "base.jsonl:1: not a JSON object"},
+		"no id":        {`{"scores":{}}` + "\n", "base.jsonl:1: neither a baseline file"},
+		// Issue 20 item 8: the wrong kind of file is named, never read as one.
+		"a cases file":         {`{"id":"a","must_cite_one_of":["g"],"retrieved":["g"]}` + "\n", "it looks like a cases file (the input of check"},
+		"cases without scores": {`{"id":"a","must_cite_one_of":["g"]}` + "\n", "it looks like a cases file without results"},
+		"a KB":                 {`{"id":"a","text":"alpha","scores":{}}` + "\n", "it looks like a knowledge-base file"},
+		"qrels JSONL":          {`{"query_id":"q","doc_id":"d","relevance":1}` + "\n", "it looks like qrels or a run"},
+		"human labels":         {`{"case_id":"c","dimension":"relevance","label":1}` + "\n", "it looks like human labels"},
+		"a TREC run":           {"q1 Q0 d1 1 0.5 tag\n", "not a JSON object (a baseline file starts with its header line): it looks like a TREC run"},
+		"bad score":            {`{"id":"a","scores":{"retrieval_hit_at_k":2}}` + "\n", "base.jsonl:1: scores.retrieval_hit_at_k must be a number in the measure's range"},
+		"bad line 2":           {bline("a", "g", 1, 1) + "{\n", "base.jsonl:2: invalid JSON"},
+		"bad rank":             {`{"id":"a","rank":-1}` + "\n", "base.jsonl:1: rank must be a non-negative integer"},
+		"rank too big":         {`{"id":"a","rank":2147483648}` + "\n", "base.jsonl:1: rank 2147483648 is above 2147483647"},
+		"gold not list":        {`{"id":"a","gold":"g"}` + "\n", "base.jsonl:1: gold must be an array of strings"},
 		// One rule for duplicate keys in every JSON input (fastjson let the last one win).
 		"dup in header":     {`{"schema":"retrieval-gate/baseline@1","schema":"x"}` + "\n", `base.jsonl:1: duplicate key "schema" at column 39`},
 		"dup in first case": {`{"id":"a","id":"b"}` + "\n", `base.jsonl:1: duplicate key "id" at column 11`},

@@ -533,7 +533,14 @@ func (c *Comparer) gates(overall GroupStats) (outcome.Gates, outcome.Status) {
 		g.Threshold = t.Value
 		switch {
 		case st == nil:
-			g.Reason = "no paired case has this measure in both runs"
+			// A gate that was asked for and cannot be evaluated fails: the
+			// regression would otherwise pass unseen (issue 20 item 8).
+			g.Status = outcome.Fail
+			if c.paired == 0 {
+				g.Reason = fmt.Sprintf("nothing pairs with the baseline %s (%d baseline cases; %d only in this run, %d with changed gold): the drop cannot be measured", format.SanitizeText(c.b.Source.File), c.b.recs.n, c.onlyCur, c.goldChanged)
+			} else {
+				g.Reason = "no paired case has this measure in both runs: the drop cannot be measured"
+			}
 		case -st.Delta <= t.Value+gateTolerance:
 			g.Status = outcome.Pass
 		case c.opt.Test == TestSignificant && !st.Rejects:

@@ -212,7 +212,7 @@ func Open(r io.Reader, file string) (*Source, error) {
 		if se, ok := err.(*jsonpos.SyntaxError); ok && se.Dup { //nolint:errorlint // Check returns *SyntaxError only
 			return nil, input.Errorf(file, s.line, "%s", se.Describe())
 		}
-		return nil, input.Errorf(file, s.line, "not a JSON object (a baseline file starts with its header line)")
+		return nil, input.Errorf(file, s.line, "not a JSON object (a baseline file starts with its header line)%s", textLooksLike(first))
 	}
 	v, perr := s.p.ParseBytes(first)
 	if perr != nil || v.Type() != fastjson.TypeObject {
@@ -232,13 +232,57 @@ func Open(r io.Reader, file string) (*Source, error) {
 			s.SchemaRead = h.Schema
 		}
 		s.Header, s.Format = h, FormatBaseline
-	case v.Get("id") != nil:
+	case v.Get("id") != nil && v.Get("retrieved") == nil && v.Get("text") == nil &&
+		(v.Get("scores") != nil || v.Get("rank") != nil || v.Get("top") != nil || v.Get("gold") != nil):
+		// A case with results (scores; or rank, top, gold: a baseline's lines)
+		// and no retrieval list: a --cases-out file, or a baseline's body.
 		s.Format = FormatCasesOut
 		s.pending = first
 	default:
-		return nil, input.Errorf(file, s.line, "neither a baseline header (no \"schema\") nor a --cases-out case (no \"id\")")
+		return nil, input.Errorf(file, s.line, "neither a baseline file (its header has \"schema\") nor a check --cases-out file (cases with \"scores\" and no \"retrieved\"): %s; pass a file that check --write-baseline or --cases-out wrote", looksLike(v))
 	}
 	return s, nil
+}
+
+// textLooksLike names a text format a first line that is not JSON seems to be.
+func textLooksLike(line []byte) string {
+	f := strings.Fields(string(line))
+	switch {
+	case len(f) == 6 && strings.EqualFold(f[1], "Q0"):
+		return ": it looks like a TREC run"
+	case len(f) == 4:
+		return ": it looks like TREC qrels"
+	case bytes.HasPrefix(bytes.TrimSpace(line), []byte("---")):
+		return ": it looks like a Markdown card"
+	}
+	return ""
+}
+
+// looksLike names what a first line that is not a baseline's seems to be.
+func looksLike(v *fastjson.Value) string {
+	has := func(keys ...string) bool {
+		for _, k := range keys {
+			if v.Get(k) == nil {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case has("id", "retrieved"):
+		return "it looks like a cases file (the input of check: \"retrieved\" lists, not scores)"
+	case has("id", "text"):
+		return "it looks like a knowledge-base file (\"id\" and \"text\")"
+	case has("id"):
+		return "it looks like a cases file without results (no \"scores\")"
+	case has("query_id", "doc_id"):
+		return "it looks like qrels or a run (\"query_id\", \"doc_id\")"
+	case has("case_id"):
+		return "it looks like human labels or judgments (\"case_id\")"
+	case has("user_input") || has("question"):
+		return "it looks like a dataset to import (retrieval-gate import)"
+	}
+	return "its first line has neither \"schema\" nor \"id\""
 }
 
 // next returns the next non-blank line (valid until the following call).

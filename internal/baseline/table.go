@@ -73,7 +73,7 @@ func (rs *records) at(i int) *record { return &rs.chunks[i/recChunk][i%recChunk]
 // Baseline. A duplicate case id is an input error naming both lines. The
 // temporary file is made in tmpDir ("" is the system's).
 func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, error) {
-	src, err := Open(r, file)
+	src, err := Open(input.Reader(ctx, r), file)
 	if err != nil {
 		return nil, err
 	}

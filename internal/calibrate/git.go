@@ -201,6 +201,10 @@ func repoPath(ctx context.Context, path string) (top, rel string, err error) {
 		abs = r
 	}
 	out, err := git(ctx, filepath.Dir(abs), "rev-parse", "--show-toplevel")
+	var ie *InputError
+	if errors.As(err, &ie) {
+		return "", "", err
+	}
 	if err != nil {
 		return "", "", &InputError{Msg: fmt.Sprintf("%s is not inside a git repository (%v)", path, err)}
 	}
@@ -218,6 +222,12 @@ func repoPath(ctx context.Context, path string) (top, rel string, err error) {
 // git runs git in dir and returns its standard output; on failure the error
 // carries git's standard error.
 func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	if _, err := exec.LookPath("git"); err != nil {
+		// The Action's image (distroless/static) has no git (issue 20 item 9).
+		return nil, &InputError{Msg: "--lock-base and --git-anchoring read the repository with git, and no git is on PATH " +
+			"(the Action's Docker image has none): run calibrate with these flags in a step where git is installed " +
+			"(the released binary in a run: step, or actions/checkout's runner image)"}
+	}
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")

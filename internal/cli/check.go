@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"sync/atomic"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/importer"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -219,7 +219,7 @@ func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *kbfile.KB, b
 	var in io.Reader = env.Stdin
 	name := "stdin"
 	if o.cases != "-" {
-		f, err := os.Open(o.cases)
+		f, err := input.Open(ctx, o.cases)
 		if err != nil {
 			return nil, fmt.Errorf("failed to read cases: %w", err)
 		}

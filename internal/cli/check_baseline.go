@@ -21,6 +21,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline/ghartifact"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -153,7 +154,7 @@ func openBaseline(ctx context.Context, env *Env, o *checkOptions, kb *kbfile.KB)
 		}
 	}
 	if path != "" {
-		f, err := os.Open(path)
+		f, err := input.Open(ctx, path)
 		if err != nil {
 			return nil, fmt.Errorf("failed to read the baseline: %w", err)
 		}

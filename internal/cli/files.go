@@ -14,7 +14,10 @@ type file struct {
 // refuseOverwrite is the one rule for every command's outputs, checked before any
 // work: no output may name an input (the same path, or the same file through a
 // link), an output may not lie inside an input directory (a KB directory: it
-// would become a card, or overwrite one), and no two outputs may name one file.
+// would become a card, or overwrite one), no two outputs may name one file, and
+// no output may be a directory another output needs. Every file a command opens
+// for writing is an output here: reports, caches (judge --cache), histories and
+// baselines.
 // "" and "-" (standard input or output) are not files. src names each path's
 // flag, or its Action input.
 func refuseOverwrite(cmd string, src *sources, inputs, outputs []file) error {
@@ -34,8 +37,19 @@ func refuseOverwrite(cmd string, src *sources, inputs, outputs []file) error {
 			}
 		}
 		for _, prev := range outputs[:i] {
-			if prev.path != "" && prev.path != "-" && samePath(prev.path, out.path) {
+			if prev.path == "" || prev.path == "-" {
+				continue
+			}
+			if samePath(prev.path, out.path) {
 				return usagef("%s: %s and %s name the same file %s", cmd, src.name(prev.flag), src.name(out.flag), out.path)
+			}
+			// One output a directory of the other (--write-baseline X with
+			// --history X, whose file is X/history.jsonl): one of them would fail
+			// after the other was written.
+			for _, p := range [][2]file{{prev, out}, {out, prev}} {
+				if under(p[1].path, p[0].path) {
+					return usagef("%s: %s is written as a file, but %s needs it as a directory (%s); give them separate paths", cmd, src.with(p[0].flag, p[0].path), src.name(p[1].flag), p[1].path)
+				}
 			}
 		}
 	}
@@ -62,6 +76,13 @@ func inside(path, dir string) bool {
 	}
 	d, p := resolve(dir), resolve(path)
 	rel, err := filepath.Rel(d, p)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// under reports whether path lies below dir whether or not dir exists, with the
+// symbolic links of both resolved as far as they exist.
+func under(path, dir string) bool {
+	rel, err := filepath.Rel(resolve(dir), resolve(path))
 	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // historyRecord is this run's history record: the time, the commit and branch
@@ -60,7 +61,11 @@ func recordHistory(ctx context.Context, env *Env, path, branch, command string, 
 	}
 	run.rec = &rec
 	if path != "" {
-		if err := history.Append(path, rec); err != nil {
+		warning, err := history.AppendWarn(path, rec)
+		if warning != "" {
+			fmt.Fprintf(env.Stderr, "retrieval-gate: warning: history: %s\n", format.SanitizeText(warning))
+		}
+		if err != nil {
 			return run, fmt.Errorf("--history: %w", err)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"regexp/syntax"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/importer"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
@@ -115,7 +115,7 @@ func (c *ImportCommand) run(ctx context.Context, fac *Factory, o *importOptions)
 	var r io.Reader = env.Stdin
 	name := "<stdin>"
 	if *in != "-" {
-		file, err := os.Open(*in)
+		file, err := input.Open(ctx, *in)
 		if err != nil {
 			return err
 		}
@@ -123,6 +123,7 @@ func (c *ImportCommand) run(ctx context.Context, fac *Factory, o *importOptions)
 		r, name = file, *in
 		opt.LineAt = importer.LineAt(file)
 	}
+	r = input.Reader(ctx, r) // a silent pipe or FIFO stops on SIGINT/SIGTERM
 	var used *importer.Format
 	var st importer.Stats
 	convert := func(w io.Writer) error {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
@@ -141,11 +142,12 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 	if o.cache == "none" {
 		o.cache = ""
 	}
-	inputs := []file{{"kb", o.kb}, {"queries", o.queries}, {"prompt", o.prompt}, {"cache", o.cache}}
+	inputs := []file{{"kb", o.kb}, {"queries", o.queries}, {"prompt", o.prompt}}
 	for _, r := range o.runs.files {
 		inputs = append(inputs, file{"run", r})
 	}
-	return o, refuseOverwrite("judge", src, inputs, []file{{"qrels", o.qrelsOut}, {"judgments", o.jsonlOut}, {"json", o.jsonOut}})
+	// The cache is appended to: an output, checked against every input.
+	return o, refuseOverwrite("judge", src, inputs, []file{{"cache", o.cache}, {"qrels", o.qrelsOut}, {"judgments", o.jsonlOut}, {"json", o.jsonOut}})
 }
 
 // judgeInputs are judge's Action inputs (`run` holds one NAME=FILE per line);
@@ -210,7 +212,7 @@ func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, 
 			return nil, fmt.Errorf("failed to read run %q: %w", name, err)
 		}
 		if run.Format == "cases" {
-			f, err := os.Open(o.runs.files[i])
+			f, err := input.Open(ctx, o.runs.files[i])
 			if err != nil {
 				return nil, err
 			}

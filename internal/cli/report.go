@@ -9,6 +9,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
 	"github.com/retrieval-gate/retrieval-gate/internal/history/ghbranch"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
@@ -88,13 +89,18 @@ func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) erro
 	if err != nil {
 		return err
 	}
-	scan := func(fn func(history.Record, *fastjson.Value) error) error { return history.Scan(*path, fn) }
+	torn := history.OnTorn(func(file string, line int) {
+		fmt.Fprintf(f.Env.Stderr, "retrieval-gate: warning: %s\n", format.SanitizeText(history.TornWarning(file, line)))
+	})
+	scan := func(fn func(history.Record, *fastjson.Value) error) error { return history.Scan(*path, fn, torn) }
 	if *branch != "" {
 		r, err := readHistoryBranch(ctx, f, *branch)
 		if err != nil {
 			return err
 		}
-		scan = func(fn func(history.Record, *fastjson.Value) error) error { return history.ScanReader(hist, r, fn) }
+		scan = func(fn func(history.Record, *fastjson.Value) error) error {
+			return history.ScanReader(hist, r, fn, torn)
+		}
 	}
 	v, err := historyView(hist, scan, command, measure)
 	if err != nil {

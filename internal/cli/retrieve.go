@@ -316,7 +316,7 @@ func (c *RetrieveCommand) runCases(ctx context.Context, env *Env, o *retrieveOpt
 	var in io.Reader = env.Stdin
 	name := "stdin"
 	if o.cases != "-" {
-		f, err := os.Open(o.cases)
+		f, err := input.Open(ctx, o.cases)
 		if err != nil {
 			return 0, fmt.Errorf("failed to read cases: %w", err)
 		}

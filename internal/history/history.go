@@ -131,6 +131,11 @@ func hashPath(path string) (string, error) {
 		return "", err
 	}
 	h := sha256.New()
+	if !st.IsDir() && !st.Mode().IsRegular() {
+		// A pipe or FIFO was read once, by the command: opening it again would
+		// wait for another writer. Its content is not known here.
+		return "unhashed:" + st.Mode().Type().String(), nil
+	}
 	if !st.IsDir() {
 		f, err := os.Open(path)
 		if err != nil {
@@ -212,85 +217,254 @@ func Line(rec Record) ([]byte, error) {
 // Append adds the record as one line to the history at path (see File). The
 // line is written by a single write(2) on a file opened with O_APPEND, under an
 // exclusive advisory lock where the system has one, so concurrent runs never
-// interleave or lose a record.
+// interleave or lose a record. A failed or short write (ENOSPC, EDQUOT, EFBIG)
+// is undone: the file is cut back to its old size, so no torn line is left. A
+// torn last line left by an older run (no newline, not a record) is dropped
+// first, and warning says so; a complete last record without its newline gets
+// one. Append is AppendWarn without the warning.
 func Append(path string, rec Record) error {
+	_, err := AppendWarn(path, rec)
+	return err
+}
+
+// AppendWarn is Append, returning the warning of a torn line it dropped.
+func AppendWarn(path string, rec Record) (warning string, err error) {
 	line, err := Line(rec)
 	if err != nil {
-		return err
+		return "", err
 	}
 	file := File(path)
 	if dir := filepath.Dir(file); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: an output directory, 0755 like atomicfile's, so CI steps and other users can read the history
-			return err
+			return "", err
 		}
 	}
-	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644) //nolint:gosec // G302: an output, 0644 like the reports atomicfile writes
+	f, err := os.OpenFile(file, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644) //nolint:gosec // G302: an output, 0644 like the reports atomicfile writes
 	if err != nil {
-		return err
+		return "", err
 	}
 	unlock, err := lock(f)
 	if err != nil {
 		f.Close()
-		return fmt.Errorf("lock %s: %w", file, err)
+		return "", fmt.Errorf("lock %s: %w", file, err)
 	}
-	_, werr := f.Write(line)
+	warning, werr := appendLocked(f, file, line)
 	unlock()
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
 	if werr != nil {
-		return fmt.Errorf("append to %s: %w", file, werr)
+		return warning, fmt.Errorf("append to %s: %w", file, werr)
 	}
-	return nil
+	return warning, nil
+}
+
+// appendWriter is where appendLocked writes (a test replaces it with a failing one).
+var appendWriter = func(f *os.File) io.Writer { return f }
+
+func appendLocked(f *os.File, file string, line []byte) (warning string, err error) {
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	size := st.Size()
+	if size > 0 {
+		tail, lineNo, err := lastLine(f, size)
+		if err != nil {
+			return "", err
+		}
+		if len(tail) > 0 {
+			if t := bytes.TrimSpace(tail); len(t) == 0 || validLine(t) {
+				line = append([]byte{'\n'}, line...) // end it, then append
+			} else {
+				if err := f.Truncate(size - int64(len(tail))); err != nil {
+					return "", err
+				}
+				size -= int64(len(tail))
+				warning = fmt.Sprintf("%s:%d: dropped a torn last line (%d bytes, no newline; an interrupted or failed write)", file, lineNo, len(tail))
+			}
+		}
+	}
+	n, err := appendWriter(f).Write(line)
+	if err == nil && n < len(line) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		// Undo the partial line: the history stays as it was.
+		if terr := f.Truncate(size); terr != nil {
+			return warning, fmt.Errorf("%w; restoring the old size failed too: %v", err, terr) //nolint:errorlint // the first error is the cause
+		}
+		return warning, err
+	}
+	return warning, nil
+}
+
+// lastLine returns the bytes after the last newline of f (size bytes) and their
+// 1-based line number; nothing when f ends with a newline.
+func lastLine(f *os.File, size int64) ([]byte, int, error) {
+	var tail []byte
+	buf := make([]byte, 64<<10)
+	off := size
+	for off > 0 {
+		n := int64(len(buf))
+		if n > off {
+			n = off
+		}
+		off -= n
+		if _, err := f.ReadAt(buf[:n], off); err != nil {
+			return nil, 0, err
+		}
+		chunk := buf[:n]
+		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
+			tail = append(append([]byte{}, chunk[i+1:]...), tail...)
+			off += int64(i) + 1
+			break
+		}
+		tail = append(append([]byte{}, chunk...), tail...)
+		if len(tail) > MaxRecord+1 {
+			break // longer than any record: torn whatever its start
+		}
+	}
+	if len(tail) == 0 {
+		return nil, 0, nil
+	}
+	lines, err := countLines(f, off)
+	return tail, lines + 1, err
+}
+
+// countLines counts the newlines in f's first n bytes.
+func countLines(f *os.File, n int64) (int, error) {
+	count := 0
+	buf := make([]byte, 256<<10)
+	for off := int64(0); off < n; {
+		m := min(int64(len(buf)), n-off)
+		if _, err := f.ReadAt(buf[:m], off); err != nil {
+			return 0, err
+		}
+		count += bytes.Count(buf[:m], []byte{'\n'})
+		off += m
+	}
+	return count, nil
+}
+
+// validLine reports whether b is one history record.
+func validLine(b []byte) bool {
+	var check jsonpos.Scanner
+	if check.Check(b) != nil {
+		return false
+	}
+	v, err := fastjson.ParseBytes(b)
+	if err != nil {
+		return false
+	}
+	_, _, err = record(v)
+	return err == nil
 }
 
 // Scan calls fn with every record of the history at path, in file order, and
 // its parsed document (valid until fn returns; rec.Document is nil). Each line
 // is parsed once; memory holds one line at a time. A line that is not a record
-// is an input error naming the file and line.
-func Scan(path string, fn func(rec Record, doc *fastjson.Value) error) error {
+// is an input error naming the file and line, except a torn last line (no
+// newline at the end of the file, not a record: an interrupted write), which is
+// skipped and reported to OnTorn.
+func Scan(path string, fn func(rec Record, doc *fastjson.Value) error, opts ...ScanOption) error {
 	file := File(path)
 	f, err := os.Open(file)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return ScanReader(file, f, fn)
+	return ScanReader(file, f, fn, opts...)
 }
 
-// ScanReader is Scan over r, whose errors name file.
-func ScanReader(file string, r io.Reader, fn func(rec Record, doc *fastjson.Value) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), MaxRecord)
+// ScanOption configures Scan and ScanReader.
+type ScanOption func(*scanConfig)
+
+type scanConfig struct{ torn func(file string, line int) }
+
+// OnTorn calls fn for a torn last line that Scan skips.
+func OnTorn(fn func(file string, line int)) ScanOption {
+	return func(c *scanConfig) { c.torn = fn }
+}
+
+// TornWarning is the warning of a torn last line.
+func TornWarning(file string, line int) string {
+	return fmt.Sprintf("%s:%d: skipped a torn last line (no newline, not a record: an interrupted write); the next append drops it", file, line)
+}
+
+func ScanReader(file string, r io.Reader, fn func(rec Record, doc *fastjson.Value) error, opts ...ScanOption) error {
+	var cfg scanConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	br := bufio.NewReaderSize(r, 1<<20)
 	var p fastjson.Parser
 	var check jsonpos.Scanner // the one JSON rule of the inputs: duplicate keys are errors
 	line := 0
-	for sc.Scan() {
+	for {
+		raw, rerr := readLine(br)
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return input.Errorf(file, line+1, "%v", rerr)
+		}
+		if len(raw) == 0 && rerr != nil {
+			return nil
+		}
 		line++
-		b := bytes.TrimSpace(sc.Bytes())
+		last := rerr != nil // io.EOF: the file does not end with a newline
+		b := bytes.TrimSpace(raw)
 		if len(b) == 0 {
 			continue
 		}
-		if err := check.Check(b); err != nil {
-			return input.Errorf(file, line, "%s", jsonpos.Message(err, "not a history record: "))
-		}
-		v, err := p.ParseBytes(b)
+		rec, doc, err := parseRecord(&check, &p, b)
 		if err != nil {
-			return input.Errorf(file, line, "not a history record: %v", err)
-		}
-		rec, doc, err := record(v)
-		if err != nil {
+			if last {
+				if cfg.torn != nil {
+					cfg.torn(file, line)
+				}
+				return nil
+			}
 			return input.Errorf(file, line, "%v", err)
 		}
 		rec.Line = line
 		if err := fn(rec, doc); err != nil {
 			return err
 		}
+		if last {
+			return nil
+		}
 	}
-	if err := sc.Err(); err != nil {
-		return input.Errorf(file, line+1, "%v", err)
+}
+
+// readLine reads one line (without its newline) of at most MaxRecord bytes;
+// io.EOF with the bytes of a last line without newline.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(buf)+len(chunk) > MaxRecord+1 {
+			return nil, bufio.ErrTooLong
+		}
+		buf = append(buf, chunk...)
+		switch {
+		case err == nil:
+			return buf[:len(buf)-1], nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			return buf, err
+		}
 	}
-	return nil
+}
+
+func parseRecord(check *jsonpos.Scanner, p *fastjson.Parser, b []byte) (Record, *fastjson.Value, error) {
+	if err := check.Check(b); err != nil {
+		return Record{}, nil, errors.New(jsonpos.Message(err, "not a history record: "))
+	}
+	v, err := p.ParseBytes(b)
+	if err != nil {
+		return Record{}, nil, fmt.Errorf("not a history record: %v", err) //nolint:errorlint // a message
+	}
+	return record(v)
 }
 
 // record checks one parsed line and returns its fields.

@@ -38,6 +38,18 @@ func Open(ctx context.Context, path string) (*os.File, error) {
 	}
 }
 
+// ReadFile reads the whole file at path, as os.ReadFile, but opened with Open and
+// read through Reader: a FIFO with no writer, or a silent one, ends the wait with
+// ctx.Err() when ctx ends.
+func ReadFile(ctx context.Context, path string) ([]byte, error) {
+	f, err := Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(Reader(ctx, f))
+}
+
 // Reader returns r made interruptible by ctx: once ctx ends, a Read blocked on
 // a pipe, a terminal or a socket returns ctx.Err() within moments, and every
 // later Read too. A regular file (which never blocks for long) is returned as

@@ -119,6 +119,12 @@ func (c *Cache) load(r io.Reader) (good int64, tail []byte, err error) {
 				c.loaded++
 				return good, b, nil
 			}
+			// A torn write is dropped only from a file that is recognisably a
+			// judge cache: entries before it, or the start of one of ours. Any
+			// other file is refused, never truncated (issue 20 item 3).
+			if c.loaded == 0 && !bytes.HasPrefix(b, []byte(entryStart)) {
+				return 0, nil, input.Errorf(c.path, line+1, "not a judge cache entry, and the file holds none: refusing to use it as the cache (name a new file, or delete this one to start afresh)")
+			}
 			return good, nil, nil
 		}
 		if errors.Is(err, io.EOF) {
@@ -151,6 +157,9 @@ func (c *Cache) load(r io.Reader) (good int64, tail []byte, err error) {
 		c.loaded++
 	}
 }
+
+// entryStart begins every line the cache writes (Entry's first field).
+const entryStart = `{"key":"`
 
 func validEntry(e Entry) bool {
 	return e.Key != "" && e.Grade >= 0 && e.Grade <= MaxGrade

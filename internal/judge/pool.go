@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -34,7 +33,7 @@ type Queries map[string]Query
 // `locale`) or TSV lines "qid<TAB>query text" (the MS MARCO / BEIR layout),
 // detected by the first non-blank byte.
 func ReadQueries(ctx context.Context, path string) (Queries, error) {
-	data, err := os.ReadFile(path)
+	data, err := input.ReadFile(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read queries: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Clean makes a one-line message safe for a log the runner reads: every control
@@ -44,56 +45,68 @@ func unsafeRune(r rune) bool {
 	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == '\u0085'
 }
 
-// GuardWriter passes text to w but neutralises every line that starts (after
-// spaces and tabs) with "::": a backslash is put before it, so the runner never
-// reads data as a workflow command (::error::, ::add-mask::, ::stop-commands::).
-// Both "\n" and "\r" end a line. The commands retrieval-gate issues itself go to
-// the unguarded writer (Publisher.Stdout). Safe for concurrent use.
+// GuardWriter passes text to w but neutralises everything the Actions runner
+// would read as a workflow command, in both of its syntaxes:
+//
+//   - "::" at the start of a line, after any white space the runner trims (.NET's
+//     char.IsWhiteSpace: tab to carriage return, space, U+0085, U+00A0, U+1680,
+//     U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000): a backslash is
+//     put before it ("\::error::…");
+//   - "##[" anywhere in a line (the legacy syntax, which the runner finds at any
+//     position): a backslash is put before the "[" ("##\[stop-commands]…").
+//
+// The runner compares culture-sensitively, so characters it may ignore (controls,
+// format characters such as U+00AD or U+200B, other default-ignorable code points)
+// count as white space at the start of a line and are skipped between the ':' of
+// "::" and the '#', '#' and '[' of "##[". "\n" and "\r" end a line, as in the
+// runner's ReadLine. The commands
+// retrieval-gate issues itself go to the unguarded writer (Publisher.Stdout). Safe
+// for concurrent use. internal/publish/runnertest reads output as the runner does;
+// the tests and FuzzGuardWriter check the guard against it.
 type GuardWriter struct {
 	mu      sync.Mutex
 	w       io.Writer
-	start   bool   // at the start of a line
-	pending []byte // leading blanks and at most one ':' of a line not yet decided
+	state   guardState
+	pending []byte // text held back: a possible start of a command
+	mark    int    // in pending: the first ':' (stColon) or the last '#' (stHash2)
+	tail    []byte // an incomplete UTF-8 sequence at the end of the last write
+	cut     bool   // Flush wrote a possible start of a command
 }
 
+type guardState uint8
+
+const (
+	stStart guardState = iota // at the start of a line; pending holds blanks
+	stColon                   // blanks, ':' and ignorables at the start of a line
+	stMid                     // inside a line
+	stHash1                   // '#' and ignorables
+	stHash2                   // '#', ignorables, '#' and ignorables
+)
+
+// maxPending bounds what the guard holds back: past it, the held text is written
+// with a backslash where it could still become a command.
+const maxPending = 4096
+
 // NewGuardWriter wraps w.
-func NewGuardWriter(w io.Writer) *GuardWriter { return &GuardWriter{w: w, start: true} }
+func NewGuardWriter(w io.Writer) *GuardWriter { return &GuardWriter{w: w} }
 
 func (g *GuardWriter) Write(p []byte) (int, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	out := make([]byte, 0, len(p)+8)
-	for _, c := range p {
-		if !g.start {
-			out = append(out, c)
-			if c == '\n' || c == '\r' {
-				g.start = true
-			}
-			continue
+	in := p
+	if len(g.tail) > 0 {
+		in = append(g.tail, p...)
+		g.tail = nil
+	}
+	out := make([]byte, 0, len(in)+len(g.pending)+8)
+	for len(in) > 0 {
+		if !utf8.FullRune(in) {
+			g.tail = append([]byte(nil), in...)
+			break
 		}
-		switch {
-		case c == ' ' || c == '\t':
-			if len(g.pending) > 0 && g.pending[len(g.pending)-1] == ':' {
-				out = append(out, g.pending...)
-				out = append(out, c)
-				g.pending, g.start = g.pending[:0], false
-				continue
-			}
-			g.pending = append(g.pending, c)
-		case c == ':':
-			if len(g.pending) > 0 && g.pending[len(g.pending)-1] == ':' {
-				out = append(out, g.pending[:len(g.pending)-1]...)
-				out = append(out, '\\', ':', ':')
-				g.pending, g.start = g.pending[:0], false
-				continue
-			}
-			g.pending = append(g.pending, c)
-		default:
-			out = append(out, g.pending...)
-			out = append(out, c)
-			g.pending = g.pending[:0]
-			g.start = c == '\n' || c == '\r'
-		}
+		r, size := utf8.DecodeRune(in)
+		out = g.step(out, r, in[:size])
+		in = in[size:]
 	}
 	if _, err := g.w.Write(out); err != nil {
 		return 0, err
@@ -101,14 +114,136 @@ func (g *GuardWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Flush writes what is held back (the blanks, or one ':', that began the last line).
+// step passes one rune (its bytes b) through the state machine.
+func (g *GuardWriter) step(out []byte, r rune, b []byte) []byte {
+	if g.cut {
+		g.cut = false
+		if !lineEnd(r) {
+			out = append(out, '\\')
+		}
+	}
+	if lineEnd(r) {
+		out = append(append(out, g.pending...), b...)
+		g.pending, g.state = g.pending[:0], stStart
+		return out
+	}
+	switch g.state {
+	case stStart:
+		switch {
+		case r == ':':
+			g.mark = len(g.pending)
+			g.pending, g.state = append(g.pending, b...), stColon
+			return out
+		case blank(r):
+			g.pending = append(g.pending, b...)
+			if len(g.pending) > maxPending {
+				// Whatever follows cannot be a command: it is not at the start.
+				out = append(append(out, g.pending...), '\\')
+				g.pending, g.state = g.pending[:0], stMid
+			}
+			return out
+		}
+	case stColon:
+		switch {
+		case r == ':':
+			out = append(out, g.pending[:g.mark]...)
+			out = append(append(out, '\\'), g.pending[g.mark:]...)
+			out = append(out, b...)
+			g.pending, g.state = g.pending[:0], stMid
+			return out
+		case Ignorable(r):
+			return g.hold(out, b)
+		}
+	case stHash1:
+		switch {
+		case r == '#':
+			g.mark = len(g.pending)
+			g.pending, g.state = append(g.pending, b...), stHash2
+			return out
+		case Ignorable(r):
+			return g.hold(out, b)
+		}
+	case stHash2:
+		switch {
+		case r == '[':
+			out = append(append(append(out, g.pending...), '\\'), b...)
+			g.pending, g.state = g.pending[:0], stMid
+			return out
+		case r == '#':
+			// "###": the last two '#' may still start "##[".
+			out = append(out, g.pending[:g.mark]...)
+			g.pending = append(g.pending[:0], g.pending[g.mark:]...)
+			g.mark = len(g.pending)
+			g.pending = append(g.pending, b...)
+			return out
+		case Ignorable(r):
+			return g.hold(out, b)
+		}
+	}
+	// Nothing held can become a command any more: write it, then r inside a line.
+	out = append(out, g.pending...)
+	g.pending = g.pending[:0]
+	if r == '#' {
+		g.pending, g.state = append(g.pending, b...), stHash1
+		return out
+	}
+	g.state = stMid
+	return append(out, b...)
+}
+
+// hold keeps an ignorable rune inside a possible command; past maxPending the held
+// text is written with a backslash after it, which no command can continue.
+func (g *GuardWriter) hold(out, b []byte) []byte {
+	g.pending = append(g.pending, b...)
+	if len(g.pending) <= maxPending {
+		return out
+	}
+	out = append(append(out, g.pending...), '\\')
+	g.pending, g.state = g.pending[:0], stMid
+	return out
+}
+
+// lineEnd: the runner's line ends (StreamReader.ReadLine: "\n", "\r"). U+0085,
+// U+2028 and U+2029 do not end its lines: they are white space at their start,
+// and U+0085 (a control) may be ignored inside "##[".
+func lineEnd(r rune) bool { return r == '\n' || r == '\r' }
+
+// blank is what may precede "::" at the start of a line: what the runner trims,
+// and what a culture-sensitive comparison may ignore.
+func blank(r rune) bool { return IsRunnerWhiteSpace(r) || Ignorable(r) }
+
+// IsRunnerWhiteSpace is .NET's char.IsWhiteSpace, which the runner's TrimStart
+// uses: U+0009–U+000D, U+0020, U+0085, U+00A0 and the separators (Zs, Zl, Zp).
+func IsRunnerWhiteSpace(r rune) bool {
+	switch {
+	case r >= 0x09 && r <= 0x0d, r == 0x20, r == 0x85, r == 0xa0:
+		return true
+	}
+	return r > 0xff && (unicode.Is(unicode.Zs, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r))
+}
+
+// Ignorable reports whether a culture-sensitive comparison may skip r: controls
+// (Cc), format characters (Cf), Unicode's other default-ignorable code points and
+// the variation selectors.
+func Ignorable(r rune) bool {
+	return unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) ||
+		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r)
+}
+
+// Flush writes what is held back (blanks, a ':' or '#' that began a possible
+// command, an incomplete rune).
 func (g *GuardWriter) Flush() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if len(g.pending) == 0 {
+	if len(g.pending) == 0 && len(g.tail) == 0 {
 		return nil
 	}
-	_, err := g.w.Write(g.pending)
-	g.pending = g.pending[:0]
+	_, err := g.w.Write(append(g.pending, g.tail...))
+	g.pending, g.tail = g.pending[:0], nil
+	if g.state != stStart && g.state != stMid {
+		// The text written may be the start of a command that a later write
+		// would complete: that write begins with a backslash.
+		g.state, g.cut = stMid, true
+	}
 	return err
 }

@@ -14,9 +14,11 @@
 //     branch as head_branch and the repository itself as head repository (a fork's
 //     branch of the same name never qualifies). Newest first (created_at, then id),
 //     it looks up each one's run (GET /actions/runs/{id}, at most MaxRunLookups) and
-//     takes the first whose run completed with conclusion "success" from an event
-//     other than pull_request/pull_request_target. Expired artifacts and artifacts of
-//     failed, cancelled, still-running or pull-request runs are passed over; that
+//     takes the first whose run completed with conclusion "success" from an allowed
+//     event: push, schedule, workflow_dispatch or repository_dispatch (the history
+//     writer's allowlist; never pull_request, issue_comment, workflow_run or any
+//     other). Expired artifacts and artifacts of failed, cancelled, still-running
+//     or other events' runs are passed over; that
 //     newest eligible artifact is the baseline, and when it turns out to be unusable
 //     (too large, corrupt, gone) Fetch reports that rather than fall back to an older
 //     one, so a stale baseline never passes silently for the current one.

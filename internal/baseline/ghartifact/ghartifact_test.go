@@ -22,6 +22,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/github/githubtest"
+	"github.com/retrieval-gate/retrieval-gate/internal/history/ghbranch"
 )
 
 const (
@@ -155,6 +156,14 @@ func content(t *testing.T, path string) string {
 	return buf.String()
 }
 
+// The baseline's allowlist is the history writer's.
+func TestBaselineEventsAreHistoryWriteEvents(t *testing.T) {
+	for _, ev := range []string{"push", "schedule", "workflow_dispatch", "repository_dispatch", "pull_request", "pull_request_target", "issue_comment", "workflow_run", "merge_group", "release", ""} {
+		assert.Equal(t, ghbranch.WriteEvent(ev), baselineEvents[ev], ev)
+	}
+	assert.Len(t, baselineEvents, 4)
+}
+
 func TestFetchNewestSuccessfulOnBaseBranch(t *testing.T) {
 	f := newFixture(t)
 	f.add(testName, "main", "success", 72*time.Hour, goodZip(t, "old"))
@@ -267,7 +276,67 @@ func TestFetchPassesOver(t *testing.T) {
 				return f.add(testName, "main", "success", 5*time.Hour, goodZip(t, "ok"))
 			},
 			event:   prEvent("main", "octo/repo"),
-			skipped: []string{"ran for a pull request (event pull_request)"},
+			skipped: []string{`ran for event "pull_request"`},
+		},
+		{
+			// Issue 20 item 10: an allowlist, not a denylist of pull-request events.
+			name: "a issue_comment run on the base branch",
+			setup: func(f *fixture) int64 {
+				f.add(testName, "main", "success", time.Hour, goodZip(t, "x"), func(r *githubtest.Run, _ *githubtest.Artifact) {
+					r.Event = "issue_comment"
+				})
+				return f.add(testName, "main", "success", 5*time.Hour, goodZip(t, "ok"))
+			},
+			event:   prEvent("main", "octo/repo"),
+			skipped: []string{`ran for event "issue_comment"`},
+		},
+		{
+			// Issue 20 item 10: an allowlist, not a denylist of pull-request events.
+			name: "a workflow_run run on the base branch",
+			setup: func(f *fixture) int64 {
+				f.add(testName, "main", "success", time.Hour, goodZip(t, "x"), func(r *githubtest.Run, _ *githubtest.Artifact) {
+					r.Event = "workflow_run"
+				})
+				return f.add(testName, "main", "success", 5*time.Hour, goodZip(t, "ok"))
+			},
+			event:   prEvent("main", "octo/repo"),
+			skipped: []string{`ran for event "workflow_run"`},
+		},
+		{
+			// Issue 20 item 10: an allowlist, not a denylist of pull-request events.
+			name: "a pull_request_review run on the base branch",
+			setup: func(f *fixture) int64 {
+				f.add(testName, "main", "success", time.Hour, goodZip(t, "x"), func(r *githubtest.Run, _ *githubtest.Artifact) {
+					r.Event = "pull_request_review"
+				})
+				return f.add(testName, "main", "success", 5*time.Hour, goodZip(t, "ok"))
+			},
+			event:   prEvent("main", "octo/repo"),
+			skipped: []string{`ran for event "pull_request_review"`},
+		},
+		{
+			// Issue 20 item 10: an allowlist, not a denylist of pull-request events.
+			name: "a discussion_comment run on the base branch",
+			setup: func(f *fixture) int64 {
+				f.add(testName, "main", "success", time.Hour, goodZip(t, "x"), func(r *githubtest.Run, _ *githubtest.Artifact) {
+					r.Event = "discussion_comment"
+				})
+				return f.add(testName, "main", "success", 5*time.Hour, goodZip(t, "ok"))
+			},
+			event:   prEvent("main", "octo/repo"),
+			skipped: []string{`ran for event "discussion_comment"`},
+		},
+		{
+			// Issue 20 item 10: an allowlist, not a denylist of pull-request events.
+			name: "a Push run on the base branch",
+			setup: func(f *fixture) int64 {
+				f.add(testName, "main", "success", time.Hour, goodZip(t, "x"), func(r *githubtest.Run, _ *githubtest.Artifact) {
+					r.Event = "Push"
+				})
+				return f.add(testName, "main", "success", 5*time.Hour, goodZip(t, "ok"))
+			},
+			event:   prEvent("main", "octo/repo"),
+			skipped: []string{`ran for event "Push"`},
 		},
 		{
 			name: "expired newest",

@@ -333,6 +333,10 @@ func ValidBranch(name string) error {
 // repository's own branches, never of a pull request.
 var writeEvents = map[string]bool{"push": true, "schedule": true, "workflow_dispatch": true, "repository_dispatch": true}
 
+// WriteEvent reports whether runs of the event may write the history (the
+// baseline artifact's allowlist is the same: ghartifact's test checks it).
+func WriteEvent(name string) bool { return writeEvents[name] }
+
 // WriteAllowed says whether this run may write the history branch, and when it
 // may not, why (one sentence).
 func WriteAllowed(a *github.Actions) (bool, string) {

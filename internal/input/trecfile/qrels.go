@@ -11,7 +11,6 @@ import (
 	"hash/maphash"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 
@@ -219,7 +218,7 @@ func (q *Qrels) index() (int32, int32) {
 // ReadQrels reads a qrels file, TREC (`qid iter docid rel`) or JSONL
 // ({"query_id", "doc_id", "relevance"}), detected by content.
 func ReadQrels(ctx context.Context, path string) (*Qrels, error) {
-	f, err := os.Open(path)
+	f, err := input.Open(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read qrels: %w", err)
 	}

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -53,7 +52,7 @@ func ReadRun(ctx context.Context, path string, k int, opt RunOptions) (*Run, err
 	if k < 1 {
 		return nil, fmt.Errorf("run cutoff k must be at least 1, got %d", k)
 	}
-	f, err := os.Open(path)
+	f, err := input.Open(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read run: %w", err)
 	}

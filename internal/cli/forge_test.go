@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/publish/runnertest"
+)
+
+// forgePayloads carry a workflow command in every syntax the runner reads (issue 20
+// items 1 and 2): the legacy "##[name]" anywhere in a line, "::" after white space
+// the runner trims (U+00A0, U+3000, U+2007, U+0085 …) or after a character a
+// culture-sensitive comparison ignores. Each names FORGED in its command.
+var forgePayloads = []string{
+	"a1 ##[stop-commands]FORGED",
+	"en ##[error title=FORGED]x",
+	"q ##[add-mask]FORGED",
+	"##[set-output name=FORGED]v",
+	"x#\u00ad#[warning title=FORGED]y",
+	"\u00a0::add-mask::FORGED",
+	"\u3000::error title=FORGED::x",
+	"\u2007::warning title=FORGED::x",
+	"\u0085::notice title=FORGED::x",
+	"\u200b::stop-commands::FORGED",
+	"\n\u205f::error title=FORGED::x",
+}
+
+// ourCommands are the workflow commands retrieval-gate issues itself, always at
+// the start of a line in the "::" syntax.
+var ourCommands = map[string]bool{"error": true, "warning": true, "notice": true, "add-mask": true, "group": true, "endgroup": true, "debug": true}
+
+// assertNoForgedCommand reads text as the runner does and fails on any command
+// data could have forged: the legacy syntax (never ours), "::" after anything, a
+// command we never issue, or one whose title carries FORGED (our own carry data
+// only in their escaped file property and message).
+func assertNoForgedCommand(t *testing.T, what, text string) {
+	t.Helper()
+	for _, c := range runnertest.Commands(text, nil) {
+		_, props, _ := strings.Cut(c.Info, " ")
+		title := ""
+		for _, kv := range strings.Split(props, ",") {
+			if k, v, _ := strings.Cut(kv, "="); k == "title" {
+				title = v
+			}
+		}
+		forged := c.Syntax != "::" || !strings.HasPrefix(c.Text, "::") || !ourCommands[c.Name] || strings.Contains(title, "FORGED")
+		assert.False(t, forged, "%s: line %d forges %s%s: %q", what, c.Line, c.Syntax, c.Name, c.Text)
+	}
+}
+
+// Issue 20 items 1 and 2: every stream of every command, inside Actions and
+// outside, read as the runner reads it: no id, locale, query, type, file name or
+// qrels id forges a command in either syntax.
+func TestNoForgedCommandAnySyntax(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+	js := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	var cases, badCases, qrels, runA, runB, scored, human strings.Builder
+	for i, p := range forgePayloads {
+		fmt.Fprintf(&cases, `{"id":%s,"locale":%s,"type":%s,"query":%s,"must_cite_one_of":["a"],"retrieved":["a"]}`+"\n", js(fmt.Sprintf("c%d %s", i, p)), js(p), js(p), js(p))
+		fmt.Fprintf(&badCases, `{"id":%s,"must_cite_one_of":[%s],"retrieved":["a"]}`+"\n", js(fmt.Sprintf("c%d %s", i, p)), js(p))
+		// A TREC line holds no ASCII white space: the query ids without it.
+		qid := strings.NewReplacer(" ", "", "\n", "").Replace(p)
+		fmt.Fprintf(&qrels, `{"query_id":%s,"doc_id":"d%d","relevance":1}`+"\n", js(qid), i)
+		fmt.Fprintf(&runA, "%s Q0 d%d 1 0.9 a\n", qid, i)
+		fmt.Fprintf(&runB, "%s Q0 x%d 1 0.9 b\n", qid, i)
+		fmt.Fprintf(&scored, `{"query_id":%s,"doc_id":"d%d","score":0.5}`+"\n", js(qid), i)
+		fmt.Fprintf(&human, `{"case_id":%s,"dimension":"relevance","label":1}`+"\n", js(p))
+	}
+	kb := write("kb.jsonl", `{"id":"a","text":"alpha"}`+"\n")
+	kbDir := filepath.Join(dir, "kbdir")
+	write(filepath.Join("kbdir", "a.md"), "---\nid: a\nlocale: \"en ##[error title=FORGED]x\"\n---\nalpha\n")
+	write(filepath.Join("kbdir", "card ##[add-mask]FORGED.md"), "---\nid: [\n---\nx\n")
+	casesF, badF := write("cases.jsonl", cases.String()), write("bad.jsonl", badCases.String())
+	qrelsF, aF, bF := write("qrels.jsonl", qrels.String()), write("a.trec", runA.String()), write("b.trec", runB.String())
+	scoredF, humanF := write("scored.jsonl", scored.String()), write("human.jsonl", human.String())
+	lock := write("lock.json", `{"dimensions":{"relevance ##[error title=FORGED]x":{"scale":[0,1,2]}}}`)
+
+	runs := [][]string{
+		{"check", "--cases", casesF, "--kb", kb},
+		{"check", "--cases", casesF, "--kb", kbDir},
+		{"check", "--cases", badF, "--kb", kb},
+		{"check", "--cases", casesF, "--kb", kb, "--comment-key", "k ##[error title=FORGED]x"},
+		{"import", "--in", scoredF, "--out", "-"},
+		{"import", "--in", qrelsF, "--out", "-"},
+		{"import", "--in", casesF, "--format", "ragas", "--out", "-"},
+		{"retrieve", "--cases", casesF, "--kb", kbDir, "--out", filepath.Join(dir, "out.jsonl")},
+		{"compare", "--qrels", qrelsF, "--run", "a=" + aF, "--run", "b=" + bF, "--bootstrap", "20"},
+		{"calibrate", "--human", humanF, "--judge", humanF, "--lock", lock},
+		{"report", "--from", casesF},
+		{"nope ##[error title=FORGED]x"},
+	}
+	for _, args := range runs {
+		for _, inActions := range []bool{false, true} {
+			env := map[string]string{}
+			if inActions {
+				env, _, _ = actionsEnv(t, nil)
+			}
+			code, stdout, stderr := runIn(t, env, args...)
+			if (args[0] == "import" && args[2] != casesF) || args[0] == "compare" {
+				// These read the hostile ids and print them: the test must not pass
+				// because the input was refused.
+				require.Equal(t, 0, code, "%v: %s", args, stderr)
+			}
+			assertNoForgedCommand(t, fmt.Sprintf("%v (actions %v) stdout", args[:1], inActions), stdout)
+			assertNoForgedCommand(t, fmt.Sprintf("%v (actions %v) stderr", args[:1], inActions), stderr)
+		}
+	}
+}
