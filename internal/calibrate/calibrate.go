@@ -12,10 +12,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // Dimension statuses of the contract beyond outcome.Pass and outcome.Fail.

@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // GateOptions make compare a gate; the zero value is no gate (compare then

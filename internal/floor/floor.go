@@ -13,9 +13,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // Group prefixes of a floor expression (besides outcome.GroupOverall).

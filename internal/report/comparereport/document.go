@@ -13,9 +13,9 @@ import (
 	"strconv"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )

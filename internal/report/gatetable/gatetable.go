@@ -6,7 +6,7 @@
 // comment column: the gate with its group and measure on a second small line,
 // status, threshold, value, n; each reason is a numbered note under it.
 // It does no arithmetic: the reasons are the domain's, the numbers go through
-// report/format.
+// internal/format.
 package gatetable
 
 import (
@@ -17,8 +17,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // Entry is one gate of a JSON report. Fields are in the alphabetical order of

@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // IndicativeOnly is how the locale deltas are qualified in every report.
