@@ -117,8 +117,10 @@ func checkPublication(r *gate.Result, doc *checkreport.Document, c commentFlags,
 		warnings = append(warnings, staleIndexWarning(u))
 	}
 	return c.publication(publish.Publication{
-		Markdown:         doc.Markdown(checkreport.MarkdownOptions{Marker: commentMarker(c.key)}),
-		Render:           func(n int) string { return doc.Markdown(checkreport.MarkdownOptions{Marker: commentMarker(c.key), MaxListed: n}) },
+		Markdown: doc.Markdown(checkreport.MarkdownOptions{Marker: commentMarker(c.key)}),
+		Render: func(n int) string {
+			return doc.Markdown(checkreport.MarkdownOptions{Marker: commentMarker(c.key), MaxListed: n})
+		},
 		Outputs:          outputs,
 		PathOutputs:      []string{"json"},
 		Annotations:      anns,
