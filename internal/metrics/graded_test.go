@@ -116,3 +116,38 @@ func TestNDCGNeverAboveOneGraded(t *testing.T) {
 	}
 	perm(0)
 }
+
+// TestRBP checks RBP@k against hand computations: (1 − p) Σ p^(r − 1) over the
+// relevant ranks r ≤ k.
+func TestRBP(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		rels  []int
+		k     int
+		level int
+		p     float64
+		want  float64
+	}{
+		{"ranks 1 and 3 relevant", []int{3, 0, 2, 1}, 5, 2, 0.8, 0.2 * (1 + 0.64)},
+		{"relevant level 1 adds rank 4", []int{3, 0, 2, 1}, 5, 1, 0.8, 0.2 * (1 + 0.64 + 0.512)},
+		{"p = 0.5", []int{3, 0, 2, 1}, 5, 2, 0.5, 0.5 * (1 + 0.25)},
+		{"cut at k", []int{3, 0, 2, 1}, 2, 2, 0.8, 0.2},
+		{"ten relevant: 1 − p^10", []int{3, 3, 3, 3, 3, 3, 3, 3, 3, 3}, 10, 2, 0.8, 1 - 0.1073741824},
+		{"none relevant", []int{1, 1, 0}, 3, 2, 0.8, 0},
+		{"empty ranking", nil, 10, 2, 0.8, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := QueryInput{Rels: tc.rels, Levels: []int{0, 0, 0, 0}, K: tc.k, RelevantLevel: tc.level}
+			assert.InDelta(t, tc.want, RBPAtK(&in, tc.p), 1e-12)
+			assert.InDelta(t, tc.want, RBP(tc.p).Of(&in), 1e-12, "the measure value computes its own p")
+		})
+	}
+	// The registered measure owns p = 0.8 and is computed with it.
+	m := QueryIndex("rbp_at_k")
+	require.GreaterOrEqual(t, m, 0)
+	p, ok := QueryMeasures[m].Param("p")
+	require.True(t, ok)
+	assert.Equal(t, 0.8, p)
+	g := GradedAtK(&QueryInput{Rels: []int{3, 0, 2}, Levels: []int{1, 0, 1, 1}, K: 3, RelevantLevel: 2})
+	assert.InDelta(t, 0.2*(1+0.64), g[m], 1e-12)
+}

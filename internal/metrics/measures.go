@@ -171,6 +171,7 @@ var QueryMeasures = [...]Measure[QueryInput]{
 		Params: ParamK | ParamRelevantLevel, HigherIsBetter: true, Scale: ScaleBinary}, GradedHitAtK},
 	{Info{Key: KeyMeanRel, Label: "rel", Definition: "Σ_{r ≤ k} rel_r / k",
 		Params: ParamK, HigherIsBetter: true, Scale: ScaleUnbounded}, MeanRelevanceAtK},
+	RBP(0.8),
 }
 
 // NumCase and NumGraded are the sizes of the two tables.
