@@ -7,7 +7,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
@@ -320,7 +319,7 @@ func Unavailable(reason string, opt Options) *Comparison {
 		g.Group, g.Measure = outcome.GroupOverall, gm.Key
 		if t := opt.MaxDrop[gm.Key]; t.Set {
 			g.Threshold = t.Value
-			g.Reason = "no baseline: " + reason
+			g.Why = []outcome.Clause{{Code: outcome.NoBaseline, Text: reason}}
 		}
 		c.Gates = append(c.Gates, g)
 	}
@@ -533,17 +532,15 @@ func (c *Comparer) gates(overall GroupStats) (outcome.Gates, outcome.Status) {
 		g.Threshold = t.Value
 		switch {
 		case st == nil:
-			g.Reason = "no paired case has this measure in both runs"
+			g.Why = []outcome.Clause{{Code: outcome.NoPairedValue}}
 		case -st.Delta <= t.Value+gateTolerance:
 			g.Status = outcome.Pass
 		case c.opt.Test == TestSignificant && !st.Rejects:
 			g.Status = outcome.Pass
-			g.Reason = fmt.Sprintf("dropped %s (more than %s) but the paired test does not reject (%s p = %s)",
-				format.Num(-st.Delta), format.Num(t.Value), st.Test, format.P(st.P))
+			g.Why = []outcome.Clause{{Code: outcome.DropNotSignificant, Value: -st.Delta, Threshold: t.Value, Test: st.Test, P: st.P}}
 		default:
 			g.Status = outcome.Fail
-			g.Reason = fmt.Sprintf("overall mean dropped %s (from %s to %s), more than the %s tolerated; %s p = %s",
-				format.Num(-st.Delta), format.Num(st.Base), format.Num(st.Cur), format.Num(t.Value), st.Test, format.P(st.P))
+			g.Why = []outcome.Clause{{Code: outcome.Dropped, Value: -st.Delta, Base: st.Base, Current: st.Cur, Threshold: t.Value, Test: st.Test, P: st.P}}
 		}
 		switch {
 		case g.Status == outcome.Fail:

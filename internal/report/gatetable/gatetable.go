@@ -47,7 +47,7 @@ func ptr(v float64) *format.Float {
 func FromOutcome(gates outcome.Gates) []Entry {
 	out := make([]Entry, 0, len(gates))
 	for _, g := range gates {
-		e := Entry{Name: g.Name, Group: g.Group, Measure: g.Measure, Status: g.Status, N: g.N, Reason: g.Reason}
+		e := Entry{Name: g.Name, Group: g.Group, Measure: g.Measure, Status: g.Status, N: g.N, Reason: Reason(g.Why)}
 		if g.Measure != "" {
 			e.Value, e.Threshold = ptr(g.Value), ptr(g.Threshold)
 		}
