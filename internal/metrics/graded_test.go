@@ -145,9 +145,7 @@ func TestRBP(t *testing.T) {
 	// The registered measure owns p = 0.8 and is computed with it.
 	m := QueryIndex("rbp_at_k")
 	require.GreaterOrEqual(t, m, 0)
-	p, ok := QueryMeasures[m].Param("p")
-	require.True(t, ok)
-	assert.Equal(t, 0.8, p)
+	assert.Equal(t, []Parameter{{Name: "p", Value: 0.8, Doc: "persistence: the probability of going on to the next rank"}}, QueryMeasures[m].Own)
 	g := GradedAtK(&QueryInput{Rels: []int{3, 0, 2}, Levels: []int{1, 0, 1, 1}, K: 3, RelevantLevel: 2})
 	assert.InDelta(t, 0.2*(1+0.64), g[m], 1e-12)
 }

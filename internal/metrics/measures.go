@@ -95,15 +95,6 @@ type Info struct {
 	Own            []Parameter // the parameters it owns, with their values
 }
 
-// Param returns the value of the measure's own parameter name.
-func (i Info) Param(name string) (float64, bool) {
-	for _, p := range i.Own {
-		if p.Name == name {
-			return p.Value, true
-		}
-	}
-	return 0, false
-}
 
 // LabelAt is the report label at cutoff k, e.g. "hit@5".
 func (i Info) LabelAt(k int) string { return i.Label + "@" + strconv.Itoa(k) }

@@ -194,7 +194,11 @@ func Compare(w io.Writer, v CompareView) error {
 	}
 	for m := range metrics.QueryMeasures {
 		info := metrics.QueryMeasures[m].Info
-		row := []Cell{{Text: info.LabelAt(v.K), Sub: info.Key}}
+		sub := info.Key
+		for _, p := range info.Own { // the parameters the measure owns, e.g. RBP's p
+			sub += " · " + p.Name + " = " + strconv.FormatFloat(p.Value, 'g', -1, 64)
+		}
+		row := []Cell{{Text: info.LabelAt(v.K), Sub: sub}}
 		for _, s := range v.Strategies {
 			if m >= len(s.Measures) || !s.Measures[m].Has {
 				row = append(row, Cell{Text: "—", Num: true})
