@@ -95,7 +95,6 @@ type Info struct {
 	Own            []Parameter // the parameters it owns, with their values
 }
 
-
 // LabelAt is the report label at cutoff k, e.g. "hit@5".
 func (i Info) LabelAt(k int) string { return i.Label + "@" + strconv.Itoa(k) }
 
