@@ -5,8 +5,8 @@
 // value, n, reason. The Markdown table has five short columns, to fit GitHub's
 // comment column: the gate with its group and measure on a second small line,
 // status, threshold, value, n; each reason is a numbered note under it.
-// It does no arithmetic: the reasons are the domain's, the numbers go through
-// internal/format.
+// It does no arithmetic: a gate's reason comes as data (outcome.Gate.Why) and
+// Reason (reason.go) writes its words; the numbers go through internal/format.
 package gatetable
 
 import (
