@@ -17,6 +17,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
 // cur is one case of "this run" for the tests: hit, recall = nDCG = hit, and rank.
@@ -292,7 +293,7 @@ func TestGates(t *testing.T) {
 	assert.Equal(t, 0.1, g.Threshold)
 	assert.Equal(t, int64(40), g.N)
 	assert.Equal(t, outcome.GroupOverall, g.Group)
-	assert.Contains(t, g.Reason, "mcnemar_exact p = 0.0078")
+	assert.Contains(t, gatetable.Reason(g.Why), "mcnemar_exact p = 0.0078")
 	assert.Equal(t, outcome.Fail, res.Regression)
 	r, _ := res.Gates.Find("max_drop_recall")
 	assert.Equal(t, outcome.Off, r.Status)
@@ -310,7 +311,7 @@ func TestGates(t *testing.T) {
 	res = run(t, b, Options{K: 5, MaxDrop: tol(0.01)}, cases)
 	g, _ = res.Gates.Find("max_drop_hit")
 	assert.Equal(t, outcome.Pass, g.Status)
-	assert.Contains(t, g.Reason, "does not reject")
+	assert.Contains(t, gatetable.Reason(g.Why), "does not reject")
 	res = run(t, b, Options{K: 5, MaxDrop: tol(0.01), Test: TestAny}, cases)
 	g, _ = res.Gates.Find("max_drop_hit")
 	assert.Equal(t, outcome.Fail, g.Status)
@@ -318,7 +319,7 @@ func TestGates(t *testing.T) {
 	u := Unavailable("no artifact", Options{MaxDrop: tol(0.01)})
 	g, _ = u.Gates.Find("max_drop_hit")
 	assert.Equal(t, outcome.Off, g.Status)
-	assert.Equal(t, "no baseline: no artifact", g.Reason)
+	assert.Equal(t, "no baseline: no artifact", gatetable.Reason(g.Why))
 	assert.Equal(t, outcome.Off, u.Regression)
 }
 

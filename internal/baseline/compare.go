@@ -10,7 +10,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // Defaults of the comparison.
@@ -320,7 +319,7 @@ func Unavailable(reason string, opt Options) *Comparison {
 		g.Group, g.Measure = outcome.GroupOverall, gm.Key
 		if t := opt.MaxDrop[gm.Key]; t.Set {
 			g.Threshold = t.Value
-			g.Reason = "no baseline: " + reason
+			g.Why = []outcome.Clause{{Code: outcome.NoBaseline, Text: reason}}
 		}
 		c.Gates = append(c.Gates, g)
 	}
@@ -537,20 +536,18 @@ func (c *Comparer) gates(overall GroupStats) (outcome.Gates, outcome.Status) {
 			// regression would otherwise pass unseen (issue 20 item 8).
 			g.Status = outcome.Fail
 			if c.paired == 0 {
-				g.Reason = fmt.Sprintf("nothing pairs with the baseline %s (%d baseline cases; %d only in this run, %d with changed gold): the drop cannot be measured", format.SanitizeText(c.b.Source.File), c.b.recs.n, c.onlyCur, c.goldChanged)
+				g.Why = []outcome.Clause{{Code: outcome.NothingPairs, Text: c.b.Source.File, N: int64(c.b.recs.n), M: int64(c.onlyCur), Value: float64(c.goldChanged)}}
 			} else {
-				g.Reason = "no paired case has this measure in both runs: the drop cannot be measured"
+				g.Why = []outcome.Clause{{Code: outcome.NoPairedValue}}
 			}
 		case -st.Delta <= t.Value+gateTolerance:
 			g.Status = outcome.Pass
 		case c.opt.Test == TestSignificant && !st.Rejects:
 			g.Status = outcome.Pass
-			g.Reason = fmt.Sprintf("dropped %s (more than %s) but the paired test does not reject (%s p = %s)",
-				format.Num(-st.Delta), format.Num(t.Value), st.Test, format.P(st.P))
+			g.Why = []outcome.Clause{{Code: outcome.DropNotSignificant, Value: -st.Delta, Threshold: t.Value, Test: st.Test, P: st.P}}
 		default:
 			g.Status = outcome.Fail
-			g.Reason = fmt.Sprintf("overall mean dropped %s (from %s to %s), more than the %s tolerated; %s p = %s",
-				format.Num(-st.Delta), format.Num(st.Base), format.Num(st.Cur), format.Num(t.Value), st.Test, format.P(st.P))
+			g.Why = []outcome.Clause{{Code: outcome.Dropped, Value: -st.Delta, Base: st.Base, Current: st.Cur, Threshold: t.Value, Test: st.Test, P: st.P}}
 		}
 		switch {
 		case g.Status == outcome.Fail:

@@ -12,10 +12,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // Dimension statuses of the contract beyond outcome.Pass and outcome.Fail.
@@ -379,17 +379,17 @@ func (r *Result) Finish() {
 		}
 		switch {
 		case len(d.Violations) > 0:
-			g.Status, g.Reason = outcome.Fail, fmt.Sprintf("%s: %d violation(s)", d.Status, len(d.Violations))
+			g.Status, g.Why = outcome.Fail, []outcome.Clause{{Code: outcome.Violations, Name: string(d.Status), N: int64(len(d.Violations))}}
 		case !d.Gated:
-			g.Reason = "not gated"
+			g.Why = []outcome.Clause{{Code: outcome.NotGated}}
 		case d.Status == outcome.Pass:
 			g.Status = outcome.Pass
 		case d.BelowMinN:
-			g.Status, g.Reason = outcome.Fail, fmt.Sprintf("n = %d is below min_n %d", d.N, d.MinN)
+			g.Status, g.Why = outcome.Fail, []outcome.Clause{{Code: outcome.BelowMinN, N: int64(d.N), M: int64(d.MinN)}}
 		case math.IsNaN(d.WeightedKappa):
-			g.Status, g.Reason = outcome.Fail, "weighted kappa is undefined: no evidence of agreement"
+			g.Status, g.Why = outcome.Fail, []outcome.Clause{{Code: outcome.KappaUndefined}}
 		default:
-			g.Status, g.Reason = outcome.Fail, "weighted kappa is below min_kappa"
+			g.Status, g.Why = outcome.Fail, []outcome.Clause{{Code: outcome.KappaBelow}}
 		}
 		r.Gates = append(r.Gates, g)
 	}
@@ -402,7 +402,7 @@ func (r *Result) Finish() {
 			g := outcome.New("unpaired:"+d.Name, outcome.Pass)
 			g.Group, g.Measure, g.Value, g.Threshold, g.N = d.Name, "unpaired_labels", float64(unpaired), float64(d.UnpairedAllowed), int64(d.N+unpaired)
 			if d.UnpairedOver {
-				g.Status, g.Reason = outcome.Fail, "more unpaired labels than --max-unpaired "+r.MaxUnpaired.Spec+" allows"
+				g.Status, g.Why = outcome.Fail, []outcome.Clause{{Code: outcome.TooManyUnpaired, Text: r.MaxUnpaired.Spec}}
 			}
 			r.Gates = append(r.Gates, g)
 		}
@@ -410,14 +410,14 @@ func (r *Result) Finish() {
 	if lc := r.LockCheck; lc != nil {
 		g := outcome.New("lock", outcome.Pass)
 		if len(lc.Changed) > 0 {
-			g.Status, g.Reason = outcome.Fail, "the lock changed since "+lc.Base
+			g.Status, g.Why = outcome.Fail, []outcome.Clause{{Code: outcome.LockChanged, Text: lc.Base}}
 		}
 		r.Gates = append(r.Gates, g)
 	}
 	if ga := r.GitAnchor; ga != nil {
 		g := outcome.New("git-anchoring", outcome.Pass)
 		if !ga.OK {
-			g.Status, g.Reason = outcome.Fail, strings.Join(ga.Reasons, "; ")
+			g.Status, g.Why = outcome.Fail, []outcome.Clause{{Code: outcome.NotAnchored, Names: ga.Reasons}}
 		}
 		r.Gates = append(r.Gates, g)
 	}

@@ -144,7 +144,7 @@ func (c *CalibrateCommand) run(ctx context.Context, f *Factory, o *calibrateOpti
 	}
 
 	doc := calibratereport.New(res)
-	if err := render(ws, doc.WriteJSON, func(w io.Writer) error { return doc.Markdown(w, o.comment.key) }); err != nil {
+	if err := render(ws, doc.WriteJSON, func(w io.Writer) error { return doc.Markdown(w, commentMarker(o.comment.key)) }); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -157,7 +157,7 @@ func (c *CalibrateCommand) run(ctx context.Context, f *Factory, o *calibrateOpti
 		return err
 	}
 	var md strings.Builder
-	if err := doc.Markdown(&md, o.comment.key); err != nil {
+	if err := doc.Markdown(&md, commentMarker(o.comment.key)); err != nil {
 		return err
 	}
 	f.Publisher().Publish(ctx, calibratePublication(res, md.String(), o.comment, o.jsonOut))

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/importer"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
@@ -15,7 +16,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
@@ -166,7 +166,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	}
 	if err := render(ws[2:], doc.WriteJSON,
 		func(w io.Writer) error {
-			_, err := io.WriteString(w, doc.Markdown(checkreport.MarkdownOptions{Key: o.comment.key}))
+			_, err := io.WriteString(w, doc.Markdown(checkreport.MarkdownOptions{Marker: commentMarker(o.comment.key)}))
 			return err
 		},
 		func(w io.Writer) error { return htmlreport.CheckHTML(w, doc) }); err != nil {

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 )
 
@@ -88,7 +90,7 @@ func TestCompareGateFlags(t *testing.T) {
 		{"an unknown strategy", []string{"--gate-strategy", "c", "--fail-if-beaten"}, nil,
 			`compare: --gate-strategy "c" is not the name of a --run (a,b)`},
 		{"check's measure", []string{"--gate-strategy", "a", "--floor", "retrieval_hit_at_k=0.4"}, nil,
-			`invalid value "retrieval_hit_at_k=0.4" for flag -floor: "retrieval_hit_at_k=0.4": unknown measure "retrieval_hit_at_k" (measures: dcg_at_k, ndcg_at_k, precision_at_k, recall_at_k, map_at_k, mrr_at_k, hit_at_k, mean_relevance_at_k)`},
+			`invalid value "retrieval_hit_at_k=0.4" for flag -floor: "retrieval_hit_at_k=0.4": unknown measure "retrieval_hit_at_k" (measures: ` + strings.Join(metrics.GradedKeys, ", ") + `)`},
 		{"a group", []string{"--gate-strategy", "a", "--floor", "ndcg_at_k@locale:en=0.4"}, nil,
 			`invalid value "ndcg_at_k@locale:en=0.4" for flag -floor: "ndcg_at_k@locale:en=0.4": unknown group "locale:en" (groups: overall)`},
 	}

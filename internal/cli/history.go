@@ -12,7 +12,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 )
 
 // historyRecord is this run's history record: the time, the commit and branch

@@ -117,8 +117,10 @@ func checkPublication(r *gate.Result, doc *checkreport.Document, c commentFlags,
 		warnings = append(warnings, staleIndexWarning(u))
 	}
 	return c.publication(publish.Publication{
-		Markdown:         doc.Markdown(checkreport.MarkdownOptions{Key: c.key}),
-		Render:           func(n int) string { return doc.Markdown(checkreport.MarkdownOptions{Key: c.key, MaxListed: n}) },
+		Markdown: doc.Markdown(checkreport.MarkdownOptions{Marker: commentMarker(c.key)}),
+		Render: func(n int) string {
+			return doc.Markdown(checkreport.MarkdownOptions{Marker: commentMarker(c.key), MaxListed: n})
+		},
 		Outputs:          outputs,
 		PathOutputs:      []string{"json"},
 		Annotations:      anns,
@@ -192,3 +194,8 @@ func calibratePublication(r *calibrate.Result, md string, c commentFlags, jsonPa
 		Failed:           len(r.Failed()) > 0,
 	})
 }
+
+// commentMarker is the hidden first line of a command's Markdown report, the
+// marker its PR comment is found by; the reports receive it (they do not import
+// publish).
+func commentMarker(key string) string { return publish.Marker(key) }

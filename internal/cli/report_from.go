@@ -85,7 +85,7 @@ func readDocument(ctx context.Context, path string) (*rendered, error) {
 		}
 		return &rendered{command: "check", text: d.Text,
 			markdown: func(w io.Writer, key string) error {
-				_, err := io.WriteString(w, d.Markdown(checkreport.MarkdownOptions{Key: key}))
+				_, err := io.WriteString(w, d.Markdown(checkreport.MarkdownOptions{Marker: commentMarker(key)}))
 				return err
 			},
 			html: func(w io.Writer) error { return htmlreport.CheckHTML(w, d) }}, nil
@@ -103,7 +103,7 @@ func readDocument(ctx context.Context, path string) (*rendered, error) {
 			return nil, wrap(err)
 		}
 		return &rendered{command: "calibrate", text: d.Text,
-			markdown: d.Markdown,
+			markdown: func(w io.Writer, key string) error { return d.Markdown(w, commentMarker(key)) },
 			noHTML:   "calibrate has no HTML report"}, nil
 	}
 	return nil, input.Errorf(path, schema.Line, "unknown schema %s: report --from reads the --json report of check (%s), compare (%s) or calibrate (%s)",

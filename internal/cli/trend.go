@@ -69,13 +69,17 @@ func gateMeasures(gates []gatetable.Entry) []trend.Measure {
 	return out
 }
 
-// checkTrendMeasures: the gated measures, else hit@k, recall@k and nDCG@k overall.
+// checkTrendMeasures: the gated measures, else every registered measure of
+// check overall (hit@k, recall@k, nDCG@k).
 func checkTrendMeasures(d *checkreport.Document) []trend.Measure {
 	if ms := gateMeasures(d.Gates); len(ms) > 0 {
 		return ms
 	}
-	return []trend.Measure{{Group: outcome.GroupOverall, Key: metrics.KeyHit}, {Group: outcome.GroupOverall, Key: metrics.KeyRecall},
-		{Group: outcome.GroupOverall, Key: metrics.KeyNDCG}}
+	out := make([]trend.Measure, 0, len(metrics.CaseKeys))
+	for _, key := range metrics.CaseKeys {
+		out = append(out, trend.Measure{Group: outcome.GroupOverall, Key: key})
+	}
+	return out
 }
 
 // compareTrendMeasures: the gated measures, else the primary measure of the

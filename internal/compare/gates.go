@@ -1,14 +1,11 @@
 package compare
 
 import (
-	"fmt"
 	"math"
-	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // GateOptions make compare a gate; the zero value is no gate (compare then
@@ -40,7 +37,8 @@ func (r *Result) gates() {
 	for _, f := range gs.Floors {
 		m := metrics.QueryIndex(f.Measure)
 		o := floor.Observation{Found: true, GroupN: int64(r.N()), Label: "strategy " + s.Name,
-			Empty: "no evaluated queries", Absent: "no evaluated query has a value of " + f.Measure}
+			Empty:  outcome.Clause{Code: outcome.NoEvaluatedQueries},
+			Absent: outcome.Clause{Code: outcome.NoQueryValue, Measure: f.Measure}}
 		if m >= 0 {
 			h := metrics.NewHistogram()
 			for i := range r.N() {
@@ -69,10 +67,10 @@ func (r *Result) notBeaten(si int) outcome.Gate {
 	key := metrics.GradedKeys[r.primary]
 	g.Group, g.Measure, g.Value, g.N = StrategyGroup(s.Name), key, s.Means[r.primary], int64(r.MeasureN[r.primary])
 	if len(r.Strategies) == 1 {
-		g.Status, g.Reason = outcome.Off, "no other strategy to compare with"
+		g.Status, g.Why = outcome.Off, []outcome.Clause{{Code: outcome.NoOtherStrategy}}
 		return g
 	}
-	var beaten []string
+	var beaten []outcome.PairedTest
 	var closest *Paired
 	for o := range r.Strategies {
 		if o == si {
@@ -87,14 +85,16 @@ func (r *Result) notBeaten(si int) outcome.Gate {
 	}
 	if len(beaten) > 0 {
 		g.Status = outcome.Fail
-		g.Reason = "significantly better on " + key + ": " + strings.Join(beaten, "; ")
+		g.Why = []outcome.Clause{{Code: outcome.Beaten, Measure: key, Tests: beaten}}
 		return g
 	}
-	g.Reason = fmt.Sprintf("no strategy is significantly better on %s (closest: %s)", key, describe(*closest))
+	g.Why = []outcome.Clause{{Code: outcome.NotBeaten, Measure: key, Tests: []outcome.PairedTest{describe(*closest)}}}
 	return g
 }
 
-// describe is one paired test as a gate reason: "B: +0.12 [+0.05, +0.19], Holm p = 0.0030".
-func describe(t Paired) string {
-	return fmt.Sprintf("%s %s %s, Holm p = %s", t.Strategy, format.Signed(t.Delta), format.SignedInterval(t.CI.CI()), format.P(t.PHolm))
+// describe is one paired test as a gate reason cites it: the strategy, Δ, its
+// interval and the Holm-adjusted p.
+func describe(t Paired) outcome.PairedTest {
+	ci := t.CI.CI()
+	return outcome.PairedTest{Strategy: t.Strategy, Delta: t.Delta, Lo: ci[0], Hi: ci[1], PHolm: t.PHolm}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
 // gateFixture: 30 queries, "good" finds the relevant document first every time,
@@ -67,7 +68,7 @@ func TestCompareGates(t *testing.T) {
 			}
 			assert.Equal(t, tt.gates, got)
 			if tt.reason != "" {
-				assert.Contains(t, res.Gates[len(res.Gates)-1].Reason, tt.reason)
+				assert.Contains(t, gatetable.Reason(res.Gates[len(res.Gates)-1].Why), tt.reason)
 			}
 		})
 	}
@@ -80,7 +81,7 @@ func TestCompareGates(t *testing.T) {
 	assert.Equal(t, "hit_at_k", g.Measure)
 	assert.Equal(t, 0.0, g.Value)
 	assert.Equal(t, 0.5, g.Threshold)
-	assert.True(t, strings.HasPrefix(g.Reason, "strategy bad mean 0.000 is below the floor 0.500; n = 30 "), g.Reason)
+	assert.True(t, strings.HasPrefix(gatetable.Reason(g.Why), "strategy bad mean 0.000 is below the floor 0.500; n = 30 "), gatetable.Reason(g.Why))
 	down, _ := metrics.MDDProportion(0.5, 30, metrics.DefaultAlpha, metrics.DefaultPower)
 	assert.Equal(t, down, g.Detectable)
 
@@ -89,7 +90,7 @@ func TestCompareGates(t *testing.T) {
 	res, err = compare.Run(q, runs[1:2], o)
 	require.NoError(t, err)
 	assert.Equal(t, outcome.Off, res.Gates[0].Status)
-	assert.Equal(t, "no other strategy to compare with", res.Gates[0].Reason)
+	assert.Equal(t, "no other strategy to compare with", gatetable.Reason(res.Gates[0].Why))
 
 	// An unknown gate strategy is an error.
 	o.Gate = compare.GateOptions{Strategy: "nope", FailIfBeaten: true}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // Group prefixes of a floor expression (besides outcome.GroupOverall).
@@ -23,10 +22,6 @@ const (
 	TypePrefix   = "type:"
 	LocalePrefix = "locale:"
 )
-
-// IndicativeOnly is appended to the reason of every per-locale floor, with the
-// same words as the locale deltas.
-const IndicativeOnly = "per-locale floor: indicative only, not significance-tested"
 
 // Spec is one floor: the mean of Measure over Group must be at least Value.
 type Spec struct {
@@ -184,7 +179,7 @@ type Observation struct {
 	SD        float64 // sample standard deviation of the item values; NaN for N < 2
 	Binary    bool    // every value is 0 or 1: the detectable difference is the binomial one
 	// Empty is the reason when GroupN = 0; Absent when GroupN > 0 but N = 0.
-	Empty, Absent string
+	Empty, Absent outcome.Clause
 	// Label names the group in the failure sentence ("overall", "locale:es-419").
 	Label string
 }
@@ -197,31 +192,30 @@ type Observation struct {
 func Evaluate(name string, s Spec, o Observation) outcome.Gate {
 	g := outcome.New(name, outcome.Fail)
 	g.Group, g.Measure, g.Threshold = s.Group, s.Measure, s.Value
-	var reasons []string
+	var why []outcome.Clause
 	switch {
 	case !o.Found:
-		reasons = append(reasons, "no such group in the data (groups: "+strings.Join(o.Groups, ", ")+")")
+		why = append(why, outcome.Clause{Code: outcome.NoSuchGroup, Names: o.Groups})
 	case o.GroupN == 0:
-		reasons = append(reasons, o.Empty)
+		why = append(why, o.Empty)
 	case o.N == 0:
 		g.N = o.GroupN
-		reasons = append(reasons, o.Absent)
+		why = append(why, o.Absent)
 	default:
 		g.Value, g.N = o.Mean, o.N
 		if o.Mean+Tolerance >= s.Value {
 			g.Status = outcome.Pass
 		} else {
-			v, t := format.Distinct(o.Mean, s.Value)
-			reasons = append(reasons, fmt.Sprintf("%s mean %s is below the floor %s", o.Label, v, t))
+			why = append(why, outcome.Clause{Code: outcome.BelowFloor, Name: o.Label, Value: o.Mean, Threshold: s.Value})
 		}
-		var note string
+		var note outcome.Clause
 		g.Detectable, note = detectable(s.Value, o)
-		reasons = append(reasons, note)
+		why = append(why, note)
 	}
 	if strings.HasPrefix(s.Group, LocalePrefix) {
-		reasons = append(reasons, IndicativeOnly)
+		why = append(why, outcome.Clause{Code: outcome.IndicativeOnly})
 	}
-	g.Reason = strings.Join(reasons, "; ")
+	g.Why = why
 	return g
 }
 
@@ -232,10 +226,9 @@ const Tolerance = 1e-9
 // metrics.DefaultPower and DefaultAlpha, in the direction of the observed mean
 // (binomial for 0/1 values, from the observed sd otherwise), and the sentence
 // comparing it with the distance to the floor.
-func detectable(floor float64, o Observation) (float64, string) {
+func detectable(floor float64, o Observation) (float64, outcome.Clause) {
 	dist := math.Abs(o.Mean - floor)
-	power := fmt.Sprintf("at %s%% power (α = %s)", strconv.FormatFloat(100*metrics.DefaultPower, 'g', -1, 64),
-		strconv.FormatFloat(metrics.DefaultAlpha, 'g', -1, 64))
+	c := outcome.Clause{N: o.N, Distance: dist, Power: metrics.DefaultPower, Alpha: metrics.DefaultAlpha}
 	var mdd float64
 	if o.Binary {
 		down, up := metrics.MDDProportion(floor, o.N, metrics.DefaultAlpha, metrics.DefaultPower)
@@ -244,27 +237,20 @@ func detectable(floor float64, o Observation) (float64, string) {
 			mdd = down
 		}
 		if math.IsNaN(mdd) {
-			dir := "above"
-			if o.Mean < floor {
-				dir = "below"
-			}
-			return math.NaN(), fmt.Sprintf("n = %d cannot detect any difference %s the floor %s; the distance to the floor is %s",
-				o.N, dir, power, format.Num(dist))
+			c.Code, c.Below = outcome.CannotDetect, o.Mean < floor
+			return math.NaN(), c
 		}
 	} else {
 		switch {
 		case math.IsNaN(o.SD):
-			return math.NaN(), fmt.Sprintf("n = %d is too small to estimate the difference it can detect", o.N)
+			c.Code = outcome.TooFewToEstimate
+			return math.NaN(), c
 		case o.SD == 0:
-			return math.NaN(), fmt.Sprintf("n = %d has no spread (every value is %s): the difference it can detect cannot be estimated",
-				o.N, format.Num(o.Mean))
+			c.Code, c.Value = outcome.NoSpread, o.Mean
+			return math.NaN(), c
 		}
 		mdd = metrics.MDDMean(o.SD, o.N, metrics.DefaultAlpha, metrics.DefaultPower)
 	}
-	if dist < mdd {
-		return mdd, fmt.Sprintf("n = %d can only detect differences of ±%s %s; the distance to the floor is %s",
-			o.N, format.Num(mdd), power, format.Num(dist))
-	}
-	return mdd, fmt.Sprintf("n = %d detects differences of ±%s %s; the distance to the floor is %s",
-		o.N, format.Num(mdd), power, format.Num(dist))
+	c.Code, c.Detectable, c.Only = outcome.Detects, mdd, dist < mdd
+	return mdd, c
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -53,7 +54,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
-	measures := "retrieval_hit_at_k, retrieval_recall_at_k, retrieval_ndcg_at_k"
+	measures := strings.Join(metrics.CaseKeys, ", ")
 	groups := "overall, type:NAME, locale:TAG"
 	tests := []struct {
 		g        Grammar
@@ -76,7 +77,7 @@ func TestParseErrors(t *testing.T) {
 		{check, "retrieval_ndcg_at_k=-0.1", `"retrieval_ndcg_at_k=-0.1": -0.1 is outside [0,1] (the range of retrieval_ndcg_at_k)`},
 		{compare, "dcg_at_k=-1", `"dcg_at_k=-1": -1 is negative (dcg_at_k is ≥ 0)`},
 		{compare, "ndcg_at_k@locale:en=0.5", `"ndcg_at_k@locale:en=0.5": unknown group "locale:en" (groups: overall)`},
-		{compare, "retrieval_hit_at_k=0.5", `"retrieval_hit_at_k=0.5": unknown measure "retrieval_hit_at_k" (measures: dcg_at_k, ndcg_at_k, precision_at_k, recall_at_k, map_at_k, mrr_at_k, hit_at_k, mean_relevance_at_k)`},
+		{compare, "retrieval_hit_at_k=0.5", `"retrieval_hit_at_k=0.5": unknown measure "retrieval_hit_at_k" (measures: ` + strings.Join(metrics.GradedKeys, ", ") + `)`},
 		{check, strings.Repeat("x", 1001), `floor expression of 1001 bytes is too long (at most 1000)`},
 	}
 	for _, tt := range tests {
@@ -116,13 +117,13 @@ func TestEvaluate(t *testing.T) {
 	}{
 		{"no such group", hit("locale:fr", 0.5),
 			Observation{Groups: []string{"overall", "locale:en"}},
-			outcome.Fail, "no such group in the data (groups: overall, locale:en); " + IndicativeOnly, math.NaN(), 0},
+			outcome.Fail, "no such group in the data (groups: overall, locale:en); " + gatetable.IndicativeOnly, math.NaN(), 0},
 		{"n = 0", hit("type:smoke", 0.5),
-			Observation{Found: true, Empty: "n = 0: nothing"},
-			outcome.Fail, "n = 0: nothing", math.NaN(), 0},
+			Observation{Found: true, Empty: outcome.Clause{Code: outcome.NoGoldScored, Name: "type:smoke"}},
+			outcome.Fail, "n = 0: no gold-carrying cases were scored in type:smoke", math.NaN(), 0},
 		{"measure absent", ndcg,
-			Observation{Found: true, GroupN: 3, Absent: "no score"},
-			outcome.Fail, "no score", math.NaN(), 3},
+			Observation{Found: true, GroupN: 3, Absent: outcome.Clause{Code: outcome.NoScore, Measure: "retrieval_ndcg_at_k"}},
+			outcome.Fail, "no gold-carrying case has a retrieval_ndcg_at_k score", math.NaN(), 3},
 		{"pass at equality", hit(outcome.GroupOverall, 0.8),
 			Observation{Found: true, GroupN: 1000, N: 1000, Mean: 0.8, Binary: true, Label: "overall"},
 			outcome.Pass, "n = 1000 can only detect differences of ±0.035 at 80% power (α = 0.05); the distance to the floor is 0.000", 0.8, 1000},
@@ -131,7 +132,7 @@ func TestEvaluate(t *testing.T) {
 			outcome.Pass, "n = 10 can only detect differences of ±0.379 at 80% power (α = 0.05); the distance to the floor is 0.000", 0.8 - 1e-12, 10},
 		{"fail, undetectable (the ADR's locale n)", hit("locale:es-419", 0.7),
 			Observation{Found: true, GroupN: 29, N: 29, Mean: 0.65, Binary: true, Label: "locale:es-419"},
-			outcome.Fail, "locale:es-419 mean 0.650 is below the floor 0.700; n = 29 can only detect differences of ±0.245 at 80% power (α = 0.05); the distance to the floor is 0.050; " + IndicativeOnly, 0.65, 29},
+			outcome.Fail, "locale:es-419 mean 0.650 is below the floor 0.700; n = 29 can only detect differences of ±0.245 at 80% power (α = 0.05); the distance to the floor is 0.050; " + gatetable.IndicativeOnly, 0.65, 29},
 		{"fail, detectable", hit(outcome.GroupOverall, 0.9),
 			Observation{Found: true, GroupN: 2000, N: 2000, Mean: 0.7, Binary: true, Label: "overall"},
 			outcome.Fail, "overall mean 0.700 is below the floor 0.900; n = 2000 detects differences of ±0.019 at 80% power (α = 0.05); the distance to the floor is 0.200", 0.7, 2000},
@@ -156,7 +157,7 @@ func TestEvaluate(t *testing.T) {
 			assert.Equal(t, tt.spec.Measure, g.Measure)
 			assert.Equal(t, tt.spec.Value, g.Threshold)
 			assert.Equal(t, tt.status, g.Status)
-			assert.Equal(t, tt.reason, g.Reason)
+			assert.Equal(t, tt.reason, gatetable.Reason(g.Why))
 			assert.Equal(t, tt.n, g.N)
 			if math.IsNaN(tt.value) {
 				assert.True(t, math.IsNaN(g.Value))

@@ -8,6 +8,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -58,27 +59,27 @@ func TestFloorsOnGroups(t *testing.T) {
 	assert.Equal(t, 0.75, en.Value)
 	assert.Equal(t, int64(4), en.N)
 	assert.Equal(t, "locale:en", en.Group)
-	assert.Contains(t, en.Reason, "n = 4 cannot detect any difference above the floor at 80% power (α = 0.05)")
-	assert.Contains(t, en.Reason, "the distance to the floor is 0.000")
-	assert.Contains(t, en.Reason, floor.IndicativeOnly, "per-locale floors are indicative only")
+	assert.Contains(t, gatetable.Reason(en.Why), "n = 4 cannot detect any difference above the floor at 80% power (α = 0.05)")
+	assert.Contains(t, gatetable.Reason(en.Why), "the distance to the floor is 0.000")
+	assert.Contains(t, gatetable.Reason(en.Why), gatetable.IndicativeOnly, "per-locale floors are indicative only")
 
 	es := gateNamed(t, res, "floor:retrieval_hit_at_k@locale:es-419")
 	assert.Equal(t, outcome.Fail, es.Status)
-	assert.Equal(t, "locale:es-419 mean 0.500 is below the floor 0.600; n = 2 cannot detect any difference below the floor at 80% power (α = 0.05); the distance to the floor is 0.100; "+floor.IndicativeOnly, es.Reason)
+	assert.Equal(t, "locale:es-419 mean 0.500 is below the floor 0.600; n = 2 cannot detect any difference below the floor at 80% power (α = 0.05); the distance to the floor is 0.100; "+gatetable.IndicativeOnly, gatetable.Reason(es.Why))
 
 	pt := gateNamed(t, res, "floor:retrieval_hit_at_k@locale:pt-BR")
 	assert.Equal(t, outcome.Fail, pt.Status)
-	assert.Equal(t, "n = 0: no gold-carrying cases were scored in locale:pt-BR; "+floor.IndicativeOnly, pt.Reason)
+	assert.Equal(t, "n = 0: no gold-carrying cases were scored in locale:pt-BR; "+gatetable.IndicativeOnly, gatetable.Reason(pt.Why))
 
 	fr := gateNamed(t, res, "floor:retrieval_hit_at_k@locale:fr")
 	assert.Equal(t, outcome.Fail, fr.Status)
-	assert.Equal(t, "no such group in the data (groups: overall, type:adversarial, type:golden, locale:en, locale:es-419, locale:pt-BR); "+floor.IndicativeOnly, fr.Reason)
+	assert.Equal(t, "no such group in the data (groups: overall, type:adversarial, type:golden, locale:en, locale:es-419, locale:pt-BR); "+gatetable.IndicativeOnly, gatetable.Reason(fr.Why))
 
 	golden := gateNamed(t, res, "floor:retrieval_ndcg_at_k@type:golden")
 	m, _ := res.ByType[1].Metric(metrics.KeyNDCG)
 	assert.Equal(t, m.Mean, golden.Value)
 	assert.InDelta(t, metrics.MDDMean(m.SD, m.N, metrics.DefaultAlpha, metrics.DefaultPower), golden.Detectable, 0)
-	assert.NotContains(t, golden.Reason, "indicative")
+	assert.NotContains(t, gatetable.Reason(golden.Why), "indicative")
 
 	assert.Equal(t, outcome.Fail, res.Verdict())
 }
@@ -89,7 +90,7 @@ func TestShorthandFloorStatesWhatNCanDetect(t *testing.T) {
 	assert.Equal(t, outcome.Pass, g.Status)
 	_, up := metrics.MDDProportion(0.5, 6, metrics.DefaultAlpha, metrics.DefaultPower)
 	assert.Equal(t, up, g.Detectable)
-	assert.Equal(t, fmt.Sprintf("n = 6 can only detect differences of ±%.3f at 80%% power (α = 0.05); the distance to the floor is 0.167", up), g.Reason)
+	assert.Equal(t, fmt.Sprintf("n = 6 can only detect differences of ±%.3f at 80%% power (α = 0.05); the distance to the floor is 0.167", up), gatetable.Reason(g.Why))
 }
 
 func TestNonEmptyGate(t *testing.T) {
@@ -113,7 +114,7 @@ func TestNonEmptyGate(t *testing.T) {
 			res := a.Result(Config{K: 2, AllowEmpty: tt.allow, Resamples: 10})
 			g := gateNamed(t, res, "non_empty")
 			assert.Equal(t, tt.status, g.Status)
-			assert.Equal(t, tt.reason, g.Reason)
+			assert.Equal(t, tt.reason, gatetable.Reason(g.Why))
 			assert.Equal(t, outcome.GroupOverall, g.Group)
 			if tt.status == outcome.Fail {
 				assert.Equal(t, outcome.Fail, res.Verdict())

@@ -8,6 +8,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -325,7 +326,7 @@ func TestFloors(t *testing.T) {
 		{"off by default", []bool{false}, Floor{}, Floor{}, outcome.Off, outcome.Off, ""},
 		{"pass at the floor exactly", []bool{true, true, true, false, false, false, true, true, true, true}, Floor{true, 0.7}, Floor{}, outcome.Pass, outcome.Off, ""},
 		{"fail below", []bool{true, false}, Floor{true, 0.7}, Floor{true, 0.4}, outcome.Fail, outcome.Pass, "below the floor"},
-		{"set and n=0 fails", nil, Floor{true, 0}, Floor{true, 0}, outcome.Fail, outcome.Fail, ReasonNoGold},
+		{"set and n=0 fails", nil, Floor{true, 0}, Floor{true, 0}, outcome.Fail, outcome.Fail, "no gold-carrying cases were scored"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -343,7 +344,7 @@ func TestFloors(t *testing.T) {
 			assert.Equal(t, tt.wantHit, res.Gates[1].Status)
 			assert.Equal(t, tt.wantRecall, res.Gates[2].Status)
 			if tt.reason != "" {
-				assert.Contains(t, res.Gates[1].Reason, tt.reason)
+				assert.Contains(t, gatetable.Reason(res.Gates[1].Why), tt.reason)
 			}
 			if tt.wantHit == outcome.Fail || tt.wantRecall == outcome.Fail {
 				assert.Equal(t, outcome.Fail, res.Verdict())
@@ -364,7 +365,7 @@ func TestFloorOnAbsentPrecomputedKey(t *testing.T) {
 	assert.Equal(t, int64(1), res.Overall.N)
 	assert.Equal(t, outcome.Pass, res.Gates[1].Status)
 	assert.Equal(t, outcome.Fail, res.Gates[2].Status)
-	assert.Equal(t, "no gold-carrying case has a retrieval_recall_at_k score", res.Gates[2].Reason)
+	assert.Equal(t, "no gold-carrying case has a retrieval_recall_at_k score", gatetable.Reason(res.Gates[2].Why))
 	assert.True(t, math.IsNaN(res.Gates[2].Value))
 }
 
@@ -486,7 +487,7 @@ func TestFloorReasonTellsCloseValuesApart(t *testing.T) {
 	res := a.Result(Config{K: 5, MinHit: Floor{Set: true, Value: 0.7}, Resamples: 10})
 	g := res.Gates[1]
 	assert.Equal(t, outcome.Fail, g.Status)
-	assert.Equal(t, "overall mean 0.6999997 is below the floor 0.7000000; n = 1 is too small to estimate the difference it can detect", g.Reason)
+	assert.Equal(t, "overall mean 0.6999997 is below the floor 0.7000000; n = 1 is too small to estimate the difference it can detect", gatetable.Reason(g.Why))
 	assert.Equal(t, 0.7, g.Threshold)
 	assert.Equal(t, 0.6999997, g.Value)
 	assert.Equal(t, int64(1), g.N)

@@ -193,10 +193,10 @@ func (r *Result) Failed() []string { return r.Gates.Failed() }
 
 // ReasonNoGold is why the non_empty gate, and a set floor on the overall group,
 // fail when no case carries gold.
-const ReasonNoGold = "no gold-carrying cases were scored"
+var ReasonNoGold = outcome.Clause{Code: outcome.NoGoldScored}
 
 // ReasonAllowedEmpty is the non_empty gate's reason when --allow-empty turns it off.
-const ReasonAllowedEmpty = ReasonNoGold + " (allowed by --allow-empty)"
+var ReasonAllowedEmpty = outcome.Clause{Code: outcome.NoGoldScored, Allowed: true}
 
 // Result computes the aggregates and applies the gates.
 func (a *Accumulator) Result(cfg Config) *Result {
@@ -318,7 +318,7 @@ func (a *Accumulator) Result(cfg Config) *Result {
 	integ.N = a.total
 	if !res.Integrity.OK {
 		integ.Status = outcome.Fail
-		integ.Reason = fmt.Sprintf("%d gold id(s) do not resolve to a card of the knowledge base", a.problemsTotal)
+		integ.Why = []outcome.Clause{{Code: outcome.Unresolved, N: a.problemsTotal}}
 	}
 	res.Gates = outcome.Gates{
 		integ,
@@ -341,9 +341,9 @@ func (r *Result) nonEmptyGate(allow bool) outcome.Gate {
 	switch {
 	case r.WithGold > 0:
 	case allow:
-		g.Status, g.Reason = outcome.Off, ReasonAllowedEmpty
+		g.Status, g.Why = outcome.Off, []outcome.Clause{ReasonAllowedEmpty}
 	default:
-		g.Status, g.Reason = outcome.Fail, ReasonNoGold
+		g.Status, g.Why = outcome.Fail, []outcome.Clause{ReasonNoGold}
 	}
 	return g
 }
@@ -395,10 +395,10 @@ func (r *Result) Observe(s floor.Spec) floor.Observation {
 	}
 	o.Found, o.GroupN = true, g.N
 	o.Empty = ReasonNoGold
-	o.Absent = fmt.Sprintf("no gold-carrying case has a %s score", s.Measure)
+	o.Absent = outcome.Clause{Code: outcome.NoScore, Measure: s.Measure}
 	if s.Group != outcome.GroupOverall {
-		o.Empty = fmt.Sprintf("n = 0: no gold-carrying cases were scored in %s", s.Group)
-		o.Absent = fmt.Sprintf("no gold-carrying case in %s has a %s score", s.Group, s.Measure)
+		o.Empty = outcome.Clause{Code: outcome.NoGoldScored, Name: s.Group}
+		o.Absent.Name = s.Group
 	}
 	if m, ok := g.Metric(s.Measure); ok && m.N > 0 {
 		o.N, o.Mean, o.SD, o.Binary = m.N, m.Mean, m.SD, m.Binary

@@ -1,6 +1,9 @@
 package metrics
 
-import "math"
+import (
+	"math"
+	"strconv"
+)
 
 // Graded-relevance retrieval metrics at a cutoff k, per query, with trec_eval's
 // conventions. The input of one query is its ranking as relevance levels, best
@@ -210,4 +213,33 @@ func MeanRelevanceAtK(in *QueryInput) float64 {
 		sum += max(rel, 0)
 	}
 	return float64(sum) / float64(in.K)
+}
+
+// RBP is the rbp_at_k measure with persistence p, the probability that the
+// user goes on from one rank to the next: Rank-Biased Precision (Moffat & Zobel
+// 2008), binary (a document is relevant at rel ≥ the relevant level, as in the
+// original and ir_measures' RBP(rel=L)), truncated at k (ir_measures' cutoff).
+func RBP(p float64) Measure[QueryInput] {
+	return Measure[QueryInput]{
+		Info: Info{Key: "rbp_at_k", Label: "RBP",
+			Definition: "(1 − p) Σ_{relevant r ≤ k} p^(r − 1), p = " + strconv.FormatFloat(p, 'g', -1, 64),
+			Params:     ParamK | ParamRelevantLevel, HigherIsBetter: true, Scale: ScaleUnit,
+			Own: []Parameter{{Name: "p", Value: p, Doc: "persistence: the probability of going on to the next rank"}}},
+		Of: func(in *QueryInput) float64 { return RBPAtK(in, p) },
+	}
+}
+
+// RBPAtK is RBP@k = (1 − p) Σ_{r ≤ k, rel_r ≥ relevant level} p^(r − 1) (Moffat & Zobel 2008, binary, truncated at k).
+func RBPAtK(in *QueryInput, p float64) float64 {
+	sum, w := 0.0, 1.0 // w = p^(r − 1)
+	for i, rel := range in.Rels {
+		if i >= in.K {
+			break
+		}
+		if rel >= in.RelevantLevel {
+			sum += w
+		}
+		w *= p
+	}
+	return (1 - p) * sum
 }

@@ -10,8 +10,14 @@ import (
 // or QueryMeasures (compare: one query against graded judgments). Commands,
 // documents and reports iterate these tables; none lists measures of its own.
 //
-// Adding a measure is one entry here, its pure function (triad.go or graded.go,
-// with its one-line definition comment) and its test.
+// A measure is a value: its key (one per measure, the same in every output),
+// its label, its definition, the run settings it reads (Settings: the cutoff k,
+// the gain, the relevant level, which are one per run and set by the command's
+// flags) and the parameters it owns (Own: RBP's persistence p, one value per
+// registered measure, like ir_measures' RBP(p=0.8)). Adding a measure is one
+// entry here (a literal, or a constructor such as RBP(0.8)), its pure function
+// (triad.go or graded.go, with its one-line definition comment) and its test;
+// every command, document and table takes it from these tables.
 
 // Keys of the measures other code refers to by name.
 const (
@@ -19,6 +25,12 @@ const (
 	KeyRecall = "retrieval_recall_at_k"
 	KeyNDCG   = "retrieval_ndcg_at_k"
 	KeyDCG    = "dcg_at_k"
+	// KeyGradedHit is compare's hit (a relevant document at or above the
+	// relevant level within k): the queries it counts are those with a document
+	// at the relevant level.
+	KeyGradedHit = "hit_at_k"
+	// KeyMeanRel is compare's mean relevance of the top k.
+	KeyMeanRel = "mean_relevance_at_k"
 )
 
 // Scale is the range of a measure's per-case (per-query) value.
@@ -53,7 +65,9 @@ func (s Scale) InRange(v float64) bool {
 	return v >= 0 && v <= 1
 }
 
-// Param is a bit set of the settings a measure depends on.
+// Param is a bit set of the run settings a measure reads. They belong to the run
+// (one --k, --gain, --relevant-level per command), not to the measure; what a
+// measure owns is its Own parameters.
 type Param uint8
 
 const (
@@ -62,14 +76,23 @@ const (
 	ParamRelevantLevel                   // the binary relevance threshold
 )
 
+// Parameter is a parameter a measure owns, with the value of this measure
+// (RBP's persistence p = 0.8).
+type Parameter struct {
+	Name  string
+	Value float64
+	Doc   string // what it means, one line
+}
+
 // Info describes a measure.
 type Info struct {
 	Key            string // the JSON key, e.g. retrieval_hit_at_k
 	Label          string // the short label reports print with the cutoff: Label@k
 	Definition     string // one line, for reports and docs
-	Params         Param
+	Params         Param  // the run settings it reads (k, gain, relevant level)
 	HigherIsBetter bool
 	Scale          Scale
+	Own            []Parameter // the parameters it owns, with their values
 }
 
 // LabelAt is the report label at cutoff k, e.g. "hit@5".
@@ -112,32 +135,33 @@ type QueryInput struct {
 
 // CaseMeasures are check's measures, in report order.
 var CaseMeasures = [...]Measure[CaseInput]{
-	{Info{KeyHit, "hit", "1 if any gold card is in the top k, else 0 (the success number)",
-		ParamK, true, ScaleBinary}, HitAtK},
-	{Info{KeyRecall, "recall", "|relevant ∩ top k| / |relevant| over relevant_ids ∪ gold when given (real recall), else over gold (a lower bound under disjunctive gold)",
-		ParamK, true, ScaleUnit}, RecallAtK},
-	{Info{KeyNDCG, "nDCG", "binary-gain DCG of the top k / DCG of min(|relevant|, k) relevant cards at the top (relevant: relevant_ids ∪ gold when given, else gold)",
-		ParamK, true, ScaleUnit}, NDCGAtK},
+	{Info{Key: KeyHit, Label: "hit", Definition: "1 if any gold card is in the top k, else 0 (the success number)",
+		Params: ParamK, HigherIsBetter: true, Scale: ScaleBinary}, HitAtK},
+	{Info{Key: KeyRecall, Label: "recall", Definition: "|relevant ∩ top k| / |relevant| over relevant_ids ∪ gold when given (real recall), else over gold (a lower bound under disjunctive gold)",
+		Params: ParamK, HigherIsBetter: true, Scale: ScaleUnit}, RecallAtK},
+	{Info{Key: KeyNDCG, Label: "nDCG", Definition: "binary-gain DCG of the top k / DCG of min(|relevant|, k) relevant cards at the top (relevant: relevant_ids ∪ gold when given, else gold)",
+		Params: ParamK, HigherIsBetter: true, Scale: ScaleUnit}, NDCGAtK},
 }
 
 // QueryMeasures are compare's measures, in report order.
 var QueryMeasures = [...]Measure[QueryInput]{
-	{Info{KeyDCG, "dcg", "Σ_{r ≤ k} gain(rel_r) / log2(r + 1)",
-		ParamK | ParamGain, true, ScaleUnbounded}, DCGAtK},
-	{Info{"ndcg_at_k", "nDCG", "DCG@k / DCG@k of the ideal ranking of all judged documents",
-		ParamK | ParamGain, true, ScaleUnit}, GradedNDCGAtK},
-	{Info{"precision_at_k", "P", "relevant documents in the top k / k",
-		ParamK | ParamRelevantLevel, true, ScaleUnit}, PrecisionAtK},
-	{Info{"recall_at_k", "R", "relevant documents in the top k / relevant documents",
-		ParamK | ParamRelevantLevel, true, ScaleUnit}, GradedRecallAtK},
-	{Info{"map_at_k", "MAP", "Σ_{relevant r ≤ k} P@r / relevant documents",
-		ParamK | ParamRelevantLevel, true, ScaleUnit}, APAtK},
-	{Info{"mrr_at_k", "MRR", "1 / rank of the first relevant document within k, else 0",
-		ParamK | ParamRelevantLevel, true, ScaleUnit}, RRAtK},
-	{Info{"hit_at_k", "hit", "1 if a relevant document is within k, else 0",
-		ParamK | ParamRelevantLevel, true, ScaleBinary}, GradedHitAtK},
-	{Info{"mean_relevance_at_k", "rel", "Σ_{r ≤ k} rel_r / k",
-		ParamK, true, ScaleUnbounded}, MeanRelevanceAtK},
+	{Info{Key: KeyDCG, Label: "dcg", Definition: "Σ_{r ≤ k} gain(rel_r) / log2(r + 1)",
+		Params: ParamK | ParamGain, HigherIsBetter: true, Scale: ScaleUnbounded}, DCGAtK},
+	{Info{Key: "ndcg_at_k", Label: "nDCG", Definition: "DCG@k / DCG@k of the ideal ranking of all judged documents",
+		Params: ParamK | ParamGain, HigherIsBetter: true, Scale: ScaleUnit}, GradedNDCGAtK},
+	{Info{Key: "precision_at_k", Label: "P", Definition: "relevant documents in the top k / k",
+		Params: ParamK | ParamRelevantLevel, HigherIsBetter: true, Scale: ScaleUnit}, PrecisionAtK},
+	{Info{Key: "recall_at_k", Label: "R", Definition: "relevant documents in the top k / relevant documents",
+		Params: ParamK | ParamRelevantLevel, HigherIsBetter: true, Scale: ScaleUnit}, GradedRecallAtK},
+	{Info{Key: "map_at_k", Label: "MAP", Definition: "Σ_{relevant r ≤ k} P@r / relevant documents",
+		Params: ParamK | ParamRelevantLevel, HigherIsBetter: true, Scale: ScaleUnit}, APAtK},
+	{Info{Key: "mrr_at_k", Label: "MRR", Definition: "1 / rank of the first relevant document within k, else 0",
+		Params: ParamK | ParamRelevantLevel, HigherIsBetter: true, Scale: ScaleUnit}, RRAtK},
+	{Info{Key: KeyGradedHit, Label: "hit", Definition: "1 if a relevant document is within k, else 0",
+		Params: ParamK | ParamRelevantLevel, HigherIsBetter: true, Scale: ScaleBinary}, GradedHitAtK},
+	{Info{Key: KeyMeanRel, Label: "rel", Definition: "Σ_{r ≤ k} rel_r / k",
+		Params: ParamK, HigherIsBetter: true, Scale: ScaleUnbounded}, MeanRelevanceAtK},
+	RBP(0.8),
 }
 
 // NumCase and NumGraded are the sizes of the two tables.

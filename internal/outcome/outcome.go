@@ -41,7 +41,9 @@ type Gate struct {
 	Threshold float64
 	Value     float64
 	N         int64 // the n behind Value (cases, queries, pairs); 0 when none
-	Reason    string
+	// Why is the reason as data (codes, numbers, names), in order; the report
+	// layer writes it as words. Empty: nothing to say.
+	Why []Clause
 	// Detectable is the smallest difference from Threshold that N can detect at
 	// 80% power and α = 0.05 (a floor's; see internal/floor); NaN when none.
 	Detectable float64

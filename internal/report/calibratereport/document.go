@@ -14,9 +14,8 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
-	"github.com/retrieval-gate/retrieval-gate/internal/publish"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
@@ -380,22 +379,16 @@ func shortHash(h string) string {
 	return h
 }
 
-// Marker is the hidden marker the calibration Markdown (and its PR comment)
-// starts with, for a comment key ("calibrate" when empty; see report.Marker).
-func Marker(key string) string {
-	if key == "" {
-		key = "calibrate"
-	}
-	return publish.Marker(key)
-}
-
 // Markdown writes the Markdown report, the same text the job summary and the PR
-// comment carry. It starts with Marker(key). Every case id, dimension,
+// comment carry. It starts with marker, the hidden comment marker the
+// publisher gives (publish.Marker; "" writes none). Every case id, dimension,
 // construct, file name and ref is escaped.
-func (d *Document) Markdown(w io.Writer, key string) error {
+func (d *Document) Markdown(w io.Writer, marker string) error {
 	var b strings.Builder
 	esc := format.EscapeMarkdown
-	b.WriteString(Marker(key) + "\n")
+	if marker != "" {
+		b.WriteString(marker + "\n")
+	}
 	icon := "✅"
 	if d.Verdict != outcome.Pass {
 		icon = "❌"

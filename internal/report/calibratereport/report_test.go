@@ -99,7 +99,7 @@ func TestReportsGolden(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var js, md, txt bytes.Buffer
 			require.NoError(t, calibratereport.New(tt.r).WriteJSON(&js))
-			require.NoError(t, calibratereport.New(tt.r).Markdown(&md, ""))
+			require.NoError(t, calibratereport.New(tt.r).Markdown(&md, "<!-- retrieval-gate:calibrate -->"))
 			require.NoError(t, calibratereport.New(tt.r).Text(&txt))
 			golden(t, tt.name+".json", js.Bytes())
 			golden(t, tt.name+".md", md.Bytes())
@@ -160,7 +160,7 @@ func TestCalibrationJSONSchema(t *testing.T) {
 
 func TestCalibrationMarkdownEscapes(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, calibratereport.New(violations(t)).Markdown(&buf, "calibrate-nightly"))
+	require.NoError(t, calibratereport.New(violations(t)).Markdown(&buf, "<!-- retrieval-gate:calibrate-nightly -->"))
 	md := buf.String()
 	assert.True(t, strings.HasPrefix(md, "<!-- retrieval-gate:calibrate-nightly -->\n"))
 	assert.NotContains(t, md, "<script>")
@@ -182,7 +182,7 @@ func TestCalibrationMarkdownCapsLists(t *testing.T) {
 	r := readDemo(t, human.String(), judge.String())
 	r.Finish()
 	var md, js bytes.Buffer
-	require.NoError(t, calibratereport.New(r).Markdown(&md, ""))
+	require.NoError(t, calibratereport.New(r).Markdown(&md, "<!-- retrieval-gate:calibrate -->"))
 	require.NoError(t, calibratereport.New(r).WriteJSON(&js))
 	assert.Contains(t, md.String(), "<summary>Judge above human: 120</summary>")
 	assert.Contains(t, md.String(), "- case case-049: human bin 0, judge bin 2\n- … and 70 more (every case is in the JSON report)\n")

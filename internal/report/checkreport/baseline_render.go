@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 )
 
 // flipsOpenMax is the number of listed flips up to which the flips section is

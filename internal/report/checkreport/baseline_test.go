@@ -50,7 +50,7 @@ func comparison(t *testing.T) *baseline.Comparison {
 func TestBaselineMarkdownGolden(t *testing.T) {
 	d := New(fixture(t, gate.Floor{}))
 	d.SetBaseline(comparison(t))
-	md := d.Markdown(MarkdownOptions{})
+	md := d.Markdown(MarkdownOptions{Marker: "<!-- retrieval-gate:default -->"})
 	golden(t, "check_baseline.md.golden", []byte(md))
 	assert.Contains(t, md, "### vs base")
 	assert.Contains(t, md, "older than 7 days")

@@ -3,10 +3,10 @@ package checkreport
 import (
 	"slices"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // AppendCaseLine appends the --cases-out line of one case to dst:

@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
-	"github.com/retrieval-gate/retrieval-gate/internal/publish"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/trendtable"
 )
@@ -16,9 +15,9 @@ const DefaultMaxListed = 200
 
 // MarkdownOptions shape the Markdown report.
 type MarkdownOptions struct {
-	// Key names the hidden marker `<!-- retrieval-gate:KEY -->` that finds the PR
-	// comment again; "" is "default". Characters outside [A-Za-z0-9._/-] become "_".
-	Key string
+	// Marker is the first line: the hidden comment marker that finds the PR
+	// comment again, given by the publisher (publish.Marker); "" writes none.
+	Marker string
 	// MaxListed bounds the integrity problems and the missed cases listed (each);
 	// the rest are counted as "… and N more not shown". 0 is DefaultMaxListed,
 	// negative lists none.
@@ -70,7 +69,9 @@ func (d *Document) Markdown(opts MarkdownOptions) string {
 	esc := format.EscapeMarkdown
 	keys := d.columns()
 
-	w("%s\n", publish.Marker(opts.Key))
+	if opts.Marker != "" {
+		w("%s\n", opts.Marker)
+	}
 	icon := "✅"
 	if d.Verdict != outcome.Pass {
 		icon = "❌"

@@ -86,7 +86,7 @@ func TestJSONGolden(t *testing.T) {
 }
 
 func TestMarkdownGolden(t *testing.T) {
-	md := New(fixture(t, gate.Floor{Set: true, Value: 0.5})).Markdown(MarkdownOptions{Key: "docs"})
+	md := New(fixture(t, gate.Floor{Set: true, Value: 0.5})).Markdown(MarkdownOptions{Marker: "<!-- retrieval-gate:docs -->"})
 	golden(t, "check.md.golden", []byte(md))
 	assert.True(t, strings.HasPrefix(md, "<!-- retrieval-gate:docs -->\n"))
 	for _, want := range []string{"k = 3", IndicativeOnly, "lower bound", "<details>", "min\\_hit", "non\\_empty", "es-nope&lt;b&gt;", "es\\|2"} {
@@ -108,7 +108,9 @@ func TestMarkdownNoReferenceGold(t *testing.T) {
 	r.ReferenceLocale, r.ReferenceHasGold, r.Deltas = "fr", false, nil
 	md := New(r).Markdown(MarkdownOptions{})
 	assert.Contains(t, md, "No deltas: the reference locale fr has no gold-carrying cases.")
-	assert.True(t, strings.HasPrefix(md, "<!-- retrieval-gate:default -->"))
+	assert.True(t, strings.HasPrefix(md, "## "), "no marker given, none written")
+	marked := New(r).Markdown(MarkdownOptions{Marker: "<!-- retrieval-gate:default -->"})
+	assert.Equal(t, "<!-- retrieval-gate:default -->\n"+md, marked, "the marker given is the first line")
 }
 
 // Without deltas, every format says why, and the reference locale is rendered
@@ -155,11 +157,11 @@ func TestMarkdownMaxListed(t *testing.T) {
 	}
 	r.MissedTotal = int64(len(r.Missed)) + 1000
 	doc := New(r)
-	assert.Equal(t, doc.Markdown(MarkdownOptions{Key: "k"}), doc.Markdown(MarkdownOptions{Key: "k", MaxListed: DefaultMaxListed}))
-	small := doc.Markdown(MarkdownOptions{Key: "k", MaxListed: -1})
+	assert.Equal(t, doc.Markdown(MarkdownOptions{Marker: "<!-- retrieval-gate:k -->"}), doc.Markdown(MarkdownOptions{Marker: "<!-- retrieval-gate:k -->", MaxListed: DefaultMaxListed}))
+	small := doc.Markdown(MarkdownOptions{Marker: "<!-- retrieval-gate:k -->", MaxListed: -1})
 	assert.Contains(t, small, "… and 1152 more not shown.")
 	assert.True(t, strings.HasPrefix(small, "<!-- retrieval-gate:k -->"))
-	assert.Less(t, len(small), len(doc.Markdown(MarkdownOptions{Key: "k"})))
+	assert.Less(t, len(small), len(doc.Markdown(MarkdownOptions{Marker: "<!-- retrieval-gate:k -->"})))
 }
 
 func TestCaseLineReadsBack(t *testing.T) {
@@ -261,8 +263,8 @@ func TestDocumentRoundTrip(t *testing.T) {
 		require.NoError(t, back.Text(&b))
 		assert.Equal(t, a.String(), b.String())
 		assert.Contains(t, b.String(), fmt.Sprintf("missed cases (hit@%d = 0): %s\n", back.K, MissedNotCarriedLine))
-		md := back.Markdown(MarkdownOptions{Key: "k"})
-		assert.Equal(t, doc.Markdown(MarkdownOptions{Key: "k"}), md)
+		md := back.Markdown(MarkdownOptions{Marker: "<!-- retrieval-gate:k -->"})
+		assert.Equal(t, doc.Markdown(MarkdownOptions{Marker: "<!-- retrieval-gate:k -->"}), md)
 		assert.True(t, strings.HasSuffix(md, fmt.Sprintf("<details><summary>Missed cases (hit@%d = 0): %s</summary>\n\n</details>\n", back.K, MissedNotCarriedLine)), md)
 	}
 	_, err := Read(strings.NewReader(`{"schema": "retrieval-gate/compare@1"}`))

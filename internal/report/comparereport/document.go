@@ -13,9 +13,9 @@ import (
 	"strconv"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
@@ -257,7 +257,7 @@ func New(r *compare.Result) *Document {
 	d := &Document{
 		Gain: r.Gain.String(), K: r.K, RelevantLevel: r.RelevantLevel, Schema: Schema,
 		Primary: metrics.GradedKeys[pi], RelevanceScale: [2]int{r.MinLevel, r.MaxLevel}, RelevantLevelFallback: r.LevelFallback,
-		Queries:     Queries{Judged: r.Judged, WithRelevant: r.N(), AtRelevantLevel: r.MeasureN[metrics.QueryIndex("hit_at_k")]},
+		Queries:     Queries{Judged: r.Judged, WithRelevant: r.N(), AtRelevantLevel: r.MeasureN[metrics.QueryIndex(metrics.KeyGradedHit)]},
 		Recommended: r.Recommended,
 		Strategies:  map[string]*Strategy{},
 		Paired:      make([]Paired, 0, len(r.Paired)),

@@ -4,8 +4,8 @@ import (
 	"io"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // PerQuery writes one JSONL line per strategy and evaluated query,

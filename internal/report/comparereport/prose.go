@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // The sentences of the compare reports, shared by text and Markdown; name

@@ -5,8 +5,8 @@
 // value, n, reason. The Markdown table has five short columns, to fit GitHub's
 // comment column: the gate with its group and measure on a second small line,
 // status, threshold, value, n; each reason is a numbered note under it.
-// It does no arithmetic: the reasons are the domain's, the numbers go through
-// report/format.
+// It does no arithmetic: a gate's reason comes as data (outcome.Gate.Why) and
+// Reason (reason.go) writes its words; the numbers go through internal/format.
 package gatetable
 
 import (
@@ -17,8 +17,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // Entry is one gate of a JSON report. Fields are in the alphabetical order of
@@ -47,7 +47,7 @@ func ptr(v float64) *format.Float {
 func FromOutcome(gates outcome.Gates) []Entry {
 	out := make([]Entry, 0, len(gates))
 	for _, g := range gates {
-		e := Entry{Name: g.Name, Group: g.Group, Measure: g.Measure, Status: g.Status, N: g.N, Reason: g.Reason}
+		e := Entry{Name: g.Name, Group: g.Group, Measure: g.Measure, Status: g.Status, N: g.N, Reason: Reason(g.Why)}
 		if g.Measure != "" {
 			e.Value, e.Threshold = ptr(g.Value), ptr(g.Threshold)
 		}

@@ -12,9 +12,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 )
 
-// keyMeanRel is compare's mean relevance measure (metrics.QueryMeasures).
-const keyMeanRel = "mean_relevance_at_k"
-
 // CompareViewOf is the one adapter from a comparison to the dashboard. Every
 // figure comes from the typed document d (means, intervals, n, positions,
 // failed queries, the recommendation and its test, the reranker findings and the
@@ -49,9 +46,15 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result) CompareView {
 		}
 		sv := StrategyView{
 			Name: name, N: s.N,
-			DCG: stat(s.Metrics[metrics.KeyDCG]), MeanRel: stat(s.Metrics[keyMeanRel]),
+			DCG: stat(s.Metrics[metrics.KeyDCG]), MeanRel: stat(s.Metrics[metrics.KeyMeanRel]),
+			Measures:   make([]MeasureStat, len(metrics.QueryMeasures)),
 			ByPosition: pos, Failed: len(s.FailedQueries),
 			FailedSample: s.FailedQueries[:min(Sample, len(s.FailedQueries))],
+		}
+		for m := range metrics.QueryMeasures {
+			if x, ok := s.Metrics[metrics.QueryMeasures[m].Key]; ok {
+				sv.Measures[m] = MeasureStat{Stat: stat(x), N: x.N, Has: true}
+			}
 		}
 		v.Strategies = append(v.Strategies, sv)
 		index[name] = i
@@ -112,7 +115,7 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result) CompareView {
 		return v
 	}
 	const M = metrics.NumGraded
-	mr, dcg := metrics.QueryIndex(keyMeanRel), metrics.QueryIndex(metrics.KeyDCG)
+	mr, dcg := metrics.QueryIndex(metrics.KeyMeanRel), metrics.QueryIndex(metrics.KeyDCG)
 	val := func(i, m int) float64 { return rs.Values[i*M+m] }
 	q := func(i int) QueryView {
 		return QueryView{ID: r.QueryIDs[i], MeanRel: val(i, mr), DCG: val(i, dcg)}

@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // IndicativeOnly is how the locale deltas are qualified in every report.
@@ -47,7 +47,7 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 	checkBaseline(p, r) // vs base, with --baseline (check_baseline.go)
 
 	// Groups.
-	keys := []string{metrics.KeyHit, metrics.KeyRecall, metrics.KeyNDCG}
+	keys := metrics.CaseKeys // every registered measure of check, in report order
 	p.Section("Groups")
 	var cats []string
 	var bars []Bar
@@ -69,9 +69,10 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 			bars = append(bars, Bar{Category: g.label, Value: m.Mean.V(), CI: &c, N: int(m.N)})
 		}
 	}
-	t := Table{Head: []string{"group", "n"}, NumCols: []bool{false, true, true, true, true}}
+	t := Table{Head: []string{"group", "n"}, NumCols: []bool{false, true}}
 	for _, k := range keys {
 		t.Head = append(t.Head, checkLabel(k, r.K))
+		t.NumCols = append(t.NumCols, true)
 	}
 	for _, g := range groups {
 		row := []Cell{{Text: g.label, Strong: g.label == "overall"}, {Text: Count(int(g.g.N)), Sub: subWithout(g.g.WithoutGold)}}

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // FlipsListed is how many flips of each kind (newly missed, newly found, rank

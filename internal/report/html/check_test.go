@@ -14,6 +14,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
 	"github.com/retrieval-gate/retrieval-gate/internal/cli"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
@@ -133,5 +134,14 @@ func TestCheckHTMLInBrowser(t *testing.T) {
 			}
 			browsertest.Check(t, b, browsertest.Page{Name: c.name, Path: path, Widths: []int{390, 850, 1400}, OpenDetails: true, Marks: marks})
 		})
+	}
+}
+
+// Every registered measure of check heads a column of the groups table: the
+// page lists no measures of its own.
+func TestCheckHTMLEveryMeasure(t *testing.T) {
+	s := string(runCheck(t, checkDemo+"/cases.jsonl", cli.ExitOK))
+	for i := range metrics.CaseMeasures {
+		assert.Contains(t, s, `class="num">`+rhtml.Esc(metrics.CaseMeasures[i].LabelAt(5))+"</th>", metrics.CaseMeasures[i].Key)
 	}
 }

@@ -6,7 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
@@ -30,9 +31,18 @@ type StrategyView struct {
 	Name         string
 	N            int
 	DCG, MeanRel Stat
-	ByPosition   []float64 // mean relevance at rank 1..k
-	Failed       int       // queries whose top-1 result is judged 0 (or missing)
-	FailedSample []string  // the first Sample of them, by id
+	Measures     []MeasureStat // every registered measure, in metrics.QueryMeasures order
+	ByPosition   []float64     // mean relevance at rank 1..k
+	Failed       int           // queries whose top-1 result is judged 0 (or missing)
+	FailedSample []string      // the first Sample of them, by id
+}
+
+// MeasureStat is a strategy's mean of one measure, its interval and n (Has
+// false: the document has no value for it).
+type MeasureStat struct {
+	Stat
+	N   int64
+	Has bool
 }
 
 // PairView is a paired comparison a − b.
@@ -175,6 +185,33 @@ func Compare(w io.Writer, v CompareView) error {
 		p.Note("Each value with its 95% interval below it; the best strategy in bold.")
 	})
 
+	// Every measure of the registry, one row each, a column per strategy.
+	p.Section("Every measure")
+	mt := Table{Head: []string{"measure"}, NumCols: []bool{false}}
+	for _, s := range v.Strategies {
+		mt.Head = append(mt.Head, s.Name)
+		mt.NumCols = append(mt.NumCols, true)
+	}
+	for m := range metrics.QueryMeasures {
+		info := metrics.QueryMeasures[m].Info
+		sub := info.Key
+		for _, p := range info.Own { // the parameters the measure owns, e.g. RBP's p
+			sub += " · " + p.Name + " = " + strconv.FormatFloat(p.Value, 'g', -1, 64)
+		}
+		row := []Cell{{Text: info.LabelAt(v.K), Sub: sub}}
+		for _, s := range v.Strategies {
+			if m >= len(s.Measures) || !s.Measures[m].Has {
+				row = append(row, Cell{Text: "—", Num: true})
+				continue
+			}
+			ms := s.Measures[m]
+			row = append(row, Cell{Text: Fmt(ms.Mean), Sub: FmtCI(ms.CI) + " · n = " + Count(int(ms.N)), Num: true})
+		}
+		mt.Rows = append(mt.Rows, row)
+	}
+	p.Table(mt)
+	p.Note("Each mean with its 95% interval and n below it; the key of each measure is under its label.")
+
 	// Mean relevance by position.
 	p.Section("Mean relevance by result position")
 	var lseries []Series
@@ -278,7 +315,7 @@ func fmtP(p float64) string { return format.P(p) }
 // dcgLabel is a compare measure key as the dashboard titles it: dcg_at_k is
 // "DCG@10", another key itself.
 func dcgLabel(key string, k int) string {
-	if key == "dcg_at_k" {
+	if key == metrics.KeyDCG {
 		return "DCG@" + strconv.Itoa(k)
 	}
 	return key

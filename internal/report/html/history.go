@@ -10,8 +10,8 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
 )
 
 // HistoryRuns is how many runs the history's run table lists (the newest); the

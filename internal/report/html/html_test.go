@@ -94,6 +94,10 @@ func render(t testing.TB, r *compare.Result) []byte {
 func TestCompareDashboardGolden(t *testing.T) {
 	r := demoResult(t)
 	got := render(t, r)
+	assert.Contains(t, string(got), "rbp_at_k · p = 0.8", "a measure's own parameters under its key")
+	for i := range metrics.QueryMeasures { // every registered measure has its row
+		assert.Contains(t, string(got), `<span class="ci">`+rhtml.Esc(metrics.QueryMeasures[i].Key), metrics.QueryMeasures[i].Key)
+	}
 	golden(t, "compare-demo.html", got)
 	assert.Equal(t, got, render(t, demoResult(t)), "same input, same bytes")
 	for _, banned := range []string{"http://", "https://", "<script", "<link", "@import", "url("} {

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 )
 
 // Esc escapes user-controlled text for HTML text and attribute values: control

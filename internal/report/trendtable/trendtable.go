@@ -2,7 +2,7 @@
 // measures over the base branch's last runs, as the Markdown section of check's
 // and compare's reports (the PR comment, the job summary) and as terminal
 // lines. It does no arithmetic: the selection and the sparkline are the trend
-// package's, the numbers go through report/format, and user-controlled text
+// package's, the numbers go through internal/format, and user-controlled text
 // (branch, group and measure names, commits) is escaped.
 package trendtable
 
@@ -11,7 +11,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 

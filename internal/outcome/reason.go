@@ -1,0 +1,108 @@
+package outcome
+
+// Code names why a gate has its status. A gate carries its reason as data
+// (Gate.Why: codes with numbers and names); the words are written by the
+// report layer (internal/report/gatetable.Reason), so every report and the
+// JSON "reason" say the same thing and a domain package writes no prose.
+type Code string
+
+// The reason codes, with the Clause fields each one uses.
+const (
+	// NoSuchGroup: a floor's group is not in the data; Names: the groups there are.
+	NoSuchGroup Code = "no_such_group"
+	// NoGoldScored: no gold-carrying case was scored (Name: the group, "" for
+	// the whole run); Allowed: --allow-empty turned the gate off.
+	NoGoldScored Code = "no_gold_scored"
+	// NoScore: no gold-carrying case (in group Name, "" for the whole run) has
+	// a score of measure Measure.
+	NoScore Code = "no_score"
+	// NoEvaluatedQueries: compare evaluated no query.
+	NoEvaluatedQueries Code = "no_evaluated_queries"
+	// NoQueryValue: no evaluated query has a value of Measure.
+	NoQueryValue Code = "no_query_value"
+	// BelowFloor: Name's mean Value is below the floor Threshold.
+	BelowFloor Code = "below_floor"
+	// CannotDetect: n = N cannot detect any difference from the floor at
+	// Power and Alpha, on the side of the observed mean (Below: under the
+	// floor); Distance is the distance to the floor.
+	CannotDetect Code = "cannot_detect"
+	// TooFewToEstimate: n = N is too small to estimate the detectable difference.
+	TooFewToEstimate Code = "too_few_to_estimate"
+	// NoSpread: n = N values all equal Value: no detectable difference.
+	NoSpread Code = "no_spread"
+	// Detects: n = N detects differences of ±Detectable at Power and Alpha;
+	// Distance is the distance to the floor; Only: Distance < Detectable.
+	Detects Code = "detects"
+	// IndicativeOnly: a per-locale gate (locale groups are indicative only).
+	IndicativeOnly Code = "indicative_only"
+	// Unresolved: N gold ids do not resolve to a card of the knowledge base.
+	Unresolved Code = "unresolved"
+	// NoBaseline: no baseline to compare with; Text says why (from the
+	// baseline's source: a file, GitHub).
+	NoBaseline Code = "no_baseline"
+	// NothingPairs: no case pairs with the baseline (Text: its file); N
+	// baseline cases, M only in this run, Value of them with changed gold.
+	NothingPairs Code = "nothing_pairs"
+	// NoPairedValue: no paired case has the measure in both runs.
+	NoPairedValue Code = "no_paired_value"
+	// DropNotSignificant: the mean dropped Value (more than Threshold) but the
+	// paired test Test does not reject (p = P).
+	DropNotSignificant Code = "drop_not_significant"
+	// Dropped: the overall mean dropped Value, from Base to Current, more than
+	// the Threshold tolerated; the paired test Test has p = P.
+	Dropped Code = "dropped"
+	// NoOtherStrategy: compare has one strategy: nothing can beat it.
+	NoOtherStrategy Code = "no_other_strategy"
+	// Beaten: strategies significantly better on Measure (Tests).
+	Beaten Code = "beaten"
+	// NotBeaten: no strategy is significantly better on Measure; Tests holds
+	// the closest one.
+	NotBeaten Code = "not_beaten"
+	// Violations: a calibrate dimension's construct or anchoring check (Name:
+	// its status) has N violations.
+	Violations Code = "violations"
+	// NotGated: the dimension is reported, not gated.
+	NotGated Code = "not_gated"
+	// BelowMinN: n = N pairs is below the lock's min_n M.
+	BelowMinN Code = "below_min_n"
+	// KappaUndefined: weighted kappa is undefined (no evidence of agreement).
+	KappaUndefined Code = "kappa_undefined"
+	// KappaBelow: weighted kappa is below min_kappa.
+	KappaBelow Code = "kappa_below"
+	// TooManyUnpaired: more unpaired labels than --max-unpaired Text allows.
+	TooManyUnpaired Code = "too_many_unpaired"
+	// LockChanged: the lock changed since the ref Text.
+	LockChanged Code = "lock_changed"
+	// NotAnchored: git anchoring failed; Names are its findings (calibrate.GitAnchoring.Reasons).
+	NotAnchored Code = "not_anchored"
+)
+
+// Clause is one reason of a gate: a code and its parameters (see each code
+// for the fields it uses).
+type Clause struct {
+	Code Code
+	// Counts.
+	N, M int64
+	// Numbers: a mean and its floor or tolerance, a drop's two sides, a
+	// detectable difference, the distance to a floor, a test's p.
+	Value, Threshold, Base, Current, Detectable, Distance, P float64
+	// Power and Alpha of a detectable difference.
+	Power, Alpha         float64
+	Below, Only, Allowed bool
+	// Names: a group label, a measure key, a test name.
+	Name, Measure, Test string
+	Names               []string
+	// Text is text from outside the domain's decision, shown as given: a
+	// baseline source's message, a --max-unpaired spec, a git ref.
+	Text string
+	// Tests are paired tests of compare (not_beaten).
+	Tests []PairedTest
+}
+
+// PairedTest is one paired test a reason cites: Strategy's mean minus the
+// other's, its interval and its Holm-adjusted p.
+type PairedTest struct {
+	Strategy      string
+	Delta, Lo, Hi float64
+	PHolm         float64
+}

@@ -1,0 +1,123 @@
+package gatetable
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+)
+
+// Reason writes a gate's reason (outcome.Gate.Why) as the sentence every
+// report shows and the JSON "reason" holds: its clauses joined by "; ".
+func Reason(why []outcome.Clause) string {
+	parts := make([]string, 0, len(why))
+	for _, c := range why {
+		parts = append(parts, clause(c))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// IndicativeOnly is the clause of every per-locale floor.
+const IndicativeOnly = "per-locale floor: indicative only, not significance-tested"
+
+func clause(c outcome.Clause) string {
+	power := func() string {
+		return fmt.Sprintf("at %s%% power (α = %s)", strconv.FormatFloat(100*c.Power, 'g', -1, 64), strconv.FormatFloat(c.Alpha, 'g', -1, 64))
+	}
+	switch c.Code {
+	case outcome.NoSuchGroup:
+		return "no such group in the data (groups: " + strings.Join(c.Names, ", ") + ")"
+	case outcome.NoGoldScored:
+		switch {
+		case c.Name != "":
+			return "n = 0: no gold-carrying cases were scored in " + c.Name
+		case c.Allowed:
+			return "no gold-carrying cases were scored (allowed by --allow-empty)"
+		}
+		return "no gold-carrying cases were scored"
+	case outcome.NoScore:
+		if c.Name != "" {
+			return fmt.Sprintf("no gold-carrying case in %s has a %s score", c.Name, c.Measure)
+		}
+		return fmt.Sprintf("no gold-carrying case has a %s score", c.Measure)
+	case outcome.NoEvaluatedQueries:
+		return "no evaluated queries"
+	case outcome.NoQueryValue:
+		return "no evaluated query has a value of " + c.Measure
+	case outcome.BelowFloor:
+		v, t := format.Distinct(c.Value, c.Threshold)
+		return fmt.Sprintf("%s mean %s is below the floor %s", c.Name, v, t)
+	case outcome.CannotDetect:
+		dir := "above"
+		if c.Below {
+			dir = "below"
+		}
+		return fmt.Sprintf("n = %d cannot detect any difference %s the floor %s; the distance to the floor is %s",
+			c.N, dir, power(), format.Num(c.Distance))
+	case outcome.TooFewToEstimate:
+		return fmt.Sprintf("n = %d is too small to estimate the difference it can detect", c.N)
+	case outcome.NoSpread:
+		return fmt.Sprintf("n = %d has no spread (every value is %s): the difference it can detect cannot be estimated", c.N, format.Num(c.Value))
+	case outcome.Detects:
+		verb := "detects"
+		if c.Only {
+			verb = "can only detect"
+		}
+		return fmt.Sprintf("n = %d %s differences of ±%s %s; the distance to the floor is %s", c.N, verb, format.Num(c.Detectable), power(), format.Num(c.Distance))
+	case outcome.IndicativeOnly:
+		return IndicativeOnly
+	case outcome.Unresolved:
+		return fmt.Sprintf("%d gold id(s) do not resolve to a card of the knowledge base", c.N)
+	case outcome.NoBaseline:
+		return "no baseline: " + c.Text
+	case outcome.NothingPairs:
+		return fmt.Sprintf("nothing pairs with the baseline %s (%d baseline cases; %d only in this run, %d with changed gold): the drop cannot be measured",
+			format.SanitizeText(c.Text), c.N, c.M, int64(c.Value))
+	case outcome.NoPairedValue:
+		return "no paired case has this measure in both runs: the drop cannot be measured"
+	case outcome.DropNotSignificant:
+		return fmt.Sprintf("dropped %s (more than %s) but the paired test does not reject (%s p = %s)",
+			format.Num(c.Value), format.Num(c.Threshold), c.Test, format.P(c.P))
+	case outcome.Dropped:
+		return fmt.Sprintf("overall mean dropped %s (from %s to %s), more than the %s tolerated; %s p = %s",
+			format.Num(c.Value), format.Num(c.Base), format.Num(c.Current), format.Num(c.Threshold), c.Test, format.P(c.P))
+	case outcome.NoOtherStrategy:
+		return "no other strategy to compare with"
+	case outcome.Beaten:
+		tests := make([]string, len(c.Tests))
+		for i, t := range c.Tests {
+			tests[i] = pairedTest(t)
+		}
+		return "significantly better on " + c.Measure + ": " + strings.Join(tests, "; ")
+	case outcome.NotBeaten:
+		closest := ""
+		if len(c.Tests) > 0 {
+			closest = pairedTest(c.Tests[0])
+		}
+		return fmt.Sprintf("no strategy is significantly better on %s (closest: %s)", c.Measure, closest)
+	case outcome.Violations:
+		return fmt.Sprintf("%s: %d violation(s)", c.Name, c.N)
+	case outcome.NotGated:
+		return "not gated"
+	case outcome.BelowMinN:
+		return fmt.Sprintf("n = %d is below min_n %d", c.N, c.M)
+	case outcome.KappaUndefined:
+		return "weighted kappa is undefined: no evidence of agreement"
+	case outcome.KappaBelow:
+		return "weighted kappa is below min_kappa"
+	case outcome.TooManyUnpaired:
+		return "more unpaired labels than --max-unpaired " + c.Text + " allows"
+	case outcome.LockChanged:
+		return "the lock changed since " + c.Text
+	case outcome.NotAnchored:
+		return strings.Join(c.Names, "; ")
+	}
+	return string(c.Code)
+}
+
+// pairedTest is one paired test as a reason cites it: "B +0.12 [+0.05, +0.19], Holm p = 0.0030".
+func pairedTest(t outcome.PairedTest) string {
+	return fmt.Sprintf("%s %s %s, Holm p = %s", t.Strategy, format.Signed(t.Delta), format.SignedInterval([2]float64{t.Lo, t.Hi}), format.P(t.PHolm))
+}

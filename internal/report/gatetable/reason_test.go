@@ -1,0 +1,41 @@
+package gatetable
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+)
+
+// Each reason code reads as the sentence the reports printed before reasons
+// became data (the domain packages' tests pin the rest through their gates).
+func TestReason(t *testing.T) {
+	pt := outcome.PairedTest{Strategy: "hybrid", Delta: 0.12, Lo: 0.05, Hi: 0.19, PHolm: 0.003}
+	tests := []struct {
+		name string
+		why  []outcome.Clause
+		want string
+	}{
+		{"none", nil, ""},
+		{"beaten", []outcome.Clause{{Code: outcome.Beaten, Measure: "dcg_at_k", Tests: []outcome.PairedTest{pt, pt}}},
+			"significantly better on dcg_at_k: hybrid +0.120 [+0.050, +0.190], Holm p = 0.0030; hybrid +0.120 [+0.050, +0.190], Holm p = 0.0030"},
+		{"not beaten", []outcome.Clause{{Code: outcome.NotBeaten, Measure: "dcg_at_k", Tests: []outcome.PairedTest{pt}}},
+			"no strategy is significantly better on dcg_at_k (closest: hybrid +0.120 [+0.050, +0.190], Holm p = 0.0030)"},
+		{"below min_n", []outcome.Clause{{Code: outcome.BelowMinN, N: 12, M: 30}}, "n = 12 is below min_n 30"},
+		{"violations", []outcome.Clause{{Code: outcome.Violations, Name: "fail", N: 2}}, "fail: 2 violation(s)"},
+		{"unpaired", []outcome.Clause{{Code: outcome.TooManyUnpaired, Text: "5%"}}, "more unpaired labels than --max-unpaired 5% allows"},
+		{"anchoring", []outcome.Clause{{Code: outcome.NotAnchored, Names: []string{"a", "b"}}}, "a; b"},
+		{"clauses joined", []outcome.Clause{{Code: outcome.NoGoldScored, Name: "locale:pt-BR"}, {Code: outcome.IndicativeOnly}},
+			"n = 0: no gold-carrying cases were scored in locale:pt-BR; " + IndicativeOnly},
+		{"allowed empty", []outcome.Clause{{Code: outcome.NoGoldScored, Allowed: true}}, "no gold-carrying cases were scored (allowed by --allow-empty)"},
+		{"detects", []outcome.Clause{{Code: outcome.Detects, N: 100, Detectable: 0.1, Distance: 0.2, Power: 0.8, Alpha: 0.05}},
+			"n = 100 detects differences of ±0.100 at 80% power (α = 0.05); the distance to the floor is 0.200"},
+		{"unknown code shows the code", []outcome.Clause{{Code: "new_code"}}, "new_code"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, Reason(tt.why))
+		})
+	}
+}
