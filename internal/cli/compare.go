@@ -117,18 +117,24 @@ var compareInputs = trendInputs(commentInputs(actionInputs{
 	"html": "", "history": "", "history-branch": "",
 }))
 
+// newCompareOptions are compare's defaults (its flags' and evaluate's stage's).
+func newCompareOptions() *compareOptions {
+	return &compareOptions{gain: gainFlag{g: metrics.GainExp}, floors: floorFlag{grammar: compareFloorGrammar},
+		k: 10, level: 2, primary: compare.Primary, resamples: metrics.DefaultResamples, seed: metrics.DefaultSeed}
+}
+
 func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error) {
 	fs := newFlagSet(env, "compare")
-	o := &compareOptions{gain: gainFlag{g: metrics.GainExp}, floors: floorFlag{grammar: compareFloorGrammar}}
+	o := newCompareOptions()
 	fs.StringVar(&o.qrels, "qrels", "", "qrels `FILE`: TREC \"qid iter docid rel\" (rel 0-3) or JSONL {\"query_id\",\"doc_id\",\"relevance\"} (required)")
 	fs.Var(&o.runs, "run", "NAME=FILE: a TREC run or a cases JSONL; repeat for each strategy (required)")
-	fs.IntVar(&o.k, "k", 10, "cutoff")
+	fs.IntVar(&o.k, "k", o.k, "cutoff")
 	fs.Var(&o.gain, "gain", "DCG gain: exp (2^rel - 1, the default) or linear (rel, as trec_eval)")
-	fs.IntVar(&o.level, "relevant-level", 2, "a document is relevant when rel >= this level (precision, recall, MAP, MRR, hit)")
+	fs.IntVar(&o.level, "relevant-level", o.level, "a document is relevant when rel >= this level (precision, recall, MAP, MRR, hit)")
 	fs.StringVar(&o.baseline, "baseline", "", "the strategy the paired comparisons are against (default: the first --run)")
-	fs.StringVar(&o.primary, "primary", compare.Primary, "the pre-declared primary measure the recommendation rests on (its tests are Holm-adjusted across strategies only): one of "+strings.Join(metrics.GradedKeys[:], ", "))
-	fs.IntVar(&o.resamples, "bootstrap", metrics.DefaultResamples, fmt.Sprintf("resamples for the confidence intervals and the randomization test (at most %d)", metrics.MaxResamples))
-	seed := fs.String("seed", strconv.FormatUint(metrics.DefaultSeed, 10), "seed of the resampling (reports are reproducible)")
+	fs.StringVar(&o.primary, "primary", o.primary, "the pre-declared primary measure the recommendation rests on (its tests are Holm-adjusted across strategies only): one of "+strings.Join(metrics.GradedKeys[:], ", "))
+	fs.IntVar(&o.resamples, "bootstrap", o.resamples, fmt.Sprintf("resamples for the confidence intervals and the randomization test (at most %d)", metrics.MaxResamples))
+	seed := fs.String("seed", strconv.FormatUint(o.seed, 10), "seed of the resampling (reports are reproducible)")
 	fs.StringVar(&o.jsonOut, "json", "", "write the JSON report (retrieval-gate/compare@1) here")
 	fs.StringVar(&o.mdOut, "markdown", "", "write the Markdown report here")
 	fs.StringVar(&o.perQuery, "per-query", "", "write per-query metrics here (JSONL)")
@@ -206,10 +212,18 @@ func (c *CompareCommand) Run(ctx context.Context, f *Factory, args []string) err
 	if err != nil {
 		return err
 	}
-	return c.run(ctx, f, o)
+	return c.run(ctx, f, o, nil)
 }
 
-func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions) error {
+// overRuns is the history a compare run charts its dashboard from when it is
+// evaluate's stage: evaluate's history and this evaluation's fingerprint (nil:
+// compare's own --history, as a compare run).
+type overRuns struct {
+	src         trendSource
+	fingerprint func() (fingerprint, error)
+}
+
+func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns) error {
 	env := f.Env
 	// The outputs, all or none (an unwritable one fails before the inputs are read).
 	outs := atomicfile.NewSet()
@@ -256,7 +270,7 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions)
 	// of the primary measure over the runs (an evaluate stage: over evaluate's
 	// runs, without a trend).
 	command, hsrc, fp, trendRuns := "compare", trendSource{path: o.history, branch: o.historyBranch}, compareFingerprint(o), o.trend.runs
-	if ev := f.evaluateRuns; ev != nil {
+	if ev != nil {
 		if command, hsrc, trendRuns = "evaluate", ev.src, 0; hsrc.path != "" || hsrc.branch != "" {
 			if fp, err = ev.fingerprint(); err != nil {
 				return err

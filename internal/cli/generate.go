@@ -38,19 +38,24 @@ type generateOptions struct {
 	roundTripK          int
 }
 
+// newGenerateOptions are generate's defaults (its flags' and evaluate's stage's).
+func newGenerateOptions() *generateOptions {
+	return &generateOptions{perLocale: 20, seed: 1, questions: 2, keywords: 1, llm: llmFlags{concurrency: 4}, format: judge.FormatJSON, jaccard: 0.8}
+}
+
 func (c *GenerateCommand) parse(env *Env, args []string) (*generateOptions, error) {
 	fs := newFlagSet(env, "generate")
-	o := &generateOptions{}
+	o := newGenerateOptions()
 	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
 	fs.StringVar(&o.out, "out", "", "write the cases JSONL to `FILE` (required)")
-	fs.IntVar(&o.perLocale, "per-locale", 20, "documents sampled per locale")
-	seed := fs.String("seed", "1", "seed of the sample (the same KB and seed give the same documents)")
-	fs.IntVar(&o.questions, "questions", 2, "natural-language questions asked per document")
-	fs.IntVar(&o.keywords, "keywords", 1, "keyword queries asked per document")
-	o.llm.register(fs, "generator", 4)
+	fs.IntVar(&o.perLocale, "per-locale", o.perLocale, "documents sampled per locale")
+	seed := fs.String("seed", strconv.FormatUint(o.seed, 10), "seed of the sample (the same KB and seed give the same documents)")
+	fs.IntVar(&o.questions, "questions", o.questions, "natural-language questions asked per document")
+	fs.IntVar(&o.keywords, "keywords", o.keywords, "keyword queries asked per document")
+	o.llm.register(fs, "generator")
 	fs.StringVar(&o.prompt, "prompt", "", "prompt template `FILE` with {{document}}, {{locale}}, {{questions}}, {{keywords}} and optionally {{answer_format}} (default: the built-in "+generate.DefaultPromptVersion+")")
-	fs.StringVar(&o.format, "answer-format", judge.FormatJSON, "json: structured output, text when the server rejects it; text: \"question: ...\" and \"keyword: ...\" lines")
-	fs.Float64Var(&o.jaccard, "dedup-jaccard", 0.8, "drop a query whose token-set Jaccard similarity with a kept query of its locale is at least this")
+	fs.StringVar(&o.format, "answer-format", o.format, "json: structured output, text when the server rejects it; text: \"question: ...\" and \"keyword: ...\" lines")
+	fs.Float64Var(&o.jaccard, "dedup-jaccard", o.jaccard, "drop a query whose token-set Jaccard similarity with a kept query of its locale is at least this")
 	fs.IntVar(&o.roundTripK, "round-trip-k", 0, "keep a query only when dense, lexical or hybrid retrieval (built-in hash embedder, memory store) ranks its source card in the top k (0: off)")
 	src, err := parseFlags(fs, env, args, generateInputs)
 	if err != nil {
@@ -93,12 +98,16 @@ var generateInputs = actionInputs{
 }
 
 func (c *GenerateCommand) Run(ctx context.Context, f *Factory, args []string) error {
-	env := f.Env
-	o, err := c.parse(env, args)
+	o, err := c.parse(f.Env, args)
 	if err != nil {
 		return err
 	}
-	err = runGenerate(ctx, f, o)
+	return c.exec(ctx, f, o)
+}
+
+// exec runs generate with o and publishes its output (also evaluate's stage).
+func (c *GenerateCommand) exec(ctx context.Context, f *Factory, o *generateOptions) error {
+	err := runGenerate(ctx, f, o)
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("generate: interrupted, nothing written: %w", err)
 	}
