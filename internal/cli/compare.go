@@ -16,6 +16,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
+	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
@@ -120,7 +121,7 @@ var compareInputs = trendInputs(commentInputs(actionInputs{
 // newCompareOptions are compare's defaults (its flags' and evaluate's stage's).
 func newCompareOptions() *compareOptions {
 	return &compareOptions{gain: gainFlag{g: metrics.GainExp}, floors: floorFlag{grammar: compareFloorGrammar},
-		k: 10, level: 2, primary: compare.Primary, resamples: metrics.DefaultResamples, seed: metrics.DefaultSeed}
+		k: 10, level: 2, primary: compare.Primary, resamples: metrics.DefaultResamples, seed: metrics.DefaultSeed, trend: trendFlag{runs: trend.DefaultRuns}}
 }
 
 func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error) {
