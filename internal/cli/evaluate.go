@@ -197,7 +197,7 @@ func planEvaluate(o *evaluateOptions) *evaluatePlan {
 	j.price, _ = parsePrice(o.price) // checked by parse
 	j.cache, j.qrelsOut, j.jsonlOut, j.jsonOut = in("judge-cache.jsonl"), in("qrels.txt"), in("judgments.jsonl"), in("judge.json")
 	c := newCompareOptions()
-	c.qrels, c.k, c.resamples = in("qrels.txt"), o.k, o.bootstrap
+	c.qrels, c.run.K, c.run.Resamples = in("qrels.txt"), o.k, o.bootstrap
 	c.jsonOut, c.mdOut, c.perQuery, c.htmlOut = in("compare.json"), in("compare.md"), in("per-query.jsonl"), in("compare.html")
 	c.comment = o.comment
 	variants := []string{""}
@@ -254,7 +254,7 @@ func (p *evaluatePlan) commandLines(o *evaluateOptions) [][]string {
 	if o.price != "" {
 		ja = append(ja, "--price-per-1k", o.price)
 	}
-	ca := []string{"--qrels", c.qrels, "--k", strconv.Itoa(c.k), "--bootstrap", strconv.Itoa(c.resamples),
+	ca := []string{"--qrels", c.qrels, "--k", strconv.Itoa(c.run.K), "--bootstrap", strconv.Itoa(c.run.Resamples),
 		"--json", c.jsonOut, "--markdown", c.mdOut, "--per-query", c.perQuery, "--html", c.htmlOut,
 		"--comment", c.comment.mode, "--comment-mode", c.comment.when, "--comment-key", c.comment.key}
 	if c.comment.pr > 0 {

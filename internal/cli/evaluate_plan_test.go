@@ -100,7 +100,7 @@ func TestEvaluateOptionsReachTheirStages(t *testing.T) {
 		{"k", nil, []string{"--k", "7"}, func(t *testing.T, p *evaluatePlan) {
 			each(p, func(r *retrieveOptions) { assert.Equal(t, 7, r.run.K) })
 			assert.Equal(t, 7, p.judge.k)
-			assert.Equal(t, 7, p.compare.k)
+			assert.Equal(t, 7, p.compare.run.K)
 		}},
 		{"per-locale", nil, []string{"--per-locale", "3"}, func(t *testing.T, p *evaluatePlan) {
 			assert.Equal(t, 3, p.generate.perLocale)
@@ -119,7 +119,7 @@ func TestEvaluateOptionsReachTheirStages(t *testing.T) {
 			assert.Equal(t, &judge.Price{Prompt: 0.5, Completion: 2}, p.judge.price)
 		}},
 		{"bootstrap", nil, []string{"--bootstrap", "300"}, func(t *testing.T, p *evaluatePlan) {
-			assert.Equal(t, 300, p.compare.resamples)
+			assert.Equal(t, 300, p.compare.run.Resamples)
 		}},
 		{"comment", nil, []string{"--comment", "never", "--comment-mode", "changes", "--comment-key", "kk", "--pr", "5"}, func(t *testing.T, p *evaluatePlan) {
 			assert.Equal(t, commentFlags{mode: "never", when: "changes", key: "kk", pr: 5}, p.compare.comment)
