@@ -6,14 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
-	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
-	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
@@ -198,68 +194,27 @@ func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, 
 	if err != nil {
 		return nil, err
 	}
-	kb, err := kbfile.Load(ctx, o.kb)
-	if err != nil {
-		return nil, err
-	}
-	prompt := judge.DefaultPrompt()
-	if o.prompt != "" {
-		if prompt, err = judge.LoadPrompt(o.prompt); err != nil {
-			return nil, err
-		}
-	}
-	qs := judge.Queries{}
-	if o.queries != "" {
-		if qs, err = judge.ReadQueries(ctx, o.queries); err != nil {
-			return nil, err
-		}
-	}
-	var runs []judge.NamedRun
-	for i, name := range o.runs.names {
-		run, err := trecfile.ReadRun(ctx, o.runs.files[i], o.k, trecfile.RunOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("failed to read run %q: %w", name, err)
-		}
-		if run.Format == "cases" {
-			f, err := os.Open(o.runs.files[i])
-			if err != nil {
-				return nil, err
-			}
-			err = judge.QueriesFromCases(ctx, f, o.runs.files[i], qs)
-			f.Close()
-			if err != nil {
-				return nil, err
-			}
-		}
-		runs = append(runs, judge.NamedRun{Name: name, Run: run})
-	}
-	pairs, err := judge.BuildPool(runs, qs, kb)
-	if err != nil {
-		return nil, err
-	}
 	client, err := o.llm.client(env)
 	if err != nil {
 		return nil, usagef("judge: %v", err)
 	}
-	var cache *judge.Cache
-	if o.cache != "" {
-		if err := os.MkdirAll(filepath.Dir(o.cache), 0o755); err != nil { //nolint:gosec // G301: the cache's directory, 0755 like atomicfile's output directories
-			return nil, fmt.Errorf("failed to create the cache directory: %w", err)
-		}
+	files := judge.Files{KB: o.kb, Queries: o.queries, Prompt: o.prompt, Cache: o.cache}
+	for i, name := range o.runs.names {
+		files.Runs = append(files.Runs, judge.RunFile{Name: name, Path: o.runs.files[i]})
 	}
-	if cache, err = judge.OpenCache(o.cache); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(env.Stderr, "judge: %d pairs from %d run(s) at k %d, %d judgment(s) each; %d cached judgment(s) loaded\n",
-		len(pairs), len(runs), o.k, o.repeat, cache.Loaded())
-	prog := newProgress(f, "judge: judging", len(pairs)*o.repeat)
-	res, err := judge.Run(ctx, pairs, judge.Options{
-		Client: client, Model: o.llm.model, Prompt: prompt, Format: o.format, Repeat: o.repeat,
-		Workers: o.llm.concurrency, Cache: cache, Progress: prog.update,
+	var prog *progress
+	res, err := judge.RunFiles(ctx, files, judge.FileOptions{K: o.k,
+		Logf: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "judge: "+format+"\n", args...) },
+		Options: judge.Options{Client: client, Model: o.llm.model, Format: o.format, Repeat: o.repeat, Workers: o.llm.concurrency,
+			Progress: func(done, total int) {
+				if prog == nil {
+					prog = newProgress(f, "judge: judging", total)
+				}
+				prog.update(done, total)
+			}},
 	})
-	prog.finish()
-	if cerr := cache.Close(); err == nil && cerr != nil {
-		err = cerr
+	if prog != nil {
+		prog.finish()
 	}
 	if err != nil {
 		return nil, err
