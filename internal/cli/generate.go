@@ -8,14 +8,8 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
-	"github.com/retrieval-gate/retrieval-gate/internal/input"
-	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/format"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/chunk"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/memory"
 )
 
 // GenerateCommand is `retrieval-gate generate`: write evaluation cases from
@@ -128,53 +122,27 @@ func runGenerate(ctx context.Context, f *Factory, o *generateOptions) error {
 	if err != nil {
 		return err
 	}
-	kb, err := kbfile.Load(ctx, o.kb)
-	if err != nil {
-		return err
-	}
-	prompt := generate.DefaultPrompt()
-	if o.prompt != "" {
-		if prompt, err = generate.LoadPrompt(o.prompt); err != nil {
-			return err
-		}
-	}
-	cards := generate.Sample(kb, o.perLocale, o.seed)
-	if len(cards) == 0 {
-		return input.Errorf(o.kb, 0, "knowledge base has no card with text to generate queries from")
-	}
 	client, err := o.llm.client(env)
 	if err != nil {
 		return usagef("generate: %v", err)
 	}
-	fmt.Fprintf(env.Stderr, "generate: %d document(s) sampled (up to %d per locale, seed %d)\n", len(cards), o.perLocale, o.seed)
-	prog := newProgress(f, "generate: asking", len(cards))
-	res, err := generate.Run(ctx, cards, generate.Options{
-		Client: client, Model: o.llm.model, Prompt: prompt, Format: o.format,
-		Questions: o.questions, Keywords: o.keywords, Workers: o.llm.concurrency, Jaccard: o.jaccard, Progress: prog.update,
+	var prog *progress
+	res, err := generate.RunFiles(ctx, generate.Files{KB: o.kb, Prompt: o.prompt, Out: out, OutName: o.out}, generate.FileOptions{
+		PerLocale: o.perLocale, Seed: o.seed, RoundTripK: o.roundTripK,
+		Logf: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "generate: "+format+"\n", args...) },
+		Options: generate.Options{Client: client, Model: o.llm.model, Format: o.format, Questions: o.questions, Keywords: o.keywords,
+			Workers: o.llm.concurrency, Jaccard: o.jaccard, Progress: func(done, total int) {
+				if prog == nil {
+					prog = newProgress(f, "generate: asking", total)
+				}
+				prog.update(done, total)
+			}},
 	})
-	prog.finish()
+	if prog != nil {
+		prog.finish()
+	}
 	if err != nil {
 		return err
-	}
-	cases := res.Cases
-	dropped := 0
-	if o.roundTripK > 0 && len(cases) > 0 {
-		searchers, err := roundTripSearchers(ctx, kb, o.roundTripK)
-		if err != nil {
-			return err
-		}
-		if cases, dropped, err = generate.RoundTrip(ctx, cases, searchers); err != nil {
-			return err
-		}
-	}
-	for _, cs := range cases {
-		b, err := generate.WriteCase(cs, o.llm.model, prompt)
-		if err != nil {
-			return err
-		}
-		if _, err := out.Write(b); err != nil {
-			return fmt.Errorf("failed to write %s: %w", o.out, err)
-		}
 	}
 	if err := outs.Commit(); err != nil {
 		return err
@@ -187,31 +155,8 @@ func runGenerate(ctx context.Context, f *Factory, o *generateOptions) error {
 	fmt.Fprintf(w, "generate: %d document(s) without a readable answer after one retry, %d skipped over the request budget\n", res.Failed, res.BudgetSkipped)
 	fmt.Fprintf(w, "generate: %d near-duplicate query(ies) dropped (token Jaccard ≥ %s)\n", res.NearDuplicates, strconv.FormatFloat(o.jaccard, 'g', -1, 64))
 	if o.roundTripK > 0 {
-		fmt.Fprintf(w, "generate: round-trip filter (source card in the top %d of dense, lexical or hybrid): %d query(ies) dropped\n", o.roundTripK, dropped)
+		fmt.Fprintf(w, "generate: round-trip filter (source card in the top %d of dense, lexical or hybrid): %d query(ies) dropped\n", o.roundTripK, res.RoundTripDropped)
 	}
-	fmt.Fprintf(w, "generate: %d case(s) written to %s\n", len(cases), format.SanitizeText(o.out))
+	fmt.Fprintf(w, "generate: %d case(s) written to %s\n", res.Written, format.SanitizeText(o.out))
 	return nil
-}
-
-// roundTripSearchers builds dense, lexical and hybrid indexes of the KB with the
-// built-in hash embedder on the memory store, each returning the top k chunks.
-func roundTripSearchers(ctx context.Context, kb *kbfile.KB, k int) ([]generate.Searcher, error) {
-	chunks := chunk.Split(kb.Cards, chunk.Params{})
-	texts := make([]string, len(chunks))
-	for i, c := range chunks {
-		texts[i] = c.Text
-	}
-	emb := embed.NewHash(embed.DefaultHashDim, texts)
-	st := memory.New(0)
-	var out []generate.Searcher
-	ready := false
-	for _, s := range retrieve.Strategies {
-		ix, err := retrieve.Build(ctx, chunks, emb, st, ready, retrieve.Options{Strategy: s, K: k})
-		if err != nil {
-			return nil, err
-		}
-		ready = ready || s != retrieve.Lexical
-		out = append(out, ix)
-	}
-	return out, nil
 }
