@@ -9,7 +9,6 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
-	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/calibratereport"
 )
@@ -25,12 +24,10 @@ func (c *CalibrateCommand) Synopsis() string {
 
 // calibrateOptions are the parsed and validated flags of calibrate.
 type calibrateOptions struct {
-	human, judge, lock, lockBase string
-	gitAnchoring                 bool
-	jsonOut, mdOut               string
-	resamples                    int
-	maxUnpaired                  *calibrate.UnpairedLimit
-	comment                      commentFlags // its own key: never check's comment
+	files          calibrate.Files
+	run            calibrate.Options
+	jsonOut, mdOut string
+	comment        commentFlags // its own key: never check's comment
 }
 
 // calibrateInputs are calibrate's Action inputs.
@@ -41,22 +38,22 @@ var calibrateInputs = commentInputs(actionInputs{
 
 func (c *CalibrateCommand) parse(env *Env, args []string) (*calibrateOptions, error) {
 	fs := newFlagSet(env, "calibrate")
-	o := &calibrateOptions{}
-	fs.StringVar(&o.human, "human", "", "human labels JSONL (required)")
-	fs.StringVar(&o.judge, "judge", "", "judge scores JSONL (required)")
-	fs.StringVar(&o.lock, "lock", "", "lock file of frozen constants, JSON or YAML (required)")
-	fs.StringVar(&o.lockBase, "lock-base", "", "git ref whose copy of the lock must be identical")
-	fs.BoolVar(&o.gitAnchoring, "git-anchoring", false, "also require the commit that last changed --human to be a strict ancestor of the one that last changed --judge")
+	o := &calibrateOptions{run: calibrate.Options{Seed: metrics.DefaultSeed}}
+	fs.StringVar(&o.files.Human, "human", "", "human labels JSONL (required)")
+	fs.StringVar(&o.files.Judge, "judge", "", "judge scores JSONL (required)")
+	fs.StringVar(&o.files.Lock, "lock", "", "lock file of frozen constants, JSON or YAML (required)")
+	fs.StringVar(&o.run.LockBase, "lock-base", "", "git ref whose copy of the lock must be identical")
+	fs.BoolVar(&o.run.GitAnchoring, "git-anchoring", false, "also require the commit that last changed --human to be a strict ancestor of the one that last changed --judge")
 	fs.StringVar(&o.jsonOut, "json", "", "write the calibration JSON here")
 	fs.StringVar(&o.mdOut, "markdown", "", "write the Markdown report here")
-	fs.IntVar(&o.resamples, "bootstrap", metrics.DefaultResamples, fmt.Sprintf("bootstrap resamples for the weighted-kappa CI (0: no CI; at most %d)", metrics.MaxResamples))
+	fs.IntVar(&o.run.Resamples, "bootstrap", metrics.DefaultResamples, fmt.Sprintf("bootstrap resamples for the weighted-kappa CI (0: no CI; at most %d)", metrics.MaxResamples))
 	maxUnpaired := fs.String("max-unpaired", "", "fail the gate when a gated dimension has more unpaired labels than `N` (a count) or P% of its labelled cases (default: no limit)")
 	o.comment.register(fs, calibrateCommentKey)
 	src, err := parseFlags(fs, env, args, calibrateInputs)
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range []struct{ name, v string }{{"human", o.human}, {"judge", o.judge}, {"lock", o.lock}} {
+	for _, f := range []struct{ name, v string }{{"human", o.files.Human}, {"judge", o.files.Judge}, {"lock", o.files.Lock}} {
 		if f.v == "" {
 			return nil, usagef("calibrate: --%s is required", f.name)
 		}
@@ -64,7 +61,7 @@ func (c *CalibrateCommand) parse(env *Env, args []string) (*calibrateOptions, er
 	if err := o.comment.validate("calibrate", src); err != nil {
 		return nil, err
 	}
-	if o.resamples < 0 || o.resamples > metrics.MaxResamples {
+	if o.run.Resamples < 0 || o.run.Resamples > metrics.MaxResamples {
 		return nil, src.refuse("calibrate", "bootstrap", fmt.Sprintf("must be between 0 and %d", metrics.MaxResamples))
 	}
 	if *maxUnpaired != "" {
@@ -72,9 +69,9 @@ func (c *CalibrateCommand) parse(env *Env, args []string) (*calibrateOptions, er
 		if err != nil {
 			return nil, src.refuseErr("calibrate", "max-unpaired", err)
 		}
-		o.maxUnpaired = l
+		o.run.MaxUnpaired = l
 	}
-	if err := refuseOverwrite("calibrate", src, []file{{"human", o.human}, {"judge", o.judge}, {"lock", o.lock}},
+	if err := refuseOverwrite("calibrate", src, []file{{"human", o.files.Human}, {"judge", o.files.Judge}, {"lock", o.files.Lock}},
 		[]file{{"json", o.jsonOut}, {"markdown", o.mdOut}}); err != nil {
 		return nil, err
 	}
@@ -107,38 +104,10 @@ func (c *CalibrateCommand) run(ctx context.Context, f *Factory, o *calibrateOpti
 	if err != nil {
 		return err
 	}
-	lock, err := labelfile.ReadLockFile(ctx, o.lock)
+	res, err := calibrate.Run(ctx, o.files, o.run)
 	if err != nil {
-		return fmt.Errorf("failed to read lock: %w", err)
+		return inputErr(err)
 	}
-	hs, err := labelfile.ReadLabelsFile(ctx, o.human, labelfile.HumanSide, lock)
-	if err != nil {
-		return fmt.Errorf("failed to read human labels: %w", err)
-	}
-	js, err := labelfile.ReadLabelsFile(ctx, o.judge, labelfile.JudgeSide, lock)
-	if err != nil {
-		return fmt.Errorf("failed to read judge scores: %w", err)
-	}
-
-	// The git checks first: an unknown ref is an input error before any work.
-	var lc *calibrate.LockCheck
-	if o.lockBase != "" {
-		if lc, err = calibrate.CheckLock(ctx, o.lock, o.lockBase, lock); err != nil {
-			return inputErr(err)
-		}
-	}
-	var ga *calibrate.GitAnchoring
-	if o.gitAnchoring {
-		if ga, err = calibrate.CheckGitAnchoring(ctx, o.human, o.judge); err != nil {
-			return inputErr(err)
-		}
-	}
-	res, err := calibrate.Evaluate(ctx, calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: o.resamples, Seed: metrics.DefaultSeed, MaxUnpaired: o.maxUnpaired})
-	if err != nil {
-		return err
-	}
-	res.LockCheck, res.GitAnchor = lc, ga
-	res.Finish()
 	if err := ctx.Err(); err != nil {
 		return err
 	}

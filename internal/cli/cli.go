@@ -50,16 +50,9 @@ type Factory struct {
 	// Sleep replaces the waits of the PR comment's retries (tests); nil sleeps.
 	Sleep func(ctx context.Context, d time.Duration) error
 
-	// evaluateRuns, on the factory of evaluate's stages, is the history the
-	// compare stage's dashboard charts evaluate's runs from (evaluate_history.go).
-	evaluateRuns *evaluateRuns
-
 	rawStdout, rawStderr io.Writer
 	guards               []*publish.GuardWriter
 	publisher            *publish.Publisher
-	// staged: this run is a stage of another command (evaluate), whose own
-	// outputs and job summary say what its stages did.
-	staged bool
 }
 
 // NewFactory guards env's output streams and returns the Factory of a run.
@@ -104,7 +97,7 @@ func (f *Factory) stage() *Factory {
 		}
 		return get(k)
 	}
-	cp.Env, cp.publisher, cp.staged = &env, nil, true
+	cp.Env, cp.publisher = &env, nil
 	return &cp
 }
 

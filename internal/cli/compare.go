@@ -17,6 +17,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
 // CompareCommand is `retrieval-gate compare`: graded-relevance comparison of
@@ -65,15 +66,20 @@ func (f *runFlag) Set(v string) error {
 }
 
 // gainFlag is --gain exp|linear.
-type gainFlag struct{ g metrics.Gain }
+type gainFlag struct{ g *metrics.Gain }
 
-func (f *gainFlag) String() string { return f.g.String() }
+func (f *gainFlag) String() string {
+	if f == nil || f.g == nil {
+		return ""
+	}
+	return f.g.String()
+}
 func (f *gainFlag) Set(v string) error {
 	switch v {
 	case "exp":
-		f.g = metrics.GainExp
+		*f.g = metrics.GainExp
 	case "linear":
-		f.g = metrics.GainLinear
+		*f.g = metrics.GainLinear
 	default:
 		return &valueError{"is not one of exp, linear"}
 	}
@@ -89,23 +95,18 @@ func aRun(src *sources) string {
 	return "a --run"
 }
 
-// compareOptions are the parsed and validated flags of compare.
+// compareOptions are the parsed and validated flags of compare: the files, the
+// outputs, and the options of the comparison, each set once, in compare.Options.
 type compareOptions struct {
 	qrels                    string
 	runs                     runFlag
-	k, level, resamples      int
-	gain                     gainFlag
-	baseline, primary        string
-	levelSet                 bool
-	seed                     uint64
+	run                      compare.Options
 	jsonOut, mdOut, perQuery string
 	comment                  commentFlags // its own key, compare: never check's or calibrate's comment
 	htmlOut, history         string       // --html, --history (history.go)
 	historyBranch            string       // --history-branch (history_branch.go)
-	gateStrategy             string
-	floors                   floorFlag // --floor, --floors on the gate strategy
-	failIfBeaten             bool
-	trend                    trendFlag // --trend-runs (trend.go)
+	floors                   floorFlag    // --floor, --floors on the gate strategy (into run.Gate.Floors)
+	trend                    trendFlag    // --trend-runs (trend.go)
 }
 
 // compareInputs are compare's Action inputs (`run` holds one NAME=FILE per line).
@@ -117,18 +118,25 @@ var compareInputs = trendInputs(commentInputs(actionInputs{
 	"html": "", "history": "", "history-branch": "",
 }))
 
+// newCompareOptions are compare's defaults (its flags' and evaluate's stage's).
+func newCompareOptions() *compareOptions {
+	return &compareOptions{floors: floorFlag{grammar: compareFloorGrammar}, trend: trendFlag{runs: trend.DefaultRuns},
+		run: compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Primary: compare.Primary, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed}}
+}
+
 func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error) {
 	fs := newFlagSet(env, "compare")
-	o := &compareOptions{gain: gainFlag{g: metrics.GainExp}, floors: floorFlag{grammar: compareFloorGrammar}}
+	o := newCompareOptions()
+	r := &o.run
 	fs.StringVar(&o.qrels, "qrels", "", "qrels `FILE`: TREC \"qid iter docid rel\" (rel 0-3) or JSONL {\"query_id\",\"doc_id\",\"relevance\"} (required)")
 	fs.Var(&o.runs, "run", "NAME=FILE: a TREC run or a cases JSONL; repeat for each strategy (required)")
-	fs.IntVar(&o.k, "k", 10, "cutoff")
-	fs.Var(&o.gain, "gain", "DCG gain: exp (2^rel - 1, the default) or linear (rel, as trec_eval)")
-	fs.IntVar(&o.level, "relevant-level", 2, "a document is relevant when rel >= this level (precision, recall, MAP, MRR, hit)")
-	fs.StringVar(&o.baseline, "baseline", "", "the strategy the paired comparisons are against (default: the first --run)")
-	fs.StringVar(&o.primary, "primary", compare.Primary, "the pre-declared primary measure the recommendation rests on (its tests are Holm-adjusted across strategies only): one of "+strings.Join(metrics.GradedKeys[:], ", "))
-	fs.IntVar(&o.resamples, "bootstrap", metrics.DefaultResamples, fmt.Sprintf("resamples for the confidence intervals and the randomization test (at most %d)", metrics.MaxResamples))
-	seed := fs.String("seed", strconv.FormatUint(metrics.DefaultSeed, 10), "seed of the resampling (reports are reproducible)")
+	fs.IntVar(&r.K, "k", r.K, "cutoff")
+	fs.Var(&gainFlag{&r.Gain}, "gain", "DCG gain: exp (2^rel - 1, the default) or linear (rel, as trec_eval)")
+	fs.IntVar(&r.RelevantLevel, "relevant-level", r.RelevantLevel, "a document is relevant when rel >= this level (precision, recall, MAP, MRR, hit)")
+	fs.StringVar(&r.Baseline, "baseline", "", "the strategy the paired comparisons are against (default: the first --run)")
+	fs.StringVar(&r.Primary, "primary", r.Primary, "the pre-declared primary measure the recommendation rests on (its tests are Holm-adjusted across strategies only): one of "+strings.Join(metrics.GradedKeys[:], ", "))
+	fs.IntVar(&r.Resamples, "bootstrap", r.Resamples, fmt.Sprintf("resamples for the confidence intervals and the randomization test (at most %d)", metrics.MaxResamples))
+	seed := fs.String("seed", strconv.FormatUint(r.Seed, 10), "seed of the resampling (reports are reproducible)")
 	fs.StringVar(&o.jsonOut, "json", "", "write the JSON report (retrieval-gate/compare@1) here")
 	fs.StringVar(&o.mdOut, "markdown", "", "write the Markdown report here")
 	fs.StringVar(&o.perQuery, "per-query", "", "write per-query metrics here (JSONL)")
@@ -136,28 +144,28 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	fs.StringVar(&o.htmlOut, "html", "", "write the dashboard here: one self-contained HTML `FILE`")
 	fs.StringVar(&o.history, "history", "", "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	fs.StringVar(&o.historyBranch, "history-branch", "", historyBranchUsage)
-	fs.StringVar(&o.gateStrategy, "gate-strategy", "", "make compare a gate on the strategy `NAME` you run in production (with --floor or --fail-if-beaten); off by default")
+	fs.StringVar(&r.Gate.Strategy, "gate-strategy", "", "make compare a gate on the strategy `NAME` you run in production (with --floor or --fail-if-beaten); off by default")
 	fs.Var(&o.floors, "floor", floorUsage(compareFloorGrammar)+"; on the --gate-strategy")
 	fs.Var(&o.floors, "floors", "several `FLOORS`, one MEASURE=F per line (the floors Action input); added to --floor")
 	o.trend.register(fs)
-	fs.BoolVar(&o.failIfBeaten, "fail-if-beaten", false, "fail when another strategy is significantly better than the --gate-strategy on "+compare.Primary)
+	fs.BoolVar(&r.Gate.FailIfBeaten, "fail-if-beaten", false, "fail when another strategy is significantly better than the --gate-strategy on "+compare.Primary)
 	src, err := parseFlags(fs, env, args, compareInputs)
 	if err != nil {
 		return nil, err
 	}
-	fs.Visit(func(f *flag.Flag) { o.levelSet = o.levelSet || f.Name == "relevant-level" })
+	fs.Visit(func(f *flag.Flag) { r.RelevantLevelSet = r.RelevantLevelSet || f.Name == "relevant-level" })
 	switch {
 	case o.qrels == "":
 		return nil, usagef("compare: --qrels is required")
 	case len(o.runs.names) == 0:
 		return nil, usagef("compare: --run NAME=FILE is required (repeat it for each strategy)")
-	case o.k < 1 || o.k > 100000:
+	case r.K < 1 || r.K > 100000:
 		return nil, src.refuse("compare", "k", "must be between 1 and 100000")
-	case o.level < 1 || o.level > trecfile.MaxRelevance:
+	case r.RelevantLevel < 1 || r.RelevantLevel > trecfile.MaxRelevance:
 		return nil, src.refuse("compare", "relevant-level", fmt.Sprintf("must be between 1 and %d", trecfile.MaxRelevance))
-	case o.resamples < 1 || o.resamples > metrics.MaxResamples:
+	case r.Resamples < 1 || r.Resamples > metrics.MaxResamples:
 		return nil, src.refuse("compare", "bootstrap", fmt.Sprintf("must be between 1 and %d", metrics.MaxResamples))
-	case metrics.QueryIndex(o.primary) < 0:
+	case metrics.QueryIndex(r.Primary) < 0:
 		return nil, src.refuse("compare", "primary", "must be one of "+strings.Join(metrics.GradedKeys[:], ", "))
 	}
 	if err := o.comment.validate("compare", src); err != nil {
@@ -170,24 +178,25 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	if err != nil {
 		return nil, src.refuse("compare", "seed", "must be a non-negative integer")
 	}
-	o.seed = sd
-	if o.baseline != "" {
+	r.Seed = sd
+	if r.Baseline != "" {
 		found := false
 		for _, n := range o.runs.names {
-			found = found || n == o.baseline
+			found = found || n == r.Baseline
 		}
 		if !found {
-			return nil, usagef("compare: %s is not the name of %s (%s)", src.quoted("baseline", o.baseline), aRun(src), o.runs.String())
+			return nil, usagef("compare: %s is not the name of %s (%s)", src.quoted("baseline", r.Baseline), aRun(src), o.runs.String())
 		}
 	}
 	switch {
-	case o.gateStrategy == "" && (len(o.floors.list) > 0 || o.failIfBeaten):
+	case r.Gate.Strategy == "" && (len(o.floors.list) > 0 || r.Gate.FailIfBeaten):
 		return nil, usagef("compare: %s and %s need %s NAME (the strategy you run in production)", src.first("floor", "floors"), src.name("fail-if-beaten"), src.name("gate-strategy"))
-	case o.gateStrategy != "" && len(o.floors.list) == 0 && !o.failIfBeaten:
-		return nil, usagef("compare: %s needs %s MEASURE=F or %s", src.quoted("gate-strategy", o.gateStrategy), src.first("floor", "floors"), src.name("fail-if-beaten"))
-	case o.gateStrategy != "" && !slices.Contains(o.runs.names, o.gateStrategy):
-		return nil, usagef("compare: %s is not the name of %s (%s)", src.quoted("gate-strategy", o.gateStrategy), aRun(src), o.runs.String())
+	case r.Gate.Strategy != "" && len(o.floors.list) == 0 && !r.Gate.FailIfBeaten:
+		return nil, usagef("compare: %s needs %s MEASURE=F or %s", src.quoted("gate-strategy", r.Gate.Strategy), src.first("floor", "floors"), src.name("fail-if-beaten"))
+	case r.Gate.Strategy != "" && !slices.Contains(o.runs.names, r.Gate.Strategy):
+		return nil, usagef("compare: %s is not the name of %s (%s)", src.quoted("gate-strategy", r.Gate.Strategy), aRun(src), o.runs.String())
 	}
+	r.Gate.Floors = o.floors.list
 	if err := validateHistoryBranch(env, src, "compare", o.historyBranch); err != nil {
 		return nil, err
 	}
@@ -206,10 +215,18 @@ func (c *CompareCommand) Run(ctx context.Context, f *Factory, args []string) err
 	if err != nil {
 		return err
 	}
-	return c.run(ctx, f, o)
+	return c.run(ctx, f, o, nil)
 }
 
-func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions) error {
+// overRuns is the history a compare run charts its dashboard from when it is
+// evaluate's stage: evaluate's history and this evaluation's fingerprint (nil:
+// compare's own --history, as a compare run).
+type overRuns struct {
+	src         trendSource
+	fingerprint func() (fingerprint, error)
+}
+
+func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns) error {
 	env := f.Env
 	// The outputs, all or none (an unwritable one fails before the inputs are read).
 	outs := atomicfile.NewSet()
@@ -218,45 +235,20 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions)
 	if err != nil {
 		return err
 	}
-	// The qrels are read (sequentially) while the runs are read (in parallel);
-	// errors are reported in command-line order: qrels first, then each run.
-	var qrels *trecfile.Qrels
-	qerr := make(chan error, 1)
-	go func() {
-		var err error
-		qrels, err = trecfile.ReadQrels(ctx, o.qrels)
-		qerr <- err
-	}()
-	inputs := make([]compare.Input, len(o.runs.names))
-	var runErr error
+	files := compare.Files{Qrels: o.qrels}
 	for i, name := range o.runs.names {
-		run, err := trecfile.ReadRun(ctx, o.runs.files[i], o.k, trecfile.RunOptions{})
-		if err != nil {
-			runErr = fmt.Errorf("failed to read run %q: %w", name, err)
-			break
-		}
-		inputs[i] = compare.Input{Name: name, Run: run}
+		files.Runs = append(files.Runs, compare.RunFile{Name: name, Path: o.runs.files[i]})
 	}
-	if err := <-qerr; err != nil {
-		return fmt.Errorf("failed to read qrels: %w", err)
-	}
-	if runErr != nil {
-		return runErr
-	}
-	res, err := compare.Run(qrels, inputs, compare.Options{
-		K: o.k, Gain: o.gain.g, RelevantLevel: o.level, RelevantLevelSet: o.levelSet, Baseline: o.baseline, Primary: o.primary,
-		Resamples: o.resamples, Seed: o.seed,
-		Gate: compare.GateOptions{Strategy: o.gateStrategy, Floors: o.floors.list, FailIfBeaten: o.failIfBeaten},
-	})
+	res, err := compare.RunFiles(ctx, files, o.run)
 	if err != nil {
-		return fmt.Errorf("failed to compare: %w", err)
+		return err
 	}
 	doc := comparereport.New(res)
 	// One read of the history: the Markdown's trend, and the dashboard's chart
 	// of the primary measure over the runs (an evaluate stage: over evaluate's
 	// runs, without a trend).
 	command, hsrc, fp, trendRuns := "compare", trendSource{path: o.history, branch: o.historyBranch}, compareFingerprint(o), o.trend.runs
-	if ev := f.evaluateRuns; ev != nil {
+	if ev != nil {
 		if command, hsrc, trendRuns = "evaluate", ev.src, 0; hsrc.path != "" || hsrc.branch != "" {
 			if fp, err = ev.fingerprint(); err != nil {
 				return err

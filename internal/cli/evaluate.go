@@ -2,17 +2,21 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 )
 
 // EvaluateCommand is `retrieval-gate evaluate`: the whole pipeline, KB (and
@@ -28,20 +32,25 @@ func (c *EvaluateCommand) Synopsis() string {
 }
 
 type evaluateOptions struct {
-	kb, cases, out                     string
-	judgeURL, judgeModel               string
-	genURL, genModel                   string
-	rerankURL                          string
-	store, chromaURL                   string
-	embedder, embedderURL, embedderMdl string
-	k, perLocale, repeat, concurrency  int
-	maxRequests                        int64
-	price                              string
-	bootstrap                          int
-	comment                            commentFlags // passed to the compare stage, under evaluate's own key
-	history                            string       // --history: one record per run, command evaluate (evaluate_history.go)
-	historyBranch                      string       // --history-branch (history_branch.go)
-	htmlOut                            string       // --html: the dashboard, also written here
+	kb, cases, out       string
+	judgeURL, judgeModel string
+	genURL, genModel     string
+	rerankURL            string
+	// retrieval is the store (and its URL) and the embedder of every retrieve
+	// stage, checked as retrieve checks them; each stage adds its strategy, k
+	// and reranker.
+	retrieval retrieve.RunOptions
+	// chromaURL is --chroma-url as given, for the stages' command lines (a URL
+	// read from $CHROMA_URL is left to the environment there).
+	chromaURL                         string
+	k, perLocale, repeat, concurrency int
+	maxRequests                       int64
+	price                             string
+	bootstrap                         int
+	comment                           commentFlags // passed to the compare stage, under evaluate's own key
+	history                           string       // --history: one record per run, command evaluate (evaluate_history.go)
+	historyBranch                     string       // --history-branch (history_branch.go)
+	htmlOut                           string       // --html: the dashboard, also written here
 }
 
 // evaluateInputs are evaluate's Action inputs. Its stages see none of them (each
@@ -65,11 +74,12 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	fs.StringVar(&o.genURL, "generator-url", "", "chat server of the query generator (default: --judge-url)")
 	fs.StringVar(&o.genModel, "generator-model", "", "query generator model (default: --judge-model)")
 	fs.StringVar(&o.rerankURL, "rerank-url", "", "TEI /rerank server: each strategy is also run reranked")
-	fs.StringVar(&o.store, "store", "memory", "vector store of retrieve: memory or chroma")
-	fs.StringVar(&o.chromaURL, "chroma-url", "", "Chroma server URL (implies --store chroma)")
-	fs.StringVar(&o.embedder, "embedder", "hash", "embedder of retrieve: hash, openai or ollama")
-	fs.StringVar(&o.embedderURL, "embedder-url", "", "embedding server URL")
-	fs.StringVar(&o.embedderMdl, "embedder-model", "", "embedding model name")
+	r := &o.retrieval
+	fs.StringVar(&r.Store, "store", "memory", "vector store of retrieve: "+store.Choices(store.Names()))
+	fs.StringVar(&o.chromaURL, "chroma-url", "", "Chroma server URL (implies --store chroma; default $CHROMA_URL when --store chroma)")
+	fs.StringVar(&r.Embedder, "embedder", "hash", "embedder of retrieve: "+store.Choices(embed.Names()))
+	fs.StringVar(&r.EmbedderURL, "embedder-url", "", "embedding server URL")
+	fs.StringVar(&r.EmbedderModel, "embedder-model", "", "embedding model name")
 	fs.IntVar(&o.k, "k", 10, "retrieval depth, pool depth and compare cutoff")
 	fs.IntVar(&o.perLocale, "per-locale", 20, "documents sampled per locale when generating")
 	fs.IntVar(&o.repeat, "repeat", 1, "judgments per pair")
@@ -93,10 +103,6 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 		return nil, usagef("evaluate: --kb is required")
 	// The stages' own checks, made here so that a bad value is named as evaluate
 	// got it (its stages see no Action input) and refused before any stage runs.
-	case !slices.Contains(stores, o.store):
-		return nil, src.refuse("evaluate", "store", "must be memory or chroma")
-	case !slices.Contains(embedders, o.embedder):
-		return nil, src.refuse("evaluate", "embedder", "must be hash, openai or ollama")
 	case o.k < 1 || o.k > 1000:
 		return nil, src.refuse("evaluate", "k", "must be between 1 and 1000")
 	case o.perLocale < 1:
@@ -117,6 +123,12 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	if _, err := parsePrice(o.price); err != nil {
 		return nil, src.refuseErr("evaluate", "price-per-1k", err)
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	r.StoreURL = o.chromaURL
+	if err := checkStore(env, src, "evaluate", r, set["store"]); err != nil {
+		return nil, err
+	}
 	if o.genURL == "" {
 		o.genURL = o.judgeURL
 	}
@@ -132,14 +144,16 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	return o, nil
 }
 
-// stage is one command of the pipeline.
+// stage is one command of the pipeline: its command line (written to
+// DIR/stages.txt, to rerun it alone) and the typed call evaluate makes.
 type stage struct {
-	cmd  Command
+	name string
 	args []string
+	run  func(ctx context.Context) error
 }
 
 func (s stage) String() string {
-	parts := []string{"retrieval-gate", s.cmd.Name()}
+	parts := []string{"retrieval-gate", s.name}
 	for _, a := range s.args {
 		parts = append(parts, shellQuote(a))
 	}
@@ -154,6 +168,103 @@ func shellQuote(a string) string {
 		return a
 	}
 	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+}
+
+// evaluatePlan is the options of each stage, from evaluate's: every option of
+// evaluate reaches its stages here (and only here).
+type evaluatePlan struct {
+	generate  *generateOptions // nil when --cases is given
+	retrieves []*retrieveOptions
+	names     []string // the runs' strategy names, one per retrieve stage
+	judge     *judgeOptions
+	compare   *compareOptions
+}
+
+func planEvaluate(o *evaluateOptions) *evaluatePlan {
+	in := func(name string) string { return filepath.Join(o.out, name) }
+	p := &evaluatePlan{}
+	cases := o.cases
+	if cases == "" {
+		cases = in("cases.jsonl")
+		g := newGenerateOptions()
+		g.kb, g.out, g.perLocale = o.kb, cases, o.perLocale
+		g.llm.url, g.llm.model, g.llm.concurrency = o.genURL, o.genModel, o.concurrency
+		p.generate = g
+	}
+	j := newJudgeOptions()
+	j.kb, j.k, j.repeat = o.kb, o.k, o.repeat
+	j.llm = llmFlags{url: o.judgeURL, model: o.judgeModel, concurrency: o.concurrency, maxRequests: o.maxRequests}
+	j.price, _ = parsePrice(o.price) // checked by parse
+	j.cache, j.qrelsOut, j.jsonlOut, j.jsonOut = in("judge-cache.jsonl"), in("qrels.txt"), in("judgments.jsonl"), in("judge.json")
+	c := newCompareOptions()
+	c.qrels, c.run.K, c.run.Resamples = in("qrels.txt"), o.k, o.bootstrap
+	c.jsonOut, c.mdOut, c.perQuery, c.htmlOut = in("compare.json"), in("compare.md"), in("per-query.jsonl"), in("compare.html")
+	c.comment = o.comment
+	variants := []string{""}
+	if o.rerankURL != "" {
+		variants = append(variants, o.rerankURL)
+	}
+	for _, rr := range variants {
+		for _, s := range retrieve.Strategies {
+			name := s
+			if rr != "" {
+				name += "+rerank"
+			}
+			r := &retrieveOptions{kb: o.kb, cases: cases, out: in("run-" + name + ".jsonl"), run: o.retrieval}
+			r.run.Strategy, r.run.K, r.run.RerankURL = s, o.k, rr
+			p.retrieves, p.names = append(p.retrieves, r), append(p.names, name)
+			for _, rf := range []*runFlag{&j.runs, &c.runs} {
+				rf.names, rf.files = append(rf.names, name), append(rf.files, r.out)
+			}
+		}
+	}
+	p.judge, p.compare = j, c
+	return p
+}
+
+// commandLines are the stages' command lines, in order: each parses back to the
+// options evaluate runs the stage with (evaluate_test.go).
+func (p *evaluatePlan) commandLines(o *evaluateOptions) [][]string {
+	var out [][]string
+	if g := p.generate; g != nil {
+		a := []string{"--kb", g.kb, "--out", g.out, "--per-locale", strconv.Itoa(g.perLocale),
+			"--generator-url", g.llm.url, "--concurrency", strconv.Itoa(g.llm.concurrency)}
+		if g.llm.model != "" {
+			a = append(a, "--generator-model", g.llm.model)
+		}
+		out = append(out, a)
+	}
+	for _, r := range p.retrieves {
+		a := []string{"--kb", r.kb, "--cases", r.cases, "--out", r.out, "--strategy", r.run.Strategy, "--k", strconv.Itoa(r.run.K),
+			"--store", r.run.Store, "--embedder", r.run.Embedder}
+		for _, f := range []struct{ name, v string }{{"chroma-url", o.chromaURL}, {"embedder-url", r.run.EmbedderURL}, {"embedder-model", r.run.EmbedderModel}, {"rerank-url", r.run.RerankURL}} {
+			if f.v != "" {
+				a = append(a, "--"+f.name, f.v)
+			}
+		}
+		out = append(out, a)
+	}
+	j, c := p.judge, p.compare
+	ja := []string{"--kb", j.kb, "--k", strconv.Itoa(j.k), "--judge-url", j.llm.url, "--repeat", strconv.Itoa(j.repeat),
+		"--concurrency", strconv.Itoa(j.llm.concurrency), "--max-requests", strconv.FormatInt(j.llm.maxRequests, 10),
+		"--cache", j.cache, "--qrels", j.qrelsOut, "--judgments", j.jsonlOut, "--json", j.jsonOut}
+	if j.llm.model != "" {
+		ja = append(ja, "--judge-model", j.llm.model)
+	}
+	if o.price != "" {
+		ja = append(ja, "--price-per-1k", o.price)
+	}
+	ca := []string{"--qrels", c.qrels, "--k", strconv.Itoa(c.run.K), "--bootstrap", strconv.Itoa(c.run.Resamples),
+		"--json", c.jsonOut, "--markdown", c.mdOut, "--per-query", c.perQuery, "--html", c.htmlOut,
+		"--comment", c.comment.mode, "--comment-mode", c.comment.when, "--comment-key", c.comment.key}
+	if c.comment.pr > 0 {
+		ca = append(ca, "--pr", strconv.Itoa(c.comment.pr))
+	}
+	for i, n := range j.runs.names {
+		ja = append(ja, "--run", n+"="+j.runs.files[i])
+		ca = append(ca, "--run", n+"="+c.runs.files[i])
+	}
+	return append(out, ja, ca)
 }
 
 func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) error {
@@ -181,60 +292,43 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	if err != nil {
 		return err
 	}
+	// The stages run as typed calls with the Factory of a stage (no Action input
+	// reaches them); each publishes what it did as the command would, but
+	// retrieve, whose outputs and summary evaluate's own say.
+	plan := planEvaluate(o)
+	lines := plan.commandLines(o)
+	sf := f.stage()
 	var stages []stage
-	cases := o.cases
-	if cases == "" {
-		cases = in("cases.jsonl")
-		g := []string{"--kb", o.kb, "--out", cases, "--per-locale", strconv.Itoa(o.perLocale),
-			"--generator-url", o.genURL, "--concurrency", strconv.Itoa(o.concurrency)}
-		if o.genModel != "" {
-			g = append(g, "--generator-model", o.genModel)
-		}
-		stages = append(stages, stage{&GenerateCommand{}, g})
+	if plan.generate != nil {
+		stages = append(stages, stage{"generate", lines[0], func(ctx context.Context) error {
+			return (&GenerateCommand{}).exec(ctx, sf, plan.generate)
+		}})
+		lines = lines[1:]
 	}
-	var runNames, runFiles []string
-	variants := []string{""}
-	if o.rerankURL != "" {
-		variants = append(variants, o.rerankURL)
-	}
-	for _, rr := range variants {
-		for _, s := range retrieve.Strategies {
-			name := s
-			if rr != "" {
-				name += "+rerank"
+	for i, r := range plan.retrieves {
+		stages = append(stages, stage{"retrieve", lines[i], func(ctx context.Context) error {
+			_, err := runRetrieve(ctx, sf, r)
+			if errors.Is(err, context.Canceled) {
+				return fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
 			}
-			file := in("run-" + name + ".jsonl")
-			a := []string{"--kb", o.kb, "--cases", cases, "--out", file, "--strategy", s, "--k", strconv.Itoa(o.k),
-				"--store", o.store, "--embedder", o.embedder}
-			for _, f := range []struct{ name, v string }{{"chroma-url", o.chromaURL}, {"embedder-url", o.embedderURL}, {"embedder-model", o.embedderMdl}, {"rerank-url", rr}} {
-				if f.v != "" {
-					a = append(a, "--"+f.name, f.v)
-				}
-			}
-			stages = append(stages, stage{&RetrieveCommand{}, a})
-			runNames, runFiles = append(runNames, name), append(runFiles, file)
-		}
+			return err
+		}})
 	}
-	j := []string{"--kb", o.kb, "--k", strconv.Itoa(o.k), "--judge-url", o.judgeURL, "--repeat", strconv.Itoa(o.repeat),
-		"--concurrency", strconv.Itoa(o.concurrency), "--max-requests", strconv.FormatInt(o.maxRequests, 10),
-		"--cache", in("judge-cache.jsonl"), "--qrels", in("qrels.txt"), "--judgments", in("judgments.jsonl"), "--json", in("judge.json")}
-	if o.judgeModel != "" {
-		j = append(j, "--judge-model", o.judgeModel)
-	}
-	if o.price != "" {
-		j = append(j, "--price-per-1k", o.price)
-	}
-	cmp := []string{"--qrels", in("qrels.txt"), "--k", strconv.Itoa(o.k), "--bootstrap", strconv.Itoa(o.bootstrap),
-		"--json", in("compare.json"), "--markdown", in("compare.md"), "--per-query", in("per-query.jsonl"), "--html", in("compare.html"),
-		"--comment", o.comment.mode, "--comment-mode", o.comment.when, "--comment-key", o.comment.key}
-	if o.comment.pr > 0 {
-		cmp = append(cmp, "--pr", strconv.Itoa(o.comment.pr))
-	}
-	for i, n := range runNames {
-		j = append(j, "--run", n+"="+runFiles[i])
-		cmp = append(cmp, "--run", n+"="+runFiles[i])
-	}
-	stages = append(stages, stage{&JudgeCommand{}, j}, stage{&CompareCommand{}, cmp})
+	lines = lines[len(plan.retrieves):]
+	var used *judge.Result
+	stages = append(stages,
+		stage{"judge", lines[0], func(ctx context.Context) (err error) {
+			used, err = (&JudgeCommand{}).exec(ctx, sf, plan.judge)
+			return err
+		}},
+		stage{"compare", lines[1], func(ctx context.Context) error {
+			// The dashboard charts evaluate's runs from evaluate's history, under
+			// this evaluation's fingerprint (known once the judge has run).
+			ev := &overRuns{src: trendSource{path: o.history, branch: o.historyBranch}, fingerprint: func() (fingerprint, error) {
+				return evaluateFingerprint(o, plan.names, used), nil
+			}}
+			return (&CompareCommand{}).run(ctx, sf, plan.compare, ev)
+		}})
 
 	fmt.Fprintln(stagesOut, "# The stages of this evaluation, in order; each can be rerun alone.")
 	for _, s := range stages {
@@ -243,12 +337,10 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	if err := outs.Commit(); err != nil {
 		return err
 	}
-	sf := f.stage()
-	sf.evaluateRuns = newEvaluateRuns(o, runNames, in)
 	for i, s := range stages {
 		fmt.Fprintf(env.Stderr, "evaluate: stage %d/%d: %s\n", i+1, len(stages), format.SanitizeText(s.String()))
-		if err := s.cmd.Run(ctx, sf, s.args); err != nil {
-			return fmt.Errorf("evaluate: stage %d (%s) failed: %w", i+1, s.cmd.Name(), err)
+		if err := s.run(ctx); err != nil {
+			return fmt.Errorf("evaluate: stage %d (%s) failed: %w", i+1, s.name, err)
 		}
 	}
 	if ws[0] != nil {
@@ -262,7 +354,7 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	}
 	// The history is appended before --html is published: its failure then
 	// leaves no output of evaluate's own.
-	hist, err := recordEvaluateHistory(ctx, env, o, runNames, in)
+	hist, err := recordEvaluateHistory(ctx, env, o, evaluateFingerprint(o, plan.names, used), in)
 	if err != nil {
 		return err
 	}

@@ -31,15 +31,17 @@ const evaluateKB = `{"id": "en-reset", "locale": "en", "title": "Reset your pass
 
 // evaluate with --rerank-url runs each strategy twice (plain and reranked,
 // through a server speaking TEI's /rerank protocol), and the dashboard pairs
-// them; with a Chroma server (CHROMA_URL; required in CI) the same through the
-// chroma store. The chat server follows the chat-completions protocol
-// (llmtest); no model runs.
+// them; with a Chroma server (CHROMA_URL; required in CI, else the subtest
+// skips saying how to start one) the same through the chroma store, named by
+// --chroma-url alone (issue 21: evaluate passed --store memory to each retrieve
+// stage, which refused the URL after the generation had spent its requests).
+// The chat server follows the chat-completions protocol (llmtest); no model runs.
 func TestEvaluateWithReranker(t *testing.T) {
 	for _, store := range []string{"memory", "chroma"} {
 		t.Run(store, func(t *testing.T) {
 			var args []string
 			if store == "chroma" {
-				args = append(args, "--store", "chroma", "--chroma-url", chromatest.URL(t))
+				args = append(args, "--chroma-url", chromatest.URL(t))
 			}
 			llm := llmtest.New(llmtest.Options{})
 			defer llm.Close()
@@ -66,6 +68,10 @@ func TestEvaluateWithReranker(t *testing.T) {
 			assert.Equal(t, 3, strings.Count(string(stages), "--rerank-url "+tei.URL), "each strategy once reranked:\n%s", stages)
 			if store == "chroma" {
 				assert.Equal(t, 6, strings.Count(string(stages), "--store chroma"), "every retrieve stage on Chroma:\n%s", stages)
+				// Dense and hybrid, plain and reranked, each on a temporary collection, deleted.
+				assert.Equal(t, 4, strings.Count(stderr.String(), "retrieve: chroma "+args[1]+": temporary collection "), stderr.String())
+				assert.Equal(t, 4, strings.Count(stderr.String(), "retrieve: temporary collection "), "each deleted:\n%s", stderr.String())
+				assert.Contains(t, string(raw(t, filepath.Join(out, "run-hybrid+rerank.jsonl"))), `"retrieval":{"strategy": "hybrid", "store": "chroma", "embedder": "hash", "k": 3}`)
 			}
 
 			raw, err := os.ReadFile(filepath.Join(out, "compare.json"))
@@ -86,4 +92,11 @@ func TestEvaluateWithReranker(t *testing.T) {
 			assert.Contains(t, string(page), "with and without the reranker")
 		})
 	}
+}
+
+func raw(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return b
 }

@@ -9,13 +9,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
-	"github.com/retrieval-gate/retrieval-gate/internal/input"
-	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/chunk"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/memory"
 )
 
 // GenerateCommand is `retrieval-gate generate`: write evaluation cases from
@@ -38,19 +32,24 @@ type generateOptions struct {
 	roundTripK          int
 }
 
+// newGenerateOptions are generate's defaults (its flags' and evaluate's stage's).
+func newGenerateOptions() *generateOptions {
+	return &generateOptions{perLocale: 20, seed: 1, questions: 2, keywords: 1, llm: llmFlags{concurrency: 4}, format: judge.FormatJSON, jaccard: 0.8}
+}
+
 func (c *GenerateCommand) parse(env *Env, args []string) (*generateOptions, error) {
 	fs := newFlagSet(env, "generate")
-	o := &generateOptions{}
+	o := newGenerateOptions()
 	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
 	fs.StringVar(&o.out, "out", "", "write the cases JSONL to `FILE` (required)")
-	fs.IntVar(&o.perLocale, "per-locale", 20, "documents sampled per locale")
-	seed := fs.String("seed", "1", "seed of the sample (the same KB and seed give the same documents)")
-	fs.IntVar(&o.questions, "questions", 2, "natural-language questions asked per document")
-	fs.IntVar(&o.keywords, "keywords", 1, "keyword queries asked per document")
-	o.llm.register(fs, "generator", 4)
+	fs.IntVar(&o.perLocale, "per-locale", o.perLocale, "documents sampled per locale")
+	seed := fs.String("seed", strconv.FormatUint(o.seed, 10), "seed of the sample (the same KB and seed give the same documents)")
+	fs.IntVar(&o.questions, "questions", o.questions, "natural-language questions asked per document")
+	fs.IntVar(&o.keywords, "keywords", o.keywords, "keyword queries asked per document")
+	o.llm.register(fs, "generator")
 	fs.StringVar(&o.prompt, "prompt", "", "prompt template `FILE` with {{document}}, {{locale}}, {{questions}}, {{keywords}} and optionally {{answer_format}} (default: the built-in "+generate.DefaultPromptVersion+")")
-	fs.StringVar(&o.format, "answer-format", judge.FormatJSON, "json: structured output, text when the server rejects it; text: \"question: ...\" and \"keyword: ...\" lines")
-	fs.Float64Var(&o.jaccard, "dedup-jaccard", 0.8, "drop a query whose token-set Jaccard similarity with a kept query of its locale is at least this")
+	fs.StringVar(&o.format, "answer-format", o.format, "json: structured output, text when the server rejects it; text: \"question: ...\" and \"keyword: ...\" lines")
+	fs.Float64Var(&o.jaccard, "dedup-jaccard", o.jaccard, "drop a query whose token-set Jaccard similarity with a kept query of its locale is at least this")
 	fs.IntVar(&o.roundTripK, "round-trip-k", 0, "keep a query only when dense, lexical or hybrid retrieval (built-in hash embedder, memory store) ranks its source card in the top k (0: off)")
 	src, err := parseFlags(fs, env, args, generateInputs)
 	if err != nil {
@@ -93,12 +92,16 @@ var generateInputs = actionInputs{
 }
 
 func (c *GenerateCommand) Run(ctx context.Context, f *Factory, args []string) error {
-	env := f.Env
-	o, err := c.parse(env, args)
+	o, err := c.parse(f.Env, args)
 	if err != nil {
 		return err
 	}
-	err = runGenerate(ctx, f, o)
+	return c.exec(ctx, f, o)
+}
+
+// exec runs generate with o and publishes its output (also evaluate's stage).
+func (c *GenerateCommand) exec(ctx context.Context, f *Factory, o *generateOptions) error {
+	err := runGenerate(ctx, f, o)
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("generate: interrupted, nothing written: %w", err)
 	}
@@ -119,53 +122,27 @@ func runGenerate(ctx context.Context, f *Factory, o *generateOptions) error {
 	if err != nil {
 		return err
 	}
-	kb, err := kbfile.Load(ctx, o.kb)
-	if err != nil {
-		return err
-	}
-	prompt := generate.DefaultPrompt()
-	if o.prompt != "" {
-		if prompt, err = generate.LoadPrompt(o.prompt); err != nil {
-			return err
-		}
-	}
-	cards := generate.Sample(kb, o.perLocale, o.seed)
-	if len(cards) == 0 {
-		return input.Errorf(o.kb, 0, "knowledge base has no card with text to generate queries from")
-	}
 	client, err := o.llm.client(env)
 	if err != nil {
 		return usagef("generate: %v", err)
 	}
-	fmt.Fprintf(env.Stderr, "generate: %d document(s) sampled (up to %d per locale, seed %d)\n", len(cards), o.perLocale, o.seed)
-	prog := newProgress(f, "generate: asking", len(cards))
-	res, err := generate.Run(ctx, cards, generate.Options{
-		Client: client, Model: o.llm.model, Prompt: prompt, Format: o.format,
-		Questions: o.questions, Keywords: o.keywords, Workers: o.llm.concurrency, Jaccard: o.jaccard, Progress: prog.update,
+	var prog *progress
+	res, err := generate.RunFiles(ctx, generate.Files{KB: o.kb, Prompt: o.prompt, Out: out, OutName: o.out}, generate.FileOptions{
+		PerLocale: o.perLocale, Seed: o.seed, RoundTripK: o.roundTripK,
+		Logf: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "generate: "+format+"\n", args...) },
+		Options: generate.Options{Client: client, Model: o.llm.model, Format: o.format, Questions: o.questions, Keywords: o.keywords,
+			Workers: o.llm.concurrency, Jaccard: o.jaccard, Progress: func(done, total int) {
+				if prog == nil {
+					prog = newProgress(f, "generate: asking", total)
+				}
+				prog.update(done, total)
+			}},
 	})
-	prog.finish()
+	if prog != nil {
+		prog.finish()
+	}
 	if err != nil {
 		return err
-	}
-	cases := res.Cases
-	dropped := 0
-	if o.roundTripK > 0 && len(cases) > 0 {
-		searchers, err := roundTripSearchers(ctx, kb, o.roundTripK)
-		if err != nil {
-			return err
-		}
-		if cases, dropped, err = generate.RoundTrip(ctx, cases, searchers); err != nil {
-			return err
-		}
-	}
-	for _, cs := range cases {
-		b, err := generate.WriteCase(cs, o.llm.model, prompt)
-		if err != nil {
-			return err
-		}
-		if _, err := out.Write(b); err != nil {
-			return fmt.Errorf("failed to write %s: %w", o.out, err)
-		}
 	}
 	if err := outs.Commit(); err != nil {
 		return err
@@ -178,31 +155,8 @@ func runGenerate(ctx context.Context, f *Factory, o *generateOptions) error {
 	fmt.Fprintf(w, "generate: %d document(s) without a readable answer after one retry, %d skipped over the request budget\n", res.Failed, res.BudgetSkipped)
 	fmt.Fprintf(w, "generate: %d near-duplicate query(ies) dropped (token Jaccard ≥ %s)\n", res.NearDuplicates, strconv.FormatFloat(o.jaccard, 'g', -1, 64))
 	if o.roundTripK > 0 {
-		fmt.Fprintf(w, "generate: round-trip filter (source card in the top %d of dense, lexical or hybrid): %d query(ies) dropped\n", o.roundTripK, dropped)
+		fmt.Fprintf(w, "generate: round-trip filter (source card in the top %d of dense, lexical or hybrid): %d query(ies) dropped\n", o.roundTripK, res.RoundTripDropped)
 	}
-	fmt.Fprintf(w, "generate: %d case(s) written to %s\n", len(cases), format.SanitizeText(o.out))
+	fmt.Fprintf(w, "generate: %d case(s) written to %s\n", res.Written, format.SanitizeText(o.out))
 	return nil
-}
-
-// roundTripSearchers builds dense, lexical and hybrid indexes of the KB with the
-// built-in hash embedder on the memory store, each returning the top k chunks.
-func roundTripSearchers(ctx context.Context, kb *kbfile.KB, k int) ([]generate.Searcher, error) {
-	chunks := chunk.Split(kb.Cards, chunk.Params{})
-	texts := make([]string, len(chunks))
-	for i, c := range chunks {
-		texts[i] = c.Text
-	}
-	emb := embed.NewHash(embed.DefaultHashDim, texts)
-	st := memory.New(0)
-	var out []generate.Searcher
-	ready := false
-	for _, s := range retrieve.Strategies {
-		ix, err := retrieve.Build(ctx, chunks, emb, st, ready, retrieve.Options{Strategy: s, K: k})
-		if err != nil {
-			return nil, err
-		}
-		ready = ready || s != retrieve.Lexical
-		out = append(out, ix)
-	}
-	return out, nil
 }

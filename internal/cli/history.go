@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
-	"github.com/retrieval-gate/retrieval-gate/internal/format"
 )
 
 // historyRecord is this run's history record: the time, the commit and branch
@@ -135,8 +135,8 @@ func checkFingerprint(o *checkOptions) fingerprint {
 func compareFingerprint(o *compareOptions) fingerprint {
 	fp := fingerprint{
 		inputs: map[string]string{"qrels": o.qrels},
-		params: map[string]string{"k": strconv.Itoa(o.k), "gain": o.gain.String(), "relevant-level": strconv.Itoa(o.level),
-			"baseline": o.baseline, "bootstrap": strconv.Itoa(o.resamples), "seed": strconv.FormatUint(o.seed, 10)},
+		params: map[string]string{"k": strconv.Itoa(o.run.K), "gain": o.run.Gain.String(), "relevant-level": strconv.Itoa(o.run.RelevantLevel),
+			"baseline": o.run.Baseline, "bootstrap": strconv.Itoa(o.run.Resamples), "seed": strconv.FormatUint(o.run.Seed, 10)},
 	}
 	for i, n := range o.runs.names {
 		fp.inputs["run:"+n] = o.runs.files[i]

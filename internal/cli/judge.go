@@ -6,16 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
-	"github.com/retrieval-gate/retrieval-gate/internal/input"
-	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
-	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 )
@@ -39,10 +34,11 @@ type llmFlags struct {
 	maxRequests int64
 }
 
-func (f *llmFlags) register(fs *flag.FlagSet, role string, defConcurrency int) {
+// register adds the flags; their defaults are f's values.
+func (f *llmFlags) register(fs *flag.FlagSet, role string) {
 	fs.StringVar(&f.url, role+"-url", "", "OpenAI-compatible chat server `URL`: a base (http://host:8000), .../v1 or .../v1/chat/completions (required)")
 	fs.StringVar(&f.model, role+"-model", "", "model name sent to the server (required for api.openai.com; llama-server ignores it)")
-	fs.IntVar(&f.concurrency, "concurrency", defConcurrency, "requests in flight at once")
+	fs.IntVar(&f.concurrency, "concurrency", f.concurrency, "requests in flight at once")
 	fs.Int64Var(&f.maxRequests, "max-requests", 0, "total budget of chat requests (0: no limit); pairs beyond it are reported unjudged")
 }
 
@@ -99,18 +95,23 @@ func parsePrice(v string) (*judge.Price, error) {
 	return &judge.Price{Prompt: p, Completion: c}, nil
 }
 
+// newJudgeOptions are judge's defaults (its flags' and evaluate's stage's).
+func newJudgeOptions() *judgeOptions {
+	return &judgeOptions{k: 10, repeat: 1, llm: llmFlags{concurrency: 4}, format: judge.FormatJSON, cache: DefaultJudgeCache}
+}
+
 func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 	fs := newFlagSet(env, "judge")
-	o := &judgeOptions{}
+	o := newJudgeOptions()
 	fs.Var(&o.runs, "run", "NAME=FILE: a cases JSONL from retrieve, or a TREC run (needs --queries); repeat for each strategy (required)")
 	fs.StringVar(&o.queries, "queries", "", "query texts for TREC runs: cases JSONL (id, query) or TSV \"qid<TAB>query\"")
 	fs.StringVar(&o.kb, "kb", "", "knowledge base (the documents' text): JSONL file of cards or directory of Markdown cards (required)")
-	fs.IntVar(&o.k, "k", 10, "pool depth: the top k of each run per query")
-	fs.IntVar(&o.repeat, "repeat", 1, "judgments per pair; with 2 or more the report gives the judge's self-agreement")
-	o.llm.register(fs, "judge", 4)
+	fs.IntVar(&o.k, "k", o.k, "pool depth: the top k of each run per query")
+	fs.IntVar(&o.repeat, "repeat", o.repeat, "judgments per pair; with 2 or more the report gives the judge's self-agreement")
+	o.llm.register(fs, "judge")
 	fs.StringVar(&o.prompt, "prompt", "", "prompt template `FILE` with {{query}}, {{document}} and optionally {{answer_format}} (default: the built-in "+judge.DefaultPromptVersion+")")
-	fs.StringVar(&o.format, "answer-format", judge.FormatJSON, "json: structured output (response_format json_schema), text when the server rejects it; text: a last line \"Final score: N\"")
-	fs.StringVar(&o.cache, "cache", DefaultJudgeCache, "append-only judgment cache `FILE` (none: no cache)")
+	fs.StringVar(&o.format, "answer-format", o.format, "json: structured output (response_format json_schema), text when the server rejects it; text: a last line \"Final score: N\"")
+	fs.StringVar(&o.cache, "cache", o.cache, "append-only judgment cache `FILE` (none: no cache)")
 	price := fs.String("price-per-1k", "", "price per 1,000 tokens, PRICE or PROMPT,COMPLETION, for the estimated cost")
 	fs.StringVar(&o.qrelsOut, "qrels", "", "write the labels as TREC qrels \"qid 0 docid rel\" to `FILE`")
 	fs.StringVar(&o.jsonlOut, "judgments", "", "write the labels as JSONL (with reason, model, prompt version and hash) to `FILE`")
@@ -161,21 +162,26 @@ var judgeInputs = actionInputs{
 }
 
 func (c *JudgeCommand) Run(ctx context.Context, f *Factory, args []string) error {
-	env := f.Env
-	o, err := c.parse(env, args)
+	o, err := c.parse(f.Env, args)
 	if err != nil {
 		return err
 	}
-	_, err = runJudge(ctx, f, o)
+	_, err = c.exec(ctx, f, o)
+	return err
+}
+
+// exec judges with o and publishes the outputs' paths (also evaluate's stage).
+func (c *JudgeCommand) exec(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, error) {
+	res, err := runJudge(ctx, f, o)
 	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("judge: interrupted, nothing written (the judgments made are in the cache): %w", err)
+		return nil, fmt.Errorf("judge: interrupted, nothing written (the judgments made are in the cache): %w", err)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Inside Actions: the paths of the labels and the report as step outputs.
 	f.Publisher().Publish(ctx, pathOutputs(map[string]string{"qrels": o.qrelsOut, "judgments": o.jsonlOut, "json": o.jsonOut}))
-	return nil
+	return res, nil
 }
 
 // runJudge reads the inputs, judges the pool and writes the outputs.
@@ -189,68 +195,27 @@ func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, 
 	if err != nil {
 		return nil, err
 	}
-	kb, err := kbfile.Load(ctx, o.kb)
-	if err != nil {
-		return nil, err
-	}
-	prompt := judge.DefaultPrompt()
-	if o.prompt != "" {
-		if prompt, err = judge.LoadPrompt(o.prompt); err != nil {
-			return nil, err
-		}
-	}
-	qs := judge.Queries{}
-	if o.queries != "" {
-		if qs, err = judge.ReadQueries(ctx, o.queries); err != nil {
-			return nil, err
-		}
-	}
-	var runs []judge.NamedRun
-	for i, name := range o.runs.names {
-		run, err := trecfile.ReadRun(ctx, o.runs.files[i], o.k, trecfile.RunOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("failed to read run %q: %w", name, err)
-		}
-		if run.Format == "cases" {
-			f, err := input.Open(ctx, o.runs.files[i])
-			if err != nil {
-				return nil, err
-			}
-			err = judge.QueriesFromCases(ctx, f, o.runs.files[i], qs)
-			f.Close()
-			if err != nil {
-				return nil, err
-			}
-		}
-		runs = append(runs, judge.NamedRun{Name: name, Run: run})
-	}
-	pairs, err := judge.BuildPool(runs, qs, kb)
-	if err != nil {
-		return nil, err
-	}
 	client, err := o.llm.client(env)
 	if err != nil {
 		return nil, usagef("judge: %v", err)
 	}
-	var cache *judge.Cache
-	if o.cache != "" {
-		if err := os.MkdirAll(filepath.Dir(o.cache), 0o755); err != nil { //nolint:gosec // G301: the cache's directory, 0755 like atomicfile's output directories
-			return nil, fmt.Errorf("failed to create the cache directory: %w", err)
-		}
+	files := judge.Files{KB: o.kb, Queries: o.queries, Prompt: o.prompt, Cache: o.cache}
+	for i, name := range o.runs.names {
+		files.Runs = append(files.Runs, judge.RunFile{Name: name, Path: o.runs.files[i]})
 	}
-	if cache, err = judge.OpenCache(o.cache); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(env.Stderr, "judge: %d pairs from %d run(s) at k %d, %d judgment(s) each; %d cached judgment(s) loaded\n",
-		len(pairs), len(runs), o.k, o.repeat, cache.Loaded())
-	prog := newProgress(f, "judge: judging", len(pairs)*o.repeat)
-	res, err := judge.Run(ctx, pairs, judge.Options{
-		Client: client, Model: o.llm.model, Prompt: prompt, Format: o.format, Repeat: o.repeat,
-		Workers: o.llm.concurrency, Cache: cache, Progress: prog.update,
+	var prog *progress
+	res, err := judge.RunFiles(ctx, files, judge.FileOptions{K: o.k,
+		Logf: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "judge: "+format+"\n", args...) },
+		Options: judge.Options{Client: client, Model: o.llm.model, Format: o.format, Repeat: o.repeat, Workers: o.llm.concurrency,
+			Progress: func(done, total int) {
+				if prog == nil {
+					prog = newProgress(f, "judge: judging", total)
+				}
+				prog.update(done, total)
+			}},
 	})
-	prog.finish()
-	if cerr := cache.Close(); err == nil && cerr != nil {
-		err = cerr
+	if prog != nil {
+		prog.finish()
 	}
 	if err != nil {
 		return nil, err

@@ -119,12 +119,16 @@ func TestRetrieveAndImportInActions(t *testing.T) {
 	assert.Contains(t, sum, "**retrieval-gate import**: read ")
 	assert.Contains(t, sum, " as beir-qrels (detected), wrote 2 judgments (TREC qrels, for compare --qrels) to ")
 
-	// A stage of evaluate: no output and no summary line of its own.
+	// A stage of evaluate (runRetrieve, the call evaluate makes): no output and
+	// no summary line of its own.
 	var stderr bytes.Buffer
 	e := &Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &stderr, Getenv: func(k string) string { return env[k] }}
 	require.NoError(t, os.WriteFile(summary, nil, 0o644))
 	require.NoError(t, os.WriteFile(outputFile, nil, 0o644))
-	require.NoError(t, (&RetrieveCommand{}).Run(context.Background(), NewFactory(e).stage(), []string{"--kb", kb, "--cases", cases, "--out", out, "--k", "3"}), stderr.String())
+	o, err := (&RetrieveCommand{}).parse(e, []string{"--kb", kb, "--cases", cases, "--out", out, "--k", "3"})
+	require.NoError(t, err)
+	_, err = runRetrieve(context.Background(), NewFactory(e).stage(), o)
+	require.NoError(t, err, stderr.String())
 	for _, file := range []string{summary, outputFile} {
 		s, err := os.ReadFile(file)
 		require.NoError(t, err)

@@ -7,9 +7,9 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
 	"github.com/retrieval-gate/retrieval-gate/internal/history/ghbranch"
-	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 

@@ -248,3 +248,24 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+func init() {
+	store.Register(store.Kind{Name: "chroma", Description: "a Chroma server", URLEnv: "CHROMA_URL", Collections: true,
+		Open: func(ctx context.Context, cfg store.Config) (*store.Opened, error) {
+			s, ready, err := Open(ctx, Config{URL: cfg.URL, Collection: cfg.Collection, Chunks: cfg.Chunks, Fingerprint: cfg.Fingerprint})
+			if err != nil {
+				return nil, err
+			}
+			o := &store.Opened{Store: s, Ready: ready}
+			switch {
+			case s.Temporary():
+				o.Notice = fmt.Sprintf("chroma %s: temporary collection %s (deleted at exit)", cfg.URL, s.Collection())
+				o.Closed = fmt.Sprintf("temporary collection %s deleted", s.Collection())
+			case ready:
+				o.Notice = fmt.Sprintf("chroma %s: reusing collection %s (fingerprint matches)", cfg.URL, s.Collection())
+			default:
+				o.Notice = fmt.Sprintf("chroma %s: (re)building collection %s", cfg.URL, s.Collection())
+			}
+			return o, nil
+		}})
+}

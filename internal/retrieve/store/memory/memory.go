@@ -302,3 +302,10 @@ func (h *topK) hits(ids []string) []store.Hit {
 	}
 	return out
 }
+
+func init() {
+	store.Register(store.Kind{Name: "memory", Description: "in-process exact search",
+		Open: func(context.Context, store.Config) (*store.Opened, error) {
+			return &store.Opened{Store: New(0)}, nil
+		}})
+}

@@ -1,0 +1,64 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
+)
+
+// Files are the files a calibration reads: the human labels, the judge's scores
+// and the lock of frozen constants they are read with.
+type Files struct {
+	Human, Judge, Lock string
+}
+
+// Options are the options of a calibration (the calibrate command's), each set
+// once, here.
+type Options struct {
+	// LockBase, when set, is the git ref whose copy of the lock must be identical.
+	LockBase string
+	// GitAnchoring also requires the commit that last changed the human labels to
+	// be a strict ancestor of the one that last changed the judge's scores.
+	GitAnchoring bool
+	Resamples    int    // bootstrap resamples of the kappa CI; 0 disables it
+	Seed         uint64 // metrics.DefaultSeed for reproducible reports
+	MaxUnpaired  *UnpairedLimit
+}
+
+// Run reads the lock and both label files, makes the git checks (first: an
+// unknown ref is an *InputError before any work) and evaluates the agreement,
+// finished (Result.Finish). A cancelled ctx stops it within moments.
+func Run(ctx context.Context, f Files, o Options) (*Result, error) {
+	lock, err := labelfile.ReadLockFile(ctx, f.Lock)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read lock: %w", err)
+	}
+	hs, err := labelfile.ReadLabelsFile(ctx, f.Human, labelfile.HumanSide, lock)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read human labels: %w", err)
+	}
+	js, err := labelfile.ReadLabelsFile(ctx, f.Judge, labelfile.JudgeSide, lock)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read judge scores: %w", err)
+	}
+	var lc *LockCheck
+	if o.LockBase != "" {
+		if lc, err = CheckLock(ctx, f.Lock, o.LockBase, lock); err != nil {
+			return nil, err
+		}
+	}
+	var ga *GitAnchoring
+	if o.GitAnchoring {
+		if ga, err = CheckGitAnchoring(ctx, f.Human, f.Judge); err != nil {
+			return nil, err
+		}
+	}
+	res, err := Evaluate(ctx, Input{Lock: lock, Human: hs, Judge: js, Resamples: o.Resamples, Seed: o.Seed, MaxUnpaired: o.MaxUnpaired})
+	if err != nil {
+		return nil, err
+	}
+	res.LockCheck, res.GitAnchor = lc, ga
+	res.Finish()
+	return res, ctx.Err()
+}

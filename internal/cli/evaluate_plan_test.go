@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+)
+
+// evaluateBase are evaluate's required flags.
+var evaluateBase = []string{"--kb", "kb.jsonl", "--out", "out", "--judge-url", "http://judge:8000"}
+
+func planFor(t *testing.T, env map[string]string, args ...string) (*evaluateOptions, *evaluatePlan) {
+	t.Helper()
+	e := &Env{Getenv: func(k string) string { return env[k] }}
+	o, err := (&EvaluateCommand{}).parse(e, append(append([]string{}, evaluateBase...), args...))
+	require.NoError(t, err)
+	return o, planEvaluate(o)
+}
+
+// Every option of evaluate reaches the stage(s) it is meant for, with its value;
+// the check runs on the typed options evaluate calls each stage with.
+func TestEvaluateOptionsReachTheirStages(t *testing.T) {
+	in := func(n string) string { return filepath.Join("out", n) }
+	each := func(p *evaluatePlan, f func(r *retrieveOptions)) {
+		require.Len(t, p.retrieves, 3)
+		for _, r := range p.retrieves {
+			f(r)
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		env   map[string]string
+		args  []string
+		check func(t *testing.T, p *evaluatePlan)
+	}{
+		{"kb", nil, nil, func(t *testing.T, p *evaluatePlan) {
+			assert.Equal(t, "kb.jsonl", p.generate.kb)
+			assert.Equal(t, "kb.jsonl", p.judge.kb)
+			each(p, func(r *retrieveOptions) { assert.Equal(t, "kb.jsonl", r.kb) })
+		}},
+		{"cases", nil, []string{"--cases", "c.jsonl"}, func(t *testing.T, p *evaluatePlan) {
+			assert.Nil(t, p.generate, "no generation")
+			each(p, func(r *retrieveOptions) { assert.Equal(t, "c.jsonl", r.cases) })
+		}},
+		{"out", nil, nil, func(t *testing.T, p *evaluatePlan) {
+			assert.Equal(t, in("cases.jsonl"), p.generate.out)
+			each(p, func(r *retrieveOptions) { assert.Equal(t, in("cases.jsonl"), r.cases) })
+			assert.Equal(t, []string{in("run-dense.jsonl"), in("run-lexical.jsonl"), in("run-hybrid.jsonl")}, p.judge.runs.files)
+			assert.Equal(t, p.judge.runs, p.compare.runs)
+			assert.Equal(t, [4]string{in("judge-cache.jsonl"), in("qrels.txt"), in("judgments.jsonl"), in("judge.json")},
+				[4]string{p.judge.cache, p.judge.qrelsOut, p.judge.jsonlOut, p.judge.jsonOut})
+			assert.Equal(t, [5]string{in("qrels.txt"), in("compare.json"), in("compare.md"), in("per-query.jsonl"), in("compare.html")},
+				[5]string{p.compare.qrels, p.compare.jsonOut, p.compare.mdOut, p.compare.perQuery, p.compare.htmlOut})
+		}},
+		{"judge-url", nil, nil, func(t *testing.T, p *evaluatePlan) {
+			assert.Equal(t, "http://judge:8000", p.judge.llm.url)
+			assert.Equal(t, "http://judge:8000", p.generate.llm.url, "the generator defaults to the judge's server")
+		}},
+		{"judge-model", nil, []string{"--judge-model", "jm"}, func(t *testing.T, p *evaluatePlan) {
+			assert.Equal(t, "jm", p.judge.llm.model)
+			assert.Equal(t, "jm", p.generate.llm.model, "the generator defaults to the judge's model")
+		}},
+		{"generator-url", nil, []string{"--generator-url", "http://gen:1"}, func(t *testing.T, p *evaluatePlan) {
+			assert.Equal(t, "http://gen:1", p.generate.llm.url)
+			assert.Equal(t, "http://judge:8000", p.judge.llm.url)
+		}},
+		{"generator-model", nil, []string{"--judge-model", "jm", "--generator-model", "gm"}, func(t *testing.T, p *evaluatePlan) {
+			assert.Equal(t, "gm", p.generate.llm.model)
+			assert.Equal(t, "jm", p.judge.llm.model)
+		}},
+		{"rerank-url", nil, []string{"--rerank-url", "http://tei:1"}, func(t *testing.T, p *evaluatePlan) {
+			require.Len(t, p.retrieves, 6)
+			for i, r := range p.retrieves {
+				assert.Equal(t, map[bool]string{false: "", true: "http://tei:1"}[i >= 3], r.run.RerankURL)
+			}
+			assert.Equal(t, []string{"dense", "lexical", "hybrid", "dense+rerank", "lexical+rerank", "hybrid+rerank"}, p.compare.runs.names)
+		}},
+		{"store", map[string]string{"CHROMA_URL": "http://env-chroma:8000"}, []string{"--store", "chroma"}, func(t *testing.T, p *evaluatePlan) {
+			each(p, func(r *retrieveOptions) {
+				assert.Equal(t, "chroma", r.run.Store)
+				assert.Equal(t, "http://env-chroma:8000", r.run.StoreURL)
+			})
+		}},
+		// issue 21 item 1: --chroma-url alone ran every retrieve stage with --store memory.
+		{"chroma-url", nil, []string{"--chroma-url", "http://chroma:8000"}, func(t *testing.T, p *evaluatePlan) {
+			each(p, func(r *retrieveOptions) {
+				assert.Equal(t, "chroma", r.run.Store)
+				assert.Equal(t, "http://chroma:8000", r.run.StoreURL)
+			})
+		}},
+		{"embedder", nil, []string{"--embedder", "openai", "--embedder-url", "http://emb:1", "--embedder-model", "em"}, func(t *testing.T, p *evaluatePlan) {
+			each(p, func(r *retrieveOptions) {
+				assert.Equal(t, [3]string{"openai", "http://emb:1", "em"}, [3]string{r.run.Embedder, r.run.EmbedderURL, r.run.EmbedderModel})
+			})
+		}},
+		{"k", nil, []string{"--k", "7"}, func(t *testing.T, p *evaluatePlan) {
+			each(p, func(r *retrieveOptions) { assert.Equal(t, 7, r.run.K) })
+			assert.Equal(t, 7, p.judge.k)
+			assert.Equal(t, 7, p.compare.run.K)
+		}},
+		{"per-locale", nil, []string{"--per-locale", "3"}, func(t *testing.T, p *evaluatePlan) {
+			assert.Equal(t, 3, p.generate.perLocale)
+		}},
+		{"repeat", nil, []string{"--repeat", "3"}, func(t *testing.T, p *evaluatePlan) {
+			assert.Equal(t, 3, p.judge.repeat)
+		}},
+		{"concurrency", nil, []string{"--concurrency", "9"}, func(t *testing.T, p *evaluatePlan) {
+			assert.Equal(t, 9, p.judge.llm.concurrency)
+			assert.Equal(t, 9, p.generate.llm.concurrency)
+		}},
+		{"max-requests", nil, []string{"--max-requests", "11"}, func(t *testing.T, p *evaluatePlan) {
+			assert.Equal(t, int64(11), p.judge.llm.maxRequests)
+		}},
+		{"price-per-1k", nil, []string{"--price-per-1k", "0.5,2"}, func(t *testing.T, p *evaluatePlan) {
+			assert.Equal(t, &judge.Price{Prompt: 0.5, Completion: 2}, p.judge.price)
+		}},
+		{"bootstrap", nil, []string{"--bootstrap", "300"}, func(t *testing.T, p *evaluatePlan) {
+			assert.Equal(t, 300, p.compare.run.Resamples)
+		}},
+		{"comment", nil, []string{"--comment", "never", "--comment-mode", "changes", "--comment-key", "kk", "--pr", "5"}, func(t *testing.T, p *evaluatePlan) {
+			assert.Equal(t, commentFlags{mode: "never", when: "changes", key: "kk", pr: 5}, p.compare.comment)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, p := planFor(t, tc.env, tc.args...)
+			tc.check(t, p)
+		})
+	}
+	// The options evaluate keeps for itself (its history, its --html) are
+	// checked by the end-to-end tests (evaluate_history.txtar, TestEvaluate*).
+}
+
+// Each line of DIR/stages.txt parses, with the stage command's own parser, to
+// exactly the options evaluate runs the stage with: a stage rerun alone from
+// stages.txt is the stage that ran.
+func TestEvaluateStagesParseBackToTheirOptions(t *testing.T) {
+	for _, args := range [][]string{
+		nil,
+		{"--cases", "c.jsonl", "--rerank-url", "http://tei:1", "--chroma-url", "http://chroma:8000", "--embedder", "openai",
+			"--embedder-url", "http://emb:1", "--embedder-model", "em", "--k", "7", "--repeat", "2", "--concurrency", "3",
+			"--max-requests", "40", "--price-per-1k", "0.5", "--bootstrap", "300", "--judge-model", "jm", "--comment", "never", "--pr", "4"},
+		{"--generator-url", "http://gen:1", "--generator-model", "gm", "--per-locale", "5"},
+	} {
+		o, p := planFor(t, nil, args...)
+		lines := p.commandLines(o)
+		env := &Env{Getenv: func(string) string { return "" }}
+		if p.generate != nil {
+			g, err := (&GenerateCommand{}).parse(env, lines[0])
+			require.NoError(t, err)
+			assert.Equal(t, p.generate, g, lines[0])
+			lines = lines[1:]
+		}
+		for i, want := range p.retrieves {
+			r, err := (&RetrieveCommand{}).parse(env, lines[i])
+			require.NoError(t, err)
+			r.src = nil
+			assert.Equal(t, want, r, lines[i])
+		}
+		lines = lines[len(p.retrieves):]
+		j, err := (&JudgeCommand{}).parse(env, lines[0])
+		require.NoError(t, err)
+		assert.Equal(t, p.judge, j, lines[0])
+		c, err := (&CompareCommand{}).parse(env, lines[1])
+		require.NoError(t, err)
+		c.floors.grammar, p.compare.floors.grammar = compareFloorGrammar, compareFloorGrammar
+		assert.Equal(t, p.compare, c, lines[1])
+	}
+}

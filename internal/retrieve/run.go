@@ -1,0 +1,273 @@
+package retrieve
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/chunk"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/jsonobj"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/rerank"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
+)
+
+// CaseWindow is the number of cases whose queries are embedded and searched
+// together (one batch of requests to the embedder and the store).
+const CaseWindow = 256
+
+// In is what a retrieval run reads and writes: the knowledge base, the cases
+// whose queries are run, and where the cases go with `retrieved` filled.
+type In struct {
+	KB        string    // path of the knowledge base (JSONL file or directory of cards)
+	Cases     io.Reader // cases JSONL
+	CasesName string    // the cases' name in messages (a path, or "stdin")
+	Out       io.Writer // each case, every byte kept, `retrieved` and `retrieval` set
+	OutName   string    // Out's name in messages
+}
+
+// RunOptions are the options of a retrieval run (the retrieve command, and each
+// retrieve stage of evaluate). Store and Embedder are names from the registries
+// (store.Lookup, embed.Lookup).
+type RunOptions struct {
+	Strategy                   string
+	K                          int
+	AllLocales                 bool
+	Store                      string
+	StoreURL                   string // the store's server; "" reads the store's URLEnv through Getenv
+	Collection                 string // a kept, reused collection of the store ("" temporary)
+	Embedder                   string
+	EmbedderURL, EmbedderModel string
+	RerankURL                  string // a TEI /rerank server; "" does not rerank
+	// Getenv reads the environment (an embedder's API key, a store's URL); nil
+	// reads nothing.
+	Getenv func(string) string
+	// Logf, when set, receives the run's log lines (warnings, what was opened,
+	// what was indexed), without a trailing newline.
+	Logf func(format string, args ...any)
+	// Progress, when set, is called during ingest with chunks done and total.
+	Progress func(done, total int)
+}
+
+// RunResult says what a retrieval run did.
+type RunResult struct {
+	Cases, Chunks, Cards int
+	// Strategy, Store and Embedder as recorded in each case's "retrieval"
+	// (a lexical run uses neither store nor embedder: "none").
+	Strategy, Store, Embedder string
+	K                         int
+}
+
+// OptionError is an option refused once the run has started (an embedder's
+// server URL or model, the reranker's URL): Option is the option's flag name,
+// so a caller names it as the user gave it.
+type OptionError struct {
+	Option string
+	Err    error
+}
+
+func (e *OptionError) Error() string { return e.Err.Error() }
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// Run loads the KB, indexes it with the strategy, store and embedder of o, and
+// writes each case of in.Cases to in.Out with its `retrieved` list: in windows
+// of CaseWindow cases, every other byte of a case kept.
+func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
+	logf := o.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	kb, err := kbfile.Load(ctx, in.KB)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range kb.Skipped {
+		logf("warning: knowledge base: skipped %s", s)
+	}
+	params := chunk.Params{}
+	chunks := chunk.Split(kb.Cards, params)
+	if len(chunks) == 0 {
+		return nil, input.Errorf(in.KB, 0, "knowledge base has no text to retrieve (every card is empty)")
+	}
+	opt := Options{Strategy: o.Strategy, K: o.K, AllLocales: o.AllLocales, Progress: o.Progress}
+	if o.RerankURL != "" {
+		rr, err := rerank.New(o.RerankURL, nil, httpretry.DefaultPolicy)
+		if err != nil {
+			return nil, &OptionError{Option: "rerank-url", Err: err}
+		}
+		opt.Reranker = rr
+	}
+	res = &RunResult{Chunks: len(chunks), Cards: kb.Len(), Strategy: o.Strategy, Store: o.Store, Embedder: o.Embedder, K: o.K}
+	var (
+		emb   embed.Embedder
+		st    store.Store
+		ready bool
+	)
+	if o.Strategy == Lexical {
+		// BM25 needs neither vectors nor a store.
+		res.Store, res.Embedder = "none", "none"
+	} else {
+		if emb, err = newEmbedder(o, getenv, chunks); err != nil {
+			return nil, err
+		}
+		kind, err := store.Lookup(o.Store)
+		if err != nil {
+			return nil, err
+		}
+		url := o.StoreURL
+		if url == "" && kind.URLEnv != "" {
+			url = getenv(kind.URLEnv)
+		}
+		op, err := kind.Open(ctx, store.Config{URL: url, Collection: o.Collection, Chunks: len(chunks), Fingerprint: Fingerprint(chunks, params, emb)})
+		if err != nil {
+			return nil, err
+		}
+		st, ready = op.Store, op.Ready
+		if op.Notice != "" {
+			logf("%s", op.Notice)
+		}
+		defer func() {
+			// A failed cleanup (e.g. the server went away) does not undo a
+			// written output; it is reported, not turned into a failure.
+			if cerr := st.Close(ctx); cerr != nil {
+				logf("warning: %v", cerr)
+			} else if op.Closed != "" {
+				logf("%s", op.Closed)
+			}
+		}()
+	}
+	start := time.Now()
+	ix, err := Build(ctx, chunks, emb, st, ready, opt)
+	if err != nil {
+		return nil, err
+	}
+	logf("%d chunks from %d cards indexed in %s (strategy %s, store %s, embedder %s)",
+		len(chunks), kb.Len(), time.Since(start).Round(time.Millisecond), res.Strategy, res.Store, res.Embedder)
+	if res.Cases, err = ix.runCases(ctx, in, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// newEmbedder builds the embedder of o from the registry.
+func newEmbedder(o RunOptions, getenv func(string) string, chunks []chunk.Chunk) (embed.Embedder, error) {
+	kind, err := embed.Lookup(o.Embedder)
+	if err != nil {
+		return nil, err
+	}
+	texts := make([]string, len(chunks))
+	for i, c := range chunks {
+		texts[i] = c.Text
+	}
+	e, err := kind.New(embed.Config{URL: o.EmbedderURL, Model: o.EmbedderModel, Getenv: getenv, Documents: texts})
+	if se, ok := err.(*embed.SettingError); ok {
+		return nil, &OptionError{Option: "embedder-" + se.Setting, Err: se.Err}
+	}
+	return e, err
+}
+
+// json is the "retrieval" object, keys in the contract's order.
+func (r *RunResult) json() []byte {
+	b := []byte(`{"strategy": `)
+	b = strconv.AppendQuote(b, r.Strategy)
+	b = append(b, `, "store": `...)
+	b = strconv.AppendQuote(b, r.Store)
+	b = append(b, `, "embedder": `...)
+	b = strconv.AppendQuote(b, r.Embedder)
+	b = append(b, `, "k": `...)
+	b = strconv.AppendInt(b, int64(r.K), 10)
+	return append(b, '}')
+}
+
+// pendingCase is a case waiting for its window to be searched.
+type pendingCase struct {
+	raw  []byte
+	q    Query
+	file string
+	line int
+}
+
+// runCases streams the cases in windows of CaseWindow and writes each one with
+// `retrieved` and `retrieval` set and every other byte kept.
+func (ix *Index) runCases(ctx context.Context, in In, meta *RunResult) (int, error) {
+	metaJSON := meta.json()
+	total := 0
+	var win []pendingCase
+	flush := func() error {
+		if len(win) == 0 {
+			return nil
+		}
+		qs := make([]Query, len(win))
+		for i, p := range win {
+			qs[i] = p.q
+		}
+		res, err := ix.Search(ctx, qs)
+		if err != nil {
+			return err
+		}
+		for i, p := range win {
+			line, err := jsonobj.Set(p.raw, []jsonobj.Member{
+				{Key: "retrieved", Value: RetrievedJSON(res[i])},
+				{Key: "retrieval", Value: metaJSON},
+			})
+			if err != nil {
+				return input.Errorf(p.file, p.line, "cannot rewrite the case: %v", err)
+			}
+			line = append(line, '\n')
+			if _, err := in.Out.Write(line); err != nil {
+				return fmt.Errorf("failed to write %s: %w", in.OutName, err)
+			}
+		}
+		total += len(win)
+		win = win[:0]
+		return nil
+	}
+	err := casefile.StreamCases(ctx, in.Cases, in.CasesName, func(cs *casefile.Case) error {
+		if strings.TrimSpace(cs.Query) == "" {
+			return input.Errorf(cs.File, cs.Line, "case %q has no \"query\" to retrieve for", cs.ID)
+		}
+		if cs.Scores != nil {
+			return input.Errorf(cs.File, cs.Line, "case %q carries precomputed \"scores\"; a retrieved list would conflict with them", cs.ID)
+		}
+		win = append(win, pendingCase{raw: slices.Clone(cs.Raw), q: Query{Text: cs.Query, Locale: cs.Locale}, file: cs.File, line: cs.Line})
+		if len(win) >= CaseWindow {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return total, err
+	}
+	return total, flush()
+}
+
+// RetrievedJSON renders results as [{"id": chunk, "parent_id": card, "score": s}],
+// scores with ScoreDigits significant digits (Search has rounded them).
+func RetrievedJSON(rs []Result) []byte {
+	b := []byte{'['}
+	for i, r := range rs {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, `{"id": `...)
+		b = strconv.AppendQuote(b, r.ID)
+		b = append(b, `, "parent_id": `...)
+		b = strconv.AppendQuote(b, r.ParentID)
+		b = append(b, `, "score": `...)
+		b = strconv.AppendFloat(b, r.Score, 'g', ScoreDigits, 64)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
