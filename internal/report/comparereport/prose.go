@@ -29,7 +29,9 @@ func (d *Document) method() string {
 	p := fmt.Sprintf("p: exact McNemar for 0/1 measures, exact sign-flip where the paired differences share a lattice, else Monte Carlo sign-flip (%d resamples)", st.Resamples)
 	if !st.Resampled {
 		ci = fmt.Sprintf("95%% CIs: Wilson for 0/1 series, else Cornish-Fisher approximation of the bootstrap, because %d queries x %d resamples exceeds %d", d.Queries.WithRelevant, st.Resamples, st.ResamplingBudget)
-		p = "p: exact McNemar for 0/1 measures, exact sign-flip where the paired differences share a lattice, else the normal tail plus its Berry-Esseen error bound (conservative)"
+	}
+	if slices.Contains(st.PValueMethods, metrics.PMethodSaddlepoint) {
+		p = fmt.Sprintf("p: exact McNemar for 0/1 measures, exact sign-flip where the paired differences share a lattice, else from %d queries (or beyond the resampling budget) the saddlepoint approximation of the sign-flip distribution (relative error O(1/n), no resampling)", metrics.SaddlepointMinQueries)
 	}
 	return ci + "; " + p + fmt.Sprintf("; Holm within each measure across the strategies; significant = adjusted p < %.2f", st.Alpha.V())
 }
