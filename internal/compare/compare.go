@@ -618,8 +618,13 @@ func (r *Result) statistics() {
 				mc[c].p.P, mc[c].p.PMethod = p, metrics.PMethodRandomization
 			}
 		} else {
-			for _, x := range mc {
-				x.p.P, x.p.PMethod = metrics.LargeSampleSignFlipP(x.d, r.Resamples, r.Seed)
+			ds := make([][]float64, len(mc))
+			for c, x := range mc {
+				ds[c] = x.d
+			}
+			ps, methods := metrics.LargeSampleSignFlipPs(ds, r.Resamples, r.Seed)
+			for c, x := range mc {
+				x.p.P, x.p.PMethod = ps[c], methods[c]
 			}
 		}
 	}
