@@ -142,7 +142,7 @@ func SignFlipSaddlepointP(d []float64) float64 {
 	return math.Min(1, math.Erfc(r/math.Sqrt2))
 }
 
-// signFlipCumulants returns K'(s), K”(s) and, with withK, K(s) of the
+// signFlipCumulants returns K′(s), K″(s) and, with withK, K(s) of the
 // sign-flip sum of d, K(s) = Σ log cosh(s·d_i), from one expm1 per difference.
 func signFlipCumulants(d []float64, s float64, withK bool) (k1, k2, k float64) {
 	for _, x := range d {

@@ -51,7 +51,7 @@ func mcSignFlip(d []float64, draws int, seed uint64) float64 {
 func TestSignFlipSaddlepointAgainstMonteCarlo(t *testing.T) {
 	n, draws, cases := 200, 40_000, 6
 	if os.Getenv("RETRIEVAL_GATE_HEAVY_TESTS") != "" {
-		n, draws, cases = 2000, 2_000_000, 8
+		n, draws, cases = 2000, 2_000_000, 5
 	}
 	r := NewRand(33)
 	for c := range cases {
