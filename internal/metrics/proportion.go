@@ -20,8 +20,10 @@ const (
 	MethodRange = "range"
 	// MethodPercentile: the percentile bootstrap (kappa).
 	MethodPercentile = "percentile"
-	// MethodWilsonDisagreement: kappa with no observed disagreement: the kappa implied
-	// by the Wilson upper bound on the weighted disagreement, margins held fixed.
+	// MethodWilsonDisagreement: kappa whose bootstrap collapses to a point (no
+	// observed disagreement, a rater that used one category, a perfect inverse,
+	// very small n): the kappa implied by the Wilson interval of the observed
+	// weighted disagreement, the chance disagreement of the margins held fixed.
 	MethodWilsonDisagreement = "wilson-disagreement"
 )
 
