@@ -140,7 +140,7 @@ func note(p *Paired) string {
 		return ""
 	}
 	switch {
-	case metrics.Unreliable(int64(p.N)):
+	case p.CI.Unreliable:
 		return NoteSmallN
 	case excludes && p.P < Alpha:
 		return NoteHolm

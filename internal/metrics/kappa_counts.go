@@ -114,7 +114,7 @@ func kappaJackknife(ctx context.Context, m [][]int, w [][]float64) ([]float64, [
 // 1,024 cell draws).
 func KappaCI95Context(ctx context.Context, m [][]int, w [][]float64, resamples int, seed uint64, method string) (Interval, error) {
 	rows, cols, n := margins(m)
-	iv := Interval{Lo: math.NaN(), Hi: math.NaN(), N: n, Method: method, Unreliable: Unreliable(n)}
+	iv := Interval{Lo: math.NaN(), Hi: math.NaN(), N: n, Method: method, Unreliable: UnreliableFor(method, n)}
 	theta := WeightedKappa(m, w)
 	if math.IsNaN(theta) || resamples <= 0 {
 		return iv, nil
@@ -131,6 +131,7 @@ func KappaCI95Context(ctx context.Context, m [][]int, w [][]float64, resamples i
 	wilson := func() (Interval, error) {
 		ci := wilsonDisagreement(dObs, dExp, n, theta)
 		iv.Lo, iv.Hi, iv.Method = ci[0], ci[1], MethodWilsonDisagreement
+		iv.Unreliable = UnreliableFor(MethodWilsonDisagreement, n)
 		return iv, nil
 	}
 	if dObs == 0 {
@@ -152,7 +153,7 @@ func KappaCI95Context(ctx context.Context, m [][]int, w [][]float64, resamples i
 		if err != nil {
 			return iv, err
 		}
-		ci = BCaFromReplicates(stats, theta, JackknifeAcceleration(jack, mult))
+		ci = BCaExpandedFromReplicates(stats, theta, JackknifeAcceleration(jack, mult), n)
 	} else {
 		slices.Sort(stats)
 		ci = [2]float64{Quantile(stats, 0.025), Quantile(stats, 0.975)}

@@ -90,7 +90,7 @@ func meanCI(xs, stats []float64, lo, hi float64) Interval {
 	}
 	if stats == nil {
 		ci := MeanCI95Normal(xs)
-		return Interval{Lo: ci[0], Hi: ci[1], N: n, Method: MethodCornishFisher, Unreliable: Unreliable(n)}
+		return Interval{Lo: ci[0], Hi: ci[1], N: n, Method: MethodCornishFisher, Unreliable: UnreliableFor(MethodCornishFisher, n)}
 	}
 	jack := make([]float64, n)
 	w := make([]int64, n)
@@ -98,8 +98,8 @@ func meanCI(xs, stats []float64, lo, hi float64) Interval {
 		jack[i] = (sum - v) / float64(n-1)
 		w[i] = 1
 	}
-	ci := BCaFromReplicates(stats, sum/float64(n), JackknifeAcceleration(jack, w))
-	return Interval{Lo: ci[0], Hi: ci[1], N: n, Method: MethodBCa, Unreliable: Unreliable(n)}
+	ci := BCaExpandedFromReplicates(stats, sum/float64(n), JackknifeAcceleration(jack, w), n)
+	return Interval{Lo: ci[0], Hi: ci[1], N: n, Method: MethodBCa, Unreliable: UnreliableFor(MethodBCa, n)}
 }
 
 // PairedExactP is the exact two-sided paired test of the differences d, when
