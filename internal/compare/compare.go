@@ -140,7 +140,7 @@ func note(p *Paired) string {
 		return ""
 	}
 	switch {
-	case metrics.Unreliable(int64(p.N)):
+	case p.CI.Unreliable:
 		return NoteSmallN
 	case excludes && p.P < Alpha:
 		return NoteHolm
@@ -500,15 +500,16 @@ func (r *Result) measureRange(m int) (lo, hi float64) {
 
 // pValue is the paired p-value of the differences d: exact (McNemar, or the
 // exact sign-flip on their lattice) when cheap; else the Monte Carlo sign-flip
-// test within the resampling budget; else the conservative Berry–Esseen bound.
+// test below metrics.SaddlepointMinQueries queries within the resampling
+// budget; else the saddlepoint approximation (metrics.LargeSampleSignFlipP).
 func (r *Result) pValue(d []float64) (float64, string) {
 	if p, method, ok := metrics.PairedExactP(d); ok {
 		return p, method
 	}
-	if metrics.ResamplingIsExact(len(d), r.Resamples) {
+	if !metrics.UseLargeSampleP(len(d), r.Resamples) {
 		return metrics.SignFlipPValues(d, len(d), 1, r.Resamples, r.Seed)[0], metrics.PMethodRandomization
 	}
-	return metrics.SignFlipPValueBound(d), metrics.PMethodBerryEsseen
+	return metrics.LargeSampleSignFlipP(d, r.Resamples, r.Seed)
 }
 
 // statistics fills the CIs of every mean and the paired comparisons against
@@ -606,7 +607,7 @@ func (r *Result) statistics() {
 			}
 		}
 		// The tests without an exact form share one sign vector per resample.
-		if len(mc) > 0 && metrics.ResamplingIsExact(n, r.Resamples) {
+		if len(mc) > 0 && !metrics.UseLargeSampleP(n, r.Resamples) {
 			dm := make([]float64, n*len(mc))
 			for c, x := range mc {
 				for i, v := range x.d {
@@ -617,8 +618,13 @@ func (r *Result) statistics() {
 				mc[c].p.P, mc[c].p.PMethod = p, metrics.PMethodRandomization
 			}
 		} else {
-			for _, x := range mc {
-				x.p.P, x.p.PMethod = metrics.SignFlipPValueBound(x.d), metrics.PMethodBerryEsseen
+			ds := make([][]float64, len(mc))
+			for c, x := range mc {
+				ds[c] = x.d
+			}
+			ps, methods := metrics.LargeSampleSignFlipPs(ds, r.Resamples, r.Seed)
+			for c, x := range mc {
+				x.p.P, x.p.PMethod = ps[c], methods[c]
 			}
 		}
 	}

@@ -20,6 +20,28 @@ func BenchmarkStatistics(b *testing.B) {
 			}
 		})
 	}
+	// 100,000 queries × 4 strategies: three comparisons per measure, with
+	// strategies far apart (every p far below 1e-300) and close (z ≈ 1.5 … 4.5:
+	// the saddlepoint's Newton steps run on every measure).
+	b.Run("n=100000/strategies=4", func(b *testing.B) {
+		res := syntheticResult(100_000, 4, 10000)
+		for b.Loop() {
+			res.Paired = nil
+			res.statistics()
+		}
+	})
+	b.Run("n=100000/strategies=4/close", func(b *testing.B) {
+		res := syntheticResult(100_000, 4, 10000)
+		for j := range res.Strategies {
+			for i, v := range res.Strategies[j].Values {
+				res.Strategies[j].Values[i] = v/float64(1+j) + 0.002*float64(j)
+			}
+		}
+		for b.Loop() {
+			res.Paired = nil
+			res.statistics()
+		}
+	})
 }
 
 // syntheticResult builds a Result of n queries and s strategies with random

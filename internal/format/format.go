@@ -89,11 +89,18 @@ func Pct(f float64) string {
 	return strconv.FormatFloat(100*f, 'f', 1, 64) + "%"
 }
 
+// PFloor is the smallest p-value P prints as a number: below it (including a
+// p that underflowed float64 to 0) it prints "< 1e-300".
+const PFloor = 1e-300
+
 // P prints a p-value: four decimals, or two significant digits in scientific
-// notation below 0.0001 (so a tiny p never reads as 0).
+// notation below 0.0001, or "< 1e-300" below PFloor (so a tiny p never reads as 0).
 func P(p float64) string {
 	if undefined(p) {
 		return Missing
+	}
+	if p < PFloor {
+		return "< 1e-300"
 	}
 	if p < 0.0001 {
 		return strconv.FormatFloat(p, 'e', 1, 64)

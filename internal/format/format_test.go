@@ -98,6 +98,10 @@ func TestNumbers(t *testing.T) {
 	assert.Equal(t, "12.5%", Pct(0.125))
 	assert.Equal(t, "0.0470", P(0.047))
 	assert.Equal(t, "5.0e-05", P(0.00005))
+	assert.Equal(t, "1.0e-300", P(1e-300))
+	// A p below 1e-300 (or one that underflowed float64 to 0) never prints as 0.
+	assert.Equal(t, "< 1e-300", P(0))
+	assert.Equal(t, "< 1e-300", P(5e-324))
 	assert.Equal(t, Missing, P(nan))
 }
 

@@ -98,46 +98,87 @@ func (m mixture) draw(u float64) float64 {
 	return m.beta.Rand()
 }
 
+// skewed draws right-skewed scores: 0 with probability 0.7, else 1 − √U (density
+// 2(1 − x) on [0, 1]); its mean is 0.3·⅓ = 0.1.
+func skewed(u, v float64) float64 {
+	if u < 0.7 {
+		return 0
+	}
+	return 1 - math.Sqrt(v)
+}
+
+const skewedMean = 0.1
+
 // meanCoverage simulates the coverage of the percentile and BCa intervals of the
 // mixture's mean at n, over reps samples.
 func meanCoverage(n, reps, resamples int, seed uint64) (pct, bca float64) {
 	r := NewRand(seed)
 	m := newMixture(seed)
+	return meanCoverageOf(func() float64 { return m.draw(r.Float64()) }, mixtureMean, n, reps, resamples)
+}
+
+// skewedCoverage is meanCoverage of the right-skewed scores (skewed).
+func skewedCoverage(n, reps, resamples int, seed uint64) (pct, bca float64) {
+	r := NewRand(seed)
+	return meanCoverageOf(func() float64 { return skewed(r.Float64(), r.Float64()) }, skewedMean, n, reps, resamples)
+}
+
+func meanCoverageOf(draw func() float64, mean float64, n, reps, resamples int) (pct, bca float64) {
 	var cp, cb int
 	for rep := range reps {
 		h := NewHistogram()
 		for range n {
-			h.Add(m.draw(r.Float64()))
+			h.Add(draw())
 		}
 		s := uint64(rep) + 1
-		if ci := h.CI95(resamples, s); ci[0] <= mixtureMean && mixtureMean <= ci[1] {
+		if ci := h.CI95(resamples, s); ci[0] <= mean && mean <= ci[1] {
 			cp++
 		}
-		if iv := h.BCaCI95(resamples, s, 0, 1); iv.Lo <= mixtureMean && mixtureMean <= iv.Hi {
+		if iv := h.BCaCI95(resamples, s, 0, 1); iv.Lo <= mean && mean <= iv.Hi {
 			cb++
 		}
 	}
 	return float64(cp) / float64(reps), float64(cb) / float64(reps)
 }
 
+// heavy reports whether the full coverage simulation runs
+// (RETRIEVAL_GATE_HEAVY_TESTS=1); the normal suite runs a reduced one.
+func heavy() bool { return os.Getenv("RETRIEVAL_GATE_HEAVY_TESTS") != "" }
+
+// The BCa interval at the expanded level covers at least 0.93 on the nDCG-like
+// mixture from n = 20 and on right-skewed scores (70% zeros) from n = 30, the n
+// from which it is not flagged (at n = 20 it gave 0.923 and 0.947 with two seeds
+// of 1,000 samples; plain BCa was reported at 0.928 there). The normal suite
+// simulates 200 samples with 500 resamples (seeded, so the result is fixed); the
+// heavy suite 2,000 samples with 1,000 resamples at more n.
 func TestBCaCoverageContinuous(t *testing.T) {
-	reps := 400
-	if testing.Short() {
-		reps = 150
+	reps, resamples, mixN, skewN := 200, 500, []int{20}, []int{30}
+	if heavy() {
+		reps, resamples, mixN, skewN = 2000, 1000, []int{20, 30, 50}, []int{30, 50}
 	}
-	pct, bca := meanCoverage(20, reps, 1000, 3)
-	// Nominal 0.95; Monte Carlo standard error at 400 reps is about 0.011.
-	assert.GreaterOrEqual(t, bca, 0.90, "BCa at n = 20 (percentile: %v)", pct)
+	for _, n := range mixN {
+		_, bca := meanCoverage(n, reps, resamples, 3)
+		assert.GreaterOrEqual(t, bca, CoverageFloor, "mixture, n = %d", n)
+	}
+	for _, n := range skewN {
+		_, bca := skewedCoverage(n, reps, resamples, 4)
+		assert.GreaterOrEqual(t, bca, CoverageFloor, "right-skewed, n = %d", n)
+	}
+	assert.False(t, UnreliableFor(MethodBCa, ReliableMinN))
+	assert.True(t, UnreliableFor(MethodBCa, ReliableMinN-1))
+	assert.True(t, UnreliableFor(MethodWilson, 49))
 }
 
 func TestKappaCoverage(t *testing.T) {
-	reps := 400
-	if testing.Short() {
-		reps = 150
+	reps, ns := 200, []int{20}
+	if heavy() {
+		reps, ns = 1000, []int{20, 50, 100}
 	}
-	cov, undefined := kappaCoverage(20, reps, 500, KappaCIMethod, 5)
-	assert.GreaterOrEqual(t, cov, 0.90, "kappa interval at n = 20")
-	assert.Zero(t, undefined)
+	for _, n := range ns {
+		cov, undefined := kappaCoverage(n, reps, 500, KappaCIMethod, 5)
+		assert.GreaterOrEqual(t, cov, CoverageFloor, "kappa interval at n = %d", n)
+		assert.Zero(t, undefined)
+	}
 }
 
 // kappaTruth is a 3-bin joint distribution of (human, judge) bins with about 0.8
@@ -224,9 +265,15 @@ func TestCoverageTable(t *testing.T) {
 	}
 	const reps, simResamples = 1000, 1000
 	fmt.Fprintf(b, "\nContinuous measure (0 w.p. 0.3, 1 w.p. 0.2, else Beta(2,5); mean %.4f), %d simulated samples, %d resamples:\n\n", mixtureMean, reps, simResamples)
-	fmt.Fprintf(b, "| n | percentile bootstrap | BCa |\n|---:|---:|---:|\n")
-	for _, n := range []int{5, 10, 20, 50} {
+	fmt.Fprintf(b, "| n | percentile bootstrap | BCa (expanded level) |\n|---:|---:|---:|\n")
+	for _, n := range []int{5, 10, 15, 20, 30, 50} {
 		pct, bca := meanCoverage(n, reps, simResamples, 3)
+		fmt.Fprintf(b, "| %d | %.3f | %.3f |\n", n, pct, bca)
+	}
+	fmt.Fprintf(b, "\nRight-skewed scores (0 w.p. 0.7, else density 2(1 − x); mean %.1f), %d simulated samples, %d resamples:\n\n", skewedMean, reps, simResamples)
+	fmt.Fprintf(b, "| n | percentile bootstrap | BCa (expanded level) |\n|---:|---:|---:|\n")
+	for _, n := range []int{5, 10, 15, 20, 30, 50} {
+		pct, bca := skewedCoverage(n, reps, simResamples, 4)
 		fmt.Fprintf(b, "| %d | %.3f | %.3f |\n", n, pct, bca)
 	}
 	w := KappaWeights(3, KappaQuadratic)

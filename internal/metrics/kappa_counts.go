@@ -104,13 +104,17 @@ func kappaJackknife(ctx context.Context, m [][]int, w [][]float64) ([]float64, [
 // the bootstrap is a point: the interval widens to MethodWilsonDisagreement,
 // [1 − U/D_e, 1] with U = z²/(n + z²) the Wilson upper bound on the weighted
 // disagreement proportion (0 of n observed) and D_e = Σ w_ij r_i c_j / n² the chance
-// disagreement of the observed margins (floored at −1). NaN when kappa is
-// undefined or resamples ≤ 0.
+// disagreement of the observed margins (floored at −1). The same interval,
+// [1 − U/D_e, 1 − L/D_e] from the Wilson interval [L, U] of the observed weighted
+// disagreement D_o, replaces any bootstrap that collapses to a point (every
+// defined resample equal: a rater that used one category, where κ = 0 in every
+// resample; a perfect inverse; very small n), so no interval has zero width.
+// NaN when kappa is undefined or resamples ≤ 0.
 // It ends with ctx.Err() soon after ctx ends (the resampling checks it every
 // 1,024 cell draws).
 func KappaCI95Context(ctx context.Context, m [][]int, w [][]float64, resamples int, seed uint64, method string) (Interval, error) {
 	rows, cols, n := margins(m)
-	iv := Interval{Lo: math.NaN(), Hi: math.NaN(), N: n, Method: method, Unreliable: Unreliable(n)}
+	iv := Interval{Lo: math.NaN(), Hi: math.NaN(), N: n, Method: method, Unreliable: UnreliableFor(method, n)}
 	theta := WeightedKappa(m, w)
 	if math.IsNaN(theta) || resamples <= 0 {
 		return iv, nil
@@ -122,19 +126,26 @@ func KappaCI95Context(ctx context.Context, m [][]int, w [][]float64, resamples i
 			dExp += w[i][j] * float64(rows[i]) * float64(cols[j])
 		}
 	}
-	if dObs == 0 {
-		dExp /= float64(n) * float64(n)
-		z2 := Z95 * Z95
-		u := z2 / (float64(n) + z2)
-		iv.Lo, iv.Hi, iv.Method = max(-1, 1-u/dExp), 1, MethodWilsonDisagreement
+	dObs /= float64(n)
+	dExp /= float64(n) * float64(n)
+	wilson := func() (Interval, error) {
+		ci := wilsonDisagreement(dObs, dExp, n, theta)
+		iv.Lo, iv.Hi, iv.Method = ci[0], ci[1], MethodWilsonDisagreement
+		iv.Unreliable = UnreliableFor(MethodWilsonDisagreement, n)
 		return iv, nil
+	}
+	if dObs == 0 {
+		return wilson()
 	}
 	stats, err := resampleConfusion(ctx, m, w, resamples, seed)
 	if err != nil {
 		return iv, err
 	}
-	if len(stats) == 0 {
-		return iv, nil
+	if len(stats) == 0 || slices.Min(stats) == slices.Max(stats) {
+		// The bootstrap collapsed to a point (a rater that used one category,
+		// which makes κ = 0 in every resample; a perfect inverse; n ≤ 5): no
+		// interval of zero width from n ≥ 1.
+		return wilson()
 	}
 	var ci [2]float64
 	if method == MethodBCa {
@@ -142,13 +153,33 @@ func KappaCI95Context(ctx context.Context, m [][]int, w [][]float64, resamples i
 		if err != nil {
 			return iv, err
 		}
-		ci = BCaFromReplicates(stats, theta, JackknifeAcceleration(jack, mult))
+		ci = BCaExpandedFromReplicates(stats, theta, JackknifeAcceleration(jack, mult), n)
 	} else {
 		slices.Sort(stats)
 		ci = [2]float64{Quantile(stats, 0.025), Quantile(stats, 0.975)}
 	}
+	if !(ci[1] > ci[0]) { // the replicates' 2.5% and 97.5% points coincide
+		return wilson()
+	}
 	iv.Lo, iv.Hi = ci[0], ci[1]
 	return iv, nil
+}
+
+// wilsonDisagreement is the kappa interval implied by the Wilson score interval
+// [L, U] of the observed weighted disagreement proportion dObs (n pairs, weights
+// at most 1), the chance disagreement dExp of the observed margins held fixed:
+// κ = 1 − D_o/D_e ∈ [1 − U/D_e, 1 − L/D_e], the lower end floored at −1 (or at κ
+// when κ < −1, which weighted kappa allows). Never a point for n ≥ 1.
+func wilsonDisagreement(dObs, dExp float64, n int64, theta float64) [2]float64 {
+	nf := float64(n)
+	z2 := Z95 * Z95
+	centre := (dObs + z2/(2*nf)) / (1 + z2/nf)
+	half := Z95 * math.Sqrt(dObs*(1-dObs)/nf+z2/(4*nf*nf)) / (1 + z2/nf)
+	lo, hi := max(0, centre-half), min(1, centre+half)
+	if dObs == 0 {
+		lo = 0
+	}
+	return [2]float64{max(min(-1, theta), 1-hi/dExp), min(1, 1-lo/dExp)}
 }
 
 // KappaCIMethod is the method calibrate's kappa intervals use: BCa, whose simulated

@@ -57,7 +57,7 @@ func TestKappaCI95CountsEqualsPairs(t *testing.T) {
 	counts := KappaCI95(small, w, 40000, 5, MethodPercentile)
 	assert.InDelta(t, pairs[0], counts.Lo, 0.02)
 	assert.InDelta(t, pairs[1], counts.Hi, 0.02)
-	assert.False(t, counts.Unreliable, "n = 15")
+	assert.True(t, counts.Unreliable, "percentile below 100 pairs")
 }
 
 func TestKappaCI95PerfectAgreementWidens(t *testing.T) {
@@ -166,4 +166,76 @@ func TestKappaCI95ContextStops(t *testing.T) {
 func KappaCI95(m [][]int, w [][]float64, resamples int, seed uint64, method string) Interval {
 	iv, _ := KappaCI95Context(context.Background(), m, w, resamples, seed, method)
 	return iv
+}
+
+// The example: 10 cases, the human all in bin 0, the judge cycling
+// 0/1/2: κ = 0 in every resample, so the bootstrap gave [0, 0]. The interval now
+// comes from the Wilson interval of the observed disagreement (6 of 10).
+func TestKappaCI95ConstantRaterNotAPoint(t *testing.T) {
+	human := make([]int, 10)
+	judge := []int{0, 1, 2, 0, 1, 2, 0, 1, 2, 0}
+	m := ConfusionMatrix(human, judge, 3)
+	for _, scheme := range []string{KappaUnweighted, KappaLinear, KappaQuadratic} {
+		w := KappaWeights(3, scheme)
+		require.Equal(t, 0.0, WeightedKappa(m, w), scheme)
+		iv := KappaCI95(m, w, 2000, DefaultSeed, KappaCIMethod)
+		assert.Equal(t, MethodWilsonDisagreement, iv.Method, scheme)
+		assert.Less(t, iv.Lo, 0.0, scheme)
+		assert.Greater(t, iv.Hi, 0.0, scheme)
+	}
+	// Unweighted: D_o = D_e = 0.6, Wilson(6, 10) = [0.3127, 0.8318].
+	iv := KappaCI95(m, KappaWeights(3, KappaUnweighted), 2000, DefaultSeed, KappaCIMethod)
+	wl := WilsonInterval(6, 10, Z95)
+	assert.InDelta(t, 1-wl[1]/0.6, iv.Lo, 1e-12)
+	assert.InDelta(t, 1-wl[0]/0.6, iv.Hi, 1e-12)
+}
+
+// A random sweep over small and degenerate label sets (constant raters, a
+// single disagreeing pair, n ≤ 5, perfect inverses, and random sets up to
+// n = 12, K = 2, 3, 5, every weighting): every defined kappa has an interval of
+// positive width that contains it.
+func TestKappaCI95SweepNeverZeroWidth(t *testing.T) {
+	r := NewRand(77)
+	defined, fallback := 0, 0
+	for trial := range 350 {
+		k := []int{2, 3, 5}[trial%3]
+		n := 1 + r.IntN(12)
+		if trial%5 == 0 {
+			n = 1 + r.IntN(5)
+		}
+		human, judge := make([]int, n), make([]int, n)
+		for i := range n {
+			human[i], judge[i] = r.IntN(k), r.IntN(k)
+		}
+		switch trial % 7 {
+		case 0: // constant human
+			clear(human)
+		case 1: // constant judge
+			for i := range judge {
+				judge[i] = k - 1
+			}
+		case 2: // perfect inverse
+			for i := range judge {
+				judge[i] = k - 1 - human[i]
+			}
+		}
+		m := ConfusionMatrix(human, judge, k)
+		for _, scheme := range []string{KappaUnweighted, KappaLinear, KappaQuadratic} {
+			w := KappaWeights(k, scheme)
+			kappa := WeightedKappa(m, w)
+			iv := KappaCI95(m, w, 100, uint64(trial), KappaCIMethod)
+			if math.IsNaN(kappa) {
+				assert.True(t, math.IsNaN(iv.Lo))
+				continue
+			}
+			defined++
+			if iv.Method == MethodWilsonDisagreement {
+				fallback++
+			}
+			assert.Greater(t, iv.Hi, iv.Lo, "k=%d %s human %v judge %v κ %g", k, scheme, human, judge, kappa)
+			assert.LessOrEqual(t, iv.Lo, kappa+1e-12)
+			assert.GreaterOrEqual(t, iv.Hi, kappa-1e-12)
+		}
+	}
+	t.Logf("%d defined intervals, %d from the Wilson disagreement fallback", defined, fallback)
 }

@@ -27,10 +27,6 @@ const (
 	// PMethodRandomization: the Monte Carlo sign-flip test (SignFlipPValues), a
 	// valid p-value at any number of resamples (Phipson & Smyth 2010).
 	PMethodRandomization = "sign-flip-randomization"
-	// PMethodBerryEsseen: beyond the exact and Monte Carlo budgets, the normal
-	// tail plus the Berry–Esseen bound on its error (SignFlipPValueBound): never
-	// below the exact sign-flip p-value.
-	PMethodBerryEsseen = "sign-flip-berry-esseen-bound"
 )
 
 // IsZeroOne reports whether every value of xs is 0 or 1 (and there is one).
@@ -94,7 +90,7 @@ func meanCI(xs, stats []float64, lo, hi float64) Interval {
 	}
 	if stats == nil {
 		ci := MeanCI95Normal(xs)
-		return Interval{Lo: ci[0], Hi: ci[1], N: n, Method: MethodCornishFisher, Unreliable: Unreliable(n)}
+		return Interval{Lo: ci[0], Hi: ci[1], N: n, Method: MethodCornishFisher, Unreliable: UnreliableFor(MethodCornishFisher, n)}
 	}
 	jack := make([]float64, n)
 	w := make([]int64, n)
@@ -102,30 +98,8 @@ func meanCI(xs, stats []float64, lo, hi float64) Interval {
 		jack[i] = (sum - v) / float64(n-1)
 		w[i] = 1
 	}
-	ci := BCaFromReplicates(stats, sum/float64(n), JackknifeAcceleration(jack, w))
-	return Interval{Lo: ci[0], Hi: ci[1], N: n, Method: MethodBCa, Unreliable: Unreliable(n)}
-}
-
-// BerryEsseenC is the Berry–Esseen constant for sums of independent, not
-// identically distributed variables (Shevtsova 2010: C ≤ 0.5600).
-const BerryEsseenC = 0.56
-
-// SignFlipPValueBound is an upper bound on the exact two-sided sign-flip p-value
-// of the differences d: under H0, T = Σ s_i d_i is a sum of independent
-// symmetric terms with variance V = Σ d_i² and Σ E|s_i d_i|³ = Σ |d_i|³, so by
-// Berry–Esseen each tail P(T ≥ t) is within C·Σ|d_i|³/V^{3/2} of the normal's,
-// and p ≤ min(1, erfc(|Σ d_i|/√(2V)) + 2C·Σ|d_i|³/V^{3/2}). Conservative at any n.
-func SignFlipPValueBound(d []float64) float64 {
-	t, v, m3 := 0.0, 0.0, 0.0
-	for _, x := range d {
-		t += x
-		v += x * x
-		m3 += math.Abs(x) * x * x
-	}
-	if v == 0 {
-		return 1
-	}
-	return min(1, math.Erfc(math.Abs(t)/math.Sqrt(2*v))+2*BerryEsseenC*m3/math.Pow(v, 1.5))
+	ci := BCaExpandedFromReplicates(stats, sum/float64(n), JackknifeAcceleration(jack, w), n)
+	return Interval{Lo: ci[0], Hi: ci[1], N: n, Method: MethodBCa, Unreliable: UnreliableFor(MethodBCa, n)}
 }
 
 // PairedExactP is the exact two-sided paired test of the differences d, when

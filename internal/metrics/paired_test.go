@@ -59,8 +59,6 @@ func TestPairedExactPAgainstEnumeration(t *testing.T) {
 		require.True(t, ok, "%v", d)
 		want := enumerateSignFlip(d)
 		assert.InDelta(t, want, p, 1e-12, "%v (%s)", d, method)
-		// The bound is never below the exact p-value.
-		assert.GreaterOrEqual(t, SignFlipPValueBound(d)+1e-15, want, "%v", d)
 	}
 }
 
@@ -81,18 +79,6 @@ func TestMcNemarIssueExample(t *testing.T) {
 	// In the issue's family of 8 tests the Holm-adjusted exact p is 0.053: no
 	// winner (the normal shortcut's 0.0047 gave 0.037, a winner).
 	assert.Greater(t, Holm([]float64{p, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5})[0], 0.05)
-}
-
-func TestSignFlipPValueBoundConservativeOnContinuous(t *testing.T) {
-	r := NewRand(9)
-	for range 50 {
-		d := make([]float64, 16)
-		for i := range d {
-			d[i] = r.NormFloat64() + 0.4
-		}
-		assert.GreaterOrEqual(t, SignFlipPValueBound(d)+1e-15, enumerateSignFlip(d))
-	}
-	assert.Equal(t, 1.0, SignFlipPValueBound([]float64{0, 0}))
 }
 
 func TestSignFlipEnumerate(t *testing.T) {
@@ -141,7 +127,7 @@ func TestColumnCI95(t *testing.T) {
 	stats := BootstrapMeans(xs, len(xs), 1, 2000, 1)[0]
 	iv = ColumnCI95(xs, stats, 0, 1)
 	assert.Equal(t, MethodBCa, iv.Method)
-	assert.False(t, iv.Unreliable)
+	assert.True(t, iv.Unreliable, "BCa below 30")
 	assert.Less(t, iv.Lo, 0.375)
 	assert.Greater(t, iv.Hi, 0.375)
 	assert.Equal(t, MethodCornishFisher, ColumnCI95(xs, nil, 0, 1).Method)

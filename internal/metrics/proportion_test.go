@@ -36,12 +36,13 @@ func TestWilsonInterval(t *testing.T) {
 
 	iv := WilsonCI95(5, 5)
 	assert.Equal(t, MethodWilson, iv.Method)
-	assert.True(t, iv.Unreliable, "n = 5 < 10")
-	assert.False(t, WilsonCI95(9, 10).Unreliable)
+	assert.True(t, iv.Unreliable, "n = 5")
+	assert.True(t, WilsonCI95(9, 10).Unreliable, "Wilson below 50")
+	assert.False(t, WilsonCI95(45, 50).Unreliable)
 }
 
 func TestUnreliable(t *testing.T) {
-	for n, want := range map[int64]bool{0: true, 1: true, 9: true, 10: false, 1000: false} {
+	for n, want := range map[int64]bool{0: true, 1: true, 9: true, 29: true, 30: false, 1000: false} {
 		assert.Equal(t, want, Unreliable(n), "n = %d", n)
 	}
 }

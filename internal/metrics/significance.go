@@ -17,7 +17,7 @@ import (
 
 // ExactResamplingBudget bounds n × resamples for Monte Carlo resampling. Above it,
 // compare's intervals use the Cornish–Fisher approximation (MeanCI95Normal) and its
-// p-values that have no exact form the conservative bound SignFlipPValueBound.
+// p-values that have no exact form the saddlepoint approximation (LargeSampleSignFlipP).
 const ExactResamplingBudget = 20_000_000
 
 // ResamplingIsExact reports whether n items with `resamples` resamples are

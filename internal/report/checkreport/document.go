@@ -133,7 +133,7 @@ type Group struct {
 
 // Summary is one measure's mean, 95% CI and n in a group: ci95_method says how
 // the interval was computed (wilson for 0/1 values, bca, or bounded-wilson /
-// range when every value is equal), unreliable that n < 10.
+// range when every value is equal), unreliable that its method's simulated coverage at n is below 0.93.
 type Summary struct {
 	CI95       [2]format.Float `json:"ci95"`
 	CI95Method string          `json:"ci95_method"`
@@ -357,11 +357,12 @@ func meanCI(g Group, key string) string {
 	return s
 }
 
-// UnreliableMark follows an interval over fewer than 10 cases; UnreliableNote
+// UnreliableMark follows an interval whose method's simulated coverage at its n
+// is below 0.93; UnreliableNote
 // is its footnote in the text and Markdown reports.
 const (
 	UnreliableMark = "†"
-	UnreliableNote = UnreliableMark + " n < 10: the interval is unreliable (too few cases to trust its width)"
+	UnreliableNote = UnreliableMark + " unreliable: this interval's method covers less than 93% at this n in simulation (BCa below 30 cases, Wilson below 50; docs/statistics.md)"
 )
 
 // anyUnreliable reports whether a group's interval is marked.

@@ -40,7 +40,8 @@ const PAdjustment = "holm-within-measure"
 // two strategies behind "recommended" (null with one run). p_value is
 // Holm-adjusted within the measure's family (its strategies); "primary" marks
 // the tests of the primary measure, the only ones the recommendation uses.
-// Every interval carries its n, its method and whether n < 10 makes it
+// Every interval carries its n, its method and whether its method's simulated
+// coverage at that n (below 0.93) makes it
 // unreliable; every test its n, its p_value_method and a note when the interval
 // and the test disagree. "relevance_scale" is the [lowest, highest] relevance
 // level found in the qrels; "relevant_level_fallback" says binary qrels were
@@ -273,7 +274,7 @@ func New(r *compare.Result) *Document {
 		for m, key := range metrics.GradedKeys {
 			iv := s.CI[m]
 			ms[key] = Summary{Mean: format.Float(s.Means[m]), CI95: format.CI(iv.CI()), CI95Method: iv.Method,
-				N: int64(r.MeasureN[m]), Unreliable: metrics.Unreliable(int64(r.MeasureN[m]))}
+				N: int64(r.MeasureN[m]), Unreliable: iv.Unreliable}
 			st.CI95Methods = addMethod(st.CI95Methods, iv.Method)
 		}
 		levels, unjudged := s.Distribution()

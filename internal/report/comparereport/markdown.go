@@ -49,7 +49,7 @@ func (d *Document) Markdown(w io.Writer) error {
 	// Two tables of at most six short columns each, so neither is wider than
 	// GitHub's comment column: the measures in report order, the first four
 	// beside n, the rest below; each mean with ± half its interval's width
-	// (marked when n < 10), and a first row with each measure's own n.
+	// (marked when unreliable), and a first row with each measure's own n.
 	half := (metrics.NumGraded + 1) / 2
 	unreliable := false
 	for part, ms := range [][]metrics.Measure[metrics.QueryInput]{metrics.QueryMeasures[:half], metrics.QueryMeasures[half:]} {

@@ -29,7 +29,9 @@ func (d *Document) method() string {
 	p := fmt.Sprintf("p: exact McNemar for 0/1 measures, exact sign-flip where the paired differences share a lattice, else Monte Carlo sign-flip (%d resamples)", st.Resamples)
 	if !st.Resampled {
 		ci = fmt.Sprintf("95%% CIs: Wilson for 0/1 series, else Cornish-Fisher approximation of the bootstrap, because %d queries x %d resamples exceeds %d", d.Queries.WithRelevant, st.Resamples, st.ResamplingBudget)
-		p = "p: exact McNemar for 0/1 measures, exact sign-flip where the paired differences share a lattice, else the normal tail plus its Berry-Esseen error bound (conservative)"
+	}
+	if slices.Contains(st.PValueMethods, metrics.PMethodSaddlepoint) {
+		p = fmt.Sprintf("p: exact McNemar for 0/1 measures, exact sign-flip where the paired differences share a lattice, else from %d queries (or beyond the resampling budget) the saddlepoint approximation of the sign-flip distribution (relative error O(1/n), no resampling)", metrics.SaddlepointMinQueries)
 	}
 	return ci + "; " + p + fmt.Sprintf("; Holm within each measure across the strategies; significant = adjusted p < %.2f", st.Alpha.V())
 }
@@ -52,7 +54,7 @@ func (d *Document) scaleLine() string {
 func noteText(note string) string {
 	switch note {
 	case compare.NoteSmallN:
-		return "the interval excludes 0 or not, but n < 10 makes it unreliable: the exact test decides"
+		return "the interval excludes 0 or not, but its method covers less than 93% at this n in simulation: the test decides"
 	case compare.NoteHolm:
 		return "the interval excludes 0 and the unadjusted p is below alpha, but not after Holm's adjustment across strategies"
 	case compare.NoteMethods:
@@ -61,11 +63,11 @@ func noteText(note string) string {
 	return ""
 }
 
-// unreliableMark follows an interval whose n < 10.
+// unreliableMark follows an interval whose method's simulated coverage at its n is below 0.93.
 const unreliableMark = "†"
 
 // unreliableLine is the footnote of unreliableMark.
-const unreliableLine = unreliableMark + " n < 10: the interval is unreliable (too few queries to trust its width)"
+const unreliableLine = unreliableMark + " unreliable: this interval's method covers less than 93% at this n in simulation (BCa below 30 queries, Wilson below 50; docs/statistics.md)"
 
 func (d *Document) gain() string {
 	if d.Gain == metrics.GainLinear.String() {
@@ -154,7 +156,7 @@ func (d *Document) metricCell(key string) string {
 	return key
 }
 
-// ciCell is a paired test's signed interval, marked when n < 10.
+// ciCell is a paired test's signed interval, marked when unreliable.
 func (d *Document) ciCell(p Paired) string {
 	s := format.SignedInterval([2]float64{p.CI95[0].V(), p.CI95[1].V()})
 	if p.Unreliable {

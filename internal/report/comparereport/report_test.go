@@ -172,7 +172,7 @@ func TestCompareMethodReported(t *testing.T) {
 	}
 }
 
-// n < 10 marks every interval unreliable in every report (3 queries here), and
+// An interval whose method covers less than 0.93 at its n is marked unreliable in every report (3 queries here), and
 // every interval, test and measure carries its n and method in the JSON.
 func TestCompareUnreliableMarked(t *testing.T) {
 	res := compareFixture(t, "ann", "hybrid")
@@ -200,7 +200,7 @@ func TestCompareUnreliableMarked(t *testing.T) {
 		assert.Contains(t, p, "n")
 	}
 	for _, out := range []string{txt.String(), md.String()} {
-		assert.Contains(t, out, "† n < 10: the interval is unreliable")
+		assert.Contains(t, out, "† unreliable: this interval's method covers less than 93% at this n in simulation")
 		assert.Contains(t, out, "The recommendation rests on the primary measure dcg@2 alone (--primary)")
 		assert.Contains(t, out, "relevance scale found in the qrels: 1..3")
 	}
