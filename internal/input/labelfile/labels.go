@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 	"time"
 
@@ -100,6 +101,9 @@ func ReadLabels(ctx context.Context, r io.Reader, file string, side LabelSide, l
 		if input.IsBlank(b) {
 			continue
 		}
+		if out == nil {
+			out = make([]Label, 0, capacityHint(r, len(b)))
+		}
 		var l Label
 		if !lsc.scan(b, file, line, side, &l) {
 			// Not a valid label, or not in the scanner's shape: the tree
@@ -139,6 +143,24 @@ func ReadLabels(ctx context.Context, r io.Reader, file string, side LabelSide, l
 		return nil, err
 	}
 	return out, nil
+}
+
+// capacityHint guesses the number of labels of a regular file r from its size
+// and the length of its first label line (taken as at least 64 bytes, so a
+// short first line cannot make the guess much more than the file could hold):
+// the slice is sized once instead of growing by copies that leave garbage
+// worth several times the labels. 16 for anything else.
+func capacityHint(r io.Reader, firstLine int) int {
+	f, ok := r.(interface{ Stat() (os.FileInfo, error) })
+	if !ok {
+		return 16
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return 16
+	}
+	n := st.Size() / int64(max(firstLine+1, 64))
+	return int(min(n+n/16+16, 1<<28))
 }
 
 // ReadLabelsFile reads the labels file at path with ReadLabels. Opening a FIFO

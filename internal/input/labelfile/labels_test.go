@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -382,4 +384,29 @@ func TestReadLabelsMatchesReference(t *testing.T) {
 		ls, err := ReadLabels(context.Background(), bytes.NewReader(data), "f.jsonl", side, lock)
 		sameAsReference(t, data, side, lock, ls, err)
 	}
+}
+
+// A labels file is read into a slice sized from the file once (no growth by
+// copies); a reader that is not a regular file starts small.
+func TestReadLabelsFileCapacity(t *testing.T) {
+	lock := testLock(t)
+	var sb strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&sb, `{"case_id": "c%05d", "dimension": "groundedness", "score": 0.5, "construct": "support", "labeled_at": "2026-09-01T09:00:00Z"}`+"\n", i)
+	}
+	path := filepath.Join(t.TempDir(), "human.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(sb.String()), 0o644))
+	ls, err := ReadLabelsFile(context.Background(), path, HumanSide, lock)
+	require.NoError(t, err)
+	require.Len(t, ls, 3000)
+	assert.GreaterOrEqual(t, cap(ls), 3000)
+	assert.LessOrEqual(t, cap(ls), 3000+3000/16+16)
+	assert.Equal(t, 16, capacityHint(strings.NewReader(sb.String()), 120))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	st, err := f.Stat()
+	require.NoError(t, err)
+	n := int(st.Size()) / 64
+	assert.Equal(t, n+n/16+16, capacityHint(f, 10), "a short first line counts as 64 bytes")
 }
