@@ -201,6 +201,25 @@ func BenchmarkParseCase(b *testing.B) {
 			}
 		}
 	})
+	// The line shape of check's benchmark file (spaces after ':' and ',').
+	checkLine := []byte(`{"id": "case-123456", "locale": "es-419", "type": "adversarial", "query": "How do I do thing number 371 in the product?", ` +
+		`"must_cite_one_of": ["card-2411", "card-2412"], "retrieved": [{"id": "card-17#c0", "parent_id": "card-17", "score": 0.923}, ` +
+		`{"id": "card-2411#c1", "parent_id": "card-2411", "score": 0.905}, {"id": "card-977#c2", "parent_id": "card-977", "score": 0.883}, ` +
+		`{"id": "card-1500#c3", "parent_id": "card-1500", "score": 0.861}, {"id": "card-2#c0", "parent_id": "card-2", "score": 0.848}, ` +
+		`{"id": "card-2411#c1", "parent_id": "card-2411", "score": 0.832}, {"id": "card-2999#c2", "parent_id": "card-2999", "score": 0.811}, ` +
+		`{"id": "card-640#c3", "parent_id": "card-640", "score": 0.797}, {"id": "card-1024#c0", "parent_id": "card-1024", "score": 0.776}, ` +
+		`{"id": "card-88#c1", "parent_id": "card-88", "score": 0.759}]}`)
+	b.Run("scanner-check-shape", func(b *testing.B) {
+		var p CaseParser
+		var c Case
+		b.SetBytes(int64(len(checkLine)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := p.Parse(checkLine, "f", 1, &c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("fastjson-parse-only", func(b *testing.B) {
 		var p fastjson.Parser
 		b.SetBytes(int64(len(line)))

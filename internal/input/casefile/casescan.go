@@ -490,12 +490,94 @@ func (p *CaseParser) retrievedField(v int) (int, error) {
 			}
 			return end, nil
 		case '{':
+			if end, ok := p.retrievedFast(i); ok {
+				return end, nil
+			}
 			return p.retrievedEntry(i, n)
 		}
 		end, err := p.s.Skip(i, 2)
 		p.fieldErr(fRetrieved, "retrieved[%d] must be a card id string or an object, got %s", n, jsonpos.TypeName(b[i]))
 		return end, err
 	})
+}
+
+// retrievedFast decodes the common shape of a retrieved entry starting at i,
+// {"id": "…", "parent_id": "…", "score": number} with at most one space between
+// tokens and a non-empty id, and reports whether the entry had that shape; if
+// not, nothing is recorded and retrievedEntry decodes it (and reports what is
+// wrong). Three distinct keys: no duplicate to track.
+func (p *CaseParser) retrievedFast(i int) (int, bool) {
+	b := p.b
+	arena := len(p.arena)
+	j, ok := p.fastKey(i+1, `"id"`)
+	if !ok || b[j] != '"' {
+		return 0, false
+	}
+	end, esc, err := p.s.String(j)
+	if err != nil || end == j+2 {
+		return 0, false
+	}
+	r := retSpan{id: p.store(j, end, esc), parent: noArenaSpan}
+	if j, ok = p.fastKey(fastComma(b, end), `"parent_id"`); !ok || b[j] != '"' {
+		p.arena = p.arena[:arena]
+		return 0, false
+	}
+	if end, esc, err = p.s.String(j); err != nil {
+		p.arena = p.arena[:arena]
+		return 0, false
+	}
+	if end > j+2 {
+		r.parent = p.store(j, end, esc)
+	}
+	if j, ok = p.fastKey(fastComma(b, end), `"score"`); !ok {
+		p.arena = p.arena[:arena]
+		return 0, false
+	}
+	if c := b[j]; c != '-' && (c < '0' || c > '9') {
+		p.arena = p.arena[:arena]
+		return 0, false
+	}
+	end, f, ok, err := p.s.NumberValue(j)
+	if err != nil || !ok {
+		p.arena = p.arena[:arena]
+		return 0, false
+	}
+	if end < len(b) && b[end] == ' ' {
+		end++
+	}
+	if end >= len(b) || b[end] != '}' {
+		p.arena = p.arena[:arena]
+		return 0, false
+	}
+	r.score, r.hasScore = f, true
+	p.ret = append(p.ret, r)
+	return end + 1, true
+}
+
+// fastKey matches key (quoted) at j, after at most one space, then ':' and at
+// most one space, and returns the offset of the value; ok is false for
+// anything else (the value offset is then inside the line).
+func (p *CaseParser) fastKey(j int, key string) (int, bool) {
+	b := p.b
+	if j < len(b) && b[j] == ' ' {
+		j++
+	}
+	if j+len(key)+2 > len(b) || string(b[j:j+len(key)]) != key || b[j+len(key)] != ':' {
+		return 0, false
+	}
+	j += len(key) + 1
+	if b[j] == ' ' {
+		j++
+	}
+	return j, j < len(b)
+}
+
+// fastComma is the offset after the ',' at i (or len(b), which fastKey refuses).
+func fastComma(b []byte, i int) int {
+	if i < len(b) && b[i] == ',' {
+		return i + 1
+	}
+	return len(b)
 }
 
 // retrievedEntry decodes the object entry n of retrieved starting at i: id
@@ -563,10 +645,11 @@ func (p *CaseParser) retrievedEntry(i, n int) (int, error) {
 					return 0, err
 				}
 			case c == '-' || '0' <= c && c <= '9':
-				if i, err = p.s.Number(v); err != nil {
+				var f float64
+				var ok bool
+				if i, f, ok, err = p.s.NumberValue(v); err != nil {
 					return 0, err
 				}
-				f, ok := jsonpos.ParseNumber(b[v:i])
 				if !ok {
 					scoreFieldErr = fmt.Sprintf("retrieved[%d].score %s is out of range", n, b[v:i])
 				} else {
@@ -642,10 +725,12 @@ func (p *CaseParser) scoresField(v int) (int, error) {
 			}
 			delete(p.scores, k)
 		case c == '-' || '0' <= c && c <= '9':
-			if i, err = p.s.Number(v); err != nil {
+			var f float64
+			var ok bool
+			if i, f, ok, err = p.s.NumberValue(v); err != nil {
 				return 0, err
 			}
-			if f, ok := jsonpos.ParseNumber(b[v:i]); ok {
+			if ok {
 				p.scores[k] = f
 			} else {
 				delete(p.scores, k)

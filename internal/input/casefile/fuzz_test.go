@@ -17,6 +17,11 @@ var caseSeeds = []string{
 	`{"id":"n","retrieved":[{"id":"a","score":0},{"id":"b","score":-0.0},{"id":"c","score":1E+2},{"id":"d","score":1e999}]}`,
 	"{\"id\":\"a\xffb\",\"must_cite_one_of\":[\"\xc3\"]}",
 	`{"id":"a","retrieved":[1,{"id":2},{"parent_id":"p"},""],"scores":{"b":"x","a":true}}`,
+	// The fast path of a retrieved entry and its near misses.
+	`{"id":"f","retrieved":[{"id": "a#1", "parent_id": "a", "score": 0.5}, {"id":"b","parent_id":"","score":-1}, {"id": "c", "parent_id": "c", "score": 1, "id": "d"}]}`,
+	`{"id":"f","retrieved":[{"id": "", "parent_id": "p", "score": 1}, {"id": "a", "parent_id": "p", "score": 1e400}, {"id": "a", "parent_id": "p", "score": 01}]}`,
+	`{"id":"f","retrieved":[{"id":  "a", "parent_id": "p", "score": 1 }, {"id": "a", "parent_id" : "p", "score": -}, {"id": "\u0061", "parent_id": "\u00e9", "score": 2.50}]}`,
+	"{\"id\":\"f\",\"retrieved\":[{\"id\": \"\xff\", \"parent_id\": \"é\", \"score\": 0.1234567890123456}, {\"id\": \"a\", \"parent_id\": null, \"score\": 1}]}",
 	`[1,2]`, `null`, `{"id":"a"`, `{"id":"a"} x`, `{"id":01}`, ` { } `,
 }
 

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode"
@@ -141,7 +142,18 @@ func describeByte(b []byte) string {
 }
 
 // WS returns the offset of the first non-whitespace byte at or after i.
+// Small enough to inline: most calls find no whitespace, or one space.
 func (s *Scanner) WS(i int) int {
+	if i < len(s.B) && s.B[i] > ' ' {
+		return i
+	}
+	if i+1 < len(s.B) && s.B[i] == ' ' && s.B[i+1] > ' ' {
+		return i + 1
+	}
+	return s.wsSlow(i)
+}
+
+func (s *Scanner) wsSlow(i int) int {
 	b := s.B
 	for i < len(b) {
 		switch b[i] {
@@ -190,10 +202,102 @@ const (
 )
 
 // String validates the string starting at the quote at i and returns the offset
-// after its closing quote and whether it needs unquoting (escapes or non-ASCII
-// bytes, which may be invalid UTF-8); if not, its content is the bytes between
-// the quotes.
+// after its closing quote and whether it needs unquoting (escapes, or invalid
+// UTF-8, which unquoting turns into U+FFFD); if not, its content is the bytes
+// between the quotes.
 func (s *Scanner) String(i int) (end int, esc bool, err error) {
+	// The common string: no backslash, no control character, ASCII. Eight
+	// bytes at a time, the closing quote found inside its word; a string with
+	// other bytes before its quote goes on below.
+	b := s.B
+	for j := i + 1; j+8 <= len(b); j += 8 {
+		x := binary.LittleEndian.Uint64(b[j:])
+		q := x ^ (swarOnes * '"')
+		// Flags at bit 7 of each byte; the lowest quote flag is exact (a false
+		// one only sits above a true one), and so is "any stop flag below it".
+		quotes := (q - swarOnes) &^ q & swarHigh
+		stops := stopFlags(x) | x&swarHigh
+		if quotes != 0 {
+			if stops&(quotes&-quotes-1) == 0 {
+				return j + int(uint(bits.TrailingZeros64(quotes))>>3) + 1, false, nil
+			}
+			break
+		}
+		if stops != 0 {
+			break
+		}
+	}
+	// Non-ASCII (valid UTF-8 needs no unquoting), or the last bytes of the
+	// input: one search for the quote, one check of the span.
+	if q := bytes.IndexByte(b[i+1:], '"'); q >= 0 {
+		switch plainSpan(b, i+1, i+1+q) {
+		case spanASCII:
+			return i + q + 2, false, nil
+		case spanHigh:
+			if utf8.Valid(b[i+1 : i+1+q]) {
+				return i + q + 2, false, nil
+			}
+		}
+	}
+	return s.stringSlow(i)
+}
+
+// Results of plainSpan.
+const (
+	spanASCII = iota // printable ASCII, no backslash
+	spanHigh         // no backslash or control character; some byte ≥ 0x80
+	spanStop         // a backslash or a control character
+)
+
+// plainSpan classifies b[j:e] (e ≤ len(b)) eight bytes at a time: a backslash
+// or a control character (which the slow path handles or reports), else
+// whether any byte is not ASCII. Bytes of b past e are read but ignored.
+func plainSpan(b []byte, j, e int) int {
+	var hi uint64
+	for ; j+8 <= e; j += 8 {
+		x := binary.LittleEndian.Uint64(b[j:])
+		if stopWord(x) {
+			return spanStop
+		}
+		hi |= x
+	}
+	if j < e {
+		var x uint64
+		if j+8 <= len(b) {
+			// The tail in one load; the bytes past e read as spaces.
+			m := uint64(1)<<(8*uint(e-j)) - 1
+			x = binary.LittleEndian.Uint64(b[j:])&m | (swarOnes*' ')&^m
+		} else {
+			x = swarOnes * ' '
+			for k := e - 1; k >= j; k-- {
+				x = x<<8 | uint64(b[k])
+			}
+		}
+		if stopWord(x) {
+			return spanStop
+		}
+		hi |= x
+	}
+	if hi&swarHigh != 0 {
+		return spanHigh
+	}
+	return spanASCII
+}
+
+// stopWord reports whether any byte of x is a backslash or a control character.
+func stopWord(x uint64) bool { return stopFlags(x) != 0 }
+
+// stopFlags flags (bit 7 of a byte) the backslashes and control characters of
+// x, exact for the lowest one and for "any" (haszero/hasless from "Bit
+// Twiddling Hacks": a false flag only sits above a true one).
+func stopFlags(x uint64) uint64 {
+	e := x ^ (swarOnes * '\\')
+	return ((e-swarOnes)&^e | (x-swarOnes*0x20)&^x) & swarHigh
+}
+
+// stringSlow is String's general path: escapes, control characters (an error)
+// and non-ASCII bytes.
+func (s *Scanner) stringSlow(i int) (end int, esc bool, err error) {
 	b := s.B
 	j := i + 1
 	var hi uint64 // OR of the plain bytes: bit 7 set if any is not ASCII
@@ -361,32 +465,15 @@ func (s *Scanner) Key(i int) ([]byte, int, error) {
 	if i >= len(b) || b[i] != '"' {
 		return nil, 0, s.Unexpected(i, "looking for an object key")
 	}
-	var k keySpan
-	end := -1
-	// Fast path: keys are short and plain ASCII.
-	for j := i + 1; j < len(b); j++ {
-		c := b[j]
-		if c == '"' {
-			k, end = keySpan{off: i + 1, end: j}, j+1
-			break
-		}
-		if c < 0x20 || c == '\\' || c >= utf8.RuneSelf {
-			break
-		}
+	end, esc, err := s.String(i)
+	if err != nil {
+		return nil, 0, err
 	}
-	if end < 0 {
-		e, esc, err := s.String(i)
-		if err != nil {
-			return nil, 0, err
-		}
-		end = e
-		if esc {
-			off := len(s.karena)
-			s.karena = AppendUnquoted(s.karena, b[i+1:end-1])
-			k = keySpan{off: off, end: len(s.karena), inArena: true}
-		} else {
-			k = keySpan{off: i + 1, end: end - 1}
-		}
+	k := keySpan{off: i + 1, end: end - 1}
+	if esc {
+		off := len(s.karena)
+		s.karena = AppendUnquoted(s.karena, b[i+1:end-1])
+		k = keySpan{off: off, end: len(s.karena), inArena: true}
 	}
 	key := s.keyBytes(k)
 	if err := s.addKey(k, key, i); err != nil {
@@ -403,15 +490,6 @@ func (s *Scanner) KeyUntracked(i int) (key []byte, end int, err error) {
 	b := s.B
 	if i >= len(b) || b[i] != '"' {
 		return nil, 0, s.Unexpected(i, "looking for an object key")
-	}
-	for j := i + 1; j < len(b); j++ {
-		c := b[j]
-		if c == '"' {
-			return b[i+1 : j], j + 1, nil
-		}
-		if c < 0x20 || c == '\\' || c >= utf8.RuneSelf {
-			break
-		}
 	}
 	end, esc, err := s.String(i)
 	if err != nil {
@@ -620,6 +698,60 @@ func getu4(s []byte) rune {
 		r = r*16 + rune(c)
 	}
 	return r
+}
+
+// NumberValue validates the number starting at i and converts it: the offset
+// after it, its value, and ok false when it does not fit a float64 (as
+// ParseNumber). The common form (-?digits(.digits)?, at most 15 digits) is
+// validated and converted in one pass, exactly as exactDecimal converts it.
+func (s *Scanner) NumberValue(i int) (end int, f float64, ok bool, err error) {
+	b := s.B
+	j := i
+	neg := j < len(b) && b[j] == '-'
+	if neg {
+		j++
+	}
+	var mant uint64
+	start := j
+	for j < len(b) && b[j]-'0' < 10 {
+		mant = mant*10 + uint64(b[j]-'0')
+		j++
+	}
+	digits, frac := j-start, 0
+	if digits == 0 || digits > 1 && b[start] == '0' {
+		return s.numberValueSlow(i)
+	}
+	if j < len(b) && b[j] == '.' {
+		j++
+		fs := j
+		for j < len(b) && b[j]-'0' < 10 {
+			mant = mant*10 + uint64(b[j]-'0')
+			j++
+		}
+		if frac = j - fs; frac == 0 {
+			return s.numberValueSlow(i)
+		}
+		digits += frac
+	}
+	if digits > 15 || j < len(b) && (b[j] == 'e' || b[j] == 'E') {
+		return s.numberValueSlow(i)
+	}
+	f = float64(mant)
+	if frac > 0 {
+		f /= exactPow10[frac]
+	}
+	if neg {
+		f = -f
+	}
+	return j, f, true, nil
+}
+
+func (s *Scanner) numberValueSlow(i int) (end int, f float64, ok bool, err error) {
+	if end, err = s.Number(i); err != nil {
+		return 0, 0, false, err
+	}
+	f, ok = ParseNumber(s.B[i:end])
+	return end, f, ok, nil
 }
 
 // ParseNumber converts a validated JSON number; ok is false when it does not

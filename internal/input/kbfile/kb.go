@@ -50,10 +50,17 @@ type KB struct {
 	// commands print them as warnings.
 	Skipped []string
 	byID    map[string]int
+	index   *idIndex // the ids again, for Has (built by Load)
 }
 
 // Has reports whether id is a card of the KB.
-func (kb *KB) Has(id string) bool { _, ok := kb.byID[id]; return ok }
+func (kb *KB) Has(id string) bool {
+	if kb.index != nil && len(id) <= maxIndexedID {
+		return kb.index.has(id)
+	}
+	_, ok := kb.byID[id]
+	return ok
+}
 
 // Card returns the card with id.
 func (kb *KB) Card(id string) (Card, bool) {
@@ -102,6 +109,7 @@ func Load(ctx context.Context, path string) (*KB, error) {
 		}
 		return nil, input.Errorf(path, 0, "knowledge base has no cards")
 	}
+	kb.buildIndex()
 	return kb, nil
 }
 

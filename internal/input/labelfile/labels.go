@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 	"time"
 
@@ -75,9 +76,16 @@ func ReadLabels(ctx context.Context, r io.Reader, file string, side LabelSide, l
 	sc := bufio.NewScanner(input.Reader(ctx, r))
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	var p jsonpos.Parser
+	var lsc labelScanner
 	var out []Label
-	type key struct{ c, d string }
-	seen := map[key]int{}
+	// fail returns err, or the duplicate among the labels before it (a
+	// (case_id, dimension) seen before), which comes first in the file.
+	fail := func(err error) ([]Label, error) {
+		if derr := duplicateError(out); derr != nil {
+			return nil, derr
+		}
+		return nil, err
+	}
 	line := 0
 	for sc.Scan() {
 		line++
@@ -93,25 +101,28 @@ func ReadLabels(ctx context.Context, r io.Reader, file string, side LabelSide, l
 		if input.IsBlank(b) {
 			continue
 		}
-		l, err := parseLabelLine(&p, b, file, line, side)
-		if err != nil {
-			if cerr := ctx.Err(); cerr != nil {
-				// A read interrupted by ctx ends the scan with the partial
-				// line as its last token: the error is the cancellation.
-				return nil, cerr
+		if out == nil {
+			out = make([]Label, 0, capacityHint(r, len(b)))
+		}
+		var l Label
+		if !lsc.scan(b, file, line, side, &l) {
+			// Not a valid label, or not in the scanner's shape: the tree
+			// parser decodes it or says what is wrong.
+			var err error
+			if l, err = parseLabelLine(&p, b, file, line, side); err != nil {
+				if cerr := ctx.Err(); cerr != nil {
+					// A read interrupted by ctx ends the scan with the partial
+					// line as its last token: the error is the cancellation.
+					return nil, cerr
+				}
+				return fail(err)
 			}
-			return nil, err
 		}
 		if lock != nil {
 			if err := lock.checkLabel(&l); err != nil {
-				return nil, err
+				return fail(err)
 			}
 		}
-		k := key{l.CaseID, l.Dimension}
-		if first, dup := seen[k]; dup {
-			return nil, input.Errorf(file, line, "duplicate label for case %q, dimension %q (first on line %d)", l.CaseID, l.Dimension, first)
-		}
-		seen[k] = line
 		out = append(out, l)
 	}
 	if err := sc.Err(); err != nil {
@@ -119,14 +130,37 @@ func ReadLabels(ctx context.Context, r io.Reader, file string, side LabelSide, l
 			return nil, cerr
 		}
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, input.Errorf(file, line+1, "line longer than 16 MiB")
+			return fail(input.Errorf(file, line+1, "line longer than 16 MiB"))
 		}
-		return nil, fmt.Errorf("failed to read %s: %w", file, err)
+		return fail(fmt.Errorf("failed to read %s: %w", file, err))
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// A repeated (case_id, dimension), found by sorting instead of a map of
+	// every label: the same error, at the same line, as checking each line.
+	if err := duplicateError(out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// capacityHint guesses the number of labels of a regular file r from its size
+// and the length of its first label line (taken as at least 64 bytes, so a
+// short first line cannot make the guess much more than the file could hold):
+// the slice is sized once instead of growing by copies that leave garbage
+// worth several times the labels. 16 for anything else.
+func capacityHint(r io.Reader, firstLine int) int {
+	f, ok := r.(interface{ Stat() (os.FileInfo, error) })
+	if !ok {
+		return 16
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return 16
+	}
+	n := st.Size() / int64(max(firstLine+1, 64))
+	return int(min(n+n/16+16, 1<<28))
 }
 
 // ReadLabelsFile reads the labels file at path with ReadLabels. Opening a FIFO

@@ -1,8 +1,13 @@
 package labelfile
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 )
 
 const testLockJSON = `{
@@ -210,6 +216,7 @@ func FuzzReadLabels(f *testing.F) {
 			side = JudgeSide
 		}
 		ls, err := ReadLabels(context.Background(), strings.NewReader(string(data)), "f.jsonl", side, lock)
+		sameAsReference(t, data, side, lock, ls, err)
 		if err != nil {
 			var de *input.Error
 			if !errors.As(err, &de) {
@@ -283,4 +290,123 @@ func FuzzReadLock(f *testing.F) {
 			}
 		}
 	})
+}
+
+// readLabelsRef is the reader before the scanner: every line through the tree
+// parser, each (case_id, dimension) checked against a map as it comes. The
+// reader must give the same labels and the same first error.
+func readLabelsRef(data []byte, file string, side LabelSide, lock *Lock) ([]Label, error) {
+	var p jsonpos.Parser
+	var out []Label
+	seen := map[[2]string]int{}
+	for n, b := range bytes.Split(data, []byte("\n")) {
+		line := n + 1
+		if line == 1 {
+			b = bytes.TrimPrefix(b, input.BOM)
+		}
+		if input.IsBlank(b) {
+			continue
+		}
+		l, err := parseLabelLine(&p, b, file, line, side)
+		if err != nil {
+			return nil, err
+		}
+		if lock != nil {
+			if err := lock.checkLabel(&l); err != nil {
+				return nil, err
+			}
+		}
+		k := [2]string{l.CaseID, l.Dimension}
+		if first, dup := seen[k]; dup {
+			return nil, input.Errorf(file, line, "duplicate label for case %q, dimension %q (first on line %d)", l.CaseID, l.Dimension, first)
+		}
+		seen[k] = line
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+func sameAsReference(t *testing.T, data []byte, side LabelSide, lock *Lock, ls []Label, err error) {
+	t.Helper()
+	if bytes.Contains(data, []byte("\r")) || len(data) > 1<<20 {
+		return // line splitting differs from bufio's (CR, long lines): not compared
+	}
+	want, wantErr := readLabelsRef(data, "f.jsonl", side, lock)
+	require.Equal(t, fmt.Sprint(wantErr), fmt.Sprint(err), "%q", data)
+	require.Len(t, ls, len(want))
+	for i := range want {
+		w, g := want[i], ls[i]
+		require.True(t, w.At.Equal(g.At), "%q: %v vs %v", data, w.At, g.At)
+		_, wo := w.At.Zone()
+		_, gotOff := g.At.Zone()
+		require.Equal(t, wo, gotOff)
+		w.At, g.At = time.Time{}, time.Time{}
+		require.Equal(t, w, g, "%q", data)
+	}
+}
+
+// TestReadLabelsMatchesReference reads random label files (valid lines, near
+// misses of every field, blank lines, duplicates) and compares labels and errors
+// with the line-by-line reader.
+func TestReadLabelsMatchesReference(t *testing.T) {
+	lock := testLock(t)
+	rng := rand.New(rand.NewPCG(9, 10))
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	for range 600 {
+		var sb strings.Builder
+		side := HumanSide
+		if rng.IntN(2) == 0 {
+			side = JudgeSide
+		}
+		for range 1 + rng.IntN(12) {
+			fields := []string{
+				`"case_id": ` + pick(`"c1"`, `"c2"`, `"c3"`, `"\u0063\u0034"`, `" "`, `""`, `7`, `"c\ud800"`),
+				`"dimension": ` + pick(`"groundedness"`, `"faithfulness"`, `"other"`, `null`),
+				`"construct": ` + pick(`"support"`, `"x"`, `""`, `["support"]`),
+				pick(`"labeled_at"`, `"judged_at"`) + `: ` + pick(`"2026-09-01T09:00:00Z"`, `"2026-09-01T11:00:00+02:00"`, `"2026-09-01"`, `"  "`, `5`),
+				pick(`"score": `+pick(`0.5`, `1`, `0`, `1.5`, `-0.1`, `1e400`, `"0.5"`, `0.3333333333333333333`, `2e-1`), `"bin": `+pick(`0`, `2`, `3`, `1.5`, `-1`, `1e1`), ``),
+				pick(``, `"labeler": {"a": [1, 2]}`, `"score": 0.25`, `"extra": "\n"`),
+			}
+			rng.Shuffle(len(fields), func(i, j int) { fields[i], fields[j] = fields[j], fields[i] })
+			var kept []string
+			for _, f := range fields {
+				if f != "" && rng.IntN(12) > 0 {
+					kept = append(kept, f)
+				}
+			}
+			sep := pick(", ", ",", " , ")
+			sb.WriteString(pick("", " ") + "{" + strings.Join(kept, sep) + "}" + pick("", " ", "x") + "\n")
+			if rng.IntN(8) == 0 {
+				sb.WriteString("\n")
+			}
+		}
+		data := []byte(sb.String())
+		ls, err := ReadLabels(context.Background(), bytes.NewReader(data), "f.jsonl", side, lock)
+		sameAsReference(t, data, side, lock, ls, err)
+	}
+}
+
+// A labels file is read into a slice sized from the file once (no growth by
+// copies); a reader that is not a regular file starts small.
+func TestReadLabelsFileCapacity(t *testing.T) {
+	lock := testLock(t)
+	var sb strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&sb, `{"case_id": "c%05d", "dimension": "groundedness", "score": 0.5, "construct": "support", "labeled_at": "2026-09-01T09:00:00Z"}`+"\n", i)
+	}
+	path := filepath.Join(t.TempDir(), "human.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(sb.String()), 0o644))
+	ls, err := ReadLabelsFile(context.Background(), path, HumanSide, lock)
+	require.NoError(t, err)
+	require.Len(t, ls, 3000)
+	assert.GreaterOrEqual(t, cap(ls), 3000)
+	assert.LessOrEqual(t, cap(ls), 3000+3000/16+16)
+	assert.Equal(t, 16, capacityHint(strings.NewReader(sb.String()), 120))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	st, err := f.Stat()
+	require.NoError(t, err)
+	n := int(st.Size()) / 64
+	assert.Equal(t, n+n/16+16, capacityHint(f, 10), "a short first line counts as 64 bytes")
 }

@@ -54,6 +54,9 @@ type HistoryView struct {
 	// Unread, when set, says why the history could not be read (the dashboard
 	// shows it instead of the chart).
 	Unread string
+	// summarised is how many of the first Runs stand for groups of older runs
+	// (ChartView): their points carry no hover n and commit.
+	summarised int
 }
 
 func (v HistoryView) branchText() string {
@@ -210,6 +213,72 @@ func (v HistoryView) Newest(n int) HistoryView {
 	return v
 }
 
+// The history page's chart is bounded whatever the history's length
+// (docs/history.md): the newest runs are drawn in full (value, 95% band, hover
+// n and commit) up to chartFullPoints points (runs × series, at least
+// chartMinFullRuns and at most chartMaxFullRuns runs); the older runs are
+// summarised in at most chartOlderPoints points: one run in every step (the
+// last of each group of step consecutive runs), its value only, an input
+// change anywhere in the group marked on it.
+const (
+	chartFullPoints  = 6000
+	chartMinFullRuns = 20
+	chartMaxFullRuns = 1000
+	chartOlderPoints = 2000
+)
+
+// ChartView is v as the history page charts it: the newest full runs as they
+// are, the older ones summarised (their points have no interval and no n).
+// step is how many older runs each summarised point stands for (1 when none
+// are summarised); older is how many runs are older than the full ones.
+func (v HistoryView) ChartView() (cv HistoryView, full, older, step int) {
+	ns := max(1, len(v.Series))
+	full = min(max(chartFullPoints/ns, chartMinFullRuns), chartMaxFullRuns)
+	older = len(v.Runs) - full
+	if older <= 0 {
+		return v, len(v.Runs), 0, 1
+	}
+	slots := max(chartOlderPoints/ns, 1)
+	step = (older + slots - 1) / slots
+	var idx []int // the runs charted, oldest first
+	cv = v
+	cv.Runs = nil
+	for a := 0; a < older; a += step {
+		b := min(a+step, older)
+		r := v.Runs[b-1]
+		r.Changed = nil
+		for _, o := range v.Runs[a:b] {
+			for _, c := range o.Changed {
+				if !slices.Contains(r.Changed, c) {
+					r.Changed = append(r.Changed, c)
+				}
+			}
+		}
+		idx = append(idx, b-1)
+		cv.Runs = append(cv.Runs, r)
+	}
+	summarised := len(idx)
+	for i := older; i < len(v.Runs); i++ {
+		idx = append(idx, i)
+		cv.Runs = append(cv.Runs, v.Runs[i])
+	}
+	cv.Series = make([]SeriesView, 0, len(v.Series))
+	for _, s := range v.Series {
+		c := SeriesView{Name: s.Name, Y: make([]float64, len(idx)), Lo: make([]float64, len(idx)), Hi: make([]float64, len(idx)), N: make([]int, len(idx))}
+		for k, i := range idx {
+			c.Y[k], c.Lo[k], c.Hi[k], c.N[k] = s.Y[i], s.Lo[i], s.Hi[i], s.N[i]
+			if k < summarised {
+				c.Lo[k], c.Hi[k], c.N[k] = math.NaN(), math.NaN(), 0
+			}
+		}
+		if slices.ContainsFunc(c.Y, func(y float64) bool { return !math.IsNaN(y) }) {
+			cv.Series = append(cv.Series, c)
+		}
+	}
+	cv.summarised = summarised
+	return cv, full, older, step
+}
+
 // History writes the history page: the measure over the runs, one line per
 // strategy or group with its interval as a band, the runs whose inputs changed
 // marked, and the newest HistoryRuns runs listed.
@@ -234,7 +303,16 @@ func History(w io.Writer, v HistoryView) error {
 	}
 	p.Indicators(kpis)
 	p.Section(v.Measure + " over the runs")
-	p.runsChart(v)
+	cv, full, older, step := v.ChartView()
+	p.runsChart(cv)
+	if older > 0 {
+		per := "one point for every " + Count(step) + " runs (the last of each group)"
+		if step == 1 {
+			per = "one point each"
+		}
+		p.Note(fmt.Sprintf("The chart draws the newest %s runs in full; the %s older runs are summarised: %s, its value only (no interval), an input change anywhere in the group marked on it. Every run is a line of the history file.",
+			Count(full), Count(older), per))
+	}
 
 	p.Section("Runs (newest first)")
 	t := Table{Head: []string{"run", "commit", v.headlineName(), "inputs changed"}}
@@ -321,7 +399,9 @@ func (p *Page) runsChart(v HistoryView) {
 		series = append(series, Series{Name: s.Name, Color: j % 8})
 		labels := make([]string, len(s.N))
 		for i, n := range s.N {
-			labels[i] = "n = " + Count(n) + " · " + format.CommitPrefix(v.Runs[i].Commit, 7)
+			if i >= v.summarised {
+				labels[i] = "n = " + Count(n) + " · " + format.CommitPrefix(v.Runs[i].Commit, 7)
+			}
 		}
 		lines = append(lines, Line{Series: j, Y: s.Y, Lo: s.Lo, Hi: s.Hi, Label: labels})
 	}

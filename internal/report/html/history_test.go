@@ -361,3 +361,89 @@ func TestHistoryCheckDeltasInBrowser(t *testing.T) {
 		`line[data-mark="marker"]`:  0,
 	}})
 }
+
+// bigHistory is a view of n compare runs × the strategies, built directly (the
+// reader is not what is measured): inputs change every 997 runs.
+func bigHistory(n int, strategies []string) rhtml.HistoryView {
+	v := rhtml.HistoryView{Command: "compare", Measure: "dcg_at_k", File: "h.jsonl"}
+	t0 := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		r := rhtml.RunView{Time: t0.Add(time.Duration(i) * time.Hour).Format(time.RFC3339), Commit: fmt.Sprintf("%040x", i+1), Branch: "main",
+			Headline: strategies[0], Line: i + 1}
+		if i > 0 && i%997 == 0 {
+			r.Changed = []string{"qrels"}
+		}
+		v.Runs = append(v.Runs, r)
+	}
+	for j, s := range strategies {
+		sv := rhtml.SeriesView{Name: s}
+		for i := range n {
+			m := 0.5 + 0.04*float64(j) + 0.02*math.Sin(float64(i+j)/3)
+			sv.Y, sv.Lo, sv.Hi, sv.N = append(sv.Y, m), append(sv.Lo, m-0.03), append(sv.Hi, m+0.03), append(sv.N, 300)
+		}
+		v.Series = append(v.Series, sv)
+	}
+	return v
+}
+
+// The page stays under 5 MB at any history length: 50,000 runs × 8
+// strategies (9 MB at 5,000 runs before the chart was bounded).
+func TestHistoryPageBounded(t *testing.T) {
+	names := []string{"bm25", "bm25+rerank", "dense", "dense+rerank", "hybrid", "hybrid+rerank", "splade", "splade+rerank"}
+	for _, c := range []struct {
+		runs       int
+		strategies []string
+	}{{50000, names}, {50000, names[:1]}, {5000, names}, {1000, names}} {
+		var b countWriter
+		require.NoError(t, rhtml.History(&b, bigHistory(c.runs, c.strategies)))
+		assert.Less(t, int64(b.n), int64(5_000_000), "%d runs × %d strategies: %d bytes", c.runs, len(c.strategies), b.n)
+	}
+}
+
+// ChartView keeps a short history as it is and summarises the older runs of a
+// long one: the newest in full, one point per group of older runs (the last
+// of the group, no interval, the group's input changes on it).
+func TestHistoryChartView(t *testing.T) {
+	short := bigHistory(300, []string{"a", "b"})
+	cv, full, older, step := short.ChartView()
+	assert.Equal(t, short, cv)
+	assert.Equal(t, []int{300, 0, 1}, []int{full, older, step})
+
+	names := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	v := bigHistory(50000, names)
+	cv, full, older, step = v.ChartView()
+	require.Equal(t, 750, full) // 6,000 points / 8 series
+	require.Equal(t, 50000-750, older)
+	require.Equal(t, 197, step) // 250 older points at most
+	summarised := (older + step - 1) / step
+	require.Len(t, cv.Runs, summarised+full)
+	assert.Equal(t, v.Runs[len(v.Runs)-full:], cv.Runs[summarised:], "the newest runs in full")
+	for _, s := range cv.Series {
+		require.Len(t, s.Y, len(cv.Runs))
+		assert.True(t, math.IsNaN(s.Lo[0]) && math.IsNaN(s.Hi[0]), "no interval on a summarised point")
+		assert.False(t, math.IsNaN(s.Lo[summarised]), "intervals on the full runs")
+	}
+	// The first group is runs 1..197 (the last of them charted); run 998
+	// (index 997) changed its inputs: the group of runs 986..1182 carries it.
+	assert.Equal(t, v.Runs[step-1].Line, cv.Runs[0].Line)
+	assert.Nil(t, cv.Runs[0].Changed)
+	assert.Equal(t, []string{"qrels"}, cv.Runs[997/step].Changed)
+	assert.Equal(t, v.Series[0].Y[2*step-1], cv.Series[0].Y[1])
+}
+
+// The page of 50,000 runs renders: every line, the full runs' bands, no
+// overflow.
+func TestHistoryBoundedInBrowser(t *testing.T) {
+	b := browsertest.Start(t)
+	path := filepath.Join(t.TempDir(), "history.html")
+	var page bytes.Buffer
+	require.NoError(t, rhtml.History(&page, bigHistory(50000, []string{"bm25", "hybrid", "dense"})))
+	require.NoError(t, os.WriteFile(path, page.Bytes(), 0o644))
+	// 1,000 full runs (6,000 points / 3 series, capped); the 49,000 older in
+	// groups of 74 (666 points at most): 663 points.
+	browsertest.Check(t, b, browsertest.Page{Name: "history-bounded", Path: path, Widths: []int{390, 1400}, Marks: map[string]int{
+		`path[data-mark="line"]`:    3,
+		`circle[data-mark="point"]`: 3 * (1000 + 663),
+		`path[data-mark="band"]`:    3,
+	}})
+}

@@ -1,0 +1,250 @@
+package labelfile
+
+import (
+	"cmp"
+	"hash/maphash"
+	"math"
+	"slices"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
+)
+
+// labelScanner decodes the lines of a labels file without a tree: the jsonpos
+// scanner (duplicate keys refused) straight into a Label, its strings interned
+// (dimension, construct: a few distinct values) or carved from shared slabs
+// (case ids). It only accepts a line that is a valid label; for any other line
+// the caller falls back to parseLabelLine, whose messages (file:line: what is
+// wrong) are the reader's, so every error stays word for word what it was.
+type labelScanner struct {
+	s      jsonpos.Scanner
+	tmp    []byte            // an unescaped string
+	slab   []byte            // case ids are carved from it (never written again once handed out)
+	intern map[string]string // dimensions and constructs
+	lastAt []byte            // the last timestamp text and its value
+	lastT  time.Time
+}
+
+const (
+	labelSlab   = 32 << 10
+	maxInterned = 4096
+)
+
+// scan decodes b (one line, not blank) into l, reporting whether it is a valid
+// label (lock checks aside).
+func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l *Label) bool {
+	*l = Label{File: file, Line: line, Side: side}
+	s := &sc.s
+	s.Reset(b)
+	i := s.WS(0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = s.WS(i + 1)
+	if i < len(b) && b[i] == '}' {
+		return false // no fields
+	}
+	timeKey := side.timeKey()
+	var at []byte
+	hasAt := false
+	s.OpenObject()
+	defer s.CloseObject()
+	for {
+		key, v, err := s.Key(i)
+		if err != nil || v >= len(b) {
+			return false
+		}
+		switch string(key) {
+		case "case_id", "dimension", "construct":
+			str, end, ok := sc.str(v)
+			if !ok {
+				return false
+			}
+			switch string(key) {
+			case "case_id":
+				l.CaseID = sc.carve(str)
+			case "dimension":
+				l.Dimension = sc.interned(str)
+			default:
+				l.Construct = sc.interned(str)
+			}
+			i = end
+		case timeKey:
+			str, end, ok := sc.str(v)
+			if !ok {
+				return false
+			}
+			at, hasAt, i = append(at[:0], str...), true, end
+		case "score":
+			if c := b[v]; c != '-' && (c < '0' || c > '9') {
+				return false
+			}
+			end, f, ok, err := s.NumberValue(v)
+			if err != nil || !ok || f < 0 || f > 1 {
+				return false
+			}
+			l.Score, l.HasScore, i = f, true, end
+		case "bin":
+			if side == JudgeSide {
+				return false
+			}
+			if c := b[v]; c != '-' && (c < '0' || c > '9') {
+				return false
+			}
+			end, f, ok, err := s.NumberValue(v)
+			if err != nil || !ok || f < 0 || f != math.Trunc(f) || f > 1<<20 {
+				return false
+			}
+			l.Bin, l.HasBin, i = int(f), true, end
+		default:
+			if i, err = s.Skip(v, 1); err != nil {
+				return false
+			}
+		}
+		var done bool
+		if i, done, err = s.Next(i, '}', "after object value"); err != nil {
+			return false
+		}
+		if done {
+			break
+		}
+	}
+	if i = s.WS(i); i < len(b) {
+		return false
+	}
+	if l.CaseID == "" || l.Dimension == "" || l.Construct == "" || !hasAt || l.HasScore == l.HasBin && (l.HasScore || side == HumanSide) ||
+		side == JudgeSide && !l.HasScore {
+		return false
+	}
+	for _, v := range []string{l.CaseID, l.Dimension, l.Construct} {
+		if strings.TrimSpace(v) == "" {
+			return false
+		}
+	}
+	if strings.TrimSpace(string(at)) == "" {
+		return false
+	}
+	if string(at) != string(sc.lastAt) || sc.lastAt == nil {
+		t, err := time.Parse(time.RFC3339Nano, string(at))
+		if err != nil {
+			return false
+		}
+		sc.lastAt, sc.lastT = append(sc.lastAt[:0], at...), t
+	}
+	l.At = sc.lastT
+	return true
+}
+
+// str decodes the string value at v: its bytes (valid until the next call) and
+// the offset after it; ok is false when the value is not a string.
+func (sc *labelScanner) str(v int) ([]byte, int, bool) {
+	b := sc.s.B
+	if b[v] != '"' {
+		return nil, 0, false
+	}
+	end, esc, err := sc.s.String(v)
+	if err != nil {
+		return nil, 0, false
+	}
+	if !esc {
+		return b[v+1 : end-1], end, true
+	}
+	sc.tmp = jsonpos.AppendUnquoted(sc.tmp[:0], b[v+1:end-1])
+	return sc.tmp, end, true
+}
+
+// carve returns b as a string carved from the slab: one allocation per
+// labelSlab bytes of case ids instead of one per label.
+func (sc *labelScanner) carve(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if cap(sc.slab)-len(sc.slab) < len(b) {
+		sc.slab = make([]byte, 0, max(labelSlab, len(b)))
+	}
+	start := len(sc.slab)
+	sc.slab = append(sc.slab, b...)
+	return unsafe.String(&sc.slab[start], len(b)) //nolint:gosec // G103: a view into the slab, whose bytes are never written again
+}
+
+// interned returns b as a string shared by every label that has the same one.
+func (sc *labelScanner) interned(b []byte) string {
+	if s, ok := sc.intern[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if sc.intern == nil {
+		sc.intern = make(map[string]string)
+	}
+	if len(sc.intern) < maxInterned {
+		sc.intern[s] = s
+	}
+	return s
+}
+
+// firstDuplicate finds, among ls (in line order), the label that repeats the
+// (case id, dimension) of an earlier one at the smallest line, as a reader that
+// checked each line against those before it would stop at: sort-based (16
+// pointer-free bytes per label, no map of strings), the candidates of equal
+// hashes compared by their strings.
+func firstDuplicate(ls []Label) (dup, first int, ok bool) {
+	if len(ls) < 2 {
+		return 0, 0, false
+	}
+	type hk struct {
+		h uint64
+		i int
+	}
+	seed := maphash.MakeSeed()
+	keys := make([]hk, len(ls))
+	for i := range ls {
+		var h maphash.Hash
+		h.SetSeed(seed)
+		h.WriteString(ls[i].Dimension)
+		h.WriteByte(0)
+		h.WriteString(ls[i].CaseID)
+		keys[i] = hk{h.Sum64(), i}
+	}
+	slices.SortFunc(keys, func(a, b hk) int {
+		if c := cmp.Compare(a.h, b.h); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.i, b.i)
+	})
+	dup = -1
+	for a := 0; a < len(keys); {
+		b := a + 1
+		for b < len(keys) && keys[b].h == keys[a].h {
+			b++
+		}
+		// Within a run of equal hashes (in index order), each label's first
+		// earlier equal is its first occurrence.
+		for x := a + 1; x < b; x++ {
+			lx := &ls[keys[x].i]
+			for y := a; y < x; y++ {
+				ly := &ls[keys[y].i]
+				if ly.CaseID == lx.CaseID && ly.Dimension == lx.Dimension {
+					if dup < 0 || keys[x].i < dup {
+						dup, first = keys[x].i, keys[y].i
+					}
+					break
+				}
+			}
+		}
+		a = b
+	}
+	return dup, first, dup >= 0
+}
+
+// duplicateError is the error of the first duplicate among ls, or nil.
+func duplicateError(ls []Label) error {
+	d, f, ok := firstDuplicate(ls)
+	if !ok {
+		return nil
+	}
+	l := &ls[d]
+	return input.Errorf(l.File, l.Line, "duplicate label for case %q, dimension %q (first on line %d)", l.CaseID, l.Dimension, ls[f].Line)
+}
