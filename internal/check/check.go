@@ -20,6 +20,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/importer"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
 
@@ -257,4 +258,16 @@ func newGzipBody(w io.Writer) (*asyncWriter, func() error) {
 		}
 		return bw.Flush()
 	}
+}
+
+// FloorGrammar is what check's floors may name: its registered measures
+// (metrics.CaseMeasures) over overall, type:NAME and locale:TAG.
+var FloorGrammar = floor.Grammar{Measures: caseInfos(), Groups: true, CanonicalLocale: gate.CanonicalLocale}
+
+func caseInfos() []metrics.Info {
+	out := make([]metrics.Info, len(metrics.CaseMeasures))
+	for i, m := range metrics.CaseMeasures {
+		out[i] = m.Info
+	}
+	return out
 }
