@@ -11,7 +11,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	igate "github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
-	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
 
@@ -184,5 +183,9 @@ func (r *Report) WriteJSON(w io.Writer) error { return r.doc.WriteJSON(w) }
 // Markdown is the report as `check --markdown` writes it: the body of the PR
 // comment, with the comment marker of the default comment key.
 func (r *Report) Markdown() string {
-	return r.doc.Markdown(checkreport.MarkdownOptions{Key: publish.DefaultKey})
+	return r.doc.Markdown(checkreport.MarkdownOptions{Key: defaultCommentKey})
 }
+
+// defaultCommentKey is check's default comment key (publish.DefaultKey; a test
+// keeps them equal), written here so the library does not link the publisher.
+const defaultCommentKey = "default"
