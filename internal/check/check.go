@@ -95,7 +95,9 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 		}, unav: in.BaselineUnavailable, source: in.BaselineSource}
 		defer bl.close()
 		if in.Baseline != nil && in.BaselineUnavailable == "" {
-			bl.startLoad(ctx, in.Baseline, in.BaselineName)
+			if err := bl.load(ctx, in.Baseline, in.BaselineName); err != nil {
+				return nil, err
+			}
 		}
 		if in.BaselineBody != nil {
 			bl.startBody(in.BaselineBody)
@@ -182,12 +184,6 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 	if out != nil {
 		if cerr := out.Close(); err == nil {
 			err = cerr
-		}
-	}
-	if err != nil && bl != nil {
-		// A bad baseline is reported before a bad case, as when it was read first.
-		if lerr := bl.wait(); lerr != nil {
-			err = lerr
 		}
 	}
 	if err == nil && bl != nil {
