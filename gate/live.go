@@ -107,7 +107,11 @@ func Live(ctx context.Context, o LiveOptions) (*Report, error) {
 			}
 			st = cs
 		}
-		defer st.Close(context.WithoutCancel(ctx)) //nolint:errcheck // a temporary collection left behind is the server's to expire; the report stands
+		defer func() {
+			// A failed cleanup (the server went away) leaves a temporary collection
+			// behind; the report stands, as with `retrieve`, which warns.
+			_ = st.Close(context.WithoutCancel(ctx))
+		}()
 	}
 	ix, err := retrieve.Build(ctx, chunks, emb, st, false, retrieve.Options{Strategy: strategy, K: k})
 	if err != nil {
@@ -124,11 +128,11 @@ func Live(ctx context.Context, o LiveOptions) (*Report, error) {
 	done := make(chan error, 1)
 	go func() {
 		err := retrieveCases(ctx, o.Cases, name, ix, metaJSON, pw)
-		pw.CloseWithError(err)
+		_ = pw.CloseWithError(err) // always nil
 		done <- err
 	}()
 	rep, err := Check(ctx, namedReader{pr, name}, kb, o.Check)
-	pr.CloseWithError(errCheckEnded) // unblocks the writer after an early error
+	_ = pr.CloseWithError(errCheckEnded) // unblocks the writer after an early error (always nil)
 	if rerr := <-done; rerr != nil && !errors.Is(rerr, errCheckEnded) {
 		return nil, rerr // the retrieval's error is the cause
 	}
