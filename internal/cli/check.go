@@ -4,15 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync"
-	"sync/atomic"
+	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/check"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
-	"github.com/retrieval-gate/retrieval-gate/internal/importer"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
-	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
@@ -135,22 +133,28 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	for _, s := range kb.Skipped {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: knowledge base: skipped %s\n", s)
 	}
-	bl, err := openBaseline(ctx, env, o, kb)
+	in := check.In{Cases: env.Stdin, CasesName: "stdin", KB: kb}
+	if o.cases != "-" {
+		cf, err := input.Open(ctx, o.cases)
+		if err != nil {
+			return fmt.Errorf("failed to read cases: %w", err)
+		}
+		defer cf.Close()
+		in.Cases, in.CasesName = cf, o.cases
+	}
+	if ws[0] != nil {
+		in.CasesOut = ws[0]
+	}
+	bl, err := openBaseline(ctx, env, o, &in)
 	if err != nil {
 		return err
 	}
 	defer bl.close()
-	res, err := scoreCases(ctx, env, o, kb, bl, ws[0])
+	run, err := check.Run(ctx, in, o.options())
 	if err != nil {
 		return err
 	}
-	cmp, err := bl.result()
-	if err != nil {
-		return err
-	}
-	if cmp != nil {
-		res.Gates = append(res.Gates, cmp.Gates...)
-	}
+	res, cmp := run.Gate, run.Comparison
 
 	// All reports are written, whatever the verdict.
 	doc := checkreport.New(res)
@@ -160,7 +164,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 		return err
 	}
 	if ws[1] != nil {
-		if err := writeBaselineFile(env, o, bl, res, kb, doc, ws[1]); err != nil {
+		if err := writeBaselineFile(env, o, bl, run, kb, doc, ws[1]); err != nil {
 			return err
 		}
 	}
@@ -212,165 +216,11 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	return nil
 }
 
-// scoreCases streams the cases: workers score each case in parallel, emit
-// aggregates them in file order and writes --cases-out into casesW (nil
-// without it; the caller's output set publishes it, or on an error does not).
-func scoreCases(ctx context.Context, env *Env, o *checkOptions, kb *kbfile.KB, bl *baselineRun, casesW io.Writer) (*gate.Result, error) {
-	var in io.Reader = env.Stdin
-	name := "stdin"
-	if o.cases != "-" {
-		f, err := input.Open(ctx, o.cases)
-		if err != nil {
-			return nil, fmt.Errorf("failed to read cases: %w", err)
-		}
-		defer f.Close()
-		in, name = f, o.cases
+// options are check's domain options from its flags, each set once.
+func (o *checkOptions) options() check.Options {
+	return check.Options{
+		K: o.k, ReferenceLocale: o.referenceLocale, MinHit: o.minHit, MinRecall: o.minRecall,
+		Floors: o.floors.list, AllowEmpty: o.allowEmpty, ParentSep: o.parentSep,
+		RankDrop: o.baseline.rankDrop, MaxDrop: o.baseline.maxDrop, Test: o.baseline.test, Now: time.Now(),
 	}
-	scorer := &gate.Scorer{KB: kb, K: o.k}
-	acc := gate.NewAccumulator()
-	run := func(out io.Writer) error {
-		work := func(cs *casefile.Case) (caseItem, error) {
-			var it caseItem
-			r := &it.r
-			if o.parentSep != "" {
-				for i := range cs.Retrieved {
-					if e := &cs.Retrieved[i]; e.ParentID == "" {
-						if p := importer.ParentFromID(e.ID, o.parentSep); p != e.ID {
-							e.ParentID = p
-						}
-					}
-				}
-			}
-			err := scorer.ScoreInto(cs, r)
-			if err == nil && out != nil {
-				r.Out = appendLine(cs, r)
-			}
-			if err == nil && bl != nil {
-				bl.prepare(cs, &it, o.k)
-			}
-			return it, err
-		}
-		emit := func(it caseItem) error {
-			if out != nil {
-				if _, err := out.Write(it.r.Out); err != nil {
-					return err
-				}
-			}
-			if err := acc.Add(&it.r); err != nil {
-				return err
-			}
-			if bl != nil {
-				return bl.add(&it)
-			}
-			return nil
-		}
-		return casefile.MapCases(ctx, in, name, 0, work, emit)
-	}
-	var err error
-	if casesW != nil {
-		aw := newAsyncWriter(casesW)
-		err = run(aw)
-		if cerr := aw.Close(); err == nil {
-			err = cerr
-		}
-	} else {
-		err = run(nil)
-	}
-	if err == nil && bl != nil && bl.write {
-		err = bl.finishBody()
-	}
-	if err != nil {
-		return nil, err
-	}
-	return acc.Result(gate.Config{
-		K: o.k, ReferenceLocale: o.referenceLocale, MinHit: o.minHit, MinRecall: o.minRecall, KBCards: kb.Len(),
-		Floors: o.floors.list, AllowEmpty: o.allowEmpty,
-	}), nil
-}
-
-// lineChunk is a block that --cases-out lines are carved from, so a million
-// lines cost a few hundred allocations instead of a million. A line is never
-// written after it is handed out (later lines are appended past its end).
-type lineChunk struct{ buf []byte }
-
-const lineChunkSize = 64 << 10
-
-var lineChunks = sync.Pool{New: func() any { return &lineChunk{} }}
-
-// appendLine renders the --cases-out line of one case into a pooled chunk.
-func appendLine(c *casefile.Case, r *gate.CaseResult) []byte {
-	ch := lineChunks.Get().(*lineChunk)
-	if cap(ch.buf)-len(ch.buf) < 4<<10 {
-		ch.buf = make([]byte, 0, lineChunkSize)
-	}
-	start := len(ch.buf)
-	ch.buf = checkreport.AppendCaseLine(ch.buf, c, r)
-	line := ch.buf[start:len(ch.buf):len(ch.buf)]
-	lineChunks.Put(ch)
-	return line
-}
-
-// asyncWriter hands full 1 MiB buffers to a goroutine that writes them, so the
-// single goroutine that emits results in file order never waits on write
-// system calls. Close flushes, waits and returns the first write error.
-type asyncWriter struct {
-	buf  []byte
-	full chan []byte
-	free chan []byte
-	done chan error
-	// failed holds the writer's first error, so Write stops the stream early.
-	failed atomic.Pointer[error]
-}
-
-const asyncBufSize = 1 << 20
-
-func newAsyncWriter(w io.Writer) *asyncWriter {
-	a := &asyncWriter{
-		buf:  make([]byte, 0, asyncBufSize),
-		full: make(chan []byte, 4),
-		free: make(chan []byte, 5),
-		done: make(chan error, 1),
-	}
-	go func() {
-		var err error
-		for b := range a.full {
-			if err == nil {
-				if _, err = w.Write(b); err != nil {
-					a.failed.Store(&err)
-				}
-			}
-			select { // recycle; never block (a spare buffer is simply dropped)
-			case a.free <- b[:0]:
-			default:
-			}
-		}
-		a.done <- err
-	}()
-	return a
-}
-
-func (a *asyncWriter) Write(p []byte) (int, error) {
-	if e := a.failed.Load(); e != nil {
-		return 0, *e // stop the stream early (e.g. disk full); Close reports it too
-	}
-	if len(a.buf)+len(p) > cap(a.buf) && len(a.buf) > 0 {
-		a.full <- a.buf
-		select {
-		case a.buf = <-a.free:
-		default:
-			a.buf = make([]byte, 0, max(asyncBufSize, len(p)))
-		}
-	}
-	a.buf = append(a.buf, p...)
-	return len(p), nil
-}
-
-// Close writes what is buffered, stops the goroutine and returns its first error.
-func (a *asyncWriter) Close() error {
-	if len(a.buf) > 0 {
-		a.full <- a.buf
-		a.buf = nil
-	}
-	close(a.full)
-	return <-a.done
 }

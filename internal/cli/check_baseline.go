@@ -5,8 +5,6 @@ package cli
 // baseline file's writing and the step outputs.
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
 	"flag"
 	"fmt"
@@ -19,11 +17,11 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline/ghartifact"
+	"github.com/retrieval-gate/retrieval-gate/internal/check"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
-	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
@@ -101,74 +99,54 @@ func (b *baselineFlags) baselineFile() string {
 	return b.path
 }
 
-// baselineRun is the comparison state of one check run.
-type baselineRun struct {
-	opts   baseline.Options
-	base   *baseline.Baseline
-	cmp    *baseline.Comparer
-	unav   string            // why there is no baseline (auto)
-	source map[string]string // provenance of a fetched artifact
-	write  bool              // --write-baseline: scoreCases renders each case's baseline line
-	body   *os.File
-	bw     *bufio.Writer
-	gz     *gzip.Writer
-	aw     *asyncWriter
+// baselineInput is what check's comparison flags open for check.Run: the
+// baseline file or artifact, and the temporary body of --write-baseline.
+type baselineInput struct {
+	file  *os.File // --baseline's file
+	found *ghartifact.Found
+	body  *os.File // --write-baseline's case lines, compressed while scoring
+	env   *Env
 }
 
-// openBaseline loads --baseline (nil when neither --baseline nor --write-baseline).
-func openBaseline(ctx context.Context, env *Env, o *checkOptions, kb *kbfile.KB) (*baselineRun, error) {
+// openBaseline opens --baseline (fetching it with auto) and the temporary body
+// of --write-baseline into in (nil when neither flag is given).
+func openBaseline(ctx context.Context, env *Env, o *checkOptions, in *check.In) (*baselineInput, error) {
 	b := &o.baseline
 	if b.path == "" && b.write == "" {
 		return nil, nil
 	}
-	run := &baselineRun{opts: baseline.Options{
-		K: o.k, KBFingerprint: baseline.KBFingerprint(kb.Cards), RankDrop: b.rankDrop,
-		MaxDrop: b.maxDrop, Test: b.test, Now: time.Now(),
-	}}
+	bi := &baselineInput{env: env}
 	path := b.path
-	var found *ghartifact.Found
 	if path == baselineAuto {
 		path = ""
 		if env.Getenv("GITHUB_ACTIONS") != "true" {
-			run.unav = "--baseline auto looks the baseline up in GitHub Actions; this is not an Actions run"
+			in.BaselineUnavailable = "--baseline auto looks the baseline up in GitHub Actions; this is not an Actions run"
 		} else {
 			g := env.Getenv
 			api := strings.TrimSpace(g("GITHUB_API_URL"))
 			if api == "" {
 				api = github.DefaultAPIURL
 			}
-			var u *ghartifact.Unavailable
-			found, u = ghartifact.Fetch(ctx, ghartifact.Deps{APIURL: api, Token: publish.Token(g),
+			found, u := ghartifact.Fetch(ctx, ghartifact.Deps{APIURL: api, Token: publish.Token(g),
 				Repo: g("GITHUB_REPOSITORY"), EventPath: g("GITHUB_EVENT_PATH")}, b.artifact)
 			if u != nil {
-				run.unav = fmt.Sprintf("%s (%s)", u.Message, u.Reason)
+				in.BaselineUnavailable = fmt.Sprintf("%s (%s)", u.Message, u.Reason)
 			} else {
-				defer func() {
-					// The downloaded file is a temporary: a failure to remove it is said, not fatal.
-					if err := found.Cleanup(); err != nil {
-						fmt.Fprintf(env.Stderr, "retrieval-gate: warning: baseline artifact: %s\n", format.SanitizeText(err.Error()))
-					}
-				}()
-				path = found.Path
+				bi.found, path = found, found.Path
 			}
 		}
 	}
 	if path != "" {
 		f, err := input.Open(ctx, path)
 		if err != nil {
+			bi.close()
 			return nil, fmt.Errorf("failed to read the baseline: %w", err)
 		}
-		defer f.Close()
-		name := path
-		if found != nil {
-			name = "artifact " + found.Name
-		}
-		if run.base, err = baseline.Load(ctx, f, name, ""); err != nil {
-			return nil, err
-		}
-		run.cmp = baseline.NewComparer(run.base, run.opts)
-		if found != nil {
-			run.source = map[string]string{
+		bi.file = f
+		in.Baseline, in.BaselineName = f, path
+		if found := bi.found; found != nil {
+			in.BaselineName = "artifact " + found.Name
+			in.BaselineSource = map[string]string{
 				"artifact_id": strconv.FormatInt(found.ArtifactID, 10), "run_id": strconv.FormatInt(found.RunID, 10),
 				"head_sha": found.HeadSHA, "artifact_created_at": found.CreatedAt.UTC().Format(time.RFC3339),
 			}
@@ -177,139 +155,52 @@ func openBaseline(ctx context.Context, env *Env, o *checkOptions, kb *kbfile.KB)
 	if b.write != "" {
 		body, err := os.CreateTemp("", "retrieval-gate-baseline-body-*")
 		if err != nil {
-			run.close()
+			bi.close()
 			return nil, fmt.Errorf("--write-baseline: %w", err)
 		}
 		os.Remove(body.Name())
-		run.write, run.body = true, body
-		run.bw = bufio.NewWriterSize(body, 1<<20)
-		run.gz, _ = gzip.NewWriterLevel(run.bw, gzip.BestSpeed)
-		run.aw = newAsyncWriter(run.gz)
+		bi.body = body
+		in.BaselineBody = body
 	}
-	return run, nil
+	return bi, nil
 }
 
-func (r *baselineRun) close() {
-	if r == nil {
+// close closes the files and removes a downloaded artifact.
+func (bi *baselineInput) close() {
+	if bi == nil {
 		return
 	}
-	r.base.Close()
-	if r.body != nil {
-		r.body.Close()
+	if bi.file != nil {
+		bi.file.Close()
 	}
-}
-
-// caseItem is what a worker of scoreCases hands to emit.
-type caseItem struct {
-	r    gate.CaseResult
-	line baseline.CaseLine // id, query, gold (kept only when listed or written)
-	cur  baseline.Current
-	bl   []byte // the --write-baseline line
-}
-
-// prepare fills the comparison fields of it from the case (on a worker). Only a
-// case that may be listed keeps its query, gold and top k (copied: cs is reused).
-func (r *baselineRun) prepare(cs *casefile.Case, it *caseItem, k int) {
-	res := &it.r
-	it.cur = baseline.Current{IDHash: baseline.IDHash(cs.ID), GoldHash: baseline.GoldHash(cs.Gold)}
-	var rankedBuf, dedupBuf [32]string
-	if res.Scored && !res.Precomputed {
-		ranked := rankedBuf[:0]
-		for i := range cs.Retrieved {
-			ranked = append(ranked, cs.Retrieved[i].Identity())
+	if bi.body != nil {
+		bi.body.Close()
+	}
+	if bi.found != nil {
+		// The downloaded file is a temporary: a failure to remove it is said, not fatal.
+		if err := bi.found.Cleanup(); err != nil {
+			fmt.Fprintf(bi.env.Stderr, "retrieval-gate: warning: baseline artifact: %s\n", format.SanitizeText(err.Error()))
 		}
-		dedup := metrics.TopKIdentities(dedupBuf[:0], ranked, len(ranked))
-		it.cur.Ranked, it.cur.Rank, it.cur.Top = true, metrics.FirstGoldRank(dedup, cs.Gold), dedup[:min(k, len(dedup))]
+		bi.found = nil
 	}
-	keep := r.cmp != nil && r.cmp.NeedsDetail(res, &it.cur)
-	if keep || r.write {
-		it.line = baseline.CaseLine{ID: cs.ID, Line: cs.Line, Locale: cs.Locale, Type: res.Type, Query: cs.Query,
-			Gold: cs.Gold, Scores: res.Scores, Has: res.Has, Ranked: it.cur.Ranked, Rank: it.cur.Rank, Top: it.cur.Top}
-	}
-	if r.write {
-		it.bl = appendBaselineLine(&it.line)
-	}
-	if keep {
-		it.line.Gold = append([]string(nil), it.line.Gold...)
-		it.cur.Top = append([]string(nil), it.cur.Top...)
-		it.line.Top = it.cur.Top
-	} else {
-		it.line, it.cur.Top = baseline.CaseLine{}, nil
-	}
-}
-
-// add joins the case of it (emit, file order, after the accumulator accepted it).
-func (r *baselineRun) add(it *caseItem) error {
-	if r.cmp != nil {
-		r.cmp.Add(&it.r, &it.line, &it.cur)
-	}
-	if r.write {
-		_, err := r.aw.Write(it.bl)
-		return err
-	}
-	return nil
-}
-
-// appendBaselineLine renders one baseline line into a pooled chunk.
-func appendBaselineLine(c *baseline.CaseLine) []byte {
-	ch := lineChunks.Get().(*lineChunk)
-	if cap(ch.buf)-len(ch.buf) < 4<<10 {
-		ch.buf = make([]byte, 0, lineChunkSize)
-	}
-	start := len(ch.buf)
-	ch.buf = baseline.AppendCaseLine(ch.buf, c)
-	line := ch.buf[start:len(ch.buf):len(ch.buf)]
-	lineChunks.Put(ch)
-	return line
-}
-
-// result is the comparison (nil without --baseline).
-func (r *baselineRun) result() (*baseline.Comparison, error) {
-	switch {
-	case r == nil || r.opts.K == 0:
-		return nil, nil
-	case r.unav != "":
-		return baseline.Unavailable(r.unav, r.opts), nil
-	case r.cmp == nil:
-		return nil, nil
-	}
-	c, err := r.cmp.Result()
-	if c != nil {
-		c.Source = r.source
-		if c.Commit == "" && r.source != nil {
-			c.Commit = r.source["head_sha"]
-		}
-	}
-	return c, err
-}
-
-// finishBody flushes the compressed case lines of --write-baseline.
-func (r *baselineRun) finishBody() error {
-	if err := r.aw.Close(); err != nil {
-		return err
-	}
-	if err := r.gz.Close(); err != nil {
-		return err
-	}
-	return r.bw.Flush()
 }
 
 // writeBaselineFile writes --write-baseline into w: the header with this run's
 // document, then the case lines compressed while scoring.
-func writeBaselineFile(env *Env, o *checkOptions, r *baselineRun, res *gate.Result, kb *kbfile.KB, doc interface{ WriteJSON(io.Writer) error }, w io.Writer) error {
+func writeBaselineFile(env *Env, o *checkOptions, bi *baselineInput, run *check.Result, kb *kbfile.KB, doc interface{ WriteJSON(io.Writer) error }, w io.Writer) error {
 	var agg strings.Builder
 	if err := doc.WriteJSON(&agg); err != nil {
 		return err
 	}
 	h := &baseline.Header{
-		Aggregates: []byte(strings.TrimSpace(agg.String())), Cases: res.Total, CasesFile: o.cases,
+		Aggregates: []byte(strings.TrimSpace(agg.String())), Cases: run.Gate.Total, CasesFile: o.cases,
 		Commit: headCommit(env), CreatedAt: createdAt(env).UTC().Format(time.RFC3339),
-		K: o.k, KBCards: kb.Len(), KBFingerprint: r.opts.KBFingerprint,
+		K: o.k, KBCards: kb.Len(), KBFingerprint: run.KBFingerprint,
 	}
-	if _, err := r.body.Seek(0, io.SeekStart); err != nil {
+	if _, err := bi.body.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	return baseline.WriteFile(w, h, r.body)
+	return baseline.WriteFile(w, h, bi.body)
 }
 
 // headCommit is the commit the run measured: $GITHUB_SHA, else `git rev-parse

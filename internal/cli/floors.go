@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/check"
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
-	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 )
@@ -47,19 +47,11 @@ func (f *floorFlag) Set(v string) error {
 
 // checkFloorGrammar is what check's floors may name: its registered measures
 // (metrics.CaseMeasures), over overall, type:NAME or locale:TAG.
-var checkFloorGrammar = floor.Grammar{Measures: caseInfos(), Groups: true, CanonicalLocale: gate.CanonicalLocale}
+var checkFloorGrammar = check.FloorGrammar
 
 // compareFloorGrammar is what compare's floors may name: its registered measures
 // (metrics.QueryMeasures) over all the evaluated queries.
 var compareFloorGrammar = floor.Grammar{Measures: queryInfos()}
-
-func caseInfos() []metrics.Info {
-	out := make([]metrics.Info, len(metrics.CaseMeasures))
-	for i, m := range metrics.CaseMeasures {
-		out[i] = m.Info
-	}
-	return out
-}
 
 func queryInfos() []metrics.Info {
 	out := make([]metrics.Info, len(metrics.QueryMeasures))

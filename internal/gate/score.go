@@ -115,6 +115,19 @@ type Scorer struct {
 // identities (or its precomputed scores as given), and the count of retrieved
 // identities unknown to the KB. Errors are input errors (*input.Error).
 func (s *Scorer) ScoreInto(c *casefile.Case, r *CaseResult) error {
+	return s.score(c, r, nil)
+}
+
+// ScoreRanked is ScoreInto that also appends to dst the case's deduplicated
+// ranked identities, the whole list (its first k are the top k it was scored
+// on), and returns it: built once, for the caller's comparison with a
+// baseline. Nothing is appended for a case that is not a scored retrieval case.
+func (s *Scorer) ScoreRanked(c *casefile.Case, r *CaseResult, dst []string) ([]string, error) {
+	err := s.score(c, r, &dst)
+	return dst, err
+}
+
+func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error {
 	*r = CaseResult{File: c.File, Line: c.Line, ID: c.ID, Locale: c.Locale, Type: c.Type}
 	if len(c.Unknown) > 0 {
 		r.UnknownKeys = slices.Clone(c.Unknown)
@@ -156,10 +169,10 @@ func (s *Scorer) ScoreInto(c *casefile.Case, r *CaseResult) error {
 
 	sc := scratchPool.Get().(*scratch)
 	defer sc.release()
-	ranked := sc.ranked[:0]
+	ids := sc.ranked[:0]
 	for i := range c.Retrieved {
 		id := c.Retrieved[i].Identity()
-		ranked = append(ranked, id)
+		ids = append(ids, id)
 		if !s.KB.Has(id) {
 			if r.UnknownRetrieved == 0 {
 				r.FirstUnknown = id
@@ -173,7 +186,15 @@ func (s *Scorer) ScoreInto(c *casefile.Case, r *CaseResult) error {
 		return nil
 	}
 	in.Relevant = metrics.AppendRelevant(sc.relevant[:0], in.Gold, c.Relevant)
-	in.TopK, in.K = metrics.TopKIdentities(sc.topk[:0], ranked, s.K), s.K
+	if ranked != nil {
+		// The whole deduplicated list once; the top k is its prefix.
+		all := metrics.TopKIdentities(sc.topk[:0], ids, len(ids))
+		*ranked = append(*ranked, all...)
+		in.TopK = all[:min(s.K, len(all))]
+	} else {
+		in.TopK = metrics.TopKIdentities(sc.topk[:0], ids, s.K)
+	}
+	in.K = s.K
 	metrics.ScoreCase(&r.Scores, in)
 	r.Scored, r.Has = true, allScored
 	if r.Missed() {

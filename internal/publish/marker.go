@@ -7,36 +7,23 @@
 // failures become warnings.
 package publish
 
-import "strings"
+import (
+	"strings"
 
-const markerPrefix = "<!-- retrieval-gate:"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
+)
 
-// DefaultKey is the comment key of check; other commands have their own
-// (cli: one key per command, so their comments never collide).
-const DefaultKey = "default"
+const markerPrefix = format.CommentMarkerPrefix
 
-// Marker is the hidden first line that identifies the comment of one key. A key
-// that is not valid (ValidKey) has every other character replaced by "_", and ""
-// is DefaultKey, so the marker is always one HTML comment.
-func Marker(key string) string { return markerPrefix + cleanKey(key) + " -->" }
+// DefaultKey is the comment key of check (format.DefaultCommentKey).
+const DefaultKey = format.DefaultCommentKey
+
+// Marker is the hidden first line that identifies the comment of one key
+// (format.CommentMarker).
+func Marker(key string) string { return format.CommentMarker(key) }
 
 // ValidKey reports whether key is 1 to 100 characters of [A-Za-z0-9._/-].
-func ValidKey(key string) bool {
-	return key != "" && len(key) <= 100 && cleanKey(key) == key
-}
-
-func cleanKey(key string) string {
-	if key == "" {
-		return DefaultKey
-	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '/', r == '-':
-			return r
-		}
-		return '_'
-	}, key)
-}
+func ValidKey(key string) bool { return format.ValidCommentKey(key) }
 
 // MarkerOf is the marker on the first non-blank line of md, or "" when md does not
 // start with one.

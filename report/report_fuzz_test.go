@@ -1,10 +1,9 @@
-package cli
+package report
 
 import (
+	"bytes"
 	"context"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,10 +11,10 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 )
 
-// FuzzReadDocument: any bytes read as a --from document either fail with an
+// FuzzRead: any bytes read as a --from document either fail with an
 // input error naming the file, or read into a document every renderer renders
 // without panicking.
-func FuzzReadDocument(f *testing.F) {
+func FuzzRead(f *testing.F) {
 	for _, seed := range []string{
 		`{"schema": "retrieval-gate/aggregates@1"}`,
 		`{"schema": "retrieval-gate/compare@1"}`,
@@ -27,20 +26,22 @@ func FuzzReadDocument(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	path := filepath.Join(f.TempDir(), "doc.json")
+	const path = "doc.json"
 	f.Fuzz(func(t *testing.T, data []byte) {
-		require.NoError(t, os.WriteFile(path, data, 0o644))
-		doc, err := readDocument(context.Background(), path)
+		doc, err := Read(context.Background(), bytes.NewReader(data), path)
 		if err != nil {
 			var ie *input.Error
 			require.ErrorAs(t, err, &ie)
 			require.Equal(t, path, ie.File)
 			return
 		}
-		require.NoError(t, doc.text(io.Discard))
-		require.NoError(t, doc.markdown(io.Discard, "k"))
-		if doc.html != nil {
-			require.NoError(t, doc.html(io.Discard))
+		require.NoError(t, doc.Text(io.Discard))
+		require.NoError(t, doc.Markdown(io.Discard, "k"))
+		require.NoError(t, doc.Markdown(io.Discard, ""))
+		if doc.Command() == "check" {
+			require.NoError(t, doc.HTML(io.Discard))
+		} else {
+			require.ErrorIs(t, doc.HTML(io.Discard), ErrNoHTML)
 		}
 	})
 }

@@ -1,0 +1,188 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/check"
+	"github.com/retrieval-gate/retrieval-gate/internal/floor"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	igate "github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
+)
+
+// Options are the settings of Check, each the counterpart of a flag of
+// `retrieval-gate check`. The zero value is the command's defaults.
+type Options struct {
+	// K is the retrieval top-k (--k); 0 means 5.
+	K int
+	// Floors are floor gates, one MEASURE[@GROUP]=F expression each (--floor),
+	// e.g. "retrieval_hit_at_k=0.7" or "retrieval_recall_at_k@locale:en=0.6".
+	Floors []string
+	// AllowEmpty passes a run that scored no gold-carrying case (--allow-empty).
+	AllowEmpty bool
+	// ReferenceLocale is the locale the deltas are taken against
+	// (--reference-locale); "" means "en".
+	ReferenceLocale string
+	// ParentFromID derives a retrieved entry's card from its id: the part before
+	// the last separator (--parent-from-id); "" is off.
+	ParentFromID string
+}
+
+// KB is a loaded knowledge base.
+type KB struct{ kb *kbfile.KB }
+
+// LoadKB reads a knowledge base: a JSON Lines file of cards or a directory of
+// Markdown cards (docs/kb.md). A malformed card is an error naming file:line.
+func LoadKB(ctx context.Context, path string) (*KB, error) {
+	kb, err := kbfile.Load(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return &KB{kb: kb}, nil
+}
+
+// Check scores the cases read from cases against kb and decides the gates, as
+// `retrieval-gate check --cases FILE --kb KB` does. The cases' file name in
+// messages and in the report is the reader's Name() when it has one (an
+// *os.File), else "stdin". A failing gate is not an error: it is the Report's
+// verdict. An error is bad input (a message naming file:line), a bad option or
+// ctx's error.
+func Check(ctx context.Context, cases io.Reader, kb *KB, o Options) (*Report, error) {
+	if kb == nil || kb.kb == nil {
+		return nil, errors.New("gate: no knowledge base")
+	}
+	opts, err := o.internal()
+	if err != nil {
+		return nil, err
+	}
+	name := "stdin"
+	if n, ok := cases.(interface{ Name() string }); ok && n.Name() != "" {
+		name = n.Name()
+	}
+	res, err := check.Run(ctx, check.In{Cases: cases, CasesName: name, KB: kb.kb}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return newReport(res.Gate), nil
+}
+
+// internal validates o and maps it to check.Options.
+func (o Options) internal() (check.Options, error) {
+	co := check.Options{K: o.K, ReferenceLocale: o.ReferenceLocale, AllowEmpty: o.AllowEmpty, ParentSep: o.ParentFromID}
+	if co.K == 0 {
+		co.K = 5
+	}
+	if co.K < 0 {
+		return co, fmt.Errorf("gate: K must be at least 1, got %d", o.K)
+	}
+	if co.ReferenceLocale == "" {
+		co.ReferenceLocale = "en"
+	}
+	for _, e := range o.Floors {
+		s, err := check.FloorGrammar.Parse(e)
+		if err == nil {
+			err = co.Floors.Add(s)
+		}
+		if err != nil {
+			return co, fmt.Errorf("gate: floor: %w", err)
+		}
+	}
+	return co, nil
+}
+
+// Report is the outcome of a check: the verdict, the gates, the groups.
+type Report struct {
+	res *igate.Result
+	doc *checkreport.Document
+}
+
+func newReport(r *igate.Result) *Report {
+	return &Report{res: r, doc: checkreport.New(r)}
+}
+
+// Passed reports whether every gate passed (or is off): the verdict is pass.
+func (r *Report) Passed() bool { return len(r.res.Failed()) == 0 }
+
+// Verdict is "pass" or "fail".
+func (r *Report) Verdict() string { return string(r.res.Verdict()) }
+
+// Gate is one gate's outcome, as the reports list it.
+type Gate struct {
+	Name    string // e.g. integrity, non_empty, floor:retrieval_hit_at_k@overall
+	Group   string // "overall", "type:NAME", "locale:TAG"; "" for a gate on no group
+	Measure string // the measure's key; "" for a gate on no measure
+	Status  string // "pass", "fail" or "off"
+	// Threshold and Value are the floor and the observed value of a gate on a
+	// measure (Threshold is NaN when the gate is off, Value NaN when there was
+	// nothing to observe); both NaN for a gate on no measure.
+	Threshold, Value float64
+	N                int64  // the cases (or ids) the gate looked at
+	Reason           string // why, when the status needs one
+}
+
+// Gates are the gates in the reports' order.
+func (r *Report) Gates() []Gate {
+	out := make([]Gate, len(r.doc.Gates))
+	for i, g := range r.doc.Gates {
+		out[i] = Gate{Name: g.Name, Group: g.Group, Measure: g.Measure, Status: string(g.Status), N: g.N, Reason: g.Reason,
+			Threshold: math.NaN(), Value: math.NaN()}
+		if g.Threshold != nil {
+			out[i].Threshold = float64(*g.Threshold)
+		}
+		if g.Value != nil {
+			out[i].Value = float64(*g.Value)
+		}
+	}
+	return out
+}
+
+// Group is the aggregate of a set of cases: overall, one type or one locale.
+type Group struct {
+	Name     string // "overall", "type:NAME" or "locale:TAG"
+	N        int64  // its gold-carrying (scored) cases
+	Measures []Measure
+}
+
+// Measure is one measure's mean over a group, with its 95% interval.
+type Measure struct {
+	Key       string // e.g. retrieval_hit_at_k
+	Mean      float64
+	Low, High float64 // the 95% confidence interval
+	Method    string  // how the interval was computed: wilson, bca, ...
+	N         int64
+}
+
+// Groups are overall, then the type groups, then the locale groups (each by name).
+func (r *Report) Groups() []Group {
+	out := []Group{group("", r.res.Overall)}
+	for _, g := range r.res.ByType {
+		out = append(out, group(floor.TypePrefix, g))
+	}
+	for _, g := range r.res.ByLocale {
+		out = append(out, group(floor.LocalePrefix, g))
+	}
+	return out
+}
+
+func group(prefix string, g igate.Group) Group {
+	out := Group{Name: prefix + g.Name, N: g.N, Measures: make([]Measure, len(g.Metrics))}
+	for i, m := range g.Metrics {
+		out.Measures[i] = Measure{Key: m.Key, Mean: m.Mean, Low: m.CI95[0], High: m.CI95[1], Method: m.Method, N: m.N}
+	}
+	return out
+}
+
+// WriteJSON writes the report as `check --json` does, byte for byte
+// (schema retrieval-gate/aggregates@1, docs/check.md).
+func (r *Report) WriteJSON(w io.Writer) error { return r.doc.WriteJSON(w) }
+
+// Markdown is the report as `check --markdown` writes it: the body of the PR
+// comment, with the comment marker of the default comment key.
+func (r *Report) Markdown() string {
+	return r.doc.Markdown(checkreport.MarkdownOptions{Marker: format.CommentMarker(format.DefaultCommentKey)})
+}

@@ -1,0 +1,269 @@
+// Package check is the pipeline of `check`: it streams the cases, scores them
+// in parallel (gate.Scorer), aggregates them in file order (gate.Accumulator),
+// writes the --cases-out lines, and joins each case with a baseline run
+// (baseline.Comparer) and the --write-baseline body. Run is its one entry
+// point; the CLI and the public gate package call it. It reads no environment
+// and publishes nothing: the caller opens the inputs and renders the Result.
+package check
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
+	"github.com/retrieval-gate/retrieval-gate/internal/floor"
+	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/importer"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
+)
+
+// Options are check's settings, each set once here.
+type Options struct {
+	K                 int // the retrieval top-k (≥ 1)
+	ReferenceLocale   string
+	MinHit, MinRecall gate.Floor
+	Floors            floor.List
+	AllowEmpty        bool
+	ParentSep         string // --parent-from-id; "" is off
+	// Baseline configures the regression gates (used when In has a baseline
+	// or a reason it is unavailable).
+	RankDrop int                           // 0: baseline.DefaultRankDrop
+	MaxDrop  map[string]baseline.Tolerance // by measure key
+	Test     string                        // baseline.TestSignificant (default) or TestAny
+	// Now is when the run happens: a baseline older than baseline.StaleAfter
+	// is flagged (zero: not checked).
+	Now time.Time
+}
+
+// In are check's inputs, opened by the caller.
+type In struct {
+	Cases     io.Reader
+	CasesName string // the name in file:line messages ("stdin" for a pipe)
+	KB        *kbfile.KB
+
+	// CasesOut receives the --cases-out lines (nil: none).
+	CasesOut io.Writer
+
+	// Baseline is the baseline run to compare with (nil: none), named
+	// BaselineName in messages. BaselineSource is the provenance of a fetched
+	// artifact (artifact_id, run_id, head_sha, artifact_created_at).
+	Baseline       io.Reader
+	BaselineName   string
+	BaselineSource map[string]string
+	// BaselineUnavailable, when not empty, is why --baseline found no baseline:
+	// the Result's comparison says so and its gates are off.
+	BaselineUnavailable string
+	// BaselineBody receives the gzip-compressed case lines of --write-baseline
+	// (nil: none); the caller writes the file's header before them.
+	BaselineBody io.Writer
+}
+
+// Result is a run of check.
+type Result struct {
+	// Gate is the scored run; its Gates include the regression gates of the
+	// comparison.
+	Gate *gate.Result
+	// Comparison is the comparison with the baseline (nil without one).
+	Comparison *baseline.Comparison
+	// KBFingerprint is baseline.KBFingerprint of the KB (set when a baseline is
+	// read or written).
+	KBFingerprint string
+}
+
+// comparing reports whether the run compares with a baseline or writes one.
+func (in *In) comparing() bool {
+	return in.Baseline != nil || in.BaselineUnavailable != "" || in.BaselineBody != nil
+}
+
+// Run scores the cases of in against its KB and decides the gates. Bad input
+// is an *input.Error (file:line); a cancelled ctx stops it promptly.
+func Run(ctx context.Context, in In, o Options) (*Result, error) {
+	res := &Result{}
+	var bl *baselineRun
+	if in.comparing() {
+		res.KBFingerprint = baseline.KBFingerprint(in.KB.Cards)
+		bl = &baselineRun{opts: baseline.Options{
+			K: o.K, KBFingerprint: res.KBFingerprint, RankDrop: o.RankDrop,
+			MaxDrop: o.MaxDrop, Test: o.Test, Now: o.Now,
+		}, unav: in.BaselineUnavailable, source: in.BaselineSource}
+		defer bl.close()
+		if in.Baseline != nil && in.BaselineUnavailable == "" {
+			if err := bl.load(ctx, in.Baseline, in.BaselineName); err != nil {
+				return nil, err
+			}
+		}
+		if in.BaselineBody != nil {
+			bl.startBody(in.BaselineBody)
+		}
+	}
+	g, err := scoreCases(ctx, in, o, bl)
+	if err != nil {
+		return nil, err
+	}
+	res.Gate = g
+	cmp, err := bl.result()
+	if err != nil {
+		return nil, err
+	}
+	if cmp != nil {
+		g.Gates = append(g.Gates, cmp.Gates...)
+	}
+	res.Comparison = cmp
+	return res, nil
+}
+
+// caseItem is what a worker of scoreCases hands to emit.
+type caseItem struct {
+	r    gate.CaseResult
+	line baseline.CaseLine // id, query, gold (kept only when listed or written)
+	cur  baseline.Current
+	bl   []byte // the --write-baseline line
+}
+
+// scoreCases streams the cases: workers score each case in parallel, emit
+// aggregates them in file order and writes --cases-out.
+func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.Result, error) {
+	scorer := &gate.Scorer{KB: in.KB, K: o.K}
+	acc := gate.NewAccumulator()
+	var out *asyncWriter
+	if in.CasesOut != nil {
+		out = newAsyncWriter(in.CasesOut)
+	}
+	work := func(cs *casefile.Case) (caseItem, error) {
+		var it caseItem
+		r := &it.r
+		if o.ParentSep != "" {
+			for i := range cs.Retrieved {
+				if e := &cs.Retrieved[i]; e.ParentID == "" {
+					if p := importer.ParentFromID(e.ID, o.ParentSep); p != e.ID {
+						e.ParentID = p
+					}
+				}
+			}
+		}
+		var (
+			err       error
+			rankedBuf [32]string
+			ranked    []string
+		)
+		if bl != nil {
+			ranked, err = scorer.ScoreRanked(cs, r, rankedBuf[:0])
+		} else {
+			err = scorer.ScoreInto(cs, r)
+		}
+		if err == nil && out != nil {
+			r.Out = appendLine(cs, r)
+		}
+		if err == nil && bl != nil {
+			bl.prepare(cs, &it, ranked, o.K)
+		}
+		return it, err
+	}
+	emit := func(it caseItem) error {
+		if out != nil {
+			if _, err := out.Write(it.r.Out); err != nil {
+				return err
+			}
+		}
+		if err := acc.Add(&it.r); err != nil {
+			return err
+		}
+		if bl != nil {
+			return bl.add(&it)
+		}
+		return nil
+	}
+	err := casefile.MapCases(ctx, in.Cases, in.CasesName, 0, work, emit)
+	if out != nil {
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil && bl != nil {
+		err = bl.finish()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return acc.Result(gate.Config{
+		K: o.K, ReferenceLocale: o.ReferenceLocale, MinHit: o.MinHit, MinRecall: o.MinRecall, KBCards: in.KB.Len(),
+		Floors: o.Floors, AllowEmpty: o.AllowEmpty,
+	}), nil
+}
+
+// lineChunk is a block that output lines are carved from, so a million lines
+// cost a few hundred allocations instead of a million. A line is never written
+// after it is handed out (later lines are appended past its end).
+type lineChunk struct{ buf []byte }
+
+const lineChunkSize = 64 << 10
+
+var lineChunks = sync.Pool{New: func() any { return &lineChunk{} }}
+
+// getChunk returns a pooled chunk with room for a line.
+func getChunk() *lineChunk {
+	ch := lineChunks.Get().(*lineChunk)
+	if cap(ch.buf)-len(ch.buf) < 4<<10 {
+		ch.buf = make([]byte, 0, lineChunkSize)
+	}
+	return ch
+}
+
+// cut returns the line appended to ch since start and puts ch back.
+func (ch *lineChunk) cut(start int) []byte {
+	line := ch.buf[start:len(ch.buf):len(ch.buf)]
+	lineChunks.Put(ch)
+	return line
+}
+
+// appendLine renders the --cases-out line of one case.
+func appendLine(c *casefile.Case, r *gate.CaseResult) []byte {
+	ch := getChunk()
+	start := len(ch.buf)
+	ch.buf = checkreport.AppendCaseLine(ch.buf, c, r)
+	return ch.cut(start)
+}
+
+// appendBaselineLine renders the --write-baseline line of one case.
+func appendBaselineLine(c *baseline.CaseLine) []byte {
+	ch := getChunk()
+	start := len(ch.buf)
+	ch.buf = baseline.AppendCaseLine(ch.buf, c)
+	return ch.cut(start)
+}
+
+// newGzipBody is the --write-baseline body writer: gzip (fastest) over a 1 MiB
+// buffer, fed by an asyncWriter so compression runs beside the case stream.
+func newGzipBody(w io.Writer) (*asyncWriter, func() error) {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	gz, _ := gzip.NewWriterLevel(bw, gzip.BestSpeed)
+	aw := newAsyncWriter(gz)
+	return aw, func() error {
+		if err := aw.Close(); err != nil {
+			return err
+		}
+		if err := gz.Close(); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+}
+
+// FloorGrammar is what check's floors may name: its registered measures
+// (metrics.CaseMeasures) over overall, type:NAME and locale:TAG.
+var FloorGrammar = floor.Grammar{Measures: caseInfos(), Groups: true, CanonicalLocale: gate.CanonicalLocale}
+
+func caseInfos() []metrics.Info {
+	out := make([]metrics.Info, len(metrics.CaseMeasures))
+	for i, m := range metrics.CaseMeasures {
+		out[i] = m.Info
+	}
+	return out
+}

@@ -1,0 +1,146 @@
+// Package report reads a saved --json report of `retrieval-gate check`,
+// `compare` or `calibrate` and renders it again as text, Markdown or HTML, as
+// `retrieval-gate report --from FILE` does. It reads no environment and
+// publishes nothing. Its compatibility promise is package gate's.
+package report
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/calibratereport"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
+	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+)
+
+// maxSize caps the document Read reads (a --json report is far smaller: its
+// groups and strategies are capped).
+const maxSize = 64 << 20
+
+// ErrNoHTML is HTML's error for a document that has no HTML rendering.
+var ErrNoHTML = errors.New("no HTML report")
+
+// Document is a --json report read back.
+type Document struct {
+	command  string
+	text     func(io.Writer) error
+	markdown func(w io.Writer, key string) error
+	html     func(io.Writer) error
+	noHTML   string
+}
+
+// defaultKey is a command's default comment key (publish.DefaultKey for check).
+func defaultKey(command string) string {
+	if command == "check" {
+		return "default"
+	}
+	return command
+}
+
+// noHTML is HTML's error for a document without an HTML page.
+type noHTML struct{ command, why string }
+
+func (e *noHTML) Error() string {
+	return fmt.Sprintf("a %s document cannot be rendered as HTML: %s", e.command, e.why)
+}
+
+func (e *noHTML) Is(target error) bool { return target == ErrNoHTML }
+
+// Read reads a --json report of check, compare or calibrate from r, recognised
+// by its schema; name is the file's name in messages. A malformed document is
+// an error naming name:line.
+func Read(ctx context.Context, r io.Reader, name string) (*Document, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the document: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(data) > maxSize {
+		return nil, input.Errorf(name, 0, "larger than %d MiB: not a --json report", maxSize>>20)
+	}
+	var p jsonpos.Parser
+	root, err := p.Parse(data, 1, 0)
+	if err != nil {
+		var se *jsonpos.SyntaxError
+		if errors.As(err, &se) {
+			line, msg := se.DescribeAt(data)
+			return nil, input.Errorf(name, line, "%s", msg)
+		}
+		return nil, input.Errorf(name, 0, "%v", err)
+	}
+	if root.Kind != jsonpos.Object {
+		return nil, input.Errorf(name, root.Line, "the document is %s, not an object", root.TypeName())
+	}
+	schema := root.Get("schema")
+	if schema == nil {
+		return nil, input.Errorf(name, root.Line, "no \"schema\": not a --json report of check, compare or calibrate")
+	}
+	if schema.Kind != jsonpos.String {
+		return nil, input.Errorf(name, schema.Line, "\"schema\" is %s, not a string", schema.TypeName())
+	}
+	wrap := func(err error) error { return input.Errorf(name, 0, "%v", err) }
+	br := bytes.NewReader(data)
+	switch schema.Str {
+	case checkreport.Schema:
+		d, err := checkreport.Read(br)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		return &Document{command: "check", text: d.Text,
+			markdown: func(w io.Writer, key string) error {
+				_, err := io.WriteString(w, d.Markdown(checkreport.MarkdownOptions{Marker: format.CommentMarker(key)}))
+				return err
+			},
+			html: func(w io.Writer) error { return htmlreport.CheckHTML(w, d) }}, nil
+	case comparereport.Schema:
+		d, err := comparereport.Read(br)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		return &Document{command: "compare", text: d.Text,
+			markdown: func(w io.Writer, _ string) error { return d.Markdown(w) },
+			noHTML:   "the compare dashboard needs the per-query values (best and worst queries), which the JSON document does not carry; write it with compare --html"}, nil
+	case calibratereport.Schema:
+		d, err := calibratereport.Read(br)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		return &Document{command: "calibrate", text: d.Text, markdown: func(w io.Writer, key string) error { return d.Markdown(w, format.CommentMarker(key)) },
+			noHTML: "calibrate has no HTML report"}, nil
+	}
+	return nil, input.Errorf(name, schema.Line, "unknown schema %s: report --from reads the --json report of check (%s), compare (%s) or calibrate (%s)",
+		jsonpos.QuoteKey([]byte(schema.Str)), checkreport.Schema, comparereport.Schema, calibratereport.Schema)
+}
+
+// Command is the command that wrote the document: check, compare or calibrate.
+func (d *Document) Command() string { return d.command }
+
+// Text writes the terminal report, as the command printed it.
+func (d *Document) Text(w io.Writer) error { return d.text(w) }
+
+// Markdown writes the Markdown report (the PR comment body). key is the
+// comment key its marker carries; "" is the command's default key.
+func (d *Document) Markdown(w io.Writer, key string) error {
+	if key == "" {
+		key = defaultKey(d.command)
+	}
+	return d.markdown(w, key)
+}
+
+// HTML writes the self-contained HTML page. Only a check document has one;
+// the others return an error that says why (errors.Is ErrNoHTML), writing nothing.
+func (d *Document) HTML(w io.Writer) error {
+	if d.html == nil {
+		return &noHTML{d.command, d.noHTML}
+	}
+	return d.html(w)
+}

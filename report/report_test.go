@@ -1,0 +1,98 @@
+package report_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/cli"
+	"github.com/retrieval-gate/retrieval-gate/report"
+)
+
+// TestReadEqualsReportFrom: the package renders a saved document as
+// `report --from` does (text, Markdown, HTML), for check, compare and calibrate.
+func TestReadEqualsReportFrom(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) string {
+		var out, errb bytes.Buffer
+		env := &cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
+		code := cli.Run(context.Background(), env, args)
+		require.Contains(t, []int{0, 1}, code, errb.String())
+		return out.String()
+	}
+	checkJSON := filepath.Join(dir, "check.json")
+	run("check", "--cases", "../testdata/demo/cases.jsonl", "--kb", "../testdata/demo/kb", "--json", checkJSON)
+	compareJSON := filepath.Join(dir, "compare.json")
+	run("compare", "--qrels", "../testdata/compare/qrels.trec", "--run", "bm25=../testdata/compare/bm25.trec",
+		"--run", "dense=../testdata/compare/dense.trec", "--json", compareJSON)
+	for _, tt := range []struct {
+		path, command string
+	}{{checkJSON, "check"}, {compareJSON, "compare"}} {
+		t.Run(tt.command, func(t *testing.T) {
+			md, html := filepath.Join(t.TempDir(), "r.md"), filepath.Join(t.TempDir(), "r.html")
+			args := []string{"report", "--from", tt.path, "--markdown", md}
+			if tt.command == "check" {
+				args = append(args, "--html", html)
+			}
+			wantText := run(args...)
+
+			f, err := os.Open(tt.path)
+			require.NoError(t, err)
+			defer f.Close()
+			doc, err := report.Read(context.Background(), f, tt.path)
+			require.NoError(t, err)
+			assert.Equal(t, tt.command, doc.Command())
+			var text, gotMD, gotHTML bytes.Buffer
+			require.NoError(t, doc.Text(&text))
+			assert.Equal(t, wantText, text.String())
+			require.NoError(t, doc.Markdown(&gotMD, ""))
+			wantMD, err := os.ReadFile(md)
+			require.NoError(t, err)
+			assert.Equal(t, string(wantMD), gotMD.String())
+			if tt.command == "check" {
+				require.NoError(t, doc.HTML(&gotHTML))
+				wantHTML, err := os.ReadFile(html)
+				require.NoError(t, err)
+				assert.Equal(t, string(wantHTML), gotHTML.String())
+			} else {
+				err := doc.HTML(&gotHTML)
+				require.ErrorIs(t, err, report.ErrNoHTML)
+				assert.Contains(t, err.Error(), "a compare document cannot be rendered as HTML")
+				assert.Zero(t, gotHTML.Len())
+			}
+		})
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	for _, tt := range []struct{ doc, want string }{
+		{`{`, "doc.json:1:"},
+		{`[]`, "not an object"},
+		{`{"a": 1}`, `no "schema"`},
+		{`{"schema": "x"}`, "unknown schema"},
+	} {
+		_, err := report.Read(context.Background(), strings.NewReader(tt.doc), "doc.json")
+		require.Error(t, err, tt.doc)
+		assert.Contains(t, err.Error(), tt.want)
+	}
+}
+
+func TestReadCalibrate(t *testing.T) {
+	const path = "../internal/report/calibratereport/testdata/golden/demo.json"
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	doc, err := report.Read(context.Background(), f, path)
+	require.NoError(t, err)
+	assert.Equal(t, "calibrate", doc.Command())
+	var md bytes.Buffer
+	require.NoError(t, doc.Markdown(&md, ""))
+	assert.Contains(t, md.String(), "calibrate")
+	require.ErrorIs(t, doc.HTML(&md), report.ErrNoHTML)
+}
