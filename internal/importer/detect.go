@@ -36,6 +36,9 @@ func Detect(head []byte) (*Format, string) {
 	trimmed := bytes.TrimSpace(first)
 	switch trimmed[0] {
 	case '{':
+		if looksBEIRResults(head) {
+			return by("beir-results")
+		}
 		var o map[string]json.RawMessage
 		if json.Unmarshal(trimmed, &o) != nil {
 			// A JSON document spread over lines: promptfoo writes {"evalId", "results", ...}.
