@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -22,8 +23,11 @@ import (
 // The documentation's command examples run (issue 13). The convention:
 //
 //   - Every line of a ```sh block in README.md and docs/*.md that starts with
-//     `retrieval-gate ` or `go run . ` runs (lines continued with a trailing \ are
-//     joined; `go run .` is the built binary), in the blocks' order, in one working
+//     `retrieval-gate ` runs (lines continued with a trailing \ are joined) as a
+//     user runs it after `go install`: the binary built once from this checkout
+//     (docBinary) is first on PATH. A line starting with `go run . ` fails the
+//     test: `go run` reports every failure as exit 1, so the exit codes the docs
+//     promise hold only for the installed name. The lines run in the blocks' order, in one working
 //     directory per page holding a copy of the repository's testdata (testdata/
 //     demo, calibrate, formats, compare and internal/compare/testdata), so a later block may
 //     read what an earlier one wrote. It runs through sh, so quoting and $VARs
@@ -53,6 +57,9 @@ type docExample struct {
 var (
 	exitsComment = regexp.MustCompile(`\s+#\s*exits\s+([0-9]+)\s*$`)
 	docCommand   = regexp.MustCompile(`^(retrieval-gate|go run \.) `)
+	binOnce      sync.Once
+	binPath      string
+	binErr       error
 )
 
 // docExamples extracts the runnable examples of a Markdown page.
@@ -95,6 +102,9 @@ func docExamples(file, text string) ([]docExample, error) {
 		if !docCommand.MatchString(trimmed) {
 			continue
 		}
+		if strings.HasPrefix(trimmed, "go run . ") {
+			return nil, fmt.Errorf("%s:%d: write the installed name, `retrieval-gate %s`: `go run` turns exit 2 into 1, so the documented exit codes would not hold", file, n, strings.TrimPrefix(trimmed, "go run . "))
+		}
 		ex := docExample{file: file, line: n, command: strings.TrimSpace(strings.TrimSuffix(trimmed, `\`))}
 		if strings.HasSuffix(trimmed, `\`) {
 			pending = &ex
@@ -108,16 +118,13 @@ func docExamples(file, text string) ([]docExample, error) {
 	return out, sc.Err()
 }
 
-// finish reads the `# exits N` annotation and turns `go run .` into the binary.
+// finish reads the `# exits N` annotation.
 func finish(ex docExample) docExample {
 	if m := exitsComment.FindStringSubmatch(ex.command); m != nil {
 		ex.exit, _ = strconv.Atoi(m[1])
 		ex.command = ex.command[:len(ex.command)-len(m[0])]
 	}
 	ex.command = strings.TrimSpace(ex.command)
-	if rest, ok := strings.CutPrefix(ex.command, "go run . "); ok {
-		ex.command = "retrieval-gate " + rest
-	}
 	return ex
 }
 
@@ -185,13 +192,16 @@ func TestDocExamples(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, total, 15, "the docs show the commands")
 	assert.GreaterOrEqual(t, llmExamples, 3, "judge, generate and evaluate run against the chat server")
-	testscript.Run(t, docParams(root, files))
+	testscript.Run(t, docParams(t, root, files))
 }
 
-func docParams(root string, files []string) testscript.Params {
+func docParams(t *testing.T, root string, files []string) testscript.Params {
+	bin := docBinary(t)
 	return testscript.Params{
 		Files: files,
 		Setup: func(env *testscript.Env) error {
+			// The built binary before the test binary's own retrieval-gate (testscript.Main's).
+			env.Setenv("PATH", filepath.Dir(bin)+string(filepath.ListSeparator)+env.Getenv("PATH"))
 			for _, d := range demoData {
 				if err := copyTree(filepath.Join(root, d), filepath.Join(env.WorkDir, d)); err != nil {
 					return err
@@ -221,7 +231,7 @@ func copyTree(src, dst string) error {
 }
 
 func TestDocExamplesExtraction(t *testing.T) {
-	page := "# x\n\n```sh\nretrieval-gate check --cases a \\\n  --kb b   # exits 1\ngo run . import --in 'x y' --out c\ndocker run img\n# a comment\n```\n\n```text\nretrieval-gate judge --judge-url ... ...\n```\n\n```yaml\n- run: retrieval-gate check\n```\n"
+	page := "# x\n\n```sh\nretrieval-gate check --cases a \\\n  --kb b   # exits 1\nretrieval-gate import --in 'x y' --out c\ndocker run img\n# a comment\n```\n\n```text\ngo run . judge --judge-url ... ...\n```\n\n```yaml\n- run: retrieval-gate check\n```\n"
 	got, err := docExamples("p.md", page)
 	require.NoError(t, err)
 	assert.Equal(t, []docExample{
@@ -235,6 +245,9 @@ func TestDocExamplesExtraction(t *testing.T) {
 
 	_, err = docExamples("p.md", "```sh\nretrieval-gate check \\\n```\n")
 	assert.Error(t, err)
+	// `go run .` in a runnable block: the installed name is what users paste.
+	_, err = docExamples("p.md", "```sh\ngo run . check --cases a\n```\n")
+	assert.EqualError(t, err, "p.md:2: write the installed name, `retrieval-gate check --cases a`: `go run` turns exit 2 into 1, so the documented exit codes would not hold")
 }
 
 // recorder is a testscript.T that records failures instead of failing the test.
@@ -274,10 +287,12 @@ func TestDocExamplesFailWhenBroken(t *testing.T) {
 	root, err := os.Getwd()
 	require.NoError(t, err)
 	for name, page := range map[string]string{
-		"ok":             "```sh\nretrieval-gate check --cases testdata/demo/cases.jsonl --kb testdata/demo/kb\n```\n",
-		"missing file":   "```sh\nretrieval-gate check --cases testdata/demo/nope.jsonl --kb testdata/demo/kb\n```\n",
-		"exit code":      "```sh\nretrieval-gate check --cases testdata/demo/cases.jsonl --kb testdata/demo/kb   # exits 1\n```\n",
-		"unknown flag":   "```sh\ngo run . check --cases testdata/demo/cases.jsonl --kb testdata/demo/kb --min-hitt 0.5\n```\n",
+		"ok":           "```sh\nretrieval-gate check --cases testdata/demo/cases.jsonl --kb testdata/demo/kb\n```\n",
+		"missing file": "```sh\nretrieval-gate check --cases testdata/demo/nope.jsonl --kb testdata/demo/kb\n```\n",
+		"exit code":    "```sh\nretrieval-gate check --cases testdata/demo/cases.jsonl --kb testdata/demo/kb   # exits 1\n```\n",
+		"unknown flag": "```sh\nretrieval-gate check --cases testdata/demo/cases.jsonl --kb testdata/demo/kb --min-hitt 0.5\n```\n",
+		// The documented code of a usage error is 2: the installed binary's, not go run's 1.
+		"usage exit 2":   "```sh\nretrieval-gate check --cases testdata/demo/cases.jsonl   # exits 2\n```\n",
 		"expected fail ": "```sh\nretrieval-gate check --cases testdata/demo/cases.jsonl --kb testdata/demo/kb --min-hit 1   # exits 1\n```\n",
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -286,9 +301,42 @@ func TestDocExamplesFailWhenBroken(t *testing.T) {
 			script := filepath.Join(t.TempDir(), "p.txtar")
 			require.NoError(t, os.WriteFile(script, []byte(docScript(examples, "")), 0o644))
 			r := &recorder{}
-			testscript.RunT(r, docParams(root, []string{script}))
-			wantFail := name != "ok" && name != "expected fail "
+			testscript.RunT(r, docParams(t, root, []string{script}))
+			wantFail := name != "ok" && name != "expected fail " && name != "usage exit 2"
 			assert.Equal(t, wantFail, r.failed, r.log.String())
 		})
 	}
+}
+
+// docBinary builds the binary once per test process, as `go install` does
+// (with -race when the tests run with it, so the build reuses their compiled
+// packages; without coverage instrumentation, which would warn on every run),
+// into a directory the docs' examples find first on PATH.
+func docBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "retrieval-gate-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "retrieval-gate")
+		args := []string{"build", "-o", binPath}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		cmd := exec.Command("go", append(args, ".")...)
+		var flags []string
+		for _, f := range strings.Fields(os.Getenv("GOFLAGS")) {
+			if !strings.HasPrefix(f, "-cover") {
+				flags = append(flags, f)
+			}
+		}
+		cmd.Env = append(os.Environ(), "GOFLAGS="+strings.Join(flags, " "))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	})
+	require.NoError(t, binErr)
+	return binPath
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,13 +16,24 @@ import (
 // TestMain lets testscript run this binary as the `retrieval-gate` command in
 // its own process, wired to signals as main is.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(removeBinary{m}, map[string]func(){
 		"retrieval-gate": func() { os.Exit(run()) },
 		// fake-github serves GitHub's REST semantics on loopback for the action scripts.
 		"fake-github": githubtest.Main,
 		// fake-llm serves the OpenAI chat-completions protocol (a judge with a hidden relevance table, a query generator).
 		"fake-llm": llmtest.Main,
 	})
+}
+
+// removeBinary runs the tests, then removes the binary docBinary built.
+type removeBinary struct{ m *testing.M }
+
+func (r removeBinary) Run() int {
+	code := r.m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	return code
 }
 
 // TestScripts runs the end-to-end scripts in testdata/script: real processes on
