@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -339,4 +341,58 @@ func docBinary(t *testing.T) string {
 	})
 	require.NoError(t, binErr)
 	return binPath
+}
+
+var updateDocs = flag.Bool("update-docs", false, "rewrite the docs' output examples (docs/check.md's JSON) from real runs")
+
+// outputExample is a command of a page whose output file the page shows whole:
+// a ```sh block of one `retrieval-gate … --json FILE` line, then, before any
+// other code block, a ```json block holding FILE as the command writes it.
+var outputExample = regexp.MustCompile("(?s)```sh\n(retrieval-gate [^\n]*--json ([^ \n]+)[^\n]*)\n```\n(?:[^`]|`[^`]|``[^`])*?```json\n(.*?)```\n")
+
+// TestDocOutputExamples runs the command above each whole-output example of the
+// docs on the demo and requires the file it writes to equal the example byte for
+// byte (-update-docs rewrites the examples), so the example cannot go stale.
+func TestDocOutputExamples(t *testing.T) {
+	t.Parallel()
+	bin := docBinary(t)
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	for _, page := range []string{"docs/check.md"} {
+		data, err := os.ReadFile(page)
+		require.NoError(t, err)
+		text := string(data)
+		matches := outputExample.FindAllStringSubmatchIndex(text, -1)
+		require.NotEmpty(t, matches, "%s shows a command's whole JSON", page)
+		for i := len(matches) - 1; i >= 0; i-- { // from the end, so rewriting keeps earlier offsets
+			m := matches[i]
+			ex := finish(docExample{command: text[m[2]:m[3]]})
+			file, shown := text[m[4]:m[5]], text[m[6]:m[7]]
+			dir := t.TempDir()
+			for _, d := range demoData {
+				require.NoError(t, copyTree(filepath.Join(root, d), filepath.Join(dir, d)))
+			}
+			cmd := exec.Command("sh", "-c", strings.Replace(ex.command, "retrieval-gate", bin, 1))
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else {
+				require.NoError(t, err)
+			}
+			require.Equal(t, ex.exit, code, "%s: %s\n%s", page, ex.command, out)
+			got, err := os.ReadFile(filepath.Join(dir, file))
+			require.NoError(t, err)
+			if *updateDocs {
+				text = text[:m[6]] + string(got) + text[m[7]:]
+				continue
+			}
+			assert.Equal(t, string(got), shown, "%s: the JSON shown is not what `%s` writes (go test -run TestDocOutputExamples -update-docs rewrites it)", page, ex.command)
+		}
+		if *updateDocs {
+			require.NoError(t, os.WriteFile(page, []byte(text), 0o644))
+		}
+	}
 }
