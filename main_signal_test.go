@@ -22,8 +22,7 @@ import (
 // (issue 10 item 11), with exit 2 and no output file.
 const signalDeadline = time.Second
 
-// TestSignals starts the real command (this test binary in the role testscript gives
-// it, wired to signals by run as main is) on inputs that keep it busy or blocked,
+// TestSignals starts the real command (the binary TestMain built, first on PATH) on inputs that keep it busy or blocked,
 // signals it, and checks it stops in time, exits 2 and leaves nothing in its output
 // directory.
 func TestSignals(t *testing.T) {

@@ -29,6 +29,14 @@ func TestMain(m *testing.M) {
 type removeBinary struct{ m *testing.M }
 
 func (r removeBinary) Run() int {
+	// The built binary before the test binary's own `retrieval-gate` (testscript's
+	// command directory, already on PATH): every end-to-end test runs it.
+	if bin := docBinary(nil); binErr == nil {
+		os.Setenv("PATH", filepath.Dir(bin)+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	} else {
+		fmt.Fprintln(os.Stderr, binErr)
+		return 1
+	}
 	code := r.m.Run()
 	if binPath != "" {
 		_ = os.RemoveAll(filepath.Dir(binPath))
