@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -29,14 +30,16 @@ func TestMain(m *testing.M) {
 }
 
 // start runs the command on a free loopback port and returns it with its URL.
-func start(t *testing.T, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
+func start(t *testing.T, args ...string) (*exec.Cmd, string, *lockedBuffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"-addr", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), "LLMFAKE_MAIN=1")
+	// Under -race the runtime sleeps a second at exit (GORACE atexit_sleep_ms,
+	// default 1000) before the process ends; the command itself is what is timed.
+	cmd.Env = append(os.Environ(), "LLMFAKE_MAIN=1", "GORACE=atexit_sleep_ms=0")
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	url := make(chan string, 1)
@@ -48,7 +51,7 @@ func start(t *testing.T, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
 	select {
 	case u := <-url:
 		require.True(t, strings.HasPrefix(u, "http://127.0.0.1:"), "the first line of stdout is the URL: %q (stderr %s)", u, stderr.String())
-		return cmd, u, &stderr
+		return cmd, u, stderr
 	case <-time.After(30 * time.Second):
 		t.Fatalf("no URL on stdout; stderr: %s", stderr.String())
 	}
@@ -138,4 +141,22 @@ func TestBadFlags(t *testing.T) {
 		assert.Contains(t, errb.String(), "llmfake", "%v", args)
 		assert.Empty(t, out.String())
 	}
+}
+
+// lockedBuffer collects the child's stderr, which the test reads while the child runs.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
