@@ -2,9 +2,12 @@ package main
 
 import (
 	"bufio"
+	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -22,8 +25,11 @@ import (
 // The documentation's command examples run (issue 13). The convention:
 //
 //   - Every line of a ```sh block in README.md and docs/*.md that starts with
-//     `retrieval-gate ` or `go run . ` runs (lines continued with a trailing \ are
-//     joined; `go run .` is the built binary), in the blocks' order, in one working
+//     `retrieval-gate ` runs (lines continued with a trailing \ are joined) as a
+//     user runs it after `go install`: the binary built once from this checkout
+//     (docBinary) is first on PATH. A line starting with `go run . ` fails the
+//     test: `go run` reports every failure as exit 1, so the exit codes the docs
+//     promise hold only for the installed name. The lines run in the blocks' order, in one working
 //     directory per page holding a copy of the repository's testdata (testdata/
 //     demo, calibrate, formats, compare and internal/compare/testdata), so a later block may
 //     read what an earlier one wrote. It runs through sh, so quoting and $VARs
@@ -53,6 +59,9 @@ type docExample struct {
 var (
 	exitsComment = regexp.MustCompile(`\s+#\s*exits\s+([0-9]+)\s*$`)
 	docCommand   = regexp.MustCompile(`^(retrieval-gate|go run \.) `)
+	binOnce      sync.Once
+	binPath      string
+	binErr       error
 )
 
 // docExamples extracts the runnable examples of a Markdown page.
@@ -95,6 +104,9 @@ func docExamples(file, text string) ([]docExample, error) {
 		if !docCommand.MatchString(trimmed) {
 			continue
 		}
+		if strings.HasPrefix(trimmed, "go run . ") {
+			return nil, fmt.Errorf("%s:%d: write the installed name, `retrieval-gate %s`: `go run` turns exit 2 into 1, so the documented exit codes would not hold", file, n, strings.TrimPrefix(trimmed, "go run . "))
+		}
 		ex := docExample{file: file, line: n, command: strings.TrimSpace(strings.TrimSuffix(trimmed, `\`))}
 		if strings.HasSuffix(trimmed, `\`) {
 			pending = &ex
@@ -108,16 +120,13 @@ func docExamples(file, text string) ([]docExample, error) {
 	return out, sc.Err()
 }
 
-// finish reads the `# exits N` annotation and turns `go run .` into the binary.
+// finish reads the `# exits N` annotation.
 func finish(ex docExample) docExample {
 	if m := exitsComment.FindStringSubmatch(ex.command); m != nil {
 		ex.exit, _ = strconv.Atoi(m[1])
 		ex.command = ex.command[:len(ex.command)-len(m[0])]
 	}
 	ex.command = strings.TrimSpace(ex.command)
-	if rest, ok := strings.CutPrefix(ex.command, "go run . "); ok {
-		ex.command = "retrieval-gate " + rest
-	}
 	return ex
 }
 
@@ -185,13 +194,16 @@ func TestDocExamples(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, total, 15, "the docs show the commands")
 	assert.GreaterOrEqual(t, llmExamples, 3, "judge, generate and evaluate run against the chat server")
-	testscript.Run(t, docParams(root, files))
+	testscript.Run(t, docParams(t, root, files))
 }
 
-func docParams(root string, files []string) testscript.Params {
+func docParams(t *testing.T, root string, files []string) testscript.Params {
+	bin := docBinary(t)
 	return testscript.Params{
 		Files: files,
 		Setup: func(env *testscript.Env) error {
+			// The built binary before the test binary's own retrieval-gate (testscript.Main's).
+			env.Setenv("PATH", filepath.Dir(bin)+string(filepath.ListSeparator)+env.Getenv("PATH"))
 			for _, d := range demoData {
 				if err := copyTree(filepath.Join(root, d), filepath.Join(env.WorkDir, d)); err != nil {
 					return err
@@ -221,7 +233,7 @@ func copyTree(src, dst string) error {
 }
 
 func TestDocExamplesExtraction(t *testing.T) {
-	page := "# x\n\n```sh\nretrieval-gate check --cases a \\\n  --kb b   # exits 1\ngo run . import --in 'x y' --out c\ndocker run img\n# a comment\n```\n\n```text\nretrieval-gate judge --judge-url ... ...\n```\n\n```yaml\n- run: retrieval-gate check\n```\n"
+	page := "# x\n\n```sh\nretrieval-gate check --cases a \\\n  --kb b   # exits 1\nretrieval-gate import --in 'x y' --out c\ndocker run img\n# a comment\n```\n\n```text\ngo run . judge --judge-url ... ...\n```\n\n```yaml\n- run: retrieval-gate check\n```\n"
 	got, err := docExamples("p.md", page)
 	require.NoError(t, err)
 	assert.Equal(t, []docExample{
@@ -235,6 +247,9 @@ func TestDocExamplesExtraction(t *testing.T) {
 
 	_, err = docExamples("p.md", "```sh\nretrieval-gate check \\\n```\n")
 	assert.Error(t, err)
+	// `go run .` in a runnable block: the installed name is what users paste.
+	_, err = docExamples("p.md", "```sh\ngo run . check --cases a\n```\n")
+	assert.EqualError(t, err, "p.md:2: write the installed name, `retrieval-gate check --cases a`: `go run` turns exit 2 into 1, so the documented exit codes would not hold")
 }
 
 // recorder is a testscript.T that records failures instead of failing the test.
@@ -274,10 +289,12 @@ func TestDocExamplesFailWhenBroken(t *testing.T) {
 	root, err := os.Getwd()
 	require.NoError(t, err)
 	for name, page := range map[string]string{
-		"ok":             "```sh\nretrieval-gate check --cases testdata/demo/cases.jsonl --kb testdata/demo/kb\n```\n",
-		"missing file":   "```sh\nretrieval-gate check --cases testdata/demo/nope.jsonl --kb testdata/demo/kb\n```\n",
-		"exit code":      "```sh\nretrieval-gate check --cases testdata/demo/cases.jsonl --kb testdata/demo/kb   # exits 1\n```\n",
-		"unknown flag":   "```sh\ngo run . check --cases testdata/demo/cases.jsonl --kb testdata/demo/kb --min-hitt 0.5\n```\n",
+		"ok":           "```sh\nretrieval-gate check --cases testdata/demo/cases.jsonl --kb testdata/demo/kb\n```\n",
+		"missing file": "```sh\nretrieval-gate check --cases testdata/demo/nope.jsonl --kb testdata/demo/kb\n```\n",
+		"exit code":    "```sh\nretrieval-gate check --cases testdata/demo/cases.jsonl --kb testdata/demo/kb   # exits 1\n```\n",
+		"unknown flag": "```sh\nretrieval-gate check --cases testdata/demo/cases.jsonl --kb testdata/demo/kb --min-hitt 0.5\n```\n",
+		// The documented code of a usage error is 2: the installed binary's, not go run's 1.
+		"usage exit 2":   "```sh\nretrieval-gate check --cases testdata/demo/cases.jsonl   # exits 2\n```\n",
 		"expected fail ": "```sh\nretrieval-gate check --cases testdata/demo/cases.jsonl --kb testdata/demo/kb --min-hit 1   # exits 1\n```\n",
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -286,9 +303,102 @@ func TestDocExamplesFailWhenBroken(t *testing.T) {
 			script := filepath.Join(t.TempDir(), "p.txtar")
 			require.NoError(t, os.WriteFile(script, []byte(docScript(examples, "")), 0o644))
 			r := &recorder{}
-			testscript.RunT(r, docParams(root, []string{script}))
-			wantFail := name != "ok" && name != "expected fail "
+			testscript.RunT(r, docParams(t, root, []string{script}))
+			wantFail := name != "ok" && name != "expected fail " && name != "usage exit 2"
 			assert.Equal(t, wantFail, r.failed, r.log.String())
 		})
+	}
+}
+
+// docBinary builds the binary once per test process, as `go install` does, into a
+// directory that TestMain (removeBinary) puts first on PATH: the docs' examples,
+// the scripts, the hostile corpus and the signal tests all run it. With -race
+// when the tests run with it: the build then reuses the tests' compiled packages
+// (a non-race build of the module on a cold cache is 137 s of CPU, which pushed
+// the package past its timeout on a loaded machine), and the race detector stays
+// on the end-to-end processes; TestMain sets GORACE=atexit_sleep_ms=0 so no
+// process sleeps a second at exit. Coverage instrumentation (GOFLAGS=-cover) is
+// left out: it would warn on every run.
+func docBinary(t *testing.T) string {
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "retrieval-gate-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "retrieval-gate")
+		args := []string{"build", "-o", binPath}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		cmd := exec.Command("go", append(args, ".")...)
+		var flags []string
+		for _, f := range strings.Fields(os.Getenv("GOFLAGS")) {
+			if !strings.HasPrefix(f, "-cover") {
+				flags = append(flags, f)
+			}
+		}
+		cmd.Env = append(os.Environ(), "GOFLAGS="+strings.Join(flags, " "))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	})
+	if t != nil {
+		require.NoError(t, binErr)
+	}
+	return binPath
+}
+
+var updateDocs = flag.Bool("update-docs", false, "rewrite the docs' output examples (docs/check.md's JSON) from real runs")
+
+// outputExample is a command of a page whose output file the page shows whole:
+// a ```sh block of one `retrieval-gate … --json FILE` line, then, before any
+// other code block, a ```json block holding FILE as the command writes it.
+var outputExample = regexp.MustCompile("(?s)```sh\n(retrieval-gate [^\n]*--json ([^ \n]+)[^\n]*)\n```\n(?:[^`]|`[^`]|``[^`])*?```json\n(.*?)```\n")
+
+// TestDocOutputExamples runs the command above each whole-output example of the
+// docs on the demo and requires the file it writes to equal the example byte for
+// byte (-update-docs rewrites the examples), so the example cannot go stale.
+func TestDocOutputExamples(t *testing.T) {
+	t.Parallel()
+	bin := docBinary(t)
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	for _, page := range []string{"docs/check.md"} {
+		data, err := os.ReadFile(page)
+		require.NoError(t, err)
+		text := string(data)
+		matches := outputExample.FindAllStringSubmatchIndex(text, -1)
+		require.NotEmpty(t, matches, "%s shows a command's whole JSON", page)
+		for i := len(matches) - 1; i >= 0; i-- { // from the end, so rewriting keeps earlier offsets
+			m := matches[i]
+			ex := finish(docExample{command: text[m[2]:m[3]]})
+			file, shown := text[m[4]:m[5]], text[m[6]:m[7]]
+			dir := t.TempDir()
+			for _, d := range demoData {
+				require.NoError(t, copyTree(filepath.Join(root, d), filepath.Join(dir, d)))
+			}
+			cmd := exec.Command("sh", "-c", strings.Replace(ex.command, "retrieval-gate", bin, 1))
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else {
+				require.NoError(t, err)
+			}
+			require.Equal(t, ex.exit, code, "%s: %s\n%s", page, ex.command, out)
+			got, err := os.ReadFile(filepath.Join(dir, file))
+			require.NoError(t, err)
+			if *updateDocs {
+				text = text[:m[6]] + string(got) + text[m[7]:]
+				continue
+			}
+			assert.Equal(t, string(got), shown, "%s: the JSON shown is not what `%s` writes (go test -run TestDocOutputExamples -update-docs rewrites it)", page, ex.command)
+		}
+		if *updateDocs {
+			require.NoError(t, os.WriteFile(page, []byte(text), 0o644))
+		}
 	}
 }

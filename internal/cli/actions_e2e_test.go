@@ -412,14 +412,14 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// TestREADMEWorkflows lints the workflows the README, docs/action.md and
-// docs/baseline.md offer to copy, and this repository's own, with actionlint (and
+// TestREADMEWorkflows lints the workflows the README, docs/action.md,
+// docs/baseline.md and docs/recipe.md offer to copy, and this repository's own, with actionlint (and
 // its shellcheck pass).
 func TestREADMEWorkflows(t *testing.T) {
 	requireHeavy(t, "builds and runs actionlint")
 	root := repoRoot(t)
 	var section string
-	for _, doc := range []string{"README.md", filepath.Join("docs", "action.md"), filepath.Join("docs", "baseline.md")} {
+	for _, doc := range []string{"README.md", filepath.Join("docs", "action.md"), filepath.Join("docs", "baseline.md"), filepath.Join("docs", "recipe.md")} {
 		data, err := os.ReadFile(filepath.Join(root, doc))
 		require.NoError(t, err)
 		section += string(data)
@@ -439,7 +439,7 @@ func TestREADMEWorkflows(t *testing.T) {
 		require.NoError(t, os.WriteFile(f, []byte(m[1]), 0o644))
 		files = append(files, f)
 	}
-	require.GreaterOrEqual(t, len(files), 6, "the README's workflow, docs/action.md's basic one and the two of the fork setup, the two of the baseline recipe")
+	require.GreaterOrEqual(t, len(files), 8, "the README's workflow, docs/action.md's basic one and the two of the fork setup, the two of the baseline recipe, the two of docs/recipe.md")
 	own, err := filepath.Glob(filepath.Join(root, ".github", "workflows", "*.yml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, own)

@@ -159,7 +159,7 @@ func dispatch(ctx context.Context, f *Factory, args []string) error {
 		printUsage(env.Stdout)
 		return flag.ErrHelp
 	case "-version", "--version", "version":
-		fmt.Fprintln(env.Stdout, "retrieval-gate", Version)
+		fmt.Fprintln(env.Stdout, "retrieval-gate", version())
 		return nil
 	}
 	for _, c := range commands {

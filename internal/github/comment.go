@@ -230,6 +230,10 @@ func statusOf(r *http.Response) int {
 	return r.StatusCode
 }
 
+// ForkCommentsDocs is where the workflow that comments on fork pull requests is
+// described: the notices and warnings about a read-only token point there.
+const ForkCommentsDocs = "https://github.com/retrieval-gate/retrieval-gate/blob/main/docs/action.md#comments-on-pull-requests-from-forks"
+
 // Explain is the warning a user reads when the comment could not be posted. It says
 // why and what to do; the exit code is never affected.
 func Explain(err error) string {
@@ -243,7 +247,7 @@ func Explain(err error) string {
 		return fmt.Sprintf("retrieval-gate could not post the PR comment: %v. The token may not write to this pull request: "+
 			"on pull requests from forks GitHub gives the workflow a read-only token. %s "+
 			"To get comments on fork PRs, post them from a separate workflow triggered by `workflow_run` "+
-			"(README: \"Comments on pull requests from forks\"); for other PRs give the job `permissions: pull-requests: write`.", ae, keep)
+			"(see "+ForkCommentsDocs+"); for other PRs give the job `permissions: pull-requests: write`.", ae, keep)
 	case KindUnauthorized:
 		return fmt.Sprintf("retrieval-gate could not post the PR comment: %v. The token was rejected; check the `github-token` input. %s", ae, keep)
 	case KindRateLimited:

@@ -109,7 +109,8 @@ func TestConcurrentAppendsFromProcesses(t *testing.T) {
 	var cmds []*exec.Cmd
 	for p := range procs {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), "HISTORY_FILE="+file, "HISTORY_APPENDS="+strconv.Itoa(each), "HISTORY_WHO=p"+strconv.Itoa(p))
+		cmd.Env = append(os.Environ(), "HISTORY_FILE="+file, "HISTORY_APPENDS="+strconv.Itoa(each), "HISTORY_WHO=p"+strconv.Itoa(p),
+			"GORACE=atexit_sleep_ms=0") // no second of sleep at exit under -race
 		cmd.Stderr = os.Stderr
 		require.NoError(t, cmd.Start())
 		cmds = append(cmds, cmd)

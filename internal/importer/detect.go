@@ -40,7 +40,11 @@ func Detect(head []byte) (*Format, string) {
 	case '{', '[':
 		// From the first value's start to the end of what was read: a JSON
 		// document spread over lines, or a first line longer than the head.
-		return detectJSON(head[bytes.Index(head, trimmed[:1]):], len(head) >= peekSize)
+		doc := head[bytes.Index(head, trimmed[:1]):]
+		if doc[0] == '{' && looksBEIRResults(doc) {
+			return registry["beir-results"], ""
+		}
+		return detectJSON(doc, len(head) >= peekSize)
 	}
 	if cols := bytes.Split(first, []byte{'\t'}); len(cols) == 3 &&
 		string(bytes.TrimSpace(cols[0])) == "query-id" && string(bytes.TrimSpace(cols[1])) == "corpus-id" {

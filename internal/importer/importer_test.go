@@ -61,6 +61,7 @@ func TestFixtures(t *testing.T) {
 		low, high    int
 	}{
 		{"beir-qrels.tsv", "beir-qrels", KindQrels, 3, 0, 0},
+		{"beir-results.json", "beir-results", KindRun, 6, 0, 0},
 		{"msmarco-run.tsv", "msmarco-run", KindRun, 5, 0, 0},
 		{"msmarco-qrels.tsv", "msmarco-qrels", KindQrels, 2, 0, 0},
 		{"trec-qrels-graded.txt", "trec-qrels", KindQrels, 8, 1, 1},
@@ -196,7 +197,7 @@ func TestDetectFailures(t *testing.T) {
 		assert.Contains(t, why, want, in)
 	}
 	_, _, err := Convert(context.Background(), strings.NewReader("hello\n"), "in", &bytes.Buffer{}, nil, Options{})
-	assert.ErrorContains(t, err, "in: cannot detect the format: the first line \"hello\" matches no known format; pass --format (one of beir-qrels, csv,")
+	assert.ErrorContains(t, err, "in: cannot detect the format: the first line \"hello\" matches no known format; pass --format (one of beir-qrels, beir-results, csv,")
 }
 
 func TestParentFromID(t *testing.T) {

@@ -219,8 +219,7 @@ func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Public
 		if act.ReadOnlyToken() {
 			act.Notice(fmt.Sprintf("retrieval-gate: no PR comment: this pull request comes from a fork (%s), and GitHub gives "+
 				"such runs a read-only token. The report is in the job summary, and any dataset problems are annotated. To get the "+
-				"comment on fork PRs, post it from a separate workflow triggered by `workflow_run` (README: \"Comments on "+
-				"pull requests from forks\").", orUnknown(act.HeadRepo)))
+				"comment on fork PRs, post it from a separate workflow triggered by `workflow_run` (see %s).", orUnknown(act.HeadRepo), github.ForkCommentsDocs))
 			return
 		}
 	case ModeAlways:

@@ -193,7 +193,7 @@ func TestPublish(t *testing.T) {
 			name:       "fork PR on pull_request: detected, no API call, a notice explains the fallback",
 			payload:    prEvent(prNumber, "someone/repo"),
 			pubs:       []Publication{pubFor("default", "x")},
-			wantStdout: []string{"::notice::retrieval-gate: no PR comment: this pull request comes from a fork (someone/repo)", "workflow_run"},
+			wantStdout: []string{"::notice::retrieval-gate: no PR comment: this pull request comes from a fork (someone/repo)", "workflow_run", "(see " + github.ForkCommentsDocs + ")"},
 			noRequests: true,
 		},
 		{

@@ -275,6 +275,9 @@ func ParseQrels(ctx context.Context, r io.Reader, file string) (*Qrels, error) {
 		var rel int
 		if format == 1 {
 			nf := trecFields(b, fields[:])
+			if nf == 3 && beirQrelsHeader(fields[:3]) {
+				return nil, input.Errorf(file, line, "a BEIR qrels TSV (header \"query-id corpus-id score\"), not TREC qrels: convert it first with `retrieval-gate import --in %s --out qrels.trec` (docs/import.md)", file)
+			}
 			if nf != 4 {
 				return nil, input.Errorf(file, line, "malformed qrels line: want 4 fields \"qid iter docid rel\", got %d", nf)
 			}
@@ -369,4 +372,10 @@ func parseQrelJSON(p *jsonpos.Parser, b []byte, file string, line int) (qid, doc
 		return nil, nil, 0, input.Errorf(file, line, "relevance %s is outside the accepted range %d..%d", r.Raw(b), MinRelevance, MaxRelevance)
 	}
 	return qid, doc, int(f), nil
+}
+
+// beirQrelsHeader reports whether a line's fields are BEIR's qrels header
+// (query-id corpus-id score), which `import` converts.
+func beirQrelsHeader(f [][]byte) bool {
+	return string(f[0]) == "query-id" && string(f[1]) == "corpus-id" && string(f[2]) == "score"
 }

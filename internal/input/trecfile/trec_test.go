@@ -63,6 +63,7 @@ func TestReadQrelsErrors(t *testing.T) {
 		{"relevance below range", "q1 0 d1 -129\n", ":1: relevance -129 is outside the accepted range -128..127"},
 		{"not an integer", "q1 0 d1 1\n\nq1 0 d2 x\n", `:3: relevance "x" is not an integer`},
 		{"too few fields", "q1 0 d1\n", `:1: malformed qrels line: want 4 fields "qid iter docid rel", got 3`},
+		{"BEIR qrels TSV", "\nquery-id\tcorpus-id\tscore\nq1\td1\t1\n", ":2: a BEIR qrels TSV (header \"query-id corpus-id score\"), not TREC qrels: convert it first with `retrieval-gate import --in "},
 		{"too many fields", "q1 0 d1 1 extra\n", ":1: malformed qrels line: want 4 fields"},
 		{"duplicate", "q1 0 d1 1\nq2 0 d1 1\nq1 0 d2 1\nq1 0 d1 2\n", `:4: duplicate judgment of document "d1" for query "q1" (first on line 1)`},
 		{"empty", "\n\n", ": no judgments"},

@@ -70,9 +70,14 @@ type Server struct {
 
 // New starts a server; Close it when done.
 func New(opt Options) *Server {
-	s := &Server{opt: opt, pairs: map[string]int{}, fails: append([]int(nil), opt.FailFirst...)}
+	s := newServer(opt)
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
+}
+
+// newServer is a Server not yet listening.
+func newServer(opt Options) *Server {
+	return &Server{opt: opt, pairs: map[string]int{}, fails: append([]int(nil), opt.FailFirst...)}
 }
 
 // Requests is the number of requests received on the chat-completions path.
