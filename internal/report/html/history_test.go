@@ -18,6 +18,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
@@ -212,10 +213,18 @@ func TestCompareDashboardOverRuns(t *testing.T) {
 	got := renderOver(t, r, overRuns(t, r, 8, map[int]bool{3: true}))
 	golden(t, "compare-history.html", got)
 	s := string(got)
-	assert.Contains(t, s, "<h2>DCG@10 over the runs</h2>")
+	assert.Contains(t, s, "<h2>Over the runs</h2>")
 	assert.Contains(t, s, "<title>inputs changed: qrels</title>")
-	assert.Equal(t, 1, strings.Count(s, `data-mark="marker"`))
-	assert.Equal(t, len(demoStrategies), strings.Count(s, `data-mark="band"`))
+	// One chart per measure the runs carry (the earlier runs: dcg and ndcg;
+	// this run: all eight), the primary's shown, the others hidden until
+	// chosen in "Select metric".
+	measures := len(metrics.GradedKeys)
+	assert.Equal(t, 1, strings.Count(s, `<div data-metric="dcg_at_k">`))
+	assert.Equal(t, measures-1, strings.Count(s, "\" hidden>\n<figure"))
+	assert.Equal(t, measures, strings.Count(s, `data-mark="marker"`))
+	assert.Equal(t, measures*len(demoStrategies), strings.Count(s, `data-mark="band"`))
+	assert.Contains(t, s, "<figcaption id=\"chart3-t\">DCG@10 per run (95% CI bands; dashed vertical lines: inputs changed)</figcaption>")
+	assert.NotContains(t, s, "dcg_at_k per run")
 	assert.NotContains(t, s, "NaN")
 	plain := string(render(t, r))
 	assert.NotContains(t, plain, "over the runs", "no history, no section")

@@ -3,6 +3,8 @@ package html_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"flag"
 	"os"
 	"path/filepath"
@@ -54,7 +56,9 @@ func demoResultGated(t testing.TB, g compare.GateOptions) *compare.Result {
 	return r
 }
 
-func viewOf(r *compare.Result) rhtml.CompareView { return rhtml.CompareViewOf(comparereport.New(r), r) }
+func viewOf(r *compare.Result) rhtml.CompareView {
+	return rhtml.CompareViewOf(comparereport.New(r), r, nil)
+}
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
@@ -96,9 +100,18 @@ func TestCompareDashboardGolden(t *testing.T) {
 	got := render(t, r)
 	golden(t, "compare-demo.html", got)
 	assert.Equal(t, got, render(t, demoResult(t)), "same input, same bytes")
-	for _, banned := range []string{"http://", "https://", "<script", "<link", "@import", "url("} {
+	for _, banned := range []string{"http://", "https://", "<link", "@import", "url(", "src=", "unsafe-inline", "unsafe-eval"} {
 		assert.NotContains(t, string(got), banned)
 	}
+	// One data block and one script, the script allowed by its hash alone.
+	s := string(got)
+	assert.Equal(t, 2, strings.Count(s, "<script"))
+	assert.Contains(t, s, `<script type="application/json" id="rg-data">{`)
+	i := strings.Index(s, "<script>") + len("<script>")
+	js := s[i : i+strings.Index(s[i:], "</script>")]
+	sum := sha256.Sum256([]byte(js))
+	assert.Contains(t, s, "script-src 'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'")
+	assert.Regexp(t, `content="default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'; img-src data:; script-src 'sha256-[A-Za-z0-9+/=]+'; base-uri 'none'; form-action 'none'"`, s)
 }
 
 func TestCompareViewPairsAndSamples(t *testing.T) {

@@ -1,0 +1,163 @@
+package html
+
+// exploreJS is the compare dashboard's one script: it reads the embedded data
+// (rg-data: the runs kept in the history, each strategy's measures) and, on a
+// choice in "Select run" or "Select metric", draws the bar chart and the two
+// tables of that run and measure, and shows the chart over the runs of that
+// measure (drawn by the page, one per measure, the others hidden). It builds
+// elements with DOM calls and sets text with textContent (a name is never
+// markup), makes no request and does no arithmetic beyond laying out the
+// chart. Without it the page shows this run and the primary measure.
+const exploreJS = `(() => {
+"use strict";
+const $ = (id) => document.getElementById(id);
+const D = JSON.parse($("rg-data").textContent);
+const SVG = $("rg-bars").querySelector("svg").namespaceURI; // the page's own, so the script names no URL
+const el = (ns, tag, attrs, ...kids) => {
+  const e = ns ? document.createElementNS(ns, tag) : document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+  for (const k of kids) e.append(k);
+  return e;
+};
+const num = (v) => {
+  if (v === null || !isFinite(v)) return "\u2014";
+  const s = Math.abs(v) >= 1e9 ? v.toExponential(3) : v.toFixed(3);
+  return s === "-0.000" ? "0.000" : s;
+};
+const ci = (p) => num(p[1]) + "\u2013" + num(p[2]);
+const count = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+const runSel = $("rg-run"), metSel = $("rg-metric");
+const measure = (key) => D.measures.find((m) => m.key === key);
+const val = (s, key) => (s && s.m[key] ? s.m[key][0] : null);
+// The strategies of a run in pairs {base, reranked}, ordered by the better
+// of each pair on the measure (best first, stable), as the page orders them.
+const groups = (run, m) => {
+  const at = new Map(run.strategies.map((s) => [s.name, s]));
+  const gs = [];
+  for (const s of run.strategies) {
+    if (s.name.endsWith(D.suffix)) {
+      if (!at.has(s.name.slice(0, -D.suffix.length))) gs.push([null, s]);
+      continue;
+    }
+    gs.push([s, at.get(s.name + D.suffix) || null]);
+  }
+  const better = (a, b) => (m.higher ? a > b : a < b);
+  const top = (g) => {
+    let t = null;
+    for (const s of g) {
+      const v = val(s, m.key);
+      if (v !== null && (t === null || better(v, t))) t = v;
+    }
+    return t;
+  };
+  return gs.map((g, i) => [g, i, top(g)]).sort((a, b) => {
+    if (a[2] === b[2]) return a[1] - b[1];
+    if (a[2] === null) return 1;
+    if (b[2] === null) return -1;
+    return better(a[2], b[2]) ? -1 : 1;
+  }).map((x) => x[0]);
+};
+const best = (run, m) => {
+  let t = null;
+  for (const s of run.strategies) {
+    const v = val(s, m.key);
+    if (v !== null && (t === null || (m.higher ? v > t : v < t))) t = v;
+  }
+  return t;
+};
+const nameOf = (g) => (g[0] || g[1]).name;
+const table = (box, run, m) => {
+  if (!box || !m) return;
+  const gs = groups(run, m), pairs = gs.some((g) => g[0] && g[1]), b = best(run, m);
+  const head = el(null, "tr", {}, el(null, "th", {scope: "col"}, "strategy"), el(null, "th", {scope: "col", class: "num"}, "base"));
+  if (pairs) head.append(el(null, "th", {scope: "col", class: "num"}, D.suffix));
+  const body = el(null, "tbody");
+  for (const g of gs) {
+    const tr = el(null, "tr", {}, el(null, "th", {scope: "row"}, nameOf(g)));
+    for (const s of pairs ? g : [g[0]]) {
+      const p = s && s.m[m.key];
+      if (!p) { tr.append(el(null, "td", {class: "num", "data-value": ""}, "\u2014")); continue; }
+      const v = p[0] !== null && p[0] === b ? el(null, "strong", {}, num(p[0])) : num(p[0]);
+      tr.append(el(null, "td", {class: "num", "data-strategy": s.name, "data-value": num(p[0])}, v, el(null, "span", {class: "ci"}, ci(p))));
+    }
+    body.append(tr);
+  }
+  box.replaceChildren(el(null, "div", {class: "table"}, el(null, "table", {}, el(null, "caption", {}, m.label), el(null, "thead", {}, head), body)));
+};
+const nice = (span) => {
+  if (!(span > 0) || !isFinite(span)) return 1;
+  const raw = span / 5, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  for (const f of [1, 2, 2.5, 5, 10]) if (raw <= f * mag * (1 + 1e-9)) return f * mag;
+  return 10 * mag;
+};
+const bars = (box, run, m) => {
+  const gs = groups(run, m), pairs = gs.some((g) => g[0] && g[1]), slots = pairs ? 2 : 1;
+  let hi = 0;
+  for (const s of run.strategies) {
+    const p = s.m[m.key];
+    if (p) for (const v of [p[0], p[2]]) if (v !== null && v > hi) hi = v;
+  }
+  const step = nice(hi), top = Math.max(Math.ceil(hi / step - 1e-9) * step, step);
+  let dec = 0;
+  for (let s = step; s < 1 - 1e-9 && dec < 6; s *= 10) dec++;
+  if (Math.abs(step * Math.pow(10, dec) - Math.round(step * Math.pow(10, dec))) > 1e-6) dec++;
+  const W = 560, barH = 18, gap = 3, ggap = 12, axisH = 34, room = 52, cw = 7.7;
+  const labelW = Math.min(Math.max(0, ...gs.map((g) => nameOf(g).length * cw)), 180) + 8;
+  const x = (v) => labelW + (v / top) * (W - room - labelW);
+  const groupH = slots * barH + (slots - 1) * gap, H = 8 + gs.length * (groupH + ggap) + axisH, bottom = H - axisH;
+  const r1 = (v) => Math.round(v * 10) / 10;
+  const title = m.label + " per strategy (95% CI whiskers), " + run.label;
+  const svg = el(SVG, "svg", {viewBox: "0 0 " + W + " " + r1(H), role: "img", "aria-label": title, focusable: "false"});
+  for (let i = 0; i * step <= top * (1 + 1e-6) && i < 32; i++) {
+    const t = i * step, tx = r1(x(t));
+    svg.append(el(SVG, "line", {class: "gl", x1: tx, x2: tx, y1: 4, y2: r1(bottom)}),
+      el(SVG, "text", {class: "tick", x: tx, y: r1(bottom + 15), "text-anchor": "middle"}, t.toFixed(dec)));
+  }
+  svg.append(el(SVG, "line", {class: "axis", x1: r1(labelW), x2: r1(labelW), y1: 4, y2: r1(bottom)}),
+    el(SVG, "text", {class: "axis-label", x: r1((labelW + W - room) / 2), y: r1(H - 3), "text-anchor": "middle"}, m.label));
+  const legend = el(null, "ul", {class: "legend", "aria-hidden": "true"});
+  gs.forEach((g, gi) => {
+    const y0 = 8 + gi * (groupH + ggap), name = nameOf(g);
+    const maxRunes = Math.round((labelW - 8) / cw);
+    const shown = [...name].length <= maxRunes ? name : [...name].slice(0, Math.max(maxRunes - 1, 1)).join("") + "\u2026";
+    svg.append(el(SVG, "text", {class: "cat", x: r1(labelW - 6), y: r1(y0 + groupH / 2 + 4), "text-anchor": "end"}, el(SVG, "title", {}, name), shown));
+    (pairs ? g : [g[0] || g[1]]).forEach((s, slot) => {
+      if (!s) return;
+      const dashed = s.name.endsWith(D.suffix), c = "c" + ((D.colours[s.name] || 0) % 8);
+      legend.append(el(null, "li", {}, el(null, "span", {class: "sw " + c + (dashed ? " dashed" : "")}), s.name));
+      const p = s.m[m.key];
+      if (!p || p[0] === null) return;
+      const by = y0 + slot * (barH + gap);
+      const tip = s.name + ": " + m.label + " " + num(p[0]) + (p[1] !== null ? " (95% CI " + ci(p) + ")" : "") + ", n = " + count(p[3]);
+      const gEl = el(SVG, "g", {}, el(SVG, "title", {}, tip),
+        el(SVG, "rect", {"data-mark": "bar", "data-strategy": s.name, "data-value": num(p[0]), class: "bar " + c + (dashed ? " hatch" : ""), x: r1(labelW), y: r1(by), width: r1(Math.max(x(p[0]) - labelW, 0)), height: barH}));
+      let end = x(p[0]);
+      if (p[1] !== null && p[2] !== null) {
+        const l = r1(x(p[1])), r = r1(x(p[2])), my = r1(by + barH / 2);
+        gEl.append(el(SVG, "path", {class: "whisker", d: "M" + l + " " + my + "H" + r + "M" + l + " " + r1(by + 3) + "V" + r1(by + barH - 3) + "M" + r + " " + r1(by + 3) + "V" + r1(by + barH - 3)}));
+        end = Math.max(end, x(p[2]));
+      }
+      gEl.append(el(SVG, "text", {class: "value", x: r1(end + 4), y: r1(by + barH / 2 + 4)}, num(p[0])));
+      svg.append(gEl);
+    });
+  });
+  const kids = [el(null, "figcaption", {}, title)];
+  if (legend.children.length > 1) kids.push(legend);
+  kids.push(svg);
+  box.replaceChildren(el(null, "figure", {class: "chart"}, ...kids));
+};
+const draw = () => {
+  const run = D.runs[Number(runSel.value)], m = D.measures[Number(metSel.value)];
+  if (!run || !m) return;
+  $("rg-shown").textContent = "Shown: " + run.label + " \u00b7 " + m.label;
+  bars($("rg-bars"), run, m);
+  table($("rg-table"), run, m);
+  table($("rg-table2"), run, measure(D.second));
+  for (const c of document.querySelectorAll("[data-metric]")) c.hidden = c.getAttribute("data-metric") !== m.key;
+};
+runSel.addEventListener("change", draw);
+metSel.addEventListener("change", draw);
+$("rg-controls").hidden = false;
+draw();
+})();
+`
