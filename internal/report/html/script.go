@@ -141,9 +141,16 @@ const bars = (box, run, m) => {
       svg.append(gEl);
     });
   });
+  // The values for screen readers, as the page's own bar charts have them.
+  const rows = el(null, "tbody");
+  for (const g of gs) for (const s of g) {
+    const p = s && s.m[m.key];
+    if (p) rows.append(el(null, "tr", {}, el(null, "th", {scope: "row"}, s.name), el(null, "td", {}, num(p[0])), el(null, "td", {}, ci(p)), el(null, "td", {}, count(p[3]))));
+  }
+  const head = el(null, "tr", {}, ...["strategy", m.label, "95% CI", "n"].map((h) => el(null, "th", {scope: "col"}, h)));
   const kids = [el(null, "figcaption", {}, title)];
   if (legend.children.length > 1) kids.push(legend);
-  kids.push(svg);
+  kids.push(svg, el(null, "div", {class: "sr-only"}, el(null, "table", {}, el(null, "caption", {}, title), el(null, "thead", {}, head), rows)));
   box.replaceChildren(el(null, "figure", {class: "chart"}, ...kids));
 };
 const draw = () => {
