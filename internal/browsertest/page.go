@@ -72,6 +72,9 @@ type Options struct {
 	// (choose an option, click), returning what the test checks (any JSON
 	// value, in Measure.Result). An exception fails the load.
 	Script string
+	// NoScript loads the page with JavaScript disabled (what a mail client
+	// or an artifact viewer shows).
+	NoScript bool
 }
 
 // measureJS collects the layout facts; elements inside a visually-hidden box
@@ -246,6 +249,11 @@ func (b *Browser) Load(ctx context.Context, path string, opt Options) (*Measure,
 		{"Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": map[bool]string{true: "dark", false: "light"}[opt.Dark]}}}},
 	} {
 		if err := s.call(ctx, c.method, c.params, nil); err != nil {
+			return nil, err
+		}
+	}
+	if opt.NoScript {
+		if err := s.call(ctx, "Emulation.setScriptExecutionDisabled", map[string]any{"value": true}, nil); err != nil {
 			return nil, err
 		}
 	}

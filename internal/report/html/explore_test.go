@@ -1,6 +1,7 @@
 package html_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
@@ -181,4 +183,45 @@ func TestCompareDashboardExploreInBrowser(t *testing.T) {
 			}
 		}
 	}
+}
+
+// With scripts off the page is read as before: this run, the primary
+// measure (its bars and its chart over the runs), no selector shown (it
+// could not act), nothing wider than the page.
+func TestCompareDashboardWithoutScript(t *testing.T) {
+	b := browsertest.Start(t)
+	r := demoResult(t)
+	path := filepath.Join(t.TempDir(), "compare-noscript.html")
+	require.NoError(t, os.WriteFile(path, renderOver(t, r, overRuns(t, r, 8, map[int]bool{3: true})), 0o644))
+	for _, m := range browsertest.Check(t, b, browsertest.Page{Name: "compare-noscript", Path: path, Widths: []int{390, 850}, NoScript: true, Marks: map[string]int{
+		`#rg-bars rect[data-mark="bar"]`:                     5,
+		`#rg-controls[hidden]`:                               1,
+		`[data-metric="dcg_at_k"]:not([hidden])`:             1,
+		`[data-metric]:not([hidden]) path[data-mark="line"]`: 5,
+		`#rg-table strong`:                                   1,
+	}}) {
+		assert.Empty(t, m.ConsoleErrors)
+	}
+}
+
+// A method the dashboard has no words for is named as the document states
+// it, for the measures it was used for: the lines follow the document.
+func TestCompareDashboardMethodsFollowTheDocument(t *testing.T) {
+	r := demoResult(t)
+	doc := comparereport.New(r)
+	for i := range doc.Paired {
+		if doc.Paired[i].Metric == "ndcg_at_k" {
+			doc.Paired[i].PValueMethod = "saddlepoint"
+		}
+	}
+	s := doc.Strategies["bm25"]
+	m := s.Metrics["mrr_at_k"]
+	m.CI95Method = "bca-expanded"
+	s.Metrics["mrr_at_k"] = m
+	var b bytes.Buffer
+	require.NoError(t, rhtml.CompareHTML(&b, doc, r, nil))
+	out := b.String()
+	assert.Contains(t, out, "saddlepoint for nDCG@10")
+	assert.Contains(t, out, "bca-expanded for MRR@10")
+	assert.NotContains(t, out, "sign-flip randomization (2,000 resamples, seed 1) for DCG@10, nDCG@10")
 }
