@@ -138,7 +138,9 @@ type exploreRun struct {
 // first), the run and measure shown without script. Numbers are written in
 // full (format.AppendFloat: shortest round-trip form, null when undefined);
 // strings by encoding/json, which escapes <, > and & so that the data cannot
-// end its <script> element.
+// end its <script> element. Names are sanitised as Esc does for the page's
+// text (format characters shown as (U+XXXX)), so the script's textContent
+// shows them as the page does.
 func exploreData(k int, keys []string, colours map[string]int, runs []exploreRun, run int, measure, second string) string {
 	b := []byte(`{"measures":[`)
 	str := func(s string) {
@@ -167,7 +169,7 @@ func exploreData(k int, keys []string, colours map[string]int, runs []exploreRun
 		if i > 0 {
 			b = append(b, ',')
 		}
-		str(n)
+		str(format.SanitizeText(n))
 		b = append(b, ':')
 		b = strconv.AppendInt(b, int64(colours[n]), 10)
 	}
@@ -192,7 +194,7 @@ func exploreData(k int, keys []string, colours map[string]int, runs []exploreRun
 				b = append(b, ',')
 			}
 			b = append(b, `{"name":`...)
-			str(name)
+			str(format.SanitizeText(name))
 			b = append(b, `,"m":{`...)
 			first := true
 			for _, key := range keys {

@@ -152,6 +152,16 @@ func TestCompareEscapes(t *testing.T) {
 	v := viewOf(demoResult(t))
 	v.Strategies[0].Name = `<img src=x onerror=alert(1)>&"`
 	v.BestQueries[0].ID = "</td><script>x</script>"
+	// The embedded data of "Select run" cannot end its element or reorder text.
+	d := comparereport.New(demoResult(t))
+	evil := "</script><img src=x onerror=alert(1)>\u202e"
+	d.Order[0] = evil
+	d.Strategies[evil] = d.Strategies["bm25"]
+	var page bytes.Buffer
+	require.NoError(t, rhtml.CompareHTML(&page, d, demoResult(t), nil))
+	assert.NotContains(t, page.String(), "<img src=x")
+	assert.Equal(t, 2, strings.Count(page.String(), "</script>"))
+	assert.Contains(t, page.String(), `"name":"\u003c/script\u003e\u003cimg src=x onerror=alert(1)\u003e(U+202E)"`)
 	var b bytes.Buffer
 	require.NoError(t, rhtml.Compare(&b, v))
 	s := b.String()
