@@ -50,8 +50,9 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 				order = append(order, name)
 			}
 			slices.Sort(order)
-			v.Runs = append(v.Runs, exploreRun{Label: runLabel(i, n, r), Order: order, Measures: r.Measures})
+			v.Runs = append(v.Runs, overRun(exploreRun{Label: runLabel(i, n, r), Order: order, Measures: r.Measures}, i, r))
 		}
+		cur = overRun(cur, n-1, o.Runs[n-1])
 		cur.Label = runLabel(n-1, n, o.Runs[n-1]) + " (this run)"
 	}
 	v.Current = len(v.Runs)
@@ -196,6 +197,20 @@ func CompareHTML(w io.Writer, d *comparereport.Document, r *compare.Result, over
 	v := CompareViewOf(d, r, overRuns)
 	v.OverRuns = overRuns
 	return Compare(w, v)
+}
+
+// overRun adds to e what the chart over the runs shows of run i: as
+// runsChart labels and marks it.
+func overRun(e exploreRun, i int, r RunView) exploreRun {
+	e.X = strconv.Itoa(i + 1)
+	if len(r.Time) >= 10 {
+		e.X = r.Time[:10]
+	}
+	e.Commit = format.CommitPrefix(r.Commit, 7)
+	if r.Changed != nil {
+		e.Changed = "inputs changed: " + strings.Join(r.Changed, ", ")
+	}
+	return e
 }
 
 // runLabel names run i of n in "Select run": its number, day, commit and branch.

@@ -239,17 +239,11 @@ func Compare(w io.Writer, v CompareView) error {
 		case len(o.Runs) < 2:
 			p.Para("No earlier run of " + o.Command + " in the history " + o.File + o.branchText() + ": this run is the first point of the chart.")
 		default:
-			// One chart per measure; "Select metric" shows its own, the
-			// primary measure's without script.
-			for _, key := range v.Measures {
-				hidden := ""
-				if key != v.Primary {
-					hidden = " hidden"
-				}
-				p.raw(`<div data-metric="` + Esc(key) + `"` + hidden + ">\n")
-				p.runsChart(o.ForMeasure(key), v.K, v.Colours)
-				p.raw("</div>\n")
-			}
+			// The chosen measure's chart: the primary's without script; the
+			// script draws another from the embedded data.
+			p.raw(`<div id="rg-over">` + "\n")
+			p.runsChart(o.ForMeasure(v.Primary), v.K, v.Colours)
+			p.raw("</div>\n")
 		}
 	}
 

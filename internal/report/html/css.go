@@ -46,6 +46,7 @@ tbody th{font-weight:500}
 .chart .axis{stroke:var(--line);stroke-width:1}
 .chart .whisker{stroke:var(--fg);stroke-width:1.3;fill:none}
 .chart .marker{stroke:var(--muted);stroke-width:1;stroke-dasharray:3 3}
+.chart .chosen{stroke:var(--accent);stroke-width:2;opacity:.6}
 .chart .marker-label{fill:var(--muted);font-size:12px}
 .chart .line{fill:none;stroke-width:2}
 .chart .line.dashed{stroke-dasharray:6 4}

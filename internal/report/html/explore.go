@@ -131,6 +131,9 @@ type exploreRun struct {
 	Current  bool
 	Order    []string // strategy names as the run lists them
 	Measures RunMeasures
+	// Of the chart over the runs: the run's x label (its day), its commit
+	// (7 characters) and what changed since the run before ("": nothing).
+	X, Commit, Changed string
 }
 
 // exploreData writes the JSON the dashboard's script renders from: the
@@ -188,6 +191,12 @@ func exploreData(k int, keys []string, colours map[string]int, runs []exploreRun
 		}
 		b = append(b, `{"label":`...)
 		str(r.Label)
+		b = append(b, `,"x":`...)
+		str(format.SanitizeText(r.X))
+		b = append(b, `,"commit":`...)
+		str(format.SanitizeText(r.Commit))
+		b = append(b, `,"changed":`...)
+		str(format.SanitizeText(r.Changed))
 		b = append(b, `,"strategies":[`...)
 		for j, name := range r.Order {
 			if j > 0 {

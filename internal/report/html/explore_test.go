@@ -120,8 +120,12 @@ func TestCompareDashboardExploreInBrowser(t *testing.T) {
     bars: [...document.querySelectorAll("#rg-bars rect[data-mark=bar]")].map((r) => ({s: r.dataset.strategy, v: r.dataset.value, colour: cs(r).fill, dash: cs(r).strokeDasharray})),
     cells: [...document.querySelectorAll("#rg-table td[data-strategy]")].map((td) => ({s: td.dataset.strategy, v: td.dataset.value, strong: !!td.querySelector("strong")})),
     swatches: [...document.querySelectorAll("#rg-bars .legend li")].map((li) => ({s: li.textContent, colour: cs(li.firstChild).color, dash: cs(li.firstChild).borderTopStyle})),
-    over: [...document.querySelectorAll("[data-metric]")].filter((e) => !e.hidden && e.getClientRects().length > 0).map((e) => e.dataset.metric),
-    lines: [...document.querySelectorAll("[data-metric]:not([hidden]) path[data-mark=line]")].map((p) => ({s: p.querySelector("title").textContent, colour: cs(p).stroke, dash: cs(p).strokeDasharray})),
+    over: document.querySelector("#rg-over figcaption").textContent,
+    overAxis: [...document.querySelectorAll("#rg-over .axis-label")].map((e) => e.textContent),
+    chosen: Number(document.querySelector("#rg-over [data-mark=chosen]").getAttribute("x1")),
+    runX: [...document.querySelectorAll("#rg-over circle[data-mark=point]")].filter((c) => c.querySelector("title").textContent.includes("run 2026-01-03:")).map((c) => Number(c.getAttribute("cx"))),
+    points: [...document.querySelectorAll("#rg-over circle[data-mark=point]")].map((c) => c.querySelector("title").textContent.split(" \u00b7 ")[0] + "=" + c.dataset.value),
+    lines: [...document.querySelectorAll("#rg-over path[data-mark=line]")].map((p) => ({s: p.querySelector("title").textContent, colour: cs(p).stroke, dash: cs(p).strokeDasharray})),
   };
 })()`
 	type mark struct{ S, V, Colour, Dash string }
@@ -130,13 +134,17 @@ func TestCompareDashboardExploreInBrowser(t *testing.T) {
 		Shown, Caption, Axis string
 		Bars, Swatches       []mark
 		Lines                []mark
-		Over                 []string
+		Over                 string
+		OverAxis             []string
+		Chosen               float64
+		RunX                 []float64
+		Points               []string
 		Cells                []struct {
 			S, V   string
 			Strong bool
 		}
 	}
-	marks := map[string]int{`#rg-bars rect[data-mark="bar"]`: 5, `[data-metric]:not([hidden]) path[data-mark="line"]`: 5}
+	marks := map[string]int{`#rg-bars rect[data-mark="bar"]`: 5, `#rg-over path[data-mark="line"]`: 5, `#rg-over circle[data-mark="point"]`: 5 * 9, `#rg-over [data-mark="chosen"]`: 1, `#rg-over [data-mark="marker"]`: 1}
 	run := d.Runs[2]
 	want := map[string]string{}
 	best := 0.0
@@ -154,7 +162,18 @@ func TestCompareDashboardExploreInBrowser(t *testing.T) {
 			assert.Equal(t, "Shown: run 3 of 9 · 2026-01-03 · 0000000 · main · nDCG@10", got.Shown, at)
 			assert.Equal(t, "nDCG@10", got.Caption, at)
 			assert.Equal(t, "nDCG@10", got.Axis, at)
-			assert.Equal(t, []string{"ndcg_at_k"}, got.Over, at)
+			assert.Equal(t, "nDCG@10 per run (95% CI bands; dashed vertical lines: inputs changed)", got.Over, at)
+			assert.Equal(t, []string{"run", "nDCG@10"}, got.OverAxis, at)
+			require.Len(t, got.RunX, 5, at)
+			assert.Equal(t, got.RunX[0], got.Chosen, "%s: the chosen run is marked on the chart over the runs", at)
+			// Every point over the runs is the embedded value of its run.
+			var points []string
+			for _, rn := range d.Runs {
+				for _, st := range rn.Strategies {
+					points = append(points, fmt.Sprintf("%s=%.3f", st.Name, *st.M["ndcg_at_k"][0]))
+				}
+			}
+			assert.ElementsMatch(t, points, got.Points, at)
 			require.Len(t, got.Bars, 5, at)
 			require.Len(t, got.Cells, 5, at)
 			for _, c := range got.Cells {
@@ -194,11 +213,11 @@ func TestCompareDashboardWithoutScript(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "compare-noscript.html")
 	require.NoError(t, os.WriteFile(path, renderOver(t, r, overRuns(t, r, 8, map[int]bool{3: true})), 0o644))
 	for _, m := range browsertest.Check(t, b, browsertest.Page{Name: "compare-noscript", Path: path, Widths: []int{390, 850}, NoScript: true, Marks: map[string]int{
-		`#rg-bars rect[data-mark="bar"]`:                     5,
-		`#rg-controls[hidden]`:                               1,
-		`[data-metric="dcg_at_k"]:not([hidden])`:             1,
-		`[data-metric]:not([hidden]) path[data-mark="line"]`: 5,
-		`#rg-table strong`:                                   1,
+		`#rg-bars rect[data-mark="bar"]`:  5,
+		`#rg-controls[hidden]`:            1,
+		`#rg-over path[data-mark="line"]`: 5,
+		`#rg-over [data-mark="chosen"]`:   0,
+		`#rg-table strong`:                1,
 	}}) {
 		assert.Empty(t, m.ConsoleErrors)
 	}

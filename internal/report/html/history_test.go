@@ -18,7 +18,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
-	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
@@ -215,19 +214,17 @@ func TestCompareDashboardOverRuns(t *testing.T) {
 	s := string(got)
 	assert.Contains(t, s, "<h2>Over the runs</h2>")
 	assert.Contains(t, s, "<title>inputs changed: qrels</title>")
-	// One chart per measure the runs carry (the earlier runs: dcg and ndcg;
-	// this run: all eight), the primary's shown, the others hidden until
-	// chosen in "Select metric".
-	measures := len(metrics.GradedKeys)
-	assert.Equal(t, 1, strings.Count(s, `<div data-metric="dcg_at_k">`))
-	assert.Equal(t, measures-1, strings.Count(s, "\" hidden>\n<figure"))
-	assert.Equal(t, measures, strings.Count(s, `data-mark="marker"`))
-	assert.Equal(t, measures*len(demoStrategies), strings.Count(s, `data-mark="band"`))
+	// The primary measure's chart; the script draws another chosen in
+	// "Select metric" from the embedded data.
+	assert.Equal(t, 1, strings.Count(s, `<div id="rg-over">`))
+	assert.Equal(t, 1, strings.Count(s, `data-mark="marker"`))
+	assert.Equal(t, len(demoStrategies), strings.Count(s, `data-mark="band"`))
 	assert.Contains(t, s, "<figcaption id=\"chart3-t\">DCG@10 per run (95% CI bands; dashed vertical lines: inputs changed)</figcaption>")
 	assert.NotContains(t, s, "dcg_at_k per run")
 	assert.NotContains(t, s, "NaN")
 	plain := string(render(t, r))
-	assert.NotContains(t, plain, "over the runs", "no history, no section")
+	assert.NotContains(t, plain, "<h2>Over the runs</h2>", "no history, no section")
+	assert.NotContains(t, plain, `id="rg-over"`)
 
 	first := overRuns(t, r, 1, nil)
 	first.Runs, first.Series = first.Runs[1:], nil // this run alone
@@ -271,16 +268,13 @@ func TestCompareDashboardOverRunsInBrowser(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "compare-history.html")
 	require.NoError(t, os.WriteFile(path, renderOver(t, r, overRuns(t, r, 8, map[int]bool{3: true})), 0o644))
 	browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard-history", Path: path, Widths: []int{390, 850, 1400}, Marks: map[string]int{
-		// Counted shown or hidden: the charts over the runs are one per
-		// measure (8), the earlier runs carrying dcg and ndcg (9 points per
-		// strategy), the others this run only (1 point).
-		`rect[data-mark="bar"]`:                              5,
-		`path[data-mark="line"]`:                             5 + 5*8,
-		`circle[data-mark="point"]`:                          50 + 5*9*2 + 5*6,
-		`line[data-mark="marker"]`:                           8,
-		`path[data-mark="band"]`:                             5 * 8,
-		`.sr-only table`:                                     2 + 8,
-		`[data-metric]:not([hidden]) path[data-mark="line"]`: 5,
+		`rect[data-mark="bar"]`:     5,
+		`path[data-mark="line"]`:    5 + 5,
+		`circle[data-mark="point"]`: 50 + 5*9,
+		`line[data-mark="marker"]`:  1,
+		`path[data-mark="band"]`:    5,
+		`.sr-only table`:            3,
+		`line[data-mark="chosen"]`:  1,
 	}})
 }
 

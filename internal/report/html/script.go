@@ -153,6 +153,92 @@ const bars = (box, run, m) => {
   kids.push(svg, el(null, "div", {class: "sr-only"}, el(null, "table", {}, el(null, "caption", {}, title), el(null, "thead", {}, head), rows)));
   box.replaceChildren(el(null, "figure", {class: "chart"}, ...kids));
 };
+// The chart over the runs of one measure, as the page draws it (runsChart):
+// one line per strategy with its band, the points with their values, the
+// runs whose inputs changed marked, the chosen run marked.
+const over = (box, m, chosen) => {
+  const fig = box && box.querySelector("figure");
+  if (!fig) return;
+  const names = [];
+  for (const r of D.runs) for (const s of [...r.strategies].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) if (s.m[m.key] && !names.includes(s.name)) names.push(s.name);
+  const at = (r, name) => { const s = r.strategies.find((s) => s.name === name); return s ? s.m[m.key] || null : null; };
+  let lo = Infinity, hi = -Infinity;
+  for (const r of D.runs) for (const n of names) {
+    const p = at(r, n);
+    if (!p || p[0] === null) continue;
+    lo = Math.min(lo, p[0]); hi = Math.max(hi, p[0]);
+    if (p[1] !== null && p[2] !== null) { lo = Math.min(lo, p[1]); hi = Math.max(hi, p[2]); }
+  }
+  if (lo === Infinity) { lo = 0; hi = 1; }
+  if (lo <= 0.5 * hi && lo > 0) lo = 0;
+  if (!(hi > lo)) hi = lo + 1;
+  const step = nice(hi - lo);
+  let alo = Math.floor(lo / step + 1e-9) * step, ahi = Math.ceil(hi / step - 1e-9) * step;
+  if (ahi <= alo) ahi = alo + step;
+  let dec = 0;
+  for (let s = step; s < 1 - 1e-9 && dec < 6; s *= 10) dec++;
+  if (Math.abs(step * Math.pow(10, dec) - Math.round(step * Math.pow(10, dec))) > 1e-6) dec++;
+  const W = 560, left = 54, top = 10, H = 264, bottom = H - 34 - 6, cw = 7.7, n = D.runs.length;
+  const widest = Math.max(0, ...D.runs.map((r) => Math.min(r.x.length * cw, 90)));
+  const right = Math.max(16, widest / 2 + 4);
+  const r1 = (v) => Math.round(v * 10) / 10;
+  const x = (i) => (n <= 1 ? (left + W - right) / 2 : left + (i / (n - 1)) * (W - right - left));
+  const y = (v) => bottom - ((v - alo) / (ahi - alo)) * (bottom - top);
+  const title = m.label + " per run (95% CI bands; dashed vertical lines: inputs changed)";
+  const svg = el(SVG, "svg", {viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": title, focusable: "false"});
+  for (let i = 0; i < 32; i++) {
+    const t = alo + i * step;
+    if (t > ahi + step * 1e-6) break;
+    svg.append(el(SVG, "line", {class: "gl", x1: left, x2: r1(W - right), y1: r1(y(t)), y2: r1(y(t))}),
+      el(SVG, "text", {class: "tick", x: left - 6, y: r1(y(t) + 4), "text-anchor": "end"}, t.toFixed(dec)));
+  }
+  const every = n > 1 ? Math.max(1, Math.ceil((widest + 10) / ((W - right - left) / (n - 1)))) : 1;
+  D.runs.forEach((r, i) => { if (i % every === 0) svg.append(el(SVG, "text", {class: "tick", x: r1(x(i)), y: bottom + 20, "text-anchor": "middle"}, r.x)); });
+  svg.append(el(SVG, "line", {class: "axis", x1: left, x2: r1(W - right), y1: bottom, y2: bottom}),
+    el(SVG, "text", {class: "axis-label", x: r1((left + W - right) / 2), y: H - 3, "text-anchor": "middle"}, "run"),
+    el(SVG, "text", {class: "axis-label", x: 14, y: r1((top + bottom) / 2), "text-anchor": "middle", transform: "rotate(-90 14 " + r1((top + bottom) / 2) + ")"}, m.label));
+  const changed = D.runs.map((r, i) => [r, i]).filter(([r]) => r.changed);
+  for (const [r, i] of changed) {
+    const g = el(SVG, "g", {}, el(SVG, "title", {}, r.changed), el(SVG, "line", {"data-mark": "marker", class: "marker", x1: r1(x(i)), x2: r1(x(i)), y1: top, y2: bottom}));
+    if (changed.length <= 6) g.append(el(SVG, "text", {class: "marker-label", x: r1(x(i) + 3), y: top + 10}, r.changed.length > 29 ? r.changed.slice(0, 28) + "\u2026" : r.changed));
+    svg.append(g);
+  }
+  svg.append(el(SVG, "line", {"data-mark": "chosen", class: "chosen", x1: r1(x(chosen)), x2: r1(x(chosen)), y1: top, y2: bottom}, el(SVG, "title", {}, "shown above: " + D.runs[chosen].label)));
+  const legend = el(null, "ul", {class: "legend", "aria-hidden": "true"});
+  const rows = el(null, "tbody");
+  for (const name of names) {
+    const c = "c" + ((D.colours[name] || 0) % 8), dashed = name.endsWith(D.suffix);
+    legend.append(el(null, "li", {}, el(null, "span", {class: "sw " + c + " ln" + (dashed ? " dashed" : "")}), name));
+    const ps = D.runs.map((r) => at(r, name));
+    const ok = (i) => ps[i] && ps[i][0] !== null, band = (i) => ok(i) && ps[i][1] !== null && ps[i][2] !== null;
+    let d = "";
+    for (let i = 0; i < n;) {
+      if (!band(i)) { i++; continue; }
+      let j = i;
+      while (j < n && band(j)) j++;
+      for (let k = i; k < j; k++) d += (k === i ? "M" : "L") + r1(x(k)) + " " + r1(y(ps[k][2]));
+      for (let k = j - 1; k >= i; k--) d += "L" + r1(x(k)) + " " + r1(y(ps[k][1]));
+      d += "Z";
+      i = j;
+    }
+    if (d) svg.append(el(SVG, "path", {"data-mark": "band", class: "band " + c, d}));
+    let l = "";
+    for (let i = 0; i < n; i++) if (ok(i)) l += (i === 0 || !ok(i - 1) ? "M" : "L") + r1(x(i)) + " " + r1(y(ps[i][0]));
+    svg.append(el(SVG, "path", {"data-mark": "line", class: "line " + c + (dashed ? " dashed" : ""), d: l}, el(SVG, "title", {}, name)));
+    ps.forEach((p, i) => {
+      if (!ok(i)) return;
+      const r = D.runs[i];
+      const tip = name + " \u00b7 run " + r.x + ": " + num(p[0]) + (band(i) ? " (95% CI " + ci(p) + ")" : "") + ", n = " + count(p[3]) + " \u00b7 " + r.commit;
+      svg.append(el(SVG, "circle", {"data-mark": "point", "data-value": num(p[0]), class: "pt " + c, cx: r1(x(i)), cy: r1(y(p[0])), r: 3}, el(SVG, "title", {}, tip)));
+      rows.append(el(null, "tr", {}, el(null, "th", {scope: "row"}, name), el(null, "td", {}, r.x), el(null, "td", {}, num(p[0])), el(null, "td", {}, band(i) ? ci(p) : "")));
+    });
+  }
+  const head = el(null, "tr", {}, ...["series", "run", m.label, "95% CI"].map((h) => el(null, "th", {scope: "col"}, h)));
+  const kids = [el(null, "figcaption", {}, title)];
+  if (names.length > 1) kids.push(legend);
+  kids.push(svg, el(null, "div", {class: "sr-only"}, el(null, "table", {}, el(null, "caption", {}, title), el(null, "thead", {}, head), rows)));
+  fig.replaceWith(el(null, "figure", {class: "chart"}, ...kids));
+};
 const draw = () => {
   const run = D.runs[Number(runSel.value)], m = D.measures[Number(metSel.value)];
   if (!run || !m) return;
@@ -160,7 +246,7 @@ const draw = () => {
   bars($("rg-bars"), run, m);
   table($("rg-table"), run, m);
   table($("rg-table2"), run, measure(D.second));
-  for (const c of document.querySelectorAll("[data-metric]")) c.hidden = c.getAttribute("data-metric") !== m.key;
+  over($("rg-over"), m, Number(runSel.value));
 };
 runSel.addEventListener("change", draw);
 metSel.addEventListener("change", draw);
