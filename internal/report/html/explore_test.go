@@ -125,6 +125,17 @@ func TestCompareDashboardExploreInBrowser(t *testing.T) {
     chosen: Number(document.querySelector("#rg-over [data-mark=chosen]").getAttribute("x1")),
     runX: [...document.querySelectorAll("#rg-over circle[data-mark=point]")].filter((c) => c.querySelector("title").textContent.includes("run 2026-01-03:")).map((c) => Number(c.getAttribute("cx"))),
     points: [...document.querySelectorAll("#rg-over circle[data-mark=point]")].map((c) => c.querySelector("title").textContent.split(" \u00b7 ")[0] + "=" + c.dataset.value),
+    // A header word drawn on two lines is broken inside it.
+    broken: [...document.querySelectorAll("thead th")].flatMap((th) => {
+      const t = th.firstChild, out = [];
+      if (!t || t.nodeType !== 3) return out;
+      for (const w of t.data.matchAll(/\S+/g)) {
+        const r = document.createRange();
+        r.setStart(t, w.index); r.setEnd(t, w.index + w[0].length);
+        if (new Set([...r.getClientRects()].map((q) => Math.round(q.top))).size > 1) out.push(w[0]);
+      }
+      return out;
+    }),
     lines: [...document.querySelectorAll("#rg-over path[data-mark=line]")].map((p) => ({s: p.querySelector("title").textContent, colour: cs(p).stroke, dash: cs(p).strokeDasharray})),
   };
 })()`
@@ -139,6 +150,7 @@ func TestCompareDashboardExploreInBrowser(t *testing.T) {
 		Chosen               float64
 		RunX                 []float64
 		Points               []string
+		Broken               []string
 		Cells                []struct {
 			S, V   string
 			Strong bool
@@ -159,6 +171,7 @@ func TestCompareDashboardExploreInBrowser(t *testing.T) {
 			at := fmt.Sprintf("dark %v, %d px", dark, m.Width)
 			require.NoError(t, json.Unmarshal(m.Result, &got), at)
 			assert.True(t, got.Controls, at)
+			assert.Empty(t, got.Broken, "%s: table headers broken inside a word", at)
 			assert.Equal(t, "Shown: run 3 of 9 · 2026-01-03 · 0000000 · main · nDCG@10", got.Shown, at)
 			assert.Equal(t, "nDCG@10", got.Caption, at)
 			assert.Equal(t, "nDCG@10", got.Axis, at)
