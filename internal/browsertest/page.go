@@ -49,10 +49,11 @@ type Measure struct {
 	ClientWidth   int      // document.documentElement.clientWidth
 	Height        int      // document height, CSS px
 	Overflows     []Overflow
-	Marks         map[string]int // CSS selector -> matching elements
-	TallRows      []string       // table rows taller than TallRow px (text and height)
-	Background    string         // computed background colour of the page (light or dark scheme)
-	PNG           []byte         // full-page screenshot
+	Marks         map[string]int  // CSS selector -> matching elements
+	TallRows      []string        // table rows taller than TallRow px (text and height)
+	Background    string          // computed background colour of the page (light or dark scheme)
+	PNG           []byte          // full-page screenshot
+	Result        json.RawMessage // what Options.Script returned (JSON), measured after it ran
 }
 
 // TallRow is the height (CSS px) above which a table row is reported as tall.
@@ -66,6 +67,14 @@ type Options struct {
 	Screenshot  bool
 	Dark        bool // emulate prefers-color-scheme: dark
 	MaxHeight   int  // cut the screenshot at this height (0: the whole page)
+	// Script, when set, is a JavaScript expression evaluated after the load
+	// (and OpenDetails), before the page is measured: what a reader does
+	// (choose an option, click), returning what the test checks (any JSON
+	// value, in Measure.Result). An exception fails the load.
+	Script string
+	// NoScript loads the page with JavaScript disabled (what a mail client
+	// or an artifact viewer shows).
+	NoScript bool
 }
 
 // measureJS collects the layout facts; elements inside a visually-hidden box
@@ -243,6 +252,11 @@ func (b *Browser) Load(ctx context.Context, path string, opt Options) (*Measure,
 			return nil, err
 		}
 	}
+	if opt.NoScript {
+		if err := s.call(ctx, "Emulation.setScriptExecutionDisabled", map[string]any{"value": true}, nil); err != nil {
+			return nil, err
+		}
+	}
 	var nav struct {
 		ErrorText string `json:"errorText"`
 	}
@@ -260,6 +274,11 @@ func (b *Browser) Load(ctx context.Context, path string, opt Options) (*Measure,
 	if opt.OpenDetails {
 		if err := s.eval(ctx, `document.querySelectorAll('details').forEach(d => d.open = true)`, nil); err != nil {
 			return nil, err
+		}
+	}
+	if opt.Script != "" {
+		if err := s.eval(ctx, opt.Script, &m.Result); err != nil {
+			return nil, fmt.Errorf("script: %w", err)
 		}
 	}
 	sels, _ := json.Marshal(append([]string{}, opt.Marks...))

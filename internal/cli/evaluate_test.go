@@ -89,7 +89,9 @@ func TestEvaluateWithReranker(t *testing.T) {
 			page, err := os.ReadFile(filepath.Join(out, "compare.html"))
 			require.NoError(t, err)
 			assert.Contains(t, string(page), "Base vs reranker")
-			assert.Contains(t, string(page), "with and without the reranker")
+			// Each reranked strategy drawn beside its base, in its colour, dashed.
+			assert.Regexp(t, `<li><span class="sw c(\d) dashed"></span>dense\+rerank</li>`, string(page))
+			assert.Equal(t, 3, strings.Count(string(page), `hatch" x=`))
 		})
 	}
 }

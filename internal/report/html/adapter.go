@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 )
@@ -18,19 +20,55 @@ import (
 // diagnosis); the per-query values of r serve only to select the best and worst
 // queries by mean relevance, which the document does not carry. It selects,
 // sorts and samples; it computes no statistic.
-func CompareViewOf(d *comparereport.Document, r *compare.Result) CompareView {
+func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *HistoryView) CompareView {
 	v := CompareView{
 		K: d.K, Gain: d.Gain, RelevantLevel: d.RelevantLevel,
 		Judged: d.Queries.Judged, Evaluated: d.Queries.WithRelevant, NotEvaluated: d.NotEvaluated,
 		Baseline: d.Baseline, Recommended: d.Recommended, Diagnosis: d.Diagnosis(),
 		Gates: d.Gates, Verdict: string(d.Verdict),
 	}
-	st := d.Statistics
-	if st.Resampled {
-		v.Method = fmt.Sprintf("95%% CIs by percentile bootstrap (%d resamples, seed %d), p by sign-flip randomization", st.Resamples, st.Seed)
-	} else {
-		v.Method = "95% CIs and p by large-sample approximations of the bootstrap and the randomization test"
+	v.Methods = methodLines(d)
+	v.Primary = d.Primary
+	// "Select run": the runs of the history (OverRuns, this run the newest),
+	// this run from its own document; "Select metric": every measure found.
+	cur := exploreRun{Label: "this run", Current: true, Order: d.Order, Measures: RunMeasures{}}
+	for _, name := range d.Order {
+		ms := map[string]Point{}
+		for key, s := range d.Strategies[name].Metrics {
+			ms[key] = Point{Mean: s.Mean.V(), Lo: s.CI95[0].V(), Hi: s.CI95[1].V(), N: int(s.N)}
+		}
+		cur.Measures[name] = ms
 	}
+	if o := overRuns; o != nil && o.Unread == "" && len(o.Runs) > 0 {
+		n := len(o.Runs)
+		for i, r := range o.Runs[:n-1] {
+			order := make([]string, 0, len(r.Measures))
+			for name := range r.Measures {
+				order = append(order, name)
+			}
+			slices.Sort(order)
+			v.Runs = append(v.Runs, overRun(exploreRun{Label: runLabel(i, n, r), Order: order, Measures: r.Measures}, i, r))
+		}
+		cur = overRun(cur, n-1, o.Runs[n-1])
+		cur.Label = runLabel(n-1, n, o.Runs[n-1]) + " (this run)"
+	}
+	v.Current = len(v.Runs)
+	v.Runs = append(v.Runs, cur)
+	all := make([]RunMeasures, len(v.Runs))
+	names := slices.Clone(d.Order)
+	for i, r := range v.Runs {
+		all[i] = r.Measures
+		for _, n := range r.Order {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	v.Measures = measureKeys(all)
+	if !slices.Contains(v.Measures, v.Primary) {
+		v.Measures = append(v.Measures, v.Primary)
+	}
+	v.Colours = StrategyColours(names)
 	if l := d.RecommendationTest; l != nil {
 		v.Leader = &PairView{A: l.Best, B: l.RunnerUp, Delta: l.Delta.V(), CI: [2]float64{l.CI95[0].V(), l.CI95[1].V()}, PHolm: l.PValue.V(), Significant: l.Significant}
 	}
@@ -159,7 +197,164 @@ func smallest(n, k int, before func(a, b int) bool) []int {
 // document and result; overRuns, when the run has a history (nil: none), is the
 // primary measure over the earlier runs and this one, charted in its own section.
 func CompareHTML(w io.Writer, d *comparereport.Document, r *compare.Result, overRuns *HistoryView) error {
-	v := CompareViewOf(d, r)
+	v := CompareViewOf(d, r, overRuns)
 	v.OverRuns = overRuns
 	return Compare(w, v)
+}
+
+// overRun adds to e what the chart over the runs shows of run i: as
+// runsChart labels and marks it.
+func overRun(e exploreRun, i int, r RunView) exploreRun {
+	e.X = strconv.Itoa(i + 1)
+	if len(r.Time) >= 10 {
+		e.X = r.Time[:10]
+	}
+	e.Commit = format.CommitPrefix(r.Commit, 7)
+	if r.Changed != nil {
+		e.Changed = "inputs changed: " + strings.Join(r.Changed, ", ")
+	}
+	return e
+}
+
+// runLabel names run i of n in "Select run": its number, day, commit and branch.
+func runLabel(i, n int, r RunView) string {
+	s := fmt.Sprintf("run %d of %d", i+1, n)
+	if len(r.Time) >= 10 {
+		s += " · " + r.Time[:10]
+	}
+	if r.Commit != "" {
+		s += " · " + format.CommitPrefix(r.Commit, 7)
+	}
+	if r.Branch != "" {
+		s += " · " + r.Branch
+	}
+	return s
+}
+
+// methodWords are the words for the method ids the document states
+// (statistics.ci95_methods and p_value_methods, each interval's ci95_method,
+// each test's p_value_method); an id not listed is shown as it is, so a new
+// method is named, never misnamed.
+var methodWords = map[string]string{
+	metrics.MethodWilson:             "Wilson score",
+	metrics.MethodBCa:                "BCa bootstrap",
+	metrics.MethodPercentile:         "percentile bootstrap",
+	metrics.MethodBoundedWilson:      "Wilson score scaled to the measure's range",
+	metrics.MethodRange:              "the measure's range (values that do not vary)",
+	metrics.MethodCornishFisher:      "Cornish–Fisher approximation of the bootstrap",
+	metrics.MethodWilsonDisagreement: "Wilson score of the disagreement",
+	metrics.PMethodMcNemar:           "exact McNemar",
+	metrics.PMethodSignFlipExact:     "exact sign-flip",
+	metrics.PMethodRandomization:     "sign-flip randomization",
+	metrics.PMethodSaddlepoint:       "saddlepoint approximation of the sign-flip distribution",
+}
+
+// resampledMethods are those that draw the document's resamples.
+var resampledMethods = map[string]bool{metrics.MethodBCa: true, metrics.MethodPercentile: true, metrics.PMethodRandomization: true}
+
+// methodLines say how the document's intervals and p-values were computed,
+// from what the document states: each interval method with the measures it
+// was used for (in the strategies' summaries and the paired differences),
+// each test with its measures, the adjustment and alpha. It states; it
+// computes nothing.
+func methodLines(d *comparereport.Document) []string {
+	st := d.Statistics
+	words := func(m string) string {
+		w, ok := methodWords[m]
+		if !ok {
+			w = m
+		}
+		if resampledMethods[m] {
+			w += fmt.Sprintf(" (%s resamples, seed %d)", Count(st.Resamples), st.Seed)
+		}
+		return w
+	}
+	// method -> measure keys, in the order the methods are first met.
+	type use struct {
+		method string
+		keys   []string
+	}
+	collect := func(add func(func(method, key string))) []use {
+		var out []use
+		add(func(method, key string) {
+			if method == "" {
+				return
+			}
+			i := slices.IndexFunc(out, func(u use) bool { return u.method == method })
+			if i < 0 {
+				out = append(out, use{method: method})
+				i = len(out) - 1
+			}
+			if !slices.Contains(out[i].keys, key) {
+				out[i].keys = append(out[i].keys, key)
+			}
+		})
+		for i := range out {
+			slices.SortStableFunc(out[i].keys, func(a, b string) int { return keyRank(a) - keyRank(b) })
+		}
+		return out
+	}
+	text := func(us []use) string {
+		var parts []string
+		for _, u := range us {
+			labels := make([]string, len(u.keys))
+			for i, k := range u.keys {
+				labels[i] = MeasureLabel(k, d.K)
+			}
+			parts = append(parts, words(u.method)+" for "+strings.Join(labels, ", "))
+		}
+		return strings.Join(parts, "; ")
+	}
+	means := collect(func(add func(string, string)) {
+		for _, name := range d.Order {
+			s := d.Strategies[name]
+			for _, key := range metrics.GradedKeys {
+				if m, ok := s.Metrics[key]; ok {
+					add(m.CI95Method, key)
+				}
+			}
+		}
+	})
+	diffs := collect(func(add func(string, string)) {
+		for _, p := range d.Paired {
+			add(p.CI95Method, p.Metric)
+		}
+		if l := d.RecommendationTest; l != nil {
+			add(l.CI95Method, l.Metric)
+		}
+	})
+	tests := collect(func(add func(string, string)) {
+		for _, p := range d.Paired {
+			add(p.PValueMethod, p.Metric)
+		}
+		if l := d.RecommendationTest; l != nil {
+			add(l.PValueMethod, l.Metric)
+		}
+	})
+	var out []string
+	if len(means) > 0 {
+		out = append(out, "95% intervals of the means: "+text(means)+".")
+	}
+	if len(diffs) > 0 {
+		out = append(out, "95% intervals of the paired differences: "+text(diffs)+".")
+	}
+	if len(tests) > 0 {
+		adj := st.PAdjustment
+		if adj == comparereport.PAdjustment {
+			adj = "Holm within each measure across the strategies"
+		}
+		out = append(out, "p-values: "+text(tests)+"; adjusted by "+adj+"; significant when the adjusted p < "+strconv.FormatFloat(st.Alpha.V(), 'g', -1, 64)+".")
+	}
+	if !st.Resampled {
+		out = append(out, fmt.Sprintf("Not resampled: %s queries × %s resamples exceeds the budget of %s.", Count(d.Queries.WithRelevant), Count(st.Resamples), Count(st.ResamplingBudget)))
+	}
+	return out
+}
+
+// keyRank orders measure keys as the registry does (others last).
+func keyRank(key string) int {
+	if i := slices.Index(metrics.GradedKeys, key); i >= 0 {
+		return i
+	}
+	return len(metrics.GradedKeys)
 }

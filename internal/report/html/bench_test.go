@@ -1,9 +1,11 @@
 package html_test
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
@@ -96,4 +98,41 @@ func BenchmarkCompareHTMLOverRuns(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(w.n), "html-bytes")
+}
+
+// BenchmarkCompareHTMLExplore is the dashboard at the cap of "Select run": the
+// newest 100 runs of a history whose every record is a full compare document
+// of 8 strategies × 8 measures (the view built by the read of the history, as
+// the command builds it, not here); data-bytes is the embedded data, html-bytes
+// the whole page.
+func BenchmarkCompareHTMLExplore(b *testing.B) {
+	r := bigResult(1_000)
+	doc := comparereport.New(r)
+	var js bytes.Buffer
+	if err := doc.WriteJSON(&js); err != nil {
+		b.Fatal(err)
+	}
+	recs := compareRuns(100, []string{"s"}, map[int]bool{30: true, 70: true}, 0)
+	for i := range recs {
+		recs[i].Document = js.Bytes()
+	}
+	v, err := view(b, recs, "compare", "dcg_at_k")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := rhtml.CompareHTML(&page, doc, r, &v); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := rhtml.CompareHTML(io.Discard, doc, r, &v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s := page.String()
+	i := strings.Index(s, `id="rg-data">`)
+	data := s[i:]
+	data = data[:strings.Index(data, "</script>")]
+	b.ReportMetric(float64(page.Len()), "html-bytes")
+	b.ReportMetric(float64(len(data)), "data-bytes")
 }

@@ -24,6 +24,9 @@ type Bar struct {
 	Value    float64
 	CI       *[2]float64
 	N        int
+	// Style, when set, is the bar's own colour, dash and name (a strategy's,
+	// the same in every chart of the page); else its series'.
+	Style *Series
 }
 
 // BarChart is a horizontal bar chart: one row per category, top to bottom in the
@@ -34,8 +37,10 @@ type BarChart struct {
 	Title      string
 	Measure    string // the axis label, e.g. "DCG@10"
 	Categories []string
-	Series     []Series
+	Series     []Series // the bars of a category, one slot each, top to bottom
 	Bars       []Bar
+	// Legend, when set, is listed instead of Series (the bars' own styles).
+	Legend []Series
 }
 
 // Line is one series of a line chart; Lo and Hi (optional, len(Y)) draw its
@@ -172,13 +177,19 @@ func clip(s string, maxPx float64) string {
 
 func textWidth(s string) float64 { return float64(utf8.RuneCountInString(s)) * charW }
 
-func (p *Page) legend(series []Series) {
+// legend lists the series with a swatch drawn as their marks are: a box
+// (bars; a dashed series: a tint with a dashed outline, as its bars) or a
+// short line (lines; solid or dashed).
+func (p *Page) legend(series []Series, line bool) {
 	if len(series) < 2 {
 		return
 	}
 	p.raw(`<ul class="legend" aria-hidden="true">`)
 	for _, s := range series {
 		cls := "sw c" + strconv.Itoa(s.Color%8)
+		if line {
+			cls += " ln"
+		}
 		if s.Dashed {
 			cls += " dashed"
 		}
@@ -222,7 +233,11 @@ func (p *Page) BarChart(c BarChart) {
 	s.WriteString(`<figure class="chart" aria-labelledby="` + id + `-t"><figcaption id="` + id + `-t">` + Esc(c.Title) + "</figcaption>\n")
 	p.raw(s.String())
 	s.Reset()
-	p.legend(c.Series)
+	if c.Legend != nil {
+		p.legend(c.Legend, false)
+	} else {
+		p.legend(c.Series, false)
+	}
 	s.WriteString(`<svg viewBox="0 0 ` + strconv.Itoa(chartW) + " " + px(height) + `" role="img" aria-label="` + Esc(c.Title) + `" focusable="false">` + "\n")
 	plotBottom := height - axisH
 	// Grid and axis.
@@ -245,6 +260,9 @@ func (p *Page) BarChart(c BarChart) {
 				sr = c.Series[b.Series]
 			}
 			by := y0 + float64(b.Series)*(barH+barGap)
+			if b.Style != nil {
+				sr = *b.Style
+			}
 			cls := "bar c" + strconv.Itoa(sr.Color%8)
 			if sr.Dashed {
 				cls += " hatch"
@@ -278,7 +296,9 @@ func (p *Page) BarChart(c BarChart) {
 				continue
 			}
 			name := ""
-			if b.Series < len(c.Series) {
+			if b.Style != nil {
+				name = b.Style.Name
+			} else if b.Series < len(c.Series) {
 				name = c.Series[b.Series].Name
 			}
 			ci := ""
@@ -333,7 +353,7 @@ func (p *Page) LineChart(c LineChart) {
 	y := func(v float64) float64 { return plotBottom - ax.frac(v)*(plotBottom-top) }
 	var s strings.Builder
 	p.raw(`<figure class="chart" aria-labelledby="` + id + `-t"><figcaption id="` + id + `-t">` + Esc(c.Title) + "</figcaption>\n")
-	p.legend(c.Series)
+	p.legend(c.Series, true)
 	s.WriteString(`<svg viewBox="0 0 ` + strconv.Itoa(chartW) + " " + px(height) + `" role="img" aria-label="` + Esc(c.Title) + `" focusable="false">` + "\n")
 	for _, t := range ax.ticks() {
 		ty := px(y(t))

@@ -3,6 +3,8 @@ package html
 import (
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -74,9 +76,9 @@ type CompareView struct {
 	RelevantLevel                   int
 	Judged, Evaluated, NotEvaluated int
 	Baseline                        string
-	Method                          string // how the intervals and p-values were computed
-	Best                            int    // index of the strategy with the highest mean dcg
-	Recommended                     string // a strategy, or "no clear winner"
+	Methods                         []string // how the intervals and p-values were computed, from the document
+	Best                            int      // index of the strategy with the highest mean dcg
+	Recommended                     string   // a strategy, or "no clear winner"
 	Leader                          *PairView
 	Strategies                      []StrategyView // run order
 	Groups                          [][2]int       // display order of the bar chart: {base, rerank} (-1: none), best first
@@ -89,6 +91,15 @@ type CompareView struct {
 	// OverRuns is the primary measure over the runs of the history, this run
 	// the newest (nil: the run has no history, no section).
 	OverRuns *HistoryView
+	// Primary is the measure shown without script (the document's primary);
+	// Measures the keys "Select metric" offers, Runs the runs "Select run"
+	// offers (oldest first, this run at Current), Colours each strategy's
+	// colour in every chart.
+	Primary  string
+	Measures []string
+	Runs     []exploreRun
+	Current  int
+	Colours  map[string]int
 }
 
 // Compare writes the compare dashboard.
@@ -96,7 +107,10 @@ func Compare(w io.Writer, v CompareView) error {
 	dcg := "DCG@" + strconv.Itoa(v.K)
 	rel := "mean relevance@" + strconv.Itoa(v.K)
 	p := NewPage("Retrieval strategy comparison")
-	p.Subtitle(fmt.Sprintf("k = %d · gain %s · relevant = rel ≥ %d · baseline %s · %s", v.K, v.Gain, v.RelevantLevel, v.Baseline, v.Method))
+	p.Subtitle(fmt.Sprintf("k = %d · gain %s · relevant = rel ≥ %d · baseline %s", v.K, v.Gain, v.RelevantLevel, v.Baseline))
+	for _, m := range v.Methods {
+		p.Note(m)
+	}
 	if len(v.Strategies) == 0 {
 		p.Para("No strategy.")
 		_, err := p.WriteTo(w)
@@ -125,64 +139,28 @@ func Compare(w io.Writer, v CompareView) error {
 		p.GateTable(v.Gates)
 	}
 
-	// DCG per strategy, with and without the reranker.
+	// Per strategy: the run and the measure chosen in "Select run" and
+	// "Select metric" (the script redraws from the embedded data); without
+	// script, this run and the primary measure.
 	anyPair := len(v.Pairs) > 0
-	series := []Series{{Name: "without reranker", Color: 0}}
-	if anyPair {
-		series = append(series, Series{Name: "with reranker", Color: 1})
-	}
-	var cats []string
-	var bars []Bar
-	name := func(g [2]int) string {
-		if g[0] >= 0 {
-			return v.Strategies[g[0]].Name
-		}
-		return v.Strategies[g[1]].Name
-	}
-	for _, g := range v.Groups {
-		c := name(g)
-		cats = append(cats, c)
-		for si, i := range g {
-			if i < 0 {
-				continue
-			}
-			s := v.Strategies[i]
-			ci := s.DCG.CI
-			bars = append(bars, Bar{Category: c, Series: si, Value: s.DCG.Mean, CI: &ci, N: s.N})
-		}
-	}
-	chartTitle := dcg + " per strategy"
-	if anyPair {
-		chartTitle += ", with and without the reranker"
-	}
-	p.Section(chartTitle)
-	cell := func(i int, st func(StrategyView) Stat) Cell {
-		if i < 0 {
-			return Cell{Text: "—", Num: true}
-		}
-		s := st(v.Strategies[i])
-		return Cell{Text: Fmt(s.Mean), Sub: FmtCI(s.CI), Num: true, Strong: i == v.Best}
-	}
-	table := func(caption string, st func(StrategyView) Stat) Table {
-		t := Table{Caption: caption, Head: []string{"strategy", "base"}, NumCols: []bool{false, true, true}}
-		if anyPair {
-			t.Head = append(t.Head, RerankSuffix)
-		}
-		for _, g := range v.Groups {
-			row := []Cell{{Text: name(g)}, cell(g[0], st)}
-			if anyPair {
-				row = append(row, cell(g[1], st))
-			}
-			t.Rows = append(t.Rows, row)
-		}
-		return t
-	}
+	p.Section("Per strategy")
+	cur := v.Runs[v.Current]
+	p.controls(v)
+	p.raw(`<p class="shown" id="rg-shown">Shown: ` + Esc(cur.Label+" · "+MeasureLabel(v.Primary, v.K)) + "</p>\n")
 	p.Grid(func() {
-		p.BarChart(BarChart{Title: chartTitle + " (95% CI whiskers)", Measure: dcg, Categories: cats, Series: series, Bars: bars})
+		p.raw(`<div id="rg-bars">` + "\n")
+		p.BarChart(exploreBars(cur, v.Primary, v.K, v.Colours))
+		p.raw("</div>\n")
 	}, func() {
-		p.Table(table(dcg, func(s StrategyView) Stat { return s.DCG }))
-		p.Table(table(rel, func(s StrategyView) Stat { return s.MeanRel }))
-		p.Note("Each value with its 95% interval below it; the best strategy in bold.")
+		p.raw(`<div id="rg-table">` + "\n")
+		p.Table(exploreTable(cur, v.Primary, v.K))
+		p.raw("</div>\n")
+		if v.Primary != metrics.KeyMeanRel {
+			p.raw(`<div id="rg-table2">` + "\n")
+			p.Table(exploreTable(cur, metrics.KeyMeanRel, v.K))
+			p.raw("</div>\n")
+		}
+		p.Note("Each value with its 95% interval below it; the best value of the measure in bold (by its direction: higher is better for every measure here). A reranked strategy (NAME" + RerankSuffix + ") is drawn in its base strategy's colour, dashed.")
 	})
 
 	// Every measure of the registry, one row each, a column per strategy.
@@ -216,12 +194,12 @@ func Compare(w io.Writer, v CompareView) error {
 	p.Section("Mean relevance by result position")
 	var lseries []Series
 	var lines []Line
-	for gi, g := range v.Groups {
-		for si, i := range g {
+	for _, g := range v.Groups {
+		for _, i := range g {
 			if i < 0 {
 				continue
 			}
-			lseries = append(lseries, Series{Name: v.Strategies[i].Name, Color: gi % 8, Dashed: si == 1})
+			lseries = append(lseries, seriesOf(v.Strategies[i].Name, v.Colours))
 			lines = append(lines, Line{Series: len(lseries) - 1, Y: v.Strategies[i].ByPosition})
 		}
 	}
@@ -229,11 +207,11 @@ func Compare(w io.Writer, v CompareView) error {
 	for i := range xs {
 		xs[i] = strconv.Itoa(i + 1)
 	}
-	p.LineChart(LineChart{Title: "Mean relevance (0–3) at each rank, per strategy", XLabel: "rank", YLabel: "mean relevance", X: xs, Series: lseries, Lines: lines})
+	p.LineChart(LineChart{Title: "Mean relevance (0–3) at each rank, per strategy (this run)", XLabel: "rank", YLabel: "mean relevance", X: xs, Series: lseries, Lines: lines})
 	p.Note("Reranked strategies are dashed, in the colour of their base strategy. A missing result counts 0.")
 
 	// Base vs reranker.
-	p.Section("Base vs reranker")
+	p.Section("Base vs reranker (this run)")
 	if !anyPair {
 		p.Para("No strategy has a reranked counterpart (a strategy NAME and NAME" + RerankSuffix + ").")
 	} else {
@@ -291,14 +269,18 @@ func Compare(w io.Writer, v CompareView) error {
 	p.Table(ft)
 
 	if o := v.OverRuns; o != nil {
-		p.Section(dcgLabel(o.Measure, v.K) + " over the runs")
+		p.Section("Over the runs")
 		switch {
 		case o.Unread != "":
 			p.Para("The history could not be read (" + o.Unread + "): no chart over the runs.")
 		case len(o.Runs) < 2:
 			p.Para("No earlier run of " + o.Command + " in the history " + o.File + o.branchText() + ": this run is the first point of the chart.")
 		default:
-			p.runsChart(*o)
+			// The chosen measure's chart: the primary's without script; the
+			// script draws another from the embedded data.
+			p.raw(`<div id="rg-over">` + "\n")
+			p.runsChart(o.ForMeasure(v.Primary), v.K, v.Colours)
+			p.raw("</div>\n")
 		}
 	}
 
@@ -306,17 +288,185 @@ func Compare(w io.Writer, v CompareView) error {
 		p.Section("Diagnosis")
 		p.List(v.Diagnosis)
 	}
+	second := metrics.KeyMeanRel
+	if v.Primary == metrics.KeyMeanRel {
+		second = ""
+	}
+	p.Script(exploreJS, exploreData(v.K, v.Measures, v.Colours, v.Runs, v.Current, v.Primary, second))
 	_, err := p.WriteTo(w)
 	return err
 }
 
 func fmtP(p float64) string { return format.P(p) }
 
-// dcgLabel is a compare measure key as the dashboard titles it: dcg_at_k is
-// "DCG@10", another key itself.
-func dcgLabel(key string, k int) string {
-	if key == metrics.KeyDCG {
-		return "DCG@" + strconv.Itoa(k)
+// controls are "Select run" and "Select metric", hidden until the script
+// shows them (without script they could not act).
+func (p *Page) controls(v CompareView) {
+	p.raw(`<form class="controls" id="rg-controls" hidden><label for="rg-run">Select run <select id="rg-run">`)
+	for i := len(v.Runs) - 1; i >= 0; i-- {
+		sel := ""
+		if i == v.Current {
+			sel = " selected"
+		}
+		p.raw(`<option value="` + strconv.Itoa(i) + `"` + sel + ">" + Esc(v.Runs[i].Label) + "</option>")
 	}
-	return key
+	p.raw(`</select></label><label for="rg-metric">Select metric <select id="rg-metric">`)
+	for i, key := range v.Measures {
+		sel := ""
+		if key == v.Primary {
+			sel = " selected"
+		}
+		p.raw(`<option value="` + strconv.Itoa(i) + `"` + sel + ">" + Esc(MeasureLabel(key, v.K)) + "</option>")
+	}
+	p.raw("</select></label></form>\n")
+}
+
+// exploreGroups are a run's strategies in pairs {base, reranked} (nil: none),
+// ordered by the better of each pair on the measure, best first, ties in the
+// run's order (the script orders them alike).
+func exploreGroups(r exploreRun, key string) [][2]*string {
+	have := map[string]bool{}
+	for _, n := range r.Order {
+		have[n] = true
+	}
+	var gs [][2]*string
+	for i := range r.Order {
+		n := &r.Order[i]
+		if base, ok := strings.CutSuffix(*n, RerankSuffix); ok {
+			if !have[base] {
+				gs = append(gs, [2]*string{nil, n})
+			}
+			continue
+		}
+		g := [2]*string{n, nil}
+		for j := range r.Order {
+			if r.Order[j] == *n+RerankSuffix {
+				g[1] = &r.Order[j]
+			}
+		}
+		gs = append(gs, g)
+	}
+	higher := higherIsBetter(key)
+	top := func(g [2]*string) (float64, bool) {
+		t, found := 0.0, false
+		for _, n := range g {
+			if n == nil {
+				continue
+			}
+			pt, ok := r.Measures[*n][key]
+			if !ok || pt.Mean != pt.Mean {
+				continue
+			}
+			if !found || (higher && pt.Mean > t) || (!higher && pt.Mean < t) {
+				t, found = pt.Mean, true
+			}
+		}
+		return t, found
+	}
+	slices.SortStableFunc(gs, func(a, b [2]*string) int {
+		ta, oka := top(a)
+		tb, okb := top(b)
+		switch {
+		case !oka && !okb, oka && okb && ta == tb:
+			return 0
+		case !oka:
+			return 1
+		case !okb:
+			return -1
+		case (higher && ta > tb) || (!higher && ta < tb):
+			return -1
+		}
+		return 1
+	})
+	return gs
+}
+
+func groupName(g [2]*string) string {
+	if g[0] != nil {
+		return *g[0]
+	}
+	return *g[1]
+}
+
+// exploreTable is a run's table of one measure: a row per strategy, its
+// reranked counterpart beside it, the best value bold.
+func exploreTable(r exploreRun, key string, k int) Table {
+	gs := exploreGroups(r, key)
+	pairs := slices.ContainsFunc(gs, func(g [2]*string) bool { return g[0] != nil && g[1] != nil })
+	var vals []float64
+	for _, n := range r.Order {
+		if pt, ok := r.Measures[n][key]; ok {
+			vals = append(vals, pt.Mean)
+		}
+	}
+	best := math.NaN()
+	for i, b := range bestOf(vals, higherIsBetter(key)) {
+		if b {
+			best = vals[i]
+		}
+	}
+	t := Table{Caption: MeasureLabel(key, k), Head: []string{"strategy", "base"}, NumCols: []bool{false, true, true}}
+	if pairs {
+		t.Head = append(t.Head, RerankSuffix)
+	}
+	cell := func(n *string) Cell {
+		if n == nil {
+			return Cell{Text: "—", Num: true}
+		}
+		pt, ok := r.Measures[*n][key]
+		if !ok {
+			return Cell{Text: "—", Num: true}
+		}
+		return Cell{Text: Fmt(pt.Mean), Sub: FmtCI([2]float64{pt.Lo, pt.Hi}), Num: true, Strong: pt.Mean == best}
+	}
+	for _, g := range gs {
+		row := []Cell{{Text: groupName(g)}, cell(g[0])}
+		if pairs {
+			row = append(row, cell(g[1]))
+		} else if g[0] == nil {
+			row[1] = cell(g[1])
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// exploreBars is a run's bar chart of one measure: a row per strategy, its
+// reranked counterpart below it, each in its strategy's colour.
+func exploreBars(r exploreRun, key string, k int, colours map[string]int) BarChart {
+	label := MeasureLabel(key, k)
+	gs := exploreGroups(r, key)
+	pairs := slices.ContainsFunc(gs, func(g [2]*string) bool { return g[0] != nil && g[1] != nil })
+	c := BarChart{Title: label + " per strategy (95% CI whiskers), " + r.Label, Measure: label, Series: []Series{{}}, Legend: []Series{}}
+	if pairs {
+		c.Series = append(c.Series, Series{})
+	}
+	for _, g := range gs {
+		cat := groupName(g)
+		c.Categories = append(c.Categories, cat)
+		slots := g[:]
+		if !pairs {
+			slots = []*string{g[0]}
+			if g[0] == nil {
+				slots = []*string{g[1]}
+			}
+		}
+		for si, n := range slots {
+			if n == nil {
+				continue
+			}
+			st := seriesOf(*n, colours)
+			c.Legend = append(c.Legend, st)
+			pt, ok := r.Measures[*n][key]
+			if !ok || pt.Mean != pt.Mean {
+				continue
+			}
+			b := Bar{Category: cat, Series: si, Value: pt.Mean, N: pt.N, Style: &st}
+			if pt.Lo == pt.Lo && pt.Hi == pt.Hi {
+				b.CI = &[2]float64{pt.Lo, pt.Hi}
+			}
+			c.Bars = append(c.Bars, b)
+		}
+	}
+	return c
 }

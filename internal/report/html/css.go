@@ -33,7 +33,7 @@ code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",mo
 table{border-collapse:collapse;font-variant-numeric:tabular-nums;width:100%;max-width:760px}
 caption{text-align:left;font-weight:600;padding:0 0 6px}
 th,td{padding:5px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top;overflow-wrap:anywhere}
-thead th{font-size:.85em;color:var(--muted);font-weight:600;border-bottom:2px solid var(--line)}
+thead th{font-size:.85em;color:var(--muted);font-weight:600;border-bottom:2px solid var(--line);overflow-wrap:normal;word-break:normal;hyphens:none}
 tbody th{font-weight:500}
 .num{text-align:right;white-space:nowrap}
 .ci{display:block;font-size:.8em;color:var(--muted)}
@@ -46,24 +46,29 @@ tbody th{font-weight:500}
 .chart .axis{stroke:var(--line);stroke-width:1}
 .chart .whisker{stroke:var(--fg);stroke-width:1.3;fill:none}
 .chart .marker{stroke:var(--muted);stroke-width:1;stroke-dasharray:3 3}
+.chart .chosen{stroke:var(--accent);stroke-width:2;opacity:.6}
 .chart .marker-label{fill:var(--muted);font-size:12px}
 .chart .line{fill:none;stroke-width:2}
 .chart .line.dashed{stroke-dasharray:6 4}
 .chart .band{stroke:none;opacity:.12}
-.chart .hatch{fill-opacity:.55}
 .legend{list-style:none;padding:0;margin:0 0 6px;display:flex;flex-wrap:wrap;gap:4px 14px;font-size:.85em}
 .legend li{display:flex;align-items:center;gap:6px;min-width:0;overflow-wrap:anywhere}
-.sw{display:inline-block;width:14px;height:10px;border-radius:2px;flex:none}
-.sw.dashed{opacity:.55}
-.bar.c0,.pt.c0,.sw.c0{fill:var(--c0);background:var(--c0)}.line.c0,.band.c0{stroke:var(--c0);fill:var(--c0)}
-.bar.c1,.pt.c1,.sw.c1{fill:var(--c1);background:var(--c1)}.line.c1,.band.c1{stroke:var(--c1);fill:var(--c1)}
-.bar.c2,.pt.c2,.sw.c2{fill:var(--c2);background:var(--c2)}.line.c2,.band.c2{stroke:var(--c2);fill:var(--c2)}
-.bar.c3,.pt.c3,.sw.c3{fill:var(--c3);background:var(--c3)}.line.c3,.band.c3{stroke:var(--c3);fill:var(--c3)}
-.bar.c4,.pt.c4,.sw.c4{fill:var(--c4);background:var(--c4)}.line.c4,.band.c4{stroke:var(--c4);fill:var(--c4)}
-.bar.c5,.pt.c5,.sw.c5{fill:var(--c5);background:var(--c5)}.line.c5,.band.c5{stroke:var(--c5);fill:var(--c5)}
-.bar.c6,.pt.c6,.sw.c6{fill:var(--c6);background:var(--c6)}.line.c6,.band.c6{stroke:var(--c6);fill:var(--c6)}
-.bar.c7,.pt.c7,.sw.c7{fill:var(--c7);background:var(--c7)}.line.c7,.band.c7{stroke:var(--c7);fill:var(--c7)}
+.sw{display:inline-block;width:16px;height:11px;border-radius:2px;flex:none;color:var(--c);background:currentColor}
+.sw.dashed{background:color-mix(in srgb,currentColor 28%,transparent);border:2px dashed currentColor}
+.sw.ln{width:22px;height:0;border:0;border-top:3px solid currentColor;border-radius:0;background:none}
+.sw.ln.dashed{border-top-style:dashed}
+.c0{--c:var(--c0)}.c1{--c:var(--c1)}.c2{--c:var(--c2)}.c3{--c:var(--c3)}.c4{--c:var(--c4)}.c5{--c:var(--c5)}.c6{--c:var(--c6)}.c7{--c:var(--c7)}
+.bar{fill:var(--c);stroke:var(--c);stroke-width:0}
+.bar.hatch{fill-opacity:.28;stroke-width:2;stroke-dasharray:5 3}
+.pt{fill:var(--c)}
+.line{stroke:var(--c)}
+.band{fill:var(--c)}
 .line{fill:none!important}
+.controls{display:flex;flex-wrap:wrap;gap:8px 20px;margin:0 0 14px;padding:10px 12px;border:1px solid var(--line);border-radius:8px;background:var(--panel)}
+.controls[hidden]{display:none}
+.controls label{display:flex;flex-wrap:wrap;align-items:center;gap:4px 8px;font-weight:600;min-width:0}
+.controls select{font:inherit;font-weight:400;max-width:100%;min-width:0;padding:3px 6px;color:var(--fg);background:var(--bg);border:1px solid var(--line);border-radius:6px}
+.shown{font-weight:600;margin:0 0 8px}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
 @media (max-width:480px){main{padding:10px}body{font-size:14px}th,td{padding:4px 5px}.num{white-space:normal}.kpi-value{font-size:1.5em}}
 `

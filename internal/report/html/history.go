@@ -26,6 +26,9 @@ type RunView struct {
 	Line                 int      // line in the history file
 	Report               string   // the run's published HTML report, relative to the history ("" when none)
 	FailedGates          []string // the names of the run's gates that failed, in the document's order
+	// Measures is every measure of every strategy of a compare run (nil for
+	// check): the compare dashboard's "Select run" and "Select metric".
+	Measures RunMeasures
 }
 
 // DeltaPrefix prefixes a check measure to chart its baseline delta: the
@@ -57,6 +60,21 @@ type HistoryView struct {
 	// summarised is how many of the first Runs stand for groups of older runs
 	// (ChartView): their points carry no hover n and commit.
 	summarised int
+	// K is the cutoff of the newest run that states one (0: none): the
+	// measures' labels (DCG@10).
+	K int
+}
+
+// label is the charted measure as the pages label it: the registry's label
+// at the runs' cutoff (a baseline delta: "Δ hit@5"), else the key.
+func (v HistoryView) label() string {
+	if v.K <= 0 {
+		return v.Measure
+	}
+	if key, ok := strings.CutPrefix(v.Measure, DeltaPrefix); ok && !compareLike(v.Command) {
+		return "Δ " + MeasureLabel(key, v.K)
+	}
+	return MeasureLabel(v.Measure, v.K)
 }
 
 func (v HistoryView) branchText() string {
@@ -120,6 +138,9 @@ func (b *HistoryBuilder) Add(rec history.Record, doc *fastjson.Value) error {
 			run.FailedGates = append(run.FailedGates, string(g.GetStringBytes("name")))
 		}
 	}
+	if k := doc.GetInt("k"); k > 0 {
+		b.v.K = k
+	}
 	fp := rec.Fingerprint
 	b.prev = &fp
 	i := len(b.v.Runs)
@@ -165,6 +186,7 @@ func (b *HistoryBuilder) Add(rec history.Record, doc *fastjson.Value) error {
 	if compareLike(b.v.Command) {
 		if s := doc.Get("strategies"); s != nil {
 			groups("", s)
+			b.v.Runs[i].Measures = runMeasures(s)
 		}
 		return nil
 	}
@@ -177,6 +199,69 @@ func (b *HistoryBuilder) Add(rec history.Record, doc *fastjson.Value) error {
 		}
 	}
 	return nil
+}
+
+// runMeasures reads every measure of every strategy of a compare document's
+// "strategies" object: its mean, interval and n (null: NaN).
+func runMeasures(strategies *fastjson.Value) RunMeasures {
+	obj, err := strategies.Object()
+	if err != nil {
+		return nil
+	}
+	out := RunMeasures{}
+	obj.Visit(func(name []byte, s *fastjson.Value) {
+		ms, err := s.Get("metrics").Object()
+		if err != nil {
+			return
+		}
+		m := map[string]Point{}
+		ms.Visit(func(key []byte, v *fastjson.Value) {
+			if v.Type() != fastjson.TypeObject {
+				return
+			}
+			m[string(key)] = Point{Mean: num(v.Get("mean")), Lo: num(v.Get("ci95", "0")), Hi: num(v.Get("ci95", "1")), N: v.GetInt("n")}
+		})
+		out[string(name)] = m
+	})
+	return out
+}
+
+// ForMeasure is v charting another measure of compare's runs (each run's
+// Measures); a view whose runs carry no measures, or the measure v already
+// charts, is v itself.
+func (v HistoryView) ForMeasure(key string) HistoryView {
+	if key == v.Measure || !slices.ContainsFunc(v.Runs, func(r RunView) bool { return r.Measures != nil }) {
+		return v
+	}
+	out := v
+	out.Measure, out.Series = key, nil
+	index := map[string]int{}
+	for i, r := range v.Runs {
+		names := make([]string, 0, len(r.Measures))
+		for n := range r.Measures {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			pt, ok := r.Measures[n][key]
+			if !ok {
+				continue
+			}
+			j, ok := index[n]
+			if !ok {
+				j = len(out.Series)
+				index[n] = j
+				out.Series = append(out.Series, SeriesView{Name: n})
+			}
+			sv := &out.Series[j]
+			sv.pad(i)
+			sv.Y, sv.Lo, sv.Hi, sv.N = append(sv.Y, pt.Mean), append(sv.Lo, pt.Lo), append(sv.Hi, pt.Hi), append(sv.N, pt.N)
+		}
+	}
+	for j := range out.Series {
+		out.Series[j].pad(len(out.Runs))
+	}
+	return out
 }
 
 // pad fills the runs before i where the series was absent.
@@ -288,7 +373,7 @@ func History(w io.Writer, v HistoryView) error {
 	if len(v.Runs) == 1 {
 		runs = "1 run"
 	}
-	p.Subtitle(fmt.Sprintf("%s of %s in %s · measure %s", runs, v.Command, v.File, v.Measure))
+	p.Subtitle(fmt.Sprintf("%s of %s in %s · measure %s", runs, v.Command, v.File, v.label()))
 	if len(v.Runs) == 0 {
 		p.Para("No run of " + v.Command + " in the history.")
 		_, err := p.WriteTo(w)
@@ -302,9 +387,17 @@ func History(w io.Writer, v HistoryView) error {
 		{Label: "Input changes", Value: Count(changes), Detail: "runs whose fingerprint differs from the run before (marked on the chart)"},
 	}
 	p.Indicators(kpis)
-	p.Section(v.Measure + " over the runs")
+	p.Section(v.label() + " over the runs")
+	var colours map[string]int
+	if compareLike(v.Command) {
+		names := make([]string, len(v.Series))
+		for j, s := range v.Series {
+			names[j] = s.Name
+		}
+		colours = StrategyColours(names)
+	}
 	cv, full, older, step := v.ChartView()
-	p.runsChart(cv)
+	p.runsChart(cv, 0, colours)
 	if older > 0 {
 		per := "one point for every " + Count(step) + " runs (the last of each group)"
 		if step == 1 {
@@ -385,7 +478,7 @@ func changeMarkers(v HistoryView) []Marker {
 // runsChart is the one chart of a measure over runs (the history page, the
 // compare dashboard): one line per strategy or group with its 95% interval as
 // a band, the runs whose inputs changed marked with a dashed line, and its note.
-func (p *Page) runsChart(v HistoryView) {
+func (p *Page) runsChart(v HistoryView, k int, colours map[string]int) {
 	xs := make([]string, len(v.Runs))
 	for i, r := range v.Runs {
 		xs[i] = strconv.Itoa(i + 1)
@@ -396,7 +489,11 @@ func (p *Page) runsChart(v HistoryView) {
 	var series []Series
 	var lines []Line
 	for j, s := range v.Series {
-		series = append(series, Series{Name: s.Name, Color: j % 8})
+		sr := Series{Name: s.Name, Color: j % 8}
+		if colours != nil {
+			sr = seriesOf(s.Name, colours)
+		}
+		series = append(series, sr)
 		labels := make([]string, len(s.N))
 		for i, n := range s.N {
 			if i >= v.summarised {
@@ -405,7 +502,11 @@ func (p *Page) runsChart(v HistoryView) {
 		}
 		lines = append(lines, Line{Series: j, Y: s.Y, Lo: s.Lo, Hi: s.Hi, Label: labels})
 	}
-	p.LineChart(LineChart{Title: v.Measure + " per run (95% CI bands; dashed lines: inputs changed)", XLabel: "run", YLabel: v.Measure, X: xs, Series: series, Lines: lines, Markers: changeMarkers(v)})
+	if k > 0 {
+		v.K = k
+	}
+	label := v.label()
+	p.LineChart(LineChart{Title: label + " per run (95% CI bands; dashed vertical lines: inputs changed)", XLabel: "run", YLabel: label, X: xs, Series: series, Lines: lines, Markers: changeMarkers(v)})
 	p.Note("A dashed vertical line marks a run whose inputs (knowledge base, cases, qrels, runs) or parameters differ from the run before: a jump there may come from relabelling, not from retrieval.")
 }
 

@@ -212,13 +212,19 @@ func TestCompareDashboardOverRuns(t *testing.T) {
 	got := renderOver(t, r, overRuns(t, r, 8, map[int]bool{3: true}))
 	golden(t, "compare-history.html", got)
 	s := string(got)
-	assert.Contains(t, s, "<h2>DCG@10 over the runs</h2>")
+	assert.Contains(t, s, "<h2>Over the runs</h2>")
 	assert.Contains(t, s, "<title>inputs changed: qrels</title>")
+	// The primary measure's chart; the script draws another chosen in
+	// "Select metric" from the embedded data.
+	assert.Equal(t, 1, strings.Count(s, `<div id="rg-over">`))
 	assert.Equal(t, 1, strings.Count(s, `data-mark="marker"`))
 	assert.Equal(t, len(demoStrategies), strings.Count(s, `data-mark="band"`))
+	assert.Contains(t, s, "<figcaption id=\"chart3-t\">DCG@10 per run (95% CI bands; dashed vertical lines: inputs changed)</figcaption>")
+	assert.NotContains(t, s, "dcg_at_k per run")
 	assert.NotContains(t, s, "NaN")
 	plain := string(render(t, r))
-	assert.NotContains(t, plain, "over the runs", "no history, no section")
+	assert.NotContains(t, plain, "<h2>Over the runs</h2>", "no history, no section")
+	assert.NotContains(t, plain, `id="rg-over"`)
 
 	first := overRuns(t, r, 1, nil)
 	first.Runs, first.Series = first.Runs[1:], nil // this run alone
@@ -268,6 +274,7 @@ func TestCompareDashboardOverRunsInBrowser(t *testing.T) {
 		`line[data-mark="marker"]`:  1,
 		`path[data-mark="band"]`:    5,
 		`.sr-only table`:            3,
+		`line[data-mark="chosen"]`:  1,
 	}})
 }
 

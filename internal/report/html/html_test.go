@@ -3,6 +3,8 @@ package html_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"flag"
 	"os"
 	"path/filepath"
@@ -54,7 +56,9 @@ func demoResultGated(t testing.TB, g compare.GateOptions) *compare.Result {
 	return r
 }
 
-func viewOf(r *compare.Result) rhtml.CompareView { return rhtml.CompareViewOf(comparereport.New(r), r) }
+func viewOf(r *compare.Result) rhtml.CompareView {
+	return rhtml.CompareViewOf(comparereport.New(r), r, nil)
+}
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
@@ -100,9 +104,18 @@ func TestCompareDashboardGolden(t *testing.T) {
 	}
 	golden(t, "compare-demo.html", got)
 	assert.Equal(t, got, render(t, demoResult(t)), "same input, same bytes")
-	for _, banned := range []string{"http://", "https://", "<script", "<link", "@import", "url("} {
+	for _, banned := range []string{"http://", "https://", "<link", "@import", "url(", "src=", "unsafe-inline", "unsafe-eval"} {
 		assert.NotContains(t, string(got), banned)
 	}
+	// One data block and one script, the script allowed by its hash alone.
+	s := string(got)
+	assert.Equal(t, 2, strings.Count(s, "<script"))
+	assert.Contains(t, s, `<script type="application/json" id="rg-data">{`)
+	i := strings.Index(s, "<script>") + len("<script>")
+	js := s[i : i+strings.Index(s[i:], "</script>")]
+	sum := sha256.Sum256([]byte(js))
+	assert.Contains(t, s, "script-src 'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'")
+	assert.Regexp(t, `content="default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'; img-src data:; script-src 'sha256-[A-Za-z0-9+/=]+'; base-uri 'none'; form-action 'none'"`, s)
 }
 
 func TestCompareViewPairsAndSamples(t *testing.T) {
@@ -143,6 +156,16 @@ func TestCompareEscapes(t *testing.T) {
 	v := viewOf(demoResult(t))
 	v.Strategies[0].Name = `<img src=x onerror=alert(1)>&"`
 	v.BestQueries[0].ID = "</td><script>x</script>"
+	// The embedded data of "Select run" cannot end its element or reorder text.
+	d := comparereport.New(demoResult(t))
+	evil := "</script><img src=x onerror=alert(1)>\u202e"
+	d.Order[0] = evil
+	d.Strategies[evil] = d.Strategies["bm25"]
+	var page bytes.Buffer
+	require.NoError(t, rhtml.CompareHTML(&page, d, demoResult(t), nil))
+	assert.NotContains(t, page.String(), "<img src=x")
+	assert.Equal(t, 2, strings.Count(page.String(), "</script>"))
+	assert.Contains(t, page.String(), `"name":"\u003c/script\u003e\u003cimg src=x onerror=alert(1)\u003e(U+202E)"`)
 	var b bytes.Buffer
 	require.NoError(t, rhtml.Compare(&b, v))
 	s := b.String()

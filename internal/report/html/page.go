@@ -1,6 +1,7 @@
 // Package html builds the self-contained HTML reports: one file with inline CSS
 // (light and dark), inline SVG charts drawn here, and no network at all (a
-// Content-Security-Policy forbids every request and script). It formats and lays
+// Content-Security-Policy forbids every request, and every script but the
+// page's own, allowed by its hash). It formats and lays
 // out values it is given; it computes no statistic. The same input gives
 // byte-identical output.
 package html
@@ -29,6 +30,25 @@ type Page struct {
 	title string
 	body  bytes.Buffer
 	ids   int // element ids are numbered in build order (deterministic)
+	// script, when set, is the page's one inline script, allowed by its hash
+	// in the CSP; data is the JSON it reads (a data block, never executed).
+	script, data string
+}
+
+// Script sets the page's inline script and the JSON data it renders from
+// (id "rg-data"). data must be JSON whose strings escape '<' (encoding/json
+// does), so that it cannot end its element.
+func (p *Page) Script(js, data string) { p.script, p.data = js, data }
+
+// CSP is the page's Content-Security-Policy: nothing may be fetched (no
+// default source), the style sheet and the script are the page's own, each
+// allowed by its SHA-256 (no 'unsafe-inline'), images only as data: URLs.
+func (p *Page) CSP() string {
+	c := "default-src 'none'; style-src " + scriptHash(css) + "; img-src data:"
+	if p.script != "" {
+		c += "; script-src " + scriptHash(p.script)
+	}
+	return c + "; base-uri 'none'; form-action 'none'"
 }
 
 // NewPage starts a page with a title (shown as its heading).
@@ -182,7 +202,9 @@ func (p *Page) WriteTo(w io.Writer) (int64, error) {
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<meta http-equiv="Content-Security-Policy" content="`)
+	out.WriteString(p.CSP())
+	out.WriteString(`">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <meta name="generator" content="retrieval-gate">
@@ -194,7 +216,15 @@ func (p *Page) WriteTo(w io.Writer) (int64, error) {
 	out.WriteString(Esc(p.title))
 	out.WriteString("</h1>\n")
 	out.Write(p.body.Bytes())
-	out.WriteString("</main>\n</body>\n</html>\n")
+	out.WriteString("</main>\n")
+	if p.script != "" {
+		out.WriteString(`<script type="application/json" id="rg-data">`)
+		out.WriteString(p.data)
+		out.WriteString("</script>\n<script>")
+		out.WriteString(p.script)
+		out.WriteString("</script>\n")
+	}
+	out.WriteString("</body>\n</html>\n")
 	n, err := w.Write(out.Bytes())
 	return int64(n), err
 }

@@ -1,0 +1,241 @@
+package html
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+)
+
+// Point is one measure of one strategy in one run: its mean, its 95% interval
+// and its n (NaN: absent).
+type Point struct {
+	Mean, Lo, Hi float64
+	N            int
+}
+
+// RunMeasures is every measure of every strategy of one compare run:
+// strategy -> measure key -> value, as the run's document states it.
+type RunMeasures map[string]map[string]Point
+
+// displayNames are the dashboard's words for the registry's short labels
+// (metrics.Info.Label), which the Markdown tables abbreviate; a label not
+// listed is shown as the registry has it.
+var displayNames = map[string]string{"dcg": "DCG", "P": "precision", "R": "recall", "rel": "mean relevance"}
+
+// MeasureLabel is a measure key as the dashboard titles and labels it, from
+// the measure registry at cutoff k: dcg_at_k is "DCG@10", recall_at_k
+// "recall@10"; an unregistered key is itself.
+func MeasureLabel(key string, k int) string {
+	info, ok := metrics.Lookup(key)
+	if !ok {
+		return key
+	}
+	name := info.Label
+	if d, ok := displayNames[name]; ok {
+		name = d
+	}
+	return name + "@" + strconv.Itoa(k)
+}
+
+// higherIsBetter is the registry's direction of a measure (an unregistered
+// key: higher).
+func higherIsBetter(key string) bool {
+	if info, ok := metrics.Lookup(key); ok {
+		return info.HigherIsBetter
+	}
+	return true
+}
+
+// measureKeys are the keys of the measures found in runs, registry order first,
+// then any other key by name.
+func measureKeys(runs []RunMeasures) []string {
+	seen := map[string]bool{}
+	for _, r := range runs {
+		for _, ms := range r {
+			for k := range ms {
+				seen[k] = true
+			}
+		}
+	}
+	var out, other []string
+	for _, k := range metrics.GradedKeys {
+		if seen[k] {
+			out = append(out, k)
+			delete(seen, k)
+		}
+	}
+	for k := range seen {
+		other = append(other, k)
+	}
+	slices.Sort(other)
+	return append(out, other...)
+}
+
+// StrategyColours gives each strategy its colour (an index into the palette of
+// eight): the base strategies in the order given, each NAME+rerank the colour
+// of NAME (drawn dashed), a reranked strategy without its base a colour of its
+// own. Every chart of a page uses the one map, so a strategy keeps its colour.
+func StrategyColours(names []string) map[string]int {
+	out := map[string]int{}
+	next := 0
+	base := func(n string) string {
+		if b, ok := strings.CutSuffix(n, RerankSuffix); ok {
+			return b
+		}
+		return n
+	}
+	for _, n := range names {
+		b := base(n)
+		if _, ok := out[b]; !ok {
+			out[b] = next % 8
+			next++
+		}
+		out[n] = out[b]
+	}
+	return out
+}
+
+// seriesOf is a strategy's legend entry: its colour, dashed when reranked.
+func seriesOf(name string, colours map[string]int) Series {
+	return Series{Name: name, Color: colours[name], Dashed: strings.HasSuffix(name, RerankSuffix)}
+}
+
+// bestOf is the index set of the best values by the measure's direction
+// (ties: all); NaN is never best.
+func bestOf(vals []float64, higher bool) []bool {
+	best := make([]bool, len(vals))
+	b, found := 0.0, false
+	for _, v := range vals {
+		if v != v {
+			continue
+		}
+		if !found || (higher && v > b) || (!higher && v < b) {
+			b, found = v, true
+		}
+	}
+	for i, v := range vals {
+		best[i] = found && v == b
+	}
+	return best
+}
+
+// exploreRun is one run of the dashboard's embedded data.
+type exploreRun struct {
+	Label    string
+	Current  bool
+	Order    []string // strategy names as the run lists them
+	Measures RunMeasures
+	// Of the chart over the runs: the run's x label (its day), its commit
+	// (7 characters) and what changed since the run before ("": nothing).
+	X, Commit, Changed string
+}
+
+// exploreData writes the JSON the dashboard's script renders from: the
+// measures (key, label, direction), the strategies' colours, the runs (oldest
+// first), the run and measure shown without script. Numbers are written in
+// full (format.AppendFloat: shortest round-trip form, null when undefined);
+// strings by encoding/json, which escapes <, > and & so that the data cannot
+// end its <script> element. Names are sanitised as Esc does for the page's
+// text (format characters shown as (U+XXXX)), so the script's textContent
+// shows them as the page does.
+func exploreData(k int, keys []string, colours map[string]int, runs []exploreRun, run int, measure, second string) string {
+	b := []byte(`{"measures":[`)
+	str := func(s string) {
+		j, _ := json.Marshal(s)
+		b = append(b, j...)
+	}
+	for i, key := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"key":`...)
+		str(key)
+		b = append(b, `,"label":`...)
+		str(MeasureLabel(key, k))
+		b = append(b, `,"higher":`...)
+		b = strconv.AppendBool(b, higherIsBetter(key))
+		b = append(b, '}')
+	}
+	b = append(b, `],"colours":{`...)
+	names := make([]string, 0, len(colours))
+	for n := range colours {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for i, n := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		str(format.SanitizeText(n))
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(colours[n]), 10)
+	}
+	b = append(b, `},"suffix":`...)
+	str(RerankSuffix)
+	b = append(b, `,"run":`...)
+	b = strconv.AppendInt(b, int64(run), 10)
+	b = append(b, `,"measure":`...)
+	str(measure)
+	b = append(b, `,"second":`...)
+	str(second)
+	b = append(b, `,"runs":[`...)
+	for i, r := range runs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"label":`...)
+		str(r.Label)
+		b = append(b, `,"x":`...)
+		str(format.SanitizeText(r.X))
+		b = append(b, `,"commit":`...)
+		str(format.SanitizeText(r.Commit))
+		b = append(b, `,"changed":`...)
+		str(format.SanitizeText(r.Changed))
+		b = append(b, `,"strategies":[`...)
+		for j, name := range r.Order {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"name":`...)
+			str(format.SanitizeText(name))
+			b = append(b, `,"m":{`...)
+			first := true
+			for _, key := range keys {
+				pt, ok := r.Measures[name][key]
+				if !ok {
+					continue
+				}
+				if !first {
+					b = append(b, ',')
+				}
+				first = false
+				str(key)
+				b = append(b, ":["...)
+				b = format.AppendFloat(b, pt.Mean)
+				b = append(b, ',')
+				b = format.AppendFloat(b, pt.Lo)
+				b = append(b, ',')
+				b = format.AppendFloat(b, pt.Hi)
+				b = append(b, ',')
+				b = strconv.AppendInt(b, int64(pt.N), 10)
+				b = append(b, ']')
+			}
+			b = append(b, "}}"...)
+		}
+		b = append(b, "]}"...)
+	}
+	b = append(b, "]}"...)
+	return string(b)
+}
+
+// scriptHash is the CSP source of an inline script: 'sha256-…' of its text.
+func scriptHash(js string) string {
+	h := sha256.Sum256([]byte(js))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(h[:]) + "'"
+}

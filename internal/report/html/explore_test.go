@@ -1,0 +1,259 @@
+package html_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
+	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+)
+
+// embedded is the dashboard's data block, as the script reads it.
+type embedded struct {
+	Measures []struct {
+		Key, Label string
+		Higher     bool
+	}
+	Colours map[string]int
+	Run     int
+	Measure string
+	Runs    []struct {
+		Label      string
+		Strategies []struct {
+			Name string
+			M    map[string][4]*float64
+		}
+	}
+}
+
+func dataOf(t *testing.T, page string) embedded {
+	t.Helper()
+	const open = `<script type="application/json" id="rg-data">`
+	i := strings.Index(page, open)
+	require.GreaterOrEqual(t, i, 0)
+	raw := page[i+len(open):]
+	raw = raw[:strings.Index(raw, "</script>")]
+	var d embedded
+	require.NoError(t, json.Unmarshal([]byte(raw), &d))
+	return d
+}
+
+// The embedded data: every run of the history (this run the newest, shown
+// without script), every measure compare computed with its registry label,
+// each strategy's colour shared by its reranked counterpart.
+func TestCompareDashboardEmbedsRuns(t *testing.T) {
+	r := demoResult(t)
+	d := dataOf(t, string(renderOver(t, r, overRuns(t, r, 8, map[int]bool{3: true}))))
+	require.Len(t, d.Runs, 9)
+	assert.Equal(t, 8, d.Run)
+	assert.Equal(t, "run 9 of 9 · 2026-03-01 · fffffff · feature (this run)", d.Runs[8].Label)
+	assert.Equal(t, "run 1 of 9 · 2026-01-01 · 0000000 · main", d.Runs[0].Label)
+	assert.Equal(t, "dcg_at_k", d.Measure)
+	var labels []string
+	for _, m := range d.Measures {
+		labels = append(labels, m.Label)
+		assert.True(t, m.Higher, m.Key)
+	}
+	assert.Equal(t, []string{"DCG@10", "nDCG@10", "precision@10", "recall@10", "MAP@10", "MRR@10", "hit@10", "mean relevance@10", "RBP@10"}, labels)
+	assert.Equal(t, map[string]int{"bm25": 0, "dense": 1, "dense+rerank": 1, "hybrid": 2, "hybrid+rerank": 2}, d.Colours)
+	// This run's values are the document's, in full.
+	for _, s := range d.Runs[8].Strategies {
+		want := r.Strategies[r.StrategyIndex(s.Name)].Means[0]
+		assert.Equal(t, want, *s.M["dcg_at_k"][0], s.Name)
+	}
+	// Without a history: this run alone.
+	d = dataOf(t, string(render(t, r)))
+	require.Len(t, d.Runs, 1)
+	assert.Equal(t, "this run", d.Runs[0].Label)
+}
+
+// The method lines state what the document states: BCa and Wilson intervals,
+// the exact McNemar test of hit, never a method it did not use.
+func TestCompareDashboardMethods(t *testing.T) {
+	s := string(render(t, demoResult(t)))
+	assert.Contains(t, s, "95% intervals of the means: BCa bootstrap (2,000 resamples, seed 1) for DCG@10, nDCG@10, precision@10, recall@10, MAP@10, MRR@10, mean relevance@10, RBP@10; Wilson score for hit@10.")
+	assert.Contains(t, s, "exact McNemar for hit@10")
+	assert.Contains(t, s, "adjusted by Holm within each measure across the strategies; significant when the adjusted p &lt; 0.05.")
+	assert.NotContains(t, s, "percentile bootstrap")
+	v := viewOf(demoResult(t))
+	for _, m := range v.Methods {
+		assert.NotContains(t, m, "_", "a method or measure key, not its words: %s", m)
+	}
+}
+
+// In Chromium, light and dark, at a phone's, the comment column's and a
+// desktop's width: choosing an earlier run and nDCG@10 draws that run's
+// nDCG@10 (bars and table equal to the embedded data, the best bold), shows
+// the nDCG@10 chart over the runs only, and every strategy keeps one colour
+// (bars, legend, lines over the runs), its reranked counterpart dashed.
+func TestCompareDashboardExploreInBrowser(t *testing.T) {
+	b := browsertest.Start(t)
+	r := demoResult(t)
+	page := renderOver(t, r, overRuns(t, r, 8, map[int]bool{3: true}))
+	path := filepath.Join(t.TempDir(), "compare-explore.html")
+	require.NoError(t, os.WriteFile(path, page, 0o644))
+	d := dataOf(t, string(page))
+	const script = `(() => {
+  const pick = (id, text) => {
+    const s = document.getElementById(id);
+    const o = [...s.options].find((o) => o.textContent.startsWith(text));
+    s.value = o.value;
+    s.dispatchEvent(new Event("change", {bubbles: true}));
+  };
+  pick("rg-run", "run 3 of 9");
+  pick("rg-metric", "nDCG@10");
+  const cs = (e) => getComputedStyle(e);
+  return {
+    controls: !document.getElementById("rg-controls").hidden,
+    shown: document.getElementById("rg-shown").textContent,
+    caption: document.querySelector("#rg-table caption").textContent,
+    axis: document.querySelector("#rg-bars .axis-label").textContent,
+    bars: [...document.querySelectorAll("#rg-bars rect[data-mark=bar]")].map((r) => ({s: r.dataset.strategy, v: r.dataset.value, colour: cs(r).fill, dash: cs(r).strokeDasharray})),
+    cells: [...document.querySelectorAll("#rg-table td[data-strategy]")].map((td) => ({s: td.dataset.strategy, v: td.dataset.value, strong: !!td.querySelector("strong")})),
+    swatches: [...document.querySelectorAll("#rg-bars .legend li")].map((li) => ({s: li.textContent, colour: cs(li.firstChild).color, dash: cs(li.firstChild).borderTopStyle})),
+    over: document.querySelector("#rg-over figcaption").textContent,
+    overAxis: [...document.querySelectorAll("#rg-over .axis-label")].map((e) => e.textContent),
+    chosen: Number(document.querySelector("#rg-over [data-mark=chosen]").getAttribute("x1")),
+    runX: [...document.querySelectorAll("#rg-over circle[data-mark=point]")].filter((c) => c.querySelector("title").textContent.includes("run 2026-01-03:")).map((c) => Number(c.getAttribute("cx"))),
+    points: [...document.querySelectorAll("#rg-over circle[data-mark=point]")].map((c) => c.querySelector("title").textContent.split(" \u00b7 ")[0] + "=" + c.dataset.value),
+    // A header word drawn on two lines is broken inside it.
+    broken: [...document.querySelectorAll("thead th")].flatMap((th) => {
+      const t = th.firstChild, out = [];
+      if (!t || t.nodeType !== 3) return out;
+      for (const w of t.data.matchAll(/\S+/g)) {
+        const r = document.createRange();
+        r.setStart(t, w.index); r.setEnd(t, w.index + w[0].length);
+        if (new Set([...r.getClientRects()].map((q) => Math.round(q.top))).size > 1) out.push(w[0]);
+      }
+      return out;
+    }),
+    lines: [...document.querySelectorAll("#rg-over path[data-mark=line]")].map((p) => ({s: p.querySelector("title").textContent, colour: cs(p).stroke, dash: cs(p).strokeDasharray})),
+  };
+})()`
+	type mark struct{ S, V, Colour, Dash string }
+	var got struct {
+		Controls             bool
+		Shown, Caption, Axis string
+		Bars, Swatches       []mark
+		Lines                []mark
+		Over                 string
+		OverAxis             []string
+		Chosen               float64
+		RunX                 []float64
+		Points               []string
+		Broken               []string
+		Cells                []struct {
+			S, V   string
+			Strong bool
+		}
+	}
+	marks := map[string]int{`#rg-bars rect[data-mark="bar"]`: 5, `#rg-over path[data-mark="line"]`: 5, `#rg-over circle[data-mark="point"]`: 5 * 9, `#rg-over [data-mark="chosen"]`: 1, `#rg-over [data-mark="marker"]`: 1}
+	run := d.Runs[2]
+	want := map[string]string{}
+	best := 0.0
+	for _, s := range run.Strategies {
+		v := *s.M["ndcg_at_k"][0]
+		want[s.Name] = fmt.Sprintf("%.3f", v)
+		best = max(best, v)
+	}
+	require.Len(t, want, 5)
+	for _, dark := range []bool{false, true} {
+		for _, m := range browsertest.Check(t, b, browsertest.Page{Name: fmt.Sprintf("compare-explore-dark-%v", dark), Path: path, Widths: []int{390, 850, 1400}, Dark: dark, Marks: marks, Script: script}) {
+			at := fmt.Sprintf("dark %v, %d px", dark, m.Width)
+			require.NoError(t, json.Unmarshal(m.Result, &got), at)
+			assert.True(t, got.Controls, at)
+			assert.Empty(t, got.Broken, "%s: table headers broken inside a word", at)
+			assert.Equal(t, "Shown: run 3 of 9 · 2026-01-03 · 0000000 · main · nDCG@10", got.Shown, at)
+			assert.Equal(t, "nDCG@10", got.Caption, at)
+			assert.Equal(t, "nDCG@10", got.Axis, at)
+			assert.Equal(t, "nDCG@10 per run (95% CI bands; dashed vertical lines: inputs changed)", got.Over, at)
+			assert.Equal(t, []string{"run", "nDCG@10"}, got.OverAxis, at)
+			require.Len(t, got.RunX, 5, at)
+			assert.Equal(t, got.RunX[0], got.Chosen, "%s: the chosen run is marked on the chart over the runs", at)
+			// Every point over the runs is the embedded value of its run.
+			var points []string
+			for _, rn := range d.Runs {
+				for _, st := range rn.Strategies {
+					points = append(points, fmt.Sprintf("%s=%.3f", st.Name, *st.M["ndcg_at_k"][0]))
+				}
+			}
+			assert.ElementsMatch(t, points, got.Points, at)
+			require.Len(t, got.Bars, 5, at)
+			require.Len(t, got.Cells, 5, at)
+			for _, c := range got.Cells {
+				assert.Equal(t, want[c.S], c.V, "%s: %s", at, c.S)
+				assert.Equal(t, c.V == fmt.Sprintf("%.3f", best), c.Strong, "%s: %s bold only when best", at, c.S)
+			}
+			colour := map[string]string{}
+			for _, bar := range got.Bars {
+				assert.Equal(t, want[bar.S], bar.V, "%s: %s", at, bar.S)
+				colour[bar.S] = bar.Colour
+				assert.Equal(t, strings.HasSuffix(bar.S, rhtml.RerankSuffix), bar.Dash != "none", "%s: %s dashed when reranked", at, bar.S)
+			}
+			assert.Equal(t, colour["dense"], colour["dense+rerank"], at)
+			assert.Equal(t, colour["hybrid"], colour["hybrid+rerank"], at)
+			assert.NotEqual(t, colour["dense"], colour["hybrid"], at)
+			assert.NotEqual(t, colour["dense"], colour["bm25"], at)
+			require.Len(t, got.Swatches, 5, at)
+			for _, sw := range got.Swatches {
+				assert.Equal(t, colour[sw.S], sw.Colour, "%s: swatch of %s", at, sw.S)
+				assert.Equal(t, strings.HasSuffix(sw.S, rhtml.RerankSuffix), sw.Dash == "dashed", "%s: swatch of %s", at, sw.S)
+			}
+			require.Len(t, got.Lines, 5, at)
+			for _, l := range got.Lines {
+				assert.Equal(t, colour[l.S], l.Colour, "%s: line of %s keeps its colour", at, l.S)
+				assert.Equal(t, strings.HasSuffix(l.S, rhtml.RerankSuffix), l.Dash != "none", "%s: line of %s", at, l.S)
+			}
+		}
+	}
+}
+
+// With scripts off the page is read as before: this run, the primary
+// measure (its bars and its chart over the runs), no selector shown (it
+// could not act), nothing wider than the page.
+func TestCompareDashboardWithoutScript(t *testing.T) {
+	b := browsertest.Start(t)
+	r := demoResult(t)
+	path := filepath.Join(t.TempDir(), "compare-noscript.html")
+	require.NoError(t, os.WriteFile(path, renderOver(t, r, overRuns(t, r, 8, map[int]bool{3: true})), 0o644))
+	for _, m := range browsertest.Check(t, b, browsertest.Page{Name: "compare-noscript", Path: path, Widths: []int{390, 850}, NoScript: true, Marks: map[string]int{
+		`#rg-bars rect[data-mark="bar"]`:  5,
+		`#rg-controls[hidden]`:            1,
+		`#rg-over path[data-mark="line"]`: 5,
+		`#rg-over [data-mark="chosen"]`:   0,
+		`#rg-table strong`:                1,
+	}}) {
+		assert.Empty(t, m.ConsoleErrors)
+	}
+}
+
+// A method the dashboard has no words for is named as the document states
+// it, for the measures it was used for: the lines follow the document.
+func TestCompareDashboardMethodsFollowTheDocument(t *testing.T) {
+	r := demoResult(t)
+	doc := comparereport.New(r)
+	for i := range doc.Paired {
+		if doc.Paired[i].Metric == "ndcg_at_k" {
+			doc.Paired[i].PValueMethod = "saddlepoint"
+		}
+	}
+	s := doc.Strategies["bm25"]
+	m := s.Metrics["mrr_at_k"]
+	m.CI95Method = "bca-expanded"
+	s.Metrics["mrr_at_k"] = m
+	var b bytes.Buffer
+	require.NoError(t, rhtml.CompareHTML(&b, doc, r, nil))
+	out := b.String()
+	assert.Contains(t, out, "saddlepoint for nDCG@10")
+	assert.Contains(t, out, "bca-expanded for MRR@10")
+	assert.NotContains(t, out, "sign-flip randomization (2,000 resamples, seed 1) for DCG@10, nDCG@10")
+}

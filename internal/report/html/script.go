@@ -1,0 +1,256 @@
+package html
+
+// exploreJS is the compare dashboard's one script: it reads the embedded data
+// (rg-data: the runs kept in the history, each strategy's measures) and, on a
+// choice in "Select run" or "Select metric", draws the bar chart and the two
+// tables of that run and measure, and shows the chart over the runs of that
+// measure (drawn by the page, one per measure, the others hidden). It builds
+// elements with DOM calls and sets text with textContent (a name is never
+// markup), makes no request and does no arithmetic beyond laying out the
+// chart. Without it the page shows this run and the primary measure.
+const exploreJS = `(() => {
+"use strict";
+const $ = (id) => document.getElementById(id);
+const D = JSON.parse($("rg-data").textContent);
+const SVG = $("rg-bars").querySelector("svg").namespaceURI; // the page's own, so the script names no URL
+const el = (ns, tag, attrs, ...kids) => {
+  const e = ns ? document.createElementNS(ns, tag) : document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+  for (const k of kids) e.append(k);
+  return e;
+};
+const num = (v) => {
+  if (v === null || !isFinite(v)) return "\u2014";
+  const s = Math.abs(v) >= 1e9 ? v.toExponential(3) : v.toFixed(3);
+  return s === "-0.000" ? "0.000" : s;
+};
+const ci = (p) => num(p[1]) + "\u2013" + num(p[2]);
+const count = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+const runSel = $("rg-run"), metSel = $("rg-metric");
+const measure = (key) => D.measures.find((m) => m.key === key);
+const val = (s, key) => (s && s.m[key] ? s.m[key][0] : null);
+// The strategies of a run in pairs {base, reranked}, ordered by the better
+// of each pair on the measure (best first, stable), as the page orders them.
+const groups = (run, m) => {
+  const at = new Map(run.strategies.map((s) => [s.name, s]));
+  const gs = [];
+  for (const s of run.strategies) {
+    if (s.name.endsWith(D.suffix)) {
+      if (!at.has(s.name.slice(0, -D.suffix.length))) gs.push([null, s]);
+      continue;
+    }
+    gs.push([s, at.get(s.name + D.suffix) || null]);
+  }
+  const better = (a, b) => (m.higher ? a > b : a < b);
+  const top = (g) => {
+    let t = null;
+    for (const s of g) {
+      const v = val(s, m.key);
+      if (v !== null && (t === null || better(v, t))) t = v;
+    }
+    return t;
+  };
+  return gs.map((g, i) => [g, i, top(g)]).sort((a, b) => {
+    if (a[2] === b[2]) return a[1] - b[1];
+    if (a[2] === null) return 1;
+    if (b[2] === null) return -1;
+    return better(a[2], b[2]) ? -1 : 1;
+  }).map((x) => x[0]);
+};
+const best = (run, m) => {
+  let t = null;
+  for (const s of run.strategies) {
+    const v = val(s, m.key);
+    if (v !== null && (t === null || (m.higher ? v > t : v < t))) t = v;
+  }
+  return t;
+};
+const nameOf = (g) => (g[0] || g[1]).name;
+const table = (box, run, m) => {
+  if (!box || !m) return;
+  const gs = groups(run, m), pairs = gs.some((g) => g[0] && g[1]), b = best(run, m);
+  const head = el(null, "tr", {}, el(null, "th", {scope: "col"}, "strategy"), el(null, "th", {scope: "col", class: "num"}, "base"));
+  if (pairs) head.append(el(null, "th", {scope: "col", class: "num"}, D.suffix));
+  const body = el(null, "tbody");
+  for (const g of gs) {
+    const tr = el(null, "tr", {}, el(null, "th", {scope: "row"}, nameOf(g)));
+    for (const s of pairs ? g : [g[0]]) {
+      const p = s && s.m[m.key];
+      if (!p) { tr.append(el(null, "td", {class: "num", "data-value": ""}, "\u2014")); continue; }
+      const v = p[0] !== null && p[0] === b ? el(null, "strong", {}, num(p[0])) : num(p[0]);
+      tr.append(el(null, "td", {class: "num", "data-strategy": s.name, "data-value": num(p[0])}, v, el(null, "span", {class: "ci"}, ci(p))));
+    }
+    body.append(tr);
+  }
+  box.replaceChildren(el(null, "div", {class: "table"}, el(null, "table", {}, el(null, "caption", {}, m.label), el(null, "thead", {}, head), body)));
+};
+const nice = (span) => {
+  if (!(span > 0) || !isFinite(span)) return 1;
+  const raw = span / 5, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  for (const f of [1, 2, 2.5, 5, 10]) if (raw <= f * mag * (1 + 1e-9)) return f * mag;
+  return 10 * mag;
+};
+const bars = (box, run, m) => {
+  const gs = groups(run, m), pairs = gs.some((g) => g[0] && g[1]), slots = pairs ? 2 : 1;
+  let hi = 0;
+  for (const s of run.strategies) {
+    const p = s.m[m.key];
+    if (p) for (const v of [p[0], p[2]]) if (v !== null && v > hi) hi = v;
+  }
+  const step = nice(hi), top = Math.max(Math.ceil(hi / step - 1e-9) * step, step);
+  let dec = 0;
+  for (let s = step; s < 1 - 1e-9 && dec < 6; s *= 10) dec++;
+  if (Math.abs(step * Math.pow(10, dec) - Math.round(step * Math.pow(10, dec))) > 1e-6) dec++;
+  const W = 560, barH = 18, gap = 3, ggap = 12, axisH = 34, room = 52, cw = 7.7;
+  const labelW = Math.min(Math.max(0, ...gs.map((g) => nameOf(g).length * cw)), 180) + 8;
+  const x = (v) => labelW + (v / top) * (W - room - labelW);
+  const groupH = slots * barH + (slots - 1) * gap, H = 8 + gs.length * (groupH + ggap) + axisH, bottom = H - axisH;
+  const r1 = (v) => Math.round(v * 10) / 10;
+  const title = m.label + " per strategy (95% CI whiskers), " + run.label;
+  const svg = el(SVG, "svg", {viewBox: "0 0 " + W + " " + r1(H), role: "img", "aria-label": title, focusable: "false"});
+  for (let i = 0; i * step <= top * (1 + 1e-6) && i < 32; i++) {
+    const t = i * step, tx = r1(x(t));
+    svg.append(el(SVG, "line", {class: "gl", x1: tx, x2: tx, y1: 4, y2: r1(bottom)}),
+      el(SVG, "text", {class: "tick", x: tx, y: r1(bottom + 15), "text-anchor": "middle"}, t.toFixed(dec)));
+  }
+  svg.append(el(SVG, "line", {class: "axis", x1: r1(labelW), x2: r1(labelW), y1: 4, y2: r1(bottom)}),
+    el(SVG, "text", {class: "axis-label", x: r1((labelW + W - room) / 2), y: r1(H - 3), "text-anchor": "middle"}, m.label));
+  const legend = el(null, "ul", {class: "legend", "aria-hidden": "true"});
+  gs.forEach((g, gi) => {
+    const y0 = 8 + gi * (groupH + ggap), name = nameOf(g);
+    const maxRunes = Math.round((labelW - 8) / cw);
+    const shown = [...name].length <= maxRunes ? name : [...name].slice(0, Math.max(maxRunes - 1, 1)).join("") + "\u2026";
+    svg.append(el(SVG, "text", {class: "cat", x: r1(labelW - 6), y: r1(y0 + groupH / 2 + 4), "text-anchor": "end"}, el(SVG, "title", {}, name), shown));
+    (pairs ? g : [g[0] || g[1]]).forEach((s, slot) => {
+      if (!s) return;
+      const dashed = s.name.endsWith(D.suffix), c = "c" + ((D.colours[s.name] || 0) % 8);
+      legend.append(el(null, "li", {}, el(null, "span", {class: "sw " + c + (dashed ? " dashed" : "")}), s.name));
+      const p = s.m[m.key];
+      if (!p || p[0] === null) return;
+      const by = y0 + slot * (barH + gap);
+      const tip = s.name + ": " + m.label + " " + num(p[0]) + (p[1] !== null ? " (95% CI " + ci(p) + ")" : "") + ", n = " + count(p[3]);
+      const gEl = el(SVG, "g", {}, el(SVG, "title", {}, tip),
+        el(SVG, "rect", {"data-mark": "bar", "data-strategy": s.name, "data-value": num(p[0]), class: "bar " + c + (dashed ? " hatch" : ""), x: r1(labelW), y: r1(by), width: r1(Math.max(x(p[0]) - labelW, 0)), height: barH}));
+      let end = x(p[0]);
+      if (p[1] !== null && p[2] !== null) {
+        const l = r1(x(p[1])), r = r1(x(p[2])), my = r1(by + barH / 2);
+        gEl.append(el(SVG, "path", {class: "whisker", d: "M" + l + " " + my + "H" + r + "M" + l + " " + r1(by + 3) + "V" + r1(by + barH - 3) + "M" + r + " " + r1(by + 3) + "V" + r1(by + barH - 3)}));
+        end = Math.max(end, x(p[2]));
+      }
+      gEl.append(el(SVG, "text", {class: "value", x: r1(end + 4), y: r1(by + barH / 2 + 4)}, num(p[0])));
+      svg.append(gEl);
+    });
+  });
+  // The values for screen readers, as the page's own bar charts have them.
+  const rows = el(null, "tbody");
+  for (const g of gs) for (const s of g) {
+    const p = s && s.m[m.key];
+    if (p) rows.append(el(null, "tr", {}, el(null, "th", {scope: "row"}, s.name), el(null, "td", {}, num(p[0])), el(null, "td", {}, ci(p)), el(null, "td", {}, count(p[3]))));
+  }
+  const head = el(null, "tr", {}, ...["strategy", m.label, "95% CI", "n"].map((h) => el(null, "th", {scope: "col"}, h)));
+  const kids = [el(null, "figcaption", {}, title)];
+  if (legend.children.length > 1) kids.push(legend);
+  kids.push(svg, el(null, "div", {class: "sr-only"}, el(null, "table", {}, el(null, "caption", {}, title), el(null, "thead", {}, head), rows)));
+  box.replaceChildren(el(null, "figure", {class: "chart"}, ...kids));
+};
+// The chart over the runs of one measure, as the page draws it (runsChart):
+// one line per strategy with its band, the points with their values, the
+// runs whose inputs changed marked, the chosen run marked.
+const over = (box, m, chosen) => {
+  const fig = box && box.querySelector("figure");
+  if (!fig) return;
+  const names = [];
+  for (const r of D.runs) for (const s of [...r.strategies].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) if (s.m[m.key] && !names.includes(s.name)) names.push(s.name);
+  const at = (r, name) => { const s = r.strategies.find((s) => s.name === name); return s ? s.m[m.key] || null : null; };
+  let lo = Infinity, hi = -Infinity;
+  for (const r of D.runs) for (const n of names) {
+    const p = at(r, n);
+    if (!p || p[0] === null) continue;
+    lo = Math.min(lo, p[0]); hi = Math.max(hi, p[0]);
+    if (p[1] !== null && p[2] !== null) { lo = Math.min(lo, p[1]); hi = Math.max(hi, p[2]); }
+  }
+  if (lo === Infinity) { lo = 0; hi = 1; }
+  if (lo <= 0.5 * hi && lo > 0) lo = 0;
+  if (!(hi > lo)) hi = lo + 1;
+  const step = nice(hi - lo);
+  let alo = Math.floor(lo / step + 1e-9) * step, ahi = Math.ceil(hi / step - 1e-9) * step;
+  if (ahi <= alo) ahi = alo + step;
+  let dec = 0;
+  for (let s = step; s < 1 - 1e-9 && dec < 6; s *= 10) dec++;
+  if (Math.abs(step * Math.pow(10, dec) - Math.round(step * Math.pow(10, dec))) > 1e-6) dec++;
+  const W = 560, left = 54, top = 10, H = 264, bottom = H - 34 - 6, cw = 7.7, n = D.runs.length;
+  const widest = Math.max(0, ...D.runs.map((r) => Math.min(r.x.length * cw, 90)));
+  const right = Math.max(16, widest / 2 + 4);
+  const r1 = (v) => Math.round(v * 10) / 10;
+  const x = (i) => (n <= 1 ? (left + W - right) / 2 : left + (i / (n - 1)) * (W - right - left));
+  const y = (v) => bottom - ((v - alo) / (ahi - alo)) * (bottom - top);
+  const title = m.label + " per run (95% CI bands; dashed vertical lines: inputs changed)";
+  const svg = el(SVG, "svg", {viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": title, focusable: "false"});
+  for (let i = 0; i < 32; i++) {
+    const t = alo + i * step;
+    if (t > ahi + step * 1e-6) break;
+    svg.append(el(SVG, "line", {class: "gl", x1: left, x2: r1(W - right), y1: r1(y(t)), y2: r1(y(t))}),
+      el(SVG, "text", {class: "tick", x: left - 6, y: r1(y(t) + 4), "text-anchor": "end"}, t.toFixed(dec)));
+  }
+  const every = n > 1 ? Math.max(1, Math.ceil((widest + 10) / ((W - right - left) / (n - 1)))) : 1;
+  D.runs.forEach((r, i) => { if (i % every === 0) svg.append(el(SVG, "text", {class: "tick", x: r1(x(i)), y: bottom + 20, "text-anchor": "middle"}, r.x)); });
+  svg.append(el(SVG, "line", {class: "axis", x1: left, x2: r1(W - right), y1: bottom, y2: bottom}),
+    el(SVG, "text", {class: "axis-label", x: r1((left + W - right) / 2), y: H - 3, "text-anchor": "middle"}, "run"),
+    el(SVG, "text", {class: "axis-label", x: 14, y: r1((top + bottom) / 2), "text-anchor": "middle", transform: "rotate(-90 14 " + r1((top + bottom) / 2) + ")"}, m.label));
+  const changed = D.runs.map((r, i) => [r, i]).filter(([r]) => r.changed);
+  for (const [r, i] of changed) {
+    const g = el(SVG, "g", {}, el(SVG, "title", {}, r.changed), el(SVG, "line", {"data-mark": "marker", class: "marker", x1: r1(x(i)), x2: r1(x(i)), y1: top, y2: bottom}));
+    if (changed.length <= 6) g.append(el(SVG, "text", {class: "marker-label", x: r1(x(i) + 3), y: top + 10}, r.changed.length > 29 ? r.changed.slice(0, 28) + "\u2026" : r.changed));
+    svg.append(g);
+  }
+  svg.append(el(SVG, "line", {"data-mark": "chosen", class: "chosen", x1: r1(x(chosen)), x2: r1(x(chosen)), y1: top, y2: bottom}, el(SVG, "title", {}, "shown above: " + D.runs[chosen].label)));
+  const legend = el(null, "ul", {class: "legend", "aria-hidden": "true"});
+  const rows = el(null, "tbody");
+  for (const name of names) {
+    const c = "c" + ((D.colours[name] || 0) % 8), dashed = name.endsWith(D.suffix);
+    legend.append(el(null, "li", {}, el(null, "span", {class: "sw " + c + " ln" + (dashed ? " dashed" : "")}), name));
+    const ps = D.runs.map((r) => at(r, name));
+    const ok = (i) => ps[i] && ps[i][0] !== null, band = (i) => ok(i) && ps[i][1] !== null && ps[i][2] !== null;
+    let d = "";
+    for (let i = 0; i < n;) {
+      if (!band(i)) { i++; continue; }
+      let j = i;
+      while (j < n && band(j)) j++;
+      for (let k = i; k < j; k++) d += (k === i ? "M" : "L") + r1(x(k)) + " " + r1(y(ps[k][2]));
+      for (let k = j - 1; k >= i; k--) d += "L" + r1(x(k)) + " " + r1(y(ps[k][1]));
+      d += "Z";
+      i = j;
+    }
+    if (d) svg.append(el(SVG, "path", {"data-mark": "band", class: "band " + c, d}));
+    let l = "";
+    for (let i = 0; i < n; i++) if (ok(i)) l += (i === 0 || !ok(i - 1) ? "M" : "L") + r1(x(i)) + " " + r1(y(ps[i][0]));
+    svg.append(el(SVG, "path", {"data-mark": "line", class: "line " + c + (dashed ? " dashed" : ""), d: l}, el(SVG, "title", {}, name)));
+    ps.forEach((p, i) => {
+      if (!ok(i)) return;
+      const r = D.runs[i];
+      const tip = name + " \u00b7 run " + r.x + ": " + num(p[0]) + (band(i) ? " (95% CI " + ci(p) + ")" : "") + ", n = " + count(p[3]) + " \u00b7 " + r.commit;
+      svg.append(el(SVG, "circle", {"data-mark": "point", "data-value": num(p[0]), class: "pt " + c, cx: r1(x(i)), cy: r1(y(p[0])), r: 3}, el(SVG, "title", {}, tip)));
+      rows.append(el(null, "tr", {}, el(null, "th", {scope: "row"}, name), el(null, "td", {}, r.x), el(null, "td", {}, num(p[0])), el(null, "td", {}, band(i) ? ci(p) : "")));
+    });
+  }
+  const head = el(null, "tr", {}, ...["series", "run", m.label, "95% CI"].map((h) => el(null, "th", {scope: "col"}, h)));
+  const kids = [el(null, "figcaption", {}, title)];
+  if (names.length > 1) kids.push(legend);
+  kids.push(svg, el(null, "div", {class: "sr-only"}, el(null, "table", {}, el(null, "caption", {}, title), el(null, "thead", {}, head), rows)));
+  fig.replaceWith(el(null, "figure", {class: "chart"}, ...kids));
+};
+const draw = () => {
+  const run = D.runs[Number(runSel.value)], m = D.measures[Number(metSel.value)];
+  if (!run || !m) return;
+  $("rg-shown").textContent = "Shown: " + run.label + " \u00b7 " + m.label;
+  bars($("rg-bars"), run, m);
+  table($("rg-table"), run, m);
+  table($("rg-table2"), run, measure(D.second));
+  over($("rg-over"), m, Number(runSel.value));
+};
+runSel.addEventListener("change", draw);
+metSel.addEventListener("change", draw);
+$("rg-controls").hidden = false;
+draw();
+})();
+`
