@@ -240,7 +240,8 @@ func Open(ctx context.Context, cfg Config) (s *Store, ready bool, err error) {
 		return nil, false, fmt.Errorf("chroma server at %s is not reachable (start one with scripts/chroma-local start, or check --chroma-url): %w", url, err)
 	}
 	s = &Store{client: client, batch: cfg.BatchSize, url: url, fp: cfg.Fingerprint, chunks: cfg.Chunks, cfg: cfg}
-	defer func() { err = s.explain(err) }()
+	opened := s
+	defer func() { err = opened.explain(err) }()
 	if cfg.Tenant != DefaultTenant || cfg.Database != DefaultDatabase {
 		if err := s.ensureDatabase(ctx); err != nil {
 			return nil, false, err

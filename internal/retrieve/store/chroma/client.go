@@ -90,13 +90,18 @@ func (c *client) do(ctx context.Context, method, u string, body, out any) error 
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrBody))
+		// The Rust server's {"error", "message"}; the Python server's auth
+		// refusals are FastAPI's {"detail"}.
 		var e struct {
 			Error   string `json:"error"`
 			Message string `json:"message"`
+			Detail  string `json:"detail"`
 		}
 		msg := strings.TrimSpace(string(raw))
 		if json.Unmarshal(raw, &e) == nil && (e.Error != "" || e.Message != "") {
 			msg = strings.TrimSpace(e.Error + ": " + e.Message)
+		} else if e.Detail != "" {
+			msg = e.Detail
 		}
 		msg = httpretry.Redact(msg, c.secrets...)
 		err := fmt.Errorf("%s %s: HTTP %d: %s", method, strings.TrimPrefix(u, c.base), resp.StatusCode, msg)
