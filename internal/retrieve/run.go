@@ -38,20 +38,20 @@ type In struct {
 // retrieve stage of evaluate). Store and Embedder are names from the registries
 // (store.Lookup, embed.Lookup).
 type RunOptions struct {
-	Strategy                   string
-	K                          int
-	AllLocales                 bool
-	Store                      string
-	StoreURL                   string // the store's server; "" reads the store's URLEnv through Getenv
-	Collection                 string // a kept, reused collection of the store ("" temporary)
+	Strategy   string
+	K          int
+	AllLocales bool
+	Store      string
+	StoreURL   string // the store's server; "" reads the store's URLEnv through Getenv
+	Collection string // a kept, reused collection of the store ("" temporary)
 	// The store's tenant, database, API key (a secret) and token header: ""
 	// reads the store's variable (Kind.TenantEnv, …) through Getenv, then the
 	// store's default. CreateDatabase creates a missing tenant or database.
 	StoreTenant, StoreDatabase, StoreAPIKey, StoreTokenHeader string
 	CreateDatabase                                            bool
-	Embedder                   string
-	EmbedderURL, EmbedderModel string
-	RerankURL                  string // a TEI /rerank server; "" does not rerank
+	Embedder                                                  string
+	EmbedderURL, EmbedderModel                                string
+	RerankURL                                                 string // a TEI /rerank server; "" does not rerank
 	// Getenv reads the environment (an embedder's API key, a store's URL); nil
 	// reads nothing.
 	Getenv func(string) string

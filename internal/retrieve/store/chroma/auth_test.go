@@ -25,11 +25,11 @@ import (
 // {"error":"NotFoundError",…}, 409 on a duplicate, the collection model).
 type standIn struct {
 	header, token, tenant string // the accepted token, in header, for tenant ("" any)
-	mu                          sync.Mutex
-	dbs                         map[string]bool // "tenant/db"
-	tenants                     map[string]bool
-	cols                        map[string]string // "tenant/db/name" -> id
-	seen                        []http.Header
+	mu                    sync.Mutex
+	dbs                   map[string]bool // "tenant/db"
+	tenants               map[string]bool
+	cols                  map[string]string // "tenant/db/name" -> id
+	seen                  []http.Header
 }
 
 func newStandIn(header, token string) *standIn {
@@ -168,12 +168,12 @@ func TestAuthAndTenancyAgainstStandIn(t *testing.T) {
 			setup: func(s *standIn) { s.tenants["team-a"], s.dbs["team-a/rag"] = true, true },
 			cfg:   Config{APIKey: secretKey, Tenant: "team-a", Database: "rag"}, wantHeader: "Authorization: Bearer " + secretKey},
 		{name: "forbidden tenant", srv: func() *standIn { s := newStandIn(HeaderAuthorization, secretKey); s.tenant = "team-a"; return s }(),
-			setup: func(s *standIn) { s.tenants["team-b"], s.dbs["team-b/rag"] = true, true },
-			cfg:   Config{APIKey: secretKey, Tenant: "team-b", Database: "rag"},
+			setup:   func(s *standIn) { s.tenants["team-b"], s.dbs["team-b/rag"] = true, true },
+			cfg:     Config{APIKey: secretKey, Tenant: "team-b", Database: "rag"},
 			wantErr: []string{`chroma database "rag" of tenant "team-b"`, "HTTP 403: Forbidden", `on tenant "team-b", database "rag"`}},
 		{name: "missing database refused", srv: newStandIn(HeaderAuthorization, ""),
-			setup: func(s *standIn) { s.tenants["team-a"] = true },
-			cfg:   Config{Tenant: "team-a", Database: "rag"},
+			setup:   func(s *standIn) { s.tenants["team-a"] = true },
+			cfg:     Config{Tenant: "team-a", Database: "rag"},
 			wantErr: []string{`chroma database "rag" of tenant "team-a" does not exist at`, "--chroma-create-database"}},
 		{name: "missing tenant refused", srv: newStandIn(HeaderAuthorization, ""), cfg: Config{Tenant: "team-z", Database: "rag"},
 			wantErr: []string{`chroma tenant "team-z" does not exist at`, `its database "rag"`}},
@@ -221,7 +221,7 @@ func TestAuthAndTenancyAgainstStandIn(t *testing.T) {
 // without a key, a tenant or a database (as chroma-go's cloud client refuses).
 func TestCloudSettings(t *testing.T) {
 	for _, tc := range []struct {
-		cfg              Config
+		cfg             Config
 		setting, header string
 	}{
 		{cfg: Config{URL: "https://api.trychroma.com", APIKey: "k", Tenant: "t", Database: "d"}, header: HeaderXChromaToken},

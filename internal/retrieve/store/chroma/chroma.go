@@ -61,9 +61,9 @@ type Config struct {
 	// CreateDatabase creates the tenant and database when they do not exist;
 	// without it a missing one is an error naming it.
 	CreateDatabase bool
-	Fingerprint string // of the KB content, embedder and chunking
-	Chunks      int    // number of records the finished collection holds
-	BatchSize   int    // records per Add request; <= 0 means 500
+	Fingerprint    string // of the KB content, embedder and chunking
+	Chunks         int    // number of records the finished collection holds
+	BatchSize      int    // records per Add request; <= 0 means 500
 	// Timeout bounds each request to the server; <= 0 means 2 minutes.
 	Timeout time.Duration
 }
