@@ -154,3 +154,17 @@ func TestRetrieveWithTokenAgainstStandIn(t *testing.T) {
 	assert.Contains(t, help.String(), "-chroma-api-key")
 	assert.NotContains(t, help.String(), chromaTestKey)
 }
+
+// Inside Actions the Chroma key given as an input is masked before anything runs.
+func TestChromaKeyMaskedInActions(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(k string) string {
+		return map[string]string{"GITHUB_ACTIONS": "true", "INPUT_CHROMA-API-KEY": chromaTestKey, "INPUT_CHROMA-URL": "http://127.0.0.1:1"}[k]
+	}}
+	dir := t.TempDir()
+	kb, cases := writeBigKB(t, dir, 2)
+	code := Run(context.Background(), env, []string{"retrieve", "--kb", kb, "--cases", cases, "--out", filepath.Join(dir, "o.jsonl"), "--strategy", "dense"})
+	assert.Equal(t, ExitInput, code, "no server there")
+	assert.Contains(t, stdout.String(), "::add-mask::"+chromaTestKey+"\n")
+	assert.Equal(t, 1, strings.Count(stdout.String()+stderr.String(), chromaTestKey), "only the mask command holds the key:\n%s\n%s", stdout.String(), stderr.String())
+}

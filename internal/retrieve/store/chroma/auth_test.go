@@ -158,3 +158,22 @@ func TestKeyNotSentToAnotherOrigin(t *testing.T) {
 		assert.Empty(t, l)
 	}
 }
+
+// Check never panics, and no refusal shows the key, whatever the settings.
+func FuzzCheck(f *testing.F) {
+	f.Add("https://api.trychroma.com", "ck-abcdef123", "", "", "X_CHROMA_TOKEN")
+	f.Add("http://chroma:8000", "tok\nen-123456", "t", "d", "authorization")
+	f.Add("::", "", "default_tenant", "default_database", "Cookie")
+	f.Fuzz(func(t *testing.T, url, key, tenant, db, header string) {
+		got, err := Check(Config{URL: url, APIKey: key, Tenant: tenant, Database: db, TokenHeader: header})
+		if err != nil {
+			if len(key) >= 4 && !strings.Contains(header, key) && !strings.Contains(url+tenant+db, key) {
+				assert.NotContains(t, err.Error(), key)
+			}
+			return
+		}
+		assert.Contains(t, []string{HeaderAuthorization, HeaderXChromaToken}, got.TokenHeader)
+		assert.NotEmpty(t, got.Tenant)
+		assert.NotEmpty(t, got.Database)
+	})
+}
