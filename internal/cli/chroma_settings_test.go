@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma/chromatest"
 )
@@ -167,4 +168,35 @@ func TestChromaKeyMaskedInActions(t *testing.T) {
 	assert.Equal(t, ExitInput, code, "no server there")
 	assert.Contains(t, stdout.String(), "::add-mask::"+chromaTestKey+"\n")
 	assert.Equal(t, 1, strings.Count(stdout.String()+stderr.String(), chromaTestKey), "only the mask command holds the key:\n%s\n%s", stdout.String(), stderr.String())
+}
+
+// evaluate on a Chroma that requires a token, in a tenant and database of its
+// own: every retrieve stage gets the key (through the typed options), stages.txt
+// has the tenant and database on each retrieve line but not the key, and says
+// where the key comes from on a rerun.
+func TestEvaluateWithTokenAgainstStandIn(t *testing.T) {
+	srv := chromatest.NewStandIn("Authorization", chromaTestKey)
+	srv.Tenants["team-a"], srv.DBs["team-a/rag"] = true, true
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	llm := llmtest.New(llmtest.Options{})
+	defer llm.Close()
+	dir := t.TempDir()
+	kb := filepath.Join(dir, "kb.jsonl")
+	require.NoError(t, os.WriteFile(kb, []byte(evaluateKB), 0o644))
+	out := filepath.Join(dir, "out")
+	var stderr syncBuffer
+	err := (&EvaluateCommand{}).Run(context.Background(), NewFactory(retrieveEnv(&stderr, nil)), []string{
+		"--kb", kb, "--out", out, "--judge-url", llm.URL, "--judge-model", "fake", "--per-locale", "2", "--k", "3", "--bootstrap", "200",
+		"--chroma-url", ts.URL, "--chroma-tenant", "team-a", "--chroma-database", "rag", "--chroma-api-key", chromaTestKey})
+	require.NoError(t, err, stderr.String())
+	stages, err := os.ReadFile(filepath.Join(out, "stages.txt"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(stages), chromaTestKey)
+	assert.NotContains(t, stderr.String(), chromaTestKey)
+	assert.Contains(t, string(stages), "# The Chroma API key is not written here: set CHROMA_API_KEY to rerun a retrieve stage.\n")
+	assert.Equal(t, 3, strings.Count(string(stages), "--chroma-tenant team-a --chroma-database rag"), "%s", stages)
+	srv.Lock()
+	defer srv.Unlock()
+	assert.Equal(t, 2, strings.Count(strings.Join(srv.Requests, "\n"), "POST /api/v2/tenants/team-a/databases/rag/collections\n"), "dense and hybrid each built a collection there: %v", srv.Requests)
 }

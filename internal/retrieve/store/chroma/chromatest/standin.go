@@ -22,16 +22,17 @@ type StandIn struct {
 	mu                    sync.Mutex
 	DBs                   map[string]bool // "tenant/db"
 	Tenants               map[string]bool
-	Cols                  map[string]string // "tenant/db/name" -> id
-	Seen                  []http.Header     // every request's headers
-	Requests              []string          // every request: "METHOD /path"
+	Cols                  map[string]string   // "tenant/db/name" -> id
+	Seen                  []http.Header       // every request's headers
+	Requests              []string            // every request: "METHOD /path"
+	added                 map[string][]string // collection id -> record ids, in order
 }
 
 // NewStandIn is a stand-in accepting token in header ("" accepts any request),
 // holding the default tenant and database.
 func NewStandIn(header, token string) *StandIn {
 	return &StandIn{Header: header, Token: token, Tenants: map[string]bool{"default_tenant": true},
-		DBs: map[string]bool{"default_tenant/default_database": true}, Cols: map[string]string{}}
+		DBs: map[string]bool{"default_tenant/default_database": true}, Cols: map[string]string{}, added: map[string][]string{}}
 }
 
 // Lock and Unlock guard the fields while the server runs.
@@ -127,12 +128,24 @@ func (s *StandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			delete(s.Cols, db+"/"+p[5])
 			WriteJSON(w, 200, map[string]any{})
 		case len(p) == 7 && p[6] == "add":
+			for _, id := range body["ids"].([]any) {
+				s.added[p[5]] = append(s.added[p[5]], id.(string))
+			}
 			WriteJSON(w, 201, true)
+		case len(p) == 7 && p[6] == "count":
+			WriteJSON(w, 200, len(s.added[p[5]]))
 		case len(p) == 7 && p[6] == "query":
-			n := len(body["query_embeddings"].([]any))
+			// The records in the order added, at growing distances (no vector
+			// search: the stand-in checks the protocol, not the ranking).
+			n, k := len(body["query_embeddings"].([]any)), int(body["n_results"].(float64))
 			ids, dist := make([][]string, n), make([][]float64, n)
 			for i := range ids {
-				ids[i], dist[i] = []string{"a#c1"}, []float64{0.25}
+				for r, id := range s.added[p[5]] {
+					if r == k {
+						break
+					}
+					ids[i], dist[i] = append(ids[i], id), append(dist[i], 0.25+float64(r)/100)
+				}
 			}
 			WriteJSON(w, 200, map[string]any{"ids": ids, "distances": dist})
 		default:
