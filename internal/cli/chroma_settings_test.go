@@ -77,17 +77,17 @@ func TestChromaSettingsRefused(t *testing.T) {
 		{nil, []string{"--chroma-tenant", "t"}, "retrieve: --chroma-tenant needs --store chroma"},
 		{nil, []string{"--chroma-api-key", chromaTestKey}, "retrieve: --chroma-api-key needs --store chroma"},
 		{nil, []string{"--chroma-url", "https://api.trychroma.com", "--chroma-tenant", "t", "--chroma-database", "ddd"},
-			"retrieve: --chroma-api-key: Chroma Cloud needs an API key (--chroma-api-key or $CHROMA_API_KEY)"},
+			"retrieve: --chroma-api-key: an API key is required by Chroma Cloud (--chroma-api-key or $CHROMA_API_KEY)"},
 		{map[string]string{"CHROMA_API_KEY": chromaTestKey}, []string{"--chroma-url", "https://api.trychroma.com", "--chroma-database", "ddd"},
-			"retrieve: --chroma-tenant: Chroma Cloud needs a tenant"},
+			"retrieve: --chroma-tenant: a tenant is required by Chroma Cloud"},
 		{map[string]string{"CHROMA_API_KEY": chromaTestKey, "CHROMA_TENANT": "t"}, []string{"--chroma-url", "https://api.trychroma.com"},
-			"retrieve: --chroma-database: Chroma Cloud needs a database"},
+			"retrieve: --chroma-database: a database is required by Chroma Cloud"},
 		{map[string]string{"CHROMA_AUTH_TOKEN_TRANSPORT_HEADER": "Cookie"}, []string{"--chroma-url", "http://c:8000"},
 			`retrieve: $CHROMA_AUTH_TOKEN_TRANSPORT_HEADER: must be Authorization or X-Chroma-Token, got "Cookie"`},
 		{nil, []string{"--chroma-url", "http://c:8000", "--chroma-token-header", "Cookie", "--chroma-api-key", chromaTestKey},
 			`retrieve: --chroma-token-header: must be Authorization or X-Chroma-Token, got "Cookie"`},
 		{map[string]string{"GITHUB_ACTIONS": "true", "INPUT_CHROMA-API-KEY": chromaTestKey, "INPUT_CHROMA-URL": "https://api.trychroma.com"}, nil,
-			"retrieve: --chroma-tenant: Chroma Cloud needs a tenant"},
+			"retrieve: --chroma-tenant: a tenant is required by Chroma Cloud"},
 	} {
 		args := append([]string{"--kb", "kb", "--cases", "c.jsonl", "--out", "o.jsonl"}, tc.args...)
 		_, err := (&RetrieveCommand{}).parse(&Env{Getenv: func(k string) string { return tc.env[k] }}, args)

@@ -186,11 +186,11 @@ func Check(cfg Config) (Config, error) {
 	if IsCloud(cfg.URL) {
 		switch {
 		case cfg.APIKey == "":
-			return cfg, &SettingError{"api-key", errors.New("Chroma Cloud needs an API key (--chroma-api-key or $CHROMA_API_KEY)")}
+			return cfg, &SettingError{"api-key", errors.New("an API key is required by Chroma Cloud (--chroma-api-key or $CHROMA_API_KEY)")}
 		case cfg.Tenant == "" || cfg.Tenant == DefaultTenant:
-			return cfg, &SettingError{"tenant", errors.New("Chroma Cloud needs a tenant (--chroma-tenant or $CHROMA_TENANT; the tenant id of your Chroma Cloud account)")}
+			return cfg, &SettingError{"tenant", errors.New("a tenant is required by Chroma Cloud (--chroma-tenant or $CHROMA_TENANT; the tenant id of your Chroma Cloud account)")}
 		case cfg.Database == "" || cfg.Database == DefaultDatabase:
-			return cfg, &SettingError{"database", errors.New("Chroma Cloud needs a database (--chroma-database or $CHROMA_DATABASE)")}
+			return cfg, &SettingError{"database", errors.New("a database is required by Chroma Cloud (--chroma-database or $CHROMA_DATABASE)")}
 		}
 	}
 	if cfg.Tenant == "" {
