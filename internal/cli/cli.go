@@ -21,6 +21,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
@@ -53,6 +54,9 @@ type Factory struct {
 	rawStdout, rawStderr io.Writer
 	guards               []*publish.GuardWriter
 	publisher            *publish.Publisher
+	// given are secrets a command was given on its command line (a Chroma
+	// key), shared with the Factories of its stages.
+	given *[]string
 }
 
 // NewFactory guards env's output streams and returns the Factory of a run.
@@ -60,7 +64,7 @@ func NewFactory(env *Env) *Factory {
 	out, errw := publish.NewGuardWriter(env.Stdout), publish.NewGuardWriter(env.Stderr)
 	guarded := *env
 	guarded.Stdout, guarded.Stderr = out, errw
-	return &Factory{Env: &guarded, rawStdout: env.Stdout, rawStderr: env.Stderr, guards: []*publish.GuardWriter{out, errw}}
+	return &Factory{Env: &guarded, rawStdout: env.Stdout, rawStderr: env.Stderr, guards: []*publish.GuardWriter{out, errw}, given: new([]string)}
 }
 
 // Publisher is the run's publisher, built on first use.
@@ -81,7 +85,30 @@ func (f *Factory) flush() {
 // secrets are redacted from every message the process prints.
 func (f *Factory) secrets() []string {
 	g := f.Env.Getenv
-	return []string{publish.Token(g), g("GITHUB_TOKEN"), g("OPENAI_API_KEY"), g(llm.APIKeyEnv)}
+	s := []string{publish.Token(g), g("GITHUB_TOKEN"), g("OPENAI_API_KEY"), g(llm.APIKeyEnv), g("CHROMA_API_KEY")}
+	if v, ok := actionInput(f.Env, "chroma-api-key"); ok {
+		s = append(s, v)
+	}
+	if f.given != nil {
+		s = append(s, *f.given...)
+	}
+	return s
+}
+
+// secret records a secret given to the command (redacted from every message)
+// and, inside Actions, masks it in the log.
+func (f *Factory) secret(v string) {
+	if strings.TrimSpace(v) == "" {
+		return
+	}
+	if f.given == nil {
+		f.given = new([]string)
+	}
+	*f.given = append(*f.given, v)
+	// ReadActions' error is about the event file; the mask needs none of it.
+	if act, _ := github.ReadActions(f.Env.Getenv, f.rawStdout); act != nil {
+		act.Mask(v)
+	}
 }
 
 // stage is the Factory of a command run by another (evaluate's stages): the same

@@ -61,6 +61,7 @@ var evaluateInputs = commentInputs(actionInputs{
 	"rerank-url": "", "store": "", "chroma-url": "", "embedder": "", "embedder-url": "", "embedder-model": "", "k": "",
 	"per-locale": "", "repeat": "", "concurrency": "", "max-requests": "", "price-per-1k": "", "bootstrap": "",
 	"history": "", "history-branch": "", "html": "",
+	"chroma-tenant": "", "chroma-database": "", "chroma-api-key": "", "chroma-token-header": "", "chroma-create-database": "",
 })
 
 func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, error) {
@@ -77,6 +78,7 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	r := &o.retrieval
 	fs.StringVar(&r.Store, "store", "memory", "vector store of retrieve: "+store.Choices(store.Names()))
 	fs.StringVar(&o.chromaURL, "chroma-url", "", "Chroma server URL (implies --store chroma; default $CHROMA_URL when --store chroma)")
+	registerChromaFlags(fs, r)
 	fs.StringVar(&r.Embedder, "embedder", "hash", "embedder of retrieve: "+store.Choices(embed.Names()))
 	fs.StringVar(&r.EmbedderURL, "embedder-url", "", "embedding server URL")
 	fs.StringVar(&r.EmbedderModel, "embedder-model", "", "embedding model name")
@@ -237,10 +239,16 @@ func (p *evaluatePlan) commandLines(o *evaluateOptions) [][]string {
 	for _, r := range p.retrieves {
 		a := []string{"--kb", r.kb, "--cases", r.cases, "--out", r.out, "--strategy", r.run.Strategy, "--k", strconv.Itoa(r.run.K),
 			"--store", r.run.Store, "--embedder", r.run.Embedder}
-		for _, f := range []struct{ name, v string }{{"chroma-url", o.chromaURL}, {"embedder-url", r.run.EmbedderURL}, {"embedder-model", r.run.EmbedderModel}, {"rerank-url", r.run.RerankURL}} {
+		// The API key is never written: a rerun reads it from $CHROMA_API_KEY
+		// (stages.txt says so).
+		for _, f := range []struct{ name, v string }{{"chroma-url", o.chromaURL}, {"chroma-tenant", r.run.StoreTenant}, {"chroma-database", r.run.StoreDatabase},
+			{"chroma-token-header", r.run.StoreTokenHeader}, {"embedder-url", r.run.EmbedderURL}, {"embedder-model", r.run.EmbedderModel}, {"rerank-url", r.run.RerankURL}} {
 			if f.v != "" {
 				a = append(a, "--"+f.name, f.v)
 			}
+		}
+		if r.run.CreateDatabase {
+			a = append(a, "--chroma-create-database")
 		}
 		out = append(out, a)
 	}
@@ -273,6 +281,7 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	if err != nil {
 		return err
 	}
+	f.secret(o.retrieval.StoreAPIKey)
 	in := func(name string) string { return filepath.Join(o.out, name) }
 	// evaluate's own file, stages.txt, is created first (and with it --out DIR):
 	// an unwritable DIR fails before any stage. It is published before the stages
@@ -331,6 +340,9 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 		}})
 
 	fmt.Fprintln(stagesOut, "# The stages of this evaluation, in order; each can be rerun alone.")
+	if o.retrieval.StoreAPIKey != "" {
+		fmt.Fprintln(stagesOut, "# The Chroma API key is not written here: set CHROMA_API_KEY to rerun a retrieve stage.")
+	}
 	for _, s := range stages {
 		fmt.Fprintln(stagesOut, s.String())
 	}

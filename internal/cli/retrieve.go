@@ -43,6 +43,18 @@ type retrieveOptions struct {
 var retrieveInputs = actionInputs{
 	"kb": "", "cases": "", "out": "", "store": "", "chroma-url": "", "collection": "", "embedder": "", "embedder-url": "",
 	"embedder-model": "", "strategy": "", "rerank-url": "", "k": "", "all-locales": "",
+	"chroma-tenant": "", "chroma-database": "", "chroma-api-key": "", "chroma-token-header": "", "chroma-create-database": "",
+}
+
+// registerChromaFlags adds the server settings of a store that takes them
+// (tenant, database, API key, token header) to fs, bound to r; retrieve and
+// evaluate share them.
+func registerChromaFlags(fs *flag.FlagSet, r *retrieve.RunOptions) {
+	fs.StringVar(&r.StoreTenant, "chroma-tenant", "", "Chroma tenant (default $CHROMA_TENANT, else default_tenant)")
+	fs.StringVar(&r.StoreDatabase, "chroma-database", "", "Chroma database (default $CHROMA_DATABASE, else default_database); a missing one is refused unless --chroma-create-database")
+	fs.StringVar(&r.StoreAPIKey, "chroma-api-key", "", "Chroma token or Chroma Cloud API key (default $CHROMA_API_KEY, which is safer: a flag shows in the process list); sent only to the Chroma server, never printed")
+	fs.StringVar(&r.StoreTokenHeader, "chroma-token-header", "", "header of the token: Authorization (as \"Bearer <key>\") or X-Chroma-Token (default $CHROMA_AUTH_TOKEN_TRANSPORT_HEADER, else X-Chroma-Token on Chroma Cloud and Authorization elsewhere)")
+	fs.BoolVar(&r.CreateDatabase, "chroma-create-database", false, "create the Chroma tenant and database when they do not exist (default: refuse)")
 }
 
 func (c *RetrieveCommand) parse(env *Env, args []string) (*retrieveOptions, error) {
@@ -62,6 +74,7 @@ func (c *RetrieveCommand) parse(env *Env, args []string) (*retrieveOptions, erro
 	fs.StringVar(&r.RerankURL, "rerank-url", "", "cross-encoder reranker speaking the TEI /rerank protocol (optional)")
 	fs.IntVar(&r.K, "k", 10, "chunks kept per case (≥ 1)")
 	fs.BoolVar(&r.AllLocales, "all-locales", false, "search every locale (default: a case with a locale searches only cards of that locale)")
+	registerChromaFlags(fs, r)
 	src, err := parseFlags(fs, env, args, retrieveInputs)
 	if err != nil {
 		return nil, err
@@ -111,12 +124,42 @@ func checkStore(env *Env, src *sources, cmd string, r *retrieve.RunOptions, stor
 	if r.Collection != "" && !kind.Collections {
 		return usagef("%s: %s needs --store chroma", cmd, src.name("collection"))
 	}
+	if kind.KeyEnv == "" {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"chroma-tenant", r.StoreTenant != ""}, {"chroma-database", r.StoreDatabase != ""}, {"chroma-api-key", r.StoreAPIKey != ""},
+			{"chroma-token-header", r.StoreTokenHeader != ""}, {"chroma-create-database", r.CreateDatabase}} {
+			if f.set {
+				return usagef("%s: %s needs --store chroma", cmd, src.name(f.name))
+			}
+		}
+	}
 	if kind.URLEnv != "" && r.StoreURL == "" {
 		if r.StoreURL = env.Getenv(kind.URLEnv); r.StoreURL == "" {
 			return usagef("%s: %s %s needs %s or $%s", cmd, src.name("store"), r.Store, src.name("chroma-url"), kind.URLEnv)
 		}
 	}
+	if kind.Check != nil {
+		var se *store.SettingError
+		if err := kind.Check(r.StoreConfig(kind, env.Getenv)); errors.As(err, &se) {
+			// Named as given: the flag (or input), else its variable. The
+			// message never holds the key.
+			name := src.name("chroma-" + se.Setting)
+			if !src.given("chroma-"+se.Setting) && settingEnv(kind, se.Setting) != "" && env.Getenv(settingEnv(kind, se.Setting)) != "" {
+				name = "$" + settingEnv(kind, se.Setting)
+			}
+			return usagef("%s: %s: %v", cmd, name, se.Err)
+		} else if err != nil {
+			return usagef("%s: %v", cmd, err)
+		}
+	}
 	return nil
+}
+
+// settingEnv is the variable of a store setting.
+func settingEnv(k store.Kind, setting string) string {
+	return map[string]string{"tenant": k.TenantEnv, "database": k.DatabaseEnv, "api-key": k.KeyEnv, "token-header": k.TokenHeaderEnv}[setting]
 }
 
 func (c *RetrieveCommand) Run(ctx context.Context, f *Factory, args []string) error {
@@ -124,6 +167,7 @@ func (c *RetrieveCommand) Run(ctx context.Context, f *Factory, args []string) er
 	if err != nil {
 		return err
 	}
+	f.secret(o.run.StoreAPIKey)
 	res, err := runRetrieve(ctx, f, o)
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
@@ -234,4 +278,17 @@ func (p *progress) finish() {
 	if p.bar != nil {
 		_ = p.bar.Finish()
 	}
+}
+
+// given reports that flag n was given, on the command line or as an Action input.
+func (s *sources) given(n string) bool {
+	if s == nil {
+		return false
+	}
+	if _, ok := s.inputs[n]; ok {
+		return true
+	}
+	g := false
+	s.fs.Visit(func(f *flag.Flag) { g = g || f.Name == n })
+	return g
 }

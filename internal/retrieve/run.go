@@ -38,15 +38,20 @@ type In struct {
 // retrieve stage of evaluate). Store and Embedder are names from the registries
 // (store.Lookup, embed.Lookup).
 type RunOptions struct {
-	Strategy                   string
-	K                          int
-	AllLocales                 bool
-	Store                      string
-	StoreURL                   string // the store's server; "" reads the store's URLEnv through Getenv
-	Collection                 string // a kept, reused collection of the store ("" temporary)
-	Embedder                   string
-	EmbedderURL, EmbedderModel string
-	RerankURL                  string // a TEI /rerank server; "" does not rerank
+	Strategy   string
+	K          int
+	AllLocales bool
+	Store      string
+	StoreURL   string // the store's server; "" reads the store's URLEnv through Getenv
+	Collection string // a kept, reused collection of the store ("" temporary)
+	// The store's tenant, database, API key (a secret) and token header: ""
+	// reads the store's variable (Kind.TenantEnv, …) through Getenv, then the
+	// store's default. CreateDatabase creates a missing tenant or database.
+	StoreTenant, StoreDatabase, StoreAPIKey, StoreTokenHeader string
+	CreateDatabase                                            bool
+	Embedder                                                  string
+	EmbedderURL, EmbedderModel                                string
+	RerankURL                                                 string // a TEI /rerank server; "" does not rerank
 	// Getenv reads the environment (an embedder's API key, a store's URL); nil
 	// reads nothing.
 	Getenv func(string) string
@@ -126,11 +131,9 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 		if err != nil {
 			return nil, err
 		}
-		url := o.StoreURL
-		if url == "" && kind.URLEnv != "" {
-			url = getenv(kind.URLEnv)
-		}
-		op, err := kind.Open(ctx, store.Config{URL: url, Collection: o.Collection, Chunks: len(chunks), Fingerprint: Fingerprint(chunks, params, emb)})
+		cfg := o.StoreConfig(kind, getenv)
+		cfg.Chunks, cfg.Fingerprint = len(chunks), Fingerprint(chunks, params, emb)
+		op, err := kind.Open(ctx, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -159,6 +162,25 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// StoreConfig is the store.Config of o's store settings for kind: each setting
+// o leaves empty is read from the kind's variable through getenv (flags win over
+// the environment). Chunks and Fingerprint are left to the caller.
+func (o RunOptions) StoreConfig(kind store.Kind, getenv func(string) string) store.Config {
+	or := func(v, env string) string {
+		if v == "" && env != "" && getenv != nil {
+			return strings.TrimSpace(getenv(env))
+		}
+		return v
+	}
+	cfg := store.Config{URL: or(o.StoreURL, kind.URLEnv), Collection: o.Collection}
+	if kind.KeyEnv != "" {
+		cfg.Tenant, cfg.Database = or(o.StoreTenant, kind.TenantEnv), or(o.StoreDatabase, kind.DatabaseEnv)
+		cfg.APIKey, cfg.TokenHeader = or(o.StoreAPIKey, kind.KeyEnv), or(o.StoreTokenHeader, kind.TokenHeaderEnv)
+		cfg.CreateDatabase = o.CreateDatabase
+	}
+	return cfg
 }
 
 // newEmbedder builds the embedder of o from the registry.

@@ -3,6 +3,7 @@ package retrieve_test
 import (
 	"bytes"
 	"context"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma/chromatest"
 )
 
 // retrieve.Run is the retrieve command's pipeline as a typed call: stores and
@@ -51,4 +53,76 @@ func TestRunPipeline(t *testing.T) {
 	_, _, err = run(retrieve.RunOptions{Strategy: retrieve.Dense, K: 1, Store: "memory", Embedder: "hash", RerankURL: "ftp://x"})
 	require.ErrorAs(t, err, &oe)
 	assert.Equal(t, "rerank-url", oe.Option)
+}
+
+// Every Chroma setting of RunOptions reaches the store, and each one left empty
+// is read from chroma-go's variable (an option wins over its variable): seen in
+// the requests a stand-in Chroma server receives (the paths of the tenant and
+// database, the token's header and value, the creation of the database).
+func TestRunPassesChromaSettingsToTheStore(t *testing.T) {
+	dir := t.TempDir()
+	kb := filepath.Join(dir, "kb.jsonl")
+	require.NoError(t, os.WriteFile(kb, []byte(`{"id": "a", "text": "reset your password"}`+"\n"), 0o644))
+	const key, envKey = "opt-key-123456", "env-key-654321"
+	for _, tc := range []struct {
+		name     string
+		o        retrieve.RunOptions
+		env      map[string]string
+		server   func(s *chromatest.StandIn)
+		header   string // header: value on the collection requests
+		path     string // the collections path used
+		requests []string
+	}{
+		{name: "tenant and database options", o: retrieve.RunOptions{StoreTenant: "team-a", StoreDatabase: "rag"},
+			server: func(s *chromatest.StandIn) { s.Tenants["team-a"], s.DBs["team-a/rag"] = true, true },
+			path:   "/api/v2/tenants/team-a/databases/rag/collections"},
+		{name: "tenant and database from the environment", env: map[string]string{"CHROMA_TENANT": "team-a", "CHROMA_DATABASE": "rag"},
+			server: func(s *chromatest.StandIn) { s.Tenants["team-a"], s.DBs["team-a/rag"] = true, true },
+			path:   "/api/v2/tenants/team-a/databases/rag/collections"},
+		{name: "options win over the environment", o: retrieve.RunOptions{StoreTenant: "team-a", StoreDatabase: "rag", StoreAPIKey: key},
+			env:    map[string]string{"CHROMA_TENANT": "team-b", "CHROMA_DATABASE": "other", "CHROMA_API_KEY": envKey},
+			server: func(s *chromatest.StandIn) { s.Tenants["team-a"], s.DBs["team-a/rag"], s.Token = true, true, key },
+			header: "Authorization: Bearer " + key, path: "/api/v2/tenants/team-a/databases/rag/collections"},
+		{name: "key option", o: retrieve.RunOptions{StoreAPIKey: key}, server: func(s *chromatest.StandIn) { s.Token = key },
+			header: "Authorization: Bearer " + key, path: "/api/v2/tenants/default_tenant/databases/default_database/collections"},
+		{name: "key from the environment", env: map[string]string{"CHROMA_API_KEY": envKey}, server: func(s *chromatest.StandIn) { s.Token = envKey },
+			header: "Authorization: Bearer " + envKey, path: "/api/v2/tenants/default_tenant/databases/default_database/collections"},
+		{name: "token header option", o: retrieve.RunOptions{StoreAPIKey: key, StoreTokenHeader: "X-Chroma-Token"},
+			server: func(s *chromatest.StandIn) { s.Token, s.Header = key, "X-Chroma-Token" },
+			header: "X-Chroma-Token: " + key, path: "/api/v2/tenants/default_tenant/databases/default_database/collections"},
+		{name: "token header from the environment", o: retrieve.RunOptions{StoreAPIKey: key}, env: map[string]string{"CHROMA_AUTH_TOKEN_TRANSPORT_HEADER": "X_CHROMA_TOKEN"},
+			server: func(s *chromatest.StandIn) { s.Token, s.Header = key, "X-Chroma-Token" },
+			header: "X-Chroma-Token: " + key, path: "/api/v2/tenants/default_tenant/databases/default_database/collections"},
+		{name: "create database", o: retrieve.RunOptions{StoreTenant: "team-new", StoreDatabase: "rag", CreateDatabase: true},
+			path:     "/api/v2/tenants/team-new/databases/rag/collections",
+			requests: []string{"POST /api/v2/tenants", "POST /api/v2/tenants/team-new/databases"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := chromatest.NewStandIn("Authorization", "")
+			if tc.server != nil {
+				tc.server(srv)
+			}
+			ts := httptest.NewServer(srv)
+			defer ts.Close()
+			o := tc.o
+			o.Strategy, o.K, o.Store, o.Embedder, o.StoreURL = retrieve.Dense, 1, "chroma", "hash", ts.URL
+			o.Getenv = func(k string) string { return tc.env[k] }
+			var out bytes.Buffer
+			_, err := retrieve.Run(context.Background(), retrieve.In{KB: kb, Cases: strings.NewReader(`{"id": "q", "query": "password"}` + "\n"), CasesName: "c", Out: &out, OutName: "o"}, o)
+			require.NoError(t, err)
+			srv.Lock()
+			defer srv.Unlock()
+			assert.Contains(t, srv.Requests, "POST "+tc.path, "the collection is created in the tenant and database: %v", srv.Requests)
+			for _, r := range tc.requests {
+				assert.Contains(t, srv.Requests, r)
+			}
+			if tc.header != "" {
+				name, value, _ := strings.Cut(tc.header, ": ")
+				assert.Equal(t, value, srv.Seen[len(srv.Seen)-1].Get(name))
+			} else {
+				assert.Empty(t, srv.Seen[len(srv.Seen)-1].Get("Authorization"))
+				assert.Empty(t, srv.Seen[len(srv.Seen)-1].Get("X-Chroma-Token"))
+			}
+		})
+	}
 }

@@ -18,7 +18,26 @@ type Config struct {
 	Collection  string
 	Fingerprint string // of the KB content, chunking and embedder
 	Chunks      int    // records the finished index holds
+	// Tenant and Database place the collections on the server ("" the store's
+	// defaults); APIKey is the server's token (a secret: sent only to URL's
+	// origin, never printed) and TokenHeader the header it travels in ("" the
+	// store's default); CreateDatabase creates a missing tenant or database
+	// instead of refusing. Only a Kind with KeyEnv takes them.
+	Tenant, Database    string
+	APIKey, TokenHeader string
+	CreateDatabase      bool
 }
+
+// SettingError is a setting of Config that a Kind's Check refuses: Setting is
+// the flag's name after the store's prefix (tenant, database, api-key,
+// token-header), so a caller names it as the user gave it.
+type SettingError struct {
+	Setting string
+	Err     error
+}
+
+func (e *SettingError) Error() string { return e.Err.Error() }
+func (e *SettingError) Unwrap() error { return e.Err }
 
 // Opened is an open store.
 type Opened struct {
@@ -41,7 +60,14 @@ type Kind struct {
 	URLEnv string
 	// Collections reports that the store keeps named collections (--collection).
 	Collections bool
-	Open        func(ctx context.Context, cfg Config) (*Opened, error)
+	// KeyEnv, TenantEnv, DatabaseEnv and TokenHeaderEnv name the variables read
+	// for Config's APIKey, Tenant, Database and TokenHeader when no flag gives
+	// them; KeyEnv "" means the store takes none of these settings.
+	KeyEnv, TenantEnv, DatabaseEnv, TokenHeaderEnv string
+	// Check, when set, validates a Config without any request (exit 2 before
+	// anything runs); its refusals are *SettingError.
+	Check func(cfg Config) error
+	Open  func(ctx context.Context, cfg Config) (*Opened, error)
 }
 
 var (

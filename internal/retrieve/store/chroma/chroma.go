@@ -15,6 +15,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
+	neturl "net/url"
 	"strings"
 	"time"
 
@@ -31,13 +33,37 @@ const (
 	TempPrefix = "retrieval-gate-tmp-"
 )
 
+// Token transport headers, as Chroma's chroma_auth_token_transport_header
+// names them: Authorization carries "Bearer <token>", X-Chroma-Token the token.
+const (
+	HeaderAuthorization = "Authorization"
+	HeaderXChromaToken  = "X-Chroma-Token"
+)
+
+// CloudHost is Chroma Cloud's API host: a URL on it (or a subdomain of
+// trychroma.com) is Chroma Cloud, which needs an API key, a tenant and a database.
+const CloudHost = "api.trychroma.com"
+
 // Config configures Open.
 type Config struct {
-	URL         string
-	Collection  string // "" means a temporary collection
-	Fingerprint string // of the KB content, embedder and chunking
-	Chunks      int    // number of records the finished collection holds
-	BatchSize   int    // records per Add request; <= 0 means 500
+	URL        string
+	Collection string // "" means a temporary collection
+	// Tenant and Database are the tenant and database of the collections; ""
+	// means Chroma's default_tenant and default_database.
+	Tenant, Database string
+	// APIKey is the token sent with every request to URL's origin (never to
+	// another, never printed); "" sends none.
+	APIKey string
+	// TokenHeader is HeaderAuthorization or HeaderXChromaToken (Chroma's
+	// spellings AUTHORIZATION and X_CHROMA_TOKEN, any case, are accepted); ""
+	// means X-Chroma-Token on Chroma Cloud and Authorization elsewhere.
+	TokenHeader string
+	// CreateDatabase creates the tenant and database when they do not exist;
+	// without it a missing one is an error naming it.
+	CreateDatabase bool
+	Fingerprint    string // of the KB content, embedder and chunking
+	Chunks         int    // number of records the finished collection holds
+	BatchSize      int    // records per Add request; <= 0 means 500
 	// Timeout bounds each request to the server; <= 0 means 2 minutes.
 	Timeout time.Duration
 }
@@ -62,6 +88,118 @@ type Store struct {
 	added     int
 	fp        string
 	chunks    int
+	cfg       Config
+	// Created is set when Open created the database (Config.CreateDatabase).
+	Created bool
+}
+
+// ensureDatabase checks that the tenant and the database exist (the server
+// lists nothing in a database that does not exist, and creates the collection of
+// none), and creates them when Config.CreateDatabase says so.
+func (s *Store) ensureDatabase(ctx context.Context) error {
+	c, cfg := s.client, s.cfg
+	err := c.getDatabase(ctx)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, errNotFound) {
+		return fmt.Errorf("failed to look up chroma database %q of tenant %q at %s: %w", cfg.Database, cfg.Tenant, s.url, err)
+	}
+	terr := c.getTenant(ctx)
+	if terr != nil && !errors.Is(terr, errNotFound) {
+		return fmt.Errorf("failed to look up chroma tenant %q at %s: %w", cfg.Tenant, s.url, terr)
+	}
+	if !cfg.CreateDatabase {
+		if terr != nil {
+			return fmt.Errorf("chroma tenant %q does not exist at %s: create it and its database %q, or pass --chroma-create-database", cfg.Tenant, s.url, cfg.Database)
+		}
+		return fmt.Errorf("chroma database %q of tenant %q does not exist at %s: create it, or pass --chroma-create-database", cfg.Database, cfg.Tenant, s.url)
+	}
+	if terr != nil {
+		if err := c.createTenant(ctx); err != nil && !conflict(err) {
+			return fmt.Errorf("failed to create chroma tenant %q at %s: %w", cfg.Tenant, s.url, err)
+		}
+	}
+	if err := c.createDatabase(ctx); err != nil && !conflict(err) {
+		return fmt.Errorf("failed to create chroma database %q of tenant %q at %s: %w", cfg.Database, cfg.Tenant, s.url, err)
+	}
+	s.Created = true
+	return nil
+}
+
+// conflict reports a 409: created meanwhile by another run.
+func conflict(err error) bool { return errors.Is(err, errConflict) }
+
+// explain adds to a refusal of the credentials (401, 403) what to check.
+func (s *Store) explain(err error) error {
+	if err == nil || !errors.Is(err, errAuth) {
+		return err
+	}
+	if s.cfg.APIKey == "" {
+		return fmt.Errorf("%w (the server needs a token: pass --chroma-api-key or set CHROMA_API_KEY)", err)
+	}
+	return fmt.Errorf("%w (the server refused the token sent as %s on tenant %q, database %q: check --chroma-api-key or $CHROMA_API_KEY, --chroma-token-header, --chroma-tenant and --chroma-database)", err, s.cfg.TokenHeader, s.cfg.Tenant, s.cfg.Database)
+}
+
+// IsCloud reports whether rawURL is Chroma Cloud (api.trychroma.com, or any host
+// under trychroma.com).
+func IsCloud(rawURL string) bool {
+	u, err := neturl.Parse(strings.TrimSpace(rawURL))
+	if err != nil {
+		return false
+	}
+	h := strings.ToLower(u.Hostname())
+	return h == "trychroma.com" || strings.HasSuffix(h, ".trychroma.com")
+}
+
+// SettingError is a setting of Config that Check refuses; Setting is its
+// flag's name without "chroma-" (tenant, database, api-key, token-header).
+type SettingError struct {
+	Setting string
+	Err     error
+}
+
+func (e *SettingError) Error() string { return e.Err.Error() }
+func (e *SettingError) Unwrap() error { return e.Err }
+
+// Check validates cfg without a request and returns it normalized: the token
+// header spelled as sent, the defaults of tenant and database filled in. Chroma
+// Cloud needs an API key, a tenant and a database other than the defaults (as
+// chroma-go's cloud client does).
+func Check(cfg Config) (Config, error) {
+	switch strings.ToLower(strings.ReplaceAll(strings.TrimSpace(cfg.TokenHeader), "_", "-")) {
+	case "":
+		cfg.TokenHeader = HeaderAuthorization
+		if IsCloud(cfg.URL) {
+			cfg.TokenHeader = HeaderXChromaToken
+		}
+	case "authorization":
+		cfg.TokenHeader = HeaderAuthorization
+	case "x-chroma-token":
+		cfg.TokenHeader = HeaderXChromaToken
+	default:
+		return cfg, &SettingError{"token-header", fmt.Errorf("must be Authorization or X-Chroma-Token, got %q", cfg.TokenHeader)}
+	}
+	if strings.ContainsAny(cfg.APIKey, "\r\n") {
+		return cfg, &SettingError{"api-key", errors.New("the API key contains a line break")}
+	}
+	if IsCloud(cfg.URL) {
+		switch {
+		case cfg.APIKey == "":
+			return cfg, &SettingError{"api-key", errors.New("an API key is required by Chroma Cloud (--chroma-api-key or $CHROMA_API_KEY)")}
+		case cfg.Tenant == "" || cfg.Tenant == DefaultTenant:
+			return cfg, &SettingError{"tenant", errors.New("a tenant is required by Chroma Cloud (--chroma-tenant or $CHROMA_TENANT; the tenant id of your Chroma Cloud account)")}
+		case cfg.Database == "" || cfg.Database == DefaultDatabase:
+			return cfg, &SettingError{"database", errors.New("a database is required by Chroma Cloud (--chroma-database or $CHROMA_DATABASE)")}
+		}
+	}
+	if cfg.Tenant == "" {
+		cfg.Tenant = DefaultTenant
+	}
+	if cfg.Database == "" {
+		cfg.Database = DefaultDatabase
+	}
+	return cfg, nil
 }
 
 // Open connects to the server and prepares the collection. ready reports that a
@@ -72,11 +210,26 @@ func Open(ctx context.Context, cfg Config) (s *Store, ready bool, err error) {
 	if url == "" {
 		return nil, false, errors.New("no Chroma URL: pass --chroma-url or set CHROMA_URL")
 	}
+	if cfg, err = Check(cfg); err != nil {
+		return nil, false, err
+	}
 	timeout := cfg.Timeout
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}
-	client := newClient(url, httpretry.NewHTTPClient(&httpretry.Transport{Policy: chromaPolicy(timeout)}))
+	tr := &httpretry.Transport{Policy: chromaPolicy(timeout)}
+	if cfg.APIKey != "" {
+		v := cfg.APIKey
+		if cfg.TokenHeader == HeaderAuthorization {
+			v = "Bearer " + v
+		}
+		tr.Origin, tr.Credentials, tr.Secrets = httpretry.Origin(url), http.Header{cfg.TokenHeader: {v}}, []string{cfg.APIKey}
+		if tr.Origin == "" {
+			return nil, false, fmt.Errorf("chroma URL %q is not an absolute URL", url)
+		}
+	}
+	client := newClient(url, cfg.Tenant, cfg.Database, httpretry.NewHTTPClient(tr))
+	client.secrets = tr.Secrets
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	err = client.heartbeat(hctx)
 	cancel()
@@ -86,7 +239,14 @@ func Open(ctx context.Context, cfg Config) (s *Store, ready bool, err error) {
 		}
 		return nil, false, fmt.Errorf("chroma server at %s is not reachable (start one with scripts/chroma-local start, or check --chroma-url): %w", url, err)
 	}
-	s = &Store{client: client, batch: cfg.BatchSize, url: url, fp: cfg.Fingerprint, chunks: cfg.Chunks}
+	s = &Store{client: client, batch: cfg.BatchSize, url: url, fp: cfg.Fingerprint, chunks: cfg.Chunks, cfg: cfg}
+	opened := s
+	defer func() { err = opened.explain(err) }()
+	if cfg.Tenant != DefaultTenant || cfg.Database != DefaultDatabase {
+		if err := s.ensureDatabase(ctx); err != nil {
+			return nil, false, err
+		}
+	}
 	if s.batch <= 0 {
 		s.batch = 500
 	}
@@ -251,21 +411,43 @@ func randomHex(n int) string {
 
 func init() {
 	store.Register(store.Kind{Name: "chroma", Description: "a Chroma server", URLEnv: "CHROMA_URL", Collections: true,
+		// The variables chroma-go reads (CHROMA_API_KEY by its cloud client).
+		KeyEnv: "CHROMA_API_KEY", TenantEnv: "CHROMA_TENANT", DatabaseEnv: "CHROMA_DATABASE", TokenHeaderEnv: "CHROMA_AUTH_TOKEN_TRANSPORT_HEADER",
+		Check: func(cfg store.Config) error {
+			_, err := Check(config(cfg))
+			if se, ok := err.(*SettingError); ok {
+				return &store.SettingError{Setting: se.Setting, Err: se.Err}
+			}
+			return err
+		},
 		Open: func(ctx context.Context, cfg store.Config) (*store.Opened, error) {
-			s, ready, err := Open(ctx, Config{URL: cfg.URL, Collection: cfg.Collection, Chunks: cfg.Chunks, Fingerprint: cfg.Fingerprint})
+			s, ready, err := Open(ctx, config(cfg))
 			if err != nil {
 				return nil, err
 			}
 			o := &store.Opened{Store: s, Ready: ready}
+			where := cfg.URL
+			if c := s.cfg; c.Tenant != DefaultTenant || c.Database != DefaultDatabase {
+				where += fmt.Sprintf(" (tenant %s, database %s)", c.Tenant, c.Database)
+			}
+			if s.Created {
+				where += ", database created"
+			}
 			switch {
 			case s.Temporary():
-				o.Notice = fmt.Sprintf("chroma %s: temporary collection %s (deleted at exit)", cfg.URL, s.Collection())
+				o.Notice = fmt.Sprintf("chroma %s: temporary collection %s (deleted at exit)", where, s.Collection())
 				o.Closed = fmt.Sprintf("temporary collection %s deleted", s.Collection())
 			case ready:
-				o.Notice = fmt.Sprintf("chroma %s: reusing collection %s (fingerprint matches)", cfg.URL, s.Collection())
+				o.Notice = fmt.Sprintf("chroma %s: reusing collection %s (fingerprint matches)", where, s.Collection())
 			default:
-				o.Notice = fmt.Sprintf("chroma %s: (re)building collection %s", cfg.URL, s.Collection())
+				o.Notice = fmt.Sprintf("chroma %s: (re)building collection %s", where, s.Collection())
 			}
 			return o, nil
 		}})
+}
+
+// config is the store's Config of the registry's.
+func config(cfg store.Config) Config {
+	return Config{URL: cfg.URL, Collection: cfg.Collection, Chunks: cfg.Chunks, Fingerprint: cfg.Fingerprint,
+		Tenant: cfg.Tenant, Database: cfg.Database, APIKey: cfg.APIKey, TokenHeader: cfg.TokenHeader, CreateDatabase: cfg.CreateDatabase}
 }

@@ -131,3 +131,41 @@ func TestDeadServer(t *testing.T) {
 	assert.Contains(t, err.Error(), "chroma server at "+url+" is not reachable")
 	assert.Less(t, time.Since(start), 12*time.Second)
 }
+
+// On the real server: a tenant and database other than the defaults, created by
+// the store only when asked (CreateDatabase), refused by name otherwise; the
+// collection lives there and not in the default database. The local server has
+// no authentication: a token sent to it is ignored, which the run shows too.
+func TestTenantAndDatabaseOnRealServer(t *testing.T) {
+	url := chromatest.URL(t)
+	ctx := context.Background()
+	tenant, db := "rg-tenant-"+randomHex(4), "rg-db-"+randomHex(4)
+	_, _, err := Open(ctx, Config{URL: url, Tenant: tenant, Database: db, Collection: "kept", Fingerprint: "fp", Chunks: 1})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), fmt.Sprintf("chroma tenant %q does not exist at %s", tenant, url))
+
+	recs := randomRecords(3, 50, 8)
+	s, ready, err := Open(ctx, Config{URL: url, Tenant: tenant, Database: db, CreateDatabase: true, APIKey: "ignored-token-1234", Collection: "kept", Fingerprint: "fp", Chunks: len(recs)})
+	require.NoError(t, err)
+	assert.False(t, ready)
+	assert.True(t, s.Created)
+	require.NoError(t, s.Add(ctx, recs))
+	hits, err := s.Search(ctx, []store.Query{{Vector: recs[7].Vector}}, 1)
+	require.NoError(t, err)
+	assert.Equal(t, recs[7].ID, hits[0][0].ID)
+	require.NoError(t, s.Close(ctx))
+	assert.NotContains(t, chromatest.Collections(t, url), "kept", "not in the default database")
+
+	// The database exists now: reopened without CreateDatabase, the kept
+	// collection is found and reused.
+	s, ready, err = Open(ctx, Config{URL: url, Tenant: tenant, Database: db, Collection: "kept", Fingerprint: "fp", Chunks: len(recs)})
+	require.NoError(t, err)
+	assert.True(t, ready)
+	assert.False(t, s.Created)
+	require.NoError(t, s.client.deleteCollection(ctx, "kept"))
+
+	// A missing database of an existing tenant is refused by name.
+	_, _, err = Open(ctx, Config{URL: url, Tenant: tenant, Database: "rg-missing", Fingerprint: "fp", Chunks: 1})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), fmt.Sprintf("chroma database %q of tenant %q does not exist at %s: create it, or pass --chroma-create-database", "rg-missing", tenant, url))
+}

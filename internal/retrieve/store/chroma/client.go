@@ -10,30 +10,42 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
-// The REST client: the seven calls of Chroma's v2 HTTP API that the store needs,
-// on the default tenant and database. It replaces chroma-go (v0.4.0), whose v2
-// package also links its embedded local runtime and default ONNX embedder, both
-// loaded through purego, which made the binary dynamically linked against libc.
+// The REST client: the calls of Chroma's v2 HTTP API that the store needs, on
+// one tenant and database. It replaces chroma-go (v0.4.0), whose v2 package also
+// links its embedded local runtime and default ONNX embedder, both loaded through
+// purego, which made the binary dynamically linked against libc.
 
 const (
-	tenant   = "default_tenant"
-	database = "default_database"
+	// DefaultTenant and DefaultDatabase are Chroma's defaults.
+	DefaultTenant   = "default_tenant"
+	DefaultDatabase = "default_database"
 	// maxErrBody bounds how much of an error response is read into a message.
 	maxErrBody = 64 << 10
 )
 
-// errNotFound is a 404 from the server (a collection that does not exist).
-var errNotFound = errors.New("not found")
+var (
+	// errNotFound is a 404 from the server (a collection, database or tenant
+	// that does not exist).
+	errNotFound = errors.New("not found")
+	// errAuth is a 401 or 403: the server refused the credentials.
+	errAuth = errors.New("refused")
+	// errConflict is a 409: what was created exists already.
+	errConflict = errors.New("exists")
+)
 
 type client struct {
-	http *http.Client
-	base string // server URL + "/api/v2"
+	http             *http.Client
+	base             string // server URL + "/api/v2"
+	tenant, database string
+	secrets          []string // redacted from every message (the API key)
 }
 
-func newClient(serverURL string, hc *http.Client) *client {
-	return &client{http: hc, base: strings.TrimRight(serverURL, "/") + "/api/v2"}
+func newClient(serverURL, tenant, database string, hc *http.Client) *client {
+	return &client{http: hc, base: strings.TrimRight(serverURL, "/") + "/api/v2", tenant: tenant, database: database}
 }
 
 // collection is the part of Chroma's collection model the store reads.
@@ -44,7 +56,7 @@ type collection struct {
 }
 
 func (c *client) collectionsURL(parts ...string) string {
-	p := []string{"tenants", tenant, "databases", database, "collections"}
+	p := []string{"tenants", url.PathEscape(c.tenant), "databases", url.PathEscape(c.database), "collections"}
 	for _, s := range parts {
 		p = append(p, url.PathEscape(s))
 	}
@@ -78,17 +90,28 @@ func (c *client) do(ctx context.Context, method, u string, body, out any) error 
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrBody))
+		// The Rust server's {"error", "message"}; the Python server's auth
+		// refusals are FastAPI's {"detail"}.
 		var e struct {
 			Error   string `json:"error"`
 			Message string `json:"message"`
+			Detail  string `json:"detail"`
 		}
 		msg := strings.TrimSpace(string(raw))
 		if json.Unmarshal(raw, &e) == nil && (e.Error != "" || e.Message != "") {
 			msg = strings.TrimSpace(e.Error + ": " + e.Message)
+		} else if e.Detail != "" {
+			msg = e.Detail
 		}
+		msg = httpretry.Redact(msg, c.secrets...)
 		err := fmt.Errorf("%s %s: HTTP %d: %s", method, strings.TrimPrefix(u, c.base), resp.StatusCode, msg)
-		if resp.StatusCode == http.StatusNotFound {
+		switch resp.StatusCode {
+		case http.StatusNotFound:
 			return fmt.Errorf("%w: %w", errNotFound, err)
+		case http.StatusConflict:
+			return fmt.Errorf("%w: %w", errConflict, err)
+		case http.StatusUnauthorized, http.StatusForbidden:
+			return fmt.Errorf("%w: %w", errAuth, err)
 		}
 		return err
 	}
@@ -111,6 +134,26 @@ func (c *client) heartbeat(ctx context.Context) error {
 		return errors.New("heartbeat: the answer is not a Chroma v2 heartbeat")
 	}
 	return nil
+}
+
+// getTenant and getDatabase look up the client's tenant and database (a 404 wraps
+// errNotFound).
+func (c *client) getTenant(ctx context.Context) error {
+	var out map[string]any
+	return c.do(ctx, http.MethodGet, c.base+"/tenants/"+url.PathEscape(c.tenant), nil, &out)
+}
+
+func (c *client) getDatabase(ctx context.Context) error {
+	var out map[string]any
+	return c.do(ctx, http.MethodGet, c.base+"/tenants/"+url.PathEscape(c.tenant)+"/databases/"+url.PathEscape(c.database), nil, &out)
+}
+
+func (c *client) createTenant(ctx context.Context) error {
+	return c.do(ctx, http.MethodPost, c.base+"/tenants", map[string]string{"name": c.tenant}, nil)
+}
+
+func (c *client) createDatabase(ctx context.Context) error {
+	return c.do(ctx, http.MethodPost, c.base+"/tenants/"+url.PathEscape(c.tenant)+"/databases", map[string]string{"name": c.database}, nil)
 }
 
 func (c *client) createCollection(ctx context.Context, name string, metadata map[string]any) (collection, error) {
