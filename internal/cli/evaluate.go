@@ -8,9 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/evaluate"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -146,32 +146,6 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	return o, nil
 }
 
-// stage is one command of the pipeline: its command line (written to
-// DIR/stages.txt, to rerun it alone) and the typed call evaluate makes.
-type stage struct {
-	name string
-	args []string
-	run  func(ctx context.Context) error
-}
-
-func (s stage) String() string {
-	parts := []string{"retrieval-gate", s.name}
-	for _, a := range s.args {
-		parts = append(parts, shellQuote(a))
-	}
-	return strings.Join(parts, " ")
-}
-
-// shellQuote quotes a for a POSIX shell when it needs it.
-func shellQuote(a string) string {
-	if a != "" && strings.IndexFunc(a, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=+,@%", r))
-	}) < 0 {
-		return a
-	}
-	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-}
-
 // evaluatePlan is the options of each stage, from evaluate's: every option of
 // evaluate reaches its stages here (and only here).
 type evaluatePlan struct {
@@ -202,22 +176,15 @@ func planEvaluate(o *evaluateOptions) *evaluatePlan {
 	c.qrels, c.run.K, c.run.Resamples = in("qrels.txt"), o.k, o.bootstrap
 	c.jsonOut, c.mdOut, c.perQuery, c.htmlOut = in("compare.json"), in("compare.md"), in("per-query.jsonl"), in("compare.html")
 	c.comment = o.comment
-	variants := []string{""}
-	if o.rerankURL != "" {
-		variants = append(variants, o.rerankURL)
-	}
-	for _, rr := range variants {
-		for _, s := range retrieve.Strategies {
-			name := s
-			if rr != "" {
-				name += "+rerank"
-			}
-			r := &retrieveOptions{kb: o.kb, cases: cases, out: in("run-" + name + ".jsonl"), run: o.retrieval}
-			r.run.Strategy, r.run.K, r.run.RerankURL = s, o.k, rr
-			p.retrieves, p.names = append(p.retrieves, r), append(p.names, name)
-			for _, rf := range []*runFlag{&j.runs, &c.runs} {
-				rf.names, rf.files = append(rf.names, name), append(rf.files, r.out)
-			}
+	for _, run := range evaluate.Runs(o.rerankURL != "") {
+		r := &retrieveOptions{kb: o.kb, cases: cases, out: in(evaluate.RunFile(run.Name)), run: o.retrieval}
+		r.run.Strategy, r.run.K = run.Strategy, o.k
+		if run.Rerank {
+			r.run.RerankURL = o.rerankURL
+		}
+		p.retrieves, p.names = append(p.retrieves, r), append(p.names, run.Name)
+		for _, rf := range []*runFlag{&j.runs, &c.runs} {
+			rf.names, rf.files = append(rf.names, run.Name), append(rf.files, r.out)
 		}
 	}
 	p.judge, p.compare = j, c
@@ -307,15 +274,15 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	plan := planEvaluate(o)
 	lines := plan.commandLines(o)
 	sf := f.stage()
-	var stages []stage
+	var stages []evaluate.Stage
 	if plan.generate != nil {
-		stages = append(stages, stage{"generate", lines[0], func(ctx context.Context) error {
+		stages = append(stages, evaluate.Stage{Name: "generate", Args: lines[0], Run: func(ctx context.Context) error {
 			return (&GenerateCommand{}).exec(ctx, sf, plan.generate)
 		}})
 		lines = lines[1:]
 	}
 	for i, r := range plan.retrieves {
-		stages = append(stages, stage{"retrieve", lines[i], func(ctx context.Context) error {
+		stages = append(stages, evaluate.Stage{Name: "retrieve", Args: lines[i], Run: func(ctx context.Context) error {
 			_, err := runRetrieve(ctx, sf, r)
 			if errors.Is(err, context.Canceled) {
 				return fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
@@ -326,11 +293,11 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	lines = lines[len(plan.retrieves):]
 	var used *judge.Result
 	stages = append(stages,
-		stage{"judge", lines[0], func(ctx context.Context) (err error) {
+		evaluate.Stage{Name: "judge", Args: lines[0], Run: func(ctx context.Context) (err error) {
 			used, err = (&JudgeCommand{}).exec(ctx, sf, plan.judge)
 			return err
 		}},
-		stage{"compare", lines[1], func(ctx context.Context) error {
+		evaluate.Stage{Name: "compare", Args: lines[1], Run: func(ctx context.Context) error {
 			// The dashboard charts evaluate's runs from evaluate's history, under
 			// this evaluation's fingerprint (known once the judge has run).
 			ev := &overRuns{src: trendSource{path: o.history, branch: o.historyBranch}, fingerprint: func() (fingerprint, error) {
@@ -339,21 +306,20 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 			return (&CompareCommand{}).run(ctx, sf, plan.compare, ev)
 		}})
 
-	fmt.Fprintln(stagesOut, "# The stages of this evaluation, in order; each can be rerun alone.")
+	var notes []string
 	if o.retrieval.StoreAPIKey != "" {
-		fmt.Fprintln(stagesOut, "# The Chroma API key is not written here: set CHROMA_API_KEY to rerun a retrieve stage.")
+		notes = append(notes, "The Chroma API key is not written here: set CHROMA_API_KEY to rerun a retrieve stage.")
 	}
-	for _, s := range stages {
-		fmt.Fprintln(stagesOut, s.String())
+	if err := evaluate.WriteStages(stagesOut, stages, notes...); err != nil {
+		return err
 	}
 	if err := outs.Commit(); err != nil {
 		return err
 	}
-	for i, s := range stages {
-		fmt.Fprintf(env.Stderr, "evaluate: stage %d/%d: %s\n", i+1, len(stages), format.SanitizeText(s.String()))
-		if err := s.run(ctx); err != nil {
-			return fmt.Errorf("evaluate: stage %d (%s) failed: %w", i+1, s.name, err)
-		}
+	if err := evaluate.RunStages(ctx, stages, func(i, n int, s evaluate.Stage) {
+		fmt.Fprintf(env.Stderr, "evaluate: stage %d/%d: %s\n", i, n, format.SanitizeText(s.String()))
+	}); err != nil {
+		return err
 	}
 	if ws[0] != nil {
 		page, err := os.ReadFile(in("compare.html"))

@@ -5,62 +5,29 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/generate"
+	"github.com/retrieval-gate/retrieval-gate/internal/evaluate"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 )
-
-// evaluateFiles are the files evaluate writes in --out, besides the runs.
-var evaluateFiles = []string{"stages.txt", "cases.jsonl", "judge-cache.jsonl", "qrels.txt", "judgments.jsonl", "judge.json",
-	"compare.json", "compare.md", "per-query.jsonl", "compare.html"}
 
 // evaluateOutputs are the outputs the overwrite guard checks: the history must
 // be none of the stages' files.
 func evaluateOutputs(o *evaluateOptions) []file {
 	out := []file{{"history", historyFile(o.history)}, {"html", o.htmlOut}}
 	if o.out != "" {
-		for _, name := range evaluateFiles {
+		for _, name := range evaluate.Files {
 			out = append(out, file{"out", o.out + string(os.PathSeparator) + name})
 		}
 	}
 	return out
 }
 
-// evaluateFingerprint is what an evaluation's numbers depend on: the KB; the
-// cases, or when they are generated the generator's model, prompt and
-// parameters; k and the strategies; the judge's model, prompt (the SHA-256 of
-// the template the judge stage used), answer format and repeats; retrieval's
-// store, embedder and whether it reranks; compare's resamples. Server URLs are
-// not recorded (they may carry credentials; the model names what they serve).
-func evaluateFingerprint(o *evaluateOptions, strategies []string, j *judge.Result) fingerprint {
-	onOff := func(s string) string {
-		if s == "" {
-			return "off"
-		}
-		return "on"
-	}
-	format := j.Format
-	if j.FellBack {
-		format += " (the server rejected json)"
-	}
-	fp := fingerprint{
-		inputs: map[string]string{"kb": o.kb},
-		params: map[string]string{"k": strconv.Itoa(o.k), "strategies": strings.Join(strategies, ","),
-			"judge-model": j.Model, "judge-prompt": j.Prompt.Version + " " + j.Prompt.Hash, "answer-format": format,
-			"repeat": strconv.Itoa(o.repeat), "bootstrap": strconv.Itoa(o.bootstrap),
-			"store": o.retrieval.Store, "embedder": o.retrieval.Embedder, "embedder-model": o.retrieval.EmbedderModel, "rerank": onOff(o.rerankURL)},
-	}
-	if o.cases != "" {
-		fp.inputs["cases"] = o.cases
-	} else {
-		p := generate.DefaultPrompt()
-		fp.params["cases"] = "generated"
-		fp.params["generator-model"] = o.genModel
-		fp.params["generator-prompt"] = p.Version + " " + p.Hash
-		fp.params["per-locale"] = strconv.Itoa(o.perLocale)
-	}
+// evaluateFingerprint is the evaluation's fingerprint (evaluate.Fingerprint).
+func evaluateFingerprint(o *evaluateOptions, runs []string, j *judge.Result) fingerprint {
+	var fp fingerprint
+	fp.inputs, fp.params = evaluate.Fingerprint(evaluate.FingerprintOf{KB: o.kb, Cases: o.cases, K: o.k, Repeat: o.repeat,
+		Bootstrap: o.bootstrap, Runs: runs, Judge: j, Store: o.retrieval.Store, Embedder: o.retrieval.Embedder,
+		EmbedderModel: o.retrieval.EmbedderModel, Rerank: o.rerankURL != "", GeneratorModel: o.genModel, PerLocale: o.perLocale})
 	return fp
 }
 

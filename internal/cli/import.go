@@ -4,16 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"regexp/syntax"
 	"strconv"
 	"strings"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/importer"
-	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 )
 
@@ -100,55 +97,14 @@ func (c *ImportCommand) Run(ctx context.Context, f *Factory, args []string) erro
 
 func (c *ImportCommand) run(ctx context.Context, fac *Factory, o *importOptions) error {
 	env := fac.Env
-	in, out, f, opt := &o.in, &o.out, o.format, o.opt
-	// A file output is created (as a temporary file) first: an unwritable --out
-	// fails before the input is read.
-	outs := atomicfile.NewSet()
-	defer outs.Abort()
-	var w io.Writer
-	if *out != "-" {
-		var err error
-		if w, err = outs.Add(*out); err != nil {
-			return err
-		}
-	}
-	var r io.Reader = env.Stdin
-	name := "<stdin>"
-	if *in != "-" {
-		file, err := input.Open(ctx, *in)
-		if err != nil {
-			return err
-		}
-		defer file.Close()
-		r, name = file, *in
-		opt.LineAt = importer.LineAt(file)
-	}
-	r = input.Reader(ctx, r) // a silent pipe or FIFO stops on SIGINT/SIGTERM
-	var used *importer.Format
-	var st importer.Stats
-	convert := func(w io.Writer) error {
-		var err error
-		used, st, err = importer.Convert(ctx, r, name, w, f, opt)
-		return err
-	}
-	var err error
-	if *out == "-" {
-		// Standard output cannot be all-or-nothing: the conversion is buffered whole.
-		var buf strings.Builder
-		if err = convert(&buf); err == nil {
-			_, err = io.WriteString(env.Stdout, buf.String())
-		}
-	} else if err = convert(w); err == nil {
-		err = outs.Commit()
-	}
+	res, err := importer.Run(ctx, importer.In{Path: o.in, Out: o.out, Stdin: env.Stdin, Stdout: env.Stdout},
+		importer.RunOptions{Format: o.format, Options: o.opt})
 	if err != nil {
-		if used != nil && f == nil {
-			return fmt.Errorf("%w (detected format %s; pass --format to choose another)", err, used.Name)
-		}
 		return err
 	}
+	out, name, used, st := &o.out, res.Name, res.Format, res.Stats
 	how := "detected"
-	if f != nil {
+	if res.Given {
 		how = "given"
 	}
 	fmt.Fprintf(env.Stderr, "import: read %s as %s (%s: %s)\n", format.SanitizeText(name), used.Name, how, used.Description)

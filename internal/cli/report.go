@@ -23,9 +23,6 @@ func (c *ReportCommand) Synopsis() string {
 	return "chart a measure over the runs of a --history (HTML), or render a saved --json report again (--from)"
 }
 
-// defaultMeasure is the measure charted when --measure is not given.
-var defaultMeasure = map[string]string{"check": "retrieval_hit_at_k", "compare": "dcg_at_k", "evaluate": "dcg_at_k"}
-
 // reportInputs are report's Action inputs. --command is not one of them: the
 // Action's `command` input selects the subcommand itself.
 var reportInputs = actionInputs{"history": "", "history-branch": "", "html": "", "measure": "", "from": "", "markdown": "", "comment-key": ""}
@@ -67,7 +64,7 @@ func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) erro
 		return usagef("report: --history, --history-branch or --from is required")
 	case *htmlOut == "":
 		return usagef("report: --html is required")
-	case *command != "" && defaultMeasure[*command] == "":
+	case *command != "" && htmlreport.DefaultMeasure(*command) == "":
 		return usagef("report: --command must be check, compare or evaluate, got %q", *command)
 	}
 	if *branch != "" {
@@ -123,48 +120,14 @@ func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) erro
 	return nil
 }
 
-// historyView reads a history in one pass (scan calls its function with each
-// record) into the view of *command's runs charting *measure; an empty
-// *command becomes the newest run's, an empty *measure its default. file names
-// the history in messages.
+// historyView is htmlreport.HistoryOf setting *command and *measure to the
+// ones charted.
 func historyView(file string, scan func(func(history.Record, *fastjson.Value) error) error, command, measure *string) (htmlreport.HistoryView, error) {
-	// One pass: a view per command, the newest run's command picked after.
-	builders := map[string]*htmlreport.HistoryBuilder{}
-	for cmd, m := range defaultMeasure {
-		if *measure != "" {
-			m = *measure
-		}
-		builders[cmd] = htmlreport.NewHistory(file, cmd, m)
+	v, err := htmlreport.HistoryOf(file, scan, *command, *measure)
+	if err == nil {
+		*command, *measure = v.Command, v.Measure
 	}
-	newest, runs := "", 0
-	err := scan(func(rec history.Record, doc *fastjson.Value) error {
-		runs++
-		newest = rec.Command
-		if b := builders[rec.Command]; b != nil {
-			return b.Add(rec, doc)
-		}
-		return nil
-	})
-	if err != nil {
-		return htmlreport.HistoryView{}, fmt.Errorf("failed to read the history: %w", err)
-	}
-	if *command == "" {
-		if runs == 0 {
-			return htmlreport.HistoryView{}, fmt.Errorf("%s: the history has no run", file)
-		}
-		if builders[newest] == nil {
-			return htmlreport.HistoryView{}, fmt.Errorf("%s: the newest run is of an unknown command %q", file, newest)
-		}
-		*command = newest
-	}
-	if *measure == "" {
-		*measure = defaultMeasure[*command]
-	}
-	v := builders[*command].View()
-	if len(v.Runs) > 0 && len(v.Series) == 0 {
-		return htmlreport.HistoryView{}, usagef("report: no run of %s in %s has the measure %q", *command, file, *measure)
-	}
-	return v, nil
+	return v, err
 }
 
 func plural(n int, one, many string) string {

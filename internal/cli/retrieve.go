@@ -14,7 +14,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
@@ -185,26 +184,9 @@ func (c *RetrieveCommand) Run(ctx context.Context, f *Factory, args []string) er
 	return nil
 }
 
-// runRetrieve runs retrieve.Run on o's files: the output is created (as a
-// temporary file) first, so an unwritable --out fails before the knowledge base
-// is loaded and indexed, and is published only when every case is written.
+// runRetrieve runs retrieve.RunFiles on o's files, its progress on stderr.
 func runRetrieve(ctx context.Context, f *Factory, o *retrieveOptions) (*retrieve.RunResult, error) {
 	env := f.Env
-	outs := atomicfile.NewSet()
-	defer outs.Abort()
-	out, err := outs.Add(o.out)
-	if err != nil {
-		return nil, err
-	}
-	in := retrieve.In{KB: o.kb, Cases: env.Stdin, CasesName: "stdin", Out: out, OutName: o.out}
-	if o.cases != "-" {
-		cf, err := os.Open(o.cases)
-		if err != nil {
-			return nil, fmt.Errorf("failed to read cases: %w", err)
-		}
-		defer cf.Close()
-		in.Cases, in.CasesName = cf, o.cases
-	}
 	opt := o.run
 	opt.Getenv = env.Getenv
 	opt.Logf = func(format string, args ...any) { fmt.Fprintf(env.Stderr, "retrieve: "+format+"\n", args...) }
@@ -215,7 +197,7 @@ func runRetrieve(ctx context.Context, f *Factory, o *retrieveOptions) (*retrieve
 		}
 		prog.update(done, total)
 	}
-	res, err := retrieve.Run(ctx, in, opt)
+	res, err := retrieve.RunFiles(ctx, retrieve.Files{KB: o.kb, Cases: o.cases, Out: o.out, Stdin: env.Stdin}, opt)
 	if prog != nil {
 		prog.finish()
 	}
@@ -226,9 +208,6 @@ func runRetrieve(ctx context.Context, f *Factory, o *retrieveOptions) (*retrieve
 		return nil, usagef("retrieve: %v", oe.Err)
 	}
 	if err != nil {
-		return nil, err
-	}
-	if err := outs.Commit(); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(env.Stderr, "retrieve: %d cases written to %s\n", res.Cases, format.SanitizeText(o.out))

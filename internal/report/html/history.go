@@ -516,3 +516,55 @@ func (v HistoryView) headlineName() string {
 	}
 	return "verdict"
 }
+
+// defaultMeasure is the measure charted when none is asked for, per command a
+// history holds.
+var defaultMeasure = map[string]string{"check": "retrieval_hit_at_k", "compare": "dcg_at_k", "evaluate": "dcg_at_k"}
+
+// DefaultMeasure is the measure the history page of command's runs charts by
+// default; "" when the history holds no runs of such a command.
+func DefaultMeasure(command string) string { return defaultMeasure[command] }
+
+// HistoryOf reads a history in one pass (scan calls its function with each
+// record) into the view of command's runs charting measure: an empty command is
+// the newest run's, an empty measure its default (the view's Command and
+// Measure say which). file names the history in messages.
+func HistoryOf(file string, scan func(func(history.Record, *fastjson.Value) error) error, command, measure string) (HistoryView, error) {
+	// One pass: a view per command, the newest run's command picked after.
+	builders := map[string]*HistoryBuilder{}
+	for cmd, m := range defaultMeasure {
+		if measure != "" {
+			m = measure
+		}
+		builders[cmd] = NewHistory(file, cmd, m)
+	}
+	newest, runs := "", 0
+	err := scan(func(rec history.Record, doc *fastjson.Value) error {
+		runs++
+		newest = rec.Command
+		if b := builders[rec.Command]; b != nil {
+			return b.Add(rec, doc)
+		}
+		return nil
+	})
+	if err != nil {
+		return HistoryView{}, fmt.Errorf("failed to read the history: %w", err)
+	}
+	if command == "" {
+		if runs == 0 {
+			return HistoryView{}, fmt.Errorf("%s: the history has no run", file)
+		}
+		if builders[newest] == nil {
+			return HistoryView{}, fmt.Errorf("%s: the newest run is of an unknown command %q", file, newest)
+		}
+		command = newest
+	}
+	if builders[command] == nil {
+		return HistoryView{}, fmt.Errorf("%s: no history of command %q: want check, compare or evaluate", file, command)
+	}
+	v := builders[command].View()
+	if len(v.Runs) > 0 && len(v.Series) == 0 {
+		return HistoryView{}, fmt.Errorf("report: no run of %s in %s has the measure %q", command, file, v.Measure)
+	}
+	return v, nil
+}

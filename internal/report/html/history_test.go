@@ -454,3 +454,60 @@ func TestHistoryBoundedInBrowser(t *testing.T) {
 		`path[data-mark="band"]`:    3,
 	}})
 }
+
+// HistoryOf picks the newest run's command and that command's default measure
+// when none is asked for, and says why a history cannot be charted.
+func TestHistoryOf(t *testing.T) {
+	compareRecs := compareRuns(3, []string{"bm25", "hybrid"}, nil, 0)
+	scanOf := func(recs []history.Record) func(func(history.Record, *fastjson.Value) error) error {
+		return func(fn func(history.Record, *fastjson.Value) error) error {
+			var p fastjson.Parser
+			for _, r := range recs {
+				doc, err := p.ParseBytes(r.Document)
+				if err != nil {
+					return err
+				}
+				if err := fn(r, doc); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	for _, tt := range []struct {
+		name                  string
+		recs                  []history.Record
+		command, measure      string
+		wantCommand, wantMeas string
+		runs                  int
+		wantErr               string
+	}{
+		{name: "newest run's command, its default", recs: compareRecs, wantCommand: "compare", wantMeas: "dcg_at_k", runs: 3},
+		{name: "measure asked for", recs: compareRecs, measure: "ndcg_at_k", wantCommand: "compare", wantMeas: "ndcg_at_k", runs: 3},
+		{name: "command with no run", recs: compareRecs, command: "check", wantCommand: "check", wantMeas: "retrieval_hit_at_k"},
+		{name: "empty history", wantErr: "h.jsonl: the history has no run"},
+		{name: "newest of an unknown command", recs: append(compareRecs[:3:3], history.Record{Command: "judge", Document: json.RawMessage(`{}`)}),
+			wantErr: `h.jsonl: the newest run is of an unknown command "judge"`},
+		{name: "unknown command", recs: compareRecs, command: "judge", wantErr: `no history of command "judge"`},
+		{name: "no run has the measure", recs: compareRecs, measure: "nope", wantErr: `report: no run of compare in h.jsonl has the measure "nope"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := rhtml.HistoryOf("h.jsonl", scanOf(tt.recs), tt.command, tt.measure)
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantCommand, v.Command)
+			assert.Equal(t, tt.wantMeas, v.Measure)
+			assert.Len(t, v.Runs, tt.runs)
+		})
+	}
+}
+
+func TestDefaultMeasure(t *testing.T) {
+	assert.Equal(t, "retrieval_hit_at_k", rhtml.DefaultMeasure("check"))
+	assert.Equal(t, "dcg_at_k", rhtml.DefaultMeasure("compare"))
+	assert.Equal(t, "dcg_at_k", rhtml.DefaultMeasure("evaluate"))
+	assert.Empty(t, rhtml.DefaultMeasure("judge"))
+}

@@ -1,0 +1,163 @@
+// Package evaluate is the bookkeeping of `retrieval-gate evaluate`, the whole
+// pipeline (generate -> retrieve with each strategy -> judge the pool ->
+// compare): the runs it retrieves, the stages in order with their command lines
+// (DIR/stages.txt), running them, the files it keeps in its directory and the
+// fingerprint of an evaluation in the history. Each stage is run by a function
+// the caller gives (the CLI runs the command's typed pipeline and publishes as
+// the command would); this package reads no environment and writes no prose
+// but the stages' command lines.
+package evaluate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/generate"
+	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
+)
+
+// Files are the files evaluate writes in its directory, besides the runs
+// (RunFile).
+var Files = []string{"stages.txt", "cases.jsonl", "judge-cache.jsonl", "qrels.txt", "judgments.jsonl", "judge.json",
+	"compare.json", "compare.md", "per-query.jsonl", "compare.html"}
+
+// RunFile is the file of the run named name in evaluate's directory.
+func RunFile(name string) string { return "run-" + name + ".jsonl" }
+
+// Run is one retrieve stage: its run's name (the strategy, "+rerank" when
+// reranked), strategy and whether it reranks.
+type Run struct {
+	Name, Strategy string
+	Rerank         bool
+}
+
+// Runs are the runs evaluate retrieves, in order: every strategy, then, with a
+// reranker, every strategy reranked.
+func Runs(rerank bool) []Run {
+	var out []Run
+	for _, rr := range []bool{false, true} {
+		if rr && !rerank {
+			break
+		}
+		for _, s := range retrieve.Strategies {
+			name := s
+			if rr {
+				name += "+rerank"
+			}
+			out = append(out, Run{Name: name, Strategy: s, Rerank: rr})
+		}
+	}
+	return out
+}
+
+// Stage is one command of the pipeline: its name, its arguments (its command
+// line in DIR/stages.txt, to rerun it alone) and the typed call that runs it.
+type Stage struct {
+	Name string
+	Args []string
+	Run  func(ctx context.Context) error
+}
+
+// String is the stage's command line, quoted for a POSIX shell.
+func (s Stage) String() string {
+	parts := []string{"retrieval-gate", s.Name}
+	for _, a := range s.Args {
+		parts = append(parts, shellQuote(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+// shellQuote quotes a for a POSIX shell when it needs it.
+func shellQuote(a string) string {
+	if a != "" && strings.IndexFunc(a, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=+,@%", r))
+	}) < 0 {
+		return a
+	}
+	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+}
+
+// WriteStages writes DIR/stages.txt: a comment, the notes as comments, then
+// each stage's command line.
+func WriteStages(w io.Writer, stages []Stage, notes ...string) error {
+	if _, err := fmt.Fprintln(w, "# The stages of this evaluation, in order; each can be rerun alone."); err != nil {
+		return err
+	}
+	for _, n := range notes {
+		if _, err := fmt.Fprintln(w, "# "+n); err != nil {
+			return err
+		}
+	}
+	for _, s := range stages {
+		if _, err := fmt.Fprintln(w, s.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RunStages runs the stages in order, calling before ahead of each (i from 1 of
+// n); it stops at the first that fails, naming it.
+func RunStages(ctx context.Context, stages []Stage, before func(i, n int, s Stage)) error {
+	for i, s := range stages {
+		if before != nil {
+			before(i+1, len(stages), s)
+		}
+		if err := s.Run(ctx); err != nil {
+			return fmt.Errorf("evaluate: stage %d (%s) failed: %w", i+1, s.Name, err)
+		}
+	}
+	return nil
+}
+
+// FingerprintOf is what an evaluation's numbers depend on.
+type FingerprintOf struct {
+	KB, Cases            string // Cases "": generated from the KB
+	K, Repeat, Bootstrap int
+	Runs                 []string // the runs' names
+	Judge                *judge.Result
+	// Retrieval's store, embedder and embedding model, and whether it reranks.
+	Store, Embedder, EmbedderModel string
+	Rerank                         bool
+	// The generator's model and documents per locale, when the cases are generated.
+	GeneratorModel string
+	PerLocale      int
+}
+
+// Fingerprint is an evaluation's fingerprint in the history, its inputs (files)
+// and its parameters: the KB; the cases, or when they are generated the
+// generator's model, prompt and parameters; k and the strategies; the judge's
+// model, prompt (the SHA-256 of the template the judge stage used), answer
+// format and repeats; retrieval's store, embedder and whether it reranks;
+// compare's resamples. Server URLs are not recorded (they may carry
+// credentials; the model names what they serve).
+func Fingerprint(f FingerprintOf) (inputs, params map[string]string) {
+	j := f.Judge
+	answer := j.Format
+	if j.FellBack {
+		answer += " (the server rejected json)"
+	}
+	rerank := "off"
+	if f.Rerank {
+		rerank = "on"
+	}
+	inputs = map[string]string{"kb": f.KB}
+	params = map[string]string{"k": strconv.Itoa(f.K), "strategies": strings.Join(f.Runs, ","),
+		"judge-model": j.Model, "judge-prompt": j.Prompt.Version + " " + j.Prompt.Hash, "answer-format": answer,
+		"repeat": strconv.Itoa(f.Repeat), "bootstrap": strconv.Itoa(f.Bootstrap),
+		"store": f.Store, "embedder": f.Embedder, "embedder-model": f.EmbedderModel, "rerank": rerank}
+	if f.Cases != "" {
+		inputs["cases"] = f.Cases
+	} else {
+		p := generate.DefaultPrompt()
+		params["cases"] = "generated"
+		params["generator-model"] = f.GeneratorModel
+		params["generator-prompt"] = p.Version + " " + p.Hash
+		params["per-locale"] = strconv.Itoa(f.PerLocale)
+	}
+	return inputs, params
+}

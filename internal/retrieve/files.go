@@ -1,0 +1,46 @@
+package retrieve
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+)
+
+// Files are the files of a retrieval run: the knowledge base, the cases ("-"
+// reads Stdin) and the output, written whole or not at all.
+type Files struct {
+	KB, Cases, Out string
+	Stdin          io.Reader
+}
+
+// RunFiles is Run on files: the output is created (as a temporary file) first,
+// so an unwritable one fails before the knowledge base is loaded and indexed,
+// and is published only when every case is written.
+func RunFiles(ctx context.Context, f Files, o RunOptions) (*RunResult, error) {
+	outs := atomicfile.NewSet()
+	defer outs.Abort()
+	out, err := outs.Add(f.Out)
+	if err != nil {
+		return nil, err
+	}
+	in := In{KB: f.KB, Cases: f.Stdin, CasesName: "stdin", Out: out, OutName: f.Out}
+	if f.Cases != "-" {
+		cf, err := os.Open(f.Cases)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read cases: %w", err)
+		}
+		defer cf.Close()
+		in.Cases, in.CasesName = cf, f.Cases
+	}
+	res, err := Run(ctx, in, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := outs.Commit(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
