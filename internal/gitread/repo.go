@@ -35,6 +35,9 @@ type Repo struct {
 
 	// MaxObjectSize caps one object or delta in memory.
 	MaxObjectSize int64
+	// Interrupted, when set, is asked before each commit is read; an error ends a
+	// history walk with it (a cancelled context's Err).
+	Interrupted func() error
 
 	objDirs []string
 	packs   []*pack
@@ -493,6 +496,11 @@ func (r *Repo) readPacked(p *pack, off int64, depth int) (Type, []byte, error) {
 
 // Commit reads a commit; a shallow boundary is read with no parents.
 func (r *Repo) Commit(id ID) (*Commit, error) {
+	if r.Interrupted != nil {
+		if err := r.Interrupted(); err != nil {
+			return nil, err
+		}
+	}
 	t, data, err := r.Read(id)
 	if err != nil {
 		return nil, err
