@@ -53,7 +53,19 @@ type pack struct {
 	idx  *packIndex
 	pack *packFile
 	f    []*os.File
-	// bases caches inflated objects by offset while a delta chain is resolved.
+	// bases caches resolved objects by offset: consecutive versions of a tree are
+	// delta chains on one another, and a history walk would otherwise resolve the
+	// same chain again for every commit. Up to 32 MiB, emptied when full.
+	bases      map[int64]cached
+	basesBytes int64
+}
+
+func (p *pack) remember(off int64, t Type, data []byte) {
+	if p.bases == nil || p.basesBytes+int64(len(data)) > 32<<20 {
+		p.bases, p.basesBytes = map[int64]cached{}, 0
+	}
+	p.bases[off] = cached{t, data}
+	p.basesBytes += int64(len(data))
 }
 
 type cached struct {
@@ -458,36 +470,48 @@ func readLoose(rd io.Reader, max int64, what string) (Type, []byte, error) {
 // OFS_DELTA, through read for REF_DELTA).
 func (r *Repo) readPacked(p *pack, off int64, depth int) (Type, []byte, error) {
 	var deltas [][]byte
+	var offs []int64
 	for {
 		if depth+len(deltas) > maxDeltaDepth {
 			return 0, nil, &CorruptError{What: fmt.Sprintf("at offset %d of %s", off, p.pack.name), Msg: errLoop.Error()}
 		}
-		e, err := p.pack.readEntry(off, r.MaxObjectSize)
-		if err != nil {
-			return 0, nil, err
-		}
 		var t Type
 		var data []byte
-		switch e.typ {
-		case objOfsDelta:
-			deltas = append(deltas, e.data)
-			off = e.baseOff
-			continue
-		case objRefDelta:
-			deltas = append(deltas, e.data)
-			if t, data, err = r.read(e.baseID, depth+len(deltas)); err != nil {
+		if c, ok := p.bases[off]; ok {
+			t, data = c.t, c.data
+		} else {
+			e, err := p.pack.readEntry(off, r.MaxObjectSize)
+			if err != nil {
 				return 0, nil, err
 			}
-		default:
-			t, data = Type(e.typ), e.data
+			switch e.typ {
+			case objOfsDelta:
+				deltas, offs = append(deltas, e.data), append(offs, off)
+				off = e.baseOff
+				continue
+			case objRefDelta:
+				deltas, offs = append(deltas, e.data), append(offs, off)
+				if t, data, err = r.read(e.baseID, depth+len(deltas)); err != nil {
+					return 0, nil, err
+				}
+			default:
+				t, data = Type(e.typ), e.data
+				if t != TypeBlob && len(deltas) > 0 {
+					p.remember(off, t, data)
+				}
+			}
 		}
 		for i := len(deltas) - 1; i >= 0; i-- {
+			var err error
 			if data, err = applyDelta(data, deltas[i], r.MaxObjectSize); err != nil {
 				var tl *TooLargeError
 				if errors.As(err, &tl) {
 					return 0, nil, err
 				}
-				return 0, nil, &CorruptError{What: p.pack.name, Msg: err.Error()}
+				return 0, nil, &CorruptError{What: fmt.Sprintf("at offset %d of %s", offs[i], p.pack.name), Msg: err.Error()}
+			}
+			if t != TypeBlob {
+				p.remember(offs[i], t, data)
 			}
 		}
 		return t, data, nil
@@ -564,6 +588,75 @@ func (r *Repo) pathAt(c *Commit, path string) (TreeEntry, bool, error) {
 	return r.Lookup(c.Tree, path)
 }
 
+// samePath reports whether path has the same entry (mode and id, or absent in
+// both) in two trees; equal subtrees are not read, as git's diff-tree skips them.
+func (r *Repo) samePath(a, b ID, path string) (bool, error) {
+	parts := strings.Split(path, "/")
+	for i, name := range parts {
+		if a == b {
+			return true, nil
+		}
+		ea, hasA, err := r.entry(a, name)
+		if err != nil {
+			return false, err
+		}
+		eb, hasB, err := r.entry(b, name)
+		if err != nil {
+			return false, err
+		}
+		switch {
+		case !hasA && !hasB:
+			return true, nil
+		case hasA != hasB:
+			// Only one side has this name: same only if the path is not below it.
+			if i == len(parts)-1 {
+				return false, nil
+			}
+			e := ea
+			if hasB {
+				e = eb
+			}
+			if !e.IsTree() {
+				return true, nil
+			}
+			_, has, err := r.Lookup(e.ID, strings.Join(parts[i+1:], "/"))
+			return !has, err
+		case ea.Mode == eb.Mode && ea.ID == eb.ID:
+			return true, nil
+		case i == len(parts)-1:
+			return false, nil
+		}
+		// Different entries on the way: the path below them decides.
+		aTree, bTree := ea.IsTree(), eb.IsTree()
+		switch {
+		case !aTree && !bTree:
+			return true, nil // neither has anything below a file
+		case aTree != bTree:
+			// Only one side can hold the path: same only if it does not.
+			t := ea.ID
+			if bTree {
+				t = eb.ID
+			}
+			_, has, err := r.Lookup(t, strings.Join(parts[i+1:], "/"))
+			return !has, err
+		}
+		a, b = ea.ID, eb.ID
+	}
+	return true, nil
+}
+
+func (r *Repo) entry(tree ID, name string) (TreeEntry, bool, error) {
+	es, err := r.Tree(tree)
+	if err != nil {
+		return TreeEntry{}, false, err
+	}
+	k := slices.IndexFunc(es, func(e TreeEntry) bool { return e.Name == name })
+	if k < 0 {
+		return TreeEntry{}, false, nil
+	}
+	return es[k], true, nil
+}
+
 // LastChange is `git log -1 --format=%H -- PATH` from start: the first commit, in
 // git's default order (newest committer date first) with its default history
 // simplification, that is not TREESAME for path. A merge that is TREESAME to a
@@ -587,13 +680,13 @@ func (r *Repo) LastChange(start ID, path string) (ID, bool, error) {
 		if err != nil {
 			return ID{}, false, err
 		}
-		e, has, err := r.pathAt(c, path)
-		if err != nil {
-			return ID{}, false, err
-		}
 		parents := c.Parents
 		same := false
 		if len(parents) == 0 {
+			_, has, err := r.pathAt(c, path)
+			if err != nil {
+				return ID{}, false, err
+			}
 			same = !has
 		}
 		for _, pid := range parents {
@@ -601,11 +694,11 @@ func (r *Repo) LastChange(start ID, path string) (ID, bool, error) {
 			if err != nil {
 				return ID{}, false, err
 			}
-			pe, phas, err := r.pathAt(pc, path)
+			eq, err := r.samePath(c.Tree, pc.Tree, path)
 			if err != nil {
 				return ID{}, false, err
 			}
-			if phas == has && (!has || (pe.ID == e.ID && pe.Mode == e.Mode)) {
+			if eq {
 				parents, same = []ID{pid}, true
 				break
 			}
