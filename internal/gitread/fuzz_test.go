@@ -12,8 +12,8 @@ import (
 func deflate(b []byte) []byte {
 	var buf bytes.Buffer
 	w := zlib.NewWriter(&buf)
-	w.Write(b)
-	w.Close()
+	_, _ = w.Write(b)
+	_ = w.Close()
 	return buf.Bytes()
 }
 
@@ -44,7 +44,7 @@ func FuzzParseCommit(f *testing.F) {
 		if err == nil && c == nil {
 			t.Fatal("nil commit without an error")
 		}
-		parseTag(b)
+		_, _, _ = parseTag(b)
 	})
 }
 
@@ -86,8 +86,8 @@ func FuzzPack(f *testing.F) {
 	// A one-object pack: blob "abc".
 	var pk bytes.Buffer
 	pk.WriteString("PACK")
-	binary.Write(&pk, binary.BigEndian, uint32(2))
-	binary.Write(&pk, binary.BigEndian, uint32(1))
+	_ = binary.Write(&pk, binary.BigEndian, uint32(2))
+	_ = binary.Write(&pk, binary.BigEndian, uint32(1))
 	pk.WriteByte(3<<4 | 3)
 	pk.Write(deflate([]byte("abc")))
 	// an OFS_DELTA on it: copy 3
@@ -104,11 +104,11 @@ func FuzzPack(f *testing.F) {
 		if i >= int(id[0]) {
 			n = 1
 		}
-		binary.Write(&ix, binary.BigEndian, n)
+		_ = binary.Write(&ix, binary.BigEndian, n)
 	}
 	ix.Write(id[:])
 	ix.Write(make([]byte, 4))
-	binary.Write(&ix, binary.BigEndian, uint32(12))
+	_ = binary.Write(&ix, binary.BigEndian, uint32(12))
 	ix.Write(make([]byte, 40))
 	f.Add(ix.Bytes(), pk.Bytes(), int64(off2))
 	f.Fuzz(func(t *testing.T, idxb, packb []byte, off int64) {
@@ -119,8 +119,8 @@ func FuzzPack(f *testing.F) {
 					break
 				}
 			}
-			ixr.find(id)
-			ixr.withPrefix(hexPrefix{s: "a9"}, 10)
+			_, _, _ = ixr.find(id)
+			_, _ = ixr.withPrefix(hexPrefix{s: "a9"}, 10)
 		}
 		p, err := openPack(bytes.NewReader(packb), int64(len(packb)), "fuzz.pack")
 		if err != nil {
@@ -154,7 +154,7 @@ func FuzzRefFiles(f *testing.F) {
 	f.Add([]byte("# pack-refs with: peeled fully-peeled sorted \n4b825dc642cb6eb9a060e54bf8d69288fbee4904 refs/heads/main\n^4b825dc642cb6eb9a060e54bf8d69288fbee4904\n"), "refs/heads/main")
 	f.Add([]byte("[core]\n\trepositoryformatversion = 0\n[extensions]\n\tobjectFormat = sha1 ; c\n[remote \"o\"]\nurl=x"), "../../x")
 	f.Fuzz(func(t *testing.T, b []byte, name string) {
-		findPackedRef(bufio.NewReader(bytes.NewReader(b)), name)
+		_, _, _ = findPackedRef(bufio.NewReader(bytes.NewReader(b)), name)
 		ParseConfig(b)
 		if validRefName(name) && (strings.Contains(name, "..") || strings.HasPrefix(name, "/")) {
 			t.Fatalf("%q accepted as a ref name", name)

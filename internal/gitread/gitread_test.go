@@ -144,7 +144,7 @@ func compareWithGit(t *testing.T, dir string) {
 		want, gok := ParseID(rlines[i])
 		got, err := r.ResolveCommit(rev)
 		if !gok {
-			assert.Error(t, err, "%s: git says %q, gitread gives %s", rev, rlines[i], got)
+			require.Error(t, err, "%s: git says %q, gitread gives %s", rev, rlines[i], got)
 			continue
 		}
 		if assert.NoError(t, err, rev) {

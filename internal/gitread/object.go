@@ -310,7 +310,7 @@ func applyDelta(base, delta []byte, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if dst > uint64(max) {
+	if dst > u64(max) {
 		return nil, &TooLargeError{What: "(delta result)", Size: dst, Max: max}
 	}
 	out := make([]byte, 0, dst)
@@ -347,7 +347,7 @@ func applyDelta(base, delta []byte, max int64) ([]byte, error) {
 			out = append(out, base[off:off+n]...)
 		case op != 0: // insert op bytes
 			n := int(op)
-			if n > len(delta) || uint64(len(out)+n) > dst {
+			if n > len(delta) || u64(int64(len(out)+n)) > dst {
 				return nil, errors.New("delta insert out of range")
 			}
 			out = append(out, delta[:n]...)
@@ -360,6 +360,14 @@ func applyDelta(base, delta []byte, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("delta result is %d bytes, the delta promised %d", len(out), dst)
 	}
 	return out, nil
+}
+
+// u64 is a non-negative size as uint64 (a negative one is 0).
+func u64(n int64) uint64 {
+	if n < 0 {
+		return 0
+	}
+	return uint64(n)
 }
 
 func deltaVarint(b []byte) (uint64, []byte, error) {

@@ -69,7 +69,7 @@ func (ix *packIndex) find(id ID) (uint32, bool, error) {
 	}
 	var ferr error
 	k := sort.Search(int(hi-lo), func(k int) bool {
-		got, err := ix.idAt(lo + uint32(k))
+		got, err := ix.idAt(lo + uint32(k)) //nolint:gosec // 0 <= k < hi-lo, a uint32
 		if err != nil {
 			ferr = err
 			return true
@@ -79,7 +79,7 @@ func (ix *packIndex) find(id ID) (uint32, bool, error) {
 	if ferr != nil {
 		return 0, false, ferr
 	}
-	i := lo + uint32(k)
+	i := lo + uint32(k) //nolint:gosec // 0 <= k <= hi-lo, a uint32
 	if i >= hi {
 		return 0, false, nil
 	}
@@ -230,7 +230,7 @@ func (p *packFile) readEntry(off int64, max int64) (*entry, error) {
 	default:
 		return nil, bad(fmt.Sprintf("unknown entry type %d", e.typ))
 	}
-	if size > uint64(max) {
+	if size > u64(max) {
 		return nil, &TooLargeError{What: fmt.Sprintf("at offset %d of %s", off, p.name), Size: size, Max: max}
 	}
 	e.data, err = inflate(br, size)

@@ -448,12 +448,12 @@ func readLoose(rd io.Reader, max int64, what string) (Type, []byte, error) {
 	if err != nil {
 		return 0, nil, bad(err.Error())
 	}
-	if size > uint64(max) {
+	if size > u64(max) {
 		return 0, nil, &TooLargeError{What: what, Size: size, Max: max}
 	}
 	data := make([]byte, size)
 	got := copy(data, hdr[start:n])
-	if uint64(n-start) > size {
+	if u64(int64(n-start)) > size {
 		return 0, nil, bad("more content than its header declares")
 	}
 	if _, err := io.ReadFull(zr, data[got:]); err != nil {
