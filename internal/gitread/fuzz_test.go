@@ -7,6 +7,9 @@ import (
 	"encoding/binary"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func deflate(b []byte) []byte {
@@ -83,34 +86,8 @@ func FuzzApplyDelta(f *testing.F) {
 
 // FuzzPack: any index and pack bytes open and read, or are refused with an error.
 func FuzzPack(f *testing.F) {
-	// A one-object pack: blob "abc".
-	var pk bytes.Buffer
-	pk.WriteString("PACK")
-	_ = binary.Write(&pk, binary.BigEndian, uint32(2))
-	_ = binary.Write(&pk, binary.BigEndian, uint32(1))
-	pk.WriteByte(3<<4 | 3)
-	pk.Write(deflate([]byte("abc")))
-	// an OFS_DELTA on it: copy 3
-	off2 := pk.Len()
-	pk.WriteByte(6<<4 | 4)
-	pk.WriteByte(byte(off2 - 12))
-	pk.Write(deflate([]byte{3, 3, 0x90, 3}))
-	pk.Write(make([]byte, 20))
-	id := HashObject(TypeBlob, []byte("abc"))
-	var ix bytes.Buffer
-	ix.Write([]byte{0xff, 't', 'O', 'c', 0, 0, 0, 2})
-	for i := range 256 {
-		n := uint32(0)
-		if i >= int(id[0]) {
-			n = 1
-		}
-		_ = binary.Write(&ix, binary.BigEndian, n)
-	}
-	ix.Write(id[:])
-	ix.Write(make([]byte, 4))
-	_ = binary.Write(&ix, binary.BigEndian, uint32(12))
-	ix.Write(make([]byte, 40))
-	f.Add(ix.Bytes(), pk.Bytes(), int64(off2))
+	idxb, packb, off2, id := seedPack()
+	f.Add(idxb, packb, off2)
 	f.Fuzz(func(t *testing.T, idxb, packb []byte, off int64) {
 		ixr, err := openIndex(bytes.NewReader(idxb), int64(len(idxb)), "fuzz.idx")
 		if err == nil {
@@ -160,4 +137,60 @@ func FuzzRefFiles(f *testing.F) {
 			t.Fatalf("%q accepted as a ref name", name)
 		}
 	})
+}
+
+// seedPack is a pack of a blob "abc" and an OFS_DELTA on it that copies it, with
+// its index: the offset of the delta and the blob's id.
+func seedPack() ([]byte, []byte, int64, ID) {
+	var pk bytes.Buffer
+	pk.WriteString("PACK")
+	_ = binary.Write(&pk, binary.BigEndian, uint32(2))
+	_ = binary.Write(&pk, binary.BigEndian, uint32(1))
+	pk.WriteByte(3<<4 | 3)
+	pk.Write(deflate([]byte("abc")))
+	// an OFS_DELTA on it: copy 3
+	off2 := pk.Len()
+	pk.WriteByte(6<<4 | 4)
+	pk.WriteByte(byte(off2 - 12))
+	pk.Write(deflate([]byte{3, 3, 0x90, 3}))
+	pk.Write(make([]byte, 20))
+	id := HashObject(TypeBlob, []byte("abc"))
+	var ix bytes.Buffer
+	ix.Write([]byte{0xff, 't', 'O', 'c', 0, 0, 0, 2})
+	for i := range 256 {
+		n := uint32(0)
+		if i >= int(id[0]) {
+			n = 1
+		}
+		_ = binary.Write(&ix, binary.BigEndian, n)
+	}
+	ix.Write(id[:])
+	ix.Write(make([]byte, 4))
+	_ = binary.Write(&ix, binary.BigEndian, uint32(12))
+	ix.Write(make([]byte, 40))
+	return ix.Bytes(), pk.Bytes(), int64(off2), id
+}
+
+func TestSeedPack(t *testing.T) {
+	idxb, packb, off2, id := seedPack()
+	ix, err := openIndex(bytes.NewReader(idxb), int64(len(idxb)), "seed.idx")
+	require.NoError(t, err)
+	i, ok, err := ix.find(id)
+	require.NoError(t, err)
+	require.True(t, ok)
+	off, err := ix.offset(i)
+	require.NoError(t, err)
+	assert.Equal(t, int64(12), off)
+	p, err := openPack(bytes.NewReader(packb), int64(len(packb)), "seed.pack")
+	require.NoError(t, err)
+	r := &Repo{MaxObjectSize: 1 << 16}
+	typ, data, err := r.readPacked(&pack{pack: p}, off2, 0)
+	require.NoError(t, err)
+	assert.Equal(t, TypeBlob, typ)
+	assert.Equal(t, "abc", string(data))
+	// Capped below the delta's result: refused, not allocated.
+	r.MaxObjectSize = 2
+	_, _, err = r.readPacked(&pack{pack: p}, off2, 0)
+	var tl *TooLargeError
+	require.ErrorAs(t, err, &tl)
 }
