@@ -29,14 +29,18 @@ RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags 
 # small client, not chroma-go, whose v2 package links purego and thereby a dynamic
 # libc). internal/cli/actions_e2e_test.go builds the binary with the RUN line above and
 # checks that it is static and that this stage is distroless/static or scratch.
-# UNPINNED: distroless/static-debian12 is rebuilt often under the same tag, and no
-# digest of its current build could be verified from the machine that wrote this
-# line (no registry access; public files pin many different ones). Pin it with
-#   docker buildx imagetools inspect gcr.io/distroless/static-debian12
-# as FROM gcr.io/distroless/static-debian12@sha256:<index digest>, and drop this
-# comment (internal/cli's TestDockerfileBaseImagesPinned accepts an unpinned FROM
-# only under an UNPINNED: comment).
-FROM gcr.io/distroless/static-debian12
+# Pinned by digest like the build stage. This is the static-debian12 (tag latest) index
+# digest that two independent public Dockerfiles pin, cilium/ariane's and
+# kucherenko/jscpd's (the latter picks amd64 or arm64 binaries by TARGETARCH on top
+# of it, so it is meant as a multi-platform index, not one platform's manifest; a
+# third public Dockerfile pins it too). It was NOT checked against the
+# registry from the machine that wrote it (no registry access there), and it is one
+# build of a tag that is rebuilt often: before the next release, verify it and move
+# it to the current build with
+#   docker buildx imagetools inspect gcr.io/distroless/static-debian12:latest
+# No git in this image: calibrate's --lock-base and --git-anchoring read the
+# repository with internal/gitread.
+FROM gcr.io/distroless/static-debian12:latest@sha256:d75cdd72874d4790092fcb1b058493ecf6bb5bf2b2b897045b00ff01d91843f2
 # The build stage's CA bundle, so HTTPS (GitHub API, Chroma, embedding servers) uses
 # the same, current certificates whatever the base image's age.
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt

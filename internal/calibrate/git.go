@@ -1,17 +1,16 @@
 package calibrate
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/gitread"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 )
 
@@ -84,10 +83,17 @@ func floats(fs []float64) string {
 }
 
 // InputError is a problem with the command line or the repository the lock lives
-// in (unknown ref, not a git repository): exit code 2.
+// in (unknown ref, not a git repository, a corrupt object): exit code 2.
 type InputError struct{ Msg string }
 
 func (e *InputError) Error() string { return e.Msg }
+
+// The guards read the repository with internal/gitread, not with git: the
+// Action's image (distroless/static) has no git, and nothing in the repository
+// (hooks, filters, configuration) is run. They read what these git commands
+// would: rev-parse --show-toplevel, rev-parse --verify REF^{commit}, cat-file -e
+// and show REF:PATH, log -1 --format=%H -- PATH, status --porcelain -- PATH and
+// merge-base --is-ancestor.
 
 // CheckLock compares the lock at lockPath (already parsed as cur) with its copy at
 // git ref base, in the repository that contains lockPath. A lock absent at the ref
@@ -97,22 +103,42 @@ func CheckLock(ctx context.Context, lockPath, base string, cur *labelfile.Lock) 
 	if base == "" || strings.HasPrefix(base, "-") {
 		return nil, &InputError{Msg: fmt.Sprintf("--lock-base %q is not a git ref", base)}
 	}
-	top, rel, err := repoPath(ctx, lockPath)
+	repo, rel, err := repoPath(ctx, lockPath)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := git(ctx, top, "rev-parse", "--verify", "--quiet", "--end-of-options", base+"^{commit}"); err != nil {
-		return nil, &InputError{Msg: fmt.Sprintf("--lock-base: unknown git ref %q in %s", base, top)}
+	defer repo.Close()
+	id, err := repo.ResolveCommit(base)
+	if err != nil {
+		var ue *gitread.UnknownRevisionError
+		if errors.As(err, &ue) {
+			return nil, &InputError{Msg: fmt.Sprintf("--lock-base: unknown git ref %q in %s%s", base, repo.Top, shallowHint(repo, ue))}
+		}
+		return nil, repoErr(repo, err)
+	}
+	c, err := repo.Commit(id)
+	if err != nil {
+		return nil, repoErr(repo, err)
 	}
 	lc := &LockCheck{Base: base}
-	obj := base + ":" + rel
-	if _, err := git(ctx, top, "cat-file", "-e", obj); err != nil {
-		lc.Changed = []string{fmt.Sprintf("new file: %s does not exist at %s", rel, base)}
-		return lc, nil //nolint:nilerr // a lock absent at the base is a reported change (the gate fails), not an error
-	}
-	data, err := git(ctx, top, "show", obj)
+	e, ok, err := repo.Lookup(c.Tree, rel)
 	if err != nil {
-		return nil, fmt.Errorf("failed to read %s: %w", obj, err)
+		return nil, repoErr(repo, err)
+	}
+	if !ok {
+		lc.Changed = []string{fmt.Sprintf("new file: %s does not exist at %s", rel, base)}
+		return lc, nil
+	}
+	if e.Mode&0o170000 != 0o100000 {
+		lc.Changed = []string{fmt.Sprintf("the copy at %s is not a valid lock (%s is not a file there)", base, rel)}
+		return lc, nil
+	}
+	t, data, err := repo.Read(e.ID)
+	if err != nil {
+		return nil, repoErr(repo, err)
+	}
+	if t != gitread.TypeBlob {
+		return nil, repoErr(repo, fmt.Errorf("%s:%s is a %s", base, rel, t))
 	}
 	old, err := labelfile.ReadLock(data, base+":"+rel)
 	if err != nil {
@@ -121,6 +147,27 @@ func CheckLock(ctx context.Context, lockPath, base string, cur *labelfile.Lock) 
 	}
 	lc.Changed = LockChanges(old, cur)
 	return lc, nil
+}
+
+// shallowHint says why a ref may be missing in a shallow clone.
+func shallowHint(repo *gitread.Repo, ue *gitread.UnknownRevisionError) string {
+	hint := ""
+	if ue.Reason != "" {
+		hint = " (" + ue.Reason + ")"
+	}
+	if repo.IsShallow() {
+		hint += "; the repository is a shallow clone: fetch the ref (actions/checkout with fetch-depth: 0)"
+	}
+	return hint
+}
+
+// repoErr is a repository that cannot be read (a corrupt or missing object, an
+// object over the cap): an input error naming the repository.
+func repoErr(repo *gitread.Repo, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &InputError{Msg: fmt.Sprintf("cannot read the git repository %s: %v", repo.Top, err)}
 }
 
 // GitAnchoring is the optional git check of label anchoring: the commit that last
@@ -136,51 +183,123 @@ type GitAnchoring struct {
 // CheckGitAnchoring runs the git anchoring check in the repository containing the
 // human labels file. Files outside a git repository, or in different repositories,
 // are an *InputError; untracked, modified or same-commit files fail the check.
+// "Uncommitted changes" compares the file's bytes (and executable bit) with HEAD's
+// copy, as `git status` would with no filters or line-ending conversion configured.
+// In a shallow clone the walk stops at the boundary, as git's does: a file present
+// there was "last changed" by the boundary commit, and a reason says so.
 func CheckGitAnchoring(ctx context.Context, humanPath, judgePath string) (*GitAnchoring, error) {
-	htop, hrel, err := repoPath(ctx, humanPath)
+	repo, hrel, err := repoPath(ctx, humanPath)
 	if err != nil {
 		return nil, err
 	}
-	jtop, jrel, err := repoPath(ctx, judgePath)
+	defer repo.Close()
+	jrepo, jrel, err := repoPath(ctx, judgePath)
 	if err != nil {
 		return nil, err
 	}
-	if htop != jtop {
+	jrepo.Close()
+	if repo.Top != jrepo.Top {
 		return nil, &InputError{Msg: fmt.Sprintf("--git-anchoring: %s and %s are in different git repositories", humanPath, judgePath)}
 	}
 	ga := &GitAnchoring{}
-	last := func(rel, what string) string {
-		out, err := git(ctx, htop, "log", "-1", "--format=%H", "--", rel)
-		c := strings.TrimSpace(string(out))
-		if err != nil || c == "" {
-			ga.Reasons = append(ga.Reasons, fmt.Sprintf("the %s file %s has no commit", what, rel))
-			return ""
+	head, hasHead, err := repo.Head()
+	if err != nil {
+		return nil, repoErr(repo, err)
+	}
+	var headTree gitread.ID
+	if hasHead {
+		c, err := repo.Commit(head)
+		if err != nil {
+			return nil, repoErr(repo, err)
 		}
-		if st, _ := git(ctx, htop, "status", "--porcelain", "--", rel); len(bytes.TrimSpace(st)) > 0 {
+		headTree = c.Tree
+	}
+	last := func(path, rel, what string) (string, error) {
+		var c gitread.ID
+		ok := false
+		if hasHead {
+			if c, ok, err = repo.LastChange(head, rel); err != nil {
+				return "", repoErr(repo, err)
+			}
+		}
+		if !ok {
+			ga.Reasons = append(ga.Reasons, fmt.Sprintf("the %s file %s has no commit", what, rel))
+			return "", nil
+		}
+		dirty, err := uncommitted(repo, headTree, path, rel)
+		if err != nil {
+			return "", err
+		}
+		if dirty {
 			ga.Reasons = append(ga.Reasons, fmt.Sprintf("the %s file %s has uncommitted changes", what, rel))
 		}
-		return c
+		return c.String(), nil
 	}
-	ga.HumanCommit = last(hrel, "human labels")
-	ga.JudgeCommit = last(jrel, "judge scores")
+	if ga.HumanCommit, err = last(humanPath, hrel, "human labels"); err != nil {
+		return nil, err
+	}
+	if ga.JudgeCommit, err = last(judgePath, jrel, "judge scores"); err != nil {
+		return nil, err
+	}
 	if ga.HumanCommit != "" && ga.JudgeCommit != "" {
+		hc, _ := gitread.ParseID(ga.HumanCommit)
+		jc, _ := gitread.ParseID(ga.JudgeCommit)
 		switch {
 		case ga.HumanCommit == ga.JudgeCommit:
 			ga.Reasons = append(ga.Reasons, fmt.Sprintf("the human labels and the judge scores were last changed in the same commit %s: the labels are not provably older", short(ga.HumanCommit)))
 		default:
-			_, err := git(ctx, htop, "merge-base", "--is-ancestor", ga.HumanCommit, ga.JudgeCommit)
-			var ee *exec.ExitError
-			switch {
-			case err == nil:
-			case errors.As(err, &ee) && ee.ExitCode() == 1:
+			anc, err := repo.IsAncestor(hc, jc)
+			if err != nil {
+				return nil, repoErr(repo, err)
+			}
+			if !anc {
 				ga.Reasons = append(ga.Reasons, fmt.Sprintf("the commit that last changed the human labels (%s) is not an ancestor of the one that last changed the judge scores (%s)", short(ga.HumanCommit), short(ga.JudgeCommit)))
-			default:
-				return nil, fmt.Errorf("failed to run git merge-base: %w", err)
+			}
+		}
+		if len(ga.Reasons) > 0 {
+			for _, c := range []gitread.ID{hc, jc} {
+				if repo.IsShallowCommit(c) {
+					ga.Reasons = append(ga.Reasons, fmt.Sprintf("the repository is a shallow clone and %s is its boundary: the history before it was not fetched, so the files look last changed there (actions/checkout with fetch-depth: 0 fetches it)", short(c.String())))
+					break
+				}
 			}
 		}
 	}
 	ga.OK = len(ga.Reasons) == 0
-	return ga, nil
+	return ga, ctx.Err()
+}
+
+// uncommitted reports whether the file at path differs from HEAD's copy of rel:
+// its bytes (hashed as a blob, streaming) or its executable bit; a file HEAD does
+// not have is uncommitted.
+func uncommitted(repo *gitread.Repo, headTree gitread.ID, path, rel string) (bool, error) {
+	e, ok, err := repo.Lookup(headTree, rel)
+	if err != nil {
+		return false, repoErr(repo, err)
+	}
+	if !ok || e.Mode&0o170000 != 0o100000 {
+		return true, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false, &InputError{Msg: err.Error()}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, &InputError{Msg: err.Error()}
+	}
+	if !fi.Mode().IsRegular() {
+		return true, nil
+	}
+	if (fi.Mode()&0o100 != 0) != (e.Mode == 0o100755) {
+		return true, nil
+	}
+	id, err := gitread.HashBlobReader(f, fi.Size())
+	if err != nil {
+		return false, &InputError{Msg: fmt.Sprintf("%s: %v", path, err)}
+	}
+	return id != e.ID, nil
 }
 
 func short(c string) string {
@@ -190,55 +309,35 @@ func short(c string) string {
 	return c
 }
 
-// repoPath returns the top level of the git repository containing path and path
-// relative to it, with forward slashes.
-func repoPath(ctx context.Context, path string) (top, rel string, err error) {
+// repoPath opens the git repository containing path and returns path relative to
+// its top level, with forward slashes.
+func repoPath(ctx context.Context, path string) (*gitread.Repo, string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, "", err
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return "", "", err
+		return nil, "", err
 	}
 	if r, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = r
 	}
-	out, err := git(ctx, filepath.Dir(abs), "rev-parse", "--show-toplevel")
-	var ie *InputError
-	if errors.As(err, &ie) {
-		return "", "", err
+	repo, err := gitread.Discover(filepath.Dir(abs))
+	if errors.Is(err, gitread.ErrNotRepository) {
+		return nil, "", &InputError{Msg: fmt.Sprintf("%s is not inside a git repository", path)}
 	}
 	if err != nil {
-		return "", "", &InputError{Msg: fmt.Sprintf("%s is not inside a git repository (%v)", path, err)}
+		return nil, "", &InputError{Msg: fmt.Sprintf("%s: cannot read its git repository: %v", path, err)}
 	}
-	top = strings.TrimSpace(string(out))
+	repo.Interrupted = ctx.Err
+	top := repo.Top
 	if r, err := filepath.EvalSymlinks(top); err == nil {
 		top = r
 	}
-	rel, err = filepath.Rel(top, abs)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		return "", "", &InputError{Msg: fmt.Sprintf("%s is outside the git repository %s", path, top)}
+	rel, err := filepath.Rel(top, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") || rel == "." {
+		repo.Close()
+		return nil, "", &InputError{Msg: fmt.Sprintf("%s is outside the git repository %s", path, top)}
 	}
-	return top, filepath.ToSlash(rel), nil
-}
-
-// git runs git in dir and returns its standard output; on failure the error
-// carries git's standard error.
-func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	if _, err := exec.LookPath("git"); err != nil {
-		// The Action's image (distroless/static) has no git (issue 20 item 9).
-		return nil, &InputError{Msg: "--lock-base and --git-anchoring read the repository with git, and no git is on PATH " +
-			"(the Action's Docker image has none): run calibrate with these flags in a step where git is installed " +
-			"(the released binary in a run: step, or actions/checkout's runner image)"}
-	}
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
-			return out, fmt.Errorf("git %s: %w: %s", args[0], err, msg)
-		}
-		return out, fmt.Errorf("git %s: %w", args[0], err)
-	}
-	return out, nil
+	return repo, filepath.ToSlash(rel), nil
 }

@@ -210,6 +210,21 @@ func TestCheckGitAnchoring(t *testing.T) {
 			r.commit("judge run", "judge.jsonl")
 			r.write("human.jsonl", "edited\n")
 		}, false, "the human labels file human.jsonl has uncommitted changes"},
+		{"executable bit set on the labels, content unchanged", func(r *gitRepo) {
+			r.write("human.jsonl", "h\n")
+			r.commit("labels", "human.jsonl")
+			r.write("judge.jsonl", "j\n")
+			r.commit("judge run", "judge.jsonl")
+			require.NoError(t, os.Chmod(filepath.Join(r.dir, "human.jsonl"), 0o755))
+		}, false, "the human labels file human.jsonl has uncommitted changes"},
+		{"labels deleted in HEAD, back as an untracked file", func(r *gitRepo) {
+			r.write("human.jsonl", "h\n")
+			r.commit("labels", "human.jsonl")
+			r.write("judge.jsonl", "j\n")
+			r.commit("judge run", "judge.jsonl")
+			r.git("rm", "-q", "--cached", "human.jsonl")
+			r.git("commit", "-q", "-m", "untrack")
+		}, false, "the human labels file human.jsonl has uncommitted changes"},
 		{"labels never committed", func(r *gitRepo) {
 			r.write("README", "x\n")
 			r.commit("root", "README")
@@ -222,9 +237,17 @@ func TestCheckGitAnchoring(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newGitRepo(t)
 			tt.setup(r)
+			// git itself agrees on the commits and on the changes.
+			st := r.git("status", "--porcelain", "--", "human.jsonl")
+			if strings.Contains(tt.reason, "human.jsonl has uncommitted") {
+				require.NotEmpty(t, st, "git status sees the change")
+			}
 			ga, err := CheckGitAnchoring(ctx, filepath.Join(r.dir, "human.jsonl"), filepath.Join(r.dir, "judge.jsonl"))
 			require.NoError(t, err)
 			assert.Equal(t, tt.ok, ga.OK, "%v", ga.Reasons)
+			if ga.HumanCommit != "" {
+				assert.Equal(t, r.git("log", "-1", "--format=%H", "--", "human.jsonl"), ga.HumanCommit)
+			}
 			if tt.ok {
 				assert.Empty(t, ga.Reasons)
 				assert.Len(t, ga.HumanCommit, 40)
@@ -241,4 +264,78 @@ func TestCheckGitAnchoring(t *testing.T) {
 	_, err := CheckGitAnchoring(ctx, a.write("human.jsonl", "h\n"), b.write("judge.jsonl", "j\n"))
 	var ie *InputError
 	require.ErrorAs(t, err, &ie)
+}
+
+// A shallow clone (actions/checkout's default depth 1) has only its boundary
+// commit: both files were last changed there as far as git (and this reader) can
+// tell, so anchoring fails with git's reason and says why; a ref that was not
+// fetched is unknown, with the fix.
+func TestGitGuardsInShallowClone(t *testing.T) {
+	ctx := context.Background()
+	r := newGitRepo(t)
+	r.write("lock.json", baseLock)
+	r.write("human.jsonl", "h\n")
+	r.commit("labels", "lock.json", "human.jsonl")
+	r.write("judge.jsonl", "j\n")
+	r.commit("judge run", "judge.jsonl")
+	r.git("branch", "base", "HEAD~1")
+	clone := filepath.Join(t.TempDir(), "clone")
+	r.git("clone", "-q", "--depth", "1", "file://"+r.dir, clone)
+	c := &gitRepo{t: t, dir: clone}
+
+	ga, err := CheckGitAnchoring(ctx, filepath.Join(clone, "human.jsonl"), filepath.Join(clone, "judge.jsonl"))
+	require.NoError(t, err)
+	assert.False(t, ga.OK)
+	head := c.git("rev-parse", "HEAD")
+	assert.Equal(t, c.git("log", "-1", "--format=%H", "--", "human.jsonl"), ga.HumanCommit)
+	assert.Equal(t, head, ga.HumanCommit)
+	assert.Equal(t, head, ga.JudgeCommit)
+	reasons := strings.Join(ga.Reasons, "\n")
+	assert.Contains(t, reasons, "were last changed in the same commit")
+	assert.Contains(t, reasons, "is its boundary")
+	assert.Contains(t, reasons, "fetch-depth: 0")
+
+	cur, err := labelfile.ReadLock([]byte(baseLock), "lock.json")
+	require.NoError(t, err)
+	_, err = CheckLock(ctx, filepath.Join(clone, "lock.json"), "origin/base", cur)
+	var ie *InputError
+	require.ErrorAs(t, err, &ie)
+	assert.Contains(t, ie.Msg, `unknown git ref "origin/base"`)
+	assert.Contains(t, ie.Msg, "shallow clone")
+	lc, err := CheckLock(ctx, filepath.Join(clone, "lock.json"), "origin/main", cur)
+	require.NoError(t, err)
+	assert.Empty(t, lc.Changed)
+}
+
+// A linked worktree (.git is a file) reads its own HEAD and the shared objects.
+func TestGitGuardsInWorktree(t *testing.T) {
+	ctx := context.Background()
+	r := newGitRepo(t)
+	r.write("lock.json", baseLock)
+	r.write("human.jsonl", "h\n")
+	r.commit("labels", "lock.json", "human.jsonl")
+	r.write("judge.jsonl", "j\n")
+	r.commit("judge run", "judge.jsonl")
+	r.git("gc", "-q")
+	wt := filepath.Join(t.TempDir(), "wt")
+	r.git("worktree", "add", "-q", "-b", "pr", wt)
+	w := &gitRepo{t: t, dir: wt}
+	w.write("lock.json", strings.Replace(baseLock, `"min_kappa": 0.6`, `"min_kappa": 0.2`, 1))
+	w.commit("relax", "lock.json")
+
+	cur, err := labelfile.ReadLock([]byte(strings.Replace(baseLock, `"min_kappa": 0.6`, `"min_kappa": 0.2`, 1)), "lock.json")
+	require.NoError(t, err)
+	lc, err := CheckLock(ctx, filepath.Join(wt, "lock.json"), "main", cur)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"min_kappa: 0.6 -> 0.2"}, lc.Changed)
+	ga, err := CheckGitAnchoring(ctx, filepath.Join(wt, "human.jsonl"), filepath.Join(wt, "judge.jsonl"))
+	require.NoError(t, err)
+	assert.True(t, ga.OK, "%v", ga.Reasons)
+	assert.Equal(t, w.git("log", "-1", "--format=%H", "--", "judge.jsonl"), ga.JudgeCommit)
+
+	// A cancelled context stops the walk.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = CheckGitAnchoring(cctx, filepath.Join(wt, "human.jsonl"), filepath.Join(wt, "judge.jsonl"))
+	require.ErrorIs(t, err, context.Canceled)
 }

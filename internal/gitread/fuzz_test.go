@@ -1,0 +1,196 @@
+package gitread
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func deflate(b []byte) []byte {
+	var buf bytes.Buffer
+	w := zlib.NewWriter(&buf)
+	_, _ = w.Write(b)
+	_ = w.Close()
+	return buf.Bytes()
+}
+
+// FuzzLooseObject: any bytes as a loose object file give an object within the cap
+// whose header agrees with its length, or an error; never a panic.
+func FuzzLooseObject(f *testing.F) {
+	f.Add(deflate([]byte("blob 3\x00abc")))
+	f.Add(deflate([]byte("commit 0\x00")))
+	f.Add(deflate([]byte("tree 99999999999999\x00")))
+	f.Add([]byte("not zlib"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		typ, data, err := readLoose(bytes.NewReader(b), 1<<16, "fuzz")
+		if err != nil {
+			return
+		}
+		if typ < TypeCommit || typ > TypeTag || len(data) > 1<<16 {
+			t.Fatalf("type %d, %d bytes", typ, len(data))
+		}
+	})
+}
+
+// FuzzParseCommit, FuzzParseTree: any content parses or is refused.
+func FuzzParseCommit(f *testing.F) {
+	f.Add([]byte("tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nparent 4b825dc642cb6eb9a060e54bf8d69288fbee4904\ncommitter t <t@e> 1700000000 +0000\n\nmsg\n"))
+	f.Add([]byte("tree x\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := ParseCommit(b)
+		if err == nil && c == nil {
+			t.Fatal("nil commit without an error")
+		}
+		_, _, _ = parseTag(b)
+	})
+}
+
+func FuzzParseTree(f *testing.F) {
+	f.Add([]byte("100644 a.txt\x00" + strings.Repeat("\x01", 20) + "40000 dir\x00" + strings.Repeat("\x02", 20)))
+	f.Add([]byte("100644 a"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		es, err := ParseTree(b)
+		if err != nil {
+			return
+		}
+		for _, e := range es {
+			if e.Name == "" || strings.ContainsRune(e.Name, 0) {
+				t.Fatalf("entry name %q", e.Name)
+			}
+		}
+	})
+}
+
+// FuzzApplyDelta: a delta never produces more than its declared size or the cap,
+// and never reads outside its base.
+func FuzzApplyDelta(f *testing.F) {
+	f.Add([]byte("hello world"), []byte{11, 5, 0x90, 5})                // copy 5 from 0
+	f.Add([]byte("abc"), []byte{3, 4, 0x91, 1, 2, 2, 'x', 'y'})         // copy, insert
+	f.Add([]byte(""), []byte{0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 1}) // huge result
+	f.Fuzz(func(t *testing.T, base, delta []byte) {
+		out, err := applyDelta(base, delta, 1<<16)
+		if err != nil {
+			return
+		}
+		if len(out) > 1<<16 {
+			t.Fatalf("%d bytes over the cap", len(out))
+		}
+	})
+}
+
+// FuzzPack: any index and pack bytes open and read, or are refused with an error.
+func FuzzPack(f *testing.F) {
+	idxb, packb, off2, id := seedPack()
+	f.Add(idxb, packb, off2)
+	f.Fuzz(func(t *testing.T, idxb, packb []byte, off int64) {
+		ixr, err := openIndex(bytes.NewReader(idxb), int64(len(idxb)), "fuzz.idx")
+		if err == nil {
+			for i := uint32(0); i < ixr.n && i < 64; i++ {
+				if _, err := ixr.offset(i); err != nil {
+					break
+				}
+			}
+			_, _, _ = ixr.find(id)
+			_, _ = ixr.withPrefix(hexPrefix{s: "a9"}, 10)
+		}
+		p, err := openPack(bytes.NewReader(packb), int64(len(packb)), "fuzz.pack")
+		if err != nil {
+			return
+		}
+		r := &Repo{MaxObjectSize: 1 << 16}
+		pk := &pack{pack: p}
+		for range 3 {
+			e, err := p.readEntry(off, 1<<16)
+			if err != nil {
+				return
+			}
+			if len(e.data) > 1<<16 {
+				t.Fatalf("%d bytes over the cap", len(e.data))
+			}
+			if e.typ != objOfsDelta {
+				break
+			}
+			off = e.baseOff
+		}
+		_, data, err := r.readPacked(pk, off, maxDeltaDepth-50)
+		if err == nil && len(data) > 1<<16 {
+			t.Fatalf("%d bytes over the cap", len(data))
+		}
+	})
+}
+
+// FuzzRefFiles: packed-refs and config contents, and revision strings, never
+// panic; a revision never names a path outside refs.
+func FuzzRefFiles(f *testing.F) {
+	f.Add([]byte("# pack-refs with: peeled fully-peeled sorted \n4b825dc642cb6eb9a060e54bf8d69288fbee4904 refs/heads/main\n^4b825dc642cb6eb9a060e54bf8d69288fbee4904\n"), "refs/heads/main")
+	f.Add([]byte("[core]\n\trepositoryformatversion = 0\n[extensions]\n\tobjectFormat = sha1 ; c\n[remote \"o\"]\nurl=x"), "../../x")
+	f.Fuzz(func(t *testing.T, b []byte, name string) {
+		_, _, _ = findPackedRef(bufio.NewReader(bytes.NewReader(b)), name)
+		ParseConfig(b)
+		if validRefName(name) && (strings.Contains(name, "..") || strings.HasPrefix(name, "/")) {
+			t.Fatalf("%q accepted as a ref name", name)
+		}
+	})
+}
+
+// seedPack is a pack of a blob "abc" and an OFS_DELTA on it that copies it, with
+// its index: the offset of the delta and the blob's id.
+func seedPack() ([]byte, []byte, int64, ID) {
+	var pk bytes.Buffer
+	pk.WriteString("PACK")
+	_ = binary.Write(&pk, binary.BigEndian, uint32(2))
+	_ = binary.Write(&pk, binary.BigEndian, uint32(1))
+	pk.WriteByte(3<<4 | 3)
+	pk.Write(deflate([]byte("abc")))
+	// an OFS_DELTA on it: copy 3
+	off2 := pk.Len()
+	pk.WriteByte(6<<4 | 4)
+	pk.WriteByte(byte(off2 - 12))
+	pk.Write(deflate([]byte{3, 3, 0x90, 3}))
+	pk.Write(make([]byte, 20))
+	id := HashObject(TypeBlob, []byte("abc"))
+	var ix bytes.Buffer
+	ix.Write([]byte{0xff, 't', 'O', 'c', 0, 0, 0, 2})
+	for i := range 256 {
+		n := uint32(0)
+		if i >= int(id[0]) {
+			n = 1
+		}
+		_ = binary.Write(&ix, binary.BigEndian, n)
+	}
+	ix.Write(id[:])
+	ix.Write(make([]byte, 4))
+	_ = binary.Write(&ix, binary.BigEndian, uint32(12))
+	ix.Write(make([]byte, 40))
+	return ix.Bytes(), pk.Bytes(), int64(off2), id
+}
+
+func TestSeedPack(t *testing.T) {
+	idxb, packb, off2, id := seedPack()
+	ix, err := openIndex(bytes.NewReader(idxb), int64(len(idxb)), "seed.idx")
+	require.NoError(t, err)
+	i, ok, err := ix.find(id)
+	require.NoError(t, err)
+	require.True(t, ok)
+	off, err := ix.offset(i)
+	require.NoError(t, err)
+	assert.Equal(t, int64(12), off)
+	p, err := openPack(bytes.NewReader(packb), int64(len(packb)), "seed.pack")
+	require.NoError(t, err)
+	r := &Repo{MaxObjectSize: 1 << 16}
+	typ, data, err := r.readPacked(&pack{pack: p}, off2, 0)
+	require.NoError(t, err)
+	assert.Equal(t, TypeBlob, typ)
+	assert.Equal(t, "abc", string(data))
+	// Capped below the delta's result: refused, not allocated.
+	r.MaxObjectSize = 2
+	_, _, err = r.readPacked(&pack{pack: p}, off2, 0)
+	var tl *TooLargeError
+	require.ErrorAs(t, err, &tl)
+}
