@@ -97,9 +97,9 @@ func writeBatchState(path string, st *BatchState) error {
 	return nil
 }
 
-// runBatch is RunFiles' batch mode. It returns (nil, nil) after writing the
+// RunBatch is RunFiles' batch mode over pairs (cachePath is the file of opt.Cache, whose state file keeps a submitted batch). It returns (nil, nil) after writing the
 // requests (RequestsOut).
-func runBatch(ctx context.Context, pairs []Pair, opt Options, cachePath string, bo *BatchOptions, logf func(string, ...any)) (*Result, error) {
+func RunBatch(ctx context.Context, pairs []Pair, opt Options, cachePath string, bo *BatchOptions, logf func(string, ...any)) (*Result, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}

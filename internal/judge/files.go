@@ -96,7 +96,7 @@ func RunFiles(ctx context.Context, f Files, o FileOptions) (res *Result, err err
 			len(pairs), len(runs), o.K, opt.Repeat, opt.Cache.Loaded())
 	}
 	if o.Batch != nil {
-		res, err = runBatch(ctx, pairs, opt, f.Cache, o.Batch, o.Logf)
+		res, err = RunBatch(ctx, pairs, opt, f.Cache, o.Batch, o.Logf)
 	} else {
 		res, err = Run(ctx, pairs, opt)
 	}
