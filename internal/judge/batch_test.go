@@ -265,10 +265,10 @@ func TestBatchAPINothingToSubmit(t *testing.T) {
 }
 
 // The requests writer holds one request at a time: writing 1M requests
-// (RETRIEVAL_GATE_HEAVY_TESTS=1; 100k otherwise) grows the heap by far less
+// (RETRIEVAL_GATE_HEAVY_TESTS=1; 20k otherwise) grows the heap by far less
 // than the file's size.
 func TestBatchRequestsStream(t *testing.T) {
-	n := 100_000
+	n := 20_000
 	if os.Getenv("RETRIEVAL_GATE_HEAVY_TESTS") == "1" {
 		n = 1_000_000
 	}
