@@ -58,8 +58,8 @@ type fakeBatch struct {
 	cancel              bool
 }
 
-// Uploads is the number of files uploaded; Batches the number created.
-func (s *Server) Uploads() int { s.mu.Lock(); defer s.mu.Unlock(); return s.nFiles }
+// Uploads is the number of files uploaded (not the output and error files).
+func (s *Server) Uploads() int { s.mu.Lock(); defer s.mu.Unlock(); return s.nUploads }
 
 // Batches is the number of batches created.
 func (s *Server) Batches() int { s.mu.Lock(); defer s.mu.Unlock(); return s.nBatches }
@@ -178,6 +178,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.nFiles++
+	s.nUploads++
 	f.id = fmt.Sprintf("file-fake%d", s.nFiles)
 	s.files[f.id] = f
 	writeJSON(w, fileObject(f))

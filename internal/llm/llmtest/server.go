@@ -71,6 +71,7 @@ type Server struct {
 	files                 map[string]*fakeFile
 	batches               map[string]*fakeBatch
 	nFiles, nBatches      int
+	nUploads              int
 }
 
 // New starts a server; Close it when done.
