@@ -154,84 +154,26 @@ func runBatchAPI(ctx context.Context, job *batchJob, cachePath string, bo *Batch
 	if cachePath == "" {
 		return nil, errors.New("--batch needs a --cache file (its state file keeps the batch id)")
 	}
-	statePath := cachePath + BatchStateSuffix
-	api := bo.API
 	st := &BatchStats{Mode: "api"}
 	start := now()
-	state, err := ReadBatchState(statePath)
-	if err != nil {
-		return nil, err
-	}
-	if state != nil {
-		if state.Model != job.opt.Model || state.PromptHash != job.opt.Prompt.Hash || state.Format != job.opt.Format {
-			return nil, fmt.Errorf("%s holds batch %s of model %q, prompt %s, answer format %s; this run is model %q, prompt %s, answer format %s: rerun with those, or delete the state file to submit a new batch",
-				statePath, state.BatchID, state.Model, state.PromptHash, state.Format, job.opt.Model, job.opt.Prompt.Hash, job.opt.Format)
-		}
-		st.Resumed = true
-		logf("resuming batch %s (from %s)", state.BatchID, statePath)
-	} else {
-		if job.nSent == 0 {
+	if job.nSent == 0 {
+		if s, err := ReadBatchState(cachePath + BatchStateSuffix); err != nil || s == nil {
+			if err != nil {
+				return nil, err
+			}
 			logf("every judgment is cached: no batch submitted")
 			return job.result(st)
 		}
-		tmp, err := os.CreateTemp(filepath.Dir(cachePath), ".batch-requests-*.jsonl")
-		if err != nil {
-			return nil, fmt.Errorf("failed to write the batch requests: %w", err)
-		}
-		defer os.Remove(tmp.Name())
-		_, err = job.write(tmp)
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return nil, fmt.Errorf("failed to write the batch requests: %w", err)
-		}
-		fileID, err := api.UploadFile(ctx, tmp.Name())
-		if err != nil {
-			return nil, fmt.Errorf("batch: uploading the requests: %w", err)
-		}
-		b, err := api.CreateBatch(ctx, fileID, map[string]string{"tool": "retrieval-gate judge"})
-		if err != nil {
-			return nil, fmt.Errorf("batch: creating the batch: %w", err)
-		}
-		state = &BatchState{Schema: BatchStateSchema, BatchID: b.ID, InputFileID: fileID, Requests: job.nSent, Model: job.opt.Model, PromptHash: job.opt.Prompt.Hash, Format: job.opt.Format}
-		if err := writeBatchState(statePath, state); err != nil {
-			return nil, err
-		}
-		logf("submitted batch %s: %d request(s) (input file %s); state in %s", b.ID, job.nSent, fileID, statePath)
 	}
-	st.BatchID, st.InputFileID = state.BatchID, state.InputFileID
-	last := ""
-	b, err := api.WaitBatch(ctx, state.BatchID, bo.Poll, func(b *llm.Batch) {
-		if b.Status != last {
-			last = b.Status
-			logf("batch %s: %s (%d/%d done, %d failed)", b.ID, b.Status, b.RequestCounts.Completed, b.RequestCounts.Total, b.RequestCounts.Failed)
-		}
-	})
+	want := BatchState{Requests: job.nSent, Model: job.opt.Model, PromptHash: job.opt.Prompt.Hash, Format: job.opt.Format}
+	sub := &BatchSubmission{API: bo.API, StatePath: cachePath + BatchStateSuffix, Poll: bo.Poll, Logf: logf, TempDir: filepath.Dir(cachePath)}
+	b, state, err := sub.Run(ctx, want, job.write, func(ctx context.Context, r io.Reader, name string) error { return job.readResults(ctx, r, name) })
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("batch %s is still running at the server; rerun to pick it up (%s): %w", state.BatchID, statePath, ctx.Err())
-		}
 		return nil, err
 	}
-	st.Status = b.Status
+	st.BatchID, st.InputFileID, st.Resumed, st.Status = state.BatchID, state.InputFileID, sub.Resumed, b.Status
 	rc := b.RequestCounts
 	st.RequestCounts = &rc
-	if b.Status == llm.BatchFailed {
-		if err := os.Remove(statePath); err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("batch %s failed: %s (state removed: a rerun submits a new batch)", b.ID, orNone(b.ErrorText()))
-	}
-	// completed, expired or cancelled: use every answer there is.
-	for _, f := range []struct{ id, what string }{{b.OutputFileID, "output"}, {b.ErrorFileID, "error"}} {
-		if f.id == "" {
-			continue
-		}
-		if err := readBatchFile(ctx, api, job, f.id, fmt.Sprintf("batch %s %s file %s", b.ID, f.what, f.id), filepath.Dir(cachePath)); err != nil {
-			return nil, err
-		}
-	}
 	st.WaitSeconds = now().Sub(start).Seconds()
 	res, err := job.result(st)
 	if err != nil {
@@ -240,13 +182,114 @@ func runBatchAPI(ctx context.Context, job *batchJob, cachePath string, bo *Batch
 	if err := job.opt.Cache.Close(); err != nil {
 		return nil, err
 	}
-	if err := os.Remove(statePath); err != nil {
+	if err := sub.Done(); err != nil {
 		return nil, err
 	}
 	if b.Status != llm.BatchCompleted {
 		logf("batch %s ended %s: %d request(s) without an answer are unjudged (a rerun submits them again)", b.ID, b.Status, st.Missing)
 	}
 	return res, nil
+}
+
+// BatchSubmission runs one batch through the Batch API with a state file:
+// judge --batch and generate --batch.
+type BatchSubmission struct {
+	API       *llm.BatchClient
+	StatePath string
+	Poll      llm.PollPolicy
+	Logf      func(string, ...any)
+	TempDir   string // where the requests and results files are kept while in use
+	Resumed   bool   // set by Run: the batch came from the state file
+}
+
+// Run submits a batch of the requests write writes (or resumes the one of the
+// state file, which must match want's model, prompt hash and answer format),
+// writes the state file, waits for the batch to end and reads its output and
+// error files with read. A failed batch is an error and its state file is
+// removed; an interrupted wait keeps it. Call Done once the answers are kept.
+func (s *BatchSubmission) Run(ctx context.Context, want BatchState, write func(io.Writer) (int64, error),
+	read func(ctx context.Context, r io.Reader, name string) error) (*llm.Batch, *BatchState, error) {
+	logf := s.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	state, err := ReadBatchState(s.StatePath)
+	if err != nil {
+		return nil, nil, err
+	}
+	if state != nil {
+		if state.Model != want.Model || state.PromptHash != want.PromptHash || state.Format != want.Format {
+			return nil, nil, fmt.Errorf("%s holds batch %s of model %q, prompt %s, answer format %s; this run is model %q, prompt %s, answer format %s: rerun with those, or delete the state file to submit a new batch",
+				s.StatePath, state.BatchID, state.Model, state.PromptHash, state.Format, want.Model, want.PromptHash, want.Format)
+		}
+		s.Resumed = true
+		logf("resuming batch %s (from %s)", state.BatchID, s.StatePath)
+	} else {
+		tmp, err := os.CreateTemp(s.TempDir, ".batch-requests-*.jsonl")
+		if err != nil {
+			return nil, nil, fmt.Errorf("failed to write the batch requests: %w", err)
+		}
+		defer os.Remove(tmp.Name())
+		n, err := write(tmp)
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("failed to write the batch requests: %w", err)
+		}
+		fileID, err := s.API.UploadFile(ctx, tmp.Name())
+		if err != nil {
+			return nil, nil, fmt.Errorf("batch: uploading the requests: %w", err)
+		}
+		b, err := s.API.CreateBatch(ctx, fileID, map[string]string{"tool": "retrieval-gate"})
+		if err != nil {
+			return nil, nil, fmt.Errorf("batch: creating the batch: %w", err)
+		}
+		st := want
+		st.Schema, st.BatchID, st.InputFileID, st.Requests = BatchStateSchema, b.ID, fileID, n
+		state = &st
+		if err := writeBatchState(s.StatePath, state); err != nil {
+			return nil, nil, err
+		}
+		logf("submitted batch %s: %d request(s) (input file %s); state in %s", b.ID, n, fileID, s.StatePath)
+	}
+	last := ""
+	b, err := s.API.WaitBatch(ctx, state.BatchID, s.Poll, func(b *llm.Batch) {
+		if b.Status != last {
+			last = b.Status
+			logf("batch %s: %s (%d/%d done, %d failed)", b.ID, b.Status, b.RequestCounts.Completed, b.RequestCounts.Total, b.RequestCounts.Failed)
+		}
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("batch %s is still running at the server; rerun to pick it up (%s): %w", state.BatchID, s.StatePath, ctx.Err())
+		}
+		return nil, nil, err
+	}
+	if b.Status == llm.BatchFailed {
+		if err := os.Remove(s.StatePath); err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, fmt.Errorf("batch %s failed: %s (state removed: a rerun submits a new batch)", b.ID, orNone(b.ErrorText()))
+	}
+	// completed, expired or cancelled: use every answer there is.
+	for _, f := range []struct{ id, what string }{{b.OutputFileID, "output"}, {b.ErrorFileID, "error"}} {
+		if f.id == "" {
+			continue
+		}
+		if err := readBatchFile(ctx, s.API, f.id, fmt.Sprintf("batch %s %s file %s", b.ID, f.what, f.id), s.TempDir, read); err != nil {
+			return nil, nil, err
+		}
+	}
+	return b, state, nil
+}
+
+// Done removes the state file: the batch's answers are kept.
+func (s *BatchSubmission) Done() error {
+	if err := os.Remove(s.StatePath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 func orNone(s string) string {
@@ -258,7 +301,7 @@ func orNone(s string) string {
 
 // readBatchFile downloads a results file to a temporary file beside the cache
 // (streamed, never whole in memory) and reads it into the job.
-func readBatchFile(ctx context.Context, api *llm.BatchClient, job *batchJob, id, name, dir string) error {
+func readBatchFile(ctx context.Context, api *llm.BatchClient, id, name, dir string, read func(ctx context.Context, r io.Reader, name string) error) error {
 	tmp, err := os.CreateTemp(dir, ".batch-results-*.jsonl")
 	if err != nil {
 		return err
@@ -278,5 +321,5 @@ func readBatchFile(ctx context.Context, api *llm.BatchClient, job *batchJob, id,
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	return job.readResults(ctx, tmp, name)
+	return read(ctx, tmp, name)
 }
