@@ -91,7 +91,7 @@ func writeBatchState(path string, st *BatchState) error {
 		err = os.Rename(tmp.Name(), path)
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("failed to write the batch state %s: %w", path, err)
 	}
 	return nil
@@ -229,7 +229,7 @@ func (s *BatchSubmission) Run(ctx context.Context, want BatchState, write func(i
 		if err != nil {
 			return nil, nil, fmt.Errorf("failed to write the batch requests: %w", err)
 		}
-		defer os.Remove(tmp.Name())
+		defer func() { _ = os.Remove(tmp.Name()) }()
 		n, err := write(tmp)
 		if cerr := tmp.Close(); err == nil {
 			err = cerr
@@ -306,7 +306,7 @@ func readBatchFile(ctx context.Context, api *llm.BatchClient, id, name, dir stri
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
+	defer func() { _ = os.Remove(tmp.Name()) }()
 	defer tmp.Close()
 	err = api.DownloadFile(ctx, id, func() (io.Writer, error) {
 		if err := tmp.Truncate(0); err != nil {

@@ -230,7 +230,7 @@ func (c *BatchClient) UploadFile(ctx context.Context, path string) (string, erro
 				err = mw.Close()
 			}
 			f.Close()
-			pw.CloseWithError(err)
+			_ = pw.CloseWithError(err)
 		}()
 		return pr, mw.FormDataContentType(), nil
 	}
@@ -241,7 +241,7 @@ func (c *BatchClient) UploadFile(ctx context.Context, path string) (string, erro
 	u := c.base + "/files"
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, body)
 	if err != nil {
-		body.Close()
+		_ = body.Close()
 		return "", err
 	}
 	req.Header.Set("Content-Type", ctype)
