@@ -75,8 +75,6 @@ type batchJob struct {
 	sent     [][]bool
 	nSent    int64
 	outcomes map[int]outcome // task index (pair*repeat+rep) -> outcome
-	tokens   [2]int64
-	noUsage  int64
 }
 
 type outcome struct {
@@ -140,7 +138,6 @@ type requestEncoder struct {
 	bw     *bufio.Writer
 	opt    Options
 	schema *llm.Schema
-	line   []byte
 }
 
 func newRequestEncoder(w io.Writer, opt Options) *requestEncoder {
