@@ -225,6 +225,10 @@ func (s *Server) advance(b *fakeBatch) {
 			b.status = "cancelled"
 		}
 	case "cancelling":
+		if b.total == 0 && !s.validate(b) {
+			b.status = "failed"
+			return
+		}
 		if b.output == "" && b.errors == "" {
 			s.process(b)
 		}
