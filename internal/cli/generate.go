@@ -38,7 +38,7 @@ type generateOptions struct {
 
 // newGenerateOptions are generate's defaults (its flags' and evaluate's stage's).
 func newGenerateOptions() *generateOptions {
-	return &generateOptions{perLocale: 20, seed: 1, questions: 2, keywords: 1, llm: llmFlags{concurrency: 4}, format: judge.FormatJSON, jaccard: 0.8}
+	return &generateOptions{perLocale: 20, seed: 1, questions: 2, keywords: 1, llm: llmFlags{concurrency: 4}, format: judge.FormatJSON, jaccard: 0.8, batchPoll: llm.DefaultPoll.Initial}
 }
 
 func (c *GenerateCommand) parse(env *Env, args []string) (*generateOptions, error) {
@@ -56,7 +56,7 @@ func (c *GenerateCommand) parse(env *Env, args []string) (*generateOptions, erro
 	fs.Float64Var(&o.jaccard, "dedup-jaccard", o.jaccard, "drop a query whose token-set Jaccard similarity with a kept query of its locale is at least this")
 	fs.IntVar(&o.roundTripK, "round-trip-k", 0, "keep a query only when dense, lexical or hybrid retrieval (built-in hash embedder, memory store) ranks its source card in the top k (0: off)")
 	fs.BoolVar(&o.batch, "batch", false, "ask through the server's Batch API in one batch (resumable: the batch id is kept in OUT"+judge.BatchStateSuffix+")")
-	fs.DurationVar(&o.batchPoll, "batch-poll", llm.DefaultPoll.Initial, "first wait between two polls of a batch's status (then 1.5× longer each time, at most a minute)")
+	fs.DurationVar(&o.batchPoll, "batch-poll", o.batchPoll, "first wait between two polls of a batch's status (then 1.5× longer each time, at most a minute)")
 	src, err := parseFlags(fs, env, args, generateInputs)
 	if err != nil {
 		return nil, err
@@ -86,6 +86,9 @@ func (c *GenerateCommand) parse(env *Env, args []string) (*generateOptions, erro
 	}
 	if err := o.llm.check("generate", "generator", src); err != nil {
 		return nil, err
+	}
+	if o.batchPoll <= 0 || o.batchPoll > time.Hour {
+		return nil, src.refuse("generate", "batch-poll", "must be between 1ns and 1h")
 	}
 	return o, refuseOverwrite("generate", src, []file{{"kb", o.kb}, {"prompt", o.prompt}}, []file{{"out", o.out}})
 }
