@@ -113,32 +113,33 @@ func runBatch(ctx context.Context, cards []kbfile.Card, opt Options, bo *BatchOp
 	read := func(ctx context.Context, r io.Reader, name string) error {
 		got := map[string]*llm.Response{}
 		seen := map[string]bool{}
-		br := bufio.NewReaderSize(input.Reader(ctx, r), 1<<20)
-		for n := 1; ; n++ {
-			line, err := br.ReadBytes('\n')
-			if len(line) > judge.MaxResultLine {
-				return input.Errorf(name, n, "line longer than %d bytes: not a batch output line", judge.MaxResultLine)
+		sc := bufio.NewScanner(input.Reader(ctx, r))
+		sc.Buffer(make([]byte, 0, 64<<10), judge.MaxResultLine)
+		n := 0
+		for sc.Scan() {
+			n++
+			t := bytes.TrimSpace(sc.Bytes())
+			if len(t) == 0 {
+				continue
 			}
-			if t := bytes.TrimSpace(line); len(t) > 0 {
-				res, perr := judge.ParseBatchResult(t)
-				if perr != nil {
-					return input.Errorf(name, n, "%v", perr)
-				}
-				if !ba.sent[res.CustomID] {
-					return input.Errorf(name, n, "unknown custom_id %q: no request of this batch has it", res.CustomID)
-				}
-				if seen[res.CustomID] || ba.answers[res.CustomID] != nil {
-					return input.Errorf(name, n, "custom_id %q answered twice", res.CustomID)
-				}
-				seen[res.CustomID] = true
-				got[res.CustomID] = res.Completion
+			res, perr := judge.ParseBatchResult(t)
+			if perr != nil {
+				return input.Errorf(name, n, "%v", perr)
 			}
-			if errors.Is(err, io.EOF) {
-				break
+			if !ba.sent[res.CustomID] {
+				return input.Errorf(name, n, "unknown custom_id %q: no request of this batch has it", res.CustomID)
 			}
-			if err != nil {
-				return err
+			if seen[res.CustomID] || ba.answers[res.CustomID] != nil {
+				return input.Errorf(name, n, "custom_id %q answered twice", res.CustomID)
 			}
+			seen[res.CustomID] = true
+			got[res.CustomID] = res.Completion
+		}
+		if err := sc.Err(); err != nil {
+			if errors.Is(err, bufio.ErrTooLong) {
+				return input.Errorf(name, n+1, "line longer than %d bytes: not a batch output line", judge.MaxResultLine)
+			}
+			return err
 		}
 		for id, r := range got {
 			if r != nil {
