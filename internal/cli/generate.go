@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 )
 
 // GenerateCommand is `retrieval-gate generate`: write evaluation cases from
@@ -27,6 +29,8 @@ type generateOptions struct {
 	seed                uint64
 	questions, keywords int
 	llm                 llmFlags
+	batch               bool
+	batchPoll           time.Duration
 	prompt, format      string
 	jaccard             float64
 	roundTripK          int
@@ -34,7 +38,7 @@ type generateOptions struct {
 
 // newGenerateOptions are generate's defaults (its flags' and evaluate's stage's).
 func newGenerateOptions() *generateOptions {
-	return &generateOptions{perLocale: 20, seed: 1, questions: 2, keywords: 1, llm: llmFlags{concurrency: 4}, format: judge.FormatJSON, jaccard: 0.8}
+	return &generateOptions{perLocale: 20, seed: 1, questions: 2, keywords: 1, llm: llmFlags{concurrency: 4}, format: judge.FormatJSON, jaccard: 0.8, batchPoll: llm.DefaultPoll.Initial}
 }
 
 func (c *GenerateCommand) parse(env *Env, args []string) (*generateOptions, error) {
@@ -51,6 +55,8 @@ func (c *GenerateCommand) parse(env *Env, args []string) (*generateOptions, erro
 	fs.StringVar(&o.format, "answer-format", o.format, "json: structured output, text when the server rejects it; text: \"question: ...\" and \"keyword: ...\" lines")
 	fs.Float64Var(&o.jaccard, "dedup-jaccard", o.jaccard, "drop a query whose token-set Jaccard similarity with a kept query of its locale is at least this")
 	fs.IntVar(&o.roundTripK, "round-trip-k", 0, "keep a query only when dense, lexical or hybrid retrieval (built-in hash embedder, memory store) ranks its source card in the top k (0: off)")
+	fs.BoolVar(&o.batch, "batch", false, "ask through the server's Batch API in one batch (resumable: the batch id is kept in OUT"+judge.BatchStateSuffix+")")
+	fs.DurationVar(&o.batchPoll, "batch-poll", o.batchPoll, "first wait between two polls of a batch's status (then 1.5× longer each time, at most a minute)")
 	src, err := parseFlags(fs, env, args, generateInputs)
 	if err != nil {
 		return nil, err
@@ -80,6 +86,9 @@ func (c *GenerateCommand) parse(env *Env, args []string) (*generateOptions, erro
 	}
 	if err := o.llm.check("generate", "generator", src); err != nil {
 		return nil, err
+	}
+	if o.batchPoll <= 0 || o.batchPoll > time.Hour {
+		return nil, src.refuse("generate", "batch-poll", "must be between 1ns and 1h")
 	}
 	return o, refuseOverwrite("generate", src, []file{{"kb", o.kb}, {"prompt", o.prompt}}, []file{{"out", o.out}})
 }
@@ -126,9 +135,18 @@ func runGenerate(ctx context.Context, f *Factory, o *generateOptions) error {
 	if err != nil {
 		return usagef("generate: %v", err)
 	}
+	var bo *generate.BatchOptions
+	if o.batch {
+		api, err := llm.NewBatchClient(llm.Config{URL: o.llm.url, APIKey: llm.APIKey(env.Getenv)})
+		if err != nil {
+			return usagef("generate: %v", err)
+		}
+		bo = &generate.BatchOptions{API: api, StatePath: o.out + judge.BatchStateSuffix, MaxRequests: o.llm.maxRequests,
+			Poll: llm.PollPolicy{Initial: o.batchPoll, Max: max(o.batchPoll, time.Minute)}}
+	}
 	var prog *progress
 	res, err := generate.RunFiles(ctx, generate.Files{KB: o.kb, Prompt: o.prompt, Out: out, OutName: o.out}, generate.FileOptions{
-		PerLocale: o.perLocale, Seed: o.seed, RoundTripK: o.roundTripK,
+		PerLocale: o.perLocale, Seed: o.seed, RoundTripK: o.roundTripK, Batch: bo,
 		Logf: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "generate: "+format+"\n", args...) },
 		Options: generate.Options{Client: client, Model: o.llm.model, Format: o.format, Questions: o.questions, Keywords: o.keywords,
 			Workers: o.llm.concurrency, Jaccard: o.jaccard, Progress: func(done, total int) {
@@ -149,6 +167,13 @@ func runGenerate(ctx context.Context, f *Factory, o *generateOptions) error {
 	}
 	w := env.Stdout
 	fmt.Fprintf(w, "generate: %d document(s), %d request(s), tokens %d prompt, %d completion\n", res.Documents, res.Requests, res.PromptTokens, res.CompletionTokens)
+	if res.BatchID != "" {
+		resumed := ""
+		if res.BatchResumed {
+			resumed = " (resumed)"
+		}
+		fmt.Fprintf(w, "generate: batch %s%s %s\n", format.SanitizeText(res.BatchID), resumed, format.SanitizeText(res.BatchStatus))
+	}
 	if res.FellBack {
 		fmt.Fprintln(w, "generate: the server rejected response_format json_schema; answers were read as text lines")
 	}

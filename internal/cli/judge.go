@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
@@ -76,6 +77,10 @@ type judgeOptions struct {
 	price              *judge.Price
 	qrelsOut, jsonlOut string
 	jsonOut            string
+	// Batch modes (at most one): the Batch API, write the requests, read results.
+	batch             bool
+	batchOut, batchIn string
+	batchPoll         time.Duration
 }
 
 // parsePrice reads --price-per-1k: "P" (prompt and completion) or "P,C".
@@ -97,7 +102,7 @@ func parsePrice(v string) (*judge.Price, error) {
 
 // newJudgeOptions are judge's defaults (its flags' and evaluate's stage's).
 func newJudgeOptions() *judgeOptions {
-	return &judgeOptions{k: 10, repeat: 1, llm: llmFlags{concurrency: 4}, format: judge.FormatJSON, cache: DefaultJudgeCache}
+	return &judgeOptions{k: 10, repeat: 1, llm: llmFlags{concurrency: 4}, format: judge.FormatJSON, cache: DefaultJudgeCache, batchPoll: llm.DefaultPoll.Initial}
 }
 
 func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
@@ -116,6 +121,10 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 	fs.StringVar(&o.qrelsOut, "qrels", "", "write the labels as TREC qrels \"qid 0 docid rel\" to `FILE`")
 	fs.StringVar(&o.jsonlOut, "judgments", "", "write the labels as JSONL (with reason, model, prompt version and hash) to `FILE`")
 	fs.StringVar(&o.jsonOut, "json", "", "write the report (retrieval-gate/judge@1: counts, tokens, cost, self-agreement) to `FILE`")
+	fs.BoolVar(&o.batch, "batch", false, "judge through the server's Batch API (upload, create, poll, download; resumable: the batch id is kept in CACHE"+judge.BatchStateSuffix+")")
+	fs.StringVar(&o.batchOut, "batch-out", "", "write the Batch API requests JSONL of the judgments not cached to `FILE` and exit (for any batch engine)")
+	fs.StringVar(&o.batchIn, "batch-in", "", "read a results `FILE` in the Batch API's output format (e.g. from vllm run-batch) instead of asking a server")
+	fs.DurationVar(&o.batchPoll, "batch-poll", o.batchPoll, "first wait between two polls of a batch's status (then 1.5× longer each time, at most a minute)")
 	src, err := parseFlags(fs, env, args, judgeInputs)
 	if err != nil {
 		return nil, err
@@ -128,7 +137,11 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 		return nil, usagef("judge: --run NAME=FILE is required (repeat it for each strategy)")
 	case o.kb == "":
 		return nil, usagef("judge: --kb is required")
-	case o.qrelsOut == "" && o.jsonlOut == "":
+	case o.batchOut != "" && (o.batch || o.batchIn != ""), o.batch && o.batchIn != "":
+		return nil, usagef("judge: --batch, --batch-out and --batch-in are exclusive")
+	case o.batchOut != "" && (o.qrelsOut != "" || o.jsonlOut != "" || o.jsonOut != ""):
+		return nil, usagef("judge: --batch-out writes only the requests; judge --batch-in RESULTS writes the labels")
+	case o.batchOut == "" && o.qrelsOut == "" && o.jsonlOut == "":
 		return nil, usagef("judge: give --qrels FILE and/or --judgments FILE for the labels")
 	case o.k < 1 || o.k > 1000:
 		return nil, src.refuse("judge", "k", "must be between 1 and 1000")
@@ -137,18 +150,29 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 	case o.format != judge.FormatJSON && o.format != judge.FormatText:
 		return nil, src.refuse("judge", "answer-format", "must be json or text")
 	}
-	if err := o.llm.check("judge", "judge", src); err != nil {
+	if o.batchPoll <= 0 || o.batchPoll > time.Hour {
+		return nil, src.refuse("judge", "batch-poll", "must be between 1ns and 1h")
+	}
+	if o.batchOut != "" || o.batchIn != "" {
+		// No server: the model name is still part of the requests and the cache key.
+		if o.llm.maxRequests < 0 {
+			return nil, src.refuse("judge", "max-requests", "must be 0 (no limit) or more")
+		}
+	} else if err := o.llm.check("judge", "judge", src); err != nil {
 		return nil, err
 	}
 	if o.cache == "none" {
 		o.cache = ""
 	}
-	inputs := []file{{"kb", o.kb}, {"queries", o.queries}, {"prompt", o.prompt}}
+	if o.batch && o.cache == "" {
+		return nil, usagef("judge: --batch needs a --cache file: the batch id is kept beside it (CACHE%s) for a rerun to resume", judge.BatchStateSuffix)
+	}
+	inputs := []file{{"kb", o.kb}, {"queries", o.queries}, {"prompt", o.prompt}, {"batch-in", o.batchIn}}
 	for _, r := range o.runs.files {
 		inputs = append(inputs, file{"run", r})
 	}
 	// The cache is appended to: an output, checked against every input.
-	return o, refuseOverwrite("judge", src, inputs, []file{{"cache", o.cache}, {"qrels", o.qrelsOut}, {"judgments", o.jsonlOut}, {"json", o.jsonOut}})
+	return o, refuseOverwrite("judge", src, inputs, []file{{"cache", o.cache}, {"qrels", o.qrelsOut}, {"judgments", o.jsonlOut}, {"json", o.jsonOut}, {"batch-out", o.batchOut}})
 }
 
 // judgeInputs are judge's Action inputs (`run` holds one NAME=FILE per line);
@@ -180,7 +204,7 @@ func (c *JudgeCommand) exec(ctx context.Context, f *Factory, o *judgeOptions) (*
 		return nil, err
 	}
 	// Inside Actions: the paths of the labels and the report as step outputs.
-	f.Publisher().Publish(ctx, pathOutputs(map[string]string{"qrels": o.qrelsOut, "judgments": o.jsonlOut, "json": o.jsonOut}))
+	f.Publisher().Publish(ctx, pathOutputs(map[string]string{"qrels": o.qrelsOut, "judgments": o.jsonlOut, "json": o.jsonOut, "batch-out": o.batchOut}))
 	return res, nil
 }
 
@@ -191,22 +215,41 @@ func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, 
 	// read). The cache is not one of them: it keeps every judgment made.
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
-	ws, err := addOutputs(outs, o.qrelsOut, o.jsonlOut, o.jsonOut)
+	ws, err := addOutputs(outs, o.qrelsOut, o.jsonlOut, o.jsonOut, o.batchOut)
 	if err != nil {
 		return nil, err
 	}
-	client, err := o.llm.client(env)
-	if err != nil {
-		return nil, usagef("judge: %v", err)
+	var client *llm.Client
+	var bo *judge.BatchOptions
+	switch {
+	case o.batchOut != "":
+		bo = &judge.BatchOptions{RequestsOut: ws[3], MaxRequests: o.llm.maxRequests}
+	case o.batchIn != "":
+		bo = &judge.BatchOptions{ResultsIn: o.batchIn, MaxRequests: o.llm.maxRequests}
+	default:
+		if client, err = o.llm.client(env); err != nil {
+			return nil, usagef("judge: %v", err)
+		}
+		if o.batch {
+			api, err := llm.NewBatchClient(llm.Config{URL: o.llm.url, APIKey: llm.APIKey(env.Getenv)})
+			if err != nil {
+				return nil, usagef("judge: %v", err)
+			}
+			bo = &judge.BatchOptions{API: api, MaxRequests: o.llm.maxRequests, Poll: llm.PollPolicy{Initial: o.batchPoll, Max: max(o.batchPoll, time.Minute)}}
+		}
 	}
 	files := judge.Files{KB: o.kb, Queries: o.queries, Prompt: o.prompt, Cache: o.cache}
 	for i, name := range o.runs.names {
 		files.Runs = append(files.Runs, judge.RunFile{Name: name, Path: o.runs.files[i]})
 	}
 	var prog *progress
-	res, err := judge.RunFiles(ctx, files, judge.FileOptions{K: o.k,
+	var opts judge.Options
+	if client != nil {
+		opts.Client = client
+	}
+	res, err := judge.RunFiles(ctx, files, judge.FileOptions{K: o.k, Batch: bo,
 		Logf: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "judge: "+format+"\n", args...) },
-		Options: judge.Options{Client: client, Model: o.llm.model, Format: o.format, Repeat: o.repeat, Workers: o.llm.concurrency,
+		Options: judge.Options{Client: opts.Client, Model: o.llm.model, Format: o.format, Repeat: o.repeat, Workers: o.llm.concurrency,
 			Progress: func(done, total int) {
 				if prog == nil {
 					prog = newProgress(f, "judge: judging", total)
@@ -220,12 +263,18 @@ func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, 
 	if err != nil {
 		return nil, err
 	}
+	if o.batchOut != "" {
+		if err := outs.Commit(); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
 	sum := judge.Summarize(res, o.price)
 	meta := judge.ReportMeta{Runs: o.runs.names, K: o.k, Price: o.price}
 	if err := render(ws,
 		func(w io.Writer) error { return judge.WriteTREC(w, res) },
 		func(w io.Writer) error { return judge.WriteJSONL(w, res) },
-		func(w io.Writer) error { return judge.WriteReport(w, res, sum, meta) }); err != nil {
+		func(w io.Writer) error { return judge.WriteReport(w, res, sum, meta) }, nil); err != nil {
 		return nil, err
 	}
 	if err := outs.Commit(); err != nil {
@@ -265,6 +314,20 @@ func printJudgeSummary(w io.Writer, res *judge.Result, s *judge.Summary) {
 		fmt.Fprintf(w, "; estimated cost %s", fmtFloat(s.EstimatedCost))
 	}
 	fmt.Fprintln(w)
+	if b := res.Batch; b != nil {
+		id := ""
+		if b.BatchID != "" {
+			id = " " + format.SanitizeText(b.BatchID)
+			if b.Resumed {
+				id += " (resumed)"
+			}
+		}
+		fmt.Fprintf(w, "judge: batch (%s)%s%s: %d request(s) submitted, %d answered, %d failed, %d without an answer; %d new judgment(s), %d from the cache\n",
+			b.Mode, id, statusText(b.Status), b.Submitted, b.Answered, b.Failed, b.Missing, b.New, b.Cached)
+		if b.Mode == "api" {
+			fmt.Fprintf(w, "judge: batch wall time %s s, %s new judgment(s) per second\n", strconv.FormatFloat(b.WaitSeconds, 'f', 1, 64), fmtRate(b.PairsPerSecond))
+		}
+	}
 	for _, a := range s.SelfAgreement {
 		ci := "undefined"
 		if a.CI95 != nil {
@@ -273,4 +336,18 @@ func printJudgeSummary(w io.Writer, res *judge.Result, s *judge.Summary) {
 		fmt.Fprintf(w, "judge: self-agreement, repeats %d and %d: n %d, exact agreement %s, weighted kappa (quadratic) %s, 95%% CI %s, %d pair(s) differ\n",
 			a.Repeats[0], a.Repeats[1], a.N, fmtFloat(a.Agreement), fmtFloat(a.WeightedKappa), ci, a.Differing)
 	}
+}
+
+func statusText(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ", " + format.SanitizeText(s)
+}
+
+func fmtRate(v *float64) string {
+	if v == nil {
+		return "undefined"
+	}
+	return strconv.FormatFloat(*v, 'f', 1, 64)
 }

@@ -32,6 +32,9 @@ type FileOptions struct {
 	RoundTripK int
 	// Logf, when set, receives the run's log lines, without a trailing newline.
 	Logf func(format string, args ...any)
+	// Batch, when set, asks through the Batch API (one batch) instead of one
+	// request per card.
+	Batch *BatchOptions
 	Options
 }
 
@@ -64,7 +67,12 @@ func RunFiles(ctx context.Context, f Files, o FileOptions) (*FileResult, error) 
 	if o.Logf != nil {
 		o.Logf("%d document(s) sampled (up to %d per locale, seed %d)", len(cards), o.PerLocale, o.Seed)
 	}
-	res, err := Run(ctx, cards, opt)
+	var res *Result
+	if o.Batch != nil {
+		res, err = runBatch(ctx, cards, opt, o.Batch, o.Logf)
+	} else {
+		res, err = Run(ctx, cards, opt)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -158,6 +158,10 @@ type Result struct {
 	Requests                         int64
 	PromptTokens, CompletionTokens   int64
 	FellBack                         bool
+	// BatchID and BatchStatus are the batch's (generate --batch); BatchResumed
+	// says it was picked up from the state file.
+	BatchID, BatchStatus string
+	BatchResumed         bool
 }
 
 // Run asks for queries about every card, in parallel, and returns them in card
@@ -220,6 +224,10 @@ func Run(ctx context.Context, cards []kbfile.Card, opt Options) (*Result, error)
 					}
 					if errors.Is(err, llm.ErrBudget) {
 						a.budget = true
+						break
+					}
+					if errors.Is(err, errNotAnswered) {
+						a.failed = true
 						break
 					}
 					if err != nil {

@@ -32,12 +32,16 @@ type FileOptions struct {
 	K int // pool depth: the top K of each run per query
 	// Logf, when set, receives the run's log lines, without a trailing newline.
 	Logf func(format string, args ...any)
+	// Batch, when set, judges through a batch (BatchOptions) instead of one
+	// request per judgment.
+	Batch *BatchOptions
 	Options
 }
 
 // RunFiles is the judge command's pipeline: it loads the KB, the prompt and the
 // runs, pools their top K per query, opens the cache and judges the pool (Run).
 // The cache keeps every judgment made, also when the run fails or is cancelled.
+// With o.Batch.RequestsOut it writes the requests and returns a nil Result.
 func RunFiles(ctx context.Context, f Files, o FileOptions) (res *Result, err error) {
 	kb, err := kbfile.Load(ctx, f.KB)
 	if err != nil {
@@ -91,7 +95,11 @@ func RunFiles(ctx context.Context, f Files, o FileOptions) (res *Result, err err
 		o.Logf("%d pairs from %d run(s) at k %d, %d judgment(s) each; %d cached judgment(s) loaded",
 			len(pairs), len(runs), o.K, opt.Repeat, opt.Cache.Loaded())
 	}
-	res, err = Run(ctx, pairs, opt)
+	if o.Batch != nil {
+		res, err = RunBatch(ctx, pairs, opt, f.Cache, o.Batch, o.Logf)
+	} else {
+		res, err = Run(ctx, pairs, opt)
+	}
 	if cerr := opt.Cache.Close(); err == nil && cerr != nil {
 		err = cerr
 	}

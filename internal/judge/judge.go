@@ -59,6 +59,8 @@ type Result struct {
 	Requests, Cached, BadAnswerRetries int64
 	PromptTokens, CompletionTokens     int64
 	ResponsesWithoutUsage              int64
+	// Batch is set by a batch run (--batch, --batch-in).
+	Batch *BatchStats
 }
 
 // correction is the follow-up message after an unreadable answer.

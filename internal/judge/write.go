@@ -112,6 +112,9 @@ type reportJSON struct {
 	EstimatedCost *float64    `json:"estimated_cost"`
 	SelfAgreement []Agreement `json:"self_agreement"`
 	Flickering    int         `json:"flickering_pairs"`
+	// Batch is present after a batch run (--batch, --batch-in): its counts,
+	// new vs cached judgments and throughput.
+	Batch *BatchStats `json:"batch,omitempty"`
 }
 
 // MarshalJSON keys of Price.
@@ -148,6 +151,7 @@ func WriteReport(w io.Writer, res *Result, s *Summary, meta ReportMeta) error {
 		r.SelfAgreement = []Agreement{}
 	}
 	r.Flickering = s.Flickering
+	r.Batch = res.Batch
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)

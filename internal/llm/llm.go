@@ -228,11 +228,7 @@ func (c *Client) Complete(ctx context.Context, r Request) (*Response, error) {
 	}
 	defer func() { <-c.sem }()
 
-	wr := wireRequest{Model: c.model, Messages: r.Messages, Temperature: 0, MaxTokens: r.MaxTokens}
-	if r.Schema != nil {
-		wr.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{Name: r.Schema.Name, Schema: r.Schema.Schema, Strict: true}}
-	}
-	body, err := json.Marshal(wr)
+	body, err := RequestBody(c.model, r)
 	if err != nil {
 		return nil, err
 	}
@@ -240,12 +236,33 @@ func (c *Client) Complete(ctx context.Context, r Request) (*Response, error) {
 	if err != nil {
 		return nil, c.clean(err)
 	}
+	out, err := ParseResponse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.url, err)
+	}
+	return out, nil
+}
+
+// RequestBody is the JSON body of one chat completion of model (omitted when
+// empty) at temperature 0: what Complete posts, and the "body" of a Batch API
+// request line.
+func RequestBody(model string, r Request) ([]byte, error) {
+	wr := wireRequest{Model: model, Messages: r.Messages, Temperature: 0, MaxTokens: r.MaxTokens}
+	if r.Schema != nil {
+		wr.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{Name: r.Schema.Name, Schema: r.Schema.Schema, Strict: true}}
+	}
+	return json.Marshal(wr)
+}
+
+// ParseResponse reads a chat-completion body (a 2xx answer, or the
+// response.body of a Batch API output line) and returns its first choice.
+func ParseResponse(data []byte) (*Response, error) {
 	var resp wireResponse
 	if err := json.Unmarshal(data, &resp); err != nil {
-		return nil, fmt.Errorf("%s: malformed chat-completions response: %w", c.url, err)
+		return nil, fmt.Errorf("malformed chat-completions response: %w", err)
 	}
 	if len(resp.Choices) == 0 {
-		return nil, fmt.Errorf("%s: chat-completions response has no choices", c.url)
+		return nil, errors.New("chat-completions response has no choices")
 	}
 	ch := resp.Choices[0]
 	out := &Response{FinishReason: ch.FinishReason, Model: resp.Model}

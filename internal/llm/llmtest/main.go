@@ -58,6 +58,9 @@ func run(args []string) int {
 	var fails statuses
 	fs.Var(&fails, "fail", "serve STATUS to the next request (repeatable)")
 	fs.BoolVar(&opt.NoSchema, "no-schema", false, "reject response_format json_schema (400)")
+	fs.IntVar(&opt.Batch.PollsPerStatus, "batch-polls", 1, "Batch API: retrievals a batch spends in each status")
+	fs.StringVar(&opt.Batch.End, "batch-end", "", "Batch API: end a batch expired, cancelled or failed")
+	fs.IntVar(&opt.Batch.Answer, "batch-answer", 0, "Batch API: requests answered before an expired or cancelled end")
 	fs.BoolVar(&opt.NoUsage, "no-usage", false, "omit usage from answers")
 	if err := fs.Parse(args); err != nil {
 		return 2

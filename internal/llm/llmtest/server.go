@@ -54,6 +54,8 @@ type Options struct {
 	NoSchema bool
 	// NoUsage omits `usage` from answers.
 	NoUsage bool
+	// Batch configures the Batch API (/v1/files, /v1/batches; see batch.go).
+	Batch BatchOptions
 }
 
 // Server is a running fake.
@@ -66,6 +68,10 @@ type Server struct {
 	mu                    sync.Mutex
 	pairs                 map[string]int // calls per (query, document), for [[flaky]] and [[flicker]]
 	fails                 []int
+	files                 map[string]*fakeFile
+	batches               map[string]*fakeBatch
+	nFiles, nBatches      int
+	nUploads              int
 }
 
 // New starts a server; Close it when done.
@@ -121,6 +127,10 @@ type request struct {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if p := r.URL.Path; p == "/v1/files" || p == "/v1/batches" || strings.HasPrefix(p, "/v1/files/") || strings.HasPrefix(p, "/v1/batches/") {
+		s.serveBatchAPI(w, r)
+		return
+	}
 	if r.URL.Path != "/v1/chat/completions" {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "", "unknown_url", "Unknown request URL: "+r.Method+" "+r.URL.Path+".")
 		return

@@ -1,0 +1,173 @@
+package generate
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
+)
+
+// BatchOptions run generate through the Batch API (generate --batch): one
+// request per sampled card (the first answer only: a batch has no correction
+// turn), submitted as one batch, resumable from StatePath.
+type BatchOptions struct {
+	API       *llm.BatchClient
+	StatePath string // the state file of the submitted batch (judge.BatchState)
+	Poll      llm.PollPolicy
+	// MaxRequests caps the requests of the batch (0: no limit); the cards
+	// beyond it are skipped over the budget, as online.
+	MaxRequests int64
+}
+
+// errNotAnswered is a request the batch did not answer (a failed or missing
+// line, or a correction turn the batch never had): the card has no queries.
+var errNotAnswered = errors.New("not answered by the batch")
+
+// batchAnswers serves Run's requests from a finished batch, by the hash of
+// the request body (the custom_id).
+type batchAnswers struct {
+	model   string
+	sent    map[string]bool
+	answers map[string]*llm.Response
+}
+
+func customID(body []byte) string {
+	h := sha256.Sum256(body)
+	return "gen-" + hex.EncodeToString(h[:16])
+}
+
+func (b *batchAnswers) Complete(_ context.Context, r llm.Request) (*llm.Response, error) {
+	body, err := llm.RequestBody(b.model, r)
+	if err != nil {
+		return nil, err
+	}
+	id := customID(body)
+	if !b.sent[id] {
+		if len(r.Messages) == 2 {
+			return nil, llm.ErrBudget
+		}
+		return nil, errNotAnswered
+	}
+	if resp := b.answers[id]; resp != nil {
+		return resp, nil
+	}
+	return nil, errNotAnswered
+}
+
+// runBatch asks for every card's queries in one batch, then runs Run on the
+// answers.
+func runBatch(ctx context.Context, cards []kbfile.Card, opt Options, bo *BatchOptions, logf func(string, ...any)) (*Result, error) {
+	if opt.Format != judge.FormatText {
+		opt.Format = judge.FormatJSON
+	}
+	ba := &batchAnswers{model: opt.Model, sent: map[string]bool{}, answers: map[string]*llm.Response{}}
+	each := func(f func(id string, body []byte) error) error {
+		var n int64
+		for _, c := range cards {
+			if bo.MaxRequests > 0 && n >= bo.MaxRequests {
+				break
+			}
+			req := llm.Request{Messages: opt.Prompt.messages(c, opt.Questions, opt.Keywords, opt.Format)}
+			if opt.Format == judge.FormatJSON {
+				req.Schema = &llm.Schema{Name: "generated_queries", Schema: schema(opt.Questions, opt.Keywords)}
+			}
+			body, err := llm.RequestBody(opt.Model, req)
+			if err != nil {
+				return err
+			}
+			if err := f(customID(body), body); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	}
+	if err := each(func(id string, _ []byte) error { ba.sent[id] = true; return nil }); err != nil {
+		return nil, err
+	}
+	write := func(w io.Writer) (int64, error) {
+		bw := bufio.NewWriter(w)
+		var n int64
+		err := each(func(id string, body []byte) error {
+			line := []byte(`{"custom_id":"` + id + `","method":"POST","url":"` + judge.BatchEndpoint + `","body":`)
+			line = append(append(line, body...), "}\n"...)
+			_, err := bw.Write(line)
+			n++
+			return err
+		})
+		if err != nil {
+			return n, err
+		}
+		return n, bw.Flush()
+	}
+	read := func(ctx context.Context, r io.Reader, name string) error {
+		got := map[string]*llm.Response{}
+		seen := map[string]bool{}
+		sc := bufio.NewScanner(input.Reader(ctx, r))
+		sc.Buffer(make([]byte, 0, 64<<10), judge.MaxResultLine)
+		n := 0
+		for sc.Scan() {
+			n++
+			t := bytes.TrimSpace(sc.Bytes())
+			if len(t) == 0 {
+				continue
+			}
+			res, perr := judge.ParseBatchResult(t)
+			if perr != nil {
+				return input.Errorf(name, n, "%v", perr)
+			}
+			if !ba.sent[res.CustomID] {
+				return input.Errorf(name, n, "unknown custom_id %q: no request of this batch has it", res.CustomID)
+			}
+			if seen[res.CustomID] || ba.answers[res.CustomID] != nil {
+				return input.Errorf(name, n, "custom_id %q answered twice", res.CustomID)
+			}
+			seen[res.CustomID] = true
+			got[res.CustomID] = res.Completion
+		}
+		if err := sc.Err(); err != nil {
+			if errors.Is(err, bufio.ErrTooLong) {
+				return input.Errorf(name, n+1, "line longer than %d bytes: not a batch output line", judge.MaxResultLine)
+			}
+			return err
+		}
+		for id, r := range got {
+			if r != nil {
+				ba.answers[id] = r
+			}
+		}
+		return nil
+	}
+	sub := &judge.BatchSubmission{API: bo.API, StatePath: bo.StatePath, Poll: bo.Poll, Logf: logf, TempDir: filepath.Dir(bo.StatePath)}
+	if err := os.MkdirAll(sub.TempDir, 0o755); err != nil { //nolint:gosec // G301: beside the output, like atomicfile's directories
+		return nil, err
+	}
+	b, _, err := sub.Run(ctx, judge.BatchState{Model: opt.Model, PromptHash: opt.Prompt.Hash, Format: opt.Format}, write, read)
+	if err != nil {
+		return nil, err
+	}
+	if logf != nil {
+		logf("batch %s %s: %d answer(s) of %d request(s)", b.ID, b.Status, len(ba.answers), len(ba.sent))
+	}
+	opt.Client = ba
+	opt.Workers = 1
+	res, err := Run(ctx, cards, opt)
+	if err != nil {
+		return nil, err
+	}
+	res.BatchID, res.BatchStatus, res.BatchResumed = b.ID, b.Status, sub.Resumed
+	if err := sub.Done(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}

@@ -1,0 +1,466 @@
+package judge
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
+)
+
+// BatchEndpoint is the url of every request line and the endpoint of a batch.
+const BatchEndpoint = "/v1/chat/completions"
+
+// Causes of an unjudged answer in batch mode (besides CauseUnparseable,
+// CauseOutOfRange and CauseBudget).
+const (
+	// CauseBatchFailed: the request's output line carries an error or a
+	// non-200 status_code (the error file's lines, a request the engine refused).
+	CauseBatchFailed = "batch_failed"
+	// CauseBatchMissing: the request was in the batch but no output or error
+	// line answers it (an expired or cancelled batch's unfinished requests).
+	CauseBatchMissing = "batch_missing"
+)
+
+// MaxResultLine bounds one line of a batch results file: a chat completion of
+// at most httpretry.MaxAnswer and its envelope.
+const MaxResultLine = httpretry.MaxAnswer + 64<<10
+
+// BatchStats are what a batch run reports: its throughput and what it
+// answered. Counts are judgments ((pair, repeat) requests).
+type BatchStats struct {
+	Mode        string `json:"mode"` // "api" (the Batch API) or "file" (--batch-in)
+	BatchID     string `json:"batch_id,omitempty"`
+	InputFileID string `json:"input_file_id,omitempty"`
+	Status      string `json:"status,omitempty"` // the batch's final status (api)
+	Resumed     bool   `json:"resumed"`          // the batch was submitted by an earlier run
+	// Submitted is the number of request lines of the batch; Answered those
+	// with a 200 chat completion, Failed those with an error, Missing those
+	// without any line.
+	Submitted int64 `json:"submitted"`
+	Answered  int64 `json:"answered"`
+	Failed    int64 `json:"failed"`
+	Missing   int64 `json:"missing"`
+	// New is the valid judgments the batch added to the cache; Cached the
+	// judgments that were in the cache before.
+	New    int64 `json:"new"`
+	Cached int64 `json:"cached"`
+	// WaitSeconds is the wall time from submission (or resumption) to the
+	// results (api: submitting, polling, downloading); PairsPerSecond is New
+	// over it (nil when either is 0).
+	WaitSeconds    float64  `json:"wait_seconds"`
+	PairsPerSecond *float64 `json:"pairs_per_second"`
+	// RequestCounts are the batch object's request_counts (api).
+	RequestCounts *llm.RequestCounts `json:"request_counts,omitempty"`
+}
+
+// batchJob is one batch over a pool: which (pair, repeat) are cached, which
+// are sent (in pool order, up to the budget), and the outcomes read back.
+type batchJob struct {
+	pairs  []Pair
+	opt    Options
+	budget int64 // request lines allowed (0: no limit)
+	// cached marks the judgments in the cache when the job was planned.
+	cached   [][]bool
+	sent     [][]bool
+	nSent    int64
+	outcomes map[int]outcome // task index (pair*repeat+rep) -> outcome
+}
+
+type outcome struct {
+	j         Judgment
+	pt, ct    int64
+	answered  bool
+	hasAnswer bool
+}
+
+func newBatchJob(pairs []Pair, opt Options, budget int64) *batchJob {
+	if opt.Repeat < 1 {
+		opt.Repeat = 1
+	}
+	if opt.Format != FormatText {
+		opt.Format = FormatJSON
+	}
+	b := &batchJob{pairs: pairs, opt: opt, budget: budget, cached: make([][]bool, len(pairs)), sent: make([][]bool, len(pairs)), outcomes: map[int]outcome{}}
+	for i, p := range pairs {
+		b.cached[i] = make([]bool, opt.Repeat)
+		b.sent[i] = make([]bool, opt.Repeat)
+		for rep := range opt.Repeat {
+			if _, ok := opt.Cache.Get(b.key(p, rep)); ok {
+				b.cached[i][rep] = true
+				continue
+			}
+			if budget > 0 && b.nSent >= budget {
+				continue
+			}
+			b.sent[i][rep] = true
+			b.nSent++
+		}
+	}
+	return b
+}
+
+func (b *batchJob) key(p Pair, rep int) string {
+	return CacheKey(b.opt.Prompt.Hash, b.opt.Model, p.Query, p.Document, rep)
+}
+
+// write writes the request lines of the job (see WriteBatchRequests).
+func (b *batchJob) write(w io.Writer) (int64, error) {
+	var n int64
+	enc := newRequestEncoder(w, b.opt)
+	for i, p := range b.pairs {
+		for rep := range b.opt.Repeat {
+			if !b.sent[i][rep] {
+				continue
+			}
+			if err := enc.encode(b.key(p, rep), p); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, enc.flush()
+}
+
+// requestEncoder writes Batch API request lines one at a time: only the line
+// being written is in memory.
+type requestEncoder struct {
+	bw     *bufio.Writer
+	opt    Options
+	schema *llm.Schema
+}
+
+func newRequestEncoder(w io.Writer, opt Options) *requestEncoder {
+	e := &requestEncoder{bw: bufio.NewWriterSize(w, 64<<10), opt: opt}
+	if opt.Format != FormatText {
+		e.schema = &llm.Schema{Name: "relevance_judgment", Schema: []byte(answerSchema)}
+	}
+	return e
+}
+
+type requestLine struct {
+	CustomID string          `json:"custom_id"`
+	Method   string          `json:"method"`
+	URL      string          `json:"url"`
+	Body     json.RawMessage `json:"body"`
+}
+
+func (e *requestEncoder) encode(customID string, p Pair) error {
+	format := FormatJSON
+	if e.schema == nil {
+		format = FormatText
+	}
+	body, err := llm.RequestBody(e.opt.Model, llm.Request{Messages: e.opt.Prompt.Messages(p.Query, p.Document, format), Schema: e.schema})
+	if err != nil {
+		return err
+	}
+	line, err := json.Marshal(requestLine{CustomID: customID, Method: "POST", URL: BatchEndpoint, Body: body})
+	if err != nil {
+		return err
+	}
+	if _, err := e.bw.Write(line); err != nil {
+		return err
+	}
+	return e.bw.WriteByte('\n')
+}
+
+func (e *requestEncoder) flush() error { return e.bw.Flush() }
+
+// WriteBatchRequests writes n Batch API request lines to w, the i-th for
+// pair(i) and repeat 0, one at a time (a streaming writer: memory does not
+// grow with n). It is the writer of WriteBatchFile and the Batch API's input,
+// exported for the memory benchmark.
+func WriteBatchRequests(w io.Writer, n int, pair func(i int) Pair, opt Options) error {
+	enc := newRequestEncoder(w, opt)
+	for i := range n {
+		p := pair(i)
+		if err := enc.encode(CacheKey(opt.Prompt.Hash, opt.Model, p.Query, p.Document, 0), p); err != nil {
+			return err
+		}
+	}
+	return enc.flush()
+}
+
+// resultLine is one line of a Batch API output or error file.
+type resultLine struct {
+	ID       string          `json:"id"`
+	CustomID *string         `json:"custom_id"`
+	Response json.RawMessage `json:"response"`
+	Error    json.RawMessage `json:"error"`
+}
+
+type resultResponse struct {
+	StatusCode *int            `json:"status_code"`
+	RequestID  string          `json:"request_id"`
+	Body       json.RawMessage `json:"body"`
+}
+
+type resultError struct {
+	Code    json.RawMessage `json:"code"`
+	Message string          `json:"message"`
+}
+
+// BatchResult is one parsed line of a results file.
+type BatchResult struct {
+	CustomID string
+	// Status is response.status_code (0 when response is null).
+	Status int
+	// Completion is the chat completion of a 200 response; nil otherwise.
+	Completion *llm.Response
+	// Err is the failure of a line without a 200 response: the line's error
+	// (code: message) or the response body's error message.
+	Err string
+}
+
+// ParseBatchResult reads one line of a Batch API output or error file:
+// {"id", "custom_id", "response": {"status_code", "request_id", "body"} or
+// null, "error": {"code", "message"} or null}. A line with a repeated key,
+// without custom_id, with neither response nor error, or whose 200 response
+// body is not a chat completion is malformed (the error says what is wrong).
+func ParseBatchResult(line []byte) (BatchResult, error) {
+	var sc jsonpos.Scanner
+	if err := sc.Check(line); err != nil {
+		var se *jsonpos.SyntaxError
+		if errors.As(err, &se) && se.Dup {
+			return BatchResult{}, errors.New(se.Describe())
+		}
+		return BatchResult{}, errors.New("not a JSON object")
+	}
+	var rl resultLine
+	if err := json.Unmarshal(line, &rl); err != nil {
+		return BatchResult{}, fmt.Errorf("not a batch output line: %v", jsonErrText(err))
+	}
+	if rl.CustomID == nil || *rl.CustomID == "" {
+		return BatchResult{}, errors.New("no custom_id")
+	}
+	r := BatchResult{CustomID: *rl.CustomID}
+	hasResp := len(rl.Response) > 0 && string(rl.Response) != "null"
+	hasErr := len(rl.Error) > 0 && string(rl.Error) != "null"
+	if !hasResp && !hasErr {
+		return BatchResult{}, errors.New("neither a response nor an error")
+	}
+	if hasErr {
+		var e resultError
+		if err := json.Unmarshal(rl.Error, &e); err != nil {
+			return BatchResult{}, fmt.Errorf("error is not {\"code\", \"message\"}: %v", jsonErrText(err))
+		}
+		r.Err = strings.TrimSpace(rawText(e.Code) + ": " + e.Message)
+		r.Err = strings.TrimPrefix(r.Err, ": ")
+	}
+	if hasResp {
+		var resp resultResponse
+		if err := json.Unmarshal(rl.Response, &resp); err != nil {
+			return BatchResult{}, fmt.Errorf("response is not {\"status_code\", \"request_id\", \"body\"}: %v", jsonErrText(err))
+		}
+		if resp.StatusCode == nil {
+			return BatchResult{}, errors.New("response has no status_code")
+		}
+		r.Status = *resp.StatusCode
+		if r.Status == 200 && !hasErr {
+			c, err := llm.ParseResponse(resp.Body)
+			if err != nil {
+				return BatchResult{}, fmt.Errorf("response.body: %v", err)
+			}
+			r.Completion = c
+		} else if r.Err == "" {
+			r.Err = "HTTP " + strconv.Itoa(r.Status)
+			var we struct {
+				Error *resultError `json:"error"`
+			}
+			if json.Unmarshal(resp.Body, &we) == nil && we.Error != nil {
+				r.Err += ": " + we.Error.Message
+			}
+		}
+	}
+	return r, nil
+}
+
+func jsonErrText(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%s is a JSON %s", te.Field, te.Value)
+	}
+	return err.Error()
+}
+
+func rawText(r json.RawMessage) string {
+	var s string
+	if json.Unmarshal(r, &s) == nil {
+		return s
+	}
+	t := strings.TrimSpace(string(r))
+	if t == "null" {
+		return ""
+	}
+	return t
+}
+
+// readResults reads a results file (output or error file, or a --batch-in
+// file) into the job's outcomes. Every line is checked before any is used: a
+// malformed line, an unknown or repeated custom_id is an *input.Error at its
+// line, and the job is left as it was.
+func (b *batchJob) readResults(ctx context.Context, r io.Reader, name string) error {
+	index := make(map[[32]byte]int, b.nSent)
+	for i, p := range b.pairs {
+		for rep := range b.opt.Repeat {
+			var k [32]byte
+			if _, err := hex.Decode(k[:], []byte(b.key(p, rep))); err != nil {
+				return err
+			}
+			index[k] = i*b.opt.Repeat + rep
+		}
+	}
+	got := map[int]outcome{}
+	br := bufio.NewReaderSize(input.Reader(ctx, r), 1<<20)
+	for n := 1; ; n++ {
+		line, err := readLine(br, name, n, MaxResultLine, "a batch output line")
+		if len(bytes.TrimSpace(line)) > 0 {
+			res, perr := ParseBatchResult(bytes.TrimSpace(line))
+			if perr != nil {
+				return input.Errorf(name, n, "%v", perr)
+			}
+			var k [32]byte
+			task, ok := -1, false
+			if len(res.CustomID) == 64 {
+				if _, herr := hex.Decode(k[:], []byte(res.CustomID)); herr == nil {
+					task, ok = index[k]
+				}
+			}
+			if !ok {
+				return input.Errorf(name, n, "unknown custom_id %s: no pair of this pool, model and prompt has it", quoteSnippet(res.CustomID))
+			}
+			if _, dup := got[task]; dup || b.outcomes[task].hasAnswer {
+				return input.Errorf(name, n, "custom_id %s answered twice", quoteSnippet(res.CustomID))
+			}
+			got[task] = b.outcome(res)
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			var ie *input.Error
+			if errors.As(err, &ie) {
+				return err
+			}
+			return fmt.Errorf("failed to read %s: %w", name, err)
+		}
+	}
+	for t, o := range got {
+		b.outcomes[t] = o
+	}
+	return nil
+}
+
+func (b *batchJob) outcome(r BatchResult) outcome {
+	o := outcome{hasAnswer: true}
+	if r.Completion == nil {
+		o.j = Judgment{Cause: CauseBatchFailed, Detail: shorten(r.Err)}
+		return o
+	}
+	o.answered = true
+	o.pt, o.ct = r.Completion.Usage.PromptTokens, r.Completion.Usage.CompletionTokens
+	if !r.Completion.HasUsage {
+		o.pt, o.ct = -1, -1
+	}
+	g, reason, err := ParseAnswer(r.Completion.Content)
+	var ae *AnswerError
+	switch {
+	case err == nil:
+		o.j = Judgment{Grade: g, Valid: true, Reason: reason}
+	case errors.As(err, &ae):
+		o.j = Judgment{Cause: ae.Cause, Detail: ae.Detail}
+	default:
+		o.j = Judgment{Cause: CauseUnparseable, Detail: err.Error()}
+	}
+	return o
+}
+
+// readLine is bufio.Reader.ReadBytes('\n') with the line capped at limit
+// bytes: a longer line is an *input.Error at line n of file.
+func readLine(br *bufio.Reader, file string, n, limit int, what string) ([]byte, error) {
+	var long []byte
+	for {
+		b, err := br.ReadSlice('\n')
+		if !errors.Is(err, bufio.ErrBufferFull) && long == nil {
+			return append([]byte(nil), b...), err
+		}
+		long = append(long, b...)
+		if len(long) > limit+1 {
+			return nil, input.Errorf(file, n, "line longer than %d bytes: not %s", limit, what)
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return long, err
+		}
+	}
+}
+
+// result puts the valid outcomes in the cache and builds the Result: cached
+// judgments, the batch's answers, and the unjudged (over budget, failed,
+// missing, unparseable) with their causes.
+func (b *batchJob) result(st *BatchStats) (*Result, error) {
+	res := &Result{Pairs: b.pairs, Grades: make([][]Judgment, len(b.pairs)), Repeat: b.opt.Repeat, Model: b.opt.Model, Prompt: b.opt.Prompt, Format: b.opt.Format}
+	st.Submitted = b.nSent
+	for i, p := range b.pairs {
+		res.Grades[i] = make([]Judgment, b.opt.Repeat)
+		for rep := range b.opt.Repeat {
+			key := b.key(p, rep)
+			if b.cached[i][rep] {
+				e, _ := b.opt.Cache.Get(key)
+				res.Grades[i][rep] = Judgment{Grade: e.Grade, Valid: true, Reason: e.Reason, Cached: true}
+				res.Cached++
+				st.Cached++
+				continue
+			}
+			if !b.sent[i][rep] {
+				res.Grades[i][rep] = Judgment{Cause: CauseBudget, Detail: "the request budget (--max-requests) was spent"}
+				continue
+			}
+			o, ok := b.outcomes[i*b.opt.Repeat+rep]
+			if !ok {
+				st.Missing++
+				res.Grades[i][rep] = Judgment{Cause: CauseBatchMissing, Detail: "no output or error line for this request (the batch ended before it; a rerun submits it again)"}
+				continue
+			}
+			if o.answered {
+				st.Answered++
+				if o.pt < 0 {
+					res.ResponsesWithoutUsage++
+				} else {
+					res.PromptTokens += o.pt
+					res.CompletionTokens += o.ct
+				}
+			} else {
+				st.Failed++
+			}
+			res.Grades[i][rep] = o.j
+			if o.j.Valid {
+				st.New++
+				e := Entry{Key: key, Grade: o.j.Grade, Reason: o.j.Reason, Model: b.opt.Model, PromptHash: b.opt.Prompt.Hash,
+					Repeat: rep, AnswerFormat: b.opt.Format, PromptTokens: max(o.pt, 0), CompletionTokens: max(o.ct, 0)}
+				if err := b.opt.Cache.Put(e); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	res.Requests = b.nSent
+	if st.WaitSeconds > 0 && st.New > 0 {
+		v := float64(st.New) / st.WaitSeconds
+		st.PairsPerSecond = &v
+	}
+	res.Batch = st
+	return res, nil
+}

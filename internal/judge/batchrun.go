@@ -1,0 +1,325 @@
+package judge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
+)
+
+// BatchOptions select a batch run of RunFiles (at most one of the modes).
+type BatchOptions struct {
+	// RequestsOut, when set, receives the Batch API requests JSONL of the
+	// judgments not in the cache (up to MaxRequests) and nothing is judged.
+	RequestsOut io.Writer
+	// ResultsIn is a results JSONL in the Batch API's output format
+	// (--batch-in): its answers fill the cache and the labels.
+	ResultsIn string
+	// API runs the batch through the Batch API of this client (--batch).
+	API *llm.BatchClient
+	// Poll is the backoff of the status polls (zero: llm.DefaultPoll).
+	Poll llm.PollPolicy
+	// MaxRequests caps the request lines of the batch (0: no limit); the
+	// judgments beyond it are unjudged with CauseBudget.
+	MaxRequests int64
+	// Now is the clock of WaitSeconds (nil: time.Now).
+	Now func() time.Time
+}
+
+// BatchStateSuffix is appended to the cache's path to name the state file of
+// a submitted batch.
+const BatchStateSuffix = ".batch.json"
+
+// BatchStateSchema names the state file's format.
+const BatchStateSchema = "retrieval-gate/judge-batch@1"
+
+// BatchState is the state file of a submitted batch: a rerun reads it and
+// waits for this batch instead of submitting another.
+type BatchState struct {
+	Schema      string `json:"schema"`
+	BatchID     string `json:"batch_id"`
+	InputFileID string `json:"input_file_id"`
+	Requests    int64  `json:"requests"`
+	Model       string `json:"model"`
+	PromptHash  string `json:"prompt_hash"`
+	Format      string `json:"answer_format"`
+}
+
+// ReadBatchState reads a state file; a missing file is (nil, nil).
+func ReadBatchState(path string) (*BatchState, error) {
+	data, err := os.ReadFile(path) //nolint:gosec // G304: the state file beside the cache
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var sc jsonpos.Scanner
+	var st BatchState
+	if sc.Check(data) != nil || json.Unmarshal(data, &st) != nil || st.Schema != BatchStateSchema || st.BatchID == "" {
+		return nil, input.Errorf(path, 1, "not a %s state file (delete it to submit a new batch)", BatchStateSchema)
+	}
+	return &st, nil
+}
+
+// writeBatchState writes st to path atomically (a temporary file renamed).
+func writeBatchState(path string, st *BatchState) error {
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("failed to write the batch state: %w", err)
+	}
+	_, err = tmp.Write(append(data, '\n'))
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("failed to write the batch state %s: %w", path, err)
+	}
+	return nil
+}
+
+// RunBatch is RunFiles' batch mode over pairs (cachePath is the file of opt.Cache, whose state file keeps a submitted batch). It returns (nil, nil) after writing the
+// requests (RequestsOut).
+func RunBatch(ctx context.Context, pairs []Pair, opt Options, cachePath string, bo *BatchOptions, logf func(string, ...any)) (*Result, error) {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	now := bo.Now
+	if now == nil {
+		now = time.Now
+	}
+	job := newBatchJob(pairs, opt, bo.MaxRequests)
+	opt = job.opt
+	switch {
+	case bo.RequestsOut != nil:
+		n, err := job.write(bo.RequestsOut)
+		if err != nil {
+			return nil, err
+		}
+		logf("%d request(s) written (%d judgment(s) cached, %d over --max-requests)", n, countTrue(job.cached), int64(len(pairs)*opt.Repeat)-n-int64(countTrue(job.cached)))
+		return nil, nil
+	case bo.ResultsIn != "":
+		f, err := input.Open(ctx, bo.ResultsIn)
+		if err != nil {
+			return nil, err
+		}
+		err = job.readResults(ctx, f, bo.ResultsIn)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		return job.result(&BatchStats{Mode: "file"})
+	case bo.API != nil:
+		return runBatchAPI(ctx, job, cachePath, bo, now, logf)
+	}
+	return nil, errors.New("no batch mode")
+}
+
+func countTrue(m [][]bool) int {
+	n := 0
+	for _, r := range m {
+		for _, v := range r {
+			if v {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// runBatchAPI submits the job's requests as one batch (or resumes the batch
+// of the state file), waits for it, reads its output and error files and
+// builds the result. The state file is removed once the answers are in the
+// cache, and when the batch failed (a rerun submits a new one).
+func runBatchAPI(ctx context.Context, job *batchJob, cachePath string, bo *BatchOptions, now func() time.Time, logf func(string, ...any)) (*Result, error) {
+	if cachePath == "" {
+		return nil, errors.New("--batch needs a --cache file (its state file keeps the batch id)")
+	}
+	st := &BatchStats{Mode: "api"}
+	start := now()
+	if job.nSent == 0 {
+		if s, err := ReadBatchState(cachePath + BatchStateSuffix); err != nil || s == nil {
+			if err != nil {
+				return nil, err
+			}
+			logf("every judgment is cached: no batch submitted")
+			return job.result(st)
+		}
+	}
+	want := BatchState{Requests: job.nSent, Model: job.opt.Model, PromptHash: job.opt.Prompt.Hash, Format: job.opt.Format}
+	sub := &BatchSubmission{API: bo.API, StatePath: cachePath + BatchStateSuffix, Poll: bo.Poll, Logf: logf, TempDir: filepath.Dir(cachePath)}
+	b, state, err := sub.Run(ctx, want, job.write, func(ctx context.Context, r io.Reader, name string) error { return job.readResults(ctx, r, name) })
+	if err != nil {
+		return nil, err
+	}
+	st.BatchID, st.InputFileID, st.Resumed, st.Status = state.BatchID, state.InputFileID, sub.Resumed, b.Status
+	rc := b.RequestCounts
+	st.RequestCounts = &rc
+	st.WaitSeconds = now().Sub(start).Seconds()
+	res, err := job.result(st)
+	if err != nil {
+		return nil, err
+	}
+	if err := job.opt.Cache.Close(); err != nil {
+		return nil, err
+	}
+	if err := sub.Done(); err != nil {
+		return nil, err
+	}
+	if b.Status != llm.BatchCompleted {
+		logf("batch %s ended %s: %d request(s) without an answer are unjudged (a rerun submits them again)", b.ID, b.Status, st.Missing)
+	}
+	return res, nil
+}
+
+// BatchSubmission runs one batch through the Batch API with a state file:
+// judge --batch and generate --batch.
+type BatchSubmission struct {
+	API       *llm.BatchClient
+	StatePath string
+	Poll      llm.PollPolicy
+	Logf      func(string, ...any)
+	TempDir   string // where the requests and results files are kept while in use
+	Resumed   bool   // set by Run: the batch came from the state file
+}
+
+// Run submits a batch of the requests write writes (or resumes the one of the
+// state file, which must match want's model, prompt hash and answer format),
+// writes the state file, waits for the batch to end and reads its output and
+// error files with read. A failed batch is an error and its state file is
+// removed; an interrupted wait keeps it. Call Done once the answers are kept.
+func (s *BatchSubmission) Run(ctx context.Context, want BatchState, write func(io.Writer) (int64, error),
+	read func(ctx context.Context, r io.Reader, name string) error) (*llm.Batch, *BatchState, error) {
+	logf := s.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	state, err := ReadBatchState(s.StatePath)
+	if err != nil {
+		return nil, nil, err
+	}
+	if state != nil {
+		if state.Model != want.Model || state.PromptHash != want.PromptHash || state.Format != want.Format {
+			return nil, nil, fmt.Errorf("%s holds batch %s of model %q, prompt %s, answer format %s; this run is model %q, prompt %s, answer format %s: rerun with those, or delete the state file to submit a new batch",
+				s.StatePath, state.BatchID, state.Model, state.PromptHash, state.Format, want.Model, want.PromptHash, want.Format)
+		}
+		s.Resumed = true
+		logf("resuming batch %s (from %s)", state.BatchID, s.StatePath)
+	} else {
+		tmp, err := os.CreateTemp(s.TempDir, ".batch-requests-*.jsonl")
+		if err != nil {
+			return nil, nil, fmt.Errorf("failed to write the batch requests: %w", err)
+		}
+		defer func() { _ = os.Remove(tmp.Name()) }()
+		n, err := write(tmp)
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("failed to write the batch requests: %w", err)
+		}
+		fileID, err := s.API.UploadFile(ctx, tmp.Name())
+		if err != nil {
+			return nil, nil, fmt.Errorf("batch: uploading the requests: %w", err)
+		}
+		b, err := s.API.CreateBatch(ctx, fileID, map[string]string{"tool": "retrieval-gate"})
+		if err != nil {
+			return nil, nil, fmt.Errorf("batch: creating the batch: %w", err)
+		}
+		st := want
+		st.Schema, st.BatchID, st.InputFileID, st.Requests = BatchStateSchema, b.ID, fileID, n
+		state = &st
+		if err := writeBatchState(s.StatePath, state); err != nil {
+			return nil, nil, err
+		}
+		logf("submitted batch %s: %d request(s) (input file %s); state in %s", b.ID, n, fileID, s.StatePath)
+	}
+	last := ""
+	b, err := s.API.WaitBatch(ctx, state.BatchID, s.Poll, func(b *llm.Batch) {
+		if b.Status != last {
+			last = b.Status
+			logf("batch %s: %s (%d/%d done, %d failed)", b.ID, b.Status, b.RequestCounts.Completed, b.RequestCounts.Total, b.RequestCounts.Failed)
+		}
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("batch %s is still running at the server; rerun to pick it up (%s): %w", state.BatchID, s.StatePath, ctx.Err())
+		}
+		return nil, nil, err
+	}
+	if b.Status == llm.BatchFailed {
+		if err := os.Remove(s.StatePath); err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, fmt.Errorf("batch %s failed: %s (state removed: a rerun submits a new batch)", b.ID, orNone(b.ErrorText()))
+	}
+	// completed, expired or cancelled: use every answer there is.
+	for _, f := range []struct{ id, what string }{{b.OutputFileID, "output"}, {b.ErrorFileID, "error"}} {
+		if f.id == "" {
+			continue
+		}
+		if err := readBatchFile(ctx, s.API, f.id, fmt.Sprintf("batch %s %s file %s", b.ID, f.what, f.id), s.TempDir, read); err != nil {
+			return nil, nil, err
+		}
+	}
+	return b, state, nil
+}
+
+// Done removes the state file: the batch's answers are kept.
+func (s *BatchSubmission) Done() error {
+	if err := os.Remove(s.StatePath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no reason given"
+	}
+	return s
+}
+
+// readBatchFile downloads a results file to a temporary file beside the cache
+// (streamed, never whole in memory) and reads it into the job.
+func readBatchFile(ctx context.Context, api *llm.BatchClient, id, name, dir string, read func(ctx context.Context, r io.Reader, name string) error) error {
+	tmp, err := os.CreateTemp(dir, ".batch-results-*.jsonl")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.Remove(tmp.Name()) }()
+	defer tmp.Close()
+	err = api.DownloadFile(ctx, id, func() (io.Writer, error) {
+		if err := tmp.Truncate(0); err != nil {
+			return nil, err
+		}
+		_, err := tmp.Seek(0, io.SeekStart)
+		return tmp, err
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	return read(ctx, tmp, name)
+}

@@ -1,0 +1,122 @@
+package llm_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
+)
+
+const batchKey = "sk-batch-0123456789abcdefghij"
+
+func requestsFile(t *testing.T, n int) string {
+	t.Helper()
+	var b strings.Builder
+	for i := range n {
+		body, err := llm.RequestBody("m", llm.Request{Messages: []llm.Message{{Role: "user", Content: "<query>q</query><document>d" + strings.Repeat("x", i) + "</document>"}}})
+		require.NoError(t, err)
+		b.WriteString(`{"custom_id":"r` + strings.Repeat("1", i+1) + `","method":"POST","url":"/v1/chat/completions","body":` + string(body) + "}\n")
+	}
+	path := filepath.Join(t.TempDir(), "requests.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	return path
+}
+
+func download(t *testing.T, c *llm.BatchClient, id string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, c.DownloadFile(context.Background(), id, func() (io.Writer, error) { buf.Reset(); return &buf, nil }))
+	return buf.String()
+}
+
+func TestBatchClientLifecycle(t *testing.T) {
+	srv := llmtest.New(llmtest.Options{APIKey: batchKey})
+	defer srv.Close()
+	c, err := llm.NewBatchClient(llm.Config{URL: srv.URL + "/v1", APIKey: batchKey})
+	require.NoError(t, err)
+	ctx := context.Background()
+	path := requestsFile(t, 3)
+	id, err := c.UploadFile(ctx, path)
+	require.NoError(t, err)
+	want, _ := os.ReadFile(path)
+	assert.Equal(t, string(want), download(t, c, id), "the multipart upload carries the file as it is")
+	b, err := c.CreateBatch(ctx, id, nil)
+	require.NoError(t, err)
+	assert.Equal(t, llm.BatchValidating, b.Status)
+	var seen []string
+	b, err = c.WaitBatch(ctx, b.ID, llm.PollPolicy{Initial: time.Millisecond, Max: time.Millisecond}, func(b *llm.Batch) { seen = append(seen, b.Status) })
+	require.NoError(t, err)
+	assert.Equal(t, []string{llm.BatchInProgress, llm.BatchFinalizing, llm.BatchCompleted}, seen)
+	assert.Equal(t, llm.RequestCounts{Total: 3, Completed: 3}, b.RequestCounts)
+	out := download(t, c, b.OutputFileID)
+	assert.Equal(t, 3, strings.Count(out, `"status_code":200`))
+	assert.Empty(t, b.ErrorFileID)
+}
+
+func TestBatchClientCancel(t *testing.T) {
+	srv := llmtest.New(llmtest.Options{Batch: llmtest.BatchOptions{PollsPerStatus: 5, Answer: 1}})
+	defer srv.Close()
+	c, err := llm.NewBatchClient(llm.Config{URL: srv.URL})
+	require.NoError(t, err)
+	ctx := context.Background()
+	id, err := c.UploadFile(ctx, requestsFile(t, 3))
+	require.NoError(t, err)
+	b, err := c.CreateBatch(ctx, id, nil)
+	require.NoError(t, err)
+	b, err = c.CancelBatch(ctx, b.ID)
+	require.NoError(t, err)
+	assert.Equal(t, llm.BatchCancelling, b.Status)
+	b, err = c.WaitBatch(ctx, b.ID, llm.PollPolicy{Initial: time.Millisecond}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, llm.BatchCancelled, b.Status)
+	assert.Equal(t, 1, strings.Count(download(t, c, b.OutputFileID), "\n"), "the partial output of a cancelled batch")
+}
+
+func TestBatchClientErrors(t *testing.T) {
+	srv := llmtest.New(llmtest.Options{APIKey: batchKey})
+	defer srv.Close()
+	c, err := llm.NewBatchClient(llm.Config{URL: srv.URL, APIKey: "sk-wrong-0123456789abcdefghij"})
+	require.NoError(t, err)
+	_, err = c.UploadFile(context.Background(), requestsFile(t, 1))
+	var ae *llm.APIError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, 401, ae.Status)
+	assert.NotContains(t, err.Error(), "sk-wrong-0123456789abcdefghij")
+	assert.NotContains(t, err.Error(), "abcdefghij")
+
+	// A failed validation: the batch's errors say why.
+	c, err = llm.NewBatchClient(llm.Config{URL: srv.URL, APIKey: batchKey})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "bad.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(`{"custom_id":"a","method":"POST","url":"/v1/embeddings","body":{}}`+"\n"), 0o644))
+	id, err := c.UploadFile(context.Background(), path)
+	require.NoError(t, err)
+	b, err := c.CreateBatch(context.Background(), id, nil)
+	require.NoError(t, err)
+	b, err = c.WaitBatch(context.Background(), b.ID, llm.PollPolicy{Initial: time.Millisecond}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, llm.BatchFailed, b.Status)
+	assert.Equal(t, "line 1: invalid_url: The URL provided for this request does not match the batch endpoint.", b.ErrorText())
+
+	// The wait stops at once when the context ends.
+	ctx, cancel := context.WithCancel(context.Background())
+	id, err = c.UploadFile(ctx, requestsFile(t, 1))
+	require.NoError(t, err)
+	b, err = c.CreateBatch(ctx, id, nil)
+	require.NoError(t, err)
+	time.AfterFunc(50*time.Millisecond, cancel)
+	start := time.Now()
+	_, err = c.WaitBatch(ctx, b.ID, llm.PollPolicy{Initial: time.Hour}, nil)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Less(t, time.Since(start), time.Second)
+}
