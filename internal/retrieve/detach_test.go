@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -14,24 +15,34 @@ import (
 // stored once for the run.
 func TestDetach(t *testing.T) {
 	line := `{"id": "card-1", "locale": "en"} {"id": "card-2", "locale": "en"}`
-	sub := func(s string) string { return s } // substrings of line, as a zero-copy reader gives
+	// Substrings of line, as a zero-copy reader gives them.
+	at := func(s string, nth int) string {
+		i := 0
+		for range nth {
+			i += strings.Index(line[i:], s) + 1
+		}
+		return line[i-1 : i-1+len(s)]
+	}
 	chunks := []chunk.Chunk{
-		{ID: "card-1#c1", ParentID: sub(line[8:14]), Locale: sub(line[28:30])},
-		{ID: "card-1#c2", ParentID: sub(line[8:14]), Locale: sub(line[28:30])},
-		{ID: "card-2#c1", ParentID: sub(line[42:48]), Locale: sub(line[62:64])},
+		{ID: "card-1#c1", ParentID: at("card-1", 1), Locale: at("en", 1)},
+		{ID: "card-1#c2", ParentID: at("card-1", 1), Locale: at("en", 1)},
+		{ID: "card-2#c1", ParentID: at("card-2", 1), Locale: at("en", 2)},
 	}
+	assert.True(t, inLine(line, chunks[2].Locale))
 	detach(chunks)
-	lo, hi := uintptr(unsafe.Pointer(unsafe.StringData(line))), uintptr(unsafe.Pointer(unsafe.StringData(line)))+uintptr(len(line))
-	inLine := func(s string) bool {
-		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
-		return p >= lo && p < hi
-	}
 	for _, c := range chunks {
-		assert.False(t, inLine(c.ParentID), c.ID)
-		assert.False(t, inLine(c.Locale), c.ID)
+		assert.False(t, inLine(line, c.ParentID), c.ID)
+		assert.False(t, inLine(line, c.Locale), c.ID)
 	}
 	assert.Equal(t, []string{"card-1", "card-1", "card-2"}, []string{chunks[0].ParentID, chunks[1].ParentID, chunks[2].ParentID})
 	assert.Equal(t, unsafe.StringData(chunks[0].ParentID), unsafe.StringData(chunks[1].ParentID))
 	assert.Equal(t, unsafe.StringData(chunks[0].Locale), unsafe.StringData(chunks[2].Locale))
 	assert.Equal(t, "en", chunks[2].Locale)
+}
+
+// inLine reports whether s's bytes lie inside line's.
+func inLine(line, s string) bool {
+	lo := uintptr(unsafe.Pointer(unsafe.StringData(line)))
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	return p >= lo && p < lo+uintptr(len(line))
 }
