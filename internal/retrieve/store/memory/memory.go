@@ -144,6 +144,7 @@ func (s *Store) AddFilled(_ context.Context, recs []store.Record, fill func(dst 
 		s.ids = append(s.ids, r.ID)
 		s.locale = append(s.locale, codes[i])
 	}
+	runtime.KeepAlive(s) // dst is s's mapping (see searchBlock)
 	return nil
 }
 
@@ -310,6 +311,9 @@ func (s *Store) searchBlock(qv []float32, filter []int32, live []bool, block []i
 	for j, q := range block {
 		out[q] = heaps[j].hits(s.ids)
 	}
+	// The rows may be a mapping that s's cleanup releases: s stays reachable
+	// until the last row has been read.
+	runtime.KeepAlive(s)
 }
 
 // normalize scales v to unit length in place; it reports false for a zero vector.
