@@ -114,22 +114,58 @@ func Build(ctx context.Context, chunks []chunk.Chunk, emb embed.Embedder, st sto
 		}
 		return ix, nil
 	}
+	// The store is sized once for every chunk when the dimension is known (the
+	// vectors are never copied to grow), and an embedder that can writes the
+	// vectors straight into the store's rows (no vector per chunk to collect).
+	rs, reserves := st.(store.Reserver)
+	filler, fills := st.(store.Filler)
+	into, _ := emb.(embed.IntoEmbedder)
+	reserved := false
+	if reserves && into != nil {
+		if err := rs.Reserve(len(chunks), into.Dim()); err != nil {
+			return nil, err
+		}
+		reserved = true
+	}
+	direct := fills && into != nil && reserved
 	for start := 0; start < len(chunks); start += IngestBatch {
 		part := chunks[start:min(start+IngestBatch, len(chunks))]
 		texts := make([]string, len(part))
-		for i, c := range part {
-			texts[i] = c.Text
-		}
-		vecs, err := emb.EmbedDocuments(ctx, texts)
-		if err != nil {
-			return nil, fmt.Errorf("failed to embed chunks: %w", err)
-		}
 		recs := make([]store.Record, len(part))
 		for i, c := range part {
-			recs[i] = store.Record{ID: c.ID, ParentID: c.ParentID, Locale: c.Locale, Text: c.Text, Vector: vecs[i]}
+			texts[i] = c.Text
+			recs[i] = store.Record{ID: c.ID, ParentID: c.ParentID, Locale: c.Locale, Text: c.Text}
 		}
-		if err := st.Add(ctx, recs); err != nil {
-			return nil, err
+		if direct {
+			var embErr error
+			err := filler.AddFilled(ctx, recs, func(dst []float32) error {
+				embErr = into.EmbedDocumentsInto(ctx, texts, dst)
+				return embErr
+			})
+			if embErr != nil {
+				return nil, fmt.Errorf("failed to embed chunks: %w", embErr)
+			}
+			if err != nil {
+				return nil, err
+			}
+		} else {
+			vecs, err := emb.EmbedDocuments(ctx, texts)
+			if err != nil {
+				return nil, fmt.Errorf("failed to embed chunks: %w", err)
+			}
+			if reserves && !reserved && len(vecs) > 0 && len(vecs[0]) > 0 {
+				// The dimension is known from the first batch.
+				if err := rs.Reserve(len(chunks)-start, len(vecs[0])); err != nil {
+					return nil, err
+				}
+				reserved = true
+			}
+			for i := range recs {
+				recs[i].Vector = vecs[i]
+			}
+			if err := st.Add(ctx, recs); err != nil {
+				return nil, err
+			}
 		}
 		if opt.Progress != nil {
 			opt.Progress(start+len(part), len(chunks))

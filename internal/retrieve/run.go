@@ -103,6 +103,11 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 	}
 	params := chunk.Params{}
 	chunks := chunk.Split(kb.Cards, params)
+	// The chunks carry every card's text: the cards are not kept beside them
+	// (half the live heap during ingest, and the collector's headroom on it).
+	nCards := kb.Len()
+	kb = nil
+	detach(chunks)
 	if len(chunks) == 0 {
 		return nil, input.Errorf(in.KB, 0, "knowledge base has no text to retrieve (every card is empty)")
 	}
@@ -114,7 +119,7 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 		}
 		opt.Reranker = rr
 	}
-	res = &RunResult{Chunks: len(chunks), Cards: kb.Len(), Strategy: o.Strategy, Store: o.Store, Embedder: o.Embedder, K: o.K}
+	res = &RunResult{Chunks: len(chunks), Cards: nCards, Strategy: o.Strategy, Store: o.Store, Embedder: o.Embedder, K: o.K}
 	var (
 		emb   embed.Embedder
 		st    store.Store
@@ -157,7 +162,7 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 		return nil, err
 	}
 	logf("%d chunks from %d cards indexed in %s (strategy %s, store %s, embedder %s)",
-		len(chunks), kb.Len(), time.Since(start).Round(time.Millisecond), res.Strategy, res.Store, res.Embedder)
+		len(chunks), nCards, time.Since(start).Round(time.Millisecond), res.Strategy, res.Store, res.Embedder)
 	if res.Cases, err = ix.runCases(ctx, in, res); err != nil {
 		return nil, err
 	}
@@ -181,6 +186,27 @@ func (o RunOptions) StoreConfig(kind store.Kind, getenv func(string) string) sto
 		cfg.CreateDatabase = o.CreateDatabase
 	}
 	return cfg
+}
+
+// detach copies the chunks' card ids and interns their locales: a card's
+// strings may share memory with the line it was read from, which would keep
+// every line of the KB alive for the run.
+func detach(chunks []chunk.Chunk) {
+	locales := map[string]string{}
+	parent := ""
+	for i := range chunks {
+		c := &chunks[i]
+		if i == 0 || c.ParentID != chunks[i-1].ParentID {
+			parent = strings.Clone(c.ParentID)
+		}
+		c.ParentID = parent
+		l, ok := locales[c.Locale]
+		if !ok {
+			l = strings.Clone(c.Locale)
+			locales[l] = l
+		}
+		c.Locale = l
+	}
 }
 
 // newEmbedder builds the embedder of o from the registry.

@@ -22,6 +22,17 @@ type Embedder interface {
 	EmbedQueries(ctx context.Context, texts []string) ([][]float32, error)
 }
 
+// IntoEmbedder is an Embedder of a known dimension that can write document
+// vectors into a caller's buffer (a store's rows) instead of allocating them.
+type IntoEmbedder interface {
+	Embedder
+	// Dim is the dimension of every vector.
+	Dim() int
+	// EmbedDocumentsInto writes the vectors of texts, row-major, into dst
+	// (len(texts)*Dim() floats): the vectors EmbedDocuments returns.
+	EmbedDocumentsInto(ctx context.Context, texts []string, dst []float32) error
+}
+
 // batchFunc embeds one batch; it must return one vector per text, in order.
 type batchFunc func(ctx context.Context, texts []string) ([][]float32, error)
 

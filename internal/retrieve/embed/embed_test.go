@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,11 +58,30 @@ func TestHashProperties(t *testing.T) {
 		}
 		doc := strings.Join(words, " ")
 		small := NewHash(3, []string{doc, "w1 w2 w3", "w5 w8"})
-		want := small.weights(doc, false)
+		want := slices.Clone(small.weightsInto(doc, false, &scratch{}))
 		for range 100 {
-			require.Equal(t, want, small.weights(doc, false))
+			require.Equal(t, want, small.weightsInto(doc, false, &scratch{}))
 		}
-		assert.Equal(t, unit(want), small.Vector(doc))
+		u := make([]float32, len(want))
+		unitInto(want, u)
+		assert.Equal(t, u, small.Vector(doc))
+	})
+	t.Run("into a buffer: the same vectors, buffers reused", func(t *testing.T) {
+		// Long, short, empty, repeated and unknown-word texts, so that a
+		// reused map, term list or accumulator that kept anything would show.
+		texts := []string{docs[0], "reset", "", docs[1] + " " + docs[0], "zzz qqq", "reset", docs[2]}
+		want, err := h.EmbedDocuments(context.Background(), texts)
+		require.NoError(t, err)
+		dst := make([]float32, len(texts)*h.Dim())
+		for i := range dst {
+			dst[i] = 7 // garbage the embedder must overwrite
+		}
+		require.NoError(t, h.EmbedDocumentsInto(context.Background(), texts, dst))
+		for i := range texts {
+			require.Equal(t, want[i], dst[i*h.Dim():(i+1)*h.Dim()], "text %d", i)
+		}
+		require.EqualError(t, h.EmbedDocumentsInto(context.Background(), texts, dst[1:]),
+			fmt.Sprintf("hash embedder: %d floats for 7 texts of dimension %d", len(dst)-1, h.Dim()))
 	})
 	t.Run("case and accents do not matter", func(t *testing.T) {
 		assert.InDelta(t, 1.0, dot(h.Vector("Sesión de PASSWORD"), h.Vector("sesion de password")), 1e-6)

@@ -78,6 +78,23 @@ func (h *Hash) EmbedQueries(ctx context.Context, texts []string) ([][]float32, e
 	return out, nil
 }
 
+// EmbedDocumentsInto writes the vectors of texts into dst (len(texts)*Dim()
+// floats, row-major), the same vectors as EmbedDocuments, reusing one set of
+// buffers for all texts instead of allocating per text.
+func (h *Hash) EmbedDocumentsInto(ctx context.Context, texts []string, dst []float32) error {
+	if len(dst) != len(texts)*h.dim {
+		return fmt.Errorf("hash embedder: %d floats for %d texts of dimension %d", len(dst), len(texts), h.dim)
+	}
+	var sc scratch
+	for i, t := range texts {
+		if i&0xff == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		unitInto(h.weightsInto(t, false, &sc), dst[i*h.dim:(i+1)*h.dim])
+	}
+	return nil
+}
+
 // IDF is the weight of term t.
 func (h *Hash) IDF(t string) float64 {
 	return math.Log(float64(h.n+1)/float64(h.df[t]+1)) + 1
@@ -87,12 +104,26 @@ func (h *Hash) IDF(t string) float64 {
 func (h *Hash) Vector(s string) []float32 { return h.vector(s, false) }
 
 func (h *Hash) vector(s string, knownOnly bool) []float32 {
-	return unit(h.weights(s, knownOnly))
+	out := make([]float32, h.dim)
+	unitInto(h.weightsInto(s, knownOnly, &scratch{}), out)
+	return out
 }
 
-// weights returns the signed, hashed term weights of s (before normalisation).
-func (h *Hash) weights(s string, knownOnly bool) []float64 {
-	tf := map[string]int{}
+// scratch holds the buffers of weightsInto, reused from text to text.
+type scratch struct {
+	tf    map[string]int
+	terms []string
+	acc   []float64
+}
+
+// weightsInto returns the signed, hashed term weights of s (before
+// normalisation) in sc.acc, valid until the next call with sc.
+func (h *Hash) weightsInto(s string, knownOnly bool, sc *scratch) []float64 {
+	if sc.tf == nil {
+		sc.tf = map[string]int{}
+	}
+	tf := sc.tf
+	clear(tf)
 	for _, t := range text.Tokens(s) {
 		if knownOnly && h.df[t] == 0 {
 			continue
@@ -101,12 +132,17 @@ func (h *Hash) weights(s string, knownOnly bool) []float64 {
 	}
 	// Terms in sorted order: when several land in one position, their float64
 	// sum must not depend on map iteration order.
-	terms := make([]string, 0, len(tf))
+	terms := sc.terms[:0]
 	for t := range tf {
 		terms = append(terms, t)
 	}
 	slices.Sort(terms)
-	acc := make([]float64, h.dim)
+	sc.terms = terms
+	if len(sc.acc) != h.dim {
+		sc.acc = make([]float64, h.dim)
+	}
+	acc := sc.acc
+	clear(acc)
 	for _, t := range terms {
 		w := (1 + math.Log(float64(tf[t]))) * h.IDF(t)
 		x := fnv64a(t)
@@ -118,21 +154,21 @@ func (h *Hash) weights(s string, knownOnly bool) []float64 {
 	return acc
 }
 
-// unit scales acc to unit length as float32 (the zero vector stays zero).
-func unit(acc []float64) []float32 {
+// unitInto writes acc scaled to unit length as float32 into out (len(acc));
+// the zero vector stays zero.
+func unitInto(acc []float64, out []float32) {
 	norm := 0.0
 	for _, v := range acc {
 		norm += float64(v * v) // the conversion forbids a fused multiply-add (same sum on every CPU)
 	}
-	out := make([]float32, len(acc))
 	if norm == 0 {
-		return out
+		clear(out)
+		return
 	}
 	inv := 1 / math.Sqrt(norm)
 	for i, v := range acc {
 		out[i] = float32(v * inv)
 	}
-	return out
 }
 
 // fnv64a is the 64-bit FNV-1a hash of s (as hash/fnv computes it).

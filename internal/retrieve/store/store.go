@@ -38,3 +38,20 @@ type Store interface {
 	// already cancelled.
 	Close(ctx context.Context) error
 }
+
+// Reserver is a Store that can size itself before an ingest whose record count
+// and dimension are known, so that its vectors are never copied to grow.
+type Reserver interface {
+	// Reserve makes room for n more records of dimension dim.
+	Reserve(n, dim int) error
+}
+
+// Filler is a Store that lets the embedder write vectors straight into its own
+// rows, so that no per-record vector is allocated and copied.
+type Filler interface {
+	// AddFilled appends recs (their Vector fields unused): fill receives
+	// len(recs)*dim zeroed floats, row-major, one row per record in order, and
+	// writes the vectors. The store's dimension must be known (Reserve or an
+	// earlier Add). When fill fails nothing is added.
+	AddFilled(ctx context.Context, recs []Record, fill func(dst []float32) error) error
+}

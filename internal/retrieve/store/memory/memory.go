@@ -1,5 +1,6 @@
 // Package memory is the embedded vector store: exact cosine search over vectors
-// kept in one contiguous []float32 (row-major, unit-normalised on Add), with
+// kept in one contiguous []float32 (row-major, unit-normalised on Add; outside
+// the Go heap where the system allows, sized once by Reserve), with
 // queries processed in blocks (each stored vector is read once per block of
 // queries, scored against 4 queries at a time) on GOMAXPROCS goroutines and a
 // bounded min-heap per query for the top k.
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -23,7 +25,8 @@ const queryBlock = 32
 // Store is the in-process index. Add must not run concurrently with Search.
 type Store struct {
 	dim     int
-	vecs    []float32 // len = n*dim
+	vecs    []float32 // len = n*dim; cap grown by grow only
+	mem     *mapping  // the mapping behind vecs, if any
 	ids     []string
 	locale  []uint16 // locale code per record
 	codes   map[string]uint16
@@ -35,7 +38,114 @@ func New(workers int) *Store {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	return &Store{codes: map[string]uint16{}, workers: workers}
+	s := &Store{codes: map[string]uint16{}, workers: workers, mem: &mapping{}}
+	// A store dropped without Close still returns its mapping.
+	runtime.AddCleanup(s, func(m *mapping) { m.release() }, s.mem)
+	return s
+}
+
+// mapping owns the memory of a mapped vector buffer.
+type mapping struct{ b []byte }
+
+func (m *mapping) release() {
+	if m.b != nil {
+		unmapVecs(m.b)
+		m.b = nil
+	}
+}
+
+// minMapped is the smallest vector buffer (in floats) kept outside the heap.
+const minMapped = 1 << 18
+
+// grow makes room for extra more floats in vecs. A buffer of at least
+// minMapped floats is mapped outside the Go heap: the collector then sizes its
+// headroom from the rest of the heap, not from the vectors, and the old buffer
+// is released at once instead of waiting for a collection.
+func (s *Store) grow(extra int) {
+	need := len(s.vecs) + extra
+	if need <= cap(s.vecs) {
+		return
+	}
+	c := cap(s.vecs)
+	newCap := max(need, c+c/4, 2*c, 1024)
+	if c >= minMapped {
+		newCap = max(need, c+c/4)
+	}
+	var b []byte
+	var v []float32
+	ok := false
+	if newCap >= minMapped {
+		b, v, ok = mapVecs(newCap)
+	}
+	if !ok {
+		v = make([]float32, newCap)
+	}
+	v = v[:len(s.vecs)]
+	copy(v, s.vecs)
+	s.vecs = v
+	s.mem.release()
+	s.mem.b = b
+}
+
+// Reserve makes room for n more records of dimension dim, so that the next n
+// records are added without copying the vectors.
+func (s *Store) Reserve(n, dim int) error {
+	if dim <= 0 || n < 0 {
+		return fmt.Errorf("cannot reserve %d records of dimension %d", n, dim)
+	}
+	if s.dim != 0 && dim != s.dim {
+		return fmt.Errorf("cannot reserve records of dimension %d, the store has %d", dim, s.dim)
+	}
+	s.dim = dim
+	s.grow(n * dim)
+	s.ids = slices.Grow(s.ids, n)
+	s.locale = slices.Grow(s.locale, n)
+	return nil
+}
+
+// code is the locale code of locale, assigned on first use.
+func (s *Store) code(locale string) (uint16, error) {
+	code, ok := s.codes[locale]
+	if !ok {
+		n := len(s.codes) + 1 // 0 is no locale
+		if n > math.MaxUint16 {
+			return 0, fmt.Errorf("too many distinct locales")
+		}
+		code = uint16(n)
+		s.codes[locale] = code
+	}
+	return code, nil
+}
+
+// AddFilled appends recs, whose vectors fill writes straight into the store's
+// rows (see store.Filler); nothing is added when fill fails.
+func (s *Store) AddFilled(_ context.Context, recs []store.Record, fill func(dst []float32) error) error {
+	if s.dim == 0 {
+		return fmt.Errorf("the store's dimension is not known (Reserve first)")
+	}
+	codes := make([]uint16, len(recs))
+	for i, r := range recs {
+		c, err := s.code(r.Locale)
+		if err != nil {
+			return err
+		}
+		codes[i] = c
+	}
+	start := len(s.vecs)
+	s.grow(len(recs) * s.dim)
+	dst := s.vecs[start : start+len(recs)*s.dim]
+	clear(dst)
+	if err := fill(dst); err != nil {
+		return err
+	}
+	s.vecs = s.vecs[:start+len(recs)*s.dim]
+	for i, r := range recs {
+		normalize(dst[i*s.dim : (i+1)*s.dim])
+		s.ids = append(s.ids, r.ID)
+		s.locale = append(s.locale, codes[i])
+	}
+	runtime.KeepAlive(s) // dst is s's mapping (see searchBlock)
+	return nil
 }
 
 func (s *Store) Name() string { return "memory" }
@@ -55,17 +165,14 @@ func (s *Store) Add(_ context.Context, recs []store.Record) error {
 		if len(r.Vector) != s.dim {
 			return fmt.Errorf("record %q has dimension %d, the store has %d", r.ID, len(r.Vector), s.dim)
 		}
-		code, ok := s.codes[r.Locale]
-		if !ok {
-			n := len(s.codes) + 1 // 0 is no locale
-			if n > math.MaxUint16 {
-				return fmt.Errorf("too many distinct locales")
-			}
-			code = uint16(n)
-			s.codes[r.Locale] = code
+		code, err := s.code(r.Locale)
+		if err != nil {
+			return err
 		}
+		s.grow(s.dim)
 		start := len(s.vecs)
-		s.vecs = append(s.vecs, r.Vector...)
+		s.vecs = s.vecs[:start+s.dim]
+		copy(s.vecs[start:], r.Vector)
 		normalize(s.vecs[start:])
 		s.ids = append(s.ids, r.ID)
 		s.locale = append(s.locale, code)
@@ -73,7 +180,12 @@ func (s *Store) Add(_ context.Context, recs []store.Record) error {
 	return nil
 }
 
-func (s *Store) Close(context.Context) error { return nil }
+// Close releases the vectors; the store is then empty.
+func (s *Store) Close(context.Context) error {
+	s.vecs, s.ids, s.locale = nil, nil, nil
+	s.mem.release()
+	return nil
+}
 
 // Search scores every record (of the query's locale) exactly. A zero query
 // vector matches nothing.
@@ -199,6 +311,9 @@ func (s *Store) searchBlock(qv []float32, filter []int32, live []bool, block []i
 	for j, q := range block {
 		out[q] = heaps[j].hits(s.ids)
 	}
+	// The rows may be a mapping that s's cleanup releases: s stays reachable
+	// until the last row has been read.
+	runtime.KeepAlive(s)
 }
 
 // normalize scales v to unit length in place; it reports false for a zero vector.

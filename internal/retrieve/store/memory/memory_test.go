@@ -162,3 +162,62 @@ func hitIDs(hs []store.Hit) []string {
 	}
 	return out
 }
+
+// TestIngestPaths: records added one Add at a time (the buffer grows, through
+// the mapped sizes), after a Reserve (no growth), or written by AddFilled give
+// bit-identical searches.
+func TestIngestPaths(t *testing.T) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(3, 4))
+	const dim = 96
+	recs := records(r, 3000, dim, []string{"en", "fr"}) // 288,000 floats: past minMapped
+	qs := []store.Query{{Vector: randVec(r, dim)}, {Vector: randVec(r, dim), Locale: "fr"}}
+
+	grown := New(2)
+	for i := range recs {
+		require.NoError(t, grown.Add(ctx, recs[i:i+1]))
+	}
+	want, err := grown.Search(ctx, qs, 7)
+	require.NoError(t, err)
+	assert.Equal(t, brute(recs, qs[0], 7)[0].ID, want[0][0].ID)
+
+	reserved := New(2)
+	require.NoError(t, reserved.Reserve(len(recs), dim))
+	c := cap(reserved.vecs)
+	require.Equal(t, len(recs)*dim, c)
+	require.NoError(t, reserved.Add(ctx, recs))
+	assert.Equal(t, c, cap(reserved.vecs), "a reserved store does not grow")
+	got, err := reserved.Search(ctx, qs, 7)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+
+	filled := New(2)
+	require.EqualError(t, filled.AddFilled(ctx, recs, nil), "the store's dimension is not known (Reserve first)")
+	require.NoError(t, filled.Reserve(len(recs), dim))
+	for start := 0; start < len(recs); start += 500 {
+		part := recs[start : start+500]
+		require.NoError(t, filled.AddFilled(ctx, part, func(dst []float32) error {
+			require.Len(t, dst, len(part)*dim)
+			for i, rec := range part {
+				copy(dst[i*dim:], rec.Vector)
+			}
+			return nil
+		}))
+		// A failing fill adds nothing.
+		require.EqualError(t, filled.AddFilled(ctx, part[:1], func(dst []float32) error {
+			dst[0] = 42
+			return fmt.Errorf("no")
+		}), "no")
+		require.Equal(t, start+500, filled.Len())
+	}
+	got, err = filled.Search(ctx, qs, 7)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+
+	require.EqualError(t, filled.Reserve(1, dim+1), fmt.Sprintf("cannot reserve records of dimension %d, the store has %d", dim+1, dim))
+	require.NoError(t, filled.Close(ctx))
+	assert.Equal(t, 0, filled.Len())
+	got, err = filled.Search(ctx, qs, 7)
+	require.NoError(t, err)
+	assert.Equal(t, [][]store.Hit{nil, nil}, got)
+}
