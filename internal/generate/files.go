@@ -56,7 +56,7 @@ func RunFiles(ctx context.Context, f Files, o FileOptions) (*FileResult, error) 
 	opt := o.Options
 	opt.Prompt = DefaultPrompt()
 	if f.Prompt != "" {
-		if opt.Prompt, err = LoadPrompt(f.Prompt); err != nil {
+		if opt.Prompt, err = LoadPrompt(ctx, f.Prompt); err != nil {
 			return nil, err
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -55,9 +54,10 @@ func DefaultPrompt() *Prompt {
 	return &Prompt{Version: DefaultPromptVersion, Hash: judge.HashText(defaultPrompt), Template: defaultPrompt}
 }
 
-// LoadPrompt reads a template; it must hold {{document}}.
-func LoadPrompt(path string) (*Prompt, error) {
-	b, err := os.ReadFile(path)
+// LoadPrompt reads a template (through input.ReadFile: a FIFO with no writer
+// stops waiting when ctx ends); it must hold {{document}}.
+func LoadPrompt(ctx context.Context, path string) (*Prompt, error) {
+	b, err := input.ReadFile(ctx, path) // a FIFO's wait ends with ctx
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the prompt: %w", err)
 	}

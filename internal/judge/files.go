@@ -50,7 +50,7 @@ func RunFiles(ctx context.Context, f Files, o FileOptions) (res *Result, err err
 	opt := o.Options
 	opt.Prompt = DefaultPrompt()
 	if f.Prompt != "" {
-		if opt.Prompt, err = LoadPrompt(f.Prompt); err != nil {
+		if opt.Prompt, err = LoadPrompt(ctx, f.Prompt); err != nil {
 			return nil, err
 		}
 	}

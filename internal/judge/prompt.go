@@ -8,12 +8,12 @@
 package judge
 
 import (
+	"context"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -49,9 +49,10 @@ type Prompt struct {
 // DefaultPrompt is the embedded, versioned prompt.
 func DefaultPrompt() *Prompt { return newPrompt(DefaultPromptVersion, defaultPrompt) }
 
-// LoadPrompt reads a template; it must hold {{query}} and {{document}}.
-func LoadPrompt(path string) (*Prompt, error) {
-	b, err := os.ReadFile(path)
+// LoadPrompt reads a template (through input.ReadFile: a FIFO with no writer
+// stops waiting when ctx ends); it must hold {{query}} and {{document}}.
+func LoadPrompt(ctx context.Context, path string) (*Prompt, error) {
+	b, err := input.ReadFile(ctx, path) // a FIFO's wait ends with ctx
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the prompt: %w", err)
 	}

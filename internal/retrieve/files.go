@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 )
 
 // Files are the files of a retrieval run: the knowledge base, the cases ("-"
@@ -28,7 +28,7 @@ func RunFiles(ctx context.Context, f Files, o RunOptions) (*RunResult, error) {
 	}
 	in := In{KB: f.KB, Cases: f.Stdin, CasesName: "stdin", Out: out, OutName: f.Out}
 	if f.Cases != "-" {
-		cf, err := os.Open(f.Cases)
+		cf, err := input.Open(ctx, f.Cases)
 		if err != nil {
 			return nil, fmt.Errorf("failed to read cases: %w", err)
 		}
