@@ -150,7 +150,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	if err != nil {
 		return err
 	}
-	defer bl.close()
+	defer closeBaseline(env, bl)
 	run, err := check.Run(ctx, in, o.options())
 	if err != nil {
 		return err
@@ -165,7 +165,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 		return err
 	}
 	if ws[1] != nil {
-		if err := writeBaselineFile(env, o, bl, run, kb, doc, ws[1]); err != nil {
+		if err := writeBaselineFile(ctx, env, o, bl, run, kb, doc, ws[1]); err != nil {
 			return err
 		}
 	}
