@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"io"
 	"time"
 
@@ -204,7 +205,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: no baseline: %s\n", cmp.Reason)
 	}
 	pub := checkPublication(res, doc, o.comment, o.jsonOut)
-	baselineOutputs(pub.Outputs, cmp)
+	publish.BaselineOutputs(pub.Outputs, cmp)
 	if trendWarning != "" {
 		pub.ActionWarnings = append(pub.ActionWarnings, trendWarning)
 	}

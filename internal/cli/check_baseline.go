@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,7 +20,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
-	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 )
 
@@ -128,24 +126,4 @@ func writeBaselineFile(ctx context.Context, env *Env, o *checkOptions, bl *check
 	}
 	return bl.WriteFile(w, run, baseline.Header{Aggregates: []byte(strings.TrimSpace(agg.String())), CasesFile: o.cases,
 		Commit: history.HeadCommit(ctx, env.Getenv), CreatedAt: check.CreatedAt(env.Getenv).UTC().Format(time.RFC3339), K: o.k, KBCards: kb.Len()})
-}
-
-// baselineOutputs adds the step outputs of a comparison: regression (pass, fail,
-// off) and the overall deltas (delta-hit, delta-recall, delta-ndcg; "" without one).
-func baselineOutputs(out map[string]string, c *baseline.Comparison) {
-	out["regression"] = string(outcome.Off)
-	for _, gm := range baseline.GateMeasures {
-		out["delta-"+strings.TrimPrefix(gm.Name, "max_drop_")] = ""
-	}
-	if c == nil {
-		return
-	}
-	out["regression"] = string(c.Regression)
-	for _, gm := range baseline.GateMeasures {
-		for _, s := range c.Overall.Stats {
-			if s.Key == gm.Key {
-				out["delta-"+strings.TrimPrefix(gm.Name, "max_drop_")] = strconv.FormatFloat(s.Delta, 'g', -1, 64)
-			}
-		}
-	}
 }
