@@ -13,8 +13,10 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
 // CheckCommand is `retrieval-gate check`: score each case, aggregate, enforce
@@ -149,7 +151,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	if err != nil {
 		return err
 	}
-	defer bl.close()
+	defer closeBaseline(env, bl)
 	run, err := check.Run(ctx, in, o.options())
 	if err != nil {
 		return err
@@ -160,11 +162,11 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	doc := checkreport.New(res)
 	doc.SetBaseline(cmp)
 	var trendWarning string
-	if doc.Trend, trendWarning, err = readTrend(ctx, f, trendSource{path: o.history, branch: o.historyBranch}, "check", o.trend.runs, checkFingerprint(o), checkTrendMeasures(doc), doc.WriteJSON); err != nil {
+	if doc.Trend, trendWarning, err = readTrend(ctx, f, trendSource{path: o.history, branch: o.historyBranch}, "check", o.trend.runs, checkFingerprint(o), trend.CheckMeasures(trendGates(doc.Gates)), doc.WriteJSON); err != nil {
 		return err
 	}
 	if ws[1] != nil {
-		if err := writeBaselineFile(env, o, bl, run, kb, doc, ws[1]); err != nil {
+		if err := writeBaselineFile(ctx, env, o, bl, run, kb, doc, ws[1]); err != nil {
 			return err
 		}
 	}
@@ -203,7 +205,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: no baseline: %s\n", cmp.Reason)
 	}
 	pub := checkPublication(res, doc, o.comment, o.jsonOut)
-	baselineOutputs(pub.Outputs, cmp)
+	publish.BaselineOutputs(pub.Outputs, cmp)
 	if trendWarning != "" {
 		pub.ActionWarnings = append(pub.ActionWarnings, trendWarning)
 	}

@@ -9,9 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,11 +17,9 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/check"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
-	"github.com/retrieval-gate/retrieval-gate/internal/github"
-	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/history"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
-	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 )
 
@@ -99,151 +94,36 @@ func (b *baselineFlags) baselineFile() string {
 	return b.path
 }
 
-// baselineInput is what check's comparison flags open for check.Run: the
-// baseline file or artifact, and the temporary body of --write-baseline.
-type baselineInput struct {
-	file  *os.File // --baseline's file
-	found *ghartifact.Found
-	body  *os.File // --write-baseline's case lines, compressed while scoring
-	env   *Env
-}
-
 // openBaseline opens --baseline (fetching it with auto) and the temporary body
 // of --write-baseline into in (nil when neither flag is given).
-func openBaseline(ctx context.Context, env *Env, o *checkOptions, in *check.In) (*baselineInput, error) {
+func openBaseline(ctx context.Context, env *Env, o *checkOptions, in *check.In) (*check.Baseline, error) {
 	b := &o.baseline
-	if b.path == "" && b.write == "" {
-		return nil, nil
-	}
-	bi := &baselineInput{env: env}
-	path := b.path
-	if path == baselineAuto {
-		path = ""
-		if env.Getenv("GITHUB_ACTIONS") != "true" {
-			in.BaselineUnavailable = "--baseline auto looks the baseline up in GitHub Actions; this is not an Actions run"
-		} else {
-			g := env.Getenv
-			api := strings.TrimSpace(g("GITHUB_API_URL"))
-			if api == "" {
-				api = github.DefaultAPIURL
-			}
-			found, u := ghartifact.Fetch(ctx, ghartifact.Deps{APIURL: api, Token: publish.Token(g),
-				Repo: g("GITHUB_REPOSITORY"), EventPath: g("GITHUB_EVENT_PATH")}, b.artifact)
-			if u != nil {
-				in.BaselineUnavailable = fmt.Sprintf("%s (%s)", u.Message, u.Reason)
-			} else {
-				bi.found, path = found, found.Path
-			}
+	spec := check.BaselineSpec{Path: b.path, Write: b.write != ""}
+	if b.path == baselineAuto {
+		found, why := ghartifact.Auto(ctx, env.Getenv, publish.Token(env.Getenv), b.artifact)
+		spec.Path, spec.Unavailable = "", why
+		if found != nil {
+			spec.Path, spec.Name, spec.Source, spec.Cleanup = found.Path, "artifact "+found.Name, found.Source(), found.Cleanup
 		}
 	}
-	if path != "" {
-		f, err := input.Open(ctx, path)
-		if err != nil {
-			bi.close()
-			return nil, fmt.Errorf("failed to read the baseline: %w", err)
-		}
-		bi.file = f
-		in.Baseline, in.BaselineName = f, path
-		if found := bi.found; found != nil {
-			in.BaselineName = "artifact " + found.Name
-			in.BaselineSource = map[string]string{
-				"artifact_id": strconv.FormatInt(found.ArtifactID, 10), "run_id": strconv.FormatInt(found.RunID, 10),
-				"head_sha": found.HeadSHA, "artifact_created_at": found.CreatedAt.UTC().Format(time.RFC3339),
-			}
-		}
-	}
-	if b.write != "" {
-		body, err := os.CreateTemp("", "retrieval-gate-baseline-body-*")
-		if err != nil {
-			bi.close()
-			return nil, fmt.Errorf("--write-baseline: %w", err)
-		}
-		os.Remove(body.Name())
-		bi.body = body
-		in.BaselineBody = body
-	}
-	return bi, nil
+	return check.OpenBaseline(ctx, spec, in)
 }
 
-// close closes the files and removes a downloaded artifact.
-func (bi *baselineInput) close() {
-	if bi == nil {
-		return
-	}
-	if bi.file != nil {
-		bi.file.Close()
-	}
-	if bi.body != nil {
-		bi.body.Close()
-	}
-	if bi.found != nil {
-		// The downloaded file is a temporary: a failure to remove it is said, not fatal.
-		if err := bi.found.Cleanup(); err != nil {
-			fmt.Fprintf(bi.env.Stderr, "retrieval-gate: warning: baseline artifact: %s\n", format.SanitizeText(err.Error()))
-		}
-		bi.found = nil
+// closeBaseline closes the baseline's files; a downloaded file that could not
+// be removed is said, not fatal.
+func closeBaseline(env *Env, bl *check.Baseline) {
+	if err := bl.Close(); err != nil {
+		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: baseline artifact: %s\n", format.SanitizeText(err.Error()))
 	}
 }
 
 // writeBaselineFile writes --write-baseline into w: the header with this run's
 // document, then the case lines compressed while scoring.
-func writeBaselineFile(env *Env, o *checkOptions, bi *baselineInput, run *check.Result, kb *kbfile.KB, doc interface{ WriteJSON(io.Writer) error }, w io.Writer) error {
+func writeBaselineFile(ctx context.Context, env *Env, o *checkOptions, bl *check.Baseline, run *check.Result, kb *kbfile.KB, doc interface{ WriteJSON(io.Writer) error }, w io.Writer) error {
 	var agg strings.Builder
 	if err := doc.WriteJSON(&agg); err != nil {
 		return err
 	}
-	h := &baseline.Header{
-		Aggregates: []byte(strings.TrimSpace(agg.String())), Cases: run.Gate.Total, CasesFile: o.cases,
-		Commit: headCommit(env), CreatedAt: createdAt(env).UTC().Format(time.RFC3339),
-		K: o.k, KBCards: kb.Len(), KBFingerprint: run.KBFingerprint,
-	}
-	if _, err := bi.body.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	return baseline.WriteFile(w, h, bi.body)
-}
-
-// headCommit is the commit the run measured: $GITHUB_SHA, else `git rev-parse
-// HEAD` in the working directory, else "".
-func headCommit(env *Env) string {
-	if s := strings.TrimSpace(env.Getenv("GITHUB_SHA")); s != "" {
-		return s
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// createdAt is $SOURCE_DATE_EPOCH when set (reproducible baseline files), else now.
-func createdAt(env *Env) time.Time {
-	if s := env.Getenv("SOURCE_DATE_EPOCH"); s != "" {
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return time.Unix(n, 0)
-		}
-	}
-	return time.Now()
-}
-
-// baselineOutputs adds the step outputs of a comparison: regression (pass, fail,
-// off) and the overall deltas (delta-hit, delta-recall, delta-ndcg; "" without one).
-func baselineOutputs(out map[string]string, c *baseline.Comparison) {
-	out["regression"] = string(outcome.Off)
-	for _, gm := range baseline.GateMeasures {
-		out["delta-"+strings.TrimPrefix(gm.Name, "max_drop_")] = ""
-	}
-	if c == nil {
-		return
-	}
-	out["regression"] = string(c.Regression)
-	for _, gm := range baseline.GateMeasures {
-		for _, s := range c.Overall.Stats {
-			if s.Key == gm.Key {
-				out["delta-"+strings.TrimPrefix(gm.Name, "max_drop_")] = strconv.FormatFloat(s.Delta, 'g', -1, 64)
-			}
-		}
-	}
+	return bl.WriteFile(w, run, baseline.Header{Aggregates: []byte(strings.TrimSpace(agg.String())), CasesFile: o.cases,
+		Commit: history.HeadCommit(ctx, env.Getenv), CreatedAt: check.CreatedAt(env.Getenv).UTC().Format(time.RFC3339), K: o.k, KBCards: kb.Len()})
 }

@@ -1,12 +1,11 @@
 package cli
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/check"
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
-	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 )
 
@@ -29,37 +28,14 @@ func (f *floorFlag) String() string {
 	return strings.Join(s, "\n")
 }
 
-func (f *floorFlag) Set(v string) error {
-	for _, line := range strings.Split(v, "\n") {
-		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		s, err := f.grammar.Parse(line)
-		if err != nil {
-			return err
-		}
-		if err := f.list.Add(s); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (f *floorFlag) Set(v string) error { return f.grammar.AddLines(&f.list, v) }
 
 // checkFloorGrammar is what check's floors may name: its registered measures
 // (metrics.CaseMeasures), over overall, type:NAME or locale:TAG.
 var checkFloorGrammar = check.FloorGrammar
 
-// compareFloorGrammar is what compare's floors may name: its registered measures
-// (metrics.QueryMeasures) over all the evaluated queries.
-var compareFloorGrammar = floor.Grammar{Measures: queryInfos()}
-
-func queryInfos() []metrics.Info {
-	out := make([]metrics.Info, len(metrics.QueryMeasures))
-	for i, m := range metrics.QueryMeasures {
-		out[i] = m.Info
-	}
-	return out
-}
+// compareFloorGrammar is what compare's floors may name.
+var compareFloorGrammar = compare.FloorGrammar
 
 // shorthand is a floor flag of its own (--min-hit, --min-recall) on the
 // overall mean of key.
@@ -84,15 +60,4 @@ func shorthandConflict(cmd string, src *sources, floors floor.List, shorthands .
 }
 
 // floorUsage is the help text of --floor for a grammar.
-func floorUsage(g floor.Grammar) string {
-	keys := make([]string, len(g.Measures))
-	for i, m := range g.Measures {
-		keys[i] = m.Key
-	}
-	groups := "@overall (the default)"
-	if g.Groups {
-		groups = "@overall (the default), @type:NAME or @locale:TAG"
-	}
-	return fmt.Sprintf("floor `MEASURE[@GROUP]=F`: the mean of MEASURE over GROUP must be at least F; repeatable. MEASURE: %s; GROUP: %s",
-		strings.Join(keys, ", "), groups)
-}
+func floorUsage(g floor.Grammar) string { return g.Usage() }

@@ -5,39 +5,21 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os/exec"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
 )
 
-// historyRecord is this run's history record: the time, the commit and branch
-// (GitHub's GITHUB_SHA and GITHUB_HEAD_REF or GITHUB_REF_NAME, else git in the
-// working directory, else empty), the fingerprint of the inputs and the
-// command's JSON document, written by doc.
+// historyRecord is this run's history record (history.NewRecord), its
+// document written by doc.
 func historyRecord(ctx context.Context, env *Env, command string, in fingerprint, doc func(io.Writer) error) (history.Record, error) {
-	fp, err := history.NewFingerprint(in.inputs, in.params)
-	if err != nil {
-		return history.Record{}, fmt.Errorf("--history: %w", err)
-	}
 	var b bytes.Buffer
 	if err := doc(&b); err != nil {
 		return history.Record{}, err
 	}
-	now, err := history.Now(env.Getenv)
-	if err != nil {
-		return history.Record{}, usagef("--history: %v", err)
-	}
-	commit, branch := env.Getenv("GITHUB_SHA"), runBranch(ctx, env)
-	if commit == "" {
-		commit = git(ctx, "rev-parse", "HEAD")
-	}
-	return history.Record{Command: command, Commit: commit, Branch: branch, Time: now.Format(time.RFC3339),
-		Fingerprint: fp, Document: b.Bytes()}, nil
+	return history.NewRecord(ctx, env.Getenv, command, in.inputs, in.params, b.Bytes())
 }
 
 // historyRun is the history of one run: the record (when --history or
@@ -70,30 +52,6 @@ func recordHistory(ctx context.Context, env *Env, path, branch, command string, 
 		}
 	}
 	return run, nil
-}
-
-// runBranch is the branch a history record names: GITHUB_HEAD_REF (pull
-// requests) or GITHUB_REF_NAME inside Actions, else git's current branch, else "".
-func runBranch(ctx context.Context, env *Env) string {
-	branch := env.Getenv("GITHUB_HEAD_REF")
-	if branch == "" {
-		branch = env.Getenv("GITHUB_REF_NAME")
-	}
-	if branch == "" {
-		branch = git(ctx, "rev-parse", "--abbrev-ref", "HEAD")
-	}
-	return branch
-}
-
-// git returns the trimmed output of a git command, or "" when it fails.
-func git(ctx context.Context, args ...string) string {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "git", args...).Output() //nolint:gosec // G204: git with an argument vector, never a shell
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // historyFile is the file --history appends to ("" when not given), for the

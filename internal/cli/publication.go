@@ -6,13 +6,9 @@ package cli
 
 import (
 	"flag"
-	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
-	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
@@ -29,18 +25,8 @@ const (
 // commentKeys are the default comment keys, one per command that comments.
 var commentKeys = map[string]string{"check": checkCommentKey, "calibrate": calibrateCommentKey, "compare": compareCommentKey, "evaluate": evaluateCommentKey}
 
-// pathOutputs is a publication of step outputs that are paths (made relative to
-// the workspace); empty paths are left out.
-func pathOutputs(paths map[string]string) publish.Publication {
-	pub := publish.Publication{Outputs: map[string]string{}}
-	for k, v := range paths {
-		if v != "" {
-			pub.Outputs[k] = v
-			pub.PathOutputs = append(pub.PathOutputs, k)
-		}
-	}
-	return pub
-}
+// pathOutputs is publish.PathOutputs.
+var pathOutputs = publish.PathOutputs
 
 // commentFlags are the flags of a command that keeps a PR comment: --comment says
 // whether the run may comment at all, --comment-mode when it does.
@@ -88,58 +74,12 @@ func (c *commentFlags) validate(cmd string, src *sources) error {
 	return nil
 }
 
-// checkPublication is what `check` publishes: the outputs of the contract (verdict,
-// n, hit, recall, ndcg, json), the integrity problems as annotations, and the
-// Markdown report (re-rendered with fewer listed cases when it must be shorter).
+// checkPublication is what `check` publishes (publish.Check), its Markdown
+// report under the comment flags' marker.
 func checkPublication(r *gate.Result, doc *checkreport.Document, c commentFlags, jsonPath string) publish.Publication {
-	outputs := map[string]string{
-		"verdict": string(r.Verdict()),
-		"n":       strconv.FormatInt(r.Overall.N, 10),
-		"hit":     metricOutput(r.Overall, metrics.KeyHit),
-		"recall":  metricOutput(r.Overall, metrics.KeyRecall),
-		"ndcg":    metricOutput(r.Overall, metrics.KeyNDCG),
-		"json":    jsonPath,
-	}
-	anns := make([]publish.Annotation, 0, min(len(r.Integrity.Problems), publish.MaxAnnotations))
-	for _, p := range r.Integrity.Problems {
-		if len(anns) == publish.MaxAnnotations {
-			break
-		}
-		anns = append(anns, publish.Annotation{
-			File:    p.File,
-			Line:    p.Line,
-			Title:   "retrieval-gate: dataset integrity",
-			Message: fmt.Sprintf("case %s: gold id %q: %s", p.CaseID, p.GoldID, p.Reason),
-		})
-	}
-	var warnings []string
-	if u := r.Integrity.Unknown; u.Entries > 0 {
-		warnings = append(warnings, staleIndexWarning(u))
-	}
-	return c.publication(publish.Publication{
-		Markdown: doc.Markdown(checkreport.MarkdownOptions{Marker: commentMarker(c.key)}),
-		Render: func(n int) string {
-			return doc.Markdown(checkreport.MarkdownOptions{Marker: commentMarker(c.key), MaxListed: n})
-		},
-		Outputs:          outputs,
-		PathOutputs:      []string{"json"},
-		Annotations:      anns,
-		AnnotationsTotal: max(r.Integrity.ProblemsTotal, int64(len(r.Integrity.Problems))),
-		Failed:           len(r.Failed()) > 0,
-		ActionWarnings:   warnings,
-	})
-}
-
-// staleIndexWarning is the ::warning:: of retrieved entries that are not cards of
-// the KB. Outside Actions the text report says it (once); inside, the annotation
-// does, and the text report leaves it out (textResult).
-func staleIndexWarning(u gate.UnknownRetrieved) string {
-	msg := fmt.Sprintf("retrieval-gate: %d retrieved %s in %d %s are not cards of the knowledge base (a stale index?)",
-		u.Entries, pluralWord(u.Entries, "entry", "entries"), u.Cases, pluralWord(u.Cases, "case", "cases"))
-	if len(u.Examples) > 0 {
-		msg += ", e.g. " + publish.Clean(strings.Join(u.Examples, ", "))
-	}
-	return msg + ". This is a warning, not a failure."
+	return c.publication(publish.Check(r, func(n int) string {
+		return doc.Markdown(checkreport.MarkdownOptions{Marker: commentMarker(c.key), MaxListed: n})
+	}, jsonPath))
 }
 
 // textResult is the result the terminal report is written from: inside Actions
@@ -153,46 +93,9 @@ func textResult(r *gate.Result, inActions bool) *gate.Result {
 	return &cp
 }
 
-func pluralWord(n int64, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-// metricOutput is a group's mean of key as a step output; "" when the group has
-// no such metric (no gold-carrying case).
-func metricOutput(g gate.Group, key string) string {
-	m, ok := g.Metric(key)
-	if !ok || g.N == 0 {
-		return ""
-	}
-	return strconv.FormatFloat(m.Mean, 'f', -1, 64)
-}
-
-// calibratePublication hands the calibration to GitHub: the Markdown for the job
-// summary and the sticky PR comment under its own key, the step outputs `verdict`
-// and `json`, and one annotation per violating label.
+// calibratePublication is what `calibrate` publishes (publish.Calibrate).
 func calibratePublication(r *calibrate.Result, md string, c commentFlags, jsonPath string) publish.Publication {
-	var anns []publish.Annotation
-	var total int64
-	for _, d := range r.Dimensions {
-		for _, v := range d.Violations {
-			total++
-			if len(anns) < publish.MaxAnnotations {
-				anns = append(anns, publish.Annotation{File: v.File, Line: v.Line, Title: "retrieval-gate: calibrate " + string(d.Status),
-					Message: fmt.Sprintf("%s, case %s: %s", d.Name, v.CaseID, v.Reason)})
-			}
-		}
-	}
-	return c.publication(publish.Publication{
-		Markdown:         md,
-		Outputs:          map[string]string{"verdict": string(r.Verdict()), "json": jsonPath},
-		PathOutputs:      []string{"json"},
-		Annotations:      anns,
-		AnnotationsTotal: total,
-		Failed:           len(r.Failed()) > 0,
-	})
+	return c.publication(publish.Calibrate(r, md, jsonPath))
 }
 
 // commentMarker is the hidden first line of a command's Markdown report, the

@@ -8,15 +8,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 
 	"github.com/valyala/fastjson"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
-	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
-	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
@@ -45,62 +40,25 @@ func trendInputs(in actionInputs) actionInputs {
 	return in
 }
 
-// baseBranch is the branch a trend is of: the pull request's base branch
-// (GITHUB_BASE_REF), else this run's branch as the history records it.
-func baseBranch(ctx context.Context, env *Env) string {
-	if b := env.Getenv("GITHUB_BASE_REF"); b != "" {
-		return b
-	}
-	return runBranch(ctx, env)
-}
-
-// gateMeasures are the measures of a run's gate table that a gate is set on
-// (floors, regression gates: a threshold; a gate left off has none): each
-// measure of a group once, in gate order.
-func gateMeasures(gates []gatetable.Entry) []trend.Measure {
-	var out []trend.Measure
-	for _, g := range gates {
-		m := trend.Measure{Group: g.Group, Key: g.Measure}
-		if g.Measure == "" || g.Group == "" || g.Threshold == nil || math.IsNaN(g.Threshold.V()) || slices.Contains(out, m) {
-			continue
+// trendGates is a report's gate table as the trend's selection reads it.
+func trendGates(es []gatetable.Entry) []trend.Gate {
+	out := make([]trend.Gate, len(es))
+	for i, e := range es {
+		out[i] = trend.Gate{Group: e.Group, Measure: e.Measure, Threshold: math.NaN()}
+		if e.Threshold != nil {
+			out[i].Threshold = e.Threshold.V()
 		}
-		out = append(out, m)
 	}
 	return out
 }
 
-// checkTrendMeasures: the gated measures, else every registered measure of
-// check overall (hit@k, recall@k, nDCG@k).
-func checkTrendMeasures(d *checkreport.Document) []trend.Measure {
-	if ms := gateMeasures(d.Gates); len(ms) > 0 {
-		return ms
-	}
-	out := make([]trend.Measure, 0, len(metrics.CaseKeys))
-	for _, key := range metrics.CaseKeys {
-		out = append(out, trend.Measure{Group: outcome.GroupOverall, Key: key})
-	}
-	return out
-}
-
-// compareTrendMeasures: the gated measures, else the primary measure of the
-// recommended strategy (with no clear winner, of the best one on it; with one
-// strategy, of that one).
+// compareTrendMeasures: trend.CompareMeasures of compare's document.
 func compareTrendMeasures(d *comparereport.Document) []trend.Measure {
-	if ms := gateMeasures(d.Gates); len(ms) > 0 {
-		return ms
+	best := ""
+	if d.RecommendationTest != nil {
+		best = d.RecommendationTest.Best
 	}
-	s := d.Recommended
-	if s == compare.NoClearWinner || s == "" {
-		switch {
-		case d.RecommendationTest != nil:
-			s = d.RecommendationTest.Best
-		case len(d.Order) > 0:
-			s = d.Order[0]
-		default:
-			return nil
-		}
-	}
-	return []trend.Measure{{Group: compare.StrategyGroup(s), Key: d.Primary}}
+	return trend.CompareMeasures(trendGates(d.Gates), d.Recommended, best, d.Order, d.Primary)
 }
 
 // trendSource is where the trend reads the history: the history on
@@ -158,7 +116,7 @@ func readHistory(ctx context.Context, f *Factory, src trendSource, command strin
 	if err != nil {
 		return historyReads{}, fmt.Errorf("--history: %w", err)
 	}
-	base := baseBranch(ctx, env)
+	base := history.BaseBranch(ctx, env.Getenv)
 	file := src.path
 	if file != "" {
 		file = history.File(file)
@@ -171,34 +129,15 @@ func readHistory(ctx context.Context, f *Factory, src trendSource, command strin
 			w := fmt.Sprintf("retrieval-gate: no trend: the history branch %q could not be read: %v", src.branch, err)
 			return historyReads{warning: w, overRuns: unreadView(command, overMeasure, file, base, err)}, nil
 		}
-		source = func(fn func(history.Record, *fastjson.Value) error) error {
-			if r == nil {
-				return nil // no branch yet: no runs
-			}
-			return history.ScanReader(file, r, fn)
-		}
+		source = trend.ReaderSource(file, r)
 	}
 	var over *htmlreport.HistoryBuilder
 	if overMeasure != "" {
 		over = htmlreport.NewHistory(file, command, overMeasure)
-		inner := source
-		source = func(fn func(history.Record, *fastjson.Value) error) error {
-			return inner(func(rec history.Record, doc *fastjson.Value) error {
-				if rec.Branch == base {
-					if err := over.Add(rec, doc); err != nil {
-						return err
-					}
-				}
-				return fn(rec, doc)
-			})
-		}
+		source = trend.Observe(source, base, over.Add)
 	}
 	var out historyReads
-	if wantTrend {
-		out.trend, err = trend.Collect(source, cur, fp, trend.Options{Command: command, Branch: base, Limit: trendRuns, Measures: ms})
-	} else {
-		err = source(func(history.Record, *fastjson.Value) error { return nil })
-	}
+	out.trend, err = trend.Read(source, cur, fp, trend.Options{Command: command, Branch: base, Limit: trendRuns, Measures: ms})
 	if err != nil {
 		if src.branch != "" {
 			w := fmt.Sprintf("retrieval-gate: no trend: the history on branch %q is not readable: %v", src.branch, err)

@@ -254,3 +254,36 @@ func detectable(floor float64, o Observation) (float64, outcome.Clause) {
 	c.Code, c.Detectable, c.Only = outcome.Detects, mdd, dist < mdd
 	return mdd, c
 }
+
+// AddLines adds to l the floors of v, one expression per line (the --floors
+// flag, the floors Action input); blank lines and lines starting with # are
+// skipped, and a second floor on one measure and group is refused.
+func (g Grammar) AddLines(l *List, v string) error {
+	for _, line := range strings.Split(v, "\n") {
+		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		s, err := g.Parse(line)
+		if err != nil {
+			return err
+		}
+		if err := l.Add(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Usage is the help text of a --floor flag of this grammar.
+func (g Grammar) Usage() string {
+	keys := make([]string, len(g.Measures))
+	for i, m := range g.Measures {
+		keys[i] = m.Key
+	}
+	groups := "@overall (the default)"
+	if g.Groups {
+		groups = "@overall (the default), @type:NAME or @locale:TAG"
+	}
+	return fmt.Sprintf("floor `MEASURE[@GROUP]=F`: the mean of MEASURE over GROUP must be at least F; repeatable. MEASURE: %s; GROUP: %s",
+		strings.Join(keys, ", "), groups)
+}

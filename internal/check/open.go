@@ -1,0 +1,108 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+)
+
+// BaselineSpec is what --baseline and --write-baseline ask Run to open.
+type BaselineSpec struct {
+	// Path is the baseline file ("" none), named Name in messages ("" is Path);
+	// Source is its provenance (a fetched artifact's) and Cleanup removes a
+	// downloaded file (nil: nothing to remove).
+	Path, Name string
+	Source     map[string]string
+	Cleanup    func() error
+	// Unavailable is why --baseline found no baseline ("" when it did or was not asked).
+	Unavailable string
+	// Write: --write-baseline, whose case lines go to a temporary body.
+	Write bool
+}
+
+// Baseline is the files opened for a run's baseline; Close releases them.
+type Baseline struct {
+	file, body *os.File
+	cleanup    func() error
+}
+
+// OpenBaseline opens s into in: the baseline file and the temporary body of
+// --write-baseline (nil when s asks for neither).
+func OpenBaseline(ctx context.Context, s BaselineSpec, in *In) (*Baseline, error) {
+	in.BaselineUnavailable = s.Unavailable
+	if s.Path == "" && !s.Write && s.Cleanup == nil {
+		return nil, nil
+	}
+	b := &Baseline{cleanup: s.Cleanup}
+	if s.Path != "" {
+		f, err := input.Open(ctx, s.Path)
+		if err != nil {
+			_ = b.Close()
+			return nil, fmt.Errorf("failed to read the baseline: %w", err)
+		}
+		b.file = f
+		in.Baseline, in.BaselineName, in.BaselineSource = f, s.Path, s.Source
+		if s.Name != "" {
+			in.BaselineName = s.Name
+		}
+	}
+	if s.Write {
+		body, err := os.CreateTemp("", "retrieval-gate-baseline-body-*")
+		if err != nil {
+			_ = b.Close()
+			return nil, fmt.Errorf("--write-baseline: %w", err)
+		}
+		os.Remove(body.Name())
+		b.body = body
+		in.BaselineBody = body
+	}
+	return b, nil
+}
+
+// Close closes the files and removes a downloaded baseline; the error is the
+// removal's (a temporary left behind: a warning, not a failure).
+func (b *Baseline) Close() error {
+	if b == nil {
+		return nil
+	}
+	if b.file != nil {
+		b.file.Close()
+	}
+	if b.body != nil {
+		b.body.Close()
+	}
+	var err error
+	if b.cleanup != nil {
+		err = b.cleanup()
+		b.cleanup = nil
+	}
+	return err
+}
+
+// WriteFile writes the --write-baseline file into w: h completed with the run
+// (its case count and KB fingerprint), then the case lines compressed while
+// scoring.
+func (b *Baseline) WriteFile(w io.Writer, run *Result, h baseline.Header) error {
+	h.Cases, h.KBFingerprint = run.Gate.Total, run.KBFingerprint
+	if _, err := b.body.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	return baseline.WriteFile(w, &h, b.body)
+}
+
+// CreatedAt is a baseline file's time: $SOURCE_DATE_EPOCH when set
+// (reproducible baseline files), else now.
+func CreatedAt(getenv func(string) string) time.Time {
+	if s := getenv("SOURCE_DATE_EPOCH"); s != "" {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return time.Unix(n, 0)
+		}
+	}
+	return time.Now()
+}

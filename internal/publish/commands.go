@@ -1,0 +1,146 @@
+package publish
+
+// What each command hands to GitHub at its end: the step outputs, the
+// annotations and the Markdown for the job summary and the sticky PR comment.
+// The comment flags (key, mode, when, pr) are set by the command's wiring.
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
+	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
+	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+)
+
+// PathOutputs is a publication of step outputs that are paths (made relative
+// to the workspace); empty paths are left out.
+func PathOutputs(paths map[string]string) Publication {
+	pub := Publication{Outputs: map[string]string{}}
+	for k, v := range paths {
+		if v != "" {
+			pub.Outputs[k] = v
+			pub.PathOutputs = append(pub.PathOutputs, k)
+		}
+	}
+	return pub
+}
+
+// Check is what `check` publishes: the outputs of the contract (verdict, n,
+// hit, recall, ndcg, json), the integrity problems as annotations, and the
+// Markdown report markdown writes with at most maxListed listed cases (0: as
+// many as it lists by default), re-rendered shorter when it must fit.
+func Check(r *gate.Result, markdown func(maxListed int) string, jsonPath string) Publication {
+	outputs := map[string]string{
+		"verdict": string(r.Verdict()),
+		"n":       strconv.FormatInt(r.Overall.N, 10),
+		"hit":     metricOutput(r.Overall, metrics.KeyHit),
+		"recall":  metricOutput(r.Overall, metrics.KeyRecall),
+		"ndcg":    metricOutput(r.Overall, metrics.KeyNDCG),
+		"json":    jsonPath,
+	}
+	anns := make([]Annotation, 0, min(len(r.Integrity.Problems), MaxAnnotations))
+	for _, p := range r.Integrity.Problems {
+		if len(anns) == MaxAnnotations {
+			break
+		}
+		anns = append(anns, Annotation{
+			File:    p.File,
+			Line:    p.Line,
+			Title:   "retrieval-gate: dataset integrity",
+			Message: fmt.Sprintf("case %s: gold id %q: %s", p.CaseID, p.GoldID, p.Reason),
+		})
+	}
+	var warnings []string
+	if u := r.Integrity.Unknown; u.Entries > 0 {
+		warnings = append(warnings, StaleIndexWarning(u))
+	}
+	return Publication{
+		Markdown:         markdown(0),
+		Render:           markdown,
+		Outputs:          outputs,
+		PathOutputs:      []string{"json"},
+		Annotations:      anns,
+		AnnotationsTotal: max(r.Integrity.ProblemsTotal, int64(len(r.Integrity.Problems))),
+		Failed:           len(r.Failed()) > 0,
+		ActionWarnings:   warnings,
+	}
+}
+
+// StaleIndexWarning is the ::warning:: of retrieved entries that are not cards
+// of the KB. Outside Actions the text report says it (once); inside, the
+// annotation does, and the text report leaves it out.
+func StaleIndexWarning(u gate.UnknownRetrieved) string {
+	msg := fmt.Sprintf("retrieval-gate: %d retrieved %s in %d %s are not cards of the knowledge base (a stale index?)",
+		u.Entries, pluralWord(u.Entries, "entry", "entries"), u.Cases, pluralWord(u.Cases, "case", "cases"))
+	if len(u.Examples) > 0 {
+		msg += ", e.g. " + Clean(strings.Join(u.Examples, ", "))
+	}
+	return msg + ". This is a warning, not a failure."
+}
+
+func pluralWord(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// metricOutput is a group's mean of key as a step output; "" when the group
+// has no such metric (no gold-carrying case).
+func metricOutput(g gate.Group, key string) string {
+	m, ok := g.Metric(key)
+	if !ok || g.N == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(m.Mean, 'f', -1, 64)
+}
+
+// BaselineOutputs adds the step outputs of check's comparison: regression
+// (pass, fail, off) and the overall deltas (delta-hit, delta-recall,
+// delta-ndcg; "" without one).
+func BaselineOutputs(out map[string]string, c *baseline.Comparison) {
+	out["regression"] = string(outcome.Off)
+	for _, gm := range baseline.GateMeasures {
+		out["delta-"+strings.TrimPrefix(gm.Name, "max_drop_")] = ""
+	}
+	if c == nil {
+		return
+	}
+	out["regression"] = string(c.Regression)
+	for _, gm := range baseline.GateMeasures {
+		for _, s := range c.Overall.Stats {
+			if s.Key == gm.Key {
+				out["delta-"+strings.TrimPrefix(gm.Name, "max_drop_")] = strconv.FormatFloat(s.Delta, 'g', -1, 64)
+			}
+		}
+	}
+}
+
+// Calibrate is what `calibrate` publishes: the Markdown for the job summary
+// and the PR comment, the step outputs verdict and json, and one annotation
+// per violating label.
+func Calibrate(r *calibrate.Result, md string, jsonPath string) Publication {
+	var anns []Annotation
+	var total int64
+	for _, d := range r.Dimensions {
+		for _, v := range d.Violations {
+			total++
+			if len(anns) < MaxAnnotations {
+				anns = append(anns, Annotation{File: v.File, Line: v.Line, Title: "retrieval-gate: calibrate " + string(d.Status),
+					Message: fmt.Sprintf("%s, case %s: %s", d.Name, v.CaseID, v.Reason)})
+			}
+		}
+	}
+	return Publication{
+		Markdown:         md,
+		Outputs:          map[string]string{"verdict": string(r.Verdict()), "json": jsonPath},
+		PathOutputs:      []string{"json"},
+		Annotations:      anns,
+		AnnotationsTotal: total,
+		Failed:           len(r.Failed()) > 0,
+	}
+}
