@@ -246,7 +246,7 @@ func TestDocExamplesExtraction(t *testing.T) {
 	assert.Contains(t, docScript(llm, "http://127.0.0.1:41234"), `exec sh -c 'retrieval-gate judge --judge-url http://127.0.0.1:41234 --kb kb'`)
 
 	_, err = docExamples("p.md", "```sh\nretrieval-gate check \\\n```\n")
-	assert.Error(t, err)
+	require.Error(t, err)
 	// `go run .` in a runnable block: the installed name is what users paste.
 	_, err = docExamples("p.md", "```sh\ngo run . check --cases a\n```\n")
 	assert.EqualError(t, err, "p.md:2: write the installed name, `retrieval-gate check --cases a`: `go run` turns exit 2 into 1, so the documented exit codes would not hold")
@@ -340,7 +340,7 @@ func docBinary(t *testing.T) string {
 		}
 		cmd.Env = append(os.Environ(), "GOFLAGS="+strings.Join(flags, " "))
 		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			binErr = fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
 		}
 	})
 	if t != nil {

@@ -536,7 +536,7 @@ func (c *Comparer) gates(overall GroupStats) (outcome.Gates, outcome.Status) {
 			// regression would otherwise pass unseen (issue 20 item 8).
 			g.Status = outcome.Fail
 			if c.paired == 0 {
-				g.Why = []outcome.Clause{{Code: outcome.NothingPairs, Text: c.b.Source.File, N: int64(c.b.recs.n), M: int64(c.onlyCur), Value: float64(c.goldChanged)}}
+				g.Why = []outcome.Clause{{Code: outcome.NothingPairs, Text: c.b.Source.File, N: int64(c.b.recs.n), M: c.onlyCur, Value: float64(c.goldChanged)}}
 			} else {
 				g.Why = []outcome.Clause{{Code: outcome.NoPairedValue}}
 			}

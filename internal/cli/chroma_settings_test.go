@@ -119,7 +119,7 @@ func TestEvaluateStagesKeepTheKeyOut(t *testing.T) {
 		r, err := (&RetrieveCommand{}).parse(env, lines[i])
 		require.NoError(t, err)
 		assert.Equal(t, want.run.StoreConfig(kind, env.Getenv), r.run.StoreConfig(kind, env.Getenv), lines[i])
-		assert.Equal(t, "", r.run.StoreAPIKey, "the key is not on the stage line")
+		assert.Empty(t, r.run.StoreAPIKey, "the key is not on the stage line")
 	}
 }
 

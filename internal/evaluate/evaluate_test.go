@@ -59,7 +59,7 @@ func TestWriteAndRunStages(t *testing.T) {
 		before = append(before, s.Name+" "+string(rune('0'+i))+"/"+string(rune('0'+n)))
 	})
 	require.ErrorIs(t, err, boom)
-	assert.EqualError(t, err, "evaluate: stage 2 (judge) failed: boom")
+	require.EqualError(t, err, "evaluate: stage 2 (judge) failed: boom")
 	assert.Equal(t, []string{"retrieve", "judge"}, ran, "stops at the first failure")
 	assert.Equal(t, []string{"retrieve 1/3", "judge 2/3"}, before)
 }

@@ -214,20 +214,14 @@ func Line(rec Record) ([]byte, error) {
 	return append(line, '\n'), nil
 }
 
-// Append adds the record as one line to the history at path (see File). The
+// AppendWarn adds the record as one line to the history at path (see File). The
 // line is written by a single write(2) on a file opened with O_APPEND, under an
 // exclusive advisory lock where the system has one, so concurrent runs never
 // interleave or lose a record. A failed or short write (ENOSPC, EDQUOT, EFBIG)
 // is undone: the file is cut back to its old size, so no torn line is left. A
 // torn last line left by an older run (no newline, not a record) is dropped
 // first, and warning says so; a complete last record without its newline gets
-// one. Append is AppendWarn without the warning.
-func Append(path string, rec Record) error {
-	_, err := AppendWarn(path, rec)
-	return err
-}
-
-// AppendWarn is Append, returning the warning of a torn line it dropped.
+// one, and the warning of that torn line is returned.
 func AppendWarn(path string, rec Record) (warning string, err error) {
 	line, err := Line(rec)
 	if err != nil {
@@ -407,7 +401,7 @@ func ScanReader(file string, r io.Reader, fn func(rec Record, doc *fastjson.Valu
 			return input.Errorf(file, line+1, "%v", rerr)
 		}
 		if len(raw) == 0 && rerr != nil {
-			return nil
+			return nil //nolint:nilerr // rerr is io.EOF: the end of the history
 		}
 		line++
 		last := rerr != nil // io.EOF: the file does not end with a newline
@@ -430,7 +424,7 @@ func ScanReader(file string, r io.Reader, fn func(rec Record, doc *fastjson.Valu
 			return err
 		}
 		if last {
-			return nil
+			return nil //nolint:nilerr // rerr is io.EOF: the last line had no newline
 		}
 	}
 }

@@ -2,7 +2,6 @@ package httpretry
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -158,7 +157,7 @@ func TestAnswersInFlightBounded(t *testing.T) {
 	// A reservation larger than the whole pool runs alone rather than never.
 	_, err = ReadAnswer(context.Background(), &blockingReader{release: release, cur: &cur, peak: &peak, done: true}, -1, 10*MaxAnswer, "u")
 	require.NoError(t, err)
-	assert.False(t, errors.Is(err, context.Canceled))
+	assert.NotErrorIs(t, err, context.Canceled)
 }
 
 // Issue 20 item 14: a model-server client whose policy sets no budget has the

@@ -46,7 +46,7 @@ func TestBEIRResultsErrors(t *testing.T) {
 			var out bytes.Buffer
 			_, _, err := Convert(context.Background(), strings.NewReader(tt.in), "in", &out, format, Options{LineAt: LineAt(strings.NewReader(tt.in))})
 			require.Error(t, err)
-			assert.ErrorAs(t, err, new(*Error))
+			require.ErrorAs(t, err, new(*Error))
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}

@@ -176,21 +176,6 @@ func (e *requestEncoder) encode(customID string, p Pair) error {
 
 func (e *requestEncoder) flush() error { return e.bw.Flush() }
 
-// WriteBatchRequests writes n Batch API request lines to w, the i-th for
-// pair(i) and repeat 0, one at a time (a streaming writer: memory does not
-// grow with n). It is the writer of WriteBatchFile and the Batch API's input,
-// exported for the memory benchmark.
-func WriteBatchRequests(w io.Writer, n int, pair func(i int) Pair, opt Options) error {
-	enc := newRequestEncoder(w, opt)
-	for i := range n {
-		p := pair(i)
-		if err := enc.encode(CacheKey(opt.Prompt.Hash, opt.Model, p.Query, p.Document, 0), p); err != nil {
-			return err
-		}
-	}
-	return enc.flush()
-}
-
 // resultLine is one line of a Batch API output or error file.
 type resultLine struct {
 	ID       string          `json:"id"`
@@ -269,7 +254,7 @@ func ParseBatchResult(line []byte) (BatchResult, error) {
 		if r.Status == 200 && !hasErr {
 			c, err := llm.ParseResponse(resp.Body)
 			if err != nil {
-				return BatchResult{}, fmt.Errorf("response.body: %v", err)
+				return BatchResult{}, fmt.Errorf("response.body: %w", err)
 			}
 			r.Completion = c
 		} else if r.Err == "" {

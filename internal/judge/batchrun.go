@@ -55,7 +55,7 @@ type BatchState struct {
 
 // ReadBatchState reads a state file; a missing file is (nil, nil).
 func ReadBatchState(path string) (*BatchState, error) {
-	data, err := os.ReadFile(path) //nolint:gosec // G304: the state file beside the cache
+	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

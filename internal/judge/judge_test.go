@@ -92,7 +92,8 @@ func TestMessagesDelimitTheData(t *testing.T) {
 		})
 	}
 	// Deterministic: the same pair gives the same bytes (a replay, a prompt cache).
-	assert.Equal(t, p.Messages("q", "d", judge.FormatJSON), p.Messages("q", "d", judge.FormatJSON))
+	first := p.Messages("q", "d", judge.FormatJSON)
+	assert.Equal(t, first, p.Messages("q", "d", judge.FormatJSON))
 	assert.NotEqual(t, judge.TagID("q", "d"), judge.TagID("qd", ""), "the texts' boundaries are hashed")
 }
 

@@ -57,14 +57,10 @@ func JackknifeAcceleration(jack []float64, w []int64) float64 {
 	return num / (6 * math.Pow(den, 1.5))
 }
 
-// bcaLevel is the BCa-adjusted quantile level α' = Φ(z₀ + (z₀ + z_α)/(1 − a(z₀ + z_α)))
-// of nominal level α (z_α = Φ⁻¹(α)); 0 or 1 when the denominator is not positive.
-func bcaLevel(z0, a, alpha float64) float64 {
-	return bcaLevelZ(z0, a, NormalQuantile(alpha))
-}
-
-// bcaLevelZ is bcaLevel given z_α itself (so that a tail level too small for
-// 1 − α to differ from 1 in float64 keeps its quantile).
+// bcaLevelZ is the BCa-adjusted quantile level α' = Φ(z₀ + (z₀ + z_α)/(1 − a(z₀ + z_α)))
+// of the nominal level whose normal quantile is z_α (given as z_α itself, so that
+// a tail level too small for 1 − α to differ from 1 in float64 keeps its
+// quantile); 0 or 1 when the denominator is not positive.
 func bcaLevelZ(z0, a, za float64) float64 {
 	den := 1 - a*(z0+za)
 	if den <= 0 {
@@ -76,14 +72,9 @@ func bcaLevelZ(z0, a, za float64) float64 {
 	return NormalCDF(z0 + (z0+za)/den)
 }
 
-// BCaFromReplicates is the BCa 95% interval from bootstrap replicates stats (sorted
-// in place), the estimate theta and the acceleration a: the type-7 quantiles of the
-// replicates at the BCa-adjusted levels of 0.025 and 0.975.
-func BCaFromReplicates(stats []float64, theta, a float64) [2]float64 {
-	return bcaAt(stats, theta, a, 0.025)
-}
-
-// bcaAt is BCaFromReplicates at the nominal tail level alpha (each side).
+// bcaAt is the BCa interval from bootstrap replicates stats (sorted in place),
+// the estimate theta and the acceleration a at the nominal tail level alpha
+// (each side): the type-7 quantiles of the replicates at the BCa-adjusted levels.
 func bcaAt(stats []float64, theta, a, alpha float64) [2]float64 {
 	if len(stats) == 0 {
 		return [2]float64{math.NaN(), math.NaN()}

@@ -108,3 +108,10 @@ func TestBCaFlatMemoryDeterministic(t *testing.T) {
 	assert.Less(t, a.Lo, 0.5)
 	assert.Greater(t, a.Hi, 0.5)
 }
+
+// BCaFromReplicates is the BCa 95% interval from bootstrap replicates stats (sorted
+// in place), the estimate theta and the acceleration a: the type-7 quantiles of the
+// replicates at the BCa-adjusted levels of 0.025 and 0.975.
+func BCaFromReplicates(stats []float64, theta, a float64) [2]float64 {
+	return bcaAt(stats, theta, a, 0.025)
+}

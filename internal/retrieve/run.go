@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -193,10 +194,11 @@ func (o RunOptions) StoreConfig(kind store.Kind, getenv func(string) string) sto
 // every line of the KB alive for the run.
 func detach(chunks []chunk.Chunk) {
 	locales := map[string]string{}
-	parent := ""
+	parent, prev := "", ""
 	for i := range chunks {
 		c := &chunks[i]
-		if i == 0 || c.ParentID != chunks[i-1].ParentID {
+		if i == 0 || c.ParentID != prev {
+			prev = c.ParentID
 			parent = strings.Clone(c.ParentID)
 		}
 		c.ParentID = parent
@@ -220,7 +222,7 @@ func newEmbedder(o RunOptions, getenv func(string) string, chunks []chunk.Chunk)
 		texts[i] = c.Text
 	}
 	e, err := kind.New(embed.Config{URL: o.EmbedderURL, Model: o.EmbedderModel, Getenv: getenv, Documents: texts})
-	if se, ok := err.(*embed.SettingError); ok {
+	if se := (*embed.SettingError)(nil); errors.As(err, &se) {
 		return nil, &OptionError{Option: "embedder-" + se.Setting, Err: se.Err}
 	}
 	return e, err

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
+	"github.com/retrieval-gate/retrieval-gate/internal/history/ghbranch"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
@@ -364,12 +365,6 @@ func compareInt(a, b int64) int {
 	return 0
 }
 
-// baselineEvents are the events whose runs may supply the baseline: an
-// allowlist, the same as the history writer's (ghbranch.WriteEvent), so that a
-// run any user can trigger with their own data (pull_request, issue_comment,
-// workflow_run, pull_request_review, …) never does, nor any event GitHub adds.
-var baselineEvents = map[string]bool{"push": true, "schedule": true, "workflow_dispatch": true, "repository_dispatch": true}
-
 // ineligible says why a run's artifact cannot be the baseline ("" when it can).
 func ineligible(r run, branch string) string {
 	switch {
@@ -381,7 +376,11 @@ func ineligible(r run, branch string) string {
 			c = github.OneLine(*r.Conclusion)
 		}
 		return fmt.Sprintf("did not succeed (conclusion %s)", c)
-	case !baselineEvents[r.Event]:
+	case !ghbranch.WriteEvent(r.Event):
+		// The events whose runs may supply the baseline are the allowlist of the
+		// history writer, the one list: a run any user can trigger with their
+		// own data (pull_request, issue_comment, workflow_run, …) never does,
+		// nor any event GitHub adds.
 		return fmt.Sprintf("ran for event %q: a baseline comes only from push, schedule, workflow_dispatch or repository_dispatch runs", github.OneLine(r.Event))
 	case r.HeadBranch != branch:
 		return fmt.Sprintf("ran on branch %q", github.OneLine(r.HeadBranch))

@@ -36,7 +36,7 @@ func (kb *KB) buildIndex() {
 	for n < 2*len(kb.Cards) {
 		n *= 2
 	}
-	x := &idIndex{seed: maphash.MakeSeed(), mask: uint64(n - 1), slots: make([]uint64, n)}
+	x := &idIndex{seed: maphash.MakeSeed(), mask: uint64(n - 1), slots: make([]uint64, n)} //nolint:gosec // G115: n is a positive power of two
 	for i := range kb.Cards {
 		id := kb.Cards[i].ID
 		if len(id) > maxIndexedID {
@@ -48,7 +48,7 @@ func (kb *KB) buildIndex() {
 			j = (j + 1) & x.mask
 		}
 		x.slots[j] = h>>32<<32 | uint64(len(x.arena)+1)
-		x.arena = append(x.arena, byte(len(id)))
+		x.arena = append(x.arena, byte(len(id))) //nolint:gosec // G115: len(id) <= maxIndexedID (255)
 		x.arena = append(x.arena, id...)
 	}
 	kb.index = x
@@ -64,7 +64,7 @@ func (x *idIndex) has(id string) bool {
 			return false
 		}
 		if v>>32 == tag {
-			off := int(uint32(v)) // offset + 1: the length byte's successor
+			off := int(uint32(v)) //nolint:gosec // G115: the low 32 bits hold offset + 1 (the length byte's successor)
 			if n := int(x.arena[off-1]); n == len(id) && string(x.arena[off:off+n]) == id {
 				return true
 			}

@@ -273,7 +273,7 @@ func (s *Server) validate(b *fakeBatch) bool {
 			return bad("duplicate_custom_id", "The custom_id for this request is a duplicate of another request.")
 		}
 		seen[*l.CustomID] = true
-		if l.Method != "POST" || l.URL != "/v1/chat/completions" {
+		if l.Method != http.MethodPost || l.URL != "/v1/chat/completions" {
 			return bad("invalid_url", "The URL provided for this request does not match the batch endpoint.")
 		}
 		var body struct {

@@ -76,7 +76,7 @@ func serve(ctx context.Context, ln net.Listener, s *Server) error {
 	go func() {
 		defer close(done)
 		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 		defer cancel()
 		if hs.Shutdown(sctx) != nil {
 			_ = hs.Close()

@@ -1,7 +1,6 @@
 package embed_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -28,7 +27,7 @@ func TestRegistry(t *testing.T) {
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "model", se.Setting)
 	_, err = k.New(embed.Config{URL: "ftp://x"})
-	require.True(t, errors.As(err, &se))
+	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "url", se.Setting)
 	k, _ = embed.Lookup("ollama")
 	_, err = k.New(embed.Config{})

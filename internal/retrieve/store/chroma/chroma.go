@@ -37,7 +37,7 @@ const (
 // names them: Authorization carries "Bearer <token>", X-Chroma-Token the token.
 const (
 	HeaderAuthorization = "Authorization"
-	HeaderXChromaToken  = "X-Chroma-Token"
+	HeaderXChromaToken  = "X-Chroma-Token" //nolint:gosec // G101: a header's name, not a credential
 )
 
 // CloudHost is Chroma Cloud's API host: a URL on it (or a subdomain of
@@ -410,12 +410,13 @@ func randomHex(n int) string {
 }
 
 func init() {
-	store.Register(store.Kind{Name: "chroma", Description: "a Chroma server", URLEnv: "CHROMA_URL", Collections: true,
-		// The variables chroma-go reads (CHROMA_API_KEY by its cloud client).
-		KeyEnv: "CHROMA_API_KEY", TenantEnv: "CHROMA_TENANT", DatabaseEnv: "CHROMA_DATABASE", TokenHeaderEnv: "CHROMA_AUTH_TOKEN_TRANSPORT_HEADER",
+	// The variables chroma-go reads (CHROMA_API_KEY by its cloud client): names, not credentials.
+	store.Register(store.Kind{Name: "chroma", Description: "a Chroma server", URLEnv: "CHROMA_URL", Collections: true, //nolint:gosec // G101: variable names
+		KeyEnv:    "CHROMA_API_KEY",
+		TenantEnv: "CHROMA_TENANT", DatabaseEnv: "CHROMA_DATABASE", TokenHeaderEnv: "CHROMA_AUTH_TOKEN_TRANSPORT_HEADER",
 		Check: func(cfg store.Config) error {
 			_, err := Check(config(cfg))
-			if se, ok := err.(*SettingError); ok {
+			if se := (*SettingError)(nil); errors.As(err, &se) {
 				return &store.SettingError{Setting: se.Setting, Err: se.Err}
 			}
 			return err

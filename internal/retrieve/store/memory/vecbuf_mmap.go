@@ -18,7 +18,8 @@ func mapVecs(n int) (b []byte, v []float32, ok bool) {
 	if err != nil {
 		return nil, nil, false
 	}
-	return b, unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), n), true
+	// The mapping is page-aligned and n*4 bytes long: n float32s exactly.
+	return b, unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), n), true //nolint:gosec // G103: reviewed, see above
 }
 
 // unmapVecs releases a mapping of mapVecs.
