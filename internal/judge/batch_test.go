@@ -264,13 +264,15 @@ func TestBatchAPINothingToSubmit(t *testing.T) {
 	assert.Equal(t, int64(0), res.Batch.Submitted)
 }
 
-// The requests writer holds one request at a time: writing 1M requests
-// (RETRIEVAL_GATE_HEAVY_TESTS=1; 20k otherwise) grows the heap by far less
-// than the file's size.
+// The requests writer holds one request at a time: writing 200k requests
+// (RETRIEVAL_GATE_HEAVY_TESTS=1, about 520 MB, eight times the heap bound
+// below; 20k otherwise) grows the heap by far less than the file's size. The
+// 1M-request figure is a benchmark's (BENCHMARKS.md): under -race in CI, 1M
+// requests took 250 s of the package's time.
 func TestBatchRequestsStream(t *testing.T) {
 	n := 20_000
 	if os.Getenv("RETRIEVAL_GATE_HEAVY_TESTS") == "1" {
-		n = 1_000_000
+		n = 200_000
 	}
 	opt := judge.Options{Model: "m", Prompt: judge.DefaultPrompt(), Format: judge.FormatJSON}
 	doc := strings.Repeat("word ", 100)
