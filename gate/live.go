@@ -6,15 +6,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
-	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/chunk"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/jsonobj"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/memory"
@@ -121,13 +117,16 @@ func Live(ctx context.Context, o LiveOptions) (*Report, error) {
 	if n, ok := o.Cases.(interface{ Name() string }); ok && n.Name() != "" {
 		name = n.Name()
 	}
-	metaJSON := retrievalJSON(meta, k)
+	metaJSON := (&retrieve.RunResult{Strategy: meta[0], Store: meta[1], Embedder: meta[2], K: k}).RetrievalJSON()
 
 	// The retrieved cases stream into Check through a pipe.
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := retrieveCases(ctx, o.Cases, name, ix, metaJSON, pw)
+		_, err := ix.RetrieveCases(ctx, o.Cases, name, metaJSON, func(line []byte) error {
+			_, err := pw.Write(line)
+			return err
+		})
 		_ = pw.CloseWithError(err) // always nil
 		done <- err
 	}()
@@ -163,95 +162,4 @@ func newEmbedder(name string, o LiveOptions, chunks []chunk.Chunk) (embed.Embedd
 		return embed.NewOllama(embed.OllamaConfig{URL: o.EmbedderURL, Model: o.EmbedderModel})
 	}
 	return nil, fmt.Errorf("gate: embedder %q: must be hash, openai or ollama", name)
-}
-
-// caseWindow is the number of cases whose queries are searched together.
-const caseWindow = 256
-
-type pending struct {
-	raw  []byte
-	q    retrieve.Query
-	file string
-	line int
-}
-
-// retrieveCases writes each case of r to w with `retrieved` and `retrieval`
-// set, as `retrieve` writes them.
-func retrieveCases(ctx context.Context, r io.Reader, name string, ix *retrieve.Index, metaJSON []byte, w io.Writer) error {
-	var win []pending
-	flush := func() error {
-		if len(win) == 0 {
-			return nil
-		}
-		qs := make([]retrieve.Query, len(win))
-		for i, p := range win {
-			qs[i] = p.q
-		}
-		res, err := ix.Search(ctx, qs)
-		if err != nil {
-			return err
-		}
-		for i, p := range win {
-			line, err := jsonobj.Set(p.raw, []jsonobj.Member{
-				{Key: "retrieved", Value: retrievedJSON(res[i])},
-				{Key: "retrieval", Value: metaJSON},
-			})
-			if err != nil {
-				return input.Errorf(p.file, p.line, "cannot rewrite the case: %v", err)
-			}
-			if _, err := w.Write(append(line, '\n')); err != nil {
-				return err
-			}
-		}
-		win = win[:0]
-		return nil
-	}
-	err := casefile.StreamCases(ctx, r, name, func(cs *casefile.Case) error {
-		if strings.TrimSpace(cs.Query) == "" {
-			return input.Errorf(cs.File, cs.Line, "case %q has no \"query\" to retrieve for", cs.ID)
-		}
-		if cs.Scores != nil {
-			return input.Errorf(cs.File, cs.Line, "case %q carries precomputed \"scores\"; a retrieved list would conflict with them", cs.ID)
-		}
-		win = append(win, pending{raw: slices.Clone(cs.Raw), q: retrieve.Query{Text: cs.Query, Locale: cs.Locale}, file: cs.File, line: cs.Line})
-		if len(win) >= caseWindow {
-			return flush()
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return flush()
-}
-
-// retrievalJSON is the case's "retrieval" object, as `retrieve` writes it.
-func retrievalJSON(meta []string, k int) []byte {
-	b := []byte(`{"strategy": `)
-	b = strconv.AppendQuote(b, meta[0])
-	b = append(b, `, "store": `...)
-	b = strconv.AppendQuote(b, meta[1])
-	b = append(b, `, "embedder": `...)
-	b = strconv.AppendQuote(b, meta[2])
-	b = append(b, `, "k": `...)
-	b = strconv.AppendInt(b, int64(k), 10)
-	return append(b, '}')
-}
-
-// retrievedJSON renders results as [{"id": chunk, "parent_id": card, "score": s}].
-func retrievedJSON(rs []retrieve.Result) []byte {
-	b := []byte{'['}
-	for i, r := range rs {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = append(b, `{"id": `...)
-		b = strconv.AppendQuote(b, r.ID)
-		b = append(b, `, "parent_id": `...)
-		b = strconv.AppendQuote(b, r.ParentID)
-		b = append(b, `, "score": `...)
-		b = strconv.AppendFloat(b, r.Score, 'g', retrieve.ScoreDigits, 64)
-		b = append(b, '}')
-	}
-	return append(b, ']')
 }

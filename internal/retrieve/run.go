@@ -228,8 +228,8 @@ func newEmbedder(o RunOptions, getenv func(string) string, chunks []chunk.Chunk)
 	return e, err
 }
 
-// json is the "retrieval" object, keys in the contract's order.
-func (r *RunResult) json() []byte {
+// RetrievalJSON is the "retrieval" object, keys in the contract's order.
+func (r *RunResult) RetrievalJSON() []byte {
 	b := []byte(`{"strategy": `)
 	b = strconv.AppendQuote(b, r.Strategy)
 	b = append(b, `, "store": `...)
@@ -252,7 +252,20 @@ type pendingCase struct {
 // runCases streams the cases in windows of CaseWindow and writes each one with
 // `retrieved` and `retrieval` set and every other byte kept.
 func (ix *Index) runCases(ctx context.Context, in In, meta *RunResult) (int, error) {
-	metaJSON := meta.json()
+	return ix.RetrieveCases(ctx, in.Cases, in.CasesName, meta.RetrievalJSON(), func(line []byte) error {
+		if _, err := in.Out.Write(line); err != nil {
+			return fmt.Errorf("failed to write %s: %w", in.OutName, err)
+		}
+		return nil
+	})
+}
+
+// RetrieveCases streams the cases of r (named name in messages) in windows of
+// CaseWindow, searches each window's queries, and hands write each case's line
+// (with its newline) with `retrieved` and `retrieval` (metaJSON) set and every
+// other byte kept, in file order; it returns how many cases it wrote. The one
+// case loop of retrieve and of the public gate.Live.
+func (ix *Index) RetrieveCases(ctx context.Context, r io.Reader, name string, metaJSON []byte, write func(line []byte) error) (int, error) {
 	total := 0
 	var win []pendingCase
 	flush := func() error {
@@ -275,16 +288,15 @@ func (ix *Index) runCases(ctx context.Context, in In, meta *RunResult) (int, err
 			if err != nil {
 				return input.Errorf(p.file, p.line, "cannot rewrite the case: %v", err)
 			}
-			line = append(line, '\n')
-			if _, err := in.Out.Write(line); err != nil {
-				return fmt.Errorf("failed to write %s: %w", in.OutName, err)
+			if err := write(append(line, '\n')); err != nil {
+				return err
 			}
 		}
 		total += len(win)
 		win = win[:0]
 		return nil
 	}
-	err := casefile.StreamCases(ctx, in.Cases, in.CasesName, func(cs *casefile.Case) error {
+	err := casefile.StreamCases(ctx, r, name, func(cs *casefile.Case) error {
 		if strings.TrimSpace(cs.Query) == "" {
 			return input.Errorf(cs.File, cs.Line, "case %q has no \"query\" to retrieve for", cs.ID)
 		}
