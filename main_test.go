@@ -40,4 +40,3 @@ func TestScripts(t *testing.T) {
 	}
 	testscript.Run(t, p)
 }
-
