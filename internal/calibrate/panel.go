@@ -94,10 +94,33 @@ func (f *firstError) add(l *labelfile.Label, format string, args ...any) {
 // silently dropped or applied the offending label would measure something else.
 func buildPanel(ctx context.Context, in Input) (*panel, error) {
 	lock := in.Lock
-	groups := map[[2]string]*panelGroup{}
-	var keys [][2]string
 	var fe firstError
 	single := lock.Raters != labelfile.RatersPanel
+	if single {
+		// The common case, kept linear and without a map: no adjudication, and
+		// with at most one rater id in the file a second label of a case is a
+		// duplicate, which the reader refuses (Evaluate keeps the last).
+		raters := 0
+		first := ""
+		for i := range in.Human {
+			l := &in.Human[i]
+			if l.Adjudication {
+				fe.add(l, "an adjudication needs a rater panel: the lock's raters is %q, so each case has one human label and nothing to adjudicate", lock.Raters)
+			}
+			if raters == 0 || raters == 1 && l.Rater != first {
+				raters++
+				first = l.Rater
+			}
+		}
+		if fe.err != nil {
+			return nil, fe.err
+		}
+		if raters <= 1 {
+			return nil, nil
+		}
+	}
+	groups := map[[2]string]*panelGroup{}
+	var keys [][2]string
 	for i := range in.Human {
 		if i&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
@@ -129,9 +152,11 @@ func buildPanel(ctx context.Context, in Input) (*panel, error) {
 				l.CaseID, l.Dimension, l.Rater, g.adj.Rater, g.adj.Line)
 		case l.Adjudication:
 			g.adj = l
-		case single && len(g.labels) > 0:
+		case single && len(g.labels) > 0 && g.labels[0].Rater != l.Rater:
 			fe.add(l, "a second human label for case %q, dimension %q (rater %q; the first, rater %q, is on line %d): the lock's raters is %q, one label per case; a panel needs \"raters\": %q in the lock",
 				l.CaseID, l.Dimension, l.Rater, g.labels[0].Rater, g.labels[0].Line, labelfile.RatersSingle, labelfile.RatersPanel)
+		case single && len(g.labels) > 0:
+			// The same rater twice: a duplicate the reader refuses; the last counts.
 		default:
 			g.labels = append(g.labels, l)
 		}
