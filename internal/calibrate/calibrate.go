@@ -147,6 +147,11 @@ type Result struct {
 	MaxUnpaired *UnpairedLimit
 	LockCheck   *LockCheck // nil when --lock-base was not given
 	GitAnchor   *GitAnchoring
+	// CarriedOver is the carried-over dimensions' check (--lock-base and a lock
+	// with carried_over dimensions), Blind the blind-relabelling check
+	// (--git-anchoring); nil when not made.
+	CarriedOver *CarriedOverCheck
+	Blind       *BlindCheck
 	// Gates are computed by Finish: kappa:NAME per dimension, unpaired:NAME per
 	// gated dimension under --max-unpaired, lock and git-anchoring when checked.
 	Gates outcome.Gates
@@ -442,4 +447,5 @@ func (r *Result) Finish() {
 		}
 		r.Gates = append(r.Gates, g)
 	}
+	r.panelGates()
 }

@@ -48,9 +48,19 @@ func Run(ctx context.Context, f Files, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	var co *CarriedOverCheck
+	if o.LockBase != "" {
+		if co, err = CheckCarriedOver(ctx, f.Human, o.LockBase, hs, lock); err != nil {
+			return nil, err
+		}
+	}
 	var ga *GitAnchoring
+	var bc *BlindCheck
 	if o.GitAnchoring {
 		if ga, err = CheckGitAnchoring(ctx, f.Human, f.Judge); err != nil {
+			return nil, err
+		}
+		if bc, err = CheckBlind(ctx, f.Human, f.Judge, hs, js, lock); err != nil {
 			return nil, err
 		}
 	}
@@ -58,7 +68,7 @@ func Run(ctx context.Context, f Files, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.LockCheck, res.GitAnchor = lc, ga
+	res.LockCheck, res.GitAnchor, res.CarriedOver, res.Blind = lc, ga, co, bc
 	res.Finish()
 	return res, ctx.Err()
 }
