@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -135,3 +136,64 @@ func TestPanelGuards(t *testing.T) {
 	assert.Contains(t, d.Violations[1].Reason, "labeled_at 2026-10-02T09:00:00Z (human.jsonl:5)")
 	assert.True(t, math.IsNaN(d.Panel.CI95[0]), "no resamples, no interval")
 }
+
+// FuzzPanel reads arbitrary human labels under either rater framing and
+// evaluates them against a judge score for every case: either an input error
+// naming the file and line, or a result whose panel keeps its invariants.
+func FuzzPanel(f *testing.F) {
+	f.Add(hl("c1", "ana", 0, "")+hl("c1", "bo", 2, "")+hl("c1", "owner", 1, `, "adjudication": true`)+hl("c2", "ana", 1, ""), true)
+	f.Add(hl("c1", "ana", 0, "")+hl("c1", "bo", 0, "")+hl("c1", "owner", 1, `, "adjudication": true`), true)
+	f.Add(hl("c1", "ana", 0, "")+hl("c1", "bo", 2, ""), false)
+	f.Add(hl("c1", "", 0, "")+hl("c2", "", 2, ""), false)
+	single := strings.Replace(panelLock, `, "raters": "panel"`, ``, 1)
+	f.Fuzz(func(t *testing.T, human string, panel bool) {
+		src := single
+		if panel {
+			src = panelLock
+		}
+		lock := lockOf(t, src)
+		ctx := context.Background()
+		hs, err := labelfile.ReadLabels(ctx, strings.NewReader(human), "h.jsonl", labelfile.HumanSide, lock)
+		if err != nil {
+			return
+		}
+		cases := map[string]bool{}
+		var judge strings.Builder
+		for _, l := range hs {
+			if !cases[l.CaseID] {
+				cases[l.CaseID] = true
+				judge.WriteString(`{"case_id": ` + strconvQuote(l.CaseID) + `, "dimension": "faithfulness", "score": 0.5, "construct": "contradiction-only", "judged_at": "2099-01-01T00:00:00Z"}` + "\n")
+			}
+		}
+		js, err := labelfile.ReadLabels(ctx, strings.NewReader(judge.String()), "j.jsonl", labelfile.JudgeSide, lock)
+		require.NoError(t, err)
+		res, err := Evaluate(ctx, Input{Lock: lock, Human: hs, Judge: js, Resamples: 20, Seed: metrics.DefaultSeed})
+		if err != nil {
+			var ie *input.Error
+			require.ErrorAs(t, err, &ie)
+			require.True(t, strings.HasPrefix(err.Error(), "h.jsonl:"), err.Error())
+			return
+		}
+		d := res.Dimensions[0]
+		require.LessOrEqual(t, d.N, len(cases))
+		if !panel {
+			require.Nil(t, d.Panel)
+			return
+		}
+		p := d.Panel
+		require.NotNil(t, p)
+		require.Equal(t, len(cases), p.Cases)
+		require.LessOrEqual(t, p.Units, int64(p.Cases))
+		require.False(t, p.Alpha > 1+1e-12, "alpha %v", p.Alpha)
+		if !math.IsNaN(p.CI95[0]) {
+			require.LessOrEqual(t, p.CI95[0], p.CI95[1])
+		}
+		require.Equal(t, p.Disagreed, len(p.Adjudications)+len(p.Unadjudicated))
+		for _, a := range p.Adjudications {
+			require.GreaterOrEqual(t, len(a.PanelBins), 2)
+			require.NotEqual(t, a.PanelBins[0], a.PanelBins[len(a.PanelBins)-1], "an adjudication only where the panel disagrees")
+		}
+	})
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
