@@ -168,6 +168,9 @@ func (dim *Dimension) panelNotes(esc func(string) string) []string {
 	if p == nil {
 		return nil
 	}
+	if p.Cases == 0 {
+		return []string{"panel: no human label"}
+	}
 	var out []string
 	alpha, ci := p.alphaCell()
 	names := make([]string, len(p.Raters))

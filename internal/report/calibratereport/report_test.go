@@ -165,6 +165,19 @@ func TestPanelDocumentReadBack(t *testing.T) {
 	assert.NotContains(t, a.String(), "|@x", "case ids are escaped")
 }
 
+// A panel dimension without labels says so in one line.
+func TestPanelWithoutLabels(t *testing.T) {
+	lock, err := labelfile.ReadLock([]byte(`{"dimensions": {"a": {"construct": "x", "gated": false}}, "bins": [0.5],
+ "kappa_weighting": "none", "min_kappa": 0, "raters": "panel"}`), "lock.json")
+	require.NoError(t, err)
+	r, err := calibrate.Evaluate(t.Context(), calibrate.Input{Lock: lock})
+	require.NoError(t, err)
+	r.Finish()
+	var txt bytes.Buffer
+	require.NoError(t, calibratereport.New(r).Text(&txt))
+	assert.Contains(t, txt.String(), "\n  a: panel: no human label\n")
+}
+
 func TestDemoPasses(t *testing.T) {
 	r := readDemo(t, demoFile(t, "human.jsonl"), demoFile(t, "judge.jsonl"))
 	r.Finish()
