@@ -16,7 +16,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
-	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
 // CheckCommand is `retrieval-gate check`: score each case, aggregate, enforce
@@ -162,7 +161,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	doc := checkreport.New(res)
 	doc.SetBaseline(cmp)
 	var trendWarning string
-	if doc.Trend, trendWarning, err = readTrend(ctx, f, trendSource{path: o.history, branch: o.historyBranch}, "check", o.trend.runs, checkFingerprint(o), trend.CheckMeasures(trendGates(doc.Gates)), doc.WriteJSON); err != nil {
+	if doc.Trend, trendWarning, err = readTrend(ctx, f, trendSource{path: o.history, branch: o.historyBranch}, "check", o.trend.runs, checkFingerprint(o), doc.TrendMeasures(), doc.WriteJSON); err != nil {
 		return err
 	}
 	if ws[1] != nil {

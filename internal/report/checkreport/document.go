@@ -428,3 +428,9 @@ func plural(n int64, one, many string) string {
 	}
 	return many
 }
+
+// TrendMeasures are the measures the Markdown report's trend shows
+// (trend.CheckMeasures of the gates).
+func (d *Document) TrendMeasures() []trend.Measure {
+	return trend.CheckMeasures(gatetable.TrendGates(d.Gates))
+}

@@ -384,3 +384,13 @@ func (d *Document) strategies() []*Strategy {
 	}
 	return out
 }
+
+// TrendMeasures are the measures the Markdown report's trend shows
+// (trend.CompareMeasures of the gates, the recommendation and the primary).
+func (d *Document) TrendMeasures() []trend.Measure {
+	best := ""
+	if d.RecommendationTest != nil {
+		best = d.RecommendationTest.Best
+	}
+	return trend.CompareMeasures(gatetable.TrendGates(d.Gates), d.Recommended, best, d.Order, d.Primary)
+}
