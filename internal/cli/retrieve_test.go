@@ -230,4 +230,3 @@ func TestRetrieveErrorDeletesTemporaryCollection(t *testing.T) {
 	assert.NotContains(t, chromatest.Collections(t, url), name, "temporary collection deleted after an error")
 	assert.NoFileExists(t, out)
 }
-
