@@ -15,10 +15,10 @@ type Path struct {
 type OverlapKind int
 
 const (
-	OverwritesInput OverlapKind = iota + 1 // the output is the input B (the same path, or one file through a link)
-	InsideInput                            // the output lies inside the input directory B
-	SameOutput                             // B, an earlier output, is the same file
-	FileAndDirectory                       // A is written as a file, but the output B needs it as a directory
+	OverwritesInput  OverlapKind = iota + 1 // the output is the input B (the same path, or one file through a link)
+	InsideInput                             // the output lies inside the input directory B
+	SameOutput                              // B, an earlier output, is the same file
+	FileAndDirectory                        // A is written as a file, but the output B needs it as a directory
 )
 
 // Overlap is a collision of output A with path B.
