@@ -73,8 +73,22 @@ const (
 	TooManyUnpaired Code = "too_many_unpaired"
 	// LockChanged: the lock changed since the ref Text.
 	LockChanged Code = "lock_changed"
-	// NotAnchored: git anchoring failed; Names are its findings (calibrate.GitAnchoring.Reasons).
-	NotAnchored Code = "not_anchored"
+	// The findings of a failed git anchoring check (calibrate.GitAnchoring.
+	// Findings, which are the gate's reason). Name is a side, "human" (the
+	// human labels) or "judge" (the judge scores); commits are full hashes.
+	//
+	// AnchorNoCommit: the Name side's file Text has no commit.
+	AnchorNoCommit Code = "anchor_no_commit"
+	// AnchorUncommitted: the Name side's file Text has uncommitted changes.
+	AnchorUncommitted Code = "anchor_uncommitted"
+	// AnchorSameCommit: both files were last changed in the commit Text.
+	AnchorSameCommit Code = "anchor_same_commit"
+	// AnchorNotAncestor: the human labels' last commit Names[0] is not an
+	// ancestor of the judge scores' last commit Names[1].
+	AnchorNotAncestor Code = "anchor_not_ancestor"
+	// AnchorShallow: the repository is a shallow clone whose boundary is the
+	// commit Text (the files look last changed there).
+	AnchorShallow Code = "anchor_shallow"
 )
 
 // Clause is one reason of a gate: a code and its parameters (see each code

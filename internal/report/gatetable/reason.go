@@ -111,8 +111,16 @@ func clause(c outcome.Clause) string {
 		return "more unpaired labels than --max-unpaired " + c.Text + " allows"
 	case outcome.LockChanged:
 		return "the lock changed since " + c.Text
-	case outcome.NotAnchored:
-		return strings.Join(c.Names, "; ")
+	case outcome.AnchorNoCommit:
+		return fmt.Sprintf("the %s file %s has no commit", anchorSide(c.Name), c.Text)
+	case outcome.AnchorUncommitted:
+		return fmt.Sprintf("the %s file %s has uncommitted changes", anchorSide(c.Name), c.Text)
+	case outcome.AnchorSameCommit:
+		return fmt.Sprintf("the human labels and the judge scores were last changed in the same commit %s: the labels are not provably older", shortCommit(c.Text))
+	case outcome.AnchorNotAncestor:
+		return fmt.Sprintf("the commit that last changed the human labels (%s) is not an ancestor of the one that last changed the judge scores (%s)", shortCommit(c.Names[0]), shortCommit(c.Names[1]))
+	case outcome.AnchorShallow:
+		return fmt.Sprintf("the repository is a shallow clone and %s is its boundary: the history before it was not fetched, so the files look last changed there (actions/checkout with fetch-depth: 0 fetches it)", shortCommit(c.Text))
 	}
 	return string(c.Code)
 }
@@ -121,3 +129,14 @@ func clause(c outcome.Clause) string {
 func pairedTest(t outcome.PairedTest) string {
 	return fmt.Sprintf("%s %s %s, Holm p = %s", t.Strategy, format.Signed(t.Delta), format.SignedInterval([2]float64{t.Lo, t.Hi}), format.P(t.PHolm))
 }
+
+// anchorSide names a side of the git anchoring check.
+func anchorSide(side string) string {
+	if side == "human" {
+		return "human labels"
+	}
+	return "judge scores"
+}
+
+// shortCommit is a commit as a reason shows it: its first 12 digits.
+func shortCommit(c string) string { return format.CommitPrefix(c, 12) }
