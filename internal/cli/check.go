@@ -201,7 +201,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	// GitHub: outputs, annotations, job summary, PR comment. Its failures are
 	// warnings; the exit code reflects only the gates.
 	if cmp != nil && !cmp.Available {
-		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: no baseline: %s\n", cmp.Reason)
+		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: no baseline: %s\n", doc.Baseline.Reason)
 	}
 	pub := checkPublication(res, doc, o.comment, o.jsonOut)
 	publish.BaselineOutputs(pub.Outputs, cmp)

@@ -37,8 +37,9 @@ const (
 	IndicativeOnly Code = "indicative_only"
 	// Unresolved: N gold ids do not resolve to a card of the knowledge base.
 	Unresolved Code = "unresolved"
-	// NoBaseline: no baseline to compare with; Text says why (from the
-	// baseline's source: a file, GitHub).
+	// NoBaseline: no baseline to compare with; Name is why as a code
+	// (baseline.NotInActions, or the artifact lookup's reason) and Text the
+	// lookup's message about GitHub's answer or the artifact, shown as given.
 	NoBaseline Code = "no_baseline"
 	// NothingPairs: no case pairs with the baseline (Text: its file); N
 	// baseline cases, M only in this run, Value of them with changed gold.

@@ -71,7 +71,7 @@ func clause(c outcome.Clause) string {
 	case outcome.Unresolved:
 		return fmt.Sprintf("%d gold id(s) do not resolve to a card of the knowledge base", c.N)
 	case outcome.NoBaseline:
-		return "no baseline: " + c.Text
+		return "no baseline: " + NoBaseline(c.Name, c.Text)
 	case outcome.NothingPairs:
 		return fmt.Sprintf("nothing pairs with the baseline %s (%d baseline cases; %d only in this run, %d with changed gold): the drop cannot be measured",
 			format.SanitizeText(c.Text), c.N, c.M, int64(c.Value))
@@ -140,3 +140,12 @@ func anchorSide(side string) string {
 
 // shortCommit is a commit as a reason shows it: its first 12 digits.
 func shortCommit(c string) string { return format.CommitPrefix(c, 12) }
+
+// NoBaseline is why there is no baseline (baseline.Unavailability's code and
+// detail) as the reports and the warning say it.
+func NoBaseline(code, detail string) string {
+	if code == "not_in_actions" { // baseline.NotInActions
+		return "--baseline auto looks the baseline up in GitHub Actions; this is not an Actions run"
+	}
+	return fmt.Sprintf("%s (%s)", detail, code)
+}
