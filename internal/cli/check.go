@@ -38,10 +38,10 @@ type checkOptions struct {
 	jsonOut, markdownOut, casesOut string
 	parentSep                      string        // --parent-from-id
 	htmlOut, history               string        // --html, --history (history.go)
-	historyBranch                  string        // --history-branch (history_branch.go)
+	historyBranch                  string        // --history-branch (history.go)
 	comment                        commentFlags  // --comment, --comment-key, --pr (publication.go)
 	baseline                       baselineFlags // --baseline, --write-baseline, regression gates (check_baseline.go)
-	trend                          trendFlag     // --trend-runs (trend.go)
+	trend                          trendFlag     // --trend-runs (history.go)
 }
 
 // checkInputs are check's Action inputs; inside Actions --json defaults to

@@ -104,9 +104,9 @@ type compareOptions struct {
 	jsonOut, mdOut, perQuery string
 	comment                  commentFlags // its own key, compare: never check's or calibrate's comment
 	htmlOut, history         string       // --html, --history (history.go)
-	historyBranch            string       // --history-branch (history_branch.go)
+	historyBranch            string       // --history-branch (history.go)
 	floors                   floorFlag    // --floor, --floors on the gate strategy (into run.Gate.Floors)
-	trend                    trendFlag    // --trend-runs (trend.go)
+	trend                    trendFlag    // --trend-runs (history.go)
 }
 
 // compareInputs are compare's Action inputs (`run` holds one NAME=FILE per line).

@@ -35,7 +35,7 @@ type evaluateOptions struct {
 	evaluate.Options
 	comment       commentFlags // passed to the compare stage, under evaluate's own key
 	history       string       // --history: one record per run, command evaluate (evaluate_history.go)
-	historyBranch string       // --history-branch (history_branch.go)
+	historyBranch string       // --history-branch (history.go)
 	htmlOut       string       // --html: the dashboard, also written here
 }
 
@@ -89,9 +89,6 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	if err := o.Validate(); err != nil {
 		return nil, src.option("evaluate", err)
 	}
-	if _, err := parsePrice(o.Price); err != nil {
-		return nil, src.refuseErr("evaluate", "price-per-1k", err)
-	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	r.StoreURL = o.ChromaURL
@@ -125,7 +122,7 @@ func judgeStage(s evaluate.JudgeStage) *judgeOptions {
 	o := newJudgeOptions()
 	o.kb, o.k, o.repeat = s.KB, s.K, s.Repeat
 	o.llm = llmFlags{url: s.LLM.URL, model: s.LLM.Model, concurrency: s.LLM.Concurrency, maxRequests: s.LLM.MaxRequests}
-	o.price, _ = parsePrice(s.Price) // checked by parse
+	o.price, _ = judge.ParsePrice(s.Price) // checked by Validate
 	o.cache, o.qrelsOut, o.jsonlOut, o.jsonOut = s.Cache, s.Qrels, s.Judgments, s.JSON
 	for _, r := range s.Runs {
 		o.runs.names, o.runs.files = append(o.runs.names, r.Name), append(o.runs.files, r.Path)

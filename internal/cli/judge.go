@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -83,23 +82,6 @@ type judgeOptions struct {
 	batchPoll         time.Duration
 }
 
-// parsePrice reads --price-per-1k: "P" (prompt and completion) or "P,C".
-func parsePrice(v string) (*judge.Price, error) {
-	if v == "" {
-		return nil, nil
-	}
-	a, b, two := strings.Cut(v, ",")
-	p, err := strconv.ParseFloat(strings.TrimSpace(a), 64)
-	c := p
-	if err == nil && two {
-		c, err = strconv.ParseFloat(strings.TrimSpace(b), 64)
-	}
-	if err != nil || p < 0 || c < 0 || p != p || c != c {
-		return nil, fmt.Errorf("want PRICE or PROMPT_PRICE,COMPLETION_PRICE (per 1,000 tokens, ≥ 0), got %q", v)
-	}
-	return &judge.Price{Prompt: p, Completion: c}, nil
-}
-
 // newJudgeOptions are judge's defaults (its flags' and evaluate's stage's).
 func newJudgeOptions() *judgeOptions {
 	return &judgeOptions{k: 10, repeat: 1, llm: llmFlags{concurrency: 4}, format: judge.FormatJSON, cache: DefaultJudgeCache, batchPoll: llm.DefaultPoll.Initial}
@@ -129,7 +111,7 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.price, err = parsePrice(*price); err != nil {
+	if o.price, err = judge.ParsePrice(*price); err != nil {
 		return nil, src.refuseErr("judge", "price-per-1k", err)
 	}
 	switch {

@@ -44,8 +44,8 @@ type Options struct {
 }
 
 // Validate checks the options the stages would refuse, before any stage runs,
-// so that a bad value is named as evaluate got it. The price and the
-// retrieval's store and embedder are checked by their own parsers.
+// so that a bad value is named as evaluate got it. The retrieval's store and
+// embedder are checked against their registries by the caller.
 func (o *Options) Validate() error {
 	switch {
 	case o.KB == "":
@@ -66,6 +66,9 @@ func (o *Options) Validate() error {
 		return option.Required("out", "DIR")
 	case o.JudgeURL == "":
 		return option.Required("judge-url", "")
+	}
+	if _, err := judge.ParsePrice(o.Price); err != nil {
+		return option.Invalid("price-per-1k", err)
 	}
 	if o.GeneratorURL == "" {
 		o.GeneratorURL = o.JudgeURL
