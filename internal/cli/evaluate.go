@@ -179,41 +179,32 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	// The stages run as typed calls with the Factory of a stage (no Action input
 	// reaches them); each publishes what it did as the command would, but
 	// retrieve, whose outputs and summary evaluate's own say.
-	plan := evaluate.NewPlan(&o.Options)
-	lines := plan.Args(&o.Options, o.comment.args()...)
-	sf := f.stage()
-	var stages []evaluate.Stage
-	if plan.Generate != nil {
-		stages = append(stages, evaluate.Stage{Name: "generate", Args: lines[0], Run: func(ctx context.Context) error {
-			return (&GenerateCommand{}).exec(ctx, sf, generateStage(plan.Generate))
-		}})
-		lines = lines[1:]
-	}
-	for i, r := range plan.Retrieves {
-		stages = append(stages, evaluate.Stage{Name: "retrieve", Args: lines[i], Run: func(ctx context.Context) error {
+	plan, sf := evaluate.NewPlan(&o.Options), f.stage()
+	var used *judge.Result
+	stages := plan.Stages(&o.Options, evaluate.Runners{
+		Generate: func(ctx context.Context, g *evaluate.GenerateStage) error {
+			return (&GenerateCommand{}).exec(ctx, sf, generateStage(g))
+		},
+		Retrieve: func(ctx context.Context, r evaluate.RetrieveStage) error {
 			_, err := runRetrieve(ctx, sf, retrieveStage(r))
 			if errors.Is(err, context.Canceled) {
 				return fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
 			}
 			return err
-		}})
-	}
-	lines = lines[len(plan.Retrieves):]
-	var used *judge.Result
-	stages = append(stages,
-		evaluate.Stage{Name: "judge", Args: lines[0], Run: func(ctx context.Context) (err error) {
-			used, err = (&JudgeCommand{}).exec(ctx, sf, judgeStage(plan.Judge))
+		},
+		Judge: func(ctx context.Context, j evaluate.JudgeStage) (err error) {
+			used, err = (&JudgeCommand{}).exec(ctx, sf, judgeStage(j))
 			return err
-		}},
-		evaluate.Stage{Name: "compare", Args: lines[1], Run: func(ctx context.Context) error {
+		},
+		Compare: func(ctx context.Context, c evaluate.CompareStage) error {
 			// The dashboard charts evaluate's runs from evaluate's history, under
 			// this evaluation's fingerprint (known once the judge has run).
 			ev := &overRuns{src: trendSource{path: o.history, branch: o.historyBranch}, fingerprint: func() (fingerprint, error) {
 				return evaluateFingerprint(o, plan.Names(), used), nil
 			}}
-			return (&CompareCommand{}).run(ctx, sf, compareStage(plan.Compare, o.comment), ev)
-		}})
-
+			return (&CompareCommand{}).run(ctx, sf, compareStage(c, o.comment), ev)
+		},
+	}, o.comment.args()...)
 	var notes []string
 	if o.Retrieval.StoreAPIKey != "" {
 		notes = append(notes, "The Chroma API key is not written here: set CHROMA_API_KEY to rerun a retrieve stage.")

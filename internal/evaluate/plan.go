@@ -1,6 +1,7 @@
 package evaluate
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -206,4 +207,30 @@ func (p *Plan) Args(o *Options, compareFlags ...string) [][]string {
 		ca = append(ca, "--run", r.Name+"="+c.Files.Runs[i].Path)
 	}
 	return append(out, ja, ca)
+}
+
+// Runners run the stages, each with its options: the caller's typed calls.
+type Runners struct {
+	Generate func(ctx context.Context, s *GenerateStage) error
+	Retrieve func(ctx context.Context, s RetrieveStage) error
+	Judge    func(ctx context.Context, s JudgeStage) error
+	Compare  func(ctx context.Context, s CompareStage) error
+}
+
+// Stages are the plan's stages in order, each with its command line (Args,
+// compareFlags on compare's) and its runner.
+func (p *Plan) Stages(o *Options, run Runners, compareFlags ...string) []Stage {
+	lines := p.Args(o, compareFlags...)
+	var out []Stage
+	if g := p.Generate; g != nil {
+		out = append(out, Stage{Name: "generate", Args: lines[0], Run: func(ctx context.Context) error { return run.Generate(ctx, g) }})
+		lines = lines[1:]
+	}
+	for i, r := range p.Retrieves {
+		out = append(out, Stage{Name: "retrieve", Args: lines[i], Run: func(ctx context.Context) error { return run.Retrieve(ctx, r) }})
+	}
+	lines = lines[len(p.Retrieves):]
+	return append(out,
+		Stage{Name: "judge", Args: lines[0], Run: func(ctx context.Context) error { return run.Judge(ctx, p.Judge) }},
+		Stage{Name: "compare", Args: lines[1], Run: func(ctx context.Context) error { return run.Compare(ctx, p.Compare) }})
 }
