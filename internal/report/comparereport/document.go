@@ -17,6 +17,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/trendtable"
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
@@ -392,5 +393,5 @@ func (d *Document) TrendMeasures() []trend.Measure {
 	if d.RecommendationTest != nil {
 		best = d.RecommendationTest.Best
 	}
-	return trend.CompareMeasures(gatetable.TrendGates(d.Gates), d.Recommended, best, d.Order, d.Primary)
+	return trend.CompareMeasures(trendtable.Gates(d.Gates), d.Recommended, best, d.Order, d.Primary)
 }

@@ -19,7 +19,6 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
-	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
 // Entry is one gate of a JSON report. Fields are in the alphabetical order of
@@ -202,17 +201,4 @@ func Text(b *strings.Builder, es []Entry) {
 			san(orMissing(e.Measure)), e.Status, t, v, e.n(), san(orMissing(e.Reason)))
 	}
 	tw.Flush()
-}
-
-// TrendGates are the gate table's entries as the trend's selection
-// (trend.Gated) reads them: group, measure and threshold (NaN when none).
-func TrendGates(es []Entry) []trend.Gate {
-	out := make([]trend.Gate, len(es))
-	for i, e := range es {
-		out[i] = trend.Gate{Group: e.Group, Measure: e.Measure, Threshold: math.NaN()}
-		if e.Threshold != nil {
-			out[i].Threshold = e.Threshold.V()
-		}
-	}
-	return out
 }
