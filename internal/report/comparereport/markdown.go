@@ -37,7 +37,7 @@ func (d *Document) Markdown(w io.Writer) error {
 			fmt.Fprintf(&b, "- %s **%s** <sub>Rule: %s.</sub>\n", t.Found, t.Action, t.Rule)
 		}
 		if len(d.Scenarios) == 0 {
-			fmt.Fprintf(&b, "- %s\n", noScenarioLine)
+			fmt.Fprintf(&b, "- %s\n", NoScenarioLine)
 		}
 		b.WriteString("\n")
 	}

@@ -97,6 +97,9 @@ func (d *Document) bucketCells(s *Strategy) []string {
 	return []string{mean, format.Pct(b.HighlyRelevant.V()), format.Pct(b.RelevantPlus.V()), format.Pct(b.NotRelevant.V()), strconv.Itoa(b.N)}
 }
 
+// BucketsNote explains the bucket table, for the HTML page.
+func (d *Document) BucketsNote() string { return d.bucketsNote() + "." }
+
 // bucketsNote explains the bucket table.
 func (d *Document) bucketsNote() string {
 	return fmt.Sprintf("Mean relevance: the average relevance (0–%d) of the results in the top %d, per query then over the n = %s evaluated queries (not divided by k; ± half its 95%% interval); the buckets are shares of the n top-%d documents, unjudged ones counting as not relevant",
@@ -115,7 +118,7 @@ func (d *Document) test(p *Paired) string {
 
 // ScenarioText is one scenario in words: what was found, the suggested action
 // and the rule that triggered it (names rendered by name).
-type ScenarioText struct{ Found, Action, Rule string }
+type ScenarioText struct{ Code, Found, Action, Rule string }
 
 // scenario puts one scenario into words.
 func (d *Document) scenario(s Scenario, name func(string) string) ScenarioText {
@@ -178,7 +181,9 @@ func (d *Document) scenario(s Scenario, name func(string) string) ScenarioText {
 func (d *Document) ScenarioTexts() []ScenarioText {
 	out := make([]ScenarioText, 0, len(d.Scenarios))
 	for _, s := range d.Scenarios {
-		out = append(out, d.scenario(s, identity))
+		t := d.scenario(s, identity)
+		t.Code = s.Code
+		out = append(out, t)
 	}
 	return out
 }
@@ -188,8 +193,8 @@ func (t ScenarioText) line() string {
 	return t.Found + " → " + t.Action + " (Rule: " + t.Rule + ".)"
 }
 
-// noScenarioLine is said when no scenario's rule is met.
-const noScenarioLine = "None of the six common scenarios applies (hybrid vs dense, dense ≈ hybrid, full text vs dense, reranker, wide intervals, all strategies low)."
+// NoScenarioLine is said when no scenario's rule is met.
+const NoScenarioLine = "None of the six common scenarios applies (hybrid vs dense, dense ≈ hybrid, full text vs dense, reranker, wide intervals, all strategies low)."
 
 // diagnosis is the findings the scenarios do not already state: a hybrid vs
 // dense pair or a helping reranker that a scenario names is left out.

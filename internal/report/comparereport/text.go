@@ -165,7 +165,7 @@ func (d *Document) Text(w io.Writer) error {
 			fmt.Fprintf(&b, "- %s\n", d.scenario(sc, name).line())
 		}
 		if len(d.Scenarios) == 0 {
-			fmt.Fprintf(&b, "- %s\n", noScenarioLine)
+			fmt.Fprintf(&b, "- %s\n", NoScenarioLine)
 		}
 	}
 	if fs := d.diagnosis(); len(fs) > 0 {
