@@ -2,9 +2,14 @@ package metrics
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The seed's maximum-DCG table (2^rel − 1, every result of relevance 3) and its
@@ -83,4 +88,56 @@ func TestSampleSizes(t *testing.T) {
 	assert.Equal(t, 12, QueriesForHalfWidth(12, 0.05, 0.1))
 	assert.InDelta(t, 1.0, SampleSDOf([]float64{1, 2, 3}), 1e-15)
 	assert.True(t, math.IsNaN(SampleSDOf([]float64{1})))
+}
+
+// docs/compare.md's two tables of the scale of DCG state these numbers: each
+// is recomputed here, so the page and the code cannot drift apart.
+func TestScaleTablesInTheDocs(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "compare.md"))
+	require.NoError(t, err)
+	rows := func(head string) [][]string {
+		text := string(raw)
+		i := strings.Index(text, head)
+		require.GreaterOrEqual(t, i, 0, head)
+		var out [][]string
+		for _, line := range strings.Split(text[i:], "\n")[2:] {
+			if !strings.HasPrefix(line, "|") {
+				break
+			}
+			var cells []string
+			for _, c := range strings.Split(strings.Trim(line, "|"), "|") {
+				cells = append(cells, strings.TrimSpace(c))
+			}
+			out = append(out, cells)
+		}
+		return out
+	}
+	last := func(cell string) float64 { // the last number of a cell ("3 + 2/log2(3) = 4.262")
+		f := strings.Fields(cell)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		require.NoError(t, err, cell)
+		return v
+	}
+	maxRows := rows("| k | maximum DCG@k, exp gain")
+	require.Len(t, maxRows, 5)
+	for _, r := range maxRows {
+		k, err := strconv.Atoi(r[0])
+		require.NoError(t, err)
+		assert.Equal(t, math.Round(MaxDCG(k, 3, GainExp)*100)/100, last(r[1]), "k=%d exp", k)
+		assert.Equal(t, math.Round(MaxDCG(k, 3, GainLinear)*100)/100, last(r[2]), "k=%d linear", k)
+	}
+	exRows := rows("| ranking: relevance at ranks 1–5")
+	require.Len(t, exRows, 2)
+	for _, r := range exRows {
+		var rels []int
+		for _, f := range strings.Split(r[0], ",") {
+			v, err := strconv.Atoi(strings.TrimSpace(f))
+			require.NoError(t, err)
+			rels = append(rels, v)
+		}
+		assert.Equal(t, math.Round(GradedDCG(rels, 5, GainLinear)*1000)/1000, last(r[1]), "%v linear", rels)
+		assert.Equal(t, math.Round(GradedDCG(rels, 5, GainExp)*1000)/1000, last(r[2]), "%v exp", rels)
+		seed := strings.Fields(r[3])[0] // "4.26:" — the seed's number, the linear gain's, truncated
+		assert.Equal(t, strings.TrimSuffix(seed, ":"), strconv.FormatFloat(math.Trunc(GradedDCG(rels, 5, GainLinear)*100)/100, 'f', 2, 64), "%v", rels)
+	}
 }
