@@ -75,6 +75,9 @@ type Document struct {
 	// ReadBack is set by Read: the findings and the per-run notes, computed
 	// from the inputs, are not in the JSON; the renderers say so.
 	ReadBack bool `json:"-"`
+	// ScenariosUnknown is set by Read for a document written before the JSON
+	// had "scenarios": the reports then say nothing about them.
+	ScenariosUnknown bool `json:"-"`
 	// Trend is the gated measures (else the recommended strategy's primary
 	// measure) over the base branch's last runs (--history with --trend-runs):
 	// in the Markdown and text reports, not in the JSON (see checkreport.Document.Trend).
@@ -380,8 +383,8 @@ func Read(r io.Reader) (*Document, error) {
 	if d.MaxDCGAtK == 0 { // written before the field existed
 		d.MaxDCGAtK = format.Float(maxDCGOf(d.K, d.RelevanceScale[1], d.Gain))
 	}
-	if d.Scenarios == nil {
-		d.Scenarios = []Scenario{}
+	if d.Scenarios == nil { // written before the scenarios were in the JSON: none to show
+		d.Scenarios, d.ScenariosUnknown = []Scenario{}, true
 	}
 	for _, s := range d.Strategies {
 		if b := &s.RelevanceBuckets; b.N == 0 { // none retrieved, or written before the field existed

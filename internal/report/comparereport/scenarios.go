@@ -155,14 +155,14 @@ func (d *Document) scenario(s Scenario, name func(string) string) ScenarioText {
 		if s.Strategy != "" {
 			found += fmt.Sprintf("; %s of %s is ±%s of its mean", primary, a, wholePct(s.RelativeHalfWidth.V()))
 		}
-		action := fmt.Sprintf("Add queries: about %d evaluated queries bring the widest interval to ±%s of its mean", s.QueriesForWidth, wholePct(compare.WideRelHalfWidth))
+		action := fmt.Sprintf("Add queries: about %d evaluated queries bring the widest interval to ±%s of its mean (the width falls as 1/√n)", s.QueriesForWidth, wholePct(compare.WideRelHalfWidth))
 		if t := s.Test; t != nil && s.QueriesToSeparate > 0 {
-			action += fmt.Sprintf("; about %d detect the observed difference between %s and %s (Δ %s = %s) with %s power at α = %s",
+			action += fmt.Sprintf("; about %d detect the observed difference between %s and %s (Δ %s = %s) with %s power at α = %s (power calculation: n = ((z₀.₉₇₅ + z₀.₈)·sd of the paired differences / Δ)²)",
 				s.QueriesToSeparate, name(t.Strategy), name(t.Baseline), primary, format.Signed(t.Delta.V()), wholePct(compare.Power), strconv.FormatFloat(d.Statistics.Alpha.V(), 'g', -1, 64))
 		}
 		return ScenarioText{
 			Found:  found + ".",
-			Action: action + " (power calculation: n = ((z₀.₉₇₅ + z₀.₈)·sd of the paired differences / Δ)²; the width falls as 1/√n).",
+			Action: action + ".",
 			Rule:   fmt.Sprintf("fewer than %d evaluated queries, or a %s interval wider than ±%s of its mean", compare.WideMinQueries, primary, wholePct(compare.WideRelHalfWidth)),
 		}
 	case string(compare.AllLow):

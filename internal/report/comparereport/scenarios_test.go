@@ -35,7 +35,7 @@ func TestScenarioSentences(t *testing.T) {
 			"The reranker helps significantly: x+rerank beats x", "Enable the reranker if the latency budget allows.", "a strategy with the reranker significantly above"},
 		{Scenario{Code: "wide-intervals", Strategy: "b", Queries: 12, RelativeHalfWidth: 0.25, QueriesForWidth: 75, QueriesToSeparate: 240, Test: ns},
 			"The intervals are wide: 12 evaluated queries; DCG@10 of b is ±25% of its mean.",
-			"Add queries: about 75 evaluated queries bring the widest interval to ±10% of its mean; about 240 detect the observed difference between hybrid and ann (Δ DCG@10 = +0.050) with 80% power at α = 0.05",
+			"Add queries: about 75 evaluated queries bring the widest interval to ±10% of its mean (the width falls as 1/√n); about 240 detect the observed difference between hybrid and ann (Δ DCG@10 = +0.050) with 80% power at α = 0.05",
 			"fewer than 30 evaluated queries, or a DCG@10 interval wider than ±10% of its mean"},
 		{Scenario{Code: "all-low", Strategy: "a", Measure: "ndcg_at_k", Threshold: 0.3, Value: 0.21},
 			"Every strategy scores low: the highest upper 95% bound of nDCG@10 is 0.210 (a), below 0.300.",

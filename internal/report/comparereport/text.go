@@ -156,10 +156,7 @@ func (d *Document) Text(w io.Writer) error {
 		fmt.Fprintf(&b, "  %s\n", d.primaryLine())
 	}
 	fmt.Fprintf(&b, "\n%s\n", d.recommendation(name))
-	if d.ReadBack {
-		fmt.Fprintf(&b, "diagnosis not shown: %s.\n", NotCarriedLine)
-	}
-	if !d.ReadBack || len(d.Scenarios) > 0 {
+	if !d.ScenariosUnknown {
 		b.WriteString("what to do (the common scenarios):\n")
 		for _, sc := range d.Scenarios {
 			fmt.Fprintf(&b, "- %s\n", d.scenario(sc, name).line())
@@ -167,6 +164,9 @@ func (d *Document) Text(w io.Writer) error {
 		if len(d.Scenarios) == 0 {
 			fmt.Fprintf(&b, "- %s\n", NoScenarioLine)
 		}
+	}
+	if d.ReadBack {
+		fmt.Fprintf(&b, "diagnosis not shown: %s.\n", NotCarriedLine)
 	}
 	if fs := d.diagnosis(); len(fs) > 0 {
 		b.WriteString("diagnosis:\n")
