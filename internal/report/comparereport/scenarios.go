@@ -65,12 +65,6 @@ func newScenarios(ss []compare.Scenario) []Scenario {
 // the scale found, at least 1).
 func (d *Document) maxDCGLevel() int { return max(d.RelevanceScale[1], 1) }
 
-// dcgOf prints a DCG@k value with the maximum possible at the run's k and
-// gain: "9.850 of 31.805".
-func (d *Document) dcgOf(v float64) string {
-	return format.Num(v) + " of " + format.Num(d.MaxDCGAtK.V())
-}
-
 // measureHead is a measure's column heading; DCG@k's carries its maximum.
 func (d *Document) measureHead(key string) string {
 	if key == metrics.KeyDCG {
