@@ -127,8 +127,12 @@ func (d *Document) scenario(s Scenario, name func(string) string) ScenarioText {
 			Rule:   "a hybrid strategy " + sig + " a dense/ANN one; kinds judged by the names",
 		}
 	case string(compare.DenseMatchesHybrid):
+		found := fmt.Sprintf("Dense/ANN and hybrid are about equal: %s vs %s (%s).", a, b, d.test(s.Test))
+		if d.hasScenario(compare.WideIntervalsScenario) {
+			found += " The intervals are wide (below): not separated by these queries, which is not shown equal."
+		}
 		return ScenarioText{
-			Found:  fmt.Sprintf("Dense/ANN and hybrid are about equal: %s vs %s (%s).", a, b, d.test(s.Test)),
+			Found:  found,
 			Action: "Either works; dense/ANN is simpler (one index, no fusion).",
 			Rule:   fmt.Sprintf("the paired test of a hybrid strategy against a dense/ANN one on %s is not significant (Holm-adjusted p ≥ %s); kinds judged by the names", primary, strconv.FormatFloat(d.Statistics.Alpha.V(), 'g', -1, 64)),
 		}
@@ -168,6 +172,16 @@ func (d *Document) scenario(s Scenario, name func(string) string) ScenarioText {
 		}
 	}
 	return ScenarioText{Found: s.Code}
+}
+
+// hasScenario reports whether the document lists a scenario of code c.
+func (d *Document) hasScenario(c compare.ScenarioCode) bool {
+	for _, s := range d.Scenarios {
+		if s.Code == string(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // ScenarioTexts are the scenarios in words, in order (names unescaped: the

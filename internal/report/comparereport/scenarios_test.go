@@ -42,10 +42,20 @@ func TestScenarioSentences(t *testing.T) {
 			"Check data quality and relevance", "low means nDCG@10 below 0.300 for every strategy, even at the upper end of its 95% interval"},
 	} {
 		got := d.scenario(tc.s, identity)
+		assert.NotContains(t, got.Found, "not shown equal", tc.s.Code)
 		assert.Contains(t, got.Found, tc.found, tc.s.Code)
 		assert.Contains(t, got.Action, tc.action, tc.s.Code)
 		assert.Contains(t, got.Rule, tc.rule, tc.s.Code)
 	}
+}
+
+// Dense ≈ hybrid under wide intervals says the two were not separated, not
+// shown equal.
+func TestDenseMatchesHybridUnderWideIntervals(t *testing.T) {
+	ns := &Paired{Strategy: "hybrid", Baseline: "ann", Metric: "dcg_at_k", N: 12, Delta: 0.05, CI95: [2]format.Float{-0.9, 1}, PValue: 0.61, Primary: true}
+	d := &Document{K: 10, Primary: compare.Primary, Statistics: Statistics{Alpha: 0.05},
+		Scenarios: []Scenario{{Code: "dense-matches-hybrid", Strategy: "hybrid", Versus: "ann", Test: ns}, {Code: "wide-intervals", Queries: 12, QueriesForWidth: 90}}}
+	assert.Contains(t, d.ScenarioTexts()[0].Found, "The intervals are wide (below): not separated by these queries, which is not shown equal.")
 }
 
 // The lexical-beats-dense run in every format, and the scale of DCG and the
