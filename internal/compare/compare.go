@@ -52,6 +52,9 @@ type Options struct {
 	Resamples        int
 	Seed             uint64
 	Gate             GateOptions // compare as a gate: off unless its Strategy is set
+	// JudgedOnly computes every measure on the condensed lists: unjudged
+	// documents removed before the cutoff (trec_eval's -J; judged.go).
+	JudgedOnly bool
 }
 
 // Input is one named run.
@@ -88,6 +91,8 @@ type Strategy struct {
 	Failed     []string // evaluated queries whose top-1 result has relevance 0 (or is missing), sorted
 	Best       []string // highest primary measure first, ties by query id
 	Worst      []string // lowest primary measure first, ties by query id
+	// Judged is judged@k, the labelled share of the top k as retrieved (judged.go).
+	Judged JudgedAtK
 }
 
 // Distribution returns the fractions of the top-k documents at each relevance
@@ -204,7 +209,7 @@ const (
 	// WideIntervals: N evaluated queries are too few, or A (when set) has the
 	// widest primary-measure interval, Width its half-width relative to its mean.
 	WideIntervals
-	// Unjudged: Fraction of the top-k documents of A are unjudged (more than 20%).
+	// Unjudged: A's judged@k, Fraction, over N queries, is below JudgedThreshold.
 	Unjudged
 	// MissingQueries: A has no results for Count of the N evaluated queries.
 	MissingQueries
@@ -217,8 +222,8 @@ type Finding struct {
 	A, B     string  // strategy names
 	Test     Paired  // A − B on the primary measure (HybridVs*, Reranker)
 	Width    float64 // WideIntervals
-	Fraction float64 // Unjudged
-	Count, N int     // MissingQueries (Count of N), WideIntervals (N)
+	Fraction float64 // Unjudged: judged@k
+	Count, N int     // MissingQueries (Count of N), WideIntervals (N), Unjudged (N)
 }
 
 // Better reports whether the finding's test says A is significantly above B.
@@ -306,7 +311,7 @@ func Run(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 			return nil, fmt.Errorf("duplicate strategy name %q", in.Name)
 		}
 		seen[in.Name] = true
-		s, err := evaluate(q, in, eval, res.InBinary, pi, opt)
+		s, err := evaluateHoles(q, in, eval, res.InBinary, pi, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -832,13 +837,8 @@ func (r *Result) diagnose() {
 		}
 		add(f)
 	}
-	// Unjudged documents.
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
-		if s.Retrieved > 0 && float64(s.Unjudged) > 0.2*float64(s.Retrieved) {
-			add(Finding{Kind: Unjudged, A: s.Name, Fraction: float64(s.Unjudged) / float64(s.Retrieved)})
-		}
-	}
+	// Holes: judged@k below JudgedThreshold.
+	r.unjudgedFindings()
 	// Missing queries.
 	for i := range r.Strategies {
 		s := &r.Strategies[i]

@@ -258,7 +258,9 @@ func TestCompareDiagnosisLexicalUnjudgedMissing(t *testing.T) {
 	x := run("x.run", trecfile.RunQuery{ID: "qa", Docs: []string{"u1", "u2", "a1"}})
 	res, err = compare.Run(q2, []compare.Input{{Name: "x", Run: x}}, opts())
 	require.NoError(t, err)
-	assert.InDelta(t, 2.0/3, finding(t, res, compare.Unjudged, "x", "").Fraction, 1e-12)
+	u := finding(t, res, compare.Unjudged, "x", "")
+	assert.InDelta(t, 1.0/3, u.Fraction, 1e-12, "judged@k: a1 of u1, u2, a1")
+	assert.Equal(t, 1, u.N, "qb has no result: not counted")
 	m := finding(t, res, compare.MissingQueries, "x", "")
 	assert.Equal(t, [2]int{1, 2}, [2]int{m.Count, m.N})
 }
