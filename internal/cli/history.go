@@ -99,5 +99,8 @@ func compareFingerprint(o *compareOptions) fingerprint {
 	for i, n := range o.runs.names {
 		fp.inputs["run:"+n] = o.runs.files[i]
 	}
+	if o.run.JudgedOnly { // other measures: a history of its own (absent otherwise, so earlier fingerprints hold)
+		fp.params["judged-only"] = "true"
+	}
 	return fp
 }

@@ -209,8 +209,6 @@ const (
 	// WideIntervals: N evaluated queries are too few, or A (when set) has the
 	// widest primary-measure interval, Width its half-width relative to its mean.
 	WideIntervals
-	// Unjudged: A's judged@k, Fraction, over N queries, is below JudgedThreshold.
-	Unjudged
 	// MissingQueries: A has no results for Count of the N evaluated queries.
 	MissingQueries
 )
@@ -222,8 +220,7 @@ type Finding struct {
 	A, B     string  // strategy names
 	Test     Paired  // A − B on the primary measure (HybridVs*, Reranker)
 	Width    float64 // WideIntervals
-	Fraction float64 // Unjudged: judged@k
-	Count, N int     // MissingQueries (Count of N), WideIntervals (N), Unjudged (N)
+	Count, N int     // MissingQueries (Count of N), WideIntervals (N)
 }
 
 // Better reports whether the finding's test says A is significantly above B.
@@ -837,8 +834,6 @@ func (r *Result) diagnose() {
 		}
 		add(f)
 	}
-	// Holes: judged@k below JudgedThreshold.
-	r.unjudgedFindings()
 	// Missing queries.
 	for i := range r.Strategies {
 		s := &r.Strategies[i]

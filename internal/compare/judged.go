@@ -110,12 +110,3 @@ func evaluateHoles(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, pri
 	s.Judged = j
 	return s, err
 }
-
-// unjudgedFindings flags the strategies whose judged@k is below JudgedThreshold.
-func (r *Result) unjudgedFindings() {
-	for i := range r.Strategies {
-		if j := r.Strategies[i].Judged; j.Low {
-			r.Findings = append(r.Findings, Finding{Kind: Unjudged, A: r.Strategies[i].Name, Fraction: j.Mean, N: j.N})
-		}
-	}
-}

@@ -30,6 +30,7 @@ func (d *Document) Markdown(w io.Writer) error {
 	fmt.Fprintf(&b, "k = %d · gain %s · relevant = rel ≥ %d · baseline **%s** · %d evaluated queries with a judged document of positive gain (graded measures), %d of them with one at rel ≥ %d (binary measures); %d judged, %d without a document of positive gain are excluded from every mean · %s\n\n",
 		d.K, d.gain(), d.RelevantLevel, esc(d.Baseline), d.Queries.WithRelevant, d.Queries.AtRelevantLevel, d.RelevantLevel, d.Queries.Judged, d.NotEvaluated, d.scaleLine())
 	fmt.Fprintf(&b, "**%s**\n\n%s\n\n", d.recommendation(esc), d.primaryLine())
+	d.holesMarkdown(&b) // --judged-only, and the strategies whose judged@k is low
 	if len(d.Gates) > 0 {
 		icon := "✅"
 		if d.Verdict != outcome.Pass {
@@ -178,12 +179,12 @@ func (d *Document) Markdown(w io.Writer) error {
 	b.WriteString("\nCharts (DCG per strategy with its interval, relevance by rank): `compare --html FILE` draws the dashboard.\n\n")
 	strategies := d.strategies()
 	heads := d.distHeads()
-	fmt.Fprintf(&b, "### Relevance of the top-%d documents\n\n| strategy | %s | of which unjudged | failed queries |\n|---|%s---:|---:|\n",
-		d.K, strings.Join(heads, " | "), strings.Repeat("---:|", len(heads)))
+	fmt.Fprintf(&b, "### Relevance of the top-%d documents\n\n| strategy | %s | of which unjudged | failed queries | %s |\n|---|%s---:|---:|---:|\n",
+		d.K, strings.Join(heads, " | "), d.JudgedLabel(), strings.Repeat("---:|", len(heads)))
 	for _, s := range strategies {
-		fmt.Fprintf(&b, "| %s | %s | %d |\n", esc(s.Name), strings.Join(s.dist(), " | "), len(s.FailedQueries))
+		fmt.Fprintf(&b, "| %s | %s | %d | %s |\n", esc(s.Name), strings.Join(s.dist(), " | "), len(s.FailedQueries), d.JudgedCell(s))
 	}
-	b.WriteString("\nUnjudged documents count as relevance 0. A failed query has a top-1 result of relevance 0 (or no result).\n")
+	b.WriteString("\nUnjudged documents count as relevance 0. A failed query has a top-1 result of relevance 0 (or no result). " + esc(d.JudgedNote()) + "\n")
 
 	list := func(ids []string) string {
 		if len(ids) == 0 {

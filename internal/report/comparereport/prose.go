@@ -127,8 +127,6 @@ func (d *Document) finding(f compare.Finding, name func(string) string) string {
 			msg += fmt.Sprintf("; %s of %s is ±%s of its mean", d.label(d.Primary), a, wholePct(f.Width))
 		}
 		return msg + "): too few queries to separate close strategies; about four times as many judged queries halve the width."
-	case compare.Unjudged:
-		return fmt.Sprintf("%s of the top-%d documents of %s are unjudged and count as relevance 0: its scores are lower bounds; judge those documents for a fair comparison.", wholePct(f.Fraction), d.K, a)
 	case compare.MissingQueries:
 		return fmt.Sprintf("%s has no results for %d of the %d evaluated queries; they score 0.", a, f.Count, f.N)
 	}

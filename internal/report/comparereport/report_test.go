@@ -57,11 +57,14 @@ func TestCompareJSONSchema(t *testing.T) {
 	require.NoError(t, New(res).WriteJSON(&b))
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
-	assert.Equal(t, []string{"gain", "gates", "k", "paired", "primary", "queries", "recommendation_test", "recommended", "relevance_scale", "relevant_level", "relevant_level_fallback", "schema", "statistics", "strategies", "verdict"}, keys(doc))
+	assert.Equal(t, []string{"gain", "gates", "judged_at_k_threshold", "judged_only", "k", "paired", "primary", "queries", "recommendation_test", "recommended", "relevance_scale", "relevant_level", "relevant_level_fallback", "schema", "statistics", "strategies", "verdict"}, keys(doc))
 	assert.Equal(t, "retrieval-gate/compare@1", doc["schema"])
 	assert.Equal(t, map[string]any{"at_relevant_level": 3.0, "judged": 3.0, "with_relevant": 3.0}, doc["queries"])
 	s := doc["strategies"].(map[string]any)["hybrid"].(map[string]any)
-	assert.Equal(t, []string{"best_queries", "failed_queries", "metrics", "missing_from_run", "n", "relevance_by_position", "relevance_distribution", "worst_queries"}, keys(s))
+	assert.Equal(t, []string{"best_queries", "failed_queries", "judged_at_k", "metrics", "missing_from_run", "n", "relevance_by_position", "relevance_distribution", "worst_queries"}, keys(s))
+	assert.Equal(t, []string{"low", "mean", "n"}, keys(s["judged_at_k"].(map[string]any)))
+	assert.InDelta(t, 0.9, doc["judged_at_k_threshold"], 0)
+	assert.Equal(t, false, doc["judged_only"])
 	ms := s["metrics"].(map[string]any)
 	assert.Len(t, ms, metrics.NumGraded)
 	assert.Equal(t, []string{"ci95", "ci95_method", "mean", "n", "unreliable"}, keys(ms["dcg_at_k"].(map[string]any)))
@@ -275,7 +278,6 @@ func TestFindingSentences(t *testing.T) {
 		{compare.Finding{Kind: compare.Reranker, A: "x+rerank", B: "x", Test: ns}, "The reranker shows no significant gain: x+rerank vs x"},
 		{compare.Finding{Kind: compare.WideIntervals, N: 12, A: "b", Width: 0.25}, "The intervals are wide (12 evaluated queries; dcg@10 of b is ±25% of its mean): too few queries"},
 		{compare.Finding{Kind: compare.WideIntervals, N: 12}, "The intervals are wide (12 evaluated queries): too few queries"},
-		{compare.Finding{Kind: compare.Unjudged, A: "x", Fraction: 2.0 / 3}, "67% of the top-10 documents of x are unjudged and count as relevance 0: its scores are lower bounds"},
 		{compare.Finding{Kind: compare.MissingQueries, A: "x", Count: 1, N: 2}, "x has no results for 1 of the 2 evaluated queries; they score 0."},
 	} {
 		assert.Contains(t, d.finding(tc.f, identity), tc.want)

@@ -128,11 +128,12 @@ func (d *Document) Text(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "\nrelevance of the top-%d documents (0 includes unjudged):\n", d.K)
 	t = &textTable{}
-	t.add(append(append([]string{"strategy"}, d.distHeads()...), "unjudged", "failed queries")...)
+	t.add(append(append([]string{"strategy"}, d.distHeads()...), "unjudged", "failed queries", d.JudgedLabel())...)
 	for _, s := range d.strategies() {
-		t.add(append(append([]string{name(s.Name)}, s.dist()...), strconv.Itoa(len(s.FailedQueries)))...)
+		t.add(append(append([]string{name(s.Name)}, s.dist()...), strconv.Itoa(len(s.FailedQueries)), d.JudgedCell(s))...)
 	}
 	t.write(&b)
+	d.holesText(&b, name)
 	if len(d.Paired) > 0 {
 		fmt.Fprintf(&b, "\npaired comparisons against %s:\n", name(d.Baseline))
 		t = &textTable{}

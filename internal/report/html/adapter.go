@@ -28,6 +28,7 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 		Gates: d.Gates, Verdict: string(d.Verdict),
 	}
 	v.Methods = methodLines(d)
+	v.Holes = holesViewOf(d)
 	v.Primary = d.Primary
 	// "Select run": the runs of the history (OverRuns, this run the newest),
 	// this run from its own document; "Select metric": every measure found.

@@ -100,6 +100,8 @@ type CompareView struct {
 	Runs     []exploreRun
 	Current  int
 	Colours  map[string]int
+	// Holes is the judged@k section (judged.go).
+	Holes HolesView
 }
 
 // Compare writes the compare dashboard.
@@ -189,6 +191,7 @@ func Compare(w io.Writer, v CompareView) error {
 	}
 	p.Table(mt)
 	p.Note("Each mean with its 95% interval and n below it; the key of each measure is under its label.")
+	p.holes(v.Holes)
 
 	// Mean relevance by position.
 	p.Section("Mean relevance by result position")
