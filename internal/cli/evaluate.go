@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/evaluate"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
@@ -47,10 +49,12 @@ type evaluateOptions struct {
 	maxRequests                       int64
 	price                             string
 	bootstrap                         int
-	comment                           commentFlags // passed to the compare stage, under evaluate's own key
-	history                           string       // --history: one record per run, command evaluate (evaluate_history.go)
-	historyBranch                     string       // --history-branch (history_branch.go)
-	htmlOut                           string       // --html: the dashboard, also written here
+	comment                           commentFlags  // passed to the compare stage, under evaluate's own key
+	history                           string        // --history: one record per run, command evaluate (evaluate_history.go)
+	historyBranch                     string        // --history-branch (history_branch.go)
+	htmlOut                           string        // --html: the dashboard, also written here
+	batch                             bool          // --batch: generate and judge through the Batch API
+	batchPoll                         time.Duration // --batch-poll
 }
 
 // evaluateInputs are evaluate's Action inputs. Its stages see none of them (each
@@ -60,13 +64,13 @@ var evaluateInputs = commentInputs(actionInputs{
 	"kb": "", "cases": "", "out": "", "judge-url": "", "judge-model": "", "generator-url": "", "generator-model": "",
 	"rerank-url": "", "store": "", "chroma-url": "", "embedder": "", "embedder-url": "", "embedder-model": "", "k": "",
 	"per-locale": "", "repeat": "", "concurrency": "", "max-requests": "", "price-per-1k": "", "bootstrap": "",
-	"history": "", "history-branch": "", "html": "",
+	"history": "", "history-branch": "", "html": "", "batch": "", "batch-poll": "",
 	"chroma-tenant": "", "chroma-database": "", "chroma-api-key": "", "chroma-token-header": "", "chroma-create-database": "",
 })
 
 func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, error) {
 	fs := newFlagSet(env, "evaluate")
-	o := &evaluateOptions{}
+	o := &evaluateOptions{batchPoll: llm.DefaultPoll.Initial}
 	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
 	fs.StringVar(&o.cases, "cases", "", "cases JSONL with the queries (default: generated from the KB with the generator)")
 	fs.StringVar(&o.out, "out", "", "output `DIR`: every intermediate file and report (required)")
@@ -88,6 +92,8 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	fs.IntVar(&o.concurrency, "concurrency", 4, "chat requests in flight at once")
 	fs.Int64Var(&o.maxRequests, "max-requests", 0, "request budget of the judge (0: no limit)")
 	fs.StringVar(&o.price, "price-per-1k", "", "judge price per 1,000 tokens, PRICE or PROMPT,COMPLETION")
+	fs.BoolVar(&o.batch, "batch", false, "generate and judge through the server's Batch API, one batch each (resumable: the state files are kept in DIR)")
+	fs.DurationVar(&o.batchPoll, "batch-poll", o.batchPoll, "with --batch: first wait between two polls of a batch's status (then 1.5× longer each time, at most a minute)")
 	fs.IntVar(&o.bootstrap, "bootstrap", metrics.DefaultResamples, fmt.Sprintf("compare's bootstrap resamples (at most %d)", metrics.MaxResamples))
 	o.comment.register(fs, evaluateCommentKey)
 	fs.StringVar(&o.history, "history", "", "append this run (compare's JSON report, the fingerprint of KB, cases or generator, strategies, judge prompt and model) to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
@@ -115,6 +121,8 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 		return nil, src.refuse("evaluate", "concurrency", "must be between 1 and 256")
 	case o.maxRequests < 0:
 		return nil, src.refuse("evaluate", "max-requests", "must be 0 (no limit) or more")
+	case o.batchPoll <= 0 || o.batchPoll > time.Hour:
+		return nil, src.refuse("evaluate", "batch-poll", "must be between 1ns and 1h")
 	case o.bootstrap < 1 || o.bootstrap > metrics.MaxResamples:
 		return nil, src.refuse("evaluate", "bootstrap", fmt.Sprintf("must be between 1 and %d", metrics.MaxResamples))
 	case o.out == "":
@@ -165,12 +173,14 @@ func planEvaluate(o *evaluateOptions) *evaluatePlan {
 		g := newGenerateOptions()
 		g.kb, g.out, g.perLocale = o.kb, cases, o.perLocale
 		g.llm.url, g.llm.model, g.llm.concurrency = o.genURL, o.genModel, o.concurrency
+		g.batch, g.batchPoll = o.batch, o.batchPoll
 		p.generate = g
 	}
 	j := newJudgeOptions()
 	j.kb, j.k, j.repeat = o.kb, o.k, o.repeat
 	j.llm = llmFlags{url: o.judgeURL, model: o.judgeModel, concurrency: o.concurrency, maxRequests: o.maxRequests}
 	j.price, _ = parsePrice(o.price) // checked by parse
+	j.batch, j.batchPoll = o.batch, o.batchPoll
 	j.cache, j.qrelsOut, j.jsonlOut, j.jsonOut = in("judge-cache.jsonl"), in("qrels.txt"), in("judgments.jsonl"), in("judge.json")
 	c := newCompareOptions()
 	c.qrels, c.run.K, c.run.Resamples = in("qrels.txt"), o.k, o.bootstrap
@@ -201,6 +211,9 @@ func (p *evaluatePlan) commandLines(o *evaluateOptions) [][]string {
 		if g.llm.model != "" {
 			a = append(a, "--generator-model", g.llm.model)
 		}
+		if g.batch {
+			a = append(a, "--batch", "--batch-poll", g.batchPoll.String())
+		}
 		out = append(out, a)
 	}
 	for _, r := range p.retrieves {
@@ -228,6 +241,9 @@ func (p *evaluatePlan) commandLines(o *evaluateOptions) [][]string {
 	}
 	if o.price != "" {
 		ja = append(ja, "--price-per-1k", o.price)
+	}
+	if j.batch {
+		ja = append(ja, "--batch", "--batch-poll", j.batchPoll.String())
 	}
 	ca := []string{"--qrels", c.qrels, "--k", strconv.Itoa(c.run.K), "--bootstrap", strconv.Itoa(c.run.Resamples),
 		"--json", c.jsonOut, "--markdown", c.mdOut, "--per-query", c.perQuery, "--html", c.htmlOut,

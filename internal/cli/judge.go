@@ -185,6 +185,7 @@ var judgeInputs = actionInputs{
 	"run": "", "queries": "", "kb": "", "k": "", "repeat": "", "judge-url": "", "judge-model": "", "concurrency": "",
 	"max-requests": "", "prompt": "", "answer-format": "", "cache": "", "price-per-1k": "", "qrels": "", "judgments": "",
 	"json": "retrieval-gate-judge.json", "known-qrels": "",
+	"batch": "", "batch-out": "", "batch-in": "", "batch-poll": "",
 }
 
 func (c *JudgeCommand) Run(ctx context.Context, f *Factory, args []string) error {
