@@ -93,6 +93,9 @@ type Strategy struct {
 	Worst      []string // lowest primary measure first, ties by query id
 	// Judged is judged@k, the labelled share of the top k as retrieved (judged.go).
 	Judged JudgedAtK
+	// topN and topUnjudged are each evaluated query's documents in the top k
+	// and the unjudged ones among them, counted by evaluate for judged@k.
+	topN, topUnjudged []int32
 }
 
 // Distribution returns the fractions of the top-k documents at each relevance
@@ -350,6 +353,7 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 	k := opt.K
 	const M = metrics.NumGraded
 	s.Values = make([]float64, len(eval)*M)
+	s.topN, s.topUnjudged = make([]int32, len(eval)), make([]int32, len(eval)) // judged@k (judged.go)
 	type dq struct {
 		dcg float64
 		i   int
@@ -388,6 +392,7 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 						rel, judged := q.Relevance(qi, doc)
 						if !judged {
 							c.unjudged++
+							s.topUnjudged[i]++
 						}
 						c.byLevel[max(rel, 0)]++
 						c.posSum[len(rels)] += max(rel, 0)
@@ -395,6 +400,7 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 					}
 				}
 				c.retrieved += len(rels)
+				s.topN[i] = int32(len(rels))
 				lv = q.AppendLevels(lv[:0], qi)
 				g := metrics.GradedAtK(&metrics.QueryInput{Rels: rels, Levels: lv, K: k, Gain: opt.Gain, RelevantLevel: opt.RelevantLevel})
 				if !inBinary[i] {

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"math"
+	"sync"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 )
@@ -39,6 +40,24 @@ type JudgedAtK struct {
 	PerQuery []float64
 }
 
+// holeParts is how many parts the queries are split into for the parallel
+// passes below (each part writes its own slots: the result does not depend on
+// scheduling).
+const holeParts = 8
+
+// inParts calls f on holeParts consecutive parts of [0, n) in parallel.
+func inParts(n int, f func(lo, hi int)) {
+	var wg sync.WaitGroup
+	for p := range holeParts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(p*n/holeParts, (p+1)*n/holeParts)
+		}()
+	}
+	wg.Wait()
+}
+
 // judgedAtK computes run's judged@k over the evaluated queries eval (qrels indexes).
 func judgedAtK(q *trecfile.Qrels, run *trecfile.Run, eval []int, k int) JudgedAtK {
 	j := JudgedAtK{PerQuery: make([]float64, len(eval))}
@@ -47,22 +66,98 @@ func judgedAtK(q *trecfile.Qrels, run *trecfile.Run, eval []int, k int) JudgedAt
 		pos[qi] = int32(i + 1)
 		j.PerQuery[i] = math.NaN()
 	}
-	for _, rq := range run.Queries {
-		qi, ok := q.QueryIndex(rq.ID)
-		if !ok || pos[qi] == 0 || len(rq.Docs) == 0 {
-			continue
-		}
-		docs := rq.Docs[:min(k, len(rq.Docs))]
-		judged := 0
-		for _, d := range docs {
-			if _, ok := q.Relevance(qi, d); ok {
-				judged++
+	inParts(len(run.Queries), func(lo, hi int) {
+		for _, rq := range run.Queries[lo:hi] {
+			qi, ok := q.QueryIndex(rq.ID)
+			if !ok || pos[qi] == 0 || len(rq.Docs) == 0 {
+				continue
 			}
+			docs := rq.Docs[:min(k, len(rq.Docs))]
+			judged := 0
+			for _, d := range docs {
+				if _, ok := q.Relevance(qi, d); ok {
+					judged++
+				}
+			}
+			j.PerQuery[pos[qi]-1] = float64(judged) / float64(len(docs))
 		}
-		j.PerQuery[pos[qi]-1] = float64(judged) / float64(len(docs))
+	})
+	j.summarize()
+	return j
+}
+
+// Condense returns the run with every document unjudged for its query removed
+// from each ranking, before any cutoff (trec_eval's -J; Sakai's condensed
+// lists), keeping the first k judged documents of each (k < 1: all of them).
+// Queries absent from the qrels are kept as they are (compare ignores them);
+// the run itself is not modified.
+func Condense(q *trecfile.Qrels, run *trecfile.Run, k int) *trecfile.Run {
+	out := &trecfile.Run{File: run.File, Format: run.Format, K: run.K, Queries: make([]trecfile.RunQuery, len(run.Queries))}
+	inParts(len(run.Queries), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			rq := run.Queries[i]
+			qi, ok := q.QueryIndex(rq.ID)
+			if !ok {
+				out.Queries[i] = rq
+				continue
+			}
+			var docs []string
+			for _, d := range rq.Docs {
+				if k > 0 && len(docs) == k {
+					break
+				}
+				if _, judged := q.Relevance(qi, d); judged {
+					docs = append(docs, d)
+				}
+			}
+			if docs == nil {
+				docs = []string{}
+			}
+			out.Queries[i] = trecfile.RunQuery{ID: rq.ID, Docs: docs}
+		}
+	})
+	return out
+}
+
+// evaluateHoles is evaluate with the holes: judged@k on the run as retrieved,
+// then (Options.JudgedOnly) the measures on its condensed lists. Without
+// JudgedOnly, judged@k comes from evaluate's own counts (no second pass).
+func evaluateHoles(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary int, opt Options) (Strategy, error) {
+	if !opt.JudgedOnly {
+		s, err := evaluate(q, in, eval, inBinary, primary, opt)
+		if err == nil {
+			s.Judged = judgedFromCounts(s.topN, s.topUnjudged)
+		}
+		s.topN, s.topUnjudged = nil, nil
+		return s, err
 	}
+	j := judgedAtK(q, in.Run, eval, opt.K)
+	in.Run = Condense(q, in.Run, opt.K)
+	s, err := evaluate(q, in, eval, inBinary, primary, opt)
+	s.Judged = j
+	s.topN, s.topUnjudged = nil, nil
+	return s, err
+}
+
+// judgedFromCounts is judged@k from each evaluated query's documents in the
+// top k (n) and unjudged ones among them (u).
+func judgedFromCounts(n, u []int32) JudgedAtK {
+	j := JudgedAtK{PerQuery: make([]float64, len(n))}
+	for i := range n {
+		j.PerQuery[i] = math.NaN()
+		if n[i] > 0 {
+			j.PerQuery[i] = float64(n[i]-u[i]) / float64(n[i])
+		}
+	}
+	j.summarize()
+	return j
+}
+
+// summarize sets Mean, N and Low from PerQuery, in query order (the mean does
+// not depend on the run's order).
+func (j *JudgedAtK) summarize() {
 	sum := 0.0
-	for _, v := range j.PerQuery { // in query order: the mean does not depend on the run's order
+	for _, v := range j.PerQuery {
 		if !math.IsNaN(v) {
 			sum += v
 			j.N++
@@ -73,40 +168,4 @@ func judgedAtK(q *trecfile.Qrels, run *trecfile.Run, eval []int, k int) JudgedAt
 		j.Mean = sum / float64(j.N)
 		j.Low = j.Mean < JudgedThreshold
 	}
-	return j
-}
-
-// Condense returns the run with every document unjudged for its query removed
-// from each ranking, before any cutoff (trec_eval's -J; Sakai's condensed
-// lists). Queries absent from the qrels are kept as they are (compare ignores
-// them); the run itself is not modified.
-func Condense(q *trecfile.Qrels, run *trecfile.Run) *trecfile.Run {
-	out := &trecfile.Run{File: run.File, Format: run.Format, K: run.K, Queries: make([]trecfile.RunQuery, len(run.Queries))}
-	for i, rq := range run.Queries {
-		qi, ok := q.QueryIndex(rq.ID)
-		if !ok {
-			out.Queries[i] = rq
-			continue
-		}
-		docs := make([]string, 0, len(rq.Docs))
-		for _, d := range rq.Docs {
-			if _, judged := q.Relevance(qi, d); judged {
-				docs = append(docs, d)
-			}
-		}
-		out.Queries[i] = trecfile.RunQuery{ID: rq.ID, Docs: docs}
-	}
-	return out
-}
-
-// evaluateHoles is evaluate with the holes: judged@k on the run as retrieved,
-// then (Options.JudgedOnly) the measures on its condensed lists.
-func evaluateHoles(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary int, opt Options) (Strategy, error) {
-	j := judgedAtK(q, in.Run, eval, opt.K)
-	if opt.JudgedOnly {
-		in.Run = Condense(q, in.Run)
-	}
-	s, err := evaluate(q, in, eval, inBinary, primary, opt)
-	s.Judged = j
-	return s, err
 }

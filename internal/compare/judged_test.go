@@ -75,7 +75,8 @@ func TestJudgedOnlyCondenses(t *testing.T) {
 	assert.Equal(t, 1, plain.Strategies[0].Unjudged)
 	assert.Zero(t, cond.Strategies[0].Unjudged)
 
-	c := compare.Condense(q, x)
+	c := compare.Condense(q, x, 0)
 	assert.Equal(t, []trecfile.RunQuery{{ID: "other", Docs: []string{"z"}}, {ID: "qa", Docs: []string{"a0", "a1", "a2"}}}, c.Queries,
 		"unjudged documents removed before any cutoff; a query absent from the qrels kept as it is")
+	assert.Equal(t, []string{"a0", "a1"}, compare.Condense(q, x, 2).Queries[1].Docs, "the first k judged documents")
 }

@@ -128,7 +128,7 @@ func TestComparePerQueryLines(t *testing.T) {
 	assert.Len(t, first.Metrics, metrics.NumGraded)
 	// "x", "g" with g of relevance 3 at rank 2: dcg = 7 / log2(3).
 	assert.InDelta(t, 7/1.584962500721156, first.Metrics["dcg_at_k"], 1e-12)
-	assert.True(t, strings.HasPrefix(lines[0], `{"metrics":{"dcg_at_k":`))
+	assert.True(t, strings.HasPrefix(lines[0], `{"judged_at_k":0.5,"metrics":{"dcg_at_k":`), "x is unjudged: judged@k 0.5")
 }
 
 // Every report says how the intervals and p-values were computed; each interval
