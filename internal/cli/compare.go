@@ -112,7 +112,7 @@ type compareOptions struct {
 // compareInputs are compare's Action inputs (`run` holds one NAME=FILE per line).
 // compare keeps its own sticky PR comment (key compare) and the job summary.
 var compareInputs = trendInputs(commentInputs(actionInputs{
-	"qrels": "", "run": "", "k": "", "gain": "", "relevant-level": "", "baseline": "", "primary": "", "bootstrap": "", "seed": "",
+	"qrels": "", "run": "", "k": "", "gain": "", "relevant-level": "", "judged-only": "", "baseline": "", "primary": "", "bootstrap": "", "seed": "",
 	"gate-strategy": "", "floors": "", "fail-if-beaten": "",
 	"json": "retrieval-gate-compare.json", "markdown": "", "per-query": "",
 	"html": "", "history": "", "history-branch": "",
@@ -135,6 +135,7 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	fs.IntVar(&r.RelevantLevel, "relevant-level", r.RelevantLevel, "a document is relevant when rel >= this level (precision, recall, MAP, MRR, hit)")
 	fs.StringVar(&r.Baseline, "baseline", "", "the strategy the paired comparisons are against (default: the first --run)")
 	fs.StringVar(&r.Primary, "primary", r.Primary, "the pre-declared primary measure the recommendation rests on (its tests are Holm-adjusted across strategies only): one of "+strings.Join(metrics.GradedKeys[:], ", "))
+	fs.BoolVar(&r.JudgedOnly, "judged-only", false, "compute every measure on condensed lists: unjudged documents removed from each ranking before the cutoff (trec_eval -J; runs read 1000 deep)")
 	fs.IntVar(&r.Resamples, "bootstrap", r.Resamples, fmt.Sprintf("resamples for the confidence intervals and the randomization test (at most %d)", metrics.MaxResamples))
 	seed := fs.String("seed", strconv.FormatUint(r.Seed, 10), "seed of the resampling (reports are reproducible)")
 	fs.StringVar(&o.jsonOut, "json", "", "write the JSON report (retrieval-gate/compare@1) here")

@@ -12,6 +12,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/evaluate"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
@@ -46,13 +47,14 @@ var evaluateInputs = commentInputs(actionInputs{
 	"kb": "", "cases": "", "out": "", "judge-url": "", "judge-model": "", "generator-url": "", "generator-model": "",
 	"rerank-url": "", "store": "", "chroma-url": "", "embedder": "", "embedder-url": "", "embedder-model": "", "k": "",
 	"per-locale": "", "repeat": "", "concurrency": "", "max-requests": "", "price-per-1k": "", "bootstrap": "",
-	"history": "", "history-branch": "", "html": "",
+	"history": "", "history-branch": "", "html": "", "batch": "", "batch-poll": "",
 	"chroma-tenant": "", "chroma-database": "", "chroma-api-key": "", "chroma-token-header": "", "chroma-create-database": "",
 })
 
 func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, error) {
 	fs := newFlagSet(env, "evaluate")
 	o := &evaluateOptions{}
+	o.BatchPoll = llm.DefaultPoll.Initial
 	fs.StringVar(&o.KB, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
 	fs.StringVar(&o.Cases, "cases", "", "cases JSONL with the queries (default: generated from the KB with the generator)")
 	fs.StringVar(&o.Out, "out", "", "output `DIR`: every intermediate file and report (required)")
@@ -74,6 +76,8 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	fs.IntVar(&o.Concurrency, "concurrency", 4, "chat requests in flight at once")
 	fs.Int64Var(&o.MaxRequests, "max-requests", 0, "request budget of the judge (0: no limit)")
 	fs.StringVar(&o.Price, "price-per-1k", "", "judge price per 1,000 tokens, PRICE or PROMPT,COMPLETION")
+	fs.BoolVar(&o.Batch, "batch", false, "generate and judge through the server's Batch API, one batch each (resumable: the state files are kept in DIR)")
+	fs.DurationVar(&o.BatchPoll, "batch-poll", o.BatchPoll, "with --batch: first wait between two polls of a batch's status (then 1.5× longer each time, at most a minute)")
 	fs.IntVar(&o.Bootstrap, "bootstrap", metrics.DefaultResamples, fmt.Sprintf("compare's bootstrap resamples (at most %d)", metrics.MaxResamples))
 	o.comment.register(fs, evaluateCommentKey)
 	fs.StringVar(&o.history, "history", "", "append this run (compare's JSON report, the fingerprint of KB, cases or generator, strategies, judge prompt and model) to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
@@ -111,6 +115,9 @@ func generateStage(g *evaluate.GenerateStage) *generateOptions {
 	o := newGenerateOptions()
 	o.kb, o.out, o.perLocale = g.KB, g.Out, g.PerLocale
 	o.llm = llmFlags{url: g.LLM.URL, model: g.LLM.Model, concurrency: g.LLM.Concurrency, maxRequests: g.LLM.MaxRequests}
+	if g.Batch {
+		o.batch, o.batchPoll = true, g.BatchPoll
+	}
 	return o
 }
 
@@ -124,6 +131,9 @@ func judgeStage(s evaluate.JudgeStage) *judgeOptions {
 	o.llm = llmFlags{url: s.LLM.URL, model: s.LLM.Model, concurrency: s.LLM.Concurrency, maxRequests: s.LLM.MaxRequests}
 	o.price, _ = judge.ParsePrice(s.Price) // checked by Validate
 	o.cache, o.qrelsOut, o.jsonlOut, o.jsonOut = s.Cache, s.Qrels, s.Judgments, s.JSON
+	if s.Batch {
+		o.batch, o.batchPoll = true, s.BatchPoll
+	}
 	for _, r := range s.Runs {
 		o.runs.names, o.runs.files = append(o.runs.names, r.Name), append(o.runs.files, r.Path)
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -137,6 +138,13 @@ func TestEvaluateOptionsReachTheirStages(t *testing.T) {
 		{"price-per-1k", nil, []string{"--price-per-1k", "0.5,2"}, func(t *testing.T, p *evaluatePlan) {
 			assert.Equal(t, &judge.Price{Prompt: 0.5, Completion: 2}, p.judge.price)
 		}},
+		{"batch", nil, []string{"--batch", "--batch-poll", "2s"}, func(t *testing.T, p *evaluatePlan) {
+			assert.True(t, p.judge.batch)
+			assert.True(t, p.generate.batch)
+			assert.Equal(t, 2*time.Second, p.judge.batchPoll)
+			assert.Equal(t, 2*time.Second, p.generate.batchPoll)
+			assert.Equal(t, in("judge-cache.jsonl"), p.judge.cache, "the judge's batch state is kept beside its cache in DIR")
+		}},
 		{"bootstrap", nil, []string{"--bootstrap", "300"}, func(t *testing.T, p *evaluatePlan) {
 			assert.Equal(t, 300, p.compare.run.Resamples)
 		}},
@@ -163,6 +171,7 @@ func TestEvaluateStagesParseBackToTheirOptions(t *testing.T) {
 			"--embedder-url", "http://emb:1", "--embedder-model", "em", "--k", "7", "--repeat", "2", "--concurrency", "3",
 			"--max-requests", "40", "--price-per-1k", "0.5", "--bootstrap", "300", "--judge-model", "jm", "--comment", "never", "--pr", "4"},
 		{"--generator-url", "http://gen:1", "--generator-model", "gm", "--per-locale", "5"},
+		{"--batch", "--batch-poll", "250ms"},
 	} {
 		o, p := planFor(t, nil, args...)
 		lines := p.plan.Args(&o.Options, o.comment.args()...)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,6 +31,7 @@ type generateOptions struct {
 	questions, keywords int
 	llm                 llmFlags
 	batch               bool
+	batchOut, batchIn   string // the file modes: write the requests, read the results
 	batchPoll           time.Duration
 	prompt, format      string
 	jaccard             float64
@@ -56,6 +58,8 @@ func (c *GenerateCommand) parse(env *Env, args []string) (*generateOptions, erro
 	fs.Float64Var(&o.jaccard, "dedup-jaccard", o.jaccard, "drop a query whose token-set Jaccard similarity with a kept query of its locale is at least this")
 	fs.IntVar(&o.roundTripK, "round-trip-k", 0, "keep a query only when dense, lexical or hybrid retrieval (built-in hash embedder, memory store) ranks its source card in the top k (0: off)")
 	fs.BoolVar(&o.batch, "batch", false, "ask through the server's Batch API in one batch (resumable: the batch id is kept in OUT"+judge.BatchStateSuffix+")")
+	fs.StringVar(&o.batchOut, "batch-out", "", "write the Batch API requests JSONL (one per sampled document) to `FILE` and exit (for any batch engine)")
+	fs.StringVar(&o.batchIn, "batch-in", "", "read a results `FILE` in the Batch API's output format (e.g. from vllm run-batch) instead of asking a server")
 	fs.DurationVar(&o.batchPoll, "batch-poll", o.batchPoll, "first wait between two polls of a batch's status (then 1.5× longer each time, at most a minute)")
 	src, err := parseFlags(fs, env, args, generateInputs)
 	if err != nil {
@@ -67,7 +71,11 @@ func (c *GenerateCommand) parse(env *Env, args []string) (*generateOptions, erro
 	switch {
 	case o.kb == "":
 		return nil, usagef("generate: --kb is required")
-	case o.out == "":
+	case o.batchOut != "" && (o.batch || o.batchIn != ""), o.batch && o.batchIn != "":
+		return nil, usagef("generate: --batch, --batch-out and --batch-in are exclusive")
+	case o.batchOut != "" && o.out != "":
+		return nil, usagef("generate: --batch-out writes only the requests; generate --batch-in RESULTS --out FILE writes the cases")
+	case o.out == "" && o.batchOut == "":
 		return nil, usagef("generate: --out is required")
 	case o.perLocale < 1:
 		return nil, src.refuse("generate", "per-locale", "must be at least 1")
@@ -84,13 +92,18 @@ func (c *GenerateCommand) parse(env *Env, args []string) (*generateOptions, erro
 	case o.format != judge.FormatJSON && o.format != judge.FormatText:
 		return nil, src.refuse("generate", "answer-format", "must be json or text")
 	}
-	if err := o.llm.check("generate", "generator", src); err != nil {
+	if o.batchOut != "" || o.batchIn != "" {
+		// No server: the model name is still part of the requests and their custom_id.
+		if o.llm.maxRequests < 0 {
+			return nil, src.refuse("generate", "max-requests", "must be 0 (no limit) or more")
+		}
+	} else if err := o.llm.check("generate", "generator", src); err != nil {
 		return nil, err
 	}
 	if o.batchPoll <= 0 || o.batchPoll > time.Hour {
 		return nil, src.refuse("generate", "batch-poll", "must be between 1ns and 1h")
 	}
-	return o, refuseOverwrite("generate", src, []file{{"kb", o.kb}, {"prompt", o.prompt}}, []file{{"out", o.out}})
+	return o, refuseOverwrite("generate", src, []file{{"kb", o.kb}, {"prompt", o.prompt}, {"batch-in", o.batchIn}}, []file{{"out", o.out}, {"batch-out", o.batchOut}})
 }
 
 // generateInputs are generate's Action inputs (the API key comes from the step's
@@ -98,6 +111,7 @@ func (c *GenerateCommand) parse(env *Env, args []string) (*generateOptions, erro
 var generateInputs = actionInputs{
 	"kb": "", "out": "", "per-locale": "", "seed": "", "questions": "", "keywords": "", "generator-url": "", "generator-model": "",
 	"concurrency": "", "max-requests": "", "prompt": "", "answer-format": "", "dedup-jaccard": "", "round-trip-k": "",
+	"batch": "", "batch-out": "", "batch-in": "", "batch-poll": "",
 }
 
 func (c *GenerateCommand) Run(ctx context.Context, f *Factory, args []string) error {
@@ -117,7 +131,7 @@ func (c *GenerateCommand) exec(ctx context.Context, f *Factory, o *generateOptio
 	if err != nil {
 		return err
 	}
-	f.Publisher().Publish(ctx, pathOutputs(map[string]string{"out": o.out}))
+	f.Publisher().Publish(ctx, pathOutputs(map[string]string{"out": o.out, "batch-out": o.batchOut}))
 	return nil
 }
 
@@ -127,15 +141,22 @@ func runGenerate(ctx context.Context, f *Factory, o *generateOptions) error {
 	// fails before any request is made.
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
-	out, err := outs.Add(o.out)
+	out, err := outs.Add(cmp.Or(o.out, o.batchOut))
 	if err != nil {
 		return err
 	}
-	client, err := o.llm.client(env)
-	if err != nil {
-		return usagef("generate: %v", err)
-	}
+	var client *llm.Client
 	var bo *generate.BatchOptions
+	switch {
+	case o.batchOut != "":
+		bo = &generate.BatchOptions{RequestsOut: out, MaxRequests: o.llm.maxRequests}
+	case o.batchIn != "":
+		bo = &generate.BatchOptions{ResultsIn: o.batchIn, MaxRequests: o.llm.maxRequests}
+	default:
+		if client, err = o.llm.client(env); err != nil {
+			return usagef("generate: %v", err)
+		}
+	}
 	if o.batch {
 		api, err := llm.NewBatchClient(llm.Config{URL: o.llm.url, APIKey: llm.APIKey(env.Getenv)})
 		if err != nil {
@@ -165,6 +186,6 @@ func runGenerate(ctx context.Context, f *Factory, o *generateOptions) error {
 	if err := outs.Commit(); err != nil {
 		return err
 	}
-	summary.Generate(env.Stdout, res, o.jaccard, o.roundTripK, o.out)
+	summary.Generate(env.Stdout, res, o.jaccard, o.roundTripK, o.out, o.batchOut, o.batchIn)
 	return nil
 }

@@ -69,6 +69,7 @@ func (f *llmFlags) client(env *Env) (*llm.Client, error) {
 type judgeOptions struct {
 	runs               runFlag
 	queries, kb        string
+	knownQrels         string // --known-qrels: pairs labelled there are not judged
 	k, repeat          int
 	llm                llmFlags
 	prompt, format     string
@@ -99,6 +100,7 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 	fs.StringVar(&o.prompt, "prompt", "", "prompt template `FILE` with {{query}}, {{document}} and optionally {{answer_format}} (default: the built-in "+judge.DefaultPromptVersion+")")
 	fs.StringVar(&o.format, "answer-format", o.format, "json: structured output (response_format json_schema), text when the server rejects it; text: a last line \"Final score: N\"")
 	fs.StringVar(&o.cache, "cache", o.cache, "append-only judgment cache `FILE` (none: no cache)")
+	fs.StringVar(&o.knownQrels, "known-qrels", "", "qrels `FILE` already labelled (TREC or JSONL, human or an earlier judge): its pairs are not judged, only the holes are, and --qrels writes both")
 	price := fs.String("price-per-1k", "", "price per 1,000 tokens, PRICE or PROMPT,COMPLETION, for the estimated cost")
 	fs.StringVar(&o.qrelsOut, "qrels", "", "write the labels as TREC qrels \"qid 0 docid rel\" to `FILE`")
 	fs.StringVar(&o.jsonlOut, "judgments", "", "write the labels as JSONL (with reason, model, prompt version and hash) to `FILE`")
@@ -149,7 +151,7 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 	if o.batch && o.cache == "" {
 		return nil, usagef("judge: --batch needs a --cache file: the batch id is kept beside it (CACHE%s) for a rerun to resume", judge.BatchStateSuffix)
 	}
-	inputs := []file{{"kb", o.kb}, {"queries", o.queries}, {"prompt", o.prompt}, {"batch-in", o.batchIn}}
+	inputs := []file{{"kb", o.kb}, {"queries", o.queries}, {"prompt", o.prompt}, {"batch-in", o.batchIn}, {"known-qrels", o.knownQrels}}
 	for _, r := range o.runs.files {
 		inputs = append(inputs, file{"run", r})
 	}
@@ -164,7 +166,8 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 var judgeInputs = actionInputs{
 	"run": "", "queries": "", "kb": "", "k": "", "repeat": "", "judge-url": "", "judge-model": "", "concurrency": "",
 	"max-requests": "", "prompt": "", "answer-format": "", "cache": "", "price-per-1k": "", "qrels": "", "judgments": "",
-	"json": "retrieval-gate-judge.json",
+	"json": "retrieval-gate-judge.json", "known-qrels": "",
+	"batch": "", "batch-out": "", "batch-in": "", "batch-poll": "",
 }
 
 func (c *JudgeCommand) Run(ctx context.Context, f *Factory, args []string) error {
@@ -220,7 +223,7 @@ func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, 
 			bo = &judge.BatchOptions{API: api, MaxRequests: o.llm.maxRequests, Poll: llm.PollPolicy{Initial: o.batchPoll, Max: max(o.batchPoll, time.Minute)}}
 		}
 	}
-	files := judge.Files{KB: o.kb, Queries: o.queries, Prompt: o.prompt, Cache: o.cache}
+	files := judge.Files{KB: o.kb, Queries: o.queries, Prompt: o.prompt, Cache: o.cache, KnownQrels: o.knownQrels}
 	for i, name := range o.runs.names {
 		files.Runs = append(files.Runs, judge.RunFile{Name: name, Path: o.runs.files[i]})
 	}

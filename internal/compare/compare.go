@@ -52,6 +52,9 @@ type Options struct {
 	Resamples        int
 	Seed             uint64
 	Gate             GateOptions // compare as a gate: off unless its Strategy is set
+	// JudgedOnly computes every measure on the condensed lists: unjudged
+	// documents removed before the cutoff (trec_eval's -J; judged.go).
+	JudgedOnly bool
 }
 
 // Input is one named run.
@@ -88,6 +91,11 @@ type Strategy struct {
 	Failed     []string // evaluated queries whose top-1 result has relevance 0 (or is missing), sorted
 	Best       []string // highest primary measure first, ties by query id
 	Worst      []string // lowest primary measure first, ties by query id
+	// Judged is judged@k, the labelled share of the top k as retrieved (judged.go).
+	Judged JudgedAtK
+	// topN and topUnjudged are each evaluated query's documents in the top k
+	// and the unjudged ones among them, counted by evaluate for judged@k.
+	topN, topUnjudged []int32
 }
 
 // Distribution returns the fractions of the top-k documents at each relevance
@@ -204,8 +212,6 @@ const (
 	HybridVsLexical
 	// Reranker: reranked strategy A against the same strategy B without the reranker.
 	Reranker
-	// Unjudged: Fraction of the top-k documents of A are unjudged (more than 20%).
-	Unjudged
 	// MissingQueries: A has no results for Count of the N evaluated queries.
 	MissingQueries
 )
@@ -216,8 +222,7 @@ type Finding struct {
 	Kind     FindingKind
 	A, B     string  // strategy names
 	Test     Paired  // A − B on the primary measure (HybridVs*, Reranker)
-	Fraction float64 // Unjudged
-	Count, N int     // MissingQueries (Count of N)
+	Count, N int // MissingQueries (Count of N)
 }
 
 // Better reports whether the finding's test says A is significantly above B.
@@ -305,7 +310,7 @@ func Run(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 			return nil, fmt.Errorf("duplicate strategy name %q", in.Name)
 		}
 		seen[in.Name] = true
-		s, err := evaluate(q, in, eval, res.InBinary, pi, opt)
+		s, err := evaluateHoles(q, in, eval, res.InBinary, pi, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -348,6 +353,7 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 	k := opt.K
 	const M = metrics.NumGraded
 	s.Values = make([]float64, len(eval)*M)
+	s.topN, s.topUnjudged = make([]int32, len(eval)), make([]int32, len(eval)) // judged@k (judged.go)
 	type dq struct {
 		dcg float64
 		i   int
@@ -386,6 +392,7 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 						rel, judged := q.Relevance(qi, doc)
 						if !judged {
 							c.unjudged++
+							s.topUnjudged[i]++
 						}
 						c.byLevel[max(rel, 0)]++
 						c.posSum[len(rels)] += max(rel, 0)
@@ -393,6 +400,7 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 					}
 				}
 				c.retrieved += len(rels)
+				s.topN[i] = int32(len(rels))
 				lv = q.AppendLevels(lv[:0], qi)
 				g := metrics.GradedAtK(&metrics.QueryInput{Rels: rels, Levels: lv, K: k, Gain: opt.Gain, RelevantLevel: opt.RelevantLevel})
 				if !inBinary[i] {
@@ -811,14 +819,8 @@ func (r *Result) diagnose() {
 			add(Finding{Kind: Reranker, A: an, B: bn, Test: r.pairTest(a, b, r.primary)})
 		}
 	}
-	// Wide intervals are a scenario (scenarios.go), with the queries to add.
-	// Unjudged documents.
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
-		if s.Retrieved > 0 && float64(s.Unjudged) > 0.2*float64(s.Retrieved) {
-			add(Finding{Kind: Unjudged, A: s.Name, Fraction: float64(s.Unjudged) / float64(s.Retrieved)})
-		}
-	}
+	// Wide intervals are a scenario (scenarios.go), with the queries to add; few
+	// judged documents are the judged@k warning (judged.go).
 	// Missing queries.
 	for i := range r.Strategies {
 		s := &r.Strategies[i]

@@ -241,8 +241,8 @@ func TestCompareDiagnosisLexicalUnjudgedMissing(t *testing.T) {
 	res, err := compare.Run(q, in, opts())
 	require.NoError(t, err)
 	assert.True(t, finding(t, res, compare.HybridVsLexical, "hybrid", "bm25").Better())
-	for _, f := range res.Findings {
-		assert.NotEqual(t, compare.Unjudged, f.Kind)
+	for _, s := range res.Strategies {
+		assert.False(t, s.Judged.Low, s.Name)
 	}
 
 	// A run whose top k is mostly unjudged and that misses an evaluated query.
@@ -250,7 +250,10 @@ func TestCompareDiagnosisLexicalUnjudgedMissing(t *testing.T) {
 	x := run("x.run", trecfile.RunQuery{ID: "qa", Docs: []string{"u1", "u2", "a1"}})
 	res, err = compare.Run(q2, []compare.Input{{Name: "x", Run: x}}, opts())
 	require.NoError(t, err)
-	assert.InDelta(t, 2.0/3, finding(t, res, compare.Unjudged, "x", "").Fraction, 1e-12)
+	u := res.Strategies[0].Judged
+	assert.True(t, u.Low)
+	assert.InDelta(t, 1.0/3, u.Mean, 1e-12, "judged@k: a1 of u1, u2, a1")
+	assert.Equal(t, 1, u.N, "qb has no result: not counted")
 	m := finding(t, res, compare.MissingQueries, "x", "")
 	assert.Equal(t, [2]int{1, 2}, [2]int{m.Count, m.N})
 }

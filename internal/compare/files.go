@@ -33,7 +33,11 @@ func RunFiles(ctx context.Context, f Files, opt Options) (*Result, error) {
 	inputs := make([]Input, len(f.Runs))
 	var runErr error
 	for i, r := range f.Runs {
-		run, err := trecfile.ReadRun(ctx, r.Path, opt.K, trecfile.RunOptions{})
+		depth := opt.K
+		if opt.JudgedOnly { // the condensed list takes judged documents from below k
+			depth = max(opt.K, JudgedOnlyDepth)
+		}
+		run, err := trecfile.ReadRun(ctx, r.Path, depth, trecfile.RunOptions{})
 		if err != nil {
 			runErr = fmt.Errorf("failed to read run %q: %w", r.Name, err)
 			break

@@ -11,5 +11,8 @@ func Fingerprint(f Files, o Options) (inputs, params map[string]string) {
 	for _, r := range f.Runs {
 		inputs["run:"+r.Name] = r.Path
 	}
+	if o.JudgedOnly { // other measures: a history of its own (absent otherwise, so earlier fingerprints hold)
+		params["judged-only"] = "true"
+	}
 	return inputs, params
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
@@ -42,6 +43,11 @@ type Options struct {
 	MaxRequests                       int64
 	Price                             string // the judge's price per 1,000 tokens, as given
 	Bootstrap                         int
+	// Batch: generate and judge through the server's Batch API (one batch
+	// each, resumable: the state files are kept in Out), polled from
+	// BatchPoll on.
+	Batch     bool
+	BatchPoll time.Duration
 }
 
 // Validate checks the options the stages would refuse, before any stage runs,
@@ -61,6 +67,8 @@ func (o *Options) Validate() error {
 		return option.Refuse("concurrency", "must be between 1 and 256")
 	case o.MaxRequests < 0:
 		return option.Refuse("max-requests", "must be 0 (no limit) or more")
+	case o.Batch && (o.BatchPoll <= 0 || o.BatchPoll > time.Hour):
+		return option.Refuse("batch-poll", "must be between 1ns and 1h")
 	case o.Bootstrap < 1 || o.Bootstrap > metrics.MaxResamples:
 		return option.Refuse("bootstrap", fmt.Sprintf("must be between 1 and %d", metrics.MaxResamples))
 	case o.Out == "":
@@ -88,6 +96,8 @@ type GenerateStage struct {
 	KB, Out   string
 	PerLocale int
 	LLM       LLM
+	Batch     bool
+	BatchPoll time.Duration
 }
 
 // RetrieveStage is one retrieve stage's options: its run's name, its files
@@ -106,6 +116,8 @@ type JudgeStage struct {
 	LLM                           LLM
 	Price                         string
 	Cache, Qrels, Judgments, JSON string
+	Batch                         bool
+	BatchPoll                     time.Duration
 }
 
 // CompareStage is the compare stage's options: its files, the options of the
@@ -141,11 +153,12 @@ func NewPlan(o *Options) *Plan {
 	if cases == "" {
 		cases = o.In("cases.jsonl")
 		p.Generate = &GenerateStage{KB: o.KB, Out: cases, PerLocale: o.PerLocale,
-			LLM: LLM{URL: o.GeneratorURL, Model: o.GeneratorModel, Concurrency: o.Concurrency}}
+			LLM: LLM{URL: o.GeneratorURL, Model: o.GeneratorModel, Concurrency: o.Concurrency}, Batch: o.Batch, BatchPoll: o.BatchPoll}
 	}
 	p.Judge = JudgeStage{KB: o.KB, K: o.K, Repeat: o.Repeat, Price: o.Price,
 		LLM:   LLM{URL: o.JudgeURL, Model: o.JudgeModel, Concurrency: o.Concurrency, MaxRequests: o.MaxRequests},
-		Cache: o.In("judge-cache.jsonl"), Qrels: o.In("qrels.txt"), Judgments: o.In("judgments.jsonl"), JSON: o.In("judge.json")}
+		Cache: o.In("judge-cache.jsonl"), Qrels: o.In("qrels.txt"), Judgments: o.In("judgments.jsonl"), JSON: o.In("judge.json"),
+		Batch: o.Batch, BatchPoll: o.BatchPoll}
 	p.Compare = CompareStage{Files: compare.Files{Qrels: o.In("qrels.txt")}, K: o.K, Resamples: o.Bootstrap,
 		JSON: o.In("compare.json"), Markdown: o.In("compare.md"), PerQuery: o.In("per-query.jsonl"), HTML: o.In("compare.html")}
 	for _, run := range Runs(o.RerankURL != "") {
@@ -173,6 +186,9 @@ func (p *Plan) Args(o *Options, compareFlags ...string) [][]string {
 		if g.LLM.Model != "" {
 			a = append(a, "--generator-model", g.LLM.Model)
 		}
+		if g.Batch {
+			a = append(a, "--batch", "--batch-poll", g.BatchPoll.String())
+		}
 		out = append(out, a)
 	}
 	for _, r := range p.Retrieves {
@@ -198,6 +214,9 @@ func (p *Plan) Args(o *Options, compareFlags ...string) [][]string {
 	}
 	if j.Price != "" {
 		ja = append(ja, "--price-per-1k", j.Price)
+	}
+	if j.Batch {
+		ja = append(ja, "--batch", "--batch-poll", j.BatchPoll.String())
 	}
 	ca := []string{"--qrels", c.Files.Qrels, "--k", strconv.Itoa(c.K), "--bootstrap", strconv.Itoa(c.Resamples),
 		"--json", c.JSON, "--markdown", c.Markdown, "--per-query", c.PerQuery, "--html", c.HTML}

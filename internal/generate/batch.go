@@ -17,13 +17,19 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 )
 
-// BatchOptions run generate through the Batch API (generate --batch): one
-// request per sampled card (the first answer only: a batch has no correction
-// turn), submitted as one batch, resumable from StatePath.
+// BatchOptions run generate through a batch: one request per sampled card (the
+// first answer only: a batch has no correction turn). With API (generate
+// --batch) it is submitted as one batch of the Batch API, resumable from
+// StatePath; with RequestsOut (--batch-out) the request lines are written
+// there and nothing is asked; with ResultsIn (--batch-in) the answers are read
+// from a results file in the Batch API's output format (what vllm run-batch
+// writes). At most one of the three.
 type BatchOptions struct {
-	API       *llm.BatchClient
-	StatePath string // the state file of the submitted batch (judge.BatchState)
-	Poll      llm.PollPolicy
+	RequestsOut io.Writer
+	ResultsIn   string
+	API         *llm.BatchClient
+	StatePath   string // the state file of the submitted batch (judge.BatchState)
+	Poll        llm.PollPolicy
 	// MaxRequests caps the requests of the batch (0: no limit); the cards
 	// beyond it are skipped over the budget, as online.
 	MaxRequests int64
@@ -71,8 +77,12 @@ func runBatch(ctx context.Context, cards []kbfile.Card, opt Options, bo *BatchOp
 		opt.Format = judge.FormatJSON
 	}
 	ba := &batchAnswers{model: opt.Model, sent: map[string]bool{}, answers: map[string]*llm.Response{}}
+	// each calls f once per distinct request, in card order: two cards with
+	// the same text make the same request (one custom_id, which a batch must
+	// not repeat), and its answer serves both.
 	each := func(f func(id string, body []byte) error) error {
 		var n int64
+		emitted := map[string]bool{}
 		for _, c := range cards {
 			if bo.MaxRequests > 0 && n >= bo.MaxRequests {
 				break
@@ -85,7 +95,12 @@ func runBatch(ctx context.Context, cards []kbfile.Card, opt Options, bo *BatchOp
 			if err != nil {
 				return err
 			}
-			if err := f(customID(body), body); err != nil {
+			id := customID(body)
+			if emitted[id] {
+				continue
+			}
+			emitted[id] = true
+			if err := f(id, body); err != nil {
 				return err
 			}
 			n++
@@ -148,6 +163,38 @@ func runBatch(ctx context.Context, cards []kbfile.Card, opt Options, bo *BatchOp
 		}
 		return nil
 	}
+	switch {
+	case bo.RequestsOut != nil:
+		n, err := write(bo.RequestsOut)
+		if err != nil {
+			return nil, err
+		}
+		if logf != nil {
+			logf("%d request(s) written", n)
+		}
+		return &Result{Documents: len(cards), BatchMode: "file", BatchRequests: n, RequestsOnly: true}, nil
+	case bo.ResultsIn != "":
+		f, err := input.Open(ctx, bo.ResultsIn)
+		if err != nil {
+			return nil, err
+		}
+		err = read(ctx, f, bo.ResultsIn)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		if logf != nil {
+			logf("%d answer(s) read from %s for %d request(s)", len(ba.answers), bo.ResultsIn, len(ba.sent))
+		}
+		opt.Client = ba
+		opt.Workers = 1
+		res, err := Run(ctx, cards, opt)
+		if err != nil {
+			return nil, err
+		}
+		res.BatchMode, res.BatchRequests = "file", int64(len(ba.sent))
+		return res, nil
+	}
 	sub := &judge.BatchSubmission{API: bo.API, StatePath: bo.StatePath, Poll: bo.Poll, Logf: logf, TempDir: filepath.Dir(bo.StatePath)}
 	if err := os.MkdirAll(sub.TempDir, 0o755); err != nil { //nolint:gosec // G301: beside the output, like atomicfile's directories
 		return nil, err
@@ -166,6 +213,7 @@ func runBatch(ctx context.Context, cards []kbfile.Card, opt Options, bo *BatchOp
 		return nil, err
 	}
 	res.BatchID, res.BatchStatus, res.BatchResumed = b.ID, b.Status, sub.Resumed
+	res.BatchMode, res.BatchRequests = "api", int64(len(ba.sent))
 	if err := sub.Done(); err != nil {
 		return nil, err
 	}

@@ -77,6 +77,9 @@ func RunFiles(ctx context.Context, f Files, o FileOptions) (*FileResult, error) 
 		return nil, err
 	}
 	out := &FileResult{Result: res}
+	if res.RequestsOnly {
+		return out, nil
+	}
 	cases := res.Cases
 	if o.RoundTripK > 0 && len(cases) > 0 {
 		searchers, err := roundTripSearchers(ctx, kb, o.RoundTripK)

@@ -162,6 +162,12 @@ type Result struct {
 	// says it was picked up from the state file.
 	BatchID, BatchStatus string
 	BatchResumed         bool
+	// BatchMode is "api" (--batch) or "file" (--batch-out, --batch-in), ""
+	// online; BatchRequests the request lines of the batch; RequestsOnly says
+	// the requests were written (--batch-out) and nothing was asked.
+	BatchMode     string
+	BatchRequests int64
+	RequestsOnly  bool
 }
 
 // Run asks for queries about every card, in parallel, and returns them in card

@@ -24,6 +24,9 @@ type Files struct {
 	Queries string    // query texts for TREC runs: cases JSONL or TSV; "" none
 	Prompt  string    // prompt template; "" is the built-in one
 	Cache   string    // append-only judgment cache; "" none (an in-memory one)
+	// KnownQrels are labels already made (human or an earlier judge; TREC or
+	// JSONL qrels): the pool's pairs they label are not judged (holes.go).
+	KnownQrels string
 }
 
 // FileOptions are the options of RunFiles: the pool depth, a log, and the
@@ -83,6 +86,12 @@ func RunFiles(ctx context.Context, f Files, o FileOptions) (res *Result, err err
 	if err != nil {
 		return nil, err
 	}
+	knownQrels, err := readKnown(ctx, f.KnownQrels)
+	if err != nil {
+		return nil, err
+	}
+	pool := len(pairs)
+	pairs, known := splitKnown(pairs, knownQrels)
 	if f.Cache != "" {
 		if err := os.MkdirAll(filepath.Dir(f.Cache), 0o755); err != nil { //nolint:gosec // G301: the cache's directory, 0755 like atomicfile's output directories
 			return nil, fmt.Errorf("failed to create the cache directory: %w", err)
@@ -93,7 +102,10 @@ func RunFiles(ctx context.Context, f Files, o FileOptions) (res *Result, err err
 	}
 	if o.Logf != nil {
 		o.Logf("%d pairs from %d run(s) at k %d, %d judgment(s) each; %d cached judgment(s) loaded",
-			len(pairs), len(runs), o.K, opt.Repeat, opt.Cache.Loaded())
+			pool, len(runs), o.K, opt.Repeat, opt.Cache.Loaded())
+		if f.KnownQrels != "" {
+			o.Logf("%d pair(s) labelled in %s are not judged; %d pair(s) left for the judge", len(known), f.KnownQrels, len(pairs))
+		}
 	}
 	if o.Batch != nil {
 		res, err = RunBatch(ctx, pairs, opt, f.Cache, o.Batch, o.Logf)
@@ -105,6 +117,9 @@ func RunFiles(ctx context.Context, f Files, o FileOptions) (res *Result, err err
 	}
 	if err != nil {
 		return nil, err
+	}
+	if res != nil {
+		res.Known = known
 	}
 	return res, nil
 }

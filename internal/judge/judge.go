@@ -61,6 +61,9 @@ type Result struct {
 	ResponsesWithoutUsage              int64
 	// Batch is set by a batch run (--batch, --batch-in).
 	Batch *BatchStats
+	// Known are the pool's pairs labelled in the known qrels (holes.go): not
+	// in Pairs, not judged, written to the qrels as given.
+	Known []KnownLabel
 }
 
 // correction is the follow-up message after an unreadable answer.

@@ -14,19 +14,37 @@ const ReportSchema = "retrieval-gate/judge@1"
 
 func hasSpace(s string) bool { return s == "" || strings.ContainsAny(s, " \t\r\n\v\f") }
 
-// WriteTREC writes the labels as TREC qrels, "qid 0 docid rel", in pool order;
-// unjudged pairs are left out. An id with whitespace cannot be written.
+// WriteTREC writes the labels as TREC qrels, "qid 0 docid rel", in pool order:
+// the judge's and the known ones (Result.Known, as given); unjudged pairs are
+// left out. An id with whitespace cannot be written.
 func WriteTREC(w io.Writer, res *Result) error {
 	bw := bufio.NewWriter(w)
+	line := func(q, d string, rel int) error {
+		if hasSpace(q) || hasSpace(d) {
+			return fmt.Errorf("query %q / document %q: an id with whitespace cannot be written as TREC qrels (use --judgments for JSONL)", q, d)
+		}
+		fmt.Fprintf(bw, "%s 0 %s %d\n", q, d, rel)
+		return nil
+	}
+	k := 0
 	for i, p := range res.Pairs {
+		for ; k < len(res.Known) && poolLess(res.Known[k].QueryID, res.Known[k].DocID, p.QueryID, p.DocID); k++ {
+			if err := line(res.Known[k].QueryID, res.Known[k].DocID, res.Known[k].Relevance); err != nil {
+				return err
+			}
+		}
 		rel, ok := res.Relevance(i)
 		if !ok {
 			continue
 		}
-		if hasSpace(p.QueryID) || hasSpace(p.DocID) {
-			return fmt.Errorf("query %q / document %q: an id with whitespace cannot be written as TREC qrels (use --judgments for JSONL)", p.QueryID, p.DocID)
+		if err := line(p.QueryID, p.DocID, rel); err != nil {
+			return err
 		}
-		fmt.Fprintf(bw, "%s 0 %s %d\n", p.QueryID, p.DocID, rel)
+	}
+	for ; k < len(res.Known); k++ {
+		if err := line(res.Known[k].QueryID, res.Known[k].DocID, res.Known[k].Relevance); err != nil {
+			return err
+		}
 	}
 	return bw.Flush()
 }
@@ -115,6 +133,9 @@ type reportJSON struct {
 	// Batch is present after a batch run (--batch, --batch-in): its counts,
 	// new vs cached judgments and throughput.
 	Batch *BatchStats `json:"batch,omitempty"`
+	// Holes counts the pool's pairs: labelled in --known-qrels, judged before
+	// (cache), new (asked in this run).
+	Holes HoleStats `json:"holes"`
 }
 
 // MarshalJSON keys of Price.
@@ -152,6 +173,7 @@ func WriteReport(w io.Writer, res *Result, s *Summary, meta ReportMeta) error {
 	}
 	r.Flickering = s.Flickering
 	r.Batch = res.Batch
+	r.Holes = res.Holes()
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)

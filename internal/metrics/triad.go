@@ -130,7 +130,7 @@ func ScoreCase(scores *[NumCase]float64, in *CaseInput) {
 }
 
 // Summary is a per-case metric over a group of cases: n, mean and the 95%
-// interval of the mean (Histogram.MeanCI95: Wilson for 0/1 values, else BCa),
+// interval of the mean (Histogram.MeanCI95: Wilson (continuity-corrected) for 0/1 values, else BCa),
 // its method, and whether n < ReliableMinN makes it unreliable (NaN when n = 0).
 type Summary struct {
 	N          int64

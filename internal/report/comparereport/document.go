@@ -52,6 +52,8 @@ const PAdjustment = "holm-within-measure"
 type Document struct {
 	Gain                  string               `json:"gain"`
 	Gates                 []gatetable.Entry    `json:"gates"`
+	JudgedAtKThreshold    format.Float         `json:"judged_at_k_threshold"`
+	JudgedOnly            bool                 `json:"judged_only"`
 	K                     int                  `json:"k"`
 	MaxDCGAtK             format.Float         `json:"max_dcg_at_k"`
 	Paired                []Paired             `json:"paired"`
@@ -102,6 +104,7 @@ type Queries struct {
 type Strategy struct {
 	BestQueries           []string           `json:"best_queries"`
 	FailedQueries         []string           `json:"failed_queries"`
+	JudgedAtK             *JudgedAtK         `json:"judged_at_k"`
 	Metrics               map[string]Summary `json:"metrics"`
 	MissingFromRun        int                `json:"missing_from_run"`
 	N                     int                `json:"n"`
@@ -314,6 +317,7 @@ func New(r *compare.Result) *Document {
 	st.Resampled, st.Resamples, st.Seed, st.ResamplingBudget = r.Exact, r.Resamples, r.Seed, metrics.ExactResamplingBudget
 	st.PAdjustment, st.Alpha = PAdjustment, format.Float(compare.Alpha)
 	d.Statistics = st
+	d.addHoles(r)
 	d.derive()
 	return d
 }

@@ -41,6 +41,7 @@ func (d *Document) Markdown(w io.Writer) error {
 		}
 		b.WriteString("\n")
 	}
+	d.holesMarkdown(&b) // --judged-only, and the strategies whose judged@k is low
 	if len(d.Gates) > 0 {
 		icon := "✅"
 		if d.Verdict != outcome.Pass {
@@ -189,12 +190,12 @@ func (d *Document) Markdown(w io.Writer) error {
 	b.WriteString("\nCharts (DCG per strategy with its interval, relevance by rank): `compare --html FILE` draws the dashboard.\n\n")
 	strategies := d.strategies()
 	heads := d.distHeads()
-	fmt.Fprintf(&b, "### Relevance of the top-%d documents\n\n| strategy | %s | of which unjudged | failed queries |\n|---|%s---:|---:|\n",
-		d.K, strings.Join(heads, " | "), strings.Repeat("---:|", len(heads)))
+	fmt.Fprintf(&b, "### Relevance of the top-%d documents\n\n| strategy | %s | of which unjudged | failed queries | %s |\n|---|%s---:|---:|---:|\n",
+		d.K, strings.Join(heads, " | "), d.JudgedLabel(), strings.Repeat("---:|", len(heads)))
 	for _, s := range strategies {
-		fmt.Fprintf(&b, "| %s | %s | %d |\n", esc(s.Name), strings.Join(s.dist(), " | "), len(s.FailedQueries))
+		fmt.Fprintf(&b, "| %s | %s | %d | %s |\n", esc(s.Name), strings.Join(s.dist(), " | "), len(s.FailedQueries), d.JudgedCell(s))
 	}
-	b.WriteString("\nUnjudged documents count as relevance 0. A failed query has a top-1 result of relevance 0 (or no result).\n")
+	b.WriteString("\nUnjudged documents count as relevance 0. A failed query has a top-1 result of relevance 0 (or no result). " + esc(d.JudgedNote()) + "\n")
 	fmt.Fprintf(&b, "\n| strategy | %s |\n|---|%s\n", strings.Join(bucketHeads, " | "), strings.Repeat("---:|", len(bucketHeads)))
 	for _, s := range strategies {
 		fmt.Fprintf(&b, "| %s | %s |\n", esc(s.Name), strings.Join(d.bucketCells(s), " | "))

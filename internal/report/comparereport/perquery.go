@@ -9,7 +9,8 @@ import (
 )
 
 // PerQuery writes one JSONL line per strategy and evaluated query,
-// {"metrics": {…}, "query_id", "strategy"} (keys sorted), strategies in run
+// {"judged_at_k", "metrics": {…}, "query_id", "strategy"} (keys sorted;
+// judged_at_k null when the query has no document in the run), strategies in run
 // order, queries by id, values under the one JSON float policy. It streams from
 // the domain result: the per-query values are not part of the document.
 func PerQuery(w io.Writer, r *compare.Result) error {
@@ -18,7 +19,9 @@ func PerQuery(w io.Writer, r *compare.Result) error {
 		s := &r.Strategies[si]
 		name := format.AppendJSONString(nil, s.Name)
 		for i, qid := range r.QueryIDs {
-			line = append(line[:0], `{"metrics":{`...)
+			line = append(line[:0], `{"judged_at_k":`...)
+			line = format.AppendFloat(line, s.Judged.PerQuery[i])
+			line = append(line, `,"metrics":{`...)
 			for j, m := range metrics.GradedSorted {
 				if j > 0 {
 					line = append(line, ',')

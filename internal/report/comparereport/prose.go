@@ -25,10 +25,10 @@ func (d *Document) label(key string) string {
 // method describes how the intervals and p-values were computed.
 func (d *Document) method() string {
 	st := d.Statistics
-	ci := fmt.Sprintf("95%% CIs: Wilson for 0/1 series, else BCa bootstrap (%d resamples, seed %d), widened to the measure's range when the values do not vary", st.Resamples, st.Seed)
+	ci := fmt.Sprintf("95%% CIs: Wilson (continuity-corrected) for 0/1 series, else BCa bootstrap (%d resamples, seed %d), widened to the measure's range when the values do not vary", st.Resamples, st.Seed)
 	p := fmt.Sprintf("p: exact McNemar for 0/1 measures, exact sign-flip where the paired differences share a lattice, else Monte Carlo sign-flip (%d resamples)", st.Resamples)
 	if !st.Resampled {
-		ci = fmt.Sprintf("95%% CIs: Wilson for 0/1 series, else Cornish-Fisher approximation of the bootstrap, because %d queries x %d resamples exceeds %d", d.Queries.WithRelevant, st.Resamples, st.ResamplingBudget)
+		ci = fmt.Sprintf("95%% CIs: Wilson (continuity-corrected) for 0/1 series, else Cornish-Fisher approximation of the bootstrap, because %d queries x %d resamples exceeds %d", d.Queries.WithRelevant, st.Resamples, st.ResamplingBudget)
 	}
 	if slices.Contains(st.PValueMethods, metrics.PMethodSaddlepoint) {
 		p = fmt.Sprintf("p: exact McNemar for 0/1 measures, exact sign-flip where the paired differences share a lattice, else from %d queries (or beyond the resampling budget) the saddlepoint approximation of the sign-flip distribution (relative error O(1/n), no resampling)", metrics.SaddlepointMinQueries)
@@ -121,8 +121,6 @@ func (d *Document) finding(f compare.Finding, name func(string) string) string {
 			return fmt.Sprintf("The reranker hurts: %s is significantly below %s (%s).", a, b, describe)
 		}
 		return fmt.Sprintf("The reranker shows no significant gain: %s vs %s (%s); its latency may not be worth it on these queries.", a, b, describe)
-	case compare.Unjudged:
-		return fmt.Sprintf("%s of the top-%d documents of %s are unjudged and count as relevance 0: its scores are lower bounds; judge those documents for a fair comparison.", wholePct(f.Fraction), d.K, a)
 	case compare.MissingQueries:
 		return fmt.Sprintf("%s has no results for %d of the %d evaluated queries; they score 0.", a, f.Count, f.N)
 	}

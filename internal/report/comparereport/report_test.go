@@ -57,13 +57,16 @@ func TestCompareJSONSchema(t *testing.T) {
 	require.NoError(t, New(res).WriteJSON(&b))
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
-	assert.Equal(t, []string{"gain", "gates", "k", "max_dcg_at_k", "paired", "primary", "queries", "recommendation_test", "recommended", "relevance_scale", "relevant_level", "relevant_level_fallback", "scenarios", "schema", "statistics", "strategies", "verdict"}, keys(doc))
+	assert.Equal(t, []string{"gain", "gates", "judged_at_k_threshold", "judged_only", "k", "max_dcg_at_k", "paired", "primary", "queries", "recommendation_test", "recommended", "relevance_scale", "relevant_level", "relevant_level_fallback", "scenarios", "schema", "statistics", "strategies", "verdict"}, keys(doc))
 	assert.Equal(t, "retrieval-gate/compare@1", doc["schema"])
 	assert.Equal(t, map[string]any{"at_relevant_level": 3.0, "judged": 3.0, "with_relevant": 3.0}, doc["queries"])
 	s := doc["strategies"].(map[string]any)["hybrid"].(map[string]any)
-	assert.Equal(t, []string{"best_queries", "failed_queries", "metrics", "missing_from_run", "n", "relevance_buckets", "relevance_by_position", "relevance_distribution", "worst_queries"}, keys(s))
+	assert.Equal(t, []string{"best_queries", "failed_queries", "judged_at_k", "metrics", "missing_from_run", "n", "relevance_buckets", "relevance_by_position", "relevance_distribution", "worst_queries"}, keys(s))
 	assert.Equal(t, []string{"highly_relevant", "n", "not_relevant", "relevant_plus"}, keys(s["relevance_buckets"].(map[string]any)))
 	assert.InDelta(t, 11.417, doc["max_dcg_at_k"], 5e-4, "k = 2, levels up to 3, exp gain: 7 + 7/log2(3)")
+	assert.Equal(t, []string{"low", "mean", "n"}, keys(s["judged_at_k"].(map[string]any)))
+	assert.InDelta(t, 0.9, doc["judged_at_k_threshold"], 0)
+	assert.Equal(t, false, doc["judged_only"])
 	ms := s["metrics"].(map[string]any)
 	assert.Len(t, ms, metrics.NumGraded)
 	assert.Equal(t, []string{"ci95", "ci95_method", "mean", "n", "unreliable"}, keys(ms["dcg_at_k"].(map[string]any)))
@@ -127,7 +130,7 @@ func TestComparePerQueryLines(t *testing.T) {
 	assert.Len(t, first.Metrics, metrics.NumGraded)
 	// "x", "g" with g of relevance 3 at rank 2: dcg = 7 / log2(3).
 	assert.InDelta(t, 7/1.584962500721156, first.Metrics["dcg_at_k"], 1e-12)
-	assert.True(t, strings.HasPrefix(lines[0], `{"metrics":{"dcg_at_k":`))
+	assert.True(t, strings.HasPrefix(lines[0], `{"judged_at_k":0.5,"metrics":{"dcg_at_k":`), "x is unjudged: judged@k 0.5")
 }
 
 // Every report says how the intervals and p-values were computed; each interval
@@ -142,7 +145,7 @@ func TestCompareMethodReported(t *testing.T) {
 		text      string
 	}{
 		{"resampling", 200, true, []any{metrics.MethodBCa, metrics.MethodBoundedWilson, metrics.MethodWilson}, []any{metrics.PMethodMcNemar, metrics.PMethodSignFlipExact},
-			"95% CIs: Wilson for 0/1 series, else BCa bootstrap (200 resamples, seed 1)"},
+			"95% CIs: Wilson (continuity-corrected) for 0/1 series, else BCa bootstrap (200 resamples, seed 1)"},
 		// 3 queries × 10,000,000 resamples = 3·10⁷ > 2·10⁷.
 		{"approximation", 10_000_000, false, []any{metrics.MethodBoundedWilson, metrics.MethodCornishFisher, metrics.MethodWilson}, []any{metrics.PMethodMcNemar, metrics.PMethodSignFlipExact},
 			"Cornish-Fisher approximation of the bootstrap, because 3 queries x 10000000 resamples exceeds 20000000"},
@@ -276,7 +279,6 @@ func TestFindingSentences(t *testing.T) {
 		{compare.Finding{Kind: compare.Reranker, A: "x+rerank", B: "x", Test: sig}, "The reranker helps significantly: x+rerank beats x"},
 		{compare.Finding{Kind: compare.Reranker, A: "x+rerank", B: "x", Test: neg}, "The reranker hurts: x+rerank is significantly below x"},
 		{compare.Finding{Kind: compare.Reranker, A: "x+rerank", B: "x", Test: ns}, "The reranker shows no significant gain: x+rerank vs x"},
-		{compare.Finding{Kind: compare.Unjudged, A: "x", Fraction: 2.0 / 3}, "67% of the top-10 documents of x are unjudged and count as relevance 0: its scores are lower bounds"},
 		{compare.Finding{Kind: compare.MissingQueries, A: "x", Count: 1, N: 2}, "x has no results for 1 of the 2 evaluated queries; they score 0."},
 	} {
 		assert.Contains(t, d.finding(tc.f, identity), tc.want)

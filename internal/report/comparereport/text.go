@@ -128,9 +128,9 @@ func (d *Document) Text(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "\nrelevance of the top-%d documents (0 includes unjudged):\n", d.K)
 	t = &textTable{}
-	t.add(append(append([]string{"strategy"}, d.distHeads()...), "unjudged", "failed queries")...)
+	t.add(append(append([]string{"strategy"}, d.distHeads()...), "unjudged", "failed queries", d.JudgedLabel())...)
 	for _, s := range d.strategies() {
-		t.add(append(append([]string{name(s.Name)}, s.dist()...), strconv.Itoa(len(s.FailedQueries)))...)
+		t.add(append(append([]string{name(s.Name)}, s.dist()...), strconv.Itoa(len(s.FailedQueries)), d.JudgedCell(s))...)
 	}
 	t.write(&b)
 	fmt.Fprintf(&b, "\nmean relevance and the relevance buckets of the top-%d documents:\n", d.K)
@@ -141,6 +141,7 @@ func (d *Document) Text(w io.Writer) error {
 	}
 	t.write(&b)
 	fmt.Fprintf(&b, "  (%s)\n", d.bucketsNote())
+	d.holesText(&b, name)
 	if len(d.Paired) > 0 {
 		fmt.Fprintf(&b, "\npaired comparisons against %s:\n", name(d.Baseline))
 		t = &textTable{}

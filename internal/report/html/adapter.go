@@ -30,6 +30,7 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 		Scenarios: d.ScenarioTexts(), NoScenario: comparereport.NoScenarioLine, BucketsNote: d.BucketsNote(),
 	}
 	v.Methods = methodLines(d)
+	v.Holes = holesViewOf(d)
 	v.Primary = d.Primary
 	// "Select run": the runs of the history (OverRuns, this run the newest),
 	// this run from its own document; "Select metric": every measure found.

@@ -110,6 +110,8 @@ type CompareView struct {
 	Runs     []exploreRun
 	Current  int
 	Colours  map[string]int
+	// Holes is the judged@k section (judged.go).
+	Holes HolesView
 }
 
 // Compare writes the compare dashboard.
@@ -207,6 +209,7 @@ func Compare(w io.Writer, v CompareView) error {
 	p.Table(mt)
 	p.raw("</div>\n")
 	p.Note("Each mean with its 95% interval and n below it; the key of each measure is under its label.")
+	p.holes(v.Holes)
 
 	p.bucketsSection(&v)
 

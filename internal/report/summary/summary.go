@@ -31,6 +31,8 @@ func Judge(w io.Writer, res *judge.Result, s *judge.Summary) {
 		answer += " (the server rejected response_format json_schema)"
 	}
 	fmt.Fprintf(w, "judge: model %s, prompt %s %s, answer format %s\n", format.SanitizeText(model), format.SanitizeText(res.Prompt.Version), res.Prompt.Hash, answer)
+	h := res.Holes()
+	fmt.Fprintf(w, "judge: pool of %d pair(s): %d already labelled in --known-qrels, %d judged before (cache), %d new (the holes, asked in this run)\n", h.Pool, h.Known, h.Cached, h.New)
 	fmt.Fprintf(w, "judge: %d pairs, %d labelled (rel 3: %d, 2: %d, 1: %d, 0: %d), %d unjudged\n",
 		s.Pairs, s.Judged, s.Distribution[3], s.Distribution[2], s.Distribution[1], s.Distribution[0], s.Unjudged)
 	fmt.Fprintf(w, "judge: unjudged answers: %d unparseable, %d out of range, %d over the request budget (after one retry each; never counted as 0)\n",
@@ -92,7 +94,14 @@ func fmtRate(v *float64) string {
 // Generate writes generate's summary of res: the documents and requests, the
 // batch, the fallback to text, the failures, the filters (near duplicates at
 // jaccard, the round trip at roundTripK when on) and the cases written to out.
-func Generate(w io.Writer, res *generate.FileResult, jaccard float64, roundTripK int, out string) {
+func Generate(w io.Writer, res *generate.FileResult, jaccard float64, roundTripK int, out, batchOut, batchIn string) {
+	if res.RequestsOnly {
+		fmt.Fprintf(w, "generate: %d document(s), %d request(s) written to %s\n", res.Documents, res.BatchRequests, format.SanitizeText(batchOut))
+		return
+	}
+	if res.BatchMode == "file" {
+		fmt.Fprintf(w, "generate: batch (file) %s: %d request(s)\n", format.SanitizeText(batchIn), res.BatchRequests)
+	}
 	fmt.Fprintf(w, "generate: %d document(s), %d request(s), tokens %d prompt, %d completion\n", res.Documents, res.Requests, res.PromptTokens, res.CompletionTokens)
 	if res.BatchID != "" {
 		resumed := ""

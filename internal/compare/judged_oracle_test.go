@@ -1,0 +1,114 @@
+package compare
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+)
+
+// TestOracleJudgedOnly checks --judged-only (condensed lists) per query against
+// NIST trec_eval 10.0's -J to 1e-9, on the run read as compare reads it (deep
+// enough for the condensed top 10), and MRR@10 against trec_eval -M 10 on the
+// run condensed by awk (testdata/oracle/README.md).
+func TestOracleJudgedOnly(t *testing.T) {
+	ctx := context.Background()
+	q, err := trecfile.ReadQrels(ctx, "testdata/oracle/dev300.qrels")
+	require.NoError(t, err)
+	run, err := trecfile.ReadRun(ctx, "testdata/oracle/dev300.run", JudgedOnlyDepth, trecfile.RunOptions{})
+	require.NoError(t, err)
+	j := readTrecEval(t, "testdata/oracle/trec_eval_dev300_J.txt")
+	jexp := readTrecEval(t, "testdata/oracle/trec_eval_dev300_ndcg10_exp_J.txt")
+	cond := readTrecEval(t, "testdata/oracle/trec_eval_dev300_condensed_M10.txt")
+	measures := map[string]int{
+		"P_10": metrics.QueryIndex("precision_at_k"), "recall_10": metrics.QueryIndex("recall_at_k"), "ndcg_cut_10": metrics.QueryIndex("ndcg_at_k"),
+		"map_cut_10": metrics.QueryIndex("map_at_k"), "success_10": metrics.QueryIndex("hit_at_k"), "recip_rank": metrics.QueryIndex("mrr_at_k"),
+	}
+	for _, tc := range []struct {
+		name   string
+		gain   metrics.Gain
+		oracle map[string]map[string]float64
+		only   string
+	}{
+		{"J linear", metrics.GainLinear, j, ""},
+		{"J exp", metrics.GainExp, jexp, "ndcg_cut_10"},
+		{"condensed M10", metrics.GainLinear, cond, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Run(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: tc.gain, RelevantLevel: 1, Resamples: 100, Seed: 1, JudgedOnly: true})
+			require.NoError(t, err)
+			plain, err := Run(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: tc.gain, RelevantLevel: 1, Resamples: 100, Seed: 1})
+			require.NoError(t, err)
+			s := res.Strategies[0]
+			assert.Zero(t, s.Unjudged, "a condensed list has no unjudged document")
+			evaluated := map[string]int{}
+			for i, id := range res.QueryIDs {
+				evaluated[id] = i
+			}
+			compared, differ := 0, 0
+			for measure, mi := range measures {
+				perQuery, ok := tc.oracle[measure]
+				if tc.only != "" && measure != tc.only || !ok {
+					continue
+				}
+				require.Len(t, perQuery, 301, measure)
+				for qid, want := range perQuery {
+					if qid == "all" {
+						continue
+					}
+					i, ok := evaluated[qid]
+					if !ok {
+						assert.Zero(t, want, "%s %s", measure, qid)
+						continue
+					}
+					got := s.Values[i*metrics.NumGraded+mi]
+					assert.InDelta(t, want, got, 1e-9, "%s %s", measure, qid)
+					if math.Abs(got-plain.Strategies[0].Values[i*metrics.NumGraded+mi]) > 1e-9 {
+						differ++
+					}
+					compared++
+				}
+			}
+			assert.Greater(t, compared, 200)
+			assert.Greater(t, differ, 50, "the condensed lists must change many values, or the test proves nothing")
+		})
+	}
+}
+
+// TestOracleJudgedAtK checks judged@10 per query against trec_eval's P.10 on
+// the qrels with every label set to 1.
+func TestOracleJudgedAtK(t *testing.T) {
+	ctx := context.Background()
+	q, err := trecfile.ReadQrels(ctx, "testdata/oracle/dev300.qrels")
+	require.NoError(t, err)
+	oracle := readTrecEval(t, "testdata/oracle/trec_eval_dev300_judged10.txt")["P_10"]
+	require.Len(t, oracle, 301)
+	for _, judgedOnly := range []bool{false, true} {
+		depth := 10
+		if judgedOnly {
+			depth = JudgedOnlyDepth
+		}
+		run, err := trecfile.ReadRun(ctx, "testdata/oracle/dev300.run", depth, trecfile.RunOptions{})
+		require.NoError(t, err)
+		res, err := Run(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: metrics.GainLinear, RelevantLevel: 1, Resamples: 100, Seed: 1, JudgedOnly: judgedOnly})
+		require.NoError(t, err)
+		j := res.Strategies[0].Judged
+		require.Len(t, j.PerQuery, res.N())
+		sum := 0.0
+		for i, id := range res.QueryIDs {
+			want, ok := oracle[id]
+			require.True(t, ok, id)
+			assert.InDelta(t, want, j.PerQuery[i], 1e-12, id)
+			sum += want
+		}
+		assert.Equal(t, res.N(), j.N)
+		assert.InDelta(t, sum/float64(res.N()), j.Mean, 1e-12)
+		assert.True(t, j.Low, "this run's top 10 is mostly unjudged")
+		assert.Less(t, j.Mean, JudgedThreshold)
+	}
+}

@@ -1,0 +1,124 @@
+package generate_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/generate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
+)
+
+var customIDRe = regexp.MustCompile(`"custom_id":\s*"[^"]*"`)
+
+func genFile(t *testing.T, bo *generate.BatchOptions) (*generate.FileResult, []byte, error) {
+	t.Helper()
+	kb, err := filepath.Abs("../../testdata/demo/kb")
+	require.NoError(t, err)
+	var out bytes.Buffer
+	o := generate.FileOptions{PerLocale: 3, Seed: 1, Batch: bo, Options: generate.Options{Model: "fake", Questions: 2, Keywords: 1, Jaccard: 0.8, Workers: 2}}
+	res, err := generate.RunFiles(context.Background(), generate.Files{KB: kb, Out: &out, OutName: "out"}, o)
+	return res, out.Bytes(), err
+}
+
+// runEngine runs a requests file through the stand-in's Batch API, as any
+// batch engine would, and returns the path of its output file.
+func runEngine(t *testing.T, srv *llmtest.Server, requests string) string {
+	t.Helper()
+	ctx := context.Background()
+	api, err := llm.NewBatchClient(llm.Config{URL: srv.URL})
+	require.NoError(t, err)
+	id, err := api.UploadFile(ctx, requests)
+	require.NoError(t, err)
+	b, err := api.CreateBatch(ctx, id, nil)
+	require.NoError(t, err)
+	b, err = api.WaitBatch(ctx, b.ID, llm.PollPolicy{Initial: time.Millisecond, Max: time.Millisecond}, nil)
+	require.NoError(t, err)
+	require.Equal(t, llm.BatchCompleted, b.Status)
+	results := filepath.Join(t.TempDir(), "results.jsonl")
+	f, err := os.Create(results)
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, api.DownloadFile(ctx, b.OutputFileID, func() (io.Writer, error) { return f, nil }))
+	return results
+}
+
+// generate --batch-out, an engine, generate --batch-in: the very cases online
+// generation writes.
+func TestGenerateBatchFiles(t *testing.T) {
+	srv := llmtest.New(llmtest.Options{})
+	defer srv.Close()
+	online, want := genRun(t, srv, false, "")
+
+	var reqs bytes.Buffer
+	res, out, err := genFile(t, &generate.BatchOptions{RequestsOut: &reqs})
+	require.NoError(t, err)
+	assert.True(t, res.RequestsOnly)
+	assert.Empty(t, out, "--batch-out writes no case")
+	lines := strings.Count(reqs.String(), "\n")
+	assert.Equal(t, int64(lines), res.BatchRequests)
+	assert.Equal(t, online.Documents, lines, "one request per sampled card")
+	assert.Equal(t, lines, strings.Count(reqs.String(), `"url":"/v1/chat/completions"`))
+	path := filepath.Join(t.TempDir(), "requests.jsonl")
+	require.NoError(t, os.WriteFile(path, reqs.Bytes(), 0o600))
+
+	results := runEngine(t, srv, path)
+	res, got, err := genFile(t, &generate.BatchOptions{ResultsIn: results})
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+	assert.Equal(t, "file", res.BatchMode)
+	assert.Equal(t, online.Documents, res.Documents)
+
+	// The budget caps the request lines, as online.
+	reqs.Reset()
+	res, _, err = genFile(t, &generate.BatchOptions{RequestsOut: &reqs, MaxRequests: 2})
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), res.BatchRequests)
+	assert.Equal(t, 2, strings.Count(reqs.String(), "\n"))
+}
+
+func TestGenerateBatchInBadResults(t *testing.T) {
+	srv := llmtest.New(llmtest.Options{})
+	defer srv.Close()
+	var reqs bytes.Buffer
+	_, _, err := genFile(t, &generate.BatchOptions{RequestsOut: &reqs})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "requests.jsonl")
+	require.NoError(t, os.WriteFile(path, reqs.Bytes(), 0o600))
+	good, err := os.ReadFile(runEngine(t, srv, path))
+	require.NoError(t, err)
+	first, _, _ := strings.Cut(string(good), "\n")
+	for _, tc := range []struct {
+		name, content, want string
+		line                int
+	}{
+		{"unknown custom_id", first + "\n" + customIDRe.ReplaceAllString(first, `"custom_id":"gen-nope"`) + "\n", `unknown custom_id "gen-nope"`, 2},
+		{"answered twice", first + "\n\n" + first + "\n", "answered twice", 3},
+		{"not JSON", "{\n", "", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "results.jsonl")
+			require.NoError(t, os.WriteFile(p, []byte(tc.content), 0o600))
+			_, out, err := genFile(t, &generate.BatchOptions{ResultsIn: p})
+			require.Error(t, err)
+			var ie *input.Error
+			require.True(t, errors.As(err, &ie), "%v", err)
+			assert.Equal(t, p, ie.File)
+			assert.Equal(t, tc.line, ie.Line)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Empty(t, out)
+		})
+	}
+}
