@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
@@ -51,6 +52,7 @@ type Options struct {
 	RankDrop      int    // 0: DefaultRankDrop
 	MaxFlips      int    // 0: DefaultMaxFlips
 	MaxDrop       map[string]Tolerance
+	GroupMaxDrop  floor.List // --max-drop MEASURE[@GROUP]=F: the tolerated drop of a group's paired mean
 	Test          string // TestSignificant (default) or TestAny
 	Resamples     int    // 0: metrics.DefaultResamples
 	Seed          uint64 // 0: metrics.DefaultSeed
@@ -323,6 +325,7 @@ func Unavailable(reason string, opt Options) *Comparison {
 		}
 		c.Gates = append(c.Gates, g)
 	}
+	c.Gates = append(c.Gates, unavailableGroupGates(reason, opt)...)
 	return c
 }
 
@@ -428,6 +431,7 @@ func (c *Comparer) Result() (*Comparison, error) {
 		out.ByLocale = append(out.ByLocale, c.group(l, keys, func(k cellKey) bool { return k.locale == l }))
 	}
 	out.Gates, out.Regression = c.gates(out.Overall)
+	c.groupGates(out) // --max-drop MEASURE@GROUP (groupgates.go)
 	return out, err
 }
 
@@ -529,26 +533,7 @@ func (c *Comparer) gates(overall GroupStats) (outcome.Gates, outcome.Status) {
 			gs = append(gs, g)
 			continue
 		}
-		g.Threshold = t.Value
-		switch {
-		case st == nil:
-			// A gate that was asked for and cannot be evaluated fails: the
-			// regression would otherwise pass unseen (issue 20 item 8).
-			g.Status = outcome.Fail
-			if c.paired == 0 {
-				g.Why = []outcome.Clause{{Code: outcome.NothingPairs, Text: c.b.Source.File, N: int64(c.b.recs.n), M: c.onlyCur, Value: float64(c.goldChanged)}}
-			} else {
-				g.Why = []outcome.Clause{{Code: outcome.NoPairedValue}}
-			}
-		case -st.Delta <= t.Value+gateTolerance:
-			g.Status = outcome.Pass
-		case c.opt.Test == TestSignificant && !st.Rejects:
-			g.Status = outcome.Pass
-			g.Why = []outcome.Clause{{Code: outcome.DropNotSignificant, Value: -st.Delta, Threshold: t.Value, Test: st.Test, P: st.P}}
-		default:
-			g.Status = outcome.Fail
-			g.Why = []outcome.Clause{{Code: outcome.Dropped, Value: -st.Delta, Base: st.Base, Current: st.Cur, Threshold: t.Value, Test: st.Test, P: st.P}}
-		}
+		c.decide(&g, t.Value, st)
 		switch {
 		case g.Status == outcome.Fail:
 			status = outcome.Fail

@@ -58,7 +58,7 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	o := &checkOptions{floors: floorFlag{grammar: checkFloorGrammar}}
 	fs.StringVar(&o.cases, "cases", "", "cases JSONL (required; - reads standard input)")
 	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
-	fs.IntVar(&o.k, "k", 5, "the retrieval top-k (≥ 1)")
+	fs.IntVar(&o.k, "k", 0, "the retrieval top-k (≥ 1); default: the baseline's k when comparing, else the k the run records (retrieval.k of its first case), else 5")
 	floorVar(fs, &o.minHit, "min-hit", "floor on the overall mean hit@k, in [0,1]; none or empty is off")
 	floorVar(fs, &o.minRecall, "min-recall", "floor on the overall mean recall@k, in [0,1]; none or empty is off")
 	fs.Var(&o.floors, "floor", floorUsage(checkFloorGrammar))
@@ -85,7 +85,7 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	if o.kb == "" {
 		return nil, usagef("check: --kb is required")
 	}
-	if o.k < 1 {
+	if o.k < 1 && src.given("k") {
 		return nil, src.refuse("check", "k", "must be at least 1")
 	}
 	if err := shorthandConflict("check", src, o.floors.list,
@@ -157,6 +157,11 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 		return err
 	}
 	res, cmp := run.Gate, run.Comparison
+	o.k = run.K.K // the k scored at (the history's fingerprint, the baseline file's header)
+	kWarning := kChoiceWarning(run.K)
+	if kWarning != "" {
+		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: %s\n", format.SanitizeText(kWarning))
+	}
 
 	// All reports are written, whatever the verdict.
 	doc := checkreport.New(res)
@@ -209,6 +214,9 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	if trendWarning != "" {
 		pub.ActionWarnings = append(pub.ActionWarnings, trendWarning)
 	}
+	if kWarning != "" {
+		pub.ActionWarnings = append(pub.ActionWarnings, "retrieval-gate: "+kWarning)
+	}
 	writeHistoryBranch(ctx, f, hist, o.htmlOut, &pub)
 	f.Publisher().Publish(ctx, pub)
 
@@ -223,6 +231,6 @@ func (o *checkOptions) options() check.Options {
 	return check.Options{
 		K: o.k, ReferenceLocale: o.referenceLocale, MinHit: o.minHit, MinRecall: o.minRecall,
 		Floors: o.floors.list, AllowEmpty: o.allowEmpty, ParentSep: o.parentSep,
-		RankDrop: o.baseline.rankDrop, MaxDrop: o.baseline.maxDrop, Test: o.baseline.test, Now: time.Now(),
+		RankDrop: o.baseline.rankDrop, MaxDrop: o.baseline.maxDrop, GroupMaxDrop: o.baseline.groups.list, Test: o.baseline.test, Now: time.Now(),
 	}
 }
