@@ -53,9 +53,9 @@ type Options struct {
 	MaxFlips      int    // 0: DefaultMaxFlips
 	MaxDrop       map[string]Tolerance
 	GroupMaxDrop  floor.List // --max-drop MEASURE[@GROUP]=F: the tolerated drop of a group's paired mean
-	Test          string // TestSignificant (default) or TestAny
-	Resamples     int    // 0: metrics.DefaultResamples
-	Seed          uint64 // 0: metrics.DefaultSeed
+	Test          string     // TestSignificant (default) or TestAny
+	Resamples     int        // 0: metrics.DefaultResamples
+	Seed          uint64     // 0: metrics.DefaultSeed
 	Now           time.Time
 }
 

@@ -38,7 +38,7 @@ type Options struct {
 	MaxDrop  map[string]baseline.Tolerance // by measure key
 	// GroupMaxDrop are the --max-drop MEASURE[@GROUP]=F regression gates.
 	GroupMaxDrop floor.List
-	Test     string                        // baseline.TestSignificant (default) or TestAny
+	Test         string // baseline.TestSignificant (default) or TestAny
 	// Now is when the run happens: a baseline older than baseline.StaleAfter
 	// is flagged (zero: not checked).
 	Now time.Time
