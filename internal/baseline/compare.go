@@ -52,11 +52,14 @@ type Options struct {
 	RankDrop      int    // 0: DefaultRankDrop
 	MaxFlips      int    // 0: DefaultMaxFlips
 	MaxDrop       map[string]Tolerance
-	GroupMaxDrop  floor.List // --max-drop MEASURE[@GROUP]=F: the tolerated drop of a group's paired mean
-	Test          string     // TestSignificant (default) or TestAny
-	Resamples     int        // 0: metrics.DefaultResamples
-	Seed          uint64     // 0: metrics.DefaultSeed
+	Test          string // TestSignificant (default) or TestAny
+	Resamples     int    // 0: metrics.DefaultResamples
+	Seed          uint64 // 0: metrics.DefaultSeed
 	Now           time.Time
+
+	// GroupMaxDrop are the --max-drop MEASURE[@GROUP]=F gates: the tolerated
+	// drop of a group's paired mean (groupgates.go).
+	GroupMaxDrop floor.List
 }
 
 // Current is what the join needs of one case of this run besides its scores.

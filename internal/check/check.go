@@ -36,12 +36,13 @@ type Options struct {
 	// or a reason it is unavailable).
 	RankDrop int                           // 0: baseline.DefaultRankDrop
 	MaxDrop  map[string]baseline.Tolerance // by measure key
-	// GroupMaxDrop are the --max-drop MEASURE[@GROUP]=F regression gates.
-	GroupMaxDrop floor.List
-	Test         string // baseline.TestSignificant (default) or TestAny
+	Test     string                        // baseline.TestSignificant (default) or TestAny
 	// Now is when the run happens: a baseline older than baseline.StaleAfter
 	// is flagged (zero: not checked).
 	Now time.Time
+
+	// GroupMaxDrop are the --max-drop MEASURE[@GROUP]=F regression gates.
+	GroupMaxDrop floor.List
 }
 
 // In are check's inputs, opened by the caller.
