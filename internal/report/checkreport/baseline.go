@@ -24,31 +24,32 @@ const (
 
 // Baseline is the comparison with a baseline run.
 type Baseline struct {
-	ByLocale     map[string]PairedGroup `json:"by_locale"`
-	ByLocaleNote string                 `json:"by_locale_note"`
-	ByType       map[string]PairedGroup `json:"by_type"`
-	Cases        BaselineCases          `json:"cases"`
-	Commit       string                 `json:"commit"`
-	CreatedAt    string                 `json:"created_at"`
-	Differences  []BaselineDifference   `json:"differences"`
-	File         string                 `json:"file"`
-	Flips        Flips                  `json:"flips"`
-	Format       string                 `json:"format"`
+	ByLocale       map[string]PairedGroup `json:"by_locale"`
+	ByLocaleNote   string                 `json:"by_locale_note"`
+	ByType         map[string]PairedGroup `json:"by_type"`
+	Cases          BaselineCases          `json:"cases"`
+	Commit         string                 `json:"commit"`
+	CreatedAt      string                 `json:"created_at"`
+	Differences    []BaselineDifference   `json:"differences"`
+	File           string                 `json:"file"`
+	Flips          Flips                  `json:"flips"`
+	Format         string                 `json:"format"`
+	K              int                    `json:"k"`
+	KBFingerprint  string                 `json:"kb_fingerprint"`
+	Lacks          []string               `json:"lacks"`
+	Overall        PairedGroup            `json:"overall"`
+	Reason         string                 `json:"reason,omitempty"`
+	Regression     outcome.Status         `json:"regression"`
+	RegressionTest string                 `json:"regression_test"`
+	Schema         string                 `json:"schema"`
+	Source         map[string]string      `json:"source,omitempty"`
+	Stale          bool                   `json:"stale"`
+	Status         string                 `json:"status"`
+	Unpaired       Unpaired               `json:"unpaired"`
+
 	// HeadlineMeasure is the overall measure the report's first line states
 	// the comparison with (baseline.Comparison.HeadlineMeasure); "" when none.
-	HeadlineMeasure string            `json:"headline_measure"`
-	K               int               `json:"k"`
-	KBFingerprint   string            `json:"kb_fingerprint"`
-	Lacks           []string          `json:"lacks"`
-	Overall         PairedGroup       `json:"overall"`
-	Reason          string            `json:"reason,omitempty"`
-	Regression      outcome.Status    `json:"regression"`
-	RegressionTest  string            `json:"regression_test"`
-	Schema          string            `json:"schema"`
-	Source          map[string]string `json:"source,omitempty"`
-	Stale           bool              `json:"stale"`
-	Status          string            `json:"status"`
-	Unpaired        Unpaired          `json:"unpaired"`
+	HeadlineMeasure string `json:"headline_measure"`
 }
 
 // BaselineCases counts the join.
