@@ -43,6 +43,7 @@ type checkOptions struct {
 	comment                        commentFlags  // --comment, --comment-key, --pr (publication.go)
 	baseline                       baselineFlags // --baseline, --write-baseline, regression gates (check_baseline.go)
 	trend                          trendFlag     // --trend-runs (trend.go)
+	suggestFloors                  bool          // --suggest-floors
 }
 
 // checkInputs are check's Action inputs; inside Actions --json defaults to
@@ -72,6 +73,7 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	fs.StringVar(&o.htmlOut, "html", "", "write the report as one self-contained HTML `FILE`")
 	fs.StringVar(&o.history, "history", "", "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	fs.StringVar(&o.historyBranch, "history-branch", "", historyBranchUsage)
+	fs.BoolVar(&o.suggestFloors, "suggest-floors", false, "after the report, print a floor per measure and group from this run (the lower bound of its 95% interval, rounded down to 0.01) as --floor flags and as the floors Action input")
 	o.comment.register(fs, checkCommentKey)
 	o.baseline.register(fs)
 	o.trend.register(fs)
@@ -203,6 +205,11 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	}
 	if err := text.Text(env.Stdout); err != nil {
 		return fmt.Errorf("failed to write the report: %w", err)
+	}
+	if o.suggestFloors {
+		if err := checkreport.SuggestedFloorsText(env.Stdout, res.SuggestFloors(), res.K); err != nil {
+			return fmt.Errorf("failed to write the report: %w", err)
+		}
 	}
 	// GitHub: outputs, annotations, job summary, PR comment. Its failures are
 	// warnings; the exit code reflects only the gates.
