@@ -6,6 +6,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,7 +36,19 @@ type baselineFlags struct {
 	test        string
 	rankDrop    int
 	raw         map[string]*string
-	groups      floorFlag // --max-drop, --max-drops: per-group regression gates
+	groups      maxDropsFlag // --max-drop, --max-drops: per-group regression gates
+}
+
+// maxDropsFlag is --max-drop / --max-drops: the floor grammar (floorFlag), its
+// errors worded for a regression gate.
+type maxDropsFlag struct{ floorFlag }
+
+func (f *maxDropsFlag) Set(v string) error {
+	if err := f.floorFlag.Set(v); err != nil {
+		msg := strings.NewReplacer("two floors on", "two regression gates on", "floor expression", "--max-drop expression").Replace(err.Error())
+		return errors.New(msg)
+	}
+	return nil
 }
 
 // baselineInputs are the Action inputs of baselineFlags.
@@ -55,7 +68,7 @@ func (b *baselineFlags) register(fs *flag.FlagSet) {
 		flagName := maxDropFlag(gm.Name)
 		b.raw[gm.Key] = fs.String(flagName, "", "regression gate: the drop of the overall mean "+metrics.CaseMeasures[metrics.CaseIndex(gm.Key)].Label+"@k vs the baseline that is tolerated, in [0,1]; none or empty is off")
 	}
-	b.groups = floorFlag{grammar: checkFloorGrammar}
+	b.groups = maxDropsFlag{floorFlag{grammar: checkFloorGrammar}}
 	fs.Var(&b.groups, "max-drop", "regression gate `MEASURE[@GROUP]=F`: the drop of GROUP's paired mean of MEASURE vs the baseline that is tolerated, in [0,1]; repeatable. GROUP: @overall (the default), @type:NAME or @locale:TAG (indicative only)")
 	fs.Var(&b.groups, "max-drops", "several `MAX_DROPS`, one MEASURE[@GROUP]=F per line (the max-drops Action input); added to --max-drop")
 	fs.StringVar(&b.test, "regression-test", baseline.TestSignificant, "significant: a regression gate fails only when the drop exceeds its tolerance and the paired test rejects at 0.05; any: when the drop exceeds it")
