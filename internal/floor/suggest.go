@@ -13,7 +13,8 @@ import (
 // cases and retrieval are unchanged scores the same mean and passes; a drop
 // below what this run's n can tell from it fails. A group whose interval the
 // simulations do not trust at its n (metrics.UnreliableFor: BCa below 30
-// cases, Wilson below 50) gets no floor, and neither does one whose bound
+// cases; the continuity-corrected Wilson interval of 0/1 values is trusted at
+// every n) gets no floor, and neither does one whose bound
 // rounds down to 0 (a floor of 0 gates nothing).
 
 // SuggestStep is the grid a suggested floor is rounded down to.

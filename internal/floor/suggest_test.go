@@ -24,7 +24,7 @@ func TestSuggest(t *testing.T) {
 		{"binary: the Wilson bound rounded down", Observed{Measure: metrics.KeyHit, Group: "overall", Summary: sum(132, 0.742, 0.6618, 0.809, metrics.MethodWilson), Binary: true}, 0.66, "", outcome.Detects},
 		{"a bound on the grid stays", Observed{Measure: metrics.KeyHit, Group: "overall", Summary: sum(200, 0.8, 0.7, 0.86, metrics.MethodWilson), Binary: true}, 0.7, "", outcome.Detects},
 		{"graded: the BCa bound", Observed{Measure: metrics.KeyNDCG, Group: "type:golden", Summary: sum(104, 0.614, 0.5391, 0.686, metrics.MethodBCa), SD: 0.38}, 0.53, "", outcome.Detects},
-		{"Wilson below 50 cases", Observed{Measure: metrics.KeyHit, Group: "locale:pt-BR", Summary: sum(39, 0.641, 0.484, 0.773, metrics.MethodWilson), Binary: true}, 0, RefusedUnreliable, ""},
+		{"Wilson (continuity-corrected) is trusted at small n", Observed{Measure: metrics.KeyHit, Group: "locale:pt-BR", Summary: sum(39, 0.641, 0.472, 0.783, metrics.MethodWilson), Binary: true}, 0.47, "", outcome.Detects},
 		{"BCa below 30 cases", Observed{Measure: metrics.KeyRecall, Group: "type:adversarial", Summary: sum(28, 0.446, 0.268, 0.643, metrics.MethodBCa), SD: 0.4}, 0, RefusedUnreliable, ""},
 		{"nothing scored", Observed{Measure: metrics.KeyHit, Group: "locale:xx", Summary: metrics.Summary{Mean: math.NaN(), CI95: [2]float64{math.NaN(), math.NaN()}, Unreliable: true}}, 0, RefusedEmpty, ""},
 		{"a bound of 0", Observed{Measure: metrics.KeyHit, Group: "overall", Summary: sum(400, 0.01, 0.004, 0.03, metrics.MethodWilson), Binary: true}, 0, RefusedZero, ""},

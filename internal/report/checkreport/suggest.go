@@ -15,8 +15,8 @@ import (
 )
 
 // SuggestRule is the rule of the suggested floors, as every output states it.
-const SuggestRule = "the lower bound of the group's 95% interval (Wilson for 0/1 values, else BCa), rounded down to 0.01; " +
-	"a group whose interval's coverage is not trusted at its n (Wilson below 50 cases, BCa below 30) gets none"
+const SuggestRule = "the lower bound of the group's 95% interval (Wilson with continuity correction for 0/1 values, else BCa), rounded down to 0.01; " +
+	"a group whose interval's coverage is not trusted at its n (the † mark: BCa below 30 cases) gets none"
 
 // floorExpr is a suggested floor as --floor takes it: MEASURE=F on overall,
 // MEASURE@GROUP=F otherwise, F on the 0.01 grid.
@@ -110,7 +110,7 @@ func shellWord(s string) string {
 // methodName is an interval method as the reports name it.
 func methodName(m string) string {
 	switch m {
-	case metrics.MethodWilson:
+	case metrics.MethodWilson, metrics.MethodBoundedWilson:
 		return "Wilson"
 	case metrics.MethodBCa:
 		return "BCa"
