@@ -18,7 +18,9 @@ import (
 // Options are the settings of Check, each the counterpart of a flag of
 // `retrieval-gate check`. The zero value is the command's defaults.
 type Options struct {
-	// K is the retrieval top-k (--k); 0 means 5.
+	// K is the retrieval top-k (--k); 0 means the k the cases record (their
+	// first case's "retrieval": {"k": N}, written by retrieve and Live), else 5,
+	// as check does without --k.
 	K int
 	// Floors are floor gates, one MEASURE[@GROUP]=F expression each (--floor),
 	// e.g. "retrieval_hit_at_k=0.7" or "retrieval_recall_at_k@locale:en=0.6".
@@ -74,9 +76,6 @@ func Check(ctx context.Context, cases io.Reader, kb *KB, o Options) (*Report, er
 // internal validates o and maps it to check.Options.
 func (o Options) internal() (check.Options, error) {
 	co := check.Options{K: o.K, ReferenceLocale: o.ReferenceLocale, AllowEmpty: o.AllowEmpty, ParentSep: o.ParentFromID}
-	if co.K == 0 {
-		co.K = 5
-	}
 	if co.K < 0 {
 		return co, fmt.Errorf("gate: K must be at least 1, got %d", o.K)
 	}

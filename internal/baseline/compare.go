@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
@@ -55,6 +56,10 @@ type Options struct {
 	Resamples     int    // 0: metrics.DefaultResamples
 	Seed          uint64 // 0: metrics.DefaultSeed
 	Now           time.Time
+
+	// GroupMaxDrop are the --max-drop MEASURE[@GROUP]=F gates: the tolerated
+	// drop of a group's paired mean (groupgates.go).
+	GroupMaxDrop floor.List
 }
 
 // Current is what the join needs of one case of this run besides its scores.
@@ -336,6 +341,7 @@ func Unavailable(why Unavailability, opt Options) *Comparison {
 		}
 		c.Gates = append(c.Gates, g)
 	}
+	c.Gates = append(c.Gates, unavailableGroupGates(why, opt)...)
 	return c
 }
 
@@ -441,6 +447,7 @@ func (c *Comparer) Result() (*Comparison, error) {
 		out.ByLocale = append(out.ByLocale, c.group(l, keys, func(k cellKey) bool { return k.locale == l }))
 	}
 	out.Gates, out.Regression = c.gates(out.Overall)
+	c.groupGates(out) // --max-drop MEASURE@GROUP (groupgates.go)
 	return out, err
 }
 
@@ -542,26 +549,7 @@ func (c *Comparer) gates(overall GroupStats) (outcome.Gates, outcome.Status) {
 			gs = append(gs, g)
 			continue
 		}
-		g.Threshold = t.Value
-		switch {
-		case st == nil:
-			// A gate that was asked for and cannot be evaluated fails: the
-			// regression would otherwise pass unseen (issue 20 item 8).
-			g.Status = outcome.Fail
-			if c.paired == 0 {
-				g.Why = []outcome.Clause{{Code: outcome.NothingPairs, Text: c.b.Source.File, N: int64(c.b.recs.n), M: c.onlyCur, Value: float64(c.goldChanged)}}
-			} else {
-				g.Why = []outcome.Clause{{Code: outcome.NoPairedValue}}
-			}
-		case -st.Delta <= t.Value+gateTolerance:
-			g.Status = outcome.Pass
-		case c.opt.Test == TestSignificant && !st.Rejects:
-			g.Status = outcome.Pass
-			g.Why = []outcome.Clause{{Code: outcome.DropNotSignificant, Value: -st.Delta, Threshold: t.Value, Test: st.Test, P: st.P}}
-		default:
-			g.Status = outcome.Fail
-			g.Why = []outcome.Clause{{Code: outcome.Dropped, Value: -st.Delta, Base: st.Base, Current: st.Cur, Threshold: t.Value, Test: st.Test, P: st.P}}
-		}
+		c.decide(&g, t.Value, st)
 		switch {
 		case g.Status == outcome.Fail:
 			status = outcome.Fail

@@ -26,7 +26,7 @@ import (
 
 // Options are check's settings, each set once here.
 type Options struct {
-	K                 int // the retrieval top-k (≥ 1)
+	K                 int // the retrieval top-k (≥ 1); 0: the baseline's, else the run's, else DefaultK (k.go)
 	ReferenceLocale   string
 	MinHit, MinRecall gate.Floor
 	Floors            floor.List
@@ -40,6 +40,9 @@ type Options struct {
 	// Now is when the run happens: a baseline older than baseline.StaleAfter
 	// is flagged (zero: not checked).
 	Now time.Time
+
+	// GroupMaxDrop are the --max-drop MEASURE[@GROUP]=F regression gates.
+	GroupMaxDrop floor.List
 }
 
 // In are check's inputs, opened by the caller.
@@ -75,6 +78,8 @@ type Result struct {
 	// KBFingerprint is baseline.KBFingerprint of the KB (set when a baseline is
 	// read or written).
 	KBFingerprint string
+	// K is the k the run was scored at and where it came from (k.go).
+	K KChoice
 }
 
 // comparing reports whether the run compares with a baseline or writes one.
@@ -91,7 +96,7 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 		res.KBFingerprint = baseline.KBFingerprint(in.KB.Cards)
 		bl = &baselineRun{opts: baseline.Options{
 			K: o.K, KBFingerprint: res.KBFingerprint, RankDrop: o.RankDrop,
-			MaxDrop: o.MaxDrop, Test: o.Test, Now: o.Now,
+			MaxDrop: o.MaxDrop, GroupMaxDrop: o.GroupMaxDrop, Test: o.Test, Now: o.Now,
 		}, unav: in.BaselineUnavailable, source: in.BaselineSource}
 		defer bl.close()
 		if in.Baseline != nil && in.BaselineUnavailable == nil {
@@ -101,6 +106,22 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 		}
 		if in.BaselineBody != nil {
 			bl.startBody(in.BaselineBody)
+		}
+	}
+	// The k: --k, else the baseline's, else the run's, else DefaultK (k.go).
+	baseK := 0
+	if bl != nil && bl.base != nil && bl.base.Source.Header != nil {
+		baseK = bl.base.Source.Header.K
+	}
+	kc, err := chooseK(ctx, &in, o.K, baseK)
+	if err != nil {
+		return nil, err
+	}
+	res.K, o.K = kc, kc.K
+	if bl != nil && bl.opts.K != kc.K {
+		bl.opts.K = kc.K
+		if bl.base != nil {
+			bl.cmp = baseline.NewComparer(bl.base, bl.opts)
 		}
 	}
 	g, err := scoreCases(ctx, in, o, bl)

@@ -42,6 +42,7 @@ type checkOptions struct {
 	comment                        commentFlags  // --comment, --comment-key, --pr (publication.go)
 	baseline                       baselineFlags // --baseline, --write-baseline, regression gates (check_baseline.go)
 	trend                          trendFlag     // --trend-runs (history.go)
+	suggestFloors                  bool          // --suggest-floors
 }
 
 // checkInputs are check's Action inputs; inside Actions --json defaults to
@@ -57,7 +58,7 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	o := &checkOptions{floors: floorFlag{grammar: checkFloorGrammar}}
 	fs.StringVar(&o.cases, "cases", "", "cases JSONL (required; - reads standard input)")
 	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
-	fs.IntVar(&o.k, "k", 5, "the retrieval top-k (≥ 1)")
+	fs.IntVar(&o.k, "k", 0, "the retrieval top-k (≥ 1); default: the baseline's k when comparing, else the k the run records (retrieval.k of its first case), else 5")
 	floorVar(fs, &o.minHit, "min-hit", "floor on the overall mean hit@k, in [0,1]; none or empty is off")
 	floorVar(fs, &o.minRecall, "min-recall", "floor on the overall mean recall@k, in [0,1]; none or empty is off")
 	fs.Var(&o.floors, "floor", floorUsage(checkFloorGrammar))
@@ -71,6 +72,7 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	fs.StringVar(&o.htmlOut, "html", "", "write the report as one self-contained HTML `FILE`")
 	fs.StringVar(&o.history, "history", "", "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	fs.StringVar(&o.historyBranch, "history-branch", "", historyBranchUsage)
+	fs.BoolVar(&o.suggestFloors, "suggest-floors", false, "after the report, print a floor per measure and group from this run (the lower bound of its 95% interval, rounded down to 0.01) as --floor flags and as the floors Action input")
 	o.comment.register(fs, checkCommentKey)
 	o.baseline.register(fs)
 	o.trend.register(fs)
@@ -84,7 +86,7 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	if o.kb == "" {
 		return nil, usagef("check: --kb is required")
 	}
-	if o.k < 1 {
+	if o.k < 1 && src.given("k") {
 		return nil, src.refuse("check", "k", "must be at least 1")
 	}
 	if err := shorthandConflict("check", src, o.floors.list,
@@ -156,6 +158,11 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 		return err
 	}
 	res, cmp := run.Gate, run.Comparison
+	o.k = run.K.K // the k scored at (the history's fingerprint, the baseline file's header)
+	kWarning := kChoiceWarning(run.K)
+	if kWarning != "" {
+		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: %s\n", format.SanitizeText(kWarning))
+	}
 
 	// All reports are written, whatever the verdict.
 	doc := checkreport.New(res)
@@ -198,6 +205,11 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	if err := text.Text(env.Stdout); err != nil {
 		return fmt.Errorf("failed to write the report: %w", err)
 	}
+	if o.suggestFloors {
+		if err := checkreport.SuggestedFloorsText(env.Stdout, res.SuggestFloors(), res.K); err != nil {
+			return fmt.Errorf("failed to write the report: %w", err)
+		}
+	}
 	// GitHub: outputs, annotations, job summary, PR comment. Its failures are
 	// warnings; the exit code reflects only the gates.
 	if cmp != nil && !cmp.Available {
@@ -207,6 +219,9 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	publish.BaselineOutputs(pub.Outputs, cmp)
 	if trendWarning != "" {
 		pub.ActionWarnings = append(pub.ActionWarnings, trendWarning)
+	}
+	if kWarning != "" {
+		pub.ActionWarnings = append(pub.ActionWarnings, "retrieval-gate: "+kWarning)
 	}
 	writeHistoryBranch(ctx, f, hist, o.htmlOut, &pub)
 	f.Publisher().Publish(ctx, pub)
@@ -222,6 +237,6 @@ func (o *checkOptions) options() check.Options {
 	return check.Options{
 		K: o.k, ReferenceLocale: o.referenceLocale, MinHit: o.minHit, MinRecall: o.minRecall,
 		Floors: o.floors.list, AllowEmpty: o.allowEmpty, ParentSep: o.parentSep,
-		RankDrop: o.baseline.rankDrop, MaxDrop: o.baseline.maxDrop, Test: o.baseline.test, Now: time.Now(),
+		RankDrop: o.baseline.rankDrop, MaxDrop: o.baseline.maxDrop, GroupMaxDrop: o.baseline.groups.list, Test: o.baseline.test, Now: time.Now(),
 	}
 }

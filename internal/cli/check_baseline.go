@@ -6,6 +6,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 )
 
@@ -34,11 +36,24 @@ type baselineFlags struct {
 	test        string
 	rankDrop    int
 	raw         map[string]*string
+	groups      maxDropsFlag // --max-drop, --max-drops: per-group regression gates
+}
+
+// maxDropsFlag is --max-drop / --max-drops: the floor grammar (floorFlag), its
+// errors worded for a regression gate.
+type maxDropsFlag struct{ floorFlag }
+
+func (f *maxDropsFlag) Set(v string) error {
+	if err := f.floorFlag.Set(v); err != nil {
+		msg := strings.NewReplacer("two floors on", "two regression gates on", "floor expression", "--max-drop expression").Replace(err.Error())
+		return errors.New(msg)
+	}
+	return nil
 }
 
 // baselineInputs are the Action inputs of baselineFlags.
 func baselineInputs(in actionInputs) actionInputs {
-	for _, k := range []string{"baseline", "baseline-artifact", "write-baseline", "max-drop-hit", "max-drop-recall", "max-drop-ndcg", "regression-test", "rank-drop"} {
+	for _, k := range []string{"baseline", "baseline-artifact", "write-baseline", "max-drop-hit", "max-drop-recall", "max-drop-ndcg", "max-drops", "regression-test", "rank-drop"} {
 		in[k] = ""
 	}
 	return in
@@ -53,6 +68,9 @@ func (b *baselineFlags) register(fs *flag.FlagSet) {
 		flagName := maxDropFlag(gm.Name)
 		b.raw[gm.Key] = fs.String(flagName, "", "regression gate: the drop of the overall mean "+metrics.CaseMeasures[metrics.CaseIndex(gm.Key)].Label+"@k vs the baseline that is tolerated, in [0,1]; none or empty is off")
 	}
+	b.groups = maxDropsFlag{floorFlag{grammar: checkFloorGrammar}}
+	fs.Var(&b.groups, "max-drop", "regression gate `MEASURE[@GROUP]=F`: the drop of GROUP's paired mean of MEASURE vs the baseline that is tolerated, in [0,1]; repeatable. GROUP: @overall (the default), @type:NAME or @locale:TAG (indicative only)")
+	fs.Var(&b.groups, "max-drops", "several `MAX_DROPS`, one MEASURE[@GROUP]=F per line (the max-drops Action input); added to --max-drop")
 	fs.StringVar(&b.test, "regression-test", baseline.TestSignificant, "significant: a regression gate fails only when the drop exceeds its tolerance and the paired test rejects at 0.05; any: when the drop exceeds it")
 	fs.IntVar(&b.rankDrop, "rank-drop", baseline.DefaultRankDrop, "list a case whose first gold card fell by at least `N` ranks")
 }
@@ -76,6 +94,14 @@ func (b *baselineFlags) validate(src *sources, commentKey string) error {
 			return src.refuseErr("check", maxDropFlag(gm.Name), err)
 		}
 		b.maxDrop[gm.Key] = t
+	}
+	for _, gm := range baseline.GateMeasures {
+		if !b.maxDrop[gm.Key].Set {
+			continue
+		}
+		if s, ok := b.groups.list.Find(gm.Key, outcome.GroupOverall); ok {
+			return usagef("check: %s and %s %s both set a regression gate on %s; give one", src.name(maxDropFlag(gm.Name)), src.first("max-drop", "max-drops"), s, s.Target())
+		}
 	}
 	if b.test != baseline.TestSignificant && b.test != baseline.TestAny {
 		return src.refuse("check", "regression-test", "must be significant or any")
@@ -125,5 +151,5 @@ func writeBaselineFile(ctx context.Context, env *Env, o *checkOptions, bl *check
 		return err
 	}
 	return bl.WriteFile(w, run, baseline.Header{Aggregates: []byte(strings.TrimSpace(agg.String())), CasesFile: o.cases,
-		Commit: history.HeadCommit(ctx, env.Getenv), CreatedAt: check.CreatedAt(env.Getenv).UTC().Format(time.RFC3339), K: o.k, KBCards: kb.Len()})
+		Commit: history.HeadCommit(ctx, env.Getenv), CreatedAt: check.CreatedAt(env.Getenv).UTC().Format(time.RFC3339), K: run.K.K, KBCards: kb.Len()})
 }

@@ -220,9 +220,9 @@ const (
 // strategies' names only; the renderers' wording says so.
 type Finding struct {
 	Kind     FindingKind
-	A, B     string  // strategy names
-	Test     Paired  // A − B on the primary measure (HybridVs*, Reranker)
-	Count, N int // MissingQueries (Count of N)
+	A, B     string // strategy names
+	Test     Paired // A − B on the primary measure (HybridVs*, Reranker)
+	Count, N int    // MissingQueries (Count of N)
 }
 
 // Better reports whether the finding's test says A is significantly above B.

@@ -49,9 +49,18 @@ const (
 	// DropNotSignificant: the mean dropped Value (more than Threshold) but the
 	// paired test Test does not reject (p = P).
 	DropNotSignificant Code = "drop_not_significant"
-	// Dropped: the overall mean dropped Value, from Base to Current, more than
-	// the Threshold tolerated; the paired test Test has p = P.
+	// Dropped: the overall mean (Name: a group's, "" for overall) dropped
+	// Value, from Base to Current, more than the Threshold tolerated; the paired
+	// test Test has p = P.
 	Dropped Code = "dropped"
+	// DetectsDrop: a regression gate's N paired cases detect a drop of
+	// Detectable (NaN: none) at Power and Alpha; Threshold is the tolerance;
+	// Only: Detectable > Threshold (a drop between them passes as not significant
+	// under --regression-test significant).
+	DetectsDrop Code = "detects_drop"
+	// IndicativeLocaleTest: a per-locale regression gate (a locale's n is small
+	// and its paired test is not corrected for the number of locales).
+	IndicativeLocaleTest Code = "indicative_locale_test"
 	// NoOtherStrategy: compare has one strategy: nothing can beat it.
 	NoOtherStrategy Code = "no_other_strategy"
 	// Beaten: strategies significantly better on Measure (Tests).

@@ -47,6 +47,10 @@ type Baseline struct {
 	Stale          bool                   `json:"stale"`
 	Status         string                 `json:"status"`
 	Unpaired       Unpaired               `json:"unpaired"`
+
+	// HeadlineMeasure is the overall measure the report's first line states
+	// the comparison with (baseline.Comparison.HeadlineMeasure); "" when none.
+	HeadlineMeasure string `json:"headline_measure"`
 }
 
 // BaselineCases counts the join.
@@ -180,6 +184,7 @@ func (d *Document) SetBaseline(c *baseline.Comparison) {
 		b.CreatedAt = c.CreatedAt.UTC().Format(time.RFC3339)
 	}
 	b.Lacks = append(b.Lacks, c.Lacks...)
+	b.HeadlineMeasure = c.HeadlineMeasure()
 	for _, x := range c.Differences {
 		b.Differences = append(b.Differences, BaselineDifference{Field: x.Field, Baseline: x.Baseline, Current: x.Ours, Consequence: x.Consequence})
 	}

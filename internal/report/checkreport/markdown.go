@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
-	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/trendtable"
 )
@@ -72,11 +71,7 @@ func (d *Document) Markdown(opts MarkdownOptions) string {
 	if opts.Marker != "" {
 		w("%s\n", opts.Marker)
 	}
-	icon := "✅"
-	if d.Verdict != outcome.Pass {
-		icon = "❌"
-	}
-	w("## %s retrieval-gate: %s\n\n", icon, d.Verdict)
+	w("## %s retrieval-gate: %s\n\n", d.VerdictIcon(), d.headingLine(esc)) // with the comparison, when there is one (headline.go)
 	w("**Verdict: %s** · k = %d · %d cases: %d with gold (scored), %d without gold (not scored)",
 		d.Verdict, d.K, d.Cases.Total, d.Cases.WithGold, d.Cases.WithoutGold)
 	if d.Cases.Precomputed > 0 {

@@ -22,6 +22,9 @@ func (d *Document) Text(w io.Writer) error {
 	keys := d.columns()
 
 	p("retrieval-gate check: %s (k=%d)\n", strings.ToUpper(string(d.Verdict)), d.K)
+	if h := d.BaselineHeadline(san); h != "" {
+		p("vs base: %s\n", h)
+	}
 	p("cases: %d total, %d with gold (scored), %d without gold (not scored)", d.Cases.Total, d.Cases.WithGold, d.Cases.WithoutGold)
 	if d.Cases.Precomputed > 0 {
 		p(", %d with precomputed scores", d.Cases.Precomputed)

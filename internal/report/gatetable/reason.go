@@ -2,6 +2,7 @@ package gatetable
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -21,6 +22,9 @@ func Reason(why []outcome.Clause) string {
 
 // IndicativeOnly is the clause of every per-locale floor.
 const IndicativeOnly = "per-locale floor: indicative only, not significance-tested"
+
+// IndicativeLocaleRegression is the clause of every per-locale regression gate.
+const IndicativeLocaleRegression = "per-locale regression gate: indicative only (a locale's n is small and its paired test is not corrected for the number of locales)"
 
 func clause(c outcome.Clause) string {
 	power := func() string {
@@ -81,8 +85,23 @@ func clause(c outcome.Clause) string {
 		return fmt.Sprintf("dropped %s (more than %s) but the paired test does not reject (%s p = %s)",
 			format.Num(c.Value), format.Num(c.Threshold), c.Test, format.P(c.P))
 	case outcome.Dropped:
-		return fmt.Sprintf("overall mean dropped %s (from %s to %s), more than the %s tolerated; %s p = %s",
-			format.Num(c.Value), format.Num(c.Base), format.Num(c.Current), format.Num(c.Threshold), c.Test, format.P(c.P))
+		group := "overall"
+		if c.Name != "" {
+			group = c.Name
+		}
+		return fmt.Sprintf("%s mean dropped %s (from %s to %s), more than the %s tolerated; %s p = %s",
+			group, format.Num(c.Value), format.Num(c.Base), format.Num(c.Current), format.Num(c.Threshold), c.Test, format.P(c.P))
+	case outcome.DetectsDrop:
+		if math.IsNaN(c.Detectable) {
+			return fmt.Sprintf("n = %d paired cases cannot detect any drop %s; the tolerance is %s", c.N, power(), format.Num(c.Threshold))
+		}
+		verb := "detect"
+		if c.Only {
+			verb = "can only detect"
+		}
+		return fmt.Sprintf("n = %d paired cases %s drops of %s %s; the tolerance is %s", c.N, verb, format.Num(c.Detectable), power(), format.Num(c.Threshold))
+	case outcome.IndicativeLocaleTest:
+		return IndicativeLocaleRegression
 	case outcome.NoOtherStrategy:
 		return "no other strategy to compare with"
 	case outcome.Beaten:

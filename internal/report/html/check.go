@@ -34,9 +34,12 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 	hit := checkLabel(metrics.KeyHit, r.K)
 	p := NewPage("retrieval-gate check: " + string(r.Verdict))
 	p.Subtitle(fmt.Sprintf("k = %d · %s cases: %s with gold (scored), %s without gold (not scored)", r.K, Count(int(r.Cases.Total)), Count(int(r.Cases.WithGold)), Count(int(r.Cases.WithoutGold))))
-	kpis := []Indicator{{Label: "Verdict", Value: string(r.Verdict), Detail: gatesLine(r)}}
+	kpis := []Indicator{verdictCard(r)}
 	if m, ok := metric(r.Overall, metrics.KeyHit); ok {
 		kpis = append(kpis, Indicator{Label: "Overall " + hit, Value: Fmt(m.Mean.V()), Detail: fmt.Sprintf("95%% CI %s · n = %s", FmtCI(ci(m)), Count(int(m.N)))})
+	}
+	if c, ok := baselineCard(r); ok {
+		kpis = append(kpis, c)
 	}
 	integ := "every gold id resolves"
 	if !r.Integrity.OK {

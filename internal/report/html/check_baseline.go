@@ -189,3 +189,32 @@ func topList(top []string, rank int) string {
 
 // pairedKeys are a paired group's registered measures in registry order.
 func pairedKeys(g checkreport.PairedGroup) []string { return checkreport.PairedKeys(g) }
+
+// verdictCard is the verdict with its icon; with a baseline its detail is the
+// comparison the reports' first line states (checkreport.BaselineHeadline), so
+// the card never says a bare "pass" above a comparison that went the other way,
+// before the gates.
+func verdictCard(r *checkreport.Document) Indicator {
+	c := Indicator{Label: "Verdict", Value: r.VerdictIcon() + " " + string(r.Verdict), Detail: gatesLine(r)}
+	if h := r.BaselineHeadline(func(s string) string { return s }); h != "" {
+		c.Detail = h + " — " + c.Detail
+	}
+	return c
+}
+
+// baselineCard is the headline measure's paired Δ vs the baseline: "Δ hit@5 vs
+// base", -0.061, with both means, the test, n and the newly missed cases.
+func baselineCard(r *checkreport.Document) (Indicator, bool) {
+	bl := r.Baseline
+	if bl == nil || bl.Status != checkreport.BaselineCompared || bl.HeadlineMeasure == "" {
+		return Indicator{}, false
+	}
+	pm, ok := bl.Overall.Metrics[bl.HeadlineMeasure]
+	if !ok {
+		return Indicator{}, false
+	}
+	label := checkLabel(bl.HeadlineMeasure, r.K)
+	detail := fmt.Sprintf("%s → %s · p = %s (%s) · n = %s · %s newly missed", Fmt(pm.Baseline.V()), Fmt(pm.Current.V()),
+		format.P(pm.P.V()), checkreport.TestLabel(pm.Test), Count(int(pm.N)), Count(int(bl.Flips.NewlyMissedTotal)))
+	return Indicator{Label: "Δ " + label + " vs base", Value: format.Signed(pm.Delta.V()), Detail: detail}, true
+}

@@ -3,6 +3,7 @@ package html_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -143,5 +144,37 @@ func TestCheckHTMLEveryMeasure(t *testing.T) {
 	s := string(runCheck(t, checkDemo+"/cases.jsonl", cli.ExitOK))
 	for i := range metrics.CaseMeasures {
 		assert.Contains(t, s, `class="num">`+rhtml.Esc(metrics.CaseMeasures[i].LabelAt(5))+"</th>", metrics.CaseMeasures[i].Key)
+	}
+}
+
+// With a baseline and no regression gate, the verdict card says the
+// comparison, not a bare pass, and a card shows the Δ (issue 21 item 16): read
+// in Chromium at 850 and 390 px, light and dark, each card inside the page.
+func TestCheckHTMLBaselineHeadlineInBrowser(t *testing.T) {
+	page := runCheck(t, checkDemo+"/regressed.jsonl", cli.ExitOK, "--baseline", checkDemo+"/baseline.jsonl.gz")
+	s := string(page)
+	assert.Contains(t, s, `<div class="kpi-value">⚠️ pass</div><div class="kpi-detail">hit@5 -0.061 vs base (p = 0.0078, n = 132), 8 newly missed · no regression gate set — `)
+	assert.Contains(t, s, `<div class="kpi-label">Δ hit@5 vs base</div><div class="kpi-value">-0.061</div><div class="kpi-detail">0.985 → 0.924 · p = 0.0078 (McNemar) · n = 132 · 8 newly missed</div>`)
+	path := filepath.Join(t.TempDir(), "check-baseline-nogate.html")
+	require.NoError(t, os.WriteFile(path, page, 0o644))
+	b := browsertest.Start(t)
+	script := `[...document.querySelectorAll('.kpi')].map(k => { const r = k.getBoundingClientRect();
+	  return {text: k.innerText.replace(/\s+/g, ' ').trim(), left: r.left, right: r.right, width: r.width, vw: document.documentElement.clientWidth}; })`
+	for _, dark := range []bool{false, true} {
+		for _, m := range browsertest.Check(t, b, browsertest.Page{Name: fmt.Sprintf("check-baseline-nogate-dark-%v", dark), Path: path, Widths: []int{850, 390}, Dark: dark, Script: script}) {
+			var cards []struct {
+				Text                   string
+				Left, Right, Width, VW float64
+			}
+			require.NoError(t, json.Unmarshal(m.Result, &cards))
+			require.Len(t, cards, 4, "verdict, overall hit@5, Δ vs base, integrity at %d px", m.Width)
+			assert.Equal(t, "Verdict ⚠️ pass hit@5 -0.061 vs base (p = 0.0078, n = 132), 8 newly missed · no regression gate set — integrity pass · min_hit off · min_recall off · non_empty pass · max_drop_hit off · max_drop_recall off · max_drop_ndcg off", cards[0].Text, "at %d px", m.Width)
+			assert.Equal(t, "Δ hit@5 vs base -0.061 0.985 → 0.924 · p = 0.0078 (McNemar) · n = 132 · 8 newly missed", cards[2].Text, "at %d px", m.Width)
+			for _, c := range cards {
+				assert.GreaterOrEqual(t, c.Left, 0.0, "%q at %d px", c.Text, m.Width)
+				assert.LessOrEqual(t, c.Right, c.VW, "%q at %d px", c.Text, m.Width)
+				assert.Greater(t, c.Width, 100.0, "%q at %d px", c.Text, m.Width)
+			}
+		}
 	}
 }

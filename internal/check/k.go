@@ -1,0 +1,153 @@
+package check
+
+// check's k when --k is not given (issue 21 item 15): a cases file written by
+// `retrieve` records the k it retrieved with (`"retrieval": {"k": N}` on every
+// case), and a baseline file records the k it was scored at. The k is, in
+// order: --k; the baseline's, when comparing with one that records it (a
+// comparison is at one cutoff, else every Δ mixes the retrieval change with the
+// cutoff change); the run's, the retrieval.k of its first case; DefaultK. A k
+// the run records that differs from the one used is reported (KChoice.Differs)
+// with both, so the caller warns.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+)
+
+// DefaultK is check's k when neither --k, the baseline nor the run gives one.
+const DefaultK = 5
+
+// Where the k of a run came from (KChoice.From).
+const (
+	KFromFlag     = "flag"     // --k (or the k Action input)
+	KFromBaseline = "baseline" // the baseline file's header
+	KFromRun      = "run"      // the retrieval.k the cases record
+	KFromDefault  = "default"  // DefaultK
+)
+
+// KChoice is the k a run was scored at and what it was chosen from.
+type KChoice struct {
+	K    int
+	From string // KFromFlag, KFromBaseline, KFromRun or KFromDefault
+	// RunK is the retrieval.k of the run's first case (0: it records none),
+	// at RunKFile:RunKLine.
+	RunK     int
+	RunKFile string
+	RunKLine int
+	// BaselineK is the k of the baseline's header (0: no baseline, or one
+	// without a header).
+	BaselineK int
+}
+
+// Differs reports whether the run records a k other than the one used: the
+// caller warns, naming both.
+func (c KChoice) Differs() bool { return c.RunK > 0 && c.RunK != c.K }
+
+// maxPeek bounds the first line read to find the run's k (a longer line is not
+// looked into; the case scanner reports it if it is too long).
+const maxPeek = 16 << 20
+
+// peekRunK returns the retrieval.k of the first non-blank line of r (0 when it
+// has none or is not a JSON object the peek can read: the case scanner reports
+// a bad line), its line number, and a reader of r's whole content. A regular
+// file is read at its offsets and returned as it is; any other reader (a pipe)
+// is read through ctx (input.Reader) and replayed.
+func peekRunK(ctx context.Context, r io.Reader) (int, int, io.Reader, error) {
+	if f, ok := r.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			pos, err := f.Seek(0, io.SeekCurrent)
+			if err == nil {
+				k, line, _, perr := firstK(bufio.NewReaderSize(io.NewSectionReader(f, pos, st.Size()-pos), 64<<10))
+				return k, line, r, perr
+			}
+		}
+	}
+	br := bufio.NewReaderSize(input.Reader(ctx, r), 64<<10)
+	k, line, consumed, err := firstK(br)
+	return k, line, io.MultiReader(bytes.NewReader(consumed), br), err
+}
+
+// firstK reads br up to the end of its first non-blank line and returns that
+// line's retrieval.k, its line number and every byte read.
+func firstK(br *bufio.Reader) (int, int, []byte, error) {
+	var consumed []byte
+	for line := 1; ; line++ {
+		start := len(consumed)
+		var err error
+		for {
+			var chunk []byte
+			chunk, err = br.ReadSlice('\n')
+			consumed = append(consumed, chunk...)
+			if !errors.Is(err, bufio.ErrBufferFull) || len(consumed)-start > maxPeek {
+				break
+			}
+		}
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+			return 0, 0, consumed, err
+		}
+		text := consumed[start:]
+		if line == 1 {
+			text = input.TrimBOM(text)
+		}
+		if t := bytes.TrimSpace(text); len(t) > 0 {
+			if errors.Is(err, bufio.ErrBufferFull) {
+				return 0, 0, consumed, nil // too long to look into
+			}
+			return retrievalK(t), line, consumed, nil
+		}
+		if err != nil { // EOF: no case
+			return 0, 0, consumed, nil
+		}
+	}
+}
+
+// retrievalK is the "retrieval": {"k": N} of one case line, 0 when absent or
+// not a positive integer.
+func retrievalK(line []byte) int {
+	var p fastjson.Parser
+	v, err := p.ParseBytes(line)
+	if err != nil {
+		return 0
+	}
+	kv := v.Get("retrieval", "k")
+	if kv == nil {
+		return 0
+	}
+	k, err := kv.Int()
+	if err != nil || k < 1 {
+		return 0
+	}
+	return k
+}
+
+// chooseK resolves o.K (0: not given) into the k of the run: see the file comment.
+// in.Cases is replaced by a reader of the same content when it was peeked.
+func chooseK(ctx context.Context, in *In, k, baselineK int) (KChoice, error) {
+	c := KChoice{K: k, From: KFromFlag, BaselineK: baselineK}
+	runK, line, rd, err := peekRunK(ctx, in.Cases)
+	if err != nil {
+		return c, err
+	}
+	in.Cases = rd
+	if runK > 0 {
+		c.RunK, c.RunKFile, c.RunKLine = runK, in.CasesName, line
+	}
+	switch {
+	case k > 0:
+	case baselineK > 0:
+		c.K, c.From = baselineK, KFromBaseline
+	case runK > 0:
+		c.K, c.From = runK, KFromRun
+	default:
+		c.K, c.From = DefaultK, KFromDefault
+	}
+	return c, nil
+}

@@ -1,0 +1,105 @@
+package check
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// onlyReader hides the *os.File of a reader (a pipe, as peekRunK sees it).
+type onlyReader struct{ io.Reader }
+
+func TestPeekRunK(t *testing.T) {
+	long := `{"id":"a","query":"` + strings.Repeat("x", 200<<10) + `","retrieval":{"k":7}}` + "\n"
+	for _, c := range []struct {
+		name, in string
+		k, line  int
+	}{
+		{"retrieve's case", `{"id": "a", "retrieval": {"strategy": "dense", "store": "memory", "embedder": "hash", "k": 2}}` + "\n" + `{"id":"b","retrieval":{"k":9}}` + "\n", 2, 1},
+		{"after blank lines and a BOM", "\ufeff\n  \r\n" + `{"id":"a","retrieval":{"k":10}}`, 10, 3},
+		{"a line longer than the buffer", long, 7, 1},
+		{"no retrieval", `{"id":"a"}` + "\n" + `{"id":"b","retrieval":{"k":3}}` + "\n", 0, 1},
+		{"k not a positive integer", `{"id":"a","retrieval":{"k":0}}`, 0, 1},
+		{"k a string", `{"id":"a","retrieval":{"k":"5"}}`, 0, 1},
+		{"k fractional", `{"id":"a","retrieval":{"k":2.5}}`, 0, 1},
+		{"retrieval not an object", `{"id":"a","retrieval":5}`, 0, 1},
+		{"bad JSON: the scanner reports it", `{"id":`, 0, 1},
+		{"empty", "", 0, 0},
+		{"blank only", "\n\n", 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// A pipe: peeked, then replayed byte for byte.
+			k, line, rd, err := peekRunK(context.Background(), onlyReader{strings.NewReader(c.in)})
+			require.NoError(t, err)
+			assert.Equal(t, c.k, k)
+			assert.Equal(t, c.line, line)
+			all, err := io.ReadAll(rd)
+			require.NoError(t, err)
+			assert.Equal(t, c.in, string(all), "the stream is replayed whole")
+
+			// A regular file: read at its offsets, returned as it is.
+			path := filepath.Join(t.TempDir(), "cases.jsonl")
+			require.NoError(t, os.WriteFile(path, []byte(c.in), 0o644))
+			f, err := os.Open(path)
+			require.NoError(t, err)
+			defer f.Close()
+			k, line, rd, err = peekRunK(context.Background(), f)
+			require.NoError(t, err)
+			assert.Equal(t, c.k, k)
+			assert.Equal(t, c.line, line)
+			assert.Same(t, f, rd.(*os.File))
+			all, err = io.ReadAll(rd)
+			require.NoError(t, err)
+			assert.Equal(t, c.in, string(all))
+		})
+	}
+}
+
+func TestChooseK(t *testing.T) {
+	run := `{"id":"a","retrieval":{"k":2}}` + "\n"
+	for _, c := range []struct {
+		name        string
+		cases       string
+		flag, baseK int
+		want        KChoice
+		differs     bool
+	}{
+		{"--k wins", run, 3, 5, KChoice{K: 3, From: KFromFlag, RunK: 2, RunKFile: "c.jsonl", RunKLine: 1, BaselineK: 5}, true},
+		{"--k equal to the run's", run, 2, 0, KChoice{K: 2, From: KFromFlag, RunK: 2, RunKFile: "c.jsonl", RunKLine: 1}, false},
+		{"the baseline's before the run's", run, 0, 5, KChoice{K: 5, From: KFromBaseline, RunK: 2, RunKFile: "c.jsonl", RunKLine: 1, BaselineK: 5}, true},
+		{"the run's", run, 0, 0, KChoice{K: 2, From: KFromRun, RunK: 2, RunKFile: "c.jsonl", RunKLine: 1}, false},
+		{"the default", `{"id":"a"}`, 0, 0, KChoice{K: DefaultK, From: KFromDefault}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := In{Cases: onlyReader{strings.NewReader(c.cases)}, CasesName: "c.jsonl"}
+			got, err := chooseK(context.Background(), &in, c.flag, c.baseK)
+			require.NoError(t, err)
+			assert.Equal(t, c.want, got)
+			assert.Equal(t, c.differs, got.Differs())
+			all, err := io.ReadAll(in.Cases)
+			require.NoError(t, err)
+			assert.Equal(t, c.cases, string(all))
+		})
+	}
+}
+
+func FuzzPeekRunK(f *testing.F) {
+	f.Add([]byte(`{"id":"a","retrieval":{"k":2}}` + "\n{}\n"))
+	f.Add([]byte("\ufeff\n\n{\"retrieval\":{\"k\":1e3}}"))
+	f.Add([]byte(`{"retrieval":{"k":-1}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		k, line, rd, err := peekRunK(context.Background(), onlyReader{strings.NewReader(string(data))})
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, k, 0)
+		assert.GreaterOrEqual(t, line, 0)
+		all, err := io.ReadAll(rd)
+		require.NoError(t, err)
+		assert.Equal(t, string(data), string(all))
+	})
+}
