@@ -62,10 +62,18 @@ type Current struct {
 	IDHash, GoldHash uint64 // IDHash(id), GoldHash(gold)
 	Ranked           bool
 	Rank             int
-	Top              []string // the deduplicated top k
-	// Keep is set by NeedsDetail: the case may be listed, so query, gold and top
+	// HasTop: Top is known without a rank (a retrieval case without gold);
+	// Ranked implies it.
+	HasTop bool
+	Top    []string // the deduplicated top k
+	// Keep is set by Prepare: the case may be listed, so query, gold and top
 	// k are kept with it.
 	Keep bool
+	// RBO is the rank-biased overlap of Top with the baseline's top k (set by
+	// Prepare or Add), HasRBO when both are known; SameTop when they are equal.
+	RBO             float64
+	HasRBO, SameTop bool
+	rboSet          bool
 }
 
 // Comparer joins this run's cases, in file order, with a loaded baseline.
@@ -79,6 +87,7 @@ type Comparer struct {
 	missed, found, drops                 flipList
 	onlyCurList                          []CaseRef
 	goldList                             []goldRef
+	ov                                   overlapState
 }
 
 type cellKey struct{ typ, locale string }
@@ -99,6 +108,7 @@ type flipRef struct {
 	rec  int
 	cur  CaseLine
 	file string
+	rbo  float64 // NaN when unknown
 }
 
 type goldRef struct {
@@ -124,7 +134,9 @@ func NewComparer(b *Baseline, opt Options) *Comparer {
 	if opt.Seed == 0 {
 		opt.Seed = metrics.DefaultSeed
 	}
-	return &Comparer{b: b, opt: opt, seen: make([]bool, b.recs.n), cells: map[cellKey]*cell{}}
+	c := &Comparer{b: b, opt: opt, seen: make([]bool, b.recs.n), cells: map[cellKey]*cell{}}
+	c.ov.init(opt, b.Source.Header)
+	return c
 }
 
 var hitIndex = metrics.CaseIndex(metrics.KeyHit)
@@ -146,19 +158,25 @@ func (c *Comparer) flip(rec *record, r *gate.CaseResult, cur *Current) int {
 	return 0
 }
 
-// NeedsDetail reports whether a case of this run may be listed (a flip, a changed
-// gold set, a case only in this run), so its caller keeps its query, gold and top k.
-// It only reads the baseline: safe for concurrent use.
-func (c *Comparer) NeedsDetail(r *gate.CaseResult, cur *Current) bool {
+// Prepare computes the case's rank-biased overlap with the baseline (cur.RBO)
+// and reports whether the case may be listed (a flip, a changed gold set, a case
+// only in this run, a case without gold that may be among the most changed), so
+// its caller keeps its query, gold and top k. It only reads the comparison
+// (the moved list's cut atomically): safe for concurrent use, on the workers.
+func (c *Comparer) Prepare(r *gate.CaseResult, cur *Current) bool {
 	i := c.b.lookup(cur.IDHash)
 	if i < 0 {
 		return true
 	}
 	rec := c.b.recs.at(i)
+	c.setRBO(rec, cur)
 	if rec.gold != cur.GoldHash || rec.scored() != r.Scored {
 		return true
 	}
-	return r.Scored && c.flip(rec, r, cur) != 0
+	if !r.Scored {
+		return c.mayMove(cur)
+	}
+	return c.flip(rec, r, cur) != 0
 }
 
 // Add joins one case of this run (file order; duplicate ids were refused before).
@@ -174,8 +192,11 @@ func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 	}
 	c.seen[i] = true
 	rec := c.b.recs.at(i)
+	c.setRBO(rec, cur)
 	if !rec.scored() && !r.Scored {
 		c.noGold++
+		c.ov.withoutGold.add(cur)
+		c.addMoved(i, r, line, cur)
 		return
 	}
 	if rec.gold != cur.GoldHash || rec.scored() != r.Scored {
@@ -186,6 +207,7 @@ func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 		return
 	}
 	c.paired++
+	c.ov.paired.add(cur)
 	key := cellKey{r.Type, r.Locale}
 	ce := c.cells[key]
 	if ce == nil {
@@ -218,7 +240,11 @@ func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 	if len(l.items) < c.opt.MaxFlips {
 		kept := CaseLine{ID: r.ID, Line: r.Line, Locale: r.Locale, Type: r.Type, Query: line.Query,
 			Gold: slices.Clone(line.Gold), Ranked: cur.Ranked, Rank: cur.Rank, Top: slices.Clone(cur.Top)}
-		l.items = append(l.items, flipRef{rec: i, cur: kept, file: r.File})
+		rbo := math.NaN()
+		if cur.HasRBO {
+			rbo = cur.RBO
+		}
+		l.items = append(l.items, flipRef{rec: i, cur: kept, file: r.File, rbo: rbo})
 	}
 }
 
@@ -238,6 +264,7 @@ type Flip struct {
 	Before, After                 []string // top k of the baseline and of this run (nil when unknown)
 	RankBefore, RankAfter         int      // first gold rank; 0: not retrieved or unknown
 	Ranked                        bool     // both runs carry ranks and top k
+	RBO                           float64  // rank-biased overlap of the two top k; NaN when unknown
 }
 
 // GoldChange is a case whose gold set differs between the runs (not paired).
@@ -304,6 +331,9 @@ type Comparison struct {
 	NewlyMissedTotal, NewlyFoundTotal, RankDropsTotal int64
 	OnlyBaselineList, OnlyCurrentList                 []CaseRef
 	GoldChangedList                                   []GoldChange
+
+	// Overlap is the rank-biased overlap of the two runs' top k.
+	Overlap Overlap
 
 	Test       string
 	Gates      outcome.Gates
@@ -381,7 +411,7 @@ func (c *Comparer) Result() (*Comparison, error) {
 				return nil, derr
 			}
 			fl := Flip{ID: f.cur.ID, File: f.file, Line: f.cur.Line, Locale: f.cur.Locale, Type: f.cur.Type,
-				Query: f.cur.Query, Gold: f.cur.Gold, Ranked: d.Ranked && f.cur.Ranked}
+				Query: f.cur.Query, Gold: f.cur.Gold, Ranked: d.Ranked && f.cur.Ranked, RBO: f.rbo}
 			if d.Ranked {
 				fl.Before, fl.RankBefore = d.Top, d.Rank
 			}
@@ -397,6 +427,9 @@ func (c *Comparer) Result() (*Comparison, error) {
 			return nil, derr
 		}
 		out.GoldChangedList = append(out.GoldChangedList, GoldChange{CaseRef: g.cur, Before: d.Gold, After: g.gold})
+	}
+	if out.Overlap, err = c.overlapResult(); err != nil {
+		return nil, err
 	}
 
 	keys := make([]cellKey, 0, len(c.cells))
