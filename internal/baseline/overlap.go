@@ -11,8 +11,10 @@ import (
 
 // Change without gold (issue 22 item 4): every case whose top k both runs
 // carry gets the rank-biased overlap of the two, RBO_EXT at persistence
-// metrics.RBOPersistence (metrics.RBOExt) over the deduplicated top k cut to the
-// smaller of the two runs' k. The cases paired for scoring and the cases
+// metrics.RBOPersistence over the deduplicated top k cut to the smaller of the
+// two runs' k. A top k shorter than k is a ranking that ended (the retriever
+// returned fewer), not a prefix to extrapolate: metrics.RBOExtEnded, so a head
+// that keeps 2 of the base's 5 is a change, not RBO 1. The cases paired for scoring and the cases
 // without gold in both runs (not scored, so today they show no change at all)
 // are summarised apart, and the most changed cases without gold are listed.
 
@@ -120,7 +122,7 @@ func (c *Comparer) setRBO(rec *record, cur *Current) {
 	for _, id := range cur.Top[:min(len(cur.Top), d)] {
 		ct = append(ct, IDHash(id))
 	}
-	cur.RBO, cur.HasRBO = metrics.RBOExt(bt, ct, metrics.RBOPersistence), true
+	cur.RBO, cur.HasRBO = metrics.RBOExtEnded(bt, ct, metrics.RBOPersistence), true
 	cur.SameTop = len(bt) == len(ct)
 	for i := 0; cur.SameTop && i < len(bt); i++ {
 		cur.SameTop = bt[i] == ct[i]

@@ -75,7 +75,7 @@ func TestOverlap(t *testing.T) {
 		{"n1", "", "abcde"},  // without gold, same
 		{"n2", "", "xyzab"},  // without gold, moved most
 		{"n3", "", "abcdx"},  // without gold, moved least
-		{"n4", "", "abc"},    // without gold, a prefix: RBO_EXT 1 but changed
+		{"n4", "", "abc"},    // without gold, ended after 3: a change
 		{"old", "", "abc"},   // the baseline has no top k
 	}
 	for _, prepare := range []bool{true, false} {
@@ -86,22 +86,24 @@ func TestOverlap(t *testing.T) {
 			assert.Equal(t, 5, o.Depth)
 			assert.InDelta(t, metrics.RBOPrefixWeight(0.9, 5), o.Weight, 0)
 			rbo := func(a, b string) float64 {
-				return metrics.RBOExt(strings.Split(a, ""), strings.Split(b, ""), 0.9)
+				return metrics.RBOExtEnded(strings.Split(a, ""), strings.Split(b, ""), 0.9)
 			}
 			assert.Equal(t, OverlapGroup{N: 2, Mean: (1 + rbo("abcde", "bacde")) / 2, Changed: 1}, o.Paired)
 			assert.Equal(t, int64(4), o.WithoutGold.N)
 			assert.Equal(t, int64(3), o.WithoutGold.Changed)
 			assert.Equal(t, int64(1), o.WithoutGold.Unknown)
-			assert.InDelta(t, (1+rbo("abcde", "xyzab")+rbo("abcde", "abcdx")+1)/4, o.WithoutGold.Mean, 1e-15)
+			assert.InDelta(t, (1+rbo("abcde", "xyzab")+rbo("abcde", "abcdx")+rbo("abcde", "abc"))/4, o.WithoutGold.Mean, 1e-15)
 			require.Len(t, o.MostChanged, 3)
-			assert.Equal(t, []string{"n2", "n3", "n4"}, []string{o.MostChanged[0].ID, o.MostChanged[1].ID, o.MostChanged[2].ID})
+			// xyzab (0.42) < abc, ended (0.72) < abcdx (0.87)
+			assert.Equal(t, []string{"n2", "n4", "n3"}, []string{o.MostChanged[0].ID, o.MostChanged[1].ID, o.MostChanged[2].ID})
 			m := o.MostChanged[0]
 			assert.Equal(t, rbo("abcde", "xyzab"), m.RBO)
 			assert.Equal(t, []string{"a", "b", "c", "d", "e"}, m.Before)
 			assert.Equal(t, []string{"x", "y", "z", "a", "b"}, m.After)
 			assert.Equal(t, "q n2", m.Query)
 			assert.Equal(t, 4, m.Line)
-			assert.Equal(t, 1.0, o.MostChanged[2].RBO)
+			assert.Equal(t, rbo("abcde", "abc"), o.MostChanged[1].RBO)
+			assert.Equal(t, rbo("abcde", "abcdx"), o.MostChanged[2].RBO)
 		})
 	}
 }
@@ -138,7 +140,7 @@ func TestOverlapDepthAndFlips(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, res.Overlap.Depth)
 	require.Len(t, res.NewlyMissed, 1)
-	assert.Equal(t, metrics.RBOExt([]string{"a", "b", "c"}, []string{"x", "b", "c"}, 0.9), res.NewlyMissed[0].RBO)
+	assert.Equal(t, metrics.RBOExtEnded([]string{"a", "b", "c"}, []string{"x", "b", "c"}, 0.9), res.NewlyMissed[0].RBO)
 	// The case without gold is the same at depth 3 (the rest lies beyond the baseline's k).
 	assert.Equal(t, OverlapGroup{N: 1, Mean: 1}, res.Overlap.WithoutGold)
 	assert.Empty(t, res.Overlap.MostChanged)

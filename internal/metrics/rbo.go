@@ -29,7 +29,22 @@ const RBOPersistence = 0.9
 // lists are the same ranking (1); one empty and one not share nothing (0).
 // Identical lists give exactly 1; a list that is a prefix of the other also
 // gives 1 (the extrapolation's assumption). 0 < p < 1.
-func RBOExt[T comparable](a, b []T, p float64) float64 {
+func RBOExt[T comparable](a, b []T, p float64) float64 { return rboExt(a, b, p, true) }
+
+// RBOExtEnded is RBO_EXT of two rankings that end where they end: a list
+// shorter than the other has nothing below its last item (a retriever that
+// returned fewer than k results), so it is evaluated to the longer one's length
+// l with the shorter one's missing ranks matching nothing (Webber et al. 2010,
+// eq. 30, at depth l, X_d the overlap of the first d items of each):
+//
+//	RBO_EXT = (1−p)/p · Σ_{d=1..l} X_d/d · p^d + X_l/l · p^l
+//
+// For two lists of one length it equals RBOExt. A list that is a proper prefix
+// of the other is below 1 (its ranking stopped). Two empty lists give 1, one
+// empty list 0. The items of each list must be distinct.
+func RBOExtEnded[T comparable](a, b []T, p float64) float64 { return rboExt(a, b, p, false) }
+
+func rboExt[T comparable](a, b []T, p float64, uneven bool) float64 {
 	if len(a) > len(b) {
 		a, b = b, a
 	}
@@ -84,11 +99,15 @@ func RBOExt[T comparable](a, b []T, p float64) float64 {
 		switch {
 		case d == s:
 			xs = x
-		case d > s:
+		case d > s && uneven:
 			sum += xs * (fd - fs) / (fs * fd) * pd
 		}
 	}
-	r := (1-p)/p*sum + ((x-xs)/float64(l)+xs/fs)*pd
+	last := x / float64(l) // the agreement at depth l, assumed below it
+	if uneven {
+		last = (x-xs)/float64(l) + xs/fs
+	}
+	r := (1-p)/p*sum + last*pd
 	return math.Min(1, math.Max(0, r))
 }
 

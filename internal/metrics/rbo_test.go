@@ -15,7 +15,11 @@ import (
 // the shorter list's end its agreement X_s/s is assumed for its unseen items
 // (A_d = (X_d + (d−s)·X_s/s)/d), below the longer one's end the last agreement
 // holds; the series (1−p) Σ p^(d−1) A_d is summed until p^d is below 1e-18.
-func rboBrute(a, b []string, p float64) float64 {
+func rboBrute(a, b []string, p float64) float64 { return rboBruteV(a, b, p, true) }
+
+// rboBruteV is rboBrute; with uneven false the shorter list has ended: its
+// missing ranks match nothing (A_d = X_d/d to the longer list's end).
+func rboBruteV(a, b []string, p float64, uneven bool) float64 {
 	if len(a) > len(b) {
 		a, b = b, a
 	}
@@ -41,7 +45,7 @@ func rboBrute(a, b []string, p float64) float64 {
 	}
 	xs := overlap(s)
 	agreement := func(d int) float64 {
-		if d <= s {
+		if d <= s || !uneven {
 			return overlap(d) / float64(d)
 		}
 		return (overlap(d) + float64(d-s)*xs/float64(s)) / float64(d)
@@ -122,7 +126,24 @@ func TestRBOExtBrute(t *testing.T) {
 		require.InDelta(t, want, got, 1e-12, "trial %d: %v vs %v at p=%v", trial, a, b, p)
 		require.GreaterOrEqual(t, got, 0.0)
 		require.LessOrEqual(t, got, 1.0)
+		ended := RBOExtEnded(a, b, p)
+		require.InDelta(t, rboBruteV(a, b, p, false), ended, 1e-12, "ended, trial %d", trial)
+		if len(a) == len(b) {
+			require.InDelta(t, got, ended, 1e-15, "one length: the same")
+		}
 	}
+}
+
+func TestRBOExtEnded(t *testing.T) {
+	// By hand: [a b] against [a b c d e]: X = 1, 2, 2, 2, 2 and the list ended:
+	// (0.1/0.9)(0.9 + 0.81 + 2·0.729/3 + 2·0.6561/4 + 2·0.59049/5) + (2/5)(0.59049).
+	want := 0.1/0.9*(0.9+0.81+2*0.729/3+2*0.6561/4+2*0.59049/5) + 0.4*0.59049
+	assert.InDelta(t, want, RBOExtEnded(letters("ab"), letters("abcde"), 0.9), 1e-15)
+	assert.InDelta(t, 1, RBOExt(letters("ab"), letters("abcde"), 0.9), 1e-15, "eq. 32 extrapolates the prefix")
+	assert.Equal(t, 1.0, RBOExtEnded(letters("abc"), letters("abc"), 0.9))
+	assert.Equal(t, 1.0, RBOExtEnded([]string{}, nil, 0.9))
+	assert.Equal(t, 0.0, RBOExtEnded(letters("abc"), nil, 0.9))
+	assert.InDelta(t, 0.9, RBOExtEnded(letters("abcdefg"), letters("bacdefg"), 0.9), 1e-15)
 }
 
 func TestRBOExtHashes(t *testing.T) {
