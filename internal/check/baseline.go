@@ -8,8 +8,8 @@ package check
 // must then be queued with its detail (query, gold, top k: only the baseline
 // tells which cases may be listed), and those strings pin the reader's 1 MiB
 // blocks, so a 200k-case run took 2.4x the memory and 1.6x the CPU (see
-// BENCHMARKS.md). The load's own parsing on several goroutines is the way to
-// a shorter wall time that keeps the memory.
+// BENCHMARKS.md). Instead baseline.Load parses on several goroutines (load.go),
+// which shortens the wall time and keeps the memory.
 
 import (
 	"context"
