@@ -122,6 +122,9 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 			return nil, err
 		}
 		<-lb.done
+		if lb.readErr != nil && !errors.Is(lb.readErr, io.EOF) && ctx.Err() != nil {
+			return nil, ctx.Err() // the read was interrupted by the cancellation
+		}
 		if err := b.take(lb, off, file); err != nil {
 			return nil, err
 		}

@@ -5,9 +5,11 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -241,4 +243,25 @@ func TestLoadCancelled(t *testing.T) {
 	}
 	_, err := Load(ctx, strings.NewReader(sb.String()), "base.jsonl", t.TempDir())
 	require.Error(t, err)
+}
+
+// TestLoadCancelledMidRead: a baseline on a pipe whose writer stalls stops
+// within a second of the cancellation, with the context's error.
+func TestLoadCancelledMidRead(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go func() {
+		for i := range 3000 {
+			if _, err := io.WriteString(pw, oline(fmt.Sprintf("c%05d", i), "g", "abc")); err != nil {
+				return
+			}
+		}
+		// then nothing more: the writer stalls
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := Load(ctx, pr, "base.jsonl", t.TempDir())
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Less(t, time.Since(start), 1200*time.Millisecond)
 }
