@@ -2,6 +2,7 @@ package baseline
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,12 +10,14 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/valyala/fastjson"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
 // The load is a pipeline (issue 23): one goroutine decompresses and splits the
@@ -210,15 +213,12 @@ func (s *Source) nextRaw() ([]byte, error) {
 // the worker's scratch for the top-k hashes, returned for reuse.
 func (lb *lineBatch) parse(p *fastjson.Parser, check *jsonpos.Scanner, c *CaseLine, hs []uint64, file string) []uint64 {
 	lb.recs, lb.tops, lb.err = lb.recs[:0], lb.tops[:0], nil
+	var gold [][]byte
 	off := 0
 	for i := range lb.ends {
 		line, ln := lb.line(i), lb.lnos[i]
 		if err := check.Check(line); err != nil {
 			lb.err = input.Errorf(file, ln, "%s", jsonpos.Message(err, "invalid JSON: "))
-			return hs
-		}
-		if err := ParseCaseLine(p, line, file, ln, c); err != nil {
-			lb.err = err
 			return hs
 		}
 		// The record's fields are 32-bit: what does not fit is an input error,
@@ -227,23 +227,31 @@ func (lb *lineBatch) parse(p *fastjson.Parser, check *jsonpos.Scanner, c *CaseLi
 			lb.err = input.Errorf(file, ln, "more than %d lines: split the baseline", uint32(math.MaxUint32))
 			return hs
 		}
-		if c.Rank < 0 || c.Rank > math.MaxInt32 { // ParseCaseLine rejects a negative rank
-			lb.err = input.Errorf(file, ln, "rank %d is above %d", c.Rank, math.MaxInt32)
-			return hs
+		var rec record
+		ok := false
+		if v, err := p.ParseBytes(line); err == nil {
+			hs, ok = recordOf(v, &rec, hs[:0], &gold)
 		}
-		rec := record{id: IDHash(c.ID), gold: GoldHash(c.Gold), scores: c.Scores, off: int64(off),
-			size: uint32(len(line)), //nolint:gosec // G115: Source's scanner caps a line at MaxLineBytes (16 MiB)
-			line: uint32(ln), rank: int32(c.Rank), ranked: c.Ranked, hasTop: c.Ranked || c.HasTop}
-		for j, h := range c.Has {
-			if h {
-				rec.has |= 1 << j
+		if !ok { // what is wrong, from ParseCaseLine
+			if err := ParseCaseLine(p, line, file, ln, c); err != nil {
+				lb.err = err
+				return hs
 			}
-		}
-		if rec.hasTop {
+			if c.Rank < 0 || c.Rank > math.MaxInt32 { // ParseCaseLine rejects a negative rank
+				lb.err = input.Errorf(file, ln, "rank %d is above %d", c.Rank, math.MaxInt32)
+				return hs
+			}
+			rec = caseRecord(c)
 			hs = hs[:0]
-			for _, id := range c.Top[:min(len(c.Top), maxTopDepth)] {
-				hs = append(hs, IDHash(id))
+			if rec.hasTop {
+				for _, id := range c.Top[:min(len(c.Top), maxTopDepth)] {
+					hs = append(hs, IDHash(id))
+				}
 			}
+		}
+		rec.off, rec.line = int64(off), uint32(ln)
+		rec.size = uint32(len(line)) //nolint:gosec // G115: Source's scanner caps a line at MaxLineBytes (16 MiB)
+		if rec.hasTop {
 			rec.topAt, rec.topN = uint32(len(lb.tops)), uint32(len(hs)) //nolint:gosec // G115: a batch holds at most batchLines × maxTopDepth hashes
 			lb.tops = append(lb.tops, hs...)
 		}
@@ -251,6 +259,20 @@ func (lb *lineBatch) parse(p *fastjson.Parser, check *jsonpos.Scanner, c *CaseLi
 		off += len(line)
 	}
 	return hs
+}
+
+// caseRecord is the record of a parsed case line (but for off, size, line and
+// the top-k hashes).
+func caseRecord(c *CaseLine) record {
+	rec := record{id: IDHash(c.ID), gold: GoldHash(c.Gold), scores: c.Scores,
+		rank:   int32(c.Rank), //nolint:gosec // G115: the caller checked the range
+		ranked: c.Ranked, hasTop: c.Ranked || c.HasTop}
+	for j, h := range c.Has {
+		if h {
+			rec.has |= 1 << j
+		}
+	}
+	return rec
 }
 
 // take adds a parsed batch's records (in file order), its lines starting at off
@@ -281,4 +303,144 @@ func (b *Baseline) take(lb *lineBatch, off int64, file string) error {
 		b.recs.add(rec)
 	}
 	return nil
+}
+
+// recordOf fills rec (but for off, size and line) and appends the top-k hashes
+// to hs from a parsed case line, without allocating: the strings are hashed
+// where fastjson unescaped them. It accepts exactly what ParseCaseLine accepts
+// and computes the same values; ok is false for anything else, and the caller
+// then runs ParseCaseLine, which reports what is wrong (the check is the
+// differential FuzzRecordOf).
+func recordOf(v *fastjson.Value, rec *record, hs []uint64, gold *[][]byte) (out []uint64, ok bool) {
+	if v.Type() != fastjson.TypeObject {
+		return hs, false
+	}
+	str := func(key string) ([]byte, bool) {
+		x := v.Get(key)
+		if x == nil || x.Type() == fastjson.TypeNull {
+			return nil, true
+		}
+		sb, err := x.StringBytes()
+		return sb, err == nil
+	}
+	id, ok := str("id")
+	if !ok || len(id) == 0 {
+		return hs, false
+	}
+	for _, k := range [...]string{"locale", "type", "query"} {
+		if _, ok := str(k); !ok {
+			return hs, false
+		}
+	}
+	key := "gold"
+	if v.Get(key) == nil {
+		key = "must_cite_one_of"
+	}
+	*gold = (*gold)[:0]
+	if x := v.Get(key); x != nil && x.Type() != fastjson.TypeNull {
+		arr, err := x.Array()
+		if err != nil {
+			return hs, false
+		}
+		for _, e := range arr {
+			sb, err := e.StringBytes()
+			if err != nil {
+				return hs, false
+			}
+			*gold = append(*gold, sb)
+		}
+	}
+	if x := v.Get("line"); x != nil {
+		if n, err := x.Int(); err != nil || n < 0 {
+			return hs, false
+		}
+	}
+	*rec = record{id: idHashBytes(id), gold: goldHashBytes(*gold)}
+	if x := v.Get("scores"); x != nil && x.Type() != fastjson.TypeNull {
+		o, err := x.Object()
+		if err != nil {
+			return hs, false
+		}
+		bad := false
+		o.Visit(func(k []byte, e *fastjson.Value) {
+			i := metrics.CaseIndex(string(k)) // no allocation: the conversion only looks the key up
+			if i < 0 || bad {
+				return
+			}
+			f, err := e.Float64()
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || !metrics.CaseMeasures[i].Scale.InRange(f) {
+				bad = true
+				return
+			}
+			rec.scores[i] = f
+			rec.has |= 1 << i
+		})
+		if bad {
+			return hs, false
+		}
+	}
+	if x := v.Get("rank"); x != nil {
+		n, err := x.Int()
+		if err != nil || n < 0 || n > math.MaxInt32 {
+			return hs, false // (a rank above MaxInt32 is refused by the caller after ParseCaseLine)
+		}
+		rec.rank, rec.ranked, rec.hasTop = int32(n), true, true
+	}
+	if x := v.Get("top"); x != nil && x.Type() != fastjson.TypeNull {
+		arr, err := x.Array()
+		if err != nil {
+			return hs, false
+		}
+		for i, e := range arr {
+			sb, err := e.StringBytes()
+			if err != nil {
+				return hs, false
+			}
+			if i < maxTopDepth {
+				hs = append(hs, idHashBytes(sb))
+			}
+		}
+		rec.hasTop = true
+	}
+	return hs, true
+}
+
+// idHashBytes is IDHash of a string's bytes.
+func idHashBytes(s []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range s {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	if h == 0 {
+		h = 1
+	}
+	return h
+}
+
+// goldHashBytes is GoldHash of ids given as bytes (reordered in place).
+func goldHashBytes(ids [][]byte) uint64 {
+	n := 0
+	for _, g := range ids {
+		if len(g) == 0 || slices.ContainsFunc(ids[:n], func(d []byte) bool { return bytes.Equal(d, g) }) {
+			continue
+		}
+		ids[n] = g
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	ids = ids[:n]
+	slices.SortFunc(ids, bytes.Compare)
+	h := uint64(14695981039346656037)
+	for _, id := range ids {
+		for _, c := range id {
+			h ^= uint64(c)
+			h *= 1099511628211
+		}
+		h ^= 0
+		h *= 1099511628211
+	}
+	return h | 1
 }

@@ -263,5 +263,5 @@ func TestLoadCancelledMidRead(t *testing.T) {
 	start := time.Now()
 	_, err := Load(ctx, pr, "base.jsonl", t.TempDir())
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Less(t, time.Since(start), 1200*time.Millisecond)
+	assert.Less(t, time.Since(start), 2*time.Second, "within a second of the cancellation, with slack for a loaded machine")
 }
