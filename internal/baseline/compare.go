@@ -74,6 +74,7 @@ type Current struct {
 	RBO             float64
 	HasRBO, SameTop bool
 	rboSet          bool
+	rec             int // Prepare's lookup: 1 + the baseline record's index, -1 none, 0 not looked up
 }
 
 // Comparer joins this run's cases, in file order, with a loaded baseline.
@@ -165,7 +166,9 @@ func (c *Comparer) flip(rec *record, r *gate.CaseResult, cur *Current) int {
 // (the moved list's cut atomically): safe for concurrent use, on the workers.
 func (c *Comparer) Prepare(r *gate.CaseResult, cur *Current) bool {
 	i := c.b.lookup(cur.IDHash)
+	cur.rec = i + 1
 	if i < 0 {
+		cur.rec = -1
 		return true
 	}
 	rec := c.b.recs.at(i)
@@ -182,7 +185,10 @@ func (c *Comparer) Prepare(r *gate.CaseResult, cur *Current) bool {
 // Add joins one case of this run (file order; duplicate ids were refused before).
 // line holds the case's id, query and gold (Scores and Has are taken from r).
 func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
-	i := c.b.lookup(cur.IDHash)
+	i := cur.rec - 1 // looked up by Prepare (one random access of the table per case, not two)
+	if cur.rec == 0 {
+		i = c.b.lookup(cur.IDHash)
+	}
 	if i < 0 {
 		c.onlyCur++
 		if len(c.onlyCurList) < c.opt.MaxFlips {
