@@ -67,6 +67,9 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 	defer cancel() // a read still waiting for input stops
 	src, err := Open(input.Reader(ctx, r), file)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err() // the first line's read was interrupted by the cancellation
+		}
 		return nil, err
 	}
 	tmp, err := os.CreateTemp(tmpDir, "retrieval-gate-baseline-*")
