@@ -17,6 +17,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/trendtable"
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
@@ -383,4 +384,14 @@ func (d *Document) strategies() []*Strategy {
 		out[i] = d.Strategies[n]
 	}
 	return out
+}
+
+// TrendMeasures are the measures the Markdown report's trend shows
+// (trend.CompareMeasures of the gates, the recommendation and the primary).
+func (d *Document) TrendMeasures() []trend.Measure {
+	best := ""
+	if d.RecommendationTest != nil {
+		best = d.RecommendationTest.Best
+	}
+	return trend.CompareMeasures(trendtable.Gates(d.Gates), d.Recommended, best, d.Order, d.Primary)
 }
