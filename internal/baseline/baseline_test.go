@@ -162,7 +162,7 @@ func TestFileRoundTrip(t *testing.T) {
 	var body bytes.Buffer
 	zw := gzip.NewWriter(&body)
 	c := CaseLine{ID: "a\"b", Line: 7, Locale: "es-419", Type: "golden", Query: "¿qué?", Gold: []string{"g1", "g2"},
-		Ranked: true, Rank: 2, Top: []string{"x", "g2"}}
+		Ranked: true, Rank: 2, HasTop: true, Top: []string{"x", "g2"}}
 	for i := range c.Has {
 		c.Scores[i], c.Has[i] = 0.5, true
 	}

@@ -67,10 +67,19 @@ type Current struct {
 	IDHash, GoldHash uint64 // IDHash(id), GoldHash(gold)
 	Ranked           bool
 	Rank             int
-	Top              []string // the deduplicated top k
-	// Keep is set by NeedsDetail: the case may be listed, so query, gold and top
+	// HasTop: Top is known without a rank (a retrieval case without gold);
+	// Ranked implies it.
+	HasTop bool
+	Top    []string // the deduplicated top k
+	// Keep is set by Prepare: the case may be listed, so query, gold and top
 	// k are kept with it.
 	Keep bool
+	// RBO is the rank-biased overlap of Top with the baseline's top k (set by
+	// Prepare or Add), HasRBO when both are known; SameTop when they are equal.
+	RBO             float64
+	HasRBO, SameTop bool
+	rboSet          bool
+	rec             int // Prepare's lookup: 1 + the baseline record's index, -1 none, 0 not looked up
 }
 
 // Comparer joins this run's cases, in file order, with a loaded baseline.
@@ -84,6 +93,7 @@ type Comparer struct {
 	missed, found, drops                 flipList
 	onlyCurList                          []CaseRef
 	goldList                             []goldRef
+	ov                                   overlapState
 }
 
 type cellKey struct{ typ, locale string }
@@ -104,6 +114,7 @@ type flipRef struct {
 	rec  int
 	cur  CaseLine
 	file string
+	rbo  float64 // NaN when unknown
 }
 
 type goldRef struct {
@@ -129,7 +140,9 @@ func NewComparer(b *Baseline, opt Options) *Comparer {
 	if opt.Seed == 0 {
 		opt.Seed = metrics.DefaultSeed
 	}
-	return &Comparer{b: b, opt: opt, seen: make([]bool, b.recs.n), cells: map[cellKey]*cell{}}
+	c := &Comparer{b: b, opt: opt, seen: make([]bool, b.recs.n), cells: map[cellKey]*cell{}}
+	c.ov.init(opt, b.Source.Header)
+	return c
 }
 
 var hitIndex = metrics.CaseIndex(metrics.KeyHit)
@@ -151,25 +164,36 @@ func (c *Comparer) flip(rec *record, r *gate.CaseResult, cur *Current) int {
 	return 0
 }
 
-// NeedsDetail reports whether a case of this run may be listed (a flip, a changed
-// gold set, a case only in this run), so its caller keeps its query, gold and top k.
-// It only reads the baseline: safe for concurrent use.
-func (c *Comparer) NeedsDetail(r *gate.CaseResult, cur *Current) bool {
+// Prepare computes the case's rank-biased overlap with the baseline (cur.RBO)
+// and reports whether the case may be listed (a flip, a changed gold set, a case
+// only in this run, a case without gold that may be among the most changed), so
+// its caller keeps its query, gold and top k. It only reads the comparison
+// (the moved list's cut atomically): safe for concurrent use, on the workers.
+func (c *Comparer) Prepare(r *gate.CaseResult, cur *Current) bool {
 	i := c.b.lookup(cur.IDHash)
+	cur.rec = i + 1
 	if i < 0 {
+		cur.rec = -1
 		return true
 	}
 	rec := c.b.recs.at(i)
+	c.setRBO(rec, cur)
 	if rec.gold != cur.GoldHash || rec.scored() != r.Scored {
 		return true
 	}
-	return r.Scored && c.flip(rec, r, cur) != 0
+	if !r.Scored {
+		return c.mayMove(cur)
+	}
+	return c.flip(rec, r, cur) != 0
 }
 
 // Add joins one case of this run (file order; duplicate ids were refused before).
 // line holds the case's id, query and gold (Scores and Has are taken from r).
 func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
-	i := c.b.lookup(cur.IDHash)
+	i := cur.rec - 1 // looked up by Prepare (one random access of the table per case, not two)
+	if cur.rec == 0 {
+		i = c.b.lookup(cur.IDHash)
+	}
 	if i < 0 {
 		c.onlyCur++
 		if len(c.onlyCurList) < c.opt.MaxFlips {
@@ -179,8 +203,11 @@ func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 	}
 	c.seen[i] = true
 	rec := c.b.recs.at(i)
+	c.setRBO(rec, cur)
 	if !rec.scored() && !r.Scored {
 		c.noGold++
+		c.ov.withoutGold.add(cur)
+		c.addMoved(i, r, line, cur)
 		return
 	}
 	if rec.gold != cur.GoldHash || rec.scored() != r.Scored {
@@ -191,6 +218,7 @@ func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 		return
 	}
 	c.paired++
+	c.ov.paired.add(cur)
 	key := cellKey{r.Type, r.Locale}
 	ce := c.cells[key]
 	if ce == nil {
@@ -223,7 +251,11 @@ func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 	if len(l.items) < c.opt.MaxFlips {
 		kept := CaseLine{ID: r.ID, Line: r.Line, Locale: r.Locale, Type: r.Type, Query: line.Query,
 			Gold: slices.Clone(line.Gold), Ranked: cur.Ranked, Rank: cur.Rank, Top: slices.Clone(cur.Top)}
-		l.items = append(l.items, flipRef{rec: i, cur: kept, file: r.File})
+		rbo := math.NaN()
+		if cur.HasRBO {
+			rbo = cur.RBO
+		}
+		l.items = append(l.items, flipRef{rec: i, cur: kept, file: r.File, rbo: rbo})
 	}
 }
 
@@ -243,6 +275,7 @@ type Flip struct {
 	Before, After                 []string // top k of the baseline and of this run (nil when unknown)
 	RankBefore, RankAfter         int      // first gold rank; 0: not retrieved or unknown
 	Ranked                        bool     // both runs carry ranks and top k
+	RBO                           float64  // rank-biased overlap of the two top k; NaN when unknown
 }
 
 // GoldChange is a case whose gold set differs between the runs (not paired).
@@ -310,6 +343,9 @@ type Comparison struct {
 	NewlyMissedTotal, NewlyFoundTotal, RankDropsTotal int64
 	OnlyBaselineList, OnlyCurrentList                 []CaseRef
 	GoldChangedList                                   []GoldChange
+
+	// Overlap is the rank-biased overlap of the two runs' top k.
+	Overlap Overlap
 
 	Test       string
 	Gates      outcome.Gates
@@ -400,7 +436,7 @@ func (c *Comparer) Result() (*Comparison, error) {
 				return nil, derr
 			}
 			fl := Flip{ID: f.cur.ID, File: f.file, Line: f.cur.Line, Locale: f.cur.Locale, Type: f.cur.Type,
-				Query: f.cur.Query, Gold: f.cur.Gold, Ranked: d.Ranked && f.cur.Ranked}
+				Query: f.cur.Query, Gold: f.cur.Gold, Ranked: d.Ranked && f.cur.Ranked, RBO: f.rbo}
 			if d.Ranked {
 				fl.Before, fl.RankBefore = d.Top, d.Rank
 			}
@@ -416,6 +452,9 @@ func (c *Comparer) Result() (*Comparison, error) {
 			return nil, derr
 		}
 		out.GoldChangedList = append(out.GoldChangedList, GoldChange{CaseRef: g.cur, Before: d.Gold, After: g.gold})
+	}
+	if out.Overlap, err = c.overlapResult(); err != nil {
+		return nil, err
 	}
 
 	keys := make([]cellKey, 0, len(c.cells))

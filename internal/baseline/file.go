@@ -84,14 +84,18 @@ type CaseLine struct {
 	Gold         []string
 	Scores       [metrics.NumCase]float64
 	Has          [metrics.NumCase]bool
-	Ranked       bool // Rank and Top are known (a retrieval case, not precomputed scores)
+	Ranked       bool // Rank and Top are known (a retrieval case with gold, not precomputed scores)
 	Rank         int  // metrics.FirstGoldRank; 0 when no gold card was retrieved
-	Top          []string
+	// HasTop: Top is known. Every Ranked case, and a retrieval case without
+	// gold (its top k without a rank: the rank-biased overlap compares it).
+	HasTop bool
+	Top    []string
 }
 
 // AppendCaseLine appends the baseline line of c to dst: {"id", "line", "locale",
 // "type", "query", "gold", "scores", "rank", "top"} in that order (locale, query
-// and gold only when present, rank and top only when Ranked), then a newline.
+// and gold only when present, rank only when Ranked, top when Ranked or
+// HasTop), then a newline.
 func AppendCaseLine(dst []byte, c *CaseLine) []byte {
 	dst = append(dst, `{"id":`...)
 	dst = format.AppendJSONString(dst, c.ID)
@@ -130,6 +134,8 @@ func AppendCaseLine(dst []byte, c *CaseLine) []byte {
 	if c.Ranked {
 		dst = append(dst, `,"rank":`...)
 		dst = appendInt(dst, int64(c.Rank))
+	}
+	if c.Ranked || c.HasTop {
 		dst = appendStrings(append(dst, `,"top":`...), c.Top)
 	}
 	return append(dst, "}\n"...)
@@ -429,9 +435,12 @@ func ParseCaseLine(p *fastjson.Parser, b []byte, file string, line int, c *CaseL
 			return input.Errorf(file, line, "rank must be a non-negative integer")
 		}
 		c.Rank, c.Ranked = n, true
+	}
+	if x := v.Get("top"); x != nil && x.Type() != fastjson.TypeNull {
 		if c.Top, err = strs("top", top); err != nil {
 			return err
 		}
+		c.HasTop = true
 	}
 	return nil
 }

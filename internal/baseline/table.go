@@ -1,24 +1,22 @@
 package baseline
 
 import (
-	"bufio"
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"time"
 
 	"github.com/valyala/fastjson"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
-// record is the compact form of one baseline case that the join keeps: 64 bytes,
+// record is the compact form of one baseline case that the join keeps: 72 bytes,
 // whatever the length of its id, query, gold or top-k (those stay in the temporary
-// file, at off, read back only for the cases a report lists).
+// file, at off, read back only for the cases a report lists), and the 64-bit
+// hashes of its top k identities in the tops arena (8 bytes each, at most
+// maxTopDepth), which the rank-biased overlap compares.
 type record struct {
 	id, gold uint64
 	scores   [metrics.NumCase]float64
@@ -26,8 +24,11 @@ type record struct {
 	size     uint32
 	line     uint32 // in the baseline file (duplicate-id errors)
 	rank     int32
-	has      uint8 // bit i: scores[i] is present
+	topAt    uint32 // index of the first top hash in tops
+	topN     uint32 // number of top hashes
+	has      uint8  // bit i: scores[i] is present
 	ranked   bool
+	hasTop   bool // the top k is known (topN may be 0: nothing retrieved)
 }
 
 func (r *record) hasScore(i int) bool { return r.has&(1<<i) != 0 }
@@ -42,6 +43,7 @@ func (r *record) scored() bool        { return r.has != 0 }
 type Baseline struct {
 	Source  *Source // File, Format, Header, SchemaRead (no longer readable)
 	recs    records
+	tops    topArena
 	keys    []uint64 // 0: empty
 	slots   []int32
 	bits    uint
@@ -58,6 +60,50 @@ type records struct {
 
 const recChunk = 1 << 16
 
+// topArena holds the records' top-k hashes in fixed chunks of topChunk; a
+// record's hashes never straddle two chunks.
+type topArena struct {
+	chunks [][]uint64
+	n      int // index of the next free entry
+}
+
+const (
+	topChunk = 1 << 16
+	// maxTopDepth bounds the top-k hashes kept per case: deeper ranks weigh
+	// nothing in RBO (0.9^1024 < 1e-46), and the join compares both runs' lists
+	// cut to the same depth.
+	maxTopDepth = 1024
+)
+
+// add appends hs (len ≤ maxTopDepth) and returns its index.
+func (a *topArena) add(hs []uint64) (uint32, error) {
+	if a.n/topChunk >= len(a.chunks) || a.n%topChunk+len(hs) > topChunk {
+		if len(a.chunks) > 0 {
+			a.n = len(a.chunks) * topChunk // the rest of the last chunk stays unused
+		}
+		a.chunks = append(a.chunks, make([]uint64, topChunk))
+	}
+	if a.n > math.MaxUint32-topChunk {
+		return 0, errTooManyTops
+	}
+	at := a.n
+	copy(a.chunks[at/topChunk][at%topChunk:], hs)
+	a.n += len(hs)
+	return uint32(at), nil //nolint:gosec // G115: bounded just above
+}
+
+var errTooManyTops = errors.New("more top-k identities than the baseline's 32-bit index holds")
+
+// top returns the top-k hashes of r.
+func (b *Baseline) top(r *record) []uint64 {
+	if r.topN == 0 {
+		return nil
+	}
+	c := b.tops.chunks[r.topAt/topChunk]
+	at := r.topAt % topChunk
+	return c[at : at+r.topN : at+r.topN]
+}
+
 func (rs *records) add(r record) {
 	if rs.n%recChunk == 0 {
 		rs.chunks = append(rs.chunks, make([]record, 0, recChunk))
@@ -68,83 +114,6 @@ func (rs *records) add(r record) {
 }
 
 func (rs *records) at(i int) *record { return &rs.chunks[i/recChunk][i%recChunk] }
-
-// Load reads the whole baseline from r (named file), in bounded memory: see
-// Baseline. A duplicate case id is an input error naming both lines. The
-// temporary file is made in tmpDir ("" is the system's).
-func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, error) {
-	src, err := Open(input.Reader(ctx, r), file)
-	if err != nil {
-		return nil, err
-	}
-	defer src.Close()
-	tmp, err := os.CreateTemp(tmpDir, "retrieval-gate-baseline-*")
-	if err != nil {
-		return nil, fmt.Errorf("baseline: %w", err)
-	}
-	os.Remove(tmp.Name()) // unlinked at once: the open file is ours alone
-	b := &Baseline{Source: src, tmp: tmp}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-		}
-	}()
-	w := bufio.NewWriterSize(tmp, 1<<20)
-	var p fastjson.Parser
-	var c CaseLine
-	var off int64
-	for n := 0; ; n++ {
-		if n&0xfff == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		line, ln, err := src.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if err := ParseCaseLine(&p, line, file, ln, &c); err != nil {
-			return nil, err
-		}
-		// The record's fields are 32-bit (64 bytes a case): what does not fit is an
-		// input error, never a silently truncated value.
-		idx := b.recs.n
-		if ln < 0 || ln > math.MaxUint32 { // Source counts lines from 1
-			return nil, input.Errorf(file, ln, "more than %d lines: split the baseline", uint32(math.MaxUint32))
-		}
-		if idx < 0 || idx >= math.MaxInt32 {
-			return nil, input.Errorf(file, ln, "more than %d cases: split the baseline", math.MaxInt32)
-		}
-		if c.Rank < 0 || c.Rank > math.MaxInt32 { // ParseCaseLine rejects a negative rank
-			return nil, input.Errorf(file, ln, "rank %d is above %d", c.Rank, math.MaxInt32)
-		}
-		rec := record{id: IDHash(c.ID), gold: GoldHash(c.Gold), scores: c.Scores, off: off,
-			size: uint32(len(line)), //nolint:gosec // G115: Source's scanner caps a line at MaxLineBytes (16 MiB)
-			line: uint32(ln), rank: int32(c.Rank), ranked: c.Ranked}
-		for i, h := range c.Has {
-			if h {
-				rec.has |= 1 << i
-			}
-		}
-		if first, dup := b.insert(rec.id, int32(idx)); dup {
-			return nil, input.Errorf(file, ln, "duplicate case id %q (first at line %d)", c.ID, b.recs.at(int(first)).line)
-		}
-		b.recs.add(rec)
-		if _, err := w.Write(line); err != nil {
-			return nil, fmt.Errorf("baseline: temporary file: %w", err)
-		}
-		off += int64(len(line))
-	}
-	if err := w.Flush(); err != nil {
-		return nil, fmt.Errorf("baseline: temporary file: %w", err)
-	}
-	ok = true
-	return b, nil
-}
 
 // Close removes the temporary file.
 func (b *Baseline) Close() error {

@@ -8,8 +8,8 @@ package check
 // must then be queued with its detail (query, gold, top k: only the baseline
 // tells which cases may be listed), and those strings pin the reader's 1 MiB
 // blocks, so a 200k-case run took 2.4x the memory and 1.6x the CPU (see
-// BENCHMARKS.md). The load's own parsing on several goroutines is the way to
-// a shorter wall time that keeps the memory.
+// BENCHMARKS.md). Instead baseline.Load parses on several goroutines (load.go),
+// which shortens the wall time and keeps the memory.
 
 import (
 	"context"
@@ -65,14 +65,19 @@ func (r *baselineRun) close() {
 func (r *baselineRun) prepare(cs *casefile.Case, it *caseItem, ranked []string, k int) {
 	res := &it.r
 	it.cur = baseline.Current{IDHash: baseline.IDHash(cs.ID), GoldHash: baseline.GoldHash(cs.Gold)}
-	if res.Scored && !res.Precomputed {
+	switch {
+	case res.Precomputed:
+	case res.Scored:
 		dedup := ranked
 		it.cur.Ranked, it.cur.Rank, it.cur.Top = true, metrics.FirstGoldRank(dedup, cs.Gold), dedup[:min(k, len(dedup))]
+	default: // a retrieval case without gold: its top k, for the rank-biased overlap
+		it.cur.HasTop, it.cur.Top = true, ranked[:min(k, len(ranked))]
 	}
-	keep := r.cmp != nil && r.cmp.NeedsDetail(res, &it.cur)
+	keep := r.cmp != nil && r.cmp.Prepare(res, &it.cur)
 	if keep || r.write {
 		it.line = baseline.CaseLine{ID: cs.ID, Line: cs.Line, Locale: cs.Locale, Type: res.Type, Query: cs.Query,
-			Gold: cs.Gold, Scores: res.Scores, Has: res.Has, Ranked: it.cur.Ranked, Rank: it.cur.Rank, Top: it.cur.Top}
+			Gold: cs.Gold, Scores: res.Scores, Has: res.Has, Ranked: it.cur.Ranked, Rank: it.cur.Rank,
+			HasTop: it.cur.HasTop, Top: it.cur.Top}
 	}
 	if r.write {
 		it.bl = appendBaselineLine(&it.line)

@@ -11,7 +11,8 @@ import (
 
 // TestScoreRanked: ScoreRanked scores as ScoreInto does and appends the whole
 // deduplicated ranked list, whose first k are the top k scored (and kept for a
-// missed case); nothing for a case without gold or with precomputed scores.
+// missed case), also for a case without gold (the baseline's rank-biased
+// overlap compares its top k); nothing for precomputed scores.
 func TestScoreRanked(t *testing.T) {
 	s := &Scorer{KB: kb, K: 2}
 	for _, tt := range []struct {
@@ -21,7 +22,7 @@ func TestScoreRanked(t *testing.T) {
 	}{
 		{"missed, duplicates and beyond k", casefile.Case{ID: "x", Gold: []string{"g"}, Retrieved: rs("a", "a", "b", "c", "g")}, []string{"a", "b", "c", "g"}},
 		{"hit", casefile.Case{ID: "x", Gold: []string{"g"}, Retrieved: rs("g", "c")}, []string{"g", "c"}},
-		{"no gold", casefile.Case{ID: "x", Retrieved: rs("a")}, nil},
+		{"no gold", casefile.Case{ID: "x", Retrieved: rs("a", "a", "b")}, []string{"a", "b"}},
 		{"precomputed", casefile.Case{ID: "x", Gold: []string{"g"}, Scores: map[string]float64{"retrieval_hit_at_k": 1}}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -121,7 +121,8 @@ func (s *Scorer) ScoreInto(c *casefile.Case, r *CaseResult) error {
 // ScoreRanked is ScoreInto that also appends to dst the case's deduplicated
 // ranked identities, the whole list (its first k are the top k it was scored
 // on), and returns it: built once, for the caller's comparison with a
-// baseline. Nothing is appended for a case that is not a scored retrieval case.
+// baseline. It is appended for every retrieval case, with or without gold;
+// nothing is appended for a case with precomputed scores.
 func (s *Scorer) ScoreRanked(c *casefile.Case, r *CaseResult, dst []string) ([]string, error) {
 	err := s.score(c, r, &dst)
 	return dst, err
@@ -181,15 +182,19 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 		}
 	}
 	in := &sc.in
+	var all []string
+	if ranked != nil {
+		// The whole deduplicated list once, also for a case without gold (the
+		// baseline compares its top k); the top k is its prefix.
+		all = metrics.TopKIdentities(sc.topk[:0], ids, len(ids))
+		*ranked = append(*ranked, all...)
+	}
 	in.Gold = metrics.AppendDedupGold(sc.gold[:0], c.Gold)
 	if len(in.Gold) == 0 {
 		return nil
 	}
 	in.Relevant = metrics.AppendRelevant(sc.relevant[:0], in.Gold, c.Relevant)
 	if ranked != nil {
-		// The whole deduplicated list once; the top k is its prefix.
-		all := metrics.TopKIdentities(sc.topk[:0], ids, len(ids))
-		*ranked = append(*ranked, all...)
 		in.TopK = all[:min(s.K, len(all))]
 	} else {
 		in.TopK = metrics.TopKIdentities(sc.topk[:0], ids, s.K)

@@ -39,6 +39,7 @@ type Baseline struct {
 	KBFingerprint  string                 `json:"kb_fingerprint"`
 	Lacks          []string               `json:"lacks"`
 	Overall        PairedGroup            `json:"overall"`
+	Overlap        *Overlap               `json:"overlap,omitempty"` // rank-biased overlap of the top k (overlap.go)
 	Reason         string                 `json:"reason,omitempty"`
 	Regression     outcome.Status         `json:"regression"`
 	RegressionTest string                 `json:"regression_test"`
@@ -115,7 +116,9 @@ type Flip struct {
 	Query      string   `json:"query"`
 	RankAfter  int      `json:"rank_after"`
 	RankBefore int      `json:"rank_before"`
-	Type       string   `json:"type"`
+	// RBO is the rank-biased overlap of Before and After (null when one is unknown).
+	RBO  format.Float `json:"rbo"`
+	Type string       `json:"type"`
 }
 
 // Unpaired lists the cases that are not compared (the first of each kind).
@@ -160,7 +163,7 @@ func flips(fs []baseline.Flip) []Flip {
 	out := make([]Flip, 0, len(fs))
 	for _, f := range fs {
 		out = append(out, Flip{CaseID: f.ID, File: f.File, Line: f.Line, Locale: f.Locale, Type: f.Type, Query: f.Query,
-			Gold: f.Gold, Before: f.Before, After: f.After, RankBefore: f.RankBefore, RankAfter: f.RankAfter})
+			Gold: f.Gold, Before: f.Before, After: f.After, RankBefore: f.RankBefore, RankAfter: f.RankAfter, RBO: format.Float(f.RBO)})
 	}
 	return out
 }
@@ -200,6 +203,7 @@ func (d *Document) SetBaseline(c *baseline.Comparison) {
 	b.Flips = Flips{NewlyMissed: flips(c.NewlyMissed), NewlyMissedTotal: c.NewlyMissedTotal,
 		NewlyFound: flips(c.NewlyFound), NewlyFoundTotal: c.NewlyFoundTotal,
 		RankDrops: flips(c.RankDrops), RankDropsTotal: c.RankDropsTotal, RankDropThreshold: c.RankDrop}
+	b.Overlap = overlapOf(c.Overlap)
 	b.Unpaired = Unpaired{GoldChanged: []GoldChanged{}, OnlyInBaseline: []CaseRef{}, OnlyInCurrent: []CaseRef{}}
 	for _, r := range c.OnlyBaselineList {
 		b.Unpaired.OnlyInBaseline = append(b.Unpaired.OnlyInBaseline, CaseRef{CaseID: r.ID, File: c.File, Line: r.Line})

@@ -70,6 +70,7 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 	w("**%d paired cases** · %d newly missed · %d newly found · %d rank drops (≥ %d) · not paired: %d gold changed, %d only in the baseline, %d only in this run\n\n",
 		c.Paired, bl.Flips.NewlyMissedTotal, bl.Flips.NewlyFoundTotal, bl.Flips.RankDropsTotal, bl.Flips.RankDropThreshold,
 		c.GoldChanged, c.OnlyInBaseline, c.OnlyInCurrent)
+	d.mdOverlap(b) // overlap.go
 
 	if c.Paired > 0 {
 		table := func(rows func(row func(label string, g PairedGroup))) {
@@ -121,6 +122,7 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 			w("</details>\n\n")
 		}
 	}
+	d.mdMoved(b, maxListed) // overlap.go
 
 	// Not paired.
 	u := bl.Unpaired
@@ -160,6 +162,8 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 // first gold card's rank in the base and the head), then the top k of the base and of
 // the head, and every gold id and the whole query where the row shortened them,
 // one item per case below the table.
+//
+// RBO is the rank-biased overlap of the two top k (— when one is unknown).
 func (d *Document) mdFlips(b *strings.Builder, title string, fs []Flip, total int64, maxListed int) {
 	w := func(f string, args ...any) { fmt.Fprintf(b, f, args...) }
 	esc := format.EscapeMarkdown
@@ -180,7 +184,7 @@ func (d *Document) mdFlips(b *strings.Builder, title string, fs []Flip, total in
 				where = fmt.Sprintf("%s:%d", esc(x.File), x.Line)
 			}
 			q, _ := format.Shorten(x.Query, queryCell)
-			w("| %s<br><sub>%s</sub> | %s<br><sub>gold: %s: %s → %s</sub> |\n", esc(x.CaseID), where, esc(q), firstOf(x.Gold), rankCell(x.Before, x.RankBefore), rankCell(x.After, x.RankAfter))
+			w("| %s<br><sub>%s</sub> | %s<br><sub>gold: %s: %s → %s · RBO %s</sub> |\n", esc(x.CaseID), where, esc(q), firstOf(x.Gold), rankCell(x.Before, x.RankBefore), rankCell(x.After, x.RankAfter), format.Num(x.RBO.V()))
 		}
 		w("\nTop %d, base → head:\n\n", d.K)
 		for _, x := range fs[:n] {
@@ -284,4 +288,5 @@ func (d *Document) textBaseline(b *strings.Builder) {
 	list("newly missed", f.NewlyMissed, f.NewlyMissedTotal)
 	list("newly found", f.NewlyFound, f.NewlyFoundTotal)
 	list(fmt.Sprintf("rank drops (≥ %d)", f.RankDropThreshold), f.RankDrops, f.RankDropsTotal)
+	d.textOverlap(b) // overlap.go
 }

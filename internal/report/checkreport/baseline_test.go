@@ -24,6 +24,8 @@ func comparison(t *testing.T) *baseline.Comparison {
 		`{"id":"es|1","locale":"es-419","type":"golden","query":"¿Cómo?","gold":["es-reset"],"scores":{"retrieval_hit_at_k":0,"retrieval_ndcg_at_k":0,"retrieval_recall_at_k":0},"rank":0,"top":["es-x"]}`,
 		`{"id":"en-2","locale":"en","type":"golden","query":"relabelled","gold":["en-old"],"scores":{"retrieval_hit_at_k":1,"retrieval_ndcg_at_k":1,"retrieval_recall_at_k":1},"rank":1,"top":["en-old"]}`,
 		`{"id":"gone","locale":"en","type":"golden","gold":["en-reset"],"scores":{"retrieval_hit_at_k":1,"retrieval_ndcg_at_k":1,"retrieval_recall_at_k":1},"rank":1,"top":["en-reset"]}`,
+		`{"id":"ng-1","locale":"en","type":"golden","query":"no gold | here","scores":{},"top":["en-reset","en-2fa","en-billing"]}`,
+		`{"id":"ng-2","locale":"en","type":"golden","query":"unchanged","scores":{},"top":["en-reset","en-2fa"]}`,
 	}
 	b, err := baseline.Load(context.Background(), strings.NewReader(hdr+strings.Join(lines, "\n")+"\n"), "base.jsonl.gz", t.TempDir())
 	require.NoError(t, err)
@@ -42,6 +44,13 @@ func comparison(t *testing.T) *baseline.Comparison {
 	add("es|1", "es-419", "¿Cómo?", []string{"es-reset"}, 1, []string{"es-reset"}, 1)
 	add("en-2", "en", "relabelled", []string{"en-new"}, 1, []string{"en-new"}, 1)
 	add("new-1", "en", "new", []string{"en-reset"}, 1, []string{"en-reset"}, 1)
+	noGold := func(id, query string, top []string) {
+		r := gate.CaseResult{File: "cases.jsonl", Line: 4, ID: id, Locale: "en", Type: "golden"}
+		cur := baseline.Current{IDHash: baseline.IDHash(id), HasTop: true, Top: top}
+		c.Add(&r, &baseline.CaseLine{ID: id, Query: query}, &cur)
+	}
+	noGold("ng-1", "no gold | here", []string{"en-2fa", "*x*", "en-reset"})
+	noGold("ng-2", "unchanged", []string{"en-reset", "en-2fa"})
 	res, err := c.Result()
 	require.NoError(t, err)
 	return res
@@ -75,6 +84,19 @@ func TestBaselineJSONRoundTrip(t *testing.T) {
 	assert.Equal(t, first.String(), again.String()) // NaN-safe: compare the JSON
 	assert.Equal(t, int64(2), back.Baseline.Cases.Paired)
 	assert.Equal(t, "en-1", back.Baseline.Flips.NewlyMissed[0].CaseID)
+	// The rank-biased overlap, unrounded: per listed case and per flip.
+	o := back.Baseline.Overlap
+	require.NotNil(t, o)
+	assert.Equal(t, OverlapMeasure, o.Measure)
+	assert.Equal(t, 0.9, o.Persistence.V())
+	assert.Equal(t, 3, o.Depth)
+	require.Len(t, o.MostChangedWithoutGold, 1)
+	assert.Equal(t, metrics.RBOExtEnded([]string{"en-reset", "en-2fa", "en-billing"}, []string{"en-2fa", "*x*", "en-reset"}, 0.9), o.MostChangedWithoutGold[0].RBO.V())
+	assert.Equal(t, metrics.RBOExtEnded([]string{"en-reset", "en-2fa"}, []string{"en-2fa", "*x*"}, 0.9), back.Baseline.Flips.NewlyMissed[0].RBO.V())
+	assert.Equal(t, int64(2), o.WithoutGold.N)
+	assert.Equal(t, int64(1), o.WithoutGold.Changed)
+	// By hand: X = 0, 1, 2 at depths 1–3: (0.1/0.9)(0.81/2 + 0.729·2/3) + (2/3)(0.729) = 0.585.
+	assert.InDelta(t, 0.585, o.MostChangedWithoutGold[0].RBO.V(), 1e-12)
 
 	// A document without the key (every aggregates@1 report so far) reads as before.
 	plain := New(fixture(t, gate.Floor{}))

@@ -53,6 +53,7 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 	p.Para(fmt.Sprintf("%s paired cases · %s newly missed · %s newly found · %s rank drops (≥ %d) · not paired: %s gold changed, %s only in the baseline, %s only in this run",
 		Count(int(c.Paired)), Count(int(f.NewlyMissedTotal)), Count(int(f.NewlyFoundTotal)), Count(int(f.RankDropsTotal)), f.RankDropThreshold,
 		Count(int(c.GoldChanged)), Count(int(c.OnlyInBaseline)), Count(int(c.OnlyInCurrent))))
+	checkOverlap(p, bl.Overlap) // check_overlap.go
 
 	if c.Paired > 0 {
 		type named struct {
@@ -110,6 +111,8 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 		}
 	}
 
+	movedTable(p, bl.Overlap) // check_overlap.go
+
 	// Not paired.
 	u := bl.Unpaired
 	if c.GoldChanged+c.OnlyInBaseline+c.OnlyInCurrent > 0 {
@@ -165,7 +168,7 @@ func flipTable(p *Page, k int, title string, fs []checkreport.Flip, total int64)
 			{Text: x.CaseID, Sub: x.Locale + " · " + x.Type + " · " + x.File + ":" + strconv.Itoa(x.Line)},
 			{Text: x.Query},
 			{Text: strings.Join(x.Gold, ", ")},
-			{Text: topList(x.Before, x.RankBefore), Sub: "→ " + topList(x.After, x.RankAfter)},
+			{Text: topList(x.Before, x.RankBefore), Sub: "→ " + topList(x.After, x.RankAfter) + rboSuffix(x.RBO)},
 		})
 	}
 	t.Foot = more(total, n)

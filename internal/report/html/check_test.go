@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
 	"github.com/retrieval-gate/retrieval-gate/internal/cli"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
@@ -60,6 +62,11 @@ func TestCheckHTMLBaselineGolden(t *testing.T) {
 		"132 paired cases · 8 newly missed · 0 newly found · 0 rank drops (≥ 3) · not paired: 0 gold changed, 0 only in the baseline, 0 only in this run",
 		`<tr><th scope="row"><strong>overall</strong><span class="ci">n = 132</span></th><td>hit@5</td><td class="num">0.985 → 0.924</td><td class="num"><strong>🔻 -0.061</strong><span class="ci">[-0.114, -0.030]</span></td><td class="num">0.0078<span class="ci">McNemar</span></td><td class="num">0.059</td></tr>`,
 		"<caption>Newly missed (8)</caption>",
+		// The rank-biased overlap: the demo's 24 cases without gold moved too.
+		"Top-5 change: paired cases: mean RBO ",
+		"cases without gold: mean RBO ",
+		"persistence p = 0.9 (the top 5 carry ",
+		"<caption>Most changed cases without gold (10 of ",
 		"<summary>By locale (indicative only: a locale&#39;s n is small and its tests are not corrected for the number of locales)</summary>",
 	} {
 		assert.Contains(t, s, want)
@@ -85,6 +92,10 @@ func TestCheckHTMLBaselineFlips(t *testing.T) {
 		Flips: checkreport.Flips{NewlyMissed: missed, NewlyMissedTotal: 75, NewlyFound: []checkreport.Flip{flip(99, "<img src=x onerror=alert(1)>")}, NewlyFoundTotal: 1, RankDropThreshold: 3},
 		Unpaired: checkreport.Unpaired{GoldChanged: []checkreport.GoldChanged{{CaseID: "<script>x", File: "cases.jsonl", Line: 3, Before: []string{"a"}, After: []string{"b"}}},
 			OnlyInBaseline: []checkreport.CaseRef{{CaseID: "old1"}, {CaseID: "old2"}}},
+		Overlap: &checkreport.Overlap{Depth: 2, Measure: checkreport.OverlapMeasure, Persistence: 0.9, TopWeight: 0.4,
+			Paired: checkreport.OverlapGroup{Mean: format.Float(math.NaN())}, WithoutGold: checkreport.OverlapGroup{N: 5, Mean: 0.8, Changed: 3},
+			MostChangedWithoutGold: []checkreport.Moved{{CaseID: "n<i>1", File: "cases.jsonl", Line: 9, Locale: "en", Type: "golden",
+				Query: "<svg onload=x>", Before: []string{"a", "b"}, After: []string{"b", "<u>"}, RBO: 0.25}}},
 	}}
 	var b bytes.Buffer
 	require.NoError(t, rhtml.CheckHTML(&b, d))
@@ -98,12 +109,16 @@ func TestCheckHTMLBaselineFlips(t *testing.T) {
 		"<summary>Not paired: 1 gold changed, 2 only in the baseline, 0 only in this run</summary>",
 		"&lt;script&gt;x",
 		"Only in the baseline (2): old1, old2",
+		"<caption>Most changed cases without gold (1 of 3 changed)</caption>",
+		"&lt;svg onload=x&gt;",
+		"n&lt;i&gt;1",
+		"Top-2 change: paired cases: mean RBO — (n = 0), 0 changed; cases without gold: mean RBO 0.800 (n = 5), 3 changed.",
 	} {
 		assert.Contains(t, s, want)
 	}
-	assert.Equal(t, rhtml.FlipsListed+1, strings.Count(s, `<span class="ci">en · golden · cases.jsonl:`), "50 newly missed and 1 newly found listed")
+	assert.Equal(t, rhtml.FlipsListed+1+1, strings.Count(s, `<span class="ci">en · golden · cases.jsonl:`), "50 newly missed, 1 newly found and 1 most changed without gold listed")
 	assert.Less(t, strings.Index(s, "Newly missed (75)"), strings.Index(s, "Newly found (1)"), "newly missed first")
-	for _, bad := range []string{"<img", "<script", "<b>"} {
+	for _, bad := range []string{"<img", "<script", "<b>", "<svg onload", "<u>", "<i>"} {
 		assert.NotContains(t, s, bad, "unescaped")
 	}
 

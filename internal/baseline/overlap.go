@@ -1,0 +1,185 @@
+package baseline
+
+import (
+	"math"
+	"strings"
+	"sync/atomic"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+)
+
+// Change without gold (issue 22 item 4): every case whose top k both runs
+// carry gets the rank-biased overlap of the two, RBO_EXT at persistence
+// metrics.RBOPersistence over the deduplicated top k cut to the smaller of the
+// two runs' k. A top k shorter than k is a ranking that ended (the retriever
+// returned fewer), not a prefix to extrapolate: metrics.RBOExtEnded, so a head
+// that keeps 2 of the base's 5 is a change, not RBO 1. The cases paired for scoring and the cases
+// without gold in both runs (not scored, so today they show no change at all)
+// are summarised apart, and the most changed cases without gold are listed.
+
+// DefaultMaxMoved is how many of the most changed cases without gold are kept
+// (the PR comment and the JSON list them all).
+const DefaultMaxMoved = 10
+
+// OverlapGroup summarises the rank-biased overlap of a set of cases.
+type OverlapGroup struct {
+	N       int64   // cases with both top k known
+	Mean    float64 // mean RBO over the N (NaN when N is 0)
+	Changed int64   // of the N, cases whose top k differ in any way (order, items, length)
+	Unknown int64   // cases where a run's top k is not known (precomputed scores, an older baseline)
+}
+
+// Moved is a case without gold whose top k changed.
+type Moved struct {
+	ID, File, Locale, Type, Query string
+	Line                          int
+	Before, After                 []string // the baseline's and this run's top k
+	RBO                           float64
+}
+
+// Overlap is the rank-biased overlap of the comparison.
+type Overlap struct {
+	P      float64 // persistence
+	Depth  int     // the top k compared: the smaller k of the two runs
+	Weight float64 // the share of RBO's weight on the first Depth ranks (metrics.RBOPrefixWeight)
+	// Paired are the cases paired for the measures; WithoutGold the cases
+	// without gold in both runs.
+	Paired, WithoutGold OverlapGroup
+	// MostChanged are the cases without gold with the lowest RBO whose top k
+	// changed, lowest first, ties in file order (at most DefaultMaxMoved).
+	MostChanged []Moved
+}
+
+// overlapAcc accumulates an OverlapGroup in file order.
+type overlapAcc struct {
+	n, changed, unknown int64
+	sum                 float64
+}
+
+func (a *overlapAcc) add(cur *Current) {
+	if !cur.HasRBO {
+		a.unknown++
+		return
+	}
+	a.n++
+	a.sum += cur.RBO
+	if !cur.SameTop {
+		a.changed++
+	}
+}
+
+func (a *overlapAcc) group() OverlapGroup {
+	g := OverlapGroup{N: a.n, Changed: a.changed, Unknown: a.unknown, Mean: math.NaN()}
+	if a.n > 0 {
+		g.Mean = a.sum / float64(a.n)
+	}
+	return g
+}
+
+type movedRef struct {
+	rec  int
+	cur  CaseLine
+	file string
+	rbo  float64
+}
+
+// overlapState is the Comparer's part of the overlap.
+type overlapState struct {
+	depth               int
+	paired, withoutGold overlapAcc
+	moved               []movedRef // lowest RBO first, at most maxMoved
+	maxMoved            int
+	// cut is the float64 bits of the RBO a case must be below to enter a full
+	// moved list (2 while it is not full); it only falls, so the workers'
+	// Prepare may read it late and still keep every case that could enter.
+	cut atomic.Uint64
+}
+
+func (o *overlapState) init(opt Options, h *Header) {
+	o.depth = min(max(opt.K, 0), maxTopDepth)
+	if h != nil && h.K > 0 {
+		o.depth = min(o.depth, h.K)
+	}
+	o.maxMoved = DefaultMaxMoved
+	o.cut.Store(math.Float64bits(2))
+}
+
+// setRBO computes cur's rank-biased overlap with rec's top k, once.
+func (c *Comparer) setRBO(rec *record, cur *Current) {
+	if cur.rboSet {
+		return
+	}
+	cur.rboSet = true
+	if !rec.hasTop || !(cur.Ranked || cur.HasTop) {
+		return
+	}
+	d := c.ov.depth
+	bt := c.b.top(rec)
+	bt = bt[:min(len(bt), d)]
+	var buf [32]uint64
+	ct := buf[:0]
+	for _, id := range cur.Top[:min(len(cur.Top), d)] {
+		ct = append(ct, IDHash(id))
+	}
+	cur.RBO, cur.HasRBO = metrics.RBOExtEnded(bt, ct, metrics.RBOPersistence), true
+	cur.SameTop = len(bt) == len(ct)
+	for i := 0; cur.SameTop && i < len(bt); i++ {
+		cur.SameTop = bt[i] == ct[i]
+	}
+}
+
+// mayMove reports whether a case without gold may enter the moved list (Prepare,
+// on a worker: the list's cut is read atomically).
+func (c *Comparer) mayMove(cur *Current) bool {
+	return cur.HasRBO && !cur.SameTop && cur.RBO < math.Float64frombits(c.ov.cut.Load())
+}
+
+// addMoved offers a case without gold to the moved list (Add, file order).
+func (c *Comparer) addMoved(rec int, r *gate.CaseResult, line *CaseLine, cur *Current) {
+	o := &c.ov
+	if !cur.HasRBO || cur.SameTop || o.maxMoved <= 0 {
+		return
+	}
+	full := len(o.moved) == o.maxMoved
+	if full && cur.RBO >= o.moved[len(o.moved)-1].rbo {
+		return // an equal RBO earlier in the file keeps its place
+	}
+	// Cloned: the case's strings may share a block of the case reader, which a
+	// kept string would hold for the whole run.
+	top := make([]string, 0, min(len(cur.Top), o.depth))
+	for _, id := range cur.Top[:cap(top)] {
+		top = append(top, strings.Clone(id))
+	}
+	m := movedRef{rec: rec, file: r.File, rbo: cur.RBO, cur: CaseLine{ID: strings.Clone(r.ID), Line: r.Line,
+		Locale: strings.Clone(r.Locale), Type: strings.Clone(r.Type), Query: strings.Clone(line.Query), HasTop: true, Top: top}}
+	i := len(o.moved)
+	for i > 0 && o.moved[i-1].rbo > cur.RBO {
+		i--
+	}
+	if full {
+		o.moved = o.moved[:len(o.moved)-1]
+	}
+	o.moved = append(o.moved, movedRef{})
+	copy(o.moved[i+1:], o.moved[i:])
+	o.moved[i] = m
+	if len(o.moved) == o.maxMoved {
+		o.cut.Store(math.Float64bits(o.moved[len(o.moved)-1].rbo))
+	}
+}
+
+// overlapResult finishes the overlap, reading the moved cases' baseline top k.
+func (c *Comparer) overlapResult() (Overlap, error) {
+	o := &c.ov
+	out := Overlap{P: metrics.RBOPersistence, Depth: o.depth, Weight: metrics.RBOPrefixWeight(metrics.RBOPersistence, o.depth),
+		Paired: o.paired.group(), WithoutGold: o.withoutGold.group()}
+	for _, m := range o.moved {
+		d, err := c.b.detail(m.rec)
+		if err != nil {
+			return Overlap{}, err
+		}
+		out.MostChanged = append(out.MostChanged, Moved{ID: m.cur.ID, File: m.file, Line: m.cur.Line, Locale: m.cur.Locale,
+			Type: m.cur.Type, Query: m.cur.Query, Before: d.Top[:min(len(d.Top), o.depth)], After: m.cur.Top, RBO: m.rbo})
+	}
+	return out, nil
+}
