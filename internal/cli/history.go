@@ -99,5 +99,8 @@ func compareFingerprint(o *compareOptions) fingerprint {
 	for i, n := range o.runs.names {
 		fp.inputs["run:"+n] = o.runs.files[i]
 	}
+	if o.humanQrels != "" { // corrected figures are another series
+		fp.inputs["human-qrels"] = o.humanQrels
+	}
 	return fp
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
 // JudgeCommand is `retrieval-gate judge`: grade the pooled results of one or
@@ -81,6 +82,18 @@ type judgeOptions struct {
 	batch             bool
 	batchOut, batchIn string
 	batchPoll         time.Duration
+	// The human labelling sheet (--human-sample N --human-sheet BASE).
+	humanSample int
+	humanSheet  string
+	humanSeed   uint64
+}
+
+// humanSheetPaths are the two files of --human-sheet BASE: BASE.csv and BASE.jsonl.
+func (o *judgeOptions) humanSheetPaths() (csvPath, jsonlPath string) {
+	if o.humanSheet == "" {
+		return "", ""
+	}
+	return o.humanSheet + ".csv", o.humanSheet + ".jsonl"
 }
 
 // parsePrice reads --price-per-1k: "P" (prompt and completion) or "P,C".
@@ -125,12 +138,18 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 	fs.StringVar(&o.batchOut, "batch-out", "", "write the Batch API requests JSONL of the judgments not cached to `FILE` and exit (for any batch engine)")
 	fs.StringVar(&o.batchIn, "batch-in", "", "read a results `FILE` in the Batch API's output format (e.g. from vllm run-batch) instead of asking a server")
 	fs.DurationVar(&o.batchPoll, "batch-poll", o.batchPoll, "first wait between two polls of a batch's status (then 1.5× longer each time, at most a minute)")
+	fs.IntVar(&o.humanSample, "human-sample", 0, "draw `N` of the pooled queries at random (stratified by locale) for human labelling: every pooled document of each goes on the --human-sheet")
+	fs.StringVar(&o.humanSheet, "human-sheet", "", "write the labelling sheet of --human-sample to `BASE`.csv and BASE.jsonl (query, document text, an empty grade), for compare --human-qrels and calibrate --human-sheet")
+	humanSeed := fs.String("human-seed", strconv.FormatUint(metrics.DefaultSeed, 10), "seed of the --human-sample draw (the same pool and seed draw the same queries)")
 	src, err := parseFlags(fs, env, args, judgeInputs)
 	if err != nil {
 		return nil, err
 	}
 	if o.price, err = parsePrice(*price); err != nil {
 		return nil, src.refuseErr("judge", "price-per-1k", err)
+	}
+	if o.humanSeed, err = strconv.ParseUint(*humanSeed, 10, 64); err != nil {
+		return nil, src.refuse("judge", "human-seed", "must be a non-negative integer")
 	}
 	switch {
 	case len(o.runs.names) == 0:
@@ -143,6 +162,14 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 		return nil, usagef("judge: --batch-out writes only the requests; judge --batch-in RESULTS writes the labels")
 	case o.batchOut == "" && o.qrelsOut == "" && o.jsonlOut == "":
 		return nil, usagef("judge: give --qrels FILE and/or --judgments FILE for the labels")
+	case o.humanSample < 0:
+		return nil, src.refuse("judge", "human-sample", "must be 1 or more")
+	case o.humanSample > 0 && o.humanSheet == "":
+		return nil, usagef("judge: --human-sample needs --human-sheet BASE (the sheet is written to BASE.csv and BASE.jsonl)")
+	case o.humanSample == 0 && o.humanSheet != "":
+		return nil, usagef("judge: --human-sheet needs --human-sample N (the number of queries to label)")
+	case o.humanSample > 0 && o.batchOut != "":
+		return nil, usagef("judge: --human-sample writes its sheet with the labels: give it to judge --batch-in RESULTS, not --batch-out")
 	case o.k < 1 || o.k > 1000:
 		return nil, src.refuse("judge", "k", "must be between 1 and 1000")
 	case o.repeat < 1 || o.repeat > 10:
@@ -172,7 +199,9 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 		inputs = append(inputs, file{"run", r})
 	}
 	// The cache is appended to: an output, checked against every input.
-	return o, refuseOverwrite("judge", src, inputs, []file{{"cache", o.cache}, {"qrels", o.qrelsOut}, {"judgments", o.jsonlOut}, {"json", o.jsonOut}, {"batch-out", o.batchOut}})
+	sheetCSV, sheetJSONL := o.humanSheetPaths()
+	return o, refuseOverwrite("judge", src, inputs, []file{{"cache", o.cache}, {"qrels", o.qrelsOut}, {"judgments", o.jsonlOut}, {"json", o.jsonOut}, {"batch-out", o.batchOut},
+		{"human-sheet", sheetCSV}, {"human-sheet", sheetJSONL}})
 }
 
 // judgeInputs are judge's Action inputs (`run` holds one NAME=FILE per line);
@@ -215,7 +244,8 @@ func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, 
 	// read). The cache is not one of them: it keeps every judgment made.
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
-	ws, err := addOutputs(outs, o.qrelsOut, o.jsonlOut, o.jsonOut, o.batchOut)
+	sheetCSV, sheetJSONL := o.humanSheetPaths()
+	ws, err := addOutputs(outs, o.qrelsOut, o.jsonlOut, o.jsonOut, o.batchOut, sheetCSV, sheetJSONL)
 	if err != nil {
 		return nil, err
 	}
@@ -271,16 +301,25 @@ func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, 
 	}
 	sum := judge.Summarize(res, o.price)
 	meta := judge.ReportMeta{Runs: o.runs.names, K: o.k, Price: o.price}
+	var sample *judge.HumanSample
+	if o.humanSample > 0 {
+		sample = judge.SampleQueries(res.Pairs, o.humanSample, o.humanSeed)
+	}
 	if err := render(ws,
 		func(w io.Writer) error { return judge.WriteTREC(w, res) },
 		func(w io.Writer) error { return judge.WriteJSONL(w, res) },
-		func(w io.Writer) error { return judge.WriteReport(w, res, sum, meta) }, nil); err != nil {
+		func(w io.Writer) error { return judge.WriteReport(w, res, sum, meta) }, nil,
+		func(w io.Writer) error { return judge.WriteSheetCSV(w, sample) },
+		func(w io.Writer) error { return judge.WriteSheetJSONL(w, sample) }); err != nil {
 		return nil, err
 	}
 	if err := outs.Commit(); err != nil {
 		return nil, err
 	}
 	printJudgeSummary(env.Stdout, res, sum)
+	if sample != nil {
+		printHumanSample(env.Stdout, sample, sheetCSV, sheetJSONL)
+	}
 	return res, nil
 }
 
@@ -350,4 +389,22 @@ func fmtRate(v *float64) string {
 		return "undefined"
 	}
 	return strconv.FormatFloat(*v, 'f', 1, 64)
+}
+
+// printHumanSample says what --human-sample drew and where the sheet is.
+func printHumanSample(w io.Writer, hs *judge.HumanSample, csvPath, jsonlPath string) {
+	var strata []string
+	for _, st := range hs.Strata {
+		loc := st.Locale
+		if loc == "" {
+			loc = "(no locale)"
+		}
+		strata = append(strata, fmt.Sprintf("%s %d of %d", format.SanitizeText(loc), st.Drawn, st.Queries))
+	}
+	total := 0
+	for _, st := range hs.Strata {
+		total += st.Queries
+	}
+	fmt.Fprintf(w, "judge: human sample (seed %d): %d of %d queries (%s), %d pairs to label in %s and %s (fill in one: grade 0-3)\n",
+		hs.Seed, len(hs.Queries), total, strings.Join(strata, ", "), len(hs.Pairs), format.SanitizeText(csvPath), format.SanitizeText(jsonlPath))
 }
