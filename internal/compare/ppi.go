@@ -68,11 +68,11 @@ type LevelBias struct {
 
 // humanValues are the per-query measures of the labelled queries under human grades.
 type humanValues struct {
-	rows   []int                            // evaluated-query indexes (Result.QueryIDs), sorted
-	values [][]float64                      // [strategy][k*NumGraded+m] for rows[k]
-	in     []bool                           // in[i]: query i is labelled
-	grades map[string]map[string]int        // query -> doc -> grade
-	bin    [metrics.NumGraded][]int         // rows the measure counts
+	rows   []int                     // evaluated-query indexes (Result.QueryIDs), sorted
+	values [][]float64               // [strategy][k*NumGraded+m] for rows[k]
+	in     []bool                    // in[i]: query i is labelled
+	grades map[string]map[string]int // query -> doc -> grade
+	bin    [metrics.NumGraded][]int  // rows the measure counts
 }
 
 // checkSheet refuses a sheet row whose query is not in the judge's qrels, or

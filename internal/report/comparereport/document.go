@@ -51,6 +51,7 @@ const PAdjustment = "holm-within-measure"
 type Document struct {
 	Gain                  string               `json:"gain"`
 	Gates                 []gatetable.Entry    `json:"gates"`
+	Human                 *Human               `json:"human,omitempty"` // compare --human-qrels (human.go)
 	K                     int                  `json:"k"`
 	Paired                []Paired             `json:"paired"`
 	Primary               string               `json:"primary"`
@@ -266,6 +267,7 @@ func New(r *compare.Result) *Document {
 		Findings:    r.Findings,
 		Gates:       gatetable.FromOutcome(r.Gates),
 		Verdict:     r.Verdict(),
+		Human:       newHuman(r),
 	}
 	st := Statistics{CI95Methods: []string{}, PValueMethods: []string{}}
 	for i := range r.Strategies {

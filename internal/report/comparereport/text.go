@@ -147,7 +147,11 @@ func (d *Document) Text(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "  %s\n", d.primaryLine())
 	}
+	d.humanText(&b, name)
 	fmt.Fprintf(&b, "\n%s\n", d.recommendation(name))
+	if s := d.humanBasis(); s != "" {
+		fmt.Fprintf(&b, "%s\n", s)
+	}
 	if d.ReadBack {
 		fmt.Fprintf(&b, "diagnosis not shown: %s.\n", NotCarriedLine)
 	}

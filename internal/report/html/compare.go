@@ -10,6 +10,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
@@ -100,6 +101,8 @@ type CompareView struct {
 	Runs     []exploreRun
 	Current  int
 	Colours  map[string]int
+	// Human is the human-corrected section (compare --human-qrels; nil without).
+	Human *comparereport.HumanSection
 }
 
 // Compare writes the compare dashboard.
@@ -138,6 +141,8 @@ func Compare(w io.Writer, v CompareView) error {
 		p.Section("Gates: " + v.Verdict)
 		p.GateTable(v.Gates)
 	}
+
+	p.humanSection(v.Human)
 
 	// Per strategy: the run and the measure chosen in "Select run" and
 	// "Select metric" (the script redraws from the embedded data); without
