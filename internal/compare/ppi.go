@@ -182,7 +182,7 @@ func (r *Result) correctedPair(hv *humanValues, split splitFunc, a, b, m int) Pa
 	est := metrics.PPITuned(y, f, u)
 	p := Paired{Strategy: r.Strategies[a].Name, Baseline: r.Strategies[b].Name, Metric: metrics.GradedKeys[m], N: est.N,
 		Delta: est.Estimate, CI: est.Interval(), P: est.PValue(), PMethod: PMethodPPI, Primary: m == r.primary}
-	if math.IsNaN(p.P) {
+	if math.IsNaN(p.P) { // fewer than 2 labelled queries, or no variation among them: not tested
 		p.P = 1
 	}
 	return p
@@ -298,12 +298,13 @@ func (r *Result) humanValues(q *trecfile.Qrels, runs []Input, sh *labelfile.Shee
 	for k, i := range hv.rows {
 		pos[i] = k
 	}
+	// Each labelled query's human judgments per level (metrics.QueryInput.Levels).
 	levels := make([][]int, len(hv.rows))
 	for k, i := range hv.rows {
+		levels[k] = make([]int, labelfile.MaxSheetGrade+1)
 		for _, g := range hv.grades[r.QueryIDs[i]] {
-			levels[k] = append(levels[k], g)
+			levels[k][g]++
 		}
-		slices.Sort(levels[k])
 	}
 	hv.values = make([][]float64, len(r.Strategies))
 	for s, in := range runs {

@@ -139,6 +139,19 @@ func TestHumanCorrectionTuned(t *testing.T) {
 	assert.InDelta(t, want.Lo, got.Lo, 1e-12)
 	assert.InDelta(t, want.Lambda, got.Lambda, 1e-12)
 	assert.Equal(t, 34, got.N)
+	// nDCG under the human grades: the ideal is d at the human grade, then e (1).
+	var ny []float64
+	for i := 0; i < 100; i += 3 {
+		hg := min(3, i%4+(i/4)%2)
+		ideal := math.Pow(2, float64(hg)) - 1
+		if hg < 1 {
+			ideal = 1
+		}
+		ny = append(ny, (math.Pow(2, float64(hg))-1)/ideal)
+	}
+	ho := res.Human.HumanOnly[0][metrics.QueryIndex("ndcg_at_k")]
+	assert.InDelta(t, metrics.HumanOnly(ny).Estimate, ho.Estimate, 1e-12)
+	assert.LessOrEqual(t, ho.Estimate, 1.0)
 }
 
 func TestHumanSheetUnknown(t *testing.T) {

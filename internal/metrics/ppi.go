@@ -46,7 +46,8 @@ func (p PPI) Interval() Interval {
 
 // PValue is the two-sided p-value of the estimate against 0 (a paired
 // difference's test), with the interval's t distribution (n − 1 degrees of
-// freedom): 2·(1 − T(|θ̂|/SE)); 1 when θ̂ = 0, NaN when SE is undefined.
+// freedom): 2·(1 − T(|θ̂|/SE)); 1 when θ̂ = 0; NaN when SE is undefined or 0 (no
+// variation among the labelled units: nothing to test against).
 func (p PPI) PValue() float64 {
 	switch {
 	case math.IsNaN(p.SE):
@@ -54,7 +55,7 @@ func (p PPI) PValue() float64 {
 	case p.Estimate == 0:
 		return 1
 	case p.SE == 0:
-		return 0
+		return math.NaN()
 	}
 	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(max(p.N-1, 1))}
 	return 2 * t.Survival(math.Abs(p.Estimate)/p.SE)
