@@ -180,7 +180,6 @@ type Result struct {
 	// recommendation and the gates then use its figures.
 	Human   *Human
 	human   *humanValues
-	split   splitFunc
 	primary int // index of Primary in metrics.QueryMeasures
 }
 

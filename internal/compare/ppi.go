@@ -73,17 +73,78 @@ type humanValues struct {
 	in     []bool                    // in[i]: query i is labelled
 	grades map[string]map[string]int // query -> doc -> grade
 	bin    [metrics.NumGraded][]int  // rows the measure counts
+	// lab[g] are the indexes into rows of the labelled units of measure group g
+	// (0: every evaluated query, 1: those at the relevant level), unl[g] the
+	// evaluated-query indexes of the others; y, f, u are split's buffers.
+	lab, unl [2][]int
+	y, f, u  []float64
+}
+
+// group is measure m's group of units in humanValues.lab and unl.
+func (r *Result) group(m int) int {
+	if binaryMeasure(m) {
+		return 1
+	}
+	return 0
+}
+
+// units fills hv.lab and hv.unl.
+func (r *Result) units(hv *humanValues) {
+	for g := range 2 {
+		k := 0
+		for i := range r.N() {
+			if g == 1 && !r.InBinary[i] {
+				continue
+			}
+			for k < len(hv.rows) && hv.rows[k] < i {
+				k++
+			}
+			if k < len(hv.rows) && hv.rows[k] == i {
+				hv.lab[g] = append(hv.lab[g], k)
+			} else {
+				hv.unl[g] = append(hv.unl[g], i)
+			}
+		}
+	}
+	hv.y, hv.f, hv.u = make([]float64, 0, len(hv.rows)), make([]float64, 0, len(hv.rows)), make([]float64, 0, r.N())
+}
+
+// split gives measure m's labelled units (human value y, judge value f) and
+// the judge's values of the others, in hv's buffers: valid until the next call.
+func (hv *humanValues) split(g int, human func(k int) float64, judge func(i int) float64) (y, f, u []float64) {
+	y, f, u = hv.y[:0], hv.f[:0], hv.u[:0]
+	for _, k := range hv.lab[g] {
+		y, f = append(y, human(k)), append(f, judge(hv.rows[k]))
+	}
+	for _, i := range hv.unl[g] {
+		u = append(u, judge(i))
+	}
+	hv.y, hv.f, hv.u = y, f, u
+	return y, f, u
 }
 
 // checkSheet refuses a sheet row whose query is not in the judge's qrels, or
 // whose document is neither graded there for that query nor retrieved for it by
 // a run: an *input.Error at the row's line.
 func checkSheet(q *trecfile.Qrels, runs []Input, sh *labelfile.Sheet) error {
-	retrieved := map[string]map[string]bool{}
+	// The runs' documents are looked up only for the queries of rows the
+	// qrels do not judge (usually none).
 	want := map[string]bool{}
+	idx := queryIndexer(q)
 	for _, row := range sh.Rows {
-		want[row.QueryID] = true
+		qi, ok := idx(row.QueryID)
+		if !ok {
+			want[row.QueryID] = true
+			break // the loop below reports the first bad row in file order
+		}
+		if _, judged := q.Relevance(qi, row.DocID); !judged {
+			want[row.QueryID] = true
+		}
 	}
+	if len(want) == 0 {
+		return nil
+	}
+	retrieved := map[string]map[string]bool{}
 	for _, in := range runs {
 		for _, rq := range in.Run.Queries {
 			if !want[rq.ID] {
@@ -126,38 +187,18 @@ func (r *Result) correct(q *trecfile.Qrels, runs []Input, sh *labelfile.Sheet) {
 		h.MeasureN[m] = len(hv.bin[m])
 	}
 	h.N = len(hv.rows)
-	// split gives the labelled units (human value y, judge value f) and the
-	// judge's values of the others, for one column of values.
-	split := func(m int, human func(k int) float64, judge func(i int) float64) (y, f, u []float64) {
-		labelled := hv.bin[m]
-		y, f = make([]float64, 0, len(labelled)), make([]float64, 0, len(labelled))
-		k := 0
-		for i := range r.N() {
-			if binaryMeasure(m) && !r.InBinary[i] {
-				continue
-			}
-			for k < len(hv.rows) && hv.rows[k] < i {
-				k++
-			}
-			if k < len(hv.rows) && hv.rows[k] == i {
-				y, f = append(y, human(k)), append(f, judge(i))
-				continue
-			}
-			u = append(u, judge(i))
-		}
-		return y, f, u
-	}
+	r.units(hv)
 	for s := range r.Strategies {
 		vals := r.Strategies[s].Values
 		for m := range M {
-			y, f, u := split(m, func(k int) float64 { return hv.values[s][k*M+m] }, func(i int) float64 { return vals[i*M+m] })
+			y, f, u := hv.split(r.group(m), func(k int) float64 { return hv.values[s][k*M+m] }, func(i int) float64 { return vals[i*M+m] })
 			h.Means[s][m] = metrics.PPITuned(y, f, u)
 			h.HumanOnly[s][m] = metrics.HumanOnly(y)
 		}
 	}
 	h.Paired = make([]Paired, len(r.Paired))
 	for i, p := range r.Paired {
-		h.Paired[i] = r.correctedPair(hv, split, r.StrategyIndex(p.Strategy), r.StrategyIndex(p.Baseline), metrics.QueryIndex(p.Metric))
+		h.Paired[i] = r.correctedPair(hv, r.StrategyIndex(p.Strategy), r.StrategyIndex(p.Baseline), metrics.QueryIndex(p.Metric))
 	}
 	ps := make([]float64, len(h.Paired))
 	family := make([]string, len(h.Paired))
@@ -170,15 +211,14 @@ func (r *Result) correct(q *trecfile.Qrels, runs []Input, sh *labelfile.Sheet) {
 		p.Note = note(p)
 	}
 	r.human = hv
-	r.split = split
 }
 
 // correctedPair is the PPI++ test of strategy a − b on measure m, unadjusted.
-func (r *Result) correctedPair(hv *humanValues, split splitFunc, a, b, m int) Paired {
+func (r *Result) correctedPair(hv *humanValues, a, b, m int) Paired {
 	const M = metrics.NumGraded
 	A, B := r.Strategies[a].Values, r.Strategies[b].Values
 	ha, hb := hv.values[a], hv.values[b]
-	y, f, u := split(m, func(k int) float64 { return ha[k*M+m] - hb[k*M+m] }, func(i int) float64 { return A[i*M+m] - B[i*M+m] })
+	y, f, u := hv.split(r.group(m), func(k int) float64 { return ha[k*M+m] - hb[k*M+m] }, func(i int) float64 { return A[i*M+m] - B[i*M+m] })
 	est := metrics.PPITuned(y, f, u)
 	p := Paired{Strategy: r.Strategies[a].Name, Baseline: r.Strategies[b].Name, Metric: metrics.GradedKeys[m], N: est.N,
 		Delta: est.Estimate, CI: est.Interval(), P: est.PValue(), PMethod: PMethodPPI, Primary: m == r.primary}
@@ -187,8 +227,6 @@ func (r *Result) correctedPair(hv *humanValues, split splitFunc, a, b, m int) Pa
 	}
 	return p
 }
-
-type splitFunc = func(m int, human func(k int) float64, judge func(i int) float64) (y, f, u []float64)
 
 // humanPairTest is pairTest on the corrected figures: the corrected baseline
 // comparison when the pair has the baseline, else a new PPI++ test Holm-adjusted
@@ -210,7 +248,7 @@ func (r *Result) humanPairTest(a, b, m int) Paired {
 			return p
 		}
 	}
-	out := r.correctedPair(r.human, r.split, a, b, m)
+	out := r.correctedPair(r.human, a, b, m)
 	family := make([]float64, 0, len(r.Human.Paired)+1)
 	for _, p := range r.Human.Paired {
 		if p.Metric == key {
@@ -268,11 +306,15 @@ func (r *Result) humanRanked() []int {
 func (r *Result) humanValues(q *trecfile.Qrels, runs []Input, sh *labelfile.Sheet, h *Human) *humanValues {
 	const M = metrics.NumGraded
 	hv := &humanValues{grades: map[string]map[string]int{}, in: make([]bool, r.N())}
+	var g map[string]int
+	prev := ""
 	for _, row := range sh.Rows {
-		g := hv.grades[row.QueryID]
-		if g == nil {
-			g = map[string]int{}
-			hv.grades[row.QueryID] = g
+		if g == nil || row.QueryID != prev {
+			if g = hv.grades[row.QueryID]; g == nil {
+				g = make(map[string]int, 32)
+				hv.grades[row.QueryID] = g
+			}
+			prev = row.QueryID
 		}
 		g[row.DocID] = row.Grade
 	}
@@ -343,6 +385,19 @@ func (r *Result) humanValues(q *trecfile.Qrels, runs []Input, sh *labelfile.Shee
 	return hv
 }
 
+// queryIndexer is q.QueryIndex remembering its last answer: a sheet's rows
+// come grouped by query.
+func queryIndexer(q *trecfile.Qrels) func(id string) (int, bool) {
+	last, lastI, lastOK, have := "", 0, false, false
+	return func(id string) (int, bool) {
+		if !have || id != last {
+			lastI, lastOK = q.QueryIndex(id)
+			last, have = id, true
+		}
+		return lastI, lastOK
+	}
+}
+
 // judgeBias is the judge's confusion with the humans on the sheet's pairs.
 func judgeBias(q *trecfile.Qrels, sh *labelfile.Sheet) Bias {
 	jmax := max(q.MaxLevel(), labelfile.MaxSheetGrade)
@@ -352,8 +407,9 @@ func judgeBias(q *trecfile.Qrels, sh *labelfile.Sheet) Bias {
 		b.Confusion[h] = make([]int, jmax+1)
 	}
 	total := 0.0
+	idx := queryIndexer(q)
 	for _, row := range sh.Rows {
-		qi, _ := q.QueryIndex(row.QueryID)
+		qi, _ := idx(row.QueryID)
 		rel, judged := q.Relevance(qi, row.DocID)
 		if !judged {
 			b.Unjudged++
