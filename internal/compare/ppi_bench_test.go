@@ -89,6 +89,10 @@ func BenchmarkCompareHuman(b *testing.B) {
 			o.HumanSheet = sh
 		}
 		b.Run(tc.name, func(b *testing.B) {
+			// The process's CPU time per op: on a loaded machine the wall time
+			// swings with the other processes, the CPU much less.
+			start := cpuTime()
+			defer func() { b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op") }()
 			for b.Loop() {
 				res, err := compare.Run(q, in, o)
 				if err != nil {
