@@ -70,7 +70,6 @@ type LevelBias struct {
 type humanValues struct {
 	rows   []int                     // evaluated-query indexes (Result.QueryIDs), sorted
 	values [][]float64               // [strategy][k*NumGraded+m] for rows[k]
-	in     []bool                    // in[i]: query i is labelled
 	grades map[string]map[string]int // query -> doc -> grade
 	bin    [metrics.NumGraded][]int  // rows the measure counts
 	// lab[g] are the indexes into rows of the labelled units of measure group g
@@ -305,7 +304,7 @@ func (r *Result) humanRanked() []int {
 // the human grades: a top-k document the sheet does not grade counts 0.
 func (r *Result) humanValues(q *trecfile.Qrels, runs []Input, sh *labelfile.Sheet, h *Human) *humanValues {
 	const M = metrics.NumGraded
-	hv := &humanValues{grades: map[string]map[string]int{}, in: make([]bool, r.N())}
+	hv := &humanValues{grades: map[string]map[string]int{}}
 	var g map[string]int
 	prev := ""
 	for _, row := range sh.Rows {
@@ -323,7 +322,6 @@ func (r *Result) humanValues(q *trecfile.Qrels, runs []Input, sh *labelfile.Shee
 		if i, ok := slices.BinarySearch(r.QueryIDs, id); ok {
 			evalIdx[id] = i
 			hv.rows = append(hv.rows, i)
-			hv.in[i] = true
 		} else {
 			h.NotEvaluated++
 		}
