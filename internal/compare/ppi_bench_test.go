@@ -41,7 +41,9 @@ func benchSheet(tb testing.TB, qrelsPath string, step int) string {
 		if q%step != 0 {
 			continue
 		}
-		fmt.Sscan(f[3], &rel)
+		if _, err := fmt.Sscan(f[3], &rel); err != nil {
+			tb.Fatal(err)
+		}
 		if row%3 == 2 {
 			rel = min(3, rel+1)
 		}
