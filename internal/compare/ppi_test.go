@@ -163,9 +163,8 @@ func TestHumanSheetUnknown(t *testing.T) {
 	} {
 		o.HumanSheet = sheet(t, tc.rows)
 		_, err := compare.Run(q, runs, o)
-		require.Error(t, err)
 		var ie *input.Error
 		require.ErrorAs(t, err, &ie)
-		assert.Equal(t, tc.want, err.Error())
+		assert.EqualError(t, err, tc.want)
 	}
 }

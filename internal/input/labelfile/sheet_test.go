@@ -69,10 +69,9 @@ func TestReadSheetErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadSheet(context.Background(), strings.NewReader(tc.in), "sheet")
-			require.Error(t, err)
 			var ie *input.Error
-			require.True(t, errors.As(err, &ie), "%v is not an input error", err)
-			assert.Contains(t, err.Error(), tc.want)
+			require.ErrorAs(t, err, &ie)
+			assert.ErrorContains(t, err, tc.want)
 		})
 	}
 }
@@ -80,12 +79,10 @@ func TestReadSheetErrors(t *testing.T) {
 func TestReadSheetRecordCap(t *testing.T) {
 	big := "query_id,doc_id,document,grade\nq1,d1,\"" + strings.Repeat("x", MaxSheetRecord+200<<10) + "\",1\n"
 	_, err := ReadSheet(context.Background(), strings.NewReader(big), "sheet")
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "sheet:2: a record from this line on is longer than 16 MiB")
+	require.ErrorContains(t, err, "sheet:2: a record from this line on is longer than 16 MiB")
 	bigJ := `{"query_id":"q","doc_id":"d","grade":1,"document":"` + strings.Repeat("x", MaxSheetRecord) + "\"}\n"
 	_, err = ReadSheet(context.Background(), strings.NewReader(bigJ), "sheet")
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "sheet:1: line longer than 16 MiB")
+	require.ErrorContains(t, err, "sheet:1: line longer than 16 MiB")
 }
 
 func TestSheetCell(t *testing.T) {
