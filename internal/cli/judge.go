@@ -115,7 +115,7 @@ func parsePrice(v string) (*judge.Price, error) {
 
 // newJudgeOptions are judge's defaults (its flags' and evaluate's stage's).
 func newJudgeOptions() *judgeOptions {
-	return &judgeOptions{k: 10, repeat: 1, llm: llmFlags{concurrency: 4}, format: judge.FormatJSON, cache: DefaultJudgeCache, batchPoll: llm.DefaultPoll.Initial}
+	return &judgeOptions{k: 10, repeat: 1, llm: llmFlags{concurrency: 4}, format: judge.FormatJSON, cache: DefaultJudgeCache, batchPoll: llm.DefaultPoll.Initial, humanSeed: metrics.DefaultSeed}
 }
 
 func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
@@ -140,7 +140,7 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 	fs.DurationVar(&o.batchPoll, "batch-poll", o.batchPoll, "first wait between two polls of a batch's status (then 1.5× longer each time, at most a minute)")
 	fs.IntVar(&o.humanSample, "human-sample", 0, "draw `N` of the pooled queries at random (stratified by locale) for human labelling: every pooled document of each goes on the --human-sheet")
 	fs.StringVar(&o.humanSheet, "human-sheet", "", "write the labelling sheet of --human-sample to `BASE`.csv and BASE.jsonl (query, document text, an empty grade), for compare --human-qrels and calibrate --human-sheet")
-	humanSeed := fs.String("human-seed", strconv.FormatUint(metrics.DefaultSeed, 10), "seed of the --human-sample draw (the same pool and seed draw the same queries)")
+	humanSeed := fs.String("human-seed", strconv.FormatUint(o.humanSeed, 10), "seed of the --human-sample draw (the same pool and seed draw the same queries)")
 	src, err := parseFlags(fs, env, args, judgeInputs)
 	if err != nil {
 		return nil, err
