@@ -38,6 +38,8 @@ type Input struct {
 	// MaxUnpaired, when not nil, caps the unpaired labels of each gated dimension
 	// (--max-unpaired): above it the gate fails.
 	MaxUnpaired *UnpairedLimit
+
+	panel *panel // set by Evaluate under the lock's raters: panel
 }
 
 // UnpairedLimit is the opt-in cap on the unpaired labels of a gated dimension: a
@@ -130,6 +132,11 @@ type Dimension struct {
 	JudgeConstructs []string
 	Violations      []Violation // construct mismatches first, then anchoring, each by case id
 	Notes           []string
+	// Panel is the rater panel under the lock's raters: panel (panel.go), nil
+	// under raters: single.
+	Panel *PanelDimension
+	// CarriedOver is the lock's carried_over flag (carried.go).
+	CarriedOver bool
 }
 
 // Result is the whole calibration.
@@ -140,6 +147,11 @@ type Result struct {
 	MaxUnpaired *UnpairedLimit
 	LockCheck   *LockCheck // nil when --lock-base was not given
 	GitAnchor   *GitAnchoring
+	// CarriedOver is the carried-over dimensions' check (--lock-base and a lock
+	// with carried_over dimensions), Blind the blind-relabelling check
+	// (--git-anchoring); nil when not made.
+	CarriedOver *CarriedOverCheck
+	Blind       *BlindCheck
 	// Gates are computed by Finish: kappa:NAME per dimension, unpaired:NAME per
 	// gated dimension under --max-unpaired, lock and git-anchoring when checked.
 	Gates outcome.Gates
@@ -161,6 +173,14 @@ func (r *Result) Failed() []string { return r.Gates.Failed() }
 // dimension) the last counts (the readers refuse them).
 func Evaluate(ctx context.Context, in Input) (*Result, error) {
 	res := &Result{Lock: in.Lock, MaxUnpaired: in.MaxUnpaired}
+	pn, err := buildPanel(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if pn != nil {
+		// The judge is compared with one label per case: the panel's consensus.
+		in.panel, in.Human = pn, pn.consensus
+	}
 	names := in.Lock.DimensionNames()
 	dimIndex := make(map[string]int, len(names))
 	for i, name := range names {
@@ -192,7 +212,13 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 
 	// Construct validity, on every label of the dimension, paired or not.
 	var mismatch []Violation
-	d.HumanConstructs, mismatch = constructs(p.human, hs, ld.Construct, mismatch)
+	if in.panel != nil {
+		d.HumanConstructs, mismatch = in.panel.humanConstructs(name, mismatch)
+		d.Panel = in.panel.dims[name]
+	} else {
+		d.HumanConstructs, mismatch = constructs(p.human, hs, ld.Construct, mismatch)
+	}
+	d.CarriedOver = ld.CarriedOver
 	d.JudgeConstructs, mismatch = constructs(p.judge, js, ld.Construct, mismatch)
 
 	// Pairing: both sides in case-id order, merged. The confusion matrix
@@ -421,4 +447,5 @@ func (r *Result) Finish() {
 		}
 		r.Gates = append(r.Gates, g)
 	}
+	r.panelGates()
 }

@@ -39,6 +39,9 @@ func LockChanges(base, cur *labelfile.Lock) []string {
 	if base.MinN != cur.MinN {
 		ch = append(ch, fmt.Sprintf("min_n: %s -> %s", minN(base), minN(cur)))
 	}
+	if base.Raters != cur.Raters {
+		ch = append(ch, fmt.Sprintf("raters: %s -> %s", raters(base), raters(cur)))
+	}
 	var dims []string
 	for _, n := range base.DimensionNames() {
 		b := base.Dimensions[n]
@@ -53,11 +56,18 @@ func LockChanges(base, cur *labelfile.Lock) []string {
 		if b.Gated != c.Gated {
 			dims = append(dims, fmt.Sprintf("dimensions.%s.gated: %t -> %t", n, b.Gated, c.Gated))
 		}
+		if b.CarriedOver != c.CarriedOver {
+			dims = append(dims, fmt.Sprintf("dimensions.%s.carried_over: %t -> %t", n, b.CarriedOver, c.CarriedOver))
+		}
 	}
 	for _, n := range cur.DimensionNames() {
 		if _, ok := base.Dimensions[n]; !ok {
 			c := cur.Dimensions[n]
-			dims = append(dims, fmt.Sprintf("dimensions.%s: added (construct %s, gated %t)", n, c.Construct, c.Gated))
+			added := fmt.Sprintf("dimensions.%s: added (construct %s, gated %t)", n, c.Construct, c.Gated)
+			if c.CarriedOver {
+				added = fmt.Sprintf("dimensions.%s: added (construct %s, gated %t, carried over)", n, c.Construct, c.Gated)
+			}
+			dims = append(dims, added)
 		}
 	}
 	slices.Sort(dims)
@@ -70,6 +80,15 @@ func minN(l *labelfile.Lock) string {
 		return strconv.Itoa(l.MinN) + " (default)"
 	}
 	return strconv.Itoa(l.MinN)
+}
+
+// raters is the lock's rater framing as a report shows it: "single (default)"
+// when not set.
+func raters(l *labelfile.Lock) string {
+	if !l.RatersSet {
+		return l.Raters + " (default)"
+	}
+	return l.Raters
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

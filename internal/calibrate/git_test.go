@@ -88,6 +88,13 @@ func TestLockChanges(t *testing.T) {
 		{"reformatted only", "{\n  \"dimensions\"", "{\"dimensions\"", nil},
 		{"min_n lowered from its default", `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": 5`, []string{"min_n: 30 (default) -> 5"}},
 		{"min_n default written out", `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": 30`, nil},
+		// The rater framing is frozen like the others (ADR-0028).
+		{"single rater framing made a panel", `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel"`, []string{"raters: single (default) -> panel"}},
+		{"single rater framing written out", `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "single"`, nil},
+		{"carried over declared", `"support", "gated": true`, `"support", "gated": true, "carried_over": true`, []string{"dimensions.groundedness.carried_over: false -> true"}},
+		{"carried over written out false", `"support", "gated": true`, `"support", "gated": true, "carried_over": false`, nil},
+		{"dimension added carried over", `"faithfulness": {"construct": "contradiction-only", "gated": true}`, `"faithfulness": {"construct": "contradiction-only", "gated": true}, "x": {"construct": "y", "gated": false, "carried_over": true}`,
+			[]string{"dimensions.x: added (construct y, gated false, carried over)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -203,7 +203,7 @@ func TestEvaluateStopsOnCancel(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	// Uncancelled, this takes minutes; the bound only proves the cancellation is
 	// honoured, with room for -race on a loaded CI machine (1.37 s seen there). The
-	// one-second rule of the command is TestSignals' (main_signal_test.go), on the
+	// one-second rule of the command is TestSignals' (internal/e2e/signals), on the
 	// built binary.
 	assert.Less(t, time.Since(start), 30*time.Second)
 }

@@ -75,6 +75,14 @@ const (
 	LockChanged Code = "lock_changed"
 	// NotAnchored: git anchoring failed; Names are its findings (calibrate.GitAnchoring.Reasons).
 	NotAnchored Code = "not_anchored"
+	// LabelsChanged: a carried-over dimension's human labels differ from those
+	// at the ref Text in N cases; Name is "no-base-file" or "base-invalid" when
+	// the ref has no valid labels file to compare with.
+	LabelsChanged Code = "labels_changed"
+	// NotBlind: N of the M paired human labels are not provably committed before
+	// the judge scores they are compared with; Names: the raters concerned
+	// ("" for labels without a rater id).
+	NotBlind Code = "not_blind"
 )
 
 // Clause is one reason of a gate: a code and its parameters (see each code

@@ -135,6 +135,19 @@ func Calibrate(r *calibrate.Result, md string, jsonPath string) Publication {
 			}
 		}
 	}
+	if b := r.Blind; b != nil {
+		// A label not provably committed before its judge score (ADR-0028's
+		// blind relabelling), at its line.
+		for _, rb := range b.Raters {
+			for _, v := range rb.Violations {
+				total++
+				if len(anns) < MaxAnnotations {
+					anns = append(anns, Annotation{File: v.File, Line: v.Line, Title: "retrieval-gate: calibrate blind-labels",
+						Message: fmt.Sprintf("%s, case %s, rater %s: not provably committed before its judge score (%s)", v.Dimension, v.CaseID, rb.Rater, v.Code)})
+				}
+			}
+		}
+	}
 	return Publication{
 		Markdown:         md,
 		Outputs:          map[string]string{"verdict": string(r.Verdict()), "json": jsonPath},

@@ -58,7 +58,10 @@ func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l 
 			return false
 		}
 		switch string(key) {
-		case "case_id", "dimension", "construct":
+		case "case_id", "dimension", "construct", RaterKey:
+			if string(key) == RaterKey && side == JudgeSide {
+				return false
+			}
 			str, end, ok := sc.str(v)
 			if !ok {
 				return false
@@ -68,6 +71,11 @@ func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l 
 				l.CaseID = sc.carve(str)
 			case "dimension":
 				l.Dimension = sc.interned(str)
+			case RaterKey:
+				if len(str) == 0 {
+					return false
+				}
+				l.Rater = sc.interned(str)
 			default:
 				l.Construct = sc.interned(str)
 			}
@@ -99,7 +107,12 @@ func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l 
 				return false
 			}
 			l.Bin, l.HasBin, i = int(f), true, end
+		case AdjudicationKey:
+			return false // rare: the tree parser reads it
 		default:
+			if raterLikeKey(string(key)) {
+				return false
+			}
 			if i, err = s.Skip(v, 1); err != nil {
 				return false
 			}
@@ -123,6 +136,9 @@ func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l 
 		if strings.TrimSpace(v) == "" {
 			return false
 		}
+	}
+	if l.Rater != "" && strings.TrimSpace(l.Rater) == "" {
+		return false
 	}
 	if strings.TrimSpace(string(at)) == "" {
 		return false
@@ -206,6 +222,11 @@ func firstDuplicate(ls []Label) (dup, first int, ok bool) {
 		h.WriteString(ls[i].Dimension)
 		h.WriteByte(0)
 		h.WriteString(ls[i].CaseID)
+		h.WriteByte(0)
+		h.WriteString(ls[i].Rater)
+		if ls[i].Adjudication {
+			h.WriteByte(1)
+		}
 		keys[i] = hk{h.Sum64(), i}
 	}
 	slices.SortFunc(keys, func(a, b hk) int {
@@ -226,7 +247,7 @@ func firstDuplicate(ls []Label) (dup, first int, ok bool) {
 			lx := &ls[keys[x].i]
 			for y := a; y < x; y++ {
 				ly := &ls[keys[y].i]
-				if ly.CaseID == lx.CaseID && ly.Dimension == lx.Dimension {
+				if ly.CaseID == lx.CaseID && ly.Dimension == lx.Dimension && ly.Rater == lx.Rater && ly.Adjudication == lx.Adjudication {
 					if dup < 0 || keys[x].i < dup {
 						dup, first = keys[x].i, keys[y].i
 					}
@@ -246,5 +267,11 @@ func duplicateError(ls []Label) error {
 		return nil
 	}
 	l := &ls[d]
+	switch {
+	case l.Adjudication:
+		return input.Errorf(l.File, l.Line, "duplicate adjudication by rater %q for case %q, dimension %q (first on line %d)", l.Rater, l.CaseID, l.Dimension, ls[f].Line)
+	case l.Rater != "":
+		return input.Errorf(l.File, l.Line, "duplicate label for case %q, dimension %q, rater %q (first on line %d)", l.CaseID, l.Dimension, l.Rater, ls[f].Line)
+	}
 	return input.Errorf(l.File, l.Line, "duplicate label for case %q, dimension %q (first on line %d)", l.CaseID, l.Dimension, ls[f].Line)
 }

@@ -132,7 +132,7 @@ type Group struct {
 }
 
 // Summary is one measure's mean, 95% CI and n in a group: ci95_method says how
-// the interval was computed (wilson for 0/1 values, bca, or bounded-wilson /
+// the interval was computed (wilson-cc for 0/1 values, bca, or bounded-wilson-cc /
 // range when every value is equal), unreliable that its method's simulated coverage at n is below 0.93.
 type Summary struct {
 	CI95       [2]format.Float `json:"ci95"`
@@ -362,7 +362,7 @@ func meanCI(g Group, key string) string {
 // is its footnote in the text and Markdown reports.
 const (
 	UnreliableMark = "†"
-	UnreliableNote = UnreliableMark + " unreliable: this interval's method covers less than 93% at this n in simulation (BCa below 30 cases, Wilson below 50; docs/statistics.md)"
+	UnreliableNote = UnreliableMark + " unreliable: this interval's method covers less than 93% at this n in simulation (BCa below 30 cases; docs/statistics.md)"
 )
 
 // anyUnreliable reports whether a group's interval is marked.

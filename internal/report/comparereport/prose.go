@@ -67,7 +67,7 @@ func noteText(note string) string {
 const unreliableMark = "†"
 
 // unreliableLine is the footnote of unreliableMark.
-const unreliableLine = unreliableMark + " unreliable: this interval's method covers less than 93% at this n in simulation (BCa below 30 queries, Wilson below 50; docs/statistics.md)"
+const unreliableLine = unreliableMark + " unreliable: this interval's method covers less than 93% at this n in simulation (BCa below 30 queries; docs/statistics.md)"
 
 func (d *Document) gain() string {
 	if d.Gain == metrics.GainLinear.String() {

@@ -113,8 +113,31 @@ func clause(c outcome.Clause) string {
 		return "the lock changed since " + c.Text
 	case outcome.NotAnchored:
 		return strings.Join(c.Names, "; ")
+	case outcome.LabelsChanged:
+		switch c.Name {
+		case "no-base-file":
+			return "the human labels file does not exist at " + c.Text + ", so the carried-over labels cannot be shown unchanged"
+		case "base-invalid":
+			return "the human labels file at " + c.Text + " is not a valid labels file, so the carried-over labels cannot be shown unchanged"
+		}
+		return fmt.Sprintf("the labels of %d case(s) changed since %s; a carried-over dimension keeps its labels", c.N, c.Text)
+	case outcome.NotBlind:
+		return fmt.Sprintf("%d of %d paired human label(s) are not provably committed before the judge scores they are compared with (raters: %s)",
+			c.N, c.M, strings.Join(raterNames(c.Names), ", "))
 	}
 	return string(c.Code)
+}
+
+// raterNames are rater ids as a reason shows them: "(no rater id)" for "".
+func raterNames(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id
+		if id == "" {
+			out[i] = "(no rater id)"
+		}
+	}
+	return out
 }
 
 // pairedTest is one paired test as a reason cites it: "B +0.12 [+0.05, +0.19], Holm p = 0.0030".
