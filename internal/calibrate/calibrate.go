@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
@@ -80,12 +81,32 @@ func (l *UnpairedLimit) Allowed(total int) int {
 	return int(math.Floor(l.Value*float64(total)/100 + 1e-9))
 }
 
-// Violation is one case that breaks a guard.
+// ViolationKind names the guard a label breaks.
+type ViolationKind string
+
+const (
+	// ConstructMismatch: the label (of Side) declares Construct, not the
+	// lock's Want.
+	ConstructMismatch ViolationKind = "construct_mismatch"
+	// NotEarlier: the human label's LabeledAt is not earlier than the judge's
+	// JudgedAt (at JudgeFile:JudgeLine): the label may have seen the score.
+	NotEarlier ViolationKind = "not_earlier"
+)
+
+// Violation is one case that breaks a guard, as data: the renderers write
+// the sentence.
 type Violation struct {
 	CaseID string
-	Reason string
+	Kind   ViolationKind
 	File   string // the offending label's file and line
 	Line   int
+	// ConstructMismatch.
+	Side            labelfile.LabelSide
+	Construct, Want string
+	// NotEarlier.
+	LabeledAt, JudgedAt time.Time
+	JudgeFile           string
+	JudgeLine           int
 }
 
 // Disagreement is a paired case whose human and judge bins differ.
@@ -260,9 +281,8 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 		d.Confusion[hk.bin][jk.bin]++
 		if !before(hk, jk) {
 			h, j := &in.Human[hk.i], &in.Judge[jk.i]
-			anchoring = append(anchoring, Violation{CaseID: h.CaseID, File: h.File, Line: h.Line, Reason: fmt.Sprintf(
-				"labeled_at %s (%s:%d) is not earlier than judged_at %s (%s:%d): the label may have seen the judge's score",
-				h.At.Format(timeFmt), h.File, h.Line, j.At.Format(timeFmt), j.File, j.Line)})
+			anchoring = append(anchoring, Violation{CaseID: h.CaseID, Kind: NotEarlier, File: h.File, Line: h.Line,
+				LabeledAt: h.At, JudgedAt: j.At, JudgeFile: j.File, JudgeLine: j.Line})
 		}
 		switch {
 		case jk.bin > hk.bin:
@@ -352,8 +372,6 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 	return d, nil
 }
 
-const timeFmt = "2006-01-02T15:04:05.999999999Z07:00"
-
 // constructs returns the distinct constructs the labels of keys (sorted by case
 // id) declare, sorted, and appends a violation, in case-id order, for every label
 // whose construct is not want.
@@ -364,8 +382,7 @@ func constructs(s *side, keys []pairKey, want string, vs []Violation) ([]string,
 		seen[key.construct] = true
 		if key.construct != wantCode {
 			l := &s.ls[key.i]
-			vs = append(vs, Violation{CaseID: l.CaseID, File: l.File, Line: l.Line, Reason: fmt.Sprintf("%s construct %q (%s:%d) differs from the lock's %q",
-				l.Side, l.Construct, l.File, l.Line, want)})
+			vs = append(vs, Violation{CaseID: l.CaseID, Kind: ConstructMismatch, File: l.File, Line: l.Line, Side: l.Side, Construct: l.Construct, Want: want})
 		}
 	}
 	out := []string{}
@@ -443,7 +460,7 @@ func (r *Result) Finish() {
 	if ga := r.GitAnchor; ga != nil {
 		g := outcome.New("git-anchoring", outcome.Pass)
 		if !ga.OK {
-			g.Status, g.Why = outcome.Fail, []outcome.Clause{{Code: outcome.NotAnchored, Names: ga.Reasons}}
+			g.Status, g.Why = outcome.Fail, ga.Findings
 		}
 		r.Gates = append(r.Gates, g)
 	}

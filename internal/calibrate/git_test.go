@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
 // gitRepo is a real temporary git repository with a fixed identity and no global
@@ -251,18 +252,18 @@ func TestCheckGitAnchoring(t *testing.T) {
 			}
 			ga, err := CheckGitAnchoring(ctx, filepath.Join(r.dir, "human.jsonl"), filepath.Join(r.dir, "judge.jsonl"))
 			require.NoError(t, err)
-			assert.Equal(t, tt.ok, ga.OK, "%v", ga.Reasons)
+			assert.Equal(t, tt.ok, ga.OK, "%v", gatetable.Reason(ga.Findings))
 			if ga.HumanCommit != "" {
 				assert.Equal(t, r.git("log", "-1", "--format=%H", "--", "human.jsonl"), ga.HumanCommit)
 			}
 			if tt.ok {
-				assert.Empty(t, ga.Reasons)
+				assert.Empty(t, gatetable.Reason(ga.Findings))
 				assert.Len(t, ga.HumanCommit, 40)
 				assert.Len(t, ga.JudgeCommit, 40)
 				assert.NotEqual(t, ga.HumanCommit, ga.JudgeCommit)
 				return
 			}
-			assert.Contains(t, strings.Join(ga.Reasons, "\n"), tt.reason)
+			assert.Contains(t, gatetable.Reason(ga.Findings), tt.reason)
 		})
 	}
 
@@ -297,7 +298,7 @@ func TestGitGuardsInShallowClone(t *testing.T) {
 	assert.Equal(t, c.git("log", "-1", "--format=%H", "--", "human.jsonl"), ga.HumanCommit)
 	assert.Equal(t, head, ga.HumanCommit)
 	assert.Equal(t, head, ga.JudgeCommit)
-	reasons := strings.Join(ga.Reasons, "\n")
+	reasons := gatetable.Reason(ga.Findings)
 	assert.Contains(t, reasons, "were last changed in the same commit")
 	assert.Contains(t, reasons, "is its boundary")
 	assert.Contains(t, reasons, "fetch-depth: 0")
@@ -337,7 +338,7 @@ func TestGitGuardsInWorktree(t *testing.T) {
 	assert.Equal(t, []string{"min_kappa: 0.6 -> 0.2"}, lc.Changed)
 	ga, err := CheckGitAnchoring(ctx, filepath.Join(wt, "human.jsonl"), filepath.Join(wt, "judge.jsonl"))
 	require.NoError(t, err)
-	assert.True(t, ga.OK, "%v", ga.Reasons)
+	assert.True(t, ga.OK, "%v", gatetable.Reason(ga.Findings))
 	assert.Equal(t, w.git("log", "-1", "--format=%H", "--", "judge.jsonl"), ga.JudgeCommit)
 
 	// A cancelled context stops the walk.

@@ -220,8 +220,8 @@ func buildPanel(ctx context.Context, in Input) (*panel, error) {
 		for _, l := range all {
 			seenC[name][l.Construct] = true
 			if l.Construct != construct {
-				p.mismatch[name] = append(p.mismatch[name], Violation{CaseID: l.CaseID, File: l.File, Line: l.Line, Reason: fmt.Sprintf(
-					"%s construct %q (%s:%d) differs from the lock's %q", l.Side, l.Construct, l.File, l.Line, construct)})
+				p.mismatch[name] = append(p.mismatch[name], Violation{CaseID: l.CaseID, Kind: ConstructMismatch, File: l.File, Line: l.Line,
+					Side: l.Side, Construct: l.Construct, Want: construct})
 			}
 			if l.At.After(latest.At) {
 				latest = l // the consensus is as old as its newest label

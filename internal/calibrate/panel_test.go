@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -133,7 +134,9 @@ func TestPanelGuards(t *testing.T) {
 	assert.Equal(t, 2, d.Violations[0].Line)
 	assert.Equal(t, "c2", d.Violations[1].CaseID)
 	assert.Equal(t, 5, d.Violations[1].Line, "the anchoring violation names the newest label of the case")
-	assert.Contains(t, d.Violations[1].Reason, "labeled_at 2026-10-02T09:00:00Z (human.jsonl:5)")
+	assert.Equal(t, NotEarlier, d.Violations[1].Kind)
+	assert.Equal(t, "2026-10-02T09:00:00Z", d.Violations[1].LabeledAt.UTC().Format(time.RFC3339))
+	assert.Equal(t, "human.jsonl", d.Violations[1].File)
 	assert.True(t, math.IsNaN(d.Panel.CI95[0]), "no resamples, no interval")
 }
 

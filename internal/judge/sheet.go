@@ -24,6 +24,7 @@ type Stratum struct {
 type HumanSample struct {
 	Seed    uint64
 	Asked   int       // the N asked for
+	Pool    int       // the pool's queries, the population drawn from
 	Queries []string  // the drawn query ids, sorted
 	Strata  []Stratum // by locale, sorted
 	Pairs   []Pair    // the drawn queries' pairs, in pool order
@@ -45,7 +46,7 @@ func SampleQueries(pairs []Pair, n int, seed uint64) *HumanSample {
 	}
 	total := len(seen)
 	n = min(max(n, 0), total)
-	hs := &HumanSample{Seed: seed, Asked: n}
+	hs := &HumanSample{Seed: seed, Asked: n, Pool: total}
 	for loc, qs := range byLocale {
 		slices.Sort(qs)
 		hs.Strata = append(hs.Strata, Stratum{Locale: loc, Queries: len(qs)})

@@ -36,6 +36,7 @@ func TestSampleQueries(t *testing.T) {
 	require.Len(t, hs.Queries, 10)
 	assert.Equal(t, []judge.Stratum{{Locale: "de", Queries: 40, Drawn: 4}, {Locale: "en", Queries: 60, Drawn: 6}}, hs.Strata)
 	assert.Len(t, hs.Pairs, 30)
+	assert.Equal(t, 100, hs.Pool, "the population drawn from")
 	de := 0
 	for _, q := range hs.Queries {
 		if q >= "q060" {

@@ -192,7 +192,11 @@ func New(r *calibrate.Result) *Document {
 		out.Lock = Lock{Base: &base, Changed: nonNil(lc.Changed), OK: len(lc.Changed) == 0}
 	}
 	if ga := r.GitAnchor; ga != nil {
-		out.GitAnchoring = &GitAnchoring{ga.HumanCommit, ga.JudgeCommit, ga.OK, nonNil(ga.Reasons)}
+		reasons := make([]string, len(ga.Findings))
+		for i, f := range ga.Findings {
+			reasons[i] = gatetable.Reason([]outcome.Clause{f})
+		}
+		out.GitAnchoring = &GitAnchoring{ga.HumanCommit, ga.JudgeCommit, ga.OK, reasons}
 	}
 	if r.MaxUnpaired != nil {
 		spec := r.MaxUnpaired.Spec
@@ -223,7 +227,7 @@ func New(r *calibrate.Result) *Document {
 			dj.Unpaired.Allowed = &allowed
 		}
 		for _, v := range d.Violations {
-			dj.Violations = append(dj.Violations, Violation{v.CaseID, v.Reason})
+			dj.Violations = append(dj.Violations, Violation{v.CaseID, ViolationReason(v)})
 		}
 		m := &Measurement{optFloat(d.Agreement), optCI(d.CI95), optFloat(d.Kappa), optFloat(d.WeightedKappa)}
 		if d.Valid {
@@ -591,4 +595,15 @@ func list(ss []string) string {
 		q[i] = format.EscapeMarkdown(s)
 	}
 	return strings.Join(q, ", ")
+}
+
+// ViolationReason is the sentence of a violation: what the label declares or
+// when it was made, at its file and line.
+func ViolationReason(v calibrate.Violation) string {
+	if v.Kind == calibrate.NotEarlier {
+		const timeFmt = "2006-01-02T15:04:05.999999999Z07:00"
+		return fmt.Sprintf("labeled_at %s (%s:%d) is not earlier than judged_at %s (%s:%d): the label may have seen the judge's score",
+			v.LabeledAt.Format(timeFmt), v.File, v.Line, v.JudgedAt.Format(timeFmt), v.JudgeFile, v.JudgeLine)
+	}
+	return fmt.Sprintf("%s construct %q (%s:%d) differs from the lock's %q", v.Side, v.Construct, v.File, v.Line, v.Want)
 }

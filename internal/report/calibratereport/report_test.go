@@ -71,7 +71,7 @@ func violations(t *testing.T) *calibrate.Result {
 	r := readDemo(t, human, judge)
 	r.LockCheck = &calibrate.LockCheck{Base: "origin/main", Changed: []string{"min_kappa: 0.6 -> 0.3", "dimensions.groundedness.gated: true -> false"}}
 	r.GitAnchor = &calibrate.GitAnchoring{HumanCommit: strings.Repeat("a", 40), JudgeCommit: strings.Repeat("b", 40),
-		Reasons: []string{"the commit that last changed the human labels (aaaaaaaaaaaa) is not an ancestor of the one that last changed the judge scores (bbbbbbbbbbbb)"}}
+		Findings: []outcome.Clause{{Code: outcome.AnchorNotAncestor, Names: []string{strings.Repeat("a", 40), strings.Repeat("b", 40)}}}}
 	r.Finish()
 	return r
 }

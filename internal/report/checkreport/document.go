@@ -20,6 +20,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/trendtable"
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
@@ -427,4 +428,10 @@ func plural(n int64, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// TrendMeasures are the measures the Markdown report's trend shows
+// (trend.CheckMeasures of the gates).
+func (d *Document) TrendMeasures() []trend.Measure {
+	return trend.CheckMeasures(trendtable.Gates(d.Gates))
 }
