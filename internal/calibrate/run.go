@@ -11,6 +11,9 @@ import (
 // and the lock of frozen constants they are read with.
 type Files struct {
 	Human, Judge, Lock string
+	// HumanSheet and JudgeQrels replace Human and Judge: the labelling sheet of
+	// judge --human-sample as filled in, and the judge's qrels (SheetLabels).
+	HumanSheet, JudgeQrels string
 }
 
 // Options are the options of a calibration (the calibrate command's), each set
@@ -36,13 +39,19 @@ func Run(ctx context.Context, f Files, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to read lock: %w", err)
 	}
-	hs, err := labelfile.ReadLabelsFile(ctx, f.Human, labelfile.HumanSide, lock)
-	if err != nil {
-		return nil, fmt.Errorf("failed to read human labels: %w", err)
-	}
-	js, err := labelfile.ReadLabelsFile(ctx, f.Judge, labelfile.JudgeSide, lock)
-	if err != nil {
-		return nil, fmt.Errorf("failed to read judge scores: %w", err)
+	var hs, js []labelfile.Label
+	if f.HumanSheet != "" {
+		if hs, js, err = SheetLabels(ctx, lock, f.HumanSheet, f.JudgeQrels); err != nil {
+			return nil, err
+		}
+		f.Human, f.Judge = f.HumanSheet, f.JudgeQrels // the files git anchoring reads
+	} else {
+		if hs, err = labelfile.ReadLabelsFile(ctx, f.Human, labelfile.HumanSide, lock); err != nil {
+			return nil, fmt.Errorf("failed to read human labels: %w", err)
+		}
+		if js, err = labelfile.ReadLabelsFile(ctx, f.Judge, labelfile.JudgeSide, lock); err != nil {
+			return nil, fmt.Errorf("failed to read judge scores: %w", err)
+		}
 	}
 	var lc *LockCheck
 	if o.LockBase != "" {

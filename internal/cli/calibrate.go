@@ -42,6 +42,8 @@ func (c *CalibrateCommand) parse(env *Env, args []string) (*calibrateOptions, er
 	fs.StringVar(&o.files.Human, "human", "", "human labels JSONL (required)")
 	fs.StringVar(&o.files.Judge, "judge", "", "judge scores JSONL (required)")
 	fs.StringVar(&o.files.Lock, "lock", "", "lock file of frozen constants, JSON or YAML (required)")
+	fs.StringVar(&o.files.HumanSheet, "human-sheet", "", "instead of --human: the labelling sheet of judge --human-sample as filled in (`FILE`, CSV or JSONL), calibrated as the lock's dimension relevance (with --judge-qrels)")
+	fs.StringVar(&o.files.JudgeQrels, "judge-qrels", "", "instead of --judge: the judge's labels as judge writes them (`FILE`: --qrels or --judgments), with --human-sheet")
 	fs.StringVar(&o.run.LockBase, "lock-base", "", "git ref whose copy of the lock must be identical, and whose human labels the carried-over dimensions must keep")
 	fs.BoolVar(&o.run.GitAnchoring, "git-anchoring", false, "also require the commit that last changed --human to be a strict ancestor of the one that last changed --judge, and every paired human label, per rater, to be committed before its judge score")
 	fs.StringVar(&o.jsonOut, "json", "", "write the calibration JSON here")
@@ -53,8 +55,18 @@ func (c *CalibrateCommand) parse(env *Env, args []string) (*calibrateOptions, er
 	if err != nil {
 		return nil, err
 	}
+	sheet := o.files.HumanSheet != "" || o.files.JudgeQrels != ""
+	switch {
+	case sheet && (o.files.Human != "" || o.files.Judge != ""):
+		return nil, usagef("calibrate: --human-sheet and --judge-qrels replace --human and --judge; give one pair")
+	case sheet && (o.files.HumanSheet == "" || o.files.JudgeQrels == ""):
+		return nil, usagef("calibrate: --human-sheet and --judge-qrels go together")
+	case sheet && (o.run.LockBase != "" || o.run.GitAnchoring):
+		// Their git checks read the labels files as calibrate's JSONL, line by line.
+		return nil, usagef("calibrate: --lock-base and --git-anchoring read --human and --judge label files; they do not take --human-sheet yet")
+	}
 	for _, f := range []struct{ name, v string }{{"human", o.files.Human}, {"judge", o.files.Judge}, {"lock", o.files.Lock}} {
-		if f.v == "" {
+		if f.v == "" && !(sheet && f.name != "lock") {
 			return nil, usagef("calibrate: --%s is required", f.name)
 		}
 	}
@@ -71,7 +83,7 @@ func (c *CalibrateCommand) parse(env *Env, args []string) (*calibrateOptions, er
 		}
 		o.run.MaxUnpaired = l
 	}
-	if err := refuseOverwrite("calibrate", src, []file{{"human", o.files.Human}, {"judge", o.files.Judge}, {"lock", o.files.Lock}},
+	if err := refuseOverwrite("calibrate", src, []file{{"human", o.files.Human}, {"judge", o.files.Judge}, {"lock", o.files.Lock}, {"human-sheet", o.files.HumanSheet}, {"judge-qrels", o.files.JudgeQrels}},
 		[]file{{"json", o.jsonOut}, {"markdown", o.mdOut}}); err != nil {
 		return nil, err
 	}

@@ -99,6 +99,7 @@ func aRun(src *sources) string {
 // outputs, and the options of the comparison, each set once, in compare.Options.
 type compareOptions struct {
 	qrels                    string
+	humanQrels               string // --human-qrels: the filled-in labelling sheet
 	runs                     runFlag
 	run                      compare.Options
 	jsonOut, mdOut, perQuery string
@@ -130,6 +131,7 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	r := &o.run
 	fs.StringVar(&o.qrels, "qrels", "", "qrels `FILE`: TREC \"qid iter docid rel\" (rel 0-3) or JSONL {\"query_id\",\"doc_id\",\"relevance\"} (required)")
 	fs.Var(&o.runs, "run", "NAME=FILE: a TREC run or a cases JSONL; repeat for each strategy (required)")
+	fs.StringVar(&o.humanQrels, "human-qrels", "", "the labelling sheet of judge --human-sample as filled in by people (`FILE`, CSV or JSONL): report human-corrected (PPI++) estimates and base the recommendation and the gates on them")
 	fs.IntVar(&r.K, "k", r.K, "cutoff")
 	fs.Var(&gainFlag{&r.Gain}, "gain", "DCG gain: exp (2^rel - 1, the default) or linear (rel, as trec_eval)")
 	fs.IntVar(&r.RelevantLevel, "relevant-level", r.RelevantLevel, "a document is relevant when rel >= this level (precision, recall, MAP, MRR, hit)")
@@ -201,7 +203,7 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	if err := validateHistoryBranch(env, src, "compare", o.historyBranch); err != nil {
 		return nil, err
 	}
-	inputs := []file{{"qrels", o.qrels}}
+	inputs := []file{{"qrels", o.qrels}, {"human-qrels", o.humanQrels}}
 	for _, f := range o.runs.files {
 		inputs = append(inputs, file{"run", f})
 	}
@@ -213,7 +215,7 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 
 // files are compare's input files.
 func (o *compareOptions) files() compare.Files {
-	files := compare.Files{Qrels: o.qrels}
+	files := compare.Files{Qrels: o.qrels, HumanQrels: o.humanQrels}
 	for i, name := range o.runs.names {
 		files.Runs = append(files.Runs, compare.RunFile{Name: name, Path: o.runs.files[i]})
 	}

@@ -6,12 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/summary"
 )
 
@@ -81,11 +83,23 @@ type judgeOptions struct {
 	batch             bool
 	batchOut, batchIn string
 	batchPoll         time.Duration
+	// The human labelling sheet (--human-sample N --human-sheet BASE).
+	humanSample int
+	humanSheet  string
+	humanSeed   uint64
+}
+
+// humanSheetPaths are the two files of --human-sheet BASE: BASE.csv and BASE.jsonl.
+func (o *judgeOptions) humanSheetPaths() (csvPath, jsonlPath string) {
+	if o.humanSheet == "" {
+		return "", ""
+	}
+	return o.humanSheet + ".csv", o.humanSheet + ".jsonl"
 }
 
 // newJudgeOptions are judge's defaults (its flags' and evaluate's stage's).
 func newJudgeOptions() *judgeOptions {
-	return &judgeOptions{k: 10, repeat: 1, llm: llmFlags{concurrency: 4}, format: judge.FormatJSON, cache: DefaultJudgeCache, batchPoll: llm.DefaultPoll.Initial}
+	return &judgeOptions{k: 10, repeat: 1, llm: llmFlags{concurrency: 4}, format: judge.FormatJSON, cache: DefaultJudgeCache, batchPoll: llm.DefaultPoll.Initial, humanSeed: metrics.DefaultSeed}
 }
 
 func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
@@ -109,12 +123,18 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 	fs.StringVar(&o.batchOut, "batch-out", "", "write the Batch API requests JSONL of the judgments not cached to `FILE` and exit (for any batch engine)")
 	fs.StringVar(&o.batchIn, "batch-in", "", "read a results `FILE` in the Batch API's output format (e.g. from vllm run-batch) instead of asking a server")
 	fs.DurationVar(&o.batchPoll, "batch-poll", o.batchPoll, "first wait between two polls of a batch's status (then 1.5× longer each time, at most a minute)")
+	fs.IntVar(&o.humanSample, "human-sample", 0, "draw `N` of the pooled queries at random (stratified by locale) for human labelling: every pooled document of each goes on the --human-sheet")
+	fs.StringVar(&o.humanSheet, "human-sheet", "", "write the labelling sheet of --human-sample to `BASE`.csv and BASE.jsonl (query, document text, an empty grade), for compare --human-qrels and calibrate --human-sheet")
+	humanSeed := fs.String("human-seed", strconv.FormatUint(o.humanSeed, 10), "seed of the --human-sample draw (the same pool and seed draw the same queries)")
 	src, err := parseFlags(fs, env, args, judgeInputs)
 	if err != nil {
 		return nil, err
 	}
 	if o.price, err = judge.ParsePrice(*price); err != nil {
 		return nil, src.refuseErr("judge", "price-per-1k", err)
+	}
+	if o.humanSeed, err = strconv.ParseUint(*humanSeed, 10, 64); err != nil {
+		return nil, src.refuse("judge", "human-seed", "must be a non-negative integer")
 	}
 	switch {
 	case len(o.runs.names) == 0:
@@ -127,6 +147,14 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 		return nil, usagef("judge: --batch-out writes only the requests; judge --batch-in RESULTS writes the labels")
 	case o.batchOut == "" && o.qrelsOut == "" && o.jsonlOut == "":
 		return nil, usagef("judge: give --qrels FILE and/or --judgments FILE for the labels")
+	case o.humanSample < 0:
+		return nil, src.refuse("judge", "human-sample", "must be 1 or more")
+	case o.humanSample > 0 && o.humanSheet == "":
+		return nil, usagef("judge: --human-sample needs --human-sheet BASE (the sheet is written to BASE.csv and BASE.jsonl)")
+	case o.humanSample == 0 && o.humanSheet != "":
+		return nil, usagef("judge: --human-sheet needs --human-sample N (the number of queries to label)")
+	case o.humanSample > 0 && o.batchOut != "":
+		return nil, usagef("judge: --human-sample writes its sheet with the labels: give it to judge --batch-in RESULTS, not --batch-out")
 	case o.k < 1 || o.k > 1000:
 		return nil, src.refuse("judge", "k", "must be between 1 and 1000")
 	case o.repeat < 1 || o.repeat > 10:
@@ -156,7 +184,9 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 		inputs = append(inputs, file{"run", r})
 	}
 	// The cache is appended to: an output, checked against every input.
-	return o, refuseOverwrite("judge", src, inputs, []file{{"cache", o.cache}, {"qrels", o.qrelsOut}, {"judgments", o.jsonlOut}, {"json", o.jsonOut}, {"batch-out", o.batchOut}})
+	sheetCSV, sheetJSONL := o.humanSheetPaths()
+	return o, refuseOverwrite("judge", src, inputs, []file{{"cache", o.cache}, {"qrels", o.qrelsOut}, {"judgments", o.jsonlOut}, {"json", o.jsonOut}, {"batch-out", o.batchOut},
+		{"human-sheet", sheetCSV}, {"human-sheet", sheetJSONL}})
 }
 
 // judgeInputs are judge's Action inputs (`run` holds one NAME=FILE per line);
@@ -200,7 +230,8 @@ func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, 
 	// read). The cache is not one of them: it keeps every judgment made.
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
-	ws, err := addOutputs(outs, o.qrelsOut, o.jsonlOut, o.jsonOut, o.batchOut)
+	sheetCSV, sheetJSONL := o.humanSheetPaths()
+	ws, err := addOutputs(outs, o.qrelsOut, o.jsonlOut, o.jsonOut, o.batchOut, sheetCSV, sheetJSONL)
 	if err != nil {
 		return nil, err
 	}
@@ -256,15 +287,24 @@ func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, 
 	}
 	sum := judge.Summarize(res, o.price)
 	meta := judge.ReportMeta{Runs: o.runs.names, K: o.k, Price: o.price}
+	var sample *judge.HumanSample
+	if o.humanSample > 0 {
+		sample = judge.SampleQueries(res.Pairs, o.humanSample, o.humanSeed)
+	}
 	if err := render(ws,
 		func(w io.Writer) error { return judge.WriteTREC(w, res) },
 		func(w io.Writer) error { return judge.WriteJSONL(w, res) },
-		func(w io.Writer) error { return judge.WriteReport(w, res, sum, meta) }, nil); err != nil {
+		func(w io.Writer) error { return judge.WriteReport(w, res, sum, meta) }, nil,
+		func(w io.Writer) error { return judge.WriteSheetCSV(w, sample) },
+		func(w io.Writer) error { return judge.WriteSheetJSONL(w, sample) }); err != nil {
 		return nil, err
 	}
 	if err := outs.Commit(); err != nil {
 		return nil, err
 	}
 	summary.Judge(env.Stdout, res, sum)
+	if sample != nil {
+		summary.HumanSample(env.Stdout, sample, sheetCSV, sheetJSONL)
+	}
 	return res, nil
 }

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
@@ -55,6 +56,9 @@ type Options struct {
 	// JudgedOnly computes every measure on the condensed lists: unjudged
 	// documents removed before the cutoff (trec_eval's -J; judged.go).
 	JudgedOnly bool
+	// HumanSheet, when set, corrects the judge's figures with human labels
+	// (compare --human-qrels, ppi.go): Result.Human.
+	HumanSheet *labelfile.Sheet
 }
 
 // Input is one named run.
@@ -183,7 +187,11 @@ type Result struct {
 	MinLevel, MaxLevel int
 	// LevelFallback: binary qrels under the default level: RelevantLevel was set to 1.
 	LevelFallback bool
-	primary       int // index of Primary in metrics.QueryMeasures
+	// Human is the human correction (Options.HumanSheet; nil without): the
+	// recommendation and the gates then use its figures.
+	Human   *Human
+	human   *humanValues
+	primary int // index of Primary in metrics.QueryMeasures
 }
 
 // PrimaryIndex is the index of the primary measure in metrics.QueryMeasures.
@@ -322,7 +330,15 @@ func Run(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 	if g := opt.Gate.Strategy; g != "" && res.StrategyIndex(g) < 0 {
 		return nil, fmt.Errorf("gate strategy %q is not one of the runs", g)
 	}
+	if opt.HumanSheet != nil {
+		if err := checkSheet(q, runs, opt.HumanSheet); err != nil {
+			return nil, err
+		}
+	}
 	res.statistics()
+	if opt.HumanSheet != nil {
+		res.correct(q, runs, opt.HumanSheet)
+	}
 	res.recommend()
 	res.diagnose()
 	res.scenarios()
@@ -714,12 +730,12 @@ func (r *Result) ranked() []int {
 // recommend picks the best mean primary measure, or NoClearWinner when the
 // runner-up is not significantly worse.
 func (r *Result) recommend() {
-	rk := r.ranked()
+	rk := r.decisionRanked()
 	if len(rk) == 1 {
 		r.Recommended = r.Strategies[rk[0]].Name
 		return
 	}
-	lead := r.pairTest(rk[0], rk[1], r.primary)
+	lead := r.decisionTest(rk[0], rk[1], r.primary)
 	r.Leader = &lead
 	if lead.Significant && lead.Delta > 0 {
 		r.Recommended = r.Strategies[rk[0]].Name

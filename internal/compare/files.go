@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 )
 
@@ -17,6 +18,9 @@ type RunFile struct {
 type Files struct {
 	Qrels string
 	Runs  []RunFile
+	// HumanQrels is the filled-in human labelling sheet (judge --human-sample),
+	// CSV or JSONL; "" none. It sets Options.HumanSheet.
+	HumanQrels string
 }
 
 // RunFiles is the compare command's pipeline: it reads the qrels (in a
@@ -49,6 +53,13 @@ func RunFiles(ctx context.Context, f Files, opt Options) (*Result, error) {
 	}
 	if runErr != nil {
 		return nil, runErr
+	}
+	if f.HumanQrels != "" {
+		sh, err := labelfile.ReadSheetFile(ctx, f.HumanQrels)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read the human labels: %w", err)
+		}
+		opt.HumanSheet = sh
 	}
 	res, err := Run(qrels, inputs, opt)
 	if err != nil {

@@ -3,7 +3,8 @@ package compare
 import "strconv"
 
 // Fingerprint is what a comparison's numbers depend on, as its history record
-// keeps it: the qrels, each run by name, and every parameter.
+// keeps it: the qrels, each run by name, the human sheet when there is one
+// (the corrected figures are another series), and every parameter.
 func Fingerprint(f Files, o Options) (inputs, params map[string]string) {
 	inputs = map[string]string{"qrels": f.Qrels}
 	params = map[string]string{"k": strconv.Itoa(o.K), "gain": o.Gain.String(), "relevant-level": strconv.Itoa(o.RelevantLevel),
@@ -13,6 +14,9 @@ func Fingerprint(f Files, o Options) (inputs, params map[string]string) {
 	}
 	if o.JudgedOnly { // other measures: a history of its own (absent otherwise, so earlier fingerprints hold)
 		params["judged-only"] = "true"
+	}
+	if f.HumanQrels != "" {
+		inputs["human-qrels"] = f.HumanQrels
 	}
 	return inputs, params
 }

@@ -47,6 +47,9 @@ func (r *Result) gates() {
 				}
 			}
 			o.N, o.Mean, o.SD, o.Binary = h.N(), s.Means[m], h.SampleSD(), h.IsBinary()
+			if r.Human != nil {
+				r.correctedObservation(&o, si, m)
+			}
 		}
 		g := floor.Evaluate("floor:"+f.Measure, f, o)
 		g.Group = StrategyGroup(s.Name)
@@ -65,7 +68,10 @@ func (r *Result) notBeaten(si int) outcome.Gate {
 	s := &r.Strategies[si]
 	g := outcome.New(NotBeaten, outcome.Pass)
 	key := metrics.GradedKeys[r.primary]
-	g.Group, g.Measure, g.Value, g.N = StrategyGroup(s.Name), key, s.Means[r.primary], int64(r.MeasureN[r.primary])
+	g.Group, g.Measure, g.Value, g.N = StrategyGroup(s.Name), key, r.CorrectedMean(si, r.primary), int64(r.MeasureN[r.primary])
+	if r.Human != nil {
+		g.N = int64(r.Human.MeasureN[r.primary])
+	}
 	if len(r.Strategies) == 1 {
 		g.Status, g.Why = outcome.Off, []outcome.Clause{{Code: outcome.NoOtherStrategy}}
 		return g
@@ -76,7 +82,7 @@ func (r *Result) notBeaten(si int) outcome.Gate {
 		if o == si {
 			continue
 		}
-		t := r.pairTest(o, si, r.primary)
+		t := r.decisionTest(o, si, r.primary)
 		if t.Significant && t.Delta > 0 {
 			beaten = append(beaten, describe(t))
 		} else if closest == nil || t.Delta > closest.Delta {

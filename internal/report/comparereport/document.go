@@ -54,6 +54,7 @@ type Document struct {
 	Gates                 []gatetable.Entry    `json:"gates"`
 	JudgedAtKThreshold    format.Float         `json:"judged_at_k_threshold"`
 	JudgedOnly            bool                 `json:"judged_only"`
+	Human                 *Human               `json:"human,omitempty"` // compare --human-qrels (human.go)
 	K                     int                  `json:"k"`
 	MaxDCGAtK             format.Float         `json:"max_dcg_at_k"`
 	Paired                []Paired             `json:"paired"`
@@ -278,6 +279,7 @@ func New(r *compare.Result) *Document {
 		MaxDCGAtK:   format.Float(r.MaxDCG()),
 		Gates:       gatetable.FromOutcome(r.Gates),
 		Verdict:     r.Verdict(),
+		Human:       newHuman(r),
 	}
 	st := Statistics{CI95Methods: []string{}, PValueMethods: []string{}}
 	for i := range r.Strategies {

@@ -30,6 +30,9 @@ func (d *Document) Markdown(w io.Writer) error {
 	fmt.Fprintf(&b, "k = %d · gain %s · relevant = rel ≥ %d · baseline **%s** · %d evaluated queries with a judged document of positive gain (graded measures), %d of them with one at rel ≥ %d (binary measures); %d judged, %d without a document of positive gain are excluded from every mean · %s\n\n",
 		d.K, d.gain(), d.RelevantLevel, esc(d.Baseline), d.Queries.WithRelevant, d.Queries.AtRelevantLevel, d.RelevantLevel, d.Queries.Judged, d.NotEvaluated, d.scaleLine())
 	fmt.Fprintf(&b, "**%s**\n\n%s\n\n", d.recommendation(esc), d.primaryLine())
+	if s := d.humanBasis(); s != "" {
+		fmt.Fprintf(&b, "%s\n\n", s)
+	}
 	if !d.ScenariosUnknown {
 		b.WriteString("**What to do** (the common scenarios whose rule this comparison meets):\n\n")
 		for _, sc := range d.Scenarios {
@@ -173,6 +176,7 @@ func (d *Document) Markdown(w io.Writer) error {
 		}
 	}
 
+	d.humanMarkdown(&b)
 	if d.ReadBack {
 		fmt.Fprintf(&b, "\n### Diagnosis\n\nNot shown: %s.\n", NotCarriedLine)
 	}

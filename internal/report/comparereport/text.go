@@ -156,7 +156,11 @@ func (d *Document) Text(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "  %s\n", d.primaryLine())
 	}
+	d.humanText(&b, name)
 	fmt.Fprintf(&b, "\n%s\n", d.recommendation(name))
+	if s := d.humanBasis(); s != "" {
+		fmt.Fprintf(&b, "%s\n", s)
+	}
 	if !d.ScenariosUnknown {
 		b.WriteString("what to do (the common scenarios):\n")
 		for _, sc := range d.Scenarios {

@@ -31,6 +31,9 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 	}
 	v.Methods = methodLines(d)
 	v.Holes = holesViewOf(d)
+	if h, ok := d.HumanSection(func(s string) string { return s }); ok { // the page escapes every text
+		v.Human = &h
+	}
 	v.Primary = d.Primary
 	// "Select run": the runs of the history (OverRuns, this run the newest),
 	// this run from its own document; "Select metric": every measure found.

@@ -112,6 +112,8 @@ type CompareView struct {
 	Colours  map[string]int
 	// Holes is the judged@k section (judged.go).
 	Holes HolesView
+	// Human is the human-corrected section (compare --human-qrels; nil without).
+	Human *comparereport.HumanSection
 }
 
 // Compare writes the compare dashboard.
@@ -153,6 +155,7 @@ func Compare(w io.Writer, v CompareView) error {
 	}
 
 	p.scenariosSection(&v)
+	p.humanSection(v.Human)
 
 	// Per strategy: the run and the measure chosen in "Select run" and
 	// "Select metric" (the script redraws from the embedded data); without

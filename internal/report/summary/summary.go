@@ -91,6 +91,21 @@ func fmtRate(v *float64) string {
 	return strconv.FormatFloat(*v, 'f', 1, 64)
 }
 
+// HumanSample writes what judge --human-sample drew (per locale, of the
+// pool's queries) and where its labelling sheet is.
+func HumanSample(w io.Writer, hs *judge.HumanSample, csvPath, jsonlPath string) {
+	var strata []string
+	for _, st := range hs.Strata {
+		loc := st.Locale
+		if loc == "" {
+			loc = "(no locale)"
+		}
+		strata = append(strata, fmt.Sprintf("%s %d of %d", format.SanitizeText(loc), st.Drawn, st.Queries))
+	}
+	fmt.Fprintf(w, "judge: human sample (seed %d): %d of %d queries (%s), %d pairs to label in %s and %s (fill in one: grade 0-3)\n",
+		hs.Seed, len(hs.Queries), hs.Pool, strings.Join(strata, ", "), len(hs.Pairs), format.SanitizeText(csvPath), format.SanitizeText(jsonlPath))
+}
+
 // Generate writes generate's summary of res: the documents and requests, the
 // batch, the fallback to text, the failures, the filters (near duplicates at
 // jaccard, the round trip at roundTripK when on) and the cases written to out.

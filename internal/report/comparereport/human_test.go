@@ -1,0 +1,89 @@
+package comparereport
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+)
+
+// humanFixture is 40 queries judged a 3, b 1; people grade a 2 and b 1 on
+// the first 20; run A ranks a first, B b first.
+func humanFixture(t *testing.T) *compare.Result {
+	t.Helper()
+	var qr, sh strings.Builder
+	var qa, qb []trecfile.RunQuery
+	sh.WriteString("query_id,doc_id,grade\n")
+	for i := range 40 {
+		id := fmt.Sprintf("q%02d", i)
+		fmt.Fprintf(&qr, "%s 0 a %d\n%s 0 b 1\n", id, 2+i%2, id)
+		if i < 20 {
+			fmt.Fprintf(&sh, "%s,a,%d\n%s,b,1\n", id, 1+i%3, id)
+		}
+		qa = append(qa, trecfile.RunQuery{ID: id, Docs: []string{"a", "b"}})
+		qb = append(qb, trecfile.RunQuery{ID: id, Docs: []string{"b", "a"}})
+	}
+	q, err := trecfile.ParseQrels(context.Background(), strings.NewReader(qr.String()), "q.trec")
+	require.NoError(t, err)
+	s, err := labelfile.ReadSheet(context.Background(), strings.NewReader(sh.String()), "sheet<x>.csv")
+	require.NoError(t, err)
+	res, err := compare.Run(q, []compare.Input{
+		{Name: "A", Run: &trecfile.Run{File: "a", Format: "trec", K: 10, Queries: qa}},
+		{Name: "B", Run: &trecfile.Run{File: "b", Format: "trec", K: 10, Queries: qb}},
+	}, compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1, HumanSheet: s})
+	require.NoError(t, err)
+	return res
+}
+
+func TestHumanSection(t *testing.T) {
+	d := New(humanFixture(t))
+	require.NotNil(t, d.Human)
+	var txt, md, js bytes.Buffer
+	require.NoError(t, d.Text(&txt))
+	require.NoError(t, d.Markdown(&md))
+	require.NoError(t, d.WriteJSON(&js))
+	for _, want := range []string{
+		"human-corrected estimates: PPI++ (power-tuned prediction-powered inference): n human = 20 labelled queries (40 graded pairs, sheet<x>.csv).",
+		"The recommendation and the gates use the human-corrected figures (PPI++: the judge's values of every query, corrected by 20 human-labelled queries)",
+		"human-corrected paired comparisons against A:",
+		"The judge against people on the sample: mean signed error +0.275 grade (judge − human) over 40 pairs.",
+	} {
+		assert.Contains(t, txt.String(), want)
+	}
+	assert.Contains(t, md.String(), "### Human-corrected estimates")
+	assert.Contains(t, md.String(), "sheet&lt;x&gt;.csv", "the file name is escaped in Markdown")
+	assert.Contains(t, md.String(), "| human \\ judge | 0 | 1 | 2 | 3 | n | mean signed error |")
+	assert.Contains(t, js.String(), `"decides": true`)
+	assert.Contains(t, js.String(), `"p_value_method": "ppi++-t"`)
+	// Read back from the JSON, the text and Markdown sections are the same.
+	back, err := Read(bytes.NewReader(js.Bytes()))
+	require.NoError(t, err)
+	var txt2, md2 bytes.Buffer
+	require.NoError(t, back.Text(&txt2))
+	require.NoError(t, back.Markdown(&md2))
+	section := func(s, from, to string) string {
+		i := strings.Index(s, from)
+		require.GreaterOrEqual(t, i, 0, from)
+		j := strings.Index(s[i:], to)
+		require.GreaterOrEqual(t, j, 0, to)
+		return s[i : i+j]
+	}
+	assert.Equal(t, section(txt.String(), "human-corrected estimates", "mean signed error\n"), section(txt2.String(), "human-corrected estimates", "mean signed error\n"))
+	assert.Equal(t, section(md.String(), "### Human-corrected estimates", "| 3 |"), section(md2.String(), "### Human-corrected estimates", "| 3 |"))
+	// Without human labels: no key, no section.
+	plain := New(compareFixture(t, "x", "y"))
+	var pj, pt bytes.Buffer
+	require.NoError(t, plain.WriteJSON(&pj))
+	require.NoError(t, plain.Text(&pt))
+	assert.NotContains(t, pj.String(), `"human"`)
+	assert.NotContains(t, pt.String(), "human-corrected")
+}

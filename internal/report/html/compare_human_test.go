@@ -1,0 +1,54 @@
+package html_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
+	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+)
+
+func TestCompareHumanSection(t *testing.T) {
+	var qr, sh strings.Builder
+	var qa []trecfile.RunQuery
+	sh.WriteString("query_id,doc_id,grade\n")
+	for i := range 30 {
+		id := fmt.Sprintf("q%02d", i)
+		fmt.Fprintf(&qr, "%s 0 a %d\n", id, 1+i%3)
+		if i < 10 {
+			fmt.Fprintf(&sh, "%s,a,%d\n", id, i%4)
+		}
+		qa = append(qa, trecfile.RunQuery{ID: id, Docs: []string{"a"}})
+	}
+	q, err := trecfile.ParseQrels(context.Background(), strings.NewReader(qr.String()), "q.trec")
+	require.NoError(t, err)
+	s, err := labelfile.ReadSheet(context.Background(), strings.NewReader(sh.String()), "<b>sheet</b>.csv")
+	require.NoError(t, err)
+	res, err := compare.Run(q, []compare.Input{{Name: "A<script>", Run: &trecfile.Run{File: "a", Format: "trec", K: 10, Queries: qa}}},
+		compare.Options{K: 1, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1, HumanSheet: s})
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, htmlreport.CompareHTML(&b, comparereport.New(res), res, nil))
+	page := b.String()
+	assert.Contains(t, page, "Human-corrected estimates")
+	assert.Contains(t, page, "The recommendation and the gates use the human-corrected figures")
+	assert.Contains(t, page, "&lt;b&gt;sheet&lt;/b&gt;.csv")
+	assert.Contains(t, page, "A&lt;script&gt;")
+	assert.NotContains(t, page, "<b>sheet")
+	assert.Contains(t, page, "mean signed error")
+	// Without human labels, no section.
+	res.Human = nil
+	b.Reset()
+	require.NoError(t, htmlreport.CompareHTML(&b, comparereport.New(res), res, nil))
+	assert.NotContains(t, b.String(), "Human-corrected estimates")
+}
