@@ -312,23 +312,6 @@ func (s *Source) next() ([]byte, error) {
 	return nil, io.EOF
 }
 
-// Next returns the next case line's bytes and its line number in the file; io.EOF
-// at the end. The bytes are valid until the following call.
-func (s *Source) Next() ([]byte, int, error) {
-	if b := s.pending; b != nil {
-		s.pending = nil
-		return b, s.line, nil
-	}
-	b, err := s.next()
-	if err != nil {
-		return nil, s.line, err
-	}
-	if err := s.check.Check(b); err != nil {
-		return nil, s.line, input.Errorf(s.File, s.line, "%s", jsonpos.Message(err, "invalid JSON: "))
-	}
-	return b, s.line, nil
-}
-
 // Close releases the decompressor.
 func (s *Source) Close() error {
 	if s.gz != nil {

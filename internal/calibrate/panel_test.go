@@ -65,7 +65,11 @@ func TestPanelConsensusAndAlpha(t *testing.T) {
 	assert.Equal(t, 3, pd.Disagreed)
 	assert.Equal(t, []string{"c1", "c2"}, pd.Unadjudicated)
 	assert.Equal(t, []Adjudication{{CaseID: "c3", Rater: "owner", Bin: 2, PanelBins: []int{1, 2}, Median: 1, File: "human.jsonl", Line: 8}}, pd.Adjudications)
-	want := metrics.KrippendorffAlpha([][]int{{0, 0, 1}, {2, 1}, {1, 2}}, 3, metrics.KappaWeights(3, "quadratic"))
+	units := metrics.NewAlphaUnits(3)
+	for _, u := range [][]int{{0, 0, 1}, {2, 1}, {1, 2}} {
+		units.Add(u)
+	}
+	want := units.Alpha(metrics.KappaWeights(3, "quadratic"))
 	assert.InDelta(t, want, pd.Alpha, 1e-15)
 	assert.True(t, pd.AlphaBelowMinKappa, "alpha %v is below min_kappa 0.6", pd.Alpha)
 	assert.Equal(t, []string{"contradiction-only"}, d.HumanConstructs)

@@ -206,3 +206,58 @@ func TestAlphaCI95(t *testing.T) {
 	_, err = AlphaCI95Context(cctx, a, w, 2000, DefaultSeed)
 	require.ErrorIs(t, err, context.Canceled)
 }
+
+// KrippendorffAlpha is Krippendorff's alpha of units (each unit's values,
+// category indices in [0,k)) under the disagreement δ; units with fewer than two
+// values are not pairable and count for nothing.
+func KrippendorffAlpha(units [][]int, k int, delta [][]float64) float64 {
+	a := NewAlphaUnits(k)
+	for _, u := range units {
+		a.Add(u)
+	}
+	return a.Alpha(delta)
+}
+
+// NominalDelta is δ_ck = [c ≠ k].
+func NominalDelta(k int) [][]float64 { return KappaWeights(k, KappaUnweighted) }
+
+// IntervalDelta is δ_ck = (c − k)², the interval metric on the category indices.
+func IntervalDelta(k int) [][]float64 {
+	d := newSquare(k)
+	for c := range d {
+		for j := range d[c] {
+			d[c][j] = float64((c - j) * (c - j))
+		}
+	}
+	return d
+}
+
+// OrdinalDelta is Krippendorff's ordinal metric from the category totals n_g of
+// the coincidence matrix: δ_ck = (Σ_{g=c}^{k} n_g − (n_c + n_k)/2)².
+func OrdinalDelta(totals []float64) [][]float64 {
+	k := len(totals)
+	d := newSquare(k)
+	for c := range d {
+		for j := range d[c] {
+			lo, hi := min(c, j), max(c, j)
+			var s float64
+			for g := lo; g <= hi; g++ {
+				s += totals[g]
+			}
+			s -= (totals[c] + totals[j]) / 2
+			d[c][j] = s * s
+		}
+	}
+	return d
+}
+
+// Values is the number of pairable values (n of the coincidence matrix).
+func (a *AlphaUnits) Values() int64 {
+	var n int64
+	for p, counts := range a.Patterns {
+		for _, c := range counts {
+			n += int64(c) * a.Mult[p]
+		}
+	}
+	return n
+}

@@ -177,3 +177,19 @@ func BenchmarkRBOExt(b *testing.B) {
 		_ = RBOExt(x, y, RBOPersistence)
 	}
 }
+
+// RBOExt is the extrapolated rank-biased overlap RBO_EXT of two rankings seen
+// to their lengths (Webber et al. 2010, eq. 32, which handles uneven lengths):
+// with s = len(short), l = len(long), X_d the overlap of the first d items of
+// both (the whole of the shorter one past s),
+//
+//	RBO_EXT = (1−p)/p · ( Σ_{d=1..l} X_d/d · p^d + Σ_{d=s+1..l} X_s·(d−s)/(s·d) · p^d )
+//	          + ( (X_l − X_s)/l + X_s/s ) · p^l
+//
+// that is, the agreement seen at the deepest rank is assumed to hold below it
+// (and the shorter list's agreement to continue to the longer one's length).
+// The items of each list must be distinct (a deduplicated top k). Two empty
+// lists are the same ranking (1); one empty and one not share nothing (0).
+// Identical lists give exactly 1; a list that is a prefix of the other also
+// gives 1 (the extrapolation's assumption). 0 < p < 1.
+func RBOExt[T comparable](a, b []T, p float64) float64 { return rboExt(a, b, p, true) }
