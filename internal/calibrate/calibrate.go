@@ -31,8 +31,8 @@ const MeasureWeightedKappa = "weighted_kappa"
 // with that lock (so every label has its bin).
 type Input struct {
 	Lock      *labelfile.Lock
-	Human     []labelfile.Label
-	Judge     []labelfile.Label
+	Human     *labelfile.Labels
+	Judge     *labelfile.Labels
 	Resamples int    // bootstrap resamples; 0 disables the CI
 	Seed      uint64 // metrics.DefaultSeed for reproducible reports
 	// MaxUnpaired, when not nil, caps the unpaired labels of each gated dimension
@@ -219,12 +219,12 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 			c = cmpKeys(hs[a], js[b], in.Human, in.Judge, off)
 		}
 		if c < 0 {
-			d.HumanOnly = append(d.HumanOnly, in.Human[hs[a].i].CaseID)
+			d.HumanOnly = append(d.HumanOnly, in.Human.CaseID(int(hs[a].i)))
 			a++
 			continue
 		}
 		if c > 0 {
-			d.JudgeOnly = append(d.JudgeOnly, in.Judge[js[b].i].CaseID)
+			d.JudgeOnly = append(d.JudgeOnly, in.Judge.CaseID(int(js[b].i)))
 			b++
 			continue
 		}
@@ -232,17 +232,17 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 		a, b = a+1, b+1
 		d.N++
 		d.Confusion[hk.bin][jk.bin]++
-		if !before(hk, jk) {
-			h, j := &in.Human[hk.i], &in.Judge[jk.i]
+		if !in.Human.At(int(hk.i)).Before(in.Judge.At(int(jk.i))) {
+			h, j := in.Human.Label(int(hk.i)), in.Judge.Label(int(jk.i))
 			anchoring = append(anchoring, Violation{CaseID: h.CaseID, File: h.File, Line: h.Line, Reason: fmt.Sprintf(
 				"labeled_at %s (%s:%d) is not earlier than judged_at %s (%s:%d): the label may have seen the judge's score",
 				h.At.Format(timeFmt), h.File, h.Line, j.At.Format(timeFmt), j.File, j.Line)})
 		}
 		switch {
 		case jk.bin > hk.bin:
-			d.JudgeAbove = append(d.JudgeAbove, Disagreement{in.Human[hk.i].CaseID, int(hk.bin), int(jk.bin)})
+			d.JudgeAbove = append(d.JudgeAbove, Disagreement{in.Human.CaseID(int(hk.i)), int(hk.bin), int(jk.bin)})
 		case hk.bin > jk.bin:
-			d.HumanAbove = append(d.HumanAbove, Disagreement{in.Human[hk.i].CaseID, int(hk.bin), int(jk.bin)})
+			d.HumanAbove = append(d.HumanAbove, Disagreement{in.Human.CaseID(int(hk.i)), int(hk.bin), int(jk.bin)})
 		}
 	}
 	d.Agreement = metrics.Agreement(d.Confusion)
@@ -333,11 +333,13 @@ const timeFmt = "2006-01-02T15:04:05.999999999Z07:00"
 // whose construct is not want.
 func constructs(s *side, keys []pairKey, want string, vs []Violation) ([]string, []Violation) {
 	seen := make([]bool, len(s.constructs))
-	wantCode := int32(slices.Index(s.constructs, want)) //nolint:gosec // -1 or an index of constructs, fewer than the labels, whose indices are int32 (pairing.go checks the count)
+	wantCode := slices.Index(s.constructs, want)
+	var codes constructCodes
 	for _, key := range keys {
-		seen[key.construct] = true
-		if key.construct != wantCode {
-			l := &s.ls[key.i]
+		code := codes.of(s, int(key.i))
+		seen[code] = true
+		if code != wantCode {
+			l := s.ls.Label(int(key.i))
 			vs = append(vs, Violation{CaseID: l.CaseID, File: l.File, Line: l.Line, Reason: fmt.Sprintf("%s construct %q (%s:%d) differs from the lock's %q",
 				l.Side, l.Construct, l.File, l.Line, want)})
 		}

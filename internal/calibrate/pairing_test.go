@@ -37,7 +37,7 @@ func reference(in Input, name string) referencePairing {
 		}
 		return m
 	}
-	hs, js := byID(in.Human), byID(in.Judge)
+	hs, js := byID(in.Human.All()), byID(in.Judge.All())
 	want := in.Lock.Dimensions[name].Construct
 	var r referencePairing
 	cons := func(m map[string]*labelfile.Label) []string {
@@ -157,7 +157,7 @@ func TestPairingMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	for trial := range 400 {
 		hs, js := randomLabels(rng, lock, 1+rng.IntN(300))
-		in := Input{Lock: lock, Human: hs, Judge: js}
+		in := Input{Lock: lock, Human: labelfile.FromLabels(hs), Judge: labelfile.FromLabels(js)}
 		r, err := Evaluate(context.Background(), in)
 		require.NoError(t, err)
 		for _, d := range r.Dimensions {
@@ -184,7 +184,7 @@ func TestEvaluateStopsOnCancel(t *testing.T) {
 	hs, js := benchLabels(200_000)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := Evaluate(ctx, Input{Lock: lock, Human: hs, Judge: js, Resamples: 100})
+	_, err := Evaluate(ctx, Input{Lock: lock, Human: labelfile.FromLabels(hs), Judge: labelfile.FromLabels(js), Resamples: 100})
 	require.ErrorIs(t, err, context.Canceled)
 
 	edges := make([]string, 255)
@@ -199,7 +199,7 @@ func TestEvaluateStopsOnCancel(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
-	_, err = Evaluate(ctx, Input{Lock: big, Human: hs, Judge: js, Resamples: metrics.MaxResamples, Seed: metrics.DefaultSeed})
+	_, err = Evaluate(ctx, Input{Lock: big, Human: labelfile.FromLabels(hs), Judge: labelfile.FromLabels(js), Resamples: metrics.MaxResamples, Seed: metrics.DefaultSeed})
 	require.ErrorIs(t, err, context.Canceled)
 	// Uncancelled, this takes minutes; the bound only proves the cancellation is
 	// honoured, with room for -race on a loaded CI machine (1.37 s seen there). The
