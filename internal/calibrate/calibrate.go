@@ -188,7 +188,7 @@ func Evaluate(ctx context.Context, in Input) (*Result, error) {
 func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x, k int, w [][]float64) (*Dimension, error) {
 	ld := in.Lock.Dimensions[name]
 	d := &Dimension{Name: name, Construct: ld.Construct, Gated: ld.Gated, Valid: true, UnpairedAllowed: -1}
-	hs, js, off := p.human.keys[x], p.judge.keys[x], p.off[x]
+	hs, js, off := p.human.dim(x), p.judge.dim(x), p.off[x]
 
 	// Construct validity, on every label of the dimension, paired or not.
 	var mismatch []Violation
@@ -203,7 +203,7 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 	}
 	var anchoring []Violation
 	a, b := 0, 0
-	for steps := 0; a < len(hs) || b < len(js); steps++ {
+	for steps := 0; a < hs.len() || b < js.len(); steps++ {
 		if steps&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
 				return d, err
@@ -211,24 +211,24 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 		}
 		c := 0
 		switch {
-		case a == len(hs):
+		case a == hs.len():
 			c = 1
-		case b == len(js):
+		case b == js.len():
 			c = -1
 		default:
-			c = cmpKeys(hs[a], js[b], in.Human, in.Judge, off)
+			c = compareAt(hs, js, a, b, off)
 		}
 		if c < 0 {
-			d.HumanOnly = append(d.HumanOnly, in.Human.CaseID(int(hs[a].i)))
+			d.HumanOnly = append(d.HumanOnly, in.Human.CaseID(int(hs.at(a).i)))
 			a++
 			continue
 		}
 		if c > 0 {
-			d.JudgeOnly = append(d.JudgeOnly, in.Judge.CaseID(int(js[b].i)))
+			d.JudgeOnly = append(d.JudgeOnly, in.Judge.CaseID(int(js.at(b).i)))
 			b++
 			continue
 		}
-		hk, jk := hs[a], js[b]
+		hk, jk := hs.at(a), js.at(b)
 		a, b = a+1, b+1
 		d.N++
 		d.Confusion[hk.bin][jk.bin]++
@@ -331,11 +331,12 @@ const timeFmt = "2006-01-02T15:04:05.999999999Z07:00"
 // constructs returns the distinct constructs the labels of keys (sorted by case
 // id) declare, sorted, and appends a violation, in case-id order, for every label
 // whose construct is not want.
-func constructs(s *side, keys []pairKey, want string, vs []Violation) ([]string, []Violation) {
+func constructs(s *side, keys dimLabels, want string, vs []Violation) ([]string, []Violation) {
 	seen := make([]bool, len(s.constructs))
 	wantCode := slices.Index(s.constructs, want)
 	var codes constructCodes
-	for _, key := range keys {
+	for k := range keys.len() {
+		key := keys.at(k)
 		code := codes.of(s, int(key.i))
 		seen[code] = true
 		if code != wantCode {

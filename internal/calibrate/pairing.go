@@ -37,9 +37,15 @@ type pairKey struct {
 
 // side is one side's labels, by lock dimension.
 type side struct {
-	ls         *labelfile.Labels
-	keys       [][]pairKey // per dimension, sorted by case id, the last of equal ids kept
-	constructs []string    // construct names by code
+	ls *labelfile.Labels
+	// A side whose case ids already increase within each dimension (a file
+	// written in case-id order) is walked as it is: order holds each
+	// dimension's label indices, 4 bytes a label, and keys stays nil.
+	// Otherwise keys holds each dimension's keys, sorted by case id, the
+	// last of equal ids kept.
+	keys       [][]pairKey
+	order      [][]int32
+	constructs []string // construct names by code
 	codes      map[string]int
 	count      []int    // labels per dimension
 	first      []string // first case id per dimension
@@ -104,9 +110,17 @@ func (s *side) build(ctx context.Context, dimIndex map[string]int, off []int) er
 	if s.ls.Len() > math.MaxInt32 {
 		return fmt.Errorf("%d labels on one side: at most %d can be paired", s.ls.Len(), math.MaxInt32)
 	}
-	s.keys = make([][]pairKey, len(dimIndex))
-	for x, c := range s.count {
-		s.keys[x] = make([]pairKey, 0, c)
+	increasing := s.ls.Increasing()
+	if increasing {
+		s.order = make([][]int32, len(dimIndex))
+		for x, c := range s.count {
+			s.order[x] = make([]int32, 0, c)
+		}
+	} else {
+		s.keys = make([][]pairKey, len(dimIndex))
+		for x, c := range s.count {
+			s.keys[x] = make([]pairKey, 0, c)
+		}
 	}
 	var dims dimCache
 	var codes constructCodes
@@ -120,12 +134,12 @@ func (s *side) build(ctx context.Context, dimIndex map[string]int, off []int) er
 		if x < 0 {
 			continue
 		}
-		codes.of(s, i)        // numbers the side's constructs in label order
-		bin := uint16(0xffff) // out of every lock's range, as such a bin is
-		if b := s.ls.Bin(i); b >= 0 && b < 0xffff {
-			bin = uint16(b)
+		codes.of(s, i) // numbers the side's constructs in label order
+		if increasing {
+			s.order[x] = append(s.order[x], int32(i)) //nolint:gosec // the label count is checked against MaxInt32 above
+			continue
 		}
-		k := pairKey{i: int32(i), bin: bin} //nolint:gosec // the label count is checked against MaxInt32 above
+		k := pairKey{i: int32(i), bin: s.bin(i)} //nolint:gosec // the label count is checked against MaxInt32 above
 		k.hi, k.lo, k.n = idKey(s.ls.CaseID(i)[off[x]:])
 		s.keys[x] = append(s.keys[x], k)
 	}
@@ -176,6 +190,57 @@ func (s *side) sortKeys(ctx context.Context, keys []pairKey, off int) ([]pairKey
 		out = append(out, k)
 	}
 	return out, nil
+}
+
+// bin is label i's bin as a key holds it: 0xffff, out of every lock's range,
+// for a bin that does not fit.
+func (s *side) bin(i int) uint16 {
+	if b := s.ls.Bin(i); b >= 0 && b < 0xffff {
+		return uint16(b)
+	}
+	return 0xffff
+}
+
+// dimLabels is one dimension of one side in case-id order: its keys, or its
+// label indices with the side's labels.
+type dimLabels struct {
+	s     *side
+	keys  []pairKey
+	order []int32
+}
+
+// dim is dimension x of s.
+func (s *side) dim(x int) dimLabels {
+	if s.keys != nil {
+		return dimLabels{s: s, keys: s.keys[x]}
+	}
+	return dimLabels{s: s, order: s.order[x]}
+}
+
+func (d dimLabels) len() int {
+	if d.keys != nil {
+		return len(d.keys)
+	}
+	return len(d.order)
+}
+
+// at is the k-th label in case-id order as a key (index and bin; the id
+// bytes only when keyed).
+func (d dimLabels) at(k int) pairKey {
+	if d.keys != nil {
+		return d.keys[k]
+	}
+	i := d.order[k]
+	return pairKey{i: i, bin: d.s.bin(int(i))}
+}
+
+// compareAt compares the case ids of a's x-th and b's y-th labels, which
+// share their first off bytes: by the keys when both sides have them.
+func compareAt(a, b dimLabels, x, y, off int) int {
+	if a.keys != nil && b.keys != nil {
+		return cmpKeys(a.keys[x], b.keys[y], a.s.ls, b.s.ls, off)
+	}
+	return strings.Compare(a.s.ls.CaseID(int(a.at(x).i)), b.s.ls.CaseID(int(b.at(y).i)))
 }
 
 // keyByte is byte d of a key's 16 bytes, counted from the least significant.

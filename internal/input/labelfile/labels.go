@@ -145,6 +145,7 @@ func ReadLabels(ctx context.Context, r io.Reader, file string, side LabelSide, l
 	if out == nil {
 		out = newLabels(file, side, 0)
 	}
+	out.Increasing() // known before the labels are shared
 	return out, nil
 }
 

@@ -26,7 +26,9 @@ type Labels struct {
 	codes map[string]uint16
 	locs  []*time.Location // timestamp locations by code
 	spill map[int]Label    // labels that do not fit a record
-	last  [2]struct {      // the last name looked up per field (dimension, construct)
+	// increasing is Increasing's answer once known: 1 yes, 2 no.
+	increasing uint8
+	last       [2]struct { // the last name looked up per field (dimension, construct)
 		s    string
 		code uint16
 	}
@@ -66,6 +68,7 @@ func FromLabels(ls []Label) *Labels {
 	for i := range ls {
 		out.add(&ls[i])
 	}
+	out.Increasing() // known before the labels are shared
 	return out
 }
 

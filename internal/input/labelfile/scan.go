@@ -177,7 +177,7 @@ func (sc *labelScanner) interned(b []byte) string {
 // pointer-free bytes per label, no map of strings), the candidates of equal
 // hashes adjacent after the sort and compared by their strings.
 func firstDuplicate(ls *Labels) (dup, first int, ok bool) {
-	if ls.Len() < 2 {
+	if ls.Len() < 2 || ls.Increasing() {
 		return 0, 0, false
 	}
 	type hk struct {
@@ -233,4 +233,32 @@ func duplicateError(ls *Labels) error {
 	}
 	l := ls.Label(d)
 	return input.Errorf(l.File, l.Line, "duplicate label for case %q, dimension %q (first on line %d)", l.CaseID, l.Dimension, ls.Label(f).Line)
+}
+
+// Increasing reports whether the case ids of each dimension come in strictly
+// increasing order (as files written by case id do): then no (case id,
+// dimension) repeats, and no sort is needed to know it or to pair them.
+func (ls *Labels) Increasing() bool {
+	if ls.increasing == 0 {
+		ls.increasing = 2
+		if ls.checkIncreasing() {
+			ls.increasing = 1
+		}
+	}
+	return ls.increasing == 1
+}
+
+func (ls *Labels) checkIncreasing() bool {
+	last := make([]int, len(ls.names))
+	for i := range ls.recs {
+		r := &ls.recs[i]
+		if r.dim == spillCode {
+			return false
+		}
+		if p := last[r.dim] - 1; p >= 0 && ls.CaseID(p) >= ls.CaseID(i) {
+			return false
+		}
+		last[r.dim] = i + 1
+	}
+	return true
 }
