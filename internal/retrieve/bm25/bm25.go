@@ -8,7 +8,8 @@
 // variant), k1 = 1.2 and b = 0.75. N, df and avgdl are taken over the whole index
 // (all locales), also when a search is filtered.
 //
-// The postings are compact: one byte array for the whole index, each term's
+// The postings are compact: one byte array for the whole index (outside the Go
+// heap where the system allows), each term's
 // postings in document order as varints (the gap to the previous document, then
 // the term frequency), built in two passes over the documents so that nothing is
 // grown by copying (about 2–3 bytes per posting instead of a 24-byte slice
@@ -18,8 +19,11 @@ package bm25
 import (
 	"encoding/binary"
 	"math"
+	"runtime"
 	"sort"
 	"sync"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/internal/offheap"
 )
 
 // Parameters of the scoring function.
@@ -108,7 +112,14 @@ func NewFunc(n int, terms func(d int, emit func(term []byte))) *Index {
 	for id, s := range size {
 		ix.off[id+1] = ix.off[id] + s
 	}
-	ix.data = make([]byte, ix.off[len(ix.df)])
+	// The postings are the index's bulk and hold no pointers: outside the Go
+	// heap where the system allows, so that the collector's headroom is not
+	// sized from them; returned to the system when the index is unreachable.
+	data, mapped := offheap.Alloc(ix.off[len(ix.df)])
+	ix.data = data
+	if mapped {
+		runtime.AddCleanup(ix, offheap.Free, data)
+	}
 	// Pass 2: the postings, in document order per term.
 	pos := size // reused: next write position per term
 	copy(pos, ix.off[:len(ix.df)])
@@ -247,6 +258,7 @@ func (ix *Index) Search(query []string, k int, keep func(doc int) bool) []Hit {
 	}
 	sc.touched = touched
 	ix.pool.Put(sc)
+	runtime.KeepAlive(ix) // ix.data may be a mapping its cleanup frees
 	sort.Slice(h, func(i, j int) bool { return better(h[i], h[j]) })
 	return h
 }
