@@ -153,7 +153,7 @@ type Measure struct {
 	Key       string // e.g. retrieval_hit_at_k
 	Mean      float64
 	Low, High float64 // the 95% confidence interval
-	Method    string  // how the interval was computed: wilson, bca, ...
+	Method    string  // how the interval was computed: wilson-cc, bca, ...
 	N         int64
 }
 

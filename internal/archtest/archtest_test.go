@@ -19,9 +19,14 @@ import (
 
 const module = "github.com/retrieval-gate/retrieval-gate"
 
-// leaf is the one package at the bottom: number formatting and escaping. It
-// imports nothing of ours, so every layer may use it.
-const leaf = "internal/format"
+// leaf is the package at the bottom: number formatting and escaping. It
+// imports nothing of ours, so every layer may use it. optionLeaf, the typed
+// refusal of an option that domain packages return and the CLI words, imports
+// nothing of ours either.
+const (
+	leaf       = "internal/format"
+	optionLeaf = "internal/option"
+)
 
 // domain are the packages that compute results (numbers, decisions, codes):
 // they and their subpackages import no renderer (internal/report/...) and no
@@ -105,8 +110,11 @@ func violations(pkgs map[string][]string) []string {
 			if under(from, "internal") && !under(from, "internal/cli") && under(to, "internal/cli") {
 				add(from, to, "nothing under internal/ imports the CLI")
 			}
-			if from == leaf {
+			if from == leaf || from == optionLeaf {
 				add(from, to, "the leaf imports nothing of ours")
+			}
+			if under(to, "internal/publish") && !under(from, "internal/cli") && !under(from, "internal/publish") {
+				add(from, to, "only the CLI publishes (the library, the domain and the renderers hand it data)")
 			}
 			if under(from, "internal/report") && (under(to, "internal/publish") || under(to, "internal/github")) {
 				add(from, to, "a renderer receives what it prints (the comment marker), it does not publish")
@@ -171,6 +179,12 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"internal/cli", "internal/report/checkreport", false},
 		{"internal/cli", "internal/publish", false},
 		{"internal/llm", "internal/github", false},
+		{"internal/option", "internal/format", true},
+		{"gate", "internal/publish", true},
+		{"report", "internal/publish", true},
+		{"internal/history/ghbranch", "internal/publish", true},
+		{"internal/cli/registrytest", "internal/publish", false},
+		{"internal/publish/runnertest", "internal/publish", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.from+" -> "+tt.to, func(t *testing.T) {

@@ -316,10 +316,14 @@ func TestGates(t *testing.T) {
 	g, _ = res.Gates.Find("max_drop_hit")
 	assert.Equal(t, outcome.Fail, g.Status)
 
-	u := Unavailable("no artifact", Options{MaxDrop: tol(0.01)})
+	u := Unavailable(Unavailability{Code: "no_artifact", Detail: "no artifact"}, Options{MaxDrop: tol(0.01)})
 	g, _ = u.Gates.Find("max_drop_hit")
 	assert.Equal(t, outcome.Off, g.Status)
-	assert.Equal(t, "no baseline: no artifact", gatetable.Reason(g.Why))
+	assert.Equal(t, []outcome.Clause{{Code: outcome.NoBaseline, Name: "no_artifact", Text: "no artifact"}}, g.Why, "the reason is data")
+	assert.Equal(t, "no baseline: no artifact (no_artifact)", gatetable.Reason(g.Why))
+	u = Unavailable(Unavailability{Code: NotInActions}, Options{MaxDrop: tol(0.01)})
+	g, _ = u.Gates.Find("max_drop_hit")
+	assert.Equal(t, "no baseline: --baseline auto looks the baseline up in GitHub Actions; this is not an Actions run", gatetable.Reason(g.Why))
 	assert.Equal(t, outcome.Off, u.Regression)
 }
 

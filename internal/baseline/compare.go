@@ -279,7 +279,8 @@ type Difference struct {
 // Comparison is everything the reports show of a comparison.
 type Comparison struct {
 	Available bool
-	Reason    string // why there is no comparison, when !Available
+	// NoBaseline is why there is no comparison, when !Available.
+	NoBaseline *Unavailability
 
 	File, Format, Schema string
 	Commit               string
@@ -310,16 +311,28 @@ type Comparison struct {
 	Regression outcome.Status // pass, fail, off
 }
 
+// NotInActions is the Unavailability code of --baseline auto outside GitHub
+// Actions, where there is no artifact to look up.
+const NotInActions = "not_in_actions"
+
+// Unavailability is why there is no baseline to compare with, as data: Code
+// is NotInActions or the artifact lookup's reason (ghartifact.Reason), Detail
+// the lookup's one-line message about GitHub's answer or the artifact, shown
+// as given ("" with NotInActions).
+type Unavailability struct {
+	Code, Detail string
+}
+
 // Unavailable is the comparison when there is no baseline: every regression gate
-// that was set is off with reason.
-func Unavailable(reason string, opt Options) *Comparison {
-	c := &Comparison{Reason: reason, Test: opt.Test, Regression: outcome.Off}
+// that was set is off, its reason why (outcome.NoBaseline).
+func Unavailable(why Unavailability, opt Options) *Comparison {
+	c := &Comparison{NoBaseline: &why, Test: opt.Test, Regression: outcome.Off}
 	for _, gm := range GateMeasures {
 		g := outcome.New(gm.Name, outcome.Off)
 		g.Group, g.Measure = outcome.GroupOverall, gm.Key
 		if t := opt.MaxDrop[gm.Key]; t.Set {
 			g.Threshold = t.Value
-			g.Why = []outcome.Clause{{Code: outcome.NoBaseline, Text: reason}}
+			g.Why = []outcome.Clause{{Code: outcome.NoBaseline, Name: why.Code, Text: why.Detail}}
 		}
 		c.Gates = append(c.Gates, g)
 	}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
@@ -38,6 +39,8 @@ type Input struct {
 	// MaxUnpaired, when not nil, caps the unpaired labels of each gated dimension
 	// (--max-unpaired): above it the gate fails.
 	MaxUnpaired *UnpairedLimit
+
+	panel *panel // set by Evaluate under the lock's raters: panel
 }
 
 // UnpairedLimit is the opt-in cap on the unpaired labels of a gated dimension: a
@@ -78,12 +81,32 @@ func (l *UnpairedLimit) Allowed(total int) int {
 	return int(math.Floor(l.Value*float64(total)/100 + 1e-9))
 }
 
-// Violation is one case that breaks a guard.
+// ViolationKind names the guard a label breaks.
+type ViolationKind string
+
+const (
+	// ConstructMismatch: the label (of Side) declares Construct, not the
+	// lock's Want.
+	ConstructMismatch ViolationKind = "construct_mismatch"
+	// NotEarlier: the human label's LabeledAt is not earlier than the judge's
+	// JudgedAt (at JudgeFile:JudgeLine): the label may have seen the score.
+	NotEarlier ViolationKind = "not_earlier"
+)
+
+// Violation is one case that breaks a guard, as data: the renderers write
+// the sentence.
 type Violation struct {
 	CaseID string
-	Reason string
+	Kind   ViolationKind
 	File   string // the offending label's file and line
 	Line   int
+	// ConstructMismatch.
+	Side            labelfile.LabelSide
+	Construct, Want string
+	// NotEarlier.
+	LabeledAt, JudgedAt time.Time
+	JudgeFile           string
+	JudgeLine           int
 }
 
 // Disagreement is a paired case whose human and judge bins differ.
@@ -130,6 +153,11 @@ type Dimension struct {
 	JudgeConstructs []string
 	Violations      []Violation // construct mismatches first, then anchoring, each by case id
 	Notes           []string
+	// Panel is the rater panel under the lock's raters: panel (panel.go), nil
+	// under raters: single.
+	Panel *PanelDimension
+	// CarriedOver is the lock's carried_over flag (carried.go).
+	CarriedOver bool
 }
 
 // Result is the whole calibration.
@@ -140,6 +168,11 @@ type Result struct {
 	MaxUnpaired *UnpairedLimit
 	LockCheck   *LockCheck // nil when --lock-base was not given
 	GitAnchor   *GitAnchoring
+	// CarriedOver is the carried-over dimensions' check (--lock-base and a lock
+	// with carried_over dimensions), Blind the blind-relabelling check
+	// (--git-anchoring); nil when not made.
+	CarriedOver *CarriedOverCheck
+	Blind       *BlindCheck
 	// Gates are computed by Finish: kappa:NAME per dimension, unpaired:NAME per
 	// gated dimension under --max-unpaired, lock and git-anchoring when checked.
 	Gates outcome.Gates
@@ -161,6 +194,14 @@ func (r *Result) Failed() []string { return r.Gates.Failed() }
 // dimension) the last counts (the readers refuse them).
 func Evaluate(ctx context.Context, in Input) (*Result, error) {
 	res := &Result{Lock: in.Lock, MaxUnpaired: in.MaxUnpaired}
+	pn, err := buildPanel(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if pn != nil {
+		// The judge is compared with one label per case: the panel's consensus.
+		in.panel, in.Human = pn, labelfile.FromLabels(pn.consensus)
+	}
 	names := in.Lock.DimensionNames()
 	dimIndex := make(map[string]int, len(names))
 	for i, name := range names {
@@ -192,7 +233,13 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 
 	// Construct validity, on every label of the dimension, paired or not.
 	var mismatch []Violation
-	d.HumanConstructs, mismatch = constructs(p.human, hs, ld.Construct, mismatch)
+	if in.panel != nil {
+		d.HumanConstructs, mismatch = in.panel.humanConstructs(name, mismatch)
+		d.Panel = in.panel.dims[name]
+	} else {
+		d.HumanConstructs, mismatch = constructs(p.human, hs, ld.Construct, mismatch)
+	}
+	d.CarriedOver = ld.CarriedOver
 	d.JudgeConstructs, mismatch = constructs(p.judge, js, ld.Construct, mismatch)
 
 	// Pairing: both sides in case-id order, merged. The confusion matrix
@@ -234,9 +281,8 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 		d.Confusion[hk.bin][jk.bin]++
 		if !in.Human.At(int(hk.i)).Before(in.Judge.At(int(jk.i))) {
 			h, j := in.Human.Label(int(hk.i)), in.Judge.Label(int(jk.i))
-			anchoring = append(anchoring, Violation{CaseID: h.CaseID, File: h.File, Line: h.Line, Reason: fmt.Sprintf(
-				"labeled_at %s (%s:%d) is not earlier than judged_at %s (%s:%d): the label may have seen the judge's score",
-				h.At.Format(timeFmt), h.File, h.Line, j.At.Format(timeFmt), j.File, j.Line)})
+			anchoring = append(anchoring, Violation{CaseID: h.CaseID, Kind: NotEarlier, File: h.File, Line: h.Line,
+				LabeledAt: h.At, JudgedAt: j.At, JudgeFile: j.File, JudgeLine: j.Line})
 		}
 		switch {
 		case jk.bin > hk.bin:
@@ -326,8 +372,6 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 	return d, nil
 }
 
-const timeFmt = "2006-01-02T15:04:05.999999999Z07:00"
-
 // constructs returns the distinct constructs the labels of keys (sorted by case
 // id) declare, sorted, and appends a violation, in case-id order, for every label
 // whose construct is not want.
@@ -341,8 +385,7 @@ func constructs(s *side, keys dimLabels, want string, vs []Violation) ([]string,
 		seen[code] = true
 		if code != wantCode {
 			l := s.ls.Label(int(key.i))
-			vs = append(vs, Violation{CaseID: l.CaseID, File: l.File, Line: l.Line, Reason: fmt.Sprintf("%s construct %q (%s:%d) differs from the lock's %q",
-				l.Side, l.Construct, l.File, l.Line, want)})
+			vs = append(vs, Violation{CaseID: l.CaseID, Kind: ConstructMismatch, File: l.File, Line: l.Line, Side: l.Side, Construct: l.Construct, Want: want})
 		}
 	}
 	out := []string{}
@@ -420,8 +463,9 @@ func (r *Result) Finish() {
 	if ga := r.GitAnchor; ga != nil {
 		g := outcome.New("git-anchoring", outcome.Pass)
 		if !ga.OK {
-			g.Status, g.Why = outcome.Fail, []outcome.Clause{{Code: outcome.NotAnchored, Names: ga.Reasons}}
+			g.Status, g.Why = outcome.Fail, ga.Findings
 		}
 		r.Gates = append(r.Gates, g)
 	}
+	r.panelGates()
 }

@@ -228,7 +228,8 @@ func TestConstructMismatch(t *testing.T) {
 			if tt.reasons != nil {
 				var got []string
 				for _, v := range g.Violations {
-					got = append(got, v.CaseID+": "+v.Reason)
+					require.Equal(t, ConstructMismatch, v.Kind)
+					got = append(got, fmt.Sprintf("%s: %s construct %q (%s:%d) differs from the lock's %q", v.CaseID, v.Side, v.Construct, v.File, v.Line, v.Want))
 				}
 				assert.Equal(t, tt.reasons, got)
 			}
@@ -267,7 +268,10 @@ func TestAnchoringViolation(t *testing.T) {
 			}
 			assert.Equal(t, StatusAnchoringViolation, g.Status)
 			assert.Equal(t, "c007", g.Violations[0].CaseID)
-			assert.Contains(t, g.Violations[0].Reason, "is not earlier than judged_at")
+			v := g.Violations[0]
+			assert.Equal(t, NotEarlier, v.Kind)
+			assert.True(t, v.LabeledAt.Equal(tt.labeled) && v.JudgedAt.Equal(tt.judged), "%v", v)
+			assert.Equal(t, [2]string{"human.jsonl", "judge.jsonl"}, [2]string{v.File, v.JudgeFile})
 			assert.True(t, g.Valid, "an anchoring violation keeps the numbers, but fails")
 			assert.Equal(t, []string{"kappa:groundedness"}, r.Failed())
 		})

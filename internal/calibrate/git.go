@@ -12,6 +12,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/gitread"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 )
 
 // LockCheck is the frozen-constants guard: the lock compared with its copy at a git ref.
@@ -39,6 +40,9 @@ func LockChanges(base, cur *labelfile.Lock) []string {
 	if base.MinN != cur.MinN {
 		ch = append(ch, fmt.Sprintf("min_n: %s -> %s", minN(base), minN(cur)))
 	}
+	if base.Raters != cur.Raters {
+		ch = append(ch, fmt.Sprintf("raters: %s -> %s", raters(base), raters(cur)))
+	}
 	var dims []string
 	for _, n := range base.DimensionNames() {
 		b := base.Dimensions[n]
@@ -53,11 +57,18 @@ func LockChanges(base, cur *labelfile.Lock) []string {
 		if b.Gated != c.Gated {
 			dims = append(dims, fmt.Sprintf("dimensions.%s.gated: %t -> %t", n, b.Gated, c.Gated))
 		}
+		if b.CarriedOver != c.CarriedOver {
+			dims = append(dims, fmt.Sprintf("dimensions.%s.carried_over: %t -> %t", n, b.CarriedOver, c.CarriedOver))
+		}
 	}
 	for _, n := range cur.DimensionNames() {
 		if _, ok := base.Dimensions[n]; !ok {
 			c := cur.Dimensions[n]
-			dims = append(dims, fmt.Sprintf("dimensions.%s: added (construct %s, gated %t)", n, c.Construct, c.Gated))
+			added := fmt.Sprintf("dimensions.%s: added (construct %s, gated %t)", n, c.Construct, c.Gated)
+			if c.CarriedOver {
+				added = fmt.Sprintf("dimensions.%s: added (construct %s, gated %t, carried over)", n, c.Construct, c.Gated)
+			}
+			dims = append(dims, added)
 		}
 	}
 	slices.Sort(dims)
@@ -70,6 +81,15 @@ func minN(l *labelfile.Lock) string {
 		return strconv.Itoa(l.MinN) + " (default)"
 	}
 	return strconv.Itoa(l.MinN)
+}
+
+// raters is the lock's rater framing as a report shows it: "single (default)"
+// when not set.
+func raters(l *labelfile.Lock) string {
+	if !l.RatersSet {
+		return l.Raters + " (default)"
+	}
+	return l.Raters
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
@@ -177,7 +197,9 @@ type GitAnchoring struct {
 	HumanCommit string
 	JudgeCommit string
 	OK          bool
-	Reasons     []string
+	// Findings say why the check failed, as data (outcome.AnchorNoCommit, ...);
+	// they are the git-anchoring gate's reason.
+	Findings []outcome.Clause
 }
 
 // CheckGitAnchoring runs the git anchoring check in the repository containing the
@@ -214,7 +236,7 @@ func CheckGitAnchoring(ctx context.Context, humanPath, judgePath string) (*GitAn
 		}
 		headTree = c.Tree
 	}
-	last := func(path, rel, what string) (string, error) {
+	last := func(path, rel, side string) (string, error) {
 		var c gitread.ID
 		ok := false
 		if hasHead {
@@ -223,7 +245,7 @@ func CheckGitAnchoring(ctx context.Context, humanPath, judgePath string) (*GitAn
 			}
 		}
 		if !ok {
-			ga.Reasons = append(ga.Reasons, fmt.Sprintf("the %s file %s has no commit", what, rel))
+			ga.Findings = append(ga.Findings, outcome.Clause{Code: outcome.AnchorNoCommit, Name: side, Text: rel})
 			return "", nil
 		}
 		dirty, err := uncommitted(repo, headTree, path, rel)
@@ -231,14 +253,14 @@ func CheckGitAnchoring(ctx context.Context, humanPath, judgePath string) (*GitAn
 			return "", err
 		}
 		if dirty {
-			ga.Reasons = append(ga.Reasons, fmt.Sprintf("the %s file %s has uncommitted changes", what, rel))
+			ga.Findings = append(ga.Findings, outcome.Clause{Code: outcome.AnchorUncommitted, Name: side, Text: rel})
 		}
 		return c.String(), nil
 	}
-	if ga.HumanCommit, err = last(humanPath, hrel, "human labels"); err != nil {
+	if ga.HumanCommit, err = last(humanPath, hrel, "human"); err != nil {
 		return nil, err
 	}
-	if ga.JudgeCommit, err = last(judgePath, jrel, "judge scores"); err != nil {
+	if ga.JudgeCommit, err = last(judgePath, jrel, "judge"); err != nil {
 		return nil, err
 	}
 	if ga.HumanCommit != "" && ga.JudgeCommit != "" {
@@ -246,26 +268,26 @@ func CheckGitAnchoring(ctx context.Context, humanPath, judgePath string) (*GitAn
 		jc, _ := gitread.ParseID(ga.JudgeCommit)
 		switch {
 		case ga.HumanCommit == ga.JudgeCommit:
-			ga.Reasons = append(ga.Reasons, fmt.Sprintf("the human labels and the judge scores were last changed in the same commit %s: the labels are not provably older", short(ga.HumanCommit)))
+			ga.Findings = append(ga.Findings, outcome.Clause{Code: outcome.AnchorSameCommit, Text: ga.HumanCommit})
 		default:
 			anc, err := repo.IsAncestor(hc, jc)
 			if err != nil {
 				return nil, repoErr(repo, err)
 			}
 			if !anc {
-				ga.Reasons = append(ga.Reasons, fmt.Sprintf("the commit that last changed the human labels (%s) is not an ancestor of the one that last changed the judge scores (%s)", short(ga.HumanCommit), short(ga.JudgeCommit)))
+				ga.Findings = append(ga.Findings, outcome.Clause{Code: outcome.AnchorNotAncestor, Names: []string{ga.HumanCommit, ga.JudgeCommit}})
 			}
 		}
-		if len(ga.Reasons) > 0 {
+		if len(ga.Findings) > 0 {
 			for _, c := range []gitread.ID{hc, jc} {
 				if repo.IsShallowCommit(c) {
-					ga.Reasons = append(ga.Reasons, fmt.Sprintf("the repository is a shallow clone and %s is its boundary: the history before it was not fetched, so the files look last changed there (actions/checkout with fetch-depth: 0 fetches it)", short(c.String())))
+					ga.Findings = append(ga.Findings, outcome.Clause{Code: outcome.AnchorShallow, Text: c.String()})
 					break
 				}
 			}
 		}
 	}
-	ga.OK = len(ga.Reasons) == 0
+	ga.OK = len(ga.Findings) == 0
 	return ga, ctx.Err()
 }
 
@@ -300,13 +322,6 @@ func uncommitted(repo *gitread.Repo, headTree gitread.ID, path, rel string) (boo
 		return false, &InputError{Msg: fmt.Sprintf("%s: %v", path, err)}
 	}
 	return id != e.ID, nil
-}
-
-func short(c string) string {
-	if len(c) > 12 {
-		return c[:12]
-	}
-	return c
 }
 
 // repoPath opens the git repository containing path and returns path relative to

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
 // gitRepo is a real temporary git repository with a fixed identity and no global
@@ -88,6 +89,13 @@ func TestLockChanges(t *testing.T) {
 		{"reformatted only", "{\n  \"dimensions\"", "{\"dimensions\"", nil},
 		{"min_n lowered from its default", `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": 5`, []string{"min_n: 30 (default) -> 5"}},
 		{"min_n default written out", `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": 30`, nil},
+		// The rater framing is frozen like the others (ADR-0028).
+		{"single rater framing made a panel", `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel"`, []string{"raters: single (default) -> panel"}},
+		{"single rater framing written out", `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "single"`, nil},
+		{"carried over declared", `"support", "gated": true`, `"support", "gated": true, "carried_over": true`, []string{"dimensions.groundedness.carried_over: false -> true"}},
+		{"carried over written out false", `"support", "gated": true`, `"support", "gated": true, "carried_over": false`, nil},
+		{"dimension added carried over", `"faithfulness": {"construct": "contradiction-only", "gated": true}`, `"faithfulness": {"construct": "contradiction-only", "gated": true}, "x": {"construct": "y", "gated": false, "carried_over": true}`,
+			[]string{"dimensions.x: added (construct y, gated false, carried over)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -244,18 +252,18 @@ func TestCheckGitAnchoring(t *testing.T) {
 			}
 			ga, err := CheckGitAnchoring(ctx, filepath.Join(r.dir, "human.jsonl"), filepath.Join(r.dir, "judge.jsonl"))
 			require.NoError(t, err)
-			assert.Equal(t, tt.ok, ga.OK, "%v", ga.Reasons)
+			assert.Equal(t, tt.ok, ga.OK, "%v", gatetable.Reason(ga.Findings))
 			if ga.HumanCommit != "" {
 				assert.Equal(t, r.git("log", "-1", "--format=%H", "--", "human.jsonl"), ga.HumanCommit)
 			}
 			if tt.ok {
-				assert.Empty(t, ga.Reasons)
+				assert.Empty(t, gatetable.Reason(ga.Findings))
 				assert.Len(t, ga.HumanCommit, 40)
 				assert.Len(t, ga.JudgeCommit, 40)
 				assert.NotEqual(t, ga.HumanCommit, ga.JudgeCommit)
 				return
 			}
-			assert.Contains(t, strings.Join(ga.Reasons, "\n"), tt.reason)
+			assert.Contains(t, gatetable.Reason(ga.Findings), tt.reason)
 		})
 	}
 
@@ -290,7 +298,7 @@ func TestGitGuardsInShallowClone(t *testing.T) {
 	assert.Equal(t, c.git("log", "-1", "--format=%H", "--", "human.jsonl"), ga.HumanCommit)
 	assert.Equal(t, head, ga.HumanCommit)
 	assert.Equal(t, head, ga.JudgeCommit)
-	reasons := strings.Join(ga.Reasons, "\n")
+	reasons := gatetable.Reason(ga.Findings)
 	assert.Contains(t, reasons, "were last changed in the same commit")
 	assert.Contains(t, reasons, "is its boundary")
 	assert.Contains(t, reasons, "fetch-depth: 0")
@@ -330,7 +338,7 @@ func TestGitGuardsInWorktree(t *testing.T) {
 	assert.Equal(t, []string{"min_kappa: 0.6 -> 0.2"}, lc.Changed)
 	ga, err := CheckGitAnchoring(ctx, filepath.Join(wt, "human.jsonl"), filepath.Join(wt, "judge.jsonl"))
 	require.NoError(t, err)
-	assert.True(t, ga.OK, "%v", ga.Reasons)
+	assert.True(t, ga.OK, "%v", gatetable.Reason(ga.Findings))
 	assert.Equal(t, w.git("log", "-1", "--format=%H", "--", "judge.jsonl"), ga.JudgeCommit)
 
 	// A cancelled context stops the walk.

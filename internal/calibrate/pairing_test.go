@@ -52,8 +52,7 @@ func reference(in Input, name string) referencePairing {
 		sort.Strings(bad)
 		for _, id := range bad {
 			l := m[id]
-			r.violations = append(r.violations, Violation{CaseID: id, File: l.File, Line: l.Line, Reason: fmt.Sprintf("%s construct %q (%s:%d) differs from the lock's %q",
-				l.Side, l.Construct, l.File, l.Line, want)})
+			r.violations = append(r.violations, Violation{CaseID: id, Kind: ConstructMismatch, File: l.File, Line: l.Line, Side: l.Side, Construct: l.Construct, Want: want})
 		}
 		out := []string{}
 		for c := range set {
@@ -84,9 +83,7 @@ func reference(in Input, name string) referencePairing {
 		h, j := hs[id], js[id]
 		hb[i], jb[i] = h.Bin, j.Bin
 		if !h.At.Before(j.At) {
-			r.violations = append(r.violations, Violation{CaseID: id, File: h.File, Line: h.Line, Reason: fmt.Sprintf(
-				"labeled_at %s (%s:%d) is not earlier than judged_at %s (%s:%d): the label may have seen the judge's score",
-				h.At.Format(timeFmt), h.File, h.Line, j.At.Format(timeFmt), j.File, j.Line)})
+			r.violations = append(r.violations, Violation{CaseID: id, Kind: NotEarlier, File: h.File, Line: h.Line, LabeledAt: h.At, JudgedAt: j.At, JudgeFile: j.File, JudgeLine: j.Line})
 		}
 		switch {
 		case j.Bin > h.Bin:
@@ -237,7 +234,7 @@ func TestEvaluateStopsOnCancel(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	// Uncancelled, this takes minutes; the bound only proves the cancellation is
 	// honoured, with room for -race on a loaded CI machine (1.37 s seen there). The
-	// one-second rule of the command is TestSignals' (main_signal_test.go), on the
+	// one-second rule of the command is TestSignals' (internal/e2e/signals), on the
 	// built binary.
 	assert.Less(t, time.Since(start), 30*time.Second)
 }

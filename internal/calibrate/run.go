@@ -17,10 +17,12 @@ type Files struct {
 // Options are the options of a calibration (the calibrate command's), each set
 // once, here.
 type Options struct {
-	// LockBase, when set, is the git ref whose copy of the lock must be identical.
+	// LockBase, when set, is the git ref whose copy of the lock must be identical
+	// and whose copy of the human labels the carried-over dimensions must keep.
 	LockBase string
 	// GitAnchoring also requires the commit that last changed the human labels to
-	// be a strict ancestor of the one that last changed the judge's scores.
+	// be a strict ancestor of the one that last changed the judge's scores, and
+	// every paired human label to be committed before its judge score (CheckBlind).
 	GitAnchoring bool
 	Resamples    int    // bootstrap resamples of the kappa CI; 0 disables it
 	Seed         uint64 // metrics.DefaultSeed for reproducible reports
@@ -49,9 +51,19 @@ func Run(ctx context.Context, f Files, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	var co *CarriedOverCheck
+	if o.LockBase != "" {
+		if co, err = CheckCarriedOver(ctx, f.Human, o.LockBase, hs, lock); err != nil {
+			return nil, err
+		}
+	}
 	var ga *GitAnchoring
+	var bc *BlindCheck
 	if o.GitAnchoring {
 		if ga, err = CheckGitAnchoring(ctx, f.Human, f.Judge); err != nil {
+			return nil, err
+		}
+		if bc, err = CheckBlind(ctx, f.Human, f.Judge, hs, js, lock); err != nil {
 			return nil, err
 		}
 	}
@@ -66,7 +78,7 @@ func Run(ctx context.Context, f Files, o Options) (*Result, error) {
 	// 246 -> see BENCHMARKS.md).
 	hs, js = nil, nil
 	runtime.GC()
-	res.LockCheck, res.GitAnchor = lc, ga
+	res.LockCheck, res.GitAnchor, res.CarriedOver, res.Blind = lc, ga, co, bc
 	res.Finish()
 	return res, ctx.Err()
 }

@@ -23,8 +23,8 @@ import (
 // baselineRun is the comparison state of one check run.
 type baselineRun struct {
 	opts   baseline.Options
-	unav   string            // why there is no baseline (auto)
-	source map[string]string // provenance of a fetched artifact
+	unav   *baseline.Unavailability // why there is no baseline (auto)
+	source map[string]string        // provenance of a fetched artifact
 
 	base *baseline.Baseline
 	cmp  *baseline.Comparer
@@ -111,8 +111,8 @@ func (r *baselineRun) result() (*baseline.Comparison, error) {
 	switch {
 	case r == nil:
 		return nil, nil
-	case r.unav != "":
-		return baseline.Unavailable(r.unav, r.opts), nil
+	case r.unav != nil:
+		return baseline.Unavailable(*r.unav, r.opts), nil
 	case r.cmp == nil:
 		return nil, nil
 	}

@@ -57,9 +57,9 @@ type In struct {
 	Baseline       io.Reader
 	BaselineName   string
 	BaselineSource map[string]string
-	// BaselineUnavailable, when not empty, is why --baseline found no baseline:
+	// BaselineUnavailable, when set, is why --baseline found no baseline:
 	// the Result's comparison says so and its gates are off.
-	BaselineUnavailable string
+	BaselineUnavailable *baseline.Unavailability
 	// BaselineBody receives the gzip-compressed case lines of --write-baseline
 	// (nil: none); the caller writes the file's header before them.
 	BaselineBody io.Writer
@@ -79,7 +79,7 @@ type Result struct {
 
 // comparing reports whether the run compares with a baseline or writes one.
 func (in *In) comparing() bool {
-	return in.Baseline != nil || in.BaselineUnavailable != "" || in.BaselineBody != nil
+	return in.Baseline != nil || in.BaselineUnavailable != nil || in.BaselineBody != nil
 }
 
 // Run scores the cases of in against its KB and decides the gates. Bad input
@@ -94,7 +94,7 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 			MaxDrop: o.MaxDrop, Test: o.Test, Now: o.Now,
 		}, unav: in.BaselineUnavailable, source: in.BaselineSource}
 		defer bl.close()
-		if in.Baseline != nil && in.BaselineUnavailable == "" {
+		if in.Baseline != nil && in.BaselineUnavailable == nil {
 			if err := bl.load(ctx, in.Baseline, in.BaselineName); err != nil {
 				return nil, err
 			}

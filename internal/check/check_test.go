@@ -72,7 +72,7 @@ func TestRunBaseline(t *testing.T) {
 func TestRunUnavailableAndErrors(t *testing.T) {
 	ctx := context.Background()
 	in := demoIn(t, demo+"/cases.jsonl")
-	in.BaselineUnavailable = "not an Actions run"
+	in.BaselineUnavailable = &baseline.Unavailability{Code: baseline.NotInActions}
 	res, err := Run(ctx, in, Options{K: 5})
 	require.NoError(t, err)
 	require.NotNil(t, res.Comparison)

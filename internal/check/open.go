@@ -20,8 +20,8 @@ type BaselineSpec struct {
 	Path, Name string
 	Source     map[string]string
 	Cleanup    func() error
-	// Unavailable is why --baseline found no baseline ("" when it did or was not asked).
-	Unavailable string
+	// Unavailable is why --baseline found no baseline (nil when it did or was not asked).
+	Unavailable *baseline.Unavailability
 	// Write: --write-baseline, whose case lines go to a temporary body.
 	Write bool
 }

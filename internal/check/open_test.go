@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/check"
 )
 
@@ -18,10 +19,11 @@ func TestOpenBaseline(t *testing.T) {
 	ctx := context.Background()
 
 	var in check.In
-	b, err := check.OpenBaseline(ctx, check.BaselineSpec{Unavailable: "not an Actions run"}, &in)
+	why := &baseline.Unavailability{Code: baseline.NotInActions}
+	b, err := check.OpenBaseline(ctx, check.BaselineSpec{Unavailable: why}, &in)
 	require.NoError(t, err)
 	assert.Nil(t, b, "nothing to open")
-	assert.Equal(t, "not an Actions run", in.BaselineUnavailable)
+	assert.Equal(t, why, in.BaselineUnavailable)
 	require.NoError(t, b.Close(), "a nil Baseline closes")
 
 	cleaned := 0

@@ -16,7 +16,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
-	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
 // CheckCommand is `retrieval-gate check`: score each case, aggregate, enforce
@@ -39,10 +38,10 @@ type checkOptions struct {
 	jsonOut, markdownOut, casesOut string
 	parentSep                      string        // --parent-from-id
 	htmlOut, history               string        // --html, --history (history.go)
-	historyBranch                  string        // --history-branch (history_branch.go)
+	historyBranch                  string        // --history-branch (history.go)
 	comment                        commentFlags  // --comment, --comment-key, --pr (publication.go)
 	baseline                       baselineFlags // --baseline, --write-baseline, regression gates (check_baseline.go)
-	trend                          trendFlag     // --trend-runs (trend.go)
+	trend                          trendFlag     // --trend-runs (history.go)
 }
 
 // checkInputs are check's Action inputs; inside Actions --json defaults to
@@ -162,7 +161,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	doc := checkreport.New(res)
 	doc.SetBaseline(cmp)
 	var trendWarning string
-	if doc.Trend, trendWarning, err = readTrend(ctx, f, trendSource{path: o.history, branch: o.historyBranch}, "check", o.trend.runs, checkFingerprint(o), trend.CheckMeasures(trendGates(doc.Gates)), doc.WriteJSON); err != nil {
+	if doc.Trend, trendWarning, err = readTrend(ctx, f, trendSource{path: o.history, branch: o.historyBranch}, "check", o.trend.runs, checkFingerprint(o), doc.TrendMeasures(), doc.WriteJSON); err != nil {
 		return err
 	}
 	if ws[1] != nil {
@@ -202,7 +201,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	// GitHub: outputs, annotations, job summary, PR comment. Its failures are
 	// warnings; the exit code reflects only the gates.
 	if cmp != nil && !cmp.Available {
-		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: no baseline: %s\n", cmp.Reason)
+		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: no baseline: %s\n", doc.Baseline.Reason)
 	}
 	pub := checkPublication(res, doc, o.comment, o.jsonOut)
 	publish.BaselineOutputs(pub.Outputs, cmp)

@@ -105,11 +105,11 @@ func TestEvaluateStagesKeepTheKeyOut(t *testing.T) {
 	args := []string{"--cases", "c.jsonl", "--chroma-url", "http://chroma:8000", "--chroma-tenant", "team-a", "--chroma-database", "rag",
 		"--chroma-api-key", chromaTestKey, "--chroma-token-header", "X-Chroma-Token", "--chroma-create-database"}
 	o, p := planFor(t, nil, args...)
-	lines := p.commandLines(o)
+	lines := p.plan.Args(&o.Options, o.comment.args()...)
 	for _, l := range lines {
 		assert.NotContains(t, strings.Join(l, " "), chromaTestKey)
 	}
-	fp := evaluateFingerprint(o, p.names, &judge.Result{Prompt: judge.DefaultPrompt()})
+	fp := evaluateFingerprint(o, p.plan.Names(), &judge.Result{Prompt: judge.DefaultPrompt()})
 	for k, v := range fp.params {
 		assert.NotContains(t, k+v, chromaTestKey)
 	}

@@ -104,9 +104,9 @@ type compareOptions struct {
 	jsonOut, mdOut, perQuery string
 	comment                  commentFlags // its own key, compare: never check's or calibrate's comment
 	htmlOut, history         string       // --html, --history (history.go)
-	historyBranch            string       // --history-branch (history_branch.go)
+	historyBranch            string       // --history-branch (history.go)
 	floors                   floorFlag    // --floor, --floors on the gate strategy (into run.Gate.Floors)
-	trend                    trendFlag    // --trend-runs (trend.go)
+	trend                    trendFlag    // --trend-runs (history.go)
 }
 
 // compareInputs are compare's Action inputs (`run` holds one NAME=FILE per line).
@@ -210,6 +210,15 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	return o, nil
 }
 
+// files are compare's input files.
+func (o *compareOptions) files() compare.Files {
+	files := compare.Files{Qrels: o.qrels}
+	for i, name := range o.runs.names {
+		files.Runs = append(files.Runs, compare.RunFile{Name: name, Path: o.runs.files[i]})
+	}
+	return files
+}
+
 func (c *CompareCommand) Run(ctx context.Context, f *Factory, args []string) error {
 	o, err := c.parse(f.Env, args)
 	if err != nil {
@@ -235,11 +244,7 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions,
 	if err != nil {
 		return err
 	}
-	files := compare.Files{Qrels: o.qrels}
-	for i, name := range o.runs.names {
-		files.Runs = append(files.Runs, compare.RunFile{Name: name, Path: o.runs.files[i]})
-	}
-	res, err := compare.RunFiles(ctx, files, o.run)
+	res, err := compare.RunFiles(ctx, o.files(), o.run)
 	if err != nil {
 		return err
 	}
@@ -255,7 +260,7 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions,
 			}
 		}
 	}
-	reads, err := readHistory(ctx, f, hsrc, command, fp, doc.WriteJSON, trendRuns, compareTrendMeasures(doc), doc.Primary)
+	reads, err := readHistory(ctx, f, hsrc, command, fp, doc.WriteJSON, trendRuns, doc.TrendMeasures(), doc.Primary)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
@@ -14,7 +13,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 )
@@ -31,26 +29,14 @@ func (c *EvaluateCommand) Synopsis() string {
 	return "the whole pipeline: (generate) -> retrieve with each strategy -> judge the pool -> compare"
 }
 
+// evaluateOptions are evaluate's options (evaluate.Options, from which every
+// stage's come) and what evaluate itself writes and publishes.
 type evaluateOptions struct {
-	kb, cases, out       string
-	judgeURL, judgeModel string
-	genURL, genModel     string
-	rerankURL            string
-	// retrieval is the store (and its URL) and the embedder of every retrieve
-	// stage, checked as retrieve checks them; each stage adds its strategy, k
-	// and reranker.
-	retrieval retrieve.RunOptions
-	// chromaURL is --chroma-url as given, for the stages' command lines (a URL
-	// read from $CHROMA_URL is left to the environment there).
-	chromaURL                         string
-	k, perLocale, repeat, concurrency int
-	maxRequests                       int64
-	price                             string
-	bootstrap                         int
-	comment                           commentFlags // passed to the compare stage, under evaluate's own key
-	history                           string       // --history: one record per run, command evaluate (evaluate_history.go)
-	historyBranch                     string       // --history-branch (history_branch.go)
-	htmlOut                           string       // --html: the dashboard, also written here
+	evaluate.Options
+	comment       commentFlags // passed to the compare stage, under evaluate's own key
+	history       string       // --history: one record per run, command evaluate (evaluate_history.go)
+	historyBranch string       // --history-branch (history.go)
+	htmlOut       string       // --html: the dashboard, also written here
 }
 
 // evaluateInputs are evaluate's Action inputs. Its stages see none of them (each
@@ -67,28 +53,28 @@ var evaluateInputs = commentInputs(actionInputs{
 func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, error) {
 	fs := newFlagSet(env, "evaluate")
 	o := &evaluateOptions{}
-	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
-	fs.StringVar(&o.cases, "cases", "", "cases JSONL with the queries (default: generated from the KB with the generator)")
-	fs.StringVar(&o.out, "out", "", "output `DIR`: every intermediate file and report (required)")
-	fs.StringVar(&o.judgeURL, "judge-url", "", "OpenAI-compatible chat server of the judge (required)")
-	fs.StringVar(&o.judgeModel, "judge-model", "", "judge model name")
-	fs.StringVar(&o.genURL, "generator-url", "", "chat server of the query generator (default: --judge-url)")
-	fs.StringVar(&o.genModel, "generator-model", "", "query generator model (default: --judge-model)")
-	fs.StringVar(&o.rerankURL, "rerank-url", "", "TEI /rerank server: each strategy is also run reranked")
-	r := &o.retrieval
+	fs.StringVar(&o.KB, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
+	fs.StringVar(&o.Cases, "cases", "", "cases JSONL with the queries (default: generated from the KB with the generator)")
+	fs.StringVar(&o.Out, "out", "", "output `DIR`: every intermediate file and report (required)")
+	fs.StringVar(&o.JudgeURL, "judge-url", "", "OpenAI-compatible chat server of the judge (required)")
+	fs.StringVar(&o.JudgeModel, "judge-model", "", "judge model name")
+	fs.StringVar(&o.GeneratorURL, "generator-url", "", "chat server of the query generator (default: --judge-url)")
+	fs.StringVar(&o.GeneratorModel, "generator-model", "", "query generator model (default: --judge-model)")
+	fs.StringVar(&o.RerankURL, "rerank-url", "", "TEI /rerank server: each strategy is also run reranked")
+	r := &o.Retrieval
 	fs.StringVar(&r.Store, "store", "memory", "vector store of retrieve: "+store.Choices(store.Names()))
-	fs.StringVar(&o.chromaURL, "chroma-url", "", "Chroma server URL (implies --store chroma; default $CHROMA_URL when --store chroma)")
+	fs.StringVar(&o.ChromaURL, "chroma-url", "", "Chroma server URL (implies --store chroma; default $CHROMA_URL when --store chroma)")
 	registerChromaFlags(fs, r)
 	fs.StringVar(&r.Embedder, "embedder", "hash", "embedder of retrieve: "+store.Choices(embed.Names()))
 	fs.StringVar(&r.EmbedderURL, "embedder-url", "", "embedding server URL")
 	fs.StringVar(&r.EmbedderModel, "embedder-model", "", "embedding model name")
-	fs.IntVar(&o.k, "k", 10, "retrieval depth, pool depth and compare cutoff")
-	fs.IntVar(&o.perLocale, "per-locale", 20, "documents sampled per locale when generating")
-	fs.IntVar(&o.repeat, "repeat", 1, "judgments per pair")
-	fs.IntVar(&o.concurrency, "concurrency", 4, "chat requests in flight at once")
-	fs.Int64Var(&o.maxRequests, "max-requests", 0, "request budget of the judge (0: no limit)")
-	fs.StringVar(&o.price, "price-per-1k", "", "judge price per 1,000 tokens, PRICE or PROMPT,COMPLETION")
-	fs.IntVar(&o.bootstrap, "bootstrap", metrics.DefaultResamples, fmt.Sprintf("compare's bootstrap resamples (at most %d)", metrics.MaxResamples))
+	fs.IntVar(&o.K, "k", 10, "retrieval depth, pool depth and compare cutoff")
+	fs.IntVar(&o.PerLocale, "per-locale", 20, "documents sampled per locale when generating")
+	fs.IntVar(&o.Repeat, "repeat", 1, "judgments per pair")
+	fs.IntVar(&o.Concurrency, "concurrency", 4, "chat requests in flight at once")
+	fs.Int64Var(&o.MaxRequests, "max-requests", 0, "request budget of the judge (0: no limit)")
+	fs.StringVar(&o.Price, "price-per-1k", "", "judge price per 1,000 tokens, PRICE or PROMPT,COMPLETION")
+	fs.IntVar(&o.Bootstrap, "bootstrap", metrics.DefaultResamples, fmt.Sprintf("compare's bootstrap resamples (at most %d)", metrics.MaxResamples))
 	o.comment.register(fs, evaluateCommentKey)
 	fs.StringVar(&o.history, "history", "", "append this run (compare's JSON report, the fingerprint of KB, cases or generator, strategies, judge prompt and model) to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	fs.StringVar(&o.historyBranch, "history-branch", "", historyBranchUsage)
@@ -100,146 +86,68 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	if err := o.comment.validate("evaluate", src); err != nil {
 		return nil, err
 	}
-	switch {
-	case o.kb == "":
-		return nil, usagef("evaluate: --kb is required")
-	// The stages' own checks, made here so that a bad value is named as evaluate
-	// got it (its stages see no Action input) and refused before any stage runs.
-	case o.k < 1 || o.k > 1000:
-		return nil, src.refuse("evaluate", "k", "must be between 1 and 1000")
-	case o.perLocale < 1:
-		return nil, src.refuse("evaluate", "per-locale", "must be at least 1")
-	case o.repeat < 1 || o.repeat > 10:
-		return nil, src.refuse("evaluate", "repeat", "must be between 1 and 10")
-	case o.concurrency < 1 || o.concurrency > 256:
-		return nil, src.refuse("evaluate", "concurrency", "must be between 1 and 256")
-	case o.maxRequests < 0:
-		return nil, src.refuse("evaluate", "max-requests", "must be 0 (no limit) or more")
-	case o.bootstrap < 1 || o.bootstrap > metrics.MaxResamples:
-		return nil, src.refuse("evaluate", "bootstrap", fmt.Sprintf("must be between 1 and %d", metrics.MaxResamples))
-	case o.out == "":
-		return nil, usagef("evaluate: --out DIR is required")
-	case o.judgeURL == "":
-		return nil, usagef("evaluate: --judge-url is required")
-	}
-	if _, err := parsePrice(o.price); err != nil {
-		return nil, src.refuseErr("evaluate", "price-per-1k", err)
+	if err := o.Validate(); err != nil {
+		return nil, src.option("evaluate", err)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	r.StoreURL = o.chromaURL
+	r.StoreURL = o.ChromaURL
 	if err := checkStore(env, src, "evaluate", r, set["store"]); err != nil {
 		return nil, err
-	}
-	if o.genURL == "" {
-		o.genURL = o.judgeURL
-	}
-	if o.genModel == "" {
-		o.genModel = o.judgeModel
 	}
 	if err := validateHistoryBranch(env, src, "evaluate", o.historyBranch); err != nil {
 		return nil, err
 	}
-	if err := refuseOverwrite("evaluate", src, []file{{"kb", o.kb}, {"cases", o.cases}}, evaluateOutputs(o)); err != nil {
+	if err := refuseOverwrite("evaluate", src, []file{{"kb", o.KB}, {"cases", o.Cases}}, evaluateOutputs(o)); err != nil {
 		return nil, err
 	}
 	return o, nil
 }
 
-// evaluatePlan is the options of each stage, from evaluate's: every option of
-// evaluate reaches its stages here (and only here).
-type evaluatePlan struct {
-	generate  *generateOptions // nil when --cases is given
-	retrieves []*retrieveOptions
-	names     []string // the runs' strategy names, one per retrieve stage
-	judge     *judgeOptions
-	compare   *compareOptions
+// The options of each stage as its command's: the stage's options of
+// evaluate.NewPlan on the command's defaults.
+
+func generateStage(g *evaluate.GenerateStage) *generateOptions {
+	o := newGenerateOptions()
+	o.kb, o.out, o.perLocale = g.KB, g.Out, g.PerLocale
+	o.llm = llmFlags{url: g.LLM.URL, model: g.LLM.Model, concurrency: g.LLM.Concurrency, maxRequests: g.LLM.MaxRequests}
+	return o
 }
 
-func planEvaluate(o *evaluateOptions) *evaluatePlan {
-	in := func(name string) string { return filepath.Join(o.out, name) }
-	p := &evaluatePlan{}
-	cases := o.cases
-	if cases == "" {
-		cases = in("cases.jsonl")
-		g := newGenerateOptions()
-		g.kb, g.out, g.perLocale = o.kb, cases, o.perLocale
-		g.llm.url, g.llm.model, g.llm.concurrency = o.genURL, o.genModel, o.concurrency
-		p.generate = g
-	}
-	j := newJudgeOptions()
-	j.kb, j.k, j.repeat = o.kb, o.k, o.repeat
-	j.llm = llmFlags{url: o.judgeURL, model: o.judgeModel, concurrency: o.concurrency, maxRequests: o.maxRequests}
-	j.price, _ = parsePrice(o.price) // checked by parse
-	j.cache, j.qrelsOut, j.jsonlOut, j.jsonOut = in("judge-cache.jsonl"), in("qrels.txt"), in("judgments.jsonl"), in("judge.json")
-	c := newCompareOptions()
-	c.qrels, c.run.K, c.run.Resamples = in("qrels.txt"), o.k, o.bootstrap
-	c.jsonOut, c.mdOut, c.perQuery, c.htmlOut = in("compare.json"), in("compare.md"), in("per-query.jsonl"), in("compare.html")
-	c.comment = o.comment
-	for _, run := range evaluate.Runs(o.rerankURL != "") {
-		r := &retrieveOptions{kb: o.kb, cases: cases, out: in(evaluate.RunFile(run.Name)), run: o.retrieval}
-		r.run.Strategy, r.run.K = run.Strategy, o.k
-		if run.Rerank {
-			r.run.RerankURL = o.rerankURL
-		}
-		p.retrieves, p.names = append(p.retrieves, r), append(p.names, run.Name)
-		for _, rf := range []*runFlag{&j.runs, &c.runs} {
-			rf.names, rf.files = append(rf.names, run.Name), append(rf.files, r.out)
-		}
-	}
-	p.judge, p.compare = j, c
-	return p
+func retrieveStage(r evaluate.RetrieveStage) *retrieveOptions {
+	return &retrieveOptions{kb: r.KB, cases: r.Cases, out: r.Out, run: r.Run}
 }
 
-// commandLines are the stages' command lines, in order: each parses back to the
-// options evaluate runs the stage with (evaluate_test.go).
-func (p *evaluatePlan) commandLines(o *evaluateOptions) [][]string {
-	var out [][]string
-	if g := p.generate; g != nil {
-		a := []string{"--kb", g.kb, "--out", g.out, "--per-locale", strconv.Itoa(g.perLocale),
-			"--generator-url", g.llm.url, "--concurrency", strconv.Itoa(g.llm.concurrency)}
-		if g.llm.model != "" {
-			a = append(a, "--generator-model", g.llm.model)
-		}
-		out = append(out, a)
+func judgeStage(s evaluate.JudgeStage) *judgeOptions {
+	o := newJudgeOptions()
+	o.kb, o.k, o.repeat = s.KB, s.K, s.Repeat
+	o.llm = llmFlags{url: s.LLM.URL, model: s.LLM.Model, concurrency: s.LLM.Concurrency, maxRequests: s.LLM.MaxRequests}
+	o.price, _ = judge.ParsePrice(s.Price) // checked by Validate
+	o.cache, o.qrelsOut, o.jsonlOut, o.jsonOut = s.Cache, s.Qrels, s.Judgments, s.JSON
+	for _, r := range s.Runs {
+		o.runs.names, o.runs.files = append(o.runs.names, r.Name), append(o.runs.files, r.Path)
 	}
-	for _, r := range p.retrieves {
-		a := []string{"--kb", r.kb, "--cases", r.cases, "--out", r.out, "--strategy", r.run.Strategy, "--k", strconv.Itoa(r.run.K),
-			"--store", r.run.Store, "--embedder", r.run.Embedder}
-		// The API key is never written: a rerun reads it from $CHROMA_API_KEY
-		// (stages.txt says so).
-		for _, f := range []struct{ name, v string }{{"chroma-url", o.chromaURL}, {"chroma-tenant", r.run.StoreTenant}, {"chroma-database", r.run.StoreDatabase},
-			{"chroma-token-header", r.run.StoreTokenHeader}, {"embedder-url", r.run.EmbedderURL}, {"embedder-model", r.run.EmbedderModel}, {"rerank-url", r.run.RerankURL}} {
-			if f.v != "" {
-				a = append(a, "--"+f.name, f.v)
-			}
-		}
-		if r.run.CreateDatabase {
-			a = append(a, "--chroma-create-database")
-		}
-		out = append(out, a)
+	return o
+}
+
+func compareStage(s evaluate.CompareStage, comment commentFlags) *compareOptions {
+	o := newCompareOptions()
+	o.qrels, o.run.K, o.run.Resamples = s.Files.Qrels, s.K, s.Resamples
+	o.jsonOut, o.mdOut, o.perQuery, o.htmlOut = s.JSON, s.Markdown, s.PerQuery, s.HTML
+	o.comment = comment
+	for _, r := range s.Files.Runs {
+		o.runs.names, o.runs.files = append(o.runs.names, r.Name), append(o.runs.files, r.Path)
 	}
-	j, c := p.judge, p.compare
-	ja := []string{"--kb", j.kb, "--k", strconv.Itoa(j.k), "--judge-url", j.llm.url, "--repeat", strconv.Itoa(j.repeat),
-		"--concurrency", strconv.Itoa(j.llm.concurrency), "--max-requests", strconv.FormatInt(j.llm.maxRequests, 10),
-		"--cache", j.cache, "--qrels", j.qrelsOut, "--judgments", j.jsonlOut, "--json", j.jsonOut}
-	if j.llm.model != "" {
-		ja = append(ja, "--judge-model", j.llm.model)
+	return o
+}
+
+// args are the comment flags as a command line.
+func (c *commentFlags) args() []string {
+	a := []string{"--comment", c.mode, "--comment-mode", c.when, "--comment-key", c.key}
+	if c.pr > 0 {
+		a = append(a, "--pr", strconv.Itoa(c.pr))
 	}
-	if o.price != "" {
-		ja = append(ja, "--price-per-1k", o.price)
-	}
-	ca := []string{"--qrels", c.qrels, "--k", strconv.Itoa(c.run.K), "--bootstrap", strconv.Itoa(c.run.Resamples),
-		"--json", c.jsonOut, "--markdown", c.mdOut, "--per-query", c.perQuery, "--html", c.htmlOut,
-		"--comment", c.comment.mode, "--comment-mode", c.comment.when, "--comment-key", c.comment.key}
-	if c.comment.pr > 0 {
-		ca = append(ca, "--pr", strconv.Itoa(c.comment.pr))
-	}
-	for i, n := range j.runs.names {
-		ja = append(ja, "--run", n+"="+j.runs.files[i])
-		ca = append(ca, "--run", n+"="+c.runs.files[i])
-	}
-	return append(out, ja, ca)
+	return a
 }
 
 func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) error {
@@ -248,8 +156,8 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	if err != nil {
 		return err
 	}
-	f.secret(o.retrieval.StoreAPIKey)
-	in := func(name string) string { return filepath.Join(o.out, name) }
+	f.secret(o.Retrieval.StoreAPIKey)
+	in := o.In
 	// evaluate's own file, stages.txt, is created first (and with it --out DIR):
 	// an unwritable DIR fails before any stage. It is published before the stages
 	// run so that a failed stage can be rerun from it; each stage's outputs are
@@ -271,43 +179,34 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	// The stages run as typed calls with the Factory of a stage (no Action input
 	// reaches them); each publishes what it did as the command would, but
 	// retrieve, whose outputs and summary evaluate's own say.
-	plan := planEvaluate(o)
-	lines := plan.commandLines(o)
-	sf := f.stage()
-	var stages []evaluate.Stage
-	if plan.generate != nil {
-		stages = append(stages, evaluate.Stage{Name: "generate", Args: lines[0], Run: func(ctx context.Context) error {
-			return (&GenerateCommand{}).exec(ctx, sf, plan.generate)
-		}})
-		lines = lines[1:]
-	}
-	for i, r := range plan.retrieves {
-		stages = append(stages, evaluate.Stage{Name: "retrieve", Args: lines[i], Run: func(ctx context.Context) error {
-			_, err := runRetrieve(ctx, sf, r)
+	plan, sf := evaluate.NewPlan(&o.Options), f.stage()
+	var used *judge.Result
+	stages := plan.Stages(&o.Options, evaluate.Runners{
+		Generate: func(ctx context.Context, g *evaluate.GenerateStage) error {
+			return (&GenerateCommand{}).exec(ctx, sf, generateStage(g))
+		},
+		Retrieve: func(ctx context.Context, r evaluate.RetrieveStage) error {
+			_, err := runRetrieve(ctx, sf, retrieveStage(r))
 			if errors.Is(err, context.Canceled) {
 				return fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
 			}
 			return err
-		}})
-	}
-	lines = lines[len(plan.retrieves):]
-	var used *judge.Result
-	stages = append(stages,
-		evaluate.Stage{Name: "judge", Args: lines[0], Run: func(ctx context.Context) (err error) {
-			used, err = (&JudgeCommand{}).exec(ctx, sf, plan.judge)
+		},
+		Judge: func(ctx context.Context, j evaluate.JudgeStage) (err error) {
+			used, err = (&JudgeCommand{}).exec(ctx, sf, judgeStage(j))
 			return err
-		}},
-		evaluate.Stage{Name: "compare", Args: lines[1], Run: func(ctx context.Context) error {
+		},
+		Compare: func(ctx context.Context, c evaluate.CompareStage) error {
 			// The dashboard charts evaluate's runs from evaluate's history, under
 			// this evaluation's fingerprint (known once the judge has run).
 			ev := &overRuns{src: trendSource{path: o.history, branch: o.historyBranch}, fingerprint: func() (fingerprint, error) {
-				return evaluateFingerprint(o, plan.names, used), nil
+				return evaluateFingerprint(o, plan.Names(), used), nil
 			}}
-			return (&CompareCommand{}).run(ctx, sf, plan.compare, ev)
-		}})
-
+			return (&CompareCommand{}).run(ctx, sf, compareStage(c, o.comment), ev)
+		},
+	}, o.comment.args()...)
 	var notes []string
-	if o.retrieval.StoreAPIKey != "" {
+	if o.Retrieval.StoreAPIKey != "" {
 		notes = append(notes, "The Chroma API key is not written here: set CHROMA_API_KEY to rerun a retrieve stage.")
 	}
 	if err := evaluate.WriteStages(stagesOut, stages, notes...); err != nil {
@@ -332,18 +231,18 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	}
 	// The history is appended before --html is published: its failure then
 	// leaves no output of evaluate's own.
-	hist, err := recordEvaluateHistory(ctx, env, o, evaluateFingerprint(o, plan.names, used), in)
+	hist, err := recordEvaluateHistory(ctx, env, o, evaluateFingerprint(o, plan.Names(), used), in)
 	if err != nil {
 		return err
 	}
 	if err := final.Commit(); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stderr, "evaluate: reports in %s (compare.html, compare.json, compare.md, judge.json); stages in %s\n", format.SanitizeText(o.out), format.SanitizeText(in("stages.txt")))
+	fmt.Fprintf(env.Stderr, "evaluate: reports in %s (compare.html, compare.json, compare.md, judge.json); stages in %s\n", format.SanitizeText(o.Out), format.SanitizeText(in("stages.txt")))
 	// The stages set their outputs (judge: qrels, judgments; compare: json,
 	// recommended) and compare's job summary and comment; evaluate adds its DIR,
 	// and the history branch's notice or warning.
-	pub := pathOutputs(map[string]string{"out": o.out})
+	pub := pathOutputs(map[string]string{"out": o.Out})
 	writeHistoryBranch(ctx, f, hist, in("compare.html"), &pub)
 	f.Publisher().Publish(ctx, pub)
 	return nil

@@ -14,9 +14,9 @@ import (
 // be none of the stages' files.
 func evaluateOutputs(o *evaluateOptions) []file {
 	out := []file{{"history", historyFile(o.history)}, {"html", o.htmlOut}}
-	if o.out != "" {
+	if o.Out != "" {
 		for _, name := range evaluate.Files {
-			out = append(out, file{"out", o.out + string(os.PathSeparator) + name})
+			out = append(out, file{"out", o.Out + string(os.PathSeparator) + name})
 		}
 	}
 	return out
@@ -25,9 +25,9 @@ func evaluateOutputs(o *evaluateOptions) []file {
 // evaluateFingerprint is the evaluation's fingerprint (evaluate.Fingerprint).
 func evaluateFingerprint(o *evaluateOptions, runs []string, j *judge.Result) fingerprint {
 	var fp fingerprint
-	fp.inputs, fp.params = evaluate.Fingerprint(evaluate.FingerprintOf{KB: o.kb, Cases: o.cases, K: o.k, Repeat: o.repeat,
-		Bootstrap: o.bootstrap, Runs: runs, Judge: j, Store: o.retrieval.Store, Embedder: o.retrieval.Embedder,
-		EmbedderModel: o.retrieval.EmbedderModel, Rerank: o.rerankURL != "", GeneratorModel: o.genModel, PerLocale: o.perLocale})
+	fp.inputs, fp.params = evaluate.Fingerprint(evaluate.FingerprintOf{KB: o.KB, Cases: o.Cases, K: o.K, Repeat: o.Repeat,
+		Bootstrap: o.Bootstrap, Runs: runs, Judge: j, Store: o.Retrieval.Store, Embedder: o.Retrieval.Embedder,
+		EmbedderModel: o.Retrieval.EmbedderModel, Rerank: o.RerankURL != "", GeneratorModel: o.GeneratorModel, PerLocale: o.PerLocale})
 	return fp
 }
 

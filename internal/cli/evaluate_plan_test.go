@@ -7,18 +7,37 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/evaluate"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 )
 
 // evaluateBase are evaluate's required flags.
 var evaluateBase = []string{"--kb", "kb.jsonl", "--out", "out", "--judge-url", "http://judge:8000"}
 
+// evaluatePlan is evaluate.NewPlan's stages as the options evaluate runs each
+// stage's command with.
+type evaluatePlan struct {
+	plan      *evaluate.Plan
+	generate  *generateOptions
+	retrieves []*retrieveOptions
+	judge     *judgeOptions
+	compare   *compareOptions
+}
+
 func planFor(t *testing.T, env map[string]string, args ...string) (*evaluateOptions, *evaluatePlan) {
 	t.Helper()
 	e := &Env{Getenv: func(k string) string { return env[k] }}
 	o, err := (&EvaluateCommand{}).parse(e, append(append([]string{}, evaluateBase...), args...))
 	require.NoError(t, err)
-	return o, planEvaluate(o)
+	p := &evaluatePlan{plan: evaluate.NewPlan(&o.Options)}
+	if p.plan.Generate != nil {
+		p.generate = generateStage(p.plan.Generate)
+	}
+	for _, r := range p.plan.Retrieves {
+		p.retrieves = append(p.retrieves, retrieveStage(r))
+	}
+	p.judge, p.compare = judgeStage(p.plan.Judge), compareStage(p.plan.Compare, o.comment)
+	return o, p
 }
 
 // Every option of evaluate reaches the stage(s) it is meant for, with its value;
@@ -146,7 +165,7 @@ func TestEvaluateStagesParseBackToTheirOptions(t *testing.T) {
 		{"--generator-url", "http://gen:1", "--generator-model", "gm", "--per-locale", "5"},
 	} {
 		o, p := planFor(t, nil, args...)
-		lines := p.commandLines(o)
+		lines := p.plan.Args(&o.Options, o.comment.args()...)
 		env := &Env{Getenv: func(string) string { return "" }}
 		if p.generate != nil {
 			g, err := (&GenerateCommand{}).parse(env, lines[0])

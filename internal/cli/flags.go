@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/option"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 )
 
@@ -187,6 +188,24 @@ func (s *sources) refuseErr(cmd, n string, err error) error {
 		return usagef("%s: action input %q: %s: %v", cmd, n, q, err)
 	}
 	return usagef("%s: action input %q: %v", cmd, n, err)
+}
+
+// option is err of a domain package's Validate, an *option.Error, as a usage
+// error of command cmd naming the flag (or Action input) as src gives it; any
+// other error is returned as it is.
+func (s *sources) option(cmd string, err error) error {
+	var oe *option.Error
+	switch {
+	case !errors.As(err, &oe):
+		return err
+	case oe.Required && oe.Arg != "":
+		return usagef("%s: --%s %s is required", cmd, oe.Option, oe.Arg)
+	case oe.Required:
+		return usagef("%s: --%s is required", cmd, oe.Option)
+	case oe.Err != nil:
+		return s.refuseErr(cmd, oe.Option, oe.Err)
+	}
+	return s.refuse(cmd, oe.Option, oe.Rule)
 }
 
 // with is flag n and its value v as a message's subject: `--json out.json`, or

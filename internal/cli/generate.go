@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
-	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/summary"
 )
 
 // GenerateCommand is `retrieval-gate generate`: write evaluation cases from
@@ -153,11 +153,11 @@ func runGenerate(ctx context.Context, f *Factory, o *generateOptions) error {
 				if prog == nil {
 					prog = newProgress(f, "generate: asking", total)
 				}
-				prog.update(done, total)
+				prog.Update(done, total)
 			}},
 	})
 	if prog != nil {
-		prog.finish()
+		prog.Finish()
 	}
 	if err != nil {
 		return err
@@ -165,23 +165,6 @@ func runGenerate(ctx context.Context, f *Factory, o *generateOptions) error {
 	if err := outs.Commit(); err != nil {
 		return err
 	}
-	w := env.Stdout
-	fmt.Fprintf(w, "generate: %d document(s), %d request(s), tokens %d prompt, %d completion\n", res.Documents, res.Requests, res.PromptTokens, res.CompletionTokens)
-	if res.BatchID != "" {
-		resumed := ""
-		if res.BatchResumed {
-			resumed = " (resumed)"
-		}
-		fmt.Fprintf(w, "generate: batch %s%s %s\n", format.SanitizeText(res.BatchID), resumed, format.SanitizeText(res.BatchStatus))
-	}
-	if res.FellBack {
-		fmt.Fprintln(w, "generate: the server rejected response_format json_schema; answers were read as text lines")
-	}
-	fmt.Fprintf(w, "generate: %d document(s) without a readable answer after one retry, %d skipped over the request budget\n", res.Failed, res.BudgetSkipped)
-	fmt.Fprintf(w, "generate: %d near-duplicate query(ies) dropped (token Jaccard ≥ %s)\n", res.NearDuplicates, strconv.FormatFloat(o.jaccard, 'g', -1, 64))
-	if o.roundTripK > 0 {
-		fmt.Fprintf(w, "generate: round-trip filter (source card in the top %d of dense, lexical or hybrid): %d query(ies) dropped\n", o.roundTripK, res.RoundTripDropped)
-	}
-	fmt.Fprintf(w, "generate: %d case(s) written to %s\n", res.Written, format.SanitizeText(o.out))
+	summary.Generate(env.Stdout, res, o.jaccard, o.roundTripK, o.out)
 	return nil
 }

@@ -1,25 +1,126 @@
 package cli
 
+// The history of runs (--history, --history-branch) and the trend read from
+// it (--trend-runs): the flags, and the wiring of the domain's read
+// (trend.ReadRun) and append (history.AppendRun) to the environment, the
+// history branch's client and the dashboard's view.
+
 import (
-	"bytes"
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
-	"strconv"
+	"strings"
 
+	"github.com/valyala/fastjson"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/check"
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
-	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	"github.com/retrieval-gate/retrieval-gate/internal/history/ghbranch"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish"
+	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
-// historyRecord is this run's history record (history.NewRecord), its
-// document written by doc.
-func historyRecord(ctx context.Context, env *Env, command string, in fingerprint, doc func(io.Writer) error) (history.Record, error) {
-	var b bytes.Buffer
-	if err := doc(&b); err != nil {
-		return history.Record{}, err
+// historyBranchUsage is the help of --history-branch (check, compare, evaluate).
+const historyBranchUsage = "in GitHub Actions, also append this run to history.jsonl on branch `NAME` (e.g. " + ghbranch.DefaultBranch +
+	") through the REST API, with the history page as index.html (GitHub Pages) and the --html report; written only from push, schedule or workflow_dispatch runs on the default branch, never from pull requests or forks"
+
+// trendFlag is --trend-runs N: the Markdown report (PR comment, job summary)
+// shows the gated measures over the newest N runs of the base branch in the
+// history (--history-branch, else --history); 0 turns it off.
+type trendFlag struct{ runs int }
+
+func (t *trendFlag) register(fs *flag.FlagSet) {
+	fs.IntVar(&t.runs, "trend-runs", trend.DefaultRuns, fmt.Sprintf("with --history or --history-branch: the Markdown report shows the gated measures over the newest `N` runs of the base branch (at most %d; 0: no trend)", trend.MaxRuns))
+}
+
+func (t *trendFlag) validate(cmd string, src *sources) error {
+	if t.runs < 0 || t.runs > trend.MaxRuns {
+		return src.refuse(cmd, "trend-runs", fmt.Sprintf("must be between 0 (no trend) and %d", trend.MaxRuns))
 	}
-	return history.NewRecord(ctx, env.Getenv, command, in.inputs, in.params, b.Bytes())
+	return nil
+}
+
+// trendInputs adds the trend-runs input to a command's Action inputs.
+func trendInputs(in actionInputs) actionInputs {
+	in["trend-runs"] = ""
+	return in
+}
+
+// validateHistoryBranch checks --history-branch at parse time: a branch name,
+// and a GitHub Actions run (elsewhere there is no default-branch run to gate on:
+// keep a local history with --history).
+func validateHistoryBranch(env *Env, src *sources, command, branch string) error {
+	if branch == "" {
+		return nil
+	}
+	if err := ghbranch.ValidBranch(branch); err != nil {
+		return src.refuseErr(command, "history-branch", err)
+	}
+	if env.Getenv("GITHUB_ACTIONS") != "true" {
+		return usagef("%s: %s writes the history through GitHub's API from a GitHub Actions run on the default branch, and this is not one (GITHUB_ACTIONS is not true); keep a local history with --history FILE.jsonl", command, src.name("history-branch"))
+	}
+	return nil
+}
+
+// fingerprint is what a run's numbers depend on: input files by role, and parameters.
+type fingerprint struct{ inputs, params map[string]string }
+
+// trendSource is where the trend reads the history: the history on
+// --history-branch when given (the runs the default branch recorded there,
+// read from any run, pull requests and forks included), else the --history
+// file; with neither, none.
+type trendSource struct {
+	path, branch string
+}
+
+// dashboardRuns is how many runs the compare dashboard's chart over the runs
+// shows at most: the newest (report --history charts them all).
+const dashboardRuns = 100
+
+// historyReads is what one read of a run's history gives it: the trend of the
+// Markdown report, and the dashboard's view of a measure over the runs.
+type historyReads struct {
+	trend    *trend.Trend
+	overRuns *htmlreport.HistoryView
+	warning  string
+}
+
+// readHistory is trend.ReadRun on src for this run of command (fingerprint
+// in, JSON document written by doc): the trend of trendRuns runs of measures
+// ms, and with overMeasure the dashboard's view of that measure over the
+// newest dashboardRuns runs of the base branch, this run last.
+func readHistory(ctx context.Context, f *Factory, src trendSource, command string, in fingerprint, doc func(io.Writer) error,
+	trendRuns int, ms []trend.Measure, overMeasure string) (historyReads, error) {
+	r := trend.RunRead{Path: src.path, Branch: src.branch, NoHistory: ghbranch.ErrNoHistory, Getenv: f.Env.Getenv,
+		OpenBranch: func(ctx context.Context, branch string) (io.Reader, error) { return readHistoryBranch(ctx, f, branch) },
+		Command:    command, Inputs: in.inputs, Params: in.params, Doc: doc, Runs: trendRuns, Measures: ms}
+	var over *htmlreport.HistoryBuilder
+	if overMeasure != "" {
+		r.Observe = func(file, _ string) func(history.Record, *fastjson.Value) error {
+			over = htmlreport.NewHistory(file, command, overMeasure)
+			return over.Add
+		}
+	}
+	got, err := trend.ReadRun(ctx, r)
+	if err != nil || !got.Read {
+		return historyReads{}, err
+	}
+	out := historyReads{trend: got.Trend, warning: got.Warning}
+	switch {
+	case overMeasure == "":
+	case got.Unread != nil:
+		out.overRuns = &htmlreport.HistoryView{Command: command, Measure: overMeasure, File: got.File, Branch: got.Base, Unread: got.Unread.Error()}
+	default:
+		v := over.View().Newest(dashboardRuns)
+		v.Branch = got.Base
+		out.overRuns = &v
+	}
+	return out, nil
 }
 
 // historyRun is the history of one run: the record (when --history or
@@ -30,74 +131,84 @@ type historyRun struct {
 	branch string // --history-branch
 }
 
-// recordHistory builds the record when one is asked for and appends it to the
-// local history at path (--history DIR or FILE.jsonl; nothing when empty).
+// recordHistory is history.AppendRun, its warning on stderr.
 func recordHistory(ctx context.Context, env *Env, path, branch, command string, in fingerprint, doc func(io.Writer) error) (historyRun, error) {
-	run := historyRun{branch: branch}
-	if path == "" && branch == "" {
-		return run, nil
+	rec, err := history.AppendRun(ctx, env.Getenv, path, branch, command, in.inputs, in.params, doc, func(w string) {
+		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: history: %s\n", format.SanitizeText(w))
+	})
+	return historyRun{rec: rec, branch: branch}, err
+}
+
+// readHistoryBranch reads history.jsonl from branch of $GITHUB_REPOSITORY
+// (GITHUB_API_URL, and the token when there is one). Reading is allowed from
+// any run, pull requests and forks included, and outside Actions. A branch or
+// file that does not exist is an error naming it, wrapping ghbranch.ErrNoHistory.
+func readHistoryBranch(ctx context.Context, f *Factory, branch string) (io.Reader, error) {
+	g := f.Env.Getenv
+	repo := strings.TrimSpace(g("GITHUB_REPOSITORY"))
+	if repo == "" {
+		return nil, usagef("--history-branch reads the branch of the repository GITHUB_REPOSITORY (owner/name), which is not set")
 	}
-	rec, err := historyRecord(ctx, env, command, in, doc)
+	c, err := branchClient(f, ghbranch.Deps{APIURL: g("GITHUB_API_URL"), Repo: repo, Token: publish.Token(g)})
 	if err != nil {
-		return run, err
+		return nil, usagef("--history-branch: %v", err)
 	}
-	run.rec = &rec
-	if path != "" {
-		warning, err := history.AppendWarn(path, rec)
-		if warning != "" {
-			fmt.Fprintf(env.Stderr, "retrieval-gate: warning: history: %s\n", format.SanitizeText(warning))
-		}
-		if err != nil {
-			return run, fmt.Errorf("--history: %w", err)
-		}
+	r, err := ghbranch.ReadHistory(ctx, c, branch)
+	if errors.Is(err, ghbranch.ErrNoHistory) {
+		return nil, fmt.Errorf("--history-branch: %s has no branch %q holding %s (the first push run with --history-branch creates it): %w", publish.Clean(repo), branch, ghbranch.HistoryFile, err)
 	}
-	return run, nil
+	if err != nil {
+		return nil, fmt.Errorf("--history-branch: %w", err)
+	}
+	return r, nil
 }
 
-// historyFile is the file --history appends to ("" when not given), for the
-// overwrite guard.
-func historyFile(path string) string {
-	if path == "" {
-		return ""
+// branchClient is the history branch's client; the Factory's Sleep (tests)
+// replaces the waits of its retries.
+func branchClient(f *Factory, deps ghbranch.Deps) (ghbranch.Branch, error) {
+	if f.Sleep != nil {
+		p := ghbranch.Policy
+		p.Sleep = f.Sleep
+		deps.Policy = &p
 	}
-	return history.File(path)
+	return ghbranch.New(deps)
 }
 
-func floorParam(f gate.Floor) string {
-	if !f.Set {
-		return "off"
+// writeHistoryBranch appends the run to --history-branch, when asked for, after
+// the outputs are published (ghbranch.WriteRun). Nothing here changes the
+// verdict or the exit code: its notices and warnings are added to pub (the
+// publisher prints them).
+func writeHistoryBranch(ctx context.Context, f *Factory, h historyRun, htmlOut string, pub *publish.Publication) {
+	if h.branch == "" || h.rec == nil {
+		return
 	}
-	return strconv.FormatFloat(f.Value, 'g', -1, 64)
+	open := func(d ghbranch.Deps) (ghbranch.Branch, error) { return branchClient(f, d) }
+	out := ghbranch.WriteRun(ctx, f.Env.Getenv, open, ghbranch.Write{Branch: h.branch, Record: *h.rec, HTML: htmlOut,
+		Token: publish.Token(f.Env.Getenv), Page: htmlreport.HistoryPage})
+	pub.ActionNotices = append(pub.ActionNotices, out.Notices...)
+	pub.ActionWarnings = append(pub.ActionWarnings, out.Warnings...)
+	if out.Done != "" {
+		fmt.Fprintln(f.Env.Stderr, out.Done)
+	}
 }
 
-// fingerprint is what a run's numbers depend on: input files by role, and parameters.
-type fingerprint struct{ inputs, params map[string]string }
+// historyFile is history.FileOf: the file --history appends to.
+var historyFile = history.FileOf
 
-// checkFingerprint: the cases (unless read from standard input), the KB, k, the
-// reference locale, the floors and the parent separator.
+// readTrend is readHistory without the dashboard's view.
+func readTrend(ctx context.Context, f *Factory, src trendSource, command string, runs int, in fingerprint, ms []trend.Measure, doc func(io.Writer) error) (*trend.Trend, string, error) {
+	h, err := readHistory(ctx, f, src, command, in, doc, runs, ms, "")
+	return h.trend, h.warning, err
+}
+
+// checkFingerprint is check.Fingerprint of check's options.
 func checkFingerprint(o *checkOptions) fingerprint {
-	fp := fingerprint{
-		inputs: map[string]string{"kb": o.kb},
-		params: map[string]string{"k": strconv.Itoa(o.k), "reference-locale": o.referenceLocale,
-			"min-hit": floorParam(o.minHit), "min-recall": floorParam(o.minRecall), "parent-from-id": o.parentSep},
-	}
-	if o.cases == "-" {
-		fp.params["cases"] = "stdin (not fingerprinted)"
-	} else {
-		fp.inputs["cases"] = o.cases
-	}
-	return fp
+	in, params := check.Fingerprint(o.cases, o.kb, o.options())
+	return fingerprint{in, params}
 }
 
-// compareFingerprint: the qrels, each run by name, and every parameter.
+// compareFingerprint is compare.Fingerprint of compare's options.
 func compareFingerprint(o *compareOptions) fingerprint {
-	fp := fingerprint{
-		inputs: map[string]string{"qrels": o.qrels},
-		params: map[string]string{"k": strconv.Itoa(o.run.K), "gain": o.run.Gain.String(), "relevant-level": strconv.Itoa(o.run.RelevantLevel),
-			"baseline": o.run.Baseline, "bootstrap": strconv.Itoa(o.run.Resamples), "seed": strconv.FormatUint(o.run.Seed, 10)},
-	}
-	for i, n := range o.runs.names {
-		fp.inputs["run:"+n] = o.runs.files[i]
-	}
-	return fp
+	in, params := compare.Fingerprint(o.files(), o.run)
+	return fingerprint{in, params}
 }

@@ -3,15 +3,13 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"strconv"
-	"strings"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/importer"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/summary"
 )
 
 // ImportCommand is `retrieval-gate import`: converts a file in a format users
@@ -102,41 +100,12 @@ func (c *ImportCommand) run(ctx context.Context, fac *Factory, o *importOptions)
 	if err != nil {
 		return err
 	}
-	out, name, used, st := &o.out, res.Name, res.Format, res.Stats
-	how := "detected"
-	if res.Given {
-		how = "given"
+	md := summary.Import(env.Stderr, res, o.out)
+	pub := publish.Publication{Outputs: map[string]string{}}
+	if o.out != "-" {
+		pub = pathOutputs(map[string]string{"out": o.out})
 	}
-	fmt.Fprintf(env.Stderr, "import: read %s as %s (%s: %s)\n", format.SanitizeText(name), used.Name, how, used.Description)
-	fmt.Fprintf(env.Stderr, "import: wrote %d %s to %s\n", st.Records, kindNoun(used.Kind), format.SanitizeText(*out))
-	clamped := ""
-	if st.ClampedLow > 0 || st.ClampedHigh > 0 {
-		clamped = fmt.Sprintf("relevance outside %d..%d clamped: %d below set to %d, %d above set to %d",
-			importer.MinRelevance, importer.MaxRelevance, st.ClampedLow, importer.MinRelevance, st.ClampedHigh, importer.MaxRelevance)
-		fmt.Fprintf(env.Stderr, "import: %s\n", clamped)
-		clamped = " " + strings.ToUpper(clamped[:1]) + clamped[1:] + "."
-	}
-	pub, written := publish.Publication{Outputs: map[string]string{}}, "standard output"
-	if *out != "-" {
-		pub, written = pathOutputs(map[string]string{"out": *out}), format.EscapeMarkdown(*out)
-	}
-	pub.Outputs["format"], pub.Outputs["records"], pub.Mode = used.Name, strconv.Itoa(st.Records), publish.ModeNever
-	pub.Markdown = fmt.Sprintf("**retrieval-gate import**: read %s as %s (%s), wrote %d %s to %s.%s\n",
-		format.EscapeMarkdown(name), used.Name, how, st.Records, kindNoun(used.Kind), written, clamped)
+	pub.Outputs["format"], pub.Outputs["records"], pub.Mode, pub.Markdown = res.Format.Name, strconv.Itoa(res.Stats.Records), publish.ModeNever, md
 	fac.Publisher().Publish(ctx, pub)
 	return nil
-}
-
-func kindNoun(k importer.Kind) string {
-	switch k {
-	case importer.KindCases:
-		return "cases (cases JSONL, for check)"
-	case importer.KindQrels:
-		return "judgments (TREC qrels, for compare --qrels)"
-	case importer.KindRun:
-		return "ranked documents (TREC run, for compare --run)"
-	case importer.KindKB:
-		return "cards (KB JSONL, for check --kb)"
-	}
-	return string(k)
 }

@@ -6,14 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
-	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/summary"
 )
 
 // JudgeCommand is `retrieval-gate judge`: grade the pooled results of one or
@@ -83,23 +82,6 @@ type judgeOptions struct {
 	batchPoll         time.Duration
 }
 
-// parsePrice reads --price-per-1k: "P" (prompt and completion) or "P,C".
-func parsePrice(v string) (*judge.Price, error) {
-	if v == "" {
-		return nil, nil
-	}
-	a, b, two := strings.Cut(v, ",")
-	p, err := strconv.ParseFloat(strings.TrimSpace(a), 64)
-	c := p
-	if err == nil && two {
-		c, err = strconv.ParseFloat(strings.TrimSpace(b), 64)
-	}
-	if err != nil || p < 0 || c < 0 || p != p || c != c {
-		return nil, fmt.Errorf("want PRICE or PROMPT_PRICE,COMPLETION_PRICE (per 1,000 tokens, ≥ 0), got %q", v)
-	}
-	return &judge.Price{Prompt: p, Completion: c}, nil
-}
-
 // newJudgeOptions are judge's defaults (its flags' and evaluate's stage's).
 func newJudgeOptions() *judgeOptions {
 	return &judgeOptions{k: 10, repeat: 1, llm: llmFlags{concurrency: 4}, format: judge.FormatJSON, cache: DefaultJudgeCache, batchPoll: llm.DefaultPoll.Initial}
@@ -129,7 +111,7 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judgeOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.price, err = parsePrice(*price); err != nil {
+	if o.price, err = judge.ParsePrice(*price); err != nil {
 		return nil, src.refuseErr("judge", "price-per-1k", err)
 	}
 	switch {
@@ -254,11 +236,11 @@ func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, 
 				if prog == nil {
 					prog = newProgress(f, "judge: judging", total)
 				}
-				prog.update(done, total)
+				prog.Update(done, total)
 			}},
 	})
 	if prog != nil {
-		prog.finish()
+		prog.Finish()
 	}
 	if err != nil {
 		return nil, err
@@ -280,74 +262,6 @@ func runJudge(ctx context.Context, f *Factory, o *judgeOptions) (*judge.Result, 
 	if err := outs.Commit(); err != nil {
 		return nil, err
 	}
-	printJudgeSummary(env.Stdout, res, sum)
+	summary.Judge(env.Stdout, res, sum)
 	return res, nil
-}
-
-func fmtFloat(v *float64) string {
-	if v == nil {
-		return "undefined"
-	}
-	return strconv.FormatFloat(*v, 'g', -1, 64)
-}
-
-func printJudgeSummary(w io.Writer, res *judge.Result, s *judge.Summary) {
-	model := res.Model
-	if model == "" {
-		model = "(server default)"
-	}
-	answer := res.Format
-	if res.FellBack {
-		answer += " (the server rejected response_format json_schema)"
-	}
-	fmt.Fprintf(w, "judge: model %s, prompt %s %s, answer format %s\n", format.SanitizeText(model), format.SanitizeText(res.Prompt.Version), res.Prompt.Hash, answer)
-	fmt.Fprintf(w, "judge: %d pairs, %d labelled (rel 3: %d, 2: %d, 1: %d, 0: %d), %d unjudged\n",
-		s.Pairs, s.Judged, s.Distribution[3], s.Distribution[2], s.Distribution[1], s.Distribution[0], s.Unjudged)
-	fmt.Fprintf(w, "judge: unjudged answers: %d unparseable, %d out of range, %d over the request budget (after one retry each; never counted as 0)\n",
-		s.UnjudgedByCause[judge.CauseUnparseable], s.UnjudgedByCause[judge.CauseOutOfRange], s.UnjudgedByCause[judge.CauseBudget])
-	fmt.Fprintf(w, "judge: %d request(s) made (%d retries after a bad answer), %d judgment(s) from the cache\n", res.Requests, res.BadAnswerRetries, res.Cached)
-	fmt.Fprintf(w, "judge: tokens: %d prompt, %d completion", res.PromptTokens, res.CompletionTokens)
-	if res.ResponsesWithoutUsage > 0 {
-		fmt.Fprintf(w, " (%d response(s) without usage not counted)", res.ResponsesWithoutUsage)
-	}
-	if s.EstimatedCost != nil {
-		fmt.Fprintf(w, "; estimated cost %s", fmtFloat(s.EstimatedCost))
-	}
-	fmt.Fprintln(w)
-	if b := res.Batch; b != nil {
-		id := ""
-		if b.BatchID != "" {
-			id = " " + format.SanitizeText(b.BatchID)
-			if b.Resumed {
-				id += " (resumed)"
-			}
-		}
-		fmt.Fprintf(w, "judge: batch (%s)%s%s: %d request(s) submitted, %d answered, %d failed, %d without an answer; %d new judgment(s), %d from the cache\n",
-			b.Mode, id, statusText(b.Status), b.Submitted, b.Answered, b.Failed, b.Missing, b.New, b.Cached)
-		if b.Mode == "api" {
-			fmt.Fprintf(w, "judge: batch wall time %s s, %s new judgment(s) per second\n", strconv.FormatFloat(b.WaitSeconds, 'f', 1, 64), fmtRate(b.PairsPerSecond))
-		}
-	}
-	for _, a := range s.SelfAgreement {
-		ci := "undefined"
-		if a.CI95 != nil {
-			ci = fmt.Sprintf("[%s, %s]", fmtFloat(&a.CI95[0]), fmtFloat(&a.CI95[1]))
-		}
-		fmt.Fprintf(w, "judge: self-agreement, repeats %d and %d: n %d, exact agreement %s, weighted kappa (quadratic) %s, 95%% CI %s, %d pair(s) differ\n",
-			a.Repeats[0], a.Repeats[1], a.N, fmtFloat(a.Agreement), fmtFloat(a.WeightedKappa), ci, a.Differing)
-	}
-}
-
-func statusText(s string) string {
-	if s == "" {
-		return ""
-	}
-	return ", " + format.SanitizeText(s)
-}
-
-func fmtRate(v *float64) string {
-	if v == nil {
-		return "undefined"
-	}
-	return strconv.FormatFloat(*v, 'f', 1, 64)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/calibratereport"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
 
@@ -95,7 +96,7 @@ func textResult(r *gate.Result, inActions bool) *gate.Result {
 
 // calibratePublication is what `calibrate` publishes (publish.Calibrate).
 func calibratePublication(r *calibrate.Result, md string, c commentFlags, jsonPath string) publish.Publication {
-	return c.publication(publish.Calibrate(r, md, jsonPath))
+	return c.publication(publish.Calibrate(r, md, jsonPath, calibratereport.ViolationReason))
 }
 
 // commentMarker is the hidden first line of a command's Markdown report, the

@@ -5,17 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strconv"
-	"time"
-
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	progressPkg "github.com/retrieval-gate/retrieval-gate/internal/progress"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/summary"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
@@ -178,8 +174,7 @@ func (c *RetrieveCommand) Run(ctx context.Context, f *Factory, args []string) er
 	pub.Outputs["cases"] = strconv.Itoa(res.Cases)
 	pub.Outputs["strategy"] = res.Strategy
 	pub.Mode = publish.ModeNever
-	pub.Markdown = fmt.Sprintf("**retrieval-gate retrieve**: %d cases retrieved from %d chunks of %d cards (strategy %s, store %s, embedder %s, k = %d), written to %s.\n",
-		res.Cases, res.Chunks, res.Cards, res.Strategy, res.Store, res.Embedder, res.K, format.EscapeMarkdown(o.out))
+	pub.Markdown = summary.Retrieve(res, o.out)
 	f.Publisher().Publish(ctx, pub)
 	return nil
 }
@@ -195,11 +190,11 @@ func runRetrieve(ctx context.Context, f *Factory, o *retrieveOptions) (*retrieve
 		if prog == nil {
 			prog = newProgress(f, "retrieve: indexing chunks", total)
 		}
-		prog.update(done, total)
+		prog.Update(done, total)
 	}
 	res, err := retrieve.RunFiles(ctx, retrieve.Files{KB: o.kb, Cases: o.cases, Out: o.out, Stdin: env.Stdin}, opt)
 	if prog != nil {
-		prog.finish()
+		prog.Finish()
 	}
 	if oe := (*retrieve.OptionError)(nil); errors.As(err, &oe) {
 		if oe.Option == "embedder-url" {
@@ -214,49 +209,12 @@ func runRetrieve(ctx context.Context, f *Factory, o *retrieveOptions) (*retrieve
 	return res, nil
 }
 
-// progress reports ingest progress on stderr: a bar on a terminal, otherwise a
-// plain line at most every 5 seconds (CI logs) and one at the end.
-type progress struct {
-	w     io.Writer
-	label string
-	total int
-	bar   *progressbar.ProgressBar
-	last  time.Time
-	done  int
-}
+// progress is a step's progress on the Factory's standard error (the bar on
+// the terminal itself).
+type progress = progressPkg.Progress
 
 func newProgress(fac *Factory, label string, total int) *progress {
-	p := &progress{w: fac.Env.Stderr, label: label, total: total, last: time.Now()}
-	// The bar (a fixed label and numbers) goes to the terminal itself.
-	if f, ok := fac.rawStderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.bar = progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(f),
-			progressbar.OptionSetDescription(label),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionClearOnFinish(),
-			progressbar.OptionThrottle(100*time.Millisecond),
-		)
-	}
-	return p
-}
-
-func (p *progress) update(done, total int) {
-	p.done = done
-	if p.bar != nil {
-		_ = p.bar.Set(done)
-		return
-	}
-	if time.Since(p.last) >= 5*time.Second && done < total {
-		fmt.Fprintf(p.w, "%s: %d/%d (%d%%)\n", p.label, done, total, 100*done/max(total, 1))
-		p.last = time.Now()
-	}
-}
-
-func (p *progress) finish() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-	}
+	return progressPkg.New(fac.Env.Stderr, fac.rawStderr, label, total)
 }
 
 // given reports that flag n was given, on the command line or as an Action input.

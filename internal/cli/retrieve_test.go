@@ -230,20 +230,3 @@ func TestRetrieveErrorDeletesTemporaryCollection(t *testing.T) {
 	assert.NotContains(t, chromatest.Collections(t, url), name, "temporary collection deleted after an error")
 	assert.NoFileExists(t, out)
 }
-
-// Outside a terminal, ingest progress is a plain stderr line at most every 5
-// seconds (CI logs), never one per batch.
-func TestProgressLinesInLogs(t *testing.T) {
-	var stderr bytes.Buffer
-	p := newProgress(NewFactory(&Env{Stderr: &stderr}), "retrieve: indexing chunks", 1000)
-	p.update(256, 1000)
-	assert.Empty(t, stderr.String(), "nothing within the first 5 seconds")
-	p.last = time.Now().Add(-6 * time.Second)
-	p.update(512, 1000)
-	p.update(768, 1000)
-	assert.Equal(t, "retrieve: indexing chunks: 512/1000 (51%)\n", stderr.String())
-	p.last = time.Now().Add(-6 * time.Second)
-	p.update(1000, 1000)
-	p.finish()
-	assert.Equal(t, "retrieve: indexing chunks: 512/1000 (51%)\n", stderr.String(), "no line for the end: the summary line follows")
-}

@@ -151,14 +151,17 @@ func note(p *Paired) string {
 // Result is a whole comparison.
 type Result struct {
 	Options
-	Judged       int      // queries in the qrels
-	QueryIDs     []string // evaluated queries (with a relevant document), sorted
-	Strategies   []Strategy
-	Paired       []Paired
-	Recommended  string  // a strategy name or NoClearWinner
-	Leader       *Paired // best vs runner-up on the primary measure (nil with one strategy)
-	Exact        bool    // Monte Carlo resampling (false: large-sample approximation)
-	Findings     []Finding
+	Judged      int      // queries in the qrels
+	QueryIDs    []string // evaluated queries (with a relevant document), sorted
+	Strategies  []Strategy
+	Paired      []Paired
+	Recommended string  // a strategy name or NoClearWinner
+	Leader      *Paired // best vs runner-up on the primary measure (nil with one strategy)
+	Exact       bool    // Monte Carlo resampling (false: large-sample approximation)
+	Findings    []Finding
+	// Scenarios are the common scenarios whose rules the comparison meets, each
+	// with its numbers (scenarios.go); the recommendation's suggested actions.
+	Scenarios    []Scenario
 	NotEvaluated int           // judged queries without a document of positive gain, excluded from every mean
 	Gates        outcome.Gates // the Gate options' floors and not_beaten; none unless asked
 	// MeasureN is each measure's number of queries: the graded measures (DCG,
@@ -201,9 +204,6 @@ const (
 	HybridVsLexical
 	// Reranker: reranked strategy A against the same strategy B without the reranker.
 	Reranker
-	// WideIntervals: N evaluated queries are too few, or A (when set) has the
-	// widest primary-measure interval, Width its half-width relative to its mean.
-	WideIntervals
 	// Unjudged: Fraction of the top-k documents of A are unjudged (more than 20%).
 	Unjudged
 	// MissingQueries: A has no results for Count of the N evaluated queries.
@@ -216,9 +216,8 @@ type Finding struct {
 	Kind     FindingKind
 	A, B     string  // strategy names
 	Test     Paired  // A − B on the primary measure (HybridVs*, Reranker)
-	Width    float64 // WideIntervals
 	Fraction float64 // Unjudged
-	Count, N int     // MissingQueries (Count of N), WideIntervals (N)
+	Count, N int     // MissingQueries (Count of N)
 }
 
 // Better reports whether the finding's test says A is significantly above B.
@@ -321,6 +320,7 @@ func Run(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 	res.statistics()
 	res.recommend()
 	res.diagnose()
+	res.scenarios()
 	res.gates()
 	return res, nil
 }
@@ -811,27 +811,7 @@ func (r *Result) diagnose() {
 			add(Finding{Kind: Reranker, A: an, B: bn, Test: r.pairTest(a, b, r.primary)})
 		}
 	}
-	// Wide intervals: the widest half-width of the primary measure relative to its mean.
-	n := r.N()
-	widest, wi := 0.0, -1
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
-		m := s.Means[r.primary]
-		ci := s.CI[r.primary]
-		if m <= 0 || math.IsNaN(ci.Lo) {
-			continue
-		}
-		if w := (ci.Hi - ci.Lo) / 2 / m; w > widest {
-			widest, wi = w, i
-		}
-	}
-	if n < 30 || widest > 0.10 {
-		f := Finding{Kind: WideIntervals, N: n}
-		if wi >= 0 {
-			f.A, f.Width = r.Strategies[wi].Name, widest
-		}
-		add(f)
-	}
+	// Wide intervals are a scenario (scenarios.go), with the queries to add.
 	// Unjudged documents.
 	for i := range r.Strategies {
 		s := &r.Strategies[i]
@@ -843,7 +823,7 @@ func (r *Result) diagnose() {
 	for i := range r.Strategies {
 		s := &r.Strategies[i]
 		if s.Missing > 0 {
-			add(Finding{Kind: MissingQueries, A: s.Name, Count: s.Missing, N: n})
+			add(Finding{Kind: MissingQueries, A: s.Name, Count: s.Missing, N: r.N()})
 		}
 	}
 }

@@ -188,14 +188,6 @@ func finding(t *testing.T, res *compare.Result, kind compare.FindingKind, a, b s
 	return compare.Finding{}
 }
 
-func TestCompareWideIntervals(t *testing.T) {
-	q, in := synthetic(t, 12, map[string]float64{"a": 0.3, "b": 0.6}, []string{"a", "b"})
-	res, err := compare.Run(q, in, opts())
-	require.NoError(t, err)
-	f := finding(t, res, compare.WideIntervals, "", "")
-	assert.Equal(t, 12, f.N)
-}
-
 func TestCompareJSONDeterministic(t *testing.T) {
 	render := func() []byte {
 		q, in := synthetic(t, 300, map[string]float64{"a": 0.3, "b": 0.5, "c": 0.5}, []string{"a", "b", "c"})

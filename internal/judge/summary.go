@@ -1,7 +1,10 @@
 package judge
 
 import (
+	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
@@ -120,4 +123,22 @@ func finite(v float64) *float64 {
 		return nil
 	}
 	return &v
+}
+
+// ParsePrice reads a price per 1,000 tokens (--price-per-1k): "P" (prompt and
+// completion) or "P,C"; "" is none (nil).
+func ParsePrice(v string) (*Price, error) {
+	if v == "" {
+		return nil, nil
+	}
+	a, b, two := strings.Cut(v, ",")
+	p, err := strconv.ParseFloat(strings.TrimSpace(a), 64)
+	c := p
+	if err == nil && two {
+		c, err = strconv.ParseFloat(strings.TrimSpace(b), 64)
+	}
+	if err != nil || p < 0 || c < 0 || p != p || c != c {
+		return nil, fmt.Errorf("want PRICE or PROMPT_PRICE,COMPLETION_PRICE (per 1,000 tokens, ≥ 0), got %q", v)
+	}
+	return &Price{Prompt: p, Completion: c}, nil
 }

@@ -203,6 +203,21 @@ func GradedHitAtK(in *QueryInput) float64 {
 	return 0
 }
 
+// MeanRelevance is the average relevance of the results in the top k,
+// Σ_{r ≤ min(k, len)} max(rel_r, 0) / min(k, len) (the seed's "mean relevance":
+// two results of relevance 3 give 3, whatever k; unjudged count 0; no result: 0).
+func MeanRelevance(in *QueryInput) float64 {
+	n := min(in.K, len(in.Rels))
+	if n == 0 {
+		return 0
+	}
+	sum := 0
+	for _, rel := range in.Rels[:n] {
+		sum += max(rel, 0)
+	}
+	return float64(sum) / float64(n)
+}
+
 // MeanRelevanceAtK is Σ_{r ≤ k} max(rel_r, 0) / k (missing ranks count 0, like precision).
 func MeanRelevanceAtK(in *QueryInput) float64 {
 	sum := 0

@@ -29,8 +29,14 @@ const (
 	// relevant level within k): the queries it counts are those with a document
 	// at the relevant level.
 	KeyGradedHit = "hit_at_k"
-	// KeyMeanRel is compare's mean relevance of the top k.
-	KeyMeanRel = "mean_relevance_at_k"
+	// KeyMeanRel is compare's mean relevance as the seed defines it: the average
+	// judged relevance of the results in the top k (not divided by k).
+	KeyMeanRel = "mean_relevance"
+	// KeyRelPerK is the relevance of the top k divided by k (missing ranks count
+	// 0): the former mean_relevance_at_k, kept under its key with its own label.
+	KeyRelPerK = "mean_relevance_at_k"
+	// KeyNDCGGraded is compare's nDCG.
+	KeyNDCGGraded = "ndcg_at_k"
 )
 
 // Scale is the range of a measure's per-case (per-query) value.
@@ -86,8 +92,11 @@ type Parameter struct {
 
 // Info describes a measure.
 type Info struct {
-	Key            string // the JSON key, e.g. retrieval_hit_at_k
-	Label          string // the short label reports print with the cutoff: Label@k
+	Key string // the JSON key, e.g. retrieval_hit_at_k
+	// Label is the measure's name as every report prints it, display-ready
+	// ("DCG", "precision", "mean relevance"), followed by the cutoff: Label@k.
+	// It is the one source of measure names: no renderer renames a measure.
+	Label          string
 	Definition     string // one line, for reports and docs
 	Params         Param  // the run settings it reads (k, gain, relevant level)
 	HigherIsBetter bool
@@ -145,13 +154,13 @@ var CaseMeasures = [...]Measure[CaseInput]{
 
 // QueryMeasures are compare's measures, in report order.
 var QueryMeasures = [...]Measure[QueryInput]{
-	{Info{Key: KeyDCG, Label: "dcg", Definition: "Σ_{r ≤ k} gain(rel_r) / log2(r + 1)",
+	{Info{Key: KeyDCG, Label: "DCG", Definition: "Σ_{r ≤ k} gain(rel_r) / log2(r + 1)",
 		Params: ParamK | ParamGain, HigherIsBetter: true, Scale: ScaleUnbounded}, DCGAtK},
-	{Info{Key: "ndcg_at_k", Label: "nDCG", Definition: "DCG@k / DCG@k of the ideal ranking of all judged documents",
+	{Info{Key: KeyNDCGGraded, Label: "nDCG", Definition: "DCG@k / DCG@k of the ideal ranking of all judged documents",
 		Params: ParamK | ParamGain, HigherIsBetter: true, Scale: ScaleUnit}, GradedNDCGAtK},
-	{Info{Key: "precision_at_k", Label: "P", Definition: "relevant documents in the top k / k",
+	{Info{Key: "precision_at_k", Label: "precision", Definition: "relevant documents in the top k / k",
 		Params: ParamK | ParamRelevantLevel, HigherIsBetter: true, Scale: ScaleUnit}, PrecisionAtK},
-	{Info{Key: "recall_at_k", Label: "R", Definition: "relevant documents in the top k / relevant documents",
+	{Info{Key: "recall_at_k", Label: "recall", Definition: "relevant documents in the top k / relevant documents",
 		Params: ParamK | ParamRelevantLevel, HigherIsBetter: true, Scale: ScaleUnit}, GradedRecallAtK},
 	{Info{Key: "map_at_k", Label: "MAP", Definition: "Σ_{relevant r ≤ k} P@r / relevant documents",
 		Params: ParamK | ParamRelevantLevel, HigherIsBetter: true, Scale: ScaleUnit}, APAtK},
@@ -159,7 +168,9 @@ var QueryMeasures = [...]Measure[QueryInput]{
 		Params: ParamK | ParamRelevantLevel, HigherIsBetter: true, Scale: ScaleUnit}, RRAtK},
 	{Info{Key: KeyGradedHit, Label: "hit", Definition: "1 if a relevant document is within k, else 0",
 		Params: ParamK | ParamRelevantLevel, HigherIsBetter: true, Scale: ScaleBinary}, GradedHitAtK},
-	{Info{Key: KeyMeanRel, Label: "rel", Definition: "Σ_{r ≤ k} rel_r / k",
+	{Info{Key: KeyMeanRel, Label: "mean relevance", Definition: "Σ_{r ≤ min(k, results)} max(rel_r, 0) / min(k, results): the average relevance of the results in the top k (unjudged count 0; no result: 0)",
+		Params: ParamK, HigherIsBetter: true, Scale: ScaleUnbounded}, MeanRelevance},
+	{Info{Key: KeyRelPerK, Label: "relevance/k", Definition: "Σ_{r ≤ k} max(rel_r, 0) / k (missing ranks count 0)",
 		Params: ParamK, HigherIsBetter: true, Scale: ScaleUnbounded}, MeanRelevanceAtK},
 	RBP(0.8),
 }

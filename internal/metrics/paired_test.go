@@ -111,10 +111,10 @@ func TestSignFlipEnumerate(t *testing.T) {
 }
 
 func TestColumnCI95(t *testing.T) {
-	// 0/1: Wilson, never a point.
+	// 0/1: Wilson with continuity correction, never a point, covering at every n.
 	iv := ColumnCI95([]float64{1, 1, 1, 1, 1}, nil, 0, 1)
 	assert.Equal(t, MethodWilson, iv.Method)
-	assert.True(t, iv.Unreliable)
+	assert.False(t, iv.Unreliable)
 	assert.Less(t, iv.Lo, 0.6)
 	assert.Equal(t, 1.0, iv.Hi)
 	// One distinct value off 0/1: bounded Wilson over the range.

@@ -8,37 +8,55 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Reference values: statsmodels 0.13.5 proportion_confint(k, n, alpha=0.05, method="wilson").
-func TestWilsonInterval(t *testing.T) {
+// Reference values: Newcombe (1998), "Two-sided confidence intervals for the
+// single proportion: comparison of seven methods", Table I, method 4 (score
+// interval with continuity correction), to its 4 decimals; the rest to 1e-12 from
+// the algebraically rearranged form (z·√(z² − 1/n + 4np̂(1−p̂) ± (4p̂ − 2)) ± 1)
+// computed apart in double precision.
+func TestWilsonCCInterval(t *testing.T) {
+	published := []struct {
+		k, n   int64
+		lo, hi float64
+	}{
+		{81, 263, 0.2535, 0.3682},
+		{15, 148, 0.0598, 0.1644},
+		{0, 20, 0, 0.2005},
+		{1, 29, 0.0018, 0.1963},
+		{29, 29, 0.8544, 1},
+	}
+	for _, tt := range published {
+		ci := WilsonCCInterval(tt.k, tt.n, Z95)
+		assert.InDelta(t, tt.lo, ci[0], 0.00005, "%d/%d lo", tt.k, tt.n)
+		assert.InDelta(t, tt.hi, ci[1], 0.00005, "%d/%d hi", tt.k, tt.n)
+	}
 	tests := []struct {
 		k, n   int64
 		lo, hi float64
 	}{
-		{0, 1, 0.0, 0.7934506856227627},
-		{1, 1, 0.2065493143772374, 1.0},
-		{5, 5, 0.5655175352168252, 1.0},
-		{4, 5, 0.3755346297625252, 0.9637758913675698},
-		{18, 20, 0.6989663547715127, 0.9721335187862318},
-		{0, 10, 0.0, 0.27753279986288926},
-		{7, 29, 0.12218422442520083, 0.4210760161781134},
-		{1000, 2500, 0.3809638995968933, 0.4193429456154632},
-		{3, 7, 0.15821985525146964, 0.7495416354723428},
+		{0, 1, 0, 0.9453792444711481},
+		{1, 1, 0.05462075552885201, 1},
+		{5, 5, 0.4629439825324768, 1},
+		{4, 5, 0.2987910540723935, 0.9894700456409835},
+		{18, 20, 0.668722403162941, 0.9824873612265708},
+		{0, 10, 0, 0.3445372183069226},
+		{7, 29, 0.11017873564417013, 0.43925060704522545},
+		{1000, 2500, 0.3807658046766657, 0.41954423367883287},
+		{3, 7, 0.11808301126155256, 0.7976283063935146},
 	}
 	for _, tt := range tests {
-		ci := WilsonInterval(tt.k, tt.n, Z95)
+		ci := WilsonCCInterval(tt.k, tt.n, Z95)
 		assert.InDelta(t, tt.lo, ci[0], 1e-12, "%d/%d lo", tt.k, tt.n)
 		assert.InDelta(t, tt.hi, ci[1], 1e-12, "%d/%d hi", tt.k, tt.n)
 		assert.Less(t, ci[0], ci[1], "%d/%d: never a point for n >= 1", tt.k, tt.n)
 	}
-	ci := WilsonInterval(0, 0, Z95)
+	ci := WilsonCCInterval(0, 0, Z95)
 	assert.True(t, math.IsNaN(ci[0]) && math.IsNaN(ci[1]))
-	assert.Panics(t, func() { WilsonInterval(3, 2, Z95) })
+	assert.Panics(t, func() { WilsonCCInterval(3, 2, Z95) })
 
 	iv := WilsonCI95(5, 5)
 	assert.Equal(t, MethodWilson, iv.Method)
-	assert.True(t, iv.Unreliable, "n = 5")
-	assert.True(t, WilsonCI95(9, 10).Unreliable, "Wilson below 50")
-	assert.False(t, WilsonCI95(45, 50).Unreliable)
+	assert.False(t, iv.Unreliable, "covers at least 0.945 at every n")
+	assert.False(t, WilsonCI95(9, 10).Unreliable)
 }
 
 func TestUnreliable(t *testing.T) {
@@ -48,10 +66,10 @@ func TestUnreliable(t *testing.T) {
 }
 
 func TestBoundedWilson(t *testing.T) {
-	// Five equal values 0.6 of a [0,1] measure: the Wilson interval at p = 0.6, n = 5
-	// (statsmodels wilson for 3/5 is the same: p̂ = 0.6).
+	// Five equal values 0.6 of a [0,1] measure: the interval at p = 0.6, n = 5
+	// (the one of 3/5: p̂ = 0.6).
 	iv := BoundedWilsonCI95(0.6, 5, 0, 1)
-	ref := WilsonInterval(3, 5, Z95)
+	ref := WilsonCCInterval(3, 5, Z95)
 	assert.InDelta(t, ref[0], iv.Lo, 1e-15)
 	assert.InDelta(t, ref[1], iv.Hi, 1e-15)
 	assert.Equal(t, MethodBoundedWilson, iv.Method)
@@ -73,9 +91,9 @@ func TestHistogramMeanCI95ChoosesMethod(t *testing.T) {
 	require.True(t, h.IsBinary())
 	iv := h.MeanCI95(1000, DefaultSeed, 0, 1)
 	assert.Equal(t, MethodWilson, iv.Method, "5 hits out of 5 is a proportion")
-	assert.InDelta(t, 0.5655175352168252, iv.Lo, 1e-12, "not the point [1, 1]")
+	assert.InDelta(t, 0.4629439825324768, iv.Lo, 1e-12, "not the point [1, 1]")
 	assert.Equal(t, 1.0, iv.Hi)
-	assert.True(t, iv.Unreliable)
+	assert.False(t, iv.Unreliable)
 
 	h.Add(0.5)
 	assert.False(t, h.IsBinary())

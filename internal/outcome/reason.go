@@ -37,8 +37,9 @@ const (
 	IndicativeOnly Code = "indicative_only"
 	// Unresolved: N gold ids do not resolve to a card of the knowledge base.
 	Unresolved Code = "unresolved"
-	// NoBaseline: no baseline to compare with; Text says why (from the
-	// baseline's source: a file, GitHub).
+	// NoBaseline: no baseline to compare with; Name is why as a code
+	// (baseline.NotInActions, or the artifact lookup's reason) and Text the
+	// lookup's message about GitHub's answer or the artifact, shown as given.
 	NoBaseline Code = "no_baseline"
 	// NothingPairs: no case pairs with the baseline (Text: its file); N
 	// baseline cases, M only in this run, Value of them with changed gold.
@@ -73,8 +74,30 @@ const (
 	TooManyUnpaired Code = "too_many_unpaired"
 	// LockChanged: the lock changed since the ref Text.
 	LockChanged Code = "lock_changed"
-	// NotAnchored: git anchoring failed; Names are its findings (calibrate.GitAnchoring.Reasons).
-	NotAnchored Code = "not_anchored"
+	// LabelsChanged: a carried-over dimension's human labels differ from those
+	// at the ref Text in N cases; Name is "no-base-file" or "base-invalid" when
+	// the ref has no valid labels file to compare with.
+	LabelsChanged Code = "labels_changed"
+	// NotBlind: N of the M paired human labels are not provably committed before
+	// the judge scores they are compared with; Names: the raters concerned
+	// ("" for labels without a rater id).
+	NotBlind Code = "not_blind"
+	// The findings of a failed git anchoring check (calibrate.GitAnchoring.
+	// Findings, which are the gate's reason). Name is a side, "human" (the
+	// human labels) or "judge" (the judge scores); commits are full hashes.
+	//
+	// AnchorNoCommit: the Name side's file Text has no commit.
+	AnchorNoCommit Code = "anchor_no_commit"
+	// AnchorUncommitted: the Name side's file Text has uncommitted changes.
+	AnchorUncommitted Code = "anchor_uncommitted"
+	// AnchorSameCommit: both files were last changed in the commit Text.
+	AnchorSameCommit Code = "anchor_same_commit"
+	// AnchorNotAncestor: the human labels' last commit Names[0] is not an
+	// ancestor of the judge scores' last commit Names[1].
+	AnchorNotAncestor Code = "anchor_not_ancestor"
+	// AnchorShallow: the repository is a shallow clone whose boundary is the
+	// commit Text (the files look last changed there).
+	AnchorShallow Code = "anchor_shallow"
 )
 
 // Clause is one reason of a gate: a code and its parameters (see each code

@@ -122,8 +122,8 @@ func BaselineOutputs(out map[string]string, c *baseline.Comparison) {
 
 // Calibrate is what `calibrate` publishes: the Markdown for the job summary
 // and the PR comment, the step outputs verdict and json, and one annotation
-// per violating label.
-func Calibrate(r *calibrate.Result, md string, jsonPath string) Publication {
+// per violating label, worded by reason.
+func Calibrate(r *calibrate.Result, md string, jsonPath string, reason func(calibrate.Violation) string) Publication {
 	var anns []Annotation
 	var total int64
 	for _, d := range r.Dimensions {
@@ -131,7 +131,20 @@ func Calibrate(r *calibrate.Result, md string, jsonPath string) Publication {
 			total++
 			if len(anns) < MaxAnnotations {
 				anns = append(anns, Annotation{File: v.File, Line: v.Line, Title: "retrieval-gate: calibrate " + string(d.Status),
-					Message: fmt.Sprintf("%s, case %s: %s", d.Name, v.CaseID, v.Reason)})
+					Message: fmt.Sprintf("%s, case %s: %s", d.Name, v.CaseID, reason(v))})
+			}
+		}
+	}
+	if b := r.Blind; b != nil {
+		// A label not provably committed before its judge score (ADR-0028's
+		// blind relabelling), at its line.
+		for _, rb := range b.Raters {
+			for _, v := range rb.Violations {
+				total++
+				if len(anns) < MaxAnnotations {
+					anns = append(anns, Annotation{File: v.File, Line: v.Line, Title: "retrieval-gate: calibrate blind-labels",
+						Message: fmt.Sprintf("%s, case %s, rater %s: not provably committed before its judge score (%s)", v.Dimension, v.CaseID, rb.Rater, v.Code)})
+				}
 			}
 		}
 	}

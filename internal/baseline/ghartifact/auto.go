@@ -2,21 +2,21 @@ package ghartifact
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
 )
 
 // Auto is --baseline auto: the artifact name fetched with the Actions
 // environment getenv reads (GITHUB_API_URL, GITHUB_REPOSITORY,
 // GITHUB_EVENT_PATH) and token; with none found, why not, as the comparison
-// says it (outside Actions too).
-func Auto(ctx context.Context, getenv func(string) string, token, name string) (*Found, string) {
+// records it (outside Actions too: baseline.NotInActions).
+func Auto(ctx context.Context, getenv func(string) string, token, name string) (*Found, *baseline.Unavailability) {
 	if getenv("GITHUB_ACTIONS") != "true" {
-		return nil, "--baseline auto looks the baseline up in GitHub Actions; this is not an Actions run"
+		return nil, &baseline.Unavailability{Code: baseline.NotInActions}
 	}
 	api := strings.TrimSpace(getenv("GITHUB_API_URL"))
 	if api == "" {
@@ -24,9 +24,9 @@ func Auto(ctx context.Context, getenv func(string) string, token, name string) (
 	}
 	found, u := Fetch(ctx, Deps{APIURL: api, Token: token, Repo: getenv("GITHUB_REPOSITORY"), EventPath: getenv("GITHUB_EVENT_PATH")}, name)
 	if u != nil {
-		return nil, fmt.Sprintf("%s (%s)", u.Message, u.Reason)
+		return nil, &baseline.Unavailability{Code: string(u.Reason), Detail: u.Message}
 	}
-	return found, ""
+	return found, nil
 }
 
 // Source is the provenance of a found baseline as the comparison records it.

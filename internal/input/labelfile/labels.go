@@ -61,6 +61,26 @@ type Label struct {
 	HasBin    bool
 	Construct string
 	At        time.Time // labeled_at (human) or judged_at (judge)
+	// Rater is the human label's optional rater id (`rater`), "" when absent.
+	Rater string
+	// Adjudication marks a human label as the owner's adjudication of a case the
+	// panel disagrees on (`"adjudication": true`, which needs a rater).
+	Adjudication bool
+}
+
+// Rater fields of a human label. A key that starts like one of them but is not
+// one (rater_id, raters, adjudicated) is an input error, not an ignored key: a
+// misspelt rater id would otherwise make every panel label a duplicate, or an
+// adjudication a panel vote.
+const (
+	RaterKey        = "rater"
+	AdjudicationKey = "adjudication"
+)
+
+// raterLikeKey reports whether key looks like a rater field without being one.
+func raterLikeKey(key string) bool {
+	k := strings.ToLower(key)
+	return (strings.HasPrefix(k, "rater") || strings.HasPrefix(k, "adjudicat")) && key != RaterKey && key != AdjudicationKey
 }
 
 // ReadLabels reads a human-labels or judge-scores JSONL file (named file in errors).
@@ -243,6 +263,26 @@ func parseLabelLine(p *jsonpos.Parser, b []byte, file string, line int, side Lab
 				break
 			}
 			l.Bin, l.HasBin = int(f), true
+		case RaterKey:
+			if side == JudgeSide {
+				perr = input.Errorf(file, line, "a judge score has no %q (rater ids are for human labels)", key)
+				break
+			}
+			str(key, val, &l.Rater)
+		case AdjudicationKey:
+			if side == JudgeSide {
+				perr = input.Errorf(file, line, "a judge score has no %q (adjudications are human labels)", key)
+				break
+			}
+			if val.Kind != jsonpos.Bool {
+				perr = input.Errorf(file, line, "field %q must be true or false, got %s", key, val.TypeName())
+				break
+			}
+			l.Adjudication = val.Bool
+		default:
+			if raterLikeKey(key) {
+				perr = input.Errorf(file, line, "unknown field %q: a human label's rater fields are %q (the rater id) and %q (true on the owner's adjudication)", key, RaterKey, AdjudicationKey)
+			}
 		}
 	}
 	if perr != nil {
@@ -255,6 +295,9 @@ func parseLabelLine(p *jsonpos.Parser, b []byte, file string, line int, side Lab
 		if req.v == "" {
 			return l, input.Errorf(file, line, "%s label has no %q", side, req.key)
 		}
+	}
+	if l.Adjudication && l.Rater == "" {
+		return l, input.Errorf(file, line, "an adjudication names its rater: add %q (the owner who adjudicated)", RaterKey)
 	}
 	t, err := time.Parse(time.RFC3339Nano, at)
 	if err != nil {

@@ -48,6 +48,14 @@ func TestReadLock(t *testing.T) {
 	}, l.Dimensions)
 	assert.Equal(t, []string{"faithfulness", "groundedness"}, l.DimensionNames())
 	assert.Equal(t, DefaultLockMinN, l.MinN, "min_n defaults to 30")
+	assert.Equal(t, RatersSingle, l.Raters, "raters defaults to single")
+	assert.False(t, l.RatersSet)
+	pl, err := ReadLock([]byte(strings.Replace(strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel"`, 1), `"gated": true}`, `"gated": true, "carried_over": true}`, 1)), "lock.json")
+	require.NoError(t, err)
+	assert.Equal(t, RatersPanel, pl.Raters)
+	assert.True(t, pl.RatersSet)
+	assert.True(t, pl.Dimensions["groundedness"].CarriedOver)
+	assert.False(t, pl.Dimensions["faithfulness"].CarriedOver)
 	assert.False(t, l.MinNSet)
 	m, err := ReadLock([]byte(strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": 5`, 1)), "lock.json")
 	require.NoError(t, err)
@@ -86,7 +94,10 @@ func TestReadLockErrors(t *testing.T) {
 		{"malformed JSON", "lock.json", "{\n  \"bins\": [0.3,\n}\n", "lock.json:3: malformed JSON: unexpected character '}' looking for a value at column 1"},
 		{"truncated", "lock.json", "{\"bins\": [0.3", "lock.json:1: malformed JSON: unexpected end of file after array element at column 14"},
 		{"not an object", "lock.json", "[1]", "lock.json:1: the lock must be an object with dimensions, bins, kappa_weighting and min_kappa, got array"},
-		{"unknown key", "lock.json", strings.Replace(testLockJSON, `"min_kappa"`, `"min_kapa"`, 1), `lock.json:8: unknown key "min_kapa" (allowed: dimensions, bins, kappa_weighting, min_kappa, min_n)`},
+		{"unknown key", "lock.json", strings.Replace(testLockJSON, `"min_kappa"`, `"min_kapa"`, 1), `lock.json:8: unknown key "min_kapa" (allowed: dimensions, bins, kappa_weighting, min_kappa, min_n, raters)`},
+		{"raters unknown", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "team"`, 1), `lock.json:8: "raters" must be "single" or "panel"`},
+		{"raters a number", "lock.yaml", "dimensions:\n  a: {construct: x, gated: true}\nbins: [0.5]\nkappa_weighting: none\nmin_kappa: 0\nraters: 3\n", `lock.yaml:6: "raters" must be "single" or "panel"`},
+		{"carried_over a string", "lock.json", strings.Replace(testLockJSON, `"gated": true`, `"gated": true, "carried_over": "yes"`, 1), `lock.json:3: dimension "groundedness": carried_over must be true or false, got string`},
 		{"min_n zero", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": 0`, 1), "lock.json:8: min_n 0 is not an integer >= 1"},
 		{"min_n fractional", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6,
   "min_n": 2.5`, 1), "lock.json:9: min_n 2.5 is not an integer >= 1"},
@@ -107,7 +118,7 @@ func TestReadLockErrors(t *testing.T) {
 		{"gated missing", "lock.json", strings.Replace(testLockJSON, `, "gated": true`, ``, 1), `lock.json:3: dimension "groundedness" has no gated (true or false)`},
 		{"gated a string", "lock.json", strings.Replace(testLockJSON, `"gated": true`, `"gated": "yes"`, 1), `lock.json:3: dimension "groundedness": gated must be true or false, got string`},
 		{"empty construct", "lock.json", strings.Replace(testLockJSON, `"support"`, `""`, 1), `lock.json:3: dimension "groundedness": construct must be a non-empty string`},
-		{"unknown dimension key", "lock.json", strings.Replace(testLockJSON, `"gated": true`, `"gated": true, "weight": 2`, 1), `lock.json:3: dimension "groundedness": unknown key "weight" (allowed: construct, gated)`},
+		{"unknown dimension key", "lock.json", strings.Replace(testLockJSON, `"gated": true`, `"gated": true, "weight": 2`, 1), `lock.json:3: dimension "groundedness": unknown key "weight" (allowed: construct, gated, carried_over)`},
 		{"no dimensions", "lock.json", `{"dimensions": {}, "bins": [0.5], "kappa_weighting": "none", "min_kappa": 0}`, `lock.json:1: "dimensions" is empty`},
 		{"trailing data", "lock.json", testLockJSON + "{}\n", "lock.json:10: malformed JSON: unexpected character '{' after top-level value at column 1"},
 		// YAML syntax errors carry the line the YAML parser reports (for an unclosed
@@ -146,6 +157,19 @@ func TestReadLabels(t *testing.T) {
 	assert.Equal(t, 1, ls[1].Bin, "an edge belongs to the bin above it")
 	assert.True(t, ls[1].At.Equal(time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)), "offsets are honoured")
 	assert.Equal(t, 0, ls[2].Bin)
+
+	// A panel: rater ids, several raters per case, the owner's adjudication.
+	panel := `{"case_id": "c1", "dimension": "groundedness", "bin": 2, "construct": "support", "labeled_at": "2026-09-01T09:00:00Z", "rater": "ana"}
+{"case_id": "c1", "dimension": "groundedness", "bin": 1, "construct": "support", "labeled_at": "2026-09-01T09:00:00Z", "rater": "bo"}
+{"case_id": "c1", "dimension": "groundedness", "bin": 1, "construct": "support", "labeled_at": "2026-09-02T09:00:00Z", "rater": "ana", "adjudication": true}
+{"case_id": "c1", "dimension": "groundedness", "bin": 1, "construct": "support", "labeled_at": "2026-09-02T09:00:00Z", "rater": "cy", "adjudication": false}
+`
+	read, err = ReadLabels(context.Background(), strings.NewReader(panel), "human.jsonl", HumanSide, lock)
+	require.NoError(t, err)
+	ps := read.All()
+	require.Len(t, ps, 4)
+	assert.Equal(t, []string{"ana", "bo", "ana", "cy"}, []string{ps[0].Rater, ps[1].Rater, ps[2].Rater, ps[3].Rater})
+	assert.Equal(t, []bool{false, false, true, false}, []bool{ps[0].Adjudication, ps[1].Adjudication, ps[2].Adjudication, ps[3].Adjudication})
 
 	judge := `{"case_id": "c1", "dimension": "groundedness", "score": 1, "construct": "support", "judged_at": "2026-10-01T09:00:00Z"}`
 	read, err = ReadLabels(context.Background(), strings.NewReader(judge), "judge.jsonl", JudgeSide, lock)
@@ -194,6 +218,16 @@ func TestReadLabelsErrors(t *testing.T) {
 		{"judge gives a bin", JudgeSide, okJudge + "\n" + strings.Replace(okJudge, `"score": 0.5`, `"bin": 1`, 1), `f.jsonl:2: a judge score gives "score", not "bin"`},
 		{"judge without score", JudgeSide, strings.Replace(okJudge, `"score": 0.5, `, ``, 1), `f.jsonl:1: judge label has no "score"`},
 		{"judge without judged_at", JudgeSide, ok, `f.jsonl:1: judge label has no "judged_at"`},
+		{"duplicate rater", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": "ana"`) + strings.Replace(ok, `"score": 0.5`, `"score": 0.9, "rater": "ana"`, 1), `f.jsonl:3: duplicate label for case "c1", dimension "groundedness", rater "ana" (first on line 2)`},
+		{"duplicate adjudication", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": "o", "adjudication": true`) + strings.Replace(ok, `"score": 0.5`, `"score": 0.9, "adjudication": true, "rater": "o"`, 1), `f.jsonl:3: duplicate adjudication by rater "o" for case "c1", dimension "groundedness" (first on line 2)`},
+		{"empty rater", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": " "`), `f.jsonl:2: field "rater" is empty`},
+		{"rater a number", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": 7`), `f.jsonl:2: field "rater" must be a string, got number`},
+		{"misspelt rater", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater_id": "ana"`), `f.jsonl:2: unknown field "rater_id": a human label's rater fields are "rater" (the rater id) and "adjudication" (true on the owner's adjudication)`},
+		{"misspelt adjudication", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "Adjudicated": true`), `f.jsonl:2: unknown field "Adjudicated": a human label's rater fields are "rater" (the rater id) and "adjudication" (true on the owner's adjudication)`},
+		{"adjudication not a bool", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": "o", "adjudication": "yes"`), `f.jsonl:2: field "adjudication" must be true or false, got string`},
+		{"adjudication without rater", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "adjudication": true`), `f.jsonl:2: an adjudication names its rater: add "rater" (the owner who adjudicated)`},
+		{"judge with a rater", JudgeSide, strings.Replace(okJudge, `"score": 0.5`, `"score": 0.5, "rater": "gpt"`, 1), `f.jsonl:1: a judge score has no "rater" (rater ids are for human labels)`},
+		{"judge adjudication", JudgeSide, strings.Replace(okJudge, `"score": 0.5`, `"score": 0.5, "adjudication": false`, 1), `f.jsonl:1: a judge score has no "adjudication" (adjudications are human labels)`},
 	}
 	lock := testLock(t)
 	for _, tt := range tests {
@@ -212,6 +246,10 @@ func FuzzReadLabels(f *testing.F) {
 	f.Add([]byte(`{"case_id": "c1", "dimension": "faithfulness", "bin": 2, "construct": "x", "labeled_at": "2026-09-01T09:00:00Z"}`+"\n\n{}"), false)
 	f.Add([]byte(`{"case_id": "c1", "dimension": "groundedness", "score": 1e400, "construct": "support", "judged_at": "2026-09-01T09:00:00+01:00"}`), true)
 	f.Add([]byte("{\"case_id\": [1, {\"a\": null}]}\n\x00"), true)
+	f.Add([]byte(`{"case_id": "c1", "dimension": "groundedness", "bin": 1, "construct": "support", "labeled_at": "2026-09-01T09:00:00Z", "rater": "ana"}`+"\n"+
+		`{"case_id": "c1", "dimension": "groundedness", "bin": 2, "construct": "support", "labeled_at": "2026-09-01T09:00:00Z", "rater": "bo"}`+"\n"+
+		`{"case_id": "c1", "dimension": "groundedness", "bin": 2, "construct": "support", "labeled_at": "2026-09-02T09:00:00Z", "rater": "owner", "adjudication": true}`), false)
+	f.Add([]byte(`{"case_id": "c1", "dimension": "groundedness", "bin": 1, "construct": "support", "labeled_at": "2026-09-01T09:00:00Z", "rater_id": "ana"}`), false)
 	lock := testLock(f)
 	f.Fuzz(func(t *testing.T, data []byte, judge bool) {
 		side := HumanSide
@@ -231,7 +269,7 @@ func FuzzReadLabels(f *testing.F) {
 			}
 			return
 		}
-		seen := map[[2]string]bool{}
+		seen := map[[4]string]bool{}
 		for _, l := range ls {
 			if l.CaseID == "" || l.Dimension == "" || l.Construct == "" || l.At.IsZero() {
 				t.Fatalf("accepted an incomplete label: %+v", l)
@@ -245,7 +283,10 @@ func FuzzReadLabels(f *testing.F) {
 			if _, ok := lock.Dimensions[l.Dimension]; !ok {
 				t.Fatalf("unknown dimension accepted: %+v", l)
 			}
-			k := [2]string{l.CaseID, l.Dimension}
+			if l.Adjudication && l.Rater == "" || strings.TrimSpace(l.Rater) == "" && l.Rater != "" || side == JudgeSide && (l.Rater != "" || l.Adjudication) {
+				t.Fatalf("bad rater fields accepted: %+v", l)
+			}
+			k := [4]string{l.CaseID, l.Dimension, l.Rater, fmt.Sprint(l.Adjudication)}
 			if seen[k] {
 				t.Fatalf("duplicate accepted: %+v", l)
 			}
@@ -259,6 +300,7 @@ func FuzzReadLock(f *testing.F) {
 	f.Add([]byte("dimensions:\n  a: {construct: x, gated: true}\nbins: [0.5]\nkappa_weighting: none\nmin_kappa: 0\n"), true)
 	f.Add([]byte(`{"bins": [0.1, 0.1], "dimensions": {"a": {}}}`), false)
 	f.Add([]byte("a: &x [1]\nb: *x\n"), true)
+	f.Add([]byte("dimensions:\n  a: {construct: x, gated: true, carried_over: true}\nbins: [0.5]\nkappa_weighting: none\nmin_kappa: 0\nraters: panel\n"), true)
 	f.Fuzz(func(t *testing.T, data []byte, yaml bool) {
 		name := "lock.json"
 		if yaml {
@@ -288,6 +330,9 @@ func FuzzReadLock(f *testing.F) {
 		default:
 			t.Fatalf("weighting accepted: %q", l.KappaWeighting)
 		}
+		if l.Raters != RatersSingle && l.Raters != RatersPanel {
+			t.Fatalf("raters accepted: %q", l.Raters)
+		}
 		for n, d := range l.Dimensions {
 			if n == "" || d.Construct == "" {
 				t.Fatalf("empty dimension or construct accepted: %q %+v", n, d)
@@ -302,7 +347,7 @@ func FuzzReadLock(f *testing.F) {
 func readLabelsRef(data []byte, file string, side LabelSide, lock *Lock) ([]Label, error) {
 	var p jsonpos.Parser
 	var out []Label
-	seen := map[[2]string]int{}
+	seen := map[[4]string]int{}
 	for n, b := range bytes.Split(data, []byte("\n")) {
 		line := n + 1
 		if line == 1 {
@@ -320,8 +365,14 @@ func readLabelsRef(data []byte, file string, side LabelSide, lock *Lock) ([]Labe
 				return nil, err
 			}
 		}
-		k := [2]string{l.CaseID, l.Dimension}
+		k := [4]string{l.CaseID, l.Dimension, l.Rater, fmt.Sprint(l.Adjudication)}
 		if first, dup := seen[k]; dup {
+			switch {
+			case l.Adjudication:
+				return nil, input.Errorf(file, line, "duplicate adjudication by rater %q for case %q, dimension %q (first on line %d)", l.Rater, l.CaseID, l.Dimension, first)
+			case l.Rater != "":
+				return nil, input.Errorf(file, line, "duplicate label for case %q, dimension %q, rater %q (first on line %d)", l.CaseID, l.Dimension, l.Rater, first)
+			}
 			return nil, input.Errorf(file, line, "duplicate label for case %q, dimension %q (first on line %d)", l.CaseID, l.Dimension, first)
 		}
 		seen[k] = line
@@ -370,6 +421,8 @@ func TestReadLabelsMatchesReference(t *testing.T) {
 				pick(`"labeled_at"`, `"judged_at"`) + `: ` + pick(`"2026-09-01T09:00:00Z"`, `"2026-09-01T11:00:00+02:00"`, `"2026-09-01"`, `"  "`, `5`),
 				pick(`"score": `+pick(`0.5`, `1`, `0`, `1.5`, `-0.1`, `1e400`, `"0.5"`, `0.3333333333333333333`, `2e-1`), `"bin": `+pick(`0`, `2`, `3`, `1.5`, `-1`, `1e1`), ``),
 				pick(``, `"labeler": {"a": [1, 2]}`, `"score": 0.25`, `"extra": "\n"`),
+				pick(``, ``, `"rater": "ana"`, `"rater": "bo"`, `"rater": ""`, `"rater": " "`, `"rater": 3`, `"rater_id": "ana"`, `"Raters": []`),
+				pick(``, ``, `"adjudication": true`, `"adjudication": false`, `"adjudication": 1`, `"adjudicated": true`),
 			}
 			rng.Shuffle(len(fields), func(i, j int) { fields[i], fields[j] = fields[j], fields[i] })
 			var kept []string

@@ -32,7 +32,20 @@ const (
 type LockDimension struct {
 	Construct string
 	Gated     bool
+	// CarriedOver declares the dimension unchanged by the change under review
+	// (`carried_over`, false when absent): its human labels must be identical to
+	// those at the base ref (calibrate --lock-base).
+	CarriedOver bool
 }
+
+// Rater framings of a lock (`raters`): who the judge is calibrated against.
+const (
+	// RatersSingle: one human label per case and dimension (the default).
+	RatersSingle = "single"
+	// RatersPanel: several raters per case, each label with its rater id, the
+	// owner's adjudication only where the panel disagrees.
+	RatersPanel = "panel"
+)
 
 // Lock is the file of frozen calibration constants.
 type Lock struct {
@@ -45,6 +58,10 @@ type Lock struct {
 	// ≥ 1); DefaultLockMinN when the lock does not set it (MinNSet false).
 	MinN    int
 	MinNSet bool
+	// Raters is the rater framing, RatersSingle or RatersPanel; RatersSingle when
+	// the lock does not set it (RatersSet false). A frozen constant like the others.
+	Raters    string
+	RatersSet bool
 }
 
 // DefaultLockMinN is the lock's min_n when it does not set one.
@@ -296,9 +313,9 @@ func lockFromNode(root *lockNode, file string) (*Lock, error) {
 	lock := &Lock{File: file, Dimensions: map[string]LockDimension{}}
 	for i, k := range root.keys {
 		switch k {
-		case "dimensions", "bins", "kappa_weighting", "min_kappa", "min_n":
+		case "dimensions", "bins", "kappa_weighting", "min_kappa", "min_n", "raters":
 		default:
-			return nil, input.Errorf(file, root.vals[i].line, "unknown key %q (allowed: dimensions, bins, kappa_weighting, min_kappa, min_n)", k)
+			return nil, input.Errorf(file, root.vals[i].line, "unknown key %q (allowed: dimensions, bins, kappa_weighting, min_kappa, min_n, raters)", k)
 		}
 	}
 	need := func(key, kind string) (*lockNode, error) {
@@ -341,8 +358,13 @@ func lockFromNode(root *lockNode, file string) (*Lock, error) {
 					return nil, input.Errorf(file, v.line, "dimension %q: gated must be true or false, got %s", name, v.kind)
 				}
 				ld.Gated, hasG = v.b, true
+			case "carried_over":
+				if v.kind != "bool" {
+					return nil, input.Errorf(file, v.line, "dimension %q: carried_over must be true or false, got %s", name, v.kind)
+				}
+				ld.CarriedOver = v.b
 			default:
-				return nil, input.Errorf(file, v.line, "dimension %q: unknown key %q (allowed: construct, gated)", name, k)
+				return nil, input.Errorf(file, v.line, "dimension %q: unknown key %q (allowed: construct, gated, carried_over)", name, k)
 			}
 		}
 		if !hasC {
@@ -402,6 +424,13 @@ func lockFromNode(root *lockNode, file string) (*Lock, error) {
 			return nil, input.Errorf(file, v.line, "min_n %v is not an integer >= 1", v.num)
 		}
 		lock.MinN, lock.MinNSet = int(v.num), true
+	}
+	lock.Raters = RatersSingle
+	if v := root.get("raters"); v != nil {
+		if v.kind != "string" || (v.str != RatersSingle && v.str != RatersPanel) {
+			return nil, input.Errorf(file, v.line, "\"raters\" must be %q or %q", RatersSingle, RatersPanel)
+		}
+		lock.Raters, lock.RatersSet = v.str, true
 	}
 	return lock, nil
 }

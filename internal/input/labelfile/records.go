@@ -9,8 +9,8 @@ import (
 
 // Labels are the labels of one file, kept compact: a pointer-free record per
 // label (48 bytes: the collector never scans them), the case ids in shared
-// slabs, the dimension and construct names and the timestamps' locations
-// interned. Label(i) is the label as a Label value.
+// slabs, the dimension, construct and rater names and the timestamps'
+// locations interned. Label(i) is the label as a Label value.
 //
 // Another field of a label is added to the record (an interned string as a
 // code like dim, a number as itself) and to Label and add; a label whose
@@ -28,9 +28,10 @@ type Labels struct {
 	spill map[int]Label    // labels that do not fit a record
 	// increasing is Increasing's answer once known: 1 yes, 2 no.
 	increasing uint8
-	last       [2]struct { // the last name looked up per field (dimension, construct)
+	last       [3]struct { // the last name looked up per field (dimension, construct, rater)
 		s    string
 		code uint16
+		set  bool
 	}
 }
 
@@ -41,16 +42,20 @@ type record struct {
 	line  uint32  // 1-based line
 	sec   int64   // At: Unix seconds
 	nsec  int32   // At: nanoseconds
-	loc   uint16  // At: location code
+	loc   uint16  // At: location code (low bits), adjBit: Adjudication
 	dim   uint16  // dimension name code; spillCode: the label is in spill
 	score float64 // NaN: no score
 	bin   int32   // -1: no bin
 	cons  uint16  // construct name code
+	rater uint16  // 0: no rater; else the rater's name code + 1
 }
 
 const (
 	spillCode = math.MaxUint16
 	idSlab    = 1 << 20
+	// adjBit is the Adjudication flag, kept in loc's top bit (locCode hands
+	// out at most 64 codes).
+	adjBit = 1 << 15
 )
 
 // newLabels returns an empty Labels for n labels of file and side.
@@ -106,7 +111,16 @@ func (ls *Labels) add(l *Label) {
 	dim, okD := ls.code(0, l.Dimension)
 	cons, okC := ls.code(1, l.Construct)
 	loc, okL := ls.locCode(l.At.Location())
-	if !okD || !okC || !okL || l.Line < 0 || int64(l.Line) > math.MaxUint32 || l.File != ls.File || l.Side != ls.Side ||
+	okR := true
+	if l.Rater != "" {
+		var rc uint16
+		rc, okR = ls.code(2, l.Rater)
+		r.rater = rc + 1 // codes are below spillCode: at most MaxUint16
+	}
+	if l.Adjudication {
+		loc |= adjBit
+	}
+	if !okD || !okC || !okL || !okR || l.Line < 0 || int64(l.Line) > math.MaxUint32 || l.File != ls.File || l.Side != ls.Side ||
 		l.HasBin && (l.Bin < 0 || int64(l.Bin) > math.MaxInt32) || l.HasScore && math.IsNaN(l.Score) {
 		if ls.spill == nil {
 			ls.spill = map[int]Label{}
@@ -137,10 +151,10 @@ func (ls *Labels) storeID(id string) (uint64, uint32) {
 	return uint64(len(ls.slabs)-1)<<32 | uint64(off), uint32(len(id)) //nolint:gosec // ids are under 16 MiB (the line cap)
 }
 
-// code is the code of name (field 0: dimension, 1: construct); ok is false
-// when the codes are used up.
+// code is the code of name (field 0: dimension, 1: construct, 2: rater); ok
+// is false when the codes are used up.
 func (ls *Labels) code(field int, name string) (uint16, bool) {
-	if c := &ls.last[field]; c.s == name && len(ls.names) > 0 {
+	if c := &ls.last[field]; c.set && c.s == name {
 		return c.code, true
 	}
 	code, ok := ls.codes[name]
@@ -152,7 +166,7 @@ func (ls *Labels) code(field int, name string) (uint16, bool) {
 		ls.codes[name] = code
 		ls.names = append(ls.names, name)
 	}
-	ls.last[field].s, ls.last[field].code = ls.names[code], code
+	ls.last[field].s, ls.last[field].code, ls.last[field].set = ls.names[code], code, true
 	return code, true
 }
 
@@ -233,7 +247,28 @@ func (ls *Labels) At(i int) time.Time {
 	if r.dim == spillCode {
 		return ls.spill[i].At
 	}
-	return time.Unix(r.sec, int64(r.nsec)).In(ls.locs[r.loc])
+	return time.Unix(r.sec, int64(r.nsec)).In(ls.locs[r.loc&^adjBit])
+}
+
+// Rater is label i's rater ("" when it names none).
+func (ls *Labels) Rater(i int) string {
+	r := &ls.recs[i]
+	if r.dim == spillCode {
+		return ls.spill[i].Rater
+	}
+	if r.rater == 0 {
+		return ""
+	}
+	return ls.names[r.rater-1]
+}
+
+// Adjudication is label i's Adjudication flag.
+func (ls *Labels) Adjudication(i int) bool {
+	r := &ls.recs[i]
+	if r.dim == spillCode {
+		return ls.spill[i].Adjudication
+	}
+	return r.loc&adjBit != 0
 }
 
 // Label is label i.
@@ -243,7 +278,8 @@ func (ls *Labels) Label(i int) Label {
 		return ls.spill[i]
 	}
 	l := Label{File: ls.File, Line: int(r.line), Side: ls.Side, CaseID: ls.CaseID(i), Dimension: ls.names[r.dim],
-		Construct: ls.names[r.cons], At: time.Unix(r.sec, int64(r.nsec)).In(ls.locs[r.loc])}
+		Construct: ls.names[r.cons], At: time.Unix(r.sec, int64(r.nsec)).In(ls.locs[r.loc&^adjBit]), Rater: ls.Rater(i),
+		Adjudication: r.loc&adjBit != 0}
 	if !math.IsNaN(r.score) {
 		l.Score, l.HasScore = r.score, true
 	}

@@ -57,7 +57,10 @@ func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l 
 			return false
 		}
 		switch string(key) {
-		case "case_id", "dimension", "construct":
+		case "case_id", "dimension", "construct", RaterKey:
+			if string(key) == RaterKey && side == JudgeSide {
+				return false
+			}
 			str, end, ok := sc.str(v)
 			if !ok {
 				return false
@@ -68,6 +71,11 @@ func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l 
 				l.CaseID = unsafe.String(unsafe.SliceData(sc.id), len(sc.id)) //nolint:gosec // G103: valid until the next scan; Labels.add copies it
 			case "dimension":
 				l.Dimension = sc.interned(str)
+			case RaterKey:
+				if len(str) == 0 {
+					return false
+				}
+				l.Rater = sc.interned(str)
 			default:
 				l.Construct = sc.interned(str)
 			}
@@ -99,7 +107,12 @@ func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l 
 				return false
 			}
 			l.Bin, l.HasBin, i = int(f), true, end
+		case AdjudicationKey:
+			return false // rare: the tree parser reads it
 		default:
+			if raterLikeKey(string(key)) {
+				return false
+			}
 			if i, err = s.Skip(v, 1); err != nil {
 				return false
 			}
@@ -123,6 +136,9 @@ func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l 
 		if strings.TrimSpace(v) == "" {
 			return false
 		}
+	}
+	if l.Rater != "" && strings.TrimSpace(l.Rater) == "" {
+		return false
 	}
 	if strings.TrimSpace(string(at)) == "" {
 		return false
@@ -172,7 +188,7 @@ func (sc *labelScanner) interned(b []byte) string {
 }
 
 // firstDuplicate finds, among ls (in line order), the label that repeats the
-// (case id, dimension) of an earlier one at the smallest line, as a reader that
+// (case id, dimension, rater, adjudication) of an earlier one at the smallest line, as a reader that
 // checked each line against those before it would stop at: sort-based (16
 // pointer-free bytes per label, no map of strings), the candidates of equal
 // hashes adjacent after the sort and compared by their strings.
@@ -192,6 +208,11 @@ func firstDuplicate(ls *Labels) (dup, first int, ok bool) {
 		h.WriteString(ls.Dimension(i))
 		h.WriteByte(0)
 		h.WriteString(ls.CaseID(i))
+		h.WriteByte(0)
+		h.WriteString(ls.Rater(i))
+		if ls.Adjudication(i) {
+			h.WriteByte(1)
+		}
 		keys[i] = hk{h.Sum64(), i}
 	}
 	slices.SortFunc(keys, func(a, b hk) int {
@@ -212,7 +233,7 @@ func firstDuplicate(ls *Labels) (dup, first int, ok bool) {
 			ix := keys[x].i
 			for y := a; y < x; y++ {
 				iy := keys[y].i
-				if ls.CaseID(iy) == ls.CaseID(ix) && ls.Dimension(iy) == ls.Dimension(ix) {
+				if ls.CaseID(iy) == ls.CaseID(ix) && ls.Dimension(iy) == ls.Dimension(ix) && ls.Rater(iy) == ls.Rater(ix) && ls.Adjudication(iy) == ls.Adjudication(ix) {
 					if dup < 0 || ix < dup {
 						dup, first = ix, iy
 					}
@@ -232,13 +253,24 @@ func duplicateError(ls *Labels) error {
 		return nil
 	}
 	l := ls.Label(d)
-	return input.Errorf(l.File, l.Line, "duplicate label for case %q, dimension %q (first on line %d)", l.CaseID, l.Dimension, ls.Label(f).Line)
+	fl := ls.Label(f).Line
+	switch {
+	case l.Adjudication:
+		return input.Errorf(l.File, l.Line, "duplicate adjudication by rater %q for case %q, dimension %q (first on line %d)", l.Rater, l.CaseID, l.Dimension, fl)
+	case l.Rater != "":
+		return input.Errorf(l.File, l.Line, "duplicate label for case %q, dimension %q, rater %q (first on line %d)", l.CaseID, l.Dimension, l.Rater, fl)
+	}
+	return input.Errorf(l.File, l.Line, "duplicate label for case %q, dimension %q (first on line %d)", l.CaseID, l.Dimension, fl)
 }
 
 // Increasing reports whether the case ids of each dimension come in strictly
 // increasing order (as files written by case id do): then no (case id,
-// dimension) repeats, and no sort is needed to know it or to pair them.
+// dimension) repeats, and no sort is needed to know it or to pair them. Nil
+// (no labels) is.
 func (ls *Labels) Increasing() bool {
+	if ls == nil {
+		return true // no labels
+	}
 	if ls.increasing == 0 {
 		ls.increasing = 2
 		if ls.checkIncreasing() {

@@ -29,6 +29,8 @@ const Schema = "retrieval-gate/calibration@1"
 // them (Failed from the gates).
 type Document struct {
 	Bins           []format.Float        `json:"bins"`
+	BlindLabels    *BlindLabels          `json:"blind_labels"`
+	CarriedOver    *CarriedOver          `json:"carried_over"`
 	Dimensions     map[string]*Dimension `json:"dimensions"`
 	Gates          []gatetable.Entry     `json:"gates"`
 	GitAnchoring   *GitAnchoring         `json:"git_anchoring"`
@@ -36,6 +38,7 @@ type Document struct {
 	Lock           Lock                  `json:"lock"`
 	MaxUnpaired    *string               `json:"max_unpaired"`
 	MinKappa       format.Float          `json:"min_kappa"`
+	Raters         string                `json:"raters"`
 	Schema         string                `json:"schema"`
 	Verdict        outcome.Status        `json:"verdict"`
 
@@ -45,6 +48,7 @@ type Document struct {
 
 type Dimension struct {
 	Agreement     *format.Float    `json:"agreement"`
+	CarriedOver   bool             `json:"carried_over"`
 	CI95          *[2]format.Float `json:"ci95"`
 	Confusion     [][]int          `json:"confusion"`
 	Construct     string           `json:"construct"`
@@ -57,6 +61,7 @@ type Dimension struct {
 	Kappa         *format.Float  `json:"kappa"`
 	N             int            `json:"n"`
 	Notes         []string       `json:"notes"`
+	Panel         *Panel         `json:"panel"`
 	Status        outcome.Status `json:"status"`
 	Unpaired      Unpaired       `json:"unpaired"`
 	Violations    []Violation    `json:"violations"`
@@ -178,13 +183,20 @@ func New(r *calibrate.Result) *Document {
 		Failed:         r.Failed(),
 		NumBins:        r.Lock.NumBins(),
 		Gates:          gatetable.FromOutcome(r.Gates),
+		Raters:         r.Lock.Raters,
+		CarriedOver:    newCarriedOver(r.CarriedOver),
+		BlindLabels:    newBlind(r.Blind),
 	}
 	if lc := r.LockCheck; lc != nil {
 		base := lc.Base
 		out.Lock = Lock{Base: &base, Changed: nonNil(lc.Changed), OK: len(lc.Changed) == 0}
 	}
 	if ga := r.GitAnchor; ga != nil {
-		out.GitAnchoring = &GitAnchoring{ga.HumanCommit, ga.JudgeCommit, ga.OK, nonNil(ga.Reasons)}
+		reasons := make([]string, len(ga.Findings))
+		for i, f := range ga.Findings {
+			reasons[i] = gatetable.Reason([]outcome.Clause{f})
+		}
+		out.GitAnchoring = &GitAnchoring{ga.HumanCommit, ga.JudgeCommit, ga.OK, reasons}
 	}
 	if r.MaxUnpaired != nil {
 		spec := r.MaxUnpaired.Spec
@@ -200,20 +212,22 @@ func New(r *calibrate.Result) *Document {
 			Disagreements: Disagreements{
 				HumanAboveJudge: disagreements(d.HumanAbove), JudgeAboveHuman: disagreements(d.JudgeAbove),
 			},
-			Gated:      d.Gated,
-			Name:       d.Name,
-			N:          d.N,
-			Notes:      nonNil(d.Notes),
-			Status:     d.Status,
-			Unpaired:   Unpaired{HumanOnly: nonNil(d.HumanOnly), JudgeOnly: nonNil(d.JudgeOnly), OverLimit: d.UnpairedOver},
-			Violations: []Violation{},
+			Gated:       d.Gated,
+			CarriedOver: d.CarriedOver,
+			Panel:       newPanel(d.Panel),
+			Name:        d.Name,
+			N:           d.N,
+			Notes:       nonNil(d.Notes),
+			Status:      d.Status,
+			Unpaired:    Unpaired{HumanOnly: nonNil(d.HumanOnly), JudgeOnly: nonNil(d.JudgeOnly), OverLimit: d.UnpairedOver},
+			Violations:  []Violation{},
 		}
 		if d.UnpairedAllowed >= 0 {
 			allowed := d.UnpairedAllowed
 			dj.Unpaired.Allowed = &allowed
 		}
 		for _, v := range d.Violations {
-			dj.Violations = append(dj.Violations, Violation{v.CaseID, v.Reason})
+			dj.Violations = append(dj.Violations, Violation{v.CaseID, ViolationReason(v)})
 		}
 		m := &Measurement{optFloat(d.Agreement), optCI(d.CI95), optFloat(d.Kappa), optFloat(d.WeightedKappa)}
 		if d.Valid {
@@ -281,6 +295,9 @@ func (d *Document) lockSummary() string {
 	}
 	out := fmt.Sprintf("bins [%s] (%d bins), kappa_weighting %s, min_kappa %s",
 		strings.Join(s, ", "), d.NumBins, d.KappaWeighting, lockConst(d.MinKappa))
+	if d.Raters != "" {
+		out += ", " + ratersRule(d.Raters)
+	}
 	if d.MaxUnpaired != nil {
 		out += ", max_unpaired " + *d.MaxUnpaired + " per gated dimension"
 	}
@@ -312,6 +329,17 @@ func (d *Document) Text(w io.Writer) error {
 		name := san(dim.Name)
 		for _, n := range dim.Notes {
 			fmt.Fprintf(&b, "  %s: %s\n", name, san(n))
+		}
+		for _, n := range dim.panelNotes(san) {
+			fmt.Fprintf(&b, "  %s: %s\n", name, n)
+		}
+		if p := dim.Panel; p != nil {
+			for _, a := range p.Adjudications[:min(len(p.Adjudications), textListed)] {
+				fmt.Fprintf(&b, "  %s: adjudicated %s\n", name, adjudicationLine(a, san))
+			}
+			if extra := len(p.Adjudications) - textListed; extra > 0 {
+				fmt.Fprintf(&b, "  %s: … and %d more adjudications (all in --json and --markdown)\n", name, extra)
+			}
 		}
 		for _, v := range dim.Violations[:min(len(dim.Violations), textListed)] {
 			fmt.Fprintf(&b, "  %s: %s: %s\n", name, san(v.CaseID), san(v.Reason))
@@ -349,6 +377,7 @@ func (d *Document) Text(w io.Writer) error {
 			}
 		}
 	}
+	d.processText(&b)
 	b.WriteString("gates:\n")
 	gatetable.Text(&b, d.Gates)
 	fmt.Fprintf(&b, "verdict: %s", strings.ToUpper(string(d.Verdict)))
@@ -395,8 +424,8 @@ func (d *Document) Markdown(w io.Writer, marker string) error {
 	}
 	fmt.Fprintf(&b, "## %s Judge calibration: %s\n\n", icon, strings.ToUpper(string(d.Verdict)))
 	fmt.Fprintf(&b, "Agreement between human labels and the LLM judge, per dimension, on the lock's frozen constants: %s. "+
-		"The gate needs weighted kappa ≥ min\\_kappa on every gated dimension, no construct mismatch, no anchoring violation%s, and an unchanged lock.\n\n",
-		esc(d.lockSummary()), d.unpairedRule())
+		"The gate needs weighted kappa ≥ min\\_kappa on every gated dimension, no construct mismatch, no anchoring violation%s%s, and an unchanged lock.\n\n",
+		esc(d.lockSummary()), d.unpairedRule(), d.processRule())
 	b.WriteString("| dimension | gated | n | agreement | kappa | weighted kappa | 95% CI | status |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---|---|\n")
 	dims := d.dimensions()
@@ -430,6 +459,7 @@ func (d *Document) Markdown(w io.Writer, marker string) error {
 			b.WriteString("\n")
 		}
 	}
+	d.processMarkdown(&b)
 	if len(d.Gates) > 0 {
 		b.WriteString("### Gates\n\n")
 		gatetable.Markdown(&b, d.Gates)
@@ -451,8 +481,20 @@ func (d *Document) Markdown(w io.Writer, marker string) error {
 		for _, n := range dim.Notes {
 			fmt.Fprintf(&b, "- %s\n", esc(n))
 		}
-		if len(dim.Notes) > 0 {
+		pn := dim.panelNotes(esc)
+		for _, n := range pn {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+		if len(dim.Notes)+len(pn) > 0 {
 			b.WriteString("\n")
+		}
+		if p := dim.Panel; p != nil && len(p.Adjudications) > 0 {
+			fmt.Fprintf(&b, "<details open><summary>Adjudications: %d</summary>\n\n", len(p.Adjudications))
+			for _, a := range p.Adjudications[:min(len(p.Adjudications), MaxListed)] {
+				fmt.Fprintf(&b, "- %s\n", adjudicationLine(a, esc))
+			}
+			more(&b, len(p.Adjudications))
+			b.WriteString("\n</details>\n\n")
 		}
 		if dim.N > 0 {
 			b.WriteString("Confusion matrix (rows: human bin, columns: judge bin):\n\n|  |")
@@ -553,4 +595,15 @@ func list(ss []string) string {
 		q[i] = format.EscapeMarkdown(s)
 	}
 	return strings.Join(q, ", ")
+}
+
+// ViolationReason is the sentence of a violation: what the label declares or
+// when it was made, at its file and line.
+func ViolationReason(v calibrate.Violation) string {
+	if v.Kind == calibrate.NotEarlier {
+		const timeFmt = "2006-01-02T15:04:05.999999999Z07:00"
+		return fmt.Sprintf("labeled_at %s (%s:%d) is not earlier than judged_at %s (%s:%d): the label may have seen the judge's score",
+			v.LabeledAt.Format(timeFmt), v.File, v.Line, v.JudgedAt.Format(timeFmt), v.JudgeFile, v.JudgeLine)
+	}
+	return fmt.Sprintf("%s construct %q (%s:%d) differs from the lock's %q", v.Side, v.Construct, v.File, v.Line, v.Want)
 }

@@ -71,7 +71,34 @@ func violations(t *testing.T) *calibrate.Result {
 	r := readDemo(t, human, judge)
 	r.LockCheck = &calibrate.LockCheck{Base: "origin/main", Changed: []string{"min_kappa: 0.6 -> 0.3", "dimensions.groundedness.gated: true -> false"}}
 	r.GitAnchor = &calibrate.GitAnchoring{HumanCommit: strings.Repeat("a", 40), JudgeCommit: strings.Repeat("b", 40),
-		Reasons: []string{"the commit that last changed the human labels (aaaaaaaaaaaa) is not an ancestor of the one that last changed the judge scores (bbbbbbbbbbbb)"}}
+		Findings: []outcome.Clause{{Code: outcome.AnchorNotAncestor, Names: []string{strings.Repeat("a", 40), strings.Repeat("b", 40)}}}}
+	r.Finish()
+	return r
+}
+
+// panelDemo is the panel demo (testdata/calibrate/panel) with a carried-over
+// dimension that changed and a blind-relabelling check that failed for one rater.
+func panelDemo(t *testing.T) *calibrate.Result {
+	t.Helper()
+	dir := filepath.Join(demoDir, "panel")
+	lock, err := labelfile.ReadLockFile(t.Context(), filepath.Join(dir, "lock.json"))
+	require.NoError(t, err)
+	hs, err := labelfile.ReadLabelsFile(t.Context(), filepath.Join(dir, "human.jsonl"), labelfile.HumanSide, lock)
+	require.NoError(t, err)
+	js, err := labelfile.ReadLabelsFile(t.Context(), filepath.Join(dir, "judge.jsonl"), labelfile.JudgeSide, lock)
+	require.NoError(t, err)
+	hs.File = "human.jsonl"
+	r, err := calibrate.Evaluate(t.Context(), calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed})
+	require.NoError(t, err)
+	r.CarriedOver = &calibrate.CarriedOverCheck{Base: "origin/main", Path: "eval/human.jsonl", Dimensions: []calibrate.CarriedDimension{
+		{Name: "groundedness", Code: calibrate.CarriedChanged, Changed: []string{"en-golden-007", "en-golden|@x"}, Labels: 40}}}
+	r.Blind = &calibrate.BlindCheck{Commits: 12, Versions: 5, Raters: []calibrate.RaterBlind{
+		{Rater: "ana", Labels: 80, Violations: []calibrate.BlindViolation{}},
+		{Rater: "bo", Labels: 40, Violations: []calibrate.BlindViolation{{CaseID: "en-golden-002", Dimension: "faithfulness", Code: calibrate.BlindNotBefore,
+			LabelCommit: strings.Repeat("c", 40), JudgeCommit: strings.Repeat("d", 40), File: "human.jsonl", Line: 6}}},
+		{Rater: "owner", Labels: 44, Violations: []calibrate.BlindViolation{{CaseID: "en-golden-003", Dimension: "faithfulness", Adjudication: true,
+			Code: calibrate.BlindSameCommit, LabelCommit: strings.Repeat("e", 40), JudgeCommit: strings.Repeat("e", 40), File: "human.jsonl", Line: 13}}},
+	}}
 	r.Finish()
 	return r
 }
@@ -94,7 +121,7 @@ func TestReportsGolden(t *testing.T) {
 	tests := []struct {
 		name string
 		r    *calibrate.Result
-	}{{"demo", demo}, {"violations", violations(t)}}
+	}{{"demo", demo}, {"violations", violations(t)}, {"panel", panelDemo(t)}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var js, md, txt bytes.Buffer
@@ -106,6 +133,47 @@ func TestReportsGolden(t *testing.T) {
 			golden(t, tt.name+".txt", txt.Bytes())
 		})
 	}
+}
+
+// The panel's document round-trips through Read and renders the same.
+func TestPanelDocumentReadBack(t *testing.T) {
+	doc := calibratereport.New(panelDemo(t))
+	var js bytes.Buffer
+	require.NoError(t, doc.WriteJSON(&js))
+	back, err := calibratereport.Read(bytes.NewReader(js.Bytes()))
+	require.NoError(t, err)
+	var a, b bytes.Buffer
+	require.NoError(t, doc.Markdown(&a, ""))
+	require.NoError(t, back.Markdown(&b, ""))
+	assert.Equal(t, a.String(), b.String())
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(js.Bytes(), &m))
+	assert.Equal(t, "panel", m["raters"])
+	p := m["dimensions"].(map[string]any)["faithfulness"].(map[string]any)["panel"].(map[string]any)
+	assert.Equal(t, []any{"ana", "bo", "cy"}, p["raters"])
+	assert.Equal(t, 40.0, p["n"])
+	assert.Equal(t, 120.0, p["values"])
+	assert.Equal(t, "bca-units", p["alpha_ci95_method"])
+	assert.Len(t, p["adjudications"], 4)
+	assert.Equal(t, false, m["carried_over"].(map[string]any)["ok"])
+	assert.Equal(t, 2.0, m["blind_labels"].(map[string]any)["not_blind"])
+	assert.Equal(t, "fail", m["verdict"])
+	assert.Equal(t, true, m["dimensions"].(map[string]any)["groundedness"].(map[string]any)["carried_over"])
+	assertSortedKeys(t, json.NewDecoder(bytes.NewReader(js.Bytes())), "$")
+	assert.NotContains(t, a.String(), "|@x", "case ids are escaped")
+}
+
+// A panel dimension without labels says so in one line.
+func TestPanelWithoutLabels(t *testing.T) {
+	lock, err := labelfile.ReadLock([]byte(`{"dimensions": {"a": {"construct": "x", "gated": false}}, "bins": [0.5],
+ "kappa_weighting": "none", "min_kappa": 0, "raters": "panel"}`), "lock.json")
+	require.NoError(t, err)
+	r, err := calibrate.Evaluate(t.Context(), calibrate.Input{Lock: lock})
+	require.NoError(t, err)
+	r.Finish()
+	var txt bytes.Buffer
+	require.NoError(t, calibratereport.New(r).Text(&txt))
+	assert.Contains(t, txt.String(), "\n  a: panel: no human label\n")
 }
 
 func TestDemoPasses(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
 // The "vs base" section of the check document: the key `baseline`, present only
@@ -171,7 +172,7 @@ func (d *Document) SetBaseline(c *baseline.Comparison) {
 		Differences: []BaselineDifference{}, Lacks: []string{}, Source: c.Source}
 	d.Baseline = b
 	if !c.Available {
-		b.Status, b.Reason = BaselineUnavailable, c.Reason
+		b.Status, b.Reason = BaselineUnavailable, gatetable.NoBaseline(c.NoBaseline.Code, c.NoBaseline.Detail)
 		return
 	}
 	b.File, b.Format, b.Schema, b.Commit, b.K, b.KBFingerprint, b.Stale = c.File, c.Format, c.Schema, c.Commit, c.K, c.KBFingerprint, c.Stale

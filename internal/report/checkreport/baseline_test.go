@@ -87,7 +87,7 @@ func TestBaselineJSONRoundTrip(t *testing.T) {
 
 	// Unavailable: status and reason, nothing else to show.
 	u := New(fixture(t, gate.Floor{}))
-	u.SetBaseline(baseline.Unavailable("no artifact <x>", baseline.Options{}))
+	u.SetBaseline(baseline.Unavailable(baseline.Unavailability{Code: "no_artifact", Detail: "no artifact <x>"}, baseline.Options{}))
 	assert.Contains(t, u.Markdown(MarkdownOptions{}), "No baseline: no artifact")
 	assert.Equal(t, BaselineUnavailable, u.Baseline.Status)
 }

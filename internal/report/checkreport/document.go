@@ -20,6 +20,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/trendtable"
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
@@ -132,7 +133,7 @@ type Group struct {
 }
 
 // Summary is one measure's mean, 95% CI and n in a group: ci95_method says how
-// the interval was computed (wilson for 0/1 values, bca, or bounded-wilson /
+// the interval was computed (wilson-cc for 0/1 values, bca, or bounded-wilson-cc /
 // range when every value is equal), unreliable that its method's simulated coverage at n is below 0.93.
 type Summary struct {
 	CI95       [2]format.Float `json:"ci95"`
@@ -362,7 +363,7 @@ func meanCI(g Group, key string) string {
 // is its footnote in the text and Markdown reports.
 const (
 	UnreliableMark = "†"
-	UnreliableNote = UnreliableMark + " unreliable: this interval's method covers less than 93% at this n in simulation (BCa below 30 cases, Wilson below 50; docs/statistics.md)"
+	UnreliableNote = UnreliableMark + " unreliable: this interval's method covers less than 93% at this n in simulation (BCa below 30 cases; docs/statistics.md)"
 )
 
 // anyUnreliable reports whether a group's interval is marked.
@@ -427,4 +428,10 @@ func plural(n int64, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// TrendMeasures are the measures the Markdown report's trend shows
+// (trend.CheckMeasures of the gates).
+func (d *Document) TrendMeasures() []trend.Measure {
+	return trend.CheckMeasures(trendtable.Gates(d.Gates))
 }

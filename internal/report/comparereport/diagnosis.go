@@ -1,10 +1,11 @@
 package comparereport
 
-// Diagnosis returns the diagnosis as plain sentences, one per finding, in
-// order (names unescaped: the caller escapes for its format).
+// Diagnosis returns the diagnosis as plain sentences, one per finding the
+// scenarios do not already state, in order (names unescaped: the caller escapes for its format).
 func (d *Document) Diagnosis() []string {
-	out := make([]string, 0, len(d.Findings))
-	for _, f := range d.Findings {
+	fs := d.diagnosis()
+	out := make([]string, 0, len(fs))
+	for _, f := range fs {
 		out = append(out, d.finding(f, identity))
 	}
 	return out

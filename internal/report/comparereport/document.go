@@ -17,6 +17,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/trendtable"
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
@@ -52,6 +53,7 @@ type Document struct {
 	Gain                  string               `json:"gain"`
 	Gates                 []gatetable.Entry    `json:"gates"`
 	K                     int                  `json:"k"`
+	MaxDCGAtK             format.Float         `json:"max_dcg_at_k"`
 	Paired                []Paired             `json:"paired"`
 	Primary               string               `json:"primary"`
 	Queries               Queries              `json:"queries"`
@@ -60,6 +62,7 @@ type Document struct {
 	RelevanceScale        [2]int               `json:"relevance_scale"`
 	RelevantLevel         int                  `json:"relevant_level"`
 	RelevantLevelFallback bool                 `json:"relevant_level_fallback"`
+	Scenarios             []Scenario           `json:"scenarios"`
 	Schema                string               `json:"schema"`
 	Statistics            Statistics           `json:"statistics"`
 	Strategies            map[string]*Strategy `json:"strategies"`
@@ -73,6 +76,9 @@ type Document struct {
 	// ReadBack is set by Read: the findings and the per-run notes, computed
 	// from the inputs, are not in the JSON; the renderers say so.
 	ReadBack bool `json:"-"`
+	// ScenariosUnknown is set by Read for a document written before the JSON
+	// had "scenarios": the reports then say nothing about them.
+	ScenariosUnknown bool `json:"-"`
 	// Trend is the gated measures (else the recommended strategy's primary
 	// measure) over the base branch's last runs (--history with --trend-runs):
 	// in the Markdown and text reports, not in the JSON (see checkreport.Document.Trend).
@@ -99,6 +105,7 @@ type Strategy struct {
 	Metrics               map[string]Summary `json:"metrics"`
 	MissingFromRun        int                `json:"missing_from_run"`
 	N                     int                `json:"n"`
+	RelevanceBuckets      Buckets            `json:"relevance_buckets"`
 	RelevanceByPosition   []format.Float     `json:"relevance_by_position"`
 	RelevanceDistribution Distribution       `json:"relevance_distribution"`
 	WorstQueries          []string           `json:"worst_queries"`
@@ -264,6 +271,8 @@ func New(r *compare.Result) *Document {
 		Paired:      make([]Paired, 0, len(r.Paired)),
 		Baseline:    r.Baseline,
 		Findings:    r.Findings,
+		Scenarios:   newScenarios(r.Scenarios),
+		MaxDCGAtK:   format.Float(r.MaxDCG()),
 		Gates:       gatetable.FromOutcome(r.Gates),
 		Verdict:     r.Verdict(),
 	}
@@ -281,6 +290,7 @@ func New(r *compare.Result) *Document {
 		d.Strategies[s.Name] = &Strategy{
 			Name: s.Name, N: s.N, MissingFromRun: s.Missing, Metrics: ms,
 			RelevanceDistribution: newDistribution(levels, unjudged),
+			RelevanceBuckets:      newBuckets(s.Buckets()),
 			RelevanceByPosition:   format.Floats(s.ByPosition),
 			FailedQueries:         strs(s.Failed), BestQueries: strs(s.Best), WorstQueries: strs(s.Worst),
 			RunQueries: s.RunQueries, NotJudged: s.NotJudged,
@@ -371,6 +381,18 @@ func Read(r io.Reader) (*Document, error) {
 	if d.Primary == "" {
 		d.Primary = compare.Primary
 	}
+	if d.MaxDCGAtK == 0 { // written before the field existed
+		d.MaxDCGAtK = format.Float(maxDCGOf(d.K, d.RelevanceScale[1], d.Gain))
+	}
+	if d.Scenarios == nil { // written before the scenarios were in the JSON: none to show
+		d.Scenarios, d.ScenariosUnknown = []Scenario{}, true
+	}
+	for _, s := range d.Strategies {
+		if b := &s.RelevanceBuckets; b.N == 0 { // none retrieved, or written before the field existed
+			nan := format.Float(math.NaN())
+			b.HighlyRelevant, b.RelevantPlus, b.NotRelevant = nan, nan, nan
+		}
+	}
 	d.derive()
 	d.ReadBack = true
 	return d, nil
@@ -383,4 +405,14 @@ func (d *Document) strategies() []*Strategy {
 		out[i] = d.Strategies[n]
 	}
 	return out
+}
+
+// TrendMeasures are the measures the Markdown report's trend shows
+// (trend.CompareMeasures of the gates, the recommendation and the primary).
+func (d *Document) TrendMeasures() []trend.Measure {
+	best := ""
+	if d.RecommendationTest != nil {
+		best = d.RecommendationTest.Best
+	}
+	return trend.CompareMeasures(trendtable.Gates(d.Gates), d.Recommended, best, d.Order, d.Primary)
 }

@@ -30,6 +30,17 @@ func (d *Document) Markdown(w io.Writer) error {
 	fmt.Fprintf(&b, "k = %d · gain %s · relevant = rel ≥ %d · baseline **%s** · %d evaluated queries with a judged document of positive gain (graded measures), %d of them with one at rel ≥ %d (binary measures); %d judged, %d without a document of positive gain are excluded from every mean · %s\n\n",
 		d.K, d.gain(), d.RelevantLevel, esc(d.Baseline), d.Queries.WithRelevant, d.Queries.AtRelevantLevel, d.RelevantLevel, d.Queries.Judged, d.NotEvaluated, d.scaleLine())
 	fmt.Fprintf(&b, "**%s**\n\n%s\n\n", d.recommendation(esc), d.primaryLine())
+	if !d.ScenariosUnknown {
+		b.WriteString("**What to do** (the common scenarios whose rule this comparison meets):\n\n")
+		for _, sc := range d.Scenarios {
+			t := d.scenario(sc, esc)
+			fmt.Fprintf(&b, "- %s **%s** <sub>Rule: %s.</sub>\n", t.Found, t.Action, t.Rule)
+		}
+		if len(d.Scenarios) == 0 {
+			fmt.Fprintf(&b, "- %s\n", NoScenarioLine)
+		}
+		b.WriteString("\n")
+	}
 	if len(d.Gates) > 0 {
 		icon := "✅"
 		if d.Verdict != outcome.Pass {
@@ -61,7 +72,7 @@ func (d *Document) Markdown(w io.Writer) error {
 			b.WriteString(" n |")
 		}
 		for _, m := range ms {
-			fmt.Fprintf(&b, " %s |", m.LabelAt(d.K))
+			fmt.Fprintf(&b, " %s |", d.measureHead(m.Key))
 		}
 		b.WriteString("\n|---|")
 		if part == 0 {
@@ -91,7 +102,7 @@ func (d *Document) Markdown(w io.Writer) error {
 			b.WriteString("\n")
 		}
 	}
-	b.WriteString("\n± is half the width of the 95% interval (the exact bounds are in the JSON report).\n")
+	fmt.Fprintf(&b, "\n± is half the width of the 95%% interval (the exact bounds are in the JSON report). %s.\n", d.dcgScaleLine())
 	if unreliable {
 		fmt.Fprintf(&b, "\n%s\n", unreliableLine)
 	}
@@ -164,9 +175,9 @@ func (d *Document) Markdown(w io.Writer) error {
 	if d.ReadBack {
 		fmt.Fprintf(&b, "\n### Diagnosis\n\nNot shown: %s.\n", NotCarriedLine)
 	}
-	if len(d.Findings) > 0 {
+	if fs := d.diagnosis(); len(fs) > 0 {
 		b.WriteString("\n### Diagnosis\n\n")
-		for _, f := range d.Findings {
+		for _, f := range fs {
 			fmt.Fprintf(&b, "- %s\n", esc(d.finding(f, identity)))
 		}
 	}
@@ -184,6 +195,11 @@ func (d *Document) Markdown(w io.Writer) error {
 		fmt.Fprintf(&b, "| %s | %s | %d |\n", esc(s.Name), strings.Join(s.dist(), " | "), len(s.FailedQueries))
 	}
 	b.WriteString("\nUnjudged documents count as relevance 0. A failed query has a top-1 result of relevance 0 (or no result).\n")
+	fmt.Fprintf(&b, "\n| strategy | %s |\n|---|%s\n", strings.Join(bucketHeads, " | "), strings.Repeat("---:|", len(bucketHeads)))
+	for _, s := range strategies {
+		fmt.Fprintf(&b, "| %s | %s |\n", esc(s.Name), strings.Join(d.bucketCells(s), " | "))
+	}
+	fmt.Fprintf(&b, "\n%s.\n", d.bucketsNote())
 
 	list := func(ids []string) string {
 		if len(ids) == 0 {

@@ -67,7 +67,7 @@ func noteText(note string) string {
 const unreliableMark = "†"
 
 // unreliableLine is the footnote of unreliableMark.
-const unreliableLine = unreliableMark + " unreliable: this interval's method covers less than 93% at this n in simulation (BCa below 30 queries, Wilson below 50; docs/statistics.md)"
+const unreliableLine = unreliableMark + " unreliable: this interval's method covers less than 93% at this n in simulation (BCa below 30 queries; docs/statistics.md)"
 
 func (d *Document) gain() string {
 	if d.Gain == metrics.GainLinear.String() {
@@ -121,12 +121,6 @@ func (d *Document) finding(f compare.Finding, name func(string) string) string {
 			return fmt.Sprintf("The reranker hurts: %s is significantly below %s (%s).", a, b, describe)
 		}
 		return fmt.Sprintf("The reranker shows no significant gain: %s vs %s (%s); its latency may not be worth it on these queries.", a, b, describe)
-	case compare.WideIntervals:
-		msg := fmt.Sprintf("The intervals are wide (%d evaluated queries", f.N)
-		if f.A != "" {
-			msg += fmt.Sprintf("; %s of %s is ±%s of its mean", d.label(d.Primary), a, wholePct(f.Width))
-		}
-		return msg + "): too few queries to separate close strategies; about four times as many judged queries halve the width."
 	case compare.Unjudged:
 		return fmt.Sprintf("%s of the top-%d documents of %s are unjudged and count as relevance 0: its scores are lower bounds; judge those documents for a fair comparison.", wholePct(f.Fraction), d.K, a)
 	case compare.MissingQueries:

@@ -90,7 +90,7 @@ func (d *Document) Text(w io.Writer) error {
 	t := &textTable{}
 	head := []string{"strategy", "n", "missing"}
 	for _, m := range metrics.QueryMeasures {
-		head = append(head, m.LabelAt(d.K))
+		head = append(head, d.measureHead(m.Key))
 	}
 	t.add(head...)
 	nrow := []string{"(n per measure)", "", ""}
@@ -122,7 +122,7 @@ func (d *Document) Text(w io.Writer) error {
 	if !d.Statistics.Resampled {
 		ciNote += "; large input: approximated, not resampled (see the last line)"
 	}
-	fmt.Fprintf(&b, "  (%s)\n", ciNote)
+	fmt.Fprintf(&b, "  (%s)\n  (%s)\n", ciNote, d.dcgScaleLine())
 	if unreliable {
 		fmt.Fprintf(&b, "  %s\n", unreliableLine)
 	}
@@ -133,6 +133,14 @@ func (d *Document) Text(w io.Writer) error {
 		t.add(append(append([]string{name(s.Name)}, s.dist()...), strconv.Itoa(len(s.FailedQueries)))...)
 	}
 	t.write(&b)
+	fmt.Fprintf(&b, "\nmean relevance and the relevance buckets of the top-%d documents:\n", d.K)
+	t = &textTable{}
+	t.add(append([]string{"strategy"}, bucketHeads...)...)
+	for _, s := range d.strategies() {
+		t.add(append([]string{name(s.Name)}, d.bucketCells(s)...)...)
+	}
+	t.write(&b)
+	fmt.Fprintf(&b, "  (%s)\n", d.bucketsNote())
 	if len(d.Paired) > 0 {
 		fmt.Fprintf(&b, "\npaired comparisons against %s:\n", name(d.Baseline))
 		t = &textTable{}
@@ -148,11 +156,23 @@ func (d *Document) Text(w io.Writer) error {
 		fmt.Fprintf(&b, "  %s\n", d.primaryLine())
 	}
 	fmt.Fprintf(&b, "\n%s\n", d.recommendation(name))
+	if !d.ScenariosUnknown {
+		b.WriteString("what to do (the common scenarios):\n")
+		for _, sc := range d.Scenarios {
+			fmt.Fprintf(&b, "- %s\n", d.scenario(sc, name).line())
+		}
+		if len(d.Scenarios) == 0 {
+			fmt.Fprintf(&b, "- %s\n", NoScenarioLine)
+		}
+	}
 	if d.ReadBack {
 		fmt.Fprintf(&b, "diagnosis not shown: %s.\n", NotCarriedLine)
 	}
-	for _, f := range d.Findings {
-		fmt.Fprintf(&b, "- %s\n", d.finding(f, name))
+	if fs := d.diagnosis(); len(fs) > 0 {
+		b.WriteString("diagnosis:\n")
+		for _, f := range fs {
+			fmt.Fprintf(&b, "- %s\n", d.finding(f, name))
+		}
 	}
 	if len(d.Gates) > 0 {
 		fmt.Fprintf(&b, "\ngates: %s\n", strings.ToUpper(string(d.Verdict)))

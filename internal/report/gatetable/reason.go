@@ -71,7 +71,7 @@ func clause(c outcome.Clause) string {
 	case outcome.Unresolved:
 		return fmt.Sprintf("%d gold id(s) do not resolve to a card of the knowledge base", c.N)
 	case outcome.NoBaseline:
-		return "no baseline: " + c.Text
+		return "no baseline: " + NoBaseline(c.Name, c.Text)
 	case outcome.NothingPairs:
 		return fmt.Sprintf("nothing pairs with the baseline %s (%d baseline cases; %d only in this run, %d with changed gold): the drop cannot be measured",
 			format.SanitizeText(c.Text), c.N, c.M, int64(c.Value))
@@ -111,13 +111,64 @@ func clause(c outcome.Clause) string {
 		return "more unpaired labels than --max-unpaired " + c.Text + " allows"
 	case outcome.LockChanged:
 		return "the lock changed since " + c.Text
-	case outcome.NotAnchored:
-		return strings.Join(c.Names, "; ")
+	case outcome.LabelsChanged:
+		switch c.Name {
+		case "no-base-file":
+			return "the human labels file does not exist at " + c.Text + ", so the carried-over labels cannot be shown unchanged"
+		case "base-invalid":
+			return "the human labels file at " + c.Text + " is not a valid labels file, so the carried-over labels cannot be shown unchanged"
+		}
+		return fmt.Sprintf("the labels of %d case(s) changed since %s; a carried-over dimension keeps its labels", c.N, c.Text)
+	case outcome.NotBlind:
+		return fmt.Sprintf("%d of %d paired human label(s) are not provably committed before the judge scores they are compared with (raters: %s)",
+			c.N, c.M, strings.Join(raterNames(c.Names), ", "))
+	case outcome.AnchorNoCommit:
+		return fmt.Sprintf("the %s file %s has no commit", anchorSide(c.Name), c.Text)
+	case outcome.AnchorUncommitted:
+		return fmt.Sprintf("the %s file %s has uncommitted changes", anchorSide(c.Name), c.Text)
+	case outcome.AnchorSameCommit:
+		return fmt.Sprintf("the human labels and the judge scores were last changed in the same commit %s: the labels are not provably older", shortCommit(c.Text))
+	case outcome.AnchorNotAncestor:
+		return fmt.Sprintf("the commit that last changed the human labels (%s) is not an ancestor of the one that last changed the judge scores (%s)", shortCommit(c.Names[0]), shortCommit(c.Names[1]))
+	case outcome.AnchorShallow:
+		return fmt.Sprintf("the repository is a shallow clone and %s is its boundary: the history before it was not fetched, so the files look last changed there (actions/checkout with fetch-depth: 0 fetches it)", shortCommit(c.Text))
 	}
 	return string(c.Code)
+}
+
+// raterNames are rater ids as a reason shows them: "(no rater id)" for "".
+func raterNames(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id
+		if id == "" {
+			out[i] = "(no rater id)"
+		}
+	}
+	return out
 }
 
 // pairedTest is one paired test as a reason cites it: "B +0.12 [+0.05, +0.19], Holm p = 0.0030".
 func pairedTest(t outcome.PairedTest) string {
 	return fmt.Sprintf("%s %s %s, Holm p = %s", t.Strategy, format.Signed(t.Delta), format.SignedInterval([2]float64{t.Lo, t.Hi}), format.P(t.PHolm))
+}
+
+// anchorSide names a side of the git anchoring check.
+func anchorSide(side string) string {
+	if side == "human" {
+		return "human labels"
+	}
+	return "judge scores"
+}
+
+// shortCommit is a commit as a reason shows it: its first 12 digits.
+func shortCommit(c string) string { return format.CommitPrefix(c, 12) }
+
+// NoBaseline is why there is no baseline (baseline.Unavailability's code and
+// detail) as the reports and the warning say it.
+func NoBaseline(code, detail string) string {
+	if code == "not_in_actions" { // baseline.NotInActions
+		return "--baseline auto looks the baseline up in GitHub Actions; this is not an Actions run"
+	}
+	return fmt.Sprintf("%s (%s)", detail, code)
 }

@@ -26,6 +26,8 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 		Judged: d.Queries.Judged, Evaluated: d.Queries.WithRelevant, NotEvaluated: d.NotEvaluated,
 		Baseline: d.Baseline, Recommended: d.Recommended, Diagnosis: d.Diagnosis(),
 		Gates: d.Gates, Verdict: string(d.Verdict),
+		MaxDCG: d.MaxDCGAtK.V(), MaxDCGLevel: max(d.RelevanceScale[1], 1),
+		Scenarios: d.ScenarioTexts(), NoScenario: comparereport.NoScenarioLine, BucketsNote: d.BucketsNote(),
 	}
 	v.Methods = methodLines(d)
 	v.Primary = d.Primary
@@ -86,6 +88,7 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 			Name: name, N: s.N,
 			DCG: stat(s.Metrics[metrics.KeyDCG]), MeanRel: stat(s.Metrics[metrics.KeyMeanRel]),
 			Measures:   make([]MeasureStat, len(metrics.QueryMeasures)),
+			Buckets:    bucketsOf(s),
 			ByPosition: pos, Failed: len(s.FailedQueries),
 			FailedSample: s.FailedQueries[:min(Sample, len(s.FailedQueries))],
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
@@ -33,6 +34,7 @@ type StrategyView struct {
 	Name         string
 	N            int
 	DCG, MeanRel Stat
+	Buckets      BucketsView   // the top-k documents in the seed's three relevance buckets
 	Measures     []MeasureStat // every registered measure, in metrics.QueryMeasures order
 	ByPosition   []float64     // mean relevance at rank 1..k
 	Failed       int           // queries whose top-1 result is judged 0 (or missing)
@@ -86,8 +88,16 @@ type CompareView struct {
 	QueriesOf                       string      // the strategy whose best/worst queries are listed
 	BestQueries, WorstQueries       []QueryView // by mean relevance; Sample each
 	Diagnosis                       []string
-	Gates                           []gatetable.Entry // the gates asked for (--gate-strategy); none by default
-	Verdict                         string            // their verdict
+	// MaxDCG is the largest DCG@k possible at the run's k and gain (k results
+	// of relevance MaxDCGLevel), shown beside every DCG@k.
+	MaxDCG      float64
+	MaxDCGLevel int
+	// Scenarios are the common scenarios the run meets, in words (NoScenario
+	// when none); BucketsNote explains the buckets table.
+	Scenarios               []comparereport.ScenarioText
+	NoScenario, BucketsNote string
+	Gates                   []gatetable.Entry // the gates asked for (--gate-strategy); none by default
+	Verdict                 string            // their verdict
 	// OverRuns is the primary measure over the runs of the history, this run
 	// the newest (nil: the run has no history, no section).
 	OverRuns *HistoryView
@@ -104,8 +114,9 @@ type CompareView struct {
 
 // Compare writes the compare dashboard.
 func Compare(w io.Writer, v CompareView) error {
-	dcg := "DCG@" + strconv.Itoa(v.K)
-	rel := "mean relevance@" + strconv.Itoa(v.K)
+	dcg := MeasureLabel(metrics.KeyDCG, v.K)
+	rel := MeasureLabel(metrics.KeyMeanRel, v.K)
+	dcgScale := v.scaleOf(metrics.KeyDCG)
 	p := NewPage("Retrieval strategy comparison")
 	p.Subtitle(fmt.Sprintf("k = %d · gain %s · relevant = rel ≥ %d · baseline %s", v.K, v.Gain, v.RelevantLevel, v.Baseline))
 	for _, m := range v.Methods {
@@ -128,7 +139,7 @@ func Compare(w io.Writer, v CompareView) error {
 		rec.Detail = fmt.Sprintf("%s leads %s by %s %s, not significant (95%% CI %s to %s, Holm p = %s)", l.A, l.B, format.Signed(l.Delta), dcg, format.Signed(l.CI[0]), format.Signed(l.CI[1]), fmtP(l.PHolm))
 	}
 	p.Indicators([]Indicator{
-		{Label: "Best " + dcg, Value: Fmt(best.DCG.Mean), Detail: fmt.Sprintf("%s · 95%% CI %s · n = %s", best.Name, FmtCI(best.DCG.CI), Count(best.N))},
+		{Label: "Best " + dcg, Value: Fmt(best.DCG.Mean) + " " + dcgScale, Detail: fmt.Sprintf("%s · 95%% CI %s · n = %s", best.Name, FmtCI(best.DCG.CI), Count(best.N))},
 		rec,
 		{Label: "Queries evaluated", Value: Count(v.Evaluated), Detail: fmt.Sprintf("of %s judged; %s without a relevant document excluded", Count(v.Judged), Count(v.NotEvaluated))},
 	})
@@ -138,6 +149,8 @@ func Compare(w io.Writer, v CompareView) error {
 		p.Section("Gates: " + v.Verdict)
 		p.GateTable(v.Gates)
 	}
+
+	p.scenariosSection(&v)
 
 	// Per strategy: the run and the measure chosen in "Select run" and
 	// "Select metric" (the script redraws from the embedded data); without
@@ -149,18 +162,18 @@ func Compare(w io.Writer, v CompareView) error {
 	p.raw(`<p class="shown" id="rg-shown">Shown: ` + Esc(cur.Label+" · "+MeasureLabel(v.Primary, v.K)) + "</p>\n")
 	p.Grid(func() {
 		p.raw(`<div id="rg-bars">` + "\n")
-		p.BarChart(exploreBars(cur, v.Primary, v.K, v.Colours))
+		p.BarChart(exploreBars(cur, v.Primary, v.K, v.Colours, v.scaleOf(v.Primary)))
 		p.raw("</div>\n")
 	}, func() {
 		p.raw(`<div id="rg-table">` + "\n")
-		p.Table(exploreTable(cur, v.Primary, v.K))
+		p.Table(exploreTable(cur, v.Primary, v.K, v.scaleOf(v.Primary)))
 		p.raw("</div>\n")
 		if v.Primary != metrics.KeyMeanRel {
 			p.raw(`<div id="rg-table2">` + "\n")
-			p.Table(exploreTable(cur, metrics.KeyMeanRel, v.K))
+			p.Table(exploreTable(cur, metrics.KeyMeanRel, v.K, ""))
 			p.raw("</div>\n")
 		}
-		p.Note("Each value with its 95% interval below it; the best value of the measure in bold (by its direction: higher is better for every measure here). A reranked strategy (NAME" + RerankSuffix + ") is drawn in its base strategy's colour, dashed.")
+		p.Note("Each value with its 95% interval below it; the best value of the measure in bold (by its direction: higher is better for every measure here). A reranked strategy (NAME" + RerankSuffix + ") is drawn in its base strategy's colour, dashed. " + v.dcgScaleNote())
 	})
 
 	// Every measure of the registry, one row each, a column per strategy.
@@ -173,6 +186,9 @@ func Compare(w io.Writer, v CompareView) error {
 	for m := range metrics.QueryMeasures {
 		info := metrics.QueryMeasures[m].Info
 		sub := info.Key
+		if sc := v.scaleOf(info.Key); sc != "" {
+			sub += " · " + sc
+		}
 		for _, p := range info.Own { // the parameters the measure owns, e.g. RBP's p
 			sub += " · " + p.Name + " = " + strconv.FormatFloat(p.Value, 'g', -1, 64)
 		}
@@ -187,8 +203,12 @@ func Compare(w io.Writer, v CompareView) error {
 		}
 		mt.Rows = append(mt.Rows, row)
 	}
+	p.raw(`<div id="rg-every">` + "\n")
 	p.Table(mt)
+	p.raw("</div>\n")
 	p.Note("Each mean with its 95% interval and n below it; the key of each measure is under its label.")
+
+	p.bucketsSection(&v)
 
 	// Mean relevance by position.
 	p.Section("Mean relevance by result position")
@@ -215,7 +235,7 @@ func Compare(w io.Writer, v CompareView) error {
 	if !anyPair {
 		p.Para("No strategy has a reranked counterpart (a strategy NAME and NAME" + RerankSuffix + ").")
 	} else {
-		t := Table{Head: []string{"strategy", "base", RerankSuffix, "Δ " + dcg, "verdict"}, NumCols: []bool{false, true, true, true, false}}
+		t := Table{Caption: scaled(dcg, dcgScale), Head: []string{"strategy", "base", RerankSuffix, "Δ " + dcg, "verdict"}, NumCols: []bool{false, true, true, true, false}}
 		for _, pr := range v.Pairs {
 			b, r := v.Strategies[pr.Base], v.Strategies[pr.Rerank]
 			verdict := "no significant change"
@@ -240,7 +260,7 @@ func Compare(w io.Writer, v CompareView) error {
 	// Best and worst queries.
 	p.Section("Best and worst queries by mean relevance (" + v.QueriesOf + ")")
 	qt := func(caption string, qs []QueryView) Table {
-		t := Table{Caption: caption, Head: []string{"query", rel, dcg}, NumCols: []bool{false, true, true}}
+		t := Table{Caption: caption, Head: []string{"query", rel, scaled(dcg, dcgScale)}, NumCols: []bool{false, true, true}}
 		for _, q := range qs {
 			t.Rows = append(t.Rows, []Cell{{Text: q.ID}, {Text: Fmt(q.MeanRel)}, {Text: Fmt(q.DCG)}})
 		}
@@ -292,7 +312,7 @@ func Compare(w io.Writer, v CompareView) error {
 	if v.Primary == metrics.KeyMeanRel {
 		second = ""
 	}
-	p.Script(exploreJS, exploreData(v.K, v.Measures, v.Colours, v.Runs, v.Current, v.Primary, second))
+	p.Script(exploreJS, exploreData(v.K, v.Measures, v.scaleOf, v.Colours, v.Runs, v.Current, v.Primary, second))
 	_, err := p.WriteTo(w)
 	return err
 }
@@ -390,7 +410,7 @@ func groupName(g [2]*string) string {
 
 // exploreTable is a run's table of one measure: a row per strategy, its
 // reranked counterpart beside it, the best value bold.
-func exploreTable(r exploreRun, key string, k int) Table {
+func exploreTable(r exploreRun, key string, k int, scale string) Table {
 	gs := exploreGroups(r, key)
 	pairs := slices.ContainsFunc(gs, func(g [2]*string) bool { return g[0] != nil && g[1] != nil })
 	var vals []float64
@@ -405,7 +425,7 @@ func exploreTable(r exploreRun, key string, k int) Table {
 			best = vals[i]
 		}
 	}
-	t := Table{Caption: MeasureLabel(key, k), Head: []string{"strategy", "base"}, NumCols: []bool{false, true, true}}
+	t := Table{Caption: scaled(MeasureLabel(key, k), scale), Head: []string{"strategy", "base"}, NumCols: []bool{false, true, true}}
 	if pairs {
 		t.Head = append(t.Head, RerankSuffix)
 	}
@@ -433,11 +453,11 @@ func exploreTable(r exploreRun, key string, k int) Table {
 
 // exploreBars is a run's bar chart of one measure: a row per strategy, its
 // reranked counterpart below it, each in its strategy's colour.
-func exploreBars(r exploreRun, key string, k int, colours map[string]int) BarChart {
+func exploreBars(r exploreRun, key string, k int, colours map[string]int, scale string) BarChart {
 	label := MeasureLabel(key, k)
 	gs := exploreGroups(r, key)
 	pairs := slices.ContainsFunc(gs, func(g [2]*string) bool { return g[0] != nil && g[1] != nil })
-	c := BarChart{Title: label + " per strategy (95% CI whiskers), " + r.Label, Measure: label, Series: []Series{{}}, Legend: []Series{}}
+	c := BarChart{Title: scaled(label, scale) + " per strategy (95% CI whiskers), " + r.Label, Measure: label, Series: []Series{{}}, Legend: []Series{}}
 	if pairs {
 		c.Series = append(c.Series, Series{})
 	}

@@ -23,24 +23,15 @@ type Point struct {
 // strategy -> measure key -> value, as the run's document states it.
 type RunMeasures map[string]map[string]Point
 
-// displayNames are the dashboard's words for the registry's short labels
-// (metrics.Info.Label), which the Markdown tables abbreviate; a label not
-// listed is shown as the registry has it.
-var displayNames = map[string]string{"dcg": "DCG", "P": "precision", "R": "recall", "rel": "mean relevance"}
-
-// MeasureLabel is a measure key as the dashboard titles and labels it, from
-// the measure registry at cutoff k: dcg_at_k is "DCG@10", recall_at_k
-// "recall@10"; an unregistered key is itself.
+// MeasureLabel is a measure key as the dashboard titles and labels it: the
+// measure registry's label at cutoff k (dcg_at_k is "DCG@10", recall_at_k
+// "recall@10"), as every report prints it; an unregistered key is itself.
 func MeasureLabel(key string, k int) string {
 	info, ok := metrics.Lookup(key)
 	if !ok {
 		return key
 	}
-	name := info.Label
-	if d, ok := displayNames[name]; ok {
-		name = d
-	}
-	return name + "@" + strconv.Itoa(k)
+	return info.LabelAt(k)
 }
 
 // higherIsBetter is the registry's direction of a measure (an unregistered
@@ -144,7 +135,7 @@ type exploreRun struct {
 // end its <script> element. Names are sanitised as Esc does for the page's
 // text (format characters shown as (U+XXXX)), so the script's textContent
 // shows them as the page does.
-func exploreData(k int, keys []string, colours map[string]int, runs []exploreRun, run int, measure, second string) string {
+func exploreData(k int, keys []string, scaleOf func(string) string, colours map[string]int, runs []exploreRun, run int, measure, second string) string {
 	b := []byte(`{"measures":[`)
 	str := func(s string) {
 		j, _ := json.Marshal(s)
@@ -158,6 +149,8 @@ func exploreData(k int, keys []string, colours map[string]int, runs []exploreRun
 		str(key)
 		b = append(b, `,"label":`...)
 		str(MeasureLabel(key, k))
+		b = append(b, `,"scale":`...)
+		str(scaleOf(key))
 		b = append(b, `,"higher":`...)
 		b = strconv.AppendBool(b, higherIsBetter(key))
 		b = append(b, '}')

@@ -1,6 +1,7 @@
 package html
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -567,4 +568,20 @@ func HistoryOf(file string, scan func(func(history.Record, *fastjson.Value) erro
 		return HistoryView{}, fmt.Errorf("report: no run of %s in %s has the measure %q", command, file, v.Measure)
 	}
 	return v, nil
+}
+
+// HistoryPage is the history page of a whole history file h (a history
+// branch's index.html): the newest run's command, its default measure.
+func HistoryPage(h []byte) ([]byte, error) {
+	v, err := HistoryOf(history.FileName, func(fn func(history.Record, *fastjson.Value) error) error {
+		return history.ScanReader(history.FileName, bytes.NewReader(h), fn)
+	}, "", "")
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := History(&b, v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }

@@ -66,6 +66,7 @@ const best = (run, m) => {
   return t;
 };
 const nameOf = (g) => (g[0] || g[1]).name;
+const scaled = (m) => (m.scale ? m.label + " (" + m.scale + ")" : m.label);
 const table = (box, run, m) => {
   if (!box || !m) return;
   const gs = groups(run, m), pairs = gs.some((g) => g[0] && g[1]), b = best(run, m);
@@ -82,7 +83,7 @@ const table = (box, run, m) => {
     }
     body.append(tr);
   }
-  box.replaceChildren(el(null, "div", {class: "table"}, el(null, "table", {}, el(null, "caption", {}, m.label), el(null, "thead", {}, head), body)));
+  box.replaceChildren(el(null, "div", {class: "table"}, el(null, "table", {}, el(null, "caption", {}, scaled(m)), el(null, "thead", {}, head), body)));
 };
 const nice = (span) => {
   if (!(span > 0) || !isFinite(span)) return 1;
@@ -106,7 +107,7 @@ const bars = (box, run, m) => {
   const x = (v) => labelW + (v / top) * (W - room - labelW);
   const groupH = slots * barH + (slots - 1) * gap, H = 8 + gs.length * (groupH + ggap) + axisH, bottom = H - axisH;
   const r1 = (v) => Math.round(v * 10) / 10;
-  const title = m.label + " per strategy (95% CI whiskers), " + run.label;
+  const title = scaled(m) + " per strategy (95% CI whiskers), " + run.label;
   const svg = el(SVG, "svg", {viewBox: "0 0 " + W + " " + r1(H), role: "img", "aria-label": title, focusable: "false"});
   for (let i = 0; i * step <= top * (1 + 1e-6) && i < 32; i++) {
     const t = i * step, tx = r1(x(t));

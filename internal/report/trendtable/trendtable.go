@@ -9,9 +9,11 @@ package trendtable
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
@@ -153,4 +155,17 @@ func Text(out io.Writer, t *trend.Trend, label Label, esc func(string) string) {
 	if c := changes(t, esc); c != "" {
 		fmt.Fprintf(out, "  %s inputs changed: %s\n", trend.ChangeMark, c)
 	}
+}
+
+// Gates are the gate table's entries as the trend's selection
+// (trend.Gated) reads them: group, measure and threshold (NaN when none).
+func Gates(es []gatetable.Entry) []trend.Gate {
+	out := make([]trend.Gate, len(es))
+	for i, e := range es {
+		out[i] = trend.Gate{Group: e.Group, Measure: e.Measure, Threshold: math.NaN()}
+		if e.Threshold != nil {
+			out[i].Threshold = e.Threshold.V()
+		}
+	}
+	return out
 }

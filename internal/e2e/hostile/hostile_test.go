@@ -1,4 +1,4 @@
-package main
+package hostile
 
 import (
 	"fmt"
@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/e2e/e2etest"
 )
 
 // TestHostileCommands runs every file of the hostile corpus (testdata/hostile,
@@ -165,3 +167,7 @@ func hostileScript(name, want string) string {
 func quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
+
+// TestMain builds the binary and puts it first on PATH; the test runs from the
+// repository root.
+func TestMain(m *testing.M) { e2etest.Main(m, nil) }

@@ -1,4 +1,4 @@
-package main
+package signals
 
 import (
 	"os"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/e2e/e2etest"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
 )
 
@@ -64,7 +65,7 @@ func TestJudgeBatchResume(t *testing.T) {
 		t.Fatalf("still running after SIGINT: %s", stderr.String())
 	}
 	assert.LessOrEqual(t, time.Since(sent), signalDeadline)
-	assert.Equal(t, 2, exitCode(werr), stderr.String())
+	assert.Equal(t, 2, e2etest.ExitCode(werr), stderr.String())
 	assert.Contains(t, stderr.String(), "rerun to pick it up")
 	assert.FileExists(t, state, "the batch id is kept")
 	assert.NoFileExists(t, filepath.Join(dir, "out.qrels"))

@@ -1,4 +1,4 @@
-package main
+package docs
 
 import (
 	"bufio"
@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/e2e/e2etest"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
 )
 
@@ -59,9 +60,6 @@ type docExample struct {
 var (
 	exitsComment = regexp.MustCompile(`\s+#\s*exits\s+([0-9]+)\s*$`)
 	docCommand   = regexp.MustCompile(`^(retrieval-gate|go run \.) `)
-	binOnce      sync.Once
-	binPath      string
-	binErr       error
 )
 
 // docExamples extracts the runnable examples of a Markdown page.
@@ -310,44 +308,16 @@ func TestDocExamplesFailWhenBroken(t *testing.T) {
 	}
 }
 
-// docBinary builds the binary once per test process, as `go install` does, into a
-// directory that TestMain (removeBinary) puts first on PATH: the docs' examples,
-// the scripts, the hostile corpus and the signal tests all run it. With -race
-// when the tests run with it: the build then reuses the tests' compiled packages
-// (a non-race build of the module on a cold cache is 137 s of CPU, which pushed
-// the package past its timeout on a loaded machine), and the race detector stays
-// on the end-to-end processes; TestMain sets GORACE=atexit_sleep_ms=0 so no
-// process sleeps a second at exit. Coverage instrumentation (GOFLAGS=-cover) is
-// left out: it would warn on every run.
+// docBinary is the binary TestMain built (e2etest.Binary), first on PATH.
 func docBinary(t *testing.T) string {
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "retrieval-gate-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "retrieval-gate")
-		args := []string{"build", "-o", binPath}
-		if raceEnabled {
-			args = append(args, "-race")
-		}
-		cmd := exec.Command("go", append(args, ".")...)
-		var flags []string
-		for _, f := range strings.Fields(os.Getenv("GOFLAGS")) {
-			if !strings.HasPrefix(f, "-cover") {
-				flags = append(flags, f)
-			}
-		}
-		cmd.Env = append(os.Environ(), "GOFLAGS="+strings.Join(flags, " "))
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
-		}
-	})
-	if t != nil {
-		require.NoError(t, binErr)
-	}
-	return binPath
+	bin, err := e2etest.Binary()
+	require.NoError(t, err)
+	return bin
 }
+
+// TestMain builds the binary and puts it first on PATH; the tests run from the
+// repository root, whose README.md and docs/*.md they read.
+func TestMain(m *testing.M) { e2etest.Main(m, nil) }
 
 var updateDocs = flag.Bool("update-docs", false, "rewrite the docs' output examples (docs/check.md's JSON) from real runs")
 

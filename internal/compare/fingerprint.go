@@ -1,0 +1,15 @@
+package compare
+
+import "strconv"
+
+// Fingerprint is what a comparison's numbers depend on, as its history record
+// keeps it: the qrels, each run by name, and every parameter.
+func Fingerprint(f Files, o Options) (inputs, params map[string]string) {
+	inputs = map[string]string{"qrels": f.Qrels}
+	params = map[string]string{"k": strconv.Itoa(o.K), "gain": o.Gain.String(), "relevant-level": strconv.Itoa(o.RelevantLevel),
+		"baseline": o.Baseline, "bootstrap": strconv.Itoa(o.Resamples), "seed": strconv.FormatUint(o.Seed, 10)}
+	for _, r := range f.Runs {
+		inputs["run:"+r.Name] = r.Path
+	}
+	return inputs, params
+}

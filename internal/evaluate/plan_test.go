@@ -1,0 +1,85 @@
+package evaluate
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/option"
+)
+
+func validOptions() Options {
+	return Options{KB: "kb.jsonl", Out: "out", JudgeURL: "http://judge:8000", JudgeModel: "jm", K: 10, PerLocale: 20, Repeat: 1, Concurrency: 4, Bootstrap: 1000}
+}
+
+// Validate refuses each bad value with the option that holds it, in the order
+// the stages would, and fills the generator's defaults from the judge's.
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(o *Options)
+		want   option.Error
+	}{
+		{"kb", func(o *Options) { o.KB = "" }, option.Error{Option: "kb", Required: true}},
+		{"k", func(o *Options) { o.K = 1001 }, option.Error{Option: "k", Rule: "must be between 1 and 1000"}},
+		{"per-locale", func(o *Options) { o.PerLocale = 0 }, option.Error{Option: "per-locale", Rule: "must be at least 1"}},
+		{"repeat", func(o *Options) { o.Repeat = 11 }, option.Error{Option: "repeat", Rule: "must be between 1 and 10"}},
+		{"concurrency", func(o *Options) { o.Concurrency = 0 }, option.Error{Option: "concurrency", Rule: "must be between 1 and 256"}},
+		{"max-requests", func(o *Options) { o.MaxRequests = -1 }, option.Error{Option: "max-requests", Rule: "must be 0 (no limit) or more"}},
+		{"out", func(o *Options) { o.Out = "" }, option.Error{Option: "out", Required: true, Arg: "DIR"}},
+		{"judge-url", func(o *Options) { o.JudgeURL = "" }, option.Error{Option: "judge-url", Required: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := validOptions()
+			tc.mutate(&o)
+			var oe *option.Error
+			require.True(t, errors.As(o.Validate(), &oe))
+			assert.Equal(t, tc.want, *oe)
+		})
+	}
+	o := validOptions()
+	o.Price = "x"
+	var oe *option.Error
+	require.True(t, errors.As(o.Validate(), &oe))
+	assert.Equal(t, "price-per-1k", oe.Option)
+	assert.Error(t, oe.Err)
+
+	o = validOptions()
+	require.NoError(t, o.Validate())
+	assert.Equal(t, [2]string{"http://judge:8000", "jm"}, [2]string{o.GeneratorURL, o.GeneratorModel})
+}
+
+// The plan's stages read the files the earlier stages write.
+func TestPlanChainsTheStages(t *testing.T) {
+	o := validOptions()
+	require.NoError(t, o.Validate())
+	p := NewPlan(&o)
+	require.NotNil(t, p.Generate)
+	require.Len(t, p.Retrieves, 3)
+	for i, r := range p.Retrieves {
+		assert.Equal(t, p.Generate.Out, r.Cases)
+		assert.Equal(t, r.Out, p.Judge.Runs[i].Path)
+		assert.Equal(t, r.Out, p.Compare.Files.Runs[i].Path)
+	}
+	assert.Equal(t, p.Judge.Qrels, p.Compare.Files.Qrels)
+	assert.Equal(t, []string{"dense", "lexical", "hybrid"}, p.Names())
+	args := p.Args(&o, "--comment", "never")
+	require.Len(t, args, 6, "generate, three retrieves, judge, compare")
+	assert.Contains(t, args[5], "never", "the caller's flags are on compare's line")
+
+	var ran []string
+	stages := p.Stages(&o, Runners{
+		Generate: func(_ context.Context, g *GenerateStage) error { ran = append(ran, "generate "+g.Out); return nil },
+		Retrieve: func(_ context.Context, r RetrieveStage) error { ran = append(ran, "retrieve "+r.Name); return nil },
+		Judge:    func(_ context.Context, j JudgeStage) error { ran = append(ran, "judge "+j.Qrels); return nil },
+		Compare:  func(_ context.Context, c CompareStage) error { ran = append(ran, "compare "+c.JSON); return nil },
+	}, "--comment", "never")
+	for i, s := range stages {
+		assert.Equal(t, args[i], s.Args, s.Name)
+	}
+	require.NoError(t, RunStages(context.Background(), stages, nil))
+	assert.Equal(t, []string{"generate out/cases.jsonl", "retrieve dense", "retrieve lexical", "retrieve hybrid", "judge out/qrels.txt", "compare out/compare.json"}, ran)
+}

@@ -1,0 +1,48 @@
+package history
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+)
+
+// AppendRun is a run's history when one is asked for (path: --history, a DIR
+// or FILE.jsonl; branch: --history-branch): its record (NewRecord, the
+// document written by doc), appended at once to the local history at path;
+// the record is returned for the branch, which is written once the run's
+// outputs are published. warn receives a warning of the append (a torn last
+// line repaired). Without path and branch it does nothing and returns nil.
+func AppendRun(ctx context.Context, getenv func(string) string, path, branch, command string, inputs, params map[string]string,
+	doc func(io.Writer) error, warn func(string)) (*Record, error) {
+	if path == "" && branch == "" {
+		return nil, nil
+	}
+	var b bytes.Buffer
+	if err := doc(&b); err != nil {
+		return nil, err
+	}
+	rec, err := NewRecord(ctx, getenv, command, inputs, params, b.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	if path != "" {
+		warning, err := AppendWarn(path, rec)
+		if warning != "" {
+			warn(warning)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--history: %w", err)
+		}
+	}
+	return &rec, nil
+}
+
+// FileOf is the file --history path appends to, "" without one (for the
+// overwrite guard).
+func FileOf(path string) string {
+	if path == "" {
+		return ""
+	}
+	return File(path)
+}

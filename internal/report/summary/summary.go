@@ -1,0 +1,160 @@
+// Package summary writes what the commands without a report document say
+// when they finish: judge's and generate's lines on standard output, import's
+// on standard error, and the one-line Markdown of import and retrieve for the
+// job summary. Like every renderer it does no arithmetic: the numbers come
+// from the results.
+package summary
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/generate"
+	"github.com/retrieval-gate/retrieval-gate/internal/importer"
+	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
+)
+
+// Judge writes judge's summary: the model and prompt, the labels, the
+// unjudged answers by cause, requests, tokens and cost, the batch, and the
+// judge's self-agreement.
+func Judge(w io.Writer, res *judge.Result, s *judge.Summary) {
+	model := res.Model
+	if model == "" {
+		model = "(server default)"
+	}
+	answer := res.Format
+	if res.FellBack {
+		answer += " (the server rejected response_format json_schema)"
+	}
+	fmt.Fprintf(w, "judge: model %s, prompt %s %s, answer format %s\n", format.SanitizeText(model), format.SanitizeText(res.Prompt.Version), res.Prompt.Hash, answer)
+	fmt.Fprintf(w, "judge: %d pairs, %d labelled (rel 3: %d, 2: %d, 1: %d, 0: %d), %d unjudged\n",
+		s.Pairs, s.Judged, s.Distribution[3], s.Distribution[2], s.Distribution[1], s.Distribution[0], s.Unjudged)
+	fmt.Fprintf(w, "judge: unjudged answers: %d unparseable, %d out of range, %d over the request budget (after one retry each; never counted as 0)\n",
+		s.UnjudgedByCause[judge.CauseUnparseable], s.UnjudgedByCause[judge.CauseOutOfRange], s.UnjudgedByCause[judge.CauseBudget])
+	fmt.Fprintf(w, "judge: %d request(s) made (%d retries after a bad answer), %d judgment(s) from the cache\n", res.Requests, res.BadAnswerRetries, res.Cached)
+	fmt.Fprintf(w, "judge: tokens: %d prompt, %d completion", res.PromptTokens, res.CompletionTokens)
+	if res.ResponsesWithoutUsage > 0 {
+		fmt.Fprintf(w, " (%d response(s) without usage not counted)", res.ResponsesWithoutUsage)
+	}
+	if s.EstimatedCost != nil {
+		fmt.Fprintf(w, "; estimated cost %s", fmtFloat(s.EstimatedCost))
+	}
+	fmt.Fprintln(w)
+	if b := res.Batch; b != nil {
+		id := ""
+		if b.BatchID != "" {
+			id = " " + format.SanitizeText(b.BatchID)
+			if b.Resumed {
+				id += " (resumed)"
+			}
+		}
+		fmt.Fprintf(w, "judge: batch (%s)%s%s: %d request(s) submitted, %d answered, %d failed, %d without an answer; %d new judgment(s), %d from the cache\n",
+			b.Mode, id, statusText(b.Status), b.Submitted, b.Answered, b.Failed, b.Missing, b.New, b.Cached)
+		if b.Mode == "api" {
+			fmt.Fprintf(w, "judge: batch wall time %s s, %s new judgment(s) per second\n", strconv.FormatFloat(b.WaitSeconds, 'f', 1, 64), fmtRate(b.PairsPerSecond))
+		}
+	}
+	for _, a := range s.SelfAgreement {
+		ci := "undefined"
+		if a.CI95 != nil {
+			ci = fmt.Sprintf("[%s, %s]", fmtFloat(&a.CI95[0]), fmtFloat(&a.CI95[1]))
+		}
+		fmt.Fprintf(w, "judge: self-agreement, repeats %d and %d: n %d, exact agreement %s, weighted kappa (quadratic) %s, 95%% CI %s, %d pair(s) differ\n",
+			a.Repeats[0], a.Repeats[1], a.N, fmtFloat(a.Agreement), fmtFloat(a.WeightedKappa), ci, a.Differing)
+	}
+}
+
+func fmtFloat(v *float64) string {
+	if v == nil {
+		return "undefined"
+	}
+	return strconv.FormatFloat(*v, 'g', -1, 64)
+}
+
+func statusText(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ", " + format.SanitizeText(s)
+}
+
+func fmtRate(v *float64) string {
+	if v == nil {
+		return "undefined"
+	}
+	return strconv.FormatFloat(*v, 'f', 1, 64)
+}
+
+// Generate writes generate's summary of res: the documents and requests, the
+// batch, the fallback to text, the failures, the filters (near duplicates at
+// jaccard, the round trip at roundTripK when on) and the cases written to out.
+func Generate(w io.Writer, res *generate.FileResult, jaccard float64, roundTripK int, out string) {
+	fmt.Fprintf(w, "generate: %d document(s), %d request(s), tokens %d prompt, %d completion\n", res.Documents, res.Requests, res.PromptTokens, res.CompletionTokens)
+	if res.BatchID != "" {
+		resumed := ""
+		if res.BatchResumed {
+			resumed = " (resumed)"
+		}
+		fmt.Fprintf(w, "generate: batch %s%s %s\n", format.SanitizeText(res.BatchID), resumed, format.SanitizeText(res.BatchStatus))
+	}
+	if res.FellBack {
+		fmt.Fprintln(w, "generate: the server rejected response_format json_schema; answers were read as text lines")
+	}
+	fmt.Fprintf(w, "generate: %d document(s) without a readable answer after one retry, %d skipped over the request budget\n", res.Failed, res.BudgetSkipped)
+	fmt.Fprintf(w, "generate: %d near-duplicate query(ies) dropped (token Jaccard ≥ %s)\n", res.NearDuplicates, strconv.FormatFloat(jaccard, 'g', -1, 64))
+	if roundTripK > 0 {
+		fmt.Fprintf(w, "generate: round-trip filter (source card in the top %d of dense, lexical or hybrid): %d query(ies) dropped\n", roundTripK, res.RoundTripDropped)
+	}
+	fmt.Fprintf(w, "generate: %d case(s) written to %s\n", res.Written, format.SanitizeText(out))
+}
+
+// Retrieve is retrieve's line of the job summary: what was retrieved, how,
+// and where it was written (out).
+func Retrieve(res *retrieve.RunResult, out string) string {
+	return fmt.Sprintf("**retrieval-gate retrieve**: %d cases retrieved from %d chunks of %d cards (strategy %s, store %s, embedder %s, k = %d), written to %s.\n",
+		res.Cases, res.Chunks, res.Cards, res.Strategy, res.Store, res.Embedder, res.K, format.EscapeMarkdown(out))
+}
+
+// Import writes import's lines to w (standard error: what it read, as what,
+// what it wrote to out, relevance clamped) and returns its line of the job
+// summary.
+func Import(w io.Writer, res *importer.Result, out string) string {
+	name, used, st := res.Name, res.Format, res.Stats
+	how := "detected"
+	if res.Given {
+		how = "given"
+	}
+	fmt.Fprintf(w, "import: read %s as %s (%s: %s)\n", format.SanitizeText(name), used.Name, how, used.Description)
+	fmt.Fprintf(w, "import: wrote %d %s to %s\n", st.Records, kindNoun(used.Kind), format.SanitizeText(out))
+	clamped := ""
+	if st.ClampedLow > 0 || st.ClampedHigh > 0 {
+		clamped = fmt.Sprintf("relevance outside %d..%d clamped: %d below set to %d, %d above set to %d",
+			importer.MinRelevance, importer.MaxRelevance, st.ClampedLow, importer.MinRelevance, st.ClampedHigh, importer.MaxRelevance)
+		fmt.Fprintf(w, "import: %s\n", clamped)
+		clamped = " " + strings.ToUpper(clamped[:1]) + clamped[1:] + "."
+	}
+	written := "standard output"
+	if out != "-" {
+		written = format.EscapeMarkdown(out)
+	}
+	return fmt.Sprintf("**retrieval-gate import**: read %s as %s (%s), wrote %d %s to %s.%s\n",
+		format.EscapeMarkdown(name), used.Name, how, st.Records, kindNoun(used.Kind), written, clamped)
+}
+
+func kindNoun(k importer.Kind) string {
+	switch k {
+	case importer.KindCases:
+		return "cases (cases JSONL, for check)"
+	case importer.KindQrels:
+		return "judgments (TREC qrels, for compare --qrels)"
+	case importer.KindRun:
+		return "ranked documents (TREC run, for compare --run)"
+	case importer.KindKB:
+		return "cards (KB JSONL, for check --kb)"
+	}
+	return string(k)
+}

@@ -1,6 +1,0 @@
-//go:build !race
-
-package main
-
-// raceEnabled: the tests run with -race (docBinary builds the binary with it too).
-const raceEnabled = false
