@@ -126,7 +126,7 @@ func BenchmarkEvaluatePairs(b *testing.B) {
 				b.ResetTimer()
 				cpu0 := cpuTime()
 				for b.Loop() {
-					r, err := Evaluate(b.Context(), Input{Lock: lock, Human: hs, Judge: js, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed})
+					r, err := Evaluate(b.Context(), Input{Lock: lock, Human: labelfile.FromLabels(hs), Judge: labelfile.FromLabels(js), Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed})
 					if err != nil || r.Dimensions[0].N != n || r.Dimensions[0].Status != outcome.Pass {
 						b.Fatalf("n = %d, status %s, %v", r.Dimensions[0].N, r.Dimensions[0].Status, err)
 					}

@@ -91,7 +91,7 @@ func judgeKey(l *labelfile.Label) string {
 // that holds both (else an *InputError). Every commit of HEAD's history is read,
 // and every distinct version of the two files in it is parsed once (a version
 // that is not a valid labels file holds no label).
-func CheckBlind(ctx context.Context, humanPath, judgePath string, hs, js []labelfile.Label, lock *labelfile.Lock) (*BlindCheck, error) {
+func CheckBlind(ctx context.Context, humanPath, judgePath string, hls, jls *labelfile.Labels, lock *labelfile.Lock) (*BlindCheck, error) {
 	repo, hrel, err := repoPath(ctx, humanPath)
 	if err != nil {
 		return nil, err
@@ -105,7 +105,9 @@ func CheckBlind(ctx context.Context, humanPath, judgePath string, hs, js []label
 	if repo.Top != jrepo.Top {
 		return nil, &InputError{Msg: fmt.Sprintf("--git-anchoring: %s and %s are in different git repositories", humanPath, judgePath)}
 	}
-	// The labels to place: each paired human label, and its judge score.
+	// The labels to place: each paired human label, and its judge score (as
+	// Label values: the check reads every version of both files anyway).
+	hs, js := hls.All(), jls.All()
 	judgeOf := map[[2]string]int{}
 	for i := range js {
 		if _, ok := lock.Dimensions[js[i].Dimension]; ok {
@@ -145,13 +147,14 @@ func CheckBlind(ctx context.Context, humanPath, judgePath string, hs, js []label
 		if t != gitread.TypeBlob {
 			return nil
 		}
-		ls, err := labelfile.ReadLabels(ctx, bytes.NewReader(data), rel, side, nil)
+		lss, err := labelfile.ReadLabels(ctx, bytes.NewReader(data), rel, side, nil)
 		if err != nil {
 			return ctx.Err() // an invalid version holds no label
 		}
-		for i := range ls {
-			if ls[i].HasBin || ls[i].HasScore {
-				k := key(&ls[i])
+		for i := range lss.Len() {
+			l := lss.Label(i)
+			if l.HasBin || l.HasScore {
+				k := key(&l)
 				if f, ok := first[k]; ok && f < 0 {
 					first[k] = x
 				}

@@ -32,8 +32,8 @@ const MeasureWeightedKappa = "weighted_kappa"
 // with that lock (so every label has its bin).
 type Input struct {
 	Lock      *labelfile.Lock
-	Human     []labelfile.Label
-	Judge     []labelfile.Label
+	Human     *labelfile.Labels
+	Judge     *labelfile.Labels
 	Resamples int    // bootstrap resamples; 0 disables the CI
 	Seed      uint64 // metrics.DefaultSeed for reproducible reports
 	// MaxUnpaired, when not nil, caps the unpaired labels of each gated dimension
@@ -200,7 +200,7 @@ func Evaluate(ctx context.Context, in Input) (*Result, error) {
 	}
 	if pn != nil {
 		// The judge is compared with one label per case: the panel's consensus.
-		in.panel, in.Human = pn, pn.consensus
+		in.panel, in.Human = pn, labelfile.FromLabels(pn.consensus)
 	}
 	names := in.Lock.DimensionNames()
 	dimIndex := make(map[string]int, len(names))
@@ -229,7 +229,7 @@ func Evaluate(ctx context.Context, in Input) (*Result, error) {
 func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x, k int, w [][]float64) (*Dimension, error) {
 	ld := in.Lock.Dimensions[name]
 	d := &Dimension{Name: name, Construct: ld.Construct, Gated: ld.Gated, Valid: true, UnpairedAllowed: -1}
-	hs, js, off := p.human.keys[x], p.judge.keys[x], p.off[x]
+	hs, js, off := p.human.dim(x), p.judge.dim(x), p.off[x]
 
 	// Construct validity, on every label of the dimension, paired or not.
 	var mismatch []Violation
@@ -250,7 +250,7 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 	}
 	var anchoring []Violation
 	a, b := 0, 0
-	for steps := 0; a < len(hs) || b < len(js); steps++ {
+	for steps := 0; a < hs.len() || b < js.len(); steps++ {
 		if steps&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
 				return d, err
@@ -258,37 +258,37 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 		}
 		c := 0
 		switch {
-		case a == len(hs):
+		case a == hs.len():
 			c = 1
-		case b == len(js):
+		case b == js.len():
 			c = -1
 		default:
-			c = cmpKeys(hs[a], js[b], in.Human, in.Judge, off)
+			c = compareAt(hs, js, a, b, off)
 		}
 		if c < 0 {
-			d.HumanOnly = append(d.HumanOnly, in.Human[hs[a].i].CaseID)
+			d.HumanOnly = append(d.HumanOnly, in.Human.CaseID(int(hs.at(a).i)))
 			a++
 			continue
 		}
 		if c > 0 {
-			d.JudgeOnly = append(d.JudgeOnly, in.Judge[js[b].i].CaseID)
+			d.JudgeOnly = append(d.JudgeOnly, in.Judge.CaseID(int(js.at(b).i)))
 			b++
 			continue
 		}
-		hk, jk := hs[a], js[b]
+		hk, jk := hs.at(a), js.at(b)
 		a, b = a+1, b+1
 		d.N++
 		d.Confusion[hk.bin][jk.bin]++
-		if !before(hk, jk) {
-			h, j := &in.Human[hk.i], &in.Judge[jk.i]
+		if !in.Human.At(int(hk.i)).Before(in.Judge.At(int(jk.i))) {
+			h, j := in.Human.Label(int(hk.i)), in.Judge.Label(int(jk.i))
 			anchoring = append(anchoring, Violation{CaseID: h.CaseID, Kind: NotEarlier, File: h.File, Line: h.Line,
 				LabeledAt: h.At, JudgedAt: j.At, JudgeFile: j.File, JudgeLine: j.Line})
 		}
 		switch {
 		case jk.bin > hk.bin:
-			d.JudgeAbove = append(d.JudgeAbove, Disagreement{in.Human[hk.i].CaseID, int(hk.bin), int(jk.bin)})
+			d.JudgeAbove = append(d.JudgeAbove, Disagreement{in.Human.CaseID(int(hk.i)), int(hk.bin), int(jk.bin)})
 		case hk.bin > jk.bin:
-			d.HumanAbove = append(d.HumanAbove, Disagreement{in.Human[hk.i].CaseID, int(hk.bin), int(jk.bin)})
+			d.HumanAbove = append(d.HumanAbove, Disagreement{in.Human.CaseID(int(hk.i)), int(hk.bin), int(jk.bin)})
 		}
 	}
 	d.Agreement = metrics.Agreement(d.Confusion)
@@ -375,13 +375,16 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 // constructs returns the distinct constructs the labels of keys (sorted by case
 // id) declare, sorted, and appends a violation, in case-id order, for every label
 // whose construct is not want.
-func constructs(s *side, keys []pairKey, want string, vs []Violation) ([]string, []Violation) {
+func constructs(s *side, keys dimLabels, want string, vs []Violation) ([]string, []Violation) {
 	seen := make([]bool, len(s.constructs))
-	wantCode := int32(slices.Index(s.constructs, want)) //nolint:gosec // -1 or an index of constructs, fewer than the labels, whose indices are int32 (pairing.go checks the count)
-	for _, key := range keys {
-		seen[key.construct] = true
-		if key.construct != wantCode {
-			l := &s.ls[key.i]
+	wantCode := slices.Index(s.constructs, want)
+	var codes constructCodes
+	for k := range keys.len() {
+		key := keys.at(k)
+		code := codes.of(s, int(key.i))
+		seen[code] = true
+		if code != wantCode {
+			l := s.ls.Label(int(key.i))
 			vs = append(vs, Violation{CaseID: l.CaseID, Kind: ConstructMismatch, File: l.File, Line: l.Line, Side: l.Side, Construct: l.Construct, Want: want})
 		}
 	}

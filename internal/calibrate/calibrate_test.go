@@ -86,7 +86,7 @@ func agreeing(dim string, n int) []row {
 func evaluate(t *testing.T, lock *labelfile.Lock, rows []row) *Result {
 	t.Helper()
 	hs, js := build(lock, rows)
-	r, err := Evaluate(t.Context(), Input{Lock: lock, Human: hs, Judge: js, Resamples: 500, Seed: metrics.DefaultSeed})
+	r, err := Evaluate(t.Context(), Input{Lock: lock, Human: labelfile.FromLabels(hs), Judge: labelfile.FromLabels(js), Resamples: 500, Seed: metrics.DefaultSeed})
 	require.NoError(t, err)
 	r.Finish()
 	return r
@@ -387,7 +387,7 @@ func TestMaxUnpaired(t *testing.T) {
 	for _, tt := range tests {
 		t.Run("limit "+tt.limit, func(t *testing.T) {
 			hs, js := build(lock, rows)
-			in := Input{Lock: lock, Human: hs, Judge: js, Resamples: 200, Seed: metrics.DefaultSeed}
+			in := Input{Lock: lock, Human: labelfile.FromLabels(hs), Judge: labelfile.FromLabels(js), Resamples: 200, Seed: metrics.DefaultSeed}
 			if tt.limit != "" {
 				l, err := ParseUnpairedLimit(tt.limit)
 				require.NoError(t, err)

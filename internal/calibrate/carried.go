@@ -64,7 +64,7 @@ func (c *CarriedOverCheck) OK() bool {
 // lock's carried-over dimensions with the copy of humanPath at git ref base. Nil
 // when the lock has none. An unknown ref or a file outside a repository is an
 // *InputError.
-func CheckCarriedOver(ctx context.Context, humanPath, base string, cur []labelfile.Label, lock *labelfile.Lock) (*CarriedOverCheck, error) {
+func CheckCarriedOver(ctx context.Context, humanPath, base string, curLabels *labelfile.Labels, lock *labelfile.Lock) (*CarriedOverCheck, error) {
 	var names []string
 	for _, n := range lock.DimensionNames() {
 		if lock.Dimensions[n].CarriedOver {
@@ -74,6 +74,7 @@ func CheckCarriedOver(ctx context.Context, humanPath, base string, cur []labelfi
 	if len(names) == 0 {
 		return nil, nil
 	}
+	cur := curLabels.All() // the carried-over dimensions' labels are compared as Label values
 	repo, rel, err := repoPath(ctx, humanPath)
 	if err != nil {
 		return nil, err
@@ -109,7 +110,9 @@ func CheckCarriedOver(ctx context.Context, humanPath, base string, cur []labelfi
 		if t != gitread.TypeBlob {
 			return nil, repoErr(repo, errors.New(base+":"+rel+" is a "+t.String()))
 		}
-		old, err = labelfile.ReadLabels(ctx, bytes.NewReader(data), base+":"+rel, labelfile.HumanSide, nil)
+		var ols *labelfile.Labels
+		ols, err = labelfile.ReadLabels(ctx, bytes.NewReader(data), base+":"+rel, labelfile.HumanSide, nil)
+		old = ols.All()
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
 				return nil, cerr

@@ -26,26 +26,30 @@ import (
 // pairKey is one label of one side of one dimension: the 16 bytes of its case id
 // that follow the prefix every id of the dimension shares (zero-padded, big-endian
 // so that comparing the words compares the bytes), the length of that rest (17:
-// longer than the key), its bin, construct code and timestamp, and its index in
-// the side's labels.
+// longer than the key), its bin and its index in the side's labels (24 bytes;
+// the construct and timestamp are read from the labels where needed).
 type pairKey struct {
-	hi, lo    uint64
-	sec       int64 // At: Unix seconds and nanoseconds (wall clock, as time.Time.Before)
-	i         int32
-	nsec      int32
-	construct int32 // index into the side's construct names
-	bin       uint16
-	n         uint8
+	hi, lo uint64
+	i      int32
+	bin    uint16
+	n      uint8
 }
 
 // side is one side's labels, by lock dimension.
 type side struct {
-	ls         []labelfile.Label
-	keys       [][]pairKey // per dimension, sorted by case id, the last of equal ids kept
-	constructs []string    // construct names by code
-	count      []int       // labels per dimension
-	first      []string    // first case id per dimension
-	lcp        []int       // length of the prefix every case id of the dimension shares
+	ls *labelfile.Labels
+	// A side whose case ids already increase within each dimension (a file
+	// written in case-id order) is walked as it is: order holds each
+	// dimension's label indices, 4 bytes a label, and keys stays nil.
+	// Otherwise keys holds each dimension's keys, sorted by case id, the
+	// last of equal ids kept.
+	keys       [][]pairKey
+	order      [][]int32
+	constructs []string // construct names by code
+	codes      map[string]int
+	count      []int    // labels per dimension
+	first      []string // first case id per dimension
+	lcp        []int    // length of the prefix every case id of the dimension shares
 }
 
 // pairing holds both sides and each dimension's common prefix length.
@@ -57,7 +61,7 @@ type pairing struct {
 // pair builds both sides' sorted keys for the lock dimensions names (dimIndex
 // numbers them): a pass over each side for counts and common prefixes, then a
 // pass for the keys and their sorts, each side on its own goroutine.
-func pair(ctx context.Context, human, judge []labelfile.Label, dimIndex map[string]int) (*pairing, error) {
+func pair(ctx context.Context, human, judge *labelfile.Labels, dimIndex map[string]int) (*pairing, error) {
 	nd := len(dimIndex)
 	p := &pairing{human: &side{ls: human}, judge: &side{ls: judge}, off: make([]int, nd)}
 	sides := [2]*side{p.human, p.judge}
@@ -86,16 +90,16 @@ func (s *side) scan(dimIndex map[string]int) {
 	nd := len(dimIndex)
 	s.count, s.first, s.lcp = make([]int, nd), make([]string, nd), make([]int, nd)
 	var dims dimCache
-	for i := range s.ls {
-		l := &s.ls[i]
-		x := dims.index(l.Dimension, dimIndex)
+	for i := range s.ls.Len() {
+		x := dims.index(s.ls.Dimension(i), dimIndex)
 		if x < 0 {
 			continue
 		}
+		id := s.ls.CaseID(i)
 		if s.count[x] == 0 {
-			s.first[x], s.lcp[x] = l.CaseID, len(l.CaseID)
+			s.first[x], s.lcp[x] = id, len(id)
 		} else if s.lcp[x] > 0 {
-			s.lcp[x] = commonPrefix(s.first[x][:s.lcp[x]], l.CaseID)
+			s.lcp[x] = commonPrefix(s.first[x][:s.lcp[x]], id)
 		}
 		s.count[x]++
 	}
@@ -103,43 +107,40 @@ func (s *side) scan(dimIndex map[string]int) {
 
 // build makes and sorts the keys of each dimension.
 func (s *side) build(ctx context.Context, dimIndex map[string]int, off []int) error {
-	if len(s.ls) > math.MaxInt32 {
-		return fmt.Errorf("%d labels on one side: at most %d can be paired", len(s.ls), math.MaxInt32)
+	if s.ls.Len() > math.MaxInt32 {
+		return fmt.Errorf("%d labels on one side: at most %d can be paired", s.ls.Len(), math.MaxInt32)
 	}
-	s.keys = make([][]pairKey, len(dimIndex))
-	for x, c := range s.count {
-		s.keys[x] = make([]pairKey, 0, c)
+	increasing := s.ls.Increasing()
+	if increasing {
+		s.order = make([][]int32, len(dimIndex))
+		for x, c := range s.count {
+			s.order[x] = make([]int32, 0, c)
+		}
+	} else {
+		s.keys = make([][]pairKey, len(dimIndex))
+		for x, c := range s.count {
+			s.keys[x] = make([]pairKey, 0, c)
+		}
 	}
 	var dims dimCache
-	codes := map[string]int32{}
-	lastC, lastCode := "", int32(-1)
-	for i := range s.ls {
+	var codes constructCodes
+	for i := range s.ls.Len() {
 		if i&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		l := &s.ls[i]
-		x := dims.index(l.Dimension, dimIndex)
+		x := dims.index(s.ls.Dimension(i), dimIndex)
 		if x < 0 {
 			continue
 		}
-		if l.Construct != lastC || lastCode < 0 {
-			c, ok := codes[l.Construct]
-			if !ok {
-				c = int32(len(s.constructs)) //nolint:gosec // fewer constructs than labels, and the label count is checked against MaxInt32 below
-				codes[l.Construct] = c
-				s.constructs = append(s.constructs, l.Construct)
-			}
-			lastC, lastCode = l.Construct, c
+		codes.of(s, i) // numbers the side's constructs in label order
+		if increasing {
+			s.order[x] = append(s.order[x], int32(i)) //nolint:gosec // the label count is checked against MaxInt32 above
+			continue
 		}
-		bin := uint16(0xffff) // out of every lock's range, as such a bin is
-		if l.Bin >= 0 && l.Bin < 0xffff {
-			bin = uint16(l.Bin)
-		}
-		k := pairKey{i: int32(i), construct: lastCode,
-			bin: bin, sec: l.At.Unix(), nsec: int32(l.At.Nanosecond())} //nolint:gosec // Nanosecond() is in [0, 1e9)
-		k.hi, k.lo, k.n = idKey(l.CaseID[off[x]:])
+		k := pairKey{i: int32(i), bin: s.bin(i)} //nolint:gosec // the label count is checked against MaxInt32 above
+		k.hi, k.lo, k.n = idKey(s.ls.CaseID(i)[off[x]:])
 		s.keys[x] = append(s.keys[x], k)
 	}
 	for x := range s.keys {
@@ -191,6 +192,57 @@ func (s *side) sortKeys(ctx context.Context, keys []pairKey, off int) ([]pairKey
 	return out, nil
 }
 
+// bin is label i's bin as a key holds it: 0xffff, out of every lock's range,
+// for a bin that does not fit.
+func (s *side) bin(i int) uint16 {
+	if b := s.ls.Bin(i); b >= 0 && b < 0xffff {
+		return uint16(b)
+	}
+	return 0xffff
+}
+
+// dimLabels is one dimension of one side in case-id order: its keys, or its
+// label indices with the side's labels.
+type dimLabels struct {
+	s     *side
+	keys  []pairKey
+	order []int32
+}
+
+// dim is dimension x of s.
+func (s *side) dim(x int) dimLabels {
+	if s.keys != nil {
+		return dimLabels{s: s, keys: s.keys[x]}
+	}
+	return dimLabels{s: s, order: s.order[x]}
+}
+
+func (d dimLabels) len() int {
+	if d.keys != nil {
+		return len(d.keys)
+	}
+	return len(d.order)
+}
+
+// at is the k-th label in case-id order as a key (index and bin; the id
+// bytes only when keyed).
+func (d dimLabels) at(k int) pairKey {
+	if d.keys != nil {
+		return d.keys[k]
+	}
+	i := d.order[k]
+	return pairKey{i: i, bin: d.s.bin(int(i))}
+}
+
+// compareAt compares the case ids of a's x-th and b's y-th labels, which
+// share their first off bytes: by the keys when both sides have them.
+func compareAt(a, b dimLabels, x, y, off int) int {
+	if a.keys != nil && b.keys != nil {
+		return cmpKeys(a.keys[x], b.keys[y], a.s.ls, b.s.ls, off)
+	}
+	return strings.Compare(a.s.ls.CaseID(int(a.at(x).i)), b.s.ls.CaseID(int(b.at(y).i)))
+}
+
 // keyByte is byte d of a key's 16 bytes, counted from the least significant.
 func keyByte(k *pairKey, d int) byte {
 	if d < 8 {
@@ -239,7 +291,7 @@ func radixSort(ctx context.Context, keys []pairKey) ([]pairKey, error) {
 // cmpKeys compares the case ids of a (a label of as) and b (of bs) that share
 // their first off bytes: by the keys, and by the ids themselves when both are
 // longer than the key and tie on it.
-func cmpKeys(a, b pairKey, as, bs []labelfile.Label, off int) int {
+func cmpKeys(a, b pairKey, as, bs *labelfile.Labels, off int) int {
 	if a.hi != b.hi {
 		return cmp.Compare(a.hi, b.hi)
 	}
@@ -250,7 +302,7 @@ func cmpKeys(a, b pairKey, as, bs []labelfile.Label, off int) int {
 		// The shorter is a prefix of the other (the key's padding is zeros).
 		return cmp.Compare(a.n, b.n)
 	}
-	return strings.Compare(as[a.i].CaseID[off:], bs[b.i].CaseID[off:])
+	return strings.Compare(as.CaseID(int(a.i))[off:], bs.CaseID(int(b.i))[off:])
 }
 
 // idKey is the key of the rest of a case id: its first 16 bytes as two big-endian
@@ -261,10 +313,33 @@ func idKey(rest string) (hi, lo uint64, n uint8) {
 	return binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:]), uint8(min(len(rest), 17))
 }
 
-// before reports whether a's timestamp is earlier than b's (time.Time.Before on
-// the wall clock).
-func before(a, b pairKey) bool {
-	return a.sec < b.sec || a.sec == b.sec && a.nsec < b.nsec
+// constructCodes numbers a side's constructs (side.constructs) in the order
+// first met, remembering the last one (labels usually share one).
+type constructCodes struct {
+	last string
+	code int
+	set  bool
+}
+
+// of is the code of label i's construct, added to s.constructs when new.
+func (c *constructCodes) of(s *side, i int) int {
+	name := s.ls.Construct(i)
+	if c.set && name == c.last {
+		return c.code
+	}
+	code, ok := s.codes[name]
+	if !ok {
+		// Only build adds (each side's on its own goroutine); evaluation
+		// finds every construct of the lock's dimensions here already.
+		if s.codes == nil {
+			s.codes = map[string]int{}
+		}
+		code = len(s.constructs)
+		s.codes[name] = code
+		s.constructs = append(s.constructs, name)
+	}
+	c.last, c.code, c.set = name, code, true
+	return code
 }
 
 func commonPrefix(a, b string) int {

@@ -37,7 +37,7 @@ func reference(in Input, name string) referencePairing {
 		}
 		return m
 	}
-	hs, js := byID(in.Human), byID(in.Judge)
+	hs, js := byID(in.Human.All()), byID(in.Judge.All())
 	want := in.Lock.Dimensions[name].Construct
 	var r referencePairing
 	cons := func(m map[string]*labelfile.Label) []string {
@@ -143,7 +143,31 @@ func randomLabels(rng *rand.Rand, lock *labelfile.Lock, n int) (hs, js []labelfi
 	if rng.IntN(2) == 0 {
 		sort.SliceStable(hs, func(a, b int) bool { return hs[a].CaseID < hs[b].CaseID })
 	}
+	// A side in case-id order without repeats is paired as it is, without keys.
+	if rng.IntN(3) == 0 {
+		hs = increasingOf(hs)
+	}
+	if rng.IntN(3) == 0 {
+		js = increasingOf(js)
+	}
 	return hs, js
+}
+
+// increasingOf keeps the last label of each (case id, dimension) of ls, in
+// case-id order: labelfile.Labels.Increasing holds for them.
+func increasingOf(ls []labelfile.Label) []labelfile.Label {
+	last := map[[2]string]int{}
+	for i, l := range ls {
+		last[[2]string{l.Dimension, l.CaseID}] = i
+	}
+	var out []labelfile.Label
+	for i, l := range ls {
+		if last[[2]string{l.Dimension, l.CaseID}] == i {
+			out = append(out, l)
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].CaseID < out[b].CaseID })
+	return out
 }
 
 // TestPairingMatchesReference: the sort-merge pairs exactly as the map-based
@@ -152,9 +176,19 @@ func randomLabels(rng *rand.Rand, lock *labelfile.Lock, n int) (hs, js []labelfi
 func TestPairingMatchesReference(t *testing.T) {
 	lock := lockOf(t, twoDimLock)
 	rng := rand.New(rand.NewPCG(7, 11))
+	walked, keyed := 0, 0
+	defer func() {
+		assert.Greater(t, walked, 50, "human sides paired in file order")
+		assert.Greater(t, keyed, 50, "human sides paired by sorted keys")
+	}()
 	for trial := range 400 {
 		hs, js := randomLabels(rng, lock, 1+rng.IntN(300))
-		in := Input{Lock: lock, Human: hs, Judge: js}
+		in := Input{Lock: lock, Human: labelfile.FromLabels(hs), Judge: labelfile.FromLabels(js)}
+		if in.Human.Increasing() {
+			walked++
+		} else {
+			keyed++
+		}
 		r, err := Evaluate(context.Background(), in)
 		require.NoError(t, err)
 		for _, d := range r.Dimensions {
@@ -181,7 +215,7 @@ func TestEvaluateStopsOnCancel(t *testing.T) {
 	hs, js := benchLabels(200_000)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := Evaluate(ctx, Input{Lock: lock, Human: hs, Judge: js, Resamples: 100})
+	_, err := Evaluate(ctx, Input{Lock: lock, Human: labelfile.FromLabels(hs), Judge: labelfile.FromLabels(js), Resamples: 100})
 	require.ErrorIs(t, err, context.Canceled)
 
 	edges := make([]string, 255)
@@ -196,7 +230,7 @@ func TestEvaluateStopsOnCancel(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
-	_, err = Evaluate(ctx, Input{Lock: big, Human: hs, Judge: js, Resamples: metrics.MaxResamples, Seed: metrics.DefaultSeed})
+	_, err = Evaluate(ctx, Input{Lock: big, Human: labelfile.FromLabels(hs), Judge: labelfile.FromLabels(js), Resamples: metrics.MaxResamples, Seed: metrics.DefaultSeed})
 	require.ErrorIs(t, err, context.Canceled)
 	// Uncancelled, this takes minutes; the bound only proves the cancellation is
 	// honoured, with room for -race on a loaded CI machine (1.37 s seen there). The

@@ -100,16 +100,17 @@ func buildPanel(ctx context.Context, in Input) (*panel, error) {
 		// The common case, kept linear and without a map: no adjudication, and
 		// with at most one rater id in the file a second label of a case is a
 		// duplicate, which the reader refuses (Evaluate keeps the last).
+		// Read from the records, without a Label value per label.
 		raters := 0
 		first := ""
-		for i := range in.Human {
-			l := &in.Human[i]
-			if l.Adjudication {
-				fe.add(l, "an adjudication needs a rater panel: the lock's raters is %q, so each case has one human label and nothing to adjudicate", lock.Raters)
+		for i := range in.Human.Len() {
+			if in.Human.Adjudication(i) {
+				l := in.Human.Label(i)
+				fe.add(&l, "an adjudication needs a rater panel: the lock's raters is %q, so each case has one human label and nothing to adjudicate", lock.Raters)
 			}
-			if raters == 0 || raters == 1 && l.Rater != first {
+			if r := in.Human.Rater(i); raters == 0 || raters == 1 && r != first {
 				raters++
-				first = l.Rater
+				first = r
 			}
 		}
 		if fe.err != nil {
@@ -119,15 +120,17 @@ func buildPanel(ctx context.Context, in Input) (*panel, error) {
 			return nil, nil
 		}
 	}
+	// A panel's labels as Label values: the groups point into them.
+	hs := in.Human.All()
 	groups := map[[2]string]*panelGroup{}
 	var keys [][2]string
-	for i := range in.Human {
+	for i := range hs {
 		if i&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		l := &in.Human[i]
+		l := &hs[i]
 		if _, ok := lock.Dimensions[l.Dimension]; !ok {
 			continue
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 // readFiles reads both label files with the panel lock.
-func readFiles(t *testing.T, lock *labelfile.Lock, human, judge string) ([]labelfile.Label, []labelfile.Label) {
+func readFiles(t *testing.T, lock *labelfile.Lock, human, judge string) (*labelfile.Labels, *labelfile.Labels) {
 	t.Helper()
 	hs, err := labelfile.ReadLabelsFile(context.Background(), human, labelfile.HumanSide, lock)
 	require.NoError(t, err)
@@ -144,7 +144,7 @@ func TestCheckCarriedOver(t *testing.T) {
 	r := newGitRepo(t)
 	human := r.write("human.jsonl", g("c1", "0.5", "")+g("c2", "0.9", "")+g("c3", "0.1", "")+f("c1", 0))
 	r.commit("labels", "human.jsonl")
-	read := func(content string) []labelfile.Label {
+	read := func(content string) *labelfile.Labels {
 		r.write("human.jsonl", content)
 		hs, err := labelfile.ReadLabelsFile(ctx, human, labelfile.HumanSide, lock)
 		require.NoError(t, err)

@@ -34,7 +34,7 @@ func jl(id string, score string) string {
 		`, "construct": "contradiction-only", "judged_at": "2026-10-01T09:00:00Z"}` + "\n"
 }
 
-func readPanel(t *testing.T, lockSrc, human, judge string) (*labelfile.Lock, []labelfile.Label, []labelfile.Label) {
+func readPanel(t *testing.T, lockSrc, human, judge string) (*labelfile.Lock, *labelfile.Labels, *labelfile.Labels) {
 	t.Helper()
 	lock := lockOf(t, lockSrc)
 	hs, err := labelfile.ReadLabels(context.Background(), strings.NewReader(human), "human.jsonl", labelfile.HumanSide, lock)
@@ -166,7 +166,7 @@ func FuzzPanel(f *testing.F) {
 		}
 		cases := map[string]bool{}
 		var judge strings.Builder
-		for _, l := range hs {
+		for _, l := range hs.All() {
 			if !cases[l.CaseID] {
 				cases[l.CaseID] = true
 				judge.WriteString(`{"case_id": ` + strconvQuote(l.CaseID) + `, "dimension": "faithfulness", "score": 0.5, "construct": "contradiction-only", "judged_at": "2099-01-01T00:00:00Z"}` + "\n")

@@ -55,6 +55,9 @@ type Options struct {
 	Reranker   Reranker // optional
 	// Progress, when set, is called during ingest with chunks done and total.
 	Progress func(done, total int)
+	// releaseTexts, when set, is called with n once the first n chunks are
+	// indexed (embedded and counted): their texts are not read again.
+	releaseTexts func(n int)
 }
 
 // Index answers queries over chunks.
@@ -95,13 +98,18 @@ func Build(ctx context.Context, chunks []chunk.Chunk, emb embed.Embedder, st sto
 		return nil, fmt.Errorf("unknown strategy %q", opt.Strategy)
 	}
 	if opt.Strategy != Dense {
-		docs := make([][]string, len(chunks))
-		for i, c := range chunks {
-			docs[i] = text.Tokens(c.Text)
+		var buf []byte
+		ix.bm = bm25.NewFunc(len(chunks), func(d int, emit func([]byte)) {
+			buf = text.Each(chunks[d].Text, buf, emit)
+		})
+	}
+	release := func(n int) {
+		if opt.releaseTexts != nil {
+			opt.releaseTexts(n)
 		}
-		ix.bm = bm25.New(docs)
 	}
 	if opt.Strategy == Lexical {
+		release(len(chunks))
 		return ix, nil
 	}
 	if emb == nil || st == nil {
@@ -109,6 +117,7 @@ func Build(ctx context.Context, chunks []chunk.Chunk, emb embed.Embedder, st sto
 	}
 	ix.emb, ix.st = emb, st
 	if ready {
+		release(len(chunks))
 		if opt.Progress != nil {
 			opt.Progress(len(chunks), len(chunks))
 		}
@@ -167,6 +176,11 @@ func Build(ctx context.Context, chunks []chunk.Chunk, emb embed.Embedder, st sto
 				return nil, err
 			}
 		}
+		// The batch's strings are the chunks' texts, whose memory release may
+		// free: none is kept past the batch.
+		clear(texts)
+		clear(recs)
+		release(start + len(part))
 		if opt.Progress != nil {
 			opt.Progress(start+len(part), len(chunks))
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -103,12 +104,15 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 		logf("warning: knowledge base: skipped %s", s)
 	}
 	params := chunk.Params{}
-	chunks := chunk.Split(kb.Cards, params)
-	// The chunks carry every card's text: the cards are not kept beside them
-	// (half the live heap during ingest, and the collector's headroom on it).
+	// The chunks carry every card's text, outside the heap: the cards are not
+	// kept beside them, and the memory the loading used goes back to the
+	// system before the vectors take theirs.
 	nCards := kb.Len()
+	texts := splitCards(kb, params)
+	defer texts.release(len(texts.chunks))
+	chunks := texts.chunks
 	kb = nil
-	detach(chunks)
+	debug.FreeOSMemory()
 	if len(chunks) == 0 {
 		return nil, input.Errorf(in.KB, 0, "knowledge base has no text to retrieve (every card is empty)")
 	}
@@ -119,6 +123,9 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 			return nil, &OptionError{Option: "rerank-url", Err: err}
 		}
 		opt.Reranker = rr
+	} else {
+		// Only the reranker reads a chunk's text once it is indexed.
+		opt.releaseTexts = texts.release
 	}
 	res = &RunResult{Chunks: len(chunks), Cards: nCards, Strategy: o.Strategy, Store: o.Store, Embedder: o.Embedder, K: o.K}
 	var (
@@ -187,28 +194,6 @@ func (o RunOptions) StoreConfig(kind store.Kind, getenv func(string) string) sto
 		cfg.CreateDatabase = o.CreateDatabase
 	}
 	return cfg
-}
-
-// detach copies the chunks' card ids and interns their locales: a card's
-// strings may share memory with the line it was read from, which would keep
-// every line of the KB alive for the run.
-func detach(chunks []chunk.Chunk) {
-	locales := map[string]string{}
-	parent, prev := "", ""
-	for i := range chunks {
-		c := &chunks[i]
-		if i == 0 || c.ParentID != prev {
-			prev = c.ParentID
-			parent = strings.Clone(c.ParentID)
-		}
-		c.ParentID = parent
-		l, ok := locales[c.Locale]
-		if !ok {
-			l = strings.Clone(c.Locale)
-			locales[l] = l
-		}
-		c.Locale = l
-	}
 }
 
 // newEmbedder builds the embedder of o from the registry.

@@ -92,15 +92,15 @@ func raterLikeKey(key string) bool {
 //
 // A cancelled ctx ends the read with ctx.Err() within moments, even while r (a pipe
 // or FIFO opened with input.Open) is blocked waiting for data (see input.Reader).
-func ReadLabels(ctx context.Context, r io.Reader, file string, side LabelSide, lock *Lock) ([]Label, error) {
+func ReadLabels(ctx context.Context, r io.Reader, file string, side LabelSide, lock *Lock) (*Labels, error) {
 	sc := bufio.NewScanner(input.Reader(ctx, r))
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	var p jsonpos.Parser
 	var lsc labelScanner
-	var out []Label
+	var out *Labels
 	// fail returns err, or the duplicate among the labels before it (a
 	// (case_id, dimension) seen before), which comes first in the file.
-	fail := func(err error) ([]Label, error) {
+	fail := func(err error) (*Labels, error) {
 		if derr := duplicateError(out); derr != nil {
 			return nil, derr
 		}
@@ -122,7 +122,7 @@ func ReadLabels(ctx context.Context, r io.Reader, file string, side LabelSide, l
 			continue
 		}
 		if out == nil {
-			out = make([]Label, 0, capacityHint(r, len(b)))
+			out = newLabels(file, side, capacityHint(r, len(b)))
 		}
 		var l Label
 		if !lsc.scan(b, file, line, side, &l) {
@@ -143,7 +143,7 @@ func ReadLabels(ctx context.Context, r io.Reader, file string, side LabelSide, l
 				return fail(err)
 			}
 		}
-		out = append(out, l)
+		out.add(&l)
 	}
 	if err := sc.Err(); err != nil {
 		if cerr := ctx.Err(); cerr != nil {
@@ -162,13 +162,17 @@ func ReadLabels(ctx context.Context, r io.Reader, file string, side LabelSide, l
 	if err := duplicateError(out); err != nil {
 		return nil, err
 	}
+	if out == nil {
+		out = newLabels(file, side, 0)
+	}
+	out.Increasing() // known before the labels are shared
 	return out, nil
 }
 
 // capacityHint guesses the number of labels of a regular file r from its size
 // and the length of its first label line (taken as at least 64 bytes, so a
 // short first line cannot make the guess much more than the file could hold):
-// the slice is sized once instead of growing by copies that leave garbage
+// the records are sized once instead of growing by copies that leave garbage
 // worth several times the labels. 16 for anything else.
 func capacityHint(r io.Reader, firstLine int) int {
 	f, ok := r.(interface{ Stat() (os.FileInfo, error) })
@@ -185,7 +189,7 @@ func capacityHint(r io.Reader, firstLine int) int {
 
 // ReadLabelsFile reads the labels file at path with ReadLabels. Opening a FIFO
 // that no writer opens ends with ctx.Err() when ctx ends (input.Open).
-func ReadLabelsFile(ctx context.Context, path string, side LabelSide, lock *Lock) ([]Label, error) {
+func ReadLabelsFile(ctx context.Context, path string, side LabelSide, lock *Lock) (*Labels, error) {
 	f, err := input.Open(ctx, path)
 	if err != nil {
 		return nil, err

@@ -147,8 +147,9 @@ func TestReadLabels(t *testing.T) {
 {"case_id": "c2", "dimension": "groundedness", "score": 0.34, "construct": "support", "labeled_at": "2026-09-01T11:00:00+02:00"}
 {"case_id": "c1", "dimension": "faithfulness", "score": 0.1, "construct": "contradiction-only", "labeled_at": "2026-09-01T09:00:00.5Z"}
 `
-	ls, err := ReadLabels(context.Background(), strings.NewReader("\xef\xbb\xbf"+human), "human.jsonl", HumanSide, lock)
+	read, err := ReadLabels(context.Background(), strings.NewReader("\xef\xbb\xbf"+human), "human.jsonl", HumanSide, lock)
 	require.NoError(t, err)
+	ls := read.All()
 	require.Len(t, ls, 3)
 	assert.Equal(t, Label{File: "human.jsonl", Line: 1, Side: HumanSide, CaseID: "c1", Dimension: "groundedness",
 		Bin: 2, HasBin: true, Construct: "support", At: time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)}, ls[0])
@@ -163,22 +164,25 @@ func TestReadLabels(t *testing.T) {
 {"case_id": "c1", "dimension": "groundedness", "bin": 1, "construct": "support", "labeled_at": "2026-09-02T09:00:00Z", "rater": "ana", "adjudication": true}
 {"case_id": "c1", "dimension": "groundedness", "bin": 1, "construct": "support", "labeled_at": "2026-09-02T09:00:00Z", "rater": "cy", "adjudication": false}
 `
-	ps, err := ReadLabels(context.Background(), strings.NewReader(panel), "human.jsonl", HumanSide, lock)
+	read, err = ReadLabels(context.Background(), strings.NewReader(panel), "human.jsonl", HumanSide, lock)
 	require.NoError(t, err)
+	ps := read.All()
 	require.Len(t, ps, 4)
 	assert.Equal(t, []string{"ana", "bo", "ana", "cy"}, []string{ps[0].Rater, ps[1].Rater, ps[2].Rater, ps[3].Rater})
 	assert.Equal(t, []bool{false, false, true, false}, []bool{ps[0].Adjudication, ps[1].Adjudication, ps[2].Adjudication, ps[3].Adjudication})
 
 	judge := `{"case_id": "c1", "dimension": "groundedness", "score": 1, "construct": "support", "judged_at": "2026-10-01T09:00:00Z"}`
-	js, err := ReadLabels(context.Background(), strings.NewReader(judge), "judge.jsonl", JudgeSide, lock)
+	read, err = ReadLabels(context.Background(), strings.NewReader(judge), "judge.jsonl", JudgeSide, lock)
 	require.NoError(t, err)
+	js := read.All()
 	require.Len(t, js, 1)
 	assert.Equal(t, 2, js[0].Bin)
 	assert.True(t, js[0].HasScore)
 
 	// Without a lock, dimensions are not checked and bins are not computed.
-	js, err = ReadLabels(context.Background(), strings.NewReader(strings.Replace(judge, "groundedness", "other", 1)), "judge.jsonl", JudgeSide, nil)
+	read, err = ReadLabels(context.Background(), strings.NewReader(strings.Replace(judge, "groundedness", "other", 1)), "judge.jsonl", JudgeSide, nil)
 	require.NoError(t, err)
+	js = read.All()
 	assert.False(t, js[0].HasBin)
 }
 
@@ -252,7 +256,8 @@ func FuzzReadLabels(f *testing.F) {
 		if judge {
 			side = JudgeSide
 		}
-		ls, err := ReadLabels(context.Background(), strings.NewReader(string(data)), "f.jsonl", side, lock)
+		read, err := ReadLabels(context.Background(), strings.NewReader(string(data)), "f.jsonl", side, lock)
+		ls := read.All()
 		sameAsReference(t, data, side, lock, ls, err)
 		if err != nil {
 			var de *input.Error
@@ -433,8 +438,8 @@ func TestReadLabelsMatchesReference(t *testing.T) {
 			}
 		}
 		data := []byte(sb.String())
-		ls, err := ReadLabels(context.Background(), bytes.NewReader(data), "f.jsonl", side, lock)
-		sameAsReference(t, data, side, lock, ls, err)
+		read, err := ReadLabels(context.Background(), bytes.NewReader(data), "f.jsonl", side, lock)
+		sameAsReference(t, data, side, lock, read.All(), err)
 	}
 }
 
@@ -450,9 +455,9 @@ func TestReadLabelsFileCapacity(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(sb.String()), 0o644))
 	ls, err := ReadLabelsFile(context.Background(), path, HumanSide, lock)
 	require.NoError(t, err)
-	require.Len(t, ls, 3000)
-	assert.GreaterOrEqual(t, cap(ls), 3000)
-	assert.LessOrEqual(t, cap(ls), 3000+3000/16+16)
+	require.Equal(t, 3000, ls.Len())
+	assert.GreaterOrEqual(t, cap(ls.recs), 3000)
+	assert.LessOrEqual(t, cap(ls.recs), 3000+3000/16+16)
 	assert.Equal(t, 16, capacityHint(strings.NewReader(sb.String()), 120))
 	f, err := os.Open(path)
 	require.NoError(t, err)

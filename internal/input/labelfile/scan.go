@@ -15,21 +15,20 @@ import (
 
 // labelScanner decodes the lines of a labels file without a tree: the jsonpos
 // scanner (duplicate keys refused) straight into a Label, its strings interned
-// (dimension, construct: a few distinct values) or carved from shared slabs
-// (case ids). It only accepts a line that is a valid label; for any other line
+// (dimension, construct: a few distinct values) or, for the case id, a view of
+// the line that Labels.add copies. It only accepts a line that is a valid label; for any other line
 // the caller falls back to parseLabelLine, whose messages (file:line: what is
 // wrong) are the reader's, so every error stays word for word what it was.
 type labelScanner struct {
 	s      jsonpos.Scanner
 	tmp    []byte            // an unescaped string
-	slab   []byte            // case ids are carved from it (never written again once handed out)
+	id     []byte            // the case id of the last label
 	intern map[string]string // dimensions and constructs
 	lastAt []byte            // the last timestamp text and its value
 	lastT  time.Time
 }
 
 const (
-	labelSlab   = 32 << 10
 	maxInterned = 4096
 )
 
@@ -68,7 +67,8 @@ func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l 
 			}
 			switch string(key) {
 			case "case_id":
-				l.CaseID = sc.carve(str)
+				sc.id = append(sc.id[:0], str...)
+				l.CaseID = unsafe.String(unsafe.SliceData(sc.id), len(sc.id)) //nolint:gosec // G103: valid until the next scan; Labels.add copies it
 			case "dimension":
 				l.Dimension = sc.interned(str)
 			case RaterKey:
@@ -172,20 +172,6 @@ func (sc *labelScanner) str(v int) ([]byte, int, bool) {
 	return sc.tmp, end, true
 }
 
-// carve returns b as a string carved from the slab: one allocation per
-// labelSlab bytes of case ids instead of one per label.
-func (sc *labelScanner) carve(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	if cap(sc.slab)-len(sc.slab) < len(b) {
-		sc.slab = make([]byte, 0, max(labelSlab, len(b)))
-	}
-	start := len(sc.slab)
-	sc.slab = append(sc.slab, b...)
-	return unsafe.String(&sc.slab[start], len(b)) //nolint:gosec // G103: a view into the slab, whose bytes are never written again
-}
-
 // interned returns b as a string shared by every label that has the same one.
 func (sc *labelScanner) interned(b []byte) string {
 	if s, ok := sc.intern[string(b)]; ok {
@@ -202,12 +188,12 @@ func (sc *labelScanner) interned(b []byte) string {
 }
 
 // firstDuplicate finds, among ls (in line order), the label that repeats the
-// (case id, dimension) of an earlier one at the smallest line, as a reader that
+// (case id, dimension, rater, adjudication) of an earlier one at the smallest line, as a reader that
 // checked each line against those before it would stop at: sort-based (16
 // pointer-free bytes per label, no map of strings), the candidates of equal
-// hashes compared by their strings.
-func firstDuplicate(ls []Label) (dup, first int, ok bool) {
-	if len(ls) < 2 {
+// hashes adjacent after the sort and compared by their strings.
+func firstDuplicate(ls *Labels) (dup, first int, ok bool) {
+	if ls.Len() < 2 || ls.Increasing() {
 		return 0, 0, false
 	}
 	type hk struct {
@@ -215,16 +201,16 @@ func firstDuplicate(ls []Label) (dup, first int, ok bool) {
 		i int
 	}
 	seed := maphash.MakeSeed()
-	keys := make([]hk, len(ls))
-	for i := range ls {
+	keys := make([]hk, ls.Len())
+	for i := range keys {
 		var h maphash.Hash
 		h.SetSeed(seed)
-		h.WriteString(ls[i].Dimension)
+		h.WriteString(ls.Dimension(i))
 		h.WriteByte(0)
-		h.WriteString(ls[i].CaseID)
+		h.WriteString(ls.CaseID(i))
 		h.WriteByte(0)
-		h.WriteString(ls[i].Rater)
-		if ls[i].Adjudication {
+		h.WriteString(ls.Rater(i))
+		if ls.Adjudication(i) {
 			h.WriteByte(1)
 		}
 		keys[i] = hk{h.Sum64(), i}
@@ -244,12 +230,12 @@ func firstDuplicate(ls []Label) (dup, first int, ok bool) {
 		// Within a run of equal hashes (in index order), each label's first
 		// earlier equal is its first occurrence.
 		for x := a + 1; x < b; x++ {
-			lx := &ls[keys[x].i]
+			ix := keys[x].i
 			for y := a; y < x; y++ {
-				ly := &ls[keys[y].i]
-				if ly.CaseID == lx.CaseID && ly.Dimension == lx.Dimension && ly.Rater == lx.Rater && ly.Adjudication == lx.Adjudication {
-					if dup < 0 || keys[x].i < dup {
-						dup, first = keys[x].i, keys[y].i
+				iy := keys[y].i
+				if ls.CaseID(iy) == ls.CaseID(ix) && ls.Dimension(iy) == ls.Dimension(ix) && ls.Rater(iy) == ls.Rater(ix) && ls.Adjudication(iy) == ls.Adjudication(ix) {
+					if dup < 0 || ix < dup {
+						dup, first = ix, iy
 					}
 					break
 				}
@@ -261,17 +247,50 @@ func firstDuplicate(ls []Label) (dup, first int, ok bool) {
 }
 
 // duplicateError is the error of the first duplicate among ls, or nil.
-func duplicateError(ls []Label) error {
+func duplicateError(ls *Labels) error {
 	d, f, ok := firstDuplicate(ls)
 	if !ok {
 		return nil
 	}
-	l := &ls[d]
+	l := ls.Label(d)
+	fl := ls.Label(f).Line
 	switch {
 	case l.Adjudication:
-		return input.Errorf(l.File, l.Line, "duplicate adjudication by rater %q for case %q, dimension %q (first on line %d)", l.Rater, l.CaseID, l.Dimension, ls[f].Line)
+		return input.Errorf(l.File, l.Line, "duplicate adjudication by rater %q for case %q, dimension %q (first on line %d)", l.Rater, l.CaseID, l.Dimension, fl)
 	case l.Rater != "":
-		return input.Errorf(l.File, l.Line, "duplicate label for case %q, dimension %q, rater %q (first on line %d)", l.CaseID, l.Dimension, l.Rater, ls[f].Line)
+		return input.Errorf(l.File, l.Line, "duplicate label for case %q, dimension %q, rater %q (first on line %d)", l.CaseID, l.Dimension, l.Rater, fl)
 	}
-	return input.Errorf(l.File, l.Line, "duplicate label for case %q, dimension %q (first on line %d)", l.CaseID, l.Dimension, ls[f].Line)
+	return input.Errorf(l.File, l.Line, "duplicate label for case %q, dimension %q (first on line %d)", l.CaseID, l.Dimension, fl)
+}
+
+// Increasing reports whether the case ids of each dimension come in strictly
+// increasing order (as files written by case id do): then no (case id,
+// dimension) repeats, and no sort is needed to know it or to pair them. Nil
+// (no labels) is.
+func (ls *Labels) Increasing() bool {
+	if ls == nil {
+		return true // no labels
+	}
+	if ls.increasing == 0 {
+		ls.increasing = 2
+		if ls.checkIncreasing() {
+			ls.increasing = 1
+		}
+	}
+	return ls.increasing == 1
+}
+
+func (ls *Labels) checkIncreasing() bool {
+	last := make([]int, len(ls.names))
+	for i := range ls.recs {
+		r := &ls.recs[i]
+		if r.dim == spillCode {
+			return false
+		}
+		if p := last[r.dim] - 1; p >= 0 && ls.CaseID(p) >= ls.CaseID(i) {
+			return false
+		}
+		last[r.dim] = i + 1
+	}
+	return true
 }

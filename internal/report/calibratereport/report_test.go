@@ -87,9 +87,7 @@ func panelDemo(t *testing.T) *calibrate.Result {
 	require.NoError(t, err)
 	js, err := labelfile.ReadLabelsFile(t.Context(), filepath.Join(dir, "judge.jsonl"), labelfile.JudgeSide, lock)
 	require.NoError(t, err)
-	for i := range hs {
-		hs[i].File = "human.jsonl"
-	}
+	hs.File = "human.jsonl"
 	r, err := calibrate.Evaluate(t.Context(), calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed})
 	require.NoError(t, err)
 	r.CarriedOver = &calibrate.CarriedOverCheck{Base: "origin/main", Path: "eval/human.jsonl", Dimensions: []calibrate.CarriedDimension{

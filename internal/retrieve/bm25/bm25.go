@@ -7,11 +7,23 @@
 // with idf(t) = ln(1 + (N − df(t) + 0.5)/(df(t) + 0.5)) (Lucene's non-negative
 // variant), k1 = 1.2 and b = 0.75. N, df and avgdl are taken over the whole index
 // (all locales), also when a search is filtered.
+//
+// The postings are compact: one byte array for the whole index (outside the Go
+// heap where the system allows), each term's
+// postings in document order as varints (the gap to the previous document, then
+// the term frequency), built in two passes over the documents so that nothing is
+// grown by copying (about 2–3 bytes per posting instead of a 24-byte slice
+// header per term and 8 bytes per posting, grown by doubling).
 package bm25
 
 import (
+	"encoding/binary"
 	"math"
+	"runtime"
 	"sort"
+	"sync"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/internal/offheap"
 )
 
 // Parameters of the scoring function.
@@ -20,39 +32,113 @@ const (
 	B  = 0.75
 )
 
-type posting struct {
-	doc int32
-	tf  int32
-}
-
 // Index is an inverted index over documents 0..N-1.
 type Index struct {
-	postings map[string][]posting
-	docLen   []float64
-	norm     []float64 // k1·(1 − b + b·|d|/avgdl) per document
-	avgdl    float64
+	ids   map[string]uint32 // term -> term number
+	off   []int             // term number -> its postings, data[off[t]:off[t+1]]
+	df    []int32           // term number -> document frequency
+	data  []byte            // every term's postings: varint gap, varint tf
+	norm  []float64         // k1·(1 − b + b·|d|/avgdl) per document
+	avgdl float64
+	pool  sync.Pool // *scratch of Search
 }
 
 // New indexes docs, each given as its terms (repeats count).
 func New(docs [][]string) *Index {
-	ix := &Index{postings: map[string][]posting{}, docLen: make([]float64, len(docs))}
-	total := 0.0
-	for d, terms := range docs {
-		ix.docLen[d] = float64(len(terms))
-		total += float64(len(terms))
-		tf := map[string]int32{}
-		for _, t := range terms {
-			tf[t]++
+	var b []byte
+	return NewFunc(len(docs), func(d int, emit func(term []byte)) {
+		for _, t := range docs[d] {
+			b = append(b[:0], t...)
+			emit(b)
 		}
-		for t, n := range tf {
-			ix.postings[t] = append(ix.postings[t], posting{doc: int32(d), tf: n})
+	})
+}
+
+// NewFunc indexes n documents whose terms terms(d, emit) emits in order (repeats
+// count); emit's argument is only read during the call. terms is called twice
+// per document (a counting pass, then a filling pass) and must emit the same
+// terms both times.
+func NewFunc(n int, terms func(d int, emit func(term []byte))) *Index {
+	ix := &Index{ids: map[string]uint32{}, norm: make([]float64, n)}
+	// Per document: the term numbers it uses (first occurrence order) and their
+	// counts, in tf (indexed by term number, reset after each document).
+	var (
+		tf    []int32
+		used  []uint32
+		last  []int32 // term number -> last document it was counted in
+		size  []int   // term number -> bytes of its postings
+		total float64
+		tmp   [2 * binary.MaxVarintLen64]byte
+	)
+	count := func(d int, known bool) {
+		used = used[:0]
+		length := 0
+		terms(d, func(term []byte) {
+			length++
+			id, ok := ix.ids[string(term)]
+			if !ok {
+				if known {
+					panic("bm25: terms emitted a different term in the second pass")
+				}
+				id = uint32(len(ix.df))
+				ix.ids[string(term)] = id
+				ix.df = append(ix.df, 0)
+				tf = append(tf, 0)
+				last = append(last, 0)
+				size = append(size, 0)
+			}
+			if tf[id] == 0 {
+				used = append(used, id)
+			}
+			tf[id]++
+		})
+		if !known {
+			ix.norm[d] = float64(length)
+			total += float64(length)
 		}
 	}
-	if len(docs) > 0 {
-		ix.avgdl = total / float64(len(docs))
+	// Pass 1: document frequencies and the size of every term's postings.
+	for d := range n {
+		count(d, false)
+		for _, id := range used {
+			gap := d - int(last[id])
+			size[id] += len(binary.AppendUvarint(binary.AppendUvarint(tmp[:0], uint64(gap)), uint64(tf[id])))
+			last[id] = int32(d)
+			ix.df[id]++
+			tf[id] = 0
+		}
 	}
-	ix.norm = make([]float64, len(docs))
-	for d, l := range ix.docLen {
+	ix.off = make([]int, len(ix.df)+1)
+	for id, s := range size {
+		ix.off[id+1] = ix.off[id] + s
+	}
+	// The postings are the index's bulk and hold no pointers: outside the Go
+	// heap where the system allows, so that the collector's headroom is not
+	// sized from them; returned to the system when the index is unreachable.
+	data, mapped := offheap.Alloc(ix.off[len(ix.df)])
+	ix.data = data
+	if mapped {
+		runtime.AddCleanup(ix, offheap.Free, data)
+	}
+	// Pass 2: the postings, in document order per term.
+	pos := size // reused: next write position per term
+	copy(pos, ix.off[:len(ix.df)])
+	clear(last)
+	for d := range n {
+		count(d, true)
+		for _, id := range used {
+			gap := d - int(last[id])
+			w := binary.PutUvarint(ix.data[pos[id]:], uint64(gap))
+			w += binary.PutUvarint(ix.data[pos[id]+w:], uint64(tf[id]))
+			pos[id] += w
+			last[id] = int32(d)
+			tf[id] = 0
+		}
+	}
+	if n > 0 {
+		ix.avgdl = total / float64(n)
+	}
+	for d, l := range ix.norm {
 		ix.norm[d] = K1 * (1 - B + B*l/ix.avgdl)
 	}
 	return ix
@@ -60,8 +146,15 @@ func New(docs [][]string) *Index {
 
 // IDF is the inverse document frequency of term t.
 func (ix *Index) IDF(t string) float64 {
-	n := float64(len(ix.docLen))
-	df := float64(len(ix.postings[t]))
+	df := 0.0
+	if id, ok := ix.ids[t]; ok {
+		df = float64(ix.df[id])
+	}
+	return ix.idf(df)
+}
+
+func (ix *Index) idf(df float64) float64 {
+	n := float64(len(ix.norm))
 	return math.Log(1 + (n-df+0.5)/(df+0.5))
 }
 
@@ -71,35 +164,51 @@ type Hit struct {
 	Score float64
 }
 
+// scratch is one search's score per document (zero outside touched).
+type scratch struct {
+	scores  []float64
+	touched []int32
+}
+
 // Search returns the k best documents for the query terms, best first (ties: lower
 // document number first). Documents with score 0 (no query term) are never
-// returned. keep, when not nil, restricts the candidates.
+// returned. keep, when not nil, restricts the candidates. Safe for concurrent
+// use.
 func (ix *Index) Search(query []string, k int, keep func(doc int) bool) []Hit {
 	if k <= 0 || ix.avgdl == 0 {
 		return nil
 	}
-	scores := make([]float64, len(ix.docLen))
-	var touched []int32
+	sc, _ := ix.pool.Get().(*scratch)
+	if sc == nil {
+		sc = &scratch{scores: make([]float64, len(ix.norm))}
+	}
+	scores, touched := sc.scores, sc.touched[:0]
 	seen := map[string]bool{}
 	for _, t := range query {
 		if seen[t] {
 			continue
 		}
 		seen[t] = true
-		ps := ix.postings[t]
-		if len(ps) == 0 {
+		id, ok := ix.ids[t]
+		if !ok {
 			continue
 		}
-		idf := ix.IDF(t)
-		for _, p := range ps {
-			if keep != nil && !keep(int(p.doc)) {
+		idf := ix.idf(float64(ix.df[id]))
+		ps := ix.data[ix.off[id]:ix.off[id+1]]
+		doc := 0
+		for len(ps) > 0 {
+			gap, n := binary.Uvarint(ps)
+			f, m := binary.Uvarint(ps[n:])
+			ps = ps[n+m:]
+			doc += int(gap)
+			if keep != nil && !keep(doc) {
 				continue
 			}
-			if scores[p.doc] == 0 {
-				touched = append(touched, p.doc)
+			if scores[doc] == 0 {
+				touched = append(touched, int32(doc))
 			}
-			tf := float64(p.tf)
-			scores[p.doc] += idf * tf * (K1 + 1) / (tf + ix.norm[p.doc])
+			tf := float64(f)
+			scores[doc] += idf * tf * (K1 + 1) / (tf + ix.norm[doc])
 		}
 	}
 	// Top k of the touched documents with a bounded min-heap (root = worst kept).
@@ -112,6 +221,7 @@ func (ix *Index) Search(query []string, k int, keep func(doc int) bool) []Hit {
 	h := make([]Hit, 0, min(k, len(touched)))
 	for _, d := range touched {
 		e := Hit{Doc: int(d), Score: scores[d]}
+		scores[d] = 0
 		if e.Score <= 0 {
 			continue
 		}
@@ -146,6 +256,9 @@ func (ix *Index) Search(query []string, k int, keep func(doc int) bool) []Hit {
 			j = m
 		}
 	}
+	sc.touched = touched
+	ix.pool.Put(sc)
+	runtime.KeepAlive(ix) // ix.data may be a mapping its cleanup frees
 	sort.Slice(h, func(i, j int) bool { return better(h[i], h[j]) })
 	return h
 }

@@ -1,7 +1,10 @@
 package bm25
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"sort"
 	"strings"
 	"testing"
 
@@ -54,4 +57,97 @@ func TestSearchFilterAndK(t *testing.T) {
 	require.Len(t, hits, 1)
 	assert.Equal(t, 2, hits[0].Doc)
 	assert.Empty(t, New(nil).Search([]string{"a"}, 3, nil))
+}
+
+// referenceIndex is BM25 as the index computed it before its postings were
+// compacted (a map of posting slices, a score slice per search): the compact
+// index must return the same hits, scores equal to the bit.
+func referenceIndex(docs [][]string) func(query []string, k int, keep func(int) bool) []Hit {
+	type posting struct{ doc, tf int }
+	postings := map[string][]posting{}
+	docLen := make([]float64, len(docs))
+	total := 0.0
+	for d, terms := range docs {
+		docLen[d] = float64(len(terms))
+		total += float64(len(terms))
+		tf := map[string]int{}
+		for _, t := range terms {
+			tf[t]++
+		}
+		for t, n := range tf {
+			postings[t] = append(postings[t], posting{d, n})
+		}
+	}
+	return func(query []string, k int, keep func(int) bool) []Hit {
+		if len(docs) == 0 || total == 0 || k <= 0 {
+			return nil
+		}
+		avgdl := total / float64(len(docs))
+		scores := make([]float64, len(docs))
+		seen := map[string]bool{}
+		for _, t := range query {
+			if seen[t] {
+				continue
+			}
+			seen[t] = true
+			n, df := float64(len(docs)), float64(len(postings[t]))
+			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+			for _, p := range postings[t] {
+				if keep != nil && !keep(p.doc) {
+					continue
+				}
+				tf := float64(p.tf)
+				scores[p.doc] += idf * tf * (K1 + 1) / (tf + K1*(1-B+B*docLen[p.doc]/avgdl))
+			}
+		}
+		var hits []Hit
+		for d, s := range scores {
+			if s > 0 {
+				hits = append(hits, Hit{Doc: d, Score: s})
+			}
+		}
+		sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
+		if len(hits) > k {
+			hits = hits[:k]
+		}
+		return hits
+	}
+}
+
+// TestSearchMatchesReference: random documents over a Zipf-like vocabulary
+// (long posting lists with gaps over 127 and tf over 127, so the varints take
+// several bytes), random queries, filtered and not, searched twice (the
+// reused scores must start from zero).
+func TestSearchMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	docs := make([][]string, 3000)
+	for d := range docs {
+		n := r.IntN(40)
+		if d%500 == 7 {
+			n = 400 // a long document: tf above 127
+		}
+		for range n {
+			docs[d] = append(docs[d], fmt.Sprintf("t%d", int(300*r.Float64()*r.Float64())))
+		}
+	}
+	ix, ref := New(docs), referenceIndex(docs)
+	for q := range 200 {
+		var query []string
+		for range 1 + r.IntN(6) {
+			query = append(query, fmt.Sprintf("t%d", r.IntN(320)))
+		}
+		var keep func(int) bool
+		if q%3 == 1 {
+			keep = func(d int) bool { return d%3 == q%3 }
+		}
+		k := 1 + r.IntN(60)
+		want := ref(query, k, keep)
+		for range 2 {
+			got := ix.Search(query, k, keep)
+			require.Len(t, got, len(want), "query %v", query)
+			for i := range want {
+				require.Equal(t, want[i], got[i], "query %v, hit %d", query, i)
+			}
+		}
+	}
 }

@@ -6,7 +6,6 @@
 package text
 
 import (
-	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -18,40 +17,52 @@ func Tokens(s string) []string {
 
 // AppendTokens appends the terms of s to dst.
 func AppendTokens(dst []string, s string) []string {
-	var b strings.Builder
-	flush := func() {
-		if b.Len() > 0 {
-			dst = append(dst, b.String())
-			b.Reset()
-		}
-	}
+	Each(s, nil, func(t []byte) { dst = append(dst, string(t)) })
+	return dst
+}
+
+// Each calls fn with each term of s in order (repeats kept), the terms Tokens
+// returns, without allocating a string per term: fn's argument is valid only
+// during the call. buf is scratch space (may be nil); Each returns it, grown,
+// for reuse.
+func Each(s string, buf []byte, fn func(term []byte)) []byte {
+	b := buf[:0]
 	for len(s) > 0 {
-		r, n := utf8.DecodeRuneInString(s)
+		r, n := rune(s[0]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRuneInString(s)
+		}
 		s = s[n:]
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+		if r < utf8.RuneSelf {
 			switch {
-			case r < utf8.RuneSelf:
-				if 'A' <= r && r <= 'Z' {
-					r += 'a' - 'A'
-				}
-				b.WriteRune(r) // one byte: r < utf8.RuneSelf
-			default:
-				r = unicode.ToLower(r)
-				if int(r) < len(fold) && fold[r] != "" {
-					b.WriteString(fold[r])
-				} else {
-					b.WriteRune(r)
-				}
+			case 'a' <= r && r <= 'z', '0' <= r && r <= '9':
+				b = append(b, byte(r))
+				continue
+			case 'A' <= r && r <= 'Z':
+				b = append(b, byte(r+'a'-'A'))
+				continue
+			}
+		} else if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			r = unicode.ToLower(r)
+			if int(r) < len(fold) && fold[r] != "" {
+				b = append(b, fold[r]...)
+			} else {
+				b = utf8.AppendRune(b, r)
 			}
 			continue
-		}
-		if unicode.Is(unicode.Mn, r) { // a combining accent: fold it away
+		} else if unicode.Is(unicode.Mn, r) { // a combining accent: fold it away
 			continue
 		}
-		flush()
+		if len(b) > 0 {
+			fn(b)
+			b = b[:0]
+		}
 	}
-	flush()
-	return dst
+	if len(b) > 0 {
+		fn(b)
+		b = b[:0]
+	}
+	return b
 }
 
 // fold maps lower-case accented Latin letters (Latin-1 Supplement and Latin

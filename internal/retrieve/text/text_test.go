@@ -1,7 +1,11 @@
 package text
 
 import (
+	"slices"
+	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -35,5 +39,66 @@ func FuzzTokens(f *testing.F) {
 				t.Fatalf("empty token from %q", s)
 			}
 		}
+	})
+}
+
+// referenceTokens is the tokenizer as it was before Each (a strings.Builder per
+// term, the unicode tables for every rune): Each must give the same terms.
+func referenceTokens(s string) []string {
+	var dst []string
+	var b strings.Builder
+	flush := func() {
+		if b.Len() > 0 {
+			dst = append(dst, b.String())
+			b.Reset()
+		}
+	}
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		s = s[n:]
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			switch {
+			case r < utf8.RuneSelf:
+				if 'A' <= r && r <= 'Z' {
+					r += 'a' - 'A'
+				}
+				b.WriteRune(r)
+			default:
+				r = unicode.ToLower(r)
+				if int(r) < len(fold) && fold[r] != "" {
+					b.WriteString(fold[r])
+				} else {
+					b.WriteRune(r)
+				}
+			}
+			continue
+		}
+		if unicode.Is(unicode.Mn, r) {
+			continue
+		}
+		flush()
+	}
+	flush()
+	return dst
+}
+
+func TestEachMatchesReference(t *testing.T) {
+	for _, s := range []string{"", "a", "Reset your password, then sign-in!", "Sesión ÇA Não", "se\u0301sion", "\u212a\u00c5 KELVIN",
+		"\xff\xfeab\xc3", "Straße æ œ ǅ", "пароль 密码 ١٢٣ ²³", "x\u0301\u0301y z", "abc\x00def\tGHI\n"} {
+		assert.Equal(t, referenceTokens(s), Tokens(s), "%q", s)
+	}
+}
+
+func FuzzEach(f *testing.F) {
+	f.Add("Olá, ¿cómo estás? \u212a \xff")
+	f.Fuzz(func(t *testing.T, s string) {
+		want := referenceTokens(s)
+		var got []string
+		buf := []byte("stale")
+		buf = Each(s, buf, func(b []byte) { got = append(got, string(b)) })
+		if !slices.Equal(want, got) {
+			t.Fatalf("Each(%q) = %q, want %q", s, got, want)
+		}
+		_ = buf
 	})
 }

@@ -1,0 +1,89 @@
+package labelfile
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestLabelsRoundTrip: every label kept in Labels comes back as it was: in a
+// record (scores, bins, none of either, timestamps in UTC, Local and fixed
+// zones, long ids across slabs) or whole in spill (another file or side, a
+// line over 2³²−1, a bin over int32, more than 64 zones, more than 65,534
+// names), with rater ids and adjudications (in the record: a rater code and
+// a bit).
+func TestLabelsRoundTrip(t *testing.T) {
+	plus2 := time.FixedZone("", 2*3600)
+	long := string(make([]byte, idSlab+5))
+	var ls []Label
+	base := Label{File: "h.jsonl", Side: HumanSide, Dimension: "groundedness", Construct: "support"}
+	add := func(f func(l *Label)) {
+		l := base
+		l.Line = len(ls) + 1
+		l.CaseID = fmt.Sprintf("case-%d", len(ls))
+		f(&l)
+		ls = append(ls, l)
+	}
+	add(func(l *Label) { l.Score, l.HasScore, l.At = 0.25, true, time.Date(2026, 9, 1, 9, 0, 0, 5, time.UTC) })
+	add(func(l *Label) { l.Bin, l.HasBin, l.At = 3, true, time.Date(2026, 9, 1, 11, 0, 0, 0, plus2) })
+	add(func(l *Label) {
+		l.Score, l.HasScore, l.Bin, l.HasBin = 1, true, 2, true
+		l.At = time.Date(2026, 9, 1, 11, 0, 0, 0, time.FixedZone("", 2*3600))
+	})
+	add(func(l *Label) { l.At = time.Date(2026, 9, 1, 9, 0, 0, 0, time.Local) })
+	add(func(l *Label) { l.CaseID = long })
+	add(func(l *Label) { l.CaseID = "" })
+	add(func(l *Label) { l.File = "other.jsonl" })
+	add(func(l *Label) { l.Side = JudgeSide })
+	add(func(l *Label) { l.Line = math.MaxUint32 + 1 })
+	add(func(l *Label) { l.Bin, l.HasBin = math.MaxInt32+1, true })
+	add(func(l *Label) { l.Rater = "ana" })
+	add(func(l *Label) { l.Rater, l.Adjudication = "ana", true })
+	add(func(l *Label) { l.Rater = "groundedness" }) // a rater named like a dimension shares its code
+	add(func(l *Label) { l.Adjudication = true })    // refused by the reader, kept all the same
+	add(func(l *Label) { l.Rater, l.Adjudication, l.At = "bo", true, time.Date(2026, 9, 1, 11, 0, 0, 0, plus2) })
+	add(func(l *Label) { l.Construct = "" })
+	for z := range 70 {
+		add(func(l *Label) { l.At = time.Date(2026, 9, 1, 0, 0, 0, 0, time.FixedZone("", 60*z)) })
+	}
+	got := FromLabels(ls)
+	require.Equal(t, len(ls), got.Len())
+	all := got.All()
+	for i, want := range ls {
+		g := got.Label(i)
+		require.Equal(t, want, g, "label %d", i)
+		require.Equal(t, want, all[i], "label %d", i)
+		require.Equal(t, want.CaseID, got.CaseID(i))
+		require.Equal(t, want.Dimension, got.Dimension(i))
+		require.Equal(t, want.Construct, got.Construct(i))
+		require.Equal(t, want.Bin, got.Bin(i))
+		require.Equal(t, want.Rater, got.Rater(i))
+		require.Equal(t, want.Adjudication, got.Adjudication(i))
+		require.True(t, want.At.Equal(got.At(i)))
+		require.Equal(t, want.At.Format(time.RFC3339Nano), g.At.Format(time.RFC3339Nano))
+	}
+	assert.Len(t, got.spill, 4+9, "the other file and side, the big line and bin, and 9 zones past the 64 (UTC, +02:00, Local and 61 of the 70)")
+	assert.Equal(t, 48, int(unsafe.Sizeof(record{})), "the record stays 48 bytes (BENCHMARKS.md)")
+
+	var many []Label
+	for i := range spillCode + 3 {
+		l := base
+		l.Line, l.CaseID, l.Dimension = i+1, "c", fmt.Sprintf("d%d", i)
+		many = append(many, l)
+	}
+	over := base // a rater when the codes are used up: kept whole
+	over.Line, over.CaseID, over.Dimension, over.Rater, over.Adjudication = len(many)+1, "c", "d0", "new-rater", true
+	many = append(many, over)
+	mg := FromLabels(many)
+	for _, i := range []int{0, spillCode - 3, spillCode - 2, spillCode, spillCode + 2, len(many) - 1} {
+		require.Equal(t, many[i], mg.Label(i), "label %d", i)
+	}
+	assert.NotEmpty(t, mg.spill)
+	assert.Equal(t, 0, (*Labels)(nil).Len())
+	assert.Nil(t, (*Labels)(nil).All())
+}

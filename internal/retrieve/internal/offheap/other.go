@@ -1,0 +1,7 @@
+//go:build !(linux || darwin || freebsd)
+
+package offheap
+
+func mapBytes(int) ([]byte, bool) { return nil, false }
+
+func unmapBytes([]byte) {}
