@@ -243,10 +243,10 @@ func runLabel(i, n int, r RunView) string {
 // each test's p_value_method); an id not listed is shown as it is, so a new
 // method is named, never misnamed.
 var methodWords = map[string]string{
-	metrics.MethodWilson:             "Wilson score",
+	metrics.MethodWilson:             "Wilson score with continuity correction",
 	metrics.MethodBCa:                "BCa bootstrap",
 	metrics.MethodPercentile:         "percentile bootstrap",
-	metrics.MethodBoundedWilson:      "Wilson score scaled to the measure's range",
+	metrics.MethodBoundedWilson:      "Wilson score with continuity correction scaled to the measure's range",
 	metrics.MethodRange:              "the measure's range (values that do not vary)",
 	metrics.MethodCornishFisher:      "Cornish–Fisher approximation of the bootstrap",
 	metrics.MethodWilsonDisagreement: "Wilson score of the disagreement",

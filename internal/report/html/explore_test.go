@@ -80,7 +80,7 @@ func TestCompareDashboardEmbedsRuns(t *testing.T) {
 // the exact McNemar test of hit, never a method it did not use.
 func TestCompareDashboardMethods(t *testing.T) {
 	s := string(render(t, demoResult(t)))
-	assert.Contains(t, s, "95% intervals of the means: BCa bootstrap (2,000 resamples, seed 1) for DCG@10, nDCG@10, precision@10, recall@10, MAP@10, MRR@10, mean relevance@10, relevance/k@10, RBP@10; Wilson score for hit@10.")
+	assert.Contains(t, s, "95% intervals of the means: BCa bootstrap (2,000 resamples, seed 1) for DCG@10, nDCG@10, precision@10, recall@10, MAP@10, MRR@10, mean relevance@10, relevance/k@10, RBP@10; Wilson score with continuity correction for hit@10.")
 	assert.Contains(t, s, "exact McNemar for hit@10")
 	assert.Contains(t, s, "adjusted by Holm within each measure across the strategies; significant when the adjusted p &lt; 0.05.")
 	assert.NotContains(t, s, "percentile bootstrap")
