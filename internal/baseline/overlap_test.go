@@ -194,7 +194,8 @@ func TestMostChangedBounded(t *testing.T) {
 func TestAppendCaseLineTopWithoutGold(t *testing.T) {
 	c := CaseLine{ID: "n", Type: "golden", HasTop: true, Top: []string{"a", "b"}}
 	line := AppendCaseLine(nil, &c)
-	assert.Equal(t, `{"id":"n","type":"golden","scores":{},"top":["a","b"]}`+"\n", string(line))
+	assert.JSONEq(t, `{"id":"n","type":"golden","scores":{},"top":["a","b"]}`, string(line))
+	assert.Equal(t, byte('\n'), line[len(line)-1], "one line")
 	b := load(t, string(line))
 	got, err := b.detail(0)
 	require.NoError(t, err)

@@ -136,10 +136,10 @@ func (s *side) build(ctx context.Context, dimIndex map[string]int, off []int) er
 		}
 		codes.of(s, i) // numbers the side's constructs in label order
 		if increasing {
-			s.order[x] = append(s.order[x], int32(i)) //nolint:gosec // the label count is checked against MaxInt32 above
+			s.order[x] = append(s.order[x], int32(i))
 			continue
 		}
-		k := pairKey{i: int32(i), bin: s.bin(i)} //nolint:gosec // the label count is checked against MaxInt32 above
+		k := pairKey{i: int32(i), bin: s.bin(i)}
 		k.hi, k.lo, k.n = idKey(s.ls.CaseID(i)[off[x]:])
 		s.keys[x] = append(s.keys[x], k)
 	}

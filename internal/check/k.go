@@ -104,7 +104,7 @@ func firstK(br *bufio.Reader) (int, int, []byte, error) {
 			return retrievalK(t), line, consumed, nil
 		}
 		if err != nil { // EOF: no case
-			return 0, 0, consumed, nil
+			return 0, 0, consumed, nil //nolint:nilerr // io.EOF (other errors returned above): no case, so no k
 		}
 	}
 }

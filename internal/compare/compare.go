@@ -416,7 +416,7 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 					}
 				}
 				c.retrieved += len(rels)
-				s.topN[i] = int32(len(rels))
+				s.topN[i] = int32(len(rels)) //nolint:gosec // at most k (≤ 1000) results
 				lv = q.AppendLevels(lv[:0], qi)
 				g := metrics.GradedAtK(&metrics.QueryInput{Rels: rels, Levels: lv, K: k, Gain: opt.Gain, RelevantLevel: opt.RelevantLevel})
 				if !inBinary[i] {

@@ -2,7 +2,6 @@ package evaluate
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,16 +35,16 @@ func TestValidate(t *testing.T) {
 			o := validOptions()
 			tc.mutate(&o)
 			var oe *option.Error
-			require.True(t, errors.As(o.Validate(), &oe))
+			require.ErrorAs(t, o.Validate(), &oe)
 			assert.Equal(t, tc.want, *oe)
 		})
 	}
 	o := validOptions()
 	o.Price = "x"
 	var oe *option.Error
-	require.True(t, errors.As(o.Validate(), &oe))
+	require.ErrorAs(t, o.Validate(), &oe)
 	assert.Equal(t, "price-per-1k", oe.Option)
-	assert.Error(t, oe.Err)
+	require.Error(t, oe.Err)
 
 	o = validOptions()
 	require.NoError(t, o.Validate())

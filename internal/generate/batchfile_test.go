@@ -3,7 +3,6 @@ package generate_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -114,7 +113,7 @@ func TestGenerateBatchInBadResults(t *testing.T) {
 			_, out, err := genFile(t, &generate.BatchOptions{ResultsIn: p})
 			require.Error(t, err)
 			var ie *input.Error
-			require.True(t, errors.As(err, &ie), "%v", err)
+			require.ErrorAs(t, err, &ie)
 			assert.Equal(t, p, ie.File)
 			assert.Equal(t, tc.line, ie.Line)
 			assert.Contains(t, err.Error(), tc.want)

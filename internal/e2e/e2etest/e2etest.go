@@ -81,7 +81,7 @@ func Binary() (string, error) {
 		if Race {
 			args = append(args, "-race")
 		}
-		cmd := exec.Command("go", append(args, ".")...)
+		cmd := exec.Command("go", append(args, ".")...) //nolint:gosec // go build of this module into a temporary directory
 		cmd.Dir = r
 		var flags []string
 		for _, f := range strings.Fields(os.Getenv("GOFLAGS")) {

@@ -162,7 +162,7 @@ func (ls *Labels) code(field int, name string) (uint16, bool) {
 		if len(ls.names) >= spillCode {
 			return 0, false
 		}
-		code = uint16(len(ls.names))
+		code = uint16(len(ls.names)) //nolint:gosec // below spillCode, checked above
 		ls.codes[name] = code
 		ls.names = append(ls.names, name)
 	}
@@ -176,7 +176,7 @@ func (ls *Labels) code(field int, name string) (uint16, bool) {
 func (ls *Labels) locCode(loc *time.Location) (uint16, bool) {
 	for i, l := range ls.locs {
 		if l == loc || sameFixedZone(l, loc) {
-			return uint16(i), true //nolint:gosec // fewer than spillCode locations
+			return uint16(i), true
 		}
 	}
 	if len(ls.locs) >= 64 {

@@ -258,7 +258,7 @@ func readSheetCSV(ctx context.Context, r io.Reader, file string) ([]SheetRow, er
 			}
 		}
 		rec, err := rd.Read()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

@@ -80,7 +80,7 @@ func NewFunc(n int, terms func(d int, emit func(term []byte))) *Index {
 				if known {
 					panic("bm25: terms emitted a different term in the second pass")
 				}
-				id = uint32(len(ix.df))
+				id = uint32(len(ix.df)) //nolint:gosec // term ids are counted in uint32 (fewer terms than chunk tokens)
 				ix.ids[string(term)] = id
 				ix.df = append(ix.df, 0)
 				tf = append(tf, 0)
@@ -102,7 +102,7 @@ func NewFunc(n int, terms func(d int, emit func(term []byte))) *Index {
 		count(d, false)
 		for _, id := range used {
 			gap := d - int(last[id])
-			size[id] += len(binary.AppendUvarint(binary.AppendUvarint(tmp[:0], uint64(gap)), uint64(tf[id])))
+			size[id] += len(binary.AppendUvarint(binary.AppendUvarint(tmp[:0], uint64(gap)), uint64(tf[id]))) //nolint:gosec // gap > 0 (documents in order) and tf ≥ 1
 			last[id] = int32(d)
 			ix.df[id]++
 			tf[id] = 0
@@ -128,8 +128,8 @@ func NewFunc(n int, terms func(d int, emit func(term []byte))) *Index {
 		count(d, true)
 		for _, id := range used {
 			gap := d - int(last[id])
-			w := binary.PutUvarint(ix.data[pos[id]:], uint64(gap))
-			w += binary.PutUvarint(ix.data[pos[id]+w:], uint64(tf[id]))
+			w := binary.PutUvarint(ix.data[pos[id]:], uint64(gap))      //nolint:gosec // gap > 0: documents in order
+			w += binary.PutUvarint(ix.data[pos[id]+w:], uint64(tf[id])) //nolint:gosec // tf ≥ 1
 			pos[id] += w
 			last[id] = int32(d)
 			tf[id] = 0
@@ -200,12 +200,12 @@ func (ix *Index) Search(query []string, k int, keep func(doc int) bool) []Hit {
 			gap, n := binary.Uvarint(ps)
 			f, m := binary.Uvarint(ps[n:])
 			ps = ps[n+m:]
-			doc += int(gap)
+			doc += int(gap) //nolint:gosec // a gap between two document indices (ints) written by Build
 			if keep != nil && !keep(doc) {
 				continue
 			}
 			if scores[doc] == 0 {
-				touched = append(touched, int32(doc))
+				touched = append(touched, int32(doc)) //nolint:gosec // document indices are below the chunk count, held in int32
 			}
 			tf := float64(f)
 			scores[doc] += idf * tf * (K1 + 1) / (tf + ix.norm[doc])

@@ -36,7 +36,7 @@ func Each(s string, buf []byte, fn func(term []byte)) []byte {
 		if r < utf8.RuneSelf {
 			switch {
 			case 'a' <= r && r <= 'z', '0' <= r && r <= '9':
-				b = append(b, byte(r))
+				b = append(b, byte(r)) //nolint:gosec // r < utf8.RuneSelf: one byte
 				continue
 			case 'A' <= r && r <= 'Z':
 				b = append(b, byte(r+'a'-'A'))
