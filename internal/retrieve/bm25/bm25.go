@@ -43,17 +43,6 @@ type Index struct {
 	pool  sync.Pool // *scratch of Search
 }
 
-// New indexes docs, each given as its terms (repeats count).
-func New(docs [][]string) *Index {
-	var b []byte
-	return NewFunc(len(docs), func(d int, emit func(term []byte)) {
-		for _, t := range docs[d] {
-			b = append(b[:0], t...)
-			emit(b)
-		}
-	})
-}
-
 // NewFunc indexes n documents whose terms terms(d, emit) emits in order (repeats
 // count); emit's argument is only read during the call. terms is called twice
 // per document (a counting pass, then a filling pass) and must emit the same

@@ -151,3 +151,15 @@ func TestSearchMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// New indexes docs, each given as its terms (repeats count): NewFunc over
+// slices, for the tests.
+func New(docs [][]string) *Index {
+	var b []byte
+	return NewFunc(len(docs), func(d int, emit func(term []byte)) {
+		for _, t := range docs[d] {
+			b = append(b[:0], t...)
+			emit(b)
+		}
+	})
+}
