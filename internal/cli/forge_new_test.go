@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,11 +29,23 @@ var forgeSecrets = map[string]string{
 	"GITHUB_TOKEN":   "ghs_forgesecretgithub5d1e",
 }
 
+// forgeFlagKey is a Chroma key given on the command line (--chroma-api-key),
+// which forgeRun also looks for.
+const forgeFlagKey = "ck-forge-secret-flag-4e8d"
+
 // forgeRun runs args in dir, outside Actions and inside (GITHUB_ACTIONS=true,
 // with an outputs file and a job summary), and reads as the runner does every
 // stream and both files; no secret of forgeSecrets may appear in them or in any
 // file under dir that the run wrote. want is the exit code (-1: any).
 func forgeRun(t *testing.T, dir string, want int, args ...string) {
+	t.Helper()
+	forgeRunData(t, dir, want, true, args...)
+}
+
+// forgeRunData is forgeRun; withData says the hostile data must reach an output
+// (else the test would prove nothing); a run that fails before it reads the
+// data, to test the secrets, sets it false.
+func forgeRunData(t *testing.T, dir string, want int, withData bool, args ...string) {
 	t.Helper()
 	reached := false
 	for _, inActions := range []bool{false, true} {
@@ -41,7 +55,9 @@ func forgeRun(t *testing.T, dir string, want int, args ...string) {
 			env, outputFile, summary = actionsEnv(t, nil)
 		}
 		for k, v := range forgeSecrets {
-			env[k] = v
+			if !strings.HasPrefix(k, "-") {
+				env[k] = v
+			}
 		}
 		before := snapshot(t, dir)
 		code, stdout, stderr := runIn(t, env, args...)
@@ -98,9 +114,10 @@ func forgeRun(t *testing.T, dir string, want int, args ...string) {
 			for k, v := range forgeSecrets {
 				assert.NotContains(t, text, v, "%s: %s: the value of %s", what, name, k)
 			}
+			assert.NotContains(t, text, forgeFlagKey, "%s: %s: the value of --chroma-api-key", what, name)
 		}
 	}
-	assert.True(t, reached, "%v: no hostile data reached an output: the test proves nothing", args)
+	assert.True(t, reached || !withData, "%v: no hostile data reached an output: the test proves nothing", args)
 }
 
 // snapshot is every regular file under dir with its content.
@@ -314,5 +331,29 @@ func TestNoForgedCommandNewOutputs(t *testing.T) {
 	t.Run("evaluate batch", func(t *testing.T) {
 		forgeRun(t, dir, -1, "evaluate", "--kb", kbF, "--out", filepath.Join(dir, "eval "+hostileFile), "--judge-url", llm.URL,
 			"--judge-model", "fake", "--per-locale", "1", "--k", "2", "--bootstrap", "50", "--batch", "--batch-poll", "10ms")
+	})
+
+	// A server that echoes the credentials it was sent in its error body (as
+	// some do): the judge's key (OPENAI_API_KEY) and Chroma's (--chroma-api-key)
+	// reach neither the new outputs nor the stages' command lines (stages.txt).
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		msg := "Incorrect API key provided: " + r.Header.Get("Authorization") + " " + r.Header.Get("X-Chroma-Token") + " " + r.URL.Path
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": "invalid_api_key"}, "detail": msg})
+	}))
+	defer echo.Close()
+	t.Run("secrets echoed by a server", func(t *testing.T) {
+		forgeRunData(t, dir, 2, false, "judge", "--kb", kbF, "--run", forgePayloads[0]+"="+denseF, "--k", "2",
+			"--judge-url", echo.URL, "--judge-model", "fake", "--cache", "none", "--qrels", filepath.Join(dir, "echo.qrels"),
+			"--human-sample", "2", "--human-sheet", filepath.Join(dir, "echo-sheet"), "--max-requests", "2")
+		forgeRunData(t, dir, 2, false, "judge", "--kb", kbF, "--run", forgePayloads[0]+"="+denseF, "--k", "2",
+			"--judge-url", echo.URL, "--judge-model", "fake", "--cache", filepath.Join(dir, "echo-cache.jsonl"), "--qrels", filepath.Join(dir, "echo2.qrels"),
+			"--batch", "--batch-poll", "10ms")
+		forgeRunData(t, dir, 2, false, "evaluate", "--kb", kbF, "--out", filepath.Join(dir, "eval-echo "+hostileFile), "--judge-url", llm.URL,
+			"--judge-model", "fake", "--per-locale", "1", "--k", "2", "--bootstrap", "50", "--batch", "--batch-poll", "10ms",
+			"--store", "chroma", "--chroma-url", echo.URL, "--chroma-api-key", forgeFlagKey)
+		forgeRunData(t, dir, 2, false, "generate", "--kb", kbF, "--out", filepath.Join(dir, "gen-echo.jsonl"), "--generator-url", echo.URL,
+			"--generator-model", "g", "--batch", "--batch-poll", "10ms", "--per-locale", "1")
 	})
 }
