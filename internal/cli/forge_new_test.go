@@ -91,7 +91,7 @@ func forgeRunData(t *testing.T, dir string, want int, withData bool, args ...str
 		}
 		reached = reached || strings.Contains(stdout+stderr+texts["job summary"], "FORGED")
 		if os.Getenv("FORGE_SHOW") != "" {
-			t.Logf("%s:\n%s\n%s", what, stdout, stderr)
+			t.Logf("%s:\n%s\n%s\njob summary (%d bytes, FORGED %d times)", what, stdout, stderr, len(texts["job summary"]), strings.Count(texts["job summary"], "FORGED"))
 		}
 		// The runner masks what ::add-mask:: names: that line is the mask, not a leak.
 		var unmasked []string
@@ -206,6 +206,8 @@ func TestNoForgedCommandNewOutputs(t *testing.T) {
 			"--markdown", filepath.Join(dir, "c "+hostileFile+".md"), "--json", filepath.Join(dir, "c.json"), "--suggest-floors")
 		forgeRun(t, dir, -1, "check", "--cases", runCases, "--kb", kbF, "--k", "2", "--baseline", baseline, "--comment", "never",
 			"--max-drop-hit", "0.01", "--suggest-floors")
+		// The saved report rendered again: the same sections from the JSON.
+		forgeRun(t, dir, 0, "report", "--from", filepath.Join(dir, "c.json"), "--markdown", filepath.Join(dir, "c-again.md"))
 	})
 
 	// The judge's pool: two strategies' runs over hostile query ids, locales and
@@ -256,6 +258,7 @@ func TestNoForgedCommandNewOutputs(t *testing.T) {
 			"--markdown", filepath.Join(dir, "cmp.md"), "--json", filepath.Join(dir, "cmp.json"))
 		forgeRun(t, dir, -1, "compare", "--qrels", judged, "--run", "dense="+denseF, "--run", "lexical="+lexicalF, "--k", "2",
 			"--human-qrels", filled, "--bootstrap", "50", "--comment", "never", "--gate-strategy", "dense", "--fail-if-beaten")
+		forgeRun(t, dir, 0, "report", "--from", filepath.Join(dir, "cmp.json"), "--markdown", filepath.Join(dir, "cmp-again.md"))
 	})
 
 	t.Run("calibrate human-sheet", func(t *testing.T) {
@@ -284,6 +287,7 @@ func TestNoForgedCommandNewOutputs(t *testing.T) {
 		humanF, judgeF := write("panel-human.jsonl", human.String()), write("panel-judge.jsonl", judge.String())
 		forgeRun(t, dir, -1, "calibrate", "--human", humanF, "--judge", judgeF, "--lock", lock, "--comment", "never",
 			"--markdown", filepath.Join(dir, "cal-panel.md"), "--json", filepath.Join(dir, "cal-panel.json"))
+		forgeRun(t, dir, 0, "report", "--from", filepath.Join(dir, "cal-panel.json"), "--markdown", filepath.Join(dir, "cal-panel-again.md"))
 	})
 
 	t.Run("generate batch files", func(t *testing.T) {
