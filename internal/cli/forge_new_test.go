@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,12 +77,13 @@ func forgeRunData(t *testing.T, dir string, want int, withData bool, args ...str
 		}
 		for name, text := range texts {
 			if name == "outputs file" {
-				// An output that is a path the workflow named (--json FILE, evaluate's
-				// --out DIR) is kept exact, whatever its name, for the steps that
-				// read it; no other value may carry a command.
+				// An output that is a path or a name the workflow gave (--json FILE,
+				// evaluate's --out DIR, compare's recommended NAME of --run
+				// NAME=FILE) is kept exact, for the steps that read it; no value
+				// from the input files may carry a command.
 				var kept []string
 				for _, l := range runnertest.Lines(text) {
-					if !strings.HasPrefix(l, dir) {
+					if !strings.HasPrefix(l, dir) && !slices.ContainsFunc(args, func(a string) bool { return a == l || strings.HasPrefix(a, l+"=") }) {
 						kept = append(kept, l)
 					}
 				}
