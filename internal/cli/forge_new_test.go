@@ -122,6 +122,18 @@ func forgeRunData(t *testing.T, dir string, want int, withData bool, args ...str
 	assert.True(t, reached || !withData, "%v: no hostile data reached an output: the test proves nothing", args)
 }
 
+// fileWriter returns write(name, text): the file name under dir (its directories
+// made) holding text; it returns the file's path.
+func fileWriter(t *testing.T, dir string) func(name, text string) string {
+	return func(name, text string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+}
+
 // snapshot is every regular file under dir with its content.
 func snapshot(t *testing.T, dir string) map[string]string {
 	t.Helper()
@@ -161,12 +173,7 @@ func written(t *testing.T, dir string, before map[string]string) map[string]stri
 func TestNoForgedCommandNewOutputs(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
-		return p
-	}
+	write := fileWriter(t, dir)
 	js := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	// A TREC line holds no ASCII white space: its query ids without it.
 	qidOf := func(p string) string { return strings.NewReplacer(" ", "", "\n", "").Replace(p) }

@@ -3,13 +3,11 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/publish/runnertest"
 )
@@ -61,12 +59,7 @@ func assertNoForgedCommand(t *testing.T, what, text string) {
 func TestNoForgedCommandAnySyntax(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
-		return p
-	}
+	write := fileWriter(t, dir)
 	js := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	var cases, badCases, qrels, runA, runB, scored, human strings.Builder
 	for i, p := range forgePayloads {
