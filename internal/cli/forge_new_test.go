@@ -3,9 +3,11 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -215,6 +217,27 @@ func TestNoForgedCommandNewOutputs(t *testing.T) {
 			"--markdown", filepath.Join(dir, "c "+hostileFile+".md"), "--json", filepath.Join(dir, "c.json"), "--suggest-floors")
 		forgeRun(t, dir, -1, "check", "--cases", runCases, "--kb", kbF, "--k", "2", "--baseline", baseline, "--comment", "never",
 			"--max-drop-hit", "0.01", "--suggest-floors")
+		// The baseline's header is data too (its commit, its cases file), shown
+		// in the headline's provenance.
+		bf, err := os.Open(baseline)
+		require.NoError(t, err)
+		zr, err := gzip.NewReader(bf)
+		require.NoError(t, err)
+		data, err := io.ReadAll(zr)
+		require.NoError(t, err)
+		require.NoError(t, bf.Close())
+		head, rest, ok := strings.Cut(string(data), "\n")
+		require.True(t, ok)
+		var hdr map[string]any
+		require.NoError(t, json.Unmarshal([]byte(head), &hdr))
+		require.Contains(t, hdr, "created_at")
+		// A commit is shown in its first 12 characters: "##[add-mask]" exactly.
+		hdr["commit"], hdr["cases_file"] = "##[add-mask]FORGED", forgePayloads[0]
+		b, err := json.Marshal(hdr)
+		require.NoError(t, err)
+		forged := write("forged-header.jsonl", string(b)+"\n"+rest)
+		forgeRun(t, dir, -1, "check", "--cases", runCases, "--kb", kbF, "--k", "2", "--baseline", forged, "--comment", "never",
+			"--markdown", filepath.Join(dir, "c-header.md"))
 		// The saved report rendered again: the same sections from the JSON.
 		forgeRun(t, dir, 0, "report", "--from", filepath.Join(dir, "c.json"), "--markdown", filepath.Join(dir, "c-again.md"))
 	})
