@@ -58,9 +58,7 @@ func forgeRunData(t *testing.T, dir string, want int, withData bool, args ...str
 			env, outputFile, summary = actionsEnv(t, nil)
 		}
 		for k, v := range forgeSecrets {
-			if !strings.HasPrefix(k, "-") {
-				env[k] = v
-			}
+			env[k] = v
 		}
 		before := snapshot(t, dir)
 		code, stdout, stderr := runIn(t, env, args...)
@@ -94,7 +92,7 @@ func forgeRunData(t *testing.T, dir string, want int, withData bool, args ...str
 			assertNoForgedCommand(t, what+" "+name, text)
 		}
 		reached = reached || strings.Contains(stdout+stderr+texts["job summary"], "FORGED")
-		if os.Getenv("FORGE_SHOW") != "" {
+		if os.Getenv("FORGE_SHOW") != "" { // to read what each run printed: FORGE_SHOW=1 go test -v -run NoForged
 			t.Logf("%s:\n%s\n%s\njob summary (%d bytes, FORGED %d times)", what, stdout, stderr, len(texts["job summary"]), strings.Count(texts["job summary"], "FORGED"))
 		}
 		// The runner masks what ::add-mask:: names: that line is the mask, not a leak.
