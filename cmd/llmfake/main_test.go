@@ -10,13 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/e2e/e2etest"
 )
 
 // The test binary is the command when LLMFAKE_MAIN=1: TestServe runs it as a
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 }
 
 // start runs the command on a free loopback port and returns it with its URL.
-func start(t *testing.T, args ...string) (*exec.Cmd, string, *lockedBuffer) {
+func start(t *testing.T, args ...string) (*exec.Cmd, string, *e2etest.LockedBuffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"-addr", "127.0.0.1:0"}, args...)...)
 	// Under -race the runtime sleeps a second at exit (GORACE atexit_sleep_ms,
@@ -38,7 +39,7 @@ func start(t *testing.T, args ...string) (*exec.Cmd, string, *lockedBuffer) {
 	cmd.Env = append(os.Environ(), "LLMFAKE_MAIN=1", "GORACE=atexit_sleep_ms=0")
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	stderr := &lockedBuffer{}
+	stderr := &e2etest.LockedBuffer{}
 	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
@@ -141,22 +142,4 @@ func TestBadFlags(t *testing.T) {
 		assert.Contains(t, errb.String(), "llmfake", "%v", args)
 		assert.Empty(t, out.String())
 	}
-}
-
-// lockedBuffer collects the child's stderr, which the test reads while the child runs.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -57,6 +57,40 @@ func (r *gitRepo) commit(msg string, files ...string) {
 	r.git("commit", "-q", "-m", msg)
 }
 
+// save writes files, given as name, content, name, content …, and commits them
+// in one commit.
+func (r *gitRepo) save(msg string, nameContent ...string) {
+	r.t.Helper()
+	require.Zero(r.t, len(nameContent)%2, "save takes names and contents in pairs")
+	var names []string
+	for i := 0; i < len(nameContent); i += 2 {
+		r.write(nameContent[i], nameContent[i+1])
+		names = append(names, nameContent[i])
+	}
+	r.commit(msg, names...)
+}
+
+// labelsThenJudge commits the lock and the human labels (human.jsonl), then the
+// judge scores (judge.jsonl) in a later commit: the order git anchoring wants.
+func (r *gitRepo) labelsThenJudge() {
+	r.t.Helper()
+	r.save("labels", "lock.json", baseLock, "human.jsonl", "h\n")
+	r.save("judge run", "judge.jsonl", "j\n")
+}
+
+// merged makes a root commit, then onBranch's commits on a new branch and
+// onMain's on main, and merges the branch into main with a merge commit: labels
+// made where a judge run did not see them, or the other way round.
+func (r *gitRepo) merged(branch string, onBranch, onMain func()) {
+	r.t.Helper()
+	r.save("root", "README", "x\n")
+	r.git("checkout", "-q", "-b", branch)
+	onBranch()
+	r.git("checkout", "-q", "main")
+	onMain()
+	r.git("merge", "-q", "--no-ff", "-m", "merge "+branch, branch)
+}
+
 const baseLock = `{
   "dimensions": {
     "groundedness": {"construct": "support", "gated": true},
@@ -181,63 +215,33 @@ func TestCheckGitAnchoring(t *testing.T) {
 		ok     bool
 		reason string
 	}{
-		{"labels committed before the judge scores", func(r *gitRepo) {
-			r.write("human.jsonl", "h\n")
-			r.commit("labels", "human.jsonl")
-			r.write("judge.jsonl", "j\n")
-			r.commit("judge run", "judge.jsonl")
-		}, true, ""},
+		{"labels committed before the judge scores", (*gitRepo).labelsThenJudge, true, ""},
 		{"labels changed after the judge scores", func(r *gitRepo) {
-			r.write("human.jsonl", "h\n")
-			r.commit("labels", "human.jsonl")
-			r.write("judge.jsonl", "j\n")
-			r.commit("judge run", "judge.jsonl")
-			r.write("human.jsonl", "h2\n")
-			r.commit("relabel after seeing the judge", "human.jsonl")
+			r.labelsThenJudge()
+			r.save("relabel after seeing the judge", "human.jsonl", "h2\n")
 		}, false, "is not an ancestor of the one that last changed the judge scores"},
 		{"both in one commit", func(r *gitRepo) {
-			r.write("human.jsonl", "h\n")
-			r.write("judge.jsonl", "j\n")
-			r.commit("both", "human.jsonl", "judge.jsonl")
+			r.save("both", "human.jsonl", "h\n", "judge.jsonl", "j\n")
 		}, false, "were last changed in the same commit"},
 		{"labels merged from a branch the judge run did not see", func(r *gitRepo) {
-			r.write("README", "x\n")
-			r.commit("root", "README")
-			r.git("checkout", "-q", "-b", "side")
-			r.write("human.jsonl", "h\n")
-			r.commit("labels", "human.jsonl")
-			r.git("checkout", "-q", "main")
-			r.write("judge.jsonl", "j\n")
-			r.commit("judge run", "judge.jsonl")
-			r.git("merge", "-q", "--no-edit", "side")
+			r.merged("side", func() { r.save("labels", "human.jsonl", "h\n") }, func() { r.save("judge run", "judge.jsonl", "j\n") })
 		}, false, "is not an ancestor of the one that last changed the judge scores"},
 		{"uncommitted label edits", func(r *gitRepo) {
-			r.write("human.jsonl", "h\n")
-			r.commit("labels", "human.jsonl")
-			r.write("judge.jsonl", "j\n")
-			r.commit("judge run", "judge.jsonl")
+			r.labelsThenJudge()
 			r.write("human.jsonl", "edited\n")
 		}, false, "the human labels file human.jsonl has uncommitted changes"},
 		{"executable bit set on the labels, content unchanged", func(r *gitRepo) {
-			r.write("human.jsonl", "h\n")
-			r.commit("labels", "human.jsonl")
-			r.write("judge.jsonl", "j\n")
-			r.commit("judge run", "judge.jsonl")
+			r.labelsThenJudge()
 			require.NoError(t, os.Chmod(filepath.Join(r.dir, "human.jsonl"), 0o755))
 		}, false, "the human labels file human.jsonl has uncommitted changes"},
 		{"labels deleted in HEAD, back as an untracked file", func(r *gitRepo) {
-			r.write("human.jsonl", "h\n")
-			r.commit("labels", "human.jsonl")
-			r.write("judge.jsonl", "j\n")
-			r.commit("judge run", "judge.jsonl")
+			r.labelsThenJudge()
 			r.git("rm", "-q", "--cached", "human.jsonl")
 			r.git("commit", "-q", "-m", "untrack")
 		}, false, "the human labels file human.jsonl has uncommitted changes"},
 		{"labels never committed", func(r *gitRepo) {
-			r.write("README", "x\n")
-			r.commit("root", "README")
-			r.write("judge.jsonl", "j\n")
-			r.commit("judge run", "judge.jsonl")
+			r.save("root", "README", "x\n")
+			r.save("judge run", "judge.jsonl", "j\n")
 			r.write("human.jsonl", "h\n")
 		}, false, "the human labels file human.jsonl has no commit"},
 	}
@@ -281,11 +285,7 @@ func TestCheckGitAnchoring(t *testing.T) {
 func TestGitGuardsInShallowClone(t *testing.T) {
 	ctx := context.Background()
 	r := newGitRepo(t)
-	r.write("lock.json", baseLock)
-	r.write("human.jsonl", "h\n")
-	r.commit("labels", "lock.json", "human.jsonl")
-	r.write("judge.jsonl", "j\n")
-	r.commit("judge run", "judge.jsonl")
+	r.labelsThenJudge()
 	r.git("branch", "base", "HEAD~1")
 	clone := filepath.Join(t.TempDir(), "clone")
 	r.git("clone", "-q", "--depth", "1", "file://"+r.dir, clone)
@@ -319,11 +319,7 @@ func TestGitGuardsInShallowClone(t *testing.T) {
 func TestGitGuardsInWorktree(t *testing.T) {
 	ctx := context.Background()
 	r := newGitRepo(t)
-	r.write("lock.json", baseLock)
-	r.write("human.jsonl", "h\n")
-	r.commit("labels", "lock.json", "human.jsonl")
-	r.write("judge.jsonl", "j\n")
-	r.commit("judge run", "judge.jsonl")
+	r.labelsThenJudge()
 	r.git("gc", "-q")
 	wt := filepath.Join(t.TempDir(), "wt")
 	r.git("worktree", "add", "-q", "-b", "pr", wt)

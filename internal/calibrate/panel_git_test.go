@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -92,15 +93,10 @@ func TestCheckBlindPasses(t *testing.T) {
 	r := newGitRepo(t)
 	// Both raters label on a branch, merged; the judge runs after the merge;
 	// the owner adjudicates on a later commit, before a later judge run.
-	r.write("README", "x\n")
-	r.commit("root", "README")
-	r.git("checkout", "-q", "-b", "labels")
-	human := r.write("human.jsonl", hl("c1", "ana", 0, "")+hl("c1", "bo", 2, "")+hl("c2", "ana", 1, "")+hl("c2", "bo", 1, ""))
-	r.commit("panel", "human.jsonl")
-	r.git("checkout", "-q", "main")
-	r.write("other", "y\n")
-	r.commit("unrelated", "other")
-	r.git("merge", "-q", "--no-ff", "-m", "merge labels", "labels")
+	r.merged("labels", func() {
+		r.save("panel", "human.jsonl", hl("c1", "ana", 0, "")+hl("c1", "bo", 2, "")+hl("c2", "ana", 1, "")+hl("c2", "bo", 1, ""))
+	}, func() { r.save("unrelated", "other", "y\n") })
+	human := filepath.Join(r.dir, "human.jsonl")
 	r.write("human.jsonl", hl("c1", "ana", 0, "")+hl("c1", "bo", 2, "")+hl("c2", "ana", 1, "")+hl("c2", "bo", 1, "")+hl("c1", "owner", 2, `, "adjudication": true`))
 	r.commit("adjudicate", "human.jsonl")
 	judge := r.write("judge.jsonl", jl("c1", "0.9")+jl("c2", "0.5"))
@@ -114,15 +110,8 @@ func TestCheckBlindPasses(t *testing.T) {
 	// A judge run on main in parallel with labels on a branch: the labels'
 	// commit is no ancestor of the judge's, whatever the walk's order.
 	r2 := newGitRepo(t)
-	r2.write("README", "x\n")
-	r2.commit("root", "README")
-	r2.git("checkout", "-q", "-b", "labels")
-	human2 := r2.write("human.jsonl", hl("c1", "ana", 0, ""))
-	r2.commit("labels", "human.jsonl")
-	r2.git("checkout", "-q", "main")
-	judge2 := r2.write("judge.jsonl", jl("c1", "0.1"))
-	r2.commit("judge", "judge.jsonl")
-	r2.git("merge", "-q", "--no-ff", "-m", "merge", "labels")
+	r2.merged("labels", func() { r2.save("labels", "human.jsonl", hl("c1", "ana", 0, "")) }, func() { r2.save("judge", "judge.jsonl", jl("c1", "0.1")) })
+	human2, judge2 := filepath.Join(r2.dir, "human.jsonl"), filepath.Join(r2.dir, "judge.jsonl")
 	hs, js = readFiles(t, lock, human2, judge2)
 	b, err = CheckBlind(ctx, human2, judge2, hs, js, lock)
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/e2e/e2etest"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
@@ -135,7 +136,7 @@ func TestRetrieveWithTokenAgainstStandIn(t *testing.T) {
 	kb, cases := writeBigKB(t, dir, 3)
 	out := filepath.Join(dir, "out.jsonl")
 	for _, key := range []string{chromaTestKey, "wrong-key-13579"} {
-		var stderr syncBuffer
+		var stderr e2etest.LockedBuffer
 		env := retrieveEnv(&stderr, map[string]string{"CHROMA_API_KEY": key, "CHROMA_TENANT": "team-a", "CHROMA_DATABASE": "rag"})
 		code := Run(context.Background(), env, []string{"retrieve", "--kb", kb, "--cases", cases, "--out", out, "--chroma-url", ts.URL,
 			"--chroma-token-header", "x-chroma-token", "--strategy", "dense"})
@@ -185,7 +186,7 @@ func TestEvaluateWithTokenAgainstStandIn(t *testing.T) {
 	kb := filepath.Join(dir, "kb.jsonl")
 	require.NoError(t, os.WriteFile(kb, []byte(evaluateKB), 0o644))
 	out := filepath.Join(dir, "out")
-	var stderr syncBuffer
+	var stderr e2etest.LockedBuffer
 	err := (&EvaluateCommand{}).Run(context.Background(), NewFactory(retrieveEnv(&stderr, nil)), []string{
 		"--kb", kb, "--out", out, "--judge-url", llm.URL, "--judge-model", "fake", "--per-locale", "2", "--k", "3", "--bootstrap", "200",
 		"--chroma-url", ts.URL, "--chroma-tenant", "team-a", "--chroma-database", "rag", "--chroma-api-key", chromaTestKey})

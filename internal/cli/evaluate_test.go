@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/e2e/e2etest"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/rerank/reranktest"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma/chromatest"
@@ -56,7 +57,7 @@ func TestEvaluateWithReranker(t *testing.T) {
 			kb := filepath.Join(dir, "kb.jsonl")
 			require.NoError(t, os.WriteFile(kb, []byte(evaluateKB), 0o644))
 			out := filepath.Join(dir, "out")
-			var stderr syncBuffer
+			var stderr e2etest.LockedBuffer
 			err := (&EvaluateCommand{}).Run(context.Background(), NewFactory(retrieveEnv(&stderr, nil)), append([]string{
 				"--kb", kb, "--out", out, "--judge-url", llm.URL, "--judge-model", "fake",
 				"--rerank-url", tei.URL, "--per-locale", "2", "--k", "3", "--bootstrap", "200"}, args...))

@@ -3,13 +3,11 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/publish/runnertest"
 )
@@ -61,12 +59,7 @@ func assertNoForgedCommand(t *testing.T, what, text string) {
 func TestNoForgedCommandAnySyntax(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
-		return p
-	}
+	write := fileWriter(t, dir)
 	js := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	var cases, badCases, qrels, runA, runB, scored, human strings.Builder
 	for i, p := range forgePayloads {
@@ -104,19 +97,17 @@ func TestNoForgedCommandAnySyntax(t *testing.T) {
 		{"nope ##[error title=FORGED]x"},
 	}
 	for _, args := range runs {
-		for _, inActions := range []bool{false, true} {
-			env := map[string]string{}
-			if inActions {
-				env, _, _ = actionsEnv(t, nil)
-			}
-			code, stdout, stderr := runIn(t, env, args...)
-			if (args[0] == "import" && args[2] != casesF) || args[0] == "compare" {
-				// These read the hostile ids and print them: the test must not pass
-				// because the input was refused.
-				require.Equal(t, 0, code, "%v: %s", args, stderr)
-			}
-			assertNoForgedCommand(t, fmt.Sprintf("%v (actions %v) stdout", args[:1], inActions), stdout)
-			assertNoForgedCommand(t, fmt.Sprintf("%v (actions %v) stderr", args[:1], inActions), stderr)
+		want := -1
+		if (args[0] == "import" && args[2] != casesF) || args[0] == "compare" {
+			// These read the hostile ids and print them: the test must not pass
+			// because the input was refused.
+			want = 0
 		}
+		// Two runs are refused before they read a hostile value (ragas wants
+		// another shape; report --from wants a report).
+		refused := args[0] == "report" || (args[0] == "import" && args[2] == casesF)
+		// Every stream, the job summary and the outputs file, inside Actions and
+		// outside (forge_new_test.go).
+		forgeRunData(t, dir, want, !refused, args...)
 	}
 }

@@ -18,29 +18,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/e2e/e2etest"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/rerank/reranktest"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma/chromatest"
 )
 
-// syncBuffer is a bytes.Buffer safe for a writer and a concurrent reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func retrieveEnv(stderr *syncBuffer, vars map[string]string) *Env {
+func retrieveEnv(stderr *e2etest.LockedBuffer, vars map[string]string) *Env {
 	return &Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: stderr, Getenv: func(k string) string { return vars[k] }}
 }
 
@@ -69,7 +52,7 @@ func TestRetrieveCancelDeletesTemporaryCollection(t *testing.T) {
 	out := filepath.Join(dir, "out.jsonl")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stderr syncBuffer
+	var stderr e2etest.LockedBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- (&RetrieveCommand{}).Run(ctx, NewFactory(retrieveEnv(&stderr, nil)), []string{
@@ -104,7 +87,7 @@ func TestRetrieveNamedCollectionReused(t *testing.T) {
 	kb, cases := writeBigKB(t, dir, 200)
 	name := fmt.Sprintf("retrieval-gate-cli-test-%d", time.Now().UnixNano())
 	run := func() string {
-		var stderr syncBuffer
+		var stderr e2etest.LockedBuffer
 		err := (&RetrieveCommand{}).Run(context.Background(), NewFactory(retrieveEnv(&stderr, map[string]string{"CHROMA_URL": url})), []string{
 			"--kb", kb, "--cases", cases, "--out", filepath.Join(dir, "out.jsonl"), "--store", "chroma", "--collection", name, "--k", "3"})
 		require.NoError(t, err, stderr.String())
@@ -177,7 +160,7 @@ func TestRetrieveOpenAIEmbedderAndReranker(t *testing.T) {
 	cases := filepath.Join(dir, "cases.jsonl")
 	require.NoError(t, os.WriteFile(cases, []byte(`{"id": "q", "locale": "en", "query": "I want my money back"}`+"\n"), 0o644))
 	out := filepath.Join(dir, "out.jsonl")
-	var stderr syncBuffer
+	var stderr e2etest.LockedBuffer
 	env := retrieveEnv(&stderr, map[string]string{"OPENAI_API_KEY": "sk-secret-123"})
 	args := []string{"--kb", kb, "--cases", cases, "--out", out, "--embedder", "openai",
 		"--embedder-url", srv.URL + "/v1", "--embedder-model", "BAAI/bge-small-en-v1.5", "--strategy", "dense", "--k", "2"}
@@ -217,7 +200,7 @@ func TestRetrieveErrorDeletesTemporaryCollection(t *testing.T) {
 	dir := t.TempDir()
 	kb, cases := writeBigKB(t, dir, 10)
 	out := filepath.Join(dir, "out.jsonl")
-	var stderr syncBuffer
+	var stderr e2etest.LockedBuffer
 	err := (&RetrieveCommand{}).Run(context.Background(), NewFactory(retrieveEnv(&stderr, nil)), []string{
 		"--kb", kb, "--cases", cases, "--out", out, "--chroma-url", url,
 		"--embedder", "openai", "--embedder-url", srv.URL, "--embedder-model", "bge"})

@@ -109,12 +109,7 @@ func TestNoForgedWorkflowCommands(t *testing.T) {
 	const evil = "\n::error title=x::forged"
 	dir := t.TempDir()
 	t.Chdir(dir)
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
-		return p
-	}
+	write := fileWriter(t, dir)
 	kbFile := write("kb.jsonl", `{"id":"a","text":"alpha"}`+"\n")
 	// A KB directory whose file name carries the payload, with bad front matter.
 	kbDir := filepath.Join(dir, "kbdir")

@@ -327,7 +327,11 @@ func resolved(p string) string {
 // GITHUB_STEP_SUMMARY unset).
 var ErrNoFile = errors.New("the runner set no file for it")
 
-// SetOutputs writes step outputs to GITHUB_OUTPUT, in sorted key order.
+// SetOutputs writes step outputs to GITHUB_OUTPUT, in sorted key order. The
+// file holds each value between two lines of a fixed delimiter, so a value with
+// a line break could end its own and set other outputs: such a value (a path
+// with a newline in it) is not set, and the error names its output; the others
+// are.
 func (a *Actions) SetOutputs(outputs map[string]string) error {
 	if !a.InActions || len(outputs) == 0 {
 		return nil
@@ -336,15 +340,25 @@ func (a *Actions) SetOutputs(outputs map[string]string) error {
 		return fmt.Errorf("failed to set step outputs: GITHUB_OUTPUT: %w", ErrNoFile)
 	}
 	keys := make([]string, 0, len(outputs))
-	for k := range outputs {
+	var refused []string
+	for k, v := range outputs {
+		if strings.ContainsAny(k+v, "\r\n") {
+			refused = append(refused, strconv.Quote(k))
+			continue
+		}
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	return fileCommand("set step outputs", func() {
+	err := fileCommand("set step outputs", func() {
 		for _, k := range keys {
 			a.gha.SetOutput(k, outputs[k])
 		}
 	})
+	if err == nil && len(refused) > 0 {
+		sort.Strings(refused)
+		err = fmt.Errorf("step output %s not set: its value holds a line break, which would end it early in GITHUB_OUTPUT", strings.Join(refused, ", "))
+	}
+	return err
 }
 
 // MaxSummaryBytes is GitHub's limit on a step's job summary (1 MiB).

@@ -133,6 +133,16 @@ func TestOutputsAndSummary(t *testing.T) {
 		"json<<"+d+"\nout/agg.json\n"+d+"\n"+
 		"verdict<<"+d+"\nfail\n"+d+"\n", string(got))
 
+	// A value with a line break would end its block early and set outputs of
+	// its own: it is not set, and said; the others are.
+	d2 := "\n" + d + "\nverdict<<" + d + "\npass"
+	err = a.SetOutputs(map[string]string{"json": "out/x.json" + d2, "n": "3"})
+	require.ErrorContains(t, err, `step output "json" not set: its value holds a line break`)
+	got2, err := os.ReadFile(outFile)
+	require.NoError(t, err)
+	assert.Equal(t, string(got)+"n<<"+d+"\n3\n"+d+"\n", string(got2))
+	require.NoError(t, os.WriteFile(outFile, got, 0o644))
+
 	require.NoError(t, a.AppendSummary("# one"))
 	require.NoError(t, a.AppendSummary("# two"))
 	got, err = os.ReadFile(sumFile)

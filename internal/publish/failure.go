@@ -42,7 +42,7 @@ func (p *Publisher) Fail(f Failure) bool {
 	}
 	b.WriteString(codeBlock(f.Message))
 	b.WriteString("\nThe run stopped with exit code 2 before writing any report; fix the input above and run again.\n")
-	if err := act.AppendSummary(Fit(b.String(), nil, act.SummaryRoom(), "")); err != nil {
+	if err := act.AppendSummary(Fit(GuardText(b.String()), nil, act.SummaryRoom(), "")); err != nil {
 		act.Warning(err.Error())
 	}
 	return true

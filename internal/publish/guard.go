@@ -230,6 +230,19 @@ func Ignorable(r rune) bool {
 		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r)
 }
 
+// GuardText is s as a GuardWriter writes it, flushed: for text that is not a
+// stream but may still be shown in a log (the job summary, which a later step
+// may cat): "##[" anywhere and "::" at the start of a line get their backslash.
+// Markdown reads "\[" and "\:" as "[" and ":"; a code block shows the backslash,
+// as the guarded log does.
+func GuardText(s string) string {
+	var b strings.Builder
+	g := NewGuardWriter(&b)
+	_, _ = g.Write([]byte(s)) // a strings.Builder never fails
+	_ = g.Flush()
+	return b.String()
+}
+
 // Flush writes what is held back (blanks, a ':' or '#' that began a possible
 // command, an incomplete rune).
 func (g *GuardWriter) Flush() error {

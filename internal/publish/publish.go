@@ -165,7 +165,13 @@ func (p *Publisher) Publish(ctx context.Context, pub Publication) []Warning {
 		}
 		if !pub.NoSummary && pub.Markdown != "" {
 			note := "\n\n> [!NOTE]\n> This report was shortened to fit GitHub's 1 MiB job-summary limit; write the whole report with `--markdown FILE`.\n"
-			if err := act.AppendSummary(Fit(pub.Markdown, pub.Render, act.SummaryRoom(), note)); err != nil {
+			// Guarded before it is fitted: the fitting drops whole lines and rows,
+			// which makes no command of the text left.
+			render := pub.Render
+			if render != nil {
+				render = func(maxListed int) string { return GuardText(pub.Render(maxListed)) }
+			}
+			if err := act.AppendSummary(Fit(GuardText(pub.Markdown), render, act.SummaryRoom(), note)); err != nil {
 				warn("%v", err)
 			}
 		}

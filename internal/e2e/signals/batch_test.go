@@ -40,7 +40,7 @@ func TestJudgeBatchResume(t *testing.T) {
 
 	cmd := exec.Command("retrieval-gate", args("1h")...)
 	cmd.Dir, cmd.Env = dir, env
-	var stderr lockedBuffer
+	var stderr e2etest.LockedBuffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)

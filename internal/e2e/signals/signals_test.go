@@ -2,14 +2,12 @@ package signals
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -264,7 +262,7 @@ func signalAttempt(t *testing.T, setup func(t *testing.T, dir, out string) ([]st
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}
-	var stderr lockedBuffer
+	var stderr e2etest.LockedBuffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	exited := make(chan struct{})
@@ -406,24 +404,6 @@ func killedBy(err error, sig os.Signal) bool {
 	}
 	ws, ok := ee.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled() && ws.Signal() == sig
-}
-
-// lockedBuffer collects a child's stderr; it may be read while the child runs.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestMain builds the binary and puts it first on PATH; the tests run from the
