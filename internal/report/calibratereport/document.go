@@ -217,7 +217,7 @@ func New(r *calibrate.Result) *Document {
 			Panel:       newPanel(d.Panel),
 			Name:        d.Name,
 			N:           d.N,
-			Notes:       nonNil(d.Notes),
+			Notes:       noteTexts(d.Notes),
 			Status:      d.Status,
 			Unpaired:    Unpaired{HumanOnly: nonNil(d.HumanOnly), JudgeOnly: nonNil(d.JudgeOnly), OverLimit: d.UnpairedOver},
 			Violations:  []Violation{},
