@@ -189,7 +189,7 @@ func New(r *calibrate.Result) *Document {
 	}
 	if lc := r.LockCheck; lc != nil {
 		base := lc.Base
-		out.Lock = Lock{Base: &base, Changed: nonNil(lc.Changed), OK: len(lc.Changed) == 0}
+		out.Lock = Lock{Base: &base, Changed: lockChangeTexts(lc.Changed), OK: len(lc.Changed) == 0}
 	}
 	if ga := r.GitAnchor; ga != nil {
 		reasons := make([]string, len(ga.Findings))

@@ -71,3 +71,44 @@ func quotedList(ss []string) string {
 	}
 	return strings.Join(q, ", ")
 }
+
+// LockChangeText is the line of a change of the lock since a git ref
+// (calibrate.LockChange), as every report and the JSON lock "changed" say it.
+// A code it does not know reads as the code.
+func LockChangeText(c calibrate.LockChange) string {
+	switch c.Code {
+	case calibrate.LockNewFile:
+		return fmt.Sprintf("new file: %s does not exist at %s", c.Path, c.Ref)
+	case calibrate.LockNotAFile:
+		return fmt.Sprintf("the copy at %s is not a valid lock (%s is not a file there)", c.Ref, c.Path)
+	case calibrate.LockInvalid:
+		return fmt.Sprintf("the copy at %s is not a valid lock (%s)", c.Ref, c.Detail)
+	case calibrate.LockSetting:
+		return fmt.Sprintf("%s: %s -> %s", c.Key, orDefault(c.From, c.FromDefault), orDefault(c.To, c.ToDefault))
+	case calibrate.LockDimensionRemoved:
+		return c.Key + ": removed"
+	case calibrate.LockDimensionAdded:
+		if c.CarriedOver {
+			return fmt.Sprintf("%s: added (construct %s, gated %t, carried over)", c.Key, c.Construct, c.Gated)
+		}
+		return fmt.Sprintf("%s: added (construct %s, gated %t)", c.Key, c.Construct, c.Gated)
+	}
+	return string(c.Code)
+}
+
+// orDefault is a lock's value, marked when it is the default (not set).
+func orDefault(v string, isDefault bool) string {
+	if isDefault {
+		return v + " (default)"
+	}
+	return v
+}
+
+// lockChangeTexts are the lines of changes, never nil (the JSON "changed" is a list).
+func lockChangeTexts(cs []calibrate.LockChange) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = LockChangeText(c)
+	}
+	return out
+}

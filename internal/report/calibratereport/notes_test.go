@@ -2,12 +2,14 @@ package calibratereport
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 )
 
 // Each note code reads as the sentence the reports printed before notes became
@@ -52,3 +54,78 @@ func TestNoteText(t *testing.T) {
 		assert.NotEqual(t, string(c), NoteText(calibrate.Note{Code: c, Value: math.NaN(), Threshold: 0.6}), "NoteText does not word %q", c)
 	}
 }
+
+// The lines of the lock's changes, from real locks compared (calibrate.
+// LockChanges), read as the reports wrote them before changes became data; the
+// git-side codes and every code are covered below.
+func TestLockChangeText(t *testing.T) {
+	base, err := labelfile.ReadLock([]byte(lockChangesBase), "lock.json")
+	require.NoError(t, err)
+	tests := []struct {
+		name string
+		old  string
+		new  string
+		want []string
+	}{
+		{"identical", "", "", nil},
+		{"threshold lowered", `"min_kappa": 0.6`, `"min_kappa": 0.4`, []string{"min_kappa: 0.6 -> 0.4"}},
+		{"bins moved", `[0.34, 0.67]`, `[0.3, 0.67]`, []string{"bins: [0.34, 0.67] -> [0.3, 0.67]"}},
+		{"bin added", `[0.34, 0.67]`, `[0.25, 0.5, 0.75]`, []string{"bins: [0.34, 0.67] -> [0.25, 0.5, 0.75]"}},
+		{"weighting", `"quadratic"`, `"linear"`, []string{"kappa_weighting: quadratic -> linear"}},
+		{"construct", `"support"`, `"relevance"`, []string{"dimensions.groundedness.construct: support -> relevance"}},
+		{"ungated", `"support", "gated": true`, `"support", "gated": false`, []string{"dimensions.groundedness.gated: true -> false"}},
+		{"dimension removed", `"faithfulness": {"construct": "contradiction-only", "gated": true}`, `"answer": {"construct": "x", "gated": false}`,
+			[]string{"dimensions.answer: added (construct x, gated false)", "dimensions.faithfulness: removed"}},
+		{"reformatted only", "{\n  \"dimensions\"", "{\"dimensions\"", nil},
+		{"min_n lowered from its default", `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": 5`, []string{"min_n: 30 (default) -> 5"}},
+		{"min_n default written out", `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": 30`, nil},
+		// The rater framing is frozen like the others (ADR-0028).
+		{"single rater framing made a panel", `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel"`, []string{"raters: single (default) -> panel"}},
+		{"single rater framing written out", `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "single"`, nil},
+		{"carried over declared", `"support", "gated": true`, `"support", "gated": true, "carried_over": true`, []string{"dimensions.groundedness.carried_over: false -> true"}},
+		{"carried over written out false", `"support", "gated": true`, `"support", "gated": true, "carried_over": false`, nil},
+		{"dimension added carried over", `"faithfulness": {"construct": "contradiction-only", "gated": true}`, `"faithfulness": {"construct": "contradiction-only", "gated": true}, "x": {"construct": "y", "gated": false, "carried_over": true}`,
+			[]string{"dimensions.x: added (construct y, gated false, carried over)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cur, err := labelfile.ReadLock([]byte(strings.Replace(lockChangesBase, tt.old, tt.new, 1)), "lock.json")
+			require.NoError(t, err)
+			var got []string
+			for _, c := range calibrate.LockChanges(base, cur) {
+				got = append(got, LockChangeText(c))
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+
+	covered := map[calibrate.LockChangeCode]bool{calibrate.LockSetting: true, calibrate.LockDimensionAdded: true, calibrate.LockDimensionRemoved: true}
+	for _, tt := range []struct {
+		change calibrate.LockChange
+		want   string
+	}{
+		{calibrate.LockChange{Code: calibrate.LockNewFile, Ref: "HEAD~2", Path: "eval/lock.json"}, "new file: eval/lock.json does not exist at HEAD~2"},
+		{calibrate.LockChange{Code: calibrate.LockNotAFile, Ref: "main", Path: "eval/lock.json"}, "the copy at main is not a valid lock (eval/lock.json is not a file there)"},
+		{calibrate.LockChange{Code: calibrate.LockInvalid, Ref: "HEAD", Path: "eval/lock.json", Detail: "HEAD:eval/lock.json:1: malformed JSON"},
+			"the copy at HEAD is not a valid lock (HEAD:eval/lock.json:1: malformed JSON)"},
+		{calibrate.LockChange{Code: "new_change"}, "new_change"},
+	} {
+		assert.Equal(t, tt.want, LockChangeText(tt.change))
+		covered[tt.change.Code] = true
+	}
+	for _, c := range calibrate.LockChangeCodes {
+		require.True(t, covered[c], "lock change %q has no row in this test", c)
+		assert.NotEqual(t, string(c), LockChangeText(calibrate.LockChange{Code: c}), "LockChangeText does not word %q", c)
+	}
+}
+
+const lockChangesBase = `{
+  "dimensions": {
+    "groundedness": {"construct": "support", "gated": true},
+    "faithfulness": {"construct": "contradiction-only", "gated": true}
+  },
+  "bins": [0.34, 0.67],
+  "kappa_weighting": "quadratic",
+  "min_kappa": 0.6
+}
+`
