@@ -343,7 +343,7 @@ func TestGitGuardsInWorktree(t *testing.T) {
 	require.NoError(t, err)
 	lc, err := CheckLock(ctx, filepath.Join(wt, "lock.json"), "main", cur)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"min_kappa: 0.6 -> 0.2"}, lc.Changed)
+	assert.Equal(t, []LockChange{{Code: LockSetting, Key: "min_kappa", From: "0.6", To: "0.2"}}, lc.Changed)
 	ga, err := CheckGitAnchoring(ctx, filepath.Join(wt, "human.jsonl"), filepath.Join(wt, "judge.jsonl"))
 	require.NoError(t, err)
 	assert.True(t, ga.OK, "%v", gatetable.Reason(ga.Findings))
