@@ -1,10 +1,10 @@
 package baseline
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
@@ -307,12 +307,31 @@ type GroupStats struct {
 	Stats []Stat
 }
 
-// Difference is a setting in which the baseline differs from this run.
+// Difference is a setting in which the baseline differs from this run, with
+// the two values; what it means for the comparison is the report layer's words
+// (checkreport.DifferenceConsequence).
 type Difference struct {
-	Field          string // "k", "kb_fingerprint", "schema", "format"
+	Field          Setting
 	Baseline, Ours string
-	Consequence    string
 }
+
+// Setting names a setting a Difference is about (its key in the baseline file).
+type Setting string
+
+// The settings a baseline can differ in.
+const (
+	// SettingSchema: the baseline file's schema is a later one this build reads as Schema.
+	SettingSchema Setting = "schema"
+	// SettingK: the baseline was scored at another k.
+	SettingK Setting = "k"
+	// SettingKB: the knowledge base's fingerprint differs.
+	SettingKB Setting = "kb_fingerprint"
+	// SettingFormat: the baseline is a --cases-out file, not a baseline file.
+	SettingFormat Setting = "format"
+)
+
+// Settings are every Setting.
+var Settings = []Setting{SettingSchema, SettingK, SettingKB, SettingFormat}
 
 // Comparison is everything the reports show of a comparison.
 type Comparison struct {
@@ -400,18 +419,18 @@ func (c *Comparer) Result() (*Comparison, error) {
 		}
 		if b.Source.SchemaRead != "" {
 			out.Schema = b.Source.SchemaRead
-			out.Differences = append(out.Differences, Difference{"schema", b.Source.SchemaRead, Schema, "read as " + Schema + ": fields this build does not know are ignored"})
+			out.Differences = append(out.Differences, Difference{SettingSchema, b.Source.SchemaRead, Schema})
 		}
 		if h.K != c.opt.K {
-			out.Differences = append(out.Differences, Difference{"k", fmt.Sprint(h.K), fmt.Sprint(c.opt.K), "the measures are at different cutoffs: a Δ mixes the retrieval change with the cutoff change"})
+			out.Differences = append(out.Differences, Difference{SettingK, strconv.Itoa(h.K), strconv.Itoa(c.opt.K)})
 		}
 		if h.KBFingerprint != c.opt.KBFingerprint {
-			out.Differences = append(out.Differences, Difference{"kb_fingerprint", h.KBFingerprint, c.opt.KBFingerprint, "the knowledge base changed: a Δ may come from the cards rather than the retriever"})
+			out.Differences = append(out.Differences, Difference{SettingKB, h.KBFingerprint, c.opt.KBFingerprint})
 		}
 	} else {
 		out.Schema = ""
 		out.Lacks = []string{"k", "kb_fingerprint", "commit", "created_at", "case lines", "ranks", "top k"}
-		out.Differences = append(out.Differences, Difference{"format", FormatCasesOut, FormatBaseline, "a --cases-out file: k and the KB cannot be checked, flips show no top k and no rank drops are found"})
+		out.Differences = append(out.Differences, Difference{SettingFormat, FormatCasesOut, FormatBaseline})
 	}
 	for i := range b.recs.n {
 		if !c.seen[i] {

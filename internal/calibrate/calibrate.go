@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
@@ -152,7 +151,7 @@ type Dimension struct {
 	HumanConstructs []string
 	JudgeConstructs []string
 	Violations      []Violation // construct mismatches first, then anchoring, each by case id
-	Notes           []string
+	Notes           []Note      // why the numbers or the status are what they are (notes.go)
 	// Panel is the rater panel under the lock's raters: panel (panel.go), nil
 	// under raters: single.
 	Panel *PanelDimension
@@ -309,30 +308,27 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 
 	switch {
 	case d.N == 0:
-		d.Notes = append(d.Notes, "no paired cases: kappa is undefined")
+		d.Notes = append(d.Notes, Note{Code: NoteNoPairs})
 	case math.IsNaN(d.Kappa):
-		d.Notes = append(d.Notes, "kappa is undefined: both sides put every paired case in the same bin, so chance agreement is 1")
+		d.Notes = append(d.Notes, Note{Code: NoteKappaUndefined})
 	}
 	unpaired := len(d.HumanOnly) + len(d.JudgeOnly)
 	if unpaired > 0 {
-		d.Notes = append(d.Notes, fmt.Sprintf("%d human label(s) without a judge score and %d judge score(s) without a human label are not in n",
-			len(d.HumanOnly), len(d.JudgeOnly)))
+		d.Notes = append(d.Notes, Note{Code: NoteUnpaired, Human: len(d.HumanOnly), Judge: len(d.JudgeOnly)})
 	}
 	if in.MaxUnpaired != nil && d.Gated {
 		d.UnpairedAllowed = in.MaxUnpaired.Allowed(d.N + unpaired)
 		if unpaired > d.UnpairedAllowed {
 			d.UnpairedOver = true
-			d.Notes = append(d.Notes, fmt.Sprintf(
-				"%d unpaired label(s) exceed --max-unpaired %s (at most %d of the %d labelled cases): a label without its partner could hide a disagreement, so the gate fails",
-				unpaired, in.MaxUnpaired.Spec, d.UnpairedAllowed, d.N+unpaired))
+			d.Notes = append(d.Notes, Note{Code: NoteTooManyUnpaired, N: unpaired, Spec: in.MaxUnpaired.Spec,
+				Limit: d.UnpairedAllowed, Of: d.N + unpaired})
 		}
 	}
 	switch {
 	case len(mismatch) > 0:
 		d.Status, d.Valid = StatusConstructMismatch, false
-		d.Notes = append(d.Notes, fmt.Sprintf(
-			"construct mismatch: the lock measures %q, the human labels declare %s and the judge scores declare %s; the two sides do not measure the same thing, so their agreement is not a valid measurement",
-			ld.Construct, quoteList(d.HumanConstructs), quoteList(d.JudgeConstructs)))
+		d.Notes = append(d.Notes, Note{Code: NoteConstructMismatch, Construct: ld.Construct,
+			HumanConstructs: d.HumanConstructs, JudgeConstructs: d.JudgeConstructs})
 	case len(anchoring) > 0:
 		d.Status = StatusAnchoringViolation
 	case d.BelowMinN && d.Gated:
@@ -347,27 +343,13 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 		d.Status = outcome.Fail
 	}
 	if d.BelowMinN {
-		note := fmt.Sprintf("n = %d paired case(s) is below the lock's min_n %d: too few to gate on", d.N, d.MinN)
-		if !in.Lock.MinNSet {
-			note = fmt.Sprintf("n = %d paired case(s) is below min_n %d (the default: the lock does not set min_n): too few to gate on", d.N, d.MinN)
-		}
-		if d.Gated {
-			note += ", so the gate fails"
-		} else {
-			note += "; the dimension is not gated, so this is reported only"
-		}
-		d.Notes = append(d.Notes, note)
+		d.Notes = append(d.Notes, Note{Code: NoteBelowMinN, N: d.N, Limit: d.MinN, DefaultMinN: !in.Lock.MinNSet, Gated: d.Gated})
 	}
 	if d.Status == outcome.Fail && d.WeightedKappa < in.Lock.MinKappa {
-		wk, mk := format.Distinct(d.WeightedKappa, in.Lock.MinKappa)
-		note := fmt.Sprintf("weighted kappa %s is below min_kappa %s", wk, mk)
-		if !d.Gated {
-			note += "; the dimension is not gated, so this is reported only"
-		}
-		d.Notes = append(d.Notes, note)
+		d.Notes = append(d.Notes, Note{Code: NoteKappaBelow, Value: d.WeightedKappa, Threshold: in.Lock.MinKappa, Gated: d.Gated})
 	}
 	if d.Status == outcome.Fail && math.IsNaN(d.WeightedKappa) && d.Gated {
-		d.Notes = append(d.Notes, "a gated dimension with undefined kappa fails: there is no evidence of agreement")
+		d.Notes = append(d.Notes, Note{Code: NoteUndefinedFails})
 	}
 	return d, nil
 }
@@ -396,17 +378,6 @@ func constructs(s *side, keys dimLabels, want string, vs []Violation) ([]string,
 	}
 	sort.Strings(out)
 	return out, vs
-}
-
-func quoteList(ss []string) string {
-	if len(ss) == 0 {
-		return "nothing (no labels)"
-	}
-	q := make([]string, len(ss))
-	for i, s := range ss {
-		q[i] = fmt.Sprintf("%q", s)
-	}
-	return strings.Join(q, ", ")
 }
 
 // Finish computes the gates: a gated dimension that is not pass fails, any

@@ -132,7 +132,7 @@ func TestEvaluatePairsAndMeasures(t *testing.T) {
 	assert.InDelta(t, metrics.WeightedKappa(g.Confusion, metrics.KappaWeights(3, "quadratic")), g.WeightedKappa, 1e-12)
 	assert.False(t, math.IsNaN(g.CI95[0]))
 	assert.True(t, g.Valid)
-	assert.Contains(t, g.Notes, "1 human label(s) without a judge score and 1 judge score(s) without a human label are not in n")
+	assert.Contains(t, g.Notes, Note{Code: NoteUnpaired, Human: 1, Judge: 1})
 
 	// faithfulness: one pair in one bin, chance agreement 1: kappa undefined. It
 	// is ungated, so it does not fail the gate, but it is reported as fail.
@@ -141,7 +141,7 @@ func TestEvaluatePairsAndMeasures(t *testing.T) {
 	assert.True(t, math.IsNaN(f.WeightedKappa))
 	assert.True(t, math.IsNaN(f.CI95[0]))
 	assert.Equal(t, outcome.Fail, f.Status)
-	assert.Contains(t, f.Notes[0], "kappa is undefined")
+	assert.Equal(t, Note{Code: NoteKappaUndefined}, f.Notes[0])
 }
 
 func TestEvaluateGate(t *testing.T) {
@@ -233,7 +233,7 @@ func TestConstructMismatch(t *testing.T) {
 				}
 				assert.Equal(t, tt.reasons, got)
 			}
-			assert.Contains(t, strings.Join(g.Notes, "\n"), "do not measure the same thing")
+			assert.Contains(t, g.Notes, Note{Code: NoteConstructMismatch, Construct: "support", HumanConstructs: tt.human, JudgeConstructs: tt.judge})
 			assert.Equal(t, []string{"kappa:groundedness"}, r.Failed())
 			assert.Equal(t, outcome.Pass, dim(t, r, "faithfulness").Status)
 		})
@@ -408,10 +408,10 @@ func TestMaxUnpaired(t *testing.T) {
 			assert.Equal(t, tt.failed, r.Failed())
 			if tt.over {
 				assert.Equal(t, outcome.Status("fail"), r.Verdict())
-				assert.Contains(t, strings.Join(g.Notes, "\n"), fmt.Sprintf("3 unpaired label(s) exceed --max-unpaired %s (at most %d of the 33 labelled cases)", tt.limit, tt.allowed))
+				assert.Contains(t, g.Notes, Note{Code: NoteTooManyUnpaired, N: 3, Spec: tt.limit, Limit: tt.allowed, Of: 33})
 			} else {
 				assert.Equal(t, outcome.Status("pass"), r.Verdict())
-				assert.NotContains(t, strings.Join(g.Notes, "\n"), "exceed --max-unpaired")
+				assert.NotContains(t, noteCodes(g.Notes), NoteTooManyUnpaired)
 			}
 		})
 	}
@@ -457,17 +457,17 @@ func TestMinN(t *testing.T) {
 		rows   []row
 		status outcome.Status
 		failed []string
-		note   string
+		note   *Note
 	}{
 		// Issue 11: two perfectly agreeing pairs gave kappa 1, CI [1, 1], "pass".
 		{"two agreeing pairs under the default", lockOf(t, twoDimLock), twoAgreeing, outcome.Fail, []string{"kappa:groundedness"},
-			"n = 2 paired case(s) is below min_n 30 (the default: the lock does not set min_n): too few to gate on, so the gate fails"},
-		{"two agreeing pairs under min_n 2", withMinN("2"), twoAgreeing, outcome.Pass, nil, ""},
+			&Note{Code: NoteBelowMinN, N: 2, Limit: 30, DefaultMinN: true, Gated: true}},
+		{"two agreeing pairs under min_n 2", withMinN("2"), twoAgreeing, outcome.Pass, nil, nil},
 		{"29 pairs under the default", lockOf(t, twoDimLock), agreeing("groundedness", 29), outcome.Fail, []string{"kappa:groundedness"},
-			"n = 29 paired case(s) is below min_n 30 (the default: the lock does not set min_n): too few to gate on, so the gate fails"},
-		{"30 pairs under the default", lockOf(t, twoDimLock), agreeing("groundedness", 30), outcome.Pass, nil, ""},
+			&Note{Code: NoteBelowMinN, N: 29, Limit: 30, DefaultMinN: true, Gated: true}},
+		{"30 pairs under the default", lockOf(t, twoDimLock), agreeing("groundedness", 30), outcome.Pass, nil, nil},
 		{"set by the lock", withMinN("50"), agreeing("groundedness", 40), outcome.Fail, []string{"kappa:groundedness"},
-			"n = 40 paired case(s) is below the lock's min_n 50: too few to gate on, so the gate fails"},
+			&Note{Code: NoteBelowMinN, N: 40, Limit: 50, Gated: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -477,9 +477,9 @@ func TestMinN(t *testing.T) {
 			assert.Equal(t, tt.status, g.Status)
 			assert.Equal(t, tt.failed, r.Failed())
 			assert.Equal(t, tt.lock.MinN, g.MinN)
-			assert.Equal(t, tt.note != "", g.BelowMinN)
-			if tt.note != "" {
-				assert.Contains(t, g.Notes, tt.note)
+			assert.Equal(t, tt.note != nil, g.BelowMinN)
+			if tt.note != nil {
+				assert.Contains(t, g.Notes, *tt.note)
 			}
 			assert.Less(t, g.CI95[0], g.CI95[1], "never a point interval")
 		})
@@ -498,5 +498,14 @@ func TestMinN(t *testing.T) {
 	assert.True(t, f.BelowMinN)
 	assert.Equal(t, outcome.Pass, f.Status)
 	assert.Nil(t, r.Failed())
-	assert.Contains(t, f.Notes, "n = 10 paired case(s) is below min_n 30 (the default: the lock does not set min_n): too few to gate on; the dimension is not gated, so this is reported only")
+	assert.Contains(t, f.Notes, Note{Code: NoteBelowMinN, N: 10, Limit: 30, DefaultMinN: true, Gated: false})
+}
+
+// noteCodes are the codes of notes, in order.
+func noteCodes(notes []Note) []NoteCode {
+	out := make([]NoteCode, len(notes))
+	for i, n := range notes {
+		out[i] = n.Code
+	}
+	return out
 }

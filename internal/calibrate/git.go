@@ -17,79 +17,113 @@ import (
 
 // LockCheck is the frozen-constants guard: the lock compared with its copy at a git ref.
 type LockCheck struct {
-	Base    string   // the git ref
-	Changed []string // what changed; empty when the constants are identical
+	Base    string       // the git ref
+	Changed []LockChange // what changed; empty when the constants are identical
+}
+
+// LockChangeCode names what changed in the lock since the git ref. A change is
+// data; its words are the report layer's (calibratereport.LockChangeText).
+type LockChangeCode string
+
+// The lock changes, with the LockChange fields each one uses.
+const (
+	// LockNewFile: the lock, at Path in the repository, does not exist at Ref.
+	LockNewFile LockChangeCode = "new_file"
+	// LockNotAFile: Path is not a file at Ref.
+	LockNotAFile LockChangeCode = "not_a_file"
+	// LockInvalid: the copy at Ref is not a valid lock; Detail is the reader's
+	// error, as given.
+	LockInvalid LockChangeCode = "invalid"
+	// LockSetting: the constant Key ("bins", "min_kappa", "dimensions.NAME.gated",
+	// …) changed From -> To; FromDefault and ToDefault: that side's value is the
+	// default (the lock does not set it).
+	LockSetting LockChangeCode = "setting"
+	// LockDimensionRemoved: the dimension Key ("dimensions.NAME") was removed.
+	LockDimensionRemoved LockChangeCode = "dimension_removed"
+	// LockDimensionAdded: the dimension Key ("dimensions.NAME") was added, with
+	// its Construct, Gated and CarriedOver.
+	LockDimensionAdded LockChangeCode = "dimension_added"
+)
+
+// LockChangeCodes are every LockChangeCode.
+var LockChangeCodes = []LockChangeCode{LockNewFile, LockNotAFile, LockInvalid, LockSetting, LockDimensionRemoved, LockDimensionAdded}
+
+// LockChange is one change of the lock since a git ref: a code and its values
+// (see each code for the fields it uses).
+type LockChange struct {
+	Code LockChangeCode
+	// Key is the constant or the dimension, as the lock's keys name it.
+	Key string
+	// From and To are the constant's two values as the lock writes them (a
+	// number in its shortest form, a list of numbers as [a, b], a flag as
+	// true or false).
+	From, To               string
+	FromDefault, ToDefault bool
+	// Construct, Gated and CarriedOver are an added dimension's.
+	Construct          string
+	Gated, CarriedOver bool
+	// Ref and Path are the git ref and the lock's path in the repository;
+	// Detail is the reader's error on the ref's copy.
+	Ref, Path, Detail string
 }
 
 // LockChanges lists every difference of the frozen constants between base and cur:
 // bins, kappa_weighting, min_kappa, min_n, dimensions added or removed, and each
 // dimension's construct and gated flag. Formatting (whitespace, key order, JSON or
 // YAML) is not a change, nor is writing out min_n's default (the value in force is
-// compared). Sorted, so reports are deterministic.
-func LockChanges(base, cur *labelfile.Lock) []string {
-	var ch []string
+// compared). The lock's own constants first, then the dimensions' by Key, so
+// reports are deterministic.
+func LockChanges(base, cur *labelfile.Lock) []LockChange {
+	var ch []LockChange
+	setting := func(key, from, to string) LockChange {
+		return LockChange{Code: LockSetting, Key: key, From: from, To: to}
+	}
 	if !slices.Equal(base.Bins, cur.Bins) {
-		ch = append(ch, fmt.Sprintf("bins: %s -> %s", floats(base.Bins), floats(cur.Bins)))
+		ch = append(ch, setting("bins", floats(base.Bins), floats(cur.Bins)))
 	}
 	if base.KappaWeighting != cur.KappaWeighting {
-		ch = append(ch, fmt.Sprintf("kappa_weighting: %s -> %s", base.KappaWeighting, cur.KappaWeighting))
+		ch = append(ch, setting("kappa_weighting", base.KappaWeighting, cur.KappaWeighting))
 	}
 	if base.MinKappa != cur.MinKappa {
-		ch = append(ch, fmt.Sprintf("min_kappa: %s -> %s", num(base.MinKappa), num(cur.MinKappa)))
+		ch = append(ch, setting("min_kappa", num(base.MinKappa), num(cur.MinKappa)))
 	}
 	if base.MinN != cur.MinN {
-		ch = append(ch, fmt.Sprintf("min_n: %s -> %s", minN(base), minN(cur)))
+		c := setting("min_n", strconv.Itoa(base.MinN), strconv.Itoa(cur.MinN))
+		c.FromDefault, c.ToDefault = !base.MinNSet, !cur.MinNSet
+		ch = append(ch, c)
 	}
 	if base.Raters != cur.Raters {
-		ch = append(ch, fmt.Sprintf("raters: %s -> %s", raters(base), raters(cur)))
+		c := setting("raters", base.Raters, cur.Raters)
+		c.FromDefault, c.ToDefault = !base.RatersSet, !cur.RatersSet
+		ch = append(ch, c)
 	}
-	var dims []string
+	var dims []LockChange
 	for _, n := range base.DimensionNames() {
 		b := base.Dimensions[n]
 		c, ok := cur.Dimensions[n]
 		if !ok {
-			dims = append(dims, fmt.Sprintf("dimensions.%s: removed", n))
+			dims = append(dims, LockChange{Code: LockDimensionRemoved, Key: "dimensions." + n})
 			continue
 		}
 		if b.Construct != c.Construct {
-			dims = append(dims, fmt.Sprintf("dimensions.%s.construct: %s -> %s", n, b.Construct, c.Construct))
+			dims = append(dims, setting("dimensions."+n+".construct", b.Construct, c.Construct))
 		}
 		if b.Gated != c.Gated {
-			dims = append(dims, fmt.Sprintf("dimensions.%s.gated: %t -> %t", n, b.Gated, c.Gated))
+			dims = append(dims, setting("dimensions."+n+".gated", strconv.FormatBool(b.Gated), strconv.FormatBool(c.Gated)))
 		}
 		if b.CarriedOver != c.CarriedOver {
-			dims = append(dims, fmt.Sprintf("dimensions.%s.carried_over: %t -> %t", n, b.CarriedOver, c.CarriedOver))
+			dims = append(dims, setting("dimensions."+n+".carried_over", strconv.FormatBool(b.CarriedOver), strconv.FormatBool(c.CarriedOver)))
 		}
 	}
 	for _, n := range cur.DimensionNames() {
 		if _, ok := base.Dimensions[n]; !ok {
 			c := cur.Dimensions[n]
-			added := fmt.Sprintf("dimensions.%s: added (construct %s, gated %t)", n, c.Construct, c.Gated)
-			if c.CarriedOver {
-				added = fmt.Sprintf("dimensions.%s: added (construct %s, gated %t, carried over)", n, c.Construct, c.Gated)
-			}
-			dims = append(dims, added)
+			dims = append(dims, LockChange{Code: LockDimensionAdded, Key: "dimensions." + n, Construct: c.Construct, Gated: c.Gated, CarriedOver: c.CarriedOver})
 		}
 	}
-	slices.Sort(dims)
+	// By Key and then ":", the order of the lines "KEY: …" the reports write.
+	slices.SortFunc(dims, func(a, b LockChange) int { return strings.Compare(a.Key+":", b.Key+":") })
 	return append(ch, dims...)
-}
-
-// minN is the lock's min_n as a report shows it: "30 (default)" when not set.
-func minN(l *labelfile.Lock) string {
-	if !l.MinNSet {
-		return strconv.Itoa(l.MinN) + " (default)"
-	}
-	return strconv.Itoa(l.MinN)
-}
-
-// raters is the lock's rater framing as a report shows it: "single (default)"
-// when not set.
-func raters(l *labelfile.Lock) string {
-	if !l.RatersSet {
-		return l.Raters + " (default)"
-	}
-	return l.Raters
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
@@ -146,11 +180,11 @@ func CheckLock(ctx context.Context, lockPath, base string, cur *labelfile.Lock) 
 		return nil, repoErr(repo, err)
 	}
 	if !ok {
-		lc.Changed = []string{fmt.Sprintf("new file: %s does not exist at %s", rel, base)}
+		lc.Changed = []LockChange{{Code: LockNewFile, Ref: base, Path: rel}}
 		return lc, nil
 	}
 	if e.Mode&0o170000 != 0o100000 {
-		lc.Changed = []string{fmt.Sprintf("the copy at %s is not a valid lock (%s is not a file there)", base, rel)}
+		lc.Changed = []LockChange{{Code: LockNotAFile, Ref: base, Path: rel}}
 		return lc, nil
 	}
 	t, data, err := repo.Read(e.ID)
@@ -162,7 +196,7 @@ func CheckLock(ctx context.Context, lockPath, base string, cur *labelfile.Lock) 
 	}
 	old, err := labelfile.ReadLock(data, base+":"+rel)
 	if err != nil {
-		lc.Changed = []string{fmt.Sprintf("the copy at %s is not a valid lock (%v)", base, err)}
+		lc.Changed = []LockChange{{Code: LockInvalid, Ref: base, Path: rel, Detail: err.Error()}}
 		return lc, nil
 	}
 	lc.Changed = LockChanges(old, cur)

@@ -102,34 +102,36 @@ const baseLock = `{
 }
 `
 
+// LockChanges' data; the lines the reports write from it are pinned in
+// calibratereport (TestLockChangeText, over the same locks).
 func TestLockChanges(t *testing.T) {
 	base, err := labelfile.ReadLock([]byte(baseLock), "lock.json")
 	require.NoError(t, err)
+	setting := func(key, from, to string) LockChange {
+		return LockChange{Code: LockSetting, Key: key, From: from, To: to}
+	}
 	tests := []struct {
 		name string
 		old  string
 		new  string
-		want []string
+		want []LockChange
 	}{
 		{"identical", "", "", nil},
-		{"threshold lowered", `"min_kappa": 0.6`, `"min_kappa": 0.4`, []string{"min_kappa: 0.6 -> 0.4"}},
-		{"bins moved", `[0.34, 0.67]`, `[0.3, 0.67]`, []string{"bins: [0.34, 0.67] -> [0.3, 0.67]"}},
-		{"bin added", `[0.34, 0.67]`, `[0.25, 0.5, 0.75]`, []string{"bins: [0.34, 0.67] -> [0.25, 0.5, 0.75]"}},
-		{"weighting", `"quadratic"`, `"linear"`, []string{"kappa_weighting: quadratic -> linear"}},
-		{"construct", `"support"`, `"relevance"`, []string{"dimensions.groundedness.construct: support -> relevance"}},
-		{"ungated", `"support", "gated": true`, `"support", "gated": false`, []string{"dimensions.groundedness.gated: true -> false"}},
-		{"dimension removed", `"faithfulness": {"construct": "contradiction-only", "gated": true}`, `"answer": {"construct": "x", "gated": false}`,
-			[]string{"dimensions.answer: added (construct x, gated false)", "dimensions.faithfulness: removed"}},
+		{"threshold lowered", `"min_kappa": 0.6`, `"min_kappa": 0.4`, []LockChange{setting("min_kappa", "0.6", "0.4")}},
+		{"bins moved", `[0.34, 0.67]`, `[0.3, 0.67]`, []LockChange{setting("bins", "[0.34, 0.67]", "[0.3, 0.67]")}},
 		{"reformatted only", "{\n  \"dimensions\"", "{\"dimensions\"", nil},
-		{"min_n lowered from its default", `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": 5`, []string{"min_n: 30 (default) -> 5"}},
+		{"min_n lowered from its default", `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": 5`,
+			[]LockChange{{Code: LockSetting, Key: "min_n", From: "30", FromDefault: true, To: "5"}}},
 		{"min_n default written out", `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": 30`, nil},
-		// The rater framing is frozen like the others (ADR-0028).
-		{"single rater framing made a panel", `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel"`, []string{"raters: single (default) -> panel"}},
-		{"single rater framing written out", `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "single"`, nil},
-		{"carried over declared", `"support", "gated": true`, `"support", "gated": true, "carried_over": true`, []string{"dimensions.groundedness.carried_over: false -> true"}},
-		{"carried over written out false", `"support", "gated": true`, `"support", "gated": true, "carried_over": false`, nil},
-		{"dimension added carried over", `"faithfulness": {"construct": "contradiction-only", "gated": true}`, `"faithfulness": {"construct": "contradiction-only", "gated": true}, "x": {"construct": "y", "gated": false, "carried_over": true}`,
-			[]string{"dimensions.x: added (construct y, gated false, carried over)"}},
+		{"single rater framing made a panel", `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel"`,
+			[]LockChange{{Code: LockSetting, Key: "raters", From: "single", FromDefault: true, To: "panel"}}},
+		{"dimension removed and added, by key", `"faithfulness": {"construct": "contradiction-only", "gated": true}`, `"answer": {"construct": "x", "gated": false, "carried_over": true}`,
+			[]LockChange{
+				{Code: LockDimensionAdded, Key: "dimensions.answer", Construct: "x", CarriedOver: true},
+				{Code: LockDimensionRemoved, Key: "dimensions.faithfulness"},
+			}},
+		{"a dimension's flags", `"support", "gated": true`, `"support", "gated": false, "carried_over": true`,
+			[]LockChange{setting("dimensions.groundedness.carried_over", "false", "true"), setting("dimensions.groundedness.gated", "true", "false")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,16 +156,20 @@ func TestCheckLockAgainstGit(t *testing.T) {
 	r.commit("relax", "eval/lock.json")
 	cur, err := labelfile.ReadLock([]byte(changed), lockPath)
 	require.NoError(t, err)
+	relaxed := []LockChange{
+		{Code: LockSetting, Key: "min_kappa", From: "0.6", To: "0.3"},
+		{Code: LockSetting, Key: "dimensions.groundedness.construct", From: "support", To: "relevance"},
+	}
 
 	tests := []struct {
 		name string
 		ref  string
-		want []string
+		want []LockChange
 	}{
-		{"HEAD~1", "HEAD~1", []string{"min_kappa: 0.6 -> 0.3", "dimensions.groundedness.construct: support -> relevance"}},
-		{"branch", "base", []string{"min_kappa: 0.6 -> 0.3", "dimensions.groundedness.construct: support -> relevance"}},
+		{"HEAD~1", "HEAD~1", relaxed},
+		{"branch", "base", relaxed},
 		{"same commit", "main", nil},
-		{"absent at the ref", "HEAD~2", []string{"new file: eval/lock.json does not exist at HEAD~2"}},
+		{"absent at the ref", "HEAD~2", []LockChange{{Code: LockNewFile, Ref: "HEAD~2", Path: "eval/lock.json"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -196,7 +202,9 @@ func TestCheckLockAgainstGit(t *testing.T) {
 	lc, err = CheckLock(ctx, lockPath, "HEAD", cur)
 	require.NoError(t, err)
 	require.Len(t, lc.Changed, 1)
-	assert.Contains(t, lc.Changed[0], "the copy at HEAD is not a valid lock (HEAD:eval/lock.json:1: malformed JSON")
+	assert.Equal(t, LockInvalid, lc.Changed[0].Code)
+	assert.Equal(t, "HEAD", lc.Changed[0].Ref)
+	assert.Contains(t, lc.Changed[0].Detail, "HEAD:eval/lock.json:1: malformed JSON")
 
 	// Outside any repository: an input error.
 	outside := filepath.Join(t.TempDir(), "lock.json")
@@ -331,7 +339,7 @@ func TestGitGuardsInWorktree(t *testing.T) {
 	require.NoError(t, err)
 	lc, err := CheckLock(ctx, filepath.Join(wt, "lock.json"), "main", cur)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"min_kappa: 0.6 -> 0.2"}, lc.Changed)
+	assert.Equal(t, []LockChange{{Code: LockSetting, Key: "min_kappa", From: "0.6", To: "0.2"}}, lc.Changed)
 	ga, err := CheckGitAnchoring(ctx, filepath.Join(wt, "human.jsonl"), filepath.Join(wt, "judge.jsonl"))
 	require.NoError(t, err)
 	assert.True(t, ga.OK, "%v", gatetable.Reason(ga.Findings))

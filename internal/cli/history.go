@@ -22,6 +22,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/history/ghbranch"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/trendtable"
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
@@ -110,7 +111,7 @@ func readHistory(ctx context.Context, f *Factory, src trendSource, command strin
 	if err != nil || !got.Read {
 		return historyReads{}, err
 	}
-	out := historyReads{trend: got.Trend, warning: got.Warning}
+	out := historyReads{trend: got.Trend, warning: trendtable.UnreadWarning(got)}
 	switch {
 	case overMeasure == "":
 	case got.Unread != nil:

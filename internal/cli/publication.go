@@ -80,7 +80,7 @@ func (c *commentFlags) validate(cmd string, src *sources) error {
 func checkPublication(r *gate.Result, doc *checkreport.Document, c commentFlags, jsonPath string) publish.Publication {
 	return c.publication(publish.Check(r, func(n int) string {
 		return doc.Markdown(checkreport.MarkdownOptions{Marker: commentMarker(c.key), MaxListed: n})
-	}, jsonPath))
+	}, jsonPath, checkreport.ProblemReason))
 }
 
 // textResult is the result the terminal report is written from: inside Actions

@@ -48,7 +48,7 @@ func TestCheckPublicationAnnotations(t *testing.T) {
 	ws := env["GITHUB_WORKSPACE"]
 	var probs []gate.Problem
 	for i := 0; i < 60; i++ {
-		probs = append(probs, gate.Problem{File: filepath.Join(ws, "eval", "cases.jsonl"), Line: i + 1, CaseID: fmt.Sprintf("c%d", i), GoldID: "en-nope", Reason: "unknown card"})
+		probs = append(probs, gate.Problem{File: filepath.Join(ws, "eval", "cases.jsonl"), Line: i + 1, CaseID: fmt.Sprintf("c%d", i), GoldID: "en-nope", Kind: gate.UnknownCard})
 	}
 	res := &gate.Result{
 		K: 5, Total: 3, WithGold: 3,

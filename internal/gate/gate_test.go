@@ -66,7 +66,7 @@ func TestScore(t *testing.T) {
 		scores     map[string]float64 // the registered measures the test checks
 		has        []string           // the measures the case has a score for
 		problems   []string
-		reasons    []string // of the problems, when the test checks them
+		kinds      []ProblemKind // of the problems, when the test checks them
 		relevant   bool
 		unknown    int
 		missed     bool
@@ -90,19 +90,19 @@ func TestScore(t *testing.T) {
 			scored: true, relevant: true, has: metrics.CaseKeys,
 			scores:   map[string]float64{metrics.KeyHit: 1, metrics.KeyRecall: 1.0 / 3},
 			problems: []string{"nope", "nope", ""},
-			reasons:  []string{ReasonUnknownCard, ReasonUnknownRelevant, ReasonEmptyRelevant},
+			kinds:    []ProblemKind{UnknownCard, UnknownRelevant, EmptyRelevant},
 		},
 		{
 			name:   "only empty relevant ids: a problem, recall stays against gold",
 			c:      casefile.Case{ID: "x", Gold: []string{"g"}, Relevant: []string{""}, Retrieved: rs("g"), HasRetrieved: true},
 			scored: true, has: metrics.CaseKeys, scores: map[string]float64{metrics.KeyRecall: 1},
-			problems: []string{""}, reasons: []string{ReasonEmptyRelevant},
+			problems: []string{""}, kinds: []ProblemKind{EmptyRelevant},
 		},
 		{
 			name:   "precomputed case with relevant_ids is counted and checked",
 			c:      casefile.Case{ID: "x", Gold: []string{"g"}, Relevant: []string{"zz"}, Scores: map[string]float64{metrics.KeyRecall: 0.25}},
 			scored: true, relevant: true, has: []string{metrics.KeyRecall},
-			problems: []string{"zz"}, reasons: []string{ReasonUnknownRelevant},
+			problems: []string{"zz"}, kinds: []ProblemKind{UnknownRelevant},
 		},
 		{
 			name:   "hit via parent ids, duplicates of one parent",
@@ -176,17 +176,18 @@ func TestScore(t *testing.T) {
 				assert.InDelta(t, want, r.Scores[metrics.CaseIndex(key)], 1e-12, key)
 			}
 			assert.Equal(t, tt.relevant, r.WithRelevant, "with relevant_ids")
-			var got, reasons []string
+			var got []string
+			var kinds []ProblemKind
 			for _, p := range r.Problems {
 				got = append(got, p.GoldID)
-				reasons = append(reasons, p.Reason)
+				kinds = append(kinds, p.Kind)
 				assert.Equal(t, "cases.jsonl", p.File)
 				assert.Equal(t, 7, p.Line)
 				assert.Equal(t, "x", p.CaseID)
 			}
 			assert.Equal(t, tt.problems, got)
-			if tt.reasons != nil {
-				assert.Equal(t, tt.reasons, reasons)
+			if tt.kinds != nil {
+				assert.Equal(t, tt.kinds, kinds)
 			}
 			assert.Equal(t, tt.unknown, r.UnknownRetrieved)
 			assert.Equal(t, tt.missed, r.Missed())
@@ -273,7 +274,7 @@ func TestResultGroupsDeltasAndGates(t *testing.T) {
 
 	assert.False(t, res.Integrity.OK)
 	require.Len(t, res.Integrity.Problems, 1)
-	assert.Equal(t, Problem{File: "cases.jsonl", Line: 5, CaseID: "s2", GoldID: "nope", Reason: ReasonUnknownCard}, res.Integrity.Problems[0])
+	assert.Equal(t, Problem{File: "cases.jsonl", Line: 5, CaseID: "s2", GoldID: "nope", Kind: UnknownCard}, res.Integrity.Problems[0])
 	assert.Equal(t, []string{"integrity"}, res.Failed())
 	assert.Equal(t, outcome.Pass, res.Gates[1].Status)
 	assert.Equal(t, outcome.Off, res.Gates[2].Status)

@@ -21,23 +21,32 @@ type CardSet interface {
 }
 
 // Problem is one integrity problem: a gold id (of must_cite_one_of, or of
-// relevant_ids: its Reason says so) that does not resolve to a KB card.
+// relevant_ids: its Kind says so) that does not resolve to a KB card. The
+// words are the report layer's (checkreport.ProblemReason).
 type Problem struct {
 	File   string
 	Line   int
 	CaseID string
 	GoldID string
-	Reason string
+	Kind   ProblemKind
 }
 
-// Integrity problem reasons.
+// ProblemKind names an integrity problem.
+type ProblemKind string
+
+// The integrity problems.
 const (
-	ReasonUnknownCard = "unknown card"
-	ReasonEmptyID     = "empty card id"
-	// The same problems of an id of relevant_ids.
-	ReasonUnknownRelevant = "unknown card (relevant_ids)"
-	ReasonEmptyRelevant   = "empty card id (relevant_ids)"
+	// UnknownCard: a gold id of must_cite_one_of is not a card of the KB.
+	UnknownCard ProblemKind = "unknown_card"
+	// EmptyID: a gold id of must_cite_one_of is empty.
+	EmptyID ProblemKind = "empty_id"
+	// UnknownRelevant and EmptyRelevant: the same problems of an id of relevant_ids.
+	UnknownRelevant ProblemKind = "unknown_relevant"
+	EmptyRelevant   ProblemKind = "empty_relevant"
 )
+
+// ProblemKinds are every ProblemKind.
+var ProblemKinds = []ProblemKind{UnknownCard, EmptyID, UnknownRelevant, EmptyRelevant}
 
 // Bounds on what one case result keeps for the report.
 const (
@@ -137,8 +146,8 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 	if r.Type == "" {
 		r.Type = "golden"
 	}
-	r.checkIDs(s.KB, c, c.Gold, ReasonEmptyID, ReasonUnknownCard)
-	r.checkIDs(s.KB, c, c.Relevant, ReasonEmptyRelevant, ReasonUnknownRelevant)
+	r.checkIDs(s.KB, c, c.Gold, EmptyID, UnknownCard)
+	r.checkIDs(s.KB, c, c.Relevant, EmptyRelevant, UnknownRelevant)
 	r.WithRelevant = slices.ContainsFunc(c.Relevant, func(id string) bool { return id != "" })
 
 	if c.Scores != nil {
@@ -209,15 +218,15 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 }
 
 // checkIDs appends the integrity problems of the case's ids (empty, or not a
-// card of kb: each unknown id once per case) with the given reasons.
-func (r *CaseResult) checkIDs(kb CardSet, c *casefile.Case, ids []string, empty, unknown string) {
+// card of kb: each unknown id once per case) as the given kinds.
+func (r *CaseResult) checkIDs(kb CardSet, c *casefile.Case, ids []string, empty, unknown ProblemKind) {
 	for _, g := range ids {
 		switch {
 		case g == "":
-			r.Problems = append(r.Problems, Problem{File: c.File, Line: c.Line, CaseID: c.ID, GoldID: g, Reason: empty})
+			r.Problems = append(r.Problems, Problem{File: c.File, Line: c.Line, CaseID: c.ID, GoldID: g, Kind: empty})
 		case !kb.Has(g):
-			if !slices.ContainsFunc(r.Problems, func(p Problem) bool { return p.GoldID == g && p.Reason == unknown }) {
-				r.Problems = append(r.Problems, Problem{File: c.File, Line: c.Line, CaseID: c.ID, GoldID: g, Reason: unknown})
+			if !slices.ContainsFunc(r.Problems, func(p Problem) bool { return p.GoldID == g && p.Kind == unknown }) {
+				r.Problems = append(r.Problems, Problem{File: c.File, Line: c.Line, CaseID: c.ID, GoldID: g, Kind: unknown})
 			}
 		}
 	}

@@ -109,6 +109,18 @@ const (
 	AnchorShallow Code = "anchor_shallow"
 )
 
+// Codes are every Code, in the order they are declared: gatetable's test words
+// each one (and outcome's test checks that the list is complete).
+var Codes = []Code{
+	NoSuchGroup, NoGoldScored, NoScore, NoEvaluatedQueries, NoQueryValue, BelowFloor,
+	CannotDetect, TooFewToEstimate, NoSpread, Detects, IndicativeOnly, Unresolved,
+	NoBaseline, NothingPairs, NoPairedValue, DropNotSignificant, Dropped, DetectsDrop,
+	IndicativeLocaleTest, NoOtherStrategy, Beaten, NotBeaten, Violations, NotGated,
+	BelowMinN, KappaUndefined, KappaBelow, TooManyUnpaired, LockChanged, LabelsChanged,
+	NotBlind, AnchorNoCommit, AnchorUncommitted, AnchorSameCommit, AnchorNotAncestor,
+	AnchorShallow,
+}
+
 // Clause is one reason of a gate: a code and its parameters (see each code
 // for the fields it uses).
 type Clause struct {

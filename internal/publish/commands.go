@@ -32,8 +32,9 @@ func PathOutputs(paths map[string]string) Publication {
 // Check is what `check` publishes: the outputs of the contract (verdict, n,
 // hit, recall, ndcg, json), the integrity problems as annotations, and the
 // Markdown report markdown writes with at most maxListed listed cases (0: as
-// many as it lists by default), re-rendered shorter when it must fit.
-func Check(r *gate.Result, markdown func(maxListed int) string, jsonPath string) Publication {
+// many as it lists by default), re-rendered shorter when it must fit; reason
+// words a problem's kind (checkreport.ProblemReason).
+func Check(r *gate.Result, markdown func(maxListed int) string, jsonPath string, reason func(gate.ProblemKind) string) Publication {
 	outputs := map[string]string{
 		"verdict": string(r.Verdict()),
 		"n":       strconv.FormatInt(r.Overall.N, 10),
@@ -51,7 +52,7 @@ func Check(r *gate.Result, markdown func(maxListed int) string, jsonPath string)
 			File:    p.File,
 			Line:    p.Line,
 			Title:   "retrieval-gate: dataset integrity",
-			Message: fmt.Sprintf("case %s: gold id %q: %s", p.CaseID, p.GoldID, p.Reason),
+			Message: fmt.Sprintf("case %s: gold id %q: %s", p.CaseID, p.GoldID, reason(p.Kind)),
 		})
 	}
 	var warnings []string

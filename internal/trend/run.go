@@ -38,14 +38,16 @@ type RunRead struct {
 // Reading is what a RunRead gives.
 type Reading struct {
 	Trend *Trend
-	// Warning, when set, says that the history branch could not be read: no
-	// trend (a problem on GitHub's side never changes a verdict); Unread is
-	// its cause, for the view.
-	Warning string
-	Unread  error
-	File    string // the history as named: the file, or BRANCH:history.jsonl
-	Base    string // the base branch whose runs the trend and the view are of
-	Read    bool   // a history was read (one was given and something was asked of it)
+	// Unread, when set, is why the history branch Branch could not be read
+	// (UnreadRecords: the branch was read, its history was not readable): no
+	// trend, which the CLI warns about (trendtable.UnreadWarning words it; a
+	// problem on GitHub's side never changes a verdict), and the view says so.
+	Unread        error
+	UnreadRecords bool
+	Branch        string // the history branch (--history-branch), "" for a file
+	File          string // the history as named: the file, or BRANCH:history.jsonl
+	Base          string // the base branch whose runs the trend and the view are of
+	Read          bool   // a history was read (one was given and something was asked of it)
 }
 
 // ReadRun reads r's history once: the trend (Runs > 0 and Measures), and the
@@ -67,7 +69,7 @@ func ReadRun(ctx context.Context, r RunRead) (Reading, error) {
 	if err != nil {
 		return Reading{}, fmt.Errorf("--history: %w", err)
 	}
-	out := Reading{Base: history.BaseBranch(ctx, r.Getenv), Read: true}
+	out := Reading{Base: history.BaseBranch(ctx, r.Getenv), Branch: r.Branch, Read: true}
 	if r.Path != "" {
 		out.File = history.File(r.Path)
 	}
@@ -76,7 +78,7 @@ func ReadRun(ctx context.Context, r RunRead) (Reading, error) {
 		out.File = r.Branch + ":" + history.FileName
 		h, err := r.OpenBranch(ctx, r.Branch)
 		if err != nil && !errors.Is(err, r.NoHistory) {
-			out.Warning, out.Unread = fmt.Sprintf("retrieval-gate: no trend: the history branch %q could not be read: %v", r.Branch, err), err
+			out.Unread = err
 			return out, nil
 		}
 		source = ReaderSource(out.File, h)
@@ -89,7 +91,7 @@ func ReadRun(ctx context.Context, r RunRead) (Reading, error) {
 	out.Trend, err = Read(source, cur, fp, Options{Command: r.Command, Branch: out.Base, Limit: r.Runs, Measures: r.Measures})
 	if err != nil {
 		if r.Branch != "" {
-			out.Warning, out.Unread = fmt.Sprintf("retrieval-gate: no trend: the history on branch %q is not readable: %v", r.Branch, err), err
+			out.Unread, out.UnreadRecords = err, true
 			return out, nil
 		}
 		return Reading{}, fmt.Errorf("failed to read the history for the trend: %w", err)

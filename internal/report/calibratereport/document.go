@@ -189,7 +189,7 @@ func New(r *calibrate.Result) *Document {
 	}
 	if lc := r.LockCheck; lc != nil {
 		base := lc.Base
-		out.Lock = Lock{Base: &base, Changed: nonNil(lc.Changed), OK: len(lc.Changed) == 0}
+		out.Lock = Lock{Base: &base, Changed: lockChangeTexts(lc.Changed), OK: len(lc.Changed) == 0}
 	}
 	if ga := r.GitAnchor; ga != nil {
 		reasons := make([]string, len(ga.Findings))
@@ -217,7 +217,7 @@ func New(r *calibrate.Result) *Document {
 			Panel:       newPanel(d.Panel),
 			Name:        d.Name,
 			N:           d.N,
-			Notes:       nonNil(d.Notes),
+			Notes:       noteTexts(d.Notes),
 			Status:      d.Status,
 			Unpaired:    Unpaired{HumanOnly: nonNil(d.HumanOnly), JudgeOnly: nonNil(d.JudgeOnly), OverLimit: d.UnpairedOver},
 			Violations:  []Violation{},

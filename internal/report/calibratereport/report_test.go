@@ -69,7 +69,10 @@ func violations(t *testing.T) *calibrate.Result {
 {"case_id": "e", "dimension": "faithfulness", "score": 0.1, "construct": "faithfulness **any**", "judged_at": "2026-10-01T00:00:00Z"}
 `
 	r := readDemo(t, human, judge)
-	r.LockCheck = &calibrate.LockCheck{Base: "origin/main", Changed: []string{"min_kappa: 0.6 -> 0.3", "dimensions.groundedness.gated: true -> false"}}
+	r.LockCheck = &calibrate.LockCheck{Base: "origin/main", Changed: []calibrate.LockChange{
+		{Code: calibrate.LockSetting, Key: "min_kappa", From: "0.6", To: "0.3"},
+		{Code: calibrate.LockSetting, Key: "dimensions.groundedness.gated", From: "true", To: "false"},
+	}}
 	r.GitAnchor = &calibrate.GitAnchoring{HumanCommit: strings.Repeat("a", 40), JudgeCommit: strings.Repeat("b", 40),
 		Findings: []outcome.Clause{{Code: outcome.AnchorNotAncestor, Names: []string{strings.Repeat("a", 40), strings.Repeat("b", 40)}}}}
 	r.Finish()

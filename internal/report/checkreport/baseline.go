@@ -189,7 +189,7 @@ func (d *Document) SetBaseline(c *baseline.Comparison) {
 	b.Lacks = append(b.Lacks, c.Lacks...)
 	b.HeadlineMeasure = c.HeadlineMeasure()
 	for _, x := range c.Differences {
-		b.Differences = append(b.Differences, BaselineDifference{Field: x.Field, Baseline: x.Baseline, Current: x.Ours, Consequence: x.Consequence})
+		b.Differences = append(b.Differences, BaselineDifference{Field: string(x.Field), Baseline: x.Baseline, Current: x.Ours, Consequence: DifferenceConsequence(x.Field)})
 	}
 	b.Cases = BaselineCases{Baseline: c.BaselineCases, Paired: c.Paired, OnlyInBaseline: c.OnlyBaseline,
 		OnlyInCurrent: c.OnlyCurrent, GoldChanged: c.GoldChanged, WithoutGold: c.NoGold}
@@ -225,4 +225,21 @@ func pairedKeys(g PairedGroup) []string {
 		}
 	}
 	return keys
+}
+
+// DifferenceConsequence is what a setting in which the baseline differs from
+// this run means for the comparison, as the reports and the JSON "consequence"
+// say it. A setting it does not know reads as the setting.
+func DifferenceConsequence(s baseline.Setting) string {
+	switch s {
+	case baseline.SettingSchema:
+		return "read as " + baseline.Schema + ": fields this build does not know are ignored"
+	case baseline.SettingK:
+		return "the measures are at different cutoffs: a Δ mixes the retrieval change with the cutoff change"
+	case baseline.SettingKB:
+		return "the knowledge base changed: a Δ may come from the cards rather than the retriever"
+	case baseline.SettingFormat:
+		return "a --cases-out file: k and the KB cannot be checked, flips show no top k and no rank drops are found"
+	}
+	return string(s)
 }

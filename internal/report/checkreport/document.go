@@ -233,7 +233,7 @@ func New(r *gate.Result) *Document {
 		d.Integrity.Unknown.Examples = []string{}
 	}
 	for _, p := range in.Problems {
-		d.Integrity.Problems = append(d.Integrity.Problems, Problem{File: p.File, Line: p.Line, CaseID: p.CaseID, GoldID: p.GoldID, Reason: p.Reason})
+		d.Integrity.Problems = append(d.Integrity.Problems, Problem{File: p.File, Line: p.Line, CaseID: p.CaseID, GoldID: p.GoldID, Reason: ProblemReason(p.Kind)})
 	}
 	d.Gates = gatetable.FromOutcome(r.Gates)
 	d.Cases.UnknownKeys = make([]UnknownKey, 0, len(r.UnknownKeys))

@@ -48,4 +48,8 @@ func TestReason(t *testing.T) {
 			assert.Equal(t, tt.want, Reason(tt.why))
 		})
 	}
+	// Every code is worded (outcome.Codes is complete: outcome's test).
+	for _, c := range outcome.Codes {
+		assert.NotEqual(t, string(c), Reason([]outcome.Clause{{Code: c, Names: []string{"a", "b"}}}), "Reason does not word %q", c)
+	}
 }

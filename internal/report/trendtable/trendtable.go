@@ -169,3 +169,15 @@ func Gates(es []gatetable.Entry) []trend.Gate {
 	}
 	return out
 }
+
+// UnreadWarning is the warning of a run whose history branch could not be read
+// (trend.Reading.Unread): there is no trend. "" when the history was read.
+func UnreadWarning(r trend.Reading) string {
+	switch {
+	case r.Unread == nil:
+		return ""
+	case r.UnreadRecords:
+		return fmt.Sprintf("retrieval-gate: no trend: the history on branch %q is not readable: %v", r.Branch, r.Unread)
+	}
+	return fmt.Sprintf("retrieval-gate: no trend: the history branch %q could not be read: %v", r.Branch, r.Unread)
+}

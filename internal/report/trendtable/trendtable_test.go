@@ -2,6 +2,7 @@ package trendtable_test
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -56,4 +57,26 @@ func TestText(t *testing.T) {
 	assert.Contains(t, out, "  hit type: ")
 	assert.Contains(t, out, ": ▁¦█ → ¦▄  0.500 (n=10) → 1.000 (n=11) → 0.750 (n=12) (2 runs)\n")
 	assert.Contains(t, out, "  ¦ inputs changed: ")
+}
+
+// A history branch that could not be read is a warning in these words, per
+// step; a history that was read is none.
+func TestUnreadWarning(t *testing.T) {
+	cause := errors.New("--history-branch: could not read the repository: GitHub answered 404 Not Found")
+	tests := []struct {
+		name string
+		r    trend.Reading
+		want string
+	}{
+		{"read", trend.Reading{Branch: "h", Read: true}, ""},
+		{"branch unread", trend.Reading{Branch: "retrieval-gate-history", Unread: cause},
+			`retrieval-gate: no trend: the history branch "retrieval-gate-history" could not be read: --history-branch: could not read the repository: GitHub answered 404 Not Found`},
+		{"records unreadable", trend.Reading{Branch: "h", Unread: errors.New("h:history.jsonl:3: not JSON"), UnreadRecords: true},
+			`retrieval-gate: no trend: the history on branch "h" is not readable: h:history.jsonl:3: not JSON`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, trendtable.UnreadWarning(tt.r))
+		})
+	}
 }

@@ -1,0 +1,64 @@
+package checkreport
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
+	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+)
+
+// Each integrity problem reads as the reports wrote it before problems became
+// kinds; a kind without a row here, or that ProblemReason does not word, fails.
+func TestProblemReason(t *testing.T) {
+	tests := []struct {
+		kind gate.ProblemKind
+		want string
+	}{
+		{gate.UnknownCard, "unknown card"},
+		{gate.EmptyID, "empty card id"},
+		{gate.UnknownRelevant, "unknown card (relevant_ids)"},
+		{gate.EmptyRelevant, "empty card id (relevant_ids)"},
+		{"new_kind", "new_kind"},
+	}
+	covered := map[gate.ProblemKind]bool{}
+	for _, tt := range tests {
+		t.Run(string(tt.kind), func(t *testing.T) {
+			assert.Equal(t, tt.want, ProblemReason(tt.kind))
+		})
+		covered[tt.kind] = true
+	}
+	for _, k := range gate.ProblemKinds {
+		require.True(t, covered[k], "problem kind %q has no row in this table", k)
+		assert.NotEqual(t, string(k), ProblemReason(k), "ProblemReason does not word %q", k)
+	}
+}
+
+// Each setting a baseline differs in reads as the consequence the reports
+// wrote before differences became settings; a setting without a row here, or
+// that DifferenceConsequence does not word, fails.
+func TestDifferenceConsequence(t *testing.T) {
+	tests := []struct {
+		setting baseline.Setting
+		want    string
+	}{
+		{baseline.SettingSchema, "read as retrieval-gate/baseline@1: fields this build does not know are ignored"},
+		{baseline.SettingK, "the measures are at different cutoffs: a Δ mixes the retrieval change with the cutoff change"},
+		{baseline.SettingKB, "the knowledge base changed: a Δ may come from the cards rather than the retriever"},
+		{baseline.SettingFormat, "a --cases-out file: k and the KB cannot be checked, flips show no top k and no rank drops are found"},
+		{"new_setting", "new_setting"},
+	}
+	covered := map[baseline.Setting]bool{}
+	for _, tt := range tests {
+		t.Run(string(tt.setting), func(t *testing.T) {
+			assert.Equal(t, tt.want, DifferenceConsequence(tt.setting))
+		})
+		covered[tt.setting] = true
+	}
+	for _, s := range baseline.Settings {
+		require.True(t, covered[s], "setting %q has no row in this table", s)
+		assert.NotEqual(t, string(s), DifferenceConsequence(s), "DifferenceConsequence does not word %q", s)
+	}
+}
