@@ -75,7 +75,9 @@ func TestScenariosInEveryFormat(t *testing.T) {
 		assert.Contains(t, out, "DCG@2 (of 11.417)", name)
 		assert.Contains(t, out, "DCG@2 is out of 11.417, the maximum possible: 2 results of relevance 3 with the exp (2^rel - 1) gain", name)
 		assert.Contains(t, out, "highly relevant (3)", name)
-		assert.Contains(t, out, "over the n = 3 evaluated queries", name)
+		// Mean relevance with its n of queries, over the judged results.
+		assert.Contains(t, out, "2.667 ±0.500 (3)", name)
+		assert.Contains(t, out, "the buckets are shares of the n judged top-2 documents", name)
 		assert.NotContains(t, out, "dcg@", name)
 		// The hybrid vs ann finding is said once, as its scenario.
 		assert.Equal(t, 1, strings.Count(out, "hybrid vs ann"), name)
@@ -90,9 +92,12 @@ func TestScenariosInEveryFormat(t *testing.T) {
 	text.Reset()
 	require.NoError(t, back.Text(&text))
 	assert.Contains(t, text.String(), "Full text significantly better than dense/ANN")
+	// The buckets are over the judged documents: hybrid's top 2 of 3 queries
+	// are 6 documents, 2 of them unjudged (counted not relevant before: n 6,
+	// relevant+ 3/6 = 0.5).
 	hb := back.Strategies["hybrid"].RelevanceBuckets
-	assert.Equal(t, 6, hb.N)
-	assert.Equal(t, format.Float(0.5), hb.RelevantPlus)
+	assert.Equal(t, 4, hb.N)
+	assert.Equal(t, format.Float(0.75), hb.RelevantPlus)
 }
 
 // A document written before the scale and buckets existed reads back with the
