@@ -44,7 +44,7 @@ func TestCompareDashboardSeedFigures(t *testing.T) {
 	for name, st := range doc.Strategies {
 		b := st.RelevanceBuckets
 		has(format.Pct(b.HighlyRelevant.V()), name)
-		has("n = "+rhtml.Count(b.N)+" documents", name)
+		has("n = "+rhtml.Count(b.N)+" judged documents", name)
 	}
 }
 
