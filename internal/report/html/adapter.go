@@ -229,6 +229,7 @@ func overRun(e exploreRun, i int, r RunView) exploreRun {
 		e.X = r.Time[:10]
 	}
 	e.Commit = format.CommitPrefix(r.Commit, 7)
+	e.Of, e.Tip = dcgOf(r), dcgTip(r)
 	if r.Changed != nil {
 		e.Changed = "inputs changed: " + strings.Join(r.Changed, ", ")
 	}
