@@ -115,7 +115,7 @@ const bars = (box, run, m) => {
       el(SVG, "text", {class: "tick", x: tx, y: r1(bottom + 15), "text-anchor": "middle"}, t.toFixed(dec)));
   }
   svg.append(el(SVG, "line", {class: "axis", x1: r1(labelW), x2: r1(labelW), y1: 4, y2: r1(bottom)}),
-    el(SVG, "text", {class: "axis-label", x: r1((labelW + W - room) / 2), y: r1(H - 3), "text-anchor": "middle"}, m.label));
+    el(SVG, "text", {class: "axis-label", x: r1((labelW + W - room) / 2), y: r1(H - 3), "text-anchor": "middle"}, scaled(m)));
   const legend = el(null, "ul", {class: "legend", "aria-hidden": "true"});
   gs.forEach((g, gi) => {
     const y0 = 8 + gi * (groupH + ggap), name = nameOf(g);
