@@ -110,3 +110,28 @@ func TestReadOldDocument(t *testing.T) {
 	assert.InDelta(t, metrics.MaxDCG(10, 3, metrics.GainLinear), d.MaxDCGAtK.V(), 1e-12)
 	assert.Equal(t, []string{format.Missing, format.Missing, format.Missing, format.Missing, "0"}, d.bucketCells(d.Strategies["a"]))
 }
+
+// A measure's n per strategy: one number when the strategies agree, the range
+// when mean relevance leaves out different queries for each (a top k without
+// a judged result), the missing glyph when no strategy has the measure.
+func TestMeasureNRange(t *testing.T) {
+	doc := func(ns ...int64) *Document {
+		d := &Document{Strategies: map[string]*Strategy{}}
+		for i, n := range ns {
+			name := string(rune('a' + i))
+			d.Strategies[name] = &Strategy{Name: name, Metrics: map[string]Summary{metrics.KeyMeanRel: {N: n}}}
+			d.Order = append(d.Order, name)
+		}
+		return d
+	}
+	for _, tc := range []struct {
+		ns   []int64
+		want string
+	}{
+		{[]int64{113, 113}, "113"},
+		{[]int64{113, 98, 110}, "98–113"},
+		{nil, format.Missing},
+	} {
+		assert.Equal(t, tc.want, doc(tc.ns...).measureN(metrics.KeyMeanRel), "%v", tc.ns)
+	}
+}
