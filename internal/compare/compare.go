@@ -81,8 +81,12 @@ type Strategy struct {
 	// (metrics.QueryMeasures); NaN where the measure does not count the query (a
 	// binary measure on a query without a document at the relevant level).
 	Values []float64
-	Means  metrics.Graded // each over its measure's queries (Result.MeasureN)
+	Means  metrics.Graded // each over its measure's queries (MeasureN)
 	CI     [metrics.NumGraded]metrics.Interval
+	// MeasureN[m] is the number of queries measure m counts for this run:
+	// Result.MeasureN[m], less the queries it leaves undefined for this
+	// ranking (mean relevance: a top k without a judged result).
+	MeasureN [metrics.NumGraded]int
 	// Retrieved counts the documents in the top k of the evaluated queries;
 	// ByLevel[l] those of relevance l, 0..Result.MaxLevel (unjudged and negative
 	// judgments included in level 0); Unjudged the unjudged ones.
@@ -178,7 +182,9 @@ type Result struct {
 	Gates        outcome.Gates // the Gate options' floors and not_beaten; none unless asked
 	// MeasureN is each measure's number of queries: the graded measures (DCG,
 	// nDCG, mean relevance) count every evaluated query, the binary ones those
-	// with a document at the relevant level.
+	// with a document at the relevant level. A measure over the judged results
+	// (metrics.Info.OverJudged: mean relevance) counts, per run, only the queries
+	// whose top k has a judged result: Strategy.MeasureN.
 	MeasureN [metrics.NumGraded]int
 	// InBinary[i] says evaluated query i has a document at the relevant level.
 	InBinary []bool
@@ -196,6 +202,11 @@ type Result struct {
 
 // PrimaryIndex is the index of the primary measure in metrics.QueryMeasures.
 func (r *Result) PrimaryIndex() int { return r.primary }
+
+// overJudged reports whether measure m is undefined on a query whose top k has
+// no judged result (per run: its n, interval and paired tests are per run and
+// per pair, statistics.go's sparse pass).
+func overJudged(m int) bool { return metrics.QueryMeasures[m].OverJudged }
 
 // binaryMeasure reports whether measure m depends on the relevant level (and so
 // counts only the queries with a document at that level).
@@ -394,10 +405,11 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 			c.posSum = make([]int, k)
 			c.byLevel = make([]int, q.MaxLevel()+1)
 			rels := make([]int, 0, k)
+			unj := make([]bool, 0, k)
 			var lv []int
 			for i := p * len(eval) / parts; i < (p+1)*len(eval)/parts; i++ {
 				qi := eval[i]
-				rels = rels[:0]
+				rels, unj = rels[:0], unj[:0]
 				if j := byQ[qi]; j < 0 {
 					c.missing++
 				} else {
@@ -412,13 +424,13 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 						}
 						c.byLevel[max(rel, 0)]++
 						c.posSum[len(rels)] += max(rel, 0)
-						rels = append(rels, rel)
+						rels, unj = append(rels, rel), append(unj, !judged)
 					}
 				}
 				c.retrieved += len(rels)
 				s.topN[i] = int32(len(rels)) //nolint:gosec // at most k (≤ 1000) results
 				lv = q.AppendLevels(lv[:0], qi)
-				g := metrics.GradedAtK(&metrics.QueryInput{Rels: rels, Levels: lv, K: k, Gain: opt.Gain, RelevantLevel: opt.RelevantLevel})
+				g := metrics.GradedAtK(&metrics.QueryInput{Rels: rels, Unjudged: unj, Levels: lv, K: k, Gain: opt.Gain, RelevantLevel: opt.RelevantLevel})
 				if !inBinary[i] {
 					for m := range M {
 						if binaryMeasure(m) {
@@ -460,7 +472,8 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 				cnt++
 			}
 		}
-		s.Means[m] = sum / float64(cnt)
+		s.Means[m] = sum / float64(cnt) // NaN when no query counts
+		s.MeasureN[m] = cnt
 	}
 	s.ByPosition = make([]float64, k)
 	for r := range k {
@@ -504,6 +517,9 @@ func (r *Result) groups() []rowGroup {
 	}
 	var graded, binary []int
 	for m := range metrics.NumGraded {
+		if overJudged(m) {
+			continue // its rows are per run: statistics' sparse pass
+		}
 		if binaryMeasure(m) && len(bin) < n {
 			binary = append(binary, m)
 		} else {
@@ -652,6 +668,7 @@ func (r *Result) statistics() {
 			}
 		}
 	}
+	r.sparseStatistics(paired, others, base)
 	ps := make([]float64, len(paired))
 	family := make([]string, len(paired))
 	for i, p := range paired {
@@ -665,11 +682,78 @@ func (r *Result) statistics() {
 	r.Paired = paired
 }
 
+// sparseStatistics fills the intervals and the baseline comparisons of the
+// measures over the judged results (mean relevance), whose queries differ from
+// run to run: each run's interval over the queries it defines (its MeasureN),
+// each paired comparison over the queries both runs define (the pairs with a
+// hole on either side left out, as a binary measure leaves out the queries
+// without a relevant document), unadjusted here; Holm follows in statistics
+// with the measure's family as for every measure.
+func (r *Result) sparseStatistics(paired []Paired, others []int, base int) {
+	const M = metrics.NumGraded
+	for m := range M {
+		if !overJudged(m) {
+			continue
+		}
+		lo, hi := r.measureRange(m)
+		for s := range r.Strategies {
+			st := &r.Strategies[s]
+			xs := make([]float64, 0, st.MeasureN[m])
+			for i := range r.N() {
+				if v := st.Values[i*M+m]; !math.IsNaN(v) {
+					xs = append(xs, v)
+				}
+			}
+			var rep []float64
+			if n := len(xs); n > 0 && metrics.ResamplingIsExact(n, r.Resamples) {
+				rep = metrics.BootstrapMeans(xs, n, 1, r.Resamples, r.Seed)[0]
+			}
+			st.CI[m] = metrics.ColumnCI95(xs, rep, lo, hi)
+		}
+		for o, s := range others {
+			paired[o*M+m] = r.pairOn(s, base, m)
+		}
+	}
+}
+
+// pairOn is the paired comparison of strategies a − b on measure m over the
+// queries both define (a binary measure: those at the relevant level; mean
+// relevance: those where both top k have a judged result), not adjusted. Delta
+// is the mean of those differences: for a measure every run defines on the
+// same queries it is the difference of the two means.
+func (r *Result) pairOn(a, b, m int) Paired {
+	const M = metrics.NumGraded
+	A, B := &r.Strategies[a], &r.Strategies[b]
+	var d []float64
+	sum := 0.0
+	for i := range r.N() {
+		x, y := A.Values[i*M+m], B.Values[i*M+m]
+		if math.IsNaN(x) || math.IsNaN(y) { // a query either run leaves undefined
+			continue
+		}
+		d = append(d, x-y)
+		sum += x - y
+	}
+	n := len(d)
+	out := Paired{Strategy: A.Name, Baseline: B.Name, Metric: metrics.GradedKeys[m], N: n,
+		Delta: A.Means[m] - B.Means[m], Primary: m == r.primary}
+	if overJudged(m) {
+		out.Delta = sum / float64(n) // NaN without a common query
+	}
+	var diff []float64
+	if n > 0 && metrics.ResamplingIsExact(n, r.Resamples) {
+		diff = metrics.BootstrapMeans(d, n, 1, r.Resamples, r.Seed)[0]
+	}
+	lo, hi := r.measureRange(m)
+	out.CI = metrics.PairedCI95(d, diff, hi-lo)
+	out.P, out.PMethod = r.pValue(d)
+	return out
+}
+
 // pairTest compares strategies a and b (a − b) on metric m. When the pair involves
 // the baseline, the Holm-adjusted comparison already made is returned; otherwise a
 // new test whose p-value is Holm-adjusted as one more member of the measure's family.
 func (r *Result) pairTest(a, b, m int) Paired {
-	const M = metrics.NumGraded
 	A, B := &r.Strategies[a], &r.Strategies[b]
 	for _, p := range r.Paired {
 		if p.Metric != metrics.GradedKeys[m] {
@@ -685,23 +769,7 @@ func (r *Result) pairTest(a, b, m int) Paired {
 			return p
 		}
 	}
-	var d []float64
-	for i := range r.N() {
-		if binaryMeasure(m) && !r.InBinary[i] {
-			continue
-		}
-		d = append(d, A.Values[i*M+m]-B.Values[i*M+m])
-	}
-	n := len(d)
-	out := Paired{Strategy: A.Name, Baseline: B.Name, Metric: metrics.GradedKeys[m], N: n,
-		Delta: A.Means[m] - B.Means[m], Primary: m == r.primary}
-	var diff []float64
-	if n > 0 && metrics.ResamplingIsExact(n, r.Resamples) {
-		diff = metrics.BootstrapMeans(d, n, 1, r.Resamples, r.Seed)[0]
-	}
-	lo, hi := r.measureRange(m)
-	out.CI = metrics.PairedCI95(d, diff, hi-lo)
-	out.P, out.PMethod = r.pValue(d)
+	out := r.pairOn(a, b, m)
 	family := make([]float64, 0, len(r.Paired)+1)
 	for _, p := range r.Paired {
 		if p.Metric == out.Metric {

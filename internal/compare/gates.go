@@ -68,7 +68,7 @@ func (r *Result) notBeaten(si int) outcome.Gate {
 	s := &r.Strategies[si]
 	g := outcome.New(NotBeaten, outcome.Pass)
 	key := metrics.GradedKeys[r.primary]
-	g.Group, g.Measure, g.Value, g.N = StrategyGroup(s.Name), key, r.CorrectedMean(si, r.primary), int64(r.MeasureN[r.primary])
+	g.Group, g.Measure, g.Value, g.N = StrategyGroup(s.Name), key, r.CorrectedMean(si, r.primary), int64(s.MeasureN[r.primary])
 	if r.Human != nil {
 		g.N = int64(r.Human.MeasureN[r.primary])
 	}

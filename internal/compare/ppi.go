@@ -110,13 +110,22 @@ func (r *Result) units(hv *humanValues) {
 
 // split gives measure m's labelled units (human value y, judge value f) and
 // the judge's values of the others, in hv's buffers: valid until the next call.
+// A unit whose value is undefined (NaN: mean relevance on a top k without a
+// judged result, under either grades) is left out: the estimand is the mean
+// over the queries the measure defines.
 func (hv *humanValues) split(g int, human func(k int) float64, judge func(i int) float64) (y, f, u []float64) {
 	y, f, u = hv.y[:0], hv.f[:0], hv.u[:0]
 	for _, k := range hv.lab[g] {
-		y, f = append(y, human(k)), append(f, judge(hv.rows[k]))
+		a, b := human(k), judge(hv.rows[k])
+		if math.IsNaN(a) || math.IsNaN(b) {
+			continue
+		}
+		y, f = append(y, a), append(f, b)
 	}
 	for _, i := range hv.unl[g] {
-		u = append(u, judge(i))
+		if v := judge(i); !math.IsNaN(v) {
+			u = append(u, v)
+		}
 	}
 	hv.y, hv.f, hv.u = y, f, u
 	return y, f, u
@@ -351,9 +360,10 @@ func (r *Result) humanValues(q *trecfile.Qrels, runs []Input, sh *labelfile.Shee
 		vals := make([]float64, len(hv.rows)*M)
 		done := make([]bool, len(hv.rows))
 		rels := make([]int, 0, r.K)
+		unj := make([]bool, 0, r.K)
 		score := func(k int, docs []string) {
 			grades := hv.grades[r.QueryIDs[hv.rows[k]]]
-			rels = rels[:0]
+			rels, unj = rels[:0], unj[:0]
 			for _, d := range docs {
 				if len(rels) == r.K {
 					break
@@ -362,9 +372,9 @@ func (r *Result) humanValues(q *trecfile.Qrels, runs []Input, sh *labelfile.Shee
 				if !ok {
 					h.Holes++
 				}
-				rels = append(rels, g)
+				rels, unj = append(rels, g), append(unj, !ok)
 			}
-			gr := metrics.GradedAtK(&metrics.QueryInput{Rels: rels, Levels: levels[k], K: r.K, Gain: r.Gain, RelevantLevel: r.RelevantLevel})
+			gr := metrics.GradedAtK(&metrics.QueryInput{Rels: rels, Unjudged: unj, Levels: levels[k], K: r.K, Gain: r.Gain, RelevantLevel: r.RelevantLevel})
 			copy(vals[k*M:], gr[:])
 			done[k] = true
 		}

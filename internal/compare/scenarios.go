@@ -162,10 +162,11 @@ func (r *Result) wideIntervals() (Scenario, bool) {
 		const M = metrics.NumGraded
 		var d []float64
 		for i := range n {
-			if binaryMeasure(r.primary) && !r.InBinary[i] {
+			x, y := r.Strategies[a].Values[i*M+r.primary], r.Strategies[b].Values[i*M+r.primary]
+			if math.IsNaN(x) || math.IsNaN(y) { // a query the measure does not count, for either run
 				continue
 			}
-			d = append(d, r.Strategies[a].Values[i*M+r.primary]-r.Strategies[b].Values[i*M+r.primary])
+			d = append(d, x-y)
 		}
 		t := *l
 		s.Test = &t

@@ -203,19 +203,25 @@ func GradedHitAtK(in *QueryInput) float64 {
 	return 0
 }
 
-// MeanRelevance is the average relevance of the results in the top k,
-// Σ_{r ≤ min(k, len)} max(rel_r, 0) / min(k, len) (the seed's "mean relevance":
-// two results of relevance 3 give 3, whatever k; unjudged count 0; no result: 0).
+// MeanRelevance is the average relevance of the judged results in the top k,
+// Σ_{judged r ≤ k} max(rel_r, 0) / |{judged r ≤ k}| (the seed's "mean
+// relevance", the average judged relevance over the judged query–result pairs:
+// two judged results of relevance 3 give 3, whatever k); NaN when the top k
+// has no judged result (no result at all, or every one unjudged).
 func MeanRelevance(in *QueryInput) float64 {
 	n := min(in.K, len(in.Rels))
-	if n == 0 {
-		return 0
-	}
-	sum := 0
-	for _, rel := range in.Rels[:n] {
+	sum, judged := 0, 0
+	for r, rel := range in.Rels[:n] {
+		if r < len(in.Unjudged) && in.Unjudged[r] {
+			continue
+		}
 		sum += max(rel, 0)
+		judged++
 	}
-	return float64(sum) / float64(n)
+	if judged == 0 {
+		return math.NaN()
+	}
+	return float64(sum) / float64(judged)
 }
 
 // MeanRelevanceAtK is Σ_{r ≤ k} max(rel_r, 0) / k (missing ranks count 0, like precision).

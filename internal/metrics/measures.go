@@ -30,7 +30,8 @@ const (
 	// at the relevant level.
 	KeyGradedHit = "hit_at_k"
 	// KeyMeanRel is compare's mean relevance as the seed defines it: the average
-	// judged relevance of the results in the top k (not divided by k).
+	// relevance of the judged results in the top k (not divided by k; unjudged
+	// results left out, a query without a judged result undefined).
 	KeyMeanRel = "mean_relevance"
 	// KeyRelPerK is the relevance of the top k divided by k (missing ranks count
 	// 0): the former mean_relevance_at_k, kept under its key with its own label.
@@ -102,6 +103,11 @@ type Info struct {
 	HigherIsBetter bool
 	Scale          Scale
 	Own            []Parameter // the parameters it owns, with their values
+	// OverJudged says the measure averages the judged results only: a query
+	// whose top k has no judged result is undefined (NaN) for it. Which
+	// queries are undefined depends on the ranking, so its n is per run, and a
+	// paired comparison uses the queries both runs define.
+	OverJudged bool
 }
 
 // LabelAt is the report label at cutoff k, e.g. "hit@5".
@@ -134,9 +140,12 @@ func (in *CaseInput) Judged() []string {
 }
 
 // QueryInput is one query of compare: the relevance of its ranking best first
-// (unjudged = 0), the number of judged documents at each level, and the settings.
+// (unjudged = 0), which of its results are unjudged (Unjudged[r] for rank r+1;
+// nil: every result is judged), the number of judged documents at each level,
+// and the settings.
 type QueryInput struct {
 	Rels, Levels  []int
+	Unjudged      []bool
 	K             int
 	Gain          Gain
 	RelevantLevel int
@@ -168,8 +177,8 @@ var QueryMeasures = [...]Measure[QueryInput]{
 		Params: ParamK | ParamRelevantLevel, HigherIsBetter: true, Scale: ScaleUnit}, RRAtK},
 	{Info{Key: KeyGradedHit, Label: "hit", Definition: "1 if a relevant document is within k, else 0",
 		Params: ParamK | ParamRelevantLevel, HigherIsBetter: true, Scale: ScaleBinary}, GradedHitAtK},
-	{Info{Key: KeyMeanRel, Label: "mean relevance", Definition: "Σ_{r ≤ min(k, results)} max(rel_r, 0) / min(k, results): the average relevance of the results in the top k (unjudged count 0; no result: 0)",
-		Params: ParamK, HigherIsBetter: true, Scale: ScaleUnbounded}, MeanRelevance},
+	{Info{Key: KeyMeanRel, Label: "mean relevance", Definition: "Σ_{judged r ≤ k} max(rel_r, 0) / |{judged r ≤ k}|: the average relevance of the judged results in the top k (unjudged left out; no judged result: undefined, the query is left out)",
+		Params: ParamK, HigherIsBetter: true, Scale: ScaleUnbounded, OverJudged: true}, MeanRelevance},
 	{Info{Key: KeyRelPerK, Label: "relevance/k", Definition: "Σ_{r ≤ k} max(rel_r, 0) / k (missing ranks count 0)",
 		Params: ParamK, HigherIsBetter: true, Scale: ScaleUnbounded}, MeanRelevanceAtK},
 	RBP(0.8),

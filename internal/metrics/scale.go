@@ -33,7 +33,9 @@ type Buckets struct {
 }
 
 // RelevanceBuckets counts documents by level (byLevel[l] documents of relevance
-// l, level 0 including the unjudged and the negatively judged) into the buckets.
+// l, level 0 including the negatively judged) into the buckets. compare passes
+// the judged documents only, so the shares are of judged query–result pairs,
+// as the seed's mean relevance is.
 func RelevanceBuckets(byLevel []int) Buckets {
 	var b Buckets
 	high, plus := 0, 0

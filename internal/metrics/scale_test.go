@@ -56,19 +56,34 @@ func TestRelevanceBuckets(t *testing.T) {
 }
 
 func TestMeanRelevance(t *testing.T) {
+	nan := math.NaN()
 	for _, c := range []struct {
+		name      string
 		rels      []int
+		unjudged  []bool
 		k         int
 		mean, atK float64
 	}{
-		{[]int{3, 3}, 10, 3, 0.6}, // the example
-		{[]int{3, -2, 1}, 3, 4.0 / 3, 4.0 / 3},
-		{[]int{2, 2, 2, 0}, 2, 2, 2},
-		{nil, 10, 0, 0},
+		{"the issue's example", []int{3, 3}, nil, 10, 3, 0.6},
+		{"negative judged counts 0", []int{3, -2, 1}, nil, 3, 4.0 / 3, 4.0 / 3},
+		{"cut at k", []int{2, 2, 2, 0}, nil, 2, 2, 2},
+		{"no result: undefined", nil, nil, 10, nan, 0},
+		// The seed averages the judged pairs: an unjudged result is left out,
+		// not counted 0 (the former definition gave 6/4 = 1.5 here).
+		{"unjudged left out", []int{3, 0, 3, 0}, []bool{false, true, false, true}, 10, 3, 0.6},
+		{"judged 0 still counts", []int{3, 0, 3, 0}, []bool{false, false, false, true}, 10, 2, 0.6},
+		{"unjudged below k ignored", []int{2, 0, 3}, []bool{false, false, true}, 2, 1, 1},
+		{"nothing judged: undefined", []int{0, 0}, []bool{true, true}, 10, nan, 0},
 	} {
-		in := &QueryInput{Rels: c.rels, K: c.k}
-		assert.InDelta(t, c.mean, MeanRelevance(in), 1e-15, "%v", c.rels)
-		assert.InDelta(t, c.atK, MeanRelevanceAtK(in), 1e-15, "%v", c.rels)
+		t.Run(c.name, func(t *testing.T) {
+			in := &QueryInput{Rels: c.rels, Unjudged: c.unjudged, K: c.k}
+			if math.IsNaN(c.mean) {
+				assert.True(t, math.IsNaN(MeanRelevance(in)), "%v", MeanRelevance(in))
+			} else {
+				assert.InDelta(t, c.mean, MeanRelevance(in), 1e-15)
+			}
+			assert.InDelta(t, c.atK, MeanRelevanceAtK(in), 1e-15)
+		})
 	}
 }
 

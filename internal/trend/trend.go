@@ -20,6 +20,7 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 )
 
@@ -49,10 +50,42 @@ type Measure struct {
 // (history.ScanReader). The document is valid until fn returns.
 type Source func(fn func(rec history.Record, doc *fastjson.Value) error) error
 
-// Value is a measure's mean and its n in one run.
+// Value is a measure's mean and its n in one run, and for DCG@k the largest
+// value possible in that run (MaxDCG: NaN when the record does not tell it; 0
+// for every other measure, which has no such scale to state).
 type Value struct {
 	Mean float64
 	N    int64
+	Max  float64
+}
+
+// MaxDCG is the largest DCG@k possible in the run of a compare document: its
+// max_dcg_at_k, else (a document written before that field) derived from its k,
+// gain and the highest level of its relevance_scale as compare computes it
+// (metrics.MaxDCG); NaN when the document tells neither (no relevance scale).
+func MaxDCG(doc *fastjson.Value) float64 {
+	if doc == nil {
+		return math.NaN()
+	}
+	if m := doc.Get("max_dcg_at_k"); m != nil && m.Type() == fastjson.TypeNumber {
+		if v := m.GetFloat64(); v > 0 && !math.IsInf(v, 0) {
+			return v
+		}
+	}
+	k, top := doc.GetInt("k"), doc.Get("relevance_scale", "1")
+	gain := string(doc.GetStringBytes("gain"))
+	if k < 1 || top == nil || top.Type() != fastjson.TypeNumber || (gain != "exp" && gain != "linear") {
+		return math.NaN()
+	}
+	level, err := top.Int()
+	if err != nil || level > 127 || k > 100000 {
+		return math.NaN()
+	}
+	g := metrics.GainExp
+	if gain == "linear" {
+		g = metrics.GainLinear
+	}
+	return metrics.MaxDCG(k, max(level, 1), g)
 }
 
 // Run is one run as the trend needs it: the record's provenance, its
@@ -143,7 +176,11 @@ func Extract(doc *fastjson.Value, ms []Measure) map[Measure]Value {
 		if math.IsNaN(v) || math.IsInf(v, 0) || n < 0 {
 			continue
 		}
-		out[m] = Value{Mean: v, N: n}
+		val := Value{Mean: v, N: n}
+		if m.Key == metrics.KeyDCG && kind == "strategy" {
+			val.Max = MaxDCG(doc)
+		}
+		out[m] = val
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
@@ -43,11 +44,11 @@ var es = trend.Measure{Group: "locale:es", Key: "retrieval_hit_at_k"}
 
 func TestBuild(t *testing.T) {
 	runs := []trend.Run{
-		{Commit: "a", Fingerprint: fp("1"), Values: map[trend.Measure]trend.Value{hit: {0.5, 100}, es: {0.8, 10}}},
-		{Commit: "b", Fingerprint: fp("1"), Values: map[trend.Measure]trend.Value{hit: {0.75, 100}}}, // no es group
-		{Commit: "c", Fingerprint: fp("2"), Values: map[trend.Measure]trend.Value{hit: {1, 101}, es: {0.9, 10}}},
+		{Commit: "a", Fingerprint: fp("1"), Values: map[trend.Measure]trend.Value{hit: {Mean: 0.5, N: 100}, es: {Mean: 0.8, N: 10}}},
+		{Commit: "b", Fingerprint: fp("1"), Values: map[trend.Measure]trend.Value{hit: {Mean: 0.75, N: 100}}}, // no es group
+		{Commit: "c", Fingerprint: fp("2"), Values: map[trend.Measure]trend.Value{hit: {Mean: 1, N: 101}, es: {Mean: 0.9, N: 10}}},
 	}
-	cur := trend.Run{Fingerprint: fp("2"), Values: map[trend.Measure]trend.Value{hit: {0.5, 101}}}
+	cur := trend.Run{Fingerprint: fp("2"), Values: map[trend.Measure]trend.Value{hit: {Mean: 0.5, N: 101}}}
 	tr := trend.Build(runs, cur, []trend.Measure{hit, es})
 	require.Equal(t, 3, tr.Runs)
 	require.Len(t, tr.Rows, 2)
@@ -136,13 +137,43 @@ func TestCollect(t *testing.T) {
 
 func TestExtract(t *testing.T) {
 	doc := fastjson.MustParse(`{"overall":{"metrics":{"a":{"mean":0.5,"n":3}}},"by_type":{"x.y":{"metrics":{"a":{"mean":1,"n":2}}}},
-		"by_locale":{"es":{"metrics":{"a":{"mean":0.25,"n":1}}}},"strategies":{"bm25":{"metrics":{"dcg_at_k":{"mean":2.5,"n":9}}}}}`)
+		"by_locale":{"es":{"metrics":{"a":{"mean":0.25,"n":1}}}},"strategies":{"bm25":{"metrics":{"dcg_at_k":{"mean":2.5,"n":9}}}},
+		"max_dcg_at_k":31.80479}`)
 	ms := []trend.Measure{{"overall", "a"}, {"type:x.y", "a"}, {"locale:es", "a"}, {"strategy:bm25", "dcg_at_k"},
 		{"overall", "b"}, {"type:z", "a"}, {"strategy:dense", "dcg_at_k"}, {"other", "a"}}
 	got := trend.Extract(doc, ms)
 	assert.Equal(t, map[trend.Measure]trend.Value{
-		{"overall", "a"}: {0.5, 3}, {"type:x.y", "a"}: {1, 2}, {"locale:es", "a"}: {0.25, 1}, {"strategy:bm25", "dcg_at_k"}: {2.5, 9},
+		{"overall", "a"}: {Mean: 0.5, N: 3}, {"type:x.y", "a"}: {Mean: 1, N: 2}, {"locale:es", "a"}: {Mean: 0.25, N: 1},
+		{"strategy:bm25", "dcg_at_k"}: {Mean: 2.5, N: 9, Max: 31.80479},
 	}, got)
+}
+
+// DCG@k's maximum in a run: the document's max_dcg_at_k; for a document
+// written before it, derived from k, gain and the relevance scale; unknown
+// (NaN) when the document has no relevance scale.
+func TestMaxDCG(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+		want      float64
+	}{
+		{"recorded", `{"max_dcg_at_k": 20.5, "k": 10, "gain": "exp", "relevance_scale": [0, 3]}`, 20.5},
+		{"derived, exp", `{"k": 10, "gain": "exp", "relevance_scale": [0, 3]}`, metrics.MaxDCG(10, 3, metrics.GainExp)},
+		{"derived, linear, level 4", `{"k": 5, "gain": "linear", "relevance_scale": [-2, 4]}`, metrics.MaxDCG(5, 4, metrics.GainLinear)},
+		{"binary scale: level 1", `{"k": 3, "gain": "exp", "relevance_scale": [0, 1]}`, metrics.MaxDCG(3, 1, metrics.GainExp)},
+		{"no scale: unknown", `{"k": 10, "gain": "exp"}`, math.NaN()},
+		{"no k: unknown", `{"gain": "exp", "relevance_scale": [0, 3]}`, math.NaN()},
+		{"unknown gain", `{"k": 10, "gain": "log", "relevance_scale": [0, 3]}`, math.NaN()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := trend.MaxDCG(fastjson.MustParse(tc.doc))
+			if math.IsNaN(tc.want) {
+				assert.True(t, math.IsNaN(got), "%v", got)
+				return
+			}
+			assert.InDelta(t, tc.want, got, 1e-12)
+		})
+	}
+	assert.InDelta(t, 31.805, metrics.MaxDCG(10, 3, metrics.GainExp), 5e-4)
 }
 
 // sparkline is the glyphs of trend.Levels(vals), as the renderers draw them.

@@ -288,7 +288,7 @@ func New(r *compare.Result) *Document {
 		for m, key := range metrics.GradedKeys {
 			iv := s.CI[m]
 			ms[key] = Summary{Mean: format.Float(s.Means[m]), CI95: format.CI(iv.CI()), CI95Method: iv.Method,
-				N: int64(r.MeasureN[m]), Unreliable: iv.Unreliable}
+				N: int64(s.MeasureN[m]), Unreliable: iv.Unreliable}
 			st.CI95Methods = addMethod(st.CI95Methods, iv.Method)
 		}
 		levels, unjudged := s.Distribution()

@@ -88,7 +88,7 @@ func newHuman(r *compare.Result) *Human {
 			ms[key] = Corrected{JudgeOnly: format.Float(st.Means[m]), JudgeOnlyCI95: format.CI(st.CI[m].CI()),
 				Estimate: format.Float(e.Estimate), CI95: format.CI([2]float64{e.Lo, e.Hi}), SE: format.Float(e.SE), Lambda: format.Float(e.Lambda),
 				HumanOnly: format.Float(ho.Estimate), HumanOnlyCI95: format.CI([2]float64{ho.Lo, ho.Hi}),
-				N: r.MeasureN[m], NHuman: e.N, Narrower: format.Float(narrower), Unreliable: e.Interval().Unreliable}
+				N: st.MeasureN[m], NHuman: e.N, Narrower: format.Float(narrower), Unreliable: e.Interval().Unreliable}
 		}
 		out.Strategies[st.Name] = ms
 	}

@@ -130,14 +130,26 @@ func (d *Document) finding(f compare.Finding, name func(string) string) string {
 // wholePct prints a fraction as a whole percentage ("67%"), as the diagnosis words it.
 func wholePct(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }
 
-// measureN is the n of a measure (the same for every strategy), or the missing glyph.
+// measureN is the n of a measure: one number when every strategy has the same
+// (every measure but mean relevance, whose n is the queries each run's top k
+// has a judged result for), else the range "lo–hi"; the missing glyph when none.
 func (d *Document) measureN(key string) string {
+	lo, hi := int64(-1), int64(-1)
 	for _, s := range d.strategies() {
 		if m, ok := s.Metrics[key]; ok {
-			return strconv.FormatInt(m.N, 10)
+			if lo < 0 || m.N < lo {
+				lo = m.N
+			}
+			hi = max(hi, m.N)
 		}
 	}
-	return format.Missing
+	switch {
+	case lo < 0:
+		return format.Missing
+	case lo == hi:
+		return strconv.FormatInt(lo, 10)
+	}
+	return strconv.FormatInt(lo, 10) + "–" + strconv.FormatInt(hi, 10)
 }
 
 // metricCell names a paired test's measure, the primary one marked.

@@ -14,10 +14,10 @@ import (
 // three relevance buckets) and the six common scenarios with their rules and
 // suggested actions: the document's fields and their words.
 
-// Buckets are a strategy's top-k documents in the seed's three relevance
-// buckets: highly relevant (relevance 3 and above), relevant+ (≥ 2), not
-// relevant (≤ 1, the unjudged and negatively judged included), as fractions of
-// the N documents.
+// Buckets are a strategy's judged top-k documents in the seed's three
+// relevance buckets: highly relevant (relevance 3 and above), relevant+ (≥ 2),
+// not relevant (≤ 1, negatively judged included; unjudged documents are in no
+// bucket), as fractions of the N judged documents.
 type Buckets struct {
 	HighlyRelevant format.Float `json:"highly_relevant"`
 	N              int          `json:"n"`
@@ -79,13 +79,13 @@ func (d *Document) dcgScaleLine() string {
 }
 
 // bucketHeads are the bucket columns' headings.
-var bucketHeads = []string{"mean relevance", "highly relevant (3)", "relevant+ (≥ 2)", "not relevant (≤ 1)", "n documents"}
+var bucketHeads = []string{"mean relevance (n queries)", "highly relevant (3)", "relevant+ (≥ 2)", "not relevant (≤ 1)", "n judged documents"}
 
 // bucketCells are a strategy's mean relevance (with n queries) and its buckets.
 func (d *Document) bucketCells(s *Strategy) []string {
 	mean := format.Missing
 	if m, ok := s.Metrics[metrics.KeyMeanRel]; ok {
-		mean = format.Num(m.Mean.V()) + " ±" + format.Num(m.HalfWidth)
+		mean = format.Num(m.Mean.V()) + " ±" + format.Num(m.HalfWidth) + " (" + strconv.FormatInt(m.N, 10) + ")"
 	}
 	b := s.RelevanceBuckets
 	return []string{mean, format.Pct(b.HighlyRelevant.V()), format.Pct(b.RelevantPlus.V()), format.Pct(b.NotRelevant.V()), strconv.Itoa(b.N)}
@@ -96,8 +96,8 @@ func (d *Document) BucketsNote() string { return d.bucketsNote() + "." }
 
 // bucketsNote explains the bucket table.
 func (d *Document) bucketsNote() string {
-	return fmt.Sprintf("Mean relevance: the average relevance (0–%d) of the results in the top %d, per query then over the n = %s evaluated queries (not divided by k; ± half its 95%% interval); the buckets are shares of the n top-%d documents, unjudged ones counting as not relevant",
-		max(d.RelevanceScale[1], 3), d.K, d.measureN(metrics.KeyMeanRel), d.K)
+	return fmt.Sprintf("Mean relevance: the average relevance (0–%d) of the judged results in the top %d, per query then over the n queries whose top %d has a judged result (not divided by k; unjudged results left out; ± half its 95%% interval); the buckets are shares of the n judged top-%d documents",
+		max(d.RelevanceScale[1], 3), d.K, d.K, d.K)
 }
 
 // test describes a pair scenario's test.

@@ -75,7 +75,9 @@ func TestScenariosInEveryFormat(t *testing.T) {
 		assert.Contains(t, out, "DCG@2 (of 11.417)", name)
 		assert.Contains(t, out, "DCG@2 is out of 11.417, the maximum possible: 2 results of relevance 3 with the exp (2^rel - 1) gain", name)
 		assert.Contains(t, out, "highly relevant (3)", name)
-		assert.Contains(t, out, "over the n = 3 evaluated queries", name)
+		// Mean relevance with its n of queries, over the judged results.
+		assert.Contains(t, out, "2.667 ±0.500 (3)", name)
+		assert.Contains(t, out, "the buckets are shares of the n judged top-2 documents", name)
 		assert.NotContains(t, out, "dcg@", name)
 		// The hybrid vs ann finding is said once, as its scenario.
 		assert.Equal(t, 1, strings.Count(out, "hybrid vs ann"), name)
@@ -90,9 +92,12 @@ func TestScenariosInEveryFormat(t *testing.T) {
 	text.Reset()
 	require.NoError(t, back.Text(&text))
 	assert.Contains(t, text.String(), "Full text significantly better than dense/ANN")
+	// The buckets are over the judged documents: hybrid's top 2 of 3 queries
+	// are 6 documents, 2 of them unjudged (counted not relevant before: n 6,
+	// relevant+ 3/6 = 0.5).
 	hb := back.Strategies["hybrid"].RelevanceBuckets
-	assert.Equal(t, 6, hb.N)
-	assert.Equal(t, format.Float(0.5), hb.RelevantPlus)
+	assert.Equal(t, 4, hb.N)
+	assert.Equal(t, format.Float(0.75), hb.RelevantPlus)
 }
 
 // A document written before the scale and buckets existed reads back with the
@@ -104,4 +109,29 @@ func TestReadOldDocument(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, metrics.MaxDCG(10, 3, metrics.GainLinear), d.MaxDCGAtK.V(), 1e-12)
 	assert.Equal(t, []string{format.Missing, format.Missing, format.Missing, format.Missing, "0"}, d.bucketCells(d.Strategies["a"]))
+}
+
+// A measure's n per strategy: one number when the strategies agree, the range
+// when mean relevance leaves out different queries for each (a top k without
+// a judged result), the missing glyph when no strategy has the measure.
+func TestMeasureNRange(t *testing.T) {
+	doc := func(ns ...int64) *Document {
+		d := &Document{Strategies: map[string]*Strategy{}}
+		for i, n := range ns {
+			name := string(rune('a' + i))
+			d.Strategies[name] = &Strategy{Name: name, Metrics: map[string]Summary{metrics.KeyMeanRel: {N: n}}}
+			d.Order = append(d.Order, name)
+		}
+		return d
+	}
+	for _, tc := range []struct {
+		ns   []int64
+		want string
+	}{
+		{[]int64{113, 113}, "113"},
+		{[]int64{113, 98, 110}, "98–113"},
+		{nil, format.Missing},
+	} {
+		assert.Equal(t, tc.want, doc(tc.ns...).measureN(metrics.KeyMeanRel), "%v", tc.ns)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -165,16 +166,27 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 	q := func(i int) QueryView {
 		return QueryView{ID: r.QueryIDs[i], MeanRel: val(i, mr), DCG: val(i, dcg)}
 	}
-	// QueryIDs are sorted, so the index breaks ties by id.
-	for _, i := range smallest(r.N(), Sample, func(a, b int) bool {
-		return val(a, mr) > val(b, mr) || val(a, mr) == val(b, mr) && a < b
-	}) {
-		v.BestQueries = append(v.BestQueries, q(i))
+	// QueryIDs are sorted, so the index breaks ties by id. A query whose top k
+	// has no judged result has no mean relevance: it comes last and is not listed.
+	undefined := func(i int) bool { return math.IsNaN(val(i, mr)) }
+	order := func(higher bool) func(a, b int) bool {
+		return func(a, b int) bool {
+			if undefined(a) || undefined(b) {
+				return !undefined(a) || undefined(b) && a < b
+			}
+			x, y := val(a, mr), val(b, mr)
+			return higher && x > y || !higher && x < y || x == y && a < b
+		}
 	}
-	for _, i := range smallest(r.N(), Sample, func(a, b int) bool {
-		return val(a, mr) < val(b, mr) || val(a, mr) == val(b, mr) && a < b
-	}) {
-		v.WorstQueries = append(v.WorstQueries, q(i))
+	for _, i := range smallest(r.N(), Sample, order(true)) {
+		if !undefined(i) {
+			v.BestQueries = append(v.BestQueries, q(i))
+		}
+	}
+	for _, i := range smallest(r.N(), Sample, order(false)) {
+		if !undefined(i) {
+			v.WorstQueries = append(v.WorstQueries, q(i))
+		}
 	}
 	return v
 }
@@ -217,6 +229,7 @@ func overRun(e exploreRun, i int, r RunView) exploreRun {
 		e.X = r.Time[:10]
 	}
 	e.Commit = format.CommitPrefix(r.Commit, 7)
+	e.Of, e.Tip = dcgOf(r), dcgTip(r)
 	if r.Changed != nil {
 		e.Changed = "inputs changed: " + strings.Join(r.Changed, ", ")
 	}

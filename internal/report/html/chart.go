@@ -50,6 +50,9 @@ type Line struct {
 	Y      []float64
 	Lo, Hi []float64
 	Label  []string // optional hover text per point (default: the value)
+	// Of is optional text right after each point's value, its scale
+	// (" of 31.805", ", max unknown"): DCG@k's maximum in that point's run.
+	Of []string
 }
 
 // Marker is a vertical mark at point X of a line chart (e.g. "inputs changed").
@@ -440,6 +443,9 @@ func (p *Page) LineChart(c LineChart) {
 				continue
 			}
 			tip := sr.Name + " · " + c.XLabel + " " + c.X[i] + ": " + Fmt(v)
+			if i < len(l.Of) {
+				tip += l.Of[i]
+			}
 			if i < len(l.Lo) && i < len(l.Hi) && !math.IsNaN(l.Lo[i]) && !math.IsNaN(l.Hi[i]) {
 				tip += " (95% CI " + FmtCI([2]float64{l.Lo[i], l.Hi[i]}) + ")"
 			}

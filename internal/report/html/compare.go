@@ -463,7 +463,7 @@ func exploreBars(r exploreRun, key string, k int, colours map[string]int, scale 
 	label := MeasureLabel(key, k)
 	gs := exploreGroups(r, key)
 	pairs := slices.ContainsFunc(gs, func(g [2]*string) bool { return g[0] != nil && g[1] != nil })
-	c := BarChart{Title: scaled(label, scale) + " per strategy (95% CI whiskers), " + r.Label, Measure: label, Series: []Series{{}}, Legend: []Series{}}
+	c := BarChart{Title: scaled(label, scale) + " per strategy (95% CI whiskers), " + r.Label, Measure: scaled(label, scale), Series: []Series{{}}, Legend: []Series{}}
 	if pairs {
 		c.Series = append(c.Series, Series{})
 	}

@@ -81,7 +81,7 @@ func (p *Page) bucketsSection(v *CompareView) {
 			mean = Cell{Text: Fmt(m.Mean), Sub: FmtCI(m.CI) + " · n = " + Count(int(m.N)), Num: true, Strong: bold[i]}
 		}
 		b := s.Buckets
-		docs := "n = " + Count(b.N) + " documents"
+		docs := "n = " + Count(b.N) + " judged documents"
 		t.Rows = append(t.Rows, []Cell{{Text: s.Name}, mean,
 			{Text: format.Pct(b.HighlyRelevant), Sub: docs, Num: true},
 			{Text: format.Pct(b.RelevantPlus), Sub: docs, Num: true},

@@ -44,7 +44,7 @@ func TestCompareDashboardSeedFigures(t *testing.T) {
 	for name, st := range doc.Strategies {
 		b := st.RelevanceBuckets
 		has(format.Pct(b.HighlyRelevant.V()), name)
-		has("n = "+rhtml.Count(b.N)+" documents", name)
+		has("n = "+rhtml.Count(b.N)+" judged documents", name)
 	}
 }
 
@@ -73,6 +73,7 @@ func TestCompareDashboardSeedFiguresInBrowser(t *testing.T) {
   pick("rg-metric", "DCG@10");
   out.caption = document.querySelector("#rg-table caption").textContent;
   out.title = document.querySelector("#rg-bars figcaption").textContent;
+  out.axis = document.querySelector("#rg-bars .axis-label").textContent;
   out.kpi = document.querySelector(".kpi-value").textContent;
   out.buckets = [...document.querySelectorAll("#rg-buckets tbody tr")].map((tr) => [...tr.children].map((c) => c.firstChild ? c.firstChild.textContent : ""));
   out.bucketHead = [...document.querySelectorAll("#rg-buckets thead th")].map((th) => th.textContent);
@@ -92,6 +93,7 @@ func TestCompareDashboardSeedFiguresInBrowser(t *testing.T) {
 })()`
 	var got struct {
 		NDCGCaption, Caption, Title, KPI string
+		Axis                             string
 		Buckets                          [][]string
 		BucketHead, Scenarios, Every     []string
 		Broken                           []string
@@ -113,6 +115,7 @@ func TestCompareDashboardSeedFiguresInBrowser(t *testing.T) {
 			assert.Equal(t, "nDCG@10", got.NDCGCaption, at)
 			assert.Equal(t, "DCG@10 (of 31.805)", got.Caption, at)
 			assert.Equal(t, "DCG@10 (of 31.805) per strategy (95% CI whiskers), run 4 of 4 · 2026-03-01 · fffffff · feature (this run)", got.Title, at)
+			assert.Equal(t, "DCG@10 (of 31.805)", got.Axis, "%s: the bar chart's axis", at)
 			assert.True(t, strings.HasSuffix(got.KPI, " of 31.805"), "%s: %q", at, got.KPI)
 			assert.Equal(t, []string{"strategy", "mean relevance@10", "highly relevant (3)", "relevant+ (≥ 2)", "not relevant (≤ 1)"}, got.BucketHead, at)
 			require.Len(t, got.Buckets, 5, at)

@@ -123,8 +123,10 @@ type exploreRun struct {
 	Order    []string // strategy names as the run lists them
 	Measures RunMeasures
 	// Of the chart over the runs: the run's x label (its day), its commit
-	// (7 characters) and what changed since the run before ("": nothing).
-	X, Commit, Changed string
+	// (7 characters), what changed since the run before ("": nothing) and
+	// DCG@k's maximum in that run as a heading (dcgOf) and a point's label
+	// (dcgTip) print it.
+	X, Commit, Changed, Of, Tip string
 }
 
 // exploreData writes the JSON the dashboard's script renders from: the
@@ -169,7 +171,11 @@ func exploreData(k int, keys []string, scaleOf func(string) string, colours map[
 		b = append(b, ':')
 		b = strconv.AppendInt(b, int64(colours[n]), 10)
 	}
-	b = append(b, `},"suffix":`...)
+	b = append(b, `},"dcg":`...)
+	str(metrics.KeyDCG)
+	b = append(b, `,"mixed":`...)
+	str(MixedMaxNote)
+	b = append(b, `,"suffix":`...)
 	str(RerankSuffix)
 	b = append(b, `,"run":`...)
 	b = strconv.AppendInt(b, int64(run), 10)
@@ -190,6 +196,10 @@ func exploreData(k int, keys []string, scaleOf func(string) string, colours map[
 		str(format.SanitizeText(r.Commit))
 		b = append(b, `,"changed":`...)
 		str(format.SanitizeText(r.Changed))
+		b = append(b, `,"of":`...)
+		str(r.Of)
+		b = append(b, `,"tip":`...)
+		str(r.Tip)
 		b = append(b, `,"strategies":[`...)
 		for j, name := range r.Order {
 			if j > 0 {

@@ -257,3 +257,53 @@ func TestCompareDashboardMethodsFollowTheDocument(t *testing.T) {
 	assert.Contains(t, out, "bca-expanded for MRR@10")
 	assert.NotContains(t, out, "sign-flip randomization (2,000 resamples, seed 1) for DCG@10, nDCG@10")
 }
+
+// In Chromium, the chart over the runs the script redraws for DCG@10 carries
+// its maximum as the page draws it: in the title, the axis and every point's
+// label ("9.242 of 31.805"), as the history page and the PR comment's trend do.
+func TestCompareDashboardOverRunsDCGScaleInBrowser(t *testing.T) {
+	b := browsertest.Start(t)
+	r := demoResult(t)
+	page := renderOver(t, r, overRuns(t, r, 4, nil))
+	path := filepath.Join(t.TempDir(), "compare-over-dcg.html")
+	require.NoError(t, os.WriteFile(path, page, 0o644))
+	const script = `(() => {
+  const s = document.getElementById("rg-metric");
+  const read = () => ({
+    over: document.querySelector("#rg-over figcaption").textContent,
+    axis: [...document.querySelectorAll("#rg-over .axis-label")].map((e) => e.textContent),
+    tips: [...document.querySelectorAll("#rg-over circle[data-mark=point] title")].map((t) => t.textContent),
+  });
+  const pick = (text) => {
+    s.value = [...s.options].find((o) => o.textContent.startsWith(text)).value;
+    s.dispatchEvent(new Event("change", {bubbles: true}));
+  };
+  const before = read();
+  pick("nDCG@10");
+  const other = read();
+  pick("DCG@10");
+  return {before, other, after: read()};
+})()`
+	type view struct {
+		Over string
+		Axis []string
+		Tips []string
+	}
+	var got struct{ Before, Other, After view }
+	for _, m := range browsertest.Check(t, b, browsertest.Page{Name: "compare-over-dcg", Path: path, Widths: []int{390, 850}, Script: script}) {
+		at := fmt.Sprintf("%d px", m.Width)
+		require.NoError(t, json.Unmarshal(m.Result, &got), at)
+		for name, v := range map[string]view{"drawn by the page": got.Before, "redrawn by the script": got.After} {
+			assert.Equal(t, "DCG@10 (of 31.805) per run (95% CI bands; dashed vertical lines: inputs changed)", v.Over, "%s, %s", at, name)
+			assert.Equal(t, []string{"run", "DCG@10 (of 31.805)"}, v.Axis, "%s, %s", at, name)
+			require.Len(t, v.Tips, 5*5, "%s, %s", at, name)
+			for _, tip := range v.Tips {
+				assert.Regexp(t, `: [0-9.]+ of 31\.805 \(95% CI `, tip, "%s, %s", at, name)
+			}
+		}
+		assert.Equal(t, "nDCG@10 per run (95% CI bands; dashed vertical lines: inputs changed)", got.Other.Over, at)
+		for _, tip := range got.Other.Tips {
+			assert.NotContains(t, tip, "31.805", at)
+		}
+	}
+}

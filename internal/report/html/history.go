@@ -13,6 +13,8 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
 // HistoryRuns is how many runs the history's run table lists (the newest); the
@@ -30,6 +32,60 @@ type RunView struct {
 	// Measures is every measure of every strategy of a compare run (nil for
 	// check): the compare dashboard's "Select run" and "Select metric".
 	Measures RunMeasures
+	// MaxDCG is the largest DCG@k possible in a compare run (trend.MaxDCG:
+	// recorded in its document, or derived from its k, gain and relevance
+	// scale; NaN when the record does not tell it); 0 for check.
+	MaxDCG float64
+}
+
+// dcgOf is DCG@k's scale in run r as a heading states it: "of 31.805", or
+// "max unknown" for a run recorded without it.
+func dcgOf(r RunView) string {
+	if r.MaxDCG > 0 {
+		return "of " + Fmt(r.MaxDCG)
+	}
+	return "max unknown"
+}
+
+// dcgTip is what follows a DCG@k value of run r in a point's label:
+// " of 31.805", or ", max unknown".
+func dcgTip(r RunView) string {
+	if r.MaxDCG > 0 {
+		return " of " + Fmt(r.MaxDCG)
+	}
+	return ", max unknown"
+}
+
+// dcgScale is the scale of the charted measure over the view's runs: for
+// DCG@k, "of 31.805" when every run has that maximum (mixed false); when the
+// runs differ (a k, gain or relevance scale that changed, or a run recorded
+// without it) "" and mixed, each point then carrying its own; "" for every
+// other measure.
+func (v HistoryView) dcgScale() (scale string, mixed bool) {
+	if v.Measure != metrics.KeyDCG || !compareLike(v.Command) || len(v.Runs) == 0 {
+		return "", false
+	}
+	first := dcgOf(v.Runs[0])
+	for _, r := range v.Runs[1:] {
+		if dcgOf(r) != first {
+			return "", true
+		}
+	}
+	return first, false
+}
+
+// MixedMaxNote is what a chart over the runs of DCG@k says when the maximum
+// differs between its runs.
+const MixedMaxNote = "the maximum DCG differs between runs: each point gives its own"
+
+// scaledLabel is label() with DCG@k's scale: "DCG@10 (of 31.805)"; with a
+// maximum that differs between the runs, "DCG@10 (the maximum DCG differs …)".
+func (v HistoryView) scaledLabel() string {
+	scale, mixed := v.dcgScale()
+	if mixed {
+		scale = MixedMaxNote
+	}
+	return scaled(v.label(), scale)
 }
 
 // DeltaPrefix prefixes a check measure to chart its baseline delta: the
@@ -127,6 +183,7 @@ func (b *HistoryBuilder) Add(rec history.Record, doc *fastjson.Value) error {
 	}
 	if compareLike(b.v.Command) {
 		run.Headline = string(doc.GetStringBytes("recommended"))
+		run.MaxDCG = trend.MaxDCG(doc)
 	}
 	if b.prev != nil && b.prev.Digest != rec.Fingerprint.Digest {
 		run.Changed = rec.Fingerprint.Changed(*b.prev)
@@ -374,7 +431,7 @@ func History(w io.Writer, v HistoryView) error {
 	if len(v.Runs) == 1 {
 		runs = "1 run"
 	}
-	p.Subtitle(fmt.Sprintf("%s of %s in %s · measure %s", runs, v.Command, v.File, v.label()))
+	p.Subtitle(fmt.Sprintf("%s of %s in %s · measure %s", runs, v.Command, v.File, v.scaledLabel()))
 	if len(v.Runs) == 0 {
 		p.Para("No run of " + v.Command + " in the history.")
 		_, err := p.WriteTo(w)
@@ -388,7 +445,7 @@ func History(w io.Writer, v HistoryView) error {
 		{Label: "Input changes", Value: Count(changes), Detail: "runs whose fingerprint differs from the run before (marked on the chart)"},
 	}
 	p.Indicators(kpis)
-	p.Section(v.label() + " over the runs")
+	p.Section(v.scaledLabel() + " over the runs")
 	var colours map[string]int
 	if compareLike(v.Command) {
 		names := make([]string, len(v.Series))
@@ -501,13 +558,25 @@ func (p *Page) runsChart(v HistoryView, k int, colours map[string]int) {
 				labels[i] = "n = " + Count(n) + " · " + format.CommitPrefix(v.Runs[i].Commit, 7)
 			}
 		}
-		lines = append(lines, Line{Series: j, Y: s.Y, Lo: s.Lo, Hi: s.Hi, Label: labels})
+		line := Line{Series: j, Y: s.Y, Lo: s.Lo, Hi: s.Hi, Label: labels}
+		if scale, mixed := v.dcgScale(); scale != "" || mixed {
+			line.Of = make([]string, len(v.Runs))
+			for i, r := range v.Runs {
+				line.Of[i] = dcgTip(r)
+			}
+		}
+		lines = append(lines, line)
 	}
 	if k > 0 {
 		v.K = k
 	}
-	label := v.label()
-	p.LineChart(LineChart{Title: label + " per run (95% CI bands; dashed vertical lines: inputs changed)", XLabel: "run", YLabel: label, X: xs, Series: series, Lines: lines, Markers: changeMarkers(v)})
+	// The title carries DCG@k's scale (or says it differs between the runs);
+	// the axis the scale when it is one.
+	label, axis := v.scaledLabel(), v.label()
+	if _, mixed := v.dcgScale(); !mixed {
+		axis = label
+	}
+	p.LineChart(LineChart{Title: label + " per run (95% CI bands; dashed vertical lines: inputs changed)", XLabel: "run", YLabel: axis, X: xs, Series: series, Lines: lines, Markers: changeMarkers(v)})
 	p.Note("A dashed vertical line marks a run whose inputs (knowledge base, cases, qrels, runs) or parameters differ from the run before: a jump there may come from relabelling, not from retrieval.")
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
@@ -49,7 +50,12 @@ func compareRuns(n int, strategies []string, relabel map[int]bool, pad int) []hi
 				"ndcg_at_k": map[string]any{"mean": m / 2, "ci95": []float64{m/2 - 0.02, m/2 + 0.02}},
 			}}
 		}
-		doc, _ := json.Marshal(map[string]any{"schema": "retrieval-gate/compare@1", "strategies": ss, "recommended": strategies[len(strategies)-1]})
+		d := map[string]any{"schema": "retrieval-gate/compare@1", "strategies": ss, "recommended": strategies[len(strategies)-1],
+			"k": 10, "gain": "exp", "relevance_scale": []int{0, 3}}
+		if i >= n/2 { // the older half (written before max_dcg_at_k) has it derived from k, gain and scale
+			d["max_dcg_at_k"] = metrics.MaxDCG(10, 3, metrics.GainExp)
+		}
+		doc, _ := json.Marshal(d)
 		fp := history.Fingerprint{Inputs: map[string]string{"qrels": qrels}, Params: map[string]string{"k": "10"}}
 		fp.Digest = "d-" + qrels
 		recs = append(recs, history.Record{Schema: history.Schema, Command: "compare", Commit: fmt.Sprintf("%040x", i+1), Branch: "main",
@@ -109,6 +115,28 @@ func TestHistoryGolden(t *testing.T) {
 	got := historyPage(t, compareRuns(12, []string{"bm25", "hybrid", "new"}, map[int]bool{4: true, 9: true}, 3))
 	golden(t, "history-compare.html", got)
 	assert.NotContains(t, string(got), "NaN")
+}
+
+// DCG@k over the runs carries its maximum: one for every run in the title and
+// the axis; when a run's record does not tell it (no relevance scale, before
+// max_dcg_at_k) or the runs differ, each point gives its own and the title says so.
+func TestHistoryDCGScale(t *testing.T) {
+	recs := compareRuns(4, []string{"bm25"}, nil, 0)
+	page := string(historyPage(t, recs))
+	assert.Contains(t, page, "measure DCG@10 (of 31.805)</p>")
+	assert.Contains(t, page, "<h2>DCG@10 (of 31.805) over the runs</h2>")
+	assert.Contains(t, page, `transform="rotate(-90 14 117)">DCG@10 (of 31.805)</text>`)
+	assert.Equal(t, 4, strings.Count(page, " of 31.805 (95% CI "), "every point")
+
+	// The first run recorded without a relevance scale nor max_dcg_at_k.
+	var d map[string]any
+	require.NoError(t, json.Unmarshal(recs[0].Document, &d))
+	delete(d, "relevance_scale")
+	recs[0].Document, _ = json.Marshal(d)
+	page = string(historyPage(t, recs))
+	assert.Contains(t, page, "<h2>DCG@10 ("+rhtml.MixedMaxNote+") over the runs</h2>")
+	assert.Contains(t, page, "run 2026-01-01: 0.500, max unknown (95% CI ")
+	assert.Equal(t, 3, strings.Count(page, " of 31.805 (95% CI "))
 }
 
 // Runs that published their report (a history on a branch) link to it; a
@@ -219,7 +247,8 @@ func TestCompareDashboardOverRuns(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(s, `<div id="rg-over">`))
 	assert.Equal(t, 1, strings.Count(s, `data-mark="marker"`))
 	assert.Equal(t, len(demoStrategies), strings.Count(s, `data-mark="band"`))
-	assert.Contains(t, s, "<figcaption id=\"chart3-t\">DCG@10 per run (95% CI bands; dashed vertical lines: inputs changed)</figcaption>")
+	assert.Contains(t, s, "<figcaption id=\"chart3-t\">DCG@10 (of 31.805) per run (95% CI bands; dashed vertical lines: inputs changed)</figcaption>")
+	assert.Contains(t, s, ": 0.500 of 31.805 (95% CI 0.470–0.530), n = 300 · 0000000</title>")
 	assert.NotContains(t, s, "dcg_at_k per run")
 	assert.NotContains(t, s, "NaN")
 	plain := string(render(t, r))

@@ -115,7 +115,7 @@ const bars = (box, run, m) => {
       el(SVG, "text", {class: "tick", x: tx, y: r1(bottom + 15), "text-anchor": "middle"}, t.toFixed(dec)));
   }
   svg.append(el(SVG, "line", {class: "axis", x1: r1(labelW), x2: r1(labelW), y1: 4, y2: r1(bottom)}),
-    el(SVG, "text", {class: "axis-label", x: r1((labelW + W - room) / 2), y: r1(H - 3), "text-anchor": "middle"}, m.label));
+    el(SVG, "text", {class: "axis-label", x: r1((labelW + W - room) / 2), y: r1(H - 3), "text-anchor": "middle"}, scaled(m)));
   const legend = el(null, "ul", {class: "legend", "aria-hidden": "true"});
   gs.forEach((g, gi) => {
     const y0 = 8 + gi * (groupH + ggap), name = nameOf(g);
@@ -185,7 +185,10 @@ const over = (box, m, chosen) => {
   const r1 = (v) => Math.round(v * 10) / 10;
   const x = (i) => (n <= 1 ? (left + W - right) / 2 : left + (i / (n - 1)) * (W - right - left));
   const y = (v) => bottom - ((v - alo) / (ahi - alo)) * (bottom - top);
-  const title = m.label + " per run (95% CI bands; dashed vertical lines: inputs changed)";
+  // DCG@k with its maximum: the runs' one, or each point's own when they differ.
+  const dcg = m.key === D.dcg, ofs = dcg ? [...new Set(D.runs.map((r) => r.of))] : [], mixed = ofs.length > 1;
+  const label = !dcg ? m.label : m.label + " (" + (mixed ? D.mixed : ofs[0]) + ")", axis = mixed ? m.label : label;
+  const title = label + " per run (95% CI bands; dashed vertical lines: inputs changed)";
   const svg = el(SVG, "svg", {viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": title, focusable: "false"});
   for (let i = 0; i < 32; i++) {
     const t = alo + i * step;
@@ -197,7 +200,7 @@ const over = (box, m, chosen) => {
   D.runs.forEach((r, i) => { if (i % every === 0) svg.append(el(SVG, "text", {class: "tick", x: r1(x(i)), y: bottom + 20, "text-anchor": "middle"}, r.x)); });
   svg.append(el(SVG, "line", {class: "axis", x1: left, x2: r1(W - right), y1: bottom, y2: bottom}),
     el(SVG, "text", {class: "axis-label", x: r1((left + W - right) / 2), y: H - 3, "text-anchor": "middle"}, "run"),
-    el(SVG, "text", {class: "axis-label", x: 14, y: r1((top + bottom) / 2), "text-anchor": "middle", transform: "rotate(-90 14 " + r1((top + bottom) / 2) + ")"}, m.label));
+    el(SVG, "text", {class: "axis-label", x: 14, y: r1((top + bottom) / 2), "text-anchor": "middle", transform: "rotate(-90 14 " + r1((top + bottom) / 2) + ")"}, axis));
   const changed = D.runs.map((r, i) => [r, i]).filter(([r]) => r.changed);
   for (const [r, i] of changed) {
     const g = el(SVG, "g", {}, el(SVG, "title", {}, r.changed), el(SVG, "line", {"data-mark": "marker", class: "marker", x1: r1(x(i)), x2: r1(x(i)), y1: top, y2: bottom}));
@@ -229,12 +232,12 @@ const over = (box, m, chosen) => {
     ps.forEach((p, i) => {
       if (!ok(i)) return;
       const r = D.runs[i];
-      const tip = name + " \u00b7 run " + r.x + ": " + num(p[0]) + (band(i) ? " (95% CI " + ci(p) + ")" : "") + ", n = " + count(p[3]) + " \u00b7 " + r.commit;
+      const tip = name + " \u00b7 run " + r.x + ": " + num(p[0]) + (dcg ? r.tip : "") + (band(i) ? " (95% CI " + ci(p) + ")" : "") + ", n = " + count(p[3]) + " \u00b7 " + r.commit;
       svg.append(el(SVG, "circle", {"data-mark": "point", "data-value": num(p[0]), class: "pt " + c, cx: r1(x(i)), cy: r1(y(p[0])), r: 3}, el(SVG, "title", {}, tip)));
       rows.append(el(null, "tr", {}, el(null, "th", {scope: "row"}, name), el(null, "td", {}, r.x), el(null, "td", {}, num(p[0])), el(null, "td", {}, band(i) ? ci(p) : "")));
     });
   }
-  const head = el(null, "tr", {}, ...["series", "run", m.label, "95% CI"].map((h) => el(null, "th", {scope: "col"}, h)));
+  const head = el(null, "tr", {}, ...["series", "run", axis, "95% CI"].map((h) => el(null, "th", {scope: "col"}, h)));
   const kids = [el(null, "figcaption", {}, title)];
   if (names.length > 1) kids.push(legend);
   kids.push(svg, el(null, "div", {class: "sr-only"}, el(null, "table", {}, el(null, "caption", {}, title), el(null, "thead", {}, head), rows)));

@@ -29,11 +29,21 @@ func group(g string, esc func(string) string) string {
 	return esc(g)
 }
 
+// value is a point's mean with its n; DCG@k's with the maximum possible in
+// its run ("9.851 of 31.805"), or "max unknown" for a run whose record does
+// not tell it.
 func value(p *trend.Point) string {
 	if p == nil {
 		return format.Missing
 	}
-	return fmt.Sprintf("%s (n=%d)", format.Num(p.Mean), p.N)
+	v := format.Num(p.Mean)
+	switch {
+	case p.Max > 0:
+		v += " of " + format.Num(p.Max)
+	case math.IsNaN(p.Max):
+		v += ", max unknown"
+	}
+	return fmt.Sprintf("%s (n=%d)", v, p.N)
 }
 
 func first(ps []trend.Point) *trend.Point {

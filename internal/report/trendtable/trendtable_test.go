@@ -3,6 +3,7 @@ package trendtable_test
 import (
 	"bytes"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -79,4 +80,21 @@ func TestUnreadWarning(t *testing.T) {
 			assert.Equal(t, tt.want, trendtable.UnreadWarning(tt.r))
 		})
 	}
+}
+
+// DCG@k's values carry the maximum possible in their run; a run recorded
+// without it says so.
+func TestDCGWithItsMaximum(t *testing.T) {
+	m := trend.Measure{Group: "strategy:hybrid", Key: "dcg_at_k"}
+	tr := &trend.Trend{Command: "compare", Branch: "main", Limit: 10, Runs: 2,
+		Rows: []trend.Row{{Measure: m, Spark: "▁█", CurrentGlyph: "▄",
+			Points: []trend.Point{{Value: trend.Value{Mean: 9.5, N: 100, Max: math.NaN()}, Commit: "c1"},
+				{Value: trend.Value{Mean: 9.85, N: 100, Max: 31.80479}, Commit: "c2"}},
+			Current: &trend.Point{Value: trend.Value{Mean: 9.7, N: 101, Max: 31.80479}}}}}
+	var b strings.Builder
+	trendtable.Markdown(&b, tr, label)
+	assert.Contains(t, b.String(), "| 9.500, max unknown (n=100) | 9.850 of 31.805 (n=100) | 9.700 of 31.805 (n=101) |\n")
+	var out bytes.Buffer
+	trendtable.Text(&out, tr, func(k string) string { return k }, format.SanitizeText)
+	assert.Contains(t, out.String(), "9.500, max unknown (n=100) → 9.850 of 31.805 (n=100) → 9.700 of 31.805 (n=101)")
 }
