@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strconv"
@@ -93,11 +92,9 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	if err := o.Validate(); err != nil {
 		return nil, src.option("evaluate", err)
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	r.StoreURL = o.ChromaURL
-	if err := checkStore(env, src, "evaluate", r, set["store"]); err != nil {
-		return nil, err
+	if err := r.ValidateStore(env.Getenv, src.given("store")); err != nil {
+		return nil, src.option("evaluate", err)
 	}
 	if err := validateHistoryBranch(env, src, "evaluate", o.historyBranch); err != nil {
 		return nil, err

@@ -198,6 +198,8 @@ func (s *sources) option(cmd string, err error) error {
 	switch {
 	case !errors.As(err, &oe):
 		return err
+	case oe.Parts != nil:
+		return usagef("%s: %s", cmd, option.Message(oe.Parts, s.ref))
 	case oe.Required && oe.Arg != "":
 		return usagef("%s: --%s %s is required", cmd, oe.Option, oe.Arg)
 	case oe.Required:
@@ -206,6 +208,18 @@ func (s *sources) option(cmd string, err error) error {
 		return s.refuseErr(cmd, oe.Option, oe.Err)
 	}
 	return s.refuse(cmd, oe.Option, oe.Rule)
+}
+
+// ref names an option of a Conflict: the first given of its flags (or
+// inputs), with its value when quoted, or its variable when it set the value.
+func (s *sources) ref(r option.Ref) string {
+	switch {
+	case r.Env != "" && !s.given(r.Options[0]):
+		return "$" + r.Env
+	case r.Quote:
+		return s.quoted(r.Options[0], r.Value)
+	}
+	return s.first(r.Options...)
 }
 
 // with is flag n and its value v as a message's subject: `--json out.json`, or

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
@@ -83,78 +82,10 @@ func (c *RetrieveCommand) parse(env *Env, args []string) (*retrieveOptions, erro
 	if err := refuseOverwrite("retrieve", src, []file{{"cases", o.cases}, {"kb", o.kb}}, []file{{"out", o.out}}); err != nil {
 		return nil, err
 	}
-	if r.K < 1 {
-		return nil, src.refuse("retrieve", "k", "must be at least 1")
-	}
-	if !slices.Contains(retrieve.Strategies, r.Strategy) {
-		return nil, src.refuse("retrieve", "strategy", "must be dense, lexical or hybrid")
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if err := checkStore(env, src, "retrieve", r, set["store"]); err != nil {
-		return nil, err
+	if err := r.Validate(env.Getenv, src.given("store")); err != nil {
+		return nil, src.option("retrieve", err)
 	}
 	return o, nil
-}
-
-// checkStore checks the store and embedder of a retrieval (retrieve's, and
-// evaluate's for its retrieve stages) against the registries: a known name,
-// --chroma-url implying --store chroma, the store's URL (else its variable),
-// --collection only for a store that keeps collections. storeSet says --store
-// was given.
-func checkStore(env *Env, src *sources, cmd string, r *retrieve.RunOptions, storeSet bool) error {
-	if _, err := embed.Lookup(r.Embedder); err != nil {
-		return src.refuse(cmd, "embedder", "must be "+store.Choices(embed.Names()))
-	}
-	if r.StoreURL != "" {
-		if storeSet && r.Store != "chroma" {
-			return usagef("%s: %s implies --store chroma, but %s", cmd, src.name("chroma-url"), src.quoted("store", r.Store))
-		}
-		r.Store = "chroma"
-	}
-	kind, err := store.Lookup(r.Store)
-	if err != nil {
-		return src.refuse(cmd, "store", "must be "+store.Choices(store.Names()))
-	}
-	if r.Collection != "" && !kind.Collections {
-		return usagef("%s: %s needs --store chroma", cmd, src.name("collection"))
-	}
-	if kind.KeyEnv == "" {
-		for _, f := range []struct {
-			name string
-			set  bool
-		}{{"chroma-tenant", r.StoreTenant != ""}, {"chroma-database", r.StoreDatabase != ""}, {"chroma-api-key", r.StoreAPIKey != ""},
-			{"chroma-token-header", r.StoreTokenHeader != ""}, {"chroma-create-database", r.CreateDatabase}} {
-			if f.set {
-				return usagef("%s: %s needs --store chroma", cmd, src.name(f.name))
-			}
-		}
-	}
-	if kind.URLEnv != "" && r.StoreURL == "" {
-		if r.StoreURL = env.Getenv(kind.URLEnv); r.StoreURL == "" {
-			return usagef("%s: %s %s needs %s or $%s", cmd, src.name("store"), r.Store, src.name("chroma-url"), kind.URLEnv)
-		}
-	}
-	if kind.Check != nil {
-		var se *store.SettingError
-		if err := kind.Check(r.StoreConfig(kind, env.Getenv)); errors.As(err, &se) {
-			// Named as given: the flag (or input), else its variable. The
-			// message never holds the key.
-			name := src.name("chroma-" + se.Setting)
-			if !src.given("chroma-"+se.Setting) && settingEnv(kind, se.Setting) != "" && env.Getenv(settingEnv(kind, se.Setting)) != "" {
-				name = "$" + settingEnv(kind, se.Setting)
-			}
-			return usagef("%s: %s: %v", cmd, name, se.Err)
-		} else if err != nil {
-			return usagef("%s: %v", cmd, err)
-		}
-	}
-	return nil
-}
-
-// settingEnv is the variable of a store setting.
-func settingEnv(k store.Kind, setting string) string {
-	return map[string]string{"tenant": k.TenantEnv, "database": k.DatabaseEnv, "api-key": k.KeyEnv, "token-header": k.TokenHeaderEnv}[setting]
 }
 
 func (c *RetrieveCommand) Run(ctx context.Context, f *Factory, args []string) error {
