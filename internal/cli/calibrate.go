@@ -112,7 +112,7 @@ func (c *CalibrateCommand) run(ctx context.Context, f *Factory, o *calibrateOpti
 	// The outputs, all or none (an unwritable one fails before the inputs are read).
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
-	ws, err := addOutputs(outs, o.jsonOut, o.mdOut)
+	ws, err := outs.AddAll(o.jsonOut, o.mdOut)
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (c *CalibrateCommand) run(ctx context.Context, f *Factory, o *calibrateOpti
 	}
 
 	doc := calibratereport.New(res)
-	if err := render(ws, doc.WriteJSON, func(w io.Writer) error { return doc.Markdown(w, commentMarker(o.comment.key)) }); err != nil {
+	if err := atomicfile.Render(ws, doc.WriteJSON, func(w io.Writer) error { return doc.Markdown(w, commentMarker(o.comment.key)) }); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {

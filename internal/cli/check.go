@@ -125,7 +125,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	// The outputs, all or none (an unwritable one fails before the inputs are read).
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
-	ws, err := addOutputs(outs, o.casesOut, o.baseline.write, o.jsonOut, o.markdownOut, o.htmlOut)
+	ws, err := outs.AddAll(o.casesOut, o.baseline.write, o.jsonOut, o.markdownOut, o.htmlOut)
 	if err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 			return err
 		}
 	}
-	if err := render(ws[2:], doc.WriteJSON,
+	if err := atomicfile.Render(ws[2:], doc.WriteJSON,
 		func(w io.Writer) error {
 			_, err := io.WriteString(w, doc.Markdown(checkreport.MarkdownOptions{Marker: commentMarker(o.comment.key)}))
 			return err

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
-	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
@@ -29,40 +27,6 @@ type CompareCommand struct{}
 func (c *CompareCommand) Name() string { return "compare" }
 func (c *CompareCommand) Synopsis() string {
 	return "compare retrieval strategies on graded qrels (nDCG, MAP, ... with CIs and significance)"
-}
-
-// runFlag collects repeated --run NAME=FILE (an Action input may hold several,
-// one per line).
-type runFlag struct {
-	names, files []string
-}
-
-func (f *runFlag) String() string { return strings.Join(f.names, ",") }
-
-func (f *runFlag) Set(v string) error {
-	for _, item := range strings.Split(v, "\n") {
-		item = strings.TrimSpace(item)
-		if item == "" {
-			continue
-		}
-		name, file, ok := strings.Cut(item, "=")
-		name = strings.TrimSpace(name)
-		file = strings.TrimSpace(file)
-		if !ok || name == "" || file == "" {
-			return fmt.Errorf("want NAME=FILE, got %q", item)
-		}
-		if name == compare.NoClearWinner {
-			return fmt.Errorf("%q is reserved for the recommendation; pick another name", name)
-		}
-		for i, n := range f.names {
-			if n == name {
-				return fmt.Errorf("duplicate strategy name %q (files %s and %s)", name, f.files[i], file)
-			}
-		}
-		f.names = append(f.names, name)
-		f.files = append(f.files, file)
-	}
-	return nil
 }
 
 // gainFlag is --gain exp|linear.
@@ -98,9 +62,7 @@ func aRun(src *sources) string {
 // compareOptions are the parsed and validated flags of compare: the files, the
 // outputs, and the options of the comparison, each set once, in compare.Options.
 type compareOptions struct {
-	qrels                    string
-	humanQrels               string // --human-qrels: the filled-in labelling sheet
-	runs                     runFlag
+	files                    compare.Files // --qrels, --run, --human-qrels (the filled-in labelling sheet)
 	run                      compare.Options
 	jsonOut, mdOut, perQuery string
 	comment                  commentFlags // its own key, compare: never check's or calibrate's comment
@@ -129,9 +91,9 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	fs := newFlagSet(env, "compare")
 	o := newCompareOptions()
 	r := &o.run
-	fs.StringVar(&o.qrels, "qrels", "", "qrels `FILE`: TREC \"qid iter docid rel\" (rel 0-3) or JSONL {\"query_id\",\"doc_id\",\"relevance\"} (required)")
-	fs.Var(&o.runs, "run", "NAME=FILE: a TREC run or a cases JSONL; repeat for each strategy (required)")
-	fs.StringVar(&o.humanQrels, "human-qrels", "", "the labelling sheet of judge --human-sample as filled in by people (`FILE`, CSV or JSONL): report human-corrected (PPI++) estimates and base the recommendation and the gates on them")
+	fs.StringVar(&o.files.Qrels, "qrels", "", "qrels `FILE`: TREC \"qid iter docid rel\" (rel 0-3) or JSONL {\"query_id\",\"doc_id\",\"relevance\"} (required)")
+	fs.Var(runFlag[compare.RunFile]{&o.files.Runs}, "run", "NAME=FILE: a TREC run or a cases JSONL; repeat for each strategy (required)")
+	fs.StringVar(&o.files.HumanQrels, "human-qrels", "", "the labelling sheet of judge --human-sample as filled in by people (`FILE`, CSV or JSONL): report human-corrected (PPI++) estimates and base the recommendation and the gates on them")
 	fs.IntVar(&r.K, "k", r.K, "cutoff")
 	fs.Var(&gainFlag{&r.Gain}, "gain", "DCG gain: exp (2^rel - 1, the default) or linear (rel, as trec_eval)")
 	fs.IntVar(&r.RelevantLevel, "relevant-level", r.RelevantLevel, "a document is relevant when rel >= this level (precision, recall, MAP, MRR, hit)")
@@ -156,20 +118,9 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	if err != nil {
 		return nil, err
 	}
-	fs.Visit(func(f *flag.Flag) { r.RelevantLevelSet = r.RelevantLevelSet || f.Name == "relevant-level" })
-	switch {
-	case o.qrels == "":
-		return nil, usagef("compare: --qrels is required")
-	case len(o.runs.names) == 0:
-		return nil, usagef("compare: --run NAME=FILE is required (repeat it for each strategy)")
-	case r.K < 1 || r.K > 100000:
-		return nil, src.refuse("compare", "k", "must be between 1 and 100000")
-	case r.RelevantLevel < 1 || r.RelevantLevel > trecfile.MaxRelevance:
-		return nil, src.refuse("compare", "relevant-level", fmt.Sprintf("must be between 1 and %d", trecfile.MaxRelevance))
-	case r.Resamples < 1 || r.Resamples > metrics.MaxResamples:
-		return nil, src.refuse("compare", "bootstrap", fmt.Sprintf("must be between 1 and %d", metrics.MaxResamples))
-	case metrics.QueryIndex(r.Primary) < 0:
-		return nil, src.refuse("compare", "primary", "must be one of "+strings.Join(metrics.GradedKeys[:], ", "))
+	r.RelevantLevelSet = src.given("relevant-level")
+	if err := r.Validate(o.files); err != nil {
+		return nil, src.option("compare", err)
 	}
 	if err := o.comment.validate("compare", src); err != nil {
 		return nil, err
@@ -182,44 +133,28 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 		return nil, src.refuse("compare", "seed", "must be a non-negative integer")
 	}
 	r.Seed = sd
-	if r.Baseline != "" {
-		found := false
-		for _, n := range o.runs.names {
-			found = found || n == r.Baseline
-		}
-		if !found {
-			return nil, usagef("compare: %s is not the name of %s (%s)", src.quoted("baseline", r.Baseline), aRun(src), o.runs.String())
-		}
-	}
-	switch {
-	case r.Gate.Strategy == "" && (len(o.floors.list) > 0 || r.Gate.FailIfBeaten):
-		return nil, usagef("compare: %s and %s need %s NAME (the strategy you run in production)", src.first("floor", "floors"), src.name("fail-if-beaten"), src.name("gate-strategy"))
-	case r.Gate.Strategy != "" && len(o.floors.list) == 0 && !r.Gate.FailIfBeaten:
-		return nil, usagef("compare: %s needs %s MEASURE=F or %s", src.quoted("gate-strategy", r.Gate.Strategy), src.first("floor", "floors"), src.name("fail-if-beaten"))
-	case r.Gate.Strategy != "" && !slices.Contains(o.runs.names, r.Gate.Strategy):
-		return nil, usagef("compare: %s is not the name of %s (%s)", src.quoted("gate-strategy", r.Gate.Strategy), aRun(src), o.runs.String())
+	runs := runFlag[compare.RunFile]{&o.files.Runs}
+	if r.Baseline != "" && !slices.ContainsFunc(o.files.Runs, func(f compare.RunFile) bool { return f.Name == r.Baseline }) {
+		return nil, usagef("compare: %s is not the name of %s (%s)", src.quoted("baseline", r.Baseline), aRun(src), runs)
 	}
 	r.Gate.Floors = o.floors.list
+	if err := r.Gate.Validate(); err != nil {
+		return nil, src.option("compare", err)
+	}
+	if r.Gate.Strategy != "" && !slices.ContainsFunc(o.files.Runs, func(f compare.RunFile) bool { return f.Name == r.Gate.Strategy }) {
+		return nil, usagef("compare: %s is not the name of %s (%s)", src.quoted("gate-strategy", r.Gate.Strategy), aRun(src), runs)
+	}
 	if err := validateHistoryBranch(env, src, "compare", o.historyBranch); err != nil {
 		return nil, err
 	}
-	inputs := []file{{"qrels", o.qrels}, {"human-qrels", o.humanQrels}}
-	for _, f := range o.runs.files {
-		inputs = append(inputs, file{"run", f})
+	inputs := []file{{"qrels", o.files.Qrels}, {"human-qrels", o.files.HumanQrels}}
+	for _, f := range o.files.Runs {
+		inputs = append(inputs, file{"run", f.Path})
 	}
 	if err := refuseOverwrite("compare", src, inputs, []file{{"json", o.jsonOut}, {"markdown", o.mdOut}, {"per-query", o.perQuery}, {"html", o.htmlOut}, {"history", historyFile(o.history)}}); err != nil {
 		return nil, err
 	}
 	return o, nil
-}
-
-// files are compare's input files.
-func (o *compareOptions) files() compare.Files {
-	files := compare.Files{Qrels: o.qrels, HumanQrels: o.humanQrels}
-	for i, name := range o.runs.names {
-		files.Runs = append(files.Runs, compare.RunFile{Name: name, Path: o.runs.files[i]})
-	}
-	return files
 }
 
 func (c *CompareCommand) Run(ctx context.Context, f *Factory, args []string) error {
@@ -243,11 +178,11 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions,
 	// The outputs, all or none (an unwritable one fails before the inputs are read).
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
-	ws, err := addOutputs(outs, o.jsonOut, o.mdOut, o.perQuery, o.htmlOut)
+	ws, err := outs.AddAll(o.jsonOut, o.mdOut, o.perQuery, o.htmlOut)
 	if err != nil {
 		return err
 	}
-	res, err := compare.RunFiles(ctx, o.files(), o.run)
+	res, err := compare.RunFiles(ctx, o.files, o.run)
 	if err != nil {
 		return err
 	}
@@ -269,7 +204,7 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions,
 	}
 	doc.Trend = reads.trend
 	trendWarning := reads.warning
-	if err := render(ws, doc.WriteJSON, doc.Markdown,
+	if err := atomicfile.Render(ws, doc.WriteJSON, doc.Markdown,
 		func(w io.Writer) error { return comparereport.PerQuery(w, res) },
 		func(w io.Writer) error { return htmlreport.CompareHTML(w, doc, res, reads.overRuns) }); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/evaluate"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/generate"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -108,12 +109,11 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 // The options of each stage as its command's: the stage's options of
 // evaluate.NewPlan on the command's defaults.
 
-func generateStage(g *evaluate.GenerateStage) *generateOptions {
-	o := newGenerateOptions()
-	o.kb, o.out, o.perLocale = g.KB, g.Out, g.PerLocale
-	o.llm = llmFlags{url: g.LLM.URL, model: g.LLM.Model, concurrency: g.LLM.Concurrency, maxRequests: g.LLM.MaxRequests}
+func generateStage(g *evaluate.GenerateStage) *generate.RunOptions {
+	o := generate.NewRunOptions()
+	o.KB, o.Out, o.PerLocale, o.LLM = g.KB, g.Out, g.PerLocale, g.LLM
 	if g.Batch {
-		o.batch, o.batchPoll = true, g.BatchPoll
+		o.Batch, o.BatchPoll = true, g.BatchPoll
 	}
 	return o
 }
@@ -122,29 +122,22 @@ func retrieveStage(r evaluate.RetrieveStage) *retrieveOptions {
 	return &retrieveOptions{kb: r.KB, cases: r.Cases, out: r.Out, run: r.Run}
 }
 
-func judgeStage(s evaluate.JudgeStage) *judgeOptions {
-	o := newJudgeOptions()
-	o.kb, o.k, o.repeat = s.KB, s.K, s.Repeat
-	o.llm = llmFlags{url: s.LLM.URL, model: s.LLM.Model, concurrency: s.LLM.Concurrency, maxRequests: s.LLM.MaxRequests}
-	o.price, _ = judge.ParsePrice(s.Price) // checked by Validate
-	o.cache, o.qrelsOut, o.jsonlOut, o.jsonOut = s.Cache, s.Qrels, s.Judgments, s.JSON
+func judgeStage(s evaluate.JudgeStage) *judge.RunOptions {
+	o := judge.NewRunOptions()
+	o.KB, o.Runs, o.K, o.Repeat, o.LLM = s.KB, s.Runs, s.K, s.Repeat, s.LLM
+	o.Price, _ = judge.ParsePrice(s.Price) // checked by Validate
+	o.Cache, o.QrelsOut, o.JudgmentsOut, o.JSONOut = s.Cache, s.Qrels, s.Judgments, s.JSON
 	if s.Batch {
-		o.batch, o.batchPoll = true, s.BatchPoll
-	}
-	for _, r := range s.Runs {
-		o.runs.names, o.runs.files = append(o.runs.names, r.Name), append(o.runs.files, r.Path)
+		o.Batch, o.BatchPoll = true, s.BatchPoll
 	}
 	return o
 }
 
 func compareStage(s evaluate.CompareStage, comment commentFlags) *compareOptions {
 	o := newCompareOptions()
-	o.qrels, o.run.K, o.run.Resamples = s.Files.Qrels, s.K, s.Resamples
+	o.files, o.run.K, o.run.Resamples = s.Files, s.K, s.Resamples
 	o.jsonOut, o.mdOut, o.perQuery, o.htmlOut = s.JSON, s.Markdown, s.PerQuery, s.HTML
 	o.comment = comment
-	for _, r := range s.Files.Runs {
-		o.runs.names, o.runs.files = append(o.runs.names, r.Name), append(o.runs.files, r.Path)
-	}
 	return o
 }
 
@@ -179,7 +172,7 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	// history record: created now, so an unwritable one fails before any stage.
 	final := atomicfile.NewSet()
 	defer final.Abort()
-	ws, err := addOutputs(final, o.htmlOut)
+	ws, err := final.AddAll(o.htmlOut)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/option"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 )
@@ -266,4 +268,56 @@ func (s *sources) shown(n string) string {
 		}
 	}
 	return fmt.Sprintf("%q", publish.Clean(fl.Value.String()))
+}
+
+// registerLLM adds the flags of a chat server (role judge or generator) bound
+// to s; their defaults are s's values.
+func registerLLM(fs *flag.FlagSet, s *llm.Server, role string) {
+	fs.StringVar(&s.URL, role+"-url", "", "OpenAI-compatible chat server `URL`: a base (http://host:8000), .../v1 or .../v1/chat/completions (required)")
+	fs.StringVar(&s.Model, role+"-model", "", "model name sent to the server (required for api.openai.com; llama-server ignores it)")
+	fs.IntVar(&s.Concurrency, "concurrency", s.Concurrency, "requests in flight at once")
+	fs.Int64Var(&s.MaxRequests, "max-requests", 0, "total budget of chat requests (0: no limit); pairs beyond it are reported unjudged")
+}
+
+// namedFile is a run file of judge or compare: NAME=FILE.
+type namedFile = struct{ Name, Path string }
+
+// runFlag collects repeated --run NAME=FILE into runs (an Action input may
+// hold several, one per line).
+type runFlag[T ~namedFile] struct{ runs *[]T }
+
+func (f runFlag[T]) String() string {
+	if f.runs == nil {
+		return ""
+	}
+	names := make([]string, len(*f.runs))
+	for i, r := range *f.runs {
+		names[i] = namedFile(r).Name
+	}
+	return strings.Join(names, ",")
+}
+
+func (f runFlag[T]) Set(v string) error {
+	for _, item := range strings.Split(v, "\n") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		name, file, ok := strings.Cut(item, "=")
+		name = strings.TrimSpace(name)
+		file = strings.TrimSpace(file)
+		if !ok || name == "" || file == "" {
+			return fmt.Errorf("want NAME=FILE, got %q", item)
+		}
+		if name == compare.NoClearWinner {
+			return fmt.Errorf("%q is reserved for the recommendation; pick another name", name)
+		}
+		for _, r := range *f.runs {
+			if r := namedFile(r); r.Name == name {
+				return fmt.Errorf("duplicate strategy name %q (files %s and %s)", name, r.Path, file)
+			}
+		}
+		*f.runs = append(*f.runs, T{Name: name, Path: file})
+	}
+	return nil
 }

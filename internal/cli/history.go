@@ -209,6 +209,6 @@ func checkFingerprint(o *checkOptions) fingerprint {
 
 // compareFingerprint is compare.Fingerprint of compare's options.
 func compareFingerprint(o *compareOptions) fingerprint {
-	in, params := compare.Fingerprint(o.files(), o.run)
+	in, params := compare.Fingerprint(o.files, o.run)
 	return fingerprint{in, params}
 }

@@ -115,18 +115,10 @@ func runRetrieve(ctx context.Context, f *Factory, o *retrieveOptions) (*retrieve
 	env := f.Env
 	opt := o.run
 	opt.Getenv = env.Getenv
-	opt.Logf = func(format string, args ...any) { fmt.Fprintf(env.Stderr, "retrieve: "+format+"\n", args...) }
-	var prog *progress
-	opt.Progress = func(done, total int) {
-		if prog == nil {
-			prog = newProgress(f, "retrieve: indexing chunks", total)
-		}
-		prog.Update(done, total)
-	}
+	prog := lazyProgress(f, "retrieve: indexing chunks")
+	opt.Logf, opt.Progress = f.logf("retrieve"), prog.Update
 	res, err := retrieve.RunFiles(ctx, retrieve.Files{KB: o.kb, Cases: o.cases, Out: o.out, Stdin: env.Stdin}, opt)
-	if prog != nil {
-		prog.Finish()
-	}
+	prog.Finish()
 	if oe := (*retrieve.OptionError)(nil); errors.As(err, &oe) {
 		if oe.Option == "embedder-url" {
 			return nil, o.src.refuseErr("retrieve", oe.Option, oe.Err)
@@ -146,6 +138,33 @@ type progress = progressPkg.Progress
 
 func newProgress(fac *Factory, label string, total int) *progress {
 	return progressPkg.New(fac.Env.Stderr, fac.rawStderr, label, total)
+}
+
+// lazyProgress is a step's progress whose bar starts at its first update.
+func lazyProgress(f *Factory, label string) *stepProgress { return &stepProgress{f: f, label: label} }
+
+type stepProgress struct {
+	f     *Factory
+	label string
+	p     *progress
+}
+
+func (s *stepProgress) Update(done, total int) {
+	if s.p == nil {
+		s.p = newProgress(s.f, s.label, total)
+	}
+	s.p.Update(done, total)
+}
+
+func (s *stepProgress) Finish() {
+	if s.p != nil {
+		s.p.Finish()
+	}
+}
+
+// logf is a run's log on standard error, each line after "cmd: ".
+func (f *Factory) logf(cmd string) func(string, ...any) {
+	return func(format string, args ...any) { fmt.Fprintf(f.Env.Stderr, cmd+": "+format+"\n", args...) }
 }
 
 // given reports that flag n was given, on the command line or as an Action input.

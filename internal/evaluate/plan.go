@@ -9,17 +9,14 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/option"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 )
 
 // LLM is one chat server of a stage: the judge's or the generator's.
-type LLM struct {
-	URL, Model  string
-	Concurrency int
-	MaxRequests int64
-}
+type LLM = llm.Server
 
 // Options are evaluate's options, each set once: every stage's options come
 // from them (Plan), and only from them.
