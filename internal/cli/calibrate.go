@@ -55,20 +55,8 @@ func (c *CalibrateCommand) parse(env *Env, args []string) (*calibrateOptions, er
 	if err != nil {
 		return nil, err
 	}
-	sheet := o.files.HumanSheet != "" || o.files.JudgeQrels != ""
-	switch {
-	case sheet && (o.files.Human != "" || o.files.Judge != ""):
-		return nil, usagef("calibrate: --human-sheet and --judge-qrels replace --human and --judge; give one pair")
-	case sheet && (o.files.HumanSheet == "" || o.files.JudgeQrels == ""):
-		return nil, usagef("calibrate: --human-sheet and --judge-qrels go together")
-	case sheet && (o.run.LockBase != "" || o.run.GitAnchoring):
-		// Their git checks read the labels files as calibrate's JSONL, line by line.
-		return nil, usagef("calibrate: --lock-base and --git-anchoring read --human and --judge label files; they do not take --human-sheet yet")
-	}
-	for _, f := range []struct{ name, v string }{{"human", o.files.Human}, {"judge", o.files.Judge}, {"lock", o.files.Lock}} {
-		if f.v == "" && !(sheet && f.name != "lock") {
-			return nil, usagef("calibrate: --%s is required", f.name)
-		}
+	if err := o.run.Validate(o.files); err != nil {
+		return nil, src.option("calibrate", err)
 	}
 	if err := o.comment.validate("calibrate", src); err != nil {
 		return nil, err

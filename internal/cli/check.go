@@ -9,10 +9,8 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/check"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
-	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
-	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
@@ -27,16 +25,12 @@ func (c *CheckCommand) Synopsis() string {
 	return "score retrieval per case, aggregate, enforce the gates, write reports"
 }
 
-// checkOptions are the parsed and validated flags of check.
+// checkOptions are the parsed and validated flags of check: the files, the
+// outputs, and the options of the run, each set once, in check.Options.
 type checkOptions struct {
 	cases, kb                      string
-	k                              int
-	minHit, minRecall              gate.Floor
-	floors                         floorFlag // --floor, --floors
-	allowEmpty                     bool
-	referenceLocale                string
+	run                            check.Options
 	jsonOut, markdownOut, casesOut string
-	parentSep                      string        // --parent-from-id
 	htmlOut, history               string        // --html, --history (history.go)
 	historyBranch                  string        // --history-branch (history.go)
 	comment                        commentFlags  // --comment, --comment-key, --pr (publication.go)
@@ -55,26 +49,28 @@ var checkInputs = trendInputs(baselineInputs(commentInputs(actionInputs{
 
 func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	fs := newFlagSet(env, "check")
-	o := &checkOptions{floors: floorFlag{grammar: checkFloorGrammar}}
+	o := &checkOptions{}
+	r := &o.run
+	floors := &floorFlag{grammar: checkFloorGrammar, list: &r.Floors}
 	fs.StringVar(&o.cases, "cases", "", "cases JSONL (required; - reads standard input)")
 	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
-	fs.IntVar(&o.k, "k", 0, "the retrieval top-k (≥ 1); default: the baseline's k when comparing, else the k the run records (retrieval.k of its first case), else 5")
-	floorVar(fs, &o.minHit, "min-hit", "floor on the overall mean hit@k, in [0,1]; none or empty is off")
-	floorVar(fs, &o.minRecall, "min-recall", "floor on the overall mean recall@k, in [0,1]; none or empty is off")
-	fs.Var(&o.floors, "floor", floorUsage(checkFloorGrammar))
-	fs.Var(&o.floors, "floors", "several `FLOORS`, one MEASURE[@GROUP]=F per line (the floors Action input); added to --floor")
-	fs.BoolVar(&o.allowEmpty, "allow-empty", false, "pass when no gold-carrying case was scored (by default that fails the non_empty gate)")
-	fs.StringVar(&o.referenceLocale, "reference-locale", "en", "locale the deltas are taken against")
+	fs.IntVar(&r.K, "k", 0, "the retrieval top-k (≥ 1); default: the baseline's k when comparing, else the k the run records (retrieval.k of its first case), else 5")
+	floorVar(fs, &r.MinHit, "min-hit", "floor on the overall mean hit@k, in [0,1]; none or empty is off")
+	floorVar(fs, &r.MinRecall, "min-recall", "floor on the overall mean recall@k, in [0,1]; none or empty is off")
+	fs.Var(floors, "floor", floorUsage(checkFloorGrammar))
+	fs.Var(floors, "floors", "several `FLOORS`, one MEASURE[@GROUP]=F per line (the floors Action input); added to --floor")
+	fs.BoolVar(&r.AllowEmpty, "allow-empty", false, "pass when no gold-carrying case was scored (by default that fails the non_empty gate)")
+	fs.StringVar(&r.ReferenceLocale, "reference-locale", "en", "locale the deltas are taken against")
 	fs.StringVar(&o.jsonOut, "json", "", "write the aggregates as JSON to `FILE`")
 	fs.StringVar(&o.markdownOut, "markdown", "", "write the Markdown report (the PR comment body) to `FILE`")
 	fs.StringVar(&o.casesOut, "cases-out", "", "write per-case scores as JSONL to `FILE`")
-	fs.StringVar(&o.parentSep, "parent-from-id", "", "a retrieved entry without parent_id is the card before the last `SEPARATOR` of its id (card-12#chunk-3 with # is card-12)")
+	fs.StringVar(&r.ParentSep, "parent-from-id", "", "a retrieved entry without parent_id is the card before the last `SEPARATOR` of its id (card-12#chunk-3 with # is card-12)")
 	fs.StringVar(&o.htmlOut, "html", "", "write the report as one self-contained HTML `FILE`")
 	fs.StringVar(&o.history, "history", "", "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	fs.StringVar(&o.historyBranch, "history-branch", "", historyBranchUsage)
 	fs.BoolVar(&o.suggestFloors, "suggest-floors", false, "after the report, print a floor per measure and group from this run (the lower bound of its 95% interval, rounded down to 0.01) as --floor flags and as the floors Action input")
 	o.comment.register(fs, checkCommentKey)
-	o.baseline.register(fs)
+	o.baseline.register(fs, r)
 	o.trend.register(fs)
 	src, err := parseFlags(fs, env, args, checkInputs)
 	if err != nil {
@@ -86,17 +82,16 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	if o.kb == "" {
 		return nil, usagef("check: --kb is required")
 	}
-	if o.k < 1 && src.given("k") {
+	if r.K < 1 && src.given("k") {
 		return nil, src.refuse("check", "k", "must be at least 1")
 	}
-	if err := shorthandConflict("check", src, o.floors.list,
-		shorthand{"min-hit", o.minHit.Set, metrics.KeyHit}, shorthand{"min-recall", o.minRecall.Set, metrics.KeyRecall}); err != nil {
-		return nil, err
+	if err := r.ValidateFloors(); err != nil {
+		return nil, src.option("check", err)
 	}
 	if err := o.comment.validate("check", src); err != nil {
 		return nil, err
 	}
-	if err := o.baseline.validate(src, o.comment.key); err != nil {
+	if err := o.baseline.validate(src, o.comment.key, r); err != nil {
 		return nil, err
 	}
 	if err := o.trend.validate("check", src); err != nil {
@@ -153,12 +148,13 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 		return err
 	}
 	defer closeBaseline(env, bl)
-	run, err := check.Run(ctx, in, o.options())
+	o.run.Now = time.Now()
+	run, err := check.Run(ctx, in, o.run)
 	if err != nil {
 		return err
 	}
 	res, cmp := run.Gate, run.Comparison
-	o.k = run.K.K // the k scored at (the history's fingerprint, the baseline file's header)
+	o.run.K = run.K.K // the k scored at (the history's fingerprint, the baseline file's header)
 	kWarning := kChoiceWarning(run.K)
 	if kWarning != "" {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: %s\n", format.SanitizeText(kWarning))
@@ -230,13 +226,4 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 		return &GateError{Failed: failed}
 	}
 	return nil
-}
-
-// options are check's domain options from its flags, each set once.
-func (o *checkOptions) options() check.Options {
-	return check.Options{
-		K: o.k, ReferenceLocale: o.referenceLocale, MinHit: o.minHit, MinRecall: o.minRecall,
-		Floors: o.floors.list, AllowEmpty: o.allowEmpty, ParentSep: o.parentSep,
-		RankDrop: o.baseline.rankDrop, MaxDrop: o.baseline.maxDrop, GroupMaxDrop: o.baseline.groups.list, Test: o.baseline.test, Now: time.Now(),
-	}
 }

@@ -68,7 +68,6 @@ type compareOptions struct {
 	comment                  commentFlags // its own key, compare: never check's or calibrate's comment
 	htmlOut, history         string       // --html, --history (history.go)
 	historyBranch            string       // --history-branch (history.go)
-	floors                   floorFlag    // --floor, --floors on the gate strategy (into run.Gate.Floors)
 	trend                    trendFlag    // --trend-runs (history.go)
 }
 
@@ -83,7 +82,7 @@ var compareInputs = trendInputs(commentInputs(actionInputs{
 
 // newCompareOptions are compare's defaults (its flags' and evaluate's stage's).
 func newCompareOptions() *compareOptions {
-	return &compareOptions{floors: floorFlag{grammar: compareFloorGrammar}, trend: trendFlag{runs: trend.DefaultRuns},
+	return &compareOptions{trend: trendFlag{runs: trend.DefaultRuns},
 		run: compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Primary: compare.Primary, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed}}
 }
 
@@ -91,6 +90,7 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	fs := newFlagSet(env, "compare")
 	o := newCompareOptions()
 	r := &o.run
+	floors := &floorFlag{grammar: compareFloorGrammar, list: &r.Gate.Floors} // --floor, --floors on the gate strategy
 	fs.StringVar(&o.files.Qrels, "qrels", "", "qrels `FILE`: TREC \"qid iter docid rel\" (rel 0-3) or JSONL {\"query_id\",\"doc_id\",\"relevance\"} (required)")
 	fs.Var(runFlag[compare.RunFile]{&o.files.Runs}, "run", "NAME=FILE: a TREC run or a cases JSONL; repeat for each strategy (required)")
 	fs.StringVar(&o.files.HumanQrels, "human-qrels", "", "the labelling sheet of judge --human-sample as filled in by people (`FILE`, CSV or JSONL): report human-corrected (PPI++) estimates and base the recommendation and the gates on them")
@@ -110,8 +110,8 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	fs.StringVar(&o.history, "history", "", "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	fs.StringVar(&o.historyBranch, "history-branch", "", historyBranchUsage)
 	fs.StringVar(&r.Gate.Strategy, "gate-strategy", "", "make compare a gate on the strategy `NAME` you run in production (with --floor or --fail-if-beaten); off by default")
-	fs.Var(&o.floors, "floor", floorUsage(compareFloorGrammar)+"; on the --gate-strategy")
-	fs.Var(&o.floors, "floors", "several `FLOORS`, one MEASURE=F per line (the floors Action input); added to --floor")
+	fs.Var(floors, "floor", floorUsage(compareFloorGrammar)+"; on the --gate-strategy")
+	fs.Var(floors, "floors", "several `FLOORS`, one MEASURE=F per line (the floors Action input); added to --floor")
 	o.trend.register(fs)
 	fs.BoolVar(&r.Gate.FailIfBeaten, "fail-if-beaten", false, "fail when another strategy is significantly better than the --gate-strategy on "+compare.Primary)
 	src, err := parseFlags(fs, env, args, compareInputs)
@@ -137,7 +137,6 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	if r.Baseline != "" && !slices.ContainsFunc(o.files.Runs, func(f compare.RunFile) bool { return f.Name == r.Baseline }) {
 		return nil, usagef("compare: %s is not the name of %s (%s)", src.quoted("baseline", r.Baseline), aRun(src), runs)
 	}
-	r.Gate.Floors = o.floors.list
 	if err := r.Gate.Validate(); err != nil {
 		return nil, src.option("compare", err)
 	}

@@ -62,7 +62,7 @@ func TestCheckFloorFlags(t *testing.T) {
 			}
 			require.NoError(t, err)
 			var got []string
-			for _, s := range o.floors.list {
+			for _, s := range o.run.Floors {
 				got = append(got, s.String())
 			}
 			assert.Equal(t, tt.want, got)
@@ -105,7 +105,7 @@ func TestCompareGateFlags(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tt.want, o.floors.list)
+			assert.Equal(t, tt.want, o.run.Gate.Floors)
 		})
 	}
 }

@@ -203,7 +203,7 @@ func readTrend(ctx context.Context, f *Factory, src trendSource, command string,
 
 // checkFingerprint is check.Fingerprint of check's options.
 func checkFingerprint(o *checkOptions) fingerprint {
-	in, params := check.Fingerprint(o.cases, o.kb, o.options())
+	in, params := check.Fingerprint(o.cases, o.kb, o.run)
 	return fingerprint{in, params}
 }
 
