@@ -23,6 +23,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 )
@@ -162,7 +163,7 @@ func RunFactory(ctx context.Context, f *Factory, args []string) int {
 			// Inside Actions an input error is an ::error:: annotation (at its
 			// file and line when it names them) and a job-summary entry; the
 			// annotation is the log's one line about it.
-			file, line := errorLocation(err)
+			file, line := input.Location(err)
 			if !f.Publisher().Fail(publish.Failure{Command: commandName(args), Message: msg, File: file, Line: line}) {
 				fmt.Fprintf(f.Env.Stderr, "retrieval-gate: %s\n", msg)
 			}
