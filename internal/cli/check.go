@@ -164,7 +164,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	doc := checkreport.New(res)
 	doc.SetBaseline(cmp)
 	var trendWarning string
-	if doc.Trend, trendWarning, err = readTrend(ctx, f, trendSource{path: o.history, branch: o.historyBranch}, "check", o.trend.runs, checkFingerprint(o), doc.TrendMeasures(), doc.WriteJSON); err != nil {
+	if doc.Trend, trendWarning, err = readTrend(ctx, f, trendSource{path: o.history, branch: o.historyBranch}, "check", o.trend.runs, fingerprintOf(check.Fingerprint(o.cases, o.kb, o.run)), doc.TrendMeasures(), doc.WriteJSON); err != nil {
 		return err
 	}
 	if ws[1] != nil {
@@ -185,7 +185,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	}
 	// The history is appended before the outputs are published: its failure
 	// then leaves no output either.
-	hist, err := recordHistory(ctx, env, o.history, o.historyBranch, "check", checkFingerprint(o), doc.WriteJSON)
+	hist, err := recordHistory(ctx, env, o.history, o.historyBranch, "check", fingerprintOf(check.Fingerprint(o.cases, o.kb, o.run)), doc.WriteJSON)
 	if err != nil {
 		return err
 	}

@@ -109,8 +109,8 @@ func TestEvaluateStagesKeepTheKeyOut(t *testing.T) {
 	for _, l := range lines {
 		assert.NotContains(t, strings.Join(l, " "), chromaTestKey)
 	}
-	fp := evaluateFingerprint(o, p.plan.Names(), &judge.Result{Prompt: judge.DefaultPrompt()})
-	for k, v := range fp.params {
+	_, params := o.Fingerprint(p.plan.Names(), &judge.Result{Prompt: judge.DefaultPrompt()})
+	for k, v := range params {
 		assert.NotContains(t, k+v, chromaTestKey)
 	}
 	env := &Env{Getenv: func(k string) string { return map[string]string{"CHROMA_API_KEY": chromaTestKey}[k] }}

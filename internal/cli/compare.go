@@ -189,7 +189,7 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions,
 	// One read of the history: the Markdown's trend, and the dashboard's chart
 	// of the primary measure over the runs (an evaluate stage: over evaluate's
 	// runs, without a trend).
-	command, hsrc, fp, trendRuns := "compare", trendSource{path: o.history, branch: o.historyBranch}, compareFingerprint(o), o.trend.runs
+	command, hsrc, fp, trendRuns := "compare", trendSource{path: o.history, branch: o.historyBranch}, fingerprintOf(compare.Fingerprint(o.files, o.run)), o.trend.runs
 	if ev != nil {
 		if command, hsrc, trendRuns = "evaluate", ev.src, 0; hsrc.path != "" || hsrc.branch != "" {
 			if fp, err = ev.fingerprint(); err != nil {
@@ -210,7 +210,7 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions,
 	}
 	// The history is appended before the outputs are published: its failure
 	// (more likely than a failed rename) then leaves no output either.
-	hist, err := recordHistory(ctx, env, o.history, o.historyBranch, "compare", compareFingerprint(o), doc.WriteJSON)
+	hist, err := recordHistory(ctx, env, o.history, o.historyBranch, "compare", fingerprintOf(compare.Fingerprint(o.files, o.run)), doc.WriteJSON)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 
@@ -100,7 +101,14 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	if err := validateHistoryBranch(env, src, "evaluate", o.historyBranch); err != nil {
 		return nil, err
 	}
-	if err := refuseOverwrite("evaluate", src, []file{{"kb", o.KB}, {"cases", o.Cases}}, evaluateOutputs(o)); err != nil {
+	// The history must be none of the stages' files.
+	outs := []file{{"history", historyFile(o.history)}, {"html", o.htmlOut}}
+	for _, name := range evaluate.Files {
+		if o.Out != "" {
+			outs = append(outs, file{"out", o.Out + string(os.PathSeparator) + name})
+		}
+	}
+	if err := refuseOverwrite("evaluate", src, []file{{"kb", o.KB}, {"cases", o.Cases}}, outs); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -200,7 +208,7 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 			// The dashboard charts evaluate's runs from evaluate's history, under
 			// this evaluation's fingerprint (known once the judge has run).
 			ev := &overRuns{src: trendSource{path: o.history, branch: o.historyBranch}, fingerprint: func() (fingerprint, error) {
-				return evaluateFingerprint(o, plan.Names(), used), nil
+				return fingerprintOf(o.Fingerprint(plan.Names(), used)), nil
 			}}
 			return (&CompareCommand{}).run(ctx, sf, compareStage(c, o.comment), ev)
 		},
@@ -231,9 +239,22 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	}
 	// The history is appended before --html is published: its failure then
 	// leaves no output of evaluate's own.
-	hist, err := recordEvaluateHistory(ctx, env, o, evaluateFingerprint(o, plan.Names(), used), in)
-	if err != nil {
-		return err
+	// A record of command evaluate whose document is the compare stage's JSON
+	// report (retrieval-gate/compare@1), so `report --history --command
+	// evaluate` charts it like compare's runs, apart from them (their
+	// fingerprints differ).
+	var hist historyRun
+	if o.history != "" || o.historyBranch != "" {
+		doc, err := os.ReadFile(in("compare.json"))
+		if err != nil {
+			return fmt.Errorf("evaluate: --history: compare's report: %w", err)
+		}
+		if hist, err = recordHistory(ctx, env, o.history, o.historyBranch, "evaluate", fingerprintOf(o.Fingerprint(plan.Names(), used)), func(w io.Writer) error {
+			_, err := w.Write(doc)
+			return err
+		}); err != nil {
+			return err
+		}
 	}
 	if err := final.Commit(); err != nil {
 		return err

@@ -15,8 +15,6 @@ import (
 
 	"github.com/valyala/fastjson"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/check"
-	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
 	"github.com/retrieval-gate/retrieval-gate/internal/history/ghbranch"
@@ -69,6 +67,9 @@ func validateHistoryBranch(env *Env, src *sources, command, branch string) error
 
 // fingerprint is what a run's numbers depend on: input files by role, and parameters.
 type fingerprint struct{ inputs, params map[string]string }
+
+// fingerprintOf is the fingerprint of a domain's Fingerprint.
+func fingerprintOf(inputs, params map[string]string) fingerprint { return fingerprint{inputs, params} }
 
 // trendSource is where the trend reads the history: the history on
 // --history-branch when given (the runs the default branch recorded there,
@@ -199,16 +200,4 @@ var historyFile = history.FileOf
 func readTrend(ctx context.Context, f *Factory, src trendSource, command string, runs int, in fingerprint, ms []trend.Measure, doc func(io.Writer) error) (*trend.Trend, string, error) {
 	h, err := readHistory(ctx, f, src, command, in, doc, runs, ms, "")
 	return h.trend, h.warning, err
-}
-
-// checkFingerprint is check.Fingerprint of check's options.
-func checkFingerprint(o *checkOptions) fingerprint {
-	in, params := check.Fingerprint(o.cases, o.kb, o.run)
-	return fingerprint{in, params}
-}
-
-// compareFingerprint is compare.Fingerprint of compare's options.
-func compareFingerprint(o *compareOptions) fingerprint {
-	in, params := compare.Fingerprint(o.files, o.run)
-	return fingerprint{in, params}
 }

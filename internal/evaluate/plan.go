@@ -250,3 +250,11 @@ func (p *Plan) Stages(o *Options, run Runners, compareFlags ...string) []Stage {
 		Stage{Name: "judge", Args: lines[0], Run: func(ctx context.Context) error { return run.Judge(ctx, p.Judge) }},
 		Stage{Name: "compare", Args: lines[1], Run: func(ctx context.Context) error { return run.Compare(ctx, p.Compare) }})
 }
+
+// Fingerprint is the evaluation's fingerprint (Fingerprint) from its options,
+// the names of its runs and the judge stage's result.
+func (o *Options) Fingerprint(runs []string, j *judge.Result) (inputs, params map[string]string) {
+	return Fingerprint(FingerprintOf{KB: o.KB, Cases: o.Cases, K: o.K, Repeat: o.Repeat, Bootstrap: o.Bootstrap, Runs: runs, Judge: j,
+		Store: o.Retrieval.Store, Embedder: o.Retrieval.Embedder, EmbedderModel: o.Retrieval.EmbedderModel, Rerank: o.RerankURL != "",
+		GeneratorModel: o.GeneratorModel, PerLocale: o.PerLocale})
+}
