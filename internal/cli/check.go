@@ -16,13 +16,11 @@ import (
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
-// CheckCommand is `retrieval-gate check`: score each case, aggregate, enforce
+// NewCmdCheck is `retrieval-gate check`: score each case, aggregate, enforce
 // the gates, write the reports.
-type CheckCommand struct{}
-
-func (c *CheckCommand) Name() string { return "check" }
-func (c *CheckCommand) Synopsis() string {
-	return "score retrieval per case, aggregate, enforce the gates, write reports"
+// runF, when set, replaces its run (a test of the parsing alone).
+func NewCmdCheck(f *Factory, runF func(context.Context, *checkOptions) error) *Command {
+	return newCommand(f, "check", "score retrieval per case, aggregate, enforce the gates, write reports", parseCheck, func(ctx context.Context, o *checkOptions) error { return runCheck(ctx, f, o) }, runF)
 }
 
 // checkOptions are the parsed and validated flags of check: the files, the
@@ -47,7 +45,7 @@ var checkInputs = trendInputs(baselineInputs(commentInputs(actionInputs{
 	"html": "", "history": "", "history-branch": "",
 })))
 
-func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
+func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	fs := newFlagSet(env, "check")
 	o := &checkOptions{}
 	r := &o.run
@@ -107,15 +105,7 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	return o, nil
 }
 
-func (c *CheckCommand) Run(ctx context.Context, f *Factory, args []string) error {
-	o, err := c.parse(f.Env, args)
-	if err != nil {
-		return err
-	}
-	return c.run(ctx, f, o)
-}
-
-func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) error {
+func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	env := f.Env
 	// The outputs, all or none (an unwritable one fails before the inputs are read).
 	outs := atomicfile.NewSet()

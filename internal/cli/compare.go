@@ -18,15 +18,13 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
-// CompareCommand is `retrieval-gate compare`: graded-relevance comparison of
+// NewCmdCompare is `retrieval-gate compare`: graded-relevance comparison of
 // retrieval strategies on the same queries. It is a gate only when asked
 // (--gate-strategy with --floor or --fail-if-beaten): then a failed gate exits 1;
 // otherwise it exits 0 unless the command line or an input is bad (2).
-type CompareCommand struct{}
-
-func (c *CompareCommand) Name() string { return "compare" }
-func (c *CompareCommand) Synopsis() string {
-	return "compare retrieval strategies on graded qrels (nDCG, MAP, ... with CIs and significance)"
+// runF, when set, replaces its run (a test of the parsing alone).
+func NewCmdCompare(f *Factory, runF func(context.Context, *compareOptions) error) *Command {
+	return newCommand(f, "compare", "compare retrieval strategies on graded qrels (nDCG, MAP, ... with CIs and significance)", parseCompare, func(ctx context.Context, o *compareOptions) error { return runCompare(ctx, f, o, nil) }, runF)
 }
 
 // gainFlag is --gain exp|linear.
@@ -86,7 +84,7 @@ func newCompareOptions() *compareOptions {
 		run: compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Primary: compare.Primary, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed}}
 }
 
-func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error) {
+func parseCompare(env *Env, args []string) (*compareOptions, error) {
 	fs := newFlagSet(env, "compare")
 	o := newCompareOptions()
 	r := &o.run
@@ -156,14 +154,6 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	return o, nil
 }
 
-func (c *CompareCommand) Run(ctx context.Context, f *Factory, args []string) error {
-	o, err := c.parse(f.Env, args)
-	if err != nil {
-		return err
-	}
-	return c.run(ctx, f, o, nil)
-}
-
 // overRuns is the history a compare run charts its dashboard from when it is
 // evaluate's stage: evaluate's history and this evaluation's fingerprint (nil:
 // compare's own --history, as a compare run).
@@ -172,7 +162,7 @@ type overRuns struct {
 	fingerprint func() (fingerprint, error)
 }
 
-func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns) error {
+func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns) error {
 	env := f.Env
 	// The outputs, all or none (an unwritable one fails before the inputs are read).
 	outs := atomicfile.NewSet()

@@ -19,16 +19,14 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 )
 
-// EvaluateCommand is `retrieval-gate evaluate`: the whole pipeline, KB (and
+// NewCmdEvaluate is `retrieval-gate evaluate`: the whole pipeline, KB (and
 // optional cases, else generated ones) -> retrieve with every strategy -> judge
 // the pool -> compare, every intermediate file kept in one directory. Each stage
 // is the real command (generate, retrieve, judge, compare) run with the flags
 // written to DIR/stages.txt, so any stage can be rerun alone.
-type EvaluateCommand struct{}
-
-func (c *EvaluateCommand) Name() string { return "evaluate" }
-func (c *EvaluateCommand) Synopsis() string {
-	return "the whole pipeline: (generate) -> retrieve with each strategy -> judge the pool -> compare"
+// runF, when set, replaces its run (a test of the parsing alone).
+func NewCmdEvaluate(f *Factory, runF func(context.Context, *evaluateOptions) error) *Command {
+	return newCommand(f, "evaluate", "the whole pipeline: (generate) -> retrieve with each strategy -> judge the pool -> compare", parseEvaluate, func(ctx context.Context, o *evaluateOptions) error { return runEvaluate(ctx, f, o) }, runF)
 }
 
 // evaluateOptions are evaluate's options (evaluate.Options, from which every
@@ -52,7 +50,7 @@ var evaluateInputs = commentInputs(actionInputs{
 	"chroma-tenant": "", "chroma-database": "", "chroma-api-key": "", "chroma-token-header": "", "chroma-create-database": "",
 })
 
-func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, error) {
+func parseEvaluate(env *Env, args []string) (*evaluateOptions, error) {
 	fs := newFlagSet(env, "evaluate")
 	o := &evaluateOptions{}
 	o.BatchPoll = llm.DefaultPoll.Initial
@@ -158,12 +156,9 @@ func (c *commentFlags) args() []string {
 	return a
 }
 
-func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) error {
+// runEvaluate is the evaluate command's run of its options.
+func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	env := f.Env
-	o, err := c.parse(env, args)
-	if err != nil {
-		return err
-	}
 	f.secret(o.Retrieval.StoreAPIKey)
 	in := o.In
 	// evaluate's own file, stages.txt, is created first (and with it --out DIR):
@@ -191,7 +186,7 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	var used *judge.Result
 	stages := plan.Stages(&o.Options, evaluate.Runners{
 		Generate: func(ctx context.Context, g *evaluate.GenerateStage) error {
-			return (&GenerateCommand{}).exec(ctx, sf, generateStage(g))
+			return execGenerate(ctx, sf, generateStage(g))
 		},
 		Retrieve: func(ctx context.Context, r evaluate.RetrieveStage) error {
 			_, err := runRetrieve(ctx, sf, retrieveStage(r))
@@ -201,7 +196,7 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 			return err
 		},
 		Judge: func(ctx context.Context, j evaluate.JudgeStage) (err error) {
-			used, err = (&JudgeCommand{}).exec(ctx, sf, judgeStage(j))
+			used, err = execJudge(ctx, sf, judgeStage(j))
 			return err
 		},
 		Compare: func(ctx context.Context, c evaluate.CompareStage) error {
@@ -210,7 +205,7 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 			ev := &overRuns{src: trendSource{path: o.history, branch: o.historyBranch}, fingerprint: func() (fingerprint, error) {
 				return fingerprintOf(o.Fingerprint(plan.Names(), used)), nil
 			}}
-			return (&CompareCommand{}).run(ctx, sf, compareStage(c, o.comment), ev)
+			return runCompare(ctx, sf, compareStage(c, o.comment), ev)
 		},
 	}, o.comment.args()...)
 	var notes []string

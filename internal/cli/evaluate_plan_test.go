@@ -29,7 +29,7 @@ type evaluatePlan struct {
 func planFor(t *testing.T, env map[string]string, args ...string) (*evaluateOptions, *evaluatePlan) {
 	t.Helper()
 	e := &Env{Getenv: func(k string) string { return env[k] }}
-	o, err := (&EvaluateCommand{}).parse(e, append(append([]string{}, evaluateBase...), args...))
+	o, err := parseEvaluate(e, append(append([]string{}, evaluateBase...), args...))
 	require.NoError(t, err)
 	p := &evaluatePlan{plan: evaluate.NewPlan(&o.Options)}
 	if p.plan.Generate != nil {
@@ -180,22 +180,22 @@ func TestEvaluateStagesParseBackToTheirOptions(t *testing.T) {
 		lines := p.plan.Args(&o.Options, o.comment.args()...)
 		env := &Env{Getenv: func(string) string { return "" }}
 		if p.generate != nil {
-			g, err := (&GenerateCommand{}).parse(env, lines[0])
+			g, err := parseGenerate(env, lines[0])
 			require.NoError(t, err)
 			assert.Equal(t, p.generate, g, lines[0])
 			lines = lines[1:]
 		}
 		for i, want := range p.retrieves {
-			r, err := (&RetrieveCommand{}).parse(env, lines[i])
+			r, err := parseRetrieve(env, lines[i])
 			require.NoError(t, err)
 			r.src = nil
 			assert.Equal(t, want, r, lines[i])
 		}
 		lines = lines[len(p.retrieves):]
-		j, err := (&JudgeCommand{}).parse(env, lines[0])
+		j, err := parseJudge(env, lines[0])
 		require.NoError(t, err)
 		assert.Equal(t, p.judge, j, lines[0])
-		c, err := (&CompareCommand{}).parse(env, lines[1])
+		c, err := parseCompare(env, lines[1])
 		require.NoError(t, err)
 		assert.Equal(t, p.compare, c, lines[1])
 	}

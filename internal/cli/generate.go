@@ -11,13 +11,11 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/report/summary"
 )
 
-// GenerateCommand is `retrieval-gate generate`: write evaluation cases from
+// NewCmdGenerate is `retrieval-gate generate`: write evaluation cases from
 // KB documents with an LLM.
-type GenerateCommand struct{}
-
-func (c *GenerateCommand) Name() string { return "generate" }
-func (c *GenerateCommand) Synopsis() string {
-	return "write cases JSONL: LLM-generated questions and keyword queries for sampled KB documents"
+// runF, when set, replaces its run (a test of the parsing alone).
+func NewCmdGenerate(f *Factory, runF func(context.Context, *generate.RunOptions) error) *Command {
+	return newCommand(f, "generate", "write cases JSONL: LLM-generated questions and keyword queries for sampled KB documents", parseGenerate, func(ctx context.Context, o *generate.RunOptions) error { return execGenerate(ctx, f, o) }, runF)
 }
 
 // generateInputs are generate's Action inputs (the API key comes from the step's
@@ -28,7 +26,7 @@ var generateInputs = actionInputs{
 	"batch": "", "batch-out": "", "batch-in": "", "batch-poll": "",
 }
 
-func (c *GenerateCommand) parse(env *Env, args []string) (*generate.RunOptions, error) {
+func parseGenerate(env *Env, args []string) (*generate.RunOptions, error) {
 	fs := newFlagSet(env, "generate")
 	o := generate.NewRunOptions()
 	fs.StringVar(&o.KB, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
@@ -59,17 +57,9 @@ func (c *GenerateCommand) parse(env *Env, args []string) (*generate.RunOptions, 
 	return o, refuseOverwrite("generate", src, []file{{"kb", o.KB}, {"prompt", o.Prompt}, {"batch-in", o.BatchIn}}, []file{{"out", o.Out}, {"batch-out", o.BatchOut}})
 }
 
-func (c *GenerateCommand) Run(ctx context.Context, f *Factory, args []string) error {
-	o, err := c.parse(f.Env, args)
-	if err != nil {
-		return err
-	}
-	return c.exec(ctx, f, o)
-}
-
 // exec runs generate with o (generate.RunOptions.Execute), says what it did
 // and publishes its output (also evaluate's stage).
-func (c *GenerateCommand) exec(ctx context.Context, f *Factory, o *generate.RunOptions) error {
+func execGenerate(ctx context.Context, f *Factory, o *generate.RunOptions) error {
 	prog := lazyProgress(f, "generate: asking")
 	res, err := o.Execute(ctx, f.Env.Getenv, f.logf("generate"), prog.Update)
 	prog.Finish()

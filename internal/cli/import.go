@@ -9,15 +9,13 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/report/summary"
 )
 
-// ImportCommand is `retrieval-gate import`: converts a file in a format users
+// NewCmdImport is `retrieval-gate import`: converts a file in a format users
 // already have (BEIR, MS MARCO, TREC, ir_datasets, ragas, promptfoo, CSV) into
 // cases JSONL, TREC qrels, a TREC run or a KB JSONL. It says on stderr which format
 // it read. It has no gate: it exits 0 unless the command line or the input is bad (2).
-type ImportCommand struct{}
-
-func (c *ImportCommand) Name() string { return "import" }
-func (c *ImportCommand) Synopsis() string {
-	return "convert BEIR, MS MARCO, TREC, ir_datasets, ragas, promptfoo or CSV files to cases, qrels or runs"
+// runF, when set, replaces its run (a test of the parsing alone).
+func NewCmdImport(f *Factory, runF func(context.Context, *importOptions) error) *Command {
+	return newCommand(f, "import", "convert BEIR, MS MARCO, TREC, ir_datasets, ragas, promptfoo or CSV files to cases, qrels or runs", parseImport, func(ctx context.Context, o *importOptions) error { return runImport(ctx, f, o) }, runF)
 }
 
 // importOptions are the parsed and validated flags of import.
@@ -31,7 +29,7 @@ var importInputs = actionInputs{
 	"format": "", "in": "", "out": "", "parent-from-id": "", "parent-from-id-regexp": "", "list-sep": "", "run-tag": "", "provider": "",
 }
 
-func (c *ImportCommand) parse(env *Env, args []string) (*importOptions, error) {
+func parseImport(env *Env, args []string) (*importOptions, error) {
 	fs := newFlagSet(env, "import")
 	o := &importOptions{}
 	opt := &o.run.Options
@@ -64,15 +62,7 @@ func (c *ImportCommand) parse(env *Env, args []string) (*importOptions, error) {
 	return o, nil
 }
 
-func (c *ImportCommand) Run(ctx context.Context, f *Factory, args []string) error {
-	o, err := c.parse(f.Env, args)
-	if err != nil {
-		return err
-	}
-	return c.run(ctx, f, o)
-}
-
-func (c *ImportCommand) run(ctx context.Context, fac *Factory, o *importOptions) error {
+func runImport(ctx context.Context, fac *Factory, o *importOptions) error {
 	env := fac.Env
 	in := o.in
 	in.Stdin, in.Stdout = env.Stdin, env.Stdout

@@ -10,13 +10,14 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/report/summary"
 )
 
-// JudgeCommand is `retrieval-gate judge`: grade the pooled results of one or
+// NewCmdJudge is `retrieval-gate judge`: grade the pooled results of one or
 // more strategies with an LLM relevance judge and write graded qrels.
-type JudgeCommand struct{}
-
-func (c *JudgeCommand) Name() string { return "judge" }
-func (c *JudgeCommand) Synopsis() string {
-	return "grade the pooled top k of each run with an LLM judge (0-3) and write qrels for compare"
+// runF, when set, replaces its run (a test of the parsing alone).
+func NewCmdJudge(f *Factory, runF func(context.Context, *judge.RunOptions) error) *Command {
+	return newCommand(f, "judge", "grade the pooled top k of each run with an LLM judge (0-3) and write qrels for compare", parseJudge, func(ctx context.Context, o *judge.RunOptions) error {
+		_, err := execJudge(ctx, f, o)
+		return err
+	}, runF)
 }
 
 // DefaultJudgeCache is the default --cache: a directory actions/cache can keep.
@@ -33,7 +34,7 @@ var judgeInputs = actionInputs{
 	"batch": "", "batch-out": "", "batch-in": "", "batch-poll": "",
 }
 
-func (c *JudgeCommand) parse(env *Env, args []string) (*judge.RunOptions, error) {
+func parseJudge(env *Env, args []string) (*judge.RunOptions, error) {
 	fs := newFlagSet(env, "judge")
 	o := judge.NewRunOptions()
 	fs.Var(runFlag[judge.RunFile]{&o.Runs}, "run", "NAME=FILE: a cases JSONL from retrieve, or a TREC run (needs --queries); repeat for each strategy (required)")
@@ -80,18 +81,9 @@ func (c *JudgeCommand) parse(env *Env, args []string) (*judge.RunOptions, error)
 		{"human-sheet", sheetCSV}, {"human-sheet", sheetJSONL}})
 }
 
-func (c *JudgeCommand) Run(ctx context.Context, f *Factory, args []string) error {
-	o, err := c.parse(f.Env, args)
-	if err != nil {
-		return err
-	}
-	_, err = c.exec(ctx, f, o)
-	return err
-}
-
 // exec judges with o (judge.RunOptions.Execute), says what it did and
 // publishes the outputs' paths (also evaluate's stage).
-func (c *JudgeCommand) exec(ctx context.Context, f *Factory, o *judge.RunOptions) (*judge.Result, error) {
+func execJudge(ctx context.Context, f *Factory, o *judge.RunOptions) (*judge.Result, error) {
 	prog := lazyProgress(f, "judge: judging")
 	out, err := o.Execute(ctx, f.Env.Getenv, f.logf("judge"), prog.Update)
 	prog.Finish()

@@ -16,13 +16,11 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 )
 
-// RetrieveCommand is `retrieval-gate retrieve`: run the cases' queries live
+// NewCmdRetrieve is `retrieval-gate retrieve`: run the cases' queries live
 // against the KB and write the cases with their `retrieved` lists filled.
-type RetrieveCommand struct{}
-
-func (c *RetrieveCommand) Name() string { return "retrieve" }
-func (c *RetrieveCommand) Synopsis() string {
-	return "run the cases' queries against the KB (memory or Chroma) and fill `retrieved`"
+// runF, when set, replaces its run (a test of the parsing alone).
+func NewCmdRetrieve(f *Factory, runF func(context.Context, *retrieveOptions) error) *Command {
+	return newCommand(f, "retrieve", "run the cases' queries against the KB (memory or Chroma) and fill `retrieved`", parseRetrieve, func(ctx context.Context, o *retrieveOptions) error { return runRetrieveCommand(ctx, f, o) }, runF)
 }
 
 // retrieveOptions are the parsed and validated flags of retrieve: the paths,
@@ -51,7 +49,7 @@ func registerChromaFlags(fs *flag.FlagSet, r *retrieve.RunOptions) {
 	fs.BoolVar(&r.CreateDatabase, "chroma-create-database", false, "create the Chroma tenant and database when they do not exist (default: refuse)")
 }
 
-func (c *RetrieveCommand) parse(env *Env, args []string) (*retrieveOptions, error) {
+func parseRetrieve(env *Env, args []string) (*retrieveOptions, error) {
 	fs := newFlagSet(env, "retrieve")
 	o := &retrieveOptions{}
 	r := &o.run
@@ -86,28 +84,6 @@ func (c *RetrieveCommand) parse(env *Env, args []string) (*retrieveOptions, erro
 		return nil, src.option("retrieve", err)
 	}
 	return o, nil
-}
-
-func (c *RetrieveCommand) Run(ctx context.Context, f *Factory, args []string) error {
-	o, err := c.parse(f.Env, args)
-	if err != nil {
-		return err
-	}
-	f.secret(o.run.StoreAPIKey)
-	res, err := runRetrieve(ctx, f, o)
-	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
-	}
-	if err != nil {
-		return err
-	}
-	pub := pathOutputs(map[string]string{"out": o.out})
-	pub.Outputs["cases"] = strconv.Itoa(res.Cases)
-	pub.Outputs["strategy"] = res.Strategy
-	pub.Mode = publish.ModeNever
-	pub.Markdown = summary.Retrieve(res, o.out)
-	f.Publisher().Publish(ctx, pub)
-	return nil
 }
 
 // runRetrieve runs retrieve.RunFiles on o's files, its progress on stderr.
@@ -178,4 +154,23 @@ func (s *sources) given(n string) bool {
 	g := false
 	s.fs.Visit(func(f *flag.Flag) { g = g || f.Name == n })
 	return g
+}
+
+// runRetrieveCommand is the retrieve command's run of its options.
+func runRetrieveCommand(ctx context.Context, f *Factory, o *retrieveOptions) error {
+	f.secret(o.run.StoreAPIKey)
+	res, err := runRetrieve(ctx, f, o)
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
+	}
+	if err != nil {
+		return err
+	}
+	pub := pathOutputs(map[string]string{"out": o.out})
+	pub.Outputs["cases"] = strconv.Itoa(res.Cases)
+	pub.Outputs["strategy"] = res.Strategy
+	pub.Mode = publish.ModeNever
+	pub.Markdown = summary.Retrieve(res, o.out)
+	f.Publisher().Publish(ctx, pub)
+	return nil
 }
