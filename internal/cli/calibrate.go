@@ -114,10 +114,7 @@ func calibrateRun(ctx context.Context, f *Factory, o *calibrateOptions) error {
 		return err
 	}
 	f.Publisher().Publish(ctx, calibratePublication(res, md.String(), o.comment, o.jsonOut))
-	if failed := res.Failed(); len(failed) > 0 {
-		return &GateError{Failed: failed}
-	}
-	return nil
+	return gateError(res.Failed())
 }
 
 // inputErr turns a calibrate.InputError (unknown ref, not a repository) into a usage

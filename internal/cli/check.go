@@ -29,8 +29,8 @@ type checkOptions struct {
 	cases, kb                      string
 	run                            check.Options
 	jsonOut, markdownOut, casesOut string
-	htmlOut, history               string        // --html, --history (history.go)
-	historyBranch                  string        // --history-branch (history.go)
+	htmlOut                        string        // --html
+	hist                           historyFlags  // --history, --history-branch (history.go)
 	comment                        commentFlags  // --comment, --comment-key, --pr (publication.go)
 	baseline                       baselineFlags // --baseline, --write-baseline, regression gates (check_baseline.go)
 	trend                          trendFlag     // --trend-runs (history.go)
@@ -64,8 +64,7 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	fs.StringVar(&o.casesOut, "cases-out", "", "write per-case scores as JSONL to `FILE`")
 	fs.StringVar(&r.ParentSep, "parent-from-id", "", "a retrieved entry without parent_id is the card before the last `SEPARATOR` of its id (card-12#chunk-3 with # is card-12)")
 	fs.StringVar(&o.htmlOut, "html", "", "write the report as one self-contained HTML `FILE`")
-	fs.StringVar(&o.history, "history", "", "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
-	fs.StringVar(&o.historyBranch, "history-branch", "", historyBranchUsage)
+	o.hist.register(fs, "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	fs.BoolVar(&o.suggestFloors, "suggest-floors", false, "after the report, print a floor per measure and group from this run (the lower bound of its 95% interval, rounded down to 0.01) as --floor flags and as the floors Action input")
 	o.comment.register(fs, checkCommentKey)
 	o.baseline.register(fs, r)
@@ -95,11 +94,11 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	if err := o.trend.validate("check", src); err != nil {
 		return nil, err
 	}
-	if err := validateHistoryBranch(env, src, "check", o.historyBranch); err != nil {
+	if err := o.hist.validate(env, src, "check"); err != nil {
 		return nil, err
 	}
 	if err := refuseOverwrite("check", src, []file{{"cases", o.cases}, {"kb", o.kb}, {"baseline", o.baseline.baselineFile()}},
-		[]file{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}, {"html", o.htmlOut}, {"history", historyFile(o.history)}, {"write-baseline", o.baseline.write}}); err != nil {
+		[]file{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}, {"html", o.htmlOut}, {"history", o.hist.file()}, {"write-baseline", o.baseline.write}}); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -148,15 +147,17 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	kWarning := kChoiceWarning(run.K)
 	if kWarning != "" {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: %s\n", format.SanitizeText(kWarning))
+		kWarning = "retrieval-gate: " + kWarning // the annotation's
 	}
 
 	// All reports are written, whatever the verdict.
 	doc := checkreport.New(res)
 	doc.SetBaseline(cmp)
-	var trendWarning string
-	if doc.Trend, trendWarning, err = readTrend(ctx, f, trendSource{path: o.history, branch: o.historyBranch}, "check", o.trend.runs, fingerprintOf(check.Fingerprint(o.cases, o.kb, o.run)), doc.TrendMeasures(), doc.WriteJSON); err != nil {
+	reads, err := readHistory(ctx, f, o.hist, "check", fingerprintOf(check.Fingerprint(o.cases, o.kb, o.run)), doc.WriteJSON, o.trend.runs, doc.TrendMeasures(), "")
+	if err != nil {
 		return err
 	}
+	doc.Trend = reads.trend
 	if ws[1] != nil {
 		if err := writeBaselineFile(ctx, env, o, bl, run, kb, doc, ws[1]); err != nil {
 			return err
@@ -175,7 +176,7 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	}
 	// The history is appended before the outputs are published: its failure
 	// then leaves no output either.
-	hist, err := recordHistory(ctx, env, o.history, o.historyBranch, "check", fingerprintOf(check.Fingerprint(o.cases, o.kb, o.run)), doc.WriteJSON)
+	hist, err := recordHistory(ctx, env, o.hist, "check", fingerprintOf(check.Fingerprint(o.cases, o.kb, o.run)), doc.WriteJSON)
 	if err != nil {
 		return err
 	}
@@ -203,17 +204,7 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	}
 	pub := checkPublication(res, doc, o.comment, o.jsonOut)
 	publish.BaselineOutputs(pub.Outputs, cmp)
-	if trendWarning != "" {
-		pub.ActionWarnings = append(pub.ActionWarnings, trendWarning)
-	}
-	if kWarning != "" {
-		pub.ActionWarnings = append(pub.ActionWarnings, "retrieval-gate: "+kWarning)
-	}
-	writeHistoryBranch(ctx, f, hist, o.htmlOut, &pub)
-	f.Publisher().Publish(ctx, pub)
+	publishRun(ctx, f, pub, hist, o.htmlOut, reads.warning, kWarning)
 
-	if failed := res.Failed(); len(failed) > 0 {
-		return &GateError{Failed: failed}
-	}
-	return nil
+	return gateError(res.Failed())
 }

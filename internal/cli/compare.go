@@ -64,8 +64,8 @@ type compareOptions struct {
 	run                      compare.Options
 	jsonOut, mdOut, perQuery string
 	comment                  commentFlags // its own key, compare: never check's or calibrate's comment
-	htmlOut, history         string       // --html, --history (history.go)
-	historyBranch            string       // --history-branch (history.go)
+	htmlOut                  string       // --html
+	hist                     historyFlags // --history, --history-branch (history.go)
 	trend                    trendFlag    // --trend-runs (history.go)
 }
 
@@ -105,8 +105,7 @@ func parseCompare(env *Env, args []string) (*compareOptions, error) {
 	fs.StringVar(&o.perQuery, "per-query", "", "write per-query metrics here (JSONL)")
 	o.comment.register(fs, compareCommentKey)
 	fs.StringVar(&o.htmlOut, "html", "", "write the dashboard here: one self-contained HTML `FILE`")
-	fs.StringVar(&o.history, "history", "", "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
-	fs.StringVar(&o.historyBranch, "history-branch", "", historyBranchUsage)
+	o.hist.register(fs, "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	fs.StringVar(&r.Gate.Strategy, "gate-strategy", "", "make compare a gate on the strategy `NAME` you run in production (with --floor or --fail-if-beaten); off by default")
 	fs.Var(floors, "floor", floorUsage(compareFloorGrammar)+"; on the --gate-strategy")
 	fs.Var(floors, "floors", "several `FLOORS`, one MEASURE=F per line (the floors Action input); added to --floor")
@@ -141,14 +140,14 @@ func parseCompare(env *Env, args []string) (*compareOptions, error) {
 	if r.Gate.Strategy != "" && !slices.ContainsFunc(o.files.Runs, func(f compare.RunFile) bool { return f.Name == r.Gate.Strategy }) {
 		return nil, usagef("compare: %s is not the name of %s (%s)", src.quoted("gate-strategy", r.Gate.Strategy), aRun(src), runs)
 	}
-	if err := validateHistoryBranch(env, src, "compare", o.historyBranch); err != nil {
+	if err := o.hist.validate(env, src, "compare"); err != nil {
 		return nil, err
 	}
 	inputs := []file{{"qrels", o.files.Qrels}, {"human-qrels", o.files.HumanQrels}}
 	for _, f := range o.files.Runs {
 		inputs = append(inputs, file{"run", f.Path})
 	}
-	if err := refuseOverwrite("compare", src, inputs, []file{{"json", o.jsonOut}, {"markdown", o.mdOut}, {"per-query", o.perQuery}, {"html", o.htmlOut}, {"history", historyFile(o.history)}}); err != nil {
+	if err := refuseOverwrite("compare", src, inputs, []file{{"json", o.jsonOut}, {"markdown", o.mdOut}, {"per-query", o.perQuery}, {"html", o.htmlOut}, {"history", o.hist.file()}}); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -158,7 +157,7 @@ func parseCompare(env *Env, args []string) (*compareOptions, error) {
 // evaluate's stage: evaluate's history and this evaluation's fingerprint (nil:
 // compare's own --history, as a compare run).
 type overRuns struct {
-	src         trendSource
+	src         historyFlags
 	fingerprint func() (fingerprint, error)
 }
 
@@ -179,7 +178,7 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 	// One read of the history: the Markdown's trend, and the dashboard's chart
 	// of the primary measure over the runs (an evaluate stage: over evaluate's
 	// runs, without a trend).
-	command, hsrc, fp, trendRuns := "compare", trendSource{path: o.history, branch: o.historyBranch}, fingerprintOf(compare.Fingerprint(o.files, o.run)), o.trend.runs
+	command, hsrc, fp, trendRuns := "compare", o.hist, fingerprintOf(compare.Fingerprint(o.files, o.run)), o.trend.runs
 	if ev != nil {
 		if command, hsrc, trendRuns = "evaluate", ev.src, 0; hsrc.path != "" || hsrc.branch != "" {
 			if fp, err = ev.fingerprint(); err != nil {
@@ -192,7 +191,6 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 		return err
 	}
 	doc.Trend = reads.trend
-	trendWarning := reads.warning
 	if err := atomicfile.Render(ws, doc.WriteJSON, doc.Markdown,
 		func(w io.Writer) error { return comparereport.PerQuery(w, res) },
 		func(w io.Writer) error { return htmlreport.CompareHTML(w, doc, res, reads.overRuns) }); err != nil {
@@ -200,7 +198,7 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 	}
 	// The history is appended before the outputs are published: its failure
 	// (more likely than a failed rename) then leaves no output either.
-	hist, err := recordHistory(ctx, env, o.history, o.historyBranch, "compare", fingerprintOf(compare.Fingerprint(o.files, o.run)), doc.WriteJSON)
+	hist, err := recordHistory(ctx, env, o.hist, "compare", fingerprintOf(compare.Fingerprint(o.files, o.run)), doc.WriteJSON)
 	if err != nil {
 		return err
 	}
@@ -221,13 +219,6 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 	pub := o.comment.publication(publish.Publication{Markdown: md.String(),
 		Outputs:     map[string]string{"recommended": res.Recommended, "verdict": string(res.Verdict()), "json": o.jsonOut},
 		PathOutputs: []string{"json"}, Failed: res.Verdict() == outcome.Fail})
-	if trendWarning != "" {
-		pub.ActionWarnings = append(pub.ActionWarnings, trendWarning)
-	}
-	writeHistoryBranch(ctx, f, hist, o.htmlOut, &pub)
-	f.Publisher().Publish(ctx, pub)
-	if failed := res.Failed(); len(failed) > 0 {
-		return &GateError{Failed: failed}
-	}
-	return nil
+	publishRun(ctx, f, pub, hist, o.htmlOut, reads.warning)
+	return gateError(res.Failed())
 }

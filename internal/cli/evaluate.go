@@ -33,10 +33,9 @@ func NewCmdEvaluate(f *Factory, runF func(context.Context, *evaluateOptions) err
 // stage's come) and what evaluate itself writes and publishes.
 type evaluateOptions struct {
 	evaluate.Options
-	comment       commentFlags // passed to the compare stage, under evaluate's own key
-	history       string       // --history: one record per run, command evaluate (evaluate_history.go)
-	historyBranch string       // --history-branch (history.go)
-	htmlOut       string       // --html: the dashboard, also written here
+	comment commentFlags // passed to the compare stage, under evaluate's own key
+	hist    historyFlags // --history (one record per run, command evaluate), --history-branch (history.go)
+	htmlOut string       // --html: the dashboard, also written here
 }
 
 // evaluateInputs are evaluate's Action inputs. Its stages see none of them (each
@@ -79,8 +78,7 @@ func parseEvaluate(env *Env, args []string) (*evaluateOptions, error) {
 	fs.DurationVar(&o.BatchPoll, "batch-poll", o.BatchPoll, "with --batch: first wait between two polls of a batch's status (then 1.5× longer each time, at most a minute)")
 	fs.IntVar(&o.Bootstrap, "bootstrap", metrics.DefaultResamples, fmt.Sprintf("compare's bootstrap resamples (at most %d)", metrics.MaxResamples))
 	o.comment.register(fs, evaluateCommentKey)
-	fs.StringVar(&o.history, "history", "", "append this run (compare's JSON report, the fingerprint of KB, cases or generator, strategies, judge prompt and model) to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
-	fs.StringVar(&o.historyBranch, "history-branch", "", historyBranchUsage)
+	o.hist.register(fs, "append this run (compare's JSON report, the fingerprint of KB, cases or generator, strategies, judge prompt and model) to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	fs.StringVar(&o.htmlOut, "html", "", "also write the dashboard (DIR/compare.html) to this self-contained HTML `FILE`")
 	src, err := parseFlags(fs, env, args, evaluateInputs)
 	if err != nil {
@@ -96,11 +94,11 @@ func parseEvaluate(env *Env, args []string) (*evaluateOptions, error) {
 	if err := r.ValidateStore(env.Getenv, src.given("store")); err != nil {
 		return nil, src.option("evaluate", err)
 	}
-	if err := validateHistoryBranch(env, src, "evaluate", o.historyBranch); err != nil {
+	if err := o.hist.validate(env, src, "evaluate"); err != nil {
 		return nil, err
 	}
 	// The history must be none of the stages' files.
-	outs := []file{{"history", historyFile(o.history)}, {"html", o.htmlOut}}
+	outs := []file{{"history", o.hist.file()}, {"html", o.htmlOut}}
 	for _, name := range evaluate.Files {
 		if o.Out != "" {
 			outs = append(outs, file{"out", o.Out + string(os.PathSeparator) + name})
@@ -202,7 +200,7 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 		Compare: func(ctx context.Context, c evaluate.CompareStage) error {
 			// The dashboard charts evaluate's runs from evaluate's history, under
 			// this evaluation's fingerprint (known once the judge has run).
-			ev := &overRuns{src: trendSource{path: o.history, branch: o.historyBranch}, fingerprint: func() (fingerprint, error) {
+			ev := &overRuns{src: o.hist, fingerprint: func() (fingerprint, error) {
 				return fingerprintOf(o.Fingerprint(plan.Names(), used)), nil
 			}}
 			return runCompare(ctx, sf, compareStage(c, o.comment), ev)
@@ -239,12 +237,12 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	// evaluate` charts it like compare's runs, apart from them (their
 	// fingerprints differ).
 	var hist historyRun
-	if o.history != "" || o.historyBranch != "" {
+	if o.hist != (historyFlags{}) {
 		doc, err := os.ReadFile(in("compare.json"))
 		if err != nil {
 			return fmt.Errorf("evaluate: --history: compare's report: %w", err)
 		}
-		if hist, err = recordHistory(ctx, env, o.history, o.historyBranch, "evaluate", fingerprintOf(o.Fingerprint(plan.Names(), used)), func(w io.Writer) error {
+		if hist, err = recordHistory(ctx, env, o.hist, "evaluate", fingerprintOf(o.Fingerprint(plan.Names(), used)), func(w io.Writer) error {
 			_, err := w.Write(doc)
 			return err
 		}); err != nil {
@@ -259,7 +257,6 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	// recommended) and compare's job summary and comment; evaluate adds its DIR,
 	// and the history branch's notice or warning.
 	pub := pathOutputs(map[string]string{"out": o.Out})
-	writeHistoryBranch(ctx, f, hist, in("compare.html"), &pub)
-	f.Publisher().Publish(ctx, pub)
+	publishRun(ctx, f, pub, hist, in("compare.html"))
 	return nil
 }
