@@ -11,7 +11,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/evaluate"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
-	"github.com/retrieval-gate/retrieval-gate/internal/generate"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -113,28 +112,8 @@ func parseEvaluate(env *Env, args []string) (*evaluateOptions, error) {
 // The options of each stage as its command's: the stage's options of
 // evaluate.NewPlan on the command's defaults.
 
-func generateStage(g *evaluate.GenerateStage) *generate.RunOptions {
-	o := generate.NewRunOptions()
-	o.KB, o.Out, o.PerLocale, o.LLM = g.KB, g.Out, g.PerLocale, g.LLM
-	if g.Batch {
-		o.Batch, o.BatchPoll = true, g.BatchPoll
-	}
-	return o
-}
-
 func retrieveStage(r evaluate.RetrieveStage) *retrieveOptions {
 	return &retrieveOptions{kb: r.KB, cases: r.Cases, out: r.Out, run: r.Run}
-}
-
-func judgeStage(s evaluate.JudgeStage) *judge.RunOptions {
-	o := judge.NewRunOptions()
-	o.KB, o.Runs, o.K, o.Repeat, o.LLM = s.KB, s.Runs, s.K, s.Repeat, s.LLM
-	o.Price, _ = judge.ParsePrice(s.Price) // checked by Validate
-	o.Cache, o.QrelsOut, o.JudgmentsOut, o.JSONOut = s.Cache, s.Qrels, s.Judgments, s.JSON
-	if s.Batch {
-		o.Batch, o.BatchPoll = true, s.BatchPoll
-	}
-	return o
 }
 
 func compareStage(s evaluate.CompareStage, comment commentFlags) *compareOptions {
@@ -184,7 +163,7 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	var used *judge.Result
 	stages := plan.Stages(&o.Options, evaluate.Runners{
 		Generate: func(ctx context.Context, g *evaluate.GenerateStage) error {
-			return execGenerate(ctx, sf, generateStage(g))
+			return execGenerate(ctx, sf, g)
 		},
 		Retrieve: func(ctx context.Context, r evaluate.RetrieveStage) error {
 			_, err := runRetrieve(ctx, sf, retrieveStage(r))
@@ -194,7 +173,7 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 			return err
 		},
 		Judge: func(ctx context.Context, j evaluate.JudgeStage) (err error) {
-			used, err = execJudge(ctx, sf, judgeStage(j))
+			used, err = execJudge(ctx, sf, &j)
 			return err
 		},
 		Compare: func(ctx context.Context, c evaluate.CompareStage) error {

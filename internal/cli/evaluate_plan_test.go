@@ -33,12 +33,12 @@ func planFor(t *testing.T, env map[string]string, args ...string) (*evaluateOpti
 	require.NoError(t, err)
 	p := &evaluatePlan{plan: evaluate.NewPlan(&o.Options)}
 	if p.plan.Generate != nil {
-		p.generate = generateStage(p.plan.Generate)
+		p.generate = p.plan.Generate
 	}
 	for _, r := range p.plan.Retrieves {
 		p.retrieves = append(p.retrieves, retrieveStage(r))
 	}
-	p.judge, p.compare = judgeStage(p.plan.Judge), compareStage(p.plan.Compare, o.comment)
+	p.judge, p.compare = &p.plan.Judge, compareStage(p.plan.Compare, o.comment)
 	return o, p
 }
 
