@@ -49,13 +49,13 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	fs := newFlagSet(env, "check")
 	o := &checkOptions{}
 	r := &o.run
-	floors := &floorFlag{grammar: checkFloorGrammar, list: &r.Floors}
+	floors := &floorFlag{grammar: check.FloorGrammar, list: &r.Floors}
 	fs.StringVar(&o.cases, "cases", "", "cases JSONL (required; - reads standard input)")
 	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
 	fs.IntVar(&r.K, "k", 0, "the retrieval top-k (≥ 1); default: the baseline's k when comparing, else the k the run records (retrieval.k of its first case), else 5")
 	floorVar(fs, &r.MinHit, "min-hit", "floor on the overall mean hit@k, in [0,1]; none or empty is off")
 	floorVar(fs, &r.MinRecall, "min-recall", "floor on the overall mean recall@k, in [0,1]; none or empty is off")
-	fs.Var(floors, "floor", floorUsage(checkFloorGrammar))
+	fs.Var(floors, "floor", check.FloorGrammar.Usage())
 	fs.Var(floors, "floors", "several `FLOORS`, one MEASURE[@GROUP]=F per line (the floors Action input); added to --floor")
 	fs.BoolVar(&r.AllowEmpty, "allow-empty", false, "pass when no gold-carrying case was scored (by default that fails the non_empty gate)")
 	fs.StringVar(&r.ReferenceLocale, "reference-locale", "en", "locale the deltas are taken against")

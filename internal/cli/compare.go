@@ -27,27 +27,6 @@ func NewCmdCompare(f *Factory, runF func(context.Context, *compareOptions) error
 	return newCommand(f, "compare", "compare retrieval strategies on graded qrels (nDCG, MAP, ... with CIs and significance)", parseCompare, func(ctx context.Context, o *compareOptions) error { return runCompare(ctx, f, o, nil) }, runF)
 }
 
-// gainFlag is --gain exp|linear.
-type gainFlag struct{ g *metrics.Gain }
-
-func (f *gainFlag) String() string {
-	if f == nil || f.g == nil {
-		return ""
-	}
-	return f.g.String()
-}
-func (f *gainFlag) Set(v string) error {
-	switch v {
-	case "exp":
-		*f.g = metrics.GainExp
-	case "linear":
-		*f.g = metrics.GainLinear
-	default:
-		return &valueError{"is not one of exp, linear"}
-	}
-	return nil
-}
-
 // aRun names the strategies of --run in a message: "a --run", or "a strategy of
 // action input "run"".
 func aRun(src *sources) string {
@@ -88,12 +67,13 @@ func parseCompare(env *Env, args []string) (*compareOptions, error) {
 	fs := newFlagSet(env, "compare")
 	o := newCompareOptions()
 	r := &o.run
-	floors := &floorFlag{grammar: compareFloorGrammar, list: &r.Gate.Floors} // --floor, --floors on the gate strategy
+	floors := &floorFlag{grammar: compare.FloorGrammar, list: &r.Gate.Floors} // --floor, --floors on the gate strategy
 	fs.StringVar(&o.files.Qrels, "qrels", "", "qrels `FILE`: TREC \"qid iter docid rel\" (rel 0-3) or JSONL {\"query_id\",\"doc_id\",\"relevance\"} (required)")
 	fs.Var(runFlag[compare.RunFile]{&o.files.Runs}, "run", "NAME=FILE: a TREC run or a cases JSONL; repeat for each strategy (required)")
 	fs.StringVar(&o.files.HumanQrels, "human-qrels", "", "the labelling sheet of judge --human-sample as filled in by people (`FILE`, CSV or JSONL): report human-corrected (PPI++) estimates and base the recommendation and the gates on them")
 	fs.IntVar(&r.K, "k", r.K, "cutoff")
-	fs.Var(&gainFlag{&r.Gain}, "gain", "DCG gain: exp (2^rel - 1, the default) or linear (rel, as trec_eval)")
+	gain := ""
+	enumVar(fs, &gain, "gain", r.Gain.String(), []string{metrics.GainExp.String(), metrics.GainLinear.String()}, "DCG gain: exp (2^rel - 1, the default) or linear (rel, as trec_eval)")
 	fs.IntVar(&r.RelevantLevel, "relevant-level", r.RelevantLevel, "a document is relevant when rel >= this level (precision, recall, MAP, MRR, hit)")
 	fs.StringVar(&r.Baseline, "baseline", "", "the strategy the paired comparisons are against (default: the first --run)")
 	fs.StringVar(&r.Primary, "primary", r.Primary, "the pre-declared primary measure the recommendation rests on (its tests are Holm-adjusted across strategies only): one of "+strings.Join(metrics.GradedKeys[:], ", "))
@@ -107,7 +87,7 @@ func parseCompare(env *Env, args []string) (*compareOptions, error) {
 	fs.StringVar(&o.htmlOut, "html", "", "write the dashboard here: one self-contained HTML `FILE`")
 	o.hist.register(fs, "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	fs.StringVar(&r.Gate.Strategy, "gate-strategy", "", "make compare a gate on the strategy `NAME` you run in production (with --floor or --fail-if-beaten); off by default")
-	fs.Var(floors, "floor", floorUsage(compareFloorGrammar)+"; on the --gate-strategy")
+	fs.Var(floors, "floor", compare.FloorGrammar.Usage()+"; on the --gate-strategy")
 	fs.Var(floors, "floors", "several `FLOORS`, one MEASURE=F per line (the floors Action input); added to --floor")
 	o.trend.register(fs)
 	fs.BoolVar(&r.Gate.FailIfBeaten, "fail-if-beaten", false, "fail when another strategy is significantly better than the --gate-strategy on "+compare.Primary)
@@ -116,6 +96,9 @@ func parseCompare(env *Env, args []string) (*compareOptions, error) {
 		return nil, err
 	}
 	r.RelevantLevelSet = src.given("relevant-level")
+	if gain == metrics.GainLinear.String() {
+		r.Gain = metrics.GainLinear
+	}
 	if err := r.Validate(o.files); err != nil {
 		return nil, src.option("compare", err)
 	}

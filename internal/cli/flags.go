@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/option"
@@ -148,15 +149,7 @@ func (s *sources) name(n string) string {
 // and --floors).
 func (s *sources) first(ns ...string) string {
 	for _, n := range ns {
-		if s == nil {
-			break
-		}
-		if _, ok := s.inputs[n]; ok {
-			return s.name(n)
-		}
-		given := false
-		s.fs.Visit(func(f *flag.Flag) { given = given || f.Name == n })
-		if given {
+		if s.given(n) {
 			return s.name(n)
 		}
 	}
@@ -321,3 +314,24 @@ func (f runFlag[T]) Set(v string) error {
 	}
 	return nil
 }
+
+// floorFlag collects --floor MEASURE[@GROUP]=F (repeatable) and --floors (the
+// `floors` Action input: one expression per line) into one list; a second floor
+// on the same measure and group is refused.
+type floorFlag struct {
+	grammar floor.Grammar
+	list    *floor.List
+}
+
+func (f *floorFlag) String() string {
+	if f == nil || f.list == nil {
+		return ""
+	}
+	s := make([]string, len(*f.list))
+	for i, x := range *f.list {
+		s[i] = x.String()
+	}
+	return strings.Join(s, "\n")
+}
+
+func (f *floorFlag) Set(v string) error { return f.grammar.AddLines(f.list, v) }
