@@ -141,7 +141,7 @@ func parseCompare(env *Env, args []string) (*compareOptions, error) {
 // compare's own --history, as a compare run).
 type overRuns struct {
 	src         historyFlags
-	fingerprint func() (fingerprint, error)
+	fingerprint func() fingerprint
 }
 
 func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns) error {
@@ -163,10 +163,8 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 	// runs, without a trend).
 	command, hsrc, fp, trendRuns := "compare", o.hist, fingerprintOf(compare.Fingerprint(o.files, o.run)), o.trend.runs
 	if ev != nil {
-		if command, hsrc, trendRuns = "evaluate", ev.src, 0; hsrc.path != "" || hsrc.branch != "" {
-			if fp, err = ev.fingerprint(); err != nil {
-				return err
-			}
+		if command, hsrc, trendRuns = "evaluate", ev.src, 0; hsrc != (historyFlags{}) {
+			fp = ev.fingerprint()
 		}
 	}
 	reads, err := readHistory(ctx, f, hsrc, command, fp, doc.WriteJSON, trendRuns, doc.TrendMeasures(), doc.Primary)

@@ -179,9 +179,7 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 		Compare: func(ctx context.Context, c evaluate.CompareStage) error {
 			// The dashboard charts evaluate's runs from evaluate's history, under
 			// this evaluation's fingerprint (known once the judge has run).
-			ev := &overRuns{src: o.hist, fingerprint: func() (fingerprint, error) {
-				return fingerprintOf(o.Fingerprint(plan.Names(), used)), nil
-			}}
+			ev := &overRuns{src: o.hist, fingerprint: func() fingerprint { return fingerprintOf(o.Fingerprint(plan.Names(), used)) }}
 			return runCompare(ctx, sf, compareStage(c, o.comment), ev)
 		},
 	}, o.comment.args()...)

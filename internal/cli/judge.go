@@ -20,9 +20,6 @@ func NewCmdJudge(f *Factory, runF func(context.Context, *judge.RunOptions) error
 	}, runF)
 }
 
-// DefaultJudgeCache is the default --cache: a directory actions/cache can keep.
-const DefaultJudgeCache = judge.DefaultCache
-
 // judgeInputs are judge's Action inputs (`run` holds one NAME=FILE per line);
 // inside Actions --json defaults to retrieval-gate-judge.json, so the `json`
 // output always names a file. The API key comes from the step's env
