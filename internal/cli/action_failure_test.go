@@ -137,7 +137,7 @@ func TestErrorLocation(t *testing.T) {
 		{errString("time 12:30: later"), "", 0},
 	}
 	for _, tc := range tests {
-		file, line := errorLocation(tc.err)
+		file, line := input.Location(tc.err)
 		assert.Equal(t, tc.file, file, tc.err.Error())
 		assert.Equal(t, tc.line, line, tc.err.Error())
 	}

@@ -13,13 +13,11 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/report/calibratereport"
 )
 
-// CalibrateCommand is `retrieval-gate calibrate`: agreement between human labels and
+// NewCmdCalibrate is `retrieval-gate calibrate`: agreement between human labels and
 // an LLM judge under the frozen constants of a lock.
-type CalibrateCommand struct{}
-
-func (c *CalibrateCommand) Name() string { return "calibrate" }
-func (c *CalibrateCommand) Synopsis() string {
-	return "agreement (kappa) between human labels and an LLM judge under a frozen lock"
+// runF, when set, replaces its run (a test of the parsing alone).
+func NewCmdCalibrate(f *Factory, runF func(context.Context, *calibrateOptions) error) *Command {
+	return newCommand(f, "calibrate", "agreement (kappa) between human labels and an LLM judge under a frozen lock", parseCalibrate, func(ctx context.Context, o *calibrateOptions) error { return runCalibrate(ctx, f, o) }, runF)
 }
 
 // calibrateOptions are the parsed and validated flags of calibrate.
@@ -36,7 +34,7 @@ var calibrateInputs = commentInputs(actionInputs{
 	"json": "retrieval-gate-calibrate.json", "markdown": "",
 })
 
-func (c *CalibrateCommand) parse(env *Env, args []string) (*calibrateOptions, error) {
+func parseCalibrate(env *Env, args []string) (*calibrateOptions, error) {
 	fs := newFlagSet(env, "calibrate")
 	o := &calibrateOptions{run: calibrate.Options{Seed: metrics.DefaultSeed}}
 	fs.StringVar(&o.files.Human, "human", "", "human labels JSONL (required)")
@@ -55,20 +53,8 @@ func (c *CalibrateCommand) parse(env *Env, args []string) (*calibrateOptions, er
 	if err != nil {
 		return nil, err
 	}
-	sheet := o.files.HumanSheet != "" || o.files.JudgeQrels != ""
-	switch {
-	case sheet && (o.files.Human != "" || o.files.Judge != ""):
-		return nil, usagef("calibrate: --human-sheet and --judge-qrels replace --human and --judge; give one pair")
-	case sheet && (o.files.HumanSheet == "" || o.files.JudgeQrels == ""):
-		return nil, usagef("calibrate: --human-sheet and --judge-qrels go together")
-	case sheet && (o.run.LockBase != "" || o.run.GitAnchoring):
-		// Their git checks read the labels files as calibrate's JSONL, line by line.
-		return nil, usagef("calibrate: --lock-base and --git-anchoring read --human and --judge label files; they do not take --human-sheet yet")
-	}
-	for _, f := range []struct{ name, v string }{{"human", o.files.Human}, {"judge", o.files.Judge}, {"lock", o.files.Lock}} {
-		if f.v == "" && !(sheet && f.name != "lock") {
-			return nil, usagef("calibrate: --%s is required", f.name)
-		}
+	if err := o.run.Validate(o.files); err != nil {
+		return nil, src.option("calibrate", err)
 	}
 	if err := o.comment.validate("calibrate", src); err != nil {
 		return nil, err
@@ -90,29 +76,15 @@ func (c *CalibrateCommand) parse(env *Env, args []string) (*calibrateOptions, er
 	return o, nil
 }
 
-func (c *CalibrateCommand) Run(ctx context.Context, f *Factory, args []string) error {
-	o, err := c.parse(f.Env, args)
-	if err != nil {
-		return err
-	}
-	err = c.run(ctx, f, o)
-	var ge *GateError
-	if err != nil && ctx.Err() != nil && !errors.As(err, &ge) {
-		// Whatever stopped first (a reader, git, the bootstrap), the signal is the cause.
-		return fmt.Errorf("calibrate: interrupted, nothing written: %w", ctx.Err())
-	}
-	return err
-}
-
 // run reads, evaluates and reports. A cancelled ctx (SIGINT, SIGTERM) stops the
 // reading, the pairing and the bootstrap within moments; it is checked once more
 // before the first report is printed, so an interrupted run writes nothing.
-func (c *CalibrateCommand) run(ctx context.Context, f *Factory, o *calibrateOptions) error {
+func calibrateRun(ctx context.Context, f *Factory, o *calibrateOptions) error {
 	env := f.Env
 	// The outputs, all or none (an unwritable one fails before the inputs are read).
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
-	ws, err := addOutputs(outs, o.jsonOut, o.mdOut)
+	ws, err := outs.AddAll(o.jsonOut, o.mdOut)
 	if err != nil {
 		return err
 	}
@@ -125,7 +97,7 @@ func (c *CalibrateCommand) run(ctx context.Context, f *Factory, o *calibrateOpti
 	}
 
 	doc := calibratereport.New(res)
-	if err := render(ws, doc.WriteJSON, func(w io.Writer) error { return doc.Markdown(w, commentMarker(o.comment.key)) }); err != nil {
+	if err := atomicfile.Render(ws, doc.WriteJSON, func(w io.Writer) error { return doc.Markdown(w, commentMarker(o.comment.key)) }); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -142,10 +114,7 @@ func (c *CalibrateCommand) run(ctx context.Context, f *Factory, o *calibrateOpti
 		return err
 	}
 	f.Publisher().Publish(ctx, calibratePublication(res, md.String(), o.comment, o.jsonOut))
-	if failed := res.Failed(); len(failed) > 0 {
-		return &GateError{Failed: failed}
-	}
-	return nil
+	return gateError(res.Failed())
 }
 
 // inputErr turns a calibrate.InputError (unknown ref, not a repository) into a usage
@@ -154,6 +123,17 @@ func inputErr(err error) error {
 	var ie *calibrate.InputError
 	if errors.As(err, &ie) {
 		return usagef("calibrate: %s", ie.Msg)
+	}
+	return err
+}
+
+// runCalibrate is calibrateRun, an interruption said as such.
+func runCalibrate(ctx context.Context, f *Factory, o *calibrateOptions) error {
+	err := calibrateRun(ctx, f, o)
+	var ge *GateError
+	if err != nil && ctx.Err() != nil && !errors.As(err, &ge) {
+		// Whatever stopped first (a reader, git, the bootstrap), the signal is the cause.
+		return fmt.Errorf("calibrate: interrupted, nothing written: %w", ctx.Err())
 	}
 	return err
 }

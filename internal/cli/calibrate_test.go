@@ -51,7 +51,7 @@ func TestCalibrateExitCodes(t *testing.T) {
 				assert.Equal(t, humanData, after, "inputs are never modified")
 			}()
 			env, out, _ := checkEnv("")
-			err := (&CalibrateCommand{}).Run(context.Background(), NewFactory(env), append(args, tt.args...))
+			err := NewCmdCalibrate(NewFactory(env), nil).Run(context.Background(), append(args, tt.args...))
 			assert.Equal(t, tt.code, ExitCode(err), "%v", err)
 			if tt.stderr != "" {
 				require.ErrorContains(t, err, tt.stderr)
@@ -77,7 +77,7 @@ func TestCalibrateInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	env, out, _ := checkEnv("")
-	err := (&CalibrateCommand{}).Run(ctx, NewFactory(env), []string{"--human", filepath.Join(root, "human.jsonl"), "--judge", filepath.Join(root, "judge.jsonl"),
+	err := NewCmdCalibrate(NewFactory(env), nil).Run(ctx, []string{"--human", filepath.Join(root, "human.jsonl"), "--judge", filepath.Join(root, "judge.jsonl"),
 		"--lock", filepath.Join(root, "lock.json"), "--json", js, "--markdown", md})
 	assert.Equal(t, ExitInput, ExitCode(err))
 	require.EqualError(t, err, "calibrate: interrupted, nothing written: context canceled")

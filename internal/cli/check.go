@@ -9,36 +9,28 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/check"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
-	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
-	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
-// CheckCommand is `retrieval-gate check`: score each case, aggregate, enforce
+// NewCmdCheck is `retrieval-gate check`: score each case, aggregate, enforce
 // the gates, write the reports.
-type CheckCommand struct{}
-
-func (c *CheckCommand) Name() string { return "check" }
-func (c *CheckCommand) Synopsis() string {
-	return "score retrieval per case, aggregate, enforce the gates, write reports"
+// runF, when set, replaces its run (a test of the parsing alone).
+func NewCmdCheck(f *Factory, runF func(context.Context, *checkOptions) error) *Command {
+	return newCommand(f, "check", "score retrieval per case, aggregate, enforce the gates, write reports", parseCheck, func(ctx context.Context, o *checkOptions) error { return runCheck(ctx, f, o) }, runF)
 }
 
-// checkOptions are the parsed and validated flags of check.
+// checkOptions are the parsed and validated flags of check: the files, the
+// outputs, and the options of the run, each set once, in check.Options.
 type checkOptions struct {
 	cases, kb                      string
-	k                              int
-	minHit, minRecall              gate.Floor
-	floors                         floorFlag // --floor, --floors
-	allowEmpty                     bool
-	referenceLocale                string
+	run                            check.Options
 	jsonOut, markdownOut, casesOut string
-	parentSep                      string        // --parent-from-id
-	htmlOut, history               string        // --html, --history (history.go)
-	historyBranch                  string        // --history-branch (history.go)
+	htmlOut                        string        // --html
+	hist                           historyFlags  // --history, --history-branch (history.go)
 	comment                        commentFlags  // --comment, --comment-key, --pr (publication.go)
 	baseline                       baselineFlags // --baseline, --write-baseline, regression gates (check_baseline.go)
 	trend                          trendFlag     // --trend-runs (history.go)
@@ -53,28 +45,29 @@ var checkInputs = trendInputs(baselineInputs(commentInputs(actionInputs{
 	"html": "", "history": "", "history-branch": "",
 })))
 
-func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
+func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	fs := newFlagSet(env, "check")
-	o := &checkOptions{floors: floorFlag{grammar: checkFloorGrammar}}
+	o := &checkOptions{}
+	r := &o.run
+	floors := &floorFlag{grammar: check.FloorGrammar, list: &r.Floors}
 	fs.StringVar(&o.cases, "cases", "", "cases JSONL (required; - reads standard input)")
 	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
-	fs.IntVar(&o.k, "k", 0, "the retrieval top-k (≥ 1); default: the baseline's k when comparing, else the k the run records (retrieval.k of its first case), else 5")
-	floorVar(fs, &o.minHit, "min-hit", "floor on the overall mean hit@k, in [0,1]; none or empty is off")
-	floorVar(fs, &o.minRecall, "min-recall", "floor on the overall mean recall@k, in [0,1]; none or empty is off")
-	fs.Var(&o.floors, "floor", floorUsage(checkFloorGrammar))
-	fs.Var(&o.floors, "floors", "several `FLOORS`, one MEASURE[@GROUP]=F per line (the floors Action input); added to --floor")
-	fs.BoolVar(&o.allowEmpty, "allow-empty", false, "pass when no gold-carrying case was scored (by default that fails the non_empty gate)")
-	fs.StringVar(&o.referenceLocale, "reference-locale", "en", "locale the deltas are taken against")
+	fs.IntVar(&r.K, "k", 0, "the retrieval top-k (≥ 1); default: the baseline's k when comparing, else the k the run records (retrieval.k of its first case), else 5")
+	floorVar(fs, &r.MinHit, "min-hit", "floor on the overall mean hit@k, in [0,1]; none or empty is off")
+	floorVar(fs, &r.MinRecall, "min-recall", "floor on the overall mean recall@k, in [0,1]; none or empty is off")
+	fs.Var(floors, "floor", check.FloorGrammar.Usage())
+	fs.Var(floors, "floors", "several `FLOORS`, one MEASURE[@GROUP]=F per line (the floors Action input); added to --floor")
+	fs.BoolVar(&r.AllowEmpty, "allow-empty", false, "pass when no gold-carrying case was scored (by default that fails the non_empty gate)")
+	fs.StringVar(&r.ReferenceLocale, "reference-locale", "en", "locale the deltas are taken against")
 	fs.StringVar(&o.jsonOut, "json", "", "write the aggregates as JSON to `FILE`")
 	fs.StringVar(&o.markdownOut, "markdown", "", "write the Markdown report (the PR comment body) to `FILE`")
 	fs.StringVar(&o.casesOut, "cases-out", "", "write per-case scores as JSONL to `FILE`")
-	fs.StringVar(&o.parentSep, "parent-from-id", "", "a retrieved entry without parent_id is the card before the last `SEPARATOR` of its id (card-12#chunk-3 with # is card-12)")
+	fs.StringVar(&r.ParentSep, "parent-from-id", "", "a retrieved entry without parent_id is the card before the last `SEPARATOR` of its id (card-12#chunk-3 with # is card-12)")
 	fs.StringVar(&o.htmlOut, "html", "", "write the report as one self-contained HTML `FILE`")
-	fs.StringVar(&o.history, "history", "", "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
-	fs.StringVar(&o.historyBranch, "history-branch", "", historyBranchUsage)
+	o.hist.register(fs, "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	fs.BoolVar(&o.suggestFloors, "suggest-floors", false, "after the report, print a floor per measure and group from this run (the lower bound of its 95% interval, rounded down to 0.01) as --floor flags and as the floors Action input")
 	o.comment.register(fs, checkCommentKey)
-	o.baseline.register(fs)
+	o.baseline.register(fs, r)
 	o.trend.register(fs)
 	src, err := parseFlags(fs, env, args, checkInputs)
 	if err != nil {
@@ -86,46 +79,37 @@ func (c *CheckCommand) parse(env *Env, args []string) (*checkOptions, error) {
 	if o.kb == "" {
 		return nil, usagef("check: --kb is required")
 	}
-	if o.k < 1 && src.given("k") {
+	if r.K < 1 && src.given("k") {
 		return nil, src.refuse("check", "k", "must be at least 1")
 	}
-	if err := shorthandConflict("check", src, o.floors.list,
-		shorthand{"min-hit", o.minHit.Set, metrics.KeyHit}, shorthand{"min-recall", o.minRecall.Set, metrics.KeyRecall}); err != nil {
-		return nil, err
+	if err := r.ValidateFloors(); err != nil {
+		return nil, src.option("check", err)
 	}
 	if err := o.comment.validate("check", src); err != nil {
 		return nil, err
 	}
-	if err := o.baseline.validate(src, o.comment.key); err != nil {
+	if err := o.baseline.validate(src, o.comment.key, r); err != nil {
 		return nil, err
 	}
 	if err := o.trend.validate("check", src); err != nil {
 		return nil, err
 	}
-	if err := validateHistoryBranch(env, src, "check", o.historyBranch); err != nil {
+	if err := o.hist.validate(env, src, "check"); err != nil {
 		return nil, err
 	}
 	if err := refuseOverwrite("check", src, []file{{"cases", o.cases}, {"kb", o.kb}, {"baseline", o.baseline.baselineFile()}},
-		[]file{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}, {"html", o.htmlOut}, {"history", historyFile(o.history)}, {"write-baseline", o.baseline.write}}); err != nil {
+		[]file{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}, {"html", o.htmlOut}, {"history", o.hist.file()}, {"write-baseline", o.baseline.write}}); err != nil {
 		return nil, err
 	}
 	return o, nil
 }
 
-func (c *CheckCommand) Run(ctx context.Context, f *Factory, args []string) error {
-	o, err := c.parse(f.Env, args)
-	if err != nil {
-		return err
-	}
-	return c.run(ctx, f, o)
-}
-
-func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) error {
+func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	env := f.Env
 	// The outputs, all or none (an unwritable one fails before the inputs are read).
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
-	ws, err := addOutputs(outs, o.casesOut, o.baseline.write, o.jsonOut, o.markdownOut, o.htmlOut)
+	ws, err := outs.AddAll(o.casesOut, o.baseline.write, o.jsonOut, o.markdownOut, o.htmlOut)
 	if err != nil {
 		return err
 	}
@@ -153,30 +137,33 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 		return err
 	}
 	defer closeBaseline(env, bl)
-	run, err := check.Run(ctx, in, o.options())
+	o.run.Now = time.Now()
+	run, err := check.Run(ctx, in, o.run)
 	if err != nil {
 		return err
 	}
 	res, cmp := run.Gate, run.Comparison
-	o.k = run.K.K // the k scored at (the history's fingerprint, the baseline file's header)
+	o.run.K = run.K.K // the k scored at (the history's fingerprint, the baseline file's header)
 	kWarning := kChoiceWarning(run.K)
 	if kWarning != "" {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: %s\n", format.SanitizeText(kWarning))
+		kWarning = "retrieval-gate: " + kWarning // the annotation's
 	}
 
 	// All reports are written, whatever the verdict.
 	doc := checkreport.New(res)
 	doc.SetBaseline(cmp)
-	var trendWarning string
-	if doc.Trend, trendWarning, err = readTrend(ctx, f, trendSource{path: o.history, branch: o.historyBranch}, "check", o.trend.runs, checkFingerprint(o), doc.TrendMeasures(), doc.WriteJSON); err != nil {
+	reads, err := readHistory(ctx, f, o.hist, "check", fingerprintOf(check.Fingerprint(o.cases, o.kb, o.run)), doc.WriteJSON, o.trend.runs, doc.TrendMeasures(), "")
+	if err != nil {
 		return err
 	}
+	doc.Trend = reads.trend
 	if ws[1] != nil {
 		if err := writeBaselineFile(ctx, env, o, bl, run, kb, doc, ws[1]); err != nil {
 			return err
 		}
 	}
-	if err := render(ws[2:], doc.WriteJSON,
+	if err := atomicfile.Render(ws[2:], doc.WriteJSON,
 		func(w io.Writer) error {
 			_, err := io.WriteString(w, doc.Markdown(checkreport.MarkdownOptions{Marker: commentMarker(o.comment.key)}))
 			return err
@@ -189,7 +176,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	}
 	// The history is appended before the outputs are published: its failure
 	// then leaves no output either.
-	hist, err := recordHistory(ctx, env, o.history, o.historyBranch, "check", checkFingerprint(o), doc.WriteJSON)
+	hist, err := recordHistory(ctx, env, o.hist, "check", fingerprintOf(check.Fingerprint(o.cases, o.kb, o.run)), doc.WriteJSON)
 	if err != nil {
 		return err
 	}
@@ -217,26 +204,7 @@ func (c *CheckCommand) run(ctx context.Context, f *Factory, o *checkOptions) err
 	}
 	pub := checkPublication(res, doc, o.comment, o.jsonOut)
 	publish.BaselineOutputs(pub.Outputs, cmp)
-	if trendWarning != "" {
-		pub.ActionWarnings = append(pub.ActionWarnings, trendWarning)
-	}
-	if kWarning != "" {
-		pub.ActionWarnings = append(pub.ActionWarnings, "retrieval-gate: "+kWarning)
-	}
-	writeHistoryBranch(ctx, f, hist, o.htmlOut, &pub)
-	f.Publisher().Publish(ctx, pub)
+	publishRun(ctx, f, pub, hist, o.htmlOut, reads.warning, kWarning)
 
-	if failed := res.Failed(); len(failed) > 0 {
-		return &GateError{Failed: failed}
-	}
-	return nil
-}
-
-// options are check's domain options from its flags, each set once.
-func (o *checkOptions) options() check.Options {
-	return check.Options{
-		K: o.k, ReferenceLocale: o.referenceLocale, MinHit: o.minHit, MinRecall: o.minRecall,
-		Floors: o.floors.list, AllowEmpty: o.allowEmpty, ParentSep: o.parentSep,
-		RankDrop: o.baseline.rankDrop, MaxDrop: o.baseline.maxDrop, GroupMaxDrop: o.baseline.groups.list, Test: o.baseline.test, Now: time.Now(),
-	}
+	return gateError(res.Failed())
 }

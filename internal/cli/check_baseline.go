@@ -21,7 +21,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
-	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 )
 
@@ -29,14 +28,12 @@ import (
 const baselineAuto = "auto"
 
 // baselineFlags are check's comparison flags.
+// The regression gates are check.Options' (RankDrop, MaxDrop from the
+// --max-drop-MEASURE flags, GroupMaxDrop, Test).
 type baselineFlags struct {
 	path, write string
-	artifact    string // --baseline-artifact
-	maxDrop     map[string]baseline.Tolerance
-	test        string
-	rankDrop    int
-	raw         map[string]*string
-	groups      maxDropsFlag // --max-drop, --max-drops: per-group regression gates
+	artifact    string             // --baseline-artifact
+	raw         map[string]*string // --max-drop-hit, ... as given
 }
 
 // maxDropsFlag is --max-drop / --max-drops: the floor grammar (floorFlag), its
@@ -59,57 +56,38 @@ func baselineInputs(in actionInputs) actionInputs {
 	return in
 }
 
-func (b *baselineFlags) register(fs *flag.FlagSet) {
+func (b *baselineFlags) register(fs *flag.FlagSet, o *check.Options) {
 	fs.StringVar(&b.path, "baseline", "", "compare with the baseline run in `FILE` (a --write-baseline file or a --cases-out file), paired by case id; auto finds it in GitHub Actions")
 	fs.StringVar(&b.artifact, "baseline-artifact", "", "--baseline auto: the artifact `NAME` (default retrieval-gate-baseline-<comment-key>)")
 	fs.StringVar(&b.write, "write-baseline", "", "write this run as a baseline file (gzip JSONL, schema retrieval-gate/baseline@1) to `FILE`")
 	b.raw = map[string]*string{}
 	for _, gm := range baseline.GateMeasures {
-		flagName := maxDropFlag(gm.Name)
-		b.raw[gm.Key] = fs.String(flagName, "", "regression gate: the drop of the overall mean "+metrics.CaseMeasures[metrics.CaseIndex(gm.Key)].Label+"@k vs the baseline that is tolerated, in [0,1]; none or empty is off")
+		b.raw[gm.Key] = fs.String(check.MaxDropOption(gm.Name), "", "regression gate: the drop of the overall mean "+metrics.CaseMeasures[metrics.CaseIndex(gm.Key)].Label+"@k vs the baseline that is tolerated, in [0,1]; none or empty is off")
 	}
-	b.groups = maxDropsFlag{floorFlag{grammar: checkFloorGrammar}}
-	fs.Var(&b.groups, "max-drop", "regression gate `MEASURE[@GROUP]=F`: the drop of GROUP's paired mean of MEASURE vs the baseline that is tolerated, in [0,1]; repeatable. GROUP: @overall (the default), @type:NAME or @locale:TAG (indicative only)")
-	fs.Var(&b.groups, "max-drops", "several `MAX_DROPS`, one MEASURE[@GROUP]=F per line (the max-drops Action input); added to --max-drop")
-	fs.StringVar(&b.test, "regression-test", baseline.TestSignificant, "significant: a regression gate fails only when the drop exceeds its tolerance and the paired test rejects at 0.05; any: when the drop exceeds it")
-	fs.IntVar(&b.rankDrop, "rank-drop", baseline.DefaultRankDrop, "list a case whose first gold card fell by at least `N` ranks")
+	groups := &maxDropsFlag{floorFlag{grammar: check.FloorGrammar, list: &o.GroupMaxDrop}}
+	fs.Var(groups, "max-drop", "regression gate `MEASURE[@GROUP]=F`: the drop of GROUP's paired mean of MEASURE vs the baseline that is tolerated, in [0,1]; repeatable. GROUP: @overall (the default), @type:NAME or @locale:TAG (indicative only)")
+	fs.Var(groups, "max-drops", "several `MAX_DROPS`, one MEASURE[@GROUP]=F per line (the max-drops Action input); added to --max-drop")
+	fs.StringVar(&o.Test, "regression-test", baseline.TestSignificant, "significant: a regression gate fails only when the drop exceeds its tolerance and the paired test rejects at 0.05; any: when the drop exceeds it")
+	fs.IntVar(&o.RankDrop, "rank-drop", baseline.DefaultRankDrop, "list a case whose first gold card fell by at least `N` ranks")
 }
 
-// maxDropFlag is the flag of a regression gate: max_drop_hit is --max-drop-hit.
-func maxDropFlag(gateName string) string {
-	return "max-drop-" + strings.TrimPrefix(gateName, "max_drop_")
-}
-
-func (b *baselineFlags) validate(src *sources, commentKey string) error {
+// validate checks the baseline's flags into o (MaxDrop) and o's regression gates.
+func (b *baselineFlags) validate(src *sources, commentKey string, o *check.Options) error {
 	if b.artifact == "" {
 		b.artifact = ghartifact.DefaultName(commentKey)
 	}
 	if err := ghartifact.ValidName(b.artifact); err != nil {
 		return src.refuseErr("check", "baseline-artifact", err)
 	}
-	b.maxDrop = map[string]baseline.Tolerance{}
+	o.MaxDrop = map[string]baseline.Tolerance{}
 	for _, gm := range baseline.GateMeasures { // in their order: the first bad one is named
 		t, err := gate.ParseFloor(*b.raw[gm.Key])
 		if err != nil {
-			return src.refuseErr("check", maxDropFlag(gm.Name), err)
+			return src.refuseErr("check", check.MaxDropOption(gm.Name), err)
 		}
-		b.maxDrop[gm.Key] = t
+		o.MaxDrop[gm.Key] = t
 	}
-	for _, gm := range baseline.GateMeasures {
-		if !b.maxDrop[gm.Key].Set {
-			continue
-		}
-		if s, ok := b.groups.list.Find(gm.Key, outcome.GroupOverall); ok {
-			return usagef("check: %s and %s %s both set a regression gate on %s; give one", src.name(maxDropFlag(gm.Name)), src.first("max-drop", "max-drops"), s, s.Target())
-		}
-	}
-	if b.test != baseline.TestSignificant && b.test != baseline.TestAny {
-		return src.refuse("check", "regression-test", "must be significant or any")
-	}
-	if b.rankDrop < 1 {
-		return src.refuse("check", "rank-drop", "must be at least 1")
-	}
-	return nil
+	return src.option("check", o.ValidateBaseline())
 }
 
 // baselineFile is --baseline when it names a file (not auto).

@@ -20,7 +20,7 @@ func BenchmarkCheckBaseline(b *testing.B) {
 	base := filepath.Join(filepath.Dir(cases), "check-baseline-1000000-v1.jsonl.gz")
 	if _, err := os.Stat(base); err != nil {
 		tmp := base + ".tmp.jsonl.gz"
-		if err := (&CheckCommand{}).Run(context.Background(), NewFactory(benchEnv()), []string{"--cases", cases, "--kb", kb, "--write-baseline", tmp}); err != nil {
+		if err := NewCmdCheck(NewFactory(benchEnv()), nil).Run(context.Background(), []string{"--cases", cases, "--kb", kb, "--write-baseline", tmp}); err != nil {
 			b.Fatal(err)
 		}
 		if err := os.Rename(tmp, base); err != nil {
@@ -32,7 +32,7 @@ func BenchmarkCheckBaseline(b *testing.B) {
 		"--markdown", filepath.Join(out, "a.md"), "--cases-out", filepath.Join(out, "per-case.jsonl")}
 	b.ResetTimer()
 	for b.Loop() {
-		if err := (&CheckCommand{}).Run(context.Background(), NewFactory(benchEnv()), args); err != nil {
+		if err := NewCmdCheck(NewFactory(benchEnv()), nil).Run(context.Background(), args); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -47,7 +47,7 @@ func BenchmarkCheckWriteBaseline(b *testing.B) {
 		"--write-baseline", filepath.Join(out, "b.jsonl.gz")}
 	b.ResetTimer()
 	for b.Loop() {
-		if err := (&CheckCommand{}).Run(context.Background(), NewFactory(benchEnv()), args); err != nil {
+		if err := NewCmdCheck(NewFactory(benchEnv()), nil).Run(context.Background(), args); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -138,7 +138,7 @@ func BenchmarkCheck(b *testing.B) {
 		"--markdown", filepath.Join(out, "a.md"), "--cases-out", filepath.Join(out, "per-case.jsonl")}
 	b.ResetTimer()
 	for b.Loop() {
-		if err := (&CheckCommand{}).Run(context.Background(), NewFactory(benchEnv()), args); err != nil {
+		if err := NewCmdCheck(NewFactory(benchEnv()), nil).Run(context.Background(), args); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -161,7 +161,7 @@ func TestCheckSubprocess(t *testing.T) {
 	if v == "" {
 		t.Skip("only run by BenchmarkCheck")
 	}
-	if err := (&CheckCommand{}).Run(context.Background(), NewFactory(benchEnv()), strings.Split(v, "\x1f")); err != nil {
+	if err := NewCmdCheck(NewFactory(benchEnv()), nil).Run(context.Background(), strings.Split(v, "\x1f")); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -52,7 +52,7 @@ func TestCheckRunInProcess(t *testing.T) {
 	cases, kb := writeCheckFixture(t, dir, 5000)
 	js, md, per := filepath.Join(dir, "a.json"), filepath.Join(dir, "a.md"), filepath.Join(dir, "per.jsonl")
 	env, out, errb := checkEnv("")
-	err := (&CheckCommand{}).Run(context.Background(), NewFactory(env), []string{"--cases", cases, "--kb", kb, "--k", "2",
+	err := NewCmdCheck(NewFactory(env), nil).Run(context.Background(), []string{"--cases", cases, "--kb", kb, "--k", "2",
 		"--json", js, "--markdown", md, "--cases-out", per, "--comment-key", "ci"})
 	require.NoError(t, err)
 	assert.Contains(t, out.String(), "cases: 5000 total, 4285 with gold (scored), 715 without gold (not scored)")
@@ -68,7 +68,7 @@ func TestCheckRunInProcess(t *testing.T) {
 	// The per-case file read back through stdin gives the same group figures.
 	env2, out2, _ := checkEnv(string(perb))
 	js2 := filepath.Join(dir, "b.json")
-	require.NoError(t, (&CheckCommand{}).Run(context.Background(), NewFactory(env2), []string{"--cases", "-", "--kb", kb, "--k", "2", "--json", js2}))
+	require.NoError(t, NewCmdCheck(NewFactory(env2), nil).Run(context.Background(), []string{"--cases", "-", "--kb", kb, "--k", "2", "--json", js2}))
 	assert.Contains(t, out2.String(), "5000 with precomputed scores")
 	table := func(s string) string { // the group table: from "group" to the CI note
 		i := strings.Index(s, "\ngroup")
@@ -83,7 +83,7 @@ func TestCheckGateErrorAndNoOutputOnInputError(t *testing.T) {
 	cases, kb := writeCheckFixture(t, dir, 50)
 	js := filepath.Join(dir, "a.json")
 	env, _, _ := checkEnv("")
-	err := (&CheckCommand{}).Run(context.Background(), NewFactory(env), []string{"--cases", cases, "--kb", kb, "--k", "1", "--min-hit", "1", "--json", js})
+	err := NewCmdCheck(NewFactory(env), nil).Run(context.Background(), []string{"--cases", cases, "--kb", kb, "--k", "1", "--min-hit", "1", "--json", js})
 	var ge *GateError
 	require.ErrorAs(t, err, &ge)
 	assert.Equal(t, []string{"min_hit"}, ge.Failed)
@@ -95,7 +95,7 @@ func TestCheckGateErrorAndNoOutputOnInputError(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(bad, append(data, []byte("{\"id\": \"x\", \"retrieved\": 3}\n")...), 0o644))
 	js2, per := filepath.Join(dir, "b.json"), filepath.Join(dir, "per.jsonl")
-	err = (&CheckCommand{}).Run(context.Background(), NewFactory(env), []string{"--cases", bad, "--kb", kb, "--json", js2, "--cases-out", per})
+	err = NewCmdCheck(NewFactory(env), nil).Run(context.Background(), []string{"--cases", bad, "--kb", kb, "--json", js2, "--cases-out", per})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bad.jsonl:51:")
 	assert.Equal(t, ExitInput, ExitCode(err))

@@ -53,7 +53,7 @@ func TestChromaSettingsReachTheStore(t *testing.T) {
 		getenv := func(k string) string { return tc.env[k] }
 		t.Run("retrieve/"+tc.name, func(t *testing.T) {
 			args := append([]string{"--kb", "kb", "--cases", "c.jsonl", "--out", "o.jsonl", "--chroma-url", base.URL}, tc.args...)
-			o, err := (&RetrieveCommand{}).parse(&Env{Getenv: getenv}, args)
+			o, err := parseRetrieve(&Env{Getenv: getenv}, args)
 			require.NoError(t, err)
 			assert.Equal(t, want, o.run.StoreConfig(kind, getenv))
 		})
@@ -91,7 +91,7 @@ func TestChromaSettingsRefused(t *testing.T) {
 			"retrieve: --chroma-tenant: a tenant is required by Chroma Cloud"},
 	} {
 		args := append([]string{"--kb", "kb", "--cases", "c.jsonl", "--out", "o.jsonl"}, tc.args...)
-		_, err := (&RetrieveCommand{}).parse(&Env{Getenv: func(k string) string { return tc.env[k] }}, args)
+		_, err := parseRetrieve(&Env{Getenv: func(k string) string { return tc.env[k] }}, args)
 		require.Error(t, err, "%v", tc.args)
 		assert.Equal(t, ExitInput, ExitCode(err))
 		assert.Contains(t, err.Error(), tc.want)
@@ -110,14 +110,14 @@ func TestEvaluateStagesKeepTheKeyOut(t *testing.T) {
 	for _, l := range lines {
 		assert.NotContains(t, strings.Join(l, " "), chromaTestKey)
 	}
-	fp := evaluateFingerprint(o, p.plan.Names(), &judge.Result{Prompt: judge.DefaultPrompt()})
-	for k, v := range fp.params {
+	_, params := o.Fingerprint(p.plan.Names(), &judge.Result{Prompt: judge.DefaultPrompt()})
+	for k, v := range params {
 		assert.NotContains(t, k+v, chromaTestKey)
 	}
 	env := &Env{Getenv: func(k string) string { return map[string]string{"CHROMA_API_KEY": chromaTestKey}[k] }}
 	kind, _ := store.Lookup("chroma")
 	for i, want := range p.retrieves {
-		r, err := (&RetrieveCommand{}).parse(env, lines[i])
+		r, err := parseRetrieve(env, lines[i])
 		require.NoError(t, err)
 		assert.Equal(t, want.run.StoreConfig(kind, env.Getenv), r.run.StoreConfig(kind, env.Getenv), lines[i])
 		assert.Empty(t, r.run.StoreAPIKey, "the key is not on the stage line")
@@ -187,7 +187,7 @@ func TestEvaluateWithTokenAgainstStandIn(t *testing.T) {
 	require.NoError(t, os.WriteFile(kb, []byte(evaluateKB), 0o644))
 	out := filepath.Join(dir, "out")
 	var stderr e2etest.LockedBuffer
-	err := (&EvaluateCommand{}).Run(context.Background(), NewFactory(retrieveEnv(&stderr, nil)), []string{
+	err := NewCmdEvaluate(NewFactory(retrieveEnv(&stderr, nil)), nil).Run(context.Background(), []string{
 		"--kb", kb, "--out", out, "--judge-url", llm.URL, "--judge-model", "fake", "--per-locale", "2", "--k", "3", "--bootstrap", "200",
 		"--chroma-url", ts.URL, "--chroma-tenant", "team-a", "--chroma-database", "rag", "--chroma-api-key", chromaTestKey})
 	require.NoError(t, err, stderr.String())

@@ -23,6 +23,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 )
@@ -128,22 +129,34 @@ func (f *Factory) stage() *Factory {
 	return &cp
 }
 
-// Command is one subcommand.
-type Command interface {
-	Name() string
-	Synopsis() string
-	Run(ctx context.Context, f *Factory, args []string) error
+// Command is one subcommand: its name and synopsis, and its run on the
+// arguments after its name, with the services of the Factory it was made with.
+type Command struct {
+	Name, Synopsis string
+	Run            func(ctx context.Context, args []string) error
 }
 
-// commands lists every subcommand; each lives in its own file.
-var commands = []Command{
-	&CheckCommand{},
-	&RetrieveCommand{},
-	&CompareCommand{},
-	&CalibrateCommand{},
-	&ImportCommand{},
-	&JudgeCommand{}, &GenerateCommand{}, &EvaluateCommand{},
-	&ReportCommand{},
+// newCommand is the Command of a parse and a run, as cli/cli's NewCmdX(f,
+// runF): parse(env, args) turns the arguments into the options, touching
+// nothing; run (runF when set: a test of the parsing alone) does the work.
+func newCommand[O any](f *Factory, name, synopsis string, parse func(*Env, []string) (O, error), run, runF func(context.Context, O) error) *Command {
+	if runF != nil {
+		run = runF
+	}
+	return &Command{Name: name, Synopsis: synopsis, Run: func(ctx context.Context, args []string) error {
+		o, err := parse(f.Env, args)
+		if err != nil {
+			return err
+		}
+		return run(ctx, o)
+	}}
+}
+
+// commands are the subcommands, by name, with the services of f; each lives
+// in its own file.
+func commands(f *Factory) []*Command {
+	return []*Command{NewCmdCalibrate(f, nil), NewCmdCheck(f, nil), NewCmdCompare(f, nil), NewCmdEvaluate(f, nil), NewCmdGenerate(f, nil),
+		NewCmdImport(f, nil), NewCmdJudge(f, nil), NewCmdReport(f), NewCmdRetrieve(f, nil)}
 }
 
 // Run dispatches args to a subcommand and returns the process exit code.
@@ -162,7 +175,7 @@ func RunFactory(ctx context.Context, f *Factory, args []string) int {
 			// Inside Actions an input error is an ::error:: annotation (at its
 			// file and line when it names them) and a job-summary entry; the
 			// annotation is the log's one line about it.
-			file, line := errorLocation(err)
+			file, line := input.Location(err)
 			if !f.Publisher().Fail(publish.Failure{Command: commandName(args), Message: msg, File: file, Line: line}) {
 				fmt.Fprintf(f.Env.Stderr, "retrieval-gate: %s\n", msg)
 			}
@@ -189,9 +202,9 @@ func dispatch(ctx context.Context, f *Factory, args []string) error {
 		fmt.Fprintln(env.Stdout, "retrieval-gate", version())
 		return nil
 	}
-	for _, c := range commands {
-		if c.Name() == name {
-			return c.Run(ctx, f, args[1:])
+	for _, c := range commands(f) {
+		if c.Name == name {
+			return c.Run(ctx, args[1:])
 		}
 	}
 	printUsage(env.Stderr)
@@ -200,11 +213,9 @@ func dispatch(ctx context.Context, f *Factory, args []string) error {
 
 // commandName is the subcommand of args, "" when args name none.
 func commandName(args []string) string {
-	if len(args) > 0 {
-		for _, c := range commands {
-			if c.Name() == args[0] {
-				return c.Name()
-			}
+	for _, c := range commands(nil) {
+		if len(args) > 0 && c.Name == args[0] {
+			return c.Name
 		}
 	}
 	return ""
@@ -217,15 +228,8 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: retrieval-gate <command> [flags]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "commands:")
-	names := make([]string, 0, len(commands))
-	byName := map[string]Command{}
-	for _, c := range commands {
-		names = append(names, c.Name())
-		byName[c.Name()] = c
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, byName[n].Synopsis())
+	for _, c := range commands(nil) {
+		fmt.Fprintf(w, "  %-10s %s\n", c.Name, c.Synopsis)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'retrieval-gate <command> --help' for the flags of a command.")

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
-	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
@@ -20,70 +18,13 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
-// CompareCommand is `retrieval-gate compare`: graded-relevance comparison of
+// NewCmdCompare is `retrieval-gate compare`: graded-relevance comparison of
 // retrieval strategies on the same queries. It is a gate only when asked
 // (--gate-strategy with --floor or --fail-if-beaten): then a failed gate exits 1;
 // otherwise it exits 0 unless the command line or an input is bad (2).
-type CompareCommand struct{}
-
-func (c *CompareCommand) Name() string { return "compare" }
-func (c *CompareCommand) Synopsis() string {
-	return "compare retrieval strategies on graded qrels (nDCG, MAP, ... with CIs and significance)"
-}
-
-// runFlag collects repeated --run NAME=FILE (an Action input may hold several,
-// one per line).
-type runFlag struct {
-	names, files []string
-}
-
-func (f *runFlag) String() string { return strings.Join(f.names, ",") }
-
-func (f *runFlag) Set(v string) error {
-	for _, item := range strings.Split(v, "\n") {
-		item = strings.TrimSpace(item)
-		if item == "" {
-			continue
-		}
-		name, file, ok := strings.Cut(item, "=")
-		name = strings.TrimSpace(name)
-		file = strings.TrimSpace(file)
-		if !ok || name == "" || file == "" {
-			return fmt.Errorf("want NAME=FILE, got %q", item)
-		}
-		if name == compare.NoClearWinner {
-			return fmt.Errorf("%q is reserved for the recommendation; pick another name", name)
-		}
-		for i, n := range f.names {
-			if n == name {
-				return fmt.Errorf("duplicate strategy name %q (files %s and %s)", name, f.files[i], file)
-			}
-		}
-		f.names = append(f.names, name)
-		f.files = append(f.files, file)
-	}
-	return nil
-}
-
-// gainFlag is --gain exp|linear.
-type gainFlag struct{ g *metrics.Gain }
-
-func (f *gainFlag) String() string {
-	if f == nil || f.g == nil {
-		return ""
-	}
-	return f.g.String()
-}
-func (f *gainFlag) Set(v string) error {
-	switch v {
-	case "exp":
-		*f.g = metrics.GainExp
-	case "linear":
-		*f.g = metrics.GainLinear
-	default:
-		return &valueError{"is not one of exp, linear"}
-	}
-	return nil
+// runF, when set, replaces its run (a test of the parsing alone).
+func NewCmdCompare(f *Factory, runF func(context.Context, *compareOptions) error) *Command {
+	return newCommand(f, "compare", "compare retrieval strategies on graded qrels (nDCG, MAP, ... with CIs and significance)", parseCompare, func(ctx context.Context, o *compareOptions) error { return runCompare(ctx, f, o, nil) }, runF)
 }
 
 // aRun names the strategies of --run in a message: "a --run", or "a strategy of
@@ -98,15 +39,12 @@ func aRun(src *sources) string {
 // compareOptions are the parsed and validated flags of compare: the files, the
 // outputs, and the options of the comparison, each set once, in compare.Options.
 type compareOptions struct {
-	qrels                    string
-	humanQrels               string // --human-qrels: the filled-in labelling sheet
-	runs                     runFlag
+	files                    compare.Files // --qrels, --run, --human-qrels (the filled-in labelling sheet)
 	run                      compare.Options
 	jsonOut, mdOut, perQuery string
 	comment                  commentFlags // its own key, compare: never check's or calibrate's comment
-	htmlOut, history         string       // --html, --history (history.go)
-	historyBranch            string       // --history-branch (history.go)
-	floors                   floorFlag    // --floor, --floors on the gate strategy (into run.Gate.Floors)
+	htmlOut                  string       // --html
+	hist                     historyFlags // --history, --history-branch (history.go)
 	trend                    trendFlag    // --trend-runs (history.go)
 }
 
@@ -121,19 +59,21 @@ var compareInputs = trendInputs(commentInputs(actionInputs{
 
 // newCompareOptions are compare's defaults (its flags' and evaluate's stage's).
 func newCompareOptions() *compareOptions {
-	return &compareOptions{floors: floorFlag{grammar: compareFloorGrammar}, trend: trendFlag{runs: trend.DefaultRuns},
+	return &compareOptions{trend: trendFlag{runs: trend.DefaultRuns},
 		run: compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Primary: compare.Primary, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed}}
 }
 
-func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error) {
+func parseCompare(env *Env, args []string) (*compareOptions, error) {
 	fs := newFlagSet(env, "compare")
 	o := newCompareOptions()
 	r := &o.run
-	fs.StringVar(&o.qrels, "qrels", "", "qrels `FILE`: TREC \"qid iter docid rel\" (rel 0-3) or JSONL {\"query_id\",\"doc_id\",\"relevance\"} (required)")
-	fs.Var(&o.runs, "run", "NAME=FILE: a TREC run or a cases JSONL; repeat for each strategy (required)")
-	fs.StringVar(&o.humanQrels, "human-qrels", "", "the labelling sheet of judge --human-sample as filled in by people (`FILE`, CSV or JSONL): report human-corrected (PPI++) estimates and base the recommendation and the gates on them")
+	floors := &floorFlag{grammar: compare.FloorGrammar, list: &r.Gate.Floors} // --floor, --floors on the gate strategy
+	fs.StringVar(&o.files.Qrels, "qrels", "", "qrels `FILE`: TREC \"qid iter docid rel\" (rel 0-3) or JSONL {\"query_id\",\"doc_id\",\"relevance\"} (required)")
+	fs.Var(runFlag[compare.RunFile]{&o.files.Runs}, "run", "NAME=FILE: a TREC run or a cases JSONL; repeat for each strategy (required)")
+	fs.StringVar(&o.files.HumanQrels, "human-qrels", "", "the labelling sheet of judge --human-sample as filled in by people (`FILE`, CSV or JSONL): report human-corrected (PPI++) estimates and base the recommendation and the gates on them")
 	fs.IntVar(&r.K, "k", r.K, "cutoff")
-	fs.Var(&gainFlag{&r.Gain}, "gain", "DCG gain: exp (2^rel - 1, the default) or linear (rel, as trec_eval)")
+	gain := ""
+	enumVar(fs, &gain, "gain", r.Gain.String(), []string{metrics.GainExp.String(), metrics.GainLinear.String()}, "DCG gain: exp (2^rel - 1, the default) or linear (rel, as trec_eval)")
 	fs.IntVar(&r.RelevantLevel, "relevant-level", r.RelevantLevel, "a document is relevant when rel >= this level (precision, recall, MAP, MRR, hit)")
 	fs.StringVar(&r.Baseline, "baseline", "", "the strategy the paired comparisons are against (default: the first --run)")
 	fs.StringVar(&r.Primary, "primary", r.Primary, "the pre-declared primary measure the recommendation rests on (its tests are Holm-adjusted across strategies only): one of "+strings.Join(metrics.GradedKeys[:], ", "))
@@ -145,31 +85,22 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 	fs.StringVar(&o.perQuery, "per-query", "", "write per-query metrics here (JSONL)")
 	o.comment.register(fs, compareCommentKey)
 	fs.StringVar(&o.htmlOut, "html", "", "write the dashboard here: one self-contained HTML `FILE`")
-	fs.StringVar(&o.history, "history", "", "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
-	fs.StringVar(&o.historyBranch, "history-branch", "", historyBranchUsage)
+	o.hist.register(fs, "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	fs.StringVar(&r.Gate.Strategy, "gate-strategy", "", "make compare a gate on the strategy `NAME` you run in production (with --floor or --fail-if-beaten); off by default")
-	fs.Var(&o.floors, "floor", floorUsage(compareFloorGrammar)+"; on the --gate-strategy")
-	fs.Var(&o.floors, "floors", "several `FLOORS`, one MEASURE=F per line (the floors Action input); added to --floor")
+	fs.Var(floors, "floor", compare.FloorGrammar.Usage()+"; on the --gate-strategy")
+	fs.Var(floors, "floors", "several `FLOORS`, one MEASURE=F per line (the floors Action input); added to --floor")
 	o.trend.register(fs)
 	fs.BoolVar(&r.Gate.FailIfBeaten, "fail-if-beaten", false, "fail when another strategy is significantly better than the --gate-strategy on "+compare.Primary)
 	src, err := parseFlags(fs, env, args, compareInputs)
 	if err != nil {
 		return nil, err
 	}
-	fs.Visit(func(f *flag.Flag) { r.RelevantLevelSet = r.RelevantLevelSet || f.Name == "relevant-level" })
-	switch {
-	case o.qrels == "":
-		return nil, usagef("compare: --qrels is required")
-	case len(o.runs.names) == 0:
-		return nil, usagef("compare: --run NAME=FILE is required (repeat it for each strategy)")
-	case r.K < 1 || r.K > 100000:
-		return nil, src.refuse("compare", "k", "must be between 1 and 100000")
-	case r.RelevantLevel < 1 || r.RelevantLevel > trecfile.MaxRelevance:
-		return nil, src.refuse("compare", "relevant-level", fmt.Sprintf("must be between 1 and %d", trecfile.MaxRelevance))
-	case r.Resamples < 1 || r.Resamples > metrics.MaxResamples:
-		return nil, src.refuse("compare", "bootstrap", fmt.Sprintf("must be between 1 and %d", metrics.MaxResamples))
-	case metrics.QueryIndex(r.Primary) < 0:
-		return nil, src.refuse("compare", "primary", "must be one of "+strings.Join(metrics.GradedKeys[:], ", "))
+	r.RelevantLevelSet = src.given("relevant-level")
+	if gain == metrics.GainLinear.String() {
+		r.Gain = metrics.GainLinear
+	}
+	if err := r.Validate(o.files); err != nil {
+		return nil, src.option("compare", err)
 	}
 	if err := o.comment.validate("compare", src); err != nil {
 		return nil, err
@@ -182,72 +113,47 @@ func (c *CompareCommand) parse(env *Env, args []string) (*compareOptions, error)
 		return nil, src.refuse("compare", "seed", "must be a non-negative integer")
 	}
 	r.Seed = sd
-	if r.Baseline != "" {
-		found := false
-		for _, n := range o.runs.names {
-			found = found || n == r.Baseline
-		}
-		if !found {
-			return nil, usagef("compare: %s is not the name of %s (%s)", src.quoted("baseline", r.Baseline), aRun(src), o.runs.String())
-		}
+	runs := runFlag[compare.RunFile]{&o.files.Runs}
+	if r.Baseline != "" && !slices.ContainsFunc(o.files.Runs, func(f compare.RunFile) bool { return f.Name == r.Baseline }) {
+		return nil, usagef("compare: %s is not the name of %s (%s)", src.quoted("baseline", r.Baseline), aRun(src), runs)
 	}
-	switch {
-	case r.Gate.Strategy == "" && (len(o.floors.list) > 0 || r.Gate.FailIfBeaten):
-		return nil, usagef("compare: %s and %s need %s NAME (the strategy you run in production)", src.first("floor", "floors"), src.name("fail-if-beaten"), src.name("gate-strategy"))
-	case r.Gate.Strategy != "" && len(o.floors.list) == 0 && !r.Gate.FailIfBeaten:
-		return nil, usagef("compare: %s needs %s MEASURE=F or %s", src.quoted("gate-strategy", r.Gate.Strategy), src.first("floor", "floors"), src.name("fail-if-beaten"))
-	case r.Gate.Strategy != "" && !slices.Contains(o.runs.names, r.Gate.Strategy):
-		return nil, usagef("compare: %s is not the name of %s (%s)", src.quoted("gate-strategy", r.Gate.Strategy), aRun(src), o.runs.String())
+	if err := r.Gate.Validate(); err != nil {
+		return nil, src.option("compare", err)
 	}
-	r.Gate.Floors = o.floors.list
-	if err := validateHistoryBranch(env, src, "compare", o.historyBranch); err != nil {
+	if r.Gate.Strategy != "" && !slices.ContainsFunc(o.files.Runs, func(f compare.RunFile) bool { return f.Name == r.Gate.Strategy }) {
+		return nil, usagef("compare: %s is not the name of %s (%s)", src.quoted("gate-strategy", r.Gate.Strategy), aRun(src), runs)
+	}
+	if err := o.hist.validate(env, src, "compare"); err != nil {
 		return nil, err
 	}
-	inputs := []file{{"qrels", o.qrels}, {"human-qrels", o.humanQrels}}
-	for _, f := range o.runs.files {
-		inputs = append(inputs, file{"run", f})
+	inputs := []file{{"qrels", o.files.Qrels}, {"human-qrels", o.files.HumanQrels}}
+	for _, f := range o.files.Runs {
+		inputs = append(inputs, file{"run", f.Path})
 	}
-	if err := refuseOverwrite("compare", src, inputs, []file{{"json", o.jsonOut}, {"markdown", o.mdOut}, {"per-query", o.perQuery}, {"html", o.htmlOut}, {"history", historyFile(o.history)}}); err != nil {
+	if err := refuseOverwrite("compare", src, inputs, []file{{"json", o.jsonOut}, {"markdown", o.mdOut}, {"per-query", o.perQuery}, {"html", o.htmlOut}, {"history", o.hist.file()}}); err != nil {
 		return nil, err
 	}
 	return o, nil
-}
-
-// files are compare's input files.
-func (o *compareOptions) files() compare.Files {
-	files := compare.Files{Qrels: o.qrels, HumanQrels: o.humanQrels}
-	for i, name := range o.runs.names {
-		files.Runs = append(files.Runs, compare.RunFile{Name: name, Path: o.runs.files[i]})
-	}
-	return files
-}
-
-func (c *CompareCommand) Run(ctx context.Context, f *Factory, args []string) error {
-	o, err := c.parse(f.Env, args)
-	if err != nil {
-		return err
-	}
-	return c.run(ctx, f, o, nil)
 }
 
 // overRuns is the history a compare run charts its dashboard from when it is
 // evaluate's stage: evaluate's history and this evaluation's fingerprint (nil:
 // compare's own --history, as a compare run).
 type overRuns struct {
-	src         trendSource
-	fingerprint func() (fingerprint, error)
+	src         historyFlags
+	fingerprint func() fingerprint
 }
 
-func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns) error {
+func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns) error {
 	env := f.Env
 	// The outputs, all or none (an unwritable one fails before the inputs are read).
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
-	ws, err := addOutputs(outs, o.jsonOut, o.mdOut, o.perQuery, o.htmlOut)
+	ws, err := outs.AddAll(o.jsonOut, o.mdOut, o.perQuery, o.htmlOut)
 	if err != nil {
 		return err
 	}
-	res, err := compare.RunFiles(ctx, o.files(), o.run)
+	res, err := compare.RunFiles(ctx, o.files, o.run)
 	if err != nil {
 		return err
 	}
@@ -255,12 +161,10 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions,
 	// One read of the history: the Markdown's trend, and the dashboard's chart
 	// of the primary measure over the runs (an evaluate stage: over evaluate's
 	// runs, without a trend).
-	command, hsrc, fp, trendRuns := "compare", trendSource{path: o.history, branch: o.historyBranch}, compareFingerprint(o), o.trend.runs
+	command, hsrc, fp, trendRuns := "compare", o.hist, fingerprintOf(compare.Fingerprint(o.files, o.run)), o.trend.runs
 	if ev != nil {
-		if command, hsrc, trendRuns = "evaluate", ev.src, 0; hsrc.path != "" || hsrc.branch != "" {
-			if fp, err = ev.fingerprint(); err != nil {
-				return err
-			}
+		if command, hsrc, trendRuns = "evaluate", ev.src, 0; hsrc != (historyFlags{}) {
+			fp = ev.fingerprint()
 		}
 	}
 	reads, err := readHistory(ctx, f, hsrc, command, fp, doc.WriteJSON, trendRuns, doc.TrendMeasures(), doc.Primary)
@@ -268,15 +172,14 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions,
 		return err
 	}
 	doc.Trend = reads.trend
-	trendWarning := reads.warning
-	if err := render(ws, doc.WriteJSON, doc.Markdown,
+	if err := atomicfile.Render(ws, doc.WriteJSON, doc.Markdown,
 		func(w io.Writer) error { return comparereport.PerQuery(w, res) },
 		func(w io.Writer) error { return htmlreport.CompareHTML(w, doc, res, reads.overRuns) }); err != nil {
 		return err
 	}
 	// The history is appended before the outputs are published: its failure
 	// (more likely than a failed rename) then leaves no output either.
-	hist, err := recordHistory(ctx, env, o.history, o.historyBranch, "compare", compareFingerprint(o), doc.WriteJSON)
+	hist, err := recordHistory(ctx, env, o.hist, "compare", fingerprintOf(compare.Fingerprint(o.files, o.run)), doc.WriteJSON)
 	if err != nil {
 		return err
 	}
@@ -297,13 +200,6 @@ func (c *CompareCommand) run(ctx context.Context, f *Factory, o *compareOptions,
 	pub := o.comment.publication(publish.Publication{Markdown: md.String(),
 		Outputs:     map[string]string{"recommended": res.Recommended, "verdict": string(res.Verdict()), "json": o.jsonOut},
 		PathOutputs: []string{"json"}, Failed: res.Verdict() == outcome.Fail})
-	if trendWarning != "" {
-		pub.ActionWarnings = append(pub.ActionWarnings, trendWarning)
-	}
-	writeHistoryBranch(ctx, f, hist, o.htmlOut, &pub)
-	f.Publisher().Publish(ctx, pub)
-	if failed := res.Failed(); len(failed) > 0 {
-		return &GateError{Failed: failed}
-	}
-	return nil
+	publishRun(ctx, f, pub, hist, o.htmlOut, reads.warning)
+	return gateError(res.Failed())
 }

@@ -42,7 +42,7 @@ func TestCompareExitCodes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			js := filepath.Join(dir, "out.json"+string(rune('a'+i)))
 			env, _, _ := checkEnv("")
-			err := (&CompareCommand{}).Run(context.Background(), NewFactory(env), append(tt.args, "--bootstrap", "100", "--json", js))
+			err := NewCmdCompare(NewFactory(env), nil).Run(context.Background(), append(tt.args, "--bootstrap", "100", "--json", js))
 			assert.Equal(t, tt.code, ExitCode(err), "%v", err)
 			if tt.err != "" {
 				require.ErrorContains(t, err, tt.err)

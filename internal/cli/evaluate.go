@@ -3,8 +3,8 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 
@@ -18,26 +18,23 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 )
 
-// EvaluateCommand is `retrieval-gate evaluate`: the whole pipeline, KB (and
+// NewCmdEvaluate is `retrieval-gate evaluate`: the whole pipeline, KB (and
 // optional cases, else generated ones) -> retrieve with every strategy -> judge
 // the pool -> compare, every intermediate file kept in one directory. Each stage
 // is the real command (generate, retrieve, judge, compare) run with the flags
 // written to DIR/stages.txt, so any stage can be rerun alone.
-type EvaluateCommand struct{}
-
-func (c *EvaluateCommand) Name() string { return "evaluate" }
-func (c *EvaluateCommand) Synopsis() string {
-	return "the whole pipeline: (generate) -> retrieve with each strategy -> judge the pool -> compare"
+// runF, when set, replaces its run (a test of the parsing alone).
+func NewCmdEvaluate(f *Factory, runF func(context.Context, *evaluateOptions) error) *Command {
+	return newCommand(f, "evaluate", "the whole pipeline: (generate) -> retrieve with each strategy -> judge the pool -> compare", parseEvaluate, func(ctx context.Context, o *evaluateOptions) error { return runEvaluate(ctx, f, o) }, runF)
 }
 
 // evaluateOptions are evaluate's options (evaluate.Options, from which every
 // stage's come) and what evaluate itself writes and publishes.
 type evaluateOptions struct {
 	evaluate.Options
-	comment       commentFlags // passed to the compare stage, under evaluate's own key
-	history       string       // --history: one record per run, command evaluate (evaluate_history.go)
-	historyBranch string       // --history-branch (history.go)
-	htmlOut       string       // --html: the dashboard, also written here
+	comment commentFlags // passed to the compare stage, under evaluate's own key
+	hist    historyFlags // --history (one record per run, command evaluate), --history-branch (history.go)
+	htmlOut string       // --html: the dashboard, also written here
 }
 
 // evaluateInputs are evaluate's Action inputs. Its stages see none of them (each
@@ -51,7 +48,7 @@ var evaluateInputs = commentInputs(actionInputs{
 	"chroma-tenant": "", "chroma-database": "", "chroma-api-key": "", "chroma-token-header": "", "chroma-create-database": "",
 })
 
-func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, error) {
+func parseEvaluate(env *Env, args []string) (*evaluateOptions, error) {
 	fs := newFlagSet(env, "evaluate")
 	o := &evaluateOptions{}
 	o.BatchPoll = llm.DefaultPoll.Initial
@@ -80,8 +77,7 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	fs.DurationVar(&o.BatchPoll, "batch-poll", o.BatchPoll, "with --batch: first wait between two polls of a batch's status (then 1.5× longer each time, at most a minute)")
 	fs.IntVar(&o.Bootstrap, "bootstrap", metrics.DefaultResamples, fmt.Sprintf("compare's bootstrap resamples (at most %d)", metrics.MaxResamples))
 	o.comment.register(fs, evaluateCommentKey)
-	fs.StringVar(&o.history, "history", "", "append this run (compare's JSON report, the fingerprint of KB, cases or generator, strategies, judge prompt and model) to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
-	fs.StringVar(&o.historyBranch, "history-branch", "", historyBranchUsage)
+	o.hist.register(fs, "append this run (compare's JSON report, the fingerprint of KB, cases or generator, strategies, judge prompt and model) to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	fs.StringVar(&o.htmlOut, "html", "", "also write the dashboard (DIR/compare.html) to this self-contained HTML `FILE`")
 	src, err := parseFlags(fs, env, args, evaluateInputs)
 	if err != nil {
@@ -93,16 +89,21 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 	if err := o.Validate(); err != nil {
 		return nil, src.option("evaluate", err)
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	r.StoreURL = o.ChromaURL
-	if err := checkStore(env, src, "evaluate", r, set["store"]); err != nil {
+	if err := r.ValidateStore(env.Getenv, src.given("store")); err != nil {
+		return nil, src.option("evaluate", err)
+	}
+	if err := o.hist.validate(env, src, "evaluate"); err != nil {
 		return nil, err
 	}
-	if err := validateHistoryBranch(env, src, "evaluate", o.historyBranch); err != nil {
-		return nil, err
+	// The history must be none of the stages' files.
+	outs := []file{{"history", o.hist.file()}, {"html", o.htmlOut}}
+	for _, name := range evaluate.Files {
+		if o.Out != "" {
+			outs = append(outs, file{"out", o.Out + string(os.PathSeparator) + name})
+		}
 	}
-	if err := refuseOverwrite("evaluate", src, []file{{"kb", o.KB}, {"cases", o.Cases}}, evaluateOutputs(o)); err != nil {
+	if err := refuseOverwrite("evaluate", src, []file{{"kb", o.KB}, {"cases", o.Cases}}, outs); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -111,43 +112,15 @@ func (c *EvaluateCommand) parse(env *Env, args []string) (*evaluateOptions, erro
 // The options of each stage as its command's: the stage's options of
 // evaluate.NewPlan on the command's defaults.
 
-func generateStage(g *evaluate.GenerateStage) *generateOptions {
-	o := newGenerateOptions()
-	o.kb, o.out, o.perLocale = g.KB, g.Out, g.PerLocale
-	o.llm = llmFlags{url: g.LLM.URL, model: g.LLM.Model, concurrency: g.LLM.Concurrency, maxRequests: g.LLM.MaxRequests}
-	if g.Batch {
-		o.batch, o.batchPoll = true, g.BatchPoll
-	}
-	return o
-}
-
 func retrieveStage(r evaluate.RetrieveStage) *retrieveOptions {
 	return &retrieveOptions{kb: r.KB, cases: r.Cases, out: r.Out, run: r.Run}
 }
 
-func judgeStage(s evaluate.JudgeStage) *judgeOptions {
-	o := newJudgeOptions()
-	o.kb, o.k, o.repeat = s.KB, s.K, s.Repeat
-	o.llm = llmFlags{url: s.LLM.URL, model: s.LLM.Model, concurrency: s.LLM.Concurrency, maxRequests: s.LLM.MaxRequests}
-	o.price, _ = judge.ParsePrice(s.Price) // checked by Validate
-	o.cache, o.qrelsOut, o.jsonlOut, o.jsonOut = s.Cache, s.Qrels, s.Judgments, s.JSON
-	if s.Batch {
-		o.batch, o.batchPoll = true, s.BatchPoll
-	}
-	for _, r := range s.Runs {
-		o.runs.names, o.runs.files = append(o.runs.names, r.Name), append(o.runs.files, r.Path)
-	}
-	return o
-}
-
 func compareStage(s evaluate.CompareStage, comment commentFlags) *compareOptions {
 	o := newCompareOptions()
-	o.qrels, o.run.K, o.run.Resamples = s.Files.Qrels, s.K, s.Resamples
+	o.files, o.run.K, o.run.Resamples = s.Files, s.K, s.Resamples
 	o.jsonOut, o.mdOut, o.perQuery, o.htmlOut = s.JSON, s.Markdown, s.PerQuery, s.HTML
 	o.comment = comment
-	for _, r := range s.Files.Runs {
-		o.runs.names, o.runs.files = append(o.runs.names, r.Name), append(o.runs.files, r.Path)
-	}
 	return o
 }
 
@@ -160,12 +133,9 @@ func (c *commentFlags) args() []string {
 	return a
 }
 
-func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) error {
+// runEvaluate is the evaluate command's run of its options.
+func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	env := f.Env
-	o, err := c.parse(env, args)
-	if err != nil {
-		return err
-	}
 	f.secret(o.Retrieval.StoreAPIKey)
 	in := o.In
 	// evaluate's own file, stages.txt, is created first (and with it --out DIR):
@@ -182,7 +152,7 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	// history record: created now, so an unwritable one fails before any stage.
 	final := atomicfile.NewSet()
 	defer final.Abort()
-	ws, err := addOutputs(final, o.htmlOut)
+	ws, err := final.AddAll(o.htmlOut)
 	if err != nil {
 		return err
 	}
@@ -193,7 +163,7 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	var used *judge.Result
 	stages := plan.Stages(&o.Options, evaluate.Runners{
 		Generate: func(ctx context.Context, g *evaluate.GenerateStage) error {
-			return (&GenerateCommand{}).exec(ctx, sf, generateStage(g))
+			return execGenerate(ctx, sf, g)
 		},
 		Retrieve: func(ctx context.Context, r evaluate.RetrieveStage) error {
 			_, err := runRetrieve(ctx, sf, retrieveStage(r))
@@ -203,16 +173,14 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 			return err
 		},
 		Judge: func(ctx context.Context, j evaluate.JudgeStage) (err error) {
-			used, err = (&JudgeCommand{}).exec(ctx, sf, judgeStage(j))
+			used, err = execJudge(ctx, sf, &j)
 			return err
 		},
 		Compare: func(ctx context.Context, c evaluate.CompareStage) error {
 			// The dashboard charts evaluate's runs from evaluate's history, under
 			// this evaluation's fingerprint (known once the judge has run).
-			ev := &overRuns{src: trendSource{path: o.history, branch: o.historyBranch}, fingerprint: func() (fingerprint, error) {
-				return evaluateFingerprint(o, plan.Names(), used), nil
-			}}
-			return (&CompareCommand{}).run(ctx, sf, compareStage(c, o.comment), ev)
+			ev := &overRuns{src: o.hist, fingerprint: func() fingerprint { return fingerprintOf(o.Fingerprint(plan.Names(), used)) }}
+			return runCompare(ctx, sf, compareStage(c, o.comment), ev)
 		},
 	}, o.comment.args()...)
 	var notes []string
@@ -241,9 +209,22 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	}
 	// The history is appended before --html is published: its failure then
 	// leaves no output of evaluate's own.
-	hist, err := recordEvaluateHistory(ctx, env, o, evaluateFingerprint(o, plan.Names(), used), in)
-	if err != nil {
-		return err
+	// A record of command evaluate whose document is the compare stage's JSON
+	// report (retrieval-gate/compare@1), so `report --history --command
+	// evaluate` charts it like compare's runs, apart from them (their
+	// fingerprints differ).
+	var hist historyRun
+	if o.hist != (historyFlags{}) {
+		doc, err := os.ReadFile(in("compare.json"))
+		if err != nil {
+			return fmt.Errorf("evaluate: --history: compare's report: %w", err)
+		}
+		if hist, err = recordHistory(ctx, env, o.hist, "evaluate", fingerprintOf(o.Fingerprint(plan.Names(), used)), func(w io.Writer) error {
+			_, err := w.Write(doc)
+			return err
+		}); err != nil {
+			return err
+		}
 	}
 	if err := final.Commit(); err != nil {
 		return err
@@ -253,7 +234,6 @@ func (c *EvaluateCommand) Run(ctx context.Context, f *Factory, args []string) er
 	// recommended) and compare's job summary and comment; evaluate adds its DIR,
 	// and the history branch's notice or warning.
 	pub := pathOutputs(map[string]string{"out": o.Out})
-	writeHistoryBranch(ctx, f, hist, in("compare.html"), &pub)
-	f.Publisher().Publish(ctx, pub)
+	publishRun(ctx, f, pub, hist, in("compare.html"))
 	return nil
 }

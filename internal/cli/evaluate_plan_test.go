@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/evaluate"
+	"github.com/retrieval-gate/retrieval-gate/internal/generate"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 )
 
@@ -19,25 +20,25 @@ var evaluateBase = []string{"--kb", "kb.jsonl", "--out", "out", "--judge-url", "
 // stage's command with.
 type evaluatePlan struct {
 	plan      *evaluate.Plan
-	generate  *generateOptions
+	generate  *generate.RunOptions
 	retrieves []*retrieveOptions
-	judge     *judgeOptions
+	judge     *judge.RunOptions
 	compare   *compareOptions
 }
 
 func planFor(t *testing.T, env map[string]string, args ...string) (*evaluateOptions, *evaluatePlan) {
 	t.Helper()
 	e := &Env{Getenv: func(k string) string { return env[k] }}
-	o, err := (&EvaluateCommand{}).parse(e, append(append([]string{}, evaluateBase...), args...))
+	o, err := parseEvaluate(e, append(append([]string{}, evaluateBase...), args...))
 	require.NoError(t, err)
 	p := &evaluatePlan{plan: evaluate.NewPlan(&o.Options)}
 	if p.plan.Generate != nil {
-		p.generate = generateStage(p.plan.Generate)
+		p.generate = p.plan.Generate
 	}
 	for _, r := range p.plan.Retrieves {
 		p.retrieves = append(p.retrieves, retrieveStage(r))
 	}
-	p.judge, p.compare = judgeStage(p.plan.Judge), compareStage(p.plan.Compare, o.comment)
+	p.judge, p.compare = &p.plan.Judge, compareStage(p.plan.Compare, o.comment)
 	return o, p
 }
 
@@ -58,8 +59,8 @@ func TestEvaluateOptionsReachTheirStages(t *testing.T) {
 		check func(t *testing.T, p *evaluatePlan)
 	}{
 		{"kb", nil, nil, func(t *testing.T, p *evaluatePlan) {
-			assert.Equal(t, "kb.jsonl", p.generate.kb)
-			assert.Equal(t, "kb.jsonl", p.judge.kb)
+			assert.Equal(t, "kb.jsonl", p.generate.KB)
+			assert.Equal(t, "kb.jsonl", p.judge.KB)
 			each(p, func(r *retrieveOptions) { assert.Equal(t, "kb.jsonl", r.kb) })
 		}},
 		{"cases", nil, []string{"--cases", "c.jsonl"}, func(t *testing.T, p *evaluatePlan) {
@@ -67,37 +68,39 @@ func TestEvaluateOptionsReachTheirStages(t *testing.T) {
 			each(p, func(r *retrieveOptions) { assert.Equal(t, "c.jsonl", r.cases) })
 		}},
 		{"out", nil, nil, func(t *testing.T, p *evaluatePlan) {
-			assert.Equal(t, in("cases.jsonl"), p.generate.out)
+			assert.Equal(t, in("cases.jsonl"), p.generate.Out)
 			each(p, func(r *retrieveOptions) { assert.Equal(t, in("cases.jsonl"), r.cases) })
-			assert.Equal(t, []string{in("run-dense.jsonl"), in("run-lexical.jsonl"), in("run-hybrid.jsonl")}, p.judge.runs.files)
-			assert.Equal(t, p.judge.runs, p.compare.runs)
+			assert.Equal(t, []judge.RunFile{{Name: "dense", Path: in("run-dense.jsonl")}, {Name: "lexical", Path: in("run-lexical.jsonl")}, {Name: "hybrid", Path: in("run-hybrid.jsonl")}}, p.judge.Runs)
+			for i, r := range p.judge.Runs {
+				assert.Equal(t, r, judge.RunFile(p.compare.files.Runs[i]))
+			}
 			assert.Equal(t, [4]string{in("judge-cache.jsonl"), in("qrels.txt"), in("judgments.jsonl"), in("judge.json")},
-				[4]string{p.judge.cache, p.judge.qrelsOut, p.judge.jsonlOut, p.judge.jsonOut})
+				[4]string{p.judge.Cache, p.judge.QrelsOut, p.judge.JudgmentsOut, p.judge.JSONOut})
 			assert.Equal(t, [5]string{in("qrels.txt"), in("compare.json"), in("compare.md"), in("per-query.jsonl"), in("compare.html")},
-				[5]string{p.compare.qrels, p.compare.jsonOut, p.compare.mdOut, p.compare.perQuery, p.compare.htmlOut})
+				[5]string{p.compare.files.Qrels, p.compare.jsonOut, p.compare.mdOut, p.compare.perQuery, p.compare.htmlOut})
 		}},
 		{"judge-url", nil, nil, func(t *testing.T, p *evaluatePlan) {
-			assert.Equal(t, "http://judge:8000", p.judge.llm.url)
-			assert.Equal(t, "http://judge:8000", p.generate.llm.url, "the generator defaults to the judge's server")
+			assert.Equal(t, "http://judge:8000", p.judge.LLM.URL)
+			assert.Equal(t, "http://judge:8000", p.generate.LLM.URL, "the generator defaults to the judge's server")
 		}},
 		{"judge-model", nil, []string{"--judge-model", "jm"}, func(t *testing.T, p *evaluatePlan) {
-			assert.Equal(t, "jm", p.judge.llm.model)
-			assert.Equal(t, "jm", p.generate.llm.model, "the generator defaults to the judge's model")
+			assert.Equal(t, "jm", p.judge.LLM.Model)
+			assert.Equal(t, "jm", p.generate.LLM.Model, "the generator defaults to the judge's model")
 		}},
 		{"generator-url", nil, []string{"--generator-url", "http://gen:1"}, func(t *testing.T, p *evaluatePlan) {
-			assert.Equal(t, "http://gen:1", p.generate.llm.url)
-			assert.Equal(t, "http://judge:8000", p.judge.llm.url)
+			assert.Equal(t, "http://gen:1", p.generate.LLM.URL)
+			assert.Equal(t, "http://judge:8000", p.judge.LLM.URL)
 		}},
 		{"generator-model", nil, []string{"--judge-model", "jm", "--generator-model", "gm"}, func(t *testing.T, p *evaluatePlan) {
-			assert.Equal(t, "gm", p.generate.llm.model)
-			assert.Equal(t, "jm", p.judge.llm.model)
+			assert.Equal(t, "gm", p.generate.LLM.Model)
+			assert.Equal(t, "jm", p.judge.LLM.Model)
 		}},
 		{"rerank-url", nil, []string{"--rerank-url", "http://tei:1"}, func(t *testing.T, p *evaluatePlan) {
 			require.Len(t, p.retrieves, 6)
 			for i, r := range p.retrieves {
 				assert.Equal(t, map[bool]string{false: "", true: "http://tei:1"}[i >= 3], r.run.RerankURL)
 			}
-			assert.Equal(t, []string{"dense", "lexical", "hybrid", "dense+rerank", "lexical+rerank", "hybrid+rerank"}, p.compare.runs.names)
+			assert.Equal(t, []string{"dense", "lexical", "hybrid", "dense+rerank", "lexical+rerank", "hybrid+rerank"}, compareNames(p.compare))
 		}},
 		{"store", map[string]string{"CHROMA_URL": "http://env-chroma:8000"}, []string{"--store", "chroma"}, func(t *testing.T, p *evaluatePlan) {
 			each(p, func(r *retrieveOptions) {
@@ -119,31 +122,31 @@ func TestEvaluateOptionsReachTheirStages(t *testing.T) {
 		}},
 		{"k", nil, []string{"--k", "7"}, func(t *testing.T, p *evaluatePlan) {
 			each(p, func(r *retrieveOptions) { assert.Equal(t, 7, r.run.K) })
-			assert.Equal(t, 7, p.judge.k)
+			assert.Equal(t, 7, p.judge.K)
 			assert.Equal(t, 7, p.compare.run.K)
 		}},
 		{"per-locale", nil, []string{"--per-locale", "3"}, func(t *testing.T, p *evaluatePlan) {
-			assert.Equal(t, 3, p.generate.perLocale)
+			assert.Equal(t, 3, p.generate.PerLocale)
 		}},
 		{"repeat", nil, []string{"--repeat", "3"}, func(t *testing.T, p *evaluatePlan) {
-			assert.Equal(t, 3, p.judge.repeat)
+			assert.Equal(t, 3, p.judge.Repeat)
 		}},
 		{"concurrency", nil, []string{"--concurrency", "9"}, func(t *testing.T, p *evaluatePlan) {
-			assert.Equal(t, 9, p.judge.llm.concurrency)
-			assert.Equal(t, 9, p.generate.llm.concurrency)
+			assert.Equal(t, 9, p.judge.LLM.Concurrency)
+			assert.Equal(t, 9, p.generate.LLM.Concurrency)
 		}},
 		{"max-requests", nil, []string{"--max-requests", "11"}, func(t *testing.T, p *evaluatePlan) {
-			assert.Equal(t, int64(11), p.judge.llm.maxRequests)
+			assert.Equal(t, int64(11), p.judge.LLM.MaxRequests)
 		}},
 		{"price-per-1k", nil, []string{"--price-per-1k", "0.5,2"}, func(t *testing.T, p *evaluatePlan) {
-			assert.Equal(t, &judge.Price{Prompt: 0.5, Completion: 2}, p.judge.price)
+			assert.Equal(t, &judge.Price{Prompt: 0.5, Completion: 2}, p.judge.Price)
 		}},
 		{"batch", nil, []string{"--batch", "--batch-poll", "2s"}, func(t *testing.T, p *evaluatePlan) {
-			assert.True(t, p.judge.batch)
-			assert.True(t, p.generate.batch)
-			assert.Equal(t, 2*time.Second, p.judge.batchPoll)
-			assert.Equal(t, 2*time.Second, p.generate.batchPoll)
-			assert.Equal(t, in("judge-cache.jsonl"), p.judge.cache, "the judge's batch state is kept beside its cache in DIR")
+			assert.True(t, p.judge.Batch)
+			assert.True(t, p.generate.Batch)
+			assert.Equal(t, 2*time.Second, p.judge.BatchPoll)
+			assert.Equal(t, 2*time.Second, p.generate.BatchPoll)
+			assert.Equal(t, in("judge-cache.jsonl"), p.judge.Cache, "the judge's batch state is kept beside its cache in DIR")
 		}},
 		{"bootstrap", nil, []string{"--bootstrap", "300"}, func(t *testing.T, p *evaluatePlan) {
 			assert.Equal(t, 300, p.compare.run.Resamples)
@@ -177,24 +180,32 @@ func TestEvaluateStagesParseBackToTheirOptions(t *testing.T) {
 		lines := p.plan.Args(&o.Options, o.comment.args()...)
 		env := &Env{Getenv: func(string) string { return "" }}
 		if p.generate != nil {
-			g, err := (&GenerateCommand{}).parse(env, lines[0])
+			g, err := parseGenerate(env, lines[0])
 			require.NoError(t, err)
 			assert.Equal(t, p.generate, g, lines[0])
 			lines = lines[1:]
 		}
 		for i, want := range p.retrieves {
-			r, err := (&RetrieveCommand{}).parse(env, lines[i])
+			r, err := parseRetrieve(env, lines[i])
 			require.NoError(t, err)
 			r.src = nil
 			assert.Equal(t, want, r, lines[i])
 		}
 		lines = lines[len(p.retrieves):]
-		j, err := (&JudgeCommand{}).parse(env, lines[0])
+		j, err := parseJudge(env, lines[0])
 		require.NoError(t, err)
 		assert.Equal(t, p.judge, j, lines[0])
-		c, err := (&CompareCommand{}).parse(env, lines[1])
+		c, err := parseCompare(env, lines[1])
 		require.NoError(t, err)
-		c.floors.grammar, p.compare.floors.grammar = compareFloorGrammar, compareFloorGrammar
 		assert.Equal(t, p.compare, c, lines[1])
 	}
+}
+
+// compareNames are the names of the compare stage's runs.
+func compareNames(o *compareOptions) []string {
+	var out []string
+	for _, r := range o.files.Runs {
+		out = append(out, r.Name)
+	}
+	return out
 }

@@ -58,7 +58,7 @@ func TestEvaluateWithReranker(t *testing.T) {
 			require.NoError(t, os.WriteFile(kb, []byte(evaluateKB), 0o644))
 			out := filepath.Join(dir, "out")
 			var stderr e2etest.LockedBuffer
-			err := (&EvaluateCommand{}).Run(context.Background(), NewFactory(retrieveEnv(&stderr, nil)), append([]string{
+			err := NewCmdEvaluate(NewFactory(retrieveEnv(&stderr, nil)), nil).Run(context.Background(), append([]string{
 				"--kb", kb, "--out", out, "--judge-url", llm.URL, "--judge-model", "fake",
 				"--rerank-url", tei.URL, "--per-locale", "2", "--k", "3", "--bootstrap", "200"}, args...))
 			require.NoError(t, err, stderr.String())

@@ -21,6 +21,14 @@ func (e *GateError) Error() string {
 	return fmt.Sprintf("gate failed: %v", e.Failed)
 }
 
+// gateError is a *GateError for the failed gates, nil when none failed.
+func gateError(failed []string) error {
+	if len(failed) == 0 {
+		return nil
+	}
+	return &GateError{Failed: failed}
+}
+
 // UsageError is a bad command line (unknown flag, missing required flag, value out of range).
 type UsageError struct {
 	Msg string

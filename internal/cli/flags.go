@@ -8,7 +8,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/option"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 )
@@ -146,15 +149,7 @@ func (s *sources) name(n string) string {
 // and --floors).
 func (s *sources) first(ns ...string) string {
 	for _, n := range ns {
-		if s == nil {
-			break
-		}
-		if _, ok := s.inputs[n]; ok {
-			return s.name(n)
-		}
-		given := false
-		s.fs.Visit(func(f *flag.Flag) { given = given || f.Name == n })
-		if given {
+		if s.given(n) {
 			return s.name(n)
 		}
 	}
@@ -198,6 +193,8 @@ func (s *sources) option(cmd string, err error) error {
 	switch {
 	case !errors.As(err, &oe):
 		return err
+	case oe.Parts != nil:
+		return usagef("%s: %s", cmd, option.Message(oe.Parts, s.ref))
 	case oe.Required && oe.Arg != "":
 		return usagef("%s: --%s %s is required", cmd, oe.Option, oe.Arg)
 	case oe.Required:
@@ -206,6 +203,18 @@ func (s *sources) option(cmd string, err error) error {
 		return s.refuseErr(cmd, oe.Option, oe.Err)
 	}
 	return s.refuse(cmd, oe.Option, oe.Rule)
+}
+
+// ref names an option of a Conflict: the first given of its flags (or
+// inputs), with its value when quoted, or its variable when it set the value.
+func (s *sources) ref(r option.Ref) string {
+	switch {
+	case r.Env != "" && !s.given(r.Options[0]):
+		return "$" + r.Env
+	case r.Quote:
+		return s.quoted(r.Options[0], r.Value)
+	}
+	return s.first(r.Options...)
 }
 
 // with is flag n and its value v as a message's subject: `--json out.json`, or
@@ -253,3 +262,76 @@ func (s *sources) shown(n string) string {
 	}
 	return fmt.Sprintf("%q", publish.Clean(fl.Value.String()))
 }
+
+// registerLLM adds the flags of a chat server (role judge or generator) bound
+// to s; their defaults are s's values.
+func registerLLM(fs *flag.FlagSet, s *llm.Server, role string) {
+	fs.StringVar(&s.URL, role+"-url", "", "OpenAI-compatible chat server `URL`: a base (http://host:8000), .../v1 or .../v1/chat/completions (required)")
+	fs.StringVar(&s.Model, role+"-model", "", "model name sent to the server (required for api.openai.com; llama-server ignores it)")
+	fs.IntVar(&s.Concurrency, "concurrency", s.Concurrency, "requests in flight at once")
+	fs.Int64Var(&s.MaxRequests, "max-requests", 0, "total budget of chat requests (0: no limit); pairs beyond it are reported unjudged")
+}
+
+// namedFile is a run file of judge or compare: NAME=FILE.
+type namedFile = struct{ Name, Path string }
+
+// runFlag collects repeated --run NAME=FILE into runs (an Action input may
+// hold several, one per line).
+type runFlag[T ~namedFile] struct{ runs *[]T }
+
+func (f runFlag[T]) String() string {
+	if f.runs == nil {
+		return ""
+	}
+	names := make([]string, len(*f.runs))
+	for i, r := range *f.runs {
+		names[i] = namedFile(r).Name
+	}
+	return strings.Join(names, ",")
+}
+
+func (f runFlag[T]) Set(v string) error {
+	for _, item := range strings.Split(v, "\n") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		name, file, ok := strings.Cut(item, "=")
+		name = strings.TrimSpace(name)
+		file = strings.TrimSpace(file)
+		if !ok || name == "" || file == "" {
+			return fmt.Errorf("want NAME=FILE, got %q", item)
+		}
+		if name == compare.NoClearWinner {
+			return fmt.Errorf("%q is reserved for the recommendation; pick another name", name)
+		}
+		for _, r := range *f.runs {
+			if r := namedFile(r); r.Name == name {
+				return fmt.Errorf("duplicate strategy name %q (files %s and %s)", name, r.Path, file)
+			}
+		}
+		*f.runs = append(*f.runs, T{Name: name, Path: file})
+	}
+	return nil
+}
+
+// floorFlag collects --floor MEASURE[@GROUP]=F (repeatable) and --floors (the
+// `floors` Action input: one expression per line) into one list; a second floor
+// on the same measure and group is refused.
+type floorFlag struct {
+	grammar floor.Grammar
+	list    *floor.List
+}
+
+func (f *floorFlag) String() string {
+	if f == nil || f.list == nil {
+		return ""
+	}
+	s := make([]string, len(*f.list))
+	for i, x := range *f.list {
+		s[i] = x.String()
+	}
+	return strings.Join(s, "\n")
+}
+
+func (f *floorFlag) Set(v string) error { return f.grammar.AddLines(f.list, v) }

@@ -53,7 +53,7 @@ func TestCheckFloorFlags(t *testing.T) {
 					return tt.inputs[k]
 				}
 			}
-			o, err := (&CheckCommand{}).parse(env, append(append([]string{}, base...), tt.args...))
+			o, err := parseCheck(env, append(append([]string{}, base...), tt.args...))
 			if tt.wantErr != "" {
 				require.Error(t, err)
 				assert.Equal(t, tt.wantErr, err.Error())
@@ -62,7 +62,7 @@ func TestCheckFloorFlags(t *testing.T) {
 			}
 			require.NoError(t, err)
 			var got []string
-			for _, s := range o.floors.list {
+			for _, s := range o.run.Floors {
 				got = append(got, s.String())
 			}
 			assert.Equal(t, tt.want, got)
@@ -97,7 +97,7 @@ func TestCompareGateFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env, _, _ := checkEnv("")
-			o, err := (&CompareCommand{}).parse(env, append(append([]string{}, base...), tt.args...))
+			o, err := parseCompare(env, append(append([]string{}, base...), tt.args...))
 			if tt.wantErr != "" {
 				require.Error(t, err)
 				assert.Equal(t, tt.wantErr, err.Error())
@@ -105,7 +105,7 @@ func TestCompareGateFlags(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tt.want, o.floors.list)
+			assert.Equal(t, tt.want, o.run.Gate.Floors)
 		})
 	}
 }

@@ -15,8 +15,6 @@ import (
 
 	"github.com/valyala/fastjson"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/check"
-	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
 	"github.com/retrieval-gate/retrieval-gate/internal/history/ghbranch"
@@ -52,14 +50,31 @@ func trendInputs(in actionInputs) actionInputs {
 	return in
 }
 
-// validateHistoryBranch checks --history-branch at parse time: a branch name,
-// and a GitHub Actions run (elsewhere there is no default-branch run to gate on:
-// keep a local history with --history).
-func validateHistoryBranch(env *Env, src *sources, command, branch string) error {
-	if branch == "" {
+// historyFlags are --history and --history-branch: where a run is appended,
+// and where its trend is read: the history on the branch when given (the runs
+// the default branch recorded there, read from any run, pull requests and
+// forks included), else the --history file; with neither, none.
+type historyFlags struct {
+	path, branch string
+}
+
+// register adds --history (its help: usage) and --history-branch to fs.
+func (h *historyFlags) register(fs *flag.FlagSet, usage string) {
+	fs.StringVar(&h.path, "history", "", usage)
+	fs.StringVar(&h.branch, "history-branch", "", historyBranchUsage)
+}
+
+// file is the file --history appends to (history.FileOf).
+func (h historyFlags) file() string { return history.FileOf(h.path) }
+
+// validate checks --history-branch at parse time: a branch name, and a GitHub
+// Actions run (elsewhere there is no default-branch run to gate on: keep a
+// local history with --history).
+func (h historyFlags) validate(env *Env, src *sources, command string) error {
+	if h.branch == "" {
 		return nil
 	}
-	if err := ghbranch.ValidBranch(branch); err != nil {
+	if err := ghbranch.ValidBranch(h.branch); err != nil {
 		return src.refuseErr(command, "history-branch", err)
 	}
 	if env.Getenv("GITHUB_ACTIONS") != "true" {
@@ -71,13 +86,8 @@ func validateHistoryBranch(env *Env, src *sources, command, branch string) error
 // fingerprint is what a run's numbers depend on: input files by role, and parameters.
 type fingerprint struct{ inputs, params map[string]string }
 
-// trendSource is where the trend reads the history: the history on
-// --history-branch when given (the runs the default branch recorded there,
-// read from any run, pull requests and forks included), else the --history
-// file; with neither, none.
-type trendSource struct {
-	path, branch string
-}
+// fingerprintOf is the fingerprint of a domain's Fingerprint.
+func fingerprintOf(inputs, params map[string]string) fingerprint { return fingerprint{inputs, params} }
 
 // dashboardRuns is how many runs the compare dashboard's chart over the runs
 // shows at most: the newest (report --history charts them all).
@@ -95,7 +105,7 @@ type historyReads struct {
 // in, JSON document written by doc): the trend of trendRuns runs of measures
 // ms, and with overMeasure the dashboard's view of that measure over the
 // newest dashboardRuns runs of the base branch, this run last.
-func readHistory(ctx context.Context, f *Factory, src trendSource, command string, in fingerprint, doc func(io.Writer) error,
+func readHistory(ctx context.Context, f *Factory, src historyFlags, command string, in fingerprint, doc func(io.Writer) error,
 	trendRuns int, ms []trend.Measure, overMeasure string) (historyReads, error) {
 	r := trend.RunRead{Path: src.path, Branch: src.branch, NoHistory: ghbranch.ErrNoHistory, Getenv: f.Env.Getenv,
 		OpenBranch: func(ctx context.Context, branch string) (io.Reader, error) { return readHistoryBranch(ctx, f, branch) },
@@ -133,11 +143,11 @@ type historyRun struct {
 }
 
 // recordHistory is history.AppendRun, its warning on stderr.
-func recordHistory(ctx context.Context, env *Env, path, branch, command string, in fingerprint, doc func(io.Writer) error) (historyRun, error) {
-	rec, err := history.AppendRun(ctx, env.Getenv, path, branch, command, in.inputs, in.params, doc, func(w string) {
+func recordHistory(ctx context.Context, env *Env, h historyFlags, command string, in fingerprint, doc func(io.Writer) error) (historyRun, error) {
+	rec, err := history.AppendRun(ctx, env.Getenv, h.path, h.branch, command, in.inputs, in.params, doc, func(w string) {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: history: %s\n", format.SanitizeText(w))
 	})
-	return historyRun{rec: rec, branch: branch}, err
+	return historyRun{rec: rec, branch: h.branch}, err
 }
 
 // readHistoryBranch reads history.jsonl from branch of $GITHUB_REPOSITORY
@@ -175,41 +185,25 @@ func branchClient(f *Factory, deps ghbranch.Deps) (ghbranch.Branch, error) {
 	return ghbranch.New(deps)
 }
 
-// writeHistoryBranch appends the run to --history-branch, when asked for, after
-// the outputs are published (ghbranch.WriteRun). Nothing here changes the
-// verdict or the exit code: its notices and warnings are added to pub (the
-// publisher prints them).
-func writeHistoryBranch(ctx context.Context, f *Factory, h historyRun, htmlOut string, pub *publish.Publication) {
-	if h.branch == "" || h.rec == nil {
-		return
+// publishRun publishes pub with the warnings that are not empty, after it
+// appends the run to --history-branch when asked for (ghbranch.WriteRun).
+// Nothing here changes the verdict or the exit code: the branch's notices and
+// warnings are added to pub (the publisher prints them).
+func publishRun(ctx context.Context, f *Factory, pub publish.Publication, h historyRun, htmlOut string, warnings ...string) {
+	for _, w := range warnings {
+		if w != "" {
+			pub.ActionWarnings = append(pub.ActionWarnings, w)
+		}
 	}
-	open := func(d ghbranch.Deps) (ghbranch.Branch, error) { return branchClient(f, d) }
-	out := ghbranch.WriteRun(ctx, f.Env.Getenv, open, ghbranch.Write{Branch: h.branch, Record: *h.rec, HTML: htmlOut,
-		Token: publish.Token(f.Env.Getenv), Page: htmlreport.HistoryPage})
-	pub.ActionNotices = append(pub.ActionNotices, out.Notices...)
-	pub.ActionWarnings = append(pub.ActionWarnings, out.Warnings...)
-	if out.Done != "" {
-		fmt.Fprintln(f.Env.Stderr, out.Done)
+	if h.branch != "" && h.rec != nil {
+		open := func(d ghbranch.Deps) (ghbranch.Branch, error) { return branchClient(f, d) }
+		out := ghbranch.WriteRun(ctx, f.Env.Getenv, open, ghbranch.Write{Branch: h.branch, Record: *h.rec, HTML: htmlOut,
+			Token: publish.Token(f.Env.Getenv), Page: htmlreport.HistoryPage})
+		pub.ActionNotices = append(pub.ActionNotices, out.Notices...)
+		pub.ActionWarnings = append(pub.ActionWarnings, out.Warnings...)
+		if out.Done != "" {
+			fmt.Fprintln(f.Env.Stderr, out.Done)
+		}
 	}
-}
-
-// historyFile is history.FileOf: the file --history appends to.
-var historyFile = history.FileOf
-
-// readTrend is readHistory without the dashboard's view.
-func readTrend(ctx context.Context, f *Factory, src trendSource, command string, runs int, in fingerprint, ms []trend.Measure, doc func(io.Writer) error) (*trend.Trend, string, error) {
-	h, err := readHistory(ctx, f, src, command, in, doc, runs, ms, "")
-	return h.trend, h.warning, err
-}
-
-// checkFingerprint is check.Fingerprint of check's options.
-func checkFingerprint(o *checkOptions) fingerprint {
-	in, params := check.Fingerprint(o.cases, o.kb, o.options())
-	return fingerprint{in, params}
-}
-
-// compareFingerprint is compare.Fingerprint of compare's options.
-func compareFingerprint(o *compareOptions) fingerprint {
-	in, params := compare.Fingerprint(o.files(), o.run)
-	return fingerprint{in, params}
+	f.Publisher().Publish(ctx, pub)
 }

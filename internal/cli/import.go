@@ -2,9 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"regexp"
-	"regexp/syntax"
 	"strconv"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/importer"
@@ -12,22 +9,19 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/report/summary"
 )
 
-// ImportCommand is `retrieval-gate import`: converts a file in a format users
+// NewCmdImport is `retrieval-gate import`: converts a file in a format users
 // already have (BEIR, MS MARCO, TREC, ir_datasets, ragas, promptfoo, CSV) into
 // cases JSONL, TREC qrels, a TREC run or a KB JSONL. It says on stderr which format
 // it read. It has no gate: it exits 0 unless the command line or the input is bad (2).
-type ImportCommand struct{}
-
-func (c *ImportCommand) Name() string { return "import" }
-func (c *ImportCommand) Synopsis() string {
-	return "convert BEIR, MS MARCO, TREC, ir_datasets, ragas, promptfoo or CSV files to cases, qrels or runs"
+// runF, when set, replaces its run (a test of the parsing alone).
+func NewCmdImport(f *Factory, runF func(context.Context, *importOptions) error) *Command {
+	return newCommand(f, "import", "convert BEIR, MS MARCO, TREC, ir_datasets, ragas, promptfoo or CSV files to cases, qrels or runs", parseImport, func(ctx context.Context, o *importOptions) error { return runImport(ctx, f, o) }, runF)
 }
 
 // importOptions are the parsed and validated flags of import.
 type importOptions struct {
-	in, out string
-	format  *importer.Format // nil: detect
-	opt     importer.Options
+	in  importer.In
+	run importer.RunOptions // Format nil: detect
 }
 
 // importInputs are import's Action inputs.
@@ -35,75 +29,51 @@ var importInputs = actionInputs{
 	"format": "", "in": "", "out": "", "parent-from-id": "", "parent-from-id-regexp": "", "list-sep": "", "run-tag": "", "provider": "",
 }
 
-func (c *ImportCommand) parse(env *Env, args []string) (*importOptions, error) {
+func parseImport(env *Env, args []string) (*importOptions, error) {
 	fs := newFlagSet(env, "import")
+	o := &importOptions{}
+	opt := &o.run.Options
 	format := fs.String("format", "auto", "input `FORMAT`: auto (detect from the content) or one of "+importer.Names(", "))
-	in := fs.String("in", "", "input `FILE` (- reads standard input) (required)")
-	out := fs.String("out", "", "output `FILE`, written whole or not at all (- writes standard output) (required)")
-	parentSep := fs.String("parent-from-id", "", "derive a retrieved chunk's card from its id: the part before the last `SEPARATOR` (card-12#chunk-3 with # is card-12)")
+	fs.StringVar(&o.in.Path, "in", "", "input `FILE` (- reads standard input) (required)")
+	fs.StringVar(&o.in.Out, "out", "", "output `FILE`, written whole or not at all (- writes standard output) (required)")
+	fs.StringVar(&opt.ParentSep, "parent-from-id", "", "derive a retrieved chunk's card from its id: the part before the last `SEPARATOR` (card-12#chunk-3 with # is card-12)")
 	parentRe := fs.String("parent-from-id-regexp", "", "derive a retrieved chunk's card from its id with a `REGEXP` (RE2 syntax): the first capture group of its leftmost match, or the whole match without a group; an id it does not match is its own card (^(.+)-chunk-[0-9]+$ makes card-12-chunk-3 card-12)")
-	listSep := fs.String("list-sep", "|", "separator of the ids in one CSV cell or promptfoo var that is not a JSON array")
-	runTag := fs.String("run-tag", "", "tag column of a TREC run written from a format without one (default: the format's name)")
-	provider := fs.String("provider", "", "promptfoo: the provider (label or id) whose results to import, when the file holds several")
+	fs.StringVar(&opt.ListSep, "list-sep", "|", "separator of the ids in one CSV cell or promptfoo var that is not a JSON array")
+	fs.StringVar(&opt.RunTag, "run-tag", "", "tag column of a TREC run written from a format without one (default: the format's name)")
+	fs.StringVar(&opt.Provider, "provider", "", "promptfoo: the provider (label or id) whose results to import, when the file holds several")
 	src, err := parseFlags(fs, env, args, importInputs)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case *in == "":
-		return nil, usagef("import: --in is required")
-	case *out == "":
-		return nil, usagef("import: --out is required")
-	case *listSep == "":
-		return nil, usagef("import: --list-sep must not be empty")
-	case *parentSep != "" && *parentRe != "":
-		return nil, usagef("import: give %s or %s, not both", src.name("parent-from-id"), src.name("parent-from-id-regexp"))
+	if err := opt.Validate(o.in, *parentRe); err != nil {
+		return nil, src.option("import", err)
 	}
-	var re *regexp.Regexp
-	if *parentRe != "" {
-		if re, err = regexp.Compile(*parentRe); err != nil {
-			why := "it does not compile"
-			var se *syntax.Error
-			if errors.As(err, &se) {
-				why = string(se.Code)
-			}
-			return nil, usagef("import: %s is not a regular expression: %s", src.quoted("parent-from-id-regexp", *parentRe), why)
-		}
-	}
-	if *in != "-" {
-		if err := refuseOverwrite("import", src, []file{{"in", *in}}, []file{{"out", *out}}); err != nil {
+	if o.in.Path != "-" {
+		if err := refuseOverwrite("import", src, []file{{"in", o.in.Path}}, []file{{"out", o.in.Out}}); err != nil {
 			return nil, err
 		}
 	}
-	o := &importOptions{in: *in, out: *out, opt: importer.Options{ParentSep: *parentSep, ParentRegexp: re, ListSep: *listSep, RunTag: *runTag, Provider: *provider}}
 	if *format != "auto" {
 		var ok bool
-		if o.format, ok = importer.Lookup(*format); !ok {
+		if o.run.Format, ok = importer.Lookup(*format); !ok {
 			return nil, src.refuse("import", "format", "must be auto or one of "+importer.Names(", "))
 		}
 	}
 	return o, nil
 }
 
-func (c *ImportCommand) Run(ctx context.Context, f *Factory, args []string) error {
-	o, err := c.parse(f.Env, args)
-	if err != nil {
-		return err
-	}
-	return c.run(ctx, f, o)
-}
-
-func (c *ImportCommand) run(ctx context.Context, fac *Factory, o *importOptions) error {
+func runImport(ctx context.Context, fac *Factory, o *importOptions) error {
 	env := fac.Env
-	res, err := importer.Run(ctx, importer.In{Path: o.in, Out: o.out, Stdin: env.Stdin, Stdout: env.Stdout},
-		importer.RunOptions{Format: o.format, Options: o.opt})
+	in := o.in
+	in.Stdin, in.Stdout = env.Stdin, env.Stdout
+	res, err := importer.Run(ctx, in, o.run)
 	if err != nil {
 		return err
 	}
-	md := summary.Import(env.Stderr, res, o.out)
+	md := summary.Import(env.Stderr, res, o.in.Out)
 	pub := publish.Publication{Outputs: map[string]string{}}
-	if o.out != "-" {
-		pub = pathOutputs(map[string]string{"out": o.out})
+	if o.in.Out != "-" {
+		pub = pathOutputs(map[string]string{"out": o.in.Out})
 	}
 	pub.Outputs["format"], pub.Outputs["records"], pub.Mode, pub.Markdown = res.Format.Name, strconv.Itoa(res.Stats.Records), publish.ModeNever, md
 	fac.Publisher().Publish(ctx, pub)

@@ -88,13 +88,13 @@ func TestRetrieveAndImportInActions(t *testing.T) {
 	ws := env["GITHUB_WORKSPACE"]
 	kb, cases := writeBigKB(t, ws, 20)
 	d := "_GitHubActionsFileCommandDelimeter_"
-	run := func(cmd Command, args ...string) (outputs, sum string) {
+	run := func(cmd func(*Factory) *Command, args ...string) (outputs, sum string) {
 		t.Helper()
 		require.NoError(t, os.WriteFile(outputFile, nil, 0o644))
 		require.NoError(t, os.WriteFile(summary, nil, 0o644))
 		var stdout, stderr bytes.Buffer
 		e := &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(k string) string { return env[k] }}
-		require.NoError(t, cmd.Run(context.Background(), NewFactory(e), args), stderr.String())
+		require.NoError(t, cmd(NewFactory(e)).Run(context.Background(), args), stderr.String())
 		o, err := os.ReadFile(outputFile)
 		require.NoError(t, err)
 		s, err := os.ReadFile(summary)
@@ -103,7 +103,7 @@ func TestRetrieveAndImportInActions(t *testing.T) {
 	}
 
 	out := filepath.Join(ws, "runs", "a_<b>.jsonl")
-	outputs, sum := run(&RetrieveCommand{}, "--kb", kb, "--cases", cases, "--out", out, "--k", "3", "--strategy", "lexical")
+	outputs, sum := run(func(f *Factory) *Command { return NewCmdRetrieve(f, nil) }, "--kb", kb, "--cases", cases, "--out", out, "--k", "3", "--strategy", "lexical")
 	for _, kv := range [][2]string{{"out", "runs/a_<b>.jsonl"}, {"cases", "1"}, {"strategy", "lexical"}} {
 		assert.Contains(t, outputs, kv[0]+"<<"+d+"\n"+kv[1]+"\n"+d+"\n")
 	}
@@ -112,7 +112,7 @@ func TestRetrieveAndImportInActions(t *testing.T) {
 
 	qrels := filepath.Join(ws, "q.tsv")
 	require.NoError(t, os.WriteFile(qrels, []byte("query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t0\n"), 0o644))
-	outputs, sum = run(&ImportCommand{}, "--in", qrels, "--out", filepath.Join(ws, "q.qrels"))
+	outputs, sum = run(func(f *Factory) *Command { return NewCmdImport(f, nil) }, "--in", qrels, "--out", filepath.Join(ws, "q.qrels"))
 	for _, kv := range [][2]string{{"out", "q.qrels"}, {"format", "beir-qrels"}, {"records", "2"}} {
 		assert.Contains(t, outputs, kv[0]+"<<"+d+"\n"+kv[1]+"\n"+d+"\n")
 	}
@@ -125,7 +125,7 @@ func TestRetrieveAndImportInActions(t *testing.T) {
 	e := &Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &stderr, Getenv: func(k string) string { return env[k] }}
 	require.NoError(t, os.WriteFile(summary, nil, 0o644))
 	require.NoError(t, os.WriteFile(outputFile, nil, 0o644))
-	o, err := (&RetrieveCommand{}).parse(e, []string{"--kb", kb, "--cases", cases, "--out", out, "--k", "3"})
+	o, err := parseRetrieve(e, []string{"--kb", kb, "--cases", cases, "--out", out, "--k", "3"})
 	require.NoError(t, err)
 	_, err = runRetrieve(context.Background(), NewFactory(e).stage(), o)
 	require.NoError(t, err, stderr.String())

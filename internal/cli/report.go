@@ -13,21 +13,20 @@ import (
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
-// ReportCommand is `retrieval-gate report`: reports over the history of runs
+// NewCmdReport is `retrieval-gate report`: reports over the history of runs
 // that check and compare append with --history, or (--from) a saved --json
 // document of check, compare or calibrate rendered again (report_from.go).
-type ReportCommand struct{}
-
-func (c *ReportCommand) Name() string { return "report" }
-func (c *ReportCommand) Synopsis() string {
-	return "chart a measure over the runs of a --history (HTML), or render a saved --json report again (--from)"
+// Its two modes parse as they run.
+func NewCmdReport(f *Factory) *Command {
+	return &Command{Name: "report", Synopsis: "chart a measure over the runs of a --history (HTML), or render a saved --json report again (--from)",
+		Run: func(ctx context.Context, args []string) error { return runReport(ctx, f, args) }}
 }
 
 // reportInputs are report's Action inputs. --command is not one of them: the
 // Action's `command` input selects the subcommand itself.
 var reportInputs = actionInputs{"history": "", "history-branch": "", "html": "", "measure": "", "from": "", "markdown": "", "comment-key": ""}
 
-func (c *ReportCommand) Run(ctx context.Context, f *Factory, args []string) error {
+func runReport(ctx context.Context, f *Factory, args []string) error {
 	env := f.Env
 	fs := newFlagSet(env, "report")
 	path := fs.String("history", "", "the history: a `DIR` holding "+history.FileName+", or a FILE.jsonl (this or --from is required)")

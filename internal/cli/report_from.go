@@ -43,7 +43,7 @@ func runFrom(ctx context.Context, env *Env, o fromOptions) error {
 	}
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
-	ws, err := addOutputs(outs, o.markdownOut, o.htmlOut)
+	ws, err := outs.AddAll(o.markdownOut, o.htmlOut)
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func runFrom(ctx context.Context, env *Env, o fromOptions) error {
 	if ws[1] != nil && doc.Command() != "check" {
 		return usagef("report: %s: %v", o.src.name("html"), doc.HTML(io.Discard)) // says why, writes nothing
 	}
-	if err := render(ws, func(w io.Writer) error { return doc.Markdown(w, o.commentKey) }, doc.HTML); err != nil {
+	if err := atomicfile.Render(ws, func(w io.Writer) error { return doc.Markdown(w, o.commentKey) }, doc.HTML); err != nil {
 		return err
 	}
 	if err := outs.Commit(); err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
@@ -17,13 +16,11 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 )
 
-// RetrieveCommand is `retrieval-gate retrieve`: run the cases' queries live
+// NewCmdRetrieve is `retrieval-gate retrieve`: run the cases' queries live
 // against the KB and write the cases with their `retrieved` lists filled.
-type RetrieveCommand struct{}
-
-func (c *RetrieveCommand) Name() string { return "retrieve" }
-func (c *RetrieveCommand) Synopsis() string {
-	return "run the cases' queries against the KB (memory or Chroma) and fill `retrieved`"
+// runF, when set, replaces its run (a test of the parsing alone).
+func NewCmdRetrieve(f *Factory, runF func(context.Context, *retrieveOptions) error) *Command {
+	return newCommand(f, "retrieve", "run the cases' queries against the KB (memory or Chroma) and fill `retrieved`", parseRetrieve, func(ctx context.Context, o *retrieveOptions) error { return runRetrieveCommand(ctx, f, o) }, runF)
 }
 
 // retrieveOptions are the parsed and validated flags of retrieve: the paths,
@@ -52,7 +49,7 @@ func registerChromaFlags(fs *flag.FlagSet, r *retrieve.RunOptions) {
 	fs.BoolVar(&r.CreateDatabase, "chroma-create-database", false, "create the Chroma tenant and database when they do not exist (default: refuse)")
 }
 
-func (c *RetrieveCommand) parse(env *Env, args []string) (*retrieveOptions, error) {
+func parseRetrieve(env *Env, args []string) (*retrieveOptions, error) {
 	fs := newFlagSet(env, "retrieve")
 	o := &retrieveOptions{}
 	r := &o.run
@@ -83,100 +80,10 @@ func (c *RetrieveCommand) parse(env *Env, args []string) (*retrieveOptions, erro
 	if err := refuseOverwrite("retrieve", src, []file{{"cases", o.cases}, {"kb", o.kb}}, []file{{"out", o.out}}); err != nil {
 		return nil, err
 	}
-	if r.K < 1 {
-		return nil, src.refuse("retrieve", "k", "must be at least 1")
-	}
-	if !slices.Contains(retrieve.Strategies, r.Strategy) {
-		return nil, src.refuse("retrieve", "strategy", "must be dense, lexical or hybrid")
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if err := checkStore(env, src, "retrieve", r, set["store"]); err != nil {
-		return nil, err
+	if err := r.Validate(env.Getenv, src.given("store")); err != nil {
+		return nil, src.option("retrieve", err)
 	}
 	return o, nil
-}
-
-// checkStore checks the store and embedder of a retrieval (retrieve's, and
-// evaluate's for its retrieve stages) against the registries: a known name,
-// --chroma-url implying --store chroma, the store's URL (else its variable),
-// --collection only for a store that keeps collections. storeSet says --store
-// was given.
-func checkStore(env *Env, src *sources, cmd string, r *retrieve.RunOptions, storeSet bool) error {
-	if _, err := embed.Lookup(r.Embedder); err != nil {
-		return src.refuse(cmd, "embedder", "must be "+store.Choices(embed.Names()))
-	}
-	if r.StoreURL != "" {
-		if storeSet && r.Store != "chroma" {
-			return usagef("%s: %s implies --store chroma, but %s", cmd, src.name("chroma-url"), src.quoted("store", r.Store))
-		}
-		r.Store = "chroma"
-	}
-	kind, err := store.Lookup(r.Store)
-	if err != nil {
-		return src.refuse(cmd, "store", "must be "+store.Choices(store.Names()))
-	}
-	if r.Collection != "" && !kind.Collections {
-		return usagef("%s: %s needs --store chroma", cmd, src.name("collection"))
-	}
-	if kind.KeyEnv == "" {
-		for _, f := range []struct {
-			name string
-			set  bool
-		}{{"chroma-tenant", r.StoreTenant != ""}, {"chroma-database", r.StoreDatabase != ""}, {"chroma-api-key", r.StoreAPIKey != ""},
-			{"chroma-token-header", r.StoreTokenHeader != ""}, {"chroma-create-database", r.CreateDatabase}} {
-			if f.set {
-				return usagef("%s: %s needs --store chroma", cmd, src.name(f.name))
-			}
-		}
-	}
-	if kind.URLEnv != "" && r.StoreURL == "" {
-		if r.StoreURL = env.Getenv(kind.URLEnv); r.StoreURL == "" {
-			return usagef("%s: %s %s needs %s or $%s", cmd, src.name("store"), r.Store, src.name("chroma-url"), kind.URLEnv)
-		}
-	}
-	if kind.Check != nil {
-		var se *store.SettingError
-		if err := kind.Check(r.StoreConfig(kind, env.Getenv)); errors.As(err, &se) {
-			// Named as given: the flag (or input), else its variable. The
-			// message never holds the key.
-			name := src.name("chroma-" + se.Setting)
-			if !src.given("chroma-"+se.Setting) && settingEnv(kind, se.Setting) != "" && env.Getenv(settingEnv(kind, se.Setting)) != "" {
-				name = "$" + settingEnv(kind, se.Setting)
-			}
-			return usagef("%s: %s: %v", cmd, name, se.Err)
-		} else if err != nil {
-			return usagef("%s: %v", cmd, err)
-		}
-	}
-	return nil
-}
-
-// settingEnv is the variable of a store setting.
-func settingEnv(k store.Kind, setting string) string {
-	return map[string]string{"tenant": k.TenantEnv, "database": k.DatabaseEnv, "api-key": k.KeyEnv, "token-header": k.TokenHeaderEnv}[setting]
-}
-
-func (c *RetrieveCommand) Run(ctx context.Context, f *Factory, args []string) error {
-	o, err := c.parse(f.Env, args)
-	if err != nil {
-		return err
-	}
-	f.secret(o.run.StoreAPIKey)
-	res, err := runRetrieve(ctx, f, o)
-	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
-	}
-	if err != nil {
-		return err
-	}
-	pub := pathOutputs(map[string]string{"out": o.out})
-	pub.Outputs["cases"] = strconv.Itoa(res.Cases)
-	pub.Outputs["strategy"] = res.Strategy
-	pub.Mode = publish.ModeNever
-	pub.Markdown = summary.Retrieve(res, o.out)
-	f.Publisher().Publish(ctx, pub)
-	return nil
 }
 
 // runRetrieve runs retrieve.RunFiles on o's files, its progress on stderr.
@@ -184,18 +91,10 @@ func runRetrieve(ctx context.Context, f *Factory, o *retrieveOptions) (*retrieve
 	env := f.Env
 	opt := o.run
 	opt.Getenv = env.Getenv
-	opt.Logf = func(format string, args ...any) { fmt.Fprintf(env.Stderr, "retrieve: "+format+"\n", args...) }
-	var prog *progress
-	opt.Progress = func(done, total int) {
-		if prog == nil {
-			prog = newProgress(f, "retrieve: indexing chunks", total)
-		}
-		prog.Update(done, total)
-	}
+	prog := lazyProgress(f, "retrieve: indexing chunks")
+	opt.Logf, opt.Progress = f.logf("retrieve"), prog.Update
 	res, err := retrieve.RunFiles(ctx, retrieve.Files{KB: o.kb, Cases: o.cases, Out: o.out, Stdin: env.Stdin}, opt)
-	if prog != nil {
-		prog.Finish()
-	}
+	prog.Finish()
 	if oe := (*retrieve.OptionError)(nil); errors.As(err, &oe) {
 		if oe.Option == "embedder-url" {
 			return nil, o.src.refuseErr("retrieve", oe.Option, oe.Err)
@@ -217,6 +116,33 @@ func newProgress(fac *Factory, label string, total int) *progress {
 	return progressPkg.New(fac.Env.Stderr, fac.rawStderr, label, total)
 }
 
+// lazyProgress is a step's progress whose bar starts at its first update.
+func lazyProgress(f *Factory, label string) *stepProgress { return &stepProgress{f: f, label: label} }
+
+type stepProgress struct {
+	f     *Factory
+	label string
+	p     *progress
+}
+
+func (s *stepProgress) Update(done, total int) {
+	if s.p == nil {
+		s.p = newProgress(s.f, s.label, total)
+	}
+	s.p.Update(done, total)
+}
+
+func (s *stepProgress) Finish() {
+	if s.p != nil {
+		s.p.Finish()
+	}
+}
+
+// logf is a run's log on standard error, each line after "cmd: ".
+func (f *Factory) logf(cmd string) func(string, ...any) {
+	return func(format string, args ...any) { fmt.Fprintf(f.Env.Stderr, cmd+": "+format+"\n", args...) }
+}
+
 // given reports that flag n was given, on the command line or as an Action input.
 func (s *sources) given(n string) bool {
 	if s == nil {
@@ -228,4 +154,23 @@ func (s *sources) given(n string) bool {
 	g := false
 	s.fs.Visit(func(f *flag.Flag) { g = g || f.Name == n })
 	return g
+}
+
+// runRetrieveCommand is the retrieve command's run of its options.
+func runRetrieveCommand(ctx context.Context, f *Factory, o *retrieveOptions) error {
+	f.secret(o.run.StoreAPIKey)
+	res, err := runRetrieve(ctx, f, o)
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
+	}
+	if err != nil {
+		return err
+	}
+	pub := pathOutputs(map[string]string{"out": o.out})
+	pub.Outputs["cases"] = strconv.Itoa(res.Cases)
+	pub.Outputs["strategy"] = res.Strategy
+	pub.Mode = publish.ModeNever
+	pub.Markdown = summary.Retrieve(res, o.out)
+	f.Publisher().Publish(ctx, pub)
+	return nil
 }

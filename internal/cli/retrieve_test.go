@@ -55,7 +55,7 @@ func TestRetrieveCancelDeletesTemporaryCollection(t *testing.T) {
 	var stderr e2etest.LockedBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- (&RetrieveCommand{}).Run(ctx, NewFactory(retrieveEnv(&stderr, nil)), []string{
+		done <- NewCmdRetrieve(NewFactory(retrieveEnv(&stderr, nil)), nil).Run(ctx, []string{
 			"--kb", kb, "--cases", cases, "--out", out, "--chroma-url", url, "--strategy", "dense"})
 	}()
 	// Wait until the collection exists and the ingest is under way, then cancel.
@@ -88,7 +88,7 @@ func TestRetrieveNamedCollectionReused(t *testing.T) {
 	name := fmt.Sprintf("retrieval-gate-cli-test-%d", time.Now().UnixNano())
 	run := func() string {
 		var stderr e2etest.LockedBuffer
-		err := (&RetrieveCommand{}).Run(context.Background(), NewFactory(retrieveEnv(&stderr, map[string]string{"CHROMA_URL": url})), []string{
+		err := NewCmdRetrieve(NewFactory(retrieveEnv(&stderr, map[string]string{"CHROMA_URL": url})), nil).Run(context.Background(), []string{
 			"--kb", kb, "--cases", cases, "--out", filepath.Join(dir, "out.jsonl"), "--store", "chroma", "--collection", name, "--k", "3"})
 		require.NoError(t, err, stderr.String())
 		return stderr.String()
@@ -164,14 +164,14 @@ func TestRetrieveOpenAIEmbedderAndReranker(t *testing.T) {
 	env := retrieveEnv(&stderr, map[string]string{"OPENAI_API_KEY": "sk-secret-123"})
 	args := []string{"--kb", kb, "--cases", cases, "--out", out, "--embedder", "openai",
 		"--embedder-url", srv.URL + "/v1", "--embedder-model", "BAAI/bge-small-en-v1.5", "--strategy", "dense", "--k", "2"}
-	require.NoError(t, (&RetrieveCommand{}).Run(context.Background(), NewFactory(env), args), stderr.String())
+	require.NoError(t, NewCmdRetrieve(NewFactory(env), nil).Run(context.Background(), args), stderr.String())
 	b, err := os.ReadFile(out)
 	require.NoError(t, err)
 	assert.Regexp(t, `"retrieved": \[\{"id": "refunds#c1", "parent_id": "refunds", "score": [0-9.]+\}, \{"id": "password#c1"`, string(b))
 	assert.Contains(t, string(b), `"embedder": "openai"`)
 
 	// With the reranker (longer texts score higher in this toy), the order flips.
-	require.NoError(t, (&RetrieveCommand{}).Run(context.Background(), NewFactory(env), append(args, "--rerank-url", srv.URL)), stderr.String())
+	require.NoError(t, NewCmdRetrieve(NewFactory(env), nil).Run(context.Background(), append(args, "--rerank-url", srv.URL)), stderr.String())
 	b, err = os.ReadFile(out)
 	require.NoError(t, err)
 	assert.Regexp(t, `"retrieved": \[\{"id": "password#c1", "parent_id": "password", "score": 0\.0[0-9]+\}, \{"id": "refunds#c1"`, string(b))
@@ -181,7 +181,7 @@ func TestRetrieveOpenAIEmbedderAndReranker(t *testing.T) {
 	// A wrong key: a clear error, no key in it, no output.
 	require.NoError(t, os.Remove(out))
 	env = retrieveEnv(&stderr, map[string]string{"OPENAI_API_KEY": "sk-wrong-456"})
-	err = (&RetrieveCommand{}).Run(context.Background(), NewFactory(env), args)
+	err = NewCmdRetrieve(NewFactory(env), nil).Run(context.Background(), args)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "HTTP 401")
 	assert.NotContains(t, err.Error()+stderr.String(), "sk-wrong-456")
@@ -201,7 +201,7 @@ func TestRetrieveErrorDeletesTemporaryCollection(t *testing.T) {
 	kb, cases := writeBigKB(t, dir, 10)
 	out := filepath.Join(dir, "out.jsonl")
 	var stderr e2etest.LockedBuffer
-	err := (&RetrieveCommand{}).Run(context.Background(), NewFactory(retrieveEnv(&stderr, nil)), []string{
+	err := NewCmdRetrieve(NewFactory(retrieveEnv(&stderr, nil)), nil).Run(context.Background(), []string{
 		"--kb", kb, "--cases", cases, "--out", out, "--chroma-url", url,
 		"--embedder", "openai", "--embedder-url", srv.URL, "--embedder-model", "bge"})
 	require.Error(t, err)

@@ -8,18 +8,16 @@ import (
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/generate"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/option"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 )
 
 // LLM is one chat server of a stage: the judge's or the generator's.
-type LLM struct {
-	URL, Model  string
-	Concurrency int
-	MaxRequests int64
-}
+type LLM = llm.Server
 
 // Options are evaluate's options, each set once: every stage's options come
 // from them (Plan), and only from them.
@@ -91,14 +89,8 @@ func (o *Options) Validate() error {
 // In is the path of file name in the evaluation's directory.
 func (o *Options) In(name string) string { return filepath.Join(o.Out, name) }
 
-// GenerateStage is the generate stage's options.
-type GenerateStage struct {
-	KB, Out   string
-	PerLocale int
-	LLM       LLM
-	Batch     bool
-	BatchPoll time.Duration
-}
+// GenerateStage is the generate stage's options: the generate command's.
+type GenerateStage = generate.RunOptions
 
 // RetrieveStage is one retrieve stage's options: its run's name, its files
 // and the options of the run.
@@ -108,17 +100,9 @@ type RetrieveStage struct {
 	Run            retrieve.RunOptions
 }
 
-// JudgeStage is the judge stage's options: the runs pooled, in order.
-type JudgeStage struct {
-	KB                            string
-	Runs                          []judge.RunFile
-	K, Repeat                     int
-	LLM                           LLM
-	Price                         string
-	Cache, Qrels, Judgments, JSON string
-	Batch                         bool
-	BatchPoll                     time.Duration
-}
+// JudgeStage is the judge stage's options, the judge command's: the runs
+// pooled, in order.
+type JudgeStage = judge.RunOptions
 
 // CompareStage is the compare stage's options: its files, the options of the
 // comparison and its outputs.
@@ -152,13 +136,21 @@ func NewPlan(o *Options) *Plan {
 	cases := o.Cases
 	if cases == "" {
 		cases = o.In("cases.jsonl")
-		p.Generate = &GenerateStage{KB: o.KB, Out: cases, PerLocale: o.PerLocale,
-			LLM: LLM{URL: o.GeneratorURL, Model: o.GeneratorModel, Concurrency: o.Concurrency}, Batch: o.Batch, BatchPoll: o.BatchPoll}
+		g := generate.NewRunOptions()
+		g.KB, g.Out, g.PerLocale, g.LLM = o.KB, cases, o.PerLocale, LLM{URL: o.GeneratorURL, Model: o.GeneratorModel, Concurrency: o.Concurrency}
+		if o.Batch {
+			g.Batch, g.BatchPoll = true, o.BatchPoll
+		}
+		p.Generate = g
 	}
-	p.Judge = JudgeStage{KB: o.KB, K: o.K, Repeat: o.Repeat, Price: o.Price,
-		LLM:   LLM{URL: o.JudgeURL, Model: o.JudgeModel, Concurrency: o.Concurrency, MaxRequests: o.MaxRequests},
-		Cache: o.In("judge-cache.jsonl"), Qrels: o.In("qrels.txt"), Judgments: o.In("judgments.jsonl"), JSON: o.In("judge.json"),
-		Batch: o.Batch, BatchPoll: o.BatchPoll}
+	j := judge.NewRunOptions()
+	j.KB, j.K, j.Repeat, j.LLM = o.KB, o.K, o.Repeat, LLM{URL: o.JudgeURL, Model: o.JudgeModel, Concurrency: o.Concurrency, MaxRequests: o.MaxRequests}
+	j.Price, _ = judge.ParsePrice(o.Price) // checked by Validate
+	j.Cache, j.QrelsOut, j.JudgmentsOut, j.JSONOut = o.In("judge-cache.jsonl"), o.In("qrels.txt"), o.In("judgments.jsonl"), o.In("judge.json")
+	if o.Batch {
+		j.Batch, j.BatchPoll = true, o.BatchPoll
+	}
+	p.Judge = *j
 	p.Compare = CompareStage{Files: compare.Files{Qrels: o.In("qrels.txt")}, K: o.K, Resamples: o.Bootstrap,
 		JSON: o.In("compare.json"), Markdown: o.In("compare.md"), PerQuery: o.In("per-query.jsonl"), HTML: o.In("compare.html")}
 	for _, run := range Runs(o.RerankURL != "") {
@@ -208,12 +200,12 @@ func (p *Plan) Args(o *Options, compareFlags ...string) [][]string {
 	j, c := p.Judge, p.Compare
 	ja := []string{"--kb", j.KB, "--k", strconv.Itoa(j.K), "--judge-url", j.LLM.URL, "--repeat", strconv.Itoa(j.Repeat),
 		"--concurrency", strconv.Itoa(j.LLM.Concurrency), "--max-requests", strconv.FormatInt(j.LLM.MaxRequests, 10),
-		"--cache", j.Cache, "--qrels", j.Qrels, "--judgments", j.Judgments, "--json", j.JSON}
+		"--cache", j.Cache, "--qrels", j.QrelsOut, "--judgments", j.JudgmentsOut, "--json", j.JSONOut}
 	if j.LLM.Model != "" {
 		ja = append(ja, "--judge-model", j.LLM.Model)
 	}
-	if j.Price != "" {
-		ja = append(ja, "--price-per-1k", j.Price)
+	if o.Price != "" {
+		ja = append(ja, "--price-per-1k", o.Price)
 	}
 	if j.Batch {
 		ja = append(ja, "--batch", "--batch-poll", j.BatchPoll.String())
@@ -252,4 +244,12 @@ func (p *Plan) Stages(o *Options, run Runners, compareFlags ...string) []Stage {
 	return append(out,
 		Stage{Name: "judge", Args: lines[0], Run: func(ctx context.Context) error { return run.Judge(ctx, p.Judge) }},
 		Stage{Name: "compare", Args: lines[1], Run: func(ctx context.Context) error { return run.Compare(ctx, p.Compare) }})
+}
+
+// Fingerprint is the evaluation's fingerprint (Fingerprint) from its options,
+// the names of its runs and the judge stage's result.
+func (o *Options) Fingerprint(runs []string, j *judge.Result) (inputs, params map[string]string) {
+	return Fingerprint(FingerprintOf{KB: o.KB, Cases: o.Cases, K: o.K, Repeat: o.Repeat, Bootstrap: o.Bootstrap, Runs: runs, Judge: j,
+		Store: o.Retrieval.Store, Embedder: o.Retrieval.Embedder, EmbedderModel: o.Retrieval.EmbedderModel, Rerank: o.RerankURL != "",
+		GeneratorModel: o.GeneratorModel, PerLocale: o.PerLocale})
 }

@@ -63,7 +63,7 @@ func TestPlanChainsTheStages(t *testing.T) {
 		assert.Equal(t, r.Out, p.Judge.Runs[i].Path)
 		assert.Equal(t, r.Out, p.Compare.Files.Runs[i].Path)
 	}
-	assert.Equal(t, p.Judge.Qrels, p.Compare.Files.Qrels)
+	assert.Equal(t, p.Judge.QrelsOut, p.Compare.Files.Qrels)
 	assert.Equal(t, []string{"dense", "lexical", "hybrid"}, p.Names())
 	args := p.Args(&o, "--comment", "never")
 	require.Len(t, args, 6, "generate, three retrieves, judge, compare")
@@ -73,7 +73,7 @@ func TestPlanChainsTheStages(t *testing.T) {
 	stages := p.Stages(&o, Runners{
 		Generate: func(_ context.Context, g *GenerateStage) error { ran = append(ran, "generate "+g.Out); return nil },
 		Retrieve: func(_ context.Context, r RetrieveStage) error { ran = append(ran, "retrieve "+r.Name); return nil },
-		Judge:    func(_ context.Context, j JudgeStage) error { ran = append(ran, "judge "+j.Qrels); return nil },
+		Judge:    func(_ context.Context, j JudgeStage) error { ran = append(ran, "judge "+j.QrelsOut); return nil },
 		Compare:  func(_ context.Context, c CompareStage) error { ran = append(ran, "compare "+c.JSON); return nil },
 	}, "--comment", "never")
 	for i, s := range stages {

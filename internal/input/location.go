@@ -1,19 +1,17 @@
-package cli
+package input
 
 import (
 	"errors"
 	"regexp"
 	"strconv"
-
-	"github.com/retrieval-gate/retrieval-gate/internal/input"
 )
 
-// errorLocation is the file and line an input error names: from the typed errors
-// of the readers and converters (input.Error; importer.Error is the same type) wherever they are in the chain,
-// else from a "FILE:LINE: " in the message (errors formatted by other packages).
-// Line 0 is the whole file; "" is no file.
-func errorLocation(err error) (file string, line int) {
-	var de *input.Error
+// Location is the file and line an error names: from an *Error (importer.Error
+// is the same type) wherever it is in the chain, else from a "FILE:LINE: " in
+// the message (errors formatted by other packages). Line 0 is the whole file;
+// "" is no file.
+func Location(err error) (file string, line int) {
+	var de *Error
 	if errors.As(err, &de) {
 		return de.File, de.Line
 	}

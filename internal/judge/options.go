@@ -1,0 +1,162 @@
+package judge
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/option"
+)
+
+// DefaultCache is the default judgment cache: a directory actions/cache can keep.
+const DefaultCache = ".retrieval-gate-cache/judge.jsonl"
+
+// RunOptions are the judge command's options, each set once: its files (Cache
+// "none" is no cache), the pool depth, the server, the outputs, the batch
+// modes (at most one: the Batch API, write the requests, read results) and the
+// human labelling sheet (HumanSample queries, written to HumanSheet.csv and
+// .jsonl).
+type RunOptions struct {
+	Files
+	K, Repeat                       int
+	LLM                             llm.Server
+	Format                          string
+	Price                           *Price
+	QrelsOut, JudgmentsOut, JSONOut string
+	Batch                           bool
+	BatchOut, BatchIn               string
+	BatchPoll                       time.Duration
+	HumanSample                     int
+	HumanSheet                      string
+	HumanSeed                       uint64
+}
+
+// NewRunOptions are the judge command's defaults.
+func NewRunOptions() *RunOptions {
+	return &RunOptions{Files: Files{Cache: DefaultCache}, K: 10, Repeat: 1, LLM: llm.Server{Concurrency: 4}, Format: FormatJSON,
+		BatchPoll: llm.DefaultPoll.Initial, HumanSeed: metrics.DefaultSeed}
+}
+
+// SheetPaths are the two files of the human labelling sheet: BASE.csv and BASE.jsonl.
+func (o *RunOptions) SheetPaths() (csvPath, jsonlPath string) {
+	if o.HumanSheet == "" {
+		return "", ""
+	}
+	return o.HumanSheet + ".csv", o.HumanSheet + ".jsonl"
+}
+
+// Validate checks the options (and makes Cache "none" no cache).
+func (o *RunOptions) Validate() error {
+	switch {
+	case len(o.Runs) == 0:
+		return option.Conflict("--run NAME=FILE is required (repeat it for each strategy)")
+	case o.KB == "":
+		return option.Required("kb", "")
+	case o.BatchOut != "" && (o.Batch || o.BatchIn != ""), o.Batch && o.BatchIn != "":
+		return option.Conflict("--batch, --batch-out and --batch-in are exclusive")
+	case o.BatchOut != "" && (o.QrelsOut != "" || o.JudgmentsOut != "" || o.JSONOut != ""):
+		return option.Conflict("--batch-out writes only the requests; judge --batch-in RESULTS writes the labels")
+	case o.BatchOut == "" && o.QrelsOut == "" && o.JudgmentsOut == "":
+		return option.Conflict("give --qrels FILE and/or --judgments FILE for the labels")
+	case o.HumanSample < 0:
+		return option.Refuse("human-sample", "must be 1 or more")
+	case o.HumanSample > 0 && o.HumanSheet == "":
+		return option.Conflict("--human-sample needs --human-sheet BASE (the sheet is written to BASE.csv and BASE.jsonl)")
+	case o.HumanSample == 0 && o.HumanSheet != "":
+		return option.Conflict("--human-sheet needs --human-sample N (the number of queries to label)")
+	case o.HumanSample > 0 && o.BatchOut != "":
+		return option.Conflict("--human-sample writes its sheet with the labels: give it to judge --batch-in RESULTS, not --batch-out")
+	case o.K < 1 || o.K > 1000:
+		return option.Refuse("k", "must be between 1 and 1000")
+	case o.Repeat < 1 || o.Repeat > 10:
+		return option.Refuse("repeat", "must be between 1 and 10")
+	case o.Format != FormatJSON && o.Format != FormatText:
+		return option.Refuse("answer-format", "must be json or text")
+	case o.BatchPoll <= 0 || o.BatchPoll > time.Hour:
+		return option.Refuse("batch-poll", "must be between 1ns and 1h")
+	}
+	if o.BatchOut != "" || o.BatchIn != "" {
+		// No server: the model name is still part of the requests and the cache key.
+		if err := o.LLM.ValidateBudget(); err != nil {
+			return err
+		}
+	} else if err := o.LLM.Validate("judge"); err != nil {
+		return err
+	}
+	if o.Cache == "none" {
+		o.Cache = ""
+	}
+	if o.Batch && o.Cache == "" {
+		return option.Conflict("--batch needs a --cache file: the batch id is kept beside it (CACHE" + BatchStateSuffix + ") for a rerun to resume")
+	}
+	return nil
+}
+
+// Outcome is what Execute did: the labels (nil with BatchOut, which writes
+// only the requests), their summary and the human sample drawn.
+type Outcome struct {
+	Result  *Result
+	Summary *Summary
+	Sample  *HumanSample
+}
+
+// Execute is the judge command's run: it creates the outputs (all or none; an
+// unwritable one fails before the inputs are read; the cache is not one of
+// them, it keeps every judgment made), judges the pool (RunFiles) with the
+// server, its API key read through getenv, and writes the labels, the report
+// and the human labelling sheet.
+func (o *RunOptions) Execute(ctx context.Context, getenv func(string) string, logf func(string, ...any), progress func(done, total int)) (*Outcome, error) {
+	outs := atomicfile.NewSet()
+	defer outs.Abort()
+	sheetCSV, sheetJSONL := o.SheetPaths()
+	ws, err := outs.AddAll(o.QrelsOut, o.JudgmentsOut, o.JSONOut, o.BatchOut, sheetCSV, sheetJSONL)
+	if err != nil {
+		return nil, err
+	}
+	fo := FileOptions{K: o.K, Logf: logf, Options: Options{Model: o.LLM.Model, Format: o.Format, Repeat: o.Repeat, Workers: o.LLM.Concurrency, Progress: progress}}
+	switch {
+	case o.BatchOut != "":
+		fo.Batch = &BatchOptions{RequestsOut: ws[3], MaxRequests: o.LLM.MaxRequests}
+	case o.BatchIn != "":
+		fo.Batch = &BatchOptions{ResultsIn: o.BatchIn, MaxRequests: o.LLM.MaxRequests}
+	default:
+		if fo.Client, err = o.LLM.Client(getenv); err != nil {
+			return nil, fmt.Errorf("judge: %w", err)
+		}
+		if o.Batch {
+			api, poll, err := o.LLM.BatchClient(getenv, o.BatchPoll)
+			if err != nil {
+				return nil, fmt.Errorf("judge: %w", err)
+			}
+			fo.Batch = &BatchOptions{API: api, MaxRequests: o.LLM.MaxRequests, Poll: poll}
+		}
+	}
+	res, err := RunFiles(ctx, o.Files, fo)
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Result: res}
+	if o.BatchOut == "" {
+		out.Summary = Summarize(res, o.Price)
+		if o.HumanSample > 0 {
+			out.Sample = SampleQueries(res.Pairs, o.HumanSample, o.HumanSeed)
+		}
+		meta := ReportMeta{K: o.K, Price: o.Price}
+		for _, r := range o.Runs {
+			meta.Runs = append(meta.Runs, r.Name)
+		}
+		if err := atomicfile.Render(ws,
+			func(w io.Writer) error { return WriteTREC(w, res) },
+			func(w io.Writer) error { return WriteJSONL(w, res) },
+			func(w io.Writer) error { return WriteReport(w, res, out.Summary, meta) }, nil,
+			func(w io.Writer) error { return WriteSheetCSV(w, out.Sample) },
+			func(w io.Writer) error { return WriteSheetJSONL(w, out.Sample) }); err != nil {
+			return nil, err
+		}
+	}
+	return out, outs.Commit()
+}

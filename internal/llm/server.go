@@ -1,0 +1,56 @@
+package llm
+
+import (
+	"strings"
+	"time"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/option"
+)
+
+// Server is one chat server as a command's options give it (the judge's or
+// the generator's): its URL and model, the requests in flight at once and the
+// budget of requests (0: no limit).
+type Server struct {
+	URL, Model  string
+	Concurrency int
+	MaxRequests int64
+}
+
+// Validate checks the server's options; role names its flags (--ROLE-url,
+// --ROLE-model).
+func (s Server) Validate(role string) error {
+	if s.URL == "" {
+		return option.Required(role+"-url", "")
+	}
+	if _, err := EndpointURL(s.URL); err != nil {
+		return option.Invalid(role+"-url", err)
+	}
+	if strings.Contains(s.URL, "api.openai.com") && s.Model == "" {
+		return option.Conflict(option.Name(role+"-url"), " api.openai.com needs ", option.Name(role+"-model"), " (e.g. gpt-4o-mini)")
+	}
+	if s.Concurrency < 1 || s.Concurrency > 256 {
+		return option.Refuse("concurrency", "must be between 1 and 256")
+	}
+	return s.ValidateBudget()
+}
+
+// ValidateBudget checks the budget of requests alone (the batch file modes
+// ask no server).
+func (s Server) ValidateBudget() error {
+	if s.MaxRequests < 0 {
+		return option.Refuse("max-requests", "must be 0 (no limit) or more")
+	}
+	return nil
+}
+
+// Client is the server's client, its API key read through getenv (APIKey).
+func (s Server) Client(getenv func(string) string) (*Client, error) {
+	return New(Config{URL: s.URL, Model: s.Model, APIKey: APIKey(getenv), Concurrency: s.Concurrency, MaxRequests: s.MaxRequests})
+}
+
+// BatchClient is the server's Batch API client, polled from poll on (1.5×
+// longer each time, at most a minute).
+func (s Server) BatchClient(getenv func(string) string, poll time.Duration) (*BatchClient, PollPolicy, error) {
+	api, err := NewBatchClient(Config{URL: s.URL, APIKey: APIKey(getenv)})
+	return api, PollPolicy{Initial: poll, Max: max(poll, time.Minute)}, err
+}
