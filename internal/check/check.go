@@ -169,22 +169,25 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 				}
 			}
 		}
-		var (
-			err       error
-			rankedBuf [32]string
-			ranked    []string
-		)
-		if bl != nil {
-			ranked, err = scorer.ScoreRanked(cs, r, rankedBuf[:0])
-		} else {
-			err = scorer.ScoreInto(cs, r)
+		if bl == nil {
+			err := scorer.ScoreInto(cs, r)
+			if err == nil && out != nil {
+				r.Out = appendLine(cs, r)
+			}
+			return it, err
 		}
+		// The ranked identities live only until prepare has copied what it
+		// keeps: a pooled buffer, not one on the heap per case.
+		rb := rankedBufs.Get().(*[32]string)
+		ranked, err := scorer.ScoreRanked(cs, r, rb[:0])
 		if err == nil && out != nil {
 			r.Out = appendLine(cs, r)
 		}
-		if err == nil && bl != nil {
+		if err == nil {
 			bl.prepare(cs, &it, ranked, o.K)
 		}
+		clear(rb[:])
+		rankedBufs.Put(rb)
 		return it, err
 	}
 	emit := func(it caseItem) error {
@@ -218,6 +221,9 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 		Floors: o.Floors, AllowEmpty: o.AllowEmpty,
 	}), nil
 }
+
+// rankedBufs are the workers' buffers of a case's ranked identities.
+var rankedBufs = sync.Pool{New: func() any { return new([32]string) }}
 
 // lineChunk is a block that output lines are carved from, so a million lines
 // cost a few hundred allocations instead of a million. A line is never written
