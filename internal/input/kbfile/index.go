@@ -49,10 +49,10 @@ func shortKey(id string) (w0, w1 uint64) {
 	case n >= 8:
 		w0 = le64(id, 0)
 		if n > 8 {
-			w1 = le64(id, n-8) >> (8 * uint(16-n))
+			w1 = le64(id, n-8) >> (8 * (16 - n))
 		}
 	case n >= 4:
-		w0 = uint64(le32(id, 0)) | uint64(le32(id, n-4)>>(8*uint(8-n)))<<32
+		w0 = uint64(le32(id, 0)) | uint64(le32(id, n-4)>>(8*(8-n)))<<32
 	default:
 		for i := n - 1; i >= 0; i-- {
 			w0 = w0<<8 | uint64(id[i])
