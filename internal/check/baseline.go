@@ -80,7 +80,7 @@ func (r *baselineRun) prepare(cs *casefile.Case, it *caseItem, ranked []string, 
 			HasTop: it.cur.HasTop, Top: it.cur.Top}
 	}
 	if r.write {
-		it.bl = appendBaselineLine(&it.line)
+		it.bl, it.blChunk = appendBaselineLine(&it.line)
 	}
 	if keep {
 		it.line.Gold = append([]string(nil), it.line.Gold...)
@@ -98,6 +98,8 @@ func (r *baselineRun) add(it *caseItem) error {
 	}
 	if r.write {
 		_, err := r.body.Write(it.bl)
+		it.bl = nil
+		it.blChunk.release() // copied into the body's buffer
 		return err
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"context"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
@@ -146,6 +147,9 @@ type caseItem struct {
 	line baseline.CaseLine // id, query, gold (kept only when listed or written)
 	cur  baseline.Current
 	bl   []byte // the --write-baseline line
+	// The chunks the lines r.Out and bl are carved from, released by emit
+	// once it has copied them into their writers.
+	outChunk, blChunk *lineChunk
 }
 
 // scoreCases streams the cases: workers score each case in parallel, emit
@@ -169,27 +173,33 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 				}
 			}
 		}
-		var (
-			err       error
-			rankedBuf [32]string
-			ranked    []string
-		)
-		if bl != nil {
-			ranked, err = scorer.ScoreRanked(cs, r, rankedBuf[:0])
-		} else {
-			err = scorer.ScoreInto(cs, r)
+		if bl == nil {
+			err := scorer.ScoreInto(cs, r)
+			if err == nil && out != nil {
+				r.Out, it.outChunk = appendLine(cs, r)
+			}
+			return it, err
 		}
+		// The ranked identities live only until prepare has copied what it
+		// keeps: a pooled buffer, not one on the heap per case.
+		rb := rankedBufs.Get().(*[32]string)
+		ranked, err := scorer.ScoreRanked(cs, r, rb[:0])
 		if err == nil && out != nil {
-			r.Out = appendLine(cs, r)
+			r.Out, it.outChunk = appendLine(cs, r)
 		}
-		if err == nil && bl != nil {
+		if err == nil {
 			bl.prepare(cs, &it, ranked, o.K)
 		}
+		clear(rb[:])
+		rankedBufs.Put(rb)
 		return it, err
 	}
 	emit := func(it caseItem) error {
 		if out != nil {
-			if _, err := out.Write(it.r.Out); err != nil {
+			_, err := out.Write(it.r.Out)
+			it.r.Out = nil
+			it.outChunk.release() // copied into out's buffer
+			if err != nil {
 				return err
 			}
 		}
@@ -219,20 +229,41 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 	}), nil
 }
 
+// rankedBufs are the workers' buffers of a case's ranked identities.
+var rankedBufs = sync.Pool{New: func() any { return new([32]string) }}
+
 // lineChunk is a block that output lines are carved from, so a million lines
-// cost a few hundred allocations instead of a million. A line is never written
-// after it is handed out (later lines are appended past its end).
-type lineChunk struct{ buf []byte }
+// cost a few allocations instead of a million. A line is never written after it
+// is handed out (later lines are appended past its end) until the chunk is
+// recycled: refs counts the lines handed out and not yet released (emit
+// releases a line once it has copied it into its writer) plus one while a
+// worker may still carve from the chunk; at zero the chunk is reused.
+type lineChunk struct {
+	buf  []byte
+	refs atomic.Int64
+}
 
 const lineChunkSize = 64 << 10
 
-var lineChunks = sync.Pool{New: func() any { return &lineChunk{} }}
+// lineChunks hold the chunks workers carve from; freeChunks the recycled ones.
+var (
+	lineChunks = sync.Pool{New: func() any { return newLineChunk() }}
+	freeChunks = sync.Pool{New: func() any { return newLineChunk() }}
+)
+
+func newLineChunk() *lineChunk {
+	ch := &lineChunk{buf: make([]byte, 0, lineChunkSize)}
+	ch.refs.Store(1) // the carving worker's
+	return ch
+}
 
 // getChunk returns a pooled chunk with room for a line.
 func getChunk() *lineChunk {
 	ch := lineChunks.Get().(*lineChunk)
 	if cap(ch.buf)-len(ch.buf) < 4<<10 {
-		ch.buf = make([]byte, 0, lineChunkSize)
+		// Full: no more carving from it; it is recycled once its lines are.
+		ch.release()
+		ch = freeChunks.Get().(*lineChunk)
 	}
 	return ch
 }
@@ -240,24 +271,38 @@ func getChunk() *lineChunk {
 // cut returns the line appended to ch since start and puts ch back.
 func (ch *lineChunk) cut(start int) []byte {
 	line := ch.buf[start:len(ch.buf):len(ch.buf)]
+	ch.refs.Add(1)
 	lineChunks.Put(ch)
 	return line
 }
 
-// appendLine renders the --cases-out line of one case.
-func appendLine(c *casefile.Case, r *gate.CaseResult) []byte {
+// release drops one reference (a line, or the carving worker's); the last one
+// recycles the chunk. A nil chunk is a no-op.
+func (ch *lineChunk) release() {
+	if ch == nil || ch.refs.Add(-1) != 0 {
+		return
+	}
+	ch.buf = ch.buf[:0]
+	ch.refs.Store(1)
+	freeChunks.Put(ch)
+}
+
+// appendLine renders the --cases-out line of one case, and the chunk to
+// release once the line is written.
+func appendLine(c *casefile.Case, r *gate.CaseResult) ([]byte, *lineChunk) {
 	ch := getChunk()
 	start := len(ch.buf)
 	ch.buf = checkreport.AppendCaseLine(ch.buf, c, r)
-	return ch.cut(start)
+	return ch.cut(start), ch
 }
 
-// appendBaselineLine renders the --write-baseline line of one case.
-func appendBaselineLine(c *baseline.CaseLine) []byte {
+// appendBaselineLine renders the --write-baseline line of one case, and the
+// chunk to release once the line is written.
+func appendBaselineLine(c *baseline.CaseLine) ([]byte, *lineChunk) {
 	ch := getChunk()
 	start := len(ch.buf)
 	ch.buf = baseline.AppendCaseLine(ch.buf, c)
-	return ch.cut(start)
+	return ch.cut(start), ch
 }
 
 // newGzipBody is the --write-baseline body writer: gzip (fastest) over a 1 MiB

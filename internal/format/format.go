@@ -189,11 +189,28 @@ func WriteJSON(w io.Writer, v any) error {
 
 const hexDigits = "0123456789abcdef"
 
+const (
+	swarOnes = 0x0101010101010101
+	swarHigh = 0x8080808080808080
+)
+
 // AppendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
 func AppendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
+	// The common string, printable ASCII without a quote or backslash, eight
+	// bytes at a time (haszero/hasless from "Bit Twiddling Hacks": exact for
+	// "any"); the loop below goes on from the first word that has another byte.
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		q, e := x^(swarOnes*'"'), x^(swarOnes*'\\')
+		if ((q-swarOnes)&^q|(e-swarOnes)&^e|(x-swarOnes*0x20)&^x|x)&swarHigh != 0 {
+			break
+		}
+	}
 	start := 0
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {

@@ -152,6 +152,17 @@ func TestFloatJSON(t *testing.T) {
 
 func TestAppendJSONString(t *testing.T) {
 	assert.Equal(t, `"a\"b\\\n\u0001\u2028�"`, string(AppendJSONString(nil, "a\"b\\\n\x01\u2028\xff")))
+	// A byte that needs escaping at every offset of the eight-byte fast path
+	// (and past it), after plain ASCII: the same as rune by rune.
+	for _, special := range []string{"\"", "\\", "\n", "\x01", "\x1f", "\x7f", "é", "\u2028", "\xff", "\xe2\x80"} {
+		for pre := range 20 {
+			for _, post := range []string{"", "z", "plain ascii tail"} {
+				in := strings.Repeat("a", pre) + special + post
+				assert.Equal(t, string(appendJSONStringRunes(nil, in)), string(AppendJSONString(nil, in)), "%q", in)
+			}
+		}
+	}
+	assert.Equal(t, `"0123456789abcdef"`, string(AppendJSONString(nil, "0123456789abcdef")))
 	_ = strings.ToUpper
 }
 
@@ -184,4 +195,33 @@ func TestShorten(t *testing.T) {
 		assert.Equal(t, tc.ok, ok, tc.in)
 		assert.LessOrEqual(t, len([]rune(got)), tc.max, tc.in)
 	}
+}
+
+// appendJSONStringRunes is AppendJSONString rune by rune: the reference of its
+// eight-byte fast path.
+func appendJSONStringRunes(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '"' || r == '\\':
+			dst = append(dst, '\\', byte(r))
+		case r == '\n':
+			dst = append(dst, `\n`...)
+		case r == '\r':
+			dst = append(dst, `\r`...)
+		case r == '\t':
+			dst = append(dst, `\t`...)
+		case r < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[r>>4], hexDigits[r&0xf])
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, "\ufffd"...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(dst, '"')
 }

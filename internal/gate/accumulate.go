@@ -187,48 +187,54 @@ func (a *Accumulator) Add(r *CaseResult) error {
 
 // idSet is an open-addressing (linear probing) set of 64-bit id hashes, each with
 // the line of its first occurrence: one probe sequence per case and 12 bytes a
-// slot, at most 3/4 full.
+// slot, at most 3/4 full. A slot holds the hash and the line side by side, so
+// an insert into a table far larger than the caches touches one cache line, not
+// one in a hash array and another in a line array.
 type idSet struct {
-	keys  []uint64 // 0 marks an empty slot (a hash of 0 is stored as 1)
-	lines []uint32
+	slots []idSlot
 	bits  uint
 	n     int
 }
+
+// idSlot is a hash (0 marks an empty slot; a hash of 0 is stored as 1) in two
+// halves, so that a slot is 12 bytes with no padding, and its line.
+type idSlot struct{ lo, hi, line uint32 }
 
 // insert adds h, or reports the line it was first inserted with.
 func (s *idSet) insert(h uint64, line uint32) (first uint32, dup bool) {
 	if h == 0 {
 		h = 1
 	}
-	if 4*(s.n+1) > 3*len(s.keys) {
+	if 4*(s.n+1) > 3*len(s.slots) {
 		s.grow()
 	}
-	mask := uint64(1)<<s.bits - 1 // len(s.keys) is 1<<s.bits
+	lo, hi := uint32(h), uint32(h>>32) //nolint:gosec // G115: the two halves of h
+	mask := uint64(1)<<s.bits - 1      // len(s.slots) is 1<<s.bits
 	for i := (h * 0x9e3779b97f4a7c15) >> (64 - s.bits); ; i = (i + 1) & mask {
-		switch s.keys[i] {
-		case 0:
-			s.keys[i], s.lines[i] = h, line
+		sl := &s.slots[i]
+		switch {
+		case sl.lo == 0 && sl.hi == 0:
+			*sl = idSlot{lo, hi, line}
 			s.n++
 			return 0, false
-		case h:
-			return s.lines[i], true
+		case sl.lo == lo && sl.hi == hi:
+			return sl.line, true
 		}
 	}
 }
 
 func (s *idSet) grow() {
-	old, oldLines := s.keys, s.lines
+	old := s.slots
 	if s.bits == 0 {
 		s.bits = 12
 	} else {
 		s.bits++
 	}
-	s.keys = make([]uint64, 1<<s.bits)
-	s.lines = make([]uint32, 1<<s.bits)
+	s.slots = make([]idSlot, 1<<s.bits)
 	s.n = 0
-	for i, k := range old {
-		if k != 0 {
-			s.insert(k, oldLines[i])
+	for _, sl := range old {
+		if sl.lo != 0 || sl.hi != 0 {
+			s.insert(uint64(sl.hi)<<32|uint64(sl.lo), sl.line)
 		}
 	}
 }

@@ -431,7 +431,17 @@ func TestIDSet(t *testing.T) {
 		require.Equal(t, uint32(i+1), first)
 	}
 	assert.Equal(t, 100000, s.n)
-	assert.LessOrEqual(t, 4*s.n, 3*len(s.keys))
+	assert.LessOrEqual(t, 4*s.n, 3*len(s.slots))
+
+	// Hashes that share one half are distinct (the slot keeps both halves).
+	var t2 idSet
+	for i, h := range []uint64{1 << 32, 1, 1<<32 | 1, 7 << 32, 7} {
+		_, dup := t2.insert(h, uint32(i+1))
+		require.False(t, dup, "hash %#x", h)
+	}
+	first, dup := t2.insert(1<<32|1, 9)
+	require.True(t, dup)
+	require.Equal(t, uint32(3), first)
 }
 
 func TestCanonicalLocale(t *testing.T) {
@@ -494,4 +504,24 @@ func TestFloorReasonTellsCloseValuesApart(t *testing.T) {
 	assert.Equal(t, int64(1), g.N)
 	assert.Equal(t, metrics.KeyHit, g.Measure)
 	assert.Equal(t, outcome.GroupOverall, g.Group)
+}
+
+// Scoring allocates nothing per case in the steady state, a missed case
+// included (its gold and top k are kept for the report: carved from chunks).
+func TestScoreIntoAllocs(t *testing.T) {
+	kb := cardSet{"card-1": true, "card-2": true, "card-3": true}
+	missed := &casefile.Case{ID: "x", Locale: "en", Type: "golden", Gold: []string{"card-3"}, File: "f", Line: 1,
+		Retrieved: []casefile.Retrieved{{ID: "card-1#c0", ParentID: "card-1"}, {ID: "card-2#c0", ParentID: "card-2"}}}
+	s := &Scorer{KB: kb, K: 5}
+	var r CaseResult
+	require.NoError(t, s.ScoreInto(missed, &r))
+	require.True(t, r.Missed())
+	assert.Equal(t, []string{"card-3"}, r.Gold)
+	assert.Equal(t, []string{"card-1", "card-2"}, r.TopK)
+	allocs := testing.AllocsPerRun(2000, func() {
+		if err := s.ScoreInto(missed, &r); err != nil {
+			t.Fatal(err)
+		}
+	})
+	assert.LessOrEqual(t, allocs, 0.01)
 }

@@ -295,3 +295,52 @@ func TestParseRefusesOverlongLine(t *testing.T) {
 	err := p.Parse(make([]byte, MaxLine+1), "cases.jsonl", 3, &c)
 	require.EqualError(t, err, "cases.jsonl:3: line longer than 64 MiB")
 }
+
+// The strings of every case stay intact while the parser goes on: cases whose
+// strings fill a slab's tail, outgrow it (a query longer than a slab, escaped
+// strings) or fail to parse in the middle of decoding.
+func TestParseCaseStringsStayIntact(t *testing.T) {
+	var p CaseParser
+	type want struct{ id, query, gold, ret string }
+	var kept []Case
+	var wants []want
+	for i := range 400 {
+		q := strings.Repeat(string(rune('a'+i%26)), []int{1, 300, 900, 1500, 20000}[i%5])
+		w := want{id: "case-" + strings.Repeat("x", i%7) + string(rune('A'+i%26)), query: q,
+			gold: "g\u00e9" + q[:min(len(q), 40)], ret: "r" + string(rune('0'+i%10))}
+		line := `{"id":"` + w.id + `","query":"` + w.query + `","must_cite_one_of":["g\u00e9` + q[:min(len(q), 40)] +
+			`"],"retrieved":[{"id":"` + w.ret + `","parent_id":"","score":0.5}]}`
+		if i%11 == 3 {
+			// A line that fails after some strings were decoded.
+			require.Error(t, p.Parse([]byte(line[:len(line)-3]), "f", i, new(Case)))
+		}
+		c := new(Case)
+		require.NoError(t, p.Parse([]byte(line), "f", i+1, c))
+		kept, wants = append(kept, *c), append(wants, w)
+	}
+	for i, c := range kept {
+		w := wants[i]
+		require.Equal(t, w.id, c.ID, "case %d", i)
+		require.Equal(t, w.query, c.Query, "case %d", i)
+		require.Equal(t, []string{w.gold}, c.Gold, "case %d", i)
+		require.Equal(t, w.ret, c.Retrieved[0].ID, "case %d", i)
+	}
+}
+
+// Parsing a common case allocates nothing in the steady state (its strings are
+// carved from slabs: one allocation per slab, none per case).
+func TestParseCaseAllocs(t *testing.T) {
+	line := []byte(`{"id": "case-0", "locale": "en", "type": "golden", "query": "How do I do thing number 0?", ` +
+		`"must_cite_one_of": ["card-1007"], "retrieved": [{"id": "card-2633#c0", "parent_id": "card-2633", "score": 0.921}, ` +
+		`{"id": "card-1007#c1", "parent_id": "card-1007", "score": 0.892}]}`)
+	var p CaseParser
+	var c Case
+	require.NoError(t, p.Parse(line, "f", 1, &c))
+	allocs := testing.AllocsPerRun(1000, func() {
+		if err := p.Parse(line, "f", 1, &c); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// 1000 cases of ~150 bytes of strings: about 10 slabs of 16 KiB.
+	assert.LessOrEqual(t, allocs, 0.02)
+}

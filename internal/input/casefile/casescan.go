@@ -138,7 +138,12 @@ func (p *CaseParser) reset(b []byte) {
 	p.b = b
 	p.s.Reset(b)
 	p.topSeen = 0
-	p.arena = p.arena[:0]
+	// The arena is the slab's free tail, so that the strings of a case need no
+	// copy (carveStrings); a case whose strings outgrow it has them copied.
+	if cap(p.slab)-len(p.slab) < slabMinTail {
+		p.slab = make([]byte, 0, slabSize)
+	}
+	p.arena = p.slab[len(p.slab):len(p.slab)]
 	p.id, p.locale, p.typ, p.query = noArenaSpan, noArenaSpan, noArenaSpan, noArenaSpan
 	p.hasID = false
 	p.gold = p.gold[:0]
@@ -152,17 +157,28 @@ func (p *CaseParser) reset(b []byte) {
 	p.unknown = p.unknown[:0]
 }
 
-// slabSize is the size of the blocks the strings of cases are carved from.
-const slabSize = 16 << 10
+// slabSize is the size of the blocks the strings of cases are carved from;
+// a case starts a new one when less than slabMinTail bytes are left.
+const (
+	slabSize    = 16 << 10
+	slabMinTail = 1 << 10
+)
 
-// carveStrings returns the arena's bytes as a string carved from p.slab: one
-// allocation per slabSize bytes of strings instead of one per case, which
-// keeps the garbage collector quiet. Safe because a slab is append-only: bytes
-// handed out in a string are never written again.
+// carveStrings returns the arena's bytes as a string in p.slab: one allocation
+// per slabSize bytes of strings instead of one per case, which keeps the
+// garbage collector quiet. The arena is the slab's free tail (reset), so
+// carving is taking it into the slab; an arena that outgrew the tail (append
+// moved it) is copied into a new slab. Safe because a slab is append-only:
+// bytes handed out in a string are never written again, and the next arena
+// starts past them.
 func (p *CaseParser) carveStrings() string {
 	n := len(p.arena)
 	if n == 0 {
 		return ""
+	}
+	if start := len(p.slab); cap(p.slab) > start && unsafe.SliceData(p.arena) == unsafe.SliceData(p.slab[start:]) {
+		p.slab = p.slab[:start+n]
+		return unsafe.String(&p.slab[start], n) //nolint:gosec // G103: a view into the slab, whose bytes are never written again (see above)
 	}
 	if cap(p.slab)-len(p.slab) < n {
 		p.slab = make([]byte, 0, max(slabSize, n))

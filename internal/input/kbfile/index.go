@@ -5,18 +5,80 @@ import (
 )
 
 // idIndex answers Has for check's hot path: ten lookups per case, millions per
-// run, while the cases stream through the caches and evict what is not small. A
-// Go map of strings keeps each key's bytes elsewhere on the heap (a cache miss
-// on top of the table's); here the table is 8 bytes a slot (32 bits of the
-// id's hash and where its bytes are) and the ids are packed in one arena, so a
-// lookup touches the small table and, only when the hash bits match, the arena.
-// Open addressing with linear probing, at most half full. Ids longer than
-// maxIndexedID bytes are not in it: Has asks the map for those.
+// run, while the cases stream through the caches and evict what is not small.
+//
+// An id of at most maxShortID bytes (most ids: "card-1007", "faq/returns") is
+// looked up in short: its bytes packed in two words (shortKey) are the key, so
+// a lookup hashes two words inline and compares them with one slot (one cache
+// line), no call and no second memory access.
+//
+// A longer id: a Go map of strings keeps each key's bytes elsewhere on the heap
+// (a cache miss on top of the table's); here the table is 8 bytes a slot (32
+// bits of the id's hash and where its bytes are) and the ids are packed in one
+// arena, so a lookup touches the small table and, only when the hash bits
+// match, the arena. Ids longer than maxIndexedID bytes are not in it: Has asks
+// the map for those.
+//
+// Both tables: open addressing with linear probing, at most half full.
 type idIndex struct {
 	seed  maphash.Seed
 	mask  uint64
 	slots []uint64 // 0: empty; else hash>>32 << 32 | (offset in arena + 1)
 	arena []byte   // per id: its length (one byte), then its bytes
+
+	short     []shortSlot
+	shortMask uint64
+	k0, k1    uint64 // the short table's hash keys (random per index)
+}
+
+// shortSlot is an id of at most maxShortID bytes (shortKey); w1 == 0: empty.
+type shortSlot struct{ w0, w1 uint64 }
+
+// maxShortID is the longest id of the short table: 15 bytes and its length fit
+// two words.
+const maxShortID = 15
+
+// shortKey packs id (at most maxShortID bytes) in two words: its bytes in
+// order (little-endian), zero-padded, and its length plus one in the top byte
+// of the second, so distinct ids have distinct keys and no key is all zero.
+// The bytes are loaded a word (or half a word) at a time, the loads
+// overlapping instead of reading past the end of the id.
+func shortKey(id string) (w0, w1 uint64) {
+	n := len(id)
+	switch {
+	case n >= 8:
+		w0 = le64(id, 0)
+		if n > 8 {
+			w1 = le64(id, n-8) >> (8 * (16 - n))
+		}
+	case n >= 4:
+		w0 = uint64(le32(id, 0)) | uint64(le32(id, n-4)>>(8*(8-n)))<<32
+	default:
+		for i := n - 1; i >= 0; i-- {
+			w0 = w0<<8 | uint64(id[i])
+		}
+	}
+	return w0, w1 | uint64(n+1)<<56 //nolint:gosec // G115: n <= maxShortID
+}
+
+func le64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+func le32(s string, i int) uint32 {
+	s = s[i : i+4]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+}
+
+// shortHash mixes a short key (keyed by k0, k1, so that the slots of a KB's
+// ids differ from run to run).
+func (x *idIndex) shortHash(w0, w1 uint64) uint64 {
+	h := (w0^x.k0)*0x9e3779b97f4a7c15 ^ (w1^x.k1)*0xc2b2ae3d27d4eb4f
+	h ^= h >> 29
+	h *= 0xbf58476d1ce4e5b9
+	return h ^ h>>32
 }
 
 const (
@@ -32,30 +94,65 @@ func (kb *KB) buildIndex() {
 	if len(kb.Cards) > maxIndexed {
 		return
 	}
-	n := 16
-	for n < 2*len(kb.Cards) {
-		n *= 2
+	x := &idIndex{seed: maphash.MakeSeed()}
+	nShort := 0
+	for i := range kb.Cards {
+		if len(kb.Cards[i].ID) <= maxShortID {
+			nShort++
+		}
 	}
-	x := &idIndex{seed: maphash.MakeSeed(), mask: uint64(n - 1), slots: make([]uint64, n)} //nolint:gosec // G115: n is a positive power of two
+	x.k0 = maphash.String(x.seed, "k0")
+	x.k1 = maphash.String(x.seed, "k1")
+	x.short = make([]shortSlot, tableSize(nShort))
+	x.shortMask = uint64(len(x.short) - 1) //nolint:gosec // G115: a positive power of two
+	x.slots = make([]uint64, tableSize(len(kb.Cards)-nShort))
+	x.mask = uint64(len(x.slots) - 1) //nolint:gosec // G115: a positive power of two
 	for i := range kb.Cards {
 		id := kb.Cards[i].ID
-		if len(id) > maxIndexedID {
-			continue
+		switch {
+		case len(id) <= maxShortID:
+			w0, w1 := shortKey(id)
+			j := x.shortHash(w0, w1) & x.shortMask
+			for x.short[j].w1 != 0 {
+				j = (j + 1) & x.shortMask
+			}
+			x.short[j] = shortSlot{w0, w1}
+		case len(id) <= maxIndexedID:
+			h := maphash.String(x.seed, id)
+			j := h & x.mask
+			for x.slots[j] != 0 {
+				j = (j + 1) & x.mask
+			}
+			x.slots[j] = h>>32<<32 | uint64(len(x.arena)+1)
+			x.arena = append(x.arena, byte(len(id))) //nolint:gosec // G115: len(id) <= maxIndexedID (255)
+			x.arena = append(x.arena, id...)
 		}
-		h := maphash.String(x.seed, id)
-		j := h & x.mask
-		for x.slots[j] != 0 {
-			j = (j + 1) & x.mask
-		}
-		x.slots[j] = h>>32<<32 | uint64(len(x.arena)+1)
-		x.arena = append(x.arena, byte(len(id))) //nolint:gosec // G115: len(id) <= maxIndexedID (255)
-		x.arena = append(x.arena, id...)
 	}
 	kb.index = x
 }
 
+// tableSize is the number of slots for n ids: a power of two, at least 2n and 16.
+func tableSize(n int) int {
+	size := 16
+	for size < 2*n {
+		size *= 2
+	}
+	return size
+}
+
 // has reports whether the index holds id, which is at most maxIndexedID bytes.
 func (x *idIndex) has(id string) bool {
+	if len(id) <= maxShortID {
+		w0, w1 := shortKey(id)
+		for j := x.shortHash(w0, w1) & x.shortMask; ; j = (j + 1) & x.shortMask {
+			switch sl := x.short[j]; {
+			case sl.w0 == w0 && sl.w1 == w1:
+				return true
+			case sl.w1 == 0:
+				return false
+			}
+		}
+	}
 	h := maphash.String(x.seed, id)
 	tag := h >> 32
 	for j := h & x.mask; ; j = (j + 1) & x.mask {

@@ -77,3 +77,26 @@ func TestHasIndexLoaded(t *testing.T) {
 		require.Equal(t, want, kb.Has(id), "%q", id)
 	}
 }
+
+// TestHasShortIDs: ids that differ only by trailing zero bytes, or by a byte in
+// the part two overlapping loads both read, are told apart (the length is part
+// of the short key).
+func TestHasShortIDs(t *testing.T) {
+	ids := []string{"", "\x00", "a", "a\x00", "a\x00\x00\x00", "abcd", "abcde", "abcdefg", "abcdefgh",
+		"abcdefgh\x00", "abcdefghi", "abcdefghijklmno", "abcdefghijklmn\x00", strings.Repeat("\xff", 15)}
+	for skip := range ids {
+		kb := &KB{}
+		for i, id := range ids {
+			if i != skip {
+				require.NoError(t, kb.add(Card{ID: id, File: "kb.jsonl", Line: i + 1}))
+			}
+		}
+		kb.buildIndex()
+		for i, id := range ids {
+			require.Equal(t, i != skip, kb.Has(id), "without %q: %q", ids[skip], id)
+		}
+		for _, id := range []string{"b", "abce", "abcdefgj", "abcdefghijklmnp", "\x00\x00"} {
+			require.False(t, kb.Has(id), "%q", id)
+		}
+	}
+}
