@@ -107,10 +107,16 @@ func (d *Document) finding(f compare.Finding, name func(string) string) string {
 		if f.Better() {
 			return fmt.Sprintf("%s is clearly above %s (%s): judging by the names (hybrid vs. dense/ANN), adding keyword matching helps on these queries.", a, b, describe)
 		}
+		if f.Worse() {
+			return fmt.Sprintf("%s is significantly below %s (%s): judging by the names, adding keyword matching to dense retrieval hurts on these queries (check the hybrid's fusion weights).", a, b, describe)
+		}
 		return fmt.Sprintf("%s is not significantly above %s (%s): judging by the names, adding keyword matching to dense retrieval shows no clear benefit on these queries.", a, b, describe)
 	case compare.HybridVsLexical:
 		if f.Better() {
 			return fmt.Sprintf("%s is clearly above %s (%s): judging by the names (hybrid vs. full text), adding vector search helps on these queries.", a, b, describe)
+		}
+		if f.Worse() {
+			return fmt.Sprintf("%s is significantly below %s (%s): judging by the names, adding vector search to full text hurts on these queries (check the hybrid's fusion weights).", a, b, describe)
 		}
 		return fmt.Sprintf("%s is not significantly above %s (%s): judging by the names, adding vector search to full text shows no clear benefit on these queries.", a, b, describe)
 	case compare.Reranker:

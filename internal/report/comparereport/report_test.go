@@ -276,6 +276,8 @@ func TestFindingSentences(t *testing.T) {
 		{compare.Finding{Kind: compare.HybridVsDense, A: "hybrid", B: "ann", Test: ns}, "hybrid is not significantly above ann (Δ DCG@10 = +0.010, 95% CI [-0.100, +0.120], Holm p = 0.6000, n = 50): judging by the names, adding keyword matching to dense retrieval shows no clear benefit"},
 		{compare.Finding{Kind: compare.HybridVsLexical, A: "hybrid", B: "bm25", Test: sig}, "adding vector search helps"},
 		{compare.Finding{Kind: compare.HybridVsLexical, A: "hybrid", B: "bm25", Test: ns}, "adding vector search to full text shows no clear benefit"},
+		{compare.Finding{Kind: compare.HybridVsDense, A: "hybrid", B: "ann", Test: neg}, "hybrid is significantly below ann (Δ DCG@10 = -0.400, 95% CI [-0.600, -0.200], Holm p = 0.0010, n = 50): judging by the names, adding keyword matching to dense retrieval hurts"},
+		{compare.Finding{Kind: compare.HybridVsLexical, A: "hybrid", B: "bm25", Test: neg}, "hybrid is significantly below bm25 (Δ DCG@10 = -0.400"},
 		{compare.Finding{Kind: compare.Reranker, A: "x+rerank", B: "x", Test: sig}, "The reranker helps significantly: x+rerank beats x"},
 		{compare.Finding{Kind: compare.Reranker, A: "x+rerank", B: "x", Test: neg}, "The reranker hurts: x+rerank is significantly below x"},
 		{compare.Finding{Kind: compare.Reranker, A: "x+rerank", B: "x", Test: ns}, "The reranker shows no significant gain: x+rerank vs x"},
