@@ -24,6 +24,7 @@ type labelScanner struct {
 	tmp    []byte            // an unescaped string
 	id     []byte            // the case id of the last label
 	intern map[string]string // dimensions and constructs
+	at     []byte            // this line's timestamp text
 	lastAt []byte            // the last timestamp text and its value
 	lastT  time.Time
 }
@@ -47,7 +48,7 @@ func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l 
 		return false // no fields
 	}
 	timeKey := side.timeKey()
-	var at []byte
+	at := sc.at[:0]
 	hasAt := false
 	s.OpenObject()
 	defer s.CloseObject()
@@ -86,6 +87,7 @@ func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l 
 				return false
 			}
 			at, hasAt, i = append(at[:0], str...), true, end
+			sc.at = at
 		case "score":
 			if c := b[v]; c != '-' && (c < '0' || c > '9') {
 				return false
@@ -282,15 +284,15 @@ func (ls *Labels) Increasing() bool {
 
 func (ls *Labels) checkIncreasing() bool {
 	last := make([]int, len(ls.names))
-	for i := range ls.recs {
-		r := &ls.recs[i]
-		if r.dim == spillCode {
+	for i := range ls.Len() {
+		d := ls.dimCons.get(i) >> 16
+		if d == spillCode {
 			return false
 		}
-		if p := last[r.dim] - 1; p >= 0 && ls.CaseID(p) >= ls.CaseID(i) {
+		if p := last[d] - 1; p >= 0 && ls.CaseID(p) >= ls.CaseID(i) {
 			return false
 		}
-		last[r.dim] = i + 1
+		last[d] = i + 1
 	}
 	return true
 }
