@@ -7,7 +7,6 @@
 package format
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"math"
@@ -180,13 +179,20 @@ func AppendFloat(dst []byte, v float64) []byte {
 // the whole document (at 1M calibrate pairs a 30 MB buffer grown by copies,
 // 120 MB allocated).
 func WriteJSON(w io.Writer, v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	enc := json.NewEncoder(indenter{w})
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return err
+	return enc.Encode(v)
+}
+
+// indenter indents what json.Encoder writes (the whole compact value and a
+// newline, in one Write once it is marshalled) as it writes it to w.
+type indenter struct{ w io.Writer }
+
+func (in indenter) Write(p []byte) (int, error) {
+	if err := writeIndented(in.w, p); err != nil {
+		return 0, err
 	}
-	return writeIndented(w, buf.Bytes())
+	return len(p), nil
 }
 
 // writeIndented writes src, JSON values as json.Marshal writes them (valid,

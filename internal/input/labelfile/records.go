@@ -456,3 +456,13 @@ func (ls *Labels) Label(i int) Label {
 	}
 	return l
 }
+
+// Before reports whether label i of a was made before label j of b
+// (a.At(i).Before(b.At(j)), without making either time.Time).
+func Before(a *Labels, i int, b *Labels, j int) bool {
+	if a.spilled(i) || b.spilled(j) {
+		return a.At(i).Before(b.At(j))
+	}
+	as, bs := a.sec.get(i), b.sec.get(j)
+	return as < bs || as == bs && a.nsec.get(i) < b.nsec.get(j)
+}

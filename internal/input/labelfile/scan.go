@@ -27,6 +27,7 @@ type labelScanner struct {
 	at     []byte            // this line's timestamp text
 	lastAt []byte            // the last timestamp text and its value
 	lastT  time.Time
+	last   [2]string // the last dimension and construct
 }
 
 const (
@@ -71,14 +72,14 @@ func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l 
 				sc.id = append(sc.id[:0], str...)
 				l.CaseID = unsafe.String(unsafe.SliceData(sc.id), len(sc.id)) //nolint:gosec // G103: valid until the next scan; Labels.add copies it
 			case "dimension":
-				l.Dimension = sc.interned(str)
+				l.Dimension = sc.internedAs(0, str)
 			case RaterKey:
 				if len(str) == 0 {
 					return false
 				}
 				l.Rater = sc.interned(str)
 			default:
-				l.Construct = sc.interned(str)
+				l.Construct = sc.internedAs(1, str)
 			}
 			i = end
 		case timeKey:
@@ -172,6 +173,17 @@ func (sc *labelScanner) str(v int) ([]byte, int, bool) {
 	}
 	sc.tmp = jsonpos.AppendUnquoted(sc.tmp[:0], b[v+1:end-1])
 	return sc.tmp, end, true
+}
+
+// internedAs is interned(b), remembering the last string of field (0:
+// dimension, 1: construct): labels mostly repeat the one before.
+func (sc *labelScanner) internedAs(field int, b []byte) string {
+	if s := sc.last[field]; s == string(b) && s != "" {
+		return s
+	}
+	s := sc.interned(b)
+	sc.last[field] = s
+	return s
 }
 
 // interned returns b as a string shared by every label that has the same one.
