@@ -24,7 +24,7 @@ type labelScanner struct {
 	tmp    []byte            // an unescaped string
 	id     []byte            // the case id of the last label
 	intern map[string]string // dimensions and constructs
-	at     []byte            // this line's timestamp text
+	at     []byte            // this line's timestamp text when it was escaped
 	lastAt []byte            // the last timestamp text and its value
 	lastT  time.Time
 	last   [2]string // the last dimension and construct
@@ -49,7 +49,7 @@ func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l 
 		return false // no fields
 	}
 	timeKey := side.timeKey()
-	at := sc.at[:0]
+	var at []byte // a view of the line or of sc.at
 	hasAt := false
 	s.OpenObject()
 	defer s.CloseObject()
@@ -69,8 +69,12 @@ func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l 
 			}
 			switch string(key) {
 			case "case_id":
-				sc.id = append(sc.id[:0], str...)
-				l.CaseID = unsafe.String(unsafe.SliceData(sc.id), len(sc.id)) //nolint:gosec // G103: valid until the next scan; Labels.add copies it
+				if sc.unquoted(str) {
+					// An escaped id is in sc.tmp, which the next string overwrites.
+					sc.id = append(sc.id[:0], str...)
+					str = sc.id
+				}
+				l.CaseID = unsafe.String(unsafe.SliceData(str), len(str)) //nolint:gosec // G103: a view of the line (or sc.id), valid until the next scan; Labels.add copies it
 			case "dimension":
 				l.Dimension = sc.internedAs(0, str)
 			case RaterKey:
@@ -87,8 +91,11 @@ func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l 
 			if !ok {
 				return false
 			}
-			at, hasAt, i = append(at[:0], str...), true, end
-			sc.at = at
+			if sc.unquoted(str) {
+				sc.at = append(sc.at[:0], str...)
+				str = sc.at
+			}
+			at, hasAt, i = str, true, end
 		case "score":
 			if c := b[v]; c != '-' && (c < '0' || c > '9') {
 				return false
@@ -184,6 +191,12 @@ func (sc *labelScanner) internedAs(field int, b []byte) string {
 	s := sc.interned(b)
 	sc.last[field] = s
 	return s
+}
+
+// unquoted reports whether str (from str) is the unquoted copy in sc.tmp
+// rather than a view of the line.
+func (sc *labelScanner) unquoted(str []byte) bool {
+	return len(str) > 0 && len(sc.tmp) > 0 && unsafe.SliceData(str) == unsafe.SliceData(sc.tmp)
 }
 
 // interned returns b as a string shared by every label that has the same one.
