@@ -27,18 +27,22 @@ type Labels struct {
 	Side LabelSide
 	hint int // the expected number of labels: a column's capacity
 
-	ids     []uint64         // every label's case id: slab << 44 | offset << 24 | length
-	dimCons column[uint32]   // dimension code << 16 | construct code; spillCode << 16: in spill
-	bins    column[uint16]   // bin + 1; 0: no bin
-	scores  column[uint16]   // code into scoreVals (NaN: no score)
-	scoreF  []float64        // every score once the codes are used up (NaN: no score)
-	sec     column[int64]    // At: Unix seconds
-	nsec    column[int32]    // At: nanoseconds
-	loc     column[uint8]    // At: location code
-	rater   column[uint32]   // rater name code + 1 (0: no rater) | adjBit: Adjudication
-	lines   []lineRun        // where line − index changes (none: line = index + 1)
-	spill   map[int]Label    // labels that do not fit the columns
-	locs    []*time.Location // timestamp locations by code
+	ids     []uint64       // every label's case id: slab << 44 | offset << 24 | length
+	dimCons column[uint32] // dimension code << 16 | construct code; spillCode << 16: in spill
+	bins    column[uint16] // bin + 1; 0: no bin
+	scores  column[uint16] // code into scoreVals (NaN: no score)
+	scoreF  []float64      // every score once the codes are used up (NaN: no score)
+	sec     column[int64]  // At: Unix seconds
+	nsec    column[int32]  // At: nanoseconds
+	loc     column[uint8]  // At: location code
+	rater   column[uint32] // rater name code + 1 (0: no rater) | adjBit: Adjudication
+	lines   []lineRun      // where line − index changes (none: line = index + 1)
+	// lineCol is every label's line once the runs would take more memory
+	// (lines out of order, many blank lines); bigLines those over 2³²−1.
+	lineCol  []uint32
+	bigLines map[int]int
+	spill    map[int]Label    // labels that do not fit the columns
+	locs     []*time.Location // timestamp locations by code
 
 	scoreVals  []float64
 	scoreCodes map[uint64]uint16
@@ -154,6 +158,9 @@ func (ls *Labels) BytesPerLabel() int {
 	if ls.scoreF != nil {
 		n += 8
 	}
+	if ls.lineCol != nil {
+		n += 4
+	}
 	return n
 }
 
@@ -233,18 +240,55 @@ func (ls *Labels) addSpill(i int, l *Label) {
 	ls.nsec.keep(i, h)
 	ls.loc.keep(i, h)
 	ls.rater.keep(i, h)
+	if ls.lineCol != nil {
+		ls.lineCol = append(ls.lineCol, 0) // its line is in spill
+	}
 }
 
 // putLine records label i's line.
 func (ls *Labels) putLine(i, line int) {
-	d := line - i - 1
-	if n := len(ls.lines); n == 0 && d != 0 || n > 0 && ls.lines[n-1].delta != d {
-		ls.lines = append(ls.lines, lineRun{i, d})
+	if ls.lineCol == nil {
+		d := line - i - 1
+		n := len(ls.lines)
+		if n == 0 && d == 0 || n > 0 && ls.lines[n-1].delta == d {
+			return
+		}
+		if n < 16+i/8 {
+			ls.lines = append(ls.lines, lineRun{i, d})
+			return
+		}
+		// A run every few labels: a column of lines (4 bytes a label) from here.
+		col := make([]uint32, i, max(ls.hint, i+1))
+		for k := range i {
+			l := ls.line(k) // a spilled label's is not read
+			if l < 0 || l > math.MaxUint32 {
+				ls.putBigLine(k, l)
+			}
+			col[k] = uint32(l) //nolint:gosec // the ones that do not fit are in bigLines
+		}
+		ls.lineCol, ls.lines = col, nil
 	}
+	if line < 0 || line > math.MaxUint32 {
+		ls.putBigLine(i, line)
+	}
+	ls.lineCol = append(ls.lineCol, uint32(line)) //nolint:gosec // the ones that do not fit are in bigLines
+}
+
+func (ls *Labels) putBigLine(i, line int) {
+	if ls.bigLines == nil {
+		ls.bigLines = map[int]int{}
+	}
+	ls.bigLines[i] = line
 }
 
 // line is label i's line (not spilled).
 func (ls *Labels) line(i int) int {
+	if ls.lineCol != nil {
+		if l, ok := ls.bigLines[i]; ok {
+			return l
+		}
+		return int(ls.lineCol[i])
+	}
 	lo, hi := 0, len(ls.lines) // the first run after i
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)

@@ -130,3 +130,31 @@ func TestLabelsColumns(t *testing.T) {
 	}
 	assert.Len(t, got.spill, 1)
 }
+
+// TestLabelsLinesOutOfOrder: lines in no order (FromLabels of shuffled
+// labels) or a blank line after every label take a column of 4 bytes a
+// label, not a run each; a line over 2³²−1 and a spilled label still come
+// back.
+func TestLabelsLinesOutOfOrder(t *testing.T) {
+	base := Label{File: "h.jsonl", Side: HumanSide, Dimension: "groundedness", Construct: "support", HasBin: true}
+	for _, step := range []int{-1, 2} {
+		var ls []Label
+		for i := range 5000 {
+			l := base
+			l.CaseID, l.Line = fmt.Sprintf("c%d", i), 10000+step*i
+			switch i {
+			case 3:
+				l.Line = math.MaxUint32 + 7
+			case 4000:
+				l.File = "other.jsonl" // spilled
+			}
+			ls = append(ls, l)
+		}
+		got := FromLabels(ls)
+		assert.Equal(t, 8+4+4, got.BytesPerLabel(), "step %d: id, names (the spilled label), lines", step)
+		assert.LessOrEqual(t, len(got.lines), 16+5000/8)
+		for i := range ls {
+			require.Equal(t, ls[i], got.Label(i), "step %d, label %d", step, i)
+		}
+	}
+}
