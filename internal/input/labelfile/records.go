@@ -385,7 +385,7 @@ func (ls *Labels) code(field int, name string) (uint16, bool) {
 func (ls *Labels) locCode(loc *time.Location) (uint8, bool) {
 	for i, l := range ls.locs {
 		if l == loc || sameFixedZone(l, loc) {
-			return uint8(i), true //nolint:gosec // at most 64
+			return uint8(i), true
 		}
 	}
 	if len(ls.locs) >= 64 {

@@ -196,7 +196,7 @@ func (sc *labelScanner) internedAs(field int, b []byte) string {
 // unquoted reports whether str (from str) is the unquoted copy in sc.tmp
 // rather than a view of the line.
 func (sc *labelScanner) unquoted(str []byte) bool {
-	return len(str) > 0 && len(sc.tmp) > 0 && unsafe.SliceData(str) == unsafe.SliceData(sc.tmp)
+	return len(str) > 0 && len(sc.tmp) > 0 && unsafe.SliceData(str) == unsafe.SliceData(sc.tmp) //nolint:gosec // G103: compares two pointers, reads nothing
 }
 
 // interned returns b as a string shared by every label that has the same one.
