@@ -278,7 +278,7 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 		a, b = a+1, b+1
 		d.N++
 		d.Confusion[hk.bin][jk.bin]++
-		if !in.Human.At(int(hk.i)).Before(in.Judge.At(int(jk.i))) {
+		if !labelfile.Before(in.Human, int(hk.i), in.Judge, int(jk.i)) {
 			h, j := in.Human.Label(int(hk.i)), in.Judge.Label(int(jk.i))
 			anchoring = append(anchoring, Violation{CaseID: h.CaseID, Kind: NotEarlier, File: h.File, Line: h.Line,
 				LabeledAt: h.At, JudgedAt: j.At, JudgeFile: j.File, JudgeLine: j.Line})

@@ -107,6 +107,7 @@ func ReadLabels(ctx context.Context, r io.Reader, file string, side LabelSide, l
 		return nil, err
 	}
 	line := 0
+	lockDim := "" // the last dimension found in the lock ("" is in none)
 	for sc.Scan() {
 		line++
 		if line&1023 == 0 {
@@ -139,7 +140,15 @@ func ReadLabels(ctx context.Context, r io.Reader, file string, side LabelSide, l
 			}
 		}
 		if lock != nil {
-			if err := lock.checkLabel(&l); err != nil {
+			// The dimension is checked when it is not the last one found in
+			// the lock (labels come grouped by dimension).
+			if l.Dimension != lockDim {
+				if err := lock.checkDimension(&l); err != nil {
+					return fail(err)
+				}
+				lockDim = l.Dimension
+			}
+			if err := lock.checkBin(&l); err != nil {
 				return fail(err)
 			}
 		}

@@ -87,10 +87,23 @@ func (l *Lock) DimensionNames() []string {
 
 // checkLabel validates a label against the lock and fills its Bin.
 func (l *Lock) checkLabel(lb *Label) error {
+	if err := l.checkDimension(lb); err != nil {
+		return err
+	}
+	return l.checkBin(lb)
+}
+
+// checkDimension: the label's dimension is one of the lock's.
+func (l *Lock) checkDimension(lb *Label) error {
 	if _, ok := l.Dimensions[lb.Dimension]; !ok {
 		return input.Errorf(lb.File, lb.Line, "dimension %q is not in the lock %s (lock dimensions: %s)",
 			lb.Dimension, l.File, strings.Join(l.DimensionNames(), ", "))
 	}
+	return nil
+}
+
+// checkBin: a given bin is one of the lock's; else the score's bin is filled in.
+func (l *Lock) checkBin(lb *Label) error {
 	if lb.HasBin {
 		if lb.Bin >= l.NumBins() {
 			return input.Errorf(lb.File, lb.Line, "bin %d is out of range: the lock has %d bins (0..%d)", lb.Bin, l.NumBins(), l.NumBins()-1)

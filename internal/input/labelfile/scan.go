@@ -24,8 +24,10 @@ type labelScanner struct {
 	tmp    []byte            // an unescaped string
 	id     []byte            // the case id of the last label
 	intern map[string]string // dimensions and constructs
+	at     []byte            // this line's timestamp text when it was escaped
 	lastAt []byte            // the last timestamp text and its value
 	lastT  time.Time
+	last   [2]string // the last dimension and construct
 }
 
 const (
@@ -47,7 +49,7 @@ func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l 
 		return false // no fields
 	}
 	timeKey := side.timeKey()
-	var at []byte
+	var at []byte // a view of the line or of sc.at
 	hasAt := false
 	s.OpenObject()
 	defer s.CloseObject()
@@ -67,17 +69,21 @@ func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l 
 			}
 			switch string(key) {
 			case "case_id":
-				sc.id = append(sc.id[:0], str...)
-				l.CaseID = unsafe.String(unsafe.SliceData(sc.id), len(sc.id)) //nolint:gosec // G103: valid until the next scan; Labels.add copies it
+				if sc.unquoted(str) {
+					// An escaped id is in sc.tmp, which the next string overwrites.
+					sc.id = append(sc.id[:0], str...)
+					str = sc.id
+				}
+				l.CaseID = unsafe.String(unsafe.SliceData(str), len(str)) //nolint:gosec // G103: a view of the line (or sc.id), valid until the next scan; Labels.add copies it
 			case "dimension":
-				l.Dimension = sc.interned(str)
+				l.Dimension = sc.internedAs(0, str)
 			case RaterKey:
 				if len(str) == 0 {
 					return false
 				}
 				l.Rater = sc.interned(str)
 			default:
-				l.Construct = sc.interned(str)
+				l.Construct = sc.internedAs(1, str)
 			}
 			i = end
 		case timeKey:
@@ -85,7 +91,11 @@ func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l 
 			if !ok {
 				return false
 			}
-			at, hasAt, i = append(at[:0], str...), true, end
+			if sc.unquoted(str) {
+				sc.at = append(sc.at[:0], str...)
+				str = sc.at
+			}
+			at, hasAt, i = str, true, end
 		case "score":
 			if c := b[v]; c != '-' && (c < '0' || c > '9') {
 				return false
@@ -170,6 +180,23 @@ func (sc *labelScanner) str(v int) ([]byte, int, bool) {
 	}
 	sc.tmp = jsonpos.AppendUnquoted(sc.tmp[:0], b[v+1:end-1])
 	return sc.tmp, end, true
+}
+
+// internedAs is interned(b), remembering the last string of field (0:
+// dimension, 1: construct): labels mostly repeat the one before.
+func (sc *labelScanner) internedAs(field int, b []byte) string {
+	if s := sc.last[field]; s == string(b) && s != "" {
+		return s
+	}
+	s := sc.interned(b)
+	sc.last[field] = s
+	return s
+}
+
+// unquoted reports whether str (from str) is the unquoted copy in sc.tmp
+// rather than a view of the line.
+func (sc *labelScanner) unquoted(str []byte) bool {
+	return len(str) > 0 && len(sc.tmp) > 0 && unsafe.SliceData(str) == unsafe.SliceData(sc.tmp) //nolint:gosec // G103: compares two pointers, reads nothing
 }
 
 // interned returns b as a string shared by every label that has the same one.
@@ -282,15 +309,15 @@ func (ls *Labels) Increasing() bool {
 
 func (ls *Labels) checkIncreasing() bool {
 	last := make([]int, len(ls.names))
-	for i := range ls.recs {
-		r := &ls.recs[i]
-		if r.dim == spillCode {
+	for i := range ls.Len() {
+		d := ls.dimCons.get(i) >> 16
+		if d == spillCode {
 			return false
 		}
-		if p := last[r.dim] - 1; p >= 0 && ls.CaseID(p) >= ls.CaseID(i) {
+		if p := last[d] - 1; p >= 0 && ls.CaseID(p) >= ls.CaseID(i) {
 			return false
 		}
-		last[r.dim] = i + 1
+		last[d] = i + 1
 	}
 	return true
 }
