@@ -208,7 +208,7 @@ func (s *idSet) insert(h uint64, line uint32) (first uint32, dup bool) {
 	if 4*(s.n+1) > 3*len(s.slots) {
 		s.grow()
 	}
-	lo, hi := uint32(h), uint32(h>>32) //nolint:gosec // G115: the two halves of h
+	lo, hi := uint32(h), uint32(h>>32)
 	mask := uint64(1)<<s.bits - 1      // len(s.slots) is 1<<s.bits
 	for i := (h * 0x9e3779b97f4a7c15) >> (64 - s.bits); ; i = (i + 1) & mask {
 		sl := &s.slots[i]

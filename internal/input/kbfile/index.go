@@ -58,7 +58,7 @@ func shortKey(id string) (w0, w1 uint64) {
 			w0 = w0<<8 | uint64(id[i])
 		}
 	}
-	return w0, w1 | uint64(n+1)<<56 //nolint:gosec // G115: n <= maxShortID
+	return w0, w1 | uint64(n+1)<<56
 }
 
 func le64(s string, i int) uint64 {
