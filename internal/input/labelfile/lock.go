@@ -85,14 +85,6 @@ func (l *Lock) DimensionNames() []string {
 	return names
 }
 
-// checkLabel validates a label against the lock and fills its Bin.
-func (l *Lock) checkLabel(lb *Label) error {
-	if err := l.checkDimension(lb); err != nil {
-		return err
-	}
-	return l.checkBin(lb)
-}
-
 // checkDimension: the label's dimension is one of the lock's.
 func (l *Lock) checkDimension(lb *Label) error {
 	if _, ok := l.Dimensions[lb.Dimension]; !ok {

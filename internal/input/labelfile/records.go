@@ -99,15 +99,6 @@ func (c *column[T]) get(i int) T {
 	return c.v[i]
 }
 
-// bytesPer is the column's memory per label.
-func (c *column[T]) bytesPer() int {
-	if c.v == nil {
-		return 0
-	}
-	var x T
-	return int(unsafe.Sizeof(x))
-}
-
 // lineRun: from label index from on, line = index + 1 + delta.
 type lineRun struct {
 	from, delta int
@@ -148,20 +139,6 @@ func (ls *Labels) Len() int {
 		return 0
 	}
 	return len(ls.ids)
-}
-
-// BytesPerLabel is the memory the columns take per label (the case ids'
-// bytes, the tables of names and scores and spilled labels aside).
-func (ls *Labels) BytesPerLabel() int {
-	n := int(unsafe.Sizeof(uint64(0))) + ls.dimCons.bytesPer() + ls.bins.bytesPer() + ls.scores.bytesPer() +
-		ls.sec.bytesPer() + ls.nsec.bytesPer() + ls.loc.bytesPer() + ls.rater.bytesPer()
-	if ls.scoreF != nil {
-		n += 8
-	}
-	if ls.lineCol != nil {
-		n += 4
-	}
-	return n
 }
 
 // All returns every label as a Label value, in order.
