@@ -119,3 +119,41 @@ func TestContinuousCI95ChoosesByN(t *testing.T) {
 	assert.False(t, UnreliableFor(MethodHallT, 20))
 	assert.True(t, UnreliableFor(MethodHallT, 19))
 }
+
+// The interval of a mean at small n (hall-t) and of paired differences costs a
+// pass over the distinct values; BCa costs resamples × distinct values.
+func BenchmarkMeanIntervalSmallN(b *testing.B) {
+	r := NewRand(3)
+	h := NewHistogram()
+	for range 25 {
+		h.Add(skewed(r.Float64(), r.Float64()))
+	}
+	b.Run("hall-t", func(b *testing.B) {
+		for b.Loop() {
+			_ = h.MeanCI95(DefaultResamples, DefaultSeed, 0, 1)
+		}
+	})
+	b.Run("bca", func(b *testing.B) {
+		for b.Loop() {
+			_ = h.BCaCI95(DefaultResamples, DefaultSeed, 0, 1)
+		}
+	})
+}
+
+func BenchmarkDifferenceInterval(b *testing.B) {
+	r := NewRand(4)
+	h := NewHistogram()
+	for range 1_000_000 {
+		h.Add(float64(r.IntN(21)-10) / 10)
+	}
+	b.Run("hall-t", func(b *testing.B) {
+		for b.Loop() {
+			_ = h.DifferenceCI95(-1, 1)
+		}
+	})
+	b.Run("bca", func(b *testing.B) {
+		for b.Loop() {
+			_ = h.BCaCI95(DefaultResamples, DefaultSeed, -1, 1)
+		}
+	})
+}
