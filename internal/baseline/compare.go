@@ -541,7 +541,8 @@ func (c *Comparer) group(name string, keys []cellKey, pick func(cellKey) bool) G
 
 // PairedStat is the paired comparison of one measure from the histogram of the
 // differences (this run − baseline) and the sums of both runs' values: means, the
-// mean difference with its 95% interval (BCa over the histogram bootstrap), the
+// mean difference with its 95% interval (metrics.MethodHallT: the t interval
+// united with Hall's skewness-corrected one, clipped to the range), the
 // paired test (exact McNemar for 0/1 values, else the exact sign-flip test where
 // the differences share a lattice, else sign-flip randomization) and the smallest
 // detectable difference (MDDPairedProportion for 0/1, else MDDMean of the sd of
@@ -553,7 +554,7 @@ func PairedStat(info metrics.Info, h *metrics.Histogram, baseSum, curSum float64
 	if info.Scale == metrics.ScaleUnbounded {
 		span = math.Inf(1)
 	}
-	s.CI95 = h.BCaCI95(resamples, seed, -span, span).CI()
+	s.CI95 = h.DifferenceCI95(-span, span).CI()
 	b, cc, binary := h.PairedDiscordant()
 	switch {
 	case binary && info.Scale == metrics.ScaleBinary:

@@ -291,19 +291,29 @@ func TestComparePrimaryFamily(t *testing.T) {
 	assert.True(t, res.Leader.Primary)
 }
 
-// n = 2 with both queries favouring one run: the bootstrap interval excludes 0
-// while the exact test (p = 0.5) is not significant; the comparison says why.
+// n = 5 with every query favouring one run by about as much: the hall-t
+// interval excludes 0 while the exact sign-flip test (p = 2/32) is not
+// significant; the comparison says why. (At n = 2 the interval now includes 0,
+// as the test does: t with one degree of freedom.)
 func TestCompareDisagreementHasReason(t *testing.T) {
-	q := qrels(t, "q1 0 g 3\nq1 0 s 2\nq2 0 g 3\nq2 0 s 2\n")
-	a := run("a.run", trecfile.RunQuery{ID: "q1", Docs: []string{"s", "g"}}, trecfile.RunQuery{ID: "q2", Docs: []string{"x", "s", "g"}})
-	b := run("b.run", trecfile.RunQuery{ID: "q1", Docs: []string{"g", "s"}}, trecfile.RunQuery{ID: "q2", Docs: []string{"g", "s"}})
-	res, err := compare.Run(q, []compare.Input{{Name: "a", Run: a}, {Name: "b", Run: b}}, opts())
+	var qs strings.Builder
+	var ra, rb []trecfile.RunQuery
+	for i, rank := range []int{2, 2, 3, 2, 3} {
+		id := fmt.Sprintf("q%d", i+1)
+		fmt.Fprintf(&qs, "%s 0 g 3\n%s 0 s 2\n", id, id)
+		docs := []string{"x", "s"}[:rank-1]
+		ra = append(ra, trecfile.RunQuery{ID: id, Docs: append(append([]string(nil), docs...), "g")})
+		rb = append(rb, trecfile.RunQuery{ID: id, Docs: []string{"g", "s"}})
+	}
+	q := qrels(t, qs.String())
+	res, err := compare.Run(q, []compare.Input{{Name: "a", Run: run("a.run", ra...)}, {Name: "b", Run: run("b.run", rb...)}}, opts())
 	require.NoError(t, err)
 	p := res.Paired[metrics.QueryIndex(compare.Primary)]
 	require.Equal(t, compare.Primary, p.Metric)
 	assert.Greater(t, p.CI.Lo, 0.0, "the interval excludes 0")
+	assert.Equal(t, metrics.MethodHallT, p.CI.Method)
 	assert.False(t, p.Significant)
-	assert.Equal(t, 0.5, p.P)
+	assert.Equal(t, 0.0625, p.P)
 	assert.Equal(t, metrics.PMethodSignFlipExact, p.PMethod)
 	assert.Equal(t, compare.NoteSmallN, p.Note)
 	assert.True(t, p.CI.Unreliable)

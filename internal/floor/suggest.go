@@ -12,7 +12,7 @@ import (
 // of the group's 95% interval, rounded down to SuggestStep. A later run whose
 // cases and retrieval are unchanged scores the same mean and passes; a drop
 // below what this run's n can tell from it fails. A group whose interval the
-// simulations do not trust at its n (metrics.UnreliableFor: BCa below 30
+// simulations do not trust at its n (metrics.UnreliableFor: hall-t below 20
 // cases; the continuity-corrected Wilson interval of 0/1 values is trusted at
 // every n) gets no floor, and neither does one whose bound
 // rounds down to 0 (a floor of 0 gates nothing).

@@ -107,6 +107,38 @@ func BCaExpandedFromReplicates(stats []float64, theta, a float64, n int64) [2]fl
 	return bcaAt(stats, theta, a, ExpandedAlpha(n))
 }
 
+// ContinuousCI95 is the 95% interval of the mean of a measure that is not 0/1
+// (range [lo, hi]): below SmallSampleMaxN items the union of the t interval and
+// Hall's skewness-corrected one (HallTInterval, MethodHallT), from there BCa
+// (BCaCI95); BoundedWilsonCI95 when every value is equal. NaN when n = 0 or
+// resamples ≤ 0.
+func (h *Histogram) ContinuousCI95(resamples int, seed uint64, lo, hi float64) Interval {
+	if h.n >= 2 && h.n < SmallSampleMaxN && resamples > 0 {
+		if vals, cnt := h.sorted(); len(vals) >= 2 {
+			ci := hallTFromCounts(vals, cnt, h.n, lo, hi)
+			return Interval{Lo: ci[0], Hi: ci[1], N: h.n, Method: MethodHallT, Unreliable: UnreliableFor(MethodHallT, h.n)}
+		}
+	}
+	return h.BCaCI95(resamples, seed, lo, hi)
+}
+
+// DifferenceCI95 is the 95% interval of the mean of paired differences (range
+// [lo, hi]): MethodHallT at every n (see PairedCI95 for why not BCa),
+// BoundedWilsonCI95 when every difference is equal; NaN when n = 0; unreliable
+// below DifferenceReliableMinN. It resamples nothing: one pass over the
+// distinct values.
+func (h *Histogram) DifferenceCI95(lo, hi float64) Interval {
+	if h.n == 0 {
+		return Interval{Lo: math.NaN(), Hi: math.NaN(), Method: MethodHallT, Unreliable: true}
+	}
+	vals, cnt := h.sorted()
+	if len(vals) < 2 {
+		return BoundedWilsonCI95(vals[0], h.n, lo, hi)
+	}
+	ci := hallTFromCounts(vals, cnt, h.n, lo, hi)
+	return Interval{Lo: ci[0], Hi: ci[1], N: h.n, Method: MethodHallT, Unreliable: h.n < DifferenceReliableMinN}
+}
+
 // BCaCI95 is the BCa 95% interval of the mean over `resamples` histogram-bootstrap
 // resamples at the small-sample expanded level (BCaExpandedFromReplicates), the acceleration from the jackknife over distinct values: the
 // leave-one-out mean of an item of value v is (n·x̄ − v)/(n − 1), with

@@ -122,15 +122,28 @@ func TestColumnCI95(t *testing.T) {
 	assert.Equal(t, MethodBoundedWilson, iv.Method)
 	assert.Less(t, iv.Lo, 0.5)
 	assert.Greater(t, iv.Hi, 0.5)
-	// Varied values: BCa from the replicates; Cornish–Fisher without.
+	// Varied values below 30: hall-t, unreliable below 20, with or without
+	// replicates.
 	xs := []float64{0.1, 0.2, 0.3, 0.5, 0.9, 0.4, 0.3, 0.2, 0.1, 0.6, 0.7, 0.2}
 	stats := BootstrapMeans(xs, len(xs), 1, 2000, 1)[0]
 	iv = ColumnCI95(xs, stats, 0, 1)
-	assert.Equal(t, MethodBCa, iv.Method)
-	assert.True(t, iv.Unreliable, "BCa below 30")
+	assert.Equal(t, MethodHallT, iv.Method)
+	assert.True(t, iv.Unreliable, "hall-t below 20")
 	assert.Less(t, iv.Lo, 0.375)
 	assert.Greater(t, iv.Hi, 0.375)
-	assert.Equal(t, MethodCornishFisher, ColumnCI95(xs, nil, 0, 1).Method)
+	assert.Equal(t, MethodHallT, ColumnCI95(xs, nil, 0, 1).Method)
+	// From 30: BCa from the replicates; Cornish–Fisher without.
+	xs40 := append(append(append([]float64(nil), xs...), xs...), xs...)
+	xs40 = append(xs40, 0.8, 0.05, 0.45, 0.35)
+	stats = BootstrapMeans(xs40, len(xs40), 1, 2000, 1)[0]
+	iv = ColumnCI95(xs40, stats, 0, 1)
+	assert.Equal(t, MethodBCa, iv.Method)
+	assert.False(t, iv.Unreliable)
+	assert.Equal(t, MethodCornishFisher, ColumnCI95(xs40, nil, 0, 1).Method)
+	// Paired differences that vary: hall-t at every n, unreliable below 50.
+	iv = PairedCI95(xs40, stats, 1)
+	assert.Equal(t, MethodHallT, iv.Method)
+	assert.True(t, iv.Unreliable)
 	// Paired differences all equal: bounded Wilson over [−w, w].
 	iv = PairedCI95([]float64{0.2, 0.2}, []float64{0.2}, 1)
 	assert.Equal(t, MethodBoundedWilson, iv.Method)

@@ -98,7 +98,7 @@ func TestHistogramMeanCI95ChoosesMethod(t *testing.T) {
 	h.Add(0.5)
 	assert.False(t, h.IsBinary())
 	iv = h.MeanCI95(2000, DefaultSeed, 0, 1)
-	assert.Equal(t, MethodBCa, iv.Method)
+	assert.Equal(t, MethodHallT, iv.Method, "below 30 items")
 	assert.Less(t, iv.Lo, iv.Hi)
 
 	one := NewHistogram()

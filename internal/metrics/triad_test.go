@@ -194,9 +194,13 @@ func TestSummarize(t *testing.T) {
 	assert.Equal(t, MethodBoundedWilson, s.Method)
 	assert.Less(t, s.CI95[0], 0.5)
 	assert.Greater(t, s.CI95[1], 0.5)
-	// Varied fractions: BCa.
+	// Varied fractions: hall-t below 30 items, BCa from there.
 	h = NewHistogram()
 	for i := range 20 {
+		h.Add(float64(i%5) / 4)
+	}
+	assert.Equal(t, MethodHallT, Summarize(h, 1000, DefaultSeed, 0, 1).Method)
+	for i := range 10 {
 		h.Add(float64(i%5) / 4)
 	}
 	assert.Equal(t, MethodBCa, Summarize(h, 1000, DefaultSeed, 0, 1).Method)

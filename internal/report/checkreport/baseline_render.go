@@ -89,7 +89,7 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 				row("type: "+esc(name), bl.ByType[name])
 			}
 		})
-		w("\nΔ = head − base over the paired cases, 95%% BCa bootstrap CI; p of the paired test (exact McNemar for hit, exact or randomization sign-flip otherwise); 🔻/🔺 only where p < 0.05; MDD: the smallest |Δ| these n detect with 80%% power (— when none can be).\n\n")
+		w("\nΔ = head − base over the paired cases, 95%% interval (hall-t: t united with Hall's skewness-corrected t); p of the paired test (exact McNemar for hit, exact or randomization sign-flip otherwise); 🔻/🔺 only where p < 0.05; MDD: the smallest |Δ| these n detect with 80%% power (— when none can be).\n\n")
 		if len(bl.ByLocale) > 0 {
 			w("<details><summary>By locale (%s)</summary>\n\n", LocalePairedNote)
 			table(func(row func(string, PairedGroup)) {

@@ -363,7 +363,7 @@ func meanCI(g Group, key string) string {
 // is its footnote in the text and Markdown reports.
 const (
 	UnreliableMark = "†"
-	UnreliableNote = UnreliableMark + " unreliable: this interval's method covers less than 93% at this n in simulation (BCa below 30 cases; docs/statistics.md)"
+	UnreliableNote = UnreliableMark + " unreliable: this interval's method covers less than 93% at this n in simulation (a mean that varies below 20 cases, one that does not below 30; docs/statistics.md)"
 )
 
 // anyUnreliable reports whether a group's interval is marked.

@@ -25,7 +25,7 @@ func (d *Document) label(key string) string {
 // method describes how the intervals and p-values were computed.
 func (d *Document) method() string {
 	st := d.Statistics
-	ci := fmt.Sprintf("95%% CIs: Wilson (continuity-corrected) for 0/1 series, else BCa bootstrap (%d resamples, seed %d), widened to the measure's range when the values do not vary", st.Resamples, st.Seed)
+	ci := fmt.Sprintf("95%% CIs: Wilson (continuity-corrected) for 0/1 series, else hall-t (t united with Hall's skewness-corrected t) below 30 queries and for paired differences, BCa bootstrap (%d resamples, seed %d) from 30, widened to the measure's range when the values do not vary", st.Resamples, st.Seed)
 	p := fmt.Sprintf("p: exact McNemar for 0/1 measures, exact sign-flip where the paired differences share a lattice, else Monte Carlo sign-flip (%d resamples)", st.Resamples)
 	if !st.Resampled {
 		ci = fmt.Sprintf("95%% CIs: Wilson (continuity-corrected) for 0/1 series, else Cornish-Fisher approximation of the bootstrap, because %d queries x %d resamples exceeds %d", d.Queries.WithRelevant, st.Resamples, st.ResamplingBudget)
@@ -67,7 +67,7 @@ func noteText(note string) string {
 const unreliableMark = "†"
 
 // unreliableLine is the footnote of unreliableMark.
-const unreliableLine = unreliableMark + " unreliable: this interval's method covers less than 93% at this n in simulation (BCa below 30 queries; docs/statistics.md)"
+const unreliableLine = unreliableMark + " unreliable: this interval's method covers less than 93% at this n in simulation (below 20 queries, paired differences below 50; docs/statistics.md)"
 
 func (d *Document) gain() string {
 	if d.Gain == metrics.GainLinear.String() {

@@ -144,10 +144,12 @@ func TestCompareMethodReported(t *testing.T) {
 		ci, p     []any
 		text      string
 	}{
-		{"resampling", 200, true, []any{metrics.MethodBCa, metrics.MethodBoundedWilson, metrics.MethodWilson}, []any{metrics.PMethodMcNemar, metrics.PMethodSignFlipExact},
-			"95% CIs: Wilson (continuity-corrected) for 0/1 series, else BCa bootstrap (200 resamples, seed 1)"},
+		// 3 queries: below 30 the intervals that are not Wilson's are hall-t
+		// (Cornish–Fisher replaces BCa only from 30, metrics.TestColumnCI95).
+		{"resampling", 200, true, []any{metrics.MethodBoundedWilson, metrics.MethodHallT, metrics.MethodWilson}, []any{metrics.PMethodMcNemar, metrics.PMethodSignFlipExact},
+			"95% CIs: Wilson (continuity-corrected) for 0/1 series, else hall-t (t united with Hall's skewness-corrected t) below 30 queries and for paired differences, BCa bootstrap (200 resamples, seed 1) from 30"},
 		// 3 queries × 10,000,000 resamples = 3·10⁷ > 2·10⁷.
-		{"approximation", 10_000_000, false, []any{metrics.MethodBoundedWilson, metrics.MethodCornishFisher, metrics.MethodWilson}, []any{metrics.PMethodMcNemar, metrics.PMethodSignFlipExact},
+		{"approximation", 10_000_000, false, []any{metrics.MethodBoundedWilson, metrics.MethodHallT, metrics.MethodWilson}, []any{metrics.PMethodMcNemar, metrics.PMethodSignFlipExact},
 			"Cornish-Fisher approximation of the bootstrap, because 3 queries x 10000000 resamples exceeds 20000000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -258,6 +258,7 @@ func runLabel(i, n int, r RunView) string {
 var methodWords = map[string]string{
 	metrics.MethodWilson:             "Wilson score with continuity correction",
 	metrics.MethodBCa:                "BCa bootstrap",
+	metrics.MethodHallT:              "t united with Hall's skewness-corrected t",
 	metrics.MethodPercentile:         "percentile bootstrap",
 	metrics.MethodBoundedWilson:      "Wilson score with continuity correction scaled to the measure's range",
 	metrics.MethodRange:              "the measure's range (values that do not vary)",
