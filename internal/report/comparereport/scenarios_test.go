@@ -75,8 +75,8 @@ func TestScenariosInEveryFormat(t *testing.T) {
 		assert.Contains(t, out, "DCG@2 (of 11.417)", name)
 		assert.Contains(t, out, "DCG@2 is out of 11.417, the maximum possible: 2 results of relevance 3 with the exp (2^rel - 1) gain", name)
 		assert.Contains(t, out, "highly relevant (3)", name)
-		// Mean relevance with its n of queries, over the judged results.
-		assert.Contains(t, out, "2.667 ±0.500 (3)", name)
+		// Mean relevance with its n of queries, over the judged results (hall-t at n = 3).
+		assert.Contains(t, out, "2.667 ±1.500 (3)", name)
 		assert.Contains(t, out, "the buckets are shares of the n judged top-2 documents", name)
 		assert.NotContains(t, out, "dcg@", name)
 		// The hybrid vs ann finding is said once, as its scenario.
