@@ -144,7 +144,7 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	}
 	res, cmp := run.Gate, run.Comparison
 	o.run.K = run.K.K // the k scored at (the history's fingerprint, the baseline file's header)
-	kWarning := kChoiceWarning(run.K)
+	kWarning := checkreport.KChoiceWarning(run.K.K, run.K.From, run.K.RunK, run.K.RunKFile, run.K.RunKLine)
 	if kWarning != "" {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: %s\n", format.SanitizeText(kWarning))
 		kWarning = "retrieval-gate: " + kWarning // the annotation's
