@@ -58,14 +58,9 @@ func (c *commentFlags) publication(pub publish.Publication) publish.Publication 
 	return pub
 }
 
-// validate checks the comment flags of command cmd.
+// validate checks the comment flags of command cmd (--comment and
+// --comment-mode are enums: their flags refuse any other value).
 func (c *commentFlags) validate(cmd string, src *sources) error {
-	if err := publish.ValidMode(c.mode); err != nil {
-		return usagef("%s: %v", cmd, err)
-	}
-	if err := publish.ValidWhen(c.when); err != nil {
-		return usagef("%s: %v", cmd, err)
-	}
 	if c.pr < 0 {
 		return src.refuse(cmd, "pr", "must be a pull request number")
 	}
