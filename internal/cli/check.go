@@ -165,7 +165,7 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	}
 	if err := atomicfile.Render(ws[2:], doc.WriteJSON,
 		func(w io.Writer) error {
-			_, err := io.WriteString(w, doc.Markdown(checkreport.MarkdownOptions{Marker: commentMarker(o.comment.key)}))
+			_, err := io.WriteString(w, doc.Markdown(checkreport.MarkdownOptions{Marker: publish.Marker(o.comment.key)}))
 			return err
 		},
 		func(w io.Writer) error { return htmlreport.CheckHTML(w, doc) }); err != nil {

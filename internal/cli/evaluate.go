@@ -14,6 +14,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 )
@@ -233,7 +234,7 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	// The stages set their outputs (judge: qrels, judgments; compare: json,
 	// recommended) and compare's job summary and comment; evaluate adds its DIR,
 	// and the history branch's notice or warning.
-	pub := pathOutputs(map[string]string{"out": o.Out})
+	pub := publish.PathOutputs(map[string]string{"out": o.Out})
 	publishRun(ctx, f, pub, hist, in("compare.html"))
 	return nil
 }

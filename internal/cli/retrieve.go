@@ -136,7 +136,7 @@ func runRetrieveCommand(ctx context.Context, f *Factory, o *retrieveOptions) err
 	if err != nil {
 		return err
 	}
-	pub := pathOutputs(map[string]string{"out": o.out})
+	pub := publish.PathOutputs(map[string]string{"out": o.out})
 	pub.Outputs["cases"] = strconv.Itoa(res.Cases)
 	pub.Outputs["strategy"] = res.Strategy
 	pub.Mode = publish.ModeNever
