@@ -136,7 +136,11 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	if err != nil {
 		return err
 	}
-	defer closeBaseline(env, bl)
+	defer func() { // a downloaded file that could not be removed is said, not fatal
+		if err := bl.Close(); err != nil {
+			fmt.Fprintf(env.Stderr, "retrieval-gate: warning: baseline artifact: %s\n", format.SanitizeText(err.Error()))
+		}
+	}()
 	o.run.Now = time.Now()
 	run, err := check.Run(ctx, in, o.run)
 	if err != nil {
@@ -159,7 +163,7 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	}
 	doc.Trend = reads.trend
 	if ws[1] != nil {
-		if err := writeBaselineFile(ctx, env, o, bl, run, kb, doc, ws[1]); err != nil {
+		if err := bl.WriteFile(ctx, ws[1], run, env.Getenv, o.cases, kb.Len(), doc.WriteJSON); err != nil {
 			return err
 		}
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -168,9 +167,6 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 		},
 		Retrieve: func(ctx context.Context, r evaluate.RetrieveStage) error {
 			_, err := runRetrieve(ctx, sf, retrieveStage(r))
-			if errors.Is(err, context.Canceled) {
-				return fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
-			}
 			return err
 		},
 		Judge: func(ctx context.Context, j evaluate.JudgeStage) (err error) {

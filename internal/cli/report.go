@@ -98,10 +98,11 @@ func runReport(ctx context.Context, f *Factory, args []string) error {
 			return history.ScanReader(hist, r, fn, torn)
 		}
 	}
-	v, err := historyView(hist, scan, command, measure)
+	v, err := htmlreport.HistoryOf(hist, scan, *command, *measure)
 	if err != nil {
 		return err
 	}
+	*command, *measure = v.Command, v.Measure // the ones charted
 	if err := htmlreport.History(out, v); err != nil {
 		return err
 	}
@@ -117,16 +118,6 @@ func runReport(ctx context.Context, f *Factory, args []string) error {
 	fmt.Fprintf(env.Stdout, "retrieval-gate report: %s of %s, %s of %s, %s -> %s\n", plural(len(v.Runs), "run", "runs"), *command,
 		plural(len(v.Series), "series", "series"), *measure, plural(changes, "input change", "input changes"), *htmlOut)
 	return nil
-}
-
-// historyView is htmlreport.HistoryOf setting *command and *measure to the
-// ones charted.
-func historyView(file string, scan func(func(history.Record, *fastjson.Value) error) error, command, measure *string) (htmlreport.HistoryView, error) {
-	v, err := htmlreport.HistoryOf(file, scan, *command, *measure)
-	if err == nil {
-		*command, *measure = v.Command, v.Measure
-	}
-	return v, err
 }
 
 func plural(n int, one, many string) string {

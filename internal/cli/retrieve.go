@@ -86,7 +86,8 @@ func parseRetrieve(env *Env, args []string) (*retrieveOptions, error) {
 	return o, nil
 }
 
-// runRetrieve runs retrieve.RunFiles on o's files, its progress on stderr.
+// runRetrieve runs retrieve.RunFiles on o's files, its progress on stderr
+// (also evaluate's stage).
 func runRetrieve(ctx context.Context, f *Factory, o *retrieveOptions) (*retrieve.RunResult, error) {
 	env := f.Env
 	opt := o.run
@@ -95,6 +96,9 @@ func runRetrieve(ctx context.Context, f *Factory, o *retrieveOptions) (*retrieve
 	opt.Logf, opt.Progress = f.logf("retrieve"), prog.Update
 	res, err := retrieve.RunFiles(ctx, retrieve.Files{KB: o.kb, Cases: o.cases, Out: o.out, Stdin: env.Stdin}, opt)
 	prog.Finish()
+	if errors.Is(err, context.Canceled) {
+		return nil, fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
+	}
 	if err != nil {
 		return nil, o.src.option("retrieve", err)
 	}
@@ -130,9 +134,6 @@ func (s *sources) given(n string) bool {
 func runRetrieveCommand(ctx context.Context, f *Factory, o *retrieveOptions) error {
 	f.secret(o.run.StoreAPIKey)
 	res, err := runRetrieve(ctx, f, o)
-	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
-	}
 	if err != nil {
 		return err
 	}
