@@ -102,27 +102,12 @@ func runReport(ctx context.Context, f *Factory, args []string) error {
 	if err != nil {
 		return err
 	}
-	*command, *measure = v.Command, v.Measure // the ones charted
 	if err := htmlreport.History(out, v); err != nil {
 		return err
 	}
 	if err := outs.Commit(); err != nil {
 		return err
 	}
-	changes := 0
-	for _, r := range v.Runs {
-		if r.Changed != nil {
-			changes++
-		}
-	}
-	fmt.Fprintf(env.Stdout, "retrieval-gate report: %s of %s, %s of %s, %s -> %s\n", plural(len(v.Runs), "run", "runs"), *command,
-		plural(len(v.Series), "series", "series"), *measure, plural(changes, "input change", "input changes"), *htmlOut)
+	fmt.Fprintln(env.Stdout, v.Summary(*htmlOut))
 	return nil
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

@@ -185,3 +185,9 @@ func TestShorten(t *testing.T) {
 		assert.LessOrEqual(t, len([]rune(got)), tc.max, tc.in)
 	}
 }
+
+func TestCount(t *testing.T) {
+	assert.Equal(t, "0 runs", Count(0, "run", "runs"))
+	assert.Equal(t, "1 run", Count(1, "run", "runs"))
+	assert.Equal(t, "2 series", Count(2, "series", "series"))
+}
