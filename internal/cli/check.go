@@ -9,6 +9,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/check"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
@@ -39,11 +40,12 @@ type checkOptions struct {
 
 // checkInputs are check's Action inputs; inside Actions --json defaults to
 // retrieval-gate.json, so the `json` output always names a file.
-var checkInputs = trendInputs(baselineInputs(commentInputs(actionInputs{
+var checkInputs = commentInputs(actionInputs{
 	"cases": "", "kb": "", "k": "", "min-hit": "", "min-recall": "", "floors": "", "allow-empty": "", "reference-locale": "",
 	"json": "retrieval-gate.json", "markdown": "", "cases-out": "", "parent-from-id": "",
-	"html": "", "history": "", "history-branch": "",
-})))
+	"html": "", "history": "", "history-branch": "", "trend-runs": "",
+	"baseline": "", "baseline-artifact": "", "write-baseline": "", "max-drop-hit": "", "max-drop-recall": "", "max-drop-ndcg": "", "max-drops": "", "regression-test": "", "rank-drop": "",
+})
 
 func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	fs := newFlagSet(env, "check")
@@ -188,10 +190,12 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 		return err
 	}
 	// Inside Actions the stale-index warning is the ::warning:: annotation's, not
-	// the terminal report's (textResult).
+	// the terminal report's.
 	text := doc
-	if inActions := env.Getenv("GITHUB_ACTIONS") == "true"; inActions && res.Integrity.Unknown.Entries > 0 {
-		text = checkreport.New(textResult(res, inActions))
+	if env.Getenv("GITHUB_ACTIONS") == "true" && res.Integrity.Unknown.Entries > 0 {
+		cp := *res
+		cp.Integrity.Unknown = gate.UnknownRetrieved{}
+		text = checkreport.New(&cp)
 	}
 	if err := text.Text(env.Stdout); err != nil {
 		return fmt.Errorf("failed to write the report: %w", err)

@@ -42,14 +42,6 @@ func (f *maxDropsFlag) Set(v string) error {
 	return nil
 }
 
-// baselineInputs are the Action inputs of baselineFlags.
-func baselineInputs(in actionInputs) actionInputs {
-	for _, k := range []string{"baseline", "baseline-artifact", "write-baseline", "max-drop-hit", "max-drop-recall", "max-drop-ndcg", "max-drops", "regression-test", "rank-drop"} {
-		in[k] = ""
-	}
-	return in
-}
-
 func (b *baselineFlags) register(fs *flag.FlagSet, o *check.Options) {
 	fs.StringVar(&b.path, "baseline", "", "compare with the baseline run in `FILE` (a --write-baseline file or a --cases-out file), paired by case id; auto finds it in GitHub Actions")
 	fs.StringVar(&b.artifact, "baseline-artifact", "", "--baseline auto: the artifact `NAME` (default retrieval-gate-baseline-<comment-key>)")

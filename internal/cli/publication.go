@@ -69,14 +69,3 @@ func checkPublication(r *gate.Result, doc *checkreport.Document, c commentFlags,
 		return doc.Markdown(checkreport.MarkdownOptions{Marker: publish.Marker(c.key), MaxListed: n})
 	}, jsonPath, checkreport.ProblemReason))
 }
-
-// textResult is the result the terminal report is written from: inside Actions
-// without the stale-index warning, which the ::warning:: annotation carries.
-func textResult(r *gate.Result, inActions bool) *gate.Result {
-	if !inActions || r.Integrity.Unknown.Entries == 0 {
-		return r
-	}
-	cp := *r
-	cp.Integrity.Unknown = gate.UnknownRetrieved{}
-	return &cp
-}
