@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
 
 // onlyReader hides the *os.File of a reader (a pipe, as peekRunK sees it).
@@ -102,4 +104,14 @@ func FuzzPeekRunK(f *testing.F) {
 		require.NoError(t, err)
 		assert.Equal(t, string(data), string(all))
 	})
+}
+
+// The warning's words (checkreport.KChoiceWarning) follow the sources of k
+// this package names.
+func TestKChoiceWarningSources(t *testing.T) {
+	w := func(from string) string { return checkreport.KChoiceWarning(3, from, 2, "c.jsonl", 1) }
+	assert.True(t, strings.HasPrefix(w(KFromFlag), "--k 3 differs"))
+	assert.Contains(t, w(KFromBaseline), "the baseline's k = 3")
+	assert.Contains(t, w(KFromRun), "differs from the k = 3 used")
+	assert.Contains(t, w(KFromDefault), "differs from the k = 3 used")
 }

@@ -6,9 +6,11 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
+	"github.com/retrieval-gate/retrieval-gate/internal/history"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 )
 
@@ -85,11 +87,18 @@ func (b *Baseline) Close() error {
 	return err
 }
 
-// WriteFile writes the --write-baseline file into w: h completed with the run
-// (its case count and KB fingerprint), then the case lines compressed while
+// WriteFile writes the --write-baseline file into w: its header (this run's
+// aggregates, the JSON document doc writes; the cases file; the commit,
+// history.HeadCommit; the time, CreatedAt; the k scored at; the KB's cards,
+// the case count and the KB fingerprint), then the case lines compressed while
 // scoring.
-func (b *Baseline) WriteFile(w io.Writer, run *Result, h baseline.Header) error {
-	h.Cases, h.KBFingerprint = run.Gate.Total, run.KBFingerprint
+func (b *Baseline) WriteFile(ctx context.Context, w io.Writer, run *Result, getenv func(string) string, casesFile string, kbCards int, doc func(io.Writer) error) error {
+	var agg strings.Builder
+	if err := doc(&agg); err != nil {
+		return err
+	}
+	h := baseline.Header{Aggregates: []byte(strings.TrimSpace(agg.String())), CasesFile: casesFile, Commit: history.HeadCommit(ctx, getenv),
+		CreatedAt: CreatedAt(getenv).UTC().Format(time.RFC3339), K: run.K.K, KBCards: kbCards, Cases: run.Gate.Total, KBFingerprint: run.KBFingerprint}
 	if _, err := b.body.Seek(0, io.SeekStart); err != nil {
 		return err
 	}

@@ -116,6 +116,7 @@ func TestActionYML(t *testing.T) {
 	}
 	assert.Equal(t, "default", checkCommentKey)
 	seen := map[string]string{}
+	commentKeys := map[string]string{"check": checkCommentKey, "calibrate": calibrateCommentKey, "compare": compareCommentKey, "evaluate": evaluateCommentKey}
 	for cmd, key := range commentKeys {
 		assert.True(t, publish.ValidKey(key), key)
 		assert.Empty(t, seen[key], "comment keys never collide: %s and %s share %q", seen[key], cmd, key)

@@ -10,6 +10,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/calibratereport"
 )
 
@@ -76,10 +77,17 @@ func parseCalibrate(env *Env, args []string) (*calibrateOptions, error) {
 	return o, nil
 }
 
-// run reads, evaluates and reports. A cancelled ctx (SIGINT, SIGTERM) stops the
-// reading, the pairing and the bootstrap within moments; it is checked once more
-// before the first report is printed, so an interrupted run writes nothing.
-func calibrateRun(ctx context.Context, f *Factory, o *calibrateOptions) error {
+// runCalibrate reads, evaluates and reports. A cancelled ctx (SIGINT,
+// SIGTERM) stops the reading, the pairing and the bootstrap within moments; it
+// is checked once more before the first report is printed, so an interrupted
+// run writes nothing, and says so whatever stopped first (a reader, git, the
+// bootstrap): the signal is the cause.
+func runCalibrate(ctx context.Context, f *Factory, o *calibrateOptions) (err error) {
+	defer func() {
+		if ge := (*GateError)(nil); err != nil && ctx.Err() != nil && !errors.As(err, &ge) {
+			err = fmt.Errorf("calibrate: interrupted, nothing written: %w", ctx.Err())
+		}
+	}()
 	env := f.Env
 	// The outputs, all or none (an unwritable one fails before the inputs are read).
 	outs := atomicfile.NewSet()
@@ -90,14 +98,17 @@ func calibrateRun(ctx context.Context, f *Factory, o *calibrateOptions) error {
 	}
 	res, err := calibrate.Run(ctx, o.files, o.run)
 	if err != nil {
-		return inputErr(err)
+		if ie := (*calibrate.InputError)(nil); errors.As(err, &ie) { // an unknown ref, not a repository
+			return usagef("calibrate: %s", ie.Msg)
+		}
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 
 	doc := calibratereport.New(res)
-	if err := atomicfile.Render(ws, doc.WriteJSON, func(w io.Writer) error { return doc.Markdown(w, commentMarker(o.comment.key)) }); err != nil {
+	if err := atomicfile.Render(ws, doc.WriteJSON, func(w io.Writer) error { return doc.Markdown(w, publish.Marker(o.comment.key)) }); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -110,30 +121,9 @@ func calibrateRun(ctx context.Context, f *Factory, o *calibrateOptions) error {
 		return err
 	}
 	var md strings.Builder
-	if err := doc.Markdown(&md, commentMarker(o.comment.key)); err != nil {
+	if err := doc.Markdown(&md, publish.Marker(o.comment.key)); err != nil {
 		return err
 	}
-	f.Publisher().Publish(ctx, calibratePublication(res, md.String(), o.comment, o.jsonOut))
+	f.Publisher().Publish(ctx, o.comment.publication(publish.Calibrate(res, md.String(), o.jsonOut, calibratereport.ViolationReason)))
 	return gateError(res.Failed())
-}
-
-// inputErr turns a calibrate.InputError (unknown ref, not a repository) into a usage
-// error; anything else stays an input error. Both are exit code 2.
-func inputErr(err error) error {
-	var ie *calibrate.InputError
-	if errors.As(err, &ie) {
-		return usagef("calibrate: %s", ie.Msg)
-	}
-	return err
-}
-
-// runCalibrate is calibrateRun, an interruption said as such.
-func runCalibrate(ctx context.Context, f *Factory, o *calibrateOptions) error {
-	err := calibrateRun(ctx, f, o)
-	var ge *GateError
-	if err != nil && ctx.Err() != nil && !errors.As(err, &ge) {
-		// Whatever stopped first (a reader, git, the bootstrap), the signal is the cause.
-		return fmt.Errorf("calibrate: interrupted, nothing written: %w", ctx.Err())
-	}
-	return err
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/check"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
@@ -39,11 +40,12 @@ type checkOptions struct {
 
 // checkInputs are check's Action inputs; inside Actions --json defaults to
 // retrieval-gate.json, so the `json` output always names a file.
-var checkInputs = trendInputs(baselineInputs(commentInputs(actionInputs{
+var checkInputs = commentInputs(actionInputs{
 	"cases": "", "kb": "", "k": "", "min-hit": "", "min-recall": "", "floors": "", "allow-empty": "", "reference-locale": "",
 	"json": "retrieval-gate.json", "markdown": "", "cases-out": "", "parent-from-id": "",
-	"html": "", "history": "", "history-branch": "",
-})))
+	"html": "", "history": "", "history-branch": "", "trend-runs": "",
+	"baseline": "", "baseline-artifact": "", "write-baseline": "", "max-drop-hit": "", "max-drop-recall": "", "max-drop-ndcg": "", "max-drops": "", "regression-test": "", "rank-drop": "",
+})
 
 func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	fs := newFlagSet(env, "check")
@@ -136,7 +138,11 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	if err != nil {
 		return err
 	}
-	defer closeBaseline(env, bl)
+	defer func() { // a downloaded file that could not be removed is said, not fatal
+		if err := bl.Close(); err != nil {
+			fmt.Fprintf(env.Stderr, "retrieval-gate: warning: baseline artifact: %s\n", format.SanitizeText(err.Error()))
+		}
+	}()
 	o.run.Now = time.Now()
 	run, err := check.Run(ctx, in, o.run)
 	if err != nil {
@@ -144,7 +150,7 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	}
 	res, cmp := run.Gate, run.Comparison
 	o.run.K = run.K.K // the k scored at (the history's fingerprint, the baseline file's header)
-	kWarning := kChoiceWarning(run.K)
+	kWarning := checkreport.KChoiceWarning(run.K.K, run.K.From, run.K.RunK, run.K.RunKFile, run.K.RunKLine)
 	if kWarning != "" {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: %s\n", format.SanitizeText(kWarning))
 		kWarning = "retrieval-gate: " + kWarning // the annotation's
@@ -159,13 +165,13 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	}
 	doc.Trend = reads.trend
 	if ws[1] != nil {
-		if err := writeBaselineFile(ctx, env, o, bl, run, kb, doc, ws[1]); err != nil {
+		if err := bl.WriteFile(ctx, ws[1], run, env.Getenv, o.cases, kb.Len(), doc.WriteJSON); err != nil {
 			return err
 		}
 	}
 	if err := atomicfile.Render(ws[2:], doc.WriteJSON,
 		func(w io.Writer) error {
-			_, err := io.WriteString(w, doc.Markdown(checkreport.MarkdownOptions{Marker: commentMarker(o.comment.key)}))
+			_, err := io.WriteString(w, doc.Markdown(checkreport.MarkdownOptions{Marker: publish.Marker(o.comment.key)}))
 			return err
 		},
 		func(w io.Writer) error { return htmlreport.CheckHTML(w, doc) }); err != nil {
@@ -184,10 +190,12 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 		return err
 	}
 	// Inside Actions the stale-index warning is the ::warning:: annotation's, not
-	// the terminal report's (textResult).
+	// the terminal report's.
 	text := doc
-	if inActions := env.Getenv("GITHUB_ACTIONS") == "true"; inActions && res.Integrity.Unknown.Entries > 0 {
-		text = checkreport.New(textResult(res, inActions))
+	if env.Getenv("GITHUB_ACTIONS") == "true" && res.Integrity.Unknown.Entries > 0 {
+		cp := *res
+		cp.Integrity.Unknown = gate.UnknownRetrieved{}
+		text = checkreport.New(&cp)
 	}
 	if err := text.Text(env.Stdout); err != nil {
 		return fmt.Errorf("failed to write the report: %w", err)

@@ -8,18 +8,12 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
-	"io"
 	"strings"
-	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline/ghartifact"
 	"github.com/retrieval-gate/retrieval-gate/internal/check"
-	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
-	"github.com/retrieval-gate/retrieval-gate/internal/history"
-	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 )
@@ -46,14 +40,6 @@ func (f *maxDropsFlag) Set(v string) error {
 		return errors.New(msg)
 	}
 	return nil
-}
-
-// baselineInputs are the Action inputs of baselineFlags.
-func baselineInputs(in actionInputs) actionInputs {
-	for _, k := range []string{"baseline", "baseline-artifact", "write-baseline", "max-drop-hit", "max-drop-recall", "max-drop-ndcg", "max-drops", "regression-test", "rank-drop"} {
-		in[k] = ""
-	}
-	return in
 }
 
 func (b *baselineFlags) register(fs *flag.FlagSet, o *check.Options) {
@@ -111,23 +97,4 @@ func openBaseline(ctx context.Context, env *Env, o *checkOptions, in *check.In) 
 		}
 	}
 	return check.OpenBaseline(ctx, spec, in)
-}
-
-// closeBaseline closes the baseline's files; a downloaded file that could not
-// be removed is said, not fatal.
-func closeBaseline(env *Env, bl *check.Baseline) {
-	if err := bl.Close(); err != nil {
-		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: baseline artifact: %s\n", format.SanitizeText(err.Error()))
-	}
-}
-
-// writeBaselineFile writes --write-baseline into w: the header with this run's
-// document, then the case lines compressed while scoring.
-func writeBaselineFile(ctx context.Context, env *Env, o *checkOptions, bl *check.Baseline, run *check.Result, kb *kbfile.KB, doc interface{ WriteJSON(io.Writer) error }, w io.Writer) error {
-	var agg strings.Builder
-	if err := doc.WriteJSON(&agg); err != nil {
-		return err
-	}
-	return bl.WriteFile(w, run, baseline.Header{Aggregates: []byte(strings.TrimSpace(agg.String())), CasesFile: o.cases,
-		Commit: history.HeadCommit(ctx, env.Getenv), CreatedAt: check.CreatedAt(env.Getenv).UTC().Format(time.RFC3339), K: run.K.K, KBCards: kb.Len()})
 }

@@ -50,12 +50,12 @@ type compareOptions struct {
 
 // compareInputs are compare's Action inputs (`run` holds one NAME=FILE per line).
 // compare keeps its own sticky PR comment (key compare) and the job summary.
-var compareInputs = trendInputs(commentInputs(actionInputs{
+var compareInputs = commentInputs(actionInputs{
 	"qrels": "", "run": "", "k": "", "gain": "", "relevant-level": "", "judged-only": "", "baseline": "", "primary": "", "bootstrap": "", "seed": "",
 	"gate-strategy": "", "floors": "", "fail-if-beaten": "",
 	"json": "retrieval-gate-compare.json", "markdown": "", "per-query": "",
-	"html": "", "history": "", "history-branch": "",
-}))
+	"html": "", "history": "", "history-branch": "", "trend-runs": "",
+})
 
 // newCompareOptions are compare's defaults (its flags' and evaluate's stage's).
 func newCompareOptions() *compareOptions {

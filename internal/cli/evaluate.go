@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 )
@@ -167,9 +167,6 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 		},
 		Retrieve: func(ctx context.Context, r evaluate.RetrieveStage) error {
 			_, err := runRetrieve(ctx, sf, retrieveStage(r))
-			if errors.Is(err, context.Canceled) {
-				return fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
-			}
 			return err
 		},
 		Judge: func(ctx context.Context, j evaluate.JudgeStage) (err error) {
@@ -233,7 +230,7 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	// The stages set their outputs (judge: qrels, judgments; compare: json,
 	// recommended) and compare's job summary and comment; evaluate adds its DIR,
 	// and the history branch's notice or warning.
-	pub := pathOutputs(map[string]string{"out": o.Out})
+	pub := publish.PathOutputs(map[string]string{"out": o.Out})
 	publishRun(ctx, f, pub, hist, in("compare.html"))
 	return nil
 }

@@ -144,18 +144,6 @@ func (s *sources) name(n string) string {
 	return "--" + n
 }
 
-// first is the name of the first of the flags ns that was given (on the command
-// line or as an input), else of ns[0]: for a value several flags add to (--floor
-// and --floors).
-func (s *sources) first(ns ...string) string {
-	for _, n := range ns {
-		if s.given(n) {
-			return s.name(n)
-		}
-	}
-	return s.name(ns[0])
-}
-
 // refuse is the usage error of command cmd for flag n's value, which breaks
 // rule (a phrase such as "must be at least 1"):
 //
@@ -206,7 +194,8 @@ func (s *sources) option(cmd string, err error) error {
 }
 
 // ref names an option of a Conflict: the first given of its flags (or
-// inputs), with its value when quoted, or its variable when it set the value.
+// inputs; else the first), with its value when quoted, or its variable when it
+// set the value.
 func (s *sources) ref(r option.Ref) string {
 	switch {
 	case r.Env != "" && !s.given(r.Options[0]):
@@ -214,7 +203,12 @@ func (s *sources) ref(r option.Ref) string {
 	case r.Quote:
 		return s.quoted(r.Options[0], r.Value)
 	}
-	return s.first(r.Options...)
+	for _, n := range r.Options { // a value several flags add to (--floor and --floors)
+		if s.given(n) {
+			return s.name(n)
+		}
+	}
+	return s.name(r.Options[0])
 }
 
 // with is flag n and its value v as a message's subject: `--json out.json`, or

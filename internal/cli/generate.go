@@ -8,6 +8,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/summary"
 )
 
@@ -70,6 +71,6 @@ func execGenerate(ctx context.Context, f *Factory, o *generate.RunOptions) error
 		return err
 	}
 	summary.Generate(f.Env.Stdout, res, o.Jaccard, o.RoundTripK, o.Out, o.BatchOut, o.BatchIn)
-	f.Publisher().Publish(ctx, pathOutputs(map[string]string{"out": o.Out, "batch-out": o.BatchOut}))
+	f.Publisher().Publish(ctx, publish.PathOutputs(map[string]string{"out": o.Out, "batch-out": o.BatchOut}))
 	return nil
 }

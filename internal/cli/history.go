@@ -44,12 +44,6 @@ func (t *trendFlag) validate(cmd string, src *sources) error {
 	return nil
 }
 
-// trendInputs adds the trend-runs input to a command's Action inputs.
-func trendInputs(in actionInputs) actionInputs {
-	in["trend-runs"] = ""
-	return in
-}
-
 // historyFlags are --history and --history-branch: where a run is appended,
 // and where its trend is read: the history on the branch when given (the runs
 // the default branch recorded there, read from any run, pull requests and

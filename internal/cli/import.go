@@ -73,7 +73,7 @@ func runImport(ctx context.Context, fac *Factory, o *importOptions) error {
 	md := summary.Import(env.Stderr, res, o.in.Out)
 	pub := publish.Publication{Outputs: map[string]string{}}
 	if o.in.Out != "-" {
-		pub = pathOutputs(map[string]string{"out": o.in.Out})
+		pub = publish.PathOutputs(map[string]string{"out": o.in.Out})
 	}
 	pub.Outputs["format"], pub.Outputs["records"], pub.Mode, pub.Markdown = res.Format.Name, strconv.Itoa(res.Stats.Records), publish.ModeNever, md
 	fac.Publisher().Publish(ctx, pub)

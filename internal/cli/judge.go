@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/summary"
 )
 
@@ -98,7 +99,7 @@ func execJudge(ctx context.Context, f *Factory, o *judge.RunOptions) (*judge.Res
 		summary.HumanSample(f.Env.Stdout, out.Sample, csv, jsonl)
 	}
 	// Inside Actions: the paths of the labels and the report as step outputs.
-	f.Publisher().Publish(ctx, pathOutputs(map[string]string{"qrels": o.QrelsOut, "judgments": o.JudgmentsOut, "json": o.JSONOut, "batch-out": o.BatchOut}))
+	f.Publisher().Publish(ctx, publish.PathOutputs(map[string]string{"qrels": o.QrelsOut, "judgments": o.JudgmentsOut, "json": o.JSONOut, "batch-out": o.BatchOut}))
 	if o.BatchOut != "" {
 		return nil, nil
 	}

@@ -7,10 +7,8 @@ package cli
 import (
 	"flag"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/calibratereport"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
 
@@ -22,12 +20,6 @@ const (
 	compareCommentKey   = "compare"
 	evaluateCommentKey  = "evaluate" // evaluate's compare stage, never a compare step's comment
 )
-
-// commentKeys are the default comment keys, one per command that comments.
-var commentKeys = map[string]string{"check": checkCommentKey, "calibrate": calibrateCommentKey, "compare": compareCommentKey, "evaluate": evaluateCommentKey}
-
-// pathOutputs is publish.PathOutputs.
-var pathOutputs = publish.PathOutputs
 
 // commentFlags are the flags of a command that keeps a PR comment: --comment says
 // whether the run may comment at all, --comment-mode when it does.
@@ -58,14 +50,9 @@ func (c *commentFlags) publication(pub publish.Publication) publish.Publication 
 	return pub
 }
 
-// validate checks the comment flags of command cmd.
+// validate checks the comment flags of command cmd (--comment and
+// --comment-mode are enums: their flags refuse any other value).
 func (c *commentFlags) validate(cmd string, src *sources) error {
-	if err := publish.ValidMode(c.mode); err != nil {
-		return usagef("%s: %v", cmd, err)
-	}
-	if err := publish.ValidWhen(c.when); err != nil {
-		return usagef("%s: %v", cmd, err)
-	}
 	if c.pr < 0 {
 		return src.refuse(cmd, "pr", "must be a pull request number")
 	}
@@ -79,27 +66,6 @@ func (c *commentFlags) validate(cmd string, src *sources) error {
 // report under the comment flags' marker.
 func checkPublication(r *gate.Result, doc *checkreport.Document, c commentFlags, jsonPath string) publish.Publication {
 	return c.publication(publish.Check(r, func(n int) string {
-		return doc.Markdown(checkreport.MarkdownOptions{Marker: commentMarker(c.key), MaxListed: n})
+		return doc.Markdown(checkreport.MarkdownOptions{Marker: publish.Marker(c.key), MaxListed: n})
 	}, jsonPath, checkreport.ProblemReason))
 }
-
-// textResult is the result the terminal report is written from: inside Actions
-// without the stale-index warning, which the ::warning:: annotation carries.
-func textResult(r *gate.Result, inActions bool) *gate.Result {
-	if !inActions || r.Integrity.Unknown.Entries == 0 {
-		return r
-	}
-	cp := *r
-	cp.Integrity.Unknown = gate.UnknownRetrieved{}
-	return &cp
-}
-
-// calibratePublication is what `calibrate` publishes (publish.Calibrate).
-func calibratePublication(r *calibrate.Result, md string, c commentFlags, jsonPath string) publish.Publication {
-	return c.publication(publish.Calibrate(r, md, jsonPath, calibratereport.ViolationReason))
-}
-
-// commentMarker is the hidden first line of a command's Markdown report, the
-// marker its PR comment is found by; the reports receive it (they do not import
-// publish).
-func commentMarker(key string) string { return publish.Marker(key) }

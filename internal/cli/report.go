@@ -98,7 +98,7 @@ func runReport(ctx context.Context, f *Factory, args []string) error {
 			return history.ScanReader(hist, r, fn, torn)
 		}
 	}
-	v, err := historyView(hist, scan, command, measure)
+	v, err := htmlreport.HistoryOf(hist, scan, *command, *measure)
 	if err != nil {
 		return err
 	}
@@ -108,30 +108,6 @@ func runReport(ctx context.Context, f *Factory, args []string) error {
 	if err := outs.Commit(); err != nil {
 		return err
 	}
-	changes := 0
-	for _, r := range v.Runs {
-		if r.Changed != nil {
-			changes++
-		}
-	}
-	fmt.Fprintf(env.Stdout, "retrieval-gate report: %s of %s, %s of %s, %s -> %s\n", plural(len(v.Runs), "run", "runs"), *command,
-		plural(len(v.Series), "series", "series"), *measure, plural(changes, "input change", "input changes"), *htmlOut)
+	fmt.Fprintln(env.Stdout, v.Summary(*htmlOut))
 	return nil
-}
-
-// historyView is htmlreport.HistoryOf setting *command and *measure to the
-// ones charted.
-func historyView(file string, scan func(func(history.Record, *fastjson.Value) error) error, command, measure *string) (htmlreport.HistoryView, error) {
-	v, err := htmlreport.HistoryOf(file, scan, *command, *measure)
-	if err == nil {
-		*command, *measure = v.Command, v.Measure
-	}
-	return v, err
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

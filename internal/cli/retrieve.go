@@ -8,7 +8,7 @@ import (
 	"strconv"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
-	progressPkg "github.com/retrieval-gate/retrieval-gate/internal/progress"
+	"github.com/retrieval-gate/retrieval-gate/internal/progress"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/summary"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
@@ -86,7 +86,8 @@ func parseRetrieve(env *Env, args []string) (*retrieveOptions, error) {
 	return o, nil
 }
 
-// runRetrieve runs retrieve.RunFiles on o's files, its progress on stderr.
+// runRetrieve runs retrieve.RunFiles on o's files, its progress on stderr
+// (also evaluate's stage).
 func runRetrieve(ctx context.Context, f *Factory, o *retrieveOptions) (*retrieve.RunResult, error) {
 	env := f.Env
 	opt := o.run
@@ -95,47 +96,20 @@ func runRetrieve(ctx context.Context, f *Factory, o *retrieveOptions) (*retrieve
 	opt.Logf, opt.Progress = f.logf("retrieve"), prog.Update
 	res, err := retrieve.RunFiles(ctx, retrieve.Files{KB: o.kb, Cases: o.cases, Out: o.out, Stdin: env.Stdin}, opt)
 	prog.Finish()
-	if oe := (*retrieve.OptionError)(nil); errors.As(err, &oe) {
-		if oe.Option == "embedder-url" {
-			return nil, o.src.refuseErr("retrieve", oe.Option, oe.Err)
-		}
-		return nil, usagef("retrieve: %v", oe.Err)
+	if errors.Is(err, context.Canceled) {
+		return nil, fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
 	}
 	if err != nil {
-		return nil, err
+		return nil, o.src.option("retrieve", err)
 	}
 	fmt.Fprintf(env.Stderr, "retrieve: %d cases written to %s\n", res.Cases, format.SanitizeText(o.out))
 	return res, nil
 }
 
-// progress is a step's progress on the Factory's standard error (the bar on
-// the terminal itself).
-type progress = progressPkg.Progress
-
-func newProgress(fac *Factory, label string, total int) *progress {
-	return progressPkg.New(fac.Env.Stderr, fac.rawStderr, label, total)
-}
-
-// lazyProgress is a step's progress whose bar starts at its first update.
-func lazyProgress(f *Factory, label string) *stepProgress { return &stepProgress{f: f, label: label} }
-
-type stepProgress struct {
-	f     *Factory
-	label string
-	p     *progress
-}
-
-func (s *stepProgress) Update(done, total int) {
-	if s.p == nil {
-		s.p = newProgress(s.f, s.label, total)
-	}
-	s.p.Update(done, total)
-}
-
-func (s *stepProgress) Finish() {
-	if s.p != nil {
-		s.p.Finish()
-	}
+// lazyProgress is a step's progress on the Factory's standard error (the bar
+// on the terminal itself), started at its first update.
+func lazyProgress(f *Factory, label string) *progress.Progress {
+	return progress.Lazy(f.Env.Stderr, f.rawStderr, label)
 }
 
 // logf is a run's log on standard error, each line after "cmd: ".
@@ -160,13 +134,10 @@ func (s *sources) given(n string) bool {
 func runRetrieveCommand(ctx context.Context, f *Factory, o *retrieveOptions) error {
 	f.secret(o.run.StoreAPIKey)
 	res, err := runRetrieve(ctx, f, o)
-	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
-	}
 	if err != nil {
 		return err
 	}
-	pub := pathOutputs(map[string]string{"out": o.out})
+	pub := publish.PathOutputs(map[string]string{"out": o.out})
 	pub.Outputs["cases"] = strconv.Itoa(res.Cases)
 	pub.Outputs["strategy"] = res.Strategy
 	pub.Mode = publish.ModeNever

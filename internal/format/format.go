@@ -389,3 +389,11 @@ func Shorten(s string, max int) (short string, ok bool) {
 	}
 	return strings.TrimRight(string(r[:cut]), " ") + "…", false
 }
+
+// Count is n with the noun that fits it: "1 run", "3 runs".
+func Count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}

@@ -225,3 +225,9 @@ func appendJSONStringRunes(dst []byte, s string) []byte {
 	}
 	return append(dst, '"')
 }
+
+func TestCount(t *testing.T) {
+	assert.Equal(t, "0 runs", Count(0, "run", "runs"))
+	assert.Equal(t, "1 run", Count(1, "run", "runs"))
+	assert.Equal(t, "2 series", Count(2, "series", "series"))
+}

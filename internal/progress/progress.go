@@ -14,12 +14,13 @@ import (
 
 // Progress is one step's progress.
 type Progress struct {
-	w     io.Writer
-	label string
-	total int
-	bar   *progressbar.ProgressBar
-	last  time.Time
-	done  int
+	w        io.Writer
+	terminal io.Writer // Lazy's, until the first update starts it
+	label    string
+	total    int
+	bar      *progressbar.ProgressBar
+	last     time.Time
+	done     int
 }
 
 // New starts the progress of label over total items: plain lines go to w; the
@@ -39,8 +40,17 @@ func New(w, terminal io.Writer, label string, total int) *Progress {
 	return p
 }
 
+// Lazy is the progress of a step whose total is known only at its first
+// update, which starts it as New would.
+func Lazy(w, terminal io.Writer, label string) *Progress {
+	return &Progress{w: w, terminal: terminal, label: label}
+}
+
 // Update sets the items done of total.
 func (p *Progress) Update(done, total int) {
+	if p.terminal != nil {
+		*p = *New(p.w, p.terminal, p.label, total)
+	}
 	p.done = done
 	if p.bar != nil {
 		_ = p.bar.Set(done)

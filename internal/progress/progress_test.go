@@ -24,3 +24,17 @@ func TestProgressLinesInLogs(t *testing.T) {
 	p.Finish()
 	assert.Equal(t, "retrieve: indexing chunks: 512/1000 (51%)\n", stderr.String(), "no line for the end: the summary line follows")
 }
+
+// A lazy progress starts at its first update, with that update's total: its
+// first line comes 5 seconds after that, not after Lazy.
+func TestLazyStartsAtFirstUpdate(t *testing.T) {
+	var stderr bytes.Buffer
+	p := Lazy(&stderr, &stderr, "judge: judging")
+	p.Finish()
+	p.Update(1, 4)
+	assert.Empty(t, stderr.String())
+	assert.Equal(t, 4, p.total)
+	p.last = time.Now().Add(-6 * time.Second)
+	p.Update(2, 4)
+	assert.Equal(t, "judge: judging: 2/4 (50%)\n", stderr.String())
+}

@@ -92,13 +92,6 @@ func TestSameReport(t *testing.T) {
 	assert.False(t, SameReport("<sub>retrieval-gate · [workflow run](x)</sub> and more", "x"))
 }
 
-func TestValidWhen(t *testing.T) {
-	for _, w := range []string{"", WhenAlways, WhenChanges, WhenFailures, WhenOff} {
-		require.NoError(t, ValidWhen(w))
-	}
-	assert.ErrorContains(t, ValidWhen("daily"), "always, changes, failures or off")
-}
-
 // --comment-mode off posts nothing even with --comment always; failures with a
 // pass and no earlier comment posts nothing and says why.
 func TestPublishCommentModeOffAndFailures(t *testing.T) {

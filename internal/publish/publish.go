@@ -21,15 +21,6 @@ const (
 	ModeNever  = "never"
 )
 
-// ValidMode checks a --comment value.
-func ValidMode(mode string) error {
-	switch mode {
-	case ModeAuto, ModeAlways, ModeNever:
-		return nil
-	}
-	return fmt.Errorf("--comment must be auto, always or never, not %q", mode)
-}
-
 // Annotation is a problem at a file and line, shown on the PR diff.
 type Annotation = github.Annotation
 

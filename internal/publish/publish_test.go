@@ -395,13 +395,6 @@ func TestToken(t *testing.T) {
 	assert.Equal(t, "env", Token(env(map[string]string{"INPUT_GITHUB-TOKEN": "in", "GITHUB_TOKEN": "env"})), "inputs only count inside Actions")
 }
 
-func TestValidMode(t *testing.T) {
-	for _, m := range []string{"auto", "always", "never"} {
-		require.NoError(t, ValidMode(m))
-	}
-	require.Error(t, ValidMode("sometimes"))
-}
-
 func TestPublishWithoutMarker(t *testing.T) {
 	srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
 	defer srv.Close()

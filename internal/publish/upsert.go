@@ -3,7 +3,6 @@ package publish
 import (
 	"context"
 	"errors"
-	"fmt"
 	"regexp"
 	"sort"
 	"strings"
@@ -35,15 +34,6 @@ const (
 	WhenFailures = "failures" // create or update on a failing verdict; on a pass only update an existing comment
 	WhenOff      = "off"      // never (as --comment never)
 )
-
-// ValidWhen checks a --comment-mode value ("" is always).
-func ValidWhen(when string) error {
-	switch when {
-	case "", WhenAlways, WhenChanges, WhenFailures, WhenOff:
-		return nil
-	}
-	return fmt.Errorf("--comment-mode must be always, changes, failures or off, not %q", when)
-}
 
 // Policy is when UpsertPolicy writes the comment.
 type Policy struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/option"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/chunk"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/jsonobj"
@@ -73,16 +74,16 @@ type RunResult struct {
 	K                         int
 }
 
-// OptionError is an option refused once the run has started (an embedder's
-// server URL or model, the reranker's URL): Option is the option's flag name,
-// so a caller names it as the user gave it.
-type OptionError struct {
-	Option string
-	Err    error
+// optionError is an option refused once the run has started, as an
+// *option.Error, so a caller names the option as the user gave it: the
+// embedder's URL by its option; the model and the reranker's URL, whose
+// refusals name their flag themselves, as err's message alone.
+func optionError(name string, err error) error {
+	if name == "embedder-url" {
+		return option.Invalid(name, err)
+	}
+	return &option.Error{Option: name, Parts: []any{err}, Err: err}
 }
-
-func (e *OptionError) Error() string { return e.Err.Error() }
-func (e *OptionError) Unwrap() error { return e.Err }
 
 // Run loads the KB, indexes it with the strategy, store and embedder of o, and
 // writes each case of in.Cases to in.Out with its `retrieved` list: in windows
@@ -120,7 +121,7 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 	if o.RerankURL != "" {
 		rr, err := rerank.New(o.RerankURL, nil, httpretry.DefaultPolicy)
 		if err != nil {
-			return nil, &OptionError{Option: "rerank-url", Err: err}
+			return nil, optionError("rerank-url", err)
 		}
 		opt.Reranker = rr
 	} else {
@@ -208,7 +209,7 @@ func newEmbedder(o RunOptions, getenv func(string) string, chunks []chunk.Chunk)
 	}
 	e, err := kind.New(embed.Config{URL: o.EmbedderURL, Model: o.EmbedderModel, Getenv: getenv, Documents: texts})
 	if se := (*embed.SettingError)(nil); errors.As(err, &se) {
-		return nil, &OptionError{Option: "embedder-" + se.Setting, Err: se.Err}
+		return nil, optionError("embedder-"+se.Setting, se.Err)
 	}
 	return e, err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/option"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma/chromatest"
 )
@@ -46,7 +47,7 @@ func TestRunPipeline(t *testing.T) {
 	_, _, err = run(retrieve.RunOptions{Strategy: retrieve.Dense, K: 1, Store: "memory", Embedder: "bert"})
 	require.EqualError(t, err, `unknown embedder "bert": must be hash, ollama or openai`)
 
-	var oe *retrieve.OptionError
+	var oe *option.Error
 	_, _, err = run(retrieve.RunOptions{Strategy: retrieve.Dense, K: 1, Store: "memory", Embedder: "openai", EmbedderURL: "ftp://x"})
 	require.ErrorAs(t, err, &oe)
 	assert.Equal(t, "embedder-url", oe.Option)

@@ -654,3 +654,16 @@ func HistoryPage(h []byte) ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
+
+// Summary is report's line about the page of v written to out: the runs,
+// series and input changes charted.
+func (v HistoryView) Summary(out string) string {
+	changes := 0
+	for _, r := range v.Runs {
+		if r.Changed != nil {
+			changes++
+		}
+	}
+	return fmt.Sprintf("retrieval-gate report: %s of %s, %s of %s, %s -> %s", format.Count(len(v.Runs), "run", "runs"), v.Command,
+		format.Count(len(v.Series), "series", "series"), v.Measure, format.Count(changes, "input change", "input changes"), out)
+}

@@ -546,3 +546,8 @@ func appendRecord(path string, rec history.Record) error {
 	_, err := history.AppendWarn(path, rec)
 	return err
 }
+
+func TestHistorySummary(t *testing.T) {
+	v := rhtml.HistoryView{Command: "check", Measure: "retrieval_hit_at_k", Runs: []rhtml.RunView{{}, {Changed: []string{"kb"}}}, Series: []rhtml.SeriesView{{}}}
+	assert.Equal(t, "retrieval-gate report: 2 runs of check, 1 series of retrieval_hit_at_k, 1 input change -> h.html", v.Summary("h.html"))
+}
