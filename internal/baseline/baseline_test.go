@@ -270,6 +270,20 @@ func TestPairedStatByHand(t *testing.T) {
 	assert.Less(t, s.P, 0.001)
 }
 
+// A paired difference's interval is unreliable below DifferenceReliableMinN
+// pairs and reliable from it.
+func TestPairedStatUnreliableBelowMinN(t *testing.T) {
+	rec := metrics.CaseMeasures[metrics.CaseIndex(metrics.KeyRecall)].Info
+	for _, n := range []int{2, metrics.DifferenceReliableMinN - 1, metrics.DifferenceReliableMinN, 200} {
+		h := metrics.NewHistogram()
+		for i := range n {
+			h.Add([]float64{-0.5, 0, 0, 0.25}[i%4])
+		}
+		s := PairedStat(rec, h, float64(n), float64(n), 2000, 1)
+		assert.Equal(t, n < metrics.DifferenceReliableMinN, s.Unreliable, "n = %d", n)
+	}
+}
+
 func TestGates(t *testing.T) {
 	base := ""
 	cases := []cur{}

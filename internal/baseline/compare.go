@@ -291,6 +291,7 @@ type Stat struct {
 	Base, Cur     float64 // means over the paired cases
 	Delta         float64 // mean of (this run − baseline)
 	CI95          [2]float64
+	Unreliable    bool // CI95's method covers less than 0.93 at this n in simulation (metrics.DifferenceReliableMinN)
 	P             float64
 	Test          string
 	MDD           float64 // smallest |Δ| the paired test detects with power 0.8 at α = 0.05
@@ -554,7 +555,8 @@ func PairedStat(info metrics.Info, h *metrics.Histogram, baseSum, curSum float64
 	if info.Scale == metrics.ScaleUnbounded {
 		span = math.Inf(1)
 	}
-	s.CI95 = h.DifferenceCI95(-span, span).CI()
+	iv := h.DifferenceCI95(-span, span)
+	s.CI95, s.Unreliable = iv.CI(), iv.Unreliable
 	b, cc, binary := h.PairedDiscordant()
 	switch {
 	case binary && info.Scale == metrics.ScaleBinary:

@@ -209,7 +209,7 @@ func (s *idSet) insert(h uint64, line uint32) (first uint32, dup bool) {
 		s.grow()
 	}
 	lo, hi := uint32(h), uint32(h>>32)
-	mask := uint64(1)<<s.bits - 1      // len(s.slots) is 1<<s.bits
+	mask := uint64(1)<<s.bits - 1 // len(s.slots) is 1<<s.bits
 	for i := (h * 0x9e3779b97f4a7c15) >> (64 - s.bits); ; i = (i + 1) & mask {
 		sl := &s.slots[i]
 		switch {

@@ -176,7 +176,7 @@ func (p *CaseParser) carveStrings() string {
 	if n == 0 {
 		return ""
 	}
-	if start := len(p.slab); cap(p.slab) > start && &p.arena[0] == &p.slab[start:start+1][0] {
+	if start := len(p.slab); cap(p.slab) > start && &p.arena[0] == &p.slab[start : start+1][0] {
 		p.slab = p.slab[:start+n]
 		return unsafe.String(&p.slab[start], n) //nolint:gosec // G103: a view into the slab, whose bytes are never written again (see above)
 	}

@@ -91,6 +91,7 @@ type Paired struct {
 	P          format.Float    `json:"p"`
 	Rejects    bool            `json:"rejects"`
 	Test       string          `json:"test"`
+	Unreliable bool            `json:"unreliable"` // the interval's method covers less than 0.93 at this n in simulation
 }
 
 // Flips are the cases whose retrieval changed, newly missed first.
@@ -148,7 +149,7 @@ func pairedGroup(g baseline.GroupStats) PairedGroup {
 	pg := PairedGroup{N: g.N, Metrics: make(map[string]Paired, len(g.Stats))}
 	for _, s := range g.Stats {
 		p := Paired{Baseline: format.Float(s.Base), Current: format.Float(s.Cur), Delta: format.Float(s.Delta),
-			CI95: format.CI(s.CI95), MDD: format.Float(s.MDD), N: s.N, P: format.Float(s.P), Rejects: s.Rejects,
+			CI95: format.CI(s.CI95), MDD: format.Float(s.MDD), N: s.N, P: format.Float(s.P), Rejects: s.Rejects, Unreliable: s.Unreliable,
 			Test: s.Test, Change: s.Change}
 		if s.HasDiscordant {
 			d := s.Discordant

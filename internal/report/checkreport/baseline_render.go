@@ -19,9 +19,44 @@ var testLabels = map[string]string{
 	baseline.TestSignFlipMC:    "sign-flip MC",
 }
 
+// PairedInterval is a paired difference's 95% interval, UnreliableMark after
+// it where its method covers less than 0.93 at this n (PairedUnreliableNote).
+func PairedInterval(p Paired) string {
+	s := format.SignedInterval([2]float64{p.CI95[0].V(), p.CI95[1].V()})
+	if p.Unreliable {
+		s += UnreliableMark
+	}
+	return s
+}
+
+// PairedUnreliableNote explains UnreliableMark beside a paired difference.
+const PairedUnreliableNote = UnreliableMark + " unreliable: the interval of a paired difference covers less than 93% at this n in simulation (below 50 paired cases; docs/statistics.md); the test decides"
+
+// AnyPairedUnreliable reports whether a paired comparison of the baseline
+// (overall, by type, or by locale when locales is true) has an unreliable interval.
+func (b *Baseline) AnyPairedUnreliable(locales bool) bool {
+	groups := []PairedGroup{b.Overall}
+	for _, g := range b.ByType {
+		groups = append(groups, g)
+	}
+	if locales {
+		for _, g := range b.ByLocale {
+			groups = append(groups, g)
+		}
+	}
+	for _, g := range groups {
+		for _, x := range g.Metrics {
+			if x.Unreliable {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // deltaCell is "Δ [lo, hi]" with an arrow where the paired test rejects.
 func deltaCell(p Paired) string {
-	s := format.Signed(p.Delta.V()) + " " + format.SignedInterval([2]float64{p.CI95[0].V(), p.CI95[1].V()})
+	s := format.Signed(p.Delta.V()) + " " + PairedInterval(p)
 	switch p.Change {
 	case "worse":
 		s = "🔻 " + s
@@ -90,6 +125,9 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 			}
 		})
 		w("\nΔ = head − base over the paired cases, 95%% interval (hall-t: t united with Hall's skewness-corrected t); p of the paired test (exact McNemar for hit, exact or randomization sign-flip otherwise); 🔻/🔺 only where p < 0.05; MDD: the smallest |Δ| these n detect with 80%% power (— when none can be).\n\n")
+		if bl.AnyPairedUnreliable(false) {
+			w("%s\n\n", PairedUnreliableNote)
+		}
 		if len(bl.ByLocale) > 0 {
 			w("<details><summary>By locale (%s)</summary>\n\n", LocalePairedNote)
 			table(func(row func(string, PairedGroup)) {
@@ -97,6 +135,9 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 					row("locale: "+esc(name), bl.ByLocale[name])
 				}
 			})
+			if bl.AnyPairedUnreliable(true) && !bl.AnyPairedUnreliable(false) {
+				w("\n%s\n", PairedUnreliableNote)
+			}
 			w("\n</details>\n\n")
 		}
 	}
@@ -260,7 +301,7 @@ func (d *Document) textBaseline(b *strings.Builder) {
 				mark = "  " + x.Change
 			}
 			p("  %-22s %-9s %s -> %s  Δ %s %s  p %s (%s)  mdd %s%s\n", san(label)+fmt.Sprintf(" n=%d", x.N), d.label(k), format.Num(x.Baseline.V()), format.Num(x.Current.V()),
-				format.Signed(x.Delta.V()), format.SignedInterval([2]float64{x.CI95[0].V(), x.CI95[1].V()}), format.P(x.P.V()), testLabels[x.Test], format.Num(x.MDD.V()), mark)
+				format.Signed(x.Delta.V()), PairedInterval(x), format.P(x.P.V()), testLabels[x.Test], format.Num(x.MDD.V()), mark)
 		}
 	}
 	row("overall", bl.Overall)
@@ -271,6 +312,9 @@ func (d *Document) textBaseline(b *strings.Builder) {
 		row("locale "+name, bl.ByLocale[name])
 	}
 	p("  (locale rows: %s)\n", LocalePairedNote)
+	if bl.AnyPairedUnreliable(true) {
+		p("  %s\n", PairedUnreliableNote)
+	}
 	f := bl.Flips
 	list := func(title string, fs []Flip, total int64) {
 		if total == 0 {

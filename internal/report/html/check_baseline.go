@@ -74,7 +74,7 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 					}
 					t.Rows = append(t.Rows, []Cell{{Text: g.label, Sub: "n = " + Count(int(x.N)), Strong: g.label == "overall"}, {Text: checkLabel(k, r.K)},
 						{Text: Fmt(x.Baseline.V()) + " → " + Fmt(x.Current.V())},
-						{Text: delta, Sub: format.SignedInterval([2]float64{x.CI95[0].V(), x.CI95[1].V()}), Strong: x.Rejects},
+						{Text: delta, Sub: checkreport.PairedInterval(x), Strong: x.Rejects},
 						{Text: format.P(x.P.V()), Sub: checkreport.TestLabel(x.Test)}, {Text: Fmt(x.MDD.V())}})
 				}
 			}
@@ -86,13 +86,20 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 		}
 		t := table(groups)
 		t.Foot = "Δ = head − base over the paired cases with its 95% interval (hall-t: t united with Hall's skewness-corrected t); p of the paired test (exact McNemar for hit, exact or randomization sign-flip otherwise); 🔻/🔺 and bold only where p < 0.05; MDD: the smallest |Δ| these n detect with 80% power (— when none can be)."
+		if bl.AnyPairedUnreliable(false) {
+			t.Foot += " " + checkreport.PairedUnreliableNote + "."
+		}
 		p.Table(t)
 		if len(bl.ByLocale) > 0 {
 			var locales []named
 			for _, name := range sortedKeys(bl.ByLocale) {
 				locales = append(locales, named{"locale: " + name, bl.ByLocale[name]})
 			}
-			p.Details("By locale ("+checkreport.LocalePairedNote+")", func() { p.Table(table(locales)) })
+			lt := table(locales)
+			if bl.AnyPairedUnreliable(true) {
+				lt.Foot = checkreport.PairedUnreliableNote + "."
+			}
+			p.Details("By locale ("+checkreport.LocalePairedNote+")", func() { p.Table(lt) })
 		}
 	}
 
