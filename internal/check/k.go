@@ -47,10 +47,6 @@ type KChoice struct {
 	BaselineK int
 }
 
-// Differs reports whether the run records a k other than the one used: the
-// caller warns, naming both.
-func (c KChoice) Differs() bool { return c.RunK > 0 && c.RunK != c.K }
-
 // maxPeek bounds the first line read to find the run's k (a longer line is not
 // looked into; the case scanner reports it if it is too long).
 const maxPeek = 16 << 20
