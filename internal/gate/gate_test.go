@@ -518,6 +518,9 @@ func TestScoreIntoAllocs(t *testing.T) {
 	require.True(t, r.Missed())
 	assert.Equal(t, []string{"card-3"}, r.Gold)
 	assert.Equal(t, []string{"card-1", "card-2"}, r.TopK)
+	if raceEnabled {
+		t.Skip("under -race sync.Pool drops items on purpose (a quarter of its Puts), so the pooled scratch allocates: counted without -race")
+	}
 	allocs := testing.AllocsPerRun(2000, func() {
 		if err := s.ScoreInto(missed, &r); err != nil {
 			t.Fatal(err)
