@@ -1,9 +1,11 @@
 package metrics
 
 import (
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"sync"
 	"testing"
 
@@ -12,18 +14,24 @@ import (
 )
 
 // Coverage of the interval of a mean that is not 0/1 (issue 23): the method the
-// reports use (MeanCI95: Hall's skewness-corrected t below SmallSampleMaxN items,
-// BCa at the expanded level from there) and BCa at the expanded level at every n
-// (what the reports used before), on eight distributions of per-case scores, with
-// the Monte Carlo standard error √(c(1 − c)/reps), the misses on each side (low:
-// the true mean is below the interval; high: above it) and the mean width.
+// reports use (MeanCI95: Hall's skewness-corrected t below SmallSampleMaxN items
+// and from LargeSampleMinN, BCa at the expanded level in between; paired
+// differences DifferenceCI95: MethodHallTBetting below DifferenceReliableMinN,
+// MethodHallT from there) and beside it BCa at the expanded level (what the
+// reports used before for means) or MethodHallT alone (what paired differences
+// got before), on nine distributions of per-case scores, with the Monte Carlo
+// standard error √(c(1 − c)/reps), the misses on each side (low: the true mean
+// is below the interval; high: above it) and the mean width.
 //
 //	RETRIEVAL_GATE_FULL_SIMULATION=1 go test ./internal/metrics -run TestMeanIntervalCoverage -v -timeout 60m
 //
 // prints docs/statistics.md's table (10,000 samples per cell, 1,000 resamples
-// for BCa). The normal suite runs the same seeded simulation of the method used
-// at n = 20 and 30 with 10,000 samples (it resamples nothing there, so it is
-// cheap) and BCa with 300 samples at n = 30.
+// for BCa); -args -mean-coverage-only=REGEXP keeps the cells whose
+// "distribution n=N" matches (e.g. 'difference n=(20|25|30|50)$' or
+// 'n=10000$'). The normal suite runs a few cells of the methods that resample
+// nothing (TestMeanIntervalCoverage's comment).
+
+var meanCoverageOnly = flag.String("mean-coverage-only", "", "TestMeanIntervalCoverage: run only the cells whose \"distribution n=N\" matches this regexp")
 
 // scoreDist is a distribution of per-case scores with its true mean and range.
 type scoreDist struct {
@@ -159,20 +167,37 @@ func meanIntervalCoverage(d scoreDist, n, reps, resamples int, bca bool, seed ui
 			iv = h.MeanCI95(resamples, s, d.lo, d.hi)
 		}
 		used.add(iv, d.mean)
-		if bca {
-			if iv.Method == MethodBCa {
-				bcaCell.add(iv, d.mean)
-			} else {
-				bcaCell.add(h.BCaCI95(resamples, s, d.lo, d.hi), d.mean)
-			}
+		switch {
+		case !bca:
+		case d.paired:
+			bcaCell.add(hallTDifference(h, d.lo, d.hi), d.mean)
+		case iv.Method == MethodBCa:
+			bcaCell.add(iv, d.mean)
+		default:
+			bcaCell.add(h.BCaCI95(resamples, s, d.lo, d.hi), d.mean)
 		}
 	}
 	return used, bcaCell
 }
 
+// hallTDifference is the interval paired differences got before issue 23's
+// betting half, at every n: MethodHallT, BoundedWilsonCI95 when every
+// difference is equal (the comparison column of the table).
+func hallTDifference(h *Histogram, lo, hi float64) Interval {
+	vals, cnt := h.sorted()
+	if len(vals) < 2 {
+		return BoundedWilsonCI95(vals[0], h.n, lo, hi)
+	}
+	ci := hallTFromCounts(vals, cnt, h.n, lo, hi)
+	return Interval{Lo: ci[0], Hi: ci[1], N: h.n, Method: MethodHallT}
+}
+
 // usedMethod is the method of the reports' interval of d at n (values that vary).
 func usedMethod(d scoreDist, n int) string {
-	if d.paired || n < SmallSampleMaxN {
+	switch {
+	case d.paired && n < DifferenceReliableMinN:
+		return MethodHallTBetting
+	case d.paired || n < SmallSampleMaxN || n >= LargeSampleMinN:
 		return MethodHallT
 	}
 	return MethodBCa
@@ -181,18 +206,22 @@ func usedMethod(d scoreDist, n int) string {
 // The interval the reports use for a mean that is not 0/1 covers at least
 // 0.935 (the floor 0.93 with a margin of two Monte Carlo standard errors at
 // 10,000 samples) from n = 20 on every distribution of the simulation, seeded:
-// the normal suite checks MethodHallT at n = 20 and 25 on every distribution
-// and at 30, 50 and 100 on the paired differences (it resamples nothing, so
-// 10,000 samples are cheap; BCa from n = 30 is TestBCaCoverageContinuous's);
-// the full run adds n = 10 and 15 and BCa (the used method from 30, and at the
-// expanded level at n = 20 and 30 beside MethodHallT), and prints
-// docs/statistics.md's table as it goes (the cells run on GOMAXPROCS
-// goroutines, each seeded by its place).
+// the normal suite checks MethodHallT at n = 20 and 25 on every distribution,
+// MethodHallTBetting at n = 20 on the sparse differences (where MethodHallT
+// alone covered 0.884) and MethodHallT at 50 and 100 on the paired differences
+// (nothing resamples, so 10,000 samples are cheap; BCa from n = 30 is
+// TestBCaCoverageContinuous's); the full run adds n = 10, 15, 25, 30 of the
+// differences, n = 10 and 15 and BCa (the used method from 30, and at the
+// expanded level at n = 20 and 30 beside MethodHallT), MethodHallT alone
+// beside MethodHallTBetting on the differences, and MethodHallT at
+// LargeSampleMinN on every distribution, and prints docs/statistics.md's table
+// as it goes (the cells run on GOMAXPROCS goroutines, each seeded by its
+// place).
 func TestMeanIntervalCoverage(t *testing.T) {
 	reps, resamples, ns := 10000, 1000, []int{20, 25}
 	full := fullSimulation()
 	if full {
-		ns = []int{10, 15, 20, 25, 30, 50}
+		ns = []int{10, 15, 20, 25, 30, 50, LargeSampleMinN}
 	}
 	type cell struct {
 		d      scoreDist
@@ -202,23 +231,33 @@ func TestMeanIntervalCoverage(t *testing.T) {
 		bcaRes coverageCell
 	}
 	var cells []*cell
+	only := regexp.MustCompile(*meanCoverageOnly)
 	for di, d := range scoreDists() {
 		dns := ns
 		switch {
 		case d.paired && full:
-			dns = []int{10, 15, 20, 25, 30, 50, 100}
+			dns = []int{10, 15, 20, 25, 30, 50, 100, LargeSampleMinN}
+		case d.paired && d.name == "sparse difference":
+			dns = []int{20, 50, 100}
 		case d.paired:
-			dns = []int{20, 25, 30, 50, 100}
+			dns = []int{50, 100}
 		}
 		for _, n := range dns {
-			if !full && !d.paired && n >= SmallSampleMaxN {
+			if !full && !d.paired && n >= SmallSampleMaxN || !only.MatchString(fmt.Sprintf("%s n=%d", d.name, n)) {
 				continue
 			}
-			cells = append(cells, &cell{d: d, di: di, n: n, bca: full && (n == 20 || n == 30 || d.paired && n == 50)})
+			// the comparison column: BCa at n = 20 and 30 (and 50 of the
+			// differences), MethodHallT alone where the differences get
+			// MethodHallTBetting
+			cmp := n == 20 || n == 30 || d.paired && n == 50
+			if d.paired {
+				cmp = n < DifferenceReliableMinN
+			}
+			cells = append(cells, &cell{d: d, di: di, n: n, bca: full && cmp})
 		}
 	}
 	if full || testing.Verbose() {
-		fmt.Printf("| distribution | n | used method | coverage ± s.e. | missed low / high | mean width | BCa (expanded) ± s.e. | missed low / high | mean width |\n")
+		fmt.Printf("| distribution | n | used method | coverage ± s.e. | missed low / high | mean width | BCa (expanded), differences: hall-t alone ± s.e. | missed low / high | mean width |\n")
 		fmt.Printf("|---|---:|---|---:|---:|---:|---:|---:|---:|\n")
 	}
 	var mu sync.Mutex
@@ -240,7 +279,7 @@ func TestMeanIntervalCoverage(t *testing.T) {
 	for _, c := range cells {
 		method := usedMethod(c.d, c.n)
 		minN := ReliableMinNFor(method)
-		if c.d.paired {
+		if c.d.paired && method == MethodHallT {
 			minN = DifferenceReliableMinN
 		}
 		if int64(c.n) >= minN {

@@ -140,12 +140,34 @@ func TestColumnCI95(t *testing.T) {
 	assert.Equal(t, MethodBCa, iv.Method)
 	assert.False(t, iv.Unreliable)
 	assert.Equal(t, MethodCornishFisher, ColumnCI95(xs40, nil, 0, 1).Method)
-	// Paired differences that vary: hall-t at every n, unreliable below 50.
+	// Paired differences that vary, below 50 pairs of a bounded measure: hall-t
+	// united with the betting interval, never unreliable, containing hall-t.
 	iv = PairedCI95(xs40, stats, 1)
+	assert.Equal(t, MethodHallTBetting, iv.Method)
+	assert.False(t, iv.Unreliable)
+	ht := hallTFromValues(xs40, -1, 1)
+	assert.LessOrEqual(t, iv.Lo, ht[0])
+	assert.GreaterOrEqual(t, iv.Hi, ht[1])
+	assert.Greater(t, iv.Hi-iv.Lo, ht[1]-ht[0], "the betting half is wider here")
+	// An unbounded measure keeps hall-t, unreliable below 50.
+	iv = PairedCI95(xs40, stats, math.Inf(1))
 	assert.Equal(t, MethodHallT, iv.Method)
 	assert.True(t, iv.Unreliable)
-	// Paired differences all equal: bounded Wilson over [−w, w].
+	// From 50 pairs: hall-t, reliable, summed in the order given.
+	xs60 := append(append([]float64(nil), xs40...), xs[:10]...)
+	iv = PairedCI95(xs60, nil, 1)
+	assert.Equal(t, MethodHallT, iv.Method)
+	assert.False(t, iv.Unreliable)
+	assert.Equal(t, hallTFromValues(xs60, -1, 1), iv.CI())
+	// Paired differences all equal: below 50 the betting interval alone
+	// (hall-t has no spread to offer), around the value and not a point; from
+	// 50 bounded Wilson over [−w, w].
 	iv = PairedCI95([]float64{0.2, 0.2}, []float64{0.2}, 1)
+	assert.Equal(t, MethodHallTBetting, iv.Method)
+	assert.Less(t, iv.Lo, 0.2)
+	assert.Greater(t, iv.Hi, 0.2)
+	same60 := make([]float64, 60)
+	iv = PairedCI95(same60, nil, 1)
 	assert.Equal(t, MethodBoundedWilson, iv.Method)
 	assert.Less(t, iv.Lo, 0.0)
 }

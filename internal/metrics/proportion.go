@@ -49,9 +49,18 @@ const HallTReliableMinN = 20
 // DifferenceReliableMinN is the smallest n from which MethodHallT covers at
 // least CoverageFloor on the paired differences of the simulation: differences
 // that are 0 four times in five leave about four non-zero values at n = 20,
-// and it covered 0.88 there, 0.92 at 30 and 0.95 at 50 (no method tried did
-// better). Intervals of paired differences below it are marked unreliable.
+// and it covered 0.88 there, 0.92 at 30 and 0.95 at 50. Below it the
+// differences of a measure with a finite range get MethodHallTBetting (never
+// unreliable); only those of an unbounded measure keep MethodHallT and are
+// marked unreliable.
 const DifferenceReliableMinN = 50
+
+// MethodHallTBetting: the union of MethodHallT and the betting interval of a
+// bounded mean (BettingInterval), for the mean of paired differences below
+// DifferenceReliableMinN pairs when the measure's range is finite: the
+// betting interval covers at least 95% at every n for every distribution on
+// the range, so the union does too (reliable from n = 1).
+const MethodHallTBetting = "hall-t-betting"
 
 // ReliableMinNFor is the smallest n from which the method's coverage is at least
 // CoverageFloor at every point of docs/statistics.md's tables at that n and above:
@@ -59,7 +68,8 @@ const DifferenceReliableMinN = 50
 // skewed scores and quadratic kappa), the Cornish–Fisher interval and the
 // bounded interval of a sample without variation (its coverage depends on the
 // unseen distribution) 30; the continuity-corrected Wilson interval 1 (its exact
-// coverage is at least 0.945 at every p and n, TestWilsonCCCoverageEveryP); the
+// coverage is at least 0.945 at every p and n, TestWilsonCCCoverageEveryP) and
+// MethodHallTBetting 1 (guaranteed by its betting half); the
 // kappa interval built on the plain Wilson interval 50; the percentile
 // bootstrap 100.
 func ReliableMinNFor(method string) int64 {
@@ -68,6 +78,8 @@ func ReliableMinNFor(method string) int64 {
 		return 1
 	case MethodHallT:
 		return HallTReliableMinN
+	case MethodHallTBetting:
+		return 1
 	case MethodWilsonDisagreement:
 		return 50
 	case MethodPercentile:
