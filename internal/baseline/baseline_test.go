@@ -270,17 +270,23 @@ func TestPairedStatByHand(t *testing.T) {
 	assert.Less(t, s.P, 0.001)
 }
 
-// A paired difference's interval is unreliable below DifferenceReliableMinN
-// pairs and reliable from it.
+// A paired difference's interval of a measure with a known range is reliable
+// at every n (below DifferenceReliableMinN pairs it is hall-t united with the
+// betting interval, which covers at every n); of an unbounded measure it is
+// unreliable below DifferenceReliableMinN pairs and reliable from it.
 func TestPairedStatUnreliableBelowMinN(t *testing.T) {
 	rec := metrics.CaseMeasures[metrics.CaseIndex(metrics.KeyRecall)].Info
+	unbounded := rec
+	unbounded.Scale = metrics.ScaleUnbounded
 	for _, n := range []int{2, metrics.DifferenceReliableMinN - 1, metrics.DifferenceReliableMinN, 200} {
 		h := metrics.NewHistogram()
 		for i := range n {
 			h.Add([]float64{-0.5, 0, 0, 0.25}[i%4])
 		}
 		s := PairedStat(rec, h, float64(n), float64(n), 2000, 1)
-		assert.Equal(t, n < metrics.DifferenceReliableMinN, s.Unreliable, "n = %d", n)
+		assert.False(t, s.Unreliable, "n = %d", n)
+		s = PairedStat(unbounded, h, float64(n), float64(n), 2000, 1)
+		assert.Equal(t, n < metrics.DifferenceReliableMinN, s.Unreliable, "unbounded, n = %d", n)
 	}
 }
 

@@ -292,9 +292,12 @@ func TestComparePrimaryFamily(t *testing.T) {
 }
 
 // n = 5 with every query favouring one run by about as much: the hall-t
-// interval excludes 0 while the exact sign-flip test (p = 2/32) is not
-// significant; the comparison says why. (At n = 2 the interval now includes 0,
-// as the test does: t with one degree of freedom.)
+// interval alone excluded 0 while the exact sign-flip test (p = 2/32) is not
+// significant, and the comparison said why (small-n); the interval of paired
+// differences below 50 queries is now hall-t united with the betting interval,
+// which covers at every n and here includes 0, as the test does: no
+// disagreement to explain. (At n = 2 hall-t alone already included 0: t with
+// one degree of freedom.)
 func TestCompareDisagreementHasReason(t *testing.T) {
 	var qs strings.Builder
 	var ra, rb []trecfile.RunQuery
@@ -310,13 +313,14 @@ func TestCompareDisagreementHasReason(t *testing.T) {
 	require.NoError(t, err)
 	p := res.Paired[metrics.QueryIndex(compare.Primary)]
 	require.Equal(t, compare.Primary, p.Metric)
-	assert.Greater(t, p.CI.Lo, 0.0, "the interval excludes 0")
-	assert.Equal(t, metrics.MethodHallT, p.CI.Method)
+	assert.LessOrEqual(t, p.CI.Lo, 0.0, "the interval includes 0")
+	assert.Greater(t, p.CI.Hi, 0.0)
+	assert.Equal(t, metrics.MethodHallTBetting, p.CI.Method)
 	assert.False(t, p.Significant)
 	assert.Equal(t, 0.0625, p.P)
 	assert.Equal(t, metrics.PMethodSignFlipExact, p.PMethod)
-	assert.Equal(t, compare.NoteSmallN, p.Note)
-	assert.True(t, p.CI.Unreliable)
+	assert.Empty(t, p.Note)
+	assert.False(t, p.CI.Unreliable)
 	for _, p := range res.Paired {
 		excludes := p.CI.Lo > 0 || p.CI.Hi < 0
 		assert.True(t, excludes == p.Significant || p.Note != "", "%s: a disagreement without a reason", p.Metric)

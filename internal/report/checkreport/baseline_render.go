@@ -30,7 +30,7 @@ func PairedInterval(p Paired) string {
 }
 
 // PairedUnreliableNote explains UnreliableMark beside a paired difference.
-const PairedUnreliableNote = UnreliableMark + " unreliable: the interval of a paired difference covers less than 93% at this n in simulation (below 50 paired cases; docs/statistics.md); the test decides"
+const PairedUnreliableNote = UnreliableMark + " unreliable: the interval of a paired difference of a measure without a known range covers less than 93% at this n in simulation (below 50 paired cases; docs/statistics.md); the test decides"
 
 // AnyPairedUnreliable reports whether a paired comparison of the baseline
 // (overall, by type, or by locale when locales is true) has an unreliable interval.
@@ -124,7 +124,7 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 				row("type: "+esc(name), bl.ByType[name])
 			}
 		})
-		w("\nΔ = head − base over the paired cases, 95%% interval (hall-t: t united with Hall's skewness-corrected t); p of the paired test (exact McNemar for hit, exact or randomization sign-flip otherwise); 🔻/🔺 only where p < 0.05; MDD: the smallest |Δ| these n detect with 80%% power (— when none can be).\n\n")
+		w("\nΔ = head − base over the paired cases, 95%% interval (hall-t: t united with Hall's skewness-corrected t, and below 50 pairs with the betting interval of a bounded mean, whose coverage is at least 95%% whatever the distribution); p of the paired test (exact McNemar for hit, exact or randomization sign-flip otherwise); 🔻/🔺 only where p < 0.05; MDD: the smallest |Δ| these n detect with 80%% power (— when none can be).\n\n")
 		if bl.AnyPairedUnreliable(false) {
 			w("%s\n\n", PairedUnreliableNote)
 		}

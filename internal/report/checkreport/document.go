@@ -133,7 +133,8 @@ type Group struct {
 }
 
 // Summary is one measure's mean, 95% CI and n in a group: ci95_method says how
-// the interval was computed (wilson-cc for 0/1 values, bca, or bounded-wilson-cc /
+// the interval was computed (wilson-cc for 0/1 values, hall-t below 30 cases and
+// from metrics.LargeSampleMinN, bca in between, or bounded-wilson-cc /
 // range when every value is equal), unreliable that its method's simulated coverage at n is below 0.93.
 type Summary struct {
 	CI95       [2]format.Float `json:"ci95"`
@@ -378,6 +379,38 @@ func (d *Document) anyUnreliable() bool {
 	for _, g := range groups {
 		for _, m := range g.Metrics {
 			if m.Unreliable && m.N > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// MeanMethods names the methods of the means' intervals for the legends:
+// hall-t below 30 cases and BCa from 30, and when a group's interval is
+// hall-t from metrics.LargeSampleMinN cases (the document says so: its
+// ci95_method) that too.
+func (d *Document) MeanMethods() string {
+	s := "Wilson (continuity-corrected) for 0/1 values, else hall-t (t united with Hall's skewness-corrected t) below 30 cases, BCa bootstrap from 30"
+	if d.largeHallT() {
+		s += fmt.Sprintf(", hall-t again from %d", metrics.LargeSampleMinN)
+	}
+	return s
+}
+
+// largeHallT reports whether a group's interval is hall-t from
+// metrics.LargeSampleMinN cases.
+func (d *Document) largeHallT() bool {
+	groups := []Group{d.Overall}
+	for _, g := range d.ByType {
+		groups = append(groups, g)
+	}
+	for _, g := range d.ByLocale {
+		groups = append(groups, g)
+	}
+	for _, g := range groups {
+		for _, m := range g.Metrics {
+			if m.CI95Method == metrics.MethodHallT && m.N >= metrics.LargeSampleMinN {
 				return true
 			}
 		}

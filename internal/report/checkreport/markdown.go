@@ -102,7 +102,7 @@ func (d *Document) Markdown(opts MarkdownOptions) string {
 	if l := d.omittedLine(); l != "" {
 		w("\n%s\n", l)
 	}
-	w("\nMean [95%% CI: Wilson (continuity-corrected) for 0/1 values, else hall-t (t united with Hall's skewness-corrected t) below 30 cases, BCa bootstrap from 30] over the gold-carrying cases of each group; n is that count. ")
+	w("\nMean [95%% CI: %s] over the gold-carrying cases of each group; n is that count. ", d.MeanMethods())
 	if l := d.relevantLine(esc); l != "" {
 		w("hit@%d is the success number (against `must_cite_one_of`). recall@%d and nDCG@%d (binary gain) count every card of "+
 			"`relevant_ids` ∪ `must_cite_one_of` for the cases that carry `relevant_ids` (real recall), and are a conservative "+

@@ -116,6 +116,8 @@ func methodName(m string) string {
 		return "BCa"
 	case metrics.MethodHallT:
 		return "hall-t"
+	case metrics.MethodHallTBetting:
+		return "hall-t-betting"
 	}
 	return m
 }

@@ -60,9 +60,9 @@ func (d *Document) Text(w io.Writer) error {
 	}
 	if l := d.relevantLine(san); l != "" {
 		p("%s\n", l)
-		p("mean [95%% CI: Wilson (continuity-corrected) for 0/1 values, else hall-t (t united with Hall's skewness-corrected t) below 30 cases, BCa bootstrap from 30]; hit@%d is the success number\n\n", d.K)
+		p("mean [95%% CI: %s]; hit@%d is the success number\n\n", d.MeanMethods(), d.K)
 	} else {
-		p("mean [95%% CI: Wilson (continuity-corrected) for 0/1 values, else hall-t (t united with Hall's skewness-corrected t) below 30 cases, BCa bootstrap from 30]; recall@%d is a lower bound under disjunctive gold; hit@%d is the success number\n\n", d.K, d.K)
+		p("mean [95%% CI: %s]; recall@%d is a lower bound under disjunctive gold; hit@%d is the success number\n\n", d.MeanMethods(), d.K, d.K)
 	}
 
 	p("locale deltas vs %s (%s):\n", san(d.ReferenceLocale), IndicativeOnly)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
 // Each integrity problem reads as the reports wrote it before problems became
@@ -61,4 +62,15 @@ func TestDifferenceConsequence(t *testing.T) {
 		require.True(t, covered[s], "setting %q has no row in this table", s)
 		assert.NotEqual(t, string(s), DifferenceConsequence(s), "DifferenceConsequence does not word %q", s)
 	}
+}
+
+// The legend of the means names hall-t from metrics.LargeSampleMinN cases only
+// when a group's interval is hall-t at that n (issue 23: means of large groups
+// no longer resample).
+func TestMeanMethodsLegend(t *testing.T) {
+	small := &Document{Overall: Group{N: 132, Metrics: map[string]Summary{"retrieval_ndcg_at_k": {N: 132, CI95Method: metrics.MethodBCa}}}}
+	assert.Equal(t, "Wilson (continuity-corrected) for 0/1 values, else hall-t (t united with Hall's skewness-corrected t) below 30 cases, BCa bootstrap from 30", small.MeanMethods())
+	large := &Document{Overall: Group{N: 20000, Metrics: map[string]Summary{"retrieval_ndcg_at_k": {N: 20000, CI95Method: metrics.MethodHallT}}},
+		ByType: map[string]Group{"golden": {N: 12, Metrics: map[string]Summary{"retrieval_ndcg_at_k": {N: 12, CI95Method: metrics.MethodHallT}}}}}
+	assert.Equal(t, small.MeanMethods()+", hall-t again from 10000", large.MeanMethods())
 }

@@ -25,7 +25,7 @@ func (d *Document) label(key string) string {
 // method describes how the intervals and p-values were computed.
 func (d *Document) method() string {
 	st := d.Statistics
-	ci := fmt.Sprintf("95%% CIs: Wilson (continuity-corrected) for 0/1 series, else hall-t (t united with Hall's skewness-corrected t) below 30 queries and for paired differences, BCa bootstrap (%d resamples, seed %d) from 30, widened to the measure's range when the values do not vary", st.Resamples, st.Seed)
+	ci := fmt.Sprintf("95%% CIs: Wilson (continuity-corrected) for 0/1 series, else hall-t (t united with Hall's skewness-corrected t) below 30 queries, BCa bootstrap (%d resamples, seed %d) from 30, widened to the measure's range when the values do not vary", st.Resamples, st.Seed)
 	p := fmt.Sprintf("p: exact McNemar for 0/1 measures, exact sign-flip where the paired differences share a lattice, else Monte Carlo sign-flip (%d resamples)", st.Resamples)
 	if !st.Resampled {
 		ci = fmt.Sprintf("95%% CIs: Wilson (continuity-corrected) for 0/1 series, else Cornish-Fisher approximation of the bootstrap, because %d queries x %d resamples exceeds %d", d.Queries.WithRelevant, st.Resamples, st.ResamplingBudget)
@@ -33,6 +33,7 @@ func (d *Document) method() string {
 	if slices.Contains(st.PValueMethods, metrics.PMethodSaddlepoint) {
 		p = fmt.Sprintf("p: exact McNemar for 0/1 measures, exact sign-flip where the paired differences share a lattice, else from %d queries (or beyond the resampling budget) the saddlepoint approximation of the sign-flip distribution (relative error O(1/n), no resampling)", metrics.SaddlepointMinQueries)
 	}
+	ci += fmt.Sprintf("; paired differences: hall-t united with the betting interval of a bounded mean (coverage at least 95%% whatever the distribution) below %d queries, hall-t from %d", metrics.DifferenceReliableMinN, metrics.DifferenceReliableMinN)
 	return ci + "; " + p + fmt.Sprintf("; Holm within each measure across the strategies; significant = adjusted p < %.2f", st.Alpha.V())
 }
 

@@ -146,10 +146,11 @@ func TestCompareMethodReported(t *testing.T) {
 	}{
 		// 3 queries: below 30 the intervals that are not Wilson's are hall-t
 		// (Cornish–Fisher replaces BCa only from 30, metrics.TestColumnCI95).
-		{"resampling", 200, true, []any{metrics.MethodBoundedWilson, metrics.MethodHallT, metrics.MethodWilson}, []any{metrics.PMethodMcNemar, metrics.PMethodSignFlipExact},
-			"95% CIs: Wilson (continuity-corrected) for 0/1 series, else hall-t (t united with Hall's skewness-corrected t) below 30 queries and for paired differences, BCa bootstrap (200 resamples, seed 1) from 30"},
+		// Paired differences below 50 queries: hall-t united with the betting interval.
+		{"resampling", 200, true, []any{metrics.MethodBoundedWilson, metrics.MethodHallT, metrics.MethodHallTBetting, metrics.MethodWilson}, []any{metrics.PMethodMcNemar, metrics.PMethodSignFlipExact},
+			"95% CIs: Wilson (continuity-corrected) for 0/1 series, else hall-t (t united with Hall's skewness-corrected t) below 30 queries, BCa bootstrap (200 resamples, seed 1) from 30, widened to the measure's range when the values do not vary; paired differences: hall-t united with the betting interval of a bounded mean (coverage at least 95% whatever the distribution) below 50 queries, hall-t from 50"},
 		// 3 queries × 10,000,000 resamples = 3·10⁷ > 2·10⁷.
-		{"approximation", 10_000_000, false, []any{metrics.MethodBoundedWilson, metrics.MethodHallT, metrics.MethodWilson}, []any{metrics.PMethodMcNemar, metrics.PMethodSignFlipExact},
+		{"approximation", 10_000_000, false, []any{metrics.MethodBoundedWilson, metrics.MethodHallT, metrics.MethodHallTBetting, metrics.MethodWilson}, []any{metrics.PMethodMcNemar, metrics.PMethodSignFlipExact},
 			"Cornish-Fisher approximation of the bootstrap, because 3 queries x 10000000 resamples exceeds 20000000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -179,7 +180,8 @@ func TestCompareMethodReported(t *testing.T) {
 	}
 }
 
-// An interval whose method covers less than 0.93 at its n is marked unreliable in every report (3 queries here), and
+// An interval whose method covers less than 0.93 at its n is marked unreliable in every report (3 queries here;
+// the paired differences' hall-t-betting interval covers at every n and is not), and
 // every interval, test and measure carries its n and method in the JSON.
 func TestCompareUnreliableMarked(t *testing.T) {
 	res := compareFixture(t, "ann", "hybrid")
@@ -203,7 +205,8 @@ func TestCompareUnreliableMarked(t *testing.T) {
 		assert.Greater(t, m["n"], 0.0, key)
 	}
 	for _, p := range raw.Paired {
-		assert.Equal(t, true, p["unreliable"])
+		assert.Equal(t, false, p["unreliable"])
+		assert.Equal(t, metrics.MethodHallTBetting, p["ci95_method"])
 		assert.NotEmpty(t, p["p_value_method"])
 		assert.Contains(t, p, "n")
 	}

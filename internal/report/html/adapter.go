@@ -259,6 +259,7 @@ var methodWords = map[string]string{
 	metrics.MethodWilson:             "Wilson score with continuity correction",
 	metrics.MethodBCa:                "BCa bootstrap",
 	metrics.MethodHallT:              "t united with Hall's skewness-corrected t",
+	metrics.MethodHallTBetting:       "t united with Hall's skewness-corrected t and the betting interval of a bounded mean",
 	metrics.MethodPercentile:         "percentile bootstrap",
 	metrics.MethodBoundedWilson:      "Wilson score with continuity correction scaled to the measure's range",
 	metrics.MethodRange:              "the measure's range (values that do not vary)",

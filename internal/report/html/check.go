@@ -89,7 +89,7 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	t.Foot = fmt.Sprintf("Mean and 95%% interval (Wilson (continuity-corrected) for 0/1 values, else hall-t (t united with Hall's skewness-corrected t) below 30 cases, BCa bootstrap from 30) over each group's gold-carrying cases; n is that count. %s is the success number; recall@%d is a conservative lower bound under disjunctive gold; nDCG@%d uses binary gain.", hit, r.K, r.K)
+	t.Foot = fmt.Sprintf("Mean and 95%% interval (%s) over each group's gold-carrying cases; n is that count. %s is the success number; recall@%d is a conservative lower bound under disjunctive gold; nDCG@%d uses binary gain.", r.MeanMethods(), hit, r.K, r.K)
 	p.Grid(func() {
 		p.BarChart(BarChart{Title: hit + " per group (95% CI whiskers)", Measure: hit, Categories: cats, Series: []Series{{Name: hit}}, Bars: bars})
 	}, func() { p.Table(t) })

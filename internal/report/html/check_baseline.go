@@ -85,7 +85,7 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 			groups = append(groups, named{"type: " + name, bl.ByType[name]})
 		}
 		t := table(groups)
-		t.Foot = "Δ = head − base over the paired cases with its 95% interval (hall-t: t united with Hall's skewness-corrected t); p of the paired test (exact McNemar for hit, exact or randomization sign-flip otherwise); 🔻/🔺 and bold only where p < 0.05; MDD: the smallest |Δ| these n detect with 80% power (— when none can be)."
+		t.Foot = "Δ = head − base over the paired cases with its 95% interval (hall-t: t united with Hall's skewness-corrected t, and below 50 pairs with the betting interval of a bounded mean, whose coverage is at least 95% whatever the distribution); p of the paired test (exact McNemar for hit, exact or randomization sign-flip otherwise); 🔻/🔺 and bold only where p < 0.05; MDD: the smallest |Δ| these n detect with 80% power (— when none can be)."
 		if bl.AnyPairedUnreliable(false) {
 			t.Foot += " " + checkreport.PairedUnreliableNote + "."
 		}
