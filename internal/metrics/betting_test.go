@@ -170,8 +170,11 @@ func TestBettingIntervalShape(t *testing.T) {
 func TestBettingIntervalValues(t *testing.T) {
 	ci := BettingInterval([]float64{0}, []int64{20}, -1, 1, 0.05)
 	assert.InDelta(t, -ci[0], ci[1], 1e-12)
-	assert.Greater(t, ci[1], 0.1)
-	assert.Less(t, ci[1], 0.5)
+	assert.InDelta(t, 0.235, ci[1], 0.0005, "docs/statistics.md's example")
+	// one difference of −1: [−1, +0.975]
+	one1 := BettingInterval([]float64{-1}, []int64{1}, -1, 1, 0.05)
+	assert.Equal(t, -1.0, one1[0])
+	assert.InDelta(t, 0.975, one1[1], 0.0005)
 	m := (ci[1] + 1) / 2 // the upper bound on [0, 1]
 	logs := make([]float64, len(bettingFractions))
 	k := bettingLogCapital([]float64{0.5}, []int64{20}, m, false, logs)
