@@ -233,7 +233,7 @@ func Compare(w io.Writer, v CompareView) error {
 			if sv.ByPositionN != nil {
 				labels = make([]string, len(sv.ByPositionN))
 				for r, n := range sv.ByPositionN {
-					labels[r] = "n = " + strconv.Itoa(n) + " judged"
+					labels[r] = "n = " + Count(n) + " judged"
 				}
 			} else {
 				unjudgedZero = true
