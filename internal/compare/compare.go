@@ -142,8 +142,10 @@ type Paired struct {
 
 // Reasons an interval and its test may disagree (Paired.Note).
 const (
-	// NoteSmallN: fewer than metrics.ReliableMinN queries: the interval is
-	// unreliable and the exact test decides.
+	// NoteSmallN: the paired interval is marked unreliable (Interval.Unreliable:
+	// its method's simulated coverage is below 93% at its n, e.g. hall-t below
+	// metrics.DifferenceReliableMinN pairs, or it could not be computed); the
+	// test decides.
 	NoteSmallN = "small-n"
 	// NoteHolm: the unadjusted p is below Alpha; the adjustment across strategies is not.
 	NoteHolm = "holm"
