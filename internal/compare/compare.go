@@ -93,12 +93,15 @@ type Strategy struct {
 	Retrieved int
 	ByLevel   []int
 	Unjudged  int
-	// ByPosition[r] is the mean relevance at rank r+1 over the evaluated queries
-	// (a missing result counts 0).
-	ByPosition []float64
-	Failed     []string // evaluated queries whose top-1 result has relevance 0 (or is missing), sorted
-	Best       []string // highest primary measure first, ties by query id
-	Worst      []string // lowest primary measure first, ties by query id
+	// ByPosition[r] is the mean relevance at rank r+1 over the judged documents
+	// there (of the evaluated queries; a negative judgment counts 0), like mean
+	// relevance over judged pairs: an unjudged or missing result is not in it.
+	// ByPositionN[r] counts those documents; ByPosition[r] is NaN when it is 0.
+	ByPosition  []float64
+	ByPositionN []int
+	Failed      []string // evaluated queries whose top-1 result has relevance 0 (or is missing), sorted
+	Best        []string // highest primary measure first, ties by query id
+	Worst       []string // lowest primary measure first, ties by query id
 	// Judged is judged@k, the labelled share of the top k as retrieved (judged.go).
 	Judged JudgedAtK
 	// topN and topUnjudged are each evaluated query's documents in the top k
@@ -139,8 +142,10 @@ type Paired struct {
 
 // Reasons an interval and its test may disagree (Paired.Note).
 const (
-	// NoteSmallN: fewer than metrics.ReliableMinN queries: the interval is
-	// unreliable and the exact test decides.
+	// NoteSmallN: the paired interval is marked unreliable (Interval.Unreliable:
+	// its method's simulated coverage is below 93% at its n, e.g. hall-t below
+	// metrics.DifferenceReliableMinN pairs, or it could not be computed); the
+	// test decides.
 	NoteSmallN = "small-n"
 	// NoteHolm: the unadjusted p is below Alpha; the adjustment across strategies is not.
 	NoteHolm = "holm"
@@ -392,7 +397,7 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 	type counts struct {
 		missing, unjudged, retrieved int
 		byLevel                      []int
-		posSum                       []int
+		posSum, posN                 []int
 	}
 	const parts = 8
 	part := make([]counts, parts)
@@ -402,7 +407,7 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 		go func() {
 			defer wg.Done()
 			c := &part[p]
-			c.posSum = make([]int, k)
+			c.posSum, c.posN = make([]int, k), make([]int, k)
 			c.byLevel = make([]int, q.MaxLevel()+1)
 			rels := make([]int, 0, k)
 			unj := make([]bool, 0, k)
@@ -418,12 +423,14 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 							break
 						}
 						rel, judged := q.Relevance(qi, doc)
-						if !judged {
+						if judged {
+							c.posSum[len(rels)] += max(rel, 0)
+							c.posN[len(rels)]++
+						} else {
 							c.unjudged++
 							s.topUnjudged[i]++
 						}
 						c.byLevel[max(rel, 0)]++
-						c.posSum[len(rels)] += max(rel, 0)
 						rels, unj = append(rels, rel), append(unj, !judged)
 					}
 				}
@@ -446,6 +453,7 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 	}
 	wg.Wait()
 	posSum := make([]int, k)
+	s.ByPositionN = make([]int, k)
 	s.ByLevel = make([]int, q.MaxLevel()+1)
 	for _, c := range part {
 		s.Missing += c.missing
@@ -456,6 +464,7 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 		}
 		for r, v := range c.posSum {
 			posSum[r] += v
+			s.ByPositionN[r] += c.posN[r]
 		}
 	}
 	for i, f := range failed {
@@ -463,7 +472,6 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 			s.Failed = append(s.Failed, q.QueryID(eval[i]))
 		}
 	}
-	n := float64(len(eval))
 	for m := range M {
 		sum, cnt := 0.0, 0
 		for i := range eval {
@@ -477,7 +485,7 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 	}
 	s.ByPosition = make([]float64, k)
 	for r := range k {
-		s.ByPosition[r] = float64(posSum[r]) / n
+		s.ByPosition[r] = float64(posSum[r]) / float64(s.ByPositionN[r]) // NaN when none is judged
 	}
 	ids := func(xs []dq) []string {
 		out := make([]string, 0, min(Handful, len(xs)))

@@ -70,7 +70,9 @@ func TestCompareCounts(t *testing.T) {
 	levels, unjudged := s.Distribution()
 	assert.Equal(t, []float64{0.2, 0.4, 0.2, 0.2}, levels) // rel 0 (with the unjudged), 1, 2, 3
 	assert.Equal(t, 0.2, unjudged)
-	assert.Equal(t, []float64{4.0 / 4, 0, 3.0 / 4}, s.ByPosition)
+	// By rank over the judged documents: a2, b1, c1 (qd is missing); zz is
+	// unjudged, so rank 2 has none and is undefined; a1.
+	assertByPosition(t, []float64{4.0 / 3, math.NaN(), 3}, []int{3, 0, 1}, s)
 	assert.Equal(t, []string{"qd"}, s.Failed)                 // qa's top-1 has relevance 1, not 0
 	assert.Equal(t, []string{"qa", "qb", "qc", "qd"}, s.Best) // dcg 1 + 7/log2(4) = 4.5, 3, 1, 0
 	assert.Equal(t, []string{"qd", "qc", "qb", "qa"}, s.Worst)
@@ -373,9 +375,24 @@ func TestCompareWideScale(t *testing.T) {
 				// Top-3 documents by level 0..4 (the negative ones at 0), the unjudged one.
 				assert.Equal(t, []int{3, 1, 1, 0, 1}, s.ByLevel)
 				assert.Equal(t, 1, s.Unjudged)
-				assert.Equal(t, []float64{0, 2, 1.5}, s.ByPosition)
-				assert.Equal(t, []string{"q1", "q2"}, s.Failed) // a negative top-1 fails
+				assertByPosition(t, []float64{0, 4, 1.5}, []int{2, 1, 2}, s) // -1 counts 0; zz is not judged
+				assert.Equal(t, []string{"q1", "q2"}, s.Failed)              // a negative top-1 fails
 			})
 		}
+	}
+}
+
+// assertByPosition checks the mean relevance by rank (NaN: none judged there)
+// and the judged documents at each rank.
+func assertByPosition(t *testing.T, want []float64, n []int, s compare.Strategy) {
+	t.Helper()
+	assert.Equal(t, n, s.ByPositionN)
+	require.Len(t, s.ByPosition, len(want))
+	for r, w := range want {
+		if math.IsNaN(w) {
+			assert.True(t, math.IsNaN(s.ByPosition[r]), "rank %d: undefined, not %v", r+1, s.ByPosition[r])
+			continue
+		}
+		assert.InDelta(t, w, s.ByPosition[r], 1e-15, "rank %d", r+1)
 	}
 }

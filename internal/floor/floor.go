@@ -12,6 +12,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
@@ -30,9 +32,45 @@ type Spec struct {
 	Value   float64
 }
 
-// String is the canonical expression MEASURE@GROUP=F (F in shortest form).
+// String is the canonical expression MEASURE@GROUP=F (F in shortest form,
+// GROUP as QuoteGroup writes it): Parse reads it back as s.
 func (s Spec) String() string {
-	return s.Measure + "@" + s.Group + "=" + strconv.FormatFloat(s.Value, 'g', -1, 64)
+	return s.Measure + "@" + QuoteGroup(s.Group) + "=" + strconv.FormatFloat(s.Value, 'g', -1, 64)
+}
+
+// QuoteGroup is group as an expression writes it so that Parse reads it back
+// as group: as it is when its type name or locale tag is bare, else with the
+// name or tag as a Go double-quoted string (strconv.Quote, every '#' as \x23):
+// type:"a=b", type:" lead", type:"line\nbreak". The result is printable
+// (strconv.IsPrint) and holds no "##[", so neither a log nor a YAML block
+// reads it otherwise.
+func QuoteGroup(group string) string {
+	for _, p := range []string{TypePrefix, LocalePrefix} {
+		if name, ok := strings.CutPrefix(group, p); ok && !bare(name) {
+			return p + strings.ReplaceAll(strconv.Quote(name), "#", `\x23`)
+		}
+	}
+	return group
+}
+
+// bare reports whether a name or tag reads back as itself unquoted: not
+// empty, valid UTF-8, printable, no '=' (which ends it), no surrounding
+// white space (trimmed), no leading '"' (which quotes), and no '#' that
+// could begin "##[" with what follows it (another '#', or a rune the Actions
+// runner ignores there: a variation selector or another default-ignorable).
+func bare(name string) bool {
+	if name == "" || !utf8.ValidString(name) || strings.TrimSpace(name) != name ||
+		name[0] == '"' || strings.Contains(name, "=") || strings.Contains(name, "##") {
+		return false
+	}
+	hash := false
+	for _, r := range name {
+		if !strconv.IsPrint(r) || hash && (unicode.Is(unicode.Variation_Selector, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r)) {
+			return false
+		}
+		hash = r == '#'
+	}
+	return true
 }
 
 // Name is the gate name of a --floor: "floor:MEASURE@GROUP".
@@ -53,23 +91,22 @@ type Grammar struct {
 // ErrSyntax is the error of an expression that is not MEASURE=F or MEASURE@GROUP=F.
 var ErrSyntax = errors.New("want MEASURE=F or MEASURE@GROUP=F")
 
-// maxExpr bounds an expression (it is echoed in errors).
-const maxExpr = 1000
+// MaxExpr bounds an expression in bytes (it is echoed in errors).
+const MaxExpr = 1000
 
 // Parse reads one floor expression. Errors name the choices: the measures of
-// the grammar, the forms of a group, the range of F.
+// the grammar, the forms of a group, the range of F. A group's name or tag may
+// be written as a Go double-quoted string (type:"a=b", locale:"x\ty"): the
+// form QuoteGroup writes for one the bare form cannot carry.
 func (g Grammar) Parse(expr string) (Spec, error) {
 	e := strings.TrimSpace(expr)
-	if len(e) > maxExpr {
-		return Spec{}, fmt.Errorf("floor expression of %d bytes is too long (at most %d)", len(e), maxExpr)
+	if len(e) > MaxExpr {
+		return Spec{}, fmt.Errorf("floor expression of %d bytes is too long (at most %d)", len(e), MaxExpr)
 	}
-	lhs, num, ok := strings.Cut(e, "=")
-	lhs, num = strings.TrimSpace(lhs), strings.TrimSpace(num)
-	if !ok || lhs == "" || num == "" {
-		return Spec{}, fmt.Errorf("%q: %w", e, ErrSyntax)
+	measure, group, num, hasGroup, quoted, err := split(e)
+	if err != nil {
+		return Spec{}, err
 	}
-	measure, group, hasGroup := strings.Cut(lhs, "@")
-	measure, group = strings.TrimSpace(measure), strings.TrimSpace(group)
 	info, ok := g.lookup(measure)
 	if !ok {
 		return Spec{}, fmt.Errorf("%q: unknown measure %q (measures: %s)", e, measure, g.measureKeys())
@@ -77,7 +114,7 @@ func (g Grammar) Parse(expr string) (Spec, error) {
 	if !hasGroup {
 		group = outcome.GroupOverall
 	}
-	group, err := g.group(group)
+	group, err = g.group(group, quoted)
 	if err != nil {
 		return Spec{}, fmt.Errorf("%q: %w", e, err)
 	}
@@ -97,6 +134,56 @@ func (g Grammar) Parse(expr string) (Spec, error) {
 	return Spec{Measure: measure, Group: group, Value: v}, nil
 }
 
+// split cuts a trimmed expression into its measure, its group and its number.
+// A bare group ends at the first '='; a quoted name or tag (type:"a=b") ends
+// at its closing quote, which '=' must follow, and is returned unquoted.
+func split(e string) (measure, group, num string, hasGroup, quoted bool, err error) {
+	syntax := fmt.Errorf("%q: %w", e, ErrSyntax)
+	i := strings.IndexAny(e, "@=")
+	if i < 0 {
+		return "", "", "", false, false, syntax
+	}
+	measure, hasGroup, num = strings.TrimSpace(e[:i]), e[i] == '@', e[i+1:]
+	if hasGroup {
+		group = strings.TrimLeftFunc(num, unicode.IsSpace)
+		prefix, q := quotedGroup(group)
+		if q != "" {
+			lit, qerr := strconv.QuotedPrefix(q)
+			if qerr != nil {
+				return "", "", "", false, false, fmt.Errorf("%q: the quoted name after %s has no closing quote (write it as a Go string: \\\\ for \\, \\\" for \")", e, prefix)
+			}
+			name, _ := strconv.Unquote(lit) // QuotedPrefix checked it
+			after := strings.TrimLeftFunc(q[len(lit):], unicode.IsSpace)
+			if !strings.HasPrefix(after, "=") {
+				return "", "", "", false, false, syntax
+			}
+			group, num, quoted = prefix+name, after[1:], true
+		} else {
+			var ok bool
+			if group, num, ok = strings.Cut(group, "="); !ok {
+				return "", "", "", false, false, syntax
+			}
+			group = strings.TrimSpace(group)
+		}
+	}
+	num = strings.TrimSpace(num)
+	if measure == "" || num == "" {
+		return "", "", "", false, false, syntax
+	}
+	return measure, group, num, hasGroup, quoted, nil
+}
+
+// quotedGroup is the prefix and the rest of a group that starts with
+// type:" or locale:" (the rest from its opening quote); "" when it does not.
+func quotedGroup(s string) (prefix, rest string) {
+	for _, p := range []string{TypePrefix, LocalePrefix} {
+		if r, ok := strings.CutPrefix(s, p); ok && strings.HasPrefix(r, `"`) {
+			return p, r
+		}
+	}
+	return "", ""
+}
+
 func (g Grammar) lookup(key string) (metrics.Info, bool) {
 	for _, m := range g.Measures {
 		if m.Key == key {
@@ -114,8 +201,9 @@ func (g Grammar) measureKeys() string {
 	return strings.Join(keys, ", ")
 }
 
-// group validates a group and returns its canonical form.
-func (g Grammar) group(s string) (string, error) {
+// group validates a group and returns its canonical form. A quoted type name
+// is taken as it is (" x" is the type " x"); a bare one was trimmed at its end.
+func (g Grammar) group(s string, quoted bool) (string, error) {
 	if s == outcome.GroupOverall {
 		return s, nil
 	}
@@ -125,7 +213,7 @@ func (g Grammar) group(s string) (string, error) {
 	choices := outcome.GroupOverall + ", " + TypePrefix + "NAME, " + LocalePrefix + "TAG"
 	switch {
 	case strings.HasPrefix(s, TypePrefix):
-		if strings.TrimSpace(s[len(TypePrefix):]) == "" {
+		if name := s[len(TypePrefix):]; name == "" || !quoted && strings.TrimSpace(name) == "" {
 			return "", fmt.Errorf("group %q has no type name (groups: %s)", s, choices)
 		}
 		return s, nil

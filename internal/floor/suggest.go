@@ -15,7 +15,8 @@ import (
 // simulations do not trust at its n (metrics.UnreliableFor: hall-t below 20
 // cases; the continuity-corrected Wilson interval of 0/1 values is trusted at
 // every n) gets no floor, and neither does one whose bound
-// rounds down to 0 (a floor of 0 gates nothing).
+// rounds down to 0 (a floor of 0 gates nothing) or whose name makes the
+// expression longer than Parse reads.
 
 // SuggestStep is the grid a suggested floor is rounded down to.
 const SuggestStep = 0.01
@@ -25,6 +26,7 @@ const (
 	RefusedEmpty      = "empty"      // n = 0: nothing was scored
 	RefusedUnreliable = "unreliable" // the interval's coverage is not trusted at this n
 	RefusedZero       = "zero"       // the lower bound rounds down to 0
+	RefusedLong       = "long"       // the group's expression would be longer than MaxExpr
 )
 
 // Observed is one measure of one group as a run observed it.
@@ -63,6 +65,9 @@ func Suggest(o Observed) Suggestion {
 		return s
 	case o.Summary.Unreliable:
 		s.Refused = RefusedUnreliable
+		return s
+	case len(o.Measure)+len("@")+len(QuoteGroup(o.Group))+len("=0.00") > MaxExpr:
+		s.Refused = RefusedLong // Parse would refuse the expression
 		return s
 	}
 	// Rounded down on the grid; the 1e-9 keeps a bound of 0.7 (0.69999…) at 0.70.

@@ -390,10 +390,11 @@ func Shorten(s string, max int) (short string, ok bool) {
 	return strings.TrimRight(string(r[:cut]), " ") + "…", false
 }
 
-// Count is n with the noun that fits it: "1 run", "3 runs".
-func Count(n int, one, many string) string {
+// Count is n with the noun that fits it: "1 run", "3 runs" (the noun may
+// carry words before it: "1 more row", "3 more rows").
+func Count[N ~int | ~int64](n N, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
-	return strconv.Itoa(n) + " " + many
+	return strconv.FormatInt(int64(n), 10) + " " + many
 }

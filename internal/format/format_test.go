@@ -230,4 +230,7 @@ func TestCount(t *testing.T) {
 	assert.Equal(t, "0 runs", Count(0, "run", "runs"))
 	assert.Equal(t, "1 run", Count(1, "run", "runs"))
 	assert.Equal(t, "2 series", Count(2, "series", "series"))
+	assert.Equal(t, "1 more row", Count(int64(1), "more row", "more rows"), "an int64, words before the noun")
+	assert.Equal(t, "9223372036854775807 cases", Count(int64(math.MaxInt64), "case", "cases"))
+	assert.Equal(t, "-1 cases", Count(-1, "case", "cases"))
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/sethvargo/go-githubactions"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 )
 
 // DefaultAPIURL is the API base when GITHUB_API_URL is unset (github.com).
@@ -234,7 +236,7 @@ func (a *Actions) Annotate(level string, anns []Annotation, total int64, max int
 		n++
 	}
 	if rest := maxInt64(total, int64(len(anns))) - int64(n); rest > 0 {
-		a.Notice(fmt.Sprintf("%d more %s not annotated (at most %d are); %s", rest, plural(rest, "problem", "problems"), max, restWhere))
+		a.Notice(fmt.Sprintf("%s not annotated (at most %d are); %s", format.Count(rest, "more problem", "more problems"), max, restWhere))
 	}
 	return n
 }
@@ -244,13 +246,6 @@ func maxInt64(a, b int64) int64 {
 		return a
 	}
 	return b
-}
-
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // RelPath makes p relative to GITHUB_WORKSPACE, as annotations need. A path outside

@@ -11,6 +11,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
@@ -75,19 +76,12 @@ func Check(r *gate.Result, markdown func(maxListed int) string, jsonPath string,
 // of the KB. Outside Actions the text report says it (once); inside, the
 // annotation does, and the text report leaves it out.
 func StaleIndexWarning(u gate.UnknownRetrieved) string {
-	msg := fmt.Sprintf("retrieval-gate: %d retrieved %s in %d %s are not cards of the knowledge base (a stale index?)",
-		u.Entries, pluralWord(u.Entries, "entry", "entries"), u.Cases, pluralWord(u.Cases, "case", "cases"))
+	msg := fmt.Sprintf("retrieval-gate: %s in %s are not cards of the knowledge base (a stale index?)",
+		format.Count(u.Entries, "retrieved entry", "retrieved entries"), format.Count(u.Cases, "case", "cases"))
 	if len(u.Examples) > 0 {
 		msg += ", e.g. " + Clean(strings.Join(u.Examples, ", "))
 	}
 	return msg + ". This is a warning, not a failure."
-}
-
-func pluralWord(n int64, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // metricOutput is a group's mean of key as a step output; "" when the group

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 )
 
 // MaxCommentBytes keeps a comment body under GitHub's 65,536-character limit. It
@@ -84,7 +86,7 @@ func ShortenTables(md string, limit int) string {
 					b.WriteString(l)
 				}
 				if dropped := t.rows - keep[next]; dropped > 0 {
-					fmt.Fprintf(&b, "| … %d more %s not shown (cut to fit the size limit) |\n", dropped, plural(dropped, "row", "rows"))
+					fmt.Fprintf(&b, "| … %s not shown (cut to fit the size limit) |\n", format.Count(dropped, "more row", "more rows"))
 				}
 				i += t.rows - 1
 				next++
@@ -144,13 +146,6 @@ func isDelimiter(l string) bool {
 		return false
 	}
 	return strings.Trim(l, "|-: ") == "" && strings.Contains(l, "-")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // Truncate cuts md to at most limit bytes as a last resort: at a line boundary

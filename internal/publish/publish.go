@@ -10,6 +10,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
@@ -275,10 +276,10 @@ func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Public
 		fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment updated: %s\n", Clean(res.URL))
 	}
 	if res.Hidden > 0 {
-		fmt.Fprintf(p.Stderr, "retrieval-gate: hid %d duplicate PR %s with the same key as outdated (concurrent runs)\n", res.Hidden, plural(res.Hidden, "comment", "comments"))
+		fmt.Fprintf(p.Stderr, "retrieval-gate: hid %s with the same key as outdated (concurrent runs)\n", format.Count(res.Hidden, "duplicate PR comment", "duplicate PR comments"))
 	}
 	if res.Removed > 0 {
-		fmt.Fprintf(p.Stderr, "retrieval-gate: deleted %d duplicate PR %s with the same key (GitHub refused to hide them)\n", res.Removed, plural(res.Removed, "comment", "comments"))
+		fmt.Fprintf(p.Stderr, "retrieval-gate: deleted %s with the same key (GitHub refused to hide them)\n", format.Count(res.Removed, "duplicate PR comment", "duplicate PR comments"))
 	}
 	if res.Unsettled != nil {
 		warn("the PR comment was created, but the comments could not be listed again to look for a duplicate from a concurrent run (%v); the next run hides any", res.Unsettled)

@@ -445,7 +445,7 @@ func (d *Document) UnknownKeysWarning() string {
 		if u.Key == "" {
 			name = "other keys"
 		}
-		parts = append(parts, fmt.Sprintf("%s (%d %s)", name, u.Cases, plural(u.Cases, "case", "cases")))
+		parts = append(parts, fmt.Sprintf("%s (%s)", name, format.Count(u.Cases, "case", "cases")))
 		ragas = ragas || slices.Contains(ragasKeys, u.Key)
 	}
 	s := "the cases have top-level keys the cases format does not know, ignored: " + strings.Join(parts, ", ") +
@@ -454,13 +454,6 @@ func (d *Document) UnknownKeysWarning() string {
 		s += "; they look like a ragas file: convert it with `retrieval-gate import --format ragas --in FILE --out cases.jsonl`"
 	}
 	return s
-}
-
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // TrendMeasures are the measures the Markdown report's trend shows

@@ -19,13 +19,15 @@ const SuggestRule = "the lower bound of the group's 95% interval (Wilson with co
 	"a group whose interval's coverage is not trusted at its n (the † mark: below 20 cases) gets none"
 
 // floorExpr is a suggested floor as --floor takes it: MEASURE=F on overall,
-// MEASURE@GROUP=F otherwise, F on the 0.01 grid.
+// MEASURE@GROUP=F otherwise (GROUP quoted when its name needs it:
+// floor.QuoteGroup), F on the 0.01 grid. It is printable and holds no "##[",
+// so it is pasted back as printed.
 func floorExpr(s floor.Spec) string {
 	v := strconv.FormatFloat(s.Value, 'f', 2, 64)
 	if s.Group == outcome.GroupOverall {
 		return s.Measure + "=" + v
 	}
-	return s.Measure + "@" + s.Group + "=" + v
+	return s.Measure + "@" + floor.QuoteGroup(s.Group) + "=" + v
 }
 
 // refusedText says why a group gets no floor.
@@ -37,6 +39,8 @@ func refusedText(s floor.Suggestion) string {
 		return fmt.Sprintf("no floor: n = %d is too few for the %s interval's coverage (at least %d)", s.N, methodName(s.Method), metrics.ReliableMinNFor(s.Method))
 	case floor.RefusedZero:
 		return "no floor: the lower bound rounds down to 0"
+	case floor.RefusedLong:
+		return fmt.Sprintf("no floor: the group's name is too long for a floor expression (at most %d bytes)", floor.MaxExpr)
 	}
 	return "no floor"
 }
@@ -85,11 +89,11 @@ func SuggestedFloorsText(w io.Writer, ss []floor.Suggestion, k int) error {
 			if i == len(ok)-1 {
 				cont = ""
 			}
-			p("  --floor %s%s\n", shellWord(san(floorExpr(s))), cont)
+			p("  --floor %s%s\n", shellWord(floorExpr(s)), cont)
 		}
 		p("\nas the floors Action input:\n  floors: |\n")
 		for _, s := range ok {
-			p("    %s\n", san(floorExpr(s)))
+			p("    %s\n", floorExpr(s))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

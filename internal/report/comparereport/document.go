@@ -103,16 +103,19 @@ type Queries struct {
 
 // Strategy is one run's evaluation.
 type Strategy struct {
-	BestQueries           []string           `json:"best_queries"`
-	FailedQueries         []string           `json:"failed_queries"`
-	JudgedAtK             *JudgedAtK         `json:"judged_at_k"`
-	Metrics               map[string]Summary `json:"metrics"`
-	MissingFromRun        int                `json:"missing_from_run"`
-	N                     int                `json:"n"`
-	RelevanceBuckets      Buckets            `json:"relevance_buckets"`
-	RelevanceByPosition   []format.Float     `json:"relevance_by_position"`
-	RelevanceDistribution Distribution       `json:"relevance_distribution"`
-	WorstQueries          []string           `json:"worst_queries"`
+	BestQueries         []string           `json:"best_queries"`
+	FailedQueries       []string           `json:"failed_queries"`
+	JudgedAtK           *JudgedAtK         `json:"judged_at_k"`
+	Metrics             map[string]Summary `json:"metrics"`
+	MissingFromRun      int                `json:"missing_from_run"`
+	N                   int                `json:"n"`
+	RelevanceBuckets    Buckets            `json:"relevance_buckets"`
+	RelevanceByPosition []format.Float     `json:"relevance_by_position"`
+	// RelevanceByPositionN counts the judged documents at each rank; nil in a
+	// report written before it (whose means count unjudged results as 0).
+	RelevanceByPositionN  []int        `json:"relevance_by_position_n"`
+	RelevanceDistribution Distribution `json:"relevance_distribution"`
+	WorstQueries          []string     `json:"worst_queries"`
 
 	Name                  string `json:"-"`
 	RunQueries, NotJudged int    `json:"-"` // queries of the run; of them not in the qrels
@@ -296,8 +299,8 @@ func New(r *compare.Result) *Document {
 			Name: s.Name, N: s.N, MissingFromRun: s.Missing, Metrics: ms,
 			RelevanceDistribution: newDistribution(levels, unjudged),
 			RelevanceBuckets:      newBuckets(s.Buckets()),
-			RelevanceByPosition:   format.Floats(s.ByPosition),
-			FailedQueries:         strs(s.Failed), BestQueries: strs(s.Best), WorstQueries: strs(s.Worst),
+			RelevanceByPosition:   format.Floats(s.ByPosition), RelevanceByPositionN: s.ByPositionN,
+			FailedQueries: strs(s.Failed), BestQueries: strs(s.Best), WorstQueries: strs(s.Worst),
 			RunQueries: s.RunQueries, NotJudged: s.NotJudged,
 		}
 		d.Order = append(d.Order, s.Name)

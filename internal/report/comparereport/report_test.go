@@ -61,8 +61,13 @@ func TestCompareJSONSchema(t *testing.T) {
 	assert.Equal(t, "retrieval-gate/compare@1", doc["schema"])
 	assert.Equal(t, map[string]any{"at_relevant_level": 3.0, "judged": 3.0, "with_relevant": 3.0}, doc["queries"])
 	s := doc["strategies"].(map[string]any)["hybrid"].(map[string]any)
-	assert.Equal(t, []string{"best_queries", "failed_queries", "judged_at_k", "metrics", "missing_from_run", "n", "relevance_buckets", "relevance_by_position", "relevance_distribution", "worst_queries"}, keys(s))
+	assert.Equal(t, []string{"best_queries", "failed_queries", "judged_at_k", "metrics", "missing_from_run", "n", "relevance_buckets", "relevance_by_position", "relevance_by_position_n", "relevance_distribution", "worst_queries"}, keys(s))
 	assert.Equal(t, []string{"highly_relevant", "n", "not_relevant", "relevant_plus"}, keys(s["relevance_buckets"].(map[string]any)))
+	// By rank over the judged documents, n each: ann's rank 1 (x) is judged
+	// nowhere, so undefined (null), not 0; rank 2 is g in q1..q3 (3, 2, 3).
+	ann := doc["strategies"].(map[string]any)["ann"].(map[string]any)
+	assert.Equal(t, []any{nil, 8.0 / 3}, ann["relevance_by_position"])
+	assert.Equal(t, []any{0.0, 3.0}, ann["relevance_by_position_n"])
 	assert.InDelta(t, 11.417, doc["max_dcg_at_k"], 5e-4, "k = 2, levels up to 3, exp gain: 7 + 7/log2(3)")
 	assert.Equal(t, []string{"low", "mean", "n"}, keys(s["judged_at_k"].(map[string]any)))
 	assert.InDelta(t, 0.9, doc["judged_at_k_threshold"], 0)

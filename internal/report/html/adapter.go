@@ -94,7 +94,7 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 			DCG: stat(s.Metrics[metrics.KeyDCG]), MeanRel: stat(s.Metrics[metrics.KeyMeanRel]),
 			Measures:   make([]MeasureStat, len(metrics.QueryMeasures)),
 			Buckets:    bucketsOf(s),
-			ByPosition: pos, Failed: len(s.FailedQueries),
+			ByPosition: pos, ByPositionN: s.RelevanceByPositionN, Failed: len(s.FailedQueries),
 			FailedSample: s.FailedQueries[:min(Sample, len(s.FailedQueries))],
 		}
 		for m := range metrics.QueryMeasures {

@@ -30,7 +30,7 @@ func bigResult(n int) *compare.Result {
 	}
 	names := []string{"bm25", "bm25+rerank", "dense", "dense+rerank", "hybrid", "hybrid+rerank", "splade", "splade+rerank"}
 	for si, name := range names {
-		s := compare.Strategy{Name: name, N: n, RunQueries: n, Values: make([]float64, n*M), ByPosition: make([]float64, 10)}
+		s := compare.Strategy{Name: name, N: n, RunQueries: n, Values: make([]float64, n*M), ByPosition: make([]float64, 10), ByPositionN: make([]int, 10)}
 		for i := range n {
 			for m := range M {
 				s.Values[i*M+m] = rng.Float64() * (1 + 0.1*float64(si))

@@ -36,7 +36,8 @@ type StrategyView struct {
 	DCG, MeanRel Stat
 	Buckets      BucketsView   // the top-k documents in the seed's three relevance buckets
 	Measures     []MeasureStat // every registered measure, in metrics.QueryMeasures order
-	ByPosition   []float64     // mean relevance at rank 1..k
+	ByPosition   []float64     // mean relevance at rank 1..k over the judged documents there (NaN: none)
+	ByPositionN  []int         // the judged documents at each rank; nil in a report written before them
 	Failed       int           // queries whose top-1 result is judged 0 (or missing)
 	FailedSample []string      // the first Sample of them, by id
 }
@@ -220,13 +221,24 @@ func Compare(w io.Writer, v CompareView) error {
 	p.Section("Mean relevance by result position")
 	var lseries []Series
 	var lines []Line
+	unjudgedZero := false // a report written before n per rank
 	for _, g := range v.Groups {
 		for _, i := range g {
 			if i < 0 {
 				continue
 			}
 			lseries = append(lseries, seriesOf(v.Strategies[i].Name, v.Colours))
-			lines = append(lines, Line{Series: len(lseries) - 1, Y: v.Strategies[i].ByPosition})
+			sv := &v.Strategies[i]
+			var labels []string
+			if sv.ByPositionN != nil {
+				labels = make([]string, len(sv.ByPositionN))
+				for r, n := range sv.ByPositionN {
+					labels[r] = "n = " + Count(n) + " judged"
+				}
+			} else {
+				unjudgedZero = true
+			}
+			lines = append(lines, Line{Series: len(lseries) - 1, Y: sv.ByPosition, Label: labels})
 		}
 	}
 	xs := make([]string, v.K)
@@ -234,7 +246,11 @@ func Compare(w io.Writer, v CompareView) error {
 		xs[i] = strconv.Itoa(i + 1)
 	}
 	p.LineChart(LineChart{Title: "Mean relevance (0–3) at each rank, per strategy (this run)", XLabel: "rank", YLabel: "mean relevance", X: xs, Series: lseries, Lines: lines})
-	p.Note("Reranked strategies are dashed, in the colour of their base strategy. A missing result counts 0.")
+	if unjudgedZero {
+		p.Note("Reranked strategies are dashed, in the colour of their base strategy. Written before n per rank: an unjudged or missing result counts 0.")
+	} else {
+		p.Note("Reranked strategies are dashed, in the colour of their base strategy. Each point is the mean over the judged results at that rank (its n on hover); an unjudged or missing result is not in it, and a rank with none judged has no point.")
+	}
 
 	// Base vs reranker.
 	p.Section("Base vs reranker (this run)")

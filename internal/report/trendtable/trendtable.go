@@ -112,14 +112,7 @@ func changes(t *trend.Trend, esc func(string) string) string {
 }
 
 func heading(t *trend.Trend, esc func(string) string) string {
-	return fmt.Sprintf("Trend on %s: the last %d %s of %s", esc(t.Branch), t.Runs, plural(t.Runs, "run", "runs"), esc(t.Command))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+	return fmt.Sprintf("Trend on %s: the last %s of %s", esc(t.Branch), format.Count(t.Runs, "run", "runs"), esc(t.Command))
 }
 
 // Markdown writes the trend section (nothing when t is nil).
