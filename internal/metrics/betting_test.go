@@ -187,3 +187,17 @@ func TestBettingIntervalValues(t *testing.T) {
 	many := BettingInterval([]float64{0.25}, []int64{40}, 0, 1, 0.05)
 	assert.Less(t, many[1]-many[0], one[1]-one[0])
 }
+
+// The cost of the betting half at its largest n (49 distinct differences):
+// docs/statistics.md gives its time (3–4 ms on a busy 2-core machine).
+func BenchmarkBettingInterval(b *testing.B) {
+	r := NewRand(3)
+	h := NewHistogram()
+	for range DifferenceReliableMinN - 1 {
+		h.Add(2*r.Float64() - 1)
+	}
+	vals, cnt := h.sorted()
+	for b.Loop() {
+		BettingInterval(vals, cnt, -1, 1, 0.05)
+	}
+}
