@@ -15,7 +15,7 @@ import (
 )
 
 // SuggestRule is the rule of the suggested floors, as every output states it.
-const SuggestRule = "the lower bound of the group's 95% interval (Wilson with continuity correction for 0/1 values, else hall-t below 30 cases, BCa from 30), rounded down to 0.01; " +
+const SuggestRule = "the lower bound of the group's 95% interval (Wilson with continuity correction for 0/1 values, else hall-t below 30 cases, BCa from 30, hall-t from 10,000), rounded down to 0.01; " +
 	"a group whose interval's coverage is not trusted at its n (the † mark: below 20 cases) gets none"
 
 // floorExpr is a suggested floor as --floor takes it: MEASURE=F on overall,
