@@ -107,21 +107,23 @@ func BettingInterval(vals []float64, cnt []int64, lo, hi, alpha float64) [2]floa
 	return [2]float64{lo + lower*w, lo + upper*w}
 }
 
-// bisectBetting returns the smallest m in [a, b] at which reject(m) is false,
-// reject being true then false as m grows from a (a point where reject holds
-// is below the bound); a when reject(a + tiny) is already false. 60 halvings:
-// below 1e-17 of the range.
+// bisectBetting returns the bound between the m in [a, b] where reject(m) is
+// true (below) and those where it is false (above), reject being true then
+// false as m grows from a: the last rejected m of a bisection to 1e-12 (on
+// the [0, 1] scale), so the interval it bounds contains every m that is not
+// rejected (conservative by at most 1e-12); a when reject(a + tiny) is
+// already false.
 func bisectBetting(a, b float64, reject func(m float64) bool) float64 {
 	if b <= a {
 		return a
 	}
 	// at m → a the capital may be unbounded (a value above 0 divided by m → 0);
 	// test just above a.
-	lo, hi := a, b
 	if !reject(a + (b-a)*1e-12) {
 		return a
 	}
-	for range 60 {
+	lo, hi := a, b
+	for hi-lo > 1e-12 {
 		mid := 0.5 * (lo + hi)
 		if mid <= lo || mid >= hi {
 			break
@@ -132,5 +134,5 @@ func bisectBetting(a, b float64, reject func(m float64) bool) float64 {
 			hi = mid
 		}
 	}
-	return hi
+	return lo
 }
