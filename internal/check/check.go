@@ -212,6 +212,12 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 		return nil
 	}
 	err := casefile.MapCases(ctx, in.Cases, in.CasesName, 0, work, emit)
+	// Duplicate ids are found once the stream ends (gate.idLog): a duplicate
+	// before the error that ended it is the error a case-by-case check meets
+	// first, so it wins (every case emitted precedes the error's line).
+	if derr := acc.Duplicate(); derr != nil {
+		err = derr
+	}
 	if out != nil {
 		if cerr := out.Close(); err == nil {
 			err = cerr

@@ -48,13 +48,14 @@ func newCell() *cell {
 }
 
 // Accumulator takes case results in file order (from one goroutine) and keeps
-// only bounded state: a 64-bit hash per case id for duplicate detection,
+// only bounded state: a 64-bit hash and the line of each case id for duplicate
+// detection (idlog.go),
 // histograms of the scores, and bounded lists of problems and missed cases.
 type Accumulator struct {
 	MaxProblems int // 0: DefaultMaxProblems
 	MaxMissed   int // 0: DefaultMaxMissed
 
-	seen  idSet
+	seen  idLog
 	cells map[cellKey]*cell
 
 	total, scored, precomputed int64
@@ -88,7 +89,8 @@ func idHash(s string) uint64 {
 }
 
 // Add records one case result (it keeps a copy, never r itself). A case id seen
-// before is an input error.
+// before is an input error, which Add may report or not: call Duplicate once
+// the stream ends (however it ends) for the error of the earliest duplicate.
 func (a *Accumulator) Add(r *CaseResult) error {
 	// The id set keeps 32-bit line numbers (12 bytes a case): a line beyond is an
 	// input error, never a wrong "first at line" in a later message.
@@ -96,8 +98,8 @@ func (a *Accumulator) Add(r *CaseResult) error {
 	if line < 0 || line > math.MaxUint32 {
 		return input.Errorf(r.File, r.Line, "more than %d lines: split the cases file", uint32(math.MaxUint32))
 	}
-	if first, dup := a.seen.insert(idHash(r.ID), uint32(line)); dup {
-		return input.Errorf(r.File, r.Line, "duplicate case id %q (first at line %d)", r.ID, first)
+	if err := a.seen.add(idHash(r.ID), uint32(line), r.ID, r.File); err != nil {
+		return err
 	}
 	a.total++
 
@@ -183,60 +185,6 @@ func (a *Accumulator) Add(r *CaseResult) error {
 		}
 	}
 	return nil
-}
-
-// idSet is an open-addressing (linear probing) set of 64-bit id hashes, each with
-// the line of its first occurrence: one probe sequence per case and 12 bytes a
-// slot, at most 3/4 full. A slot holds the hash and the line side by side, so
-// an insert into a table far larger than the caches touches one cache line, not
-// one in a hash array and another in a line array.
-type idSet struct {
-	slots []idSlot
-	bits  uint
-	n     int
-}
-
-// idSlot is a hash (0 marks an empty slot; a hash of 0 is stored as 1) in two
-// halves, so that a slot is 12 bytes with no padding, and its line.
-type idSlot struct{ lo, hi, line uint32 }
-
-// insert adds h, or reports the line it was first inserted with.
-func (s *idSet) insert(h uint64, line uint32) (first uint32, dup bool) {
-	if h == 0 {
-		h = 1
-	}
-	if 4*(s.n+1) > 3*len(s.slots) {
-		s.grow()
-	}
-	lo, hi := uint32(h), uint32(h>>32)
-	mask := uint64(1)<<s.bits - 1 // len(s.slots) is 1<<s.bits
-	for i := (h * 0x9e3779b97f4a7c15) >> (64 - s.bits); ; i = (i + 1) & mask {
-		sl := &s.slots[i]
-		switch {
-		case sl.lo == 0 && sl.hi == 0:
-			*sl = idSlot{lo, hi, line}
-			s.n++
-			return 0, false
-		case sl.lo == lo && sl.hi == hi:
-			return sl.line, true
-		}
-	}
-}
-
-func (s *idSet) grow() {
-	old := s.slots
-	if s.bits == 0 {
-		s.bits = 12
-	} else {
-		s.bits++
-	}
-	s.slots = make([]idSlot, 1<<s.bits)
-	s.n = 0
-	for _, sl := range old {
-		if sl.lo != 0 || sl.hi != 0 {
-			s.insert(uint64(sl.hi)<<32|uint64(sl.lo), sl.line)
-		}
-	}
 }
 
 // unknownKeyCounts returns the unknown keys by number of cases, then name; the

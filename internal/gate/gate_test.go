@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -225,8 +226,9 @@ func TestDuplicateCaseID(t *testing.T) {
 	add(t, a, s, casefile.Case{ID: "two", Line: 2})
 	r, err := score(s, &casefile.Case{ID: "one", Line: 3, File: "cases.jsonl"})
 	require.NoError(t, err)
-	err = a.Add(r)
-	require.EqualError(t, err, `cases.jsonl:3: duplicate case id "one" (first at line 1)`)
+	require.NoError(t, a.Duplicate())
+	require.NoError(t, a.Add(r))
+	require.EqualError(t, a.Duplicate(), `cases.jsonl:3: duplicate case id "one" (first at line 1)`)
 }
 
 func TestResultGroupsDeltasAndGates(t *testing.T) {
@@ -419,29 +421,79 @@ func FuzzParseFloor(f *testing.F) {
 	})
 }
 
-func TestIDSet(t *testing.T) {
-	var s idSet
-	for i := range 100000 {
-		_, dup := s.insert(uint64(i)*7919, uint32(i+1))
-		require.False(t, dup)
+// The id log reports the earliest case (in file order) whose id came before,
+// and the first line of that id, whatever the partitions the hashes fall in;
+// a third occurrence names the first line, not the second.
+func TestIDLogEarliestDuplicate(t *testing.T) {
+	tests := map[string]struct {
+		dups       map[int]int // case index -> index of the case whose id it repeats
+		want       string
+		wantNoDups bool
+	}{
+		"none":              {wantNoDups: true},
+		"one":               {dups: map[int]int{70000: 5000}, want: `f:70002: duplicate case id "case-5000" (first at line 5002)`},
+		"earliest wins":     {dups: map[int]int{90000: 10, 70000: 5000, 95000: 10}, want: `f:70002: duplicate case id "case-5000" (first at line 5002)`},
+		"third names first": {dups: map[int]int{80000: 3, 60000: 3}, want: `f:60002: duplicate case id "case-3" (first at line 5)`},
+		"adjacent":          {dups: map[int]int{1: 0}, want: `f:3: duplicate case id "case-0" (first at line 2)`},
 	}
-	for _, i := range []int{0, 1, 4095, 99999} {
-		first, dup := s.insert(uint64(i)*7919, 1)
-		require.True(t, dup)
-		require.Equal(t, uint32(i+1), first)
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			var l idLog
+			for i := range 100000 {
+				id := fmt.Sprintf("case-%d", i)
+				if j, ok := tt.dups[i]; ok {
+					id = fmt.Sprintf("case-%d", j)
+				}
+				// Lines skip one (a blank line): lines are reported, not indexes.
+				require.NoError(t, l.add(idHash(id), uint32(i+2), id, "f"))
+			}
+			err := l.duplicate()
+			if tt.wantNoDups {
+				require.NoError(t, err)
+				return
+			}
+			require.EqualError(t, err, tt.want)
+		})
 	}
-	assert.Equal(t, 100000, s.n)
-	assert.LessOrEqual(t, 4*s.n, 3*len(s.slots))
+}
 
-	// Hashes that share one half are distinct (the slot keeps both halves).
-	var t2 idSet
-	for i, h := range []uint64{1 << 32, 1, 1<<32 | 1, 7 << 32, 7} {
-		_, dup := t2.insert(h, uint32(i+1))
-		require.False(t, dup, "hash %#x", h)
+// Once the window of ids outgrows its budget the log is searched: a duplicate
+// in it is reported by add at once, else its ids are dropped and a duplicate
+// of an earlier window's id is still found, by its own id.
+func TestIDLogWindow(t *testing.T) {
+	long := func(i int) string { return fmt.Sprintf("%01000d", i) }
+	var l idLog
+	n := minWindow/1000 + 10
+	for i := range n {
+		require.NoError(t, l.add(idHash(long(i)), uint32(i+1), long(i), "f"))
 	}
-	first, dup := t2.insert(1<<32|1, 9)
-	require.True(t, dup)
-	require.Equal(t, uint32(3), first)
+	require.Positive(t, l.winFirst, "the window was searched and dropped")
+	require.Less(t, len(l.winIDs), minWindow)
+	require.NoError(t, l.add(idHash(long(3)), uint32(n+1), long(3), "f"))
+	require.EqualError(t, l.duplicate(), fmt.Sprintf("f:%d: duplicate case id %q (first at line 4)", n+1, long(3)))
+
+	// A duplicate inside a window that overflows: add reports it.
+	var m idLog
+	var err error
+	for i := 0; i < n && err == nil; i++ {
+		id := long(i)
+		if i == 100 {
+			id = long(7)
+		}
+		err = m.add(idHash(id), uint32(i+1), id, "f")
+	}
+	require.EqualError(t, err, fmt.Sprintf("f:101: duplicate case id %q (first at line 8)", long(7)))
+}
+
+// Hashes that share one half are distinct (an entry keeps both halves).
+func TestIDLogHashHalves(t *testing.T) {
+	var l idLog
+	for i, h := range []uint64{1 << 32, 1, 1<<32 | 1, 7 << 32, 7} {
+		require.NoError(t, l.add(h, uint32(i+1), "x", "f"))
+	}
+	require.NoError(t, l.duplicate())
+	require.NoError(t, l.add(1<<32|1, 9, "y", "f"))
+	require.EqualError(t, l.duplicate(), `f:9: duplicate case id "y" (first at line 3)`)
 }
 
 func TestCanonicalLocale(t *testing.T) {
