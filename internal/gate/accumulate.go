@@ -88,7 +88,9 @@ func idHash(s string) uint64 {
 	return h
 }
 
-// Add records one case result (it keeps a copy, never r itself). A case id seen
+// Add records one case result (it keeps a copy, never r itself, and copies of
+// the strings that come from retrieved entries, TopK and FirstUnknown, which
+// may view a buffer the reader reuses). A case id seen
 // before is an input error, which Add may report or not: call Duplicate once
 // the stream ends (however it ends) for the error of the earliest duplicate.
 func (a *Accumulator) Add(r *CaseResult) error {
@@ -117,7 +119,7 @@ func (a *Accumulator) Add(r *CaseResult) error {
 		a.unknownCases++
 		a.unknownEntries += int64(r.UnknownRetrieved)
 		if len(a.unknownExamples) < maxUnknownExamples && !slices.Contains(a.unknownExamples, r.FirstUnknown) {
-			a.unknownExamples = append(a.unknownExamples, r.FirstUnknown)
+			a.unknownExamples = append(a.unknownExamples, strings.Clone(r.FirstUnknown))
 		}
 	}
 	if r.Precomputed {
@@ -181,10 +183,37 @@ func (a *Accumulator) Add(r *CaseResult) error {
 		if len(a.missed) < maxM {
 			kept := *r
 			kept.Out, kept.Problems, kept.Extra = nil, nil, nil
+			// Retrieved identities may view the reader's reused block
+			// (casefile.MapOptions.RetrievedInLine): keep copies.
+			kept.FirstUnknown = strings.Clone(kept.FirstUnknown)
+			kept.TopK = cloneStrings(kept.TopK)
 			a.missed = append(a.missed, &kept)
 		}
 	}
 	return nil
+}
+
+// cloneStrings returns a copy of ss whose strings share one new allocation.
+func cloneStrings(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	n := 0
+	for _, s := range ss {
+		n += len(s)
+	}
+	buf := make([]byte, 0, n)
+	for _, s := range ss {
+		buf = append(buf, s...)
+	}
+	all := string(buf)
+	out := make([]string, len(ss))
+	off := 0
+	for i, s := range ss {
+		out[i] = all[off : off+len(s)]
+		off += len(s)
+	}
+	return out
 }
 
 // unknownKeyCounts returns the unknown keys by number of cases, then name; the

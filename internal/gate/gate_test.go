@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"unsafe"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
@@ -468,7 +469,7 @@ func TestIDLogWindow(t *testing.T) {
 		require.NoError(t, l.add(idHash(long(i)), uint32(i+1), long(i), "f"))
 	}
 	require.Positive(t, l.winFirst, "the window was searched and dropped")
-	require.Less(t, len(l.winIDs), minWindow)
+	require.Less(t, l.winBytes, minWindow)
 	require.NoError(t, l.add(idHash(long(3)), uint32(n+1), long(3), "f"))
 	require.EqualError(t, l.duplicate(), fmt.Sprintf("f:%d: duplicate case id %q (first at line 4)", n+1, long(3)))
 
@@ -477,12 +478,12 @@ func TestIDLogWindow(t *testing.T) {
 	var err error
 	for i := 0; i < n && err == nil; i++ {
 		id := long(i)
-		if i == 100 {
+		if i == 5000 { // in the middle of the fifth block of ids
 			id = long(7)
 		}
 		err = m.add(idHash(id), uint32(i+1), id, "f")
 	}
-	require.EqualError(t, err, fmt.Sprintf("f:101: duplicate case id %q (first at line 8)", long(7)))
+	require.EqualError(t, err, fmt.Sprintf("f:5001: duplicate case id %q (first at line 8)", long(7)))
 }
 
 // Hashes that share one half are distinct (an entry keeps both halves).
@@ -579,4 +580,22 @@ func TestScoreIntoAllocs(t *testing.T) {
 		}
 	})
 	assert.LessOrEqual(t, allocs, 0.01)
+}
+
+// The retrieved identities a result carries (TopK, FirstUnknown) may view a
+// block the reader reuses (casefile.MapOptions.RetrievedInLine): what Add
+// keeps of them are copies.
+func TestAddKeepsCopiesOfRetrievedIDs(t *testing.T) {
+	buf := []byte("card-9card-8")
+	view := func(i, j int) string { return unsafe.String(&buf[i], j-i) }
+	r := CaseResult{File: "f", Line: 1, ID: "c", Locale: "en", Type: "golden", Scored: true, Has: allScored,
+		TopK: []string{view(0, 6), view(6, 12)}, UnknownRetrieved: 1, FirstUnknown: view(6, 12)}
+	a := NewAccumulator()
+	require.NoError(t, a.Add(&r))
+	copy(buf, "XXXXXXXXXXXX") // the block is reused
+	res := a.Result(Config{K: 5, Resamples: 10})
+	require.Len(t, res.Missed, 1)
+	assert.Equal(t, []string{"card-9", "card-8"}, res.Missed[0].TopK)
+	assert.Equal(t, "card-8", res.Missed[0].FirstUnknown)
+	assert.Equal(t, []string{"card-8"}, res.Integrity.Unknown.Examples)
 }

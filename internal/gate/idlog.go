@@ -3,6 +3,7 @@ package gate
 import (
 	"math/bits"
 	"runtime"
+	"sort"
 	"sync"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
@@ -28,27 +29,28 @@ func (a *Accumulator) Duplicate() error { return a.seen.duplicate() }
 // later case comes after), else the window's ids are dropped, as no duplicate
 // lies among them. So memory stays 12 bytes a case plus a bounded window.
 type idLog struct {
-	chunks [][]idSlot // (hash, line) per case, in case order, idChunk per chunk
+	chunks [][]idSlot // per case, in case order, idChunk per chunk
 	n      int
 	file   string // the cases file, for the error
 
 	winFirst int      // the index of the window's first case
-	winIDs   []byte   // the window's ids, back to back
-	winEnd   []uint32 // end offset of each window case's id in winIDs
+	winBytes int      // the bytes of the window's ids
+	ids      [][]byte // the window's ids, back to back in blocks of idBlock bytes (or one long id)
+	idsFirst []int    // the index of the first case of each block of ids
 }
 
-// idSlot is a hash in two halves (12 bytes with no padding) and its line.
-type idSlot struct{ lo, hi, line uint32 }
+// idSlot is a hash in two halves, its line, and the end of its id in its
+// block of ids (16 bytes, no padding).
+type idSlot struct{ lo, hi, line, end uint32 }
 
 func (s idSlot) hash() uint64 { return uint64(s.hi)<<32 | uint64(s.lo) }
 
 const (
 	idChunk = 1 << 16
+	idBlock = 1 << 20
 	// minWindow is the window's budget in id bytes; the budget grows to 8
 	// bytes a case, so that the searches cost O(1) per case amortised.
 	minWindow = 16 << 20
-	// maxWindow keeps winEnd's offsets in a uint32 (an id is at most MaxLine).
-	maxWindow = 1 << 31
 )
 
 // add logs one case; the error is a duplicate found when the window is
@@ -57,17 +59,22 @@ func (l *idLog) add(h uint64, line uint32, id, file string) error {
 	if l.n%idChunk == 0 {
 		l.chunks = append(l.chunks, make([]idSlot, 0, idChunk))
 	}
+	if len(l.ids) == 0 || cap(l.ids[len(l.ids)-1])-len(l.ids[len(l.ids)-1]) < len(id) {
+		l.ids = append(l.ids, make([]byte, 0, max(idBlock, len(id))))
+		l.idsFirst = append(l.idsFirst, l.n)
+	}
+	b := &l.ids[len(l.ids)-1]
+	*b = append(*b, id...)
 	c := &l.chunks[len(l.chunks)-1]
-	*c = append(*c, idSlot{uint32(h), uint32(h >> 32), line})
+	*c = append(*c, idSlot{uint32(h), uint32(h >> 32), line, uint32(len(*b))}) //nolint:gosec // G115: a block is at most max(idBlock, MaxLine) bytes
 	l.n++
 	l.file = file
-	l.winIDs = append(l.winIDs, id...)
-	l.winEnd = append(l.winEnd, uint32(len(l.winIDs))) //nolint:gosec // G115: below maxWindow + MaxLine
-	if w := len(l.winIDs); w >= maxWindow || w > minWindow && w > 8*l.n {
+	if l.winBytes += len(id); l.winBytes > minWindow && l.winBytes > 8*l.n {
 		if err := l.duplicate(); err != nil {
 			return err
 		}
-		l.winFirst, l.winIDs, l.winEnd = l.n, l.winIDs[:0], l.winEnd[:0]
+		l.winFirst, l.winBytes = l.n, 0
+		l.ids, l.idsFirst = l.ids[:0], l.idsFirst[:0]
 	}
 	return nil
 }
@@ -75,19 +82,24 @@ func (l *idLog) add(h uint64, line uint32, id, file string) error {
 // at is the log entry of case i.
 func (l *idLog) at(i int) idSlot { return l.chunks[i/idChunk][i%idChunk] }
 
+// id is the id of case i, which is in the window.
+func (l *idLog) id(i int) string {
+	k := sort.SearchInts(l.idsFirst, i+1) - 1 // the last block that starts at or before i
+	start := uint32(0)
+	if l.idsFirst[k] < i {
+		start = l.at(i - 1).end
+	}
+	return string(l.ids[k][start:l.at(i).end])
+}
+
 // duplicate searches the log (see Accumulator.Duplicate).
 func (l *idLog) duplicate() error {
 	later, first, ok := l.search()
 	if !ok {
 		return nil
 	}
-	w := int(later) - l.winFirst // in the window: no earlier search found it
-	start := uint32(0)
-	if w > 0 {
-		start = l.winEnd[w-1]
-	}
-	id := string(l.winIDs[start:l.winEnd[w]])
-	return input.Errorf(l.file, int(l.at(int(later)).line), "duplicate case id %q (first at line %d)", id, l.at(int(first)).line)
+	// later is in the window: no earlier search found it.
+	return input.Errorf(l.file, int(l.at(int(later)).line), "duplicate case id %q (first at line %d)", l.id(int(later)), l.at(int(first)).line)
 }
 
 // search returns the index of the first case whose hash an earlier case has,

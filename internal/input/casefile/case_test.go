@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -343,4 +344,39 @@ func TestParseCaseAllocs(t *testing.T) {
 	})
 	// 1000 cases of ~150 bytes of strings: about 10 slabs of 16 KiB.
 	assert.LessOrEqual(t, allocs, 0.02)
+}
+
+// With RetrievedInLine the retrieved ids and parent ids that need no unquoting
+// view the line (no copy); escaped ones, and the case's other strings, are
+// copies. The values are the same either way.
+func TestParseRetrievedInLine(t *testing.T) {
+	line := []byte(`{"id": "c1", "query": "q", "must_cite_one_of": ["card-1"], "retrieved": [` +
+		`{"id": "card-1#c0", "parent_id": "card-1", "score": 0.5}, {"id": "card-\u0032#c1", "parent_id": "card-2", "score": 0.25}, ` +
+		`{"id": "card-3#c0", "parent_id": "", "score": 1}, "card-4", {"score": 0.1, "id": "card-5"}]}`)
+	var plain CaseParser
+	var want Case
+	require.NoError(t, plain.Parse(line, "f", 1, &want))
+	p := CaseParser{RetrievedInLine: true}
+	var c Case
+	require.NoError(t, p.Parse(line, "f", 1, &c))
+	assert.Equal(t, want.Retrieved, c.Retrieved)
+	assert.Equal(t, "card-2#c1", c.Retrieved[1].ID)
+	inLine := func(s string) bool {
+		if s == "" {
+			return false
+		}
+		d := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		b := uintptr(unsafe.Pointer(&line[0]))
+		return d >= b && d < b+uintptr(len(line))
+	}
+	assert.True(t, inLine(c.Retrieved[0].ID))
+	assert.True(t, inLine(c.Retrieved[0].ParentID))
+	assert.False(t, inLine(c.Retrieved[1].ID), "escaped: unquoted into a copy")
+	assert.True(t, inLine(c.Retrieved[1].ParentID))
+	assert.True(t, inLine(c.Retrieved[2].ID))
+	assert.Empty(t, c.Retrieved[2].ParentID)
+	assert.False(t, inLine(c.ID))
+	assert.False(t, inLine(c.Query))
+	assert.False(t, inLine(c.Gold[0]))
+	assert.False(t, inLine(want.Retrieved[0].ID), "without the option: a copy")
 }

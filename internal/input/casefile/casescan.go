@@ -20,6 +20,11 @@ import (
 // The zero value is ready to use. A CaseParser is not safe for concurrent use;
 // reuse one per goroutine to avoid allocations.
 type CaseParser struct {
+	// RetrievedInLine makes the ids and parent ids of retrieved entries view
+	// the line's bytes where they need no unquoting, instead of copies: valid
+	// only while the line is (see MapOptions.RetrievedInLine).
+	RetrievedInLine bool
+
 	s     jsonpos.Scanner // lexes b
 	b     []byte          // the line being parsed
 	arena []byte          // unescaped strings of the case
@@ -57,6 +62,9 @@ type retSpan struct {
 	id, parent arenaSpan
 	score      float64
 	hasScore   bool
+	// idInLine, parentInLine: the span is of the line, not the arena
+	// (CaseParser.RetrievedInLine).
+	idInLine, parentInLine bool
 }
 
 // Top-level fields, in the order their errors are reported.
@@ -221,8 +229,23 @@ func (p *CaseParser) fill(c *Case, file string, line int) {
 	for _, g := range p.relevant {
 		c.Relevant = append(c.Relevant, s[g.off:g.end])
 	}
+	var inLine string
+	if len(p.b) > 0 {
+		inLine = unsafe.String(&p.b[0], len(p.b)) //nolint:gosec // G103: the spans in the line, valid while it is (RetrievedInLine)
+	}
 	for _, r := range p.ret {
-		c.Retrieved = append(c.Retrieved, Retrieved{ID: s[r.id.off:r.id.end], ParentID: get(r.parent), Score: r.score, HasScore: r.hasScore})
+		e := Retrieved{Score: r.score, HasScore: r.hasScore}
+		if r.idInLine {
+			e.ID = inLine[r.id.off:r.id.end]
+		} else {
+			e.ID = s[r.id.off:r.id.end]
+		}
+		if r.parentInLine {
+			e.ParentID = inLine[r.parent.off:r.parent.end]
+		} else {
+			e.ParentID = get(r.parent)
+		}
+		c.Retrieved = append(c.Retrieved, e)
 	}
 	for _, u := range p.unknown {
 		c.Unknown = append(c.Unknown, s[u.off:u.end])
@@ -533,7 +556,12 @@ func (p *CaseParser) retrievedFast(i int) (int, bool) {
 	if err != nil || end == j+2 {
 		return 0, false
 	}
-	r := retSpan{id: p.store(j, end, esc), parent: noArenaSpan}
+	r := retSpan{parent: noArenaSpan}
+	if p.RetrievedInLine && !esc {
+		r.id, r.idInLine = span(j+1, end-1), true
+	} else {
+		r.id = p.store(j, end, esc)
+	}
 	if j, ok = p.fastKey(fastComma(b, end), `"parent_id"`); !ok || b[j] != '"' {
 		p.arena = p.arena[:arena]
 		return 0, false
@@ -543,7 +571,11 @@ func (p *CaseParser) retrievedFast(i int) (int, bool) {
 		return 0, false
 	}
 	if end > j+2 {
-		r.parent = p.store(j, end, esc)
+		if p.RetrievedInLine && !esc {
+			r.parent, r.parentInLine = span(j+1, end-1), true
+		} else {
+			r.parent = p.store(j, end, esc)
+		}
 	}
 	if j, ok = p.fastKey(fastComma(b, end), `"score"`); !ok {
 		p.arena = p.arena[:arena]
