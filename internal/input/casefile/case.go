@@ -120,7 +120,7 @@ func StreamCases(ctx context.Context, r io.Reader, file string, fn func(*Case) e
 // MapCases returns, but for a Read of a pipe or terminal that ctx interrupted
 // (see input.Reader).
 //
-// Memory is bounded: a reader goroutine reads blocks of about 1 MiB cut at line
+// Memory is bounded: a reader goroutine reads blocks of about 256 KiB cut at line
 // ends, and at most 2*workers+2 blocks (with their results) are in flight.
 func MapCases[T any](ctx context.Context, r io.Reader, file string, workers int, work func(*Case) (T, error), emit func(T) error) error {
 	return MapCasesWith(ctx, r, file, MapOptions{Workers: workers}, work, emit)
