@@ -161,8 +161,7 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 	if in.CasesOut != nil {
 		out = newAsyncWriter(in.CasesOut)
 	}
-	work := func(cs *casefile.Case) (caseItem, error) {
-		var it caseItem
+	work := func(cs *casefile.Case, it *caseItem) error {
 		r := &it.r
 		if o.ParentSep != "" {
 			for i := range cs.Retrieved {
@@ -178,7 +177,7 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 			if err == nil && out != nil {
 				r.Out, it.outChunk = appendLine(cs, r)
 			}
-			return it, err
+			return err
 		}
 		// The ranked identities live only until prepare has copied what it
 		// keeps: a pooled buffer, not one on the heap per case.
@@ -188,13 +187,13 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 			r.Out, it.outChunk = appendLine(cs, r)
 		}
 		if err == nil {
-			bl.prepare(cs, &it, ranked, o.K)
+			bl.prepare(cs, it, ranked, o.K)
 		}
 		clear(rb[:])
 		rankedBufs.Put(rb)
-		return it, err
+		return err
 	}
-	emit := func(it caseItem) error {
+	emit := func(it *caseItem) error {
 		if out != nil {
 			_, err := out.Write(it.r.Out)
 			it.r.Out = nil
@@ -207,7 +206,7 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 			return err
 		}
 		if bl != nil {
-			return bl.add(&it)
+			return bl.add(it)
 		}
 		return nil
 	}

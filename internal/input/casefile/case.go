@@ -123,7 +123,12 @@ func StreamCases(ctx context.Context, r io.Reader, file string, fn func(*Case) e
 // Memory is bounded: a reader goroutine reads blocks of about 256 KiB cut at line
 // ends, and at most 2*workers+2 blocks (with their results) are in flight.
 func MapCases[T any](ctx context.Context, r io.Reader, file string, workers int, work func(*Case) (T, error), emit func(T) error) error {
-	return MapCasesWith(ctx, r, file, MapOptions{Workers: workers}, work, emit)
+	return MapCasesWith(ctx, r, file, MapOptions{Workers: workers},
+		func(c *Case, t *T) (err error) {
+			*t, err = work(c)
+			return err
+		},
+		func(t *T) error { return emit(*t) })
 }
 
 // MapOptions are the settings of MapCasesWith.
@@ -138,8 +143,11 @@ type MapOptions struct {
 	RetrievedInLine bool
 }
 
-// MapCasesWith is MapCases with options.
-func MapCasesWith[T any](ctx context.Context, r io.Reader, file string, o MapOptions, work func(*Case) (T, error), emit func(T) error) error {
+// MapCasesWith is MapCases with options, and with work writing its result in
+// place and emit reading it there: a large result (check's is over 500 bytes)
+// is not copied twice a case. The *T given to work is zeroed; the one given
+// to emit is only valid during that call.
+func MapCasesWith[T any](ctx context.Context, r io.Reader, file string, o MapOptions, work func(*Case, *T) error, emit func(*T) error) error {
 	workers := o.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -230,8 +238,8 @@ func MapCasesWith[T any](ctx context.Context, r io.Reader, file string, o MapOpt
 				break
 			}
 			pending[next%inflight] = nil
-			for _, t := range b.results {
-				if err := emit(t); err != nil {
+			for i := range b.results {
+				if err := emit(&b.results[i]); err != nil {
 					result = err
 					break
 				}
@@ -276,7 +284,7 @@ type mapBatch[T any] struct {
 }
 
 // run parses and works the batch's lines until the first error.
-func (b *mapBatch[T]) run(ctx context.Context, file string, p *CaseParser, c *Case, work func(*Case) (T, error)) {
+func (b *mapBatch[T]) run(ctx context.Context, file string, p *CaseParser, c *Case, work func(*Case, *T) error) {
 	if err := ctx.Err(); err != nil {
 		b.err = err
 		return
@@ -293,11 +301,21 @@ func (b *mapBatch[T]) run(ctx context.Context, file string, p *CaseParser, c *Ca
 		if err := p.Parse(line, file, no, c); err != nil {
 			return err
 		}
-		t, err := work(c)
-		if err != nil {
+		// The slot is zero: a recycled results slice was cleared after emit,
+		// a grown one is zero past its length, and a failed slot is cleared.
+		if n := len(b.results); n < cap(b.results) {
+			b.results = b.results[:n+1]
+		} else {
+			var zero T
+			b.results = append(b.results, zero)
+		}
+		t := &b.results[len(b.results)-1]
+		if err := work(c, t); err != nil {
+			var zero T
+			*t = zero
+			b.results = b.results[:len(b.results)-1]
 			return err
 		}
-		b.results = append(b.results, t)
 		return nil
 	})
 	if b.err == nil && ctx.Err() != nil {

@@ -455,14 +455,15 @@ func TestMapCasesRetrievedInLine(t *testing.T) {
 			}
 			next := 0
 			err := MapCasesWith(context.Background(), bytes.NewReader(data.Bytes()), "cases.jsonl", MapOptions{Workers: 2, RetrievedInLine: true},
-				func(c *Case) (item, error) {
-					it := item{i: c.Line - 1, ret: append([]Retrieved(nil), c.Retrieved...)}
-					check(it)
-					return it, nil
+				func(c *Case, it *item) error {
+					require.Zero(t, *it, "work's slot is zero")
+					*it = item{i: c.Line - 1, ret: append([]Retrieved(nil), c.Retrieved...)}
+					check(*it)
+					return nil
 				},
-				func(it item) error {
+				func(it *item) error {
 					require.Equal(t, next, it.i)
-					check(it) // during emit the viewed strings are still intact
+					check(*it) // during emit the viewed strings are still intact
 					next++
 					return nil
 				})
