@@ -88,9 +88,9 @@ func idHash(s string) uint64 {
 	return h
 }
 
-// Add records one case result (it keeps a copy, never r itself, and copies of
-// the strings that come from retrieved entries, TopK and FirstUnknown, which
-// may view a buffer the reader reuses). A case id seen
+// Add records one case result. It keeps a copy, never r itself, and copies of
+// the strings it keeps (of problems, missed cases, groups, unknown keys and
+// ids): they may view a buffer the reader reuses (casefile.MapOptions). A case id seen
 // before is an input error, which Add may report or not: call Duplicate once
 // the stream ends (however it ends) for the error of the earliest duplicate.
 func (a *Accumulator) Add(r *CaseResult) error {
@@ -112,6 +112,7 @@ func (a *Accumulator) Add(r *CaseResult) error {
 	for _, p := range r.Problems {
 		a.problemsTotal++
 		if len(a.problems) < maxP {
+			p.CaseID, p.GoldID = strings.Clone(p.CaseID), strings.Clone(p.GoldID)
 			a.problems = append(a.problems, p)
 		}
 	}
@@ -147,7 +148,7 @@ func (a *Accumulator) Add(r *CaseResult) error {
 	c := a.cells[key]
 	if c == nil {
 		c = newCell()
-		a.cells[key] = c
+		a.cells[cellKey{strings.Clone(r.Type), strings.Clone(r.Locale)}] = c
 	}
 	c.total++
 	if !r.Scored {
@@ -183,10 +184,12 @@ func (a *Accumulator) Add(r *CaseResult) error {
 		if len(a.missed) < maxM {
 			kept := *r
 			kept.Out, kept.Problems, kept.Extra = nil, nil, nil
-			// Retrieved identities may view the reader's reused block
-			// (casefile.MapOptions.RetrievedInLine): keep copies.
-			kept.FirstUnknown = strings.Clone(kept.FirstUnknown)
-			kept.TopK = cloneStrings(kept.TopK)
+			// The strings may view the reader's reused block
+			// (casefile.MapOptions.StringsInLine): keep copies.
+			kept.ID, kept.Locale, kept.Type = strings.Clone(kept.ID), strings.Clone(kept.Locale), strings.Clone(kept.Type)
+			kept.Query, kept.FirstUnknown = strings.Clone(kept.Query), strings.Clone(kept.FirstUnknown)
+			kept.Gold, kept.TopK = cloneStrings(kept.Gold), cloneStrings(kept.TopK)
+			kept.UnknownKeys = cloneStrings(kept.UnknownKeys)
 			a.missed = append(a.missed, &kept)
 		}
 	}

@@ -582,20 +582,32 @@ func TestScoreIntoAllocs(t *testing.T) {
 	assert.LessOrEqual(t, allocs, 0.01)
 }
 
-// The retrieved identities a result carries (TopK, FirstUnknown) may view a
-// block the reader reuses (casefile.MapOptions.RetrievedInLine): what Add
-// keeps of them are copies.
-func TestAddKeepsCopiesOfRetrievedIDs(t *testing.T) {
-	buf := []byte("card-9card-8")
+// The strings of a result may view a block the reader reuses
+// (casefile.MapOptions.StringsInLine): what Add keeps of them are copies.
+func TestAddKeepsCopiesOfStrings(t *testing.T) {
+	buf := []byte("card-9card-8c1en-x-fooadversarialthe querygold-1")
 	view := func(i, j int) string { return unsafe.String(&buf[i], j-i) }
-	r := CaseResult{File: "f", Line: 1, ID: "c", Locale: "en", Type: "golden", Scored: true, Has: allScored,
-		TopK: []string{view(0, 6), view(6, 12)}, UnknownRetrieved: 1, FirstUnknown: view(6, 12)}
+	r := CaseResult{File: "f", Line: 1, ID: view(12, 14), Locale: view(14, 22), Type: view(22, 33), Query: view(33, 42),
+		Scored: true, Has: allScored, Gold: []string{view(42, 48)},
+		TopK: []string{view(0, 6), view(6, 12)}, UnknownRetrieved: 1, FirstUnknown: view(6, 12),
+		Problems: []Problem{{File: "f", Line: 1, CaseID: view(12, 14), GoldID: view(42, 48), Kind: UnknownCard}}}
 	a := NewAccumulator()
 	require.NoError(t, a.Add(&r))
-	copy(buf, "XXXXXXXXXXXX") // the block is reused
+	for i := range buf { // the block is reused
+		buf[i] = 'X'
+	}
 	res := a.Result(Config{K: 5, Resamples: 10})
 	require.Len(t, res.Missed, 1)
-	assert.Equal(t, []string{"card-9", "card-8"}, res.Missed[0].TopK)
-	assert.Equal(t, "card-8", res.Missed[0].FirstUnknown)
+	m := res.Missed[0]
+	assert.Equal(t, []string{"c1", "en-x-foo", "adversarial", "the query"}, []string{m.ID, m.Locale, m.Type, m.Query})
+	assert.Equal(t, []string{"gold-1"}, m.Gold)
+	assert.Equal(t, []string{"card-9", "card-8"}, m.TopK)
+	assert.Equal(t, "card-8", m.FirstUnknown)
 	assert.Equal(t, []string{"card-8"}, res.Integrity.Unknown.Examples)
+	require.Len(t, res.Integrity.Problems, 1)
+	assert.Equal(t, "c1", res.Integrity.Problems[0].CaseID)
+	assert.Equal(t, "gold-1", res.Integrity.Problems[0].GoldID)
+	require.Len(t, res.ByLocale, 1)
+	assert.Equal(t, "en-x-foo", res.ByLocale[0].Name)
+	require.NoError(t, a.Duplicate())
 }

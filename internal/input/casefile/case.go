@@ -30,7 +30,8 @@ func (r Retrieved) Identity() string {
 
 // Case is one line of a cases JSONL file.
 //
-// The strings of a Case stay valid after the callback that received it. They
+// The strings of a Case stay valid after the callback that received it (but
+// see MapOptions.StringsInLine). They
 // are carved from 16 KiB blocks shared by consecutive cases (one allocation per
 // block, not per string), so keeping one small string (say a case id) for long
 // keeps its block alive: strings.Clone what you keep for many cases. Gold,
@@ -134,13 +135,15 @@ func MapCases[T any](ctx context.Context, r io.Reader, file string, workers int,
 // MapOptions are the settings of MapCasesWith.
 type MapOptions struct {
 	Workers int // goroutines calling work; <= 0: GOMAXPROCS
-	// RetrievedInLine: the ids and parent ids of the Retrieved entries view
-	// the block the case was read in, instead of being copied (a copy per
-	// entry was a tenth of check's time, with the garbage it leaves). Such a
-	// string is valid during work and emit of its case, and no longer: the
-	// block is reused once emit has returned for all of its cases. A caller
-	// that keeps one beyond emit clones it.
-	RetrievedInLine bool
+	// StringsInLine: the strings of a Case that need no unquoting (its id,
+	// locale, type, query, gold and relevant ids, retrieved ids and parent
+	// ids; not its unknown keys) view the block the case was read in instead
+	// of being copies (copying them was about a tenth of check's time, with
+	// the garbage and the page faults of fresh memory). Such a string is
+	// valid during work and emit of its case, and no longer: the block is
+	// reused once emit has returned for all of its cases. A caller that keeps
+	// one beyond emit clones it.
+	StringsInLine bool
 }
 
 // MapCasesWith is MapCases with options, and with work writing its result in
@@ -203,7 +206,7 @@ func MapCasesWith[T any](ctx context.Context, r io.Reader, file string, o MapOpt
 	for range workers {
 		go func() {
 			defer workersWG.Done()
-			p := CaseParser{RetrievedInLine: o.RetrievedInLine}
+			p := CaseParser{StringsInLine: o.StringsInLine}
 			var c Case
 			for b := range todo {
 				if b.err == nil {

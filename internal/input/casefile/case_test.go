@@ -346,20 +346,20 @@ func TestParseCaseAllocs(t *testing.T) {
 	assert.LessOrEqual(t, allocs, 0.02)
 }
 
-// With RetrievedInLine the retrieved ids and parent ids that need no unquoting
-// view the line (no copy); escaped ones, and the case's other strings, are
-// copies. The values are the same either way.
-func TestParseRetrievedInLine(t *testing.T) {
-	line := []byte(`{"id": "c1", "query": "q", "must_cite_one_of": ["card-1"], "retrieved": [` +
+// With StringsInLine the strings that need no unquoting view the line (no
+// copy); escaped ones and unknown keys are copies. The values are the same
+// either way.
+func TestParseStringsInLine(t *testing.T) {
+	line := []byte(`{"id": "c1", "locale": "en", "query": "q\u00e9", "must_cite_one_of": ["card-1"], "relevant_ids": ["card-7"], "extra": 1, "retrieved": [` +
 		`{"id": "card-1#c0", "parent_id": "card-1", "score": 0.5}, {"id": "card-\u0032#c1", "parent_id": "card-2", "score": 0.25}, ` +
 		`{"id": "card-3#c0", "parent_id": "", "score": 1}, "card-4", {"score": 0.1, "id": "card-5"}]}`)
 	var plain CaseParser
 	var want Case
 	require.NoError(t, plain.Parse(line, "f", 1, &want))
-	p := CaseParser{RetrievedInLine: true}
+	p := CaseParser{StringsInLine: true}
 	var c Case
 	require.NoError(t, p.Parse(line, "f", 1, &c))
-	assert.Equal(t, want.Retrieved, c.Retrieved)
+	assert.Equal(t, want, c)
 	assert.Equal(t, "card-2#c1", c.Retrieved[1].ID)
 	inLine := func(s string) bool {
 		if s == "" {
@@ -369,14 +369,18 @@ func TestParseRetrievedInLine(t *testing.T) {
 		b := uintptr(unsafe.Pointer(&line[0]))
 		return d >= b && d < b+uintptr(len(line))
 	}
-	assert.True(t, inLine(c.Retrieved[0].ID))
-	assert.True(t, inLine(c.Retrieved[0].ParentID))
+	for _, s := range []string{c.ID, c.Locale, c.Gold[0], c.Relevant[0], c.Retrieved[0].ID, c.Retrieved[0].ParentID,
+		c.Retrieved[1].ParentID, c.Retrieved[2].ID, c.Retrieved[3].ID, c.Retrieved[4].ID} {
+		assert.True(t, inLine(s), "%q views the line", s)
+	}
+	assert.False(t, inLine(c.Query), "escaped: unquoted into a copy")
 	assert.False(t, inLine(c.Retrieved[1].ID), "escaped: unquoted into a copy")
-	assert.True(t, inLine(c.Retrieved[1].ParentID))
-	assert.True(t, inLine(c.Retrieved[2].ID))
+	assert.False(t, inLine(c.Unknown[0]), "unknown keys are copies")
 	assert.Empty(t, c.Retrieved[2].ParentID)
-	assert.False(t, inLine(c.ID))
-	assert.False(t, inLine(c.Query))
-	assert.False(t, inLine(c.Gold[0]))
 	assert.False(t, inLine(want.Retrieved[0].ID), "without the option: a copy")
+	assert.False(t, inLine(want.ID), "without the option: a copy")
+
+	// Errors that name a string of the line still do.
+	err := p.Parse([]byte(`{"id": "both", "retrieved": [], "scores": {}}`), "f", 2, &c)
+	require.EqualError(t, err, `f:2: case "both" has both "retrieved" and "scores"; give one`)
 }

@@ -432,9 +432,9 @@ func TestMapCasesRealFile(t *testing.T) {
 	assert.Equal(t, want[len(want)-1].Line+1, de.Line)
 }
 
-// With RetrievedInLine the retrieved ids decode as without it, across block
+// With StringsInLine the retrieved ids decode as without it, across block
 // boundaries and reused blocks, read during work and during emit.
-func TestMapCasesRetrievedInLine(t *testing.T) {
+func TestMapCasesStringsInLine(t *testing.T) {
 	var data bytes.Buffer
 	const n = 3000
 	for i := range n {
@@ -454,7 +454,7 @@ func TestMapCasesRetrievedInLine(t *testing.T) {
 				}, it.ret)
 			}
 			next := 0
-			err := MapCasesWith(context.Background(), bytes.NewReader(data.Bytes()), "cases.jsonl", MapOptions{Workers: 2, RetrievedInLine: true},
+			err := MapCasesWith(context.Background(), bytes.NewReader(data.Bytes()), "cases.jsonl", MapOptions{Workers: 2, StringsInLine: true},
 				func(c *Case, it *item) error {
 					require.Zero(t, *it, "work's slot is zero")
 					*it = item{i: c.Line - 1, ret: append([]Retrieved(nil), c.Retrieved...)}
