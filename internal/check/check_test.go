@@ -113,6 +113,8 @@ func TestRunDuplicatePrecedence(t *testing.T) {
 			`cases.jsonl:2: malformed JSON: unexpected character 'b' looking for a value at column 8`},
 		"the earliest of two duplicates": {line("a") + line("b") + line("c") + line("b") + line("a"),
 			`cases.jsonl:4: duplicate case id "b" (first at line 2)`},
+		"a long id": {line("x") + line(strings.Repeat("long", 20)) + line("y") + line(strings.Repeat("long", 20)),
+			`cases.jsonl:4: duplicate case id "` + strings.Repeat("long", 20) + `" (first at line 2)`},
 		"across blocks, before a later error": {many(100000, map[int]string{90000: line("c10"), 95000: line("c7"), 99000: "[]\n"}),
 			`cases.jsonl:90000: duplicate case id "c10" (first at line 10)`},
 		"a case error before a duplicate": {many(100000, map[int]string{50000: `{"id": "x", "retrieved": [], "scores": {}}` + "\n", 90000: line("c10")}),
