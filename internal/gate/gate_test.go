@@ -611,3 +611,34 @@ func TestAddKeepsCopiesOfStrings(t *testing.T) {
 	assert.Equal(t, "en-x-foo", res.ByLocale[0].Name)
 	require.NoError(t, a.Duplicate())
 }
+
+// The id log reports what a case-by-case map would: on random files with
+// and without duplicates, of sizes around the partition sizes.
+func TestIDLogMatchesMap(t *testing.T) {
+	rng := metrics.NewRand(11)
+	for trial := range 60 {
+		n := 1 + rng.IntN(20000)
+		space := n * (1 + rng.IntN(400)) // larger spaces: fewer duplicates
+		if trial%3 == 0 {
+			space = 1 << 40 // none, almost surely
+		}
+		var l idLog
+		first := map[string]int{}
+		want := ""
+		for i := range n {
+			id := fmt.Sprintf("c%d", rng.IntN(space))
+			line := i + 1 + i/7 // with gaps
+			if f, ok := first[id]; ok && want == "" {
+				want = fmt.Sprintf("f:%d: duplicate case id %q (first at line %d)", line, id, f)
+			} else if !ok {
+				first[id] = line
+			}
+			require.NoError(t, l.add(idHash(id), uint32(line), id, "f"))
+		}
+		if want == "" {
+			require.NoError(t, l.duplicate(), "trial %d", trial)
+		} else {
+			require.EqualError(t, l.duplicate(), want, "trial %d", trial)
+		}
+	}
+}
