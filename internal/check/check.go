@@ -161,8 +161,7 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 	if in.CasesOut != nil {
 		out = newAsyncWriter(in.CasesOut)
 	}
-	work := func(cs *casefile.Case) (caseItem, error) {
-		var it caseItem
+	work := func(cs *casefile.Case, it *caseItem) error {
 		r := &it.r
 		if o.ParentSep != "" {
 			for i := range cs.Retrieved {
@@ -178,7 +177,7 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 			if err == nil && out != nil {
 				r.Out, it.outChunk = appendLine(cs, r)
 			}
-			return it, err
+			return err
 		}
 		// The ranked identities live only until prepare has copied what it
 		// keeps: a pooled buffer, not one on the heap per case.
@@ -188,13 +187,13 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 			r.Out, it.outChunk = appendLine(cs, r)
 		}
 		if err == nil {
-			bl.prepare(cs, &it, ranked, o.K)
+			bl.prepare(cs, it, ranked, o.K)
 		}
 		clear(rb[:])
 		rankedBufs.Put(rb)
-		return it, err
+		return err
 	}
-	emit := func(it caseItem) error {
+	emit := func(it *caseItem) error {
 		if out != nil {
 			_, err := out.Write(it.r.Out)
 			it.r.Out = nil
@@ -207,11 +206,20 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 			return err
 		}
 		if bl != nil {
-			return bl.add(&it)
+			return bl.add(it)
 		}
 		return nil
 	}
-	err := casefile.MapCases(ctx, in.Cases, in.CasesName, 0, work, emit)
+	// Without a baseline nothing keeps a case's strings beyond emit but the
+	// accumulator, which copies what it keeps: they may view the read blocks.
+	// (With one, baseline.go keeps top-k identities of listed cases.)
+	err := casefile.MapCasesWith(ctx, in.Cases, in.CasesName, casefile.MapOptions{StringsInLine: bl == nil}, work, emit)
+	// Duplicate ids are found once the stream ends (gate.idLog): a duplicate
+	// before the error that ended it is the error a case-by-case check meets
+	// first, so it wins (every case emitted precedes the error's line).
+	if derr := acc.Duplicate(); derr != nil {
+		err = derr
+	}
 	if out != nil {
 		if cerr := out.Close(); err == nil {
 			err = cerr

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -87,4 +88,44 @@ func TestRunUnavailableAndErrors(t *testing.T) {
 	in.Baseline, in.BaselineName = &gz, "bad.jsonl.gz"
 	_, err = Run(ctx, in, Options{K: 5})
 	require.ErrorContains(t, err, "bad.jsonl.gz:1:")
+}
+
+// Duplicate case ids are found after the stream (gate.Accumulator.Duplicate);
+// the error is still the one a case-by-case check meets first: the earliest
+// duplicate, unless an error on an earlier line stopped the stream.
+func TestRunDuplicatePrecedence(t *testing.T) {
+	line := func(id string) string { return `{"id": "` + id + `", "query": "q"}` + "\n" }
+	many := func(n int, edit map[int]string) string {
+		var b strings.Builder
+		for i := 1; i <= n; i++ {
+			if s, ok := edit[i]; ok {
+				b.WriteString(s)
+				continue
+			}
+			b.WriteString(line(fmt.Sprintf("c%d", i)))
+		}
+		return b.String()
+	}
+	tests := map[string]struct{ cases, want string }{
+		"duplicate before a malformed line": {line("a") + line("b") + line("a") + line("c") + "{\"id\": bad\n",
+			`cases.jsonl:3: duplicate case id "a" (first at line 1)`},
+		"malformed line before a duplicate": {line("a") + "{\"id\": bad\n" + line("a"),
+			`cases.jsonl:2: malformed JSON: unexpected character 'b' looking for a value at column 8`},
+		"the earliest of two duplicates": {line("a") + line("b") + line("c") + line("b") + line("a"),
+			`cases.jsonl:4: duplicate case id "b" (first at line 2)`},
+		"a long id": {line("x") + line(strings.Repeat("long", 20)) + line("y") + line(strings.Repeat("long", 20)),
+			`cases.jsonl:4: duplicate case id "` + strings.Repeat("long", 20) + `" (first at line 2)`},
+		"across blocks, before a later error": {many(100000, map[int]string{90000: line("c10"), 95000: line("c7"), 99000: "[]\n"}),
+			`cases.jsonl:90000: duplicate case id "c10" (first at line 10)`},
+		"a case error before a duplicate": {many(100000, map[int]string{50000: `{"id": "x", "retrieved": [], "scores": {}}` + "\n", 90000: line("c10")}),
+			`cases.jsonl:50000: case "x" has both "retrieved" and "scores"; give one`},
+	}
+	kb, err := kbfile.Load(context.Background(), demo+"/kb")
+	require.NoError(t, err)
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := Run(context.Background(), In{Cases: strings.NewReader(tt.cases), CasesName: "cases.jsonl", KB: kb}, Options{K: 5})
+			require.EqualError(t, err, tt.want)
+		})
+	}
 }

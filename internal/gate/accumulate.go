@@ -48,13 +48,14 @@ func newCell() *cell {
 }
 
 // Accumulator takes case results in file order (from one goroutine) and keeps
-// only bounded state: a 64-bit hash per case id for duplicate detection,
+// only bounded state: a 64-bit hash and the line of each case id for duplicate
+// detection (idlog.go),
 // histograms of the scores, and bounded lists of problems and missed cases.
 type Accumulator struct {
 	MaxProblems int // 0: DefaultMaxProblems
 	MaxMissed   int // 0: DefaultMaxMissed
 
-	seen  idSet
+	seen  idLog
 	cells map[cellKey]*cell
 
 	total, scored, precomputed int64
@@ -87,8 +88,11 @@ func idHash(s string) uint64 {
 	return h
 }
 
-// Add records one case result (it keeps a copy, never r itself). A case id seen
-// before is an input error.
+// Add records one case result. It keeps a copy, never r itself, and copies of
+// the strings it keeps (of problems, missed cases, groups, unknown keys and
+// ids): they may view a buffer the reader reuses (casefile.MapOptions). A case id seen
+// before is an input error, which Add may report or not: call Duplicate once
+// the stream ends (however it ends) for the error of the earliest duplicate.
 func (a *Accumulator) Add(r *CaseResult) error {
 	// The id set keeps 32-bit line numbers (12 bytes a case): a line beyond is an
 	// input error, never a wrong "first at line" in a later message.
@@ -96,8 +100,8 @@ func (a *Accumulator) Add(r *CaseResult) error {
 	if line < 0 || line > math.MaxUint32 {
 		return input.Errorf(r.File, r.Line, "more than %d lines: split the cases file", uint32(math.MaxUint32))
 	}
-	if first, dup := a.seen.insert(idHash(r.ID), uint32(line)); dup {
-		return input.Errorf(r.File, r.Line, "duplicate case id %q (first at line %d)", r.ID, first)
+	if err := a.seen.add(idHash(r.ID), uint32(line), r.ID, r.File); err != nil {
+		return err
 	}
 	a.total++
 
@@ -108,6 +112,7 @@ func (a *Accumulator) Add(r *CaseResult) error {
 	for _, p := range r.Problems {
 		a.problemsTotal++
 		if len(a.problems) < maxP {
+			p.CaseID, p.GoldID = strings.Clone(p.CaseID), strings.Clone(p.GoldID)
 			a.problems = append(a.problems, p)
 		}
 	}
@@ -115,7 +120,7 @@ func (a *Accumulator) Add(r *CaseResult) error {
 		a.unknownCases++
 		a.unknownEntries += int64(r.UnknownRetrieved)
 		if len(a.unknownExamples) < maxUnknownExamples && !slices.Contains(a.unknownExamples, r.FirstUnknown) {
-			a.unknownExamples = append(a.unknownExamples, r.FirstUnknown)
+			a.unknownExamples = append(a.unknownExamples, strings.Clone(r.FirstUnknown))
 		}
 	}
 	if r.Precomputed {
@@ -143,7 +148,7 @@ func (a *Accumulator) Add(r *CaseResult) error {
 	c := a.cells[key]
 	if c == nil {
 		c = newCell()
-		a.cells[key] = c
+		a.cells[cellKey{strings.Clone(r.Type), strings.Clone(r.Locale)}] = c
 	}
 	c.total++
 	if !r.Scored {
@@ -179,64 +184,39 @@ func (a *Accumulator) Add(r *CaseResult) error {
 		if len(a.missed) < maxM {
 			kept := *r
 			kept.Out, kept.Problems, kept.Extra = nil, nil, nil
+			// The strings may view the reader's reused block
+			// (casefile.MapOptions.StringsInLine): keep copies.
+			kept.ID, kept.Locale, kept.Type = strings.Clone(kept.ID), strings.Clone(kept.Locale), strings.Clone(kept.Type)
+			kept.Query, kept.FirstUnknown = strings.Clone(kept.Query), strings.Clone(kept.FirstUnknown)
+			kept.Gold, kept.TopK = cloneStrings(kept.Gold), cloneStrings(kept.TopK)
+			kept.UnknownKeys = cloneStrings(kept.UnknownKeys)
 			a.missed = append(a.missed, &kept)
 		}
 	}
 	return nil
 }
 
-// idSet is an open-addressing (linear probing) set of 64-bit id hashes, each with
-// the line of its first occurrence: one probe sequence per case and 12 bytes a
-// slot, at most 3/4 full. A slot holds the hash and the line side by side, so
-// an insert into a table far larger than the caches touches one cache line, not
-// one in a hash array and another in a line array.
-type idSet struct {
-	slots []idSlot
-	bits  uint
-	n     int
-}
-
-// idSlot is a hash (0 marks an empty slot; a hash of 0 is stored as 1) in two
-// halves, so that a slot is 12 bytes with no padding, and its line.
-type idSlot struct{ lo, hi, line uint32 }
-
-// insert adds h, or reports the line it was first inserted with.
-func (s *idSet) insert(h uint64, line uint32) (first uint32, dup bool) {
-	if h == 0 {
-		h = 1
+// cloneStrings returns a copy of ss whose strings share one new allocation.
+func cloneStrings(ss []string) []string {
+	if ss == nil {
+		return nil
 	}
-	if 4*(s.n+1) > 3*len(s.slots) {
-		s.grow()
+	n := 0
+	for _, s := range ss {
+		n += len(s)
 	}
-	lo, hi := uint32(h), uint32(h>>32)
-	mask := uint64(1)<<s.bits - 1 // len(s.slots) is 1<<s.bits
-	for i := (h * 0x9e3779b97f4a7c15) >> (64 - s.bits); ; i = (i + 1) & mask {
-		sl := &s.slots[i]
-		switch {
-		case sl.lo == 0 && sl.hi == 0:
-			*sl = idSlot{lo, hi, line}
-			s.n++
-			return 0, false
-		case sl.lo == lo && sl.hi == hi:
-			return sl.line, true
-		}
+	buf := make([]byte, 0, n)
+	for _, s := range ss {
+		buf = append(buf, s...)
 	}
-}
-
-func (s *idSet) grow() {
-	old := s.slots
-	if s.bits == 0 {
-		s.bits = 12
-	} else {
-		s.bits++
+	all := string(buf)
+	out := make([]string, len(ss))
+	off := 0
+	for i, s := range ss {
+		out[i] = all[off : off+len(s)]
+		off += len(s)
 	}
-	s.slots = make([]idSlot, 1<<s.bits)
-	s.n = 0
-	for _, sl := range old {
-		if sl.lo != 0 || sl.hi != 0 {
-			s.insert(uint64(sl.hi)<<32|uint64(sl.lo), sl.line)
-		}
-	}
+	return out
 }
 
 // unknownKeyCounts returns the unknown keys by number of cases, then name; the

@@ -1,8 +1,10 @@
 package gate
 
 import (
+	"fmt"
 	"math"
 	"testing"
+	"unsafe"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
@@ -225,8 +227,9 @@ func TestDuplicateCaseID(t *testing.T) {
 	add(t, a, s, casefile.Case{ID: "two", Line: 2})
 	r, err := score(s, &casefile.Case{ID: "one", Line: 3, File: "cases.jsonl"})
 	require.NoError(t, err)
-	err = a.Add(r)
-	require.EqualError(t, err, `cases.jsonl:3: duplicate case id "one" (first at line 1)`)
+	require.NoError(t, a.Duplicate())
+	require.NoError(t, a.Add(r))
+	require.EqualError(t, a.Duplicate(), `cases.jsonl:3: duplicate case id "one" (first at line 1)`)
 }
 
 func TestResultGroupsDeltasAndGates(t *testing.T) {
@@ -419,29 +422,79 @@ func FuzzParseFloor(f *testing.F) {
 	})
 }
 
-func TestIDSet(t *testing.T) {
-	var s idSet
-	for i := range 100000 {
-		_, dup := s.insert(uint64(i)*7919, uint32(i+1))
-		require.False(t, dup)
+// The id log reports the earliest case (in file order) whose id came before,
+// and the first line of that id, whatever the partitions the hashes fall in;
+// a third occurrence names the first line, not the second.
+func TestIDLogEarliestDuplicate(t *testing.T) {
+	tests := map[string]struct {
+		dups       map[int]int // case index -> index of the case whose id it repeats
+		want       string
+		wantNoDups bool
+	}{
+		"none":              {wantNoDups: true},
+		"one":               {dups: map[int]int{70000: 5000}, want: `f:70002: duplicate case id "case-5000" (first at line 5002)`},
+		"earliest wins":     {dups: map[int]int{90000: 10, 70000: 5000, 95000: 10}, want: `f:70002: duplicate case id "case-5000" (first at line 5002)`},
+		"third names first": {dups: map[int]int{80000: 3, 60000: 3}, want: `f:60002: duplicate case id "case-3" (first at line 5)`},
+		"adjacent":          {dups: map[int]int{1: 0}, want: `f:3: duplicate case id "case-0" (first at line 2)`},
 	}
-	for _, i := range []int{0, 1, 4095, 99999} {
-		first, dup := s.insert(uint64(i)*7919, 1)
-		require.True(t, dup)
-		require.Equal(t, uint32(i+1), first)
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			var l idLog
+			for i := range 100000 {
+				id := fmt.Sprintf("case-%d", i)
+				if j, ok := tt.dups[i]; ok {
+					id = fmt.Sprintf("case-%d", j)
+				}
+				// Lines skip one (a blank line): lines are reported, not indexes.
+				require.NoError(t, l.add(idHash(id), uint32(i+2), id, "f"))
+			}
+			err := l.duplicate()
+			if tt.wantNoDups {
+				require.NoError(t, err)
+				return
+			}
+			require.EqualError(t, err, tt.want)
+		})
 	}
-	assert.Equal(t, 100000, s.n)
-	assert.LessOrEqual(t, 4*s.n, 3*len(s.slots))
+}
 
-	// Hashes that share one half are distinct (the slot keeps both halves).
-	var t2 idSet
-	for i, h := range []uint64{1 << 32, 1, 1<<32 | 1, 7 << 32, 7} {
-		_, dup := t2.insert(h, uint32(i+1))
-		require.False(t, dup, "hash %#x", h)
+// Once the window of ids outgrows its budget the log is searched: a duplicate
+// in it is reported by add at once, else its ids are dropped and a duplicate
+// of an earlier window's id is still found, by its own id.
+func TestIDLogWindow(t *testing.T) {
+	long := func(i int) string { return fmt.Sprintf("%01000d", i) }
+	var l idLog
+	n := minWindow/1000 + 10
+	for i := range n {
+		require.NoError(t, l.add(idHash(long(i)), uint32(i+1), long(i), "f"))
 	}
-	first, dup := t2.insert(1<<32|1, 9)
-	require.True(t, dup)
-	require.Equal(t, uint32(3), first)
+	require.Positive(t, l.winFirst, "the window was searched and dropped")
+	require.Less(t, l.winBytes, minWindow)
+	require.NoError(t, l.add(idHash(long(3)), uint32(n+1), long(3), "f"))
+	require.EqualError(t, l.duplicate(), fmt.Sprintf("f:%d: duplicate case id %q (first at line 4)", n+1, long(3)))
+
+	// A duplicate inside a window that overflows: add reports it.
+	var m idLog
+	var err error
+	for i := 0; i < n && err == nil; i++ {
+		id := long(i)
+		if i == 5000 { // in the middle of the fifth block of ids
+			id = long(7)
+		}
+		err = m.add(idHash(id), uint32(i+1), id, "f")
+	}
+	require.EqualError(t, err, fmt.Sprintf("f:5001: duplicate case id %q (first at line 8)", long(7)))
+}
+
+// Hashes that share one half are distinct (an entry keeps both halves).
+func TestIDLogHashHalves(t *testing.T) {
+	var l idLog
+	for i, h := range []uint64{1 << 32, 1, 1<<32 | 1, 7 << 32, 7} {
+		require.NoError(t, l.add(h, uint32(i+1), "x", "f"))
+	}
+	require.NoError(t, l.duplicate())
+	require.NoError(t, l.add(1<<32|1, 9, "y", "f"))
+	require.EqualError(t, l.duplicate(), `f:9: duplicate case id "y" (first at line 3)`)
 }
 
 func TestCanonicalLocale(t *testing.T) {
@@ -527,4 +580,65 @@ func TestScoreIntoAllocs(t *testing.T) {
 		}
 	})
 	assert.LessOrEqual(t, allocs, 0.01)
+}
+
+// The strings of a result may view a block the reader reuses
+// (casefile.MapOptions.StringsInLine): what Add keeps of them are copies.
+func TestAddKeepsCopiesOfStrings(t *testing.T) {
+	buf := []byte("card-9card-8c1en-x-fooadversarialthe querygold-1")
+	view := func(i, j int) string { return unsafe.String(&buf[i], j-i) }
+	r := CaseResult{File: "f", Line: 1, ID: view(12, 14), Locale: view(14, 22), Type: view(22, 33), Query: view(33, 42),
+		Scored: true, Has: allScored, Gold: []string{view(42, 48)},
+		TopK: []string{view(0, 6), view(6, 12)}, UnknownRetrieved: 1, FirstUnknown: view(6, 12),
+		Problems: []Problem{{File: "f", Line: 1, CaseID: view(12, 14), GoldID: view(42, 48), Kind: UnknownCard}}}
+	a := NewAccumulator()
+	require.NoError(t, a.Add(&r))
+	for i := range buf { // the block is reused
+		buf[i] = 'X'
+	}
+	res := a.Result(Config{K: 5, Resamples: 10})
+	require.Len(t, res.Missed, 1)
+	m := res.Missed[0]
+	assert.Equal(t, []string{"c1", "en-x-foo", "adversarial", "the query"}, []string{m.ID, m.Locale, m.Type, m.Query})
+	assert.Equal(t, []string{"gold-1"}, m.Gold)
+	assert.Equal(t, []string{"card-9", "card-8"}, m.TopK)
+	assert.Equal(t, "card-8", m.FirstUnknown)
+	assert.Equal(t, []string{"card-8"}, res.Integrity.Unknown.Examples)
+	require.Len(t, res.Integrity.Problems, 1)
+	assert.Equal(t, "c1", res.Integrity.Problems[0].CaseID)
+	assert.Equal(t, "gold-1", res.Integrity.Problems[0].GoldID)
+	require.Len(t, res.ByLocale, 1)
+	assert.Equal(t, "en-x-foo", res.ByLocale[0].Name)
+	require.NoError(t, a.Duplicate())
+}
+
+// The id log reports what a case-by-case map would: on random files with
+// and without duplicates, of sizes around the partition sizes.
+func TestIDLogMatchesMap(t *testing.T) {
+	rng := metrics.NewRand(11)
+	for trial := range 60 {
+		n := 1 + rng.IntN(20000)
+		space := n * (1 + rng.IntN(400)) // larger spaces: fewer duplicates
+		if trial%3 == 0 {
+			space = 1 << 40 // none, almost surely
+		}
+		var l idLog
+		first := map[string]int{}
+		want := ""
+		for i := range n {
+			id := fmt.Sprintf("c%d", rng.IntN(space))
+			line := i + 1 + i/7 // with gaps
+			if f, ok := first[id]; ok && want == "" {
+				want = fmt.Sprintf("f:%d: duplicate case id %q (first at line %d)", line, id, f)
+			} else if !ok {
+				first[id] = line
+			}
+			require.NoError(t, l.add(idHash(id), uint32(line), id, "f"))
+		}
+		if want == "" {
+			require.NoError(t, l.duplicate(), "trial %d", trial)
+		} else {
+			require.EqualError(t, l.duplicate(), want, "trial %d", trial)
+		}
+	}
 }

@@ -30,7 +30,8 @@ func (r Retrieved) Identity() string {
 
 // Case is one line of a cases JSONL file.
 //
-// The strings of a Case stay valid after the callback that received it. They
+// The strings of a Case stay valid after the callback that received it (but
+// see MapOptions.StringsInLine). They
 // are carved from 16 KiB blocks shared by consecutive cases (one allocation per
 // block, not per string), so keeping one small string (say a case id) for long
 // keeps its block alive: strings.Clone what you keep for many cases. Gold,
@@ -120,9 +121,37 @@ func StreamCases(ctx context.Context, r io.Reader, file string, fn func(*Case) e
 // MapCases returns, but for a Read of a pipe or terminal that ctx interrupted
 // (see input.Reader).
 //
-// Memory is bounded: a reader goroutine reads blocks of about 1 MiB cut at line
+// Memory is bounded: a reader goroutine reads blocks of about 256 KiB cut at line
 // ends, and at most 2*workers+2 blocks (with their results) are in flight.
 func MapCases[T any](ctx context.Context, r io.Reader, file string, workers int, work func(*Case) (T, error), emit func(T) error) error {
+	return MapCasesWith(ctx, r, file, MapOptions{Workers: workers},
+		func(c *Case, t *T) (err error) {
+			*t, err = work(c)
+			return err
+		},
+		func(t *T) error { return emit(*t) })
+}
+
+// MapOptions are the settings of MapCasesWith.
+type MapOptions struct {
+	Workers int // goroutines calling work; <= 0: GOMAXPROCS
+	// StringsInLine: the strings of a Case that need no unquoting (its id,
+	// locale, type, query, gold and relevant ids, retrieved ids and parent
+	// ids; not its unknown keys) view the block the case was read in instead
+	// of being copies (copying them was about a tenth of check's time, with
+	// the garbage and the page faults of fresh memory). Such a string is
+	// valid during work and emit of its case, and no longer: the block is
+	// reused once emit has returned for all of its cases. A caller that keeps
+	// one beyond emit clones it.
+	StringsInLine bool
+}
+
+// MapCasesWith is MapCases with options, and with work writing its result in
+// place and emit reading it there: a large result (check's is over 500 bytes)
+// is not copied twice a case. The *T given to work is zeroed; the one given
+// to emit is only valid during that call.
+func MapCasesWith[T any](ctx context.Context, r io.Reader, file string, o MapOptions, work func(*Case, *T) error, emit func(*T) error) error {
+	workers := o.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -177,7 +206,7 @@ func MapCases[T any](ctx context.Context, r io.Reader, file string, workers int,
 	for range workers {
 		go func() {
 			defer workersWG.Done()
-			var p CaseParser
+			p := CaseParser{StringsInLine: o.StringsInLine}
 			var c Case
 			for b := range todo {
 				if b.err == nil {
@@ -212,8 +241,8 @@ func MapCases[T any](ctx context.Context, r io.Reader, file string, workers int,
 				break
 			}
 			pending[next%inflight] = nil
-			for _, t := range b.results {
-				if err := emit(t); err != nil {
+			for i := range b.results {
+				if err := emit(&b.results[i]); err != nil {
 					result = err
 					break
 				}
@@ -258,7 +287,7 @@ type mapBatch[T any] struct {
 }
 
 // run parses and works the batch's lines until the first error.
-func (b *mapBatch[T]) run(ctx context.Context, file string, p *CaseParser, c *Case, work func(*Case) (T, error)) {
+func (b *mapBatch[T]) run(ctx context.Context, file string, p *CaseParser, c *Case, work func(*Case, *T) error) {
 	if err := ctx.Err(); err != nil {
 		b.err = err
 		return
@@ -275,11 +304,21 @@ func (b *mapBatch[T]) run(ctx context.Context, file string, p *CaseParser, c *Ca
 		if err := p.Parse(line, file, no, c); err != nil {
 			return err
 		}
-		t, err := work(c)
-		if err != nil {
+		// The slot is zero: a recycled results slice was cleared after emit,
+		// a grown one is zero past its length, and a failed slot is cleared.
+		if n := len(b.results); n < cap(b.results) {
+			b.results = b.results[:n+1]
+		} else {
+			var zero T
+			b.results = append(b.results, zero)
+		}
+		t := &b.results[len(b.results)-1]
+		if err := work(c, t); err != nil {
+			var zero T
+			*t = zero
+			b.results = b.results[:len(b.results)-1]
 			return err
 		}
-		b.results = append(b.results, t)
 		return nil
 	})
 	if b.err == nil && ctx.Err() != nil {

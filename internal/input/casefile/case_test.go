@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -343,4 +344,43 @@ func TestParseCaseAllocs(t *testing.T) {
 	})
 	// 1000 cases of ~150 bytes of strings: about 10 slabs of 16 KiB.
 	assert.LessOrEqual(t, allocs, 0.02)
+}
+
+// With StringsInLine the strings that need no unquoting view the line (no
+// copy); escaped ones and unknown keys are copies. The values are the same
+// either way.
+func TestParseStringsInLine(t *testing.T) {
+	line := []byte(`{"id": "c1", "locale": "en", "query": "q\u00e9", "must_cite_one_of": ["card-1"], "relevant_ids": ["card-7"], "extra": 1, "retrieved": [` +
+		`{"id": "card-1#c0", "parent_id": "card-1", "score": 0.5}, {"id": "card-\u0032#c1", "parent_id": "card-2", "score": 0.25}, ` +
+		`{"id": "card-3#c0", "parent_id": "", "score": 1}, "card-4", {"score": 0.1, "id": "card-5"}]}`)
+	var plain CaseParser
+	var want Case
+	require.NoError(t, plain.Parse(line, "f", 1, &want))
+	p := CaseParser{StringsInLine: true}
+	var c Case
+	require.NoError(t, p.Parse(line, "f", 1, &c))
+	assert.Equal(t, want, c)
+	assert.Equal(t, "card-2#c1", c.Retrieved[1].ID)
+	inLine := func(s string) bool {
+		if s == "" {
+			return false
+		}
+		d := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		b := uintptr(unsafe.Pointer(&line[0]))
+		return d >= b && d < b+uintptr(len(line))
+	}
+	for _, s := range []string{c.ID, c.Locale, c.Gold[0], c.Relevant[0], c.Retrieved[0].ID, c.Retrieved[0].ParentID,
+		c.Retrieved[1].ParentID, c.Retrieved[2].ID, c.Retrieved[3].ID, c.Retrieved[4].ID} {
+		assert.True(t, inLine(s), "%q views the line", s)
+	}
+	assert.False(t, inLine(c.Query), "escaped: unquoted into a copy")
+	assert.False(t, inLine(c.Retrieved[1].ID), "escaped: unquoted into a copy")
+	assert.False(t, inLine(c.Unknown[0]), "unknown keys are copies")
+	assert.Empty(t, c.Retrieved[2].ParentID)
+	assert.False(t, inLine(want.Retrieved[0].ID), "without the option: a copy")
+	assert.False(t, inLine(want.ID), "without the option: a copy")
+
+	// Errors that name a string of the line still do.
+	err := p.Parse([]byte(`{"id": "both", "retrieved": [], "scores": {}}`), "f", 2, &c)
+	require.EqualError(t, err, `f:2: case "both" has both "retrieved" and "scores"; give one`)
 }

@@ -20,6 +20,11 @@ import (
 // The zero value is ready to use. A CaseParser is not safe for concurrent use;
 // reuse one per goroutine to avoid allocations.
 type CaseParser struct {
+	// StringsInLine makes the decoded strings that need no unquoting (all
+	// but top-level unknown keys) view the line's bytes instead of copies:
+	// valid only while the line is (see MapOptions.StringsInLine).
+	StringsInLine bool
+
 	s     jsonpos.Scanner // lexes b
 	b     []byte          // the line being parsed
 	arena []byte          // unescaped strings of the case
@@ -39,17 +44,22 @@ type CaseParser struct {
 	unknown                []arenaSpan       // top-level keys of no field, in line order
 }
 
-type arenaSpan struct{ off, end int32 } // a string in the arena; off < 0: absent
+// arenaSpan is a string in the arena, or in the line when inLine
+// (StringsInLine); off < 0: absent.
+type arenaSpan struct {
+	off, end int32
+	inLine   bool
+}
 
 // span is the arenaSpan of arena[off:end]. The arena holds one line's decoded
 // strings, each from its own bytes of the line and at most 3 bytes per byte (an
 // invalid UTF-8 byte becomes U+FFFD), and Parse refuses a line longer than MaxLine
 // (64 MiB): both offsets are below 3·MaxLine, which fits an int32.
 func span(off, end int) arenaSpan {
-	return arenaSpan{int32(off), int32(end)} //nolint:gosec // G115: off, end < 3·MaxLine (see above)
+	return arenaSpan{off: int32(off), end: int32(end)} //nolint:gosec // G115: off, end < 3·MaxLine (see above)
 }
 
-var noArenaSpan = arenaSpan{-1, -1}
+var noArenaSpan = arenaSpan{off: -1, end: -1}
 
 func (s arenaSpan) ok() bool { return s.off >= 0 }
 
@@ -98,10 +108,18 @@ func (p *CaseParser) Parse(b []byte, file string, line int, c *Case) error {
 		return input.Errorf(file, line, "case \"id\" is empty")
 	}
 	if p.hasRetrieved && p.hasScores {
-		return input.Errorf(file, line, "case %q has both \"retrieved\" and \"scores\"; give one", p.arena[p.id.off:p.id.end])
+		return input.Errorf(file, line, "case %q has both \"retrieved\" and \"scores\"; give one", p.bytes(p.id))
 	}
 	p.fill(c, file, line)
 	return nil
+}
+
+// bytes is the content of a present span.
+func (p *CaseParser) bytes(sp arenaSpan) []byte {
+	if sp.inLine {
+		return p.b[sp.off:sp.end]
+	}
+	return p.arena[sp.off:sp.end]
 }
 
 // hasUnknown reports whether the line has the unknown top-level key.
@@ -191,16 +209,23 @@ func (p *CaseParser) carveStrings() string {
 // fill copies the decoded fields into c.
 func (p *CaseParser) fill(c *Case, file string, line int) {
 	s := p.carveStrings()
+	var inLine string
+	if len(p.b) > 0 {
+		inLine = unsafe.String(&p.b[0], len(p.b)) //nolint:gosec // G103: the spans in the line, valid while it is (StringsInLine)
+	}
 	get := func(sp arenaSpan) string {
-		if !sp.ok() {
+		switch {
+		case !sp.ok():
 			return ""
+		case sp.inLine:
+			return inLine[sp.off:sp.end]
 		}
 		return s[sp.off:sp.end]
 	}
 	*c = Case{
 		File:         file,
 		Line:         line,
-		ID:           s[p.id.off:p.id.end],
+		ID:           get(p.id),
 		Locale:       get(p.locale),
 		Type:         get(p.typ),
 		Query:        get(p.query),
@@ -216,13 +241,13 @@ func (p *CaseParser) fill(c *Case, file string, line int) {
 		c.Type = "golden"
 	}
 	for _, g := range p.gold {
-		c.Gold = append(c.Gold, s[g.off:g.end])
+		c.Gold = append(c.Gold, get(g))
 	}
 	for _, g := range p.relevant {
-		c.Relevant = append(c.Relevant, s[g.off:g.end])
+		c.Relevant = append(c.Relevant, get(g))
 	}
 	for _, r := range p.ret {
-		c.Retrieved = append(c.Retrieved, Retrieved{ID: s[r.id.off:r.id.end], ParentID: get(r.parent), Score: r.score, HasScore: r.hasScore})
+		c.Retrieved = append(c.Retrieved, Retrieved{ID: get(r.id), ParentID: get(r.parent), Score: r.score, HasScore: r.hasScore})
 	}
 	for _, u := range p.unknown {
 		c.Unknown = append(c.Unknown, s[u.off:u.end])
@@ -232,6 +257,9 @@ func (p *CaseParser) fill(c *Case, file string, line int) {
 // store appends the unescaped content of the string whose quotes are at i and
 // end-1 to the arena.
 func (p *CaseParser) store(i, end int, esc bool) arenaSpan {
+	if p.StringsInLine && !esc {
+		return arenaSpan{off: int32(i + 1), end: int32(end - 1), inLine: true} //nolint:gosec // G115: offsets in a line of at most MaxLine bytes
+	}
 	raw := p.b[i+1 : end-1]
 	off := len(p.arena)
 	if !esc {

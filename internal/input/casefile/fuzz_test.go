@@ -3,6 +3,7 @@ package casefile
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -36,6 +37,11 @@ func FuzzParseCase(f *testing.F) {
 		var p CaseParser
 		var c Case
 		err := p.Parse(line, "f.jsonl", 1, &c)
+		vp := CaseParser{StringsInLine: true} // strings that view the line
+		var vc Case
+		if verr := vp.Parse(line, "f.jsonl", 1, &vc); fmt.Sprint(verr) != fmt.Sprint(err) {
+			t.Fatalf("%q: with StringsInLine %v, without %v", line, verr, err)
+		}
 		ref, msg, malformed := refParse(line)
 		switch {
 		case malformed:
@@ -54,6 +60,9 @@ func FuzzParseCase(f *testing.F) {
 		got := toRef(&c)
 		if !sameRef(ref, got) {
 			t.Fatalf("%q:\nscanner   %+v\nreference %+v", line, got, ref)
+		}
+		if !sameRef(got, toRef(&vc)) {
+			t.Fatalf("%q: with StringsInLine:\n%+v\n%+v", line, toRef(&vc), got)
 		}
 		if c.Type == "" || c.ID == "" || c.File != "f.jsonl" || c.Line != 1 || !bytes.Equal(c.Raw, line) {
 			t.Fatalf("%q: bad case %+v", line, c)

@@ -431,3 +431,44 @@ func TestMapCasesRealFile(t *testing.T) {
 	assert.Equal(t, path, de.File)
 	assert.Equal(t, want[len(want)-1].Line+1, de.Line)
 }
+
+// With StringsInLine the retrieved ids decode as without it, across block
+// boundaries and reused blocks, read during work and during emit.
+func TestMapCasesStringsInLine(t *testing.T) {
+	var data bytes.Buffer
+	const n = 3000
+	for i := range n {
+		fmt.Fprintf(&data, `{"id": "c%d", "query": "q", "retrieved": [{"id": "card-%d#c0", "parent_id": "card-%d", "score": 0.5}, {"id": "x%d", "parent_id": "", "score": 1}]}`+"\n", i, i, i, i)
+	}
+	for _, bs := range []int{200, 4096} {
+		t.Run(fmt.Sprintf("block=%d", bs), func(t *testing.T) {
+			withBlockSize(t, bs)
+			type item struct {
+				i   int
+				ret []Retrieved
+			}
+			check := func(it item) {
+				require.Equal(t, []Retrieved{
+					{ID: fmt.Sprintf("card-%d#c0", it.i), ParentID: fmt.Sprintf("card-%d", it.i), Score: 0.5, HasScore: true},
+					{ID: fmt.Sprintf("x%d", it.i), Score: 1, HasScore: true},
+				}, it.ret)
+			}
+			next := 0
+			err := MapCasesWith(context.Background(), bytes.NewReader(data.Bytes()), "cases.jsonl", MapOptions{Workers: 2, StringsInLine: true},
+				func(c *Case, it *item) error {
+					require.Zero(t, *it, "work's slot is zero")
+					*it = item{i: c.Line - 1, ret: append([]Retrieved(nil), c.Retrieved...)}
+					check(*it)
+					return nil
+				},
+				func(it *item) error {
+					require.Equal(t, next, it.i)
+					check(*it) // during emit the viewed strings are still intact
+					next++
+					return nil
+				})
+			require.NoError(t, err)
+			require.Equal(t, n, next)
+		})
+	}
+}
