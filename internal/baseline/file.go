@@ -8,7 +8,6 @@ package baseline
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -19,6 +18,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/valyala/fastjson"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"

@@ -220,6 +220,21 @@ func (lb *lineBatch) parse(p *fastjson.Parser, check *jsonpos.Scanner, c *CaseLi
 	off := 0
 	for i := range lb.ends {
 		line, ln := lb.line(i), lb.lnos[i]
+		var rec record
+		var ok bool
+		if hs, _, ok = fastRecord(check, line, &rec, hs[:0], &gold); ok && ln >= 0 && ln <= math.MaxUint32 {
+			rec.off, rec.line = int64(off), uint32(ln)
+			rec.size = uint32(len(line)) //nolint:gosec // G115: Source's scanner caps a line at MaxLineBytes (16 MiB)
+			if rec.hasTop {
+				rec.topAt, rec.topN = uint32(len(lb.tops)), uint32(len(hs)) //nolint:gosec // G115: a batch holds at most batchLines × maxTopDepth hashes
+				lb.tops = append(lb.tops, hs...)
+			}
+			lb.recs = append(lb.recs, rec)
+			off += len(line)
+			continue
+		}
+		// The general path: the jsonpos check, fastjson, recordOf, and
+		// ParseCaseLine for what is wrong.
 		if err := check.Check(line); err != nil {
 			lb.err = input.Errorf(file, ln, "%s", jsonpos.Message(err, "invalid JSON: "))
 			return hs
@@ -230,8 +245,7 @@ func (lb *lineBatch) parse(p *fastjson.Parser, check *jsonpos.Scanner, c *CaseLi
 			lb.err = input.Errorf(file, ln, "more than %d lines: split the baseline", uint32(math.MaxUint32))
 			return hs
 		}
-		var rec record
-		ok := false
+		rec, ok = record{}, false
 		if v, err := p.ParseBytes(line); err == nil {
 			hs, ok = recordOf(v, &rec, hs[:0], &gold)
 		}
