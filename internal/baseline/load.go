@@ -1,7 +1,6 @@
 package baseline
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -45,10 +44,11 @@ type lineBatch struct {
 	readErr error
 
 	// Set by the worker; done is closed when they are final.
-	recs []record // off and topAt relative to the batch (offsets in buf, tops)
-	tops []uint64
-	err  error // the input error of line len(recs), if any
-	done chan struct{}
+	recs   []record // off and topAt relative to the batch (offsets in buf, tops)
+	clines []int64  // each record's case line ("line"; -1 when not known)
+	tops   []uint64
+	err    error // the input error of line len(recs), if any
+	done   chan struct{}
 }
 
 func (lb *lineBatch) line(i int) []byte {
@@ -79,6 +79,9 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 	}
 	os.Remove(tmp.Name()) // unlinked at once: the open file is ours alone
 	b := &Baseline{Source: src, tmp: tmp}
+	if src.Header != nil {
+		b.presize(src.Header.Cases)
+	}
 
 	workers := max(1, runtime.GOMAXPROCS(0))
 	inFlight := 2*workers + 2
@@ -121,7 +124,6 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 			tmp.Close()
 		}
 	}()
-	w := bufio.NewWriterSize(tmp, 1<<20)
 	var off int64
 	for lb := range order {
 		if err := ctx.Err(); err != nil {
@@ -135,8 +137,8 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 			return nil, err
 		}
 		// The lines of the records taken (all of them unless there is an error,
-		// which ends the load).
-		if _, err := w.Write(lb.buf); err != nil {
+		// which ends the load), written as they are: a batch is a large write.
+		if _, err := tmp.Write(lb.buf); err != nil {
 			return nil, fmt.Errorf("baseline: temporary file: %w", err)
 		}
 		off += int64(len(lb.buf))
@@ -153,9 +155,6 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
-	}
-	if err := w.Flush(); err != nil {
-		return nil, fmt.Errorf("baseline: temporary file: %w", err)
 	}
 	ok = true
 	return b, nil
@@ -215,21 +214,22 @@ func (s *Source) nextRaw() ([]byte, error) {
 // parse parses the batch's lines into records until the first bad line. hs is
 // the worker's scratch for the top-k hashes, returned for reuse.
 func (lb *lineBatch) parse(p *fastjson.Parser, check *jsonpos.Scanner, c *CaseLine, hs []uint64, file string) []uint64 {
-	lb.recs, lb.tops, lb.err = lb.recs[:0], lb.tops[:0], nil
+	lb.recs, lb.clines, lb.tops, lb.err = lb.recs[:0], lb.clines[:0], lb.tops[:0], nil
 	var gold [][]byte
 	off := 0
 	for i := range lb.ends {
 		line, ln := lb.line(i), lb.lnos[i]
 		var rec record
 		var ok bool
-		if hs, _, ok = fastRecord(check, line, &rec, hs[:0], &gold); ok && ln >= 0 && ln <= math.MaxUint32 {
+		var cline int64
+		if hs, cline, ok = fastRecord(check, line, &rec, hs[:0], &gold); ok && ln >= 0 && ln <= math.MaxUint32 {
 			rec.off, rec.line = int64(off), uint32(ln)
 			rec.size = uint32(len(line)) //nolint:gosec // G115: Source's scanner caps a line at MaxLineBytes (16 MiB)
 			if rec.hasTop {
 				rec.topAt, rec.topN = uint32(len(lb.tops)), uint32(len(hs)) //nolint:gosec // G115: a batch holds at most batchLines × maxTopDepth hashes
 				lb.tops = append(lb.tops, hs...)
 			}
-			lb.recs = append(lb.recs, rec)
+			lb.recs, lb.clines = append(lb.recs, rec), append(lb.clines, cline)
 			off += len(line)
 			continue
 		}
@@ -272,7 +272,7 @@ func (lb *lineBatch) parse(p *fastjson.Parser, check *jsonpos.Scanner, c *CaseLi
 			rec.topAt, rec.topN = uint32(len(lb.tops)), uint32(len(hs)) //nolint:gosec // G115: a batch holds at most batchLines × maxTopDepth hashes
 			lb.tops = append(lb.tops, hs...)
 		}
-		lb.recs = append(lb.recs, rec)
+		lb.recs, lb.clines = append(lb.recs, rec), append(lb.clines, -1)
 		off += len(line)
 	}
 	return hs
@@ -317,6 +317,7 @@ func (b *Baseline) take(lb *lineBatch, off int64, file string) error {
 			}
 			return input.Errorf(file, int(rec.line), "duplicate case id %q (first at line %d)", c.ID, b.recs.at(int(first)).line)
 		}
+		b.follow(idx, lb.clines[i])
 		b.recs.add(rec)
 	}
 	return nil
