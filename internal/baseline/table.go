@@ -49,6 +49,7 @@ type Baseline struct {
 	// seq: record i is the case at line line0+i of the cases file (find).
 	seq     bool
 	line0   int64
+	touched uint64 // the sum of the slots touch loaded (kept, so the loads are)
 	tmp     *os.File
 	Skipped int64 // lines with no registered score and no gold (nothing to compare)
 }
