@@ -121,7 +121,7 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 		wg.Wait() // no goroutine reads src or a batch once Load returns
 		src.Close()
 		if !ok {
-			tmp.Close()
+			b.Close() // the temporary file and the records
 		}
 	}()
 	var off int64

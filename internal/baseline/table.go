@@ -41,11 +41,12 @@ func (r *record) scored() bool        { return r.has != 0 }
 // temporary file (about the size of the decompressed baseline) and read back only
 // for the listed cases. Close removes the file.
 type Baseline struct {
-	Source *Source // File, Format, Header, SchemaRead (no longer readable)
-	recs   records
-	tops   topArena
-	slots  []slot // the hash table: 1<<bits slots
-	bits   uint
+	Source   *Source // File, Format, Header, SchemaRead (no longer readable)
+	recs     records
+	tops     topArena
+	slots    []slot   // the hash table: 1<<bits slots
+	slotMaps [][]byte // its mapping (at most one)
+	bits     uint
 	// seq: record i is the case at line line0+i of the cases file (find).
 	seq     bool
 	line0   int64
@@ -59,19 +60,38 @@ type Baseline struct {
 type records struct {
 	chunks [][]record
 	n      int
+	maps   [][]byte // the chunks' mappings (mapArena)
 }
 
-const recChunk = 1 << 16
+const recChunk = 1 << 17 // 9 MiB
+
+// newArena returns n zeroed values of T (no pointers), mapped outside the heap
+// where it can be (mapArena; the mapping is appended to maps), else on it.
+func newArena[T any](n int, maps *[][]byte) []T {
+	if s, mem, ok := mapArena[T](n); ok {
+		*maps = append(*maps, mem)
+		return s
+	}
+	return make([]T, n)
+}
+
+func unmapAll(maps *[][]byte) {
+	for _, m := range *maps {
+		unmapArena(m)
+	}
+	*maps = nil
+}
 
 // topArena holds the records' top-k hashes in fixed chunks of topChunk; a
 // record's hashes never straddle two chunks.
 type topArena struct {
 	chunks [][]uint64
-	n      int // index of the next free entry
+	n      int      // index of the next free entry
+	maps   [][]byte // the chunks' mappings
 }
 
 const (
-	topChunk = 1 << 16
+	topChunk = 1 << 20 // 8 MiB
 	// maxTopDepth bounds the top-k hashes kept per case: deeper ranks weigh
 	// nothing in RBO (0.9^1024 < 1e-46), and the join compares both runs' lists
 	// cut to the same depth.
@@ -84,7 +104,7 @@ func (a *topArena) add(hs []uint64) (uint32, error) {
 		if len(a.chunks) > 0 {
 			a.n = len(a.chunks) * topChunk // the rest of the last chunk stays unused
 		}
-		a.chunks = append(a.chunks, make([]uint64, topChunk))
+		a.chunks = append(a.chunks, newArena[uint64](topChunk, &a.maps))
 	}
 	if a.n > math.MaxUint32-topChunk {
 		return 0, errTooManyTops
@@ -109,7 +129,7 @@ func (b *Baseline) top(r *record) []uint64 {
 
 func (rs *records) add(r record) {
 	if rs.n%recChunk == 0 {
-		rs.chunks = append(rs.chunks, make([]record, 0, recChunk))
+		rs.chunks = append(rs.chunks, newArena[record](recChunk, &rs.maps)[:0])
 	}
 	last := &rs.chunks[len(rs.chunks)-1]
 	*last = append(*last, r)
@@ -118,9 +138,17 @@ func (rs *records) add(r record) {
 
 func (rs *records) at(i int) *record { return &rs.chunks[i/recChunk][i%recChunk] }
 
-// Close removes the temporary file.
+// Close removes the temporary file and releases the records and the table
+// (nothing may read them afterwards).
 func (b *Baseline) Close() error {
-	if b == nil || b.tmp == nil {
+	if b == nil {
+		return nil
+	}
+	unmapAll(&b.recs.maps)
+	unmapAll(&b.tops.maps)
+	unmapAll(&b.slotMaps)
+	b.recs, b.tops, b.slots, b.bits = records{}, topArena{}, nil, 0
+	if b.tmp == nil {
 		return nil
 	}
 	err := b.tmp.Close()
@@ -163,7 +191,7 @@ func (b *Baseline) presize(n int64) {
 		bits++
 	}
 	b.bits = bits
-	b.slots = make([]slot, 1<<bits)
+	b.slots = newArena[slot](1<<bits, &b.slotMaps)
 }
 
 // insert adds id -> idx, or returns the index already stored for id.
@@ -190,7 +218,10 @@ func (b *Baseline) grow() {
 	} else {
 		b.bits++
 	}
-	b.slots = make([]slot, 1<<b.bits)
+	oldMaps := b.slotMaps
+	b.slotMaps = nil
+	b.slots = newArena[slot](1<<b.bits, &b.slotMaps)
+	defer unmapAll(&oldMaps)      // after the copy below
 	mask := uint64(1)<<b.bits - 1 // len(b.slots) is 1<<b.bits
 	for _, o := range old {
 		if o.key == 0 {
