@@ -147,7 +147,7 @@ func (b *Baseline) Close() error {
 	unmapAll(&b.recs.maps)
 	unmapAll(&b.tops.maps)
 	unmapAll(&b.slotMaps)
-	b.recs, b.tops, b.slots, b.bits = records{}, topArena{}, nil, 0
+	b.recs, b.tops, b.slots, b.bits, b.seq = records{}, topArena{}, nil, 0, false
 	if b.tmp == nil {
 		return nil
 	}
