@@ -20,8 +20,10 @@ import (
 )
 
 // The load is a pipeline (issue 23): one goroutine decompresses and splits the
-// file into batches of lines, workers parse the batches in parallel (the jsonpos
-// duplicate-key check, fastjson, the hashes of the id, gold and top k), and Load
+// file into batches of lines, workers parse the batches in parallel (each line
+// in one pass by fastRecord when it has the writer's layout, else the jsonpos
+// duplicate-key check, fastjson and recordOf; the hashes of the id, gold and
+// top k), and Load
 // itself takes the parsed batches in file order: it checks the limits, inserts
 // each record in the hash table (a duplicate id is found at the same line as
 // reading in one pass would find it), appends the records and writes the lines
