@@ -13,11 +13,11 @@ import (
 // let the case stream's garbage grow by as much again) and (2) they fault in
 // 2 MiB at a time instead of 4 KiB (issue 23: page faults were a tenth of the
 // run's CPU). T must hold no pointers. ok is false when the mapping fails;
-// the caller then uses the heap. unmapArena releases it.
-func mapArena[T any](n int) (s []T, mem []byte, ok bool) {
-	var zero T
-	size := n * int(unsafe.Sizeof(zero))
-	if n <= 0 || size/n != int(unsafe.Sizeof(zero)) {
+// the caller then uses the heap. elem is the size of a T in bytes. unmapArena
+// releases it.
+func mapArena[T any](n, elem int) (s []T, mem []byte, ok bool) {
+	size := n * elem
+	if n <= 0 || elem <= 0 || size/n != elem {
 		return nil, nil, false
 	}
 	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)

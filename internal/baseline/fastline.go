@@ -19,7 +19,7 @@ import (
 // would accept the line and compute the same record, hashes and case line
 // (the differential FuzzFastRecord checks it). caseLine is the "line" member
 // (-1 when absent).
-func fastRecord(s *jsonpos.Scanner, line []byte, rec *record, hs []uint64, gold *[][]byte) (out []uint64, caseLine int64, ok bool) {
+func fastRecord(s *jsonpos.Scanner, line []byte, rec *record, hs []uint64, gold *[][]byte) (out []uint64, caseLine int, ok bool) {
 	const (
 		kID = 1 << iota
 		kLine
@@ -110,11 +110,11 @@ func fastRecord(s *jsonpos.Scanner, line []byte, rec *record, hs []uint64, gold 
 			}
 		case "rank":
 			bit = kRank
-			var n int64
+			var n int
 			if n, i, ok = plainUint(b, i); !ok || n > math.MaxInt32 {
 				return hs, 0, false
 			}
-			rec.rank, rec.ranked = int32(n), true
+			rec.rank, rec.ranked = int32(n), true //nolint:gosec // G115: bounded just above
 		case "top":
 			bit = kTop
 			if i >= len(b) || b[i] != '[' {
@@ -183,11 +183,11 @@ func plainString(s *jsonpos.Scanner, i int) ([]byte, int, bool) {
 
 // plainUint reads a JSON integer of at most 18 digits without sign, fraction
 // or exponent at i.
-func plainUint(b []byte, i int) (int64, int, bool) {
+func plainUint(b []byte, i int) (int, int, bool) {
 	j := i
-	var n int64
+	var n int
 	for j < len(b) && b[j]-'0' < 10 {
-		n = n*10 + int64(b[j]-'0')
+		n = n*10 + int(b[j]-'0')
 		j++
 	}
 	if d := j - i; d == 0 || d > 18 || d > 1 && b[i] == '0' {
@@ -226,7 +226,7 @@ func fastScores(s *jsonpos.Scanner, i int, rec *record) (int, bool) {
 			return 0, false
 		} else {
 			num := b[i:end]
-			f, err := fastfloat.Parse(unsafe.String(&num[0], len(num))) // not retained
+			f, err := fastfloat.Parse(unsafe.String(&num[0], len(num))) //nolint:gosec // G103: a view of the line for the call only (fastfloat keeps no reference)
 			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || !metrics.CaseMeasures[m].Scale.InRange(f) {
 				return 0, false
 			}

@@ -53,9 +53,9 @@ func FuzzFastRecord(f *testing.F) {
 		var c CaseLine
 		require.NoError(t, ParseCaseLine(&q, line, "f", 1, &c))
 		if v.Get("line") == nil {
-			assert.Equal(t, int64(-1), caseLine)
+			assert.Equal(t, -1, caseLine)
 		} else {
-			assert.Equal(t, int64(c.Line), caseLine)
+			assert.Equal(t, c.Line, caseLine)
 		}
 	})
 }
@@ -72,7 +72,7 @@ func TestFastRecordCanonical(t *testing.T) {
 	}
 	hs, caseLine, ok := fastRecord(&s, []byte(canonicalLine), &rec, nil, &gold)
 	require.True(t, ok)
-	assert.Equal(t, int64(8), caseLine)
+	assert.Equal(t, 8, caseLine)
 	assert.Len(t, hs, 5)
 	assert.Equal(t, IDHash("case-7"), rec.id)
 	assert.Equal(t, GoldHash([]string{"card-1008", "card-1007"}), rec.gold)

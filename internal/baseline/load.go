@@ -47,7 +47,7 @@ type lineBatch struct {
 
 	// Set by the worker; done is closed when they are final.
 	recs   []record // off and topAt relative to the batch (offsets in buf, tops)
-	clines []int64  // each record's case line ("line"; -1 when not known)
+	clines []int    // each record's case line ("line"; -1 when not known)
 	tops   []uint64
 	err    error // the input error of line len(recs), if any
 	done   chan struct{}
@@ -223,7 +223,7 @@ func (lb *lineBatch) parse(p *fastjson.Parser, check *jsonpos.Scanner, c *CaseLi
 		line, ln := lb.line(i), lb.lnos[i]
 		var rec record
 		var ok bool
-		var cline int64
+		var cline int
 		if hs, cline, ok = fastRecord(check, line, &rec, hs[:0], &gold); ok && ln >= 0 && ln <= math.MaxUint32 {
 			rec.off, rec.line = int64(off), uint32(ln)
 			rec.size = uint32(len(line)) //nolint:gosec // G115: Source's scanner caps a line at MaxLineBytes (16 MiB)

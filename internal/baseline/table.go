@@ -49,7 +49,7 @@ type Baseline struct {
 	bits     uint
 	// seq: record i is the case at line line0+i of the cases file (find).
 	seq     bool
-	line0   int64
+	line0   int
 	touched uint64 // the sum of the slots touch loaded (kept, so the loads are)
 	tmp     *os.File
 	Skipped int64 // lines with no registered score and no gold (nothing to compare)
@@ -65,10 +65,16 @@ type records struct {
 
 const recChunk = 1 << 17 // 9 MiB
 
-// newArena returns n zeroed values of T (no pointers), mapped outside the heap
+// The sizes of a record and a slot in bytes (TestArenaSizes checks them).
+const (
+	recordBytes = 72
+	slotBytes   = 16
+)
+
+// newArena returns n zeroed values of T (no pointers; elem bytes each), mapped outside the heap
 // where it can be (mapArena; the mapping is appended to maps), else on it.
-func newArena[T any](n int, maps *[][]byte) []T {
-	if s, mem, ok := mapArena[T](n); ok {
+func newArena[T any](n, elem int, maps *[][]byte) []T {
+	if s, mem, ok := mapArena[T](n, elem); ok {
 		*maps = append(*maps, mem)
 		return s
 	}
@@ -104,7 +110,7 @@ func (a *topArena) add(hs []uint64) (uint32, error) {
 		if len(a.chunks) > 0 {
 			a.n = len(a.chunks) * topChunk // the rest of the last chunk stays unused
 		}
-		a.chunks = append(a.chunks, newArena[uint64](topChunk, &a.maps))
+		a.chunks = append(a.chunks, newArena[uint64](topChunk, 8, &a.maps))
 	}
 	if a.n > math.MaxUint32-topChunk {
 		return 0, errTooManyTops
@@ -129,7 +135,7 @@ func (b *Baseline) top(r *record) []uint64 {
 
 func (rs *records) add(r record) {
 	if rs.n%recChunk == 0 {
-		rs.chunks = append(rs.chunks, newArena[record](recChunk, &rs.maps)[:0])
+		rs.chunks = append(rs.chunks, newArena[record](recChunk, recordBytes, &rs.maps)[:0])
 	}
 	last := &rs.chunks[len(rs.chunks)-1]
 	*last = append(*last, r)
@@ -191,7 +197,7 @@ func (b *Baseline) presize(n int64) {
 		bits++
 	}
 	b.bits = bits
-	b.slots = newArena[slot](1<<bits, &b.slotMaps)
+	b.slots = newArena[slot](1<<bits, slotBytes, &b.slotMaps)
 }
 
 // insert adds id -> idx, or returns the index already stored for id.
@@ -220,7 +226,7 @@ func (b *Baseline) grow() {
 	}
 	oldMaps := b.slotMaps
 	b.slotMaps = nil
-	b.slots = newArena[slot](1<<b.bits, &b.slotMaps)
+	b.slots = newArena[slot](1<<b.bits, slotBytes, &b.slotMaps)
 	defer unmapAll(&oldMaps)      // after the copy below
 	mask := uint64(1)<<b.bits - 1 // len(b.slots) is 1<<b.bits
 	for _, o := range old {
@@ -260,19 +266,19 @@ func (b *Baseline) lookup(id uint64) int {
 // a record whose id hash matches is the one lookup would return.
 func (b *Baseline) find(id uint64, caseLine int) int {
 	if b.seq && caseLine > 0 {
-		if g := int64(caseLine) - b.line0; g >= 0 && g < int64(b.recs.n) && b.recs.at(int(g)).id == id {
-			return int(g)
+		if g := caseLine - b.line0; g >= 0 && g < b.recs.n && b.recs.at(g).id == id {
+			return g
 		}
 	}
 	return b.lookup(id)
 }
 
 // follow updates seq with the case line of record idx (-1: unknown).
-func (b *Baseline) follow(idx int, caseLine int64) {
+func (b *Baseline) follow(idx, caseLine int) {
 	switch {
 	case idx == 0:
 		b.seq, b.line0 = caseLine > 0, caseLine
-	case b.seq && caseLine != b.line0+int64(idx):
+	case b.seq && caseLine != b.line0+idx:
 		b.seq = false
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -80,4 +81,11 @@ func TestGrowAndClose(t *testing.T) {
 	require.NoError(t, b.Close())
 	require.NoError(t, b.Close())
 	assert.Equal(t, -1, b.lookup(IDHash("c1")))
+}
+
+// TestArenaSizes: the element sizes the mappings are made with.
+func TestArenaSizes(t *testing.T) {
+	assert.Equal(t, recordBytes, int(unsafe.Sizeof(record{})))
+	assert.Equal(t, slotBytes, int(unsafe.Sizeof(slot{})))
+	assert.Equal(t, 8, int(unsafe.Sizeof(uint64(0))))
 }
