@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/google/go-github/v62 v62.0.0
+	github.com/klauspost/compress v1.20.4
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/sethvargo/go-githubactions v1.3.2

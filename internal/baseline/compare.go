@@ -65,8 +65,11 @@ type Options struct {
 // Current is what the join needs of one case of this run besides its scores.
 type Current struct {
 	IDHash, GoldHash uint64 // IDHash(id), GoldHash(gold)
-	Ranked           bool
-	Rank             int
+	// Line is the case's line in its cases file (0: unknown): the join tries
+	// the baseline record at the same place first (Baseline.find).
+	Line   int
+	Ranked bool
+	Rank   int
 	// HasTop: Top is known without a rank (a retrieval case without gold);
 	// Ranked implies it.
 	HasTop bool
@@ -170,7 +173,7 @@ func (c *Comparer) flip(rec *record, r *gate.CaseResult, cur *Current) int {
 // its caller keeps its query, gold and top k. It only reads the comparison
 // (the moved list's cut atomically): safe for concurrent use, on the workers.
 func (c *Comparer) Prepare(r *gate.CaseResult, cur *Current) bool {
-	i := c.b.lookup(cur.IDHash)
+	i := c.b.find(cur.IDHash, cur.Line)
 	cur.rec = i + 1
 	if i < 0 {
 		cur.rec = -1
@@ -192,7 +195,7 @@ func (c *Comparer) Prepare(r *gate.CaseResult, cur *Current) bool {
 func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 	i := cur.rec - 1 // looked up by Prepare (one random access of the table per case, not two)
 	if cur.rec == 0 {
-		i = c.b.lookup(cur.IDHash)
+		i = c.b.find(cur.IDHash, cur.Line)
 	}
 	if i < 0 {
 		c.onlyCur++

@@ -1,7 +1,6 @@
 package baseline
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -21,8 +20,10 @@ import (
 )
 
 // The load is a pipeline (issue 23): one goroutine decompresses and splits the
-// file into batches of lines, workers parse the batches in parallel (the jsonpos
-// duplicate-key check, fastjson, the hashes of the id, gold and top k), and Load
+// file into batches of lines, workers parse the batches in parallel (each line
+// in one pass by fastRecord when it has the writer's layout, else the jsonpos
+// duplicate-key check, fastjson and recordOf; the hashes of the id, gold and
+// top k), and Load
 // itself takes the parsed batches in file order: it checks the limits, inserts
 // each record in the hash table (a duplicate id is found at the same line as
 // reading in one pass would find it), appends the records and writes the lines
@@ -45,10 +46,11 @@ type lineBatch struct {
 	readErr error
 
 	// Set by the worker; done is closed when they are final.
-	recs []record // off and topAt relative to the batch (offsets in buf, tops)
-	tops []uint64
-	err  error // the input error of line len(recs), if any
-	done chan struct{}
+	recs   []record // off and topAt relative to the batch (offsets in buf, tops)
+	clines []int    // each record's case line ("line"; -1 when not known)
+	tops   []uint64
+	err    error // the input error of line len(recs), if any
+	done   chan struct{}
 }
 
 func (lb *lineBatch) line(i int) []byte {
@@ -79,6 +81,9 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 	}
 	os.Remove(tmp.Name()) // unlinked at once: the open file is ours alone
 	b := &Baseline{Source: src, tmp: tmp}
+	if src.Header != nil {
+		b.presize(src.Header.Cases)
+	}
 
 	workers := max(1, runtime.GOMAXPROCS(0))
 	inFlight := 2*workers + 2
@@ -118,10 +123,9 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 		wg.Wait() // no goroutine reads src or a batch once Load returns
 		src.Close()
 		if !ok {
-			tmp.Close()
+			b.Close() // the temporary file and the records
 		}
 	}()
-	w := bufio.NewWriterSize(tmp, 1<<20)
 	var off int64
 	for lb := range order {
 		if err := ctx.Err(); err != nil {
@@ -135,8 +139,8 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 			return nil, err
 		}
 		// The lines of the records taken (all of them unless there is an error,
-		// which ends the load).
-		if _, err := w.Write(lb.buf); err != nil {
+		// which ends the load), written as they are: a batch is a large write.
+		if _, err := tmp.Write(lb.buf); err != nil {
 			return nil, fmt.Errorf("baseline: temporary file: %w", err)
 		}
 		off += int64(len(lb.buf))
@@ -153,9 +157,6 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
-	}
-	if err := w.Flush(); err != nil {
-		return nil, fmt.Errorf("baseline: temporary file: %w", err)
 	}
 	ok = true
 	return b, nil
@@ -215,11 +216,27 @@ func (s *Source) nextRaw() ([]byte, error) {
 // parse parses the batch's lines into records until the first bad line. hs is
 // the worker's scratch for the top-k hashes, returned for reuse.
 func (lb *lineBatch) parse(p *fastjson.Parser, check *jsonpos.Scanner, c *CaseLine, hs []uint64, file string) []uint64 {
-	lb.recs, lb.tops, lb.err = lb.recs[:0], lb.tops[:0], nil
+	lb.recs, lb.clines, lb.tops, lb.err = lb.recs[:0], lb.clines[:0], lb.tops[:0], nil
 	var gold [][]byte
 	off := 0
 	for i := range lb.ends {
 		line, ln := lb.line(i), lb.lnos[i]
+		var rec record
+		var ok bool
+		var cline int
+		if hs, cline, ok = fastRecord(check, line, &rec, hs[:0], &gold); ok && ln >= 0 && ln <= math.MaxUint32 {
+			rec.off, rec.line = int64(off), uint32(ln)
+			rec.size = uint32(len(line)) //nolint:gosec // G115: Source's scanner caps a line at MaxLineBytes (16 MiB)
+			if rec.hasTop {
+				rec.topAt, rec.topN = uint32(len(lb.tops)), uint32(len(hs)) //nolint:gosec // G115: a batch holds at most batchLines × maxTopDepth hashes
+				lb.tops = append(lb.tops, hs...)
+			}
+			lb.recs, lb.clines = append(lb.recs, rec), append(lb.clines, cline)
+			off += len(line)
+			continue
+		}
+		// The general path: the jsonpos check, fastjson, recordOf, and
+		// ParseCaseLine for what is wrong.
 		if err := check.Check(line); err != nil {
 			lb.err = input.Errorf(file, ln, "%s", jsonpos.Message(err, "invalid JSON: "))
 			return hs
@@ -230,8 +247,7 @@ func (lb *lineBatch) parse(p *fastjson.Parser, check *jsonpos.Scanner, c *CaseLi
 			lb.err = input.Errorf(file, ln, "more than %d lines: split the baseline", uint32(math.MaxUint32))
 			return hs
 		}
-		var rec record
-		ok := false
+		rec, ok = record{}, false
 		if v, err := p.ParseBytes(line); err == nil {
 			hs, ok = recordOf(v, &rec, hs[:0], &gold)
 		}
@@ -258,7 +274,7 @@ func (lb *lineBatch) parse(p *fastjson.Parser, check *jsonpos.Scanner, c *CaseLi
 			rec.topAt, rec.topN = uint32(len(lb.tops)), uint32(len(hs)) //nolint:gosec // G115: a batch holds at most batchLines × maxTopDepth hashes
 			lb.tops = append(lb.tops, hs...)
 		}
-		lb.recs = append(lb.recs, rec)
+		lb.recs, lb.clines = append(lb.recs, rec), append(lb.clines, -1)
 		off += len(line)
 	}
 	return hs
@@ -282,6 +298,9 @@ func caseRecord(c *CaseLine) record {
 // in the temporary file.
 func (b *Baseline) take(lb *lineBatch, off int64, file string) error {
 	for i := range lb.recs {
+		if i%touchAhead == 0 {
+			b.touch(lb.recs[i:min(i+touchAhead, len(lb.recs))])
+		}
 		rec := lb.recs[i]
 		idx := b.recs.n
 		if idx < 0 || idx >= math.MaxInt32 {
@@ -303,9 +322,28 @@ func (b *Baseline) take(lb *lineBatch, off int64, file string) error {
 			}
 			return input.Errorf(file, int(rec.line), "duplicate case id %q (first at line %d)", c.ID, b.recs.at(int(first)).line)
 		}
+		b.follow(idx, lb.clines[i])
 		b.recs.add(rec)
 	}
 	return nil
+}
+
+// touchAhead is how many records' table slots take loads before inserting them.
+const touchAhead = 256
+
+// touch loads the table slots that recs' ids probe first, one after the other:
+// the loads do not depend on each other, so their cache misses overlap, and
+// the inserts that follow find the slots in cache (one random miss per case
+// was most of the insert's time).
+func (b *Baseline) touch(recs []record) {
+	if b.bits == 0 || 4*(b.recs.n+len(recs)) > 3*len(b.slots) {
+		return // the table grows first
+	}
+	var acc uint64
+	for i := range recs {
+		acc += b.slots[(recs[i].id*0x9e3779b97f4a7c15)>>(64-b.bits)].key
+	}
+	b.touched += acc
 }
 
 // recordOf fills rec (but for off, size and line) and appends the top-k hashes

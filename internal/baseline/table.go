@@ -41,12 +41,16 @@ func (r *record) scored() bool        { return r.has != 0 }
 // temporary file (about the size of the decompressed baseline) and read back only
 // for the listed cases. Close removes the file.
 type Baseline struct {
-	Source  *Source // File, Format, Header, SchemaRead (no longer readable)
-	recs    records
-	tops    topArena
-	keys    []uint64 // 0: empty
-	slots   []int32
-	bits    uint
+	Source   *Source // File, Format, Header, SchemaRead (no longer readable)
+	recs     records
+	tops     topArena
+	slots    []slot   // the hash table: 1<<bits slots
+	slotMaps [][]byte // its mapping (at most one)
+	bits     uint
+	// seq: record i is the case at line line0+i of the cases file (find).
+	seq     bool
+	line0   int
+	touched uint64 // the sum of the slots touch loaded (kept, so the loads are)
 	tmp     *os.File
 	Skipped int64 // lines with no registered score and no gold (nothing to compare)
 }
@@ -56,19 +60,44 @@ type Baseline struct {
 type records struct {
 	chunks [][]record
 	n      int
+	maps   [][]byte // the chunks' mappings (mapArena)
 }
 
-const recChunk = 1 << 16
+const recChunk = 1 << 17 // 9 MiB
+
+// The sizes of a record and a slot in bytes (TestArenaSizes checks them).
+const (
+	recordBytes = 72
+	slotBytes   = 16
+)
+
+// newArena returns n zeroed values of T (no pointers; elem bytes each), mapped outside the heap
+// where it can be (mapArena; the mapping is appended to maps), else on it.
+func newArena[T any](n, elem int, maps *[][]byte) []T {
+	if s, mem, ok := mapArena[T](n, elem); ok {
+		*maps = append(*maps, mem)
+		return s
+	}
+	return make([]T, n)
+}
+
+func unmapAll(maps *[][]byte) {
+	for _, m := range *maps {
+		unmapArena(m)
+	}
+	*maps = nil
+}
 
 // topArena holds the records' top-k hashes in fixed chunks of topChunk; a
 // record's hashes never straddle two chunks.
 type topArena struct {
 	chunks [][]uint64
-	n      int // index of the next free entry
+	n      int      // index of the next free entry
+	maps   [][]byte // the chunks' mappings
 }
 
 const (
-	topChunk = 1 << 16
+	topChunk = 1 << 20 // 8 MiB
 	// maxTopDepth bounds the top-k hashes kept per case: deeper ranks weigh
 	// nothing in RBO (0.9^1024 < 1e-46), and the join compares both runs' lists
 	// cut to the same depth.
@@ -81,7 +110,7 @@ func (a *topArena) add(hs []uint64) (uint32, error) {
 		if len(a.chunks) > 0 {
 			a.n = len(a.chunks) * topChunk // the rest of the last chunk stays unused
 		}
-		a.chunks = append(a.chunks, make([]uint64, topChunk))
+		a.chunks = append(a.chunks, newArena[uint64](topChunk, 8, &a.maps))
 	}
 	if a.n > math.MaxUint32-topChunk {
 		return 0, errTooManyTops
@@ -106,7 +135,7 @@ func (b *Baseline) top(r *record) []uint64 {
 
 func (rs *records) add(r record) {
 	if rs.n%recChunk == 0 {
-		rs.chunks = append(rs.chunks, make([]record, 0, recChunk))
+		rs.chunks = append(rs.chunks, newArena[record](recChunk, recordBytes, &rs.maps)[:0])
 	}
 	last := &rs.chunks[len(rs.chunks)-1]
 	*last = append(*last, r)
@@ -115,9 +144,17 @@ func (rs *records) add(r record) {
 
 func (rs *records) at(i int) *record { return &rs.chunks[i/recChunk][i%recChunk] }
 
-// Close removes the temporary file.
+// Close removes the temporary file and releases the records and the table
+// (nothing may read them afterwards).
 func (b *Baseline) Close() error {
-	if b == nil || b.tmp == nil {
+	if b == nil {
+		return nil
+	}
+	unmapAll(&b.recs.maps)
+	unmapAll(&b.tops.maps)
+	unmapAll(&b.slotMaps)
+	b.recs, b.tops, b.slots, b.bits, b.seq = records{}, topArena{}, nil, 0, false
+	if b.tmp == nil {
 		return nil
 	}
 	err := b.tmp.Close()
@@ -137,40 +174,68 @@ func (b *Baseline) CreatedAt() time.Time {
 	return t
 }
 
+// slot is one entry of the hash table: key and record index side by side,
+// so a probe costs one cache line, not two.
+type slot struct {
+	key uint64 // the id hash; 0: empty
+	idx int32
+}
+
+// maxPresizeBits bounds the table a header's case count may reserve before
+// any case is read (a forged count reserves at most 2^23 slots, 128 MiB of
+// address space that stays untouched, and so unresident, until filled).
+const maxPresizeBits = 23
+
+// presize sizes the table for n cases (the header's count) so the load
+// inserts without growing.
+func (b *Baseline) presize(n int64) {
+	if n <= 0 || b.bits != 0 {
+		return
+	}
+	bits := uint(12)
+	for bits < maxPresizeBits && 3<<bits < 4*n { // at most 3/4 full
+		bits++
+	}
+	b.bits = bits
+	b.slots = newArena[slot](1<<bits, slotBytes, &b.slotMaps)
+}
+
 // insert adds id -> idx, or returns the index already stored for id.
 func (b *Baseline) insert(id uint64, idx int32) (int32, bool) {
-	if 4*(b.recs.n+1) > 3*len(b.keys) {
+	if 4*(b.recs.n+1) > 3*len(b.slots) {
 		b.grow()
 	}
-	mask := uint64(1)<<b.bits - 1 // len(b.keys) is 1<<b.bits
+	mask := uint64(1)<<b.bits - 1 // len(b.slots) is 1<<b.bits
 	for i := (id * 0x9e3779b97f4a7c15) >> (64 - b.bits); ; i = (i + 1) & mask {
-		switch b.keys[i] {
+		switch sl := &b.slots[i]; sl.key {
 		case 0:
-			b.keys[i], b.slots[i] = id, idx
+			*sl = slot{id, idx}
 			return 0, false
 		case id:
-			return b.slots[i], true
+			return sl.idx, true
 		}
 	}
 }
 
 func (b *Baseline) grow() {
-	oldKeys, oldSlots := b.keys, b.slots
+	old := b.slots
 	if b.bits == 0 {
 		b.bits = 12
 	} else {
 		b.bits++
 	}
-	b.keys = make([]uint64, 1<<b.bits)
-	b.slots = make([]int32, 1<<b.bits)
-	mask := uint64(1)<<b.bits - 1 // len(b.keys) is 1<<b.bits
-	for j, k := range oldKeys {
-		if k == 0 {
+	oldMaps := b.slotMaps
+	b.slotMaps = nil
+	b.slots = newArena[slot](1<<b.bits, slotBytes, &b.slotMaps)
+	defer unmapAll(&oldMaps)      // after the copy below
+	mask := uint64(1)<<b.bits - 1 // len(b.slots) is 1<<b.bits
+	for _, o := range old {
+		if o.key == 0 {
 			continue
 		}
-		for i := (k * 0x9e3779b97f4a7c15) >> (64 - b.bits); ; i = (i + 1) & mask {
-			if b.keys[i] == 0 {
-				b.keys[i], b.slots[i] = k, oldSlots[j]
+		for i := (o.key * 0x9e3779b97f4a7c15) >> (64 - b.bits); ; i = (i + 1) & mask {
+			if b.slots[i].key == 0 {
+				b.slots[i] = o
 				break
 			}
 		}
@@ -180,17 +245,41 @@ func (b *Baseline) grow() {
 // lookup returns the index of the record of id hash, or -1. Safe for concurrent
 // use once Load has returned.
 func (b *Baseline) lookup(id uint64) int {
-	if len(b.keys) == 0 {
+	if len(b.slots) == 0 {
 		return -1
 	}
-	mask := uint64(1)<<b.bits - 1 // len(b.keys) is 1<<b.bits
+	mask := uint64(1)<<b.bits - 1 // len(b.slots) is 1<<b.bits
 	for i := (id * 0x9e3779b97f4a7c15) >> (64 - b.bits); ; i = (i + 1) & mask {
-		switch b.keys[i] {
+		switch sl := &b.slots[i]; sl.key {
 		case 0:
 			return -1
 		case id:
-			return int(b.slots[i])
+			return int(sl.idx)
 		}
+	}
+}
+
+// find is lookup for a case of this run at line caseLine of its cases file
+// (0: unknown). A baseline written from the same cases file holds record i
+// at case line line0+i (seq): that record is tried first, a sequential read
+// instead of a random probe of the table. Ids are unique in the baseline, so
+// a record whose id hash matches is the one lookup would return.
+func (b *Baseline) find(id uint64, caseLine int) int {
+	if b.seq && caseLine > 0 {
+		if g := caseLine - b.line0; g >= 0 && g < b.recs.n && b.recs.at(g).id == id {
+			return g
+		}
+	}
+	return b.lookup(id)
+}
+
+// follow updates seq with the case line of record idx (-1: unknown).
+func (b *Baseline) follow(idx, caseLine int) {
+	switch {
+	case idx == 0:
+		b.seq, b.line0 = caseLine > 0, caseLine
+	case b.seq && caseLine != b.line0+idx:
+		b.seq = false
 	}
 }
 
