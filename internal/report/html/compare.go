@@ -238,7 +238,7 @@ func Compare(w io.Writer, v CompareView) error {
 			} else {
 				unjudgedZero = true
 			}
-			lines = append(lines, Line{Series: len(lseries) - 1, Y: sv.ByPosition, Label: labels})
+			lines = append(lines, Line{Series: len(lseries) - 1, Y: sv.ByPosition, Label: labels, N: sv.ByPositionN})
 		}
 	}
 	xs := make([]string, v.K)
