@@ -17,7 +17,8 @@ type Series struct {
 }
 
 // Bar is one bar: a value of a series in a category, with its 95% interval (nil:
-// none) and its n.
+// none) and its n. An undefined value (NaN) draws no bar; the chart's table
+// lists it as "—" with its n.
 type Bar struct {
 	Category string
 	Series   int
@@ -220,6 +221,9 @@ func (p *Page) BarChart(c BarChart) {
 	id := p.id("chart")
 	hi := 0.0
 	for _, b := range c.Bars {
+		if math.IsNaN(b.Value) {
+			continue
+		}
 		hi = math.Max(hi, b.Value)
 		if b.CI != nil {
 			hi = math.Max(hi, b.CI[1])
@@ -261,8 +265,8 @@ func (p *Page) BarChart(c BarChart) {
 		y0 := 8 + float64(ci)*(groupH+groupGap)
 		s.WriteString(`<text class="cat" x="` + px(plotX0-6) + `" y="` + px(y0+groupH/2+4) + `" text-anchor="end"><title>` + Esc(cat) + "</title>" + Esc(clip(cat, labelMax)) + "</text>\n")
 		for _, b := range c.Bars {
-			if b.Category != cat {
-				continue
+			if b.Category != cat || math.IsNaN(b.Value) {
+				continue // an undefined value: no bar (a row of the table)
 			}
 			sr := Series{}
 			if b.Series < len(c.Series) {
@@ -311,7 +315,7 @@ func (p *Page) BarChart(c BarChart) {
 				name = c.Series[b.Series].Name
 			}
 			ci := ""
-			if b.CI != nil {
+			if b.CI != nil && !math.IsNaN(b.Value) {
 				ci = FmtCI(*b.CI)
 			}
 			s.WriteString("<tr><th scope=\"row\">" + Esc(cat) + "</th><td>" + Esc(name) + "</td><td>" + Fmt(b.Value) + "</td><td>" + ci + "</td><td>" + Count(b.N) + "</td></tr>")

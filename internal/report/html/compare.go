@@ -396,9 +396,10 @@ func exploreGroups(r exploreRun, key string) [][2]*string {
 				continue
 			}
 			pt, ok := r.Measures[*n][key]
-			if !ok || pt.Mean != pt.Mean {
+			if !ok {
 				continue
 			}
+			// An undefined mean draws no bar, and its table row is "—" with its n (as the script's).
 			if !found || (higher && pt.Mean > t) || (!higher && pt.Mean < t) {
 				t, found = pt.Mean, true
 			}
