@@ -308,14 +308,25 @@ func TestCompareDashboardOverRunsInBrowser(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, page, 0o644))
 	// The chart over the runs as the script redraws it: its table's rows, each
 	// cell's text; the same as the page's own (each value with its n).
-	const script = `[...document.querySelectorAll("#rg-over .sr-only tbody tr")].map((tr) => [...tr.children].map((c) => c.textContent))`
-	_, over, ok := strings.Cut(string(page), `<div id="rg-over">`)
-	require.True(t, ok)
-	over, _, ok = strings.Cut(over, "</figure>")
-	require.True(t, ok)
-	want := srRows(over)
+	// The bar chart's too (the page's has a column more: the category, the
+	// strategy's row of bars).
+	const script = `({over: [...document.querySelectorAll("#rg-over .sr-only tbody tr")].map((tr) => [...tr.children].map((c) => c.textContent)),
+  bars: [...document.querySelectorAll("#rg-bars .sr-only tbody tr")].map((tr) => [...tr.children].map((c) => c.textContent))})`
+	figure := func(id string) [][]string {
+		_, s, ok := strings.Cut(string(page), `<div id="`+id+`">`)
+		require.True(t, ok)
+		s, _, ok = strings.Cut(s, "</figure>")
+		require.True(t, ok)
+		return srRows(s)
+	}
+	want, bars := figure("rg-over"), figure("rg-bars")
 	require.Len(t, want, 5*9)
 	assert.Contains(t, want, []string{name, "2026-01-03", "—", "", "300"})
+	require.Len(t, bars, 5)
+	for i, row := range bars {
+		require.Len(t, row, 5)
+		bars[i] = row[1:] // the strategy, its value, interval and n
+	}
 	ms := browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard-history", Path: path, Widths: []int{390, 850, 1400}, Script: script, Marks: map[string]int{
 		`rect[data-mark="bar"]`:     5,
 		`path[data-mark="line"]`:    5 + 5,
@@ -326,9 +337,10 @@ func TestCompareDashboardOverRunsInBrowser(t *testing.T) {
 		`line[data-mark="chosen"]`:  1,
 	}})
 	for _, m := range ms {
-		var got [][]string
+		var got struct{ Over, Bars [][]string }
 		require.NoError(t, json.Unmarshal(m.Result, &got))
-		assert.ElementsMatch(t, want, got, "the redrawn table is the page's, n and all")
+		assert.ElementsMatch(t, want, got.Over, "the redrawn table is the page's, n and all")
+		assert.ElementsMatch(t, bars, got.Bars, "the redrawn bars' table is the page's")
 	}
 }
 

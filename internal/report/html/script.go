@@ -146,7 +146,7 @@ const bars = (box, run, m) => {
   const rows = el(null, "tbody");
   for (const g of gs) for (const s of g) {
     const p = s && s.m[m.key];
-    if (p) rows.append(el(null, "tr", {}, el(null, "th", {scope: "row"}, s.name), el(null, "td", {}, num(p[0])), el(null, "td", {}, ci(p)), el(null, "td", {}, count(p[3]))));
+    if (p) rows.append(el(null, "tr", {}, el(null, "th", {scope: "row"}, s.name), el(null, "td", {}, num(p[0])), el(null, "td", {}, p[0] !== null && p[1] !== null && p[2] !== null ? ci(p) : ""), el(null, "td", {}, count(p[3]))));
   }
   const head = el(null, "tr", {}, ...["strategy", m.label, "95% CI", "n"].map((h) => el(null, "th", {scope: "col"}, h)));
   const kids = [el(null, "figcaption", {}, title)];
