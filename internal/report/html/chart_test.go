@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
@@ -48,4 +50,26 @@ func TestChartTablesCarryN(t *testing.T) {
 			assert.Equal(t, 1, strings.Count(s, `data-mark="bar"`)+strings.Count(s, `data-mark="point"`), "the defined value alone is drawn")
 		})
 	}
+}
+
+// On the dashboard, a strategy whose mean of the charted measure is
+// undefined has no bar, and the bar chart's table has its row "—" with its n
+// (as the script's redraw has).
+func TestCompareDashboardUndefinedBar(t *testing.T) {
+	r := demoResult(t)
+	doc := comparereport.New(r)
+	s := doc.Strategies["bm25"]
+	m := s.Metrics["dcg_at_k"]
+	nan := format.Float(math.NaN())
+	m.Mean, m.CI95 = nan, [2]format.Float{nan, nan}
+	s.Metrics["dcg_at_k"] = m
+	var b bytes.Buffer
+	require.NoError(t, rhtml.CompareHTML(&b, doc, r, nil))
+	_, fig, ok := strings.Cut(b.String(), `<div id="rg-bars">`)
+	require.True(t, ok)
+	fig, _, ok = strings.Cut(fig, "</figure>")
+	require.True(t, ok)
+	assert.Equal(t, len(demoStrategies)-1, strings.Count(fig, `data-mark="bar"`))
+	assert.Contains(t, srRows(fig), []string{"bm25", "bm25", "—", "", rhtml.Count(int(m.N))})
+	assert.NotContains(t, fig, "NaN")
 }

@@ -396,10 +396,9 @@ func exploreGroups(r exploreRun, key string) [][2]*string {
 				continue
 			}
 			pt, ok := r.Measures[*n][key]
-			if !ok {
+			if !ok || pt.Mean != pt.Mean {
 				continue
 			}
-			// An undefined mean draws no bar, and its table row is "—" with its n (as the script's).
 			if !found || (higher && pt.Mean > t) || (!higher && pt.Mean < t) {
 				t, found = pt.Mean, true
 			}
@@ -501,9 +500,10 @@ func exploreBars(r exploreRun, key string, k int, colours map[string]int, scale 
 			st := seriesOf(*n, colours)
 			c.Legend = append(c.Legend, st)
 			pt, ok := r.Measures[*n][key]
-			if !ok || pt.Mean != pt.Mean {
+			if !ok {
 				continue
 			}
+			// An undefined mean draws no bar; its table row is "—" with its n (as the script's).
 			b := Bar{Category: cat, Series: si, Value: pt.Mean, N: pt.N, Style: &st}
 			if pt.Lo == pt.Lo && pt.Hi == pt.Hi {
 				b.CI = &[2]float64{pt.Lo, pt.Hi}
