@@ -370,7 +370,7 @@ func (g Grammar) Usage() string {
 	}
 	groups := "@overall (the default)"
 	if g.Groups {
-		groups = "@overall (the default), @type:NAME or @locale:TAG"
+		groups = "@overall (the default), @type:NAME or @locale:TAG; a NAME or TAG with '=', surrounding space, a leading '\"' or unprintable characters is written as a Go quoted string: @type:\"a=b\"=0.5"
 	}
 	return fmt.Sprintf("floor `MEASURE[@GROUP]=F`: the mean of MEASURE over GROUP must be at least F; repeatable. MEASURE: %s; GROUP: %s",
 		strings.Join(keys, ", "), groups)

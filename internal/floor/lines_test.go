@@ -23,6 +23,6 @@ func TestAddLines(t *testing.T) {
 
 func TestUsage(t *testing.T) {
 	assert.Contains(t, check.Usage(), "MEASURE: retrieval_hit_at_k, ")
-	assert.True(t, strings.HasSuffix(check.Usage(), "GROUP: @overall (the default), @type:NAME or @locale:TAG"), check.Usage())
+	assert.True(t, strings.HasSuffix(check.Usage(), "GROUP: @overall (the default), @type:NAME or @locale:TAG; a NAME or TAG with '=', surrounding space, a leading '\"' or unprintable characters is written as a Go quoted string: @type:\"a=b\"=0.5"), check.Usage())
 	assert.True(t, strings.HasSuffix(compare.Usage(), "GROUP: @overall (the default)"), compare.Usage())
 }

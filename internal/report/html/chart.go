@@ -17,7 +17,8 @@ type Series struct {
 }
 
 // Bar is one bar: a value of a series in a category, with its 95% interval (nil:
-// none) and its n.
+// none) and its n. An undefined value (NaN) draws no bar; the chart's table
+// lists it as "—" with its n.
 type Bar struct {
 	Category string
 	Series   int
@@ -53,6 +54,12 @@ type Line struct {
 	// Of is optional text right after each point's value, its scale
 	// (" of 31.805", ", max unknown"): DCG@k's maximum in that point's run.
 	Of []string
+	// N is each point's n (len(Y)), the n column of the chart's table: a
+	// point without a value (NaN) is a row "—" with its n, unless its n is
+	// negative (absent from that point: no row). Nil: the n is not known
+	// (a report written before it was recorded): "unknown" in the column,
+	// and a point without a value has no row.
+	N []int
 }
 
 // Marker is a vertical mark at point X of a line chart (e.g. "inputs changed").
@@ -214,6 +221,9 @@ func (p *Page) BarChart(c BarChart) {
 	id := p.id("chart")
 	hi := 0.0
 	for _, b := range c.Bars {
+		if math.IsNaN(b.Value) {
+			continue
+		}
 		hi = math.Max(hi, b.Value)
 		if b.CI != nil {
 			hi = math.Max(hi, b.CI[1])
@@ -255,8 +265,8 @@ func (p *Page) BarChart(c BarChart) {
 		y0 := 8 + float64(ci)*(groupH+groupGap)
 		s.WriteString(`<text class="cat" x="` + px(plotX0-6) + `" y="` + px(y0+groupH/2+4) + `" text-anchor="end"><title>` + Esc(cat) + "</title>" + Esc(clip(cat, labelMax)) + "</text>\n")
 		for _, b := range c.Bars {
-			if b.Category != cat {
-				continue
+			if b.Category != cat || math.IsNaN(b.Value) {
+				continue // an undefined value: no bar (a row of the table)
 			}
 			sr := Series{}
 			if b.Series < len(c.Series) {
@@ -305,7 +315,7 @@ func (p *Page) BarChart(c BarChart) {
 				name = c.Series[b.Series].Name
 			}
 			ci := ""
-			if b.CI != nil {
+			if b.CI != nil && !math.IsNaN(b.Value) {
 				ci = FmtCI(*b.CI)
 			}
 			s.WriteString("<tr><th scope=\"row\">" + Esc(cat) + "</th><td>" + Esc(name) + "</td><td>" + Fmt(b.Value) + "</td><td>" + ci + "</td><td>" + Count(b.N) + "</td></tr>")
@@ -457,21 +467,32 @@ func (p *Page) LineChart(c LineChart) {
 		s.WriteString("\n")
 	}
 	s.WriteString("</svg>\n")
-	s.WriteString(`<div class="sr-only"><table><caption>` + Esc(c.Title) + `</caption><thead><tr><th scope="col">series</th><th scope="col">` + Esc(c.XLabel) + `</th><th scope="col">` + Esc(c.YLabel) + `</th><th scope="col">95% CI</th></tr></thead><tbody>`)
+	// The table: every point with its value, interval and n, as the bar
+	// charts' tables; a value undefined at a point is "—" with its n.
+	s.WriteString(`<div class="sr-only"><table><caption>` + Esc(c.Title) + `</caption><thead><tr><th scope="col">series</th><th scope="col">` + Esc(c.XLabel) + `</th><th scope="col">` + Esc(c.YLabel) + `</th><th scope="col">95% CI</th><th scope="col">n</th></tr></thead><tbody>`)
 	for _, l := range c.Lines {
 		name := ""
 		if l.Series < len(c.Series) {
 			name = c.Series[l.Series].Name
 		}
 		for i, v := range l.Y {
-			if math.IsNaN(v) {
-				continue // absent from that point
+			n := "unknown"
+			if i < len(l.N) {
+				if l.N[i] < 0 {
+					continue // absent from that point
+				}
+				n = Count(l.N[i])
+			} else if math.IsNaN(v) {
+				continue // no value and no n
 			}
-			ci := ""
-			if i < len(l.Lo) && i < len(l.Hi) && !math.IsNaN(l.Lo[i]) && !math.IsNaN(l.Hi[i]) {
-				ci = FmtCI([2]float64{l.Lo[i], l.Hi[i]})
+			val, ci := "—", ""
+			if !math.IsNaN(v) {
+				val = Fmt(v)
+				if i < len(l.Lo) && i < len(l.Hi) && !math.IsNaN(l.Lo[i]) && !math.IsNaN(l.Hi[i]) {
+					ci = FmtCI([2]float64{l.Lo[i], l.Hi[i]})
+				}
 			}
-			s.WriteString(`<tr><th scope="row">` + Esc(name) + "</th><td>" + Esc(c.X[i]) + "</td><td>" + Fmt(v) + "</td><td>" + ci + "</td></tr>")
+			s.WriteString(`<tr><th scope="row">` + Esc(name) + "</th><td>" + Esc(c.X[i]) + "</td><td>" + val + "</td><td>" + ci + "</td><td>" + n + "</td></tr>")
 		}
 	}
 	s.WriteString("</tbody></table></div>\n</figure>\n")

@@ -238,7 +238,7 @@ func Compare(w io.Writer, v CompareView) error {
 			} else {
 				unjudgedZero = true
 			}
-			lines = append(lines, Line{Series: len(lseries) - 1, Y: sv.ByPosition, Label: labels})
+			lines = append(lines, Line{Series: len(lseries) - 1, Y: sv.ByPosition, Label: labels, N: sv.ByPositionN})
 		}
 	}
 	xs := make([]string, v.K)
@@ -500,9 +500,10 @@ func exploreBars(r exploreRun, key string, k int, colours map[string]int, scale 
 			st := seriesOf(*n, colours)
 			c.Legend = append(c.Legend, st)
 			pt, ok := r.Measures[*n][key]
-			if !ok || pt.Mean != pt.Mean {
+			if !ok {
 				continue
 			}
+			// An undefined mean draws no bar; its table row is "—" with its n (as the script's).
 			b := Bar{Category: cat, Series: si, Value: pt.Mean, N: pt.N, Style: &st}
 			if pt.Lo == pt.Lo && pt.Hi == pt.Hi {
 				b.CI = &[2]float64{pt.Lo, pt.Hi}

@@ -128,3 +128,47 @@ func TestCompareDashboardPositionGapsInBrowser(t *testing.T) {
 		assert.Equal(t, 2, strings.Count(got.Lines[0], "M"), "a gap in a's line")
 	}
 }
+
+// srRows are the rows of the screen-reader tables in s (the charts' values),
+// each its cells' text.
+func srRows(s string) [][]string {
+	var rows [][]string
+	for _, tbl := range regexp.MustCompile(`(?s)<div class="sr-only"><table>.*?</table></div>`).FindAllString(s, -1) {
+		for _, tr := range regexp.MustCompile(`<tr><th scope="row">.*?</tr>`).FindAllString(tbl, -1) {
+			var row []string
+			for _, c := range regexp.MustCompile(`<t[hd][^>]*>([^<]*)</t[hd]>`).FindAllStringSubmatch(tr, -1) {
+				row = append(row, c[1])
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// The chart's table gives every rank its n of judged results, a rank with
+// none judged "—" with n 0 (the hover text's n, now readable without a mouse).
+func TestCompareDashboardPositionTableN(t *testing.T) {
+	r := holeResult(t)
+	var buf bytes.Buffer
+	require.NoError(t, rhtml.CompareHTML(&buf, comparereport.New(r), r, nil))
+	fig := positionFigure(t, buf.String())
+	assert.Contains(t, fig, `<th scope="col">95% CI</th><th scope="col">n</th></tr></thead>`)
+	assert.Equal(t, [][]string{
+		{"a", "1", "2.500", "", "2"}, {"a", "2", "—", "", "0"}, {"a", "3", "1.000", "", "1"},
+		{"b", "1", "1.000", "", "1"}, {"b", "2", "2.500", "", "2"}, {"b", "3", "—", "", "0"},
+	}, srRows(fig))
+
+	// A report written before n per rank: its n is not known, and says so.
+	doc := comparereport.New(r)
+	for _, s := range doc.Strategies {
+		s.RelevanceByPositionN = nil
+	}
+	buf.Reset()
+	require.NoError(t, rhtml.CompareHTML(&buf, doc, r, nil))
+	rows := srRows(positionFigure(t, buf.String()))
+	require.NotEmpty(t, rows)
+	for _, row := range rows {
+		require.Len(t, row, 5)
+		assert.Equal(t, "unknown", row[4], "%v", row)
+	}
+}

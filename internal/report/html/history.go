@@ -115,7 +115,7 @@ type HistoryView struct {
 	// shows it instead of the chart).
 	Unread string
 	// summarised is how many of the first Runs stand for groups of older runs
-	// (ChartView): their points carry no hover n and commit.
+	// (ChartView): their points carry no interval and no hover commit.
 	summarised int
 	// K is the cutoff of the newest run that states one (0: none): the
 	// measures' labels (DCG@10).
@@ -204,8 +204,15 @@ func (b *HistoryBuilder) Add(rec history.Record, doc *fastjson.Value) error {
 	i := len(b.v.Runs)
 	b.v.Runs = append(b.v.Runs, run)
 	// A measure's value in a group: its mean, or (delta:KEY, check) the
-	// baseline section's delta of KEY, each with its interval and n.
-	key, value, nOf := b.v.Measure, "mean", func(g, _ *fastjson.Value) int { return g.GetInt("n") }
+	// baseline section's delta of KEY, each with its interval and n: the
+	// measure's own n (the cases or queries its mean is over), the group's
+	// in a document whose measures carry none.
+	key, value, nOf := b.v.Measure, "mean", func(g, m *fastjson.Value) int {
+		if m.Exists("n") {
+			return m.GetInt("n")
+		}
+		return g.GetInt("n")
+	}
 	delta := !compareLike(b.v.Command) && strings.HasPrefix(key, DeltaPrefix)
 	if delta {
 		key, value, nOf = strings.TrimPrefix(key, DeltaPrefix), "delta", func(_, m *fastjson.Value) int { return m.GetInt("n") }
@@ -260,7 +267,8 @@ func (b *HistoryBuilder) Add(rec history.Record, doc *fastjson.Value) error {
 }
 
 // runMeasures reads every measure of every strategy of a compare document's
-// "strategies" object: its mean, interval and n (null: NaN).
+// "strategies" object: its mean, interval and n (null: NaN; the n the
+// strategy's when the measure has none).
 func runMeasures(strategies *fastjson.Value) RunMeasures {
 	obj, err := strategies.Object()
 	if err != nil {
@@ -277,7 +285,11 @@ func runMeasures(strategies *fastjson.Value) RunMeasures {
 			if v.Type() != fastjson.TypeObject {
 				return
 			}
-			m[string(key)] = Point{Mean: num(v.Get("mean")), Lo: num(v.Get("ci95", "0")), Hi: num(v.Get("ci95", "1")), N: v.GetInt("n")}
+			n := v.GetInt("n")
+			if !v.Exists("n") { // a document whose measures carry no n: the strategy's, as the chart's (HistoryBuilder)
+				n = s.GetInt("n")
+			}
+			m[string(key)] = Point{Mean: num(v.Get("mean")), Lo: num(v.Get("ci95", "0")), Hi: num(v.Get("ci95", "1")), N: n}
 		})
 		out[string(name)] = m
 	})
@@ -361,8 +373,8 @@ func (v HistoryView) Newest(n int) HistoryView {
 // n and commit) up to chartFullPoints points (runs × series, at least
 // chartMinFullRuns and at most chartMaxFullRuns runs); the older runs are
 // summarised in at most chartOlderPoints points: one run in every step (the
-// last of each group of step consecutive runs), its value only, an input
-// change anywhere in the group marked on it.
+// last of each group of step consecutive runs), its value and n (no interval,
+// no commit), an input change anywhere in the group marked on it.
 const (
 	chartFullPoints  = 6000
 	chartMinFullRuns = 20
@@ -371,7 +383,8 @@ const (
 )
 
 // ChartView is v as the history page charts it: the newest full runs as they
-// are, the older ones summarised (their points have no interval and no n).
+// are, the older ones summarised (their points have no interval; each keeps
+// the n of the run it charts).
 // step is how many older runs each summarised point stands for (1 when none
 // are summarised); older is how many runs are older than the full ones.
 func (v HistoryView) ChartView() (cv HistoryView, full, older, step int) {
@@ -411,7 +424,7 @@ func (v HistoryView) ChartView() (cv HistoryView, full, older, step int) {
 		for k, i := range idx {
 			c.Y[k], c.Lo[k], c.Hi[k], c.N[k] = s.Y[i], s.Lo[i], s.Hi[i], s.N[i]
 			if k < summarised {
-				c.Lo[k], c.Hi[k], c.N[k] = math.NaN(), math.NaN(), 0
+				c.Lo[k], c.Hi[k] = math.NaN(), math.NaN()
 			}
 		}
 		if slices.ContainsFunc(c.Y, func(y float64) bool { return !math.IsNaN(y) }) {
@@ -461,7 +474,7 @@ func History(w io.Writer, v HistoryView) error {
 		if step == 1 {
 			per = "one point each"
 		}
-		p.Note(fmt.Sprintf("The chart draws the newest %s runs in full; the %s older runs are summarised: %s, its value only (no interval), an input change anywhere in the group marked on it. Every run is a line of the history file.",
+		p.Note(fmt.Sprintf("The chart draws the newest %s runs in full; the %s older runs are summarised: %s, its value and n only (no interval), an input change anywhere in the group marked on it. Every run is a line of the history file.",
 			Count(full), Count(older), per))
 	}
 
@@ -553,12 +566,20 @@ func (p *Page) runsChart(v HistoryView, k int, colours map[string]int) {
 		}
 		series = append(series, sr)
 		labels := make([]string, len(s.N))
+		// The table's n per run: a run without the series' value and
+		// without an n is one the series is absent from (no row).
+		ns := make([]int, len(s.N))
 		for i, n := range s.N {
+			labels[i] = "n = " + Count(n)
 			if i >= v.summarised {
-				labels[i] = "n = " + Count(n) + " · " + format.CommitPrefix(v.Runs[i].Commit, 7)
+				labels[i] += " · " + format.CommitPrefix(v.Runs[i].Commit, 7)
+			}
+			ns[i] = n
+			if n == 0 && math.IsNaN(s.Y[i]) {
+				ns[i] = -1
 			}
 		}
-		line := Line{Series: j, Y: s.Y, Lo: s.Lo, Hi: s.Hi, Label: labels}
+		line := Line{Series: j, Y: s.Y, Lo: s.Lo, Hi: s.Hi, Label: labels, N: ns}
 		if scale, mixed := v.dcgScale(); scale != "" || mixed {
 			line.Of = make([]string, len(v.Runs))
 			for i, r := range v.Runs {

@@ -290,21 +290,58 @@ func TestHistoryViewNewest(t *testing.T) {
 
 // The dashboard with its chart over the runs, in Chromium: 9 runs × 5
 // strategies more points, 5 more lines, their bands, the one marker, no
-// overflow at a phone's, the comment column's and a desktop's width.
+// overflow at a phone's, the comment column's and a desktop's width (one
+// value undefined: no point, a row "—" with its n in the table); the table the
+// script redraws is the page's, n and all.
 func TestCompareDashboardOverRunsInBrowser(t *testing.T) {
 	b := browsertest.Start(t)
 	r := demoResult(t)
 	path := filepath.Join(t.TempDir(), "compare-history.html")
-	require.NoError(t, os.WriteFile(path, renderOver(t, r, overRuns(t, r, 8, map[int]bool{3: true})), 0o644))
-	browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard-history", Path: path, Widths: []int{390, 850, 1400}, Marks: map[string]int{
+	ov := overRuns(t, r, 8, map[int]bool{3: true})
+	// Run 3's DCG@10 of the first strategy undefined (null, n 300): "—" with its n.
+	name := ov.Series[0].Name
+	ov.Series[0].Y[2], ov.Series[0].Lo[2], ov.Series[0].Hi[2] = math.NaN(), math.NaN(), math.NaN()
+	pt := ov.Runs[2].Measures[name]["dcg_at_k"]
+	pt.Mean, pt.Lo, pt.Hi = math.NaN(), math.NaN(), math.NaN()
+	ov.Runs[2].Measures[name]["dcg_at_k"] = pt
+	page := renderOver(t, r, ov)
+	require.NoError(t, os.WriteFile(path, page, 0o644))
+	// The chart over the runs as the script redraws it: its table's rows, each
+	// cell's text; the same as the page's own (each value with its n).
+	// The bar chart's too (the page's has a column more: the category, the
+	// strategy's row of bars).
+	const script = `({over: [...document.querySelectorAll("#rg-over .sr-only tbody tr")].map((tr) => [...tr.children].map((c) => c.textContent)),
+  bars: [...document.querySelectorAll("#rg-bars .sr-only tbody tr")].map((tr) => [...tr.children].map((c) => c.textContent))})`
+	figure := func(id string) [][]string {
+		_, s, ok := strings.Cut(string(page), `<div id="`+id+`">`)
+		require.True(t, ok)
+		s, _, ok = strings.Cut(s, "</figure>")
+		require.True(t, ok)
+		return srRows(s)
+	}
+	want, bars := figure("rg-over"), figure("rg-bars")
+	require.Len(t, want, 5*9)
+	assert.Contains(t, want, []string{name, "2026-01-03", "—", "", "300"})
+	require.Len(t, bars, 5)
+	for i, row := range bars {
+		require.Len(t, row, 5)
+		bars[i] = row[1:] // the strategy, its value, interval and n
+	}
+	ms := browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard-history", Path: path, Widths: []int{390, 850, 1400}, Script: script, Marks: map[string]int{
 		`rect[data-mark="bar"]`:     5,
 		`path[data-mark="line"]`:    5 + 5,
-		`circle[data-mark="point"]`: 50 + 5*9,
+		`circle[data-mark="point"]`: 50 + 5*9 - 1,
 		`line[data-mark="marker"]`:  1,
 		`path[data-mark="band"]`:    5,
 		`.sr-only table`:            3,
 		`line[data-mark="chosen"]`:  1,
 	}})
+	for _, m := range ms {
+		var got struct{ Over, Bars [][]string }
+		require.NoError(t, json.Unmarshal(m.Result, &got))
+		assert.ElementsMatch(t, want, got.Over, "the redrawn table is the page's, n and all")
+		assert.ElementsMatch(t, bars, got.Bars, "the redrawn bars' table is the page's")
+	}
 }
 
 // checkRuns is a history of n check runs; the runs in withBaseline compared
@@ -550,4 +587,63 @@ func appendRecord(path string, rec history.Record) error {
 func TestHistorySummary(t *testing.T) {
 	v := rhtml.HistoryView{Command: "check", Measure: "retrieval_hit_at_k", Runs: []rhtml.RunView{{}, {Changed: []string{"kb"}}}, Series: []rhtml.SeriesView{{}}}
 	assert.Equal(t, "retrieval-gate report: 2 runs of check, 1 series of retrieval_hit_at_k, 1 input change -> h.html", v.Summary("h.html"))
+}
+
+// The chart's table gives every run's value its n: a value undefined in a run
+// (null with its n) is "—" with that n; a run without the series has no row.
+// Older runs summarised on a long history keep their n.
+func TestHistoryTableN(t *testing.T) {
+	nan := math.NaN()
+	v := rhtml.HistoryView{Command: "compare", Measure: "dcg_at_k", File: "h.jsonl", Runs: []rhtml.RunView{
+		{Time: "2026-01-01T00:00:00Z", Commit: strings.Repeat("a", 40)}, {Time: "2026-01-02T00:00:00Z", Commit: strings.Repeat("b", 40)},
+		{Time: "2026-01-03T00:00:00Z", Commit: strings.Repeat("c", 40)}},
+		Series: []rhtml.SeriesView{
+			{Name: "bm25", Y: []float64{0.5, nan, 0.25}, Lo: []float64{0.4, nan, nan}, Hi: []float64{0.6, nan, nan}, N: []int{1200, 7, 3}},
+			{Name: "new", Y: []float64{nan, nan, 0.75}, Lo: []float64{nan, nan, 0.7}, Hi: []float64{nan, nan, 0.8}, N: []int{0, 0, 40}},
+		}}
+	var b bytes.Buffer
+	require.NoError(t, rhtml.History(&b, v))
+	s := b.String()
+	assert.Contains(t, s, `<th scope="col">95% CI</th><th scope="col">n</th></tr></thead>`)
+	assert.Equal(t, [][]string{
+		{"bm25", "2026-01-01", "0.500", "0.400–0.600", "1,200"}, {"bm25", "2026-01-02", "—", "", "7"}, {"bm25", "2026-01-03", "0.250", "", "3"},
+		{"new", "2026-01-03", "0.750", "0.700–0.800", "40"},
+	}, srRows(s))
+
+	long := bigHistory(50000, []string{"bm25"})
+	for i := range long.Series[0].N {
+		long.Series[0].N[i] = 1000 + i
+	}
+	cv, _, older, step := long.ChartView()
+	require.Positive(t, older)
+	assert.Equal(t, long.Series[0].N[step-1], cv.Series[0].N[0], "a summarised point keeps the n of the run it charts")
+	b.Reset()
+	require.NoError(t, rhtml.History(&b, long))
+	rows := srRows(b.String())
+	require.Len(t, rows, len(cv.Runs), "a row per point drawn, summarised or not")
+	for k, row := range rows {
+		require.Len(t, row, 5)
+		assert.Equal(t, rhtml.Count(cv.Series[0].N[k]), row[4], "%v", row)
+	}
+}
+
+// A measure's n is its own (the cases its mean is over: a group's cases
+// without gold are not in hit@k), the group's only in a document whose
+// measures carry none.
+func TestHistoryMeasureN(t *testing.T) {
+	recs := checkRuns(2, nil, nil)
+	doc := map[string]any{"schema": "retrieval-gate/aggregates@1", "verdict": "pass", "overall": map[string]any{"n": 120, "without_gold": 20,
+		"metrics": map[string]any{"retrieval_hit_at_k": map[string]any{"mean": 0.75, "ci95": []float64{0.7, 0.8}, "n": 100}}}}
+	raw, err := json.Marshal(doc)
+	require.NoError(t, err)
+	recs[1].Document = raw
+	v, err := view(t, recs, "check", "retrieval_hit_at_k")
+	require.NoError(t, err)
+	require.NotEmpty(t, v.Series)
+	assert.Equal(t, "overall", v.Series[0].Name)
+	assert.Equal(t, []int{120, 100}, v.Series[0].N, "the group's n where the measure has none; the measure's own")
+	var b bytes.Buffer
+	require.NoError(t, rhtml.History(&b, v))
+	assert.Contains(t, b.String(), "run 2026-01-02: 0.750 (95% CI 0.700–0.800), n = 100 · ")
+	assert.Contains(t, srRows(b.String()), []string{"overall", "2026-01-02", "0.750", "0.700–0.800", "100"})
 }

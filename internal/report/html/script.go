@@ -146,7 +146,7 @@ const bars = (box, run, m) => {
   const rows = el(null, "tbody");
   for (const g of gs) for (const s of g) {
     const p = s && s.m[m.key];
-    if (p) rows.append(el(null, "tr", {}, el(null, "th", {scope: "row"}, s.name), el(null, "td", {}, num(p[0])), el(null, "td", {}, ci(p)), el(null, "td", {}, count(p[3]))));
+    if (p) rows.append(el(null, "tr", {}, el(null, "th", {scope: "row"}, s.name), el(null, "td", {}, num(p[0])), el(null, "td", {}, p[0] !== null && p[1] !== null && p[2] !== null ? ci(p) : ""), el(null, "td", {}, count(p[3]))));
   }
   const head = el(null, "tr", {}, ...["strategy", m.label, "95% CI", "n"].map((h) => el(null, "th", {scope: "col"}, h)));
   const kids = [el(null, "figcaption", {}, title)];
@@ -234,10 +234,15 @@ const over = (box, m, chosen) => {
       const r = D.runs[i];
       const tip = name + " \u00b7 run " + r.x + ": " + num(p[0]) + (dcg ? r.tip : "") + (band(i) ? " (95% CI " + ci(p) + ")" : "") + ", n = " + count(p[3]) + " \u00b7 " + r.commit;
       svg.append(el(SVG, "circle", {"data-mark": "point", "data-value": num(p[0]), class: "pt " + c, cx: r1(x(i)), cy: r1(y(p[0])), r: 3}, el(SVG, "title", {}, tip)));
-      rows.append(el(null, "tr", {}, el(null, "th", {scope: "row"}, name), el(null, "td", {}, r.x), el(null, "td", {}, num(p[0])), el(null, "td", {}, band(i) ? ci(p) : "")));
+    });
+    // The table, as the page's own (LineChart): every value with its n, an
+    // undefined one "—" with its n; a run without the strategy, no row.
+    ps.forEach((p, i) => {
+      if (!p || (p[0] === null && !(p[3] > 0))) return;
+      rows.append(el(null, "tr", {}, el(null, "th", {scope: "row"}, name), el(null, "td", {}, D.runs[i].x), el(null, "td", {}, ok(i) ? num(p[0]) : "—"), el(null, "td", {}, band(i) ? ci(p) : ""), el(null, "td", {}, count(p[3]))));
     });
   }
-  const head = el(null, "tr", {}, ...["series", "run", axis, "95% CI"].map((h) => el(null, "th", {scope: "col"}, h)));
+  const head = el(null, "tr", {}, ...["series", "run", axis, "95% CI", "n"].map((h) => el(null, "th", {scope: "col"}, h)));
   const kids = [el(null, "figcaption", {}, title)];
   if (names.length > 1) kids.push(legend);
   kids.push(svg, el(null, "div", {class: "sr-only"}, el(null, "table", {}, el(null, "caption", {}, title), el(null, "thead", {}, head), rows)));

@@ -1,0 +1,75 @@
+package html_test
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
+	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+)
+
+// Every chart's table for screen readers carries each value's n, in a column
+// "n": an undefined value is "—" with its n (no bar, no point drawn), a point
+// a line is absent from (n < 0) has no row.
+func TestChartTablesCarryN(t *testing.T) {
+	nan := math.NaN()
+	for _, c := range []struct {
+		name string
+		draw func(p *rhtml.Page)
+		want [][]string
+	}{
+		{"bars", func(p *rhtml.Page) {
+			p.BarChart(rhtml.BarChart{Title: "hit@5", Measure: "hit@5", Categories: []string{"overall", "type: empty"}, Series: []rhtml.Series{{Name: "hit@5"}},
+				Bars: []rhtml.Bar{{Category: "overall", Value: 0.75, CI: &[2]float64{0.7, 0.8}, N: 1200}, {Category: "type: empty", Value: nan, CI: &[2]float64{nan, nan}, N: 0}}})
+		}, [][]string{{"overall", "hit@5", "0.750", "0.700–0.800", "1,200"}, {"type: empty", "hit@5", "—", "", "0"}}},
+		{"lines", func(p *rhtml.Page) {
+			p.LineChart(rhtml.LineChart{Title: "by rank", XLabel: "rank", YLabel: "mean", X: []string{"1", "2", "3"}, Series: []rhtml.Series{{Name: "a"}},
+				Lines: []rhtml.Line{{Series: 0, Y: []float64{2, nan, nan}, N: []int{2, 0, -1}}}})
+		}, [][]string{{"a", "1", "2.000", "", "2"}, {"a", "2", "—", "", "0"}}},
+		{"lines without n", func(p *rhtml.Page) {
+			p.LineChart(rhtml.LineChart{Title: "by rank", XLabel: "rank", YLabel: "mean", X: []string{"1", "2"}, Series: []rhtml.Series{{Name: "a"}},
+				Lines: []rhtml.Line{{Series: 0, Y: []float64{2, nan}}}})
+		}, [][]string{{"a", "1", "2.000", "", "unknown"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := rhtml.NewPage("t")
+			c.draw(p)
+			var b bytes.Buffer
+			_, err := p.WriteTo(&b)
+			require.NoError(t, err)
+			s := b.String()
+			assert.Contains(t, s, `<th scope="col">95% CI</th><th scope="col">n</th></tr></thead>`)
+			assert.Equal(t, c.want, srRows(s))
+			assert.NotContains(t, s, "NaN")
+			assert.Equal(t, 1, strings.Count(s, `data-mark="bar"`)+strings.Count(s, `data-mark="point"`), "the defined value alone is drawn")
+		})
+	}
+}
+
+// On the dashboard, a strategy whose mean of the charted measure is
+// undefined has no bar, and the bar chart's table has its row "—" with its n
+// (as the script's redraw has).
+func TestCompareDashboardUndefinedBar(t *testing.T) {
+	r := demoResult(t)
+	doc := comparereport.New(r)
+	s := doc.Strategies["bm25"]
+	m := s.Metrics["dcg_at_k"]
+	nan := format.Float(math.NaN())
+	m.Mean, m.CI95 = nan, [2]format.Float{nan, nan}
+	s.Metrics["dcg_at_k"] = m
+	var b bytes.Buffer
+	require.NoError(t, rhtml.CompareHTML(&b, doc, r, nil))
+	_, fig, ok := strings.Cut(b.String(), `<div id="rg-bars">`)
+	require.True(t, ok)
+	fig, _, ok = strings.Cut(fig, "</figure>")
+	require.True(t, ok)
+	assert.Equal(t, len(demoStrategies)-1, strings.Count(fig, `data-mark="bar"`))
+	assert.Contains(t, srRows(fig), []string{"bm25", "bm25", "—", "", rhtml.Count(int(m.N))})
+	assert.NotContains(t, fig, "NaN")
+}
