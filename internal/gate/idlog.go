@@ -117,7 +117,7 @@ func (l *idLog) search() (later, first uint32, ok bool) {
 		if pbits == 0 {
 			return 0
 		}
-		return int(s.hash() >> shift)
+		return int(s.hash() >> shift) //nolint:gosec // G115: the top pbits bits, pbits < 64: below 1<<pbits
 	}
 	starts := make([]int, 1<<pbits+1)
 	for _, c := range l.chunks {
@@ -133,7 +133,7 @@ func (l *idLog) search() (later, first uint32, ok bool) {
 	for ci, c := range l.chunks {
 		for i, s := range c {
 			p := part(s)
-			s.line = uint32(ci*idChunk + i) //nolint:gosec // G115: fewer cases than lines, which fit a uint32
+			s.line = uint32(ci*idChunk + i) // fewer cases than lines, which fit a uint32
 			all[next[p]] = s
 			next[p]++
 		}
@@ -179,13 +179,13 @@ func searchPartition(part []idSlot, table *[]uint32) (later, first uint32, ok bo
 	}
 	t := (*table)[:size]
 	clear(t)
-	mask := uint64(size - 1)
+	mask := uint64(size - 1) //nolint:gosec // G115: size is a positive power of two
 	for j, s := range part {
 		h := s.hash()
 		for i := (h * 0x9e3779b97f4a7c15) >> 32 & mask; ; i = (i + 1) & mask {
 			k := t[i] // index+1 of the entry in the slot; 0: empty
 			if k == 0 {
-				t[i] = uint32(j + 1) //nolint:gosec // G115: a partition has fewer than 2^32 entries
+				t[i] = uint32(j + 1) // a partition has fewer than 2^32 entries
 				break
 			}
 			if e := part[k-1]; e.lo == s.lo && e.hi == s.hi {

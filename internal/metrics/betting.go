@@ -71,7 +71,7 @@ func bettingLogCapital(ys []float64, cnt []int64, m float64, above bool, logs []
 				r = (1 - y) / (1 - m)
 			}
 			// 1 − f + f·r ≥ 1 − f > 0
-			s += float64(cnt[i]) * math.Log1p(f*(r-1))
+			s += float64(cnt[i]) * math.Log1p(f*(r-1)) //nolint:gosec // G602: cnt has one multiplicity per value of ys
 		}
 		logs[d] = s
 	}
