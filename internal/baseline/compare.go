@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
@@ -192,6 +193,8 @@ func (c *Comparer) Prepare(r *gate.CaseResult, cur *Current) bool {
 
 // Add joins one case of this run (file order; duplicate ids were refused before).
 // line holds the case's id, query and gold (Scores and Has are taken from r).
+// The strings of r, line and cur may view the case reader's block: what Add
+// keeps, it copies.
 func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 	i := cur.rec - 1 // looked up by Prepare (one random access of the table per case, not two)
 	if cur.rec == 0 {
@@ -200,7 +203,7 @@ func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 	if i < 0 {
 		c.onlyCur++
 		if len(c.onlyCurList) < c.opt.MaxFlips {
-			c.onlyCurList = append(c.onlyCurList, CaseRef{ID: r.ID, File: r.File, Line: r.Line})
+			c.onlyCurList = append(c.onlyCurList, CaseRef{ID: strings.Clone(r.ID), File: r.File, Line: r.Line})
 		}
 		return
 	}
@@ -216,7 +219,7 @@ func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 	if rec.gold != cur.GoldHash || rec.scored() != r.Scored {
 		c.goldChanged++
 		if len(c.goldList) < c.opt.MaxFlips {
-			c.goldList = append(c.goldList, goldRef{rec: i, cur: CaseRef{ID: r.ID, File: r.File, Line: r.Line}, gold: slices.Clone(line.Gold)})
+			c.goldList = append(c.goldList, goldRef{rec: i, cur: CaseRef{ID: strings.Clone(r.ID), File: r.File, Line: r.Line}, gold: cloneStrings(line.Gold)})
 		}
 		return
 	}
@@ -229,7 +232,7 @@ func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 		for m := range ce.diff {
 			ce.diff[m] = metrics.NewHistogram()
 		}
-		c.cells[key] = ce
+		c.cells[cellKey{strings.Clone(r.Type), strings.Clone(r.Locale)}] = ce
 	}
 	ce.n++
 	for m := range metrics.NumCase {
@@ -252,14 +255,28 @@ func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 	}
 	l.total++
 	if len(l.items) < c.opt.MaxFlips {
-		kept := CaseLine{ID: r.ID, Line: r.Line, Locale: r.Locale, Type: r.Type, Query: line.Query,
-			Gold: slices.Clone(line.Gold), Ranked: cur.Ranked, Rank: cur.Rank, Top: slices.Clone(cur.Top)}
+		kept := CaseLine{ID: strings.Clone(r.ID), Line: r.Line, Locale: strings.Clone(r.Locale), Type: strings.Clone(r.Type),
+			Query: strings.Clone(line.Query), Gold: cloneStrings(line.Gold), Ranked: cur.Ranked, Rank: cur.Rank, Top: cloneStrings(cur.Top)}
 		rbo := math.NaN()
 		if cur.HasRBO {
 			rbo = cur.RBO
 		}
 		l.items = append(l.items, flipRef{rec: i, cur: kept, file: r.File, rbo: rbo})
 	}
+}
+
+// cloneStrings copies ss and each of its strings: a case's strings may view a
+// block of the case reader (casefile.MapOptions.StringsInLine), which is reused
+// once the case has been added.
+func cloneStrings(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strings.Clone(s)
+	}
+	return out
 }
 
 // CaseRef names a case.

@@ -210,10 +210,10 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 		}
 		return nil
 	}
-	// Without a baseline nothing keeps a case's strings beyond emit but the
-	// accumulator, which copies what it keeps: they may view the read blocks.
-	// (With one, baseline.go keeps top-k identities of listed cases.)
-	err := casefile.MapCasesWith(ctx, in.Cases, in.CasesName, casefile.MapOptions{StringsInLine: bl == nil}, work, emit)
+	// Nothing keeps a case's strings beyond emit but the accumulator and the
+	// baseline's comparer, which copy what they keep (its listed cases): they
+	// may view the read blocks.
+	err := casefile.MapCasesWith(ctx, in.Cases, in.CasesName, casefile.MapOptions{StringsInLine: true}, work, emit)
 	// Duplicate ids are found once the stream ends (gate.idLog): a duplicate
 	// before the error that ended it is the error a case-by-case check meets
 	// first, so it wins (every case emitted precedes the error's line).

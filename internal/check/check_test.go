@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -128,4 +129,82 @@ func TestRunDuplicatePrecedence(t *testing.T) {
 			require.EqualError(t, err, tt.want)
 		})
 	}
+}
+
+// The case reader's strings view its blocks (casefile.MapOptions.StringsInLine),
+// with a baseline too: the comparer copies what it lists. Listed cases come
+// from the file's start, whose blocks are reused many times before the report
+// is built; each listed string must still be its case's.
+func TestRunBaselineListsOwnStrings(t *testing.T) {
+	ctx := context.Background()
+	const n = 12000 // about 3 MB of cases: a dozen read blocks
+	cards := []string{"en-reset-password", "en-two-factor", "en-sso-saml", "en-account-deletion", "en-billing-invoices"}
+	write := func(variant int) *bytes.Buffer {
+		var b bytes.Buffer
+		for i := range n {
+			if variant == 1 && i%13 == 0 {
+				continue // only in this run
+			}
+			r := slices.Clone(cards)
+			if variant == 1 && i%3 == 0 {
+				slices.Reverse(r) // a flip or a rank drop
+			}
+			gold := cards[i%len(cards)]
+			if variant == 1 && i%11 == 0 {
+				gold = cards[(i+1)%len(cards)] // gold changed
+			}
+			fmt.Fprintf(&b, `{"id": "case-%d", "locale": "loc-%d", "type": "type-%d", "query": "query number %d", "must_cite_one_of": [%q], "retrieved": [`, i, i%7, i%5, i, gold)
+			for j, id := range r {
+				if j > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, `{"id": %q, "score": 0.5}`, id)
+			}
+			b.WriteString("]}\n")
+		}
+		return &b
+	}
+	kb, err := kbfile.Load(ctx, demo+"/kb")
+	require.NoError(t, err)
+	o := Options{K: 5, ReferenceLocale: "loc-0"}
+	var body bytes.Buffer
+	res, err := Run(ctx, In{Cases: write(1), CasesName: "base.jsonl", KB: kb, BaselineBody: &body}, o)
+	require.NoError(t, err)
+	var file bytes.Buffer
+	require.NoError(t, baseline.WriteFile(&file, &baseline.Header{K: 5, Cases: res.Gate.Total, KBFingerprint: res.KBFingerprint, Aggregates: []byte("{}")}, &body))
+	res, err = Run(ctx, In{Cases: write(0), CasesName: "head.jsonl", KB: kb, Baseline: &file, BaselineName: "base"}, o)
+	require.NoError(t, err)
+	c := res.Comparison
+	require.NotNil(t, c)
+	var i int
+	own := func(id string) {
+		t.Helper()
+		_, err := fmt.Sscanf(id, "case-%d", &i)
+		require.NoError(t, err, "listed id %q", id)
+	}
+	lists := 0
+	for _, fl := range [][]baseline.Flip{c.NewlyMissed, c.NewlyFound, c.RankDrops} {
+		lists += len(fl)
+		for _, f := range fl {
+			own(f.ID)
+			assert.Equal(t, fmt.Sprintf("query number %d", i), f.Query)
+			assert.Equal(t, fmt.Sprintf("loc-%d", i%7), f.Locale)
+			assert.Equal(t, fmt.Sprintf("type-%d", i%5), f.Type)
+			assert.Equal(t, []string{cards[i%len(cards)]}, f.Gold)
+			for _, id := range f.After {
+				assert.Contains(t, cards, id)
+			}
+		}
+	}
+	for _, g := range c.GoldChangedList {
+		own(g.ID)
+		assert.Equal(t, []string{cards[i%len(cards)]}, g.After)
+	}
+	for _, r := range c.OnlyCurrentList {
+		own(r.ID)
+		assert.Zero(t, i%13, "only in this run")
+	}
+	require.Positive(t, lists)
+	require.NotEmpty(t, c.GoldChangedList)
+	require.NotEmpty(t, c.OnlyCurrentList)
 }
