@@ -367,8 +367,9 @@ const (
 	UnreliableNote = UnreliableMark + " unreliable: this interval's method covers less than 93% at this n in simulation (a mean that varies below 20 cases, one that does not below 30; docs/statistics.md)"
 )
 
-// anyUnreliable reports whether a group's interval is marked.
-func (d *Document) anyUnreliable() bool {
+// anyMetric reports whether a metric of a group (overall, by type, by locale)
+// satisfies ok.
+func (d *Document) anyMetric(ok func(Summary) bool) bool {
 	groups := []Group{d.Overall}
 	for _, g := range d.ByType {
 		groups = append(groups, g)
@@ -378,12 +379,17 @@ func (d *Document) anyUnreliable() bool {
 	}
 	for _, g := range groups {
 		for _, m := range g.Metrics {
-			if m.Unreliable && m.N > 0 {
+			if ok(m) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// anyUnreliable reports whether a group's interval is marked.
+func (d *Document) anyUnreliable() bool {
+	return d.anyMetric(func(m Summary) bool { return m.Unreliable && m.N > 0 })
 }
 
 // MeanMethods names the methods of the means' intervals for the legends:
@@ -401,21 +407,7 @@ func (d *Document) MeanMethods() string {
 // largeHallT reports whether a group's interval is hall-t from
 // metrics.LargeSampleMinN cases.
 func (d *Document) largeHallT() bool {
-	groups := []Group{d.Overall}
-	for _, g := range d.ByType {
-		groups = append(groups, g)
-	}
-	for _, g := range d.ByLocale {
-		groups = append(groups, g)
-	}
-	for _, g := range groups {
-		for _, m := range g.Metrics {
-			if m.CI95Method == metrics.MethodHallT && m.N >= metrics.LargeSampleMinN {
-				return true
-			}
-		}
-	}
-	return false
+	return d.anyMetric(func(m Summary) bool { return m.CI95Method == metrics.MethodHallT && m.N >= metrics.LargeSampleMinN })
 }
 
 // delta is a locale's delta of key, NaN when it has none.
