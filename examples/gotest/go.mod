@@ -5,9 +5,7 @@ go 1.26.8
 require github.com/retrieval-gate/retrieval-gate v0.0.0
 
 require (
-	github.com/google/go-github/v62 v62.0.0 // indirect
-	github.com/google/go-querystring v1.1.0 // indirect
-	github.com/sethvargo/go-githubactions v1.3.2 // indirect
+	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/valyala/fastjson v1.6.10 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/sync v0.25.0 // indirect
