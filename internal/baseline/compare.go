@@ -311,7 +311,7 @@ type Stat struct {
 	Base, Cur     float64 // means over the paired cases
 	Delta         float64 // mean of (this run − baseline)
 	CI95          [2]float64
-	Unreliable    bool // CI95's method covers less than 0.93 at this n in simulation (metrics.DifferenceReliableMinN)
+	Unreliable    bool // CI95's method covers less than 0.93 at this n in simulation: below metrics.DifferenceReliableMinN for a measure without a known range only (metrics.Histogram.DifferenceCI95)
 	P             float64
 	Test          string
 	MDD           float64 // smallest |Δ| the paired test detects with power 0.8 at α = 0.05
@@ -562,8 +562,10 @@ func (c *Comparer) group(name string, keys []cellKey, pick func(cellKey) bool) G
 
 // PairedStat is the paired comparison of one measure from the histogram of the
 // differences (this run − baseline) and the sums of both runs' values: means, the
-// mean difference with its 95% interval (metrics.MethodHallT: the t interval
-// united with Hall's skewness-corrected one, clipped to the range), the
+// mean difference with its 95% interval (metrics.Histogram.DifferenceCI95:
+// hall-t, the t interval united with Hall's skewness-corrected one, clipped to
+// the range; below metrics.DifferenceReliableMinN pairs of a bounded measure
+// also united with the betting interval, hall-t-betting), the
 // paired test (exact McNemar for 0/1 values, else the exact sign-flip test where
 // the differences share a lattice, else sign-flip randomization) and the smallest
 // detectable difference (MDDPairedProportion for 0/1, else MDDMean of the sd of
