@@ -10,6 +10,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 )
@@ -219,7 +220,7 @@ func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 	if rec.gold != cur.GoldHash || rec.scored() != r.Scored {
 		c.goldChanged++
 		if len(c.goldList) < c.opt.MaxFlips {
-			c.goldList = append(c.goldList, goldRef{rec: i, cur: CaseRef{ID: strings.Clone(r.ID), File: r.File, Line: r.Line}, gold: cloneStrings(line.Gold)})
+			c.goldList = append(c.goldList, goldRef{rec: i, cur: CaseRef{ID: strings.Clone(r.ID), File: r.File, Line: r.Line}, gold: input.CloneStrings(line.Gold)})
 		}
 		return
 	}
@@ -256,27 +257,13 @@ func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 	l.total++
 	if len(l.items) < c.opt.MaxFlips {
 		kept := CaseLine{ID: strings.Clone(r.ID), Line: r.Line, Locale: strings.Clone(r.Locale), Type: strings.Clone(r.Type),
-			Query: strings.Clone(line.Query), Gold: cloneStrings(line.Gold), Ranked: cur.Ranked, Rank: cur.Rank, Top: cloneStrings(cur.Top)}
+			Query: strings.Clone(line.Query), Gold: input.CloneStrings(line.Gold), Ranked: cur.Ranked, Rank: cur.Rank, Top: input.CloneStrings(cur.Top)}
 		rbo := math.NaN()
 		if cur.HasRBO {
 			rbo = cur.RBO
 		}
 		l.items = append(l.items, flipRef{rec: i, cur: kept, file: r.File, rbo: rbo})
 	}
-}
-
-// cloneStrings copies ss and each of its strings: a case's strings may view a
-// block of the case reader (casefile.MapOptions.StringsInLine), which is reused
-// once the case has been added.
-func cloneStrings(ss []string) []string {
-	if ss == nil {
-		return nil
-	}
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = strings.Clone(s)
-	}
-	return out
 }
 
 // CaseRef names a case.

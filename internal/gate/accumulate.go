@@ -188,35 +188,12 @@ func (a *Accumulator) Add(r *CaseResult) error {
 			// (casefile.MapOptions.StringsInLine): keep copies.
 			kept.ID, kept.Locale, kept.Type = strings.Clone(kept.ID), strings.Clone(kept.Locale), strings.Clone(kept.Type)
 			kept.Query, kept.FirstUnknown = strings.Clone(kept.Query), strings.Clone(kept.FirstUnknown)
-			kept.Gold, kept.TopK = cloneStrings(kept.Gold), cloneStrings(kept.TopK)
-			kept.UnknownKeys = cloneStrings(kept.UnknownKeys)
+			kept.Gold, kept.TopK = input.CloneStrings(kept.Gold), input.CloneStrings(kept.TopK)
+			kept.UnknownKeys = input.CloneStrings(kept.UnknownKeys)
 			a.missed = append(a.missed, &kept)
 		}
 	}
 	return nil
-}
-
-// cloneStrings returns a copy of ss whose strings share one new allocation.
-func cloneStrings(ss []string) []string {
-	if ss == nil {
-		return nil
-	}
-	n := 0
-	for _, s := range ss {
-		n += len(s)
-	}
-	buf := make([]byte, 0, n)
-	for _, s := range ss {
-		buf = append(buf, s...)
-	}
-	all := string(buf)
-	out := make([]string, len(ss))
-	off := 0
-	for i, s := range ss {
-		out[i] = all[off : off+len(s)]
-		off += len(s)
-	}
-	return out
 }
 
 // unknownKeyCounts returns the unknown keys by number of cases, then name; the

@@ -19,3 +19,28 @@ func IsBlank(b []byte) bool {
 	}
 	return true
 }
+
+// CloneStrings returns a copy of ss whose strings share one new allocation:
+// what a reader keeps of a record whose strings view the reader's block (see
+// casefile.MapOptions.StringsInLine), which is reused after the record.
+func CloneStrings(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	n := 0
+	for _, s := range ss {
+		n += len(s)
+	}
+	buf := make([]byte, 0, n)
+	for _, s := range ss {
+		buf = append(buf, s...)
+	}
+	all := string(buf)
+	out := make([]string, len(ss))
+	off := 0
+	for i, s := range ss {
+		out[i] = all[off : off+len(s)]
+		off += len(s)
+	}
+	return out
+}
