@@ -184,9 +184,14 @@ type Source struct {
 	// Schema (read as Schema, reported); "" otherwise.
 	SchemaRead string
 
-	sc      *bufio.Scanner
+	in      io.Reader // the inflated stream
+	rest    []byte    // read beyond the last line taken (split.go)
+	readErr error     // the error that ended in (io.EOF at its end)
+	maxLine int       // MaxLineBytes (smaller in tests)
 	line    int
 	pending []byte // a first line that is already a case (cases-out)
+	// pendingLine is pending's line number.
+	pendingLine int
 	p       fastjson.Parser
 	check   jsonpos.Scanner // every line passes jsonpos first: a repeated key is an error
 	gz      *kgzip.Reader   // klauspost/compress: a drop-in for compress/gzip, faster to inflate
@@ -206,8 +211,7 @@ func Open(r io.Reader, file string) (*Source, error) {
 		}
 		s.gz, in = gz, gz
 	}
-	s.sc = bufio.NewScanner(in)
-	s.sc.Buffer(make([]byte, 0, 1<<20), MaxLineBytes)
+	s.in, s.maxLine = in, MaxLineBytes
 	first, err := s.next()
 	if errors.Is(err, io.EOF) {
 		return nil, input.Errorf(file, 0, "empty: a baseline file starts with its header line, a --cases-out file with a case")
@@ -244,7 +248,7 @@ func Open(r io.Reader, file string) (*Source, error) {
 		// A case with results (scores; or rank, top, gold: a baseline's lines)
 		// and no retrieval list: a --cases-out file, or a baseline's body.
 		s.Format = FormatCasesOut
-		s.pending = first
+		s.pending, s.pendingLine = first, s.line
 	default:
 		return nil, input.Errorf(file, s.line, "neither a baseline file (its header has \"schema\") nor a check --cases-out file (cases with \"scores\" and no \"retrieved\"): %s; pass a file that check --write-baseline or --cases-out wrote", looksLike(v))
 	}
@@ -292,25 +296,14 @@ func looksLike(v *fastjson.Value) string {
 	return "its first line has neither \"schema\" nor \"id\""
 }
 
-// next returns the next non-blank line (valid until the following call).
+// next returns the next non-blank line (Open's first; valid until the following call).
 func (s *Source) next() ([]byte, error) {
-	for s.sc.Scan() {
-		s.line++
-		b := bytes.TrimRight(s.sc.Bytes(), "\r")
-		if s.line == 1 {
-			b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
-		}
-		if len(bytes.TrimSpace(b)) > 0 {
-			return b, nil
-		}
+	var lb lineBatch
+	s.fill(&lb, 1)
+	if len(lb.starts) == 0 {
+		return nil, lb.readErr
 	}
-	if err := s.sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, input.Errorf(s.File, s.line+1, "line longer than %d bytes", MaxLineBytes)
-		}
-		return nil, input.Errorf(s.File, s.line+1, "cannot read: %v", err)
-	}
-	return nil, io.EOF
+	return lb.line(0), nil
 }
 
 // Close releases the decompressor.

@@ -39,9 +39,13 @@ const (
 // lineBatch is a run of consecutive case lines and, once a worker has parsed
 // it, their records.
 type lineBatch struct {
-	buf  []byte // the lines, concatenated
-	ends []int  // end of each line in buf
-	lnos []int  // each line's number in the file
+	// buf holds the lines where they were read (Source.fill): line i is
+	// buf[starts[i]:ends[i]]; buf[:used] holds them all (with newlines and
+	// blank lines), the part the temporary file gets.
+	buf          []byte
+	starts, ends []int
+	used         int
+	lnos         []int // each line's number in the file
 	// readErr ends the file after these lines (a read error at its line).
 	readErr error
 
@@ -53,13 +57,7 @@ type lineBatch struct {
 	done   chan struct{}
 }
 
-func (lb *lineBatch) line(i int) []byte {
-	start := 0
-	if i > 0 {
-		start = lb.ends[i-1]
-	}
-	return lb.buf[start:lb.ends[i]]
-}
+func (lb *lineBatch) line(i int) []byte { return lb.buf[lb.starts[i]:lb.ends[i]] }
 
 // Load reads the whole baseline from r (named file), in bounded memory: see
 // Baseline. A duplicate case id is an input error naming both lines. The
@@ -140,10 +138,10 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 		}
 		// The lines of the records taken (all of them unless there is an error,
 		// which ends the load), written as they are: a batch is a large write.
-		if _, err := tmp.Write(lb.buf); err != nil {
+		if _, err := tmp.Write(lb.buf[:lb.used]); err != nil {
 			return nil, fmt.Errorf("baseline: temporary file: %w", err)
 		}
-		off += int64(len(lb.buf))
+		off += int64(lb.used)
 		if lb.err != nil {
 			return nil, lb.err
 		}
@@ -162,7 +160,7 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 	return b, nil
 }
 
-// readBatches splits the case lines into batches and hands each to the workers
+// readBatches reads the case lines into batches and hands each to the workers
 // and, in file order, to Load. The last batch carries the error that ended the
 // file (io.EOF at its end).
 func (s *Source) readBatches(ctx context.Context, free <-chan *lineBatch, work, order chan<- *lineBatch, stop <-chan struct{}) {
@@ -173,18 +171,8 @@ func (s *Source) readBatches(ctx context.Context, free <-chan *lineBatch, work, 
 		case <-stop:
 			return
 		}
-		lb.buf, lb.ends, lb.lnos, lb.readErr = lb.buf[:0], lb.ends[:0], lb.lnos[:0], nil
 		lb.done = make(chan struct{})
-		for len(lb.buf) < batchBytes && len(lb.ends) < batchLines {
-			line, err := s.nextRaw()
-			if err != nil {
-				lb.readErr = err
-				break
-			}
-			lb.buf = append(lb.buf, line...)
-			lb.ends = append(lb.ends, len(lb.buf))
-			lb.lnos = append(lb.lnos, s.line)
-		}
+		s.fill(lb, batchLines)
 		if lb.readErr == nil && ctx.Err() != nil {
 			lb.readErr = ctx.Err()
 		}
@@ -204,35 +192,24 @@ func (s *Source) readBatches(ctx context.Context, free <-chan *lineBatch, work, 
 	}
 }
 
-// nextRaw is Next without the jsonpos check (the workers run it).
-func (s *Source) nextRaw() ([]byte, error) {
-	if b := s.pending; b != nil {
-		s.pending = nil
-		return b, nil
-	}
-	return s.next()
-}
-
 // parse parses the batch's lines into records until the first bad line. hs is
 // the worker's scratch for the top-k hashes, returned for reuse.
 func (lb *lineBatch) parse(p *fastjson.Parser, check *jsonpos.Scanner, c *CaseLine, hs []uint64, file string) []uint64 {
 	lb.recs, lb.clines, lb.tops, lb.err = lb.recs[:0], lb.clines[:0], lb.tops[:0], nil
 	var gold [][]byte
-	off := 0
 	for i := range lb.ends {
 		line, ln := lb.line(i), lb.lnos[i]
 		var rec record
 		var ok bool
 		var cline int
 		if hs, cline, ok = fastRecord(check, line, &rec, hs[:0], &gold); ok && ln >= 0 && ln <= math.MaxUint32 {
-			rec.off, rec.line = int64(off), uint32(ln)
-			rec.size = uint32(len(line)) //nolint:gosec // G115: Source's scanner caps a line at MaxLineBytes (16 MiB)
+			rec.off, rec.line = int64(lb.starts[i]), uint32(ln)
+			rec.size = uint32(len(line)) //nolint:gosec // G115: Source.fill caps a line at MaxLineBytes (16 MiB)
 			if rec.hasTop {
 				rec.topAt, rec.topN = uint32(len(lb.tops)), uint32(len(hs)) //nolint:gosec // G115: a batch holds at most batchLines × maxTopDepth hashes
 				lb.tops = append(lb.tops, hs...)
 			}
 			lb.recs, lb.clines = append(lb.recs, rec), append(lb.clines, cline)
-			off += len(line)
 			continue
 		}
 		// The general path: the jsonpos check, fastjson, recordOf, and
@@ -268,14 +245,13 @@ func (lb *lineBatch) parse(p *fastjson.Parser, check *jsonpos.Scanner, c *CaseLi
 				}
 			}
 		}
-		rec.off, rec.line = int64(off), uint32(ln)
-		rec.size = uint32(len(line)) //nolint:gosec // G115: Source's scanner caps a line at MaxLineBytes (16 MiB)
+		rec.off, rec.line = int64(lb.starts[i]), uint32(ln)
+		rec.size = uint32(len(line)) //nolint:gosec // G115: Source.fill caps a line at MaxLineBytes (16 MiB)
 		if rec.hasTop {
 			rec.topAt, rec.topN = uint32(len(lb.tops)), uint32(len(hs)) //nolint:gosec // G115: a batch holds at most batchLines × maxTopDepth hashes
 			lb.tops = append(lb.tops, hs...)
 		}
 		lb.recs, lb.clines = append(lb.recs, rec), append(lb.clines, -1)
-		off += len(line)
 	}
 	return hs
 }

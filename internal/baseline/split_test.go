@@ -1,0 +1,153 @@
+package baseline
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// chunkReader returns data in reads of the given sizes (cycled; 0 is an
+// empty read), then end (io.EOF or another error) in a read of its own.
+type chunkReader struct {
+	data  []byte
+	sizes []byte
+	i     int
+	end   error
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, r.end
+	}
+	n := len(r.data)
+	if len(r.sizes) > 0 {
+		n = int(r.sizes[r.i%len(r.sizes)])
+		r.i++
+	}
+	n = min(n, len(p), len(r.data))
+	copy(p, r.data[:n])
+	r.data = r.data[n:]
+	return n, nil
+}
+
+type splitLine struct {
+	n    int
+	text string
+}
+
+// scannerLines is the reference: the lines, their numbers and the final error
+// of the bufio.Scanner (ScanLines, a maxLine-byte buffer) and the trimming the
+// load used before it split lines itself.
+func scannerLines(r io.Reader, maxLine int) ([]splitLine, string) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, min(16, maxLine)), maxLine)
+	var out []splitLine
+	n := 0
+	for sc.Scan() {
+		n++
+		b := bytes.TrimRight(sc.Bytes(), "\r")
+		if n == 1 {
+			b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
+		}
+		if len(bytes.TrimSpace(b)) > 0 {
+			out = append(out, splitLine{n, string(b)})
+		}
+	}
+	switch err := sc.Err(); {
+	case err == nil:
+		return out, "EOF"
+	case errors.Is(err, bufio.ErrTooLong):
+		return out, fmt.Sprintf("f:%d: line longer than %d bytes", n+1, maxLine)
+	default:
+		return out, fmt.Sprintf("f:%d: cannot read: %v", n+1, err)
+	}
+}
+
+// fillLines reads r with Source.fill, maxLines lines a call at most.
+func fillLines(t *testing.T, r io.Reader, maxLine, maxLines int) ([]splitLine, string) {
+	s := &Source{File: "f", in: r, maxLine: maxLine}
+	var out []splitLine
+	var lb lineBatch
+	for range 1 << 20 {
+		s.fill(&lb, maxLines)
+		require.LessOrEqual(t, lb.used, len(lb.buf))
+		for i := range lb.starts {
+			require.LessOrEqual(t, lb.ends[i], lb.used)
+			out = append(out, splitLine{lb.lnos[i], string(lb.line(i))})
+		}
+		if lb.readErr != nil {
+			if lb.readErr == io.EOF { //nolint:errorlint // fill returns io.EOF itself
+				return out, "EOF"
+			}
+			return out, lb.readErr.Error()
+		}
+	}
+	t.Fatal("fill made no progress")
+	return nil, ""
+}
+
+// FuzzSplitLines: the load's own line splitting (Source.fill) gives the lines,
+// line numbers and errors that bufio.Scanner and the trimming before it gave,
+// whatever the reads' sizes, the line cap and the batch size.
+func FuzzSplitLines(f *testing.F) {
+	for _, s := range []string{
+		"", "\n", "a", "a\n", "a\r\n\r\nb", "\xef\xbb\xbf{}\n{}", " \t\n\r\r\nx\r\r", "abcdefgh\nabcdefghi\nabcdefghij",
+		"0123456789abcdef\n", "0123456789abcdef", "0123456789abcde\n012", "\n\n\n\nabc\n  \nd",
+	} {
+		f.Add([]byte(s), []byte{1, 3, 0, 7}, uint8(16), uint8(1), false)
+		f.Add([]byte(s), []byte{}, uint8(4), uint8(3), true)
+	}
+	f.Fuzz(func(t *testing.T, data, sizes []byte, maxLine, maxLines uint8, fail bool) {
+		if len(sizes) > 0 && bytes.Count(sizes, []byte{0}) == len(sizes) {
+			sizes = append(sizes, 1) // the Scanner gives up after 100 empty reads; so does fill
+		}
+		ml := int(maxLine)%64 + 1
+		end := io.EOF
+		if fail {
+			end = errors.New("boom")
+		}
+		wantLines, wantErr := scannerLines(&chunkReader{data: data, sizes: sizes, end: end}, ml)
+		gotLines, gotErr := fillLines(t, &chunkReader{data: data, sizes: sizes, end: end}, ml, int(maxLines)%5+1)
+		assert.Equal(t, wantLines, gotLines)
+		assert.Equal(t, wantErr, gotErr)
+	})
+}
+
+// TestLoadLineCap: a baseline line of MaxLineBytes bytes or more is refused at
+// its line number, one byte less is read (the cap bufio.Scanner had).
+func TestLoadLineCap(t *testing.T) {
+	pad := func(n int) string {
+		l := `{"id":"a","scores":{"retrieval_hit_at_k":1},"query":"`
+		return l + strings.Repeat("q", n-len(l)-2) + "\"}"
+	}
+	for _, tc := range []struct {
+		name string
+		size int
+		ok   bool
+	}{{"one byte under the cap", MaxLineBytes - 1, true}, {"at the cap", MaxLineBytes, false}, {"over the cap", MaxLineBytes + 5, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := oline("first", "g", "abc") + "\n" + pad(tc.size) + "\n" + oline("last", "g", "abc")
+			b, err := Load(t.Context(), strings.NewReader(body), "base.jsonl", t.TempDir())
+			if !tc.ok {
+				require.Error(t, err)
+				assert.Equal(t, fmt.Sprintf("base.jsonl:3: line longer than %d bytes", MaxLineBytes), err.Error())
+				return
+			}
+			require.NoError(t, err)
+			defer b.Close()
+			assert.Equal(t, 3, b.recs.n)
+			assert.Equal(t, uint32(4), b.recs.at(2).line)
+			d, err := b.detail(1)
+			require.NoError(t, err)
+			assert.Equal(t, "a", d.ID)
+			assert.Len(t, d.Query, tc.size-len(`{"id":"a","scores":{"retrieval_hit_at_k":1},"query":"`)-2)
+		})
+	}
+}
