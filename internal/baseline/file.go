@@ -192,9 +192,9 @@ type Source struct {
 	pending []byte // a first line that is already a case (cases-out)
 	// pendingLine is pending's line number.
 	pendingLine int
-	p       fastjson.Parser
-	check   jsonpos.Scanner // every line passes jsonpos first: a repeated key is an error
-	gz      *kgzip.Reader   // klauspost/compress: a drop-in for compress/gzip, faster to inflate
+	p           fastjson.Parser
+	check       jsonpos.Scanner // every line passes jsonpos first: a repeated key is an error
+	gz          *kgzip.Reader   // klauspost/compress: a drop-in for compress/gzip, faster to inflate
 }
 
 // Open starts reading a baseline from r (gzip or plain, detected by its magic
