@@ -183,7 +183,9 @@ func TestFileRoundTrip(t *testing.T) {
 	require.Equal(t, 1, b.recs.n)
 	got, err := b.detail(0)
 	require.NoError(t, err)
-	assert.Equal(t, c, got)
+	want := c // detail keeps what the reports list
+	want.Line, want.Locale, want.Type, want.Query = 0, "", "", ""
+	assert.Equal(t, want, got)
 }
 
 func TestGoldHashIsASet(t *testing.T) {

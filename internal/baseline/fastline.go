@@ -18,8 +18,9 @@ import (
 // the general path (which reports what is wrong); ok true implies that path
 // would accept the line and compute the same record, hashes and case line
 // (the differential FuzzFastRecord checks it). caseLine is the "line" member
-// (-1 when absent).
-func fastRecord(s *jsonpos.Scanner, line []byte, rec *record, hs []uint64, gold *[][]byte) (out []uint64, caseLine int, ok bool) {
+// (-1 when absent). d gets the raw texts of the id, gold and top k (views of
+// line) for the line's detail (appendDetail).
+func fastRecord(s *jsonpos.Scanner, line []byte, rec *record, hs []uint64, gold *[][]byte, d *detailSpans) (out []uint64, caseLine int, ok bool) {
 	const (
 		kID = 1 << iota
 		kLine
@@ -41,6 +42,7 @@ func fastRecord(s *jsonpos.Scanner, line []byte, rec *record, hs []uint64, gold 
 	i = s.WS(i + 1)
 	*rec = record{}
 	*gold = (*gold)[:0]
+	*d = detailSpans{}
 	caseLine = -1
 	var id []byte
 	seen := 0
@@ -54,6 +56,7 @@ func fastRecord(s *jsonpos.Scanner, line []byte, rec *record, hs []uint64, gold 
 			return hs, 0, false
 		}
 		var bit int
+		vs := i // the value's start
 		switch string(key) {
 		case "id":
 			bit = kID
@@ -148,6 +151,14 @@ func fastRecord(s *jsonpos.Scanner, line []byte, rec *record, hs []uint64, gold 
 			return hs, 0, false
 		}
 		seen |= bit
+		switch bit {
+		case kID:
+			d.id = b[vs:i]
+		case kGold, kMust:
+			d.gold = b[vs:i]
+		case kTop:
+			d.top = b[vs:i]
+		}
 		var done bool
 		if i, done, err = s.Next(i, '}', "in case"); err != nil {
 			return hs, 0, false
@@ -242,4 +253,24 @@ func fastScores(s *jsonpos.Scanner, i int, rec *record) (int, bool) {
 			return i, true
 		}
 	}
+}
+
+// detailSpans are the raw JSON texts of a case line's id (a string), gold set
+// and top k (arrays; nil when absent): what the reports list of a baseline
+// case (Baseline.detail).
+type detailSpans struct{ id, gold, top []byte }
+
+// appendDetail appends the detail line of d: {"id":…,"gold":[…],"top":[…]},
+// the texts as they were (gold only when present, under "gold" whichever key
+// the line had; top only when present). ParseCaseLine reads the same id, gold
+// and top k (and HasTop) from it as from the whole line (FuzzFastRecord).
+func appendDetail(dst []byte, d *detailSpans) []byte {
+	dst = append(append(dst, `{"id":`...), d.id...)
+	if d.gold != nil {
+		dst = append(append(dst, `,"gold":`...), d.gold...)
+	}
+	if d.top != nil {
+		dst = append(append(dst, `,"top":`...), d.top...)
+	}
+	return append(dst, '}')
 }

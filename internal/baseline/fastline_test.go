@@ -35,7 +35,8 @@ func FuzzFastRecord(f *testing.F) {
 		var s jsonpos.Scanner
 		var rec record
 		var gold [][]byte
-		hs, caseLine, ok := fastRecord(&s, line, &rec, nil, &gold)
+		var d detailSpans
+		hs, caseLine, ok := fastRecord(&s, line, &rec, nil, &gold, &d)
 		if !ok {
 			return // the general path decides
 		}
@@ -57,6 +58,11 @@ func FuzzFastRecord(f *testing.F) {
 		} else {
 			assert.Equal(t, c.Line, caseLine)
 		}
+		// The detail line gives the id, gold and top k of the whole line.
+		var dc CaseLine
+		det := appendDetail(nil, &d)
+		require.NoError(t, ParseCaseLine(&q, det, "f", 1, &dc), string(det))
+		assert.Equal(t, CaseLine{ID: c.ID, Gold: c.Gold, Top: c.Top, HasTop: c.HasTop}, dc, string(det))
 	})
 }
 
@@ -67,10 +73,10 @@ func TestFastRecordCanonical(t *testing.T) {
 	var rec record
 	var gold [][]byte
 	for _, line := range []string{canonicalLine, bline("a", "g", 1, 1), bline("b", "", 0, 0), oline("n", "", "abc")} {
-		_, _, ok := fastRecord(&s, []byte(line[:len(line)-len("\n")*boolInt(line[len(line)-1] == '\n')]), &rec, nil, &gold)
+		_, _, ok := fastRecord(&s, []byte(line[:len(line)-len("\n")*boolInt(line[len(line)-1] == '\n')]), &rec, nil, &gold, &detailSpans{})
 		assert.True(t, ok, line)
 	}
-	hs, caseLine, ok := fastRecord(&s, []byte(canonicalLine), &rec, nil, &gold)
+	hs, caseLine, ok := fastRecord(&s, []byte(canonicalLine), &rec, nil, &gold, &detailSpans{})
 	require.True(t, ok)
 	assert.Equal(t, 8, caseLine)
 	assert.Len(t, hs, 5)

@@ -50,7 +50,11 @@ type lineBatch struct {
 	readErr error
 
 	// Set by the worker; done is closed when they are final.
-	recs   []record // off and topAt relative to the batch (offsets in buf, tops)
+	recs   []record // off and topAt relative to the batch (offsets in det, tops)
+	// det holds the records' details, the part of each line a report may
+	// list (appendDetail; the whole line when it took the general path):
+	// the temporary file gets them.
+	det    []byte
 	clines []int    // each record's case line ("line"; -1 when not known)
 	tops   []uint64
 	err    error // the input error of line len(recs), if any
@@ -136,12 +140,12 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 		if err := b.take(lb, off, file); err != nil {
 			return nil, err
 		}
-		// The lines of the records taken (all of them unless there is an error,
-		// which ends the load), written as they are: a batch is a large write.
-		if _, err := tmp.Write(lb.buf[:lb.used]); err != nil {
+		// The details of the records taken (all of them unless there is an
+		// error, which ends the load): a batch is a large write.
+		if _, err := tmp.Write(lb.det); err != nil {
 			return nil, fmt.Errorf("baseline: temporary file: %w", err)
 		}
-		off += int64(lb.used)
+		off += int64(len(lb.det))
 		if lb.err != nil {
 			return nil, lb.err
 		}
@@ -195,16 +199,19 @@ func (s *Source) readBatches(ctx context.Context, free <-chan *lineBatch, work, 
 // parse parses the batch's lines into records until the first bad line. hs is
 // the worker's scratch for the top-k hashes, returned for reuse.
 func (lb *lineBatch) parse(p *fastjson.Parser, check *jsonpos.Scanner, c *CaseLine, hs []uint64, file string) []uint64 {
-	lb.recs, lb.clines, lb.tops, lb.err = lb.recs[:0], lb.clines[:0], lb.tops[:0], nil
+	lb.recs, lb.clines, lb.tops, lb.det, lb.err = lb.recs[:0], lb.clines[:0], lb.tops[:0], lb.det[:0], nil
 	var gold [][]byte
+	var d detailSpans
 	for i := range lb.ends {
 		line, ln := lb.line(i), lb.lnos[i]
 		var rec record
 		var ok bool
 		var cline int
-		if hs, cline, ok = fastRecord(check, line, &rec, hs[:0], &gold); ok && ln >= 0 && ln <= math.MaxUint32 {
-			rec.off, rec.line = int64(lb.starts[i]), uint32(ln)
-			rec.size = uint32(len(line)) //nolint:gosec // G115: Source.fill caps a line at MaxLineBytes (16 MiB)
+		if hs, cline, ok = fastRecord(check, line, &rec, hs[:0], &gold, &d); ok && ln >= 0 && ln <= math.MaxUint32 {
+			at := len(lb.det)
+			lb.det = appendDetail(lb.det, &d)
+			rec.off, rec.line = int64(at), uint32(ln)
+			rec.size = uint32(len(lb.det) - at) //nolint:gosec // G115: a detail is shorter than its line, which Source.fill caps at MaxLineBytes (16 MiB)
 			if rec.hasTop {
 				rec.topAt, rec.topN = uint32(len(lb.tops)), uint32(len(hs)) //nolint:gosec // G115: a batch holds at most batchLines × maxTopDepth hashes
 				lb.tops = append(lb.tops, hs...)
@@ -245,8 +252,9 @@ func (lb *lineBatch) parse(p *fastjson.Parser, check *jsonpos.Scanner, c *CaseLi
 				}
 			}
 		}
-		rec.off, rec.line = int64(lb.starts[i]), uint32(ln)
+		rec.off, rec.line = int64(len(lb.det)), uint32(ln)
 		rec.size = uint32(len(line)) //nolint:gosec // G115: Source.fill caps a line at MaxLineBytes (16 MiB)
+		lb.det = append(lb.det, line...)
 		if rec.hasTop {
 			rec.topAt, rec.topN = uint32(len(lb.tops)), uint32(len(hs)) //nolint:gosec // G115: a batch holds at most batchLines × maxTopDepth hashes
 			lb.tops = append(lb.tops, hs...)

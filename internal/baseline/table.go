@@ -283,7 +283,9 @@ func (b *Baseline) follow(idx, caseLine int) {
 	}
 }
 
-// detail reads the full case line of record i back from the temporary file.
+// detail is what the reports list of record i: its id, gold set and top k
+// (HasTop), read back from the temporary file, and its scores and rank from
+// the record. Line, Locale, Type and Query are not kept (zero).
 func (b *Baseline) detail(i int) (CaseLine, error) {
 	r := b.recs.at(i)
 	buf := make([]byte, r.size)
@@ -292,6 +294,18 @@ func (b *Baseline) detail(i int) (CaseLine, error) {
 	}
 	var p fastjson.Parser
 	var c CaseLine
-	err := ParseCaseLine(&p, buf, b.Source.File, int(r.line), &c)
-	return c, err
+	if err := ParseCaseLine(&p, buf, b.Source.File, int(r.line), &c); err != nil {
+		return CaseLine{}, err
+	}
+	return CaseLine{ID: c.ID, Gold: c.Gold, Top: c.Top, HasTop: c.HasTop, Scores: r.scores, Has: r.hasArray(),
+		Ranked: r.ranked, Rank: int(r.rank)}, nil
+}
+
+// hasArray is has as CaseLine.Has.
+func (r *record) hasArray() [metrics.NumCase]bool {
+	var h [metrics.NumCase]bool
+	for m := range h {
+		h[m] = r.hasScore(m)
+	}
+	return h
 }
