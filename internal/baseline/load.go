@@ -50,12 +50,12 @@ type lineBatch struct {
 	readErr error
 
 	// Set by the worker; done is closed when they are final.
-	recs   []record // off and topAt relative to the batch (offsets in det, tops)
+	recs []record // off and topAt relative to the batch (offsets in det, tops)
 	// det holds the records' details, the part of each line a report may
 	// list (appendDetail; the whole line when it took the general path):
 	// the temporary file gets them.
 	det    []byte
-	clines []int    // each record's case line ("line"; -1 when not known)
+	clines []int // each record's case line ("line"; -1 when not known)
 	tops   []uint64
 	err    error // the input error of line len(recs), if any
 	done   chan struct{}
