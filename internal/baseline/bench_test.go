@@ -5,14 +5,17 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"os"
 	"testing"
 )
 
 // BenchmarkLoad reads a gzip --cases-out baseline of 200,000 cases shaped like
 // the check benchmark's (query, two gold ids, three scores, rank, five top ids):
-// every line passes the jsonpos check, then fastjson decodes it.
+// every line passes the jsonpos check, then fastjson decodes it. cpu-ns/op is
+// the process's user + system CPU per load (the load runs on every core, so
+// its wall time hides CPU that a loaded machine lacks).
 //
-//	go test ./internal/baseline -run '^$' -bench BenchmarkLoad -benchmem -count 3
+//	go test ./internal/baseline -run '^$' -bench BenchmarkLoad -benchmem -count 6
 func BenchmarkLoad(b *testing.B) {
 	var raw bytes.Buffer
 	zw := gzip.NewWriter(&raw)
@@ -23,15 +26,40 @@ func BenchmarkLoad(b *testing.B) {
 	if err := zw.Close(); err != nil {
 		b.Fatal(err)
 	}
+	benchLoad(b, raw.Bytes())
+}
+
+// BenchmarkLoadFile loads the baseline file named by RETRIEVAL_GATE_BENCH_BASELINE
+// (skipped when unset), e.g. BENCHMARKS.md's 1M-case file, read into memory first.
+//
+//	RETRIEVAL_GATE_BENCH_BASELINE=/tmp/retrieval-gate-bench/check-baseline-1000000-v1.jsonl.gz \
+//	  go test ./internal/baseline -run '^$' -bench BenchmarkLoadFile -benchtime 5x -count 6
+func BenchmarkLoadFile(b *testing.B) {
+	name := os.Getenv("RETRIEVAL_GATE_BENCH_BASELINE")
+	if name == "" {
+		b.Skip("RETRIEVAL_GATE_BENCH_BASELINE is not set")
+	}
+	raw, err := os.ReadFile(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchLoad(b, raw)
+}
+
+func benchLoad(b *testing.B, raw []byte) {
 	tmp := b.TempDir()
-	b.SetBytes(int64(raw.Len()))
+	b.SetBytes(int64(len(raw)))
+	cpu0 := processCPU()
 	for b.Loop() {
-		bl, err := Load(context.Background(), bytes.NewReader(raw.Bytes()), "base.jsonl.gz", tmp)
+		bl, err := Load(context.Background(), bytes.NewReader(raw), "base.jsonl.gz", tmp)
 		if err != nil {
 			b.Fatal(err)
 		}
 		if err := bl.Close(); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if cpu := processCPU() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -163,7 +163,7 @@ func (c *Comparer) flip(rec *record, r *gate.CaseResult, cur *Current) int {
 			return 2
 		}
 	}
-	if rec.ranked && cur.Ranked && rec.rank > 0 && cur.Rank > 0 && cur.Rank-int(rec.rank) >= c.opt.RankDrop {
+	if rec.ranked() && cur.Ranked && rec.rank() > 0 && cur.Rank > 0 && cur.Rank-rec.rank() >= c.opt.RankDrop {
 		return 3
 	}
 	return 0
@@ -448,7 +448,7 @@ func (c *Comparer) Result() (*Comparison, error) {
 				if err != nil {
 					return nil, err
 				}
-				out.OnlyBaselineList = append(out.OnlyBaselineList, CaseRef{ID: d.ID, Line: int(b.recs.at(i).line)})
+				out.OnlyBaselineList = append(out.OnlyBaselineList, CaseRef{ID: d.ID, Line: b.lineOf(i)})
 			}
 		}
 	}

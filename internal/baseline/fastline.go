@@ -117,7 +117,7 @@ func fastRecord(s *jsonpos.Scanner, line []byte, rec *record, hs []uint64, gold 
 			if n, i, ok = plainUint(b, i); !ok || n > math.MaxInt32 {
 				return hs, 0, false
 			}
-			rec.rank, rec.ranked = int32(n), true //nolint:gosec // G115: bounded just above
+			rec.setRank(n)
 		case "top":
 			bit = kTop
 			if i >= len(b) || b[i] != '[' {

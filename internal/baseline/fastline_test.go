@@ -82,8 +82,8 @@ func TestFastRecordCanonical(t *testing.T) {
 	assert.Len(t, hs, 5)
 	assert.Equal(t, IDHash("case-7"), rec.id)
 	assert.Equal(t, GoldHash([]string{"card-1008", "card-1007"}), rec.gold)
-	assert.Equal(t, int32(2), rec.rank)
-	assert.True(t, rec.ranked && rec.hasTop)
+	assert.Equal(t, 2, rec.rank())
+	assert.True(t, rec.ranked() && rec.hasTop)
 }
 
 func boolInt(b bool) int {

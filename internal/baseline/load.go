@@ -128,7 +128,6 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 			b.Close() // the temporary file and the records
 		}
 	}()
-	var off int64
 	for lb := range order {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -137,7 +136,7 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 		if lb.readErr != nil && !errors.Is(lb.readErr, io.EOF) && ctx.Err() != nil {
 			return nil, ctx.Err() // the read was interrupted by the cancellation
 		}
-		if err := b.take(lb, off, file); err != nil {
+		if err := b.take(lb, file); err != nil {
 			return nil, err
 		}
 		// The details of the records taken (all of them unless there is an
@@ -145,7 +144,6 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 		if _, err := tmp.Write(lb.det); err != nil {
 			return nil, fmt.Errorf("baseline: temporary file: %w", err)
 		}
-		off += int64(len(lb.det))
 		if lb.err != nil {
 			return nil, lb.err
 		}
@@ -210,10 +208,9 @@ func (lb *lineBatch) parse(p *fastjson.Parser, check *jsonpos.Scanner, c *CaseLi
 		if hs, cline, ok = fastRecord(check, line, &rec, hs[:0], &gold, &d); ok && ln >= 0 && ln <= math.MaxUint32 {
 			at := len(lb.det)
 			lb.det = appendDetail(lb.det, &d)
-			rec.off, rec.line = int64(at), uint32(ln)
 			rec.size = uint32(len(lb.det) - at) //nolint:gosec // G115: a detail is shorter than its line, which Source.fill caps at MaxLineBytes (16 MiB)
 			if rec.hasTop {
-				rec.topAt, rec.topN = uint32(len(lb.tops)), uint32(len(hs)) //nolint:gosec // G115: a batch holds at most batchLines × maxTopDepth hashes
+				rec.topAt, rec.topN = uint32(len(lb.tops)), uint16(len(hs)) //nolint:gosec // G115: a batch holds at most batchLines × maxTopDepth hashes, a record at most maxTopDepth
 				lb.tops = append(lb.tops, hs...)
 			}
 			lb.recs, lb.clines = append(lb.recs, rec), append(lb.clines, cline)
@@ -252,11 +249,10 @@ func (lb *lineBatch) parse(p *fastjson.Parser, check *jsonpos.Scanner, c *CaseLi
 				}
 			}
 		}
-		rec.off, rec.line = int64(len(lb.det)), uint32(ln)
 		rec.size = uint32(len(line)) //nolint:gosec // G115: Source.fill caps a line at MaxLineBytes (16 MiB)
 		lb.det = append(lb.det, line...)
 		if rec.hasTop {
-			rec.topAt, rec.topN = uint32(len(lb.tops)), uint32(len(hs)) //nolint:gosec // G115: a batch holds at most batchLines × maxTopDepth hashes
+			rec.topAt, rec.topN = uint32(len(lb.tops)), uint16(len(hs)) //nolint:gosec // G115: a batch holds at most batchLines × maxTopDepth hashes, a record at most maxTopDepth
 			lb.tops = append(lb.tops, hs...)
 		}
 		lb.recs, lb.clines = append(lb.recs, rec), append(lb.clines, -1)
@@ -267,9 +263,10 @@ func (lb *lineBatch) parse(p *fastjson.Parser, check *jsonpos.Scanner, c *CaseLi
 // caseRecord is the record of a parsed case line (but for off, size, line and
 // the top-k hashes).
 func caseRecord(c *CaseLine) record {
-	rec := record{id: IDHash(c.ID), gold: GoldHash(c.Gold), scores: c.Scores,
-		rank:   int32(c.Rank), //nolint:gosec // G115: the caller checked the range
-		ranked: c.Ranked, hasTop: c.Ranked || c.HasTop}
+	rec := record{id: IDHash(c.ID), gold: GoldHash(c.Gold), scores: c.Scores, hasTop: c.Ranked || c.HasTop}
+	if c.Ranked {
+		rec.setRank(c.Rank) // the caller checked the range
+	}
 	for j, h := range c.Has {
 		if h {
 			rec.has |= 1 << j
@@ -278,35 +275,35 @@ func caseRecord(c *CaseLine) record {
 	return rec
 }
 
-// take adds a parsed batch's records (in file order), its lines starting at off
-// in the temporary file.
-func (b *Baseline) take(lb *lineBatch, off int64, file string) error {
+// take adds a parsed batch's records (in file order; their details follow the
+// previous batch's in the temporary file).
+func (b *Baseline) take(lb *lineBatch, file string) error {
 	for i := range lb.recs {
 		if i%touchAhead == 0 {
 			b.touch(lb.recs[i:min(i+touchAhead, len(lb.recs))])
 		}
-		rec := lb.recs[i]
+		rec, ln := lb.recs[i], lb.lnos[i]
 		idx := b.recs.n
 		if idx < 0 || idx >= math.MaxInt32 {
-			return input.Errorf(file, int(rec.line), "more than %d cases: split the baseline", math.MaxInt32)
+			return input.Errorf(file, ln, "more than %d cases: split the baseline", math.MaxInt32)
 		}
-		rec.off += off
 		if rec.hasTop && rec.topN > 0 {
-			at, err := b.tops.add(lb.tops[rec.topAt : rec.topAt+rec.topN])
+			at, err := b.tops.add(lb.tops[rec.topAt : rec.topAt+uint32(rec.topN)])
 			if err != nil {
-				return input.Errorf(file, int(rec.line), "%v: split the baseline", err)
+				return input.Errorf(file, ln, "%v: split the baseline", err)
 			}
 			rec.topAt = at
 		}
 		if first, dup := b.insert(rec.id, int32(idx)); dup {
 			var p fastjson.Parser
 			var c CaseLine
-			if err := ParseCaseLine(&p, lb.line(i), file, int(rec.line), &c); err != nil {
+			if err := ParseCaseLine(&p, lb.line(i), file, ln, &c); err != nil {
 				return err
 			}
-			return input.Errorf(file, int(rec.line), "duplicate case id %q (first at line %d)", c.ID, b.recs.at(int(first)).line)
+			return input.Errorf(file, ln, "duplicate case id %q (first at line %d)", c.ID, b.lineOf(int(first)))
 		}
 		b.follow(idx, lb.clines[i])
+		b.addPlace(idx, rec.size, ln)
 		b.recs.add(rec)
 	}
 	return nil
@@ -409,7 +406,8 @@ func recordOf(v *fastjson.Value, rec *record, hs []uint64, gold *[][]byte) (out 
 		if err != nil || n < 0 || n > math.MaxInt32 {
 			return hs, false // (a rank above MaxInt32 is refused by the caller after ParseCaseLine)
 		}
-		rec.rank, rec.ranked, rec.hasTop = int32(n), true, true
+		rec.hasTop = true
+		rec.setRank(n)
 	}
 	if x := v.Get("top"); x != nil && x.Type() != fastjson.TypeNull {
 		arr, err := x.Array()

@@ -218,7 +218,7 @@ func TestLoadBatches(t *testing.T) {
 	for i := range n {
 		idx := b.lookup(IDHash(fmt.Sprintf("c%05d", i)))
 		require.Equal(t, i, idx)
-		require.Equal(t, uint32(i+1), b.recs.at(i).line)
+		require.Equal(t, i+1, b.lineOf(i))
 	}
 	d, err := b.detail(n - 1)
 	require.NoError(t, err)

@@ -143,11 +143,55 @@ func TestLoadLineCap(t *testing.T) {
 			require.NoError(t, err)
 			defer b.Close()
 			assert.Equal(t, 3, b.recs.n)
-			assert.Equal(t, uint32(4), b.recs.at(2).line)
+			assert.Equal(t, 4, b.lineOf(2))
 			d, err := b.detail(1)
 			require.NoError(t, err)
 			assert.Equal(t, "a", d.ID)
 			assert.True(t, d.Has[hitIndex])
 		})
 	}
+}
+
+// TestLoadLinesAndDetails: with blank lines, CRLF, a BOM and a line that
+// takes the general path between them, every record keeps its line in the
+// file and reads back its own detail, across batches.
+func TestLoadLinesAndDetails(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString("\xef\xbb\xbf")
+	var lines []int // the line of record i
+	n := 0
+	for i := range 2*batchLines + 300 {
+		switch {
+		case i%97 == 5:
+			sb.WriteString("\n \t\r\n") // two blank lines
+			n += 2
+		case i%211 == 7:
+			sb.WriteString(`{"id":"e\u0301` + fmt.Sprint(i) + `","gold":["g"],"top":["x","y"]}` + "\r\n") // escaped: the general path
+			lines = append(lines, n+1)
+			n++
+			continue
+		}
+		sb.WriteString(oline(fmt.Sprintf("c%05d", i), "g", "abc"))
+		lines = append(lines, n+1)
+		n++
+	}
+	b := load(t, sb.String())
+	require.Equal(t, len(lines), b.recs.n)
+	for i, want := range lines {
+		require.Equal(t, want, b.lineOf(i), "record %d", i)
+		d, err := b.detail(i)
+		require.NoError(t, err)
+		if strings.HasPrefix(d.ID, "e") {
+			assert.Equal(t, []string{"x", "y"}, d.Top)
+			continue
+		}
+		require.Equal(t, IDHash(d.ID), b.recs.at(i).id)
+		require.Equal(t, []string{"a", "b", "c"}, d.Top)
+	}
+	// A duplicate names the first's line, past the blank lines.
+	_, err := Load(t.Context(), strings.NewReader(sb.String()+oline("c00400", "g", "abc")), "base.jsonl", t.TempDir())
+	require.Error(t, err)
+	idx := b.lookup(IDHash("c00400"))
+	require.GreaterOrEqual(t, idx, 0)
+	assert.Equal(t, fmt.Sprintf("base.jsonl:%d: duplicate case id \"c00400\" (first at line %d)", n+1, lines[idx]), err.Error())
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"sort"
 	"time"
 
 	"github.com/valyala/fastjson"
@@ -12,27 +13,33 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
-// record is the compact form of one baseline case that the join keeps: 72 bytes,
-// whatever the length of its id, query, gold or top-k (those stay in the temporary
-// file, at off, read back only for the cases a report lists), and the 64-bit
-// hashes of its top k identities in the tops arena (8 bytes each, at most
-// maxTopDepth), which the rank-biased overlap compares.
+// record is the compact form of one baseline case that the join keeps: 56 bytes,
+// whatever the length of its id, query, gold or top-k (its detail, what a
+// report lists of it, stays in the temporary file, read back only for the
+// cases a report lists: Baseline.detail), and the 64-bit hashes of its top k
+// identities in the tops arena (8 bytes each, at most maxTopDepth), which the
+// rank-biased overlap compares. Its line in the baseline file and its
+// detail's offset are kept per run of records (Baseline.lineOf, detailAt).
 type record struct {
 	id, gold uint64
 	scores   [metrics.NumCase]float64
-	off      int64
-	size     uint32
-	line     uint32 // in the baseline file (duplicate-id errors)
-	rank     int32
+	size     uint32 // bytes of its detail in the temporary file
+	rank1    uint32 // rank + 1; 0: no rank (see ranked and rank)
 	topAt    uint32 // index of the first top hash in tops
-	topN     uint32 // number of top hashes
+	topN     uint16 // number of top hashes (at most maxTopDepth)
 	has      uint8  // bit i: scores[i] is present
-	ranked   bool
-	hasTop   bool // the top k is known (topN may be 0: nothing retrieved)
+	hasTop   bool   // the top k is known (topN may be 0: nothing retrieved)
 }
 
 func (r *record) hasScore(i int) bool { return r.has&(1<<i) != 0 }
 func (r *record) scored() bool        { return r.has != 0 }
+func (r *record) ranked() bool        { return r.rank1 != 0 }
+
+// rank is metrics.FirstGoldRank of a ranked case (0 when not ranked).
+func (r *record) rank() int { return max(int(r.rank1)-1, 0) }
+
+// setRank sets the rank (0 ≤ n ≤ math.MaxInt32).
+func (r *record) setRank(n int) { r.rank1 = uint32(n) + 1 } //nolint:gosec // G115: the callers check the range
 
 // Baseline is a loaded baseline: its header, the compact records in file order
 // and an open-addressing hash table from id hash to record. Memory: 64 bytes per
@@ -52,7 +59,15 @@ type Baseline struct {
 	line0   int
 	touched uint64 // the sum of the slots touch loaded (kept, so the loads are)
 	tmp     *os.File
-	Skipped int64 // lines with no registered score and no gold (nothing to compare)
+	// detOffs[j] is the offset of record j*detStride's detail in tmp: the
+	// details follow each other in record order; detEnd is the end of the last.
+	detOffs []int64
+	detEnd  int64
+	// lineMarks: the records' lines in the baseline file, one mark where a
+	// record's line is not the previous one's plus one (lineOf).
+	lineMarks []lineMark
+	lastLine  int
+	Skipped   int64 // lines with no registered score and no gold (nothing to compare)
 }
 
 // records is a list of records in fixed chunks of recChunk, so that it grows
@@ -63,11 +78,11 @@ type records struct {
 	maps   [][]byte // the chunks' mappings (mapArena)
 }
 
-const recChunk = 1 << 17 // 9 MiB
+const recChunk = 1 << 17 // 7 MiB
 
 // The sizes of a record and a slot in bytes (TestArenaSizes checks them).
 const (
-	recordBytes = 72
+	recordBytes = 56
 	slotBytes   = 16
 )
 
@@ -129,8 +144,8 @@ func (b *Baseline) top(r *record) []uint64 {
 		return nil
 	}
 	c := b.tops.chunks[r.topAt/topChunk]
-	at := r.topAt % topChunk
-	return c[at : at+r.topN : at+r.topN]
+	at, end := r.topAt%topChunk, r.topAt%topChunk+uint32(r.topN)
+	return c[at:end:end]
 }
 
 func (rs *records) add(r record) {
@@ -154,6 +169,7 @@ func (b *Baseline) Close() error {
 	unmapAll(&b.tops.maps)
 	unmapAll(&b.slotMaps)
 	b.recs, b.tops, b.slots, b.bits, b.seq = records{}, topArena{}, nil, 0, false
+	b.detOffs, b.lineMarks = nil, nil
 	if b.tmp == nil {
 		return nil
 	}
@@ -289,16 +305,55 @@ func (b *Baseline) follow(idx, caseLine int) {
 func (b *Baseline) detail(i int) (CaseLine, error) {
 	r := b.recs.at(i)
 	buf := make([]byte, r.size)
-	if _, err := b.tmp.ReadAt(buf, r.off); err != nil {
+	if _, err := b.tmp.ReadAt(buf, b.detailAt(i)); err != nil {
 		return CaseLine{}, fmt.Errorf("baseline: temporary file: %w", err)
 	}
 	var p fastjson.Parser
 	var c CaseLine
-	if err := ParseCaseLine(&p, buf, b.Source.File, int(r.line), &c); err != nil {
+	if err := ParseCaseLine(&p, buf, b.Source.File, b.lineOf(i), &c); err != nil {
 		return CaseLine{}, err
 	}
 	return CaseLine{ID: c.ID, Gold: c.Gold, Top: c.Top, HasTop: c.HasTop, Scores: r.scores, Has: r.hasArray(),
-		Ranked: r.ranked, Rank: int(r.rank)}, nil
+		Ranked: r.ranked(), Rank: r.rank()}, nil
+}
+
+// detStride is the number of records per entry of detOffs.
+const detStride = 64
+
+// addPlace records where record idx (the next) lies: its detail of size
+// bytes follows the previous one's in the temporary file; line is its line
+// in the baseline file.
+func (b *Baseline) addPlace(idx int, size uint32, line int) {
+	if idx%detStride == 0 {
+		b.detOffs = append(b.detOffs, b.detEnd)
+	}
+	b.detEnd += int64(size)
+	if idx == 0 || line != b.lastLine+1 {
+		b.lineMarks = append(b.lineMarks, lineMark{idx, line})
+	}
+	b.lastLine = line
+}
+
+// detailAt is the offset of record i's detail in the temporary file.
+func (b *Baseline) detailAt(i int) int64 {
+	off := b.detOffs[i/detStride]
+	for j := i - i%detStride; j < i; j++ {
+		off += int64(b.recs.at(j).size)
+	}
+	return off
+}
+
+// lineMark: record idx is at line in the baseline file, and each following
+// record at the next line, up to the next mark.
+type lineMark struct{ idx, line int }
+
+// lineOf is record i's line in the baseline file.
+func (b *Baseline) lineOf(i int) int {
+	k := sort.Search(len(b.lineMarks), func(k int) bool { return b.lineMarks[k].idx > i }) - 1
+	if k < 0 {
+		return 0
+	}
+	return b.lineMarks[k].line + i - b.lineMarks[k].idx
 }
 
 // hasArray is has as CaseLine.Has.
