@@ -19,15 +19,15 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
-// The load is a pipeline (issue 23): one goroutine decompresses and splits the
-// file into batches of lines, workers parse the batches in parallel (each line
+// The load is a pipeline (issue 23): one goroutine decompresses the file
+// straight into batches and splits their lines in place (split.go), workers parse the batches in parallel (each line
 // in one pass by fastRecord when it has the writer's layout, else the jsonpos
 // duplicate-key check, fastjson and recordOf; the hashes of the id, gold and
 // top k), and Load
 // itself takes the parsed batches in file order: it checks the limits, inserts
 // each record in the hash table (a duplicate id is found at the same line as
-// reading in one pass would find it), appends the records and writes the lines
-// to the temporary file. So the Baseline and the first error (the earliest
+// reading in one pass would find it), appends the records and writes their
+// details (what a report may list of them) to the temporary file. So the Baseline and the first error (the earliest
 // line's) are those of a sequential read; only the parsing is spread. At most
 // loadInFlight batches exist at once, which bounds the memory.
 

@@ -42,11 +42,11 @@ func (r *record) rank() int { return max(int(r.rank1)-1, 0) }
 func (r *record) setRank(n int) { r.rank1 = uint32(n) + 1 } //nolint:gosec // G115: the callers check the range
 
 // Baseline is a loaded baseline: its header, the compact records in file order
-// and an open-addressing hash table from id hash to record. Memory: 64 bytes per
-// case for the record plus 12 bytes per table slot (at most 3/4 full), about 80 bytes
-// per baseline case; the ids, queries, gold and top-k lists are copied to one
-// temporary file (about the size of the decompressed baseline) and read back only
-// for the listed cases. Close removes the file.
+// and an open-addressing hash table from id hash to record. Memory: 56 bytes per
+// case for the record plus 16 bytes per table slot (at most 3/4 full), about 85 bytes
+// per baseline case, and the top-k hashes; the ids, gold and top-k lists are copied
+// to one temporary file (detail; about 35% of the decompressed baseline) and read
+// back only for the listed cases. Close removes the file.
 type Baseline struct {
 	Source   *Source // File, Format, Header, SchemaRead (no longer readable)
 	recs     records
@@ -71,7 +71,7 @@ type Baseline struct {
 }
 
 // records is a list of records in fixed chunks of recChunk, so that it grows
-// without the doubling copies of one slice (peak memory stays 64 bytes a case).
+// without the doubling copies of one slice (peak memory stays 56 bytes a case).
 type records struct {
 	chunks [][]record
 	n      int
