@@ -287,8 +287,14 @@ func TestPairedStatUnreliableBelowMinN(t *testing.T) {
 		}
 		s := PairedStat(rec, h, float64(n), float64(n), 2000, 1)
 		assert.False(t, s.Unreliable, "n = %d", n)
+		want := metrics.MethodHallT
+		if n < metrics.DifferenceReliableMinN {
+			want = metrics.MethodHallTBetting
+		}
+		assert.Equal(t, want, s.CI95Method, "n = %d", n) // the method is carried, for the JSON's ci95_method
 		s = PairedStat(unbounded, h, float64(n), float64(n), 2000, 1)
 		assert.Equal(t, n < metrics.DifferenceReliableMinN, s.Unreliable, "unbounded, n = %d", n)
+		assert.Equal(t, metrics.MethodHallT, s.CI95Method, "unbounded, n = %d", n)
 	}
 }
 

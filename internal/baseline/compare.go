@@ -298,7 +298,8 @@ type Stat struct {
 	Base, Cur     float64 // means over the paired cases
 	Delta         float64 // mean of (this run − baseline)
 	CI95          [2]float64
-	Unreliable    bool // CI95's method covers less than 0.93 at this n in simulation: below metrics.DifferenceReliableMinN for a measure without a known range only (metrics.Histogram.DifferenceCI95)
+	CI95Method    string // how CI95 was computed (metrics.Interval.Method): hall-t-betting below metrics.DifferenceReliableMinN pairs of a bounded measure, else hall-t (bounded-wilson-cc when every difference is equal)
+	Unreliable    bool   // CI95's method covers less than 0.93 at this n in simulation: below metrics.DifferenceReliableMinN for a measure without a known range only (metrics.Histogram.DifferenceCI95)
 	P             float64
 	Test          string
 	MDD           float64 // smallest |Δ| the paired test detects with power 0.8 at α = 0.05
@@ -565,7 +566,7 @@ func PairedStat(info metrics.Info, h *metrics.Histogram, baseSum, curSum float64
 		span = math.Inf(1)
 	}
 	iv := h.DifferenceCI95(-span, span)
-	s.CI95, s.Unreliable = iv.CI(), iv.Unreliable
+	s.CI95, s.CI95Method, s.Unreliable = iv.CI(), iv.Method, iv.Unreliable
 	b, cc, binary := h.PairedDiscordant()
 	switch {
 	case binary && info.Scale == metrics.ScaleBinary:

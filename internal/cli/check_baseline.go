@@ -51,7 +51,7 @@ func (b *baselineFlags) register(fs *flag.FlagSet, o *check.Options) {
 		b.raw[gm.Key] = fs.String(check.MaxDropOption(gm.Name), "", "regression gate: the drop of the overall mean "+metrics.CaseMeasures[metrics.CaseIndex(gm.Key)].Label+"@k vs the baseline that is tolerated, in [0,1]; none or empty is off")
 	}
 	groups := &maxDropsFlag{floorFlag{grammar: check.FloorGrammar, list: &o.GroupMaxDrop}}
-	fs.Var(groups, "max-drop", "regression gate `MEASURE[@GROUP]=F`: the drop of GROUP's paired mean of MEASURE vs the baseline that is tolerated, in [0,1]; repeatable. GROUP: @overall (the default), @type:NAME or @locale:TAG (indicative only)")
+	fs.Var(groups, "max-drop", "regression gate `MEASURE[@GROUP]=F`: the drop of GROUP's paired mean of MEASURE vs the baseline that is tolerated, in [0,1]; repeatable; a @locale:TAG gate is indicative only. GROUP: "+check.FloorGrammar.GroupUsage())
 	fs.Var(groups, "max-drops", "several `MAX_DROPS`, one MEASURE[@GROUP]=F per line (the max-drops Action input); added to --max-drop")
 	fs.StringVar(&o.Test, "regression-test", baseline.TestSignificant, "significant: a regression gate fails only when the drop exceeds its tolerance and the paired test rejects at 0.05; any: when the drop exceeds it")
 	fs.IntVar(&o.RankDrop, "rank-drop", baseline.DefaultRankDrop, "list a case whose first gold card fell by at least `N` ranks")

@@ -109,3 +109,35 @@ func TestCompareGateFlags(t *testing.T) {
 		})
 	}
 }
+
+// --max-drop reads a group in the grammar of --floor, the quoted form
+// included, and its help says so as --floor's does: a type name or locale tag
+// with '=', surrounding space, a leading '"' or unprintable characters is
+// written as a Go quoted string.
+func TestCheckMaxDropQuotedGroup(t *testing.T) {
+	base := []string{"--cases", "c.jsonl", "--kb", "kb.jsonl", "--baseline", "b.jsonl.gz"}
+	for _, tt := range []struct {
+		expr string
+		want string // canonical, as floor.Spec.String writes it
+	}{
+		{`retrieval_hit_at_k@type:"a=b"=0.1`, `retrieval_hit_at_k@type:"a=b"=0.1`},
+		{`retrieval_hit_at_k@type:" lead, with space"=0.1`, `retrieval_hit_at_k@type:" lead, with space"=0.1`},
+		{`retrieval_hit_at_k@type:with space, comma=0.1`, `retrieval_hit_at_k@type:with space, comma=0.1`}, // bare: only '=', surrounding space, a leading '"' or unprintable characters need quotes
+		{`retrieval_recall_at_k@locale:"x\ty"=0.2`, `retrieval_recall_at_k@locale:"x\ty"=0.2`},
+	} {
+		env, _, _ := checkEnv("")
+		o, err := parseCheck(env, append(append([]string{}, base...), "--max-drop", tt.expr))
+		require.NoError(t, err, tt.expr)
+		require.Len(t, o.run.GroupMaxDrop, 1, tt.expr)
+		assert.Equal(t, tt.want, o.run.GroupMaxDrop[0].String())
+	}
+
+	env, stdout, stderr := checkEnv("")
+	Run(t.Context(), env, []string{"check", "--help"})
+	help := stdout.String() + stderr.String()
+	i := strings.Index(help, "-max-drop MEASURE[@GROUP]=F")
+	require.GreaterOrEqual(t, i, 0, help)
+	entry, _, _ := strings.Cut(help[i+1:], "\n  -") // up to the next flag
+	assert.Contains(t, strings.Join(strings.Fields(entry), " "), `a NAME or TAG with '=', surrounding space, a leading '"' or unprintable characters is written as a Go quoted string: @type:"a=b"=0.5`, entry)
+	assert.Contains(t, entry, "indicative only", entry)
+}

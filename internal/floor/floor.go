@@ -368,10 +368,16 @@ func (g Grammar) Usage() string {
 	for i, m := range g.Measures {
 		keys[i] = m.Key
 	}
-	groups := "@overall (the default)"
-	if g.Groups {
-		groups = "@overall (the default), @type:NAME or @locale:TAG; a NAME or TAG with '=', surrounding space, a leading '\"' or unprintable characters is written as a Go quoted string: @type:\"a=b\"=0.5"
-	}
 	return fmt.Sprintf("floor `MEASURE[@GROUP]=F`: the mean of MEASURE over GROUP must be at least F; repeatable. MEASURE: %s; GROUP: %s",
-		strings.Join(keys, ", "), groups)
+		strings.Join(keys, ", "), g.GroupUsage())
+}
+
+// GroupUsage is what a flag's help says of the GROUP of an expression in this
+// grammar: its forms and, with groups, the quoted form of a name or tag (the
+// help of --floor and of check's --max-drop, which reads the same grammar).
+func (g Grammar) GroupUsage() string {
+	if !g.Groups {
+		return "@overall (the default)"
+	}
+	return "@overall (the default), @type:NAME or @locale:TAG; a NAME or TAG with '=', surrounding space, a leading '\"' or unprintable characters is written as a Go quoted string: @type:\"a=b\"=0.5"
 }

@@ -88,6 +88,7 @@ func alphaCoverage(t *testing.T, n, reps, resamples int, seed uint64) (cov float
 // n from which every BCa interval here is marked reliable). Reduced: 200
 // samples at n = 30; RETRIEVAL_GATE_FULL_SIMULATION=1: 1000 at n = 20, 30, 50, 100.
 func TestAlphaCoverage(t *testing.T) {
+	skipSimulationUnderRace(t)
 	reps, resamples, ns := 200, 1000, []int{30}
 	if fullSimulation() || *printAlphaCoverage {
 		reps, resamples, ns = 1000, 2000, []int{20, 30, 50, 100}

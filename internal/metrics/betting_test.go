@@ -58,6 +58,7 @@ func lgammaInt(k int) float64 {
 // and so is that of the union with hall-t the paired differences get
 // (differenceInterval).
 func TestBettingIntervalCoverageExact(t *testing.T) {
+	skipSimulationUnderRace(t)
 	type dist struct {
 		support, probs []float64
 	}

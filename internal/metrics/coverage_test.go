@@ -77,6 +77,7 @@ func plainWilson(k, n int64) [2]float64 {
 // near p = 1/n at every one of those n from 20 (Brown, Cai and DasGupta 2001;
 // below 0.93 on this grid).
 func TestWilsonCCCoverageEveryP(t *testing.T) {
+	skipSimulationUnderRace(t)
 	ns := []int64{1, 2, 3, 5, 10, 20, 30, 50, 132, 200, 500, 1000}
 	if fullSimulation() {
 		ns = ns[:0]
@@ -114,6 +115,7 @@ func bcaCI(resamples int) func(k, n int64) [2]float64 {
 }
 
 func TestWilsonCoverage(t *testing.T) {
+	skipSimulationUnderRace(t)
 	// Issue 11: at least 0.90 for p = 0.9 at n = 20 (the percentile bootstrap has 0.876
 	// there and 0.401 at n = 5).
 	assert.GreaterOrEqual(t, proportionCoverage(0.9, 20, wilsonCI), 0.90)
@@ -205,6 +207,7 @@ func fullSimulation() bool { return os.Getenv("RETRIEVAL_GATE_FULL_SIMULATION") 
 // simulates 200 samples with 500 resamples (seeded, so the result is fixed); the
 // heavy suite 2,000 samples with 1,000 resamples at more n.
 func TestBCaCoverageContinuous(t *testing.T) {
+	skipSimulationUnderRace(t)
 	reps, resamples, mixN, skewN := 200, 500, []int{20}, []int{30}
 	if fullSimulation() {
 		reps, resamples, mixN, skewN = 2000, 1000, []int{20, 30, 50}, []int{30, 50}
@@ -224,6 +227,7 @@ func TestBCaCoverageContinuous(t *testing.T) {
 }
 
 func TestKappaCoverage(t *testing.T) {
+	skipSimulationUnderRace(t)
 	reps, ns := 200, []int{20}
 	if fullSimulation() {
 		reps, ns = 1000, []int{20, 50, 100}
@@ -303,6 +307,7 @@ func kappaCoverage(n, reps, resamples int, method string, seed uint64) (cov floa
 }
 
 func TestCoverageTable(t *testing.T) {
+	skipSimulationUnderRace(t)
 	if !*printCoverage {
 		t.Skip("run with -print-coverage to print the coverage table")
 	}

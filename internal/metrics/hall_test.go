@@ -166,6 +166,7 @@ func BenchmarkDifferenceInterval(b *testing.B) {
 // 10,000 resamples, the reports' default; the largest difference seen is
 // printed with -v).
 func TestHallTMatchesBCaAtLargeN(t *testing.T) {
+	skipSimulationUnderRace(t)
 	n := LargeSampleMinN
 	for di, d := range scoreDists() {
 		switch d.name {

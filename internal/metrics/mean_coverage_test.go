@@ -218,6 +218,7 @@ func usedMethod(d scoreDist, n int) string {
 // as it goes (the cells run on GOMAXPROCS goroutines, each seeded by its
 // place).
 func TestMeanIntervalCoverage(t *testing.T) {
+	skipSimulationUnderRace(t)
 	reps, resamples, ns := 10000, 1000, []int{20, 25}
 	full := fullSimulation()
 	if full {

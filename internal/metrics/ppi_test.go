@@ -194,6 +194,7 @@ func (s ppiSim) run() ppiSimResult {
 // reduced run (600 repetitions) is what CI runs; the docs' figures are from
 // RETRIEVAL_GATE_FULL_SIMULATION=1 (10,000 repetitions).
 func TestPPISimulation(t *testing.T) {
+	skipSimulationUnderRace(t)
 	s := ppiSim{Queries: 500, Sample: 50, Reps: 600, Seed: 22}
 	floor := 0.92 // 600 repetitions: the coverage's standard error is about 0.01
 	if fullSimulation() {

@@ -107,6 +107,7 @@ func TestRBOExt(t *testing.T) {
 // rankings: even and uneven lengths, short lists (the quadratic path) and long
 // ones (the map path), several persistences.
 func TestRBOExtBrute(t *testing.T) {
+	skipSimulationUnderRace(t)
 	rng := rand.New(rand.NewPCG(7, 11))
 	for trial := range 3000 {
 		universe := 3 + rng.IntN(120)

@@ -82,6 +82,7 @@ type PairedGroup struct {
 type Paired struct {
 	Baseline   format.Float    `json:"baseline"`
 	CI95       [2]format.Float `json:"ci95"`
+	CI95Method string          `json:"ci95_method"`      // how ci95 was computed (hall-t-betting below 50 pairs, else hall-t; docs/statistics.md)
 	Change     string          `json:"change,omitempty"` // worse / better, only where the test rejects
 	Current    format.Float    `json:"current"`
 	Delta      format.Float    `json:"delta"`
@@ -149,7 +150,7 @@ func pairedGroup(g baseline.GroupStats) PairedGroup {
 	pg := PairedGroup{N: g.N, Metrics: make(map[string]Paired, len(g.Stats))}
 	for _, s := range g.Stats {
 		p := Paired{Baseline: format.Float(s.Base), Current: format.Float(s.Cur), Delta: format.Float(s.Delta),
-			CI95: format.CI(s.CI95), MDD: format.Float(s.MDD), N: s.N, P: format.Float(s.P), Rejects: s.Rejects, Unreliable: s.Unreliable,
+			CI95: format.CI(s.CI95), CI95Method: s.CI95Method, MDD: format.Float(s.MDD), N: s.N, P: format.Float(s.P), Rejects: s.Rejects, Unreliable: s.Unreliable,
 			Test: s.Test, Change: s.Change}
 		if s.HasDiscordant {
 			d := s.Discordant

@@ -84,6 +84,15 @@ func TestBaselineJSONRoundTrip(t *testing.T) {
 	assert.Equal(t, first.String(), again.String()) // NaN-safe: compare the JSON
 	assert.Equal(t, int64(2), back.Baseline.Cases.Paired)
 	assert.Equal(t, "en-1", back.Baseline.Flips.NewlyMissed[0].CaseID)
+	// Each paired entry names its interval's method, as compare's paired entries do:
+	// 2 pairs of a bounded measure are below metrics.DifferenceReliableMinN.
+	assert.Contains(t, first.String(), `"ci95_method": "hall-t-betting"`)
+	for _, g := range []PairedGroup{back.Baseline.Overall, back.Baseline.ByLocale["en"]} {
+		require.NotEmpty(t, g.Metrics)
+		for key, p := range g.Metrics {
+			assert.Equal(t, metrics.MethodHallTBetting, p.CI95Method, key)
+		}
+	}
 	// The rank-biased overlap, unrounded: per listed case and per flip.
 	o := back.Baseline.Overlap
 	require.NotNil(t, o)

@@ -114,9 +114,10 @@ type HistoryView struct {
 	// Unread, when set, says why the history could not be read (the dashboard
 	// shows it instead of the chart).
 	Unread string
-	// summarised is how many of the first Runs stand for groups of older runs
-	// (ChartView): their points carry no interval and no hover commit.
-	summarised int
+	// groups are, for each of the first Runs that stands for a group of
+	// older runs (ChartView), the group's first and last run, numbered from
+	// 1 as the runs table numbers them: its hover names them.
+	groups [][2]int
 	// K is the cutoff of the newest run that states one (0: none): the
 	// measures' labels (DCG@10).
 	K int
@@ -373,8 +374,9 @@ func (v HistoryView) Newest(n int) HistoryView {
 // n and commit) up to chartFullPoints points (runs × series, at least
 // chartMinFullRuns and at most chartMaxFullRuns runs); the older runs are
 // summarised in at most chartOlderPoints points: one run in every step (the
-// last of each group of step consecutive runs), its value and n (no interval,
-// no commit), an input change anywhere in the group marked on it.
+// last of each group of step consecutive runs) with its value, interval, n
+// and commit, its hover naming the group's runs, an input change anywhere in
+// the group marked on it.
 const (
 	chartFullPoints  = 6000
 	chartMinFullRuns = 20
@@ -383,8 +385,8 @@ const (
 )
 
 // ChartView is v as the history page charts it: the newest full runs as they
-// are, the older ones summarised (their points have no interval; each keeps
-// the n of the run it charts).
+// are, the older ones summarised (each point is the last run of its group,
+// with that run's value, interval, n and commit).
 // step is how many older runs each summarised point stands for (1 when none
 // are summarised); older is how many runs are older than the full ones.
 func (v HistoryView) ChartView() (cv HistoryView, full, older, step int) {
@@ -412,8 +414,8 @@ func (v HistoryView) ChartView() (cv HistoryView, full, older, step int) {
 		}
 		idx = append(idx, b-1)
 		cv.Runs = append(cv.Runs, r)
+		cv.groups = append(cv.groups, [2]int{a + 1, b})
 	}
-	summarised := len(idx)
 	for i := older; i < len(v.Runs); i++ {
 		idx = append(idx, i)
 		cv.Runs = append(cv.Runs, v.Runs[i])
@@ -423,15 +425,11 @@ func (v HistoryView) ChartView() (cv HistoryView, full, older, step int) {
 		c := SeriesView{Name: s.Name, Y: make([]float64, len(idx)), Lo: make([]float64, len(idx)), Hi: make([]float64, len(idx)), N: make([]int, len(idx))}
 		for k, i := range idx {
 			c.Y[k], c.Lo[k], c.Hi[k], c.N[k] = s.Y[i], s.Lo[i], s.Hi[i], s.N[i]
-			if k < summarised {
-				c.Lo[k], c.Hi[k] = math.NaN(), math.NaN()
-			}
 		}
 		if slices.ContainsFunc(c.Y, func(y float64) bool { return !math.IsNaN(y) }) {
 			cv.Series = append(cv.Series, c)
 		}
 	}
-	cv.summarised = summarised
 	return cv, full, older, step
 }
 
@@ -474,7 +472,7 @@ func History(w io.Writer, v HistoryView) error {
 		if step == 1 {
 			per = "one point each"
 		}
-		p.Note(fmt.Sprintf("The chart draws the newest %s runs in full; the %s older runs are summarised: %s, its value and n only (no interval), an input change anywhere in the group marked on it. Every run is a line of the history file.",
+		p.Note(fmt.Sprintf("The chart draws the newest %s runs in full; the %s older runs are summarised: %s, with that run's value, 95%% interval, n and commit (its hover names the runs it stands for), an input change anywhere in the group marked on it. Every run is a line of the history file.",
 			Count(full), Count(older), per))
 	}
 
@@ -570,9 +568,9 @@ func (p *Page) runsChart(v HistoryView, k int, colours map[string]int) {
 		// without an n is one the series is absent from (no row).
 		ns := make([]int, len(s.N))
 		for i, n := range s.N {
-			labels[i] = "n = " + Count(n)
-			if i >= v.summarised {
-				labels[i] += " · " + format.CommitPrefix(v.Runs[i].Commit, 7)
+			labels[i] = "n = " + Count(n) + " · " + format.CommitPrefix(v.Runs[i].Commit, 7)
+			if i < len(v.groups) && v.groups[i][0] < v.groups[i][1] {
+				labels[i] += " · the last of runs #" + strconv.Itoa(v.groups[i][0]) + "–#" + strconv.Itoa(v.groups[i][1])
 			}
 			ns[i] = n
 			if n == 0 && math.IsNaN(s.Y[i]) {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -460,16 +461,18 @@ func bigHistory(n int, strategies []string) rhtml.HistoryView {
 }
 
 // The page stays under 5 MB at any history length: 50,000 runs × 8
-// strategies (9 MB at 5,000 runs before the chart was bounded).
+// strategies (9 MB at 5,000 runs before the chart was bounded; 2.65 MB with
+// the summarised points' intervals and commits).
 func TestHistoryPageBounded(t *testing.T) {
 	names := []string{"bm25", "bm25+rerank", "dense", "dense+rerank", "hybrid", "hybrid+rerank", "splade", "splade+rerank"}
 	for _, c := range []struct {
 		runs       int
 		strategies []string
-	}{{50000, names}, {50000, names[:1]}, {5000, names}, {1000, names}} {
+	}{{50000, names}, {50000, names[:1]}, {5000, names}, {5000, names[:1]}, {1000, names}} {
 		var b countWriter
 		require.NoError(t, rhtml.History(&b, bigHistory(c.runs, c.strategies)))
 		assert.Less(t, b.n, int64(5_000_000), "%d runs × %d strategies: %d bytes", c.runs, len(c.strategies), b.n)
+		t.Logf("%d runs × %d strategies: %d bytes", c.runs, len(c.strategies), b.n) // the sizes docs/history.md gives
 	}
 }
 
@@ -491,11 +494,13 @@ func TestHistoryChartView(t *testing.T) {
 	summarised := (older + step - 1) / step
 	require.Len(t, cv.Runs, summarised+full)
 	assert.Equal(t, v.Runs[len(v.Runs)-full:], cv.Runs[summarised:], "the newest runs in full")
-	for _, s := range cv.Series {
+	for j, s := range cv.Series {
 		require.Len(t, s.Y, len(cv.Runs))
-		assert.True(t, math.IsNaN(s.Lo[0]) && math.IsNaN(s.Hi[0]), "no interval on a summarised point")
+		// A summarised point is its group's last run: its value, interval and n.
+		assert.Equal(t, []float64{v.Series[j].Y[step-1], v.Series[j].Lo[step-1], v.Series[j].Hi[step-1]}, []float64{s.Y[0], s.Lo[0], s.Hi[0]}, "a summarised point keeps its run's interval")
 		assert.False(t, math.IsNaN(s.Lo[summarised]), "intervals on the full runs")
 	}
+	assert.Equal(t, v.Runs[step-1].Commit, cv.Runs[0].Commit, "and its commit")
 	// The first group is runs 1..197 (the last of them charted); run 998
 	// (index 997) changed its inputs: the group of runs 986..1182 carries it.
 	assert.Equal(t, v.Runs[step-1].Line, cv.Runs[0].Line)
@@ -504,21 +509,61 @@ func TestHistoryChartView(t *testing.T) {
 	assert.Equal(t, v.Series[0].Y[2*step-1], cv.Series[0].Y[1])
 }
 
-// The page of 50,000 runs renders: every line, the full runs' bands, no
-// overflow.
+// The page of 50,000 runs renders: every line, the bands, no overflow. A
+// pointer on the first point of a line (a summarised one: the runs 1–74)
+// hovers a point whose tooltip gives what the summary keeps: the charted
+// run's value, 95% interval, n and commit, and the runs the point stands for.
 func TestHistoryBoundedInBrowser(t *testing.T) {
 	b := browsertest.Start(t)
 	path := filepath.Join(t.TempDir(), "history.html")
+	v := bigHistory(50000, []string{"bm25", "hybrid", "dense"})
+	for i := range v.Runs {
+		v.Runs[i].Commit = fmt.Sprintf("c%06d", i+1) + strings.Repeat("0", 33)
+	}
 	var page bytes.Buffer
-	require.NoError(t, rhtml.History(&page, bigHistory(50000, []string{"bm25", "hybrid", "dense"})))
+	require.NoError(t, rhtml.History(&page, v))
 	require.NoError(t, os.WriteFile(path, page.Bytes(), 0o644))
+	// The tooltip a pointer at the centre of each line's first point shows:
+	// the <title> of the element under it, or of its nearest ancestor with one.
+	const hover = `(() => {
+  const svg = document.querySelector("figure.chart svg");
+  const lines = [...svg.querySelectorAll('path[data-mark="line"]')].map((p) => p.querySelector("title").textContent);
+  return lines.map((name) => {
+    const pt = [...svg.querySelectorAll('circle[data-mark="point"]')].find((c) => c.querySelector("title").textContent.startsWith(name + " · "));
+    pt.scrollIntoView({block: "center"});
+    const r = pt.getBoundingClientRect();
+    let el = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    while (el && ![...el.children].some((k) => k.tagName === "title")) el = el.parentElement;
+    return {name, tip: el ? [...el.children].find((k) => k.tagName === "title").textContent : null};
+  });
+})()`
 	// 1,000 full runs (6,000 points / 3 series, capped); the 49,000 older in
 	// groups of 74 (666 points at most): 663 points.
-	browsertest.Check(t, b, browsertest.Page{Name: "history-bounded", Path: path, Widths: []int{390, 1400}, Marks: map[string]int{
+	ms := browsertest.Check(t, b, browsertest.Page{Name: "history-bounded", Path: path, Widths: []int{390, 1400}, Script: hover, Marks: map[string]int{
 		`path[data-mark="line"]`:    3,
 		`circle[data-mark="point"]`: 3 * (1000 + 663),
 		`path[data-mark="band"]`:    3,
 	}})
+	assert.Equal(t, "bm25 · run "+v.Runs[73].Time[:10]+": "+rhtml.Fmt(v.Series[0].Y[73])+", max unknown (95% CI "+rhtml.FmtCI([2]float64{v.Series[0].Lo[73], v.Series[0].Hi[73]})+"), n = 300 · c000074 · the last of runs #1–#74",
+		firstTip(t, page.String(), "bm25"), "the first point's own tooltip")
+	for _, m := range ms {
+		var got []struct{ Name, Tip string }
+		require.NoError(t, json.Unmarshal(m.Result, &got))
+		require.Len(t, got, 3)
+		for _, g := range got {
+			// Points overlap at this density: the pointer hovers the
+			// topmost there, a point of the same line among the first groups.
+			assert.Regexp(t, `^`+g.Name+` · run \d{4}-\d\d-\d\d: 0\.\d{3}, max unknown \(95% CI 0\.\d{3}–0\.\d{3}\), n = 300 · c\d{6} · the last of runs #\d+–#\d+$`, g.Tip, "width %d", m.Width)
+		}
+	}
+}
+
+// firstTip is the tooltip of the first point of the named line on a page.
+func firstTip(t *testing.T, page, name string) string {
+	t.Helper()
+	m := regexp.MustCompile(`<circle data-mark="point"[^>]*><title>(` + regexp.QuoteMeta(name) + ` · [^<]*)</title>`).FindStringSubmatch(page)
+	require.NotNil(t, m, name)
+	return m[1]
 }
 
 // HistoryOf picks the newest run's command and that command's default measure
