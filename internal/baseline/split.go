@@ -19,7 +19,10 @@ import (
 // is a line; a line of maxLine bytes or more (before its '\n', '\r's counted)
 // is "line longer than" at its number; a read error ends the input after the
 // lines read before it, the partial last one included (FuzzSplitLines holds
-// the splitter to bufio.Scanner).
+// the splitter to bufio.Scanner). One difference: a last line without '\n' of
+// exactly maxLine bytes is always too long here; the scanner let it through
+// when the reader returned its last bytes and io.EOF from one call. A batch's
+// buffer grows to hold a long line: to at most about twice maxLine.
 
 // readChunk is the least free space a read into a batch buffer is given.
 const readChunk = 64 << 10
@@ -28,8 +31,8 @@ const readChunk = 64 << 10
 var errTooLong = errors.New("line too long")
 
 // fill reads the next lines into lb: from the first line after the last one
-// taken, until lb holds maxLines lines or batchBytes bytes, or the input
-// ends (then lb.readErr is io.EOF, or the error that ended it). lb.buf holds
+// taken, until lb holds maxLines lines, or batchBytes bytes were read and it
+// holds at least one line, or the input ends (then lb.readErr is io.EOF, or the error that ended it). lb.buf holds
 // the lines where they were read (with their newlines, the blank lines
 // between them and, before the first, the pending first line); lb.used is
 // the length of the part that holds them. What was read beyond it is kept
