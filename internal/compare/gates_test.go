@@ -13,6 +13,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/racetest"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
@@ -134,6 +135,7 @@ func largeNFixture(t *testing.T, n int) (*trecfile.Qrels, []compare.Input) {
 // power (the Berry–Esseen bound used above the budget before gave Holm p 0.11
 // at 2,100 queries: no clear winner, and the gate passed).
 func TestCompareSameVerdictAcrossResamplingBudget(t *testing.T) {
+	racetest.Skip(t, "two full runs at 2,000 queries; compare.Run's goroutines are raced by the small tests")
 	for _, n := range []int{2000, 2100} {
 		q, in := largeNFixture(t, n)
 		o := compare.Options{K: 3, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 10000, Seed: 1,

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/racetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -125,7 +126,7 @@ func TestWriteJSONMemory(t *testing.T) {
 	}
 	v := map[string]any{"dimensions": map[string]any{"d": map[string]any{"disagreements": rows}}}
 	size := len(encoderJSON(t, v))
-	if raceEnabled {
+	if racetest.Enabled {
 		// encoding/json's encode states come from a sync.Pool, whose Puts the
 		// race detector drops at random: the count is not the program's there.
 		t.Skip("allocation count under -race")

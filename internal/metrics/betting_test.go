@@ -108,6 +108,7 @@ func TestBettingIntervalCoverageExact(t *testing.T) {
 // sample mean, does not depend on how the values are listed, and mirrors with
 // the values.
 func TestBettingIntervalShape(t *testing.T) {
+	skipSimulationUnderRace(t)
 	r := NewRand(5)
 	for rep := range 500 {
 		n := 1 + r.IntN(49)

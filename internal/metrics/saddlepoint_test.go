@@ -13,6 +13,7 @@ import (
 // within 10% of it from 100 non-zero differences on, into tails far below what
 // Monte Carlo resolves (p down to 10⁻³⁰).
 func TestSignFlipSaddlepointAgainstExact(t *testing.T) {
+	skipSimulationUnderRace(t)
 	r := NewRand(21)
 	worst := 1.0
 	for trial := range 16 {
@@ -49,6 +50,7 @@ func mcSignFlip(d []float64, draws int, seed uint64) float64 {
 // RETRIEVAL_GATE_FULL_SIMULATION=1, which CI does not set: under -race it runs
 // past go test's 10-minute limit).
 func TestSignFlipSaddlepointAgainstMonteCarlo(t *testing.T) {
+	skipSimulationUnderRace(t)
 	n, draws, cases := 200, 40_000, 6
 	if fullSimulation() {
 		n, draws, cases = 2000, 2_000_000, 5

@@ -1,6 +1,10 @@
 package metrics
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/racetest"
+)
 
 // skipSimulationUnderRace skips a seeded simulation (a coverage sweep, a brute-force
 // check) when the tests run with -race: the race detector slows these numerical
@@ -10,7 +14,7 @@ import "testing"
 // to keep internal/metrics inside the 120 s per package (CONTRIBUTING.md, "The test budget").
 func skipSimulationUnderRace(t *testing.T) {
 	t.Helper()
-	if raceEnabled {
+	if racetest.Enabled {
 		t.Skip("a seeded simulation: run without -race (the README's test command)")
 	}
 }

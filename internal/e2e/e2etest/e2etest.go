@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/racetest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -78,7 +79,7 @@ func Binary() (string, error) {
 		}
 		binPath = filepath.Join(dir, "retrieval-gate")
 		args := []string{"build", "-o", binPath}
-		if Race {
+		if racetest.Enabled {
 			args = append(args, "-race")
 		}
 		cmd := exec.Command("go", append(args, ".")...) //nolint:gosec // go build of this module into a temporary directory

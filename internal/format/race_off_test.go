@@ -1,6 +1,0 @@
-//go:build !race
-
-package format
-
-// raceEnabled: the tests run with -race.
-const raceEnabled = false
