@@ -271,7 +271,7 @@ func TestBatchAPINothingToSubmit(t *testing.T) {
 // 1M-request figure is a benchmark's (BENCHMARKS.md). Under -race the heavy
 // size is left out: one goroutine writes the stream, so the race detector has
 // nothing to find and slowed it to 63 s of CPU; CI runs this package both ways
-// (.ci/run), the heavy size in the run without it.
+// (.ci/run: its tests import racetest), the heavy size in the run without it.
 func TestBatchRequestsStream(t *testing.T) {
 	n := 20_000
 	if os.Getenv("RETRIEVAL_GATE_HEAVY_TESTS") == "1" && !racetest.Enabled {

@@ -14,7 +14,5 @@ import (
 // to keep internal/metrics inside the 120 s per package (CONTRIBUTING.md, "The test budget").
 func skipSimulationUnderRace(t *testing.T) {
 	t.Helper()
-	if racetest.Enabled {
-		t.Skip("a seeded simulation: run without -race (the README's test command)")
-	}
+	racetest.Skip(t, "a seeded simulation (the README's test command and CI's run without -race run it)")
 }
