@@ -153,10 +153,17 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 	if err != nil {
 		return err
 	}
-	res, err := compare.RunFiles(ctx, o.files, o.run)
+	var files opened
+	defer files.close()
+	in, err := openCompare(ctx, &files, o.files)
 	if err != nil {
 		return err
 	}
+	res, err := compare.Run(ctx, in, o.run)
+	if err != nil {
+		return err
+	}
+	files.close()
 	doc := comparereport.New(res)
 	// One read of the history: the Markdown's trend, and the dashboard's chart
 	// of the primary measure over the runs (an evaluate stage: over evaluate's

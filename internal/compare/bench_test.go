@@ -176,7 +176,7 @@ func BenchmarkCompareTREC(b *testing.B) {
 			}
 			in = append(in, compare.Input{Name: fmt.Sprint("run", i), Run: run})
 		}
-		res, err := compare.Run(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 10000, Seed: 1})
+		res, err := compare.Compare(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 10000, Seed: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

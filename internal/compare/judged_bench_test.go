@@ -39,7 +39,7 @@ func BenchmarkCompareRunHoles(b *testing.B) {
 		in := read(c.depth)
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := compare.Run(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 10000, Seed: 1, JudgedOnly: c.judgedOnly}); err != nil {
+				if _, err := compare.Compare(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 10000, Seed: 1, JudgedOnly: c.judgedOnly}); err != nil {
 					b.Fatal(err)
 				}
 			}

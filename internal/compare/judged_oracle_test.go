@@ -40,9 +40,9 @@ func TestOracleJudgedOnly(t *testing.T) {
 		{"condensed M10", metrics.GainLinear, cond, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := Run(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: tc.gain, RelevantLevel: 1, Resamples: 100, Seed: 1, JudgedOnly: true})
+			res, err := Compare(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: tc.gain, RelevantLevel: 1, Resamples: 100, Seed: 1, JudgedOnly: true})
 			require.NoError(t, err)
-			plain, err := Run(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: tc.gain, RelevantLevel: 1, Resamples: 100, Seed: 1})
+			plain, err := Compare(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: tc.gain, RelevantLevel: 1, Resamples: 100, Seed: 1})
 			require.NoError(t, err)
 			s := res.Strategies[0]
 			assert.Zero(t, s.Unjudged, "a condensed list has no unjudged document")
@@ -95,7 +95,7 @@ func TestOracleJudgedAtK(t *testing.T) {
 		}
 		run, err := trecfile.ReadRun(ctx, "testdata/oracle/dev300.run", depth, trecfile.RunOptions{})
 		require.NoError(t, err)
-		res, err := Run(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: metrics.GainLinear, RelevantLevel: 1, Resamples: 100, Seed: 1, JudgedOnly: judgedOnly})
+		res, err := Compare(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: metrics.GainLinear, RelevantLevel: 1, Resamples: 100, Seed: 1, JudgedOnly: judgedOnly})
 		require.NoError(t, err)
 		j := res.Strategies[0].Judged
 		require.Len(t, j.PerQuery, res.N())

@@ -81,7 +81,7 @@ func TestOracleTrecEval(t *testing.T) {
 				{metrics.GainLinear, m10, ""},
 				{metrics.GainExp, exp, "ndcg_cut_10"},
 			} {
-				res, err := Run(q, []Input{{Name: "synth", Run: run}}, Options{
+				res, err := Compare(q, []Input{{Name: "synth", Run: run}}, Options{
 					K: 10, Gain: tc.gain, RelevantLevel: 1, Resamples: 100, Seed: 1,
 				})
 				require.NoError(t, err)
@@ -152,7 +152,7 @@ func TestOracleTrecEvalWideScale(t *testing.T) {
 		{metrics.GainExp, exp, "ndcg_cut_10"},
 	} {
 		t.Run(tc.gain.String(), func(t *testing.T) {
-			res, err := Run(q, []Input{{Name: "synth", Run: run}}, Options{
+			res, err := Compare(q, []Input{{Name: "synth", Run: run}}, Options{
 				K: 10, Gain: tc.gain, RelevantLevel: 2, RelevantLevelSet: true, Resamples: 100, Seed: 1,
 			})
 			require.NoError(t, err)

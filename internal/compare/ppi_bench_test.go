@@ -96,7 +96,7 @@ func BenchmarkCompareHuman(b *testing.B) {
 			start := cpuTime()
 			defer func() { b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op") }()
 			for b.Loop() {
-				res, err := compare.Run(q, in, o)
+				res, err := compare.Compare(q, in, o)
 				if err != nil {
 					b.Fatal(err)
 				}

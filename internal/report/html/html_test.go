@@ -51,7 +51,7 @@ func demoResultGated(t testing.TB, g compare.GateOptions) *compare.Result {
 		require.NoError(t, err)
 		in = append(in, compare.Input{Name: name, Run: run})
 	}
-	r, err := compare.Run(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 2000, Seed: metrics.DefaultSeed, Gate: g})
+	r, err := compare.Compare(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 2000, Seed: metrics.DefaultSeed, Gate: g})
 	require.NoError(t, err)
 	return r
 }
