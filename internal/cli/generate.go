@@ -62,7 +62,7 @@ func parseGenerate(env *Env, args []string) (*generate.RunOptions, error) {
 // and publishes its output (also evaluate's stage).
 func execGenerate(ctx context.Context, f *Factory, o *generate.RunOptions) error {
 	prog := lazyProgress(f, "generate: asking")
-	res, err := o.Execute(ctx, f.Env.Getenv, f.logf("generate"), prog.Update)
+	res, err := o.Execute(ctx, llmAPIKey(f.Env), f.logf("generate"), prog.Update)
 	prog.Finish()
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("generate: interrupted, nothing written: %w", err)

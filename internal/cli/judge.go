@@ -4,10 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strconv"
+	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/judgereport"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/summary"
 )
 
@@ -79,11 +88,11 @@ func parseJudge(env *Env, args []string) (*judge.RunOptions, error) {
 		{"human-sheet", sheetCSV}, {"human-sheet", sheetJSONL}})
 }
 
-// exec judges with o (judge.RunOptions.Execute), says what it did and
-// publishes the outputs' paths (also evaluate's stage).
+// execJudge runs judge with o (runJudge), says what it did and publishes the
+// outputs' paths (also evaluate's stage).
 func execJudge(ctx context.Context, f *Factory, o *judge.RunOptions) (*judge.Result, error) {
 	prog := lazyProgress(f, "judge: judging")
-	out, err := o.Execute(ctx, f.Env.Getenv, f.logf("judge"), prog.Update)
+	out, err := runJudge(ctx, f, o, prog.Update)
 	prog.Finish()
 	if errors.Is(err, context.Canceled) {
 		return nil, fmt.Errorf("judge: interrupted, nothing written (the judgments made are in the cache): %w", err)
@@ -104,4 +113,128 @@ func execJudge(ctx context.Context, f *Factory, o *judge.RunOptions) (*judge.Res
 		return nil, nil
 	}
 	return out.Result, nil
+}
+
+// runJudge is the judge command's run: it creates the outputs (all or none; an
+// unwritable one fails before the inputs are read; the cache is not one of
+// them, it keeps every judgment made), makes the server's clients (the API key
+// from the environment), opens the inputs and the cache, judges (judge.Run)
+// and writes the labels, the report and the human labelling sheet.
+func runJudge(ctx context.Context, f *Factory, o *judge.RunOptions, progress func(done, total int)) (*judge.RunResult, error) {
+	outs := atomicfile.NewSet()
+	defer outs.Abort()
+	sheetCSV, sheetJSONL := o.SheetPaths()
+	ws, err := outs.AddAll(o.QrelsOut, o.JudgmentsOut, o.JSONOut, o.BatchOut, sheetCSV, sheetJSONL)
+	if err != nil {
+		return nil, err
+	}
+	in := judge.In{BatchRequests: ws[3], Now: time.Now, Logf: f.logf("judge"), Progress: progress}
+	if o.BatchOut == "" && o.BatchIn == "" {
+		key := llmAPIKey(f.Env)
+		if in.Client, err = o.LLM.Client(key); err != nil {
+			return nil, fmt.Errorf("judge: %w", err)
+		}
+		if o.Batch {
+			if in.BatchAPI, err = o.LLM.BatchClient(key); err != nil {
+				return nil, fmt.Errorf("judge: %w", err)
+			}
+			in.BatchState = judge.StateFile{Path: o.Cache + judge.BatchStateSuffix}
+		}
+	}
+	var files opened
+	defer files.close()
+	cache, err := openJudgeInputs(ctx, &files, o, &in)
+	if err != nil {
+		return nil, err
+	}
+	out, err := judge.Run(ctx, in, *o)
+	if cerr := cache.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if res := out.Result; res != nil {
+		meta := judgereport.Meta{K: o.K, Price: o.Price}
+		for _, r := range o.Runs {
+			meta.Runs = append(meta.Runs, r.Name)
+		}
+		if err := atomicfile.Render(ws,
+			func(w io.Writer) error { return judge.WriteTREC(w, res) },
+			func(w io.Writer) error { return judge.WriteJSONL(w, res) },
+			judgereport.New(res, out.Summary, meta).WriteJSON, nil,
+			func(w io.Writer) error { return judge.WriteSheetCSV(w, out.Sample) },
+			func(w io.Writer) error { return judge.WriteSheetJSONL(w, out.Sample) }); err != nil {
+			return nil, err
+		}
+	}
+	return out, outs.Commit()
+}
+
+// openJudgeInputs loads the KB and the prompt, opens judge's input files into
+// in (their errors worded as judge words them), and opens the cache (its
+// directory created), which it returns for the caller to close.
+func openJudgeInputs(ctx context.Context, files *opened, o *judge.RunOptions, in *judge.In) (*judge.Cache, error) {
+	kb, err := kbfile.Load(ctx, o.KB)
+	if err != nil {
+		return nil, err
+	}
+	in.KB = kb
+	if o.Prompt != "" {
+		b, err := input.ReadFile(ctx, o.Prompt) // a FIFO's wait ends with ctx
+		if err != nil {
+			return nil, fmt.Errorf("failed to read the prompt: %w", err)
+		}
+		if in.Prompt, err = judge.ParsePrompt(o.Prompt, b); err != nil {
+			return nil, err
+		}
+	}
+	if o.Queries != "" {
+		q, err := files.open(ctx, o.Queries, "failed to read queries: %w")
+		if err != nil {
+			return nil, err
+		}
+		in.Queries = judge.Reader{Name: o.Queries, R: q}
+	}
+	for _, r := range o.Runs {
+		rf, err := files.open(ctx, r.Path, "failed to read run %q: failed to read run: %w", r.Name)
+		if err != nil {
+			return nil, err
+		}
+		in.Runs = append(in.Runs, judge.RunReader{Name: r.Name, File: r.Path, R: rf})
+	}
+	if o.KnownQrels != "" {
+		k, err := files.open(ctx, o.KnownQrels, "failed to read qrels: %w")
+		if err != nil {
+			return nil, err
+		}
+		in.KnownQrels = judge.Reader{Name: o.KnownQrels, R: k}
+	}
+	if o.BatchIn != "" {
+		b, err := files.open(ctx, o.BatchIn, "%w")
+		if err != nil {
+			return nil, err
+		}
+		in.BatchResults = judge.Reader{Name: o.BatchIn, R: b}
+	}
+	if o.Cache != "" {
+		if err := os.MkdirAll(filepath.Dir(o.Cache), 0o755); err != nil { //nolint:gosec // G301: the cache's directory, 0755 like atomicfile's output directories
+			return nil, fmt.Errorf("failed to create the cache directory: %w", err)
+		}
+	}
+	cache, err := judge.OpenCache(o.Cache)
+	if err != nil {
+		return nil, err
+	}
+	in.Cache = cache
+	return cache, nil
+}
+
+// llmAPIKey is the chat server's API key from the environment:
+// RETRIEVAL_GATE_LLM_API_KEY, else OPENAI_API_KEY.
+func llmAPIKey(env *Env) string {
+	if k := env.Getenv(llm.APIKeyEnv); k != "" {
+		return k
+	}
+	return env.Getenv(llm.OpenAIKeyEnv)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
+	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
 )
@@ -25,7 +26,7 @@ func genRun(t *testing.T, srv *llmtest.Server, batch bool, state string) (*gener
 	if batch {
 		api, err := llm.NewBatchClient(llm.Config{URL: srv.URL})
 		require.NoError(t, err)
-		o.Batch = &generate.BatchOptions{API: api, StatePath: state, Poll: llm.PollPolicy{Initial: time.Millisecond, Max: time.Millisecond}}
+		o.Batch = &generate.BatchOptions{API: api, State: judge.StateFile{Path: state}, Poll: llm.PollPolicy{Initial: time.Millisecond, Max: time.Millisecond}}
 	} else {
 		c, err := llm.New(llm.Config{URL: srv.URL, Model: "fake"})
 		require.NoError(t, err)

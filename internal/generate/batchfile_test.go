@@ -16,6 +16,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
 )
@@ -30,6 +31,15 @@ func genFile(t *testing.T, bo *generate.BatchOptions) (*generate.FileResult, []b
 	o := generate.FileOptions{PerLocale: 3, Seed: 1, Batch: bo, Options: generate.Options{Model: "fake", Questions: 2, Keywords: 1, Jaccard: 0.8, Workers: 2}}
 	res, err := generate.RunFiles(context.Background(), generate.Files{KB: kb, Out: &out, OutName: "out"}, o)
 	return res, out.Bytes(), err
+}
+
+// openResults opens a results file as the front end does for --batch-in.
+func openResults(t *testing.T, path string) judge.Reader {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	return judge.Reader{Name: path, R: f}
 }
 
 // runEngine runs a requests file through the stand-in's Batch API, as any
@@ -74,7 +84,7 @@ func TestGenerateBatchFiles(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, reqs.Bytes(), 0o600))
 
 	results := runEngine(t, srv, path)
-	res, got, err := genFile(t, &generate.BatchOptions{ResultsIn: results})
+	res, got, err := genFile(t, &generate.BatchOptions{ResultsIn: openResults(t, results)})
 	require.NoError(t, err)
 	assert.Equal(t, string(want), string(got))
 	assert.Equal(t, "file", res.BatchMode)
@@ -110,7 +120,7 @@ func TestGenerateBatchInBadResults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "results.jsonl")
 			require.NoError(t, os.WriteFile(p, []byte(tc.content), 0o600))
-			_, out, err := genFile(t, &generate.BatchOptions{ResultsIn: p})
+			_, out, err := genFile(t, &generate.BatchOptions{ResultsIn: openResults(t, p)})
 			require.Error(t, err)
 			var ie *input.Error
 			require.ErrorAs(t, err, &ie)

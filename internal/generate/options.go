@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/option"
@@ -77,9 +78,9 @@ func (o *RunOptions) Validate() error {
 
 // Execute is the generate command's run: the output is created (as a
 // temporary file) first, so an unwritable one fails before any request; then
-// RunFiles with the server, its API key read through getenv; the output is
+// RunFiles with the server and its API key (the front end's); the output is
 // published only when all went well.
-func (o *RunOptions) Execute(ctx context.Context, getenv func(string) string, logf func(string, ...any), progress func(done, total int)) (*FileResult, error) {
+func (o *RunOptions) Execute(ctx context.Context, apiKey string, logf func(string, ...any), progress func(done, total int)) (*FileResult, error) {
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
 	out, err := outs.Add(cmp.Or(o.Out, o.BatchOut))
@@ -92,20 +93,25 @@ func (o *RunOptions) Execute(ctx context.Context, getenv func(string) string, lo
 	case o.BatchOut != "":
 		fo.Batch = &BatchOptions{RequestsOut: out, MaxRequests: o.LLM.MaxRequests}
 	case o.BatchIn != "":
-		fo.Batch = &BatchOptions{ResultsIn: o.BatchIn, MaxRequests: o.LLM.MaxRequests}
+		f, err := input.Open(ctx, o.BatchIn)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		fo.Batch = &BatchOptions{ResultsIn: judge.Reader{Name: o.BatchIn, R: f}, MaxRequests: o.LLM.MaxRequests}
 	default:
-		client, err := o.LLM.Client(getenv)
+		client, err := o.LLM.Client(apiKey)
 		if err != nil {
 			return nil, fmt.Errorf("generate: %w", err)
 		}
 		fo.Client = client
 	}
 	if o.Batch {
-		api, poll, err := o.LLM.BatchClient(getenv, o.BatchPoll)
+		api, err := o.LLM.BatchClient(apiKey)
 		if err != nil {
 			return nil, fmt.Errorf("generate: %w", err)
 		}
-		fo.Batch = &BatchOptions{API: api, StatePath: o.Out + judge.BatchStateSuffix, MaxRequests: o.LLM.MaxRequests, Poll: poll}
+		fo.Batch = &BatchOptions{API: api, State: judge.StateFile{Path: o.Out + judge.BatchStateSuffix}, MaxRequests: o.LLM.MaxRequests, Poll: llm.PollFrom(o.BatchPoll)}
 	}
 	res, err := RunFiles(ctx, Files{KB: o.KB, Prompt: o.Prompt, Out: out, OutName: o.Out}, fo)
 	if err != nil {
