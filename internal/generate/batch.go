@@ -15,14 +15,14 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 )
 
-// BatchOptions run generate through a batch: one request per sampled card (the
+// batchOptions run generate through a batch: one request per sampled card (the
 // first answer only: a batch has no correction turn). With API (generate
 // --batch) it is submitted as one batch of the Batch API, resumable from
 // State; with RequestsOut (--batch-out) the request lines are written there
 // and nothing is asked; with ResultsIn (--batch-in) the answers are read from
 // a results file in the Batch API's output format (what vllm run-batch
 // writes). At most one of the three.
-type BatchOptions struct {
+type batchOptions struct {
 	RequestsOut io.Writer
 	ResultsIn   judge.Reader // R nil: none
 	API         *llm.BatchClient
@@ -37,7 +37,7 @@ type BatchOptions struct {
 // line, or a correction turn the batch never had): the card has no queries.
 var errNotAnswered = errors.New("not answered by the batch")
 
-// batchAnswers serves Run's requests from a finished batch, by the hash of
+// batchAnswers serves Generate's requests from a finished batch, by the hash of
 // the request body (the custom_id).
 type batchAnswers struct {
 	model   string
@@ -68,9 +68,9 @@ func (b *batchAnswers) Complete(_ context.Context, r llm.Request) (*llm.Response
 	return nil, errNotAnswered
 }
 
-// runBatch asks for every card's queries in one batch, then runs Run on the
+// runBatch asks for every card's queries in one batch, then runs Generate on the
 // answers.
-func runBatch(ctx context.Context, cards []kbfile.Card, opt Options, bo *BatchOptions, logf func(string, ...any)) (*Result, error) {
+func runBatch(ctx context.Context, cards []kbfile.Card, opt Options, bo *batchOptions, logf func(string, ...any)) (*Result, error) {
 	if opt.Format != judge.FormatText {
 		opt.Format = judge.FormatJSON
 	}
@@ -180,7 +180,7 @@ func runBatch(ctx context.Context, cards []kbfile.Card, opt Options, bo *BatchOp
 		}
 		opt.Client = ba
 		opt.Workers = 1
-		res, err := Run(ctx, cards, opt)
+		res, err := Generate(ctx, cards, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -200,7 +200,7 @@ func runBatch(ctx context.Context, cards []kbfile.Card, opt Options, bo *BatchOp
 	}
 	opt.Client = ba
 	opt.Workers = 1
-	res, err := Run(ctx, cards, opt)
+	res, err := Generate(ctx, cards, opt)
 	if err != nil {
 		return nil, err
 	}

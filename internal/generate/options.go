@@ -1,13 +1,9 @@
 package generate
 
 import (
-	"cmp"
-	"context"
 	"fmt"
 	"time"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
-	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/option"
@@ -74,48 +70,4 @@ func (o *RunOptions) Validate() error {
 		return option.Refuse("batch-poll", "must be between 1ns and 1h")
 	}
 	return nil
-}
-
-// Execute is the generate command's run: the output is created (as a
-// temporary file) first, so an unwritable one fails before any request; then
-// RunFiles with the server and its API key (the front end's); the output is
-// published only when all went well.
-func (o *RunOptions) Execute(ctx context.Context, apiKey string, logf func(string, ...any), progress func(done, total int)) (*FileResult, error) {
-	outs := atomicfile.NewSet()
-	defer outs.Abort()
-	out, err := outs.Add(cmp.Or(o.Out, o.BatchOut))
-	if err != nil {
-		return nil, err
-	}
-	fo := FileOptions{PerLocale: o.PerLocale, Seed: o.Seed, RoundTripK: o.RoundTripK, Logf: logf,
-		Options: Options{Model: o.LLM.Model, Format: o.Format, Questions: o.Questions, Keywords: o.Keywords, Workers: o.LLM.Concurrency, Jaccard: o.Jaccard, Progress: progress}}
-	switch {
-	case o.BatchOut != "":
-		fo.Batch = &BatchOptions{RequestsOut: out, MaxRequests: o.LLM.MaxRequests}
-	case o.BatchIn != "":
-		f, err := input.Open(ctx, o.BatchIn)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		fo.Batch = &BatchOptions{ResultsIn: judge.Reader{Name: o.BatchIn, R: f}, MaxRequests: o.LLM.MaxRequests}
-	default:
-		client, err := o.LLM.Client(apiKey)
-		if err != nil {
-			return nil, fmt.Errorf("generate: %w", err)
-		}
-		fo.Client = client
-	}
-	if o.Batch {
-		api, err := o.LLM.BatchClient(apiKey)
-		if err != nil {
-			return nil, fmt.Errorf("generate: %w", err)
-		}
-		fo.Batch = &BatchOptions{API: api, State: judge.StateFile{Path: o.Out + judge.BatchStateSuffix}, MaxRequests: o.LLM.MaxRequests, Poll: llm.PollFrom(o.BatchPoll)}
-	}
-	res, err := RunFiles(ctx, Files{KB: o.KB, Prompt: o.Prompt, Out: out, OutName: o.Out}, fo)
-	if err != nil {
-		return nil, err
-	}
-	return res, outs.Commit()
 }
