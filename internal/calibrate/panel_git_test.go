@@ -9,15 +9,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 )
 
 // readFiles reads both label files with the panel lock.
 func readFiles(t *testing.T, lock *labelfile.Lock, human, judge string) (*labelfile.Labels, *labelfile.Labels) {
 	t.Helper()
-	hs, err := labelfile.ReadLabelsFile(context.Background(), human, labelfile.HumanSide, lock)
+	hs, err := inputtest.ReadLabelsFile(context.Background(), human, labelfile.HumanSide, lock)
 	require.NoError(t, err)
-	js, err := labelfile.ReadLabelsFile(context.Background(), judge, labelfile.JudgeSide, lock)
+	js, err := inputtest.ReadLabelsFile(context.Background(), judge, labelfile.JudgeSide, lock)
 	require.NoError(t, err)
 	return hs, js
 }
@@ -52,7 +53,7 @@ func TestCheckBlind(t *testing.T) {
 		hl("c9", "cy", 1, "")) // c9 has no judge score: not checked
 
 	hs, js := readFiles(t, lock, human, judge)
-	b, err := CheckBlind(ctx, human, judge, hs, js, lock)
+	b, err := CheckBlind(ctx, GitRepos{}, human, judge, hs, js, lock)
 	require.NoError(t, err)
 	assert.False(t, b.OK())
 	assert.Equal(t, 3, b.Commits)
@@ -82,7 +83,7 @@ func TestCheckBlind(t *testing.T) {
 	// An uncommitted change to a judge score: its labels cannot be shown first.
 	r.write("eval/judge.jsonl", jl("c1", "0.2")+jl("c2", "0.9")+jl("c3", "0.5"))
 	hs, js = readFiles(t, lock, human, judge)
-	b, err = CheckBlind(ctx, human, judge, hs, js, lock)
+	b, err = CheckBlind(ctx, GitRepos{}, human, judge, hs, js, lock)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"c1 judge-uncommitted", "c2 not-before", "c3 same-commit"}, codes(b)["ana"])
 }
@@ -102,7 +103,7 @@ func TestCheckBlindPasses(t *testing.T) {
 	judge := r.write("judge.jsonl", jl("c1", "0.9")+jl("c2", "0.5"))
 	r.commit("judge run", "judge.jsonl")
 	hs, js := readFiles(t, lock, human, judge)
-	b, err := CheckBlind(ctx, human, judge, hs, js, lock)
+	b, err := CheckBlind(ctx, GitRepos{}, human, judge, hs, js, lock)
 	require.NoError(t, err)
 	assert.True(t, b.OK(), "%v", codes(b))
 	assert.Equal(t, map[string][]string{"ana": {}, "bo": {}, "owner": {}}, codes(b))
@@ -113,7 +114,7 @@ func TestCheckBlindPasses(t *testing.T) {
 	r2.merged("labels", func() { r2.save("labels", "human.jsonl", hl("c1", "ana", 0, "")) }, func() { r2.save("judge", "judge.jsonl", jl("c1", "0.1")) })
 	human2, judge2 := filepath.Join(r2.dir, "human.jsonl"), filepath.Join(r2.dir, "judge.jsonl")
 	hs, js = readFiles(t, lock, human2, judge2)
-	b, err = CheckBlind(ctx, human2, judge2, hs, js, lock)
+	b, err = CheckBlind(ctx, GitRepos{}, human2, judge2, hs, js, lock)
 	require.NoError(t, err)
 	assert.Equal(t, map[string][]string{"ana": {"c1 not-before"}}, codes(b))
 }
@@ -135,7 +136,7 @@ func TestCheckCarriedOver(t *testing.T) {
 	r.commit("labels", "human.jsonl")
 	read := func(content string) *labelfile.Labels {
 		r.write("human.jsonl", content)
-		hs, err := labelfile.ReadLabelsFile(ctx, human, labelfile.HumanSide, lock)
+		hs, err := inputtest.ReadLabelsFile(ctx, human, labelfile.HumanSide, lock)
 		require.NoError(t, err)
 		return hs
 	}
@@ -154,7 +155,7 @@ func TestCheckCarriedOver(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			co, err := CheckCarriedOver(ctx, human, "HEAD", read(tt.content), lock)
+			co, err := CheckCarriedOver(ctx, GitRepos{}, human, "HEAD", read(tt.content), lock)
 			require.NoError(t, err)
 			require.Len(t, co.Dimensions, 1)
 			d := co.Dimensions[0]
@@ -167,21 +168,21 @@ func TestCheckCarriedOver(t *testing.T) {
 	// Absent or invalid at the ref.
 	r.git("mv", "human.jsonl", "h2.jsonl")
 	r.git("commit", "-q", "-m", "move")
-	co, err := CheckCarriedOver(ctx, human, "HEAD", read(g("c1", "0.5", "")), lock)
+	co, err := CheckCarriedOver(ctx, GitRepos{}, human, "HEAD", read(g("c1", "0.5", "")), lock)
 	require.NoError(t, err)
 	assert.Equal(t, CarriedNoBaseFile, co.Dimensions[0].Code)
 	r.write("human.jsonl", "{not json\n")
 	r.commit("broken", "human.jsonl")
-	co, err = CheckCarriedOver(ctx, human, "HEAD", read(g("c1", "0.5", "")), lock)
+	co, err = CheckCarriedOver(ctx, GitRepos{}, human, "HEAD", read(g("c1", "0.5", "")), lock)
 	require.NoError(t, err)
 	assert.Equal(t, CarriedBaseInvalid, co.Dimensions[0].Code)
 	assert.Contains(t, co.Dimensions[0].Detail, "HEAD:human.jsonl:1:")
 	// No carried-over dimension: no check.
-	co, err = CheckCarriedOver(ctx, human, "HEAD", nil, lockOf(t, strings.Replace(lockSrc, `, "carried_over": true`, "", 1)))
+	co, err = CheckCarriedOver(ctx, GitRepos{}, human, "HEAD", nil, lockOf(t, strings.Replace(lockSrc, `, "carried_over": true`, "", 1)))
 	require.NoError(t, err)
 	assert.Nil(t, co)
 	// An unknown ref is an input error.
-	_, err = CheckCarriedOver(ctx, human, "nope", nil, lock)
+	_, err = CheckCarriedOver(ctx, GitRepos{}, human, "nope", nil, lock)
 	var ie *InputError
 	require.ErrorAs(t, err, &ie)
 }

@@ -47,21 +47,6 @@ type RunOptions struct {
 	ChunkSize int // bytes per range; default 8 MiB
 }
 
-// ReadRun reads a run file, TREC (`qid Q0 docid rank score tag`) or a cases JSONL
-// (`id` as query id, `retrieved` as the ranking, identity = parent_id else id),
-// detected by content, and keeps the top k of each query (ReadRunFrom).
-func ReadRun(ctx context.Context, path string, k int, opt RunOptions) (*Run, error) {
-	if k < 1 {
-		return nil, fmt.Errorf("run cutoff k must be at least 1, got %d", k)
-	}
-	f, err := input.Open(ctx, path)
-	if err != nil {
-		return nil, fmt.Errorf("failed to read run: %w", err)
-	}
-	defer f.Close()
-	return ReadRunFrom(ctx, f, path, k, opt)
-}
-
 // ReadRunFrom is ReadRun over an open run named file in messages, read from
 // its start: a TREC run or a cases JSONL, detected by content. A reader with
 // positioned reads (io.ReaderAt: an *os.File, a *bytes.Reader) is detected
