@@ -63,7 +63,7 @@ func parseGenerate(env *Env, args []string) (*generate.RunOptions, error) {
 }
 
 // execGenerate runs generate with o (runGenerate), says what it did and
-// publishes its output (also evaluate's stage).
+// publishes its output.
 func execGenerate(ctx context.Context, f *Factory, o *generate.RunOptions) error {
 	prog := lazyProgress(f, "generate: asking")
 	res, err := runGenerate(ctx, f, o, prog.Update)
@@ -74,9 +74,15 @@ func execGenerate(ctx context.Context, f *Factory, o *generate.RunOptions) error
 	if err != nil {
 		return err
 	}
+	sayGenerate(ctx, f, o, res)
+	return nil
+}
+
+// sayGenerate says what a generate run did (its summary on stdout) and
+// publishes its output's path.
+func sayGenerate(ctx context.Context, f *Factory, o *generate.RunOptions, res *generate.RunResult) {
 	summary.Generate(f.Env.Stdout, res, o.Jaccard, o.RoundTripK, o.Out, o.BatchOut, o.BatchIn)
 	f.Publisher().Publish(ctx, publish.PathOutputs(map[string]string{"out": o.Out, "batch-out": o.BatchOut}))
-	return nil
 }
 
 // runGenerate is the generate command's run: the output is created (as a
@@ -91,23 +97,15 @@ func runGenerate(ctx context.Context, f *Factory, o *generate.RunOptions, progre
 	if err != nil {
 		return nil, err
 	}
-	in := generate.In{OutName: o.Out, Logf: f.logf("generate"), Progress: progress}
+	in, err := generateServices(f, o, progress)
+	if err != nil {
+		return nil, err
+	}
+	in.OutName = o.Out
 	if o.BatchOut != "" {
 		in.BatchRequests = out
 	} else {
 		in.Out = out
-	}
-	if o.BatchOut == "" && o.BatchIn == "" {
-		key := llmAPIKey(f.Env)
-		if in.Client, err = o.LLM.Client(key); err != nil {
-			return nil, fmt.Errorf("generate: %w", err)
-		}
-		if o.Batch {
-			if in.BatchAPI, err = o.LLM.BatchClient(key); err != nil {
-				return nil, fmt.Errorf("generate: %w", err)
-			}
-			in.BatchState = judge.StateFile{Path: o.Out + judge.BatchStateSuffix}
-		}
 	}
 	if in.KB, err = kbfile.Load(ctx, o.KB); err != nil {
 		return nil, err
@@ -135,4 +133,27 @@ func runGenerate(ctx context.Context, f *Factory, o *generate.RunOptions, progre
 		return nil, err
 	}
 	return res, outs.Commit()
+}
+
+// generateServices are the services of a generate run: the chat server's
+// client and, with --batch, its Batch API client and the state file beside the
+// output (the API key read from the environment; the batch file modes ask no
+// server), the log and the progress.
+func generateServices(f *Factory, o *generate.RunOptions, progress func(done, total int)) (generate.In, error) {
+	in := generate.In{Logf: f.logf("generate"), Progress: progress}
+	if o.BatchOut != "" || o.BatchIn != "" {
+		return in, nil
+	}
+	key := llmAPIKey(f.Env)
+	var err error
+	if in.Client, err = o.LLM.Client(key); err != nil {
+		return in, fmt.Errorf("generate: %w", err)
+	}
+	if o.Batch {
+		if in.BatchAPI, err = o.LLM.BatchClient(key); err != nil {
+			return in, fmt.Errorf("generate: %w", err)
+		}
+		in.BatchState = judge.StateFile{Path: o.Out + judge.BatchStateSuffix}
+	}
+	return in, nil
 }

@@ -24,10 +24,7 @@ import (
 // more strategies with an LLM relevance judge and write graded qrels.
 // runF, when set, replaces its run (a test of the parsing alone).
 func NewCmdJudge(f *Factory, runF func(context.Context, *judge.RunOptions) error) *Command {
-	return newCommand(f, "judge", "grade the pooled top k of each run with an LLM judge (0-3) and write qrels for compare", parseJudge, func(ctx context.Context, o *judge.RunOptions) error {
-		_, err := execJudge(ctx, f, o)
-		return err
-	}, runF)
+	return newCommand(f, "judge", "grade the pooled top k of each run with an LLM judge (0-3) and write qrels for compare", parseJudge, func(ctx context.Context, o *judge.RunOptions) error { return execJudge(ctx, f, o) }, runF)
 }
 
 // judgeInputs are judge's Action inputs (`run` holds one NAME=FILE per line);
@@ -89,30 +86,19 @@ func parseJudge(env *Env, args []string) (*judge.RunOptions, error) {
 }
 
 // execJudge runs judge with o (runJudge), says what it did and publishes the
-// outputs' paths (also evaluate's stage).
-func execJudge(ctx context.Context, f *Factory, o *judge.RunOptions) (*judge.Result, error) {
+// outputs' paths.
+func execJudge(ctx context.Context, f *Factory, o *judge.RunOptions) error {
 	prog := lazyProgress(f, "judge: judging")
 	out, err := runJudge(ctx, f, o, prog.Update)
 	prog.Finish()
 	if errors.Is(err, context.Canceled) {
-		return nil, fmt.Errorf("judge: interrupted, nothing written (the judgments made are in the cache): %w", err)
+		return fmt.Errorf("judge: interrupted, nothing written (the judgments made are in the cache): %w", err)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if out.Summary != nil {
-		summary.Judge(f.Env.Stdout, out.Result, out.Summary)
-	}
-	if out.Sample != nil {
-		csv, jsonl := o.SheetPaths()
-		summary.HumanSample(f.Env.Stdout, out.Sample, csv, jsonl)
-	}
-	// Inside Actions: the paths of the labels and the report as step outputs.
-	f.Publisher().Publish(ctx, publish.PathOutputs(map[string]string{"qrels": o.QrelsOut, "judgments": o.JudgmentsOut, "json": o.JSONOut, "batch-out": o.BatchOut}))
-	if o.BatchOut != "" {
-		return nil, nil
-	}
-	return out.Result, nil
+	sayJudge(ctx, f, o, out)
+	return nil
 }
 
 // runJudge is the judge command's run: it creates the outputs (all or none; an
@@ -128,19 +114,11 @@ func runJudge(ctx context.Context, f *Factory, o *judge.RunOptions, progress fun
 	if err != nil {
 		return nil, err
 	}
-	in := judge.In{BatchRequests: ws[3], Now: time.Now, Logf: f.logf("judge"), Progress: progress}
-	if o.BatchOut == "" && o.BatchIn == "" {
-		key := llmAPIKey(f.Env)
-		if in.Client, err = o.LLM.Client(key); err != nil {
-			return nil, fmt.Errorf("judge: %w", err)
-		}
-		if o.Batch {
-			if in.BatchAPI, err = o.LLM.BatchClient(key); err != nil {
-				return nil, fmt.Errorf("judge: %w", err)
-			}
-			in.BatchState = judge.StateFile{Path: o.Cache + judge.BatchStateSuffix}
-		}
+	in, err := judgeServices(f, o, progress)
+	if err != nil {
+		return nil, err
 	}
+	in.BatchRequests = ws[3]
 	var files opened
 	defer files.close()
 	cache, err := openJudgeInputs(ctx, &files, o, &in)
@@ -154,26 +132,74 @@ func runJudge(ctx context.Context, f *Factory, o *judge.RunOptions, progress fun
 	if err != nil {
 		return nil, err
 	}
-	if res := out.Result; res != nil {
-		meta := judgereport.Meta{K: o.K, Price: o.Price}
-		for _, r := range o.Runs {
-			meta.Runs = append(meta.Runs, r.Name)
-		}
-		if err := atomicfile.Render(ws,
-			func(w io.Writer) error { return judge.WriteTREC(w, res) },
-			func(w io.Writer) error { return judge.WriteJSONL(w, res) },
-			judgereport.New(res, out.Summary, meta).WriteJSON, nil,
-			func(w io.Writer) error { return judge.WriteSheetCSV(w, out.Sample) },
-			func(w io.Writer) error { return judge.WriteSheetJSONL(w, out.Sample) }); err != nil {
+	if out.Result != nil {
+		if err := writeJudge(ws, o, out, nil); err != nil {
 			return nil, err
 		}
 	}
 	return out, outs.Commit()
 }
 
+// judgeServices are the services of a judge run: the chat server's client and,
+// with --batch, its Batch API client and the state file beside the cache (the
+// API key read from the environment; the batch file modes ask no server), the
+// clock, the log and the progress.
+func judgeServices(f *Factory, o *judge.RunOptions, progress func(done, total int)) (judge.In, error) {
+	in := judge.In{Now: time.Now, Logf: f.logf("judge"), Progress: progress}
+	if o.BatchOut != "" || o.BatchIn != "" {
+		return in, nil
+	}
+	key := llmAPIKey(f.Env)
+	var err error
+	if in.Client, err = o.LLM.Client(key); err != nil {
+		return in, fmt.Errorf("judge: %w", err)
+	}
+	if o.Batch {
+		if in.BatchAPI, err = o.LLM.BatchClient(key); err != nil {
+			return in, fmt.Errorf("judge: %w", err)
+		}
+		in.BatchState = judge.StateFile{Path: o.Cache + judge.BatchStateSuffix}
+	}
+	return in, nil
+}
+
+// writeJudge renders a judge run's labels (qrels: as given, else
+// judge.WriteTREC), judgments, report and human labelling sheet into the
+// writers of runJudge's outputs.
+func writeJudge(ws []io.Writer, o *judge.RunOptions, out *judge.RunResult, qrels []byte) error {
+	res := out.Result
+	meta := judgereport.Meta{K: o.K, Price: o.Price}
+	for _, r := range o.Runs {
+		meta.Runs = append(meta.Runs, r.Name)
+	}
+	writeQrels := func(w io.Writer) error { return judge.WriteTREC(w, res) }
+	if qrels != nil {
+		writeQrels = func(w io.Writer) error { _, err := w.Write(qrels); return err }
+	}
+	return atomicfile.Render(ws, writeQrels,
+		func(w io.Writer) error { return judge.WriteJSONL(w, res) },
+		judgereport.New(res, out.Summary, meta).WriteJSON, nil,
+		func(w io.Writer) error { return judge.WriteSheetCSV(w, out.Sample) },
+		func(w io.Writer) error { return judge.WriteSheetJSONL(w, out.Sample) })
+}
+
+// sayJudge says what a judge run did (its summary and the human sample on
+// stdout) and publishes the outputs' paths.
+func sayJudge(ctx context.Context, f *Factory, o *judge.RunOptions, out *judge.RunResult) {
+	if out.Summary != nil {
+		summary.Judge(f.Env.Stdout, out.Result, out.Summary)
+	}
+	if out.Sample != nil {
+		csv, jsonl := o.SheetPaths()
+		summary.HumanSample(f.Env.Stdout, out.Sample, csv, jsonl)
+	}
+	// Inside Actions: the paths of the labels and the report as step outputs.
+	f.Publisher().Publish(ctx, publish.PathOutputs(map[string]string{"qrels": o.QrelsOut, "judgments": o.JudgmentsOut, "json": o.JSONOut, "batch-out": o.BatchOut}))
+}
+
 // openJudgeInputs loads the KB and the prompt, opens judge's input files into
-// in (their errors worded as judge words them), and opens the cache (its
-// directory created), which it returns for the caller to close.
+// in (their errors worded as judge words them), and opens the cache, which it
+// returns for the caller to close.
 func openJudgeInputs(ctx context.Context, files *opened, o *judge.RunOptions, in *judge.In) (*judge.Cache, error) {
 	kb, err := kbfile.Load(ctx, o.KB)
 	if err != nil {
@@ -217,17 +243,23 @@ func openJudgeInputs(ctx context.Context, files *opened, o *judge.RunOptions, in
 		}
 		in.BatchResults = judge.Reader{Name: o.BatchIn, R: b}
 	}
-	if o.Cache != "" {
-		if err := os.MkdirAll(filepath.Dir(o.Cache), 0o755); err != nil { //nolint:gosec // G301: the cache's directory, 0755 like atomicfile's output directories
-			return nil, fmt.Errorf("failed to create the cache directory: %w", err)
-		}
-	}
-	cache, err := judge.OpenCache(o.Cache)
+	cache, err := openJudgeCache(o)
 	if err != nil {
 		return nil, err
 	}
 	in.Cache = cache
 	return cache, nil
+}
+
+// openJudgeCache opens the judge's cache (its directory created; Cache "": an
+// in-memory one).
+func openJudgeCache(o *judge.RunOptions) (*judge.Cache, error) {
+	if o.Cache != "" {
+		if err := os.MkdirAll(filepath.Dir(o.Cache), 0o755); err != nil { //nolint:gosec // G301: the cache's directory, 0755 like atomicfile's output directories
+			return nil, fmt.Errorf("failed to create the cache directory: %w", err)
+		}
+	}
+	return judge.OpenCache(o.Cache)
 }
 
 // llmAPIKey is the chat server's API key from the environment:
