@@ -402,3 +402,29 @@ func TestReadRunFrom(t *testing.T) {
 		require.EqualError(t, err, "x.run: empty run", "%T", r)
 	}
 }
+
+// FuzzReadRunFrom: an open run reads the same whatever the reader offers:
+// positioned reads with a Size (a *bytes.Reader: detection without moving the
+// offset, a TREC run in parallel ranges) or Read alone (detection from the
+// bytes read, then the same bytes parsed in order); the same run, or the same
+// error.
+func FuzzReadRunFrom(f *testing.F) {
+	f.Add("q1 Q0 d1 1 0.5 t\nq2 Q0 d1 1 3 t\n", uint8(2))
+	f.Add("\xEF\xBB\xBF \n{\"id\":\"q1\",\"retrieved\":[\"a\",\"b\"]}\n", uint8(1))
+	f.Add("\xEF\xBB", uint8(1))
+	f.Add(" \n\t", uint8(1))
+	f.Fuzz(func(t *testing.T, content string, k uint8) {
+		kk := int(k%5) + 1
+		ctx := context.Background()
+		at, aerr := ReadRunFrom(ctx, bytes.NewReader([]byte(content)), "run", kk, RunOptions{Workers: 2, ChunkSize: 7})
+		seq, serr := ReadRunFrom(ctx, onlyReader{strings.NewReader(content)}, "run", kk, RunOptions{Workers: 2, ChunkSize: 7})
+		if (aerr == nil) != (serr == nil) {
+			t.Fatalf("positioned err %v, plain err %v", aerr, serr)
+		}
+		if aerr != nil {
+			assert.Equal(t, serr.Error(), aerr.Error())
+			return
+		}
+		assert.Equal(t, at, seq)
+	})
+}
