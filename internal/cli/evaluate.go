@@ -404,7 +404,7 @@ func (e *evaluateFront) Judged(ctx context.Context, s *evaluate.JudgeStage, res 
 	if err := e.commit(); err != nil {
 		return err
 	}
-	e.judge = res.Result
+	e.judge, e.kb = res.Result, nil // the KB's last reader has run
 	sayJudge(ctx, e.sf, s, res)
 	return nil
 }
