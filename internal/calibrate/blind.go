@@ -96,7 +96,8 @@ func humanKeyer(ownerless string) func(*labelfile.Label) string {
 // judgeKey is a judge score's identity: its case, dimension, score and run
 // (judged_at as an instant, whatever its zone or format).
 func judgeKey(l *labelfile.Label) string {
-	return l.Dimension + "\x00" + l.CaseID + "\x00" + strconv.FormatFloat(l.Score, 'g', -1, 64) + "\x00" + l.At.UTC().Format(time.RFC3339Nano)
+	return l.Dimension + "\x00" + l.CaseID + "\x00" + strconv.FormatFloat(l.Score, 'g', -1, 64) + "\x00" +
+		strconv.FormatInt(l.At.Unix(), 10) + "." + strconv.Itoa(l.At.Nanosecond())
 }
 
 // ownerless is the rater a label without a rater id reads as: the owner, under
