@@ -215,10 +215,9 @@ func adopt(base, cur *labelfile.Lock, changes []LockChange) ([]LockChange, *Adop
 		case c.Key == "owner":
 			covered = c.FromDefault
 		default:
-			name, ok := strings.CutPrefix(c.Key, "dimensions.")
-			if name, ok = strings.CutSuffix(name, ".carried_over"); ok {
-				covered = c.From == "false" && c.To == "true" && slices.Contains(cur.Adoption.CarriedOver, name)
-			}
+			name, dim := strings.CutPrefix(c.Key, "dimensions.")
+			name, flag := strings.CutSuffix(name, ".carried_over")
+			covered = dim && flag && c.From == "false" && c.To == "true" && slices.Contains(cur.Adoption.CarriedOver, name)
 		}
 		if covered {
 			a.Covered = append(a.Covered, c)
