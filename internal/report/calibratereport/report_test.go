@@ -199,6 +199,42 @@ func TestPanelDocumentReadBack(t *testing.T) {
 }
 
 // A panel dimension without labels says so in one line.
+// The adoption's document (owner, panel adoption, definition, the lock's
+// covered changes) round-trips through Read and renders the same; a lock
+// without them has none of their keys.
+func TestAdoptedDocumentReadBack(t *testing.T) {
+	doc := calibratereport.New(adoptedDemo(t))
+	var js bytes.Buffer
+	require.NoError(t, doc.WriteJSON(&js))
+	back, err := calibratereport.Read(bytes.NewReader(js.Bytes()))
+	require.NoError(t, err)
+	for _, render := range []func(*calibratereport.Document, *bytes.Buffer) error{
+		func(d *calibratereport.Document, b *bytes.Buffer) error { return d.Markdown(b, "") },
+		func(d *calibratereport.Document, b *bytes.Buffer) error { return d.Text(b) },
+	} {
+		var a, b bytes.Buffer
+		require.NoError(t, render(doc, &a))
+		require.NoError(t, render(back, &b))
+		assert.Equal(t, a.String(), b.String())
+	}
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(js.Bytes(), &m))
+	assert.Equal(t, "owner", m["owner"])
+	assert.Equal(t, []any{"groundedness"}, m["panel_adoption"].(map[string]any)["carried_over"])
+	lock := m["lock"].(map[string]any)
+	assert.Equal(t, []any{"min_kappa: 0.7 -> 0.6"}, lock["changed"])
+	assert.Equal(t, []any{"raters: single (default) -> panel", `owner: (none) -> "owner"`, "dimensions.groundedness.carried_over: false -> true"},
+		lock["adoption"].(map[string]any)["changes"])
+	assert.Contains(t, m["dimensions"].(map[string]any)["faithfulness"].(map[string]any)["constructs"].(map[string]any)["definition"], "contradicts")
+	assertSortedKeys(t, json.NewDecoder(bytes.NewReader(js.Bytes())), "$")
+
+	var plain bytes.Buffer
+	require.NoError(t, calibratereport.New(panelDemo(t)).WriteJSON(&plain))
+	for _, key := range []string{`"owner":`, `"panel_adoption":`, `"adoption":`, `"definition":`} {
+		assert.NotContains(t, plain.String(), key, "a lock without it has no %s key", key)
+	}
+}
+
 func TestPanelWithoutLabels(t *testing.T) {
 	lock, err := labelfile.ReadLock([]byte(`{"dimensions": {"a": {"construct": "x", "gated": false}}, "bins": [0.5],
  "kappa_weighting": "none", "min_kappa": 0, "raters": "panel"}`), "lock.json")
