@@ -102,7 +102,8 @@ func panelDemo(t *testing.T) *calibrate.Result {
 			LabelCommit: strings.Repeat("c", 40), JudgeCommit: strings.Repeat("d", 40), JudgedAt: time.Date(2026, 9, 20, 9, 0, 0, 0, time.UTC),
 			File: "human.jsonl", Line: 6}}},
 		{Rater: "owner", Labels: 44, Violations: []calibrate.BlindViolation{{CaseID: "en-golden-003", Dimension: "faithfulness", Adjudication: true,
-			Code: calibrate.BlindSameCommit, LabelCommit: strings.Repeat("e", 40), JudgeCommit: strings.Repeat("e", 40), File: "human.jsonl", Line: 13}}},
+			Code: calibrate.BlindSameCommit, LabelCommit: strings.Repeat("e", 40), JudgeCommit: strings.Repeat("e", 40),
+			JudgedAt: time.Date(2026, 10, 1, 11, 0, 0, 0, time.FixedZone("", 2*3600)), File: "human.jsonl", Line: 13}}},
 	}}
 	r.Finish()
 	return r
