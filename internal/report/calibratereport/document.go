@@ -466,8 +466,8 @@ func (d *Document) Markdown(w io.Writer, marker string) error {
 	}
 	fmt.Fprintf(&b, "## %s Judge calibration: %s\n\n", icon, strings.ToUpper(string(d.Verdict)))
 	fmt.Fprintf(&b, "Agreement between human labels and the LLM judge, per dimension, on the lock's frozen constants: %s. "+
-		"The gate needs weighted kappa ≥ min\\_kappa on every gated dimension, no construct mismatch, no anchoring violation%s%s, and an unchanged lock.\n\n",
-		esc(d.lockSummary()), d.unpairedRule(), d.processRule())
+		"The gate needs weighted kappa ≥ min\\_kappa on every gated dimension, no construct mismatch, no anchoring violation%s%s, and an unchanged lock%s.\n\n",
+		esc(d.lockSummary()), d.unpairedRule(), d.processRule(), d.adoptionRule())
 	b.WriteString("| dimension | gated | n | agreement | kappa | weighted kappa | 95% CI | status |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---|---|\n")
 	dims := d.dimensions()
@@ -619,6 +619,15 @@ func (dim *Dimension) statusCell() string {
 		return string(dim.Status) + ", too many unpaired"
 	}
 	return string(dim.Status)
+}
+
+// adoptionRule is the clause of the Markdown's gate sentence on a panel
+// adoption declared since the base.
+func (d *Document) adoptionRule() string {
+	if d.Lock.Adoption == nil {
+		return ""
+	}
+	return " (but for the panel adoption it declares)"
 }
 
 // unpairedRule is the --max-unpaired clause of the Markdown's gate sentence.
