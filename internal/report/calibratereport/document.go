@@ -328,7 +328,7 @@ func (d *Document) lockSummary() string {
 		out += ", " + ratersRule(d.Raters)
 	}
 	if d.Owner != "" {
-		out += ", owner " + d.Owner + " (adjudicates; never a panel rater)"
+		out += ", owner " + strconv.Quote(d.Owner) + " (adjudicates; never a panel rater)"
 	}
 	if a := d.PanelAdoption; a != nil {
 		out += ", adopted from single rater: " + adoptionText(a.Reason, a.CarriedOver)
