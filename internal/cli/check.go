@@ -15,6 +15,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/junit"
 )
 
 // NewCmdCheck is `retrieval-gate check`: score each case, aggregate, enforce
@@ -31,6 +32,7 @@ type checkOptions struct {
 	run                            check.Options
 	jsonOut, markdownOut, casesOut string
 	htmlOut                        string        // --html
+	junitOut                       string        // --junit
 	hist                           historyFlags  // --history, --history-branch (history.go)
 	comment                        commentFlags  // --comment, --comment-key, --pr (publication.go)
 	baseline                       baselineFlags // --baseline, --write-baseline, regression gates (check_baseline.go)
@@ -66,6 +68,7 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	fs.StringVar(&o.casesOut, "cases-out", "", "write per-case scores as JSONL to `FILE`")
 	fs.StringVar(&r.ParentSep, "parent-from-id", "", "a retrieved entry without parent_id is the card before the last `SEPARATOR` of its id (card-12#chunk-3 with # is card-12)")
 	fs.StringVar(&o.htmlOut, "html", "", "write the report as one self-contained HTML `FILE`")
+	fs.StringVar(&o.junitOut, "junit", "", "write the gates and the integrity problems as a JUnit XML `FILE` (the test view of Jenkins, GitLab, Azure Pipelines, ...)")
 	o.hist.register(fs, "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	fs.BoolVar(&o.suggestFloors, "suggest-floors", false, "after the report, print a floor per measure and group from this run (the lower bound of its 95% interval, rounded down to 0.01) as --floor flags and as the floors Action input")
 	o.comment.register(fs, checkCommentKey)
@@ -100,7 +103,7 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 		return nil, err
 	}
 	if err := refuseOverwrite("check", src, []file{{"cases", o.cases}, {"kb", o.kb}, {"baseline", o.baseline.baselineFile()}},
-		[]file{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}, {"html", o.htmlOut}, {"history", o.hist.file()}, {"write-baseline", o.baseline.write}}); err != nil {
+		[]file{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}, {"html", o.htmlOut}, {"junit", o.junitOut}, {"history", o.hist.file()}, {"write-baseline", o.baseline.write}}); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -111,7 +114,7 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	// The outputs, all or none (an unwritable one fails before the inputs are read).
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
-	ws, err := outs.AddAll(o.casesOut, o.baseline.write, o.jsonOut, o.markdownOut, o.htmlOut)
+	ws, err := outs.AddAll(o.casesOut, o.baseline.write, o.jsonOut, o.markdownOut, o.htmlOut, o.junitOut)
 	if err != nil {
 		return err
 	}
@@ -174,7 +177,8 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 			_, err := io.WriteString(w, doc.Markdown(checkreport.MarkdownOptions{Marker: publish.Marker(o.comment.key)}))
 			return err
 		},
-		func(w io.Writer) error { return htmlreport.CheckHTML(w, doc) }); err != nil {
+		func(w io.Writer) error { return htmlreport.CheckHTML(w, doc) },
+		func(w io.Writer) error { return junit.Write(w, junit.Check(res)) }); err != nil {
 		return err
 	}
 	if w := doc.UnknownKeysWarning(); w != "" {

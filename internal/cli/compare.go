@@ -15,6 +15,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/junit"
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
@@ -44,6 +45,7 @@ type compareOptions struct {
 	jsonOut, mdOut, perQuery string
 	comment                  commentFlags // its own key, compare: never check's or calibrate's comment
 	htmlOut                  string       // --html
+	junitOut                 string       // --junit
 	hist                     historyFlags // --history, --history-branch (history.go)
 	trend                    trendFlag    // --trend-runs (history.go)
 }
@@ -85,6 +87,7 @@ func parseCompare(env *Env, args []string) (*compareOptions, error) {
 	fs.StringVar(&o.perQuery, "per-query", "", "write per-query metrics here (JSONL)")
 	o.comment.register(fs, compareCommentKey)
 	fs.StringVar(&o.htmlOut, "html", "", "write the dashboard here: one self-contained HTML `FILE`")
+	fs.StringVar(&o.junitOut, "junit", "", "write the gates as a JUnit XML `FILE` (the test view of Jenkins, GitLab, Azure Pipelines, ...)")
 	o.hist.register(fs, "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	fs.StringVar(&r.Gate.Strategy, "gate-strategy", "", "make compare a gate on the strategy `NAME` you run in production (with --floor or --fail-if-beaten); off by default")
 	fs.Var(floors, "floor", compare.FloorGrammar.Usage()+"; on the --gate-strategy")
@@ -130,7 +133,7 @@ func parseCompare(env *Env, args []string) (*compareOptions, error) {
 	for _, f := range o.files.Runs {
 		inputs = append(inputs, file{"run", f.Path})
 	}
-	if err := refuseOverwrite("compare", src, inputs, []file{{"json", o.jsonOut}, {"markdown", o.mdOut}, {"per-query", o.perQuery}, {"html", o.htmlOut}, {"history", o.hist.file()}}); err != nil {
+	if err := refuseOverwrite("compare", src, inputs, []file{{"json", o.jsonOut}, {"markdown", o.mdOut}, {"per-query", o.perQuery}, {"html", o.htmlOut}, {"junit", o.junitOut}, {"history", o.hist.file()}}); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -149,7 +152,7 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 	// The outputs, all or none (an unwritable one fails before the inputs are read).
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
-	ws, err := outs.AddAll(o.jsonOut, o.mdOut, o.perQuery, o.htmlOut)
+	ws, err := outs.AddAll(o.jsonOut, o.mdOut, o.perQuery, o.htmlOut, o.junitOut)
 	if err != nil {
 		return err
 	}
@@ -174,7 +177,8 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 	doc.Trend = reads.trend
 	if err := atomicfile.Render(ws, doc.WriteJSON, doc.Markdown,
 		func(w io.Writer) error { return comparereport.PerQuery(w, res) },
-		func(w io.Writer) error { return htmlreport.CompareHTML(w, doc, res, reads.overRuns) }); err != nil {
+		func(w io.Writer) error { return htmlreport.CompareHTML(w, doc, res, reads.overRuns) },
+		func(w io.Writer) error { return junit.Write(w, junit.Compare(res)) }); err != nil {
 		return err
 	}
 	// The history is appended before the outputs are published: its failure
