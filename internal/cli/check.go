@@ -35,6 +35,7 @@ type checkOptions struct {
 	junitOut                       string        // --junit
 	hist                           historyFlags  // --history, --history-branch (history.go)
 	comment                        commentFlags  // --comment, --comment-key, --pr (publication.go)
+	checkRun                       checkRunFlag  // --check-run (publication.go)
 	baseline                       baselineFlags // --baseline, --write-baseline, regression gates (check_baseline.go)
 	trend                          trendFlag     // --trend-runs (history.go)
 	suggestFloors                  bool          // --suggest-floors
@@ -46,7 +47,7 @@ var checkInputs = commentInputs(actionInputs{
 	"cases": "", "kb": "", "k": "", "min-hit": "", "min-recall": "", "floors": "", "allow-empty": "", "reference-locale": "",
 	"json": "retrieval-gate.json", "markdown": "", "cases-out": "", "parent-from-id": "",
 	"html": "", "history": "", "history-branch": "", "trend-runs": "",
-	"baseline": "", "baseline-artifact": "", "write-baseline": "", "max-drop-hit": "", "max-drop-recall": "", "max-drop-ndcg": "", "max-drops": "", "regression-test": "", "rank-drop": "",
+	"check-run": "", "baseline": "", "baseline-artifact": "", "write-baseline": "", "max-drop-hit": "", "max-drop-recall": "", "max-drop-ndcg": "", "max-drops": "", "regression-test": "", "rank-drop": "",
 })
 
 func parseCheck(env *Env, args []string) (*checkOptions, error) {
@@ -72,6 +73,7 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	o.hist.register(fs, "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	fs.BoolVar(&o.suggestFloors, "suggest-floors", false, "after the report, print a floor per measure and group from this run (the lower bound of its 95% interval, rounded down to 0.01) as --floor flags and as the floors Action input")
 	o.comment.register(fs, checkCommentKey)
+	o.checkRun.register(fs)
 	o.baseline.register(fs, r)
 	o.trend.register(fs)
 	src, err := parseFlags(fs, env, args, checkInputs)
@@ -214,7 +216,7 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	if cmp != nil && !cmp.Available {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: no baseline: %s\n", doc.Baseline.Reason)
 	}
-	pub := checkPublication(res, doc, o.comment, o.jsonOut)
+	pub := o.checkRun.publication(checkPublication(res, doc, o.comment, o.jsonOut))
 	publish.BaselineOutputs(pub.Outputs, cmp)
 	publishRun(ctx, f, pub, hist, o.htmlOut, reads.warning, kWarning)
 

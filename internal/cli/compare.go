@@ -44,6 +44,7 @@ type compareOptions struct {
 	run                      compare.Options
 	jsonOut, mdOut, perQuery string
 	comment                  commentFlags // its own key, compare: never check's or calibrate's comment
+	checkRun                 checkRunFlag // --check-run, when it gates (publication.go)
 	htmlOut                  string       // --html
 	junitOut                 string       // --junit
 	hist                     historyFlags // --history, --history-branch (history.go)
@@ -54,14 +55,14 @@ type compareOptions struct {
 // compare keeps its own sticky PR comment (key compare) and the job summary.
 var compareInputs = commentInputs(actionInputs{
 	"qrels": "", "run": "", "k": "", "gain": "", "relevant-level": "", "judged-only": "", "baseline": "", "primary": "", "bootstrap": "", "seed": "",
-	"gate-strategy": "", "floors": "", "fail-if-beaten": "",
+	"gate-strategy": "", "floors": "", "fail-if-beaten": "", "check-run": "",
 	"json": "retrieval-gate-compare.json", "markdown": "", "per-query": "",
 	"html": "", "history": "", "history-branch": "", "trend-runs": "",
 })
 
 // newCompareOptions are compare's defaults (its flags' and evaluate's stage's).
 func newCompareOptions() *compareOptions {
-	return &compareOptions{trend: trendFlag{runs: trend.DefaultRuns},
+	return &compareOptions{trend: trendFlag{runs: trend.DefaultRuns}, checkRun: checkRunFlag{publish.CheckRunAuto},
 		run: compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Primary: compare.Primary, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed}}
 }
 
@@ -86,6 +87,7 @@ func parseCompare(env *Env, args []string) (*compareOptions, error) {
 	fs.StringVar(&o.mdOut, "markdown", "", "write the Markdown report here")
 	fs.StringVar(&o.perQuery, "per-query", "", "write per-query metrics here (JSONL)")
 	o.comment.register(fs, compareCommentKey)
+	o.checkRun.register(fs)
 	fs.StringVar(&o.htmlOut, "html", "", "write the dashboard here: one self-contained HTML `FILE`")
 	fs.StringVar(&o.junitOut, "junit", "", "write the gates as a JUnit XML `FILE` (the test view of Jenkins, GitLab, Azure Pipelines, ...)")
 	o.hist.register(fs, "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
@@ -201,9 +203,9 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 	if err := doc.Markdown(&md); err != nil {
 		return err
 	}
-	pub := o.comment.publication(publish.Publication{Markdown: md.String(),
+	pub := o.checkRun.publication(o.comment.publication(publish.Publication{Markdown: md.String(),
 		Outputs:     map[string]string{"recommended": res.Recommended, "verdict": string(res.Verdict()), "json": o.jsonOut},
-		PathOutputs: []string{"json"}, Failed: res.Verdict() == outcome.Fail})
+		PathOutputs: []string{"json"}, Failed: res.Verdict() == outcome.Fail, CheckTitle: publish.CompareCheck(len(res.Gates), res.Failed())}))
 	publishRun(ctx, f, pub, hist, o.htmlOut, reads.warning)
 	return gateError(res.Failed())
 }
