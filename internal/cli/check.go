@@ -14,6 +14,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/codequality"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/junit"
 )
@@ -33,6 +34,7 @@ type checkOptions struct {
 	jsonOut, markdownOut, casesOut string
 	htmlOut                        string        // --html
 	junitOut                       string        // --junit
+	codeQualityOut                 string        // --codequality
 	hist                           historyFlags  // --history, --history-branch (history.go)
 	comment                        commentFlags  // --comment, --comment-key, --pr (publication.go)
 	checkRun                       checkRunFlag  // --check-run (publication.go)
@@ -69,6 +71,7 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	fs.StringVar(&o.casesOut, "cases-out", "", "write per-case scores as JSONL to `FILE`")
 	fs.StringVar(&r.ParentSep, "parent-from-id", "", "a retrieved entry without parent_id is the card before the last `SEPARATOR` of its id (card-12#chunk-3 with # is card-12)")
 	fs.StringVar(&o.htmlOut, "html", "", "write the report as one self-contained HTML `FILE`")
+	fs.StringVar(&o.codeQualityOut, "codequality", "", "write the integrity problems as a GitLab Code Quality report (code-climate JSON) to `FILE`, for the merge request's Code Quality widget")
 	fs.StringVar(&o.junitOut, "junit", "", "write the gates and the integrity problems as a JUnit XML `FILE` (the test view of Jenkins, GitLab, Azure Pipelines, ...)")
 	o.hist.register(fs, "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	fs.BoolVar(&o.suggestFloors, "suggest-floors", false, "after the report, print a floor per measure and group from this run (the lower bound of its 95% interval, rounded down to 0.01) as --floor flags and as the floors Action input")
@@ -105,7 +108,7 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 		return nil, err
 	}
 	if err := refuseOverwrite("check", src, []file{{"cases", o.cases}, {"kb", o.kb}, {"baseline", o.baseline.baselineFile()}},
-		[]file{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}, {"html", o.htmlOut}, {"junit", o.junitOut}, {"history", o.hist.file()}, {"write-baseline", o.baseline.write}}); err != nil {
+		[]file{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}, {"html", o.htmlOut}, {"junit", o.junitOut}, {"codequality", o.codeQualityOut}, {"history", o.hist.file()}, {"write-baseline", o.baseline.write}}); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -116,7 +119,7 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	// The outputs, all or none (an unwritable one fails before the inputs are read).
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
-	ws, err := outs.AddAll(o.casesOut, o.baseline.write, o.jsonOut, o.markdownOut, o.htmlOut, o.junitOut)
+	ws, err := outs.AddAll(o.casesOut, o.baseline.write, o.jsonOut, o.markdownOut, o.htmlOut, o.junitOut, o.codeQualityOut)
 	if err != nil {
 		return err
 	}
@@ -180,7 +183,8 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 			return err
 		},
 		func(w io.Writer) error { return htmlreport.CheckHTML(w, doc) },
-		func(w io.Writer) error { return junit.Write(w, junit.Check(res)) }); err != nil {
+		func(w io.Writer) error { return junit.Write(w, junit.Check(res)) },
+		func(w io.Writer) error { return codequality.Write(w, codequality.Issues(res, o.cases)) }); err != nil {
 		return err
 	}
 	if w := doc.UnknownKeysWarning(); w != "" {

@@ -44,20 +44,24 @@ const (
 type APIError struct {
 	Op      string // "list", "create", "update", "delete", "hide", "identify"
 	Object  string // what the call was about; "" is the PR comment
+	Service string // who answered; "" is GitHub (GitLab's notes use the same upsert)
 	Kind    ErrorKind
 	Status  int    // HTTP status, 0 for network errors
 	Message string // GitHub's message, the rate-limit explanation, or the network error
 }
 
 func (e *APIError) Error() string {
-	obj := e.Object
+	obj, svc := e.Object, e.Service
 	if obj == "" {
 		obj = "PR comment"
+	}
+	if svc == "" {
+		svc = "GitHub"
 	}
 	if e.Status == 0 {
 		return fmt.Sprintf("failed to %s the %s: %s", e.Op, obj, e.Message)
 	}
-	return fmt.Sprintf("failed to %s the %s: GitHub answered %d %s", e.Op, obj, e.Status, e.Message)
+	return fmt.Sprintf("failed to %s the %s: %s answered %d %s", e.Op, obj, svc, e.Status, e.Message)
 }
 
 // Client makes the issue-comment calls of the sticky PR comment through go-github,
