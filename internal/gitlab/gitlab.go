@@ -110,6 +110,9 @@ var DefaultPolicy = httpretry.Policy{Attempts: 4, BaseDelay: 500 * time.Millisec
 // practice, and a page over this cap fails rather than exhausting memory).
 const MaxAnswer = 64 << 20
 
+// maxAnswer is the cap in force (a test lowers it to exercise the bound quickly).
+var maxAnswer int64 = MaxAnswer
+
 // Client makes the notes and artifacts calls for one project.
 type Client struct {
 	http    *http.Client
@@ -287,7 +290,7 @@ func (c *Client) ListNotes(ctx context.Context, iid int) ([]Note, error) {
 	page := "1"
 	for range maxPages {
 		q := url.Values{"sort": {"asc"}, "order_by": {"created_at"}, "per_page": {"100"}, "page": {page}}
-		data, h, err := c.do(ctx, http.MethodGet, c.endpoint(fmt.Sprintf("/merge_requests/%d/notes", iid), q), nil, "list", "MR notes", MaxAnswer)
+		data, h, err := c.do(ctx, http.MethodGet, c.endpoint(fmt.Sprintf("/merge_requests/%d/notes", iid), q), nil, "list", "MR notes", maxAnswer)
 		if err != nil {
 			return nil, err
 		}
@@ -327,7 +330,7 @@ func (c *Client) DeleteNote(ctx context.Context, iid int, id int64) error {
 }
 
 func (c *Client) writeNote(ctx context.Context, method, target, body, op string) (Note, error) {
-	data, _, err := c.do(ctx, method, target, map[string]string{"body": body}, op, "MR note", MaxAnswer)
+	data, _, err := c.do(ctx, method, target, map[string]string{"body": body}, op, "MR note", maxAnswer)
 	if err != nil {
 		return Note{}, err
 	}
