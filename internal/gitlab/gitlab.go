@@ -301,16 +301,21 @@ func (c *Client) ListNotes(ctx context.Context, iid int) ([]Note, error) {
 		for _, n := range notes {
 			out = append(out, n.note())
 		}
-		next := strings.TrimSpace(h.Get("X-Next-Page"))
-		if next == "" || next == page {
-			break
-		}
-		if _, err := strconv.Atoi(next); err != nil {
+		next, ok := nextPage(h, page)
+		if !ok {
 			break
 		}
 		page = next
 	}
 	return out, nil
+}
+
+// nextPage is the X-Next-Page of an answer to page; false when it names no
+// further page (empty on the last page, or not a page number).
+func nextPage(h http.Header, page string) (string, bool) {
+	next := strings.TrimSpace(h.Get("X-Next-Page"))
+	n, err := strconv.Atoi(next)
+	return next, err == nil && n >= 1 && next != page
 }
 
 // CreateNote adds a note to merge request iid.

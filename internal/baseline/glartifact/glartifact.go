@@ -92,7 +92,7 @@ func auto(ctx context.Context, ci gitlab.CI, name string, policy httpretry.Polic
 	}
 	path := filepath.Join(dir, ghartifact.FileName)
 	f := &Found{Path: path, Job: name, Ref: ref, dir: dir}
-	out, err := os.Create(path) //nolint:gosec // G304: a file in the directory just made
+	out, err := os.Create(path)
 	if err != nil {
 		_ = f.Cleanup()
 		return nil, unavailable(ghartifact.LocalIO, "could not write the baseline: %v", err)

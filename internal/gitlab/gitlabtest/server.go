@@ -461,7 +461,8 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request, m []string) {
 
 func (s *Server) json(n *Note) map[string]any {
 	return map[string]any{
-		"id": n.ID, "body": n.Body, "system": n.System, "noteable_type": "MergeRequest", "noteable_iid": n.MR,
+		"id": n.ID, "body": n.Body, "system": n.System, "noteable_type": "MergeRequest", "noteable_iid": n.MR, //nolint:misspell // GitLab's field names
+
 		"author":     map[string]any{"id": s.userID(n.Author), "username": n.Author, "name": n.Author},
 		"created_at": n.CreatedAt.Format(time.RFC3339Nano), "updated_at": n.UpdatedAt.Format(time.RFC3339Nano),
 	}
