@@ -165,7 +165,11 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	}
 	doc.Trend = reads.trend
 	if ws[1] != nil {
-		if err := bl.WriteFile(ctx, ws[1], run, env.Getenv, o.cases, kb.Len(), doc.WriteJSON); err != nil {
+		prov, err := f.provenance()
+		if err != nil {
+			return fmt.Errorf("--write-baseline: %w", err)
+		}
+		if err := bl.WriteFile(ws[1], run, prov, o.cases, kb.Len(), doc.WriteJSON); err != nil {
 			return err
 		}
 	}
@@ -182,7 +186,7 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	}
 	// The history is appended before the outputs are published: its failure
 	// then leaves no output either.
-	hist, err := recordHistory(ctx, env, o.hist, "check", fingerprintOf(check.Fingerprint(o.cases, o.kb, o.run)), doc.WriteJSON)
+	hist, err := recordHistory(f, o.hist, "check", fingerprintOf(check.Fingerprint(o.cases, o.kb, o.run)), doc.WriteJSON)
 	if err != nil {
 		return err
 	}

@@ -216,7 +216,7 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 		if err != nil {
 			return fmt.Errorf("evaluate: --history: compare's report: %w", err)
 		}
-		if hist, err = recordHistory(ctx, env, o.hist, "evaluate", fingerprintOf(o.Fingerprint(plan.Names(), used)), func(w io.Writer) error {
+		if hist, err = recordHistory(f, o.hist, "evaluate", fingerprintOf(o.Fingerprint(plan.Names(), used)), func(w io.Writer) error {
 			_, err := w.Write(doc)
 			return err
 		}); err != nil {
