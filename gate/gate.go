@@ -66,7 +66,13 @@ func Check(ctx context.Context, cases io.Reader, kb *KB, o Options) (*Report, er
 	if n, ok := cases.(interface{ Name() string }); ok && n.Name() != "" {
 		name = n.Name()
 	}
-	res, err := check.Run(ctx, check.In{Cases: cases, CasesName: name, KB: kb.kb}, opts)
+	in := check.In{Cases: cases, CasesName: name, KB: kb.kb}
+	kc, err := check.ResolveK(ctx, &in, o.K)
+	if err != nil {
+		return nil, err
+	}
+	opts.K = kc.K
+	res, err := check.Run(ctx, in, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -75,8 +81,8 @@ func Check(ctx context.Context, cases io.Reader, kb *KB, o Options) (*Report, er
 
 // internal validates o and maps it to check.Options.
 func (o Options) internal() (check.Options, error) {
-	co := check.Options{K: o.K, ReferenceLocale: o.ReferenceLocale, AllowEmpty: o.AllowEmpty, ParentSep: o.ParentFromID}
-	if co.K < 0 {
+	co := check.Options{ReferenceLocale: o.ReferenceLocale, AllowEmpty: o.AllowEmpty, ParentSep: o.ParentFromID}
+	if o.K < 0 {
 		return co, fmt.Errorf("gate: K must be at least 1, got %d", o.K)
 	}
 	if co.ReferenceLocale == "" {

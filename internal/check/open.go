@@ -95,7 +95,7 @@ func (b *Baseline) WriteFile(w io.Writer, run *Result, p history.Provenance, cas
 		return err
 	}
 	h := baseline.Header{Aggregates: []byte(strings.TrimSpace(agg.String())), CasesFile: casesFile, Commit: p.Commit,
-		CreatedAt: p.TimeText(), K: run.K.K, KBCards: kbCards, Cases: run.Gate.Total, KBFingerprint: run.KBFingerprint}
+		CreatedAt: p.TimeText(), K: run.Gate.K, KBCards: kbCards, Cases: run.Gate.Total, KBFingerprint: run.KBFingerprint}
 	if _, err := b.body.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
