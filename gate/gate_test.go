@@ -190,7 +190,7 @@ func TestLiveChroma(t *testing.T) {
 	cases, err := os.Open(demo + "/cases.jsonl")
 	require.NoError(t, err)
 	defer cases.Close()
-	rep, err := gate.Live(context.Background(), gate.LiveOptions{KB: demo + "/kb", Cases: cases, ChromaURL: url,
+	rep, err := gate.Live(context.Background(), gate.LiveOptions{KB: demo + "/kb", Cases: cases, Store: "chroma", StoreURL: url,
 		Check: gate.Options{Floors: []string{"retrieval_hit_at_k=0.85", "retrieval_recall_at_k=0.8"}}})
 	require.NoError(t, err)
 	assert.True(t, rep.Passed(), rep.Markdown())

@@ -10,7 +10,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/gate"
 )
 
-// The live gate: the KB in the embedded store (or Chroma when CHROMA_URL is
+// The live gate: the KB in the embedded store (or Chroma, which a StoreURL implies, when CHROMA_URL is
 // set), the cases' queries retrieved, then checked against a recall floor.
 func TestRetrievalLive(t *testing.T) {
 	cases, err := os.Open("../../testdata/demo/cases.jsonl")
@@ -19,7 +19,7 @@ func TestRetrievalLive(t *testing.T) {
 	}
 	defer cases.Close()
 	rep, err := gate.Live(context.Background(), gate.LiveOptions{
-		KB: "../../testdata/demo/kb", Cases: cases, Strategy: "dense", ChromaURL: os.Getenv("CHROMA_URL"),
+		KB: "../../testdata/demo/kb", Cases: cases, Strategy: "dense", StoreURL: os.Getenv("CHROMA_URL"), // "": the embedded store
 		Check: gate.Options{Floors: []string{"retrieval_recall_at_k=0.8"}},
 	})
 	if err != nil {

@@ -60,8 +60,6 @@ var getenvAllowed = map[string]string{
 	"internal/llm":                 "the chat server's API key read through getenv (APIKey, Server.Client); removed by pipe-cmds",
 	"internal/judge":               "judge's Execute reads the API key through getenv; removed by pipe-cmds",
 	"internal/generate":            "generate's Execute reads the API key through getenv; removed by pipe-cmds",
-	"internal/retrieve":            "RunOptions.Getenv; removed by this branch's retrieve step",
-	"internal/retrieve/embed":      "embed.Config.Getenv; removed by this branch's retrieve step",
 }
 
 // linked is every package of the module that one of roots imports, directly
