@@ -76,13 +76,15 @@ func TestCheckEqualsCLI(t *testing.T) {
 			assert.Equal(t, string(want), got.String())
 			wantMD, err := os.ReadFile(md)
 			require.NoError(t, err)
-			assert.Equal(t, string(wantMD), rep.Markdown())
+			var gotMD bytes.Buffer
+			require.NoError(t, rep.WriteMarkdown(&gotMD))
+			assert.Equal(t, string(wantMD), gotMD.String())
 			assert.Equal(t, tt.pass, rep.Passed())
 			assert.Equal(t, tt.pass, code == 0, "exit %d", code)
 			if tt.pass {
-				assert.Equal(t, "pass", rep.Verdict())
+				assert.Equal(t, gate.VerdictPass, rep.Verdict())
 			} else {
-				assert.Equal(t, "fail", rep.Verdict())
+				assert.Equal(t, gate.VerdictFail, rep.Verdict())
 			}
 		})
 	}
@@ -97,7 +99,7 @@ func TestCheckReportFields(t *testing.T) {
 	gates := rep.Gates()
 	require.NotEmpty(t, gates)
 	assert.Equal(t, "integrity", gates[0].Name)
-	assert.Equal(t, "fail", gates[0].Status)
+	assert.Equal(t, gate.StatusFail, gates[0].Status)
 	assert.True(t, math.IsNaN(gates[0].Threshold), "a gate on no measure has no threshold")
 	last := gates[len(gates)-1]
 	assert.Equal(t, "floor:retrieval_hit_at_k@overall", last.Name)
@@ -161,7 +163,7 @@ func TestLiveEqualsCLI(t *testing.T) {
 			cases, err := os.Open(demo + "/cases.jsonl")
 			require.NoError(t, err)
 			defer cases.Close()
-			rep, err := gate.Live(context.Background(), gate.LiveOptions{KB: demo + "/kb", Cases: renamed{cases, run}, Strategy: strategy,
+			rep, err := gate.Live(context.Background(), gate.LiveOptions{KB: demo + "/kb", Cases: renamed{cases, run}, Strategy: gate.Strategy(strategy),
 				Check: gate.Options{Floors: []string{"retrieval_hit_at_k=0.85", "retrieval_recall_at_k=0.8"}}})
 			require.NoError(t, err)
 			assert.True(t, rep.Passed())
@@ -190,10 +192,10 @@ func TestLiveChroma(t *testing.T) {
 	cases, err := os.Open(demo + "/cases.jsonl")
 	require.NoError(t, err)
 	defer cases.Close()
-	rep, err := gate.Live(context.Background(), gate.LiveOptions{KB: demo + "/kb", Cases: cases, Store: "chroma", StoreURL: url,
+	rep, err := gate.Live(context.Background(), gate.LiveOptions{KB: demo + "/kb", Cases: cases, Store: gate.StoreChroma, StoreURL: url,
 		Check: gate.Options{Floors: []string{"retrieval_hit_at_k=0.85", "retrieval_recall_at_k=0.8"}}})
 	require.NoError(t, err)
-	assert.True(t, rep.Passed(), rep.Markdown())
+	assert.True(t, rep.Passed())
 }
 
 func TestLiveErrors(t *testing.T) {

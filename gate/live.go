@@ -8,46 +8,84 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 )
 
+// Strategy is how Live retrieves (`retrieve --strategy`).
+type Strategy string
+
+// The strategies.
+const (
+	StrategyDense   Strategy = "dense"   // the embedder's vectors, nearest first
+	StrategyLexical Strategy = "lexical" // BM25 over the chunks; no store, no embedder
+	StrategyHybrid  Strategy = "hybrid"  // reciprocal rank fusion (k = 60) of both
+)
+
+// Store names a registered store (`retrieve --store`): the built-in ones, or
+// any other name a store registers.
+type Store string
+
+// The built-in stores.
+const (
+	StoreMemory Store = "memory" // in process, exact search
+	StoreChroma Store = "chroma" // a Chroma server (v2 API) at LiveOptions.StoreURL
+)
+
+// Embedder names a registered embedder (`retrieve --embedder`): the built-in
+// ones, or any other name an embedder registers.
+type Embedder string
+
+// The built-in embedders.
+const (
+	// EmbedderHash is built in: deterministic feature hashing of the terms,
+	// lexical, not semantic; it needs no server.
+	EmbedderHash Embedder = "hash"
+	// EmbedderOpenAI is any OpenAI-compatible /v1/embeddings server at
+	// LiveOptions.EmbedderURL, by default OpenAI's (which needs
+	// EmbedderModel), with EmbedderAPIKey as its bearer token.
+	EmbedderOpenAI Embedder = "openai"
+	// EmbedderOllama is Ollama's /api/embed at EmbedderURL (default
+	// http://127.0.0.1:11434); it needs EmbedderModel.
+	EmbedderOllama Embedder = "ollama"
+)
+
 // LiveOptions are the settings of Live: what `retrieval-gate retrieve` and then
 // `retrieval-gate check` take, each field the counterpart of a retrieve flag.
-// The zero value is retrieve's defaults. Nothing is read from the environment:
-// a store's URL or an API key is passed here.
+// The zero value is retrieve's defaults (Resolve gives them). Nothing is read
+// from the environment: a store's URL or an API key is passed here.
 type LiveOptions struct {
 	// KB is the knowledge base's path (a JSONL file or a directory of Markdown
 	// cards); Cases the cases whose queries are run (their gold is checked).
 	KB    string
 	Cases io.Reader
-	// Strategy is "dense", "lexical" (BM25) or "hybrid" (reciprocal rank
-	// fusion of both); "" means "hybrid", the default of `retrieve`.
-	Strategy string
+	// Strategy is StrategyDense, StrategyLexical or StrategyHybrid; ""
+	// means StrategyHybrid, the default of `retrieve`.
+	Strategy Strategy
 	// Retrieve is the number of chunks retrieved per case (`retrieve --k`);
 	// 0 means 10.
 	Retrieve int
-	// Store is a registered store, by the name `retrieve --store` takes:
-	// "memory" (in process; the default) or "chroma" (a Chroma server, v2 API,
-	// at StoreURL; the default when only StoreURL is given). A store with a
-	// server takes its URL, a kept Collection ("" a temporary one, deleted at
-	// the end), a tenant, a database, an API key and the header it travels in
-	// (each "" the store's default), and CreateDatabase: `retrieve
-	// --chroma-url`, `--collection`, `--chroma-tenant`, `--chroma-database`,
-	// `--chroma-api-key`, `--chroma-token-header`, `--chroma-create-database`.
-	Store                                                     string
+	// Store is the store the knowledge base is indexed in: "" means
+	// StoreMemory, or StoreChroma when StoreURL is set. A store with a server
+	// takes its URL (`--chroma-url`), a kept Collection ("" a temporary one,
+	// deleted at the end), a tenant, a database, an API key and the header it
+	// travels in (each "" the store's default) and CreateDatabase (create a
+	// missing tenant and database): `retrieve --collection`,
+	// `--chroma-tenant`, `--chroma-database`, `--chroma-api-key`,
+	// `--chroma-token-header`, `--chroma-create-database`.
+	Store                                                     Store
 	StoreURL, Collection                                      string
 	StoreTenant, StoreDatabase, StoreAPIKey, StoreTokenHeader string
 	CreateDatabase                                            bool
-	// Embedder is a registered embedder, by the name `retrieve --embedder`
-	// takes: "hash" (built in, deterministic, lexical; the default), "openai"
-	// (an OpenAI-compatible /v1/embeddings at EmbedderURL, by default
-	// OpenAI's, which needs EmbedderModel) or "ollama". EmbedderURL,
-	// EmbedderModel and EmbedderAPIKey are passed to it.
-	Embedder, EmbedderURL, EmbedderModel, EmbedderAPIKey string
+	// Embedder is the embedder of the dense and hybrid strategies: "" means
+	// EmbedderHash. EmbedderURL, EmbedderModel and EmbedderAPIKey are passed
+	// to it (`retrieve --embedder-url`, `--embedder-model`; the CLI reads the
+	// key from the variable the embedder names, OPENAI_API_KEY for openai).
+	Embedder                                   Embedder
+	EmbedderURL, EmbedderModel, EmbedderAPIKey string
 	// Check are the options of the check of the retrieved cases.
 	Check Options
 }
 
 // Resolve is the options Live runs with: each zero value given its default
-// (Strategy "hybrid", Retrieve 10, Store "memory", or "chroma" when only
-// StoreURL is given, Embedder "hash", Check.ReferenceLocale "en"), and each
+// (StrategyHybrid, Retrieve 10, StoreMemory, or StoreChroma when only
+// StoreURL is given, EmbedderHash, Check.ReferenceLocale "en"), and each
 // setting checked against the registered stores and embedders (the openai
 // embedder at OpenAI's URL needs EmbedderModel), as `retrieval-gate retrieve`
 // and `check` resolve their flags: the same function, so the same defaults and
@@ -61,7 +99,7 @@ func (o LiveOptions) Resolve() (LiveOptions, error) {
 	if err != nil {
 		return o, err
 	}
-	o.Strategy, o.Retrieve, o.Store, o.StoreURL, o.Embedder = r.Strategy, r.K, r.Store, r.StoreURL, r.Embedder
+	o.Strategy, o.Retrieve, o.Store, o.StoreURL, o.Embedder = Strategy(r.Strategy), r.K, Store(r.Store), r.StoreURL, Embedder(r.Embedder)
 	o.Check.ReferenceLocale = co.ReferenceLocale
 	return o, nil
 }
@@ -69,9 +107,9 @@ func (o LiveOptions) Resolve() (LiveOptions, error) {
 // retrieval is o's retrieval options, resolved as the CLI resolves retrieve's
 // (retrieve's Resolve: the same defaults and registries), with no environment.
 func (o *LiveOptions) retrieval() (retrieve.RunOptions, error) {
-	r := retrieve.RunOptions{Strategy: o.Strategy, K: o.Retrieve, Store: o.Store, StoreURL: o.StoreURL, Collection: o.Collection,
+	r := retrieve.RunOptions{Strategy: string(o.Strategy), K: o.Retrieve, Store: string(o.Store), StoreURL: o.StoreURL, Collection: o.Collection,
 		StoreTenant: o.StoreTenant, StoreDatabase: o.StoreDatabase, StoreAPIKey: o.StoreAPIKey, StoreTokenHeader: o.StoreTokenHeader,
-		CreateDatabase: o.CreateDatabase, Embedder: o.Embedder, EmbedderURL: o.EmbedderURL, EmbedderModel: o.EmbedderModel,
+		CreateDatabase: o.CreateDatabase, Embedder: string(o.Embedder), EmbedderURL: o.EmbedderURL, EmbedderModel: o.EmbedderModel,
 		EmbedderAPIKey: o.EmbedderAPIKey}
 	if err := r.Resolve(nil, o.Store != ""); err != nil {
 		return r, optionError(err)
@@ -79,12 +117,14 @@ func (o *LiveOptions) retrieval() (retrieve.RunOptions, error) {
 	return r, nil
 }
 
-// Live runs the cases' queries against the knowledge base, as `retrieval-gate
-// retrieve --kb KB --cases CASES` does, then checks the retrieved cases against
-// the same knowledge base as Check does: the live gate (ADR-0023). Each case
-// locale searches only the cards of its locale. The report is the one of
-// `retrieve` followed by `check --json` (the cases' file name is the Cases
-// reader's Name(), else "stdin").
+// Live is the live gate (see the package documentation): it indexes the
+// knowledge base and runs the cases' queries, as `retrieval-gate retrieve --kb
+// KB --cases CASES` does with the same options, then checks the retrieved
+// cases against the same knowledge base as Check does, streaming one into the
+// other. Each case with a locale searches only the cards of its locale. The
+// report is the one of `retrieve` followed by `check` (the cases' file name is
+// the Cases reader's Name(), else "stdin"). A temporary collection of a store
+// with a server is deleted at the end, unless ctx was cancelled.
 func Live(ctx context.Context, o LiveOptions) (*Report, error) {
 	if o.Cases == nil {
 		return nil, errors.New("gate: LiveOptions.Cases is nil")

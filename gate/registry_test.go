@@ -53,7 +53,7 @@ func TestLiveReachesARegisteredStore(t *testing.T) {
 	cases, err := os.Open(demo + "/cases.jsonl")
 	require.NoError(t, err)
 	defer cases.Close()
-	rep, err := gate.Live(context.Background(), gate.LiveOptions{KB: demo + "/kb", Cases: cases, Strategy: "dense",
+	rep, err := gate.Live(context.Background(), gate.LiveOptions{KB: demo + "/kb", Cases: cases, Strategy: gate.StrategyDense,
 		Store: "gate-test-store", StoreURL: "http://store.test:1", Embedder: "gate-test-embedder", EmbedderModel: "m-1", EmbedderAPIKey: "key-1",
 		Check: gate.Options{Floors: []string{"retrieval_recall_at_k=0.8"}}})
 	require.NoError(t, err)

@@ -48,20 +48,24 @@ func TestReadEqualsReportFrom(t *testing.T) {
 			doc, err := report.Read(context.Background(), f, tt.path)
 			require.NoError(t, err)
 			assert.Equal(t, tt.command, doc.Command())
-			var text, gotMD, gotHTML bytes.Buffer
-			require.NoError(t, doc.Text(&text))
+			var text, gotMD, gotHTML, gotJSON bytes.Buffer
+			require.NoError(t, doc.WriteText(&text))
 			assert.Equal(t, wantText, text.String())
-			require.NoError(t, doc.Markdown(&gotMD, ""))
+			require.NoError(t, doc.WriteJSON(&gotJSON))
+			wantJSON, err := os.ReadFile(tt.path)
+			require.NoError(t, err)
+			assert.Equal(t, string(wantJSON), gotJSON.String(), "the document written back as the command wrote it")
+			require.NoError(t, doc.WriteMarkdown(&gotMD))
 			wantMD, err := os.ReadFile(md)
 			require.NoError(t, err)
 			assert.Equal(t, string(wantMD), gotMD.String())
 			if tt.command == "check" {
-				require.NoError(t, doc.HTML(&gotHTML))
+				require.NoError(t, doc.WriteHTML(&gotHTML))
 				wantHTML, err := os.ReadFile(html)
 				require.NoError(t, err)
 				assert.Equal(t, string(wantHTML), gotHTML.String())
 			} else {
-				err := doc.HTML(&gotHTML)
+				err := doc.WriteHTML(&gotHTML)
 				require.ErrorIs(t, err, report.ErrNoHTML)
 				assert.Contains(t, err.Error(), "a compare document cannot be rendered as HTML")
 				assert.Zero(t, gotHTML.Len())
@@ -92,7 +96,12 @@ func TestReadCalibrate(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "calibrate", doc.Command())
 	var md bytes.Buffer
-	require.NoError(t, doc.Markdown(&md, ""))
+	require.NoError(t, doc.WriteMarkdown(&md))
 	assert.Contains(t, md.String(), "calibrate")
-	require.ErrorIs(t, doc.HTML(&md), report.ErrNoHTML)
+	assert.True(t, strings.HasPrefix(md.String(), "<!-- retrieval-gate:calibrate -->"), "calibrate's default key")
+	doc.CommentKey = "nightly"
+	md.Reset()
+	require.NoError(t, doc.WriteMarkdown(&md))
+	assert.True(t, strings.HasPrefix(md.String(), "<!-- retrieval-gate:nightly -->"), md.String()[:40])
+	require.ErrorIs(t, doc.WriteHTML(&md), report.ErrNoHTML)
 }

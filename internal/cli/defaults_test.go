@@ -77,7 +77,7 @@ func TestDefaultsAgreeInBothFrontEnds(t *testing.T) {
 			require.NoError(t, lerr)
 			r := cli.run
 			assert.Equal(t, tc.want, resolved{r.Strategy, r.K, r.Store, r.StoreURL, r.Embedder}, "the CLI")
-			assert.Equal(t, tc.want, resolved{lib.Strategy, lib.Retrieve, lib.Store, lib.StoreURL, lib.Embedder}, "the library")
+			assert.Equal(t, tc.want, resolved{string(lib.Strategy), lib.Retrieve, string(lib.Store), lib.StoreURL, string(lib.Embedder)}, "the library")
 			assert.Equal(t, r.EmbedderURL, lib.EmbedderURL, "openai's URL left to the embedder's default in both")
 		})
 	}
@@ -86,7 +86,7 @@ func TestDefaultsAgreeInBothFrontEnds(t *testing.T) {
 	o, _ := planFor(t, nil)
 	lib, err := gate.LiveOptions{}.Resolve()
 	require.NoError(t, err)
-	assert.Equal(t, resolved{Store: lib.Store, K: lib.Retrieve, Embedder: lib.Embedder}, resolved{Store: o.Retrieval.Store, K: o.K, Embedder: o.Retrieval.Embedder})
+	assert.Equal(t, resolved{Store: string(lib.Store), K: lib.Retrieve, Embedder: string(lib.Embedder)}, resolved{Store: o.Retrieval.Store, K: o.K, Embedder: o.Retrieval.Embedder})
 
 	// check's reference locale.
 	co, err := parseCheck(&Env{Getenv: func(string) string { return "" }}, []string{"--cases", "c.jsonl", "--kb", "kb"})
