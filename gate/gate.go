@@ -11,6 +11,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	igate "github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
@@ -54,11 +55,15 @@ func LoadKB(ctx context.Context, path string) (*KB, error) {
 // `retrieval-gate check --cases FILE --kb KB` does. The cases' file name in
 // messages and in the report is the reader's Name() when it has one (an
 // *os.File), else "stdin". A failing gate is not an error: it is the Report's
-// verdict. An error is bad input (a message naming file:line), a bad option or
-// ctx's error.
+// verdict. An error is bad input (a message naming file:line), a bad option, a
+// nil reader or knowledge base, or ctx's error (returned promptly, also while
+// cases blocks in a read).
 func Check(ctx context.Context, cases io.Reader, kb *KB, o Options) (*Report, error) {
 	if kb == nil || kb.kb == nil {
 		return nil, errors.New("gate: no knowledge base")
+	}
+	if input.IsNil(cases) {
+		return nil, errors.New("gate: no cases reader (nil)")
 	}
 	opts, err := o.internal()
 	if err != nil {

@@ -3,11 +3,13 @@ package gate_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -210,4 +212,44 @@ func TestLiveErrors(t *testing.T) {
 	_, err = gate.Live(ctx, gate.LiveOptions{KB: demo + "/kb",
 		Cases: strings.NewReader(`{"id": "a", "query": "q", "gold": ["x"]}` + "\n" + `{"id": "a", "query": "q", "gold": ["x"]}` + "\n")})
 	require.ErrorContains(t, err, `duplicate case id "a"`)
+}
+
+// A nil reader, or a nil pointer behind the interface, is an error, not a
+// panic (issue 33 item 8).
+func TestNilReaders(t *testing.T) {
+	ctx := context.Background()
+	kb := loadKB(t, demo+"/kb")
+	for name, r := range map[string]io.Reader{"nil": nil, "nil *os.File": (*os.File)(nil), "nil *bytes.Buffer": (*bytes.Buffer)(nil), "nil *strings.Reader": (*strings.Reader)(nil)} {
+		t.Run(name, func(t *testing.T) {
+			require.NotPanics(t, func() {
+				_, err := gate.Check(ctx, r, kb, gate.Options{})
+				require.EqualError(t, err, "gate: no cases reader (nil)")
+				_, err = gate.Live(ctx, gate.LiveOptions{KB: demo + "/kb", Cases: r})
+				require.EqualError(t, err, "gate: LiveOptions.Cases is nil")
+			})
+		})
+	}
+	_, err := gate.Check(ctx, strings.NewReader(""), nil, gate.Options{})
+	require.EqualError(t, err, "gate: no knowledge base")
+}
+
+// Check returns once ctx ends, also while its reader blocks (a pipe nobody
+// writes to), within moments (issue 33 item 9, the counterpart of report.Read).
+func TestCheckReturnsWhileItsReaderBlocks(t *testing.T) {
+	kb := loadKB(t, demo+"/kb")
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := gate.Check(ctx, pr, kb, gate.Options{})
+		done <- err
+	}()
+	cancel()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("gate.Check still blocked 10 s after its context ended")
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 )
 
@@ -126,7 +127,7 @@ func (o *LiveOptions) retrieval() (retrieve.RunOptions, error) {
 // the Cases reader's Name(), else "stdin"). A temporary collection of a store
 // with a server is deleted at the end, unless ctx was cancelled.
 func Live(ctx context.Context, o LiveOptions) (*Report, error) {
-	if o.Cases == nil {
+	if input.IsNil(o.Cases) {
 		return nil, errors.New("gate: LiveOptions.Cases is nil")
 	}
 	ro, err := o.retrieval() // before any work

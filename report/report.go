@@ -62,14 +62,18 @@ func (e *noHTML) Is(target error) bool { return target == ErrNoHTML }
 
 // Read reads a --json report of check, compare or calibrate from r, recognised
 // by its schema; name is the file's name in messages. A malformed document is
-// an error naming name:line.
+// an error naming name:line; a nil r is an error; when ctx ends, Read returns
+// ctx's error promptly, also while r blocks in a read (a pipe, a socket).
 func Read(ctx context.Context, r io.Reader, name string) (*Document, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxSize+1))
+	if input.IsNil(r) {
+		return nil, errors.New("report: no reader (nil)")
+	}
+	data, err := io.ReadAll(io.LimitReader(input.Reader(ctx, r), maxSize+1))
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, cerr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the document: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
 	}
 	if len(data) > maxSize {
 		return nil, input.Errorf(name, 0, "larger than %d MiB: not a --json report", maxSize>>20)

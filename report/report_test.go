@@ -3,10 +3,12 @@ package report_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -104,4 +106,44 @@ func TestReadCalibrate(t *testing.T) {
 	require.NoError(t, doc.WriteMarkdown(&md))
 	assert.True(t, strings.HasPrefix(md.String(), "<!-- retrieval-gate:nightly -->"), md.String()[:40])
 	require.ErrorIs(t, doc.WriteHTML(&md), report.ErrNoHTML)
+}
+
+// A nil reader, or a nil pointer behind the interface, is an error, not a
+// panic (issue 33 item 8).
+func TestReadNilReader(t *testing.T) {
+	for name, r := range map[string]io.Reader{"nil": nil, "nil *os.File": (*os.File)(nil), "nil *strings.Reader": (*strings.Reader)(nil)} {
+		require.NotPanics(t, func() {
+			_, err := report.Read(context.Background(), r, "doc.json")
+			require.EqualError(t, err, "report: no reader (nil)", name)
+		}, name)
+	}
+}
+
+// Read returns ctx's error once ctx ends, also while its reader blocks: an
+// io.Pipe nobody writes to (read by a helper goroutine) and an OS pipe (a read
+// deadline), as gate.Check does (issue 33 item 9).
+func TestReadReturnsWhileItsReaderBlocks(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	osr, osw, err := os.Pipe()
+	require.NoError(t, err)
+	defer osr.Close()
+	defer osw.Close()
+	for name, r := range map[string]io.Reader{"io.Pipe": pr, "os.Pipe": osr} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := report.Read(ctx, r, "doc.json")
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+			case <-time.After(10 * time.Second):
+				t.Fatal("report.Read still blocked 10 s after its context ended")
+			}
+		})
+	}
 }
