@@ -23,11 +23,18 @@ const demo = "../testdata/demo"
 // runCLI runs `retrieval-gate args...` in process and returns its exit code.
 func runCLI(t *testing.T, args ...string) int {
 	t.Helper()
+	code, _ := runCLIOut(t, args...)
+	return code
+}
+
+// runCLIOut is runCLI with the standard output.
+func runCLIOut(t *testing.T, args ...string) (int, string) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	env := &cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
 	code := cli.Run(context.Background(), env, args)
 	t.Logf("retrieval-gate %s: exit %d\n%s", strings.Join(args, " "), code, errb.String())
-	return code
+	return code, out.String()
 }
 
 func loadKB(t *testing.T, path string) *gate.KB {
@@ -63,8 +70,8 @@ func TestCheckEqualsCLI(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			js, md := filepath.Join(dir, "c.json"), filepath.Join(dir, "c.md")
-			code := runCLI(t, append([]string{"check", "--cases", tt.cases, "--kb", tt.kb, "--json", js, "--markdown", md}, tt.flags...)...)
+			js, md, html := filepath.Join(dir, "c.json"), filepath.Join(dir, "c.md"), filepath.Join(dir, "c.html")
+			code, text := runCLIOut(t, append([]string{"check", "--cases", tt.cases, "--kb", tt.kb, "--json", js, "--markdown", md, "--html", html}, tt.flags...)...)
 
 			f, err := os.Open(tt.cases)
 			require.NoError(t, err)
@@ -81,6 +88,17 @@ func TestCheckEqualsCLI(t *testing.T) {
 			var gotMD bytes.Buffer
 			require.NoError(t, rep.WriteMarkdown(&gotMD))
 			assert.Equal(t, string(wantMD), gotMD.String())
+			var gotText, gotHTML bytes.Buffer
+			require.NoError(t, rep.WriteText(&gotText))
+			assert.Equal(t, text, gotText.String(), "the terminal report")
+			require.NoError(t, rep.WriteHTML(&gotHTML))
+			wantHTML, err := os.ReadFile(html)
+			require.NoError(t, err)
+			assert.Equal(t, string(wantHTML), gotHTML.String())
+			rep.CommentKey = "nightly"
+			gotMD.Reset()
+			require.NoError(t, rep.WriteMarkdown(&gotMD))
+			assert.True(t, strings.HasPrefix(gotMD.String(), "<!-- retrieval-gate:nightly -->\n"), "the marker carries CommentKey")
 			assert.Equal(t, tt.pass, rep.Passed())
 			assert.Equal(t, tt.pass, code == 0, "exit %d", code)
 			if tt.pass {
