@@ -2,6 +2,7 @@ package check
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -155,4 +156,41 @@ func TestKChoiceWarningSources(t *testing.T) {
 	assert.Contains(t, w(KFromBaseline), "the baseline's k = 3")
 	assert.Contains(t, w(KFromRun), "differs from the k = 3 used")
 	assert.Contains(t, w(KFromDefault), "differs from the k = 3 used")
+}
+
+// BenchmarkResolveKBaseline is the k's resolution against a baseline file:
+// its header read through the gzip reader (and the buffer baseline.Open
+// fills), the rest of the file untouched. The body here is 4 MiB of case lines
+// compressed; the header carries a check document of the size a 1M-case run
+// writes.
+func BenchmarkResolveKBaseline(b *testing.B) {
+	dir := b.TempDir()
+	var body bytes.Buffer
+	gz := gzip.NewWriter(&body)
+	for i := 0; body.Len() < 4<<20; i++ {
+		fmt.Fprintf(gz, `{"id": "case-%d", "line": %d, "locale": "en", "type": "golden", "query": "q %d", "gold": ["card-%d"], "scores": {"retrieval_hit_at_k": 1}, "rank": 1, "top": ["card-%d", "card-%d"]}`+"\n", i, i+1, i, i%3000, i%3000, (i+7)%3000)
+		if i%1000 == 0 {
+			require.NoError(b, gz.Flush())
+		}
+	}
+	require.NoError(b, gz.Close())
+	agg := `{"schema": "retrieval-gate/aggregates@1", "k": 5, "pad": "` + strings.Repeat("x", 8<<10) + `"}`
+	path := filepath.Join(dir, "base.jsonl.gz")
+	f, err := os.Create(path)
+	require.NoError(b, err)
+	require.NoError(b, baseline.WriteFile(f, &baseline.Header{Aggregates: []byte(agg), K: 5, Cases: 1}, &body))
+	require.NoError(b, f.Close())
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		in := In{Cases: strings.NewReader(`{"id":"a"}` + "\n"), CasesName: "c", Baseline: f, BaselineName: "b"}
+		kc, err := ResolveK(context.Background(), &in, 0)
+		if err != nil || kc.From != KFromBaseline {
+			b.Fatal(err, kc)
+		}
+		f.Close()
+	}
 }
