@@ -52,9 +52,12 @@ type BatchStats struct {
 	Failed    int64
 	Missing   int64
 	// New is the valid judgments the batch added to the cache; Cached the
-	// judgments that were in the cache before.
+	// judgments that were in the cache before; Reused the judgments not sent
+	// because an earlier pair of the pool has the same prompt (one request
+	// line answers both: a batch's custom_ids are unique).
 	New    int64
 	Cached int64
+	Reused int64
 	// WaitSeconds is the wall time from submission (or resumption) to the
 	// results (api: submitting, polling, downloading); PairsPerSecond is New
 	// over it (nil when either is 0).
@@ -70,6 +73,8 @@ type batchJob struct {
 	pairs  []Pair
 	opt    Options
 	budget int64 // request lines allowed (0: no limit)
+	// owner is each pair's prompt owner (promptOwners): only owners are sent.
+	owner []int
 	// cached marks the judgments in the cache when the job was planned.
 	cached   [][]bool
 	sent     [][]bool
@@ -91,10 +96,13 @@ func newBatchJob(pairs []Pair, opt Options, budget int64) *batchJob {
 	if opt.Format != FormatText {
 		opt.Format = FormatJSON
 	}
-	b := &batchJob{pairs: pairs, opt: opt, budget: budget, cached: make([][]bool, len(pairs)), sent: make([][]bool, len(pairs)), outcomes: map[int]outcome{}}
+	b := &batchJob{pairs: pairs, opt: opt, budget: budget, owner: promptOwners(pairs), cached: make([][]bool, len(pairs)), sent: make([][]bool, len(pairs)), outcomes: map[int]outcome{}}
 	for i, p := range pairs {
 		b.cached[i] = make([]bool, opt.Repeat)
 		b.sent[i] = make([]bool, opt.Repeat)
+		if b.owner[i] != i {
+			continue // its owner's request line answers it
+		}
 		for rep := range opt.Repeat {
 			if _, ok := opt.Cache.Get(b.key(p, rep)); ok {
 				b.cached[i][rep] = true
@@ -297,6 +305,9 @@ func rawText(r json.RawMessage) string {
 func (b *batchJob) readResults(ctx context.Context, r io.Reader, name string) error {
 	index := make(map[[32]byte]int, b.nSent)
 	for i, p := range b.pairs {
+		if b.owner[i] != i {
+			continue
+		}
 		for rep := range b.opt.Repeat {
 			var k [32]byte
 			if _, err := hex.Decode(k[:], []byte(b.key(p, rep))); err != nil {
@@ -400,6 +411,9 @@ func (b *batchJob) result(st *BatchStats) (*Result, error) {
 	st.Submitted = b.nSent
 	for i, p := range b.pairs {
 		res.Grades[i] = make([]Judgment, b.opt.Repeat)
+		if b.owner[i] != i {
+			continue // shareOwners below
+		}
 		for rep := range b.opt.Repeat {
 			key := b.key(p, rep)
 			if b.cached[i][rep] {
@@ -441,6 +455,10 @@ func (b *batchJob) result(st *BatchStats) (*Result, error) {
 			}
 		}
 	}
+	cached := res.Cached
+	res.shareOwners(b.owner)
+	st.Cached += res.Cached - cached
+	st.Reused = res.Reused
 	res.Requests = b.nSent
 	if st.WaitSeconds > 0 && st.New > 0 {
 		v := float64(st.New) / st.WaitSeconds
@@ -448,4 +466,16 @@ func (b *batchJob) result(st *BatchStats) (*Result, error) {
 	}
 	res.Batch = st
 	return res, nil
+}
+
+// reused is the number of judgments of pairs that are not their prompt's
+// owner (answered by the owner's request line, or cached with it).
+func (b *batchJob) reused() int64 {
+	var n int64
+	for i, o := range b.owner {
+		if o != i {
+			n += int64(b.opt.Repeat)
+		}
+	}
+	return n
 }

@@ -152,7 +152,8 @@ func RunBatch(ctx context.Context, pairs []Pair, opt Options, bo *BatchOptions, 
 		if err != nil {
 			return nil, err
 		}
-		logf("%d request(s) written (%d judgment(s) cached, %d over --max-requests)", n, countTrue(job.cached), int64(len(pairs)*opt.Repeat)-n-int64(countTrue(job.cached)))
+		reused := job.reused()
+		logf("%d request(s) written (%d judgment(s) cached, %d sharing an identical prompt's request, %d over --max-requests)", n, countTrue(job.cached), reused, int64(len(pairs)*opt.Repeat)-n-int64(countTrue(job.cached))-reused)
 		return nil, nil
 	case bo.ResultsIn.R != nil:
 		if err := job.readResults(ctx, bo.ResultsIn.R, bo.ResultsIn.Name); err != nil {
