@@ -64,8 +64,8 @@ type Result struct {
 	// pair of the pool has the same prompt (its answer serves both). With the
 	// judgments asked they partition Pairs × Repeat.
 	Requests, Cached, Reused, BadAnswerRetries int64
-	PromptTokens, CompletionTokens     int64
-	ResponsesWithoutUsage              int64
+	PromptTokens, CompletionTokens             int64
+	ResponsesWithoutUsage                      int64
 	// Batch is set by a batch run (--batch, --batch-in).
 	Batch *BatchStats
 	// Known are the pool's pairs labelled in the known qrels (holes.go): not
