@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
@@ -92,6 +93,9 @@ type BatchState struct {
 
 // ReadBatchState reads a state file; a missing file is (nil, nil).
 func ReadBatchState(path string) (*BatchState, error) {
+	if err := refuseSpecial(path, "the batch state file"); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -137,9 +141,7 @@ func writeBatchState(path string, st *BatchState) error {
 // RunBatch judges pairs through a batch (bo's mode). It returns (nil, nil)
 // after writing the requests (RequestsOut).
 func RunBatch(ctx context.Context, pairs []Pair, opt Options, bo *BatchOptions, logf func(string, ...any)) (*Result, error) {
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
+	logf = GuardLogf(logf)
 	now := bo.Now
 	if now == nil {
 		now = time.Now
@@ -223,6 +225,27 @@ func runBatchAPI(ctx context.Context, job *batchJob, bo *BatchOptions, now func(
 	return res, nil
 }
 
+// GuardLogf is logf (nil: a log that says nothing) with every string argument
+// written through format.SanitizeText: a batch's log lines carry strings the
+// server chose (its batch id, status, file ids), which must not start a line
+// of their own (issue 33 item 12: a newline in a batch id began a fake log
+// line). Numbers are printed as they are.
+func GuardLogf(logf func(string, ...any)) func(string, ...any) {
+	if logf == nil {
+		return func(string, ...any) {}
+	}
+	return func(f string, args ...any) {
+		safe := make([]any, len(args))
+		for i, a := range args {
+			if s, ok := a.(string); ok {
+				a = format.SanitizeText(s)
+			}
+			safe[i] = a
+		}
+		logf(f, safe...)
+	}
+}
+
 // BatchSubmission runs one batch through the Batch API with a state file:
 // judge --batch and generate --batch.
 type BatchSubmission struct {
@@ -240,10 +263,7 @@ type BatchSubmission struct {
 // removed; an interrupted wait keeps it. Call Done once the answers are kept.
 func (s *BatchSubmission) Run(ctx context.Context, want BatchState, write func(io.Writer) (int64, error),
 	read func(ctx context.Context, r io.Reader, name string) error) (*llm.Batch, *BatchState, error) {
-	logf := s.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
+	logf := GuardLogf(s.Logf)
 	state, err := s.State.Load()
 	if err != nil {
 		return nil, nil, err
