@@ -25,7 +25,7 @@ import (
 type batchOptions struct {
 	RequestsOut io.Writer
 	ResultsIn   judge.Reader // R nil: none
-	API         *llm.BatchClient
+	API         llm.BatchService
 	State       judge.BatchStore // the submitted batch (judge.StateFile: OUT + judge.BatchStateSuffix)
 	Poll        llm.PollPolicy
 	// MaxRequests caps the requests of the batch (0: no limit); the cards

@@ -64,7 +64,7 @@ type In struct {
 	Client Completer
 	// BatchAPI and BatchState run RunOptions.Batch: the server's Batch API, and
 	// where the submitted batch is kept between runs (StateFile beside the cache).
-	BatchAPI   *llm.BatchClient
+	BatchAPI   llm.BatchService
 	BatchState BatchStore
 	// BatchRequests receives the requests of RunOptions.BatchOut; BatchResults
 	// are the answers of RunOptions.BatchIn.
