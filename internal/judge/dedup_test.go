@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -62,6 +64,86 @@ var judgeModes = []judgeMode{
 		require.NoError(t, err)
 		return res
 	}},
+}
+
+// providerService is a client of srv's stand-in of provider's batch API.
+func providerService(t *testing.T, srv *llmtest.Server, provider string, inline bool) llm.BatchService {
+	t.Helper()
+	switch provider {
+	case llm.ProviderAnthropic:
+		c, err := llm.NewAnthropicBatchClient(srv.URL, "sk-ant-test-0123456789abcdef", nil)
+		require.NoError(t, err)
+		return c
+	case llm.ProviderGemini:
+		c, err := llm.NewGeminiBatchClient(srv.URL, "fake", "gm-test-0123456789abcdef", nil)
+		require.NoError(t, err)
+		if !inline {
+			c.InlineLimit = 0 // every requests file uploaded
+		}
+		return c
+	}
+	c, err := llm.NewBatchClient(llm.Config{URL: srv.URL, APIKey: "sk-batch-key-0123456789abcdef"})
+	require.NoError(t, err)
+	return c
+}
+
+// providerEngine answers a requests file of provider's format as that
+// provider does (through the stand-in: submitted, waited for, its results
+// downloaded as they are) and returns the results file: what a user hands to
+// --batch-in after running the requests with the provider's own tools.
+func providerEngine(t *testing.T, svc llm.BatchService, requests []byte) string {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "requests.jsonl")
+	require.NoError(t, os.WriteFile(in, requests, 0o644))
+	job, err := svc.Submit(ctx, in, int64(bytes.Count(requests, []byte("\n"))))
+	require.NoError(t, err)
+	job, err = llm.WaitJob(ctx, svc, job.ID, llm.PollPolicy{Initial: time.Millisecond, Max: time.Millisecond}, nil, nil)
+	require.NoError(t, err)
+	out := filepath.Join(dir, "results.jsonl")
+	f, err := os.Create(out)
+	require.NoError(t, err)
+	defer f.Close()
+	for _, src := range job.Results {
+		require.NoError(t, svc.Download(ctx, job, src, 1<<30, func() (io.Writer, error) { return f, nil }))
+	}
+	return out
+}
+
+func apiMode(provider string, inline bool) func(t *testing.T, srv *llmtest.Server, pairs []judge.Pair, repeat int) *judge.Result {
+	return func(t *testing.T, srv *llmtest.Server, pairs []judge.Pair, repeat int) *judge.Result {
+		opt, cachePath := modeOpts(t, repeat)
+		bo := &judge.BatchOptions{API: providerService(t, srv, provider, inline), Poll: llm.PollPolicy{Initial: time.Millisecond, Max: 5 * time.Millisecond}}
+		res, err := runBatch(context.Background(), pairs, opt, cachePath, bo, nil)
+		require.NoError(t, err)
+		require.Equal(t, provider, res.Batch.Provider)
+		return res
+	}
+}
+
+func fileMode(provider string) func(t *testing.T, srv *llmtest.Server, pairs []judge.Pair, repeat int) *judge.Result {
+	return func(t *testing.T, srv *llmtest.Server, pairs []judge.Pair, repeat int) *judge.Result {
+		opt, cachePath := modeOpts(t, repeat)
+		var reqs bytes.Buffer
+		_, err := runBatch(context.Background(), pairs, opt, cachePath, &judge.BatchOptions{RequestsOut: &reqs, Provider: provider}, nil)
+		require.NoError(t, err)
+		results := providerEngine(t, providerService(t, srv, provider, true), reqs.Bytes())
+		opt, cachePath = modeOpts(t, repeat)
+		res, err := runBatch(context.Background(), pairs, opt, cachePath, &judge.BatchOptions{ResultsIn: openResults(t, results), Provider: provider}, nil)
+		require.NoError(t, err)
+		require.Equal(t, provider, res.Batch.Provider)
+		return res
+	}
+}
+
+func init() {
+	judgeModes = append(judgeModes,
+		judgeMode{"batch anthropic", apiMode(llm.ProviderAnthropic, true)},
+		judgeMode{"batch gemini inline", apiMode(llm.ProviderGemini, true)},
+		judgeMode{"batch gemini file", apiMode(llm.ProviderGemini, false)},
+		judgeMode{"file anthropic", fileMode(llm.ProviderAnthropic)},
+		judgeMode{"file gemini", fileMode(llm.ProviderGemini)})
 }
 
 func qrelsText(t *testing.T, res *judge.Result) string {
