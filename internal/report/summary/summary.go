@@ -136,7 +136,12 @@ func Generate(w io.Writer, res *generate.RunResult, jaccard float64, roundTripK 
 	if res.FellBack {
 		fmt.Fprintln(w, "generate: the server rejected response_format json_schema; answers were read as text lines")
 	}
-	fmt.Fprintf(w, "generate: %d document(s) without a readable answer after one retry, %d skipped over the request budget\n", res.Failed, res.BudgetSkipped)
+	if res.BatchMode != "" {
+		// A batch has one turn: no correction retry (issue 33 item 13).
+		fmt.Fprintf(w, "generate: %d document(s) without a readable answer (a batch has no correction turn: each was asked once), %d skipped over the request budget\n", res.Failed, res.BudgetSkipped)
+	} else {
+		fmt.Fprintf(w, "generate: %d document(s) without a readable answer after one retry, %d skipped over the request budget\n", res.Failed, res.BudgetSkipped)
+	}
 	fmt.Fprintf(w, "generate: %d near-duplicate query(ies) dropped (token Jaccard ≥ %s)\n", res.NearDuplicates, strconv.FormatFloat(jaccard, 'g', -1, 64))
 	if roundTripK > 0 {
 		fmt.Fprintf(w, "generate: round-trip filter (source card in the top %d of dense, lexical or hybrid): %d query(ies) dropped\n", roundTripK, res.RoundTripDropped)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/generate"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 )
 
@@ -26,4 +27,15 @@ func TestJudgeSummaryWords(t *testing.T) {
 	assert.NotContains(t, batch.String(), "retry each")
 	assert.Contains(t, batch.String(), "judge: unjudged answers: 1 unparseable, 0 out of range (a batch has no correction turn: each was asked once), 0 over the request budget, 2 failed in the batch, 3 without an answer (never counted as 0)\n")
 	assert.Contains(t, batch.String(), "; 4 new judgment(s), 9 reused, 2 from the cache\n")
+}
+
+// Issue 33 item 13 in generate: a batch (file or API) asks each document once,
+// so its summary does not say "after one retry".
+func TestGenerateBatchSummaryWords(t *testing.T) {
+	var online, batch bytes.Buffer
+	Generate(&online, &generate.RunResult{Result: &generate.Result{Documents: 5, Failed: 2}}, 0.8, 0, "out.jsonl", "", "")
+	assert.Contains(t, online.String(), "generate: 2 document(s) without a readable answer after one retry, 0 skipped over the request budget\n")
+	Generate(&batch, &generate.RunResult{Result: &generate.Result{Documents: 5, Failed: 2, BatchMode: "file"}}, 0.8, 0, "out.jsonl", "", "in.jsonl")
+	assert.NotContains(t, batch.String(), "retry")
+	assert.Contains(t, batch.String(), "generate: 2 document(s) without a readable answer (a batch has no correction turn: each was asked once), 0 skipped over the request budget\n")
 }
