@@ -106,9 +106,9 @@ func Run(ctx context.Context, in In, o RunOptions) (*RunResult, error) {
 	var bo *BatchOptions
 	switch {
 	case o.BatchOut != "":
-		bo = &BatchOptions{RequestsOut: in.BatchRequests, MaxRequests: o.LLM.MaxRequests}
+		bo = &BatchOptions{RequestsOut: in.BatchRequests, Provider: o.BatchAPI, MaxRequests: o.LLM.MaxRequests}
 	case o.BatchIn != "":
-		bo = &BatchOptions{ResultsIn: in.BatchResults, MaxRequests: o.LLM.MaxRequests}
+		bo = &BatchOptions{ResultsIn: in.BatchResults, Provider: o.BatchAPI, MaxRequests: o.LLM.MaxRequests}
 	case o.Batch:
 		bo = &BatchOptions{API: in.BatchAPI, State: in.BatchState, Poll: llm.PollFrom(o.BatchPoll), MaxRequests: o.LLM.MaxRequests, Now: in.Now}
 	}

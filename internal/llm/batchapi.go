@@ -28,6 +28,15 @@ const (
 // Providers are the batch providers, in the order the docs list them.
 var Providers = []string{ProviderOpenAI, ProviderAnthropic, ProviderGemini}
 
+// ProviderKeyEnv are the environment variables holding each provider's API
+// key, in the order they are tried after APIKeyEnv (the front end reads
+// them: no package but internal/cli reads the environment).
+var ProviderKeyEnv = map[string][]string{
+	ProviderOpenAI:    {OpenAIKeyEnv},
+	ProviderAnthropic: {"ANTHROPIC_API_KEY"},
+	ProviderGemini:    {"GEMINI_API_KEY", "GOOGLE_API_KEY"},
+}
+
 // BatchService is one provider's batch API as a judge run uses it: submit a
 // file of request lines (in the provider's request-line format), retrieve the
 // batch until it ends, download its results.

@@ -72,6 +72,12 @@ func TestJudgeSignals(t *testing.T) {
 		{"judge/batch-openai-polls", syscall.SIGINT, time.Second, func(t *testing.T, dir, out string) ([]string, *os.File) {
 			return base(out, "--run", "demo="+cases, "--judge-url", batch(t), "--cache", filepath.Join(dir, "cache.jsonl"), "--batch", "--batch-poll", "20ms"), nil
 		}},
+		{"judge/batch-anthropic-polls", syscall.SIGTERM, time.Second, func(t *testing.T, dir, out string) ([]string, *os.File) {
+			return base(out, "--run", "demo="+cases, "--judge-url", batch(t), "--cache", filepath.Join(dir, "cache.jsonl"), "--batch", "--batch-api", "anthropic", "--batch-poll", "20ms"), nil
+		}},
+		{"judge/batch-gemini-polls", syscall.SIGINT, time.Second, func(t *testing.T, dir, out string) ([]string, *os.File) {
+			return base(out, "--run", "demo="+cases, "--judge-url", batch(t), "--cache", filepath.Join(dir, "cache.jsonl"), "--batch", "--batch-api", "gemini", "--batch-poll", "20ms"), nil
+		}},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {

@@ -117,6 +117,7 @@ type Agreement struct {
 // Batch is a batch run's counts and throughput (judge.BatchStats).
 type Batch struct {
 	Mode           string         `json:"mode"`
+	Provider       string         `json:"provider"`
 	BatchID        string         `json:"batch_id,omitempty"`
 	InputFileID    string         `json:"input_file_id,omitempty"`
 	Status         string         `json:"status,omitempty"`
@@ -131,6 +132,16 @@ type Batch struct {
 	WaitSeconds    format.Float   `json:"wait_seconds"`
 	PairsPerSecond *format.Float  `json:"pairs_per_second"`
 	RequestCounts  *RequestCounts `json:"request_counts,omitempty"`
+	Calls          *Calls         `json:"calls,omitempty"`
+}
+
+// Calls are the HTTP calls a batch took (--batch; llm.CallCounts): what a
+// pool cost in requests to the provider.
+type Calls struct {
+	Submit   int64 `json:"submit"`
+	Poll     int64 `json:"poll"`
+	Download int64 `json:"download"`
+	Total    int64 `json:"total"`
 }
 
 // RequestCounts are the batch object's request_counts.
@@ -178,11 +189,14 @@ func New(res *judge.Result, s *judge.Summary, meta Meta) *Document {
 		d.SelfAgreement = append(d.SelfAgreement, ag)
 	}
 	if b := res.Batch; b != nil {
-		d.Batch = &Batch{Mode: b.Mode, BatchID: b.BatchID, InputFileID: b.InputFileID, Status: b.Status, Resumed: b.Resumed,
+		d.Batch = &Batch{Mode: b.Mode, Provider: b.Provider, BatchID: b.BatchID, InputFileID: b.InputFileID, Status: b.Status, Resumed: b.Resumed,
 			Submitted: b.Submitted, Answered: b.Answered, Failed: b.Failed, Missing: b.Missing, New: b.New, Cached: b.Cached, Reused: b.Reused,
 			WaitSeconds: format.Float(b.WaitSeconds), PairsPerSecond: floatPtr(b.PairsPerSecond)}
 		if rc := b.RequestCounts; rc != nil {
 			d.Batch.RequestCounts = &RequestCounts{Total: rc.Total, Completed: rc.Completed, Failed: rc.Failed}
+		}
+		if c := b.Calls; c != nil {
+			d.Batch.Calls = &Calls{Submit: c.Submit, Poll: c.Poll, Download: c.Download, Total: c.Total()}
 		}
 	}
 	d.Holes = Holes(res.Holes())

@@ -62,10 +62,14 @@ func Judge(w io.Writer, res *judge.Result, s *judge.Summary) {
 				id += " (resumed)"
 			}
 		}
-		fmt.Fprintf(w, "judge: batch (%s)%s%s: %d request(s) submitted, %d answered, %d failed, %d without an answer; %d new judgment(s), %d reused, %d from the cache\n",
-			b.Mode, id, statusText(b.Status), b.Submitted, b.Answered, b.Failed, b.Missing, b.New, b.Reused, b.Cached)
+		fmt.Fprintf(w, "judge: batch (%s, %s)%s%s: %d request(s) submitted, %d answered, %d failed, %d without an answer; %d new judgment(s), %d reused, %d from the cache\n",
+			b.Mode, b.Provider, id, statusText(b.Status), b.Submitted, b.Answered, b.Failed, b.Missing, b.New, b.Reused, b.Cached)
 		if b.Mode == "api" {
-			fmt.Fprintf(w, "judge: batch wall time %s s, %s new judgment(s) per second\n", strconv.FormatFloat(b.WaitSeconds, 'f', 1, 64), fmtRate(b.PairsPerSecond))
+			calls := ""
+			if c := b.Calls; c != nil {
+				calls = fmt.Sprintf("; %d HTTP call(s) to %s (%d submitting, %d polling, %d downloading)", c.Total(), b.Provider, c.Submit, c.Poll, c.Download)
+			}
+			fmt.Fprintf(w, "judge: batch wall time %s s, %s new judgment(s) per second%s\n", strconv.FormatFloat(b.WaitSeconds, 'f', 1, 64), fmtRate(b.PairsPerSecond), calls)
 		}
 	}
 	for _, a := range s.SelfAgreement {

@@ -21,12 +21,13 @@ func TestJudgeSummaryWords(t *testing.T) {
 	assert.Contains(t, online.String(), "judge: unjudged answers: 1 unparseable, 0 out of range (each after one correction retry), 0 over the request budget (never counted as 0)\n")
 	assert.Contains(t, online.String(), "judge: 4 request(s) sent (1 retries after a bad answer), 9 answer(s) reused (pairs with an identical prompt, asked once), 2 cache hit(s)\n")
 
-	res.Batch = &judge.BatchStats{Mode: "file", Submitted: 4, Answered: 4, New: 4, Reused: 9, Cached: 2}
+	res.Batch = &judge.BatchStats{Mode: "file", Provider: "anthropic", Submitted: 4, Answered: 4, New: 4, Reused: 9, Cached: 2}
 	var batch bytes.Buffer
 	Judge(&batch, res, s)
 	assert.NotContains(t, batch.String(), "retry each")
 	assert.Contains(t, batch.String(), "judge: unjudged answers: 1 unparseable, 0 out of range (a batch has no correction turn: each was asked once), 0 over the request budget, 2 failed in the batch, 3 without an answer (never counted as 0)\n")
 	assert.Contains(t, batch.String(), "; 4 new judgment(s), 9 reused, 2 from the cache\n")
+	assert.Contains(t, batch.String(), "judge: batch (file, anthropic): 4 request(s) submitted")
 }
 
 // Issue 33 item 13 in generate: a batch (file or API) asks each document once,
