@@ -136,3 +136,16 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// A pool beyond a Message Batch's 100,000 requests is refused before anything
+// is sent, with the way to send it in parts.
+func TestAnthropicBatchLimit(t *testing.T) {
+	srv := llmtest.New(llmtest.Options{})
+	defer srv.Close()
+	svc := providerService(t, srv, llm.ProviderAnthropic, true)
+	path := filepath.Join(t.TempDir(), "requests.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte("{}\n"), 0o644))
+	_, err := svc.Submit(context.Background(), path, llm.AnthropicMaxRequests+1)
+	require.ErrorContains(t, err, "at most 100000 requests and this one has 100001: send it in parts with --max-requests 100000")
+	assert.Equal(t, 0, srv.AnthropicBatches())
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 )
 
@@ -41,6 +42,13 @@ const AnthropicVersion = "2023-06-01"
 // AnthropicURL is the API's base URL, the default of --judge-url with
 // --batch-api anthropic.
 const AnthropicURL = "https://api.anthropic.com"
+
+// AnthropicMaxRequests and AnthropicMaxBytes bound one Message Batch (the
+// documented limits: 100,000 requests or 256 MB, whichever comes first).
+const (
+	AnthropicMaxRequests = 100_000
+	AnthropicMaxBytes    = 256 << 20
+)
 
 // AnthropicMaxTokens is the max_tokens of a judge request (required by the
 // Messages API; an answer is a sentence and a score).
@@ -98,7 +106,13 @@ func (b *anthropicBatch) job() (*BatchJob, error) {
 // Submit creates a batch of the request lines of the file at path, each a
 // {"custom_id", "params"} object: the body {"requests": [...]} is streamed
 // from the file (one call).
-func (c *AnthropicBatchClient) Submit(ctx context.Context, path string, _ int64) (*BatchJob, error) {
+func (c *AnthropicBatchClient) Submit(ctx context.Context, path string, n int64) (*BatchJob, error) {
+	if n > AnthropicMaxRequests {
+		return nil, fmt.Errorf("a Message Batch holds at most %d requests and this one has %d: send it in parts with --max-requests %d (each run sends the next part; the cache keeps the answers)", AnthropicMaxRequests, n, AnthropicMaxRequests)
+	}
+	if st, err := os.Stat(path); err == nil && st.Size() > AnthropicMaxBytes-64<<10 {
+		return nil, fmt.Errorf("a Message Batch is at most 256 MB and this one's requests are %d bytes: send it in parts with --max-requests", st.Size())
+	}
 	u := c.base + "/v1/messages/batches"
 	resp, err := c.send(ctx, c.Transfer, http.MethodPost, u, jsonArrayBody(path, `{"requests":[`, `]}`, nil), nil)
 	if err != nil {
