@@ -45,6 +45,9 @@ type anthBatch struct {
 	results    []byte
 	counts     map[string]int
 	cancel     bool
+	// started and processed: a batch of more than backgroundAbove requests
+	// is answered in the background (processBatch).
+	started, processed bool
 }
 
 type anthRequest struct {
@@ -164,12 +167,40 @@ func (s *Server) anthAdvance(b *anthBatch) {
 			b.status, b.cancel, b.polls = "canceling", true, 0
 			return
 		}
-		s.anthProcess(b)
-		b.status = "ended"
+		if s.processBatch(&b.started, &b.processed, len(b.reqs), func() { s.anthProcess(b) }) {
+			b.status = "ended"
+		}
 	case "canceling":
 		s.anthProcess(b)
 		b.status = "ended"
 	}
+}
+
+// backgroundAbove is the largest batch a stand-in answers within the
+// retrieval that ends it; a bigger one is answered in the background, as a
+// real provider does, and ends on the first retrieval after its answers are
+// in (its retrievals stay quick: a client's per-call timeout never runs out
+// while a large batch is answered).
+const backgroundAbove = 10_000
+
+// processBatch runs process (s.mu held, as it is) for a batch of n requests
+// and reports whether its answers are in: at once for a small batch; for a
+// large one, started in the background on the first call.
+func (s *Server) processBatch(started, processed *bool, n int, process func()) bool {
+	if n <= backgroundAbove {
+		process()
+		return true
+	}
+	if !*started {
+		*started = true
+		go func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			process()
+			*processed = true
+		}()
+	}
+	return *processed
 }
 
 // anthProcess answers the batch's requests and writes its results.

@@ -49,6 +49,9 @@ type gemBatch struct {
 	responses        []json.RawMessage // inline: {"metadata", "response"|"error"}
 	responsesFile    string
 	done, ok, failed int
+	// started and processed: a large batch is answered in the background
+	// (processBatch).
+	started, processed bool
 }
 
 type gemRequest struct {
@@ -247,8 +250,9 @@ func (s *Server) gemAdvance(b *gemBatch) {
 			s.gemProcess(b, min(s.opt.Batch.Answer, len(b.reqs)))
 			b.state = "BATCH_STATE_CANCELLED"
 		default:
-			s.gemProcess(b, len(b.reqs))
-			b.state = "BATCH_STATE_SUCCEEDED"
+			if s.processBatch(&b.started, &b.processed, len(b.reqs), func() { s.gemProcess(b, len(b.reqs)) }) {
+				b.state = "BATCH_STATE_SUCCEEDED"
+			}
 		}
 	}
 }
