@@ -84,13 +84,22 @@ func FuzzApplyDelta(f *testing.F) {
 	})
 }
 
-// FuzzPack: any index and pack bytes open and read, or are refused with an error.
+// FuzzPack: any index and pack bytes open and read, or are refused with an
+// error; a delta chain (OFS_DELTA in the pack, REF_DELTA through the index)
+// ends, is refused as circular, too deep or too large, and never yields more
+// than the cap.
 func FuzzPack(f *testing.F) {
 	idxb, packb, off2, id := seedPack()
 	f.Add(idxb, packb, off2)
+	var self ID
+	self[0] = 0xa9
+	ix2, pk2, offs := buildPack([]testEntry{{typ: objRefDelta, data: []byte{3, 3, 0x90, 3}, baseID: self, id: self}})
+	f.Add(ix2, pk2, offs[0])
 	f.Fuzz(func(t *testing.T, idxb, packb []byte, off int64) {
 		ixr, err := openIndex(bytes.NewReader(idxb), int64(len(idxb)), "fuzz.idx")
-		if err == nil {
+		if err != nil {
+			ixr = nil
+		} else {
 			for i := uint32(0); i < ixr.n && i < 64; i++ {
 				if _, err := ixr.offset(i); err != nil {
 					break
@@ -103,22 +112,31 @@ func FuzzPack(f *testing.F) {
 		if err != nil {
 			return
 		}
+		// The repository holds this pack alone: a REF_DELTA's base is looked up
+		// in its index (a chain may come back to itself).
 		r := &Repo{MaxObjectSize: 1 << 16}
-		pk := &pack{pack: p}
+		pk := &pack{idx: ixr, pack: p}
+		if ixr != nil {
+			r.packs, r.loaded = []*pack{pk}, true
+		}
 		for range 3 {
-			e, err := p.readEntry(off, 1<<16)
+			h, err := p.readHeader(off, 1<<16)
 			if err != nil {
 				return
 			}
-			if len(e.data) > 1<<16 {
-				t.Fatalf("%d bytes over the cap", len(e.data))
+			data, err := p.inflate(h)
+			if err != nil {
+				return
 			}
-			if e.typ != objOfsDelta {
+			if len(data) > 1<<16 || uint64(len(data)) != h.size {
+				t.Fatalf("%d bytes inflated, %d declared, the cap %d", len(data), h.size, 1<<16)
+			}
+			if h.typ != objOfsDelta {
 				break
 			}
-			off = e.baseOff
+			off = h.baseOff
 		}
-		_, data, err := r.readPacked(pk, off, maxDeltaDepth-50)
+		_, data, err := r.readPacked(pk, off)
 		if err == nil && len(data) > 1<<16 {
 			t.Fatalf("%d bytes over the cap", len(data))
 		}
@@ -184,13 +202,13 @@ func TestSeedPack(t *testing.T) {
 	p, err := openPack(bytes.NewReader(packb), int64(len(packb)), "seed.pack")
 	require.NoError(t, err)
 	r := &Repo{MaxObjectSize: 1 << 16}
-	typ, data, err := r.readPacked(&pack{pack: p}, off2, 0)
+	typ, data, err := r.readPacked(&pack{pack: p}, off2)
 	require.NoError(t, err)
 	assert.Equal(t, TypeBlob, typ)
 	assert.Equal(t, "abc", string(data))
 	// Capped below the delta's result: refused, not allocated.
 	r.MaxObjectSize = 2
-	_, _, err = r.readPacked(&pack{pack: p}, off2, 0)
+	_, _, err = r.readPacked(&pack{pack: p}, off2)
 	var tl *TooLargeError
 	require.ErrorAs(t, err, &tl)
 }
