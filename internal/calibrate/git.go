@@ -336,6 +336,13 @@ func uncommitted(repo *gitread.Repo, headTree gitread.ID, path, rel string) (boo
 	if !ok || e.Mode&0o170000 != 0o100000 {
 		return true, nil
 	}
+	// Its kind first: a FIFO (the labels read from a pipe) is never opened
+	// again, where no writer is left to end the wait.
+	if st, err := os.Stat(path); err != nil {
+		return false, &InputError{Msg: err.Error()}
+	} else if !st.Mode().IsRegular() {
+		return true, nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return false, &InputError{Msg: err.Error()}
