@@ -55,29 +55,46 @@ const maxPeek = 16 << 20
 // has none or is not a JSON object the peek can read: the case scanner reports
 // a bad line), its line number, and a reader of r's whole content. A regular
 // file is read at its offsets and returned as it is; any other reader (a pipe)
-// is read through ctx (input.Reader) and replayed.
+// is read through ctx (input.Reader) and replayed: the blank lines before the
+// first line as one newline each (the case scanner only counts them), so a
+// gigabyte of them is not held to be replayed.
 func peekRunK(ctx context.Context, r io.Reader) (int, int, io.Reader, error) {
 	if f, ok := r.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 			pos, err := f.Seek(0, io.SeekCurrent)
 			if err == nil {
-				k, line, _, perr := firstK(bufio.NewReaderSize(io.NewSectionReader(f, pos, st.Size()-pos), 64<<10))
+				k, line, _, _, perr := firstK(bufio.NewReaderSize(io.NewSectionReader(f, pos, st.Size()-pos), 64<<10))
 				return k, line, r, perr
 			}
 		}
 	}
 	br := bufio.NewReaderSize(input.Reader(ctx, r), 64<<10)
-	k, line, consumed, err := firstK(br)
-	return k, line, io.MultiReader(bytes.NewReader(consumed), br), err
+	k, line, blanks, consumed, err := firstK(br)
+	return k, line, io.MultiReader(&newlines{n: blanks}, bytes.NewReader(consumed), br), err
+}
+
+// newlines reads n newlines.
+type newlines struct{ n int }
+
+func (r *newlines) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), r.n)
+	for i := range p[:k] {
+		p[i] = '\n'
+	}
+	r.n -= k
+	return k, nil
 }
 
 // firstK reads br up to the end of its first non-blank line and returns that
-// line's retrieval.k, its line number and every byte read.
-func firstK(br *bufio.Reader) (int, int, []byte, error) {
-	var consumed []byte
-	for line := 1; ; line++ {
+// line's retrieval.k, its line number, the number of blank lines before it
+// (blank as the case scanner reads them: input.IsBlank after the BOM) and
+// every byte read after those blank lines.
+func firstK(br *bufio.Reader) (k, line, blanks int, consumed []byte, err error) {
+	for line = 1; ; line++ {
 		start := len(consumed)
-		var err error
 		for {
 			var chunk []byte
 			chunk, err = br.ReadSlice('\n')
@@ -87,20 +104,25 @@ func firstK(br *bufio.Reader) (int, int, []byte, error) {
 			}
 		}
 		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
-			return 0, 0, consumed, err
+			return 0, 0, blanks, consumed, err
 		}
 		text := consumed[start:]
 		if line == 1 {
 			text = input.TrimBOM(text)
 		}
+		if err == nil && start == 0 && input.IsBlank(text[:len(text)-1]) {
+			// A blank line with nothing kept before it: counted, not kept.
+			consumed, blanks = consumed[:0], blanks+1
+			continue
+		}
 		if t := bytes.TrimSpace(text); len(t) > 0 {
 			if errors.Is(err, bufio.ErrBufferFull) {
-				return 0, 0, consumed, nil // too long to look into
+				return 0, 0, blanks, consumed, nil // too long to look into
 			}
-			return retrievalK(t), line, consumed, nil
+			return retrievalK(t), line, blanks, consumed, nil
 		}
 		if err != nil { // EOF: no case
-			return 0, 0, consumed, nil //nolint:nilerr // io.EOF (other errors returned above): no case, so no k
+			return 0, 0, blanks, consumed, nil //nolint:nilerr // io.EOF (other errors returned above): no case, so no k
 		}
 	}
 }
@@ -125,7 +147,8 @@ func retrievalK(line []byte) int {
 }
 
 // chooseK resolves o.K (0: not given) into the k of the run: see the file comment.
-// in.Cases is replaced by a reader of the same content when it was peeked.
+// in.Cases is replaced by a reader of the same cases at the same lines when it
+// was peeked (peekRunK).
 func chooseK(ctx context.Context, in *In, k, baselineK int) (KChoice, error) {
 	c := KChoice{K: k, From: KFromFlag, BaselineK: baselineK}
 	runK, line, rd, err := peekRunK(ctx, in.Cases)
