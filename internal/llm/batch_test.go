@@ -172,4 +172,7 @@ func TestBatchAnswersBounded(t *testing.T) {
 
 type countingWriter int64
 
-func (w *countingWriter) Write(p []byte) (int, error) { *w += countingWriter(len(p)); return len(p), nil }
+func (w *countingWriter) Write(p []byte) (int, error) {
+	*w += countingWriter(len(p))
+	return len(p), nil
+}
