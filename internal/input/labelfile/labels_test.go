@@ -221,6 +221,13 @@ func TestReadLabelsErrors(t *testing.T) {
 		{"duplicate rater", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": "ana"`) + strings.Replace(ok, `"score": 0.5`, `"score": 0.9, "rater": "ana"`, 1), `f.jsonl:3: duplicate label for case "c1", dimension "groundedness", rater "ana" (first on line 2)`},
 		{"duplicate adjudication", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": "o", "adjudication": true`) + strings.Replace(ok, `"score": 0.5`, `"score": 0.9, "adjudication": true, "rater": "o"`, 1), `f.jsonl:3: duplicate adjudication by rater "o" for case "c1", dimension "groundedness" (first on line 2)`},
 		{"empty rater", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": " "`), `f.jsonl:2: field "rater" is empty`},
+		// Issue 33 item 15: ids that look like "ana" but are other bytes are refused,
+		// naming the normal form (they counted as raters other than "ana").
+		{"rater with a leading space", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": " ana"`), `f.jsonl:2: rater id " ana" differs from its normal form "ana" only by white space at its ends, format or control characters (such as U+200B) or a decomposed accent: write "ana" (ids that look the same would count as different raters)`},
+		{"rater with a zero-width space", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": "ana\u200b"`), `f.jsonl:2: rater id "ana\u200b" differs from its normal form "ana" only by white space at its ends, format or control characters (such as U+200B) or a decomposed accent: write "ana" (ids that look the same would count as different raters)`},
+		{"rater with a raw zero-width joiner", HumanSide, repl(`"score": 0.5`, "\"score\": 0.5, \"rater\": \"a\u200dna\""), `f.jsonl:2: rater id "a\u200dna" differs from its normal form "ana" only by white space at its ends, format or control characters (such as U+200B) or a decomposed accent: write "ana" (ids that look the same would count as different raters)`},
+		{"rater decomposed", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": "Jose\u0301"`), `f.jsonl:2: rater id "Jose\u0301" differs from its normal form "Jos\u00e9" only by white space at its ends, format or control characters (such as U+200B) or a decomposed accent: write "Jos\u00e9" (ids that look the same would count as different raters)`},
+		{"rater with a tab inside", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": "a\tna"`), `f.jsonl:2: rater id "a\tna" differs from its normal form "ana" only by white space at its ends, format or control characters (such as U+200B) or a decomposed accent: write "ana" (ids that look the same would count as different raters)`},
 		{"rater a number", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": 7`), `f.jsonl:2: field "rater" must be a string, got number`},
 		{"misspelt rater", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater_id": "ana"`), `f.jsonl:2: unknown field "rater_id": a human label's rater fields are "rater" (the rater id) and "adjudication" (true on the owner's adjudication)`},
 		{"misspelt adjudication", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "Adjudicated": true`), `f.jsonl:2: unknown field "Adjudicated": a human label's rater fields are "rater" (the rater id) and "adjudication" (true on the owner's adjudication)`},
@@ -470,4 +477,18 @@ func TestReadLabelsFileCapacity(t *testing.T) {
 	require.NoError(t, err)
 	n := int(st.Size()) / 64
 	assert.Equal(t, n+n/16+16, capacityHint(f, 10), "a short first line counts as 64 bytes")
+}
+
+// Rater ids in their normal form are read as they are (inner spaces, accents
+// precomposed, scripts whose marks have no precomposed form); the others are
+// refused with their normal form.
+func TestRaterIDNormalForm(t *testing.T) {
+	for _, id := range []string{"ana", "Ana María", "Jos\u00e9", "\u0926\u0947\u0935", "ana-2", "o'brien", "李"} {
+		assert.True(t, raterIDNormal(id), "%q", id)
+		assert.Equal(t, id, NormalRaterID(id))
+	}
+	for id, want := range map[string]string{" ana": "ana", "ana ": "ana", "ana\u200b": "ana", "\ufeffana": "ana", "a\u202ena": "ana", "Jose\u0301": "Jos\u00e9", "a\x01na": "ana"} {
+		assert.False(t, raterIDNormal(id), "%q", id)
+		assert.Equal(t, want, NormalRaterID(id), "%q", id)
+	}
 }
