@@ -91,8 +91,11 @@ func TestReadLockErrors(t *testing.T) {
 	tests := []struct {
 		name, file, data, want string
 	}{
-		{"malformed JSON", "lock.json", "{\n  \"bins\": [0.3,\n}\n", "lock.json:3: malformed JSON: unexpected character '}' looking for a value at column 1"},
-		{"truncated", "lock.json", "{\"bins\": [0.3", "lock.json:1: malformed JSON: unexpected end of file after array element at column 14"},
+		{"malformed JSON", "lock.json", "{\n  \"bins\": [0.3,\n}\n", "lock.json:3: malformed JSON: unexpected character '}' looking for a value at column 1 (a lock whose name ends in .json is read as JSON)"},
+		{"truncated", "lock.json", "{\"bins\": [0.3", "lock.json:1: malformed JSON: unexpected end of file after array element at column 14 (a lock whose name ends in .json is read as JSON)"},
+		// Issue 33 item 16: the format the lock is read as is said; YAML in a .json is not JSON.
+		{"YAML in a .json", "lock.json", "dimensions:\n  a: {construct: x, gated: true}\nbins: [0.5]\n", `lock.json:1: not JSON: a lock whose name ends in .json is read as JSON, and it looks like YAML (KEY: value); a lock is JSON (an object {"dimensions": …}) or YAML with the same keys: name a YAML lock .yaml or .yml`},
+		{"text in a .json", "lock.json", "\n\n# a comment\n", `lock.json:3: not JSON: a lock whose name ends in .json is read as JSON, and it does not start with '{'; a lock is JSON (an object {"dimensions": …}) or YAML with the same keys: name a YAML lock .yaml or .yml`},
 		{"not an object", "lock.json", "[1]", "lock.json:1: the lock must be an object with dimensions, bins, kappa_weighting and min_kappa, got array"},
 		{"unknown key", "lock.json", strings.Replace(testLockJSON, `"min_kappa"`, `"min_kapa"`, 1), `lock.json:8: unknown key "min_kapa" (allowed: dimensions, bins, kappa_weighting, min_kappa, min_n, raters)`},
 		{"raters unknown", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "team"`, 1), `lock.json:8: "raters" must be "single" or "panel"`},
@@ -120,7 +123,7 @@ func TestReadLockErrors(t *testing.T) {
 		{"empty construct", "lock.json", strings.Replace(testLockJSON, `"support"`, `""`, 1), `lock.json:3: dimension "groundedness": construct must be a non-empty string`},
 		{"unknown dimension key", "lock.json", strings.Replace(testLockJSON, `"gated": true`, `"gated": true, "weight": 2`, 1), `lock.json:3: dimension "groundedness": unknown key "weight" (allowed: construct, gated, carried_over)`},
 		{"no dimensions", "lock.json", `{"dimensions": {}, "bins": [0.5], "kappa_weighting": "none", "min_kappa": 0}`, `lock.json:1: "dimensions" is empty`},
-		{"trailing data", "lock.json", testLockJSON + "{}\n", "lock.json:10: malformed JSON: unexpected character '{' after top-level value at column 1"},
+		{"trailing data", "lock.json", testLockJSON + "{}\n", "lock.json:10: malformed JSON: unexpected character '{' after top-level value at column 1 (a lock whose name ends in .json is read as JSON)"},
 		// YAML syntax errors carry the line the YAML parser reports (for an unclosed
 		// flow sequence, the line before its start).
 		{"YAML syntax", "lock.yaml", "dimensions:\n  a: {construct: x, gated: true}\nbins: [0.5\n", "lock.yaml:2: malformed YAML: did not find expected ',' or ']'"},
