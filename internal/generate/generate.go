@@ -57,7 +57,7 @@ func DefaultPrompt() *Prompt {
 // LoadPrompt reads a template (through input.ReadFile: a FIFO with no writer
 // stops waiting when ctx ends); it must hold {{document}}.
 func LoadPrompt(ctx context.Context, path string) (*Prompt, error) {
-	b, err := input.ReadFile(ctx, path) // a FIFO's wait ends with ctx
+	b, err := input.ReadFile(ctx, path, judge.MaxPromptBytes) // a FIFO's wait ends with ctx
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the prompt: %w", err)
 	}

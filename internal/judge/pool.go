@@ -29,11 +29,15 @@ type Pair struct {
 // Queries maps query ids to their text.
 type Queries map[string]Query
 
+// MaxQueriesBytes caps a queries file, which ReadQueries holds whole (the
+// queries of MS MARCO's full dev set are under 10 MiB).
+const MaxQueriesBytes = 1 << 30
+
 // ReadQueries reads a queries file: cases JSONL (`id`, `query`, optional
 // `locale`) or TSV lines "qid<TAB>query text" (the MS MARCO / BEIR layout),
 // detected by the first non-blank byte.
 func ReadQueries(ctx context.Context, path string) (Queries, error) {
-	data, err := input.ReadFile(ctx, path)
+	data, err := input.ReadFile(ctx, path, MaxQueriesBytes)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read queries: %w", err)
 	}

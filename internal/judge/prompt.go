@@ -49,10 +49,14 @@ type Prompt struct {
 // DefaultPrompt is the embedded, versioned prompt.
 func DefaultPrompt() *Prompt { return newPrompt(DefaultPromptVersion, defaultPrompt) }
 
+// MaxPromptBytes caps a prompt template file (judge's and generate's): a
+// template is a few KiB; the query and document it receives are capped apart.
+const MaxPromptBytes = 1 << 20
+
 // LoadPrompt reads a template (through input.ReadFile: a FIFO with no writer
 // stops waiting when ctx ends); it must hold {{query}} and {{document}}.
 func LoadPrompt(ctx context.Context, path string) (*Prompt, error) {
-	b, err := input.ReadFile(ctx, path) // a FIFO's wait ends with ctx
+	b, err := input.ReadFile(ctx, path, MaxPromptBytes) // a FIFO's wait ends with ctx
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the prompt: %w", err)
 	}
