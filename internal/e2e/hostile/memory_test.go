@@ -3,8 +3,8 @@ package hostile
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"compress/zlib"
+	"context"
 	"crypto/sha1" //nolint:gosec // git's object ids
 	"encoding/binary"
 	"fmt"
