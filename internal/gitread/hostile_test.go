@@ -231,7 +231,7 @@ func TestSpecialFiles(t *testing.T) {
 					return
 				}
 				require.Error(t, err)
-				assert.ErrorIs(t, err, errNotRegular)
+				require.ErrorIs(t, err, errNotRegular)
 				assert.Contains(t, err.Error(), "a named pipe")
 			case <-time.After(10 * time.Second):
 				t.Fatal("blocked on the FIFO")

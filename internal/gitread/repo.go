@@ -567,7 +567,7 @@ func (r *Repo) readPacked(p *pack, off int64) (Type, []byte, error) {
 			break
 		}
 		if total += h.size; total > limit {
-			return 0, nil, &TooLargeError{What: h.where(p.pack), Size: total, Max: int64(min(limit, 1<<62)), Chain: true} //nolint:gosec // G115: at most 1<<62
+			return 0, nil, &TooLargeError{What: h.where(p.pack), Size: total, Max: int64(min(limit, 1<<62)), Chain: true}
 		}
 		chain = append(chain, link{p, h})
 		if seen != nil {

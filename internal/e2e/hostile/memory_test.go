@@ -5,7 +5,7 @@ import (
 	"compress/gzip"
 	"compress/zlib"
 	"context"
-	"crypto/sha1" //nolint:gosec // git's object ids
+	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
 	"net/http"
@@ -264,7 +264,7 @@ func packFiles(pack []byte, id [20]byte, off int) (idx, pk []byte) {
 	}
 	ix.Write(id[:])
 	ix.Write(make([]byte, 4))
-	_ = binary.Write(&ix, binary.BigEndian, uint32(off)) //nolint:gosec // a small test pack
+	_ = binary.Write(&ix, binary.BigEndian, uint32(off))
 	ix.Write(make([]byte, 40))
 	return ix.Bytes(), append(pack, make([]byte, 20)...)
 }
@@ -299,7 +299,7 @@ func longChainPack(id [20]byte) (idx, pk []byte) {
 	for range 20 {
 		off := p.Len()
 		packEntry(p, 6, 64<<20)
-		rel := uint64(off - prev) //nolint:gosec // offsets of a small test pack
+		rel := uint64(off - prev)
 		b := []byte{byte(rel & 0x7f)}
 		for rel >>= 7; rel > 0; rel >>= 7 {
 			rel--
@@ -316,7 +316,7 @@ func longChainPack(id [20]byte) (idx, pk []byte) {
 // object, and the calibrate demo's label files and lock beside it.
 func hostileRepo(t *testing.T, dir string, pack func(id [20]byte) (idx, pk []byte)) string {
 	t.Helper()
-	id := sha1.Sum([]byte("hostile")) //nolint:gosec // any id
+	id := sha1.Sum([]byte("hostile"))
 	g := filepath.Join(dir, ".git")
 	require.NoError(t, os.MkdirAll(filepath.Join(g, "objects", "pack"), 0o755))
 	require.NoError(t, os.MkdirAll(filepath.Join(g, "refs", "heads"), 0o755))

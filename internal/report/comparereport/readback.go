@@ -67,7 +67,7 @@ func validate(c *readback.Checker, root *jsonpos.Value) {
 		lo, hi := readback.Scale(key)
 		t.Float("delta", lo-hi, hi-lo)
 		t.Interval("ci95", lo-hi, hi-lo, false)
-		t.IntAtMost("n", 0, int64(judged), "queries.judged")
+		t.IntAtMost("n", 0, judged, "queries.judged")
 		t.String("ci95_method")
 		t.Float("p_value", 0, 1)
 		t.Float("p_value_unadjusted", 0, 1)
