@@ -185,7 +185,7 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 	}
 	// The history is appended before the outputs are published: its failure
 	// (more likely than a failed rename) then leaves no output either.
-	hist, err := recordHistory(ctx, env, o.hist, "compare", fingerprintOf(compare.Fingerprint(o.files, o.run)), doc.WriteJSON)
+	hist, err := recordHistory(f, o.hist, "compare", fingerprintOf(compare.Fingerprint(o.files, o.run)), doc.WriteJSON)
 	if err != nil {
 		return err
 	}

@@ -224,10 +224,8 @@ func (r *Repo) ref(name string, depth int) (ID, bool, error) {
 		dir = r.GitDir
 	}
 	p := filepath.Join(dir, filepath.FromSlash(name))
-	if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		if target, err := os.Readlink(p); err == nil && strings.HasPrefix(target, "refs/") && validRefName(target) {
-			return r.ref(target, depth+1)
-		}
+	if target, ok := linkRef(p); ok {
+		return r.ref(target, depth+1)
 	}
 	b, err := readSmall(p, r.roots)
 	switch {
@@ -254,6 +252,20 @@ func (r *Repo) ref(name string, depth int) (ID, bool, error) {
 		return ID{}, false, nil
 	}
 	return r.packedRef(name)
+}
+
+// linkRef is the ref name a loose ref that is a symbolic link names: git's
+// old form of a symbolic ref, a link whose target is a ref name ("refs/…").
+func linkRef(p string) (string, bool) {
+	fi, err := os.Lstat(p)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return "", false
+	}
+	target, err := os.Readlink(p)
+	if err != nil || !strings.HasPrefix(target, "refs/") || !validRefName(target) {
+		return "", false
+	}
+	return target, true
 }
 
 func (r *Repo) packedRef(name string) (ID, bool, error) {
