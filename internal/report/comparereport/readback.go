@@ -11,7 +11,7 @@ import (
 )
 
 // validate checks a compare document read back as strictly as compare writes
-// it (readback): k ≥ 1, the gain, the relevance scale and level, the gates and
+// it (readback): 1 ≤ k ≤ compare.MaxK, the gain, the relevance scale and level, the gates and
 // a verdict that is theirs, the query counts, every strategy's n and its
 // measures' means and intervals within their scales, every paired test and
 // the recommendation's test between strategies of the document with a
@@ -22,7 +22,7 @@ import (
 func validate(c *readback.Checker, root *jsonpos.Value) {
 	c.Command = "compare"
 	d := c.Root(root, Schema)
-	d.Int("k", 1)
+	d.IntAtMost("k", 1, compare.MaxK, "the largest k compare takes") // a larger one took seconds a million (the ideal DCG's loop)
 	d.String("gain")
 	if v := root.Get("relevance_scale"); v == nil || v.Kind != jsonpos.Array || len(v.Elems) != 2 {
 		line := root.Line
