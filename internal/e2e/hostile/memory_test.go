@@ -143,10 +143,7 @@ func TestHostileMemory(t *testing.T) {
 		},
 	} {
 		t.Run(h.name, func(t *testing.T) {
-			bin := os.Getenv("RG_HOSTILE_BINARY")
-			if bin == "" {
-				bin = "retrieval-gate"
-			}
+			bin := hostileBinary()
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, bin, h.args(t)...)
@@ -166,6 +163,15 @@ func TestHostileMemory(t *testing.T) {
 			assert.Less(t, ru.Maxrss, h.maxKiB, "peak RSS in KiB")
 		})
 	}
+}
+
+// hostileBinary is the binary the hostile tests run: RG_HOSTILE_BINARY, or
+// the one TestMain built.
+func hostileBinary() string {
+	if bin := os.Getenv("RG_HOSTILE_BINARY"); bin != "" {
+		return bin
+	}
+	return "retrieval-gate"
 }
 
 // writeRepeated writes prefix, n bytes c (a megabyte at a time) and suffix.
