@@ -3,9 +3,10 @@
 //
 // A knowledge-base directory is read defensively: only regular files are cards
 // (a named pipe, a device or a socket named *.md is skipped with a warning, and
-// never opened for a blocking read), a symbolic link is followed only when its
-// target is a regular file inside the directory, and a card is at most
-// MaxCardBytes.
+// never opened for a blocking read), a symbolic link in it is followed only when
+// its target is a regular file inside the directory, and a card is at most
+// MaxCardBytes. The directory itself may be named through a symbolic link: its
+// target is the directory whose cards are read (and "inside" means inside it).
 package kbfile
 
 import (
@@ -231,15 +232,25 @@ func (kb *KB) loadMarkdownDir(ctx context.Context, root string) error {
 	if err != nil {
 		return fmt.Errorf("failed to read knowledge base: %w", err)
 	}
+	// root may be a symbolic link to the directory (kb -> ../shared/kb): the walk
+	// is of its target, which WalkDir does not follow, and each card is named
+	// under root, as given.
+	name := func(p string) string { return p }
+	if walk := filepath.Clean(root); realRoot != walk {
+		name = func(p string) string {
+			rel, _ := filepath.Rel(realRoot, p)
+			return filepath.Join(root, rel)
+		}
+	}
 	var files []mdFile
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(realRoot, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		hidden := p != root && strings.HasPrefix(d.Name(), ".")
+		hidden := p != realRoot && strings.HasPrefix(d.Name(), ".")
 		if d.IsDir() {
 			if hidden {
 				return filepath.SkipDir // .git, .github, editor state: not cards
@@ -251,16 +262,16 @@ func (kb *KB) loadMarkdownDir(ctx context.Context, root string) error {
 		}
 		switch t := d.Type(); {
 		case t.IsRegular():
-			files = append(files, mdFile{p, p})
+			files = append(files, mdFile{name(p), p})
 		case t&fs.ModeSymlink != 0:
 			target, why := resolveInside(realRoot, p)
 			if why != "" {
-				kb.skip(p, why)
+				kb.skip(name(p), why)
 				return nil
 			}
-			files = append(files, mdFile{p, target})
+			files = append(files, mdFile{name(p), target})
 		default:
-			kb.skip(p, "not a regular file ("+describeMode(t)+")")
+			kb.skip(name(p), "not a regular file ("+describeMode(t)+")")
 		}
 		return nil
 	})
