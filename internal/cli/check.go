@@ -157,13 +157,13 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	// baseline's, else the run's, else the default) and its clock.
 	kc, err := check.ResolveK(ctx, &in, o.k)
 	if err != nil {
-		return err
+		return notCases(o.cases, err)
 	}
 	opts := o.run
 	opts.K, opts.Now = kc.K, time.Now()
 	run, err := check.Run(ctx, in, opts)
 	if err != nil {
-		return err
+		return notCases(o.cases, err)
 	}
 	res, cmp := run.Gate, run.Comparison
 	kWarning := checkreport.KChoiceWarning(kc.K, kc.From, kc.RunK, kc.RunKFile, kc.RunKLine)

@@ -28,7 +28,8 @@ func readDocument(ctx context.Context, path string) (*report.Document, error) {
 		return nil, fmt.Errorf("failed to read the document: %w", err)
 	}
 	defer f.Close()
-	return report.Read(ctx, input.Reader(ctx, f), path)
+	doc, err := report.Read(ctx, input.Reader(ctx, f), path)
+	return doc, notDocument(path, err) // a cases file, a history, …: says what it is
 }
 
 // runFrom renders the document of o.from: the text report on stdout, and the

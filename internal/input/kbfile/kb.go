@@ -192,9 +192,15 @@ func parseCardJSON(p *jsonpos.Parser, b []byte, file string, line int) (Card, er
 	if v.Kind != jsonpos.Object {
 		return c, input.Errorf(file, line, "a card must be a JSON object, got %s", v.TypeName())
 	}
-	hasID := false
+	hasID, query, textual := false, false, false
 	for _, m := range v.Members {
 		var dst *string // the card field the member sets; nil: not a card field
+		switch m.Key {
+		case "query":
+			query = true
+		case "text", "title":
+			textual = true
+		}
 		switch m.Key {
 		case "id":
 			dst, hasID = &c.ID, true
@@ -213,6 +219,10 @@ func parseCardJSON(p *jsonpos.Parser, b []byte, file string, line int) (Card, er
 		default:
 			return c, input.Errorf(file, line, "card field %q must be a string, got %s", m.Key, m.TypeName())
 		}
+	}
+	if query && !textual {
+		// A cases file given as the KB: its ids would all be read as cards.
+		return c, input.Errorf(file, line, "looks like a cases file (a \"query\" and no \"text\" or \"title\"), not a knowledge base: a KB is cards {\"id\", \"locale\", \"title\", \"text\"}, one per line, or a directory of Markdown cards")
 	}
 	if !hasID {
 		return c, input.Errorf(file, line, "card has no \"id\"")
