@@ -144,6 +144,9 @@ func notCases(path string, err error) error {
 	if keys := firstObject(head); keys != nil && isCaseLine(keys) {
 		return err // a case: the error is about it, not about the file's kind
 	}
+	if strings.Contains(err.Error(), "retrieval-gate import") {
+		return err // the reader named the conversion already (a ragas record)
+	}
 	convert := fmt.Sprintf("retrieval-gate import --in %s --out cases.jsonl", path)
 	f, _ := importer.Detect(head)
 	switch {
