@@ -224,7 +224,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
-// WriteText writes the terminal report `check` prints.
+// WriteText writes the terminal report `check` prints (without --verbose).
 func (r *Report) WriteText(w io.Writer) error { return r.doc.Text(w) }
 
 // WriteHTML writes the self-contained HTML page of `check --html`.
