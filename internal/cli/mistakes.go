@@ -38,7 +38,7 @@ func fileHead(path string) (head []byte, first int, ok bool) {
 	defer f.Close()
 	head = make([]byte, headSize)
 	n, err := io.ReadFull(f, head)
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return nil, 0, false
 	}
 	head = head[:n]

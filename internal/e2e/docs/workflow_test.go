@@ -3,7 +3,7 @@ package docs
 import (
 	"archive/zip"
 	"bytes"
-	"crypto/sha1" //nolint:gosec // G505: git commit ids are SHA-1; not a security use
+	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -201,7 +201,7 @@ func runWorkflow(t *testing.T, srv *githubtest.Server, bin, root, wf, tree, toke
 				for k, v := range inputs {
 					env = append(env, "INPUT_"+strings.ToUpper(strings.ReplaceAll(k, " ", "_"))+"="+v)
 				}
-				cmd := exec.Command(bin, inputs["command"]) //nolint:gosec // G204: the built binary, the workflow's command input
+				cmd := exec.Command(bin, inputs["command"])
 				cmd.Dir, cmd.Env = workspace, env
 				var stdout, stderr bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -250,7 +250,7 @@ func runWorkflow(t *testing.T, srv *githubtest.Server, bin, root, wf, tree, toke
 }
 
 func commitSHA(s string) string {
-	sum := sha1.Sum([]byte(s)) //nolint:gosec // G401: a well-formed git commit id
+	sum := sha1.Sum([]byte(s)) // a well-formed git commit id, not a security use
 	return hex.EncodeToString(sum[:])
 }
 
