@@ -227,6 +227,7 @@ func runWorkflow(t *testing.T, srv *githubtest.Server, bin, root, wf, tree, toke
 	if !success {
 		conclusion = "failure"
 	}
+	var run int64 // the workflow run, stored once it has completed and uploaded something
 	for _, r := range results {
 		for name, path := range r.uploads {
 			data, err := os.ReadFile(path)
@@ -242,7 +243,9 @@ func runWorkflow(t *testing.T, srv *githubtest.Server, bin, root, wf, tree, toke
 			if ev.name == "pull_request" {
 				branch = "feature"
 			}
-			run := srv.AddRun(githubtest.Run{Name: "retrieval", HeadBranch: branch, HeadSHA: ev.sha, Event: ev.name, Conclusion: conclusion})
+			if run == 0 {
+				run = srv.AddRun(githubtest.Run{Name: "retrieval", HeadBranch: branch, HeadSHA: ev.sha, Event: ev.name, Conclusion: conclusion})
+			}
 			srv.AddArtifact(githubtest.Artifact{Name: name, RunID: run, Zip: buf.Bytes()})
 		}
 	}
