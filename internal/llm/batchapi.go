@@ -175,13 +175,7 @@ func (b *Batch) job() *BatchJob {
 
 // Download streams an output or error file, at most limit bytes.
 func (c *BatchClient) Download(ctx context.Context, _ *BatchJob, src ResultSource, limit int64, w func() (io.Writer, error)) error {
-	return c.DownloadFile(ctx, src.Ref, func() (io.Writer, error) {
-		dst, err := w()
-		if err != nil {
-			return nil, err
-		}
-		return &capWriter{w: dst, left: limit, limit: limit, url: c.base + "/files/" + src.Ref + "/content"}, nil
-	})
+	return c.DownloadFile(ctx, src.Ref, limit, w)
 }
 
 // capWriter fails a write past limit bytes with an *httpretry.TooLargeError:
@@ -207,12 +201,17 @@ func (c *capWriter) Write(p []byte) (int, error) {
 // to the writer w gives, at most limit bytes; header are the request's extra
 // headers. A non-2xx answer is an *APIError with its message.
 func download(ctx context.Context, hc *http.Client, u string, limit int64, w func() (io.Writer, error), statusErr func(*http.Response, string) error, clean func(error) error) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	// The transport bounds the answer at limit, not at an answer's MaxAnswer.
+	req, err := http.NewRequestWithContext(httpretry.WithMaxBody(ctx, limit), http.MethodGet, u, nil)
 	if err != nil {
 		return err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
+		var tl *httpretry.TooLargeError
+		if errors.As(err, &tl) && ctx.Err() == nil {
+			return tl
+		}
 		return clean(err)
 	}
 	defer resp.Body.Close()

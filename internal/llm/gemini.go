@@ -12,6 +12,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
 // The Gemini API's batch mode, as its documentation describes it ("Gemini
@@ -51,6 +53,12 @@ const GeminiURL = "https://generativelanguage.googleapis.com"
 // GeminiInlineLimit is the largest requests file sent inline: the documented
 // bound on the whole request is 20 MB; a larger file is uploaded.
 const GeminiInlineLimit = 20_000_000 - 64<<10
+
+// GeminiOperationCap bounds a batch's operation as Get reads it: a finished
+// inline batch's holds all its responses (the requests were at most
+// GeminiInlineLimit; the answers are shorter than the prompts, and twice the
+// requests' bound leaves room).
+const GeminiOperationCap = 2 * GeminiInlineLimit
 
 // GeminiBatchClient speaks the Gemini API's batch mode for one model.
 type GeminiBatchClient struct {
@@ -274,8 +282,15 @@ func (c *GeminiBatchClient) upload(ctx context.Context, path string, size int64)
 // Get retrieves a batch's operation.
 func (c *GeminiBatchClient) Get(ctx context.Context, id string) (*BatchJob, error) {
 	u := c.base + "/v1beta/" + strings.TrimPrefix(id, "/")
+	// A finished inline batch's operation holds every response: it may be
+	// larger than an ordinary answer (GeminiOperationCap).
+	resp, err := c.send(httpretry.WithMaxBody(ctx, GeminiOperationCap), c.Policy, http.MethodGet, u, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
 	var op geminiOperation
-	if err := c.do(ctx, http.MethodGet, u, nil, &op); err != nil {
+	if err := c.decodeCap(ctx, resp, u, &op, GeminiOperationCap); err != nil {
 		return nil, err
 	}
 	j, err := op.job()

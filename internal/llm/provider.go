@@ -90,7 +90,12 @@ func (c *restClient) do(ctx context.Context, method, u string, body []byte, out 
 }
 
 func (c *restClient) decode(ctx context.Context, resp *http.Response, u string, out any) error {
-	data, err := httpretry.ReadAnswer(ctx, resp.Body, resp.ContentLength, httpretry.MaxAnswer, u)
+	return c.decodeCap(ctx, resp, u, out, httpretry.MaxAnswer)
+}
+
+// decodeCap is decode with an answer of at most limit bytes.
+func (c *restClient) decodeCap(ctx context.Context, resp *http.Response, u string, out any, limit int64) error {
+	data, err := httpretry.ReadAnswer(ctx, resp.Body, resp.ContentLength, limit, u)
 	if err != nil {
 		return c.clean(ctx, err)
 	}

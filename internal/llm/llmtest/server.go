@@ -73,6 +73,7 @@ type Server struct {
 	nFiles, nBatches      int
 	nUploads              int
 	providers             *providerState // the Anthropic and Gemini stand-ins (providers.go)
+	reranked              atomic.Int64   // /rerank requests (rerank.go)
 }
 
 // New starts a server; Close it when done.
@@ -128,6 +129,10 @@ type request struct {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/rerank" { // the offline reranker (rerank.go)
+		s.serveRerank(w, r)
+		return
+	}
 	if s.serveProvider(w, r) {
 		return
 	}
