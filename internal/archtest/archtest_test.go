@@ -78,7 +78,6 @@ var layers = []layer{
 // an entry that is no longer needed fails the test, so the list only shrinks.
 // Keys are "importer -> imported".
 var allowlist = map[string]string{
-	"internal/check -> internal/importer":                       "issue 31 (archtest): ParentFromID moves to internal/input/casefile",
 	"internal/check -> internal/report/checkreport":             "issue 31 (archtest): the --cases-out line moves to internal/gate",
 	"internal/input/trecfile -> internal/metrics":               "issue 31 (archtest): TopKIdentities moves to internal/input/casefile",
 	"internal/trend -> internal/compare":                        "issue 31 (archtest): StrategyGroup moves to internal/outcome; the caller words no clear winner",

@@ -18,7 +18,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
-	"github.com/retrieval-gate/retrieval-gate/internal/importer"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -166,7 +165,7 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 		if o.ParentSep != "" {
 			for i := range cs.Retrieved {
 				if e := &cs.Retrieved[i]; e.ParentID == "" {
-					if p := importer.ParentFromID(e.ID, o.ParentSep); p != e.ID {
+					if p := casefile.ParentFromID(e.ID, o.ParentSep); p != e.ID {
 						e.ParentID = p
 					}
 				}
