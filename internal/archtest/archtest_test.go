@@ -79,7 +79,6 @@ var layers = []layer{
 // Keys are "importer -> imported".
 var allowlist = map[string]string{
 	"internal/check -> internal/report/checkreport":             "issue 31 (archtest): the --cases-out line moves to internal/gate",
-	"internal/input/trecfile -> internal/metrics":               "issue 31 (archtest): TopKIdentities moves to internal/input/casefile",
 	"internal/trend -> internal/compare":                        "issue 31 (archtest): StrategyGroup moves to internal/outcome; the caller words no clear winner",
 	"internal/llm -> internal/retrieve/embed":                   "issue 31 (archtest): EndpointURL moves to internal/httpretry",
 	"internal/baseline/ghartifact -> internal/history/ghbranch": "issue 31 (archtest): WriteEvent moves to internal/github",

@@ -33,3 +33,31 @@ func ParentFromIDRegexp(id string, re *regexp.Regexp) string {
 	}
 	return id
 }
+
+// TopKIdentities appends to dst the first k distinct card identities of ranked,
+// best first: duplicates are removed by first occurrence before the top-k cut
+// (several chunks of one parent card count once, at the rank of the best chunk).
+// Empty identities are skipped. k <= 0 gives none.
+func TopKIdentities(dst []string, ranked []string, k int) []string {
+	start := len(dst)
+	for _, id := range ranked {
+		if len(dst)-start >= k {
+			break
+		}
+		if id == "" || hasID(dst[start:], id) {
+			continue
+		}
+		dst = append(dst, id)
+	}
+	return dst
+}
+
+// hasID reports whether ids holds id.
+func hasID(ids []string, id string) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
