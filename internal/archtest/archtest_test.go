@@ -80,7 +80,6 @@ var layers = []layer{
 var allowlist = map[string]string{
 	"internal/check -> internal/report/checkreport":             "issue 31 (archtest): the --cases-out line moves to internal/gate",
 	"internal/trend -> internal/compare":                        "issue 31 (archtest): StrategyGroup moves to internal/outcome; the caller words no clear winner",
-	"internal/llm -> internal/retrieve/embed":                   "issue 31 (archtest): EndpointURL moves to internal/httpretry",
 	"internal/baseline/ghartifact -> internal/history/ghbranch": "issue 31 (archtest): WriteEvent moves to internal/github",
 	"internal/generate -> internal/atomicfile":                  "issue 31 (pipe-cmds): generate.Run writes nothing, the CLI writes its outputs",
 	"internal/importer -> internal/atomicfile":                  "issue 31 (pipe-cmds): importer.Run writes nothing, the CLI writes its outputs",

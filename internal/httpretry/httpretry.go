@@ -17,6 +17,8 @@
 //   - A model server's answer is read to at most its cap, and all answers being
 //     read at once share MaxInFlight (ReadAnswer, body.go).
 //   - A model-server client (Client) without a budget has DefaultPolicy's.
+//   - A user-given server URL is completed to its endpoint by EndpointURL
+//     (endpoint.go), the one rule of every model-server client.
 package httpretry
 
 import (
