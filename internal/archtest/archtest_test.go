@@ -79,7 +79,6 @@ var layers = []layer{
 // Keys are "importer -> imported".
 var allowlist = map[string]string{
 	"internal/check -> internal/report/checkreport": "issue 31 (archtest): the --cases-out line moves to internal/gate",
-	"internal/trend -> internal/compare":            "issue 31 (archtest): StrategyGroup moves to internal/outcome; the caller words no clear winner",
 	"internal/generate -> internal/atomicfile":      "issue 31 (pipe-cmds): generate.Run writes nothing, the CLI writes its outputs",
 	"internal/importer -> internal/atomicfile":      "issue 31 (pipe-cmds): importer.Run writes nothing, the CLI writes its outputs",
 	"internal/judge -> internal/atomicfile":         "issue 31 (pipe-cmds): judge.Run writes nothing, the CLI writes its outputs",
