@@ -21,7 +21,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
 
 // Options are check's settings, each set once here.
@@ -299,7 +298,7 @@ func (ch *lineChunk) release() {
 func appendLine(c *casefile.Case, r *gate.CaseResult) ([]byte, *lineChunk) {
 	ch := getChunk()
 	start := len(ch.buf)
-	ch.buf = checkreport.AppendCaseLine(ch.buf, c, r)
+	ch.buf = gate.AppendCaseLine(ch.buf, c, r)
 	return ch.cut(start), ch
 }
 
