@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
@@ -286,7 +285,7 @@ func yesNo(b bool) string {
 }
 
 // lockConst prints a frozen constant of the lock exactly as it reads back.
-func lockConst(f format.Float) string { return strconv.FormatFloat(f.V(), 'g', -1, 64) }
+func lockConst(f format.Float) string { return format.Full(f.V()) }
 
 func (d *Document) lockSummary() string {
 	s := make([]string, len(d.Bins))

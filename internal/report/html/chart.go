@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 )
 
 // Series is one data series of a chart: its legend name, its colour (an index
@@ -161,16 +163,7 @@ func (a axis) frac(v float64) float64 {
 	return (v/2 - a.lo/2) / span
 }
 
-func (a axis) label(v float64) string {
-	dec := 0
-	for s := a.step; s < 1-1e-9 && dec < 6; s *= 10 {
-		dec++
-	}
-	if math.Abs(a.step*math.Pow(10, float64(dec))-math.Round(a.step*math.Pow(10, float64(dec)))) > 1e-6 {
-		dec++
-	}
-	return strconv.FormatFloat(v, 'f', dec, 64)
-}
+func (a axis) label(v float64) string { return format.Tick(v, a.step) }
 
 // px formats an SVG coordinate with one decimal.
 func px(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }

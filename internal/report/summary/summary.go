@@ -8,7 +8,6 @@ package summary
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
@@ -57,7 +56,7 @@ func Judge(w io.Writer, res *judge.Result, s *judge.Summary) {
 		fmt.Fprintf(w, "judge: batch (%s)%s%s: %d request(s) submitted, %d answered, %d failed, %d without an answer; %d new judgment(s), %d from the cache\n",
 			b.Mode, id, statusText(b.Status), b.Submitted, b.Answered, b.Failed, b.Missing, b.New, b.Cached)
 		if b.Mode == "api" {
-			fmt.Fprintf(w, "judge: batch wall time %s s, %s new judgment(s) per second\n", strconv.FormatFloat(b.WaitSeconds, 'f', 1, 64), fmtRate(b.PairsPerSecond))
+			fmt.Fprintf(w, "judge: batch wall time %s s, %s new judgment(s) per second\n", format.Fixed(b.WaitSeconds, 1), fmtRate(b.PairsPerSecond))
 		}
 	}
 	for _, a := range s.SelfAgreement {
@@ -74,7 +73,7 @@ func fmtFloat(v *float64) string {
 	if v == nil {
 		return "undefined"
 	}
-	return strconv.FormatFloat(*v, 'g', -1, 64)
+	return format.Full(*v)
 }
 
 func statusText(s string) string {
@@ -88,7 +87,7 @@ func fmtRate(v *float64) string {
 	if v == nil {
 		return "undefined"
 	}
-	return strconv.FormatFloat(*v, 'f', 1, 64)
+	return format.Fixed(*v, 1)
 }
 
 // HumanSample writes what judge --human-sample drew (per locale, of the
@@ -129,7 +128,7 @@ func Generate(w io.Writer, res *generate.FileResult, jaccard float64, roundTripK
 		fmt.Fprintln(w, "generate: the server rejected response_format json_schema; answers were read as text lines")
 	}
 	fmt.Fprintf(w, "generate: %d document(s) without a readable answer after one retry, %d skipped over the request budget\n", res.Failed, res.BudgetSkipped)
-	fmt.Fprintf(w, "generate: %d near-duplicate query(ies) dropped (token Jaccard ≥ %s)\n", res.NearDuplicates, strconv.FormatFloat(jaccard, 'g', -1, 64))
+	fmt.Fprintf(w, "generate: %d near-duplicate query(ies) dropped (token Jaccard ≥ %s)\n", res.NearDuplicates, format.Full(jaccard))
 	if roundTripK > 0 {
 		fmt.Fprintf(w, "generate: round-trip filter (source card in the top %d of dense, lexical or hybrid): %d query(ies) dropped\n", roundTripK, res.RoundTripDropped)
 	}
