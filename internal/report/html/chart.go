@@ -135,6 +135,16 @@ func fitAxis(lo, hi float64, fromZero bool) axis {
 	return a
 }
 
+// lineAxis is the y axis of a line chart over values from lo to hi (lo +Inf:
+// none, 0 to 1): from zero, unless every value sits far from it (then the axis
+// starts at a round number below the data, so close lines stay apart).
+func lineAxis(lo, hi float64) axis {
+	if math.IsInf(lo, 1) {
+		lo, hi = 0, 1
+	}
+	return fitAxis(lo, hi, lo <= 0.5*hi)
+}
+
 // maxTicks bounds an axis's ticks: a fitted axis has about 5; a span too small
 // for the magnitude of its values (1e300 to the next float) would otherwise
 // add a step that does not move the value, forever.
@@ -334,12 +344,7 @@ func (p *Page) LineChart(c LineChart) {
 			}
 		}
 	}
-	if math.IsInf(lo, 1) {
-		lo, hi = 0, 1
-	}
-	// From zero, unless every value sits far from it (then the axis starts at a
-	// round number below the data, so close lines stay apart).
-	ax := fitAxis(lo, hi, lo <= 0.5*hi)
+	ax := lineAxis(lo, hi)
 	// The x labels are centred on their points: the right margin holds half the widest.
 	widest := 0.0
 	for _, lab := range c.X {
