@@ -23,8 +23,9 @@ import (
 type layer struct {
 	name string
 	// pkgs are the layer's packages: a path relative to the module root; DIR/*
-	// for every package one level under DIR; *test for every package whose
-	// last path element ends in "test".
+	// for every package one level under DIR but a *test one; *test for every
+	// package whose last path element ends in "test" (a test's fake or helper,
+	// wherever it lives).
 	pkgs []string
 	may  []string // the layers its packages may import (itself only if listed)
 	what string   // what the layer is, one line
@@ -100,7 +101,7 @@ func matches(pattern, pkg string) bool {
 		return strings.HasSuffix(path.Base(pkg), "test") && pkg != "."
 	case strings.HasSuffix(pattern, "/*"):
 		dir := strings.TrimSuffix(pattern, "/*")
-		return path.Dir(pkg) == dir
+		return path.Dir(pkg) == dir && !matches("*test", pkg)
 	}
 	return pattern == pkg
 }

@@ -114,3 +114,11 @@ func TestUnneededAllowlistEntryIsReported(t *testing.T) {
 	r := check(moduleConfigs(t), allow)
 	assert.Equal(t, []string{"internal/format -> internal/cli"}, r.unused)
 }
+
+// A test helper under a family's directory is test support, not the family's.
+func TestTestHelperInAFamilyIsTestSupport(t *testing.T) {
+	assert.Equal(t, []string{"testsupport"}, layersOf("internal/input/inputtest"))
+	assert.Equal(t, []string{"reader"}, layersOf("internal/input/casefile"))
+	assert.Equal(t, []string{"testsupport"}, layersOf("internal/retrieve/store/chroma/chromatest"))
+	assert.Equal(t, []string{"retrieval"}, layersOf("internal/retrieve/store/chroma"))
+}
