@@ -88,14 +88,14 @@ func section(t *testing.T, doc, title string) string {
 // table, row for row, its platforms and its mutations.
 func TestArchitectureImportRules(t *testing.T) {
 	s := section(t, readDoc(t, "ARCHITECTURE.md"), "Import rules")
-	var rows [][3]string
+	var rows [][4]string
 	for _, line := range strings.Split(s, "\n") {
 		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| layer |") {
 			continue
 		}
 		cells := strings.Split(strings.Trim(line, "| "), " | ")
-		require.Len(t, cells, 3, line)
-		rows = append(rows, [3]string(cells))
+		require.Len(t, cells, 4, line)
+		rows = append(rows, [4]string(cells))
 	}
 	require.Len(t, rows, len(layers), "one row per layer")
 	for i, l := range layers {
@@ -107,7 +107,7 @@ func TestArchitectureImportRules(t *testing.T) {
 		if len(l.may) > 0 {
 			may = strings.Join(l.may, ", ")
 		}
-		assert.Equal(t, [3]string{l.name, strings.Join(pkgs, ", "), may}, rows[i], "row %d", i+1)
+		assert.Equal(t, [4]string{l.name, l.what, strings.Join(pkgs, ", "), may}, rows[i], "row %d", i+1)
 	}
 	for _, p := range platforms {
 		assert.Contains(t, s, p)
