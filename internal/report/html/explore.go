@@ -133,7 +133,8 @@ type exploreRun struct {
 // exploreData writes the JSON the dashboard's script renders from: the
 // measures (key, label, direction, the axis of the chart over the runs), the
 // strategies' colours, the runs (oldest first, each with the axis of its bar
-// chart of each measure), the run and measure shown without script. Every
+// chart of each measure), the run and measure shown without script, and the
+// axes, each once (a measure or a run names its axis by its index). Every
 // number the script shows is here as the page prints it (format.Num,
 // FmtCI, Count, format.Tick; format.Missing): a point is [mean, lo, hi, n,
 // the mean, the interval, n as printed], the numbers only placing marks.
@@ -143,6 +144,29 @@ type exploreRun struct {
 // does for the page's text (format characters shown as (U+XXXX)), so the
 // script's textContent shows them as the page does.
 func exploreData(k int, keys []string, scaleOf func(string) string, colours map[string]int, runs []exploreRun, run int, measure, second string) string {
+	// The axes, each once: the charts over the runs, then the bar charts.
+	var axes []axis
+	index := map[axis]int{}
+	axisOf := func(a axis) int {
+		i, ok := index[a]
+		if !ok {
+			i = len(axes)
+			index[a] = i
+			axes = append(axes, a)
+		}
+		return i
+	}
+	over := make([]int, len(keys))
+	for i, key := range keys {
+		over[i] = axisOf(overAxis(runs, key))
+	}
+	bars := make([][]int, len(runs))
+	for i, r := range runs {
+		bars[i] = make([]int, len(keys))
+		for j, key := range keys {
+			bars[i][j] = axisOf(barAxis(r, key))
+		}
+	}
 	b := []byte(`{"measures":[`)
 	str := func(s string) {
 		j, _ := json.Marshal(s)
@@ -161,7 +185,7 @@ func exploreData(k int, keys []string, scaleOf func(string) string, colours map[
 		b = append(b, `,"higher":`...)
 		b = strconv.AppendBool(b, higherIsBetter(key))
 		b = append(b, `,"over":`...)
-		b = appendAxis(b, overAxis(runs, key))
+		b = strconv.AppendInt(b, int64(over[i]), 10)
 		b = append(b, '}')
 	}
 	b = append(b, `],"colours":{`...)
@@ -236,12 +260,14 @@ func exploreData(k int, keys []string, scaleOf func(string) string, colours map[
 				b = format.AppendFloat(b, pt.Hi)
 				b = append(b, ',')
 				b = strconv.AppendInt(b, int64(pt.N), 10)
+				// The printed forms hold no character encoding/json
+				// would escape (digits, signs, '.', ',', 'e', dashes).
 				b = append(b, ',')
-				str(format.Num(pt.Mean))
+				b = format.AppendJSONString(b, format.Num(pt.Mean))
 				b = append(b, ',')
-				str(FmtCI([2]float64{pt.Lo, pt.Hi}))
+				b = format.AppendJSONString(b, FmtCI([2]float64{pt.Lo, pt.Hi}))
 				b = append(b, ',')
-				str(Count(pt.N))
+				b = format.AppendJSONString(b, Count(pt.N))
 				b = append(b, ']')
 			}
 			b = append(b, "}}"...)
@@ -253,9 +279,16 @@ func exploreData(k int, keys []string, scaleOf func(string) string, colours map[
 			}
 			str(key)
 			b = append(b, ':')
-			b = appendAxis(b, barAxis(r, key))
+			b = strconv.AppendInt(b, int64(bars[i][j]), 10)
 		}
 		b = append(b, "}}"...)
+	}
+	b = append(b, `],"axes":[`...)
+	for i, a := range axes {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendAxis(b, a)
 	}
 	b = append(b, "]}"...)
 	return string(b)

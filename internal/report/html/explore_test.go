@@ -25,7 +25,7 @@ type embedded struct {
 	Measures []struct {
 		Key, Label string
 		Higher     bool
-		Over       axis
+		Over       int // an index into Axes
 	}
 	Colours map[string]int
 	Run     int
@@ -37,8 +37,9 @@ type embedded struct {
 			Name string
 			M    map[string]point
 		}
-		Bars map[string]axis
+		Bars map[string]int // indexes into Axes
 	}
+	Axes []axis
 }
 
 // point is one measure of one strategy in one run as the data holds it:
@@ -138,14 +139,17 @@ func TestCompareDashboardDataIsPrinted(t *testing.T) {
 		assert.InDelta(t, a.Hi, a.Lo+float64(len(a.Ticks)-1)*a.Step, a.Step*1e-6, "the last tick is the top")
 	}
 	points := 0
+	for _, a := range d.Axes {
+		ticks(a)
+	}
 	for _, m := range d.Measures {
-		ticks(m.Over)
+		require.Less(t, m.Over, len(d.Axes))
 	}
 	for _, run := range d.Runs {
 		require.Len(t, run.Bars, len(d.Measures), run.Label)
 		for _, m := range d.Measures {
-			ticks(run.Bars[m.Key])
-			assert.Equal(t, 0.0, run.Bars[m.Key].Lo, "bars start at zero")
+			require.Less(t, run.Bars[m.Key], len(d.Axes))
+			assert.Equal(t, 0.0, d.Axes[run.Bars[m.Key]].Lo, "bars start at zero")
 		}
 		for _, s := range run.Strategies {
 			for key, p := range s.M {
@@ -279,10 +283,10 @@ func TestCompareDashboardExploreInBrowser(t *testing.T) {
 			require.Len(t, got.RunX, 5, at)
 			assert.Equal(t, got.RunX[0], got.Chosen, "%s: the chosen run is marked on the chart over the runs", at)
 			// The axes' labels are the data's, as internal/format printed them.
-			assert.Equal(t, run.Bars["ndcg_at_k"].Ticks, got.Ticks, at)
+			assert.Equal(t, d.Axes[run.Bars["ndcg_at_k"]].Ticks, got.Ticks, at)
 			for _, m := range d.Measures {
 				if m.Key == "ndcg_at_k" {
-					assert.Equal(t, m.Over.Ticks, got.OverTicks, at)
+					assert.Equal(t, d.Axes[m.Over].Ticks, got.OverTicks, at)
 				}
 			}
 			// Every point over the runs is the embedded value of its run.

@@ -84,7 +84,7 @@ const table = (box, run, m) => {
 };
 const bars = (box, run, m) => {
   const gs = groups(run, m), pairs = gs.some((g) => g[0] && g[1]), slots = pairs ? 2 : 1;
-  const A = run.bars[m.key], top = A.hi; // the axis, from zero (barAxis)
+  const A = D.axes[run.bars[m.key]], top = A.hi; // the axis, from zero (barAxis)
   const W = 560, barH = 18, gap = 3, ggap = 12, axisH = 34, room = 52, cw = 7.7;
   const labelW = Math.min(Math.max(0, ...gs.map((g) => nameOf(g).length * cw)), 180) + 8;
   const x = (v) => labelW + (v / top) * (W - room - labelW);
@@ -146,7 +146,7 @@ const over = (box, m, chosen) => {
   const names = [];
   for (const r of D.runs) for (const s of [...r.strategies].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) if (s.m[m.key] && !names.includes(s.name)) names.push(s.name);
   const at = (r, name) => { const s = r.strategies.find((s) => s.name === name); return s ? s.m[m.key] || null : null; };
-  const A = m.over, alo = A.lo, ahi = A.hi; // the axis over every run (overAxis)
+  const A = D.axes[m.over], alo = A.lo, ahi = A.hi; // the axis over every run (overAxis)
   const W = 560, left = 54, top = 10, H = 264, bottom = H - 34 - 6, cw = 7.7, n = D.runs.length;
   const widest = Math.max(0, ...D.runs.map((r) => Math.min(r.x.length * cw, 90)));
   const right = Math.max(16, widest / 2 + 4);
