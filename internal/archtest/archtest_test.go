@@ -79,9 +79,6 @@ var layers = []layer{
 // an entry that is no longer needed fails the test, so the list only shrinks.
 // Keys are "importer -> imported".
 var allowlist = map[string]string{
-	"internal/generate -> internal/atomicfile":                     "issue 31 (pipe-cmds): generate.Run writes nothing, the CLI writes its outputs",
-	"internal/importer -> internal/atomicfile":                     "issue 31 (pipe-cmds): importer.Run writes nothing, the CLI writes its outputs",
-	"internal/judge -> internal/atomicfile":                        "issue 31 (pipe-cmds): judge.Run writes nothing, the CLI writes its outputs",
 	"internal/baseline/glartifact -> internal/baseline/ghartifact": "issue 31 (unassigned): what both baseline adapters share (the Reason codes, FileName, MaxFileBytes, VerifyFile) moves out of ghartifact into a package both import",
 	"internal/retrieve -> internal/atomicfile":                     "issue 31 (pipe-check): retrieve.RunFiles still writes the run's outputs; writing them is the front end's",
 }

@@ -21,44 +21,15 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
-// The claims of ARCHITECTURE.md that a test can check, checked. A claim
-// another helper of the same issue is making true is pending: its check runs,
-// and while what it finds is exactly the pending list it skips, naming who
-// makes it true; anything else it finds fails, and so does a pending entry it
-// no longer finds (the claim holds: remove the entry).
+// The claims of ARCHITECTURE.md that a test can check, checked: each check
+// collects what contradicts its claim, and the claim holds when it finds
+// nothing.
 
-// pending are the findings, by claim, that another item removes.
-var pending = map[string]struct {
-	owner    string
-	findings []string
-}{
-	"every JSON number is a format.Float": {"issue 31 (pipe-cmds): judge's report is a renderer whose numbers are format.Float",
-		[]string{"internal/judge"}},
-}
-
-// holds fails on findings beyond the claim's pending ones and on pending
-// findings no longer found, and skips while the findings are the pending ones.
+// holds fails, naming the claim, on every finding.
 func holds(t *testing.T, claim string, findings []string) {
 	t.Helper()
 	slices.Sort(findings)
-	findings = slices.Compact(findings)
-	p := pending[claim]
-	var extra, gone []string
-	for _, f := range findings {
-		if !slices.Contains(p.findings, f) {
-			extra = append(extra, f)
-		}
-	}
-	for _, f := range p.findings {
-		if !slices.Contains(findings, f) {
-			gone = append(gone, f)
-		}
-	}
-	assert.Empty(t, extra, "ARCHITECTURE.md claims %q", claim)
-	assert.Empty(t, gone, "pending findings of %q no longer found: the claim holds there, remove them from pending", claim)
-	if len(extra)+len(gone) == 0 && len(findings) > 0 {
-		t.Skipf("%q is not yet true (%s): %s", claim, p.owner, strings.Join(findings, "; "))
-	}
+	assert.Empty(t, slices.Compact(findings), "ARCHITECTURE.md claims %q", claim)
 }
 
 func readDoc(t *testing.T, name string) string {
@@ -113,21 +84,6 @@ func TestArchitectureImportRules(t *testing.T) {
 	}
 	assert.Contains(t, s, "`allowlist`")
 	assert.Contains(t, s, "`!linux`")
-}
-
-// TestArchitecturePendingClaims: the document lists as not yet true exactly
-// the claims pending here.
-func TestArchitecturePendingClaims(t *testing.T) {
-	s := section(t, readDoc(t, "ARCHITECTURE.md"), "Claims checked")
-	i := strings.Index(s, "\nNot yet true")
-	require.GreaterOrEqual(t, i, 0)
-	var listed []string
-	for _, line := range strings.Split(s[i:], "\n") {
-		if claim, _, ok := strings.Cut(strings.TrimPrefix(line, "- "), ":"); ok && strings.HasPrefix(line, "- ") {
-			listed = append(listed, claim)
-		}
-	}
-	assert.ElementsMatch(t, slices.Collect(maps.Keys(pending)), listed)
 }
 
 // TestArchitectureNoLineCounts: sizes go stale with every change; the
