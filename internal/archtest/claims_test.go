@@ -82,6 +82,9 @@ func TestArchitectureImportRules(t *testing.T) {
 	for _, m := range mutations {
 		assert.Contains(t, s, "`"+m.dir+"` → `"+m.imp+"`", "the mutation %s -> %s", m.dir, m.imp)
 	}
+	for _, m := range moved {
+		assert.Contains(t, s, "`"+m.dir+"` → `"+m.imp+"`", "the moved helper's import %s -> %s", m.dir, m.imp)
+	}
 	assert.Contains(t, s, "`allowlist`")
 	assert.Contains(t, s, "`!linux`")
 }
