@@ -80,7 +80,6 @@ var layers = []layer{
 // Keys are "importer -> imported".
 var allowlist = map[string]string{
 	"internal/baseline/glartifact -> internal/baseline/ghartifact": "issue 31 (unassigned): what both baseline adapters share (the Reason codes, FileName, MaxFileBytes, VerifyFile) moves out of ghartifact into a package both import",
-	"internal/retrieve -> internal/atomicfile":                     "issue 31 (pipe-check): retrieve.RunFiles still writes the run's outputs; writing them is the front end's",
 }
 
 func layerByName(name string) *layer {
