@@ -62,7 +62,7 @@ var layers = []layer{
 	{"renderer", []string{"internal/report/*"}, []string{"leaf", "math", "reader", "transport", "llm", "retrieval", "decision", "pipeline", "composite", "renderer"},
 		"the words and documents of the results"},
 	{"publisher", []string{"internal/publish"}, []string{"leaf", "math", "reader", "transport", "llm", "retrieval", "decision", "pipeline", "forge"},
-		"what a command hands to GitHub; the words are handed to it"},
+		"what a command hands to its CI host (GitHub, GitLab); the words are handed to it"},
 	{"library", []string{"gate", "report"}, []string{"leaf", "math", "reader", "transport", "llm", "retrieval", "decision", "pipeline", "composite", "renderer"},
 		"the public Go packages, the library front end"},
 	{"cli", []string{"internal/cli"}, []string{"leaf", "math", "reader", "transport", "output", "llm", "forge", "retrieval", "decision", "pipeline", "composite", "adapter", "renderer", "publisher", "library"},
