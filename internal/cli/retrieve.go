@@ -5,12 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"strconv"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
-	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/option"
 	"github.com/retrieval-gate/retrieval-gate/internal/progress"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
@@ -107,38 +104,8 @@ func retrievalEnv(env *Env) retrieve.Env {
 	return out
 }
 
-// retrieveFiles is retrieve.Run on files: the output is created (as a
-// temporary file) first, so an unwritable one fails before the knowledge base
-// is loaded and indexed, and is published only when every case is written;
-// the cases are read from a file or, for "-", from stdin.
-func retrieveFiles(ctx context.Context, kb, cases, out string, stdin io.Reader, o retrieve.RunOptions) (*retrieve.RunResult, error) {
-	outs := atomicfile.NewSet()
-	defer outs.Abort()
-	w, err := outs.Add(out)
-	if err != nil {
-		return nil, err
-	}
-	in := retrieve.In{KB: kb, Cases: stdin, CasesName: "stdin", Out: w, OutName: out}
-	if cases != "-" {
-		cf, err := input.Open(ctx, cases)
-		if err != nil {
-			return nil, fmt.Errorf("failed to read cases: %w", err)
-		}
-		defer cf.Close()
-		in.Cases, in.CasesName = cf, cases
-	}
-	res, err := retrieve.Run(ctx, in, o)
-	if err != nil {
-		return nil, err
-	}
-	if err := outs.Commit(); err != nil {
-		return nil, err
-	}
-	return res, nil
-}
-
-// runRetrieve runs retrieve on o's files, its progress on stderr (evaluate's
-// retrieve stages are evaluate.Run's, evaluateFront their front end).
+// runRetrieve runs retrieveFiles on o's files, its progress on stderr
+// (evaluate's retrieve stages are evaluate.Run's, evaluateFront their front end).
 func runRetrieve(ctx context.Context, f *Factory, o *retrieveOptions) (*retrieve.RunResult, error) {
 	env := f.Env
 	opt := o.run

@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/e2e/e2etest"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/rerank/reranktest"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma/chromatest"
 )
@@ -213,44 +212,4 @@ func TestRetrieveErrorDeletesTemporaryCollection(t *testing.T) {
 	assert.Contains(t, stderr.String(), "temporary collection "+name+" deleted")
 	assert.NotContains(t, chromatest.Collections(t, url), name, "temporary collection deleted after an error")
 	assert.NoFileExists(t, out)
-}
-
-// retrieveFiles reads the cases from a file or standard input and writes the output
-// whole or not at all.
-func TestRetrieveFiles(t *testing.T) {
-	dir := t.TempDir()
-	kb := filepath.Join(dir, "kb.jsonl")
-	require.NoError(t, os.WriteFile(kb, []byte(`{"id": "a", "text": "reset your password in settings"}`+"\n"), 0o644))
-	casesFile := filepath.Join(dir, "cases.jsonl")
-	require.NoError(t, os.WriteFile(casesFile, []byte(`{"id": "q1", "query": "password reset"}`+"\n"), 0o644))
-	opt := retrieve.RunOptions{Strategy: retrieve.Lexical, K: 1}
-	for _, tt := range []struct {
-		name, cases, stdin, wantErr string
-	}{
-		{name: "file", cases: casesFile},
-		{name: "stdin", cases: "-", stdin: `{"id": "q1", "query": "password reset"}` + "\n"},
-		{name: "missing cases", cases: filepath.Join(dir, "nope.jsonl"), wantErr: "failed to read cases"},
-		{name: "bad case", cases: "-", stdin: "{oops\n", wantErr: "stdin:1"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			out := filepath.Join(t.TempDir(), "out.jsonl")
-			res, err := retrieveFiles(context.Background(), kb, tt.cases, out, strings.NewReader(tt.stdin), opt)
-			if tt.wantErr != "" {
-				require.ErrorContains(t, err, tt.wantErr)
-				assert.NoFileExists(t, out, "nothing written")
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, 1, res.Cases)
-			b, err := os.ReadFile(out)
-			require.NoError(t, err)
-			assert.True(t, strings.HasPrefix(string(b), `{"id": "q1", "query": "password reset", "retrieved": [{"id": "a#c1"`), string(b))
-		})
-	}
-	// An unwritable output fails before the KB is read.
-	notDir := filepath.Join(dir, "file")
-	require.NoError(t, os.WriteFile(notDir, nil, 0o644))
-	_, err := retrieveFiles(context.Background(), filepath.Join(dir, "no-kb"), casesFile, filepath.Join(notDir, "out"), nil, opt)
-	require.Error(t, err)
-	assert.NotContains(t, err.Error(), "no-kb")
 }
