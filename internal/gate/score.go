@@ -195,7 +195,7 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 	if ranked != nil {
 		// The whole deduplicated list once, also for a case without gold (the
 		// baseline compares its top k); the top k is its prefix.
-		all = metrics.TopKIdentities(sc.topk[:0], ids, len(ids))
+		all = casefile.TopKIdentities(sc.topk[:0], ids, len(ids))
 		*ranked = append(*ranked, all...)
 	}
 	in.Gold = metrics.AppendDedupGold(sc.gold[:0], c.Gold)
@@ -206,7 +206,7 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 	if ranked != nil {
 		in.TopK = all[:min(s.K, len(all))]
 	} else {
-		in.TopK = metrics.TopKIdentities(sc.topk[:0], ids, s.K)
+		in.TopK = casefile.TopKIdentities(sc.topk[:0], ids, s.K)
 	}
 	in.K = s.K
 	metrics.ScoreCase(&r.Scores, in)

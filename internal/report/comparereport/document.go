@@ -429,11 +429,16 @@ func (d *Document) strategies() []*Strategy {
 }
 
 // TrendMeasures are the measures the Markdown report's trend shows
-// (trend.CompareMeasures of the gates, the recommendation and the primary).
+// (trend.CompareMeasures of the gates, the recommendation, none with no
+// clear winner, and the primary).
 func (d *Document) TrendMeasures() []trend.Measure {
 	best := ""
 	if d.RecommendationTest != nil {
 		best = d.RecommendationTest.Best
 	}
-	return trend.CompareMeasures(trendtable.Gates(d.Gates), d.Recommended, best, d.Order, d.Primary)
+	recommended := d.Recommended
+	if recommended == compare.NoClearWinner {
+		recommended = ""
+	}
+	return trend.CompareMeasures(trendtable.Gates(d.Gates), recommended, best, d.Order, d.Primary)
 }

@@ -34,7 +34,7 @@ func (d *Document) method() string {
 		p = fmt.Sprintf("p: exact McNemar for 0/1 measures, exact sign-flip where the paired differences share a lattice, else from %d queries (or beyond the resampling budget) the saddlepoint approximation of the sign-flip distribution (relative error O(1/n), no resampling)", metrics.SaddlepointMinQueries)
 	}
 	ci += fmt.Sprintf("; paired differences: hall-t united with the betting interval of a bounded mean (coverage at least 95%% whatever the distribution) below %d queries, hall-t from %d", metrics.DifferenceReliableMinN, metrics.DifferenceReliableMinN)
-	return ci + "; " + p + fmt.Sprintf("; Holm within each measure across the strategies; significant = adjusted p < %.2f", st.Alpha.V())
+	return ci + "; " + p + fmt.Sprintf("; Holm within each measure across the strategies; significant = adjusted p < %s", format.Fixed(st.Alpha.V(), 2))
 }
 
 // primaryLine is the one line on the pre-declared primary measure.
@@ -135,7 +135,7 @@ func (d *Document) finding(f compare.Finding, name func(string) string) string {
 }
 
 // wholePct prints a fraction as a whole percentage ("67%"), as the diagnosis words it.
-func wholePct(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }
+func wholePct(f float64) string { return format.Fixed(100*f, 0) + "%" }
 
 // measureN is the n of a measure: one number when every strategy has the same
 // (every measure but mean relevance, whose n is the queries each run's top k

@@ -16,6 +16,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
 func compareFixture(t *testing.T, names ...string) *compare.Result {
@@ -376,4 +377,17 @@ func TestCompareMarkdownPairedPrimaryVisible(t *testing.T) {
 			assert.Contains(t, collapsed, "| hybrid | "+m.Key+" | ", m.Key)
 		}
 	}
+}
+
+// The trend of a run without gates shows the recommended strategy's primary
+// measure; with no clear winner, the best one's on the recommendation test,
+// else the first strategy's.
+func TestTrendMeasuresNoClearWinner(t *testing.T) {
+	d := &Document{Recommended: "dense", Primary: "dcg_at_k", Order: []string{"bm25", "dense"}}
+	assert.Equal(t, []trend.Measure{{Group: "strategy:dense", Key: "dcg_at_k"}}, d.TrendMeasures())
+	d.Recommended = compare.NoClearWinner
+	d.RecommendationTest = &Leader{Best: "dense"}
+	assert.Equal(t, []trend.Measure{{Group: "strategy:dense", Key: "dcg_at_k"}}, d.TrendMeasures())
+	d.RecommendationTest = nil
+	assert.Equal(t, []trend.Measure{{Group: "strategy:bm25", Key: "dcg_at_k"}}, d.TrendMeasures())
 }

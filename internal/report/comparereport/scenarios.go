@@ -118,7 +118,7 @@ type ScenarioText struct{ Code, Found, Action, Rule string }
 func (d *Document) scenario(s Scenario, name func(string) string) ScenarioText {
 	a, b := name(s.Strategy), name(s.Versus)
 	primary := d.label(d.Primary)
-	sig := fmt.Sprintf("significantly above (Holm-adjusted p < %s on %s, the primary measure, same reranking on both sides)", strconv.FormatFloat(d.Statistics.Alpha.V(), 'g', -1, 64), primary)
+	sig := fmt.Sprintf("significantly above (Holm-adjusted p < %s on %s, the primary measure, same reranking on both sides)", format.Full(d.Statistics.Alpha.V()), primary)
 	switch s.Code {
 	case string(compare.HybridBeatsDense):
 		return ScenarioText{
@@ -134,7 +134,7 @@ func (d *Document) scenario(s Scenario, name func(string) string) ScenarioText {
 		return ScenarioText{
 			Found:  found,
 			Action: "Either works; dense/ANN is simpler (one index, no fusion).",
-			Rule:   fmt.Sprintf("the paired test of a hybrid strategy against a dense/ANN one on %s is not significant (Holm-adjusted p ≥ %s); kinds judged by the names", primary, strconv.FormatFloat(d.Statistics.Alpha.V(), 'g', -1, 64)),
+			Rule:   fmt.Sprintf("the paired test of a hybrid strategy against a dense/ANN one on %s is not significant (Holm-adjusted p ≥ %s); kinds judged by the names", primary, format.Full(d.Statistics.Alpha.V())),
 		}
 	case string(compare.LexicalBeatsDense):
 		return ScenarioText{
@@ -156,7 +156,7 @@ func (d *Document) scenario(s Scenario, name func(string) string) ScenarioText {
 		action := fmt.Sprintf("Add queries: about %d evaluated queries bring the widest interval to ±%s of its mean (the width falls as 1/√n)", s.QueriesForWidth, wholePct(compare.WideRelHalfWidth))
 		if t := s.Test; t != nil && s.QueriesToSeparate > 0 {
 			action += fmt.Sprintf("; about %d detect the observed difference between %s and %s (Δ %s = %s) with %s power at α = %s (power calculation: n = ((z₀.₉₇₅ + z₀.₈)·sd of the paired differences / Δ)²)",
-				s.QueriesToSeparate, name(t.Strategy), name(t.Baseline), primary, format.Signed(t.Delta.V()), wholePct(compare.Power), strconv.FormatFloat(d.Statistics.Alpha.V(), 'g', -1, 64))
+				s.QueriesToSeparate, name(t.Strategy), name(t.Baseline), primary, format.Signed(t.Delta.V()), wholePct(compare.Power), format.Full(d.Statistics.Alpha.V()))
 		}
 		return ScenarioText{
 			Found:  found + ".",

@@ -3,7 +3,6 @@ package gatetable
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
@@ -28,7 +27,7 @@ const IndicativeLocaleRegression = "per-locale regression gate: indicative only 
 
 func clause(c outcome.Clause) string {
 	power := func() string {
-		return fmt.Sprintf("at %s%% power (α = %s)", strconv.FormatFloat(100*c.Power, 'g', -1, 64), strconv.FormatFloat(c.Alpha, 'g', -1, 64))
+		return fmt.Sprintf("at %s%% power (α = %s)", format.Full(100*c.Power), format.Full(c.Alpha))
 	}
 	switch c.Code {
 	case outcome.NoSuchGroup:

@@ -365,7 +365,7 @@ func methodLines(d *comparereport.Document) []string {
 		if adj == comparereport.PAdjustment {
 			adj = "Holm within each measure across the strategies"
 		}
-		out = append(out, "p-values: "+text(tests)+"; adjusted by "+adj+"; significant when the adjusted p < "+strconv.FormatFloat(st.Alpha.V(), 'g', -1, 64)+".")
+		out = append(out, "p-values: "+text(tests)+"; adjusted by "+adj+"; significant when the adjusted p < "+format.Full(st.Alpha.V())+".")
 	}
 	if !st.Resampled {
 		out = append(out, fmt.Sprintf("Not resampled: %s queries × %s resamples exceeds the budget of %s.", Count(d.Queries.WithRelevant), Count(st.Resamples), Count(st.ResamplingBudget)))

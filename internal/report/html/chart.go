@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 )
 
 // Series is one data series of a chart: its legend name, its colour (an index
@@ -133,6 +135,16 @@ func fitAxis(lo, hi float64, fromZero bool) axis {
 	return a
 }
 
+// lineAxis is the y axis of a line chart over values from lo to hi (lo +Inf:
+// none, 0 to 1): from zero, unless every value sits far from it (then the axis
+// starts at a round number below the data, so close lines stay apart).
+func lineAxis(lo, hi float64) axis {
+	if math.IsInf(lo, 1) {
+		lo, hi = 0, 1
+	}
+	return fitAxis(lo, hi, lo <= 0.5*hi)
+}
+
 // maxTicks bounds an axis's ticks: a fitted axis has about 5; a span too small
 // for the magnitude of its values (1e300 to the next float) would otherwise
 // add a step that does not move the value, forever.
@@ -161,16 +173,7 @@ func (a axis) frac(v float64) float64 {
 	return (v/2 - a.lo/2) / span
 }
 
-func (a axis) label(v float64) string {
-	dec := 0
-	for s := a.step; s < 1-1e-9 && dec < 6; s *= 10 {
-		dec++
-	}
-	if math.Abs(a.step*math.Pow(10, float64(dec))-math.Round(a.step*math.Pow(10, float64(dec)))) > 1e-6 {
-		dec++
-	}
-	return strconv.FormatFloat(v, 'f', dec, 64)
-}
+func (a axis) label(v float64) string { return format.Tick(v, a.step) }
 
 // px formats an SVG coordinate with one decimal.
 func px(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
@@ -341,12 +344,7 @@ func (p *Page) LineChart(c LineChart) {
 			}
 		}
 	}
-	if math.IsInf(lo, 1) {
-		lo, hi = 0, 1
-	}
-	// From zero, unless every value sits far from it (then the axis starts at a
-	// round number below the data, so close lines stay apart).
-	ax := fitAxis(lo, hi, lo <= 0.5*hi)
+	ax := lineAxis(lo, hi)
 	// The x labels are centred on their points: the right margin holds half the widest.
 	widest := 0.0
 	for _, lab := range c.X {

@@ -196,7 +196,7 @@ func Compare(w io.Writer, v CompareView) error {
 			sub += " · " + sc
 		}
 		for _, p := range info.Own { // the parameters the measure owns, e.g. RBP's p
-			sub += " · " + p.Name + " = " + strconv.FormatFloat(p.Value, 'g', -1, 64)
+			sub += " · " + p.Name + " = " + format.Full(p.Value)
 		}
 		row := []Cell{{Text: info.LabelAt(v.K), Sub: sub}}
 		for _, s := range v.Strategies {

@@ -235,20 +235,5 @@ func Fmt(v float64) string { return format.Num(v) }
 // FmtCI formats a 95% interval as "lo–hi" (each end by format.Num).
 func FmtCI(ci [2]float64) string { return format.Num(ci[0]) + "–" + format.Num(ci[1]) }
 
-// Count formats an integer with thin thousands separators (100,000).
-func Count(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+// Count formats an integer with thousands separators (format.Thousands: 100,000).
+func Count(n int) string { return format.Thousands(n) }

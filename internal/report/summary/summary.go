@@ -8,7 +8,6 @@ package summary
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
@@ -69,7 +68,7 @@ func Judge(w io.Writer, res *judge.Result, s *judge.Summary) {
 			if c := b.Calls; c != nil {
 				calls = fmt.Sprintf("; %d HTTP call(s) to %s (%d submitting, %d polling, %d downloading)", c.Total(), b.Provider, c.Submit, c.Poll, c.Download)
 			}
-			fmt.Fprintf(w, "judge: batch wall time %s s, %s new judgment(s) per second%s\n", strconv.FormatFloat(b.WaitSeconds, 'f', 1, 64), fmtRate(b.PairsPerSecond), calls)
+			fmt.Fprintf(w, "judge: batch wall time %s s, %s new judgment(s) per second%s\n", format.Fixed(b.WaitSeconds, 1), fmtRate(b.PairsPerSecond), calls)
 		}
 	}
 	for _, a := range s.SelfAgreement {
@@ -86,7 +85,7 @@ func fmtFloat(v *float64) string {
 	if v == nil {
 		return "undefined"
 	}
-	return strconv.FormatFloat(*v, 'g', -1, 64)
+	return format.Full(*v)
 }
 
 func statusText(s string) string {
@@ -100,7 +99,7 @@ func fmtRate(v *float64) string {
 	if v == nil {
 		return "undefined"
 	}
-	return strconv.FormatFloat(*v, 'f', 1, 64)
+	return format.Fixed(*v, 1)
 }
 
 // HumanSample writes what judge --human-sample drew (per locale, of the
@@ -146,7 +145,7 @@ func Generate(w io.Writer, res *generate.RunResult, jaccard float64, roundTripK 
 	} else {
 		fmt.Fprintf(w, "generate: %d document(s) without a readable answer after one retry, %d skipped over the request budget\n", res.Failed, res.BudgetSkipped)
 	}
-	fmt.Fprintf(w, "generate: %d near-duplicate query(ies) dropped (token Jaccard ≥ %s)\n", res.NearDuplicates, strconv.FormatFloat(jaccard, 'g', -1, 64))
+	fmt.Fprintf(w, "generate: %d near-duplicate query(ies) dropped (token Jaccard ≥ %s)\n", res.NearDuplicates, format.Full(jaccard))
 	if roundTripK > 0 {
 		fmt.Fprintf(w, "generate: round-trip filter (source card in the top %d of dense, lexical or hybrid): %d query(ies) dropped\n", roundTripK, res.RoundTripDropped)
 	}
