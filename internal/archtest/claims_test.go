@@ -402,6 +402,8 @@ var protocol = map[string]string{
 	"internal/retrieve/rerank/rerank.go: Score":    "TEI's /rerank answer",
 	"internal/retrieve/embed/openai.go: Embedding": "the OpenAI embeddings answer",
 	"internal/llm/llm.go: Temperature":             "the chat-completions request",
+	"internal/llm/anthropic.go: Temperature":       "the Anthropic Messages request of a message batch",
+	"internal/llm/gemini.go: Temperature":          "the Gemini generationConfig of a batch request",
 }
 
 // TestJSONNumbersAreFormatFloat: every number of a JSON document the tool
