@@ -88,14 +88,14 @@ type Strategy struct {
 	// ranking (mean relevance: a top k without a judged result).
 	MeasureN [metrics.NumGraded]int
 	// Retrieved counts the documents in the top k of the evaluated queries;
-	// ByLevel[l] those of relevance l, 0..Result.MaxLevel (unjudged and negative
-	// judgments included in level 0); Unjudged the unjudged ones.
+	// ByLevel[l] those of relevance l, 0..Result.MaxLevel (unjudged ones
+	// included in level 0); Unjudged the unjudged ones (a negative grade is
+	// unjudged, judgedRelevance).
 	Retrieved int
 	ByLevel   []int
 	Unjudged  int
 	// ByPosition[r] is the mean relevance at rank r+1 over the judged documents
-	// there (of the evaluated queries; a negative judgment counts 0), like mean
-	// relevance over judged pairs: an unjudged or missing result is not in it.
+	// there (of the evaluated queries), like mean relevance over judged pairs: an unjudged or missing result is not in it.
 	// ByPositionN[r] counts those documents; ByPosition[r] is NaN when it is 0.
 	ByPosition  []float64
 	ByPositionN []int
@@ -422,7 +422,7 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 						if len(rels) == k {
 							break
 						}
-						rel, judged := q.Relevance(qi, doc)
+						rel, judged := judgedRelevance(q, qi, doc)
 						if judged {
 							c.posSum[len(rels)] += max(rel, 0)
 							c.posN[len(rels)]++

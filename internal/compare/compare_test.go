@@ -372,10 +372,12 @@ func TestCompareWideScale(t *testing.T) {
 				assert.InDelta(t, 1.0/3, at(1, "mrr_at_k"), 1e-15)
 				assert.InDelta(t, 5.0/3, at(0, "mean_relevance_at_k"), 1e-15) // (0 + 4 + 1) / 3: -1 counts 0
 				assert.InDelta(t, 2.0/3, at(1, "mean_relevance_at_k"), 1e-15)
-				// Top-3 documents by level 0..4 (the negative ones at 0), the unjudged one.
+				// Top-3 documents by level 0..4 (the negative ones at 0), the unjudged
+				// ones: zz and the two negative labels, which trec_eval reads as "in
+				// the pool, but unjudged" (issue 34).
 				assert.Equal(t, []int{3, 1, 1, 0, 1}, s.ByLevel)
-				assert.Equal(t, 1, s.Unjudged)
-				assertByPosition(t, []float64{0, 4, 1.5}, []int{2, 1, 2}, s) // -1 counts 0; zz is not judged
+				assert.Equal(t, 3, s.Unjudged)
+				assertByPosition(t, []float64{math.NaN(), 4, 1.5}, []int{0, 1, 2}, s) // -1 and zz are not judged
 				assert.Equal(t, []string{"q1", "q2"}, s.Failed)              // a negative top-1 fails
 			})
 		}

@@ -51,10 +51,10 @@ type Human struct {
 // that the judge's qrels grade too.
 type Bias struct {
 	// Confusion[h][j] counts the pairs of human grade h (0..MaxSheetGrade) and
-	// judge grade j (0..JudgeMax; a negative judgment counts 0).
+	// judge grade j (0..JudgeMax).
 	Confusion [][]int
 	N         int     // pairs in Confusion
-	Unjudged  int     // graded pairs the judge's qrels do not grade
+	Unjudged  int     // graded pairs the judge's qrels do not grade (or grade below 0: unjudged, judgedRelevance)
 	MSE       float64 // mean signed error, judge − human; NaN when N = 0
 	// ByLevel[h] is the human level h's count and mean signed error (NaN when 0).
 	ByLevel []LevelBias
@@ -418,12 +418,11 @@ func judgeBias(q *trecfile.Qrels, sh *labelfile.Sheet) Bias {
 	idx := queryIndexer(q)
 	for _, row := range sh.Rows {
 		qi, _ := idx(row.QueryID)
-		rel, judged := q.Relevance(qi, row.DocID)
+		j, judged := judgedRelevance(q, qi, row.DocID) // a negative grade is unjudged
 		if !judged {
 			b.Unjudged++
 			continue
 		}
-		j := max(rel, 0)
 		b.Confusion[row.Grade][j]++
 		b.N++
 		d := float64(j - row.Grade)
