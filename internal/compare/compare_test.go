@@ -378,7 +378,7 @@ func TestCompareWideScale(t *testing.T) {
 				assert.Equal(t, []int{3, 1, 1, 0, 1}, s.ByLevel)
 				assert.Equal(t, 3, s.Unjudged)
 				assertByPosition(t, []float64{math.NaN(), 4, 1.5}, []int{0, 1, 2}, s) // -1 and zz are not judged
-				assert.Equal(t, []string{"q1", "q2"}, s.Failed)              // a negative top-1 fails
+				assert.Equal(t, []string{"q1", "q2"}, s.Failed)                       // a negative top-1 fails
 			})
 		}
 	}

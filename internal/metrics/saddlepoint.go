@@ -237,4 +237,3 @@ func signFlipCumulants(d []float64, s float64, withK bool) (k1, k2, k float64) {
 	}
 	return k1, k2, k
 }
-
