@@ -34,7 +34,16 @@ const (
 	TestMcNemar       = "mcnemar_exact"
 	TestSignFlipExact = "sign_flip_exact"
 	TestSignFlipMC    = "sign_flip_randomization"
+	// TestNone: every paired difference is 0 (no case changed on the
+	// measure): nothing to test, p = 1 (issue 34).
+	TestNone = "none"
 )
+
+// NoteMethods is a Stat's Note when its interval and its test disagree (the
+// interval excludes 0 and the test does not reject, or the reverse): they are
+// different procedures; the test decides the 🔻 mark and the gates. It cannot
+// happen on a 0/1 measure, whose interval is inverted from its test.
+const NoteMethods = "methods"
 
 // Tolerance is a --max-drop-* flag: the absolute drop of the overall mean tolerated.
 type Tolerance = gate.Floor
@@ -307,6 +316,8 @@ type Stat struct {
 	Change        string  // "worse" or "better" when Rejects (by the measure's direction), else ""
 	Discordant    [2]int64
 	HasDiscordant bool
+	// Note is NoteMethods when the interval and the test disagree, else "".
+	Note string
 }
 
 // GroupStats is a group's paired comparison.
@@ -550,14 +561,21 @@ func (c *Comparer) group(name string, keys []cellKey, pick func(cellKey) bool) G
 
 // PairedStat is the paired comparison of one measure from the histogram of the
 // differences (this run − baseline) and the sums of both runs' values: means, the
-// mean difference with its 95% interval (metrics.Histogram.DifferenceCI95:
-// hall-t, the t interval united with Hall's skewness-corrected one, clipped to
-// the range; below metrics.DifferenceReliableMinN pairs of a bounded measure
-// also united with the betting interval, hall-t-betting), the
-// paired test (exact McNemar for 0/1 values, else the exact sign-flip test where
-// the differences share a lattice, else sign-flip randomization) and the smallest
-// detectable difference (MDDPairedProportion for 0/1, else MDDMean of the sd of
-// the differences).
+// mean difference with its 95% interval and the paired test (issue 34):
+//   - a 0/1 measure: the exact McNemar test and the interval inverted from it
+//     (metrics.McNemarCI95), which excludes 0 exactly when the test rejects;
+//     the smallest detectable difference by Connor's formula with the
+//     discordant share the difference needs (metrics.MDDMcNemar);
+//   - otherwise the exact sign-flip test where the differences share a
+//     lattice, else sign-flip randomization, with the interval of the
+//     differences (metrics.Histogram.DifferenceCI95: the rule of three when
+//     every difference is equal, hall-t-betting below
+//     metrics.DifferenceReliableMinN pairs or
+//     metrics.DifferenceReliableMinNonzero non-zero differences of a bounded
+//     measure, else hall-t) and MDDMean of the sd of the differences; where
+//     that interval and the test disagree the Stat says so (NoteMethods: the
+//     test decides);
+//   - every difference 0: no test (TestNone, p = 1) and the rule of three.
 func PairedStat(info metrics.Info, h *metrics.Histogram, baseSum, curSum float64, resamples int, seed uint64) Stat {
 	n := h.N()
 	s := Stat{Key: info.Key, N: n, Base: baseSum / float64(n), Cur: curSum / float64(n), Delta: h.Mean()}
@@ -565,14 +583,21 @@ func PairedStat(info metrics.Info, h *metrics.Histogram, baseSum, curSum float64
 	if info.Scale == metrics.ScaleUnbounded {
 		span = math.Inf(1)
 	}
-	iv := h.DifferenceCI95(-span, span)
-	s.CI95, s.CI95Method, s.Unreliable = iv.CI(), iv.Method, iv.Unreliable
 	b, cc, binary := h.PairedDiscordant()
+	iv := h.DifferenceCI95(-span, span)
 	switch {
+	case binary && b+cc == 0:
+		s.Test, s.P = TestNone, 1
+		s.MDD = math.NaN()
+		if info.Scale == metrics.ScaleBinary {
+			s.Discordant, s.HasDiscordant = [2]int64{0, 0}, true
+			s.MDD = metrics.MDDMcNemar(0, n, metrics.DefaultAlpha, metrics.DefaultPower)
+		}
 	case binary && info.Scale == metrics.ScaleBinary:
 		s.Test, s.P = TestMcNemar, metrics.McNemarExactP(b, cc)
 		s.Discordant, s.HasDiscordant = [2]int64{b, cc}, true
-		s.MDD = metrics.MDDPairedProportion(float64(b+cc)/float64(n), n, metrics.DefaultAlpha, metrics.DefaultPower)
+		iv = metrics.McNemarCI95(b, cc, n)
+		s.MDD = metrics.MDDMcNemar(float64(b+cc)/float64(n), n, metrics.DefaultAlpha, metrics.DefaultPower)
 	default:
 		p, ok := h.SignFlipExactP()
 		s.Test = TestSignFlipExact
@@ -585,6 +610,7 @@ func PairedStat(info metrics.Info, h *metrics.Histogram, baseSum, curSum float64
 			s.MDD = math.NaN()
 		}
 	}
+	s.CI95, s.CI95Method, s.Unreliable = iv.CI(), iv.Method, iv.Unreliable
 	s.Rejects = s.P < Alpha
 	if s.Rejects && s.Delta != 0 {
 		if (s.Delta < 0) == info.HigherIsBetter {
@@ -592,6 +618,9 @@ func PairedStat(info metrics.Info, h *metrics.Histogram, baseSum, curSum float64
 		} else {
 			s.Change = "better"
 		}
+	}
+	if excludes := s.CI95[0] > 0 || s.CI95[1] < 0; excludes != s.Rejects {
+		s.Note = NoteMethods
 	}
 	return s
 }

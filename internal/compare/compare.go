@@ -107,6 +107,11 @@ type Strategy struct {
 	// topN and topUnjudged are each evaluated query's documents in the top k
 	// and the unjudged ones among them, counted by evaluate for judged@k.
 	topN, topUnjudged []int32
+	// scored is the run as scored (condensed with JudgedOnly) and byQ each
+	// qrels query's place in it (-1: absent), kept by evaluate until Run has
+	// compared the rankings (sameRankings) and then dropped.
+	scored *trecfile.Run
+	byQ    []int32
 }
 
 // Distribution returns the fractions of the top-k documents at each relevance
@@ -135,6 +140,11 @@ type Paired struct {
 	PHolm              float64          // Holm-adjusted within the measure's family (its strategies)
 	Primary            bool             // the primary measure's test (else a secondary one)
 	Significant        bool             // PHolm < Alpha
+	// Identical: the two strategies return the same top k on every evaluated
+	// query (Result.Identical): Delta is 0, P is 1 with PMethod
+	// metrics.PMethodNoDifference, and CI is the rule of three (how large a
+	// difference n identical queries still allow).
+	Identical bool
 	// Note says why the interval and the test disagree (the interval excludes 0
 	// and the test is not significant, or the reverse); empty when they agree.
 	Note string
@@ -203,6 +213,47 @@ type Result struct {
 	Human   *Human
 	human   *humanValues
 	primary int // index of Primary in metrics.QueryMeasures
+	// identical[a][b] says strategies a and b rank the same top k on every
+	// evaluated query (sameRankings).
+	identical [][]bool
+}
+
+// Identical reports whether strategies a and b (indexes) return the same top
+// k, in the same order, on every evaluated query (a query absent from both
+// runs counts as the same): every paired difference of every measure is 0,
+// and there is nothing to test.
+func (r *Result) Identical(a, b int) bool {
+	return a >= 0 && b >= 0 && a < len(r.identical) && b < len(r.identical[a]) && r.identical[a][b]
+}
+
+// sameRankings compares the top k the strategies scored on the evaluated
+// queries eval (qrels indexes), every pair once.
+func sameRankings(ss []Strategy, eval []int, k int) [][]bool {
+	top := func(s *Strategy, qi int) []string {
+		if s.byQ == nil || s.byQ[qi] < 0 {
+			return nil
+		}
+		docs := s.scored.Queries[s.byQ[qi]].Docs
+		return docs[:min(k, len(docs))]
+	}
+	out := make([][]bool, len(ss))
+	for a := range ss {
+		out[a] = make([]bool, len(ss))
+		out[a][a] = true
+	}
+	for a := range ss {
+		for b := a + 1; b < len(ss); b++ {
+			same := true
+			for _, qi := range eval {
+				if !slices.Equal(top(&ss[a], qi), top(&ss[b], qi)) {
+					same = false
+					break
+				}
+			}
+			out[a][b], out[b][a] = same, same
+		}
+	}
+	return out
 }
 
 // PrimaryIndex is the index of the primary measure in metrics.QueryMeasures.
@@ -212,6 +263,11 @@ func (r *Result) PrimaryIndex() int { return r.primary }
 // no judged result (per run: its n, interval and paired tests are per run and
 // per pair, statistics.go's sparse pass).
 func overJudged(m int) bool { return metrics.QueryMeasures[m].OverJudged }
+
+// zeroOne reports whether measure m's per-query values are 0 or 1 (hit): its
+// paired differences are tested by McNemar's exact test, and their interval is
+// the one inverted from it (metrics.PairedCI95).
+func zeroOne(m int) bool { return metrics.QueryMeasures[m].Scale == metrics.ScaleBinary }
 
 // binaryMeasure reports whether measure m depends on the relevant level (and so
 // counts only the queries with a document at that level).
@@ -351,6 +407,10 @@ func Run(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	res.identical = sameRankings(res.Strategies, eval, opt.K)
+	for i := range res.Strategies {
+		res.Strategies[i].scored, res.Strategies[i].byQ = nil, nil
+	}
 	res.statistics()
 	if opt.HumanSheet != nil {
 		res.correct(q, runs, opt.HumanSheet)
@@ -382,6 +442,7 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 	if common == 0 {
 		return s, input.Errorf(run.File, 0, "run %q has no query in common with the qrels %s", in.Name, q.File)
 	}
+	s.scored, s.byQ = run, byQ
 	k := opt.K
 	const M = metrics.NumGraded
 	s.Values = make([]float64, len(eval)*M)
@@ -633,19 +694,13 @@ func (r *Result) statistics() {
 				for i := range d {
 					d[i] = a[i] - b[i]
 				}
-				var diff []float64
-				if stats != nil {
-					diff = make([]float64, r.Resamples)
-					for k := range diff {
-						diff[k] = stats[s*G+j][k] - stats[base*G+j][k]
-					}
-				}
 				lo, hi := r.measureRange(m)
 				pp := &paired[o*M+m]
 				*pp = Paired{
 					Strategy: r.Strategies[s].Name, Baseline: r.Baseline, Metric: metrics.GradedKeys[m], N: n,
 					Delta: r.Strategies[s].Means[m] - r.Strategies[base].Means[m],
-					CI:    metrics.PairedCI95(d, diff, hi-lo), Primary: m == r.primary,
+					CI:    metrics.PairedCI95(d, hi-lo, zeroOne(m)), Primary: m == r.primary,
+					Identical: r.Identical(s, base),
 				}
 				if p, method, ok := metrics.PairedExactP(d); ok {
 					pp.P, pp.PMethod = p, method
@@ -744,16 +799,12 @@ func (r *Result) pairOn(a, b, m int) Paired {
 	}
 	n := len(d)
 	out := Paired{Strategy: A.Name, Baseline: B.Name, Metric: metrics.GradedKeys[m], N: n,
-		Delta: A.Means[m] - B.Means[m], Primary: m == r.primary}
+		Delta: A.Means[m] - B.Means[m], Primary: m == r.primary, Identical: r.Identical(a, b)}
 	if overJudged(m) {
 		out.Delta = sum / float64(n) // NaN without a common query
 	}
-	var diff []float64
-	if n > 0 && metrics.ResamplingIsExact(n, r.Resamples) {
-		diff = metrics.BootstrapMeans(d, n, 1, r.Resamples, r.Seed)[0]
-	}
 	lo, hi := r.measureRange(m)
-	out.CI = metrics.PairedCI95(d, diff, hi-lo)
+	out.CI = metrics.PairedCI95(d, hi-lo, zeroOne(m))
 	out.P, out.PMethod = r.pValue(d)
 	return out
 }

@@ -229,7 +229,8 @@ func (r *Result) correctedPair(hv *humanValues, a, b, m int) Paired {
 	y, f, u := hv.split(r.group(m), func(k int) float64 { return ha[k*M+m] - hb[k*M+m] }, func(i int) float64 { return A[i*M+m] - B[i*M+m] })
 	est := metrics.PPITuned(y, f, u)
 	p := Paired{Strategy: r.Strategies[a].Name, Baseline: r.Strategies[b].Name, Metric: metrics.GradedKeys[m], N: est.N,
-		Delta: est.Estimate, CI: est.Interval(), P: est.PValue(), PMethod: PMethodPPI, Primary: m == r.primary}
+		Delta: est.Estimate, CI: est.Interval(), P: est.PValue(), PMethod: PMethodPPI, Primary: m == r.primary,
+		Identical: r.Identical(a, b)}
 	if math.IsNaN(p.P) { // fewer than 2 labelled queries, or no variation among them: not tested
 		p.P = 1
 	}

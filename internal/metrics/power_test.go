@@ -82,3 +82,30 @@ func TestMDDPairedProportion(t *testing.T) {
 		}
 	}
 }
+
+// MDDMcNemar lets the discordant share grow with the difference: the demo's
+// adversarial hit@5 (n = 28, six pairs lost, none gained: ψ = 6/28) had no
+// detectable difference by Connor's formula at the observed ψ (MDD "—") while
+// the exact test rejected (p = 0.031); with ψ_δ = max(ψ, δ) the drop detected
+// four times in five is 0.258 (the 0.214 observed was detected with less
+// power).
+func TestMDDMcNemar(t *testing.T) {
+	za, zb := NormalQuantile(0.975), NormalQuantile(0.8)
+	psi := 6.0 / 28
+	assert.True(t, math.IsNaN(MDDPairedProportion(psi, 28, 0.05, 0.8)))
+	d := MDDMcNemar(psi, 28, 0.05, 0.8)
+	assert.Greater(t, d, psi)
+	// At δ > ψ the discordant share is δ itself.
+	assert.InDelta(t, math.Sqrt(28)*d, za*math.Sqrt(d)+zb*math.Sqrt(d-d*d), 1e-9)
+	assert.InDelta(t, 0.2575, d, 1e-4)
+	// Where Connor's formula at ψ answers, the two agree.
+	for _, c := range []struct {
+		psi float64
+		n   int64
+	}{{0.1, 500}, {0.3, 200}, {0.05, 10000}} {
+		assert.InDelta(t, MDDPairedProportion(c.psi, c.n, 0.05, 0.8), MDDMcNemar(c.psi, c.n, 0.05, 0.8), 1e-9)
+	}
+	// Below six pairs the exact test cannot reject: no difference is detectable.
+	assert.True(t, math.IsNaN(MDDMcNemar(0.5, 5, 0.05, 0.8)))
+	assert.False(t, math.IsNaN(MDDMcNemar(0, 6, 0.05, 0.8)))
+}

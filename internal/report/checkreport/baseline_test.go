@@ -90,7 +90,14 @@ func TestBaselineJSONRoundTrip(t *testing.T) {
 	for _, g := range []PairedGroup{back.Baseline.Overall, back.Baseline.ByLocale["en"]} {
 		require.NotEmpty(t, g.Metrics)
 		for key, p := range g.Metrics {
-			assert.Equal(t, metrics.MethodHallTBetting, p.CI95Method, key)
+			want := metrics.MethodHallTBetting
+			switch {
+			case key == metrics.KeyHit: // a 0/1 measure: inverted from its McNemar test
+				want = metrics.MethodMcNemarInverted
+			case g.N == 1: // one difference: every difference is equal
+				want = metrics.MethodRuleOfThree
+			}
+			assert.Equal(t, want, p.CI95Method, key)
 		}
 	}
 	// The rank-biased overlap, unrounded: per listed case and per flip.

@@ -191,20 +191,23 @@ func newDistribution(levels []float64, unjudged float64) Distribution {
 // and n, the p-values and the note when the interval and the test disagree
 // (compare.Note*).
 type Paired struct {
-	Baseline     string          `json:"baseline"`
-	CI95         [2]format.Float `json:"ci95"`
-	CI95Method   string          `json:"ci95_method"`
-	Delta        format.Float    `json:"delta"`
-	Metric       string          `json:"metric"`
-	N            int             `json:"n"`
-	Note         string          `json:"note"`
-	PValue       format.Float    `json:"p_value"`
-	PValueMethod string          `json:"p_value_method"`
-	PUnadjusted  format.Float    `json:"p_value_unadjusted"`
-	Primary      bool            `json:"primary"`
-	Significant  bool            `json:"significant"`
-	Strategy     string          `json:"strategy"`
-	Unreliable   bool            `json:"unreliable"`
+	Baseline   string          `json:"baseline"`
+	CI95       [2]format.Float `json:"ci95"`
+	CI95Method string          `json:"ci95_method"`
+	Delta      format.Float    `json:"delta"`
+	// Identical: the two strategies return the same top k on every evaluated
+	// query (every difference 0, nothing to test); absent otherwise.
+	Identical    bool         `json:"identical,omitempty"`
+	Metric       string       `json:"metric"`
+	N            int          `json:"n"`
+	Note         string       `json:"note"`
+	PValue       format.Float `json:"p_value"`
+	PValueMethod string       `json:"p_value_method"`
+	PUnadjusted  format.Float `json:"p_value_unadjusted"`
+	Primary      bool         `json:"primary"`
+	Significant  bool         `json:"significant"`
+	Strategy     string       `json:"strategy"`
+	Unreliable   bool         `json:"unreliable"`
 }
 
 // Leader is the comparison behind the recommendation: best against runner-up
@@ -214,6 +217,7 @@ type Leader struct {
 	CI95         [2]format.Float `json:"ci95"`
 	CI95Method   string          `json:"ci95_method"`
 	Delta        format.Float    `json:"delta"`
+	Identical    bool            `json:"identical,omitempty"`
 	Metric       string          `json:"metric"`
 	N            int             `json:"n"`
 	Note         string          `json:"note"`
@@ -246,7 +250,7 @@ func paired(p *compare.Paired) Paired {
 		Strategy: p.Strategy, Baseline: p.Baseline, Metric: p.Metric, N: p.N, Delta: format.Float(p.Delta),
 		CI95: format.CI(p.CI.CI()), CI95Method: p.CI.Method, Unreliable: p.CI.Unreliable,
 		PValue: format.Float(p.PHolm), PUnadjusted: format.Float(p.P), PValueMethod: p.PMethod,
-		Primary: p.Primary, Significant: p.Significant, Note: p.Note,
+		Primary: p.Primary, Significant: p.Significant, Note: p.Note, Identical: p.Identical,
 	}
 }
 
@@ -315,7 +319,7 @@ func New(r *compare.Result) *Document {
 		t := paired(l)
 		d.RecommendationTest = &Leader{Best: t.Strategy, RunnerUp: t.Baseline, Metric: t.Metric, N: t.N, Delta: t.Delta,
 			CI95: t.CI95, CI95Method: t.CI95Method, Unreliable: t.Unreliable, PValue: t.PValue, PUnadjusted: t.PUnadjusted,
-			PValueMethod: t.PValueMethod, Primary: t.Primary, Significant: t.Significant, Note: t.Note}
+			PValueMethod: t.PValueMethod, Primary: t.Primary, Significant: t.Significant, Note: t.Note, Identical: t.Identical}
 		st.CI95Methods = addMethod(st.CI95Methods, l.CI.Method)
 		st.PValueMethods = addMethod(st.PValueMethods, l.PMethod)
 	}

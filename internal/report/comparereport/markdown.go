@@ -155,7 +155,7 @@ func (d *Document) Markdown(w io.Writer) error {
 			}
 			b.WriteString("\n")
 		}
-		lines(append([]string{fmt.Sprintf("Tests: %s (the unadjusted p-values are in the JSON report).", d.testMethods())}, notesFrom(0)...))
+		lines(append(append([]string{fmt.Sprintf("Tests: %s (the unadjusted p-values are in the JSON report).", d.testMethods())}, notesFrom(0)...), d.IdenticalLines(esc)...))
 		if len(otherRows) > 0 {
 			collapse := len(primaryRows) > 0
 			if collapse {

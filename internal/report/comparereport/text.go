@@ -154,6 +154,9 @@ func (d *Document) Text(w io.Writer) error {
 		for i, n := range notes {
 			fmt.Fprintf(&b, "  [%d] %s\n", i+1, n)
 		}
+		for _, l := range d.IdenticalLines(name) {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
 		fmt.Fprintf(&b, "  %s\n", d.primaryLine())
 	}
 	d.humanText(&b, name)

@@ -31,6 +31,7 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 		Scenarios: d.ScenarioTexts(), NoScenario: comparereport.NoScenarioLine, BucketsNote: d.BucketsNote(),
 	}
 	v.Methods = methodLines(d)
+	v.Identical = d.IdenticalLines(func(s string) string { return s }) // the page escapes every text
 	v.Holes = holesViewOf(d)
 	if h, ok := d.HumanSection(func(s string) string { return s }); ok { // the page escapes every text
 		v.Human = &h
@@ -77,7 +78,7 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 	}
 	v.Colours = StrategyColours(names)
 	if l := d.RecommendationTest; l != nil {
-		v.Leader = &PairView{A: l.Best, B: l.RunnerUp, Delta: l.Delta.V(), CI: [2]float64{l.CI95[0].V(), l.CI95[1].V()}, PHolm: l.PValue.V(), Significant: l.Significant}
+		v.Leader = &PairView{A: l.Best, B: l.RunnerUp, Delta: l.Delta.V(), CI: [2]float64{l.CI95[0].V(), l.CI95[1].V()}, PHolm: l.PValue.V(), Significant: l.Significant, Identical: l.Identical}
 	}
 	stat := func(s comparereport.Summary) Stat {
 		return Stat{s.Mean.V(), [2]float64{s.CI95[0].V(), s.CI95[1].V()}}
@@ -265,6 +266,9 @@ var methodWords = map[string]string{
 	metrics.MethodRange:              "the measure's range (values that do not vary)",
 	metrics.MethodCornishFisher:      "Cornish–Fisher approximation of the bootstrap",
 	metrics.MethodWilsonDisagreement: "Wilson score of the disagreement",
+	metrics.MethodMcNemarInverted:    "inverted from the exact McNemar test (it excludes 0 exactly when the test rejects)",
+	metrics.MethodRuleOfThree:        "the rule of three (every difference equal: the share of queries that could differ, times the range)",
+	metrics.PMethodNoDifference:      "none: every paired difference is 0 (p = 1)",
 	metrics.PMethodMcNemar:           "exact McNemar",
 	metrics.PMethodSignFlipExact:     "exact sign-flip",
 	metrics.PMethodRandomization:     "sign-flip randomization",
