@@ -269,6 +269,8 @@ var methodWords = map[string]string{
 	metrics.MethodMcNemarInverted:    "inverted from the exact McNemar test (it excludes 0 exactly when the test rejects)",
 	metrics.MethodRuleOfThree:        "the rule of three (every difference equal: the share of queries that could differ, times the range)",
 	metrics.PMethodNoDifference:      "none: every paired difference is 0 (p = 1)",
+	metrics.MethodPPIJackknife:       "PPI++ with the jackknife standard error",
+	compare.PMethodPPIJackknife:      "t test of the PPI++ estimate with the jackknife standard error",
 	metrics.PMethodMcNemar:           "exact McNemar",
 	metrics.PMethodSignFlipExact:     "exact sign-flip",
 	metrics.PMethodRandomization:     "sign-flip randomization",
