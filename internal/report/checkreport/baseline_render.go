@@ -13,6 +13,10 @@ import (
 // shown open; above it, it is collapsed.
 const flipsOpenMax = 10
 
+// PairedPLegend says which test gives each row's p and that it is not
+// adjusted (the per-group regression gates adjust theirs).
+const PairedPLegend = "p of the paired test (exact McNemar for hit, exact or randomization sign-flip otherwise, none when no case changed), unadjusted: each row is its own test, and only the per-group regression gates (--max-drop MEASURE@GROUP) Holm-adjust theirs, together"
+
 // MDDLegend says what the MDD column holds.
 const MDDLegend = "the smallest |Δ| these n detect with 80% power (for hit, with as many changed cases as that Δ needs; — when none can be)"
 
@@ -158,7 +162,7 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 				row("type: "+esc(name), bl.ByType[name])
 			}
 		})
-		w("\nΔ = head − base over the paired cases; %s; p of the paired test (exact McNemar for hit, exact or randomization sign-flip otherwise, none when no case changed); 🔻/🔺 only where p < 0.05; MDD: %s.\n\n", PairedIntervalsLegend, MDDLegend)
+		w("\nΔ = head − base over the paired cases; %s; %s; 🔻/🔺 only where p < 0.05; MDD: %s.\n\n", PairedIntervalsLegend, PairedPLegend, MDDLegend)
 		if bl.AnyPairedUnreliable(false) {
 			w("%s\n\n", PairedUnreliableNote)
 		}

@@ -85,7 +85,7 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 			groups = append(groups, named{"type: " + name, bl.ByType[name]})
 		}
 		t := table(groups)
-		t.Foot = "Δ = head − base over the paired cases; " + checkreport.PairedIntervalsLegend + "; p of the paired test (exact McNemar for hit, exact or randomization sign-flip otherwise, none when no case changed); 🔻/🔺 and bold only where p < 0.05; MDD: " + checkreport.MDDLegend + "."
+		t.Foot = "Δ = head − base over the paired cases; " + checkreport.PairedIntervalsLegend + "; " + checkreport.PairedPLegend + "; 🔻/🔺 and bold only where p < 0.05; MDD: " + checkreport.MDDLegend + "."
 		if bl.AnyPairedUnreliable(false) {
 			t.Foot += " " + checkreport.PairedUnreliableNote + "."
 		}
