@@ -14,6 +14,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 )
@@ -61,13 +62,13 @@ func parseEvaluate(env *Env, args []string) (*evaluateOptions, error) {
 	fs.StringVar(&o.GeneratorModel, "generator-model", "", "query generator model (default: --judge-model)")
 	fs.StringVar(&o.RerankURL, "rerank-url", "", "TEI /rerank server: each strategy is also run reranked")
 	r := &o.Retrieval
-	fs.StringVar(&r.Store, "store", "memory", "vector store of retrieve: "+store.Choices(store.Names()))
+	fs.StringVar(&r.Store, "store", retrieve.DefaultStore, "vector store of retrieve: "+store.Choices(store.Names()))
 	fs.StringVar(&o.ChromaURL, "chroma-url", "", "Chroma server URL (implies --store chroma; default $CHROMA_URL when --store chroma)")
 	registerChromaFlags(fs, r)
-	fs.StringVar(&r.Embedder, "embedder", "hash", "embedder of retrieve: "+store.Choices(embed.Names()))
+	fs.StringVar(&r.Embedder, "embedder", retrieve.DefaultEmbedder, "embedder of retrieve: "+store.Choices(embed.Names()))
 	fs.StringVar(&r.EmbedderURL, "embedder-url", "", "embedding server URL")
 	fs.StringVar(&r.EmbedderModel, "embedder-model", "", "embedding model name")
-	fs.IntVar(&o.K, "k", 10, "retrieval depth, pool depth and compare cutoff")
+	fs.IntVar(&o.K, "k", retrieve.DefaultK, "retrieval depth, pool depth and compare cutoff")
 	fs.IntVar(&o.PerLocale, "per-locale", 20, "documents sampled per locale when generating")
 	fs.IntVar(&o.Repeat, "repeat", 1, "judgments per pair")
 	fs.IntVar(&o.Concurrency, "concurrency", 4, "chat requests in flight at once")
@@ -90,7 +91,7 @@ func parseEvaluate(env *Env, args []string) (*evaluateOptions, error) {
 		return nil, src.option("evaluate", err)
 	}
 	r.StoreURL = o.ChromaURL
-	if err := r.ValidateStore(env.Getenv, src.given("store")); err != nil {
+	if err := r.ResolveStore(retrievalEnv(env), src.given("store")); err != nil {
 		return nil, src.option("evaluate", err)
 	}
 	if err := o.hist.validate(env, src, "evaluate"); err != nil {
@@ -216,7 +217,7 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 		if err != nil {
 			return fmt.Errorf("evaluate: --history: compare's report: %w", err)
 		}
-		if hist, err = recordHistory(ctx, env, o.hist, "evaluate", fingerprintOf(o.Fingerprint(plan.Names(), used)), func(w io.Writer) error {
+		if hist, err = recordHistory(f, o.hist, "evaluate", fingerprintOf(o.Fingerprint(plan.Names(), used)), func(w io.Writer) error {
 			_, err := w.Write(doc)
 			return err
 		}); err != nil {

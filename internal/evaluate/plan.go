@@ -188,7 +188,7 @@ func (p *Plan) Args(o *Options, compareFlags ...string) [][]string {
 			"--store", r.Run.Store, "--embedder", r.Run.Embedder}
 		for _, f := range []struct{ name, v string }{{"chroma-url", o.ChromaURL}, {"chroma-tenant", r.Run.StoreTenant}, {"chroma-database", r.Run.StoreDatabase},
 			{"chroma-token-header", r.Run.StoreTokenHeader}, {"embedder-url", r.Run.EmbedderURL}, {"embedder-model", r.Run.EmbedderModel}, {"rerank-url", r.Run.RerankURL}} {
-			if f.v != "" {
+			if f.v != "" && r.Run.FromEnv[f.name] == "" { // a value of the environment is left to it
 				a = append(a, "--"+f.name, f.v)
 			}
 		}
