@@ -94,8 +94,7 @@ func TestBaselineJSONRoundTrip(t *testing.T) {
 			switch {
 			case key == metrics.KeyHit: // a 0/1 measure: inverted from its McNemar test
 				want = metrics.MethodMcNemarInverted
-			case g.N == 1: // one difference: every difference is equal
-				want = metrics.MethodRuleOfThree
+			case g.N == 1: // one pair: the betting interval alone (the rule of three needs two)
 			}
 			assert.Equal(t, want, p.CI95Method, key)
 		}
