@@ -434,7 +434,7 @@ func TestCompareIdenticalRankings(t *testing.T) {
 	}
 	o := opts()
 	o.K = 10
-	res, err := compare.Run(q, []compare.Input{{Name: "dense", Run: run("a.run", qs...)}, {Name: "dense-copy", Run: run("b.run", copyOf...)}}, o)
+	res, err := compare.Compare(q, []compare.Input{{Name: "dense", Run: run("a.run", qs...)}, {Name: "dense-copy", Run: run("b.run", copyOf...)}}, o)
 	require.NoError(t, err)
 	assert.True(t, res.Identical(0, 1))
 	w := metrics.QueryIndex(metrics.KeyDCG)
@@ -460,7 +460,7 @@ func TestCompareIdenticalRankings(t *testing.T) {
 
 	// One query ranked differently: not identical, and its measures differ.
 	copyOf[5].Docs = []string{copyOf[5].Docs[1], copyOf[5].Docs[0], copyOf[5].Docs[2]}
-	res, err = compare.Run(q, []compare.Input{{Name: "dense", Run: run("a.run", qs...)}, {Name: "dense-copy", Run: run("b.run", copyOf...)}}, o)
+	res, err = compare.Compare(q, []compare.Input{{Name: "dense", Run: run("a.run", qs...)}, {Name: "dense-copy", Run: run("b.run", copyOf...)}}, o)
 	require.NoError(t, err)
 	assert.False(t, res.Identical(0, 1))
 	for _, p := range res.Paired {

@@ -129,9 +129,9 @@ func TestOracleJudgedAtK(t *testing.T) {
 // could confirm the composition.
 func TestJudgedOnlyNegativeLabelsAsTrecEval(t *testing.T) {
 	ctx := context.Background()
-	q, err := trecfile.ReadQrels(ctx, "testdata/oracle-wide/wide300.qrels")
+	q, err := inputtest.ReadQrels(ctx, "testdata/oracle-wide/wide300.qrels")
 	require.NoError(t, err)
-	run, err := trecfile.ReadRun(ctx, "testdata/oracle/dev300.run", JudgedOnlyDepth, trecfile.RunOptions{})
+	run, err := inputtest.ReadRun(ctx, "testdata/oracle/dev300.run", JudgedOnlyDepth, trecfile.RunOptions{})
 	require.NoError(t, err)
 	raw, err := os.ReadFile("testdata/oracle-wide/wide300.qrels")
 	require.NoError(t, err)
@@ -159,10 +159,10 @@ func TestJudgedOnlyNegativeLabelsAsTrecEval(t *testing.T) {
 	require.Greater(t, dropped, 20, "the run must meet negative labels, or the test proves nothing")
 	for _, gain := range []metrics.Gain{metrics.GainLinear, metrics.GainExp} {
 		o := Options{K: 10, Gain: gain, RelevantLevel: 2, RelevantLevelSet: true, Resamples: 100, Seed: 1}
-		want, err := Run(q, []Input{{Name: "synth", Run: condensed}}, o)
+		want, err := Compare(q, []Input{{Name: "synth", Run: condensed}}, o)
 		require.NoError(t, err)
 		o.JudgedOnly = true
-		got, err := Run(q, []Input{{Name: "synth", Run: run}}, o)
+		got, err := Compare(q, []Input{{Name: "synth", Run: run}}, o)
 		require.NoError(t, err)
 		require.Equal(t, want.QueryIDs, got.QueryIDs)
 		w, g := want.Strategies[0].Values, got.Strategies[0].Values

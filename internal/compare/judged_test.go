@@ -92,10 +92,10 @@ func TestJudgedOnlyDropsNegativeLabels(t *testing.T) {
 	x := run("x.run", trecfile.RunQuery{ID: "q1", Docs: []string{"d1", "dX", "d2"}})
 	o := opts()
 	o.K, o.RelevantLevel, o.RelevantLevelSet, o.Gain = 1, 1, true, metrics.GainLinear
-	plain, err := compare.Run(q, []compare.Input{{Name: "x", Run: x}}, o)
+	plain, err := compare.Compare(q, []compare.Input{{Name: "x", Run: x}}, o)
 	require.NoError(t, err)
 	o.JudgedOnly = true
-	cond, err := compare.Run(q, []compare.Input{{Name: "x", Run: x}}, o)
+	cond, err := compare.Compare(q, []compare.Input{{Name: "x", Run: x}}, o)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"d2"}, compare.Condense(q, x, 0).Queries[0].Docs)
 	for _, key := range []string{"precision_at_k", "hit_at_k", "mrr_at_k", "ndcg_at_k", "recall_at_k", "map_at_k"} {
