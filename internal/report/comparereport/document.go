@@ -208,6 +208,10 @@ type Paired struct {
 	Significant  bool         `json:"significant"`
 	Strategy     string       `json:"strategy"`
 	Unreliable   bool         `json:"unreliable"`
+	// Clusters: the clusters the n queries fall into when the interval and
+	// the test are computed over clusters (compare --clusters); absent
+	// otherwise.
+	Clusters int `json:"clusters,omitempty"`
 }
 
 // Leader is the comparison behind the recommendation: best against runner-up
@@ -243,6 +247,19 @@ type Statistics struct {
 	Resamples        int          `json:"resamples"`
 	ResamplingBudget int          `json:"resampling_budget"`
 	Seed             uint64       `json:"seed"`
+	// Clusters: compare --clusters, the queries in families; absent without.
+	Clusters *Clusters `json:"clusters,omitempty"`
+}
+
+// Clusters says how the evaluated queries fall into clusters: every interval
+// and paired test is then computed over the clusters (issue 34).
+type Clusters struct {
+	File     string `json:"file"`
+	Queries  int    `json:"queries"`
+	Clusters int    `json:"clusters"`
+	// Listed: the evaluated queries the file lists (each other one is a
+	// cluster of its own).
+	Listed int `json:"listed"`
 }
 
 func paired(p *compare.Paired) Paired {
@@ -250,7 +267,7 @@ func paired(p *compare.Paired) Paired {
 		Strategy: p.Strategy, Baseline: p.Baseline, Metric: p.Metric, N: p.N, Delta: format.Float(p.Delta),
 		CI95: format.CI(p.CI.CI()), CI95Method: p.CI.Method, Unreliable: p.CI.Unreliable,
 		PValue: format.Float(p.PHolm), PUnadjusted: format.Float(p.P), PValueMethod: p.PMethod,
-		Primary: p.Primary, Significant: p.Significant, Note: p.Note, Identical: p.Identical,
+		Primary: p.Primary, Significant: p.Significant, Note: p.Note, Identical: p.Identical, Clusters: p.Clusters,
 	}
 }
 
@@ -325,6 +342,9 @@ func New(r *compare.Result) *Document {
 	}
 	st.Resampled, st.Resamples, st.Seed, st.ResamplingBudget = r.Exact, r.Resamples, r.Seed, metrics.ExactResamplingBudget
 	st.PAdjustment, st.Alpha = PAdjustment, format.Float(compare.Alpha)
+	if c := r.Clusters; c != nil {
+		st.Clusters = &Clusters{File: c.File, Queries: c.Queries, Clusters: c.Clusters, Listed: c.Listed}
+	}
 	d.Statistics = st
 	d.addHoles(r)
 	d.derive()

@@ -221,3 +221,14 @@ func (d *Document) testMethods() string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// ClustersLine says that the queries come in families and the statistics are
+// computed over them (compare --clusters); "" without clusters.
+func (d *Document) ClustersLine(name func(string) string) string {
+	c := d.Statistics.Clusters
+	if c == nil {
+		return ""
+	}
+	return fmt.Sprintf("Queries in families: %d queries in %d clusters (%s; %d of the queries listed, each other one a cluster of its own): every interval and paired test is computed over the clusters (cluster-t intervals, sign-flip tests of the clusters' sums).",
+		c.Queries, c.Clusters, name(c.File), c.Listed)
+}

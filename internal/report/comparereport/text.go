@@ -123,6 +123,9 @@ func (d *Document) Text(w io.Writer) error {
 		ciNote += "; large input: approximated, not resampled (see the last line)"
 	}
 	fmt.Fprintf(&b, "  (%s)\n  (%s)\n", ciNote, d.dcgScaleLine())
+	if l := d.ClustersLine(name); l != "" {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
 	if unreliable {
 		fmt.Fprintf(&b, "  %s\n", unreliableLine)
 	}
