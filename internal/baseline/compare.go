@@ -93,7 +93,10 @@ type Current struct {
 	RBO             float64
 	HasRBO, SameTop bool
 	rboSet          bool
-	rec             int // Prepare's lookup: 1 + the baseline record's index, -1 none, 0 not looked up
+	// Cluster is the case's family (its `cluster` key; "": none): the paired
+	// statistics are computed over clusters when cases carry one (clusters.go).
+	Cluster string
+	rec     int // Prepare's lookup: 1 + the baseline record's index, -1 none, 0 not looked up
 }
 
 // Comparer joins this run's cases, in file order, with a loaded baseline.
@@ -117,6 +120,10 @@ type cell struct {
 	diff [metrics.NumCase]*metrics.Histogram
 	base [metrics.NumCase]float64 // Σ baseline values
 	cur  [metrics.NumCase]float64
+	// clus: the cell's clusters (cases with a cluster key; nil: none), and
+	// clusDiff the differences of those cases (clusters.go).
+	clus     map[string]*clusterAcc
+	clusDiff [metrics.NumCase]*metrics.Histogram
 }
 
 type flipList struct {
@@ -248,6 +255,9 @@ func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 	for m := range metrics.NumCase {
 		if rec.hasScore(m) && r.Has[m] {
 			ce.diff[m].Add(r.Scores[m] - rec.scores[m])
+			if cur.Cluster != "" {
+				ce.addClustered(cur.Cluster, m, r.Scores[m]-rec.scores[m])
+			}
 			ce.base[m] += rec.scores[m]
 			ce.cur[m] += r.Scores[m]
 		}
@@ -318,6 +328,10 @@ type Stat struct {
 	HasDiscordant bool
 	// Note is NoteMethods when the interval and the test disagree, else "".
 	Note string
+	// Clusters: the clusters the N cases fall into when the statistics are
+	// computed over clusters (cases with a cluster key, clusters.go); 0
+	// otherwise.
+	Clusters int64
 }
 
 // GroupStats is a group's paired comparison.
@@ -534,8 +548,11 @@ func (c *Comparer) group(name string, keys []cellKey, pick func(cellKey) bool) G
 	g := GroupStats{Name: name}
 	var diff [metrics.NumCase]*metrics.Histogram
 	var base, cur [metrics.NumCase]float64
+	var clusDiff [metrics.NumCase]*metrics.Histogram
+	var clus map[string]*clusterAcc
 	for m := range diff {
 		diff[m] = metrics.NewHistogram()
+		clusDiff[m] = metrics.NewHistogram()
 	}
 	for _, k := range keys {
 		if !pick(k) {
@@ -548,13 +565,37 @@ func (c *Comparer) group(name string, keys []cellKey, pick func(cellKey) bool) G
 			base[m] += ce.base[m]
 			cur[m] += ce.cur[m]
 		}
+		if ce.clus != nil { // a family may span cells: its parts are summed
+			if clus == nil {
+				clus = map[string]*clusterAcc{}
+			}
+			for key, a := range ce.clus {
+				b := clus[key]
+				if b == nil {
+					b = &clusterAcc{}
+					clus[key] = b
+				}
+				for m := range a.sum {
+					b.sum[m] += a.sum[m]
+					b.n[m] += a.n[m]
+				}
+			}
+			for m := range clusDiff {
+				clusDiff[m].Merge(ce.clusDiff[m])
+			}
+		}
 	}
 	for m, info := range metrics.CaseMeasures {
 		h := diff[m]
 		if h.N() == 0 {
 			continue
 		}
-		g.Stats = append(g.Stats, PairedStat(info.Info, h, base[m], cur[m], c.opt.Resamples, c.opt.Seed))
+		s := PairedStat(info.Info, h, base[m], cur[m], c.opt.Resamples, c.opt.Seed)
+		if clus != nil {
+			sums, sizes := clusterSums(m, clus, h, clusDiff[m])
+			clusterStat(&s, info.Info, h, sums, sizes, c.opt.Resamples, c.opt.Seed)
+		}
+		g.Stats = append(g.Stats, s)
 	}
 	return g
 }

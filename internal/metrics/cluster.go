@@ -89,9 +89,11 @@ func ClusterSums(xs []float64, idx []int, G int) (sums []float64, sizes []int64)
 	return sums, sizes
 }
 
-// clusterSE is the mean Σx/n and its cluster-robust (CR1) standard error.
-func clusterSE(xs []float64, idx []int, G int) (mean, se float64) {
-	sums, sizes := ClusterSums(xs, idx, G)
+// ClusterSE is the mean Σx/n of items whose G = len(sums) clusters have the
+// sums and sizes given, and its cluster-robust (CR1) standard error
+// √(G/(G−1)·Σ_g (S_g − n_g·x̄)²)/n (NaN below 2 clusters).
+func ClusterSE(sums []float64, sizes []int64) (mean, se float64) {
+	G := len(sums)
 	n, tot := 0.0, 0.0
 	for g := range sums {
 		n += float64(sizes[g])
@@ -117,11 +119,21 @@ func clusterSE(xs []float64, idx []int, G int) (mean, se float64) {
 // without variation over G items (BoundedWilsonCI95 with n = G), never a
 // point.
 func ClusterCI95(xs []float64, idx []int, G int, lo, hi float64) Interval {
-	n := int64(len(xs))
+	sums, sizes := ClusterSums(xs, idx, G)
+	return ClusterSumsCI95(sums, sizes, lo, hi)
+}
+
+// ClusterSumsCI95 is ClusterCI95 from the clusters' sums and sizes.
+func ClusterSumsCI95(sums []float64, sizes []int64, lo, hi float64) Interval {
+	G := len(sums)
+	var n int64
+	for _, m := range sizes {
+		n += m
+	}
 	if n == 0 || G == 0 {
 		return Interval{Lo: math.NaN(), Hi: math.NaN(), Method: MethodClusterT, Unreliable: true}
 	}
-	mean, se := clusterSE(xs, idx, G)
+	mean, se := ClusterSE(sums, sizes)
 	if G < 2 || se == 0 || math.IsNaN(se) {
 		iv := BoundedWilsonCI95(mean, int64(G), lo, hi)
 		iv.N = n
@@ -154,9 +166,16 @@ func ClusterPairedCI95(d []float64, idx []int, G int, w float64) Interval {
 		iv.N = n
 		return iv
 	}
-	iv := ClusterCI95(d, idx, G, -w, w)
+	sums, sizes := ClusterSums(d, idx, G)
+	return ClusterSumsPairedCI95(sums, sizes, w)
+}
+
+// ClusterSumsPairedCI95 is ClusterPairedCI95 from the clusters' sums and
+// sizes of differences that are not all equal (the caller gives those the
+// rule of three over the clusters).
+func ClusterSumsPairedCI95(sums []float64, sizes []int64, w float64) Interval {
+	iv := ClusterSumsCI95(sums, sizes, -w, w)
 	if iv.Method == MethodClusterT {
-		sums, _ := ClusterSums(d, idx, G)
 		moved := 0
 		for _, s := range sums {
 			if s != 0 {
@@ -179,12 +198,20 @@ func ClusterPairedCI95(d []float64, idx []int, G int, w float64) Interval {
 // PMethodNoDifference.
 func ClusterPairedP(d []float64, idx []int, G int, resamples int, seed uint64) (float64, string) {
 	sums, _ := ClusterSums(d, idx, G)
+	p, method := ClusterSumsP(sums, resamples, seed)
+	if method == PMethodNoDifference && !same(d) {
+		// Every cluster's differences cancel: the clusters' test sees no
+		// difference (p = 1), though some queries changed.
+		return 1, PMethodClusterSignFlipExact
+	}
+	return p, method
+}
+
+// ClusterSumsP is ClusterPairedP from the clusters' sums of differences;
+// PMethodNoDifference when every sum is 0.
+func ClusterSumsP(sums []float64, resamples int, seed uint64) (float64, string) {
+	G := len(sums)
 	if p, method, ok := PairedExactP(sums); ok {
-		if method == PMethodNoDifference && !same(d) {
-			// Every cluster's differences cancel: the clusters' test sees no
-			// difference (p = 1), though some queries changed.
-			return 1, PMethodClusterSignFlipExact
-		}
 		if method == PMethodNoDifference {
 			return p, method
 		}

@@ -96,6 +96,10 @@ type Paired struct {
 	// Note is "methods" when the interval and the test disagree (the test
 	// decides; baseline.NoteMethods); absent when they agree.
 	Note string `json:"note,omitempty"`
+	// Clusters: the clusters the n cases fall into when the interval and the
+	// test are computed over clusters (cases with a cluster key); absent
+	// otherwise.
+	Clusters int64 `json:"clusters,omitempty"`
 }
 
 // Flips are the cases whose retrieval changed, newly missed first.
@@ -154,7 +158,7 @@ func pairedGroup(g baseline.GroupStats) PairedGroup {
 	for _, s := range g.Stats {
 		p := Paired{Baseline: format.Float(s.Base), Current: format.Float(s.Cur), Delta: format.Float(s.Delta),
 			CI95: format.CI(s.CI95), CI95Method: s.CI95Method, MDD: format.Float(s.MDD), N: s.N, P: format.Float(s.P), Rejects: s.Rejects, Unreliable: s.Unreliable,
-			Test: s.Test, Change: s.Change, Note: s.Note}
+			Test: s.Test, Change: s.Change, Note: s.Note, Clusters: s.Clusters}
 		if s.HasDiscordant {
 			d := s.Discordant
 			p.Discordant = &d

@@ -22,10 +22,30 @@ const MDDLegend = "the smallest |Δ| these n detect with 80% power (for hit, wit
 
 // testLabels are the paired tests' short names in the reports.
 var testLabels = map[string]string{
-	baseline.TestMcNemar:       "McNemar",
-	baseline.TestSignFlipExact: "sign-flip",
-	baseline.TestSignFlipMC:    "sign-flip MC",
-	baseline.TestNone:          "no change",
+	baseline.TestMcNemar:              "McNemar",
+	baseline.TestSignFlipExact:        "sign-flip",
+	baseline.TestSignFlipMC:           "sign-flip MC",
+	baseline.TestNone:                 "no change",
+	baseline.TestClusterSignFlipExact: "sign-flip of clusters",
+	baseline.TestClusterSignFlipMC:    "sign-flip MC of clusters",
+	baseline.TestClusterSaddlepoint:   "saddlepoint of clusters",
+}
+
+// ClustersNote says that cases come in families and the paired statistics
+// are computed over them, with the overall group's n cases in m clusters;
+// "" when no case carries a cluster key.
+func (b *Baseline) ClustersNote() string {
+	var n, m int64
+	for _, p := range b.Overall.Metrics {
+		if p.Clusters > 0 {
+			n, m = p.N, p.Clusters
+			break
+		}
+	}
+	if m == 0 {
+		return ""
+	}
+	return fmt.Sprintf("cases in families: %d paired cases in %d clusters overall (a case without a cluster key is one); the paired intervals and tests are computed over the clusters (cluster-t, sign-flip of the clusters' sums), and each group over its own clusters", n, m)
 }
 
 // PairedInterval is a paired difference's 95% interval, UnreliableMark after
@@ -163,6 +183,9 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 			}
 		})
 		w("\nΔ = head − base over the paired cases; %s; %s; 🔻/🔺 only where p < 0.05; MDD: %s.\n\n", PairedIntervalsLegend, PairedPLegend, MDDLegend)
+		if s := bl.ClustersNote(); s != "" {
+			w("%s.\n\n", s)
+		}
 		if bl.AnyPairedUnreliable(false) {
 			w("%s\n\n", PairedUnreliableNote)
 		}
@@ -356,6 +379,9 @@ func (d *Document) textBaseline(b *strings.Builder) {
 		row("locale "+name, bl.ByLocale[name])
 	}
 	p("  (locale rows: %s)\n", LocalePairedNote)
+	if s := bl.ClustersNote(); s != "" {
+		p("  (%s)\n", s)
+	}
 	if bl.AnyPairedUnreliable(true) {
 		p("  %s\n", PairedUnreliableNote)
 	}

@@ -128,3 +128,11 @@ func TestBaselineJSONRoundTrip(t *testing.T) {
 	assert.Contains(t, u.Markdown(MarkdownOptions{}), "No baseline: no artifact")
 	assert.Equal(t, BaselineUnavailable, u.Baseline.Status)
 }
+
+// Issue 34 item 2: a comparison over clusters says so, with the overall n
+// cases in m clusters; without clusters nothing is said.
+func TestClustersNote(t *testing.T) {
+	bl := &Baseline{Overall: PairedGroup{Metrics: map[string]Paired{"retrieval_hit_at_k": {N: 150, Clusters: 38}}}}
+	assert.Equal(t, "cases in families: 150 paired cases in 38 clusters overall (a case without a cluster key is one); the paired intervals and tests are computed over the clusters (cluster-t, sign-flip of the clusters' sums), and each group over its own clusters", bl.ClustersNote())
+	assert.Empty(t, (&Baseline{Overall: PairedGroup{Metrics: map[string]Paired{"retrieval_hit_at_k": {N: 150}}}}).ClustersNote())
+}

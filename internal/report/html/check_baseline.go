@@ -92,6 +92,9 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 		if bl.AnyPairedNote(false) {
 			t.Foot += " " + checkreport.TestDecidesNote + "."
 		}
+		if s := bl.ClustersNote(); s != "" {
+			t.Foot += " " + s + "."
+		}
 		p.Table(t)
 		if len(bl.ByLocale) > 0 {
 			var locales []named
