@@ -154,3 +154,6 @@ func resampleHistogramMeans(vals []float64, cnt []int64, n int64, resamples int,
 	}
 	return stats
 }
+
+// Values returns the distinct values ascending and their counts.
+func (h *Histogram) Values() ([]float64, []int64) { return h.sorted() }

@@ -80,6 +80,16 @@ func TestParseCaseValid(t *testing.T) {
 			want: Case{ID: "a", Type: "multi-hop"},
 		},
 		{
+			name: "a cluster key (issue 34: queries in families); null is none",
+			line: `{"id":"a","cluster":"en-reset-password","query":"q"}`,
+			want: Case{ID: "a", Type: "golden", Query: "q", Cluster: "en-reset-password"},
+		},
+		{
+			name: "null cluster",
+			line: `{"id":"a","cluster":null}`,
+			want: Case{ID: "a", Type: "golden"},
+		},
+		{
 			name: "parent_id identities, null and empty parent, text skipped, unknown members",
 			line: `{"id":"q","retrieved":[{"id":"c#1","parent_id":"c","text":"long \"text\" \u00e9","meta":{"a":[1,{"b":null}]}},` +
 				`{"id":"d#2","parent_id":null,"score":null},{"id":"e","parent_id":""},{"text":"x","id":"f#0","score":-1.5e2,"parent_id":"f"}]}`,
@@ -205,6 +215,8 @@ func TestParseCaseErrors(t *testing.T) {
 		{"object locale", `{"id":"a","locale":{}}`, `field "locale" must be a string, got object`},
 		{"bool type", `{"id":"a","type":true}`, `field "type" must be a string, got true`},
 		{"array query", `{"id":"a","query":["q"]}`, `field "query" must be a string, got array`},
+		{"numeric cluster", `{"id":"a","cluster":7}`, `field "cluster" must be a string, got number`},
+		{"cluster repeated", `{"id":"a","cluster":"x","cluster":"y"}`, `duplicate key "cluster" at column 25`},
 		{"gold not an array", `{"id":"a","must_cite_one_of":"en-x"}`, `field "must_cite_one_of" must be an array of card ids, got string`},
 		{"gold element number", `{"id":"a","must_cite_one_of":["x",3]}`, `must_cite_one_of[1] must be a string, got number`},
 		{"relevant_ids not an array", `{"id":"a","relevant_ids":"en-x"}`, `field "relevant_ids" must be an array of card ids, got string`},

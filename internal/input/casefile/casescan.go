@@ -31,6 +31,7 @@ type CaseParser struct {
 	slab  []byte          // strings handed out are carved from it (see carveStrings)
 
 	id, locale, typ, query arenaSpan
+	cluster                arenaSpan
 	hasID                  bool
 	gold                   []arenaSpan
 	relevant               []arenaSpan
@@ -79,6 +80,7 @@ const (
 	fRetrieved
 	fScores
 	fRelevant
+	fCluster
 	numFields
 )
 
@@ -163,6 +165,7 @@ func (p *CaseParser) reset(b []byte) {
 	}
 	p.arena = p.slab[len(p.slab):len(p.slab)]
 	p.id, p.locale, p.typ, p.query = noArenaSpan, noArenaSpan, noArenaSpan, noArenaSpan
+	p.cluster = noArenaSpan
 	p.hasID = false
 	p.gold = p.gold[:0]
 	p.relevant = p.relevant[:0]
@@ -229,6 +232,7 @@ func (p *CaseParser) fill(c *Case, file string, line int) {
 		Locale:       get(p.locale),
 		Type:         get(p.typ),
 		Query:        get(p.query),
+		Cluster:      get(p.cluster),
 		Gold:         c.Gold[:0],
 		Relevant:     c.Relevant[:0],
 		Retrieved:    c.Retrieved[:0],
@@ -306,6 +310,8 @@ func (p *CaseParser) caseMember(key []byte, at, v int) (int, error) {
 		bit = 64
 	case "relevant_ids":
 		bit = 128
+	case "cluster":
+		bit = 256
 	default:
 		if err := p.s.TrackKey(key, at); err != nil || v < 0 {
 			return 0, err
@@ -336,6 +342,8 @@ func (p *CaseParser) caseMember(key []byte, at, v int) (int, error) {
 		return p.idsField(v, fRelevant, "relevant_ids", &p.relevant)
 	case 32:
 		return p.retrievedField(v)
+	case 256:
+		return p.stringField(v, fCluster, "cluster", &p.cluster)
 	}
 	return p.scoresField(v)
 }

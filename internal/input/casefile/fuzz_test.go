@@ -23,6 +23,9 @@ var caseSeeds = []string{
 	`{"id":"f","retrieved":[{"id": "", "parent_id": "p", "score": 1}, {"id": "a", "parent_id": "p", "score": 1e400}, {"id": "a", "parent_id": "p", "score": 01}]}`,
 	`{"id":"f","retrieved":[{"id":  "a", "parent_id": "p", "score": 1 }, {"id": "a", "parent_id" : "p", "score": -}, {"id": "\u0061", "parent_id": "\u00e9", "score": 2.50}]}`,
 	"{\"id\":\"f\",\"retrieved\":[{\"id\": \"\xff\", \"parent_id\": \"é\", \"score\": 0.1234567890123456}, {\"id\": \"a\", \"parent_id\": null, \"score\": 1}]}",
+	// The cluster key (issue 34 item 2).
+	`{"id": "c", "cluster": "en-reset-password", "query": "q"}`, `{"id":"c","cluster":null}`, `{"id":"c","cluster":3}`,
+	`{"id":"c","cluster":"a","cluster":"b"}`, `{"id":"c","cluster":"\u00e9t\u00e9","relevant_ids":[1]}`,
 	`[1,2]`, `null`, `{"id":"a"`, `{"id":"a"} x`, `{"id":01}`, ` { } `,
 }
 
@@ -103,6 +106,9 @@ func FuzzParseCase(f *testing.F) {
 		}
 		if len(c.Relevant) > 0 {
 			enc["relevant_ids"] = c.Relevant
+		}
+		if c.Cluster != "" {
+			enc["cluster"] = c.Cluster
 		}
 		for _, k := range c.Unknown {
 			enc[k] = nil // unknown keys are counted, not kept: any value reads the same

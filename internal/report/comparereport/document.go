@@ -192,20 +192,27 @@ func newDistribution(levels []float64, unjudged float64) Distribution {
 // and n, the p-values and the note when the interval and the test disagree
 // (compare.Note*).
 type Paired struct {
-	Baseline     string          `json:"baseline"`
-	CI95         [2]format.Float `json:"ci95"`
-	CI95Method   string          `json:"ci95_method"`
-	Delta        format.Float    `json:"delta"`
-	Metric       string          `json:"metric"`
-	N            int             `json:"n"`
-	Note         string          `json:"note"`
-	PValue       format.Float    `json:"p_value"`
-	PValueMethod string          `json:"p_value_method"`
-	PUnadjusted  format.Float    `json:"p_value_unadjusted"`
-	Primary      bool            `json:"primary"`
-	Significant  bool            `json:"significant"`
-	Strategy     string          `json:"strategy"`
-	Unreliable   bool            `json:"unreliable"`
+	Baseline   string          `json:"baseline"`
+	CI95       [2]format.Float `json:"ci95"`
+	CI95Method string          `json:"ci95_method"`
+	Delta      format.Float    `json:"delta"`
+	// Identical: the two strategies return the same top k on every evaluated
+	// query (every difference 0, nothing to test); absent otherwise.
+	Identical    bool         `json:"identical,omitempty"`
+	Metric       string       `json:"metric"`
+	N            int          `json:"n"`
+	Note         string       `json:"note"`
+	PValue       format.Float `json:"p_value"`
+	PValueMethod string       `json:"p_value_method"`
+	PUnadjusted  format.Float `json:"p_value_unadjusted"`
+	Primary      bool         `json:"primary"`
+	Significant  bool         `json:"significant"`
+	Strategy     string       `json:"strategy"`
+	Unreliable   bool         `json:"unreliable"`
+	// Clusters: the clusters the n queries fall into when the interval and
+	// the test are computed over clusters (compare --clusters); absent
+	// otherwise.
+	Clusters int `json:"clusters,omitempty"`
 }
 
 // Leader is the comparison behind the recommendation: best against runner-up
@@ -215,6 +222,7 @@ type Leader struct {
 	CI95         [2]format.Float `json:"ci95"`
 	CI95Method   string          `json:"ci95_method"`
 	Delta        format.Float    `json:"delta"`
+	Identical    bool            `json:"identical,omitempty"`
 	Metric       string          `json:"metric"`
 	N            int             `json:"n"`
 	Note         string          `json:"note"`
@@ -240,6 +248,19 @@ type Statistics struct {
 	Resamples        int          `json:"resamples"`
 	ResamplingBudget int          `json:"resampling_budget"`
 	Seed             uint64       `json:"seed"`
+	// Clusters: compare --clusters, the queries in families; absent without.
+	Clusters *Clusters `json:"clusters,omitempty"`
+}
+
+// Clusters says how the evaluated queries fall into clusters: every interval
+// and paired test is then computed over the clusters (issue 34).
+type Clusters struct {
+	File     string `json:"file"`
+	Queries  int    `json:"queries"`
+	Clusters int    `json:"clusters"`
+	// Listed: the evaluated queries the file lists (each other one is a
+	// cluster of its own).
+	Listed int `json:"listed"`
 }
 
 func paired(p *compare.Paired) Paired {
@@ -247,7 +268,7 @@ func paired(p *compare.Paired) Paired {
 		Strategy: p.Strategy, Baseline: p.Baseline, Metric: p.Metric, N: p.N, Delta: format.Float(p.Delta),
 		CI95: format.CI(p.CI.CI()), CI95Method: p.CI.Method, Unreliable: p.CI.Unreliable,
 		PValue: format.Float(p.PHolm), PUnadjusted: format.Float(p.P), PValueMethod: p.PMethod,
-		Primary: p.Primary, Significant: p.Significant, Note: p.Note,
+		Primary: p.Primary, Significant: p.Significant, Note: p.Note, Identical: p.Identical, Clusters: p.Clusters,
 	}
 }
 
@@ -316,12 +337,15 @@ func New(r *compare.Result) *Document {
 		t := paired(l)
 		d.RecommendationTest = &Leader{Best: t.Strategy, RunnerUp: t.Baseline, Metric: t.Metric, N: t.N, Delta: t.Delta,
 			CI95: t.CI95, CI95Method: t.CI95Method, Unreliable: t.Unreliable, PValue: t.PValue, PUnadjusted: t.PUnadjusted,
-			PValueMethod: t.PValueMethod, Primary: t.Primary, Significant: t.Significant, Note: t.Note}
+			PValueMethod: t.PValueMethod, Primary: t.Primary, Significant: t.Significant, Note: t.Note, Identical: t.Identical}
 		st.CI95Methods = addMethod(st.CI95Methods, l.CI.Method)
 		st.PValueMethods = addMethod(st.PValueMethods, l.PMethod)
 	}
 	st.Resampled, st.Resamples, st.Seed, st.ResamplingBudget = r.Exact, r.Resamples, r.Seed, metrics.ExactResamplingBudget
 	st.PAdjustment, st.Alpha = PAdjustment, format.Float(compare.Alpha)
+	if c := r.Clusters; c != nil {
+		st.Clusters = &Clusters{File: c.File, Queries: c.Queries, Clusters: c.Clusters, Listed: c.Listed}
+	}
 	d.Statistics = st
 	d.addHoles(r)
 	d.derive()

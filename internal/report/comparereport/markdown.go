@@ -61,6 +61,9 @@ func (d *Document) Markdown(w io.Writer) error {
 		fmt.Fprintf(&b, "> **Large input:** the intervals and p-values below are large-sample approximations of the bootstrap and of the randomization test, not resampled (%d queries × %d resamples exceeds %d); see the note at the end.\n\n",
 			d.Queries.WithRelevant, st.Resamples, st.ResamplingBudget)
 	}
+	if l := d.ClustersLine(esc); l != "" {
+		fmt.Fprintf(&b, "> %s\n\n", l)
+	}
 	// Two tables of at most six short columns each, so neither is wider than
 	// GitHub's comment column: the measures in report order, the first four
 	// beside n, the rest below; each mean with ± half its interval's width
@@ -155,7 +158,7 @@ func (d *Document) Markdown(w io.Writer) error {
 			}
 			b.WriteString("\n")
 		}
-		lines(append([]string{fmt.Sprintf("Tests: %s (the unadjusted p-values are in the JSON report).", d.testMethods())}, notesFrom(0)...))
+		lines(append(append([]string{fmt.Sprintf("Tests: %s (the unadjusted p-values are in the JSON report).", d.testMethods())}, notesFrom(0)...), d.IdenticalLines(esc)...))
 		if len(otherRows) > 0 {
 			collapse := len(primaryRows) > 0
 			if collapse {

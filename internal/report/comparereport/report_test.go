@@ -152,11 +152,12 @@ func TestCompareMethodReported(t *testing.T) {
 	}{
 		// 3 queries: below 30 the intervals that are not Wilson's are hall-t
 		// (Cornish–Fisher replaces BCa only from 30, metrics.TestColumnCI95).
-		// Paired differences below 50 queries: hall-t united with the betting interval.
-		{"resampling", 200, true, []any{metrics.MethodBoundedWilson, metrics.MethodHallT, metrics.MethodHallTBetting, metrics.MethodWilson}, []any{metrics.PMethodMcNemar, metrics.PMethodSignFlipExact},
-			"95% CIs: Wilson (continuity-corrected) for 0/1 series, else hall-t (t united with Hall's skewness-corrected t) below 30 queries, BCa bootstrap (200 resamples, seed 1) from 30, widened to the measure's range when the values do not vary; paired differences: hall-t united with the betting interval of a bounded mean (coverage at least 95% whatever the distribution) below 50 queries, hall-t from 50"},
+		// Paired differences below 50 queries: hall-t united with the betting
+		// interval; the rule of three where every difference is 0 (and no test).
+		{"resampling", 200, true, []any{metrics.MethodBoundedWilson, metrics.MethodHallT, metrics.MethodHallTBetting, metrics.MethodRuleOfThree, metrics.MethodWilson}, []any{metrics.PMethodMcNemar, metrics.PMethodSignFlipExact, metrics.PMethodNoDifference},
+			"95% CIs: Wilson (continuity-corrected) for 0/1 series, else hall-t (t united with Hall's skewness-corrected t) below 30 queries, BCa bootstrap (200 resamples, seed 1) from 30, widened to the measure's range when the values do not vary; paired differences: for 0/1 measures inverted from the exact McNemar test (it excludes 0 exactly when the test rejects), the rule of three when every difference is equal, else hall-t united with the betting interval of a bounded mean (coverage at least 95% whatever the distribution) below 50 queries or 15 non-zero differences, hall-t from there; p: exact McNemar for 0/1 measures, exact sign-flip where the paired differences share a lattice, else Monte Carlo sign-flip (200 resamples), none where every difference is 0 (p = 1)"},
 		// 3 queries × 10,000,000 resamples = 3·10⁷ > 2·10⁷.
-		{"approximation", 10_000_000, false, []any{metrics.MethodBoundedWilson, metrics.MethodHallT, metrics.MethodHallTBetting, metrics.MethodWilson}, []any{metrics.PMethodMcNemar, metrics.PMethodSignFlipExact},
+		{"approximation", 10_000_000, false, []any{metrics.MethodBoundedWilson, metrics.MethodHallT, metrics.MethodHallTBetting, metrics.MethodRuleOfThree, metrics.MethodWilson}, []any{metrics.PMethodMcNemar, metrics.PMethodSignFlipExact, metrics.PMethodNoDifference},
 			"Cornish-Fisher approximation of the bootstrap, because 3 queries x 10000000 resamples exceeds 20000000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -212,7 +213,9 @@ func TestCompareUnreliableMarked(t *testing.T) {
 	}
 	for _, p := range raw.Paired {
 		assert.Equal(t, false, p["unreliable"])
-		assert.Equal(t, metrics.MethodHallTBetting, p["ci95_method"])
+		// hall-t united with the betting interval; the rule of three where
+		// every difference is equal; inverted from McNemar's test for hit.
+		assert.Contains(t, []string{metrics.MethodHallTBetting, metrics.MethodRuleOfThree, metrics.MethodMcNemarInverted}, p["ci95_method"])
 		assert.NotEmpty(t, p["p_value_method"])
 		assert.Contains(t, p, "n")
 	}

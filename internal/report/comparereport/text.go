@@ -123,6 +123,9 @@ func (d *Document) Text(w io.Writer) error {
 		ciNote += "; large input: approximated, not resampled (see the last line)"
 	}
 	fmt.Fprintf(&b, "  (%s)\n  (%s)\n", ciNote, d.dcgScaleLine())
+	if l := d.ClustersLine(name); l != "" {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
 	if unreliable {
 		fmt.Fprintf(&b, "  %s\n", unreliableLine)
 	}
@@ -153,6 +156,9 @@ func (d *Document) Text(w io.Writer) error {
 		t.write(&b)
 		for i, n := range notes {
 			fmt.Fprintf(&b, "  [%d] %s\n", i+1, n)
+		}
+		for _, l := range d.IdenticalLines(name) {
+			fmt.Fprintf(&b, "  %s\n", l)
 		}
 		fmt.Fprintf(&b, "  %s\n", d.primaryLine())
 	}

@@ -23,7 +23,7 @@ func Reason(why []outcome.Clause) string {
 const IndicativeOnly = "per-locale floor: indicative only, not significance-tested"
 
 // IndicativeLocaleRegression is the clause of every per-locale regression gate.
-const IndicativeLocaleRegression = "per-locale regression gate: indicative only (a locale's n is small and its paired test is not corrected for the number of locales)"
+const IndicativeLocaleRegression = "per-locale regression gate: indicative only (a locale's n is small, and its paired test is corrected only for the other per-group regression gates set, not for every locale)"
 
 func clause(c outcome.Clause) string {
 	power := func() string {
@@ -101,6 +101,8 @@ func clause(c outcome.Clause) string {
 		return fmt.Sprintf("n = %d paired cases %s drops of %s %s; the tolerance is %s", c.N, verb, format.Num(c.Detectable), power(), format.Num(c.Threshold))
 	case outcome.IndicativeLocaleTest:
 		return IndicativeLocaleRegression
+	case outcome.HolmGroupGates:
+		return fmt.Sprintf("the p is Holm-adjusted over the %d per-group regression gates of this run (unadjusted p = %s)", c.N, format.P(c.P))
 	case outcome.NoOtherStrategy:
 		return "no other strategy to compare with"
 	case outcome.Beaten:

@@ -31,6 +31,7 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 		Scenarios: d.ScenarioTexts(), NoScenario: comparereport.NoScenarioLine, BucketsNote: d.BucketsNote(),
 	}
 	v.Methods = methodLines(d)
+	v.Identical = d.IdenticalLines(func(s string) string { return s }) // the page escapes every text
 	v.Holes = holesViewOf(d)
 	if h, ok := d.HumanSection(func(s string) string { return s }); ok { // the page escapes every text
 		v.Human = &h
@@ -77,7 +78,7 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 	}
 	v.Colours = StrategyColours(names)
 	if l := d.RecommendationTest; l != nil {
-		v.Leader = &PairView{A: l.Best, B: l.RunnerUp, Delta: l.Delta.V(), CI: [2]float64{l.CI95[0].V(), l.CI95[1].V()}, PHolm: l.PValue.V(), Significant: l.Significant}
+		v.Leader = &PairView{A: l.Best, B: l.RunnerUp, Delta: l.Delta.V(), CI: [2]float64{l.CI95[0].V(), l.CI95[1].V()}, PHolm: l.PValue.V(), Significant: l.Significant, Identical: l.Identical}
 	}
 	stat := func(s comparereport.Summary) Stat {
 		return Stat{s.Mean.V(), [2]float64{s.CI95[0].V(), s.CI95[1].V()}}
@@ -256,23 +257,32 @@ func runLabel(i, n int, r RunView) string {
 // each test's p_value_method); an id not listed is shown as it is, so a new
 // method is named, never misnamed.
 var methodWords = map[string]string{
-	metrics.MethodWilson:             "Wilson score with continuity correction",
-	metrics.MethodBCa:                "BCa bootstrap",
-	metrics.MethodHallT:              "t united with Hall's skewness-corrected t",
-	metrics.MethodHallTBetting:       "t united with Hall's skewness-corrected t and the betting interval of a bounded mean",
-	metrics.MethodPercentile:         "percentile bootstrap",
-	metrics.MethodBoundedWilson:      "Wilson score with continuity correction scaled to the measure's range",
-	metrics.MethodRange:              "the measure's range (values that do not vary)",
-	metrics.MethodCornishFisher:      "Cornish–Fisher approximation of the bootstrap",
-	metrics.MethodWilsonDisagreement: "Wilson score of the disagreement",
-	metrics.PMethodMcNemar:           "exact McNemar",
-	metrics.PMethodSignFlipExact:     "exact sign-flip",
-	metrics.PMethodRandomization:     "sign-flip randomization",
-	metrics.PMethodSaddlepoint:       "saddlepoint approximation of the sign-flip distribution",
+	metrics.MethodWilson:                "Wilson score with continuity correction",
+	metrics.MethodBCa:                   "BCa bootstrap",
+	metrics.MethodHallT:                 "t united with Hall's skewness-corrected t",
+	metrics.MethodHallTBetting:          "t united with Hall's skewness-corrected t and the betting interval of a bounded mean",
+	metrics.MethodPercentile:            "percentile bootstrap",
+	metrics.MethodBoundedWilson:         "Wilson score with continuity correction scaled to the measure's range",
+	metrics.MethodRange:                 "the measure's range (values that do not vary)",
+	metrics.MethodCornishFisher:         "Cornish–Fisher approximation of the bootstrap",
+	metrics.MethodWilsonDisagreement:    "Wilson score of the disagreement",
+	metrics.MethodMcNemarInverted:       "inverted from the exact McNemar test (it excludes 0 exactly when the test rejects)",
+	metrics.MethodRuleOfThree:           "the rule of three (every difference equal: the share of queries that could differ, times the range)",
+	metrics.PMethodNoDifference:         "none: every paired difference is 0 (p = 1)",
+	metrics.MethodPPIJackknife:          "PPI++ with the jackknife standard error",
+	compare.PMethodPPIJackknife:         "t test of the PPI++ estimate with the jackknife standard error",
+	metrics.PMethodMcNemar:              "exact McNemar",
+	metrics.PMethodSignFlipExact:        "exact sign-flip",
+	metrics.PMethodRandomization:        "sign-flip randomization",
+	metrics.PMethodSaddlepoint:          "saddlepoint approximation of the sign-flip distribution",
+	metrics.MethodClusterT:              "t with the cluster-robust standard error (queries in families)",
+	metrics.PMethodClusterSignFlipExact: "exact sign-flip of the clusters' sums",
+	metrics.PMethodClusterRandomization: "sign-flip randomization of the clusters' sums",
+	metrics.PMethodClusterSaddlepoint:   "saddlepoint approximation of the clusters' sign-flip distribution",
 }
 
 // resampledMethods are those that draw the document's resamples.
-var resampledMethods = map[string]bool{metrics.MethodBCa: true, metrics.MethodPercentile: true, metrics.PMethodRandomization: true}
+var resampledMethods = map[string]bool{metrics.MethodBCa: true, metrics.MethodPercentile: true, metrics.PMethodRandomization: true, metrics.PMethodClusterRandomization: true}
 
 // methodLines say how the document's intervals and p-values were computed,
 // from what the document states: each interval method with the measures it
@@ -354,6 +364,9 @@ func methodLines(d *comparereport.Document) []string {
 		}
 	})
 	var out []string
+	if l := d.ClustersLine(func(s string) string { return s }); l != "" { // the page escapes every text
+		out = append(out, l)
+	}
 	if len(means) > 0 {
 		out = append(out, "95% intervals of the means: "+text(means)+".")
 	}

@@ -57,6 +57,8 @@ type PairView struct {
 	CI          [2]float64
 	PHolm       float64
 	Significant bool
+	// Identical: A and B return the same top k on every query (nothing to test).
+	Identical bool
 }
 
 // RerankPair is a strategy and its reranked counterpart (indexes into
@@ -89,6 +91,9 @@ type CompareView struct {
 	QueriesOf                       string      // the strategy whose best/worst queries are listed
 	BestQueries, WorstQueries       []QueryView // by mean relevance; Sample each
 	Diagnosis                       []string
+	// Identical says which strategies return the baseline's rankings on every
+	// query (comparereport.Document.IdenticalLines).
+	Identical []string
 	// MaxDCG is the largest DCG@k possible at the run's k and gain (k results
 	// of relevance MaxDCGLevel), shown beside every DCG@k.
 	MaxDCG      float64
@@ -137,6 +142,9 @@ func Compare(w io.Writer, v CompareView) error {
 	switch l := v.Leader; {
 	case l == nil:
 		rec.Detail = "the only strategy"
+	case l.Identical:
+		rec.Value = "no clear winner"
+		rec.Detail = fmt.Sprintf("%s and %s return identical rankings on every query: no difference to test", l.A, l.B)
 	case l.Significant && l.Delta > 0:
 		rec.Detail = fmt.Sprintf("ahead of %s by %s %s (95%% CI %s to %s, Holm p = %s)", l.B, format.Signed(l.Delta), dcg, format.Signed(l.CI[0]), format.Signed(l.CI[1]), fmtP(l.PHolm))
 	default:
@@ -148,6 +156,10 @@ func Compare(w io.Writer, v CompareView) error {
 		rec,
 		{Label: "Queries evaluated", Value: Count(v.Evaluated), Detail: fmt.Sprintf("of %s judged; %s without a relevant document excluded", Count(v.Judged), Count(v.NotEvaluated))},
 	})
+
+	for _, l := range v.Identical {
+		p.Note(l)
+	}
 
 	// The gates, when compare is one (--gate-strategy), as the Markdown shows them.
 	if len(v.Gates) > 0 {
