@@ -50,6 +50,10 @@ const PAdjustment = "holm-within-measure"
 // for (--gate-strategy with --floor, --fail-if-beaten; empty by default) and
 // "verdict" is their verdict (pass when there are none).
 type Document struct {
+	// Decision is the comparison's one decision (compare.Decision); nil in a
+	// document written before it, whose reports then give the recommendation
+	// alone.
+	Decision              *Decision            `json:"decision,omitempty"`
 	Gain                  string               `json:"gain"`
 	Gates                 []gatetable.Entry    `json:"gates"`
 	JudgedAtKThreshold    format.Float         `json:"judged_at_k_threshold"`
@@ -274,6 +278,7 @@ func New(r *compare.Result) *Document {
 		Primary: metrics.GradedKeys[pi], RelevanceScale: [2]int{r.MinLevel, r.MaxLevel}, RelevantLevelFallback: r.LevelFallback,
 		Queries:     Queries{Judged: r.Judged, WithRelevant: r.N(), AtRelevantLevel: r.MeasureN[metrics.QueryIndex(metrics.KeyGradedHit)]},
 		Recommended: r.Recommended,
+		Decision:    newDecision(r.Decision),
 		Strategies:  map[string]*Strategy{},
 		Paired:      make([]Paired, 0, len(r.Paired)),
 		Baseline:    r.Baseline,

@@ -28,7 +28,7 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 		Baseline: d.Baseline, Recommended: d.Recommended, Diagnosis: d.Diagnosis(),
 		Gates: d.Gates, Verdict: string(d.Verdict),
 		MaxDCG: d.MaxDCGAtK.V(), MaxDCGLevel: max(d.RelevanceScale[1], 1),
-		Scenarios: d.ScenarioTexts(), NoScenario: comparereport.NoScenarioLine, BucketsNote: d.BucketsNote(),
+		Scenarios: d.ScenarioTexts(), Decision: d.DecisionText(), NoScenario: comparereport.NoScenarioLine, BucketsNote: d.BucketsNote(),
 	}
 	v.Methods = methodLines(d)
 	v.Holes = holesViewOf(d)

@@ -96,6 +96,7 @@ type CompareView struct {
 	// Scenarios are the common scenarios the run meets, in words (NoScenario
 	// when none); BucketsNote explains the buckets table.
 	Scenarios               []comparereport.ScenarioText
+	Decision                comparereport.DecisionWords // the one decision, in words (empty: the document has none)
 	NoScenario, BucketsNote string
 	Gates                   []gatetable.Entry // the gates asked for (--gate-strategy); none by default
 	Verdict                 string            // their verdict
@@ -134,14 +135,24 @@ func Compare(w io.Writer, v CompareView) error {
 	}
 	best := v.Strategies[v.Best]
 	rec := Indicator{Label: "Recommended strategy", Value: v.Recommended}
+	primary := MeasureLabel(v.Primary, v.K)
 	switch l := v.Leader; {
 	case l == nil:
 		rec.Detail = "the only strategy"
 	case l.Significant && l.Delta > 0:
-		rec.Detail = fmt.Sprintf("ahead of %s by %s %s (95%% CI %s to %s, Holm p = %s)", l.B, format.Signed(l.Delta), dcg, format.Signed(l.CI[0]), format.Signed(l.CI[1]), fmtP(l.PHolm))
+		rec.Detail = fmt.Sprintf("ahead of %s by %s %s (95%% CI %s to %s, Holm p = %s)", l.B, format.Signed(l.Delta), primary, format.Signed(l.CI[0]), format.Signed(l.CI[1]), fmtP(l.PHolm))
 	default:
 		rec.Value = "no clear winner"
-		rec.Detail = fmt.Sprintf("%s leads %s by %s %s, not significant (95%% CI %s to %s, Holm p = %s)", l.A, l.B, format.Signed(l.Delta), dcg, format.Signed(l.CI[0]), format.Signed(l.CI[1]), fmtP(l.PHolm))
+		rec.Detail = fmt.Sprintf("%s leads %s by %s %s, not significant (95%% CI %s to %s, Holm p = %s)", l.A, l.B, format.Signed(l.Delta), primary, format.Signed(l.CI[0]), format.Signed(l.CI[1]), fmtP(l.PHolm))
+	}
+	// The decision (compare.Decision) heads the card when the document has
+	// it: what to take, the recommendation's test below it, the decision's
+	// sentence as the page's headline.
+	if v.Decision.Head != "" {
+		rec.Label, rec.Value = "Decision", v.Decision.Head
+	}
+	if v.Decision.Line != "" {
+		p.raw(`<p class="decision" id="rg-decision"><strong>` + Esc(v.Decision.Line) + "</strong></p>\n")
 	}
 	p.Indicators([]Indicator{
 		{Label: "Best " + dcg, Value: Fmt(best.DCG.Mean) + " " + dcgScale, Detail: fmt.Sprintf("%s · 95%% CI %s · n = %s", best.Name, FmtCI(best.DCG.CI), Count(best.N))},

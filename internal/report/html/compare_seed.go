@@ -58,7 +58,7 @@ func (p *Page) scenariosSection(v *CompareView) {
 	}
 	p.raw(`<ul class="scenarios" id="rg-scenarios">` + "\n")
 	for _, s := range v.Scenarios {
-		p.raw(`<li data-scenario="` + Esc(s.Code) + `">` + Esc(s.Found) + " <strong>" + Esc(s.Action) + `</strong> <span class="ci">Rule: ` + Esc(s.Rule) + ".</span></li>\n")
+		p.raw(`<li data-scenario="` + Esc(s.Code) + `">` + Esc(s.Found) + " <strong>" + Esc(s.Todo()) + `</strong> <span class="ci">Rule: ` + Esc(s.Rule) + ".</span></li>\n")
 	}
 	p.raw("</ul>\n")
 }

@@ -2,6 +2,7 @@ package html_test
 
 import (
 	"encoding/json"
+	"html"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,7 +40,7 @@ func TestCompareDashboardSeedFigures(t *testing.T) {
 	require.NotEmpty(t, doc.Scenarios)
 	for _, sc := range doc.ScenarioTexts() {
 		has(`data-scenario="` + sc.Code + `"`)
-		has("<strong>" + sc.Action + "</strong>")
+		has("<strong>" + html.EscapeString(sc.Todo()) + "</strong>")
 	}
 	for name, st := range doc.Strategies {
 		b := st.RelevanceBuckets
