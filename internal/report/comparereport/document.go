@@ -107,14 +107,19 @@ type Queries struct {
 
 // Strategy is one run's evaluation.
 type Strategy struct {
-	BestQueries         []string           `json:"best_queries"`
-	FailedQueries       []string           `json:"failed_queries"`
-	JudgedAtK           *JudgedAtK         `json:"judged_at_k"`
-	Metrics             map[string]Summary `json:"metrics"`
-	MissingFromRun      int                `json:"missing_from_run"`
-	N                   int                `json:"n"`
-	RelevanceBuckets    Buckets            `json:"relevance_buckets"`
-	RelevanceByPosition []format.Float     `json:"relevance_by_position"`
+	BestQueries    []string           `json:"best_queries"`
+	FailedQueries  []string           `json:"failed_queries"`
+	JudgedAtK      *JudgedAtK         `json:"judged_at_k"`
+	Metrics        map[string]Summary `json:"metrics"`
+	MissingFromRun int                `json:"missing_from_run"`
+	N              int                `json:"n"`
+	// QueryValues are the values of every measure of the queries listed in
+	// BestQueries and WorstQueries (query id -> measure key -> value; null:
+	// the measure does not count the query), for the dashboard's best and
+	// worst queries; nil in a document written before it.
+	QueryValues         map[string]map[string]format.Float `json:"query_values,omitempty"`
+	RelevanceBuckets    Buckets                            `json:"relevance_buckets"`
+	RelevanceByPosition []format.Float                     `json:"relevance_by_position"`
 	// RelevanceByPositionN counts the judged documents at each rank; nil in a
 	// report written before it (whose means count unjudged results as 0).
 	RelevanceByPositionN  []int        `json:"relevance_by_position_n"`
@@ -307,6 +312,7 @@ func New(r *compare.Result) *Document {
 			RelevanceByPosition:   format.Floats(s.ByPosition), RelevanceByPositionN: s.ByPositionN,
 			FailedQueries: strs(s.Failed), BestQueries: strs(s.Best), WorstQueries: strs(s.Worst),
 			RunQueries: s.RunQueries, NotJudged: s.NotJudged,
+			QueryValues: queryValues(r, s),
 		}
 		d.Order = append(d.Order, s.Name)
 	}
@@ -434,4 +440,23 @@ func (d *Document) TrendMeasures() []trend.Measure {
 		recommended = ""
 	}
 	return trend.CompareMeasures(trendtable.Gates(d.Gates), recommended, best, d.Order, d.Primary)
+}
+
+// queryValues are every measure's values of a strategy's best and worst
+// queries (by id; the result's query ids are sorted).
+func queryValues(r *compare.Result, s *compare.Strategy) map[string]map[string]format.Float {
+	out := map[string]map[string]format.Float{}
+	const M = metrics.NumGraded
+	for _, id := range append(slices.Clone(s.Best), s.Worst...) {
+		i, ok := slices.BinarySearch(r.QueryIDs, id)
+		if !ok || out[id] != nil || (i+1)*M > len(s.Values) {
+			continue
+		}
+		vs := make(map[string]format.Float, M)
+		for m, key := range metrics.GradedKeys {
+			vs[key] = format.Float(s.Values[i*M+m])
+		}
+		out[id] = vs
+	}
+	return out
 }

@@ -36,6 +36,9 @@ type RunView struct {
 	// recorded in its document, or derived from its k, gain and relevance
 	// scale; NaN when the record does not tell it); 0 for check.
 	MaxDCG float64
+	// Document is a compare run's document as the history keeps it (nil for
+	// check): the compare dashboard's page of that run.
+	Document []byte
 }
 
 // dcgOf is DCG@k's scale in run r as a heading states it: "of 31.805", or
@@ -185,6 +188,7 @@ func (b *HistoryBuilder) Add(rec history.Record, doc *fastjson.Value) error {
 	if compareLike(b.v.Command) {
 		run.Headline = string(doc.GetStringBytes("recommended"))
 		run.MaxDCG = trend.MaxDCG(doc)
+		run.Document = doc.MarshalTo(nil) // rec.Document is nil: the scan parsed it
 	}
 	if b.prev != nil && b.prev.Digest != rec.Fingerprint.Digest {
 		run.Changed = rec.Fingerprint.Changed(*b.prev)

@@ -215,9 +215,24 @@ const over = (box, m, chosen) => {
   kids.push(svg, el(null, "div", {class: "sr-only"}, el(null, "table", {}, el(null, "caption", {}, title), el(null, "thead", {}, head), rows)));
   fig.replaceWith(el(null, "figure", {class: "chart"}, ...kids));
 };
+// The whole page is the chosen run: its blocks shown, the others hidden; in
+// its best and worst queries, the chosen strategy's tables and the chosen
+// measure's column beside the primary's.
+const pages = () => {
+  const ri = runSel.value, key = D.measures[Number(metSel.value)].key;
+  for (const b of document.querySelectorAll(".rg-runpage")) b.hidden = b.dataset.run !== ri;
+  for (const f of document.querySelectorAll(".rg-qcontrols")) {
+    const sel = f.querySelector("select");
+    f.hidden = false;
+    for (const q of f.parentNode.querySelectorAll(".rg-queries")) q.hidden = q.dataset.strategy !== sel.value;
+  }
+  for (const c of document.querySelectorAll(".rg-qtable [data-key]")) c.hidden = c.dataset.key !== key && c.dataset.key !== D.measure;
+};
+for (const s of document.querySelectorAll(".rg-qstrategy")) s.addEventListener("change", pages);
 const draw = () => {
   const run = D.runs[Number(runSel.value)], m = D.measures[Number(metSel.value)];
   if (!run || !m) return;
+  pages();
   $("rg-shown").textContent = "Shown: " + run.label + " \u00b7 " + m.label;
   bars($("rg-bars"), run, m);
   table($("rg-table"), run, m);
