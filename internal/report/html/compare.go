@@ -292,7 +292,7 @@ func (p *Page) compareBottom(v *CompareView) {
 	// Every measure of the registry, one row each, a column per strategy,
 	// the best of each row bold by the measure's direction.
 	p.Section(v.runTitle("Every measure"))
-	mt := Table{Head: []string{"measure"}, NumCols: []bool{false}}
+	mt := Table{Head: []string{"measure"}, NumCols: []bool{false}, Cards: true}
 	for _, s := range v.Strategies {
 		mt.Head = append(mt.Head, s.Name)
 		mt.NumCols = append(mt.NumCols, true)
@@ -377,7 +377,7 @@ func (p *Page) compareBottom(v *CompareView) {
 	if len(v.Pairs) == 0 {
 		p.Para("No strategy has a reranked counterpart (a strategy NAME and NAME" + RerankSuffix + ").")
 	} else {
-		t := Table{Caption: scaled(dcg, dcgScale), Head: []string{"strategy", "base", RerankSuffix, "Δ " + dcg, "verdict"}, NumCols: []bool{false, true, true, true, false}}
+		t := Table{Caption: scaled(dcg, dcgScale), Head: []string{"strategy", "base", RerankSuffix, "Δ " + dcg, "verdict"}, NumCols: []bool{false, true, true, true, false}, Cards: true}
 		for _, pr := range v.Pairs {
 			b, r := v.Strategies[pr.Base], v.Strategies[pr.Rerank]
 			verdict := "no significant change"
@@ -410,7 +410,7 @@ func (p *Page) compareBottom(v *CompareView) {
 
 	// Failed queries.
 	p.Section(v.runTitle("Failed queries (top-1 result judged 0)"))
-	ft := Table{Head: []string{"strategy", "failed", "queries"}, NumCols: []bool{false, true, false}}
+	ft := Table{Head: []string{"strategy", "failed", "queries"}, NumCols: []bool{false, true, false}, Cards: true}
 	var fails []float64
 	for _, g := range v.Groups {
 		for _, i := range g {

@@ -68,7 +68,7 @@ func (p *Page) bucketsSection(v *CompareView) {
 	p.Section(v.runTitle("Mean relevance and relevance distribution"))
 	mi := metrics.QueryIndex(metrics.KeyMeanRel)
 	t := Table{Head: []string{"strategy", MeasureLabel(metrics.KeyMeanRel, v.K), "highly relevant (3)", "relevant+ (≥ 2)", "not relevant (≤ 1)"},
-		NumCols: []bool{false, true, true, true, true}}
+		NumCols: []bool{false, true, true, true, true}, Cards: true}
 	var means []float64
 	for _, s := range v.Strategies {
 		means = append(means, s.MeanRel.Mean)
