@@ -238,10 +238,8 @@ func CompareHTML(w io.Writer, d *comparereport.Document, r *compare.Result, over
 // overRun adds to e what the chart over the runs shows of run i: as
 // runsChart labels and marks it.
 func overRun(e exploreRun, i int, r RunView) exploreRun {
-	e.X = strconv.Itoa(i + 1)
-	if len(r.Time) >= 10 {
-		e.X = r.Time[:10]
-	}
+	e.X = RunTick(i, r)
+	e.K = strconv.Itoa(r.K)
 	e.Commit = format.CommitPrefix(r.Commit, 7)
 	e.Of, e.Tip = dcgOf(r), dcgTip(r)
 	if r.Changed != nil {

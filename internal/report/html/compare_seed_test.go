@@ -76,7 +76,7 @@ func TestCompareDashboardSeedFiguresInBrowser(t *testing.T) {
   out.title = document.querySelector("#rg-bars figcaption").textContent;
   out.axis = document.querySelector("#rg-bars .axis-label").textContent;
   out.kpi = document.querySelector(".kpi-value").textContent;
-  out.buckets = [...document.querySelectorAll("#rg-buckets tbody tr")].map((tr) => [...tr.children].map((c) => c.firstChild ? c.firstChild.textContent : ""));
+  out.buckets = [...document.querySelectorAll("#rg-buckets tbody tr")].map((tr) => [...tr.children].map((c) => { const v = c.querySelector(".cv") || c; return v.firstChild ? v.firstChild.textContent : ""; }));
   out.bucketHead = [...document.querySelectorAll("#rg-buckets thead th")].map((th) => th.textContent);
   out.scenarios = [...document.querySelectorAll("#rg-scenarios li")].map((li) => li.dataset.scenario);
   out.every = [...document.querySelectorAll("#rg-every tbody th")].map((th) => th.firstChild.textContent);

@@ -32,10 +32,9 @@ code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",mo
 .table{max-width:100%;margin:0 0 12px}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums;width:100%;max-width:760px}
 caption{text-align:left;font-weight:600;padding:0 0 6px}
-th,td{padding:5px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top;overflow-wrap:break-word}
+th,td{padding:5px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top;overflow-wrap:anywhere}
 thead th{font-size:.85em;color:var(--muted);font-weight:600;border-bottom:2px solid var(--line);overflow-wrap:normal;word-break:normal;hyphens:none}
-tbody th{font-weight:500;white-space:nowrap}
-tbody th .ci{white-space:nowrap}
+tbody th{font-weight:500}
 .num{text-align:right;white-space:nowrap}
 .ci{display:block;font-size:.8em;color:var(--muted)}
 .chart{margin:0 0 16px;min-width:0}
@@ -71,7 +70,9 @@ tbody th .ci{white-space:nowrap}
 .controls select{font:inherit;font-weight:400;max-width:100%;min-width:0;padding:3px 6px;color:var(--fg);background:var(--bg);border:1px solid var(--line);border-radius:6px}
 .shown{font-weight:600;margin:0 0 8px}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
-@media (max-width:480px){main{padding:10px}body{font-size:14px}th,td{padding:4px 5px}.kpi-value{font-size:1.5em}}
+@media (max-width:480px){main{padding:10px}body{font-size:14px}th,td{padding:4px 5px}.num{white-space:normal}.kpi-value{font-size:1.5em}}
+table.cards th,table.cards td,.rg-qtable th,.rg-qtable td,#rg-table th,#rg-table td,#rg-table2 th,#rg-table2 td{overflow-wrap:break-word}
+table.cards tbody th,.rg-qtable tbody th,table.cards .num,.rg-qtable .num,#rg-table .num,#rg-table2 .num,table.cards tbody th .ci{white-space:nowrap}
 @media (max-width:700px){table.cards,table.cards tbody,table.cards tr,table.cards th,table.cards td{display:block;width:auto}
 table.cards thead{display:none}table.cards tr{border:1px solid var(--line);border-radius:8px;margin:0 0 8px;padding:4px 10px}
 table.cards tbody th{white-space:normal;border-bottom:1px solid var(--line);padding:4px 0}
