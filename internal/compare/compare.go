@@ -182,8 +182,8 @@ type Result struct {
 	// Decision is the one decision the reports give (decision.go): the
 	// recommendation, the strategies it keeps, the reranker, the simplest.
 	Decision Decision
-	Exact       bool    // Monte Carlo resampling (false: large-sample approximation)
-	Findings    []Finding
+	Exact    bool // Monte Carlo resampling (false: large-sample approximation)
+	Findings []Finding
 	// Scenarios are the common scenarios whose rules the comparison meets, each
 	// with its numbers (scenarios.go); the recommendation's suggested actions.
 	Scenarios    []Scenario

@@ -22,7 +22,7 @@ func TestDecisionWordsAgree(t *testing.T) {
 	helps := &Paired{Strategy: "dense+rerank", Baseline: "dense", Metric: "dcg_at_k", N: 113, Delta: 2.2, CI95: [2]format.Float{1.7, 2.7}, PValue: 0.0005, Significant: true, Primary: true}
 	d := &Document{K: 10, Primary: compare.Primary, Statistics: Statistics{Alpha: 0.05}, Recommended: compare.NoClearWinner,
 		RecommendationTest: &Leader{Best: "hybrid+rerank", RunnerUp: "dense+rerank", Metric: "dcg_at_k", N: 113, Delta: 0.19, CI95: [2]format.Float{-0.2, 0.6}, PValue: 0.36},
-		Decision: &Decision{Verdict: "level", Best: "hybrid+rerank", Contenders: []string{"hybrid+rerank", "dense+rerank"}, Reranker: "use", Simplest: "dense+rerank"},
+		Decision:           &Decision{Verdict: "level", Best: "hybrid+rerank", Contenders: []string{"hybrid+rerank", "dense+rerank"}, Reranker: "use", Simplest: "dense+rerank"},
 		Scenarios: []Scenario{
 			{Code: "hybrid-beats-dense", Bearing: "outranked", Strategy: "hybrid", Versus: "dense", Test: beats},
 			{Code: "dense-matches-hybrid", Bearing: "decides", Strategy: "hybrid+rerank", Versus: "dense+rerank", Test: level},

@@ -2,8 +2,8 @@ package html_test
 
 import (
 	"encoding/json"
-	"html"
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"strings"
