@@ -26,16 +26,6 @@ func newDecision(d compare.Decision) *Decision {
 	return &Decision{Verdict: string(d.Verdict), Best: d.Best, Contenders: strs(d.Contenders), Reranker: string(d.Reranker), Simplest: d.Simplest}
 }
 
-// isContender reports whether the decision keeps the strategy.
-func (x *Decision) isContender(name string) bool {
-	for _, c := range x.Contenders {
-		if c == name {
-			return true
-		}
-	}
-	return false
-}
-
 // rerankerWords is what the decision says of the reranker ("": nothing).
 func (x *Decision) rerankerWords() string {
 	switch compare.RerankerChoice(x.Reranker) {

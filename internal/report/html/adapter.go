@@ -205,27 +205,6 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 	return v
 }
 
-// smallest returns the k first of 0..n-1 in the strict total order before, in
-// that order, in O(n·k) time and O(k) memory.
-func smallest(n, k int, before func(a, b int) bool) []int {
-	out := make([]int, 0, k+1)
-	for i := range n {
-		if len(out) == k && !before(i, out[k-1]) {
-			continue
-		}
-		j := len(out)
-		out = append(out, i)
-		for ; j > 0 && before(i, out[j-1]); j-- {
-			out[j] = out[j-1]
-		}
-		out[j] = i
-		if len(out) > k {
-			out = out[:k]
-		}
-	}
-	return out
-}
-
 // CompareHTML writes the dashboard of a comparison (`compare --html`) from its
 // document and result; overRuns, when the run has a history (nil: none), is the
 // primary measure over the earlier runs and this one, charted in its own section.
