@@ -25,12 +25,13 @@ import (
 
 const module = "github.com/retrieval-gate/retrieval-gate"
 
-// platforms are the GOOS/GOARCH pairs the project builds for: every port
-// `go tool dist list` marks first class (TestPlatformsCoverFirstClassPorts
+// platforms are the GOOS/GOARCH pairs whose import graphs are read: every
+// port `go tool dist list` marks first class (TestPlatformsCoverFirstClassPorts
 // checks that), which include the release image's linux/amd64 and linux/arm64,
 // and freebsd/amd64, which the code's build constraints name (the mmap path of
 // internal/retrieve). Each is read as `go build` would read it, without cgo
-// (the release builds with CGO_ENABLED=0).
+// (the release builds with CGO_ENABLED=0); whether the module compiles there
+// is not this test's question.
 var platforms = []string{
 	"darwin/amd64", "darwin/arm64", "freebsd/amd64",
 	"linux/386", "linux/amd64", "linux/arm", "linux/arm64",

@@ -58,8 +58,7 @@ var mutations = []struct {
 // that builds the file. The !linux file is one linux/amd64 never reads, as
 // the earlier test, reading the machine's own platform, did not.
 func TestMutationsAreRefused(t *testing.T) {
-	tests := mutations
-	for _, tt := range tests {
+	for _, tt := range mutations {
 		t.Run(tt.dir+" -> "+tt.imp, func(t *testing.T) {
 			before := findViolation(check(moduleConfigs(t), allowlist), tt.dir, tt.imp)
 			require.Nil(t, before, "the edge is not in the module itself")
@@ -73,6 +72,31 @@ func TestMutationsAreRefused(t *testing.T) {
 			assert.Equal(t, want, v.configs)
 			assert.False(t, r.ok())
 			t.Log(v)
+		})
+	}
+}
+
+// moved are the sideways imports of issue 31's misplaced helpers, gone since
+// each helper moved (check's ParentFromID and trecfile's TopKIdentities to
+// casefile, llm's EndpointURL to httpretry, ghartifact's WriteEvent to
+// github, trend's StrategyGroup to outcome).
+var moved = []struct{ dir, name, imp string }{
+	{"internal/check", "check", "internal/importer"},
+	{"internal/llm", "llm", "internal/retrieve/embed"},
+	{"internal/baseline/ghartifact", "ghartifact", "internal/history/ghbranch"},
+	{"internal/input/trecfile", "trecfile", "internal/metrics"},
+	{"internal/trend", "trend", "internal/compare"},
+}
+
+// TestMovedHelpersEdgesAreRefused: put back, each sideways import of a moved
+// helper is refused everywhere.
+func TestMovedHelpersEdgesAreRefused(t *testing.T) {
+	for _, tt := range moved {
+		t.Run(tt.dir+" -> "+tt.imp, func(t *testing.T) {
+			require.Nil(t, findViolation(check(moduleConfigs(t), allowlist), tt.dir, tt.imp), "the edge is not in the module itself")
+			v := findViolation(check(mutate(t, tt.dir, tt.name, "", tt.imp), allowlist), tt.dir, tt.imp)
+			require.NotNil(t, v, "the import is refused")
+			assert.Equal(t, append(slices.Clone(platforms), allFiles), v.configs)
 		})
 	}
 }

@@ -104,14 +104,14 @@ func retrievalEnv(env *Env) retrieve.Env {
 	return out
 }
 
-// runRetrieve runs retrieve.RunFiles on o's files, its progress on stderr
+// runRetrieve runs retrieveFiles on o's files, its progress on stderr
 // (evaluate's retrieve stages are evaluate.Run's, evaluateFront their front end).
 func runRetrieve(ctx context.Context, f *Factory, o *retrieveOptions) (*retrieve.RunResult, error) {
 	env := f.Env
 	opt := o.run
 	prog := lazyProgress(f, "retrieve: indexing chunks")
 	opt.Logf, opt.Progress = f.logf("retrieve"), prog.Update
-	res, err := retrieve.RunFiles(ctx, retrieve.Files{KB: o.kb, Cases: o.cases, Out: o.out, Stdin: env.Stdin}, opt)
+	res, err := retrieveFiles(ctx, o.kb, o.cases, o.out, env.Stdin, opt)
 	prog.Finish()
 	if errors.Is(err, context.Canceled) {
 		return nil, fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
