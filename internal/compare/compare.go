@@ -198,8 +198,11 @@ type Result struct {
 	Paired      []Paired
 	Recommended string  // a strategy name or NoClearWinner
 	Leader      *Paired // best vs runner-up on the primary measure (nil with one strategy)
-	Exact       bool    // Monte Carlo resampling (false: large-sample approximation)
-	Findings    []Finding
+	// Decision is the one decision the reports give (decision.go): the
+	// recommendation, the strategies it keeps, the reranker, the simplest.
+	Decision Decision
+	Exact    bool // Monte Carlo resampling (false: large-sample approximation)
+	Findings []Finding
 	// Scenarios are the common scenarios whose rules the comparison meets, each
 	// with its numbers (scenarios.go); the recommendation's suggested actions.
 	Scenarios    []Scenario
@@ -433,8 +436,10 @@ func Compare(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 		res.correct(q, runs, opt.HumanSheet)
 	}
 	res.recommend()
+	res.decide()
 	res.diagnose()
 	res.scenarios()
+	res.bear()
 	res.gates()
 	return res, nil
 }

@@ -51,6 +51,10 @@ const PAdjustment = "holm-within-measure"
 // for (--gate-strategy with --floor, --fail-if-beaten; empty by default) and
 // "verdict" is their verdict (pass when there are none).
 type Document struct {
+	// Decision is the comparison's one decision (compare.Decision); nil in a
+	// document written before it, whose reports then give the recommendation
+	// alone.
+	Decision              *Decision            `json:"decision,omitempty"`
 	Gain                  string               `json:"gain"`
 	Gates                 []gatetable.Entry    `json:"gates"`
 	JudgedAtKThreshold    format.Float         `json:"judged_at_k_threshold"`
@@ -104,14 +108,19 @@ type Queries struct {
 
 // Strategy is one run's evaluation.
 type Strategy struct {
-	BestQueries         []string           `json:"best_queries"`
-	FailedQueries       []string           `json:"failed_queries"`
-	JudgedAtK           *JudgedAtK         `json:"judged_at_k"`
-	Metrics             map[string]Summary `json:"metrics"`
-	MissingFromRun      int                `json:"missing_from_run"`
-	N                   int                `json:"n"`
-	RelevanceBuckets    Buckets            `json:"relevance_buckets"`
-	RelevanceByPosition []format.Float     `json:"relevance_by_position"`
+	BestQueries    []string           `json:"best_queries"`
+	FailedQueries  []string           `json:"failed_queries"`
+	JudgedAtK      *JudgedAtK         `json:"judged_at_k"`
+	Metrics        map[string]Summary `json:"metrics"`
+	MissingFromRun int                `json:"missing_from_run"`
+	N              int                `json:"n"`
+	// QueryValues are the values of every measure of the queries listed in
+	// BestQueries and WorstQueries (query id -> measure key -> value; null:
+	// the measure does not count the query), for the dashboard's best and
+	// worst queries; nil in a document written before it.
+	QueryValues         map[string]map[string]format.Float `json:"query_values,omitempty"`
+	RelevanceBuckets    Buckets                            `json:"relevance_buckets"`
+	RelevanceByPosition []format.Float                     `json:"relevance_by_position"`
 	// RelevanceByPositionN counts the judged documents at each rank; nil in a
 	// report written before it (whose means count unjudged results as 0).
 	RelevanceByPositionN  []int        `json:"relevance_by_position_n"`
@@ -296,6 +305,7 @@ func New(r *compare.Result) *Document {
 		Primary: metrics.GradedKeys[pi], RelevanceScale: [2]int{r.MinLevel, r.MaxLevel}, RelevantLevelFallback: r.LevelFallback,
 		Queries:     Queries{Judged: r.Judged, WithRelevant: r.N(), AtRelevantLevel: r.MeasureN[metrics.QueryIndex(metrics.KeyGradedHit)]},
 		Recommended: r.Recommended,
+		Decision:    newDecision(r.Decision),
 		Strategies:  map[string]*Strategy{},
 		Paired:      make([]Paired, 0, len(r.Paired)),
 		Baseline:    r.Baseline,
@@ -324,6 +334,7 @@ func New(r *compare.Result) *Document {
 			RelevanceByPosition:   format.Floats(s.ByPosition), RelevanceByPositionN: s.ByPositionN,
 			FailedQueries: strs(s.Failed), BestQueries: strs(s.Best), WorstQueries: strs(s.Worst),
 			RunQueries: s.RunQueries, NotJudged: s.NotJudged,
+			QueryValues: queryValues(r, s),
 		}
 		d.Order = append(d.Order, s.Name)
 	}
@@ -465,4 +476,23 @@ func (d *Document) TrendMeasures() []trend.Measure {
 		recommended = ""
 	}
 	return trend.CompareMeasures(trendtable.Gates(d.Gates), recommended, best, d.Order, d.Primary)
+}
+
+// queryValues are every measure's values of a strategy's best and worst
+// queries (by id; the result's query ids are sorted).
+func queryValues(r *compare.Result, s *compare.Strategy) map[string]map[string]format.Float {
+	out := map[string]map[string]format.Float{}
+	const M = metrics.NumGraded
+	for _, id := range append(slices.Clone(s.Best), s.Worst...) {
+		i, ok := slices.BinarySearch(r.QueryIDs, id)
+		if !ok || out[id] != nil || (i+1)*M > len(s.Values) {
+			continue
+		}
+		vs := make(map[string]format.Float, M)
+		for m, key := range metrics.GradedKeys {
+			vs[key] = format.Float(s.Values[i*M+m])
+		}
+		out[id] = vs
+	}
+	return out
 }

@@ -190,6 +190,10 @@ func clip(s string, maxPx float64) string {
 
 func textWidth(s string) float64 { return float64(utf8.RuneCountInString(s)) * charW }
 
+// markerW is a marker label's width relative to textWidth (12 px type
+// against the chart's 14).
+const markerW = 12.0 / 14
+
 // legend lists the series with a swatch drawn as their marks are: a box
 // (bars; a dashed series: a tint with a dashed outline, as its bars) or a
 // short line (lines; solid or dashed).
@@ -348,7 +352,7 @@ func (p *Page) LineChart(c LineChart) {
 	// The x labels are centred on their points: the right margin holds half the widest.
 	widest := 0.0
 	for _, lab := range c.X {
-		widest = math.Max(widest, math.Min(textWidth(lab), 90))
+		widest = math.Max(widest, math.Min(textWidth(lab), 140))
 	}
 	const left, top = 54.0, 10.0
 	right := math.Max(16, widest/2+4)
@@ -381,16 +385,22 @@ func (p *Page) LineChart(c LineChart) {
 		if i%every != 0 {
 			continue
 		}
-		s.WriteString(`<text class="tick" x="` + px(x(i)) + `" y="` + px(plotBottom+20) + `" text-anchor="middle">` + Esc(clip(lab, 90)) + "</text>")
+		s.WriteString(`<text class="tick" x="` + px(x(i)) + `" y="` + px(plotBottom+20) + `" text-anchor="middle">` + Esc(clip(lab, 140)) + "</text>")
 	}
 	s.WriteString("\n" + `<line class="axis" x1="` + px(left) + `" x2="` + px(chartW-right) + `" y1="` + px(plotBottom) + `" y2="` + px(plotBottom) + `"/>`)
 	s.WriteString(`<text class="axis-label" x="` + px((left+chartW-right)/2) + `" y="` + px(height-3) + `" text-anchor="middle">` + Esc(c.XLabel) + "</text>")
 	s.WriteString(`<text class="axis-label" x="14" y="` + px((top+plotBottom)/2) + `" text-anchor="middle" transform="rotate(-90 14 ` + px((top+plotBottom)/2) + `)">` + Esc(c.YLabel) + "</text>\n")
-	for _, m := range c.Markers {
+	for mi, m := range c.Markers {
 		mx := px(x(m.X))
 		s.WriteString(`<g><title>` + Esc(m.Label) + `</title><line data-mark="marker" class="marker" x1="` + mx + `" x2="` + mx + `" y1="` + px(top) + `" y2="` + px(plotBottom) + `"/>`)
-		if len(c.Markers) <= 6 {
-			s.WriteString(`<text class="marker-label" x="` + px(x(m.X)+3) + `" y="` + px(top+10) + `">` + Esc(clip(m.Label, 220)) + "</text>")
+		// A label only where it fits before the next marker and inside the
+		// plot (no label overlaps another or is cut); the hover has it.
+		end := chartW - right
+		if mi+1 < len(c.Markers) {
+			end = x(c.Markers[mi+1].X) - 4
+		}
+		if lab := clip(m.Label, 220); x(m.X)+3+textWidth(lab)*markerW <= end {
+			s.WriteString(`<text class="marker-label" x="` + px(x(m.X)+3) + `" y="` + px(top+10) + `">` + Esc(lab) + "</text>")
 		}
 		s.WriteString("</g>\n")
 	}

@@ -128,6 +128,9 @@ type exploreRun struct {
 	// DCG@k's maximum in that run as a heading (dcgOf) and a point's label
 	// (dcgTip) print it.
 	X, Commit, Changed, Of, Tip string
+	// K is the run's cutoff as printed ("0": none stated): the chart over
+	// the runs draws a series per strategy and k.
+	K string
 }
 
 // exploreData writes the JSON the dashboard's script renders from: the
@@ -225,6 +228,8 @@ func exploreData(k int, keys []string, scaleOf func(string) string, colours map[
 		str(r.Label)
 		b = append(b, `,"x":`...)
 		str(format.SanitizeText(r.X))
+		b = append(b, `,"k":`...)
+		str(r.K)
 		b = append(b, `,"commit":`...)
 		str(format.SanitizeText(r.Commit))
 		b = append(b, `,"changed":`...)

@@ -223,7 +223,7 @@ func TestCompareDashboardExploreInBrowser(t *testing.T) {
     over: document.querySelector("#rg-over figcaption").textContent,
     overAxis: [...document.querySelectorAll("#rg-over .axis-label")].map((e) => e.textContent),
     chosen: Number(document.querySelector("#rg-over [data-mark=chosen]").getAttribute("x1")),
-    runX: [...document.querySelectorAll("#rg-over circle[data-mark=point]")].filter((c) => c.querySelector("title").textContent.includes("run 2026-01-03:")).map((c) => Number(c.getAttribute("cx"))),
+    runX: [...document.querySelectorAll("#rg-over circle[data-mark=point]")].filter((c) => c.querySelector("title").textContent.includes("run 2026-01-03 0000000:")).map((c) => Number(c.getAttribute("cx"))),
     points: [...document.querySelectorAll("#rg-over circle[data-mark=point]")].map((c) => c.querySelector("title").textContent.split(" \u00b7 ")[0] + "=" + c.dataset.value),
     // A header word drawn on two lines is broken inside it.
     broken: [...document.querySelectorAll("thead th")].flatMap((th) => {

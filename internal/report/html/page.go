@@ -145,11 +145,18 @@ type Table struct {
 	NumCols []bool // right-aligned columns (len(Head) or nil)
 	Rows    [][]Cell
 	Foot    string // a note under the table
+	// Cards turns each row into a card on a narrow screen (each cell with
+	// its column's heading): a table too wide for a phone.
+	Cards bool
 }
 
 // Table adds a table.
 func (p *Page) Table(t Table) {
-	p.raw(`<div class="table"><table>`)
+	if t.Cards {
+		p.raw(`<div class="table"><table class="cards">`)
+	} else {
+		p.raw(`<div class="table"><table>`)
+	}
 	if t.Caption != "" {
 		p.raw("<caption>" + Esc(t.Caption) + "</caption>")
 	}
@@ -180,9 +187,20 @@ func (p *Page) Table(t Table) {
 			if c.Href != "" {
 				text = `<a href="` + Esc(c.Href) + `">` + text + "</a>"
 			}
-			p.raw("<" + tag + cls + ">" + text)
+			label := ""
+			if t.Cards && i > 0 && i < len(t.Head) {
+				label = ` data-label="` + Esc(t.Head[i]) + `"`
+			}
+			p.raw("<" + tag + cls + label + ">")
+			if label != "" {
+				p.raw(`<span class="cv">`)
+			}
+			p.raw(text)
 			if c.Sub != "" {
 				p.raw(`<span class="ci">` + Esc(c.Sub) + "</span>")
+			}
+			if label != "" {
+				p.raw("</span>")
 			}
 			p.raw("</" + strings.Fields(tag)[0] + ">")
 		}

@@ -143,12 +143,18 @@ const bars = (box, run, m) => {
 const over = (box, m, chosen) => {
   const fig = box && box.querySelector("figure");
   if (!fig) return;
-  const names = [];
-  for (const r of D.runs) for (const s of [...r.strategies].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) if (s.m[m.key] && !names.includes(s.name)) names.push(s.name);
-  const at = (r, name) => { const s = r.strategies.find((s) => s.name === name); return s ? s.m[m.key] || null : null; };
+  // A series per strategy and k: runs at different k are never one line.
+  const ks = new Set(D.runs.map((r) => r.k).filter((k) => k !== "0")), mixedK = ks.size > 1;
+  const sid = (r, name) => (mixedK ? name + " \u00b7 k=" + r.k : name);
+  const names = [], base = new Map();
+  for (const r of D.runs) for (const s of [...r.strategies].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    const id = sid(r, s.name);
+    if (s.m[m.key] && !names.includes(id)) { names.push(id); base.set(id, s.name); }
+  }
+  const at = (r, id) => { const s = r.strategies.find((s) => sid(r, s.name) === id); return s ? s.m[m.key] || null : null; };
   const A = D.axes[m.over], alo = A.lo, ahi = A.hi; // the axis over every run (overAxis)
   const W = 560, left = 54, top = 10, H = 264, bottom = H - 34 - 6, cw = 7.7, n = D.runs.length;
-  const widest = Math.max(0, ...D.runs.map((r) => Math.min(r.x.length * cw, 90)));
+  const widest = Math.max(0, ...D.runs.map((r) => Math.min(r.x.length * cw, 140)));
   const right = Math.max(16, widest / 2 + 4);
   const r1 = (v) => Math.round(v * 10) / 10;
   const x = (i) => (n <= 1 ? (left + W - right) / 2 : left + (i / (n - 1)) * (W - right - left));
@@ -169,16 +175,19 @@ const over = (box, m, chosen) => {
     el(SVG, "text", {class: "axis-label", x: r1((left + W - right) / 2), y: H - 3, "text-anchor": "middle"}, "run"),
     el(SVG, "text", {class: "axis-label", x: 14, y: r1((top + bottom) / 2), "text-anchor": "middle", transform: "rotate(-90 14 " + r1((top + bottom) / 2) + ")"}, axis));
   const changed = D.runs.map((r, i) => [r, i]).filter(([r]) => r.changed);
-  for (const [r, i] of changed) {
+  changed.forEach(([r, i], ci) => {
     const g = el(SVG, "g", {}, el(SVG, "title", {}, r.changed), el(SVG, "line", {"data-mark": "marker", class: "marker", x1: r1(x(i)), x2: r1(x(i)), y1: top, y2: bottom}));
-    if (changed.length <= 6) g.append(el(SVG, "text", {class: "marker-label", x: r1(x(i) + 3), y: top + 10}, r.changed.length > 29 ? r.changed.slice(0, 28) + "\u2026" : r.changed));
+    // A label only where it fits before the next marker and inside the plot.
+    const lab = r.changed.length > 29 ? r.changed.slice(0, 28) + "\u2026" : r.changed;
+    const end = ci + 1 < changed.length ? x(changed[ci + 1][1]) - 4 : W - right;
+    if (x(i) + 3 + [...lab].length * cw * 12 / 14 <= end) g.append(el(SVG, "text", {class: "marker-label", x: r1(x(i) + 3), y: top + 10}, lab));
     svg.append(g);
-  }
+  });
   svg.append(el(SVG, "line", {"data-mark": "chosen", class: "chosen", x1: r1(x(chosen)), x2: r1(x(chosen)), y1: top, y2: bottom}, el(SVG, "title", {}, "shown above: " + D.runs[chosen].label)));
   const legend = el(null, "ul", {class: "legend", "aria-hidden": "true"});
   const rows = el(null, "tbody");
   for (const name of names) {
-    const c = "c" + ((D.colours[name] || 0) % 8), dashed = name.endsWith(D.suffix);
+    const c = "c" + ((D.colours[base.get(name)] || 0) % 8), dashed = base.get(name).endsWith(D.suffix);
     legend.append(el(null, "li", {}, el(null, "span", {class: "sw " + c + " ln" + (dashed ? " dashed" : "")}), name));
     const ps = D.runs.map((r) => at(r, name));
     const ok = (i) => ps[i] && ps[i][0] !== null, band = (i) => ok(i) && ps[i][1] !== null && ps[i][2] !== null;
@@ -215,9 +224,24 @@ const over = (box, m, chosen) => {
   kids.push(svg, el(null, "div", {class: "sr-only"}, el(null, "table", {}, el(null, "caption", {}, title), el(null, "thead", {}, head), rows)));
   fig.replaceWith(el(null, "figure", {class: "chart"}, ...kids));
 };
+// The whole page is the chosen run: its blocks shown, the others hidden; in
+// its best and worst queries, the chosen strategy's tables and the chosen
+// measure's column beside the primary's.
+const pages = () => {
+  const ri = runSel.value, key = D.measures[Number(metSel.value)].key;
+  for (const b of document.querySelectorAll(".rg-runpage")) b.hidden = b.dataset.run !== ri;
+  for (const f of document.querySelectorAll(".rg-qcontrols")) {
+    const sel = f.querySelector("select");
+    f.hidden = false;
+    for (const q of f.parentNode.querySelectorAll(".rg-queries")) q.hidden = q.dataset.strategy !== sel.value;
+  }
+  for (const c of document.querySelectorAll(".rg-qtable [data-key]")) c.hidden = c.dataset.key !== key && c.dataset.key !== D.measure;
+};
+for (const s of document.querySelectorAll(".rg-qstrategy")) s.addEventListener("change", pages);
 const draw = () => {
   const run = D.runs[Number(runSel.value)], m = D.measures[Number(metSel.value)];
   if (!run || !m) return;
+  pages();
   $("rg-shown").textContent = "Shown: " + run.label + " \u00b7 " + m.label;
   bars($("rg-bars"), run, m);
   table($("rg-table"), run, m);
