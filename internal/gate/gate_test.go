@@ -3,6 +3,7 @@ package gate
 import (
 	"fmt"
 	"math"
+	"os"
 	"testing"
 	"unsafe"
 
@@ -460,33 +461,51 @@ func TestIDLogEarliestDuplicate(t *testing.T) {
 	}
 }
 
-// Once the window of ids outgrows its budget the log is searched: a duplicate
-// in it is reported by add at once, else its ids are dropped and a duplicate
-// of an earlier window's id is still found, by its own id.
-func TestIDLogWindow(t *testing.T) {
-	racetest.Skip(t, "one goroutine adds 10⁵–10⁶ ids")
-	long := func(i int) string { return fmt.Sprintf("%01000d", i) }
-	var l idLog
-	n := minWindow/1000 + 10
-	for i := range n {
-		require.NoError(t, l.add(idHash(long(i)), uint32(i+1), long(i), "f"))
-	}
-	require.Positive(t, l.winFirst, "the window was searched and dropped")
-	require.Less(t, l.winBytes, minWindow)
-	require.NoError(t, l.add(idHash(long(3)), uint32(n+1), long(3), "f"))
-	require.EqualError(t, l.duplicate(), fmt.Sprintf("f:%d: duplicate case id %q (first at line 4)", n+1, long(3)))
-
-	// A duplicate inside a window that overflows: add reports it.
-	var m idLog
-	var err error
-	for i := 0; i < n && err == nil; i++ {
-		id := long(i)
-		if i == 5000 { // in the middle of the fifth block of ids
-			id = long(7)
+// Past its bounds the log keeps its chunks of entries and its blocks of ids
+// in a temporary file, made in the system's temporary directory and removed
+// at once; a duplicate is still the earliest and named by its id, whether
+// its entries and ids were spilled or not, ids longer than a block included.
+func TestIDLogSpill(t *testing.T) {
+	racetest.Skip(t, "one goroutine adds 10⁵ ids")
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	id := func(i int) string {
+		if i%20000 == 19999 {
+			return fmt.Sprintf("%0*d", 2*idBlock, i) // a block of its own
 		}
-		err = m.add(idHash(id), uint32(i+1), id, "f")
+		return fmt.Sprintf("case-%020d", i)
 	}
-	require.EqualError(t, err, fmt.Sprintf("f:5001: duplicate case id %q (first at line 8)", long(7)))
+	const n = 60000
+	tests := map[string]struct{ later, first int }{
+		"none":               {-1, -1},
+		"in memory":          {1000, 10},
+		"spilled":            {50000, 30000},
+		"long id, spilled":   {55000, 19999},
+		"spilled then later": {59999, 3},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			l := idLog{chunkN: 16, maxMemChunks: 100, maxMemBlocks: 1}
+			for i := range n {
+				s := id(i)
+				if i == tt.later {
+					s = id(tt.first)
+				}
+				require.NoError(t, l.add(idHash(s), uint32(2*i+1), s, "f"))
+			}
+			require.NotNil(t, l.spill.f, "entries and ids were spilled")
+			require.Greater(t, l.spill.off, int64(n*12/2), "most entries were spilled")
+			left, err := os.ReadDir(tmp)
+			require.NoError(t, err)
+			require.Empty(t, left, "the spill file is removed while open")
+			err = l.duplicate()
+			if tt.later < 0 {
+				require.NoError(t, err)
+				return
+			}
+			require.EqualError(t, err, fmt.Sprintf("f:%d: duplicate case id %q (first at line %d)", 2*tt.later+1, id(tt.first), 2*tt.first+1))
+		})
+	}
 }
 
 // Hashes that share one half are distinct (an entry keeps both halves).

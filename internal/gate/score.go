@@ -1,6 +1,8 @@
 // Package gate holds the decisions of `check`: per-case scoring against the
 // knowledge base, the dataset-integrity gate, duplicate case ids, the group
-// aggregates, the floors and the verdict. It does no I/O.
+// aggregates, the floors and the verdict. It does no I/O but one: past its
+// memory bounds (16 MiB of case ids, 128 MiB of id hashes) the duplicate-id
+// log keeps the rest in a temporary file (idlog.go, idspill.go).
 package gate
 
 import (
