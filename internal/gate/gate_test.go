@@ -665,3 +665,28 @@ func TestIDLogMatchesMap(t *testing.T) {
 		}
 	}
 }
+
+// The scorer remembers the locales it canonicalized by copies: a locale that
+// views a block the reader then reuses is not mistaken for the next case's.
+func TestScoreLocaleOfReusedBlock(t *testing.T) {
+	s := &Scorer{KB: kb, K: 2}
+	buf := []byte("pt-br")
+	var r CaseResult
+	for _, want := range []string{"pt-BR", "en-US", "pt-BR", "es-419", "und"} {
+		switch want {
+		case "en-US":
+			copy(buf, "en-us")
+		case "pt-BR":
+			copy(buf, "pt-br")
+		}
+		loc := unsafe.String(&buf[0], len(buf))
+		switch want {
+		case "es-419":
+			loc = "es-419"
+		case "und":
+			loc = ""
+		}
+		require.NoError(t, s.ScoreInto(&casefile.Case{File: "f", Line: 1, ID: "x", Locale: loc, Gold: []string{"a"}, Retrieved: []casefile.Retrieved{{ID: "a"}}}, &r))
+		assert.Equal(t, want, r.Locale)
+	}
+}
