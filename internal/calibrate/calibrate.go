@@ -229,6 +229,8 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 	ld := in.Lock.Dimensions[name]
 	d := &Dimension{Name: name, Construct: ld.Construct, Gated: ld.Gated, Valid: true, UnpairedAllowed: -1}
 	hs, js, off := p.human.dim(x), p.judge.dim(x), p.off[x]
+	hs.positional, js.positional = p.positional, p.positional
+	byCase := func(v *Violation) string { return v.CaseID }
 
 	// Construct validity, on every label of the dimension, paired or not.
 	var mismatch []Violation
@@ -237,9 +239,16 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 		d.Panel = in.panel.dims[name]
 	} else {
 		d.HumanConstructs, mismatch = constructs(p.human, hs, ld.Construct, mismatch)
+		if p.positional {
+			sortByCase(mismatch, byCase)
+		}
 	}
 	d.CarriedOver = ld.CarriedOver
+	human := len(mismatch)
 	d.JudgeConstructs, mismatch = constructs(p.judge, js, ld.Construct, mismatch)
+	if p.positional {
+		sortByCase(mismatch[human:], byCase)
+	}
 
 	// Pairing: both sides in case-id order, merged. The confusion matrix
 	// (metrics.ConfusionMatrix) is counted as the pairs are found.
@@ -289,6 +298,14 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 		case hk.bin > jk.bin:
 			d.HumanAbove = append(d.HumanAbove, Disagreement{in.Human.CaseID(int(hk.i)), int(hk.bin), int(jk.bin)})
 		}
+	}
+	if p.positional {
+		// Walked in shortlex order: the lists in case-id order, as the
+		// merge gives them (no label is unpaired).
+		sortByCase(anchoring, byCase)
+		byDis := func(x *Disagreement) string { return x.CaseID }
+		sortByCase(d.JudgeAbove, byDis)
+		sortByCase(d.HumanAbove, byDis)
 	}
 	d.Agreement = metrics.Agreement(d.Confusion)
 	d.Kappa = metrics.CohenKappa(d.Confusion)

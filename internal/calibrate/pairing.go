@@ -56,6 +56,12 @@ type side struct {
 type pairing struct {
 	human, judge *side
 	off          []int
+	// positional: in every dimension both sides list the same case ids in
+	// the same order, strictly increasing in shortlex order (shorter first,
+	// then bytewise: c9 < c10), but not bytewise (else the merge needs no
+	// sort anyway): the k-th labels of the two sides pair, and what comes
+	// out of the walk is put in case-id order after it (sortByCase).
+	positional bool
 }
 
 // pair builds both sides' sorted keys for the lock dimensions names (dimIndex
@@ -79,10 +85,125 @@ func pair(ctx context.Context, human, judge *labelfile.Labels, dimIndex map[stri
 			p.off[x] = min(h.lcp[x], j.lcp[x], commonPrefix(h.first[x], j.first[x]))
 		}
 	}
+	if !human.Increasing() || !judge.Increasing() {
+		// Files written from one list of cases numbered without padding:
+		// pair by position instead of sorting both sides' keys.
+		if err := parallel(ctx, 2, func(s int) error { return sides[s].buildOrder(ctx, dimIndex) }); err != nil {
+			return nil, err
+		}
+		if p.positional = positional(p.human, p.judge); p.positional {
+			return p, nil
+		}
+		p.human.order, p.judge.order = nil, nil
+		p.human.constructs, p.human.codes, p.judge.constructs, p.judge.codes = nil, nil, nil, nil
+	}
 	if err := parallel(ctx, 2, func(s int) error { return sides[s].build(ctx, dimIndex, p.off) }); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// buildOrder lists each dimension's label indices in file order (s.order),
+// numbering the side's constructs in label order as build does.
+func (s *side) buildOrder(ctx context.Context, dimIndex map[string]int) error {
+	if s.ls.Len() > math.MaxInt32 {
+		return fmt.Errorf("%d labels on one side: at most %d can be paired", s.ls.Len(), math.MaxInt32)
+	}
+	s.order = make([][]int32, len(dimIndex))
+	for x, c := range s.count {
+		s.order[x] = make([]int32, 0, c)
+	}
+	var dims dimCache
+	var codes constructCodes
+	for i := range s.ls.Len() {
+		if i&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		x := dims.index(s.ls.Dimension(i), dimIndex)
+		if x < 0 {
+			continue
+		}
+		codes.of(s, i)
+		s.order[x] = append(s.order[x], int32(i)) //nolint:gosec // G115: at most MaxInt32 labels (above)
+	}
+	return nil
+}
+
+// positional reports whether h and j pair by position (pairing.positional):
+// in every dimension the same number of labels, the same case id at each
+// position, ids strictly increasing in shortlex order (so each side's ids
+// are distinct: the merge would pair exactly these).
+func positional(h, j *side) bool {
+	for x := range h.order {
+		ho, jo := h.order[x], j.order[x]
+		if len(ho) != len(jo) {
+			return false
+		}
+		prev := ""
+		for k := range ho {
+			id := h.ls.CaseID(int(ho[k]))
+			if id != j.ls.CaseID(int(jo[k])) {
+				return false
+			}
+			if k > 0 && (len(prev) > len(id) || len(prev) == len(id) && prev >= id) {
+				return false
+			}
+			prev = id
+		}
+	}
+	return true
+}
+
+// sortByCase puts xs, whose case ids (of id) come in shortlex order, in
+// case-id order (bytewise, as the merge of sorted sides gives them): a
+// stable merge of its ascending runs (one per id length when the ids are
+// numbers without padding), or a stable sort when there are more than 64.
+func sortByCase[T any](xs []T, id func(*T) string) {
+	runs := []int{0}
+	for i := 1; i < len(xs); i++ {
+		if id(&xs[i-1]) > id(&xs[i]) {
+			runs = append(runs, i)
+		}
+	}
+	if len(runs) == 1 {
+		return
+	}
+	if len(runs) > 64 {
+		slices.SortStableFunc(xs, func(a, b T) int { return strings.Compare(id(&a), id(&b)) })
+		return
+	}
+	runs = append(runs, len(xs))
+	buf := make([]T, len(xs))
+	src, dst := xs, buf
+	for len(runs) > 2 {
+		next := runs[:1]
+		for r := 0; r+1 < len(runs); r += 2 {
+			lo, mid := runs[r], runs[r+1]
+			hi := mid
+			if r+2 < len(runs) {
+				hi = runs[r+2]
+			}
+			a, b, o := lo, mid, lo
+			for a < mid && b < hi {
+				if id(&src[b]) < id(&src[a]) {
+					dst[o], b = src[b], b+1
+				} else {
+					dst[o], a = src[a], a+1
+				}
+				o++
+			}
+			o += copy(dst[o:], src[a:mid])
+			copy(dst[o:], src[b:hi])
+			next = append(next, hi)
+		}
+		runs = next
+		src, dst = dst, src
+	}
+	if &src[0] != &xs[0] {
+		copy(xs, src)
+	}
 }
 
 // scan counts the labels of each dimension and the prefix their case ids share.
@@ -204,9 +325,10 @@ func (s *side) bin(i int) uint16 {
 // dimLabels is one dimension of one side in case-id order: its keys, or its
 // label indices with the side's labels.
 type dimLabels struct {
-	s     *side
-	keys  []pairKey
-	order []int32
+	s          *side
+	keys       []pairKey
+	order      []int32
+	positional bool // pairing.positional
 }
 
 // dim is dimension x of s.
@@ -237,6 +359,9 @@ func (d dimLabels) at(k int) pairKey {
 // compareAt compares the case ids of a's x-th and b's y-th labels, which
 // share their first off bytes: by the keys when both sides have them.
 func compareAt(a, b dimLabels, x, y, off int) int {
+	if a.positional {
+		return 0 // x == y: the same id (pairing.positional)
+	}
 	if a.keys != nil && b.keys != nil {
 		return cmpKeys(a.keys[x], b.keys[y], a.s.ls, b.s.ls, off)
 	}
