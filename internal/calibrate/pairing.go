@@ -40,11 +40,13 @@ type side struct {
 	ls *labelfile.Labels
 	// A side whose case ids already increase within each dimension (a file
 	// written in case-id order) is walked as it is: order holds each
-	// dimension's label indices, 4 bytes a label, and keys stays nil.
+	// dimension's label indices (none per label for a file grouped by
+	// dimension or with the dimensions of a case side by side, else 4
+	// bytes a label), and keys stays nil.
 	// Otherwise keys holds each dimension's keys, sorted by case id, the
 	// last of equal ids kept.
 	keys       [][]pairKey
-	order      [][]int32
+	order      []labelOrder
 	constructs []string // construct names by code
 	codes      map[string]int
 	count      []int    // labels per dimension
@@ -109,10 +111,7 @@ func (s *side) buildOrder(ctx context.Context, dimIndex map[string]int) error {
 	if s.ls.Len() > math.MaxInt32 {
 		return fmt.Errorf("%d labels on one side: at most %d can be paired", s.ls.Len(), math.MaxInt32)
 	}
-	s.order = make([][]int32, len(dimIndex))
-	for x, c := range s.count {
-		s.order[x] = make([]int32, 0, c)
-	}
+	s.order = make([]labelOrder, len(dimIndex))
 	var dims dimCache
 	var codes constructCodes
 	for i := range s.ls.Len() {
@@ -126,9 +125,49 @@ func (s *side) buildOrder(ctx context.Context, dimIndex map[string]int) error {
 			continue
 		}
 		codes.of(s, i)
-		s.order[x] = append(s.order[x], int32(i)) //nolint:gosec // G115: at most MaxInt32 labels (above)
+		s.order[x].add(int32(i), s.count[x]) //nolint:gosec // G115: at most MaxInt32 labels (above)
 	}
 	return nil
+}
+
+// labelOrder is one dimension's label indices in the order they are walked:
+// an arithmetic progression (start + k·stride: a file grouped by dimension,
+// or with the dimensions of each case side by side) takes no memory per
+// label; any other order is a slice of them.
+type labelOrder struct {
+	idx           []int32 // nil: the progression
+	start, stride int32
+	n             int
+}
+
+// add appends label i; count is the dimension's number of labels (the
+// slice's capacity if one is needed).
+func (o *labelOrder) add(i int32, count int) {
+	switch {
+	case o.idx != nil:
+		o.idx = append(o.idx, i)
+	case o.n == 0:
+		o.start = i
+	case o.n == 1:
+		o.stride = i - o.start
+	case i != o.start+int32(o.n)*o.stride: //nolint:gosec // G115: o.n < count, at most MaxInt32
+		o.idx = make([]int32, o.n, max(count, o.n+1))
+		for k := range o.idx {
+			o.idx[k] = o.start + int32(k)*o.stride //nolint:gosec // G115: k < o.n
+		}
+		o.idx = append(o.idx, i)
+	}
+	o.n++
+}
+
+func (o *labelOrder) len() int { return o.n }
+
+// at is the k-th index.
+func (o *labelOrder) at(k int) int32 {
+	if o.idx != nil {
+		return o.idx[k]
+	}
+	return o.start + int32(k)*o.stride //nolint:gosec // G115: k < o.n
 }
 
 // positional reports whether h and j pair by position (pairing.positional):
@@ -137,14 +176,14 @@ func (s *side) buildOrder(ctx context.Context, dimIndex map[string]int) error {
 // are distinct: the merge would pair exactly these).
 func positional(h, j *side) bool {
 	for x := range h.order {
-		ho, jo := h.order[x], j.order[x]
-		if len(ho) != len(jo) {
+		ho, jo := &h.order[x], &j.order[x]
+		if ho.len() != jo.len() {
 			return false
 		}
 		prev := ""
-		for k := range ho {
-			id := h.ls.CaseID(int(ho[k]))
-			if id != j.ls.CaseID(int(jo[k])) {
+		for k := range ho.len() {
+			id := h.ls.CaseID(int(ho.at(k)))
+			if id != j.ls.CaseID(int(jo.at(k))) {
 				return false
 			}
 			if k > 0 && (len(prev) > len(id) || len(prev) == len(id) && prev >= id) {
@@ -231,17 +270,12 @@ func (s *side) build(ctx context.Context, dimIndex map[string]int, off []int) er
 	if s.ls.Len() > math.MaxInt32 {
 		return fmt.Errorf("%d labels on one side: at most %d can be paired", s.ls.Len(), math.MaxInt32)
 	}
-	increasing := s.ls.Increasing()
-	if increasing {
-		s.order = make([][]int32, len(dimIndex))
-		for x, c := range s.count {
-			s.order[x] = make([]int32, 0, c)
-		}
-	} else {
-		s.keys = make([][]pairKey, len(dimIndex))
-		for x, c := range s.count {
-			s.keys[x] = make([]pairKey, 0, c)
-		}
+	if s.ls.Increasing() {
+		return s.buildOrder(ctx, dimIndex)
+	}
+	s.keys = make([][]pairKey, len(dimIndex))
+	for x, c := range s.count {
+		s.keys[x] = make([]pairKey, 0, c)
 	}
 	var dims dimCache
 	var codes constructCodes
@@ -256,10 +290,6 @@ func (s *side) build(ctx context.Context, dimIndex map[string]int, off []int) er
 			continue
 		}
 		codes.of(s, i) // numbers the side's constructs in label order
-		if increasing {
-			s.order[x] = append(s.order[x], int32(i))
-			continue
-		}
 		k := pairKey{i: int32(i), bin: s.bin(i)}
 		k.hi, k.lo, k.n = idKey(s.ls.CaseID(i)[off[x]:])
 		s.keys[x] = append(s.keys[x], k)
@@ -327,7 +357,7 @@ func (s *side) bin(i int) uint16 {
 type dimLabels struct {
 	s          *side
 	keys       []pairKey
-	order      []int32
+	order      *labelOrder
 	positional bool // pairing.positional
 }
 
@@ -336,14 +366,14 @@ func (s *side) dim(x int) dimLabels {
 	if s.keys != nil {
 		return dimLabels{s: s, keys: s.keys[x]}
 	}
-	return dimLabels{s: s, order: s.order[x]}
+	return dimLabels{s: s, order: &s.order[x]}
 }
 
 func (d dimLabels) len() int {
 	if d.keys != nil {
 		return len(d.keys)
 	}
-	return len(d.order)
+	return d.order.len()
 }
 
 // at is the k-th label in case-id order as a key (index and bin; the id
@@ -352,7 +382,7 @@ func (d dimLabels) at(k int) pairKey {
 	if d.keys != nil {
 		return d.keys[k]
 	}
-	i := d.order[k]
+	i := d.order.at(k)
 	return pairKey{i: i, bin: d.s.bin(int(i))}
 }
 
