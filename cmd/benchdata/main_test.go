@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
+)
+
+func gen(t *testing.T, args ...string) []byte {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run(args, &out, &errOut), errOut.String())
+	return out.Bytes()
+}
+
+// The cases are the check benchmark's (the same first line as
+// internal/cli's benchFiles writes), valid cases, and the same bytes on
+// every run.
+func TestCheckCases(t *testing.T) {
+	a := gen(t, "check-cases", "200")
+	require.Equal(t, a, gen(t, "check-cases", "200"), "deterministic")
+	first, _, _ := bytes.Cut(a, []byte("\n"))
+	assert.Equal(t, `{"id": "case-0", "locale": "en", "type": "golden", "query": "How do I do thing number 0 in the product?", "must_cite_one_of": ["card-1007", "card-1008"], "retrieved": [{"id": "card-2633#c0", "parent_id": "card-2633", "score": 0.921}, {"id": "card-1007#c1", "parent_id": "card-1007", "score": 0.892}, {"id": "card-1007#c2", "parent_id": "card-1007", "score": 0.865}, {"id": "card-551#c3", "parent_id": "card-551", "score": 0.836}, {"id": "card-1155#c0", "parent_id": "card-1155", "score": 0.817}, {"id": "card-1983#c1", "parent_id": "card-1983", "score": 0.795}, {"id": "card-2959#c2", "parent_id": "card-2959", "score": 0.771}, {"id": "card-1429#c3", "parent_id": "card-1429", "score": 0.749}, {"id": "card-959#c0", "parent_id": "card-959", "score": 0.726}, {"id": "card-880#c1", "parent_id": "card-880", "score": 0.699}]}`, string(first))
+	n := 0
+	require.NoError(t, casefile.StreamCases(context.Background(), bytes.NewReader(a), "cases.jsonl", func(c *casefile.Case) error {
+		n++
+		assert.Len(t, c.Retrieved, 10)
+		return nil
+	}))
+	assert.Equal(t, 200, n)
+	kb := gen(t, "check-kb")
+	assert.Equal(t, 3000, bytes.Count(kb, []byte("\n")))
+}
+
+// The labels of both sides read under the lock, ids padded or not.
+func TestLabels(t *testing.T) {
+	lock, err := labelfile.ReadLock(gen(t, "lock"), "lock.json")
+	require.NoError(t, err)
+	for _, ids := range []string{"padded", "plain"} {
+		for side, name := range map[labelfile.LabelSide]string{labelfile.HumanSide: "human", labelfile.JudgeSide: "judge"} {
+			data := gen(t, "labels", name, "120", ids)
+			ls, err := labelfile.ReadLabels(context.Background(), bytes.NewReader(data), name+".jsonl", side, lock)
+			require.NoError(t, err)
+			assert.Equal(t, 240, ls.Len())
+		}
+	}
+	assert.Contains(t, string(gen(t, "labels", "human", "12", "plain")), `"case_id": "c11"`)
+	assert.Contains(t, string(gen(t, "labels", "judge", "12", "padded")), `"case_id": "case-0000011"`)
+}
+
+func TestUsage(t *testing.T) {
+	for _, args := range [][]string{nil, {"x"}, {"check-cases"}, {"check-cases", "-1"}, {"labels", "human", "3"}, {"labels", "both", "3", "plain"}} {
+		var out, errOut bytes.Buffer
+		assert.Equal(t, 2, run(args, &out, &errOut), "%q", args)
+		assert.True(t, strings.HasPrefix(errOut.String(), "benchdata: "), errOut.String())
+	}
+}
