@@ -16,10 +16,10 @@ import (
 // order with a non-empty id and a number of at most 15 digits without an
 // exponent, single spaces at most between tokens. It reports whether it
 // decoded the line; for anything else (null, another type, an escape, a tab,
-// an unknown key, an empty id, a syntax error) it returns false having
-// decided nothing, and the general scanner decodes the line (and words its
-// errors). What it accepts it decodes exactly as the general scanner does
-// (FuzzParseCase holds it to that).
+// an unknown key, an empty id, a syntax error) it returns false, and the
+// general scanner decodes the line again from its start (overwriting what
+// parseFast wrote into c) and words its errors. What it accepts it decodes
+// exactly as the general scanner does (FuzzParseCase holds it to that).
 func (p *CaseParser) parseFast(b []byte, file string, line int, c *Case) bool {
 	if len(b) == 0 {
 		return false
