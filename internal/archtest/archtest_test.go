@@ -31,8 +31,8 @@ const (
 // domain are the packages that compute results (numbers, decisions, codes):
 // they and their subpackages import no renderer (internal/report/...) and no
 // publisher (internal/publish); the packages themselves do not talk to GitHub
-// (internal/github) either: only their GitHub adapters (baseline/ghartifact,
-// history/ghbranch) do.
+// (internal/github) or GitLab (internal/gitlab) either: only their adapters
+// (baseline/ghartifact, baseline/glartifact, history/ghbranch) do.
 var domain = []string{
 	"internal/gate", "internal/baseline", "internal/compare", "internal/calibrate",
 	"internal/judge", "internal/generate", "internal/retrieve", "internal/floor",
@@ -116,7 +116,7 @@ func violations(pkgs map[string][]string) []string {
 			if under(to, "internal/publish") && !under(from, "internal/cli") && !under(from, "internal/publish") {
 				add(from, to, "only the CLI publishes (the library, the domain and the renderers hand it data)")
 			}
-			if under(from, "internal/report") && (under(to, "internal/publish") || under(to, "internal/github")) {
+			if under(from, "internal/report") && (under(to, "internal/publish") || under(to, "internal/github") || under(to, "internal/gitlab")) {
 				add(from, to, "a renderer receives what it prints (the comment marker), it does not publish")
 			}
 			for _, d := range domain {
@@ -126,8 +126,8 @@ func violations(pkgs map[string][]string) []string {
 				if under(to, "internal/report") || under(to, "internal/publish") {
 					add(from, to, "a domain package carries data; renderers and publishers are above it")
 				}
-				if from == d && under(to, "internal/github") {
-					add(from, to, "a domain package does not talk to GitHub (its gh* adapter subpackage does)")
+				if from == d && (under(to, "internal/github") || under(to, "internal/gitlab")) {
+					add(from, to, "a domain package does not talk to GitHub or GitLab (its gh* or gl* adapter subpackage does)")
 				}
 			}
 		}
@@ -173,6 +173,9 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"internal/calibrate", "internal/publish", true},
 		{"internal/baseline", "internal/github", true},
 		{"internal/baseline/ghartifact", "internal/github", false},
+		{"internal/baseline", "internal/gitlab", true},
+		{"internal/baseline/glartifact", "internal/gitlab", false},
+		{"internal/report/junit", "internal/gitlab", true},
 		{"internal/baseline/ghartifact", "internal/publish", true},
 		{"internal/report/checkreport", "internal/publish", true},
 		{"internal/report/checkreport", "internal/gate", false},

@@ -62,6 +62,9 @@ var comments = []comment{
 	{"compare-gates", []string{"compare", "--qrels", root + "/testdata/compare/qrels.trec", "--run", "bm25=" + root + "/testdata/compare/bm25.trec", "--run", "hybrid=" + root + "/testdata/compare/hybrid.trec",
 		"--gate-strategy", "bm25", "--floor", "ndcg_at_k=0.6", "--fail-if-beaten", "--bootstrap", "1000", "--markdown", "OUT"}, cli.ExitGateFailed, nil},
 	{"calibrate-demo", []string{"calibrate", "--human", root + "/testdata/calibrate/human.jsonl", "--judge", root + "/testdata/calibrate/judge.jsonl", "--lock", root + "/testdata/calibrate/lock.json", "--markdown", "OUT", "--comment", "never"}, -1, nil},
+	// The panel demo under a lock that names its owner, records its panel
+	// adoption and defines a construct (ADR-0028): the long summary and definition.
+	{"calibrate-adopted", []string{"calibrate", "--human", root + "/testdata/calibrate/panel/human.jsonl", "--judge", root + "/testdata/calibrate/panel/judge.jsonl", "--lock", "testdata/adopted-lock.json", "--markdown", "OUT", "--comment", "never"}, cli.ExitOK, nil},
 }
 
 // knownOverflow lists the comments that are wider than GitHub's comment column

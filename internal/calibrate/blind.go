@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/gitread"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
@@ -14,12 +15,16 @@ import (
 
 // Blind relabelling (ADR-0028), the label-level part of --git-anchoring: every
 // human label (each panel rater's, and the owner's adjudications) that is paired
-// with a judge score must have been committed, with its value, before that
-// judge score was first committed. "First committed" is the first commit, in an
-// order where every commit comes after its parents, of HEAD's history whose copy
-// of the file holds the label (case, dimension, rater, adjudication flag and
-// value as given) or the judge score (case, dimension and score); "before" is
-// "a strict ancestor of". The result is given per rater.
+// with a judge score must have been committed, with its value, before the judge
+// run it is compared with was committed. "First committed" is the first commit,
+// in an order where every commit comes after its parents, of HEAD's history
+// whose copy of the file holds the label (case, dimension, rater, adjudication
+// flag and value as given) or the judge score of that run (case, dimension,
+// score and judged_at as an instant); "before" is "a strict ancestor of". A
+// judge run is its judged_at: a deterministic judge that reproduces an earlier
+// run's scores is a new run, anchored on the commit that brought it, not on the
+// first commit that held equal scores (ADR-0028 relabels after a first run and
+// compares the panel with a second one). The result is given per rater.
 
 // BlindCode says why a label is not provably blind to the judge's score.
 type BlindCode string
@@ -58,8 +63,9 @@ type BlindViolation struct {
 	CaseID, Dimension string
 	Adjudication      bool
 	Code              BlindCode
-	LabelCommit       string // the label's first commit, "" when none
-	JudgeCommit       string // the judge score's first commit, "" when none
+	LabelCommit       string    // the label's first commit, "" when none
+	JudgeCommit       string    // the first commit of the judge run it is compared with, "" when none
+	JudgedAt          time.Time // that judge score's judged_at
 	File              string
 	Line              int
 }
@@ -74,16 +80,34 @@ func (b *BlindCheck) OK() bool {
 	return true
 }
 
-func humanKey(l *labelfile.Label) string {
-	v := "b" + strconv.Itoa(l.Bin)
-	if l.HasScore {
-		v = "s" + strconv.FormatFloat(l.Score, 'g', -1, 64)
+// humanKeyer is a human label's identity in every version of the file: its
+// case, dimension, rater (ownerless: the rater a label without one reads as),
+// adjudication flag and value as given.
+func humanKeyer(ownerless string) func(*labelfile.Label) string {
+	return func(l *labelfile.Label) string {
+		v := "b" + strconv.Itoa(l.Bin)
+		if l.HasScore {
+			v = "s" + strconv.FormatFloat(l.Score, 'g', -1, 64)
+		}
+		return l.Dimension + "\x00" + l.CaseID + "\x00" + cmp.Or(l.Rater, ownerless) + "\x00" + strconv.FormatBool(l.Adjudication) + "\x00" + v
 	}
-	return l.Dimension + "\x00" + l.CaseID + "\x00" + l.Rater + "\x00" + strconv.FormatBool(l.Adjudication) + "\x00" + v
 }
 
+// judgeKey is a judge score's identity: its case, dimension, score and run
+// (judged_at as an instant, whatever its zone or format).
 func judgeKey(l *labelfile.Label) string {
-	return l.Dimension + "\x00" + l.CaseID + "\x00" + strconv.FormatFloat(l.Score, 'g', -1, 64)
+	return l.Dimension + "\x00" + l.CaseID + "\x00" + strconv.FormatFloat(l.Score, 'g', -1, 64) + "\x00" +
+		strconv.FormatInt(l.At.Unix(), 10) + "." + strconv.Itoa(l.At.Nanosecond())
+}
+
+// ownerless is the rater a label without a rater id reads as: the owner, under
+// a declared panel adoption (the single-rater labels it replaces were the
+// owner's); else none.
+func ownerless(lock *labelfile.Lock) string {
+	if lock.Adoption != nil {
+		return lock.Owner
+	}
+	return ""
 }
 
 // CheckBlind runs the blind-relabelling check of the human labels hs (read from
@@ -114,6 +138,7 @@ func CheckBlind(ctx context.Context, humanPath, judgePath string, hls, jls *labe
 			judgeOf[[2]string{js[i].Dimension, js[i].CaseID}] = i
 		}
 	}
+	humanKey := humanKeyer(ownerless(lock))
 	firstH, firstJ := map[string]int{}, map[string]int{}
 	var paired []int
 	for i := range hs {
@@ -185,7 +210,7 @@ func CheckBlind(ctx context.Context, humanPath, judgePath string, hls, jls *labe
 		}
 		rb.Labels++
 		a, b := firstH[humanKey(h)], firstJ[judgeKey(j)]
-		v := BlindViolation{CaseID: h.CaseID, Dimension: h.Dimension, Adjudication: h.Adjudication, File: h.File, Line: h.Line}
+		v := BlindViolation{CaseID: h.CaseID, Dimension: h.Dimension, Adjudication: h.Adjudication, File: h.File, Line: h.Line, JudgedAt: j.At}
 		if a >= 0 {
 			v.LabelCommit = commits[a].id.String()
 		}

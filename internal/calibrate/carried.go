@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -18,7 +19,9 @@ import (
 // must be exactly those at the base ref (--lock-base). A label is its case,
 // rater, adjudication flag, value as given (score or bin), construct and
 // labeled_at (as an instant); lines, key order and the other dimensions'
-// labels are not compared.
+// labels are not compared. Under a declared panel adoption a label without a
+// rater id is the owner's (the single-rater labels were), so the base's
+// single-rater labels equal the same labels with the owner's id.
 
 // CarriedCode is the outcome of the carried-over check of one dimension.
 type CarriedCode string
@@ -124,14 +127,15 @@ func CheckCarriedOver(ctx context.Context, humanPath, base string, curLabels *la
 			code, detail = CarriedBaseInvalid, ie.Error()
 		}
 	}
+	owner := ownerless(lock)
 	for _, n := range names {
 		d := CarriedDimension{Name: n, Code: code, Detail: detail, Changed: []string{}}
-		now := labelSets(cur, n)
+		now := labelSets(cur, n, owner)
 		for _, ls := range now {
 			d.Labels += len(ls)
 		}
 		if code == CarriedIdentical {
-			d.Changed = changedCases(labelSets(old, n), now)
+			d.Changed = changedCases(labelSets(old, n, owner), now)
 			if len(d.Changed) > 0 {
 				d.Code = CarriedChanged
 			}
@@ -141,15 +145,16 @@ func CheckCarriedOver(ctx context.Context, humanPath, base string, curLabels *la
 	return co, ctx.Err()
 }
 
-// labelSets is, per case, the sorted canonical forms of the labels of dimension dim.
-func labelSets(ls []labelfile.Label, dim string) map[string][]string {
+// labelSets is, per case, the sorted canonical forms of the labels of dimension
+// dim (a label without a rater id read as ownerless's).
+func labelSets(ls []labelfile.Label, dim, ownerless string) map[string][]string {
 	out := map[string][]string{}
 	for i := range ls {
 		l := &ls[i]
 		if l.Dimension != dim {
 			continue
 		}
-		out[l.CaseID] = append(out[l.CaseID], canonical(l))
+		out[l.CaseID] = append(out[l.CaseID], canonical(l, ownerless))
 	}
 	for _, s := range out {
 		slices.Sort(s)
@@ -158,12 +163,12 @@ func labelSets(ls []labelfile.Label, dim string) map[string][]string {
 }
 
 // canonical is a label's content as the carried-over check compares it.
-func canonical(l *labelfile.Label) string {
+func canonical(l *labelfile.Label, ownerless string) string {
 	v := "bin " + strconv.Itoa(l.Bin)
 	if l.HasScore {
 		v = "score " + strconv.FormatFloat(l.Score, 'g', -1, 64)
 	}
-	return l.Rater + "\x00" + strconv.FormatBool(l.Adjudication) + "\x00" + v + "\x00" + l.Construct + "\x00" + l.At.UTC().Format(time.RFC3339Nano)
+	return cmp.Or(l.Rater, ownerless) + "\x00" + strconv.FormatBool(l.Adjudication) + "\x00" + v + "\x00" + l.Construct + "\x00" + l.At.UTC().Format(time.RFC3339Nano)
 }
 
 // changedCases lists, sorted, the cases whose label sets differ.

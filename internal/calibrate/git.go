@@ -18,7 +18,19 @@ import (
 // LockCheck is the frozen-constants guard: the lock compared with its copy at a git ref.
 type LockCheck struct {
 	Base    string       // the git ref
-	Changed []LockChange // what changed; empty when the constants are identical
+	Changed []LockChange // what changed and is not declared; empty when the constants are identical
+	// Adoption is the lock's declared panel adoption when it is new since Base
+	// and Base is single-rater (the one-time move ADR-0028 describes): the
+	// changes it covers are in Adoption.Covered, not in Changed. Nil otherwise.
+	Adoption *AdoptionCheck
+}
+
+// AdoptionCheck is a declared panel adoption accepted against the base ref: its
+// reason, the dimensions it carries over and the lock changes it covers.
+type AdoptionCheck struct {
+	Reason      string
+	CarriedOver []string
+	Covered     []LockChange
 }
 
 // LockChangeCode names what changed in the lock since the git ref. A change is
@@ -43,10 +55,20 @@ const (
 	// LockDimensionAdded: the dimension Key ("dimensions.NAME") was added, with
 	// its Construct, Gated and CarriedOver.
 	LockDimensionAdded LockChangeCode = "dimension_added"
+	// LockAdoptionDeclared: the lock declares a panel adoption (Key
+	// "panel_adoption", its Reason and Dimensions carried over) that the base
+	// does not. Covered by the adoption itself when the base is single-rater;
+	// else (From: the base's raters, already a panel) a change that fails: the
+	// adoption is one-time, from the single-rater framing.
+	LockAdoptionDeclared LockChangeCode = "adoption_declared"
+	// LockAdoptionRemoved: the base's lock records a panel adoption (Reason,
+	// Dimensions) that the lock no longer does.
+	LockAdoptionRemoved LockChangeCode = "adoption_removed"
 )
 
 // LockChangeCodes are every LockChangeCode.
-var LockChangeCodes = []LockChangeCode{LockNewFile, LockNotAFile, LockInvalid, LockSetting, LockDimensionRemoved, LockDimensionAdded}
+var LockChangeCodes = []LockChangeCode{LockNewFile, LockNotAFile, LockInvalid, LockSetting, LockDimensionRemoved, LockDimensionAdded,
+	LockAdoptionDeclared, LockAdoptionRemoved}
 
 // LockChange is one change of the lock since a git ref: a code and its values
 // (see each code for the fields it uses).
@@ -55,10 +77,17 @@ type LockChange struct {
 	// Key is the constant or the dimension, as the lock's keys name it.
 	Key string
 	// From and To are the constant's two values as the lock writes them (a
-	// number in its shortest form, a list of numbers as [a, b], a flag as
-	// true or false).
+	// number in its shortest form, a list as [a, b], a flag as true or false);
+	// Text: they are free text (a definition, a reason, the owner's id), to be
+	// quoted. FromDefault and ToDefault: that side does not set the constant
+	// (its default, or none for a text).
 	From, To               string
 	FromDefault, ToDefault bool
+	Text                   bool
+	// Reason and Dimensions are a panel adoption's (LockAdoptionDeclared,
+	// LockAdoptionRemoved).
+	Reason     string
+	Dimensions []string
 	// Construct, Gated and CarriedOver are an added dimension's.
 	Construct          string
 	Gated, CarriedOver bool
@@ -68,11 +97,13 @@ type LockChange struct {
 }
 
 // LockChanges lists every difference of the frozen constants between base and cur:
-// bins, kappa_weighting, min_kappa, min_n, dimensions added or removed, and each
-// dimension's construct and gated flag. Formatting (whitespace, key order, JSON or
-// YAML) is not a change, nor is writing out min_n's default (the value in force is
-// compared). The lock's own constants first, then the dimensions' by Key, so
-// reports are deterministic.
+// bins, kappa_weighting, min_kappa, min_n, raters, owner, the panel adoption
+// (declared, removed, its reason or its dimensions), dimensions added or removed,
+// and each dimension's construct, definition, gated and carried_over flags.
+// Formatting (whitespace, key order, JSON or YAML) is not a change, nor is writing
+// out a default (the value in force is compared). The lock's own constants first,
+// then the dimensions' by Key, so reports are deterministic. CheckLock then takes
+// out what a panel adoption declared since base covers (adopt).
 func LockChanges(base, cur *labelfile.Lock) []LockChange {
 	var ch []LockChange
 	setting := func(key, from, to string) LockChange {
@@ -97,6 +128,10 @@ func LockChanges(base, cur *labelfile.Lock) []LockChange {
 		c.FromDefault, c.ToDefault = !base.RatersSet, !cur.RatersSet
 		ch = append(ch, c)
 	}
+	if base.Owner != cur.Owner {
+		ch = append(ch, text("owner", base.Owner, cur.Owner))
+	}
+	ch = append(ch, adoptionChanges(base, cur)...)
 	var dims []LockChange
 	for _, n := range base.DimensionNames() {
 		b := base.Dimensions[n]
@@ -114,6 +149,9 @@ func LockChanges(base, cur *labelfile.Lock) []LockChange {
 		if b.CarriedOver != c.CarriedOver {
 			dims = append(dims, setting("dimensions."+n+".carried_over", strconv.FormatBool(b.CarriedOver), strconv.FormatBool(c.CarriedOver)))
 		}
+		if b.Definition != c.Definition {
+			dims = append(dims, text("dimensions."+n+".definition", b.Definition, c.Definition))
+		}
 	}
 	for _, n := range cur.DimensionNames() {
 		if _, ok := base.Dimensions[n]; !ok {
@@ -124,6 +162,70 @@ func LockChanges(base, cur *labelfile.Lock) []LockChange {
 	// By Key and then ":", the order of the lines "KEY: …" the reports write.
 	slices.SortFunc(dims, func(a, b LockChange) int { return strings.Compare(a.Key+":", b.Key+":") })
 	return append(ch, dims...)
+}
+
+// text is the change of a text constant (absent: "").
+func text(key, from, to string) LockChange {
+	return LockChange{Code: LockSetting, Key: key, From: from, To: to, Text: true, FromDefault: from == "", ToDefault: to == ""}
+}
+
+// adoptionChanges compares the panel adoptions: declared, removed, or its
+// reason or carried-over dimensions changed.
+func adoptionChanges(base, cur *labelfile.Lock) []LockChange {
+	b, c := base.Adoption, cur.Adoption
+	switch {
+	case b == nil && c == nil:
+		return nil
+	case b == nil:
+		return []LockChange{{Code: LockAdoptionDeclared, Key: "panel_adoption", From: base.Raters, FromDefault: !base.RatersSet,
+			Reason: c.Reason, Dimensions: c.CarriedOver}}
+	case c == nil:
+		return []LockChange{{Code: LockAdoptionRemoved, Key: "panel_adoption", Reason: b.Reason, Dimensions: b.CarriedOver}}
+	}
+	var ch []LockChange
+	if b.Reason != c.Reason {
+		ch = append(ch, text("panel_adoption.reason", b.Reason, c.Reason))
+	}
+	if !slices.Equal(b.CarriedOver, c.CarriedOver) {
+		ch = append(ch, LockChange{Code: LockSetting, Key: "panel_adoption.carried_over", From: "[" + strings.Join(b.CarriedOver, ", ") + "]",
+			To: "[" + strings.Join(c.CarriedOver, ", ") + "]"})
+	}
+	return ch
+}
+
+// adopt splits the changes since base into those a panel adoption declared
+// since base covers and the rest. The adoption covers them only from a
+// single-rater base (it is the one-time move from that framing): raters single
+// -> panel, the owner named, its declaration, and carried_over false -> true
+// on the dimensions it lists. Anything else stays a change.
+func adopt(base, cur *labelfile.Lock, changes []LockChange) ([]LockChange, *AdoptionCheck) {
+	if cur.Adoption == nil || base.Adoption != nil || base.Raters != labelfile.RatersSingle {
+		return changes, nil
+	}
+	a := &AdoptionCheck{Reason: cur.Adoption.Reason, CarriedOver: cur.Adoption.CarriedOver}
+	rest := []LockChange{}
+	for _, c := range changes {
+		covered := false
+		switch {
+		case c.Code == LockAdoptionDeclared:
+			continue // the adoption itself
+		case c.Code != LockSetting:
+		case c.Key == "raters":
+			covered = c.To == labelfile.RatersPanel
+		case c.Key == "owner":
+			covered = c.FromDefault
+		default:
+			name, dim := strings.CutPrefix(c.Key, "dimensions.")
+			name, flag := strings.CutSuffix(name, ".carried_over")
+			covered = dim && flag && c.From == "false" && c.To == "true" && slices.Contains(cur.Adoption.CarriedOver, name)
+		}
+		if covered {
+			a.Covered = append(a.Covered, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	return rest, a
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
@@ -199,7 +301,7 @@ func CheckLock(ctx context.Context, lockPath, base string, cur *labelfile.Lock) 
 		lc.Changed = []LockChange{{Code: LockInvalid, Ref: base, Path: rel, Detail: err.Error()}}
 		return lc, nil
 	}
-	lc.Changed = LockChanges(old, cur)
+	lc.Changed, lc.Adoption = adopt(old, cur, LockChanges(old, cur))
 	return lc, nil
 }
 

@@ -132,12 +132,80 @@ func TestLockChanges(t *testing.T) {
 			}},
 		{"a dimension's flags", `"support", "gated": true`, `"support", "gated": false, "carried_over": true`,
 			[]LockChange{setting("dimensions.groundedness.carried_over", "false", "true"), setting("dimensions.groundedness.gated", "true", "false")}},
+		{"a construct defined", `"contradiction-only", "gated": true`, `"contradiction-only", "gated": true, "definition": "contradicted only"`,
+			[]LockChange{{Code: LockSetting, Key: "dimensions.faithfulness.definition", To: "contradicted only", Text: true, FromDefault: true}}},
+		{"a panel adopted", `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel", "owner": "pat", "panel_adoption": {"reason": "ADR-0028"}`,
+			[]LockChange{
+				{Code: LockSetting, Key: "raters", From: "single", FromDefault: true, To: "panel"},
+				{Code: LockSetting, Key: "owner", To: "pat", Text: true, FromDefault: true},
+				{Code: LockAdoptionDeclared, Key: "panel_adoption", From: "single", FromDefault: true, Reason: "ADR-0028", Dimensions: []string{}},
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cur, err := labelfile.ReadLock([]byte(strings.Replace(baseLock, tt.old, tt.new, 1)), "lock.json")
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, LockChanges(base, cur))
+		})
+	}
+}
+
+// adoptionLock is the lock after ADR-0028's panel adoption: base is the
+// single-rater lock before it (baseLock with a definition), edits change it.
+const adoptionLock = `{"dimensions": {"groundedness": {"construct": "support", "gated": true, "carried_over": true},
+ "faithfulness": {"construct": "contradiction-only", "gated": true, "definition": "contradicted only"}},
+ "bins": [0.34, 0.67], "kappa_weighting": "quadratic", "min_kappa": 0.6, "raters": "panel", "owner": "pat",
+ "panel_adoption": {"reason": "ADR-0028", "carried_over": ["groundedness"]}}`
+
+// TestLockAdoption: a declared panel adoption covers, once and from a
+// single-rater base, exactly the changes it declares; anything else is a change.
+func TestLockAdoption(t *testing.T) {
+	single := strings.Replace(baseLock, `"contradiction-only", "gated": true`, `"contradiction-only", "gated": true, "definition": "contradicted only"`, 1)
+	undeclared := `{"dimensions": {"groundedness": {"construct": "support", "gated": true, "carried_over": true},
+ "faithfulness": {"construct": "contradiction-only", "gated": true, "definition": "contradicted only"}},
+ "bins": [0.34, 0.67], "kappa_weighting": "quadratic", "min_kappa": 0.6, "raters": "panel"}`
+	keys := func(cs []LockChange) []string {
+		out := []string{}
+		for _, c := range cs {
+			out = append(out, string(c.Code)+" "+c.Key)
+		}
+		return out
+	}
+	tests := []struct {
+		name, base, cur string
+		changed         []string
+		covered         []string // nil: no adoption accepted
+	}{
+		{"the adoption from a single-rater base", single, adoptionLock, []string{},
+			[]string{"setting raters", "setting owner", "setting dimensions.groundedness.carried_over"}},
+		{"undeclared", single, undeclared, []string{"setting raters", "setting dimensions.groundedness.carried_over"}, nil},
+		{"declared with a relaxed threshold", single, strings.Replace(adoptionLock, `"min_kappa": 0.6`, `"min_kappa": 0.4`, 1),
+			[]string{"setting min_kappa"}, []string{"setting raters", "setting owner", "setting dimensions.groundedness.carried_over"}},
+		{"a carried_over flag it does not list", strings.Replace(single, `"contradiction-only", "gated": true`, `"contradiction-only", "gated": true, "carried_over": false`, 1),
+			strings.Replace(adoptionLock, `"contradiction-only", "gated": true`, `"contradiction-only", "gated": true, "carried_over": true`, 1),
+			[]string{"setting dimensions.faithfulness.carried_over"}, []string{"setting raters", "setting owner", "setting dimensions.groundedness.carried_over"}},
+		{"the definition changed with it", single, strings.Replace(adoptionLock, `"contradicted only"`, `"unsupported"`, 1),
+			[]string{"setting dimensions.faithfulness.definition"}, []string{"setting raters", "setting owner", "setting dimensions.groundedness.carried_over"}},
+		{"frozen once recorded", adoptionLock, adoptionLock, []string{}, nil},
+		{"its reason edited", adoptionLock, strings.Replace(adoptionLock, `"reason": "ADR-0028"`, `"reason": "ADR-0029"`, 1), []string{"setting panel_adoption.reason"}, nil},
+		{"its record removed", adoptionLock, strings.Replace(adoptionLock, `,
+ "panel_adoption": {"reason": "ADR-0028", "carried_over": ["groundedness"]}`, "", 1), []string{"adoption_removed panel_adoption"}, nil},
+		{"the owner replaced", adoptionLock, strings.Replace(adoptionLock, `"owner": "pat"`, `"owner": "ana"`, 1), []string{"setting owner"}, nil},
+		{"declared over a panel base", undeclared, adoptionLock, []string{"setting owner", "adoption_declared panel_adoption"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base, cur := lockOf(t, tt.base), lockOf(t, tt.cur)
+			changed, a := adopt(base, cur, LockChanges(base, cur))
+			assert.Equal(t, tt.changed, keys(changed))
+			if tt.covered == nil {
+				assert.Nil(t, a)
+				return
+			}
+			require.NotNil(t, a)
+			assert.Equal(t, tt.covered, keys(a.Covered))
+			assert.Equal(t, "ADR-0028", a.Reason)
+			assert.Equal(t, []string{"groundedness"}, a.CarriedOver)
 		})
 	}
 }

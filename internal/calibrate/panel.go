@@ -142,6 +142,21 @@ func buildPanel(ctx context.Context, in Input) (*panel, error) {
 			fe.add(l, "the lock's raters is %q: every human label names its rater (%q)", labelfile.RatersPanel, labelfile.RaterKey)
 			continue
 		}
+		if owner := lock.Owner; owner != "" {
+			// The owner saw the judge's scores: never a panel rater (outside the
+			// carried-over dimensions, whose labels are the base's), and the
+			// only one who adjudicates.
+			switch {
+			case l.Adjudication && l.Rater != owner:
+				fe.add(l, "an adjudication by rater %q of case %q, dimension %q: the lock's owner is %q, who alone adjudicates",
+					l.Rater, l.CaseID, l.Dimension, owner)
+				continue
+			case !l.Adjudication && l.Rater == owner && !lock.Dimensions[l.Dimension].CarriedOver:
+				fe.add(l, "a panel label by the owner %q on case %q, dimension %q: the owner saw the judge's scores, and the panel never did, so the owner's labels are not panel labels (the owner adjudicates, with \"adjudication\": true, where the panel disagrees)",
+					owner, l.CaseID, l.Dimension)
+				continue
+			}
+		}
 		k := [2]string{l.Dimension, l.CaseID}
 		g := groups[k]
 		if g == nil {
@@ -181,6 +196,11 @@ func buildPanel(ctx context.Context, in Input) (*panel, error) {
 			}
 			fe.add(g.adj, "adjudication of case %q, dimension %q where the panel does not disagree (%s): the owner adjudicates only cases the panel raters disagree on",
 				g.adj.CaseID, g.adj.Dimension, what)
+		} else if !slices.Contains(bins, g.adj.Bin) {
+			// Between the panel's labels, never beside them: a bin no rater
+			// gave is the owner relabelling the case.
+			fe.add(g.adj, "adjudication of case %q, dimension %q to bin %d, which no panel rater gave (panel bins %s): the owner adjudicates between the panel's labels; a bin outside them relabels the case",
+				g.adj.CaseID, g.adj.Dimension, g.adj.Bin, binList(bins))
 		}
 	}
 	if fe.err != nil {

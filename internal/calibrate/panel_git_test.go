@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -118,6 +119,45 @@ func TestCheckBlindPasses(t *testing.T) {
 	assert.Equal(t, map[string][]string{"ana": {"c1 not-before"}}, codes(b))
 }
 
+// TestCheckBlindDeterministicJudge: ADR-0028's order with a judge that
+// reproduces its scores. The panel relabels after judge run 1 and is compared
+// with run 2: each label anchors on the run it is compared with (judged_at),
+// not on the first commit that held an equal score (issue 34 item 10).
+func TestCheckBlindDeterministicJudge(t *testing.T) {
+	ctx := context.Background()
+	lock := lockOf(t, panelLock)
+	at := func(l, when string) string { return strings.Replace(l, "2026-10-01T09:00:00Z", when, 1) }
+	run := func(when string) string {
+		return at(jl("c1", "0.1"), when) + at(jl("c2", "0.9"), when)
+	}
+	r := newGitRepo(t)
+	r.save("owner's labels", "human.jsonl", hl("c1", "", 0, "")+hl("c2", "", 2, ""))
+	judge := r.write("judge.jsonl", run("2026-08-10T09:00:00Z"))
+	r.commit("judge run 1", "judge.jsonl")
+	human := r.write("human.jsonl", hl("c1", "ana", 0, "")+hl("c1", "bo", 0, "")+hl("c2", "ana", 2, "")+hl("c2", "bo", 1, "")+
+		hl("c2", "owner", 2, `, "adjudication": true`))
+	r.commit("the panel relabels", "human.jsonl")
+	r.write("judge.jsonl", run("2026-09-20T09:00:00Z"))
+	r.commit("judge run 2, the same scores", "judge.jsonl")
+	hs, js := readFiles(t, lock, human, judge)
+	b, err := CheckBlind(ctx, human, judge, hs, js, lock)
+	require.NoError(t, err)
+	assert.True(t, b.OK(), "%v", codes(b))
+
+	// Run 2 keeps c1's score from run 1 (its judged_at): c1's labels followed
+	// that run. Rewriting run 1's judged_at in another zone is the same run.
+	r.write("judge.jsonl", at(jl("c1", "0.1"), "2026-08-10T11:00:00+02:00")+at(jl("c2", "0.9"), "2026-09-20T09:00:00Z"))
+	r.commit("c1 as run 1 judged it", "judge.jsonl")
+	hs, js = readFiles(t, lock, human, judge)
+	b, err = CheckBlind(ctx, human, judge, hs, js, lock)
+	require.NoError(t, err)
+	assert.Equal(t, map[string][]string{"ana": {"c1 not-before"}, "bo": {"c1 not-before"}, "owner": {}}, codes(b))
+	v := b.Raters[0].Violations[0]
+	assert.Equal(t, r.git("rev-parse", "HEAD~3"), v.JudgeCommit, "run 1's commit")
+	assert.Equal(t, r.git("rev-parse", "HEAD~2"), v.LabelCommit)
+	assert.True(t, v.JudgedAt.Equal(time.Date(2026, 8, 10, 9, 0, 0, 0, time.UTC)), "%v", v.JudgedAt)
+}
+
 func TestCheckCarriedOver(t *testing.T) {
 	ctx := context.Background()
 	lockSrc := `{"dimensions": {"groundedness": {"construct": "support", "gated": true, "carried_over": true},
@@ -176,6 +216,23 @@ func TestCheckCarriedOver(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, CarriedBaseInvalid, co.Dimensions[0].Code)
 	assert.Contains(t, co.Dimensions[0].Detail, "HEAD:human.jsonl:1:")
+	// Under a declared panel adoption the base's single-rater labels, without
+	// a rater id, are the owner's: the same labels with the owner's id are
+	// unchanged; without the adoption they differ.
+	adopted := lockOf(t, strings.Replace(lockSrc, `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel", "owner": "pat",
+ "panel_adoption": {"reason": "ADR-0028", "carried_over": ["groundedness"]}`, 1))
+	r.save("single-rater labels", "human.jsonl", g("c1", "0.5", "")+g("c2", "0.9", ""))
+	owned := g("c1", "0.5", `, "rater": "pat"`) + g("c2", "0.9", `, "rater": "pat"`)
+	co, err = CheckCarriedOver(ctx, human, "HEAD", read(owned), adopted)
+	require.NoError(t, err)
+	assert.Equal(t, CarriedIdentical, co.Dimensions[0].Code)
+	co, err = CheckCarriedOver(ctx, human, "HEAD", read(g("c1", "0.5", `, "rater": "pat"`)+g("c2", "0.9", `, "rater": "ana"`)), adopted)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"c2"}, co.Dimensions[0].Changed, "another rater's label is not the owner's")
+	co, err = CheckCarriedOver(ctx, human, "HEAD", read(owned), lockOf(t, strings.Replace(lockSrc, `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel", "owner": "pat"`, 1)))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"c1", "c2"}, co.Dimensions[0].Changed, "without the adoption a rater id is a change")
+
 	// No carried-over dimension: no check.
 	co, err = CheckCarriedOver(ctx, human, "HEAD", nil, lockOf(t, strings.Replace(lockSrc, `, "carried_over": true`, "", 1)))
 	require.NoError(t, err)

@@ -105,6 +105,16 @@ func TestPanelErrors(t *testing.T) {
 			`human.jsonl:2: an adjudication needs a rater panel: the lock's raters is "single", so each case has one human label and nothing to adjudicate`},
 		{"two raters under a single rater", single, hl("c1", "ana", 0, "") + hl("c2", "ana", 0, "") + hl("c1", "bo", 2, ""),
 			`human.jsonl:3: a second human label for case "c1", dimension "faithfulness" (rater "bo"; the first, rater "ana", is on line 1): the lock's raters is "single", one label per case; a panel needs "raters": "panel" in the lock`},
+		// The owner adjudicates between the panel's labels (issue 34 item 12).
+		{"adjudication to a bin no rater gave", panelLock, hl("c1", "ana", 1, "") + hl("c1", "bo", 2, "") + hl("c1", "cy", 2, "") + hl("c1", "owner", 0, adj),
+			`human.jsonl:4: adjudication of case "c1", dimension "faithfulness" to bin 0, which no panel rater gave (panel bins 1, 2, 2): the owner adjudicates between the panel's labels; a bin outside them relabels the case`},
+		{"adjudication between the panel's bins", panelLock, hl("c1", "ana", 0, "") + hl("c1", "bo", 2, "") + hl("c1", "owner", 1, adj),
+			`human.jsonl:3: adjudication of case "c1", dimension "faithfulness" to bin 1, which no panel rater gave (panel bins 0, 2): the owner adjudicates between the panel's labels; a bin outside them relabels the case`},
+		// The lock's owner is never a panel rater, and alone adjudicates (item 13).
+		{"the owner on the panel", ownerLock, hl("c1", "ana", 1, "") + hl("c1", "bo", 2, "") + hl("c1", "cy", 2, "") + hl("c1", "owner", 1, ""),
+			`human.jsonl:4: a panel label by the owner "owner" on case "c1", dimension "faithfulness": the owner saw the judge's scores, and the panel never did, so the owner's labels are not panel labels (the owner adjudicates, with "adjudication": true, where the panel disagrees)`},
+		{"an adjudication by another rater", ownerLock, hl("c1", "ana", 1, "") + hl("c1", "bo", 2, "") + hl("c1", "cy", 2, adj),
+			`human.jsonl:3: an adjudication by rater "cy" of case "c1", dimension "faithfulness": the lock's owner is "owner", who alone adjudicates`},
 		// The first error in the file is the one reported.
 		{"first by line", panelLock, hl("c1", "ana", 1, "") + hl("c1", "bo", 1, "") + hl("c2", "", 0, "") + hl("c1", "owner", 2, adj),
 			`human.jsonl:3: the lock's raters is "panel": every human label names its rater ("rater")`},
@@ -119,6 +129,28 @@ func TestPanelErrors(t *testing.T) {
 			assert.Equal(t, tt.want, err.Error())
 		})
 	}
+}
+
+// ownerLock is panelLock naming its owner, with a carried-over dimension.
+const ownerLock = `{"dimensions": {"faithfulness": {"construct": "contradiction-only", "gated": true},
+ "groundedness": {"construct": "support", "gated": false, "carried_over": true}},
+ "bins": [0.34, 0.67], "kappa_weighting": "quadratic", "min_kappa": 0.6, "min_n": 1, "raters": "panel", "owner": "owner"}`
+
+func TestPanelOwner(t *testing.T) {
+	// The owner's labels stand in a carried-over dimension (the base's labels)
+	// and as adjudications; the owner is not one of the panel's raters.
+	g := strings.NewReplacer(`"faithfulness"`, `"groundedness"`, `"contradiction-only"`, `"support"`)
+	human := hl("c1", "ana", 1, "") + hl("c1", "bo", 2, "") + hl("c1", "owner", 2, `, "adjudication": true`) +
+		g.Replace(hl("c1", "owner", 0, ""))
+	judge := jl("c1", "0.9") + g.Replace(jl("c1", "0.1"))
+	lock, hs, js := readPanel(t, ownerLock, human, judge)
+	res, err := Evaluate(context.Background(), Input{Lock: lock, Human: hs, Judge: js})
+	require.NoError(t, err)
+	f, gr := res.Dimensions[0], res.Dimensions[1]
+	assert.Equal(t, []string{"ana", "bo"}, f.Panel.Raters)
+	assert.Equal(t, [][]int{{0, 0, 0}, {0, 0, 0}, {0, 0, 1}}, f.Confusion, "the adjudication is the case's label")
+	assert.Equal(t, []string{"owner"}, gr.Panel.Raters)
+	assert.Equal(t, 1, gr.N)
 }
 
 func TestPanelGuards(t *testing.T) {
@@ -148,14 +180,20 @@ func TestPanelGuards(t *testing.T) {
 // evaluates them against a judge score for every case: either an input error
 // naming the file and line, or a result whose panel keeps its invariants.
 func FuzzPanel(f *testing.F) {
-	f.Add(hl("c1", "ana", 0, "")+hl("c1", "bo", 2, "")+hl("c1", "owner", 1, `, "adjudication": true`)+hl("c2", "ana", 1, ""), true)
-	f.Add(hl("c1", "ana", 0, "")+hl("c1", "bo", 0, "")+hl("c1", "owner", 1, `, "adjudication": true`), true)
-	f.Add(hl("c1", "ana", 0, "")+hl("c1", "bo", 2, ""), false)
-	f.Add(hl("c1", "", 0, "")+hl("c2", "", 2, ""), false)
+	f.Add(hl("c1", "ana", 0, "")+hl("c1", "bo", 2, "")+hl("c1", "owner", 1, `, "adjudication": true`)+hl("c2", "ana", 1, ""), true, false)
+	f.Add(hl("c1", "ana", 0, "")+hl("c1", "bo", 2, "")+hl("c1", "owner", 2, `, "adjudication": true`)+hl("c2", "ana", 1, ""), true, false)
+	f.Add(hl("c1", "ana", 0, "")+hl("c1", "bo", 0, "")+hl("c1", "owner", 1, `, "adjudication": true`), true, false)
+	f.Add(hl("c1", "ana", 0, "")+hl("c1", "bo", 2, ""), false, false)
+	f.Add(hl("c1", "", 0, "")+hl("c2", "", 2, ""), false, false)
+	f.Add(hl("c1", "ana", 0, "")+hl("c1", "bo", 2, "")+hl("c1", "owner", 2, `, "adjudication": true`)+hl("c2", "owner", 1, ""), true, true)
 	single := strings.Replace(panelLock, `, "raters": "panel"`, ``, 1)
-	f.Fuzz(func(t *testing.T, human string, panel bool) {
+	owned := strings.Replace(panelLock, `"raters": "panel"`, `"raters": "panel", "owner": "owner"`, 1)
+	f.Fuzz(func(t *testing.T, human string, panel, owner bool) {
 		src := single
-		if panel {
+		switch {
+		case panel && owner:
+			src = owned
+		case panel:
 			src = panelLock
 		}
 		lock := lockOf(t, src)
@@ -201,6 +239,13 @@ func FuzzPanel(f *testing.F) {
 		for _, a := range p.Adjudications {
 			require.GreaterOrEqual(t, len(a.PanelBins), 2)
 			require.NotEqual(t, a.PanelBins[0], a.PanelBins[len(a.PanelBins)-1], "an adjudication only where the panel disagrees")
+			require.Contains(t, a.PanelBins, a.Bin, "an adjudication between the panel's bins")
+			if owner {
+				require.Equal(t, "owner", a.Rater, "only the owner adjudicates")
+			}
+		}
+		if owner {
+			require.NotContains(t, p.Raters, "owner", "the owner is never a panel rater")
 		}
 	})
 }

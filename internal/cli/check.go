@@ -14,7 +14,9 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/codequality"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/junit"
 )
 
 // NewCmdCheck is `retrieval-gate check`: score each case, aggregate, enforce
@@ -31,8 +33,11 @@ type checkOptions struct {
 	run                            check.Options
 	jsonOut, markdownOut, casesOut string
 	htmlOut                        string        // --html
+	junitOut                       string        // --junit
+	codeQualityOut                 string        // --codequality
 	hist                           historyFlags  // --history, --history-branch (history.go)
 	comment                        commentFlags  // --comment, --comment-key, --pr (publication.go)
+	checkRun                       checkRunFlag  // --check-run (publication.go)
 	baseline                       baselineFlags // --baseline, --write-baseline, regression gates (check_baseline.go)
 	trend                          trendFlag     // --trend-runs (history.go)
 	suggestFloors                  bool          // --suggest-floors
@@ -44,7 +49,7 @@ var checkInputs = commentInputs(actionInputs{
 	"cases": "", "kb": "", "k": "", "min-hit": "", "min-recall": "", "floors": "", "allow-empty": "", "reference-locale": "",
 	"json": "retrieval-gate.json", "markdown": "", "cases-out": "", "parent-from-id": "",
 	"html": "", "history": "", "history-branch": "", "trend-runs": "",
-	"baseline": "", "baseline-artifact": "", "write-baseline": "", "max-drop-hit": "", "max-drop-recall": "", "max-drop-ndcg": "", "max-drops": "", "regression-test": "", "rank-drop": "",
+	"check-run": "", "baseline": "", "baseline-artifact": "", "write-baseline": "", "max-drop-hit": "", "max-drop-recall": "", "max-drop-ndcg": "", "max-drops": "", "regression-test": "", "rank-drop": "",
 })
 
 func parseCheck(env *Env, args []string) (*checkOptions, error) {
@@ -66,9 +71,12 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	fs.StringVar(&o.casesOut, "cases-out", "", "write per-case scores as JSONL to `FILE`")
 	fs.StringVar(&r.ParentSep, "parent-from-id", "", "a retrieved entry without parent_id is the card before the last `SEPARATOR` of its id (card-12#chunk-3 with # is card-12)")
 	fs.StringVar(&o.htmlOut, "html", "", "write the report as one self-contained HTML `FILE`")
+	fs.StringVar(&o.codeQualityOut, "codequality", "", "write the integrity problems as a GitLab Code Quality report (code-climate JSON) to `FILE`, for the merge request's Code Quality widget")
+	fs.StringVar(&o.junitOut, "junit", "", "write the gates and the integrity problems as a JUnit XML `FILE` (the test view of Jenkins, GitLab, Azure Pipelines, ...)")
 	o.hist.register(fs, "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	fs.BoolVar(&o.suggestFloors, "suggest-floors", false, "after the report, print a floor per measure and group from this run (the lower bound of its 95% interval, rounded down to 0.01) as --floor flags and as the floors Action input")
 	o.comment.register(fs, checkCommentKey)
+	o.checkRun.register(fs)
 	o.baseline.register(fs, r)
 	o.trend.register(fs)
 	src, err := parseFlags(fs, env, args, checkInputs)
@@ -100,7 +108,7 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 		return nil, err
 	}
 	if err := refuseOverwrite("check", src, []file{{"cases", o.cases}, {"kb", o.kb}, {"baseline", o.baseline.baselineFile()}},
-		[]file{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}, {"html", o.htmlOut}, {"history", o.hist.file()}, {"write-baseline", o.baseline.write}}); err != nil {
+		[]file{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}, {"html", o.htmlOut}, {"junit", o.junitOut}, {"codequality", o.codeQualityOut}, {"history", o.hist.file()}, {"write-baseline", o.baseline.write}}); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -111,7 +119,7 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	// The outputs, all or none (an unwritable one fails before the inputs are read).
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
-	ws, err := outs.AddAll(o.casesOut, o.baseline.write, o.jsonOut, o.markdownOut, o.htmlOut)
+	ws, err := outs.AddAll(o.casesOut, o.baseline.write, o.jsonOut, o.markdownOut, o.htmlOut, o.junitOut, o.codeQualityOut)
 	if err != nil {
 		return err
 	}
@@ -174,7 +182,9 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 			_, err := io.WriteString(w, doc.Markdown(checkreport.MarkdownOptions{Marker: publish.Marker(o.comment.key)}))
 			return err
 		},
-		func(w io.Writer) error { return htmlreport.CheckHTML(w, doc) }); err != nil {
+		func(w io.Writer) error { return htmlreport.CheckHTML(w, doc) },
+		func(w io.Writer) error { return junit.Write(w, junit.Check(res)) },
+		func(w io.Writer) error { return codequality.Write(w, codequality.Issues(res, o.cases)) }); err != nil {
 		return err
 	}
 	if w := doc.UnknownKeysWarning(); w != "" {
@@ -210,7 +220,7 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	if cmp != nil && !cmp.Available {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: no baseline: %s\n", doc.Baseline.Reason)
 	}
-	pub := checkPublication(res, doc, o.comment, o.jsonOut)
+	pub := o.checkRun.publication(checkPublication(res, doc, o.comment, o.jsonOut))
 	publish.BaselineOutputs(pub.Outputs, cmp)
 	publishRun(ctx, f, pub, hist, o.htmlOut, reads.warning, kWarning)
 

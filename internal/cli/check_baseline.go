@@ -12,8 +12,10 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline/ghartifact"
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline/glartifact"
 	"github.com/retrieval-gate/retrieval-gate/internal/check"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 )
@@ -43,8 +45,8 @@ func (f *maxDropsFlag) Set(v string) error {
 }
 
 func (b *baselineFlags) register(fs *flag.FlagSet, o *check.Options) {
-	fs.StringVar(&b.path, "baseline", "", "compare with the baseline run in `FILE` (a --write-baseline file or a --cases-out file), paired by case id; auto finds it in GitHub Actions")
-	fs.StringVar(&b.artifact, "baseline-artifact", "", "--baseline auto: the artifact `NAME` (default retrieval-gate-baseline-<comment-key>)")
+	fs.StringVar(&b.path, "baseline", "", "compare with the baseline run in `FILE` (a --write-baseline file or a --cases-out file), paired by case id; auto finds it in GitHub Actions or GitLab CI")
+	fs.StringVar(&b.artifact, "baseline-artifact", "", "--baseline auto: the artifact `NAME` (GitLab: the job that keeps baseline.jsonl.gz; default retrieval-gate-baseline-<comment-key>)")
 	fs.StringVar(&b.write, "write-baseline", "", "write this run as a baseline file (gzip JSONL, schema retrieval-gate/baseline@1) to `FILE`")
 	b.raw = map[string]*string{}
 	for _, gm := range baseline.GateMeasures {
@@ -89,7 +91,13 @@ func (b *baselineFlags) baselineFile() string {
 func openBaseline(ctx context.Context, env *Env, o *checkOptions, in *check.In) (*check.Baseline, error) {
 	b := &o.baseline
 	spec := check.BaselineSpec{Path: b.path, Write: b.write != ""}
-	if b.path == baselineAuto {
+	if b.path == baselineAuto && inGitLab(env.Getenv) { // the target branch's latest successful pipeline
+		found, why := glartifact.Auto(ctx, gitlabCI(env.Getenv), b.artifact, httpretry.Policy{})
+		spec.Path, spec.Unavailable = "", why
+		if found != nil {
+			spec.Path, spec.Name, spec.Source, spec.Cleanup = found.Path, "job "+found.Job+" on "+found.Ref, found.Source(), found.Cleanup
+		}
+	} else if b.path == baselineAuto {
 		found, why := ghartifact.Auto(ctx, env.Getenv, publish.Token(env.Getenv), b.artifact)
 		spec.Path, spec.Unavailable = "", why
 		if found != nil {

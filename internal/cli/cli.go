@@ -54,7 +54,7 @@ type Factory struct {
 
 	rawStdout, rawStderr io.Writer
 	guards               []*publish.GuardWriter
-	publisher            *publish.Publisher
+	publisher            publish.Target
 	// given are secrets a command was given on its command line (a Chroma
 	// key), shared with the Factories of its stages.
 	given *[]string
@@ -68,10 +68,16 @@ func NewFactory(env *Env) *Factory {
 	return &Factory{Env: &guarded, rawStdout: env.Stdout, rawStderr: env.Stderr, guards: []*publish.GuardWriter{out, errw}, given: new([]string)}
 }
 
-// Publisher is the run's publisher, built on first use.
-func (f *Factory) Publisher() *publish.Publisher {
+// Publisher is the run's publisher, built on first use and chosen from the
+// environment: a GitLab CI job's (GITLAB_CI=true, the merge-request note) or
+// GitHub Actions' (everything else: outside both it prints warnings only).
+func (f *Factory) Publisher() publish.Target {
 	if f.publisher == nil {
-		f.publisher = &publish.Publisher{Getenv: f.Env.Getenv, Stdout: f.rawStdout, Stderr: f.Env.Stderr, Comments: f.Comments, Sleep: f.Sleep}
+		if inGitLab(f.Env.Getenv) {
+			f.publisher = &publish.GitLabPublisher{CI: gitlabCI(f.Env.Getenv), Stderr: f.Env.Stderr, Sleep: f.Sleep}
+		} else {
+			f.publisher = &publish.Publisher{Getenv: f.Env.Getenv, Stdout: f.rawStdout, Stderr: f.Env.Stderr, Comments: f.Comments, Sleep: f.Sleep}
+		}
 	}
 	return f.publisher
 }
@@ -86,7 +92,7 @@ func (f *Factory) flush() {
 // secrets are redacted from every message the process prints.
 func (f *Factory) secrets() []string {
 	g := f.Env.Getenv
-	s := []string{publish.Token(g), g("GITHUB_TOKEN"), g("OPENAI_API_KEY"), g(llm.APIKeyEnv), g("CHROMA_API_KEY")}
+	s := []string{publish.Token(g), g("GITHUB_TOKEN"), g("GITLAB_TOKEN"), g("CI_JOB_TOKEN"), g("OPENAI_API_KEY"), g(llm.APIKeyEnv), g("CHROMA_API_KEY")}
 	if v, ok := actionInput(f.Env, "chroma-api-key"); ok {
 		s = append(s, v)
 	}

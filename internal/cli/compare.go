@@ -15,6 +15,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/junit"
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
@@ -43,7 +44,9 @@ type compareOptions struct {
 	run                      compare.Options
 	jsonOut, mdOut, perQuery string
 	comment                  commentFlags // its own key, compare: never check's or calibrate's comment
+	checkRun                 checkRunFlag // --check-run, when it gates (publication.go)
 	htmlOut                  string       // --html
+	junitOut                 string       // --junit
 	hist                     historyFlags // --history, --history-branch (history.go)
 	trend                    trendFlag    // --trend-runs (history.go)
 }
@@ -52,14 +55,14 @@ type compareOptions struct {
 // compare keeps its own sticky PR comment (key compare) and the job summary.
 var compareInputs = commentInputs(actionInputs{
 	"qrels": "", "run": "", "k": "", "gain": "", "relevant-level": "", "judged-only": "", "baseline": "", "primary": "", "bootstrap": "", "seed": "",
-	"gate-strategy": "", "floors": "", "fail-if-beaten": "",
+	"gate-strategy": "", "floors": "", "fail-if-beaten": "", "check-run": "",
 	"json": "retrieval-gate-compare.json", "markdown": "", "per-query": "",
 	"html": "", "history": "", "history-branch": "", "trend-runs": "",
 })
 
 // newCompareOptions are compare's defaults (its flags' and evaluate's stage's).
 func newCompareOptions() *compareOptions {
-	return &compareOptions{trend: trendFlag{runs: trend.DefaultRuns},
+	return &compareOptions{trend: trendFlag{runs: trend.DefaultRuns}, checkRun: checkRunFlag{publish.CheckRunAuto},
 		run: compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Primary: compare.Primary, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed}}
 }
 
@@ -84,7 +87,9 @@ func parseCompare(env *Env, args []string) (*compareOptions, error) {
 	fs.StringVar(&o.mdOut, "markdown", "", "write the Markdown report here")
 	fs.StringVar(&o.perQuery, "per-query", "", "write per-query metrics here (JSONL)")
 	o.comment.register(fs, compareCommentKey)
+	o.checkRun.register(fs)
 	fs.StringVar(&o.htmlOut, "html", "", "write the dashboard here: one self-contained HTML `FILE`")
+	fs.StringVar(&o.junitOut, "junit", "", "write the gates as a JUnit XML `FILE` (the test view of Jenkins, GitLab, Azure Pipelines, ...)")
 	o.hist.register(fs, "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	fs.StringVar(&r.Gate.Strategy, "gate-strategy", "", "make compare a gate on the strategy `NAME` you run in production (with --floor or --fail-if-beaten); off by default")
 	fs.Var(floors, "floor", compare.FloorGrammar.Usage()+"; on the --gate-strategy")
@@ -130,7 +135,7 @@ func parseCompare(env *Env, args []string) (*compareOptions, error) {
 	for _, f := range o.files.Runs {
 		inputs = append(inputs, file{"run", f.Path})
 	}
-	if err := refuseOverwrite("compare", src, inputs, []file{{"json", o.jsonOut}, {"markdown", o.mdOut}, {"per-query", o.perQuery}, {"html", o.htmlOut}, {"history", o.hist.file()}}); err != nil {
+	if err := refuseOverwrite("compare", src, inputs, []file{{"json", o.jsonOut}, {"markdown", o.mdOut}, {"per-query", o.perQuery}, {"html", o.htmlOut}, {"junit", o.junitOut}, {"history", o.hist.file()}}); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -149,7 +154,7 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 	// The outputs, all or none (an unwritable one fails before the inputs are read).
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
-	ws, err := outs.AddAll(o.jsonOut, o.mdOut, o.perQuery, o.htmlOut)
+	ws, err := outs.AddAll(o.jsonOut, o.mdOut, o.perQuery, o.htmlOut, o.junitOut)
 	if err != nil {
 		return err
 	}
@@ -174,7 +179,8 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 	doc.Trend = reads.trend
 	if err := atomicfile.Render(ws, doc.WriteJSON, doc.Markdown,
 		func(w io.Writer) error { return comparereport.PerQuery(w, res) },
-		func(w io.Writer) error { return htmlreport.CompareHTML(w, doc, res, reads.overRuns) }); err != nil {
+		func(w io.Writer) error { return htmlreport.CompareHTML(w, doc, res, reads.overRuns) },
+		func(w io.Writer) error { return junit.Write(w, junit.Compare(res)) }); err != nil {
 		return err
 	}
 	// The history is appended before the outputs are published: its failure
@@ -197,9 +203,9 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 	if err := doc.Markdown(&md); err != nil {
 		return err
 	}
-	pub := o.comment.publication(publish.Publication{Markdown: md.String(),
+	pub := o.checkRun.publication(o.comment.publication(publish.Publication{Markdown: md.String(),
 		Outputs:     map[string]string{"recommended": res.Recommended, "verdict": string(res.Verdict()), "json": o.jsonOut},
-		PathOutputs: []string{"json"}, Failed: res.Verdict() == outcome.Fail})
+		PathOutputs: []string{"json"}, Failed: res.Verdict() == outcome.Fail, CheckTitle: publish.CompareCheck(len(res.Gates), res.Failed())}))
 	publishRun(ctx, f, pub, hist, o.htmlOut, reads.warning)
 	return gateError(res.Failed())
 }

@@ -305,19 +305,35 @@ func TestNoForgedCommandNewOutputs(t *testing.T) {
 		label := func(id, rater string, bin int, extra string) {
 			fmt.Fprintf(&human, `{"case_id":%s,"dimension":"faithfulness","bin":%d,"construct":"contradiction-only","labeled_at":"2026-09-01T09:00:00Z","rater":%s%s}`+"\n", js(id), bin, js(rater), extra)
 		}
+		owned := strings.Builder{} // the same panel, adjudicated by the lock's owner
 		for i, p := range forgePayloads {
 			id := fmt.Sprintf("c%d %s", i, p)
 			label(id, "ana "+p, 0, "")
 			label(id, "bo "+p, 1+i%2, "")
 			if i%2 == 0 {
-				label(id, "owner "+p, 2, `,"adjudication":true`)
+				label(id, "owner "+p, 1, `,"adjudication":true`) // between the panel's bins
 			}
 			fmt.Fprintf(&judge, `{"case_id":%s,"dimension":"faithfulness","score":%.2f,"construct":"contradiction-only","judged_at":"2026-10-01T09:00:00Z"}`+"\n", js(id), float64(i%3)/2)
+		}
+		for _, line := range strings.SplitAfter(human.String(), "\n") {
+			if strings.Contains(line, `"adjudication":true`) {
+				line = line[:strings.Index(line, `"rater":`)] + `"rater":` + js("owner "+forgePayloads[3]) + `,"adjudication":true}` + "\n"
+			}
+			owned.WriteString(line)
 		}
 		humanF, judgeF := write("panel-human.jsonl", human.String()), write("panel-judge.jsonl", judge.String())
 		forgeRun(t, dir, -1, "calibrate", "--human", humanF, "--judge", judgeF, "--lock", lock, "--comment", "never",
 			"--markdown", filepath.Join(dir, "cal-panel.md"), "--json", filepath.Join(dir, "cal-panel.json"))
 		forgeRun(t, dir, 0, "report", "--from", filepath.Join(dir, "cal-panel.json"), "--markdown", filepath.Join(dir, "cal-panel-again.md"))
+		// The lock's owner, its panel adoption's reason and a construct's definition are text too.
+		all := strings.Join(forgePayloads, " ")
+		adopted := write("adopted-lock.json", `{"dimensions": {"faithfulness": {"construct": "contradiction-only", "gated": true, "definition": `+js(all)+`}},
+ "bins": [0.34, 0.67], "kappa_weighting": "quadratic", "min_kappa": 0.2, "min_n": 2, "raters": "panel", "owner": `+js("owner "+forgePayloads[3])+`,
+ "panel_adoption": {"reason": `+js(all)+`}}`)
+		ownedF := write("owned-human.jsonl", owned.String())
+		forgeRun(t, dir, -1, "calibrate", "--human", ownedF, "--judge", judgeF, "--lock", adopted, "--comment", "never",
+			"--markdown", filepath.Join(dir, "cal-adopted.md"), "--json", filepath.Join(dir, "cal-adopted.json"))
+		forgeRun(t, dir, 0, "report", "--from", filepath.Join(dir, "cal-adopted.json"), "--markdown", filepath.Join(dir, "cal-adopted-again.md"))
 	})
 
 	t.Run("generate batch files", func(t *testing.T) {

@@ -30,6 +30,9 @@ type Actions struct {
 	Repository string // GITHUB_REPOSITORY, owner/name
 	EventName  string // GITHUB_EVENT_NAME
 	Ref        string // GITHUB_REF, e.g. refs/heads/main or refs/pull/7/merge
+	// SHA is the commit a check run belongs on: the pull request's head commit
+	// (pull_request.head.sha; GITHUB_SHA is the merge commit there), else GITHUB_SHA.
+	SHA string
 	// DefaultBranch and RepoFork are the event payload's repository.default_branch
 	// and repository.fork ("" and false when the payload has no repository).
 	DefaultBranch string
@@ -55,6 +58,7 @@ func ReadActions(getenv func(string) string, stdout io.Writer) (*Actions, error)
 		Repository:  strings.TrimSpace(getenv("GITHUB_REPOSITORY")),
 		EventName:   getenv("GITHUB_EVENT_NAME"),
 		Ref:         strings.TrimSpace(getenv("GITHUB_REF")),
+		SHA:         strings.TrimSpace(getenv("GITHUB_SHA")),
 		Workspace:   getenv("GITHUB_WORKSPACE"),
 		StepSummary: getenv("GITHUB_STEP_SUMMARY"),
 		OutputFile:  getenv("GITHUB_OUTPUT"),
@@ -84,6 +88,7 @@ type event struct {
 	PullRequest *struct {
 		Number int `json:"number"`
 		Head   struct {
+			SHA  string `json:"sha"`
 			Repo *struct {
 				FullName string `json:"full_name"`
 			} `json:"repo"`
@@ -142,6 +147,9 @@ func (a *Actions) applyEvent(ev *event) {
 		}
 		if r := ev.PullRequest.Head.Repo; r != nil {
 			a.HeadRepo = r.FullName
+		}
+		if sha := strings.TrimSpace(ev.PullRequest.Head.SHA); sha != "" {
+			a.SHA = sha
 		}
 		if a.PR < 0 {
 			a.PR = 0

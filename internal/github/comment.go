@@ -40,19 +40,28 @@ const (
 	KindNetwork                // no HTTP answer at all
 )
 
-// APIError is a failed comment call.
+// APIError is a failed comment or check-run call.
 type APIError struct {
 	Op      string // "list", "create", "update", "delete", "hide", "identify"
+	Object  string // what the call was about; "" is the PR comment
+	Service string // who answered; "" is GitHub (GitLab's notes use the same upsert)
 	Kind    ErrorKind
 	Status  int    // HTTP status, 0 for network errors
 	Message string // GitHub's message, the rate-limit explanation, or the network error
 }
 
 func (e *APIError) Error() string {
-	if e.Status == 0 {
-		return fmt.Sprintf("failed to %s the PR comment: %s", e.Op, e.Message)
+	obj, svc := e.Object, e.Service
+	if obj == "" {
+		obj = "PR comment"
 	}
-	return fmt.Sprintf("failed to %s the PR comment: GitHub answered %d %s", e.Op, e.Status, e.Message)
+	if svc == "" {
+		svc = "GitHub"
+	}
+	if e.Status == 0 {
+		return fmt.Sprintf("failed to %s the %s: %s", e.Op, obj, e.Message)
+	}
+	return fmt.Sprintf("failed to %s the %s: %s answered %d %s", e.Op, obj, svc, e.Status, e.Message)
 }
 
 // Client makes the issue-comment calls of the sticky PR comment through go-github,
@@ -179,6 +188,13 @@ func (c *Client) DeleteComment(ctx context.Context, id int64) error {
 
 func issueComment(ic *gogithub.IssueComment) IssueComment {
 	return IssueComment{ID: ic.GetID(), NodeID: ic.GetNodeID(), Login: ic.GetUser().GetLogin(), Body: ic.GetBody(), URL: ic.GetHTMLURL(), CreatedAt: ic.GetCreatedAt().Time}
+}
+
+// classifyAs is classify for a call about object (the check run).
+func classifyAs(op, object string, err error) *APIError {
+	ae := classify(op, err)
+	ae.Object = object
+	return ae
 }
 
 // classify turns a go-github error into an *APIError.

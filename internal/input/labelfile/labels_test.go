@@ -57,6 +57,16 @@ func TestReadLock(t *testing.T) {
 	assert.True(t, pl.Dimensions["groundedness"].CarriedOver)
 	assert.False(t, pl.Dimensions["faithfulness"].CarriedOver)
 	assert.False(t, l.MinNSet)
+	assert.Empty(t, l.Owner)
+	assert.Nil(t, l.Adoption)
+	// The owner, the panel adoption and a construct's definition (ADR-0028).
+	ad, err := ReadLock([]byte("dimensions:\n  g: {construct: support, gated: true, carried_over: true}\n  f:\n    construct: contradiction-only\n    gated: true\n    definition: fails only on a contradiction\n"+
+		"bins: [0.5]\nkappa_weighting: none\nmin_kappa: 0\nraters: panel\nowner: pat\npanel_adoption: {reason: ADR-0028, carried_over: [g]}\n"), "lock.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, "pat", ad.Owner)
+	assert.Equal(t, &PanelAdoption{Reason: "ADR-0028", CarriedOver: []string{"g"}}, ad.Adoption)
+	assert.Equal(t, "fails only on a contradiction", ad.Dimensions["f"].Definition)
+	assert.Empty(t, ad.Dimensions["g"].Definition)
 	m, err := ReadLock([]byte(strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "min_n": 5`, 1)), "lock.json")
 	require.NoError(t, err)
 	assert.Equal(t, 5, m.MinN)
@@ -94,7 +104,7 @@ func TestReadLockErrors(t *testing.T) {
 		{"malformed JSON", "lock.json", "{\n  \"bins\": [0.3,\n}\n", "lock.json:3: malformed JSON: unexpected character '}' looking for a value at column 1"},
 		{"truncated", "lock.json", "{\"bins\": [0.3", "lock.json:1: malformed JSON: unexpected end of file after array element at column 14"},
 		{"not an object", "lock.json", "[1]", "lock.json:1: the lock must be an object with dimensions, bins, kappa_weighting and min_kappa, got array"},
-		{"unknown key", "lock.json", strings.Replace(testLockJSON, `"min_kappa"`, `"min_kapa"`, 1), `lock.json:8: unknown key "min_kapa" (allowed: dimensions, bins, kappa_weighting, min_kappa, min_n, raters)`},
+		{"unknown key", "lock.json", strings.Replace(testLockJSON, `"min_kappa"`, `"min_kapa"`, 1), `lock.json:8: unknown key "min_kapa" (allowed: dimensions, bins, kappa_weighting, min_kappa, min_n, raters, owner, panel_adoption)`},
 		{"raters unknown", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "team"`, 1), `lock.json:8: "raters" must be "single" or "panel"`},
 		{"raters a number", "lock.yaml", "dimensions:\n  a: {construct: x, gated: true}\nbins: [0.5]\nkappa_weighting: none\nmin_kappa: 0\nraters: 3\n", `lock.yaml:6: "raters" must be "single" or "panel"`},
 		{"carried_over a string", "lock.json", strings.Replace(testLockJSON, `"gated": true`, `"gated": true, "carried_over": "yes"`, 1), `lock.json:3: dimension "groundedness": carried_over must be true or false, got string`},
@@ -118,7 +128,22 @@ func TestReadLockErrors(t *testing.T) {
 		{"gated missing", "lock.json", strings.Replace(testLockJSON, `, "gated": true`, ``, 1), `lock.json:3: dimension "groundedness" has no gated (true or false)`},
 		{"gated a string", "lock.json", strings.Replace(testLockJSON, `"gated": true`, `"gated": "yes"`, 1), `lock.json:3: dimension "groundedness": gated must be true or false, got string`},
 		{"empty construct", "lock.json", strings.Replace(testLockJSON, `"support"`, `""`, 1), `lock.json:3: dimension "groundedness": construct must be a non-empty string`},
-		{"unknown dimension key", "lock.json", strings.Replace(testLockJSON, `"gated": true`, `"gated": true, "weight": 2`, 1), `lock.json:3: dimension "groundedness": unknown key "weight" (allowed: construct, gated, carried_over)`},
+		{"unknown dimension key", "lock.json", strings.Replace(testLockJSON, `"gated": true`, `"gated": true, "weight": 2`, 1), `lock.json:3: dimension "groundedness": unknown key "weight" (allowed: construct, gated, carried_over, definition)`},
+		{"definition empty", "lock.json", strings.Replace(testLockJSON, `"gated": true`, `"gated": true, "definition": " "`, 1), `lock.json:3: dimension "groundedness": definition must be a non-empty string (the construct's definition, frozen with the lock)`},
+		{"definition a list", "lock.json", strings.Replace(testLockJSON, `"gated": true`, `"gated": true, "definition": ["x"]`, 1), `lock.json:3: dimension "groundedness": definition must be a non-empty string (the construct's definition, frozen with the lock)`},
+		// The owner and the panel adoption (ADR-0028).
+		{"owner without a panel", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "owner": "pat"`, 1), `lock.json:8: "owner" names who adjudicates a rater panel: it needs "raters": "panel"`},
+		{"owner empty", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel", "owner": ""`, 1), `lock.json:8: "owner" must be a non-empty string (the owner's rater id)`},
+		{"adoption without a panel", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "panel_adoption": {"reason": "r"}`, 1), `lock.json:8: "panel_adoption" records the move to a rater panel: it needs "raters": "panel"`},
+		{"adoption without an owner", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel", "panel_adoption": {"reason": "r"}`, 1), `lock.json:8: "panel_adoption" needs "owner": the rater id of the owner, whose single-rater labels the panel replaces`},
+		{"adoption without a reason", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel", "owner": "pat",
+  "panel_adoption": {"carried_over": []}`, 1), `lock.json:9: panel_adoption has no reason: the adoption is recorded with why it was made`},
+		{"adoption a string", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel", "owner": "pat", "panel_adoption": "yes"`, 1), `lock.json:8: "panel_adoption" must be an object with reason and carried_over, got string`},
+		{"adoption unknown key", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel", "owner": "pat", "panel_adoption": {"reason": "r", "date": "2026"}`, 1), `lock.json:8: panel_adoption: unknown key "date" (allowed: reason, carried_over)`},
+		{"adoption carries over an unknown dimension", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel", "owner": "pat", "panel_adoption": {"reason": "r", "carried_over": ["relevance"]}`, 1), `lock.json:8: panel_adoption: carried_over names "relevance", which is not a dimension of the lock (faithfulness, groundedness)`},
+		{"adoption carries over a dimension not carried over", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel", "owner": "pat", "panel_adoption": {"reason": "r", "carried_over": ["groundedness"]}`, 1), `lock.json:8: panel_adoption: carried_over names "groundedness", whose "carried_over" is not true`},
+		{"adoption carries over twice", "lock.yaml", "dimensions:\n  a: {construct: x, gated: true, carried_over: true}\nbins: [0.5]\nkappa_weighting: none\nmin_kappa: 0\nraters: panel\nowner: pat\npanel_adoption:\n  reason: r\n  carried_over:\n    - a\n    - a\n", `lock.yaml:12: panel_adoption: carried_over names "a" twice`},
+		{"adoption reason empty", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel", "owner": "pat", "panel_adoption": {"reason": ""}`, 1), `lock.json:8: panel_adoption: reason must be a non-empty string (why the panel was adopted)`},
 		{"no dimensions", "lock.json", `{"dimensions": {}, "bins": [0.5], "kappa_weighting": "none", "min_kappa": 0}`, `lock.json:1: "dimensions" is empty`},
 		{"trailing data", "lock.json", testLockJSON + "{}\n", "lock.json:10: malformed JSON: unexpected character '{' after top-level value at column 1"},
 		// YAML syntax errors carry the line the YAML parser reports (for an unclosed
@@ -305,6 +330,7 @@ func FuzzReadLock(f *testing.F) {
 	f.Add([]byte(`{"bins": [0.1, 0.1], "dimensions": {"a": {}}}`), false)
 	f.Add([]byte("a: &x [1]\nb: *x\n"), true)
 	f.Add([]byte("dimensions:\n  a: {construct: x, gated: true, carried_over: true}\nbins: [0.5]\nkappa_weighting: none\nmin_kappa: 0\nraters: panel\n"), true)
+	f.Add([]byte("dimensions:\n  a: {construct: x, gated: true, carried_over: true, definition: d}\nbins: [0.5]\nkappa_weighting: none\nmin_kappa: 0\nraters: panel\nowner: o\npanel_adoption: {reason: r, carried_over: [a]}\n"), true)
 	f.Fuzz(func(t *testing.T, data []byte, yaml bool) {
 		name := "lock.json"
 		if yaml {
@@ -336,6 +362,19 @@ func FuzzReadLock(f *testing.F) {
 		}
 		if l.Raters != RatersSingle && l.Raters != RatersPanel {
 			t.Fatalf("raters accepted: %q", l.Raters)
+		}
+		if l.Owner != "" && l.Raters != RatersPanel {
+			t.Fatalf("an owner without a panel accepted: %+v", l)
+		}
+		if a := l.Adoption; a != nil {
+			if l.Owner == "" || a.Reason == "" {
+				t.Fatalf("an adoption without an owner or a reason accepted: %+v", l)
+			}
+			for _, n := range a.CarriedOver {
+				if !l.Dimensions[n].CarriedOver {
+					t.Fatalf("an adoption carrying over %q, which the lock does not, accepted: %+v", n, l)
+				}
+			}
 		}
 		for n, d := range l.Dimensions {
 			if n == "" || d.Construct == "" {

@@ -36,6 +36,21 @@ type LockDimension struct {
 	// (`carried_over`, false when absent): its human labels must be identical to
 	// those at the base ref (calibrate --lock-base).
 	CarriedOver bool
+	// Definition is the construct's definition as the lock freezes it
+	// (`definition`, "" when absent): the rubric both sides apply, compared
+	// with the base ref's (calibrate --lock-base) like the construct's name.
+	Definition string
+}
+
+// PanelAdoption is the lock's record of the one-time move from the single-rater
+// framing to a rater panel (ADR-0028; `panel_adoption`): why, and which
+// dimensions it carried over. Against a base whose lock is single-rater,
+// calibrate --lock-base accepts the changes it declares (raters single -> panel,
+// the owner named, the listed dimensions' carried_over false -> true); once at
+// the base it is frozen like every other constant.
+type PanelAdoption struct {
+	Reason      string
+	CarriedOver []string // dimension names, sorted
 }
 
 // Rater framings of a lock (`raters`): who the judge is calibrated against.
@@ -62,6 +77,12 @@ type Lock struct {
 	// the lock does not set it (RatersSet false). A frozen constant like the others.
 	Raters    string
 	RatersSet bool
+	// Owner is the rater id of the owner (`owner`, "" when absent; needs a
+	// panel): the one who adjudicates and who saw the judge's scores, so never
+	// a panel rater outside the carried-over dimensions.
+	Owner string
+	// Adoption is the declared panel adoption (`panel_adoption`), nil when absent.
+	Adoption *PanelAdoption
 }
 
 // DefaultLockMinN is the lock's min_n when it does not set one.
@@ -318,9 +339,9 @@ func lockFromNode(root *lockNode, file string) (*Lock, error) {
 	lock := &Lock{File: file, Dimensions: map[string]LockDimension{}}
 	for i, k := range root.keys {
 		switch k {
-		case "dimensions", "bins", "kappa_weighting", "min_kappa", "min_n", "raters":
+		case "dimensions", "bins", "kappa_weighting", "min_kappa", "min_n", "raters", "owner", "panel_adoption":
 		default:
-			return nil, input.Errorf(file, root.vals[i].line, "unknown key %q (allowed: dimensions, bins, kappa_weighting, min_kappa, min_n, raters)", k)
+			return nil, input.Errorf(file, root.vals[i].line, "unknown key %q (allowed: dimensions, bins, kappa_weighting, min_kappa, min_n, raters, owner, panel_adoption)", k)
 		}
 	}
 	need := func(key, kind string) (*lockNode, error) {
@@ -368,8 +389,13 @@ func lockFromNode(root *lockNode, file string) (*Lock, error) {
 					return nil, input.Errorf(file, v.line, "dimension %q: carried_over must be true or false, got %s", name, v.kind)
 				}
 				ld.CarriedOver = v.b
+			case "definition":
+				if v.kind != "string" || strings.TrimSpace(v.str) == "" {
+					return nil, input.Errorf(file, v.line, "dimension %q: definition must be a non-empty string (the construct's definition, frozen with the lock)", name)
+				}
+				ld.Definition = v.str
 			default:
-				return nil, input.Errorf(file, v.line, "dimension %q: unknown key %q (allowed: construct, gated, carried_over)", name, k)
+				return nil, input.Errorf(file, v.line, "dimension %q: unknown key %q (allowed: construct, gated, carried_over, definition)", name, k)
 			}
 		}
 		if !hasC {
@@ -437,7 +463,76 @@ func lockFromNode(root *lockNode, file string) (*Lock, error) {
 		}
 		lock.Raters, lock.RatersSet = v.str, true
 	}
+	if err := lockPanelRoles(lock, root, file); err != nil {
+		return nil, err
+	}
 	return lock, nil
+}
+
+// lockPanelRoles reads the owner and the panel adoption: both need a panel, the
+// adoption names the owner, a reason and carried-over dimensions of the lock.
+func lockPanelRoles(lock *Lock, root *lockNode, file string) error {
+	if v := root.get("owner"); v != nil {
+		if v.kind != "string" || strings.TrimSpace(v.str) == "" {
+			return input.Errorf(file, v.line, "\"owner\" must be a non-empty string (the owner's rater id)")
+		}
+		if lock.Raters != RatersPanel {
+			return input.Errorf(file, v.line, "\"owner\" names who adjudicates a rater panel: it needs \"raters\": %q", RatersPanel)
+		}
+		lock.Owner = v.str
+	}
+	v := root.get("panel_adoption")
+	if v == nil {
+		return nil
+	}
+	if v.kind != "object" {
+		return input.Errorf(file, v.line, "\"panel_adoption\" must be an object with reason and carried_over, got %s", v.kind)
+	}
+	if lock.Raters != RatersPanel {
+		return input.Errorf(file, v.line, "\"panel_adoption\" records the move to a rater panel: it needs \"raters\": %q", RatersPanel)
+	}
+	if lock.Owner == "" {
+		return input.Errorf(file, v.line, "\"panel_adoption\" needs \"owner\": the rater id of the owner, whose single-rater labels the panel replaces")
+	}
+	a := &PanelAdoption{CarriedOver: []string{}}
+	hasReason := false
+	for i, k := range v.keys {
+		e := v.vals[i]
+		switch k {
+		case "reason":
+			if e.kind != "string" || strings.TrimSpace(e.str) == "" {
+				return input.Errorf(file, e.line, "panel_adoption: reason must be a non-empty string (why the panel was adopted)")
+			}
+			a.Reason, hasReason = e.str, true
+		case "carried_over":
+			if e.kind != "array" {
+				return input.Errorf(file, e.line, "panel_adoption: carried_over must be an array of dimension names, got %s", e.kind)
+			}
+			for _, d := range e.vals {
+				if d.kind != "string" {
+					return input.Errorf(file, d.line, "panel_adoption: carried_over must be an array of dimension names, got %s in it", d.kind)
+				}
+				ld, ok := lock.Dimensions[d.str]
+				switch {
+				case !ok:
+					return input.Errorf(file, d.line, "panel_adoption: carried_over names %q, which is not a dimension of the lock (%s)", d.str, strings.Join(lock.DimensionNames(), ", "))
+				case !ld.CarriedOver:
+					return input.Errorf(file, d.line, "panel_adoption: carried_over names %q, whose \"carried_over\" is not true", d.str)
+				case slices.Contains(a.CarriedOver, d.str):
+					return input.Errorf(file, d.line, "panel_adoption: carried_over names %q twice", d.str)
+				}
+				a.CarriedOver = append(a.CarriedOver, d.str)
+			}
+		default:
+			return input.Errorf(file, e.line, "panel_adoption: unknown key %q (allowed: reason, carried_over)", k)
+		}
+	}
+	if !hasReason {
+		return input.Errorf(file, v.line, "panel_adoption has no reason: the adoption is recorded with why it was made")
+	}
+	slices.Sort(a.CarriedOver)
+	lock.Adoption = a
+	return nil
 }
 
 func lockArticle(kind string) string {

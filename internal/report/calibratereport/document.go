@@ -38,6 +38,8 @@ type Document struct {
 	Lock           Lock                  `json:"lock"`
 	MaxUnpaired    *string               `json:"max_unpaired"`
 	MinKappa       format.Float          `json:"min_kappa"`
+	Owner          string                `json:"owner,omitempty"`
+	PanelAdoption  *PanelAdoption        `json:"panel_adoption,omitempty"`
 	Raters         string                `json:"raters"`
 	Schema         string                `json:"schema"`
 	Verdict        outcome.Status        `json:"verdict"`
@@ -71,9 +73,11 @@ type Dimension struct {
 }
 
 type Constructs struct {
-	Human []string `json:"human"`
-	Judge []string `json:"judge"`
-	Lock  string   `json:"lock"`
+	// Definition is the lock's definition of its construct, when it has one.
+	Definition string   `json:"definition,omitempty"`
+	Human      []string `json:"human"`
+	Judge      []string `json:"judge"`
+	Lock       string   `json:"lock"`
 }
 
 type Disagreement struct {
@@ -109,9 +113,26 @@ type Violation struct {
 }
 
 type Lock struct {
-	Base    *string  `json:"base"`
-	Changed []string `json:"changed"`
-	OK      bool     `json:"ok"`
+	// Adoption is the panel adoption the lock declares since the base ref,
+	// accepted there (the base is single-rater): the changes it covers are
+	// listed here, not under changed.
+	Adoption *LockAdoption `json:"adoption,omitempty"`
+	Base     *string       `json:"base"`
+	Changed  []string      `json:"changed"`
+	OK       bool          `json:"ok"`
+}
+
+// LockAdoption is a declared panel adoption accepted against the base ref.
+type LockAdoption struct {
+	CarriedOver []string `json:"carried_over"`
+	Changes     []string `json:"changes"`
+	Reason      string   `json:"reason"`
+}
+
+// PanelAdoption is the lock's record of its move to a rater panel.
+type PanelAdoption struct {
+	CarriedOver []string `json:"carried_over"`
+	Reason      string   `json:"reason"`
 }
 
 type GitAnchoring struct {
@@ -190,6 +211,13 @@ func New(r *calibrate.Result) *Document {
 	if lc := r.LockCheck; lc != nil {
 		base := lc.Base
 		out.Lock = Lock{Base: &base, Changed: lockChangeTexts(lc.Changed), OK: len(lc.Changed) == 0}
+		if a := lc.Adoption; a != nil {
+			out.Lock.Adoption = &LockAdoption{CarriedOver: nonNil(a.CarriedOver), Changes: lockChangeTexts(a.Covered), Reason: a.Reason}
+		}
+	}
+	out.Owner = r.Lock.Owner
+	if a := r.Lock.Adoption; a != nil {
+		out.PanelAdoption = &PanelAdoption{CarriedOver: nonNil(a.CarriedOver), Reason: a.Reason}
 	}
 	if ga := r.GitAnchor; ga != nil {
 		reasons := make([]string, len(ga.Findings))
@@ -207,7 +235,8 @@ func New(r *calibrate.Result) *Document {
 			Confusion: d.Confusion,
 			Construct: d.Construct,
 			Constructs: Constructs{
-				Human: nonNil(d.HumanConstructs), Judge: nonNil(d.JudgeConstructs), Lock: d.Construct,
+				Definition: r.Lock.Dimensions[d.Name].Definition,
+				Human:      nonNil(d.HumanConstructs), Judge: nonNil(d.JudgeConstructs), Lock: d.Construct,
 			},
 			Disagreements: Disagreements{
 				HumanAboveJudge: disagreements(d.HumanAbove), JudgeAboveHuman: disagreements(d.JudgeAbove),
@@ -298,6 +327,12 @@ func (d *Document) lockSummary() string {
 	if d.Raters != "" {
 		out += ", " + ratersRule(d.Raters)
 	}
+	if d.Owner != "" {
+		out += ", owner " + strconv.Quote(d.Owner) + " (adjudicates; never a panel rater)"
+	}
+	if a := d.PanelAdoption; a != nil {
+		out += ", adopted from single rater: " + adoptionText(a.Reason, a.CarriedOver)
+	}
 	if d.MaxUnpaired != nil {
 		out += ", max_unpaired " + *d.MaxUnpaired + " per gated dimension"
 	}
@@ -318,7 +353,7 @@ func (dim *Dimension) numbers(invalid string) (ag, k, wk, ci string) {
 func (d *Document) Text(w io.Writer) error {
 	var b strings.Builder
 	san := format.SanitizeText
-	fmt.Fprintf(&b, "calibrate: %s\n", d.lockSummary())
+	fmt.Fprintf(&b, "calibrate: %s\n", san(d.lockSummary()))
 	fmt.Fprintf(&b, "%-20s %-5s %5s %9s %9s %9s  %-18s %s\n", "dimension", "gated", "n", "agreement", "kappa", "w.kappa", "ci95 (w.kappa)", "status")
 	dims := d.dimensions()
 	for _, dim := range dims {
@@ -359,12 +394,19 @@ func (d *Document) Text(w io.Writer) error {
 	switch lk := d.Lock; {
 	case lk.Base == nil:
 		b.WriteString("lock: not compared with a git ref (use --lock-base)\n")
+	case len(lk.Changed) == 0 && lk.Adoption != nil:
+		fmt.Fprintf(&b, "lock: unchanged since %s but for the panel adoption it declares (%s)\n", san(*lk.Base), san(adoptionText(lk.Adoption.Reason, lk.Adoption.CarriedOver)))
 	case len(lk.Changed) == 0:
 		fmt.Fprintf(&b, "lock: unchanged since %s\n", san(*lk.Base))
 	default:
 		fmt.Fprintf(&b, "lock: CHANGED since %s\n", san(*lk.Base))
 		for _, c := range lk.Changed {
 			fmt.Fprintf(&b, "  %s\n", san(c))
+		}
+	}
+	if a := d.Lock.Adoption; a != nil {
+		for _, c := range a.Changes {
+			fmt.Fprintf(&b, "  adopted: %s\n", san(c))
 		}
 	}
 	if ga := d.GitAnchoring; ga != nil {
@@ -424,8 +466,8 @@ func (d *Document) Markdown(w io.Writer, marker string) error {
 	}
 	fmt.Fprintf(&b, "## %s Judge calibration: %s\n\n", icon, strings.ToUpper(string(d.Verdict)))
 	fmt.Fprintf(&b, "Agreement between human labels and the LLM judge, per dimension, on the lock's frozen constants: %s. "+
-		"The gate needs weighted kappa ≥ min\\_kappa on every gated dimension, no construct mismatch, no anchoring violation%s%s, and an unchanged lock.\n\n",
-		esc(d.lockSummary()), d.unpairedRule(), d.processRule())
+		"The gate needs weighted kappa ≥ min\\_kappa on every gated dimension, no construct mismatch, no anchoring violation%s%s, and an unchanged lock%s.\n\n",
+		esc(d.lockSummary()), d.unpairedRule(), d.processRule(), d.adoptionRule())
 	b.WriteString("| dimension | gated | n | agreement | kappa | weighted kappa | 95% CI | status |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---|---|\n")
 	dims := d.dimensions()
@@ -443,6 +485,14 @@ func (d *Document) Markdown(w io.Writer, marker string) error {
 	default:
 		fmt.Fprintf(&b, "**Lock:** ❌ the frozen constants changed since %s; a calibration is only comparable under the same constants:\n\n", esc(*lk.Base))
 		for _, c := range lk.Changed {
+			fmt.Fprintf(&b, "- %s\n", esc(c))
+		}
+		b.WriteString("\n")
+	}
+	if a := d.Lock.Adoption; a != nil && d.Lock.Base != nil {
+		fmt.Fprintf(&b, "**Panel adoption:** the lock declares the one-time move from the single-rater framing at %s (%s); it covers:\n\n",
+			esc(*d.Lock.Base), esc(adoptionText(a.Reason, a.CarriedOver)))
+		for _, c := range a.Changes {
 			fmt.Fprintf(&b, "- %s\n", esc(c))
 		}
 		b.WriteString("\n")
@@ -469,6 +519,9 @@ func (d *Document) Markdown(w io.Writer, marker string) error {
 		fmt.Fprintf(&b, "### %s\n\n", esc(dim.Name))
 		fmt.Fprintf(&b, "Construct (lock): %s. Human labels declare %s; judge scores declare %s.\n\n",
 			esc(dim.Construct), list(dim.Constructs.Human), list(dim.Constructs.Judge))
+		if def := dim.Constructs.Definition; def != "" {
+			fmt.Fprintf(&b, "Definition (lock): %s\n\n", esc(def))
+		}
 		switch dim.Status {
 		case calibrate.StatusConstructMismatch:
 			b.WriteString("> **Construct mismatch.** The human labels and the judge scores do not both measure the lock's construct, " +
@@ -568,6 +621,15 @@ func (dim *Dimension) statusCell() string {
 	return string(dim.Status)
 }
 
+// adoptionRule is the clause of the Markdown's gate sentence on a panel
+// adoption declared since the base.
+func (d *Document) adoptionRule() string {
+	if d.Lock.Adoption == nil {
+		return ""
+	}
+	return " (but for the panel adoption it declares)"
+}
+
 // unpairedRule is the --max-unpaired clause of the Markdown's gate sentence.
 func (d *Document) unpairedRule() string {
 	if d.MaxUnpaired == nil {
@@ -597,13 +659,16 @@ func list(ss []string) string {
 	return strings.Join(q, ", ")
 }
 
+// timeFormat writes a label's timestamp: RFC 3339 with its zone, the
+// fraction only when there is one.
+const timeFormat = "2006-01-02T15:04:05.999999999Z07:00"
+
 // ViolationReason is the sentence of a violation: what the label declares or
 // when it was made, at its file and line.
 func ViolationReason(v calibrate.Violation) string {
 	if v.Kind == calibrate.NotEarlier {
-		const timeFmt = "2006-01-02T15:04:05.999999999Z07:00"
 		return fmt.Sprintf("labeled_at %s (%s:%d) is not earlier than judged_at %s (%s:%d): the label may have seen the judge's score",
-			v.LabeledAt.Format(timeFmt), v.File, v.Line, v.JudgedAt.Format(timeFmt), v.JudgeFile, v.JudgeLine)
+			v.LabeledAt.Format(timeFormat), v.File, v.Line, v.JudgedAt.Format(timeFormat), v.JudgeFile, v.JudgeLine)
 	}
 	return fmt.Sprintf("%s construct %q (%s:%d) differs from the lock's %q", v.Side, v.Construct, v.File, v.Line, v.Want)
 }

@@ -2,10 +2,12 @@ package calibratereport
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 )
 
 // NoteText is the sentence of a dimension's note (calibrate.Note), as every
@@ -84,7 +86,18 @@ func LockChangeText(c calibrate.LockChange) string {
 	case calibrate.LockInvalid:
 		return fmt.Sprintf("the copy at %s is not a valid lock (%s)", c.Ref, c.Detail)
 	case calibrate.LockSetting:
+		if c.Text {
+			return fmt.Sprintf("%s: %s -> %s", c.Key, quotedOrNone(c.From, c.FromDefault), quotedOrNone(c.To, c.ToDefault))
+		}
 		return fmt.Sprintf("%s: %s -> %s", c.Key, orDefault(c.From, c.FromDefault), orDefault(c.To, c.ToDefault))
+	case calibrate.LockAdoptionDeclared:
+		if c.From == labelfile.RatersSingle {
+			return fmt.Sprintf("panel_adoption: declared (%s)", adoptionText(c.Reason, c.Dimensions))
+		}
+		return fmt.Sprintf("panel_adoption: declared (%s), but the base's raters is already %s: the adoption is the one-time move from the single-rater framing",
+			adoptionText(c.Reason, c.Dimensions), orDefault(c.From, c.FromDefault))
+	case calibrate.LockAdoptionRemoved:
+		return fmt.Sprintf("panel_adoption: removed (%s); a recorded adoption is frozen with the lock", adoptionText(c.Reason, c.Dimensions))
 	case calibrate.LockDimensionRemoved:
 		return c.Key + ": removed"
 	case calibrate.LockDimensionAdded:
@@ -94,6 +107,23 @@ func LockChangeText(c calibrate.LockChange) string {
 		return fmt.Sprintf("%s: added (construct %s, gated %t)", c.Key, c.Construct, c.Gated)
 	}
 	return string(c.Code)
+}
+
+// quotedOrNone is a text constant of the lock, quoted, or (none) when not set.
+func quotedOrNone(v string, unset bool) string {
+	if unset {
+		return "(none)"
+	}
+	return strconv.Quote(v)
+}
+
+// adoptionText is a panel adoption's reason and carried-over dimensions.
+func adoptionText(reason string, dims []string) string {
+	s := "reason " + strconv.Quote(reason)
+	if len(dims) > 0 {
+		s += ", carrying over " + strings.Join(dims, ", ")
+	}
+	return s
 }
 
 // orDefault is a lock's value, marked when it is the default (not set).

@@ -86,6 +86,13 @@ func TestLockChangeText(t *testing.T) {
 		{"carried over written out false", `"support", "gated": true`, `"support", "gated": true, "carried_over": false`, nil},
 		{"dimension added carried over", `"faithfulness": {"construct": "contradiction-only", "gated": true}`, `"faithfulness": {"construct": "contradiction-only", "gated": true}, "x": {"construct": "y", "gated": false, "carried_over": true}`,
 			[]string{"dimensions.x: added (construct y, gated false, carried over)"}},
+		// The construct's definition is frozen with its name (issue 34 item 14).
+		{"definition declared", `"contradiction-only", "gated": true`, `"contradiction-only", "gated": true, "definition": "fails only on a contradiction"`,
+			[]string{`dimensions.faithfulness.definition: (none) -> "fails only on a contradiction"`}},
+		// The owner and the panel adoption (issue 34 items 11 and 13); LockChanges
+		// lists every difference, CheckLock takes out what an adoption covers.
+		{"panel adopted", `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel", "owner": "pat", "panel_adoption": {"reason": "ADR-0028 \"panel\""}`,
+			[]string{"raters: single (default) -> panel", `owner: (none) -> "pat"`, `panel_adoption: declared (reason "ADR-0028 \"panel\"")`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,6 +115,14 @@ func TestLockChangeText(t *testing.T) {
 		{calibrate.LockChange{Code: calibrate.LockNotAFile, Ref: "main", Path: "eval/lock.json"}, "the copy at main is not a valid lock (eval/lock.json is not a file there)"},
 		{calibrate.LockChange{Code: calibrate.LockInvalid, Ref: "HEAD", Path: "eval/lock.json", Detail: "HEAD:eval/lock.json:1: malformed JSON"},
 			"the copy at HEAD is not a valid lock (HEAD:eval/lock.json:1: malformed JSON)"},
+		{calibrate.LockChange{Code: calibrate.LockSetting, Key: "dimensions.f.definition", From: "contradicted", To: "", Text: true, ToDefault: true},
+			`dimensions.f.definition: "contradicted" -> (none)`},
+		{calibrate.LockChange{Code: calibrate.LockSetting, Key: "panel_adoption.reason", From: "a", To: "b", Text: true},
+			`panel_adoption.reason: "a" -> "b"`},
+		{calibrate.LockChange{Code: calibrate.LockAdoptionDeclared, Key: "panel_adoption", From: "panel", Reason: "r", Dimensions: []string{"g", "h"}},
+			`panel_adoption: declared (reason "r", carrying over g, h), but the base's raters is already panel: the adoption is the one-time move from the single-rater framing`},
+		{calibrate.LockChange{Code: calibrate.LockAdoptionRemoved, Key: "panel_adoption", Reason: "r", Dimensions: []string{"g"}},
+			`panel_adoption: removed (reason "r", carrying over g); a recorded adoption is frozen with the lock`},
 		{calibrate.LockChange{Code: "new_change"}, "new_change"},
 	} {
 		assert.Equal(t, tt.want, LockChangeText(tt.change))

@@ -88,6 +88,7 @@ type BlindViolation struct {
 	Dimension    string `json:"dimension"`
 	File         string `json:"file"`
 	JudgeCommit  string `json:"judge_commit"`
+	JudgedAt     string `json:"judged_at"`
 	LabelCommit  string `json:"label_commit"`
 	Line         int    `json:"line"`
 }
@@ -132,7 +133,7 @@ func newBlind(b *calibrate.BlindCheck) *BlindLabels {
 		rb := RaterBlind{Labels: r.Labels, Rater: r.Rater, Violations: []BlindViolation{}}
 		for _, v := range r.Violations {
 			rb.Violations = append(rb.Violations, BlindViolation{Adjudication: v.Adjudication, CaseID: v.CaseID, Code: string(v.Code),
-				Dimension: v.Dimension, File: v.File, JudgeCommit: v.JudgeCommit, LabelCommit: v.LabelCommit, Line: v.Line})
+				Dimension: v.Dimension, File: v.File, JudgeCommit: v.JudgeCommit, JudgedAt: v.JudgedAt.Format(timeFormat), LabelCommit: v.LabelCommit, Line: v.Line})
 		}
 		out.Raters = append(out.Raters, rb)
 		out.Labels += r.Labels
@@ -234,7 +235,8 @@ func blindReason(v BlindViolation) string {
 	case calibrate.BlindSameCommit:
 		return "first committed together with its judge score in " + shortHash(v.LabelCommit)
 	}
-	return fmt.Sprintf("first committed in %s, which is not an ancestor of %s, where its judge score was first committed", shortHash(v.LabelCommit), shortHash(v.JudgeCommit))
+	return fmt.Sprintf("first committed in %s, which is not an ancestor of %s, where the judge run it is compared with (judged_at %s) was first committed",
+		shortHash(v.LabelCommit), shortHash(v.JudgeCommit), v.JudgedAt)
 }
 
 func blindLine(v BlindViolation, esc func(string) string) string {

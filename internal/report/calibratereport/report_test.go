@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -98,10 +99,42 @@ func panelDemo(t *testing.T) *calibrate.Result {
 	r.Blind = &calibrate.BlindCheck{Commits: 12, Versions: 5, Raters: []calibrate.RaterBlind{
 		{Rater: "ana", Labels: 80, Violations: []calibrate.BlindViolation{}},
 		{Rater: "bo", Labels: 40, Violations: []calibrate.BlindViolation{{CaseID: "en-golden-002", Dimension: "faithfulness", Code: calibrate.BlindNotBefore,
-			LabelCommit: strings.Repeat("c", 40), JudgeCommit: strings.Repeat("d", 40), File: "human.jsonl", Line: 6}}},
+			LabelCommit: strings.Repeat("c", 40), JudgeCommit: strings.Repeat("d", 40), JudgedAt: time.Date(2026, 9, 20, 9, 0, 0, 0, time.UTC),
+			File: "human.jsonl", Line: 6}}},
 		{Rater: "owner", Labels: 44, Violations: []calibrate.BlindViolation{{CaseID: "en-golden-003", Dimension: "faithfulness", Adjudication: true,
-			Code: calibrate.BlindSameCommit, LabelCommit: strings.Repeat("e", 40), JudgeCommit: strings.Repeat("e", 40), File: "human.jsonl", Line: 13}}},
+			Code: calibrate.BlindSameCommit, LabelCommit: strings.Repeat("e", 40), JudgeCommit: strings.Repeat("e", 40),
+			JudgedAt: time.Date(2026, 10, 1, 11, 0, 0, 0, time.FixedZone("", 2*3600)), File: "human.jsonl", Line: 13}}},
 	}}
+	r.Finish()
+	return r
+}
+
+// adoptedDemo is the panel demo under a lock that names the owner, records the
+// panel adoption and defines faithfulness's construct, compared with a
+// single-rater base: the adoption covers the move to the panel, and a relaxed
+// threshold is still a change.
+func adoptedDemo(t *testing.T) *calibrate.Result {
+	t.Helper()
+	dir := filepath.Join(demoDir, "panel")
+	lock, err := labelfile.ReadLock([]byte(`{"dimensions": {"groundedness": {"construct": "support", "gated": true, "carried_over": true},
+ "faithfulness": {"construct": "contradiction-only", "gated": true, "definition": "a claim fails only when the context contradicts it; *not* when it is unmentioned"}},
+ "bins": [0.34, 0.67], "kappa_weighting": "quadratic", "min_kappa": 0.6, "raters": "panel", "owner": "owner",
+ "panel_adoption": {"reason": "ADR-0028: faithfulness relabelled by a blind panel <b>", "carried_over": ["groundedness"]}}`), "lock.json")
+	require.NoError(t, err)
+	hs, err := labelfile.ReadLabelsFile(t.Context(), filepath.Join(dir, "human.jsonl"), labelfile.HumanSide, lock)
+	require.NoError(t, err)
+	js, err := labelfile.ReadLabelsFile(t.Context(), filepath.Join(dir, "judge.jsonl"), labelfile.JudgeSide, lock)
+	require.NoError(t, err)
+	hs.File = "human.jsonl"
+	r, err := calibrate.Evaluate(t.Context(), calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed})
+	require.NoError(t, err)
+	r.LockCheck = &calibrate.LockCheck{Base: "origin/main",
+		Changed: []calibrate.LockChange{{Code: calibrate.LockSetting, Key: "min_kappa", From: "0.7", To: "0.6"}},
+		Adoption: &calibrate.AdoptionCheck{Reason: lock.Adoption.Reason, CarriedOver: lock.Adoption.CarriedOver, Covered: []calibrate.LockChange{
+			{Code: calibrate.LockSetting, Key: "raters", From: "single", To: "panel", FromDefault: true},
+			{Code: calibrate.LockSetting, Key: "owner", To: "owner", Text: true, FromDefault: true},
+			{Code: calibrate.LockSetting, Key: "dimensions.groundedness.carried_over", From: "false", To: "true"},
+		}}}
 	r.Finish()
 	return r
 }
@@ -124,7 +157,7 @@ func TestReportsGolden(t *testing.T) {
 	tests := []struct {
 		name string
 		r    *calibrate.Result
-	}{{"demo", demo}, {"violations", violations(t)}, {"panel", panelDemo(t)}}
+	}{{"demo", demo}, {"violations", violations(t)}, {"panel", panelDemo(t)}, {"adopted", adoptedDemo(t)}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var js, md, txt bytes.Buffer
@@ -167,6 +200,42 @@ func TestPanelDocumentReadBack(t *testing.T) {
 }
 
 // A panel dimension without labels says so in one line.
+// The adoption's document (owner, panel adoption, definition, the lock's
+// covered changes) round-trips through Read and renders the same; a lock
+// without them has none of their keys.
+func TestAdoptedDocumentReadBack(t *testing.T) {
+	doc := calibratereport.New(adoptedDemo(t))
+	var js bytes.Buffer
+	require.NoError(t, doc.WriteJSON(&js))
+	back, err := calibratereport.Read(bytes.NewReader(js.Bytes()))
+	require.NoError(t, err)
+	for _, render := range []func(*calibratereport.Document, *bytes.Buffer) error{
+		func(d *calibratereport.Document, b *bytes.Buffer) error { return d.Markdown(b, "") },
+		func(d *calibratereport.Document, b *bytes.Buffer) error { return d.Text(b) },
+	} {
+		var a, b bytes.Buffer
+		require.NoError(t, render(doc, &a))
+		require.NoError(t, render(back, &b))
+		assert.Equal(t, a.String(), b.String())
+	}
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(js.Bytes(), &m))
+	assert.Equal(t, "owner", m["owner"])
+	assert.Equal(t, []any{"groundedness"}, m["panel_adoption"].(map[string]any)["carried_over"])
+	lock := m["lock"].(map[string]any)
+	assert.Equal(t, []any{"min_kappa: 0.7 -> 0.6"}, lock["changed"])
+	assert.Equal(t, []any{"raters: single (default) -> panel", `owner: (none) -> "owner"`, "dimensions.groundedness.carried_over: false -> true"},
+		lock["adoption"].(map[string]any)["changes"])
+	assert.Contains(t, m["dimensions"].(map[string]any)["faithfulness"].(map[string]any)["constructs"].(map[string]any)["definition"], "contradicts")
+	assertSortedKeys(t, json.NewDecoder(bytes.NewReader(js.Bytes())), "$")
+
+	var plain bytes.Buffer
+	require.NoError(t, calibratereport.New(panelDemo(t)).WriteJSON(&plain))
+	for _, key := range []string{`"owner":`, `"panel_adoption":`, `"adoption":`, `"definition":`} {
+		assert.NotContains(t, plain.String(), key, "a lock without it has no %s key", key)
+	}
+}
+
 func TestPanelWithoutLabels(t *testing.T) {
 	lock, err := labelfile.ReadLock([]byte(`{"dimensions": {"a": {"construct": "x", "gated": false}}, "bins": [0.5],
  "kappa_weighting": "none", "min_kappa": 0, "raters": "panel"}`), "lock.json")
