@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -471,7 +473,7 @@ func TestIDLogSpill(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	id := func(i int) string {
 		if i%20000 == 19999 {
-			return fmt.Sprintf("%0*d", 2*idBlock, i) // a block of its own
+			return strings.Repeat("0", idBlock) + strconv.Itoa(i) // a block of its own
 		}
 		return fmt.Sprintf("case-%020d", i)
 	}
@@ -485,7 +487,7 @@ func TestIDLogSpill(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			l := idLog{chunkN: 16, maxMemChunks: 100, maxMemBlocks: 1}
+			l := idLog{chunkN: 16, maxMemChunks: 100, maxIDBytes: 1 << 20}
 			for i := range n {
 				s := id(i)
 				if i == tt.later {
@@ -689,4 +691,32 @@ func TestScoreLocaleOfReusedBlock(t *testing.T) {
 		require.NoError(t, s.ScoreInto(&casefile.Case{File: "f", Line: 1, ID: "x", Locale: loc, Gold: []string{"a"}, Retrieved: []casefile.Retrieved{{ID: "a"}}}, &r))
 		assert.Equal(t, want, r.Locale)
 	}
+}
+
+// The ids kept to name a duplicate stay within their bound whatever their
+// lengths: long ids (over a block) among short ones go to the spill file and
+// their memory is dropped, and the blocks' memory is reused.
+func TestIDStoreBounded(t *testing.T) {
+	racetest.Skip(t, "one goroutine adds 10⁵ ids")
+	t.Setenv("TMPDIR", t.TempDir())
+	l := idLog{maxIDBytes: 1 << 20}
+	long := func(i int) string { return strings.Repeat("0", idBlock) + strconv.Itoa(i) }
+	line := uint32(0)
+	for i := range 40 {
+		for j := range 2000 {
+			line++
+			id := fmt.Sprintf("case-%d-%d", i, j)
+			require.NoError(t, l.add(idHash(id), line, id, "f"))
+		}
+		line++
+		require.NoError(t, l.add(idHash(long(i)), line, long(i), "f"))
+	}
+	line++
+	require.NoError(t, l.add(idHash(long(7)), line, long(7), "f"))
+	mapped := 0
+	for _, r := range l.arena.regions {
+		mapped += len(r)
+	}
+	require.LessOrEqual(t, mapped, 3*idRegion, "the arena does not grow with the long ids")
+	require.EqualError(t, l.duplicate(), fmt.Sprintf("f:%d: duplicate case id %q (first at line %d)", line, long(7), 8*2001))
 }

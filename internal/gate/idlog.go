@@ -35,7 +35,7 @@ func (a *Accumulator) Duplicate() error { return a.seen.duplicate() }
 // 12 bytes a case: the hash and the line (lines only grow, so the earliest
 // line is the earliest case). Past idMemChunks full chunks of entries, more
 // chunks go to a temporary file (idSpill) instead of memory, and so do the
-// case ids themselves past idMemBlocks blocks (idStore): they are read back
+// case ids themselves past idMemBytes of them (idStore): they are read back
 // only to search, and to name the id of a duplicate.
 type idLog struct {
 	parts [idParts]idPart
@@ -46,9 +46,9 @@ type idLog struct {
 	arena *idArena // full chunks and id blocks (idarena.go)
 
 	memChunks int // full chunks kept in memory
-	// Sizes (0: the defaults idChunkN, idMemChunks, idMemBlocks; tests set
+	// Sizes (0: the defaults idChunkN, idMemChunks, idMemBytes; tests set
 	// them small).
-	chunkN, maxMemChunks, maxMemBlocks int
+	chunkN, maxMemChunks, maxIDBytes int
 }
 
 // idPart is one partition: full chunks of idChunkN entries (in memory or in
@@ -77,10 +77,10 @@ const (
 	// idMemChunks bounds the entries kept in memory: 128 MiB, about 11
 	// million cases; more cases spill.
 	idMemChunks = 128 << 20 / idChunkB
-	// idBlock is the size of a block of the id store; idMemBlocks bounds
-	// the blocks kept in memory (16 MiB of ids).
-	idBlock     = 1 << 20
-	idMemBlocks = 16
+	// idBlock is the size of a block of the id store; idMemBytes bounds
+	// the blocks kept in memory.
+	idBlock    = 1 << 20
+	idMemBytes = 16 << 20
 	// idEvery is the distance in cases between the id store's checkpoints.
 	idEvery = 1024
 )
@@ -254,17 +254,18 @@ func grown[T any](s []T, n int) []T {
 
 // idStore keeps the case ids in file order, to name a duplicate: records of
 // uvarint(line - previous line), uvarint(len(id)), id, in blocks of idBlock
-// bytes (a record never straddles two; a longer id has a block of its own).
-// Past maxMemBlocks blocks in memory a full block goes to the spill file.
-// Every idEvery-th record is a checkpoint, so finding a line reads at most
-// idEvery records.
+// bytes (a record never straddles two; a longer id has a block of its own,
+// on the heap, dropped once written). Past maxIDBytes of blocks in memory a
+// full block goes to the spill file. Every idEvery-th record is a
+// checkpoint, so finding a line reads at most idEvery records.
 type idStore struct {
 	blocks []idStoreBlock
 	cur    []byte // the last block
+	spare  []byte // a spilled block's memory, while cur holds one long id
 	last   uint32 // the line of the last record
 	n      int    // records
 	marks  []idMark
-	mem    int // blocks kept in memory
+	mem    int // bytes of the blocks kept in memory (their capacity)
 }
 
 type idStoreBlock struct {
@@ -286,11 +287,19 @@ func (s *idStore) add(l *idLog, id string, line uint32) error {
 		if err := s.flush(l); err != nil {
 			return err
 		}
-		if cap(s.cur) < need { // else the spilled block's memory, reused
+		switch {
+		case need > idBlock:
+			if s.cur != nil {
+				s.spare = s.cur
+			}
+			s.cur = make([]byte, 0, need) // one id (a line is at most casefile.MaxLine)
+		case s.cur == nil && s.spare != nil:
+			s.cur, s.spare = s.spare, nil
+		case s.cur == nil:
 			if l.arena == nil {
 				l.arena = &idArena{}
 			}
-			s.cur = l.arena.alloc(l, max(idBlock, need))[:0]
+			s.cur = l.arena.alloc(l, idBlock)[:0]
 		}
 	}
 	if s.n%idEvery == 0 {
@@ -304,14 +313,16 @@ func (s *idStore) add(l *idLog, id string, line uint32) error {
 	return nil
 }
 
-// flush moves the last block to the kept blocks, in memory or spilled.
+// flush moves the last block to the kept blocks, in memory or spilled; the
+// memory of a spilled block is the next one's, but for a block of one long
+// id, which is dropped.
 func (s *idStore) flush(l *idLog) error {
 	if s.cur == nil {
 		return nil
 	}
-	if s.mem < cmp.Or(l.maxMemBlocks, idMemBlocks) {
+	if s.mem+cap(s.cur) <= cmp.Or(l.maxIDBytes, idMemBytes) {
 		s.blocks = append(s.blocks, idStoreBlock{b: s.cur, n: len(s.cur)})
-		s.mem++
+		s.mem += cap(s.cur)
 		s.cur = nil
 		return nil
 	}
@@ -320,7 +331,11 @@ func (s *idStore) flush(l *idLog) error {
 		return err
 	}
 	s.blocks = append(s.blocks, idStoreBlock{off: off, n: len(s.cur)})
-	s.cur = s.cur[:0] // reused
+	if cap(s.cur) > idBlock {
+		s.cur = nil
+	} else {
+		s.cur = s.cur[:0]
+	}
 	return nil
 }
 
