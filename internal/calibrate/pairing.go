@@ -125,7 +125,7 @@ func (s *side) buildOrder(ctx context.Context, dimIndex map[string]int) error {
 			continue
 		}
 		codes.of(s, i)
-		s.order[x].add(int32(i), s.count[x]) //nolint:gosec // G115: at most MaxInt32 labels (above)
+		s.order[x].add(int32(i), s.count[x])
 	}
 	return nil
 }
@@ -153,7 +153,7 @@ func (o *labelOrder) add(i int32, count int) {
 	case i != o.start+int32(o.n)*o.stride: //nolint:gosec // G115: o.n < count, at most MaxInt32
 		o.idx = make([]int32, o.n, max(count, o.n+1))
 		for k := range o.idx {
-			o.idx[k] = o.start + int32(k)*o.stride //nolint:gosec // G115: k < o.n
+			o.idx[k] = o.start + int32(k)*o.stride
 		}
 		o.idx = append(o.idx, i)
 	}

@@ -236,7 +236,7 @@ func (s *idSearch) partition(l *idLog, p *idPart) (later, first uint32, ok bool,
 		for i := (h * 0x9e3779b97f4a7c15) >> 32 & mask; ; i = (i + 1) & mask {
 			k := t[i] // index+1 of the entry in the slot; 0: empty
 			if k == 0 {
-				t[i] = uint32(j + 1) //nolint:gosec // G115: a partition has fewer entries than cases, which have 32-bit lines
+				t[i] = uint32(j + 1) // a partition has fewer entries than cases, whose lines fit 32 bits
 				break
 			}
 			if s.h[k-1] == h {

@@ -24,7 +24,7 @@ func (p *CaseParser) parseFast(b []byte, file string, line int, c *Case) bool {
 	if len(b) == 0 {
 		return false
 	}
-	base := unsafe.SliceData(b)
+	base := unsafe.SliceData(b) //nolint:gosec // G103: the line's bytes, which the views below share
 	view := func(from, to int) string {
 		return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(base), from)), to-from) //nolint:gosec // G103: a view of the line, valid while it is (StringsInLine)
 	}
