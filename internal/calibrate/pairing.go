@@ -59,11 +59,12 @@ type pairing struct {
 	human, judge *side
 	off          []int
 	// positional: in every dimension both sides list the same case ids in
-	// the same order, strictly increasing in shortlex order (shorter first,
-	// then bytewise: c9 < c10), but not bytewise (else the merge needs no
-	// sort anyway): the k-th labels of the two sides pair, and what comes
-	// out of the walk is put in case-id order after it (sortByCase).
-	positional bool
+	// the same order, strictly increasing in case-id order or in shortlex
+	// order (shorter first, then bytewise: c9 < c10): the k-th labels of
+	// the two sides pair, with no comparison. In shortlex order (sorted
+	// false), what comes out of the walk is put in case-id order after it
+	// (sortByCase).
+	positional, sorted bool
 }
 
 // pair builds both sides' sorted keys for the lock dimensions names (dimIndex
@@ -87,18 +88,17 @@ func pair(ctx context.Context, human, judge *labelfile.Labels, dimIndex map[stri
 			p.off[x] = min(h.lcp[x], j.lcp[x], commonPrefix(h.first[x], j.first[x]))
 		}
 	}
-	if !human.Increasing() || !judge.Increasing() {
-		// Files written from one list of cases numbered without padding:
-		// pair by position instead of sorting both sides' keys.
-		if err := parallel(ctx, 2, func(s int) error { return sides[s].buildOrder(ctx, dimIndex) }); err != nil {
-			return nil, err
-		}
-		if p.positional = positional(p.human, p.judge); p.positional {
-			return p, nil
-		}
-		p.human.order, p.judge.order = nil, nil
-		p.human.constructs, p.human.codes, p.judge.constructs, p.judge.codes = nil, nil, nil, nil
+	// Files written from one list of cases, numbered with padding or
+	// without: pair by position, with no comparison of ids and no sort.
+	if err := parallel(ctx, 2, func(s int) error { return sides[s].buildOrder(ctx, dimIndex) }); err != nil {
+		return nil, err
 	}
+	p.sorted = human.Increasing() && judge.Increasing()
+	if p.positional = positional(p.human, p.judge, p.sorted); p.positional || p.sorted {
+		return p, nil // positional, or merged as they are
+	}
+	p.human.order, p.judge.order = nil, nil
+	p.human.constructs, p.human.codes, p.judge.constructs, p.judge.codes = nil, nil, nil, nil
 	if err := parallel(ctx, 2, func(s int) error { return sides[s].build(ctx, dimIndex, p.off) }); err != nil {
 		return nil, err
 	}
@@ -171,10 +171,11 @@ func (o *labelOrder) at(k int) int32 {
 }
 
 // positional reports whether h and j pair by position (pairing.positional):
-// in every dimension the same number of labels, the same case id at each
-// position, ids strictly increasing in shortlex order (so each side's ids
-// are distinct: the merge would pair exactly these).
-func positional(h, j *side) bool {
+// in every dimension the same number of labels and the same case id at each
+// position, the ids strictly increasing in case-id order (sorted: both sides
+// are Increasing) or in shortlex order, so that each side's ids are distinct
+// and the merge would pair exactly these.
+func positional(h, j *side, sorted bool) bool {
 	for x := range h.order {
 		ho, jo := &h.order[x], &j.order[x]
 		if ho.len() != jo.len() {
@@ -186,7 +187,7 @@ func positional(h, j *side) bool {
 			if id != j.ls.CaseID(int(jo.at(k))) {
 				return false
 			}
-			if k > 0 && (len(prev) > len(id) || len(prev) == len(id) && prev >= id) {
+			if !sorted && k > 0 && (len(prev) > len(id) || len(prev) == len(id) && prev >= id) {
 				return false
 			}
 			prev = id

@@ -242,9 +242,9 @@ func TestEvaluateStopsOnCancel(t *testing.T) {
 }
 
 // TestPositionalPairingMatchesReference: files that list the same cases in
-// the same order, numbered without padding (c9 before c10: shortlex, not
-// case-id order), pair by position, and every list still comes out in
-// case-id order, as the reference pairing gives it.
+// the same order pair by position, numbered without padding (c9 before c10:
+// shortlex, not case-id order) or in case-id order, and every list still
+// comes out in case-id order, as the reference pairing gives it.
 func TestPositionalPairingMatchesReference(t *testing.T) {
 	lock := lockOf(t, twoDimLock)
 	dims := lock.DimensionNames()
@@ -252,6 +252,9 @@ func TestPositionalPairingMatchesReference(t *testing.T) {
 	base := time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)
 	for trial := range 60 {
 		n := 1 + rng.IntN(1200)
+		if trial%10 == 0 {
+			n = 1 + rng.IntN(10) // ids in case-id order: positional, nothing to sort
+		}
 		prefix := []string{"c", "", "case/"}[trial%3]
 		var hs, js []labelfile.Label
 		add := func(i int, dim string) {
@@ -290,7 +293,8 @@ func TestPositionalPairingMatchesReference(t *testing.T) {
 		}
 		p, err := pair(context.Background(), in.Human, in.Judge, dimIndex)
 		require.NoError(t, err)
-		require.Equal(t, n > 10, p.positional, "trial %d: paired by position unless the ids are in case-id order", trial)
+		require.True(t, p.positional, "trial %d: paired by position", trial)
+		require.Equal(t, n <= 10, p.sorted, "trial %d: in case-id order only up to 10 cases", trial)
 		r, err := Evaluate(context.Background(), in)
 		require.NoError(t, err)
 		for _, d := range r.Dimensions {
