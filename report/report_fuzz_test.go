@@ -35,13 +35,15 @@ func FuzzRead(f *testing.F) {
 			require.Equal(t, path, ie.File)
 			return
 		}
-		require.NoError(t, doc.Text(io.Discard))
-		require.NoError(t, doc.Markdown(io.Discard, "k"))
-		require.NoError(t, doc.Markdown(io.Discard, ""))
+		require.NoError(t, doc.WriteText(io.Discard))
+		require.NoError(t, doc.WriteJSON(io.Discard))
+		require.NoError(t, doc.WriteMarkdown(io.Discard))
+		doc.CommentKey = "k"
+		require.NoError(t, doc.WriteMarkdown(io.Discard))
 		if doc.Command() == "check" {
-			require.NoError(t, doc.HTML(io.Discard))
+			require.NoError(t, doc.WriteHTML(io.Discard))
 		} else {
-			require.ErrorIs(t, doc.HTML(io.Discard), ErrNoHTML)
+			require.ErrorIs(t, doc.WriteHTML(io.Discard), ErrNoHTML)
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -27,7 +28,7 @@ import (
 
 // Options are check's settings, each set once here.
 type Options struct {
-	K                 int // the retrieval top-k (≥ 1); 0: the baseline's, else the run's, else DefaultK (k.go)
+	K                 int // the retrieval top-k, resolved before the run (ResolveK: --k, else the baseline's, else the run's, else DefaultK)
 	ReferenceLocale   string
 	MinHit, MinRecall gate.Floor
 	Floors            floor.List
@@ -79,8 +80,6 @@ type Result struct {
 	// KBFingerprint is baseline.KBFingerprint of the KB (set when a baseline is
 	// read or written).
 	KBFingerprint string
-	// K is the k the run was scored at and where it came from (k.go).
-	K KChoice
 }
 
 // comparing reports whether the run compares with a baseline or writes one.
@@ -88,9 +87,13 @@ func (in *In) comparing() bool {
 	return in.Baseline != nil || in.BaselineUnavailable != nil || in.BaselineBody != nil
 }
 
-// Run scores the cases of in against its KB and decides the gates. Bad input
-// is an *input.Error (file:line); a cancelled ctx stops it promptly.
+// Run scores the cases of in against its KB at o.K, which ResolveK gave, and
+// decides the gates. Bad input is an *input.Error (file:line); a cancelled ctx
+// stops it promptly.
 func Run(ctx context.Context, in In, o Options) (*Result, error) {
+	if o.K < 1 {
+		return nil, fmt.Errorf("check: k %d is not resolved (ResolveK gives the run's k)", o.K)
+	}
 	res := &Result{}
 	var bl *baselineRun
 	if in.comparing() {
@@ -107,22 +110,6 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 		}
 		if in.BaselineBody != nil {
 			bl.startBody(in.BaselineBody)
-		}
-	}
-	// The k: --k, else the baseline's, else the run's, else DefaultK (k.go).
-	baseK := 0
-	if bl != nil && bl.base != nil && bl.base.Source.Header != nil {
-		baseK = bl.base.Source.Header.K
-	}
-	kc, err := chooseK(ctx, &in, o.K, baseK)
-	if err != nil {
-		return nil, err
-	}
-	res.K, o.K = kc, kc.K
-	if bl != nil && bl.opts.K != kc.K {
-		bl.opts.K = kc.K
-		if bl.base != nil {
-			bl.cmp = baseline.NewComparer(bl.base, bl.opts)
 		}
 	}
 	g, err := scoreCases(ctx, in, o, bl)

@@ -1,7 +1,10 @@
 package check
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
 
@@ -63,32 +67,70 @@ func TestPeekRunK(t *testing.T) {
 	}
 }
 
-func TestChooseK(t *testing.T) {
+func TestResolveK(t *testing.T) {
 	run := `{"id":"a","retrieval":{"k":2}}` + "\n"
 	for _, c := range []struct {
 		name        string
 		cases       string
-		flag, baseK int
+		flag, baseK int // baseK: the baseline header's k (-1: no baseline)
 		want        KChoice
 		differs     bool
 	}{
 		{"--k wins", run, 3, 5, KChoice{K: 3, From: KFromFlag, RunK: 2, RunKFile: "c.jsonl", RunKLine: 1, BaselineK: 5}, true},
-		{"--k equal to the run's", run, 2, 0, KChoice{K: 2, From: KFromFlag, RunK: 2, RunKFile: "c.jsonl", RunKLine: 1}, false},
+		{"--k equal to the run's", run, 2, -1, KChoice{K: 2, From: KFromFlag, RunK: 2, RunKFile: "c.jsonl", RunKLine: 1}, false},
 		{"the baseline's before the run's", run, 0, 5, KChoice{K: 5, From: KFromBaseline, RunK: 2, RunKFile: "c.jsonl", RunKLine: 1, BaselineK: 5}, true},
-		{"the run's", run, 0, 0, KChoice{K: 2, From: KFromRun, RunK: 2, RunKFile: "c.jsonl", RunKLine: 1}, false},
-		{"the default", `{"id":"a"}`, 0, 0, KChoice{K: DefaultK, From: KFromDefault}, false},
+		{"a baseline without k: the run's", run, 0, 0, KChoice{K: 2, From: KFromRun, RunK: 2, RunKFile: "c.jsonl", RunKLine: 1}, false},
+		{"the run's", run, 0, -1, KChoice{K: 2, From: KFromRun, RunK: 2, RunKFile: "c.jsonl", RunKLine: 1}, false},
+		{"the default", `{"id":"a"}`, 0, -1, KChoice{K: DefaultK, From: KFromDefault}, false},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			in := In{Cases: onlyReader{strings.NewReader(c.cases)}, CasesName: "c.jsonl"}
-			got, err := chooseK(context.Background(), &in, c.flag, c.baseK)
-			require.NoError(t, err)
-			assert.Equal(t, c.want, got)
-			assert.Equal(t, c.differs, checkreport.KChoiceWarning(got.K, got.From, got.RunK, got.RunKFile, got.RunKLine) != "", "a warning exactly when the run's k differs")
-			all, err := io.ReadAll(in.Cases)
-			require.NoError(t, err)
-			assert.Equal(t, c.cases, string(all))
-		})
+		for _, pipe := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s, pipe %v", c.name, pipe), func(t *testing.T) {
+				in := In{Cases: onlyReader{strings.NewReader(c.cases)}, CasesName: "c.jsonl"}
+				var base []byte
+				if c.baseK >= 0 {
+					var b bytes.Buffer
+					require.NoError(t, baseline.WriteFile(&b, &baseline.Header{K: c.baseK, Cases: 1}, strings.NewReader("")))
+					base = b.Bytes()
+					in.BaselineName = "base.jsonl.gz"
+					if pipe {
+						in.Baseline = onlyReader{bytes.NewReader(base)}
+					} else {
+						path := filepath.Join(t.TempDir(), "base.jsonl.gz")
+						require.NoError(t, os.WriteFile(path, base, 0o600))
+						f, err := os.Open(path)
+						require.NoError(t, err)
+						defer f.Close()
+						in.Baseline = f
+					}
+				}
+				got, err := ResolveK(context.Background(), &in, c.flag)
+				require.NoError(t, err)
+				assert.Equal(t, c.want, got)
+				assert.Equal(t, c.differs, checkreport.KChoiceWarning(got.K, got.From, got.RunK, got.RunKFile, got.RunKLine) != "", "a warning exactly when the run's k differs")
+				all, err := io.ReadAll(in.Cases)
+				require.NoError(t, err)
+				assert.Equal(t, c.cases, string(all), "the cases are read whole after the peek")
+				if base != nil {
+					all, err := io.ReadAll(in.Baseline)
+					require.NoError(t, err)
+					assert.Equal(t, base, all, "the baseline is read whole after the peek")
+				}
+			})
+		}
 	}
+
+	// A baseline the peek cannot read gives no k; the load reports it.
+	in := In{Cases: strings.NewReader(run), CasesName: "c.jsonl", Baseline: onlyReader{strings.NewReader("not gzip, not JSON")}, BaselineName: "b"}
+	got, err := ResolveK(context.Background(), &in, 0)
+	require.NoError(t, err)
+	assert.Equal(t, KFromRun, got.From)
+	all, err := io.ReadAll(in.Baseline)
+	require.NoError(t, err)
+	assert.Equal(t, "not gzip, not JSON", string(all))
+
+	// Run takes the k it is given and refuses none.
+	_, err = Run(context.Background(), In{Cases: strings.NewReader(run), CasesName: "c.jsonl"}, Options{})
+	require.ErrorContains(t, err, "not resolved")
 }
 
 func FuzzPeekRunK(f *testing.F) {
@@ -114,4 +156,41 @@ func TestKChoiceWarningSources(t *testing.T) {
 	assert.Contains(t, w(KFromBaseline), "the baseline's k = 3")
 	assert.Contains(t, w(KFromRun), "differs from the k = 3 used")
 	assert.Contains(t, w(KFromDefault), "differs from the k = 3 used")
+}
+
+// BenchmarkResolveKBaseline is the k's resolution against a baseline file:
+// its header read through the gzip reader (and the buffer baseline.Open
+// fills), the rest of the file untouched. The body here is 4 MiB of case lines
+// compressed; the header carries a check document of the size a 1M-case run
+// writes.
+func BenchmarkResolveKBaseline(b *testing.B) {
+	dir := b.TempDir()
+	var body bytes.Buffer
+	gz := gzip.NewWriter(&body)
+	for i := 0; body.Len() < 4<<20; i++ {
+		fmt.Fprintf(gz, `{"id": "case-%d", "line": %d, "locale": "en", "type": "golden", "query": "q %d", "gold": ["card-%d"], "scores": {"retrieval_hit_at_k": 1}, "rank": 1, "top": ["card-%d", "card-%d"]}`+"\n", i, i+1, i, i%3000, i%3000, (i+7)%3000)
+		if i%1000 == 0 {
+			require.NoError(b, gz.Flush())
+		}
+	}
+	require.NoError(b, gz.Close())
+	agg := `{"schema": "retrieval-gate/aggregates@1", "k": 5, "pad": "` + strings.Repeat("x", 8<<10) + `"}`
+	path := filepath.Join(dir, "base.jsonl.gz")
+	f, err := os.Create(path)
+	require.NoError(b, err)
+	require.NoError(b, baseline.WriteFile(f, &baseline.Header{Aggregates: []byte(agg), K: 5, Cases: 1}, &body))
+	require.NoError(b, f.Close())
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		in := In{Cases: strings.NewReader(`{"id":"a"}` + "\n"), CasesName: "c", Baseline: f, BaselineName: "b"}
+		kc, err := ResolveK(context.Background(), &in, 0)
+		if err != nil || kc.From != KFromBaseline {
+			b.Fatal(err, kc)
+		}
+		f.Close()
+	}
 }

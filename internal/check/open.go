@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
@@ -88,30 +86,18 @@ func (b *Baseline) Close() error {
 }
 
 // WriteFile writes the --write-baseline file into w: its header (this run's
-// aggregates, the JSON document doc writes; the cases file; the commit,
-// history.HeadCommit; the time, CreatedAt; the k scored at; the KB's cards,
-// the case count and the KB fingerprint), then the case lines compressed while
-// scoring.
-func (b *Baseline) WriteFile(ctx context.Context, w io.Writer, run *Result, getenv func(string) string, casesFile string, kbCards int, doc func(io.Writer) error) error {
+// aggregates, the JSON document doc writes; the cases file; the run's commit
+// and time, from its provenance p; the k scored at; the KB's cards, the case
+// count and the KB fingerprint), then the case lines compressed while scoring.
+func (b *Baseline) WriteFile(w io.Writer, run *Result, p history.Provenance, casesFile string, kbCards int, doc func(io.Writer) error) error {
 	var agg strings.Builder
 	if err := doc(&agg); err != nil {
 		return err
 	}
-	h := baseline.Header{Aggregates: []byte(strings.TrimSpace(agg.String())), CasesFile: casesFile, Commit: history.HeadCommit(ctx, getenv),
-		CreatedAt: CreatedAt(getenv).UTC().Format(time.RFC3339), K: run.K.K, KBCards: kbCards, Cases: run.Gate.Total, KBFingerprint: run.KBFingerprint}
+	h := baseline.Header{Aggregates: []byte(strings.TrimSpace(agg.String())), CasesFile: casesFile, Commit: p.Commit,
+		CreatedAt: p.TimeText(), K: run.Gate.K, KBCards: kbCards, Cases: run.Gate.Total, KBFingerprint: run.KBFingerprint}
 	if _, err := b.body.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
 	return baseline.WriteFile(w, &h, b.body)
-}
-
-// CreatedAt is a baseline file's time: $SOURCE_DATE_EPOCH when set
-// (reproducible baseline files), else now.
-func CreatedAt(getenv func(string) string) time.Time {
-	if s := getenv("SOURCE_DATE_EPOCH"); s != "" {
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return time.Unix(n, 0)
-		}
-	}
-	return time.Now()
 }

@@ -27,9 +27,11 @@ func NewCmdCheck(f *Factory, runF func(context.Context, *checkOptions) error) *C
 }
 
 // checkOptions are the parsed and validated flags of check: the files, the
-// outputs, and the options of the run, each set once, in check.Options.
+// outputs, and the options of the run, each set once, in check.Options but
+// --k, which check.ResolveK turns into the run's k before the run.
 type checkOptions struct {
 	cases, kb                      string
+	k                              int // --k; 0: not given
 	run                            check.Options
 	jsonOut, markdownOut, casesOut string
 	htmlOut                        string        // --html
@@ -59,7 +61,7 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	floors := &floorFlag{grammar: check.FloorGrammar, list: &r.Floors}
 	fs.StringVar(&o.cases, "cases", "", "cases JSONL (required; - reads standard input)")
 	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
-	fs.IntVar(&r.K, "k", 0, "the retrieval top-k (≥ 1); default: the baseline's k when comparing, else the k the run records (retrieval.k of its first case), else 5")
+	fs.IntVar(&o.k, "k", 0, "the retrieval top-k (≥ 1); default: the baseline's k when comparing, else the k the run records (retrieval.k of its first case), else 5")
 	floorVar(fs, &r.MinHit, "min-hit", "floor on the overall mean hit@k, in [0,1]; none or empty is off")
 	floorVar(fs, &r.MinRecall, "min-recall", "floor on the overall mean recall@k, in [0,1]; none or empty is off")
 	fs.Var(floors, "floor", check.FloorGrammar.Usage())
@@ -89,7 +91,7 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	if o.kb == "" {
 		return nil, usagef("check: --kb is required")
 	}
-	if r.K < 1 && src.given("k") {
+	if o.k < 1 && src.given("k") {
 		return nil, src.refuse("check", "k", "must be at least 1")
 	}
 	if err := r.ValidateFloors(); err != nil {
@@ -151,14 +153,20 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 			fmt.Fprintf(env.Stderr, "retrieval-gate: warning: baseline artifact: %s\n", format.SanitizeText(err.Error()))
 		}
 	}()
-	o.run.Now = time.Now()
-	run, err := check.Run(ctx, in, o.run)
+	// The run's settings, resolved once before it: its k (--k, else the
+	// baseline's, else the run's, else the default) and its clock.
+	kc, err := check.ResolveK(ctx, &in, o.k)
+	if err != nil {
+		return err
+	}
+	opts := o.run
+	opts.K, opts.Now = kc.K, time.Now()
+	run, err := check.Run(ctx, in, opts)
 	if err != nil {
 		return err
 	}
 	res, cmp := run.Gate, run.Comparison
-	o.run.K = run.K.K // the k scored at (the history's fingerprint, the baseline file's header)
-	kWarning := checkreport.KChoiceWarning(run.K.K, run.K.From, run.K.RunK, run.K.RunKFile, run.K.RunKLine)
+	kWarning := checkreport.KChoiceWarning(kc.K, kc.From, kc.RunK, kc.RunKFile, kc.RunKLine)
 	if kWarning != "" {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: %s\n", format.SanitizeText(kWarning))
 		kWarning = "retrieval-gate: " + kWarning // the annotation's
@@ -167,13 +175,17 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	// All reports are written, whatever the verdict.
 	doc := checkreport.New(res)
 	doc.SetBaseline(cmp)
-	reads, err := readHistory(ctx, f, o.hist, "check", fingerprintOf(check.Fingerprint(o.cases, o.kb, o.run)), doc.WriteJSON, o.trend.runs, doc.TrendMeasures(), "")
+	reads, err := readHistory(ctx, f, o.hist, "check", fingerprintOf(check.Fingerprint(o.cases, o.kb, opts)), doc.WriteJSON, o.trend.runs, doc.TrendMeasures(), "")
 	if err != nil {
 		return err
 	}
 	doc.Trend = reads.trend
 	if ws[1] != nil {
-		if err := bl.WriteFile(ctx, ws[1], run, env.Getenv, o.cases, kb.Len(), doc.WriteJSON); err != nil {
+		prov, err := f.provenance()
+		if err != nil {
+			return fmt.Errorf("--write-baseline: %w", err)
+		}
+		if err := bl.WriteFile(ws[1], run, prov, o.cases, kb.Len(), doc.WriteJSON); err != nil {
 			return err
 		}
 	}
@@ -192,7 +204,7 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	}
 	// The history is appended before the outputs are published: its failure
 	// then leaves no output either.
-	hist, err := recordHistory(ctx, env, o.hist, "check", fingerprintOf(check.Fingerprint(o.cases, o.kb, o.run)), doc.WriteJSON)
+	hist, err := recordHistory(f, o.hist, "check", fingerprintOf(check.Fingerprint(o.cases, o.kb, opts)), doc.WriteJSON)
 	if err != nil {
 		return err
 	}

@@ -58,6 +58,9 @@ type Factory struct {
 	// given are secrets a command was given on its command line (a Chroma
 	// key), shared with the Factories of its stages.
 	given *[]string
+	// prov is the run's provenance once read (provenance.go), shared with
+	// the Factories of its stages.
+	prov *provenanceOnce
 }
 
 // NewFactory guards env's output streams and returns the Factory of a run.
@@ -65,7 +68,7 @@ func NewFactory(env *Env) *Factory {
 	out, errw := publish.NewGuardWriter(env.Stdout), publish.NewGuardWriter(env.Stderr)
 	guarded := *env
 	guarded.Stdout, guarded.Stderr = out, errw
-	return &Factory{Env: &guarded, rawStdout: env.Stdout, rawStderr: env.Stderr, guards: []*publish.GuardWriter{out, errw}, given: new([]string)}
+	return &Factory{Env: &guarded, rawStdout: env.Stdout, rawStderr: env.Stderr, guards: []*publish.GuardWriter{out, errw}, given: new([]string), prov: new(provenanceOnce)}
 }
 
 // Publisher is the run's publisher, built on first use and chosen from the

@@ -52,13 +52,14 @@ func runFrom(ctx context.Context, env *Env, o fromOptions) error {
 		return err
 	}
 	if ws[1] != nil && doc.Command() != "check" {
-		return usagef("report: %s: %v", o.src.name("html"), doc.HTML(io.Discard)) // says why, writes nothing
+		return usagef("report: %s: %v", o.src.name("html"), doc.WriteHTML(io.Discard)) // says why, writes nothing
 	}
-	if err := atomicfile.Render(ws, func(w io.Writer) error { return doc.Markdown(w, o.commentKey) }, doc.HTML); err != nil {
+	doc.CommentKey = o.commentKey
+	if err := atomicfile.Render(ws, doc.WriteMarkdown, doc.WriteHTML); err != nil {
 		return err
 	}
 	if err := outs.Commit(); err != nil {
 		return err
 	}
-	return doc.Text(env.Stdout)
+	return doc.WriteText(env.Stdout)
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/option"
 	"github.com/retrieval-gate/retrieval-gate/internal/progress"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/summary"
@@ -24,7 +25,8 @@ func NewCmdRetrieve(f *Factory, runF func(context.Context, *retrieveOptions) err
 }
 
 // retrieveOptions are the parsed and validated flags of retrieve: the paths,
-// and the options of the run, each set once, in retrieve.RunOptions.
+// and the options of the run, each set once, in retrieve.RunOptions, resolved
+// at parse time (retrieve's Resolve, with the environment's values).
 type retrieveOptions struct {
 	kb, cases, out string
 	run            retrieve.RunOptions
@@ -56,15 +58,15 @@ func parseRetrieve(env *Env, args []string) (*retrieveOptions, error) {
 	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
 	fs.StringVar(&o.cases, "cases", "", "cases JSONL whose queries are run (required; - reads standard input)")
 	fs.StringVar(&o.out, "out", "", "write the cases with `retrieved` filled to `FILE` (required)")
-	fs.StringVar(&r.Store, "store", "memory", "vector store: "+store.Help())
+	fs.StringVar(&r.Store, "store", retrieve.DefaultStore, "vector store: "+store.Help())
 	fs.StringVar(&r.StoreURL, "chroma-url", "", "Chroma server `URL` (v2 API); implies --store chroma (default $CHROMA_URL when --store chroma)")
 	fs.StringVar(&r.Collection, "collection", "", "Chroma collection to keep and reuse while its fingerprint matches (default: a temporary one)")
-	fs.StringVar(&r.Embedder, "embedder", "hash", "embedder: "+embed.Help())
+	fs.StringVar(&r.Embedder, "embedder", retrieve.DefaultEmbedder, "embedder: "+embed.Help())
 	fs.StringVar(&r.EmbedderURL, "embedder-url", "", "embedding server `URL` (openai: default https://api.openai.com/v1; ollama: default http://127.0.0.1:11434)")
 	fs.StringVar(&r.EmbedderModel, "embedder-model", "", "embedding model name (required for ollama and api.openai.com)")
-	fs.StringVar(&r.Strategy, "strategy", retrieve.Hybrid, "dense, lexical (BM25) or hybrid (reciprocal rank fusion of both)")
+	fs.StringVar(&r.Strategy, "strategy", retrieve.DefaultStrategy, "dense, lexical (BM25) or hybrid (reciprocal rank fusion of both)")
 	fs.StringVar(&r.RerankURL, "rerank-url", "", "cross-encoder reranker speaking the TEI /rerank protocol (optional)")
-	fs.IntVar(&r.K, "k", 10, "chunks kept per case (≥ 1)")
+	fs.IntVar(&r.K, "k", retrieve.DefaultK, "chunks kept per case (≥ 1)")
 	fs.BoolVar(&r.AllLocales, "all-locales", false, "search every locale (default: a case with a locale searches only cards of that locale)")
 	registerChromaFlags(fs, r)
 	src, err := parseFlags(fs, env, args, retrieveInputs)
@@ -80,18 +82,33 @@ func parseRetrieve(env *Env, args []string) (*retrieveOptions, error) {
 	if err := refuseOverwrite("retrieve", src, []file{{"cases", o.cases}, {"kb", o.kb}}, []file{{"out", o.out}}); err != nil {
 		return nil, err
 	}
-	if err := r.Validate(env.Getenv, src.given("store")); err != nil {
+	if r.K == 0 { // given: 0 is not the default here
+		return nil, src.option("retrieve", option.Refuse("k", "must be at least 1"))
+	}
+	if err := r.Resolve(retrievalEnv(env), src.given("store")); err != nil {
 		return nil, src.option("retrieve", err)
 	}
 	return o, nil
 }
 
+// retrievalEnv is what a retrieval takes from the process environment: the
+// variables the registered stores and embedders name (retrieve.Variables),
+// read here, in the front end, and handed to retrieve's Resolve as values.
+func retrievalEnv(env *Env) retrieve.Env {
+	out := retrieve.Env{}
+	for _, name := range retrieve.Variables() {
+		if v := env.Getenv(name); v != "" {
+			out[name] = v
+		}
+	}
+	return out
+}
+
 // runRetrieve runs retrieve.RunFiles on o's files, its progress on stderr
-// (also evaluate's stage).
+// (evaluate's retrieve stages are evaluate.Run's, evaluateFront their front end).
 func runRetrieve(ctx context.Context, f *Factory, o *retrieveOptions) (*retrieve.RunResult, error) {
 	env := f.Env
 	opt := o.run
-	opt.Getenv = env.Getenv
 	prog := lazyProgress(f, "retrieve: indexing chunks")
 	opt.Logf, opt.Progress = f.logf("retrieve"), prog.Update
 	res, err := retrieve.RunFiles(ctx, retrieve.Files{KB: o.kb, Cases: o.cases, Out: o.out, Stdin: env.Stdin}, opt)

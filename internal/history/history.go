@@ -182,19 +182,6 @@ func File(path string) string {
 	return filepath.Join(path, FileName)
 }
 
-// Now is the record time: $SOURCE_DATE_EPOCH (seconds) when set, as
-// reproducible builds use it, else the clock.
-func Now(getenv func(string) string) (time.Time, error) {
-	if s := getenv("SOURCE_DATE_EPOCH"); s != "" {
-		var sec int64
-		if _, err := fmt.Sscan(s, &sec); err != nil {
-			return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q is not a number of seconds", s)
-		}
-		return time.Unix(sec, 0).UTC(), nil
-	}
-	return time.Now().UTC(), nil
-}
-
 // Line is the record as a line of the history: its schema set, the document
 // compacted, keys sorted, ending in a newline.
 func Line(rec Record) ([]byte, error) {

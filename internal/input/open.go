@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"reflect"
 	"time"
 )
 
@@ -140,4 +141,19 @@ func (a *asyncReader) Read(p []byte) (int, error) {
 		a.err = a.ctx.Err()
 		return 0, a.err
 	}
+}
+
+// IsNil reports whether r is no reader: nil, or a nil pointer or function
+// behind the interface (a nil *os.File or *bytes.Buffer), whose methods a
+// read would call on nothing. A library entry point refuses it as an error
+// rather than panicking.
+func IsNil(r io.Reader) bool {
+	if r == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(r); v.Kind() {
+	case reflect.Pointer, reflect.Func:
+		return v.IsNil()
+	}
+	return false
 }

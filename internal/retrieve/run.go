@@ -2,7 +2,6 @@ package retrieve
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -37,27 +36,30 @@ type In struct {
 	OutName   string    // Out's name in messages
 }
 
-// RunOptions are the options of a retrieval run (the retrieve command, and each
-// retrieve stage of evaluate). Store and Embedder are names from the registries
+// RunOptions are the options of a retrieval run (the retrieve command, each
+// retrieve stage of evaluate, gate.Live), resolved before the run (Resolve):
+// every setting a value. Store and Embedder are names from the registries
 // (store.Lookup, embed.Lookup).
 type RunOptions struct {
 	Strategy   string
 	K          int
 	AllLocales bool
 	Store      string
-	StoreURL   string // the store's server; "" reads the store's URLEnv through Getenv
+	StoreURL   string // the store's server ("" for an in-process store)
 	Collection string // a kept, reused collection of the store ("" temporary)
-	// The store's tenant, database, API key (a secret) and token header: ""
-	// reads the store's variable (Kind.TenantEnv, …) through Getenv, then the
-	// store's default. CreateDatabase creates a missing tenant or database.
+	// The store's tenant, database, API key (a secret) and token header (""
+	// the store's default). CreateDatabase creates a missing tenant or database.
 	StoreTenant, StoreDatabase, StoreAPIKey, StoreTokenHeader string
 	CreateDatabase                                            bool
 	Embedder                                                  string
 	EmbedderURL, EmbedderModel                                string
+	EmbedderAPIKey                                            string // the embedder's key (a secret; "" none)
 	RerankURL                                                 string // a TEI /rerank server; "" does not rerank
-	// Getenv reads the environment (an embedder's API key, a store's URL); nil
-	// reads nothing.
-	Getenv func(string) string
+	// FromEnv names, for each setting Resolve took from the environment's
+	// values, the variable it came from (by option: "chroma-api-key":
+	// "CHROMA_API_KEY"): a refusal names the variable, and a command line
+	// written for the run (evaluate's stages) leaves it to the environment.
+	FromEnv map[string]string
 	// Logf, when set, receives the run's log lines (warnings, what was opened,
 	// what was indexed), without a trailing newline.
 	Logf func(format string, args ...any)
@@ -92,10 +94,6 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 	logf := o.Logf
 	if logf == nil {
 		logf = func(string, ...any) {}
-	}
-	getenv := o.Getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
 	}
 	kb, err := kbfile.Load(ctx, in.KB)
 	if err != nil {
@@ -138,14 +136,14 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 		// BM25 needs neither vectors nor a store.
 		res.Store, res.Embedder = "none", "none"
 	} else {
-		if emb, err = newEmbedder(o, getenv, chunks); err != nil {
+		if emb, err = newEmbedder(&o, chunks); err != nil {
 			return nil, err
 		}
 		kind, err := store.Lookup(o.Store)
 		if err != nil {
 			return nil, err
 		}
-		cfg := o.StoreConfig(kind, getenv)
+		cfg := o.StoreConfig(kind)
 		cfg.Chunks, cfg.Fingerprint = len(chunks), Fingerprint(chunks, params, emb)
 		op, err := kind.Open(ctx, cfg)
 		if err != nil {
@@ -178,27 +176,8 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 	return res, nil
 }
 
-// StoreConfig is the store.Config of o's store settings for kind: each setting
-// o leaves empty is read from the kind's variable through getenv (flags win over
-// the environment). Chunks and Fingerprint are left to the caller.
-func (o RunOptions) StoreConfig(kind store.Kind, getenv func(string) string) store.Config {
-	or := func(v, env string) string {
-		if v == "" && env != "" && getenv != nil {
-			return strings.TrimSpace(getenv(env))
-		}
-		return v
-	}
-	cfg := store.Config{URL: or(o.StoreURL, kind.URLEnv), Collection: o.Collection}
-	if kind.KeyEnv != "" {
-		cfg.Tenant, cfg.Database = or(o.StoreTenant, kind.TenantEnv), or(o.StoreDatabase, kind.DatabaseEnv)
-		cfg.APIKey, cfg.TokenHeader = or(o.StoreAPIKey, kind.KeyEnv), or(o.StoreTokenHeader, kind.TokenHeaderEnv)
-		cfg.CreateDatabase = o.CreateDatabase
-	}
-	return cfg
-}
-
 // newEmbedder builds the embedder of o from the registry.
-func newEmbedder(o RunOptions, getenv func(string) string, chunks []chunk.Chunk) (embed.Embedder, error) {
+func newEmbedder(o *RunOptions, chunks []chunk.Chunk) (embed.Embedder, error) {
 	kind, err := embed.Lookup(o.Embedder)
 	if err != nil {
 		return nil, err
@@ -207,11 +186,11 @@ func newEmbedder(o RunOptions, getenv func(string) string, chunks []chunk.Chunk)
 	for i, c := range chunks {
 		texts[i] = c.Text
 	}
-	e, err := kind.New(embed.Config{URL: o.EmbedderURL, Model: o.EmbedderModel, Getenv: getenv, Documents: texts})
-	if se := (*embed.SettingError)(nil); errors.As(err, &se) {
-		return nil, optionError("embedder-"+se.Setting, se.Err)
+	e, err := kind.New(o.embedConfig(texts))
+	if err != nil {
+		return nil, embedderError(err)
 	}
-	return e, err
+	return e, nil
 }
 
 // RetrievalJSON is the "retrieval" object, keys in the contract's order.

@@ -57,7 +57,8 @@ func TestRunPipeline(t *testing.T) {
 }
 
 // Every Chroma setting of RunOptions reaches the store, and each one left empty
-// is read from chroma-go's variable (an option wins over its variable): seen in
+// is taken from chroma-go's variable among the environment's values Resolve is
+// given (an option wins over its variable): seen in
 // the requests a stand-in Chroma server receives (the paths of the tenant and
 // database, the token's header and value, the creation of the database).
 func TestRunPassesChromaSettingsToTheStore(t *testing.T) {
@@ -107,7 +108,7 @@ func TestRunPassesChromaSettingsToTheStore(t *testing.T) {
 			defer ts.Close()
 			o := tc.o
 			o.Strategy, o.K, o.Store, o.Embedder, o.StoreURL = retrieve.Dense, 1, "chroma", "hash", ts.URL
-			o.Getenv = func(k string) string { return tc.env[k] }
+			require.NoError(t, o.Resolve(retrieve.Env(tc.env), true), "the environment's values resolved before the run")
 			var out bytes.Buffer
 			_, err := retrieve.Run(context.Background(), retrieve.In{KB: kb, Cases: strings.NewReader(`{"id": "q", "query": "password"}` + "\n"), CasesName: "c", Out: &out, OutName: "o"}, o)
 			require.NoError(t, err)
