@@ -84,6 +84,12 @@ func (h *Histogram) Add(x float64) {
 	h.n++
 }
 
+// AddN records n (> 0) occurrences of one value: n calls of Add.
+func (h *Histogram) AddN(x float64, n int64) {
+	h.counts[x] += n
+	h.n += n
+}
+
 // Merge adds every value of o.
 func (h *Histogram) Merge(o *Histogram) {
 	for v, c := range o.counts {

@@ -24,6 +24,7 @@ type CaseParser struct {
 	// but top-level unknown keys) view the line's bytes instead of copies:
 	// valid only while the line is (see MapOptions.StringsInLine).
 	StringsInLine bool
+	noFast        bool // tests: the general scanner only
 
 	s     jsonpos.Scanner // lexes b
 	b     []byte          // the line being parsed
@@ -90,6 +91,9 @@ const (
 func (p *CaseParser) Parse(b []byte, file string, line int, c *Case) error {
 	if len(b) > MaxLine { // what the line reader refuses; it also keeps the arena's spans in int32
 		return input.Errorf(file, line, "line longer than %d MiB", MaxLine>>20)
+	}
+	if p.StringsInLine && !p.noFast && p.parseFast(b, file, line, c) {
+		return nil
 	}
 	p.reset(b)
 	if err := p.parseTop(); err != nil {
