@@ -51,7 +51,7 @@ var checkInputs = commentInputs(actionInputs{
 	"cases": "", "kb": "", "k": "", "min-hit": "", "min-recall": "", "floors": "", "allow-empty": "", "reference-locale": "",
 	"json": "retrieval-gate.json", "markdown": "", "cases-out": "", "parent-from-id": "",
 	"html": "", "history": "", "history-branch": "", "trend-runs": "",
-	"check-run": "", "baseline": "", "baseline-artifact": "", "write-baseline": "", "max-drop-hit": "", "max-drop-recall": "", "max-drop-ndcg": "", "max-drops": "", "regression-test": "", "rank-drop": "",
+	"check-run": "", "baseline": "", "baseline-artifact": "", "write-baseline": "", "max-drop-hit": "", "max-drop-recall": "", "max-drop-ndcg": "", "max-drops": "", "regression-test": "", "rank-drop": "", "min-rbo": "", "max-churn": "",
 })
 
 func parseCheck(env *Env, args []string) (*checkOptions, error) {

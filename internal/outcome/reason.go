@@ -61,6 +61,20 @@ const (
 	// IndicativeLocaleTest: a per-locale regression gate (a locale's n is small
 	// and its paired test is not corrected for the number of locales).
 	IndicativeLocaleTest Code = "indicative_locale_test"
+	// NoTopK: no case of the group (Name, "" for overall) that both runs hold
+	// carries its top k in both runs (N held, M of them without a top k in one
+	// run): the churn cannot be measured.
+	NoTopK Code = "no_top_k"
+	// RBOBelow: the mean rank-biased overlap Value of group Name's N cases
+	// (Name "" for overall) is below the floor Threshold.
+	RBOBelow Code = "rbo_below"
+	// ChurnAbove: the share Value of group Name's N cases whose top k changed
+	// as a set (M of them) is above the Threshold allowed.
+	ChurnAbove Code = "churn_above"
+	// ChurnInterval: the 95% interval [Lo, Hi] (method Test) of a churn gate's
+	// figure (Measure) over N cases, M more without a top k in one run not
+	// counted; Only: the Threshold lies inside it.
+	ChurnInterval Code = "churn_interval"
 	// NoOtherStrategy: compare has one strategy: nothing can beat it.
 	NoOtherStrategy Code = "no_other_strategy"
 	// Beaten: strategies significantly better on Measure (Tests).
@@ -115,7 +129,7 @@ var Codes = []Code{
 	NoSuchGroup, NoGoldScored, NoScore, NoEvaluatedQueries, NoQueryValue, BelowFloor,
 	CannotDetect, TooFewToEstimate, NoSpread, Detects, IndicativeOnly, Unresolved,
 	NoBaseline, NothingPairs, NoPairedValue, DropNotSignificant, Dropped, DetectsDrop,
-	IndicativeLocaleTest, NoOtherStrategy, Beaten, NotBeaten, Violations, NotGated,
+	IndicativeLocaleTest, NoTopK, RBOBelow, ChurnAbove, ChurnInterval, NoOtherStrategy, Beaten, NotBeaten, Violations, NotGated,
 	BelowMinN, KappaUndefined, KappaBelow, TooManyUnpaired, LockChanged, LabelsChanged,
 	NotBlind, AnchorNoCommit, AnchorUncommitted, AnchorSameCommit, AnchorNotAncestor,
 	AnchorShallow,
@@ -128,8 +142,10 @@ type Clause struct {
 	// Counts.
 	N, M int64
 	// Numbers: a mean and its floor or tolerance, a drop's two sides, a
-	// detectable difference, the distance to a floor, a test's p.
+	// detectable difference, the distance to a floor, a test's p, an
+	// interval's bounds.
 	Value, Threshold, Base, Current, Detectable, Distance, P float64
+	Lo, Hi                                                   float64
 	// Power and Alpha of a detectable difference.
 	Power, Alpha         float64
 	Below, Only, Allowed bool

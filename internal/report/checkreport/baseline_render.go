@@ -106,6 +106,7 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 		c.Paired, bl.Flips.NewlyMissedTotal, bl.Flips.NewlyFoundTotal, bl.Flips.RankDropsTotal, bl.Flips.RankDropThreshold,
 		c.GoldChanged, c.OnlyInBaseline, c.OnlyInCurrent)
 	d.mdOverlap(b) // overlap.go
+	d.mdChurn(b)   // churn.go
 
 	if c.Paired > 0 {
 		table := func(rows func(row func(label string, g PairedGroup))) {
@@ -163,7 +164,8 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 			w("</details>\n\n")
 		}
 	}
-	d.mdMoved(b, maxListed) // overlap.go
+	d.mdMoved(b, maxListed)   // overlap.go
+	d.mdChanged(b, maxListed) // churn.go
 
 	// Not paired.
 	u := bl.Unpaired
@@ -333,4 +335,5 @@ func (d *Document) textBaseline(b *strings.Builder) {
 	list("newly found", f.NewlyFound, f.NewlyFoundTotal)
 	list(fmt.Sprintf("rank drops (≥ %d)", f.RankDropThreshold), f.RankDrops, f.RankDropsTotal)
 	d.textOverlap(b) // overlap.go
+	d.textChurn(b)   // churn.go
 }
