@@ -375,7 +375,7 @@ func (c *Comparer) churnGate(ch *Churn, s floor.Spec) outcome.Gate {
 		g.Why = append(g.Why, outcome.Clause{Code: outcome.ChurnAbove, Name: label, Value: est.Mean, Threshold: s.Value, N: grp.N, M: grp.Changed})
 	}
 	lo, hi := est.CI95.Lo, est.CI95.Hi
-	g.Why = append(g.Why, outcome.Clause{Code: outcome.ChurnInterval, Measure: s.Measure, N: grp.N, M: grp.Unknown,
+	g.Why = append(g.Why, outcome.Clause{Code: outcome.Interval95, Measure: s.Measure, N: grp.N,
 		Lo: lo, Hi: hi, Test: est.CI95.Method, Threshold: s.Value, Only: lo <= s.Value && s.Value <= hi})
 	return g
 }

@@ -193,13 +193,13 @@ func TestChurnGates(t *testing.T) {
 	}{
 		{"overall pass", floor.List{spec(KeyRBO, "overall", 0.5)}, floor.List{spec(KeyChurn, "overall", 0.6)}, outcome.Pass,
 			map[string]outcome.Status{"min_rbo": outcome.Pass, "max_churn": outcome.Pass},
-			map[string][]outcome.Code{"min_rbo": {outcome.ChurnInterval}, "max_churn": {outcome.ChurnInterval}}},
+			map[string][]outcome.Code{"min_rbo": {outcome.Interval95}, "max_churn": {outcome.Interval95}}},
 		{"overall fail", floor.List{spec(KeyRBO, "overall", 0.9)}, floor.List{spec(KeyChurn, "overall", 0.1)}, outcome.Fail,
 			map[string]outcome.Status{"min_rbo": outcome.Fail, "max_churn": outcome.Fail},
-			map[string][]outcome.Code{"min_rbo": {outcome.RBOBelow, outcome.ChurnInterval}, "max_churn": {outcome.ChurnAbove, outcome.ChurnInterval}}},
+			map[string][]outcome.Code{"min_rbo": {outcome.RBOBelow, outcome.Interval95}, "max_churn": {outcome.ChurnAbove, outcome.Interval95}}},
 		{"a group fails, overall off", nil, floor.List{spec(KeyChurn, "locale:es", 0.5), spec(KeyChurn, "type:adversarial", 0.5)}, outcome.Fail,
 			map[string]outcome.Status{"min_rbo": outcome.Off, "max_churn": outcome.Off, "max_churn@locale:es": outcome.Fail, "max_churn@type:adversarial": outcome.Pass},
-			map[string][]outcome.Code{"max_churn@locale:es": {outcome.ChurnAbove, outcome.ChurnInterval}}},
+			map[string][]outcome.Code{"max_churn@locale:es": {outcome.ChurnAbove, outcome.Interval95}}},
 		{"a group the data lacks fails", floor.List{spec(KeyRBO, "type:smoke", 0.5)}, nil, outcome.Fail,
 			map[string]outcome.Status{"min_rbo@type:smoke": outcome.Fail},
 			map[string][]outcome.Code{"min_rbo@type:smoke": {outcome.NoSuchGroup}}},
@@ -229,7 +229,7 @@ func TestChurnGates(t *testing.T) {
 	assert.Equal(t, outcome.Fail, g.Status, "5 of 9 changed: above 0.5")
 	iv := res.Churn.Overall.Share.CI95
 	assert.Equal(t, outcome.Clause{Code: outcome.ChurnAbove, Value: 5.0 / 9, Threshold: 0.5, N: 9, M: 5}, g.Why[0])
-	assert.Equal(t, outcome.Clause{Code: outcome.ChurnInterval, Measure: KeyChurn, N: 9, M: 1, Lo: iv.Lo, Hi: iv.Hi,
+	assert.Equal(t, outcome.Clause{Code: outcome.Interval95, Measure: KeyChurn, N: 9, Lo: iv.Lo, Hi: iv.Hi,
 		Test: metrics.MethodWilson, Threshold: 0.5, Only: true}, g.Why[1])
 	// Gate order: the overall ones, then the groups' in command-line order.
 	res = churnRun(t, b, Options{K: 5, MinRBO: floor.List{spec(KeyRBO, "type:golden", 0.1), spec(KeyRBO, "overall", 0.1)},

@@ -71,10 +71,15 @@ const (
 	// ChurnAbove: the share Value of group Name's N cases whose top k changed
 	// as a set (M of them) is above the Threshold allowed.
 	ChurnAbove Code = "churn_above"
-	// ChurnInterval: the 95% interval [Lo, Hi] (method Test) of a churn gate's
-	// figure (Measure) over N cases, M more without a top k in one run not
-	// counted; Only: the Threshold lies inside it.
-	ChurnInterval Code = "churn_interval"
+	// Interval95: the 95% interval [Lo, Hi] (method Test) of a gate's figure
+	// (Measure) over N cases or queries; Only: the Threshold lies inside it.
+	Interval95 Code = "interval_95"
+	// ANNRecallBelow: the vector index's mean recall@M against exact search,
+	// Value over N queries, is below the floor Threshold.
+	ANNRecallBelow Code = "ann_recall_below"
+	// NoANNQuery: the exact check checked no query (N run, M of those sampled
+	// without an exact neighbour: no record of their locale).
+	NoANNQuery Code = "no_ann_query"
 	// NoOtherStrategy: compare has one strategy: nothing can beat it.
 	NoOtherStrategy Code = "no_other_strategy"
 	// Beaten: strategies significantly better on Measure (Tests).
@@ -129,7 +134,7 @@ var Codes = []Code{
 	NoSuchGroup, NoGoldScored, NoScore, NoEvaluatedQueries, NoQueryValue, BelowFloor,
 	CannotDetect, TooFewToEstimate, NoSpread, Detects, IndicativeOnly, Unresolved,
 	NoBaseline, NothingPairs, NoPairedValue, DropNotSignificant, Dropped, DetectsDrop,
-	IndicativeLocaleTest, NoTopK, RBOBelow, ChurnAbove, ChurnInterval, NoOtherStrategy, Beaten, NotBeaten, Violations, NotGated,
+	IndicativeLocaleTest, NoTopK, RBOBelow, ChurnAbove, Interval95, ANNRecallBelow, NoANNQuery, NoOtherStrategy, Beaten, NotBeaten, Violations, NotGated,
 	BelowMinN, KappaUndefined, KappaBelow, TooManyUnpaired, LockChanged, LabelsChanged,
 	NotBlind, AnchorNoCommit, AnchorUncommitted, AnchorSameCommit, AnchorNotAncestor,
 	AnchorShallow,

@@ -114,16 +114,17 @@ func clause(c outcome.Clause) string {
 	case outcome.ChurnAbove:
 		v, t := format.Distinct(c.Value, c.Threshold)
 		return fmt.Sprintf("%s: the top k of %d of %d cases changed as a set, a share of %s, more than the %s allowed", groupName(c.Name), c.M, c.N, v, t)
-	case outcome.ChurnInterval:
-		s := fmt.Sprintf("95%% interval %s (%s, n = %d", format.Interval([2]float64{c.Lo, c.Hi}), c.Test, c.N)
-		if c.M > 0 {
-			s += fmt.Sprintf("; %d without a top k in one run not counted", c.M)
-		}
-		s += ")"
+	case outcome.Interval95:
+		s := fmt.Sprintf("95%% interval %s (%s, n = %d)", format.Interval([2]float64{c.Lo, c.Hi}), c.Test, c.N)
 		if c.Only {
-			s += fmt.Sprintf(": the threshold %s lies inside it, so these cases cannot tell the figure from the threshold", format.Num(c.Threshold))
+			s += fmt.Sprintf(": the threshold %s lies inside it, so this n cannot tell the figure from the threshold", format.Num(c.Threshold))
 		}
 		return s
+	case outcome.ANNRecallBelow:
+		v, t := format.Distinct(c.Value, c.Threshold)
+		return fmt.Sprintf("the index's recall@%d against exact search, %s over %d queries, is below the floor %s", c.M, v, c.N, t)
+	case outcome.NoANNQuery:
+		return fmt.Sprintf("the exact check checked no query (%d run, %d sampled without an exact neighbour: no record of their locale)", c.N, c.M)
 	case outcome.NoOtherStrategy:
 		return "no other strategy to compare with"
 	case outcome.Beaten:
