@@ -62,8 +62,7 @@ var compareInputs = commentInputs(actionInputs{
 
 // newCompareOptions are compare's defaults (its flags' and evaluate's stage's).
 func newCompareOptions() *compareOptions {
-	return &compareOptions{trend: trendFlag{runs: trend.DefaultRuns}, checkRun: checkRunFlag{publish.CheckRunAuto},
-		run: compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Primary: compare.Primary, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed}}
+	return &compareOptions{trend: trendFlag{runs: trend.DefaultRuns}, checkRun: checkRunFlag{publish.CheckRunAuto}, run: compare.NewOptions()}
 }
 
 func parseCompare(env *Env, args []string) (*compareOptions, error) {
@@ -150,7 +149,6 @@ type overRuns struct {
 }
 
 func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns) error {
-	env := f.Env
 	// The outputs, all or none (an unwritable one fails before the inputs are read).
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
@@ -158,10 +156,28 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 	if err != nil {
 		return err
 	}
-	res, err := compare.RunFiles(ctx, o.files, o.run)
+	var files opened
+	defer files.close()
+	in, err := openCompare(ctx, &files, o.files)
 	if err != nil {
 		return err
 	}
+	res, err := compare.Run(ctx, in, o.run)
+	if err != nil {
+		return err
+	}
+	files.close()
+	_, err = reportCompare(ctx, f, o, res, ev, outs, ws)
+	return err
+}
+
+// reportCompare writes, says and publishes a comparison: its reports into the
+// writers ws of outs (json, markdown, per-query, html; nil: not asked for),
+// after one read of the history (the trend, the dashboard's chart over the
+// runs), the history record, the text on stdout and what compare publishes.
+// It returns the document (evaluate records it in its history).
+func reportCompare(ctx context.Context, f *Factory, o *compareOptions, res *compare.Result, ev *overRuns, outs *atomicfile.Set, ws []io.Writer) (*comparereport.Document, error) {
+	env := f.Env
 	doc := comparereport.New(res)
 	// One read of the history: the Markdown's trend, and the dashboard's chart
 	// of the primary measure over the runs (an evaluate stage: over evaluate's
@@ -174,26 +190,26 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 	}
 	reads, err := readHistory(ctx, f, hsrc, command, fp, doc.WriteJSON, trendRuns, doc.TrendMeasures(), doc.Primary)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	doc.Trend = reads.trend
 	if err := atomicfile.Render(ws, doc.WriteJSON, doc.Markdown,
 		func(w io.Writer) error { return comparereport.PerQuery(w, res) },
 		func(w io.Writer) error { return htmlreport.CompareHTML(w, doc, res, reads.overRuns) },
 		func(w io.Writer) error { return junit.Write(w, junit.Compare(res)) }); err != nil {
-		return err
+		return nil, err
 	}
 	// The history is appended before the outputs are published: its failure
 	// (more likely than a failed rename) then leaves no output either.
 	hist, err := recordHistory(f, o.hist, "compare", fingerprintOf(compare.Fingerprint(o.files, o.run)), doc.WriteJSON)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := outs.Commit(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := doc.Text(env.Stdout); err != nil {
-		return err
+		return nil, err
 	}
 	// GitHub: the Markdown report (with the gates, when asked for) in the job
 	// summary and the sticky PR comment (key compare), the recommendation, the
@@ -201,11 +217,11 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 	// pass, so --comment-mode failures only updates an earlier comment.
 	var md strings.Builder
 	if err := doc.Markdown(&md); err != nil {
-		return err
+		return nil, err
 	}
 	pub := o.checkRun.publication(o.comment.publication(publish.Publication{Markdown: md.String(),
 		Outputs:     map[string]string{"recommended": res.Recommended, "verdict": string(res.Verdict()), "json": o.jsonOut},
 		PathOutputs: []string{"json"}, Failed: res.Verdict() == outcome.Fail, CheckTitle: publish.CompareCheck(len(res.Gates), res.Failed())}))
 	publishRun(ctx, f, pub, hist, o.htmlOut, reads.warning)
-	return gateError(res.Failed())
+	return doc, gateError(res.Failed())
 }

@@ -21,8 +21,8 @@ import (
 // The process environment enters the binary in one place, the front end's
 // adapter: OSEnv (cli.go) puts os.Getenv into the Env, and everything else
 // receives values from the CLI: the run's provenance (provenance.go), the
-// store's URL and keys and the embedder's key (retrieve.go), the Action
-// inputs. No package the binary links, and no package of the public library,
+// store's URL and keys and the embedder's key (retrieve.go), the chat
+// server's API key (judge.go: llmAPIKey), the Action inputs. No package the binary links, and no package of the public library,
 // reads the environment or runs a program: TestOnlyTheFrontEndReadsTheEnvironment
 // parses their non-test files for every GOOS the project builds for.
 
@@ -57,9 +57,6 @@ var getenvAllowed = map[string]string{
 	"internal/publish":             "a GitHub adapter: the token, the run's URL, the Actions environment of what it publishes",
 	"internal/baseline/ghartifact": "a GitHub adapter: the artifact lookup of --baseline auto (Auto)",
 	"internal/history/ghbranch":    "a GitHub adapter: the history branch's writers' gating (WriteRun)",
-	"internal/llm":                 "the chat server's API key read through getenv (APIKey, Server.Client); removed by pipe-cmds",
-	"internal/judge":               "judge's Execute reads the API key through getenv; removed by pipe-cmds",
-	"internal/generate":            "generate's Execute reads the API key through getenv; removed by pipe-cmds",
 }
 
 // linked is every package of the module that one of roots imports, directly

@@ -161,7 +161,7 @@ func retrievalEnv(env *Env) retrieve.Env {
 }
 
 // runRetrieve runs retrieve.RunFiles on o's files, its progress on stderr
-// (also evaluate's stage).
+// (evaluate's retrieve stages are evaluate.Run's, evaluateFront their front end).
 func runRetrieve(ctx context.Context, f *Factory, o *retrieveOptions) (*retrieve.RunResult, error) {
 	env := f.Env
 	opt := o.run

@@ -57,7 +57,8 @@ type Options struct {
 	// documents removed before the cutoff (trec_eval's -J; judged.go).
 	JudgedOnly bool
 	// HumanSheet, when set, corrects the judge's figures with human labels
-	// (compare --human-qrels, ppi.go): Result.Human.
+	// (compare --human-qrels, ppi.go): Result.Human. Run sets it on its copy
+	// from In.HumanQrels; a caller of Run leaves it nil.
 	HumanSheet *labelfile.Sheet
 }
 
@@ -268,8 +269,8 @@ func (r *Result) StrategyIndex(name string) int {
 	return -1
 }
 
-// Run compares the runs on the qrels.
-func Run(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
+// Compare compares the runs on the qrels (the parsed inputs of Run).
+func Compare(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("no run to compare")
 	}

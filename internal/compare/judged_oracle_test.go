@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
@@ -18,9 +19,9 @@ import (
 // run condensed by awk (testdata/oracle/README.md).
 func TestOracleJudgedOnly(t *testing.T) {
 	ctx := context.Background()
-	q, err := trecfile.ReadQrels(ctx, "testdata/oracle/dev300.qrels")
+	q, err := inputtest.ReadQrels(ctx, "testdata/oracle/dev300.qrels")
 	require.NoError(t, err)
-	run, err := trecfile.ReadRun(ctx, "testdata/oracle/dev300.run", JudgedOnlyDepth, trecfile.RunOptions{})
+	run, err := inputtest.ReadRun(ctx, "testdata/oracle/dev300.run", JudgedOnlyDepth, trecfile.RunOptions{})
 	require.NoError(t, err)
 	j := readTrecEval(t, "testdata/oracle/trec_eval_dev300_J.txt")
 	jexp := readTrecEval(t, "testdata/oracle/trec_eval_dev300_ndcg10_exp_J.txt")
@@ -40,9 +41,9 @@ func TestOracleJudgedOnly(t *testing.T) {
 		{"condensed M10", metrics.GainLinear, cond, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := Run(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: tc.gain, RelevantLevel: 1, Resamples: 100, Seed: 1, JudgedOnly: true})
+			res, err := Compare(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: tc.gain, RelevantLevel: 1, Resamples: 100, Seed: 1, JudgedOnly: true})
 			require.NoError(t, err)
-			plain, err := Run(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: tc.gain, RelevantLevel: 1, Resamples: 100, Seed: 1})
+			plain, err := Compare(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: tc.gain, RelevantLevel: 1, Resamples: 100, Seed: 1})
 			require.NoError(t, err)
 			s := res.Strategies[0]
 			assert.Zero(t, s.Unjudged, "a condensed list has no unjudged document")
@@ -84,7 +85,7 @@ func TestOracleJudgedOnly(t *testing.T) {
 // the qrels with every label set to 1.
 func TestOracleJudgedAtK(t *testing.T) {
 	ctx := context.Background()
-	q, err := trecfile.ReadQrels(ctx, "testdata/oracle/dev300.qrels")
+	q, err := inputtest.ReadQrels(ctx, "testdata/oracle/dev300.qrels")
 	require.NoError(t, err)
 	oracle := readTrecEval(t, "testdata/oracle/trec_eval_dev300_judged10.txt")["P_10"]
 	require.Len(t, oracle, 301)
@@ -93,9 +94,9 @@ func TestOracleJudgedAtK(t *testing.T) {
 		if judgedOnly {
 			depth = JudgedOnlyDepth
 		}
-		run, err := trecfile.ReadRun(ctx, "testdata/oracle/dev300.run", depth, trecfile.RunOptions{})
+		run, err := inputtest.ReadRun(ctx, "testdata/oracle/dev300.run", depth, trecfile.RunOptions{})
 		require.NoError(t, err)
-		res, err := Run(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: metrics.GainLinear, RelevantLevel: 1, Resamples: 100, Seed: 1, JudgedOnly: judgedOnly})
+		res, err := Compare(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: metrics.GainLinear, RelevantLevel: 1, Resamples: 100, Seed: 1, JudgedOnly: judgedOnly})
 		require.NoError(t, err)
 		j := res.Strategies[0].Judged
 		require.Len(t, j.PerQuery, res.N())

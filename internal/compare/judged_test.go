@@ -34,7 +34,7 @@ func TestJudgedAtK(t *testing.T) {
 		}, []float64{1, math.NaN(), 1, 0.5}, 2.5 / 3, 3, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := compare.Run(q, []compare.Input{{Name: "x", Run: run("x.run", tc.queries...)}}, opts())
+			res, err := compare.Compare(q, []compare.Input{{Name: "x", Run: run("x.run", tc.queries...)}}, opts())
 			require.NoError(t, err)
 			require.Equal(t, []string{"qa", "qb", "qc", "qd"}, res.QueryIDs)
 			j := res.Strategies[0].Judged
@@ -59,10 +59,10 @@ func TestJudgedOnlyCondenses(t *testing.T) {
 	before := x.Queries[1].Docs
 	o := opts()
 	o.K = 2
-	plain, err := compare.Run(q, []compare.Input{{Name: "x", Run: x}}, o)
+	plain, err := compare.Compare(q, []compare.Input{{Name: "x", Run: x}}, o)
 	require.NoError(t, err)
 	o.JudgedOnly = true
-	cond, err := compare.Run(q, []compare.Input{{Name: "x", Run: x}}, o)
+	cond, err := compare.Compare(q, []compare.Input{{Name: "x", Run: x}}, o)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"u1", "a0", "u2", "a1", "u3", "a2"}, before, "the input run is not modified")
 	p := metrics.QueryIndex("precision_at_k")

@@ -9,6 +9,13 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/option"
 )
 
+// NewOptions are a comparison's defaults (compare's flags', evaluate's
+// stage's): k 10, exponential gain, relevant from level 2, the primary
+// measure Primary, metrics.DefaultResamples resamples and seed.
+func NewOptions() Options {
+	return Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Primary: Primary, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed}
+}
+
 // Validate checks the files and the options of a comparison (the gate's are
 // GateOptions.Validate).
 func (o *Options) Validate(f Files) error {

@@ -39,29 +39,29 @@ const MaxResultLine = httpretry.MaxAnswer + 64<<10
 // BatchStats are what a batch run reports: its throughput and what it
 // answered. Counts are judgments ((pair, repeat) requests).
 type BatchStats struct {
-	Mode        string `json:"mode"` // "api" (the Batch API) or "file" (--batch-in)
-	BatchID     string `json:"batch_id,omitempty"`
-	InputFileID string `json:"input_file_id,omitempty"`
-	Status      string `json:"status,omitempty"` // the batch's final status (api)
-	Resumed     bool   `json:"resumed"`          // the batch was submitted by an earlier run
+	Mode        string // "api" (the Batch API) or "file" (--batch-in)
+	BatchID     string
+	InputFileID string
+	Status      string // the batch's final status (api)
+	Resumed     bool   // the batch was submitted by an earlier run
 	// Submitted is the number of request lines of the batch; Answered those
 	// with a 200 chat completion, Failed those with an error, Missing those
 	// without any line.
-	Submitted int64 `json:"submitted"`
-	Answered  int64 `json:"answered"`
-	Failed    int64 `json:"failed"`
-	Missing   int64 `json:"missing"`
+	Submitted int64
+	Answered  int64
+	Failed    int64
+	Missing   int64
 	// New is the valid judgments the batch added to the cache; Cached the
 	// judgments that were in the cache before.
-	New    int64 `json:"new"`
-	Cached int64 `json:"cached"`
+	New    int64
+	Cached int64
 	// WaitSeconds is the wall time from submission (or resumption) to the
 	// results (api: submitting, polling, downloading); PairsPerSecond is New
 	// over it (nil when either is 0).
-	WaitSeconds    float64  `json:"wait_seconds"`
-	PairsPerSecond *float64 `json:"pairs_per_second"`
+	WaitSeconds    float64
+	PairsPerSecond *float64
 	// RequestCounts are the batch object's request_counts (api).
-	RequestCounts *llm.RequestCounts `json:"request_counts,omitempty"`
+	RequestCounts *llm.RequestCounts
 }
 
 // batchJob is one batch over a pool: which (pair, repeat) are cached, which

@@ -15,16 +15,18 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 )
 
-// BatchOptions select a batch run of RunFiles (at most one of the modes).
+// BatchOptions select a batch run (at most one of the modes).
 type BatchOptions struct {
 	// RequestsOut, when set, receives the Batch API requests JSONL of the
 	// judgments not in the cache (up to MaxRequests) and nothing is judged.
 	RequestsOut io.Writer
-	// ResultsIn is a results JSONL in the Batch API's output format
-	// (--batch-in): its answers fill the cache and the labels.
-	ResultsIn string
-	// API runs the batch through the Batch API of this client (--batch).
-	API *llm.BatchClient
+	// ResultsIn, when its R is set, is a results JSONL in the Batch API's
+	// output format (--batch-in): its answers fill the cache and the labels.
+	ResultsIn Reader
+	// API runs the batch through the Batch API of this client (--batch),
+	// the submitted batch kept in State.
+	API   *llm.BatchClient
+	State BatchStore
 	// Poll is the backoff of the status polls (zero: llm.DefaultPoll).
 	Poll llm.PollPolicy
 	// MaxRequests caps the request lines of the batch (0: no limit); the
@@ -32,6 +34,41 @@ type BatchOptions struct {
 	MaxRequests int64
 	// Now is the clock of WaitSeconds (nil: time.Now).
 	Now func() time.Time
+}
+
+// BatchStore keeps a submitted batch between runs, for a rerun to resume it
+// (judge --batch, generate --batch): its state (Load: nil when there is none;
+// Save; Remove) and the temporary files of the requests uploaded and the
+// results downloaded (Temp, removed by the caller once used). The front end
+// opens it (StateFile).
+type BatchStore interface {
+	Name() string // in messages
+	Load() (*BatchState, error)
+	Save(st *BatchState) error
+	Remove() error
+	Temp(pattern string) (*os.File, error)
+}
+
+// StateFile is the BatchStore of the state file at Path (CACHE +
+// BatchStateSuffix for judge, OUT + BatchStateSuffix for generate), written
+// atomically; the temporary files are created beside it.
+type StateFile struct{ Path string }
+
+// Name is the state file's path.
+func (s StateFile) Name() string { return s.Path }
+
+// Load reads the state file; a missing file is (nil, nil).
+func (s StateFile) Load() (*BatchState, error) { return ReadBatchState(s.Path) }
+
+// Save writes st to the state file atomically.
+func (s StateFile) Save(st *BatchState) error { return writeBatchState(s.Path, st) }
+
+// Remove removes the state file (an error when there is none).
+func (s StateFile) Remove() error { return os.Remove(s.Path) }
+
+// Temp creates a temporary file beside the state file.
+func (s StateFile) Temp(pattern string) (*os.File, error) {
+	return os.CreateTemp(filepath.Dir(s.Path), pattern)
 }
 
 // BatchStateSuffix is appended to the cache's path to name the state file of
@@ -97,9 +134,9 @@ func writeBatchState(path string, st *BatchState) error {
 	return nil
 }
 
-// RunBatch is RunFiles' batch mode over pairs (cachePath is the file of opt.Cache, whose state file keeps a submitted batch). It returns (nil, nil) after writing the
-// requests (RequestsOut).
-func RunBatch(ctx context.Context, pairs []Pair, opt Options, cachePath string, bo *BatchOptions, logf func(string, ...any)) (*Result, error) {
+// RunBatch judges pairs through a batch (bo's mode). It returns (nil, nil)
+// after writing the requests (RequestsOut).
+func RunBatch(ctx context.Context, pairs []Pair, opt Options, bo *BatchOptions, logf func(string, ...any)) (*Result, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
@@ -117,19 +154,13 @@ func RunBatch(ctx context.Context, pairs []Pair, opt Options, cachePath string, 
 		}
 		logf("%d request(s) written (%d judgment(s) cached, %d over --max-requests)", n, countTrue(job.cached), int64(len(pairs)*opt.Repeat)-n-int64(countTrue(job.cached)))
 		return nil, nil
-	case bo.ResultsIn != "":
-		f, err := input.Open(ctx, bo.ResultsIn)
-		if err != nil {
-			return nil, err
-		}
-		err = job.readResults(ctx, f, bo.ResultsIn)
-		f.Close()
-		if err != nil {
+	case bo.ResultsIn.R != nil:
+		if err := job.readResults(ctx, bo.ResultsIn.R, bo.ResultsIn.Name); err != nil {
 			return nil, err
 		}
 		return job.result(&BatchStats{Mode: "file"})
 	case bo.API != nil:
-		return runBatchAPI(ctx, job, cachePath, bo, now, logf)
+		return runBatchAPI(ctx, job, bo, now, logf)
 	}
 	return nil, errors.New("no batch mode")
 }
@@ -150,14 +181,14 @@ func countTrue(m [][]bool) int {
 // of the state file), waits for it, reads its output and error files and
 // builds the result. The state file is removed once the answers are in the
 // cache, and when the batch failed (a rerun submits a new one).
-func runBatchAPI(ctx context.Context, job *batchJob, cachePath string, bo *BatchOptions, now func() time.Time, logf func(string, ...any)) (*Result, error) {
-	if cachePath == "" {
+func runBatchAPI(ctx context.Context, job *batchJob, bo *BatchOptions, now func() time.Time, logf func(string, ...any)) (*Result, error) {
+	if bo.State == nil {
 		return nil, errors.New("--batch needs a --cache file (its state file keeps the batch id)")
 	}
 	st := &BatchStats{Mode: "api"}
 	start := now()
 	if job.nSent == 0 {
-		if s, err := ReadBatchState(cachePath + BatchStateSuffix); err != nil || s == nil {
+		if s, err := bo.State.Load(); err != nil || s == nil {
 			if err != nil {
 				return nil, err
 			}
@@ -166,7 +197,7 @@ func runBatchAPI(ctx context.Context, job *batchJob, cachePath string, bo *Batch
 		}
 	}
 	want := BatchState{Requests: job.nSent, Model: job.opt.Model, PromptHash: job.opt.Prompt.Hash, Format: job.opt.Format}
-	sub := &BatchSubmission{API: bo.API, StatePath: cachePath + BatchStateSuffix, Poll: bo.Poll, Logf: logf, TempDir: filepath.Dir(cachePath)}
+	sub := &BatchSubmission{API: bo.API, State: bo.State, Poll: bo.Poll, Logf: logf}
 	b, state, err := sub.Run(ctx, want, job.write, func(ctx context.Context, r io.Reader, name string) error { return job.readResults(ctx, r, name) })
 	if err != nil {
 		return nil, err
@@ -179,7 +210,7 @@ func runBatchAPI(ctx context.Context, job *batchJob, cachePath string, bo *Batch
 	if err != nil {
 		return nil, err
 	}
-	if err := job.opt.Cache.Close(); err != nil {
+	if err := job.opt.Cache.Sync(); err != nil { // the answers kept before the batch is forgotten
 		return nil, err
 	}
 	if err := sub.Done(); err != nil {
@@ -194,12 +225,11 @@ func runBatchAPI(ctx context.Context, job *batchJob, cachePath string, bo *Batch
 // BatchSubmission runs one batch through the Batch API with a state file:
 // judge --batch and generate --batch.
 type BatchSubmission struct {
-	API       *llm.BatchClient
-	StatePath string
-	Poll      llm.PollPolicy
-	Logf      func(string, ...any)
-	TempDir   string // where the requests and results files are kept while in use
-	Resumed   bool   // set by Run: the batch came from the state file
+	API     *llm.BatchClient
+	State   BatchStore // the submitted batch and the temporary files
+	Poll    llm.PollPolicy
+	Logf    func(string, ...any)
+	Resumed bool // set by Run: the batch came from the state file
 }
 
 // Run submits a batch of the requests write writes (or resumes the one of the
@@ -213,19 +243,19 @@ func (s *BatchSubmission) Run(ctx context.Context, want BatchState, write func(i
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	state, err := ReadBatchState(s.StatePath)
+	state, err := s.State.Load()
 	if err != nil {
 		return nil, nil, err
 	}
 	if state != nil {
 		if state.Model != want.Model || state.PromptHash != want.PromptHash || state.Format != want.Format {
 			return nil, nil, fmt.Errorf("%s holds batch %s of model %q, prompt %s, answer format %s; this run is model %q, prompt %s, answer format %s: rerun with those, or delete the state file to submit a new batch",
-				s.StatePath, state.BatchID, state.Model, state.PromptHash, state.Format, want.Model, want.PromptHash, want.Format)
+				s.State.Name(), state.BatchID, state.Model, state.PromptHash, state.Format, want.Model, want.PromptHash, want.Format)
 		}
 		s.Resumed = true
-		logf("resuming batch %s (from %s)", state.BatchID, s.StatePath)
+		logf("resuming batch %s (from %s)", state.BatchID, s.State.Name())
 	} else {
-		tmp, err := os.CreateTemp(s.TempDir, ".batch-requests-*.jsonl")
+		tmp, err := s.State.Temp(".batch-requests-*.jsonl")
 		if err != nil {
 			return nil, nil, fmt.Errorf("failed to write the batch requests: %w", err)
 		}
@@ -248,10 +278,10 @@ func (s *BatchSubmission) Run(ctx context.Context, want BatchState, write func(i
 		st := want
 		st.Schema, st.BatchID, st.InputFileID, st.Requests = BatchStateSchema, b.ID, fileID, n
 		state = &st
-		if err := writeBatchState(s.StatePath, state); err != nil {
+		if err := s.State.Save(state); err != nil {
 			return nil, nil, err
 		}
-		logf("submitted batch %s: %d request(s) (input file %s); state in %s", b.ID, n, fileID, s.StatePath)
+		logf("submitted batch %s: %d request(s) (input file %s); state in %s", b.ID, n, fileID, s.State.Name())
 	}
 	last := ""
 	b, err := s.API.WaitBatch(ctx, state.BatchID, s.Poll, func(b *llm.Batch) {
@@ -262,12 +292,12 @@ func (s *BatchSubmission) Run(ctx context.Context, want BatchState, write func(i
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, nil, fmt.Errorf("batch %s is still running at the server; rerun to pick it up (%s): %w", state.BatchID, s.StatePath, ctx.Err())
+			return nil, nil, fmt.Errorf("batch %s is still running at the server; rerun to pick it up (%s): %w", state.BatchID, s.State.Name(), ctx.Err())
 		}
 		return nil, nil, err
 	}
 	if b.Status == llm.BatchFailed {
-		if err := os.Remove(s.StatePath); err != nil {
+		if err := s.State.Remove(); err != nil {
 			return nil, nil, err
 		}
 		return nil, nil, fmt.Errorf("batch %s failed: %s (state removed: a rerun submits a new batch)", b.ID, orNone(b.ErrorText()))
@@ -277,7 +307,7 @@ func (s *BatchSubmission) Run(ctx context.Context, want BatchState, write func(i
 		if f.id == "" {
 			continue
 		}
-		if err := readBatchFile(ctx, s.API, f.id, fmt.Sprintf("batch %s %s file %s", b.ID, f.what, f.id), s.TempDir, read); err != nil {
+		if err := readBatchFile(ctx, s.API, f.id, fmt.Sprintf("batch %s %s file %s", b.ID, f.what, f.id), s.State, read); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -286,7 +316,7 @@ func (s *BatchSubmission) Run(ctx context.Context, want BatchState, write func(i
 
 // Done removes the state file: the batch's answers are kept.
 func (s *BatchSubmission) Done() error {
-	if err := os.Remove(s.StatePath); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := s.State.Remove(); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	return nil
@@ -299,10 +329,10 @@ func orNone(s string) string {
 	return s
 }
 
-// readBatchFile downloads a results file to a temporary file beside the cache
+// readBatchFile downloads a results file to a temporary file of the store
 // (streamed, never whole in memory) and reads it into the job.
-func readBatchFile(ctx context.Context, api *llm.BatchClient, id, name, dir string, read func(ctx context.Context, r io.Reader, name string) error) error {
-	tmp, err := os.CreateTemp(dir, ".batch-results-*.jsonl")
+func readBatchFile(ctx context.Context, api *llm.BatchClient, id, name string, store BatchStore, read func(ctx context.Context, r io.Reader, name string) error) error {
+	tmp, err := store.Temp(".batch-results-*.jsonl")
 	if err != nil {
 		return err
 	}

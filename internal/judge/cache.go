@@ -44,6 +44,18 @@ type Entry struct {
 	CompletionTokens int64  `json:"completion_tokens"`
 }
 
+// CacheStore is the judgment cache a run reads and appends to, opened by the
+// front end (OpenCache) and handed to Run: Get a judgment by its CacheKey, Put a
+// new one (kept at once, so an interrupted run keeps what it paid for), Sync
+// what was put to stable storage (before a batch's state file is removed), and
+// the number of judgments Loaded when it was opened.
+type CacheStore interface {
+	Get(key string) (Entry, bool)
+	Put(e Entry) error
+	Sync() error
+	Loaded() int
+}
+
 // Cache is an append-only JSONL file of valid judgments, keyed by CacheKey. Each
 // judgment is appended as one line with one write as soon as it is made, so an
 // interrupted run keeps what it paid for; a torn last line (a crash mid-write)
@@ -193,6 +205,16 @@ func (c *Cache) Put(e Entry) error {
 		return fmt.Errorf("failed to append to the judge cache %s: %w", c.path, err)
 	}
 	return nil
+}
+
+// Sync flushes the appended entries to stable storage.
+func (c *Cache) Sync() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.f == nil {
+		return nil
+	}
+	return c.f.Sync()
 }
 
 // Close syncs and closes the file.

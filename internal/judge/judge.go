@@ -16,7 +16,7 @@ type Completer interface {
 	Complete(ctx context.Context, r llm.Request) (*llm.Response, error)
 }
 
-// Options configure Run.
+// Options configure Judge (and a batch run, RunBatch).
 type Options struct {
 	Client Completer
 	Model  string // the model name, part of the cache key and of every record
@@ -28,7 +28,7 @@ type Options struct {
 	// Workers is the number of pairs judged at once (the client bounds the
 	// requests in flight too).
 	Workers int
-	Cache   *Cache // nil: an in-memory cache
+	Cache   CacheStore // nil: an in-memory cache
 	// Progress is called with judgments done and total (serialised).
 	Progress func(done, total int)
 }
@@ -43,7 +43,7 @@ type Judgment struct {
 	Cached bool
 }
 
-// Result is the outcome of Run.
+// Result is the outcome of Judge (and of a batch run).
 type Result struct {
 	Pairs  []Pair
 	Grades [][]Judgment // [pair][repeat]
@@ -69,12 +69,12 @@ type Result struct {
 // correction is the follow-up message after an unreadable answer.
 const correction = "Your answer could not be read (%s). Answer again, exactly in the required format."
 
-// Run judges every pair Repeat times, from the cache where it can. A server
+// Judge judges every pair Repeat times, from the cache where it can. A server
 // error (after the client's retries) or an interruption stops the run; judgments
 // already made are in the cache. An answer that stays unparseable or out of
 // range after one retry, or a call refused by the request budget, is recorded
 // as unjudged, never as a grade.
-func Run(ctx context.Context, pairs []Pair, opt Options) (*Result, error) {
+func Judge(ctx context.Context, pairs []Pair, opt Options) (*Result, error) {
 	if opt.Repeat < 1 {
 		opt.Repeat = 1
 	}

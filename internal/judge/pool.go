@@ -29,11 +29,12 @@ type Pair struct {
 // Queries maps query ids to their text.
 type Queries map[string]Query
 
-// ReadQueries reads a queries file: cases JSONL (`id`, `query`, optional
-// `locale`) or TSV lines "qid<TAB>query text" (the MS MARCO / BEIR layout),
-// detected by the first non-blank byte.
-func ReadQueries(ctx context.Context, path string) (Queries, error) {
-	data, err := input.ReadFile(ctx, path)
+// ReadQueries reads a queries file, named path in messages: cases JSONL
+// (`id`, `query`, optional `locale`) or TSV lines "qid<TAB>query text" (the
+// MS MARCO / BEIR layout), detected by the first non-blank byte. A silent
+// pipe stops being waited on when ctx ends.
+func ReadQueries(ctx context.Context, r io.Reader, path string) (Queries, error) {
+	data, err := io.ReadAll(input.Reader(ctx, r))
 	if err != nil {
 		return nil, fmt.Errorf("failed to read queries: %w", err)
 	}

@@ -196,17 +196,6 @@ func capacityHint(r io.Reader, firstLine int) int {
 	return int(min(n+n/16+16, 1<<28))
 }
 
-// ReadLabelsFile reads the labels file at path with ReadLabels. Opening a FIFO
-// that no writer opens ends with ctx.Err() when ctx ends (input.Open).
-func ReadLabelsFile(ctx context.Context, path string, side LabelSide, lock *Lock) (*Labels, error) {
-	f, err := input.Open(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return ReadLabels(ctx, f, path, side, lock)
-}
-
 func parseLabelLine(p *jsonpos.Parser, b []byte, file string, line int, side LabelSide) (Label, error) {
 	l := Label{File: file, Line: line, Side: side}
 	v, err := p.Parse(b, line, 0)

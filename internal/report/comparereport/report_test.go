@@ -37,7 +37,7 @@ func compareFixtureResamples(t *testing.T, resamples int, names ...string) *comp
 			{ID: "q1", Docs: docs}, {ID: "q2", Docs: docs}, {ID: "q3", Docs: docs},
 		}}})
 	}
-	res, err := compare.Run(q, in, compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: resamples, Seed: 1})
+	res, err := compare.Compare(q, in, compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: resamples, Seed: 1})
 	require.NoError(t, err)
 	return res
 }

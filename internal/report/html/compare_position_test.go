@@ -34,7 +34,7 @@ func holeResult(t *testing.T) *compare.Result {
 		d := runs[name]
 		in = append(in, compare.Input{Name: name, Run: &trecfile.Run{File: name + ".run", K: 10, Queries: []trecfile.RunQuery{{ID: "q1", Docs: d[0]}, {ID: "q2", Docs: d[1]}}}})
 	}
-	r, err := compare.Run(q, in, compare.Options{K: 3, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1})
+	r, err := compare.Compare(q, in, compare.Options{K: 3, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1})
 	require.NoError(t, err)
 	return r
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
@@ -43,15 +44,15 @@ func demoResult(t testing.TB) *compare.Result { return demoResultGated(t, compar
 func demoResultGated(t testing.TB, g compare.GateOptions) *compare.Result {
 	t.Helper()
 	ctx := context.Background()
-	q, err := trecfile.ReadQrels(ctx, filepath.Join(demo, "qrels.trec"))
+	q, err := inputtest.ReadQrels(ctx, filepath.Join(demo, "qrels.trec"))
 	require.NoError(t, err)
 	var in []compare.Input
 	for _, name := range demoStrategies {
-		run, err := trecfile.ReadRun(ctx, filepath.Join(demo, name+".trec"), 10, trecfile.RunOptions{})
+		run, err := inputtest.ReadRun(ctx, filepath.Join(demo, name+".trec"), 10, trecfile.RunOptions{})
 		require.NoError(t, err)
 		in = append(in, compare.Input{Name: name, Run: run})
 	}
-	r, err := compare.Run(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 2000, Seed: metrics.DefaultSeed, Gate: g})
+	r, err := compare.Compare(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 2000, Seed: metrics.DefaultSeed, Gate: g})
 	require.NoError(t, err)
 	return r
 }

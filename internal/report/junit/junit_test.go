@@ -19,6 +19,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/junit"
@@ -62,17 +63,17 @@ func compareResult(t *testing.T) *compare.Result {
 	t.Helper()
 	ctx := context.Background()
 	dir := filepath.Join("..", "..", "..", "testdata", "compare")
-	q, err := trecfile.ReadQrels(ctx, filepath.Join(dir, "qrels.trec"))
+	q, err := inputtest.ReadQrels(ctx, filepath.Join(dir, "qrels.trec"))
 	require.NoError(t, err)
 	var in []compare.Input
 	for _, name := range []string{"bm25", "dense", "hybrid+rerank"} {
-		run, err := trecfile.ReadRun(ctx, filepath.Join(dir, name+".trec"), 10, trecfile.RunOptions{})
+		run, err := inputtest.ReadRun(ctx, filepath.Join(dir, name+".trec"), 10, trecfile.RunOptions{})
 		require.NoError(t, err)
 		in = append(in, compare.Input{Name: name, Run: run})
 	}
 	spec, err := compare.FloorGrammar.Parse("ndcg_at_k=0.99")
 	require.NoError(t, err)
-	r, err := compare.Run(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Primary: compare.Primary, Resamples: 200, Seed: metrics.DefaultSeed,
+	r, err := compare.Compare(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Primary: compare.Primary, Resamples: 200, Seed: metrics.DefaultSeed,
 		Gate: compare.GateOptions{Strategy: "dense", Floors: floor.List{spec}, FailIfBeaten: true}})
 	require.NoError(t, err)
 	return r

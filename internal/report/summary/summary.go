@@ -111,7 +111,7 @@ func HumanSample(w io.Writer, hs *judge.HumanSample, csvPath, jsonlPath string) 
 // Generate writes generate's summary of res: the documents and requests, the
 // batch, the fallback to text, the failures, the filters (near duplicates at
 // jaccard, the round trip at roundTripK when on) and the cases written to out.
-func Generate(w io.Writer, res *generate.FileResult, jaccard float64, roundTripK int, out, batchOut, batchIn string) {
+func Generate(w io.Writer, res *generate.RunResult, jaccard float64, roundTripK int, out, batchOut, batchIn string) {
 	if res.RequestsOnly {
 		fmt.Fprintf(w, "generate: %d document(s), %d request(s) written to %s\n", res.Documents, res.BatchRequests, format.SanitizeText(batchOut))
 		return
