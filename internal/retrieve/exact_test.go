@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,13 +41,22 @@ var synthWords = func() []string {
 }()
 
 // synthKB writes a knowledge base of n cards of 30 words over three locales
-// and cases of 6-word queries, each drawn from one card's words; it returns
-// the KB's path and the cases' bytes.
+// and cases of 6-word queries, each drawn from one card's words, that card
+// its gold; it returns the KB's path and the cases' bytes.
 func synthKB(t testing.TB, n, cases int, seed uint64) (string, []byte) {
 	t.Helper()
+	var kb, cs bytes.Buffer
+	writeSynth(&kb, &cs, n, cases, seed)
+	path := filepath.Join(t.TempDir(), "kb.jsonl")
+	require.NoError(t, os.WriteFile(path, kb.Bytes(), 0o600))
+	return path, cs.Bytes()
+}
+
+// writeSynth writes the cards and cases of synthKB.
+func writeSynth(kb, cs io.Writer, n, cases int, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, 1))
 	locales := []string{"en", "es-419", "pt-BR"}
-	var kb, cs bytes.Buffer
+	types := []string{"golden", "golden", "golden", "adversarial"}
 	texts := make([][]string, n)
 	for i := range n {
 		w := make([]string, 30)
@@ -53,7 +64,7 @@ func synthKB(t testing.TB, n, cases int, seed uint64) (string, []byte) {
 			w[j] = synthWords[r.IntN(len(synthWords))]
 		}
 		texts[i] = w
-		fmt.Fprintf(&kb, `{"id": "card-%d", "locale": %q, "title": "card %d", "text": %q}`+"\n", i, locales[i%3], i, strings.Join(w, " "))
+		fmt.Fprintf(kb, `{"id": "card-%d", "locale": %q, "title": "card %d", "text": %q}`+"\n", i, locales[i%3], i, strings.Join(w, " "))
 	}
 	for i := range cases {
 		c := r.IntN(n)
@@ -61,11 +72,31 @@ func synthKB(t testing.TB, n, cases int, seed uint64) (string, []byte) {
 		for j := range q {
 			q[j] = texts[c][r.IntN(len(texts[c]))]
 		}
-		fmt.Fprintf(&cs, `{"id": "q-%d", "locale": %q, "query": %q}`+"\n", i, locales[c%3], strings.Join(q, " "))
+		fmt.Fprintf(cs, `{"id": "q-%d", "locale": %q, "type": %q, "query": %q, "must_cite_one_of": ["card-%d"]}`+"\n",
+			i, locales[c%3], types[i%len(types)], strings.Join(q, " "), c)
 	}
-	path := filepath.Join(t.TempDir(), "kb.jsonl")
-	require.NoError(t, os.WriteFile(path, kb.Bytes(), 0o600))
-	return path, cs.Bytes()
+}
+
+// TestSyntheticFiles writes a generated knowledge base and its cases for the
+// end-to-end runs of BENCHMARKS.md ("Churn gates and the exact check"):
+// RG_SYNTH_DIR=DIR RG_SYNTH_CARDS=5000 RG_SYNTH_CASES=100000 go test
+// ./internal/retrieve -run TestSyntheticFiles writes DIR/kb.jsonl and
+// DIR/cases.jsonl (the same bytes on every machine). Skipped without
+// RG_SYNTH_DIR.
+func TestSyntheticFiles(t *testing.T) {
+	dir := os.Getenv("RG_SYNTH_DIR")
+	if dir == "" {
+		t.Skip("RG_SYNTH_DIR not set: nothing to write")
+	}
+	cards, err := strconv.Atoi(os.Getenv("RG_SYNTH_CARDS"))
+	require.NoError(t, err, "RG_SYNTH_CARDS")
+	cases, err := strconv.Atoi(os.Getenv("RG_SYNTH_CASES"))
+	require.NoError(t, err, "RG_SYNTH_CASES")
+	var kb, cs bytes.Buffer
+	writeSynth(&kb, &cs, cards, cases, 35)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kb.jsonl"), kb.Bytes(), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cases.jsonl"), cs.Bytes(), 0o644))
 }
 
 func runExact(t *testing.T, kb string, cases []byte, o retrieve.RunOptions) (*retrieve.RunResult, string) {
