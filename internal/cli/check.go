@@ -10,7 +10,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/check"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
-	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
@@ -133,12 +132,13 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: knowledge base: skipped %s\n", s)
 	}
 	in := check.In{Cases: env.Stdin, CasesName: "stdin", KB: kb}
+	var files opened // the cases, or their shards
+	defer files.close()
 	if o.cases != "-" {
-		cf, err := input.Open(ctx, o.cases)
+		cf, err := files.shards(ctx, o.cases, "failed to read cases: %w")
 		if err != nil {
-			return fmt.Errorf("failed to read cases: %w", err)
+			return err
 		}
-		defer cf.Close()
 		in.Cases, in.CasesName = cf, o.cases
 	}
 	if ws[0] != nil {
@@ -157,13 +157,13 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	// baseline's, else the run's, else the default) and its clock.
 	kc, err := check.ResolveK(ctx, &in, o.k)
 	if err != nil {
-		return err
+		return files.remap(bl.Remap(err))
 	}
 	opts := o.run
 	opts.K, opts.Now = kc.K, time.Now()
 	run, err := check.Run(ctx, in, opts)
 	if err != nil {
-		return err
+		return files.remap(bl.Remap(err))
 	}
 	res, cmp := run.Gate, run.Comparison
 	kWarning := checkreport.KChoiceWarning(kc.K, kc.From, kc.RunK, kc.RunKFile, kc.RunKLine)

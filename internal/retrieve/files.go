@@ -10,7 +10,8 @@ import (
 )
 
 // Files are the files of a retrieval run: the knowledge base, the cases ("-"
-// reads Stdin) and the output, written whole or not at all.
+// reads Stdin; a directory or a glob pattern, its shards: input.OpenSharded)
+// and the output, written whole or not at all.
 type Files struct {
 	KB, Cases, Out string
 	Stdin          io.Reader
@@ -27,8 +28,19 @@ func RunFiles(ctx context.Context, f Files, o RunOptions) (*RunResult, error) {
 		return nil, err
 	}
 	in := In{KB: f.KB, Cases: f.Stdin, CasesName: "stdin", Out: out, OutName: f.Out}
+	remap := func(err error) error { return err }
 	if f.Cases != "-" {
-		cf, err := input.Open(ctx, f.Cases)
+		var cf io.ReadCloser
+		var err error
+		if input.IsSharded(f.Cases) { // a directory or a glob of shards, read as one stream
+			var s *input.Sharded
+			s, err = input.OpenSharded(ctx, f.Cases)
+			if err == nil {
+				cf, remap = s, s.Remap
+			}
+		} else {
+			cf, err = input.Open(ctx, f.Cases)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("failed to read cases: %w", err)
 		}
@@ -37,7 +49,7 @@ func RunFiles(ctx context.Context, f Files, o RunOptions) (*RunResult, error) {
 	}
 	res, err := Run(ctx, in, o)
 	if err != nil {
-		return nil, err
+		return nil, remap(err)
 	}
 	if err := outs.Commit(); err != nil {
 		return nil, err
