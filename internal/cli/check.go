@@ -58,7 +58,7 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	o := &checkOptions{}
 	r := &o.run
 	floors := &floorFlag{grammar: check.FloorGrammar, list: &r.Floors}
-	fs.StringVar(&o.cases, "cases", "", "cases JSONL (required; - reads standard input)")
+	fs.StringVar(&o.cases, "cases", "", "cases JSONL (required; - reads standard input; a directory or glob pattern: its shards)")
 	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
 	fs.IntVar(&o.k, "k", 0, "the retrieval top-k (≥ 1); default: the baseline's k when comparing, else the k the run records (retrieval.k of its first case), else 5")
 	floorVar(fs, &r.MinHit, "min-hit", "floor on the overall mean hit@k, in [0,1]; none or empty is off")
