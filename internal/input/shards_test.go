@@ -1,6 +1,7 @@
 package input_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -168,4 +169,47 @@ func TestShardedSeekStart(t *testing.T) {
 	assert.Equal(t, 1, l)
 	_, err = s.Seek(1, io.SeekStart)
 	require.Error(t, err)
+}
+
+// FuzzSharded: shards of any bytes (none empty, none gzip) read as their
+// concatenation, each ended by a newline; every line of the stream is located
+// in its shard at its line there.
+func FuzzSharded(f *testing.F) {
+	f.Add([]byte("a\nb"), []byte("c\n"), []byte("\xEF\xBB\xBFd\n\ne"))
+	f.Add([]byte("x"), []byte("y"), []byte("z"))
+	f.Fuzz(func(t *testing.T, a, b, c []byte) {
+		bodies := [][]byte{a, b, c}
+		dir := t.TempDir()
+		var want []byte
+		type place struct {
+			file string
+			line int
+		}
+		var places []place
+		for i, body := range bodies {
+			body = bytes.TrimPrefix(body, []byte("\xEF\xBB\xBF"))
+			if len(bytes.TrimSpace(body)) == 0 || bytes.HasPrefix(body, []byte{0x1f, 0x8b}) {
+				t.Skip()
+			}
+			name := filepath.Join(dir, fmt.Sprintf("part-%d", i))
+			require.NoError(t, os.WriteFile(name, bodies[i], 0o600))
+			if body[len(body)-1] != '\n' {
+				body = append(body[:len(body):len(body)], '\n')
+			}
+			want = append(want, body...)
+			for l := range bytes.Count(body, []byte{'\n'}) {
+				places = append(places, place{name, l + 1})
+			}
+		}
+		s, err := input.OpenSharded(context.Background(), dir)
+		require.NoError(t, err)
+		defer s.Close()
+		got, err := io.ReadAll(s)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+		for n, p := range places {
+			file, line := s.Locate(n + 1)
+			require.Equal(t, p, place{file, line}, "line %d", n+1)
+		}
+	})
 }
