@@ -116,7 +116,6 @@ type Sharded struct {
 	last  byte  // the last byte the current shard gave
 	start []int // the line of the stream each shard's first line is (1-based)
 	lines int   // the newlines read so far
-	bom   int   // bytes of a UTF-8 BOM still to check at the shard's start
 	fresh bool  // the shard's first read
 	err   error
 }
@@ -277,7 +276,7 @@ func (s *Sharded) Remap(err error) error {
 		return fmt.Sprintf("(first at %s:%d)", ff, fl)
 	})
 	re := &Error{File: file, Line: line, Msg: msg}
-	if err == error(ie) {
+	if e, ok := err.(*Error); ok && e == ie { //nolint:errorlint // the error itself, not one it wraps
 		return re
 	}
 	return &remapped{msg: strings.Replace(err.Error(), ie.Error(), re.Error(), 1), err: re}

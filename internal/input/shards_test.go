@@ -93,7 +93,7 @@ func TestShardedReadsInOrder(t *testing.T) {
 	for {
 		n, err := s2.Read(buf)
 		small = append(small, buf[:n]...)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		require.NoError(t, err)
@@ -146,7 +146,7 @@ func TestShardedRemap(t *testing.T) {
 		got := s.Remap(c.in)
 		assert.Equal(t, c.want, got.Error())
 		var ie *input.Error
-		assert.True(t, errors.As(got, &ie), "still an input error")
+		require.ErrorAs(t, got, &ie, "still an input error")
 	}
 	assert.NoError(t, s.Remap(nil))
 }
@@ -209,7 +209,8 @@ func FuzzSharded(f *testing.F) {
 		require.Equal(t, want, got)
 		for n, p := range places {
 			file, line := s.Locate(n + 1)
-			require.Equal(t, p, place{file, line}, "line %d", n+1)
+			at := place{file, line}
+			require.Equal(t, p, at, "line %d", n+1)
 		}
 	})
 }
