@@ -8,8 +8,8 @@
 // in docs/formats.md, section "Cases"). The [Report] renders as the command's
 // outputs: [Report.WriteJSON] writes the bytes of `check --json`,
 // [Report.WriteMarkdown] the PR comment body of `check --markdown`,
-// [Report.WriteText] the terminal report and [Report.WriteHTML] the page of
-// `check --html`.
+// [Report.WriteText] the terminal report ([Report.WriteTextVerbose] that of
+// `check --verbose`) and [Report.WriteHTML] the page of `check --html`.
 //
 // [Live] is the live gate. Check judges a run file someone produced earlier,
 // which says nothing once the knowledge base, its chunking, the store or the

@@ -224,8 +224,15 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
-// WriteText writes the terminal report `check` prints.
+// WriteText writes the terminal report `check` prints: the verdict line, the
+// counts and groups, what failed, and a last line counting what
+// [Report.WriteTextVerbose] adds.
 func (r *Report) WriteText(w io.Writer) error { return r.doc.Text(w) }
+
+// WriteTextVerbose writes the whole terminal report `check --verbose` prints:
+// also the locale deltas, the gate table of a pass, the stale-index warning
+// and the missed cases.
+func (r *Report) WriteTextVerbose(w io.Writer) error { return r.doc.TextVerbose(w) }
 
 // WriteHTML writes the self-contained HTML page of `check --html`.
 func (r *Report) WriteHTML(w io.Writer) error { return htmlreport.CheckHTML(w, r.doc) }

@@ -91,6 +91,10 @@ func TestCheckEqualsCLI(t *testing.T) {
 			var gotText, gotHTML bytes.Buffer
 			require.NoError(t, rep.WriteText(&gotText))
 			assert.Equal(t, text, gotText.String(), "the terminal report")
+			_, verbose := runCLIOut(t, append([]string{"check", "--cases", tt.cases, "--kb", tt.kb, "--verbose"}, tt.flags...)...)
+			var gotVerbose bytes.Buffer
+			require.NoError(t, rep.WriteTextVerbose(&gotVerbose))
+			assert.Equal(t, verbose, gotVerbose.String(), "the terminal report of --verbose")
 			require.NoError(t, rep.WriteHTML(&gotHTML))
 			wantHTML, err := os.ReadFile(html)
 			require.NoError(t, err)

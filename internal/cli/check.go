@@ -42,6 +42,7 @@ type checkOptions struct {
 	baseline                       baselineFlags // --baseline, --write-baseline, regression gates (check_baseline.go)
 	trend                          trendFlag     // --trend-runs (history.go)
 	suggestFloors                  bool          // --suggest-floors
+	verbose                        bool          // --verbose
 }
 
 // checkInputs are check's Action inputs; inside Actions --json defaults to
@@ -75,6 +76,7 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	fs.StringVar(&o.codeQualityOut, "codequality", "", "write the integrity problems as a GitLab Code Quality report (code-climate JSON) to `FILE`, for the merge request's Code Quality widget")
 	fs.StringVar(&o.junitOut, "junit", "", "write the gates and the integrity problems as a JUnit XML `FILE` (the test view of Jenkins, GitLab, Azure Pipelines, ...)")
 	o.hist.register(fs, "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
+	fs.BoolVar(&o.verbose, "verbose", false, "print the whole terminal report: the locale deltas, the gate table of a pass, every baseline group and flip list, the retrieved ids that are not cards and the missed cases (by default a passing run prints its verdict, counts and groups, and one line counting these)")
 	fs.BoolVar(&o.suggestFloors, "suggest-floors", false, "after the report, print a floor per measure and group from this run (the lower bound of its 95% interval, rounded down to 0.01) as --floor flags and as the floors Action input")
 	o.comment.register(fs, checkCommentKey)
 	o.checkRun.register(fs)
@@ -157,13 +159,13 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	// baseline's, else the run's, else the default) and its clock.
 	kc, err := check.ResolveK(ctx, &in, o.k)
 	if err != nil {
-		return files.remap(bl.Remap(err))
+		return notCases(o.cases, files.remap(bl.Remap(err)))
 	}
 	opts := o.run
 	opts.K, opts.Now = kc.K, time.Now()
 	run, err := check.Run(ctx, in, opts)
 	if err != nil {
-		return files.remap(bl.Remap(err))
+		return notCases(o.cases, files.remap(bl.Remap(err)))
 	}
 	res, cmp := run.Gate, run.Comparison
 	kWarning := checkreport.KChoiceWarning(kc.K, kc.From, kc.RunK, kc.RunKFile, kc.RunKLine)
@@ -219,7 +221,11 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 		cp.Integrity.Unknown = gate.UnknownRetrieved{}
 		text = checkreport.New(&cp)
 	}
-	if err := text.Text(env.Stdout); err != nil {
+	write := text.Text
+	if o.verbose {
+		write = text.TextVerbose
+	}
+	if err := write(env.Stdout); err != nil {
 		return fmt.Errorf("failed to write the report: %w", err)
 	}
 	if o.suggestFloors {

@@ -155,7 +155,7 @@ func newCommand[O any](f *Factory, name, synopsis string, parse func(*Env, []str
 	return &Command{Name: name, Synopsis: synopsis, Run: func(ctx context.Context, args []string) error {
 		o, err := parse(f.Env, args)
 		if err != nil {
-			return err
+			return withUsage(name, err)
 		}
 		return run(ctx, o)
 	}}
@@ -187,6 +187,12 @@ func RunFactory(ctx context.Context, f *Factory, args []string) int {
 			file, line := input.Location(err)
 			if !f.Publisher().Fail(publish.Failure{Command: commandName(args), Message: msg, File: file, Line: line}) {
 				fmt.Fprintf(f.Env.Stderr, "retrieval-gate: %s\n", msg)
+				// The command's usage under a usage error on a terminal; in a
+				// CI job the annotation is the log's one line about it.
+				var ue *UsageError
+				if errors.As(err, &ue) && ue.Usage != "" {
+					fmt.Fprint(f.Env.Stderr, ue.Usage)
+				}
 			}
 		}
 	}
@@ -204,7 +210,19 @@ func dispatch(ctx context.Context, f *Factory, args []string) error {
 	}
 	name := args[0]
 	switch name {
-	case "-h", "-help", "--help", "help":
+	case "help":
+		if len(args) > 1 { // help COMMAND: the command's own help
+			for _, c := range commands(f) {
+				if c.Name == args[1] {
+					return c.Run(ctx, []string{"--help"})
+				}
+			}
+			printUsage(env.Stderr)
+			return usagef("help: unknown command %q", publish.Clean(args[1]))
+		}
+		printUsage(env.Stdout)
+		return flag.ErrHelp
+	case "-h", "-help", "--help":
 		printUsage(env.Stdout)
 		return flag.ErrHelp
 	case "-version", "--version", "version":
@@ -241,14 +259,16 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", c.Name, c.Synopsis)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'retrieval-gate <command> --help' for the flags of a command.")
+	fmt.Fprintln(w, "Run 'retrieval-gate help <command>' (or 'retrieval-gate <command> --help') for the flags of a command.")
 }
 
 // newFlagSet returns a FlagSet that reports errors as values (never exits) and
-// writes its usage to stderr.
-func newFlagSet(env *Env, name string) *flag.FlagSet {
+// prints nothing itself: parseFlags words its errors (usage.go: the flag, what
+// it wants, the nearest flag, the short usage) and prints --help.
+func newFlagSet(_ *Env, name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	return fs
 }
 
@@ -267,12 +287,13 @@ func parseFlags(fs *flag.FlagSet, env *Env, args []string, inputs actionInputs) 
 	src := &sources{fs: fs, inputs: map[string]string{}}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			writeHelp(env.Stdout, fs)
 			return nil, err
 		}
-		return nil, &UsageError{Msg: err.Error()}
+		return nil, flagError(fs, err)
 	}
 	if fs.NArg() > 0 {
-		return nil, usagef("%s: unexpected argument %q", fs.Name(), publish.Clean(fs.Arg(0)))
+		return nil, &UsageError{Msg: fmt.Sprintf("%s: unexpected argument %q (every argument is a flag)", fs.Name(), publish.Clean(fs.Arg(0))), Usage: shortUsage(fs.Name())}
 	}
 	if env.Getenv("GITHUB_ACTIONS") != "true" {
 		return src, nil

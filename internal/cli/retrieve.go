@@ -173,7 +173,7 @@ func runRetrieve(ctx context.Context, f *Factory, o *retrieveOptions) (*retrieve
 		return nil, fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
 	}
 	if err != nil {
-		return nil, o.src.option("retrieve", err)
+		return nil, notCases(o.cases, o.src.option("retrieve", err))
 	}
 	fmt.Fprintf(env.Stderr, "retrieve: %d cases written to %s\n", res.Cases, format.SanitizeText(o.out))
 	if res.ANN != nil {

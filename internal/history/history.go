@@ -147,6 +147,12 @@ func hashPath(path string) (string, error) {
 		}
 		return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 	}
+	// A directory named through a symbolic link (kb -> shared/kb) is its
+	// target's files, as the knowledge base reads them: WalkDir would not
+	// follow the link.
+	if path, err = filepath.EvalSymlinks(path); err != nil {
+		return "", err
+	}
 	var files []string
 	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 )
 
 // flipsOpenMax is the number of listed flips up to which the flips section is
@@ -275,16 +276,16 @@ func topCell(top []string, rank int) string {
 }
 
 // textBaseline writes the "vs base" lines of the terminal report.
-func (d *Document) textBaseline(b *strings.Builder) {
+func (d *Document) textBaseline(b *strings.Builder, verbose bool) (details []string) {
 	bl := d.Baseline
 	if bl == nil {
-		return
+		return nil
 	}
 	p := func(f string, args ...any) { fmt.Fprintf(b, f, args...) }
 	san := format.SanitizeText
 	if bl.Status != BaselineCompared {
 		p("\nvs base: no baseline: %s (regression gates off)\n", san(bl.Reason))
-		return
+		return nil
 	}
 	p("\nvs base: %s\n", bl.provenance(san))
 	if bl.Stale {
@@ -307,14 +308,25 @@ func (d *Document) textBaseline(b *strings.Builder) {
 		}
 	}
 	row("overall", bl.Overall)
-	for _, name := range sortedKeys(bl.ByType) {
-		row("type "+name, bl.ByType[name])
+	if verbose {
+		for _, name := range sortedKeys(bl.ByType) {
+			row("type "+name, bl.ByType[name])
+		}
+		for _, name := range sortedKeys(bl.ByLocale) {
+			row("locale "+name, bl.ByLocale[name])
+		}
+		p("  (locale rows: %s)\n", LocalePairedNote)
+	} else if len(bl.ByType)+len(bl.ByLocale) > 0 {
+		details = append(details, "the baseline's type and locale rows")
 	}
-	for _, name := range sortedKeys(bl.ByLocale) {
-		row("locale "+name, bl.ByLocale[name])
+	unreliable := bl.AnyPairedUnreliable(true)
+	if !verbose { // the rows shown: overall's
+		unreliable = false
+		for _, x := range bl.Overall.Metrics {
+			unreliable = unreliable || x.Unreliable
+		}
 	}
-	p("  (locale rows: %s)\n", LocalePairedNote)
-	if bl.AnyPairedUnreliable(true) {
+	if unreliable {
 		p("  %s\n", PairedUnreliableNote)
 	}
 	f := bl.Flips
@@ -331,9 +343,26 @@ func (d *Document) textBaseline(b *strings.Builder) {
 			p("    … and %d more (see --markdown or --json)\n", more)
 		}
 	}
+	// Which cases broke is the comparison's point: newly missed always.
 	list("newly missed", f.NewlyMissed, f.NewlyMissedTotal)
-	list("newly found", f.NewlyFound, f.NewlyFoundTotal)
-	list(fmt.Sprintf("rank drops (≥ %d)", f.RankDropThreshold), f.RankDrops, f.RankDropsTotal)
-	d.textOverlap(b) // overlap.go
-	d.textChurn(b)   // churn.go
+	if verbose {
+		list("newly found", f.NewlyFound, f.NewlyFoundTotal)
+		list(fmt.Sprintf("rank drops (≥ %d)", f.RankDropThreshold), f.RankDrops, f.RankDropsTotal)
+		d.textOverlap(b) // overlap.go
+		d.textChurn(b)   // churn.go
+		return nil
+	}
+	if f.NewlyFoundTotal > 0 {
+		details = append(details, fmt.Sprintf("%d newly found", f.NewlyFoundTotal))
+	}
+	if f.RankDropsTotal > 0 {
+		details = append(details, fmt.Sprintf("%d rank drops (≥ %d)", f.RankDropsTotal, f.RankDropThreshold))
+	}
+	if bl.Overlap != nil {
+		details = append(details, fmt.Sprintf("the top-%d change (rank-biased overlap)", bl.Overlap.Depth))
+	}
+	if c := bl.Churn; c != nil && c.Status != outcome.Off {
+		d.textChurn(b) // a churn gate's figures are its decision: always shown
+	}
+	return details
 }

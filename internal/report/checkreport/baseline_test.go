@@ -64,9 +64,14 @@ func TestBaselineMarkdownGolden(t *testing.T) {
 	assert.Contains(t, md, "### vs base")
 	assert.Contains(t, md, "older than 7 days")
 	assert.NotContains(t, md, "<b>")
-	var txt bytes.Buffer
+	var txt, verbose bytes.Buffer
 	require.NoError(t, d.Text(&txt))
 	golden(t, "check_baseline.txt.golden", txt.Bytes())
+	require.NoError(t, d.TextVerbose(&verbose))
+	golden(t, "check_baseline.verbose.txt.golden", verbose.Bytes())
+	assert.Contains(t, txt.String(), "newly missed: ", "which cases broke, without --verbose")
+	assert.NotContains(t, txt.String(), "type golden n=", "the baseline's groups: --verbose")
+	assert.Contains(t, verbose.String(), "type golden n=")
 }
 
 func TestBaselineJSONRoundTrip(t *testing.T) {

@@ -97,10 +97,49 @@ func TestMarkdownGolden(t *testing.T) {
 }
 
 func TestTextGolden(t *testing.T) {
-	var b bytes.Buffer
+	var b, v bytes.Buffer
 	require.NoError(t, New(fixture(t, gate.Floor{})).Text(&b))
 	golden(t, "check.txt.golden", b.Bytes())
-	assert.Contains(t, b.String(), IndicativeOnly)
+	require.NoError(t, New(fixture(t, gate.Floor{})).TextVerbose(&v))
+	golden(t, "check.verbose.txt.golden", v.Bytes())
+	assert.Contains(t, v.String(), IndicativeOnly)
+	// Issue 32 item 14: the verdict line names the gates by status, the details
+	// are counted on the last line and listed by --verbose; a failed gate keeps
+	// its table (and the integrity problems their list) without it.
+	text := b.String()
+	assert.True(t, strings.HasPrefix(text, "retrieval-gate check: FAIL (k=3) · failed: integrity · passed: non_empty · off: min_hit, min_recall\n"), text)
+	for _, detail := range []string{"\nmissed cases (hit@", "warning:", "locale deltas vs"} {
+		assert.NotContains(t, text, detail)
+		assert.Contains(t, v.String(), detail, "--verbose keeps it")
+	}
+	for _, kept := range []string{"\ngates:\n", "integrity problems (1;"} {
+		assert.Contains(t, text, kept)
+	}
+	assert.True(t, strings.HasSuffix(text, "\n--verbose adds: 2 missed cases (hit@3 = 0); 1 retrieved entry in 1 case is not a card of the KB (stale index?); the locale deltas\n"), text)
+	assert.Less(t, strings.Count(text, "\n"), strings.Count(v.String(), "\n"))
+}
+
+// A passing run reads as a pass: no gate table of gates that all passed (the
+// verdict line names them), no missed case, no warning (issue 32 item 14).
+func TestTextPass(t *testing.T) {
+	s := &gate.Scorer{KB: cardSet{"a": true}, K: 5}
+	a := gate.NewAccumulator()
+	for i, retrieved := range []string{"a", "b"} {
+		var r gate.CaseResult
+		require.NoError(t, s.ScoreInto(&casefile.Case{File: "c.jsonl", Line: i + 1, ID: fmt.Sprint("q", i), Gold: []string{"a"}, Retrieved: []casefile.Retrieved{{ID: retrieved}}}, &r))
+		require.NoError(t, a.Add(&r))
+	}
+	var b, v bytes.Buffer
+	doc := New(a.Result(gate.Config{K: 5, Resamples: 10}))
+	require.NoError(t, doc.Text(&b))
+	require.NoError(t, doc.TextVerbose(&v))
+	text := b.String()
+	assert.True(t, strings.HasPrefix(text, "retrieval-gate check: PASS (k=5) · passed: integrity, non_empty · off: min_hit, min_recall\n"), text)
+	assert.NotContains(t, text, "\ngates:\n")
+	assert.NotContains(t, text, "warning")
+	assert.True(t, strings.HasSuffix(text, "\n--verbose adds: 1 missed case (hit@5 = 0); 1 retrieved entry in 1 case is not a card of the KB (stale index?); the gate table\n"), text)
+	assert.Contains(t, v.String(), "\ngates:\n")
+	assert.Contains(t, v.String(), "missed cases (hit@5 = 0): 1\n  c.jsonl:2  q1")
 }
 
 func TestMarkdownNoReferenceGold(t *testing.T) {
@@ -137,9 +176,11 @@ func TestNoDeltasInEveryFormat(t *testing.T) {
 			r.ReferenceLocale, r.ReferenceHasGold, r.Deltas = tt.ref, tt.refHasGold, nil
 			assert.Contains(t, New(r).Markdown(MarkdownOptions{}), tt.md)
 			assert.NotContains(t, New(r).Markdown(MarkdownOptions{}), "| locale | Δ")
-			var txt, js bytes.Buffer
-			require.NoError(t, New(r).Text(&txt))
+			var txt, js, short bytes.Buffer
+			require.NoError(t, New(r).TextVerbose(&txt))
 			assert.Contains(t, txt.String(), tt.text)
+			require.NoError(t, New(r).Text(&short))
+			assert.NotContains(t, short.String(), "the locale deltas", "none to add")
 			require.NoError(t, New(r).WriteJSON(&js))
 			assert.Contains(t, js.String(), `"locale_deltas_note": "`+tt.jsonNote+`"`)
 		})
@@ -258,11 +299,15 @@ func TestDocumentRoundTrip(t *testing.T) {
 		// they are the original's.
 		assert.True(t, back.MissedNotCarried)
 		doc.Missed, doc.MissedTotal, doc.MissedNotCarried = nil, 0, true
-		var a, b bytes.Buffer
+		var a, b, av, bv bytes.Buffer
 		require.NoError(t, doc.Text(&a))
 		require.NoError(t, back.Text(&b))
 		assert.Equal(t, a.String(), b.String())
-		assert.Contains(t, b.String(), fmt.Sprintf("missed cases (hit@%d = 0): %s\n", back.K, MissedNotCarriedLine))
+		assert.Contains(t, b.String(), fmt.Sprintf("the missed cases (hit@%d = 0): %s", back.K, MissedNotCarriedLine))
+		require.NoError(t, doc.TextVerbose(&av))
+		require.NoError(t, back.TextVerbose(&bv))
+		assert.Equal(t, av.String(), bv.String())
+		assert.Contains(t, bv.String(), fmt.Sprintf("missed cases (hit@%d = 0): %s\n", back.K, MissedNotCarriedLine))
 		md := back.Markdown(MarkdownOptions{Marker: "<!-- retrieval-gate:k -->"})
 		assert.Equal(t, doc.Markdown(MarkdownOptions{Marker: "<!-- retrieval-gate:k -->"}), md)
 		assert.True(t, strings.HasSuffix(md, fmt.Sprintf("<details><summary>Missed cases (hit@%d = 0): %s</summary>\n\n</details>\n", back.K, MissedNotCarriedLine)), md)
