@@ -222,7 +222,7 @@ func (s *Store) Similarity(q []float32, id, locale string) (float64, bool) {
 	if s.byID == nil {
 		s.byID = make(map[string]int32, len(s.ids))
 		for i, x := range s.ids {
-			s.byID[x] = int32(i) //nolint:gosec // G115: a store holds fewer than 2^31 records (Search's heaps index them as int32)
+			s.byID[x] = int32(i) // a store holds fewer than 2^31 records (Search's heaps index them as int32)
 		}
 	}
 	i, ok := s.byID[id]
