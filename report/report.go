@@ -98,7 +98,12 @@ func Read(ctx context.Context, r io.Reader, name string) (*Document, error) {
 	if schema.Kind != jsonpos.String {
 		return nil, input.Errorf(name, schema.Line, "\"schema\" is %s, not a string", schema.TypeName())
 	}
-	wrap := func(err error) error { return input.Errorf(name, 0, "%v", err) }
+	wrap := func(err error) error {
+		if ie := (*input.Error)(nil); errors.As(err, &ie) {
+			return input.Errorf(name, ie.Line, "%s", ie.Msg) // the value at its line (the document readers' checks)
+		}
+		return input.Errorf(name, 0, "%v", err)
+	}
 	br := bytes.NewReader(data)
 	switch schema.Str {
 	case checkreport.Schema:

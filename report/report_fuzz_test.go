@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,6 +26,17 @@ func FuzzRead(f *testing.F) {
 		`{"schema": 1}`, `[]`, `{`,
 	} {
 		f.Add([]byte(seed))
+	}
+	// Whole documents as the commands write them (the golden files): the
+	// fuzzer mutates what the checks accept.
+	for _, golden := range []string{
+		"../internal/report/checkreport/testdata/check.json.golden",
+		"../internal/report/calibratereport/testdata/golden/demo.json",
+		"../internal/report/calibratereport/testdata/golden/panel.json",
+	} {
+		data, err := os.ReadFile(golden)
+		require.NoError(f, err)
+		f.Add(data)
 	}
 	const path = "doc.json"
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -476,8 +476,28 @@ type Repos interface {
 // directory up (a .git directory or gitdir file), symbolic links resolved.
 type GitRepos struct{}
 
-// Working opens the working copy of path.
-func (GitRepos) Working(path string) (fs.File, error) { return os.Open(path) }
+// Working opens the working copy of path. Its kind comes first: a file that is
+// not regular (a FIFO: the labels read from a pipe) is not opened, where no
+// writer would be left to end the wait; what is returned only gives its Stat.
+func (GitRepos) Working(path string) (fs.File, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return statOnly{st}, nil
+	}
+	return os.Open(path)
+}
+
+// statOnly is a file that is not opened: its Stat, and no content.
+type statOnly struct{ fi fs.FileInfo }
+
+func (s statOnly) Stat() (fs.FileInfo, error) { return s.fi, nil }
+func (s statOnly) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: s.fi.Name(), Err: fs.ErrInvalid}
+}
+func (statOnly) Close() error { return nil }
 
 // Repo opens the git repository containing path and returns path relative to
 // its top level, with forward slashes. A path outside any repository is an

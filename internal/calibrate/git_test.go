@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -314,6 +315,12 @@ func TestCheckGitAnchoring(t *testing.T) {
 			r.labelsThenJudge()
 			r.git("rm", "-q", "--cached", "human.jsonl")
 			r.git("commit", "-q", "-m", "untrack")
+		}, false, "the human labels file human.jsonl has uncommitted changes"},
+		{"labels committed, then replaced by a FIFO (read from a pipe: never opened again)", func(r *gitRepo) {
+			r.labelsThenJudge()
+			p := filepath.Join(r.dir, "human.jsonl")
+			require.NoError(t, os.Remove(p))
+			require.NoError(t, syscall.Mkfifo(p, 0o644))
 		}, false, "the human labels file human.jsonl has uncommitted changes"},
 		{"labels never committed", func(r *gitRepo) {
 			r.save("root", "README", "x\n")

@@ -59,29 +59,46 @@ const maxPeek = 16 << 20
 // has none or is not a JSON object the peek can read: the case scanner reports
 // a bad line), its line number, and a reader of r's whole content. A regular
 // file is read at its offsets and returned as it is; any other reader (a pipe)
-// is read through ctx (input.Reader) and replayed.
+// is read through ctx (input.Reader) and replayed: the blank lines before the
+// first line as one newline each (the case scanner only counts them), so a
+// gigabyte of them is not held to be replayed.
 func peekRunK(ctx context.Context, r io.Reader) (int, int, io.Reader, error) {
 	if f, ok := r.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 			pos, err := f.Seek(0, io.SeekCurrent)
 			if err == nil {
-				k, line, _, perr := firstK(bufio.NewReaderSize(io.NewSectionReader(f, pos, st.Size()-pos), 64<<10))
+				k, line, _, _, perr := firstK(bufio.NewReaderSize(io.NewSectionReader(f, pos, st.Size()-pos), 64<<10))
 				return k, line, r, perr
 			}
 		}
 	}
 	br := bufio.NewReaderSize(input.Reader(ctx, r), 64<<10)
-	k, line, consumed, err := firstK(br)
-	return k, line, io.MultiReader(bytes.NewReader(consumed), br), err
+	k, line, blanks, consumed, err := firstK(br)
+	return k, line, io.MultiReader(&newlines{n: blanks}, bytes.NewReader(consumed), br), err
+}
+
+// newlines reads n newlines.
+type newlines struct{ n int }
+
+func (r *newlines) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), r.n)
+	for i := range p[:k] {
+		p[i] = '\n'
+	}
+	r.n -= k
+	return k, nil
 }
 
 // firstK reads br up to the end of its first non-blank line and returns that
-// line's retrieval.k, its line number and every byte read.
-func firstK(br *bufio.Reader) (int, int, []byte, error) {
-	var consumed []byte
-	for line := 1; ; line++ {
+// line's retrieval.k, its line number, the number of blank lines before it
+// (blank as the case scanner reads them: input.IsBlank after the BOM) and
+// every byte read after those blank lines.
+func firstK(br *bufio.Reader) (k, line, blanks int, consumed []byte, err error) {
+	for line = 1; ; line++ {
 		start := len(consumed)
-		var err error
 		for {
 			var chunk []byte
 			chunk, err = br.ReadSlice('\n')
@@ -91,20 +108,25 @@ func firstK(br *bufio.Reader) (int, int, []byte, error) {
 			}
 		}
 		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
-			return 0, 0, consumed, err
+			return 0, 0, blanks, consumed, err
 		}
 		text := consumed[start:]
 		if line == 1 {
 			text = input.TrimBOM(text)
 		}
+		if err == nil && start == 0 && input.IsBlank(text[:len(text)-1]) {
+			// A blank line with nothing kept before it: counted, not kept.
+			consumed, blanks = consumed[:0], blanks+1
+			continue
+		}
 		if t := bytes.TrimSpace(text); len(t) > 0 {
 			if errors.Is(err, bufio.ErrBufferFull) {
-				return 0, 0, consumed, nil // too long to look into
+				return 0, 0, blanks, consumed, nil // too long to look into
 			}
-			return retrievalK(t), line, consumed, nil
+			return retrievalK(t), line, blanks, consumed, nil
 		}
 		if err != nil { // EOF: no case
-			return 0, 0, consumed, nil //nolint:nilerr // io.EOF (other errors returned above): no case, so no k
+			return 0, 0, blanks, consumed, nil //nolint:nilerr // io.EOF (other errors returned above): no case, so no k
 		}
 	}
 }
@@ -132,7 +154,8 @@ func retrievalK(line []byte) int {
 // of the baseline's header (in.Baseline, when comparing with one that has a
 // header), else the run's (the retrieval.k of in.Cases' first case), else
 // DefaultK. It reads only the first line of each; a reader it read from that is
-// not a regular file is replaced in in by one of the same content. A baseline
+// not a regular file is replaced in in by one of the same content (the cases:
+// the same cases at the same lines, peekRunK). A baseline
 // whose header cannot be read gives no k here: Run's load reports it.
 func ResolveK(ctx context.Context, in *In, flagK int) (KChoice, error) {
 	baseK := 0

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -15,11 +16,46 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
 
 // onlyReader hides the *os.File of a reader (a pipe, as peekRunK sees it).
 type onlyReader struct{ io.Reader }
+
+// replayed is what peekRunK replays of a pipe's content: the blank lines
+// before the first other line (input.IsBlank, after a BOM on line 1) as one
+// newline each, the rest as it is.
+func replayed(in string) string {
+	out := ""
+	for line := 1; ; line++ {
+		nl := strings.IndexByte(in, '\n')
+		if nl < 0 {
+			return out + in
+		}
+		text := in[:nl]
+		if line == 1 {
+			text = strings.TrimPrefix(text, "\ufeff")
+		}
+		if !input.IsBlank([]byte(text)) {
+			return out + in
+		}
+		out, in = out+"\n", in[nl+1:]
+	}
+}
+
+// casesOf is what the case scanner reads of in: each case's id and line, and
+// its error.
+func casesOf(in string) string {
+	var b strings.Builder
+	err := casefile.StreamCases(context.Background(), strings.NewReader(in), "c.jsonl", func(c *casefile.Case) error {
+		fmt.Fprintf(&b, "%s@%d ", c.ID, c.Line)
+		return nil
+	})
+	fmt.Fprintf(&b, "%v", err)
+	return b.String()
+}
 
 func TestPeekRunK(t *testing.T) {
 	long := `{"id":"a","query":"` + strings.Repeat("x", 200<<10) + `","retrieval":{"k":7}}` + "\n"
@@ -38,6 +74,8 @@ func TestPeekRunK(t *testing.T) {
 		{"bad JSON: the scanner reports it", `{"id":`, 0, 1},
 		{"empty", "", 0, 0},
 		{"blank only", "\n\n", 0, 0},
+		{"blank lines with spaces, tabs and CRs, then a case", "\ufeff \t\r\n\r\n\n" + `{"id":"a","retrieval":{"k":4}}` + "\n \n", 4, 4},
+		{"a blank line after a line the scanner does not skip", "\v\n\n" + `{"id":"a","retrieval":{"k":2}}`, 2, 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// A pipe: peeked, then replayed byte for byte.
@@ -47,7 +85,8 @@ func TestPeekRunK(t *testing.T) {
 			assert.Equal(t, c.line, line)
 			all, err := io.ReadAll(rd)
 			require.NoError(t, err)
-			assert.Equal(t, c.in, string(all), "the stream is replayed whole")
+			assert.Equal(t, replayed(c.in), string(all), "the stream is replayed whole, its leading blank lines as newlines")
+			assert.Equal(t, casesOf(c.in), casesOf(string(all)), "the same cases at the same lines")
 
 			// A regular file: read at its offsets, returned as it is.
 			path := filepath.Join(t.TempDir(), "cases.jsonl")
@@ -144,8 +183,40 @@ func FuzzPeekRunK(f *testing.F) {
 		assert.GreaterOrEqual(t, line, 0)
 		all, err := io.ReadAll(rd)
 		require.NoError(t, err)
-		assert.Equal(t, string(data), string(all))
+		assert.Equal(t, replayed(string(data)), string(all))
+		assert.Equal(t, casesOf(string(data)), casesOf(string(all)), "the same cases at the same lines")
 	})
+}
+
+// TestPeekRunKBlankLines: the blank lines before the first case of a pipe are
+// counted, not held (they were kept to be replayed: a gigabyte of newlines
+// held a gigabyte).
+func TestPeekRunKBlankLines(t *testing.T) {
+	const n = 64 << 20
+	in := io.MultiReader(&newlines{n: n}, strings.NewReader(`{"id":"a","retrieval":{"k":3}}`+"\n"))
+	var rd io.Reader
+	var k, line int
+	var err error
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	k, line, rd, err = peekRunK(context.Background(), onlyReader{in})
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	assert.Equal(t, 3, k)
+	assert.Equal(t, n+1, line)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(4<<20), "bytes allocated by the peek")
+	assert.Equal(t, "a@"+fmt.Sprint(n+1)+" <nil>", casesOf2(t, rd))
+}
+
+// casesOf2 is casesOf of a reader.
+func casesOf2(t *testing.T, r io.Reader) string {
+	var b strings.Builder
+	err := casefile.StreamCases(context.Background(), r, "c.jsonl", func(c *casefile.Case) error {
+		fmt.Fprintf(&b, "%s@%d ", c.ID, c.Line)
+		return nil
+	})
+	fmt.Fprintf(&b, "%v", err)
+	return b.String()
 }
 
 // The warning's words (checkreport.KChoiceWarning) follow the sources of k

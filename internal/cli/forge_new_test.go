@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish/runnertest"
 )
@@ -308,6 +309,9 @@ func TestNoForgedCommandNewOutputs(t *testing.T) {
  "bins": [0.34, 0.67], "kappa_weighting": "quadratic", "min_kappa": 0.2, "min_n": 2, "raters": "panel"}`)
 		var human, judge strings.Builder
 		label := func(id, rater string, bin int, extra string) {
+			// A rater id in its normal form (a format or control character in one is
+			// refused at its line): the payloads keep their "::" and "##[".
+			rater = labelfile.NormalRaterID(rater)
 			fmt.Fprintf(&human, `{"case_id":%s,"dimension":"faithfulness","bin":%d,"construct":"contradiction-only","labeled_at":"2026-09-01T09:00:00Z","rater":%s%s}`+"\n", js(id), bin, js(rater), extra)
 		}
 		owned := strings.Builder{} // the same panel, adjudicated by the lock's owner

@@ -111,7 +111,7 @@ func runGenerate(ctx context.Context, f *Factory, o *generate.RunOptions, progre
 		return nil, err
 	}
 	if o.Prompt != "" {
-		b, err := input.ReadFile(ctx, o.Prompt) // a FIFO's wait ends with ctx
+		b, err := input.ReadFile(ctx, o.Prompt, judge.MaxPromptBytes) // a FIFO's wait ends with ctx; an endless file stops at the cap
 		if err != nil {
 			return nil, fmt.Errorf("failed to read the prompt: %w", err)
 		}

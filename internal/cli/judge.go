@@ -207,7 +207,7 @@ func openJudgeInputs(ctx context.Context, files *opened, o *judge.RunOptions, in
 	}
 	in.KB = kb
 	if o.Prompt != "" {
-		b, err := input.ReadFile(ctx, o.Prompt) // a FIFO's wait ends with ctx
+		b, err := input.ReadFile(ctx, o.Prompt, judge.MaxPromptBytes) // a FIFO's wait ends with ctx; an endless file stops at the cap
 		if err != nil {
 			return nil, fmt.Errorf("failed to read the prompt: %w", err)
 		}

@@ -72,7 +72,7 @@ func runEngine(t *testing.T, srv *llmtest.Server, requests string) string {
 	f, err := os.Create(results)
 	require.NoError(t, err)
 	defer f.Close()
-	require.NoError(t, api.DownloadFile(ctx, b.OutputFileID, func() (io.Writer, error) { return f, nil }))
+	require.NoError(t, api.DownloadFile(ctx, b.OutputFileID, 1<<20, func() (io.Writer, error) { return f, nil }))
 	return results
 }
 

@@ -109,8 +109,39 @@ type event struct {
 	} `json:"repository"`
 }
 
+// MaxEventBytes bounds the event payload read from GITHUB_EVENT_PATH (GitHub
+// caps a webhook payload at 25 MB).
+const MaxEventBytes = 64 << 20
+
+// ReadEventFile reads the event payload at path: a regular file (a named pipe
+// or a device is refused before it is opened: an open of a FIFO waits for a
+// writer) of at most MaxEventBytes (a longer or endless one is refused, read no
+// further than the cap).
+func ReadEventFile(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxEventBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxEventBytes {
+		return nil, fmt.Errorf("%s is larger than %d MiB, more than GitHub sends", path, MaxEventBytes>>20)
+	}
+	return data, nil
+}
+
 func readEvent(path string) (*event, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadEventFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the event payload: %w", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	gogithub "github.com/google/go-github/v62/github"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
 // The check-run calls (GitHub's REST documentation "REST API endpoints for check
@@ -46,10 +48,19 @@ type CheckRun struct {
 // maxCheckPages bounds the listings of check runs and annotations (100 a page).
 const maxCheckPages = 200
 
+// The check-run answers are bounded as the comments' are (comment.go): a check
+// run echoes its output's summary and text (65,535 characters each, at most
+// 6 bytes each in JSON) besides its fields and app; an annotation its message
+// and raw details (64 KiB each); a listing page 100 of either.
+const (
+	maxCheckRunAnswer   = 2*65536*6 + 128<<10
+	maxAnnotationAnswer = 2*65536*6 + 64<<10
+)
+
 // FindCheckRun is the most recent check run named name on commit sha, if any.
 func (c *Client) FindCheckRun(ctx context.Context, sha, name string) (CheckRun, bool, error) {
 	opts := &gogithub.ListCheckRunsOptions{CheckName: gogithub.String(name), Filter: gogithub.String("latest"), ListOptions: gogithub.ListOptions{PerPage: 100}}
-	res, _, err := c.gh.Checks.ListCheckRunsForRef(ctx, c.owner, c.repo, sha, opts)
+	res, _, err := c.gh.Checks.ListCheckRunsForRef(httpretry.WithMaxBody(ctx, 100*maxCheckRunAnswer), c.owner, c.repo, sha, opts)
 	if err != nil {
 		return CheckRun{}, false, classifyAs("list", "check run", err)
 	}
@@ -66,7 +77,7 @@ func (c *Client) CheckRunAnnotations(ctx context.Context, id int64) ([]CheckAnno
 	opts := &gogithub.ListOptions{PerPage: 100}
 	var out []CheckAnnotation
 	for page := 0; page < maxCheckPages; page++ {
-		anns, resp, err := c.gh.Checks.ListCheckRunAnnotations(ctx, c.owner, c.repo, id, opts)
+		anns, resp, err := c.gh.Checks.ListCheckRunAnnotations(httpretry.WithMaxBody(ctx, 100*maxAnnotationAnswer), c.owner, c.repo, id, opts)
 		if err != nil {
 			return nil, classifyAs("list", "check run's annotations", err)
 		}
@@ -85,7 +96,7 @@ func (c *Client) CheckRunAnnotations(ctx context.Context, id int64) ([]CheckAnno
 // conclusion (success, failure, ...) and out (at most MaxCheckAnnotations).
 func (c *Client) CreateCheckRun(ctx context.Context, name, sha, conclusion string, out CheckOutput) (CheckRun, error) {
 	now := gogithub.Timestamp{Time: time.Now()}
-	r, _, err := c.gh.Checks.CreateCheckRun(ctx, c.owner, c.repo, gogithub.CreateCheckRunOptions{Name: name, HeadSHA: sha,
+	r, _, err := c.gh.Checks.CreateCheckRun(httpretry.WithMaxBody(ctx, maxCheckRunAnswer), c.owner, c.repo, gogithub.CreateCheckRunOptions{Name: name, HeadSHA: sha,
 		Status: gogithub.String("completed"), Conclusion: gogithub.String(conclusion), CompletedAt: &now, Output: checkOutput(out)})
 	if err != nil {
 		return CheckRun{}, classifyAs("create", "check run", err)
@@ -101,7 +112,7 @@ func (c *Client) UpdateCheckRun(ctx context.Context, id int64, name, conclusion 
 		now := gogithub.Timestamp{Time: time.Now()}
 		opts.Status, opts.Conclusion, opts.CompletedAt = gogithub.String("completed"), gogithub.String(conclusion), &now
 	}
-	r, _, err := c.gh.Checks.UpdateCheckRun(ctx, c.owner, c.repo, id, opts)
+	r, _, err := c.gh.Checks.UpdateCheckRun(httpretry.WithMaxBody(ctx, maxCheckRunAnswer), c.owner, c.repo, id, opts)
 	if err != nil {
 		return CheckRun{}, classifyAs("update", "check run", err)
 	}

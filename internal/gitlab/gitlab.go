@@ -163,7 +163,7 @@ func (c *Client) do(ctx context.Context, method, target string, body any, op, ob
 		}
 		rd = strings.NewReader(string(b))
 	}
-	req, err := http.NewRequestWithContext(ctx, method, target, rd)
+	req, err := http.NewRequestWithContext(httpretry.WithMaxBody(ctx, limit), method, target, rd)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -187,7 +187,7 @@ func (c *Client) do(ctx context.Context, method, target string, body any, op, ob
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		data, _ := httpretry.ReadAnswer(ctx, resp.Body, -1, 64<<10, "GitLab")
+		data, _ := httpretry.ReadSnippet(resp.Body, 64<<10)
 		return nil, nil, statusError(op, object, resp.StatusCode, data, c.secrets)
 	}
 	data, err := httpretry.ReadAnswer(ctx, resp.Body, resp.ContentLength, limit, "GitLab")
@@ -356,7 +356,7 @@ func (c *Client) RawArtifact(ctx context.Context, ref, job, path string, limit i
 	u.Path = c.api.Path + "/projects/" + c.project + "/jobs/artifacts/" + ref + "/raw/" + path
 	u.RawPath = c.api.EscapedPath() + "/projects/" + url.PathEscape(c.project) + "/jobs/artifacts/" + url.PathEscape(ref) + "/raw/" + escapePath(path)
 	u.RawQuery = url.Values{"job": {job}}.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := http.NewRequestWithContext(httpretry.WithMaxBody(ctx, limit), http.MethodGet, u.String(), nil)
 	if err != nil {
 		return err
 	}
@@ -371,18 +371,18 @@ func (c *Client) RawArtifact(ctx context.Context, ref, job, path string, limit i
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		data, _ := httpretry.ReadAnswer(ctx, resp.Body, -1, 64<<10, "GitLab")
+		data, _ := httpretry.ReadSnippet(resp.Body, 64<<10)
 		return statusError("download", "baseline artifact", resp.StatusCode, data, c.secrets)
 	}
 	if resp.ContentLength > limit {
 		return &APIError{Op: "download", Object: "baseline artifact", Kind: KindTooLarge, Message: fmt.Sprintf("its %d bytes are over the %d-byte cap", resp.ContentLength, limit)}
 	}
-	n, err := io.Copy(w, io.LimitReader(resp.Body, limit+1))
+	_, err = io.Copy(w, httpretry.LimitBody(resp.Body, resp.ContentLength, limit, "GitLab"))
+	if tl := (*httpretry.TooLargeError)(nil); errors.As(err, &tl) {
+		return &APIError{Op: "download", Object: "baseline artifact", Kind: KindTooLarge, Message: fmt.Sprintf("it is over the %d-byte cap", limit)}
+	}
 	if err != nil {
 		return &APIError{Op: "download", Object: "baseline artifact", Kind: KindNetwork, Message: httpretry.Redact(err.Error(), c.secrets...)}
-	}
-	if n > limit {
-		return &APIError{Op: "download", Object: "baseline artifact", Kind: KindTooLarge, Message: fmt.Sprintf("it is over the %d-byte cap", limit)}
 	}
 	return nil
 }

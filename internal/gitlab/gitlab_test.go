@@ -178,6 +178,20 @@ func TestRawArtifact(t *testing.T) {
 	assert.Equal(t, gitlab.KindNotFound, ae.Kind)
 }
 
+// An artifact larger than the transport's default answer cap
+// (httpretry.DefaultMaxBody) downloads whole: the download's own cap is the
+// request's (issue 33: every answer is bounded at its request's cap).
+func TestRawArtifactOverTheDefaultCap(t *testing.T) {
+	srv := gitlabtest.New("42", token, "bot")
+	defer srv.Close()
+	big := bytes.Repeat([]byte("x"), httpretry.DefaultMaxBody+1<<20)
+	srv.AddPipeline(gitlabtest.Pipeline{Ref: "main", Status: "success", Files: map[string]map[string][]byte{"base": {"baseline.jsonl.gz": big}}})
+	var waits []time.Duration
+	var b bytes.Buffer
+	require.NoError(t, client(t, srv, token, false, &waits).RawArtifact(context.Background(), "main", "base", "baseline.jsonl.gz", int64(len(big)), &b))
+	assert.Equal(t, len(big), b.Len())
+}
+
 func TestCIBaseRef(t *testing.T) {
 	assert.Equal(t, "main", gitlab.CI{TargetBranch: "main", DefaultBranch: "dev"}.BaseRef())
 	assert.Equal(t, "dev", gitlab.CI{DefaultBranch: "dev"}.BaseRef())

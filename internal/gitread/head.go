@@ -38,7 +38,11 @@ func (r *Repo) symref(name string) (string, bool, error) {
 	if perWorktree(name) {
 		dir = r.GitDir
 	}
-	b, err := readSmall(filepath.Join(dir, filepath.FromSlash(name)))
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if target, ok := linkRef(p); ok {
+		return target, true, nil
+	}
+	b, err := readSmall(p, r.roots)
 	if err != nil {
 		return "", false, nil //nolint:nilerr // no loose file (or an unreadable one): not symbolic; r.ref reports what it cannot read
 	}
@@ -48,7 +52,7 @@ func (r *Repo) symref(name string) (string, bool, error) {
 	}
 	target = strings.TrimSpace(target)
 	if !validRefName(target) {
-		return "", false, fmt.Errorf("symbolic ref %s points to %q", name, target)
+		return "", false, fmt.Errorf("symbolic ref %s does not point to a valid ref name", name)
 	}
 	return target, true, nil
 }

@@ -130,12 +130,14 @@ func (cw *caseWriter) write(file string, line int, c caseOut) error {
 	if c.Retrieved == nil {
 		c.Retrieved = []retrieved{}
 	}
+	// The line's size before it is built: escaping multiplies a record (up to
+	// six times), and the cap is checked on what would be written.
+	if n := caseLineLen(&c, maxOutput[KindCases]); n > maxOutput[KindCases] {
+		return Errorf(file, line, "case %q would be a line of more than %s once converted (JSON escapes included), longer than check reads", truncate([]byte(c.ID)), sizeText(int64(maxOutput[KindCases])))
+	}
 	cw.buf.Reset()
 	if err := cw.enc.Encode(c); err != nil {
 		return fmt.Errorf("%s:%d: %w", file, line, err)
-	}
-	if n := cw.buf.Len() - 1; n > maxOutput[KindCases] {
-		return Errorf(file, line, "case %q would be a line of %d bytes once converted, longer than check reads (%s)", truncate([]byte(c.ID)), n, sizeText(int64(maxOutput[KindCases])))
 	}
 	if _, err := cw.w.Write(cw.buf.Bytes()); err != nil {
 		return err

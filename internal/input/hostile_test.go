@@ -102,6 +102,9 @@ func readersOf(family, ext string) []reader {
 		var rs []reader
 		for _, side := range []labelfile.LabelSide{labelfile.HumanSide, labelfile.JudgeSide} {
 			rs = append(rs, reader{"ReadLabels/" + side.String(), func(ctx context.Context, p string) error {
+				if side == labelfile.JudgeSide && strings.HasPrefix(filepath.Base(p), "human-") {
+					return errNotApplicable // human fields (a rater id): a judge score refuses them as such
+				}
 				_, err := inputtest.ReadLabelsFile(ctx, p, side, nil)
 				return err
 			}})

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
@@ -307,7 +308,7 @@ func (s *BatchSubmission) Run(ctx context.Context, want BatchState, write func(i
 		if f.id == "" {
 			continue
 		}
-		if err := readBatchFile(ctx, s.API, f.id, fmt.Sprintf("batch %s %s file %s", b.ID, f.what, f.id), s.State, read); err != nil {
+		if err := readBatchFile(ctx, s.API, f.id, fmt.Sprintf("batch %s %s file %s", b.ID, f.what, f.id), state.Requests, s.State, read); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -329,22 +330,35 @@ func orNone(s string) string {
 	return s
 }
 
-// readBatchFile downloads a results file to a temporary file of the store
-// (streamed, never whole in memory) and reads it into the job.
-func readBatchFile(ctx context.Context, api *llm.BatchClient, id, name string, store BatchStore, read func(ctx context.Context, r io.Reader, name string) error) error {
+// batchFileCap bounds a results file (the output or the error file) of a
+// batch of n requests: MaxResultLine for each request it answers. A longer
+// file is refused as its download reaches the cap: an endless one never fills
+// the disk.
+func batchFileCap(n int64) int64 {
+	return max(n, 1) * MaxResultLine
+}
+
+// readBatchFile downloads a results file of a batch of n requests to a
+// temporary file of the store (streamed, never whole in memory, at most
+// batchFileCap(n) bytes) and reads it into the job.
+func readBatchFile(ctx context.Context, api *llm.BatchClient, id, name string, n int64, store BatchStore, read func(ctx context.Context, r io.Reader, name string) error) error {
 	tmp, err := store.Temp(".batch-results-*.jsonl")
 	if err != nil {
 		return err
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }()
 	defer tmp.Close()
-	err = api.DownloadFile(ctx, id, func() (io.Writer, error) {
+	limit := batchFileCap(n)
+	err = api.DownloadFile(ctx, id, limit, func() (io.Writer, error) {
 		if err := tmp.Truncate(0); err != nil {
 			return nil, err
 		}
 		_, err := tmp.Seek(0, io.SeekStart)
 		return tmp, err
 	})
+	if tl := (*httpretry.TooLargeError)(nil); errors.As(err, &tl) {
+		return fmt.Errorf("%s is longer than %d bytes, %d (a chat completion of at most %d and its envelope) for each of the %d request(s) it answers: refused, the download stopped there", name, limit, MaxResultLine, httpretry.MaxAnswer, max(n, 1))
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}

@@ -48,6 +48,11 @@ type Prompt struct {
 // DefaultPrompt is the embedded, versioned prompt.
 func DefaultPrompt() *Prompt { return newPrompt(DefaultPromptVersion, defaultPrompt) }
 
+// MaxPromptBytes caps a prompt template file (judge's and generate's --prompt,
+// which the front end reads): a template is a few KiB; the query and document
+// it receives are capped apart.
+const MaxPromptBytes = 1 << 20
+
 // ParsePrompt is the template read from the file at path (--prompt; the front
 // end reads it): it must hold {{query}} and {{document}}. Its version is
 // "file:" and the file's base name.

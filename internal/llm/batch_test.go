@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
 )
@@ -35,7 +36,7 @@ func requestsFile(t *testing.T, n int) string {
 func download(t *testing.T, c *llm.BatchClient, id string) string {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, c.DownloadFile(context.Background(), id, func() (io.Writer, error) { buf.Reset(); return &buf, nil }))
+	require.NoError(t, c.DownloadFile(context.Background(), id, 1<<20, func() (io.Writer, error) { buf.Reset(); return &buf, nil }))
 	return buf.String()
 }
 
@@ -119,4 +120,59 @@ func TestBatchClientErrors(t *testing.T) {
 	_, err = c.WaitBatch(ctx, b.ID, llm.PollPolicy{Initial: time.Hour}, nil)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Less(t, time.Since(start), time.Second)
+}
+
+// Issue 33 items 3 and 4: the Batch API's answers go through the bounded
+// reader: an endless batch object is refused at httpretry.MaxAnswer, and an
+// endless file download stops at the cap its caller gives (judge: the
+// requests it answers; it wrote 7 GB to the disk in 20 s) with a
+// *httpretry.TooLargeError; a file of exactly the cap is downloaded.
+func TestBatchAnswersBounded(t *testing.T) {
+	ctx := context.Background()
+	t.Run("batch object", func(t *testing.T) {
+		srv, sent := endlessServer(t, `{"id":"`)
+		c, err := llm.NewBatchClient(llm.Config{URL: srv.URL + "/v1"})
+		require.NoError(t, err)
+		_, err = c.GetBatch(ctx, "b1")
+		var tl *httpretry.TooLargeError
+		require.ErrorAs(t, err, &tl)
+		assert.Equal(t, int64(httpretry.MaxAnswer), tl.Cap)
+		assert.Less(t, sent.Load(), int64(64<<20))
+	})
+	t.Run("file download", func(t *testing.T) {
+		srv, sent := endlessServer(t, `{"custom_id":"`)
+		c, err := llm.NewBatchClient(llm.Config{URL: srv.URL + "/v1"})
+		require.NoError(t, err)
+		var n countingWriter
+		err = c.DownloadFile(ctx, "file-1", 3<<20, func() (io.Writer, error) { n = 0; return &n, nil })
+		var tl *httpretry.TooLargeError
+		require.ErrorAs(t, err, &tl)
+		assert.Equal(t, int64(3<<20), tl.Cap)
+		assert.LessOrEqual(t, int64(n), int64(3<<20), "bytes written")
+		assert.Less(t, sent.Load(), int64(64<<20))
+	})
+	t.Run("a file of exactly the cap", func(t *testing.T) {
+		srv := llmtest.New(llmtest.Options{})
+		defer srv.Close()
+		c, err := llm.NewBatchClient(llm.Config{URL: srv.URL + "/v1"})
+		require.NoError(t, err)
+		path := requestsFile(t, 2)
+		id, err := c.UploadFile(ctx, path)
+		require.NoError(t, err)
+		st, err := os.Stat(path)
+		require.NoError(t, err)
+		var buf bytes.Buffer
+		require.NoError(t, c.DownloadFile(ctx, id, st.Size(), func() (io.Writer, error) { buf.Reset(); return &buf, nil }))
+		assert.Equal(t, st.Size(), int64(buf.Len()))
+		err = c.DownloadFile(ctx, id, st.Size()-1, func() (io.Writer, error) { buf.Reset(); return &buf, nil })
+		var tl *httpretry.TooLargeError
+		require.ErrorAs(t, err, &tl)
+	})
+}
+
+type countingWriter int64
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	*w += countingWriter(len(p))
+	return len(p), nil
 }

@@ -153,6 +153,9 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 		}
 		cfg := o.StoreConfig(kind)
 		cfg.Chunks, cfg.Fingerprint = len(chunks), Fingerprint(chunks, params, emb)
+		for _, c := range chunks {
+			cfg.MaxIDBytes = max(cfg.MaxIDBytes, len(c.ID))
+		}
 		op, err := kind.Open(ctx, cfg)
 		if err != nil {
 			return nil, err

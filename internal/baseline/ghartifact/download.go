@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
 // fetch downloads cand's archive, extracts and verifies its baseline file, and
@@ -70,7 +71,7 @@ func (c *client) fetch(ctx context.Context, cand *candidate, dest string) (*Foun
 // download saves the artifact's zip to a temporary file in dir and returns its path.
 func (c *client) download(ctx context.Context, a artifact, dir string) (string, *Unavailable) {
 	u := c.endpoint("artifacts", strconv.FormatInt(a.ID, 10), "zip")
-	resp, un := c.get(ctx, u, "application/vnd.github+json")
+	resp, un := c.get(httpretry.WithMaxBody(ctx, limits.archive), u, "application/vnd.github+json")
 	if un != nil {
 		return "", un
 	}
@@ -89,15 +90,15 @@ func (c *client) download(ctx context.Context, a artifact, dir string) (string, 
 	if err != nil {
 		return "", unavailable(LocalIO, "could not store the downloaded artifact: %v", github.OneLine(err.Error()))
 	}
-	n, err := io.Copy(f, io.LimitReader(resp.Body, limits.archive+1))
+	_, err = io.Copy(f, httpretry.LimitBody(resp.Body, resp.ContentLength, limits.archive, redact(final)))
 	cerr := f.Close()
 	switch {
+	case errors.As(err, new(*httpretry.TooLargeError)):
+		os.Remove(f.Name())
+		return "", unavailable(TooLarge, "artifact %d is over the %s cap on a baseline archive", a.ID, bytesText(limits.archive))
 	case err != nil:
 		os.Remove(f.Name())
 		return "", networkError(ctx, final, err)
-	case n > limits.archive:
-		os.Remove(f.Name())
-		return "", unavailable(TooLarge, "artifact %d is over the %s cap on a baseline archive", a.ID, bytesText(limits.archive))
 	case cerr != nil:
 		os.Remove(f.Name())
 		return "", unavailable(LocalIO, "could not store the downloaded artifact: %v", github.OneLine(cerr.Error()))

@@ -7,6 +7,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -583,6 +584,17 @@ func TestFetchUnavailable(t *testing.T) {
 			msg:    []string{"268435457 bytes, over the 256 MiB cap on a baseline archive"},
 		},
 		{
+			name: "an endless listing answer: refused at its cap",
+			setup: func(f *fixture, d *Deps) {
+				d.HTTP.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, ContentLength: -1, Request: r,
+						Body: io.NopCloser(io.MultiReader(strings.NewReader(`{"artifacts":["`), endlessA{}))}, nil
+				})
+			},
+			reason: TooLarge,
+			msg:    []string{"GitHub's answer to list the artifacts", "is over 8388608 bytes"},
+		},
+		{
 			name: "oversized download (size_in_bytes understated)",
 			setup: func(f *fixture, d *Deps) {
 				setLimits(t, 16<<10, MaxFileBytes, MaxExpandedBytes)
@@ -911,4 +923,14 @@ func TestFetchDefaultClientRetries(t *testing.T) {
 	assert.Equal(t, RateLimited, un.Reason, un.Message)
 	assert.Contains(t, un.Message, "HTTP 403")
 	noSecrets(t, un.Message)
+}
+
+// endlessA reads 'a' for ever.
+type endlessA struct{}
+
+func (endlessA) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'a'
+	}
+	return len(p), nil
 }

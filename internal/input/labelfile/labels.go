@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -267,6 +268,10 @@ func parseLabelLine(p *jsonpos.Parser, b []byte, file string, line int, side Lab
 				break
 			}
 			str(key, val, &l.Rater)
+			if perr == nil && !raterIDNormal(l.Rater) {
+				perr = input.Errorf(file, line, "rater id %s differs from its normal form %s only by white space at its ends, format or control characters (such as U+200B) or a decomposed accent: write %s (ids that look the same would count as different raters)",
+					strconv.QuoteToASCII(l.Rater), strconv.QuoteToASCII(NormalRaterID(l.Rater)), strconv.QuoteToASCII(NormalRaterID(l.Rater)))
+			}
 		case AdjudicationKey:
 			if side == JudgeSide {
 				perr = input.Errorf(file, line, "a judge score has no %q (adjudications are human labels)", key)

@@ -82,6 +82,9 @@ func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l 
 					return false
 				}
 				l.Rater = sc.interned(str)
+				if !raterIDNormal(l.Rater) {
+					return false // the tree parser says what is wrong
+				}
 			default:
 				l.Construct = sc.internedAs(1, str)
 			}

@@ -63,7 +63,11 @@ type Config struct {
 	CreateDatabase bool
 	Fingerprint    string // of the KB content, embedder and chunking
 	Chunks         int    // number of records the finished collection holds
-	BatchSize      int    // records per Add request; <= 0 means 500
+	// MaxIDBytes is the length of the longest chunk id the collection holds (a
+	// query's answer is bounded by it: queryAnswerCap); the ids Add sends
+	// count too.
+	MaxIDBytes int
+	BatchSize  int // records per Add request; <= 0 means 500
 	// Timeout bounds each request to the server; <= 0 means 2 minutes.
 	Timeout time.Duration
 }
@@ -88,7 +92,7 @@ type Store struct {
 	added     int
 	fp        string
 	chunks    int
-	maxID     int // the longest id Add sent
+	maxID     int // the longest id of a chunk (Config.MaxIDBytes, and every id Add sent)
 	cfg       Config
 	// Created is set when Open created the database (Config.CreateDatabase).
 	Created bool
@@ -218,7 +222,7 @@ func Open(ctx context.Context, cfg Config) (s *Store, ready bool, err error) {
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}
-	tr := &httpretry.Transport{Policy: chromaPolicy(timeout)}
+	tr := &httpretry.Transport{Policy: chromaPolicy(timeout), MaxBody: maxAnswer}
 	if cfg.APIKey != "" {
 		v := cfg.APIKey
 		if cfg.TokenHeader == HeaderAuthorization {
@@ -240,7 +244,7 @@ func Open(ctx context.Context, cfg Config) (s *Store, ready bool, err error) {
 		}
 		return nil, false, fmt.Errorf("chroma server at %s is not reachable (start one with scripts/chroma-local start, or check --chroma-url): %w", url, err)
 	}
-	s = &Store{client: client, batch: cfg.BatchSize, url: url, fp: cfg.Fingerprint, chunks: cfg.Chunks, cfg: cfg}
+	s = &Store{client: client, batch: cfg.BatchSize, url: url, fp: cfg.Fingerprint, chunks: cfg.Chunks, maxID: cfg.MaxIDBytes, cfg: cfg}
 	opened := s
 	defer func() { err = opened.explain(err) }()
 	if cfg.Tenant != DefaultTenant || cfg.Database != DefaultDatabase {
@@ -364,7 +368,7 @@ func (s *Store) Search(ctx context.Context, qs []store.Query, k int) ([][]store.
 			if loc != "" {
 				req.Where = map[string]any{"locale": map[string]string{"$eq": loc}}
 			}
-			res, err := s.client.query(ctx, s.col.ID, req)
+			res, err := s.client.query(ctx, s.col.ID, req, s.maxID)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
@@ -500,6 +504,6 @@ func init() {
 
 // config is the store's Config of the registry's.
 func config(cfg store.Config) Config {
-	return Config{URL: cfg.URL, Collection: cfg.Collection, Chunks: cfg.Chunks, Fingerprint: cfg.Fingerprint,
+	return Config{URL: cfg.URL, Collection: cfg.Collection, Chunks: cfg.Chunks, MaxIDBytes: cfg.MaxIDBytes, Fingerprint: cfg.Fingerprint,
 		Tenant: cfg.Tenant, Database: cfg.Database, APIKey: cfg.APIKey, TokenHeader: cfg.TokenHeader, CreateDatabase: cfg.CreateDatabase}
 }
