@@ -268,7 +268,7 @@ func (c *client) get(ctx context.Context, id string, req getRequest, limit int64
 	if err != nil {
 		return res, 0, err
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(b))
+	hr, err := http.NewRequestWithContext(httpretry.WithMaxBody(ctx, limit), http.MethodPost, u, bytes.NewReader(b))
 	if err != nil {
 		return res, 0, err
 	}
