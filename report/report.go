@@ -124,7 +124,7 @@ func Read(ctx context.Context, r io.Reader, name string) (*Document, error) {
 		}
 		return &Document{command: "compare", json: d.WriteJSON, text: d.Text,
 			markdown: func(w io.Writer, _ string) error { return d.Markdown(w) },
-			noHTML:   "the compare dashboard needs the per-query values (best and worst queries), which the JSON document does not carry; write it with compare --html"}, nil
+			html:     func(w io.Writer) error { return htmlreport.CompareHTML(w, d, nil, nil) }}, nil
 	case calibratereport.Schema:
 		d, err := calibratereport.Read(br)
 		if err != nil {
@@ -156,9 +156,10 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 	return d.markdown(w, key)
 }
 
-// WriteHTML writes the self-contained HTML page. Only a check document has
-// one; the others return an error that says why (errors.Is ErrNoHTML), writing
-// nothing.
+// WriteHTML writes the self-contained HTML page: check's report or compare's
+// dashboard (of a document read back: without the diagnosis and the reranker
+// tests, which the JSON does not carry). A calibrate document has none: an
+// error that says why (errors.Is ErrNoHTML), writing nothing.
 func (d *Document) WriteHTML(w io.Writer) error {
 	if d.html == nil {
 		return &noHTML{d.command, d.noHTML}

@@ -52,7 +52,7 @@ func FuzzRead(f *testing.F) {
 		require.NoError(t, doc.WriteMarkdown(io.Discard))
 		doc.CommentKey = "k"
 		require.NoError(t, doc.WriteMarkdown(io.Discard))
-		if doc.Command() == "check" {
+		if doc.Command() != "calibrate" {
 			require.NoError(t, doc.WriteHTML(io.Discard))
 		} else {
 			require.ErrorIs(t, doc.WriteHTML(io.Discard), ErrNoHTML)

@@ -234,8 +234,15 @@ func TestPairedStatByHand(t *testing.T) {
 	assert.False(t, s.Rejects)
 	assert.Empty(t, s.Change)
 	assert.Equal(t, [2]int64{6, 1}, s.Discordant)
-	assert.Equal(t, metrics.MDDPairedProportion(0.7, 10, 0.05, 0.8), s.MDD)
+	assert.Equal(t, metrics.MDDMcNemar(0.7, 10, 0.05, 0.8), s.MDD)
 	assert.True(t, s.CI95[0] <= s.Delta && s.Delta <= s.CI95[1])
+	// The interval is inverted from the McNemar test: it includes 0 as the
+	// test does not reject.
+	assert.Equal(t, metrics.MethodMcNemarInverted, s.CI95Method)
+	assert.Equal(t, metrics.McNemarCI95(6, 1, 10).CI(), s.CI95)
+	assert.Less(t, s.CI95[0], 0.0)
+	assert.Greater(t, s.CI95[1], 0.0)
+	assert.Empty(t, s.Note)
 
 	// Continuous: differences −0.5 ×8 and +0.25 ×1: one lattice (1/4); the exact
 	// sign-flip p is P(|T*| ≥ 3.75) over 2^9 vectors: the eight −0.5 agree... computed
@@ -381,4 +388,68 @@ func FuzzLoad(f *testing.F) {
 			require.NoError(t, derr)
 		}
 	})
+}
+
+// Issue 34 item 9: the demo's adversarial type (n = 28, hit@5 0.929 → 0.714:
+// six pairs lost, none gained) read "🔻 −0.214 [−0.491, +0.037] · p 0.0313
+// McNemar · MDD —": significant, an interval across 0 and nothing detectable.
+// Now one decision: the interval inverted from the test excludes 0 as the test
+// rejects, and the MDD is the drop the test sees four times in five.
+func TestPairedStatAgreesWithItsTest(t *testing.T) {
+	hit := metrics.CaseMeasures[metrics.CaseIndex(metrics.KeyHit)].Info
+	h := metrics.NewHistogram()
+	for i := range 28 {
+		if i < 6 {
+			h.Add(-1)
+		} else {
+			h.Add(0)
+		}
+	}
+	s := PairedStat(hit, h, 26, 20, 2000, 1)
+	assert.InDelta(t, -0.214, s.Delta, 1e-3)
+	assert.InDelta(t, 0.03125, s.P, 1e-15)
+	assert.True(t, s.Rejects)
+	assert.Equal(t, "worse", s.Change)
+	assert.Equal(t, metrics.MethodMcNemarInverted, s.CI95Method)
+	assert.Less(t, s.CI95[1], 0.0, "the interval excludes 0 as the test rejects")
+	assert.InDelta(t, -0.4095, s.CI95[0], 1e-4)
+	assert.InDelta(t, -0.0068, s.CI95[1], 1e-4)
+	assert.Empty(t, s.Note)
+	assert.InDelta(t, 0.2575, s.MDD, 1e-4)
+
+	// No case changed: nothing to test, the rule of three.
+	z := metrics.NewHistogram()
+	for range 60 {
+		z.Add(0)
+	}
+	for _, m := range []metrics.Info{hit, metrics.CaseMeasures[metrics.CaseIndex(metrics.KeyNDCG)].Info} {
+		s = PairedStat(m, z, 60, 60, 2000, 1)
+		assert.Equal(t, TestNone, s.Test, m.Key)
+		assert.Equal(t, 1.0, s.P, m.Key)
+		assert.False(t, s.Rejects, m.Key)
+		assert.Equal(t, metrics.MethodRuleOfThree, s.CI95Method, m.Key)
+		assert.InDelta(t, 1-math.Pow(0.05, 1.0/59), s.CI95[1], 1e-15, m.Key)
+		assert.Empty(t, s.Note, m.Key)
+	}
+
+	// A sign-flip test that rejects beside an interval (valid for every
+	// distribution on the range) that does not exclude 0: the row says the
+	// test decides.
+	g := metrics.NewHistogram()
+	for i := range 28 {
+		switch {
+		case i < 6:
+			g.Add(-0.5)
+		case i < 7:
+			g.Add(0.25)
+		default:
+			g.Add(0)
+		}
+	}
+	rec := metrics.CaseMeasures[metrics.CaseIndex(metrics.KeyRecall)].Info
+	s = PairedStat(rec, g, 28, 28-2.75, 2000, 1)
+	assert.True(t, s.Rejects, "p %g", s.P)
+	assert.Equal(t, metrics.MethodHallTBetting, s.CI95Method)
+	assert.Greater(t, s.CI95[1], 0.0)
+	assert.Equal(t, NoteMethods, s.Note)
 }

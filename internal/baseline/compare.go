@@ -34,7 +34,16 @@ const (
 	TestMcNemar       = "mcnemar_exact"
 	TestSignFlipExact = "sign_flip_exact"
 	TestSignFlipMC    = "sign_flip_randomization"
+	// TestNone: every paired difference is 0 (no case changed on the
+	// measure): nothing to test, p = 1 (issue 34).
+	TestNone = "none"
 )
+
+// NoteMethods is a Stat's Note when its interval and its test disagree (the
+// interval excludes 0 and the test does not reject, or the reverse): they are
+// different procedures; the test decides the 🔻 mark and the gates. It cannot
+// happen on a 0/1 measure, whose interval is inverted from its test.
+const NoteMethods = "methods"
 
 // Tolerance is a --max-drop-* flag: the absolute drop of the overall mean tolerated.
 type Tolerance = gate.Floor
@@ -93,6 +102,9 @@ type Current struct {
 	Left    int
 	SameSet bool
 	rboSet  bool
+	// Cluster is the case's family (its `cluster` key; "": none): the paired
+	// statistics are computed over clusters when cases carry one (clusters.go).
+	Cluster string
 	rec     int // Prepare's lookup: 1 + the baseline record's index, -1 none, 0 not looked up
 }
 
@@ -118,6 +130,10 @@ type cell struct {
 	diff [metrics.NumCase]*metrics.Histogram
 	base [metrics.NumCase]float64 // Σ baseline values
 	cur  [metrics.NumCase]float64
+	// clus: the cell's clusters (cases with a cluster key; nil: none), and
+	// clusDiff the differences of those cases (clusters.go).
+	clus     map[string]*clusterAcc
+	clusDiff [metrics.NumCase]*metrics.Histogram
 }
 
 type flipList struct {
@@ -251,6 +267,9 @@ func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 	for m := range metrics.NumCase {
 		if rec.hasScore(m) && r.Has[m] {
 			ce.diff[m].Add(r.Scores[m] - rec.scores[m])
+			if cur.Cluster != "" {
+				ce.addClustered(cur.Cluster, m, r.Scores[m]-rec.scores[m])
+			}
 			ce.base[m] += rec.scores[m]
 			ce.cur[m] += r.Scores[m]
 		}
@@ -319,6 +338,12 @@ type Stat struct {
 	Change        string  // "worse" or "better" when Rejects (by the measure's direction), else ""
 	Discordant    [2]int64
 	HasDiscordant bool
+	// Note is NoteMethods when the interval and the test disagree, else "".
+	Note string
+	// Clusters: the clusters the N cases fall into when the statistics are
+	// computed over clusters (cases with a cluster key, clusters.go); 0
+	// otherwise.
+	Clusters int64
 }
 
 // GroupStats is a group's paired comparison.
@@ -545,8 +570,11 @@ func (c *Comparer) group(name string, keys []cellKey, pick func(cellKey) bool) G
 	g := GroupStats{Name: name}
 	var diff [metrics.NumCase]*metrics.Histogram
 	var base, cur [metrics.NumCase]float64
+	var clusDiff [metrics.NumCase]*metrics.Histogram
+	var clus map[string]*clusterAcc
 	for m := range diff {
 		diff[m] = metrics.NewHistogram()
+		clusDiff[m] = metrics.NewHistogram()
 	}
 	for _, k := range keys {
 		if !pick(k) {
@@ -559,27 +587,58 @@ func (c *Comparer) group(name string, keys []cellKey, pick func(cellKey) bool) G
 			base[m] += ce.base[m]
 			cur[m] += ce.cur[m]
 		}
+		if ce.clus != nil { // a family may span cells: its parts are summed
+			if clus == nil {
+				clus = map[string]*clusterAcc{}
+			}
+			for key, a := range ce.clus {
+				b := clus[key]
+				if b == nil {
+					b = &clusterAcc{}
+					clus[key] = b
+				}
+				for m := range a.sum {
+					b.sum[m] += a.sum[m]
+					b.n[m] += a.n[m]
+				}
+			}
+			for m := range clusDiff {
+				clusDiff[m].Merge(ce.clusDiff[m])
+			}
+		}
 	}
 	for m, info := range metrics.CaseMeasures {
 		h := diff[m]
 		if h.N() == 0 {
 			continue
 		}
-		g.Stats = append(g.Stats, PairedStat(info.Info, h, base[m], cur[m], c.opt.Resamples, c.opt.Seed))
+		s := PairedStat(info.Info, h, base[m], cur[m], c.opt.Resamples, c.opt.Seed)
+		if clus != nil {
+			sums, sizes := clusterSums(m, clus, h, clusDiff[m])
+			clusterStat(&s, info.Info, h, sums, sizes, c.opt.Resamples, c.opt.Seed)
+		}
+		g.Stats = append(g.Stats, s)
 	}
 	return g
 }
 
 // PairedStat is the paired comparison of one measure from the histogram of the
 // differences (this run − baseline) and the sums of both runs' values: means, the
-// mean difference with its 95% interval (metrics.Histogram.DifferenceCI95:
-// hall-t, the t interval united with Hall's skewness-corrected one, clipped to
-// the range; below metrics.DifferenceReliableMinN pairs of a bounded measure
-// also united with the betting interval, hall-t-betting), the
-// paired test (exact McNemar for 0/1 values, else the exact sign-flip test where
-// the differences share a lattice, else sign-flip randomization) and the smallest
-// detectable difference (MDDPairedProportion for 0/1, else MDDMean of the sd of
-// the differences).
+// mean difference with its 95% interval and the paired test (issue 34):
+//   - a 0/1 measure: the exact McNemar test and the interval inverted from it
+//     (metrics.McNemarCI95), which excludes 0 exactly when the test rejects;
+//     the smallest detectable difference by Connor's formula with the
+//     discordant share the difference needs (metrics.MDDMcNemar);
+//   - otherwise the exact sign-flip test where the differences share a
+//     lattice, else sign-flip randomization, with the interval of the
+//     differences (metrics.Histogram.DifferenceCI95: the rule of three when
+//     every difference is equal, hall-t-betting below
+//     metrics.DifferenceReliableMinN pairs or
+//     metrics.DifferenceReliableMinNonzero non-zero differences of a bounded
+//     measure, else hall-t) and MDDMean of the sd of the differences; where
+//     that interval and the test disagree the Stat says so (NoteMethods: the
+//     test decides);
+//   - every difference 0: no test (TestNone, p = 1) and the rule of three.
 func PairedStat(info metrics.Info, h *metrics.Histogram, baseSum, curSum float64, resamples int, seed uint64) Stat {
 	n := h.N()
 	s := Stat{Key: info.Key, N: n, Base: baseSum / float64(n), Cur: curSum / float64(n), Delta: h.Mean()}
@@ -587,14 +646,21 @@ func PairedStat(info metrics.Info, h *metrics.Histogram, baseSum, curSum float64
 	if info.Scale == metrics.ScaleUnbounded {
 		span = math.Inf(1)
 	}
-	iv := h.DifferenceCI95(-span, span)
-	s.CI95, s.CI95Method, s.Unreliable = iv.CI(), iv.Method, iv.Unreliable
 	b, cc, binary := h.PairedDiscordant()
+	iv := h.DifferenceCI95(-span, span)
 	switch {
+	case binary && b+cc == 0:
+		s.Test, s.P = TestNone, 1
+		s.MDD = math.NaN()
+		if info.Scale == metrics.ScaleBinary {
+			s.Discordant, s.HasDiscordant = [2]int64{0, 0}, true
+			s.MDD = metrics.MDDMcNemar(0, n, metrics.DefaultAlpha, metrics.DefaultPower)
+		}
 	case binary && info.Scale == metrics.ScaleBinary:
 		s.Test, s.P = TestMcNemar, metrics.McNemarExactP(b, cc)
 		s.Discordant, s.HasDiscordant = [2]int64{b, cc}, true
-		s.MDD = metrics.MDDPairedProportion(float64(b+cc)/float64(n), n, metrics.DefaultAlpha, metrics.DefaultPower)
+		iv = metrics.McNemarCI95(b, cc, n)
+		s.MDD = metrics.MDDMcNemar(float64(b+cc)/float64(n), n, metrics.DefaultAlpha, metrics.DefaultPower)
 	default:
 		p, ok := h.SignFlipExactP()
 		s.Test = TestSignFlipExact
@@ -607,6 +673,7 @@ func PairedStat(info metrics.Info, h *metrics.Histogram, baseSum, curSum float64
 			s.MDD = math.NaN()
 		}
 	}
+	s.CI95, s.CI95Method, s.Unreliable = iv.CI(), iv.Method, iv.Unreliable
 	s.Rejects = s.P < Alpha
 	if s.Rejects && s.Delta != 0 {
 		if (s.Delta < 0) == info.HigherIsBetter {
@@ -614,6 +681,9 @@ func PairedStat(info metrics.Info, h *metrics.Histogram, baseSum, curSum float64
 		} else {
 			s.Change = "better"
 		}
+	}
+	if excludes := s.CI95[0] > 0 || s.CI95[1] < 0; excludes != s.Rejects {
+		s.Note = NoteMethods
 	}
 	return s
 }

@@ -14,16 +14,34 @@ import (
 // locale:TAG), decided as the overall --max-drop-* gates are (the drop beyond
 // the tolerance, confirmed by the paired test under --regression-test
 // significant) and stating, as every regression gate does, the drop its
-// group's paired n detects. A per-locale gate blocks like a per-locale floor
-// and is labelled indicative only: a locale's n is small and its test is not
-// corrected for the number of locales.
+// group's paired n detects. The per-group gates of a run test many
+// hypotheses at once (each type, each locale, each measure): their paired
+// tests are one family, Holm-adjusted together (issue 34), and a gate is
+// confirmed by its adjusted p. The overall --max-drop-hit/-recall/-ndcg gates
+// are not in it and not adjusted: each is the pre-declared test of the whole
+// paired set on its measure, three strongly dependent views of one change,
+// as compare's primary measure is its own family. A per-locale gate blocks
+// like a per-locale floor and is labelled indicative only: a locale's n is
+// small, and its test is corrected only for the gates set, not for every
+// locale.
 
 // GroupGateName is the gate name of --max-drop MEASURE@GROUP: "max_drop:MEASURE@GROUP".
 func GroupGateName(s floor.Spec) string { return "max_drop:" + s.Target() }
 
 // decide sets g's status and reason for the tolerance tol on the paired
-// statistic st (nil: the measure has no paired value in the group).
+// statistic st (nil: the measure has no paired value in the group), its test
+// taken at its own p.
 func (c *Comparer) decide(g *outcome.Gate, tol float64, st *Stat) {
+	p := math.NaN()
+	if st != nil {
+		p = st.P
+	}
+	c.decideAt(g, tol, st, p, 1)
+}
+
+// decideAt is decide with the test's p taken as p, adjusted within a family
+// of m gates (m ≥ 2 adds the HolmGroupGates clause).
+func (c *Comparer) decideAt(g *outcome.Gate, tol float64, st *Stat, p float64, m int) {
 	g.Threshold = tol
 	label := ""
 	if g.Group != outcome.GroupOverall {
@@ -42,12 +60,15 @@ func (c *Comparer) decide(g *outcome.Gate, tol float64, st *Stat) {
 		return
 	case -st.Delta <= tol+gateTolerance:
 		g.Status = outcome.Pass
-	case c.opt.Test == TestSignificant && !st.Rejects:
+	case c.opt.Test == TestSignificant && !(p < Alpha):
 		g.Status = outcome.Pass
-		g.Why = []outcome.Clause{{Code: outcome.DropNotSignificant, Value: -st.Delta, Threshold: tol, Test: st.Test, P: st.P}}
+		g.Why = []outcome.Clause{{Code: outcome.DropNotSignificant, Value: -st.Delta, Threshold: tol, Test: st.Test, P: p}}
 	default:
 		g.Status = outcome.Fail
-		g.Why = []outcome.Clause{{Code: outcome.Dropped, Name: label, Value: -st.Delta, Base: st.Base, Current: st.Cur, Threshold: tol, Test: st.Test, P: st.P}}
+		g.Why = []outcome.Clause{{Code: outcome.Dropped, Name: label, Value: -st.Delta, Base: st.Base, Current: st.Cur, Threshold: tol, Test: st.Test, P: p}}
+	}
+	if m >= 2 && len(g.Why) > 0 {
+		g.Why = append(g.Why, outcome.Clause{Code: outcome.HolmGroupGates, N: int64(m), P: st.P, Value: p})
 	}
 	var note outcome.Clause
 	g.Detectable, note = detectsDrop(st, tol)
@@ -63,26 +84,39 @@ func detectsDrop(st *Stat, tol float64) (float64, outcome.Clause) {
 }
 
 // groupGates appends the --max-drop MEASURE@GROUP gates to out, in
-// command-line order, and folds them into out.Regression.
+// command-line order, and folds them into out.Regression. The paired tests of
+// the gates that have one are Holm-adjusted together (metrics.Holm), and each
+// gate is decided by its adjusted p.
 func (c *Comparer) groupGates(out *Comparison) {
-	for _, s := range c.opt.GroupMaxDrop {
+	stats := make([]*Stat, len(c.opt.GroupMaxDrop))
+	var family []float64
+	for i, s := range c.opt.GroupMaxDrop {
+		if grp, _ := out.pairedGroup(s.Group); grp != nil {
+			for j := range grp.Stats {
+				if grp.Stats[j].Key == s.Measure {
+					stats[i] = &grp.Stats[j]
+				}
+			}
+		}
+		if stats[i] != nil {
+			family = append(family, stats[i].P)
+		}
+	}
+	adjusted := metrics.Holm(family)
+	k := 0
+	for i, s := range c.opt.GroupMaxDrop {
 		g := outcome.New(GroupGateName(s), outcome.Fail)
 		g.Group, g.Measure, g.Threshold = s.Group, s.Measure, s.Value
 		grp, names := out.pairedGroup(s.Group)
-		switch {
+		switch st := stats[i]; {
 		case grp == nil:
 			g.Why = []outcome.Clause{{Code: outcome.NoSuchGroup, Names: names}}
+		case st == nil:
+			c.decide(&g, s.Value, nil)
 		default:
-			var st *Stat
-			for i := range grp.Stats {
-				if grp.Stats[i].Key == s.Measure {
-					st = &grp.Stats[i]
-				}
-			}
-			if st != nil {
-				g.Value, g.N = -st.Delta, st.N
-			}
-			c.decide(&g, s.Value, st)
+			g.Value, g.N = -st.Delta, st.N
+			c.decideAt(&g, s.Value, st, adjusted[k], len(family))
+			k++
 		}
 		if strings.HasPrefix(s.Group, floor.LocalePrefix) {
 			g.Why = append(g.Why, outcome.Clause{Code: outcome.IndicativeLocaleTest})

@@ -19,11 +19,9 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
-	"github.com/retrieval-gate/retrieval-gate/internal/importer"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
 
 // Options are check's settings, each set once here.
@@ -157,7 +155,7 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 		if o.ParentSep != "" {
 			for i := range cs.Retrieved {
 				if e := &cs.Retrieved[i]; e.ParentID == "" {
-					if p := importer.ParentFromID(e.ID, o.ParentSep); p != e.ID {
+					if p := casefile.ParentFromID(e.ID, o.ParentSep); p != e.ID {
 						e.ParentID = p
 					}
 				}
@@ -291,7 +289,7 @@ func (ch *lineChunk) release() {
 func appendLine(c *casefile.Case, r *gate.CaseResult) ([]byte, *lineChunk) {
 	ch := getChunk()
 	start := len(ch.buf)
-	ch.buf = checkreport.AppendCaseLine(ch.buf, c, r)
+	ch.buf = gate.AppendCaseLine(ch.buf, c, r)
 	return ch.cut(start), ch
 }
 

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"strconv"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
@@ -16,6 +15,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline/glartifact"
 	"github.com/retrieval-gate/retrieval-gate/internal/check"
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -59,7 +59,7 @@ func (f *churnFlag) String() string {
 	}
 	s := make([]string, len(*f.list))
 	for i, x := range *f.list {
-		s[i] = floor.QuoteGroup(x.Group) + "=" + strconv.FormatFloat(x.Value, 'g', -1, 64)
+		s[i] = floor.QuoteGroup(x.Group) + "=" + format.Full(x.Value)
 	}
 	return strings.Join(s, "\n")
 }

@@ -30,12 +30,13 @@ func NewCmdJudge(f *Factory, runF func(context.Context, *judge.RunOptions) error
 // judgeInputs are judge's Action inputs (`run` holds one NAME=FILE per line);
 // inside Actions --json defaults to retrieval-gate-judge.json, so the `json`
 // output always names a file. The API key comes from the step's env
-// (RETRIEVAL_GATE_LLM_API_KEY), never from an input.
+// (RETRIEVAL_GATE_LLM_API_KEY, or the batch provider's own variable: judgeAPIKey),
+// never from an input.
 var judgeInputs = actionInputs{
 	"run": "", "queries": "", "kb": "", "k": "", "repeat": "", "judge-url": "", "judge-model": "", "concurrency": "",
 	"max-requests": "", "prompt": "", "answer-format": "", "cache": "", "price-per-1k": "", "qrels": "", "judgments": "",
 	"json": "retrieval-gate-judge.json", "known-qrels": "",
-	"batch": "", "batch-out": "", "batch-in": "", "batch-poll": "",
+	"batch": "", "batch-out": "", "batch-in": "", "batch-poll": "", "batch-api": "",
 }
 
 func parseJudge(env *Env, args []string) (*judge.RunOptions, error) {
@@ -58,6 +59,7 @@ func parseJudge(env *Env, args []string) (*judge.RunOptions, error) {
 	fs.BoolVar(&o.Batch, "batch", false, "judge through the server's Batch API (upload, create, poll, download; resumable: the batch id is kept in CACHE"+judge.BatchStateSuffix+")")
 	fs.StringVar(&o.BatchOut, "batch-out", "", "write the Batch API requests JSONL of the judgments not cached to `FILE` and exit (for any batch engine)")
 	fs.StringVar(&o.BatchIn, "batch-in", "", "read a results `FILE` in the Batch API's output format (e.g. from vllm run-batch) instead of asking a server")
+	fs.StringVar(&o.BatchAPI, "batch-api", o.BatchAPI, "the batch API of --batch and the formats of --batch-out and --batch-in: openai (the OpenAI Batch API, also vLLM's run-batch), anthropic (Message Batches) or gemini (Gemini API batch mode); anthropic and gemini need --judge-model, and --judge-url defaults to the provider's API")
 	fs.DurationVar(&o.BatchPoll, "batch-poll", o.BatchPoll, "first wait between two polls of a batch's status (then 1.5× longer each time, at most a minute)")
 	fs.IntVar(&o.HumanSample, "human-sample", 0, "draw `N` of the pooled queries at random (stratified by locale) for human labelling: every pooled document of each goes on the --human-sheet")
 	fs.StringVar(&o.HumanSheet, "human-sheet", "", "write the labelling sheet of --human-sample to `BASE`.csv and BASE.jsonl (query, document text, an empty grade), for compare --human-qrels and calibrate --human-sheet")
@@ -149,15 +151,22 @@ func judgeServices(f *Factory, o *judge.RunOptions, progress func(done, total in
 	if o.BatchOut != "" || o.BatchIn != "" {
 		return in, nil
 	}
-	key := llmAPIKey(f.Env)
+	key := judgeAPIKey(f.Env, o.BatchAPI)
 	var err error
-	if in.Client, err = o.LLM.Client(key); err != nil {
+	switch {
+	case o.Batch && o.BatchAPI == llm.ProviderAnthropic:
+		in.BatchAPI, err = llm.NewAnthropicBatchClient(o.LLM.URL, key, nil)
+	case o.Batch && o.BatchAPI == llm.ProviderGemini:
+		in.BatchAPI, err = llm.NewGeminiBatchClient(o.LLM.URL, o.LLM.Model, key, nil)
+	default:
+		if in.Client, err = o.LLM.Client(key); err == nil && o.Batch {
+			in.BatchAPI, err = o.LLM.BatchClient(key)
+		}
+	}
+	if err != nil {
 		return in, fmt.Errorf("judge: %w", err)
 	}
 	if o.Batch {
-		if in.BatchAPI, err = o.LLM.BatchClient(key); err != nil {
-			return in, fmt.Errorf("judge: %w", err)
-		}
 		in.BatchState = judge.StateFile{Path: o.Cache + judge.BatchStateSuffix}
 	}
 	return in, nil
@@ -260,6 +269,21 @@ func openJudgeCache(o *judge.RunOptions) (*judge.Cache, error) {
 		}
 	}
 	return judge.OpenCache(o.Cache)
+}
+
+// judgeAPIKey is the API key of judge's server from the environment:
+// RETRIEVAL_GATE_LLM_API_KEY, else the batch provider's own variable
+// (OPENAI_API_KEY; ANTHROPIC_API_KEY; GEMINI_API_KEY, else GOOGLE_API_KEY).
+func judgeAPIKey(env *Env, provider string) string {
+	if k := env.Getenv(llm.APIKeyEnv); k != "" {
+		return k
+	}
+	for _, name := range llm.ProviderKeyEnv[provider] {
+		if k := env.Getenv(name); k != "" {
+			return k
+		}
+	}
+	return ""
 }
 
 // llmAPIKey is the chat server's API key from the environment:

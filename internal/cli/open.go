@@ -81,5 +81,12 @@ func openCompare(ctx context.Context, files *opened, f compare.Files) (compare.I
 		}
 		in.HumanQrels = compare.Reader{Name: f.HumanQrels, R: h}
 	}
+	if f.Clusters != "" {
+		c, err := files.open(ctx, f.Clusters, "failed to read the clusters: %w")
+		if err != nil {
+			return in, err
+		}
+		in.Clusters = compare.Reader{Name: f.Clusters, R: c}
+	}
 	return in, nil
 }

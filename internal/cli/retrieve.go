@@ -74,7 +74,7 @@ func (f annFloorFlag) String() string {
 	if f.r == nil || !f.r.MinANNRecallSet {
 		return ""
 	}
-	return strconv.FormatFloat(f.r.MinANNRecall, 'g', -1, 64)
+	return format.Full(f.r.MinANNRecall)
 }
 
 func (f annFloorFlag) Set(v string) error {
@@ -160,14 +160,14 @@ func retrievalEnv(env *Env) retrieve.Env {
 	return out
 }
 
-// runRetrieve runs retrieve.RunFiles on o's files, its progress on stderr
+// runRetrieve runs retrieveFiles on o's files, its progress on stderr
 // (evaluate's retrieve stages are evaluate.Run's, evaluateFront their front end).
 func runRetrieve(ctx context.Context, f *Factory, o *retrieveOptions) (*retrieve.RunResult, error) {
 	env := f.Env
 	opt := o.run
 	prog := lazyProgress(f, "retrieve: indexing chunks")
 	opt.Logf, opt.Progress = f.logf("retrieve"), prog.Update
-	res, err := retrieve.RunFiles(ctx, retrieve.Files{KB: o.kb, Cases: o.cases, Out: o.out, Stdin: env.Stdin}, opt)
+	res, err := retrieveFiles(ctx, o.kb, o.cases, o.out, env.Stdin, opt)
 	prog.Finish()
 	if errors.Is(err, context.Canceled) {
 		return nil, fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
@@ -239,7 +239,7 @@ func annOutputs(out map[string]string, c *retrieve.ANNCheck) {
 	}
 	out["ann-recall"], out["ann-recall-n"] = "", strconv.FormatInt(c.N, 10)
 	if c.N > 0 {
-		out["ann-recall"] = strconv.FormatFloat(c.Recall, 'g', -1, 64)
+		out["ann-recall"] = format.Full(c.Recall)
 	}
 	if c.Gate.Status != outcome.Off {
 		out["verdict"] = string(c.Gate.Status)

@@ -60,6 +60,12 @@ type Options struct {
 	// (compare --human-qrels, ppi.go): Result.Human. Run sets it on its copy
 	// from In.HumanQrels; a caller of Run leaves it nil.
 	HumanSheet *labelfile.Sheet
+	// Clusters gives queries their cluster (compare --clusters, clusters.go):
+	// the intervals and paired tests are then computed over clusters. Run sets
+	// it on its copy from In.Clusters; nil: every query independent.
+	Clusters map[string]string
+	// ClustersFile names the clusters file in the reports.
+	ClustersFile string
 }
 
 // Input is one named run.
@@ -89,14 +95,14 @@ type Strategy struct {
 	// ranking (mean relevance: a top k without a judged result).
 	MeasureN [metrics.NumGraded]int
 	// Retrieved counts the documents in the top k of the evaluated queries;
-	// ByLevel[l] those of relevance l, 0..Result.MaxLevel (unjudged and negative
-	// judgments included in level 0); Unjudged the unjudged ones.
+	// ByLevel[l] those of relevance l, 0..Result.MaxLevel (unjudged ones
+	// included in level 0); Unjudged the unjudged ones (a negative grade is
+	// unjudged, judgedRelevance).
 	Retrieved int
 	ByLevel   []int
 	Unjudged  int
 	// ByPosition[r] is the mean relevance at rank r+1 over the judged documents
-	// there (of the evaluated queries; a negative judgment counts 0), like mean
-	// relevance over judged pairs: an unjudged or missing result is not in it.
+	// there (of the evaluated queries), like mean relevance over judged pairs: an unjudged or missing result is not in it.
 	// ByPositionN[r] counts those documents; ByPosition[r] is NaN when it is 0.
 	ByPosition  []float64
 	ByPositionN []int
@@ -108,6 +114,11 @@ type Strategy struct {
 	// topN and topUnjudged are each evaluated query's documents in the top k
 	// and the unjudged ones among them, counted by evaluate for judged@k.
 	topN, topUnjudged []int32
+	// scored is the run as scored (condensed with JudgedOnly) and byQ each
+	// qrels query's place in it (-1: absent), kept by evaluate until Run has
+	// compared the rankings (sameRankings) and then dropped.
+	scored *trecfile.Run
+	byQ    []int32
 }
 
 // Distribution returns the fractions of the top-k documents at each relevance
@@ -128,14 +139,22 @@ func (s *Strategy) Distribution() (levels []float64, unjudged float64) {
 type Paired struct {
 	Strategy, Baseline string
 	Metric             string
-	N                  int              // queries the measure counts
-	Delta              float64          // mean(strategy − baseline)
-	CI                 metrics.Interval // paired 95% CI of Delta
-	P                  float64          // exact (or randomization) p-value, before correction
-	PMethod            string           // metrics.PMethod*
-	PHolm              float64          // Holm-adjusted within the measure's family (its strategies)
-	Primary            bool             // the primary measure's test (else a secondary one)
-	Significant        bool             // PHolm < Alpha
+	N                  int // queries the measure counts
+	// Clusters: the clusters those queries fall into when the statistics are
+	// computed over clusters (Options.Clusters); 0 otherwise.
+	Clusters    int
+	Delta       float64          // mean(strategy − baseline)
+	CI          metrics.Interval // paired 95% CI of Delta
+	P           float64          // exact (or randomization) p-value, before correction
+	PMethod     string           // metrics.PMethod*
+	PHolm       float64          // Holm-adjusted within the measure's family (its strategies)
+	Primary     bool             // the primary measure's test (else a secondary one)
+	Significant bool             // PHolm < Alpha
+	// Identical: the two strategies return the same top k on every evaluated
+	// query (Result.Identical): Delta is 0, P is 1 with PMethod
+	// metrics.PMethodNoDifference, and CI is the rule of three (how large a
+	// difference n identical queries still allow).
+	Identical bool
 	// Note says why the interval and the test disagree (the interval excludes 0
 	// and the test is not significant, or the reverse); empty when they agree.
 	Note string
@@ -179,8 +198,11 @@ type Result struct {
 	Paired      []Paired
 	Recommended string  // a strategy name or NoClearWinner
 	Leader      *Paired // best vs runner-up on the primary measure (nil with one strategy)
-	Exact       bool    // Monte Carlo resampling (false: large-sample approximation)
-	Findings    []Finding
+	// Decision is the one decision the reports give (decision.go): the
+	// recommendation, the strategies it keeps, the reranker, the simplest.
+	Decision Decision
+	Exact    bool // Monte Carlo resampling (false: large-sample approximation)
+	Findings []Finding
 	// Scenarios are the common scenarios whose rules the comparison meets, each
 	// with its numbers (scenarios.go); the recommendation's suggested actions.
 	Scenarios    []Scenario
@@ -204,6 +226,51 @@ type Result struct {
 	Human   *Human
 	human   *humanValues
 	primary int // index of Primary in metrics.QueryMeasures
+	// identical[a][b] says strategies a and b rank the same top k on every
+	// evaluated query (sameRankings).
+	identical [][]bool
+	// Clusters: the queries' clustering (Options.Clusters; nil without).
+	Clusters    *Clusters
+	clusterIdx  []int // cluster of each evaluated query
+	numClusters int
+}
+
+// Identical reports whether strategies a and b (indexes) return the same top
+// k, in the same order, on every evaluated query (a query absent from both
+// runs counts as the same): every paired difference of every measure is 0,
+// and there is nothing to test.
+func (r *Result) Identical(a, b int) bool {
+	return a >= 0 && b >= 0 && a < len(r.identical) && b < len(r.identical[a]) && r.identical[a][b]
+}
+
+// sameRankings compares the top k the strategies scored on the evaluated
+// queries eval (qrels indexes), every pair once.
+func sameRankings(ss []Strategy, eval []int, k int) [][]bool {
+	top := func(s *Strategy, qi int) []string {
+		if s.byQ == nil || s.byQ[qi] < 0 {
+			return nil
+		}
+		docs := s.scored.Queries[s.byQ[qi]].Docs
+		return docs[:min(k, len(docs))]
+	}
+	out := make([][]bool, len(ss))
+	for a := range ss {
+		out[a] = make([]bool, len(ss))
+		out[a][a] = true
+	}
+	for a := range ss {
+		for b := a + 1; b < len(ss); b++ {
+			same := true
+			for _, qi := range eval {
+				if !slices.Equal(top(&ss[a], qi), top(&ss[b], qi)) {
+					same = false
+					break
+				}
+			}
+			out[a][b], out[b][a] = same, same
+		}
+	}
+	return out
 }
 
 // PrimaryIndex is the index of the primary measure in metrics.QueryMeasures.
@@ -213,6 +280,11 @@ func (r *Result) PrimaryIndex() int { return r.primary }
 // no judged result (per run: its n, interval and paired tests are per run and
 // per pair, statistics.go's sparse pass).
 func overJudged(m int) bool { return metrics.QueryMeasures[m].OverJudged }
+
+// zeroOne reports whether measure m's per-query values are 0 or 1 (hit): its
+// paired differences are tested by McNemar's exact test, and their interval is
+// the one inverted from it (metrics.PairedCI95).
+func zeroOne(m int) bool { return metrics.QueryMeasures[m].Scale == metrics.ScaleBinary }
 
 // binaryMeasure reports whether measure m depends on the relevant level (and so
 // counts only the queries with a document at that level).
@@ -352,13 +424,22 @@ func Compare(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	if opt.Clusters != nil {
+		res.clustering(opt.Clusters, opt.ClustersFile)
+	}
+	res.identical = sameRankings(res.Strategies, eval, opt.K)
+	for i := range res.Strategies {
+		res.Strategies[i].scored, res.Strategies[i].byQ = nil, nil
+	}
 	res.statistics()
 	if opt.HumanSheet != nil {
 		res.correct(q, runs, opt.HumanSheet)
 	}
 	res.recommend()
+	res.decide()
 	res.diagnose()
 	res.scenarios()
+	res.bear()
 	res.gates()
 	return res, nil
 }
@@ -383,6 +464,7 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 	if common == 0 {
 		return s, input.Errorf(run.File, 0, "run %q has no query in common with the qrels %s", in.Name, q.File)
 	}
+	s.scored, s.byQ = run, byQ
 	k := opt.K
 	const M = metrics.NumGraded
 	s.Values = make([]float64, len(eval)*M)
@@ -423,7 +505,7 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 						if len(rels) == k {
 							break
 						}
-						rel, judged := q.Relevance(qi, doc)
+						rel, judged := judgedRelevance(q, qi, doc)
 						if judged {
 							c.posSum[len(rels)] += max(rel, 0)
 							c.posN[len(rels)]++
@@ -597,8 +679,13 @@ func (r *Result) statistics() {
 				}
 			}
 		}
+		var sub []int // the rows' clusters (clustered statistics)
+		nc := 0
+		if r.clustered() {
+			sub, nc = r.rowClusters(g.rows)
+		}
 		var stats [][]float64
-		if metrics.ResamplingIsExact(n, r.Resamples) {
+		if sub == nil && metrics.ResamplingIsExact(n, r.Resamples) {
 			// One index draw per resample for all strategies and measures; the
 			// resampled mean of a paired difference is the difference of the means.
 			stats = metrics.BootstrapMeans(x, n, cols, r.Resamples, r.Seed)
@@ -619,6 +706,10 @@ func (r *Result) statistics() {
 		for s := range r.Strategies {
 			for j, m := range g.measures {
 				lo, hi := r.measureRange(m)
+				if sub != nil {
+					r.Strategies[s].CI[m] = metrics.ClusterCI95(col(s*G+j), sub, nc, lo, hi)
+					continue
+				}
 				r.Strategies[s].CI[m] = metrics.ColumnCI95(col(s*G+j), rep(s*G+j), lo, hi)
 			}
 		}
@@ -634,19 +725,19 @@ func (r *Result) statistics() {
 				for i := range d {
 					d[i] = a[i] - b[i]
 				}
-				var diff []float64
-				if stats != nil {
-					diff = make([]float64, r.Resamples)
-					for k := range diff {
-						diff[k] = stats[s*G+j][k] - stats[base*G+j][k]
-					}
-				}
 				lo, hi := r.measureRange(m)
 				pp := &paired[o*M+m]
 				*pp = Paired{
 					Strategy: r.Strategies[s].Name, Baseline: r.Baseline, Metric: metrics.GradedKeys[m], N: n,
 					Delta: r.Strategies[s].Means[m] - r.Strategies[base].Means[m],
-					CI:    metrics.PairedCI95(d, diff, hi-lo), Primary: m == r.primary,
+					CI:    metrics.PairedCI95(d, hi-lo, zeroOne(m)), Primary: m == r.primary,
+					Identical: r.Identical(s, base),
+				}
+				if sub != nil {
+					pp.Clusters = nc
+					pp.CI = metrics.ClusterPairedCI95(d, sub, nc, hi-lo)
+					pp.P, pp.PMethod = metrics.ClusterPairedP(d, sub, nc, r.Resamples, r.Seed)
+					continue
 				}
 				if p, method, ok := metrics.PairedExactP(d); ok {
 					pp.P, pp.PMethod = p, method
@@ -708,10 +799,17 @@ func (r *Result) sparseStatistics(paired []Paired, others []int, base int) {
 		for s := range r.Strategies {
 			st := &r.Strategies[s]
 			xs := make([]float64, 0, st.MeasureN[m])
+			var rows []int
 			for i := range r.N() {
 				if v := st.Values[i*M+m]; !math.IsNaN(v) {
 					xs = append(xs, v)
+					rows = append(rows, i)
 				}
+			}
+			if r.clustered() {
+				sub, nc := r.rowClusters(rows)
+				st.CI[m] = metrics.ClusterCI95(xs, sub, nc, lo, hi)
+				continue
 			}
 			var rep []float64
 			if n := len(xs); n > 0 && metrics.ResamplingIsExact(n, r.Resamples) {
@@ -734,6 +832,7 @@ func (r *Result) pairOn(a, b, m int) Paired {
 	const M = metrics.NumGraded
 	A, B := &r.Strategies[a], &r.Strategies[b]
 	var d []float64
+	var rows []int
 	sum := 0.0
 	for i := range r.N() {
 		x, y := A.Values[i*M+m], B.Values[i*M+m]
@@ -741,20 +840,24 @@ func (r *Result) pairOn(a, b, m int) Paired {
 			continue
 		}
 		d = append(d, x-y)
+		rows = append(rows, i)
 		sum += x - y
 	}
 	n := len(d)
 	out := Paired{Strategy: A.Name, Baseline: B.Name, Metric: metrics.GradedKeys[m], N: n,
-		Delta: A.Means[m] - B.Means[m], Primary: m == r.primary}
+		Delta: A.Means[m] - B.Means[m], Primary: m == r.primary, Identical: r.Identical(a, b)}
 	if overJudged(m) {
 		out.Delta = sum / float64(n) // NaN without a common query
 	}
-	var diff []float64
-	if n > 0 && metrics.ResamplingIsExact(n, r.Resamples) {
-		diff = metrics.BootstrapMeans(d, n, 1, r.Resamples, r.Seed)[0]
-	}
 	lo, hi := r.measureRange(m)
-	out.CI = metrics.PairedCI95(d, diff, hi-lo)
+	if r.clustered() {
+		sub, nc := r.rowClusters(rows)
+		out.Clusters = nc
+		out.CI = metrics.ClusterPairedCI95(d, sub, nc, hi-lo)
+		out.P, out.PMethod = metrics.ClusterPairedP(d, sub, nc, r.Resamples, r.Seed)
+		return out
+	}
+	out.CI = metrics.PairedCI95(d, hi-lo, zeroOne(m))
 	out.P, out.PMethod = r.pValue(d)
 	return out
 }

@@ -279,8 +279,18 @@ func TestComparePrimaryFamily(t *testing.T) {
 		assert.Equal(t, key == compare.Primary, ps[0].Primary, key)
 		assert.NotEmpty(t, ps[0].PMethod, key)
 	}
-	// hit@k is 0/1: exact McNemar; MRR@k (differences 0, ±1/2) on its lattice: exact sign-flip.
-	assert.Equal(t, metrics.PMethodMcNemar, byMetric["hit_at_k"][0].PMethod)
+	// hit@k is 0/1: exact McNemar (no test where no query differs), its
+	// interval inverted from it; MRR@k (differences 0, ±1/2) on its lattice:
+	// exact sign-flip.
+	for _, p := range byMetric["hit_at_k"] {
+		assert.Contains(t, []string{metrics.PMethodMcNemar, metrics.PMethodNoDifference}, p.PMethod)
+		if p.PMethod == metrics.PMethodMcNemar {
+			assert.Equal(t, metrics.MethodMcNemarInverted, p.CI.Method)
+		} else {
+			assert.Equal(t, 1.0, p.P)
+			assert.Equal(t, metrics.MethodRuleOfThree, p.CI.Method)
+		}
+	}
 	assert.Equal(t, metrics.PMethodSignFlipExact, byMetric["mrr_at_k"][0].PMethod)
 
 	// Another primary: the recommendation's test is on it.
@@ -372,11 +382,13 @@ func TestCompareWideScale(t *testing.T) {
 				assert.InDelta(t, 1.0/3, at(1, "mrr_at_k"), 1e-15)
 				assert.InDelta(t, 5.0/3, at(0, "mean_relevance_at_k"), 1e-15) // (0 + 4 + 1) / 3: -1 counts 0
 				assert.InDelta(t, 2.0/3, at(1, "mean_relevance_at_k"), 1e-15)
-				// Top-3 documents by level 0..4 (the negative ones at 0), the unjudged one.
+				// Top-3 documents by level 0..4 (the negative ones at 0), the unjudged
+				// ones: zz and the two negative labels, which trec_eval reads as "in
+				// the pool, but unjudged" (issue 34).
 				assert.Equal(t, []int{3, 1, 1, 0, 1}, s.ByLevel)
-				assert.Equal(t, 1, s.Unjudged)
-				assertByPosition(t, []float64{0, 4, 1.5}, []int{2, 1, 2}, s) // -1 counts 0; zz is not judged
-				assert.Equal(t, []string{"q1", "q2"}, s.Failed)              // a negative top-1 fails
+				assert.Equal(t, 3, s.Unjudged)
+				assertByPosition(t, []float64{math.NaN(), 4, 1.5}, []int{0, 1, 2}, s) // -1 and zz are not judged
+				assert.Equal(t, []string{"q1", "q2"}, s.Failed)                       // a negative top-1 fails
 			})
 		}
 	}
@@ -394,5 +406,64 @@ func assertByPosition(t *testing.T, want []float64, n []int, s compare.Strategy)
 			continue
 		}
 		assert.InDelta(t, w, s.ByPosition[r], 1e-15, "rank %d", r+1)
+	}
+}
+
+// Issue 34 item 1 and issue 32 item 2: two strategies that return identical
+// lists on every query. Every difference is 0: the comparison says the
+// rankings are identical, tests nothing (p = 1, no-difference), gives the
+// rule-of-three interval (DCG@10 at 60 queries: ±1.575 of a range of 31.8,
+// where bounded-wilson-cc gave ±8.299), and the recommendation is no clear
+// winner because the two are identical.
+func TestCompareIdenticalRankings(t *testing.T) {
+	var ql strings.Builder
+	var qs []trecfile.RunQuery
+	for i := range 60 {
+		id := fmt.Sprintf("q%02d", i)
+		fmt.Fprintf(&ql, "%s 0 %s-a %d\n%s 0 %s-b %d\n", id, id, 1+i%3, id, id, i%2)
+		docs := []string{id + "-a", id + "-b", id + "-x"}
+		if i%4 == 0 {
+			docs = []string{id + "-x", id + "-b", id + "-a"}
+		}
+		qs = append(qs, trecfile.RunQuery{ID: id, Docs: docs})
+	}
+	q := qrels(t, ql.String())
+	copyOf := make([]trecfile.RunQuery, len(qs))
+	for i, rq := range qs {
+		copyOf[i] = trecfile.RunQuery{ID: rq.ID, Docs: append([]string(nil), rq.Docs...)}
+	}
+	o := opts()
+	o.K = 10
+	res, err := compare.Compare(q, []compare.Input{{Name: "dense", Run: run("a.run", qs...)}, {Name: "dense-copy", Run: run("b.run", copyOf...)}}, o)
+	require.NoError(t, err)
+	assert.True(t, res.Identical(0, 1))
+	w := metrics.QueryIndex(metrics.KeyDCG)
+	lo, hi := metrics.QueryRange(metrics.QueryMeasures[w].Info, 10, metrics.GainExp, 3)
+	u := 1 - math.Pow(0.05, 1.0/59)
+	for _, p := range res.Paired {
+		assert.True(t, p.Identical, p.Metric)
+		assert.Equal(t, 0.0, p.Delta, p.Metric)
+		assert.Equal(t, 1.0, p.P, p.Metric)
+		assert.Equal(t, metrics.PMethodNoDifference, p.PMethod, p.Metric)
+		assert.Equal(t, metrics.MethodRuleOfThree, p.CI.Method, p.Metric)
+		assert.False(t, p.Significant)
+		assert.Empty(t, p.Note)
+		if p.Metric == metrics.KeyDCG {
+			assert.InDelta(t, u*(hi-lo), p.CI.Hi, 1e-12)
+			assert.InDelta(t, -u*(hi-lo), p.CI.Lo, 1e-12)
+			assert.InDelta(t, 1.575, p.CI.Hi*31.805/(hi-lo), 5e-4, "scaled to the issue's range 31.805")
+		}
+	}
+	require.NotNil(t, res.Leader)
+	assert.True(t, res.Leader.Identical)
+	assert.Equal(t, compare.NoClearWinner, res.Recommended)
+
+	// One query ranked differently: not identical, and its measures differ.
+	copyOf[5].Docs = []string{copyOf[5].Docs[1], copyOf[5].Docs[0], copyOf[5].Docs[2]}
+	res, err = compare.Compare(q, []compare.Input{{Name: "dense", Run: run("a.run", qs...)}, {Name: "dense-copy", Run: run("b.run", copyOf...)}}, o)
+	require.NoError(t, err)
+	assert.False(t, res.Identical(0, 1))
+	for _, p := range res.Paired {
+		assert.False(t, p.Identical, p.Metric)
 	}
 }

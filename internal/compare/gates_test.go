@@ -64,7 +64,7 @@ func TestCompareGates(t *testing.T) {
 			var got []string
 			for _, g := range res.Gates {
 				got = append(got, g.Name+":"+string(g.Status))
-				assert.Equal(t, compare.StrategyGroup(tt.gate.Strategy), g.Group)
+				assert.Equal(t, outcome.StrategyGroup(tt.gate.Strategy), g.Group)
 				assert.Equal(t, int64(30), g.N)
 			}
 			assert.Equal(t, tt.gates, got)

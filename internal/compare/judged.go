@@ -23,12 +23,13 @@ const JudgedThreshold = 0.9
 const JudgedOnlyDepth = 1000
 
 // JudgedAtK is the share of a strategy's top k that has a label in the qrels
-// (any relevance, negative and 0 included), averaged over the evaluated
+// (0 or above: a negative grade is unjudged, judgedRelevance), averaged over the evaluated
 // queries that returned at least one document. A query's share divides by the
 // documents it returned in its top k (k, or fewer for a shorter list), so a
 // short list is not mistaken for a hole; with k or more documents per query it
-// is ir_measures' Judged@k and trec_eval's P@k on the qrels with every label
-// counted relevant. It is computed on the ranking as retrieved, also with
+// is 1 − trec_eval's unj@k, and trec_eval's P@k on the qrels with every label
+// of 0 or above counted relevant (ir_measures' Judged@k also counts a negative
+// label). It is computed on the ranking as retrieved, also with
 // --judged-only (where the condensed lists are judged by construction).
 type JudgedAtK struct {
 	Mean float64 // NaN when N is 0
@@ -38,6 +39,23 @@ type JudgedAtK struct {
 	// PerQuery is each evaluated query's share (Result.QueryIDs order); NaN
 	// for a query without a document.
 	PerQuery []float64
+}
+
+// judgedRelevance is doc's relevance for qrels query qi as trec_eval reads
+// the qrels: judged when graded 0 or above; a negative grade (spam −1, junk
+// −2 in TREC web qrels) is "in the pool, but unjudged" (trec_eval's
+// RELVALUE_UNJUDGED, form_res_rels.c), like a document the qrels do not
+// hold: relevance 0 here, a hole for judged@k (trec_eval's unj@k counts it
+// unjudged too), left out of the mean relevance and of relevance by position,
+// and dropped from the condensed lists of --judged-only (trec_eval's -J).
+// Without --judged-only it stays in the ranking with gain 0 and is never
+// relevant, as in trec_eval.
+func judgedRelevance(q *trecfile.Qrels, qi int, doc string) (rel int, judged bool) {
+	rel, judged = q.Relevance(qi, doc)
+	if !judged || rel < 0 {
+		return 0, false
+	}
+	return rel, true
 }
 
 // holeParts is how many parts the queries are split into for the parallel
@@ -75,7 +93,7 @@ func judgedAtK(q *trecfile.Qrels, run *trecfile.Run, eval []int, k int) JudgedAt
 			docs := rq.Docs[:min(k, len(rq.Docs))]
 			judged := 0
 			for _, d := range docs {
-				if _, ok := q.Relevance(qi, d); ok {
+				if _, ok := judgedRelevance(q, qi, d); ok {
 					judged++
 				}
 			}
@@ -86,9 +104,9 @@ func judgedAtK(q *trecfile.Qrels, run *trecfile.Run, eval []int, k int) JudgedAt
 	return j
 }
 
-// Condense returns the run with every document unjudged for its query removed
-// from each ranking, before any cutoff (trec_eval's -J; Sakai's condensed
-// lists), keeping the first k judged documents of each (k < 1: all of them).
+// Condense returns the run with every document unjudged for its query
+// (judgedRelevance: absent from the qrels or graded below 0) removed from each
+// ranking, before any cutoff (trec_eval's -J; Sakai's condensed lists), keeping the first k judged documents of each (k < 1: all of them).
 // Queries absent from the qrels are kept as they are (compare ignores them);
 // the run itself is not modified.
 func Condense(q *trecfile.Qrels, run *trecfile.Run, k int) *trecfile.Run {
@@ -106,7 +124,7 @@ func Condense(q *trecfile.Qrels, run *trecfile.Run, k int) *trecfile.Run {
 				if k > 0 && len(docs) == k {
 					break
 				}
-				if _, judged := q.Relevance(qi, d); judged {
+				if _, judged := judgedRelevance(q, qi, d); judged {
 					docs = append(docs, d)
 				}
 			}

@@ -3,6 +3,9 @@ package compare
 import (
 	"context"
 	"math"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -111,5 +114,65 @@ func TestOracleJudgedAtK(t *testing.T) {
 		assert.InDelta(t, sum/float64(res.N()), j.Mean, 1e-12)
 		assert.True(t, j.Low, "this run's top 10 is mostly unjudged")
 		assert.Less(t, j.Mean, JudgedThreshold)
+	}
+}
+
+// TestJudgedOnlyNegativeLabelsAsTrecEval checks --judged-only on qrels with
+// negative labels (wide300: 499 judgments at −1 or −2) against trec_eval's -J
+// as its source defines it (form_res_rels.c: with -J the ranking is the
+// documents of relevance ≥ 0 in rank order; every count it keeps is the same
+// as for that shorter run): every per-query measure at k = 10 and level 2
+// equals the plain evaluation of the run condensed here without the package
+// (the lines whose document has a label ≥ 0 for its query), whose plain values
+// TestOracleTrecEvalWideScale checks against trec_eval itself. No trec_eval
+// output with -J on these qrels exists in the oracle: only the real binary
+// could confirm the composition.
+func TestJudgedOnlyNegativeLabelsAsTrecEval(t *testing.T) {
+	ctx := context.Background()
+	q, err := inputtest.ReadQrels(ctx, "testdata/oracle-wide/wide300.qrels")
+	require.NoError(t, err)
+	run, err := inputtest.ReadRun(ctx, "testdata/oracle/dev300.run", JudgedOnlyDepth, trecfile.RunOptions{})
+	require.NoError(t, err)
+	raw, err := os.ReadFile("testdata/oracle-wide/wide300.qrels")
+	require.NoError(t, err)
+	label := map[[2]string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		f := strings.Fields(line)
+		rel, err := strconv.Atoi(f[3])
+		require.NoError(t, err)
+		label[[2]string{f[0], f[2]}] = rel
+	}
+	condensed := &trecfile.Run{File: "condensed", Format: run.Format, K: run.K}
+	dropped := 0 // negative labels in some top 10 that -J drops
+	for _, rq := range run.Queries {
+		keep := []string{}
+		for r, d := range rq.Docs {
+			rel, ok := label[[2]string{rq.ID, d}]
+			if ok && rel >= 0 {
+				keep = append(keep, d)
+			} else if ok && r < 10 {
+				dropped++
+			}
+		}
+		condensed.Queries = append(condensed.Queries, trecfile.RunQuery{ID: rq.ID, Docs: keep})
+	}
+	require.Greater(t, dropped, 20, "the run must meet negative labels, or the test proves nothing")
+	for _, gain := range []metrics.Gain{metrics.GainLinear, metrics.GainExp} {
+		o := Options{K: 10, Gain: gain, RelevantLevel: 2, RelevantLevelSet: true, Resamples: 100, Seed: 1}
+		want, err := Compare(q, []Input{{Name: "synth", Run: condensed}}, o)
+		require.NoError(t, err)
+		o.JudgedOnly = true
+		got, err := Compare(q, []Input{{Name: "synth", Run: run}}, o)
+		require.NoError(t, err)
+		require.Equal(t, want.QueryIDs, got.QueryIDs)
+		w, g := want.Strategies[0].Values, got.Strategies[0].Values
+		require.Len(t, g, len(w))
+		for i := range w {
+			if math.IsNaN(w[i]) {
+				assert.True(t, math.IsNaN(g[i]), "%s %s", got.QueryIDs[i/metrics.NumGraded], metrics.GradedKeys[i%metrics.NumGraded])
+				continue
+			}
+			assert.InDelta(t, w[i], g[i], 1e-12, "%s %s", got.QueryIDs[i/metrics.NumGraded], metrics.GradedKeys[i%metrics.NumGraded])
+		}
 	}
 }

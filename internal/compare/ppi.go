@@ -14,8 +14,13 @@ import (
 
 // PMethodPPI is the p-value method of a human-corrected paired test: the PPI++
 // estimate of the mean difference over its standard error, against Student's t
-// with n − 1 degrees of freedom (n the human-labelled queries).
-const PMethodPPI = "ppi++-t"
+// with n − 1 degrees of freedom (n the human-labelled queries); PMethodPPIJackknife
+// when that standard error is the jackknife's (metrics.PPITuned, from 3
+// labelled queries), PMethodPPI with the plug-in one below.
+const (
+	PMethodPPI          = "ppi++-t"
+	PMethodPPIJackknife = "ppi++-jackknife-t"
+)
 
 // Human is the human correction of a comparison (compare --human-qrels): a
 // random sample of the queries with every pooled document graded by people
@@ -51,10 +56,10 @@ type Human struct {
 // that the judge's qrels grade too.
 type Bias struct {
 	// Confusion[h][j] counts the pairs of human grade h (0..MaxSheetGrade) and
-	// judge grade j (0..JudgeMax; a negative judgment counts 0).
+	// judge grade j (0..JudgeMax).
 	Confusion [][]int
 	N         int     // pairs in Confusion
-	Unjudged  int     // graded pairs the judge's qrels do not grade
+	Unjudged  int     // graded pairs the judge's qrels do not grade (or grade below 0: unjudged, judgedRelevance)
 	MSE       float64 // mean signed error, judge − human; NaN when N = 0
 	// ByLevel[h] is the human level h's count and mean signed error (NaN when 0).
 	ByLevel []LevelBias
@@ -199,9 +204,10 @@ func (r *Result) correct(q *trecfile.Qrels, runs []Input, sh *labelfile.Sheet) {
 	for s := range r.Strategies {
 		vals := r.Strategies[s].Values
 		for m := range M {
+			lo, hi := r.measureRange(m)
 			y, f, u := hv.split(r.group(m), func(k int) float64 { return hv.values[s][k*M+m] }, func(i int) float64 { return vals[i*M+m] })
-			h.Means[s][m] = metrics.PPITuned(y, f, u)
-			h.HumanOnly[s][m] = metrics.HumanOnly(y)
+			h.Means[s][m] = metrics.PPITuned(y, f, u).Clip(lo, hi)
+			h.HumanOnly[s][m] = metrics.HumanOnly(y).Clip(lo, hi)
 		}
 	}
 	h.Paired = make([]Paired, len(r.Paired))
@@ -227,9 +233,17 @@ func (r *Result) correctedPair(hv *humanValues, a, b, m int) Paired {
 	A, B := r.Strategies[a].Values, r.Strategies[b].Values
 	ha, hb := hv.values[a], hv.values[b]
 	y, f, u := hv.split(r.group(m), func(k int) float64 { return ha[k*M+m] - hb[k*M+m] }, func(i int) float64 { return A[i*M+m] - B[i*M+m] })
-	est := metrics.PPITuned(y, f, u)
+	lo, hi := r.measureRange(m)
+	est := metrics.PPITuned(y, f, u).Clip(lo-hi, hi-lo) // a difference ranges over [−w, w]
 	p := Paired{Strategy: r.Strategies[a].Name, Baseline: r.Strategies[b].Name, Metric: metrics.GradedKeys[m], N: est.N,
-		Delta: est.Estimate, CI: est.Interval(), P: est.PValue(), PMethod: PMethodPPI, Primary: m == r.primary}
+		Delta: est.Estimate, CI: est.Interval(), P: est.PValue(), PMethod: PMethodPPI, Primary: m == r.primary,
+		Identical: r.Identical(a, b)}
+	switch {
+	case est.SE == 0: // no variation among the labelled differences: nothing to test
+		p.PMethod = metrics.PMethodNoDifference
+	case est.Method == metrics.MethodPPIJackknife:
+		p.PMethod = PMethodPPIJackknife
+	}
 	if math.IsNaN(p.P) { // fewer than 2 labelled queries, or no variation among them: not tested
 		p.P = 1
 	}
@@ -418,12 +432,11 @@ func judgeBias(q *trecfile.Qrels, sh *labelfile.Sheet) Bias {
 	idx := queryIndexer(q)
 	for _, row := range sh.Rows {
 		qi, _ := idx(row.QueryID)
-		rel, judged := q.Relevance(qi, row.DocID)
+		j, judged := judgedRelevance(q, qi, row.DocID) // a negative grade is unjudged
 		if !judged {
 			b.Unjudged++
 			continue
 		}
-		j := max(rel, 0)
 		b.Confusion[row.Grade][j]++
 		b.N++
 		d := float64(j - row.Grade)

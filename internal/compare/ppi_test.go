@@ -75,7 +75,7 @@ func TestHumanCorrection(t *testing.T) {
 	assert.Equal(t, 7.0, res.Strategies[0].Means[dcg], "the judge-only mean is kept")
 	assert.Equal(t, "B", res.Recommended, "the corrected figures decide")
 	require.NotNil(t, res.Leader)
-	assert.Equal(t, compare.PMethodPPI, res.Leader.PMethod)
+	assert.Equal(t, compare.PMethodPPIJackknife, res.Leader.PMethod)
 	assert.Equal(t, "B", res.Leader.Strategy)
 	// The paired corrected test of B against the baseline A.
 	var pd compare.Paired

@@ -24,6 +24,8 @@ type Files struct {
 	// HumanQrels is the filled-in human labelling sheet (judge --human-sample),
 	// CSV or JSONL; "" none.
 	HumanQrels string
+	// Clusters is the query-to-cluster file (ReadClusters); "" none.
+	Clusters string
 }
 
 // Reader is one input of a comparison: its bytes and the name its messages
@@ -47,6 +49,7 @@ type In struct {
 	Qrels      Reader
 	Runs       []RunReader
 	HumanQrels Reader
+	Clusters   Reader // R nil: none
 }
 
 // Run is the compare command's pipeline: it reads the qrels (in a goroutine)
@@ -87,6 +90,13 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 			return nil, fmt.Errorf("failed to read the human labels: %w", err)
 		}
 		o.HumanSheet = sh // Compare's copy; the caller's options are not touched
+	}
+	if in.Clusters.R != nil {
+		cl, err := ReadClusters(ctx, in.Clusters.R, in.Clusters.Name)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read the clusters: %w", err)
+		}
+		o.Clusters, o.ClustersFile = cl, in.Clusters.Name
 	}
 	res, err := Compare(qrels, inputs, o)
 	if err != nil {

@@ -25,7 +25,7 @@ import (
 type batchOptions struct {
 	RequestsOut io.Writer
 	ResultsIn   judge.Reader // R nil: none
-	API         *llm.BatchClient
+	API         llm.BatchService
 	State       judge.BatchStore // the submitted batch (judge.StateFile: OUT + judge.BatchStateSuffix)
 	Poll        llm.PollPolicy
 	// MaxRequests caps the requests of the batch (0: no limit); the cards
@@ -71,6 +71,7 @@ func (b *batchAnswers) Complete(_ context.Context, r llm.Request) (*llm.Response
 // runBatch asks for every card's queries in one batch, then runs Generate on the
 // answers.
 func runBatch(ctx context.Context, cards []kbfile.Card, opt Options, bo *batchOptions, logf func(string, ...any)) (*Result, error) {
+	logf = judge.GuardLogf(logf) // the server's batch id and status are printed
 	if opt.Format != judge.FormatText {
 		opt.Format = judge.FormatJSON
 	}
@@ -167,17 +168,13 @@ func runBatch(ctx context.Context, cards []kbfile.Card, opt Options, bo *batchOp
 		if err != nil {
 			return nil, err
 		}
-		if logf != nil {
-			logf("%d request(s) written", n)
-		}
+		logf("%d request(s) written", n)
 		return &Result{Documents: len(cards), BatchMode: "file", BatchRequests: n, RequestsOnly: true}, nil
 	case bo.ResultsIn.R != nil:
 		if err := read(ctx, bo.ResultsIn.R, bo.ResultsIn.Name); err != nil {
 			return nil, err
 		}
-		if logf != nil {
-			logf("%d answer(s) read from %s for %d request(s)", len(ba.answers), bo.ResultsIn.Name, len(ba.sent))
-		}
+		logf("%d answer(s) read from %s for %d request(s)", len(ba.answers), bo.ResultsIn.Name, len(ba.sent))
 		opt.Client = ba
 		opt.Workers = 1
 		res, err := Generate(ctx, cards, opt)
@@ -195,9 +192,7 @@ func runBatch(ctx context.Context, cards []kbfile.Card, opt Options, bo *batchOp
 	if err != nil {
 		return nil, err
 	}
-	if logf != nil {
-		logf("batch %s %s: %d answer(s) of %d request(s)", b.ID, b.Status, len(ba.answers), len(ba.sent))
-	}
+	logf("batch %s %s: %d answer(s) of %d request(s)", b.ID, b.Status, len(ba.answers), len(ba.sent))
 	opt.Client = ba
 	opt.Workers = 1
 	res, err := Generate(ctx, cards, opt)

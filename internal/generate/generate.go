@@ -430,8 +430,10 @@ func RoundTrip(ctx context.Context, cases []Case, searchers []Searcher) ([]Case,
 }
 
 // WriteCase renders one case line: {"id", "locale", "type": "generated",
-// "query", "query_style", "must_cite_one_of": [card], "generator": {"model",
-// "prompt_version", "prompt_hash"}}.
+// "query", "query_style", "cluster": card, "must_cite_one_of": [card],
+// "generator": {"model", "prompt_version", "prompt_hash"}}. The cluster is the
+// card the query was written from: the questions and the keyword query of one
+// card are a family, not independent cases (issue 34).
 func WriteCase(c Case, model string, p *Prompt) ([]byte, error) {
 	type gen struct {
 		Model         string `json:"model"`
@@ -444,9 +446,10 @@ func WriteCase(c Case, model string, p *Prompt) ([]byte, error) {
 		Type      string   `json:"type"`
 		Query     string   `json:"query"`
 		Style     string   `json:"query_style"`
+		Cluster   string   `json:"cluster"`
 		Gold      []string `json:"must_cite_one_of"`
 		Generator gen      `json:"generator"`
-	}{c.ID, c.Locale, "generated", c.Query, c.Style, []string{c.Card}, gen{model, p.Version, p.Hash}}
+	}{c.ID, c.Locale, "generated", c.Query, c.Style, c.Card, []string{c.Card}, gen{model, p.Version, p.Hash}}
 	b, err := json.Marshal(v)
 	return append(b, '\n'), err
 }

@@ -30,7 +30,7 @@ type In struct {
 	// BatchAPI and BatchState run RunOptions.Batch: the server's Batch API and
 	// where the submitted batch is kept between runs (judge.StateFile: OUT +
 	// judge.BatchStateSuffix).
-	BatchAPI   *llm.BatchClient
+	BatchAPI   llm.BatchService
 	BatchState judge.BatchStore
 	// BatchRequests receives the requests of RunOptions.BatchOut; BatchResults
 	// are the answers of RunOptions.BatchIn.

@@ -20,6 +20,8 @@
 //     a whole answer is read by ReadAnswer (at most its cap; all answers being
 //     read at once share MaxInFlight), an error's start by ReadSnippet.
 //   - A model-server client (Client) without a budget has DefaultPolicy's.
+//   - A user-given server URL is completed to its endpoint by EndpointURL
+//     (endpoint.go), the one rule of every model-server client.
 package httpretry
 
 import (

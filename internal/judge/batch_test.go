@@ -96,7 +96,7 @@ func TestBatchFileModeMatchesOnlineJudging(t *testing.T) {
 	res, err = runBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, &judge.BatchOptions{ResultsIn: openResults(t, results), MaxRequests: 15}, nil)
 	require.NoError(t, err)
 	require.NotNil(t, res.Batch)
-	assert.Equal(t, judge.BatchStats{Mode: "file", Submitted: 15, Answered: 15, New: 15}, *res.Batch)
+	assert.Equal(t, judge.BatchStats{Mode: "file", Provider: "openai", Submitted: 15, Answered: 15, New: 15}, *res.Batch)
 	for i, p := range pairs[:15] {
 		rel, ok := res.Relevance(i)
 		require.True(t, ok)

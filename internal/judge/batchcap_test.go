@@ -39,7 +39,7 @@ func TestBatchFileCapped(t *testing.T) {
 	require.NoError(t, err)
 	dir := t.TempDir()
 	read := func(context.Context, io.Reader, string) error { t.Fatal("an oversized file is not read"); return nil }
-	err = readBatchFile(context.Background(), api, "file-out", "batch b output file file-out", 2, StateFile{Path: filepath.Join(dir, "cache.jsonl.batch.json")}, read)
+	err = readBatchFile(context.Background(), api, &llm.BatchJob{ID: "b"}, llm.ResultSource{What: "output", Ref: "file-out"}, "batch b output file file-out", 2, StateFile{Path: filepath.Join(dir, "cache.jsonl.batch.json")}, read)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "batch b output file file-out is longer than 8519680 bytes, 4259840 (a chat completion of at most 4194304 and its envelope) for each of the 2 request(s) it answers: refused")
 	assert.Less(t, sent.Load(), int64(64<<20), "the download stopped near the cap")

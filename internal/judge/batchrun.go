@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
@@ -24,9 +25,12 @@ type BatchOptions struct {
 	// ResultsIn, when its R is set, is a results JSONL in the Batch API's
 	// output format (--batch-in): its answers fill the cache and the labels.
 	ResultsIn Reader
-	// API runs the batch through the Batch API of this client (--batch),
-	// the submitted batch kept in State.
-	API   *llm.BatchClient
+	// Provider is the format of the request and result lines of RequestsOut
+	// and ResultsIn (llm.Providers; "" is OpenAI's); with API, API's.
+	Provider string
+	// API runs the batch through a provider's batch API (--batch), the
+	// submitted batch kept in State.
+	API   llm.BatchService
 	State BatchStore
 	// Poll is the backoff of the status polls (zero: llm.DefaultPoll).
 	Poll llm.PollPolicy
@@ -89,10 +93,16 @@ type BatchState struct {
 	Model       string `json:"model"`
 	PromptHash  string `json:"prompt_hash"`
 	Format      string `json:"answer_format"`
+	// Provider is the batch API the batch was submitted to (absent in state
+	// files written before there were several: OpenAI's).
+	Provider string `json:"provider,omitempty"`
 }
 
 // ReadBatchState reads a state file; a missing file is (nil, nil).
 func ReadBatchState(path string) (*BatchState, error) {
+	if err := refuseSpecial(path, "the batch state file"); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -138,14 +148,19 @@ func writeBatchState(path string, st *BatchState) error {
 // RunBatch judges pairs through a batch (bo's mode). It returns (nil, nil)
 // after writing the requests (RequestsOut).
 func RunBatch(ctx context.Context, pairs []Pair, opt Options, bo *BatchOptions, logf func(string, ...any)) (*Result, error) {
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
+	logf = GuardLogf(logf)
 	now := bo.Now
 	if now == nil {
 		now = time.Now
 	}
-	job := newBatchJob(pairs, opt, bo.MaxRequests)
+	provider := bo.Provider
+	if bo.API != nil {
+		provider = bo.API.Provider()
+	}
+	if provider == "" {
+		provider = llm.ProviderOpenAI
+	}
+	job := newBatchJob(pairs, opt, bo.MaxRequests, provider)
 	opt = job.opt
 	switch {
 	case bo.RequestsOut != nil:
@@ -153,13 +168,14 @@ func RunBatch(ctx context.Context, pairs []Pair, opt Options, bo *BatchOptions, 
 		if err != nil {
 			return nil, err
 		}
-		logf("%d request(s) written (%d judgment(s) cached, %d over --max-requests)", n, countTrue(job.cached), int64(len(pairs)*opt.Repeat)-n-int64(countTrue(job.cached)))
+		reused := job.reused()
+		logf("%d request(s) written (%d judgment(s) cached, %d sharing an identical prompt's request, %d over --max-requests)", n, countTrue(job.cached), reused, int64(len(pairs)*opt.Repeat)-n-int64(countTrue(job.cached))-reused)
 		return nil, nil
 	case bo.ResultsIn.R != nil:
 		if err := job.readResults(ctx, bo.ResultsIn.R, bo.ResultsIn.Name); err != nil {
 			return nil, err
 		}
-		return job.result(&BatchStats{Mode: "file"})
+		return job.result(&BatchStats{Mode: "file", Provider: provider})
 	case bo.API != nil:
 		return runBatchAPI(ctx, job, bo, now, logf)
 	}
@@ -186,7 +202,7 @@ func runBatchAPI(ctx context.Context, job *batchJob, bo *BatchOptions, now func(
 	if bo.State == nil {
 		return nil, errors.New("--batch needs a --cache file (its state file keeps the batch id)")
 	}
-	st := &BatchStats{Mode: "api"}
+	st := &BatchStats{Mode: "api", Provider: job.provider}
 	start := now()
 	if job.nSent == 0 {
 		if s, err := bo.State.Load(); err != nil || s == nil {
@@ -197,15 +213,17 @@ func runBatchAPI(ctx context.Context, job *batchJob, bo *BatchOptions, now func(
 			return job.result(st)
 		}
 	}
-	want := BatchState{Requests: job.nSent, Model: job.opt.Model, PromptHash: job.opt.Prompt.Hash, Format: job.opt.Format}
+	want := BatchState{Requests: job.nSent, Model: job.opt.Model, PromptHash: job.opt.Prompt.Hash, Format: job.opt.Format, Provider: job.provider}
 	sub := &BatchSubmission{API: bo.API, State: bo.State, Poll: bo.Poll, Logf: logf}
 	b, state, err := sub.Run(ctx, want, job.write, func(ctx context.Context, r io.Reader, name string) error { return job.readResults(ctx, r, name) })
 	if err != nil {
 		return nil, err
 	}
 	st.BatchID, st.InputFileID, st.Resumed, st.Status = state.BatchID, state.InputFileID, sub.Resumed, b.Status
-	rc := b.RequestCounts
+	rc := b.Counts
 	st.RequestCounts = &rc
+	calls := sub.Calls
+	st.Calls = &calls
 	st.WaitSeconds = now().Sub(start).Seconds()
 	res, err := job.result(st)
 	if err != nil {
@@ -217,41 +235,67 @@ func runBatchAPI(ctx context.Context, job *batchJob, bo *BatchOptions, now func(
 	if err := sub.Done(); err != nil {
 		return nil, err
 	}
-	if b.Status != llm.BatchCompleted {
+	if st.Missing > 0 {
 		logf("batch %s ended %s: %d request(s) without an answer are unjudged (a rerun submits them again)", b.ID, b.Status, st.Missing)
 	}
 	return res, nil
 }
 
-// BatchSubmission runs one batch through the Batch API with a state file:
-// judge --batch and generate --batch.
+// GuardLogf is logf (nil: a log that says nothing) with every string argument
+// written through format.SanitizeText: a batch's log lines carry strings the
+// server chose (its batch id, status, file ids), which must not start a line
+// of their own (issue 33 item 12: a newline in a batch id began a fake log
+// line). Numbers are printed as they are.
+func GuardLogf(logf func(string, ...any)) func(string, ...any) {
+	if logf == nil {
+		return func(string, ...any) {}
+	}
+	return func(f string, args ...any) {
+		safe := make([]any, len(args))
+		for i, a := range args {
+			if s, ok := a.(string); ok {
+				a = format.SanitizeText(s)
+			}
+			safe[i] = a
+		}
+		logf(f, safe...)
+	}
+}
+
+// BatchSubmission runs one batch through a provider's batch API with a state
+// file: judge --batch and generate --batch.
 type BatchSubmission struct {
-	API     *llm.BatchClient
+	API     llm.BatchService
 	State   BatchStore // the submitted batch and the temporary files
 	Poll    llm.PollPolicy
 	Logf    func(string, ...any)
 	Resumed bool // set by Run: the batch came from the state file
+	// Calls are the HTTP calls Run made (set by Run).
+	Calls llm.CallCounts
 }
 
 // Run submits a batch of the requests write writes (or resumes the one of the
-// state file, which must match want's model, prompt hash and answer format),
-// writes the state file, waits for the batch to end and reads its output and
-// error files with read. A failed batch is an error and its state file is
+// state file, which must match want's provider, model, prompt hash and answer
+// format), writes the state file, waits for the batch to end and reads its
+// results with read. A failed batch is an error and its state file is
 // removed; an interrupted wait keeps it. Call Done once the answers are kept.
 func (s *BatchSubmission) Run(ctx context.Context, want BatchState, write func(io.Writer) (int64, error),
-	read func(ctx context.Context, r io.Reader, name string) error) (*llm.Batch, *BatchState, error) {
-	logf := s.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
+	read func(ctx context.Context, r io.Reader, name string) error) (*llm.BatchJob, *BatchState, error) {
+	logf := GuardLogf(s.Logf)
+	if want.Provider == "" {
+		want.Provider = s.API.Provider()
 	}
 	state, err := s.State.Load()
 	if err != nil {
 		return nil, nil, err
 	}
 	if state != nil {
-		if state.Model != want.Model || state.PromptHash != want.PromptHash || state.Format != want.Format {
-			return nil, nil, fmt.Errorf("%s holds batch %s of model %q, prompt %s, answer format %s; this run is model %q, prompt %s, answer format %s: rerun with those, or delete the state file to submit a new batch",
-				s.State.Name(), state.BatchID, state.Model, state.PromptHash, state.Format, want.Model, want.PromptHash, want.Format)
+		if state.Provider == "" {
+			state.Provider = llm.ProviderOpenAI // a state file written before the providers
+		}
+		if state.Provider != want.Provider || state.Model != want.Model || state.PromptHash != want.PromptHash || state.Format != want.Format {
+			return nil, nil, fmt.Errorf("%s holds batch %s of model %q, prompt %s, answer format %s, batch API %s; this run is model %q, prompt %s, answer format %s, batch API %s: rerun with those, or delete the state file to submit a new batch",
+				s.State.Name(), format.SanitizeText(state.BatchID), state.Model, state.PromptHash, state.Format, state.Provider, want.Model, want.PromptHash, want.Format, want.Provider)
 		}
 		s.Resumed = true
 		logf("resuming batch %s (from %s)", state.BatchID, s.State.Name())
@@ -268,47 +312,47 @@ func (s *BatchSubmission) Run(ctx context.Context, want BatchState, write func(i
 		if err != nil {
 			return nil, nil, fmt.Errorf("failed to write the batch requests: %w", err)
 		}
-		fileID, err := s.API.UploadFile(ctx, tmp.Name())
+		b, err := s.API.Submit(ctx, tmp.Name(), n)
 		if err != nil {
-			return nil, nil, fmt.Errorf("batch: uploading the requests: %w", err)
+			return nil, nil, fmt.Errorf("batch (%s): %w", s.API.Provider(), err)
 		}
-		b, err := s.API.CreateBatch(ctx, fileID, map[string]string{"tool": "retrieval-gate"})
-		if err != nil {
-			return nil, nil, fmt.Errorf("batch: creating the batch: %w", err)
-		}
+		s.Calls.Submit += b.SubmitCalls
 		st := want
-		st.Schema, st.BatchID, st.InputFileID, st.Requests = BatchStateSchema, b.ID, fileID, n
+		st.Schema, st.BatchID, st.InputFileID, st.Requests = BatchStateSchema, b.ID, b.InputRef, n
 		state = &st
 		if err := s.State.Save(state); err != nil {
 			return nil, nil, err
 		}
-		logf("submitted batch %s: %d request(s) (input file %s); state in %s", b.ID, n, fileID, s.State.Name())
+		input := ""
+		if b.InputRef != "" {
+			input = " (input file " + b.InputRef + ")"
+		}
+		logf("submitted batch %s to %s: %d request(s)%s; state in %s", b.ID, s.API.Provider(), n, input, s.State.Name())
 	}
 	last := ""
-	b, err := s.API.WaitBatch(ctx, state.BatchID, s.Poll, func(b *llm.Batch) {
+	b, err := llm.WaitJob(ctx, s.API, state.BatchID, s.Poll, func(b *llm.BatchJob) {
 		if b.Status != last {
 			last = b.Status
-			logf("batch %s: %s (%d/%d done, %d failed)", b.ID, b.Status, b.RequestCounts.Completed, b.RequestCounts.Total, b.RequestCounts.Failed)
+			logf("batch %s: %s (%d/%d done, %d failed)", b.ID, b.Status, b.Counts.Completed, b.Counts.Total, b.Counts.Failed)
 		}
-	})
+	}, &s.Calls.Poll)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, nil, fmt.Errorf("batch %s is still running at the server; rerun to pick it up (%s): %w", state.BatchID, s.State.Name(), ctx.Err())
+			return nil, nil, fmt.Errorf("batch %s is still running at the server; rerun to pick it up (%s): %w", format.SanitizeText(state.BatchID), s.State.Name(), ctx.Err())
 		}
 		return nil, nil, err
 	}
-	if b.Status == llm.BatchFailed {
+	if b.Failed {
 		if err := s.State.Remove(); err != nil {
 			return nil, nil, err
 		}
-		return nil, nil, fmt.Errorf("batch %s failed: %s (state removed: a rerun submits a new batch)", b.ID, orNone(b.ErrorText()))
+		return nil, nil, fmt.Errorf("batch %s %s: %s (state removed: a rerun submits a new batch)", format.SanitizeText(b.ID), format.SanitizeText(b.Status), orNone(b.ErrorText))
 	}
-	// completed, expired or cancelled: use every answer there is.
-	for _, f := range []struct{ id, what string }{{b.OutputFileID, "output"}, {b.ErrorFileID, "error"}} {
-		if f.id == "" {
-			continue
-		}
-		if err := readBatchFile(ctx, s.API, f.id, fmt.Sprintf("batch %s %s file %s", b.ID, f.what, f.id), state.Requests, s.State, read); err != nil {
+	// Ended (completed, expired, cancelled): use every answer there is.
+	for _, src := range b.Results {
+		s.Calls.Download++
+		name := fmt.Sprintf("batch %s %s %s", format.SanitizeText(b.ID), src.What, format.SanitizeText(src.Ref))
+		if err := readBatchFile(ctx, s.API, b, src, name, state.Requests, s.State, read); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -330,18 +374,17 @@ func orNone(s string) string {
 	return s
 }
 
-// batchFileCap bounds a results file (the output or the error file) of a
-// batch of n requests: MaxResultLine for each request it answers. A longer
-// file is refused as its download reaches the cap: an endless one never fills
-// the disk.
+// batchFileCap bounds a results file of a batch of n requests:
+// MaxResultLine for each request it answers. A longer file is refused as its
+// download reaches the cap: an endless one never fills the disk.
 func batchFileCap(n int64) int64 {
 	return max(n, 1) * MaxResultLine
 }
 
-// readBatchFile downloads a results file of a batch of n requests to a
+// readBatchFile downloads a result source of a batch of n requests to a
 // temporary file of the store (streamed, never whole in memory, at most
-// batchFileCap(n) bytes) and reads it into the job.
-func readBatchFile(ctx context.Context, api *llm.BatchClient, id, name string, n int64, store BatchStore, read func(ctx context.Context, r io.Reader, name string) error) error {
+// batchFileCap(n) bytes) and reads it with read.
+func readBatchFile(ctx context.Context, api llm.BatchService, job *llm.BatchJob, src llm.ResultSource, name string, n int64, store BatchStore, read func(ctx context.Context, r io.Reader, name string) error) error {
 	tmp, err := store.Temp(".batch-results-*.jsonl")
 	if err != nil {
 		return err
@@ -349,7 +392,7 @@ func readBatchFile(ctx context.Context, api *llm.BatchClient, id, name string, n
 	defer func() { _ = os.Remove(tmp.Name()) }()
 	defer tmp.Close()
 	limit := batchFileCap(n)
-	err = api.DownloadFile(ctx, id, limit, func() (io.Writer, error) {
+	err = api.Download(ctx, job, src, limit, func() (io.Writer, error) {
 		if err := tmp.Truncate(0); err != nil {
 			return nil, err
 		}

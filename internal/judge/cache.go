@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
@@ -77,9 +78,18 @@ func OpenCache(path string) (*Cache, error) {
 	if path == "" {
 		return c, nil
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644) //nolint:gosec // G302: grades, reasons and token counts (no key, no secret), shared with CI steps like the reports
+	if err := refuseSpecial(path, "the judge cache"); err != nil {
+		return nil, err
+	}
+	// O_NONBLOCK: a path swapped for a named pipe after the check is not waited
+	// on either; its kind is checked again on the open file.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK, 0o644) //nolint:gosec // G302: grades, reasons and token counts (no key, no secret), shared with CI steps like the reports
 	if err != nil {
 		return nil, fmt.Errorf("failed to open the judge cache: %w", err)
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, refuseSpecial(path, "the judge cache")
 	}
 	good, tail, err := c.load(f)
 	if err != nil {
@@ -107,6 +117,43 @@ func OpenCache(path string) (*Cache, error) {
 	}
 	c.f = f
 	return c, nil
+}
+
+// refuseSpecial refuses a path that exists and is not a regular file (a named
+// pipe, a device such as /dev/null, a directory, a socket), as an input error
+// naming what it is: the cache is read whole, appended to and synced, and a
+// named pipe was opened read-write and read without end (one SIGTERM did
+// nothing, issue 33 item 6), /dev/null ended in "sync: invalid argument".
+// A missing path is not refused (the cache is created).
+func refuseSpecial(path, what string) error {
+	st, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("failed to open %s %s: %w", what, path, err)
+	}
+	if st.Mode().IsRegular() {
+		return nil
+	}
+	return input.Errorf(path, 0, "%s must be a regular file, and this is %s: name a file (a new one is created)", what, fileKind(st.Mode()))
+}
+
+// fileKind names the kind of a file that is not regular.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "not a regular file"
 }
 
 // load reads every entry of r into c and returns the offset after the last

@@ -1,6 +1,8 @@
 package judge
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
@@ -25,16 +27,20 @@ type RunOptions struct {
 	QrelsOut, JudgmentsOut, JSONOut string
 	Batch                           bool
 	BatchOut, BatchIn               string
-	BatchPoll                       time.Duration
-	HumanSample                     int
-	HumanSheet                      string
-	HumanSeed                       uint64
+	// BatchAPI is the provider whose batch API --batch speaks and whose
+	// request and result formats --batch-out and --batch-in write and read
+	// (llm.Providers; default llm.ProviderOpenAI).
+	BatchAPI    string
+	BatchPoll   time.Duration
+	HumanSample int
+	HumanSheet  string
+	HumanSeed   uint64
 }
 
 // NewRunOptions are the judge command's defaults.
 func NewRunOptions() *RunOptions {
 	return &RunOptions{Files: Files{Cache: DefaultCache}, K: 10, Repeat: 1, LLM: llm.Server{Concurrency: 4}, Format: FormatJSON,
-		BatchPoll: llm.DefaultPoll.Initial, HumanSeed: metrics.DefaultSeed}
+		BatchPoll: llm.DefaultPoll.Initial, BatchAPI: llm.ProviderOpenAI, HumanSeed: metrics.DefaultSeed}
 }
 
 // SheetPaths are the two files of the human labelling sheet: BASE.csv and BASE.jsonl.
@@ -74,6 +80,21 @@ func (o *RunOptions) Validate() error {
 		return option.Refuse("answer-format", "must be json or text")
 	case o.BatchPoll <= 0 || o.BatchPoll > time.Hour:
 		return option.Refuse("batch-poll", "must be between 1ns and 1h")
+	case !slices.Contains(llm.Providers, o.BatchAPI):
+		return option.Refuse("batch-api", "must be "+strings.Join(llm.Providers[:len(llm.Providers)-1], ", ")+" or "+llm.Providers[len(llm.Providers)-1])
+	case o.BatchAPI != llm.ProviderOpenAI && !o.Batch && o.BatchOut == "" && o.BatchIn == "":
+		return option.Conflict("--batch-api " + o.BatchAPI + " needs --batch, --batch-out or --batch-in (online judging speaks the OpenAI chat completions API)")
+	case o.BatchAPI != llm.ProviderOpenAI && o.LLM.Model == "":
+		return option.Conflict("--batch-api " + o.BatchAPI + " needs --judge-model (its batch requests name the model; there is no server default)")
+	}
+	if o.Batch && o.LLM.URL == "" {
+		// The providers' own APIs are the default servers of their batch APIs.
+		switch o.BatchAPI {
+		case llm.ProviderAnthropic:
+			o.LLM.URL = llm.AnthropicURL
+		case llm.ProviderGemini:
+			o.LLM.URL = llm.GeminiURL
+		}
 	}
 	if o.BatchOut != "" || o.BatchIn != "" {
 		// No server: the model name is still part of the requests and the cache key.

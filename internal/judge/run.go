@@ -64,7 +64,7 @@ type In struct {
 	Client Completer
 	// BatchAPI and BatchState run RunOptions.Batch: the server's Batch API, and
 	// where the submitted batch is kept between runs (StateFile beside the cache).
-	BatchAPI   *llm.BatchClient
+	BatchAPI   llm.BatchService
 	BatchState BatchStore
 	// BatchRequests receives the requests of RunOptions.BatchOut; BatchResults
 	// are the answers of RunOptions.BatchIn.
@@ -106,9 +106,9 @@ func Run(ctx context.Context, in In, o RunOptions) (*RunResult, error) {
 	var bo *BatchOptions
 	switch {
 	case o.BatchOut != "":
-		bo = &BatchOptions{RequestsOut: in.BatchRequests, MaxRequests: o.LLM.MaxRequests}
+		bo = &BatchOptions{RequestsOut: in.BatchRequests, Provider: o.BatchAPI, MaxRequests: o.LLM.MaxRequests}
 	case o.BatchIn != "":
-		bo = &BatchOptions{ResultsIn: in.BatchResults, MaxRequests: o.LLM.MaxRequests}
+		bo = &BatchOptions{ResultsIn: in.BatchResults, Provider: o.BatchAPI, MaxRequests: o.LLM.MaxRequests}
 	case o.Batch:
 		bo = &BatchOptions{API: in.BatchAPI, State: in.BatchState, Poll: llm.PollFrom(o.BatchPoll), MaxRequests: o.LLM.MaxRequests, Now: in.Now}
 	}

@@ -35,11 +35,16 @@ func BatchTerminal(s string) bool {
 	return s == BatchCompleted || s == BatchFailed || s == BatchExpired || s == BatchCancelled
 }
 
-// RequestCounts is a batch object's request_counts.
+// RequestCounts is a batch object's request_counts (OpenAI), or another
+// provider's counts normalised: Completed the requests answered, Failed those
+// that errored, Canceled and Expired those a cancelled or expired batch left
+// unanswered where the provider counts them (Anthropic).
 type RequestCounts struct {
 	Total     int64 `json:"total"`
 	Completed int64 `json:"completed"`
 	Failed    int64 `json:"failed"`
+	Canceled  int64 `json:"canceled,omitempty"`
+	Expired   int64 `json:"expired,omitempty"`
 }
 
 // BatchError is one entry of a batch object's errors.data (why a batch failed

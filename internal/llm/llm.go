@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
 )
 
 // APIKeyEnv is the environment variable holding the API key of the chat server.
@@ -38,7 +37,7 @@ const (
 // (http://host:11434 or .../v1) and OpenAI (https://api.openai.com/v1) all work
 // with the URL their documentation gives.
 func EndpointURL(raw string) (string, error) {
-	return embed.EndpointURL(raw, "/v1", "/chat/completions")
+	return httpretry.EndpointURL(raw, "/v1", "/chat/completions")
 }
 
 // Config configures New.

@@ -147,15 +147,30 @@ func (h *Histogram) DifferenceCI95(lo, hi float64) Interval {
 // differenceInterval is the 95% interval of the mean of n ≥ 1 paired
 // differences with distinct values vals (ascending) and multiplicities cnt,
 // range [lo, hi]:
-//   - a finite range and fewer than DifferenceReliableMinN differences:
+//   - every difference equal, n ≥ 2 and a finite range: RuleOfThreeCI95 (issue 34:
+//     it was the betting interval alone below DifferenceReliableMinN and the
+//     worst-case BoundedWilsonCI95 from there, ±0.261 of the range at 60
+//     identical pairs where this gives ±0.0495);
+//   - a finite range and fewer than DifferenceReliableMinN differences, or
+//     fewer than DifferenceReliableMinNonzero of them non-zero:
 //     MethodHallTBetting, the union of MethodHallT (when the values vary) and
 //     the betting interval (BettingInterval), never unreliable: the betting
 //     interval alone covers at least 95% for every distribution on the range;
 //   - otherwise MethodHallT (BoundedWilsonCI95 when every difference is
-//     equal), unreliable below DifferenceReliableMinN (only an unbounded range
+//     equal), unreliable below DifferenceReliableMinN pairs or
+//     DifferenceReliableMinNonzero non-zero ones (only an unbounded range
 //     gets there).
 func differenceInterval(vals []float64, cnt []int64, n int64, lo, hi float64) Interval {
-	if n < DifferenceReliableMinN && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) && lo < hi {
+	if len(vals) == 1 && n >= 2 && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) && lo < hi {
+		return RuleOfThreeCI95(vals[0], n, lo, hi)
+	}
+	var nonzero int64
+	for i, v := range vals {
+		if v != 0 {
+			nonzero += cnt[i]
+		}
+	}
+	if (n < DifferenceReliableMinN || nonzero < DifferenceReliableMinNonzero) && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) && lo < hi {
 		ci := BettingInterval(vals, cnt, lo, hi, 0.05)
 		if len(vals) >= 2 && n >= 2 {
 			ht := hallTFromCounts(vals, cnt, n, lo, hi)
@@ -167,7 +182,7 @@ func differenceInterval(vals []float64, cnt []int64, n int64, lo, hi float64) In
 		return BoundedWilsonCI95(vals[0], n, lo, hi)
 	}
 	ci := hallTFromCounts(vals, cnt, n, lo, hi)
-	return Interval{Lo: ci[0], Hi: ci[1], N: n, Method: MethodHallT, Unreliable: n < DifferenceReliableMinN}
+	return Interval{Lo: ci[0], Hi: ci[1], N: n, Method: MethodHallT, Unreliable: n < DifferenceReliableMinN || nonzero < DifferenceReliableMinNonzero}
 }
 
 // BCaCI95 is the BCa 95% interval of the mean over `resamples` histogram-bootstrap

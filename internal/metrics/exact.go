@@ -74,9 +74,13 @@ next:
 // equally likely under H0. The non-zero |d| are put on a common lattice 1/D; the
 // distribution of the signed sum is the convolution over the distinct |d| = q/D,
 // each with multiplicity m, of q·(2K − m), K ~ Binomial(m, ½). When every non-zero
-// |d| is equal this is the binomial (McNemar) test, at any n. ok = false when the
-// values share no lattice (D ≤ MaxLatticeDenominator) or the convolution exceeds
-// SignFlipExactBudget or SignFlipExactMaxSupport; p is then NaN.
+// |d| is equal this is the binomial (McNemar) test, at any n. Where the
+// convolution exceeds SignFlipExactBudget or SignFlipExactMaxSupport the same
+// distribution is inverted from its characteristic function
+// (signFlipFourierP, within SignFlipFourierBudget; its p is kept from
+// FourierMinP up). ok = false when the values share no lattice
+// (D ≤ MaxLatticeDenominator) or neither computation is within its bounds;
+// p is then NaN.
 func SignFlipExactP(d []float64) (p float64, ok bool) {
 	signed := map[float64]int64{}
 	for _, v := range d {
@@ -138,6 +142,13 @@ func signFlipExactCounts(signed map[float64]int64) (p float64, ok bool) {
 		return min(1, 2*BinomialCDFHalf(k, m[0])), true
 	}
 	if support > SignFlipExactMaxSupport || float64(support)*float64(items) > SignFlipExactBudget {
+		// The convolution is too costly: invert the characteristic function
+		// (fourier.go), whose work grows with the distinct values instead of
+		// the non-zero differences; its absolute rounding error leaves a p
+		// below FourierMinP to the caller's other methods.
+		if p, ok := signFlipFourierP(q, m, tObs); ok && p >= FourierMinP {
+			return p, true
+		}
 		return math.NaN(), false
 	}
 	// dist[t + support] = P(T = t) over the values convolved so far.

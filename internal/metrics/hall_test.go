@@ -197,3 +197,74 @@ func TestHallTMatchesBCaAtLargeN(t *testing.T) {
 	}
 	assert.Equal(t, MethodBCa, h.ContinuousCI95(2000, 1, 0, 1).Method)
 }
+
+// A sample symmetric about its mean has skewness 0, and its interval must be
+// Student's t: before issue 34 a skewness of rounding noise (about 1e-16)
+// made Hall's inverse cancel catastrophically ((1 + 1e-16)^⅓ − 1, divided by
+// the tiny skewness) and widened one side by up to two standard errors.
+func TestHallTSymmetricIsStudentT(t *testing.T) {
+	tInterval := func(xs []float64) [2]float64 {
+		n := float64(len(xs))
+		m := 0.0
+		for _, v := range xs {
+			m += v
+		}
+		m /= n
+		ss := 0.0
+		for _, v := range xs {
+			ss += (v - m) * (v - m)
+		}
+		h := t975(int64(len(xs))-1) * math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+		return [2]float64{m - h, m + h}
+	}
+	for _, c := range []struct {
+		name   string
+		xs     []float64
+		lo, hi float64 // the t interval, to 1e-4
+	}{
+		// Was [0.0951, 0.1925]: the lower end 0.75 standard errors too low.
+		{"six values about 0.15", []float64{0.1, 0.11, 0.15, 0.15, 0.19, 0.2}, 0.1075, 0.1925},
+		// Was [0.2168, 0.2949]: the upper end 0.9 standard errors too high.
+		{"six values about 0.25", []float64{0.21, 0.22, 0.25, 0.25, 0.28, 0.29}, 0.2168, 0.2832},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := hallTFromValues(c.xs, 0, 1)
+			want := tInterval(c.xs)
+			assert.InDelta(t, c.lo, want[0], 1e-4)
+			assert.InDelta(t, c.hi, want[1], 1e-4)
+			assert.InDelta(t, want[0], got[0], 1e-12)
+			assert.InDelta(t, want[1], got[1], 1e-12)
+		})
+	}
+	// Random samples mirrored about a random centre, n = 4 … 29 and 10,000
+	// (the sizes MethodHallT serves): t's interval to 1e-9 standard errors.
+	r := NewRand(34)
+	for _, half := range []int{2, 3, 5, 8, 11, 14, 5000} {
+		for range 50 {
+			c := 0.2 + 0.6*r.Float64()
+			xs := make([]float64, 0, 2*half)
+			for range half {
+				d := math.Round(r.Float64()*20) / 100
+				xs = append(xs, c-d, c+d)
+			}
+			if same(xs) {
+				continue
+			}
+			got, want := hallTFromValues(xs, math.Inf(-1), math.Inf(1)), tInterval(xs)
+			se := (want[1] - want[0]) / (2 * t975(int64(len(xs))-1))
+			require.InDelta(t, want[0], got[0], 1e-9*se, "%v", xs)
+			require.InDelta(t, want[1], got[1], 1e-9*se, "%v", xs)
+		}
+	}
+}
+
+// hallInverse agrees with the bisection solution of g(t) = u on skewed data
+// too (the stable form is the same function).
+func TestHallInverseStable(t *testing.T) {
+	for _, skew := range []float64{-4, -2.1, -0.3, -1e-16, 1e-16, 1e-9, 0.3, 2.1, 4} {
+		for _, u := range []float64{-2.1, -1, 0, 1, 2.1} {
+			got := hallInverse(u, skew, math.Sqrt(20))
+			assert.InDelta(t, hallByBisection(u, skew, 20), got, 1e-9, "skew %g u %g", skew, u)
+		}
+	}
+}

@@ -27,6 +27,10 @@ const (
 	// PMethodRandomization: the Monte Carlo sign-flip test (SignFlipPValues), a
 	// valid p-value at any number of resamples (Phipson & Smyth 2010).
 	PMethodRandomization = "sign-flip-randomization"
+	// PMethodNoDifference: every paired difference is 0, so no query tells the
+	// two apart and there is nothing to test: p = 1 (what every paired test
+	// gives there), named as such rather than as a test (issue 34).
+	PMethodNoDifference = "no-difference"
 )
 
 // IsZeroOne reports whether every value of xs is 0 or 1 (and there is one).
@@ -67,21 +71,49 @@ func ColumnCI95(xs, stats []float64, lo, hi float64) Interval {
 }
 
 // PairedCI95 is the 95% interval of the mean paired difference d (range
-// [−w, w], w the width of the measure's range): differenceInterval, i.e.
-// MethodHallTBetting below DifferenceReliableMinN differences (w finite), else
-// MethodHallT, BoundedWilsonCI95 over [−w, w] when every difference is equal
-// from there. The replicates are not used: on paired differences that are
-// mostly 0 (heavy tails, little skewness) BCa covered 0.87 at n = 20, 0.88 at
-// 30, 0.92 at 50 and 0.93 at 100 in docs/statistics.md's simulation, the t
-// interval and MethodHallT 0.94–0.95 (and MethodHallT alone 0.88 at n = 20 on
-// differences that are 0 four times in five, hence the betting interval below
-// 50).
-func PairedCI95(d, _ []float64, w float64) Interval {
+// [−w, w], w the width of the measure's range): McNemarCI95 when the measure
+// is 0/1 (zeroOne: hit) and every difference is −1, 0 or 1, the interval
+// inverted from the exact McNemar test that tests it (issue 34); otherwise
+// differenceInterval, i.e. RuleOfThreeCI95 when every difference is equal,
+// MethodHallTBetting below DifferenceReliableMinN differences or
+// DifferenceReliableMinNonzero non-zero ones (w finite), else MethodHallT. Not BCa: on paired differences that are mostly 0 (heavy
+// tails, little skewness) BCa covered 0.87 at n = 20, 0.88 at 30, 0.92 at 50
+// and 0.93 at 100 in docs/statistics.md's simulation, the t interval and
+// MethodHallT 0.94–0.95 (and MethodHallT alone 0.88 at n = 20 on differences
+// that are 0 four times in five, hence the betting interval below 50).
+func PairedCI95(d []float64, w float64, zeroOne bool) Interval {
 	if len(d) == 0 {
 		return Interval{Lo: math.NaN(), Hi: math.NaN(), Method: MethodHallT, Unreliable: true}
 	}
 	n := int64(len(d))
-	if n < DifferenceReliableMinN && !math.IsInf(w, 0) && w > 0 {
+	if zeroOne {
+		var worse, better int64
+		ok := true
+		for _, v := range d {
+			switch v {
+			case -1:
+				worse++
+			case 1:
+				better++
+			case 0:
+			default:
+				ok = false
+			}
+		}
+		if ok {
+			return McNemarCI95(worse, better, n)
+		}
+	}
+	if same(d) && n >= 2 && !math.IsInf(w, 0) && w > 0 {
+		return RuleOfThreeCI95(d[0], n, -w, w)
+	}
+	var nonzero int64
+	for _, v := range d {
+		if v != 0 {
+			nonzero++
+		}
+	}
+	if (n < DifferenceReliableMinN || nonzero < DifferenceReliableMinNonzero) && !math.IsInf(w, 0) && w > 0 {
 		h := NewHistogram()
 		for _, v := range d {
 			h.Add(v)
@@ -95,7 +127,7 @@ func PairedCI95(d, _ []float64, w float64) Interval {
 		return BoundedWilsonCI95(d[0], n, -w, w)
 	}
 	ci := hallTFromValues(d, -w, w)
-	return Interval{Lo: ci[0], Hi: ci[1], N: n, Method: MethodHallT, Unreliable: n < DifferenceReliableMinN}
+	return Interval{Lo: ci[0], Hi: ci[1], N: n, Method: MethodHallT, Unreliable: n < DifferenceReliableMinN || nonzero < DifferenceReliableMinNonzero}
 }
 
 // same reports whether every value of xs equals the first.
@@ -138,8 +170,9 @@ func meanCI(xs, stats []float64, lo, hi float64) Interval {
 }
 
 // PairedExactP is the exact two-sided paired test of the differences d, when
-// one is cheap: McNemar's when every difference is −1, 0 or 1, else the exact
-// sign-flip test on the lattice of the differences. ok = false when neither
+// one is cheap: none when every difference is 0 (p = 1, PMethodNoDifference),
+// McNemar's when every difference is −1, 0 or 1, else the exact sign-flip
+// test on the lattice of the differences. ok = false when neither
 // applies (the caller resamples, or bounds).
 func PairedExactP(d []float64) (p float64, method string, ok bool) {
 	var b, c, nonzero int64
@@ -159,6 +192,9 @@ func PairedExactP(d []float64) (p float64, method string, ok bool) {
 		if nonzero++; first == 0 {
 			first = math.Abs(v)
 		}
+	}
+	if nonzero == 0 {
+		return 1, PMethodNoDifference, true
 	}
 	if zeroOne {
 		return McNemarExactP(b, c), PMethodMcNemar, true

@@ -142,7 +142,7 @@ func TestColumnCI95(t *testing.T) {
 	assert.Equal(t, MethodCornishFisher, ColumnCI95(xs40, nil, 0, 1).Method)
 	// Paired differences that vary, below 50 pairs of a bounded measure: hall-t
 	// united with the betting interval, never unreliable, containing hall-t.
-	iv = PairedCI95(xs40, stats, 1)
+	iv = PairedCI95(xs40, 1, false)
 	assert.Equal(t, MethodHallTBetting, iv.Method)
 	assert.False(t, iv.Unreliable)
 	ht := hallTFromValues(xs40, -1, 1)
@@ -150,26 +150,34 @@ func TestColumnCI95(t *testing.T) {
 	assert.GreaterOrEqual(t, iv.Hi, ht[1])
 	assert.Greater(t, iv.Hi-iv.Lo, ht[1]-ht[0], "the betting half is wider here")
 	// An unbounded measure keeps hall-t, unreliable below 50.
-	iv = PairedCI95(xs40, stats, math.Inf(1))
+	iv = PairedCI95(xs40, math.Inf(1), false)
 	assert.Equal(t, MethodHallT, iv.Method)
 	assert.True(t, iv.Unreliable)
 	// From 50 pairs: hall-t, reliable, summed in the order given.
 	xs60 := append(append([]float64(nil), xs40...), xs[:10]...)
-	iv = PairedCI95(xs60, nil, 1)
+	iv = PairedCI95(xs60, 1, false)
 	assert.Equal(t, MethodHallT, iv.Method)
 	assert.False(t, iv.Unreliable)
 	assert.Equal(t, hallTFromValues(xs60, -1, 1), iv.CI())
-	// Paired differences all equal: below 50 the betting interval alone
-	// (hall-t has no spread to offer), around the value and not a point; from
-	// 50 bounded Wilson over [−w, w].
-	iv = PairedCI95([]float64{0.2, 0.2}, []float64{0.2}, 1)
-	assert.Equal(t, MethodHallTBetting, iv.Method)
+	// Paired differences all equal: the rule of three at every n (issue 34),
+	// around the value and not a point: 60 identical pairs give ±(1 − 0.05^{1/59})
+	// of the range's half-width, where bounded Wilson gave ±0.261.
+	iv = PairedCI95([]float64{0.2, 0.2}, 1, false)
+	assert.Equal(t, MethodRuleOfThree, iv.Method)
 	assert.Less(t, iv.Lo, 0.2)
 	assert.Greater(t, iv.Hi, 0.2)
 	same60 := make([]float64, 60)
-	iv = PairedCI95(same60, nil, 1)
-	assert.Equal(t, MethodBoundedWilson, iv.Method)
-	assert.Less(t, iv.Lo, 0.0)
+	iv = PairedCI95(same60, 31.8, false)
+	assert.Equal(t, MethodRuleOfThree, iv.Method)
+	assert.InDelta(t, -(1-math.Pow(0.05, 1.0/59))*31.8, iv.Lo, 1e-12)
+	assert.InDelta(t, (1-math.Pow(0.05, 1.0/59))*31.8, iv.Hi, 1e-12)
+	assert.False(t, iv.Unreliable)
+	// A 0/1 measure gets the interval inverted from McNemar's test.
+	iv = PairedCI95([]float64{-1, -1, 0, 0, 1, -1, 0, 0, -1, -1, -1}, 1, true)
+	assert.Equal(t, MethodMcNemarInverted, iv.Method)
+	assert.Equal(t, McNemarCI95(6, 1, 11), iv)
+	// …and the rule of three when no pair is discordant.
+	assert.Equal(t, MethodRuleOfThree, PairedCI95(same60, 1, true).Method)
 }
 
 func TestQueryRange(t *testing.T) {

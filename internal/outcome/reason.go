@@ -59,7 +59,8 @@ const (
 	// under --regression-test significant).
 	DetectsDrop Code = "detects_drop"
 	// IndicativeLocaleTest: a per-locale regression gate (a locale's n is small
-	// and its paired test is not corrected for the number of locales).
+	// and its paired test is corrected only within the per-group regression
+	// gates set, not for every locale).
 	IndicativeLocaleTest Code = "indicative_locale_test"
 	// NoTopK: no case of the group (Name, "" for overall) that both runs hold
 	// carries its top k in both runs (N held, M of them without a top k in one
@@ -80,6 +81,11 @@ const (
 	// NoANNQuery: the exact check checked no query (N run, M of those sampled
 	// without an exact neighbour: no record of their locale).
 	NoANNQuery Code = "no_ann_query"
+	// HolmGroupGates: the gate is one of the N (≥ 2) per-group regression
+	// gates of the run (--max-drop MEASURE@GROUP), whose paired tests are one
+	// family, Holm-adjusted together: P is its test's unadjusted p, Value the
+	// adjusted p the gate was decided by.
+	HolmGroupGates Code = "holm_group_gates"
 	// NoOtherStrategy: compare has one strategy: nothing can beat it.
 	NoOtherStrategy Code = "no_other_strategy"
 	// Beaten: strategies significantly better on Measure (Tests).
@@ -134,7 +140,7 @@ var Codes = []Code{
 	NoSuchGroup, NoGoldScored, NoScore, NoEvaluatedQueries, NoQueryValue, BelowFloor,
 	CannotDetect, TooFewToEstimate, NoSpread, Detects, IndicativeOnly, Unresolved,
 	NoBaseline, NothingPairs, NoPairedValue, DropNotSignificant, Dropped, DetectsDrop,
-	IndicativeLocaleTest, NoTopK, RBOBelow, ChurnAbove, Interval95, ANNRecallBelow, NoANNQuery, NoOtherStrategy, Beaten, NotBeaten, Violations, NotGated,
+	IndicativeLocaleTest, HolmGroupGates, NoTopK, RBOBelow, ChurnAbove, Interval95, ANNRecallBelow, NoANNQuery, NoOtherStrategy, Beaten, NotBeaten, Violations, NotGated,
 	BelowMinN, KappaUndefined, KappaBelow, TooManyUnpaired, LockChanged, LabelsChanged,
 	NotBlind, AnchorNoCommit, AnchorUncommitted, AnchorSameCommit, AnchorNotAncestor,
 	AnchorShallow,

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
-	"github.com/retrieval-gate/retrieval-gate/internal/history/ghbranch"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
@@ -375,11 +374,9 @@ func ineligible(r run, branch string) string {
 			c = github.OneLine(*r.Conclusion)
 		}
 		return fmt.Sprintf("did not succeed (conclusion %s)", c)
-	case !ghbranch.WriteEvent(r.Event):
-		// The events whose runs may supply the baseline are the allowlist of the
-		// history writer, the one list: a run any user can trigger with their
-		// own data (pull_request, issue_comment, workflow_run, …) never does,
-		// nor any event GitHub adds.
+	case !github.WriteEvent(r.Event):
+		// The events whose runs may supply the baseline are those that may
+		// write the history (github.WriteEvent, the one list).
 		return fmt.Sprintf("ran for event %q: a baseline comes only from push, schedule, workflow_dispatch or repository_dispatch runs", github.OneLine(r.Event))
 	case r.HeadBranch != branch:
 		return fmt.Sprintf("ran on branch %q", github.OneLine(r.HeadBranch))

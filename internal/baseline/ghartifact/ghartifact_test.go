@@ -23,7 +23,6 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/github/githubtest"
-	"github.com/retrieval-gate/retrieval-gate/internal/history/ghbranch"
 )
 
 const (
@@ -155,17 +154,6 @@ func content(t *testing.T, path string) string {
 	_, err = buf.ReadFrom(zr)
 	require.NoError(t, err)
 	return buf.String()
-}
-
-// The baseline's allowlist is the history writer's (ghbranch.WriteEvent, the
-// one list): the four events of the default branch's own runs, nothing else.
-func TestBaselineEventsAreHistoryWriteEvents(t *testing.T) {
-	for _, ev := range []string{"push", "schedule", "workflow_dispatch", "repository_dispatch"} {
-		assert.True(t, ghbranch.WriteEvent(ev), ev)
-	}
-	for _, ev := range []string{"pull_request", "pull_request_target", "issue_comment", "workflow_run", "merge_group", "release", "Push", ""} {
-		assert.False(t, ghbranch.WriteEvent(ev), ev)
-	}
 }
 
 func TestFetchNewestSuccessfulOnBaseBranch(t *testing.T) {

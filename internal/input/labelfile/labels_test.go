@@ -468,7 +468,7 @@ func TestReadLabelsMatchesReference(t *testing.T) {
 		}
 		for range 1 + rng.IntN(12) {
 			fields := []string{
-				`"case_id": ` + pick(`"c1"`, `"c2"`, `"c3"`, `"\u0063\u0034"`, `" "`, `""`, `7`, `"c\ud800"`),
+				`"case_id": ` + pick(`"c1"`, `"c2"`, `"c3"`, `"\u0063\u0034"`, `" "`, `""`, `7`, `"c\ud800"`, `"c10"`, `"c9"`, `"c22"`),
 				`"dimension": ` + pick(`"groundedness"`, `"faithfulness"`, `"other"`, `null`),
 				`"construct": ` + pick(`"support"`, `"x"`, `""`, `["support"]`),
 				pick(`"labeled_at"`, `"judged_at"`) + `: ` + pick(`"2026-09-01T09:00:00Z"`, `"2026-09-01T11:00:00+02:00"`, `"2026-09-01"`, `"  "`, `5`),

@@ -24,7 +24,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
-	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
 // RunQuery is the top k of one query of a run, best first.
@@ -166,7 +165,7 @@ func readCasesRun(ctx context.Context, r io.Reader, file string, k int, opt RunO
 		for i, e := range c.Retrieved {
 			ranked[i] = e.Identity()
 		}
-		docs := metrics.TopKIdentities(make([]string, 0, min(k, len(ranked))), ranked, k)
+		docs := casefile.TopKIdentities(make([]string, 0, min(k, len(ranked))), ranked, k)
 		return res{RunQuery{ID: c.ID, Docs: docs}, c.Line}, nil
 	}, func(x res) error {
 		if prev, ok := seen[x.q.ID]; ok {

@@ -327,7 +327,7 @@ func yesNo(b bool) string {
 }
 
 // lockConst prints a frozen constant of the lock exactly as it reads back.
-func lockConst(f format.Float) string { return strconv.FormatFloat(f.V(), 'g', -1, 64) }
+func lockConst(f format.Float) string { return format.Full(f.V()) }
 
 func (d *Document) lockSummary() string {
 	s := make([]string, len(d.Bins))

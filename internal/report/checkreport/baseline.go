@@ -83,7 +83,7 @@ type PairedGroup struct {
 type Paired struct {
 	Baseline   format.Float    `json:"baseline"`
 	CI95       [2]format.Float `json:"ci95"`
-	CI95Method string          `json:"ci95_method"`      // how ci95 was computed (hall-t-betting below 50 pairs, else hall-t; docs/statistics.md)
+	CI95Method string          `json:"ci95_method"`      // how ci95 was computed (mcnemar-inverted for hit, rule-of-three when no case changed, hall-t-betting below 50 pairs or 20 changed ones, else hall-t; docs/statistics.md)
 	Change     string          `json:"change,omitempty"` // worse / better, only where the test rejects
 	Current    format.Float    `json:"current"`
 	Delta      format.Float    `json:"delta"`
@@ -94,6 +94,13 @@ type Paired struct {
 	Rejects    bool            `json:"rejects"`
 	Test       string          `json:"test"`
 	Unreliable bool            `json:"unreliable"` // the interval's method covers less than 0.93 at this n in simulation
+	// Note is "methods" when the interval and the test disagree (the test
+	// decides; baseline.NoteMethods); absent when they agree.
+	Note string `json:"note,omitempty"`
+	// Clusters: the clusters the n cases fall into when the interval and the
+	// test are computed over clusters (cases with a cluster key); absent
+	// otherwise.
+	Clusters int64 `json:"clusters,omitempty"`
 }
 
 // Flips are the cases whose retrieval changed, newly missed first.
@@ -152,7 +159,7 @@ func pairedGroup(g baseline.GroupStats) PairedGroup {
 	for _, s := range g.Stats {
 		p := Paired{Baseline: format.Float(s.Base), Current: format.Float(s.Cur), Delta: format.Float(s.Delta),
 			CI95: format.CI(s.CI95), CI95Method: s.CI95Method, MDD: format.Float(s.MDD), N: s.N, P: format.Float(s.P), Rejects: s.Rejects, Unreliable: s.Unreliable,
-			Test: s.Test, Change: s.Change}
+			Test: s.Test, Change: s.Change, Note: s.Note, Clusters: s.Clusters}
 		if s.HasDiscordant {
 			d := s.Discordant
 			p.Discordant = &d

@@ -6,6 +6,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 )
 
@@ -13,29 +14,77 @@ import (
 // shown open; above it, it is collapsed.
 const flipsOpenMax = 10
 
+// PairedPLegend says which test gives each row's p and that it is not
+// adjusted (the per-group regression gates adjust theirs).
+const PairedPLegend = "p of the paired test (exact McNemar for hit, exact or randomization sign-flip otherwise, none when no case changed), unadjusted: each row is its own test, and only the per-group regression gates (--max-drop MEASURE@GROUP) Holm-adjust theirs, together"
+
+// MDDLegend says what the MDD column holds.
+const MDDLegend = "the smallest |Δ| these n detect with 80% power (for hit, with as many changed cases as that Δ needs; — when none can be)"
+
 // testLabels are the paired tests' short names in the reports.
 var testLabels = map[string]string{
-	baseline.TestMcNemar:       "McNemar",
-	baseline.TestSignFlipExact: "sign-flip",
-	baseline.TestSignFlipMC:    "sign-flip MC",
+	baseline.TestMcNemar:              "McNemar",
+	baseline.TestSignFlipExact:        "sign-flip",
+	baseline.TestSignFlipMC:           "sign-flip MC",
+	baseline.TestNone:                 "no change",
+	baseline.TestClusterSignFlipExact: "sign-flip of clusters",
+	baseline.TestClusterSignFlipMC:    "sign-flip MC of clusters",
+	baseline.TestClusterSaddlepoint:   "saddlepoint of clusters",
+}
+
+// ClustersNote says that cases come in families and the paired statistics
+// are computed over them, with the overall group's n cases in m clusters;
+// "" when no case carries a cluster key.
+func (b *Baseline) ClustersNote() string {
+	var n, m int64
+	for _, p := range b.Overall.Metrics {
+		if p.Clusters > 0 {
+			n, m = p.N, p.Clusters
+			break
+		}
+	}
+	if m == 0 {
+		return ""
+	}
+	return fmt.Sprintf("cases in families: %d paired cases in %d clusters overall (a case without a cluster key is one); the paired intervals and tests are computed over the clusters (cluster-t, sign-flip of the clusters' sums), and each group over its own clusters", n, m)
 }
 
 // PairedInterval is a paired difference's 95% interval, UnreliableMark after
-// it where its method covers less than 0.93 at this n (PairedUnreliableNote).
+// it where its method covers less than 0.93 at this n (PairedUnreliableNote),
+// TestDecidesMark where it and the test disagree (TestDecidesNote).
 func PairedInterval(p Paired) string {
 	s := format.SignedInterval([2]float64{p.CI95[0].V(), p.CI95[1].V()})
 	if p.Unreliable {
 		s += UnreliableMark
 	}
+	if p.Note == baseline.NoteMethods {
+		s += TestDecidesMark
+	}
 	return s
 }
 
-// PairedUnreliableNote explains UnreliableMark beside a paired difference.
-const PairedUnreliableNote = UnreliableMark + " unreliable: the interval of a paired difference of a measure without a known range covers less than 93% at this n in simulation (below 50 paired cases; docs/statistics.md); the test decides"
+// TestDecidesMark follows a paired interval that disagrees with its test
+// (TestDecidesNote).
+const TestDecidesMark = "‡"
 
-// AnyPairedUnreliable reports whether a paired comparison of the baseline
-// (overall, by type, or by locale when locales is true) has an unreliable interval.
-func (b *Baseline) AnyPairedUnreliable(locales bool) bool {
+// TestDecidesNote explains TestDecidesMark.
+var TestDecidesNote = fmt.Sprintf("%s the interval and the test disagree: the interval is built to cover the mean difference with 95%% whatever the distribution of the differences (with the betting interval of a bounded mean below %d pairs or %d changed cases), not from the paired test, and near the threshold the two differ; the test decides the 🔻/🔺 mark and the gates",
+	TestDecidesMark, metrics.DifferenceReliableMinN, metrics.DifferenceReliableMinNonzero)
+
+// PairedIntervalsLegend says which interval each paired difference has.
+var PairedIntervalsLegend = fmt.Sprintf("95%% interval of Δ: for hit, inverted from the exact McNemar test (it excludes 0 exactly when the test rejects); otherwise hall-t (t united with Hall's skewness-corrected t), united with the betting interval of a bounded mean (coverage at least 95%% whatever the distribution) below %d pairs or %d changed cases; the rule of three when no case changed",
+	metrics.DifferenceReliableMinN, metrics.DifferenceReliableMinNonzero)
+
+// AnyPairedNote reports whether a paired comparison of the baseline (overall,
+// by type, or by locale when locales is true) has an interval that disagrees
+// with its test.
+func (b *Baseline) AnyPairedNote(locales bool) bool {
+	return b.anyPaired(locales, func(x Paired) bool { return x.Note == baseline.NoteMethods })
+}
+
+// anyPaired reports whether a paired comparison of the baseline (overall, by
+// type, or by locale when locales is true) satisfies f.
+func (b *Baseline) anyPaired(locales bool, f func(Paired) bool) bool {
 	groups := []PairedGroup{b.Overall}
 	for _, g := range b.ByType {
 		groups = append(groups, g)
@@ -47,12 +96,21 @@ func (b *Baseline) AnyPairedUnreliable(locales bool) bool {
 	}
 	for _, g := range groups {
 		for _, x := range g.Metrics {
-			if x.Unreliable {
+			if f(x) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// PairedUnreliableNote explains UnreliableMark beside a paired difference.
+const PairedUnreliableNote = UnreliableMark + " unreliable: the interval of a paired difference of a measure without a known range covers less than 93% at this n in simulation (below 50 paired cases; docs/statistics.md); the test decides"
+
+// AnyPairedUnreliable reports whether a paired comparison of the baseline
+// (overall, by type, or by locale when locales is true) has an unreliable interval.
+func (b *Baseline) AnyPairedUnreliable(locales bool) bool {
+	return b.anyPaired(locales, func(x Paired) bool { return x.Unreliable })
 }
 
 // deltaCell is "Δ [lo, hi]" with an arrow where the paired test rejects.
@@ -126,9 +184,15 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 				row("type: "+esc(name), bl.ByType[name])
 			}
 		})
-		w("\nΔ = head − base over the paired cases, 95%% interval (hall-t: t united with Hall's skewness-corrected t, and below 50 pairs with the betting interval of a bounded mean, whose coverage is at least 95%% whatever the distribution); p of the paired test (exact McNemar for hit, exact or randomization sign-flip otherwise); 🔻/🔺 only where p < 0.05; MDD: the smallest |Δ| these n detect with 80%% power (— when none can be).\n\n")
+		w("\nΔ = head − base over the paired cases; %s; %s; 🔻/🔺 only where p < 0.05; MDD: %s.\n\n", PairedIntervalsLegend, PairedPLegend, MDDLegend)
+		if s := bl.ClustersNote(); s != "" {
+			w("%s.\n\n", s)
+		}
 		if bl.AnyPairedUnreliable(false) {
 			w("%s\n\n", PairedUnreliableNote)
+		}
+		if bl.AnyPairedNote(false) {
+			w("%s\n\n", TestDecidesNote)
 		}
 		if len(bl.ByLocale) > 0 {
 			w("<details><summary>By locale (%s)</summary>\n\n", LocalePairedNote)
@@ -139,6 +203,9 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 			})
 			if bl.AnyPairedUnreliable(true) && !bl.AnyPairedUnreliable(false) {
 				w("\n%s\n", PairedUnreliableNote)
+			}
+			if bl.AnyPairedNote(true) && !bl.AnyPairedNote(false) {
+				w("\n%s\n", TestDecidesNote)
 			}
 			w("\n</details>\n\n")
 		}
@@ -326,8 +393,21 @@ func (d *Document) textBaseline(b *strings.Builder, verbose bool) (details []str
 			unreliable = unreliable || x.Unreliable
 		}
 	}
+	if s := bl.ClustersNote(); s != "" {
+		p("  (%s)\n", s)
+	}
 	if unreliable {
 		p("  %s\n", PairedUnreliableNote)
+	}
+	note := bl.AnyPairedNote(true)
+	if !verbose { // the rows shown: overall's
+		note = false
+		for _, x := range bl.Overall.Metrics {
+			note = note || x.Note == baseline.NoteMethods
+		}
+	}
+	if note {
+		p("  (%s)\n", TestDecidesNote)
 	}
 	f := bl.Flips
 	list := func(title string, fs []Flip, total int64) {

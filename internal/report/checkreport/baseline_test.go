@@ -95,7 +95,13 @@ func TestBaselineJSONRoundTrip(t *testing.T) {
 	for _, g := range []PairedGroup{back.Baseline.Overall, back.Baseline.ByLocale["en"]} {
 		require.NotEmpty(t, g.Metrics)
 		for key, p := range g.Metrics {
-			assert.Equal(t, metrics.MethodHallTBetting, p.CI95Method, key)
+			want := metrics.MethodHallTBetting
+			switch {
+			case key == metrics.KeyHit: // a 0/1 measure: inverted from its McNemar test
+				want = metrics.MethodMcNemarInverted
+			case g.N == 1: // one pair: the betting interval alone (the rule of three needs two)
+			}
+			assert.Equal(t, want, p.CI95Method, key)
 		}
 	}
 	// The rank-biased overlap, unrounded: per listed case and per flip.
@@ -126,4 +132,12 @@ func TestBaselineJSONRoundTrip(t *testing.T) {
 	u.SetBaseline(baseline.Unavailable(baseline.Unavailability{Code: "no_artifact", Detail: "no artifact <x>"}, baseline.Options{}))
 	assert.Contains(t, u.Markdown(MarkdownOptions{}), "No baseline: no artifact")
 	assert.Equal(t, BaselineUnavailable, u.Baseline.Status)
+}
+
+// Issue 34 item 2: a comparison over clusters says so, with the overall n
+// cases in m clusters; without clusters nothing is said.
+func TestClustersNote(t *testing.T) {
+	bl := &Baseline{Overall: PairedGroup{Metrics: map[string]Paired{"retrieval_hit_at_k": {N: 150, Clusters: 38}}}}
+	assert.Equal(t, "cases in families: 150 paired cases in 38 clusters overall (a case without a cluster key is one); the paired intervals and tests are computed over the clusters (cluster-t, sign-flip of the clusters' sums), and each group over its own clusters", bl.ClustersNote())
+	assert.Empty(t, (&Baseline{Overall: PairedGroup{Metrics: map[string]Paired{"retrieval_hit_at_k": {N: 150}}}}).ClustersNote())
 }

@@ -2,8 +2,8 @@
 // retrieval-gate/aggregates@1): built from a gate.Result in one place (New),
 // written as the --json report, read back by Read (the baseline of a later run
 // reads a previous report this way), and rendered as text and Markdown. The
-// renderers take the document and do no arithmetic. The --cases-out lines are
-// written here too (AppendCaseLine).
+// renderers take the document and do no arithmetic. (The --cases-out lines,
+// data check reads back, are internal/gate's: gate.AppendCaseLine.)
 package checkreport
 
 import (

@@ -2,7 +2,6 @@ package checkreport
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
@@ -79,7 +78,7 @@ func overlapGroupText(g OverlapGroup) string {
 // overlapDefinition states the measure and its persistence.
 func (o *Overlap) definition() string {
 	return fmt.Sprintf("rank-biased overlap RBO_ext (Webber, Moffat, Zobel 2010) of the top %d of base and head, persistence p = %s (the top %d carry %s of its weight): 1 = the same ranking, 0 = nothing in common",
-		o.Depth, strconv.FormatFloat(o.Persistence.V(), 'g', -1, 64), o.Depth, format.Pct(o.TopWeight.V()))
+		o.Depth, format.Full(o.Persistence.V()), o.Depth, format.Pct(o.TopWeight.V()))
 }
 
 // mdOverlap writes the overlap summary line of the vs-base section.

@@ -77,7 +77,7 @@ func newHuman(r *compare.Result) *Human {
 	if h == nil {
 		return nil
 	}
-	out := &Human{Decides: true, File: h.File, Holes: h.Holes, Method: metrics.MethodPPI, N: h.N, NotEvaluated: h.NotEvaluated,
+	out := &Human{Decides: true, File: h.File, Holes: h.Holes, Method: metrics.MethodPPIJackknife, N: h.N, NotEvaluated: h.NotEvaluated,
 		Pairs: h.Pairs, Unlabelled: h.Unlabelled, Strategies: map[string]map[string]Corrected{}, Paired: make([]Paired, 0, len(h.Paired))}
 	for s := range r.Strategies {
 		st := &r.Strategies[s]
@@ -130,7 +130,7 @@ func (d *Document) humanIntro(file string) string {
 }
 
 // humanNote explains the columns.
-const humanNote = "judge only: the mean of the judge's labels (its interval covers the sampling of queries, not the judge's bias); corrected: PPI++ estimate and 95% interval (t, n human − 1 df); human only: the labelled queries alone; narrower: how much narrower the corrected interval is than the human-only one; λ̂: the weight given to the judge (0: none, 1: plain PPI)"
+const humanNote = "judge only: the mean of the judge's labels (its interval covers the sampling of queries, not the judge's bias); corrected: PPI++ estimate and 95% interval (t with n human − 1 df, its standard error from the jackknife over the labelled queries, λ̂ tuned again without each; clipped to the measure's range); human only: the labelled queries alone; narrower: how much narrower the corrected interval is than the human-only one; λ̂: the weight given to the judge (0: none, 1: plain PPI)"
 
 // humanRows is the corrected table's rows: strategy, measure, judge only,
 // corrected, its interval, human only, its interval, n human, λ̂, narrower.

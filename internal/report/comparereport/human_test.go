@@ -63,7 +63,8 @@ func TestHumanSection(t *testing.T) {
 	assert.Contains(t, md.String(), "sheet&lt;x&gt;.csv", "the file name is escaped in Markdown")
 	assert.Contains(t, md.String(), "| human \\ judge | 0 | 1 | 2 | 3 | n | mean signed error |")
 	assert.Contains(t, js.String(), `"decides": true`)
-	assert.Contains(t, js.String(), `"p_value_method": "ppi++-t"`)
+	assert.Contains(t, js.String(), `"p_value_method": "ppi++-jackknife-t"`)
+	assert.Contains(t, js.String(), `"method": "ppi++-jackknife"`)
 	// Read back from the JSON, the text and Markdown sections are the same.
 	back, err := Read(bytes.NewReader(js.Bytes()))
 	require.NoError(t, err)

@@ -78,7 +78,7 @@ func (d *Document) JudgedOnlyLine() string {
 
 // JudgedNote explains judged@k under the tables.
 func (d *Document) JudgedNote() string {
-	return fmt.Sprintf("%s is the share of each top %d that has a label (any relevance), mean over the queries that returned a document, n of them; below %s its strategy is flagged.", d.JudgedLabel(), d.K, format.Num(d.JudgedAtKThreshold.V()))
+	return fmt.Sprintf("%s is the share of each top %d that has a label of 0 or above (a negative one is unjudged, as trec_eval reads it), mean over the queries that returned a document, n of them; below %s its strategy is flagged.", d.JudgedLabel(), d.K, format.Num(d.JudgedAtKThreshold.V()))
 }
 
 // holesText writes the holes lines of the terminal report.

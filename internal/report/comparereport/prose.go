@@ -33,8 +33,8 @@ func (d *Document) method() string {
 	if slices.Contains(st.PValueMethods, metrics.PMethodSaddlepoint) {
 		p = fmt.Sprintf("p: exact McNemar for 0/1 measures, exact sign-flip where the paired differences share a lattice, else from %d queries (or beyond the resampling budget) the saddlepoint approximation of the sign-flip distribution (relative error O(1/n), no resampling)", metrics.SaddlepointMinQueries)
 	}
-	ci += fmt.Sprintf("; paired differences: hall-t united with the betting interval of a bounded mean (coverage at least 95%% whatever the distribution) below %d queries, hall-t from %d", metrics.DifferenceReliableMinN, metrics.DifferenceReliableMinN)
-	return ci + "; " + p + fmt.Sprintf("; Holm within each measure across the strategies; significant = adjusted p < %.2f", st.Alpha.V())
+	ci += fmt.Sprintf("; paired differences: for 0/1 measures inverted from the exact McNemar test (it excludes 0 exactly when the test rejects), the rule of three when every difference is equal, else hall-t united with the betting interval of a bounded mean (coverage at least 95%% whatever the distribution) below %d queries or %d non-zero differences, hall-t from there", metrics.DifferenceReliableMinN, metrics.DifferenceReliableMinNonzero)
+	return ci + "; " + p + fmt.Sprintf(", none where every difference is 0 (p = 1); Holm within each measure across the strategies; significant = adjusted p < %s", format.Fixed(st.Alpha.V(), 2))
 }
 
 // primaryLine is the one line on the pre-declared primary measure.
@@ -59,7 +59,7 @@ func noteText(note string) string {
 	case compare.NoteHolm:
 		return "the interval excludes 0 and the unadjusted p is below alpha, but not after Holm's adjustment across strategies"
 	case compare.NoteMethods:
-		return "the bootstrap interval and the test are different procedures and differ near the threshold: the test decides"
+		return "the interval and the test are different procedures and differ near the threshold: the test decides"
 	}
 	return ""
 }
@@ -82,6 +82,10 @@ func (d *Document) recommendation(name func(string) string) string {
 	l := d.RecommendationTest
 	if l == nil {
 		return "Only one strategy: " + name(d.Recommended) + "."
+	}
+	if d.Recommended == compare.NoClearWinner && l.Identical {
+		return fmt.Sprintf("No clear winner: %s and %s return identical rankings on every query (the top %d of all %d): no difference to test.",
+			name(l.Best), name(l.RunnerUp), d.K, l.N)
 	}
 	if d.Recommended == compare.NoClearWinner {
 		s := fmt.Sprintf("No clear winner: %s has the best mean %s, but %s is not significantly worse (delta %s, 95%% CI %s, adjusted p = %s, n = %d).",
@@ -135,7 +139,7 @@ func (d *Document) finding(f compare.Finding, name func(string) string) string {
 }
 
 // wholePct prints a fraction as a whole percentage ("67%"), as the diagnosis words it.
-func wholePct(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }
+func wholePct(f float64) string { return format.Fixed(100*f, 0) + "%" }
 
 // measureN is the n of a measure: one number when every strategy has the same
 // (every measure but mean relevance, whose n is the queries each run's top k
@@ -186,6 +190,19 @@ func noteMark(p Paired, notes *[]string) string {
 	return fmt.Sprintf(" [%d]", len(*notes))
 }
 
+// IdenticalLines says, for each strategy that returns the same rankings as the
+// baseline on every query, that there is nothing to test.
+func (d *Document) IdenticalLines(name func(string) string) []string {
+	var out []string
+	for _, p := range d.Paired {
+		if p.Identical && p.Metric == d.Primary {
+			out = append(out, fmt.Sprintf("%s and %s return identical rankings on every query (n = %d): every difference is 0 and there is nothing to test (p = 1, no-difference); each interval is the rule of three, the largest mean difference %d identical queries still leave room for.",
+				name(p.Strategy), name(p.Baseline), p.N, p.N))
+		}
+	}
+	return out
+}
+
 // testMethods lists each measure's test method, in report order ("dcg_at_k
 // exact-sign-flip, hit_at_k exact-mcnemar, …"); a measure whose tests differ in
 // method lists each.
@@ -203,4 +220,15 @@ func (d *Document) testMethods() string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// ClustersLine says that the queries come in families and the statistics are
+// computed over them (compare --clusters); "" without clusters.
+func (d *Document) ClustersLine(name func(string) string) string {
+	c := d.Statistics.Clusters
+	if c == nil {
+		return ""
+	}
+	return fmt.Sprintf("Queries in families: %d queries in %d clusters (%s; %d of the queries listed, each other one a cluster of its own): every interval and paired test is computed over the clusters (cluster-t intervals, sign-flip tests of the clusters' sums).",
+		c.Queries, c.Clusters, name(c.File), c.Listed)
 }

@@ -76,6 +76,9 @@ func validate(c *readback.Checker, root *jsonpos.Value) {
 		t.Bool("significant")
 		t.Bool("unreliable")
 		t.String("note")
+		if t.V.Get("clusters") != nil { // compare --clusters (issue 34)
+			t.IntAtMost("clusters", 1, t.Int("n", 0), "the test's n")
+		}
 	}
 	d.Objects("paired", func(_ int, p readback.Obj) {
 		strategy(p, "strategy")
@@ -99,6 +102,12 @@ func validate(c *readback.Checker, root *jsonpos.Value) {
 	}
 	st.Int("resamples", 0)
 	st.Int("seed", 0)
+	if cl := st.OptObject("clusters"); cl.Has() { // compare --clusters (issue 34)
+		cl.String("file")
+		nq := cl.IntAtMost("queries", 0, withRel, "queries.with_relevant")
+		cl.IntAtMost("clusters", 0, nq, "statistics.clusters.queries")
+		cl.IntAtMost("listed", 0, nq, "statistics.clusters.queries")
+	}
 	d.OptFloat("max_dcg_at_k", 0, math.Inf(1))
 	d.OptFloat("judged_at_k_threshold", 0, 1)
 	d.OptObject("human")

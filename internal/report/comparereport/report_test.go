@@ -16,6 +16,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
 func compareFixture(t *testing.T, names ...string) *compare.Result {
@@ -57,11 +58,11 @@ func TestCompareJSONSchema(t *testing.T) {
 	require.NoError(t, New(res).WriteJSON(&b))
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
-	assert.Equal(t, []string{"gain", "gates", "judged_at_k_threshold", "judged_only", "k", "max_dcg_at_k", "paired", "primary", "queries", "recommendation_test", "recommended", "relevance_scale", "relevant_level", "relevant_level_fallback", "scenarios", "schema", "statistics", "strategies", "verdict"}, keys(doc))
+	assert.Equal(t, []string{"decision", "gain", "gates", "judged_at_k_threshold", "judged_only", "k", "max_dcg_at_k", "paired", "primary", "queries", "recommendation_test", "recommended", "relevance_scale", "relevant_level", "relevant_level_fallback", "scenarios", "schema", "statistics", "strategies", "verdict"}, keys(doc))
 	assert.Equal(t, "retrieval-gate/compare@1", doc["schema"])
 	assert.Equal(t, map[string]any{"at_relevant_level": 3.0, "judged": 3.0, "with_relevant": 3.0}, doc["queries"])
 	s := doc["strategies"].(map[string]any)["hybrid"].(map[string]any)
-	assert.Equal(t, []string{"best_queries", "failed_queries", "judged_at_k", "metrics", "missing_from_run", "n", "relevance_buckets", "relevance_by_position", "relevance_by_position_n", "relevance_distribution", "worst_queries"}, keys(s))
+	assert.Equal(t, []string{"best_queries", "failed_queries", "judged_at_k", "metrics", "missing_from_run", "n", "query_values", "relevance_buckets", "relevance_by_position", "relevance_by_position_n", "relevance_distribution", "worst_queries"}, keys(s))
 	assert.Equal(t, []string{"highly_relevant", "n", "not_relevant", "relevant_plus"}, keys(s["relevance_buckets"].(map[string]any)))
 	// By rank over the judged documents, n each: ann's rank 1 (x) is judged
 	// nowhere, so undefined (null), not 0; rank 2 is g in q1..q3 (3, 2, 3).
@@ -151,11 +152,12 @@ func TestCompareMethodReported(t *testing.T) {
 	}{
 		// 3 queries: below 30 the intervals that are not Wilson's are hall-t
 		// (Cornish–Fisher replaces BCa only from 30, metrics.TestColumnCI95).
-		// Paired differences below 50 queries: hall-t united with the betting interval.
-		{"resampling", 200, true, []any{metrics.MethodBoundedWilson, metrics.MethodHallT, metrics.MethodHallTBetting, metrics.MethodWilson}, []any{metrics.PMethodMcNemar, metrics.PMethodSignFlipExact},
-			"95% CIs: Wilson (continuity-corrected) for 0/1 series, else hall-t (t united with Hall's skewness-corrected t) below 30 queries, BCa bootstrap (200 resamples, seed 1) from 30, widened to the measure's range when the values do not vary; paired differences: hall-t united with the betting interval of a bounded mean (coverage at least 95% whatever the distribution) below 50 queries, hall-t from 50"},
+		// Paired differences below 50 queries: hall-t united with the betting
+		// interval; the rule of three where every difference is 0 (and no test).
+		{"resampling", 200, true, []any{metrics.MethodBoundedWilson, metrics.MethodHallT, metrics.MethodHallTBetting, metrics.MethodRuleOfThree, metrics.MethodWilson}, []any{metrics.PMethodMcNemar, metrics.PMethodSignFlipExact, metrics.PMethodNoDifference},
+			"95% CIs: Wilson (continuity-corrected) for 0/1 series, else hall-t (t united with Hall's skewness-corrected t) below 30 queries, BCa bootstrap (200 resamples, seed 1) from 30, widened to the measure's range when the values do not vary; paired differences: for 0/1 measures inverted from the exact McNemar test (it excludes 0 exactly when the test rejects), the rule of three when every difference is equal, else hall-t united with the betting interval of a bounded mean (coverage at least 95% whatever the distribution) below 50 queries or 15 non-zero differences, hall-t from there; p: exact McNemar for 0/1 measures, exact sign-flip where the paired differences share a lattice, else Monte Carlo sign-flip (200 resamples), none where every difference is 0 (p = 1)"},
 		// 3 queries × 10,000,000 resamples = 3·10⁷ > 2·10⁷.
-		{"approximation", 10_000_000, false, []any{metrics.MethodBoundedWilson, metrics.MethodHallT, metrics.MethodHallTBetting, metrics.MethodWilson}, []any{metrics.PMethodMcNemar, metrics.PMethodSignFlipExact},
+		{"approximation", 10_000_000, false, []any{metrics.MethodBoundedWilson, metrics.MethodHallT, metrics.MethodHallTBetting, metrics.MethodRuleOfThree, metrics.MethodWilson}, []any{metrics.PMethodMcNemar, metrics.PMethodSignFlipExact, metrics.PMethodNoDifference},
 			"Cornish-Fisher approximation of the bootstrap, because 3 queries x 10000000 resamples exceeds 20000000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -211,7 +213,9 @@ func TestCompareUnreliableMarked(t *testing.T) {
 	}
 	for _, p := range raw.Paired {
 		assert.Equal(t, false, p["unreliable"])
-		assert.Equal(t, metrics.MethodHallTBetting, p["ci95_method"])
+		// hall-t united with the betting interval; the rule of three where
+		// every difference is equal; inverted from McNemar's test for hit.
+		assert.Contains(t, []string{metrics.MethodHallTBetting, metrics.MethodRuleOfThree, metrics.MethodMcNemarInverted}, p["ci95_method"])
 		assert.NotEmpty(t, p["p_value_method"])
 		assert.Contains(t, p, "n")
 	}
@@ -376,4 +380,17 @@ func TestCompareMarkdownPairedPrimaryVisible(t *testing.T) {
 			assert.Contains(t, collapsed, "| hybrid | "+m.Key+" | ", m.Key)
 		}
 	}
+}
+
+// The trend of a run without gates shows the recommended strategy's primary
+// measure; with no clear winner, the best one's on the recommendation test,
+// else the first strategy's.
+func TestTrendMeasuresNoClearWinner(t *testing.T) {
+	d := &Document{Recommended: "dense", Primary: "dcg_at_k", Order: []string{"bm25", "dense"}}
+	assert.Equal(t, []trend.Measure{{Group: "strategy:dense", Key: "dcg_at_k"}}, d.TrendMeasures())
+	d.Recommended = compare.NoClearWinner
+	d.RecommendationTest = &Leader{Best: "dense"}
+	assert.Equal(t, []trend.Measure{{Group: "strategy:dense", Key: "dcg_at_k"}}, d.TrendMeasures())
+	d.RecommendationTest = nil
+	assert.Equal(t, []trend.Measure{{Group: "strategy:bm25", Key: "dcg_at_k"}}, d.TrendMeasures())
 }

@@ -3,7 +3,6 @@ package gatetable
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
@@ -24,11 +23,11 @@ func Reason(why []outcome.Clause) string {
 const IndicativeOnly = "per-locale floor: indicative only, not significance-tested"
 
 // IndicativeLocaleRegression is the clause of every per-locale regression gate.
-const IndicativeLocaleRegression = "per-locale regression gate: indicative only (a locale's n is small and its paired test is not corrected for the number of locales)"
+const IndicativeLocaleRegression = "per-locale regression gate: indicative only (a locale's n is small, and its paired test is corrected only for the other per-group regression gates set, not for every locale)"
 
 func clause(c outcome.Clause) string {
 	power := func() string {
-		return fmt.Sprintf("at %s%% power (α = %s)", strconv.FormatFloat(100*c.Power, 'g', -1, 64), strconv.FormatFloat(c.Alpha, 'g', -1, 64))
+		return fmt.Sprintf("at %s%% power (α = %s)", format.Full(100*c.Power), format.Full(c.Alpha))
 	}
 	switch c.Code {
 	case outcome.NoSuchGroup:
@@ -125,6 +124,8 @@ func clause(c outcome.Clause) string {
 		return fmt.Sprintf("the index's recall@%d against exact search, %s over %d queries, is below the floor %s", c.M, v, c.N, t)
 	case outcome.NoANNQuery:
 		return fmt.Sprintf("the exact check checked no query (%d run, %d sampled without an exact neighbour: no record of their locale)", c.N, c.M)
+	case outcome.HolmGroupGates:
+		return fmt.Sprintf("the p is Holm-adjusted over the %d per-group regression gates of this run (unadjusted p = %s)", c.N, format.P(c.P))
 	case outcome.NoOtherStrategy:
 		return "no other strategy to compare with"
 	case outcome.Beaten:

@@ -23,6 +23,8 @@ func TestReason(t *testing.T) {
 		{"not beaten", []outcome.Clause{{Code: outcome.NotBeaten, Measure: "dcg_at_k", Tests: []outcome.PairedTest{pt}}},
 			"no strategy is significantly better on dcg_at_k (closest: hybrid +0.120 [+0.050, +0.190], Holm p = 0.0030)"},
 		{"below min_n", []outcome.Clause{{Code: outcome.BelowMinN, N: 12, M: 30}}, "n = 12 is below min_n 30"},
+		{"holm over the group gates", []outcome.Clause{{Code: outcome.HolmGroupGates, N: 3, P: 0.0312, Value: 0.0937}},
+			"the p is Holm-adjusted over the 3 per-group regression gates of this run (unadjusted p = 0.0312)"},
 		{"violations", []outcome.Clause{{Code: outcome.Violations, Name: "fail", N: 2}}, "fail: 2 violation(s)"},
 		{"unpaired", []outcome.Clause{{Code: outcome.TooManyUnpaired, Text: "5%"}}, "more unpaired labels than --max-unpaired 5% allows"},
 		{"carried over", []outcome.Clause{{Code: outcome.LabelsChanged, N: 2, Text: "origin/main"}}, "the labels of 2 case(s) changed since origin/main; a carried-over dimension keeps its labels"},

@@ -86,9 +86,15 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 			groups = append(groups, named{"type: " + name, bl.ByType[name]})
 		}
 		t := table(groups)
-		t.Foot = "Δ = head − base over the paired cases with its 95% interval (hall-t: t united with Hall's skewness-corrected t, and below 50 pairs with the betting interval of a bounded mean, whose coverage is at least 95% whatever the distribution); p of the paired test (exact McNemar for hit, exact or randomization sign-flip otherwise); 🔻/🔺 and bold only where p < 0.05; MDD: the smallest |Δ| these n detect with 80% power (— when none can be)."
+		t.Foot = "Δ = head − base over the paired cases; " + checkreport.PairedIntervalsLegend + "; " + checkreport.PairedPLegend + "; 🔻/🔺 and bold only where p < 0.05; MDD: " + checkreport.MDDLegend + "."
 		if bl.AnyPairedUnreliable(false) {
 			t.Foot += " " + checkreport.PairedUnreliableNote + "."
+		}
+		if bl.AnyPairedNote(false) {
+			t.Foot += " " + checkreport.TestDecidesNote + "."
+		}
+		if s := bl.ClustersNote(); s != "" {
+			t.Foot += " " + s + "."
 		}
 		p.Table(t)
 		if len(bl.ByLocale) > 0 {
@@ -99,6 +105,9 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 			lt := table(locales)
 			if bl.AnyPairedUnreliable(true) {
 				lt.Foot = checkreport.PairedUnreliableNote + "."
+			}
+			if bl.AnyPairedNote(true) {
+				lt.Foot = strings.TrimSpace(lt.Foot + " " + checkreport.TestDecidesNote + ".")
 			}
 			p.Details("By locale ("+checkreport.LocalePairedNote+")", func() { p.Table(lt) })
 		}

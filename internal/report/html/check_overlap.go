@@ -25,7 +25,7 @@ func checkOverlap(p *Page, o *checkreport.Overlap) {
 	}
 	p.Para(fmt.Sprintf("Top-%d change: paired cases: %s; cases without gold: %s.", o.Depth, group(o.Paired), group(o.WithoutGold)))
 	p.Note(fmt.Sprintf("Rank-biased overlap RBO_ext (Webber, Moffat, Zobel 2010) of the top %d of base and head, persistence p = %s (the top %d carry %s of its weight): 1 = the same ranking, 0 = nothing in common.",
-		o.Depth, strconv.FormatFloat(o.Persistence.V(), 'g', -1, 64), o.Depth, format.Pct(o.TopWeight.V())))
+		o.Depth, format.Full(o.Persistence.V()), o.Depth, format.Pct(o.TopWeight.V())))
 }
 
 // movedTable lists the most changed cases without gold, lowest RBO first.

@@ -60,7 +60,10 @@ func TestCheckHTMLBaselineGolden(t *testing.T) {
 	for _, want := range []string{
 		"<h2>vs base</h2>",
 		"132 paired cases · 8 newly missed · 0 newly found · 0 rank drops (≥ 3) · not paired: 0 gold changed, 0 only in the baseline, 0 only in this run",
-		`<tr><th scope="row"><strong>overall</strong><span class="ci">n = 132</span></th><td>hit@5</td><td class="num">0.985 → 0.924</td><td class="num"><strong>🔻 -0.061</strong><span class="ci">[-0.118, -0.019]</span></td><td class="num">0.0078<span class="ci">McNemar</span></td><td class="num">0.059</td></tr>`,
+		`<tr><th scope="row"><strong>overall</strong><span class="ci">n = 132</span></th><td>hit@5</td><td class="num">0.985 → 0.924</td><td class="num"><strong>🔻 -0.061</strong><span class="ci">[-0.116, -0.007]</span></td><td class="num">0.0078<span class="ci">McNemar</span></td><td class="num">0.059</td></tr>`,
+		// The adversarial type's hit@5 (issue 34 item 9): an interval inverted from the
+		// McNemar test that rejects, so it excludes 0, and the drop the test detects.
+		`<td class="num"><strong>🔻 -0.214</strong><span class="ci">[-0.410, -0.007]</span></td><td class="num">0.0313<span class="ci">McNemar</span></td><td class="num">0.258</td>`,
 		"<caption>Newly missed (8)</caption>",
 		// The rank-biased overlap: the demo's 24 cases without gold moved too.
 		"Top-5 change: paired cases: mean RBO ",

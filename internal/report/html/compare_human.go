@@ -44,7 +44,7 @@ func (p *Page) humanSection(h *comparereport.HumanSection) {
 				{Text: format.Signed(x.Delta.V()), Num: true}, {Text: format.SignedInterval([2]float64{x.CI95[0].V(), x.CI95[1].V()}), Num: true},
 				{Text: fmtP(x.PValue.V()), Num: true}, {Text: sig}})
 		}
-		pt.Foot = "PPI++ estimate of each paired difference with its t interval; p from the same t statistic, Holm-adjusted within each measure."
+		pt.Foot = "PPI++ estimate of each paired difference with its t interval (the jackknife standard error); p from the same t statistic, so the interval excludes 0 exactly when p < 0.05 before Holm's adjustment within each measure."
 		p.Table(pt)
 	}
 	bt := Table{Head: h.BiasHead}

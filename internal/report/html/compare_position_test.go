@@ -42,7 +42,7 @@ func holeResult(t *testing.T) *compare.Result {
 // positionFigure is the SVG of the chart of mean relevance by rank.
 func positionFigure(t *testing.T, page string) string {
 	t.Helper()
-	_, rest, ok := strings.Cut(page, "<h2>Mean relevance by result position</h2>")
+	_, rest, ok := strings.Cut(page, "<h2>Mean relevance by result position (this run)</h2>")
 	require.True(t, ok)
 	fig, _, ok := strings.Cut(rest, "</figure>")
 	require.True(t, ok)

@@ -78,11 +78,14 @@ type UnjudgedEntry struct {
 	Detail  string `json:"detail"`
 }
 
-// Requests are the chat calls made, the judgments read from the cache and the
-// retries after a bad answer.
+// Requests are the chat calls made (a batch's request lines), the judgments
+// read from the cache (cache hits), the judgments not asked because an
+// earlier pair of the pool has the same prompt (reused: one request served
+// both), and the retries after a bad answer.
 type Requests struct {
 	Made             int64 `json:"made"`
 	Cached           int64 `json:"cached"`
+	Reused           int64 `json:"reused"`
 	BadAnswerRetries int64 `json:"bad_answer_retries"`
 }
 
@@ -114,6 +117,7 @@ type Agreement struct {
 // Batch is a batch run's counts and throughput (judge.BatchStats).
 type Batch struct {
 	Mode           string         `json:"mode"`
+	Provider       string         `json:"provider"`
 	BatchID        string         `json:"batch_id,omitempty"`
 	InputFileID    string         `json:"input_file_id,omitempty"`
 	Status         string         `json:"status,omitempty"`
@@ -124,9 +128,20 @@ type Batch struct {
 	Missing        int64          `json:"missing"`
 	New            int64          `json:"new"`
 	Cached         int64          `json:"cached"`
+	Reused         int64          `json:"reused"`
 	WaitSeconds    format.Float   `json:"wait_seconds"`
 	PairsPerSecond *format.Float  `json:"pairs_per_second"`
 	RequestCounts  *RequestCounts `json:"request_counts,omitempty"`
+	Calls          *Calls         `json:"calls,omitempty"`
+}
+
+// Calls are the HTTP calls a batch took (--batch; llm.CallCounts): what a
+// pool cost in requests to the provider.
+type Calls struct {
+	Submit   int64 `json:"submit"`
+	Poll     int64 `json:"poll"`
+	Download int64 `json:"download"`
+	Total    int64 `json:"total"`
 }
 
 // RequestCounts are the batch object's request_counts.
@@ -152,7 +167,7 @@ func New(res *judge.Result, s *judge.Summary, meta Meta) *Document {
 		Queries: s.Queries, Pairs: s.Pairs, Judged: s.Judged,
 		Unjudged:      Unjudged{Pairs: s.Unjudged, Answers: s.UnjudgedByCause, List: []UnjudgedEntry{}},
 		Distribution:  map[string]int{},
-		Requests:      Requests{Made: res.Requests, Cached: res.Cached, BadAnswerRetries: res.BadAnswerRetries},
+		Requests:      Requests{Made: res.Requests, Cached: res.Cached, Reused: res.Reused, BadAnswerRetries: res.BadAnswerRetries},
 		Tokens:        Tokens{Prompt: res.PromptTokens, Completion: res.CompletionTokens, ResponsesWithoutUsage: res.ResponsesWithoutUsage},
 		EstimatedCost: floatPtr(s.EstimatedCost), SelfAgreement: []Agreement{}, Flickering: s.Flickering}
 	for _, u := range s.UnjudgedList {
@@ -174,11 +189,14 @@ func New(res *judge.Result, s *judge.Summary, meta Meta) *Document {
 		d.SelfAgreement = append(d.SelfAgreement, ag)
 	}
 	if b := res.Batch; b != nil {
-		d.Batch = &Batch{Mode: b.Mode, BatchID: b.BatchID, InputFileID: b.InputFileID, Status: b.Status, Resumed: b.Resumed,
-			Submitted: b.Submitted, Answered: b.Answered, Failed: b.Failed, Missing: b.Missing, New: b.New, Cached: b.Cached,
+		d.Batch = &Batch{Mode: b.Mode, Provider: b.Provider, BatchID: b.BatchID, InputFileID: b.InputFileID, Status: b.Status, Resumed: b.Resumed,
+			Submitted: b.Submitted, Answered: b.Answered, Failed: b.Failed, Missing: b.Missing, New: b.New, Cached: b.Cached, Reused: b.Reused,
 			WaitSeconds: format.Float(b.WaitSeconds), PairsPerSecond: floatPtr(b.PairsPerSecond)}
 		if rc := b.RequestCounts; rc != nil {
 			d.Batch.RequestCounts = &RequestCounts{Total: rc.Total, Completed: rc.Completed, Failed: rc.Failed}
+		}
+		if c := b.Calls; c != nil {
+			d.Batch.Calls = &Calls{Submit: c.Submit, Poll: c.Poll, Download: c.Download, Total: c.Total()}
 		}
 	}
 	d.Holes = Holes(res.Holes())

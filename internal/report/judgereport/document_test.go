@@ -25,8 +25,9 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 func fixture() (*judge.Result, *judge.Summary, judgereport.Meta) {
 	res := &judge.Result{Repeat: 2, Model: "m<1>", Prompt: &judge.Prompt{Version: "relevance-v2", Hash: "sha256:ab"}, Format: judge.FormatText, FellBack: true,
 		Requests: 70, Cached: 2, BadAnswerRetries: 3, PromptTokens: 123456, CompletionTokens: 789, ResponsesWithoutUsage: 1,
-		Batch: &judge.BatchStats{Mode: "api", BatchID: "batch_1", InputFileID: "file-1", Status: llm.BatchCompleted, Submitted: 70, Answered: 68,
-			Failed: 1, Missing: 1, New: 66, Cached: 2, WaitSeconds: 12.5, RequestCounts: &llm.RequestCounts{Total: 70, Completed: 68, Failed: 1}},
+		Batch: &judge.BatchStats{Mode: "api", Provider: llm.ProviderOpenAI, BatchID: "batch_1", InputFileID: "file-1", Status: llm.BatchCompleted, Submitted: 70, Answered: 68,
+			Failed: 1, Missing: 1, New: 66, Cached: 2, WaitSeconds: 12.5, RequestCounts: &llm.RequestCounts{Total: 70, Completed: 68, Failed: 1},
+			Calls: &llm.CallCounts{Submit: 2, Poll: 9, Download: 2}},
 		Known: []judge.KnownLabel{{QueryID: "q00", DocID: "k", Relevance: 2}}}
 	pps := 66 / 12.5
 	res.Batch.PairsPerSecond = &pps

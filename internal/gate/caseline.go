@@ -1,22 +1,23 @@
-package checkreport
+package gate
 
 import (
 	"slices"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
-	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
-// AppendCaseLine appends the --cases-out line of one case to dst:
+// AppendCaseLine appends the --cases-out line of one case to dst, the case as
+// scored: data that check reads back, as the baseline's lines are
+// (baseline.AppendCaseLine), not words of a report:
 // {"id", "locale", "type", "query", "must_cite_one_of", "relevant_ids", "scores"}
 // with keys in that order (locale, query, must_cite_one_of and relevant_ids only
 // when the case has them),
 // then a newline. scores holds every registered measure of a scored case, a precomputed case's
 // scores as given, or is {} for a case without gold. `check` reads the file back
 // as precomputed scores; floats keep full precision so the aggregates match.
-func AppendCaseLine(dst []byte, c *casefile.Case, r *gate.CaseResult) []byte {
+func AppendCaseLine(dst []byte, c *casefile.Case, r *CaseResult) []byte {
 	if dst == nil {
 		dst = make([]byte, 0, 160+len(c.ID)+len(c.Query)+24*(len(c.Gold)+len(c.Relevant)))
 	}
