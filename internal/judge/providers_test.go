@@ -72,6 +72,13 @@ func TestProviderBatchScenarios(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
+			switch tc.provider { // one batch created; a file uploaded only in file mode
+			case llm.ProviderAnthropic:
+				assert.Equal(t, 1, srv.AnthropicBatches())
+			case llm.ProviderGemini:
+				assert.Equal(t, 1, srv.GeminiBatches())
+				assert.Equal(t, btoi(!tc.inline), srv.GeminiUploads())
+			}
 			b := res.Batch
 			assert.Equal(t, tc.provider, b.Provider)
 			assert.Equal(t, tc.want.status, b.Status)

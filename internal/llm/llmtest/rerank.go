@@ -26,13 +26,8 @@ func (s *Server) serveRerank(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"Method Not Allowed","error_type":"Validation"}`, http.StatusMethodNotAllowed)
 		return
 	}
-	s.reranked.Add(1)
 	reranktest.Handler(rerankMaxBatch, RerankScore)(w, r)
 }
-
-// Reranked is the number of /rerank requests answered (or refused by the
-// protocol's rules).
-func (s *Server) Reranked() int64 { return s.reranked.Load() }
 
 // RerankScore is the offline reranker's score of text for query: the share of
 // the query's distinct words of 4+ letters (case-insensitive, letters and

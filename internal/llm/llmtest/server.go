@@ -73,7 +73,6 @@ type Server struct {
 	nFiles, nBatches      int
 	nUploads              int
 	providers             *providerState // the Anthropic and Gemini stand-ins (providers.go)
-	reranked              atomic.Int64   // /rerank requests (rerank.go)
 }
 
 // New starts a server; Close it when done.
