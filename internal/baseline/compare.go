@@ -71,6 +71,11 @@ type Options struct {
 	// GroupMaxDrop are the --max-drop MEASURE[@GROUP]=F gates: the tolerated
 	// drop of a group's paired mean (groupgates.go).
 	GroupMaxDrop floor.List
+
+	// MinRBO and MaxChurn are the churn gates (churn.go): --min-rbo [GROUP=]F
+	// on a group's mean RBO (Measure KeyRBO), --max-churn [GROUP=]F on the
+	// share of its cases whose top k changed as a set (KeyChurn).
+	MinRBO, MaxChurn floor.List
 }
 
 // Current is what the join needs of one case of this run besides its scores.
@@ -92,7 +97,11 @@ type Current struct {
 	// Prepare or Add), HasRBO when both are known; SameTop when they are equal.
 	RBO             float64
 	HasRBO, SameTop bool
-	rboSet          bool
+	// Left is how many entries of the baseline's top k left this run's
+	// (metrics.LeftTop), SameSet that both hold the same set (set with RBO).
+	Left    int
+	SameSet bool
+	rboSet  bool
 	// Cluster is the case's family (its `cluster` key; "": none): the paired
 	// statistics are computed over clusters when cases carry one (clusters.go).
 	Cluster string
@@ -111,6 +120,7 @@ type Comparer struct {
 	onlyCurList                          []CaseRef
 	goldList                             []goldRef
 	ov                                   overlapState
+	ch                                   churnState
 }
 
 type cellKey struct{ typ, locale string }
@@ -163,6 +173,7 @@ func NewComparer(b *Baseline, opt Options) *Comparer {
 	}
 	c := &Comparer{b: b, opt: opt, seen: make([]bool, b.recs.n), cells: map[cellKey]*cell{}}
 	c.ov.init(opt, b.Source.Header)
+	c.ch.init()
 	return c
 }
 
@@ -187,7 +198,7 @@ func (c *Comparer) flip(rec *record, r *gate.CaseResult, cur *Current) int {
 
 // Prepare computes the case's rank-biased overlap with the baseline (cur.RBO)
 // and reports whether the case may be listed (a flip, a changed gold set, a case
-// only in this run, a case without gold that may be among the most changed), so
+// only in this run, a case that may be among the most changed), so
 // its caller keeps its query, gold and top k. It only reads the comparison
 // (the moved list's cut atomically): safe for concurrent use, on the workers.
 func (c *Comparer) Prepare(r *gate.CaseResult, cur *Current) bool {
@@ -203,9 +214,9 @@ func (c *Comparer) Prepare(r *gate.CaseResult, cur *Current) bool {
 		return true
 	}
 	if !r.Scored {
-		return c.mayMove(cur)
+		return c.mayMove(cur) || c.mayChange(cur)
 	}
-	return c.flip(rec, r, cur) != 0
+	return c.flip(rec, r, cur) != 0 || c.mayChange(cur)
 }
 
 // Add joins one case of this run (file order; duplicate ids were refused before).
@@ -227,6 +238,7 @@ func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 	c.seen[i] = true
 	rec := c.b.recs.at(i)
 	c.setRBO(rec, cur)
+	c.addChurn(i, r, line, cur)
 	if !rec.scored() && !r.Scored {
 		c.noGold++
 		c.ov.withoutGold.add(cur)
@@ -399,6 +411,11 @@ type Comparison struct {
 
 	// Overlap is the rank-biased overlap of the two runs' top k.
 	Overlap Overlap
+	// Churn is what changed in the top k of the cases both runs hold, with
+	// or without gold (churn.go); ChurnStatus the churn gates' (pass, fail,
+	// off: none set).
+	Churn       Churn
+	ChurnStatus outcome.Status
 
 	Test       string
 	Gates      outcome.Gates
@@ -420,7 +437,7 @@ type Unavailability struct {
 // Unavailable is the comparison when there is no baseline: every regression gate
 // that was set is off, its reason why (outcome.NoBaseline).
 func Unavailable(why Unavailability, opt Options) *Comparison {
-	c := &Comparison{NoBaseline: &why, Test: opt.Test, Regression: outcome.Off}
+	c := &Comparison{NoBaseline: &why, Test: opt.Test, Regression: outcome.Off, ChurnStatus: outcome.Off}
 	for _, gm := range GateMeasures {
 		g := outcome.New(gm.Name, outcome.Off)
 		g.Group, g.Measure = outcome.GroupOverall, gm.Key
@@ -431,6 +448,7 @@ func Unavailable(why Unavailability, opt Options) *Comparison {
 		c.Gates = append(c.Gates, g)
 	}
 	c.Gates = append(c.Gates, unavailableGroupGates(why, opt)...)
+	c.Gates = append(c.Gates, unavailableChurnGates(why, opt)...)
 	return c
 }
 
@@ -509,6 +527,9 @@ func (c *Comparer) Result() (*Comparison, error) {
 	if out.Overlap, err = c.overlapResult(); err != nil {
 		return nil, err
 	}
+	if out.Churn, err = c.churnResult(); err != nil {
+		return nil, err
+	}
 
 	keys := make([]cellKey, 0, len(c.cells))
 	for k := range c.cells {
@@ -540,6 +561,7 @@ func (c *Comparer) Result() (*Comparison, error) {
 	}
 	out.Gates, out.Regression = c.gates(out.Overall)
 	c.groupGates(out) // --max-drop MEASURE@GROUP (groupgates.go)
+	c.churnGates(out) // min_rbo, max_churn (churn.go)
 	return out, err
 }
 

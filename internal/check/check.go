@@ -43,6 +43,9 @@ type Options struct {
 
 	// GroupMaxDrop are the --max-drop MEASURE[@GROUP]=F regression gates.
 	GroupMaxDrop floor.List
+	// MinRBO and MaxChurn are the churn gates, --min-rbo and --max-churn
+	// [GROUP=]F (baseline.AddChurnLines).
+	MinRBO, MaxChurn floor.List
 }
 
 // In are check's inputs, opened by the caller.
@@ -99,6 +102,7 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 		bl = &baselineRun{opts: baseline.Options{
 			K: o.K, KBFingerprint: res.KBFingerprint, RankDrop: o.RankDrop,
 			MaxDrop: o.MaxDrop, GroupMaxDrop: o.GroupMaxDrop, Test: o.Test, Now: o.Now,
+			MinRBO: o.MinRBO, MaxChurn: o.MaxChurn,
 		}, unav: in.BaselineUnavailable, source: in.BaselineSource}
 		defer bl.close()
 		if in.Baseline != nil && in.BaselineUnavailable == nil {

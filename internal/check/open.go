@@ -28,8 +28,10 @@ type BaselineSpec struct {
 
 // Baseline is the files opened for a run's baseline; Close releases them.
 type Baseline struct {
-	file, body *os.File
-	cleanup    func() error
+	file    io.ReadCloser // the baseline, or its shards
+	body    *os.File
+	cleanup func() error
+	remap   func(error) error // of its shards (nil: one file)
 }
 
 // OpenBaseline opens s into in: the baseline file and the temporary body of
@@ -41,7 +43,16 @@ func OpenBaseline(ctx context.Context, s BaselineSpec, in *In) (*Baseline, error
 	}
 	b := &Baseline{cleanup: s.Cleanup}
 	if s.Path != "" {
-		f, err := input.Open(ctx, s.Path)
+		var f io.ReadCloser
+		var err error
+		if input.IsSharded(s.Path) { // a directory or a glob of --cases-out shards, read as one file
+			var sh *input.Sharded
+			if sh, err = input.OpenSharded(ctx, s.Path); err == nil {
+				f, b.remap = sh, sh.Remap
+			}
+		} else {
+			f, err = input.Open(ctx, s.Path)
+		}
 		if err != nil {
 			_ = b.Close()
 			return nil, fmt.Errorf("failed to read the baseline: %w", err)
@@ -63,6 +74,15 @@ func OpenBaseline(ctx context.Context, s BaselineSpec, in *In) (*Baseline, error
 		in.BaselineBody = body
 	}
 	return b, nil
+}
+
+// Remap gives an error at a line of a sharded baseline (a directory or a glob
+// pattern) the shard and its line; any other error is returned as it is.
+func (b *Baseline) Remap(err error) error {
+	if b == nil || b.remap == nil {
+		return err
+	}
+	return b.remap(err)
 }
 
 // Close closes the files and removes a downloaded baseline; the error is the

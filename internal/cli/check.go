@@ -10,7 +10,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/check"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
-	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
@@ -52,7 +51,7 @@ var checkInputs = commentInputs(actionInputs{
 	"cases": "", "kb": "", "k": "", "min-hit": "", "min-recall": "", "floors": "", "allow-empty": "", "reference-locale": "",
 	"json": "retrieval-gate.json", "markdown": "", "cases-out": "", "parent-from-id": "",
 	"html": "", "history": "", "history-branch": "", "trend-runs": "",
-	"check-run": "", "baseline": "", "baseline-artifact": "", "write-baseline": "", "max-drop-hit": "", "max-drop-recall": "", "max-drop-ndcg": "", "max-drops": "", "regression-test": "", "rank-drop": "",
+	"check-run": "", "baseline": "", "baseline-artifact": "", "write-baseline": "", "max-drop-hit": "", "max-drop-recall": "", "max-drop-ndcg": "", "max-drops": "", "regression-test": "", "rank-drop": "", "min-rbo": "", "max-churn": "",
 })
 
 func parseCheck(env *Env, args []string) (*checkOptions, error) {
@@ -60,7 +59,7 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	o := &checkOptions{}
 	r := &o.run
 	floors := &floorFlag{grammar: check.FloorGrammar, list: &r.Floors}
-	fs.StringVar(&o.cases, "cases", "", "cases JSONL (required; - reads standard input)")
+	fs.StringVar(&o.cases, "cases", "", "cases JSONL (required; - reads standard input; a directory or glob pattern: its shards)")
 	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
 	fs.IntVar(&o.k, "k", 0, "the retrieval top-k (≥ 1); default: the baseline's k when comparing, else the k the run records (retrieval.k of its first case), else 5")
 	floorVar(fs, &r.MinHit, "min-hit", "floor on the overall mean hit@k, in [0,1]; none or empty is off")
@@ -135,12 +134,13 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: knowledge base: skipped %s\n", s)
 	}
 	in := check.In{Cases: env.Stdin, CasesName: "stdin", KB: kb}
+	var files opened // the cases, or their shards
+	defer files.close()
 	if o.cases != "-" {
-		cf, err := input.Open(ctx, o.cases)
+		cf, err := files.shards(ctx, o.cases, "failed to read cases: %w")
 		if err != nil {
-			return fmt.Errorf("failed to read cases: %w", err)
+			return err
 		}
-		defer cf.Close()
 		in.Cases, in.CasesName = cf, o.cases
 	}
 	if ws[0] != nil {
@@ -159,13 +159,13 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	// baseline's, else the run's, else the default) and its clock.
 	kc, err := check.ResolveK(ctx, &in, o.k)
 	if err != nil {
-		return notCases(o.cases, err)
+		return notCases(o.cases, files.remap(bl.Remap(err)))
 	}
 	opts := o.run
 	opts.K, opts.Now = kc.K, time.Now()
 	run, err := check.Run(ctx, in, opts)
 	if err != nil {
-		return notCases(o.cases, err)
+		return notCases(o.cases, files.remap(bl.Remap(err)))
 	}
 	res, cmp := run.Gate, run.Comparison
 	kWarning := checkreport.KChoiceWarning(kc.K, kc.From, kc.RunK, kc.RunKFile, kc.RunKLine)

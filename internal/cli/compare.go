@@ -168,7 +168,7 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 	}
 	res, err := compare.Run(ctx, in, o.run)
 	if err != nil {
-		return err
+		return files.remap(err)
 	}
 	files.close()
 	_, err = reportCompare(ctx, f, o, res, ev, outs, ws)

@@ -163,7 +163,8 @@ func written(t *testing.T, dir string, before map[string]string) map[string]stri
 }
 
 // Issue 20 items 1 and 2 for the outputs added since: check --baseline's
-// rank-biased overlap lists and headline, check --suggest-floors, compare
+// rank-biased overlap lists and headline, its churn gates' list of the most
+// changed cases, check --suggest-floors, compare
 // --human-qrels (PPI++ section, scenarios, recommendation), judge --human-sample
 // --human-sheet, calibrate --human-sheet --judge-qrels, calibrate's rater panel
 // and adjudications, generate --batch-out / --batch-in and evaluate --batch: ids,
@@ -216,6 +217,10 @@ func TestNoForgedCommandNewOutputs(t *testing.T) {
 			"--markdown", filepath.Join(dir, "c "+hostileFile+".md"), "--json", filepath.Join(dir, "c.json"), "--suggest-floors")
 		forgeRun(t, dir, -1, "check", "--cases", runCases, "--kb", kbF, "--k", "2", "--baseline", baseline, "--comment", "never",
 			"--max-drop-hit", "0.01", "--suggest-floors")
+		// The churn gates list the most changed cases (ids, queries, top k) in
+		// every report (issue 35 item 1).
+		forgeRun(t, dir, -1, "check", "--cases", runCases, "--kb", kbF, "--k", "2", "--baseline", baseline, "--comment", "never",
+			"--max-churn", "0", "--min-rbo", "0.99", "--markdown", filepath.Join(dir, "churn "+hostileFile+".md"), "--html", filepath.Join(dir, "churn.html"))
 		// The baseline's header is data too (its commit, its cases file), shown
 		// in the headline's provenance.
 		bf, err := os.Open(baseline)

@@ -132,7 +132,7 @@ func runJudge(ctx context.Context, f *Factory, o *judge.RunOptions, progress fun
 		err = cerr
 	}
 	if err != nil {
-		return nil, err
+		return nil, files.remap(err)
 	}
 	if out.Result != nil {
 		if err := writeJudge(ws, o, out, nil); err != nil {
@@ -232,14 +232,14 @@ func openJudgeInputs(ctx context.Context, files *opened, o *judge.RunOptions, in
 		in.Queries = judge.Reader{Name: o.Queries, R: q}
 	}
 	for _, r := range o.Runs {
-		rf, err := files.open(ctx, r.Path, "failed to read run %q: failed to read run: %w", r.Name)
+		rf, err := files.shards(ctx, r.Path, "failed to read run %q: failed to read run: %w", r.Name)
 		if err != nil {
 			return nil, err
 		}
 		in.Runs = append(in.Runs, judge.RunReader{Name: r.Name, File: r.Path, R: rf})
 	}
 	if o.KnownQrels != "" {
-		k, err := files.open(ctx, o.KnownQrels, "failed to read qrels: %w")
+		k, err := files.shards(ctx, o.KnownQrels, "failed to read qrels: %w")
 		if err != nil {
 			return nil, err
 		}

@@ -13,7 +13,9 @@ import (
 // retrieveFiles is retrieve.Run on files: the output is created (as a
 // temporary file) first, so an unwritable one fails before the knowledge base
 // is loaded and indexed, and is published only when every case is written;
-// the cases are read from a file or, for "-", from stdin.
+// the cases are read from a file, from a directory or a glob pattern of shards
+// (input.OpenSharded: an error at a line names its shard), or, for "-", from
+// stdin.
 func retrieveFiles(ctx context.Context, kb, cases, out string, stdin io.Reader, o retrieve.RunOptions) (*retrieve.RunResult, error) {
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
@@ -22,8 +24,19 @@ func retrieveFiles(ctx context.Context, kb, cases, out string, stdin io.Reader, 
 		return nil, err
 	}
 	in := retrieve.In{KB: kb, Cases: stdin, CasesName: "stdin", Out: w, OutName: out}
+	remap := func(err error) error { return err }
 	if cases != "-" {
-		cf, err := input.Open(ctx, cases)
+		var cf io.ReadCloser
+		var err error
+		if input.IsSharded(cases) { // a directory or a glob of shards, read as one stream
+			var s *input.Sharded
+			s, err = input.OpenSharded(ctx, cases)
+			if err == nil {
+				cf, remap = s, s.Remap
+			}
+		} else {
+			cf, err = input.Open(ctx, cases)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("failed to read cases: %w", err)
 		}
@@ -32,7 +45,7 @@ func retrieveFiles(ctx context.Context, kb, cases, out string, stdin io.Reader, 
 	}
 	res, err := retrieve.Run(ctx, in, o)
 	if err != nil {
-		return nil, err
+		return nil, remap(err)
 	}
 	if err := outs.Commit(); err != nil {
 		return nil, err

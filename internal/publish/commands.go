@@ -104,9 +104,12 @@ func metricOutput(g gate.Group, key string) string {
 
 // BaselineOutputs adds the step outputs of check's comparison: regression
 // (pass, fail, off) and the overall deltas (delta-hit, delta-recall,
-// delta-ndcg; "" without one).
+// delta-ndcg; "" without one); churn (the churn gates: pass, fail, off), the
+// overall mean-rbo and churn-share ("" without a top k to compare).
 func BaselineOutputs(out map[string]string, c *baseline.Comparison) {
 	out["regression"] = string(outcome.Off)
+	out["churn"] = string(outcome.Off)
+	out["mean-rbo"], out["churn-share"] = "", ""
 	for _, gm := range baseline.GateMeasures {
 		out["delta-"+strings.TrimPrefix(gm.Name, "max_drop_")] = ""
 	}
@@ -114,6 +117,11 @@ func BaselineOutputs(out map[string]string, c *baseline.Comparison) {
 		return
 	}
 	out["regression"] = string(c.Regression)
+	out["churn"] = string(c.ChurnStatus)
+	if g := c.Churn.Overall; c.Available && g.N > 0 {
+		out["mean-rbo"] = strconv.FormatFloat(g.RBO.Mean, 'g', -1, 64)
+		out["churn-share"] = strconv.FormatFloat(g.Share.Mean, 'g', -1, 64)
+	}
 	for _, gm := range baseline.GateMeasures {
 		for _, s := range c.Overall.Stats {
 			if s.Key == gm.Key {

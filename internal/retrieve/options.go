@@ -8,6 +8,7 @@ package retrieve
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -74,7 +75,26 @@ func (r *RunOptions) Resolve(env Env, storeSet bool) error {
 	if !slices.Contains(Strategies, r.Strategy) {
 		return option.Refuse("strategy", "must be dense, lexical or hybrid")
 	}
+	if err := r.validateExact(); err != nil {
+		return err
+	}
 	return r.ResolveStore(env, storeSet)
+}
+
+// validateExact checks the exact check's options: N ≥ 1 or ExactAll, a
+// strategy that queries a store, a floor in [0, 1] only with the check.
+func (r *RunOptions) validateExact() error {
+	switch {
+	case r.ExactCheck < ExactAll:
+		return option.Refuse("exact-check", "must be a number of queries (at least 1) or all")
+	case r.ExactCheck != 0 && r.Strategy == Lexical:
+		return option.Conflict(option.Name("exact-check"), " checks the vector store's answers, which ", option.Quoted("strategy", Lexical), " does not use (dense or hybrid)")
+	case r.MinANNRecallSet && (r.MinANNRecall < 0 || r.MinANNRecall > 1 || math.IsNaN(r.MinANNRecall)):
+		return option.Refuse("min-ann-recall", "must be in [0,1]")
+	case r.MinANNRecallSet && r.ExactCheck == 0:
+		return option.Conflict(option.Name("min-ann-recall"), " gates the exact check: give ", option.Name("exact-check"), " (N queries or all)")
+	}
+	return nil
 }
 
 // ResolveStore resolves the store and the embedder of a retrieval (retrieve's,

@@ -55,6 +55,12 @@ type RunOptions struct {
 	EmbedderURL, EmbedderModel                                string
 	EmbedderAPIKey                                            string // the embedder's key (a secret; "" none)
 	RerankURL                                                 string // a TEI /rerank server; "" does not rerank
+	// ExactCheck checks the store's answers against exact search over its
+	// vectors (exact.go): 0 off, N the sample of N queries, ExactAll every
+	// query. MinANNRecall gates the recall when MinANNRecallSet.
+	ExactCheck      int
+	MinANNRecall    float64
+	MinANNRecallSet bool
 	// FromEnv names, for each setting Resolve took from the environment's
 	// values, the variable it came from (by option: "chroma-api-key":
 	// "CHROMA_API_KEY"): a refusal names the variable, and a command line
@@ -74,6 +80,8 @@ type RunResult struct {
 	// (a lexical run uses neither store nor embedder: "none").
 	Strategy, Store, Embedder string
 	K                         int
+	// ANN is the exact check (nil without RunOptions.ExactCheck).
+	ANN *ANNCheck
 }
 
 // optionError is an option refused once the run has started, as an
@@ -173,8 +181,18 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 	}
 	logf("%d chunks from %d cards indexed in %s (strategy %s, store %s, embedder %s)",
 		len(chunks), nCards, time.Since(start).Round(time.Millisecond), res.Strategy, res.Store, res.Embedder)
+	if o.ExactCheck != 0 {
+		if ix.exact, err = newExactChecker(st, o.ExactCheck, ix.Depth(), logf); err != nil {
+			return nil, optionError("exact-check", err)
+		}
+	}
 	if res.Cases, err = ix.runCases(ctx, in, res); err != nil {
 		return nil, err
+	}
+	if ix.exact != nil {
+		if res.ANN, err = ix.exact.result(ctx, o.MinANNRecall, o.MinANNRecallSet); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
 }
@@ -213,6 +231,7 @@ func (r *RunResult) RetrievalJSON() []byte {
 type pendingCase struct {
 	raw  []byte
 	q    Query
+	id   string // the exact check's sampling key
 	file string
 	line int
 }
@@ -244,9 +263,20 @@ func (ix *Index) RetrieveCases(ctx context.Context, r io.Reader, name string, me
 		for i, p := range win {
 			qs[i] = p.q
 		}
-		res, err := ix.Search(ctx, qs)
+		var observe func(int, store.Query, []store.Hit) error
+		if ix.exact != nil {
+			observe = func(i int, q store.Query, hits []store.Hit) error {
+				return ix.exact.observe(ctx, win[i].id, win[i].line, q, hits)
+			}
+		}
+		res, err := ix.search(ctx, qs, observe)
 		if err != nil {
 			return err
+		}
+		if ix.exact != nil {
+			if err := ix.exact.flush(ctx); err != nil {
+				return err
+			}
 		}
 		for i, p := range win {
 			line, err := jsonobj.Set(p.raw, []jsonobj.Member{
@@ -271,7 +301,11 @@ func (ix *Index) RetrieveCases(ctx context.Context, r io.Reader, name string, me
 		if cs.Scores != nil {
 			return input.Errorf(cs.File, cs.Line, "case %q carries precomputed \"scores\"; a retrieved list would conflict with them", cs.ID)
 		}
-		win = append(win, pendingCase{raw: slices.Clone(cs.Raw), q: Query{Text: cs.Query, Locale: cs.Locale}, file: cs.File, line: cs.Line})
+		p := pendingCase{raw: slices.Clone(cs.Raw), q: Query{Text: cs.Query, Locale: cs.Locale}, file: cs.File, line: cs.Line}
+		if ix.exact != nil {
+			p.id = strings.Clone(cs.ID)
+		}
+		win = append(win, p)
 		if len(win) >= CaseWindow {
 			return flush()
 		}

@@ -29,6 +29,7 @@ type Baseline struct {
 	ByLocaleNote   string                 `json:"by_locale_note"`
 	ByType         map[string]PairedGroup `json:"by_type"`
 	Cases          BaselineCases          `json:"cases"`
+	Churn          *Churn                 `json:"churn,omitempty"` // the churn of the top k and its gates (churn.go)
 	Commit         string                 `json:"commit"`
 	CreatedAt      string                 `json:"created_at"`
 	Differences    []BaselineDifference   `json:"differences"`
@@ -213,6 +214,7 @@ func (d *Document) SetBaseline(c *baseline.Comparison) {
 		NewlyFound: flips(c.NewlyFound), NewlyFoundTotal: c.NewlyFoundTotal,
 		RankDrops: flips(c.RankDrops), RankDropsTotal: c.RankDropsTotal, RankDropThreshold: c.RankDrop}
 	b.Overlap = overlapOf(c.Overlap)
+	b.Churn = churnOf(c.Churn, c.ChurnStatus)
 	b.Unpaired = Unpaired{GoldChanged: []GoldChanged{}, OnlyInBaseline: []CaseRef{}, OnlyInCurrent: []CaseRef{}}
 	for _, r := range c.OnlyBaselineList {
 		b.Unpaired.OnlyInBaseline = append(b.Unpaired.OnlyInBaseline, CaseRef{CaseID: r.ID, File: c.File, Line: r.Line})

@@ -7,6 +7,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 )
 
 // flipsOpenMax is the number of listed flips up to which the flips section is
@@ -164,6 +165,7 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 		c.Paired, bl.Flips.NewlyMissedTotal, bl.Flips.NewlyFoundTotal, bl.Flips.RankDropsTotal, bl.Flips.RankDropThreshold,
 		c.GoldChanged, c.OnlyInBaseline, c.OnlyInCurrent)
 	d.mdOverlap(b) // overlap.go
+	d.mdChurn(b)   // churn.go
 
 	if c.Paired > 0 {
 		table := func(rows func(row func(label string, g PairedGroup))) {
@@ -230,7 +232,8 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 			w("</details>\n\n")
 		}
 	}
-	d.mdMoved(b, maxListed) // overlap.go
+	d.mdMoved(b, maxListed)   // overlap.go
+	d.mdChanged(b, maxListed) // churn.go
 
 	// Not paired.
 	u := bl.Unpaired
@@ -426,6 +429,7 @@ func (d *Document) textBaseline(b *strings.Builder, verbose bool) (details []str
 		list("newly found", f.NewlyFound, f.NewlyFoundTotal)
 		list(fmt.Sprintf("rank drops (≥ %d)", f.RankDropThreshold), f.RankDrops, f.RankDropsTotal)
 		d.textOverlap(b) // overlap.go
+		d.textChurn(b)   // churn.go
 		return nil
 	}
 	if f.NewlyFoundTotal > 0 {
@@ -436,6 +440,9 @@ func (d *Document) textBaseline(b *strings.Builder, verbose bool) (details []str
 	}
 	if bl.Overlap != nil {
 		details = append(details, fmt.Sprintf("the top-%d change (rank-biased overlap)", bl.Overlap.Depth))
+	}
+	if c := bl.Churn; c != nil && c.Status != outcome.Off {
+		d.textChurn(b) // a churn gate's figures are its decision: always shown
 	}
 	return details
 }

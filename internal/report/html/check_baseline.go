@@ -54,6 +54,7 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 		Count(int(c.Paired)), Count(int(f.NewlyMissedTotal)), Count(int(f.NewlyFoundTotal)), Count(int(f.RankDropsTotal)), f.RankDropThreshold,
 		Count(int(c.GoldChanged)), Count(int(c.OnlyInBaseline)), Count(int(c.OnlyInCurrent))))
 	checkOverlap(p, bl.Overlap) // check_overlap.go
+	checkChurn(p, bl.Churn)     // check_overlap.go
 
 	if c.Paired > 0 {
 		type named struct {
@@ -128,6 +129,7 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 	}
 
 	movedTable(p, bl.Overlap) // check_overlap.go
+	changedTable(p, bl.Churn) // check_overlap.go
 
 	// Not paired.
 	u := bl.Unpaired

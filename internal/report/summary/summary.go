@@ -14,6 +14,8 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
 	"github.com/retrieval-gate/retrieval-gate/internal/importer"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 )
 
@@ -155,8 +157,55 @@ func Generate(w io.Writer, res *generate.RunResult, jaccard float64, roundTripK 
 // Retrieve is retrieve's line of the job summary: what was retrieved, how,
 // and where it was written (out).
 func Retrieve(res *retrieve.RunResult, out string) string {
-	return fmt.Sprintf("**retrieval-gate retrieve**: %d cases retrieved from %d chunks of %d cards (strategy %s, store %s, embedder %s, k = %d), written to %s.\n",
+	s := fmt.Sprintf("**retrieval-gate retrieve**: %d cases retrieved from %d chunks of %d cards (strategy %s, store %s, embedder %s, k = %d), written to %s.\n",
 		res.Cases, res.Chunks, res.Cards, res.Strategy, res.Store, res.Embedder, res.K, format.EscapeMarkdown(out))
+	if c := res.ANN; c != nil {
+		s += "\n" + strings.ToUpper(ANNCheck(c)[:1]) + ANNCheck(c)[1:] + ".\n"
+		if c.Gate.Status != outcome.Off {
+			icon := "✅"
+			if c.Gate.Status == outcome.Fail {
+				icon = "❌"
+			}
+			s += "\n" + icon + " " + ANNGate(c.Gate) + ".\n"
+		}
+	}
+	return s
+}
+
+// ANNCheck is the exact check's line: "exact check: the store's recall@50
+// against exact search 0.982 [0.975, 0.988] (hall-t) over 1000 queries (a
+// sample of 100000 by case id), 974 with recall 1; its 100000 vectors read
+// back in 100 request(s), 1234567890 bytes".
+func ANNCheck(c *retrieve.ANNCheck) string {
+	which := fmt.Sprintf("every one of the %d queries", c.Queries)
+	if c.Sample != retrieve.ExactAll {
+		which = fmt.Sprintf("a sample of %d of the %d queries by case id", min(int64(c.Sample), c.Queries), c.Queries)
+	}
+	s := "exact check of " + which + ": "
+	if c.N == 0 {
+		s += "no query had an exact neighbour"
+	} else {
+		iv := format.Interval([2]float64{c.CI95.Lo, c.CI95.Hi})
+		s += fmt.Sprintf("the store's recall@%d against exact search %s %s (%s, n = %d), %d of them with recall 1",
+			c.Depth, format.Num(c.Recall), iv, c.CI95.Method, c.N, c.Perfect)
+	}
+	if c.NoNeighbour > 0 {
+		s += fmt.Sprintf("; %d without an exact neighbour (no record of their locale) not counted", c.NoNeighbour)
+	}
+	x := c.Export
+	if x.Requests == 0 {
+		return s + fmt.Sprintf("; its %d vectors read back in process", x.Records)
+	}
+	return s + fmt.Sprintf("; its %d vectors read back in %d request(s), %d bytes", x.Records, x.Requests, x.Bytes)
+}
+
+// ANNGate is the --min-ann-recall gate's line: "min_ann_recall 0.95: pass (…reason)".
+func ANNGate(g outcome.Gate) string {
+	s := fmt.Sprintf("%s %s: %s", g.Name, format.Num(g.Threshold), g.Status)
+	if r := gatetable.Reason(g.Why); r != "" {
+		s += " (" + r + ")"
+	}
+	return s
 }
 
 // Import writes import's lines to w (standard error: what it read, as what,

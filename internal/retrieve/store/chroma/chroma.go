@@ -394,6 +394,55 @@ func (s *Store) Search(ctx context.Context, qs []store.Query, k int) ([][]store.
 	return out, nil
 }
 
+// ExportPage is the number of records one get request of Export reads.
+const ExportPage = 1000
+
+// Export reads every record of the collection back with its embedding and
+// locale (store.Exporter), ExportPage at a time (POST .../get with limit and
+// offset, in the server's order), for an exact search over the vectors the
+// index holds. A page's answer is bounded by getAnswerCap; a record whose
+// embedding is not of dimension dim is an error.
+func (s *Store) Export(ctx context.Context, dim int, page func(recs []store.Record) error) (store.ExportCost, error) {
+	var cost store.ExportCost
+	recs := make([]store.Record, 0, ExportPage)
+	for offset := 0; ; offset += ExportPage {
+		res, n, err := s.client.get(ctx, s.col.ID, getRequest{Limit: ExportPage, Offset: offset, Include: []string{"embeddings", "metadatas"}},
+			getAnswerCap(ExportPage, dim, s.maxIDBytes()))
+		cost.Requests++
+		cost.Bytes += n
+		if err != nil {
+			if ctx.Err() != nil {
+				return cost, ctx.Err()
+			}
+			return cost, fmt.Errorf("chroma get on collection %q: %w", s.name, err)
+		}
+		recs = recs[:0]
+		for i, id := range res.IDs {
+			if len(res.Embeddings[i]) != dim {
+				return cost, fmt.Errorf("chroma get on collection %q: record %q has dimension %d, the queries %d", s.name, id, len(res.Embeddings[i]), dim)
+			}
+			loc, _ := res.Metadatas[i]["locale"].(string)
+			recs = append(recs, store.Record{ID: id, Locale: loc, Vector: res.Embeddings[i]})
+		}
+		if err := page(recs); err != nil {
+			return cost, err
+		}
+		cost.Records += len(recs)
+		if len(res.IDs) < ExportPage {
+			return cost, nil
+		}
+	}
+}
+
+// maxIDBytes bounds the ids a get answer may hold: the longest Add sent, or
+// 1 KiB when none was sent (a reused collection).
+func (s *Store) maxIDBytes() int {
+	if s.maxID > 0 {
+		return s.maxID
+	}
+	return 1 << 10
+}
+
 // Close deletes a temporary collection (with a fresh 10 s context, so that it
 // also happens after cancellation).
 func (s *Store) Close(context.Context) error {

@@ -235,3 +235,66 @@ func (c *client) query(ctx context.Context, id string, req queryRequest, maxID i
 	}
 	return res, err
 }
+
+type getRequest struct {
+	Limit   int      `json:"limit"`
+	Offset  int      `json:"offset"`
+	Include []string `json:"include"`
+}
+
+type getResult struct {
+	IDs        []string         `json:"ids"`
+	Embeddings [][]float32      `json:"embeddings"`
+	Metadatas  []map[string]any `json:"metadatas"`
+}
+
+// getAnswerCap bounds the answer to a get of n records of dimension dim:
+// a float as JSON is at most 32 bytes (Chroma writes float32s, -1.2345678e-38
+// and its comma), an id at most maxID bytes escaped six times over, a record's
+// metadata (parent_id, locale) maxMeta, plus maxGetAnswer for the rest.
+func getAnswerCap(n, dim, maxID int) int64 {
+	const maxMeta, maxGetAnswer = 4 << 10, 1 << 20
+	per := 32*int64(max(dim, 1)) + 6*int64(max(maxID, 256)) + maxMeta
+	return maxGetAnswer + int64(max(n, 0))*per
+}
+
+// get reads a page of the collection's records with their embeddings and
+// metadata (POST .../get, limit and offset), at most limit bytes of answer,
+// and returns the answer's length.
+func (c *client) get(ctx context.Context, id string, req getRequest, limit int64) (getResult, int64, error) {
+	var res getResult
+	u := c.collectionsURL(id, "get")
+	b, err := json.Marshal(req)
+	if err != nil {
+		return res, 0, err
+	}
+	hr, err := http.NewRequestWithContext(httpretry.WithMaxBody(ctx, limit), http.MethodPost, u, bytes.NewReader(b))
+	if err != nil {
+		return res, 0, err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(hr)
+	if err != nil {
+		return res, 0, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrBody))
+		return res, 0, fmt.Errorf("POST %s: HTTP %d: %s", strings.TrimPrefix(u, c.base), resp.StatusCode, httpretry.Redact(strings.TrimSpace(string(raw)), c.secrets...))
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return res, int64(len(data)), err
+	}
+	if int64(len(data)) > limit {
+		return res, int64(len(data)), fmt.Errorf("POST %s: the answer is longer than %d bytes", strings.TrimPrefix(u, c.base), limit)
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		return res, int64(len(data)), fmt.Errorf("POST %s: decoding the answer: %w", strings.TrimPrefix(u, c.base), err)
+	}
+	if len(res.Embeddings) != len(res.IDs) || len(res.Metadatas) != len(res.IDs) {
+		return res, int64(len(data)), fmt.Errorf("POST %s: %d ids, %d embeddings and %d metadatas", strings.TrimPrefix(u, c.base), len(res.IDs), len(res.Embeddings), len(res.Metadatas))
+	}
+	return res, int64(len(data)), nil
+}
