@@ -187,7 +187,7 @@ const backgroundAbove = 10_000
 // and reports whether its answers are in: at once for a small batch; for a
 // large one, started in the background on the first call.
 func (s *Server) processBatch(started, processed *bool, n int, process func()) bool {
-	if n <= backgroundAbove {
+	if above := s.opt.Batch.Background; n <= above || above == 0 && n <= backgroundAbove {
 		process()
 		return true
 	}
