@@ -274,23 +274,7 @@ func (c *Comparer) churnResult() (Churn, error) {
 // group finds a group of the churn by its floor-grammar name, or returns nil
 // and the names of the groups there are.
 func (ch *Churn) group(name string) (*ChurnGroup, []string) {
-	if name == outcome.GroupOverall {
-		return &ch.Overall, nil
-	}
-	names := []string{outcome.GroupOverall}
-	for i := range ch.ByType {
-		if floor.TypePrefix+ch.ByType[i].Name == name {
-			return &ch.ByType[i], nil
-		}
-		names = append(names, floor.TypePrefix+ch.ByType[i].Name)
-	}
-	for i := range ch.ByLocale {
-		if floor.LocalePrefix+ch.ByLocale[i].Name == name {
-			return &ch.ByLocale[i], nil
-		}
-		names = append(names, floor.LocalePrefix+ch.ByLocale[i].Name)
-	}
-	return nil, names
+	return findGroup(name, &ch.Overall, ch.ByType, ch.ByLocale, func(g *ChurnGroup) string { return g.Name })
 }
 
 // churnGates decides the churn gates: min_rbo and max_churn on the overall
