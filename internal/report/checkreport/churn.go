@@ -136,25 +136,11 @@ func (d *Document) mdChanged(b *strings.Builder, maxListed int) {
 		return
 	}
 	w := func(f string, args ...any) { fmt.Fprintf(b, f, args...) }
-	esc := format.EscapeMarkdown
 	ms := c.MostChanged
 	n := min(maxListed, len(ms))
 	w("#### Most changed cases (%d listed; %d of %d changed their top %d as a set)\n\n", n, c.Overall.Changed, c.Overall.N, c.Depth)
 	w("All the cases both runs hold, with or without gold; lowest RBO first.\n\n")
-	w("| case | query | RBO |\n|---|---|---:|\n")
-	for _, x := range ms[:n] {
-		q, _ := format.Shorten(x.Query, queryCell)
-		w("| %s<br><sub>%s:%d</sub> | %s | %s |\n", esc(x.CaseID), esc(x.File), x.Line, esc(q), format.Num(x.RBO.V()))
-	}
-	w("\nTop %d, base → head:\n\n", c.Depth)
-	for _, x := range ms[:n] {
-		w("- %s: %s → %s", esc(x.CaseID), topCell(x.Before, 0), topCell(x.After, 0))
-		if _, whole := format.Shorten(x.Query, queryCell); !whole {
-			w("; query: %s", esc(x.Query))
-		}
-		w("\n")
-	}
-	w("\n")
+	writeMoved(b, ms[:n], c.Depth)
 }
 
 // textChurn writes the churn lines of the terminal report.

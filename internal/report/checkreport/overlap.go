@@ -98,18 +98,27 @@ func (d *Document) mdMoved(b *strings.Builder, maxListed int) {
 		return
 	}
 	w := func(f string, args ...any) { fmt.Fprintf(b, f, args...) }
-	esc := format.EscapeMarkdown
 	ms := o.MostChangedWithoutGold
 	n := min(maxListed, len(ms))
 	w("#### Most changed cases without gold (%d of %d changed)\n\n", n, o.WithoutGold.Changed)
 	w("Not scored (no gold), so no flip can show them; lowest RBO first.\n\n")
+	writeMoved(b, ms[:n], o.Depth)
+}
+
+// writeMoved writes the Markdown of the most changed cases ms: a table of
+// case (with its file:line), query (shortened) and RBO, then each case's top
+// depth in the base and the head, with the whole query where the table
+// shortened it.
+func writeMoved(b *strings.Builder, ms []Moved, depth int) {
+	w := func(f string, args ...any) { fmt.Fprintf(b, f, args...) }
+	esc := format.EscapeMarkdown
 	w("| case | query | RBO |\n|---|---|---:|\n")
-	for _, x := range ms[:n] {
+	for _, x := range ms {
 		q, _ := format.Shorten(x.Query, queryCell)
 		w("| %s<br><sub>%s:%d</sub> | %s | %s |\n", esc(x.CaseID), esc(x.File), x.Line, esc(q), format.Num(x.RBO.V()))
 	}
-	w("\nTop %d, base → head:\n\n", o.Depth)
-	for _, x := range ms[:n] {
+	w("\nTop %d, base → head:\n\n", depth)
+	for _, x := range ms {
 		w("- %s: %s → %s", esc(x.CaseID), topCell(x.Before, 0), topCell(x.After, 0))
 		if _, whole := format.Shorten(x.Query, queryCell); !whole {
 			w("; query: %s", esc(x.Query))
