@@ -42,16 +42,18 @@ type portChecker struct {
 // newPortChecker reads platform's files as its go command does: its tool
 // tags (the experiments and the architecture's level, which select files of
 // the standard library) are the go command's for that platform.
-func newPortChecker(t *testing.T, root, platform string, deps map[string]string) *portChecker {
+func newPortChecker(root, platform string, deps map[string]string) (*portChecker, error) {
 	goos, goarch, _ := strings.Cut(platform, "/")
 	cmd := exec.Command(goCommand(), "list", "-f", "{{join context.ToolTags \",\"}}", "unsafe")
 	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0", "GOFLAGS=")
 	out, err := cmd.Output()
-	require.NoError(t, err, platform)
+	if err != nil {
+		return nil, fmt.Errorf("go list for %s: %w", platform, err)
+	}
 	c := build.Default
 	c.GOOS, c.GOARCH, c.CgoEnabled = goos, goarch, false
 	c.BuildTags, c.ToolTags = nil, strings.Split(strings.TrimSpace(string(out)), ",")
-	return &portChecker{root: root, ctxt: c, fset: token.NewFileSet(), sizes: types.SizesFor("gc", goarch), pkgs: map[string]*types.Package{}, deps: deps}
+	return &portChecker{root: root, ctxt: c, fset: token.NewFileSet(), sizes: types.SizesFor("gc", goarch), pkgs: map[string]*types.Package{}, deps: deps}, nil
 }
 
 // goCommand is the go command of the Go that runs the test.
@@ -157,7 +159,7 @@ func TestEveryPortTypeChecks(t *testing.T) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			errs := typeCheckPort(t, root, platform)
+			errs := typeCheckPort(root, platform)
 			mu.Lock()
 			defer mu.Unlock()
 			if len(errs) > 0 {
@@ -172,7 +174,7 @@ func TestEveryPortTypeChecks(t *testing.T) {
 }
 
 // typeCheckPort type-checks portRoots for platform and returns the errors.
-func typeCheckPort(t *testing.T, root, platform string) []string {
+func typeCheckPort(root, platform string) []string {
 	goos, goarch, _ := strings.Cut(platform, "/")
 	// The other modules' packages they import there: where the go command
 	// finds them.
@@ -193,7 +195,10 @@ func typeCheckPort(t *testing.T, root, platform string) []string {
 			deps[path] = dir
 		}
 	}
-	p := newPortChecker(t, root, platform, deps)
+	p, err := newPortChecker(root, platform, deps)
+	if err != nil {
+		return []string{err.Error()}
+	}
 	var errs []string
 	for _, r := range portRoots {
 		if _, err := p.Import(strings.TrimSuffix(module+"/"+r, "/.")); err != nil {
