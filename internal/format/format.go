@@ -252,9 +252,9 @@ func WriteJSON(w io.Writer, v any) error {
 // it to w, in writes of up to 64 KiB: its state carries over from one Write
 // to the next.
 type indenter struct {
-	w                              io.Writer
-	out                            []byte
-	depth                          int
+	w                             io.Writer
+	out                           []byte
+	depth                         int
 	inString, escaped, needIndent bool
 }
 
