@@ -286,3 +286,22 @@ func TestWriteJSONStreamMemory(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(size/4), "bytes allocated for a %d-byte document", size)
 }
+
+// FuzzWriteJSONStream: any text, as map keys, ids of a streamed list and
+// plain strings around it, is written by the walk as json.Encoder writes it
+// whole (escapes, invalid UTF-8, U+2028, HTML characters).
+func FuzzWriteJSONStream(f *testing.F) {
+	for _, s := range []string{"", "a", "<&>", "\u2028\"\\", "\xff\xfe", "k\x00"} {
+		f.Add(s, 3)
+	}
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		r := make(rows, max(0, n%20))
+		for i := range r {
+			r[i] = streamRow{ID: s + strings.Repeat("x", i), Bins: []int{i}}
+		}
+		v := &outer{Dims: map[string]*inner{s: {Rows: r, Note: s, Plain: map[string]int{s: 1, s + "b": 2}}, s + "\x00": nil}, Title: s}
+		var b bytes.Buffer
+		require.NoError(t, WriteJSON(&b, v))
+		require.Equal(t, string(encoderJSON(t, v)), b.String())
+	})
+}
