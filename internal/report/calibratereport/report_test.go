@@ -404,13 +404,13 @@ func TestDisagreementListJSON(t *testing.T) {
 }
 
 // The --json report does not hold its disagreements' JSON whole: writing a
-// document of 80,000 disagreements allocates under a quarter of its size
-// (json.Encoder's buffer alone was the compact document; at 10M pairs a
-// 256 MB buffer, the peak of the run).
+// document of 20,000 disagreements allocates under half its size (2.7 times
+// it when the document was marshalled whole, in json.Encoder's buffer grown
+// by doubling: at 10M pairs a 256 MB buffer, the peak of the run).
 func TestWriteJSONStreamsDisagreements(t *testing.T) {
 	doc := calibratereport.New(readDemo(t, demoFile(t, "human.jsonl"), demoFile(t, "judge.jsonl")))
 	for _, dim := range doc.Dimensions {
-		dim.Disagreements = calibratereport.Disagreements{HumanAboveJudge: disagreementList(20000), JudgeAboveHuman: disagreementList(20000)}
+		dim.Disagreements = calibratereport.Disagreements{HumanAboveJudge: disagreementList(5000), JudgeAboveHuman: disagreementList(5000)}
 	}
 	var js bytes.Buffer
 	require.NoError(t, doc.WriteJSON(&js))
@@ -427,5 +427,5 @@ func TestWriteJSONStreamsDisagreements(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	require.NoError(t, doc.WriteJSON(io.Discard))
 	runtime.ReadMemStats(&after)
-	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(js.Len()/4), "bytes allocated for a %d-byte report", js.Len())
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(js.Len()/2), "bytes allocated for a %d-byte report", js.Len())
 }
