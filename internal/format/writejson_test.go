@@ -184,7 +184,7 @@ func (r rows) MarshalJSON() ([]byte, error) {
 
 // ptrMarshaler marshals only through a pointer receiver, as encoding/json
 // calls it on an addressable value.
-type ptrMarshaler struct{ n int }
+type ptrMarshaler struct{}
 
 func (p *ptrMarshaler) MarshalJSON() ([]byte, error) { return []byte(`{"by":"pointer"}`), nil }
 
@@ -196,7 +196,7 @@ type inner struct {
 	Ptr    ptrMarshaler    `json:"ptr"`
 	Any    any             `json:"any"`
 	Skip   string          `json:"-"`
-	hidden int             //nolint:unused // an unexported field is never written
+	hidden int             // an unexported field is never written
 	Plain  map[string]int  `json:"plain"`
 	Nested map[string]*inn `json:"nested"`
 	NoTag  int
@@ -228,7 +228,7 @@ func TestWriteJSONStreamsAsEncoder(t *testing.T) {
 	}
 	v := &outer{
 		Dims: map[string]*inner{
-			"b": {Rows: mk(7), Score: Float(math.NaN()), Any: map[string]any{"x": []int{1}}, Skip: "no", Plain: map[string]int{"z": 1, "a": 2}},
+			"b": {Rows: mk(7), Score: Float(math.NaN()), Any: map[string]any{"x": []int{1}}, Skip: "no", hidden: 5, Plain: map[string]int{"z": 1, "a": 2}},
 			"a": {Rows: mk(0), Opt: mk(2), Note: "n", Nested: map[string]*inn{"k": {R: mk(4)}, "j": nil}},
 			"c": nil,
 		},
