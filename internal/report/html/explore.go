@@ -241,25 +241,6 @@ func exploreData(k int, keys []string, scaleOf func(string) string, colours map[
 		str(r.Of)
 		b = append(b, `,"tip":`...)
 		str(r.Tip)
-		// The scale sentence of each measure (keys' order), for the note
-		// under "Per strategy".
-		b = append(b, `,"notes":[`...)
-		for j := range keys {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			note := ""
-			if i < len(notes) && j < len(notes[i]) {
-				note = notes[i][j]
-			}
-			str(note)
-		}
-		b = append(b, `],"q":`...)
-		if i < len(queries) && queries[i] != nil {
-			b = append(b, queries[i]...)
-		} else {
-			b = append(b, "null"...)
-		}
 		b = append(b, `,"strategies":[`...)
 		for j, name := range r.Order {
 			if j > 0 {
@@ -308,7 +289,27 @@ func exploreData(k int, keys []string, scaleOf func(string) string, colours map[
 			b = append(b, ':')
 			b = strconv.AppendInt(b, int64(bars[i][j]), 10)
 		}
-		b = append(b, "}}"...)
+		b = append(b, '}')
+		// The scale sentence of each measure (keys' order), for the note
+		// under "Per strategy".
+		b = append(b, `,"notes":[`...)
+		for j := range keys {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			note := ""
+			if i < len(notes) && j < len(notes[i]) {
+				note = notes[i][j]
+			}
+			str(note)
+		}
+		b = append(b, `],"q":`...)
+		if i < len(queries) && queries[i] != nil {
+			b = append(b, queries[i]...)
+		} else {
+			b = append(b, "null"...)
+		}
+		b = append(b, '}')
 	}
 	b = append(b, `],"axes":[`...)
 	for i, a := range axes {
