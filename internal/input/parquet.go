@@ -93,9 +93,15 @@ type parquetLines struct {
 	row  int64 // rows read so far
 	cols [][]parquet.Value
 
-	line []byte
-	off  int // read offset in line
-	err  error
+	line []byte // the row's line (the goroutine's)
+
+	ch     chan lineBatch // batches of lines, to Read
+	free   chan []byte    // batches read, back to the goroutine
+	done   chan struct{}  // closed by Close
+	exited chan struct{}  // closed when the goroutine ends
+	cur    []byte         // the batch being read
+	off    int            // read offset in cur
+	err    error          // the error after cur
 }
 
 // parquetField is a top-level column: how its leaf columns [lo, hi) make a
@@ -163,6 +169,7 @@ func openParquet(ctx context.Context, name string, f io.ReaderAt, size int64) (*
 	var lo, hi int = -1, 0
 	leafRange(pf.Root(), &lo, &hi)
 	p.cols = make([][]parquet.Value, hi)
+	p.start()
 	return p, nil
 }
 
@@ -521,24 +528,83 @@ func jsonKey(name string) []byte {
 	return append(appendJSONString(nil, []byte(name)), ':')
 }
 
-// Read reads the lines.
-func (p *parquetLines) Read(b []byte) (int, error) {
-	if p.err != nil {
-		return 0, p.err
-	}
-	for p.off == len(p.line) {
-		if err := p.next(); err != nil {
-			p.err = err
-			return 0, err
+// The rows are made into lines by a goroutine, a batch of lines ahead of
+// the reader (two cores decode and parse at once); a batch holds whole lines,
+// about parquetBatch bytes (more for one long row).
+const parquetBatch = 256 << 10
+
+type lineBatch struct {
+	b   []byte
+	err error
+}
+
+// start starts the goroutine that makes the lines.
+func (p *parquetLines) start() {
+	p.ch = make(chan lineBatch, 1)
+	p.free = make(chan []byte, 2)
+	p.done = make(chan struct{})
+	p.exited = make(chan struct{})
+	p.free <- make([]byte, 0, parquetBatch+4096)
+	p.free <- make([]byte, 0, parquetBatch+4096)
+	go p.produce()
+}
+
+func (p *parquetLines) produce() {
+	defer close(p.exited)
+	for {
+		var buf []byte
+		select {
+		case buf = <-p.free:
+		case <-p.done:
+			return
+		}
+		buf = buf[:0]
+		var err error
+		for len(buf) < parquetBatch {
+			if err = p.next(); err != nil {
+				break
+			}
+			buf = append(buf, p.line...)
+		}
+		select {
+		case p.ch <- lineBatch{buf, err}:
+		case <-p.done:
+			return
+		}
+		if err != nil {
+			return
 		}
 	}
-	n := copy(b, p.line[p.off:])
+}
+
+// Read reads the lines.
+func (p *parquetLines) Read(b []byte) (int, error) {
+	for p.off == len(p.cur) {
+		if p.err != nil {
+			return 0, p.err
+		}
+		if p.cur != nil {
+			p.free <- p.cur
+			p.cur = nil
+		}
+		lb := <-p.ch
+		p.cur, p.off, p.err = lb.b, 0, lb.err
+		if len(p.cur) == 0 && p.err != nil {
+			return 0, p.err
+		}
+	}
+	n := copy(b, p.cur[p.off:])
 	p.off += n
 	return n, nil
 }
 
-// Close releases the row group being read.
+// Close stops the goroutine and releases the row group being read.
 func (p *parquetLines) Close() error {
+	if p.done != nil {
+		close(p.done)
+		<-p.exited
+		p.done = nil
+	}
 	if p.rows != nil {
 		err := p.rows.Close()
 		p.rows = nil
@@ -557,7 +623,7 @@ func (p *parquetLines) next() error {
 	row := p.buf[p.bi]
 	p.bi++
 	p.row++
-	p.line, p.off = p.line[:0], 0
+	p.line = p.line[:0]
 	var err error
 	if p.trec {
 		p.line, err = p.trecLine(p.line, row)
