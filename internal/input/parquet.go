@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -137,6 +138,7 @@ const (
 	encUint
 	encFloat
 	encBool
+	encJSON // a JSON-annotated string: the JSON value itself
 )
 
 // openParquet opens f (size bytes, named name in messages) as lines.
@@ -485,12 +487,17 @@ func leafEncoding(c *parquet.Column) (int, error) {
 	case parquet.ByteArray:
 		if lt != nil && lt.Value != nil {
 			switch lt.Value.(type) {
-			case *format.StringType, *format.EnumType, *format.JsonType:
+			case *format.StringType, *format.EnumType:
+			case *format.JsonType:
+				return encJSON, nil
 			default:
 				return refuse()
 			}
 		}
-		if ct != nil && (*ct == 5 || *ct == 20) { // DECIMAL
+		if ct != nil && *ct == 19 { // JSON
+			return encJSON, nil
+		}
+		if ct != nil && (*ct == 5 || *ct == 20) { // DECIMAL, BSON
 			return refuse()
 		}
 		return encString, nil
@@ -828,6 +835,19 @@ func (p *parquetLines) appendValue(b []byte, l *parquetLeaf, v parquet.Value) ([
 	switch l.enc {
 	case encString:
 		return appendJSONString(b, v.ByteArray()), nil
+	case encJSON:
+		j := v.ByteArray()
+		if !json.Valid(j) {
+			return b, Errorf(p.name, int(p.row), "column %s: not a JSON value (the column is annotated JSON)", l.name)
+		}
+		start := len(b)
+		b = append(b, j...)
+		for i := start; i < len(b); i++ { // white space between tokens: a line stays one line
+			if b[i] == '\n' || b[i] == '\r' {
+				b[i] = ' '
+			}
+		}
+		return b, nil
 	case encInt:
 		return strconv.AppendInt(b, v.Int64(), 10), nil
 	case encUint:
