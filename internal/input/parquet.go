@@ -678,6 +678,9 @@ func (p *parquetLines) fill() (err error) {
 	if err != nil {
 		return Errorf(p.name, int(p.row+1), "not a valid Parquet file: row group %d: %v", p.rg-1, err)
 	}
+	if n == 0 { // no rows and no error: a damaged row group would loop here
+		return Errorf(p.name, int(p.row+1), "not a valid Parquet file: row group %d gave no row", p.rg-1)
+	}
 	return nil
 }
 

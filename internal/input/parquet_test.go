@@ -177,3 +177,42 @@ func TestParquetRefused(t *testing.T) {
 }
 
 func posInf() float64 { x := 0.0; return 1 / x }
+
+// FuzzParquet reads arbitrary bytes after the magic bytes as a Parquet shard
+// (seeded with small valid files of each shape: cases, qrels, a TREC run):
+// no panic, no allocation the caps do not bound, and an error is an input
+// error naming the file.
+func FuzzParquet(f *testing.F) {
+	dir := f.TempDir()
+	seeds := []func(string){
+		func(p string) {
+			writeParquet(f, p, []pqCase{{ID: "a", Locale: ptr("en"), Query: "q", Gold: []string{"c1"}, Retrieved: []pqEntry{{ID: "c1", Score: ptr(0.5)}}, Scores: map[string]float64{"hit": 1}}})
+		},
+		func(p string) { writeParquet(f, p, []pqQrel{{"q1", "d1", 2}, {"q1", "d2", 0}}) },
+		func(p string) { writeParquet(f, p, []pqRun{{"q1", "d1", 1, 0.5}}, parquet.Compression(&parquet.Snappy)) },
+	}
+	for i, seed := range seeds {
+		p := filepath.Join(dir, "seed"+string(rune('0'+i))+".parquet")
+		seed(p)
+		b, err := os.ReadFile(p)
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) < 4 || string(b[:4]) != "PAR1" {
+			return
+		}
+		p := filepath.Join(t.TempDir(), "f.parquet")
+		require.NoError(t, os.WriteFile(p, b, 0o600))
+		s, err := input.OpenSharded(context.Background(), p)
+		if err == nil {
+			_, err = io.Copy(io.Discard, s)
+			require.NoError(t, s.Close())
+		}
+		if err != nil {
+			var ie *input.Error
+			require.ErrorAs(t, err, &ie, "%v", err)
+			require.Equal(t, p, ie.File)
+		}
+	})
+}
