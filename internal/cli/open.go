@@ -75,7 +75,7 @@ func openCompare(ctx context.Context, files *opened, f compare.Files) (compare.I
 		in.Runs = append(in.Runs, compare.RunReader{Strategy: r.Name, Reader: compare.Reader{Name: r.Path, R: rf}})
 	}
 	if f.HumanQrels != "" {
-		h, err := files.shards(ctx, f.HumanQrels, "failed to read the human labels: %w")
+		h, err := files.open(ctx, f.HumanQrels, "failed to read the human labels: %w")
 		if err != nil {
 			return in, err
 		}
