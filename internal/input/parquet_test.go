@@ -189,7 +189,9 @@ func FuzzParquet(f *testing.F) {
 			writeParquet(f, p, []pqCase{{ID: "a", Locale: ptr("en"), Query: "q", Gold: []string{"c1"}, Retrieved: []pqEntry{{ID: "c1", Score: ptr(0.5)}}, Scores: map[string]float64{"hit": 1}}})
 		},
 		func(p string) { writeParquet(f, p, []pqQrel{{"q1", "d1", 2}, {"q1", "d2", 0}}) },
-		func(p string) { writeParquet(f, p, []pqRun{{"q1", "d1", 1, 0.5}}, parquet.Compression(&parquet.Snappy)) },
+		func(p string) {
+			writeParquet(f, p, []pqRun{{"q1", "d1", 1, 0.5}}, parquet.Compression(&parquet.Snappy))
+		},
 	}
 	for i, seed := range seeds {
 		p := filepath.Join(dir, "seed"+string(rune('0'+i))+".parquet")
