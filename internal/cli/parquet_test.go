@@ -33,7 +33,7 @@ func duckdb(t *testing.T, dir string, sql ...string) {
 		}
 		t.Skipf("node or tools/parquet is not installed (cd tools/parquet && npm ci): skipping: %v", err)
 	}
-	cmd := exec.Command(node, append([]string{filepath.Join(root, "tools", "parquet", "write.mjs")}, sql...)...) //nolint:gosec // the test's own statements
+	cmd := exec.Command(node, append([]string{filepath.Join(root, "tools", "parquet", "write.mjs")}, sql...)...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)

@@ -667,7 +667,7 @@ func (p *parquetLines) fill() (err error) {
 	}
 	n, err := p.rows.ReadRows(p.buf)
 	p.bi, p.bn = 0, n
-	if err == io.EOF {
+	if errors.Is(err, io.EOF) {
 		cerr := p.rows.Close()
 		p.rows = nil
 		if n == 0 && cerr != nil {

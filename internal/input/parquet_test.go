@@ -84,9 +84,10 @@ func TestParquetCasesAsJSONL(t *testing.T) {
 	assert.True(t, input.IsSharded(p), "a Parquet file is read as one shard")
 	got, err := readAll(t, p)
 	require.NoError(t, err)
-	assert.Equal(t, `{"id":"a","locale":"en","query":"say \"hi\"\n\u0001","must_cite_one_of":["c1","c2"],`+
-		`"retrieved":[{"id":"c1#0","parent_id":"c1","score":0.5},{"id":"c9"}],"scores":{"hit":1},"n":-3,"u":9223372036854775808,"f":0.10000000149011612,"b":true}`+"\n"+
-		`{"id":"b","query":"q","must_cite_one_of":[],"retrieved":[],"n":1,"u":0,"f":1.0000000116860974e-07,"b":false}`+"\n", got)
+	want := `{"id":"a","locale":"en","query":"say \"hi\"\n\u0001","must_cite_one_of":["c1","c2"],` +
+		`"retrieved":[{"id":"c1#0","parent_id":"c1","score":0.5},{"id":"c9"}],"scores":{"hit":1},"n":-3,"u":9223372036854775808,"f":0.10000000149011612,"b":true}` + "\n" +
+		`{"id":"b","query":"q","must_cite_one_of":[],"retrieved":[],"n":1,"u":0,"f":1.0000000116860974e-07,"b":false}` + "\n"
+	assert.Equal(t, want, got, "the exact bytes of the lines")
 }
 
 func TestParquetTRECRunAndQrels(t *testing.T) {
@@ -99,7 +100,7 @@ func TestParquetTRECRunAndQrels(t *testing.T) {
 	writeParquet(t, filepath.Join(dir, "qrels.parquet"), []pqQrel{{"q1", "d1", 2}})
 	got, err = readAll(t, filepath.Join(dir, "qrels.parquet"))
 	require.NoError(t, err)
-	assert.Equal(t, `{"query_id":"q1","doc_id":"d1","relevance":2}`+"\n", got)
+	assert.Equal(t, `{"query_id":"q1","doc_id":"d1","relevance":2}`+"\n", got) //nolint:testifylint // the exact bytes of the line, not only the same JSON value
 
 	writeParquet(t, filepath.Join(dir, "bad.parquet"), []pqRun{{"q1", "d1", 1, 0.5}, {"q 2", "d1", 1, 0.5}})
 	_, err = readAll(t, filepath.Join(dir, "bad.parquet"))
@@ -121,8 +122,8 @@ func TestParquetShardsMixedAndRows(t *testing.T) {
 	require.NoError(t, err)
 	lines := bytes.Split([]byte(got), []byte("\n"))
 	require.Len(t, lines, 1002)
-	assert.Equal(t, `{"query_id":"q","doc_id":"d","relevance":999}`, string(lines[999]))
-	assert.Equal(t, `{"query_id":"q","doc_id":"x","relevance":1}`, string(lines[1000]))
+	assert.Equal(t, `{"query_id":"q","doc_id":"d","relevance":999}`, string(lines[999])) //nolint:testifylint // the exact bytes of the line, not only the same JSON value
+	assert.Equal(t, `{"query_id":"q","doc_id":"x","relevance":1}`, string(lines[1000]))  //nolint:testifylint // the exact bytes of the line, not only the same JSON value
 
 	// A row's error names the shard and the row; an empty Parquet shard is one.
 	s, err := input.OpenSharded(context.Background(), dir)
