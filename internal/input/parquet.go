@@ -43,9 +43,9 @@ import (
 //
 // Memory: the file is read one page of each column at a time (the rows of a
 // row group are assembled from them, a few hundred rows at a time), never a
-// whole row group; a page larger than MaxParquetPage, a footer larger than
-// MaxParquetFooter and a row whose line is longer than MaxParquetLine are
-// refused before they are read.
+// whole row group; a page larger than MaxParquetPage or of more than 4 Mi
+// values, a footer larger than MaxParquetFooter and a row whose line is
+// longer than MaxParquetLine are refused before they are read.
 
 // Caps of the Parquet reader.
 const (
@@ -53,6 +53,11 @@ const (
 	MaxParquetFooter = 64 << 20 // bytes of the footer (the file's metadata)
 	MaxParquetLine   = 64 << 20 // bytes of one row's line (casefile.MaxLine)
 )
+
+// maxParquetPageValues caps the values of one page: run-length encoding
+// packs millions of values into a few bytes, and the library holds a row's
+// values as 24-byte structs (4 Mi values: 96 MiB).
+var maxParquetPageValues int32 = 1 << 22
 
 // parquetMagic starts and ends every Parquet file.
 const parquetMagic = "PAR1"
@@ -217,6 +222,9 @@ func checkPages(f *parquet.File, size int64) error {
 				if h.CompressedPageSize < 0 || h.UncompressedPageSize < 0 || h.CompressedPageSize > MaxParquetPage || h.UncompressedPageSize > MaxParquetPage {
 					return fmt.Errorf("row group %d, column %d: a page of %d bytes (%d uncompressed): the cap is %d MiB", g, c, h.CompressedPageSize, h.UncompressedPageSize, MaxParquetPage>>20)
 				}
+				if nv := pageValues(&h); nv > maxParquetPageValues {
+					return fmt.Errorf("row group %d, column %d: a page of %d values: the cap is %d", g, c, nv, maxParquetPageValues)
+				}
 				if int64(h.CompressedPageSize) > n-cr.n {
 					return fmt.Errorf("row group %d, column %d: a page of %d bytes past the end of its column chunk", g, c, h.CompressedPageSize)
 				}
@@ -227,6 +235,21 @@ func checkPages(f *parquet.File, size int64) error {
 		}
 	}
 	return nil
+}
+
+// pageValues is the number of values a page header says its page holds.
+func pageValues(h *format.PageHeader) int32 {
+	var n int32
+	if d := h.DataPageHeader; d.Valid {
+		n = max(n, d.V.NumValues)
+	}
+	if d := h.DataPageHeaderV2; d.Valid {
+		n = max(n, d.V.NumValues, d.V.NumRows)
+	}
+	if d := h.DictionaryPageHeader; d.Valid {
+		n = max(n, d.V.NumValues)
+	}
+	return n
 }
 
 // countReader counts the bytes read through it.

@@ -177,6 +177,22 @@ func TestParquetRefused(t *testing.T) {
 	require.ErrorContains(t, err, "cut.parquet: not a Parquet file: it starts with \"PAR1\" but does not end with it")
 }
 
+// A page of more values than the cap is refused before it is read (run-length
+// encoding packs millions of values into a few bytes).
+func TestParquetPageValuesCap(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "q.parquet")
+	rows := make([]pqQrel, 2000)
+	for i := range rows {
+		rows[i] = pqQrel{QueryID: "q", DocID: "d", Relevance: 1}
+	}
+	writeParquet(t, p, rows)
+	_, err := readAll(t, p)
+	require.NoError(t, err)
+	defer input.SetMaxParquetPageValues(1000)()
+	_, err = readAll(t, p)
+	require.ErrorContains(t, err, "q.parquet: not a valid Parquet file: row group 0, column 0: a page of 2000 values: the cap is 1000")
+}
+
 func posInf() float64 { x := 0.0; return 1 / x }
 
 // FuzzParquet reads arbitrary bytes after the magic bytes as a Parquet shard
