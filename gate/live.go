@@ -146,7 +146,7 @@ func Live(ctx context.Context, o LiveOptions) (*Report, error) {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		_, err := retrieve.Run(ctx, retrieve.In{KB: o.KB, Cases: o.Cases, CasesName: name, Out: pw, OutName: "the check's input"}, ro)
+		_, err := retrieve.Run(ctx, retrieve.In{KB: kb.kb, Cases: o.Cases, CasesName: name, Out: pw, OutName: "the check's input"}, ro)
 		_ = pw.CloseWithError(err) // always nil
 		done <- err
 	}()

@@ -79,8 +79,10 @@ func TestMutationsAreRefused(t *testing.T) {
 // moved are the sideways imports of issue 31's misplaced helpers, gone since
 // each helper moved (check's ParentFromID and trecfile's TopKIdentities to
 // casefile, llm's EndpointURL to httpretry, ghartifact's WriteEvent to
-// github, trend's StrategyGroup to outcome).
+// github, trend's StrategyGroup to outcome, what both baseline adapters share
+// to ciartifact).
 var moved = []struct{ dir, name, imp string }{
+	{"internal/baseline/glartifact", "glartifact", "internal/baseline/ghartifact"},
 	{"internal/check", "check", "internal/importer"},
 	{"internal/llm", "llm", "internal/retrieve/embed"},
 	{"internal/baseline/ghartifact", "ghartifact", "internal/history/ghbranch"},

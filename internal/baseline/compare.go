@@ -427,7 +427,7 @@ type Comparison struct {
 const NotInActions = "not_in_actions"
 
 // Unavailability is why there is no baseline to compare with, as data: Code
-// is NotInActions or the artifact lookup's reason (ghartifact.Reason), Detail
+// is NotInActions or the artifact lookup's reason (ciartifact.Reason), Detail
 // the lookup's one-line message about GitHub's answer or the artifact, shown
 // as given ("" with NotInActions).
 type Unavailability struct {

@@ -205,7 +205,7 @@ func (lb *lineBatch) parse(p *fastjson.Parser, check *jsonpos.Scanner, c *CaseLi
 		var rec record
 		var ok bool
 		var cline int
-		if hs, cline, ok = fastRecord(check, line, &rec, hs[:0], &gold, &d); ok && ln >= 0 && ln <= math.MaxUint32 {
+		if hs, cline, ok = fastRecord(check, line, &rec, hs[:0], &gold, &d); ok && ln >= 0 && int64(ln) <= math.MaxUint32 {
 			at := len(lb.det)
 			lb.det = appendDetail(lb.det, &d)
 			rec.size = uint32(len(lb.det) - at) //nolint:gosec // G115: a detail is shorter than its line, which Source.fill caps at MaxLineBytes (16 MiB)
@@ -224,7 +224,7 @@ func (lb *lineBatch) parse(p *fastjson.Parser, check *jsonpos.Scanner, c *CaseLi
 		}
 		// The record's fields are 32-bit: what does not fit is an input error,
 		// never a silently truncated value.
-		if ln < 0 || ln > math.MaxUint32 { // Source counts lines from 1
+		if ln < 0 || int64(ln) > math.MaxUint32 { // Source counts lines from 1
 			lb.err = input.Errorf(file, ln, "more than %d lines: split the baseline", uint32(math.MaxUint32))
 			return hs
 		}

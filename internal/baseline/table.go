@@ -127,7 +127,7 @@ func (a *topArena) add(hs []uint64) (uint32, error) {
 		}
 		a.chunks = append(a.chunks, newArena[uint64](topChunk, 8, &a.maps))
 	}
-	if a.n > math.MaxUint32-topChunk {
+	if int64(a.n) > math.MaxUint32-topChunk {
 		return 0, errTooManyTops
 	}
 	at := a.n

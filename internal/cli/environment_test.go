@@ -29,8 +29,9 @@ import (
 const modulePath = "github.com/retrieval-gate/retrieval-gate"
 
 // buildTargets are the GOOS the binary is built for (the container image's
-// linux, and darwin and windows for `go install`).
-var buildTargets = []string{"linux", "darwin", "windows"}
+// linux, and darwin, windows and freebsd for `go install`: the systems of the
+// first-class ports, which internal/archtest reads).
+var buildTargets = []string{"linux", "darwin", "windows", "freebsd"}
 
 // envReaders are the functions that read the process environment or run a
 // program, by import path and name; a reference counts as much as a call

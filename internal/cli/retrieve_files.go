@@ -7,12 +7,13 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 )
 
 // retrieveFiles is retrieve.Run on files: the output is created (as a
 // temporary file) first, so an unwritable one fails before the knowledge base
-// is loaded and indexed, and is published only when every case is written;
+// is loaded (here, after the cases are opened, and handed to Run) and indexed, and is published only when every case is written;
 // the cases are read from a file, from a directory or a glob pattern of shards
 // (input.OpenSharded: an error at a line names its shard), or, for "-", from
 // stdin.
@@ -23,7 +24,7 @@ func retrieveFiles(ctx context.Context, kb, cases, out string, stdin io.Reader, 
 	if err != nil {
 		return nil, err
 	}
-	in := retrieve.In{KB: kb, Cases: stdin, CasesName: "stdin", Out: w, OutName: out}
+	in := retrieve.In{Cases: stdin, CasesName: "stdin", Out: w, OutName: out}
 	remap := func(err error) error { return err }
 	if cases != "-" {
 		var cf io.ReadCloser
@@ -42,6 +43,9 @@ func retrieveFiles(ctx context.Context, kb, cases, out string, stdin io.Reader, 
 		}
 		defer cf.Close()
 		in.Cases, in.CasesName = cf, cases
+	}
+	if in.KB, err = kbfile.Load(ctx, kb); err != nil {
+		return nil, err
 	}
 	res, err := retrieve.Run(ctx, in, o)
 	if err != nil {

@@ -26,9 +26,9 @@ import (
 type Front interface {
 	// Start is told that stage i of n begins.
 	Start(i, n int, s Stage)
-	// KB is the knowledge base (Options.KB) of the generate and judge stages,
-	// loaded when the first of them runs (each retrieve stage loads its own
-	// from its options' path).
+	// KB is the knowledge base (Options.KB) of every stage, loaded when the
+	// first stage that reads it runs (generate, else the first retrieve);
+	// the stages only read it.
 	KB(ctx context.Context) (*kbfile.KB, error)
 	// Generate is the generate stage's services: its clients, batch state,
 	// log and progress (Run sets the KB and the cases' writer).
@@ -152,8 +152,11 @@ func Run(ctx context.Context, in In, o *Options) (*Result, error) {
 			if _, err := cases.Seek(0, io.SeekStart); err != nil {
 				return fmt.Errorf("failed to read cases: %w", err)
 			}
+			if err := loadKB(); err != nil {
+				return err
+			}
 			var buf bytes.Buffer
-			rr, err := retrieve.Run(ctx, retrieve.In{KB: r.KB, Cases: cases, CasesName: r.Cases, Out: &buf, OutName: r.Out}, r.Run)
+			rr, err := retrieve.Run(ctx, retrieve.In{KB: kb, Cases: cases, CasesName: r.Cases, Out: &buf, OutName: r.Out}, r.Run)
 			if err != nil {
 				return err
 			}

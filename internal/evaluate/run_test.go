@@ -91,7 +91,7 @@ func (m *memFront) fail(stage string) error {
 // compare in memory. Its directory is never created and its front end writes
 // nothing, so no stage can have read an earlier one's file: the cases, the runs
 // and the qrels reach the next stages as the front end was handed them; the KB
-// is loaded once for generate and judge; and the comparison is the one compare
+// is loaded once for every stage; and the comparison is the one compare
 // makes of those files. A stage's start that fails stops the run with its
 // StageError.
 func TestRunComposesInMemory(t *testing.T) {
@@ -154,8 +154,9 @@ func TestRunComposesInMemory(t *testing.T) {
 		assert.Equal(t, again.Strategies[i].File, res.Compare.Strategies[i].File)
 	}
 
-	// With the cases given: no generation, the KB loaded by the judge stage,
-	// and a judge stage that cannot start stops the run there.
+	// With the cases given: no generation, the KB loaded once by the first
+	// retrieve stage (every stage reads the same one), and a judge stage that
+	// cannot start stops the run there.
 	o.Cases = filepath.Join(dir, "given.jsonl")
 	front = &memFront{kb: kb, client: client, kept: map[string][]byte{}, cases: cases, failAt: "judge"}
 	_, err = evaluate.Run(context.Background(), evaluate.In{Front: front}, o)
@@ -163,6 +164,6 @@ func TestRunComposesInMemory(t *testing.T) {
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, evaluate.StageError{I: 4, Name: "judge", Err: se.Err}, *se)
 	require.EqualError(t, err, "evaluate: stage 4 (judge) failed: no judge")
-	assert.Equal(t, []string{"retrieve", "retrieve", "retrieve", "judge"}, front.calls)
+	assert.Equal(t, []string{"retrieve", "kb", "retrieve", "retrieve", "judge"}, front.calls)
 	assert.Equal(t, bytes.Count(cases, []byte("\n")), bytes.Count(front.kept[o.In(evaluate.RunFile("dense"))], []byte("\n")), "the given cases retrieved")
 }

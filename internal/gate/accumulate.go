@@ -158,7 +158,7 @@ func (a *Accumulator) Add(r *CaseResult) error {
 	// The id set keeps 32-bit line numbers (12 bytes a case): a line beyond is an
 	// input error, never a wrong "first at line" in a later message.
 	line := r.Line
-	if line < 0 || line > math.MaxUint32 {
+	if line < 0 || int64(line) > math.MaxUint32 {
 		return input.Errorf(r.File, r.Line, "more than %d lines: split the cases file", uint32(math.MaxUint32))
 	}
 	if err := a.seen.add(idHash(r.ID), uint32(line), r.ID, r.File); err != nil {

@@ -71,13 +71,18 @@ type Cache struct {
 	loaded  int
 }
 
+// MemoryCache is an empty in-memory cache that is not kept (a run given no
+// cache): it opens no file.
+func MemoryCache() *Cache { return &Cache{entries: map[string]Entry{}} }
+
 // OpenCache loads path (a missing file is an empty cache) and opens it for
-// appending. An empty path is an in-memory cache that is not kept.
+// appending. An empty path is an in-memory cache that is not kept
+// (MemoryCache).
 func OpenCache(path string) (*Cache, error) {
-	c := &Cache{path: path, entries: map[string]Entry{}}
 	if path == "" {
-		return c, nil
+		return MemoryCache(), nil
 	}
+	c := &Cache{path: path, entries: map[string]Entry{}}
 	if err := refuseSpecial(path, "the judge cache"); err != nil {
 		return nil, err
 	}

@@ -91,7 +91,7 @@ func Judge(ctx context.Context, pairs []Pair, opt Options) (*Result, error) {
 		opt.Workers = 4
 	}
 	if opt.Cache == nil {
-		opt.Cache, _ = OpenCache("")
+		opt.Cache = MemoryCache()
 	}
 	if opt.Format != FormatText {
 		opt.Format = FormatJSON

@@ -101,7 +101,7 @@ func Run(ctx context.Context, in In, o RunOptions) (*RunResult, error) {
 		opt.Prompt = DefaultPrompt()
 	}
 	if opt.Cache == nil {
-		opt.Cache, _ = OpenCache("")
+		opt.Cache = MemoryCache()
 	}
 	var bo *BatchOptions
 	switch {

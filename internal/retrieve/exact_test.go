@@ -102,7 +102,7 @@ func TestSyntheticFiles(t *testing.T) {
 func runExact(t *testing.T, kb string, cases []byte, o retrieve.RunOptions) (*retrieve.RunResult, string) {
 	t.Helper()
 	var out bytes.Buffer
-	res, err := retrieve.Run(context.Background(), retrieve.In{KB: kb, Cases: bytes.NewReader(cases), CasesName: "cases.jsonl", Out: &out, OutName: "out.jsonl"}, o)
+	res, err := retrieve.Run(context.Background(), retrieve.In{KB: loadKB(t, kb), Cases: bytes.NewReader(cases), CasesName: "cases.jsonl", Out: &out, OutName: "out.jsonl"}, o)
 	require.NoError(t, err)
 	return res, out.String()
 }

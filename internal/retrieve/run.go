@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -29,7 +30,13 @@ const CaseWindow = 256
 // In is what a retrieval run reads and writes: the knowledge base, the cases
 // whose queries are run, and where the cases go with `retrieved` filled.
 type In struct {
-	KB        string    // path of the knowledge base (JSONL file or directory of cards)
+	// KB is the knowledge base the front end loaded (kbfile.Load), named in
+	// messages by its Path. Run only reads it: the caller may share it (gate.Live
+	// checks against it while retrieve indexes it; evaluate's stages all read
+	// one). Run keeps no reference to it once its cards are split, so a caller
+	// that keeps none either lets the collector take it before the vectors are
+	// made.
+	KB        *kbfile.KB
 	Cases     io.Reader // cases JSONL
 	CasesName string    // the cases' name in messages (a path, or "stdin")
 	Out       io.Writer // each case, every byte kept, `retrieved` and `retrieval` set
@@ -95,25 +102,29 @@ func optionError(name string, err error) error {
 	return &option.Error{Option: name, Parts: []any{err}, Err: err}
 }
 
-// Run loads the KB, indexes it with the strategy, store and embedder of o, and
-// writes each case of in.Cases to in.Out with its `retrieved` list: in windows
-// of CaseWindow cases, every other byte of a case kept.
+// Run indexes the KB with the strategy, store and embedder of o, and writes
+// each case of in.Cases to in.Out with its `retrieved` list: in windows of
+// CaseWindow cases, every other byte of a case kept. It opens no file: the
+// front end loads the KB and opens the cases and the output.
 func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 	logf := o.Logf
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	kb, err := kbfile.Load(ctx, in.KB)
-	if err != nil {
-		return nil, err
+	kb := in.KB
+	if kb == nil {
+		return nil, errors.New("retrieve: In.KB is nil")
 	}
+	in.KB = nil // this copy of in holds it no longer: see kb = nil below
+	kbPath := kb.Path
 	for _, s := range kb.Skipped {
 		logf("warning: knowledge base: skipped %s", s)
 	}
 	params := chunk.Params{}
 	// The chunks carry every card's text, outside the heap: the cards are not
-	// kept beside them, and the memory the loading used goes back to the
-	// system before the vectors take theirs.
+	// kept beside them, and, when the caller keeps no reference to the KB, the
+	// memory the loading used goes back to the system before the vectors take
+	// theirs.
 	nCards := kb.Len()
 	texts := splitCards(kb, params)
 	defer texts.release(len(texts.chunks))
@@ -121,7 +132,7 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 	kb = nil
 	debug.FreeOSMemory()
 	if len(chunks) == 0 {
-		return nil, input.Errorf(in.KB, 0, "knowledge base has no text to retrieve (every card is empty)")
+		return nil, input.Errorf(kbPath, 0, "knowledge base has no text to retrieve (every card is empty)")
 	}
 	opt := Options{Strategy: o.Strategy, K: o.K, AllLocales: o.AllLocales, Progress: o.Progress}
 	if o.RerankURL != "" {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/option"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma/chromatest"
@@ -26,7 +27,7 @@ func TestRunPipeline(t *testing.T) {
 	cases := `{"id": "q1",  "query": "password reset", "x": [1, 2]}` + "\n"
 	run := func(o retrieve.RunOptions) (string, *retrieve.RunResult, error) {
 		var out bytes.Buffer
-		res, err := retrieve.Run(context.Background(), retrieve.In{KB: kb, Cases: strings.NewReader(cases), CasesName: "cases.jsonl", Out: &out, OutName: "out.jsonl"}, o)
+		res, err := retrieve.Run(context.Background(), retrieve.In{KB: loadKB(t, kb), Cases: strings.NewReader(cases), CasesName: "cases.jsonl", Out: &out, OutName: "out.jsonl"}, o)
 		return out.String(), res, err
 	}
 	var logs []string
@@ -110,7 +111,7 @@ func TestRunPassesChromaSettingsToTheStore(t *testing.T) {
 			o.Strategy, o.K, o.Store, o.Embedder, o.StoreURL = retrieve.Dense, 1, "chroma", "hash", ts.URL
 			require.NoError(t, o.Resolve(retrieve.Env(tc.env), true), "the environment's values resolved before the run")
 			var out bytes.Buffer
-			_, err := retrieve.Run(context.Background(), retrieve.In{KB: kb, Cases: strings.NewReader(`{"id": "q", "query": "password"}` + "\n"), CasesName: "c", Out: &out, OutName: "o"}, o)
+			_, err := retrieve.Run(context.Background(), retrieve.In{KB: loadKB(t, kb), Cases: strings.NewReader(`{"id": "q", "query": "password"}` + "\n"), CasesName: "c", Out: &out, OutName: "o"}, o)
 			require.NoError(t, err)
 			srv.Lock()
 			defer srv.Unlock()
@@ -127,4 +128,12 @@ func TestRunPassesChromaSettingsToTheStore(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loadKB loads the knowledge base at path, as a front end does before Run.
+func loadKB(t *testing.T, path string) *kbfile.KB {
+	t.Helper()
+	kb, err := kbfile.Load(context.Background(), path)
+	require.NoError(t, err)
+	return kb
 }

@@ -32,14 +32,14 @@ type textSlab struct {
 
 // splitCards chunks every card of kb in card order (chunk.Split) with each
 // chunk's text in slabs outside the heap, its card id copied (one copy per
-// card) and its locale interned, and empties each card once it is split, so
-// that the KB's strings become garbage while the texts are moved.
+// card) and its locale interned, so that no chunk holds a string of the KB:
+// kb is only read (the caller may share it), and becomes garbage as soon as
+// nobody else holds it.
 func splitCards(kb *kbfile.KB, p chunk.Params) *chunkTexts {
 	t := &chunkTexts{}
 	locales := map[string]string{}
 	for i := range kb.Cards {
 		cs := chunk.SplitCard(kb.Cards[i], p)
-		kb.Cards[i] = kbfile.Card{}
 		if len(cs) == 0 {
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline/ciartifact"
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
@@ -35,7 +36,7 @@ type client struct {
 func newClient(d Deps, owner, repo string) (*client, *Unavailable) {
 	api, err := url.Parse(strings.TrimRight(strings.TrimSpace(d.APIURL), "/"))
 	if err != nil || (api.Scheme != "http" && api.Scheme != "https") || api.Host == "" {
-		return nil, unavailable(NoContext, "the API URL %q is not an http(s) URL", github.OneLine(d.APIURL))
+		return nil, unavailable(ciartifact.NoContext, "the API URL %q is not an http(s) URL", github.OneLine(d.APIURL))
 	}
 	hc := httpretry.NewHTTPClient(&httpretry.Transport{Policy: Policy, Secrets: []string{d.Token}, MaxBody: maxJSONBytes})
 	if d.HTTP != nil {
@@ -92,7 +93,7 @@ func redirectPolicy(req *http.Request, via []*http.Request) error {
 func (c *client) get(ctx context.Context, u *url.URL, accept string) (*http.Response, *Unavailable) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, unavailable(NoContext, "could not build a request for %s", redact(u))
+		return nil, unavailable(ciartifact.NoContext, "could not build a request for %s", redact(u))
 	}
 	req.Header.Set("Accept", accept)
 	req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
@@ -111,11 +112,11 @@ func (c *client) get(ctx context.Context, u *url.URL, accept string) (*http.Resp
 // carries its signature there) and without headers.
 func networkError(ctx context.Context, u *url.URL, err error) *Unavailable {
 	if ctx.Err() != nil {
-		return unavailable(Network, "the baseline search was cancelled (%v)", ctx.Err())
+		return unavailable(ciartifact.Network, "the baseline search was cancelled (%v)", ctx.Err())
 	}
 	var rl *httpretry.RateLimitError
 	if errors.As(err, &rl) {
-		return unavailable(RateLimited, "GitHub's API rate limit stopped the baseline search (HTTP %d): %s", rl.Status, github.OneLine(rl.Why))
+		return unavailable(ciartifact.RateLimited, "GitHub's API rate limit stopped the baseline search (HTTP %d): %s", rl.Status, github.OneLine(rl.Why))
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -128,7 +129,7 @@ func networkError(ctx context.Context, u *url.URL, err error) *Unavailable {
 	if u.RawQuery != "" {
 		msg = strings.ReplaceAll(msg, u.RawQuery, "…")
 	}
-	return unavailable(Network, "could not reach %s: %s", redact(u), github.OneLine(msg))
+	return unavailable(ciartifact.Network, "could not reach %s: %s", redact(u), github.OneLine(msg))
 }
 
 // redact is scheme://host/path, without query, fragment or user info.
@@ -155,19 +156,19 @@ func (c *client) apiError(resp *http.Response, what string) *Unavailable {
 		if reset, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
 			msg += "; it resets at " + time.Unix(reset, 0).UTC().Format("15:04 UTC")
 		}
-		return unavailable(RateLimited, "%s", msg)
+		return unavailable(ciartifact.RateLimited, "%s", msg)
 	case st == http.StatusForbidden:
-		return unavailable(Forbidden, "GitHub refused to %s (403 %s): give the job `permissions: actions: read`", what, gh)
+		return unavailable(ciartifact.Forbidden, "GitHub refused to %s (403 %s): give the job `permissions: actions: read`", what, gh)
 	case st == http.StatusUnauthorized:
-		return unavailable(Unauthorized, "GitHub refused the token to %s (401 %s)", what, gh)
+		return unavailable(ciartifact.Unauthorized, "GitHub refused the token to %s (401 %s)", what, gh)
 	case st == http.StatusNotFound:
-		return unavailable(NotFound, "GitHub found nothing to %s (404 %s): the repository or artifact is not visible to this token", what, gh)
+		return unavailable(ciartifact.NotFound, "GitHub found nothing to %s (404 %s): the repository or artifact is not visible to this token", what, gh)
 	case st == http.StatusGone:
-		return unavailable(Expired, "GitHub could not %s: it has expired (410 %s)", what, gh)
+		return unavailable(ciartifact.Expired, "GitHub could not %s: it has expired (410 %s)", what, gh)
 	case st >= 500:
-		return unavailable(ServerError, "GitHub failed to %s (%d %s)", what, st, gh)
+		return unavailable(ciartifact.ServerError, "GitHub failed to %s (%d %s)", what, st, gh)
 	}
-	return unavailable(ServerError, "GitHub answered %d %s to %s", st, gh, what)
+	return unavailable(ciartifact.ServerError, "GitHub answered %d %s to %s", st, gh, what)
 }
 
 func rateLimited(resp *http.Response, msg string) bool {
@@ -190,13 +191,13 @@ func (c *client) getJSON(ctx context.Context, u *url.URL, what string, v any) (h
 	}
 	data, err := httpretry.ReadAnswer(ctx, resp.Body, resp.ContentLength, maxJSONBytes, redact(u))
 	if tl := (*httpretry.TooLargeError)(nil); errors.As(err, &tl) {
-		return nil, unavailable(TooLarge, "GitHub's answer to %s is over %d bytes", what, maxJSONBytes)
+		return nil, unavailable(ciartifact.TooLarge, "GitHub's answer to %s is over %d bytes", what, maxJSONBytes)
 	}
 	if err != nil {
 		return nil, networkError(ctx, u, err)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return nil, unavailable(ServerError, "GitHub's answer to %s is not the expected JSON", what)
+		return nil, unavailable(ciartifact.ServerError, "GitHub's answer to %s is not the expected JSON", what)
 	}
 	return resp.Header, nil
 }
@@ -261,7 +262,7 @@ func (c *client) find(ctx context.Context, name, branch string) (*candidate, *Un
 		if m := nextLink.FindStringSubmatch(h.Get("Link")); m != nil {
 			next, err := url.Parse(m[1])
 			if err != nil || !sameOrigin(next, c.api) {
-				return nil, unavailable(ServerError, "GitHub's artifact listing points its next page at another host")
+				return nil, unavailable(ciartifact.ServerError, "GitHub's artifact listing points its next page at another host")
 			}
 			u = next
 		}
@@ -309,7 +310,7 @@ func (c *client) find(ctx context.Context, name, branch string) (*candidate, *Un
 		if truncated {
 			msg += fmt.Sprintf(" among the newest %d pages of artifacts", MaxPages)
 		}
-		return nil, unavailable(NoArtifact, "%s: run the baseline workflow on a push to %q first", msg, github.OneLine(branch))
+		return nil, unavailable(ciartifact.NoArtifact, "%s: run the baseline workflow on a push to %q first", msg, github.OneLine(branch))
 	}
 
 	var skipped []string
@@ -327,7 +328,7 @@ func (c *client) find(ctx context.Context, name, branch string) (*candidate, *Un
 		var r run
 		_, un := c.getJSON(ctx, c.endpoint("runs", strconv.FormatInt(a.WorkflowRun.ID, 10)), "read the workflow run", &r)
 		if un != nil {
-			if un.Reason == NotFound {
+			if un.Reason == ciartifact.NotFound {
 				skipped = append(skipped, fmt.Sprintf("artifact %d: its run %d is gone", a.ID, a.WorkflowRun.ID))
 				continue
 			}
@@ -340,7 +341,7 @@ func (c *client) find(ctx context.Context, name, branch string) (*candidate, *Un
 		return &candidate{a: a, skipped: skipped}, nil
 	}
 	if expired == len(match) {
-		return nil, unavailable(Expired, "every artifact %q from branch %q has expired (the newest was uploaded %s): run the baseline workflow on %q again",
+		return nil, unavailable(ciartifact.Expired, "every artifact %q from branch %q has expired (the newest was uploaded %s): run the baseline workflow on %q again",
 			github.OneLine(name), github.OneLine(branch), match[0].CreatedAt.UTC().Format("2006-01-02"), github.OneLine(branch))
 	}
 	msg := fmt.Sprintf("no artifact %q from a successful run on branch %q", github.OneLine(name), github.OneLine(branch))
@@ -350,7 +351,7 @@ func (c *client) find(ctx context.Context, name, branch string) (*candidate, *Un
 			msg += fmt.Sprintf(" (and %d more passed over)", len(skipped)-1)
 		}
 	}
-	return nil, unavailable(NoArtifact, "%s", msg)
+	return nil, unavailable(ciartifact.NoArtifact, "%s", msg)
 }
 
 func compareInt(a, b int64) int {

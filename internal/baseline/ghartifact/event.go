@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline/ciartifact"
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
 )
 
@@ -25,11 +26,11 @@ type event struct {
 // baseBranch reads the branch the baseline must come from out of the event payload.
 func baseBranch(path string) (string, *Unavailable) {
 	if path == "" {
-		return "", unavailable(NoContext, "the base branch is unknown: GITHUB_EVENT_PATH is unset (not running in GitHub Actions?)")
+		return "", unavailable(ciartifact.NoContext, "the base branch is unknown: GITHUB_EVENT_PATH is unset (not running in GitHub Actions?)")
 	}
 	data, err := github.ReadEventFile(path)
 	if err != nil {
-		return "", unavailable(NoContext, "the base branch is unknown: the event payload could not be read")
+		return "", unavailable(ciartifact.NoContext, "the base branch is unknown: the event payload could not be read")
 	}
 	return branchOf(data)
 }
@@ -37,7 +38,7 @@ func baseBranch(path string) (string, *Unavailable) {
 func branchOf(data []byte) (string, *Unavailable) {
 	var ev event
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return "", unavailable(NoContext, "the base branch is unknown: the event payload is not valid JSON")
+		return "", unavailable(ciartifact.NoContext, "the base branch is unknown: the event payload is not valid JSON")
 	}
 	var b string
 	switch {
@@ -50,7 +51,7 @@ func branchOf(data []byte) (string, *Unavailable) {
 	}
 	b = strings.TrimSpace(b)
 	if b == "" {
-		return "", unavailable(NoContext, "the base branch is unknown: the event payload names no base branch and no default branch")
+		return "", unavailable(ciartifact.NoContext, "the base branch is unknown: the event payload names no base branch and no default branch")
 	}
 	return b, nil
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline/ciartifact"
 )
 
 // FuzzBranchOf: any event payload yields a branch or a NoContext reason, never a
@@ -18,7 +20,7 @@ func FuzzBranchOf(f *testing.F) {
 		if (un == nil) == (b == "") {
 			t.Fatalf("branch %q and unavailable %v", b, un)
 		}
-		if un != nil && (un.Reason != NoContext || strings.ContainsAny(un.Message, "\r\n")) {
+		if un != nil && (un.Reason != ciartifact.NoContext || strings.ContainsAny(un.Message, "\r\n")) {
 			t.Fatalf("bad unavailable %+v", un)
 		}
 	})
@@ -28,8 +30,8 @@ func FuzzBranchOf(f *testing.F) {
 // reason; never a panic, never a file that does not pass verification.
 func FuzzArchive(f *testing.F) {
 	f.Add(goodZip(f, "seed"))
-	f.Add(archive(f, map[string][]byte{FileName: []byte("not gzip")}))
-	f.Add(archive(f, map[string][]byte{FileName: baselineFile(f, "other/x", "")}))
+	f.Add(archive(f, map[string][]byte{ciartifact.FileName: []byte("not gzip")}))
+	f.Add(archive(f, map[string][]byte{ciartifact.FileName: baselineFile(f, "other/x", "")}))
 	f.Add([]byte("PK\x03\x04"))
 	// Small caps keep a fuzzed zip bomb from filling memory.
 	limits.file, limits.expanded, limits.header = 1<<20, 4<<20, 1<<16
@@ -42,8 +44,8 @@ func FuzzArchive(f *testing.F) {
 			}
 			return
 		}
-		schema, un := verifyReader(&out, "the baseline.jsonl.gz of artifact 1")
-		if un == nil && !strings.HasPrefix(schema, SchemaPrefix) {
+		schema, un := ciartifact.VerifyReader(&out, "the baseline.jsonl.gz of artifact 1", ciartifact.Limits{Expanded: limits.expanded, Header: limits.header})
+		if un == nil && !strings.HasPrefix(schema, ciartifact.SchemaPrefix) {
 			t.Fatalf("verified schema %q", schema)
 		}
 		if un != nil && (un.Message == "" || strings.ContainsAny(un.Message, "\r\n")) {

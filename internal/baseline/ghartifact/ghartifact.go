@@ -26,12 +26,13 @@
 //     with a signed URL on another host; the redirect policy removes Authorization
 //     on any change of scheme, host or port, so the token never leaves the API host.
 //     The archive is bounded by MaxArchiveBytes (also checked against size_in_bytes
-//     before downloading), the baseline file inside it by MaxFileBytes, and its gzip
-//     expansion by MaxExpandedBytes.
+//     before downloading), the baseline file inside it by ciartifact.MaxFileBytes,
+//     and its gzip expansion by ciartifact.MaxExpandedBytes.
 //   - Artifact layout: a zip (what actions/upload-artifact makes) holding the file
-//     FileName, baseline.jsonl.gz, at its root; other entries are ignored. The file
-//     must be gzip whose first line is a JSON object with a string "schema" that
-//     starts with SchemaPrefix; the rest is opaque here (the baseline comparison
+//     ciartifact.FileName, baseline.jsonl.gz, at its root; other entries are
+//     ignored. The file must be gzip whose first line is a JSON object with a
+//     string "schema" that starts with ciartifact.SchemaPrefix (ciartifact.VerifyFile,
+//     which GitLab's adapter shares); the rest is opaque here (the baseline comparison
 //     reads it). The whole gzip stream is decoded once, so a truncated or corrupt
 //     file is caught here, with its CRC.
 //   - It writes the file to Deps.Dir (a new temporary directory when empty) and
@@ -39,7 +40,8 @@
 //     what Fetch wrote.
 //   - Everything that prevents a baseline — not in Actions, no such artifact, expired,
 //     403 without `actions: read`, 404, 401, rate limit, 5xx, network failure, a
-//     corrupt or oversized archive — is *Unavailable with a Reason code and a
+//     corrupt or oversized archive — is *Unavailable with a Reason code (the codes
+//     of package ciartifact, which GitLab's adapter shares) and a
 //     one-line human Message: never an error that fails the run. Messages never hold
 //     the token, request headers or the signed URL's query, and control characters
 //     are removed from every quoted value.
@@ -60,26 +62,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline/ciartifact"
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
+// The artifact's file (ciartifact.FileName, baseline.jsonl.gz), its schema
+// (ciartifact.SchemaPrefix) and the caps on it (ciartifact.MaxFileBytes,
+// MaxExpandedBytes, MaxHeaderBytes) are the artifact package's, which GitLab's
+// adapter shares.
 const (
-	// FileName is the one file a baseline artifact holds, at the zip's root.
-	FileName = "baseline.jsonl.gz"
 	// NamePrefix starts the default artifact name; the comment key follows.
 	NamePrefix = "retrieval-gate-baseline-"
-	// SchemaPrefix starts the "schema" field of the baseline file's first line.
-	SchemaPrefix = "retrieval-gate/"
 
 	// MaxArchiveBytes caps the downloaded zip (256 MiB).
 	MaxArchiveBytes int64 = 256 << 20
-	// MaxFileBytes caps the baseline file inside the zip (256 MiB): the zip bomb bound.
-	MaxFileBytes int64 = 256 << 20
-	// MaxExpandedBytes caps the decompressed baseline file (4 GiB, streamed, never held).
-	MaxExpandedBytes int64 = 4 << 30
-	// MaxHeaderBytes caps the first line of the baseline file (16 MiB).
-	MaxHeaderBytes = 16 << 20
 
 	// MaxPages bounds the artifact listing (100 per page).
 	MaxPages = 10
@@ -91,7 +88,7 @@ const (
 var limits = struct {
 	archive, file, expanded int64
 	header                  int
-}{MaxArchiveBytes, MaxFileBytes, MaxExpandedBytes, MaxHeaderBytes}
+}{MaxArchiveBytes, ciartifact.MaxFileBytes, ciartifact.MaxExpandedBytes, ciartifact.MaxHeaderBytes}
 
 // DefaultName is the artifact name for a comment key: NamePrefix + key, with each
 // "/" (allowed in keys, not in artifact names) written as "-".
@@ -155,33 +152,16 @@ func (f *Found) Cleanup() error {
 	return first
 }
 
-// Reason classifies why no baseline is available.
-type Reason string
-
-const (
-	NoContext    Reason = "no_context"   // not enough to search: no repository, no base branch
-	NoArtifact   Reason = "no_artifact"  // no eligible artifact of that name
-	Expired      Reason = "expired"      // the newest matching artifact has expired
-	Forbidden    Reason = "forbidden"    // 403: the token lacks `actions: read`
-	NotFound     Reason = "not_found"    // 404: repository, run or artifact not visible
-	Unauthorized Reason = "unauthorized" // 401: bad or expired token
-	RateLimited  Reason = "rate_limited" // GitHub's rate limit is exhausted
-	ServerError  Reason = "server_error" // 5xx
-	Network      Reason = "network"      // no HTTP answer
-	TooLarge     Reason = "too_large"    // beyond one of the caps
-	Corrupt      Reason = "corrupt"      // not a zip, no baseline file, bad gzip, wrong schema
-	LocalIO      Reason = "local_io"     // the file could not be written here
-)
+// Reason classifies why no baseline is available (the codes both CI hosts'
+// adapters share).
+type Reason = ciartifact.Reason
 
 // Unavailable says why there is no baseline. Message is one line for humans (the
 // warning and the PR comment's "vs base" line).
-type Unavailable struct {
-	Reason  Reason
-	Message string
-}
+type Unavailable = ciartifact.Unavailable
 
 func unavailable(r Reason, format string, args ...any) *Unavailable {
-	return &Unavailable{Reason: r, Message: fmt.Sprintf(format, args...)}
+	return ciartifact.Unavailablef(r, format, args...)
 }
 
 // Fetch finds, downloads and verifies the baseline artifact called name. See the
@@ -197,11 +177,11 @@ func Fetch(ctx context.Context, d Deps, name string) (*Found, *Unavailable) {
 
 func fetch(ctx context.Context, d Deps, name string) (*Found, *Unavailable) {
 	if err := ValidName(name); err != nil {
-		return nil, unavailable(NoContext, "%v", err)
+		return nil, unavailable(ciartifact.NoContext, "%v", err)
 	}
 	owner, repo, ok := strings.Cut(strings.TrimSpace(d.Repo), "/")
 	if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
-		return nil, unavailable(NoContext, "the repository is unknown (GITHUB_REPOSITORY is %q, want owner/name)", github.OneLine(d.Repo))
+		return nil, unavailable(ciartifact.NoContext, "the repository is unknown (GITHUB_REPOSITORY is %q, want owner/name)", github.OneLine(d.Repo))
 	}
 	branch := strings.TrimSpace(d.Branch)
 	if branch == "" {
@@ -222,11 +202,11 @@ func fetch(ctx context.Context, d Deps, name string) (*Found, *Unavailable) {
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "retrieval-gate-baseline-")
 		if err != nil {
-			return nil, unavailable(LocalIO, "could not make a directory for the baseline: %v", err)
+			return nil, unavailable(ciartifact.LocalIO, "could not make a directory for the baseline: %v", err)
 		}
 		dir, made = tmp, true
 	}
-	f, u := c.fetch(ctx, cand, filepath.Join(dir, FileName))
+	f, u := c.fetch(ctx, cand, filepath.Join(dir, ciartifact.FileName))
 	if u != nil {
 		if made {
 			os.Remove(dir)

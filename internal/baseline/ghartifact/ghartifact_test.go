@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline/ciartifact"
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/github/githubtest"
 )
@@ -74,7 +75,7 @@ func sortedKeys(m map[string][]byte) []string {
 }
 
 func goodZip(t testing.TB, marker string) []byte {
-	return archive(t, map[string][]byte{FileName: baselineFile(t, "retrieval-gate/baseline@1", `{"id":"`+marker+`"}`+"\n")})
+	return archive(t, map[string][]byte{ciartifact.FileName: baselineFile(t, "retrieval-gate/baseline@1", `{"id":"`+marker+`"}`+"\n")})
 }
 
 // fixture is the fake GitHub with a clock, a blob host that fails the test on any
@@ -166,7 +167,7 @@ func TestFetchNewestSuccessfulOnBaseBranch(t *testing.T) {
 	found, un := Fetch(context.Background(), f.deps(prEvent("main", "octo/repo")), testName)
 	found = fetched(t, found, un)
 	assert.Equal(t, want, found.ArtifactID)
-	assert.Equal(t, filepath.Join(f.dir, FileName), found.Path)
+	assert.Equal(t, filepath.Join(f.dir, ciartifact.FileName), found.Path)
 	assert.Contains(t, content(t, found.Path), `"newest"`)
 	assert.Equal(t, "retrieval-gate/baseline@1", found.Schema)
 	assert.Equal(t, "main", found.Branch)
@@ -405,7 +406,7 @@ func TestFetchPageCap(t *testing.T) {
 	}
 	_, un := Fetch(context.Background(), f.deps(prEvent("main", "octo/repo")), testName)
 	require.NotNil(t, un)
-	assert.Equal(t, NoArtifact, un.Reason)
+	assert.Equal(t, ciartifact.NoArtifact, un.Reason)
 	assert.Contains(t, un.Message, fmt.Sprintf("among the newest %d pages", MaxPages))
 	assert.Contains(t, un.Message, fmt.Sprintf("%d from other branches", MaxPages*100))
 }
@@ -455,7 +456,7 @@ func TestFetchUnavailable(t *testing.T) {
 		{
 			name:   "no artifact at all",
 			setup:  func(f *fixture, d *Deps) {},
-			reason: NoArtifact,
+			reason: ciartifact.NoArtifact,
 			msg:    []string{`no artifact "retrieval-gate-baseline-default" from branch "main"`, "run the baseline workflow on a push"},
 		},
 		{
@@ -464,7 +465,7 @@ func TestFetchUnavailable(t *testing.T) {
 				f.add(testName, "develop", "success", time.Hour, goodZip(t, "x"))
 				f.add(testName, "main", "success", time.Hour, goodZip(t, "x"), func(r *githubtest.Run, _ *githubtest.Artifact) { r.HeadRepo = "mallory/repo" })
 			},
-			reason: NoArtifact,
+			reason: ciartifact.NoArtifact,
 			msg:    []string{"1 from other branches", "1 from forks"},
 		},
 		{
@@ -473,7 +474,7 @@ func TestFetchUnavailable(t *testing.T) {
 				f.add(testName, "main", "failure", time.Hour, goodZip(t, "x"))
 				f.add(testName, "main", "failure", 2*time.Hour, goodZip(t, "x"))
 			},
-			reason: NoArtifact,
+			reason: ciartifact.NoArtifact,
 			msg:    []string{"from a successful run", "did not succeed (conclusion failure)", "(and 1 more passed over)"},
 		},
 		{
@@ -482,7 +483,7 @@ func TestFetchUnavailable(t *testing.T) {
 				f.add(testName, "main", "success", 100*24*time.Hour, goodZip(t, "x")) // past the 90-day retention
 				f.add(testName, "main", "success", time.Hour, goodZip(t, "x"), func(_ *githubtest.Run, a *githubtest.Artifact) { a.Expired = true })
 			},
-			reason: Expired,
+			reason: ciartifact.Expired,
 			msg:    []string{"has expired", "the newest was uploaded 2026-11-30"},
 		},
 		{
@@ -491,7 +492,7 @@ func TestFetchUnavailable(t *testing.T) {
 				id := f.add(testName, "main", "success", time.Hour, goodZip(t, "x"))
 				d.HTTP.Transport = &expireOnDownload{srv: f.srv, id: id, base: http.DefaultTransport}
 			},
-			reason: Expired,
+			reason: ciartifact.Expired,
 			msg:    []string{"410 Artifact has expired"},
 		},
 		{
@@ -500,7 +501,7 @@ func TestFetchUnavailable(t *testing.T) {
 				f.add(testName, "main", "success", time.Hour, goodZip(t, "x"))
 				f.srv.DenyActions(true)
 			},
-			reason: Forbidden,
+			reason: ciartifact.Forbidden,
 			msg:    []string{"403 Resource not accessible by integration", "permissions: actions: read"},
 		},
 		{
@@ -508,7 +509,7 @@ func TestFetchUnavailable(t *testing.T) {
 			setup: func(f *fixture, d *Deps) {
 				d.Repo = "octo/private"
 			},
-			reason: NotFound,
+			reason: ciartifact.NotFound,
 			msg:    []string{"404 Not Found"},
 		},
 		{
@@ -516,7 +517,7 @@ func TestFetchUnavailable(t *testing.T) {
 			setup: func(f *fixture, d *Deps) {
 				d.Token = "ghs_wrong"
 			},
-			reason: Unauthorized,
+			reason: ciartifact.Unauthorized,
 			msg:    []string{"401 Bad credentials"},
 		},
 		{
@@ -524,7 +525,7 @@ func TestFetchUnavailable(t *testing.T) {
 			setup: func(f *fixture, d *Deps) {
 				f.srv.Queue(githubtest.PrimaryRateLimit(http.MethodGet, testNow, 30*time.Minute))
 			},
-			reason: RateLimited,
+			reason: ciartifact.RateLimited,
 			msg:    []string{"rate limit", "resets at 06:30 UTC"},
 		},
 		{
@@ -532,7 +533,7 @@ func TestFetchUnavailable(t *testing.T) {
 			setup: func(f *fixture, d *Deps) {
 				f.srv.Queue(githubtest.ServerError(http.MethodGet, http.StatusBadGateway))
 			},
-			reason: ServerError,
+			reason: ciartifact.ServerError,
 			msg:    []string{"502 Bad Gateway"},
 		},
 		{
@@ -540,7 +541,7 @@ func TestFetchUnavailable(t *testing.T) {
 			setup: func(f *fixture, d *Deps) {
 				f.srv.Queue(githubtest.Fault{Method: http.MethodGet, Status: http.StatusInternalServerError, Body: `{"message":"bad token ` + testToken + `"}`})
 			},
-			reason: ServerError,
+			reason: ciartifact.ServerError,
 			msg:    []string{"500 bad token"},
 		},
 		{
@@ -550,7 +551,7 @@ func TestFetchUnavailable(t *testing.T) {
 				dead.Close()
 				d.APIURL = dead.URL + "/api/v3"
 			},
-			reason: Network,
+			reason: ciartifact.Network,
 			msg:    []string{"could not reach http://127.0.0.1:", "/api/v3/repos/octo/repo/actions/artifacts"},
 		},
 		{
@@ -559,7 +560,7 @@ func TestFetchUnavailable(t *testing.T) {
 				f.add(testName, "main", "success", time.Hour, goodZip(t, "x"))
 				d.HTTP.Transport = &advanceBeforeBlob{srv: f.srv, base: http.DefaultTransport}
 			},
-			reason: ServerError,
+			reason: ciartifact.ServerError,
 			msg:    []string{"the signed download URL of artifact", "answered 403 Forbidden"},
 			blobs:  1,
 		},
@@ -568,7 +569,7 @@ func TestFetchUnavailable(t *testing.T) {
 			setup: func(f *fixture, d *Deps) {
 				f.add(testName, "main", "success", time.Hour, goodZip(t, "x"), func(_ *githubtest.Run, a *githubtest.Artifact) { a.Size = MaxArchiveBytes + 1 })
 			},
-			reason: TooLarge,
+			reason: ciartifact.TooLarge,
 			msg:    []string{"268435457 bytes, over the 256 MiB cap on a baseline archive"},
 		},
 		{
@@ -579,49 +580,49 @@ func TestFetchUnavailable(t *testing.T) {
 						Body: io.NopCloser(io.MultiReader(strings.NewReader(`{"artifacts":["`), endlessA{}))}, nil
 				})
 			},
-			reason: TooLarge,
+			reason: ciartifact.TooLarge,
 			msg:    []string{"GitHub's answer to list the artifacts", "is over 8388608 bytes"},
 		},
 		{
 			name: "oversized download (size_in_bytes understated)",
 			setup: func(f *fixture, d *Deps) {
-				setLimits(t, 16<<10, MaxFileBytes, MaxExpandedBytes)
-				f.add(testName, "main", "success", time.Hour, archive(t, map[string][]byte{FileName: baselineFile(t, "retrieval-gate/baseline@1", ""), "pad.bin": big}),
+				setLimits(t, 16<<10, ciartifact.MaxFileBytes, ciartifact.MaxExpandedBytes)
+				f.add(testName, "main", "success", time.Hour, archive(t, map[string][]byte{ciartifact.FileName: baselineFile(t, "retrieval-gate/baseline@1", ""), "pad.bin": big}),
 					func(_ *githubtest.Run, a *githubtest.Artifact) { a.Size = 100 })
 			},
-			reason: TooLarge,
+			reason: ciartifact.TooLarge,
 			msg:    []string{"over the 16 KiB cap on a baseline archive"},
 			blobs:  1,
 		},
 		{
 			name: "zip bomb: the entry expands beyond the cap",
 			setup: func(f *fixture, d *Deps) {
-				setLimits(t, MaxArchiveBytes, 32<<10, MaxExpandedBytes)
-				f.add(testName, "main", "success", time.Hour, archive(t, map[string][]byte{FileName: make([]byte, 1<<20)}))
+				setLimits(t, MaxArchiveBytes, 32<<10, ciartifact.MaxExpandedBytes)
+				f.add(testName, "main", "success", time.Hour, archive(t, map[string][]byte{ciartifact.FileName: make([]byte, 1<<20)}))
 			},
-			reason: TooLarge,
+			reason: ciartifact.TooLarge,
 			msg:    []string{"1 MiB, over the 32 KiB cap"},
 			blobs:  1,
 		},
 		{
 			name: "zip bomb: a lying size in the zip header",
 			setup: func(f *fixture, d *Deps) {
-				setLimits(t, MaxArchiveBytes, 32<<10, MaxExpandedBytes)
+				setLimits(t, MaxArchiveBytes, 32<<10, ciartifact.MaxExpandedBytes)
 				f.add(testName, "main", "success", time.Hour, lyingZip(t, make([]byte, 1<<20), 10))
 			},
-			reason: Corrupt, // archive/zip stops at the claimed size
+			reason: ciartifact.Corrupt,
 			msg:    []string{"is damaged"},
 			blobs:  1,
 		},
 		{
 			name: "gzip bomb: the file decompresses beyond the cap",
 			setup: func(f *fixture, d *Deps) {
-				setLimits(t, MaxArchiveBytes, MaxFileBytes, 1<<20)
+				setLimits(t, MaxArchiveBytes, ciartifact.MaxFileBytes, 1<<20)
 				f.add(testName, "main", "success", time.Hour, archive(t, map[string][]byte{
-					FileName: baselineFile(t, "retrieval-gate/baseline@1", string(make([]byte, 2<<20))),
+					ciartifact.FileName: baselineFile(t, "retrieval-gate/baseline@1", string(make([]byte, 2<<20))),
 				}))
 			},
-			reason: TooLarge,
+			reason: ciartifact.TooLarge,
 			msg:    []string{"expands beyond the 1 MiB cap"},
 			blobs:  1,
 		},
@@ -630,7 +631,7 @@ func TestFetchUnavailable(t *testing.T) {
 			setup: func(f *fixture, d *Deps) {
 				f.add(testName, "main", "success", time.Hour, []byte("PK\x03\x04 this is not really a zip archive"))
 			},
-			reason: Corrupt,
+			reason: ciartifact.Corrupt,
 			msg:    []string{"is not a readable zip archive"},
 			blobs:  1,
 		},
@@ -638,11 +639,11 @@ func TestFetchUnavailable(t *testing.T) {
 			name: "damaged zip entry (CRC)",
 			setup: func(f *fixture, d *Deps) {
 				z := goodZip(t, "crc")
-				i := bytes.Index(z, []byte(FileName)) + len(FileName) + 5 // inside the deflated data
+				i := bytes.Index(z, []byte(ciartifact.FileName)) + len(ciartifact.FileName) + 5 // inside the deflated data
 				z[i] ^= 0xff
 				f.add(testName, "main", "success", time.Hour, z)
 			},
-			reason: Corrupt,
+			reason: ciartifact.Corrupt,
 			msg:    []string{"is damaged"},
 			blobs:  1,
 		},
@@ -651,16 +652,16 @@ func TestFetchUnavailable(t *testing.T) {
 			setup: func(f *fixture, d *Deps) {
 				f.add(testName, "main", "success", time.Hour, archive(t, map[string][]byte{"cases.jsonl": []byte("{}\n"), "out/baseline.jsonl.gz": baselineFile(t, "retrieval-gate/baseline@1", "")}))
 			},
-			reason: Corrupt,
+			reason: ciartifact.Corrupt,
 			msg:    []string{"holds no baseline.jsonl.gz at its root (it holds cases.jsonl, out/baseline.jsonl.gz)"},
 			blobs:  1,
 		},
 		{
 			name: "not gzip",
 			setup: func(f *fixture, d *Deps) {
-				f.add(testName, "main", "success", time.Hour, archive(t, map[string][]byte{FileName: []byte(`{"schema":"retrieval-gate/baseline@1"}` + "\n")}))
+				f.add(testName, "main", "success", time.Hour, archive(t, map[string][]byte{ciartifact.FileName: []byte(`{"schema":"retrieval-gate/baseline@1"}` + "\n")}))
 			},
-			reason: Corrupt,
+			reason: ciartifact.Corrupt,
 			msg:    []string{"is not gzip"},
 			blobs:  1,
 		},
@@ -668,18 +669,18 @@ func TestFetchUnavailable(t *testing.T) {
 			name: "truncated gzip",
 			setup: func(f *fixture, d *Deps) {
 				gz := baselineFile(t, "retrieval-gate/baseline@1", strings.Repeat(`{"id":"a"}`+"\n", 1000))
-				f.add(testName, "main", "success", time.Hour, archive(t, map[string][]byte{FileName: gz[:len(gz)-12]}))
+				f.add(testName, "main", "success", time.Hour, archive(t, map[string][]byte{ciartifact.FileName: gz[:len(gz)-12]}))
 			},
-			reason: Corrupt,
+			reason: ciartifact.Corrupt,
 			msg:    []string{"is damaged (unexpected EOF)"},
 			blobs:  1,
 		},
 		{
 			name: "another tool's file",
 			setup: func(f *fixture, d *Deps) {
-				f.add(testName, "main", "success", time.Hour, archive(t, map[string][]byte{FileName: baselineFile(t, "promptfoo/v3", "")}))
+				f.add(testName, "main", "success", time.Hour, archive(t, map[string][]byte{ciartifact.FileName: baselineFile(t, "promptfoo/v3", "")}))
 			},
-			reason: Corrupt,
+			reason: ciartifact.Corrupt,
 			msg:    []string{`schema "promptfoo/v3", want retrieval-gate/…`},
 			blobs:  1,
 		},
@@ -690,22 +691,22 @@ func TestFetchUnavailable(t *testing.T) {
 				zw := gzip.NewWriter(&buf)
 				_, _ = zw.Write([]byte("[1,2]\n"))
 				_ = zw.Close()
-				f.add(testName, "main", "success", time.Hour, archive(t, map[string][]byte{FileName: buf.Bytes()}))
+				f.add(testName, "main", "success", time.Hour, archive(t, map[string][]byte{ciartifact.FileName: buf.Bytes()}))
 			},
-			reason: Corrupt,
+			reason: ciartifact.Corrupt,
 			msg:    []string{"is not a JSON object"},
 			blobs:  1,
 		},
 		{
 			name:   "not in Actions: no event",
 			setup:  func(f *fixture, d *Deps) { d.EventPath = "" },
-			reason: NoContext,
+			reason: ciartifact.NoContext,
 			msg:    []string{"GITHUB_EVENT_PATH is unset"},
 		},
 		{
 			name:   "no repository",
 			setup:  func(f *fixture, d *Deps) { d.Repo = "" },
-			reason: NoContext,
+			reason: ciartifact.NoContext,
 			msg:    []string{"GITHUB_REPOSITORY"},
 		},
 	}
@@ -743,7 +744,7 @@ func lyingZip(t *testing.T, data []byte, claim uint64) []byte {
 	require.NoError(t, fw.Close())
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
-	w, err := zw.CreateRaw(&zip.FileHeader{Name: FileName, Method: zip.Deflate, CRC32: 0, CompressedSize64: uint64(comp.Len()), UncompressedSize64: claim})
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: ciartifact.FileName, Method: zip.Deflate, CRC32: 0, CompressedSize64: uint64(comp.Len()), UncompressedSize64: claim})
 	require.NoError(t, err)
 	_, err = w.Write(comp.Bytes())
 	require.NoError(t, err)
@@ -856,7 +857,7 @@ func TestBranchOf(t *testing.T) {
 			got, un := branchOf([]byte(tt.payload))
 			if tt.err != "" {
 				require.NotNil(t, un)
-				assert.Equal(t, NoContext, un.Reason)
+				assert.Equal(t, ciartifact.NoContext, un.Reason)
 				assert.Contains(t, un.Message, tt.err)
 				return
 			}
@@ -876,7 +877,7 @@ func TestNames(t *testing.T) {
 	f := newFixture(t)
 	_, un := Fetch(context.Background(), f.deps(prEvent("main", "octo/repo")), "bad\nname::error::x")
 	require.NotNil(t, un)
-	assert.Equal(t, NoContext, un.Reason)
+	assert.Equal(t, ciartifact.NoContext, un.Reason)
 	noSecrets(t, un.Message)
 }
 
@@ -908,7 +909,7 @@ func TestFetchDefaultClientRetries(t *testing.T) {
 	f.srv.Queue(githubtest.PrimaryRateLimit(http.MethodGet, testNow, time.Hour))
 	_, un = Fetch(context.Background(), d, testName)
 	require.NotNil(t, un)
-	assert.Equal(t, RateLimited, un.Reason, un.Message)
+	assert.Equal(t, ciartifact.RateLimited, un.Reason, un.Message)
 	assert.Contains(t, un.Message, "HTTP 403")
 	noSecrets(t, un.Message)
 }

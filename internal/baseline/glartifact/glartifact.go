@@ -1,6 +1,6 @@
 // Package glartifact finds the baseline of `check --baseline auto` in a GitLab
-// CI job, the GitLab twin of ghartifact: the baseline file (baseline.jsonl.gz)
-// that the job named by --baseline-artifact (default
+// CI job, the GitLab twin of baseline/ghartifact: the baseline file
+// (baseline.jsonl.gz) that the job named by --baseline-artifact (default
 // retrieval-gate-baseline-<comment-key>) kept as an artifact on the latest
 // successful pipeline of the merge request's target branch
 // (CI_MERGE_REQUEST_TARGET_BRANCH_NAME), else of the default branch
@@ -9,9 +9,10 @@
 // /projects/:id/jobs/artifacts/:ref_name/raw/baseline.jsonl.gz?job=NAME),
 // authenticated by GITLAB_TOKEN, else by CI_JOB_TOKEN (which GitLab accepts on
 // the job-artifacts endpoints), written to a temporary file of at most
-// ghartifact.MaxFileBytes and verified as ghartifact verifies its own
-// (gzip, the schema, the whole stream). Anything that prevents a baseline is
-// a baseline.Unavailability with ghartifact's reason codes, never an error.
+// ciartifact.MaxFileBytes and verified as ghartifact verifies its own
+// (ciartifact.VerifyFile: gzip, the schema, the whole stream). Anything that
+// prevents a baseline is a baseline.Unavailability with the reason codes both
+// adapters share (ciartifact.Reason), never an error.
 package glartifact
 
 import (
@@ -23,7 +24,7 @@ import (
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
-	"github.com/retrieval-gate/retrieval-gate/internal/baseline/ghartifact"
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline/ciartifact"
 	"github.com/retrieval-gate/retrieval-gate/internal/gitlab"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
@@ -61,7 +62,7 @@ func Auto(ctx context.Context, ci gitlab.CI, name string, policy httpretry.Polic
 	return f, u
 }
 
-func unavailable(r ghartifact.Reason, format string, args ...any) *baseline.Unavailability {
+func unavailable(r ciartifact.Reason, format string, args ...any) *baseline.Unavailability {
 	return &baseline.Unavailability{Code: string(r), Detail: fmt.Sprintf(format, args...)}
 }
 
@@ -69,9 +70,9 @@ func auto(ctx context.Context, ci gitlab.CI, name string, policy httpretry.Polic
 	ref := ci.BaseRef()
 	switch {
 	case ci.APIURL == "" || ci.ProjectID == "":
-		return nil, unavailable(ghartifact.NoContext, "the project is unknown (CI_API_V4_URL or CI_PROJECT_ID is not set)")
+		return nil, unavailable(ciartifact.NoContext, "the project is unknown (CI_API_V4_URL or CI_PROJECT_ID is not set)")
 	case ref == "":
-		return nil, unavailable(ghartifact.NoContext, "the base branch is unknown (neither CI_MERGE_REQUEST_TARGET_BRANCH_NAME nor CI_DEFAULT_BRANCH is set)")
+		return nil, unavailable(ciartifact.NoContext, "the base branch is unknown (neither CI_MERGE_REQUEST_TARGET_BRANCH_NAME nor CI_DEFAULT_BRANCH is set)")
 	}
 	token, job := ci.Token, false
 	if token == "" {
@@ -84,20 +85,20 @@ func auto(ctx context.Context, ci gitlab.CI, name string, policy httpretry.Polic
 	}
 	c, err := gitlab.NewClient(ci.APIURL, ci.ProjectID, token, job, policy)
 	if err != nil {
-		return nil, unavailable(ghartifact.NoContext, "%v", err)
+		return nil, unavailable(ciartifact.NoContext, "%v", err)
 	}
 	dir, err := os.MkdirTemp("", "retrieval-gate-baseline-")
 	if err != nil {
-		return nil, unavailable(ghartifact.LocalIO, "could not make a directory for the baseline: %v", err)
+		return nil, unavailable(ciartifact.LocalIO, "could not make a directory for the baseline: %v", err)
 	}
-	path := filepath.Join(dir, ghartifact.FileName)
+	path := filepath.Join(dir, ciartifact.FileName)
 	f := &Found{Path: path, Job: name, Ref: ref, dir: dir}
 	out, err := os.Create(path)
 	if err != nil {
 		_ = f.Cleanup()
-		return nil, unavailable(ghartifact.LocalIO, "could not write the baseline: %v", err)
+		return nil, unavailable(ciartifact.LocalIO, "could not write the baseline: %v", err)
 	}
-	err = c.RawArtifact(ctx, ref, name, ghartifact.FileName, ghartifact.MaxFileBytes, out)
+	err = c.RawArtifact(ctx, ref, name, ciartifact.FileName, ciartifact.MaxFileBytes, out)
 	if cerr := out.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -105,7 +106,7 @@ func auto(ctx context.Context, ci gitlab.CI, name string, policy httpretry.Polic
 		_ = f.Cleanup()
 		return nil, fromError(err, name, ref)
 	}
-	schema, u := ghartifact.VerifyFile(path, fmt.Sprintf("the %s of job %s on %s", ghartifact.FileName, name, ref))
+	schema, u := ciartifact.VerifyFile(path, fmt.Sprintf("the %s of job %s on %s", ciartifact.FileName, name, ref), ciartifact.DefaultLimits)
 	if u != nil {
 		_ = f.Cleanup()
 		return nil, &baseline.Unavailability{Code: string(u.Reason), Detail: u.Message}
@@ -114,27 +115,27 @@ func auto(ctx context.Context, ci gitlab.CI, name string, policy httpretry.Polic
 	return f, nil
 }
 
-// fromError words a failed download with ghartifact's reason codes.
+// fromError words a failed download with the shared reason codes (ciartifact.Reason).
 func fromError(err error, name, ref string) *baseline.Unavailability {
 	var ae *gitlab.APIError
 	if !errors.As(err, &ae) {
-		return unavailable(ghartifact.LocalIO, "could not write the baseline: %v", err)
+		return unavailable(ciartifact.LocalIO, "could not write the baseline: %v", err)
 	}
 	switch ae.Kind {
 	case gitlab.KindNotFound:
-		return unavailable(ghartifact.NoArtifact, "no %s from a job %s on the latest successful pipeline of %s (GitLab answered 404; the job must keep it with `artifacts: paths: [%s]`)", ghartifact.FileName, name, ref, ghartifact.FileName)
+		return unavailable(ciartifact.NoArtifact, "no %s from a job %s on the latest successful pipeline of %s (GitLab answered 404; the job must keep it with `artifacts: paths: [%s]`)", ciartifact.FileName, name, ref, ciartifact.FileName)
 	case gitlab.KindForbidden:
-		return unavailable(ghartifact.Forbidden, "%v", ae)
+		return unavailable(ciartifact.Forbidden, "%v", ae)
 	case gitlab.KindUnauthorized:
-		return unavailable(ghartifact.Unauthorized, "%v", ae)
+		return unavailable(ciartifact.Unauthorized, "%v", ae)
 	case gitlab.KindRateLimited:
-		return unavailable(ghartifact.RateLimited, "%v", ae)
+		return unavailable(ciartifact.RateLimited, "%v", ae)
 	case gitlab.KindServer:
-		return unavailable(ghartifact.ServerError, "%v", ae)
+		return unavailable(ciartifact.ServerError, "%v", ae)
 	case gitlab.KindTooLarge:
-		return unavailable(ghartifact.TooLarge, "%v", ae)
+		return unavailable(ciartifact.TooLarge, "%v", ae)
 	case gitlab.KindNetwork:
-		return unavailable(ghartifact.Network, "%v", ae)
+		return unavailable(ciartifact.Network, "%v", ae)
 	}
-	return unavailable(ghartifact.Corrupt, "%v", ae)
+	return unavailable(ciartifact.Corrupt, "%v", ae)
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/baseline/ghartifact"
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline/ciartifact"
 	"github.com/retrieval-gate/retrieval-gate/internal/gitlab"
 	"github.com/retrieval-gate/retrieval-gate/internal/gitlab/gitlabtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
@@ -39,14 +39,14 @@ func TestAuto(t *testing.T) {
 		{"the target branch first", &gitlabtest.Pipeline{Ref: "main", Status: "success", Files: map[string]map[string][]byte{"retrieval-gate-baseline-default": {"baseline.jsonl.gz": good}}},
 			func(c *gitlab.CI) { c.DefaultBranch = "develop" }, "", ""},
 		{"no successful pipeline", &gitlabtest.Pipeline{Ref: "main", Status: "failed", Files: map[string]map[string][]byte{"retrieval-gate-baseline-default": {"baseline.jsonl.gz": good}}}, nil,
-			string(ghartifact.NoArtifact), "no baseline.jsonl.gz from a job retrieval-gate-baseline-default on the latest successful pipeline of main"},
+			string(ciartifact.NoArtifact), "no baseline.jsonl.gz from a job retrieval-gate-baseline-default on the latest successful pipeline of main"},
 		{"not gzip", &gitlabtest.Pipeline{Ref: "main", Status: "success", Files: map[string]map[string][]byte{"retrieval-gate-baseline-default": {"baseline.jsonl.gz": []byte("plain")}}}, nil,
-			string(ghartifact.Corrupt), "the baseline.jsonl.gz of job retrieval-gate-baseline-default on main is not gzip"},
+			string(ciartifact.Corrupt), "the baseline.jsonl.gz of job retrieval-gate-baseline-default on main is not gzip"},
 		{"another schema", &gitlabtest.Pipeline{Ref: "main", Status: "success", Files: map[string]map[string][]byte{"retrieval-gate-baseline-default": {"baseline.jsonl.gz": gz(t, `{"schema":"other"}`+"\n")}}}, nil,
-			string(ghartifact.Corrupt), "is not a retrieval-gate baseline"},
-		{"a token GitLab rejects", nil, func(c *gitlab.CI) { c.JobToken = "job-WRONG-token" }, string(ghartifact.Unauthorized), "GitLab answered 401"},
-		{"no branch", nil, func(c *gitlab.CI) { c.TargetBranch = "" }, string(ghartifact.NoContext), "the base branch is unknown"},
-		{"no project", nil, func(c *gitlab.CI) { c.ProjectID = "" }, string(ghartifact.NoContext), "the project is unknown"},
+			string(ciartifact.Corrupt), "is not a retrieval-gate baseline"},
+		{"a token GitLab rejects", nil, func(c *gitlab.CI) { c.JobToken = "job-WRONG-token" }, string(ciartifact.Unauthorized), "GitLab answered 401"},
+		{"no branch", nil, func(c *gitlab.CI) { c.TargetBranch = "" }, string(ciartifact.NoContext), "the base branch is unknown"},
+		{"no project", nil, func(c *gitlab.CI) { c.ProjectID = "" }, string(ciartifact.NoContext), "the project is unknown"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

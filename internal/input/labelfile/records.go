@@ -238,14 +238,14 @@ func (ls *Labels) putLine(i, line int) {
 		col := make([]uint32, i, max(ls.hint, i+1))
 		for k := range i {
 			l := ls.line(k) // a spilled label's is not read
-			if l < 0 || l > math.MaxUint32 {
+			if l < 0 || int64(l) > math.MaxUint32 {
 				ls.putBigLine(k, l)
 			}
 			col[k] = uint32(l) //nolint:gosec // the ones that do not fit are in bigLines
 		}
 		ls.lineCol, ls.lines = col, nil
 	}
-	if line < 0 || line > math.MaxUint32 {
+	if line < 0 || int64(line) > math.MaxUint32 {
 		ls.putBigLine(i, line)
 	}
 	ls.lineCol = append(ls.lineCol, uint32(line)) //nolint:gosec // the ones that do not fit are in bigLines

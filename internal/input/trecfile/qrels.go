@@ -125,7 +125,7 @@ func (q *Qrels) add(qid, doc []byte, rel int) bool {
 	// nq <= nj (each query has a judgment); both are tested so each conversion
 	// below has its bound in sight.
 	nj, nq, end := len(q.jQ), len(q.ids), len(q.arena)+len(doc)
-	if nj >= math.MaxInt32 || nq >= math.MaxInt32 || end > math.MaxUint32 || rel < MinRelevance || rel > MaxRelevance {
+	if nj >= math.MaxInt32 || nq >= math.MaxInt32 || int64(end) > math.MaxUint32 || rel < MinRelevance || rel > MaxRelevance {
 		return false
 	}
 	qi := q.last

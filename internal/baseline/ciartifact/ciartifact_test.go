@@ -1,0 +1,99 @@
+package ciartifact
+
+import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func gz(t testing.TB, s string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	_, err := w.Write([]byte(s))
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return b.Bytes()
+}
+
+// VerifyReader accepts a gzip baseline whose first line names a retrieval-gate
+// schema and refuses anything else with a reason and a one-line message.
+func TestVerifyReader(t *testing.T) {
+	const what = "the baseline.jsonl.gz of artifact 7"
+	good := gz(t, `{"schema": "retrieval-gate/baseline@1"}`+"\n"+`{"id": "q1"}`+"\n")
+	for _, tt := range []struct {
+		name    string
+		data    []byte
+		l       Limits
+		reason  Reason
+		message string
+	}{
+		{name: "good", data: good, l: DefaultLimits},
+		{name: "not gzip", data: []byte("not a gzip file"), l: DefaultLimits, reason: Corrupt, message: what + " is not gzip (gzip: invalid header)"},
+		{name: "not an object", data: gz(t, "[1]\n"), l: DefaultLimits, reason: Corrupt, message: "the first line of " + what + " is not a JSON object"},
+		{name: "no schema", data: gz(t, `{"id": "q1"}`+"\n"), l: DefaultLimits, reason: Corrupt, message: what + " is not a retrieval-gate baseline (schema none, want retrieval-gate/…)"},
+		{name: "other schema", data: gz(t, `{"schema": "other/x\n"}`+"\n"), l: DefaultLimits, reason: Corrupt, message: what + ` is not a retrieval-gate baseline (schema "other/x ", want retrieval-gate/…)`},
+		{name: "long first line", data: gz(t, `{"schema": "retrieval-gate/`+strings.Repeat("x", 2048)+`"}`), l: Limits{Expanded: MaxExpandedBytes, Header: 1024}, reason: Corrupt, message: "the first line of " + what + " is over 1 KiB"},
+		{name: "expands beyond", data: good, l: Limits{Expanded: 45, Header: MaxHeaderBytes}, reason: TooLarge, message: what + " expands beyond the 45 bytes cap"},
+		{name: "truncated", data: good[:len(good)-6], l: DefaultLimits, reason: Corrupt, message: what + " is damaged (unexpected EOF)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			schema, u := VerifyReader(bytes.NewReader(tt.data), what, tt.l)
+			if tt.reason == "" {
+				require.Nil(t, u)
+				assert.Equal(t, "retrieval-gate/baseline@1", schema)
+				return
+			}
+			require.NotNil(t, u)
+			assert.Equal(t, &Unavailable{Reason: tt.reason, Message: tt.message}, u)
+			assert.Empty(t, schema)
+		})
+	}
+}
+
+// VerifyFile reads the file back; a missing one is a local I/O problem.
+func TestVerifyFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	require.NoError(t, os.WriteFile(path, gz(t, `{"schema": "retrieval-gate/baseline@1"}`+"\n"), 0o600))
+	schema, u := VerifyFile(path, "it", DefaultLimits)
+	require.Nil(t, u)
+	assert.Equal(t, "retrieval-gate/baseline@1", schema)
+	_, u = VerifyFile(filepath.Join(dir, "gone"), "it", DefaultLimits)
+	require.NotNil(t, u)
+	assert.Equal(t, LocalIO, u.Reason)
+	assert.True(t, strings.HasPrefix(u.Message, "could not read the baseline file back: "), u.Message)
+}
+
+func TestBytesText(t *testing.T) {
+	for n, want := range map[int64]string{4 << 30: "4 GiB", 256 << 20: "256 MiB", 64 << 10: "64 KiB", 1000: "1000 bytes", 1536: "1536 bytes"} {
+		assert.Equal(t, want, BytesText(n))
+	}
+}
+
+// FuzzVerifyReader: any bytes are verified or refused with a reason and a
+// one-line message; never a panic, never an accepted schema of another tool.
+func FuzzVerifyReader(f *testing.F) {
+	f.Add(gz(f, `{"schema": "retrieval-gate/baseline@1"}`+"\n"))
+	f.Add(gz(f, `{"schema": "x"}`))
+	f.Add([]byte("\x1f\x8b"))
+	l := Limits{Expanded: 1 << 20, Header: 1 << 16}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		schema, u := VerifyReader(bytes.NewReader(data), "the file", l)
+		if u == nil {
+			if !strings.HasPrefix(schema, SchemaPrefix) {
+				t.Fatalf("verified schema %q", schema)
+			}
+			return
+		}
+		if u.Reason == "" || u.Message == "" || strings.ContainsAny(u.Message, "\r\n") {
+			t.Fatalf("bad unavailable %+v", u)
+		}
+	})
+}
