@@ -8,6 +8,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/e2e/e2etest"
 	"github.com/retrieval-gate/retrieval-gate/internal/github/githubtest"
+	"github.com/retrieval-gate/retrieval-gate/internal/gitlab/gitlabtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
 )
 
@@ -20,6 +21,8 @@ func TestMain(m *testing.M) {
 		"retrieval-gate": func() { os.Exit(run()) },
 		// fake-github serves GitHub's REST semantics on loopback for the action scripts.
 		"fake-github": githubtest.Main,
+		// fake-gitlab serves GitLab's REST semantics (notes, artifacts) on loopback for the GitLab scripts.
+		"fake-gitlab": gitlabtest.Main,
 		// fake-llm serves the OpenAI chat-completions protocol (a judge with a hidden relevance table, a query generator).
 		"fake-llm": llmtest.Main,
 	})

@@ -47,7 +47,7 @@ func ExampleLive() {
 	}
 	defer cases.Close()
 	rep, err := gate.Live(context.Background(), gate.LiveOptions{
-		KB: "../testdata/demo/kb", Cases: cases, Strategy: "dense",
+		KB: "../testdata/demo/kb", Cases: cases, Strategy: gate.StrategyDense,
 		Check: gate.Options{Floors: []string{"retrieval_recall_at_k=0.8"}},
 	})
 	if err != nil {

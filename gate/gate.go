@@ -11,8 +11,10 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	igate "github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
+	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
 // Options are the settings of Check, each the counterpart of a flag of
@@ -20,7 +22,7 @@ import (
 type Options struct {
 	// K is the retrieval top-k (--k); 0 means the k the cases record (their
 	// first case's "retrieval": {"k": N}, written by retrieve and Live), else 5,
-	// as check does without --k.
+	// as check resolves it without --k (the one function both call).
 	K int
 	// Floors are floor gates, one MEASURE[@GROUP]=F expression each (--floor),
 	// e.g. "retrieval_hit_at_k=0.7" or "retrieval_recall_at_k@locale:en=0.6".
@@ -39,7 +41,8 @@ type Options struct {
 type KB struct{ kb *kbfile.KB }
 
 // LoadKB reads a knowledge base: a JSON Lines file of cards or a directory of
-// Markdown cards (docs/kb.md). A malformed card is an error naming file:line.
+// Markdown cards (docs/formats.md, section "Cases", its last paragraph). A
+// malformed card is an error naming file:line.
 func LoadKB(ctx context.Context, path string) (*KB, error) {
 	kb, err := kbfile.Load(ctx, path)
 	if err != nil {
@@ -52,31 +55,40 @@ func LoadKB(ctx context.Context, path string) (*KB, error) {
 // `retrieval-gate check --cases FILE --kb KB` does. The cases' file name in
 // messages and in the report is the reader's Name() when it has one (an
 // *os.File), else "stdin". A failing gate is not an error: it is the Report's
-// verdict. An error is bad input (a message naming file:line), a bad option or
-// ctx's error.
+// verdict. An error is bad input (a message naming file:line), a bad option, a
+// nil reader or knowledge base, or ctx's error (returned promptly, also while
+// cases blocks in a read).
 func Check(ctx context.Context, cases io.Reader, kb *KB, o Options) (*Report, error) {
 	if kb == nil || kb.kb == nil {
 		return nil, errors.New("gate: no knowledge base")
+	}
+	if input.IsNil(cases) {
+		return nil, errors.New("gate: no cases reader (nil)")
 	}
 	opts, err := o.internal()
 	if err != nil {
 		return nil, err
 	}
-	name := "stdin"
-	if n, ok := cases.(interface{ Name() string }); ok && n.Name() != "" {
-		name = n.Name()
+	// The k, resolved as check resolves it: Options.K, else the k the cases
+	// record, else 5.
+	in := check.In{Cases: cases, CasesName: readerName(cases), KB: kb.kb}
+	kc, err := check.ResolveK(ctx, &in, o.K)
+	if err != nil {
+		return nil, err
 	}
-	res, err := check.Run(ctx, check.In{Cases: cases, CasesName: name, KB: kb.kb}, opts)
+	opts.K = kc.K
+	res, err := check.Run(ctx, in, opts)
 	if err != nil {
 		return nil, err
 	}
 	return newReport(res.Gate), nil
 }
 
-// internal validates o and maps it to check.Options.
+// internal validates o and maps it to check.Options, but for the k, which
+// check.ResolveK gives.
 func (o Options) internal() (check.Options, error) {
-	co := check.Options{K: o.K, ReferenceLocale: o.ReferenceLocale, AllowEmpty: o.AllowEmpty, ParentSep: o.ParentFromID}
-	if co.K < 0 {
+	co := check.Options{ReferenceLocale: o.ReferenceLocale, AllowEmpty: o.AllowEmpty, ParentSep: o.ParentFromID}
+	if o.K < 0 {
 		return co, fmt.Errorf("gate: K must be at least 1, got %d", o.K)
 	}
 	if co.ReferenceLocale == "" {
@@ -94,8 +106,32 @@ func (o Options) internal() (check.Options, error) {
 	return co, nil
 }
 
-// Report is the outcome of a check: the verdict, the gates, the groups.
+// Verdict is a check's decision: every gate passed (or is off), or one failed.
+type Verdict string
+
+// The verdicts, as the JSON document's "verdict" and `check`'s exit code (0
+// and 1) give them.
+const (
+	VerdictPass Verdict = "pass"
+	VerdictFail Verdict = "fail"
+)
+
+// Status is one gate's outcome.
+type Status string
+
+// The statuses of a gate, as the JSON document's "status" writes them.
+const (
+	StatusPass Status = "pass"
+	StatusFail Status = "fail"
+	StatusOff  Status = "off" // not configured, or nothing to decide on
+)
+
+// Report is the outcome of a check: the verdict, the gates, the groups, and
+// the command's reports. CommentKey is the key the Markdown's comment marker
+// carries, which `check --comment-key` sets ("" the default key).
 type Report struct {
+	CommentKey string
+
 	res *igate.Result
 	doc *checkreport.Document
 }
@@ -104,18 +140,19 @@ func newReport(r *igate.Result) *Report {
 	return &Report{res: r, doc: checkreport.New(r)}
 }
 
-// Passed reports whether every gate passed (or is off): the verdict is pass.
+// Passed reports whether every gate passed (or is off): the verdict is
+// VerdictPass.
 func (r *Report) Passed() bool { return len(r.res.Failed()) == 0 }
 
-// Verdict is "pass" or "fail".
-func (r *Report) Verdict() string { return string(r.res.Verdict()) }
+// Verdict is VerdictPass or VerdictFail.
+func (r *Report) Verdict() Verdict { return Verdict(r.res.Verdict()) }
 
 // Gate is one gate's outcome, as the reports list it.
 type Gate struct {
 	Name    string // e.g. integrity, non_empty, floor:retrieval_hit_at_k@overall
 	Group   string // "overall", "type:NAME", "locale:TAG"; "" for a gate on no group
 	Measure string // the measure's key; "" for a gate on no measure
-	Status  string // "pass", "fail" or "off"
+	Status  Status
 	// Threshold and Value are the floor and the observed value of a gate on a
 	// measure (Threshold is NaN when the gate is off, Value NaN when there was
 	// nothing to observe); both NaN for a gate on no measure.
@@ -128,7 +165,7 @@ type Gate struct {
 func (r *Report) Gates() []Gate {
 	out := make([]Gate, len(r.doc.Gates))
 	for i, g := range r.doc.Gates {
-		out[i] = Gate{Name: g.Name, Group: g.Group, Measure: g.Measure, Status: string(g.Status), N: g.N, Reason: g.Reason,
+		out[i] = Gate{Name: g.Name, Group: g.Group, Measure: g.Measure, Status: Status(g.Status), N: g.N, Reason: g.Reason,
 			Threshold: math.NaN(), Value: math.NaN()}
 		if g.Threshold != nil {
 			out[i].Threshold = float64(*g.Threshold)
@@ -176,12 +213,26 @@ func group(prefix string, g igate.Group) Group {
 	return out
 }
 
-// WriteJSON writes the report as `check --json` does, byte for byte
-// (schema retrieval-gate/aggregates@1, docs/check.md).
+// WriteJSON writes the report as `check --json` does, byte for byte (the
+// document retrieval-gate/aggregates@1, docs/check.md, section "Reports").
 func (r *Report) WriteJSON(w io.Writer) error { return r.doc.WriteJSON(w) }
 
-// Markdown is the report as `check --markdown` writes it: the body of the PR
-// comment, with the comment marker of the default comment key.
-func (r *Report) Markdown() string {
-	return r.doc.Markdown(checkreport.MarkdownOptions{Marker: format.CommentMarker(format.DefaultCommentKey)})
+// WriteMarkdown writes the report as `check --markdown` does: the body of the
+// PR comment, its marker carrying CommentKey.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	_, err := io.WriteString(w, r.doc.Markdown(checkreport.MarkdownOptions{Marker: format.CommentMarker(r.CommentKey)}))
+	return err
 }
+
+// WriteText writes the terminal report `check` prints: the verdict line, the
+// counts and groups, what failed, and a last line counting what
+// [Report.WriteTextVerbose] adds.
+func (r *Report) WriteText(w io.Writer) error { return r.doc.Text(w) }
+
+// WriteTextVerbose writes the whole terminal report `check --verbose` prints:
+// also the locale deltas, the gate table of a pass, the stale-index warning
+// and the missed cases.
+func (r *Report) WriteTextVerbose(w io.Writer) error { return r.doc.TextVerbose(w) }
+
+// WriteHTML writes the self-contained HTML page of `check --html`.
+func (r *Report) WriteHTML(w io.Writer) error { return htmlreport.CheckHTML(w, r.doc) }

@@ -3,11 +3,13 @@ package gate_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,11 +23,18 @@ const demo = "../testdata/demo"
 // runCLI runs `retrieval-gate args...` in process and returns its exit code.
 func runCLI(t *testing.T, args ...string) int {
 	t.Helper()
+	code, _ := runCLIOut(t, args...)
+	return code
+}
+
+// runCLIOut is runCLI with the standard output.
+func runCLIOut(t *testing.T, args ...string) (int, string) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	env := &cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
 	code := cli.Run(context.Background(), env, args)
 	t.Logf("retrieval-gate %s: exit %d\n%s", strings.Join(args, " "), code, errb.String())
-	return code
+	return code, out.String()
 }
 
 func loadKB(t *testing.T, path string) *gate.KB {
@@ -61,8 +70,8 @@ func TestCheckEqualsCLI(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			js, md := filepath.Join(dir, "c.json"), filepath.Join(dir, "c.md")
-			code := runCLI(t, append([]string{"check", "--cases", tt.cases, "--kb", tt.kb, "--json", js, "--markdown", md}, tt.flags...)...)
+			js, md, html := filepath.Join(dir, "c.json"), filepath.Join(dir, "c.md"), filepath.Join(dir, "c.html")
+			code, text := runCLIOut(t, append([]string{"check", "--cases", tt.cases, "--kb", tt.kb, "--json", js, "--markdown", md, "--html", html}, tt.flags...)...)
 
 			f, err := os.Open(tt.cases)
 			require.NoError(t, err)
@@ -76,13 +85,30 @@ func TestCheckEqualsCLI(t *testing.T) {
 			assert.Equal(t, string(want), got.String())
 			wantMD, err := os.ReadFile(md)
 			require.NoError(t, err)
-			assert.Equal(t, string(wantMD), rep.Markdown())
+			var gotMD bytes.Buffer
+			require.NoError(t, rep.WriteMarkdown(&gotMD))
+			assert.Equal(t, string(wantMD), gotMD.String())
+			var gotText, gotHTML bytes.Buffer
+			require.NoError(t, rep.WriteText(&gotText))
+			assert.Equal(t, text, gotText.String(), "the terminal report")
+			_, verbose := runCLIOut(t, append([]string{"check", "--cases", tt.cases, "--kb", tt.kb, "--verbose"}, tt.flags...)...)
+			var gotVerbose bytes.Buffer
+			require.NoError(t, rep.WriteTextVerbose(&gotVerbose))
+			assert.Equal(t, verbose, gotVerbose.String(), "the terminal report of --verbose")
+			require.NoError(t, rep.WriteHTML(&gotHTML))
+			wantHTML, err := os.ReadFile(html)
+			require.NoError(t, err)
+			assert.Equal(t, string(wantHTML), gotHTML.String())
+			rep.CommentKey = "nightly"
+			gotMD.Reset()
+			require.NoError(t, rep.WriteMarkdown(&gotMD))
+			assert.True(t, strings.HasPrefix(gotMD.String(), "<!-- retrieval-gate:nightly -->\n"), "the marker carries CommentKey")
 			assert.Equal(t, tt.pass, rep.Passed())
 			assert.Equal(t, tt.pass, code == 0, "exit %d", code)
 			if tt.pass {
-				assert.Equal(t, "pass", rep.Verdict())
+				assert.Equal(t, gate.VerdictPass, rep.Verdict())
 			} else {
-				assert.Equal(t, "fail", rep.Verdict())
+				assert.Equal(t, gate.VerdictFail, rep.Verdict())
 			}
 		})
 	}
@@ -97,7 +123,7 @@ func TestCheckReportFields(t *testing.T) {
 	gates := rep.Gates()
 	require.NotEmpty(t, gates)
 	assert.Equal(t, "integrity", gates[0].Name)
-	assert.Equal(t, "fail", gates[0].Status)
+	assert.Equal(t, gate.StatusFail, gates[0].Status)
 	assert.True(t, math.IsNaN(gates[0].Threshold), "a gate on no measure has no threshold")
 	last := gates[len(gates)-1]
 	assert.Equal(t, "floor:retrieval_hit_at_k@overall", last.Name)
@@ -161,7 +187,7 @@ func TestLiveEqualsCLI(t *testing.T) {
 			cases, err := os.Open(demo + "/cases.jsonl")
 			require.NoError(t, err)
 			defer cases.Close()
-			rep, err := gate.Live(context.Background(), gate.LiveOptions{KB: demo + "/kb", Cases: renamed{cases, run}, Strategy: strategy,
+			rep, err := gate.Live(context.Background(), gate.LiveOptions{KB: demo + "/kb", Cases: renamed{cases, run}, Strategy: gate.Strategy(strategy),
 				Check: gate.Options{Floors: []string{"retrieval_hit_at_k=0.85", "retrieval_recall_at_k=0.8"}}})
 			require.NoError(t, err)
 			assert.True(t, rep.Passed())
@@ -190,10 +216,10 @@ func TestLiveChroma(t *testing.T) {
 	cases, err := os.Open(demo + "/cases.jsonl")
 	require.NoError(t, err)
 	defer cases.Close()
-	rep, err := gate.Live(context.Background(), gate.LiveOptions{KB: demo + "/kb", Cases: cases, ChromaURL: url,
+	rep, err := gate.Live(context.Background(), gate.LiveOptions{KB: demo + "/kb", Cases: cases, Store: gate.StoreChroma, StoreURL: url,
 		Check: gate.Options{Floors: []string{"retrieval_hit_at_k=0.85", "retrieval_recall_at_k=0.8"}}})
 	require.NoError(t, err)
-	assert.True(t, rep.Passed(), rep.Markdown())
+	assert.True(t, rep.Passed())
 }
 
 func TestLiveErrors(t *testing.T) {
@@ -208,4 +234,44 @@ func TestLiveErrors(t *testing.T) {
 	_, err = gate.Live(ctx, gate.LiveOptions{KB: demo + "/kb",
 		Cases: strings.NewReader(`{"id": "a", "query": "q", "gold": ["x"]}` + "\n" + `{"id": "a", "query": "q", "gold": ["x"]}` + "\n")})
 	require.ErrorContains(t, err, `duplicate case id "a"`)
+}
+
+// A nil reader, or a nil pointer behind the interface, is an error, not a
+// panic (issue 33 item 8).
+func TestNilReaders(t *testing.T) {
+	ctx := context.Background()
+	kb := loadKB(t, demo+"/kb")
+	for name, r := range map[string]io.Reader{"nil": nil, "nil *os.File": (*os.File)(nil), "nil *bytes.Buffer": (*bytes.Buffer)(nil), "nil *strings.Reader": (*strings.Reader)(nil)} {
+		t.Run(name, func(t *testing.T) {
+			require.NotPanics(t, func() {
+				_, err := gate.Check(ctx, r, kb, gate.Options{})
+				require.EqualError(t, err, "gate: no cases reader (nil)")
+				_, err = gate.Live(ctx, gate.LiveOptions{KB: demo + "/kb", Cases: r})
+				require.EqualError(t, err, "gate: LiveOptions.Cases is nil")
+			})
+		})
+	}
+	_, err := gate.Check(ctx, strings.NewReader(""), nil, gate.Options{})
+	require.EqualError(t, err, "gate: no knowledge base")
+}
+
+// Check returns once ctx ends, also while its reader blocks (a pipe nobody
+// writes to), within moments (issue 33 item 9, the counterpart of report.Read).
+func TestCheckReturnsWhileItsReaderBlocks(t *testing.T) {
+	kb := loadKB(t, demo+"/kb")
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := gate.Check(ctx, pr, kb, gate.Options{})
+		done <- err
+	}()
+	cancel()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("gate.Check still blocked 10 s after its context ended")
+	}
 }

@@ -3,137 +3,157 @@ package gate
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"slices"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/chunk"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/memory"
+)
+
+// Strategy is how Live retrieves (`retrieve --strategy`).
+type Strategy string
+
+// The strategies.
+const (
+	StrategyDense   Strategy = "dense"   // the embedder's vectors, nearest first
+	StrategyLexical Strategy = "lexical" // BM25 over the chunks; no store, no embedder
+	StrategyHybrid  Strategy = "hybrid"  // reciprocal rank fusion (k = 60) of both
+)
+
+// Store names a registered store (`retrieve --store`): the built-in ones, or
+// any other name a store registers.
+type Store string
+
+// The built-in stores.
+const (
+	StoreMemory Store = "memory" // in process, exact search
+	StoreChroma Store = "chroma" // a Chroma server (v2 API) at LiveOptions.StoreURL
+)
+
+// Embedder names a registered embedder (`retrieve --embedder`): the built-in
+// ones, or any other name an embedder registers.
+type Embedder string
+
+// The built-in embedders.
+const (
+	// EmbedderHash is built in: deterministic feature hashing of the terms,
+	// lexical, not semantic; it needs no server.
+	EmbedderHash Embedder = "hash"
+	// EmbedderOpenAI is any OpenAI-compatible /v1/embeddings server at
+	// LiveOptions.EmbedderURL, by default OpenAI's (which needs
+	// EmbedderModel), with EmbedderAPIKey as its bearer token.
+	EmbedderOpenAI Embedder = "openai"
+	// EmbedderOllama is Ollama's /api/embed at EmbedderURL (default
+	// http://127.0.0.1:11434); it needs EmbedderModel.
+	EmbedderOllama Embedder = "ollama"
 )
 
 // LiveOptions are the settings of Live: what `retrieval-gate retrieve` and then
-// `retrieval-gate check` take. Nothing is read from the environment: a Chroma
-// URL or an API key is passed here.
+// `retrieval-gate check` take, each field the counterpart of a retrieve flag.
+// The zero value is retrieve's defaults (Resolve gives them). Nothing is read
+// from the environment: a store's URL or an API key is passed here.
 type LiveOptions struct {
 	// KB is the knowledge base's path (a JSONL file or a directory of Markdown
 	// cards); Cases the cases whose queries are run (their gold is checked).
 	KB    string
 	Cases io.Reader
-	// Strategy is "dense", "lexical" (BM25) or "hybrid" (reciprocal rank
-	// fusion of both); "" means "hybrid", the default of `retrieve`.
-	Strategy string
-	// ChromaURL is a Chroma server (v2 API) to index the KB in, in a temporary
-	// collection deleted at the end; "" uses the embedded in-memory store.
-	ChromaURL string
-	// Embedder is "hash" (built-in, deterministic, lexical; the default when
-	// ""), "openai" (an OpenAI-compatible /v1/embeddings at EmbedderURL) or
-	// "ollama"; EmbedderModel and EmbedderAPIKey are passed to it.
-	Embedder, EmbedderURL, EmbedderModel, EmbedderAPIKey string
+	// Strategy is StrategyDense, StrategyLexical or StrategyHybrid; ""
+	// means StrategyHybrid, the default of `retrieve`.
+	Strategy Strategy
 	// Retrieve is the number of chunks retrieved per case (`retrieve --k`);
 	// 0 means 10.
 	Retrieve int
+	// Store is the store the knowledge base is indexed in: "" means
+	// StoreMemory, or StoreChroma when StoreURL is set. A store with a server
+	// takes its URL (`--chroma-url`), a kept Collection ("" a temporary one,
+	// deleted at the end), a tenant, a database, an API key and the header it
+	// travels in (each "" the store's default) and CreateDatabase (create a
+	// missing tenant and database): `retrieve --collection`,
+	// `--chroma-tenant`, `--chroma-database`, `--chroma-api-key`,
+	// `--chroma-token-header`, `--chroma-create-database`.
+	Store                                                     Store
+	StoreURL, Collection                                      string
+	StoreTenant, StoreDatabase, StoreAPIKey, StoreTokenHeader string
+	CreateDatabase                                            bool
+	// Embedder is the embedder of the dense and hybrid strategies: "" means
+	// EmbedderHash. EmbedderURL, EmbedderModel and EmbedderAPIKey are passed
+	// to it (`retrieve --embedder-url`, `--embedder-model`; the CLI reads the
+	// key from the variable the embedder names, OPENAI_API_KEY for openai).
+	Embedder                                   Embedder
+	EmbedderURL, EmbedderModel, EmbedderAPIKey string
 	// Check are the options of the check of the retrieved cases.
 	Check Options
 }
 
-// Live runs the cases' queries against the knowledge base, as `retrieval-gate
-// retrieve --kb KB --cases CASES` does, then checks the retrieved cases against
-// the same knowledge base with Check: ADR-0023's live gate. Each case locale
-// searches only the cards of its locale. The report is the one of `retrieve`
-// followed by `check --json` (the cases' file name is the Cases reader's
-// Name(), else "stdin").
+// Resolve is the options Live runs with: each zero value given its default
+// (StrategyHybrid, Retrieve 10, StoreMemory, or StoreChroma when only
+// StoreURL is given, EmbedderHash, Check.ReferenceLocale "en"), and each
+// setting checked against the registered stores and embedders (the openai
+// embedder at OpenAI's URL needs EmbedderModel), as `retrieval-gate retrieve`
+// and `check` resolve their flags: the same function, so the same defaults and
+// refusals. Live calls it first; an error names the field.
+func (o LiveOptions) Resolve() (LiveOptions, error) {
+	r, err := o.retrieval()
+	if err != nil {
+		return o, err
+	}
+	co, err := o.Check.internal()
+	if err != nil {
+		return o, err
+	}
+	o.Strategy, o.Retrieve, o.Store, o.StoreURL, o.Embedder = Strategy(r.Strategy), r.K, Store(r.Store), r.StoreURL, Embedder(r.Embedder)
+	o.Check.ReferenceLocale = co.ReferenceLocale
+	return o, nil
+}
+
+// retrieval is o's retrieval options, resolved as the CLI resolves retrieve's
+// (retrieve's Resolve: the same defaults and registries), with no environment.
+func (o *LiveOptions) retrieval() (retrieve.RunOptions, error) {
+	r := retrieve.RunOptions{Strategy: string(o.Strategy), K: o.Retrieve, Store: string(o.Store), StoreURL: o.StoreURL, Collection: o.Collection,
+		StoreTenant: o.StoreTenant, StoreDatabase: o.StoreDatabase, StoreAPIKey: o.StoreAPIKey, StoreTokenHeader: o.StoreTokenHeader,
+		CreateDatabase: o.CreateDatabase, Embedder: string(o.Embedder), EmbedderURL: o.EmbedderURL, EmbedderModel: o.EmbedderModel,
+		EmbedderAPIKey: o.EmbedderAPIKey}
+	if err := r.Resolve(nil, o.Store != ""); err != nil {
+		return r, optionError(err)
+	}
+	return r, nil
+}
+
+// Live is the live gate (see the package documentation): it indexes the
+// knowledge base and runs the cases' queries, as `retrieval-gate retrieve --kb
+// KB --cases CASES` does with the same options, then checks the retrieved
+// cases against the same knowledge base as Check does, streaming one into the
+// other. Each case with a locale searches only the cards of its locale. The
+// report is the one of `retrieve` followed by `check` (the cases' file name is
+// the Cases reader's Name(), else "stdin"). A temporary collection of a store
+// with a server is deleted at the end, unless ctx was cancelled.
 func Live(ctx context.Context, o LiveOptions) (*Report, error) {
-	if o.Cases == nil {
+	if input.IsNil(o.Cases) {
 		return nil, errors.New("gate: LiveOptions.Cases is nil")
 	}
-	strategy := o.Strategy
-	if strategy == "" {
-		strategy = retrieve.Hybrid
+	ro, err := o.retrieval() // before any work
+	if err != nil {
+		return nil, err
 	}
-	if !slices.Contains(retrieve.Strategies, strategy) {
-		return nil, fmt.Errorf("gate: strategy %q: must be dense, lexical or hybrid", o.Strategy)
-	}
-	k := o.Retrieve
-	if k == 0 {
-		k = 10
-	}
-	if k < 1 {
-		return nil, fmt.Errorf("gate: Retrieve must be at least 1, got %d", o.Retrieve)
-	}
-	if _, err := o.Check.internal(); err != nil { // before any work
+	if _, err := o.Check.internal(); err != nil {
 		return nil, err
 	}
 	kb, err := LoadKB(ctx, o.KB)
 	if err != nil {
 		return nil, err
 	}
-	chunks := chunk.Split(kb.kb.Cards, chunk.Params{})
-	if len(chunks) == 0 {
-		return nil, input.Errorf(o.KB, 0, "knowledge base has no text to retrieve (every card is empty)")
-	}
-	meta := []string{strategy, "memory", o.Embedder}
-	if meta[2] == "" {
-		meta[2] = "hash"
-	}
-	if o.ChromaURL != "" {
-		meta[1] = "chroma"
-	}
-	var (
-		emb embed.Embedder
-		st  store.Store
-	)
-	if strategy == retrieve.Lexical {
-		meta[1], meta[2] = "none", "none"
-	} else {
-		if emb, err = newEmbedder(meta[2], o, chunks); err != nil {
-			return nil, err
-		}
-		if o.ChromaURL == "" {
-			st = memory.New(0)
-		} else {
-			cs, _, err := chroma.Open(ctx, chroma.Config{URL: o.ChromaURL, Chunks: len(chunks),
-				Fingerprint: retrieve.Fingerprint(chunks, chunk.Params{}, emb)})
-			if err != nil {
-				return nil, err
-			}
-			st = cs
-		}
-		defer func() {
-			// A failed cleanup (the server went away) leaves a temporary collection
-			// behind; the report stands, as with `retrieve`, which warns.
-			_ = st.Close(context.WithoutCancel(ctx))
-		}()
-	}
-	ix, err := retrieve.Build(ctx, chunks, emb, st, false, retrieve.Options{Strategy: strategy, K: k})
-	if err != nil {
-		return nil, err
-	}
-	name := "stdin"
-	if n, ok := o.Cases.(interface{ Name() string }); ok && n.Name() != "" {
-		name = n.Name()
-	}
-	metaJSON := (&retrieve.RunResult{Strategy: meta[0], Store: meta[1], Embedder: meta[2], K: k}).RetrievalJSON()
-
-	// The retrieved cases stream into Check through a pipe.
+	name := readerName(o.Cases)
+	// The retrieved cases stream into the check through a pipe.
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		_, err := ix.RetrieveCases(ctx, o.Cases, name, metaJSON, func(line []byte) error {
-			_, err := pw.Write(line)
-			return err
-		})
+		_, err := retrieve.Run(ctx, retrieve.In{KB: o.KB, Cases: o.Cases, CasesName: name, Out: pw, OutName: "the check's input"}, ro)
 		_ = pw.CloseWithError(err) // always nil
 		done <- err
 	}()
 	rep, err := Check(ctx, namedReader{pr, name}, kb, o.Check)
 	_ = pr.CloseWithError(errCheckEnded) // unblocks the writer after an early error (always nil)
 	if rerr := <-done; rerr != nil && !errors.Is(rerr, errCheckEnded) {
-		return nil, rerr // the retrieval's error is the cause
+		return nil, optionError(rerr) // the retrieval's error is the cause
 	}
 	return rep, err
 }
@@ -148,18 +168,11 @@ type namedReader struct {
 
 func (n namedReader) Name() string { return n.name }
 
-func newEmbedder(name string, o LiveOptions, chunks []chunk.Chunk) (embed.Embedder, error) {
-	switch name {
-	case "hash":
-		texts := make([]string, len(chunks))
-		for i, c := range chunks {
-			texts[i] = c.Text
-		}
-		return embed.NewHash(embed.DefaultHashDim, texts), nil
-	case "openai":
-		return embed.NewOpenAI(embed.OpenAIConfig{URL: o.EmbedderURL, Model: o.EmbedderModel, APIKey: o.EmbedderAPIKey})
-	case "ollama":
-		return embed.NewOllama(embed.OllamaConfig{URL: o.EmbedderURL, Model: o.EmbedderModel})
+// readerName is the name of r in messages and reports: its Name() when it has
+// one, else "stdin".
+func readerName(r io.Reader) string {
+	if n, ok := r.(interface{ Name() string }); ok && n.Name() != "" {
+		return n.Name()
 	}
-	return nil, fmt.Errorf("gate: embedder %q: must be hash, openai or ollama", name)
+	return "stdin"
 }

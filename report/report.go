@@ -1,7 +1,9 @@
 // Package report reads a saved --json report of `retrieval-gate check`,
 // `compare` or `calibrate` and renders it again as text, Markdown or HTML, as
-// `retrieval-gate report --from FILE` does. It reads no environment and
-// publishes nothing. Its compatibility promise is package gate's.
+// `retrieval-gate report --from FILE` does (the command calls it). A Document
+// renders with the methods of gate.Report: WriteJSON, WriteText,
+// WriteMarkdown and WriteHTML. It reads no environment and publishes nothing.
+// Its compatibility promise is package gate's.
 package report
 
 import (
@@ -27,9 +29,14 @@ const maxSize = 64 << 20
 // ErrNoHTML is HTML's error for a document that has no HTML rendering.
 var ErrNoHTML = errors.New("no HTML report")
 
-// Document is a --json report read back.
+// Document is a --json report read back. CommentKey is the key the
+// Markdown's comment marker carries ("" the command's default key: "default"
+// for check, the command's name for the others).
 type Document struct {
+	CommentKey string
+
 	command  string
+	json     func(io.Writer) error
 	text     func(io.Writer) error
 	markdown func(w io.Writer, key string) error
 	html     func(io.Writer) error
@@ -55,14 +62,18 @@ func (e *noHTML) Is(target error) bool { return target == ErrNoHTML }
 
 // Read reads a --json report of check, compare or calibrate from r, recognised
 // by its schema; name is the file's name in messages. A malformed document is
-// an error naming name:line.
+// an error naming name:line; a nil r is an error; when ctx ends, Read returns
+// ctx's error promptly, also while r blocks in a read (a pipe, a socket).
 func Read(ctx context.Context, r io.Reader, name string) (*Document, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxSize+1))
+	if input.IsNil(r) {
+		return nil, errors.New("report: no reader (nil)")
+	}
+	data, err := io.ReadAll(io.LimitReader(input.Reader(ctx, r), maxSize+1))
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, cerr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the document: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
 	}
 	if len(data) > maxSize {
 		return nil, input.Errorf(name, 0, "larger than %d MiB: not a --json report", maxSize>>20)
@@ -87,7 +98,12 @@ func Read(ctx context.Context, r io.Reader, name string) (*Document, error) {
 	if schema.Kind != jsonpos.String {
 		return nil, input.Errorf(name, schema.Line, "\"schema\" is %s, not a string", schema.TypeName())
 	}
-	wrap := func(err error) error { return input.Errorf(name, 0, "%v", err) }
+	wrap := func(err error) error {
+		if ie := (*input.Error)(nil); errors.As(err, &ie) {
+			return input.Errorf(name, ie.Line, "%s", ie.Msg) // the value at its line (the document readers' checks)
+		}
+		return input.Errorf(name, 0, "%v", err)
+	}
 	br := bytes.NewReader(data)
 	switch schema.Str {
 	case checkreport.Schema:
@@ -95,7 +111,7 @@ func Read(ctx context.Context, r io.Reader, name string) (*Document, error) {
 		if err != nil {
 			return nil, wrap(err)
 		}
-		return &Document{command: "check", text: d.Text,
+		return &Document{command: "check", json: d.WriteJSON, text: d.Text,
 			markdown: func(w io.Writer, key string) error {
 				_, err := io.WriteString(w, d.Markdown(checkreport.MarkdownOptions{Marker: format.CommentMarker(key)}))
 				return err
@@ -106,15 +122,15 @@ func Read(ctx context.Context, r io.Reader, name string) (*Document, error) {
 		if err != nil {
 			return nil, wrap(err)
 		}
-		return &Document{command: "compare", text: d.Text,
+		return &Document{command: "compare", json: d.WriteJSON, text: d.Text,
 			markdown: func(w io.Writer, _ string) error { return d.Markdown(w) },
-			noHTML:   "the compare dashboard needs the per-query values (best and worst queries), which the JSON document does not carry; write it with compare --html"}, nil
+			html:     func(w io.Writer) error { return htmlreport.CompareHTML(w, d, nil, nil) }}, nil
 	case calibratereport.Schema:
 		d, err := calibratereport.Read(br)
 		if err != nil {
 			return nil, wrap(err)
 		}
-		return &Document{command: "calibrate", text: d.Text, markdown: func(w io.Writer, key string) error { return d.Markdown(w, format.CommentMarker(key)) },
+		return &Document{command: "calibrate", json: d.WriteJSON, text: d.Text, markdown: func(w io.Writer, key string) error { return d.Markdown(w, format.CommentMarker(key)) },
 			noHTML: "calibrate has no HTML report"}, nil
 	}
 	return nil, input.Errorf(name, schema.Line, "unknown schema %s: report --from reads the --json report of check (%s), compare (%s) or calibrate (%s)",
@@ -124,21 +140,27 @@ func Read(ctx context.Context, r io.Reader, name string) (*Document, error) {
 // Command is the command that wrote the document: check, compare or calibrate.
 func (d *Document) Command() string { return d.command }
 
-// Text writes the terminal report, as the command printed it.
-func (d *Document) Text(w io.Writer) error { return d.text(w) }
+// WriteJSON writes the document as the command's --json wrote it.
+func (d *Document) WriteJSON(w io.Writer) error { return d.json(w) }
 
-// Markdown writes the Markdown report (the PR comment body). key is the
-// comment key its marker carries; "" is the command's default key.
-func (d *Document) Markdown(w io.Writer, key string) error {
+// WriteText writes the terminal report, as the command printed it.
+func (d *Document) WriteText(w io.Writer) error { return d.text(w) }
+
+// WriteMarkdown writes the Markdown report (the PR comment body), its marker
+// carrying CommentKey.
+func (d *Document) WriteMarkdown(w io.Writer) error {
+	key := d.CommentKey
 	if key == "" {
 		key = defaultKey(d.command)
 	}
 	return d.markdown(w, key)
 }
 
-// HTML writes the self-contained HTML page. Only a check document has one;
-// the others return an error that says why (errors.Is ErrNoHTML), writing nothing.
-func (d *Document) HTML(w io.Writer) error {
+// WriteHTML writes the self-contained HTML page: check's report or compare's
+// dashboard (of a document read back: without the diagnosis and the reranker
+// tests, which the JSON does not carry). A calibrate document has none: an
+// error that says why (errors.Is ErrNoHTML), writing nothing.
+func (d *Document) WriteHTML(w io.Writer) error {
 	if d.html == nil {
 		return &noHTML{d.command, d.noHTML}
 	}

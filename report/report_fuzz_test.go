@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,6 +27,17 @@ func FuzzRead(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
+	// Whole documents as the commands write them (the golden files): the
+	// fuzzer mutates what the checks accept.
+	for _, golden := range []string{
+		"../internal/report/checkreport/testdata/check.json.golden",
+		"../internal/report/calibratereport/testdata/golden/demo.json",
+		"../internal/report/calibratereport/testdata/golden/panel.json",
+	} {
+		data, err := os.ReadFile(golden)
+		require.NoError(f, err)
+		f.Add(data)
+	}
 	const path = "doc.json"
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := Read(context.Background(), bytes.NewReader(data), path)
@@ -35,13 +47,15 @@ func FuzzRead(f *testing.F) {
 			require.Equal(t, path, ie.File)
 			return
 		}
-		require.NoError(t, doc.Text(io.Discard))
-		require.NoError(t, doc.Markdown(io.Discard, "k"))
-		require.NoError(t, doc.Markdown(io.Discard, ""))
-		if doc.Command() == "check" {
-			require.NoError(t, doc.HTML(io.Discard))
+		require.NoError(t, doc.WriteText(io.Discard))
+		require.NoError(t, doc.WriteJSON(io.Discard))
+		require.NoError(t, doc.WriteMarkdown(io.Discard))
+		doc.CommentKey = "k"
+		require.NoError(t, doc.WriteMarkdown(io.Discard))
+		if doc.Command() != "calibrate" {
+			require.NoError(t, doc.WriteHTML(io.Discard))
 		} else {
-			require.ErrorIs(t, doc.HTML(io.Discard), ErrNoHTML)
+			require.ErrorIs(t, doc.WriteHTML(io.Discard), ErrNoHTML)
 		}
 	})
 }

@@ -3,10 +3,12 @@ package report_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -37,9 +39,7 @@ func TestReadEqualsReportFrom(t *testing.T) {
 		t.Run(tt.command, func(t *testing.T) {
 			md, html := filepath.Join(t.TempDir(), "r.md"), filepath.Join(t.TempDir(), "r.html")
 			args := []string{"report", "--from", tt.path, "--markdown", md}
-			if tt.command == "check" {
-				args = append(args, "--html", html)
-			}
+			args = append(args, "--html", html)
 			wantText := run(args...)
 
 			f, err := os.Open(tt.path)
@@ -48,23 +48,27 @@ func TestReadEqualsReportFrom(t *testing.T) {
 			doc, err := report.Read(context.Background(), f, tt.path)
 			require.NoError(t, err)
 			assert.Equal(t, tt.command, doc.Command())
-			var text, gotMD, gotHTML bytes.Buffer
-			require.NoError(t, doc.Text(&text))
+			var text, gotMD, gotHTML, gotJSON bytes.Buffer
+			require.NoError(t, doc.WriteText(&text))
 			assert.Equal(t, wantText, text.String())
-			require.NoError(t, doc.Markdown(&gotMD, ""))
+			require.NoError(t, doc.WriteJSON(&gotJSON))
+			wantJSON, err := os.ReadFile(tt.path)
+			require.NoError(t, err)
+			assert.Equal(t, string(wantJSON), gotJSON.String(), "the document written back as the command wrote it") //nolint:testifylint // byte for byte, not merely the same JSON
+			require.NoError(t, doc.WriteMarkdown(&gotMD))
 			wantMD, err := os.ReadFile(md)
 			require.NoError(t, err)
 			assert.Equal(t, string(wantMD), gotMD.String())
-			if tt.command == "check" {
-				require.NoError(t, doc.HTML(&gotHTML))
-				wantHTML, err := os.ReadFile(html)
-				require.NoError(t, err)
-				assert.Equal(t, string(wantHTML), gotHTML.String())
-			} else {
-				err := doc.HTML(&gotHTML)
-				require.ErrorIs(t, err, report.ErrNoHTML)
-				assert.Contains(t, err.Error(), "a compare document cannot be rendered as HTML")
-				assert.Zero(t, gotHTML.Len())
+			// Both render as HTML (a compare document: the dashboard, issue 32
+			// item 3; it was "a compare document cannot be rendered as HTML").
+			require.NoError(t, doc.WriteHTML(&gotHTML))
+			wantHTML, err := os.ReadFile(html)
+			require.NoError(t, err)
+			assert.Equal(t, string(wantHTML), gotHTML.String())
+			if tt.command == "compare" {
+				for _, want := range []string{"Retrieval strategy comparison", "Decision: use dense", "Every measure (this run)", "Best of dense", "Worst of bm25"} {
+					assert.Contains(t, gotHTML.String(), want)
+				}
 			}
 		})
 	}
@@ -92,7 +96,52 @@ func TestReadCalibrate(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "calibrate", doc.Command())
 	var md bytes.Buffer
-	require.NoError(t, doc.Markdown(&md, ""))
+	require.NoError(t, doc.WriteMarkdown(&md))
 	assert.Contains(t, md.String(), "calibrate")
-	require.ErrorIs(t, doc.HTML(&md), report.ErrNoHTML)
+	assert.True(t, strings.HasPrefix(md.String(), "<!-- retrieval-gate:calibrate -->"), "calibrate's default key")
+	doc.CommentKey = "nightly"
+	md.Reset()
+	require.NoError(t, doc.WriteMarkdown(&md))
+	assert.True(t, strings.HasPrefix(md.String(), "<!-- retrieval-gate:nightly -->"), md.String()[:40])
+	require.ErrorIs(t, doc.WriteHTML(&md), report.ErrNoHTML)
+}
+
+// A nil reader, or a nil pointer behind the interface, is an error, not a
+// panic (issue 33 item 8).
+func TestReadNilReader(t *testing.T) {
+	for name, r := range map[string]io.Reader{"nil": nil, "nil *os.File": (*os.File)(nil), "nil *strings.Reader": (*strings.Reader)(nil)} {
+		require.NotPanics(t, func() {
+			_, err := report.Read(context.Background(), r, "doc.json")
+			require.EqualError(t, err, "report: no reader (nil)", name)
+		}, name)
+	}
+}
+
+// Read returns ctx's error once ctx ends, also while its reader blocks: an
+// io.Pipe nobody writes to (read by a helper goroutine) and an OS pipe (a read
+// deadline), as gate.Check does (issue 33 item 9).
+func TestReadReturnsWhileItsReaderBlocks(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	osr, osw, err := os.Pipe()
+	require.NoError(t, err)
+	defer osr.Close()
+	defer osw.Close()
+	for name, r := range map[string]io.Reader{"io.Pipe": pr, "os.Pipe": osr} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := report.Read(ctx, r, "doc.json")
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+			case <-time.After(10 * time.Second):
+				t.Fatal("report.Read still blocked 10 s after its context ended")
+			}
+		})
+	}
 }

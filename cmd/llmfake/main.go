@@ -1,9 +1,11 @@
 // Command llmfake serves the project's fake OpenAI-compatible chat server
-// (internal/llm/llmtest) on 127.0.0.1:8000, so the judge, generate and evaluate
-// examples of the docs run without a model server. It grades by a rule (word
-// overlap, or a qrels table given with -qrels), not a model. See docs/judge.md.
+// (internal/llm/llmtest) on a free port of 127.0.0.1, whose URL it prints on
+// stdout, so the judge, generate and evaluate examples of the docs run without a
+// model server; its /rerank is an offline reranker (TEI's protocol) for
+// --rerank-url. It grades and reranks by a rule (word overlap, or a qrels table
+// given with -qrels), not a model. See docs/judge.md.
 //
-//	go run ./cmd/llmfake [-addr 127.0.0.1:8000] [-qrels FILE -kb PATH -queries FILE]
+//	llmfake [-addr 127.0.0.1:0] [-qrels FILE -kb PATH -queries FILE]
 package main
 
 import (

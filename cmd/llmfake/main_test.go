@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -30,10 +32,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// start runs the command on a free loopback port and returns it with its URL.
+// start runs the command with args (by default on a free loopback port) and
+// returns it with its URL.
 func start(t *testing.T, args ...string) (*exec.Cmd, string, *e2etest.LockedBuffer) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(os.Args[0], args...)
 	// Under -race the runtime sleeps a second at exit (GORACE atexit_sleep_ms,
 	// default 1000) before the process ends; the command itself is what is timed.
 	cmd.Env = append(os.Environ(), "LLMFAKE_MAIN=1", "GORACE=atexit_sleep_ms=0")
@@ -142,4 +145,60 @@ func TestBadFlags(t *testing.T) {
 		assert.Contains(t, errb.String(), "llmfake", "%v", args)
 		assert.Empty(t, out.String())
 	}
+}
+
+// Issue 32 item 12: with no -addr it listens on a free port of 127.0.0.1 and
+// prints its URL, so two of them (or one beside a server on 8000) both start.
+func TestDefaultAddressIsAFreePort(t *testing.T) {
+	_, a, _ := start(t)
+	_, b, stderr := start(t)
+	assert.NotEqual(t, a, b)
+	for _, u := range []string{a, b} {
+		assert.Regexp(t, `^http://127\.0\.0\.1:[0-9]+$`, u)
+		resp, err := chat(context.Background(), u, "<query>\nrefund\n</query>\n<document>\nrefund\n</document>\n")
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	assert.Contains(t, stderr.String(), "/rerank reranks by the share of the query's words in each text (TEI's protocol), not a cross-encoder")
+}
+
+// Its /rerank speaks TEI's protocol ({"query", "texts"} -> [{"index",
+// "score"}], best first; 413 beyond 32 texts; 422 for a malformed body; POST
+// only) and scores by word overlap.
+func TestRerank(t *testing.T) {
+	_, url, _ := start(t)
+	post := func(body string) (int, string) {
+		resp, err := http.Post(url+"/rerank", "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(data)
+	}
+	code, body := post(`{"query": "refund window days", "texts": ["invoices by email", "the refund window is 30 days", "a refund is possible"]}`)
+	require.Equal(t, http.StatusOK, code, body)
+	var items []struct {
+		Index int     `json:"index"`
+		Score float64 `json:"score"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &items))
+	require.Len(t, items, 3)
+	assert.Equal(t, []int{1, 2, 0}, []int{items[0].Index, items[1].Index, items[2].Index}, "best first")
+	assert.InDelta(t, 1.0, items[0].Score, 1e-12, "every word of the query")
+	assert.InDelta(t, 1.0/3, items[1].Score, 1e-12, "one of three")
+	assert.InDelta(t, 0.0, items[2].Score, 1e-12)
+
+	texts := make([]string, 33)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("%q", "text")
+	}
+	code, _ = post(`{"query": "q", "texts": [` + strings.Join(texts, ",") + `]}`)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, code, "beyond TEI's default --max-client-batch-size")
+	code, _ = post(`{"query": `)
+	assert.Equal(t, http.StatusUnprocessableEntity, code)
+	resp, err := http.Get(url + "/rerank")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
 }

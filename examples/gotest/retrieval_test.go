@@ -5,12 +5,13 @@ package gotest
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/retrieval-gate/retrieval-gate/gate"
 )
 
-// The live gate: the KB in the embedded store (or Chroma when CHROMA_URL is
+// The live gate: the KB in the embedded store (or Chroma, which a StoreURL implies, when CHROMA_URL is
 // set), the cases' queries retrieved, then checked against a recall floor.
 func TestRetrievalLive(t *testing.T) {
 	cases, err := os.Open("../../testdata/demo/cases.jsonl")
@@ -19,14 +20,14 @@ func TestRetrievalLive(t *testing.T) {
 	}
 	defer cases.Close()
 	rep, err := gate.Live(context.Background(), gate.LiveOptions{
-		KB: "../../testdata/demo/kb", Cases: cases, Strategy: "dense", ChromaURL: os.Getenv("CHROMA_URL"),
+		KB: "../../testdata/demo/kb", Cases: cases, Strategy: gate.StrategyDense, StoreURL: os.Getenv("CHROMA_URL"), // "": the embedded store
 		Check: gate.Options{Floors: []string{"retrieval_recall_at_k=0.8"}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !rep.Passed() {
-		t.Fatalf("retrieval gate failed:\n%s", rep.Markdown())
+		t.Fatalf("retrieval gate failed:\n%s", text(rep))
 	}
 }
 
@@ -50,6 +51,14 @@ func TestRetrievalCommitted(t *testing.T) {
 		t.Logf("%-40s %-4s n=%d %s", g.Name, g.Status, g.N, g.Reason)
 	}
 	if !rep.Passed() {
-		t.Fatalf("retrieval gate failed:\n%s", rep.Markdown())
+		t.Fatalf("retrieval gate failed:\n%s", text(rep))
 	}
+}
+
+// text is the report as `retrieval-gate check` prints it, for a failing
+// test's message.
+func text(rep *gate.Report) string {
+	var b strings.Builder
+	_ = rep.WriteText(&b)
+	return b.String()
 }

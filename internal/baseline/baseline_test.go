@@ -428,7 +428,7 @@ func TestPairedStatAgreesWithItsTest(t *testing.T) {
 		assert.Equal(t, 1.0, s.P, m.Key)
 		assert.False(t, s.Rejects, m.Key)
 		assert.Equal(t, metrics.MethodRuleOfThree, s.CI95Method, m.Key)
-		assert.InDelta(t, 1-math.Pow(0.05, 1.0/60), s.CI95[1], 1e-15, m.Key)
+		assert.InDelta(t, 1-math.Pow(0.05, 1.0/59), s.CI95[1], 1e-15, m.Key)
 		assert.Empty(t, s.Note, m.Key)
 	}
 

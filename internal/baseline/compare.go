@@ -71,6 +71,11 @@ type Options struct {
 	// GroupMaxDrop are the --max-drop MEASURE[@GROUP]=F gates: the tolerated
 	// drop of a group's paired mean (groupgates.go).
 	GroupMaxDrop floor.List
+
+	// MinRBO and MaxChurn are the churn gates (churn.go): --min-rbo [GROUP=]F
+	// on a group's mean RBO (Measure KeyRBO), --max-churn [GROUP=]F on the
+	// share of its cases whose top k changed as a set (KeyChurn).
+	MinRBO, MaxChurn floor.List
 }
 
 // Current is what the join needs of one case of this run besides its scores.
@@ -92,8 +97,15 @@ type Current struct {
 	// Prepare or Add), HasRBO when both are known; SameTop when they are equal.
 	RBO             float64
 	HasRBO, SameTop bool
-	rboSet          bool
-	rec             int // Prepare's lookup: 1 + the baseline record's index, -1 none, 0 not looked up
+	// Left is how many entries of the baseline's top k left this run's
+	// (metrics.LeftTop), SameSet that both hold the same set (set with RBO).
+	Left    int
+	SameSet bool
+	rboSet  bool
+	// Cluster is the case's family (its `cluster` key; "": none): the paired
+	// statistics are computed over clusters when cases carry one (clusters.go).
+	Cluster string
+	rec     int // Prepare's lookup: 1 + the baseline record's index, -1 none, 0 not looked up
 }
 
 // Comparer joins this run's cases, in file order, with a loaded baseline.
@@ -108,6 +120,7 @@ type Comparer struct {
 	onlyCurList                          []CaseRef
 	goldList                             []goldRef
 	ov                                   overlapState
+	ch                                   churnState
 }
 
 type cellKey struct{ typ, locale string }
@@ -117,6 +130,10 @@ type cell struct {
 	diff [metrics.NumCase]*metrics.Histogram
 	base [metrics.NumCase]float64 // Σ baseline values
 	cur  [metrics.NumCase]float64
+	// clus: the cell's clusters (cases with a cluster key; nil: none), and
+	// clusDiff the differences of those cases (clusters.go).
+	clus     map[string]*clusterAcc
+	clusDiff [metrics.NumCase]*metrics.Histogram
 }
 
 type flipList struct {
@@ -156,6 +173,7 @@ func NewComparer(b *Baseline, opt Options) *Comparer {
 	}
 	c := &Comparer{b: b, opt: opt, seen: make([]bool, b.recs.n), cells: map[cellKey]*cell{}}
 	c.ov.init(opt, b.Source.Header)
+	c.ch.init()
 	return c
 }
 
@@ -180,7 +198,7 @@ func (c *Comparer) flip(rec *record, r *gate.CaseResult, cur *Current) int {
 
 // Prepare computes the case's rank-biased overlap with the baseline (cur.RBO)
 // and reports whether the case may be listed (a flip, a changed gold set, a case
-// only in this run, a case without gold that may be among the most changed), so
+// only in this run, a case that may be among the most changed), so
 // its caller keeps its query, gold and top k. It only reads the comparison
 // (the moved list's cut atomically): safe for concurrent use, on the workers.
 func (c *Comparer) Prepare(r *gate.CaseResult, cur *Current) bool {
@@ -196,9 +214,9 @@ func (c *Comparer) Prepare(r *gate.CaseResult, cur *Current) bool {
 		return true
 	}
 	if !r.Scored {
-		return c.mayMove(cur)
+		return c.mayMove(cur) || c.mayChange(cur)
 	}
-	return c.flip(rec, r, cur) != 0
+	return c.flip(rec, r, cur) != 0 || c.mayChange(cur)
 }
 
 // Add joins one case of this run (file order; duplicate ids were refused before).
@@ -220,6 +238,7 @@ func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 	c.seen[i] = true
 	rec := c.b.recs.at(i)
 	c.setRBO(rec, cur)
+	c.addChurn(i, r, line, cur)
 	if !rec.scored() && !r.Scored {
 		c.noGold++
 		c.ov.withoutGold.add(cur)
@@ -248,6 +267,9 @@ func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 	for m := range metrics.NumCase {
 		if rec.hasScore(m) && r.Has[m] {
 			ce.diff[m].Add(r.Scores[m] - rec.scores[m])
+			if cur.Cluster != "" {
+				ce.addClustered(cur.Cluster, m, r.Scores[m]-rec.scores[m])
+			}
 			ce.base[m] += rec.scores[m]
 			ce.cur[m] += r.Scores[m]
 		}
@@ -318,6 +340,10 @@ type Stat struct {
 	HasDiscordant bool
 	// Note is NoteMethods when the interval and the test disagree, else "".
 	Note string
+	// Clusters: the clusters the N cases fall into when the statistics are
+	// computed over clusters (cases with a cluster key, clusters.go); 0
+	// otherwise.
+	Clusters int64
 }
 
 // GroupStats is a group's paired comparison.
@@ -385,6 +411,11 @@ type Comparison struct {
 
 	// Overlap is the rank-biased overlap of the two runs' top k.
 	Overlap Overlap
+	// Churn is what changed in the top k of the cases both runs hold, with
+	// or without gold (churn.go); ChurnStatus the churn gates' (pass, fail,
+	// off: none set).
+	Churn       Churn
+	ChurnStatus outcome.Status
 
 	Test       string
 	Gates      outcome.Gates
@@ -406,7 +437,7 @@ type Unavailability struct {
 // Unavailable is the comparison when there is no baseline: every regression gate
 // that was set is off, its reason why (outcome.NoBaseline).
 func Unavailable(why Unavailability, opt Options) *Comparison {
-	c := &Comparison{NoBaseline: &why, Test: opt.Test, Regression: outcome.Off}
+	c := &Comparison{NoBaseline: &why, Test: opt.Test, Regression: outcome.Off, ChurnStatus: outcome.Off}
 	for _, gm := range GateMeasures {
 		g := outcome.New(gm.Name, outcome.Off)
 		g.Group, g.Measure = outcome.GroupOverall, gm.Key
@@ -417,6 +448,7 @@ func Unavailable(why Unavailability, opt Options) *Comparison {
 		c.Gates = append(c.Gates, g)
 	}
 	c.Gates = append(c.Gates, unavailableGroupGates(why, opt)...)
+	c.Gates = append(c.Gates, unavailableChurnGates(why, opt)...)
 	return c
 }
 
@@ -495,6 +527,9 @@ func (c *Comparer) Result() (*Comparison, error) {
 	if out.Overlap, err = c.overlapResult(); err != nil {
 		return nil, err
 	}
+	if out.Churn, err = c.churnResult(); err != nil {
+		return nil, err
+	}
 
 	keys := make([]cellKey, 0, len(c.cells))
 	for k := range c.cells {
@@ -526,6 +561,7 @@ func (c *Comparer) Result() (*Comparison, error) {
 	}
 	out.Gates, out.Regression = c.gates(out.Overall)
 	c.groupGates(out) // --max-drop MEASURE@GROUP (groupgates.go)
+	c.churnGates(out) // min_rbo, max_churn (churn.go)
 	return out, err
 }
 
@@ -534,8 +570,11 @@ func (c *Comparer) group(name string, keys []cellKey, pick func(cellKey) bool) G
 	g := GroupStats{Name: name}
 	var diff [metrics.NumCase]*metrics.Histogram
 	var base, cur [metrics.NumCase]float64
+	var clusDiff [metrics.NumCase]*metrics.Histogram
+	var clus map[string]*clusterAcc
 	for m := range diff {
 		diff[m] = metrics.NewHistogram()
+		clusDiff[m] = metrics.NewHistogram()
 	}
 	for _, k := range keys {
 		if !pick(k) {
@@ -548,13 +587,37 @@ func (c *Comparer) group(name string, keys []cellKey, pick func(cellKey) bool) G
 			base[m] += ce.base[m]
 			cur[m] += ce.cur[m]
 		}
+		if ce.clus != nil { // a family may span cells: its parts are summed
+			if clus == nil {
+				clus = map[string]*clusterAcc{}
+			}
+			for key, a := range ce.clus {
+				b := clus[key]
+				if b == nil {
+					b = &clusterAcc{}
+					clus[key] = b
+				}
+				for m := range a.sum {
+					b.sum[m] += a.sum[m]
+					b.n[m] += a.n[m]
+				}
+			}
+			for m := range clusDiff {
+				clusDiff[m].Merge(ce.clusDiff[m])
+			}
+		}
 	}
 	for m, info := range metrics.CaseMeasures {
 		h := diff[m]
 		if h.N() == 0 {
 			continue
 		}
-		g.Stats = append(g.Stats, PairedStat(info.Info, h, base[m], cur[m], c.opt.Resamples, c.opt.Seed))
+		s := PairedStat(info.Info, h, base[m], cur[m], c.opt.Resamples, c.opt.Seed)
+		if clus != nil {
+			sums, sizes := clusterSums(m, clus, h, clusDiff[m])
+			clusterStat(&s, info.Info, h, sums, sizes, c.opt.Resamples, c.opt.Seed)
+		}
+		g.Stats = append(g.Stats, s)
 	}
 	return g
 }

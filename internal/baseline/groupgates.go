@@ -134,21 +134,28 @@ func (c *Comparer) groupGates(out *Comparison) {
 // pairedGroup finds a group of the comparison by its floor-grammar name, or
 // returns nil and the names of the groups there are.
 func (out *Comparison) pairedGroup(name string) (*GroupStats, []string) {
+	return findGroup(name, &out.Overall, out.ByType, out.ByLocale, func(g *GroupStats) string { return g.Name })
+}
+
+// findGroup finds the group named name in the floor grammar (overall,
+// type:NAME, locale:NAME) among overall and the groups by type and by locale,
+// or returns nil and the names of the groups there are.
+func findGroup[G any](name string, overall *G, byType, byLocale []G, nameOf func(*G) string) (*G, []string) {
 	if name == outcome.GroupOverall {
-		return &out.Overall, nil
+		return overall, nil
 	}
 	names := []string{outcome.GroupOverall}
-	for i := range out.ByType {
-		if floor.TypePrefix+out.ByType[i].Name == name {
-			return &out.ByType[i], nil
+	for _, part := range []struct {
+		prefix string
+		groups []G
+	}{{floor.TypePrefix, byType}, {floor.LocalePrefix, byLocale}} {
+		for i := range part.groups {
+			n := part.prefix + nameOf(&part.groups[i])
+			if n == name {
+				return &part.groups[i], nil
+			}
+			names = append(names, n)
 		}
-		names = append(names, floor.TypePrefix+out.ByType[i].Name)
-	}
-	for i := range out.ByLocale {
-		if floor.LocalePrefix+out.ByLocale[i].Name == name {
-			return &out.ByLocale[i], nil
-		}
-		names = append(names, floor.LocalePrefix+out.ByLocale[i].Name)
 	}
 	return nil, names
 }

@@ -84,16 +84,81 @@ type movedRef struct {
 	rbo  float64
 }
 
+// movedList keeps the changed cases with the lowest RBO, lowest first, ties in
+// file order, at most max: offered in file order (Add), looked at early by the
+// workers (Prepare) through the cut.
+type movedList struct {
+	items []movedRef
+	max   int
+	// cut is the float64 bits of the RBO a case must be below to enter a full
+	// list (2 while it is not full); it only falls, so the workers' Prepare
+	// may read it late and still keep every case that could enter.
+	cut atomic.Uint64
+}
+
+func (l *movedList) init(max int) {
+	l.max = max
+	l.cut.Store(math.Float64bits(2))
+}
+
+// may reports whether a changed case of RBO rbo may enter the list (read
+// atomically: safe on a worker).
+func (l *movedList) may(rbo float64) bool {
+	return l.max > 0 && rbo < math.Float64frombits(l.cut.Load())
+}
+
+// offer adds the case to the list if its RBO is low enough (file order; an
+// equal RBO earlier in the file keeps its place). depth cuts its top k.
+func (l *movedList) offer(rec int, r *gate.CaseResult, line *CaseLine, cur *Current, depth int) {
+	if !cur.HasRBO || cur.SameTop || l.max <= 0 {
+		return
+	}
+	full := len(l.items) == l.max
+	if full && cur.RBO >= l.items[len(l.items)-1].rbo {
+		return
+	}
+	// Cloned: the case's strings may share a block of the case reader, which a
+	// kept string would hold for the whole run.
+	top := make([]string, 0, min(len(cur.Top), depth))
+	for _, id := range cur.Top[:cap(top)] {
+		top = append(top, strings.Clone(id))
+	}
+	m := movedRef{rec: rec, file: r.File, rbo: cur.RBO, cur: CaseLine{ID: strings.Clone(r.ID), Line: r.Line,
+		Locale: strings.Clone(r.Locale), Type: strings.Clone(r.Type), Query: strings.Clone(line.Query), HasTop: true, Top: top}}
+	i := len(l.items)
+	for i > 0 && l.items[i-1].rbo > cur.RBO {
+		i--
+	}
+	if full {
+		l.items = l.items[:len(l.items)-1]
+	}
+	l.items = append(l.items, movedRef{})
+	copy(l.items[i+1:], l.items[i:])
+	l.items[i] = m
+	if len(l.items) == l.max {
+		l.cut.Store(math.Float64bits(l.items[len(l.items)-1].rbo))
+	}
+}
+
+// result is the list with each case's baseline top k read back, cut to depth.
+func (l *movedList) result(b *Baseline, depth int) ([]Moved, error) {
+	var out []Moved
+	for _, m := range l.items {
+		d, err := b.detail(m.rec)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Moved{ID: m.cur.ID, File: m.file, Line: m.cur.Line, Locale: m.cur.Locale,
+			Type: m.cur.Type, Query: m.cur.Query, Before: d.Top[:min(len(d.Top), depth)], After: m.cur.Top, RBO: m.rbo})
+	}
+	return out, nil
+}
+
 // overlapState is the Comparer's part of the overlap.
 type overlapState struct {
 	depth               int
 	paired, withoutGold overlapAcc
-	moved               []movedRef // lowest RBO first, at most maxMoved
-	maxMoved            int
-	// cut is the float64 bits of the RBO a case must be below to enter a full
-	// moved list (2 while it is not full); it only falls, so the workers'
-	// Prepare may read it late and still keep every case that could enter.
-	cut atomic.Uint64
+	moved               movedList // the cases without gold
 }
 
 func (o *overlapState) init(opt Options, h *Header) {
@@ -101,8 +166,7 @@ func (o *overlapState) init(opt Options, h *Header) {
 	if h != nil && h.K > 0 {
 		o.depth = min(o.depth, h.K)
 	}
-	o.maxMoved = DefaultMaxMoved
-	o.cut.Store(math.Float64bits(2))
+	o.moved.init(DefaultMaxMoved)
 }
 
 // setRBO computes cur's rank-biased overlap with rec's top k, once.
@@ -127,45 +191,19 @@ func (c *Comparer) setRBO(rec *record, cur *Current) {
 	for i := 0; cur.SameTop && i < len(bt); i++ {
 		cur.SameTop = bt[i] == ct[i]
 	}
+	cur.Left = metrics.LeftTop(bt, ct)
+	cur.SameSet = cur.Left == 0 && len(bt) == len(ct)
 }
 
 // mayMove reports whether a case without gold may enter the moved list (Prepare,
 // on a worker: the list's cut is read atomically).
 func (c *Comparer) mayMove(cur *Current) bool {
-	return cur.HasRBO && !cur.SameTop && cur.RBO < math.Float64frombits(c.ov.cut.Load())
+	return cur.HasRBO && !cur.SameTop && c.ov.moved.may(cur.RBO)
 }
 
 // addMoved offers a case without gold to the moved list (Add, file order).
 func (c *Comparer) addMoved(rec int, r *gate.CaseResult, line *CaseLine, cur *Current) {
-	o := &c.ov
-	if !cur.HasRBO || cur.SameTop || o.maxMoved <= 0 {
-		return
-	}
-	full := len(o.moved) == o.maxMoved
-	if full && cur.RBO >= o.moved[len(o.moved)-1].rbo {
-		return // an equal RBO earlier in the file keeps its place
-	}
-	// Cloned: the case's strings may share a block of the case reader, which a
-	// kept string would hold for the whole run.
-	top := make([]string, 0, min(len(cur.Top), o.depth))
-	for _, id := range cur.Top[:cap(top)] {
-		top = append(top, strings.Clone(id))
-	}
-	m := movedRef{rec: rec, file: r.File, rbo: cur.RBO, cur: CaseLine{ID: strings.Clone(r.ID), Line: r.Line,
-		Locale: strings.Clone(r.Locale), Type: strings.Clone(r.Type), Query: strings.Clone(line.Query), HasTop: true, Top: top}}
-	i := len(o.moved)
-	for i > 0 && o.moved[i-1].rbo > cur.RBO {
-		i--
-	}
-	if full {
-		o.moved = o.moved[:len(o.moved)-1]
-	}
-	o.moved = append(o.moved, movedRef{})
-	copy(o.moved[i+1:], o.moved[i:])
-	o.moved[i] = m
-	if len(o.moved) == o.maxMoved {
-		o.cut.Store(math.Float64bits(o.moved[len(o.moved)-1].rbo))
-	}
+	c.ov.moved.offer(rec, r, line, cur, c.ov.depth)
 }
 
 // overlapResult finishes the overlap, reading the moved cases' baseline top k.
@@ -173,13 +211,7 @@ func (c *Comparer) overlapResult() (Overlap, error) {
 	o := &c.ov
 	out := Overlap{P: metrics.RBOPersistence, Depth: o.depth, Weight: metrics.RBOPrefixWeight(metrics.RBOPersistence, o.depth),
 		Paired: o.paired.group(), WithoutGold: o.withoutGold.group()}
-	for _, m := range o.moved {
-		d, err := c.b.detail(m.rec)
-		if err != nil {
-			return Overlap{}, err
-		}
-		out.MostChanged = append(out.MostChanged, Moved{ID: m.cur.ID, File: m.file, Line: m.cur.Line, Locale: m.cur.Locale,
-			Type: m.cur.Type, Query: m.cur.Query, Before: d.Top[:min(len(d.Top), o.depth)], After: m.cur.Top, RBO: m.rbo})
-	}
-	return out, nil
+	var err error
+	out.MostChanged, err = o.moved.result(c.b, o.depth)
+	return out, err
 }

@@ -22,7 +22,9 @@ import (
 // the splitter to bufio.Scanner). One difference: a last line without '\n' of
 // exactly maxLine bytes is always too long here; the scanner let it through
 // when the reader returned its last bytes and io.EOF from one call. A batch's
-// buffer grows to hold a long line: to at most about twice maxLine.
+// buffer grows to hold a long line: to at most about twice maxLine; blank
+// lines before a batch's first line are dropped as they are split, so they
+// never grow it (a batch holds at most batchBytes and one line besides).
 
 // readChunk is the least free space a read into a batch buffer is given.
 const readChunk = 64 << 10
@@ -80,6 +82,13 @@ func (s *Source) fill(lb *lineBatch, maxLines int) {
 			}
 			lb.readErr = s.readError(s.readErr)
 			break
+		}
+		if len(lb.starts) == 0 && pos > 0 {
+			// Nothing but blank lines split so far: drop them before reading on,
+			// so that a run of blank lines (a gigabyte of newlines inflated from
+			// a megabyte of gzip) never grows the buffer.
+			buf = buf[:copy(buf, buf[pos:])]
+			pos = 0
 		}
 		if cap(buf)-len(buf) < readChunk {
 			buf = slices.Grow(buf, max(readChunk, batchBytes+readChunk-len(buf), len(buf)-pos))

@@ -195,3 +195,41 @@ func TestLoadLinesAndDetails(t *testing.T) {
 	require.GreaterOrEqual(t, idx, 0)
 	assert.Equal(t, fmt.Sprintf("base.jsonl:%d: duplicate case id \"c00400\" (first at line %d)", n+1, lines[idx]), err.Error())
 }
+
+// newlines reads n newlines, then the tail.
+type newlines struct {
+	n    int
+	tail string
+}
+
+func (r *newlines) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		if r.tail == "" {
+			return 0, io.EOF
+		}
+		k := copy(p, r.tail)
+		r.tail = r.tail[k:]
+		return k, nil
+	}
+	k := min(len(p), r.n)
+	for i := range p[:k] {
+		p[i] = '\n'
+	}
+	r.n -= k
+	return k, nil
+}
+
+// TestBlankLinesDoNotGrowTheBuffer: a run of blank lines before a batch's
+// first line is dropped as it is split (a megabyte of gzip inflating to a
+// gigabyte of newlines after the header grew the buffer to gigabytes); the
+// line after them keeps its number.
+func TestBlankLinesDoNotGrowTheBuffer(t *testing.T) {
+	const n = 64 << 20
+	s := &Source{File: "f", in: &newlines{n: n, tail: `{"id":"a"}` + "\n"}, maxLine: MaxLineBytes}
+	var lb lineBatch
+	s.fill(&lb, batchLines)
+	require.Len(t, lb.starts, 1)
+	assert.Equal(t, n+1, lb.lnos[0])
+	assert.JSONEq(t, `{"id":"a"}`, string(lb.line(0)))
+	assert.LessOrEqual(t, cap(lb.buf), 2*(batchBytes+readChunk), "the batch's buffer")
+}

@@ -112,16 +112,16 @@ func ownerless(lock *labelfile.Lock) string {
 
 // CheckBlind runs the blind-relabelling check of the human labels hs (read from
 // humanPath) against the judge scores js (from judgePath) in the repository
-// that holds both (else an *InputError). Every commit of HEAD's history is read,
+// that holds both (opened by repos; else an *InputError). Every commit of HEAD's history is read,
 // and every distinct version of the two files in it is parsed once (a version
 // that is not a valid labels file holds no label).
-func CheckBlind(ctx context.Context, humanPath, judgePath string, hls, jls *labelfile.Labels, lock *labelfile.Lock) (*BlindCheck, error) {
-	repo, hrel, err := repoPath(ctx, humanPath)
+func CheckBlind(ctx context.Context, repos Repos, humanPath, judgePath string, hls, jls *labelfile.Labels, lock *labelfile.Lock) (*BlindCheck, error) {
+	repo, hrel, err := repos.Repo(ctx, humanPath)
 	if err != nil {
 		return nil, err
 	}
 	defer repo.Close()
-	jrepo, jrel, err := repoPath(ctx, judgePath)
+	jrepo, jrel, err := repos.Repo(ctx, judgePath)
 	if err != nil {
 		return nil, err
 	}

@@ -229,6 +229,8 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 	ld := in.Lock.Dimensions[name]
 	d := &Dimension{Name: name, Construct: ld.Construct, Gated: ld.Gated, Valid: true, UnpairedAllowed: -1}
 	hs, js, off := p.human.dim(x), p.judge.dim(x), p.off[x]
+	hs.positional, js.positional = p.positional, p.positional
+	byCase := func(v *Violation) string { return v.CaseID }
 
 	// Construct validity, on every label of the dimension, paired or not.
 	var mismatch []Violation
@@ -237,9 +239,16 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 		d.Panel = in.panel.dims[name]
 	} else {
 		d.HumanConstructs, mismatch = constructs(p.human, hs, ld.Construct, mismatch)
+		if p.positional && !p.sorted {
+			sortByCase(mismatch, byCase)
+		}
 	}
 	d.CarriedOver = ld.CarriedOver
+	human := len(mismatch)
 	d.JudgeConstructs, mismatch = constructs(p.judge, js, ld.Construct, mismatch)
+	if p.positional && !p.sorted {
+		sortByCase(mismatch[human:], byCase)
+	}
 
 	// Pairing: both sides in case-id order, merged. The confusion matrix
 	// (metrics.ConfusionMatrix) is counted as the pairs are found.
@@ -248,6 +257,7 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 		d.Confusion[i] = make([]int, k)
 	}
 	var anchoring []Violation
+	var judgeAbove, humanAbove [][2]int32 // human and judge label indices
 	a, b := 0, 0
 	for steps := 0; a < hs.len() || b < js.len(); steps++ {
 		if steps&0xffff == 0 {
@@ -283,13 +293,26 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 			anchoring = append(anchoring, Violation{CaseID: h.CaseID, Kind: NotEarlier, File: h.File, Line: h.Line,
 				LabeledAt: h.At, JudgedAt: j.At, JudgeFile: j.File, JudgeLine: j.Line})
 		}
+		// The disagreements as the pair's label indices (8 bytes, not the
+		// Disagreement's 32, while the lists grow by doubling), made into
+		// Disagreements once their number is known.
 		switch {
 		case jk.bin > hk.bin:
-			d.JudgeAbove = append(d.JudgeAbove, Disagreement{in.Human.CaseID(int(hk.i)), int(hk.bin), int(jk.bin)})
+			judgeAbove = append(judgeAbove, [2]int32{hk.i, jk.i})
 		case hk.bin > jk.bin:
-			d.HumanAbove = append(d.HumanAbove, Disagreement{in.Human.CaseID(int(hk.i)), int(hk.bin), int(jk.bin)})
+			humanAbove = append(humanAbove, [2]int32{hk.i, jk.i})
 		}
 	}
+	if p.positional && !p.sorted {
+		// Walked in shortlex order: the lists in case-id order, as the
+		// merge gives them (no label is unpaired).
+		sortByCase(anchoring, byCase)
+		byPair := func(x *[2]int32) string { return in.Human.CaseID(int(x[0])) }
+		sortByCase(judgeAbove, byPair)
+		sortByCase(humanAbove, byPair)
+	}
+	d.JudgeAbove = disagreements(p, judgeAbove)
+	d.HumanAbove = disagreements(p, humanAbove)
 	d.Agreement = metrics.Agreement(d.Confusion)
 	d.Kappa = metrics.CohenKappa(d.Confusion)
 	d.WeightedKappa = metrics.WeightedKappa(d.Confusion, w)
@@ -352,6 +375,20 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 		d.Notes = append(d.Notes, Note{Code: NoteUndefinedFails})
 	}
 	return d, nil
+}
+
+// disagreements are the Disagreements of the pairs of human and judge label
+// indices, in their order; nil for none.
+func disagreements(p *pairing, pairs [][2]int32) []Disagreement {
+	if len(pairs) == 0 {
+		return nil
+	}
+	out := make([]Disagreement, len(pairs))
+	for k, x := range pairs {
+		h, j := int(x[0]), int(x[1])
+		out[k] = Disagreement{p.human.ls.CaseID(h), int(p.human.bin(h)), int(p.judge.bin(j))}
+	}
+	return out
 }
 
 // constructs returns the distinct constructs the labels of keys (sorted by case

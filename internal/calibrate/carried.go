@@ -64,10 +64,11 @@ func (c *CarriedOverCheck) OK() bool {
 }
 
 // CheckCarriedOver compares the human labels (cur, read from humanPath) of the
-// lock's carried-over dimensions with the copy of humanPath at git ref base. Nil
+// lock's carried-over dimensions with the copy of humanPath at git ref base
+// (its repository opened by repos). Nil
 // when the lock has none. An unknown ref or a file outside a repository is an
 // *InputError.
-func CheckCarriedOver(ctx context.Context, humanPath, base string, curLabels *labelfile.Labels, lock *labelfile.Lock) (*CarriedOverCheck, error) {
+func CheckCarriedOver(ctx context.Context, repos Repos, humanPath, base string, curLabels *labelfile.Labels, lock *labelfile.Lock) (*CarriedOverCheck, error) {
 	var names []string
 	for _, n := range lock.DimensionNames() {
 		if lock.Dimensions[n].CarriedOver {
@@ -78,7 +79,7 @@ func CheckCarriedOver(ctx context.Context, humanPath, base string, curLabels *la
 		return nil, nil
 	}
 	cur := curLabels.All() // the carried-over dimensions' labels are compared as Label values
-	repo, rel, err := repoPath(ctx, humanPath)
+	repo, rel, err := repos.Repo(ctx, humanPath)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -252,14 +253,15 @@ func (e *InputError) Error() string { return e.Msg }
 // merge-base --is-ancestor.
 
 // CheckLock compares the lock at lockPath (already parsed as cur) with its copy at
-// git ref base, in the repository that contains lockPath. A lock absent at the ref
-// is a change ("new file"); a copy that is not a valid lock is a change too. An
-// unknown ref or a lock outside any git repository is an *InputError.
-func CheckLock(ctx context.Context, lockPath, base string, cur *labelfile.Lock) (*LockCheck, error) {
+// git ref base, in the repository that contains lockPath (opened by repos). A
+// lock absent at the ref is a change ("new file"); a copy that is not a valid
+// lock is a change too. An unknown ref or a lock outside any git repository is
+// an *InputError.
+func CheckLock(ctx context.Context, repos Repos, lockPath, base string, cur *labelfile.Lock) (*LockCheck, error) {
 	if base == "" || strings.HasPrefix(base, "-") {
 		return nil, &InputError{Msg: fmt.Sprintf("--lock-base %q is not a git ref", base)}
 	}
-	repo, rel, err := repoPath(ctx, lockPath)
+	repo, rel, err := repos.Repo(ctx, lockPath)
 	if err != nil {
 		return nil, err
 	}
@@ -345,13 +347,13 @@ type GitAnchoring struct {
 // copy, as `git status` would with no filters or line-ending conversion configured.
 // In a shallow clone the walk stops at the boundary, as git's does: a file present
 // there was "last changed" by the boundary commit, and a reason says so.
-func CheckGitAnchoring(ctx context.Context, humanPath, judgePath string) (*GitAnchoring, error) {
-	repo, hrel, err := repoPath(ctx, humanPath)
+func CheckGitAnchoring(ctx context.Context, repos Repos, humanPath, judgePath string) (*GitAnchoring, error) {
+	repo, hrel, err := repos.Repo(ctx, humanPath)
 	if err != nil {
 		return nil, err
 	}
 	defer repo.Close()
-	jrepo, jrel, err := repoPath(ctx, judgePath)
+	jrepo, jrel, err := repos.Repo(ctx, judgePath)
 	if err != nil {
 		return nil, err
 	}
@@ -384,7 +386,7 @@ func CheckGitAnchoring(ctx context.Context, humanPath, judgePath string) (*GitAn
 			ga.Findings = append(ga.Findings, outcome.Clause{Code: outcome.AnchorNoCommit, Name: side, Text: rel})
 			return "", nil
 		}
-		dirty, err := uncommitted(repo, headTree, path, rel)
+		dirty, err := uncommitted(repos, repo, headTree, path, rel)
 		if err != nil {
 			return "", err
 		}
@@ -430,7 +432,7 @@ func CheckGitAnchoring(ctx context.Context, humanPath, judgePath string) (*GitAn
 // uncommitted reports whether the file at path differs from HEAD's copy of rel:
 // its bytes (hashed as a blob, streaming) or its executable bit; a file HEAD does
 // not have is uncommitted.
-func uncommitted(repo *gitread.Repo, headTree gitread.ID, path, rel string) (bool, error) {
+func uncommitted(repos Repos, repo *gitread.Repo, headTree gitread.ID, path, rel string) (bool, error) {
 	e, ok, err := repo.Lookup(headTree, rel)
 	if err != nil {
 		return false, repoErr(repo, err)
@@ -438,7 +440,7 @@ func uncommitted(repo *gitread.Repo, headTree gitread.ID, path, rel string) (boo
 	if !ok || e.Mode&0o170000 != 0o100000 {
 		return true, nil
 	}
-	f, err := os.Open(path)
+	f, err := repos.Working(path)
 	if err != nil {
 		return false, &InputError{Msg: err.Error()}
 	}
@@ -460,9 +462,47 @@ func uncommitted(repo *gitread.Repo, headTree gitread.ID, path, rel string) (boo
 	return id != e.ID, nil
 }
 
-// repoPath opens the git repository containing path and returns path relative to
-// its top level, with forward slashes.
-func repoPath(ctx context.Context, path string) (*gitread.Repo, string, error) {
+// Repos is the git guards' access to the repositories that hold the
+// calibration's files (--lock-base, --git-anchoring), read-only through
+// gitread: the repository holding a path with the path relative to its top
+// level (forward slashes), and the working copy of a path (its bytes and mode
+// against HEAD's). The front end gives it: GitRepos.
+type Repos interface {
+	Repo(ctx context.Context, path string) (*gitread.Repo, string, error)
+	Working(path string) (fs.File, error)
+}
+
+// GitRepos is Repos on the file system: the repository found from the file's
+// directory up (a .git directory or gitdir file), symbolic links resolved.
+type GitRepos struct{}
+
+// Working opens the working copy of path. Its kind comes first: a file that is
+// not regular (a FIFO: the labels read from a pipe) is not opened, where no
+// writer would be left to end the wait; what is returned only gives its Stat.
+func (GitRepos) Working(path string) (fs.File, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return statOnly{st}, nil
+	}
+	return os.Open(path)
+}
+
+// statOnly is a file that is not opened: its Stat, and no content.
+type statOnly struct{ fi fs.FileInfo }
+
+func (s statOnly) Stat() (fs.FileInfo, error) { return s.fi, nil }
+func (s statOnly) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: s.fi.Name(), Err: fs.ErrInvalid}
+}
+func (statOnly) Close() error { return nil }
+
+// Repo opens the git repository containing path and returns path relative to
+// its top level, with forward slashes. A path outside any repository is an
+// *InputError.
+func (GitRepos) Repo(ctx context.Context, path string) (*gitread.Repo, string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, "", err
 	}

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -241,7 +242,7 @@ func TestCheckLockAgainstGit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lc, err := CheckLock(ctx, lockPath, tt.ref, cur)
+			lc, err := CheckLock(ctx, GitRepos{}, lockPath, tt.ref, cur)
 			require.NoError(t, err)
 			assert.Equal(t, tt.ref, lc.Base)
 			assert.Equal(t, tt.want, lc.Changed)
@@ -253,13 +254,13 @@ func TestCheckLockAgainstGit(t *testing.T) {
 	wd, err := os.Getwd()
 	require.NoError(t, err)
 	t.Chdir(filepath.Join(r.dir, "eval"))
-	lc, err := CheckLock(ctx, "lock.json", "base", cur)
+	lc, err := CheckLock(ctx, GitRepos{}, "lock.json", "base", cur)
 	require.NoError(t, err)
 	assert.Len(t, lc.Changed, 2)
 	t.Chdir(wd)
 
 	for _, ref := range []string{"nope", "HEAD~9", "--output=x", ""} {
-		_, err := CheckLock(ctx, lockPath, ref, cur)
+		_, err := CheckLock(ctx, GitRepos{}, lockPath, ref, cur)
 		var ie *InputError
 		require.ErrorAs(t, err, &ie, "ref %q", ref)
 	}
@@ -267,7 +268,7 @@ func TestCheckLockAgainstGit(t *testing.T) {
 	// A copy at the ref that is not a valid lock is a change.
 	r.write("eval/lock.json", "{not json\n")
 	r.commit("break", "eval/lock.json")
-	lc, err = CheckLock(ctx, lockPath, "HEAD", cur)
+	lc, err = CheckLock(ctx, GitRepos{}, lockPath, "HEAD", cur)
 	require.NoError(t, err)
 	require.Len(t, lc.Changed, 1)
 	assert.Equal(t, LockInvalid, lc.Changed[0].Code)
@@ -277,7 +278,7 @@ func TestCheckLockAgainstGit(t *testing.T) {
 	// Outside any repository: an input error.
 	outside := filepath.Join(t.TempDir(), "lock.json")
 	require.NoError(t, os.WriteFile(outside, []byte(baseLock), 0o644))
-	_, err = CheckLock(ctx, outside, "HEAD", cur)
+	_, err = CheckLock(ctx, GitRepos{}, outside, "HEAD", cur)
 	var ie *InputError
 	require.ErrorAs(t, err, &ie)
 	assert.Contains(t, ie.Msg, "is not inside a git repository")
@@ -315,6 +316,12 @@ func TestCheckGitAnchoring(t *testing.T) {
 			r.git("rm", "-q", "--cached", "human.jsonl")
 			r.git("commit", "-q", "-m", "untrack")
 		}, false, "the human labels file human.jsonl has uncommitted changes"},
+		{"labels committed, then replaced by a FIFO (read from a pipe: never opened again)", func(r *gitRepo) {
+			r.labelsThenJudge()
+			p := filepath.Join(r.dir, "human.jsonl")
+			require.NoError(t, os.Remove(p))
+			require.NoError(t, syscall.Mkfifo(p, 0o644))
+		}, false, "the human labels file human.jsonl has uncommitted changes"},
 		{"labels never committed", func(r *gitRepo) {
 			r.save("root", "README", "x\n")
 			r.save("judge run", "judge.jsonl", "j\n")
@@ -330,7 +337,7 @@ func TestCheckGitAnchoring(t *testing.T) {
 			if strings.Contains(tt.reason, "human.jsonl has uncommitted") {
 				require.NotEmpty(t, st, "git status sees the change")
 			}
-			ga, err := CheckGitAnchoring(ctx, filepath.Join(r.dir, "human.jsonl"), filepath.Join(r.dir, "judge.jsonl"))
+			ga, err := CheckGitAnchoring(ctx, GitRepos{}, filepath.Join(r.dir, "human.jsonl"), filepath.Join(r.dir, "judge.jsonl"))
 			require.NoError(t, err)
 			assert.Equal(t, tt.ok, ga.OK, "%v", gatetable.Reason(ga.Findings))
 			if ga.HumanCommit != "" {
@@ -349,7 +356,7 @@ func TestCheckGitAnchoring(t *testing.T) {
 
 	// Files in two different repositories cannot be compared: input error.
 	a, b := newGitRepo(t), newGitRepo(t)
-	_, err := CheckGitAnchoring(ctx, a.write("human.jsonl", "h\n"), b.write("judge.jsonl", "j\n"))
+	_, err := CheckGitAnchoring(ctx, GitRepos{}, a.write("human.jsonl", "h\n"), b.write("judge.jsonl", "j\n"))
 	var ie *InputError
 	require.ErrorAs(t, err, &ie)
 }
@@ -367,7 +374,7 @@ func TestGitGuardsInShallowClone(t *testing.T) {
 	r.git("clone", "-q", "--depth", "1", "file://"+r.dir, clone)
 	c := &gitRepo{t: t, dir: clone}
 
-	ga, err := CheckGitAnchoring(ctx, filepath.Join(clone, "human.jsonl"), filepath.Join(clone, "judge.jsonl"))
+	ga, err := CheckGitAnchoring(ctx, GitRepos{}, filepath.Join(clone, "human.jsonl"), filepath.Join(clone, "judge.jsonl"))
 	require.NoError(t, err)
 	assert.False(t, ga.OK)
 	head := c.git("rev-parse", "HEAD")
@@ -381,12 +388,12 @@ func TestGitGuardsInShallowClone(t *testing.T) {
 
 	cur, err := labelfile.ReadLock([]byte(baseLock), "lock.json")
 	require.NoError(t, err)
-	_, err = CheckLock(ctx, filepath.Join(clone, "lock.json"), "origin/base", cur)
+	_, err = CheckLock(ctx, GitRepos{}, filepath.Join(clone, "lock.json"), "origin/base", cur)
 	var ie *InputError
 	require.ErrorAs(t, err, &ie)
 	assert.Contains(t, ie.Msg, `unknown git ref "origin/base"`)
 	assert.Contains(t, ie.Msg, "shallow clone")
-	lc, err := CheckLock(ctx, filepath.Join(clone, "lock.json"), "origin/main", cur)
+	lc, err := CheckLock(ctx, GitRepos{}, filepath.Join(clone, "lock.json"), "origin/main", cur)
 	require.NoError(t, err)
 	assert.Empty(t, lc.Changed)
 }
@@ -405,10 +412,10 @@ func TestGitGuardsInWorktree(t *testing.T) {
 
 	cur, err := labelfile.ReadLock([]byte(strings.Replace(baseLock, `"min_kappa": 0.6`, `"min_kappa": 0.2`, 1)), "lock.json")
 	require.NoError(t, err)
-	lc, err := CheckLock(ctx, filepath.Join(wt, "lock.json"), "main", cur)
+	lc, err := CheckLock(ctx, GitRepos{}, filepath.Join(wt, "lock.json"), "main", cur)
 	require.NoError(t, err)
 	assert.Equal(t, []LockChange{{Code: LockSetting, Key: "min_kappa", From: "0.6", To: "0.2"}}, lc.Changed)
-	ga, err := CheckGitAnchoring(ctx, filepath.Join(wt, "human.jsonl"), filepath.Join(wt, "judge.jsonl"))
+	ga, err := CheckGitAnchoring(ctx, GitRepos{}, filepath.Join(wt, "human.jsonl"), filepath.Join(wt, "judge.jsonl"))
 	require.NoError(t, err)
 	assert.True(t, ga.OK, "%v", gatetable.Reason(ga.Findings))
 	assert.Equal(t, w.git("log", "-1", "--format=%H", "--", "judge.jsonl"), ga.JudgeCommit)
@@ -416,6 +423,6 @@ func TestGitGuardsInWorktree(t *testing.T) {
 	// A cancelled context stops the walk.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	_, err = CheckGitAnchoring(cctx, filepath.Join(wt, "human.jsonl"), filepath.Join(wt, "judge.jsonl"))
+	_, err = CheckGitAnchoring(cctx, GitRepos{}, filepath.Join(wt, "human.jsonl"), filepath.Join(wt, "judge.jsonl"))
 	require.ErrorIs(t, err, context.Canceled)
 }

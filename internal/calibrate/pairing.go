@@ -40,11 +40,13 @@ type side struct {
 	ls *labelfile.Labels
 	// A side whose case ids already increase within each dimension (a file
 	// written in case-id order) is walked as it is: order holds each
-	// dimension's label indices, 4 bytes a label, and keys stays nil.
+	// dimension's label indices (none per label for a file grouped by
+	// dimension or with the dimensions of a case side by side, else 4
+	// bytes a label), and keys stays nil.
 	// Otherwise keys holds each dimension's keys, sorted by case id, the
 	// last of equal ids kept.
 	keys       [][]pairKey
-	order      [][]int32
+	order      []labelOrder
 	constructs []string // construct names by code
 	codes      map[string]int
 	count      []int    // labels per dimension
@@ -56,6 +58,13 @@ type side struct {
 type pairing struct {
 	human, judge *side
 	off          []int
+	// positional: in every dimension both sides list the same case ids in
+	// the same order, strictly increasing in case-id order or in shortlex
+	// order (shorter first, then bytewise: c9 < c10): the k-th labels of
+	// the two sides pair, with no comparison. In shortlex order (sorted
+	// false), what comes out of the walk is put in case-id order after it
+	// (sortByCase).
+	positional, sorted bool
 }
 
 // pair builds both sides' sorted keys for the lock dimensions names (dimIndex
@@ -79,10 +88,162 @@ func pair(ctx context.Context, human, judge *labelfile.Labels, dimIndex map[stri
 			p.off[x] = min(h.lcp[x], j.lcp[x], commonPrefix(h.first[x], j.first[x]))
 		}
 	}
+	// Files written from one list of cases, numbered with padding or
+	// without: pair by position, with no comparison of ids and no sort.
+	if err := parallel(ctx, 2, func(s int) error { return sides[s].buildOrder(ctx, dimIndex) }); err != nil {
+		return nil, err
+	}
+	p.sorted = human.Increasing() && judge.Increasing()
+	if p.positional = positional(p.human, p.judge, p.sorted); p.positional || p.sorted {
+		return p, nil // positional, or merged as they are
+	}
+	p.human.order, p.judge.order = nil, nil
+	p.human.constructs, p.human.codes, p.judge.constructs, p.judge.codes = nil, nil, nil, nil
 	if err := parallel(ctx, 2, func(s int) error { return sides[s].build(ctx, dimIndex, p.off) }); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// buildOrder lists each dimension's label indices in file order (s.order),
+// numbering the side's constructs in label order as build does.
+func (s *side) buildOrder(ctx context.Context, dimIndex map[string]int) error {
+	if s.ls.Len() > math.MaxInt32 {
+		return fmt.Errorf("%d labels on one side: at most %d can be paired", s.ls.Len(), math.MaxInt32)
+	}
+	s.order = make([]labelOrder, len(dimIndex))
+	var dims dimCache
+	var codes constructCodes
+	for i := range s.ls.Len() {
+		if i&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		x := dims.index(s.ls.Dimension(i), dimIndex)
+		if x < 0 {
+			continue
+		}
+		codes.of(s, i)
+		s.order[x].add(int32(i), s.count[x])
+	}
+	return nil
+}
+
+// labelOrder is one dimension's label indices in the order they are walked:
+// an arithmetic progression (start + k·stride: a file grouped by dimension,
+// or with the dimensions of each case side by side) takes no memory per
+// label; any other order is a slice of them.
+type labelOrder struct {
+	idx           []int32 // nil: the progression
+	start, stride int32
+	n             int
+}
+
+// add appends label i; count is the dimension's number of labels (the
+// slice's capacity if one is needed).
+func (o *labelOrder) add(i int32, count int) {
+	switch {
+	case o.idx != nil:
+		o.idx = append(o.idx, i)
+	case o.n == 0:
+		o.start = i
+	case o.n == 1:
+		o.stride = i - o.start
+	case i != o.start+int32(o.n)*o.stride: //nolint:gosec // G115: o.n < count, at most MaxInt32
+		o.idx = make([]int32, o.n, max(count, o.n+1))
+		for k := range o.idx {
+			o.idx[k] = o.start + int32(k)*o.stride
+		}
+		o.idx = append(o.idx, i)
+	}
+	o.n++
+}
+
+func (o *labelOrder) len() int { return o.n }
+
+// at is the k-th index.
+func (o *labelOrder) at(k int) int32 {
+	if o.idx != nil {
+		return o.idx[k]
+	}
+	return o.start + int32(k)*o.stride //nolint:gosec // G115: k < o.n
+}
+
+// positional reports whether h and j pair by position (pairing.positional):
+// in every dimension the same number of labels and the same case id at each
+// position, the ids strictly increasing in case-id order (sorted: both sides
+// are Increasing) or in shortlex order, so that each side's ids are distinct
+// and the merge would pair exactly these.
+func positional(h, j *side, sorted bool) bool {
+	for x := range h.order {
+		ho, jo := &h.order[x], &j.order[x]
+		if ho.len() != jo.len() {
+			return false
+		}
+		prev := ""
+		for k := range ho.len() {
+			id := h.ls.CaseID(int(ho.at(k)))
+			if id != j.ls.CaseID(int(jo.at(k))) {
+				return false
+			}
+			if !sorted && k > 0 && (len(prev) > len(id) || len(prev) == len(id) && prev >= id) {
+				return false
+			}
+			prev = id
+		}
+	}
+	return true
+}
+
+// sortByCase puts xs, whose case ids (of id) come in shortlex order, in
+// case-id order (bytewise, as the merge of sorted sides gives them): a
+// stable merge of its ascending runs (one per id length when the ids are
+// numbers without padding), or a stable sort when there are more than 64.
+func sortByCase[T any](xs []T, id func(*T) string) {
+	runs := []int{0}
+	for i := 1; i < len(xs); i++ {
+		if id(&xs[i-1]) > id(&xs[i]) {
+			runs = append(runs, i)
+		}
+	}
+	if len(runs) == 1 {
+		return
+	}
+	if len(runs) > 64 {
+		slices.SortStableFunc(xs, func(a, b T) int { return strings.Compare(id(&a), id(&b)) })
+		return
+	}
+	runs = append(runs, len(xs))
+	buf := make([]T, len(xs))
+	src, dst := xs, buf
+	for len(runs) > 2 {
+		next := runs[:1]
+		for r := 0; r+1 < len(runs); r += 2 {
+			lo, mid := runs[r], runs[r+1]
+			hi := mid
+			if r+2 < len(runs) {
+				hi = runs[r+2]
+			}
+			a, b, o := lo, mid, lo
+			for a < mid && b < hi {
+				if id(&src[b]) < id(&src[a]) {
+					dst[o], b = src[b], b+1
+				} else {
+					dst[o], a = src[a], a+1
+				}
+				o++
+			}
+			o += copy(dst[o:], src[a:mid])
+			copy(dst[o:], src[b:hi])
+			next = append(next, hi)
+		}
+		runs = next
+		src, dst = dst, src
+	}
+	if &src[0] != &xs[0] {
+		copy(xs, src)
+	}
 }
 
 // scan counts the labels of each dimension and the prefix their case ids share.
@@ -110,17 +271,12 @@ func (s *side) build(ctx context.Context, dimIndex map[string]int, off []int) er
 	if s.ls.Len() > math.MaxInt32 {
 		return fmt.Errorf("%d labels on one side: at most %d can be paired", s.ls.Len(), math.MaxInt32)
 	}
-	increasing := s.ls.Increasing()
-	if increasing {
-		s.order = make([][]int32, len(dimIndex))
-		for x, c := range s.count {
-			s.order[x] = make([]int32, 0, c)
-		}
-	} else {
-		s.keys = make([][]pairKey, len(dimIndex))
-		for x, c := range s.count {
-			s.keys[x] = make([]pairKey, 0, c)
-		}
+	if s.ls.Increasing() {
+		return s.buildOrder(ctx, dimIndex)
+	}
+	s.keys = make([][]pairKey, len(dimIndex))
+	for x, c := range s.count {
+		s.keys[x] = make([]pairKey, 0, c)
 	}
 	var dims dimCache
 	var codes constructCodes
@@ -135,10 +291,6 @@ func (s *side) build(ctx context.Context, dimIndex map[string]int, off []int) er
 			continue
 		}
 		codes.of(s, i) // numbers the side's constructs in label order
-		if increasing {
-			s.order[x] = append(s.order[x], int32(i))
-			continue
-		}
 		k := pairKey{i: int32(i), bin: s.bin(i)}
 		k.hi, k.lo, k.n = idKey(s.ls.CaseID(i)[off[x]:])
 		s.keys[x] = append(s.keys[x], k)
@@ -204,9 +356,10 @@ func (s *side) bin(i int) uint16 {
 // dimLabels is one dimension of one side in case-id order: its keys, or its
 // label indices with the side's labels.
 type dimLabels struct {
-	s     *side
-	keys  []pairKey
-	order []int32
+	s          *side
+	keys       []pairKey
+	order      *labelOrder
+	positional bool // pairing.positional
 }
 
 // dim is dimension x of s.
@@ -214,14 +367,14 @@ func (s *side) dim(x int) dimLabels {
 	if s.keys != nil {
 		return dimLabels{s: s, keys: s.keys[x]}
 	}
-	return dimLabels{s: s, order: s.order[x]}
+	return dimLabels{s: s, order: &s.order[x]}
 }
 
 func (d dimLabels) len() int {
 	if d.keys != nil {
 		return len(d.keys)
 	}
-	return len(d.order)
+	return d.order.len()
 }
 
 // at is the k-th label in case-id order as a key (index and bin; the id
@@ -230,13 +383,16 @@ func (d dimLabels) at(k int) pairKey {
 	if d.keys != nil {
 		return d.keys[k]
 	}
-	i := d.order[k]
+	i := d.order.at(k)
 	return pairKey{i: i, bin: d.s.bin(int(i))}
 }
 
 // compareAt compares the case ids of a's x-th and b's y-th labels, which
 // share their first off bytes: by the keys when both sides have them.
 func compareAt(a, b dimLabels, x, y, off int) int {
+	if a.positional {
+		return 0 // x == y: the same id (pairing.positional)
+	}
 	if a.keys != nil && b.keys != nil {
 		return cmpKeys(a.keys[x], b.keys[y], a.s.ls, b.s.ls, off)
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -237,4 +239,103 @@ func TestEvaluateStopsOnCancel(t *testing.T) {
 	// one-second rule of the command is TestSignals' (internal/e2e/signals), on the
 	// built binary.
 	assert.Less(t, time.Since(start), 30*time.Second)
+}
+
+// TestPositionalPairingMatchesReference: files that list the same cases in
+// the same order pair by position, numbered without padding (c9 before c10:
+// shortlex, not case-id order) or in case-id order, and every list still
+// comes out in case-id order, as the reference pairing gives it.
+func TestPositionalPairingMatchesReference(t *testing.T) {
+	lock := lockOf(t, twoDimLock)
+	dims := lock.DimensionNames()
+	rng := rand.New(rand.NewPCG(3, 4))
+	base := time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)
+	for trial := range 60 {
+		n := 1 + rng.IntN(1200)
+		if trial%10 == 0 {
+			n = 1 + rng.IntN(10) // ids in case-id order: positional, nothing to sort
+		}
+		prefix := []string{"c", "", "case/"}[trial%3]
+		var hs, js []labelfile.Label
+		add := func(i int, dim string) {
+			id := prefix + strconv.Itoa(i)
+			for s, ls := range []*[]labelfile.Label{&hs, &js} {
+				side, file := labelfile.HumanSide, "human.jsonl"
+				if s == 1 {
+					side, file = labelfile.JudgeSide, "judge.jsonl"
+				}
+				cons := lock.Dimensions[dim].Construct
+				if rng.IntN(20) == 0 {
+					cons = "other"
+				}
+				at := base.Add(time.Duration(s*24+rng.IntN(30)-2) * time.Hour)
+				*ls = append(*ls, labelfile.Label{File: file, Line: len(*ls) + 1, Side: side, CaseID: id, Dimension: dim,
+					Bin: rng.IntN(lock.NumBins()), HasBin: true, Construct: cons, At: at})
+			}
+		}
+		if trial%2 == 0 { // case by case
+			for i := range n {
+				for _, d := range dims {
+					add(i, d)
+				}
+			}
+		} else { // dimension by dimension
+			for _, d := range dims {
+				for i := range n {
+					add(i, d)
+				}
+			}
+		}
+		in := Input{Lock: lock, Human: labelfile.FromLabels(hs), Judge: labelfile.FromLabels(js)}
+		dimIndex := map[string]int{}
+		for i, d := range dims {
+			dimIndex[d] = i
+		}
+		p, err := pair(context.Background(), in.Human, in.Judge, dimIndex)
+		require.NoError(t, err)
+		require.True(t, p.positional, "trial %d: paired by position", trial)
+		require.Equal(t, n <= 10, p.sorted, "trial %d: in case-id order only up to 10 cases", trial)
+		r, err := Evaluate(context.Background(), in)
+		require.NoError(t, err)
+		for _, d := range r.Dimensions {
+			want := reference(in, d.Name)
+			msg := fmt.Sprintf("trial %d, %s", trial, d.Name)
+			require.Equal(t, want.n, d.N, msg)
+			require.Equal(t, want.confusion, d.Confusion, msg)
+			require.Equal(t, want.humanOnly, d.HumanOnly, msg)
+			require.Equal(t, want.judgeOnly, d.JudgeOnly, msg)
+			require.Equal(t, want.judgeAbove, d.JudgeAbove, msg)
+			require.Equal(t, want.humanAbove, d.HumanAbove, msg)
+			require.Equal(t, want.violations, d.Violations, msg)
+			require.Equal(t, want.humanConstructs, d.HumanConstructs, msg)
+			require.Equal(t, want.judgeConstruc, d.JudgeConstructs, msg)
+		}
+	}
+}
+
+// sortByCase sorts any list by case id, whether it merges runs (few id
+// lengths) or sorts (more than 64 runs).
+func TestSortByCase(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 200 {
+		var xs []Disagreement
+		maxLen := 1 + rng.IntN(100)
+		for range rng.IntN(300) {
+			b := make([]byte, 1+rng.IntN(maxLen))
+			for i := range b {
+				b[i] = "ab9"[rng.IntN(3)]
+			}
+			xs = append(xs, Disagreement{CaseID: string(b), HumanBin: rng.IntN(3)})
+		}
+		if trial%2 == 0 { // shortlex, as a positional walk gives them
+			sort.SliceStable(xs, func(i, j int) bool {
+				a, b := xs[i].CaseID, xs[j].CaseID
+				return len(a) < len(b) || len(a) == len(b) && a < b
+			})
+		}
+		want := slices.Clone(xs)
+		sort.SliceStable(want, func(i, j int) bool { return want[i].CaseID < want[j].CaseID })
+		sortByCase(xs, func(x *Disagreement) string { return x.CaseID })
+		require.Equal(t, want, xs, "trial %d", trial)
+	}
 }

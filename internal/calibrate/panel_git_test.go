@@ -10,15 +10,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 )
 
 // readFiles reads both label files with the panel lock.
 func readFiles(t *testing.T, lock *labelfile.Lock, human, judge string) (*labelfile.Labels, *labelfile.Labels) {
 	t.Helper()
-	hs, err := labelfile.ReadLabelsFile(context.Background(), human, labelfile.HumanSide, lock)
+	hs, err := inputtest.ReadLabelsFile(context.Background(), human, labelfile.HumanSide, lock)
 	require.NoError(t, err)
-	js, err := labelfile.ReadLabelsFile(context.Background(), judge, labelfile.JudgeSide, lock)
+	js, err := inputtest.ReadLabelsFile(context.Background(), judge, labelfile.JudgeSide, lock)
 	require.NoError(t, err)
 	return hs, js
 }
@@ -53,7 +54,7 @@ func TestCheckBlind(t *testing.T) {
 		hl("c9", "cy", 1, "")) // c9 has no judge score: not checked
 
 	hs, js := readFiles(t, lock, human, judge)
-	b, err := CheckBlind(ctx, human, judge, hs, js, lock)
+	b, err := CheckBlind(ctx, GitRepos{}, human, judge, hs, js, lock)
 	require.NoError(t, err)
 	assert.False(t, b.OK())
 	assert.Equal(t, 3, b.Commits)
@@ -83,7 +84,7 @@ func TestCheckBlind(t *testing.T) {
 	// An uncommitted change to a judge score: its labels cannot be shown first.
 	r.write("eval/judge.jsonl", jl("c1", "0.2")+jl("c2", "0.9")+jl("c3", "0.5"))
 	hs, js = readFiles(t, lock, human, judge)
-	b, err = CheckBlind(ctx, human, judge, hs, js, lock)
+	b, err = CheckBlind(ctx, GitRepos{}, human, judge, hs, js, lock)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"c1 judge-uncommitted", "c2 not-before", "c3 same-commit"}, codes(b)["ana"])
 }
@@ -103,7 +104,7 @@ func TestCheckBlindPasses(t *testing.T) {
 	judge := r.write("judge.jsonl", jl("c1", "0.9")+jl("c2", "0.5"))
 	r.commit("judge run", "judge.jsonl")
 	hs, js := readFiles(t, lock, human, judge)
-	b, err := CheckBlind(ctx, human, judge, hs, js, lock)
+	b, err := CheckBlind(ctx, GitRepos{}, human, judge, hs, js, lock)
 	require.NoError(t, err)
 	assert.True(t, b.OK(), "%v", codes(b))
 	assert.Equal(t, map[string][]string{"ana": {}, "bo": {}, "owner": {}}, codes(b))
@@ -114,7 +115,7 @@ func TestCheckBlindPasses(t *testing.T) {
 	r2.merged("labels", func() { r2.save("labels", "human.jsonl", hl("c1", "ana", 0, "")) }, func() { r2.save("judge", "judge.jsonl", jl("c1", "0.1")) })
 	human2, judge2 := filepath.Join(r2.dir, "human.jsonl"), filepath.Join(r2.dir, "judge.jsonl")
 	hs, js = readFiles(t, lock, human2, judge2)
-	b, err = CheckBlind(ctx, human2, judge2, hs, js, lock)
+	b, err = CheckBlind(ctx, GitRepos{}, human2, judge2, hs, js, lock)
 	require.NoError(t, err)
 	assert.Equal(t, map[string][]string{"ana": {"c1 not-before"}}, codes(b))
 }
@@ -140,7 +141,7 @@ func TestCheckBlindDeterministicJudge(t *testing.T) {
 	r.write("judge.jsonl", run("2026-09-20T09:00:00Z"))
 	r.commit("judge run 2, the same scores", "judge.jsonl")
 	hs, js := readFiles(t, lock, human, judge)
-	b, err := CheckBlind(ctx, human, judge, hs, js, lock)
+	b, err := CheckBlind(ctx, GitRepos{}, human, judge, hs, js, lock)
 	require.NoError(t, err)
 	assert.True(t, b.OK(), "%v", codes(b))
 
@@ -149,7 +150,7 @@ func TestCheckBlindDeterministicJudge(t *testing.T) {
 	r.write("judge.jsonl", at(jl("c1", "0.1"), "2026-08-10T11:00:00+02:00")+at(jl("c2", "0.9"), "2026-09-20T09:00:00Z"))
 	r.commit("c1 as run 1 judged it", "judge.jsonl")
 	hs, js = readFiles(t, lock, human, judge)
-	b, err = CheckBlind(ctx, human, judge, hs, js, lock)
+	b, err = CheckBlind(ctx, GitRepos{}, human, judge, hs, js, lock)
 	require.NoError(t, err)
 	assert.Equal(t, map[string][]string{"ana": {"c1 not-before"}, "bo": {"c1 not-before"}, "owner": {}}, codes(b))
 	v := b.Raters[0].Violations[0]
@@ -175,7 +176,7 @@ func TestCheckCarriedOver(t *testing.T) {
 	r.commit("labels", "human.jsonl")
 	read := func(content string) *labelfile.Labels {
 		r.write("human.jsonl", content)
-		hs, err := labelfile.ReadLabelsFile(ctx, human, labelfile.HumanSide, lock)
+		hs, err := inputtest.ReadLabelsFile(ctx, human, labelfile.HumanSide, lock)
 		require.NoError(t, err)
 		return hs
 	}
@@ -194,7 +195,7 @@ func TestCheckCarriedOver(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			co, err := CheckCarriedOver(ctx, human, "HEAD", read(tt.content), lock)
+			co, err := CheckCarriedOver(ctx, GitRepos{}, human, "HEAD", read(tt.content), lock)
 			require.NoError(t, err)
 			require.Len(t, co.Dimensions, 1)
 			d := co.Dimensions[0]
@@ -207,12 +208,12 @@ func TestCheckCarriedOver(t *testing.T) {
 	// Absent or invalid at the ref.
 	r.git("mv", "human.jsonl", "h2.jsonl")
 	r.git("commit", "-q", "-m", "move")
-	co, err := CheckCarriedOver(ctx, human, "HEAD", read(g("c1", "0.5", "")), lock)
+	co, err := CheckCarriedOver(ctx, GitRepos{}, human, "HEAD", read(g("c1", "0.5", "")), lock)
 	require.NoError(t, err)
 	assert.Equal(t, CarriedNoBaseFile, co.Dimensions[0].Code)
 	r.write("human.jsonl", "{not json\n")
 	r.commit("broken", "human.jsonl")
-	co, err = CheckCarriedOver(ctx, human, "HEAD", read(g("c1", "0.5", "")), lock)
+	co, err = CheckCarriedOver(ctx, GitRepos{}, human, "HEAD", read(g("c1", "0.5", "")), lock)
 	require.NoError(t, err)
 	assert.Equal(t, CarriedBaseInvalid, co.Dimensions[0].Code)
 	assert.Contains(t, co.Dimensions[0].Detail, "HEAD:human.jsonl:1:")
@@ -223,22 +224,22 @@ func TestCheckCarriedOver(t *testing.T) {
  "panel_adoption": {"reason": "ADR-0028", "carried_over": ["groundedness"]}`, 1))
 	r.save("single-rater labels", "human.jsonl", g("c1", "0.5", "")+g("c2", "0.9", ""))
 	owned := g("c1", "0.5", `, "rater": "pat"`) + g("c2", "0.9", `, "rater": "pat"`)
-	co, err = CheckCarriedOver(ctx, human, "HEAD", read(owned), adopted)
+	co, err = CheckCarriedOver(ctx, GitRepos{}, human, "HEAD", read(owned), adopted)
 	require.NoError(t, err)
 	assert.Equal(t, CarriedIdentical, co.Dimensions[0].Code)
-	co, err = CheckCarriedOver(ctx, human, "HEAD", read(g("c1", "0.5", `, "rater": "pat"`)+g("c2", "0.9", `, "rater": "ana"`)), adopted)
+	co, err = CheckCarriedOver(ctx, GitRepos{}, human, "HEAD", read(g("c1", "0.5", `, "rater": "pat"`)+g("c2", "0.9", `, "rater": "ana"`)), adopted)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"c2"}, co.Dimensions[0].Changed, "another rater's label is not the owner's")
-	co, err = CheckCarriedOver(ctx, human, "HEAD", read(owned), lockOf(t, strings.Replace(lockSrc, `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel", "owner": "pat"`, 1)))
+	co, err = CheckCarriedOver(ctx, GitRepos{}, human, "HEAD", read(owned), lockOf(t, strings.Replace(lockSrc, `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel", "owner": "pat"`, 1)))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"c1", "c2"}, co.Dimensions[0].Changed, "without the adoption a rater id is a change")
 
 	// No carried-over dimension: no check.
-	co, err = CheckCarriedOver(ctx, human, "HEAD", nil, lockOf(t, strings.Replace(lockSrc, `, "carried_over": true`, "", 1)))
+	co, err = CheckCarriedOver(ctx, GitRepos{}, human, "HEAD", nil, lockOf(t, strings.Replace(lockSrc, `, "carried_over": true`, "", 1)))
 	require.NoError(t, err)
 	assert.Nil(t, co)
 	// An unknown ref is an input error.
-	_, err = CheckCarriedOver(ctx, human, "nope", nil, lock)
+	_, err = CheckCarriedOver(ctx, GitRepos{}, human, "nope", nil, lock)
 	var ie *InputError
 	require.ErrorAs(t, err, &ie)
 }

@@ -2,19 +2,41 @@ package calibrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"runtime"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 )
 
-// Files are the files a calibration reads: the human labels, the judge's scores
-// and the lock of frozen constants they are read with.
+// Files name the files of a calibration as the front end gives them (it opens
+// them: In): the human labels, the judge's scores and the lock of frozen
+// constants they are read with.
 type Files struct {
 	Human, Judge, Lock string
 	// HumanSheet and JudgeQrels replace Human and Judge: the labelling sheet of
 	// judge --human-sample as filled in, and the judge's qrels (SheetLabels).
 	HumanSheet, JudgeQrels string
+}
+
+// Reader is one input of a calibration: its bytes and its name, the path the
+// git guards find it by in its repository (Repos).
+type Reader struct {
+	Name string
+	R    io.Reader
+}
+
+// In is what a calibration reads, all opened by the front end: the lock of
+// frozen constants (read first: the labels are read with it; Lock.File is its
+// path), the human labels and the judge's scores (or, with HumanSheet's R set,
+// the filled-in labelling sheet and the judge's qrels), and the repositories
+// of the git guards (Options.LockBase, GitAnchoring; GitRepos).
+type In struct {
+	Lock                   *labelfile.Lock
+	Human, Judge           Reader
+	HumanSheet, JudgeQrels Reader
+	Repos                  Repos
 }
 
 // Options are the options of a calibration (the calibrate command's), each set
@@ -32,49 +54,52 @@ type Options struct {
 	MaxUnpaired  *UnpairedLimit
 }
 
-// Run reads the lock and both label files, makes the git checks (first: an
+// Run reads both label files with the lock, makes the git checks (first: an
 // unknown ref is an *InputError before any work) and evaluates the agreement,
-// finished (Result.Finish). A cancelled ctx stops it within moments.
-func Run(ctx context.Context, f Files, o Options) (*Result, error) {
-	lock, err := labelfile.ReadLockFile(ctx, f.Lock)
-	if err != nil {
-		return nil, fmt.Errorf("failed to read lock: %w", err)
+// finished (Result.Finish). A cancelled ctx stops it within moments. It opens
+// no file: the git guards read through in.Repos.
+func Run(ctx context.Context, in In, o Options) (*Result, error) {
+	if (o.LockBase != "" || o.GitAnchoring) && in.Repos == nil {
+		return nil, errors.New("calibrate: the git guards need the repositories (In.Repos)")
 	}
+	lock := in.Lock
+	var err error
+	human, judge := in.Human.Name, in.Judge.Name // the files git anchoring reads
 	var hs, js *labelfile.Labels
-	if f.HumanSheet != "" {
-		h, j, err := SheetLabels(ctx, lock, f.HumanSheet, f.JudgeQrels)
+	if in.HumanSheet.R != nil {
+		h, j, err := SheetLabels(ctx, lock, in.HumanSheet, in.JudgeQrels)
 		if err != nil {
 			return nil, err
 		}
 		hs, js = labelfile.FromLabels(h), labelfile.FromLabels(j)
-		f.Human, f.Judge = f.HumanSheet, f.JudgeQrels // the files git anchoring reads
+		human, judge = in.HumanSheet.Name, in.JudgeQrels.Name
 	} else {
-		if hs, err = labelfile.ReadLabelsFile(ctx, f.Human, labelfile.HumanSide, lock); err != nil {
+		if hs, err = labelfile.ReadLabels(ctx, in.Human.R, in.Human.Name, labelfile.HumanSide, lock); err != nil {
 			return nil, fmt.Errorf("failed to read human labels: %w", err)
 		}
-		if js, err = labelfile.ReadLabelsFile(ctx, f.Judge, labelfile.JudgeSide, lock); err != nil {
+		if js, err = labelfile.ReadLabels(ctx, in.Judge.R, in.Judge.Name, labelfile.JudgeSide, lock); err != nil {
 			return nil, fmt.Errorf("failed to read judge scores: %w", err)
 		}
 	}
 	var lc *LockCheck
 	if o.LockBase != "" {
-		if lc, err = CheckLock(ctx, f.Lock, o.LockBase, lock); err != nil {
+		if lc, err = CheckLock(ctx, in.Repos, lock.File, o.LockBase, lock); err != nil {
 			return nil, err
 		}
 	}
 	var co *CarriedOverCheck
 	if o.LockBase != "" {
-		if co, err = CheckCarriedOver(ctx, f.Human, o.LockBase, hs, lock); err != nil {
+		if co, err = CheckCarriedOver(ctx, in.Repos, human, o.LockBase, hs, lock); err != nil {
 			return nil, err
 		}
 	}
 	var ga *GitAnchoring
 	var bc *BlindCheck
 	if o.GitAnchoring {
-		if ga, err = CheckGitAnchoring(ctx, f.Human, f.Judge); err != nil {
+		if ga, err = CheckGitAnchoring(ctx, in.Repos, human, judge); err != nil {
 			return nil, err
 		}
-		if bc, err = CheckBlind(ctx, f.Human, f.Judge, hs, js, lock); err != nil {
+		if bc, err = CheckBlind(ctx, in.Repos, human, judge, hs, js, lock); err != nil {
 			return nil, err
 		}
 	}

@@ -27,16 +27,16 @@ var sheetTimes = [2]time.Time{time.Unix(0, 0).UTC(), time.Unix(1, 0).UTC()}
 // the four grades apart). A row of a query the qrels do not have is an
 // *input.Error at its line; a row the qrels do not grade has no judge label
 // (unpaired, human only).
-func SheetLabels(ctx context.Context, lock *labelfile.Lock, sheetPath, qrelsPath string) (human, judge []labelfile.Label, err error) {
+func SheetLabels(ctx context.Context, lock *labelfile.Lock, sheet, qrels Reader) (human, judge []labelfile.Label, err error) {
 	dim, ok := lock.Dimensions[SheetDimension]
 	if !ok {
 		return nil, nil, input.Errorf(lock.File, 0, "a human sheet is calibrated as the dimension %q, which the lock does not have", SheetDimension)
 	}
-	sh, err := labelfile.ReadSheetFile(ctx, sheetPath)
+	sh, err := labelfile.ReadSheet(ctx, sheet.R, sheet.Name)
 	if err != nil {
 		return nil, nil, fmt.Errorf("failed to read the human sheet: %w", err)
 	}
-	q, err := trecfile.ReadQrels(ctx, qrelsPath)
+	q, err := trecfile.ParseQrels(ctx, qrels.R, qrels.Name)
 	if err != nil {
 		return nil, nil, fmt.Errorf("failed to read the judge's qrels: %w", err)
 	}

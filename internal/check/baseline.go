@@ -64,7 +64,7 @@ func (r *baselineRun) close() {
 // (the whole list: the first gold rank may lie beyond k).
 func (r *baselineRun) prepare(cs *casefile.Case, it *caseItem, ranked []string, k int) {
 	res := &it.r
-	it.cur = baseline.Current{IDHash: baseline.IDHash(cs.ID), GoldHash: baseline.GoldHash(cs.Gold), Line: cs.Line}
+	it.cur = baseline.Current{IDHash: baseline.IDHash(cs.ID), GoldHash: baseline.GoldHash(cs.Gold), Line: cs.Line, Cluster: cs.Cluster}
 	switch {
 	case res.Precomputed:
 	case res.Scored:

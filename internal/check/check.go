@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -18,16 +19,14 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
-	"github.com/retrieval-gate/retrieval-gate/internal/importer"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
 
 // Options are check's settings, each set once here.
 type Options struct {
-	K                 int // the retrieval top-k (≥ 1); 0: the baseline's, else the run's, else DefaultK (k.go)
+	K                 int // the retrieval top-k, resolved before the run (ResolveK: --k, else the baseline's, else the run's, else DefaultK)
 	ReferenceLocale   string
 	MinHit, MinRecall gate.Floor
 	Floors            floor.List
@@ -44,6 +43,9 @@ type Options struct {
 
 	// GroupMaxDrop are the --max-drop MEASURE[@GROUP]=F regression gates.
 	GroupMaxDrop floor.List
+	// MinRBO and MaxChurn are the churn gates, --min-rbo and --max-churn
+	// [GROUP=]F (baseline.AddChurnLines).
+	MinRBO, MaxChurn floor.List
 }
 
 // In are check's inputs, opened by the caller.
@@ -79,8 +81,6 @@ type Result struct {
 	// KBFingerprint is baseline.KBFingerprint of the KB (set when a baseline is
 	// read or written).
 	KBFingerprint string
-	// K is the k the run was scored at and where it came from (k.go).
-	K KChoice
 }
 
 // comparing reports whether the run compares with a baseline or writes one.
@@ -88,9 +88,13 @@ func (in *In) comparing() bool {
 	return in.Baseline != nil || in.BaselineUnavailable != nil || in.BaselineBody != nil
 }
 
-// Run scores the cases of in against its KB and decides the gates. Bad input
-// is an *input.Error (file:line); a cancelled ctx stops it promptly.
+// Run scores the cases of in against its KB at o.K, which ResolveK gave, and
+// decides the gates. Bad input is an *input.Error (file:line); a cancelled ctx
+// stops it promptly.
 func Run(ctx context.Context, in In, o Options) (*Result, error) {
+	if o.K < 1 {
+		return nil, fmt.Errorf("check: k %d is not resolved (ResolveK gives the run's k)", o.K)
+	}
 	res := &Result{}
 	var bl *baselineRun
 	if in.comparing() {
@@ -98,6 +102,7 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 		bl = &baselineRun{opts: baseline.Options{
 			K: o.K, KBFingerprint: res.KBFingerprint, RankDrop: o.RankDrop,
 			MaxDrop: o.MaxDrop, GroupMaxDrop: o.GroupMaxDrop, Test: o.Test, Now: o.Now,
+			MinRBO: o.MinRBO, MaxChurn: o.MaxChurn,
 		}, unav: in.BaselineUnavailable, source: in.BaselineSource}
 		defer bl.close()
 		if in.Baseline != nil && in.BaselineUnavailable == nil {
@@ -107,22 +112,6 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 		}
 		if in.BaselineBody != nil {
 			bl.startBody(in.BaselineBody)
-		}
-	}
-	// The k: --k, else the baseline's, else the run's, else DefaultK (k.go).
-	baseK := 0
-	if bl != nil && bl.base != nil && bl.base.Source.Header != nil {
-		baseK = bl.base.Source.Header.K
-	}
-	kc, err := chooseK(ctx, &in, o.K, baseK)
-	if err != nil {
-		return nil, err
-	}
-	res.K, o.K = kc, kc.K
-	if bl != nil && bl.opts.K != kc.K {
-		bl.opts.K = kc.K
-		if bl.base != nil {
-			bl.cmp = baseline.NewComparer(bl.base, bl.opts)
 		}
 	}
 	g, err := scoreCases(ctx, in, o, bl)
@@ -166,7 +155,7 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 		if o.ParentSep != "" {
 			for i := range cs.Retrieved {
 				if e := &cs.Retrieved[i]; e.ParentID == "" {
-					if p := importer.ParentFromID(e.ID, o.ParentSep); p != e.ID {
+					if p := casefile.ParentFromID(e.ID, o.ParentSep); p != e.ID {
 						e.ParentID = p
 					}
 				}
@@ -300,7 +289,7 @@ func (ch *lineChunk) release() {
 func appendLine(c *casefile.Case, r *gate.CaseResult) ([]byte, *lineChunk) {
 	ch := getChunk()
 	start := len(ch.buf)
-	ch.buf = checkreport.AppendCaseLine(ch.buf, c, r)
+	ch.buf = gate.AppendCaseLine(ch.buf, c, r)
 	return ch.cut(start), ch
 }
 

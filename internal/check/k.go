@@ -1,13 +1,16 @@
 package check
 
-// check's k when --k is not given (issue 21 item 15): a cases file written by
-// `retrieve` records the k it retrieved with (`"retrieval": {"k": N}` on every
-// case), and a baseline file records the k it was scored at. The k is, in
-// order: --k; the baseline's, when comparing with one that records it (a
-// comparison is at one cutoff, else every Δ mixes the retrieval change with the
-// cutoff change); the run's, the retrieval.k of its first case; DefaultK. A k
-// the run records that differs from the one used is reported (KChoice.Differs)
-// with both, so the caller warns.
+// check's k, resolved once before the pipeline runs (issue 21 item 15, issue
+// 31): a cases file written by `retrieve` records the k it retrieved with
+// (`"retrieval": {"k": N}` on every case), and a baseline file records the k
+// it was scored at. The k is, in order: --k; the baseline's, when comparing
+// with one that records it (a comparison is at one cutoff, else every Δ mixes
+// the retrieval change with the cutoff change); the run's, the retrieval.k of
+// its first case; DefaultK. ResolveK reads the baseline's header and the first
+// case before Run and returns the KChoice; its K is Options.K, which Run, the
+// baseline comparison, the scorer and the measures take as it is. A k the run
+// records that differs from the one used is in the KChoice with both, so the
+// caller warns.
 
 import (
 	"bufio"
@@ -19,6 +22,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 )
 
@@ -55,29 +59,46 @@ const maxPeek = 16 << 20
 // has none or is not a JSON object the peek can read: the case scanner reports
 // a bad line), its line number, and a reader of r's whole content. A regular
 // file is read at its offsets and returned as it is; any other reader (a pipe)
-// is read through ctx (input.Reader) and replayed.
+// is read through ctx (input.Reader) and replayed: the blank lines before the
+// first line as one newline each (the case scanner only counts them), so a
+// gigabyte of them is not held to be replayed.
 func peekRunK(ctx context.Context, r io.Reader) (int, int, io.Reader, error) {
 	if f, ok := r.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 			pos, err := f.Seek(0, io.SeekCurrent)
 			if err == nil {
-				k, line, _, perr := firstK(bufio.NewReaderSize(io.NewSectionReader(f, pos, st.Size()-pos), 64<<10))
+				k, line, _, _, perr := firstK(bufio.NewReaderSize(io.NewSectionReader(f, pos, st.Size()-pos), 64<<10))
 				return k, line, r, perr
 			}
 		}
 	}
 	br := bufio.NewReaderSize(input.Reader(ctx, r), 64<<10)
-	k, line, consumed, err := firstK(br)
-	return k, line, io.MultiReader(bytes.NewReader(consumed), br), err
+	k, line, blanks, consumed, err := firstK(br)
+	return k, line, io.MultiReader(&newlines{n: blanks}, bytes.NewReader(consumed), br), err
+}
+
+// newlines reads n newlines.
+type newlines struct{ n int }
+
+func (r *newlines) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), r.n)
+	for i := range p[:k] {
+		p[i] = '\n'
+	}
+	r.n -= k
+	return k, nil
 }
 
 // firstK reads br up to the end of its first non-blank line and returns that
-// line's retrieval.k, its line number and every byte read.
-func firstK(br *bufio.Reader) (int, int, []byte, error) {
-	var consumed []byte
-	for line := 1; ; line++ {
+// line's retrieval.k, its line number, the number of blank lines before it
+// (blank as the case scanner reads them: input.IsBlank after the BOM) and
+// every byte read after those blank lines.
+func firstK(br *bufio.Reader) (k, line, blanks int, consumed []byte, err error) {
+	for line = 1; ; line++ {
 		start := len(consumed)
-		var err error
 		for {
 			var chunk []byte
 			chunk, err = br.ReadSlice('\n')
@@ -87,20 +108,25 @@ func firstK(br *bufio.Reader) (int, int, []byte, error) {
 			}
 		}
 		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
-			return 0, 0, consumed, err
+			return 0, 0, blanks, consumed, err
 		}
 		text := consumed[start:]
 		if line == 1 {
 			text = input.TrimBOM(text)
 		}
+		if err == nil && start == 0 && input.IsBlank(text[:len(text)-1]) {
+			// A blank line with nothing kept before it: counted, not kept.
+			consumed, blanks = consumed[:0], blanks+1
+			continue
+		}
 		if t := bytes.TrimSpace(text); len(t) > 0 {
 			if errors.Is(err, bufio.ErrBufferFull) {
-				return 0, 0, consumed, nil // too long to look into
+				return 0, 0, blanks, consumed, nil // too long to look into
 			}
-			return retrievalK(t), line, consumed, nil
+			return retrievalK(t), line, blanks, consumed, nil
 		}
 		if err != nil { // EOF: no case
-			return 0, 0, consumed, nil //nolint:nilerr // io.EOF (other errors returned above): no case, so no k
+			return 0, 0, blanks, consumed, nil //nolint:nilerr // io.EOF (other errors returned above): no case, so no k
 		}
 	}
 }
@@ -124,10 +150,20 @@ func retrievalK(line []byte) int {
 	return k
 }
 
-// chooseK resolves o.K (0: not given) into the k of the run: see the file comment.
-// in.Cases is replaced by a reader of the same content when it was peeked.
-func chooseK(ctx context.Context, in *In, k, baselineK int) (KChoice, error) {
-	c := KChoice{K: k, From: KFromFlag, BaselineK: baselineK}
+// ResolveK is the k of a run of in: flagK when it is given (≥ 1), else the k
+// of the baseline's header (in.Baseline, when comparing with one that has a
+// header), else the run's (the retrieval.k of in.Cases' first case), else
+// DefaultK. It reads only the first line of each; a reader it read from that is
+// not a regular file is replaced in in by one of the same content (the cases:
+// the same cases at the same lines, peekRunK). A baseline
+// whose header cannot be read gives no k here: Run's load reports it.
+func ResolveK(ctx context.Context, in *In, flagK int) (KChoice, error) {
+	baseK := 0
+	if in.Baseline != nil && in.BaselineUnavailable == nil {
+		k, rd := peekBaselineK(ctx, in.Baseline, in.BaselineName)
+		baseK, in.Baseline = k, rd
+	}
+	c := KChoice{K: flagK, From: KFromFlag, BaselineK: baseK}
 	runK, line, rd, err := peekRunK(ctx, in.Cases)
 	if err != nil {
 		return c, err
@@ -137,13 +173,41 @@ func chooseK(ctx context.Context, in *In, k, baselineK int) (KChoice, error) {
 		c.RunK, c.RunKFile, c.RunKLine = runK, in.CasesName, line
 	}
 	switch {
-	case k > 0:
-	case baselineK > 0:
-		c.K, c.From = baselineK, KFromBaseline
+	case flagK > 0:
+	case baseK > 0:
+		c.K, c.From = baseK, KFromBaseline
 	case runK > 0:
 		c.K, c.From = runK, KFromRun
 	default:
 		c.K, c.From = DefaultK, KFromDefault
 	}
 	return c, nil
+}
+
+// peekBaselineK is the k of the baseline header r starts with (0: none, or not
+// readable) and a reader of r's whole content: r itself when it is a regular
+// file (read at its offsets), else what was read replayed before the rest.
+func peekBaselineK(ctx context.Context, r io.Reader, name string) (int, io.Reader) {
+	header := func(rd io.Reader) int {
+		src, err := baseline.Open(rd, name)
+		if err != nil {
+			return 0
+		}
+		defer src.Close()
+		if src.Header == nil {
+			return 0
+		}
+		return src.Header.K
+	}
+	if f, ok := r.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			if pos, err := f.Seek(0, io.SeekCurrent); err == nil {
+				return header(io.NewSectionReader(f, pos, st.Size()-pos)), r
+			}
+		}
+	}
+	ir := input.Reader(ctx, r) // read on through it: a read it made is not lost
+	var read bytes.Buffer
+	k := header(io.TeeReader(ir, &read))
+	return k, io.MultiReader(&read, ir)
 }

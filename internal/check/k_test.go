@@ -1,21 +1,61 @@
 package check
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
 
 // onlyReader hides the *os.File of a reader (a pipe, as peekRunK sees it).
 type onlyReader struct{ io.Reader }
+
+// replayed is what peekRunK replays of a pipe's content: the blank lines
+// before the first other line (input.IsBlank, after a BOM on line 1) as one
+// newline each, the rest as it is.
+func replayed(in string) string {
+	out := ""
+	for line := 1; ; line++ {
+		nl := strings.IndexByte(in, '\n')
+		if nl < 0 {
+			return out + in
+		}
+		text := in[:nl]
+		if line == 1 {
+			text = strings.TrimPrefix(text, "\ufeff")
+		}
+		if !input.IsBlank([]byte(text)) {
+			return out + in
+		}
+		out, in = out+"\n", in[nl+1:]
+	}
+}
+
+// casesOf is what the case scanner reads of in: each case's id and line, and
+// its error.
+func casesOf(in string) string {
+	var b strings.Builder
+	err := casefile.StreamCases(context.Background(), strings.NewReader(in), "c.jsonl", func(c *casefile.Case) error {
+		fmt.Fprintf(&b, "%s@%d ", c.ID, c.Line)
+		return nil
+	})
+	fmt.Fprintf(&b, "%v", err)
+	return b.String()
+}
 
 func TestPeekRunK(t *testing.T) {
 	long := `{"id":"a","query":"` + strings.Repeat("x", 200<<10) + `","retrieval":{"k":7}}` + "\n"
@@ -34,6 +74,8 @@ func TestPeekRunK(t *testing.T) {
 		{"bad JSON: the scanner reports it", `{"id":`, 0, 1},
 		{"empty", "", 0, 0},
 		{"blank only", "\n\n", 0, 0},
+		{"blank lines with spaces, tabs and CRs, then a case", "\ufeff \t\r\n\r\n\n" + `{"id":"a","retrieval":{"k":4}}` + "\n \n", 4, 4},
+		{"a blank line after a line the scanner does not skip", "\v\n\n" + `{"id":"a","retrieval":{"k":2}}`, 2, 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// A pipe: peeked, then replayed byte for byte.
@@ -43,7 +85,8 @@ func TestPeekRunK(t *testing.T) {
 			assert.Equal(t, c.line, line)
 			all, err := io.ReadAll(rd)
 			require.NoError(t, err)
-			assert.Equal(t, c.in, string(all), "the stream is replayed whole")
+			assert.Equal(t, replayed(c.in), string(all), "the stream is replayed whole, its leading blank lines as newlines")
+			assert.Equal(t, casesOf(c.in), casesOf(string(all)), "the same cases at the same lines")
 
 			// A regular file: read at its offsets, returned as it is.
 			path := filepath.Join(t.TempDir(), "cases.jsonl")
@@ -63,32 +106,70 @@ func TestPeekRunK(t *testing.T) {
 	}
 }
 
-func TestChooseK(t *testing.T) {
+func TestResolveK(t *testing.T) {
 	run := `{"id":"a","retrieval":{"k":2}}` + "\n"
 	for _, c := range []struct {
 		name        string
 		cases       string
-		flag, baseK int
+		flag, baseK int // baseK: the baseline header's k (-1: no baseline)
 		want        KChoice
 		differs     bool
 	}{
 		{"--k wins", run, 3, 5, KChoice{K: 3, From: KFromFlag, RunK: 2, RunKFile: "c.jsonl", RunKLine: 1, BaselineK: 5}, true},
-		{"--k equal to the run's", run, 2, 0, KChoice{K: 2, From: KFromFlag, RunK: 2, RunKFile: "c.jsonl", RunKLine: 1}, false},
+		{"--k equal to the run's", run, 2, -1, KChoice{K: 2, From: KFromFlag, RunK: 2, RunKFile: "c.jsonl", RunKLine: 1}, false},
 		{"the baseline's before the run's", run, 0, 5, KChoice{K: 5, From: KFromBaseline, RunK: 2, RunKFile: "c.jsonl", RunKLine: 1, BaselineK: 5}, true},
-		{"the run's", run, 0, 0, KChoice{K: 2, From: KFromRun, RunK: 2, RunKFile: "c.jsonl", RunKLine: 1}, false},
-		{"the default", `{"id":"a"}`, 0, 0, KChoice{K: DefaultK, From: KFromDefault}, false},
+		{"a baseline without k: the run's", run, 0, 0, KChoice{K: 2, From: KFromRun, RunK: 2, RunKFile: "c.jsonl", RunKLine: 1}, false},
+		{"the run's", run, 0, -1, KChoice{K: 2, From: KFromRun, RunK: 2, RunKFile: "c.jsonl", RunKLine: 1}, false},
+		{"the default", `{"id":"a"}`, 0, -1, KChoice{K: DefaultK, From: KFromDefault}, false},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			in := In{Cases: onlyReader{strings.NewReader(c.cases)}, CasesName: "c.jsonl"}
-			got, err := chooseK(context.Background(), &in, c.flag, c.baseK)
-			require.NoError(t, err)
-			assert.Equal(t, c.want, got)
-			assert.Equal(t, c.differs, checkreport.KChoiceWarning(got.K, got.From, got.RunK, got.RunKFile, got.RunKLine) != "", "a warning exactly when the run's k differs")
-			all, err := io.ReadAll(in.Cases)
-			require.NoError(t, err)
-			assert.Equal(t, c.cases, string(all))
-		})
+		for _, pipe := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s, pipe %v", c.name, pipe), func(t *testing.T) {
+				in := In{Cases: onlyReader{strings.NewReader(c.cases)}, CasesName: "c.jsonl"}
+				var base []byte
+				if c.baseK >= 0 {
+					var b bytes.Buffer
+					require.NoError(t, baseline.WriteFile(&b, &baseline.Header{K: c.baseK, Cases: 1}, strings.NewReader("")))
+					base = b.Bytes()
+					in.BaselineName = "base.jsonl.gz"
+					if pipe {
+						in.Baseline = onlyReader{bytes.NewReader(base)}
+					} else {
+						path := filepath.Join(t.TempDir(), "base.jsonl.gz")
+						require.NoError(t, os.WriteFile(path, base, 0o600))
+						f, err := os.Open(path)
+						require.NoError(t, err)
+						defer f.Close()
+						in.Baseline = f
+					}
+				}
+				got, err := ResolveK(context.Background(), &in, c.flag)
+				require.NoError(t, err)
+				assert.Equal(t, c.want, got)
+				assert.Equal(t, c.differs, checkreport.KChoiceWarning(got.K, got.From, got.RunK, got.RunKFile, got.RunKLine) != "", "a warning exactly when the run's k differs")
+				all, err := io.ReadAll(in.Cases)
+				require.NoError(t, err)
+				assert.Equal(t, c.cases, string(all), "the cases are read whole after the peek")
+				if base != nil {
+					all, err := io.ReadAll(in.Baseline)
+					require.NoError(t, err)
+					assert.Equal(t, base, all, "the baseline is read whole after the peek")
+				}
+			})
+		}
 	}
+
+	// A baseline the peek cannot read gives no k; the load reports it.
+	in := In{Cases: strings.NewReader(run), CasesName: "c.jsonl", Baseline: onlyReader{strings.NewReader("not gzip, not JSON")}, BaselineName: "b"}
+	got, err := ResolveK(context.Background(), &in, 0)
+	require.NoError(t, err)
+	assert.Equal(t, KFromRun, got.From)
+	all, err := io.ReadAll(in.Baseline)
+	require.NoError(t, err)
+	assert.Equal(t, "not gzip, not JSON", string(all))
+
+	// Run takes the k it is given and refuses none.
+	_, err = Run(context.Background(), In{Cases: strings.NewReader(run), CasesName: "c.jsonl"}, Options{})
+	require.ErrorContains(t, err, "not resolved")
 }
 
 func FuzzPeekRunK(f *testing.F) {
@@ -102,8 +183,40 @@ func FuzzPeekRunK(f *testing.F) {
 		assert.GreaterOrEqual(t, line, 0)
 		all, err := io.ReadAll(rd)
 		require.NoError(t, err)
-		assert.Equal(t, string(data), string(all))
+		assert.Equal(t, replayed(string(data)), string(all))
+		assert.Equal(t, casesOf(string(data)), casesOf(string(all)), "the same cases at the same lines")
 	})
+}
+
+// TestPeekRunKBlankLines: the blank lines before the first case of a pipe are
+// counted, not held (they were kept to be replayed: a gigabyte of newlines
+// held a gigabyte).
+func TestPeekRunKBlankLines(t *testing.T) {
+	const n = 64 << 20
+	in := io.MultiReader(&newlines{n: n}, strings.NewReader(`{"id":"a","retrieval":{"k":3}}`+"\n"))
+	var rd io.Reader
+	var k, line int
+	var err error
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	k, line, rd, err = peekRunK(context.Background(), onlyReader{in})
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	assert.Equal(t, 3, k)
+	assert.Equal(t, n+1, line)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(4<<20), "bytes allocated by the peek")
+	assert.Equal(t, "a@"+fmt.Sprint(n+1)+" <nil>", casesOf2(t, rd))
+}
+
+// casesOf2 is casesOf of a reader.
+func casesOf2(t *testing.T, r io.Reader) string {
+	var b strings.Builder
+	err := casefile.StreamCases(context.Background(), r, "c.jsonl", func(c *casefile.Case) error {
+		fmt.Fprintf(&b, "%s@%d ", c.ID, c.Line)
+		return nil
+	})
+	fmt.Fprintf(&b, "%v", err)
+	return b.String()
 }
 
 // The warning's words (checkreport.KChoiceWarning) follow the sources of k
@@ -114,4 +227,41 @@ func TestKChoiceWarningSources(t *testing.T) {
 	assert.Contains(t, w(KFromBaseline), "the baseline's k = 3")
 	assert.Contains(t, w(KFromRun), "differs from the k = 3 used")
 	assert.Contains(t, w(KFromDefault), "differs from the k = 3 used")
+}
+
+// BenchmarkResolveKBaseline is the k's resolution against a baseline file:
+// its header read through the gzip reader (and the buffer baseline.Open
+// fills), the rest of the file untouched. The body here is 4 MiB of case lines
+// compressed; the header carries a check document of the size a 1M-case run
+// writes.
+func BenchmarkResolveKBaseline(b *testing.B) {
+	dir := b.TempDir()
+	var body bytes.Buffer
+	gz := gzip.NewWriter(&body)
+	for i := 0; body.Len() < 4<<20; i++ {
+		fmt.Fprintf(gz, `{"id": "case-%d", "line": %d, "locale": "en", "type": "golden", "query": "q %d", "gold": ["card-%d"], "scores": {"retrieval_hit_at_k": 1}, "rank": 1, "top": ["card-%d", "card-%d"]}`+"\n", i, i+1, i, i%3000, i%3000, (i+7)%3000)
+		if i%1000 == 0 {
+			require.NoError(b, gz.Flush())
+		}
+	}
+	require.NoError(b, gz.Close())
+	agg := `{"schema": "retrieval-gate/aggregates@1", "k": 5, "pad": "` + strings.Repeat("x", 8<<10) + `"}`
+	path := filepath.Join(dir, "base.jsonl.gz")
+	f, err := os.Create(path)
+	require.NoError(b, err)
+	require.NoError(b, baseline.WriteFile(f, &baseline.Header{Aggregates: []byte(agg), K: 5, Cases: 1}, &body))
+	require.NoError(b, f.Close())
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		in := In{Cases: strings.NewReader(`{"id":"a"}` + "\n"), CasesName: "c", Baseline: f, BaselineName: "b"}
+		kc, err := ResolveK(context.Background(), &in, 0)
+		if err != nil || kc.From != KFromBaseline {
+			b.Fatal(err, kc)
+		}
+		f.Close()
+	}
 }

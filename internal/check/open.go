@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
@@ -30,8 +28,10 @@ type BaselineSpec struct {
 
 // Baseline is the files opened for a run's baseline; Close releases them.
 type Baseline struct {
-	file, body *os.File
-	cleanup    func() error
+	file    io.ReadCloser // the baseline, or its shards
+	body    *os.File
+	cleanup func() error
+	remap   func(error) error // of its shards (nil: one file)
 }
 
 // OpenBaseline opens s into in: the baseline file and the temporary body of
@@ -43,7 +43,16 @@ func OpenBaseline(ctx context.Context, s BaselineSpec, in *In) (*Baseline, error
 	}
 	b := &Baseline{cleanup: s.Cleanup}
 	if s.Path != "" {
-		f, err := input.Open(ctx, s.Path)
+		var f io.ReadCloser
+		var err error
+		if input.IsSharded(s.Path) { // a directory or a glob of --cases-out shards, read as one file
+			var sh *input.Sharded
+			if sh, err = input.OpenSharded(ctx, s.Path); err == nil {
+				f, b.remap = sh, sh.Remap
+			}
+		} else {
+			f, err = input.Open(ctx, s.Path)
+		}
 		if err != nil {
 			_ = b.Close()
 			return nil, fmt.Errorf("failed to read the baseline: %w", err)
@@ -67,6 +76,15 @@ func OpenBaseline(ctx context.Context, s BaselineSpec, in *In) (*Baseline, error
 	return b, nil
 }
 
+// Remap gives an error at a line of a sharded baseline (a directory or a glob
+// pattern) the shard and its line; any other error is returned as it is.
+func (b *Baseline) Remap(err error) error {
+	if b == nil || b.remap == nil {
+		return err
+	}
+	return b.remap(err)
+}
+
 // Close closes the files and removes a downloaded baseline; the error is the
 // removal's (a temporary left behind: a warning, not a failure).
 func (b *Baseline) Close() error {
@@ -88,30 +106,18 @@ func (b *Baseline) Close() error {
 }
 
 // WriteFile writes the --write-baseline file into w: its header (this run's
-// aggregates, the JSON document doc writes; the cases file; the commit,
-// history.HeadCommit; the time, CreatedAt; the k scored at; the KB's cards,
-// the case count and the KB fingerprint), then the case lines compressed while
-// scoring.
-func (b *Baseline) WriteFile(ctx context.Context, w io.Writer, run *Result, getenv func(string) string, casesFile string, kbCards int, doc func(io.Writer) error) error {
+// aggregates, the JSON document doc writes; the cases file; the run's commit
+// and time, from its provenance p; the k scored at; the KB's cards, the case
+// count and the KB fingerprint), then the case lines compressed while scoring.
+func (b *Baseline) WriteFile(w io.Writer, run *Result, p history.Provenance, casesFile string, kbCards int, doc func(io.Writer) error) error {
 	var agg strings.Builder
 	if err := doc(&agg); err != nil {
 		return err
 	}
-	h := baseline.Header{Aggregates: []byte(strings.TrimSpace(agg.String())), CasesFile: casesFile, Commit: history.HeadCommit(ctx, getenv),
-		CreatedAt: CreatedAt(getenv).UTC().Format(time.RFC3339), K: run.K.K, KBCards: kbCards, Cases: run.Gate.Total, KBFingerprint: run.KBFingerprint}
+	h := baseline.Header{Aggregates: []byte(strings.TrimSpace(agg.String())), CasesFile: casesFile, Commit: p.Commit,
+		CreatedAt: p.TimeText(), K: run.Gate.K, KBCards: kbCards, Cases: run.Gate.Total, KBFingerprint: run.KBFingerprint}
 	if _, err := b.body.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
 	return baseline.WriteFile(w, &h, b.body)
-}
-
-// CreatedAt is a baseline file's time: $SOURCE_DATE_EPOCH when set
-// (reproducible baseline files), else now.
-func CreatedAt(getenv func(string) string) time.Time {
-	if s := getenv("SOURCE_DATE_EPOCH"); s != "" {
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return time.Unix(n, 0)
-		}
-	}
-	return time.Now()
 }

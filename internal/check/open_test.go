@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,9 +45,4 @@ func TestOpenBaseline(t *testing.T) {
 	require.EqualError(t, b.Close(), "busy", "the removal's error is the caller's warning")
 	assert.Equal(t, 1, cleaned)
 	require.NoError(t, b.Close(), "removed once")
-}
-
-func TestCreatedAt(t *testing.T) {
-	assert.Equal(t, time.Unix(86400, 0), check.CreatedAt(func(string) string { return "86400" }))
-	assert.WithinDuration(t, time.Now(), check.CreatedAt(func(string) string { return "" }), time.Minute)
 }

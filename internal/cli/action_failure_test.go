@@ -86,7 +86,8 @@ func TestActionInputErrors(t *testing.T) {
 	code, stdout, stderr := runIn(t, map[string]string{}, "check", "--cases", "x", "--kb", "y", "--k", "five")
 	assert.Equal(t, ExitInput, code)
 	assert.Empty(t, stdout)
-	assert.Contains(t, stderr, `invalid value "five" for flag -k`)
+	assert.Contains(t, stderr, `check: --k "five" is not an integer (--k N: the retrieval top-k`)
+	assert.Contains(t, stderr, "usage: retrieval-gate check --cases FILE --kb PATH [flags]\n", "the short usage under it")
 }
 
 // Issue 13: an input error that names a file and line is annotated there (the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/calibratereport"
@@ -96,7 +97,13 @@ func runCalibrate(ctx context.Context, f *Factory, o *calibrateOptions) (err err
 	if err != nil {
 		return err
 	}
-	res, err := calibrate.Run(ctx, o.files, o.run)
+	var files opened
+	defer files.close()
+	in, err := openCalibrate(ctx, &files, o.files)
+	if err != nil {
+		return err
+	}
+	res, err := calibrate.Run(ctx, in, o.run)
 	if err != nil {
 		if ie := (*calibrate.InputError)(nil); errors.As(err, &ie) { // an unknown ref, not a repository
 			return usagef("calibrate: %s", ie.Msg)
@@ -126,4 +133,35 @@ func runCalibrate(ctx context.Context, f *Factory, o *calibrateOptions) (err err
 	}
 	f.Publisher().Publish(ctx, o.comment.publication(publish.Calibrate(res, md.String(), o.jsonOut, calibratereport.ViolationReason)))
 	return gateError(res.Failed())
+}
+
+// openCalibrate reads the lock and opens the labels files of a calibration as
+// calibrate.In, the git guards reading the repositories on disk. The errors
+// read as they did when calibrate opened the files itself.
+func openCalibrate(ctx context.Context, files *opened, f calibrate.Files) (calibrate.In, error) {
+	in := calibrate.In{Repos: calibrate.GitRepos{}}
+	lock, err := labelfile.ReadLockFile(ctx, f.Lock)
+	if err != nil {
+		return in, fmt.Errorf("failed to read lock: %w", err)
+	}
+	in.Lock = lock
+	for _, x := range []struct {
+		path, wrap string
+		to         *calibrate.Reader
+	}{
+		{f.HumanSheet, "failed to read the human sheet: %w", &in.HumanSheet},
+		{f.JudgeQrels, "failed to read the judge's qrels: failed to read qrels: %w", &in.JudgeQrels},
+		{f.Human, "failed to read human labels: %w", &in.Human},
+		{f.Judge, "failed to read judge scores: %w", &in.Judge},
+	} {
+		if x.path == "" {
+			continue
+		}
+		r, err := files.open(ctx, x.path, x.wrap)
+		if err != nil {
+			return in, err
+		}
+		*x.to = calibrate.Reader{Name: x.path, R: r}
+	}
+	return in, nil
 }

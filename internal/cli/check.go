@@ -10,11 +10,12 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/check"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
-	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/codequality"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/junit"
 )
 
 // NewCmdCheck is `retrieval-gate check`: score each case, aggregate, enforce
@@ -25,17 +26,23 @@ func NewCmdCheck(f *Factory, runF func(context.Context, *checkOptions) error) *C
 }
 
 // checkOptions are the parsed and validated flags of check: the files, the
-// outputs, and the options of the run, each set once, in check.Options.
+// outputs, and the options of the run, each set once, in check.Options but
+// --k, which check.ResolveK turns into the run's k before the run.
 type checkOptions struct {
 	cases, kb                      string
+	k                              int // --k; 0: not given
 	run                            check.Options
 	jsonOut, markdownOut, casesOut string
 	htmlOut                        string        // --html
+	junitOut                       string        // --junit
+	codeQualityOut                 string        // --codequality
 	hist                           historyFlags  // --history, --history-branch (history.go)
 	comment                        commentFlags  // --comment, --comment-key, --pr (publication.go)
+	checkRun                       checkRunFlag  // --check-run (publication.go)
 	baseline                       baselineFlags // --baseline, --write-baseline, regression gates (check_baseline.go)
 	trend                          trendFlag     // --trend-runs (history.go)
 	suggestFloors                  bool          // --suggest-floors
+	verbose                        bool          // --verbose
 }
 
 // checkInputs are check's Action inputs; inside Actions --json defaults to
@@ -44,7 +51,7 @@ var checkInputs = commentInputs(actionInputs{
 	"cases": "", "kb": "", "k": "", "min-hit": "", "min-recall": "", "floors": "", "allow-empty": "", "reference-locale": "",
 	"json": "retrieval-gate.json", "markdown": "", "cases-out": "", "parent-from-id": "",
 	"html": "", "history": "", "history-branch": "", "trend-runs": "",
-	"baseline": "", "baseline-artifact": "", "write-baseline": "", "max-drop-hit": "", "max-drop-recall": "", "max-drop-ndcg": "", "max-drops": "", "regression-test": "", "rank-drop": "",
+	"check-run": "", "baseline": "", "baseline-artifact": "", "write-baseline": "", "max-drop-hit": "", "max-drop-recall": "", "max-drop-ndcg": "", "max-drops": "", "regression-test": "", "rank-drop": "", "min-rbo": "", "max-churn": "",
 })
 
 func parseCheck(env *Env, args []string) (*checkOptions, error) {
@@ -52,9 +59,9 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	o := &checkOptions{}
 	r := &o.run
 	floors := &floorFlag{grammar: check.FloorGrammar, list: &r.Floors}
-	fs.StringVar(&o.cases, "cases", "", "cases JSONL (required; - reads standard input)")
+	fs.StringVar(&o.cases, "cases", "", "cases JSONL (required; - reads standard input; a directory or glob pattern: its shards)")
 	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
-	fs.IntVar(&r.K, "k", 0, "the retrieval top-k (≥ 1); default: the baseline's k when comparing, else the k the run records (retrieval.k of its first case), else 5")
+	fs.IntVar(&o.k, "k", 0, "the retrieval top-k (≥ 1); default: the baseline's k when comparing, else the k the run records (retrieval.k of its first case), else 5")
 	floorVar(fs, &r.MinHit, "min-hit", "floor on the overall mean hit@k, in [0,1]; none or empty is off")
 	floorVar(fs, &r.MinRecall, "min-recall", "floor on the overall mean recall@k, in [0,1]; none or empty is off")
 	fs.Var(floors, "floor", check.FloorGrammar.Usage())
@@ -66,9 +73,13 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	fs.StringVar(&o.casesOut, "cases-out", "", "write per-case scores as JSONL to `FILE`")
 	fs.StringVar(&r.ParentSep, "parent-from-id", "", "a retrieved entry without parent_id is the card before the last `SEPARATOR` of its id (card-12#chunk-3 with # is card-12)")
 	fs.StringVar(&o.htmlOut, "html", "", "write the report as one self-contained HTML `FILE`")
+	fs.StringVar(&o.codeQualityOut, "codequality", "", "write the integrity problems as a GitLab Code Quality report (code-climate JSON) to `FILE`, for the merge request's Code Quality widget")
+	fs.StringVar(&o.junitOut, "junit", "", "write the gates and the integrity problems as a JUnit XML `FILE` (the test view of Jenkins, GitLab, Azure Pipelines, ...)")
 	o.hist.register(fs, "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
+	fs.BoolVar(&o.verbose, "verbose", false, "print the whole terminal report: the locale deltas, the gate table of a pass, every baseline group and flip list, the retrieved ids that are not cards and the missed cases (by default a passing run prints its verdict, counts and groups, and one line counting these)")
 	fs.BoolVar(&o.suggestFloors, "suggest-floors", false, "after the report, print a floor per measure and group from this run (the lower bound of its 95% interval, rounded down to 0.01) as --floor flags and as the floors Action input")
 	o.comment.register(fs, checkCommentKey)
+	o.checkRun.register(fs)
 	o.baseline.register(fs, r)
 	o.trend.register(fs)
 	src, err := parseFlags(fs, env, args, checkInputs)
@@ -81,7 +92,7 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	if o.kb == "" {
 		return nil, usagef("check: --kb is required")
 	}
-	if r.K < 1 && src.given("k") {
+	if o.k < 1 && src.given("k") {
 		return nil, src.refuse("check", "k", "must be at least 1")
 	}
 	if err := r.ValidateFloors(); err != nil {
@@ -100,7 +111,7 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 		return nil, err
 	}
 	if err := refuseOverwrite("check", src, []file{{"cases", o.cases}, {"kb", o.kb}, {"baseline", o.baseline.baselineFile()}},
-		[]file{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}, {"html", o.htmlOut}, {"history", o.hist.file()}, {"write-baseline", o.baseline.write}}); err != nil {
+		[]file{{"json", o.jsonOut}, {"markdown", o.markdownOut}, {"cases-out", o.casesOut}, {"html", o.htmlOut}, {"junit", o.junitOut}, {"codequality", o.codeQualityOut}, {"history", o.hist.file()}, {"write-baseline", o.baseline.write}}); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -111,7 +122,7 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	// The outputs, all or none (an unwritable one fails before the inputs are read).
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
-	ws, err := outs.AddAll(o.casesOut, o.baseline.write, o.jsonOut, o.markdownOut, o.htmlOut)
+	ws, err := outs.AddAll(o.casesOut, o.baseline.write, o.jsonOut, o.markdownOut, o.htmlOut, o.junitOut, o.codeQualityOut)
 	if err != nil {
 		return err
 	}
@@ -123,12 +134,13 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: knowledge base: skipped %s\n", s)
 	}
 	in := check.In{Cases: env.Stdin, CasesName: "stdin", KB: kb}
+	var files opened // the cases, or their shards
+	defer files.close()
 	if o.cases != "-" {
-		cf, err := input.Open(ctx, o.cases)
+		cf, err := files.shards(ctx, o.cases, "failed to read cases: %w")
 		if err != nil {
-			return fmt.Errorf("failed to read cases: %w", err)
+			return err
 		}
-		defer cf.Close()
 		in.Cases, in.CasesName = cf, o.cases
 	}
 	if ws[0] != nil {
@@ -143,14 +155,20 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 			fmt.Fprintf(env.Stderr, "retrieval-gate: warning: baseline artifact: %s\n", format.SanitizeText(err.Error()))
 		}
 	}()
-	o.run.Now = time.Now()
-	run, err := check.Run(ctx, in, o.run)
+	// The run's settings, resolved once before it: its k (--k, else the
+	// baseline's, else the run's, else the default) and its clock.
+	kc, err := check.ResolveK(ctx, &in, o.k)
 	if err != nil {
-		return err
+		return notCases(o.cases, files.remap(bl.Remap(err)))
+	}
+	opts := o.run
+	opts.K, opts.Now = kc.K, time.Now()
+	run, err := check.Run(ctx, in, opts)
+	if err != nil {
+		return notCases(o.cases, files.remap(bl.Remap(err)))
 	}
 	res, cmp := run.Gate, run.Comparison
-	o.run.K = run.K.K // the k scored at (the history's fingerprint, the baseline file's header)
-	kWarning := checkreport.KChoiceWarning(run.K.K, run.K.From, run.K.RunK, run.K.RunKFile, run.K.RunKLine)
+	kWarning := checkreport.KChoiceWarning(kc.K, kc.From, kc.RunK, kc.RunKFile, kc.RunKLine)
 	if kWarning != "" {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: %s\n", format.SanitizeText(kWarning))
 		kWarning = "retrieval-gate: " + kWarning // the annotation's
@@ -159,13 +177,17 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	// All reports are written, whatever the verdict.
 	doc := checkreport.New(res)
 	doc.SetBaseline(cmp)
-	reads, err := readHistory(ctx, f, o.hist, "check", fingerprintOf(check.Fingerprint(o.cases, o.kb, o.run)), doc.WriteJSON, o.trend.runs, doc.TrendMeasures(), "")
+	reads, err := readHistory(ctx, f, o.hist, "check", fingerprintOf(check.Fingerprint(o.cases, o.kb, opts)), doc.WriteJSON, o.trend.runs, doc.TrendMeasures(), "")
 	if err != nil {
 		return err
 	}
 	doc.Trend = reads.trend
 	if ws[1] != nil {
-		if err := bl.WriteFile(ctx, ws[1], run, env.Getenv, o.cases, kb.Len(), doc.WriteJSON); err != nil {
+		prov, err := f.provenance()
+		if err != nil {
+			return fmt.Errorf("--write-baseline: %w", err)
+		}
+		if err := bl.WriteFile(ws[1], run, prov, o.cases, kb.Len(), doc.WriteJSON); err != nil {
 			return err
 		}
 	}
@@ -174,7 +196,9 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 			_, err := io.WriteString(w, doc.Markdown(checkreport.MarkdownOptions{Marker: publish.Marker(o.comment.key)}))
 			return err
 		},
-		func(w io.Writer) error { return htmlreport.CheckHTML(w, doc) }); err != nil {
+		func(w io.Writer) error { return htmlreport.CheckHTML(w, doc) },
+		func(w io.Writer) error { return junit.Write(w, junit.Check(res)) },
+		func(w io.Writer) error { return codequality.Write(w, codequality.Issues(res, o.cases)) }); err != nil {
 		return err
 	}
 	if w := doc.UnknownKeysWarning(); w != "" {
@@ -182,7 +206,7 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	}
 	// The history is appended before the outputs are published: its failure
 	// then leaves no output either.
-	hist, err := recordHistory(ctx, env, o.hist, "check", fingerprintOf(check.Fingerprint(o.cases, o.kb, o.run)), doc.WriteJSON)
+	hist, err := recordHistory(f, o.hist, "check", fingerprintOf(check.Fingerprint(o.cases, o.kb, opts)), doc.WriteJSON)
 	if err != nil {
 		return err
 	}
@@ -197,7 +221,11 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 		cp.Integrity.Unknown = gate.UnknownRetrieved{}
 		text = checkreport.New(&cp)
 	}
-	if err := text.Text(env.Stdout); err != nil {
+	write := text.Text
+	if o.verbose {
+		write = text.TextVerbose
+	}
+	if err := write(env.Stdout); err != nil {
 		return fmt.Errorf("failed to write the report: %w", err)
 	}
 	if o.suggestFloors {
@@ -210,7 +238,7 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	if cmp != nil && !cmp.Available {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: no baseline: %s\n", doc.Baseline.Reason)
 	}
-	pub := checkPublication(res, doc, o.comment, o.jsonOut)
+	pub := o.checkRun.publication(checkPublication(res, doc, o.comment, o.jsonOut))
 	publish.BaselineOutputs(pub.Outputs, cmp)
 	publishRun(ctx, f, pub, hist, o.htmlOut, reads.warning, kWarning)
 

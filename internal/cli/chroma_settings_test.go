@@ -55,13 +55,13 @@ func TestChromaSettingsReachTheStore(t *testing.T) {
 			args := append([]string{"--kb", "kb", "--cases", "c.jsonl", "--out", "o.jsonl", "--chroma-url", base.URL}, tc.args...)
 			o, err := parseRetrieve(&Env{Getenv: getenv}, args)
 			require.NoError(t, err)
-			assert.Equal(t, want, o.run.StoreConfig(kind, getenv))
+			assert.Equal(t, want, o.run.StoreConfig(kind))
 		})
 		t.Run("evaluate/"+tc.name, func(t *testing.T) {
 			_, p := planFor(t, tc.env, append([]string{"--chroma-url", base.URL}, tc.args...)...)
 			require.Len(t, p.retrieves, 3)
 			for _, r := range p.retrieves {
-				assert.Equal(t, want, r.run.StoreConfig(kind, getenv))
+				assert.Equal(t, want, r.run.StoreConfig(kind))
 			}
 		})
 	}
@@ -119,8 +119,8 @@ func TestEvaluateStagesKeepTheKeyOut(t *testing.T) {
 	for i, want := range p.retrieves {
 		r, err := parseRetrieve(env, lines[i])
 		require.NoError(t, err)
-		assert.Equal(t, want.run.StoreConfig(kind, env.Getenv), r.run.StoreConfig(kind, env.Getenv), lines[i])
-		assert.Empty(t, r.run.StoreAPIKey, "the key is not on the stage line")
+		assert.Equal(t, want.run.StoreConfig(kind), r.run.StoreConfig(kind), lines[i])
+		assert.Equal(t, "CHROMA_API_KEY", r.run.FromEnv["chroma-api-key"], "the key is not on the stage line: its variable gave it")
 	}
 }
 

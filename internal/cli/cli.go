@@ -54,10 +54,13 @@ type Factory struct {
 
 	rawStdout, rawStderr io.Writer
 	guards               []*publish.GuardWriter
-	publisher            *publish.Publisher
+	publisher            publish.Target
 	// given are secrets a command was given on its command line (a Chroma
 	// key), shared with the Factories of its stages.
 	given *[]string
+	// prov is the run's provenance once read (provenance.go), shared with
+	// the Factories of its stages.
+	prov *provenanceOnce
 }
 
 // NewFactory guards env's output streams and returns the Factory of a run.
@@ -65,13 +68,19 @@ func NewFactory(env *Env) *Factory {
 	out, errw := publish.NewGuardWriter(env.Stdout), publish.NewGuardWriter(env.Stderr)
 	guarded := *env
 	guarded.Stdout, guarded.Stderr = out, errw
-	return &Factory{Env: &guarded, rawStdout: env.Stdout, rawStderr: env.Stderr, guards: []*publish.GuardWriter{out, errw}, given: new([]string)}
+	return &Factory{Env: &guarded, rawStdout: env.Stdout, rawStderr: env.Stderr, guards: []*publish.GuardWriter{out, errw}, given: new([]string), prov: new(provenanceOnce)}
 }
 
-// Publisher is the run's publisher, built on first use.
-func (f *Factory) Publisher() *publish.Publisher {
+// Publisher is the run's publisher, built on first use and chosen from the
+// environment: a GitLab CI job's (GITLAB_CI=true, the merge-request note) or
+// GitHub Actions' (everything else: outside both it prints warnings only).
+func (f *Factory) Publisher() publish.Target {
 	if f.publisher == nil {
-		f.publisher = &publish.Publisher{Getenv: f.Env.Getenv, Stdout: f.rawStdout, Stderr: f.Env.Stderr, Comments: f.Comments, Sleep: f.Sleep}
+		if inGitLab(f.Env.Getenv) {
+			f.publisher = &publish.GitLabPublisher{CI: gitlabCI(f.Env.Getenv), Stderr: f.Env.Stderr, Sleep: f.Sleep}
+		} else {
+			f.publisher = &publish.Publisher{Getenv: f.Env.Getenv, Stdout: f.rawStdout, Stderr: f.Env.Stderr, Comments: f.Comments, Sleep: f.Sleep}
+		}
 	}
 	return f.publisher
 }
@@ -86,7 +95,7 @@ func (f *Factory) flush() {
 // secrets are redacted from every message the process prints.
 func (f *Factory) secrets() []string {
 	g := f.Env.Getenv
-	s := []string{publish.Token(g), g("GITHUB_TOKEN"), g("OPENAI_API_KEY"), g(llm.APIKeyEnv), g("CHROMA_API_KEY")}
+	s := []string{publish.Token(g), g("GITHUB_TOKEN"), g("GITLAB_TOKEN"), g("CI_JOB_TOKEN"), g("OPENAI_API_KEY"), g(llm.APIKeyEnv), g("CHROMA_API_KEY")}
 	if v, ok := actionInput(f.Env, "chroma-api-key"); ok {
 		s = append(s, v)
 	}
@@ -146,7 +155,7 @@ func newCommand[O any](f *Factory, name, synopsis string, parse func(*Env, []str
 	return &Command{Name: name, Synopsis: synopsis, Run: func(ctx context.Context, args []string) error {
 		o, err := parse(f.Env, args)
 		if err != nil {
-			return err
+			return withUsage(name, err)
 		}
 		return run(ctx, o)
 	}}
@@ -178,6 +187,12 @@ func RunFactory(ctx context.Context, f *Factory, args []string) int {
 			file, line := input.Location(err)
 			if !f.Publisher().Fail(publish.Failure{Command: commandName(args), Message: msg, File: file, Line: line}) {
 				fmt.Fprintf(f.Env.Stderr, "retrieval-gate: %s\n", msg)
+				// The command's usage under a usage error on a terminal; in a
+				// CI job the annotation is the log's one line about it.
+				var ue *UsageError
+				if errors.As(err, &ue) && ue.Usage != "" {
+					fmt.Fprint(f.Env.Stderr, ue.Usage)
+				}
 			}
 		}
 	}
@@ -195,7 +210,19 @@ func dispatch(ctx context.Context, f *Factory, args []string) error {
 	}
 	name := args[0]
 	switch name {
-	case "-h", "-help", "--help", "help":
+	case "help":
+		if len(args) > 1 { // help COMMAND: the command's own help
+			for _, c := range commands(f) {
+				if c.Name == args[1] {
+					return c.Run(ctx, []string{"--help"})
+				}
+			}
+			printUsage(env.Stderr)
+			return usagef("help: unknown command %q", publish.Clean(args[1]))
+		}
+		printUsage(env.Stdout)
+		return flag.ErrHelp
+	case "-h", "-help", "--help":
 		printUsage(env.Stdout)
 		return flag.ErrHelp
 	case "-version", "--version", "version":
@@ -232,14 +259,16 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", c.Name, c.Synopsis)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'retrieval-gate <command> --help' for the flags of a command.")
+	fmt.Fprintln(w, "Run 'retrieval-gate help <command>' (or 'retrieval-gate <command> --help') for the flags of a command.")
 }
 
 // newFlagSet returns a FlagSet that reports errors as values (never exits) and
-// writes its usage to stderr.
-func newFlagSet(env *Env, name string) *flag.FlagSet {
+// prints nothing itself: parseFlags words its errors (usage.go: the flag, what
+// it wants, the nearest flag, the short usage) and prints --help.
+func newFlagSet(_ *Env, name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	return fs
 }
 
@@ -258,12 +287,13 @@ func parseFlags(fs *flag.FlagSet, env *Env, args []string, inputs actionInputs) 
 	src := &sources{fs: fs, inputs: map[string]string{}}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			writeHelp(env.Stdout, fs)
 			return nil, err
 		}
-		return nil, &UsageError{Msg: err.Error()}
+		return nil, flagError(fs, err)
 	}
 	if fs.NArg() > 0 {
-		return nil, usagef("%s: unexpected argument %q", fs.Name(), publish.Clean(fs.Arg(0)))
+		return nil, &UsageError{Msg: fmt.Sprintf("%s: unexpected argument %q (every argument is a flag)", fs.Name(), publish.Clean(fs.Arg(0))), Usage: shortUsage(fs.Name())}
 	}
 	if env.Getenv("GITHUB_ACTIONS") != "true" {
 		return src, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/junit"
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
@@ -43,7 +44,9 @@ type compareOptions struct {
 	run                      compare.Options
 	jsonOut, mdOut, perQuery string
 	comment                  commentFlags // its own key, compare: never check's or calibrate's comment
+	checkRun                 checkRunFlag // --check-run, when it gates (publication.go)
 	htmlOut                  string       // --html
+	junitOut                 string       // --junit
 	hist                     historyFlags // --history, --history-branch (history.go)
 	trend                    trendFlag    // --trend-runs (history.go)
 }
@@ -52,15 +55,14 @@ type compareOptions struct {
 // compare keeps its own sticky PR comment (key compare) and the job summary.
 var compareInputs = commentInputs(actionInputs{
 	"qrels": "", "run": "", "k": "", "gain": "", "relevant-level": "", "judged-only": "", "baseline": "", "primary": "", "bootstrap": "", "seed": "",
-	"gate-strategy": "", "floors": "", "fail-if-beaten": "",
+	"gate-strategy": "", "floors": "", "fail-if-beaten": "", "check-run": "",
 	"json": "retrieval-gate-compare.json", "markdown": "", "per-query": "",
 	"html": "", "history": "", "history-branch": "", "trend-runs": "",
 })
 
 // newCompareOptions are compare's defaults (its flags' and evaluate's stage's).
 func newCompareOptions() *compareOptions {
-	return &compareOptions{trend: trendFlag{runs: trend.DefaultRuns},
-		run: compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Primary: compare.Primary, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed}}
+	return &compareOptions{trend: trendFlag{runs: trend.DefaultRuns}, checkRun: checkRunFlag{publish.CheckRunAuto}, run: compare.NewOptions()}
 }
 
 func parseCompare(env *Env, args []string) (*compareOptions, error) {
@@ -70,6 +72,7 @@ func parseCompare(env *Env, args []string) (*compareOptions, error) {
 	floors := &floorFlag{grammar: compare.FloorGrammar, list: &r.Gate.Floors} // --floor, --floors on the gate strategy
 	fs.StringVar(&o.files.Qrels, "qrels", "", "qrels `FILE`: TREC \"qid iter docid rel\" (rel 0-3) or JSONL {\"query_id\",\"doc_id\",\"relevance\"} (required)")
 	fs.Var(runFlag[compare.RunFile]{&o.files.Runs}, "run", "NAME=FILE: a TREC run or a cases JSONL; repeat for each strategy (required)")
+	fs.StringVar(&o.files.Clusters, "clusters", "", "queries in families: a `FILE` of `QUERY_ID CLUSTER` lines (the card or intent each query was written from); the intervals and paired tests are then computed over the clusters")
 	fs.StringVar(&o.files.HumanQrels, "human-qrels", "", "the labelling sheet of judge --human-sample as filled in by people (`FILE`, CSV or JSONL): report human-corrected (PPI++) estimates and base the recommendation and the gates on them")
 	fs.IntVar(&r.K, "k", r.K, "cutoff")
 	gain := ""
@@ -84,7 +87,9 @@ func parseCompare(env *Env, args []string) (*compareOptions, error) {
 	fs.StringVar(&o.mdOut, "markdown", "", "write the Markdown report here")
 	fs.StringVar(&o.perQuery, "per-query", "", "write per-query metrics here (JSONL)")
 	o.comment.register(fs, compareCommentKey)
+	o.checkRun.register(fs)
 	fs.StringVar(&o.htmlOut, "html", "", "write the dashboard here: one self-contained HTML `FILE`")
+	fs.StringVar(&o.junitOut, "junit", "", "write the gates as a JUnit XML `FILE` (the test view of Jenkins, GitLab, Azure Pipelines, ...)")
 	o.hist.register(fs, "append this run to the history: a `DIR` (history.jsonl in it) or a FILE.jsonl")
 	fs.StringVar(&r.Gate.Strategy, "gate-strategy", "", "make compare a gate on the strategy `NAME` you run in production (with --floor or --fail-if-beaten); off by default")
 	fs.Var(floors, "floor", compare.FloorGrammar.Usage()+"; on the --gate-strategy")
@@ -126,11 +131,14 @@ func parseCompare(env *Env, args []string) (*compareOptions, error) {
 	if err := o.hist.validate(env, src, "compare"); err != nil {
 		return nil, err
 	}
-	inputs := []file{{"qrels", o.files.Qrels}, {"human-qrels", o.files.HumanQrels}}
+	if o.files.Clusters != "" && o.files.HumanQrels != "" {
+		return nil, usagef("compare: --clusters and --human-qrels cannot be combined yet: the human-corrected (PPI++) estimates treat queries as independent")
+	}
+	inputs := []file{{"qrels", o.files.Qrels}, {"human-qrels", o.files.HumanQrels}, {"clusters", o.files.Clusters}}
 	for _, f := range o.files.Runs {
 		inputs = append(inputs, file{"run", f.Path})
 	}
-	if err := refuseOverwrite("compare", src, inputs, []file{{"json", o.jsonOut}, {"markdown", o.mdOut}, {"per-query", o.perQuery}, {"html", o.htmlOut}, {"history", o.hist.file()}}); err != nil {
+	if err := refuseOverwrite("compare", src, inputs, []file{{"json", o.jsonOut}, {"markdown", o.mdOut}, {"per-query", o.perQuery}, {"html", o.htmlOut}, {"junit", o.junitOut}, {"history", o.hist.file()}}); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -145,18 +153,35 @@ type overRuns struct {
 }
 
 func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns) error {
-	env := f.Env
 	// The outputs, all or none (an unwritable one fails before the inputs are read).
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
-	ws, err := outs.AddAll(o.jsonOut, o.mdOut, o.perQuery, o.htmlOut)
+	ws, err := outs.AddAll(o.jsonOut, o.mdOut, o.perQuery, o.htmlOut, o.junitOut)
 	if err != nil {
 		return err
 	}
-	res, err := compare.RunFiles(ctx, o.files, o.run)
+	var files opened
+	defer files.close()
+	in, err := openCompare(ctx, &files, o.files)
 	if err != nil {
 		return err
 	}
+	res, err := compare.Run(ctx, in, o.run)
+	if err != nil {
+		return files.remap(err)
+	}
+	files.close()
+	_, err = reportCompare(ctx, f, o, res, ev, outs, ws)
+	return err
+}
+
+// reportCompare writes, says and publishes a comparison: its reports into the
+// writers ws of outs (json, markdown, per-query, html; nil: not asked for),
+// after one read of the history (the trend, the dashboard's chart over the
+// runs), the history record, the text on stdout and what compare publishes.
+// It returns the document (evaluate records it in its history).
+func reportCompare(ctx context.Context, f *Factory, o *compareOptions, res *compare.Result, ev *overRuns, outs *atomicfile.Set, ws []io.Writer) (*comparereport.Document, error) {
+	env := f.Env
 	doc := comparereport.New(res)
 	// One read of the history: the Markdown's trend, and the dashboard's chart
 	// of the primary measure over the runs (an evaluate stage: over evaluate's
@@ -169,25 +194,26 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 	}
 	reads, err := readHistory(ctx, f, hsrc, command, fp, doc.WriteJSON, trendRuns, doc.TrendMeasures(), doc.Primary)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	doc.Trend = reads.trend
 	if err := atomicfile.Render(ws, doc.WriteJSON, doc.Markdown,
 		func(w io.Writer) error { return comparereport.PerQuery(w, res) },
-		func(w io.Writer) error { return htmlreport.CompareHTML(w, doc, res, reads.overRuns) }); err != nil {
-		return err
+		func(w io.Writer) error { return htmlreport.CompareHTML(w, doc, res, reads.overRuns) },
+		func(w io.Writer) error { return junit.Write(w, junit.Compare(res)) }); err != nil {
+		return nil, err
 	}
 	// The history is appended before the outputs are published: its failure
 	// (more likely than a failed rename) then leaves no output either.
-	hist, err := recordHistory(ctx, env, o.hist, "compare", fingerprintOf(compare.Fingerprint(o.files, o.run)), doc.WriteJSON)
+	hist, err := recordHistory(f, o.hist, "compare", fingerprintOf(compare.Fingerprint(o.files, o.run)), doc.WriteJSON)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := outs.Commit(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := doc.Text(env.Stdout); err != nil {
-		return err
+		return nil, err
 	}
 	// GitHub: the Markdown report (with the gates, when asked for) in the job
 	// summary and the sticky PR comment (key compare), the recommendation, the
@@ -195,11 +221,11 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 	// pass, so --comment-mode failures only updates an earlier comment.
 	var md strings.Builder
 	if err := doc.Markdown(&md); err != nil {
-		return err
+		return nil, err
 	}
-	pub := o.comment.publication(publish.Publication{Markdown: md.String(),
+	pub := o.checkRun.publication(o.comment.publication(publish.Publication{Markdown: md.String(),
 		Outputs:     map[string]string{"recommended": res.Recommended, "verdict": string(res.Verdict()), "json": o.jsonOut},
-		PathOutputs: []string{"json"}, Failed: res.Verdict() == outcome.Fail})
+		PathOutputs: []string{"json"}, Failed: res.Verdict() == outcome.Fail, CheckTitle: publish.CompareCheck(len(res.Gates), res.Failed())}))
 	publishRun(ctx, f, pub, hist, o.htmlOut, reads.warning)
-	return gateError(res.Failed())
+	return doc, gateError(res.Failed())
 }

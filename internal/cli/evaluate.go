@@ -2,18 +2,25 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/evaluate"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/generate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/progress"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 )
@@ -21,8 +28,8 @@ import (
 // NewCmdEvaluate is `retrieval-gate evaluate`: the whole pipeline, KB (and
 // optional cases, else generated ones) -> retrieve with every strategy -> judge
 // the pool -> compare, every intermediate file kept in one directory. Each stage
-// is the real command (generate, retrieve, judge, compare) run with the flags
-// written to DIR/stages.txt, so any stage can be rerun alone.
+// is the real command's domain Run (evaluate.Run composes them in memory), and
+// its command line is written to DIR/stages.txt, so any stage can be rerun alone.
 // runF, when set, replaces its run (a test of the parsing alone).
 func NewCmdEvaluate(f *Factory, runF func(context.Context, *evaluateOptions) error) *Command {
 	return newCommand(f, "evaluate", "the whole pipeline: (generate) -> retrieve with each strategy -> judge the pool -> compare", parseEvaluate, func(ctx context.Context, o *evaluateOptions) error { return runEvaluate(ctx, f, o) }, runF)
@@ -61,13 +68,13 @@ func parseEvaluate(env *Env, args []string) (*evaluateOptions, error) {
 	fs.StringVar(&o.GeneratorModel, "generator-model", "", "query generator model (default: --judge-model)")
 	fs.StringVar(&o.RerankURL, "rerank-url", "", "TEI /rerank server: each strategy is also run reranked")
 	r := &o.Retrieval
-	fs.StringVar(&r.Store, "store", "memory", "vector store of retrieve: "+store.Choices(store.Names()))
+	fs.StringVar(&r.Store, "store", retrieve.DefaultStore, "vector store of retrieve: "+store.Choices(store.Names()))
 	fs.StringVar(&o.ChromaURL, "chroma-url", "", "Chroma server URL (implies --store chroma; default $CHROMA_URL when --store chroma)")
 	registerChromaFlags(fs, r)
-	fs.StringVar(&r.Embedder, "embedder", "hash", "embedder of retrieve: "+store.Choices(embed.Names()))
+	fs.StringVar(&r.Embedder, "embedder", retrieve.DefaultEmbedder, "embedder of retrieve: "+store.Choices(embed.Names()))
 	fs.StringVar(&r.EmbedderURL, "embedder-url", "", "embedding server URL")
 	fs.StringVar(&r.EmbedderModel, "embedder-model", "", "embedding model name")
-	fs.IntVar(&o.K, "k", 10, "retrieval depth, pool depth and compare cutoff")
+	fs.IntVar(&o.K, "k", retrieve.DefaultK, "retrieval depth, pool depth and compare cutoff")
 	fs.IntVar(&o.PerLocale, "per-locale", 20, "documents sampled per locale when generating")
 	fs.IntVar(&o.Repeat, "repeat", 1, "judgments per pair")
 	fs.IntVar(&o.Concurrency, "concurrency", 4, "chat requests in flight at once")
@@ -90,7 +97,7 @@ func parseEvaluate(env *Env, args []string) (*evaluateOptions, error) {
 		return nil, src.option("evaluate", err)
 	}
 	r.StoreURL = o.ChromaURL
-	if err := r.ValidateStore(env.Getenv, src.given("store")); err != nil {
+	if err := r.ResolveStore(retrievalEnv(env), src.given("store")); err != nil {
 		return nil, src.option("evaluate", err)
 	}
 	if err := o.hist.validate(env, src, "evaluate"); err != nil {
@@ -109,16 +116,11 @@ func parseEvaluate(env *Env, args []string) (*evaluateOptions, error) {
 	return o, nil
 }
 
-// The options of each stage as its command's: the stage's options of
-// evaluate.NewPlan on the command's defaults.
-
-func retrieveStage(r evaluate.RetrieveStage) *retrieveOptions {
-	return &retrieveOptions{kb: r.KB, cases: r.Cases, out: r.Out, run: r.Run}
-}
-
+// compareStage is the compare stage's options as the compare command's, the
+// comment flags evaluate's.
 func compareStage(s evaluate.CompareStage, comment commentFlags) *compareOptions {
 	o := newCompareOptions()
-	o.files, o.run.K, o.run.Resamples = s.Files, s.K, s.Resamples
+	o.files, o.run = s.Files, s.Run
 	o.jsonOut, o.mdOut, o.perQuery, o.htmlOut = s.JSON, s.Markdown, s.PerQuery, s.HTML
 	o.comment = comment
 	return o
@@ -133,7 +135,11 @@ func (c *commentFlags) args() []string {
 	return a
 }
 
-// runEvaluate is the evaluate command's run of its options.
+// runEvaluate is the evaluate command's run of its options: stages.txt, then
+// evaluate.Run with the CLI as its front end (evaluateFront: each stage's
+// services made and its files written as the stage runs), then evaluate's own
+// outputs from the results it holds: the history record (the compare stage's
+// document) and --html (written with the compare stage's dashboard).
 func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	env := f.Env
 	f.secret(o.Retrieval.StoreAPIKey)
@@ -156,53 +162,31 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	if err != nil {
 		return err
 	}
-	// The stages run as typed calls with the Factory of a stage (no Action input
-	// reaches them); each publishes what it did as the command would, but
-	// retrieve, whose outputs and summary evaluate's own say.
-	plan, sf := evaluate.NewPlan(&o.Options), f.stage()
-	var used *judge.Result
-	stages := plan.Stages(&o.Options, evaluate.Runners{
-		Generate: func(ctx context.Context, g *evaluate.GenerateStage) error {
-			return execGenerate(ctx, sf, g)
-		},
-		Retrieve: func(ctx context.Context, r evaluate.RetrieveStage) error {
-			_, err := runRetrieve(ctx, sf, retrieveStage(r))
-			return err
-		},
-		Judge: func(ctx context.Context, j evaluate.JudgeStage) (err error) {
-			used, err = execJudge(ctx, sf, &j)
-			return err
-		},
-		Compare: func(ctx context.Context, c evaluate.CompareStage) error {
-			// The dashboard charts evaluate's runs from evaluate's history, under
-			// this evaluation's fingerprint (known once the judge has run).
-			ev := &overRuns{src: o.hist, fingerprint: func() fingerprint { return fingerprintOf(o.Fingerprint(plan.Names(), used)) }}
-			return runCompare(ctx, sf, compareStage(c, o.comment), ev)
-		},
-	}, o.comment.args()...)
+	plan := evaluate.NewPlan(&o.Options)
 	var notes []string
 	if o.Retrieval.StoreAPIKey != "" {
 		notes = append(notes, "The Chroma API key is not written here: set CHROMA_API_KEY to rerun a retrieve stage.")
 	}
-	if err := evaluate.WriteStages(stagesOut, stages, notes...); err != nil {
+	if err := evaluate.WriteStages(stagesOut, plan.Stages(&o.Options, o.comment.args()...), notes...); err != nil {
 		return err
 	}
 	if err := outs.Commit(); err != nil {
 		return err
 	}
-	if err := evaluate.RunStages(ctx, stages, func(i, n int, s evaluate.Stage) {
-		fmt.Fprintf(env.Stderr, "evaluate: stage %d/%d: %s\n", i, n, format.SanitizeText(s.String()))
-	}); err != nil {
-		return err
+	// The stages run with the Factory of a stage (no Action input reaches
+	// them); each says and publishes what it did as the command would, but
+	// retrieve, whose outputs and summary evaluate's own say.
+	front := &evaluateFront{f: f, sf: f.stage(), o: o, plan: plan, html: ws[0]}
+	defer front.close()
+	opts := o.Options
+	opts.Retrieval.Logf, opts.Retrieval.Progress = front.sf.logf("retrieve"), front.update
+	_, err = evaluate.Run(ctx, evaluate.In{Front: front, CompareFlags: o.comment.args()}, &opts)
+	front.finish()
+	if se := (*evaluate.StageError)(nil); errors.As(err, &se) {
+		se.Err = stageError(se.Name, se.Err)
 	}
-	if ws[0] != nil {
-		page, err := os.ReadFile(in("compare.html"))
-		if err != nil {
-			return fmt.Errorf("evaluate: --html: the compare stage's dashboard: %w", err)
-		}
-		if _, err := ws[0].Write(page); err != nil {
-			return err
-		}
+	if err != nil {
+		return err
 	}
 	// The history is appended before --html is published: its failure then
 	// leaves no output of evaluate's own.
@@ -212,14 +196,7 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	// fingerprints differ).
 	var hist historyRun
 	if o.hist != (historyFlags{}) {
-		doc, err := os.ReadFile(in("compare.json"))
-		if err != nil {
-			return fmt.Errorf("evaluate: --history: compare's report: %w", err)
-		}
-		if hist, err = recordHistory(ctx, env, o.hist, "evaluate", fingerprintOf(o.Fingerprint(plan.Names(), used)), func(w io.Writer) error {
-			_, err := w.Write(doc)
-			return err
-		}); err != nil {
+		if hist, err = recordHistory(f, o.hist, "evaluate", front.fingerprint(), front.doc.WriteJSON); err != nil {
 			return err
 		}
 	}
@@ -233,4 +210,223 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	pub := publish.PathOutputs(map[string]string{"out": o.Out})
 	publishRun(ctx, f, pub, hist, in("compare.html"))
 	return nil
+}
+
+// stageError words a stage's error as its command does when it runs alone.
+func stageError(name string, err error) error {
+	interrupted := map[string]string{"generate": "generate: interrupted, nothing written",
+		"retrieve": "retrieve: interrupted, nothing written", "judge": "judge: interrupted, nothing written (the judgments made are in the cache)"}
+	if w, ok := interrupted[name]; ok && errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%s: %w", w, err)
+	}
+	if name == "retrieve" {
+		return (*sources)(nil).option("retrieve", err)
+	}
+	return err
+}
+
+// evaluateFront is the CLI as evaluate's front end (evaluate.Front): when a
+// stage starts it opens the inputs, makes the stage's services and creates its
+// outputs (all or none, an unwritable one failing before the stage's work);
+// when the stage ends it writes, says and publishes what the stage produced,
+// as the stage's command would, from what evaluate.Run hands it.
+type evaluateFront struct {
+	f, sf *Factory // evaluate's Factory; a stage's (no Action input)
+	o     *evaluateOptions
+	plan  *evaluate.Plan
+	html  io.Writer // --html, written with the compare stage's dashboard (nil: none)
+
+	prog  *progress.Progress // the running stage's progress
+	outs  *atomicfile.Set    // the running stage's outputs
+	ws    []io.Writer
+	kb    *kbfile.KB
+	cases *os.File // the given cases
+	files opened
+	cache *judge.Cache
+	judge *judge.Result           // the judge stage's labels: the evaluation's fingerprint
+	doc   *comparereport.Document // the compare stage's document: the history record
+}
+
+// update is the running stage's progress.
+func (e *evaluateFront) update(done, total int) {
+	if e.prog != nil {
+		e.prog.Update(done, total)
+	}
+}
+
+// finish ends the running stage's progress.
+func (e *evaluateFront) finish() {
+	if e.prog != nil {
+		e.prog.Finish()
+		e.prog = nil
+	}
+}
+
+// close closes the inputs and the cache and removes the outputs of a stage
+// that failed.
+func (e *evaluateFront) close() {
+	e.files.close()
+	if e.cache != nil {
+		_ = e.cache.Close()
+	}
+	if e.outs != nil {
+		e.outs.Abort()
+	}
+}
+
+// create creates the running stage's outputs (paths ""), all or none.
+func (e *evaluateFront) create(paths ...string) error {
+	e.outs = atomicfile.NewSet()
+	var err error
+	e.ws, err = e.outs.AddAll(paths...)
+	return err
+}
+
+// commit publishes the running stage's outputs.
+func (e *evaluateFront) commit() error {
+	err := e.outs.Commit()
+	e.outs, e.ws = nil, nil
+	return err
+}
+
+// fingerprint is the evaluation's fingerprint in the history, known once the
+// judge stage has run.
+func (e *evaluateFront) fingerprint() fingerprint {
+	return fingerprintOf(e.o.Fingerprint(e.plan.Names(), e.judge))
+}
+
+// progressLabels are the stages' progress labels, as their commands'.
+var progressLabels = map[string]string{"generate": "generate: asking", "retrieve": "retrieve: indexing chunks", "judge": "judge: judging"}
+
+// Start says which stage begins (stderr) and starts its progress.
+func (e *evaluateFront) Start(i, n int, s evaluate.Stage) {
+	e.finish()
+	fmt.Fprintf(e.f.Env.Stderr, "evaluate: stage %d/%d: %s\n", i, n, format.SanitizeText(s.String()))
+	if l, ok := progressLabels[s.Name]; ok {
+		e.prog = lazyProgress(e.sf, l)
+	}
+}
+
+// KB loads the knowledge base once.
+func (e *evaluateFront) KB(ctx context.Context) (*kbfile.KB, error) {
+	if e.kb == nil {
+		kb, err := kbfile.Load(ctx, e.o.KB)
+		if err != nil {
+			return nil, err
+		}
+		e.kb = kb
+	}
+	return e.kb, nil
+}
+
+// Generate creates DIR/cases.jsonl and makes the generator's services.
+func (e *evaluateFront) Generate(_ context.Context, s *evaluate.GenerateStage) (generate.In, error) {
+	if err := e.create(s.Out); err != nil {
+		return generate.In{}, err
+	}
+	return generateServices(e.sf, s, e.update)
+}
+
+// Generated writes the cases and says what generate did.
+func (e *evaluateFront) Generated(ctx context.Context, s *evaluate.GenerateStage, res *generate.RunResult, cases []byte) error {
+	e.finish()
+	if _, err := e.ws[0].Write(cases); err != nil {
+		return err
+	}
+	if err := e.commit(); err != nil {
+		return err
+	}
+	sayGenerate(ctx, e.sf, s, res)
+	return nil
+}
+
+// Retrieve creates the stage's run file and opens the given cases (once).
+func (e *evaluateFront) Retrieve(ctx context.Context, s evaluate.RetrieveStage, given bool) (io.ReadSeeker, error) {
+	if err := e.create(s.Out); err != nil {
+		return nil, err
+	}
+	if !given {
+		return nil, nil
+	}
+	if e.cases == nil {
+		f, err := e.files.open(ctx, e.o.Cases, "failed to read cases: %w")
+		if err != nil {
+			return nil, err
+		}
+		e.cases = f
+	}
+	return e.cases, nil
+}
+
+// Retrieved writes the run and says so, as retrieve does.
+func (e *evaluateFront) Retrieved(_ context.Context, s evaluate.RetrieveStage, res *retrieve.RunResult, run []byte) error {
+	e.finish()
+	if _, err := e.ws[0].Write(run); err != nil {
+		return err
+	}
+	if err := e.commit(); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.sf.Env.Stderr, "retrieve: %d cases written to %s\n", res.Cases, format.SanitizeText(s.Out))
+	return nil
+}
+
+// Judge creates the judge's outputs, makes its services and opens its cache.
+func (e *evaluateFront) Judge(_ context.Context, s *evaluate.JudgeStage) (judge.In, error) {
+	sheetCSV, sheetJSONL := s.SheetPaths()
+	if err := e.create(s.QrelsOut, s.JudgmentsOut, s.JSONOut, s.BatchOut, sheetCSV, sheetJSONL); err != nil {
+		return judge.In{}, err
+	}
+	in, err := judgeServices(e.sf, s, e.update)
+	if err != nil {
+		return in, err
+	}
+	if e.cache, err = openJudgeCache(s); err != nil {
+		return in, err
+	}
+	in.Cache = e.cache
+	return in, nil
+}
+
+// Judged closes the cache, writes the labels and the report, and says what
+// judge did.
+func (e *evaluateFront) Judged(ctx context.Context, s *evaluate.JudgeStage, res *judge.RunResult, qrels []byte) error {
+	e.finish()
+	err := e.cache.Close()
+	e.cache = nil
+	if err != nil {
+		return err
+	}
+	if err := writeJudge(e.ws, s, res, qrels); err != nil {
+		return err
+	}
+	if err := e.commit(); err != nil {
+		return err
+	}
+	e.judge, e.kb = res.Result, nil // the KB's last reader has run
+	sayJudge(ctx, e.sf, s, res)
+	return nil
+}
+
+// Compare creates compare's reports (the dashboard also into --html).
+func (e *evaluateFront) Compare(_ context.Context, s evaluate.CompareStage) error {
+	if err := e.create(s.JSON, s.Markdown, s.PerQuery, s.HTML); err != nil {
+		return err
+	}
+	if e.html != nil { // --html: the dashboard as DIR/compare.html has it
+		e.ws[3] = io.MultiWriter(e.ws[3], e.html)
+	}
+	return nil
+}
+
+// Compared writes, says and publishes the comparison as compare does; its
+// dashboard charts evaluate's runs from evaluate's history, under this
+// evaluation's fingerprint.
+func (e *evaluateFront) Compared(ctx context.Context, s evaluate.CompareStage, res *compare.Result) error {
+	outs, ws := e.outs, e.ws
+	e.outs, e.ws = nil, nil
+	defer outs.Abort()
+	var err error
+	e.doc, err = reportCompare(ctx, e.sf, compareStage(s, e.o.comment), res, &overRuns{src: e.o.hist, fingerprint: e.fingerprint}, outs, ws)
+	return err
 }

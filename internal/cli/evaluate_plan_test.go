@@ -16,6 +16,11 @@ import (
 // evaluateBase are evaluate's required flags.
 var evaluateBase = []string{"--kb", "kb.jsonl", "--out", "out", "--judge-url", "http://judge:8000"}
 
+// retrieveStage is a retrieve stage's options as the retrieve command's.
+func retrieveStage(r evaluate.RetrieveStage) *retrieveOptions {
+	return &retrieveOptions{kb: r.KB, cases: r.Cases, out: r.Out, run: r.Run}
+}
+
 // evaluatePlan is evaluate.NewPlan's stages as the options evaluate runs each
 // stage's command with.
 type evaluatePlan struct {

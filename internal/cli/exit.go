@@ -32,6 +32,9 @@ func gateError(failed []string) error {
 // UsageError is a bad command line (unknown flag, missing required flag, value out of range).
 type UsageError struct {
 	Msg string
+	// Usage, when set, is the command's short usage, printed on stderr
+	// under the message.
+	Usage string
 }
 
 func (e *UsageError) Error() string { return e.Msg }

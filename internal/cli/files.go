@@ -1,16 +1,48 @@
 package cli
 
-import "github.com/retrieval-gate/retrieval-gate/internal/input"
+import (
+	"context"
+	"io"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+)
 
 // file is a path a command reads or writes, with the flag that named it.
 type file struct{ flag, path string }
 
 func paths(fs []file) []input.Path {
-	out := make([]input.Path, len(fs))
-	for i, f := range fs {
-		out[i] = input.Path{Option: f.flag, Path: f.path}
+	out := make([]input.Path, 0, len(fs))
+	for _, f := range fs {
+		if input.IsPattern(f.path) { // an input's shards: each is an input
+			if ps, err := input.ExpandShards(f.path); err == nil {
+				for _, p := range ps {
+					out = append(out, input.Path{Option: f.flag, Path: p})
+				}
+				continue
+			}
+		}
+		out = append(out, input.Path{Option: f.flag, Path: f.path})
 	}
 	return out
+}
+
+// openInput opens an input that may be sharded (--cases, --run, --qrels): a
+// file as it is, a directory or a glob pattern as its shards read as one
+// stream (input.OpenSharded). remap gives an error of the reader at a line
+// of the stream the shard and its line (the identity for a file).
+func openInput(ctx context.Context, path string) (r io.ReadSeekCloser, remap func(error) error, err error) {
+	if input.IsSharded(path) {
+		s, err := input.OpenSharded(ctx, path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, s.Remap, nil
+	}
+	f, err := input.Open(ctx, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func(err error) error { return err }, nil
 }
 
 // refuseOverwrite refuses, before any work, an output that collides with an

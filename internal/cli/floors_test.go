@@ -30,11 +30,11 @@ func TestCheckFloorFlags(t *testing.T) {
 		{"shorthand and floor on another group", []string{"--min-hit", "0.7", "--floor", "retrieval_hit_at_k@locale:en=0.8"}, nil,
 			[]string{"retrieval_hit_at_k@locale:en=0.8"}, ""},
 		{"unknown measure", []string{"--floor", "hit=0.5"}, nil, nil,
-			`invalid value "hit=0.5" for flag -floor: "hit=0.5": unknown measure "hit" (measures: retrieval_hit_at_k, retrieval_recall_at_k, retrieval_ndcg_at_k)`},
+			`check: --floor: "hit=0.5": unknown measure "hit" (measures: retrieval_hit_at_k, retrieval_recall_at_k, retrieval_ndcg_at_k)`},
 		{"unknown group", []string{"--floor", "retrieval_hit_at_k@es=0.5"}, nil, nil,
-			`invalid value "retrieval_hit_at_k@es=0.5" for flag -floor: "retrieval_hit_at_k@es=0.5": unknown group "es" (groups: overall, type:NAME, locale:TAG)`},
+			`check: --floor: "retrieval_hit_at_k@es=0.5": unknown group "es" (groups: overall, type:NAME, locale:TAG)`},
 		{"two floors on one target", []string{"--floor", "retrieval_hit_at_k=0.5", "--floor", "retrieval_hit_at_k@overall=0.6"}, nil, nil,
-			`invalid value "retrieval_hit_at_k@overall=0.6" for flag -floor: two floors on retrieval_hit_at_k@overall (retrieval_hit_at_k@overall=0.5 and retrieval_hit_at_k@overall=0.6): give one`},
+			`check: --floor: two floors on retrieval_hit_at_k@overall (retrieval_hit_at_k@overall=0.5 and retrieval_hit_at_k@overall=0.6): give one`},
 		{"--min-hit and a floor on the same target", []string{"--min-hit", "0.7", "--floor", "retrieval_hit_at_k=0.8"}, nil, nil,
 			"check: --min-hit and --floor retrieval_hit_at_k@overall=0.8 both set a floor on retrieval_hit_at_k@overall; give one"},
 		{"--min-recall and a floor on the same target", []string{"--min-recall", "0.7", "--floor", "retrieval_recall_at_k@overall=0.8"}, nil, nil,
@@ -90,9 +90,9 @@ func TestCompareGateFlags(t *testing.T) {
 		{"an unknown strategy", []string{"--gate-strategy", "c", "--fail-if-beaten"}, nil,
 			`compare: --gate-strategy "c" is not the name of a --run (a,b)`},
 		{"check's measure", []string{"--gate-strategy", "a", "--floor", "retrieval_hit_at_k=0.4"}, nil,
-			`invalid value "retrieval_hit_at_k=0.4" for flag -floor: "retrieval_hit_at_k=0.4": unknown measure "retrieval_hit_at_k" (measures: ` + strings.Join(metrics.GradedKeys, ", ") + `)`},
+			`compare: --floor: "retrieval_hit_at_k=0.4": unknown measure "retrieval_hit_at_k" (measures: ` + strings.Join(metrics.GradedKeys, ", ") + `)`},
 		{"a group", []string{"--gate-strategy", "a", "--floor", "ndcg_at_k@locale:en=0.4"}, nil,
-			`invalid value "ndcg_at_k@locale:en=0.4" for flag -floor: "ndcg_at_k@locale:en=0.4": unknown group "locale:en" (groups: overall)`},
+			`compare: --floor: "ndcg_at_k@locale:en=0.4": unknown group "locale:en" (groups: overall)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

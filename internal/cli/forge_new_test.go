@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish/runnertest"
 )
@@ -162,7 +163,8 @@ func written(t *testing.T, dir string, before map[string]string) map[string]stri
 }
 
 // Issue 20 items 1 and 2 for the outputs added since: check --baseline's
-// rank-biased overlap lists and headline, check --suggest-floors, compare
+// rank-biased overlap lists and headline, its churn gates' list of the most
+// changed cases, check --suggest-floors, compare
 // --human-qrels (PPI++ section, scenarios, recommendation), judge --human-sample
 // --human-sheet, calibrate --human-sheet --judge-qrels, calibrate's rater panel
 // and adjudications, generate --batch-out / --batch-in and evaluate --batch: ids,
@@ -215,6 +217,10 @@ func TestNoForgedCommandNewOutputs(t *testing.T) {
 			"--markdown", filepath.Join(dir, "c "+hostileFile+".md"), "--json", filepath.Join(dir, "c.json"), "--suggest-floors")
 		forgeRun(t, dir, -1, "check", "--cases", runCases, "--kb", kbF, "--k", "2", "--baseline", baseline, "--comment", "never",
 			"--max-drop-hit", "0.01", "--suggest-floors")
+		// The churn gates list the most changed cases (ids, queries, top k) in
+		// every report (issue 35 item 1).
+		forgeRun(t, dir, -1, "check", "--cases", runCases, "--kb", kbF, "--k", "2", "--baseline", baseline, "--comment", "never",
+			"--max-churn", "0", "--min-rbo", "0.99", "--markdown", filepath.Join(dir, "churn "+hostileFile+".md"), "--html", filepath.Join(dir, "churn.html"))
 		// The baseline's header is data too (its commit, its cases file), shown
 		// in the headline's provenance.
 		bf, err := os.Open(baseline)
@@ -303,6 +309,9 @@ func TestNoForgedCommandNewOutputs(t *testing.T) {
  "bins": [0.34, 0.67], "kappa_weighting": "quadratic", "min_kappa": 0.2, "min_n": 2, "raters": "panel"}`)
 		var human, judge strings.Builder
 		label := func(id, rater string, bin int, extra string) {
+			// A rater id in its normal form (a format or control character in one is
+			// refused at its line): the payloads keep their "::" and "##[".
+			rater = labelfile.NormalRaterID(rater)
 			fmt.Fprintf(&human, `{"case_id":%s,"dimension":"faithfulness","bin":%d,"construct":"contradiction-only","labeled_at":"2026-09-01T09:00:00Z","rater":%s%s}`+"\n", js(id), bin, js(rater), extra)
 		}
 		owned := strings.Builder{} // the same panel, adjudicated by the lock's owner

@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"strconv"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/summary"
@@ -58,11 +62,11 @@ func parseGenerate(env *Env, args []string) (*generate.RunOptions, error) {
 	return o, refuseOverwrite("generate", src, []file{{"kb", o.KB}, {"prompt", o.Prompt}, {"batch-in", o.BatchIn}}, []file{{"out", o.Out}, {"batch-out", o.BatchOut}})
 }
 
-// exec runs generate with o (generate.RunOptions.Execute), says what it did
-// and publishes its output (also evaluate's stage).
+// execGenerate runs generate with o (runGenerate), says what it did and
+// publishes its output.
 func execGenerate(ctx context.Context, f *Factory, o *generate.RunOptions) error {
 	prog := lazyProgress(f, "generate: asking")
-	res, err := o.Execute(ctx, f.Env.Getenv, f.logf("generate"), prog.Update)
+	res, err := runGenerate(ctx, f, o, prog.Update)
 	prog.Finish()
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("generate: interrupted, nothing written: %w", err)
@@ -70,7 +74,86 @@ func execGenerate(ctx context.Context, f *Factory, o *generate.RunOptions) error
 	if err != nil {
 		return err
 	}
+	sayGenerate(ctx, f, o, res)
+	return nil
+}
+
+// sayGenerate says what a generate run did (its summary on stdout) and
+// publishes its output's path.
+func sayGenerate(ctx context.Context, f *Factory, o *generate.RunOptions, res *generate.RunResult) {
 	summary.Generate(f.Env.Stdout, res, o.Jaccard, o.RoundTripK, o.Out, o.BatchOut, o.BatchIn)
 	f.Publisher().Publish(ctx, publish.PathOutputs(map[string]string{"out": o.Out, "batch-out": o.BatchOut}))
-	return nil
+}
+
+// runGenerate is the generate command's run: the output is created (as a
+// temporary file) first, so an unwritable one fails before any request; then
+// the server's clients (the API key from the environment), the KB, the prompt
+// and a results file, and generate.Run; the output is published only when all
+// went well.
+func runGenerate(ctx context.Context, f *Factory, o *generate.RunOptions, progress func(done, total int)) (*generate.RunResult, error) {
+	outs := atomicfile.NewSet()
+	defer outs.Abort()
+	out, err := outs.Add(cmp.Or(o.Out, o.BatchOut))
+	if err != nil {
+		return nil, err
+	}
+	in, err := generateServices(f, o, progress)
+	if err != nil {
+		return nil, err
+	}
+	in.OutName = o.Out
+	if o.BatchOut != "" {
+		in.BatchRequests = out
+	} else {
+		in.Out = out
+	}
+	if in.KB, err = kbfile.Load(ctx, o.KB); err != nil {
+		return nil, err
+	}
+	if o.Prompt != "" {
+		b, err := input.ReadFile(ctx, o.Prompt, judge.MaxPromptBytes) // a FIFO's wait ends with ctx; an endless file stops at the cap
+		if err != nil {
+			return nil, fmt.Errorf("failed to read the prompt: %w", err)
+		}
+		if in.Prompt, err = generate.ParsePrompt(o.Prompt, b); err != nil {
+			return nil, err
+		}
+	}
+	var files opened
+	defer files.close()
+	if o.BatchIn != "" {
+		r, err := files.open(ctx, o.BatchIn, "%w")
+		if err != nil {
+			return nil, err
+		}
+		in.BatchResults = judge.Reader{Name: o.BatchIn, R: r}
+	}
+	res, err := generate.Run(ctx, in, *o)
+	if err != nil {
+		return nil, err
+	}
+	return res, outs.Commit()
+}
+
+// generateServices are the services of a generate run: the chat server's
+// client and, with --batch, its Batch API client and the state file beside the
+// output (the API key read from the environment; the batch file modes ask no
+// server), the log and the progress.
+func generateServices(f *Factory, o *generate.RunOptions, progress func(done, total int)) (generate.In, error) {
+	in := generate.In{Logf: f.logf("generate"), Progress: progress}
+	if o.BatchOut != "" || o.BatchIn != "" {
+		return in, nil
+	}
+	key := llmAPIKey(f.Env)
+	var err error
+	if in.Client, err = o.LLM.Client(key); err != nil {
+		return in, fmt.Errorf("generate: %w", err)
+	}
+	if o.Batch {
+		if in.BatchAPI, err = o.LLM.BatchClient(key); err != nil {
+			return in, fmt.Errorf("generate: %w", err)
+		}
+		in.BatchState = judge.StateFile{Path: o.Out + judge.BatchStateSuffix}
+	}
+	return in, nil
 }

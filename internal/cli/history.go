@@ -2,8 +2,8 @@ package cli
 
 // The history of runs (--history, --history-branch) and the trend read from
 // it (--trend-runs): the flags, and the wiring of the domain's read
-// (trend.ReadRun) and append (history.AppendRun) to the environment, the
-// history branch's client and the dashboard's view.
+// (trend.ReadRun) and append (history.AppendRun) to the run's provenance
+// (provenance.go), the history branch's client and the dashboard's view.
 
 import (
 	"context"
@@ -101,7 +101,14 @@ type historyReads struct {
 // newest dashboardRuns runs of the base branch, this run last.
 func readHistory(ctx context.Context, f *Factory, src historyFlags, command string, in fingerprint, doc func(io.Writer) error,
 	trendRuns int, ms []trend.Measure, overMeasure string) (historyReads, error) {
-	r := trend.RunRead{Path: src.path, Branch: src.branch, NoHistory: ghbranch.ErrNoHistory, Getenv: f.Env.Getenv,
+	if src.path == "" && src.branch == "" {
+		return historyReads{}, nil
+	}
+	prov, err := f.provenance()
+	if err != nil {
+		return historyReads{}, fmt.Errorf("--history: %w", err)
+	}
+	r := trend.RunRead{Path: src.path, Branch: src.branch, NoHistory: ghbranch.ErrNoHistory, Provenance: prov,
 		OpenBranch: func(ctx context.Context, branch string) (io.Reader, error) { return readHistoryBranch(ctx, f, branch) },
 		Command:    command, Inputs: in.inputs, Params: in.params, Doc: doc, Runs: trendRuns, Measures: ms}
 	var over *htmlreport.HistoryBuilder
@@ -136,10 +143,18 @@ type historyRun struct {
 	branch string // --history-branch
 }
 
-// recordHistory is history.AppendRun, its warning on stderr.
-func recordHistory(ctx context.Context, env *Env, h historyFlags, command string, in fingerprint, doc func(io.Writer) error) (historyRun, error) {
-	rec, err := history.AppendRun(ctx, env.Getenv, h.path, h.branch, command, in.inputs, in.params, doc, func(w string) {
-		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: history: %s\n", format.SanitizeText(w))
+// recordHistory is history.AppendRun with the run's provenance, its warning
+// on stderr.
+func recordHistory(f *Factory, h historyFlags, command string, in fingerprint, doc func(io.Writer) error) (historyRun, error) {
+	if h.path == "" && h.branch == "" {
+		return historyRun{}, nil
+	}
+	prov, err := f.provenance()
+	if err != nil {
+		return historyRun{}, fmt.Errorf("--history: %w", err)
+	}
+	rec, err := history.AppendRun(prov, h.path, h.branch, command, in.inputs, in.params, doc, func(w string) {
+		fmt.Fprintf(f.Env.Stderr, "retrieval-gate: warning: history: %s\n", format.SanitizeText(w))
 	})
 	return historyRun{rec: rec, branch: h.branch}, err
 }

@@ -2,8 +2,11 @@ package cli
 
 import (
 	"context"
+	"io"
 	"strconv"
+	"strings"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/importer"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/summary"
@@ -20,8 +23,8 @@ func NewCmdImport(f *Factory, runF func(context.Context, *importOptions) error) 
 
 // importOptions are the parsed and validated flags of import.
 type importOptions struct {
-	in  importer.In
-	run importer.RunOptions // Format nil: detect
+	files importer.Files
+	run   importer.RunOptions // Format nil: detect
 }
 
 // importInputs are import's Action inputs.
@@ -34,8 +37,8 @@ func parseImport(env *Env, args []string) (*importOptions, error) {
 	o := &importOptions{}
 	opt := &o.run.Options
 	format := fs.String("format", "auto", "input `FORMAT`: auto (detect from the content) or one of "+importer.Names(", "))
-	fs.StringVar(&o.in.Path, "in", "", "input `FILE` (- reads standard input) (required)")
-	fs.StringVar(&o.in.Out, "out", "", "output `FILE`, written whole or not at all (- writes standard output) (required)")
+	fs.StringVar(&o.files.Path, "in", "", "input `FILE` (- reads standard input) (required)")
+	fs.StringVar(&o.files.Out, "out", "", "output `FILE`, written whole or not at all (- writes standard output) (required)")
 	fs.StringVar(&opt.ParentSep, "parent-from-id", "", "derive a retrieved chunk's card from its id: the part before the last `SEPARATOR` (card-12#chunk-3 with # is card-12)")
 	parentRe := fs.String("parent-from-id-regexp", "", "derive a retrieved chunk's card from its id with a `REGEXP` (RE2 syntax): the first capture group of its leftmost match, or the whole match without a group; an id it does not match is its own card (^(.+)-chunk-[0-9]+$ makes card-12-chunk-3 card-12)")
 	fs.StringVar(&opt.ListSep, "list-sep", "|", "separator of the ids in one CSV cell or promptfoo var that is not a JSON array")
@@ -45,11 +48,11 @@ func parseImport(env *Env, args []string) (*importOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := opt.Validate(o.in, *parentRe); err != nil {
+	if err := opt.Validate(o.files, *parentRe); err != nil {
 		return nil, src.option("import", err)
 	}
-	if o.in.Path != "-" {
-		if err := refuseOverwrite("import", src, []file{{"in", o.in.Path}}, []file{{"out", o.in.Out}}); err != nil {
+	if o.files.Path != "-" {
+		if err := refuseOverwrite("import", src, []file{{"in", o.files.Path}}, []file{{"out", o.files.Out}}); err != nil {
 			return nil, err
 		}
 	}
@@ -62,18 +65,46 @@ func parseImport(env *Env, args []string) (*importOptions, error) {
 	return o, nil
 }
 
+// runImport converts the input: the output is created (as a temporary file)
+// first, so an unwritable one fails before the input is read, and is
+// published only when the whole input converted. Standard output cannot be
+// all-or-nothing: the conversion is buffered whole and written after it.
 func runImport(ctx context.Context, fac *Factory, o *importOptions) error {
 	env := fac.Env
-	in := o.in
-	in.Stdin, in.Stdout = env.Stdin, env.Stdout
+	outs := atomicfile.NewSet()
+	defer outs.Abort()
+	var buf strings.Builder
+	in := importer.In{Name: "<stdin>", R: env.Stdin, Out: &buf}
+	if o.files.Out != "-" {
+		var err error
+		if in.Out, err = outs.Add(o.files.Out); err != nil {
+			return err
+		}
+	}
+	if o.files.Path != "-" {
+		var files opened
+		defer files.close()
+		f, err := files.open(ctx, o.files.Path, "%w")
+		if err != nil {
+			return err
+		}
+		in.Name, in.R, in.LineAt = o.files.Path, f, importer.LineAt(f)
+	}
 	res, err := importer.Run(ctx, in, o.run)
 	if err != nil {
 		return err
 	}
-	md := summary.Import(env.Stderr, res, o.in.Out)
+	if o.files.Out == "-" {
+		if _, err := io.WriteString(env.Stdout, buf.String()); err != nil {
+			return err
+		}
+	} else if err := outs.Commit(); err != nil {
+		return err
+	}
+	md := summary.Import(env.Stderr, res, o.files.Out)
 	pub := publish.Publication{Outputs: map[string]string{}}
-	if o.in.Out != "-" {
-		pub = publish.PathOutputs(map[string]string{"out": o.in.Out})
+	if o.files.Out != "-" {
+		pub = publish.PathOutputs(map[string]string{"out": o.files.Out})
 	}
 	pub.Outputs["format"], pub.Outputs["records"], pub.Mode, pub.Markdown = res.Format.Name, strconv.Itoa(res.Stats.Records), publish.ModeNever, md
 	fac.Publisher().Publish(ctx, pub)

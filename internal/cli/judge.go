@@ -4,10 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strconv"
+	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/judgereport"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/summary"
 )
 
@@ -15,21 +24,19 @@ import (
 // more strategies with an LLM relevance judge and write graded qrels.
 // runF, when set, replaces its run (a test of the parsing alone).
 func NewCmdJudge(f *Factory, runF func(context.Context, *judge.RunOptions) error) *Command {
-	return newCommand(f, "judge", "grade the pooled top k of each run with an LLM judge (0-3) and write qrels for compare", parseJudge, func(ctx context.Context, o *judge.RunOptions) error {
-		_, err := execJudge(ctx, f, o)
-		return err
-	}, runF)
+	return newCommand(f, "judge", "grade the pooled top k of each run with an LLM judge (0-3) and write qrels for compare", parseJudge, func(ctx context.Context, o *judge.RunOptions) error { return execJudge(ctx, f, o) }, runF)
 }
 
 // judgeInputs are judge's Action inputs (`run` holds one NAME=FILE per line);
 // inside Actions --json defaults to retrieval-gate-judge.json, so the `json`
 // output always names a file. The API key comes from the step's env
-// (RETRIEVAL_GATE_LLM_API_KEY), never from an input.
+// (RETRIEVAL_GATE_LLM_API_KEY, or the batch provider's own variable: judgeAPIKey),
+// never from an input.
 var judgeInputs = actionInputs{
 	"run": "", "queries": "", "kb": "", "k": "", "repeat": "", "judge-url": "", "judge-model": "", "concurrency": "",
 	"max-requests": "", "prompt": "", "answer-format": "", "cache": "", "price-per-1k": "", "qrels": "", "judgments": "",
 	"json": "retrieval-gate-judge.json", "known-qrels": "",
-	"batch": "", "batch-out": "", "batch-in": "", "batch-poll": "",
+	"batch": "", "batch-out": "", "batch-in": "", "batch-poll": "", "batch-api": "",
 }
 
 func parseJudge(env *Env, args []string) (*judge.RunOptions, error) {
@@ -52,6 +59,7 @@ func parseJudge(env *Env, args []string) (*judge.RunOptions, error) {
 	fs.BoolVar(&o.Batch, "batch", false, "judge through the server's Batch API (upload, create, poll, download; resumable: the batch id is kept in CACHE"+judge.BatchStateSuffix+")")
 	fs.StringVar(&o.BatchOut, "batch-out", "", "write the Batch API requests JSONL of the judgments not cached to `FILE` and exit (for any batch engine)")
 	fs.StringVar(&o.BatchIn, "batch-in", "", "read a results `FILE` in the Batch API's output format (e.g. from vllm run-batch) instead of asking a server")
+	fs.StringVar(&o.BatchAPI, "batch-api", o.BatchAPI, "the batch API of --batch and the formats of --batch-out and --batch-in: openai (the OpenAI Batch API, also vLLM's run-batch), anthropic (Message Batches) or gemini (Gemini API batch mode); anthropic and gemini need --judge-model, and --judge-url defaults to the provider's API")
 	fs.DurationVar(&o.BatchPoll, "batch-poll", o.BatchPoll, "first wait between two polls of a batch's status (then 1.5× longer each time, at most a minute)")
 	fs.IntVar(&o.HumanSample, "human-sample", 0, "draw `N` of the pooled queries at random (stratified by locale) for human labelling: every pooled document of each goes on the --human-sheet")
 	fs.StringVar(&o.HumanSheet, "human-sheet", "", "write the labelling sheet of --human-sample to `BASE`.csv and BASE.jsonl (query, document text, an empty grade), for compare --human-qrels and calibrate --human-sheet")
@@ -79,18 +87,114 @@ func parseJudge(env *Env, args []string) (*judge.RunOptions, error) {
 		{"human-sheet", sheetCSV}, {"human-sheet", sheetJSONL}})
 }
 
-// exec judges with o (judge.RunOptions.Execute), says what it did and
-// publishes the outputs' paths (also evaluate's stage).
-func execJudge(ctx context.Context, f *Factory, o *judge.RunOptions) (*judge.Result, error) {
+// execJudge runs judge with o (runJudge), says what it did and publishes the
+// outputs' paths.
+func execJudge(ctx context.Context, f *Factory, o *judge.RunOptions) error {
 	prog := lazyProgress(f, "judge: judging")
-	out, err := o.Execute(ctx, f.Env.Getenv, f.logf("judge"), prog.Update)
+	out, err := runJudge(ctx, f, o, prog.Update)
 	prog.Finish()
 	if errors.Is(err, context.Canceled) {
-		return nil, fmt.Errorf("judge: interrupted, nothing written (the judgments made are in the cache): %w", err)
+		return fmt.Errorf("judge: interrupted, nothing written (the judgments made are in the cache): %w", err)
 	}
+	if err != nil {
+		return err
+	}
+	sayJudge(ctx, f, o, out)
+	return nil
+}
+
+// runJudge is the judge command's run: it creates the outputs (all or none; an
+// unwritable one fails before the inputs are read; the cache is not one of
+// them, it keeps every judgment made), makes the server's clients (the API key
+// from the environment), opens the inputs and the cache, judges (judge.Run)
+// and writes the labels, the report and the human labelling sheet.
+func runJudge(ctx context.Context, f *Factory, o *judge.RunOptions, progress func(done, total int)) (*judge.RunResult, error) {
+	outs := atomicfile.NewSet()
+	defer outs.Abort()
+	sheetCSV, sheetJSONL := o.SheetPaths()
+	ws, err := outs.AddAll(o.QrelsOut, o.JudgmentsOut, o.JSONOut, o.BatchOut, sheetCSV, sheetJSONL)
 	if err != nil {
 		return nil, err
 	}
+	in, err := judgeServices(f, o, progress)
+	if err != nil {
+		return nil, err
+	}
+	in.BatchRequests = ws[3]
+	var files opened
+	defer files.close()
+	cache, err := openJudgeInputs(ctx, &files, o, &in)
+	if err != nil {
+		return nil, err
+	}
+	out, err := judge.Run(ctx, in, *o)
+	if cerr := cache.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, files.remap(err)
+	}
+	if out.Result != nil {
+		if err := writeJudge(ws, o, out, nil); err != nil {
+			return nil, err
+		}
+	}
+	return out, outs.Commit()
+}
+
+// judgeServices are the services of a judge run: the chat server's client and,
+// with --batch, its Batch API client and the state file beside the cache (the
+// API key read from the environment; the batch file modes ask no server), the
+// clock, the log and the progress.
+func judgeServices(f *Factory, o *judge.RunOptions, progress func(done, total int)) (judge.In, error) {
+	in := judge.In{Now: time.Now, Logf: f.logf("judge"), Progress: progress}
+	if o.BatchOut != "" || o.BatchIn != "" {
+		return in, nil
+	}
+	key := judgeAPIKey(f.Env, o.BatchAPI)
+	var err error
+	switch {
+	case o.Batch && o.BatchAPI == llm.ProviderAnthropic:
+		in.BatchAPI, err = llm.NewAnthropicBatchClient(o.LLM.URL, key, nil)
+	case o.Batch && o.BatchAPI == llm.ProviderGemini:
+		in.BatchAPI, err = llm.NewGeminiBatchClient(o.LLM.URL, o.LLM.Model, key, nil)
+	default:
+		if in.Client, err = o.LLM.Client(key); err == nil && o.Batch {
+			in.BatchAPI, err = o.LLM.BatchClient(key)
+		}
+	}
+	if err != nil {
+		return in, fmt.Errorf("judge: %w", err)
+	}
+	if o.Batch {
+		in.BatchState = judge.StateFile{Path: o.Cache + judge.BatchStateSuffix}
+	}
+	return in, nil
+}
+
+// writeJudge renders a judge run's labels (qrels: as given, else
+// judge.WriteTREC), judgments, report and human labelling sheet into the
+// writers of runJudge's outputs.
+func writeJudge(ws []io.Writer, o *judge.RunOptions, out *judge.RunResult, qrels []byte) error {
+	res := out.Result
+	meta := judgereport.Meta{K: o.K, Price: o.Price}
+	for _, r := range o.Runs {
+		meta.Runs = append(meta.Runs, r.Name)
+	}
+	writeQrels := func(w io.Writer) error { return judge.WriteTREC(w, res) }
+	if qrels != nil {
+		writeQrels = func(w io.Writer) error { _, err := w.Write(qrels); return err }
+	}
+	return atomicfile.Render(ws, writeQrels,
+		func(w io.Writer) error { return judge.WriteJSONL(w, res) },
+		judgereport.New(res, out.Summary, meta).WriteJSON, nil,
+		func(w io.Writer) error { return judge.WriteSheetCSV(w, out.Sample) },
+		func(w io.Writer) error { return judge.WriteSheetJSONL(w, out.Sample) })
+}
+
+// sayJudge says what a judge run did (its summary and the human sample on
+// stdout) and publishes the outputs' paths.
+func sayJudge(ctx context.Context, f *Factory, o *judge.RunOptions, out *judge.RunResult) {
 	if out.Summary != nil {
 		summary.Judge(f.Env.Stdout, out.Result, out.Summary)
 	}
@@ -100,8 +204,93 @@ func execJudge(ctx context.Context, f *Factory, o *judge.RunOptions) (*judge.Res
 	}
 	// Inside Actions: the paths of the labels and the report as step outputs.
 	f.Publisher().Publish(ctx, publish.PathOutputs(map[string]string{"qrels": o.QrelsOut, "judgments": o.JudgmentsOut, "json": o.JSONOut, "batch-out": o.BatchOut}))
-	if o.BatchOut != "" {
-		return nil, nil
+}
+
+// openJudgeInputs loads the KB and the prompt, opens judge's input files into
+// in (their errors worded as judge words them), and opens the cache, which it
+// returns for the caller to close.
+func openJudgeInputs(ctx context.Context, files *opened, o *judge.RunOptions, in *judge.In) (*judge.Cache, error) {
+	kb, err := kbfile.Load(ctx, o.KB)
+	if err != nil {
+		return nil, err
 	}
-	return out.Result, nil
+	in.KB = kb
+	if o.Prompt != "" {
+		b, err := input.ReadFile(ctx, o.Prompt, judge.MaxPromptBytes) // a FIFO's wait ends with ctx; an endless file stops at the cap
+		if err != nil {
+			return nil, fmt.Errorf("failed to read the prompt: %w", err)
+		}
+		if in.Prompt, err = judge.ParsePrompt(o.Prompt, b); err != nil {
+			return nil, err
+		}
+	}
+	if o.Queries != "" {
+		q, err := files.open(ctx, o.Queries, "failed to read queries: %w")
+		if err != nil {
+			return nil, err
+		}
+		in.Queries = judge.Reader{Name: o.Queries, R: q}
+	}
+	for _, r := range o.Runs {
+		rf, err := files.shards(ctx, r.Path, "failed to read run %q: failed to read run: %w", r.Name)
+		if err != nil {
+			return nil, err
+		}
+		in.Runs = append(in.Runs, judge.RunReader{Name: r.Name, File: r.Path, R: rf})
+	}
+	if o.KnownQrels != "" {
+		k, err := files.shards(ctx, o.KnownQrels, "failed to read qrels: %w")
+		if err != nil {
+			return nil, err
+		}
+		in.KnownQrels = judge.Reader{Name: o.KnownQrels, R: k}
+	}
+	if o.BatchIn != "" {
+		b, err := files.open(ctx, o.BatchIn, "%w")
+		if err != nil {
+			return nil, err
+		}
+		in.BatchResults = judge.Reader{Name: o.BatchIn, R: b}
+	}
+	cache, err := openJudgeCache(o)
+	if err != nil {
+		return nil, err
+	}
+	in.Cache = cache
+	return cache, nil
+}
+
+// openJudgeCache opens the judge's cache (its directory created; Cache "": an
+// in-memory one).
+func openJudgeCache(o *judge.RunOptions) (*judge.Cache, error) {
+	if o.Cache != "" {
+		if err := os.MkdirAll(filepath.Dir(o.Cache), 0o755); err != nil { //nolint:gosec // G301: the cache's directory, 0755 like atomicfile's output directories
+			return nil, fmt.Errorf("failed to create the cache directory: %w", err)
+		}
+	}
+	return judge.OpenCache(o.Cache)
+}
+
+// judgeAPIKey is the API key of judge's server from the environment:
+// RETRIEVAL_GATE_LLM_API_KEY, else the batch provider's own variable
+// (OPENAI_API_KEY; ANTHROPIC_API_KEY; GEMINI_API_KEY, else GOOGLE_API_KEY).
+func judgeAPIKey(env *Env, provider string) string {
+	if k := env.Getenv(llm.APIKeyEnv); k != "" {
+		return k
+	}
+	for _, name := range llm.ProviderKeyEnv[provider] {
+		if k := env.Getenv(name); k != "" {
+			return k
+		}
+	}
+	return ""
+}
+
+// llmAPIKey is the chat server's API key from the environment:
+// RETRIEVAL_GATE_LLM_API_KEY, else OPENAI_API_KEY.
+func llmAPIKey(env *Env) string {
+	if k := env.Getenv(llm.APIKeyEnv); k != "" {
+		return k
+	}
+	return env.Getenv(llm.OpenAIKeyEnv)
 }

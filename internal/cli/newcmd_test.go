@@ -18,7 +18,7 @@ func TestNewCmdRunsRunF(t *testing.T) {
 		Run(context.Background(), []string{"--cases", "c.jsonl", "--kb", "kb", "--k", "3", "--min-hit", "0.5"}))
 	require.NotNil(t, co)
 	assert.Equal(t, "c.jsonl", co.cases)
-	assert.Equal(t, 3, co.run.K)
+	assert.Equal(t, 3, co.k, "--k as given; check.ResolveK makes it the run's k")
 	assert.InDelta(t, 0.5, co.run.MinHit.Value, 0)
 
 	var cmp *compareOptions

@@ -38,6 +38,24 @@ func (c *commentFlags) register(fs *flag.FlagSet, key string) {
 	fs.IntVar(&c.pr, "pr", 0, "pull request number for the comment (default: from the GitHub event)")
 }
 
+// checkRunFlag is --check-run (check, and compare when it gates): whether the
+// report also becomes a check run with every annotation.
+type checkRunFlag struct{ mode string }
+
+func (c *checkRunFlag) register(fs *flag.FlagSet) {
+	enumVar(fs, &c.mode, "check-run", publish.CheckRunAuto, []string{publish.CheckRunAuto, publish.CheckRunNever},
+		"inside Actions, also publish the report as a check run with every annotation (auto: when the token may write checks; never: annotations as workflow commands, at most 10 shown)")
+}
+
+// publication gives pub the check run of its comment key when it has a
+// check-run title (check; compare when it gates).
+func (c checkRunFlag) publication(pub publish.Publication) publish.Publication {
+	if pub.CheckTitle != "" {
+		pub.CheckRun, pub.CheckMode = publish.CheckRunName(pub.Key), c.mode
+	}
+	return pub
+}
+
 // commentInputs are the Action inputs of commentFlags.
 func commentInputs(in actionInputs) actionInputs {
 	in["comment"], in["comment-mode"], in["comment-key"], in["pr"] = "", "", "", ""

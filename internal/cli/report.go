@@ -38,6 +38,7 @@ func runReport(ctx context.Context, f *Factory, args []string) error {
 	fs.StringVar(&from.from, "from", "", "render again the --json report of check, compare or calibrate in `FILE`: the text report on stdout, --markdown and --html (check only) files")
 	fs.StringVar(&from.markdownOut, "markdown", "", "--from: write the Markdown report to `FILE`")
 	fs.StringVar(&from.commentKey, "comment-key", "", "--from: the comment key of the Markdown's marker (default: the command's, default for check, calibrate for calibrate)")
+	fs.BoolVar(&from.verbose, "verbose", false, "--from a check report: print its whole terminal report, as check --verbose does")
 	src, err := parseFlags(fs, env, args, reportInputs)
 	if err != nil {
 		return err
@@ -55,8 +56,8 @@ func runReport(ctx context.Context, f *Factory, args []string) error {
 		return runFrom(ctx, env, from)
 	}
 	switch {
-	case from.markdownOut != "" || from.commentKey != "":
-		return usagef("report: %s and %s need --from", src.name("markdown"), src.name("comment-key"))
+	case from.markdownOut != "" || from.commentKey != "" || from.verbose:
+		return usagef("report: %s, %s and --verbose need --from", src.name("markdown"), src.name("comment-key"))
 	case *path != "" && *branch != "":
 		return usagef("report: %s and %s exclude each other", src.name("history"), src.name("history-branch"))
 	case *path == "" && *branch == "":

@@ -4,6 +4,7 @@ package cli
 // rendered again (text on stdout, --markdown, --html).
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -11,24 +12,34 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	"github.com/retrieval-gate/retrieval-gate/report"
 )
 
 // fromOptions are report's flags in --from mode.
 type fromOptions struct {
 	from, markdownOut, htmlOut, commentKey string
+	verbose                                bool // --verbose: check's whole terminal report
 	src                                    *sources
 }
 
 // readDocument reads a --json document of check, compare or calibrate
-// (report.Read). A malformed file is reported at its line.
-func readDocument(ctx context.Context, path string) (*report.Document, error) {
+// (report.Read). A malformed file is reported at its line. With keep, the
+// bytes report.Read read (at most its cap) are returned too: check --verbose's
+// text is rendered from them, the file (or stdin) read once.
+func readDocument(ctx context.Context, path string, keep bool) (*report.Document, []byte, error) {
 	f, err := input.Open(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("failed to read the document: %w", err)
+		return nil, nil, fmt.Errorf("failed to read the document: %w", err)
 	}
 	defer f.Close()
-	return report.Read(ctx, input.Reader(ctx, f), path)
+	r := input.Reader(ctx, f)
+	var kept bytes.Buffer
+	if keep {
+		r = io.TeeReader(r, &kept)
+	}
+	doc, err := report.Read(ctx, r, path)
+	return doc, kept.Bytes(), notDocument(path, err) // a cases file, a history, …: says what it is
 }
 
 // runFrom renders the document of o.from: the text report on stdout, and the
@@ -47,18 +58,31 @@ func runFrom(ctx context.Context, env *Env, o fromOptions) error {
 	if err != nil {
 		return err
 	}
-	doc, err := readDocument(ctx, o.from)
+	doc, data, err := readDocument(ctx, o.from, o.verbose)
 	if err != nil {
 		return err
 	}
-	if ws[1] != nil && doc.Command() != "check" {
-		return usagef("report: %s: %v", o.src.name("html"), doc.HTML(io.Discard)) // says why, writes nothing
+	if ws[1] != nil && doc.Command() == "calibrate" {
+		return usagef("report: %s: %v", o.src.name("html"), doc.WriteHTML(io.Discard)) // says why, writes nothing
 	}
-	if err := atomicfile.Render(ws, func(w io.Writer) error { return doc.Markdown(w, o.commentKey) }, doc.HTML); err != nil {
+	text := doc.WriteText
+	if o.verbose {
+		if doc.Command() != "check" {
+			return usagef("report: --verbose is check's (its whole terminal report); %s is a %s report", o.from, doc.Command())
+		}
+		// check --verbose's text, from the bytes report.Read accepted.
+		d, err := checkreport.Read(bytes.NewReader(data))
+		if err != nil {
+			return err
+		}
+		text = d.TextVerbose
+	}
+	doc.CommentKey = o.commentKey
+	if err := atomicfile.Render(ws, doc.WriteMarkdown, doc.WriteHTML); err != nil {
 		return err
 	}
 	if err := outs.Commit(); err != nil {
 		return err
 	}
-	return doc.Text(env.Stdout)
+	return text(env.Stdout)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/e2e/e2etest"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/rerank/reranktest"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma/chromatest"
 )
@@ -212,4 +215,84 @@ func TestRetrieveErrorDeletesTemporaryCollection(t *testing.T) {
 	assert.Contains(t, stderr.String(), "temporary collection "+name+" deleted")
 	assert.NotContains(t, chromatest.Collections(t, url), name, "temporary collection deleted after an error")
 	assert.NoFileExists(t, out)
+}
+
+// --exact-check and --min-ann-recall, and their Action inputs: the values
+// they set, and the refusals (exit 2).
+func TestParseRetrieveExactCheck(t *testing.T) {
+	required := []string{"--kb", "kb", "--cases", "cases.jsonl", "--out", "out.jsonl"}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		inputs map[string]string
+		exact  int
+		floor  float64
+		set    bool
+		err    string
+	}{
+		{name: "off by default"},
+		{name: "all", args: []string{"--exact-check", "all"}, exact: retrieve.ExactAll},
+		{name: "a sample", args: []string{"--exact-check", "500", "--min-ann-recall", "0.95"}, exact: 500, floor: 0.95, set: true},
+		{name: "0 is off", args: []string{"--exact-check", "0"}},
+		{name: "none is off", args: []string{"--exact-check", "all", "--min-ann-recall", "none"}, exact: retrieve.ExactAll},
+		{name: "Action inputs", inputs: map[string]string{"INPUT_EXACT-CHECK": "all", "INPUT_MIN-ANN-RECALL": "0.9"}, exact: retrieve.ExactAll, floor: 0.9, set: true},
+		{name: "a negative number", args: []string{"--exact-check", "-3"}, err: `want a number of queries (at least 1), all or 0, got "-3"`},
+		{name: "a floor outside [0,1]", args: []string{"--exact-check", "all", "--min-ann-recall", "1.5"}, err: "min-ann-recall"},
+		{name: "a floor without the check", args: []string{"--min-ann-recall", "0.9"}, err: "--min-ann-recall gates the exact check: give --exact-check (N queries or all)"},
+		{name: "lexical has no store", args: []string{"--strategy", "lexical", "--exact-check", "10"}, err: `--exact-check checks the vector store's answers, which --strategy "lexical" does not use (dense or hybrid)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vars := map[string]string{}
+			if tc.inputs != nil {
+				vars["GITHUB_ACTIONS"] = "true"
+				for k, v := range tc.inputs {
+					vars[k] = v
+				}
+			}
+			o, err := parseRetrieve(&Env{Getenv: func(k string) string { return vars[k] }}, append(append([]string{}, required...), tc.args...))
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.err)
+				assert.Equal(t, ExitInput, ExitCode(err))
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.exact, o.run.ExactCheck)
+			assert.Equal(t, tc.floor, o.run.MinANNRecall)
+			assert.Equal(t, tc.set, o.run.MinANNRecallSet)
+		})
+	}
+}
+
+// A failed --min-ann-recall exits 1 with the output written and the outputs
+// published (verdict, ann-recall, ann-recall-n).
+func TestRetrieveANNGateFails(t *testing.T) {
+	dir := t.TempDir()
+	kb, cases := writeBigKB(t, dir, 30)
+	out := filepath.Join(dir, "out.jsonl")
+	var stderr e2etest.LockedBuffer
+	env := retrieveEnv(&stderr, nil)
+	// The embedded store is exact: a floor above 1 cannot be set, so the
+	// gate fails on a query without an exact neighbour (a locale no card has).
+	require.NoError(t, os.WriteFile(cases, []byte(`{"id": "q", "locale": "fr", "query": "word5 alpha"}`+"\n"), 0o644))
+	f := &Factory{Env: env}
+	err := NewCmdRetrieve(f, nil).Run(context.Background(), []string{"--kb", kb, "--cases", cases, "--out", out, "--exact-check", "all", "--min-ann-recall", "0.5"})
+	require.Error(t, err)
+	assert.Equal(t, 1, ExitCode(err))
+	assert.FileExists(t, out)
+	assert.Contains(t, stderr.String(), "min_ann_recall 0.500: fail (the exact check checked no query (1 run, 1 sampled without an exact neighbour: no record of their locale))")
+}
+
+func TestANNOutputs(t *testing.T) {
+	out := map[string]string{}
+	annOutputs(out, nil)
+	assert.Empty(t, out, "nothing without --exact-check")
+	c := &retrieve.ANNCheck{N: 40, Recall: 0.975}
+	c.Gate.Status = outcome.Off
+	annOutputs(out, c)
+	assert.Equal(t, map[string]string{"ann-recall": "0.975", "ann-recall-n": "40"}, out)
+	c.Gate.Status = outcome.Fail
+	c.N, c.Recall = 0, math.NaN()
+	annOutputs(out, c)
+	assert.Equal(t, map[string]string{"ann-recall": "", "ann-recall-n": "0", "verdict": "fail"}, out)
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
@@ -152,7 +153,7 @@ func BenchmarkReadTRECRun(b *testing.B) {
 	st, _ := os.Stat(runA)
 	b.SetBytes(st.Size())
 	for b.Loop() {
-		if _, err := trecfile.ReadRun(context.Background(), runA, 10, trecfile.RunOptions{}); err != nil {
+		if _, err := inputtest.ReadRun(context.Background(), runA, 10, trecfile.RunOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -164,19 +165,19 @@ func BenchmarkCompareTREC(b *testing.B) {
 	qrelsPath, runA, runB := benchFiles(b, *benchQueries)
 	ctx := context.Background()
 	for b.Loop() {
-		q, err := trecfile.ReadQrels(ctx, qrelsPath)
+		q, err := inputtest.ReadQrels(ctx, qrelsPath)
 		if err != nil {
 			b.Fatal(err)
 		}
 		var in []compare.Input
 		for i, p := range []string{runA, runB} {
-			run, err := trecfile.ReadRun(ctx, p, 10, trecfile.RunOptions{})
+			run, err := inputtest.ReadRun(ctx, p, 10, trecfile.RunOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
 			in = append(in, compare.Input{Name: fmt.Sprint("run", i), Run: run})
 		}
-		res, err := compare.Run(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 10000, Seed: 1})
+		res, err := compare.Compare(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 10000, Seed: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

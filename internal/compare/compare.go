@@ -57,8 +57,15 @@ type Options struct {
 	// documents removed before the cutoff (trec_eval's -J; judged.go).
 	JudgedOnly bool
 	// HumanSheet, when set, corrects the judge's figures with human labels
-	// (compare --human-qrels, ppi.go): Result.Human.
+	// (compare --human-qrels, ppi.go): Result.Human. Run sets it on its copy
+	// from In.HumanQrels; a caller of Run leaves it nil.
 	HumanSheet *labelfile.Sheet
+	// Clusters gives queries their cluster (compare --clusters, clusters.go):
+	// the intervals and paired tests are then computed over clusters. Run sets
+	// it on its copy from In.Clusters; nil: every query independent.
+	Clusters map[string]string
+	// ClustersFile names the clusters file in the reports.
+	ClustersFile string
 }
 
 // Input is one named run.
@@ -132,14 +139,17 @@ func (s *Strategy) Distribution() (levels []float64, unjudged float64) {
 type Paired struct {
 	Strategy, Baseline string
 	Metric             string
-	N                  int              // queries the measure counts
-	Delta              float64          // mean(strategy − baseline)
-	CI                 metrics.Interval // paired 95% CI of Delta
-	P                  float64          // exact (or randomization) p-value, before correction
-	PMethod            string           // metrics.PMethod*
-	PHolm              float64          // Holm-adjusted within the measure's family (its strategies)
-	Primary            bool             // the primary measure's test (else a secondary one)
-	Significant        bool             // PHolm < Alpha
+	N                  int // queries the measure counts
+	// Clusters: the clusters those queries fall into when the statistics are
+	// computed over clusters (Options.Clusters); 0 otherwise.
+	Clusters    int
+	Delta       float64          // mean(strategy − baseline)
+	CI          metrics.Interval // paired 95% CI of Delta
+	P           float64          // exact (or randomization) p-value, before correction
+	PMethod     string           // metrics.PMethod*
+	PHolm       float64          // Holm-adjusted within the measure's family (its strategies)
+	Primary     bool             // the primary measure's test (else a secondary one)
+	Significant bool             // PHolm < Alpha
 	// Identical: the two strategies return the same top k on every evaluated
 	// query (Result.Identical): Delta is 0, P is 1 with PMethod
 	// metrics.PMethodNoDifference, and CI is the rule of three (how large a
@@ -188,8 +198,11 @@ type Result struct {
 	Paired      []Paired
 	Recommended string  // a strategy name or NoClearWinner
 	Leader      *Paired // best vs runner-up on the primary measure (nil with one strategy)
-	Exact       bool    // Monte Carlo resampling (false: large-sample approximation)
-	Findings    []Finding
+	// Decision is the one decision the reports give (decision.go): the
+	// recommendation, the strategies it keeps, the reranker, the simplest.
+	Decision Decision
+	Exact    bool // Monte Carlo resampling (false: large-sample approximation)
+	Findings []Finding
 	// Scenarios are the common scenarios whose rules the comparison meets, each
 	// with its numbers (scenarios.go); the recommendation's suggested actions.
 	Scenarios    []Scenario
@@ -216,6 +229,10 @@ type Result struct {
 	// identical[a][b] says strategies a and b rank the same top k on every
 	// evaluated query (sameRankings).
 	identical [][]bool
+	// Clusters: the queries' clustering (Options.Clusters; nil without).
+	Clusters    *Clusters
+	clusterIdx  []int // cluster of each evaluated query
+	numClusters int
 }
 
 // Identical reports whether strategies a and b (indexes) return the same top
@@ -324,8 +341,8 @@ func (r *Result) StrategyIndex(name string) int {
 	return -1
 }
 
-// Run compares the runs on the qrels.
-func Run(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
+// Compare compares the runs on the qrels (the parsed inputs of Run).
+func Compare(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("no run to compare")
 	}
@@ -407,6 +424,9 @@ func Run(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	if opt.Clusters != nil {
+		res.clustering(opt.Clusters, opt.ClustersFile)
+	}
 	res.identical = sameRankings(res.Strategies, eval, opt.K)
 	for i := range res.Strategies {
 		res.Strategies[i].scored, res.Strategies[i].byQ = nil, nil
@@ -416,8 +436,10 @@ func Run(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 		res.correct(q, runs, opt.HumanSheet)
 	}
 	res.recommend()
+	res.decide()
 	res.diagnose()
 	res.scenarios()
+	res.bear()
 	res.gates()
 	return res, nil
 }
@@ -657,8 +679,13 @@ func (r *Result) statistics() {
 				}
 			}
 		}
+		var sub []int // the rows' clusters (clustered statistics)
+		nc := 0
+		if r.clustered() {
+			sub, nc = r.rowClusters(g.rows)
+		}
 		var stats [][]float64
-		if metrics.ResamplingIsExact(n, r.Resamples) {
+		if sub == nil && metrics.ResamplingIsExact(n, r.Resamples) {
 			// One index draw per resample for all strategies and measures; the
 			// resampled mean of a paired difference is the difference of the means.
 			stats = metrics.BootstrapMeans(x, n, cols, r.Resamples, r.Seed)
@@ -679,6 +706,10 @@ func (r *Result) statistics() {
 		for s := range r.Strategies {
 			for j, m := range g.measures {
 				lo, hi := r.measureRange(m)
+				if sub != nil {
+					r.Strategies[s].CI[m] = metrics.ClusterCI95(col(s*G+j), sub, nc, lo, hi)
+					continue
+				}
 				r.Strategies[s].CI[m] = metrics.ColumnCI95(col(s*G+j), rep(s*G+j), lo, hi)
 			}
 		}
@@ -701,6 +732,12 @@ func (r *Result) statistics() {
 					Delta: r.Strategies[s].Means[m] - r.Strategies[base].Means[m],
 					CI:    metrics.PairedCI95(d, hi-lo, zeroOne(m)), Primary: m == r.primary,
 					Identical: r.Identical(s, base),
+				}
+				if sub != nil {
+					pp.Clusters = nc
+					pp.CI = metrics.ClusterPairedCI95(d, sub, nc, hi-lo)
+					pp.P, pp.PMethod = metrics.ClusterPairedP(d, sub, nc, r.Resamples, r.Seed)
+					continue
 				}
 				if p, method, ok := metrics.PairedExactP(d); ok {
 					pp.P, pp.PMethod = p, method
@@ -762,10 +799,17 @@ func (r *Result) sparseStatistics(paired []Paired, others []int, base int) {
 		for s := range r.Strategies {
 			st := &r.Strategies[s]
 			xs := make([]float64, 0, st.MeasureN[m])
+			var rows []int
 			for i := range r.N() {
 				if v := st.Values[i*M+m]; !math.IsNaN(v) {
 					xs = append(xs, v)
+					rows = append(rows, i)
 				}
+			}
+			if r.clustered() {
+				sub, nc := r.rowClusters(rows)
+				st.CI[m] = metrics.ClusterCI95(xs, sub, nc, lo, hi)
+				continue
 			}
 			var rep []float64
 			if n := len(xs); n > 0 && metrics.ResamplingIsExact(n, r.Resamples) {
@@ -788,6 +832,7 @@ func (r *Result) pairOn(a, b, m int) Paired {
 	const M = metrics.NumGraded
 	A, B := &r.Strategies[a], &r.Strategies[b]
 	var d []float64
+	var rows []int
 	sum := 0.0
 	for i := range r.N() {
 		x, y := A.Values[i*M+m], B.Values[i*M+m]
@@ -795,6 +840,7 @@ func (r *Result) pairOn(a, b, m int) Paired {
 			continue
 		}
 		d = append(d, x-y)
+		rows = append(rows, i)
 		sum += x - y
 	}
 	n := len(d)
@@ -804,6 +850,13 @@ func (r *Result) pairOn(a, b, m int) Paired {
 		out.Delta = sum / float64(n) // NaN without a common query
 	}
 	lo, hi := r.measureRange(m)
+	if r.clustered() {
+		sub, nc := r.rowClusters(rows)
+		out.Clusters = nc
+		out.CI = metrics.ClusterPairedCI95(d, sub, nc, hi-lo)
+		out.P, out.PMethod = metrics.ClusterPairedP(d, sub, nc, r.Resamples, r.Seed)
+		return out
+	}
 	out.CI = metrics.PairedCI95(d, hi-lo, zeroOne(m))
 	out.P, out.PMethod = r.pValue(d)
 	return out

@@ -18,5 +18,8 @@ func Fingerprint(f Files, o Options) (inputs, params map[string]string) {
 	if f.HumanQrels != "" {
 		inputs["human-qrels"] = f.HumanQrels
 	}
+	if f.Clusters != "" { // other intervals and tests: a history of its own
+		inputs["clusters"] = f.Clusters
+	}
 	return inputs, params
 }

@@ -16,9 +16,6 @@ type GateOptions struct {
 	FailIfBeaten bool       // fail when another strategy is significantly better on the primary measure
 }
 
-// StrategyGroup is the gate group of a strategy: "strategy:NAME".
-func StrategyGroup(name string) string { return "strategy:" + name }
-
 // NotBeaten is the name of the --fail-if-beaten gate.
 const NotBeaten = "not_beaten"
 
@@ -52,7 +49,7 @@ func (r *Result) gates() {
 			}
 		}
 		g := floor.Evaluate("floor:"+f.Measure, f, o)
-		g.Group = StrategyGroup(s.Name)
+		g.Group = outcome.StrategyGroup(s.Name)
 		r.Gates = append(r.Gates, g)
 	}
 	if gs.FailIfBeaten {
@@ -68,7 +65,7 @@ func (r *Result) notBeaten(si int) outcome.Gate {
 	s := &r.Strategies[si]
 	g := outcome.New(NotBeaten, outcome.Pass)
 	key := metrics.GradedKeys[r.primary]
-	g.Group, g.Measure, g.Value, g.N = StrategyGroup(s.Name), key, r.CorrectedMean(si, r.primary), int64(s.MeasureN[r.primary])
+	g.Group, g.Measure, g.Value, g.N = outcome.StrategyGroup(s.Name), key, r.CorrectedMean(si, r.primary), int64(s.MeasureN[r.primary])
 	if r.Human != nil {
 		g.N = int64(r.Human.MeasureN[r.primary])
 	}

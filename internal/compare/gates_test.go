@@ -58,13 +58,13 @@ func TestCompareGates(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := opts()
 			o.Gate = tt.gate
-			res, err := compare.Run(q, runs, o)
+			res, err := compare.Compare(q, runs, o)
 			require.NoError(t, err)
 			assert.Equal(t, tt.verdict, res.Verdict())
 			var got []string
 			for _, g := range res.Gates {
 				got = append(got, g.Name+":"+string(g.Status))
-				assert.Equal(t, compare.StrategyGroup(tt.gate.Strategy), g.Group)
+				assert.Equal(t, outcome.StrategyGroup(tt.gate.Strategy), g.Group)
 				assert.Equal(t, int64(30), g.N)
 			}
 			assert.Equal(t, tt.gates, got)
@@ -76,7 +76,7 @@ func TestCompareGates(t *testing.T) {
 	// The floor fails below, with the value and n of the gate strategy.
 	o := opts()
 	o.Gate = compare.GateOptions{Strategy: "bad", Floors: floor.List{{Measure: "hit_at_k", Group: outcome.GroupOverall, Value: 0.5}}}
-	res, err := compare.Run(q, runs, o)
+	res, err := compare.Compare(q, runs, o)
 	require.NoError(t, err)
 	g := res.Gates[0]
 	assert.Equal(t, "hit_at_k", g.Measure)
@@ -88,14 +88,14 @@ func TestCompareGates(t *testing.T) {
 
 	// One strategy: nothing to be beaten by.
 	o.Gate = compare.GateOptions{Strategy: "good", FailIfBeaten: true}
-	res, err = compare.Run(q, runs[1:2], o)
+	res, err = compare.Compare(q, runs[1:2], o)
 	require.NoError(t, err)
 	assert.Equal(t, outcome.Off, res.Gates[0].Status)
 	assert.Equal(t, "no other strategy to compare with", gatetable.Reason(res.Gates[0].Why))
 
 	// An unknown gate strategy is an error.
 	o.Gate = compare.GateOptions{Strategy: "nope", FailIfBeaten: true}
-	_, err = compare.Run(q, runs, o)
+	_, err = compare.Compare(q, runs, o)
 	require.EqualError(t, err, `gate strategy "nope" is not one of the runs`)
 }
 
@@ -140,7 +140,7 @@ func TestCompareSameVerdictAcrossResamplingBudget(t *testing.T) {
 		q, in := largeNFixture(t, n)
 		o := compare.Options{K: 3, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 10000, Seed: 1,
 			Gate: compare.GateOptions{Strategy: "base", FailIfBeaten: true}}
-		res, err := compare.Run(q, in, o)
+		res, err := compare.Compare(q, in, o)
 		require.NoError(t, err)
 		assert.Equal(t, n == 2000, res.Exact, "n = %d: the bootstrap intervals resample within the budget only", n)
 		assert.Equal(t, "h3", res.Recommended, "n = %d", n)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
@@ -16,14 +17,14 @@ import (
 func BenchmarkCompareRunHoles(b *testing.B) {
 	qrelsPath, runA, runB := benchFiles(b, *benchQueries)
 	ctx := context.Background()
-	q, err := trecfile.ReadQrels(ctx, qrelsPath)
+	q, err := inputtest.ReadQrels(ctx, qrelsPath)
 	if err != nil {
 		b.Fatal(err)
 	}
 	read := func(depth int) []compare.Input {
 		var in []compare.Input
 		for i, p := range []string{runA, runB} {
-			run, err := trecfile.ReadRun(ctx, p, depth, trecfile.RunOptions{})
+			run, err := inputtest.ReadRun(ctx, p, depth, trecfile.RunOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -39,7 +40,7 @@ func BenchmarkCompareRunHoles(b *testing.B) {
 		in := read(c.depth)
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := compare.Run(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 10000, Seed: 1, JudgedOnly: c.judgedOnly}); err != nil {
+				if _, err := compare.Compare(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 10000, Seed: 1, JudgedOnly: c.judgedOnly}); err != nil {
 					b.Fatal(err)
 				}
 			}

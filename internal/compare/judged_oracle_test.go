@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
@@ -21,9 +22,9 @@ import (
 // run condensed by awk (testdata/oracle/README.md).
 func TestOracleJudgedOnly(t *testing.T) {
 	ctx := context.Background()
-	q, err := trecfile.ReadQrels(ctx, "testdata/oracle/dev300.qrels")
+	q, err := inputtest.ReadQrels(ctx, "testdata/oracle/dev300.qrels")
 	require.NoError(t, err)
-	run, err := trecfile.ReadRun(ctx, "testdata/oracle/dev300.run", JudgedOnlyDepth, trecfile.RunOptions{})
+	run, err := inputtest.ReadRun(ctx, "testdata/oracle/dev300.run", JudgedOnlyDepth, trecfile.RunOptions{})
 	require.NoError(t, err)
 	j := readTrecEval(t, "testdata/oracle/trec_eval_dev300_J.txt")
 	jexp := readTrecEval(t, "testdata/oracle/trec_eval_dev300_ndcg10_exp_J.txt")
@@ -43,9 +44,9 @@ func TestOracleJudgedOnly(t *testing.T) {
 		{"condensed M10", metrics.GainLinear, cond, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := Run(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: tc.gain, RelevantLevel: 1, Resamples: 100, Seed: 1, JudgedOnly: true})
+			res, err := Compare(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: tc.gain, RelevantLevel: 1, Resamples: 100, Seed: 1, JudgedOnly: true})
 			require.NoError(t, err)
-			plain, err := Run(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: tc.gain, RelevantLevel: 1, Resamples: 100, Seed: 1})
+			plain, err := Compare(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: tc.gain, RelevantLevel: 1, Resamples: 100, Seed: 1})
 			require.NoError(t, err)
 			s := res.Strategies[0]
 			assert.Zero(t, s.Unjudged, "a condensed list has no unjudged document")
@@ -87,7 +88,7 @@ func TestOracleJudgedOnly(t *testing.T) {
 // the qrels with every label set to 1.
 func TestOracleJudgedAtK(t *testing.T) {
 	ctx := context.Background()
-	q, err := trecfile.ReadQrels(ctx, "testdata/oracle/dev300.qrels")
+	q, err := inputtest.ReadQrels(ctx, "testdata/oracle/dev300.qrels")
 	require.NoError(t, err)
 	oracle := readTrecEval(t, "testdata/oracle/trec_eval_dev300_judged10.txt")["P_10"]
 	require.Len(t, oracle, 301)
@@ -96,9 +97,9 @@ func TestOracleJudgedAtK(t *testing.T) {
 		if judgedOnly {
 			depth = JudgedOnlyDepth
 		}
-		run, err := trecfile.ReadRun(ctx, "testdata/oracle/dev300.run", depth, trecfile.RunOptions{})
+		run, err := inputtest.ReadRun(ctx, "testdata/oracle/dev300.run", depth, trecfile.RunOptions{})
 		require.NoError(t, err)
-		res, err := Run(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: metrics.GainLinear, RelevantLevel: 1, Resamples: 100, Seed: 1, JudgedOnly: judgedOnly})
+		res, err := Compare(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: metrics.GainLinear, RelevantLevel: 1, Resamples: 100, Seed: 1, JudgedOnly: judgedOnly})
 		require.NoError(t, err)
 		j := res.Strategies[0].Judged
 		require.Len(t, j.PerQuery, res.N())
@@ -128,9 +129,9 @@ func TestOracleJudgedAtK(t *testing.T) {
 // could confirm the composition.
 func TestJudgedOnlyNegativeLabelsAsTrecEval(t *testing.T) {
 	ctx := context.Background()
-	q, err := trecfile.ReadQrels(ctx, "testdata/oracle-wide/wide300.qrels")
+	q, err := inputtest.ReadQrels(ctx, "testdata/oracle-wide/wide300.qrels")
 	require.NoError(t, err)
-	run, err := trecfile.ReadRun(ctx, "testdata/oracle/dev300.run", JudgedOnlyDepth, trecfile.RunOptions{})
+	run, err := inputtest.ReadRun(ctx, "testdata/oracle/dev300.run", JudgedOnlyDepth, trecfile.RunOptions{})
 	require.NoError(t, err)
 	raw, err := os.ReadFile("testdata/oracle-wide/wide300.qrels")
 	require.NoError(t, err)
@@ -158,10 +159,10 @@ func TestJudgedOnlyNegativeLabelsAsTrecEval(t *testing.T) {
 	require.Greater(t, dropped, 20, "the run must meet negative labels, or the test proves nothing")
 	for _, gain := range []metrics.Gain{metrics.GainLinear, metrics.GainExp} {
 		o := Options{K: 10, Gain: gain, RelevantLevel: 2, RelevantLevelSet: true, Resamples: 100, Seed: 1}
-		want, err := Run(q, []Input{{Name: "synth", Run: condensed}}, o)
+		want, err := Compare(q, []Input{{Name: "synth", Run: condensed}}, o)
 		require.NoError(t, err)
 		o.JudgedOnly = true
-		got, err := Run(q, []Input{{Name: "synth", Run: run}}, o)
+		got, err := Compare(q, []Input{{Name: "synth", Run: run}}, o)
 		require.NoError(t, err)
 		require.Equal(t, want.QueryIDs, got.QueryIDs)
 		w, g := want.Strategies[0].Values, got.Strategies[0].Values

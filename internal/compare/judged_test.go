@@ -34,7 +34,7 @@ func TestJudgedAtK(t *testing.T) {
 		}, []float64{1, math.NaN(), 1, 0.5}, 2.5 / 3, 3, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := compare.Run(q, []compare.Input{{Name: "x", Run: run("x.run", tc.queries...)}}, opts())
+			res, err := compare.Compare(q, []compare.Input{{Name: "x", Run: run("x.run", tc.queries...)}}, opts())
 			require.NoError(t, err)
 			require.Equal(t, []string{"qa", "qb", "qc", "qd"}, res.QueryIDs)
 			j := res.Strategies[0].Judged
@@ -59,10 +59,10 @@ func TestJudgedOnlyCondenses(t *testing.T) {
 	before := x.Queries[1].Docs
 	o := opts()
 	o.K = 2
-	plain, err := compare.Run(q, []compare.Input{{Name: "x", Run: x}}, o)
+	plain, err := compare.Compare(q, []compare.Input{{Name: "x", Run: x}}, o)
 	require.NoError(t, err)
 	o.JudgedOnly = true
-	cond, err := compare.Run(q, []compare.Input{{Name: "x", Run: x}}, o)
+	cond, err := compare.Compare(q, []compare.Input{{Name: "x", Run: x}}, o)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"u1", "a0", "u2", "a1", "u3", "a2"}, before, "the input run is not modified")
 	p := metrics.QueryIndex("precision_at_k")
@@ -92,10 +92,10 @@ func TestJudgedOnlyDropsNegativeLabels(t *testing.T) {
 	x := run("x.run", trecfile.RunQuery{ID: "q1", Docs: []string{"d1", "dX", "d2"}})
 	o := opts()
 	o.K, o.RelevantLevel, o.RelevantLevelSet, o.Gain = 1, 1, true, metrics.GainLinear
-	plain, err := compare.Run(q, []compare.Input{{Name: "x", Run: x}}, o)
+	plain, err := compare.Compare(q, []compare.Input{{Name: "x", Run: x}}, o)
 	require.NoError(t, err)
 	o.JudgedOnly = true
-	cond, err := compare.Run(q, []compare.Input{{Name: "x", Run: x}}, o)
+	cond, err := compare.Compare(q, []compare.Input{{Name: "x", Run: x}}, o)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"d2"}, compare.Condense(q, x, 0).Queries[0].Docs)
 	for _, key := range []string{"precision_at_k", "hit_at_k", "mrr_at_k", "ndcg_at_k", "recall_at_k", "map_at_k"} {

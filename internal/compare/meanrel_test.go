@@ -30,7 +30,7 @@ func TestMeanRelevanceOverJudged(t *testing.T) {
 		trecfile.RunQuery{ID: "q2", Docs: []string{"a", "u"}}) // 2 (was 1); q3 absent: undefined (was 0)
 	o := opts()
 	o.K = 2
-	res, err := compare.Run(q, []compare.Input{{Name: "base", Run: base}, {Name: "other", Run: other}}, o)
+	res, err := compare.Compare(q, []compare.Input{{Name: "base", Run: base}, {Name: "other", Run: other}}, o)
 	require.NoError(t, err)
 	m := metrics.QueryIndex(metrics.KeyMeanRel)
 	const M = metrics.NumGraded
@@ -89,7 +89,7 @@ func TestMeanRelevanceAsPrimary(t *testing.T) {
 		trecfile.RunQuery{ID: "q3", Docs: []string{"a"}}, trecfile.RunQuery{ID: "q4", Docs: []string{"a", "u", "u2"}})
 	o := opts()
 	o.Primary = metrics.KeyMeanRel
-	res, err := compare.Run(q, []compare.Input{{Name: "x", Run: x}}, o)
+	res, err := compare.Compare(q, []compare.Input{{Name: "x", Run: x}}, o)
 	require.NoError(t, err)
 	m := metrics.QueryIndex(metrics.KeyMeanRel)
 	s := res.Strategies[0]

@@ -9,6 +9,16 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/option"
 )
 
+// NewOptions are a comparison's defaults (compare's flags', evaluate's
+// stage's): k 10, exponential gain, relevant from level 2, the primary
+// measure Primary, metrics.DefaultResamples resamples and seed.
+func NewOptions() Options {
+	return Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Primary: Primary, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed}
+}
+
+// MaxK is the largest cutoff compare takes (--k).
+const MaxK = 100000
+
 // Validate checks the files and the options of a comparison (the gate's are
 // GateOptions.Validate).
 func (o *Options) Validate(f Files) error {
@@ -17,8 +27,8 @@ func (o *Options) Validate(f Files) error {
 		return option.Required("qrels", "")
 	case len(f.Runs) == 0:
 		return option.Conflict("--run NAME=FILE is required (repeat it for each strategy)")
-	case o.K < 1 || o.K > 100000:
-		return option.Refuse("k", "must be between 1 and 100000")
+	case o.K < 1 || o.K > MaxK:
+		return option.Refuse("k", fmt.Sprintf("must be between 1 and %d", MaxK))
 	case o.RelevantLevel < 1 || o.RelevantLevel > trecfile.MaxRelevance:
 		return option.Refuse("relevant-level", fmt.Sprintf("must be between 1 and %d", trecfile.MaxRelevance))
 	case o.Resamples < 1 || o.Resamples > metrics.MaxResamples:

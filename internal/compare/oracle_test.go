@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
@@ -47,7 +48,7 @@ func oracleRuns(t *testing.T) map[string]*trecfile.Run {
 		"tiny-ranges":      {Workers: 3, ChunkSize: 4096},
 		"one-worker-split": {Workers: 1, ChunkSize: 1000},
 	} {
-		run, err := trecfile.ReadRun(ctx, "testdata/oracle/dev300.run", 10, opt)
+		run, err := inputtest.ReadRun(ctx, "testdata/oracle/dev300.run", 10, opt)
 		require.NoError(t, err, name)
 		runs[name] = run
 	}
@@ -62,7 +63,7 @@ func oracleRuns(t *testing.T) map[string]*trecfile.Run {
 
 // TestOracleTrecEval checks per-query values against NIST trec_eval 10.0 to 1e-9.
 func TestOracleTrecEval(t *testing.T) {
-	q, err := trecfile.ReadQrels(context.Background(), "testdata/oracle/dev300.qrels")
+	q, err := inputtest.ReadQrels(context.Background(), "testdata/oracle/dev300.qrels")
 	require.NoError(t, err)
 	require.Equal(t, 300, q.NumQueries())
 	m10 := readTrecEval(t, "testdata/oracle/trec_eval_dev300_M10.txt")
@@ -81,7 +82,7 @@ func TestOracleTrecEval(t *testing.T) {
 				{metrics.GainLinear, m10, ""},
 				{metrics.GainExp, exp, "ndcg_cut_10"},
 			} {
-				res, err := Run(q, []Input{{Name: "synth", Run: run}}, Options{
+				res, err := Compare(q, []Input{{Name: "synth", Run: run}}, Options{
 					K: 10, Gain: tc.gain, RelevantLevel: 1, Resamples: 100, Seed: 1,
 				})
 				require.NoError(t, err)
@@ -131,11 +132,11 @@ func TestOracleReadersAgree(t *testing.T) {
 // 10.0 to 1e-9 on qrels with relevance −2..6 (negative and above 3), relevant
 // level 2, both gains.
 func TestOracleTrecEvalWideScale(t *testing.T) {
-	q, err := trecfile.ReadQrels(context.Background(), "testdata/oracle-wide/wide300.qrels")
+	q, err := inputtest.ReadQrels(context.Background(), "testdata/oracle-wide/wide300.qrels")
 	require.NoError(t, err)
 	lo, hi := q.Scale()
 	require.Equal(t, [2]int{-2, 6}, [2]int{lo, hi})
-	run, err := trecfile.ReadRun(context.Background(), "testdata/oracle/dev300.run", 10, trecfile.RunOptions{})
+	run, err := inputtest.ReadRun(context.Background(), "testdata/oracle/dev300.run", 10, trecfile.RunOptions{})
 	require.NoError(t, err)
 	m10 := readTrecEval(t, "testdata/oracle-wide/trec_eval_wide300_M10_l2.txt")
 	exp := readTrecEval(t, "testdata/oracle-wide/trec_eval_wide300_ndcg10_exp.txt")
@@ -152,7 +153,7 @@ func TestOracleTrecEvalWideScale(t *testing.T) {
 		{metrics.GainExp, exp, "ndcg_cut_10"},
 	} {
 		t.Run(tc.gain.String(), func(t *testing.T) {
-			res, err := Run(q, []Input{{Name: "synth", Run: run}}, Options{
+			res, err := Compare(q, []Input{{Name: "synth", Run: run}}, Options{
 				K: 10, Gain: tc.gain, RelevantLevel: 2, RelevantLevelSet: true, Resamples: 100, Seed: 1,
 			})
 			require.NoError(t, err)

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
-	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
@@ -66,13 +66,13 @@ func benchSheet(tb testing.TB, qrelsPath string, step int) string {
 func BenchmarkCompareHuman(b *testing.B) {
 	qrelsPath, runA, runB := benchFiles(b, *benchQueries)
 	ctx := context.Background()
-	q, err := trecfile.ReadQrels(ctx, qrelsPath)
+	q, err := inputtest.ReadQrels(ctx, qrelsPath)
 	if err != nil {
 		b.Fatal(err)
 	}
 	var in []compare.Input
 	for i, p := range []string{runA, runB} {
-		run, err := trecfile.ReadRun(ctx, p, 10, trecfile.RunOptions{})
+		run, err := inputtest.ReadRun(ctx, p, 10, trecfile.RunOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -84,7 +84,7 @@ func BenchmarkCompareHuman(b *testing.B) {
 	}{{"judge-only", 0}, {"human-1pct", 100}, {"human-10pct", 10}} {
 		o := compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 10000, Seed: 1}
 		if tc.step > 0 {
-			sh, err := labelfile.ReadSheetFile(ctx, benchSheet(b, qrelsPath, tc.step))
+			sh, err := inputtest.ReadSheetFile(ctx, benchSheet(b, qrelsPath, tc.step))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -96,7 +96,7 @@ func BenchmarkCompareHuman(b *testing.B) {
 			start := cpuTime()
 			defer func() { b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op") }()
 			for b.Loop() {
-				res, err := compare.Run(q, in, o)
+				res, err := compare.Compare(q, in, o)
 				if err != nil {
 					b.Fatal(err)
 				}

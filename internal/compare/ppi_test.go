@@ -51,14 +51,14 @@ func TestHumanCorrection(t *testing.T) {
 	q, runs, sh := biasedWorld(t)
 	o := opts()
 	o.K = 1
-	judgeOnly, err := compare.Run(q, runs, o)
+	judgeOnly, err := compare.Compare(q, runs, o)
 	require.NoError(t, err)
 	require.Nil(t, judgeOnly.Human)
 	assert.Equal(t, "A", judgeOnly.Recommended, "the biased judge prefers A")
 
 	o.HumanSheet = sh
 	o.Gate = compare.GateOptions{Strategy: "A", FailIfBeaten: true, Floors: floor.List{{Measure: "dcg_at_k", Value: 5}}}
-	res, err := compare.Run(q, runs, o)
+	res, err := compare.Compare(q, runs, o)
 	require.NoError(t, err)
 	h := res.Human
 	require.NotNil(t, h)
@@ -130,7 +130,7 @@ func TestHumanCorrectionTuned(t *testing.T) {
 	o := opts()
 	o.K = 1
 	o.HumanSheet = sheet(t, sh.String())
-	res, err := compare.Run(qrels(t, qr.String()), []compare.Input{{Name: "x", Run: run("x.run", qs...)}}, o)
+	res, err := compare.Compare(qrels(t, qr.String()), []compare.Input{{Name: "x", Run: run("x.run", qs...)}}, o)
 	require.NoError(t, err)
 	want := metrics.PPITuned(y, f, u)
 	got := res.Human.Means[0][metrics.QueryIndex("dcg_at_k")]
@@ -162,7 +162,7 @@ func TestHumanSheetUnknown(t *testing.T) {
 		{"q000,a,1\nq000,zz,1\n", "sheet.csv:3: document \"zz\" of query \"q000\" is neither judged in qrels.txt nor retrieved by a run in its top k"},
 	} {
 		o.HumanSheet = sheet(t, tc.rows)
-		_, err := compare.Run(q, runs, o)
+		_, err := compare.Compare(q, runs, o)
 		var ie *input.Error
 		require.ErrorAs(t, err, &ie)
 		assert.EqualError(t, err, tc.want)

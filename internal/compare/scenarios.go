@@ -78,6 +78,8 @@ type Scenario struct {
 	// highest of them (A's).
 	Measure          string
 	Threshold, Value float64
+	// Bearing is how the scenario bears on the Decision (decision.go).
+	Bearing Bearing
 }
 
 // scenarios evaluates the six rules; the pair tests are the diagnosis's (one

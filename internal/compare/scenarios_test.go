@@ -28,7 +28,7 @@ func scenario(res *compare.Result, code compare.ScenarioCode, a, b string) *comp
 func runSynthetic(t *testing.T, n int, p map[string]float64, order ...string) *compare.Result {
 	t.Helper()
 	q, in := synthetic(t, n, p, order)
-	res, err := compare.Run(q, in, opts())
+	res, err := compare.Compare(q, in, opts())
 	require.NoError(t, err)
 	return res
 }
@@ -144,7 +144,7 @@ func lowResult(t *testing.T, p float64) *compare.Result {
 		}
 		in = append(in, compare.Input{Name: c.name, Run: run(c.name+".run", qs...)})
 	}
-	res, err := compare.Run(q, in, opts())
+	res, err := compare.Compare(q, in, opts())
 	require.NoError(t, err)
 	return res
 }
@@ -164,7 +164,7 @@ func TestScenarioTestIsTheFindings(t *testing.T) {
 func TestMeanRelevanceNotDividedByK(t *testing.T) {
 	q := qrels(t, "qa 0 a1 3\nqa 0 a2 3\n")
 	x := run("x.run", trecfile.RunQuery{ID: "qa", Docs: []string{"a1", "a2"}})
-	res, err := compare.Run(q, []compare.Input{{Name: "x", Run: x}}, compare.Options{K: 10, RelevantLevel: 2, Resamples: 100, Seed: 1})
+	res, err := compare.Compare(q, []compare.Input{{Name: "x", Run: x}}, compare.Options{K: 10, RelevantLevel: 2, Resamples: 100, Seed: 1})
 	require.NoError(t, err)
 	s := res.Strategies[0]
 	assert.Equal(t, 3.0, s.Means[metrics.QueryIndex(metrics.KeyMeanRel)])

@@ -1,15 +1,14 @@
-// Package evaluate is the bookkeeping of `retrieval-gate evaluate`, the whole
-// pipeline (generate -> retrieve with each strategy -> judge the pool ->
-// compare): the runs it retrieves, the stages in order with their command lines
-// (DIR/stages.txt), running them, the files it keeps in its directory and the
-// fingerprint of an evaluation in the history. Each stage is run by a function
-// the caller gives (the CLI runs the command's typed pipeline and publishes as
-// the command would); this package reads no environment and writes no prose
-// but the stages' command lines.
+// Package evaluate is `retrieval-gate evaluate`, the whole pipeline (generate
+// -> retrieve with each strategy -> judge the pool -> compare): Run composes
+// the stages' domain Runs in memory (run.go), the plan gives every stage's
+// options and command line (DIR/stages.txt), and the package names the files
+// the front end keeps in the evaluation's directory and the fingerprint of an
+// evaluation in the history. It opens no file, reads no environment and writes
+// no prose but the stages' command lines: the front end (Front) opens the
+// inputs, makes the services and writes each stage's files.
 package evaluate
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -28,17 +27,17 @@ var Files = []string{"stages.txt", "cases.jsonl", "judge-cache.jsonl", "qrels.tx
 // RunFile is the file of the run named name in evaluate's directory.
 func RunFile(name string) string { return "run-" + name + ".jsonl" }
 
-// Run is one retrieve stage: its run's name (the strategy, "+rerank" when
+// RunSpec is one retrieve stage: its run's name (the strategy, "+rerank" when
 // reranked), strategy and whether it reranks.
-type Run struct {
+type RunSpec struct {
 	Name, Strategy string
 	Rerank         bool
 }
 
 // Runs are the runs evaluate retrieves, in order: every strategy, then, with a
 // reranker, every strategy reranked.
-func Runs(rerank bool) []Run {
-	var out []Run
+func Runs(rerank bool) []RunSpec {
+	var out []RunSpec
 	for _, rr := range []bool{false, true} {
 		if rr && !rerank {
 			break
@@ -48,18 +47,17 @@ func Runs(rerank bool) []Run {
 			if rr {
 				name += "+rerank"
 			}
-			out = append(out, Run{Name: name, Strategy: s, Rerank: rr})
+			out = append(out, RunSpec{Name: name, Strategy: s, Rerank: rr})
 		}
 	}
 	return out
 }
 
-// Stage is one command of the pipeline: its name, its arguments (its command
-// line in DIR/stages.txt, to rerun it alone) and the typed call that runs it.
+// Stage is one command of the pipeline: its name and its arguments (its
+// command line in DIR/stages.txt, to rerun it alone).
 type Stage struct {
 	Name string
 	Args []string
-	Run  func(ctx context.Context) error
 }
 
 // String is the stage's command line, quoted for a POSIX shell.
@@ -95,20 +93,6 @@ func WriteStages(w io.Writer, stages []Stage, notes ...string) error {
 	for _, s := range stages {
 		if _, err := fmt.Fprintln(w, s.String()); err != nil {
 			return err
-		}
-	}
-	return nil
-}
-
-// RunStages runs the stages in order, calling before ahead of each (i from 1 of
-// n); it stops at the first that fails, naming it.
-func RunStages(ctx context.Context, stages []Stage, before func(i, n int, s Stage)) error {
-	for i, s := range stages {
-		if before != nil {
-			before(i+1, len(stages), s)
-		}
-		if err := s.Run(ctx); err != nil {
-			return fmt.Errorf("evaluate: stage %d (%s) failed: %w", i+1, s.Name, err)
 		}
 	}
 	return nil

@@ -1,7 +1,6 @@
 package evaluate
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -14,7 +13,7 @@ import (
 )
 
 func TestRuns(t *testing.T) {
-	names := func(rs []Run) (out []string) {
+	names := func(rs []RunSpec) (out []string) {
 		for _, r := range rs {
 			out = append(out, r.Name)
 		}
@@ -23,7 +22,7 @@ func TestRuns(t *testing.T) {
 	assert.Equal(t, []string{"dense", "lexical", "hybrid"}, names(Runs(false)))
 	rr := Runs(true)
 	assert.Equal(t, []string{"dense", "lexical", "hybrid", "dense+rerank", "lexical+rerank", "hybrid+rerank"}, names(rr))
-	assert.Equal(t, Run{Name: "lexical+rerank", Strategy: "lexical", Rerank: true}, rr[4])
+	assert.Equal(t, RunSpec{Name: "lexical+rerank", Strategy: "lexical", Rerank: true}, rr[4])
 	assert.Equal(t, "run-dense+rerank.jsonl", RunFile("dense+rerank"))
 }
 
@@ -43,25 +42,16 @@ func TestStageString(t *testing.T) {
 	}
 }
 
-func TestWriteAndRunStages(t *testing.T) {
-	var ran []string
-	stage := func(name string, err error) Stage {
-		return Stage{Name: name, Args: []string{"--k", "3"}, Run: func(context.Context) error { ran = append(ran, name); return err }}
-	}
-	boom := errors.New("boom")
-	stages := []Stage{stage("retrieve", nil), stage("judge", boom), stage("compare", nil)}
+func TestWriteStages(t *testing.T) {
+	stages := []Stage{{Name: "retrieve", Args: []string{"--k", "3"}}, {Name: "judge", Args: []string{"--k", "3"}}, {Name: "compare", Args: []string{"--k", "3"}}}
 	var b strings.Builder
-	require.NoError(t, WriteStages(&b, stages))
-	assert.Equal(t, "# The stages of this evaluation, in order; each can be rerun alone.\n"+
+	require.NoError(t, WriteStages(&b, stages, "a note"))
+	assert.Equal(t, "# The stages of this evaluation, in order; each can be rerun alone.\n# a note\n"+
 		"retrieval-gate retrieve --k 3\nretrieval-gate judge --k 3\nretrieval-gate compare --k 3\n", b.String())
-	var before []string
-	err := RunStages(context.Background(), stages, func(i, n int, s Stage) {
-		before = append(before, s.Name+" "+string(rune('0'+i))+"/"+string(rune('0'+n)))
-	})
+	boom := errors.New("boom")
+	err := error(&StageError{I: 2, Name: "judge", Err: boom})
 	require.ErrorIs(t, err, boom)
 	require.EqualError(t, err, "evaluate: stage 2 (judge) failed: boom")
-	assert.Equal(t, []string{"retrieve", "judge"}, ran, "stops at the first failure")
-	assert.Equal(t, []string{"retrieve 1/3", "judge 2/3"}, before)
 }
 
 func TestFingerprint(t *testing.T) {

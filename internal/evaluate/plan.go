@@ -1,7 +1,6 @@
 package evaluate
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -105,10 +104,10 @@ type RetrieveStage struct {
 type JudgeStage = judge.RunOptions
 
 // CompareStage is the compare stage's options: its files, the options of the
-// comparison and its outputs.
+// comparison (compare's defaults, evaluate's k and resamples) and its outputs.
 type CompareStage struct {
 	Files                          compare.Files
-	K, Resamples                   int
+	Run                            compare.Options
 	JSON, Markdown, PerQuery, HTML string
 }
 
@@ -151,8 +150,9 @@ func NewPlan(o *Options) *Plan {
 		j.Batch, j.BatchPoll = true, o.BatchPoll
 	}
 	p.Judge = *j
-	p.Compare = CompareStage{Files: compare.Files{Qrels: o.In("qrels.txt")}, K: o.K, Resamples: o.Bootstrap,
+	p.Compare = CompareStage{Files: compare.Files{Qrels: o.In("qrels.txt")}, Run: compare.NewOptions(),
 		JSON: o.In("compare.json"), Markdown: o.In("compare.md"), PerQuery: o.In("per-query.jsonl"), HTML: o.In("compare.html")}
+	p.Compare.Run.K, p.Compare.Run.Resamples = o.K, o.Bootstrap
 	for _, run := range Runs(o.RerankURL != "") {
 		r := RetrieveStage{Name: run.Name, KB: o.KB, Cases: cases, Out: o.In(RunFile(run.Name)), Run: o.Retrieval}
 		r.Run.Strategy, r.Run.K = run.Strategy, o.K
@@ -188,7 +188,7 @@ func (p *Plan) Args(o *Options, compareFlags ...string) [][]string {
 			"--store", r.Run.Store, "--embedder", r.Run.Embedder}
 		for _, f := range []struct{ name, v string }{{"chroma-url", o.ChromaURL}, {"chroma-tenant", r.Run.StoreTenant}, {"chroma-database", r.Run.StoreDatabase},
 			{"chroma-token-header", r.Run.StoreTokenHeader}, {"embedder-url", r.Run.EmbedderURL}, {"embedder-model", r.Run.EmbedderModel}, {"rerank-url", r.Run.RerankURL}} {
-			if f.v != "" {
+			if f.v != "" && r.Run.FromEnv[f.name] == "" { // a value of the environment is left to it
 				a = append(a, "--"+f.name, f.v)
 			}
 		}
@@ -210,7 +210,7 @@ func (p *Plan) Args(o *Options, compareFlags ...string) [][]string {
 	if j.Batch {
 		ja = append(ja, "--batch", "--batch-poll", j.BatchPoll.String())
 	}
-	ca := []string{"--qrels", c.Files.Qrels, "--k", strconv.Itoa(c.K), "--bootstrap", strconv.Itoa(c.Resamples),
+	ca := []string{"--qrels", c.Files.Qrels, "--k", strconv.Itoa(c.Run.K), "--bootstrap", strconv.Itoa(c.Run.Resamples),
 		"--json", c.JSON, "--markdown", c.Markdown, "--per-query", c.PerQuery, "--html", c.HTML}
 	ca = append(ca, compareFlags...)
 	for i, r := range j.Runs {
@@ -220,30 +220,20 @@ func (p *Plan) Args(o *Options, compareFlags ...string) [][]string {
 	return append(out, ja, ca)
 }
 
-// Runners run the stages, each with its options: the caller's typed calls.
-type Runners struct {
-	Generate func(ctx context.Context, s *GenerateStage) error
-	Retrieve func(ctx context.Context, s RetrieveStage) error
-	Judge    func(ctx context.Context, s JudgeStage) error
-	Compare  func(ctx context.Context, s CompareStage) error
-}
-
 // Stages are the plan's stages in order, each with its command line (Args,
-// compareFlags on compare's) and its runner.
-func (p *Plan) Stages(o *Options, run Runners, compareFlags ...string) []Stage {
+// compareFlags on compare's).
+func (p *Plan) Stages(o *Options, compareFlags ...string) []Stage {
 	lines := p.Args(o, compareFlags...)
 	var out []Stage
-	if g := p.Generate; g != nil {
-		out = append(out, Stage{Name: "generate", Args: lines[0], Run: func(ctx context.Context) error { return run.Generate(ctx, g) }})
+	if p.Generate != nil {
+		out = append(out, Stage{Name: "generate", Args: lines[0]})
 		lines = lines[1:]
 	}
-	for i, r := range p.Retrieves {
-		out = append(out, Stage{Name: "retrieve", Args: lines[i], Run: func(ctx context.Context) error { return run.Retrieve(ctx, r) }})
+	for i := range p.Retrieves {
+		out = append(out, Stage{Name: "retrieve", Args: lines[i]})
 	}
 	lines = lines[len(p.Retrieves):]
-	return append(out,
-		Stage{Name: "judge", Args: lines[0], Run: func(ctx context.Context) error { return run.Judge(ctx, p.Judge) }},
-		Stage{Name: "compare", Args: lines[1], Run: func(ctx context.Context) error { return run.Compare(ctx, p.Compare) }})
+	return append(out, Stage{Name: "judge", Args: lines[0]}, Stage{Name: "compare", Args: lines[1]})
 }
 
 // Fingerprint is the evaluation's fingerprint (Fingerprint) from its options,

@@ -1,7 +1,6 @@
 package evaluate
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -69,16 +68,11 @@ func TestPlanChainsTheStages(t *testing.T) {
 	require.Len(t, args, 6, "generate, three retrieves, judge, compare")
 	assert.Contains(t, args[5], "never", "the caller's flags are on compare's line")
 
-	var ran []string
-	stages := p.Stages(&o, Runners{
-		Generate: func(_ context.Context, g *GenerateStage) error { ran = append(ran, "generate "+g.Out); return nil },
-		Retrieve: func(_ context.Context, r RetrieveStage) error { ran = append(ran, "retrieve "+r.Name); return nil },
-		Judge:    func(_ context.Context, j JudgeStage) error { ran = append(ran, "judge "+j.QrelsOut); return nil },
-		Compare:  func(_ context.Context, c CompareStage) error { ran = append(ran, "compare "+c.JSON); return nil },
-	}, "--comment", "never")
+	stages := p.Stages(&o, "--comment", "never")
+	var names []string
 	for i, s := range stages {
 		assert.Equal(t, args[i], s.Args, s.Name)
+		names = append(names, s.Name)
 	}
-	require.NoError(t, RunStages(context.Background(), stages, nil))
-	assert.Equal(t, []string{"generate out/cases.jsonl", "retrieve dense", "retrieve lexical", "retrieve hybrid", "judge out/qrels.txt", "compare out/compare.json"}, ran)
+	assert.Equal(t, []string{"generate", "retrieve", "retrieve", "retrieve", "judge", "compare"}, names)
 }

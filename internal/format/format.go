@@ -1,5 +1,7 @@
 // Package format is the one presentation policy of every report: how numbers
-// are printed for people (Num, Signed, Interval, Pct, P, Distinct) and for
+// are printed for people (Num, Signed, Interval, Pct, P, Distinct; a number in
+// full, Full; a figure whose use sets its decimals, Fixed; an axis tick,
+// Tick; a count with separators, Thousands) and for
 // machines (Float, AppendFloat: full float64 precision, shortest round-trip
 // form), the one missing-value glyph, JSON writing, and the escaping of
 // user-controlled text for Markdown and terminals. It does no arithmetic on the
@@ -122,6 +124,50 @@ func Distinct(value, threshold float64) (string, string) {
 		}
 	}
 	return strconv.FormatFloat(value, 'g', -1, 64), strconv.FormatFloat(threshold, 'g', -1, 64)
+}
+
+// Full prints a number in full, the shortest form that reads back as the same
+// float64: a setting as it was given (α = 0.05, a power of 80%, RBP's p = 0.8, a
+// Jaccard threshold, a lock's constant), or a figure a summary line hands on
+// unrounded (judge's agreement).
+func Full(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// Fixed prints v with the given decimals, where the figure's own use sets
+// them rather than Decimals: a floor suggested for a flag (2), a rate or a
+// wall time (1), a whole percentage in a sentence (0).
+func Fixed(v float64, decimals int) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
+
+// Tick prints the label of an axis tick at v on an axis whose ticks are step
+// apart: with the decimals the step needs and no more (0 for steps of 5, 1 for
+// 0.2, 2 for 0.25, 3 for 0.025), so that neighbouring ticks read differently.
+func Tick(v, step float64) string {
+	dec := 0
+	for s := step; s < 1-1e-9 && dec < 6; s *= 10 {
+		dec++
+	}
+	if math.Abs(step*math.Pow(10, float64(dec))-math.Round(step*math.Pow(10, float64(dec)))) > 1e-6 {
+		dec++
+	}
+	return strconv.FormatFloat(v, 'f', dec, 64)
+}
+
+// Thousands prints an integer with comma thousands separators (100,000), as
+// the HTML reports print a count.
+func Thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
 }
 
 // Float is a number of a JSON report: full float64 precision in the shortest

@@ -226,6 +226,31 @@ func appendJSONStringRunes(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
+func TestSettingsTicksAndCounts(t *testing.T) {
+	assert.Equal(t, "0.05", Full(0.05))
+	assert.Equal(t, "0.8", Full(0.8))
+	assert.Equal(t, "1e-07", Full(1e-7))
+	a, b := 0.1, 0.2
+	assert.Equal(t, "0.30000000000000004", Full(a+b), "as set, in full")
+	assert.Equal(t, "0.10", Fixed(0.1, 2))
+	assert.Equal(t, "12.3", Fixed(12.34, 1))
+	assert.Equal(t, "80", Fixed(80, 0))
+	for _, tt := range []struct {
+		v, step float64
+		want    string
+	}{
+		{0, 5, "0"}, {35, 5, "35"}, {0.4, 0.2, "0.4"}, {0.5, 0.25, "0.50"},
+		{0.075, 0.025, "0.075"}, {0.30000000000000004, 0.1, "0.3"}, {2e-6, 1e-6, "0.000002"},
+	} {
+		assert.Equal(t, tt.want, Tick(tt.v, tt.step), "%v step %v", tt.v, tt.step)
+	}
+	assert.Equal(t, "0", Thousands(0))
+	assert.Equal(t, "999", Thousands(999))
+	assert.Equal(t, "1,000", Thousands(1000))
+	assert.Equal(t, "100,000", Thousands(100000))
+	assert.Equal(t, "-1,234,567", Thousands(-1234567))
+}
+
 func TestCount(t *testing.T) {
 	assert.Equal(t, "0 runs", Count(0, "run", "runs"))
 	assert.Equal(t, "1 run", Count(1, "run", "runs"))

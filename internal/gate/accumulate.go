@@ -33,10 +33,67 @@ type cellKey struct{ typ, locale string }
 // cell accumulates the cases of one (type, locale) pair; the groups are merged
 // from cells at the end, so each case costs one histogram update per metric.
 type cell struct {
+	key           cellKey // its own copies of the strings
 	total, scored int64
 	withRelevant  int64                               // scored cases with relevant_ids
 	measures      [metrics.NumCase]*metrics.Histogram // one per registered measure
+	recent        [metrics.NumCase]valueCounts        // in front of measures (flush)
 	extra         map[string]*metrics.Histogram
+}
+
+// valueCounts counts the values of a measure in a cell in front of its
+// metrics.Histogram: a small open-addressed table of (value, count), no map
+// update per case. A measure of a cell takes few values (0 and 1; multiples
+// of 1/|gold|; sums of a few discounts); past valueSlots·3/4 distinct values
+// the table is flushed and the histogram counts the rest itself. Values are
+// compared as floats (== merges 0 and -0 as the map does; the first seen is
+// kept); a measure's values are never NaN.
+type valueCounts struct {
+	vals   [valueSlots]float64
+	counts [valueSlots]int64
+	used   int
+	off    bool // too many distinct values: straight to the histogram
+}
+
+const valueSlots = 64
+
+// add counts x, or reports false when the table is off (full).
+func (v *valueCounts) add(x float64) bool {
+	if v.off {
+		return false
+	}
+	b := math.Float64bits(x)
+	if x == 0 {
+		b = 0 // -0 and 0 in one slot
+	}
+	for i := (b * 0x9e3779b97f4a7c15) >> 58; ; i = (i + 1) & (valueSlots - 1) {
+		switch {
+		case v.counts[i] == 0:
+			if v.used >= valueSlots*3/4 {
+				return false
+			}
+			v.vals[i], v.counts[i] = x, 1
+			v.used++
+			return true
+		case v.vals[i] == x:
+			v.counts[i]++
+			return true
+		}
+	}
+}
+
+// flush moves the counts into h, in the order the values were first seen
+// (so h keeps the representation of 0 it would have kept).
+func (v *valueCounts) flush(h *metrics.Histogram) {
+	if v.used == 0 {
+		return
+	}
+	for i := range v.vals {
+		if v.counts[i] > 0 {
+			h.AddN(v.vals[i], v.counts[i])
+		}
+	}
+	*v = valueCounts{off: v.off}
 }
 
 func newCell() *cell {
@@ -55,8 +112,12 @@ type Accumulator struct {
 	MaxProblems int // 0: DefaultMaxProblems
 	MaxMissed   int // 0: DefaultMaxMissed
 
-	seen  idLog
-	cells map[cellKey]*cell
+	seen      idLog
+	cells     map[cellKey]*cell
+	cellCache [16]struct { // indexed by 4 bits of a hash (cell)
+		key cellKey // the map's own copies
+		c   *cell
+	}
 
 	total, scored, precomputed int64
 
@@ -144,12 +205,7 @@ func (a *Accumulator) Add(r *CaseResult) error {
 		a.unknownKeysMore++
 	}
 
-	key := cellKey{r.Type, r.Locale}
-	c := a.cells[key]
-	if c == nil {
-		c = newCell()
-		a.cells[cellKey{strings.Clone(r.Type), strings.Clone(r.Locale)}] = c
-	}
+	c := a.cell(r.Type, r.Locale)
 	c.total++
 	if !r.Scored {
 		return nil
@@ -160,7 +216,11 @@ func (a *Accumulator) Add(r *CaseResult) error {
 		c.withRelevant++
 	}
 	for i, ok := range r.Has {
-		if ok {
+		if ok && !c.recent[i].add(r.Scores[i]) {
+			if !c.recent[i].off {
+				c.recent[i].flush(c.measures[i])
+				c.recent[i].off = true
+			}
 			c.measures[i].Add(r.Scores[i])
 		}
 	}
@@ -194,6 +254,32 @@ func (a *Accumulator) Add(r *CaseResult) error {
 		}
 	}
 	return nil
+}
+
+// cell returns the cell of (typ, locale), made on first use. A run has a
+// handful of cells: a small table keyed by a few of the strings' bytes sits
+// in front of the map (no hash of both strings per case).
+func (a *Accumulator) cell(typ, locale string) *cell {
+	var h uint32 = uint32(len(typ))<<24 ^ uint32(len(locale))<<28 //nolint:gosec // G115: only mixed
+	if typ != "" {
+		h ^= uint32(typ[0])<<16 ^ uint32(typ[len(typ)-1])<<8
+	}
+	if locale != "" {
+		h ^= uint32(locale[0])<<4 ^ uint32(locale[len(locale)-1])
+	}
+	h = h * 0x9e3779b1 >> 28
+	e := &a.cellCache[h]
+	if e.c != nil && e.key.typ == typ && e.key.locale == locale {
+		return e.c
+	}
+	c := a.cells[cellKey{typ, locale}]
+	if c == nil {
+		c = newCell()
+		c.key = cellKey{strings.Clone(typ), strings.Clone(locale)} // not the reader's views
+		a.cells[c.key] = c
+	}
+	e.key, e.c = c.key, c
+	return c
 }
 
 // unknownKeyCounts returns the unknown keys by number of cases, then name; the

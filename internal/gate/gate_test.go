@@ -3,6 +3,9 @@ package gate
 import (
 	"fmt"
 	"math"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -460,33 +463,51 @@ func TestIDLogEarliestDuplicate(t *testing.T) {
 	}
 }
 
-// Once the window of ids outgrows its budget the log is searched: a duplicate
-// in it is reported by add at once, else its ids are dropped and a duplicate
-// of an earlier window's id is still found, by its own id.
-func TestIDLogWindow(t *testing.T) {
-	racetest.Skip(t, "one goroutine adds 10⁵–10⁶ ids")
-	long := func(i int) string { return fmt.Sprintf("%01000d", i) }
-	var l idLog
-	n := minWindow/1000 + 10
-	for i := range n {
-		require.NoError(t, l.add(idHash(long(i)), uint32(i+1), long(i), "f"))
-	}
-	require.Positive(t, l.winFirst, "the window was searched and dropped")
-	require.Less(t, l.winBytes, minWindow)
-	require.NoError(t, l.add(idHash(long(3)), uint32(n+1), long(3), "f"))
-	require.EqualError(t, l.duplicate(), fmt.Sprintf("f:%d: duplicate case id %q (first at line 4)", n+1, long(3)))
-
-	// A duplicate inside a window that overflows: add reports it.
-	var m idLog
-	var err error
-	for i := 0; i < n && err == nil; i++ {
-		id := long(i)
-		if i == 5000 { // in the middle of the fifth block of ids
-			id = long(7)
+// Past its bounds the log keeps its chunks of entries and its blocks of ids
+// in a temporary file, made in the system's temporary directory and removed
+// at once; a duplicate is still the earliest and named by its id, whether
+// its entries and ids were spilled or not, ids longer than a block included.
+func TestIDLogSpill(t *testing.T) {
+	racetest.Skip(t, "one goroutine adds 10⁵ ids")
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	id := func(i int) string {
+		if i%20000 == 19999 {
+			return strings.Repeat("0", idBlock) + strconv.Itoa(i) // a block of its own
 		}
-		err = m.add(idHash(id), uint32(i+1), id, "f")
+		return fmt.Sprintf("case-%020d", i)
 	}
-	require.EqualError(t, err, fmt.Sprintf("f:5001: duplicate case id %q (first at line 8)", long(7)))
+	const n = 60000
+	tests := map[string]struct{ later, first int }{
+		"none":               {-1, -1},
+		"in memory":          {1000, 10},
+		"spilled":            {50000, 30000},
+		"long id, spilled":   {55000, 19999},
+		"spilled then later": {59999, 3},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			l := idLog{chunkN: 16, maxMemChunks: 100, maxIDBytes: 1 << 20}
+			for i := range n {
+				s := id(i)
+				if i == tt.later {
+					s = id(tt.first)
+				}
+				require.NoError(t, l.add(idHash(s), uint32(2*i+1), s, "f"))
+			}
+			require.NotNil(t, l.spill.f, "entries and ids were spilled")
+			require.Greater(t, l.spill.off, int64(n*12/2), "most entries were spilled")
+			left, err := os.ReadDir(tmp)
+			require.NoError(t, err)
+			require.Empty(t, left, "the spill file is removed while open")
+			err = l.duplicate()
+			if tt.later < 0 {
+				require.NoError(t, err)
+				return
+			}
+			require.EqualError(t, err, fmt.Sprintf("f:%d: duplicate case id %q (first at line %d)", 2*tt.later+1, id(tt.first), 2*tt.first+1))
+		})
+	}
 }
 
 // Hashes that share one half are distinct (an entry keeps both halves).
@@ -645,4 +666,57 @@ func TestIDLogMatchesMap(t *testing.T) {
 			require.EqualError(t, l.duplicate(), want, "trial %d", trial)
 		}
 	}
+}
+
+// The scorer remembers the locales it canonicalized by copies: a locale that
+// views a block the reader then reuses is not mistaken for the next case's.
+func TestScoreLocaleOfReusedBlock(t *testing.T) {
+	s := &Scorer{KB: kb, K: 2}
+	buf := []byte("pt-br")
+	var r CaseResult
+	for _, want := range []string{"pt-BR", "en-US", "pt-BR", "es-419", "und"} {
+		switch want {
+		case "en-US":
+			copy(buf, "en-us")
+		case "pt-BR":
+			copy(buf, "pt-br")
+		}
+		loc := unsafe.String(&buf[0], len(buf))
+		switch want {
+		case "es-419":
+			loc = "es-419"
+		case "und":
+			loc = ""
+		}
+		require.NoError(t, s.ScoreInto(&casefile.Case{File: "f", Line: 1, ID: "x", Locale: loc, Gold: []string{"a"}, Retrieved: []casefile.Retrieved{{ID: "a"}}}, &r))
+		assert.Equal(t, want, r.Locale)
+	}
+}
+
+// The ids kept to name a duplicate stay within their bound whatever their
+// lengths: long ids (over a block) among short ones go to the spill file and
+// their memory is dropped, and the blocks' memory is reused.
+func TestIDStoreBounded(t *testing.T) {
+	racetest.Skip(t, "one goroutine adds 10⁵ ids")
+	t.Setenv("TMPDIR", t.TempDir())
+	l := idLog{maxIDBytes: 1 << 20}
+	long := func(i int) string { return strings.Repeat("0", idBlock) + strconv.Itoa(i) }
+	line := uint32(0)
+	for i := range 40 {
+		for j := range 2000 {
+			line++
+			id := fmt.Sprintf("case-%d-%d", i, j)
+			require.NoError(t, l.add(idHash(id), line, id, "f"))
+		}
+		line++
+		require.NoError(t, l.add(idHash(long(i)), line, long(i), "f"))
+	}
+	line++
+	require.NoError(t, l.add(idHash(long(7)), line, long(7), "f"))
+	mapped := 0
+	for _, r := range l.arena.regions {
+		mapped += len(r)
+	}
+	require.LessOrEqual(t, mapped, 3*idRegion, "the arena does not grow with the long ids")
+	require.EqualError(t, l.duplicate(), fmt.Sprintf("f:%d: duplicate case id %q (first at line %d)", line, long(7), 8*2001))
 }

@@ -2,10 +2,13 @@ package gate
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
 // manyGroups accumulates n cases, each of its own type, over locales of which
@@ -62,5 +65,48 @@ func BenchmarkManyGroups(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		a.Result(Config{K: 3, ReferenceLocale: "ref"})
+	}
+}
+
+// A cell counts a measure's values in a small table in front of its
+// histogram: the summaries are those of the histogram fed case by case,
+// with few values, with more values than the table holds, and with 0 and -0
+// in either order (the histogram keeps the first seen).
+func TestValueCountsAsHistogram(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	rng := metrics.NewRand(3)
+	tests := map[string]func(i int) float64{
+		"binary":       func(int) float64 { return float64(rng.IntN(2)) },
+		"few":          func(int) float64 { return float64(rng.IntN(7)) / 6 },
+		"many":         func(int) float64 { return float64(rng.IntN(500)) / 499 },
+		"-0 first":     func(i int) float64 { return []float64{negZero, 0, 0.5}[i%3] },
+		"0 first":      func(i int) float64 { return []float64{0, negZero, 0.5}[i%3] },
+		"only -0":      func(int) float64 { return negZero },
+		"more later":   func(i int) float64 { return float64(i%3+i/900*(i%200)) / 1000 },
+		"one distinct": func(int) float64 { return 0.25 },
+	}
+	for name, value := range tests {
+		t.Run(name, func(t *testing.T) {
+			var v valueCounts
+			h, ref := metrics.NewHistogram(), metrics.NewHistogram()
+			for i := range 2000 {
+				x := value(i)
+				ref.Add(x)
+				if !v.add(x) {
+					if !v.off {
+						v.flush(h)
+						v.off = true
+					}
+					h.Add(x)
+				}
+			}
+			v.flush(h)
+			got, want := metrics.Summarize(h, 200, 1, 0, 1), metrics.Summarize(ref, 200, 1, 0, 1)
+			require.Equal(t, want.N, got.N)
+			require.Equal(t, math.Float64bits(want.Mean), math.Float64bits(got.Mean), "%v %v", want.Mean, got.Mean)
+			require.Equal(t, math.Float64bits(want.CI95[0]), math.Float64bits(got.CI95[0]))
+			require.Equal(t, math.Float64bits(want.CI95[1]), math.Float64bits(got.CI95[1]))
+			require.Equal(t, want.Method, got.Method)
+		})
 	}
 }

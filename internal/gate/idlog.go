@@ -1,8 +1,12 @@
 package gate
 
 import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
 	"math/bits"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 
@@ -13,185 +17,366 @@ import (
 // id (its 64-bit hash, see idHash) an earlier case added had: "duplicate case
 // id %q (first at line N)" at the later case's line, or nil. Call it once the
 // stream ends, whichever way: a duplicate before a later error (a malformed
-// line) is the error a streaming check meets first.
+// line) is the error a streaming check meets first. It may be called again
+// after more cases.
 func (a *Accumulator) Duplicate() error { return a.seen.duplicate() }
 
-// idLog finds duplicate case ids off the per-case path. A per-case insert into
-// a hash table of all ids costs a cache (and TLB) miss per case on the one
-// goroutine that aggregates in file order; instead add appends the id's hash
-// and line to a log (sequential writes) and search finds the duplicates at the
-// end: the log partitioned by hash, each partition searched in a small table
-// that stays in cache, on all cores.
+// idLog finds duplicate case ids off the per-case path, in memory that does
+// not grow with the number of cases beyond a bound. A per-case insert into a
+// hash table of all ids costs a cache (and TLB) miss per case on the one
+// goroutine that aggregates in file order, and a table's memory; instead add
+// appends each case's (id hash, line) to one of idParts partitions by the
+// hash's top bits (the partitions' open tails stay in cache: the writes are
+// sequential in each), and duplicate searches each partition on its own, in a
+// small table, on all cores. A partition is in case order, so the first entry
+// whose hash came before in it is the partition's earliest duplicate; the
+// earliest of all partitions is the file's.
 //
-// To name the duplicate's id, the log keeps the ids of the cases since its last
-// search (the window). Once the window outgrows its budget, add searches the
-// log: a duplicate found then is reported at once (it is the earliest: every
-// later case comes after), else the window's ids are dropped, as no duplicate
-// lies among them. So memory stays 12 bytes a case plus a bounded window.
+// 12 bytes a case: the hash and the line (lines only grow, so the earliest
+// line is the earliest case). Past idMemChunks full chunks of entries, more
+// chunks go to a temporary file (idSpill) instead of memory, and so do the
+// case ids themselves past idMemBytes of them (idStore): they are read back
+// only to search, and to name the id of a duplicate.
 type idLog struct {
-	chunks [][]idSlot // per case, in case order, idChunk per chunk
-	n      int
-	file   string // the cases file, for the error
+	parts [idParts]idPart
+	n     int
+	file  string // the cases file, for the error
+	ids   idStore
+	spill idSpill
+	arena *idArena // full chunks and id blocks (idarena.go)
 
-	winFirst int      // the index of the window's first case
-	winBytes int      // the bytes of the window's ids
-	ids      [][]byte // the window's ids, back to back in blocks of idBlock bytes (or one long id)
-	idsFirst []int    // the index of the first case of each block of ids
+	memChunks int // full chunks kept in memory
+	// Sizes (0: the defaults idChunkN, idMemChunks, idMemBytes; tests set
+	// them small).
+	chunkN, maxMemChunks, maxIDBytes int
 }
 
-// idSlot is a hash in two halves, its line, and the end of its id in its
-// block of ids (16 bytes, no padding).
-type idSlot struct{ lo, hi, line, end uint32 }
+// idPart is one partition: full chunks of idChunkN entries (in memory or in
+// the spill file), then its tail, which grows by doubling up to idChunkN.
+type idPart struct {
+	h    []uint64 // the tail's hashes
+	line []uint32 // and lines
+	full []idChunk
+	n    int // entries in all
+}
 
-func (s idSlot) hash() uint64 { return uint64(s.hi)<<32 | uint64(s.lo) }
+// idChunk is a full chunk of a partition: in memory, or at off in the spill
+// file (h == nil): n hashes, then n lines.
+type idChunk struct {
+	h    []uint64
+	line []uint32
+	off  int64
+	n    int
+}
 
 const (
-	idChunk = 1 << 16
-	idBlock = 1 << 20
-	// minWindow is the window's budget in id bytes; the budget grows to 8
-	// bytes a case, so that the searches cost O(1) per case amortised.
-	minWindow = 16 << 20
+	idPartBits = 8
+	idParts    = 1 << idPartBits
+	idChunkN   = 4096
+	idChunkB   = idChunkN * 12 // bytes of a chunk
+	// idMemChunks bounds the entries kept in memory: 128 MiB, about 11
+	// million cases; more cases spill.
+	idMemChunks = 128 << 20 / idChunkB
+	// idBlock is the size of a block of the id store; idMemBytes bounds
+	// the blocks kept in memory.
+	idBlock    = 1 << 20
+	idMemBytes = 16 << 20
+	// idEvery is the distance in cases between the id store's checkpoints.
+	idEvery = 1024
 )
 
-// add logs one case; the error is a duplicate found when the window is
-// searched (see idLog).
+// add logs one case. Its error is a failed write of the spill file.
 func (l *idLog) add(h uint64, line uint32, id, file string) error {
-	if l.n%idChunk == 0 {
-		l.chunks = append(l.chunks, make([]idSlot, 0, idChunk))
-	}
-	if len(l.ids) == 0 || cap(l.ids[len(l.ids)-1])-len(l.ids[len(l.ids)-1]) < len(id) {
-		l.ids = append(l.ids, make([]byte, 0, max(idBlock, len(id))))
-		l.idsFirst = append(l.idsFirst, l.n)
-	}
-	b := &l.ids[len(l.ids)-1]
-	*b = append(*b, id...)
-	c := &l.chunks[len(l.chunks)-1]
-	*c = append(*c, idSlot{uint32(h), uint32(h >> 32), line, uint32(len(*b))}) //nolint:gosec // G115: a block is at most max(idBlock, MaxLine) bytes
-	l.n++
-	l.file = file
-	if l.winBytes += len(id); l.winBytes > minWindow && l.winBytes > 8*l.n {
-		if err := l.duplicate(); err != nil {
+	p := &l.parts[h>>(64-idPartBits)]
+	if len(p.h) == cap(p.h) {
+		if err := l.grow(p); err != nil {
 			return err
 		}
-		l.winFirst, l.winBytes = l.n, 0
-		l.ids, l.idsFirst = l.ids[:0], l.idsFirst[:0]
 	}
+	p.h = append(p.h, h)
+	p.line = append(p.line, line)
+	p.n++
+	if err := l.ids.add(l, id, line); err != nil {
+		return err
+	}
+	l.n++
+	l.file = file
 	return nil
 }
 
-// at is the log entry of case i.
-func (l *idLog) at(i int) idSlot { return l.chunks[i/idChunk][i%idChunk] }
-
-// id is the id of case i, which is in the window.
-func (l *idLog) id(i int) string {
-	k := sort.SearchInts(l.idsFirst, i+1) - 1 // the last block that starts at or before i
-	start := uint32(0)
-	if l.idsFirst[k] < i {
-		start = l.at(i - 1).end
+// grow makes room in p's full tail: a tail below idChunkN doubles, a full one
+// becomes a full chunk, kept in memory or written to the spill file.
+func (l *idLog) grow(p *idPart) error {
+	chunkN := cmp.Or(l.chunkN, idChunkN)
+	if c := cap(p.h); c < chunkN {
+		// Small tails on the heap; a tail of a whole chunk in the arena.
+		nc := min(max(16, 2*c), chunkN)
+		h, line := make([]uint64, 0, nc), make([]uint32, 0, nc)
+		if nc == chunkN {
+			h, line = l.chunk(chunkN)
+		}
+		p.h, p.line = append(h, p.h...), append(line, p.line...)
+		return nil
 	}
-	return string(l.ids[k][start:l.at(i).end])
+	n := len(p.h)
+	if l.memChunks < cmp.Or(l.maxMemChunks, idMemChunks) {
+		p.full = append(p.full, idChunk{h: p.h, line: p.line, n: n})
+		l.memChunks++
+		p.h, p.line = l.chunk(chunkN)
+		return nil
+	}
+	off, err := l.spill.write(u64Bytes(p.h), u32Bytes(p.line))
+	if err != nil {
+		return err
+	}
+	p.full = append(p.full, idChunk{off: off, n: n})
+	p.h, p.line = p.h[:0], p.line[:0] // reused
+	return nil
+}
+
+// chunk returns an empty chunk of n entries in the arena.
+func (l *idLog) chunk(n int) ([]uint64, []uint32) {
+	if l.arena == nil {
+		l.arena = &idArena{}
+	}
+	return l.arena.chunk(l, n)
 }
 
 // duplicate searches the log (see Accumulator.Duplicate).
 func (l *idLog) duplicate() error {
-	later, first, ok := l.search()
-	if !ok {
-		return nil
+	later, first, ok, err := l.search()
+	if err != nil || !ok {
+		return err
 	}
-	// later is in the window: no earlier search found it.
-	return input.Errorf(l.file, int(l.at(int(later)).line), "duplicate case id %q (first at line %d)", l.id(int(later)), l.at(int(first)).line)
+	id, err := l.ids.find(l, later)
+	if err != nil {
+		return err
+	}
+	return input.Errorf(l.file, int(later), "duplicate case id %q (first at line %d)", id, first)
 }
 
-// search returns the index of the first case whose hash an earlier case has,
-// and the index of the first case with that hash.
-func (l *idLog) search() (later, first uint32, ok bool) {
+// search returns the line of the first case whose hash an earlier case has,
+// and the line of the first case with that hash.
+func (l *idLog) search() (later, first uint32, ok bool, err error) {
 	if l.n < 2 {
-		return 0, 0, false
+		return 0, 0, false, nil
 	}
-	// Partitions of about 4,096 entries by the hash's top bits, each entry
-	// with its case index in place of its line: a stable scatter keeps each
-	// partition in case order.
-	pbits := max(0, bits.Len(uint(l.n>>12)))
-	shift := 64 - pbits
-	part := func(s idSlot) int {
-		if pbits == 0 {
-			return 0
-		}
-		return int(s.hash() >> shift) //nolint:gosec // G115: the top pbits bits, pbits < 64: below 1<<pbits
-	}
-	starts := make([]int, 1<<pbits+1)
-	for _, c := range l.chunks {
-		for _, s := range c {
-			starts[part(s)+1]++
-		}
-	}
-	for p := 1; p < len(starts); p++ {
-		starts[p] += starts[p-1]
-	}
-	next := append([]int(nil), starts[:len(starts)-1]...)
-	all := make([]idSlot, l.n)
-	for ci, c := range l.chunks {
-		for i, s := range c {
-			p := part(s)
-			s.line = uint32(ci*idChunk + i) // fewer cases than lines, which fit a uint32
-			all[next[p]] = s
-			next[p]++
-		}
-	}
-
-	// Each worker searches every workers-th partition; the earliest duplicate
-	// of all partitions wins.
-	workers := min(runtime.GOMAXPROCS(0), 1<<pbits)
+	workers := min(runtime.GOMAXPROCS(0), idParts)
 	type found struct {
 		later, first uint32
 		ok           bool
+		err          error
 	}
 	res := make([]found, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			var table []uint32
+			var s idSearch
 			best := &res[w]
-			for p := w; p < 1<<pbits; p += workers {
-				later, first, ok := searchPartition(all[starts[p]:starts[p+1]], &table)
+			for p := w; p < idParts; p += workers {
+				later, first, ok, err := s.partition(l, &l.parts[p])
+				if err != nil {
+					best.err = err
+					return
+				}
 				if ok && (!best.ok || later < best.later) {
-					*best = found{later, first, true}
+					*best = found{later, first, true, nil}
 				}
 			}
 		})
 	}
 	wg.Wait()
 	for _, f := range res {
+		if f.err != nil {
+			return 0, 0, false, f.err
+		}
 		if f.ok && (!ok || f.later < later) {
 			later, first, ok = f.later, f.first, true
 		}
 	}
-	return later, first, ok
+	return later, first, ok, nil
 }
 
-// searchPartition returns the first entry of part (in case order) whose hash an
-// earlier entry has, and that earlier entry's, by their case indexes (in the
-// line field); *table is scratch space.
-func searchPartition(part []idSlot, table *[]uint32) (later, first uint32, ok bool) {
-	size := 1 << bits.Len(uint(2*len(part)))
-	if cap(*table) < size {
-		*table = make([]uint32, size)
+// idSearch is a search worker's scratch memory.
+type idSearch struct {
+	h     []uint64
+	line  []uint32
+	table []uint32
+}
+
+// partition returns the line of the first entry of p whose hash an earlier
+// entry has, and that earlier entry's line.
+func (s *idSearch) partition(l *idLog, p *idPart) (later, first uint32, ok bool, err error) {
+	if p.n < 2 {
+		return 0, 0, false, nil
 	}
-	t := (*table)[:size]
+	// The partition's entries in one piece, in case order.
+	s.h, s.line = s.h[:0], s.line[:0]
+	for _, c := range p.full {
+		if c.h != nil {
+			s.h, s.line = append(s.h, c.h...), append(s.line, c.line...)
+			continue
+		}
+		n := len(s.h)
+		s.h, s.line = grown(s.h, c.n), grown(s.line, c.n)
+		if err := l.spill.read(c.off, u64Bytes(s.h[n:]), u32Bytes(s.line[n:])); err != nil {
+			return 0, 0, false, err
+		}
+	}
+	s.h, s.line = append(s.h, p.h...), append(s.line, p.line...)
+
+	size := 1 << bits.Len(uint(2*len(s.h)))
+	if cap(s.table) < size {
+		s.table = make([]uint32, size)
+	}
+	t := s.table[:size]
 	clear(t)
 	mask := uint64(size - 1) //nolint:gosec // G115: size is a positive power of two
-	for j, s := range part {
-		h := s.hash()
+	for j, h := range s.h {
 		for i := (h * 0x9e3779b97f4a7c15) >> 32 & mask; ; i = (i + 1) & mask {
 			k := t[i] // index+1 of the entry in the slot; 0: empty
 			if k == 0 {
-				t[i] = uint32(j + 1) // a partition has fewer than 2^32 entries
+				t[i] = uint32(j + 1) // a partition has fewer entries than cases, whose lines fit 32 bits
 				break
 			}
-			if e := part[k-1]; e.lo == s.lo && e.hi == s.hi {
-				return s.line, e.line, true
+			if s.h[k-1] == h {
+				return s.line[j], s.line[k-1], true, nil
 			}
 		}
 	}
-	return 0, 0, false
+	return 0, 0, false, nil
+}
+
+// grown is s with n more elements (their values undefined).
+func grown[T any](s []T, n int) []T {
+	return slices.Grow(s, n)[:len(s)+n]
+}
+
+// idStore keeps the case ids in file order, to name a duplicate: records of
+// uvarint(line - previous line), uvarint(len(id)), id, in blocks of idBlock
+// bytes (a record never straddles two; a longer id has a block of its own,
+// on the heap, dropped once written). Past maxIDBytes of blocks in memory a
+// full block goes to the spill file. Every idEvery-th record is a
+// checkpoint, so finding a line reads at most idEvery records.
+type idStore struct {
+	blocks []idStoreBlock
+	cur    []byte // the last block
+	spare  []byte // a spilled block's memory, while cur holds one long id
+	last   uint32 // the line of the last record
+	n      int    // records
+	marks  []idMark
+	mem    int // bytes of the blocks kept in memory (their capacity)
+}
+
+type idStoreBlock struct {
+	b   []byte // nil when spilled
+	off int64  // its offset in the spill file when spilled
+	n   int    // its length
+}
+
+// idMark is a checkpoint: the line of a record, the one before it, and where
+// the record starts.
+type idMark struct {
+	line, prev uint32
+	block, at  int
+}
+
+func (s *idStore) add(l *idLog, id string, line uint32) error {
+	need := 2*binary.MaxVarintLen32 + len(id)
+	if cap(s.cur)-len(s.cur) < need {
+		if err := s.flush(l); err != nil {
+			return err
+		}
+		switch {
+		case need > idBlock:
+			if s.cur != nil {
+				s.spare = s.cur
+			}
+			s.cur = make([]byte, 0, need) // one id (a line is at most casefile.MaxLine)
+		case s.cur == nil && s.spare != nil:
+			s.cur, s.spare = s.spare, nil
+		case s.cur == nil:
+			if l.arena == nil {
+				l.arena = &idArena{}
+			}
+			s.cur = l.arena.alloc(l, idBlock)[:0]
+		}
+	}
+	if s.n%idEvery == 0 {
+		s.marks = append(s.marks, idMark{line: line, prev: s.last, block: len(s.blocks), at: len(s.cur)})
+	}
+	s.cur = binary.AppendUvarint(s.cur, uint64(line-s.last))
+	s.cur = binary.AppendUvarint(s.cur, uint64(len(id)))
+	s.cur = append(s.cur, id...)
+	s.last = line
+	s.n++
+	return nil
+}
+
+// flush moves the last block to the kept blocks, in memory or spilled; the
+// memory of a spilled block is the next one's, but for a block of one long
+// id, which is dropped.
+func (s *idStore) flush(l *idLog) error {
+	if s.cur == nil {
+		return nil
+	}
+	if s.mem+cap(s.cur) <= cmp.Or(l.maxIDBytes, idMemBytes) {
+		s.blocks = append(s.blocks, idStoreBlock{b: s.cur, n: len(s.cur)})
+		s.mem += cap(s.cur)
+		s.cur = nil
+		return nil
+	}
+	off, err := l.spill.write(s.cur)
+	if err != nil {
+		return err
+	}
+	s.blocks = append(s.blocks, idStoreBlock{off: off, n: len(s.cur)})
+	if cap(s.cur) > idBlock {
+		s.cur = nil
+	} else {
+		s.cur = s.cur[:0]
+	}
+	return nil
+}
+
+// block returns block k's bytes (the last one is cur).
+func (s *idStore) block(l *idLog, k int) ([]byte, error) {
+	if k == len(s.blocks) {
+		return s.cur, nil
+	}
+	b := s.blocks[k]
+	if b.b != nil {
+		return b.b[:b.n], nil
+	}
+	buf := make([]byte, b.n)
+	return buf, l.spill.read(b.off, buf)
+}
+
+// find returns the id of the case at line.
+func (s *idStore) find(l *idLog, line uint32) (string, error) {
+	m := s.marks[sort.Search(len(s.marks), func(i int) bool { return s.marks[i].line > line })-1]
+	k, at, prev := m.block, m.at, m.prev
+	b, err := s.block(l, k)
+	if err != nil {
+		return "", err
+	}
+	for {
+		if at == len(b) { // the block's last record was read: the next block
+			k, at = k+1, 0
+			if b, err = s.block(l, k); err != nil {
+				return "", err
+			}
+		}
+		d, n1 := binary.Uvarint(b[at:])
+		size, n2 := binary.Uvarint(b[at+n1:])
+		start := at + n1 + n2
+		at = start + int(size) //nolint:gosec // G115: a length this store wrote
+		prev += uint32(d)      //nolint:gosec // G115: a line difference this store wrote
+		if prev == line {
+			return string(b[start:at]), nil
+		}
+		if prev > line {
+			return "", fmt.Errorf("case ids: no case at line %d", line)
+		}
+	}
 }

@@ -1,12 +1,17 @@
 package gate
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
 // TestScoreRanked: ScoreRanked scores as ScoreInto does and appends the whole
@@ -37,5 +42,60 @@ func TestScoreRanked(t *testing.T) {
 				assert.Equal(t, tt.want[:s.K], got.TopK)
 			}
 		})
+	}
+}
+
+// A *kbfile.KB is called directly (not through CardSet):
+// the results and ranked lists are those of the same KB behind the CardSet
+// interface, on random cases with repeated, unknown, long (past the 15 bytes
+// of a short key) and chunk-only identities.
+func TestScoreDirectKBAsCardSet(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "kb.jsonl")
+	var kbLines []byte
+	cards := cardSet{}
+	for i := range 40 {
+		id := fmt.Sprintf("c%d", i)
+		if i%4 == 0 {
+			id = fmt.Sprintf("a-card-with-a-long-id-%d", i)
+		}
+		cards[id] = true
+		kbLines = fmt.Appendf(kbLines, "{\"id\": %q, \"title\": \"t\", \"text\": \"x\"}\n", id)
+	}
+	require.NoError(t, os.WriteFile(path, kbLines, 0o644))
+	real, err := kbfile.Load(t.Context(), path)
+	require.NoError(t, err)
+	rng := metrics.NewRand(5)
+	id := func() string {
+		switch i := rng.IntN(60); {
+		case i >= 40:
+			return fmt.Sprintf("unknown-%d", i%3)
+		case i%4 == 0:
+			return fmt.Sprintf("a-card-with-a-long-id-%d", i)
+		default:
+			return fmt.Sprintf("c%d", i)
+		}
+	}
+	for k := 1; k <= 6; k += 5 {
+		keyed, plain := &Scorer{KB: real, K: k}, &Scorer{KB: cards, K: k}
+		for trial := range 300 {
+			c := casefile.Case{File: "f", Line: trial + 1, ID: "x", Gold: []string{id()}}
+			for range rng.IntN(14) {
+				e := casefile.Retrieved{ID: id() + "#c1"}
+				if rng.IntN(5) > 0 {
+					e.ParentID = id()
+				}
+				c.Retrieved = append(c.Retrieved, e)
+			}
+			var want, got CaseResult
+			wantRanked, err := plain.ScoreRanked(&c, &want, nil)
+			require.NoError(t, err)
+			gotRanked, err := keyed.ScoreRanked(&c, &got, nil)
+			require.NoError(t, err)
+			require.Equal(t, want, got, "trial %d", trial)
+			require.Equal(t, wantRanked, gotRanked, "trial %d", trial)
+			require.NoError(t, keyed.ScoreInto(&c, &got))
+			require.Equal(t, want, got, "trial %d", trial)
+		}
 	}
 }

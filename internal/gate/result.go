@@ -213,8 +213,11 @@ func (a *Accumulator) Result(cfg Config) *Result {
 		Missed: a.missed, MissedTotal: a.missedTotal,
 	}
 	keys := make([]cellKey, 0, len(a.cells))
-	for k := range a.cells {
+	for k, c := range a.cells {
 		keys = append(keys, k)
+		for i := range c.recent {
+			c.recent[i].flush(c.measures[i])
+		}
 	}
 	sort.Slice(keys, func(i, j int) bool {
 		if keys[i].typ != keys[j].typ {

@@ -1,6 +1,8 @@
 // Package gate holds the decisions of `check`: per-case scoring against the
 // knowledge base, the dataset-integrity gate, duplicate case ids, the group
-// aggregates, the floors and the verdict. It does no I/O.
+// aggregates, the floors and the verdict. It does no I/O but one: past its
+// memory bounds (16 MiB of case ids, 128 MiB of id hashes) the duplicate-id
+// log keeps the rest in a temporary file (idlog.go, idspill.go).
 package gate
 
 import (
@@ -12,6 +14,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
@@ -142,12 +145,23 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 	if len(c.Unknown) > 0 {
 		r.UnknownKeys = slices.Clone(c.Unknown)
 	}
-	r.Locale = CanonicalLocale(r.Locale)
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	r.Locale = sc.canonicalLocale(r.Locale)
 	if r.Type == "" {
 		r.Type = "golden"
 	}
-	r.checkIDs(s.KB, c, c.Gold, EmptyID, UnknownCard)
-	r.checkIDs(s.KB, c, c.Relevant, EmptyRelevant, UnknownRelevant)
+	// The KB behind the interface, once a case: a *kbfile.KB is looked up
+	// without a dynamic call per id.
+	kb, direct := s.KB.(*kbfile.KB)
+	has := func(id string) bool {
+		if direct {
+			return kb.Has(id)
+		}
+		return s.KB.Has(id)
+	}
+	r.checkIDs(has, c, c.Gold, EmptyID, UnknownCard)
+	r.checkIDs(has, c, c.Relevant, EmptyRelevant, UnknownRelevant)
 	r.WithRelevant = slices.ContainsFunc(c.Relevant, func(id string) bool { return id != "" })
 
 	if c.Scores != nil {
@@ -177,13 +191,15 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 		return nil
 	}
 
-	sc := scratchPool.Get().(*scratch)
-	defer sc.release()
 	ids := sc.ranked[:0]
 	for i := range c.Retrieved {
-		id := c.Retrieved[i].Identity()
+		e := &c.Retrieved[i]
+		id := e.ParentID
+		if id == "" {
+			id = e.ID
+		}
 		ids = append(ids, id)
-		if !s.KB.Has(id) {
+		if !has(id) {
 			if r.UnknownRetrieved == 0 {
 				r.FirstUnknown = id
 			}
@@ -195,7 +211,7 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 	if ranked != nil {
 		// The whole deduplicated list once, also for a case without gold (the
 		// baseline compares its top k); the top k is its prefix.
-		all = metrics.TopKIdentities(sc.topk[:0], ids, len(ids))
+		all = casefile.TopKIdentities(sc.topk[:0], ids, len(ids))
 		*ranked = append(*ranked, all...)
 	}
 	in.Gold = metrics.AppendDedupGold(sc.gold[:0], c.Gold)
@@ -206,7 +222,7 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 	if ranked != nil {
 		in.TopK = all[:min(s.K, len(all))]
 	} else {
-		in.TopK = metrics.TopKIdentities(sc.topk[:0], ids, s.K)
+		in.TopK = casefile.TopKIdentities(sc.topk[:0], ids, s.K)
 	}
 	in.K = s.K
 	metrics.ScoreCase(&r.Scores, in)
@@ -219,12 +235,12 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 
 // checkIDs appends the integrity problems of the case's ids (empty, or not a
 // card of kb: each unknown id once per case) as the given kinds.
-func (r *CaseResult) checkIDs(kb CardSet, c *casefile.Case, ids []string, empty, unknown ProblemKind) {
+func (r *CaseResult) checkIDs(has func(string) bool, c *casefile.Case, ids []string, empty, unknown ProblemKind) {
 	for _, g := range ids {
 		switch {
 		case g == "":
 			r.Problems = append(r.Problems, Problem{File: c.File, Line: c.Line, CaseID: c.ID, GoldID: g, Kind: empty})
-		case !kb.Has(g):
+		case !has(g):
 			if !slices.ContainsFunc(r.Problems, func(p Problem) bool { return p.GoldID == g && p.Kind == unknown }) {
 				r.Problems = append(r.Problems, Problem{File: c.File, Line: c.Line, CaseID: c.ID, GoldID: g, Kind: unknown})
 			}
@@ -234,25 +250,35 @@ func (r *CaseResult) checkIDs(kb CardSet, c *casefile.Case, ids []string, empty,
 
 // scratch is the per-case working memory of ScoreInto, pooled: the measures are
 // called through the registry (function values), so their input would otherwise
-// escape to the heap on every case.
+// escape to the heap on every case. It is not cleared between cases: the
+// strings it still holds keep at most a few blocks alive until the pool drops
+// it at a collection.
 type scratch struct {
 	ranked   [32]string
 	gold     [8]string
 	topk     [16]string
 	relevant [16]string
 	in       metrics.CaseInput
+	// The last locales canonicalized (copies: a tag may view a block the
+	// reader reuses) and their canonical forms: a run has a handful.
+	locales [4]struct{ tag, canonical string }
+	next    int
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
-// release drops the references to the case's strings and returns sc to the pool.
-func (sc *scratch) release() {
-	clear(sc.ranked[:])
-	clear(sc.gold[:])
-	clear(sc.topk[:])
-	clear(sc.relevant[:])
-	sc.in = metrics.CaseInput{}
-	scratchPool.Put(sc)
+// canonicalLocale is CanonicalLocale(tag), remembered for the next cases.
+func (sc *scratch) canonicalLocale(tag string) string {
+	for i := range sc.locales {
+		if l := &sc.locales[i]; l.canonical != "" && l.tag == tag {
+			return l.canonical
+		}
+	}
+	l := &sc.locales[sc.next%len(sc.locales)]
+	sc.next++
+	l.tag = strings.Clone(tag)
+	l.canonical = CanonicalLocale(l.tag)
+	return l.canonical
 }
 
 // CanonicalLocale puts a BCP 47 tag in its canonical case, so "pt-br" and

@@ -8,8 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
@@ -17,18 +15,18 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 )
 
-// BatchOptions run generate through a batch: one request per sampled card (the
+// batchOptions run generate through a batch: one request per sampled card (the
 // first answer only: a batch has no correction turn). With API (generate
 // --batch) it is submitted as one batch of the Batch API, resumable from
-// StatePath; with RequestsOut (--batch-out) the request lines are written
-// there and nothing is asked; with ResultsIn (--batch-in) the answers are read
-// from a results file in the Batch API's output format (what vllm run-batch
+// State; with RequestsOut (--batch-out) the request lines are written there
+// and nothing is asked; with ResultsIn (--batch-in) the answers are read from
+// a results file in the Batch API's output format (what vllm run-batch
 // writes). At most one of the three.
-type BatchOptions struct {
+type batchOptions struct {
 	RequestsOut io.Writer
-	ResultsIn   string
-	API         *llm.BatchClient
-	StatePath   string // the state file of the submitted batch (judge.BatchState)
+	ResultsIn   judge.Reader // R nil: none
+	API         llm.BatchService
+	State       judge.BatchStore // the submitted batch (judge.StateFile: OUT + judge.BatchStateSuffix)
 	Poll        llm.PollPolicy
 	// MaxRequests caps the requests of the batch (0: no limit); the cards
 	// beyond it are skipped over the budget, as online.
@@ -39,7 +37,7 @@ type BatchOptions struct {
 // line, or a correction turn the batch never had): the card has no queries.
 var errNotAnswered = errors.New("not answered by the batch")
 
-// batchAnswers serves Run's requests from a finished batch, by the hash of
+// batchAnswers serves Generate's requests from a finished batch, by the hash of
 // the request body (the custom_id).
 type batchAnswers struct {
 	model   string
@@ -70,9 +68,10 @@ func (b *batchAnswers) Complete(_ context.Context, r llm.Request) (*llm.Response
 	return nil, errNotAnswered
 }
 
-// runBatch asks for every card's queries in one batch, then runs Run on the
+// runBatch asks for every card's queries in one batch, then runs Generate on the
 // answers.
-func runBatch(ctx context.Context, cards []kbfile.Card, opt Options, bo *BatchOptions, logf func(string, ...any)) (*Result, error) {
+func runBatch(ctx context.Context, cards []kbfile.Card, opt Options, bo *batchOptions, logf func(string, ...any)) (*Result, error) {
+	logf = judge.GuardLogf(logf) // the server's batch id and status are printed
 	if opt.Format != judge.FormatText {
 		opt.Format = judge.FormatJSON
 	}
@@ -169,46 +168,34 @@ func runBatch(ctx context.Context, cards []kbfile.Card, opt Options, bo *BatchOp
 		if err != nil {
 			return nil, err
 		}
-		if logf != nil {
-			logf("%d request(s) written", n)
-		}
+		logf("%d request(s) written", n)
 		return &Result{Documents: len(cards), BatchMode: "file", BatchRequests: n, RequestsOnly: true}, nil
-	case bo.ResultsIn != "":
-		f, err := input.Open(ctx, bo.ResultsIn)
-		if err != nil {
+	case bo.ResultsIn.R != nil:
+		if err := read(ctx, bo.ResultsIn.R, bo.ResultsIn.Name); err != nil {
 			return nil, err
 		}
-		err = read(ctx, f, bo.ResultsIn)
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		if logf != nil {
-			logf("%d answer(s) read from %s for %d request(s)", len(ba.answers), bo.ResultsIn, len(ba.sent))
-		}
+		logf("%d answer(s) read from %s for %d request(s)", len(ba.answers), bo.ResultsIn.Name, len(ba.sent))
 		opt.Client = ba
 		opt.Workers = 1
-		res, err := Run(ctx, cards, opt)
+		res, err := Generate(ctx, cards, opt)
 		if err != nil {
 			return nil, err
 		}
 		res.BatchMode, res.BatchRequests = "file", int64(len(ba.sent))
 		return res, nil
 	}
-	sub := &judge.BatchSubmission{API: bo.API, StatePath: bo.StatePath, Poll: bo.Poll, Logf: logf, TempDir: filepath.Dir(bo.StatePath)}
-	if err := os.MkdirAll(sub.TempDir, 0o755); err != nil { //nolint:gosec // G301: beside the output, like atomicfile's directories
-		return nil, err
+	if bo.API == nil || bo.State == nil {
+		return nil, errors.New("generate: no batch mode")
 	}
+	sub := &judge.BatchSubmission{API: bo.API, State: bo.State, Poll: bo.Poll, Logf: logf}
 	b, _, err := sub.Run(ctx, judge.BatchState{Model: opt.Model, PromptHash: opt.Prompt.Hash, Format: opt.Format}, write, read)
 	if err != nil {
 		return nil, err
 	}
-	if logf != nil {
-		logf("batch %s %s: %d answer(s) of %d request(s)", b.ID, b.Status, len(ba.answers), len(ba.sent))
-	}
+	logf("batch %s %s: %d answer(s) of %d request(s)", b.ID, b.Status, len(ba.answers), len(ba.sent))
 	opt.Client = ba
 	opt.Workers = 1
-	res, err := Run(ctx, cards, opt)
+	res, err := Generate(ctx, cards, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package generate_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,28 +13,40 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
 )
 
-func genRun(t *testing.T, srv *llmtest.Server, batch bool, state string) (*generate.FileResult, []byte) {
+func genRun(t *testing.T, srv *llmtest.Server, batch bool, state string) (*generate.RunResult, []byte) {
 	t.Helper()
-	kb, err := filepath.Abs("../../testdata/demo/kb")
-	require.NoError(t, err)
 	var out bytes.Buffer
-	o := generate.FileOptions{PerLocale: 3, Seed: 1, Options: generate.Options{Model: "fake", Questions: 2, Keywords: 1, Jaccard: 0.8, Workers: 2}}
+	o, in := genOptions(t, &out)
 	if batch {
 		api, err := llm.NewBatchClient(llm.Config{URL: srv.URL})
 		require.NoError(t, err)
-		o.Batch = &generate.BatchOptions{API: api, StatePath: state, Poll: llm.PollPolicy{Initial: time.Millisecond, Max: time.Millisecond}}
+		o.Batch, o.BatchPoll = true, time.Millisecond
+		in.BatchAPI, in.BatchState = api, judge.StateFile{Path: state}
 	} else {
 		c, err := llm.New(llm.Config{URL: srv.URL, Model: "fake"})
 		require.NoError(t, err)
-		o.Client = c
+		in.Client = c
 	}
-	res, err := generate.RunFiles(context.Background(), generate.Files{KB: kb, Out: &out, OutName: "out"}, o)
+	res, err := generate.Run(context.Background(), in, *o)
 	require.NoError(t, err)
 	return res, out.Bytes()
+}
+
+// genOptions are the options of the tests' runs on the demo KB, and their
+// input: the KB, and out for the cases.
+func genOptions(t *testing.T, out io.Writer) (*generate.RunOptions, generate.In) {
+	t.Helper()
+	kb, err := kbfile.Load(context.Background(), filepath.Join("..", "..", "testdata", "demo", "kb"))
+	require.NoError(t, err)
+	o := generate.NewRunOptions()
+	o.PerLocale, o.Seed, o.LLM.Model, o.LLM.Concurrency = 3, 1, "fake", 2
+	return o, generate.In{KB: kb, Out: out, OutName: "out"}
 }
 
 // generate --batch writes the very cases online generation writes.

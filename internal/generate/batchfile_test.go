@@ -16,20 +16,42 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
 )
 
 var customIDRe = regexp.MustCompile(`"custom_id":\s*"[^"]*"`)
 
-func genFile(t *testing.T, bo *generate.BatchOptions) (*generate.FileResult, []byte, error) {
+// batchMode is one batch file mode of a test run: requests written to
+// requests (--batch-out), or answers read from results (--batch-in).
+type batchMode struct {
+	requests    io.Writer
+	results     judge.Reader
+	maxRequests int64
+}
+
+func genFile(t *testing.T, m batchMode) (*generate.RunResult, []byte, error) {
 	t.Helper()
-	kb, err := filepath.Abs("../../testdata/demo/kb")
-	require.NoError(t, err)
 	var out bytes.Buffer
-	o := generate.FileOptions{PerLocale: 3, Seed: 1, Batch: bo, Options: generate.Options{Model: "fake", Questions: 2, Keywords: 1, Jaccard: 0.8, Workers: 2}}
-	res, err := generate.RunFiles(context.Background(), generate.Files{KB: kb, Out: &out, OutName: "out"}, o)
+	o, in := genOptions(t, &out)
+	o.LLM.MaxRequests = m.maxRequests
+	if m.requests != nil {
+		o.BatchOut, in.BatchRequests = "requests.jsonl", m.requests
+	} else {
+		o.BatchIn, in.BatchResults = m.results.Name, m.results
+	}
+	res, err := generate.Run(context.Background(), in, *o)
 	return res, out.Bytes(), err
+}
+
+// openResults opens a results file as the front end does for --batch-in.
+func openResults(t *testing.T, path string) judge.Reader {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	return judge.Reader{Name: path, R: f}
 }
 
 // runEngine runs a requests file through the stand-in's Batch API, as any
@@ -50,7 +72,7 @@ func runEngine(t *testing.T, srv *llmtest.Server, requests string) string {
 	f, err := os.Create(results)
 	require.NoError(t, err)
 	defer f.Close()
-	require.NoError(t, api.DownloadFile(ctx, b.OutputFileID, func() (io.Writer, error) { return f, nil }))
+	require.NoError(t, api.DownloadFile(ctx, b.OutputFileID, 1<<20, func() (io.Writer, error) { return f, nil }))
 	return results
 }
 
@@ -62,7 +84,7 @@ func TestGenerateBatchFiles(t *testing.T) {
 	online, want := genRun(t, srv, false, "")
 
 	var reqs bytes.Buffer
-	res, out, err := genFile(t, &generate.BatchOptions{RequestsOut: &reqs})
+	res, out, err := genFile(t, batchMode{requests: &reqs})
 	require.NoError(t, err)
 	assert.True(t, res.RequestsOnly)
 	assert.Empty(t, out, "--batch-out writes no case")
@@ -74,7 +96,7 @@ func TestGenerateBatchFiles(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, reqs.Bytes(), 0o600))
 
 	results := runEngine(t, srv, path)
-	res, got, err := genFile(t, &generate.BatchOptions{ResultsIn: results})
+	res, got, err := genFile(t, batchMode{results: openResults(t, results)})
 	require.NoError(t, err)
 	assert.Equal(t, string(want), string(got))
 	assert.Equal(t, "file", res.BatchMode)
@@ -82,7 +104,7 @@ func TestGenerateBatchFiles(t *testing.T) {
 
 	// The budget caps the request lines, as online.
 	reqs.Reset()
-	res, _, err = genFile(t, &generate.BatchOptions{RequestsOut: &reqs, MaxRequests: 2})
+	res, _, err = genFile(t, batchMode{requests: &reqs, maxRequests: 2})
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), res.BatchRequests)
 	assert.Equal(t, 2, strings.Count(reqs.String(), "\n"))
@@ -92,7 +114,7 @@ func TestGenerateBatchInBadResults(t *testing.T) {
 	srv := llmtest.New(llmtest.Options{})
 	defer srv.Close()
 	var reqs bytes.Buffer
-	_, _, err := genFile(t, &generate.BatchOptions{RequestsOut: &reqs})
+	_, _, err := genFile(t, batchMode{requests: &reqs})
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "requests.jsonl")
 	require.NoError(t, os.WriteFile(path, reqs.Bytes(), 0o600))
@@ -110,7 +132,7 @@ func TestGenerateBatchInBadResults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "results.jsonl")
 			require.NoError(t, os.WriteFile(p, []byte(tc.content), 0o600))
-			_, out, err := genFile(t, &generate.BatchOptions{ResultsIn: p})
+			_, out, err := genFile(t, batchMode{results: openResults(t, p)})
 			require.Error(t, err)
 			var ie *input.Error
 			require.ErrorAs(t, err, &ie)

@@ -54,13 +54,10 @@ func DefaultPrompt() *Prompt {
 	return &Prompt{Version: DefaultPromptVersion, Hash: judge.HashText(defaultPrompt), Template: defaultPrompt}
 }
 
-// LoadPrompt reads a template (through input.ReadFile: a FIFO with no writer
-// stops waiting when ctx ends); it must hold {{document}}.
-func LoadPrompt(ctx context.Context, path string) (*Prompt, error) {
-	b, err := input.ReadFile(ctx, path) // a FIFO's wait ends with ctx
-	if err != nil {
-		return nil, fmt.Errorf("failed to read the prompt: %w", err)
-	}
+// ParsePrompt is the template read from the file at path (--prompt; the front
+// end reads it): it must hold {{document}}. Its version is "file:" and the
+// file's base name.
+func ParsePrompt(path string, b []byte) (*Prompt, error) {
 	if !strings.Contains(string(b), "{{document}}") {
 		return nil, input.Errorf(path, 0, "prompt template has no {{document}} placeholder")
 	}
@@ -134,7 +131,7 @@ type Case struct {
 	ID, Locale, Query, Style, Card string
 }
 
-// Options configure Run.
+// Options configure Generate.
 type Options struct {
 	Client    judge.Completer
 	Model     string
@@ -149,7 +146,7 @@ type Options struct {
 	Progress func(done, total int)
 }
 
-// Result is the outcome of Run.
+// Result is the outcome of Generate.
 type Result struct {
 	Cases []Case
 	// Documents asked about; Failed those whose answer stayed unreadable after one retry.
@@ -170,9 +167,9 @@ type Result struct {
 	RequestsOnly  bool
 }
 
-// Run asks for queries about every card, in parallel, and returns them in card
+// Generate asks for queries about every card, in parallel, and returns them in card
 // order with near-duplicates dropped.
-func Run(ctx context.Context, cards []kbfile.Card, opt Options) (*Result, error) {
+func Generate(ctx context.Context, cards []kbfile.Card, opt Options) (*Result, error) {
 	if opt.Workers < 1 {
 		opt.Workers = 4
 	}
@@ -433,8 +430,10 @@ func RoundTrip(ctx context.Context, cases []Case, searchers []Searcher) ([]Case,
 }
 
 // WriteCase renders one case line: {"id", "locale", "type": "generated",
-// "query", "query_style", "must_cite_one_of": [card], "generator": {"model",
-// "prompt_version", "prompt_hash"}}.
+// "query", "query_style", "cluster": card, "must_cite_one_of": [card],
+// "generator": {"model", "prompt_version", "prompt_hash"}}. The cluster is the
+// card the query was written from: the questions and the keyword query of one
+// card are a family, not independent cases (issue 34).
 func WriteCase(c Case, model string, p *Prompt) ([]byte, error) {
 	type gen struct {
 		Model         string `json:"model"`
@@ -447,9 +446,10 @@ func WriteCase(c Case, model string, p *Prompt) ([]byte, error) {
 		Type      string   `json:"type"`
 		Query     string   `json:"query"`
 		Style     string   `json:"query_style"`
+		Cluster   string   `json:"cluster"`
 		Gold      []string `json:"must_cite_one_of"`
 		Generator gen      `json:"generator"`
-	}{c.ID, c.Locale, "generated", c.Query, c.Style, []string{c.Card}, gen{model, p.Version, p.Hash}}
+	}{c.ID, c.Locale, "generated", c.Query, c.Style, c.Card, []string{c.Card}, gen{model, p.Version, p.Hash}}
 	b, err := json.Marshal(v)
 	return append(b, '\n'), err
 }

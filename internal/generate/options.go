@@ -1,12 +1,9 @@
 package generate
 
 import (
-	"cmp"
-	"context"
 	"fmt"
 	"time"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/option"
@@ -73,43 +70,4 @@ func (o *RunOptions) Validate() error {
 		return option.Refuse("batch-poll", "must be between 1ns and 1h")
 	}
 	return nil
-}
-
-// Execute is the generate command's run: the output is created (as a
-// temporary file) first, so an unwritable one fails before any request; then
-// RunFiles with the server, its API key read through getenv; the output is
-// published only when all went well.
-func (o *RunOptions) Execute(ctx context.Context, getenv func(string) string, logf func(string, ...any), progress func(done, total int)) (*FileResult, error) {
-	outs := atomicfile.NewSet()
-	defer outs.Abort()
-	out, err := outs.Add(cmp.Or(o.Out, o.BatchOut))
-	if err != nil {
-		return nil, err
-	}
-	fo := FileOptions{PerLocale: o.PerLocale, Seed: o.Seed, RoundTripK: o.RoundTripK, Logf: logf,
-		Options: Options{Model: o.LLM.Model, Format: o.Format, Questions: o.Questions, Keywords: o.Keywords, Workers: o.LLM.Concurrency, Jaccard: o.Jaccard, Progress: progress}}
-	switch {
-	case o.BatchOut != "":
-		fo.Batch = &BatchOptions{RequestsOut: out, MaxRequests: o.LLM.MaxRequests}
-	case o.BatchIn != "":
-		fo.Batch = &BatchOptions{ResultsIn: o.BatchIn, MaxRequests: o.LLM.MaxRequests}
-	default:
-		client, err := o.LLM.Client(getenv)
-		if err != nil {
-			return nil, fmt.Errorf("generate: %w", err)
-		}
-		fo.Client = client
-	}
-	if o.Batch {
-		api, poll, err := o.LLM.BatchClient(getenv, o.BatchPoll)
-		if err != nil {
-			return nil, fmt.Errorf("generate: %w", err)
-		}
-		fo.Batch = &BatchOptions{API: api, StatePath: o.Out + judge.BatchStateSuffix, MaxRequests: o.LLM.MaxRequests, Poll: poll}
-	}
-	res, err := RunFiles(ctx, Files{KB: o.KB, Prompt: o.Prompt, Out: out, OutName: o.Out}, fo)
-	if err != nil {
-		return nil, err
-	}
-	return res, outs.Commit()
 }

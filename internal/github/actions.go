@@ -30,6 +30,9 @@ type Actions struct {
 	Repository string // GITHUB_REPOSITORY, owner/name
 	EventName  string // GITHUB_EVENT_NAME
 	Ref        string // GITHUB_REF, e.g. refs/heads/main or refs/pull/7/merge
+	// SHA is the commit a check run belongs on: the pull request's head commit
+	// (pull_request.head.sha; GITHUB_SHA is the merge commit there), else GITHUB_SHA.
+	SHA string
 	// DefaultBranch and RepoFork are the event payload's repository.default_branch
 	// and repository.fork ("" and false when the payload has no repository).
 	DefaultBranch string
@@ -55,6 +58,7 @@ func ReadActions(getenv func(string) string, stdout io.Writer) (*Actions, error)
 		Repository:  strings.TrimSpace(getenv("GITHUB_REPOSITORY")),
 		EventName:   getenv("GITHUB_EVENT_NAME"),
 		Ref:         strings.TrimSpace(getenv("GITHUB_REF")),
+		SHA:         strings.TrimSpace(getenv("GITHUB_SHA")),
 		Workspace:   getenv("GITHUB_WORKSPACE"),
 		StepSummary: getenv("GITHUB_STEP_SUMMARY"),
 		OutputFile:  getenv("GITHUB_OUTPUT"),
@@ -84,6 +88,7 @@ type event struct {
 	PullRequest *struct {
 		Number int `json:"number"`
 		Head   struct {
+			SHA  string `json:"sha"`
 			Repo *struct {
 				FullName string `json:"full_name"`
 			} `json:"repo"`
@@ -104,8 +109,39 @@ type event struct {
 	} `json:"repository"`
 }
 
+// MaxEventBytes bounds the event payload read from GITHUB_EVENT_PATH (GitHub
+// caps a webhook payload at 25 MB).
+const MaxEventBytes = 64 << 20
+
+// ReadEventFile reads the event payload at path: a regular file (a named pipe
+// or a device is refused before it is opened: an open of a FIFO waits for a
+// writer) of at most MaxEventBytes (a longer or endless one is refused, read no
+// further than the cap).
+func ReadEventFile(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxEventBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxEventBytes {
+		return nil, fmt.Errorf("%s is larger than %d MiB, more than GitHub sends", path, MaxEventBytes>>20)
+	}
+	return data, nil
+}
+
 func readEvent(path string) (*event, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadEventFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the event payload: %w", err)
 	}
@@ -142,6 +178,9 @@ func (a *Actions) applyEvent(ev *event) {
 		}
 		if r := ev.PullRequest.Head.Repo; r != nil {
 			a.HeadRepo = r.FullName
+		}
+		if sha := strings.TrimSpace(ev.PullRequest.Head.SHA); sha != "" {
+			a.SHA = sha
 		}
 		if a.PR < 0 {
 			a.PR = 0

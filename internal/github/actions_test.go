@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -173,4 +175,32 @@ func TestMask(t *testing.T) {
 	assert.Empty(t, out.String())
 	a.Mask("s3cret")
 	assert.Equal(t, "::add-mask::s3cret\n", out.String())
+}
+
+// The event payload is a regular file of at most MaxEventBytes: a named pipe
+// (whose open waited for a writer forever) and a device (/dev/zero, read until
+// memory ran out) are refused at once.
+func TestReadEventFileSpecial(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "event.json")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	for _, p := range []string{fifo, "/dev/zero"} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := ReadActions(envFunc(map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_EVENT_PATH": p}), &bytes.Buffer{})
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			require.ErrorContains(t, err, "is not a regular file")
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: still reading", p)
+		}
+	}
+	big := filepath.Join(t.TempDir(), "big.json")
+	f, err := os.Create(big)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(MaxEventBytes+1)) // sparse: no disk, no memory
+	require.NoError(t, f.Close())
+	_, err = ReadEventFile(big)
+	require.ErrorContains(t, err, "larger than 64 MiB")
 }

@@ -11,6 +11,7 @@ import (
 
 	gogithub "github.com/google/go-github/v62/github"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
@@ -40,19 +41,28 @@ const (
 	KindNetwork                // no HTTP answer at all
 )
 
-// APIError is a failed comment call.
+// APIError is a failed comment or check-run call.
 type APIError struct {
 	Op      string // "list", "create", "update", "delete", "hide", "identify"
+	Object  string // what the call was about; "" is the PR comment
+	Service string // who answered; "" is GitHub (GitLab's notes use the same upsert)
 	Kind    ErrorKind
 	Status  int    // HTTP status, 0 for network errors
 	Message string // GitHub's message, the rate-limit explanation, or the network error
 }
 
 func (e *APIError) Error() string {
-	if e.Status == 0 {
-		return fmt.Sprintf("failed to %s the PR comment: %s", e.Op, e.Message)
+	obj, svc := e.Object, e.Service
+	if obj == "" {
+		obj = "PR comment"
 	}
-	return fmt.Sprintf("failed to %s the PR comment: GitHub answered %d %s", e.Op, e.Status, e.Message)
+	if svc == "" {
+		svc = "GitHub"
+	}
+	if e.Status == 0 {
+		return fmt.Sprintf("failed to %s the %s: %s", e.Op, obj, e.Message)
+	}
+	return fmt.Sprintf("failed to %s the %s: %s answered %d %s", e.Op, obj, svc, e.Status, e.Message)
 }
 
 // Client makes the issue-comment calls of the sticky PR comment through go-github,
@@ -87,7 +97,7 @@ func NewClient(apiURL, repository, token string, policy httpretry.Policy) (*Clie
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("GITHUB_API_URL %q is not an http(s) URL", apiURL)
 	}
-	t := &httpretry.Transport{Policy: policy, Origin: httpretry.Origin(apiURL), Secrets: []string{token}}
+	t := &httpretry.Transport{Policy: policy, Origin: httpretry.Origin(apiURL), Secrets: []string{token}, MaxBody: maxAnswer}
 	if token != "" {
 		t.Credentials = http.Header{"Authorization": {"Bearer " + token}}
 	}
@@ -131,17 +141,42 @@ func (c *Client) Self(ctx context.Context) (login string, confirmed bool, err er
 // maxPages bounds the comment listing (100 per page).
 const maxPages = 300
 
-// ListComments returns every comment of the pull request, oldest first.
+// The answers of the GitHub API are bounded (httpretry's bounded reader): one
+// comment is at most 65,536 characters (GitHub's limit), at most 6 bytes each
+// in JSON (\u00XX), plus its metadata, so maxCommentAnswer; an answer that is
+// one comment, the token's user or a GraphQL answer is at most maxAnswer, a
+// page of the listing at most 100 comments; the listing keeps the body of a
+// comment only when it starts with retrieval-gate's marker (the others are
+// never edited nor compared), at most maxKeptBodies of them in all.
+const (
+	maxCommentAnswer = 65536*6 + 64<<10
+	maxAnswer        = 1 << 20
+	maxListPage      = 100 * maxCommentAnswer
+	maxKeptBodies    = 64 << 20
+)
+
+// ListComments returns every comment of the pull request, oldest first; a
+// comment whose body does not start with retrieval-gate's marker
+// (format.CommentMarkerPrefix) is returned without its body.
 func (c *Client) ListComments(ctx context.Context, pr int) ([]IssueComment, error) {
 	opts := &gogithub.IssueListCommentsOptions{ListOptions: gogithub.ListOptions{PerPage: 100}}
 	var out []IssueComment
+	kept := 0
+	pctx := httpretry.WithMaxBody(ctx, maxListPage)
 	for page := 0; page < maxPages; page++ {
-		comments, resp, err := c.gh.Issues.ListComments(ctx, c.owner, c.repo, pr, opts)
+		comments, resp, err := c.gh.Issues.ListComments(pctx, c.owner, c.repo, pr, opts)
 		if err != nil {
 			return nil, classify("list", err)
 		}
 		for _, cm := range comments {
-			out = append(out, issueComment(cm))
+			ic := issueComment(cm)
+			if !strings.HasPrefix(strings.TrimLeft(ic.Body, " \t\r\n"), format.CommentMarkerPrefix) {
+				ic.Body = ""
+			}
+			if kept += len(ic.Body); kept > maxKeptBodies {
+				return nil, &APIError{Op: "list", Kind: KindOther, Message: fmt.Sprintf("the pull request's comments that start with retrieval-gate's marker hold more than %d MiB: not read further", maxKeptBodies>>20)}
+			}
+			out = append(out, ic)
 		}
 		if resp.NextPage == 0 || resp.NextPage == opts.Page {
 			break
@@ -179,6 +214,13 @@ func (c *Client) DeleteComment(ctx context.Context, id int64) error {
 
 func issueComment(ic *gogithub.IssueComment) IssueComment {
 	return IssueComment{ID: ic.GetID(), NodeID: ic.GetNodeID(), Login: ic.GetUser().GetLogin(), Body: ic.GetBody(), URL: ic.GetHTMLURL(), CreatedAt: ic.GetCreatedAt().Time}
+}
+
+// classifyAs is classify for a call about object (the check run).
+func classifyAs(op, object string, err error) *APIError {
+	ae := classify(op, err)
+	ae.Object = object
+	return ae
 }
 
 // classify turns a go-github error into an *APIError.

@@ -5,10 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
 // GraphQLURL is the GraphQL endpoint next to the REST base apiURL: on github.com
@@ -73,7 +74,7 @@ func (c *Client) MinimizeComment(ctx context.Context, nodeID string) error {
 		return classify("hide", err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	data, err := httpretry.ReadAnswer(ctx, resp.Body, resp.ContentLength, maxAnswer, c.graphql)
 	if err != nil {
 		return &APIError{Op: "hide", Kind: KindNetwork, Status: resp.StatusCode, Message: err.Error()}
 	}

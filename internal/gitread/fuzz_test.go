@@ -84,13 +84,22 @@ func FuzzApplyDelta(f *testing.F) {
 	})
 }
 
-// FuzzPack: any index and pack bytes open and read, or are refused with an error.
+// FuzzPack: any index and pack bytes open and read, or are refused with an
+// error; a delta chain (OFS_DELTA in the pack, REF_DELTA through the index)
+// ends, is refused as circular, too deep or too large, and never yields more
+// than the cap.
 func FuzzPack(f *testing.F) {
 	idxb, packb, off2, id := seedPack()
 	f.Add(idxb, packb, off2)
+	var self ID
+	self[0] = 0xa9
+	ix2, pk2, offs := buildPack([]testEntry{{typ: objRefDelta, data: []byte{3, 3, 0x90, 3}, baseID: self, id: self}})
+	f.Add(ix2, pk2, offs[0])
 	f.Fuzz(func(t *testing.T, idxb, packb []byte, off int64) {
 		ixr, err := openIndex(bytes.NewReader(idxb), int64(len(idxb)), "fuzz.idx")
-		if err == nil {
+		if err != nil {
+			ixr = nil
+		} else {
 			for i := uint32(0); i < ixr.n && i < 64; i++ {
 				if _, err := ixr.offset(i); err != nil {
 					break
@@ -103,22 +112,31 @@ func FuzzPack(f *testing.F) {
 		if err != nil {
 			return
 		}
+		// The repository holds this pack alone: a REF_DELTA's base is looked up
+		// in its index (a chain may come back to itself).
 		r := &Repo{MaxObjectSize: 1 << 16}
-		pk := &pack{pack: p}
+		pk := &pack{idx: ixr, pack: p}
+		if ixr != nil {
+			r.packs, r.loaded = []*pack{pk}, true
+		}
 		for range 3 {
-			e, err := p.readEntry(off, 1<<16)
+			h, err := p.readHeader(off, 1<<16)
 			if err != nil {
 				return
 			}
-			if len(e.data) > 1<<16 {
-				t.Fatalf("%d bytes over the cap", len(e.data))
+			data, err := p.inflate(h)
+			if err != nil {
+				return
 			}
-			if e.typ != objOfsDelta {
+			if len(data) > 1<<16 || uint64(len(data)) != h.size {
+				t.Fatalf("%d bytes inflated, %d declared, the cap %d", len(data), h.size, 1<<16)
+			}
+			if h.typ != objOfsDelta {
 				break
 			}
-			off = e.baseOff
+			off = h.baseOff
 		}
-		_, data, err := r.readPacked(pk, off, maxDeltaDepth-50)
+		_, data, err := r.readPacked(pk, off)
 		if err == nil && len(data) > 1<<16 {
 			t.Fatalf("%d bytes over the cap", len(data))
 		}
@@ -184,13 +202,113 @@ func TestSeedPack(t *testing.T) {
 	p, err := openPack(bytes.NewReader(packb), int64(len(packb)), "seed.pack")
 	require.NoError(t, err)
 	r := &Repo{MaxObjectSize: 1 << 16}
-	typ, data, err := r.readPacked(&pack{pack: p}, off2, 0)
+	typ, data, err := r.readPacked(&pack{pack: p}, off2)
 	require.NoError(t, err)
 	assert.Equal(t, TypeBlob, typ)
 	assert.Equal(t, "abc", string(data))
 	// Capped below the delta's result: refused, not allocated.
 	r.MaxObjectSize = 2
-	_, _, err = r.readPacked(&pack{pack: p}, off2, 0)
+	_, _, err = r.readPacked(&pack{pack: p}, off2)
 	var tl *TooLargeError
 	require.ErrorAs(t, err, &tl)
+}
+
+// FuzzDeltaChain: a pack of up to 8 entries whose shape the fuzzer picks
+// (a blob, an OFS_DELTA on an earlier entry, or a REF_DELTA on any entry,
+// itself included) is read entry by entry and compared with a model that
+// resolves the same graph: an entry whose chain comes back to itself is
+// refused as circular, every other one is its base with one byte added.
+// Issue 33 item 1: the delta walk ends on every graph, and never applies a
+// delta of a circular chain.
+func FuzzDeltaChain(f *testing.F) {
+	f.Add([]byte{2})             // a REF_DELTA on itself
+	f.Add([]byte{0, 1, 4})       // a blob, an OFS_DELTA on it, another on that
+	f.Add([]byte{0, 5, 2})       // a blob, a REF_DELTA on the third entry, itself a REF_DELTA on the first
+	f.Add([]byte{0, 8, 5, 1, 7}) // a REF cycle through the second and third entries
+	f.Fuzz(func(t *testing.T, shape []byte) {
+		if len(shape) == 0 || len(shape) > 8 {
+			return
+		}
+		n := len(shape)
+		kind := make([]int, n) // 0 blob, 1 OFS_DELTA, 2 REF_DELTA
+		base := make([]int, n)
+		for i, b := range shape {
+			kind[i], base[i] = int(b%3), int(b/3)%n
+			if kind[i] == 1 {
+				if i == 0 {
+					kind[i] = 0
+				} else {
+					base[i] = int(b/3) % i
+				}
+			}
+		}
+		// The model: each entry's content, or nil when its chain is circular.
+		const (
+			resolving = 1
+			done      = 2
+		)
+		state := make([]int, n)
+		want := make([][]byte, n)
+		var resolve func(i int) []byte
+		resolve = func(i int) []byte {
+			switch state[i] {
+			case resolving:
+				return nil
+			case done:
+				return want[i]
+			}
+			state[i] = resolving
+			var out []byte
+			if kind[i] == 0 {
+				out = []byte{byte('A' + i)}
+			} else if b := resolve(base[i]); b != nil {
+				out = append(bytes.Clone(b), byte('a'+i))
+			}
+			state[i], want[i] = done, out
+			return out
+		}
+		for i := range n {
+			resolve(i)
+		}
+		ids := make([]ID, n)
+		for i := range ids {
+			ids[i][0], ids[i][1] = byte(0x10+i), 0xee
+		}
+		es := make([]testEntry, n)
+		for i := range es {
+			es[i] = testEntry{typ: objRefDelta, id: ids[i], base: base[i], baseID: ids[base[i]]}
+			switch {
+			case kind[i] == 0:
+				es[i] = testEntry{typ: 3, data: want[i], id: ids[i]}
+			case kind[i] == 1:
+				es[i].typ = objOfsDelta
+			}
+			if kind[i] != 0 {
+				// copy the whole base (when it resolves), then insert one byte
+				src := len(want[base[i]])
+				d := []byte{byte(src), byte(src + 1)}
+				if src > 0 {
+					d = append(d, 0x90, byte(src))
+				}
+				es[i].data = append(d, 1, byte('a'+i))
+			}
+		}
+		idxb, packb, offs := buildPack(es)
+		ix, err := openIndex(bytes.NewReader(idxb), int64(len(idxb)), "fuzz.idx")
+		require.NoError(t, err)
+		p, err := openPack(bytes.NewReader(packb), int64(len(packb)), "fuzz.pack")
+		require.NoError(t, err)
+		pk := &pack{idx: ix, pack: p}
+		r := &Repo{MaxObjectSize: 1 << 16, packs: []*pack{pk}, loaded: true}
+		for i := range n {
+			typ, data, err := r.readPacked(pk, offs[i])
+			if want[i] == nil {
+				require.ErrorContains(t, err, "circular delta chain", "entry %d of %v", i, shape)
+				continue
+			}
+			require.NoError(t, err, "entry %d of %v", i, shape)
+			assert.Equal(t, TypeBlob, typ)
+			assert.Equal(t, want[i], data, "entry %d of %v", i, shape)
+		}
+	})
 }

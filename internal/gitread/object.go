@@ -97,14 +97,19 @@ func (e *MissingError) Error() string {
 	return fmt.Sprintf("git object %s is missing from the repository (a partial clone, or a damaged repository)", e.ID)
 }
 
-// TooLargeError is an object over the cap.
+// TooLargeError is an object over the cap, or (Chain) a delta chain whose
+// deltas add up to more than its cap.
 type TooLargeError struct {
-	What string
-	Size uint64
-	Max  int64
+	What  string
+	Size  uint64
+	Max   int64
+	Chain bool
 }
 
 func (e *TooLargeError) Error() string {
+	if e.Chain {
+		return fmt.Sprintf("the delta chain of the git object %s declares more than %d bytes of deltas (at least %d): refused", e.What, e.Max, e.Size)
+	}
 	return fmt.Sprintf("git object %s is %d bytes, over the cap of %d bytes", e.What, e.Size, e.Max)
 }
 

@@ -174,70 +174,103 @@ func openPack(r io.ReaderAt, size int64, name string) (*packFile, error) {
 	return &packFile{r: r, name: name, size: size}, nil
 }
 
-// entry is one pack entry as stored: a whole object, or a delta with its base.
-type entry struct {
+// entryHeader is one pack entry's header: a whole object, or a delta with its
+// base, and where its zlib stream starts. Reading it inflates nothing.
+type entryHeader struct {
 	typ     int
-	data    []byte // inflated: the object, or the delta
+	size    uint64 // the inflated size: the object's, or the delta's
+	off     int64  // the entry's offset
+	data    int64  // the offset of its zlib stream
 	baseOff int64  // OFS_DELTA: the base's offset
 	baseID  ID     // REF_DELTA: the base's id
 }
 
-// readEntry reads and inflates the entry at off; nothing over max is allocated.
-func (p *packFile) readEntry(off int64, max int64) (*entry, error) {
+// where names the entry in messages.
+func (h *entryHeader) where(p *packFile) string {
+	return fmt.Sprintf("at offset %d of %s", h.off, p.name)
+}
+
+// readHeader reads the header of the entry at off; an entry whose inflated
+// size is over max is a *TooLargeError (nothing is inflated).
+func (p *packFile) readHeader(off int64, max int64) (entryHeader, error) {
 	bad := func(msg string) error {
 		return &CorruptError{What: fmt.Sprintf("at offset %d of %s", off, p.name), Msg: msg}
 	}
 	if off < 12 || off >= p.size-20 {
-		return nil, bad("offset out of range")
+		return entryHeader{}, bad("offset out of range")
 	}
-	br := bufio.NewReaderSize(io.NewSectionReader(p.r, off, p.size-20-off), 4096)
-	c, err := br.ReadByte()
-	if err != nil {
-		return nil, bad("truncated entry header")
+	// A header is at most 1+9 bytes of type and size, then 10 bytes of base
+	// offset or 20 of base id.
+	var hb [40]byte
+	n, err := p.r.ReadAt(hb[:min(int64(len(hb)), p.size-20-off)], off)
+	if n == 0 && err != nil {
+		return entryHeader{}, bad("truncated entry header")
 	}
-	e := &entry{typ: int(c>>4) & 7}
+	b := hb[:n]
+	i := 0
+	next := func() (byte, bool) {
+		if i >= len(b) {
+			return 0, false
+		}
+		i++
+		return b[i-1], true
+	}
+	c, _ := next()
+	h := entryHeader{typ: int(c>>4) & 7, off: off}
 	size := uint64(c & 0x0f)
 	shift := uint(4)
 	for c&0x80 != 0 {
-		if c, err = br.ReadByte(); err != nil || shift > 60 {
-			return nil, bad("truncated entry header")
+		var ok bool
+		if c, ok = next(); !ok || shift > 60 {
+			return entryHeader{}, bad("truncated entry header")
 		}
 		size |= uint64(c&0x7f) << shift
 		shift += 7
 	}
-	switch e.typ {
+	h.size = size
+	switch h.typ {
 	case 1, 2, 3, 4:
 	case objOfsDelta:
-		c, err := br.ReadByte()
-		if err != nil {
-			return nil, bad("truncated delta offset")
+		c, ok := next()
+		if !ok {
+			return entryHeader{}, bad("truncated delta offset")
 		}
 		rel := uint64(c & 0x7f)
 		for n := 0; c&0x80 != 0; n++ {
-			if c, err = br.ReadByte(); err != nil || n > 8 {
-				return nil, bad("truncated delta offset")
+			if c, ok = next(); !ok || n > 8 {
+				return entryHeader{}, bad("truncated delta offset")
 			}
 			rel = ((rel + 1) << 7) | uint64(c&0x7f)
 		}
 		if rel == 0 || rel > uint64(off) {
-			return nil, bad("delta base offset out of range")
+			return entryHeader{}, bad("delta base offset out of range")
 		}
-		e.baseOff = off - int64(rel)
+		h.baseOff = off - int64(rel)
 	case objRefDelta:
-		if _, err := io.ReadFull(br, e.baseID[:]); err != nil {
-			return nil, bad("truncated delta base id")
+		if len(b)-i < len(h.baseID) {
+			return entryHeader{}, bad("truncated delta base id")
 		}
+		copy(h.baseID[:], b[i:])
+		i += len(h.baseID)
 	default:
-		return nil, bad(fmt.Sprintf("unknown entry type %d", e.typ))
+		return entryHeader{}, bad(fmt.Sprintf("unknown entry type %d", h.typ))
 	}
 	if size > u64(max) {
-		return nil, &TooLargeError{What: fmt.Sprintf("at offset %d of %s", off, p.name), Size: size, Max: max}
+		return entryHeader{}, &TooLargeError{What: h.where(p), Size: size, Max: max}
 	}
-	e.data, err = inflate(br, size)
+	h.data = off + int64(i)
+	return h, nil
+}
+
+// inflate reads the entry's content (the object, or the delta): exactly the
+// size its header declares, which readHeader checked against the cap.
+func (p *packFile) inflate(h entryHeader) ([]byte, error) {
+	br := bufio.NewReaderSize(io.NewSectionReader(p.r, h.data, p.size-20-h.data), 4096)
+	data, err := inflate(br, h.size)
 	if err != nil {
-		return nil, bad(err.Error())
+		return nil, &CorruptError{What: h.where(p), Msg: err.Error()}
 	}
-	return e, nil
+	return data, nil
 }
 
 // inflate reads exactly size bytes from the zlib stream r.
@@ -259,4 +292,8 @@ func inflate(r io.Reader, size uint64) ([]byte, error) {
 }
 
 // errLoop is a delta chain that does not end.
-var errLoop = errors.New("delta chain too deep or circular")
+var errLoop = errors.New("delta chain deeper than 10000")
+
+// errCycle is a delta chain that comes back to one of its own entries (a
+// REF_DELTA whose base is itself, or is a delta on it).
+var errCycle = errors.New("circular delta chain: an entry is a delta on itself")

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // UnknownRevisionError is a revision that names no commit.
@@ -210,7 +211,10 @@ func perWorktree(name string) bool {
 }
 
 // ref reads a ref: the loose file, else packed-refs; symbolic refs are followed
-// (up to 5 levels, as git).
+// (up to 5 levels, as git). A loose ref that is a symbolic link whose target
+// is a ref name ("refs/…", git's old form of a symbolic ref) is that symbolic
+// ref; any other link is followed only within the repository (openIn). No
+// error shows what a ref file holds.
 func (r *Repo) ref(name string, depth int) (ID, bool, error) {
 	if depth > 5 {
 		return ID{}, false, fmt.Errorf("symbolic ref %s: too many levels", name)
@@ -219,14 +223,18 @@ func (r *Repo) ref(name string, depth int) (ID, bool, error) {
 	if perWorktree(name) {
 		dir = r.GitDir
 	}
-	b, err := readSmall(filepath.Join(dir, filepath.FromSlash(name)))
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if target, ok := linkRef(p); ok {
+		return r.ref(target, depth+1)
+	}
+	b, err := readSmall(p, r.roots)
 	switch {
 	case err == nil:
 		line := strings.TrimSpace(firstLine(b))
 		if target, ok := strings.CutPrefix(line, "ref:"); ok {
 			target = strings.TrimSpace(target)
 			if !validRefName(target) {
-				return ID{}, false, fmt.Errorf("symbolic ref %s points to %q", name, target)
+				return ID{}, false, fmt.Errorf("symbolic ref %s does not point to a valid ref name", name)
 			}
 			return r.ref(target, depth+1)
 		}
@@ -235,10 +243,10 @@ func (r *Repo) ref(name string, depth int) (ID, bool, error) {
 				return id, true, nil
 			}
 		}
-		return ID{}, false, fmt.Errorf("ref %s: %q is not an object id", name, line)
-	case errors.Is(err, fs.ErrNotExist), isDirErr(err):
+		return ID{}, false, fmt.Errorf("ref %s: its first line is neither an object id nor \"ref: NAME\"", name)
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, errIsDir), errors.Is(err, syscall.ENOTDIR):
 	default:
-		return ID{}, false, err
+		return ID{}, false, fmt.Errorf("ref %s: %w", name, err)
 	}
 	if perWorktree(name) {
 		return ID{}, false, nil
@@ -246,11 +254,23 @@ func (r *Repo) ref(name string, depth int) (ID, bool, error) {
 	return r.packedRef(name)
 }
 
-func isDirErr(err error) bool { return errors.Is(err, errNotRegular) }
+// linkRef is the ref name a loose ref that is a symbolic link names: git's
+// old form of a symbolic ref, a link whose target is a ref name ("refs/…").
+func linkRef(p string) (string, bool) {
+	fi, err := os.Lstat(p)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return "", false
+	}
+	target, err := os.Readlink(p)
+	if err != nil || !strings.HasPrefix(target, "refs/") || !validRefName(target) {
+		return "", false
+	}
+	return target, true
+}
 
 func (r *Repo) packedRef(name string) (ID, bool, error) {
 	p := filepath.Join(r.CommonDir, "packed-refs")
-	f, err := os.Open(p)
+	f, err := openIn(p, r.roots)
 	if errors.Is(err, fs.ErrNotExist) {
 		return ID{}, false, nil
 	}

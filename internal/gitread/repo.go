@@ -12,10 +12,10 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 )
-
-var errNotRegular = errors.New("not a regular file")
 
 // ErrNotRepository is a directory with no repository above it.
 var ErrNotRepository = errors.New("not inside a git repository")
@@ -26,6 +26,13 @@ const maxMetaFile = 1 << 20
 
 // maxDeltaDepth bounds a delta chain (git itself writes at most 4095).
 const maxDeltaDepth = 10000
+
+// chainBytesPerObject bounds the deltas of one chain together: at most this
+// many times MaxObjectSize (1 GiB at the default 64 MiB), their sizes as
+// their entries declare them, summed before any is inflated. (A delta git
+// writes is at most half its object, in chains of 50 by default, 4095 at
+// most; a chain of 10,000 deltas of 64 MiB would inflate 640 GB.)
+const chainBytesPerObject = 16
 
 // Repo is an open repository. Not safe for concurrent use.
 type Repo struct {
@@ -40,6 +47,10 @@ type Repo struct {
 	Interrupted func() error
 
 	objDirs []string
+	// roots are the directories a file may be read from, symbolic links
+	// resolved: the git directory, the common directory and the object
+	// directories (openIn follows no link out of them).
+	roots   []string
 	packs   []*pack
 	packErr error
 	loaded  bool
@@ -91,7 +102,7 @@ func Discover(dir string) (*Repo, error) {
 				return open(dir, dotgit)
 			}
 		case err == nil && fi.Mode().IsRegular():
-			b, err := readSmall(dotgit)
+			b, err := readSmall(dotgit, nil)
 			if err != nil {
 				return nil, err
 			}
@@ -104,7 +115,7 @@ func Discover(dir string) (*Repo, error) {
 				p = filepath.Join(dir, p)
 			}
 			if !isGitDir(p) {
-				return nil, fmt.Errorf("%s: %s is not a git directory", dotgit, p)
+				return nil, fmt.Errorf("%s: the directory its gitdir line names is not a git directory", dotgit)
 			}
 			return open(dir, p)
 		}
@@ -131,7 +142,7 @@ func isGitDir(d string) bool {
 }
 
 func commonDir(gitDir string) string {
-	b, err := readSmall(filepath.Join(gitDir, "commondir"))
+	b, err := readSmall(filepath.Join(gitDir, "commondir"), []string{realRoot(gitDir)})
 	if err != nil {
 		return gitDir
 	}
@@ -147,11 +158,12 @@ func commonDir(gitDir string) string {
 
 func open(top, gitDir string) (*Repo, error) {
 	r := &Repo{Top: top, GitDir: filepath.Clean(gitDir), CommonDir: commonDir(gitDir), MaxObjectSize: DefaultMaxObjectSize}
+	r.roots = []string{realRoot(r.GitDir), realRoot(r.CommonDir)}
 	if err := r.checkFormat(); err != nil {
 		return nil, err
 	}
-	r.objDirs = objectDirs(filepath.Join(r.CommonDir, "objects"))
-	sh, err := readShallow(filepath.Join(r.CommonDir, "shallow"))
+	r.objDirs = r.objectDirs(filepath.Join(r.CommonDir, "objects"))
+	sh, err := readShallow(filepath.Join(r.CommonDir, "shallow"), r.roots)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +174,7 @@ func open(top, gitDir string) (*Repo, error) {
 // checkFormat refuses what this reader cannot read: another hash than SHA-1,
 // another ref storage than files, an extension it does not know.
 func (r *Repo) checkFormat() error {
-	b, err := readSmall(filepath.Join(r.CommonDir, "config"))
+	b, err := readSmall(filepath.Join(r.CommonDir, "config"), r.roots)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -171,7 +183,11 @@ func (r *Repo) checkFormat() error {
 	}
 	cfg := ParseConfig(b)
 	if v := cfg["core.repositoryformatversion"]; v != "" && v != "0" && v != "1" {
-		return fmt.Errorf("%s: repository format version %s is not supported", r.CommonDir, v)
+		shown := token(v)
+		if n, err := strconv.ParseUint(v, 10, 32); err == nil {
+			shown = strconv.FormatUint(n, 10)
+		}
+		return fmt.Errorf("%s: repository format version %s is not supported", r.CommonDir, shown)
 	}
 	for k, v := range cfg {
 		ext, ok := strings.CutPrefix(k, "extensions.")
@@ -181,15 +197,15 @@ func (r *Repo) checkFormat() error {
 		switch ext {
 		case "objectformat":
 			if !strings.EqualFold(v, "sha1") {
-				return fmt.Errorf("%s: a %s repository (extensions.objectFormat): only SHA-1 repositories are read", r.CommonDir, v)
+				return fmt.Errorf("%s: a %s repository (extensions.objectFormat): only SHA-1 repositories are read", r.CommonDir, token(v))
 			}
 		case "refstorage":
 			if !strings.EqualFold(v, "files") {
-				return fmt.Errorf("%s: refs stored as %s (extensions.refStorage): only the files backend is read", r.CommonDir, v)
+				return fmt.Errorf("%s: refs stored as %s (extensions.refStorage): only the files backend is read", r.CommonDir, token(v))
 			}
 		case "noop", "noop-v1", "preciousobjects", "partialclone", "worktreeconfig":
 		default:
-			return fmt.Errorf("%s: unknown repository extension %q", r.CommonDir, ext)
+			return fmt.Errorf("%s: unknown repository extension %s", r.CommonDir, token(ext))
 		}
 	}
 	return nil
@@ -235,9 +251,22 @@ func ParseConfig(b []byte) map[string]string {
 	return out
 }
 
+// token is a value read from the config as an error may show it: a word of
+// letters, digits, '-', '_' and '.' of at most 40 characters, quoted; anything
+// else is not shown (an error never prints what a file holds beyond such a
+// word of git's grammar).
+func token(s string) string {
+	if s == "" || len(s) > 40 || strings.IndexFunc(s, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.')
+	}) >= 0 {
+		return "(a value that is not a word)"
+	}
+	return strconv.Quote(s)
+}
+
 // objectDirs is the objects directory and its alternates (objects/info/alternates,
-// followed up to 5 levels as git does).
-func objectDirs(objects string) []string {
+// followed up to 5 levels as git does); each joins r.roots.
+func (r *Repo) objectDirs(objects string) []string {
 	dirs := []string{objects}
 	seen := map[string]bool{objects: true}
 	var walk func(d string, depth int)
@@ -245,7 +274,7 @@ func objectDirs(objects string) []string {
 		if depth > 5 {
 			return
 		}
-		b, err := readSmall(filepath.Join(d, "info", "alternates"))
+		b, err := readSmall(filepath.Join(d, "info", "alternates"), r.roots)
 		if err != nil {
 			return
 		}
@@ -261,16 +290,18 @@ func objectDirs(objects string) []string {
 			if !seen[l] {
 				seen[l] = true
 				dirs = append(dirs, l)
+				r.roots = append(r.roots, realRoot(l))
 				walk(l, depth+1)
 			}
 		}
 	}
+	r.roots = append(r.roots, realRoot(objects))
 	walk(objects, 0)
 	return dirs
 }
 
-func readShallow(p string) (map[ID]bool, error) {
-	b, err := readSmallCap(p, 64<<20)
+func readShallow(p string, roots []string) (map[ID]bool, error) {
+	b, err := readSmallCap(p, 64<<20, roots)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -327,7 +358,7 @@ func (r *Repo) loadPacks() error {
 			if !ok {
 				continue
 			}
-			p, err := openPackPair(filepath.Join(dir, name))
+			p, err := openPackPair(filepath.Join(dir, name), r.roots)
 			if err != nil {
 				r.packErr = err
 				return err
@@ -338,12 +369,12 @@ func (r *Repo) loadPacks() error {
 	return nil
 }
 
-func openPackPair(base string) (*pack, error) {
-	fi, err := os.Open(base + ".idx")
+func openPackPair(base string, roots []string) (*pack, error) {
+	fi, err := openIn(base+".idx", roots)
 	if err != nil {
 		return nil, err
 	}
-	fp, err := os.Open(base + ".pack")
+	fp, err := openIn(base+".pack", roots)
 	if err != nil {
 		fi.Close()
 		return nil, err
@@ -369,7 +400,7 @@ func (r *Repo) Read(id ID) (Type, []byte, error) {
 	if c, ok := r.cache[id]; ok {
 		return c.t, c.data, nil
 	}
-	t, data, err := r.read(id, 0)
+	t, data, err := r.read(id)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -392,38 +423,62 @@ func (r *Repo) remember(id ID, t Type, data []byte) {
 	r.cacheBytes += int64(len(data))
 }
 
-func (r *Repo) read(id ID, depth int) (Type, []byte, error) {
-	if depth > maxDeltaDepth {
-		return 0, nil, &CorruptError{What: id.String(), Msg: errLoop.Error()}
+// read finds id: a loose object in any of the object directories, else an
+// entry of a pack.
+func (r *Repo) read(id ID) (Type, []byte, error) {
+	t, data, found, err := r.readLooseID(id)
+	if found || err != nil {
+		return t, data, err
 	}
+	p, off, ok, err := r.findPacked(id)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !ok {
+		return 0, nil, &MissingError{ID: id}
+	}
+	return r.readPacked(p, off)
+}
+
+// readLooseID reads the loose object id; found is false when no object
+// directory has it.
+func (r *Repo) readLooseID(id ID) (t Type, data []byte, found bool, err error) {
+	hx := id.String()
 	for _, od := range r.objDirs {
-		hx := id.String()
-		f, err := os.Open(filepath.Join(od, hx[:2], hx[2:]))
-		if err != nil {
+		f, err := openIn(filepath.Join(od, hx[:2], hx[2:]), r.roots)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			continue
+		}
+		if err != nil {
+			return 0, nil, true, err
 		}
 		t, data, err := readLoose(f, r.MaxObjectSize, hx)
 		f.Close()
-		return t, data, err
+		return t, data, true, err
 	}
+	return 0, nil, false, nil
+}
+
+// findPacked is the pack and offset of id's entry; false when no pack has it.
+func (r *Repo) findPacked(id ID) (*pack, int64, bool, error) {
 	if err := r.loadPacks(); err != nil {
-		return 0, nil, err
+		return nil, 0, false, err
 	}
 	for _, p := range r.packs {
 		i, ok, err := p.idx.find(id)
 		if err != nil {
-			return 0, nil, err
+			return nil, 0, false, err
 		}
 		if !ok {
 			continue
 		}
 		off, err := p.idx.offset(i)
 		if err != nil {
-			return 0, nil, err
+			return nil, 0, false, err
 		}
-		return r.readPacked(p, off, depth)
+		return p, off, true, nil
 	}
-	return 0, nil, &MissingError{ID: id}
+	return nil, 0, false, nil
 }
 
 // readLoose reads a zlib-deflated loose object with the size cap.
@@ -466,56 +521,106 @@ func readLoose(rd io.Reader, max int64, what string) (Type, []byte, error) {
 	return t, data, nil
 }
 
-// readPacked resolves the entry at off, delta chains included (iteratively for
-// OFS_DELTA, through read for REF_DELTA).
-func (r *Repo) readPacked(p *pack, off int64, depth int) (Type, []byte, error) {
-	var deltas [][]byte
-	var offs []int64
+// readPacked resolves the entry at off, delta chains included. The chain is
+// walked first by its entries' headers alone, from the entry to its base
+// (OFS_DELTA in the pack, REF_DELTA by id: a loose object or an entry of any
+// pack), refused when it comes back to one of its entries, is deeper than
+// maxDeltaDepth, or declares more than chainBytesPerObject × MaxObjectSize
+// bytes of deltas; then each delta is inflated and applied in turn from the
+// base up, so no more than the object being built, the one before it and one
+// delta are held at once (besides the caches).
+func (r *Repo) readPacked(p *pack, off int64) (Type, []byte, error) {
+	type at struct {
+		p   *pack
+		off int64
+	}
+	type link struct {
+		p *pack
+		h entryHeader
+	}
+	var chain []link
+	var seen map[at]bool // the chain's entries, from its first REF_DELTA on (an OFS_DELTA's base is always before it)
+	var total uint64
+	limit := u64(r.MaxObjectSize) * chainBytesPerObject
+	var t Type
+	var data []byte
 	for {
-		if depth+len(deltas) > maxDeltaDepth {
+		if len(chain) > maxDeltaDepth {
 			return 0, nil, &CorruptError{What: fmt.Sprintf("at offset %d of %s", off, p.pack.name), Msg: errLoop.Error()}
 		}
-		var t Type
-		var data []byte
 		if c, ok := p.bases[off]; ok {
 			t, data = c.t, c.data
-		} else {
-			e, err := p.pack.readEntry(off, r.MaxObjectSize)
-			if err != nil {
+			break
+		}
+		h, err := p.pack.readHeader(off, r.MaxObjectSize)
+		if err != nil {
+			return 0, nil, err
+		}
+		if h.typ != objOfsDelta && h.typ != objRefDelta {
+			if data, err = p.pack.inflate(h); err != nil {
 				return 0, nil, err
 			}
-			switch e.typ {
-			case objOfsDelta:
-				deltas, offs = append(deltas, e.data), append(offs, off)
-				off = e.baseOff
-				continue
-			case objRefDelta:
-				deltas, offs = append(deltas, e.data), append(offs, off)
-				if t, data, err = r.read(e.baseID, depth+len(deltas)); err != nil {
-					return 0, nil, err
-				}
-			default:
-				t, data = Type(e.typ), e.data
-				if t != TypeBlob && len(deltas) > 0 {
-					p.remember(off, t, data)
-				}
+			t = Type(h.typ)
+			if t != TypeBlob && len(chain) > 0 {
+				p.remember(off, t, data)
+			}
+			break
+		}
+		if total += h.size; total > limit {
+			return 0, nil, &TooLargeError{What: h.where(p.pack), Size: total, Max: int64(min(limit, 1<<62)), Chain: true}
+		}
+		chain = append(chain, link{p, h})
+		if seen != nil {
+			seen[at{p, off}] = true
+		}
+		if h.typ == objOfsDelta {
+			off = h.baseOff
+			continue
+		}
+		bt, bdata, found, err := r.readLooseID(h.baseID)
+		if err != nil {
+			return 0, nil, err
+		}
+		if found {
+			t, data = bt, bdata
+			break
+		}
+		bp, boff, ok, err := r.findPacked(h.baseID)
+		if err != nil {
+			return 0, nil, err
+		}
+		if !ok {
+			return 0, nil, &MissingError{ID: h.baseID}
+		}
+		if seen == nil {
+			seen = make(map[at]bool, len(chain))
+			for _, l := range chain {
+				seen[at{l.p, l.h.off}] = true
 			}
 		}
-		for i := len(deltas) - 1; i >= 0; i-- {
-			var err error
-			if data, err = applyDelta(data, deltas[i], r.MaxObjectSize); err != nil {
-				var tl *TooLargeError
-				if errors.As(err, &tl) {
-					return 0, nil, err
-				}
-				return 0, nil, &CorruptError{What: fmt.Sprintf("at offset %d of %s", offs[i], p.pack.name), Msg: err.Error()}
-			}
-			if t != TypeBlob {
-				p.remember(offs[i], t, data)
-			}
+		if seen[at{bp, boff}] {
+			return 0, nil, &CorruptError{What: h.where(p.pack), Msg: errCycle.Error()}
 		}
-		return t, data, nil
+		p, off = bp, boff
 	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		l := chain[i]
+		delta, err := l.p.pack.inflate(l.h)
+		if err != nil {
+			return 0, nil, err
+		}
+		if data, err = applyDelta(data, delta, r.MaxObjectSize); err != nil {
+			var tl *TooLargeError
+			if errors.As(err, &tl) {
+				return 0, nil, err
+			}
+			return 0, nil, &CorruptError{What: l.h.where(l.p.pack), Msg: err.Error()}
+		}
+		if t != TypeBlob {
+			l.p.remember(l.h.off, t, data)
+		}
+	}
+	return t, data, nil
 }
 
 // Commit reads a commit; a shallow boundary is read with no parents.
@@ -751,21 +856,16 @@ func (r *Repo) IsAncestor(a, b ID) (bool, error) {
 	return false, nil
 }
 
-func readSmall(p string) ([]byte, error) { return readSmallCap(p, maxMetaFile) }
+func readSmall(p string, roots []string) ([]byte, error) { return readSmallCap(p, maxMetaFile, roots) }
 
-func readSmallCap(p string, max int64) ([]byte, error) {
-	f, err := os.Open(p)
+// readSmallCap reads the whole file at p (openIn: a regular file within roots),
+// at most max bytes; a longer file is an error that names it.
+func readSmallCap(p string, max int64, roots []string) ([]byte, error) {
+	f, err := openIn(p, roots)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "read", Path: p, Err: errNotRegular}
-	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, err

@@ -125,6 +125,44 @@ func (fp Fingerprint) Changed(prev Fingerprint) []string {
 	return out
 }
 
+// hashFile adds "REL SIZE\n" and the content of the file at p to h, streamed
+// (a directory's files were read whole: a large file beside the cards took
+// its size in memory).
+func hashFile(h io.Writer, p, rel string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(h, "%q %d\n", rel, st.Size())
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return err
+	}
+	if n != st.Size() {
+		return fmt.Errorf("%s changed while it was read (%d bytes, %d expected)", p, n, st.Size())
+	}
+	return nil
+}
+
+// regular refuses a history file that is not a regular file before it is
+// opened: a named pipe would be waited on for ever (open and read with no
+// writer; a record appended past the pipe's buffer), whatever signal comes.
+func regular(file string) error {
+	st, err := os.Stat(file)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("history %s is not a regular file (%s): a history is a file that check and compare append to", file, st.Mode().Type())
+	}
+	return nil
+}
+
 func hashPath(path string) (string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -147,6 +185,12 @@ func hashPath(path string) (string, error) {
 		}
 		return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 	}
+	// A directory named through a symbolic link (kb -> shared/kb) is its
+	// target's files, as the knowledge base reads them: WalkDir would not
+	// follow the link.
+	if path, err = filepath.EvalSymlinks(path); err != nil {
+		return "", err
+	}
 	var files []string
 	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -163,12 +207,9 @@ func hashPath(path string) (string, error) {
 	slices.Sort(files)
 	for _, p := range files {
 		rel, _ := filepath.Rel(path, p)
-		b, err := os.ReadFile(p)
-		if err != nil {
+		if err := hashFile(h, p, filepath.ToSlash(rel)); err != nil {
 			return "", err
 		}
-		fmt.Fprintf(h, "%q %d\n", filepath.ToSlash(rel), len(b))
-		h.Write(b)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
@@ -180,19 +221,6 @@ func File(path string) string {
 		return path
 	}
 	return filepath.Join(path, FileName)
-}
-
-// Now is the record time: $SOURCE_DATE_EPOCH (seconds) when set, as
-// reproducible builds use it, else the clock.
-func Now(getenv func(string) string) (time.Time, error) {
-	if s := getenv("SOURCE_DATE_EPOCH"); s != "" {
-		var sec int64
-		if _, err := fmt.Sscan(s, &sec); err != nil {
-			return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q is not a number of seconds", s)
-		}
-		return time.Unix(sec, 0).UTC(), nil
-	}
-	return time.Now().UTC(), nil
 }
 
 // Line is the record as a line of the history: its schema set, the document
@@ -232,6 +260,9 @@ func AppendWarn(path string, rec Record) (warning string, err error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: an output directory, 0755 like atomicfile's, so CI steps and other users can read the history
 			return "", err
 		}
+	}
+	if err := regular(file); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
 	}
 	f, err := os.OpenFile(file, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644) //nolint:gosec // G302: an output, 0644 like the reports atomicfile writes
 	if err != nil {
@@ -363,6 +394,9 @@ func validLine(b []byte) bool {
 // skipped and reported to OnTorn.
 func Scan(path string, fn func(rec Record, doc *fastjson.Value) error, opts ...ScanOption) error {
 	file := File(path)
+	if err := regular(file); err != nil {
+		return err
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		return err

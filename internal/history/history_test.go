@@ -159,6 +159,14 @@ func TestFingerprint(t *testing.T) {
 	assert.Equal(t, []string{"--k", "kb"}, fp3.Changed(fp1))
 	assert.Equal(t, fp1.Inputs["cases"], fp3.Inputs["cases"])
 
+	// A KB named through a link to its directory is hashed as the directory
+	// (issue 32 item 11; the walk of the link alone found no file).
+	link := filepath.Join(t.TempDir(), "kb")
+	require.NoError(t, os.Symlink(kb, link))
+	fp4, err := history.NewFingerprint(map[string]string{"kb": link, "cases": cases}, map[string]string{"k": "10"})
+	require.NoError(t, err)
+	assert.Equal(t, fp3, fp4)
+
 	_, err = history.NewFingerprint(map[string]string{"cases": filepath.Join(dir, "missing")}, nil)
 	assert.Error(t, err)
 }

@@ -2,18 +2,17 @@ package history
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 )
 
 // AppendRun is a run's history when one is asked for (path: --history, a DIR
-// or FILE.jsonl; branch: --history-branch): its record (NewRecord, the
-// document written by doc), appended at once to the local history at path;
+// or FILE.jsonl; branch: --history-branch): its record (NewRecord of the run's
+// provenance p and the document written by doc), appended at once to the local history at path;
 // the record is returned for the branch, which is written once the run's
 // outputs are published. warn receives a warning of the append (a torn last
 // line repaired). Without path and branch it does nothing and returns nil.
-func AppendRun(ctx context.Context, getenv func(string) string, path, branch, command string, inputs, params map[string]string,
+func AppendRun(p Provenance, path, branch, command string, inputs, params map[string]string,
 	doc func(io.Writer) error, warn func(string)) (*Record, error) {
 	if path == "" && branch == "" {
 		return nil, nil
@@ -22,7 +21,7 @@ func AppendRun(ctx context.Context, getenv func(string) string, path, branch, co
 	if err := doc(&b); err != nil {
 		return nil, err
 	}
-	rec, err := NewRecord(ctx, getenv, command, inputs, params, b.Bytes())
+	rec, err := NewRecord(p, command, inputs, params, b.Bytes())
 	if err != nil {
 		return nil, err
 	}

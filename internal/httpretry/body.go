@@ -2,11 +2,20 @@ package httpretry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
 )
 
+// Every answer of every server (Chroma, GitHub and its artifacts, the LLM's
+// chat and Batch APIs, the embedders, the reranker) is read through this file:
+// a Transport bounds the body of every answer it returns (LimitBody, at the
+// request's cap: WithMaxBody, else Transport.MaxBody, else DefaultMaxBody), so
+// that whatever reads it (encoding/json's decoder, go-github, io.Copy to a
+// file) stops at the cap with a *TooLargeError; a whole answer is read by
+// ReadAnswer, and the start of an error's body by ReadSnippet.
+//
 // The answers of the model servers are bounded twice: one answer by its
 // client's cap (MaxAnswer for a chat completion or a rerank, EmbedAnswerCap for
 // an embedding batch), and all the answers being read at once, by every client
@@ -25,6 +34,9 @@ const (
 	MaxInFlight = 64 << 20
 	// maxEmbedAnswer bounds EmbedAnswerCap.
 	maxEmbedAnswer = MaxInFlight
+	// DefaultMaxBody bounds an answer read through a Transport whose MaxBody
+	// is unset, to a request that names no cap of its own (WithMaxBody).
+	DefaultMaxBody = MaxAnswer
 )
 
 // EmbedAnswerCap bounds the answer to an embedding request of n texts: 1 MiB
@@ -116,10 +128,91 @@ func ReadAnswer(ctx context.Context, body io.Reader, contentLength, limit int64,
 		return nil, err
 	}
 	defer inFlight.release(got)
-	// The buffer grows with what arrives, never past limit+1.
-	data, err := io.ReadAll(io.LimitReader(body, limit+1))
-	if int64(len(data)) > limit {
-		return nil, &TooLargeError{URL: url, Cap: limit}
+	// The buffer grows with what arrives, never past limit.
+	data, err := io.ReadAll(LimitBody(io.NopCloser(body), contentLength, limit, url))
+	if err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// maxBodyKey is the context key of a request's answer cap.
+type maxBodyKey struct{}
+
+// WithMaxBody is ctx for a request whose answer may be at most n bytes (n > 0):
+// the Transport bounds the answer's body at n instead of its MaxBody.
+func WithMaxBody(ctx context.Context, n int64) context.Context {
+	return context.WithValue(ctx, maxBodyKey{}, n)
+}
+
+// maxBodyOf is the answer cap WithMaxBody put in ctx (0: none).
+func maxBodyOf(ctx context.Context) int64 {
+	n, _ := ctx.Value(maxBodyKey{}).(int64)
+	return max(n, 0)
+}
+
+// LimitBody is body bounded at limit bytes: a Read that would go past them
+// fails with a *TooLargeError naming url (after at most limit+1 bytes were
+// read), as does the first Read when the answer declares a longer
+// Content-Length (contentLength, -1 when unknown).
+func LimitBody(body io.ReadCloser, contentLength, limit int64, url string) io.ReadCloser {
+	return &limitedBody{rc: body, left: limit, limit: limit, declared: contentLength, url: url}
+}
+
+type limitedBody struct {
+	rc       io.ReadCloser
+	left     int64 // bytes that may still be read
+	limit    int64
+	declared int64
+	url      string
+	err      error
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if b.declared > b.limit {
+		b.err = &TooLargeError{URL: b.url, Cap: b.limit}
+		return 0, b.err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if b.left <= 0 {
+		// At the cap: one more byte means the answer is longer.
+		var one [1]byte
+		n, err := b.rc.Read(one[:])
+		if n > 0 {
+			b.err = &TooLargeError{URL: b.url, Cap: b.limit}
+			return 0, b.err
+		}
+		if err == nil {
+			return 0, nil
+		}
+		b.err = err
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	if err != nil {
+		b.err = err
+	}
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// ReadSnippet reads at most n bytes of body: the start of an answer an error
+// message quotes (a non-2xx answer's). The rest is left unread.
+func ReadSnippet(body io.Reader, n int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(body, n))
+	var tl *TooLargeError
+	if errors.As(err, &tl) {
+		err = nil // the snippet is the start of a longer answer
 	}
 	return data, err
 }

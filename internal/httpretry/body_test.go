@@ -2,10 +2,12 @@ package httpretry
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -188,4 +190,73 @@ func TestClientDefaultBudget(t *testing.T) {
 			assert.Contains(t, err.Error(), "not waiting")
 		})
 	}
+}
+
+// Issue 33 item 4: the Transport bounds every answer it returns, whoever
+// reads it (a json.Decoder, go-github, io.Copy): at the request's cap
+// (WithMaxBody), else its MaxBody, else DefaultMaxBody.
+func TestTransportBoundsEveryAnswer(t *testing.T) {
+	srv, _ := endless(t)
+	read := func(tr *Transport, ctx context.Context) (int64, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		require.NoError(t, err)
+		resp, err := NewHTTPClient(tr).Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		return io.Copy(io.Discard, resp.Body)
+	}
+	for _, tc := range []struct {
+		name string
+		tr   *Transport
+		ctx  context.Context
+		cap  int64
+	}{
+		{"the default", &Transport{}, context.Background(), DefaultMaxBody},
+		{"the transport's", &Transport{MaxBody: 1 << 20}, context.Background(), 1 << 20},
+		{"the request's", &Transport{MaxBody: 1 << 20}, WithMaxBody(context.Background(), 3<<20), 3 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, err := read(tc.tr, tc.ctx)
+			var tl *TooLargeError
+			require.ErrorAs(t, err, &tl)
+			assert.Equal(t, tc.cap, tl.Cap)
+			assert.Equal(t, tc.cap, n, "bytes read: the cap, not one more")
+		})
+	}
+}
+
+func TestLimitBody(t *testing.T) {
+	body := func(s string) io.ReadCloser { return io.NopCloser(strings.NewReader(s)) }
+	for _, tc := range []struct {
+		name     string
+		data     string
+		declared int64
+		limit    int64
+		want     string
+		tooLarge bool
+	}{
+		{"under", "abc", -1, 4, "abc", false},
+		{"exactly", "abcd", -1, 4, "abcd", false},
+		{"one over", "abcde", -1, 4, "abcd", true},
+		{"declared over: nothing read", "abcde", 5, 4, "", true},
+		{"declared exactly", "abcd", 4, 4, "abcd", false},
+		{"empty", "", 0, 4, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := io.ReadAll(LimitBody(body(tc.data), tc.declared, tc.limit, "u"))
+			assert.Equal(t, tc.want, string(got))
+			var tl *TooLargeError
+			assert.Equal(t, tc.tooLarge, errors.As(err, &tl), "%v", err)
+			if !tc.tooLarge {
+				require.NoError(t, err)
+			}
+		})
+	}
+	// A snippet of a longer answer is its start, without an error.
+	b, err := ReadSnippet(LimitBody(body("abcdef"), -1, 4, "u"), 2)
+	require.NoError(t, err)
+	assert.Equal(t, "ab", string(b))
+	b, err = ReadSnippet(LimitBody(body("abcdef"), -1, 4, "u"), 10)
+	require.NoError(t, err)
+	assert.Equal(t, "abcd", string(b))
 }

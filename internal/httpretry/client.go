@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -69,7 +68,11 @@ func (c *Client) Post(ctx context.Context, url string, body []byte) ([]byte, err
 	if counter.base == nil {
 		counter.base = http.DefaultTransport
 	}
-	t := &Transport{Base: counter, Policy: p, Origin: Origin(url), Credentials: c.Header, Secrets: c.Secrets}
+	limit := c.MaxAnswer
+	if limit <= 0 {
+		limit = MaxAnswer
+	}
+	t := &Transport{Base: counter, Policy: p, Origin: Origin(url), Credentials: c.Header, Secrets: c.Secrets, MaxBody: limit}
 	secrets := t.secrets()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -103,7 +106,7 @@ func (c *Client) Post(ctx context.Context, url string, body []byte) ([]byte, err
 		}
 		return data, nil
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	data, err := ReadSnippet(resp.Body, maxErrorBody)
 	if err != nil {
 		return nil, redactErr(fmt.Errorf("%s: reading the response: %w", url, cleanNetError(err)), secrets)
 	}

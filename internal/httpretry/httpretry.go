@@ -14,9 +14,14 @@
 //     name says key, token, secret or auth) are sent only to the origin they were
 //     configured for and dropped on any redirect to another scheme, host or port.
 //   - Every error message is redacted of the configured secrets (Redact).
-//   - A model server's answer is read to at most its cap, and all answers being
-//     read at once share MaxInFlight (ReadAnswer, body.go).
+//   - Every answer is read through one bounded reader (body.go): a Transport
+//     bounds the body of each answer it returns at the request's cap
+//     (WithMaxBody), else its MaxBody, else DefaultMaxBody, whoever reads it;
+//     a whole answer is read by ReadAnswer (at most its cap; all answers being
+//     read at once share MaxInFlight), an error's start by ReadSnippet.
 //   - A model-server client (Client) without a budget has DefaultPolicy's.
+//   - A user-given server URL is completed to its endpoint by EndpointURL
+//     (endpoint.go), the one rule of every model-server client.
 package httpretry
 
 import (
@@ -235,7 +240,7 @@ func rateLimitReset(v string, now time.Time) (time.Duration, time.Time, string) 
 // secondaryRateLimited peeks at a 403 body for GitHub's secondary-rate-limit
 // answer and puts the body back for the caller to read.
 func secondaryRateLimited(resp *http.Response) bool {
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	data, err := ReadSnippet(resp.Body, 1<<16)
 	resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(data))
 	if err != nil {

@@ -26,6 +26,10 @@ type Transport struct {
 	Credentials http.Header
 	// Secrets are redacted from every error, with the Credentials' values.
 	Secrets []string
+	// MaxBody bounds the body of every answer (LimitBody: reading past it is
+	// a *TooLargeError); a request's own cap (WithMaxBody) replaces it; <= 0
+	// is DefaultMaxBody.
+	MaxBody int64
 }
 
 // NewHTTPClient is the http.Client of t: no overall timeout (t's policy has the
@@ -178,7 +182,15 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 				}
 				return nil, err
 			}
-			resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+			limit := maxBodyOf(req.Context())
+			if limit <= 0 {
+				limit = t.MaxBody
+			}
+			if limit <= 0 {
+				limit = DefaultMaxBody
+			}
+			url := Redact(req.URL.Redacted(), t.secrets()...)
+			resp.Body = &cancelBody{ReadCloser: LimitBody(resp.Body, resp.ContentLength, limit, url), cancel: cancel}
 			return resp, nil
 		}
 		if resp != nil {
@@ -192,6 +204,8 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
+// drain reads at most 64 KiB of an answer that is not returned (so that its
+// connection can be reused) and closes it.
 func drain(resp *http.Response) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 	resp.Body.Close()

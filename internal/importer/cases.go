@@ -5,45 +5,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 )
-
-// ParentFromID derives a card identity from a chunk id: the part before the
-// last occurrence of sep ("card-12#chunk-3" with "#" is "card-12"). An id without
-// sep, or with sep only at its start, is its own identity.
-func ParentFromID(id, sep string) string {
-	if sep == "" {
-		return id
-	}
-	if i := strings.LastIndex(id, sep); i > 0 {
-		return id[:i]
-	}
-	return id
-}
-
-// ParentFromIDRegexp derives a card identity with a regular expression: the
-// first capture group of its leftmost match (the whole match when it has no
-// group); an id that does not match is its own identity.
-func ParentFromIDRegexp(id string, re *regexp.Regexp) string {
-	m := re.FindStringSubmatchIndex(id)
-	switch {
-	case m == nil:
-		return id
-	case len(m) >= 4 && m[2] >= 0 && m[3] > m[2]:
-		return id[m[2]:m[3]]
-	case m[1] > m[0]:
-		return id[m[0]:m[1]]
-	}
-	return id
-}
 
 // parent is the card identity of a retrieved id under the options.
 func (o Options) parent(id string) string {
 	if o.ParentRegexp != nil {
-		return ParentFromIDRegexp(id, o.ParentRegexp)
+		return casefile.ParentFromIDRegexp(id, o.ParentRegexp)
 	}
-	return ParentFromID(id, o.ParentSep)
+	return casefile.ParentFromID(id, o.ParentSep)
 }
 
 // caseOut is a case as written: the contract's field names, in this order.
@@ -130,12 +102,14 @@ func (cw *caseWriter) write(file string, line int, c caseOut) error {
 	if c.Retrieved == nil {
 		c.Retrieved = []retrieved{}
 	}
+	// The line's size before it is built: escaping multiplies a record (up to
+	// six times), and the cap is checked on what would be written.
+	if n := caseLineLen(&c, maxOutput[KindCases]); n > maxOutput[KindCases] {
+		return Errorf(file, line, "case %q would be a line of more than %s once converted (JSON escapes included), longer than check reads", truncate([]byte(c.ID)), sizeText(int64(maxOutput[KindCases])))
+	}
 	cw.buf.Reset()
 	if err := cw.enc.Encode(c); err != nil {
 		return fmt.Errorf("%s:%d: %w", file, line, err)
-	}
-	if n := cw.buf.Len() - 1; n > maxOutput[KindCases] {
-		return Errorf(file, line, "case %q would be a line of %d bytes once converted, longer than check reads (%s)", truncate([]byte(c.ID)), n, sizeText(int64(maxOutput[KindCases])))
 	}
 	if _, err := cw.w.Write(cw.buf.Bytes()); err != nil {
 		return err

@@ -34,9 +34,9 @@ var recordNoun = map[Kind]string{KindCases: "cases", KindQrels: "judgments", Kin
 // Options tune the converters. The zero value is usable.
 type Options struct {
 	// ParentSep derives a retrieved entry's card identity from its chunk id
-	// (ParentFromID) when the source has no parent id; "" keeps ids as they are.
+	// (casefile.ParentFromID) when the source has no parent id; "" keeps ids as they are.
 	ParentSep string
-	// ParentRegexp, when set, derives the card identity with ParentFromIDRegexp
+	// ParentRegexp, when set, derives the card identity with casefile.ParentFromIDRegexp
 	// instead (for ids a separator cannot split); ParentSep is then not used.
 	ParentRegexp *regexp.Regexp
 	// ListSep splits a list held in one text cell (CSV, promptfoo vars) that is

@@ -291,6 +291,9 @@ func convertIRDSDocs(ctx context.Context, br *bufio.Reader, file string, w *bufi
 		if err != nil {
 			return Errorf(file, n, "%v", err)
 		}
+		if l := kbLineLen(id, title, text, maxOutput[KindKB]); l > maxOutput[KindKB] {
+			return Errorf(file, n, "document %q would be a KB line of more than %s once converted (JSON escapes included), longer than the KB reader's cap of one card", truncate([]byte(id)), sizeText(int64(maxOutput[KindKB])))
+		}
 		buf.Reset()
 		if err := enc.Encode(struct {
 			ID    string `json:"id"`
@@ -298,9 +301,6 @@ func convertIRDSDocs(ctx context.Context, br *bufio.Reader, file string, w *bufi
 			Text  string `json:"text"`
 		}{id, title, text}); err != nil {
 			return err
-		}
-		if l := buf.Len() - 1; l > maxOutput[KindKB] {
-			return Errorf(file, n, "document %q would be a KB line of %d bytes once converted, longer than the KB reader's cap of one card (%s)", truncate([]byte(id)), l, sizeText(int64(maxOutput[KindKB])))
 		}
 		st.Records++
 		_, err = w.Write(buf.Bytes())

@@ -10,11 +10,11 @@ import (
 
 // Validate checks import's paths and options; parentRegexp, when given, is
 // compiled into o.ParentRegexp.
-func (o *Options) Validate(in In, parentRegexp string) error {
+func (o *Options) Validate(f Files, parentRegexp string) error {
 	switch {
-	case in.Path == "":
+	case f.Path == "":
 		return option.Required("in", "")
-	case in.Out == "":
+	case f.Out == "":
 		return option.Required("out", "")
 	case o.ListSep == "":
 		return option.Conflict("--list-sep must not be empty")

@@ -4,18 +4,26 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 )
 
-// In is what Run reads and where it writes: a file, or "-" for Stdin and Stdout.
+// Files name import's input and output as the front end gives them: a file,
+// or "-" for standard input and output. The front end opens them (In).
+type Files struct {
+	Path string // the input file; "-" reads standard input
+	Out  string // the output file, written whole or not at all; "-" writes standard output
+}
+
+// In is what an import reads and where it writes, opened by the front end:
+// the input named Name in messages, read once; LineAt, when the input can be
+// read again from its start (a file: LineAt of it), gives the line of an
+// error in a JSON array; Out receives the converted records.
 type In struct {
-	Path   string    // the input file; "-" reads Stdin
-	Out    string    // the output file, written whole or not at all; "-" writes Stdout
-	Stdin  io.Reader // read when Path is "-"
-	Stdout io.Writer // written when Out is "-"
+	Name   string
+	R      io.Reader
+	LineAt func(off int64) int
+	Out    io.Writer
 }
 
 // RunOptions are import's options: the format (nil: detect it) and the
@@ -34,47 +42,15 @@ type Result struct {
 	Stats  Stats
 }
 
-// Run converts in.Path to in.Out: the output is created (as a temporary file)
-// first, so an unwritable one fails before the input is read, and is published
-// only when the whole input converted. Standard output cannot be all-or-nothing:
-// the conversion is buffered whole and written after it.
+// Run converts in.R into in.Out in the format o gives, or the one it detects.
+// It writes only into in.Out: the caller makes the output all or nothing.
 func Run(ctx context.Context, in In, o RunOptions) (*Result, error) {
-	outs := atomicfile.NewSet()
-	defer outs.Abort()
-	var w io.Writer
-	if in.Out != "-" {
-		var err error
-		if w, err = outs.Add(in.Out); err != nil {
-			return nil, err
-		}
-	}
 	opt := o.Options
-	r, name := in.Stdin, "<stdin>"
-	if in.Path != "-" {
-		file, err := input.Open(ctx, in.Path)
-		if err != nil {
-			return nil, err
-		}
-		defer file.Close()
-		r, name = file, in.Path
-		opt.LineAt = LineAt(file)
-	}
-	r = input.Reader(ctx, r) // a silent pipe or FIFO stops on SIGINT/SIGTERM
-	res := &Result{Given: o.Format != nil, Name: name}
-	convert := func(w io.Writer) error {
-		var err error
-		res.Format, res.Stats, err = Convert(ctx, r, name, w, o.Format, opt)
-		return err
-	}
+	opt.LineAt = in.LineAt
+	r := input.Reader(ctx, in.R) // a silent pipe or FIFO stops on SIGINT/SIGTERM
+	res := &Result{Given: o.Format != nil, Name: in.Name}
 	var err error
-	if in.Out == "-" {
-		var buf strings.Builder
-		if err = convert(&buf); err == nil {
-			_, err = io.WriteString(in.Stdout, buf.String())
-		}
-	} else if err = convert(w); err == nil {
-		err = outs.Commit()
-	}
+	res.Format, res.Stats, err = Convert(ctx, r, in.Name, in.Out, o.Format, opt)
 	if err != nil {
 		if res.Format != nil && o.Format == nil {
 			return nil, fmt.Errorf("%w (detected format %s; pass --format to choose another)", err, res.Format.Name)

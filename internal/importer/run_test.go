@@ -1,10 +1,7 @@
 package importer
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,76 +9,55 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Run converts a file or standard input, detects or takes the format, writes the
-// output whole or not at all, and names the detected format when the input is bad.
+// Run converts the reader it is given into the writer it is given, detects or
+// takes the format, names the detected format when the input is bad, and
+// words an error at the line LineAt gives.
 func TestRun(t *testing.T) {
 	const qrels = "q1 0 d1 1\nq1 0 d2 2\n"
 	trec, ok := Lookup("trec-qrels")
 	require.True(t, ok)
 	for _, tt := range []struct {
 		name    string
-		in, out string // "-": standard input / output; "" a file in the test's directory
 		content string
 		format  *Format
 		given   bool
 		wantErr string
 		records int
 	}{
-		{name: "file to file, detected", content: qrels, records: 2},
-		{name: "stdin to stdout, given", in: "-", out: "-", content: qrels, format: trec, given: true, records: 2},
+		{name: "detected", content: qrels, records: 2},
+		{name: "given", content: qrels, format: trec, given: true, records: 2},
 		{name: "bad line names the detected format", content: "q1 0 d1 1\nq1 0 d2\n",
-			wantErr: `want 4 fields "qid iter docid rel", got 3 (detected format trec-qrels; pass --format to choose another)`},
+			wantErr: `in.txt:2: want 4 fields "qid iter docid rel", got 3 (detected format trec-qrels; pass --format to choose another)`},
 		{name: "given format: no hint", content: "q1 0 d1 1\nq1 0 d2\n", format: trec, wantErr: `got 3`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			in := In{Path: tt.in, Out: tt.out, Stdin: strings.NewReader(tt.content)}
-			var stdout bytes.Buffer
-			in.Stdout = &stdout
-			if in.Path == "" {
-				in.Path = filepath.Join(dir, "in.txt")
-				require.NoError(t, os.WriteFile(in.Path, []byte(tt.content), 0o644))
-			}
-			if in.Out == "" {
-				in.Out = filepath.Join(dir, "out.txt")
-			}
-			res, err := Run(context.Background(), in, RunOptions{Format: tt.format})
+			var out strings.Builder
+			res, err := Run(context.Background(), In{Name: "in.txt", R: strings.NewReader(tt.content), Out: &out}, RunOptions{Format: tt.format})
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
 				if tt.format != nil {
 					assert.NotContains(t, err.Error(), "detected format")
 				}
-				assert.NoFileExists(t, in.Out, "nothing written")
-				assert.Empty(t, stdout.String())
 				return
 			}
 			require.NoError(t, err)
 			assert.Equal(t, "trec-qrels", res.Format.Name)
 			assert.Equal(t, tt.given, res.Given)
 			assert.Equal(t, tt.records, res.Stats.Records)
-			got := stdout.Bytes()
-			if tt.out != "-" {
-				assert.Equal(t, in.Path, res.Name)
-				got, err = os.ReadFile(in.Out)
-				require.NoError(t, err)
-			} else {
-				assert.Equal(t, "<stdin>", res.Name)
-			}
-			assert.Equal(t, qrels, string(got))
+			assert.Equal(t, "in.txt", res.Name)
+			assert.Equal(t, qrels, out.String())
 		})
 	}
+	// A bad record of a JSON document: its line with the input's LineAt.
+	const results = "{\"q1\": {\"a\": 1},\n\"q2\": {\"b c\": 1}}\n"
+	beir, ok := Lookup("beir-results")
+	require.True(t, ok)
+	for _, tc := range []struct {
+		lineAt func(int64) int
+		want   string
+	}{{LineAt(strings.NewReader(results)), `r.json:2: query "q2": document id "b c"`}, {nil, `r.json: at byte 24: query "q2": document id "b c"`}} {
+		var out strings.Builder
+		_, err := Run(context.Background(), In{Name: "r.json", R: strings.NewReader(results), Out: &out, LineAt: tc.lineAt}, RunOptions{Format: beir})
+		require.ErrorContains(t, err, tc.want)
+	}
 }
-
-// An unwritable output fails before the input is read.
-func TestRunUnwritableOutputFirst(t *testing.T) {
-	r := &readCounter{}
-	notDir := filepath.Join(t.TempDir(), "file")
-	require.NoError(t, os.WriteFile(notDir, nil, 0o644))
-	_, err := Run(context.Background(), In{Path: "-", Out: filepath.Join(notDir, "out.txt"), Stdin: r}, RunOptions{})
-	require.Error(t, err)
-	assert.Zero(t, r.reads)
-}
-
-type readCounter struct{ reads int }
-
-func (r *readCounter) Read([]byte) (int, error) { r.reads++; return 0, nil }

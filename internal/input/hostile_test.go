@@ -21,6 +21,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
@@ -75,13 +76,13 @@ func readersOf(family, ext string) []reader {
 		}}}
 	case "qrels":
 		return []reader{{"ReadQrels", func(ctx context.Context, p string) error {
-			_, err := trecfile.ReadQrels(ctx, p)
+			_, err := inputtest.ReadQrels(ctx, p)
 			return err
 		}}}
 	case "run":
 		return []reader{
 			{"ReadRun", func(ctx context.Context, p string) error {
-				_, err := trecfile.ReadRun(ctx, p, 5, trecfile.RunOptions{})
+				_, err := inputtest.ReadRun(ctx, p, 5, trecfile.RunOptions{})
 				return err
 			}},
 			{"ParseTRECRun", func(ctx context.Context, p string) error {
@@ -101,7 +102,10 @@ func readersOf(family, ext string) []reader {
 		var rs []reader
 		for _, side := range []labelfile.LabelSide{labelfile.HumanSide, labelfile.JudgeSide} {
 			rs = append(rs, reader{"ReadLabels/" + side.String(), func(ctx context.Context, p string) error {
-				_, err := labelfile.ReadLabelsFile(ctx, p, side, nil)
+				if side == labelfile.JudgeSide && strings.HasPrefix(filepath.Base(p), "human-") {
+					return errNotApplicable // human fields (a rater id): a judge score refuses them as such
+				}
+				_, err := inputtest.ReadLabelsFile(ctx, p, side, nil)
 				return err
 			}})
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"reflect"
 	"time"
 )
 
@@ -38,16 +39,25 @@ func Open(ctx context.Context, path string) (*os.File, error) {
 	}
 }
 
-// ReadFile reads the whole file at path, as os.ReadFile, but opened with Open and
-// read through Reader: a FIFO with no writer, or a silent one, ends the wait with
-// ctx.Err() when ctx ends.
-func ReadFile(ctx context.Context, path string) ([]byte, error) {
+// ReadFile reads the whole file at path, at most max bytes, as os.ReadFile
+// but opened with Open and read through Reader: a FIFO with no writer, or a
+// silent one, ends the wait with ctx.Err() when ctx ends. A longer file (or
+// an endless one: /dev/zero, a pipe that never ends) is an *Error read no
+// further than max+1 bytes.
+func ReadFile(ctx context.Context, path string, max int64) ([]byte, error) {
 	f, err := Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(Reader(ctx, f))
+	b, err := io.ReadAll(io.LimitReader(Reader(ctx, f), max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, Errorf(path, 0, "larger than %d bytes, the cap of this file", max)
+	}
+	return b, nil
 }
 
 // Reader returns r made interruptible by ctx: once ctx ends, a Read blocked on
@@ -140,4 +150,19 @@ func (a *asyncReader) Read(p []byte) (int, error) {
 		a.err = a.ctx.Err()
 		return 0, a.err
 	}
+}
+
+// IsNil reports whether r is no reader: nil, or a nil pointer or function
+// behind the interface (a nil *os.File or *bytes.Buffer), whose methods a
+// read would call on nothing. A library entry point refuses it as an error
+// rather than panicking.
+func IsNil(r io.Reader) bool {
+	if r == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(r); v.Kind() {
+	case reflect.Pointer, reflect.Func:
+		return v.IsNil()
+	}
+	return false
 }

@@ -39,37 +39,48 @@ const MaxResultLine = httpretry.MaxAnswer + 64<<10
 // BatchStats are what a batch run reports: its throughput and what it
 // answered. Counts are judgments ((pair, repeat) requests).
 type BatchStats struct {
-	Mode        string `json:"mode"` // "api" (the Batch API) or "file" (--batch-in)
-	BatchID     string `json:"batch_id,omitempty"`
-	InputFileID string `json:"input_file_id,omitempty"`
-	Status      string `json:"status,omitempty"` // the batch's final status (api)
-	Resumed     bool   `json:"resumed"`          // the batch was submitted by an earlier run
+	Mode string // "api" (the Batch API) or "file" (--batch-in)
+	// Provider is the batch API (llm.Providers) whose formats were spoken.
+	Provider    string
+	BatchID     string
+	InputFileID string
+	Status      string // the batch's final status (api)
+	Resumed     bool   // the batch was submitted by an earlier run
 	// Submitted is the number of request lines of the batch; Answered those
 	// with a 200 chat completion, Failed those with an error, Missing those
 	// without any line.
-	Submitted int64 `json:"submitted"`
-	Answered  int64 `json:"answered"`
-	Failed    int64 `json:"failed"`
-	Missing   int64 `json:"missing"`
+	Submitted int64
+	Answered  int64
+	Failed    int64
+	Missing   int64
 	// New is the valid judgments the batch added to the cache; Cached the
-	// judgments that were in the cache before.
-	New    int64 `json:"new"`
-	Cached int64 `json:"cached"`
+	// judgments that were in the cache before; Reused the judgments not sent
+	// because an earlier pair of the pool has the same prompt (one request
+	// line answers both: a batch's custom_ids are unique).
+	New    int64
+	Cached int64
+	Reused int64
 	// WaitSeconds is the wall time from submission (or resumption) to the
 	// results (api: submitting, polling, downloading); PairsPerSecond is New
 	// over it (nil when either is 0).
-	WaitSeconds    float64  `json:"wait_seconds"`
-	PairsPerSecond *float64 `json:"pairs_per_second"`
+	WaitSeconds    float64
+	PairsPerSecond *float64
 	// RequestCounts are the batch object's request_counts (api).
-	RequestCounts *llm.RequestCounts `json:"request_counts,omitempty"`
+	RequestCounts *llm.RequestCounts
+	// Calls are the HTTP calls the batch took (api): submitting (uploads and
+	// the creation), polling, downloading the results.
+	Calls *llm.CallCounts
 }
 
 // batchJob is one batch over a pool: which (pair, repeat) are cached, which
 // are sent (in pool order, up to the budget), and the outcomes read back.
 type batchJob struct {
-	pairs  []Pair
-	opt    Options
-	budget int64 // request lines allowed (0: no limit)
+	pairs    []Pair
+	opt      Options
+	provider string // the request and result formats (llm.Providers; "" is OpenAI's)
+	budget   int64  // request lines allowed (0: no limit)
+	// owner is each pair's prompt owner (promptOwners): only owners are sent.
+	owner []int
 	// cached marks the judgments in the cache when the job was planned.
 	cached   [][]bool
 	sent     [][]bool
@@ -82,19 +93,23 @@ type outcome struct {
 	pt, ct    int64
 	answered  bool
 	hasAnswer bool
+	missing   bool // the provider says it was never processed
 }
 
-func newBatchJob(pairs []Pair, opt Options, budget int64) *batchJob {
+func newBatchJob(pairs []Pair, opt Options, budget int64, provider string) *batchJob {
 	if opt.Repeat < 1 {
 		opt.Repeat = 1
 	}
 	if opt.Format != FormatText {
 		opt.Format = FormatJSON
 	}
-	b := &batchJob{pairs: pairs, opt: opt, budget: budget, cached: make([][]bool, len(pairs)), sent: make([][]bool, len(pairs)), outcomes: map[int]outcome{}}
+	b := &batchJob{pairs: pairs, opt: opt, provider: provider, budget: budget, owner: promptOwners(pairs), cached: make([][]bool, len(pairs)), sent: make([][]bool, len(pairs)), outcomes: map[int]outcome{}}
 	for i, p := range pairs {
 		b.cached[i] = make([]bool, opt.Repeat)
 		b.sent[i] = make([]bool, opt.Repeat)
+		if b.owner[i] != i {
+			continue // its owner's request line answers it
+		}
 		for rep := range opt.Repeat {
 			if _, ok := opt.Cache.Get(b.key(p, rep)); ok {
 				b.cached[i][rep] = true
@@ -117,7 +132,7 @@ func (b *batchJob) key(p Pair, rep int) string {
 // write writes the request lines of the job (see WriteBatchRequests).
 func (b *batchJob) write(w io.Writer) (int64, error) {
 	var n int64
-	enc := newRequestEncoder(w, b.opt)
+	enc := newRequestEncoder(w, b.opt, b.provider)
 	for i, p := range b.pairs {
 		for rep := range b.opt.Repeat {
 			if !b.sent[i][rep] {
@@ -132,16 +147,24 @@ func (b *batchJob) write(w io.Writer) (int64, error) {
 	return n, enc.flush()
 }
 
-// requestEncoder writes Batch API request lines one at a time: only the line
-// being written is in memory.
+// requestEncoder writes batch request lines one at a time, in the format of
+// its provider: only the line being written is in memory.
+//
+//   - OpenAI: {"custom_id", "method": "POST", "url": "/v1/chat/completions",
+//     "body": a chat completion};
+//   - Anthropic: {"custom_id", "params": a Messages request} (an element of
+//     the Message Batch's requests);
+//   - Gemini: {"key", "request": a GenerateContentRequest} (a line of the
+//     batch mode's input file).
 type requestEncoder struct {
-	bw     *bufio.Writer
-	opt    Options
-	schema *llm.Schema
+	bw       *bufio.Writer
+	opt      Options
+	provider string
+	schema   *llm.Schema
 }
 
-func newRequestEncoder(w io.Writer, opt Options) *requestEncoder {
-	e := &requestEncoder{bw: bufio.NewWriterSize(w, 64<<10), opt: opt}
+func newRequestEncoder(w io.Writer, opt Options, provider string) *requestEncoder {
+	e := &requestEncoder{bw: bufio.NewWriterSize(w, 64<<10), opt: opt, provider: provider}
 	if opt.Format != FormatText {
 		e.schema = &llm.Schema{Name: "relevance_judgment", Schema: []byte(answerSchema)}
 	}
@@ -160,11 +183,32 @@ func (e *requestEncoder) encode(customID string, p Pair) error {
 	if e.schema == nil {
 		format = FormatText
 	}
-	body, err := llm.RequestBody(e.opt.Model, llm.Request{Messages: e.opt.Prompt.Messages(p.Query, p.Document, format), Schema: e.schema})
-	if err != nil {
-		return err
+	req := llm.Request{Messages: e.opt.Prompt.Messages(p.Query, p.Document, format), Schema: e.schema}
+	var line []byte
+	var err error
+	switch e.provider {
+	case llm.ProviderAnthropic:
+		var params []byte
+		if params, err = llm.AnthropicParams(e.opt.Model, req); err == nil {
+			line, err = json.Marshal(struct {
+				CustomID string          `json:"custom_id"`
+				Params   json.RawMessage `json:"params"`
+			}{customID, params})
+		}
+	case llm.ProviderGemini:
+		var body []byte
+		if body, err = llm.GeminiRequest(e.opt.Model, req); err == nil {
+			line, err = json.Marshal(struct {
+				Key     string          `json:"key"`
+				Request json.RawMessage `json:"request"`
+			}{customID, body})
+		}
+	default:
+		var body []byte
+		if body, err = llm.RequestBody(e.opt.Model, req); err == nil {
+			line, err = json.Marshal(requestLine{CustomID: customID, Method: "POST", URL: BatchEndpoint, Body: body})
+		}
 	}
-	line, err := json.Marshal(requestLine{CustomID: customID, Method: "POST", URL: BatchEndpoint, Body: body})
 	if err != nil {
 		return err
 	}
@@ -205,6 +249,10 @@ type BatchResult struct {
 	// Err is the failure of a line without a 200 response: the line's error
 	// (code: message) or the response body's error message.
 	Err string
+	// Missing says the provider reports the request as never processed (an
+	// Anthropic result of type canceled or expired): not answered, not
+	// failed; a rerun sends it again.
+	Missing bool
 }
 
 // ParseBatchResult reads one line of a Batch API output or error file:
@@ -297,6 +345,9 @@ func rawText(r json.RawMessage) string {
 func (b *batchJob) readResults(ctx context.Context, r io.Reader, name string) error {
 	index := make(map[[32]byte]int, b.nSent)
 	for i, p := range b.pairs {
+		if b.owner[i] != i {
+			continue
+		}
 		for rep := range b.opt.Repeat {
 			var k [32]byte
 			if _, err := hex.Decode(k[:], []byte(b.key(p, rep))); err != nil {
@@ -310,7 +361,7 @@ func (b *batchJob) readResults(ctx context.Context, r io.Reader, name string) er
 	for n := 1; ; n++ {
 		line, err := readLine(br, name, n, MaxResultLine, "a batch output line")
 		if len(bytes.TrimSpace(line)) > 0 {
-			res, perr := ParseBatchResult(bytes.TrimSpace(line))
+			res, perr := parseResult(b.provider, bytes.TrimSpace(line))
 			if perr != nil {
 				return input.Errorf(name, n, "%v", perr)
 			}
@@ -351,6 +402,11 @@ func (b *batchJob) readResults(ctx context.Context, r io.Reader, name string) er
 
 func (b *batchJob) outcome(r BatchResult) outcome {
 	o := outcome{hasAnswer: true}
+	if r.Missing {
+		o.missing = true
+		o.j = Judgment{Cause: CauseBatchMissing, Detail: shorten("the batch reports it " + r.Err + " (a rerun submits it again)")}
+		return o
+	}
 	if r.Completion == nil {
 		o.j = Judgment{Cause: CauseBatchFailed, Detail: shorten(r.Err)}
 		return o
@@ -400,6 +456,9 @@ func (b *batchJob) result(st *BatchStats) (*Result, error) {
 	st.Submitted = b.nSent
 	for i, p := range b.pairs {
 		res.Grades[i] = make([]Judgment, b.opt.Repeat)
+		if b.owner[i] != i {
+			continue // shareOwners below
+		}
 		for rep := range b.opt.Repeat {
 			key := b.key(p, rep)
 			if b.cached[i][rep] {
@@ -414,6 +473,11 @@ func (b *batchJob) result(st *BatchStats) (*Result, error) {
 				continue
 			}
 			o, ok := b.outcomes[i*b.opt.Repeat+rep]
+			if ok && o.missing {
+				st.Missing++
+				res.Grades[i][rep] = o.j
+				continue
+			}
 			if !ok {
 				st.Missing++
 				res.Grades[i][rep] = Judgment{Cause: CauseBatchMissing, Detail: "no output or error line for this request (the batch ended before it; a rerun submits it again)"}
@@ -441,6 +505,10 @@ func (b *batchJob) result(st *BatchStats) (*Result, error) {
 			}
 		}
 	}
+	cached := res.Cached
+	res.shareOwners(b.owner)
+	st.Cached += res.Cached - cached
+	st.Reused = res.Reused
 	res.Requests = b.nSent
 	if st.WaitSeconds > 0 && st.New > 0 {
 		v := float64(st.New) / st.WaitSeconds
@@ -448,4 +516,16 @@ func (b *batchJob) result(st *BatchStats) (*Result, error) {
 	}
 	res.Batch = st
 	return res, nil
+}
+
+// reused is the number of judgments of pairs that are not their prompt's
+// owner (answered by the owner's request line, or cached with it).
+func (b *batchJob) reused() int64 {
+	var n int64
+	for i, o := range b.owner {
+		if o != i {
+			n += int64(b.opt.Repeat)
+		}
+	}
+	return n
 }

@@ -31,6 +31,24 @@ func batchOpts(t *testing.T, cachePath string) judge.Options {
 	return judge.Options{Model: "fake", Prompt: judge.DefaultPrompt(), Repeat: 1, Cache: c, Format: judge.FormatJSON}
 }
 
+// runBatch is judge.RunBatch with the submitted batch kept beside the cache,
+// as the front end keeps it (judge.StateFile).
+func runBatch(ctx context.Context, pairs []judge.Pair, opt judge.Options, cachePath string, bo *judge.BatchOptions, logf func(string, ...any)) (*judge.Result, error) {
+	if bo.API != nil {
+		bo.State = judge.StateFile{Path: cachePath + judge.BatchStateSuffix}
+	}
+	return judge.RunBatch(ctx, pairs, opt, bo, logf)
+}
+
+// openResults opens a results file as the front end does for --batch-in.
+func openResults(t *testing.T, path string) judge.Reader {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	return judge.Reader{Name: path, R: f}
+}
+
 // engine answers a requests JSONL as a batch engine does (vllm run-batch):
 // each body posted to the chat server, one output line per request.
 func engine(t *testing.T, srv *llmtest.Server, requests []byte) []byte {
@@ -67,7 +85,7 @@ func TestBatchFileModeMatchesOnlineJudging(t *testing.T) {
 	cachePath := filepath.Join(dir, "cache.jsonl")
 
 	var reqs bytes.Buffer
-	res, err := judge.RunBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, &judge.BatchOptions{RequestsOut: &reqs, MaxRequests: 15}, nil)
+	res, err := runBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, &judge.BatchOptions{RequestsOut: &reqs, MaxRequests: 15}, nil)
 	require.NoError(t, err)
 	require.Nil(t, res)
 	assert.Equal(t, 15, bytes.Count(reqs.Bytes(), []byte("\n")), "--max-requests caps the lines")
@@ -75,10 +93,10 @@ func TestBatchFileModeMatchesOnlineJudging(t *testing.T) {
 
 	results := filepath.Join(dir, "results.jsonl")
 	require.NoError(t, os.WriteFile(results, engine(t, srv, reqs.Bytes()), 0o644))
-	res, err = judge.RunBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, &judge.BatchOptions{ResultsIn: results, MaxRequests: 15}, nil)
+	res, err = runBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, &judge.BatchOptions{ResultsIn: openResults(t, results), MaxRequests: 15}, nil)
 	require.NoError(t, err)
 	require.NotNil(t, res.Batch)
-	assert.Equal(t, judge.BatchStats{Mode: "file", Submitted: 15, Answered: 15, New: 15}, *res.Batch)
+	assert.Equal(t, judge.BatchStats{Mode: "file", Provider: "openai", Submitted: 15, Answered: 15, New: 15}, *res.Batch)
 	for i, p := range pairs[:15] {
 		rel, ok := res.Relevance(i)
 		require.True(t, ok)
@@ -91,7 +109,7 @@ func TestBatchFileModeMatchesOnlineJudging(t *testing.T) {
 
 	// The cache now has the 15: the next requests file holds the other 5 only.
 	reqs.Reset()
-	_, err = judge.RunBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, &judge.BatchOptions{RequestsOut: &reqs}, nil)
+	_, err = runBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, &judge.BatchOptions{RequestsOut: &reqs}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, 5, bytes.Count(reqs.Bytes(), []byte("\n")))
 }
@@ -103,7 +121,7 @@ func TestBatchInRefusesBadResults(t *testing.T) {
 	dir := t.TempDir()
 	cachePath := filepath.Join(dir, "cache.jsonl")
 	var reqs bytes.Buffer
-	_, err := judge.RunBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, &judge.BatchOptions{RequestsOut: &reqs}, nil)
+	_, err := runBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, &judge.BatchOptions{RequestsOut: &reqs}, nil)
 	require.NoError(t, err)
 	good := engine(t, srv, reqs.Bytes())
 	lines := strings.SplitAfter(string(good), "\n")
@@ -121,7 +139,7 @@ func TestBatchInRefusesBadResults(t *testing.T) {
 			path := filepath.Join(dir, "bad.jsonl")
 			require.NoError(t, os.WriteFile(path, []byte(tc.body), 0o644))
 			before, _ := os.ReadFile(cachePath)
-			_, err := judge.RunBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, &judge.BatchOptions{ResultsIn: path}, nil)
+			_, err := runBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, &judge.BatchOptions{ResultsIn: openResults(t, path)}, nil)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), path+tc.want)
 			after, _ := os.ReadFile(cachePath)
@@ -166,7 +184,7 @@ func TestBatchAPIScenarios(t *testing.T) {
 			srv := llmtest.New(llmtest.Options{Grades: grades, APIKey: "sk-batch-key-0123456789abcdef", Batch: tc.opt})
 			defer srv.Close()
 			cachePath := filepath.Join(t.TempDir(), "cache.jsonl")
-			res, err := judge.RunBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, apiOpts(t, srv), nil)
+			res, err := runBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, apiOpts(t, srv), nil)
 			_, serr := os.Stat(cachePath + judge.BatchStateSuffix)
 			assert.True(t, os.IsNotExist(serr), "the state file is removed")
 			if tc.wantErr != "" {
@@ -197,7 +215,7 @@ func TestBatchAPIScenarios(t *testing.T) {
 			assert.Equal(t, int(tc.missing), sum.UnjudgedByCause[judge.CauseBatchMissing])
 			// The cache has the answers: a rerun submits only the rest.
 			var reqs bytes.Buffer
-			_, err = judge.RunBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, &judge.BatchOptions{RequestsOut: &reqs}, nil)
+			_, err = runBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, &judge.BatchOptions{RequestsOut: &reqs}, nil)
 			require.NoError(t, err)
 			assert.Equal(t, int(16-tc.answered), bytes.Count(reqs.Bytes(), []byte("\n")))
 		})
@@ -216,7 +234,7 @@ func TestBatchAPIResumes(t *testing.T) {
 	bo := apiOpts(t, srv)
 	bo.Poll = llm.PollPolicy{Initial: time.Hour, Max: time.Hour} // the run would wait an hour
 	start := time.Now()
-	_, err := judge.RunBatch(ctx, pairs, batchOpts(t, cachePath), cachePath, bo, func(f string, a ...any) {
+	_, err := runBatch(ctx, pairs, batchOpts(t, cachePath), cachePath, bo, func(f string, a ...any) {
 		if strings.HasPrefix(f, "batch %s: %s") {
 			cancel() // interrupted while waiting, after the submission
 		}
@@ -231,7 +249,7 @@ func TestBatchAPIResumes(t *testing.T) {
 	assert.Equal(t, "file-fake1", st.InputFileID)
 	assert.Equal(t, int64(12), st.Requests)
 
-	res, err := judge.RunBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, apiOpts(t, srv), nil)
+	res, err := runBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, apiOpts(t, srv), nil)
 	require.NoError(t, err)
 	assert.True(t, res.Batch.Resumed)
 	assert.Equal(t, 1, srv.Batches(), "no second batch")
@@ -246,7 +264,7 @@ func TestBatchAPIResumes(t *testing.T) {
 
 	// A state file of another model is refused, not mixed in.
 	require.NoError(t, os.WriteFile(cachePath+judge.BatchStateSuffix, []byte(`{"schema":"retrieval-gate/judge-batch@1","batch_id":"batch_x","model":"other","prompt_hash":"h","answer_format":"json"}`), 0o644))
-	_, err = judge.RunBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, apiOpts(t, srv), nil)
+	_, err = runBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, apiOpts(t, srv), nil)
 	require.ErrorContains(t, err, `holds batch batch_x of model "other"`)
 }
 
@@ -256,9 +274,9 @@ func TestBatchAPINothingToSubmit(t *testing.T) {
 	srv := llmtest.New(llmtest.Options{Grades: grades})
 	defer srv.Close()
 	cachePath := filepath.Join(t.TempDir(), "cache.jsonl")
-	_, err := judge.RunBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, apiOpts(t, srv), nil)
+	_, err := runBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, apiOpts(t, srv), nil)
 	require.NoError(t, err)
-	res, err := judge.RunBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, apiOpts(t, srv), nil)
+	res, err := runBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, apiOpts(t, srv), nil)
 	require.NoError(t, err)
 	assert.Equal(t, 1, srv.Batches())
 	assert.Equal(t, int64(4), res.Batch.Cached)

@@ -10,21 +10,28 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 )
 
-// BatchOptions select a batch run of RunFiles (at most one of the modes).
+// BatchOptions select a batch run (at most one of the modes).
 type BatchOptions struct {
 	// RequestsOut, when set, receives the Batch API requests JSONL of the
 	// judgments not in the cache (up to MaxRequests) and nothing is judged.
 	RequestsOut io.Writer
-	// ResultsIn is a results JSONL in the Batch API's output format
-	// (--batch-in): its answers fill the cache and the labels.
-	ResultsIn string
-	// API runs the batch through the Batch API of this client (--batch).
-	API *llm.BatchClient
+	// ResultsIn, when its R is set, is a results JSONL in the Batch API's
+	// output format (--batch-in): its answers fill the cache and the labels.
+	ResultsIn Reader
+	// Provider is the format of the request and result lines of RequestsOut
+	// and ResultsIn (llm.Providers; "" is OpenAI's); with API, API's.
+	Provider string
+	// API runs the batch through a provider's batch API (--batch), the
+	// submitted batch kept in State.
+	API   llm.BatchService
+	State BatchStore
 	// Poll is the backoff of the status polls (zero: llm.DefaultPoll).
 	Poll llm.PollPolicy
 	// MaxRequests caps the request lines of the batch (0: no limit); the
@@ -32,6 +39,41 @@ type BatchOptions struct {
 	MaxRequests int64
 	// Now is the clock of WaitSeconds (nil: time.Now).
 	Now func() time.Time
+}
+
+// BatchStore keeps a submitted batch between runs, for a rerun to resume it
+// (judge --batch, generate --batch): its state (Load: nil when there is none;
+// Save; Remove) and the temporary files of the requests uploaded and the
+// results downloaded (Temp, removed by the caller once used). The front end
+// opens it (StateFile).
+type BatchStore interface {
+	Name() string // in messages
+	Load() (*BatchState, error)
+	Save(st *BatchState) error
+	Remove() error
+	Temp(pattern string) (*os.File, error)
+}
+
+// StateFile is the BatchStore of the state file at Path (CACHE +
+// BatchStateSuffix for judge, OUT + BatchStateSuffix for generate), written
+// atomically; the temporary files are created beside it.
+type StateFile struct{ Path string }
+
+// Name is the state file's path.
+func (s StateFile) Name() string { return s.Path }
+
+// Load reads the state file; a missing file is (nil, nil).
+func (s StateFile) Load() (*BatchState, error) { return ReadBatchState(s.Path) }
+
+// Save writes st to the state file atomically.
+func (s StateFile) Save(st *BatchState) error { return writeBatchState(s.Path, st) }
+
+// Remove removes the state file (an error when there is none).
+func (s StateFile) Remove() error { return os.Remove(s.Path) }
+
+// Temp creates a temporary file beside the state file.
+func (s StateFile) Temp(pattern string) (*os.File, error) {
+	return os.CreateTemp(filepath.Dir(s.Path), pattern)
 }
 
 // BatchStateSuffix is appended to the cache's path to name the state file of
@@ -51,10 +93,16 @@ type BatchState struct {
 	Model       string `json:"model"`
 	PromptHash  string `json:"prompt_hash"`
 	Format      string `json:"answer_format"`
+	// Provider is the batch API the batch was submitted to (absent in state
+	// files written before there were several: OpenAI's).
+	Provider string `json:"provider,omitempty"`
 }
 
 // ReadBatchState reads a state file; a missing file is (nil, nil).
 func ReadBatchState(path string) (*BatchState, error) {
+	if err := refuseSpecial(path, "the batch state file"); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -97,17 +145,22 @@ func writeBatchState(path string, st *BatchState) error {
 	return nil
 }
 
-// RunBatch is RunFiles' batch mode over pairs (cachePath is the file of opt.Cache, whose state file keeps a submitted batch). It returns (nil, nil) after writing the
-// requests (RequestsOut).
-func RunBatch(ctx context.Context, pairs []Pair, opt Options, cachePath string, bo *BatchOptions, logf func(string, ...any)) (*Result, error) {
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
+// RunBatch judges pairs through a batch (bo's mode). It returns (nil, nil)
+// after writing the requests (RequestsOut).
+func RunBatch(ctx context.Context, pairs []Pair, opt Options, bo *BatchOptions, logf func(string, ...any)) (*Result, error) {
+	logf = GuardLogf(logf)
 	now := bo.Now
 	if now == nil {
 		now = time.Now
 	}
-	job := newBatchJob(pairs, opt, bo.MaxRequests)
+	provider := bo.Provider
+	if bo.API != nil {
+		provider = bo.API.Provider()
+	}
+	if provider == "" {
+		provider = llm.ProviderOpenAI
+	}
+	job := newBatchJob(pairs, opt, bo.MaxRequests, provider)
 	opt = job.opt
 	switch {
 	case bo.RequestsOut != nil:
@@ -115,21 +168,16 @@ func RunBatch(ctx context.Context, pairs []Pair, opt Options, cachePath string, 
 		if err != nil {
 			return nil, err
 		}
-		logf("%d request(s) written (%d judgment(s) cached, %d over --max-requests)", n, countTrue(job.cached), int64(len(pairs)*opt.Repeat)-n-int64(countTrue(job.cached)))
+		reused := job.reused()
+		logf("%d request(s) written (%d judgment(s) cached, %d sharing an identical prompt's request, %d over --max-requests)", n, countTrue(job.cached), reused, int64(len(pairs)*opt.Repeat)-n-int64(countTrue(job.cached))-reused)
 		return nil, nil
-	case bo.ResultsIn != "":
-		f, err := input.Open(ctx, bo.ResultsIn)
-		if err != nil {
+	case bo.ResultsIn.R != nil:
+		if err := job.readResults(ctx, bo.ResultsIn.R, bo.ResultsIn.Name); err != nil {
 			return nil, err
 		}
-		err = job.readResults(ctx, f, bo.ResultsIn)
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		return job.result(&BatchStats{Mode: "file"})
+		return job.result(&BatchStats{Mode: "file", Provider: provider})
 	case bo.API != nil:
-		return runBatchAPI(ctx, job, cachePath, bo, now, logf)
+		return runBatchAPI(ctx, job, bo, now, logf)
 	}
 	return nil, errors.New("no batch mode")
 }
@@ -150,14 +198,14 @@ func countTrue(m [][]bool) int {
 // of the state file), waits for it, reads its output and error files and
 // builds the result. The state file is removed once the answers are in the
 // cache, and when the batch failed (a rerun submits a new one).
-func runBatchAPI(ctx context.Context, job *batchJob, cachePath string, bo *BatchOptions, now func() time.Time, logf func(string, ...any)) (*Result, error) {
-	if cachePath == "" {
+func runBatchAPI(ctx context.Context, job *batchJob, bo *BatchOptions, now func() time.Time, logf func(string, ...any)) (*Result, error) {
+	if bo.State == nil {
 		return nil, errors.New("--batch needs a --cache file (its state file keeps the batch id)")
 	}
-	st := &BatchStats{Mode: "api"}
+	st := &BatchStats{Mode: "api", Provider: job.provider}
 	start := now()
 	if job.nSent == 0 {
-		if s, err := ReadBatchState(cachePath + BatchStateSuffix); err != nil || s == nil {
+		if s, err := bo.State.Load(); err != nil || s == nil {
 			if err != nil {
 				return nil, err
 			}
@@ -165,67 +213,94 @@ func runBatchAPI(ctx context.Context, job *batchJob, cachePath string, bo *Batch
 			return job.result(st)
 		}
 	}
-	want := BatchState{Requests: job.nSent, Model: job.opt.Model, PromptHash: job.opt.Prompt.Hash, Format: job.opt.Format}
-	sub := &BatchSubmission{API: bo.API, StatePath: cachePath + BatchStateSuffix, Poll: bo.Poll, Logf: logf, TempDir: filepath.Dir(cachePath)}
+	want := BatchState{Requests: job.nSent, Model: job.opt.Model, PromptHash: job.opt.Prompt.Hash, Format: job.opt.Format, Provider: job.provider}
+	sub := &BatchSubmission{API: bo.API, State: bo.State, Poll: bo.Poll, Logf: logf}
 	b, state, err := sub.Run(ctx, want, job.write, func(ctx context.Context, r io.Reader, name string) error { return job.readResults(ctx, r, name) })
 	if err != nil {
 		return nil, err
 	}
 	st.BatchID, st.InputFileID, st.Resumed, st.Status = state.BatchID, state.InputFileID, sub.Resumed, b.Status
-	rc := b.RequestCounts
+	rc := b.Counts
 	st.RequestCounts = &rc
+	calls := sub.Calls
+	st.Calls = &calls
 	st.WaitSeconds = now().Sub(start).Seconds()
 	res, err := job.result(st)
 	if err != nil {
 		return nil, err
 	}
-	if err := job.opt.Cache.Close(); err != nil {
+	if err := job.opt.Cache.Sync(); err != nil { // the answers kept before the batch is forgotten
 		return nil, err
 	}
 	if err := sub.Done(); err != nil {
 		return nil, err
 	}
-	if b.Status != llm.BatchCompleted {
+	if st.Missing > 0 {
 		logf("batch %s ended %s: %d request(s) without an answer are unjudged (a rerun submits them again)", b.ID, b.Status, st.Missing)
 	}
 	return res, nil
 }
 
-// BatchSubmission runs one batch through the Batch API with a state file:
-// judge --batch and generate --batch.
+// GuardLogf is logf (nil: a log that says nothing) with every string argument
+// written through format.SanitizeText: a batch's log lines carry strings the
+// server chose (its batch id, status, file ids), which must not start a line
+// of their own (issue 33 item 12: a newline in a batch id began a fake log
+// line). Numbers are printed as they are.
+func GuardLogf(logf func(string, ...any)) func(string, ...any) {
+	if logf == nil {
+		return func(string, ...any) {}
+	}
+	return func(f string, args ...any) {
+		safe := make([]any, len(args))
+		for i, a := range args {
+			if s, ok := a.(string); ok {
+				a = format.SanitizeText(s)
+			}
+			safe[i] = a
+		}
+		logf(f, safe...)
+	}
+}
+
+// BatchSubmission runs one batch through a provider's batch API with a state
+// file: judge --batch and generate --batch.
 type BatchSubmission struct {
-	API       *llm.BatchClient
-	StatePath string
-	Poll      llm.PollPolicy
-	Logf      func(string, ...any)
-	TempDir   string // where the requests and results files are kept while in use
-	Resumed   bool   // set by Run: the batch came from the state file
+	API     llm.BatchService
+	State   BatchStore // the submitted batch and the temporary files
+	Poll    llm.PollPolicy
+	Logf    func(string, ...any)
+	Resumed bool // set by Run: the batch came from the state file
+	// Calls are the HTTP calls Run made (set by Run).
+	Calls llm.CallCounts
 }
 
 // Run submits a batch of the requests write writes (or resumes the one of the
-// state file, which must match want's model, prompt hash and answer format),
-// writes the state file, waits for the batch to end and reads its output and
-// error files with read. A failed batch is an error and its state file is
+// state file, which must match want's provider, model, prompt hash and answer
+// format), writes the state file, waits for the batch to end and reads its
+// results with read. A failed batch is an error and its state file is
 // removed; an interrupted wait keeps it. Call Done once the answers are kept.
 func (s *BatchSubmission) Run(ctx context.Context, want BatchState, write func(io.Writer) (int64, error),
-	read func(ctx context.Context, r io.Reader, name string) error) (*llm.Batch, *BatchState, error) {
-	logf := s.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
+	read func(ctx context.Context, r io.Reader, name string) error) (*llm.BatchJob, *BatchState, error) {
+	logf := GuardLogf(s.Logf)
+	if want.Provider == "" {
+		want.Provider = s.API.Provider()
 	}
-	state, err := ReadBatchState(s.StatePath)
+	state, err := s.State.Load()
 	if err != nil {
 		return nil, nil, err
 	}
 	if state != nil {
-		if state.Model != want.Model || state.PromptHash != want.PromptHash || state.Format != want.Format {
-			return nil, nil, fmt.Errorf("%s holds batch %s of model %q, prompt %s, answer format %s; this run is model %q, prompt %s, answer format %s: rerun with those, or delete the state file to submit a new batch",
-				s.StatePath, state.BatchID, state.Model, state.PromptHash, state.Format, want.Model, want.PromptHash, want.Format)
+		if state.Provider == "" {
+			state.Provider = llm.ProviderOpenAI // a state file written before the providers
+		}
+		if state.Provider != want.Provider || state.Model != want.Model || state.PromptHash != want.PromptHash || state.Format != want.Format {
+			return nil, nil, fmt.Errorf("%s holds batch %s of model %q, prompt %s, answer format %s, batch API %s; this run is model %q, prompt %s, answer format %s, batch API %s: rerun with those, or delete the state file to submit a new batch",
+				s.State.Name(), format.SanitizeText(state.BatchID), state.Model, state.PromptHash, state.Format, state.Provider, want.Model, want.PromptHash, want.Format, want.Provider)
 		}
 		s.Resumed = true
-		logf("resuming batch %s (from %s)", state.BatchID, s.StatePath)
+		logf("resuming batch %s (from %s)", state.BatchID, s.State.Name())
 	} else {
-		tmp, err := os.CreateTemp(s.TempDir, ".batch-requests-*.jsonl")
+		tmp, err := s.State.Temp(".batch-requests-*.jsonl")
 		if err != nil {
 			return nil, nil, fmt.Errorf("failed to write the batch requests: %w", err)
 		}
@@ -237,47 +312,47 @@ func (s *BatchSubmission) Run(ctx context.Context, want BatchState, write func(i
 		if err != nil {
 			return nil, nil, fmt.Errorf("failed to write the batch requests: %w", err)
 		}
-		fileID, err := s.API.UploadFile(ctx, tmp.Name())
+		b, err := s.API.Submit(ctx, tmp.Name(), n)
 		if err != nil {
-			return nil, nil, fmt.Errorf("batch: uploading the requests: %w", err)
+			return nil, nil, fmt.Errorf("batch (%s): %w", s.API.Provider(), err)
 		}
-		b, err := s.API.CreateBatch(ctx, fileID, map[string]string{"tool": "retrieval-gate"})
-		if err != nil {
-			return nil, nil, fmt.Errorf("batch: creating the batch: %w", err)
-		}
+		s.Calls.Submit += b.SubmitCalls
 		st := want
-		st.Schema, st.BatchID, st.InputFileID, st.Requests = BatchStateSchema, b.ID, fileID, n
+		st.Schema, st.BatchID, st.InputFileID, st.Requests = BatchStateSchema, b.ID, b.InputRef, n
 		state = &st
-		if err := writeBatchState(s.StatePath, state); err != nil {
+		if err := s.State.Save(state); err != nil {
 			return nil, nil, err
 		}
-		logf("submitted batch %s: %d request(s) (input file %s); state in %s", b.ID, n, fileID, s.StatePath)
+		input := ""
+		if b.InputRef != "" {
+			input = " (input file " + b.InputRef + ")"
+		}
+		logf("submitted batch %s to %s: %d request(s)%s; state in %s", b.ID, s.API.Provider(), n, input, s.State.Name())
 	}
 	last := ""
-	b, err := s.API.WaitBatch(ctx, state.BatchID, s.Poll, func(b *llm.Batch) {
+	b, err := llm.WaitJob(ctx, s.API, state.BatchID, s.Poll, func(b *llm.BatchJob) {
 		if b.Status != last {
 			last = b.Status
-			logf("batch %s: %s (%d/%d done, %d failed)", b.ID, b.Status, b.RequestCounts.Completed, b.RequestCounts.Total, b.RequestCounts.Failed)
+			logf("batch %s: %s (%d/%d done, %d failed)", b.ID, b.Status, b.Counts.Completed, b.Counts.Total, b.Counts.Failed)
 		}
-	})
+	}, &s.Calls.Poll)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, nil, fmt.Errorf("batch %s is still running at the server; rerun to pick it up (%s): %w", state.BatchID, s.StatePath, ctx.Err())
+			return nil, nil, fmt.Errorf("batch %s is still running at the server; rerun to pick it up (%s): %w", format.SanitizeText(state.BatchID), s.State.Name(), ctx.Err())
 		}
 		return nil, nil, err
 	}
-	if b.Status == llm.BatchFailed {
-		if err := os.Remove(s.StatePath); err != nil {
+	if b.Failed {
+		if err := s.State.Remove(); err != nil {
 			return nil, nil, err
 		}
-		return nil, nil, fmt.Errorf("batch %s failed: %s (state removed: a rerun submits a new batch)", b.ID, orNone(b.ErrorText()))
+		return nil, nil, fmt.Errorf("batch %s %s: %s (state removed: a rerun submits a new batch)", format.SanitizeText(b.ID), format.SanitizeText(b.Status), orNone(b.ErrorText))
 	}
-	// completed, expired or cancelled: use every answer there is.
-	for _, f := range []struct{ id, what string }{{b.OutputFileID, "output"}, {b.ErrorFileID, "error"}} {
-		if f.id == "" {
-			continue
-		}
-		if err := readBatchFile(ctx, s.API, f.id, fmt.Sprintf("batch %s %s file %s", b.ID, f.what, f.id), s.TempDir, read); err != nil {
+	// Ended (completed, expired, cancelled): use every answer there is.
+	for _, src := range b.Results {
+		s.Calls.Download++
+		name := fmt.Sprintf("batch %s %s %s", format.SanitizeText(b.ID), src.What, format.SanitizeText(src.Ref))
+		if err := readBatchFile(ctx, s.API, b, src, name, state.Requests, s.State, read); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -286,7 +361,7 @@ func (s *BatchSubmission) Run(ctx context.Context, want BatchState, write func(i
 
 // Done removes the state file: the batch's answers are kept.
 func (s *BatchSubmission) Done() error {
-	if err := os.Remove(s.StatePath); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := s.State.Remove(); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	return nil
@@ -299,22 +374,34 @@ func orNone(s string) string {
 	return s
 }
 
-// readBatchFile downloads a results file to a temporary file beside the cache
-// (streamed, never whole in memory) and reads it into the job.
-func readBatchFile(ctx context.Context, api *llm.BatchClient, id, name, dir string, read func(ctx context.Context, r io.Reader, name string) error) error {
-	tmp, err := os.CreateTemp(dir, ".batch-results-*.jsonl")
+// batchFileCap bounds a results file of a batch of n requests:
+// MaxResultLine for each request it answers. A longer file is refused as its
+// download reaches the cap: an endless one never fills the disk.
+func batchFileCap(n int64) int64 {
+	return max(n, 1) * MaxResultLine
+}
+
+// readBatchFile downloads a result source of a batch of n requests to a
+// temporary file of the store (streamed, never whole in memory, at most
+// batchFileCap(n) bytes) and reads it with read.
+func readBatchFile(ctx context.Context, api llm.BatchService, job *llm.BatchJob, src llm.ResultSource, name string, n int64, store BatchStore, read func(ctx context.Context, r io.Reader, name string) error) error {
+	tmp, err := store.Temp(".batch-results-*.jsonl")
 	if err != nil {
 		return err
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }()
 	defer tmp.Close()
-	err = api.DownloadFile(ctx, id, func() (io.Writer, error) {
+	limit := batchFileCap(n)
+	err = api.Download(ctx, job, src, limit, func() (io.Writer, error) {
 		if err := tmp.Truncate(0); err != nil {
 			return nil, err
 		}
 		_, err := tmp.Seek(0, io.SeekStart)
 		return tmp, err
 	})
+	if tl := (*httpretry.TooLargeError)(nil); errors.As(err, &tl) {
+		return fmt.Errorf("%s is longer than %d bytes, %d (a chat completion of at most %d and its envelope) for each of the %d request(s) it answers: refused, the download stopped there", name, limit, MaxResultLine, httpretry.MaxAnswer, max(n, 1))
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}

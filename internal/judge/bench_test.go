@@ -42,7 +42,7 @@ func BenchmarkJudgeSlowServer(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				c, _ := llm.New(llm.Config{URL: srv.URL, Model: "bench", Concurrency: 8})
-				res, err := judge.Run(context.Background(), pairs, judge.Options{Client: c, Model: "bench", Prompt: judge.DefaultPrompt(), Workers: 8})
+				res, err := judge.Judge(context.Background(), pairs, judge.Options{Client: c, Model: "bench", Prompt: judge.DefaultPrompt(), Workers: 8})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -68,7 +68,7 @@ func BenchmarkJudgeCachedRerun(b *testing.B) {
 		b.Fatal(err)
 	}
 	c, _ := llm.New(llm.Config{URL: srv.URL, Model: "bench", Concurrency: 8})
-	if _, err := judge.Run(context.Background(), pairs, judge.Options{Client: c, Model: "bench", Prompt: judge.DefaultPrompt(), Workers: 8, Cache: cache}); err != nil {
+	if _, err := judge.Judge(context.Background(), pairs, judge.Options{Client: c, Model: "bench", Prompt: judge.DefaultPrompt(), Workers: 8, Cache: cache}); err != nil {
 		b.Fatal(err)
 	}
 	if err := cache.Close(); err != nil {
@@ -81,7 +81,7 @@ func BenchmarkJudgeCachedRerun(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		res, err := judge.Run(context.Background(), pairs, judge.Options{Client: c, Model: "bench", Prompt: judge.DefaultPrompt(), Workers: 8, Cache: cache})
+		res, err := judge.Judge(context.Background(), pairs, judge.Options{Client: c, Model: "bench", Prompt: judge.DefaultPrompt(), Workers: 8, Cache: cache})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
@@ -44,6 +45,18 @@ type Entry struct {
 	CompletionTokens int64  `json:"completion_tokens"`
 }
 
+// CacheStore is the judgment cache a run reads and appends to, opened by the
+// front end (OpenCache) and handed to Run: Get a judgment by its CacheKey, Put a
+// new one (kept at once, so an interrupted run keeps what it paid for), Sync
+// what was put to stable storage (before a batch's state file is removed), and
+// the number of judgments Loaded when it was opened.
+type CacheStore interface {
+	Get(key string) (Entry, bool)
+	Put(e Entry) error
+	Sync() error
+	Loaded() int
+}
+
 // Cache is an append-only JSONL file of valid judgments, keyed by CacheKey. Each
 // judgment is appended as one line with one write as soon as it is made, so an
 // interrupted run keeps what it paid for; a torn last line (a crash mid-write)
@@ -65,9 +78,18 @@ func OpenCache(path string) (*Cache, error) {
 	if path == "" {
 		return c, nil
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644) //nolint:gosec // G302: grades, reasons and token counts (no key, no secret), shared with CI steps like the reports
+	if err := refuseSpecial(path, "the judge cache"); err != nil {
+		return nil, err
+	}
+	// O_NONBLOCK: a path swapped for a named pipe after the check is not waited
+	// on either; its kind is checked again on the open file.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK, 0o644) //nolint:gosec // G302: grades, reasons and token counts (no key, no secret), shared with CI steps like the reports
 	if err != nil {
 		return nil, fmt.Errorf("failed to open the judge cache: %w", err)
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, refuseSpecial(path, "the judge cache")
 	}
 	good, tail, err := c.load(f)
 	if err != nil {
@@ -95,6 +117,43 @@ func OpenCache(path string) (*Cache, error) {
 	}
 	c.f = f
 	return c, nil
+}
+
+// refuseSpecial refuses a path that exists and is not a regular file (a named
+// pipe, a device such as /dev/null, a directory, a socket), as an input error
+// naming what it is: the cache is read whole, appended to and synced, and a
+// named pipe was opened read-write and read without end (one SIGTERM did
+// nothing, issue 33 item 6), /dev/null ended in "sync: invalid argument".
+// A missing path is not refused (the cache is created).
+func refuseSpecial(path, what string) error {
+	st, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("failed to open %s %s: %w", what, path, err)
+	}
+	if st.Mode().IsRegular() {
+		return nil
+	}
+	return input.Errorf(path, 0, "%s must be a regular file, and this is %s: name a file (a new one is created)", what, fileKind(st.Mode()))
+}
+
+// fileKind names the kind of a file that is not regular.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "not a regular file"
 }
 
 // load reads every entry of r into c and returns the offset after the last
@@ -193,6 +252,16 @@ func (c *Cache) Put(e Entry) error {
 		return fmt.Errorf("failed to append to the judge cache %s: %w", c.path, err)
 	}
 	return nil
+}
+
+// Sync flushes the appended entries to stable storage.
+func (c *Cache) Sync() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.f == nil {
+		return nil
+	}
+	return c.f.Sync()
 }
 
 // Close syncs and closes the file.

@@ -7,7 +7,7 @@ import "io"
 // grow with n). The request encoder of WriteBatchFile and the Batch API's input,
 // exported to the tests for the memory benchmark.
 func WriteBatchRequests(w io.Writer, n int, pair func(i int) Pair, opt Options) error {
-	enc := newRequestEncoder(w, opt)
+	enc := newRequestEncoder(w, opt, "")
 	for i := range n {
 		p := pair(i)
 		if err := enc.encode(CacheKey(opt.Prompt.Hash, opt.Model, p.Query, p.Document, 0), p); err != nil {

@@ -23,10 +23,10 @@ type KnownLabel struct {
 // with at least one judgment asked of the judge in this run (the holes),
 // answered or not. Pool = Known + Cached + New.
 type HoleStats struct {
-	Pool   int `json:"pool_pairs"`
-	Known  int `json:"known"`
-	Cached int `json:"cached"`
-	New    int `json:"new"`
+	Pool   int
+	Known  int
+	Cached int
+	New    int
 }
 
 // splitKnown removes from pairs those labelled in the known qrels (nil: none)
@@ -48,12 +48,13 @@ func splitKnown(pairs []Pair, known *trecfile.Qrels) (judge []Pair, labels []Kno
 	return judge, labels
 }
 
-// readKnown reads the known qrels (TREC or JSONL, as compare reads them); "" is none.
-func readKnown(ctx context.Context, path string) (*trecfile.Qrels, error) {
-	if path == "" {
+// readKnown reads the known qrels (TREC or JSONL, as compare reads them); R
+// nil is none.
+func readKnown(ctx context.Context, known Reader) (*trecfile.Qrels, error) {
+	if known.R == nil {
 		return nil, nil
 	}
-	return trecfile.ReadQrels(ctx, path)
+	return trecfile.ParseQrels(ctx, known.R, known.Name)
 }
 
 // Holes counts the result's pairs by where their labels come from.

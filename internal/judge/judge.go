@@ -16,7 +16,7 @@ type Completer interface {
 	Complete(ctx context.Context, r llm.Request) (*llm.Response, error)
 }
 
-// Options configure Run.
+// Options configure Judge (and a batch run, RunBatch).
 type Options struct {
 	Client Completer
 	Model  string // the model name, part of the cache key and of every record
@@ -28,7 +28,7 @@ type Options struct {
 	// Workers is the number of pairs judged at once (the client bounds the
 	// requests in flight too).
 	Workers int
-	Cache   *Cache // nil: an in-memory cache
+	Cache   CacheStore // nil: an in-memory cache
 	// Progress is called with judgments done and total (serialised).
 	Progress func(done, total int)
 }
@@ -40,10 +40,14 @@ type Judgment struct {
 	Reason string
 	Cause  string // when not Valid: CauseUnparseable, CauseOutOfRange or CauseBudget
 	Detail string
+	// Cached: read from the cache (the prompt was judged by an earlier run);
+	// Reused: not asked, the judgment of an earlier pair of this run with the
+	// same prompt (dedup.go).
 	Cached bool
+	Reused bool
 }
 
-// Result is the outcome of Run.
+// Result is the outcome of Judge (and of a batch run).
 type Result struct {
 	Pairs  []Pair
 	Grades [][]Judgment // [pair][repeat]
@@ -55,10 +59,13 @@ type Result struct {
 	Format   string
 	FellBack bool
 	// Requests is the number of chat calls made (a retry after a bad answer is
-	// a call); Cached the judgments read from the cache.
-	Requests, Cached, BadAnswerRetries int64
-	PromptTokens, CompletionTokens     int64
-	ResponsesWithoutUsage              int64
+	// a call; a batch's request lines); Cached the judgments read from the
+	// cache (cache hits); Reused the judgments not asked because an earlier
+	// pair of the pool has the same prompt (its answer serves both). With the
+	// judgments asked they partition Pairs × Repeat.
+	Requests, Cached, Reused, BadAnswerRetries int64
+	PromptTokens, CompletionTokens             int64
+	ResponsesWithoutUsage                      int64
 	// Batch is set by a batch run (--batch, --batch-in).
 	Batch *BatchStats
 	// Known are the pool's pairs labelled in the known qrels (holes.go): not
@@ -69,12 +76,14 @@ type Result struct {
 // correction is the follow-up message after an unreadable answer.
 const correction = "Your answer could not be read (%s). Answer again, exactly in the required format."
 
-// Run judges every pair Repeat times, from the cache where it can. A server
+// Judge judges every pair Repeat times, from the cache where it can, each
+// distinct prompt once (pairs with the same query and document text share its
+// judgments: dedup.go). A server
 // error (after the client's retries) or an interruption stops the run; judgments
 // already made are in the cache. An answer that stays unparseable or out of
 // range after one retry, or a call refused by the request budget, is recorded
 // as unjudged, never as a grade.
-func Run(ctx context.Context, pairs []Pair, opt Options) (*Result, error) {
+func Judge(ctx context.Context, pairs []Pair, opt Options) (*Result, error) {
 	if opt.Repeat < 1 {
 		opt.Repeat = 1
 	}
@@ -96,9 +105,15 @@ func Run(ctx context.Context, pairs []Pair, opt Options) (*Result, error) {
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	owner := promptOwners(pairs)
 	type task struct{ pair, repeat int }
 	tasks := make(chan task)
-	total := len(pairs) * opt.Repeat
+	total := 0
+	for i, o := range owner {
+		if o == i {
+			total += opt.Repeat
+		}
+	}
 	var done atomic.Int64
 	var progMu sync.Mutex
 	var wg sync.WaitGroup
@@ -124,6 +139,9 @@ func Run(ctx context.Context, pairs []Pair, opt Options) (*Result, error) {
 	}
 feed:
 	for i := range pairs {
+		if owner[i] != i {
+			continue
+		}
 		for rep := range opt.Repeat {
 			select {
 			case tasks <- task{i, rep}:
@@ -145,6 +163,7 @@ feed:
 	res.Requests = r.requests.Load()
 	res.Cached = r.cached.Load()
 	res.BadAnswerRetries = r.retries.Load()
+	res.shareOwners(owner)
 	res.PromptTokens = r.promptTokens.Load()
 	res.CompletionTokens = r.completionTokens.Load()
 	res.ResponsesWithoutUsage = r.noUsage.Load()

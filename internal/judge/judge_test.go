@@ -193,7 +193,11 @@ func run(t *testing.T, srv *llmtest.Server, pairs []judge.Pair, cache *judge.Cac
 	t.Helper()
 	c, err := llm.New(llm.Config{URL: srv.URL, Model: "fake", MaxRequests: max})
 	require.NoError(t, err)
-	res, err := judge.Run(context.Background(), pairs, judge.Options{Client: c, Model: "fake", Prompt: judge.DefaultPrompt(), Repeat: repeat, Workers: 4, Cache: cache})
+	opt := judge.Options{Client: c, Model: "fake", Prompt: judge.DefaultPrompt(), Repeat: repeat, Workers: 4}
+	if cache != nil {
+		opt.Cache = cache
+	}
+	res, err := judge.Judge(context.Background(), pairs, opt)
 	require.NoError(t, err)
 	return res
 }
@@ -240,7 +244,7 @@ func TestRunGradesFromTheHiddenTableAndCaches(t *testing.T) {
 	p2 := *judge.DefaultPrompt()
 	p2.Template += "\nBe strict.\n"
 	p2.Hash = judge.HashText(p2.Template)
-	_, err = judge.Run(context.Background(), pairs[:4], judge.Options{Client: c, Model: "fake", Prompt: &p2, Cache: cache})
+	_, err = judge.Judge(context.Background(), pairs[:4], judge.Options{Client: c, Model: "fake", Prompt: &p2, Cache: cache})
 	require.NoError(t, err)
 	require.NoError(t, cache.Close())
 	assert.Equal(t, int64(44), srv.Requests())

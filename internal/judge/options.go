@@ -1,12 +1,10 @@
 package judge
 
 import (
-	"context"
-	"fmt"
-	"io"
+	"slices"
+	"strings"
 	"time"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/option"
@@ -29,16 +27,20 @@ type RunOptions struct {
 	QrelsOut, JudgmentsOut, JSONOut string
 	Batch                           bool
 	BatchOut, BatchIn               string
-	BatchPoll                       time.Duration
-	HumanSample                     int
-	HumanSheet                      string
-	HumanSeed                       uint64
+	// BatchAPI is the provider whose batch API --batch speaks and whose
+	// request and result formats --batch-out and --batch-in write and read
+	// (llm.Providers; default llm.ProviderOpenAI).
+	BatchAPI    string
+	BatchPoll   time.Duration
+	HumanSample int
+	HumanSheet  string
+	HumanSeed   uint64
 }
 
 // NewRunOptions are the judge command's defaults.
 func NewRunOptions() *RunOptions {
 	return &RunOptions{Files: Files{Cache: DefaultCache}, K: 10, Repeat: 1, LLM: llm.Server{Concurrency: 4}, Format: FormatJSON,
-		BatchPoll: llm.DefaultPoll.Initial, HumanSeed: metrics.DefaultSeed}
+		BatchPoll: llm.DefaultPoll.Initial, BatchAPI: llm.ProviderOpenAI, HumanSeed: metrics.DefaultSeed}
 }
 
 // SheetPaths are the two files of the human labelling sheet: BASE.csv and BASE.jsonl.
@@ -78,6 +80,21 @@ func (o *RunOptions) Validate() error {
 		return option.Refuse("answer-format", "must be json or text")
 	case o.BatchPoll <= 0 || o.BatchPoll > time.Hour:
 		return option.Refuse("batch-poll", "must be between 1ns and 1h")
+	case !slices.Contains(llm.Providers, o.BatchAPI):
+		return option.Refuse("batch-api", "must be "+strings.Join(llm.Providers[:len(llm.Providers)-1], ", ")+" or "+llm.Providers[len(llm.Providers)-1])
+	case o.BatchAPI != llm.ProviderOpenAI && !o.Batch && o.BatchOut == "" && o.BatchIn == "":
+		return option.Conflict("--batch-api " + o.BatchAPI + " needs --batch, --batch-out or --batch-in (online judging speaks the OpenAI chat completions API)")
+	case o.BatchAPI != llm.ProviderOpenAI && o.LLM.Model == "":
+		return option.Conflict("--batch-api " + o.BatchAPI + " needs --judge-model (its batch requests name the model; there is no server default)")
+	}
+	if o.Batch && o.LLM.URL == "" {
+		// The providers' own APIs are the default servers of their batch APIs.
+		switch o.BatchAPI {
+		case llm.ProviderAnthropic:
+			o.LLM.URL = llm.AnthropicURL
+		case llm.ProviderGemini:
+			o.LLM.URL = llm.GeminiURL
+		}
 	}
 	if o.BatchOut != "" || o.BatchIn != "" {
 		// No server: the model name is still part of the requests and the cache key.
@@ -94,69 +111,4 @@ func (o *RunOptions) Validate() error {
 		return option.Conflict("--batch needs a --cache file: the batch id is kept beside it (CACHE" + BatchStateSuffix + ") for a rerun to resume")
 	}
 	return nil
-}
-
-// Outcome is what Execute did: the labels (nil with BatchOut, which writes
-// only the requests), their summary and the human sample drawn.
-type Outcome struct {
-	Result  *Result
-	Summary *Summary
-	Sample  *HumanSample
-}
-
-// Execute is the judge command's run: it creates the outputs (all or none; an
-// unwritable one fails before the inputs are read; the cache is not one of
-// them, it keeps every judgment made), judges the pool (RunFiles) with the
-// server, its API key read through getenv, and writes the labels, the report
-// and the human labelling sheet.
-func (o *RunOptions) Execute(ctx context.Context, getenv func(string) string, logf func(string, ...any), progress func(done, total int)) (*Outcome, error) {
-	outs := atomicfile.NewSet()
-	defer outs.Abort()
-	sheetCSV, sheetJSONL := o.SheetPaths()
-	ws, err := outs.AddAll(o.QrelsOut, o.JudgmentsOut, o.JSONOut, o.BatchOut, sheetCSV, sheetJSONL)
-	if err != nil {
-		return nil, err
-	}
-	fo := FileOptions{K: o.K, Logf: logf, Options: Options{Model: o.LLM.Model, Format: o.Format, Repeat: o.Repeat, Workers: o.LLM.Concurrency, Progress: progress}}
-	switch {
-	case o.BatchOut != "":
-		fo.Batch = &BatchOptions{RequestsOut: ws[3], MaxRequests: o.LLM.MaxRequests}
-	case o.BatchIn != "":
-		fo.Batch = &BatchOptions{ResultsIn: o.BatchIn, MaxRequests: o.LLM.MaxRequests}
-	default:
-		if fo.Client, err = o.LLM.Client(getenv); err != nil {
-			return nil, fmt.Errorf("judge: %w", err)
-		}
-		if o.Batch {
-			api, poll, err := o.LLM.BatchClient(getenv, o.BatchPoll)
-			if err != nil {
-				return nil, fmt.Errorf("judge: %w", err)
-			}
-			fo.Batch = &BatchOptions{API: api, MaxRequests: o.LLM.MaxRequests, Poll: poll}
-		}
-	}
-	res, err := RunFiles(ctx, o.Files, fo)
-	if err != nil {
-		return nil, err
-	}
-	out := &Outcome{Result: res}
-	if o.BatchOut == "" {
-		out.Summary = Summarize(res, o.Price)
-		if o.HumanSample > 0 {
-			out.Sample = SampleQueries(res.Pairs, o.HumanSample, o.HumanSeed)
-		}
-		meta := ReportMeta{K: o.K, Price: o.Price}
-		for _, r := range o.Runs {
-			meta.Runs = append(meta.Runs, r.Name)
-		}
-		if err := atomicfile.Render(ws,
-			func(w io.Writer) error { return WriteTREC(w, res) },
-			func(w io.Writer) error { return WriteJSONL(w, res) },
-			func(w io.Writer) error { return WriteReport(w, res, out.Summary, meta) }, nil,
-			func(w io.Writer) error { return WriteSheetCSV(w, out.Sample) },
-			func(w io.Writer) error { return WriteSheetJSONL(w, out.Sample) }); err != nil {
-			return nil, err
-		}
-	}
-	return out, outs.Commit()
 }

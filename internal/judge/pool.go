@@ -29,13 +29,22 @@ type Pair struct {
 // Queries maps query ids to their text.
 type Queries map[string]Query
 
-// ReadQueries reads a queries file: cases JSONL (`id`, `query`, optional
-// `locale`) or TSV lines "qid<TAB>query text" (the MS MARCO / BEIR layout),
-// detected by the first non-blank byte.
-func ReadQueries(ctx context.Context, path string) (Queries, error) {
-	data, err := input.ReadFile(ctx, path)
+// MaxQueriesBytes caps a queries file, which ReadQueries holds whole (the
+// queries of MS MARCO's full dev set are under 10 MiB): a longer or endless
+// one (/dev/zero) is refused, read no further than the cap.
+const MaxQueriesBytes = 1 << 30
+
+// ReadQueries reads a queries file, named path in messages: cases JSONL
+// (`id`, `query`, optional `locale`) or TSV lines "qid<TAB>query text" (the
+// MS MARCO / BEIR layout), detected by the first non-blank byte. A silent
+// pipe stops being waited on when ctx ends.
+func ReadQueries(ctx context.Context, r io.Reader, path string) (Queries, error) {
+	data, err := io.ReadAll(io.LimitReader(input.Reader(ctx, r), MaxQueriesBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("failed to read queries: %w", err)
+	}
+	if len(data) > MaxQueriesBytes {
+		return nil, input.Errorf(path, 0, "larger than %d bytes, the cap of a queries file", MaxQueriesBytes)
 	}
 	t := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
 	qs := Queries{}

@@ -8,7 +8,6 @@
 package judge
 
 import (
-	"context"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
@@ -49,13 +48,15 @@ type Prompt struct {
 // DefaultPrompt is the embedded, versioned prompt.
 func DefaultPrompt() *Prompt { return newPrompt(DefaultPromptVersion, defaultPrompt) }
 
-// LoadPrompt reads a template (through input.ReadFile: a FIFO with no writer
-// stops waiting when ctx ends); it must hold {{query}} and {{document}}.
-func LoadPrompt(ctx context.Context, path string) (*Prompt, error) {
-	b, err := input.ReadFile(ctx, path) // a FIFO's wait ends with ctx
-	if err != nil {
-		return nil, fmt.Errorf("failed to read the prompt: %w", err)
-	}
+// MaxPromptBytes caps a prompt template file (judge's and generate's --prompt,
+// which the front end reads): a template is a few KiB; the query and document
+// it receives are capped apart.
+const MaxPromptBytes = 1 << 20
+
+// ParsePrompt is the template read from the file at path (--prompt; the front
+// end reads it): it must hold {{query}} and {{document}}. Its version is
+// "file:" and the file's base name.
+func ParsePrompt(path string, b []byte) (*Prompt, error) {
 	t := string(b)
 	for _, ph := range []string{QueryPlaceholder, DocumentPlaceholder} {
 		if !strings.Contains(t, ph) {

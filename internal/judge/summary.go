@@ -16,32 +16,33 @@ type Price struct {
 
 // Unjudged is one (pair, repeat) without a valid grade.
 type Unjudged struct {
-	QueryID string `json:"query_id"`
-	DocID   string `json:"doc_id"`
-	Repeat  int    `json:"repeat"`
-	Cause   string `json:"cause"`
-	Detail  string `json:"detail"`
+	QueryID string
+	DocID   string
+	Repeat  int
+	Cause   string
+	Detail  string
 }
 
 // Agreement is the judge's self-agreement between two repeats, over the pairs
 // both judged.
 type Agreement struct {
-	Repeats [2]int `json:"repeats"`
-	N       int    `json:"n"`
+	Repeats [2]int
+	N       int
 	// Agreement is the share of exact agreement; Kappa Cohen's kappa;
 	// WeightedKappa the quadratic-weighted kappa with its bootstrap 95% CI.
 	// null when undefined (n = 0, or both repeats used one grade).
-	Agreement     *float64    `json:"agreement"`
-	Kappa         *float64    `json:"kappa"`
-	WeightedKappa *float64    `json:"weighted_kappa"`
-	Weighting     string      `json:"weighting"`
-	CI95          *[2]float64 `json:"ci95"`
+	Agreement     *float64
+	Kappa         *float64
+	WeightedKappa *float64
+	Weighting     string
+	CI95          *[2]float64
 	// Differing counts the pairs whose two grades differ.
-	Differing int `json:"differing"`
+	Differing int
 }
 
 // Summary is what the report shows of a Result.
 type Summary struct {
+	Queries                 int // the pairs' distinct queries
 	Pairs, Judged, Unjudged int
 	Judgments               int
 	UnjudgedByCause         map[string]int
@@ -59,7 +60,9 @@ const AgreementResamples = 2000
 // and prices the tokens when price is not nil.
 func Summarize(res *Result, price *Price) *Summary {
 	s := &Summary{Pairs: len(res.Pairs), Judgments: len(res.Pairs) * res.Repeat, UnjudgedByCause: map[string]int{CauseUnparseable: 0, CauseOutOfRange: 0, CauseBudget: 0}}
+	queries := map[string]bool{}
 	for i, p := range res.Pairs {
+		queries[p.QueryID] = true
 		if rel, ok := res.Relevance(i); ok {
 			s.Judged++
 			s.Distribution[rel]++
@@ -83,6 +86,7 @@ func Summarize(res *Result, price *Price) *Summary {
 			s.Flickering++
 		}
 	}
+	s.Queries = len(queries)
 	w := metrics.KappaWeights(MaxGrade+1, metrics.KappaQuadratic)
 	for a := 0; a < res.Repeat; a++ {
 		for b := a + 1; b < res.Repeat; b++ {

@@ -35,11 +35,16 @@ func BatchTerminal(s string) bool {
 	return s == BatchCompleted || s == BatchFailed || s == BatchExpired || s == BatchCancelled
 }
 
-// RequestCounts is a batch object's request_counts.
+// RequestCounts is a batch object's request_counts (OpenAI), or another
+// provider's counts normalised: Completed the requests answered, Failed those
+// that errored, Canceled and Expired those a cancelled or expired batch left
+// unanswered where the provider counts them (Anthropic).
 type RequestCounts struct {
 	Total     int64 `json:"total"`
 	Completed int64 `json:"completed"`
 	Failed    int64 `json:"failed"`
+	Canceled  int64 `json:"canceled,omitempty"`
+	Expired   int64 `json:"expired,omitempty"`
 }
 
 // BatchError is one entry of a batch object's errors.data (why a batch failed
@@ -121,7 +126,7 @@ func (c *BatchClient) client(p httpretry.Policy) *http.Client {
 	if c.http != nil {
 		base = c.http.Transport
 	}
-	t := &httpretry.Transport{Base: base, Policy: p, Origin: httpretry.Origin(c.base)}
+	t := &httpretry.Transport{Base: base, Policy: p, Origin: httpretry.Origin(c.base), MaxBody: httpretry.MaxAnswer}
 	if c.key != "" {
 		t.Credentials = http.Header{"Authorization": {"Bearer " + c.key}}
 	}
@@ -156,6 +161,9 @@ func (c *BatchClient) decode(ctx context.Context, resp *http.Response, u string,
 		return c.statusError(resp, u)
 	}
 	data, err := httpretry.ReadAnswer(ctx, resp.Body, resp.ContentLength, httpretry.MaxAnswer, u)
+	if tl := (*httpretry.TooLargeError)(nil); errors.As(err, &tl) && ctx.Err() == nil {
+		return tl
+	}
 	if err != nil {
 		return c.clean(ctx, err)
 	}
@@ -166,7 +174,7 @@ func (c *BatchClient) decode(ctx context.Context, resp *http.Response, u string,
 }
 
 func (c *BatchClient) statusError(resp *http.Response, u string) error {
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	data, _ := httpretry.ReadSnippet(resp.Body, 64<<10)
 	ae := &APIError{URL: u, Status: resp.StatusCode, Message: strings.TrimSpace(string(data))}
 	var we wireError
 	if json.Unmarshal(data, &we) == nil && we.Error != nil {
@@ -290,12 +298,14 @@ func (c *BatchClient) GetBatch(ctx context.Context, id string) (*Batch, error) {
 	return &b, nil
 }
 
-// DownloadFile streams the content of file id (/v1/files/{id}/content) to w.
-// A retried download starts again from the start: w must be rewound by the
-// caller, so DownloadFile takes a function giving a fresh writer.
-func (c *BatchClient) DownloadFile(ctx context.Context, id string, w func() (io.Writer, error)) error {
+// DownloadFile streams the content of file id (/v1/files/{id}/content) to w,
+// at most limit bytes: a longer file stops the download there with an
+// *httpretry.TooLargeError. A retried download starts again from the start: w
+// must be rewound by the caller, so DownloadFile takes a function giving a
+// fresh writer.
+func (c *BatchClient) DownloadFile(ctx context.Context, id string, limit int64, w func() (io.Writer, error)) error {
 	u := c.base + "/files/" + url.PathEscape(id) + "/content"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	req, err := http.NewRequestWithContext(httpretry.WithMaxBody(ctx, limit), http.MethodGet, u, nil)
 	if err != nil {
 		return err
 	}
@@ -311,7 +321,10 @@ func (c *BatchClient) DownloadFile(ctx context.Context, id string, w func() (io.
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(dst, resp.Body); err != nil {
+	if _, err := io.Copy(dst, httpretry.LimitBody(resp.Body, resp.ContentLength, limit, u)); err != nil {
+		if tl := (*httpretry.TooLargeError)(nil); errors.As(err, &tl) && ctx.Err() == nil {
+			return tl
+		}
 		return c.clean(ctx, fmt.Errorf("%s: reading the file: %w", u, err))
 	}
 	return nil

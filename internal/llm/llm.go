@@ -19,24 +19,16 @@ import (
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
 )
 
 // APIKeyEnv is the environment variable holding the API key of the chat server.
 // When it is unset, OPENAIKeyEnv is used. Local servers (vLLM, llama-server,
-// Ollama) need none.
+// Ollama) need none. The front end reads them (this package reads no
+// environment: Config.APIKey is the key).
 const (
 	APIKeyEnv    = "RETRIEVAL_GATE_LLM_API_KEY"
 	OpenAIKeyEnv = "OPENAI_API_KEY"
 )
-
-// APIKey returns the key from getenv: APIKeyEnv, else OpenAIKeyEnv.
-func APIKey(getenv func(string) string) string {
-	if k := getenv(APIKeyEnv); k != "" {
-		return k
-	}
-	return getenv(OpenAIKeyEnv)
-}
 
 // EndpointURL completes a user-given server URL into the chat-completions URL:
 // ".../v1/chat/completions" is kept, ".../v1" gets "/chat/completions", anything
@@ -45,7 +37,7 @@ func APIKey(getenv func(string) string) string {
 // (http://host:11434 or .../v1) and OpenAI (https://api.openai.com/v1) all work
 // with the URL their documentation gives.
 func EndpointURL(raw string) (string, error) {
-	return embed.EndpointURL(raw, "/v1", "/chat/completions")
+	return httpretry.EndpointURL(raw, "/v1", "/chat/completions")
 }
 
 // Config configures New.

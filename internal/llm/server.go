@@ -43,14 +43,20 @@ func (s Server) ValidateBudget() error {
 	return nil
 }
 
-// Client is the server's client, its API key read through getenv (APIKey).
-func (s Server) Client(getenv func(string) string) (*Client, error) {
-	return New(Config{URL: s.URL, Model: s.Model, APIKey: APIKey(getenv), Concurrency: s.Concurrency, MaxRequests: s.MaxRequests})
+// Client is the server's client with the API key the front end resolved ("":
+// none).
+func (s Server) Client(apiKey string) (*Client, error) {
+	return New(Config{URL: s.URL, Model: s.Model, APIKey: apiKey, Concurrency: s.Concurrency, MaxRequests: s.MaxRequests})
 }
 
-// BatchClient is the server's Batch API client, polled from poll on (1.5×
-// longer each time, at most a minute).
-func (s Server) BatchClient(getenv func(string) string, poll time.Duration) (*BatchClient, PollPolicy, error) {
-	api, err := NewBatchClient(Config{URL: s.URL, APIKey: APIKey(getenv)})
-	return api, PollPolicy{Initial: poll, Max: max(poll, time.Minute)}, err
+// BatchClient is the server's Batch API client with the API key the front end
+// resolved.
+func (s Server) BatchClient(apiKey string) (*BatchClient, error) {
+	return NewBatchClient(Config{URL: s.URL, APIKey: apiKey})
+}
+
+// PollFrom is the backoff of a batch's status polls from a first wait of
+// initial (--batch-poll): 1.5× longer each time, at most a minute.
+func PollFrom(initial time.Duration) PollPolicy {
+	return PollPolicy{Initial: initial, Max: max(initial, time.Minute)}
 }

@@ -147,10 +147,10 @@ func (h *Histogram) DifferenceCI95(lo, hi float64) Interval {
 // differenceInterval is the 95% interval of the mean of n ≥ 1 paired
 // differences with distinct values vals (ascending) and multiplicities cnt,
 // range [lo, hi]:
-//   - every difference equal and a finite range: RuleOfThreeCI95 (issue 34:
+//   - every difference equal, n ≥ 2 and a finite range: RuleOfThreeCI95 (issue 34:
 //     it was the betting interval alone below DifferenceReliableMinN and the
 //     worst-case BoundedWilsonCI95 from there, ±0.261 of the range at 60
-//     identical pairs where this gives ±0.049);
+//     identical pairs where this gives ±0.0495);
 //   - a finite range and fewer than DifferenceReliableMinN differences, or
 //     fewer than DifferenceReliableMinNonzero of them non-zero:
 //     MethodHallTBetting, the union of MethodHallT (when the values vary) and
@@ -161,7 +161,7 @@ func (h *Histogram) DifferenceCI95(lo, hi float64) Interval {
 //     DifferenceReliableMinNonzero non-zero ones (only an unbounded range
 //     gets there).
 func differenceInterval(vals []float64, cnt []int64, n int64, lo, hi float64) Interval {
-	if len(vals) == 1 && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) && lo < hi {
+	if len(vals) == 1 && n >= 2 && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) && lo < hi {
 		return RuleOfThreeCI95(vals[0], n, lo, hi)
 	}
 	var nonzero int64

@@ -84,6 +84,12 @@ func (h *Histogram) Add(x float64) {
 	h.n++
 }
 
+// AddN records n (> 0) occurrences of one value: n calls of Add.
+func (h *Histogram) AddN(x float64, n int64) {
+	h.counts[x] += n
+	h.n += n
+}
+
 // Merge adds every value of o.
 func (h *Histogram) Merge(o *Histogram) {
 	for v, c := range o.counts {
@@ -154,3 +160,6 @@ func resampleHistogramMeans(vals []float64, cnt []int64, n int64, resamples int,
 	}
 	return stats
 }
+
+// Values returns the distinct values ascending and their counts.
+func (h *Histogram) Values() ([]float64, []int64) { return h.sorted() }

@@ -195,3 +195,16 @@ func convolveSignFlip(q, m []int64, tObs int64) float64 {
 	}
 	return min(1, tail)
 }
+
+// BenchmarkSignFlipFourier is the exact p of precision@10's paired
+// differences at 50,000 queries by the Fourier inversion (beyond the
+// convolution's budget).
+func BenchmarkSignFlipFourier(b *testing.B) {
+	d := precisionDifferences(50_000, 0.0021, 34)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, ok := PairedExactP(d); !ok {
+			b.Fatal("no exact p")
+		}
+	}
+}

@@ -240,7 +240,7 @@ func TestHallTSymmetricIsStudentT(t *testing.T) {
 	// (the sizes MethodHallT serves): t's interval to 1e-9 standard errors.
 	r := NewRand(34)
 	for _, half := range []int{2, 3, 5, 8, 11, 14, 5000} {
-		for range 200 {
+		for range 50 {
 			c := 0.2 + 0.6*r.Float64()
 			xs := make([]float64, 0, 2*half)
 			for range half {

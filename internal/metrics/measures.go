@@ -121,7 +121,7 @@ type Measure[In any] struct {
 }
 
 // CaseInput is one gold-carrying case of check: its deduplicated top-k card
-// identities (TopKIdentities), its distinct gold ids (AppendDedupGold), and k.
+// identities (casefile.TopKIdentities), its distinct gold ids (AppendDedupGold), and k.
 // Relevant is the case's set of every relevant card when it carries
 // relevant_ids (AppendDedupGold of gold and relevant_ids), else nil: recall and
 // nDCG are then computed against it (real recall), hit always against Gold.

@@ -104,7 +104,7 @@ func PairedCI95(d []float64, w float64, zeroOne bool) Interval {
 			return McNemarCI95(worse, better, n)
 		}
 	}
-	if same(d) && !math.IsInf(w, 0) && w > 0 {
+	if same(d) && n >= 2 && !math.IsInf(w, 0) && w > 0 {
 		return RuleOfThreeCI95(d[0], n, -w, w)
 	}
 	var nonzero int64

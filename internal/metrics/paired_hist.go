@@ -12,7 +12,7 @@ import (
 // per-case differences (memory bounded by the distinct differences, not by n).
 
 // FirstGoldRank is the 1-based position of the first gold card among the
-// deduplicated ranked card identities (TopKIdentities with no cut), 0 when no gold
+// deduplicated ranked card identities (casefile.TopKIdentities with no cut), 0 when no gold
 // card was retrieved.
 func FirstGoldRank(ranked, gold []string) int {
 	for i, id := range ranked {

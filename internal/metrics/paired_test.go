@@ -160,7 +160,7 @@ func TestColumnCI95(t *testing.T) {
 	assert.False(t, iv.Unreliable)
 	assert.Equal(t, hallTFromValues(xs60, -1, 1), iv.CI())
 	// Paired differences all equal: the rule of three at every n (issue 34),
-	// around the value and not a point: 60 identical pairs give ±(1 − 0.05^{1/60})
+	// around the value and not a point: 60 identical pairs give ±(1 − 0.05^{1/59})
 	// of the range's half-width, where bounded Wilson gave ±0.261.
 	iv = PairedCI95([]float64{0.2, 0.2}, 1, false)
 	assert.Equal(t, MethodRuleOfThree, iv.Method)
@@ -169,8 +169,8 @@ func TestColumnCI95(t *testing.T) {
 	same60 := make([]float64, 60)
 	iv = PairedCI95(same60, 31.8, false)
 	assert.Equal(t, MethodRuleOfThree, iv.Method)
-	assert.InDelta(t, -(1-math.Pow(0.05, 1.0/60))*31.8, iv.Lo, 1e-12)
-	assert.InDelta(t, (1-math.Pow(0.05, 1.0/60))*31.8, iv.Hi, 1e-12)
+	assert.InDelta(t, -(1-math.Pow(0.05, 1.0/59))*31.8, iv.Lo, 1e-12)
+	assert.InDelta(t, (1-math.Pow(0.05, 1.0/59))*31.8, iv.Hi, 1e-12)
 	assert.False(t, iv.Unreliable)
 	// A 0/1 measure gets the interval inverted from McNemar's test.
 	iv = PairedCI95([]float64{-1, -1, 0, 0, 1, -1, 0, 0, -1, -1, -1}, 1, true)

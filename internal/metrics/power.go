@@ -78,23 +78,6 @@ func MDDProportion(p0 float64, n int64, alpha, power float64) (down, up float64)
 	return solve(-1, p0), solve(1, 1-p0)
 }
 
-// MDDPairedProportion is the smallest detectable difference δ = p₁₀ − p₀₁ of two
-// paired proportions over n pairs with discordant proportion ψ = p₁₀ + p₀₁ (the
-// McNemar test; Connor 1987): the δ in (0, ψ] solving
-// √n·δ = z_{1−α/2}·√ψ + z_{power}·√(ψ − δ²). NaN when even δ = ψ is not detectable
-// (too few discordant pairs) or ψ is 0.
-func MDDPairedProportion(psi float64, n int64, alpha, power float64) float64 {
-	if n <= 0 || psi <= 0 || psi > 1 {
-		return math.NaN()
-	}
-	za, zb, rn := NormalQuantile(1-alpha/2), NormalQuantile(power), math.Sqrt(float64(n))
-	f := func(d float64) float64 { return rn*d - za*math.Sqrt(psi) - zb*math.Sqrt(max(0, psi-d*d)) }
-	if f(psi) < 0 {
-		return math.NaN()
-	}
-	return bisect(f, 0, psi)
-}
-
 // McNemarMinPairs is the fewest discordant pairs at which the exact McNemar
 // test can reject at 0.05: with N all in one direction p = 2·½^N, 0.0625 at
 // N = 5 and 0.03125 at 6.
@@ -106,10 +89,12 @@ const McNemarMinPairs = 6
 // z_{power}·√(ψ_δ − δ²) with the discordant proportion ψ_δ = max(ψ, δ): the
 // observed ψ, or as much as a difference of δ needs (a difference larger than
 // the discordant share ψ cannot happen without more discordant pairs). Unlike
-// MDDPairedProportion, which keeps ψ and has no answer once even δ = ψ is not
-// detectable, it names the drop the test would see four times in five, and
+// the formula at the observed ψ alone (used before), which has no answer once
+// even δ = ψ is not detectable, it names the drop the test would see four
+// times in five, and
 // so is never "none" beside a test that has just rejected (issue 34: the
-// demo's adversarial hit@5 read "p 0.0313 · MDD —"). NaN when n is below
+// demo's adversarial hit@5 read "p 0.0313 · MDD —"). Where δ ≤ ψ it is
+// Connor's formula at the observed ψ, as before. NaN when n is below
 // McNemarMinPairs (no difference can be significant) or ψ is outside [0, 1].
 // The left side minus the right is negative and then positive once as δ
 // grows (increasing up to ψ; beyond it its sign is that of

@@ -61,23 +61,40 @@ func TestMDDProportion(t *testing.T) {
 	assert.True(t, math.IsNaN(down) && math.IsNaN(up))
 }
 
-func TestMDDPairedProportion(t *testing.T) {
+// connorAt is Connor's (1987) McNemar formula at the observed discordant
+// proportion ψ alone (what the reports used before issue 34): the δ in (0, ψ]
+// solving √n·δ = z_{0.975}·√ψ + z_{0.8}·√(ψ − δ²), NaN when even δ = ψ is not
+// detectable.
+func connorAt(psi float64, n int64) float64 {
+	za, zb, rn := NormalQuantile(0.975), NormalQuantile(0.8), math.Sqrt(float64(n))
+	f := func(d float64) float64 { return rn*d - za*math.Sqrt(psi) - zb*math.Sqrt(max(0, psi-d*d)) }
+	if psi <= 0 || f(psi) < 0 {
+		return math.NaN()
+	}
+	return bisect(f, 0, psi)
+}
+
+func TestMDDMcNemarAtObservedDiscordance(t *testing.T) {
 	tests := []struct {
 		psi  float64
 		n    int64
-		want float64
+		want float64 // Connor's formula at ψ
 	}{
 		{0.02, 2500, 0.00792034341848792},
 		{0.1, 100, 0.08755348893461398},
-		{0.2, 29, math.NaN()},   // about 6 discordant pairs: even all one way is not detectable
+		{0.2, 29, math.NaN()},   // about 6 discordant pairs: even all one way is not detectable at ψ
 		{0.01, 100, math.NaN()}, // one discordant pair
 		{0, 100, math.NaN()},
 	}
 	for _, tt := range tests {
-		got := MDDPairedProportion(tt.psi, tt.n, DefaultAlpha, DefaultPower)
+		at := connorAt(tt.psi, tt.n)
+		got := MDDMcNemar(tt.psi, tt.n, DefaultAlpha, DefaultPower)
 		if math.IsNaN(tt.want) {
-			assert.True(t, math.IsNaN(got), "psi=%v n=%d: %v", tt.psi, tt.n, got)
+			assert.True(t, math.IsNaN(at), "psi=%v n=%d: %v", tt.psi, tt.n, at)
+			// The discordance grows with δ: a drop larger than ψ is detectable.
+			assert.Greater(t, got, tt.psi, "psi=%v n=%d", tt.psi, tt.n)
 		} else {
+			assert.InDelta(t, tt.want, at, 1e-12, "psi=%v n=%d", tt.psi, tt.n)
 			assert.InDelta(t, tt.want, got, 1e-12, "psi=%v n=%d", tt.psi, tt.n)
 		}
 	}
@@ -92,7 +109,7 @@ func TestMDDPairedProportion(t *testing.T) {
 func TestMDDMcNemar(t *testing.T) {
 	za, zb := NormalQuantile(0.975), NormalQuantile(0.8)
 	psi := 6.0 / 28
-	assert.True(t, math.IsNaN(MDDPairedProportion(psi, 28, 0.05, 0.8)))
+	assert.True(t, math.IsNaN(connorAt(psi, 28)))
 	d := MDDMcNemar(psi, 28, 0.05, 0.8)
 	assert.Greater(t, d, psi)
 	// At δ > ψ the discordant share is δ itself.
@@ -103,7 +120,7 @@ func TestMDDMcNemar(t *testing.T) {
 		psi float64
 		n   int64
 	}{{0.1, 500}, {0.3, 200}, {0.05, 10000}} {
-		assert.InDelta(t, MDDPairedProportion(c.psi, c.n, 0.05, 0.8), MDDMcNemar(c.psi, c.n, 0.05, 0.8), 1e-9)
+		assert.InDelta(t, connorAt(c.psi, c.n), MDDMcNemar(c.psi, c.n, 0.05, 0.8), 1e-9)
 	}
 	// Below six pairs the exact test cannot reject: no difference is detectable.
 	assert.True(t, math.IsNaN(MDDMcNemar(0.5, 5, 0.05, 0.8)))

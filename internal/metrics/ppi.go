@@ -148,7 +148,8 @@ func ppiJackknifeVar(y, f, u []float64) float64 {
 		su, suu = su+c, suu+c*c
 	}
 	m := float64(n - 1) // labelled units left
-	thetas := make([]float64, n)
+	// Welford's running mean and sum of squares of the θ̂_(i), no slice.
+	var tm, ss float64
 	for i := range y {
 		a, b := y[i]-my, f[i]-all
 		ly, lf, lyf, lff := sy-a, sf-b, syf-a*b, sff-b*b
@@ -164,17 +165,15 @@ func ppiJackknifeVar(y, f, u []float64) float64 {
 		}
 		// θ̂_(i) = mean(Y) − λ·mean(F) + λ·mean(U), the means without unit i.
 		yBar, fBar := my+ly/m, all+lf/m
-		thetas[i] = yBar - lambda*fBar
+		theta := yBar - lambda*fBar
 		if N > 0 {
-			thetas[i] += lambda * mu
+			theta += lambda * mu
 		}
+		d := theta - tm
+		tm += d / float64(i+1)
+		ss += d * (theta - tm)
 	}
-	tm := mean(thetas)
-	var v float64
-	for _, t := range thetas {
-		v += (t - tm) * (t - tm)
-	}
-	return v * m / float64(n)
+	return ss * m / float64(n)
 }
 
 // HumanOnly is the mean of the gold labels alone with its normal interval

@@ -332,7 +332,7 @@ func TestPPIClipNoVariation(t *testing.T) {
 	assert.Equal(t, MethodRuleOfThree, c.Method)
 	assert.Equal(t, MethodRuleOfThree, c.Interval().Method)
 	assert.False(t, c.Interval().Unreliable)
-	u := 1 - math.Pow(0.05, 0.25)
+	u := 1 - math.Pow(0.05, 1.0/3)
 	assert.InDelta(t, -u, c.Lo, 1e-15)
 	assert.InDelta(t, u, c.Hi, 1e-15)
 }

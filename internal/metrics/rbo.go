@@ -122,3 +122,37 @@ func RBOPrefixWeight(p float64, d int) float64 {
 	}
 	return 1 - math.Pow(p, float64(d-1)) + (1-p)/p*float64(d)*(math.Log(1/(1-p))-tail)
 }
+
+// LeftTop is how many entries of the base top k a left the head top k b:
+// |a \ b|, the items of a that b does not hold (a list shorter than the other
+// has fewer places: what it lacks has left). Both lists hold distinct items.
+// Two top k hold the same set exactly when LeftTop is 0 and their lengths are
+// equal.
+func LeftTop[T comparable](a, b []T) int {
+	left := 0
+	if len(b) <= 64 {
+		for _, x := range a {
+			found := false
+			for _, y := range b {
+				if x == y {
+					found = true
+					break
+				}
+			}
+			if !found {
+				left++
+			}
+		}
+		return left
+	}
+	in := make(map[T]struct{}, len(b))
+	for _, y := range b {
+		in[y] = struct{}{}
+	}
+	for _, x := range a {
+		if _, ok := in[x]; !ok {
+			left++
+		}
+	}
+	return left
+}

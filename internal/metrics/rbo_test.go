@@ -194,3 +194,33 @@ func BenchmarkRBOExt(b *testing.B) {
 // Identical lists give exactly 1; a list that is a prefix of the other also
 // gives 1 (the extrapolation's assumption). 0 < p < 1.
 func RBOExt[T comparable](a, b []T, p float64) float64 { return rboExt(a, b, p, true) }
+
+func TestLeftTop(t *testing.T) {
+	long := func(n, from int) []int {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = from + i
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		a, b []int
+		want int
+	}{
+		{"same", []int{1, 2, 3}, []int{1, 2, 3}, 0},
+		{"order only", []int{1, 2, 3}, []int{3, 1, 2}, 0},
+		{"one replaced", []int{1, 2, 3}, []int{1, 9, 3}, 1},
+		{"head ended", []int{1, 2, 3, 4, 5}, []int{1, 2}, 3},
+		{"head longer", []int{1, 2}, []int{1, 2, 3}, 0},
+		{"nothing in common", []int{1, 2}, []int{3, 4}, 2},
+		{"empty base", nil, []int{1}, 0},
+		{"empty head", []int{1, 2}, nil, 2},
+		{"beyond 64: the map", long(100, 0), long(100, 30), 30},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, LeftTop(tt.a, tt.b))
+		})
+	}
+}

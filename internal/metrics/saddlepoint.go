@@ -174,6 +174,16 @@ const latticeSpanMaxDistinct = 1 << 16
 // moves the sum by 2|d_i|, so its values are h = 2g/D apart, g the greatest
 // common divisor of the lattice integers; 0 without a lattice.
 func signFlipLatticeStep(d []float64) float64 {
+	// A first non-zero difference on no lattice rules the lattice out before
+	// the pass over the distinct values (nDCG's differences, at once).
+	for _, x := range d {
+		if x != 0 {
+			if _, _, ok := latticeOf([]float64{math.Abs(x)}); !ok {
+				return 0
+			}
+			break
+		}
+	}
 	seen := map[float64]bool{}
 	var vals []float64
 	for _, x := range d {

@@ -155,11 +155,11 @@ func constSlice(n int, v float64) []float64 {
 // (MRR), 100 to 1,000 non-zero differences, shifted to a sign-flip z of 1.5 to
 // 4. Without the continuity correction it was up to 6% below the exact p on
 // steps of 0.1; with it and without the margin up to 1.06/m_eff below on the
-// skewed differences. The normal suite runs 60 cases (a few seconds);
+// skewed differences. The normal suite runs 30 cases (a few seconds);
 // RETRIEVAL_GATE_FULL_SIMULATION=1 runs 600.
 func TestSignFlipSaddlepointConservative(t *testing.T) {
 	skipSimulationUnderRace(t)
-	cases := 60
+	cases := 30
 	if fullSimulation() {
 		cases = 600
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // differenceIntervalBefore34 is the interval paired differences of a bounded
@@ -33,16 +34,16 @@ func differenceIntervalBefore34(vals []float64, cnt []int64, n int64, lo, hi flo
 // Issue 34 item 1: identical runs (every difference 0) got the widest
 // interval the range allows from 50 pairs (bounded-wilson-cc: ±0.261 of the
 // range's half-width at 60 queries, ±8.299 for DCG@10 out of 31.805); the rule
-// of three gives ±(1 − 0.05^{1/n}).
+// of three gives ±(1 − 0.05^{1/(n−1)}).
 func TestIdenticalDifferencesInterval(t *testing.T) {
 	for _, c := range []struct {
 		n             int64
 		before, after float64 // half-widths on [−1, 1]
 		beforeMethod  string
 	}{
-		{20, 0.2352, 0.1391, MethodHallTBetting},
-		{50, 0.2856, 0.0582, MethodBoundedWilson},
-		{60, 0.2609, 0.0487, MethodBoundedWilson},
+		{20, 0.2352, 0.1459, MethodHallTBetting},
+		{50, 0.2856, 0.0593, MethodBoundedWilson},
+		{60, 0.2609, 0.0495, MethodBoundedWilson},
 		{200, 0.1422, 0.0149, MethodBoundedWilson},
 	} {
 		t.Run(fmt.Sprint(c.n), func(t *testing.T) {
@@ -53,46 +54,90 @@ func TestIdenticalDifferencesInterval(t *testing.T) {
 			assert.InDelta(t, c.before, before.Hi, 5e-5)
 			assert.InDelta(t, -before.Hi, before.Lo, 1e-9)
 			assert.Equal(t, MethodRuleOfThree, after.Method)
-			assert.InDelta(t, 1-math.Pow(0.05, 1/float64(c.n)), after.Hi, 1e-15)
+			assert.InDelta(t, 1-math.Pow(0.05, 1/float64(c.n-1)), after.Hi, 1e-15)
 			assert.InDelta(t, c.after, after.Hi, 5e-5)
 			assert.InDelta(t, -after.Hi, after.Lo, 1e-15)
 		})
 	}
 	// DCG@10 out of 31.805 (differences in [−31.805, 31.805]) at 60 queries:
-	// the issue's ±8.299 becomes ±1.549.
+	// the issue's ±8.299 becomes ±1.575.
 	w := 31.805
 	before := differenceIntervalBefore34([]float64{0}, []int64{60}, 60, -w, w)
 	assert.InDelta(t, 8.299, before.Hi, 5e-4)
 	after := RuleOfThreeCI95(0, 60, -w, w)
-	assert.InDelta(t, 1.549, after.Hi, 5e-4)
+	assert.InDelta(t, 1.575, after.Hi, 5e-4)
 	// All equal off 0: the room on each side of c.
 	iv := RuleOfThreeCI95(0.5, 20, -1, 1)
-	u := 1 - math.Pow(0.05, 1.0/20)
+	u := 1 - math.Pow(0.05, 1.0/19)
 	assert.InDelta(t, 0.5-u*1.5, iv.Lo, 1e-15)
 	assert.InDelta(t, 0.5+u*0.5, iv.Hi, 1e-15)
 }
 
-// The rule of three covers at least 95% for every distribution on the range:
-// its exact coverage is P(not all equal c) + P(all c)·1[mean inside], and it
-// misses only when every pair equals c although the share q of pairs that do
-// not exceeds U, which happens with probability (1 − q)^n < 0.05. Checked
-// exactly on two-point distributions {0, x} of every q on a grid.
+// The rule of three misses the mean on the samples whose every difference is
+// equal with probability at most 5% for every distribution on the range: the
+// miss needs every pair to equal some c whose share p_c is below 1 − U, and
+// Σ p_c^n ≤ (1 − U)^{n−1} = 0.05. Checked exactly: on two-point distributions
+// {a, b} of every p on a grid the probability of an equal sample that the rule
+// of three misses is at most 0.05, and it was 0.0625 on ±1 with p ½ at n = 5
+// with the one-value-at-a-time U = 1 − 0.05^{1/n} (both ends can be the equal
+// value).
 func TestRuleOfThreeCoverageExact(t *testing.T) {
-	for _, n := range []int64{1, 2, 5, 20, 50, 200} {
-		iv := RuleOfThreeCI95(0, n, -1, 1)
-		for _, x := range []float64{-1, -0.3, 0.5, 1} {
-			for k := 1; k <= 1000; k++ {
-				q := float64(k) / 1000
-				mean := q * x
-				pAll := math.Pow(1-q, float64(n))
+	for _, n := range []int64{2, 3, 5, 8, 20, 50, 200} {
+		for _, sup := range [][2]float64{{-1, 1}, {0, 1}, {-1, 0}, {-0.5, 1}, {-1, -0.3}} {
+			for k := 1; k < 1000; k++ {
+				p := float64(k) / 1000
+				mean := (1-p)*sup[0] + p*sup[1]
 				miss := 0.0
-				if mean < iv.Lo || mean > iv.Hi {
-					miss = pAll // the other samples get another interval
+				for i, c := range sup {
+					pc := 1 - p
+					if i == 1 {
+						pc = p
+					}
+					if iv := RuleOfThreeCI95(c, n, -1, 1); mean < iv.Lo || mean > iv.Hi {
+						miss += math.Pow(pc, float64(n))
+					}
 				}
-				assert.Less(t, miss, 0.05+1e-12, "n %d, x %g, q %g", n, x, q)
+				require.LessOrEqual(t, miss, 0.05+1e-12, "n %d, support %v, p %g", n, sup, p)
 			}
 		}
 	}
+	// The one-value-at-a-time bound would have missed 1/16 there.
+	u := 1 - math.Pow(0.05, 1.0/5)
+	assert.Less(t, -1+2*u, 0.0, "with 1 − 0.05^{1/n} the interval of five −1 misses 0")
+	assert.Greater(t, RuleOfThreeCI95(-1, 5, -1, 1).Hi, 0.0)
+	// One pair: the range.
+	assert.Equal(t, [2]float64{-1, 1}, RuleOfThreeCI95(0.3, 1, -1, 1).CI())
+}
+
+// The interval of paired differences a bounded measure gets below 30 pairs
+// (the betting interval united with hall-t, the rule of three when every
+// difference is equal) covers at least 0.955, exactly, on every two-point
+// distribution of a grid (supports ±1, {0, 1}, {−1, 0}, {−0.5, 1}, {−1, 0.2},
+// p from 0.01 to 0.99) at n = 2 to 30 (the normal suite: n = 2, 5, 12, 27, p in
+// steps of 0.04).
+func TestDifferenceIntervalCoverageExact(t *testing.T) {
+	skipSimulationUnderRace(t)
+	ns, step := []int{2, 5, 12, 27}, 4
+	if fullSimulation() {
+		ns, step = nil, 1
+		for n := 2; n <= 30; n++ {
+			ns = append(ns, n)
+		}
+	}
+	worst := 1.0
+	for _, sup := range [][]float64{{-1, 1}, {0, 1}, {-1, 0}, {-0.5, 1}, {-1, 0.2}} {
+		for k := step; k < 100; k += step {
+			p := float64(k) / 100
+			for _, n := range ns {
+				c := exactCoverage(sup, []float64{1 - p, p}, n, func(vals []float64, cnt []int64) [2]float64 {
+					return differenceInterval(vals, cnt, int64(n), -1, 1).CI()
+				})
+				worst = min(worst, c)
+				require.GreaterOrEqual(t, c, 0.955, "support %v, p %g, n %d", sup, p, n)
+			}
+		}
+	}
+	t.Logf("lowest exact coverage %.4f", worst)
 }
 
 // sparseCell is one row of the sparse-difference table.
@@ -133,7 +178,7 @@ func sparseDifferenceCoverage(zero float64, n, reps int, seed uint64) sparseCell
 // mean paired difference covers at least 0.95 at n = 20, 50 and 200 (and 100,
 // 500), where the interval used before fell to 0.84: MethodHallT from 50 pairs
 // saw two or three non-zero values at 50 pairs 95% of them 0. The normal suite
-// runs four cells with 2,000 samples and asserts ≥ 0.95 minus two standard
+// runs four cells with 1,000 samples and asserts ≥ 0.95 minus two standard
 // errors;
 //
 //	RETRIEVAL_GATE_FULL_SIMULATION=1 go test ./internal/metrics -run TestSparseDifferenceCoverage -v
@@ -141,7 +186,7 @@ func sparseDifferenceCoverage(zero float64, n, reps int, seed uint64) sparseCell
 // runs every cell with 10,000 samples and prints docs/statistics.md's table.
 func TestSparseDifferenceCoverage(t *testing.T) {
 	skipSimulationUnderRace(t)
-	reps := 2000
+	reps := 1000
 	type key struct {
 		zero float64
 		n    int

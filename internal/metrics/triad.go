@@ -5,24 +5,6 @@ import (
 	"slices"
 )
 
-// TopKIdentities appends to dst the first k distinct card identities of ranked,
-// best first: duplicates are removed by first occurrence before the top-k cut
-// (several chunks of one parent card count once, at the rank of the best chunk).
-// Empty identities are skipped. k <= 0 gives none.
-func TopKIdentities(dst []string, ranked []string, k int) []string {
-	start := len(dst)
-	for _, id := range ranked {
-		if len(dst)-start >= k {
-			break
-		}
-		if id == "" || contains(dst[start:], id) {
-			continue
-		}
-		dst = append(dst, id)
-	}
-	return dst
-}
-
 // AppendDedupGold appends to dst the distinct gold ids of gold in first-occurrence
 // order (empty ids dropped; dst must not alias gold): gold is a set, so a repeated
 // gold id counts once.

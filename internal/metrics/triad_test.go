@@ -6,35 +6,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 )
-
-func TestTopKIdentities(t *testing.T) {
-	tests := []struct {
-		name   string
-		ranked []string
-		k      int
-		want   []string
-	}{
-		{"empty retrieved", nil, 5, []string{}},
-		{"k larger than list", []string{"a", "b"}, 5, []string{"a", "b"}},
-		{"k=1", []string{"a", "b"}, 1, []string{"a"}},
-		{"k=0 gives none", []string{"a"}, 0, []string{}},
-		{"duplicates of one parent count once, at first rank", []string{"a", "a", "a", "b", "c"}, 2, []string{"a", "b"}},
-		{"dedup happens before the cut", []string{"a", "a", "a", "a", "a", "g"}, 2, []string{"a", "g"}},
-		{"empty identity skipped", []string{"", "a"}, 1, []string{"a"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := TopKIdentities([]string{}, tt.ranked, tt.k)
-			assert.Equal(t, tt.want, got)
-		})
-	}
-}
-
-func TestTopKIdentitiesAppendsAfterDst(t *testing.T) {
-	got := TopKIdentities([]string{"x"}, []string{"x", "y", "z"}, 2)
-	assert.Equal(t, []string{"x", "x", "y"}, got, "dedup and cut apply only to the appended part")
-}
 
 func TestAppendDedupGold(t *testing.T) {
 	assert.Equal(t, []string{"a", "b"}, AppendDedupGold(nil, []string{"a", "b", "a", "", "b"}))
@@ -46,7 +20,7 @@ func TestAppendDedupGold(t *testing.T) {
 type triad struct{ Hit, Recall, NDCG float64 }
 
 func scoreTriad(ranked, gold []string, k int) (triad, []string) {
-	in := CaseInput{TopK: TopKIdentities(nil, ranked, k), Gold: AppendDedupGold(nil, gold), K: k}
+	in := CaseInput{TopK: casefile.TopKIdentities(nil, ranked, k), Gold: AppendDedupGold(nil, gold), K: k}
 	var s [NumCase]float64
 	ScoreCase(&s, &in)
 	return triad{s[CaseIndex(KeyHit)], s[CaseIndex(KeyRecall)], s[CaseIndex(KeyNDCG)]}, in.TopK
@@ -126,7 +100,7 @@ func TestScoreCaseRelevantIDs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			gold := AppendDedupGold(nil, tt.gold)
-			in := CaseInput{TopK: TopKIdentities(nil, tt.ranked, tt.k), Gold: gold, Relevant: AppendRelevant(nil, gold, tt.relevant), K: tt.k}
+			in := CaseInput{TopK: casefile.TopKIdentities(nil, tt.ranked, tt.k), Gold: gold, Relevant: AppendRelevant(nil, gold, tt.relevant), K: tt.k}
 			var s [NumCase]float64
 			ScoreCase(&s, &in)
 			got := triad{s[CaseIndex(KeyHit)], s[CaseIndex(KeyRecall)], s[CaseIndex(KeyNDCG)]}
@@ -145,7 +119,7 @@ func TestNDCGNeverAboveOne(t *testing.T) {
 	ids := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
 	for k := 1; k <= len(ids)+2; k++ {
 		for ng := 1; ng <= len(ids); ng++ {
-			topk := TopKIdentities(nil, ids, k)
+			topk := casefile.TopKIdentities(nil, ids, k)
 			v := NDCGAtK(&CaseInput{TopK: topk, Gold: ids[:ng], K: k})
 			require.LessOrEqual(t, v, 1.0, "k=%d gold=%d", k, ng)
 			require.GreaterOrEqual(t, v, 0.0)

@@ -21,10 +21,13 @@ const (
 )
 
 // Groups a gate can be about (besides "type:NAME", "locale:TAG", a compare
-// "strategy:NAME" and a calibrate dimension name).
+// strategy's, StrategyGroup, and a calibrate dimension name).
 const (
 	GroupOverall = "overall"
 )
+
+// StrategyGroup is the gate group of a compare strategy: "strategy:NAME".
+func StrategyGroup(name string) string { return "strategy:" + name }
 
 // Gate is one gate's outcome. Threshold and Value are NaN when the gate has
 // none (an integrity gate; an unset floor has a Value but no Threshold).

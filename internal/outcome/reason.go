@@ -62,6 +62,25 @@ const (
 	// and its paired test is corrected only within the per-group regression
 	// gates set, not for every locale).
 	IndicativeLocaleTest Code = "indicative_locale_test"
+	// NoTopK: no case of the group (Name, "" for overall) that both runs hold
+	// carries its top k in both runs (N held, M of them without a top k in one
+	// run): the churn cannot be measured.
+	NoTopK Code = "no_top_k"
+	// RBOBelow: the mean rank-biased overlap Value of group Name's N cases
+	// (Name "" for overall) is below the floor Threshold.
+	RBOBelow Code = "rbo_below"
+	// ChurnAbove: the share Value of group Name's N cases whose top k changed
+	// as a set (M of them) is above the Threshold allowed.
+	ChurnAbove Code = "churn_above"
+	// Interval95: the 95% interval [Lo, Hi] (method Test) of a gate's figure
+	// (Measure) over N cases or queries; Only: the Threshold lies inside it.
+	Interval95 Code = "interval_95"
+	// ANNRecallBelow: the vector index's mean recall@M against exact search,
+	// Value over N queries, is below the floor Threshold.
+	ANNRecallBelow Code = "ann_recall_below"
+	// NoANNQuery: the exact check checked no query (N run, M of those sampled
+	// without an exact neighbour: no record of their locale).
+	NoANNQuery Code = "no_ann_query"
 	// HolmGroupGates: the gate is one of the N (≥ 2) per-group regression
 	// gates of the run (--max-drop MEASURE@GROUP), whose paired tests are one
 	// family, Holm-adjusted together: P is its test's unadjusted p, Value the
@@ -121,7 +140,7 @@ var Codes = []Code{
 	NoSuchGroup, NoGoldScored, NoScore, NoEvaluatedQueries, NoQueryValue, BelowFloor,
 	CannotDetect, TooFewToEstimate, NoSpread, Detects, IndicativeOnly, Unresolved,
 	NoBaseline, NothingPairs, NoPairedValue, DropNotSignificant, Dropped, DetectsDrop,
-	IndicativeLocaleTest, HolmGroupGates, NoOtherStrategy, Beaten, NotBeaten, Violations, NotGated,
+	IndicativeLocaleTest, HolmGroupGates, NoTopK, RBOBelow, ChurnAbove, Interval95, ANNRecallBelow, NoANNQuery, NoOtherStrategy, Beaten, NotBeaten, Violations, NotGated,
 	BelowMinN, KappaUndefined, KappaBelow, TooManyUnpaired, LockChanged, LabelsChanged,
 	NotBlind, AnchorNoCommit, AnchorUncommitted, AnchorSameCommit, AnchorNotAncestor,
 	AnchorShallow,
@@ -134,8 +153,10 @@ type Clause struct {
 	// Counts.
 	N, M int64
 	// Numbers: a mean and its floor or tolerance, a drop's two sides, a
-	// detectable difference, the distance to a floor, a test's p.
+	// detectable difference, the distance to a floor, a test's p, an
+	// interval's bounds.
 	Value, Threshold, Base, Current, Detectable, Distance, P float64
+	Lo, Hi                                                   float64
 	// Power and Alpha of a detectable difference.
 	Power, Alpha         float64
 	Below, Only, Allowed bool

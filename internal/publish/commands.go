@@ -31,7 +31,8 @@ func PathOutputs(paths map[string]string) Publication {
 }
 
 // Check is what `check` publishes: the outputs of the contract (verdict, n,
-// hit, recall, ndcg, json), the integrity problems as annotations, and the
+// hit, recall, ndcg, json), the integrity problems as annotations (every
+// problem the result lists: the check run takes them all), its title, and the
 // Markdown report markdown writes with at most maxListed listed cases (0: as
 // many as it lists by default), re-rendered shorter when it must fit; reason
 // words a problem's kind (checkreport.ProblemReason).
@@ -44,11 +45,8 @@ func Check(r *gate.Result, markdown func(maxListed int) string, jsonPath string,
 		"ndcg":    metricOutput(r.Overall, metrics.KeyNDCG),
 		"json":    jsonPath,
 	}
-	anns := make([]Annotation, 0, min(len(r.Integrity.Problems), MaxAnnotations))
+	anns := make([]Annotation, 0, len(r.Integrity.Problems))
 	for _, p := range r.Integrity.Problems {
-		if len(anns) == MaxAnnotations {
-			break
-		}
 		anns = append(anns, Annotation{
 			File:    p.File,
 			Line:    p.Line,
@@ -69,7 +67,17 @@ func Check(r *gate.Result, markdown func(maxListed int) string, jsonPath string,
 		AnnotationsTotal: max(r.Integrity.ProblemsTotal, int64(len(r.Integrity.Problems))),
 		Failed:           len(r.Failed()) > 0,
 		ActionWarnings:   warnings,
+		CheckTitle:       checkTitle(r.Failed()),
 	}
+}
+
+// CompareCheck is compare's check-run title when it gates (--gate-strategy with
+// a gate); "" when it does not, and no check run is made.
+func CompareCheck(gates int, failed []string) string {
+	if gates == 0 {
+		return ""
+	}
+	return checkTitle(failed)
 }
 
 // StaleIndexWarning is the ::warning:: of retrieved entries that are not cards
@@ -96,9 +104,12 @@ func metricOutput(g gate.Group, key string) string {
 
 // BaselineOutputs adds the step outputs of check's comparison: regression
 // (pass, fail, off) and the overall deltas (delta-hit, delta-recall,
-// delta-ndcg; "" without one).
+// delta-ndcg; "" without one); churn (the churn gates: pass, fail, off), the
+// overall mean-rbo and churn-share ("" without a top k to compare).
 func BaselineOutputs(out map[string]string, c *baseline.Comparison) {
 	out["regression"] = string(outcome.Off)
+	out["churn"] = string(outcome.Off)
+	out["mean-rbo"], out["churn-share"] = "", ""
 	for _, gm := range baseline.GateMeasures {
 		out["delta-"+strings.TrimPrefix(gm.Name, "max_drop_")] = ""
 	}
@@ -106,6 +117,11 @@ func BaselineOutputs(out map[string]string, c *baseline.Comparison) {
 		return
 	}
 	out["regression"] = string(c.Regression)
+	out["churn"] = string(c.ChurnStatus)
+	if g := c.Churn.Overall; c.Available && g.N > 0 {
+		out["mean-rbo"] = strconv.FormatFloat(g.RBO.Mean, 'g', -1, 64)
+		out["churn-share"] = strconv.FormatFloat(g.Share.Mean, 'g', -1, 64)
+	}
 	for _, gm := range baseline.GateMeasures {
 		for _, s := range c.Overall.Stats {
 			if s.Key == gm.Key {

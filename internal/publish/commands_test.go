@@ -15,12 +15,21 @@ import (
 func TestBaselineOutputs(t *testing.T) {
 	out := map[string]string{}
 	publish.BaselineOutputs(out, nil)
-	assert.Equal(t, map[string]string{"regression": "off", "delta-hit": "", "delta-recall": "", "delta-ndcg": ""}, out)
+	assert.Equal(t, map[string]string{"regression": "off", "delta-hit": "", "delta-recall": "", "delta-ndcg": "",
+		"churn": "off", "mean-rbo": "", "churn-share": ""}, out)
 
-	c := &baseline.Comparison{Regression: outcome.Fail}
+	c := &baseline.Comparison{Available: true, Regression: outcome.Fail, ChurnStatus: outcome.Pass}
 	c.Overall.Stats = []baseline.Stat{{Key: metrics.KeyRecall, Delta: -0.125}}
+	c.Churn.Overall = baseline.ChurnGroup{N: 8, RBO: baseline.Estimate{Mean: 0.9375}, Share: baseline.Estimate{Mean: 0.25}}
 	publish.BaselineOutputs(out, c)
-	assert.Equal(t, map[string]string{"regression": "fail", "delta-hit": "", "delta-recall": "-0.125", "delta-ndcg": ""}, out)
+	assert.Equal(t, map[string]string{"regression": "fail", "delta-hit": "", "delta-recall": "-0.125", "delta-ndcg": "",
+		"churn": "pass", "mean-rbo": "0.9375", "churn-share": "0.25"}, out)
+
+	// No top k to compare: the figures are empty.
+	c.Churn.Overall = baseline.ChurnGroup{Held: 3, Unknown: 3}
+	publish.BaselineOutputs(out, c)
+	assert.Empty(t, out["mean-rbo"])
+	assert.Empty(t, out["churn-share"])
 }
 
 func TestStaleIndexWarning(t *testing.T) {

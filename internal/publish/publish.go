@@ -43,10 +43,18 @@ type Publication struct {
 	// paths, made relative to the workspace.
 	Outputs     map[string]string
 	PathOutputs []string
-	// Annotations become ::error file=…,line=…:: commands, at most MaxAnnotations
-	// of them; AnnotationsTotal (when larger) counts the problems they came from.
+	// Annotations go to the check run (CheckRun), every one of them; without a
+	// check run they become ::error file=…,line=…:: commands, at most
+	// MaxAnnotations of them. AnnotationsTotal (when larger) counts the problems
+	// they came from.
 	Annotations      []Annotation
 	AnnotationsTotal int64
+	// CheckRun names the report's check run ("" none; CheckRunName(key)):
+	// inside Actions, with a token that may write checks, it carries the
+	// conclusion, CheckTitle, the report as its summary and every annotation.
+	CheckRun, CheckTitle string
+	// CheckMode is CheckRunAuto ("" too) or CheckRunNever (--check-run).
+	CheckMode string
 	// Mode is auto, always or never; "" is auto: whether to comment at all.
 	Mode string
 	// When is the comment mode (WhenAlways, WhenChanges, WhenFailures, WhenOff;
@@ -90,6 +98,8 @@ type Publisher struct {
 	Stderr io.Writer
 	// Comments builds the GitHub client; nil is GitHubComments(github.DefaultPolicy).
 	Comments CommentsFactory
+	// Checks builds the check-run client; nil is GitHubChecks(github.DefaultPolicy).
+	Checks ChecksFactory
 	// Sleep waits between create attempts; nil is httpretry.Sleep.
 	Sleep func(ctx context.Context, d time.Duration) error
 }
@@ -152,7 +162,13 @@ func (p *Publisher) Publish(ctx context.Context, pub Publication) []Warning {
 		for _, n := range pub.ActionNotices {
 			act.Notice(httpretry.Redact(n, token))
 		}
-		if len(pub.Annotations) > 0 || pub.AnnotationsTotal > 0 {
+		checked := false
+		if pub.CheckRun != "" && pub.Markdown != "" {
+			summary := Fit(withMarker(pub.Markdown, p.marker(pub)), p.withMarker(pub), MaxCheckSummaryBytes,
+				"\n\n> [!NOTE]\n> This summary was shortened to fit GitHub's 65,535-character check-run summary limit; the job summary has the whole report.\n")
+			checked = p.checkRun(ctx, act, pub, token, summary, warn)
+		}
+		if !checked && (len(pub.Annotations) > 0 || pub.AnnotationsTotal > 0) {
 			act.Annotate("error", pub.Annotations, pub.AnnotationsTotal, MaxAnnotations, "the job summary lists them")
 		}
 		if !pub.NoSummary && pub.Markdown != "" {
@@ -182,12 +198,26 @@ func withMarker(md, marker string) string {
 	return marker + "\n" + md
 }
 
+// marker is the report's marker: the Markdown's own, else Marker(pub.Key).
+func (p *Publisher) marker(pub Publication) string {
+	if m := MarkerOf(pub.Markdown); m != "" {
+		return m
+	}
+	return Marker(pub.Key)
+}
+
+// withMarker is pub.Render with the report's marker, for Fit (nil without Render).
+func (p *Publisher) withMarker(pub Publication) func(int) string {
+	if pub.Render == nil {
+		return nil
+	}
+	marker := p.marker(pub)
+	return func(n int) string { return withMarker(pub.Render(n), marker) }
+}
+
 // comment decides whether to post and keeps the sticky comment.
 func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Publication, token string, warn func(string, ...any)) {
-	marker := MarkerOf(pub.Markdown)
-	if marker == "" {
-		marker = Marker(pub.Key)
-	}
+	marker := p.marker(pub)
 	mode := pub.Mode
 	if mode == "" {
 		mode = ModeAuto

@@ -216,9 +216,9 @@ func retire(body, marker string) string {
 	return body[:i] + strings.TrimSuffix(marker, " -->") + " outdated -->" + body[i+len(marker):]
 }
 
-// runLink matches the footer runFooter writes: the only part of a comment that
-// changes between runs of the same report.
-var runLink = regexp.MustCompile(`(?m)^<sub>retrieval-gate · \[workflow run\]\([^)\n]*\)</sub>[ \t]*$`)
+// runLink matches the footer runFooter (GitHub) or jobFooter (GitLab) writes:
+// the only part of a comment that changes between runs of the same report.
+var runLink = regexp.MustCompile(`(?m)^<sub>retrieval-gate · \[(?:workflow run|CI job)\]\([^)\n]*\)</sub>[ \t]*$`)
 
 // SameReport reports whether two comment bodies carry the same report: equal once
 // the workflow-run link and trailing blanks are removed.

@@ -100,6 +100,121 @@ func BenchmarkStores(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchQueries/1e3, "µs/query")
 		})
+		// What --exact-check pays once: the store's vectors read back
+		// (Chroma: pages of 1,000 records through .../get).
+		b.Run(st.name+"/export", func(b *testing.B) {
+			s := st.open(b)
+			defer s.Close(ctx)
+			if err := s.Add(ctx, recs); err != nil {
+				b.Fatal(err)
+			}
+			var cost store.ExportCost
+			b.ResetTimer()
+			for b.Loop() {
+				var err error
+				if cost, err = s.(store.Exporter).Export(ctx, benchDim, func([]store.Record) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if cost.Records != benchChunks {
+				b.Fatalf("read back %d records", cost.Records)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchChunks/1e3, "µs/chunk")
+			b.ReportMetric(float64(cost.Bytes)/benchChunks, "bytes/chunk")
+			b.ReportMetric(float64(cost.Requests), "requests")
+		})
+	}
+}
+
+// BenchmarkExactCheck is the exact check's cost at 100,000 chunks (dimension
+// 384 and 1,024, three locales, half the queries filtered): load is the
+// vectors read back from the memory store into the exact index (once per
+// run); check is 1,000 queries answered by the store at k = 10 checked
+// against exact search (their exact searches and the similarity of every
+// store entry), per query.
+func BenchmarkExactCheck(b *testing.B) {
+	const chunks, queries = 100_000, 1_000
+	ctx := context.Background()
+	for _, dim := range []int{384, 1024} {
+		r := rand.New(rand.NewPCG(42, uint64(dim)))
+		locales := []string{"en", "es-419", "pt-BR"}
+		vec := func() []float32 {
+			v := make([]float32, dim)
+			for i := range v {
+				v[i] = float32(r.NormFloat64())
+			}
+			return v
+		}
+		st := memory.New(0)
+		if err := st.Reserve(chunks, dim); err != nil {
+			b.Fatal(err)
+		}
+		batch := make([]store.Record, 0, 1000)
+		for i := range chunks {
+			batch = append(batch, store.Record{ID: fmt.Sprintf("card-%d#c1", i), Locale: locales[i%3], Vector: vec()})
+			if len(batch) == cap(batch) {
+				if err := st.Add(ctx, batch); err != nil {
+					b.Fatal(err)
+				}
+				batch = batch[:0]
+			}
+		}
+		qs := make([]store.Query, queries)
+		for i := range qs {
+			qs[i] = store.Query{Vector: vec()}
+			if i%2 == 0 {
+				qs[i].Locale = locales[i%3]
+			}
+		}
+		hits, err := st.Search(ctx, qs, benchK)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("dim=%d/load", dim), func(b *testing.B) {
+			for b.Loop() {
+				e, err := newExactChecker(st, ExactAll, benchK, func(string, ...any) {})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := e.load(ctx, dim); err != nil {
+					b.Fatal(err)
+				}
+				_ = e.exact.Close(ctx)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/chunks/1e3, "µs/chunk")
+		})
+		b.Run(fmt.Sprintf("dim=%d/check", dim), func(b *testing.B) {
+			e, err := newExactChecker(st, ExactAll, benchK, func(string, ...any) {})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := e.load(ctx, dim); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				for i, q := range qs {
+					if err := e.observe(ctx, fmt.Sprint("q", i), i+1, q, hits[i]); err != nil {
+						b.Fatal(err)
+					}
+					if (i+1)%CaseWindow == 0 {
+						if err := e.flush(ctx); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				if err := e.flush(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			if e.misses.N() != int64(b.N)*queries || e.perfect != e.misses.N() {
+				b.Fatalf("checked %d, %d perfect", e.misses.N(), e.perfect)
+			}
+			_ = e.exact.Close(ctx)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/queries/1e3, "µs/query")
+		})
+		_ = st.Close(ctx)
 	}
 }
 

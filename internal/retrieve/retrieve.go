@@ -68,6 +68,7 @@ type Index struct {
 	st     store.Store    // nil for lexical
 	bm     *bm25.Index    // nil for dense
 	opt    Options
+	exact  *exactChecker // the exact check of a run (nil: none)
 }
 
 // Fingerprint identifies an index's content: the chunks (ids, parents, locales,
@@ -234,11 +235,23 @@ func roundAndOrder(rs []Result) {
 // Search answers a batch of queries, up to K results each, best first: by score
 // rounded to ScoreDigits significant digits, then by chunk id.
 func (ix *Index) Search(ctx context.Context, qs []Query) ([][]Result, error) {
-	k := ix.opt.K
-	depth := k
+	return ix.search(ctx, qs, nil)
+}
+
+// Depth is how many results the index asks its stages for: k, or max(k,
+// MinDepth) when hybrid fusion or a reranker reads deeper.
+func (ix *Index) Depth() int {
 	if ix.opt.Strategy == Hybrid || ix.opt.Reranker != nil {
-		depth = max(k, MinDepth)
+		return max(ix.opt.K, MinDepth)
 	}
+	return ix.opt.K
+}
+
+// search is Search; observe, when set, receives each query's store query
+// and the store's answer (the exact check).
+func (ix *Index) search(ctx context.Context, qs []Query, observe func(i int, q store.Query, hits []store.Hit) error) ([][]Result, error) {
+	k := ix.opt.K
+	depth := ix.Depth()
 	var dense [][]store.Hit
 	if ix.opt.Strategy != Lexical {
 		texts := make([]string, len(qs))
@@ -256,6 +269,13 @@ func (ix *Index) Search(ctx context.Context, qs []Query) ([][]Result, error) {
 		dense, err = ix.st.Search(ctx, sq, depth)
 		if err != nil {
 			return nil, err
+		}
+		if observe != nil {
+			for i := range sq {
+				if err := observe(i, sq[i], dense[i]); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	out := make([][]Result, len(qs))

@@ -2,7 +2,6 @@ package retrieve
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -37,27 +36,36 @@ type In struct {
 	OutName   string    // Out's name in messages
 }
 
-// RunOptions are the options of a retrieval run (the retrieve command, and each
-// retrieve stage of evaluate). Store and Embedder are names from the registries
+// RunOptions are the options of a retrieval run (the retrieve command, each
+// retrieve stage of evaluate, gate.Live), resolved before the run (Resolve):
+// every setting a value. Store and Embedder are names from the registries
 // (store.Lookup, embed.Lookup).
 type RunOptions struct {
 	Strategy   string
 	K          int
 	AllLocales bool
 	Store      string
-	StoreURL   string // the store's server; "" reads the store's URLEnv through Getenv
+	StoreURL   string // the store's server ("" for an in-process store)
 	Collection string // a kept, reused collection of the store ("" temporary)
-	// The store's tenant, database, API key (a secret) and token header: ""
-	// reads the store's variable (Kind.TenantEnv, …) through Getenv, then the
-	// store's default. CreateDatabase creates a missing tenant or database.
+	// The store's tenant, database, API key (a secret) and token header (""
+	// the store's default). CreateDatabase creates a missing tenant or database.
 	StoreTenant, StoreDatabase, StoreAPIKey, StoreTokenHeader string
 	CreateDatabase                                            bool
 	Embedder                                                  string
 	EmbedderURL, EmbedderModel                                string
+	EmbedderAPIKey                                            string // the embedder's key (a secret; "" none)
 	RerankURL                                                 string // a TEI /rerank server; "" does not rerank
-	// Getenv reads the environment (an embedder's API key, a store's URL); nil
-	// reads nothing.
-	Getenv func(string) string
+	// ExactCheck checks the store's answers against exact search over its
+	// vectors (exact.go): 0 off, N the sample of N queries, ExactAll every
+	// query. MinANNRecall gates the recall when MinANNRecallSet.
+	ExactCheck      int
+	MinANNRecall    float64
+	MinANNRecallSet bool
+	// FromEnv names, for each setting Resolve took from the environment's
+	// values, the variable it came from (by option: "chroma-api-key":
+	// "CHROMA_API_KEY"): a refusal names the variable, and a command line
+	// written for the run (evaluate's stages) leaves it to the environment.
+	FromEnv map[string]string
 	// Logf, when set, receives the run's log lines (warnings, what was opened,
 	// what was indexed), without a trailing newline.
 	Logf func(format string, args ...any)
@@ -72,6 +80,8 @@ type RunResult struct {
 	// (a lexical run uses neither store nor embedder: "none").
 	Strategy, Store, Embedder string
 	K                         int
+	// ANN is the exact check (nil without RunOptions.ExactCheck).
+	ANN *ANNCheck
 }
 
 // optionError is an option refused once the run has started, as an
@@ -92,10 +102,6 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 	logf := o.Logf
 	if logf == nil {
 		logf = func(string, ...any) {}
-	}
-	getenv := o.Getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
 	}
 	kb, err := kbfile.Load(ctx, in.KB)
 	if err != nil {
@@ -138,15 +144,18 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 		// BM25 needs neither vectors nor a store.
 		res.Store, res.Embedder = "none", "none"
 	} else {
-		if emb, err = newEmbedder(o, getenv, chunks); err != nil {
+		if emb, err = newEmbedder(&o, chunks); err != nil {
 			return nil, err
 		}
 		kind, err := store.Lookup(o.Store)
 		if err != nil {
 			return nil, err
 		}
-		cfg := o.StoreConfig(kind, getenv)
+		cfg := o.StoreConfig(kind)
 		cfg.Chunks, cfg.Fingerprint = len(chunks), Fingerprint(chunks, params, emb)
+		for _, c := range chunks {
+			cfg.MaxIDBytes = max(cfg.MaxIDBytes, len(c.ID))
+		}
 		op, err := kind.Open(ctx, cfg)
 		if err != nil {
 			return nil, err
@@ -172,33 +181,24 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 	}
 	logf("%d chunks from %d cards indexed in %s (strategy %s, store %s, embedder %s)",
 		len(chunks), nCards, time.Since(start).Round(time.Millisecond), res.Strategy, res.Store, res.Embedder)
+	if o.ExactCheck != 0 {
+		if ix.exact, err = newExactChecker(st, o.ExactCheck, ix.Depth(), logf); err != nil {
+			return nil, optionError("exact-check", err)
+		}
+	}
 	if res.Cases, err = ix.runCases(ctx, in, res); err != nil {
 		return nil, err
+	}
+	if ix.exact != nil {
+		if res.ANN, err = ix.exact.result(ctx, o.MinANNRecall, o.MinANNRecallSet); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
 }
 
-// StoreConfig is the store.Config of o's store settings for kind: each setting
-// o leaves empty is read from the kind's variable through getenv (flags win over
-// the environment). Chunks and Fingerprint are left to the caller.
-func (o RunOptions) StoreConfig(kind store.Kind, getenv func(string) string) store.Config {
-	or := func(v, env string) string {
-		if v == "" && env != "" && getenv != nil {
-			return strings.TrimSpace(getenv(env))
-		}
-		return v
-	}
-	cfg := store.Config{URL: or(o.StoreURL, kind.URLEnv), Collection: o.Collection}
-	if kind.KeyEnv != "" {
-		cfg.Tenant, cfg.Database = or(o.StoreTenant, kind.TenantEnv), or(o.StoreDatabase, kind.DatabaseEnv)
-		cfg.APIKey, cfg.TokenHeader = or(o.StoreAPIKey, kind.KeyEnv), or(o.StoreTokenHeader, kind.TokenHeaderEnv)
-		cfg.CreateDatabase = o.CreateDatabase
-	}
-	return cfg
-}
-
 // newEmbedder builds the embedder of o from the registry.
-func newEmbedder(o RunOptions, getenv func(string) string, chunks []chunk.Chunk) (embed.Embedder, error) {
+func newEmbedder(o *RunOptions, chunks []chunk.Chunk) (embed.Embedder, error) {
 	kind, err := embed.Lookup(o.Embedder)
 	if err != nil {
 		return nil, err
@@ -207,11 +207,11 @@ func newEmbedder(o RunOptions, getenv func(string) string, chunks []chunk.Chunk)
 	for i, c := range chunks {
 		texts[i] = c.Text
 	}
-	e, err := kind.New(embed.Config{URL: o.EmbedderURL, Model: o.EmbedderModel, Getenv: getenv, Documents: texts})
-	if se := (*embed.SettingError)(nil); errors.As(err, &se) {
-		return nil, optionError("embedder-"+se.Setting, se.Err)
+	e, err := kind.New(o.embedConfig(texts))
+	if err != nil {
+		return nil, embedderError(err)
 	}
-	return e, err
+	return e, nil
 }
 
 // RetrievalJSON is the "retrieval" object, keys in the contract's order.
@@ -231,6 +231,7 @@ func (r *RunResult) RetrievalJSON() []byte {
 type pendingCase struct {
 	raw  []byte
 	q    Query
+	id   string // the exact check's sampling key
 	file string
 	line int
 }
@@ -262,9 +263,20 @@ func (ix *Index) RetrieveCases(ctx context.Context, r io.Reader, name string, me
 		for i, p := range win {
 			qs[i] = p.q
 		}
-		res, err := ix.Search(ctx, qs)
+		var observe func(int, store.Query, []store.Hit) error
+		if ix.exact != nil {
+			observe = func(i int, q store.Query, hits []store.Hit) error {
+				return ix.exact.observe(ctx, win[i].id, win[i].line, q, hits)
+			}
+		}
+		res, err := ix.search(ctx, qs, observe)
 		if err != nil {
 			return err
+		}
+		if ix.exact != nil {
+			if err := ix.exact.flush(ctx); err != nil {
+				return err
+			}
 		}
 		for i, p := range win {
 			line, err := jsonobj.Set(p.raw, []jsonobj.Member{
@@ -289,7 +301,11 @@ func (ix *Index) RetrieveCases(ctx context.Context, r io.Reader, name string, me
 		if cs.Scores != nil {
 			return input.Errorf(cs.File, cs.Line, "case %q carries precomputed \"scores\"; a retrieved list would conflict with them", cs.ID)
 		}
-		win = append(win, pendingCase{raw: slices.Clone(cs.Raw), q: Query{Text: cs.Query, Locale: cs.Locale}, file: cs.File, line: cs.Line})
+		p := pendingCase{raw: slices.Clone(cs.Raw), q: Query{Text: cs.Query, Locale: cs.Locale}, file: cs.File, line: cs.Line}
+		if ix.exact != nil {
+			p.id = strings.Clone(cs.ID)
+		}
+		win = append(win, p)
 		if len(win) >= CaseWindow {
 			return flush()
 		}

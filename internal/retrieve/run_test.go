@@ -57,7 +57,8 @@ func TestRunPipeline(t *testing.T) {
 }
 
 // Every Chroma setting of RunOptions reaches the store, and each one left empty
-// is read from chroma-go's variable (an option wins over its variable): seen in
+// is taken from chroma-go's variable among the environment's values Resolve is
+// given (an option wins over its variable): seen in
 // the requests a stand-in Chroma server receives (the paths of the tenant and
 // database, the token's header and value, the creation of the database).
 func TestRunPassesChromaSettingsToTheStore(t *testing.T) {
@@ -107,7 +108,7 @@ func TestRunPassesChromaSettingsToTheStore(t *testing.T) {
 			defer ts.Close()
 			o := tc.o
 			o.Strategy, o.K, o.Store, o.Embedder, o.StoreURL = retrieve.Dense, 1, "chroma", "hash", ts.URL
-			o.Getenv = func(k string) string { return tc.env[k] }
+			require.NoError(t, o.Resolve(retrieve.Env(tc.env), true), "the environment's values resolved before the run")
 			var out bytes.Buffer
 			_, err := retrieve.Run(context.Background(), retrieve.In{KB: kb, Cases: strings.NewReader(`{"id": "q", "query": "password"}` + "\n"), CasesName: "c", Out: &out, OutName: "o"}, o)
 			require.NoError(t, err)
@@ -126,44 +127,4 @@ func TestRunPassesChromaSettingsToTheStore(t *testing.T) {
 			}
 		})
 	}
-}
-
-// RunFiles reads the cases from a file or standard input and writes the output
-// whole or not at all.
-func TestRunFiles(t *testing.T) {
-	dir := t.TempDir()
-	kb := filepath.Join(dir, "kb.jsonl")
-	require.NoError(t, os.WriteFile(kb, []byte(`{"id": "a", "text": "reset your password in settings"}`+"\n"), 0o644))
-	casesFile := filepath.Join(dir, "cases.jsonl")
-	require.NoError(t, os.WriteFile(casesFile, []byte(`{"id": "q1", "query": "password reset"}`+"\n"), 0o644))
-	opt := retrieve.RunOptions{Strategy: retrieve.Lexical, K: 1}
-	for _, tt := range []struct {
-		name, cases, stdin, wantErr string
-	}{
-		{name: "file", cases: casesFile},
-		{name: "stdin", cases: "-", stdin: `{"id": "q1", "query": "password reset"}` + "\n"},
-		{name: "missing cases", cases: filepath.Join(dir, "nope.jsonl"), wantErr: "failed to read cases"},
-		{name: "bad case", cases: "-", stdin: "{oops\n", wantErr: "stdin:1"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			out := filepath.Join(t.TempDir(), "out.jsonl")
-			res, err := retrieve.RunFiles(context.Background(), retrieve.Files{KB: kb, Cases: tt.cases, Out: out, Stdin: strings.NewReader(tt.stdin)}, opt)
-			if tt.wantErr != "" {
-				require.ErrorContains(t, err, tt.wantErr)
-				assert.NoFileExists(t, out, "nothing written")
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, 1, res.Cases)
-			b, err := os.ReadFile(out)
-			require.NoError(t, err)
-			assert.True(t, strings.HasPrefix(string(b), `{"id": "q1", "query": "password reset", "retrieved": [{"id": "a#c1"`), string(b))
-		})
-	}
-	// An unwritable output fails before the KB is read.
-	notDir := filepath.Join(dir, "file")
-	require.NoError(t, os.WriteFile(notDir, nil, 0o644))
-	_, err := retrieve.RunFiles(context.Background(), retrieve.Files{KB: filepath.Join(dir, "no-kb"), Cases: casesFile, Out: filepath.Join(notDir, "out")}, opt)
-	require.Error(t, err)
-	assert.NotContains(t, err.Error(), "no-kb")
 }

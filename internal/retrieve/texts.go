@@ -6,8 +6,8 @@ import (
 	"unsafe"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/offheap"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/chunk"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/internal/offheap"
 )
 
 // textSlabSize is the size of one slab of chunk texts; a longer text gets a

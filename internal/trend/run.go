@@ -13,8 +13,8 @@ import (
 )
 
 // RunRead is one read of a run's history, before the run is appended: where
-// the history is, this run (its command, fingerprint and JSON document), the
-// trend asked for and an observer of the runs.
+// the history is, this run (its provenance, command, fingerprint and JSON
+// document), the trend asked for and an observer of the runs.
 type RunRead struct {
 	Path   string // --history: a DIR or FILE.jsonl ("" none)
 	Branch string // --history-branch: read instead of Path ("" none)
@@ -22,7 +22,9 @@ type RunRead struct {
 	// NoHistory is a branch with no history yet (no runs).
 	OpenBranch func(ctx context.Context, branch string) (io.Reader, error)
 	NoHistory  error
-	Getenv     func(string) string
+	// Provenance is this run's: the trend is of its base branch (Base), and
+	// the observer sees this run's record.
+	Provenance history.Provenance
 	Command    string
 	Inputs     map[string]string // this run's fingerprint
 	Params     map[string]string
@@ -69,7 +71,7 @@ func ReadRun(ctx context.Context, r RunRead) (Reading, error) {
 	if err != nil {
 		return Reading{}, fmt.Errorf("--history: %w", err)
 	}
-	out := Reading{Base: history.BaseBranch(ctx, r.Getenv), Branch: r.Branch, Read: true}
+	out := Reading{Base: r.Provenance.Base, Branch: r.Branch, Read: true}
 	if r.Path != "" {
 		out.File = history.File(r.Path)
 	}
@@ -97,7 +99,7 @@ func ReadRun(ctx context.Context, r RunRead) (Reading, error) {
 		return Reading{}, fmt.Errorf("failed to read the history for the trend: %w", err)
 	}
 	if observe != nil {
-		rec, err := history.NewRecord(ctx, r.Getenv, r.Command, r.Inputs, r.Params, b.Bytes())
+		rec, err := history.NewRecord(r.Provenance, r.Command, r.Inputs, r.Params, b.Bytes())
 		if err != nil {
 			return Reading{}, err
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/history"
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
@@ -29,7 +30,7 @@ func TestReadRunUnreadBranch(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := trend.ReadRun(t.Context(), trend.RunRead{
 				Branch: "h", OpenBranch: tt.open, NoHistory: errors.New("no history"),
-				Getenv: func(string) string { return "" }, Command: "check",
+				Provenance: history.Provenance{Base: "main"}, Command: "check",
 				Inputs: map[string]string{}, Params: map[string]string{},
 				Doc:  func(w io.Writer) error { _, err := io.WriteString(w, `{"verdict":"pass"}`); return err },
 				Runs: 5, Measures: []trend.Measure{{Group: "overall", Key: "retrieval_hit_at_k"}},
@@ -38,6 +39,7 @@ func TestReadRunUnreadBranch(t *testing.T) {
 			require.Error(t, got.Unread)
 			assert.Nil(t, got.Trend)
 			assert.Equal(t, "h", got.Branch)
+			assert.Equal(t, "main", got.Base, "the trend is of the provenance's base branch")
 			assert.Equal(t, tt.records, got.UnreadRecords)
 			if !tt.records {
 				assert.ErrorIs(t, got.Unread, errOpen)

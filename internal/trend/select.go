@@ -7,7 +7,6 @@ import (
 
 	"github.com/valyala/fastjson"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
@@ -49,14 +48,15 @@ func CheckMeasures(gates []Gate) []Measure {
 }
 
 // CompareMeasures are the measures compare's trend shows: the gated ones, else
-// the primary measure of the recommended strategy (with no clear winner, of the
-// best one on the recommendation test, else of the first strategy in order).
+// the primary measure of the recommended strategy (recommended "": with no
+// clear winner, of the best one on the recommendation test, else of the first
+// strategy in order).
 func CompareMeasures(gates []Gate, recommended, best string, order []string, primary string) []Measure {
 	if ms := Gated(gates); len(ms) > 0 {
 		return ms
 	}
 	s := recommended
-	if s == compare.NoClearWinner || s == "" {
+	if s == "" {
 		switch {
 		case best != "":
 			s = best
@@ -66,7 +66,7 @@ func CompareMeasures(gates []Gate, recommended, best string, order []string, pri
 			return nil
 		}
 	}
-	return []Measure{{Group: compare.StrategyGroup(s), Key: primary}}
+	return []Measure{{Group: outcome.StrategyGroup(s), Key: primary}}
 }
 
 // Observe is src with fn called first on each record of branch (a view of the

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valyala/fastjson"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
@@ -42,10 +41,10 @@ func TestSelection(t *testing.T) {
 		order                   []string
 		want                    []trend.Measure
 	}{
-		{"recommended", "dense", "bm25", []string{"x"}, []trend.Measure{{Group: compare.StrategyGroup("dense"), Key: "p"}}},
-		{"no clear winner: the best", compare.NoClearWinner, "bm25", []string{"x"}, []trend.Measure{{Group: compare.StrategyGroup("bm25"), Key: "p"}}},
-		{"one strategy", "", "", []string{"x", "y"}, []trend.Measure{{Group: compare.StrategyGroup("x"), Key: "p"}}},
-		{"nothing", compare.NoClearWinner, "", nil, nil},
+		{"recommended", "dense", "bm25", []string{"x"}, []trend.Measure{{Group: outcome.StrategyGroup("dense"), Key: "p"}}},
+		{"no clear winner: the best", "", "bm25", []string{"x"}, []trend.Measure{{Group: outcome.StrategyGroup("bm25"), Key: "p"}}},
+		{"one strategy", "", "", []string{"x", "y"}, []trend.Measure{{Group: outcome.StrategyGroup("x"), Key: "p"}}},
+		{"nothing", "", "", nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, trend.CompareMeasures(nil, tc.recommended, tc.best, tc.order, "p"))

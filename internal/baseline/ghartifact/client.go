@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
-	"github.com/retrieval-gate/retrieval-gate/internal/history/ghbranch"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
@@ -39,7 +37,7 @@ func newClient(d Deps, owner, repo string) (*client, *Unavailable) {
 	if err != nil || (api.Scheme != "http" && api.Scheme != "https") || api.Host == "" {
 		return nil, unavailable(NoContext, "the API URL %q is not an http(s) URL", github.OneLine(d.APIURL))
 	}
-	hc := httpretry.NewHTTPClient(&httpretry.Transport{Policy: Policy, Secrets: []string{d.Token}})
+	hc := httpretry.NewHTTPClient(&httpretry.Transport{Policy: Policy, Secrets: []string{d.Token}, MaxBody: maxJSONBytes})
 	if d.HTTP != nil {
 		cp := *d.HTTP
 		hc = &cp
@@ -144,7 +142,7 @@ func (c *client) apiError(resp *http.Response, what string) *Unavailable {
 	var body struct {
 		Message string `json:"message"`
 	}
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	data, _ := httpretry.ReadSnippet(resp.Body, 1<<16)
 	_ = json.Unmarshal(data, &body)
 	gh := github.OneLine(body.Message)
 	if gh == "" {
@@ -190,12 +188,12 @@ func (c *client) getJSON(ctx context.Context, u *url.URL, what string, v any) (h
 	if resp.StatusCode != http.StatusOK {
 		return nil, c.apiError(resp, what)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxJSONBytes+1))
+	data, err := httpretry.ReadAnswer(ctx, resp.Body, resp.ContentLength, maxJSONBytes, redact(u))
+	if tl := (*httpretry.TooLargeError)(nil); errors.As(err, &tl) {
+		return nil, unavailable(TooLarge, "GitHub's answer to %s is over %d bytes", what, maxJSONBytes)
+	}
 	if err != nil {
 		return nil, networkError(ctx, u, err)
-	}
-	if len(data) > maxJSONBytes {
-		return nil, unavailable(TooLarge, "GitHub's answer to %s is over %d bytes", what, maxJSONBytes)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return nil, unavailable(ServerError, "GitHub's answer to %s is not the expected JSON", what)
@@ -376,11 +374,9 @@ func ineligible(r run, branch string) string {
 			c = github.OneLine(*r.Conclusion)
 		}
 		return fmt.Sprintf("did not succeed (conclusion %s)", c)
-	case !ghbranch.WriteEvent(r.Event):
-		// The events whose runs may supply the baseline are the allowlist of the
-		// history writer, the one list: a run any user can trigger with their
-		// own data (pull_request, issue_comment, workflow_run, …) never does,
-		// nor any event GitHub adds.
+	case !github.WriteEvent(r.Event):
+		// The events whose runs may supply the baseline are those that may
+		// write the history (github.WriteEvent, the one list).
 		return fmt.Sprintf("ran for event %q: a baseline comes only from push, schedule, workflow_dispatch or repository_dispatch runs", github.OneLine(r.Event))
 	case r.HeadBranch != branch:
 		return fmt.Sprintf("ran on branch %q", github.OneLine(r.HeadBranch))

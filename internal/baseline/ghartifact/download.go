@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
 // fetch downloads cand's archive, extracts and verifies its baseline file, and
@@ -70,7 +71,7 @@ func (c *client) fetch(ctx context.Context, cand *candidate, dest string) (*Foun
 // download saves the artifact's zip to a temporary file in dir and returns its path.
 func (c *client) download(ctx context.Context, a artifact, dir string) (string, *Unavailable) {
 	u := c.endpoint("artifacts", strconv.FormatInt(a.ID, 10), "zip")
-	resp, un := c.get(ctx, u, "application/vnd.github+json")
+	resp, un := c.get(httpretry.WithMaxBody(ctx, limits.archive), u, "application/vnd.github+json")
 	if un != nil {
 		return "", un
 	}
@@ -89,15 +90,15 @@ func (c *client) download(ctx context.Context, a artifact, dir string) (string, 
 	if err != nil {
 		return "", unavailable(LocalIO, "could not store the downloaded artifact: %v", github.OneLine(err.Error()))
 	}
-	n, err := io.Copy(f, io.LimitReader(resp.Body, limits.archive+1))
+	_, err = io.Copy(f, httpretry.LimitBody(resp.Body, resp.ContentLength, limits.archive, redact(final)))
 	cerr := f.Close()
 	switch {
+	case errors.As(err, new(*httpretry.TooLargeError)):
+		os.Remove(f.Name())
+		return "", unavailable(TooLarge, "artifact %d is over the %s cap on a baseline archive", a.ID, bytesText(limits.archive))
 	case err != nil:
 		os.Remove(f.Name())
 		return "", networkError(ctx, final, err)
-	case n > limits.archive:
-		os.Remove(f.Name())
-		return "", unavailable(TooLarge, "artifact %d is over the %s cap on a baseline archive", a.ID, bytesText(limits.archive))
 	case cerr != nil:
 		os.Remove(f.Name())
 		return "", unavailable(LocalIO, "could not store the downloaded artifact: %v", github.OneLine(cerr.Error()))
@@ -171,18 +172,26 @@ func extract(ra io.ReaderAt, size int64, id int64, w io.Writer) *Unavailable {
 // "schema" starts with SchemaPrefix, and that the whole stream decodes within
 // MaxExpandedBytes; it returns the schema.
 func verify(path string, id int64) (string, *Unavailable) {
+	return VerifyFile(path, fmt.Sprintf("the %s of artifact %d", FileName, id))
+}
+
+// VerifyFile checks a baseline file on disk as Fetch checks the one it
+// downloads (gzip, a retrieval-gate schema on the first line, the whole stream
+// within MaxExpandedBytes); what names the file in the messages ("the
+// baseline.jsonl.gz of artifact 12"). GitLab's --baseline auto uses it too.
+func VerifyFile(path, what string) (string, *Unavailable) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", unavailable(LocalIO, "could not read the baseline file back: %v", github.OneLine(err.Error()))
 	}
 	defer f.Close()
-	return verifyReader(f, id)
+	return verifyReader(f, what)
 }
 
-func verifyReader(r io.Reader, id int64) (string, *Unavailable) {
+func verifyReader(r io.Reader, what string) (string, *Unavailable) {
 	zr, err := gzip.NewReader(bufio.NewReaderSize(r, 1<<16))
 	if err != nil {
-		return "", unavailable(Corrupt, "the %s of artifact %d is not gzip (%v)", FileName, id, github.OneLine(err.Error()))
+		return "", unavailable(Corrupt, "%s is not gzip (%v)", what, github.OneLine(err.Error()))
 	}
 	defer zr.Close()
 	lim := &io.LimitedReader{R: zr, N: limits.expanded + 1}
@@ -193,13 +202,13 @@ func verifyReader(r io.Reader, id int64) (string, *Unavailable) {
 		chunk, err := br.ReadSlice('\n')
 		line = append(line, chunk...)
 		if len(line) > limits.header {
-			return "", unavailable(Corrupt, "the first line of the %s of artifact %d is over %s", FileName, id, bytesText(int64(limits.header)))
+			return "", unavailable(Corrupt, "the first line of %s is over %s", what, bytesText(int64(limits.header)))
 		}
 		if err == nil || errors.Is(err, io.EOF) {
 			break
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
-			return "", corruptGzip(err, id)
+			return "", corruptGzip(err, what)
 		}
 	}
 	var head struct {
@@ -207,26 +216,26 @@ func verifyReader(r io.Reader, id int64) (string, *Unavailable) {
 	}
 	line = bytes.TrimSpace(line)
 	if err := json.Unmarshal(line, &head); err != nil || len(line) == 0 || line[0] != '{' {
-		return "", unavailable(Corrupt, "the first line of the %s of artifact %d is not a JSON object", FileName, id)
+		return "", unavailable(Corrupt, "the first line of %s is not a JSON object", what)
 	}
 	if head.Schema == nil || !strings.HasPrefix(*head.Schema, SchemaPrefix) {
 		got := "none"
 		if head.Schema != nil {
 			got = strconv.Quote(github.OneLine(*head.Schema))
 		}
-		return "", unavailable(Corrupt, "the %s of artifact %d is not a retrieval-gate baseline (schema %s, want %s…)", FileName, id, got, SchemaPrefix)
+		return "", unavailable(Corrupt, "%s is not a retrieval-gate baseline (schema %s, want %s…)", what, got, SchemaPrefix)
 	}
 	if _, err := io.Copy(io.Discard, br); err != nil {
-		return "", corruptGzip(err, id)
+		return "", corruptGzip(err, what)
 	}
 	if lim.N <= 0 {
-		return "", unavailable(TooLarge, "the %s of artifact %d expands beyond the %s cap", FileName, id, bytesText(limits.expanded))
+		return "", unavailable(TooLarge, "%s expands beyond the %s cap", what, bytesText(limits.expanded))
 	}
 	return *head.Schema, nil
 }
 
-func corruptGzip(err error, id int64) *Unavailable {
-	return unavailable(Corrupt, "the %s of artifact %d is damaged (%v)", FileName, id, github.OneLine(err.Error()))
+func corruptGzip(err error, what string) *Unavailable {
+	return unavailable(Corrupt, "%s is damaged (%v)", what, github.OneLine(err.Error()))
 }
 
 // bytesText is n in a whole binary unit when it is one, else in bytes.

@@ -2,8 +2,9 @@ package ghartifact
 
 import (
 	"encoding/json"
-	"os"
 	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/github"
 )
 
 // event is the part of a webhook payload that names the base branch.
@@ -26,7 +27,7 @@ func baseBranch(path string) (string, *Unavailable) {
 	if path == "" {
 		return "", unavailable(NoContext, "the base branch is unknown: GITHUB_EVENT_PATH is unset (not running in GitHub Actions?)")
 	}
-	data, err := os.ReadFile(path)
+	data, err := github.ReadEventFile(path)
 	if err != nil {
 		return "", unavailable(NoContext, "the base branch is unknown: the event payload could not be read")
 	}

@@ -42,7 +42,7 @@ func FuzzArchive(f *testing.F) {
 			}
 			return
 		}
-		schema, un := verifyReader(&out, 1)
+		schema, un := verifyReader(&out, "the baseline.jsonl.gz of artifact 1")
 		if un == nil && !strings.HasPrefix(schema, SchemaPrefix) {
 			t.Fatalf("verified schema %q", schema)
 		}

@@ -7,6 +7,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -22,7 +23,6 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/github/githubtest"
-	"github.com/retrieval-gate/retrieval-gate/internal/history/ghbranch"
 )
 
 const (
@@ -154,17 +154,6 @@ func content(t *testing.T, path string) string {
 	_, err = buf.ReadFrom(zr)
 	require.NoError(t, err)
 	return buf.String()
-}
-
-// The baseline's allowlist is the history writer's (ghbranch.WriteEvent, the
-// one list): the four events of the default branch's own runs, nothing else.
-func TestBaselineEventsAreHistoryWriteEvents(t *testing.T) {
-	for _, ev := range []string{"push", "schedule", "workflow_dispatch", "repository_dispatch"} {
-		assert.True(t, ghbranch.WriteEvent(ev), ev)
-	}
-	for _, ev := range []string{"pull_request", "pull_request_target", "issue_comment", "workflow_run", "merge_group", "release", "Push", ""} {
-		assert.False(t, ghbranch.WriteEvent(ev), ev)
-	}
 }
 
 func TestFetchNewestSuccessfulOnBaseBranch(t *testing.T) {
@@ -583,6 +572,17 @@ func TestFetchUnavailable(t *testing.T) {
 			msg:    []string{"268435457 bytes, over the 256 MiB cap on a baseline archive"},
 		},
 		{
+			name: "an endless listing answer: refused at its cap",
+			setup: func(f *fixture, d *Deps) {
+				d.HTTP.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, ContentLength: -1, Request: r,
+						Body: io.NopCloser(io.MultiReader(strings.NewReader(`{"artifacts":["`), endlessA{}))}, nil
+				})
+			},
+			reason: TooLarge,
+			msg:    []string{"GitHub's answer to list the artifacts", "is over 8388608 bytes"},
+		},
+		{
 			name: "oversized download (size_in_bytes understated)",
 			setup: func(f *fixture, d *Deps) {
 				setLimits(t, 16<<10, MaxFileBytes, MaxExpandedBytes)
@@ -911,4 +911,14 @@ func TestFetchDefaultClientRetries(t *testing.T) {
 	assert.Equal(t, RateLimited, un.Reason, un.Message)
 	assert.Contains(t, un.Message, "HTTP 403")
 	noSecrets(t, un.Message)
+}
+
+// endlessA reads 'a' for ever.
+type endlessA struct{}
+
+func (endlessA) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'a'
+	}
+	return len(p), nil
 }

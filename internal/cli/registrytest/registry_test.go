@@ -39,10 +39,10 @@ func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 }
 
 func TestARegisteredStoreIsOfferedOpenedAndNamed(t *testing.T) {
-	_, help, code := run(t, "retrieve", "--help")
+	help, _, code := run(t, "retrieve", "--help") // the help asked for is on stdout
 	require.Equal(t, 0, code)
 	assert.Contains(t, help, "vector store: chroma (a Chroma server), memory (in-process exact search) or teststore (a test-only store)")
-	_, help, _ = run(t, "evaluate", "--help")
+	help, _, _ = run(t, "evaluate", "--help")
 	assert.Contains(t, help, "vector store of retrieve: chroma, memory or teststore")
 
 	dir := t.TempDir()

@@ -2,17 +2,21 @@ package docs
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -40,11 +44,13 @@ import (
 //     meant as an illustration, with placeholder paths or a server that is not
 //     here (Chroma, Docker, a chat server on another port), goes in a ```text block.
 //   - The chat server of the LLM examples (judge, generate, evaluate) is
-//     http://127.0.0.1:8000 (docLLMURL: vLLM's default port, on loopback).
-//     TestDocExamples starts internal/llm/llmtest's chat-completions server and
-//     runs every command with that URL replaced by the server's own, so the
-//     examples read as a user types them and run against a server that follows
-//     the protocol.
+//     "$LLM_URL", and the reranker of --rerank-url "$RERANK_URL", as the reader
+//     sets them (docs/judge.md: export LLM_URL=… once). TestDocExamples starts
+//     llmfake's server as the docs start it (internal/llm/llmtest.ServeMain
+//     with no flags: a free port of 127.0.0.1, its URL on stdout) and sets both
+//     variables to its URL, so the examples run exactly as a reader pastes them
+//     against a server that follows the protocols; TestLLMFakeDocBlock runs the
+//     page's block that starts llmfake.
 //
 // A page's examples become one testscript (exec sh -c per command) run with the
 // real binary.
@@ -128,26 +134,44 @@ func finish(ex docExample) docExample {
 	return ex
 }
 
-// docLLMURL is the chat server the docs' LLM examples name; TestDocExamples
-// replaces it with the URL of an llmtest server.
-const docLLMURL = "http://127.0.0.1:8000"
+// docLLMVar is the variable the docs' LLM examples name the chat server by.
+const docLLMVar = "$LLM_URL"
 
-// docScript is the testscript of a page's examples, with docLLMURL replaced by
-// llmURL (when not empty).
-func docScript(examples []docExample, llmURL string) string {
+// docScript is the testscript of a page's examples.
+func docScript(examples []docExample) string {
 	var b strings.Builder
 	for _, ex := range examples {
 		fmt.Fprintf(&b, "# %s:%d\n", ex.file, ex.line)
 		cmd := ex.command
-		if llmURL != "" {
-			cmd = strings.ReplaceAll(cmd, docLLMURL, llmURL)
-		}
 		if ex.exit != 0 {
 			cmd = fmt.Sprintf(`%s; rc=$?; if [ $rc -ne %d ]; then echo "exit code $rc, the example says %d" >&2; exit 1; fi`, cmd, ex.exit, ex.exit)
 		}
 		fmt.Fprintf(&b, "exec sh -c '%s'\n\n", strings.ReplaceAll(cmd, "'", "''"))
 	}
 	return b.String()
+}
+
+// startLLMFake starts llmfake's server as the docs start it (ServeMain with no
+// flags) and returns its URL; it stops when the test's cleanups run.
+func startLLMFake(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- llmtest.ServeMain(ctx, nil, pw, io.Discard)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	require.NoError(t, err, "llmfake prints its URL")
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	t.Cleanup(func() {
+		cancel()
+		assert.Equal(t, 0, <-done)
+	})
+	url := strings.TrimSpace(line)
+	require.Regexp(t, `^http://127\.0\.0\.1:[0-9]+$`, url)
+	return url
 }
 
 // docPages are the pages whose examples must run.
@@ -166,10 +190,8 @@ func TestDocExamples(t *testing.T) {
 	require.NoError(t, err)
 	dir := t.TempDir()
 	// The scripts run in parallel subtests, after this function returns: the
-	// server stops, and its count is checked, when they are done.
-	llm := llmtest.New(llmtest.Options{})
-	t.Cleanup(llm.Close)
-	t.Cleanup(func() { assert.Positive(t, llm.Answered(), "the LLM examples reached the chat server") })
+	// server stops when they are done.
+	llmURL := startLLMFake(t)
 	var files []string
 	total, llmExamples := 0, 0
 	for _, page := range docPages(t) {
@@ -182,26 +204,32 @@ func TestDocExamples(t *testing.T) {
 		}
 		total += len(examples)
 		for _, ex := range examples {
-			if strings.Contains(ex.command, docLLMURL) {
+			if strings.Contains(ex.command, docLLMVar) {
 				llmExamples++
 			}
 		}
 		name := filepath.Join(dir, strings.NewReplacer("/", "_", ".md", "").Replace(page)+".txtar")
-		require.NoError(t, os.WriteFile(name, []byte(docScript(examples, llm.URL)), 0o644))
+		require.NoError(t, os.WriteFile(name, []byte(docScript(examples)), 0o644))
 		files = append(files, name)
 	}
 	assert.GreaterOrEqual(t, total, 15, "the docs show the commands")
 	assert.GreaterOrEqual(t, llmExamples, 3, "judge, generate and evaluate run against the chat server")
-	testscript.Run(t, docParams(t, root, files))
+	testscript.Run(t, docParams(t, root, files, llmURL))
 }
 
-func docParams(t *testing.T, root string, files []string) testscript.Params {
+// docParams runs files with the demo data copied in, the built binary first on
+// PATH and LLM_URL and RERANK_URL set to llmURL (when not empty).
+func docParams(t *testing.T, root string, files []string, llmURL string) testscript.Params {
 	bin := docBinary(t)
 	return testscript.Params{
 		Files: files,
 		Setup: func(env *testscript.Env) error {
 			// The built binary before the test binary's own retrieval-gate (testscript.Main's).
 			env.Setenv("PATH", filepath.Dir(bin)+string(filepath.ListSeparator)+env.Getenv("PATH"))
+			if llmURL != "" {
+				env.Setenv("LLM_URL", llmURL)
+				env.Setenv("RERANK_URL", llmURL)
+			}
 			for _, d := range demoData {
 				if err := copyTree(filepath.Join(root, d), filepath.Join(env.WorkDir, d)); err != nil {
 					return err
@@ -238,10 +266,10 @@ func TestDocExamplesExtraction(t *testing.T) {
 		{file: "p.md", line: 4, command: "retrieval-gate check --cases a --kb b", exit: 1},
 		{file: "p.md", line: 6, command: "retrieval-gate import --in 'x y' --out c"},
 	}, got)
-	assert.Contains(t, docScript(got, ""), `exec sh -c 'retrieval-gate import --in ''x y'' --out c'`)
-	llm, err := docExamples("p.md", "```sh\nretrieval-gate judge --judge-url http://127.0.0.1:8000 --kb kb\n```\n")
+	assert.Contains(t, docScript(got), `exec sh -c 'retrieval-gate import --in ''x y'' --out c'`)
+	llm, err := docExamples("p.md", "```sh\nretrieval-gate judge --judge-url \"$LLM_URL\" --kb kb\n```\n")
 	require.NoError(t, err)
-	assert.Contains(t, docScript(llm, "http://127.0.0.1:41234"), `exec sh -c 'retrieval-gate judge --judge-url http://127.0.0.1:41234 --kb kb'`)
+	assert.Contains(t, docScript(llm), `exec sh -c 'retrieval-gate judge --judge-url "$LLM_URL" --kb kb'`, "the variable, as the reader sets it")
 
 	_, err = docExamples("p.md", "```sh\nretrieval-gate check \\\n```\n")
 	require.Error(t, err)
@@ -299,9 +327,9 @@ func TestDocExamplesFailWhenBroken(t *testing.T) {
 			examples, err := docExamples("p.md", page)
 			require.NoError(t, err)
 			script := filepath.Join(t.TempDir(), "p.txtar")
-			require.NoError(t, os.WriteFile(script, []byte(docScript(examples, "")), 0o644))
+			require.NoError(t, os.WriteFile(script, []byte(docScript(examples)), 0o644))
 			r := &recorder{}
-			testscript.RunT(r, docParams(t, root, []string{script}))
+			testscript.RunT(r, docParams(t, root, []string{script}, ""))
 			wantFail := name != "ok" && name != "expected fail " && name != "usage exit 2"
 			assert.Equal(t, wantFail, r.failed, r.log.String())
 		})
@@ -317,7 +345,18 @@ func docBinary(t *testing.T) string {
 
 // TestMain builds the binary and puts it first on PATH; the tests run from the
 // repository root, whose README.md and docs/*.md they read.
-func TestMain(m *testing.M) { e2etest.Main(m, nil) }
+//
+// llmfake is a command of the scripts (TestLLMFakeDocBlock runs the docs'
+// `llmfake > llmfake.url &`): cmd/llmfake's main, the same ServeMain wired to
+// SIGINT and SIGTERM.
+func TestMain(m *testing.M) {
+	e2etest.Main(m, map[string]func(){"llmfake": func() {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := llmtest.ServeMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}})
+}
 
 var updateDocs = flag.Bool("update-docs", false, "rewrite the docs' output examples (docs/check.md's JSON) from real runs")
 
@@ -371,4 +410,41 @@ func TestDocOutputExamples(t *testing.T) {
 			require.NoError(t, os.WriteFile(page, []byte(text), 0o644))
 		}
 	}
+}
+
+// llmfakeBlock is the ```sh block of docs/judge.md that starts llmfake.
+var llmfakeBlock = regexp.MustCompile("(?s)```sh\n([^`]*?llmfake > llmfake\\.url &[^`]*?)```\n")
+
+// TestLLMFakeDocBlock runs docs/judge.md's block that starts llmfake, line by
+// line as a reader pastes it (but its `go install`: llmfake is on PATH as it
+// would put it), then a judge and a reranked retrieve against "$LLM_URL" and
+// "$RERANK_URL": the copy-paste works on a free port, whatever else listens.
+func TestLLMFakeDocBlock(t *testing.T) {
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	page, err := os.ReadFile("docs/judge.md")
+	require.NoError(t, err)
+	m := llmfakeBlock.FindSubmatch(page)
+	require.NotNil(t, m, "docs/judge.md has the block that starts llmfake")
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(m[1])), "\n") {
+		if strings.HasPrefix(l, "go install ") {
+			continue
+		}
+		lines = append(lines, l)
+		if strings.Contains(l, "llmfake > llmfake.url &") {
+			lines = append(lines, `trap "kill $! 2>/dev/null" EXIT`) // never left running
+		}
+	}
+	lines = append(lines,
+		`retrieval-gate retrieve --kb testdata/demo/kb --cases testdata/demo/cases.jsonl --out run-rr.jsonl --strategy lexical --rerank-url "$RERANK_URL"`,
+		`retrieval-gate retrieve --kb testdata/demo/kb --cases testdata/demo/cases.jsonl --out run-plain.jsonl --strategy lexical`,
+		`! cmp -s run-rr.jsonl run-plain.jsonl # the reranker reordered`,
+		`retrieval-gate judge --kb testdata/demo/kb --run rr=run-rr.jsonl --judge-url "$LLM_URL" --cache none --qrels rr.qrels --k 3`,
+		`test -s rr.qrels`,
+	)
+	script := filepath.Join(t.TempDir(), "llmfake.txtar")
+	body := "exec sh -e block.sh\nstdout 'judge: pool of'\n\n-- block.sh --\n" + strings.Join(lines, "\n") + "\n"
+	require.NoError(t, os.WriteFile(script, []byte(body), 0o644))
+	testscript.Run(t, docParams(t, root, []string{script}, ""))
 }

@@ -88,7 +88,7 @@ func hostileExpectations(readme string) (map[string]string, error) {
 // appends to its input: the corpus is never modified), outputs go to out/.
 var hostileRuns = map[string][]string{
 	"cases": {
-		"check --cases $F --kb $ROOT/testdata/demo/kb --comment never --json out/a.json --markdown out/a.md --cases-out out/c.jsonl",
+		"check --cases $F --kb $ROOT/testdata/demo/kb --comment never --json out/a.json --markdown out/a.md --cases-out out/c.jsonl --junit out/a.xml --codequality out/cq.json",
 		"retrieve --cases $F --kb $ROOT/testdata/demo/kb --out out/r.jsonl",
 	},
 	"kb": {

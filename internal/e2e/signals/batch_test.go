@@ -76,7 +76,7 @@ func TestJudgeBatchResume(t *testing.T) {
 	out, err := cmd2.CombinedOutput()
 	require.NoError(t, err, string(out))
 	assert.Contains(t, string(out), "resuming batch batch_fake1")
-	assert.Contains(t, string(out), "batch (api) batch_fake1 (resumed), completed")
+	assert.Contains(t, string(out), "batch (api, openai) batch_fake1 (resumed), completed")
 	assert.Equal(t, 1, srv.Batches(), "no second batch")
 	assert.Equal(t, 1, srv.Uploads(), "no second upload")
 	assert.NoFileExists(t, state)

@@ -101,7 +101,7 @@ func TestSignals(t *testing.T) {
 			},
 		},
 		{
-			name: "calibrate/500k-labels", sig: syscall.SIGTERM, after: time.Second,
+			name: "calibrate/500k-labels", sig: syscall.SIGTERM, after: 250 * time.Millisecond,
 			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
 				human, judge := filepath.Join(dir, "human.jsonl"), filepath.Join(dir, "judge.jsonl")
 				generate(t, human, 500_000, func(i int) string {

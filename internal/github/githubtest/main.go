@@ -18,6 +18,8 @@ type State struct {
 	PRs      []int     `json:"prs"`
 	Comments []Comment `json:"comments"`
 	NextID   int64     `json:"next_id"`
+	// CheckRuns are the check runs (checks.go), with their annotations.
+	CheckRuns []CheckRun `json:"check_runs,omitempty"`
 }
 
 // Export returns the server's state.
@@ -31,6 +33,9 @@ func (s *Server) Export() State {
 	sort.Ints(st.PRs)
 	for _, c := range s.comments {
 		st.Comments = append(st.Comments, *c)
+	}
+	for _, c := range s.checks.runs {
+		st.CheckRuns = append(st.CheckRuns, *c)
 	}
 	return st
 }
@@ -48,13 +53,18 @@ func (s *Server) Import(st State) {
 		c := st.Comments[i]
 		s.comments = append(s.comments, &c)
 	}
+	s.checks.runs = nil
+	for i := range st.CheckRuns {
+		c := st.CheckRuns[i]
+		s.checks.runs = append(s.checks.runs, &c)
+	}
 	s.nextID = max(s.nextID, st.NextID)
 }
 
 // Main is a command for end-to-end scripts (register it with testscript):
 //
 //	fake-github [-state FILE] [-repo owner/name] [-pr N] [-token T] [-readonly]
-//	            [-no-minimize] [-fail METHOD:STATUS]... [-artifact SPEC]... [-deny-actions]
+//	            [-no-minimize] [-fail METHOD:STATUS]... [-artifact SPEC]... [-deny-actions] [-deny-checks]
 //	            -- command args...
 //
 // It starts a fake API, runs the command with GITHUB_API_URL pointing at it, saves
@@ -100,6 +110,7 @@ func run(args []string) int {
 	var arts artifactSpecs
 	fs.Var(&arts, "artifact", "store a run and its artifact: NAME=FILE[,branch=B][,conclusion=C][,event=E][,age=D][,fork=OWNER/NAME][,expired] (repeatable)")
 	denyActions := fs.Bool("deny-actions", false, "the token lacks actions: read (403 on /actions/)")
+	denyChecks := fs.Bool("deny-checks", false, "the token lacks checks: write (403 on creating or updating a check run)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -128,6 +139,7 @@ func run(args []string) int {
 	}
 	srv.Queue(fl...)
 	srv.DenyActions(*denyActions)
+	srv.DenyChecks(*denyChecks)
 	for _, a := range arts {
 		if err := a.add(srv); err != nil {
 			fmt.Fprintf(os.Stderr, "fake-github: -artifact %s: %v\n", a.raw, err)

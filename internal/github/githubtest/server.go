@@ -14,7 +14,8 @@
 // Faults (5xx, rate limits, redirects to another host) can be queued per method.
 // artifacts.go adds the Actions artifacts and workflow-run endpoints, with
 // downloads served from a second host; contents.go the repository contents and
-// git data endpoints (files on a branch, orphan branches).
+// git data endpoints (files on a branch, orphan branches); checks.go the check
+// runs with their annotations (create, update, list for a ref).
 package githubtest
 
 import (
@@ -103,6 +104,7 @@ type Server struct {
 	now      func() time.Time
 	actions  actionsState // workflow runs and artifacts (artifacts.go)
 	gitData  gitState     // branches, files and git objects (contents.go)
+	checks   checksState  // check runs and their annotations (checks.go)
 }
 
 // New starts a fake API for owner/repo with one open pull request, number pr.
@@ -308,6 +310,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.serveContents(w, r, path, body.String()) {
+		return
+	}
+	if s.serveChecks(w, r, path, body.String()) {
 		return
 	}
 	s.fail(w, http.StatusNotFound, "Not Found")

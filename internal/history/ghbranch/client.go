@@ -129,7 +129,7 @@ func New(d Deps) (*Client, error) {
 	if d.Policy != nil {
 		p = *d.Policy
 	}
-	t := &httpretry.Transport{Base: d.Base, Policy: p, Origin: httpretry.Origin(raw), Secrets: []string{d.Token}}
+	t := &httpretry.Transport{Base: d.Base, Policy: p, Origin: httpretry.Origin(raw), Secrets: []string{d.Token}, MaxBody: maxJSON}
 	if d.Token != "" {
 		t.Credentials = http.Header{"Authorization": {"Bearer " + d.Token}}
 	}
@@ -168,12 +168,12 @@ func (c *Client) do(ctx context.Context, method string, u *url.URL, accept strin
 		return 0, nil, netError(ctx, op, err)
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxJSON+1))
+	b, err := httpretry.ReadAnswer(ctx, resp.Body, resp.ContentLength, maxJSON, u.Redacted())
+	if tl := (*httpretry.TooLargeError)(nil); errors.As(err, &tl) {
+		return 0, nil, &Error{Op: op, Kind: KindTooLarge, Status: resp.StatusCode, Message: "the answer is larger than a 100 MB file"}
+	}
 	if err != nil {
 		return 0, nil, netError(ctx, op, err)
-	}
-	if len(b) > maxJSON {
-		return 0, nil, &Error{Op: op, Kind: KindTooLarge, Status: resp.StatusCode, Message: "the answer is larger than a 100 MB file"}
 	}
 	return resp.StatusCode, b, nil
 }

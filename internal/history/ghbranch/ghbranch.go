@@ -329,21 +329,13 @@ func ValidBranch(name string) error {
 	return nil
 }
 
-// writeEvents are the events whose runs may write the history: runs of the
-// repository's own branches, never of a pull request.
-var writeEvents = map[string]bool{"push": true, "schedule": true, "workflow_dispatch": true, "repository_dispatch": true}
-
-// WriteEvent reports whether runs of the event may write the history (the
-// baseline artifact's allowlist is the same: ghartifact's test checks it).
-func WriteEvent(name string) bool { return writeEvents[name] }
-
 // WriteAllowed says whether this run may write the history branch, and when it
 // may not, why (one sentence).
 func WriteAllowed(a *github.Actions) (bool, string) {
 	switch {
 	case !a.InActions:
 		return false, "this is not a GitHub Actions run"
-	case !writeEvents[a.EventName]:
+	case !github.WriteEvent(a.EventName):
 		return false, fmt.Sprintf("the event is %q: the history branch is written only by push, schedule or workflow_dispatch runs on the default branch, never by pull requests", github.OneLine(a.EventName))
 	case a.RepoFork:
 		return false, "this repository is a fork: the history branch is written only in the repository itself"

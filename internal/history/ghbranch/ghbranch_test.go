@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -332,6 +333,17 @@ func TestFailures(t *testing.T) {
 		_, err := newClient(t, srv, nil).Append(ctx, ghbranch.DefaultBranch, ghbranch.Run{Line: rec(1), Message: "m"})
 		assert.Equal(t, ghbranch.KindInvalid, kindOf(err), "%v", err)
 	})
+	t.Run("an answer longer than a 100 MB file: refused before it is read", func(t *testing.T) {
+		srv := fake(t)
+		var read atomic.Int64
+		base := roundTripper(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}}, Request: r,
+				ContentLength: 1 << 40, Body: io.NopCloser(countingZeros{&read})}, nil
+		})
+		_, _, err := newClient(t, srv, base).Read(ctx, ghbranch.DefaultBranch)
+		assert.Equal(t, ghbranch.KindTooLarge, kindOf(err), "%v", err)
+		assert.Zero(t, read.Load(), "bytes read of the answer")
+	})
 	t.Run("not one line", func(t *testing.T) {
 		srv := fake(t)
 		_, err := newClient(t, srv, nil).Append(ctx, ghbranch.DefaultBranch, ghbranch.Run{Line: []byte("a\nb\n"), Message: "m"})
@@ -393,4 +405,17 @@ func TestWriteAllowed(t *testing.T) {
 			}
 		})
 	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// countingZeros reads zeros for ever, counting them.
+type countingZeros struct{ n *atomic.Int64 }
+
+func (z countingZeros) Read(p []byte) (int, error) {
+	clear(p)
+	z.n.Add(int64(len(p)))
+	return len(p), nil
 }

@@ -43,6 +43,11 @@ type Case struct {
 	Locale string
 	Type   string // "golden" when absent
 	Query  string
+	// Cluster is the case's family (the optional `cluster` key; generate
+	// sets the card its queries were written from): cases of one cluster are
+	// not independent, and check --baseline's paired statistics are computed
+	// over clusters. Empty: a family of its own.
+	Cluster string
 	// Gold is must_cite_one_of as given (duplicates kept); nil or empty means no gold.
 	Gold []string
 	// Relevant is relevant_ids as given: every card relevant to the query (the

@@ -2,6 +2,7 @@ package casefile
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"unsafe"
@@ -78,6 +79,16 @@ func TestParseCaseValid(t *testing.T) {
 			name: "custom type",
 			line: `{"id":"a","type":"multi-hop"}`,
 			want: Case{ID: "a", Type: "multi-hop"},
+		},
+		{
+			name: "a cluster key (issue 34: queries in families); null is none",
+			line: `{"id":"a","cluster":"en-reset-password","query":"q"}`,
+			want: Case{ID: "a", Type: "golden", Query: "q", Cluster: "en-reset-password"},
+		},
+		{
+			name: "null cluster",
+			line: `{"id":"a","cluster":null}`,
+			want: Case{ID: "a", Type: "golden"},
 		},
 		{
 			name: "parent_id identities, null and empty parent, text skipped, unknown members",
@@ -205,6 +216,8 @@ func TestParseCaseErrors(t *testing.T) {
 		{"object locale", `{"id":"a","locale":{}}`, `field "locale" must be a string, got object`},
 		{"bool type", `{"id":"a","type":true}`, `field "type" must be a string, got true`},
 		{"array query", `{"id":"a","query":["q"]}`, `field "query" must be a string, got array`},
+		{"numeric cluster", `{"id":"a","cluster":7}`, `field "cluster" must be a string, got number`},
+		{"cluster repeated", `{"id":"a","cluster":"x","cluster":"y"}`, `duplicate key "cluster" at column 25`},
 		{"gold not an array", `{"id":"a","must_cite_one_of":"en-x"}`, `field "must_cite_one_of" must be an array of card ids, got string`},
 		{"gold element number", `{"id":"a","must_cite_one_of":["x",3]}`, `must_cite_one_of[1] must be a string, got number`},
 		{"relevant_ids not an array", `{"id":"a","relevant_ids":"en-x"}`, `field "relevant_ids" must be an array of card ids, got string`},
@@ -383,4 +396,43 @@ func TestParseStringsInLine(t *testing.T) {
 	// Errors that name a string of the line still do.
 	err := p.Parse([]byte(`{"id": "both", "retrieved": [], "scores": {}}`), "f", 2, &c)
 	require.EqualError(t, err, `f:2: case "both" has both "retrieved" and "scores"; give one`)
+}
+
+// The fast path takes the lines the common writers write (the benchmark's,
+// retrieve's with its provenance, encoding/json's compact form, text past
+// ASCII) and leaves the others to the general scanner: both decode a line
+// alike (FuzzParseCase).
+func TestParseFastTakesCommonShapes(t *testing.T) {
+	tests := map[string]struct {
+		line string
+		fast bool
+	}{
+		"benchmark": {`{"id": "case-0", "locale": "en", "type": "golden", "query": "How do I do thing number 0 in the product?", "must_cite_one_of": ["card-1007", "card-1008"], "retrieved": [{"id": "card-2633#c0", "parent_id": "card-2633", "score": 0.921}, {"id": "card-1007#c1", "parent_id": "card-1007", "score": 0.892}]}`, true},
+		"retrieve":  {`{"id": "en-golden-001", "locale": "en", "query": "q", "must_cite_one_of": ["en-reset-password"], "retrieved": [{"id": "en-reset-password#c1", "parent_id": "en-reset-password", "score": 0.179872}], "retrieval": {"strategy": "dense", "store": "memory", "k": 10}}`, true},
+		"compact":   {`{"id":"a","query":"q","relevant_ids":["r"],"retrieved":[{"id":"x","parent_id":"","score":1}]}`, true},
+		"pt-BR":     {`{"id": "a", "locale": "pt-BR", "query": "Como faço a troca de senha?", "retrieved": []}`, true},
+		"escape":    {`{"id": "a\u0062"}`, false},
+		"null":      {`{"id": "a", "locale": null}`, false},
+		"unknown":   {`{"id": "a", "must_cite": ["x"]}`, false},
+		"scores":    {`{"id": "a", "scores": {"x": 1}}`, false},
+		"strings":   {`{"id": "a", "retrieved": ["x"]}`, false},
+		"text":      {`{"id": "a", "retrieved": [{"id": "x", "text": "t"}]}`, false},
+		"exponent":  {`{"id": "a", "retrieved": [{"id": "x", "parent_id": "p", "score": 1e-5}]}`, false},
+		"empty id":  {`{"id": ""}`, false},
+		"malformed": {`{"id": "a",}`, false},
+		"cluster":   {`{"id": "a", "cluster": "en-reset-password", "query": "q"}`, false}, // issue 34 item 2: the general scanner reads it
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			var fc, gc Case
+			require.Equal(t, tt.fast, (&CaseParser{StringsInLine: true}).parseFast([]byte(tt.line), "f", 3, &fc))
+			gerr := (&CaseParser{StringsInLine: true, noFast: true}).Parse([]byte(tt.line), "f", 3, &gc)
+			var c Case
+			err := (&CaseParser{StringsInLine: true}).Parse([]byte(tt.line), "f", 3, &c)
+			require.Equal(t, fmt.Sprint(gerr), fmt.Sprint(err))
+			if err == nil {
+				require.True(t, sameRef(toRef(&gc), toRef(&c)), "%+v\n%+v", c, gc)
+			}
+		})
+	}
 }

@@ -16,6 +16,7 @@ import (
 // the reference the scanner is checked against (differential tests and fuzzing).
 type refCase struct {
 	ID, Locale, Type, Query string
+	Cluster                 string
 	Gold, Relevant          []string
 	Retrieved               []Retrieved
 	HasRetrieved            bool
@@ -215,12 +216,13 @@ func refParse(line []byte) (c refCase, msg string, malformed bool) {
 		}
 	}
 	c.Relevant = ids("relevant_ids")
+	str("cluster", &c.Cluster, true)
 	if len(errs) > 0 {
 		return c, errs[0], false
 	}
 	for k := range o {
 		switch k {
-		case "id", "locale", "type", "query", "must_cite_one_of", "relevant_ids", "retrieved", "scores", "retrieval", "generator", "query_style":
+		case "id", "locale", "type", "query", "cluster", "must_cite_one_of", "relevant_ids", "retrieved", "scores", "retrieval", "generator", "query_style":
 		default:
 			c.Unknown = append(c.Unknown, k)
 		}
@@ -243,7 +245,7 @@ func refParse(line []byte) (c refCase, msg string, malformed bool) {
 
 // toRef projects a parsed Case onto the reference's fields.
 func toRef(c *Case) refCase {
-	r := refCase{ID: c.ID, Locale: c.Locale, Type: c.Type, Query: c.Query,
+	r := refCase{ID: c.ID, Locale: c.Locale, Type: c.Type, Query: c.Query, Cluster: c.Cluster,
 		HasRetrieved: c.HasRetrieved, Scores: c.Scores}
 	if len(c.Gold) > 0 {
 		r.Gold = append([]string(nil), c.Gold...)
@@ -263,7 +265,7 @@ func toRef(c *Case) refCase {
 
 // sameRef compares two refCases, floats bit for bit.
 func sameRef(a, b refCase) bool {
-	if a.ID != b.ID || a.Locale != b.Locale || a.Type != b.Type || a.Query != b.Query ||
+	if a.ID != b.ID || a.Locale != b.Locale || a.Type != b.Type || a.Query != b.Query || a.Cluster != b.Cluster ||
 		a.HasRetrieved != b.HasRetrieved || len(a.Gold) != len(b.Gold) ||
 		strings.Join(a.Relevant, "\x00") != strings.Join(b.Relevant, "\x00") || len(a.Relevant) != len(b.Relevant) ||
 		len(a.Retrieved) != len(b.Retrieved) || (a.Scores == nil) != (b.Scores == nil) || len(a.Scores) != len(b.Scores) ||

@@ -24,6 +24,7 @@ type CaseParser struct {
 	// but top-level unknown keys) view the line's bytes instead of copies:
 	// valid only while the line is (see MapOptions.StringsInLine).
 	StringsInLine bool
+	noFast        bool // tests: the general scanner only
 
 	s     jsonpos.Scanner // lexes b
 	b     []byte          // the line being parsed
@@ -31,6 +32,7 @@ type CaseParser struct {
 	slab  []byte          // strings handed out are carved from it (see carveStrings)
 
 	id, locale, typ, query arenaSpan
+	cluster                arenaSpan
 	hasID                  bool
 	gold                   []arenaSpan
 	relevant               []arenaSpan
@@ -79,6 +81,7 @@ const (
 	fRetrieved
 	fScores
 	fRelevant
+	fCluster
 	numFields
 )
 
@@ -88,6 +91,9 @@ const (
 func (p *CaseParser) Parse(b []byte, file string, line int, c *Case) error {
 	if len(b) > MaxLine { // what the line reader refuses; it also keeps the arena's spans in int32
 		return input.Errorf(file, line, "line longer than %d MiB", MaxLine>>20)
+	}
+	if p.StringsInLine && !p.noFast && p.parseFast(b, file, line, c) {
+		return nil
 	}
 	p.reset(b)
 	if err := p.parseTop(); err != nil {
@@ -163,6 +169,7 @@ func (p *CaseParser) reset(b []byte) {
 	}
 	p.arena = p.slab[len(p.slab):len(p.slab)]
 	p.id, p.locale, p.typ, p.query = noArenaSpan, noArenaSpan, noArenaSpan, noArenaSpan
+	p.cluster = noArenaSpan
 	p.hasID = false
 	p.gold = p.gold[:0]
 	p.relevant = p.relevant[:0]
@@ -229,6 +236,7 @@ func (p *CaseParser) fill(c *Case, file string, line int) {
 		Locale:       get(p.locale),
 		Type:         get(p.typ),
 		Query:        get(p.query),
+		Cluster:      get(p.cluster),
 		Gold:         c.Gold[:0],
 		Relevant:     c.Relevant[:0],
 		Retrieved:    c.Retrieved[:0],
@@ -306,6 +314,8 @@ func (p *CaseParser) caseMember(key []byte, at, v int) (int, error) {
 		bit = 64
 	case "relevant_ids":
 		bit = 128
+	case "cluster":
+		bit = 256
 	default:
 		if err := p.s.TrackKey(key, at); err != nil || v < 0 {
 			return 0, err
@@ -336,6 +346,8 @@ func (p *CaseParser) caseMember(key []byte, at, v int) (int, error) {
 		return p.idsField(v, fRelevant, "relevant_ids", &p.relevant)
 	case 32:
 		return p.retrievedField(v)
+	case 256:
+		return p.stringField(v, fCluster, "cluster", &p.cluster)
 	}
 	return p.scoresField(v)
 }

@@ -23,6 +23,18 @@ var caseSeeds = []string{
 	`{"id":"f","retrieved":[{"id": "", "parent_id": "p", "score": 1}, {"id": "a", "parent_id": "p", "score": 1e400}, {"id": "a", "parent_id": "p", "score": 01}]}`,
 	`{"id":"f","retrieved":[{"id":  "a", "parent_id": "p", "score": 1 }, {"id": "a", "parent_id" : "p", "score": -}, {"id": "\u0061", "parent_id": "\u00e9", "score": 2.50}]}`,
 	"{\"id\":\"f\",\"retrieved\":[{\"id\": \"\xff\", \"parent_id\": \"é\", \"score\": 0.1234567890123456}, {\"id\": \"a\", \"parent_id\": null, \"score\": 1}]}",
+	// The cluster key (issue 34 item 2).
+	`{"id": "c", "cluster": "en-reset-password", "query": "q"}`, `{"id":"c","cluster":null}`, `{"id":"c","cluster":3}`,
+	`{"id":"c","cluster":"a","cluster":"b"}`, `{"id":"c","cluster":"\u00e9t\u00e9","relevant_ids":[1]}`,
+	// parseFast's shapes and their near misses.
+	`{"id": "case-1", "locale": "pt-BR", "type": "golden", "query": "Como faço a troca?", "must_cite_one_of": ["card-1", "card-2"], "retrieved": [{"id": "card-1#c0", "parent_id": "card-1", "score": 0.921}, {"id": "card-9#c1", "parent_id": "", "score": -0}]}`,
+	`{"id":"case-2","locale":"en","query":"q","relevant_ids":["r"],"must_cite_one_of":[],"retrieved":[{"id":"a#1","parent_id":"a","score":12.5}],"retrieval":{"strategy":"dense","k":[1,{"x":null}]},"generator":"g","query_style":"s"}`,
+	`{"id": "c", "retrieved": [{"id": "a", "parent_id": "a", "score": 0.1}], "retrieval": {"a": 1, "a": 2}}`,
+	`{"id": "c", "type": "", "locale": "", "query": "", "retrieved": [{"id": "a", "parent_id": "a", "score": 0.1},{"id": "b", "parent_id": "b", "score": 1e1}]}`,
+	`{"id": "c", "retrieved": [{"id": "a", "parent_id": "a", "score": 0.1234567890123456}, {"id": "a", "parent_id": "a", "score": 00.1}]}`,
+	"{\"id\": \"c\u00e9\", \"query\": \"a\x7fb\", \"retrieved\": [{\"id\": \"a\xe9\", \"parent_id\": \"a\", \"score\": 1}]}",
+	"{\"id\": \"c\", \"query\": \"a\tb\"}", "{\"id\": \"c\",\t\"query\": \"b\"}", `{"id": "c",  "query": "b"}`, `{"id": "c", "id": "d"}`,
+	`{"id": "c", "retrieved": [{"id": "a", "parent_id": "a", "score": 0.5} , {"id": "b" , "parent_id": "b" , "score": 1 }]} `,
 	`[1,2]`, `null`, `{"id":"a"`, `{"id":"a"} x`, `{"id":01}`, ` { } `,
 }
 
@@ -41,6 +53,19 @@ func FuzzParseCase(f *testing.F) {
 		var vc Case
 		if verr := vp.Parse(line, "f.jsonl", 1, &vc); fmt.Sprint(verr) != fmt.Sprint(err) {
 			t.Fatalf("%q: with StringsInLine %v, without %v", line, verr, err)
+		}
+		// The fast path, when it takes the line, decodes it as the general
+		// scanner does with StringsInLine (and reports nothing else).
+		var fc Case
+		if (&CaseParser{StringsInLine: true}).parseFast(line, "f.jsonl", 1, &fc) {
+			var gc Case
+			if err := (&CaseParser{StringsInLine: true, noFast: true}).Parse(line, "f.jsonl", 1, &gc); err != nil {
+				t.Fatalf("%q: the fast path took a line the general scanner refuses: %v", line, err)
+			}
+			if !sameRef(toRef(&fc), toRef(&gc)) || fc.File != gc.File || fc.Line != gc.Line || !bytes.Equal(fc.Raw, gc.Raw) ||
+				(fc.Gold == nil) != (gc.Gold == nil) || (fc.Relevant == nil) != (gc.Relevant == nil) {
+				t.Fatalf("%q: fast path\n%+v\ngeneral\n%+v", line, fc, gc)
+			}
 		}
 		ref, msg, malformed := refParse(line)
 		switch {
@@ -103,6 +128,9 @@ func FuzzParseCase(f *testing.F) {
 		}
 		if len(c.Relevant) > 0 {
 			enc["relevant_ids"] = c.Relevant
+		}
+		if c.Cluster != "" {
+			enc["cluster"] = c.Cluster
 		}
 		for _, k := range c.Unknown {
 			enc[k] = nil // unknown keys are counted, not kept: any value reads the same

@@ -102,3 +102,52 @@ func TestKBJSONLDuplicateKey(t *testing.T) {
 	err := kb.readJSONL(context.Background(), strings.NewReader(`{"id":"a","text":"x"}`+"\n"+`{"id":"b","text":"x","text":"y"}`+"\n"), "kb.jsonl")
 	require.EqualError(t, err, `kb.jsonl:2: duplicate key "text" at column 22`)
 }
+
+// TestLoadKBThroughALinkToTheDirectory: issue 32 item 11. A KB named through a
+// symbolic link to its directory (kb -> shared/kb) is that directory's cards,
+// named under the link as given, with the same refusals inside it: a FIFO is
+// skipped, a link out of the (resolved) directory is not followed, one inside it
+// is.
+func TestLoadKBThroughALinkToTheDirectory(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"a.md":          "---\nid: a\n---\nalpha\n",
+		"sub/b.md":      "---\nid: b\n---\nbeta\n",
+		"../outside.md": "---\nid: secret\n---\nsecret text\n",
+	})
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "fifo.md"), 0o644))
+	require.NoError(t, os.Symlink(filepath.Join(dir, "..", "outside.md"), filepath.Join(dir, "escape.md")))
+	require.NoError(t, os.Symlink("b.md", filepath.Join(dir, "sub", "link-to-b.md")))
+	links := t.TempDir()
+	for _, link := range []string{filepath.Join(links, "kb"), filepath.Join(links, "kb2")} {
+		require.NoError(t, os.Symlink(dir, link))
+	}
+	// A link to the link: resolved all the way.
+	require.NoError(t, os.Remove(filepath.Join(links, "kb2")))
+	require.NoError(t, os.Symlink(filepath.Join(links, "kb"), filepath.Join(links, "kb2")))
+
+	for _, given := range []string{filepath.Join(links, "kb"), filepath.Join(links, "kb") + "/", filepath.Join(links, "kb2")} {
+		t.Run(filepath.Base(given), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, err := Load(ctx, given)
+			// sub/link-to-b.md resolves inside the directory: followed, and card b twice.
+			require.ErrorContains(t, err, `duplicate card id "b"`)
+			require.ErrorContains(t, err, filepath.Join(filepath.Clean(given), "sub", "link-to-b.md"))
+		})
+	}
+	require.NoError(t, os.Remove(filepath.Join(dir, "sub", "link-to-b.md")))
+	given := filepath.Join(links, "kb")
+	kb, err := Load(context.Background(), given)
+	require.NoError(t, err)
+	var ids, files []string
+	for _, c := range kb.Cards {
+		ids = append(ids, c.ID)
+		files = append(files, c.File)
+	}
+	assert.Equal(t, []string{"a", "b"}, ids)
+	assert.Equal(t, []string{filepath.Join(given, "a.md"), filepath.Join(given, "sub", "b.md")}, files, "named under the link, as given")
+	assert.Equal(t, []string{
+		filepath.Join(given, "escape.md") + ": a symbolic link out of the knowledge-base directory (not followed)",
+		filepath.Join(given, "fifo.md") + ": not a regular file (named pipe)",
+	}, kb.Skipped)
+}

@@ -3,9 +3,10 @@
 //
 // A knowledge-base directory is read defensively: only regular files are cards
 // (a named pipe, a device or a socket named *.md is skipped with a warning, and
-// never opened for a blocking read), a symbolic link is followed only when its
-// target is a regular file inside the directory, and a card is at most
-// MaxCardBytes.
+// never opened for a blocking read), a symbolic link in it is followed only when
+// its target is a regular file inside the directory, and a card is at most
+// MaxCardBytes. The directory itself may be named through a symbolic link: its
+// target is the directory whose cards are read (and "inside" means inside it).
 package kbfile
 
 import (
@@ -191,9 +192,15 @@ func parseCardJSON(p *jsonpos.Parser, b []byte, file string, line int) (Card, er
 	if v.Kind != jsonpos.Object {
 		return c, input.Errorf(file, line, "a card must be a JSON object, got %s", v.TypeName())
 	}
-	hasID := false
+	hasID, query, textual := false, false, false
 	for _, m := range v.Members {
 		var dst *string // the card field the member sets; nil: not a card field
+		switch m.Key {
+		case "query":
+			query = true
+		case "text", "title":
+			textual = true
+		}
 		switch m.Key {
 		case "id":
 			dst, hasID = &c.ID, true
@@ -213,6 +220,10 @@ func parseCardJSON(p *jsonpos.Parser, b []byte, file string, line int) (Card, er
 			return c, input.Errorf(file, line, "card field %q must be a string, got %s", m.Key, m.TypeName())
 		}
 	}
+	if query && !textual {
+		// A cases file given as the KB: its ids would all be read as cards.
+		return c, input.Errorf(file, line, "looks like a cases file (a \"query\" and no \"text\" or \"title\"), not a knowledge base: a KB is cards {\"id\", \"locale\", \"title\", \"text\"}, one per line, or a directory of Markdown cards")
+	}
 	if !hasID {
 		return c, input.Errorf(file, line, "card has no \"id\"")
 	}
@@ -231,15 +242,25 @@ func (kb *KB) loadMarkdownDir(ctx context.Context, root string) error {
 	if err != nil {
 		return fmt.Errorf("failed to read knowledge base: %w", err)
 	}
+	// root may be a symbolic link to the directory (kb -> ../shared/kb): the walk
+	// is of its target, which WalkDir does not follow, and each card is named
+	// under root, as given.
+	name := func(p string) string { return p }
+	if walk := filepath.Clean(root); realRoot != walk {
+		name = func(p string) string {
+			rel, _ := filepath.Rel(realRoot, p)
+			return filepath.Join(root, rel)
+		}
+	}
 	var files []mdFile
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(realRoot, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		hidden := p != root && strings.HasPrefix(d.Name(), ".")
+		hidden := p != realRoot && strings.HasPrefix(d.Name(), ".")
 		if d.IsDir() {
 			if hidden {
 				return filepath.SkipDir // .git, .github, editor state: not cards
@@ -251,16 +272,16 @@ func (kb *KB) loadMarkdownDir(ctx context.Context, root string) error {
 		}
 		switch t := d.Type(); {
 		case t.IsRegular():
-			files = append(files, mdFile{p, p})
+			files = append(files, mdFile{name(p), p})
 		case t&fs.ModeSymlink != 0:
 			target, why := resolveInside(realRoot, p)
 			if why != "" {
-				kb.skip(p, why)
+				kb.skip(name(p), why)
 				return nil
 			}
-			files = append(files, mdFile{p, target})
+			files = append(files, mdFile{name(p), target})
 		default:
-			kb.skip(p, "not a regular file ("+describeMode(t)+")")
+			kb.skip(name(p), "not a regular file ("+describeMode(t)+")")
 		}
 		return nil
 	})

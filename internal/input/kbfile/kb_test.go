@@ -59,6 +59,12 @@ func TestLoadKBJSONL(t *testing.T) {
 		{name: "bad text", content: `{"id":"a","text":false}`, wantErr: `1: card field "text" must be a string, got false`},
 		{name: "duplicate", content: `{"id":"a"}` + "\n" + `{"id":"b"}` + "\n\n" + `{"id":"a"}`,
 			wantErr: `4: duplicate card id "a" (first defined at {path}:1)`},
+		// Issue 32 item 10: a cases file given as the KB is refused as one, not
+		// read as a card per case.
+		{name: "a cases file", content: `{"id": "q1", "locale": "en", "query": "reset my password", "must_cite_one_of": ["en-reset"]}` + "\n",
+			wantErr: `1: looks like a cases file (a "query" and no "text" or "title"), not a knowledge base: a KB is cards {"id", "locale", "title", "text"}, one per line, or a directory of Markdown cards`},
+		{name: "a cases file after a card", content: `{"id": "a", "text": "x"}` + "\n" + `{"id": "q1", "query": "x"}` + "\n",
+			wantErr: `2: looks like a cases file (a "query" and no "text" or "title"), not a knowledge base`},
 		{name: "empty file", content: "", wantErr: ` knowledge base has no cards`},
 		{name: "only blank lines", content: "\n \r\n", wantErr: ` knowledge base has no cards`},
 	}

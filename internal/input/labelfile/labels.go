@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -196,17 +197,6 @@ func capacityHint(r io.Reader, firstLine int) int {
 	return int(min(n+n/16+16, 1<<28))
 }
 
-// ReadLabelsFile reads the labels file at path with ReadLabels. Opening a FIFO
-// that no writer opens ends with ctx.Err() when ctx ends (input.Open).
-func ReadLabelsFile(ctx context.Context, path string, side LabelSide, lock *Lock) (*Labels, error) {
-	f, err := input.Open(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return ReadLabels(ctx, f, path, side, lock)
-}
-
 func parseLabelLine(p *jsonpos.Parser, b []byte, file string, line int, side LabelSide) (Label, error) {
 	l := Label{File: file, Line: line, Side: side}
 	v, err := p.Parse(b, line, 0)
@@ -278,6 +268,10 @@ func parseLabelLine(p *jsonpos.Parser, b []byte, file string, line int, side Lab
 				break
 			}
 			str(key, val, &l.Rater)
+			if perr == nil && !raterIDNormal(l.Rater) {
+				perr = input.Errorf(file, line, "rater id %s differs from its normal form %s only by white space at its ends, format or control characters (such as U+200B) or a decomposed accent: write %s (ids that look the same would count as different raters)",
+					strconv.QuoteToASCII(l.Rater), strconv.QuoteToASCII(NormalRaterID(l.Rater)), strconv.QuoteToASCII(NormalRaterID(l.Rater)))
+			}
 		case AdjudicationKey:
 			if side == JudgeSide {
 				perr = input.Errorf(file, line, "a judge score has no %q (adjudications are human labels)", key)

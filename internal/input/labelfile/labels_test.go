@@ -101,8 +101,11 @@ func TestReadLockErrors(t *testing.T) {
 	tests := []struct {
 		name, file, data, want string
 	}{
-		{"malformed JSON", "lock.json", "{\n  \"bins\": [0.3,\n}\n", "lock.json:3: malformed JSON: unexpected character '}' looking for a value at column 1"},
-		{"truncated", "lock.json", "{\"bins\": [0.3", "lock.json:1: malformed JSON: unexpected end of file after array element at column 14"},
+		{"malformed JSON", "lock.json", "{\n  \"bins\": [0.3,\n}\n", "lock.json:3: malformed JSON: unexpected character '}' looking for a value at column 1 (a lock whose name ends in .json is read as JSON)"},
+		{"truncated", "lock.json", "{\"bins\": [0.3", "lock.json:1: malformed JSON: unexpected end of file after array element at column 14 (a lock whose name ends in .json is read as JSON)"},
+		// Issue 33 item 16: the format the lock is read as is said; YAML in a .json is not JSON.
+		{"YAML in a .json", "lock.json", "dimensions:\n  a: {construct: x, gated: true}\nbins: [0.5]\n", `lock.json:1: not JSON: a lock whose name ends in .json is read as JSON, and it looks like YAML (KEY: value); a lock is JSON (an object {"dimensions": …}) or YAML with the same keys: name a YAML lock .yaml or .yml`},
+		{"text in a .json", "lock.json", "\n\n# a comment\n", `lock.json:3: not JSON: a lock whose name ends in .json is read as JSON, and it does not start with '{'; a lock is JSON (an object {"dimensions": …}) or YAML with the same keys: name a YAML lock .yaml or .yml`},
 		{"not an object", "lock.json", "[1]", "lock.json:1: the lock must be an object with dimensions, bins, kappa_weighting and min_kappa, got array"},
 		{"unknown key", "lock.json", strings.Replace(testLockJSON, `"min_kappa"`, `"min_kapa"`, 1), `lock.json:8: unknown key "min_kapa" (allowed: dimensions, bins, kappa_weighting, min_kappa, min_n, raters, owner, panel_adoption)`},
 		{"raters unknown", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "team"`, 1), `lock.json:8: "raters" must be "single" or "panel"`},
@@ -145,7 +148,7 @@ func TestReadLockErrors(t *testing.T) {
 		{"adoption carries over twice", "lock.yaml", "dimensions:\n  a: {construct: x, gated: true, carried_over: true}\nbins: [0.5]\nkappa_weighting: none\nmin_kappa: 0\nraters: panel\nowner: pat\npanel_adoption:\n  reason: r\n  carried_over:\n    - a\n    - a\n", `lock.yaml:12: panel_adoption: carried_over names "a" twice`},
 		{"adoption reason empty", "lock.json", strings.Replace(testLockJSON, `"min_kappa": 0.6`, `"min_kappa": 0.6, "raters": "panel", "owner": "pat", "panel_adoption": {"reason": ""}`, 1), `lock.json:8: panel_adoption: reason must be a non-empty string (why the panel was adopted)`},
 		{"no dimensions", "lock.json", `{"dimensions": {}, "bins": [0.5], "kappa_weighting": "none", "min_kappa": 0}`, `lock.json:1: "dimensions" is empty`},
-		{"trailing data", "lock.json", testLockJSON + "{}\n", "lock.json:10: malformed JSON: unexpected character '{' after top-level value at column 1"},
+		{"trailing data", "lock.json", testLockJSON + "{}\n", "lock.json:10: malformed JSON: unexpected character '{' after top-level value at column 1 (a lock whose name ends in .json is read as JSON)"},
 		// YAML syntax errors carry the line the YAML parser reports (for an unclosed
 		// flow sequence, the line before its start).
 		{"YAML syntax", "lock.yaml", "dimensions:\n  a: {construct: x, gated: true}\nbins: [0.5\n", "lock.yaml:2: malformed YAML: did not find expected ',' or ']'"},
@@ -246,6 +249,13 @@ func TestReadLabelsErrors(t *testing.T) {
 		{"duplicate rater", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": "ana"`) + strings.Replace(ok, `"score": 0.5`, `"score": 0.9, "rater": "ana"`, 1), `f.jsonl:3: duplicate label for case "c1", dimension "groundedness", rater "ana" (first on line 2)`},
 		{"duplicate adjudication", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": "o", "adjudication": true`) + strings.Replace(ok, `"score": 0.5`, `"score": 0.9, "adjudication": true, "rater": "o"`, 1), `f.jsonl:3: duplicate adjudication by rater "o" for case "c1", dimension "groundedness" (first on line 2)`},
 		{"empty rater", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": " "`), `f.jsonl:2: field "rater" is empty`},
+		// Issue 33 item 15: ids that look like "ana" but are other bytes are refused,
+		// naming the normal form (they counted as raters other than "ana").
+		{"rater with a leading space", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": " ana"`), `f.jsonl:2: rater id " ana" differs from its normal form "ana" only by white space at its ends, format or control characters (such as U+200B) or a decomposed accent: write "ana" (ids that look the same would count as different raters)`},
+		{"rater with a zero-width space", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": "ana\u200b"`), `f.jsonl:2: rater id "ana\u200b" differs from its normal form "ana" only by white space at its ends, format or control characters (such as U+200B) or a decomposed accent: write "ana" (ids that look the same would count as different raters)`},
+		{"rater with a raw zero-width joiner", HumanSide, repl(`"score": 0.5`, "\"score\": 0.5, \"rater\": \"a\u200dna\""), `f.jsonl:2: rater id "a\u200dna" differs from its normal form "ana" only by white space at its ends, format or control characters (such as U+200B) or a decomposed accent: write "ana" (ids that look the same would count as different raters)`},
+		{"rater decomposed", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": "Jose\u0301"`), `f.jsonl:2: rater id "Jose\u0301" differs from its normal form "Jos\u00e9" only by white space at its ends, format or control characters (such as U+200B) or a decomposed accent: write "Jos\u00e9" (ids that look the same would count as different raters)`},
+		{"rater with a tab inside", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": "a\tna"`), `f.jsonl:2: rater id "a\tna" differs from its normal form "ana" only by white space at its ends, format or control characters (such as U+200B) or a decomposed accent: write "ana" (ids that look the same would count as different raters)`},
 		{"rater a number", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater": 7`), `f.jsonl:2: field "rater" must be a string, got number`},
 		{"misspelt rater", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "rater_id": "ana"`), `f.jsonl:2: unknown field "rater_id": a human label's rater fields are "rater" (the rater id) and "adjudication" (true on the owner's adjudication)`},
 		{"misspelt adjudication", HumanSide, repl(`"score": 0.5`, `"score": 0.5, "Adjudicated": true`), `f.jsonl:2: unknown field "Adjudicated": a human label's rater fields are "rater" (the rater id) and "adjudication" (true on the owner's adjudication)`},
@@ -458,7 +468,7 @@ func TestReadLabelsMatchesReference(t *testing.T) {
 		}
 		for range 1 + rng.IntN(12) {
 			fields := []string{
-				`"case_id": ` + pick(`"c1"`, `"c2"`, `"c3"`, `"\u0063\u0034"`, `" "`, `""`, `7`, `"c\ud800"`),
+				`"case_id": ` + pick(`"c1"`, `"c2"`, `"c3"`, `"\u0063\u0034"`, `" "`, `""`, `7`, `"c\ud800"`, `"c10"`, `"c9"`, `"c22"`),
 				`"dimension": ` + pick(`"groundedness"`, `"faithfulness"`, `"other"`, `null`),
 				`"construct": ` + pick(`"support"`, `"x"`, `""`, `["support"]`),
 				pick(`"labeled_at"`, `"judged_at"`) + `: ` + pick(`"2026-09-01T09:00:00Z"`, `"2026-09-01T11:00:00+02:00"`, `"2026-09-01"`, `"  "`, `5`),
@@ -509,4 +519,18 @@ func TestReadLabelsFileCapacity(t *testing.T) {
 	require.NoError(t, err)
 	n := int(st.Size()) / 64
 	assert.Equal(t, n+n/16+16, capacityHint(f, 10), "a short first line counts as 64 bytes")
+}
+
+// Rater ids in their normal form are read as they are (inner spaces, accents
+// precomposed, scripts whose marks have no precomposed form); the others are
+// refused with their normal form.
+func TestRaterIDNormalForm(t *testing.T) {
+	for _, id := range []string{"ana", "Ana María", "Jos\u00e9", "\u0926\u0947\u0935", "ana-2", "o'brien", "李"} {
+		assert.True(t, raterIDNormal(id), "%q", id)
+		assert.Equal(t, id, NormalRaterID(id))
+	}
+	for id, want := range map[string]string{" ana": "ana", "ana ": "ana", "ana\u200b": "ana", "\ufeffana": "ana", "a\u202ena": "ana", "Jose\u0301": "Jos\u00e9", "a\x01na": "ana"} {
+		assert.False(t, raterIDNormal(id), "%q", id)
+		assert.Equal(t, want, NormalRaterID(id), "%q", id)
+	}
 }

@@ -162,13 +162,51 @@ func ReadLock(data []byte, file string) (*Lock, error) {
 	if isYAMLLock(data, file) {
 		root, err = parseLockYAML(data, file)
 	} else {
+		if err := notJSONLock(data, file); err != nil {
+			return nil, err
+		}
 		root, err = parseLockJSON(data, file)
+		var ie *input.Error
+		if errors.As(err, &ie) && strings.HasPrefix(ie.Msg, "malformed JSON") {
+			ie.Msg += lockFormatNote(file)
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	return lockFromNode(root, file)
 }
+
+// notJSONLock refuses a lock read as JSON (its name, or its first byte) that
+// does not start as JSON does, saying which format the lock is read as and
+// why: a lock.json holding YAML was parsed as JSON, and its first YAML line
+// reported as malformed JSON. Nothing the file holds is quoted.
+func notJSONLock(data []byte, file string) error {
+	t := bytes.TrimLeft(data, " \t\r\n")
+	if len(t) == 0 || t[0] == '{' || t[0] == '[' {
+		return nil // empty, or JSON: the parser says what is wrong
+	}
+	line := 1 + bytes.Count(data[:len(data)-len(t)], []byte{'\n'})
+	looks := "it does not start with '{'"
+	if yamlKeyLine.Match(t) {
+		looks = "it looks like YAML (KEY: value)"
+	}
+	return input.Errorf(file, line, "not JSON: %s, and %s; a lock is JSON (an object {\"dimensions\": …}) or YAML with the same keys: name a YAML lock .yaml or .yml", lockFormatWhy(file), looks)
+}
+
+// yamlKeyLine is a line that starts with a YAML mapping key.
+var yamlKeyLine = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*[ \t]*:`)
+
+// lockFormatWhy says why a lock is read as JSON.
+func lockFormatWhy(file string) string {
+	if strings.EqualFold(filepath.Ext(file), ".json") {
+		return "a lock whose name ends in .json is read as JSON"
+	}
+	return "a lock whose first character is '{' is read as JSON"
+}
+
+// lockFormatNote is what a JSON error of a lock adds: the format it was read as.
+func lockFormatNote(file string) string { return " (" + lockFormatWhy(file) + ")" }
 
 // isYAMLLock: a .yaml or .yml name is YAML, a .json name JSON; any other name is
 // JSON when its first non-blank byte is '{', else YAML.

@@ -82,6 +82,9 @@ func (sc *labelScanner) scan(b []byte, file string, line int, side LabelSide, l 
 					return false
 				}
 				l.Rater = sc.interned(str)
+				if !raterIDNormal(l.Rater) {
+					return false // the tree parser says what is wrong
+				}
 			default:
 				l.Construct = sc.internedAs(1, str)
 			}
@@ -220,7 +223,7 @@ func (sc *labelScanner) interned(b []byte) string {
 // pointer-free bytes per label, no map of strings), the candidates of equal
 // hashes adjacent after the sort and compared by their strings.
 func firstDuplicate(ls *Labels) (dup, first int, ok bool) {
-	if ls.Len() < 2 || ls.Increasing() {
+	if ls.Len() < 2 || ls.Increasing() || ls.increasingShortlex() {
 		return 0, 0, false
 	}
 	type hk struct {
@@ -305,6 +308,28 @@ func (ls *Labels) Increasing() bool {
 		}
 	}
 	return ls.increasing == 1
+}
+
+// increasingShortlex reports whether the case ids of each dimension strictly
+// increase in shortlex order (shorter first, then bytewise): c9 < c10, as
+// ids numbered without padding come. Like Increasing, then no (case id,
+// dimension) repeats: the duplicate check needs no sort.
+func (ls *Labels) increasingShortlex() bool {
+	last := make([]int, len(ls.names))
+	for i := range ls.Len() {
+		d := ls.dimCons.get(i) >> 16
+		if d == spillCode {
+			return false
+		}
+		if p := last[d] - 1; p >= 0 {
+			a, b := ls.CaseID(p), ls.CaseID(i)
+			if len(a) > len(b) || len(a) == len(b) && a >= b {
+				return false
+			}
+		}
+		last[d] = i + 1
+	}
+	return true
 }
 
 func (ls *Labels) checkIncreasing() bool {

@@ -83,16 +83,6 @@ func sheetID(s string) string {
 	return s
 }
 
-// ReadSheetFile reads the labelling sheet at path (ReadSheet).
-func ReadSheetFile(ctx context.Context, path string) (*Sheet, error) {
-	f, err := input.Open(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return ReadSheet(ctx, f, path)
-}
-
 // ReadSheet reads a human labelling sheet: JSONL (first non-blank byte `{`) or
 // CSV with a header line. Errors are *input.Error with file and line: a missing
 // query_id, doc_id or grade column or key, an empty id, a grade that is not an

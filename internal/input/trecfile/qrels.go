@@ -215,17 +215,6 @@ func (q *Qrels) index() (int32, int32) {
 	return dup1, dup2
 }
 
-// ReadQrels reads a qrels file, TREC (`qid iter docid rel`) or JSONL
-// ({"query_id", "doc_id", "relevance"}), detected by content.
-func ReadQrels(ctx context.Context, path string) (*Qrels, error) {
-	f, err := input.Open(ctx, path)
-	if err != nil {
-		return nil, fmt.Errorf("failed to read qrels: %w", err)
-	}
-	defer f.Close()
-	return ParseQrels(ctx, f, path)
-}
-
 // ParseQrels reads qrels from r; file names r in errors.
 func ParseQrels(ctx context.Context, r io.Reader, file string) (*Qrels, error) {
 	q := &Qrels{File: file, idx: map[string]int32{}, last: -1}

@@ -9,8 +9,10 @@ package trecfile
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"runtime"
 	"slices"
@@ -22,7 +24,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
-	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
 // RunQuery is the top k of one query of a run, best first.
@@ -45,24 +46,37 @@ type RunOptions struct {
 	ChunkSize int // bytes per range; default 8 MiB
 }
 
-// ReadRun reads a run file, TREC (`qid Q0 docid rank score tag`) or a cases JSONL
-// (`id` as query id, `retrieved` as the ranking, identity = parent_id else id),
-// detected by content, and keeps the top k of each query.
-func ReadRun(ctx context.Context, path string, k int, opt RunOptions) (*Run, error) {
+// ReadRunFrom is ReadRun over an open run named file in messages, read from
+// its start: a TREC run or a cases JSONL, detected by content. A reader with
+// positioned reads (io.ReaderAt: an *os.File, a *bytes.Reader) is detected
+// without moving its offset, and a TREC run in a regular file, or one whose
+// Size is known, is parsed in parallel ranges; any other reader is read once,
+// in order.
+func ReadRunFrom(ctx context.Context, r io.Reader, file string, k int, opt RunOptions) (*Run, error) {
 	if k < 1 {
 		return nil, fmt.Errorf("run cutoff k must be at least 1, got %d", k)
 	}
-	f, err := input.Open(ctx, path)
-	if err != nil {
-		return nil, fmt.Errorf("failed to read run: %w", err)
+	ra, ok := r.(io.ReaderAt)
+	if !ok {
+		first, head, err := firstByte(r)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read run: %w", err)
+		}
+		if first == 0 {
+			return nil, input.Errorf(file, 0, "empty run")
+		}
+		r = io.MultiReader(bytes.NewReader(head), r)
+		if first == '{' {
+			return readCasesRun(ctx, r, file, k, opt)
+		}
+		return ParseTRECRun(ctx, r, file, k)
 	}
-	defer f.Close()
 	// Detect the format from the first non-blank byte.
 	head := make([]byte, 4096)
 	var first byte
 	var off int64
 	for first == 0 {
-		n, rerr := f.ReadAt(head, off)
+		n, rerr := ra.ReadAt(head, off)
 		if rerr != nil && rerr != io.EOF {
 			return nil, fmt.Errorf("failed to read run: %w", rerr)
 		}
@@ -82,16 +96,58 @@ func ReadRun(ctx context.Context, path string, k int, opt RunOptions) (*Run, err
 		}
 	}
 	if first == 0 {
-		return nil, input.Errorf(path, 0, "empty run")
+		return nil, input.Errorf(file, 0, "empty run")
 	}
 	if first == '{' {
-		return readCasesRun(ctx, f, path, k, opt)
+		return readCasesRun(ctx, r, file, k, opt)
 	}
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return ParseTRECRun(ctx, f, path, k)
+	if size, ok := regularSize(r); ok {
+		return parseTRECRunAt(ctx, ra, size, file, k, opt)
 	}
-	return parseTRECRunAt(ctx, f, st.Size(), path, k, opt)
+	return ParseTRECRun(ctx, r, file, k)
+}
+
+// regularSize is the size of r when it is a regular file or says its Size.
+func regularSize(r io.Reader) (int64, bool) {
+	switch f := r.(type) {
+	case interface{ Stat() (fs.FileInfo, error) }:
+		st, err := f.Stat()
+		if err != nil || !st.Mode().IsRegular() {
+			return 0, false
+		}
+		return st.Size(), true
+	case interface{ Size() int64 }:
+		return f.Size(), true
+	}
+	return 0, false
+}
+
+// firstByte reads r up to its first byte that is not TREC white space (after a
+// leading BOM) and returns it (0: none) with every byte read.
+func firstByte(r io.Reader) (byte, []byte, error) {
+	var head []byte
+	buf := make([]byte, 4096)
+	seen := 0 // bytes of head known to be blank (after the BOM)
+	for {
+		n, err := r.Read(buf)
+		head = append(head, buf[:n]...)
+		if len(head) >= len(input.BOM) || err != nil { // a BOM is whole before it is trimmed
+			if seen == 0 {
+				seen = len(head) - len(input.TrimBOM(head))
+			}
+			for ; seen < len(head); seen++ {
+				if c := head[seen]; !trecSpace(c) {
+					return c, head, nil
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return 0, head, nil
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+	}
 }
 
 func readCasesRun(ctx context.Context, r io.Reader, file string, k int, opt RunOptions) (*Run, error) {
@@ -109,7 +165,7 @@ func readCasesRun(ctx context.Context, r io.Reader, file string, k int, opt RunO
 		for i, e := range c.Retrieved {
 			ranked[i] = e.Identity()
 		}
-		docs := metrics.TopKIdentities(make([]string, 0, min(k, len(ranked))), ranked, k)
+		docs := casefile.TopKIdentities(make([]string, 0, min(k, len(ranked))), ranked, k)
 		return res{RunQuery{ID: c.ID, Docs: docs}, c.Line}, nil
 	}, func(x res) error {
 		if prev, ok := seen[x.q.ID]; ok {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -366,3 +367,64 @@ func TestQrelsWideScale(t *testing.T) {
 
 // Levels (test helper) is AppendLevels into a new slice.
 func (q *Qrels) Levels(i int) []int { return q.AppendLevels(nil, i) }
+
+// onlyReader hides every method of a reader but Read (a pipe's view).
+type onlyReader struct{ r *strings.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
+
+// TestReadRunFrom: an open run reads as its file does, whatever the reader
+// offers: an *os.File (positioned reads, parallel ranges), a *bytes.Reader
+// (positioned reads and a Size) and a plain reader read once (detection from
+// the bytes it has read, a BOM and blank lines before the first record).
+func TestReadRunFrom(t *testing.T) {
+	for _, tc := range []struct{ name, content string }{
+		{"trec", "\xEF\xBB\xBF\n\n  q2 Q0 d1 1 0.5 t\nq1 Q0 d2 1 0.9 t\nq1 Q0 d3 2 0.8 t\nq1 Q0 d4 3 0.1 t\n"},
+		{"cases", "\xEF\xBB\xBF\n{\"id\":\"q1\",\"query\":\"x\",\"retrieved\":[\"d1\",\"d2\",\"d3\"]}\n{\"id\":\"q2\",\"query\":\"y\",\"retrieved\":[{\"id\":\"c1\",\"parent_id\":\"d9\"}]}\n"},
+		{"long blank prefix", strings.Repeat(" \n", 5000) + "q1 Q0 d1 1 1 t\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeTemp(t, "run", tc.content)
+			want, err := ReadRun(context.Background(), path, 2, RunOptions{ChunkSize: 16})
+			require.NoError(t, err)
+			f, err := os.Open(path)
+			require.NoError(t, err)
+			defer f.Close()
+			for _, r := range []io.Reader{f, bytes.NewReader([]byte(tc.content)), onlyReader{strings.NewReader(tc.content)}} {
+				got, err := ReadRunFrom(context.Background(), r, path, 2, RunOptions{ChunkSize: 16})
+				require.NoError(t, err, "%T", r)
+				assert.Equal(t, want, got, "%T", r)
+			}
+		})
+	}
+	for _, r := range []io.Reader{bytes.NewReader([]byte(" \n\t")), onlyReader{strings.NewReader("\xEF\xBB\xBF \n")}} {
+		_, err := ReadRunFrom(context.Background(), r, "x.run", 2, RunOptions{})
+		require.EqualError(t, err, "x.run: empty run", "%T", r)
+	}
+}
+
+// FuzzReadRunFrom: an open run reads the same whatever the reader offers:
+// positioned reads with a Size (a *bytes.Reader: detection without moving the
+// offset, a TREC run in parallel ranges) or Read alone (detection from the
+// bytes read, then the same bytes parsed in order); the same run, or the same
+// error.
+func FuzzReadRunFrom(f *testing.F) {
+	f.Add("q1 Q0 d1 1 0.5 t\nq2 Q0 d1 1 3 t\n", uint8(2))
+	f.Add("\xEF\xBB\xBF \n{\"id\":\"q1\",\"retrieved\":[\"a\",\"b\"]}\n", uint8(1))
+	f.Add("\xEF\xBB", uint8(1))
+	f.Add(" \n\t", uint8(1))
+	f.Fuzz(func(t *testing.T, content string, k uint8) {
+		kk := int(k%5) + 1
+		ctx := context.Background()
+		at, aerr := ReadRunFrom(ctx, bytes.NewReader([]byte(content)), "run", kk, RunOptions{Workers: 2, ChunkSize: 7})
+		seq, serr := ReadRunFrom(ctx, onlyReader{strings.NewReader(content)}, "run", kk, RunOptions{Workers: 2, ChunkSize: 7})
+		if (aerr == nil) != (serr == nil) {
+			t.Fatalf("positioned err %v, plain err %v", aerr, serr)
+		}
+		if aerr != nil {
+			assert.Equal(t, serr.Error(), aerr.Error())
+			return
+		}
+		assert.Equal(t, at, seq)
+	})
+}

@@ -20,14 +20,25 @@ import (
 //	GET  /v1/batches/{id}                                        -> batch object
 //	POST /v1/batches/{id}/cancel                                 -> batch object
 //
-// A batch starts validating; each retrieval moves it on after
-// BatchOptions.PollsPerStatus retrievals: validating -> in_progress ->
-// finalizing -> completed (or failed when the input file does not validate, or
-// BatchOptions.End). The requests are answered by the chat handler itself
-// when the batch leaves in_progress: a 200 answer is an output-file line,
-// any other (or a query with the [[batch-error]] marker: a 500) an error-file
-// line, in the formats of the Batch API: {"id", "custom_id", "response":
-// {"status_code", "request_id", "body"}, "error"}. request_counts follow.
+// Written from OpenAI's API reference, "Batch" and "Files"
+// (https://platform.openai.com/docs/api-reference/batch) and the guide
+// "Batch API", as of 2026. A batch starts validating; each retrieval moves it
+// on after BatchOptions.PollsPerStatus retrievals: validating -> in_progress
+// -> finalizing -> completed (or failed when the input file does not
+// validate, or BatchOptions.End). The requests are answered by the chat
+// handler itself when the batch has been in_progress for its retrievals: a
+// 200 answer is an output-file line, any other (or a query with the
+// [[batch-error]] marker: a 500) an error-file line, in the formats of the
+// Batch API: {"id", "custom_id", "response": {"status_code", "request_id",
+// "body"}, "error"}. request_counts follow the answers as they come. A batch
+// of more than backgroundAbove requests is answered in the background, as
+// the Anthropic and Gemini stand-ins do (processBatch): it stays in_progress,
+// its request_counts growing, until every answer is in, so no retrieval
+// outlasts a client's per-call timeout; a cancel stops the answering at the
+// next request. output_file_id and error_file_id are set only once the batch
+// has ended (completed, expired or cancelled: the results of the requests
+// answered before it ended), as the Batch object documents; finalizing is
+// the API preparing them.
 
 // BatchOptions configure the fake's Batch API.
 type BatchOptions struct {
@@ -42,6 +53,10 @@ type BatchOptions struct {
 	// cancelled end (their lines are in the output and error files; the rest
 	// have none). 0 with End "" answers every request.
 	Answer int
+	// Background is the largest batch answered within the retrieval that
+	// ends in_progress (0: 10,000); a bigger one is answered in the
+	// background. The Anthropic and Gemini stand-ins take it too.
+	Background int
 }
 
 type fakeFile struct {
@@ -56,6 +71,9 @@ type fakeBatch struct {
 	total, done, failed int
 	errs                []map[string]any
 	cancel              bool
+	// started and processed: a batch of more than backgroundAbove requests
+	// is answered in the background (processBatch).
+	started, processed bool
 }
 
 // Uploads is the number of files uploaded (not the output and error files).
@@ -210,8 +228,10 @@ func (s *Server) advance(b *fakeBatch) {
 		if b.polls < per {
 			return
 		}
+		if !s.processBatch(&b.started, &b.processed, b.total, func() { s.process(b) }) {
+			return // still answering in the background
+		}
 		b.polls = 0
-		s.process(b)
 		b.status = "finalizing"
 	case "finalizing":
 		if b.polls < per {
@@ -228,6 +248,9 @@ func (s *Server) advance(b *fakeBatch) {
 		if b.total == 0 && !s.validate(b) {
 			b.status = "failed"
 			return
+		}
+		if b.started && !b.processed {
+			return // the background answering stops at its next request
 		}
 		if b.output == "" && b.errors == "" {
 			s.process(b)
@@ -297,16 +320,19 @@ func (s *Server) validate(b *fakeBatch) bool {
 }
 
 // process answers the batch's requests through the chat handler and writes
-// the output and error files.
+// the output and error files (s.mu held, released while the handler runs: a
+// cancel that comes meanwhile stops the answering at the next request).
 func (s *Server) process(b *fakeBatch) {
-	limit := b.total
-	if s.opt.Batch.End != "" || b.cancel {
-		limit = min(s.opt.Batch.Answer, b.total)
+	limit := func() int {
+		if s.opt.Batch.End != "" || b.cancel {
+			return min(s.opt.Batch.Answer, b.total)
+		}
+		return b.total
 	}
 	var out, errs bytes.Buffer
 	sc := bufio.NewScanner(bytes.NewReader(s.files[b.input].data))
 	sc.Buffer(nil, 64<<20)
-	for n := 0; n < limit && sc.Scan(); n++ {
+	for n := 0; n < limit() && sc.Scan(); n++ {
 		var l inputLine
 		_ = json.Unmarshal(sc.Bytes(), &l)
 		id := fmt.Sprintf("batch_req_%s_%d", b.id, n+1)
@@ -350,8 +376,12 @@ func fileObject(f *fakeFile) map[string]any {
 }
 
 func batchObject(b *fakeBatch) map[string]any {
+	output, errors := "", ""
+	if b.status == "completed" || b.status == "expired" || b.status == "cancelled" {
+		output, errors = b.output, b.errors
+	}
 	o := map[string]any{"id": b.id, "object": "batch", "endpoint": "/v1/chat/completions", "errors": nil, "input_file_id": b.input,
-		"completion_window": "24h", "status": b.status, "output_file_id": nullable(b.output), "error_file_id": nullable(b.errors),
+		"completion_window": "24h", "status": b.status, "output_file_id": nullable(output), "error_file_id": nullable(errors),
 		"created_at": 1700000000, "request_counts": map[string]int{"total": b.total, "completed": b.done, "failed": b.failed}, "metadata": nil}
 	if len(b.errs) > 0 {
 		o["errors"] = map[string]any{"object": "list", "data": b.errs}

@@ -108,7 +108,12 @@ func hiddenTable(kbPath, queriesPath, qrelsPath string) (map[string]map[string]i
 	if err != nil {
 		return nil, err
 	}
-	qs, err := judge.ReadQueries(context.Background(), queriesPath)
+	qf, err := os.Open(queriesPath)
+	if err != nil {
+		return nil, err
+	}
+	defer qf.Close()
+	qs, err := judge.ReadQueries(context.Background(), qf, queriesPath)
 	if err != nil {
 		return nil, err
 	}

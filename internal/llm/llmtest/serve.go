@@ -14,19 +14,21 @@ import (
 // ServeMain is cmd/llmfake: the fake chat server as a standalone process, so the
 // docs' judge, generate and evaluate examples run offline:
 //
-//	llmfake [-addr 127.0.0.1:8000] [-kb PATH -queries FILE -qrels FILE] [-key K] [-delay D]
+//	llmfake [-addr 127.0.0.1:0] [-kb PATH -queries FILE -qrels FILE] [-key K] [-delay D]
 //
 // It grades by a rule, not a model: without -qrels a (query, document) pair gets
 // Overlap's grade (the share of the query's words of 4+ letters found in the
 // document), with -qrels the grade of that table; the generator writes queries
-// from the document's own words. It prints the URL to use on stdout once it
-// listens, then serves until ctx is done (main cancels it on SIGINT or SIGTERM)
-// and returns within a second: 0, or 2 for bad flags or an address it cannot
-// listen on.
+// from the document's own words; POST /rerank is an offline reranker speaking
+// TEI's protocol (rerank.go: RerankScore). By default it listens on a free port
+// of 127.0.0.1 (port 0), so it never fails because a port is taken. It prints
+// the URL to use, alone on the first line of stdout, once it listens, then
+// serves until ctx is done (main cancels it on SIGINT or SIGTERM) and returns
+// within a second: 0, or 2 for bad flags or an address it cannot listen on.
 func ServeMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("llmfake", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:8000", "address to listen on (host:port; port 0 picks a free one)")
+	addr := fs.String("addr", "127.0.0.1:0", "address to listen on (host:port; port 0, the default, picks a free one)")
 	kb := fs.String("kb", "", "knowledge base of the -qrels table's documents")
 	queries := fs.String("queries", "", "query texts of the -qrels table (cases JSONL or TSV qid<TAB>query)")
 	qrels := fs.String("qrels", "", "grade by this TREC qrels table (qid 0 docid rel) instead of word overlap")
@@ -59,7 +61,7 @@ func ServeMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		grades = "the table " + *qrels + " (pairs not in it: 0)"
 	}
 	fmt.Fprintf(stderr, "llmfake: a fake OpenAI-compatible chat server: it grades by a rule, not a model (%s), "+
-		"and writes queries from a document's own words; stop it with Ctrl-C\n", grades)
+		"and writes queries from a document's own words; /rerank reranks by the share of the query's words in each text (TEI's protocol), not a cross-encoder; stop it with Ctrl-C\n", grades)
 	fmt.Fprintf(stdout, "http://%s\n", ln.Addr())
 	if err := serve(ctx, ln, newServer(opt)); err != nil {
 		fmt.Fprintf(stderr, "llmfake: %v\n", err)

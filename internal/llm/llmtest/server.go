@@ -72,6 +72,7 @@ type Server struct {
 	batches               map[string]*fakeBatch
 	nFiles, nBatches      int
 	nUploads              int
+	providers             *providerState // the Anthropic and Gemini stand-ins (providers.go)
 }
 
 // New starts a server; Close it when done.
@@ -127,6 +128,13 @@ type request struct {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/rerank" { // the offline reranker (rerank.go)
+		s.serveRerank(w, r)
+		return
+	}
+	if s.serveProvider(w, r) {
+		return
+	}
 	if p := r.URL.Path; p == "/v1/files" || p == "/v1/batches" || strings.HasPrefix(p, "/v1/files/") || strings.HasPrefix(p, "/v1/batches/") {
 		s.serveBatchAPI(w, r)
 		return

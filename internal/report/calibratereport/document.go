@@ -17,6 +17,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/readback"
 )
 
 // Schema is the schema id of the calibration JSON.
@@ -273,10 +274,21 @@ func New(r *calibrate.Result) *Document {
 // indent, full-precision numbers, undefined numbers as null.
 func (d *Document) WriteJSON(w io.Writer) error { return format.WriteJSON(w, d) }
 
-// Read reads a calibration document written by WriteJSON.
+// Read reads a calibration document written by WriteJSON. It is checked
+// first as strictly as calibrate writes it (validate): a value that is wrong
+// is an *input.Error at its line, whose File is "" (the caller names the file).
 func Read(r io.Reader) (*Document, error) {
+	data, root, err := readback.Parse(r, "")
+	if err != nil {
+		return nil, err
+	}
+	c := &readback.Checker{Data: data}
+	validate(c, root)
+	if err := c.Err(); err != nil {
+		return nil, err
+	}
 	d := &Document{}
-	if err := json.NewDecoder(r).Decode(d); err != nil {
+	if err := json.Unmarshal(data, d); err != nil {
 		return nil, fmt.Errorf("not a calibration report: %w", err)
 	}
 	if d.Schema != Schema {
@@ -315,7 +327,7 @@ func yesNo(b bool) string {
 }
 
 // lockConst prints a frozen constant of the lock exactly as it reads back.
-func lockConst(f format.Float) string { return strconv.FormatFloat(f.V(), 'g', -1, 64) }
+func lockConst(f format.Float) string { return format.Full(f.V()) }
 
 func (d *Document) lockSummary() string {
 	s := make([]string, len(d.Bins))

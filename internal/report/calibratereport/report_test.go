@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
@@ -87,9 +88,9 @@ func panelDemo(t *testing.T) *calibrate.Result {
 	dir := filepath.Join(demoDir, "panel")
 	lock, err := labelfile.ReadLockFile(t.Context(), filepath.Join(dir, "lock.json"))
 	require.NoError(t, err)
-	hs, err := labelfile.ReadLabelsFile(t.Context(), filepath.Join(dir, "human.jsonl"), labelfile.HumanSide, lock)
+	hs, err := inputtest.ReadLabelsFile(t.Context(), filepath.Join(dir, "human.jsonl"), labelfile.HumanSide, lock)
 	require.NoError(t, err)
-	js, err := labelfile.ReadLabelsFile(t.Context(), filepath.Join(dir, "judge.jsonl"), labelfile.JudgeSide, lock)
+	js, err := inputtest.ReadLabelsFile(t.Context(), filepath.Join(dir, "judge.jsonl"), labelfile.JudgeSide, lock)
 	require.NoError(t, err)
 	hs.File = "human.jsonl"
 	r, err := calibrate.Evaluate(t.Context(), calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed})
@@ -121,9 +122,9 @@ func adoptedDemo(t *testing.T) *calibrate.Result {
  "bins": [0.34, 0.67], "kappa_weighting": "quadratic", "min_kappa": 0.6, "raters": "panel", "owner": "owner",
  "panel_adoption": {"reason": "ADR-0028: faithfulness relabelled by a blind panel <b>", "carried_over": ["groundedness"]}}`), "lock.json")
 	require.NoError(t, err)
-	hs, err := labelfile.ReadLabelsFile(t.Context(), filepath.Join(dir, "human.jsonl"), labelfile.HumanSide, lock)
+	hs, err := inputtest.ReadLabelsFile(t.Context(), filepath.Join(dir, "human.jsonl"), labelfile.HumanSide, lock)
 	require.NoError(t, err)
-	js, err := labelfile.ReadLabelsFile(t.Context(), filepath.Join(dir, "judge.jsonl"), labelfile.JudgeSide, lock)
+	js, err := inputtest.ReadLabelsFile(t.Context(), filepath.Join(dir, "judge.jsonl"), labelfile.JudgeSide, lock)
 	require.NoError(t, err)
 	hs.File = "human.jsonl"
 	r, err := calibrate.Evaluate(t.Context(), calibrate.Input{Lock: lock, Human: hs, Judge: js, Resamples: metrics.DefaultResamples, Seed: metrics.DefaultSeed})

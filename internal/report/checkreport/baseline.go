@@ -29,6 +29,7 @@ type Baseline struct {
 	ByLocaleNote   string                 `json:"by_locale_note"`
 	ByType         map[string]PairedGroup `json:"by_type"`
 	Cases          BaselineCases          `json:"cases"`
+	Churn          *Churn                 `json:"churn,omitempty"` // the churn of the top k and its gates (churn.go)
 	Commit         string                 `json:"commit"`
 	CreatedAt      string                 `json:"created_at"`
 	Differences    []BaselineDifference   `json:"differences"`
@@ -96,6 +97,10 @@ type Paired struct {
 	// Note is "methods" when the interval and the test disagree (the test
 	// decides; baseline.NoteMethods); absent when they agree.
 	Note string `json:"note,omitempty"`
+	// Clusters: the clusters the n cases fall into when the interval and the
+	// test are computed over clusters (cases with a cluster key); absent
+	// otherwise.
+	Clusters int64 `json:"clusters,omitempty"`
 }
 
 // Flips are the cases whose retrieval changed, newly missed first.
@@ -154,7 +159,7 @@ func pairedGroup(g baseline.GroupStats) PairedGroup {
 	for _, s := range g.Stats {
 		p := Paired{Baseline: format.Float(s.Base), Current: format.Float(s.Cur), Delta: format.Float(s.Delta),
 			CI95: format.CI(s.CI95), CI95Method: s.CI95Method, MDD: format.Float(s.MDD), N: s.N, P: format.Float(s.P), Rejects: s.Rejects, Unreliable: s.Unreliable,
-			Test: s.Test, Change: s.Change, Note: s.Note}
+			Test: s.Test, Change: s.Change, Note: s.Note, Clusters: s.Clusters}
 		if s.HasDiscordant {
 			d := s.Discordant
 			p.Discordant = &d
@@ -209,6 +214,7 @@ func (d *Document) SetBaseline(c *baseline.Comparison) {
 		NewlyFound: flips(c.NewlyFound), NewlyFoundTotal: c.NewlyFoundTotal,
 		RankDrops: flips(c.RankDrops), RankDropsTotal: c.RankDropsTotal, RankDropThreshold: c.RankDrop}
 	b.Overlap = overlapOf(c.Overlap)
+	b.Churn = churnOf(c.Churn, c.ChurnStatus)
 	b.Unpaired = Unpaired{GoldChanged: []GoldChanged{}, OnlyInBaseline: []CaseRef{}, OnlyInCurrent: []CaseRef{}}
 	for _, r := range c.OnlyBaselineList {
 		b.Unpaired.OnlyInBaseline = append(b.Unpaired.OnlyInBaseline, CaseRef{CaseID: r.ID, File: c.File, Line: r.Line})

@@ -7,6 +7,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 )
 
 // flipsOpenMax is the number of listed flips up to which the flips section is
@@ -22,10 +23,30 @@ const MDDLegend = "the smallest |Δ| these n detect with 80% power (for hit, wit
 
 // testLabels are the paired tests' short names in the reports.
 var testLabels = map[string]string{
-	baseline.TestMcNemar:       "McNemar",
-	baseline.TestSignFlipExact: "sign-flip",
-	baseline.TestSignFlipMC:    "sign-flip MC",
-	baseline.TestNone:          "no change",
+	baseline.TestMcNemar:              "McNemar",
+	baseline.TestSignFlipExact:        "sign-flip",
+	baseline.TestSignFlipMC:           "sign-flip MC",
+	baseline.TestNone:                 "no change",
+	baseline.TestClusterSignFlipExact: "sign-flip of clusters",
+	baseline.TestClusterSignFlipMC:    "sign-flip MC of clusters",
+	baseline.TestClusterSaddlepoint:   "saddlepoint of clusters",
+}
+
+// ClustersNote says that cases come in families and the paired statistics
+// are computed over them, with the overall group's n cases in m clusters;
+// "" when no case carries a cluster key.
+func (b *Baseline) ClustersNote() string {
+	var n, m int64
+	for _, p := range b.Overall.Metrics {
+		if p.Clusters > 0 {
+			n, m = p.N, p.Clusters
+			break
+		}
+	}
+	if m == 0 {
+		return ""
+	}
+	return fmt.Sprintf("cases in families: %d paired cases in %d clusters overall (a case without a cluster key is one); the paired intervals and tests are computed over the clusters (cluster-t, sign-flip of the clusters' sums), and each group over its own clusters", n, m)
 }
 
 // PairedInterval is a paired difference's 95% interval, UnreliableMark after
@@ -144,6 +165,7 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 		c.Paired, bl.Flips.NewlyMissedTotal, bl.Flips.NewlyFoundTotal, bl.Flips.RankDropsTotal, bl.Flips.RankDropThreshold,
 		c.GoldChanged, c.OnlyInBaseline, c.OnlyInCurrent)
 	d.mdOverlap(b) // overlap.go
+	d.mdChurn(b)   // churn.go
 
 	if c.Paired > 0 {
 		table := func(rows func(row func(label string, g PairedGroup))) {
@@ -163,6 +185,9 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 			}
 		})
 		w("\nΔ = head − base over the paired cases; %s; %s; 🔻/🔺 only where p < 0.05; MDD: %s.\n\n", PairedIntervalsLegend, PairedPLegend, MDDLegend)
+		if s := bl.ClustersNote(); s != "" {
+			w("%s.\n\n", s)
+		}
 		if bl.AnyPairedUnreliable(false) {
 			w("%s\n\n", PairedUnreliableNote)
 		}
@@ -207,7 +232,8 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 			w("</details>\n\n")
 		}
 	}
-	d.mdMoved(b, maxListed) // overlap.go
+	d.mdMoved(b, maxListed)   // overlap.go
+	d.mdChanged(b, maxListed) // churn.go
 
 	// Not paired.
 	u := bl.Unpaired
@@ -317,16 +343,16 @@ func topCell(top []string, rank int) string {
 }
 
 // textBaseline writes the "vs base" lines of the terminal report.
-func (d *Document) textBaseline(b *strings.Builder) {
+func (d *Document) textBaseline(b *strings.Builder, verbose bool) (details []string) {
 	bl := d.Baseline
 	if bl == nil {
-		return
+		return nil
 	}
 	p := func(f string, args ...any) { fmt.Fprintf(b, f, args...) }
 	san := format.SanitizeText
 	if bl.Status != BaselineCompared {
 		p("\nvs base: no baseline: %s (regression gates off)\n", san(bl.Reason))
-		return
+		return nil
 	}
 	p("\nvs base: %s\n", bl.provenance(san))
 	if bl.Stale {
@@ -349,17 +375,38 @@ func (d *Document) textBaseline(b *strings.Builder) {
 		}
 	}
 	row("overall", bl.Overall)
-	for _, name := range sortedKeys(bl.ByType) {
-		row("type "+name, bl.ByType[name])
+	if verbose {
+		for _, name := range sortedKeys(bl.ByType) {
+			row("type "+name, bl.ByType[name])
+		}
+		for _, name := range sortedKeys(bl.ByLocale) {
+			row("locale "+name, bl.ByLocale[name])
+		}
+		p("  (locale rows: %s)\n", LocalePairedNote)
+	} else if len(bl.ByType)+len(bl.ByLocale) > 0 {
+		details = append(details, "the baseline's type and locale rows")
 	}
-	for _, name := range sortedKeys(bl.ByLocale) {
-		row("locale "+name, bl.ByLocale[name])
+	unreliable := bl.AnyPairedUnreliable(true)
+	if !verbose { // the rows shown: overall's
+		unreliable = false
+		for _, x := range bl.Overall.Metrics {
+			unreliable = unreliable || x.Unreliable
+		}
 	}
-	p("  (locale rows: %s)\n", LocalePairedNote)
-	if bl.AnyPairedUnreliable(true) {
+	if s := bl.ClustersNote(); s != "" {
+		p("  (%s)\n", s)
+	}
+	if unreliable {
 		p("  %s\n", PairedUnreliableNote)
 	}
-	if bl.AnyPairedNote(true) {
+	note := bl.AnyPairedNote(true)
+	if !verbose { // the rows shown: overall's
+		note = false
+		for _, x := range bl.Overall.Metrics {
+			note = note || x.Note == baseline.NoteMethods
+		}
+	}
+	if note {
 		p("  (%s)\n", TestDecidesNote)
 	}
 	f := bl.Flips
@@ -376,8 +423,26 @@ func (d *Document) textBaseline(b *strings.Builder) {
 			p("    … and %d more (see --markdown or --json)\n", more)
 		}
 	}
+	// Which cases broke is the comparison's point: newly missed always.
 	list("newly missed", f.NewlyMissed, f.NewlyMissedTotal)
-	list("newly found", f.NewlyFound, f.NewlyFoundTotal)
-	list(fmt.Sprintf("rank drops (≥ %d)", f.RankDropThreshold), f.RankDrops, f.RankDropsTotal)
-	d.textOverlap(b) // overlap.go
+	if verbose {
+		list("newly found", f.NewlyFound, f.NewlyFoundTotal)
+		list(fmt.Sprintf("rank drops (≥ %d)", f.RankDropThreshold), f.RankDrops, f.RankDropsTotal)
+		d.textOverlap(b) // overlap.go
+		d.textChurn(b)   // churn.go
+		return nil
+	}
+	if f.NewlyFoundTotal > 0 {
+		details = append(details, fmt.Sprintf("%d newly found", f.NewlyFoundTotal))
+	}
+	if f.RankDropsTotal > 0 {
+		details = append(details, fmt.Sprintf("%d rank drops (≥ %d)", f.RankDropsTotal, f.RankDropThreshold))
+	}
+	if bl.Overlap != nil {
+		details = append(details, fmt.Sprintf("the top-%d change (rank-biased overlap)", bl.Overlap.Depth))
+	}
+	if c := bl.Churn; c != nil && c.Status != outcome.Off {
+		d.textChurn(b) // a churn gate's figures are its decision: always shown
+	}
+	return details
 }

@@ -64,9 +64,14 @@ func TestBaselineMarkdownGolden(t *testing.T) {
 	assert.Contains(t, md, "### vs base")
 	assert.Contains(t, md, "older than 7 days")
 	assert.NotContains(t, md, "<b>")
-	var txt bytes.Buffer
+	var txt, verbose bytes.Buffer
 	require.NoError(t, d.Text(&txt))
 	golden(t, "check_baseline.txt.golden", txt.Bytes())
+	require.NoError(t, d.TextVerbose(&verbose))
+	golden(t, "check_baseline.verbose.txt.golden", verbose.Bytes())
+	assert.Contains(t, txt.String(), "newly missed: ", "which cases broke, without --verbose")
+	assert.NotContains(t, txt.String(), "type golden n=", "the baseline's groups: --verbose")
+	assert.Contains(t, verbose.String(), "type golden n=")
 }
 
 func TestBaselineJSONRoundTrip(t *testing.T) {
@@ -94,8 +99,7 @@ func TestBaselineJSONRoundTrip(t *testing.T) {
 			switch {
 			case key == metrics.KeyHit: // a 0/1 measure: inverted from its McNemar test
 				want = metrics.MethodMcNemarInverted
-			case g.N == 1: // one difference: every difference is equal
-				want = metrics.MethodRuleOfThree
+			case g.N == 1: // one pair: the betting interval alone (the rule of three needs two)
 			}
 			assert.Equal(t, want, p.CI95Method, key)
 		}
@@ -128,4 +132,12 @@ func TestBaselineJSONRoundTrip(t *testing.T) {
 	u.SetBaseline(baseline.Unavailable(baseline.Unavailability{Code: "no_artifact", Detail: "no artifact <x>"}, baseline.Options{}))
 	assert.Contains(t, u.Markdown(MarkdownOptions{}), "No baseline: no artifact")
 	assert.Equal(t, BaselineUnavailable, u.Baseline.Status)
+}
+
+// Issue 34 item 2: a comparison over clusters says so, with the overall n
+// cases in m clusters; without clusters nothing is said.
+func TestClustersNote(t *testing.T) {
+	bl := &Baseline{Overall: PairedGroup{Metrics: map[string]Paired{"retrieval_hit_at_k": {N: 150, Clusters: 38}}}}
+	assert.Equal(t, "cases in families: 150 paired cases in 38 clusters overall (a case without a cluster key is one); the paired intervals and tests are computed over the clusters (cluster-t, sign-flip of the clusters' sums), and each group over its own clusters", bl.ClustersNote())
+	assert.Empty(t, (&Baseline{Overall: PairedGroup{Metrics: map[string]Paired{"retrieval_hit_at_k": {N: 150}}}}).ClustersNote())
 }

@@ -2,8 +2,8 @@
 // retrieval-gate/aggregates@1): built from a gate.Result in one place (New),
 // written as the --json report, read back by Read (the baseline of a later run
 // reads a previous report this way), and rendered as text and Markdown. The
-// renderers take the document and do no arithmetic. The --cases-out lines are
-// written here too (AppendCaseLine).
+// renderers take the document and do no arithmetic. (The --cases-out lines,
+// data check reads back, are internal/gate's: gate.AppendCaseLine.)
 package checkreport
 
 import (
@@ -20,6 +20,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/readback"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/trendtable"
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
@@ -252,10 +253,21 @@ func New(r *gate.Result) *Document {
 // numbers (format.Float), two-space indentation, a final newline.
 func (d *Document) WriteJSON(w io.Writer) error { return format.WriteJSON(w, d) }
 
-// Read reads a check document written by WriteJSON.
+// Read reads a check document written by WriteJSON. It is checked first as
+// strictly as check writes it (validate): a value that is wrong is an
+// *input.Error at its line, whose File is "" (the caller names the file).
 func Read(r io.Reader) (*Document, error) {
+	data, root, err := readback.Parse(r, "")
+	if err != nil {
+		return nil, err
+	}
+	c := &readback.Checker{Data: data}
+	validate(c, root)
+	if err := c.Err(); err != nil {
+		return nil, err
+	}
 	d := &Document{}
-	if err := json.NewDecoder(r).Decode(d); err != nil {
+	if err := json.Unmarshal(data, d); err != nil {
 		return nil, fmt.Errorf("not a check report: %w", err)
 	}
 	if d.Schema != Schema {

@@ -64,6 +64,14 @@ func (d *Document) BaselineHeadline(esc func(string) string) string {
 	case outcome.Fail:
 		parts = append(parts, "regression gate failed")
 	}
+	if c := bl.Churn; c != nil {
+		switch c.Status {
+		case outcome.Pass:
+			parts = append(parts, "churn gates pass")
+		case outcome.Fail:
+			parts = append(parts, "churn gate failed")
+		}
+	}
 	return strings.Join(parts, " · ")
 }
 

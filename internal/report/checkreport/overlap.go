@@ -2,7 +2,6 @@ package checkreport
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
@@ -79,7 +78,7 @@ func overlapGroupText(g OverlapGroup) string {
 // overlapDefinition states the measure and its persistence.
 func (o *Overlap) definition() string {
 	return fmt.Sprintf("rank-biased overlap RBO_ext (Webber, Moffat, Zobel 2010) of the top %d of base and head, persistence p = %s (the top %d carry %s of its weight): 1 = the same ranking, 0 = nothing in common",
-		o.Depth, strconv.FormatFloat(o.Persistence.V(), 'g', -1, 64), o.Depth, format.Pct(o.TopWeight.V()))
+		o.Depth, format.Full(o.Persistence.V()), o.Depth, format.Pct(o.TopWeight.V()))
 }
 
 // mdOverlap writes the overlap summary line of the vs-base section.
@@ -99,18 +98,27 @@ func (d *Document) mdMoved(b *strings.Builder, maxListed int) {
 		return
 	}
 	w := func(f string, args ...any) { fmt.Fprintf(b, f, args...) }
-	esc := format.EscapeMarkdown
 	ms := o.MostChangedWithoutGold
 	n := min(maxListed, len(ms))
 	w("#### Most changed cases without gold (%d of %d changed)\n\n", n, o.WithoutGold.Changed)
 	w("Not scored (no gold), so no flip can show them; lowest RBO first.\n\n")
+	writeMoved(b, ms[:n], o.Depth)
+}
+
+// writeMoved writes the Markdown of the most changed cases ms: a table of
+// case (with its file:line), query (shortened) and RBO, then each case's top
+// depth in the base and the head, with the whole query where the table
+// shortened it.
+func writeMoved(b *strings.Builder, ms []Moved, depth int) {
+	w := func(f string, args ...any) { fmt.Fprintf(b, f, args...) }
+	esc := format.EscapeMarkdown
 	w("| case | query | RBO |\n|---|---|---:|\n")
-	for _, x := range ms[:n] {
+	for _, x := range ms {
 		q, _ := format.Shorten(x.Query, queryCell)
 		w("| %s<br><sub>%s:%d</sub> | %s | %s |\n", esc(x.CaseID), esc(x.File), x.Line, esc(q), format.Num(x.RBO.V()))
 	}
-	w("\nTop %d, base → head:\n\n", o.Depth)
-	for _, x := range ms[:n] {
+	w("\nTop %d, base → head:\n\n", depth)
+	for _, x := range ms {
 		w("- %s: %s → %s", esc(x.CaseID), topCell(x.Before, 0), topCell(x.After, 0))
 		if _, whole := format.Shorten(x.Query, queryCell); !whole {
 			w("; query: %s", esc(x.Query))

@@ -3,7 +3,6 @@ package checkreport
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -23,7 +22,7 @@ const SuggestRule = "the lower bound of the group's 95% interval (Wilson with co
 // floor.QuoteGroup), F on the 0.01 grid. It is printable and holds no "##[",
 // so it is pasted back as printed.
 func floorExpr(s floor.Spec) string {
-	v := strconv.FormatFloat(s.Value, 'f', 2, 64)
+	v := format.Fixed(s.Value, 2)
 	if s.Group == outcome.GroupOverall {
 		return s.Measure + "=" + v
 	}
@@ -71,7 +70,7 @@ func SuggestedFloorsText(w io.Writer, ss []floor.Suggestion, k int) error {
 		}
 		fl, note := format.Missing, refusedText(s)
 		if s.Refused == "" {
-			fl, note = strconv.FormatFloat(s.Spec.Value, 'f', 2, 64), gatetable.Reason([]outcome.Clause{s.Why})
+			fl, note = format.Fixed(s.Spec.Value, 2), gatetable.Reason([]outcome.Clause{s.Why})
 			ok = append(ok, s.Spec)
 		}
 		if s.Indicative {

@@ -17,6 +17,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/readback"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/trendtable"
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
@@ -50,6 +51,10 @@ const PAdjustment = "holm-within-measure"
 // for (--gate-strategy with --floor, --fail-if-beaten; empty by default) and
 // "verdict" is their verdict (pass when there are none).
 type Document struct {
+	// Decision is the comparison's one decision (compare.Decision); nil in a
+	// document written before it, whose reports then give the recommendation
+	// alone.
+	Decision              *Decision            `json:"decision,omitempty"`
 	Gain                  string               `json:"gain"`
 	Gates                 []gatetable.Entry    `json:"gates"`
 	JudgedAtKThreshold    format.Float         `json:"judged_at_k_threshold"`
@@ -103,14 +108,19 @@ type Queries struct {
 
 // Strategy is one run's evaluation.
 type Strategy struct {
-	BestQueries         []string           `json:"best_queries"`
-	FailedQueries       []string           `json:"failed_queries"`
-	JudgedAtK           *JudgedAtK         `json:"judged_at_k"`
-	Metrics             map[string]Summary `json:"metrics"`
-	MissingFromRun      int                `json:"missing_from_run"`
-	N                   int                `json:"n"`
-	RelevanceBuckets    Buckets            `json:"relevance_buckets"`
-	RelevanceByPosition []format.Float     `json:"relevance_by_position"`
+	BestQueries    []string           `json:"best_queries"`
+	FailedQueries  []string           `json:"failed_queries"`
+	JudgedAtK      *JudgedAtK         `json:"judged_at_k"`
+	Metrics        map[string]Summary `json:"metrics"`
+	MissingFromRun int                `json:"missing_from_run"`
+	N              int                `json:"n"`
+	// QueryValues are the values of every measure of the queries listed in
+	// BestQueries and WorstQueries (query id -> measure key -> value; null:
+	// the measure does not count the query), for the dashboard's best and
+	// worst queries; nil in a document written before it.
+	QueryValues         map[string]map[string]format.Float `json:"query_values,omitempty"`
+	RelevanceBuckets    Buckets                            `json:"relevance_buckets"`
+	RelevanceByPosition []format.Float                     `json:"relevance_by_position"`
 	// RelevanceByPositionN counts the judged documents at each rank; nil in a
 	// report written before it (whose means count unjudged results as 0).
 	RelevanceByPositionN  []int        `json:"relevance_by_position_n"`
@@ -208,6 +218,10 @@ type Paired struct {
 	Significant  bool         `json:"significant"`
 	Strategy     string       `json:"strategy"`
 	Unreliable   bool         `json:"unreliable"`
+	// Clusters: the clusters the n queries fall into when the interval and
+	// the test are computed over clusters (compare --clusters); absent
+	// otherwise.
+	Clusters int `json:"clusters,omitempty"`
 }
 
 // Leader is the comparison behind the recommendation: best against runner-up
@@ -243,6 +257,19 @@ type Statistics struct {
 	Resamples        int          `json:"resamples"`
 	ResamplingBudget int          `json:"resampling_budget"`
 	Seed             uint64       `json:"seed"`
+	// Clusters: compare --clusters, the queries in families; absent without.
+	Clusters *Clusters `json:"clusters,omitempty"`
+}
+
+// Clusters says how the evaluated queries fall into clusters: every interval
+// and paired test is then computed over the clusters (issue 34).
+type Clusters struct {
+	File     string `json:"file"`
+	Queries  int    `json:"queries"`
+	Clusters int    `json:"clusters"`
+	// Listed: the evaluated queries the file lists (each other one is a
+	// cluster of its own).
+	Listed int `json:"listed"`
 }
 
 func paired(p *compare.Paired) Paired {
@@ -250,7 +277,7 @@ func paired(p *compare.Paired) Paired {
 		Strategy: p.Strategy, Baseline: p.Baseline, Metric: p.Metric, N: p.N, Delta: format.Float(p.Delta),
 		CI95: format.CI(p.CI.CI()), CI95Method: p.CI.Method, Unreliable: p.CI.Unreliable,
 		PValue: format.Float(p.PHolm), PUnadjusted: format.Float(p.P), PValueMethod: p.PMethod,
-		Primary: p.Primary, Significant: p.Significant, Note: p.Note, Identical: p.Identical,
+		Primary: p.Primary, Significant: p.Significant, Note: p.Note, Identical: p.Identical, Clusters: p.Clusters,
 	}
 }
 
@@ -278,6 +305,7 @@ func New(r *compare.Result) *Document {
 		Primary: metrics.GradedKeys[pi], RelevanceScale: [2]int{r.MinLevel, r.MaxLevel}, RelevantLevelFallback: r.LevelFallback,
 		Queries:     Queries{Judged: r.Judged, WithRelevant: r.N(), AtRelevantLevel: r.MeasureN[metrics.QueryIndex(metrics.KeyGradedHit)]},
 		Recommended: r.Recommended,
+		Decision:    newDecision(r.Decision),
 		Strategies:  map[string]*Strategy{},
 		Paired:      make([]Paired, 0, len(r.Paired)),
 		Baseline:    r.Baseline,
@@ -306,6 +334,7 @@ func New(r *compare.Result) *Document {
 			RelevanceByPosition:   format.Floats(s.ByPosition), RelevanceByPositionN: s.ByPositionN,
 			FailedQueries: strs(s.Failed), BestQueries: strs(s.Best), WorstQueries: strs(s.Worst),
 			RunQueries: s.RunQueries, NotJudged: s.NotJudged,
+			QueryValues: queryValues(r, s),
 		}
 		d.Order = append(d.Order, s.Name)
 	}
@@ -325,6 +354,9 @@ func New(r *compare.Result) *Document {
 	}
 	st.Resampled, st.Resamples, st.Seed, st.ResamplingBudget = r.Exact, r.Resamples, r.Seed, metrics.ExactResamplingBudget
 	st.PAdjustment, st.Alpha = PAdjustment, format.Float(compare.Alpha)
+	if c := r.Clusters; c != nil {
+		st.Clusters = &Clusters{File: c.File, Queries: c.Queries, Clusters: c.Clusters, Listed: c.Listed}
+	}
 	d.Statistics = st
 	d.addHoles(r)
 	d.derive()
@@ -379,10 +411,21 @@ func (d *Document) derive() {
 // indentation, full-precision numbers (format.Float), a final newline.
 func (d *Document) WriteJSON(w io.Writer) error { return format.WriteJSON(w, d) }
 
-// Read reads a compare document written by WriteJSON.
+// Read reads a compare document written by WriteJSON. It is checked first as
+// strictly as compare writes it (validate): a value that is wrong is an
+// *input.Error at its line, whose File is "" (the caller names the file).
 func Read(r io.Reader) (*Document, error) {
+	data, root, err := readback.Parse(r, "")
+	if err != nil {
+		return nil, err
+	}
+	c := &readback.Checker{Data: data}
+	validate(c, root)
+	if err := c.Err(); err != nil {
+		return nil, err
+	}
 	d := &Document{}
-	if err := json.NewDecoder(r).Decode(d); err != nil {
+	if err := json.Unmarshal(data, d); err != nil {
 		return nil, fmt.Errorf("not a compare report: %w", err)
 	}
 	if d.Schema != Schema {
@@ -421,11 +464,35 @@ func (d *Document) strategies() []*Strategy {
 }
 
 // TrendMeasures are the measures the Markdown report's trend shows
-// (trend.CompareMeasures of the gates, the recommendation and the primary).
+// (trend.CompareMeasures of the gates, the recommendation, none with no
+// clear winner, and the primary).
 func (d *Document) TrendMeasures() []trend.Measure {
 	best := ""
 	if d.RecommendationTest != nil {
 		best = d.RecommendationTest.Best
 	}
-	return trend.CompareMeasures(trendtable.Gates(d.Gates), d.Recommended, best, d.Order, d.Primary)
+	recommended := d.Recommended
+	if recommended == compare.NoClearWinner {
+		recommended = ""
+	}
+	return trend.CompareMeasures(trendtable.Gates(d.Gates), recommended, best, d.Order, d.Primary)
+}
+
+// queryValues are every measure's values of a strategy's best and worst
+// queries (by id; the result's query ids are sorted).
+func queryValues(r *compare.Result, s *compare.Strategy) map[string]map[string]format.Float {
+	out := map[string]map[string]format.Float{}
+	const M = metrics.NumGraded
+	for _, id := range append(slices.Clone(s.Best), s.Worst...) {
+		i, ok := slices.BinarySearch(r.QueryIDs, id)
+		if !ok || out[id] != nil || (i+1)*M > len(s.Values) {
+			continue
+		}
+		vs := make(map[string]format.Float, M)
+		for m, key := range metrics.GradedKeys {
+			vs[key] = format.Float(s.Values[i*M+m])
+		}
+		out[id] = vs
+	}
+	return out
 }

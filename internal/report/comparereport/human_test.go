@@ -36,7 +36,7 @@ func humanFixture(t *testing.T) *compare.Result {
 	require.NoError(t, err)
 	s, err := labelfile.ReadSheet(context.Background(), strings.NewReader(sh.String()), "sheet<x>.csv")
 	require.NoError(t, err)
-	res, err := compare.Run(q, []compare.Input{
+	res, err := compare.Compare(q, []compare.Input{
 		{Name: "A", Run: &trecfile.Run{File: "a", Format: "trec", K: 10, Queries: qa}},
 		{Name: "B", Run: &trecfile.Run{File: "b", Format: "trec", K: 10, Queries: qb}},
 	}, compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1, HumanSheet: s})

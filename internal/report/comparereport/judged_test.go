@@ -25,7 +25,7 @@ func TestHolesInEveryFormat(t *testing.T) {
 		}
 	}
 	for _, judgedOnly := range []bool{false, true} {
-		res, err := compare.Run(q, runs(), compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1, JudgedOnly: judgedOnly})
+		res, err := compare.Compare(q, runs(), compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1, JudgedOnly: judgedOnly})
 		require.NoError(t, err)
 		d := New(res)
 		var js bytes.Buffer

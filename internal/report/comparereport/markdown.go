@@ -29,15 +29,19 @@ func (d *Document) Markdown(w io.Writer) error {
 	fmt.Fprintf(&b, "## Retrieval strategy comparison\n\n")
 	fmt.Fprintf(&b, "k = %d · gain %s · relevant = rel ≥ %d · baseline **%s** · %d evaluated queries with a judged document of positive gain (graded measures), %d of them with one at rel ≥ %d (binary measures); %d judged, %d without a document of positive gain are excluded from every mean · %s\n\n",
 		d.K, d.gain(), d.RelevantLevel, esc(d.Baseline), d.Queries.WithRelevant, d.Queries.AtRelevantLevel, d.RelevantLevel, d.Queries.Judged, d.NotEvaluated, d.scaleLine())
-	fmt.Fprintf(&b, "**%s**\n\n%s\n\n", d.recommendation(esc), d.primaryLine())
+	fmt.Fprintf(&b, "**%s**\n\n", d.recommendation(esc))
+	if dw := d.decisionWords(esc); dw.Line != "" {
+		fmt.Fprintf(&b, "**%s**\n\n", dw.Line)
+	}
+	fmt.Fprintf(&b, "%s\n\n", d.primaryLine())
 	if s := d.humanBasis(); s != "" {
 		fmt.Fprintf(&b, "%s\n\n", s)
 	}
 	if !d.ScenariosUnknown {
-		b.WriteString("**What to do** (the common scenarios whose rule this comparison meets):\n\n")
+		b.WriteString("**What to do** (the common scenarios whose rule this comparison meets, each with how it bears on the decision):\n\n")
 		for _, sc := range d.Scenarios {
 			t := d.scenario(sc, esc)
-			fmt.Fprintf(&b, "- %s **%s** <sub>Rule: %s.</sub>\n", t.Found, t.Action, t.Rule)
+			fmt.Fprintf(&b, "- %s **%s** <sub>Rule: %s.</sub>\n", t.Found, t.Todo(), t.Rule)
 		}
 		if len(d.Scenarios) == 0 {
 			fmt.Fprintf(&b, "- %s\n", NoScenarioLine)
@@ -60,6 +64,9 @@ func (d *Document) Markdown(w io.Writer) error {
 	if !st.Resampled {
 		fmt.Fprintf(&b, "> **Large input:** the intervals and p-values below are large-sample approximations of the bootstrap and of the randomization test, not resampled (%d queries × %d resamples exceeds %d); see the note at the end.\n\n",
 			d.Queries.WithRelevant, st.Resamples, st.ResamplingBudget)
+	}
+	if l := d.ClustersLine(esc); l != "" {
+		fmt.Fprintf(&b, "> %s\n\n", l)
 	}
 	// Two tables of at most six short columns each, so neither is wider than
 	// GitHub's comment column: the measures in report order, the first four

@@ -34,7 +34,7 @@ func (d *Document) method() string {
 		p = fmt.Sprintf("p: exact McNemar for 0/1 measures, exact sign-flip where the paired differences share a lattice, else from %d queries (or beyond the resampling budget) the saddlepoint approximation of the sign-flip distribution (relative error O(1/n), no resampling)", metrics.SaddlepointMinQueries)
 	}
 	ci += fmt.Sprintf("; paired differences: for 0/1 measures inverted from the exact McNemar test (it excludes 0 exactly when the test rejects), the rule of three when every difference is equal, else hall-t united with the betting interval of a bounded mean (coverage at least 95%% whatever the distribution) below %d queries or %d non-zero differences, hall-t from there", metrics.DifferenceReliableMinN, metrics.DifferenceReliableMinNonzero)
-	return ci + "; " + p + fmt.Sprintf(", none where every difference is 0 (p = 1); Holm within each measure across the strategies; significant = adjusted p < %.2f", st.Alpha.V())
+	return ci + "; " + p + fmt.Sprintf(", none where every difference is 0 (p = 1); Holm within each measure across the strategies; significant = adjusted p < %s", format.Fixed(st.Alpha.V(), 2))
 }
 
 // primaryLine is the one line on the pre-declared primary measure.
@@ -139,7 +139,7 @@ func (d *Document) finding(f compare.Finding, name func(string) string) string {
 }
 
 // wholePct prints a fraction as a whole percentage ("67%"), as the diagnosis words it.
-func wholePct(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }
+func wholePct(f float64) string { return format.Fixed(100*f, 0) + "%" }
 
 // measureN is the n of a measure: one number when every strategy has the same
 // (every measure but mean relevance, whose n is the queries each run's top k
@@ -220,4 +220,15 @@ func (d *Document) testMethods() string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// ClustersLine says that the queries come in families and the statistics are
+// computed over them (compare --clusters); "" without clusters.
+func (d *Document) ClustersLine(name func(string) string) string {
+	c := d.Statistics.Clusters
+	if c == nil {
+		return ""
+	}
+	return fmt.Sprintf("Queries in families: %d queries in %d clusters (%s; %d of the queries listed, each other one a cluster of its own): every interval and paired test is computed over the clusters (cluster-t intervals, sign-flip tests of the clusters' sums).",
+		c.Queries, c.Clusters, name(c.File), c.Listed)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
 
 func compareFixture(t *testing.T, names ...string) *compare.Result {
@@ -37,7 +38,7 @@ func compareFixtureResamples(t *testing.T, resamples int, names ...string) *comp
 			{ID: "q1", Docs: docs}, {ID: "q2", Docs: docs}, {ID: "q3", Docs: docs},
 		}}})
 	}
-	res, err := compare.Run(q, in, compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: resamples, Seed: 1})
+	res, err := compare.Compare(q, in, compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: resamples, Seed: 1})
 	require.NoError(t, err)
 	return res
 }
@@ -57,11 +58,11 @@ func TestCompareJSONSchema(t *testing.T) {
 	require.NoError(t, New(res).WriteJSON(&b))
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
-	assert.Equal(t, []string{"gain", "gates", "judged_at_k_threshold", "judged_only", "k", "max_dcg_at_k", "paired", "primary", "queries", "recommendation_test", "recommended", "relevance_scale", "relevant_level", "relevant_level_fallback", "scenarios", "schema", "statistics", "strategies", "verdict"}, keys(doc))
+	assert.Equal(t, []string{"decision", "gain", "gates", "judged_at_k_threshold", "judged_only", "k", "max_dcg_at_k", "paired", "primary", "queries", "recommendation_test", "recommended", "relevance_scale", "relevant_level", "relevant_level_fallback", "scenarios", "schema", "statistics", "strategies", "verdict"}, keys(doc))
 	assert.Equal(t, "retrieval-gate/compare@1", doc["schema"])
 	assert.Equal(t, map[string]any{"at_relevant_level": 3.0, "judged": 3.0, "with_relevant": 3.0}, doc["queries"])
 	s := doc["strategies"].(map[string]any)["hybrid"].(map[string]any)
-	assert.Equal(t, []string{"best_queries", "failed_queries", "judged_at_k", "metrics", "missing_from_run", "n", "relevance_buckets", "relevance_by_position", "relevance_by_position_n", "relevance_distribution", "worst_queries"}, keys(s))
+	assert.Equal(t, []string{"best_queries", "failed_queries", "judged_at_k", "metrics", "missing_from_run", "n", "query_values", "relevance_buckets", "relevance_by_position", "relevance_by_position_n", "relevance_distribution", "worst_queries"}, keys(s))
 	assert.Equal(t, []string{"highly_relevant", "n", "not_relevant", "relevant_plus"}, keys(s["relevance_buckets"].(map[string]any)))
 	// By rank over the judged documents, n each: ann's rank 1 (x) is judged
 	// nowhere, so undefined (null), not 0; rank 2 is g in q1..q3 (3, 2, 3).
@@ -379,4 +380,17 @@ func TestCompareMarkdownPairedPrimaryVisible(t *testing.T) {
 			assert.Contains(t, collapsed, "| hybrid | "+m.Key+" | ", m.Key)
 		}
 	}
+}
+
+// The trend of a run without gates shows the recommended strategy's primary
+// measure; with no clear winner, the best one's on the recommendation test,
+// else the first strategy's.
+func TestTrendMeasuresNoClearWinner(t *testing.T) {
+	d := &Document{Recommended: "dense", Primary: "dcg_at_k", Order: []string{"bm25", "dense"}}
+	assert.Equal(t, []trend.Measure{{Group: "strategy:dense", Key: "dcg_at_k"}}, d.TrendMeasures())
+	d.Recommended = compare.NoClearWinner
+	d.RecommendationTest = &Leader{Best: "dense"}
+	assert.Equal(t, []trend.Measure{{Group: "strategy:dense", Key: "dcg_at_k"}}, d.TrendMeasures())
+	d.RecommendationTest = nil
+	assert.Equal(t, []trend.Measure{{Group: "strategy:bm25", Key: "dcg_at_k"}}, d.TrendMeasures())
 }

@@ -33,6 +33,9 @@ func newBuckets(b metrics.Buckets) Buckets {
 // its code, the strategies, the test of a pair scenario and the numbers of the
 // wide-intervals and all-low rules.
 type Scenario struct {
+	// Bearing is how the scenario bears on the decision (compare.Bearing;
+	// empty in a document written before it).
+	Bearing           string       `json:"bearing,omitempty"`
 	Code              string       `json:"code"`
 	Measure           string       `json:"measure,omitempty"`
 	Queries           int          `json:"queries,omitempty"`
@@ -49,7 +52,7 @@ type Scenario struct {
 func newScenarios(ss []compare.Scenario) []Scenario {
 	out := make([]Scenario, 0, len(ss))
 	for _, s := range ss {
-		x := Scenario{Code: string(s.Code), Strategy: s.A, Versus: s.B, Queries: s.N,
+		x := Scenario{Code: string(s.Code), Bearing: string(s.Bearing), Strategy: s.A, Versus: s.B, Queries: s.N,
 			RelativeHalfWidth: format.Float(s.Width), QueriesForWidth: s.QueriesForWidth, QueriesToSeparate: s.QueriesToSeparate,
 			Measure: s.Measure, Threshold: format.Float(s.Threshold), Value: format.Float(s.Value)}
 		if s.Test != nil {
@@ -112,13 +115,26 @@ func (d *Document) test(p *Paired) string {
 
 // ScenarioText is one scenario in words: what was found, the suggested action
 // and the rule that triggered it (names rendered by name).
-type ScenarioText struct{ Code, Found, Action, Rule string }
+// Bearing says how it bears on the decision; an outranked scenario's action is
+// replaced by it (Action empty).
+type ScenarioText struct{ Code, Found, Action, Bearing, Rule string }
 
-// scenario puts one scenario into words.
+// scenario puts one scenario into words, with its bearing on the decision.
 func (d *Document) scenario(s Scenario, name func(string) string) ScenarioText {
+	t := d.scenarioAlone(s, name)
+	b, replaces := d.bearing(s, name)
+	t.Bearing = b
+	if replaces {
+		t.Action = ""
+	}
+	return t
+}
+
+// scenarioAlone puts one scenario into words: its finding, action and rule.
+func (d *Document) scenarioAlone(s Scenario, name func(string) string) ScenarioText {
 	a, b := name(s.Strategy), name(s.Versus)
 	primary := d.label(d.Primary)
-	sig := fmt.Sprintf("significantly above (Holm-adjusted p < %s on %s, the primary measure, same reranking on both sides)", strconv.FormatFloat(d.Statistics.Alpha.V(), 'g', -1, 64), primary)
+	sig := fmt.Sprintf("significantly above (Holm-adjusted p < %s on %s, the primary measure, same reranking on both sides)", format.Full(d.Statistics.Alpha.V()), primary)
 	switch s.Code {
 	case string(compare.HybridBeatsDense):
 		return ScenarioText{
@@ -134,7 +150,7 @@ func (d *Document) scenario(s Scenario, name func(string) string) ScenarioText {
 		return ScenarioText{
 			Found:  found,
 			Action: "Either works; dense/ANN is simpler (one index, no fusion).",
-			Rule:   fmt.Sprintf("the paired test of a hybrid strategy against a dense/ANN one on %s is not significant (Holm-adjusted p ≥ %s); kinds judged by the names", primary, strconv.FormatFloat(d.Statistics.Alpha.V(), 'g', -1, 64)),
+			Rule:   fmt.Sprintf("the paired test of a hybrid strategy against a dense/ANN one on %s is not significant (Holm-adjusted p ≥ %s); kinds judged by the names", primary, format.Full(d.Statistics.Alpha.V())),
 		}
 	case string(compare.LexicalBeatsDense):
 		return ScenarioText{
@@ -156,7 +172,7 @@ func (d *Document) scenario(s Scenario, name func(string) string) ScenarioText {
 		action := fmt.Sprintf("Add queries: about %d evaluated queries bring the widest interval to ±%s of its mean (the width falls as 1/√n)", s.QueriesForWidth, wholePct(compare.WideRelHalfWidth))
 		if t := s.Test; t != nil && s.QueriesToSeparate > 0 {
 			action += fmt.Sprintf("; about %d detect the observed difference between %s and %s (Δ %s = %s) with %s power at α = %s (power calculation: n = ((z₀.₉₇₅ + z₀.₈)·sd of the paired differences / Δ)²)",
-				s.QueriesToSeparate, name(t.Strategy), name(t.Baseline), primary, format.Signed(t.Delta.V()), wholePct(compare.Power), strconv.FormatFloat(d.Statistics.Alpha.V(), 'g', -1, 64))
+				s.QueriesToSeparate, name(t.Strategy), name(t.Baseline), primary, format.Signed(t.Delta.V()), wholePct(compare.Power), format.Full(d.Statistics.Alpha.V()))
 		}
 		return ScenarioText{
 			Found:  found + ".",
@@ -198,7 +214,18 @@ func (d *Document) ScenarioTexts() []ScenarioText {
 
 // scenarioLine is a scenario as one line: found, action, rule.
 func (t ScenarioText) line() string {
-	return t.Found + " → " + t.Action + " (Rule: " + t.Rule + ".)"
+	return t.Found + " → " + t.Todo() + " (Rule: " + t.Rule + ".)"
+}
+
+// Todo is the action and the bearing, as one text.
+func (t ScenarioText) Todo() string {
+	switch {
+	case t.Action == "":
+		return t.Bearing
+	case t.Bearing == "":
+		return t.Action
+	}
+	return t.Action + " " + t.Bearing
 }
 
 // NoScenarioLine is said when no scenario's rule is met.

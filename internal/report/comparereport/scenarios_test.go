@@ -103,8 +103,11 @@ func TestScenariosInEveryFormat(t *testing.T) {
 // A document written before the scale and buckets existed reads back with the
 // maximum DCG from its k, gain and scale, and no bucket figures.
 func TestReadOldDocument(t *testing.T) {
-	old := `{"schema": "retrieval-gate/compare@1", "k": 10, "gain": "linear", "relevance_scale": [0, 3], "primary": "dcg_at_k",
- "strategies": {"a": {"n": 1, "metrics": {}, "relevance_distribution": {"0": 1, "unjudged": 0}}}}`
+	old := `{"schema": "retrieval-gate/compare@1", "k": 10, "gain": "linear", "relevance_scale": [0, 3], "relevant_level": 2, "primary": "dcg_at_k",
+ "gates": [], "verdict": "pass", "paired": [], "recommended": "a", "recommendation_test": null,
+ "queries": {"judged": 1, "with_relevant": 1, "at_relevant_level": 1},
+ "statistics": {"alpha": 0.05, "resamples": 10000, "seed": 1},
+ "strategies": {"a": {"n": 1, "missing_from_run": 0, "metrics": {}, "relevance_distribution": {"0": 1, "unjudged": 0}}}}`
 	d, err := Read(strings.NewReader(old))
 	require.NoError(t, err)
 	assert.InDelta(t, metrics.MaxDCG(10, 3, metrics.GainLinear), d.MaxDCGAtK.V(), 1e-12)

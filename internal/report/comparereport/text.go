@@ -123,6 +123,9 @@ func (d *Document) Text(w io.Writer) error {
 		ciNote += "; large input: approximated, not resampled (see the last line)"
 	}
 	fmt.Fprintf(&b, "  (%s)\n  (%s)\n", ciNote, d.dcgScaleLine())
+	if l := d.ClustersLine(name); l != "" {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
 	if unreliable {
 		fmt.Fprintf(&b, "  %s\n", unreliableLine)
 	}
@@ -161,11 +164,14 @@ func (d *Document) Text(w io.Writer) error {
 	}
 	d.humanText(&b, name)
 	fmt.Fprintf(&b, "\n%s\n", d.recommendation(name))
+	if dw := d.decisionWords(name); dw.Line != "" {
+		fmt.Fprintf(&b, "%s\n", dw.Line)
+	}
 	if s := d.humanBasis(); s != "" {
 		fmt.Fprintf(&b, "%s\n", s)
 	}
 	if !d.ScenariosUnknown {
-		b.WriteString("what to do (the common scenarios):\n")
+		b.WriteString("what to do (the common scenarios, each with how it bears on the decision):\n")
 		for _, sc := range d.Scenarios {
 			fmt.Fprintf(&b, "- %s\n", d.scenario(sc, name).line())
 		}

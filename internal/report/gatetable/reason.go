@@ -3,7 +3,6 @@ package gatetable
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
@@ -28,7 +27,7 @@ const IndicativeLocaleRegression = "per-locale regression gate: indicative only 
 
 func clause(c outcome.Clause) string {
 	power := func() string {
-		return fmt.Sprintf("at %s%% power (α = %s)", strconv.FormatFloat(100*c.Power, 'g', -1, 64), strconv.FormatFloat(c.Alpha, 'g', -1, 64))
+		return fmt.Sprintf("at %s%% power (α = %s)", format.Full(100*c.Power), format.Full(c.Alpha))
 	}
 	switch c.Code {
 	case outcome.NoSuchGroup:
@@ -102,6 +101,29 @@ func clause(c outcome.Clause) string {
 		return fmt.Sprintf("n = %d paired cases %s drops of %s %s; the tolerance is %s", c.N, verb, format.Num(c.Detectable), power(), format.Num(c.Threshold))
 	case outcome.IndicativeLocaleTest:
 		return IndicativeLocaleRegression
+	case outcome.NoTopK:
+		in := ""
+		if c.Name != "" {
+			in = " of " + c.Name
+		}
+		return fmt.Sprintf("no case%s that both runs hold carries its top k in both runs (%d held, %d without a top k in one run): the churn cannot be measured", in, c.N, c.M)
+	case outcome.RBOBelow:
+		v, t := format.Distinct(c.Value, c.Threshold)
+		return fmt.Sprintf("%s mean RBO %s over %d cases is below the floor %s", groupName(c.Name), v, c.N, t)
+	case outcome.ChurnAbove:
+		v, t := format.Distinct(c.Value, c.Threshold)
+		return fmt.Sprintf("%s: the top k of %d of %d cases changed as a set, a share of %s, more than the %s allowed", groupName(c.Name), c.M, c.N, v, t)
+	case outcome.Interval95:
+		s := fmt.Sprintf("95%% interval %s (%s, n = %d)", format.Interval([2]float64{c.Lo, c.Hi}), c.Test, c.N)
+		if c.Only {
+			s += fmt.Sprintf(": the threshold %s lies inside it, so this n cannot tell the figure from the threshold", format.Num(c.Threshold))
+		}
+		return s
+	case outcome.ANNRecallBelow:
+		v, t := format.Distinct(c.Value, c.Threshold)
+		return fmt.Sprintf("the index's recall@%d against exact search, %s over %d queries, is below the floor %s", c.M, v, c.N, t)
+	case outcome.NoANNQuery:
+		return fmt.Sprintf("the exact check checked no query (%d run, %d sampled without an exact neighbour: no record of their locale)", c.N, c.M)
 	case outcome.HolmGroupGates:
 		return fmt.Sprintf("the p is Holm-adjusted over the %d per-group regression gates of this run (unadjusted p = %s)", c.N, format.P(c.P))
 	case outcome.NoOtherStrategy:
@@ -155,6 +177,14 @@ func clause(c outcome.Clause) string {
 		return fmt.Sprintf("the repository is a shallow clone and %s is its boundary: the history before it was not fetched, so the files look last changed there (actions/checkout with fetch-depth: 0 fetches it)", shortCommit(c.Text))
 	}
 	return string(c.Code)
+}
+
+// groupName is a clause's group: "overall" for "".
+func groupName(name string) string {
+	if name == "" {
+		return outcome.GroupOverall
+	}
+	return name
 }
 
 // raterNames are rater ids as a reason shows them: "(no rater id)" for "".

@@ -43,6 +43,17 @@ func TestReason(t *testing.T) {
 		{"allowed empty", []outcome.Clause{{Code: outcome.NoGoldScored, Allowed: true}}, "no gold-carrying cases were scored (allowed by --allow-empty)"},
 		{"detects", []outcome.Clause{{Code: outcome.Detects, N: 100, Detectable: 0.1, Distance: 0.2, Power: 0.8, Alpha: 0.05}},
 			"n = 100 detects differences of ±0.100 at 80% power (α = 0.05); the distance to the floor is 0.200"},
+		{"rbo below", []outcome.Clause{{Code: outcome.RBOBelow, Value: 0.5, Threshold: 0.9, N: 156}, {Code: outcome.Interval95, N: 156, Lo: 0.47, Hi: 0.53, Test: "hall-t", Threshold: 0.9}},
+			"overall mean RBO 0.500 over 156 cases is below the floor 0.900; 95% interval [0.470, 0.530] (hall-t, n = 156)"},
+		{"churn above, threshold inside", []outcome.Clause{{Code: outcome.ChurnAbove, Name: "type:golden", Value: 0.25, Threshold: 0.2, N: 20, M: 5},
+			{Code: outcome.Interval95, N: 20, Lo: 0.1, Hi: 0.49, Test: "wilson-cc", Threshold: 0.2, Only: true}},
+			"type:golden: the top k of 5 of 20 cases changed as a set, a share of 0.250, more than the 0.200 allowed; 95% interval [0.100, 0.490] (wilson-cc, n = 20): the threshold 0.200 lies inside it, so this n cannot tell the figure from the threshold"},
+		{"ann recall below", []outcome.Clause{{Code: outcome.ANNRecallBelow, Value: 0.8125, Threshold: 0.95, N: 400, M: 10}},
+			"the index's recall@10 against exact search, 0.812 over 400 queries, is below the floor 0.950"},
+		{"no ann query", []outcome.Clause{{Code: outcome.NoANNQuery, N: 5, M: 5}},
+			"the exact check checked no query (5 run, 5 sampled without an exact neighbour: no record of their locale)"},
+		{"no top k", []outcome.Clause{{Code: outcome.NoTopK, Name: "locale:en", N: 3, M: 3}},
+			"no case of locale:en that both runs hold carries its top k in both runs (3 held, 3 without a top k in one run): the churn cannot be measured"},
 		{"unknown code shows the code", []outcome.Clause{{Code: "new_code"}}, "new_code"},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,7 @@
 package html
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"io"
@@ -15,6 +16,11 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 )
 
+// WholePages is how many of the newest runs of "Select run" have their whole
+// page embedded (this run's included): a page per run of the history's 100
+// would make the page several megabytes.
+const WholePages = 20
+
 // CompareViewOf is the one adapter from a comparison to the dashboard. Every
 // figure comes from the typed document d (means, intervals, n, positions,
 // failed queries, the recommendation and its test, the reranker findings and the
@@ -28,7 +34,7 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 		Baseline: d.Baseline, Recommended: d.Recommended, Diagnosis: d.Diagnosis(),
 		Gates: d.Gates, Verdict: string(d.Verdict),
 		MaxDCG: d.MaxDCGAtK.V(), MaxDCGLevel: max(d.RelevanceScale[1], 1),
-		Scenarios: d.ScenarioTexts(), NoScenario: comparereport.NoScenarioLine, BucketsNote: d.BucketsNote(),
+		Scenarios: d.ScenarioTexts(), Decision: d.DecisionText(), NoScenario: comparereport.NoScenarioLine, BucketsNote: d.BucketsNote(),
 	}
 	v.Methods = methodLines(d)
 	v.Identical = d.IdenticalLines(func(s string) string { return s }) // the page escapes every text
@@ -49,7 +55,21 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 	}
 	if o := overRuns; o != nil && o.Unread == "" && len(o.Runs) > 0 {
 		n := len(o.Runs)
+		v.RunPages = make([]*CompareView, n)
+		v.RunMissing = make([]string, n)
 		for i, r := range o.Runs[:n-1] {
+			// The whole page of an earlier run, from its document (the newest
+			// WholePages runs: each is about 80 KB of page).
+			if i < n-WholePages {
+				v.RunMissing[i] = fmt.Sprintf("This page embeds the whole page of the newest %d runs only (each adds about 80 KB); the measures of %s are under \"Per strategy\" and in the chart over the runs, and its own --html report has the rest.", WholePages, runLabel(i, n, r))
+			} else if rd, err := comparereport.Read(bytes.NewReader(r.Document)); err != nil {
+				v.RunMissing[i] = "The document of " + runLabel(i, n, r) + " in the history could not be read: " + err.Error() + "."
+			} else {
+				pv := CompareViewOf(rd, nil, nil)
+				pv.RunLabel = runLabel(i, n, r)
+				pv.Primary, pv.Measures = "", nil // set below, as this run's
+				v.RunPages[i] = &pv
+			}
 			order := make([]string, 0, len(r.Measures))
 			for name := range r.Measures {
 				order = append(order, name)
@@ -75,6 +95,11 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 	v.Measures = measureKeys(all)
 	if !slices.Contains(v.Measures, v.Primary) {
 		v.Measures = append(v.Measures, v.Primary)
+	}
+	for _, pv := range v.RunPages {
+		if pv != nil { // one "Select metric" for every run's page
+			pv.Primary, pv.Measures = v.Primary, v.Measures
+		}
 	}
 	v.Colours = StrategyColours(names)
 	if l := d.RecommendationTest; l != nil {
@@ -142,6 +167,11 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 			continue
 		}
 		base, rr := v.Strategies[g[0]].Name, v.Strategies[g[1]].Name
+		if d.ReadBack { // the findings are not in the JSON
+			v.Pairs = append(v.Pairs, RerankPair{Base: g[0], Rerank: g[1], Untested: true,
+				Test: PairView{A: rr, B: base, Delta: math.NaN(), CI: [2]float64{math.NaN(), math.NaN()}, PHolm: math.NaN()}})
+			continue
+		}
 		for _, f := range d.Findings {
 			if f.Kind == compare.Reranker && f.A == rr && f.B == base {
 				t := f.Test
@@ -151,66 +181,29 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 			}
 		}
 	}
-	// Best and worst queries of the best strategy by mean relevance, ties by id.
-	best := v.Strategies[v.Best].Name
-	v.QueriesOf = best
-	var rs *compare.Strategy
-	if i := r.StrategyIndex(best); i >= 0 {
-		rs = &r.Strategies[i]
+	// Best and worst queries of every strategy by the primary measure, as
+	// the document lists them, each with its values of every measure.
+	if len(v.Strategies) > 0 {
+		v.QueriesOf = v.Strategies[v.Best].Name
 	}
-	if rs == nil {
-		return v
-	}
-	const M = metrics.NumGraded
-	mr, dcg := metrics.QueryIndex(metrics.KeyMeanRel), metrics.QueryIndex(metrics.KeyDCG)
-	val := func(i, m int) float64 { return rs.Values[i*M+m] }
-	q := func(i int) QueryView {
-		return QueryView{ID: r.QueryIDs[i], MeanRel: val(i, mr), DCG: val(i, dcg)}
-	}
-	// QueryIDs are sorted, so the index breaks ties by id. A query whose top k
-	// has no judged result has no mean relevance: it comes last and is not listed.
-	undefined := func(i int) bool { return math.IsNaN(val(i, mr)) }
-	order := func(higher bool) func(a, b int) bool {
-		return func(a, b int) bool {
-			if undefined(a) || undefined(b) {
-				return !undefined(a) || undefined(b) && a < b
+	for _, name := range d.Order {
+		s := d.Strategies[name]
+		qv := func(ids []string) []QueryView {
+			out := make([]QueryView, 0, len(ids))
+			for _, id := range ids {
+				q := QueryView{ID: id, Values: map[string]float64{}}
+				for key, x := range s.QueryValues[id] {
+					q.Values[key] = x.V()
+				}
+				out = append(out, q)
 			}
-			x, y := val(a, mr), val(b, mr)
-			return higher && x > y || !higher && x < y || x == y && a < b
+			return out
 		}
-	}
-	for _, i := range smallest(r.N(), Sample, order(true)) {
-		if !undefined(i) {
-			v.BestQueries = append(v.BestQueries, q(i))
-		}
-	}
-	for _, i := range smallest(r.N(), Sample, order(false)) {
-		if !undefined(i) {
-			v.WorstQueries = append(v.WorstQueries, q(i))
+		if len(s.BestQueries)+len(s.WorstQueries) > 0 {
+			v.QueryStrategies = append(v.QueryStrategies, QueriesView{Strategy: name, Best: qv(s.BestQueries), Worst: qv(s.WorstQueries)})
 		}
 	}
 	return v
-}
-
-// smallest returns the k first of 0..n-1 in the strict total order before, in
-// that order, in O(n·k) time and O(k) memory.
-func smallest(n, k int, before func(a, b int) bool) []int {
-	out := make([]int, 0, k+1)
-	for i := range n {
-		if len(out) == k && !before(i, out[k-1]) {
-			continue
-		}
-		j := len(out)
-		out = append(out, i)
-		for ; j > 0 && before(i, out[j-1]); j-- {
-			out[j] = out[j-1]
-		}
-		out[j] = i
-		if len(out) > k {
-			out = out[:k]
-		}
-	}
-	return out
 }
 
 // CompareHTML writes the dashboard of a comparison (`compare --html`) from its
@@ -225,10 +218,8 @@ func CompareHTML(w io.Writer, d *comparereport.Document, r *compare.Result, over
 // overRun adds to e what the chart over the runs shows of run i: as
 // runsChart labels and marks it.
 func overRun(e exploreRun, i int, r RunView) exploreRun {
-	e.X = strconv.Itoa(i + 1)
-	if len(r.Time) >= 10 {
-		e.X = r.Time[:10]
-	}
+	e.X = RunTick(i, r)
+	e.K = strconv.Itoa(r.K)
 	e.Commit = format.CommitPrefix(r.Commit, 7)
 	e.Of, e.Tip = dcgOf(r), dcgTip(r)
 	if r.Changed != nil {
@@ -257,28 +248,32 @@ func runLabel(i, n int, r RunView) string {
 // each test's p_value_method); an id not listed is shown as it is, so a new
 // method is named, never misnamed.
 var methodWords = map[string]string{
-	metrics.MethodWilson:             "Wilson score with continuity correction",
-	metrics.MethodBCa:                "BCa bootstrap",
-	metrics.MethodHallT:              "t united with Hall's skewness-corrected t",
-	metrics.MethodHallTBetting:       "t united with Hall's skewness-corrected t and the betting interval of a bounded mean",
-	metrics.MethodPercentile:         "percentile bootstrap",
-	metrics.MethodBoundedWilson:      "Wilson score with continuity correction scaled to the measure's range",
-	metrics.MethodRange:              "the measure's range (values that do not vary)",
-	metrics.MethodCornishFisher:      "Cornish–Fisher approximation of the bootstrap",
-	metrics.MethodWilsonDisagreement: "Wilson score of the disagreement",
-	metrics.MethodMcNemarInverted:    "inverted from the exact McNemar test (it excludes 0 exactly when the test rejects)",
-	metrics.MethodRuleOfThree:        "the rule of three (every difference equal: the share of queries that could differ, times the range)",
-	metrics.PMethodNoDifference:      "none: every paired difference is 0 (p = 1)",
-	metrics.MethodPPIJackknife:       "PPI++ with the jackknife standard error",
-	compare.PMethodPPIJackknife:      "t test of the PPI++ estimate with the jackknife standard error",
-	metrics.PMethodMcNemar:           "exact McNemar",
-	metrics.PMethodSignFlipExact:     "exact sign-flip",
-	metrics.PMethodRandomization:     "sign-flip randomization",
-	metrics.PMethodSaddlepoint:       "saddlepoint approximation of the sign-flip distribution",
+	metrics.MethodWilson:                "Wilson score with continuity correction",
+	metrics.MethodBCa:                   "BCa bootstrap",
+	metrics.MethodHallT:                 "t united with Hall's skewness-corrected t",
+	metrics.MethodHallTBetting:          "t united with Hall's skewness-corrected t and the betting interval of a bounded mean",
+	metrics.MethodPercentile:            "percentile bootstrap",
+	metrics.MethodBoundedWilson:         "Wilson score with continuity correction scaled to the measure's range",
+	metrics.MethodRange:                 "the measure's range (values that do not vary)",
+	metrics.MethodCornishFisher:         "Cornish–Fisher approximation of the bootstrap",
+	metrics.MethodWilsonDisagreement:    "Wilson score of the disagreement",
+	metrics.MethodMcNemarInverted:       "inverted from the exact McNemar test (it excludes 0 exactly when the test rejects)",
+	metrics.MethodRuleOfThree:           "the rule of three (every difference equal: the share of queries that could differ, times the range)",
+	metrics.PMethodNoDifference:         "none: every paired difference is 0 (p = 1)",
+	metrics.MethodPPIJackknife:          "PPI++ with the jackknife standard error",
+	compare.PMethodPPIJackknife:         "t test of the PPI++ estimate with the jackknife standard error",
+	metrics.PMethodMcNemar:              "exact McNemar",
+	metrics.PMethodSignFlipExact:        "exact sign-flip",
+	metrics.PMethodRandomization:        "sign-flip randomization",
+	metrics.PMethodSaddlepoint:          "saddlepoint approximation of the sign-flip distribution",
+	metrics.MethodClusterT:              "t with the cluster-robust standard error (queries in families)",
+	metrics.PMethodClusterSignFlipExact: "exact sign-flip of the clusters' sums",
+	metrics.PMethodClusterRandomization: "sign-flip randomization of the clusters' sums",
+	metrics.PMethodClusterSaddlepoint:   "saddlepoint approximation of the clusters' sign-flip distribution",
 }
 
 // resampledMethods are those that draw the document's resamples.
-var resampledMethods = map[string]bool{metrics.MethodBCa: true, metrics.MethodPercentile: true, metrics.PMethodRandomization: true}
+var resampledMethods = map[string]bool{metrics.MethodBCa: true, metrics.MethodPercentile: true, metrics.PMethodRandomization: true, metrics.PMethodClusterRandomization: true}
 
 // methodLines say how the document's intervals and p-values were computed,
 // from what the document states: each interval method with the measures it
@@ -360,6 +355,9 @@ func methodLines(d *comparereport.Document) []string {
 		}
 	})
 	var out []string
+	if l := d.ClustersLine(func(s string) string { return s }); l != "" { // the page escapes every text
+		out = append(out, l)
+	}
 	if len(means) > 0 {
 		out = append(out, "95% intervals of the means: "+text(means)+".")
 	}
@@ -371,7 +369,7 @@ func methodLines(d *comparereport.Document) []string {
 		if adj == comparereport.PAdjustment {
 			adj = "Holm within each measure across the strategies"
 		}
-		out = append(out, "p-values: "+text(tests)+"; adjusted by "+adj+"; significant when the adjusted p < "+strconv.FormatFloat(st.Alpha.V(), 'g', -1, 64)+".")
+		out = append(out, "p-values: "+text(tests)+"; adjusted by "+adj+"; significant when the adjusted p < "+format.Full(st.Alpha.V())+".")
 	}
 	if !st.Resampled {
 		out = append(out, fmt.Sprintf("Not resampled: %s queries × %s resamples exceeds the budget of %s.", Count(d.Queries.WithRelevant), Count(st.Resamples), Count(st.ResamplingBudget)))

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 )
 
 // Series is one data series of a chart: its legend name, its colour (an index
@@ -133,6 +135,16 @@ func fitAxis(lo, hi float64, fromZero bool) axis {
 	return a
 }
 
+// lineAxis is the y axis of a line chart over values from lo to hi (lo +Inf:
+// none, 0 to 1): from zero, unless every value sits far from it (then the axis
+// starts at a round number below the data, so close lines stay apart).
+func lineAxis(lo, hi float64) axis {
+	if math.IsInf(lo, 1) {
+		lo, hi = 0, 1
+	}
+	return fitAxis(lo, hi, lo <= 0.5*hi)
+}
+
 // maxTicks bounds an axis's ticks: a fitted axis has about 5; a span too small
 // for the magnitude of its values (1e300 to the next float) would otherwise
 // add a step that does not move the value, forever.
@@ -161,16 +173,7 @@ func (a axis) frac(v float64) float64 {
 	return (v/2 - a.lo/2) / span
 }
 
-func (a axis) label(v float64) string {
-	dec := 0
-	for s := a.step; s < 1-1e-9 && dec < 6; s *= 10 {
-		dec++
-	}
-	if math.Abs(a.step*math.Pow(10, float64(dec))-math.Round(a.step*math.Pow(10, float64(dec)))) > 1e-6 {
-		dec++
-	}
-	return strconv.FormatFloat(v, 'f', dec, 64)
-}
+func (a axis) label(v float64) string { return format.Tick(v, a.step) }
 
 // px formats an SVG coordinate with one decimal.
 func px(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
@@ -186,6 +189,10 @@ func clip(s string, maxPx float64) string {
 }
 
 func textWidth(s string) float64 { return float64(utf8.RuneCountInString(s)) * charW }
+
+// markerW is a marker label's width relative to textWidth (12 px type
+// against the chart's 14).
+const markerW = 12.0 / 14
 
 // legend lists the series with a swatch drawn as their marks are: a box
 // (bars; a dashed series: a tint with a dashed outline, as its bars) or a
@@ -341,16 +348,11 @@ func (p *Page) LineChart(c LineChart) {
 			}
 		}
 	}
-	if math.IsInf(lo, 1) {
-		lo, hi = 0, 1
-	}
-	// From zero, unless every value sits far from it (then the axis starts at a
-	// round number below the data, so close lines stay apart).
-	ax := fitAxis(lo, hi, lo <= 0.5*hi)
+	ax := lineAxis(lo, hi)
 	// The x labels are centred on their points: the right margin holds half the widest.
 	widest := 0.0
 	for _, lab := range c.X {
-		widest = math.Max(widest, math.Min(textWidth(lab), 90))
+		widest = math.Max(widest, math.Min(textWidth(lab), 140))
 	}
 	const left, top = 54.0, 10.0
 	right := math.Max(16, widest/2+4)
@@ -383,16 +385,22 @@ func (p *Page) LineChart(c LineChart) {
 		if i%every != 0 {
 			continue
 		}
-		s.WriteString(`<text class="tick" x="` + px(x(i)) + `" y="` + px(plotBottom+20) + `" text-anchor="middle">` + Esc(clip(lab, 90)) + "</text>")
+		s.WriteString(`<text class="tick" x="` + px(x(i)) + `" y="` + px(plotBottom+20) + `" text-anchor="middle">` + Esc(clip(lab, 140)) + "</text>")
 	}
 	s.WriteString("\n" + `<line class="axis" x1="` + px(left) + `" x2="` + px(chartW-right) + `" y1="` + px(plotBottom) + `" y2="` + px(plotBottom) + `"/>`)
 	s.WriteString(`<text class="axis-label" x="` + px((left+chartW-right)/2) + `" y="` + px(height-3) + `" text-anchor="middle">` + Esc(c.XLabel) + "</text>")
 	s.WriteString(`<text class="axis-label" x="14" y="` + px((top+plotBottom)/2) + `" text-anchor="middle" transform="rotate(-90 14 ` + px((top+plotBottom)/2) + `)">` + Esc(c.YLabel) + "</text>\n")
-	for _, m := range c.Markers {
+	for mi, m := range c.Markers {
 		mx := px(x(m.X))
 		s.WriteString(`<g><title>` + Esc(m.Label) + `</title><line data-mark="marker" class="marker" x1="` + mx + `" x2="` + mx + `" y1="` + px(top) + `" y2="` + px(plotBottom) + `"/>`)
-		if len(c.Markers) <= 6 {
-			s.WriteString(`<text class="marker-label" x="` + px(x(m.X)+3) + `" y="` + px(top+10) + `">` + Esc(clip(m.Label, 220)) + "</text>")
+		// A label only where it fits before the next marker and inside the
+		// plot (no label overlaps another or is cut); the hover has it.
+		end := chartW - right
+		if mi+1 < len(c.Markers) {
+			end = x(c.Markers[mi+1].X) - 4
+		}
+		if lab := clip(m.Label, 220); x(m.X)+3+textWidth(lab)*markerW <= end {
+			s.WriteString(`<text class="marker-label" x="` + px(x(m.X)+3) + `" y="` + px(top+10) + `">` + Esc(lab) + "</text>")
 		}
 		s.WriteString("</g>\n")
 	}

@@ -54,6 +54,7 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 		Count(int(c.Paired)), Count(int(f.NewlyMissedTotal)), Count(int(f.NewlyFoundTotal)), Count(int(f.RankDropsTotal)), f.RankDropThreshold,
 		Count(int(c.GoldChanged)), Count(int(c.OnlyInBaseline)), Count(int(c.OnlyInCurrent))))
 	checkOverlap(p, bl.Overlap) // check_overlap.go
+	checkChurn(p, bl.Churn)     // check_overlap.go
 
 	if c.Paired > 0 {
 		type named struct {
@@ -92,6 +93,9 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 		if bl.AnyPairedNote(false) {
 			t.Foot += " " + checkreport.TestDecidesNote + "."
 		}
+		if s := bl.ClustersNote(); s != "" {
+			t.Foot += " " + s + "."
+		}
 		p.Table(t)
 		if len(bl.ByLocale) > 0 {
 			var locales []named
@@ -125,6 +129,7 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 	}
 
 	movedTable(p, bl.Overlap) // check_overlap.go
+	changedTable(p, bl.Churn) // check_overlap.go
 
 	// Not paired.
 	u := bl.Unpaired

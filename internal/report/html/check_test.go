@@ -186,7 +186,7 @@ func TestCheckHTMLBaselineHeadlineInBrowser(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal(m.Result, &cards))
 			require.Len(t, cards, 4, "verdict, overall hit@5, Δ vs base, integrity at %d px", m.Width)
-			assert.Equal(t, "Verdict ⚠️ pass hit@5 -0.061 vs base (p = 0.0078, n = 132), 8 newly missed · no regression gate set — integrity pass · min_hit off · min_recall off · non_empty pass · max_drop_hit off · max_drop_recall off · max_drop_ndcg off", cards[0].Text, "at %d px", m.Width)
+			assert.Equal(t, "Verdict ⚠️ pass hit@5 -0.061 vs base (p = 0.0078, n = 132), 8 newly missed · no regression gate set — integrity pass · min_hit off · min_recall off · non_empty pass · max_drop_hit off · max_drop_recall off · max_drop_ndcg off · min_rbo off · max_churn off", cards[0].Text, "at %d px", m.Width)
 			assert.Equal(t, "Δ hit@5 vs base -0.061 0.985 → 0.924 · p = 0.0078 (McNemar) · n = 132 · 8 newly missed", cards[2].Text, "at %d px", m.Width)
 			for _, c := range cards {
 				assert.GreaterOrEqual(t, c.Left, 0.0, "%q at %d px", c.Text, m.Width)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
@@ -66,12 +67,23 @@ type PairView struct {
 type RerankPair struct {
 	Base, Rerank int
 	Test         PairView
+	// Untested: a document read back (an earlier run, report --from) does
+	// not carry the reranker's test (a diagnosis finding): the means only.
+	Untested bool
 }
 
-// QueryView is one query of the best/worst tables.
+// QueryView is one query of the best/worst tables: its id and the value of
+// every measure (key -> value; absent: the document does not carry it).
 type QueryView struct {
-	ID           string
-	MeanRel, DCG float64
+	ID     string
+	Values map[string]float64
+}
+
+// QueriesView is one strategy's best and worst queries by the primary
+// measure, as its document lists them.
+type QueriesView struct {
+	Strategy    string
+	Best, Worst []QueryView
 }
 
 // CompareView is everything the compare dashboard shows, already computed.
@@ -88,8 +100,7 @@ type CompareView struct {
 	Strategies                      []StrategyView // run order
 	Groups                          [][2]int       // display order of the bar chart: {base, rerank} (-1: none), best first
 	Pairs                           []RerankPair
-	QueriesOf                       string      // the strategy whose best/worst queries are listed
-	BestQueries, WorstQueries       []QueryView // by mean relevance; Sample each
+	QueriesOf                       string // the strategy whose best/worst queries are shown first (the best)
 	Diagnosis                       []string
 	// Identical says which strategies return the baseline's rankings on every
 	// query (comparereport.Document.IdenticalLines).
@@ -101,6 +112,7 @@ type CompareView struct {
 	// Scenarios are the common scenarios the run meets, in words (NoScenario
 	// when none); BucketsNote explains the buckets table.
 	Scenarios               []comparereport.ScenarioText
+	Decision                comparereport.DecisionWords // the one decision, in words (empty: the document has none)
 	NoScenario, BucketsNote string
 	Gates                   []gatetable.Entry // the gates asked for (--gate-strategy); none by default
 	Verdict                 string            // their verdict
@@ -118,15 +130,22 @@ type CompareView struct {
 	Colours  map[string]int
 	// Holes is the judged@k section (judged.go).
 	Holes HolesView
+	// RunPages are the whole page of each run of Runs but this one (nil at
+	// Current), built from the run's document in the history: "Select run"
+	// shows the chosen run's (nil: its document could not be read, Unread
+	// says why). RunLabel names the run in the section titles.
+	RunPages   []*CompareView
+	RunMissing []string
+	RunLabel   string
+	// QueryStrategies are the strategies whose best and worst queries are
+	// listed (the document's, by the primary measure), in run order.
+	QueryStrategies []QueriesView
 	// Human is the human-corrected section (compare --human-qrels; nil without).
 	Human *comparereport.HumanSection
 }
 
 // Compare writes the compare dashboard.
 func Compare(w io.Writer, v CompareView) error {
-	dcg := MeasureLabel(metrics.KeyDCG, v.K)
-	rel := MeasureLabel(metrics.KeyMeanRel, v.K)
-	dcgScale := v.scaleOf(metrics.KeyDCG)
 	p := NewPage("Retrieval strategy comparison")
 	p.Subtitle(fmt.Sprintf("k = %d · gain %s · relevant = rel ≥ %d · baseline %s", v.K, v.Gain, v.RelevantLevel, v.Baseline))
 	for _, m := range v.Methods {
@@ -137,46 +156,16 @@ func Compare(w io.Writer, v CompareView) error {
 		_, err := p.WriteTo(w)
 		return err
 	}
-	best := v.Strategies[v.Best]
-	rec := Indicator{Label: "Recommended strategy", Value: v.Recommended}
-	switch l := v.Leader; {
-	case l == nil:
-		rec.Detail = "the only strategy"
-	case l.Identical:
-		rec.Value = "no clear winner"
-		rec.Detail = fmt.Sprintf("%s and %s return identical rankings on every query: no difference to test", l.A, l.B)
-	case l.Significant && l.Delta > 0:
-		rec.Detail = fmt.Sprintf("ahead of %s by %s %s (95%% CI %s to %s, Holm p = %s)", l.B, format.Signed(l.Delta), dcg, format.Signed(l.CI[0]), format.Signed(l.CI[1]), fmtP(l.PHolm))
-	default:
-		rec.Value = "no clear winner"
-		rec.Detail = fmt.Sprintf("%s leads %s by %s %s, not significant (95%% CI %s to %s, Holm p = %s)", l.A, l.B, format.Signed(l.Delta), dcg, format.Signed(l.CI[0]), format.Signed(l.CI[1]), fmtP(l.PHolm))
-	}
-	p.Indicators([]Indicator{
-		{Label: "Best " + dcg, Value: Fmt(best.DCG.Mean) + " " + dcgScale, Detail: fmt.Sprintf("%s · 95%% CI %s · n = %s", best.Name, FmtCI(best.DCG.CI), Count(best.N))},
-		rec,
-		{Label: "Queries evaluated", Value: Count(v.Evaluated), Detail: fmt.Sprintf("of %s judged; %s without a relevant document excluded", Count(v.Judged), Count(v.NotEvaluated))},
-	})
+	// "Select run" and "Select metric" head the page: the whole page is the
+	// chosen run (each run's blocks, the others hidden), the measure the
+	// chosen one.
+	p.controls(v)
+	p.runBlocks(&v, (*Page).compareTop, true)
 
-	for _, l := range v.Identical {
-		p.Note(l)
-	}
-
-	// The gates, when compare is one (--gate-strategy), as the Markdown shows them.
-	if len(v.Gates) > 0 {
-		p.Section("Gates: " + v.Verdict)
-		p.GateTable(v.Gates)
-	}
-
-	p.scenariosSection(&v)
-	p.humanSection(v.Human)
-
-	// Per strategy: the run and the measure chosen in "Select run" and
-	// "Select metric" (the script redraws from the embedded data); without
-	// script, this run and the primary measure.
-	anyPair := len(v.Pairs) > 0
+	// Per strategy: the run and the measure chosen (the script redraws from
+	// the embedded data); without script, this run and the primary measure.
 	p.Section("Per strategy")
 	cur := v.Runs[v.Current]
-	p.controls(v)
 	p.raw(`<p class="shown" id="rg-shown">Shown: ` + Esc(cur.Label+" · "+MeasureLabel(v.Primary, v.K)) + "</p>\n")
 	p.Grid(func() {
 		p.raw(`<div id="rg-bars">` + "\n")
@@ -193,10 +182,128 @@ func Compare(w io.Writer, v CompareView) error {
 		}
 		p.Note("Each value with its 95% interval below it; the best value of the measure in bold (by its direction: higher is better for every measure here). A reranked strategy (NAME" + RerankSuffix + ") is drawn in its base strategy's colour, dashed. " + v.dcgScaleNote())
 	})
+	p.runBlocks(&v, (*Page).compareBottom, false)
 
-	// Every measure of the registry, one row each, a column per strategy.
-	p.Section("Every measure")
-	mt := Table{Head: []string{"measure"}, NumCols: []bool{false}}
+	if o := v.OverRuns; o != nil {
+		p.Section("Over the runs")
+		switch {
+		case o.Unread != "":
+			p.Para("The history could not be read (" + o.Unread + "): no chart over the runs.")
+		case len(o.Runs) < 2:
+			p.Para("No earlier run of " + o.Command + " in the history " + o.File + o.branchText() + ": this run is the first point of the chart.")
+		default:
+			// The chosen measure's chart: the primary's without script; the
+			// script draws another from the embedded data.
+			p.raw(`<div id="rg-over">` + "\n")
+			p.runsChart(o.ForMeasure(v.Primary), v.K, v.Colours)
+			p.raw("</div>\n")
+		}
+	}
+	second := metrics.KeyMeanRel
+	if v.Primary == metrics.KeyMeanRel {
+		second = ""
+	}
+	p.Script(exploreJS, exploreData(v.K, v.Measures, v.scaleOf, v.Colours, v.Runs, v.Current, v.Primary, second))
+	_, err := p.WriteTo(w)
+	return err
+}
+
+// runBlocks writes one block of every run of "Select run", each the run's
+// own view (this run's v, an earlier run's from its document), all but this
+// run's hidden until the script shows the chosen one.
+func (p *Page) runBlocks(v *CompareView, block func(*Page, *CompareView), say bool) {
+	for i := range v.Runs {
+		hidden := ""
+		if i != v.Current {
+			hidden = " hidden"
+		}
+		p.raw(`<div class="rg-runpage" data-run="` + strconv.Itoa(i) + `"` + hidden + ">\n")
+		switch {
+		case i == v.Current:
+			block(p, v)
+		case i < len(v.RunPages) && v.RunPages[i] != nil:
+			block(p, v.RunPages[i])
+		case say && i < len(v.RunMissing) && v.RunMissing[i] != "":
+			p.Para(v.RunMissing[i])
+		}
+		p.raw("</div>\n")
+	}
+}
+
+// id is an element id of this run's blocks ("" for an earlier run's: ids
+// are unique, and the tests and the script find an earlier run's elements
+// in its block).
+func (v *CompareView) id(name string) string {
+	if v.RunLabel != "" {
+		return ""
+	}
+	return ` id="` + name + `"`
+}
+
+// runTitle is a section title with the run it shows.
+func (v *CompareView) runTitle(title string) string {
+	if v.RunLabel != "" {
+		return title + " (" + v.RunLabel + ")"
+	}
+	return title + " (this run)"
+}
+
+// compareTop is a run's decision, headline figures, gates, what to do and
+// human-corrected section.
+func (p *Page) compareTop(v *CompareView) {
+	dcg := MeasureLabel(metrics.KeyDCG, v.K)
+	dcgScale := v.scaleOf(metrics.KeyDCG)
+	best := v.Strategies[v.Best]
+	rec := Indicator{Label: "Recommended strategy", Value: v.Recommended}
+	primary := MeasureLabel(v.Primary, v.K)
+	switch l := v.Leader; {
+	case l == nil:
+		rec.Detail = "the only strategy"
+	case l.Identical:
+		rec.Value = "no clear winner"
+		rec.Detail = fmt.Sprintf("%s and %s return identical rankings on every query: no difference to test", l.A, l.B)
+	case l.Significant && l.Delta > 0:
+		rec.Detail = fmt.Sprintf("ahead of %s by %s %s (95%% CI %s to %s, Holm p = %s)", l.B, format.Signed(l.Delta), primary, format.Signed(l.CI[0]), format.Signed(l.CI[1]), fmtP(l.PHolm))
+	default:
+		rec.Value = "no clear winner"
+		rec.Detail = fmt.Sprintf("%s leads %s by %s %s, not significant (95%% CI %s to %s, Holm p = %s)", l.A, l.B, format.Signed(l.Delta), primary, format.Signed(l.CI[0]), format.Signed(l.CI[1]), fmtP(l.PHolm))
+	}
+	// The decision (compare.Decision) heads the card when the document has
+	// it: what to take, the recommendation's test below it, the decision's
+	// sentence as the page's headline.
+	if v.Decision.Head != "" {
+		rec.Label, rec.Value = "Decision", v.Decision.Head
+	}
+	if v.Decision.Line != "" {
+		p.raw(`<p class="decision"` + v.id("rg-decision") + `><strong>` + Esc(v.Decision.Line) + "</strong></p>\n")
+	}
+	p.Indicators([]Indicator{
+		{Label: "Best " + dcg, Value: Fmt(best.DCG.Mean) + " " + dcgScale, Detail: fmt.Sprintf("%s · 95%% CI %s · n = %s", best.Name, FmtCI(best.DCG.CI), Count(best.N))},
+		rec,
+		{Label: "Queries evaluated", Value: Count(v.Evaluated), Detail: fmt.Sprintf("of %s judged; %s without a relevant document excluded", Count(v.Judged), Count(v.NotEvaluated))},
+	})
+	for _, l := range v.Identical {
+		p.Note(l)
+	}
+	// The gates, when compare is one (--gate-strategy), as the Markdown shows them.
+	if len(v.Gates) > 0 {
+		p.Section("Gates: " + v.Verdict)
+		p.GateTable(v.Gates)
+	}
+	p.scenariosSection(v)
+	p.humanSection(v.Human)
+}
+
+// compareBottom is a run's every measure, judged@k, buckets, relevance by
+// position, base vs reranker, best and worst queries, failed queries and
+// diagnosis.
+func (p *Page) compareBottom(v *CompareView) {
+	dcg := MeasureLabel(metrics.KeyDCG, v.K)
+	dcgScale := v.scaleOf(metrics.KeyDCG)
+	// Every measure of the registry, one row each, a column per strategy,
+	// the best of each row bold by the measure's direction.
+	p.Section(v.runTitle("Every measure"))
+	mt := Table{Head: []string{"measure"}, NumCols: []bool{false}, Cards: true}
 	for _, s := range v.Strategies {
 		mt.Head = append(mt.Head, s.Name)
 		mt.NumCols = append(mt.NumCols, true)
@@ -208,29 +315,37 @@ func Compare(w io.Writer, v CompareView) error {
 			sub += " · " + sc
 		}
 		for _, p := range info.Own { // the parameters the measure owns, e.g. RBP's p
-			sub += " · " + p.Name + " = " + strconv.FormatFloat(p.Value, 'g', -1, 64)
+			sub += " · " + p.Name + " = " + format.Full(p.Value)
 		}
+		vals := make([]float64, len(v.Strategies))
+		for i, s := range v.Strategies {
+			vals[i] = math.NaN()
+			if m < len(s.Measures) && s.Measures[m].Has {
+				vals[i] = s.Measures[m].Mean
+			}
+		}
+		bold := bestOf(vals, info.HigherIsBetter)
 		row := []Cell{{Text: info.LabelAt(v.K), Sub: sub}}
-		for _, s := range v.Strategies {
+		for i, s := range v.Strategies {
 			if m >= len(s.Measures) || !s.Measures[m].Has {
 				row = append(row, Cell{Text: "—", Num: true})
 				continue
 			}
 			ms := s.Measures[m]
-			row = append(row, Cell{Text: Fmt(ms.Mean), Sub: FmtCI(ms.CI) + " · n = " + Count(int(ms.N)), Num: true})
+			row = append(row, Cell{Text: Fmt(ms.Mean), Sub: FmtCI(ms.CI) + " · n = " + Count(int(ms.N)), Num: true, Strong: bold[i]})
 		}
 		mt.Rows = append(mt.Rows, row)
 	}
-	p.raw(`<div id="rg-every">` + "\n")
+	p.raw(`<div` + v.id("rg-every") + ` data-part="every">` + "\n")
 	p.Table(mt)
 	p.raw("</div>\n")
-	p.Note("Each mean with its 95% interval and n below it; the key of each measure is under its label.")
+	p.Note("Each mean with its 95% interval and n below it, the best of each measure in bold (by its direction); the key of each measure is under its label.")
 	p.holes(v.Holes)
 
-	p.bucketsSection(&v)
+	p.bucketsSection(v)
 
 	// Mean relevance by position.
-	p.Section("Mean relevance by result position")
+	p.Section(v.runTitle("Mean relevance by result position"))
 	var lseries []Series
 	var lines []Line
 	unjudgedZero := false // a report written before n per rank
@@ -257,7 +372,11 @@ func Compare(w io.Writer, v CompareView) error {
 	for i := range xs {
 		xs[i] = strconv.Itoa(i + 1)
 	}
-	p.LineChart(LineChart{Title: "Mean relevance (0–3) at each rank, per strategy (this run)", XLabel: "rank", YLabel: "mean relevance", X: xs, Series: lseries, Lines: lines})
+	run := "this run"
+	if v.RunLabel != "" {
+		run = v.RunLabel
+	}
+	p.LineChart(LineChart{Title: "Mean relevance (0–3) at each rank, per strategy (" + run + ")", XLabel: "rank", YLabel: "mean relevance", X: xs, Series: lseries, Lines: lines})
 	if unjudgedZero {
 		p.Note("Reranked strategies are dashed, in the colour of their base strategy. Written before n per rank: an unjudged or missing result counts 0.")
 	} else {
@@ -265,47 +384,54 @@ func Compare(w io.Writer, v CompareView) error {
 	}
 
 	// Base vs reranker.
-	p.Section("Base vs reranker (this run)")
-	if !anyPair {
+	p.Section(v.runTitle("Base vs reranker"))
+	if len(v.Pairs) == 0 {
 		p.Para("No strategy has a reranked counterpart (a strategy NAME and NAME" + RerankSuffix + ").")
 	} else {
-		t := Table{Caption: scaled(dcg, dcgScale), Head: []string{"strategy", "base", RerankSuffix, "Δ " + dcg, "verdict"}, NumCols: []bool{false, true, true, true, false}}
+		t := Table{Caption: scaled(dcg, dcgScale), Head: []string{"strategy", "base", RerankSuffix, "Δ " + dcg, "verdict"}, NumCols: []bool{false, true, true, true, false}, Cards: true}
 		for _, pr := range v.Pairs {
 			b, r := v.Strategies[pr.Base], v.Strategies[pr.Rerank]
 			verdict := "no significant change"
 			switch {
+			case pr.Untested:
+				verdict = "not tested here"
 			case pr.Test.Significant && pr.Test.Delta > 0:
 				verdict = "reranker helps"
 			case pr.Test.Significant && pr.Test.Delta < 0:
 				verdict = "reranker hurts"
 			}
+			bold := bestOf([]float64{b.DCG.Mean, r.DCG.Mean}, true)
 			t.Rows = append(t.Rows, []Cell{
 				{Text: b.Name},
-				{Text: Fmt(b.DCG.Mean), Sub: FmtCI(b.DCG.CI)},
-				{Text: Fmt(r.DCG.Mean), Sub: FmtCI(r.DCG.CI)},
+				{Text: Fmt(b.DCG.Mean), Sub: FmtCI(b.DCG.CI), Strong: bold[0]},
+				{Text: Fmt(r.DCG.Mean), Sub: FmtCI(r.DCG.CI), Strong: bold[1]},
 				{Text: format.Signed(pr.Test.Delta), Sub: format.Signed(pr.Test.CI[0]) + " to " + format.Signed(pr.Test.CI[1])},
 				{Text: verdict, Sub: "Holm p = " + fmtP(pr.Test.PHolm)},
 			})
+			if pr.Untested {
+				t.Rows[len(t.Rows)-1][3] = Cell{Text: format.Missing}
+				t.Rows[len(t.Rows)-1][4] = Cell{Text: verdict, Sub: "the test is not in the JSON report"}
+			}
 		}
-		t.Foot = "Δ is reranked − base on the same queries, with its paired 95% interval; p from the paired randomization test, Holm-adjusted with every other comparison of the report."
+		t.Foot = "Δ is reranked − base on the same queries, with its paired 95% interval; p from the paired randomization test, Holm-adjusted with every other comparison of the report; the better of each pair in bold."
 		p.Table(t)
 	}
 
-	// Best and worst queries.
-	p.Section("Best and worst queries by mean relevance (" + v.QueriesOf + ")")
-	qt := func(caption string, qs []QueryView) Table {
-		t := Table{Caption: caption, Head: []string{"query", rel, scaled(dcg, dcgScale)}, NumCols: []bool{false, true, true}}
-		for _, q := range qs {
-			t.Rows = append(t.Rows, []Cell{{Text: q.ID}, {Text: Fmt(q.MeanRel)}, {Text: Fmt(q.DCG)}})
-		}
-		return t
-	}
-	p.Grid(func() { p.Table(qt("Best", v.BestQueries)) }, func() { p.Table(qt("Worst", v.WorstQueries)) })
-	p.Note(fmt.Sprintf("The %d highest and lowest of %s queries, ties by query id; every query's values are in the --per-query output.", Sample, Count(v.Evaluated)))
+	p.queriesSection(v)
 
 	// Failed queries.
-	p.Section("Failed queries (top-1 result judged 0)")
-	ft := Table{Head: []string{"strategy", "failed", "queries"}, NumCols: []bool{false, true, false}}
+	p.Section(v.runTitle("Failed queries (top-1 result judged 0)"))
+	ft := Table{Head: []string{"strategy", "failed", "queries"}, NumCols: []bool{false, true, false}, Cards: true}
+	var fails []float64
+	for _, g := range v.Groups {
+		for _, i := range g {
+			if i >= 0 {
+				fails = append(fails, float64(v.Strategies[i].Failed))
+			}
+		}
+	}
+	fewest := bestOf(fails, false)
+	j := 0
 	for _, g := range v.Groups {
 		for _, i := range g {
 			if i < 0 {
@@ -316,39 +442,82 @@ func Compare(w io.Writer, v CompareView) error {
 			if more := s.Failed - len(s.FailedSample); more > 0 {
 				sample += fmt.Sprintf(" … and %s more", Count(more))
 			}
-			ft.Rows = append(ft.Rows, []Cell{{Text: s.Name}, {Text: Count(s.Failed), Sub: "of " + Count(s.N)}, {Text: sample}})
+			ft.Rows = append(ft.Rows, []Cell{{Text: s.Name}, {Text: Count(s.Failed), Sub: "of " + Count(s.N), Strong: fewest[j]}, {Text: sample}})
+			j++
 		}
 	}
-	ft.Foot = fmt.Sprintf("The first %d failed queries by id per strategy; all of them are in the JSON report. A missing result counts as failed.", Sample)
+	ft.Foot = fmt.Sprintf("The first %d failed queries by id per strategy, the fewest in bold; all of them are in the JSON report. A missing result counts as failed.", Sample)
 	p.Table(ft)
 
-	if o := v.OverRuns; o != nil {
-		p.Section("Over the runs")
-		switch {
-		case o.Unread != "":
-			p.Para("The history could not be read (" + o.Unread + "): no chart over the runs.")
-		case len(o.Runs) < 2:
-			p.Para("No earlier run of " + o.Command + " in the history " + o.File + o.branchText() + ": this run is the first point of the chart.")
-		default:
-			// The chosen measure's chart: the primary's without script; the
-			// script draws another from the embedded data.
-			p.raw(`<div id="rg-over">` + "\n")
-			p.runsChart(o.ForMeasure(v.Primary), v.K, v.Colours)
-			p.raw("</div>\n")
-		}
-	}
-
-	if len(v.Diagnosis) > 0 {
+	switch {
+	case len(v.Diagnosis) > 0:
 		p.Section("Diagnosis")
 		p.List(v.Diagnosis)
+	case v.RunLabel != "":
+		p.Section("Diagnosis")
+		p.Para("Not shown for an earlier run: the diagnosis is computed from the inputs and is not in the JSON report.")
 	}
-	second := metrics.KeyMeanRel
-	if v.Primary == metrics.KeyMeanRel {
-		second = ""
+}
+
+// queriesSection lists each strategy's best and worst queries by the primary
+// measure (the document's lists), one strategy shown at a time ("Select
+// strategy", the best first), each query with the value of the chosen
+// measure beside the primary's; without script, every strategy with the
+// primary measure.
+func (p *Page) queriesSection(v *CompareView) {
+	primary := MeasureLabel(v.Primary, v.K)
+	p.Section(v.runTitle("Best and worst queries by " + primary))
+	if len(v.QueryStrategies) == 0 {
+		p.Para("The report lists no best or worst query.")
+		return
 	}
-	p.Script(exploreJS, exploreData(v.K, v.Measures, v.scaleOf, v.Colours, v.Runs, v.Current, v.Primary, second))
-	_, err := p.WriteTo(w)
-	return err
+	p.raw(`<form class="controls rg-qcontrols" hidden><label>Select strategy <select class="rg-qstrategy">`)
+	for _, qs := range v.QueryStrategies {
+		sel := ""
+		if qs.Strategy == v.QueriesOf {
+			sel = " selected"
+		}
+		p.raw(`<option` + sel + ">" + Esc(qs.Strategy) + "</option>")
+	}
+	p.raw("</select></label></form>\n")
+	for _, qs := range v.QueryStrategies {
+		p.raw(`<div class="rg-queries" data-strategy="` + Esc(qs.Strategy) + `">` + "\n")
+		p.Grid(func() { p.queryTable(v, "Best of "+qs.Strategy, qs.Best) }, func() { p.queryTable(v, "Worst of "+qs.Strategy, qs.Worst) })
+		p.raw("</div>\n")
+	}
+	p.Note(fmt.Sprintf("The %d highest and lowest of %s queries by %s, per strategy, ties by query id (as every report lists them); beside it the measure chosen in \"Select metric\". Every query's values are in the --per-query output.", compare.Handful, Count(v.Evaluated), primary))
+}
+
+// queryTable is one list of queries: a column per measure, the primary's and
+// the chosen one's shown (data-key: the script shows the chosen measure's).
+func (p *Page) queryTable(v *CompareView, caption string, qs []QueryView) {
+	p.raw(`<div class="table"><table class="rg-qtable"><caption>` + Esc(caption) + "</caption><thead><tr><th scope=\"col\">query</th>")
+	for _, key := range v.Measures {
+		p.raw(`<th scope="col" class="num" data-key="` + Esc(key) + `"` + v.keyHidden(key) + ">" + Esc(scaled(MeasureLabel(key, v.K), v.scaleOf(key))) + "</th>")
+	}
+	p.raw("</tr></thead>\n<tbody>\n")
+	for _, q := range qs {
+		p.raw(`<tr><th scope="row">` + Esc(q.ID) + "</th>")
+		for _, key := range v.Measures {
+			val, ok := q.Values[key]
+			text := format.Missing
+			if ok {
+				text = Fmt(val)
+			}
+			p.raw(`<td class="num" data-key="` + Esc(key) + `"` + v.keyHidden(key) + ">" + Esc(text) + "</td>")
+		}
+		p.raw("</tr>\n")
+	}
+	p.raw("</tbody></table></div>\n")
+}
+
+// keyHidden hides a measure's column of the query tables but the primary's
+// and mean relevance's (the measure shown without script).
+func (v *CompareView) keyHidden(key string) string {
+	if key == v.Primary {
+		return ""
+	}
+	return " hidden"
 }
 
 func fmtP(p float64) string { return format.P(p) }

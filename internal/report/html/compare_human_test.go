@@ -34,7 +34,7 @@ func TestCompareHumanSection(t *testing.T) {
 	require.NoError(t, err)
 	s, err := labelfile.ReadSheet(context.Background(), strings.NewReader(sh.String()), "<b>sheet</b>.csv")
 	require.NoError(t, err)
-	res, err := compare.Run(q, []compare.Input{{Name: "A<script>", Run: &trecfile.Run{File: "a", Format: "trec", K: 10, Queries: qa}}},
+	res, err := compare.Compare(q, []compare.Input{{Name: "A<script>", Run: &trecfile.Run{File: "a", Format: "trec", K: 10, Queries: qa}}},
 		compare.Options{K: 1, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1, HumanSheet: s})
 	require.NoError(t, err)
 	var b bytes.Buffer

@@ -34,7 +34,7 @@ func holeResult(t *testing.T) *compare.Result {
 		d := runs[name]
 		in = append(in, compare.Input{Name: name, Run: &trecfile.Run{File: name + ".run", K: 10, Queries: []trecfile.RunQuery{{ID: "q1", Docs: d[0]}, {ID: "q2", Docs: d[1]}}}})
 	}
-	r, err := compare.Run(q, in, compare.Options{K: 3, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1})
+	r, err := compare.Compare(q, in, compare.Options{K: 3, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1})
 	require.NoError(t, err)
 	return r
 }
@@ -42,7 +42,7 @@ func holeResult(t *testing.T) *compare.Result {
 // positionFigure is the SVG of the chart of mean relevance by rank.
 func positionFigure(t *testing.T, page string) string {
 	t.Helper()
-	_, rest, ok := strings.Cut(page, "<h2>Mean relevance by result position</h2>")
+	_, rest, ok := strings.Cut(page, "<h2>Mean relevance by result position (this run)</h2>")
 	require.True(t, ok)
 	fig, _, ok := strings.Cut(rest, "</figure>")
 	require.True(t, ok)

@@ -56,19 +56,19 @@ func (p *Page) scenariosSection(v *CompareView) {
 		p.Para(v.NoScenario)
 		return
 	}
-	p.raw(`<ul class="scenarios" id="rg-scenarios">` + "\n")
+	p.raw(`<ul class="scenarios"` + v.id("rg-scenarios") + ` data-part="scenarios">` + "\n")
 	for _, s := range v.Scenarios {
-		p.raw(`<li data-scenario="` + Esc(s.Code) + `">` + Esc(s.Found) + " <strong>" + Esc(s.Action) + `</strong> <span class="ci">Rule: ` + Esc(s.Rule) + ".</span></li>\n")
+		p.raw(`<li data-scenario="` + Esc(s.Code) + `">` + Esc(s.Found) + " <strong>" + Esc(s.Todo()) + `</strong> <span class="ci">Rule: ` + Esc(s.Rule) + ".</span></li>\n")
 	}
 	p.raw("</ul>\n")
 }
 
 // bucketsSection is the table of mean relevance and the three buckets per strategy.
 func (p *Page) bucketsSection(v *CompareView) {
-	p.Section("Mean relevance and relevance distribution (this run)")
+	p.Section(v.runTitle("Mean relevance and relevance distribution"))
 	mi := metrics.QueryIndex(metrics.KeyMeanRel)
 	t := Table{Head: []string{"strategy", MeasureLabel(metrics.KeyMeanRel, v.K), "highly relevant (3)", "relevant+ (≥ 2)", "not relevant (≤ 1)"},
-		NumCols: []bool{false, true, true, true, true}}
+		NumCols: []bool{false, true, true, true, true}, Cards: true}
 	var means []float64
 	for _, s := range v.Strategies {
 		means = append(means, s.MeanRel.Mean)
@@ -88,7 +88,7 @@ func (p *Page) bucketsSection(v *CompareView) {
 			{Text: format.Pct(b.NotRelevant), Sub: docs, Num: true}})
 	}
 	t.Foot = v.BucketsNote
-	p.raw(`<div id="rg-buckets">` + "\n")
+	p.raw(`<div` + v.id("rg-buckets") + ` data-part="buckets">` + "\n")
 	p.Table(t)
 	p.raw("</div>\n")
 }

@@ -3,6 +3,7 @@ package html_test
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,7 +40,7 @@ func TestCompareDashboardSeedFigures(t *testing.T) {
 	require.NotEmpty(t, doc.Scenarios)
 	for _, sc := range doc.ScenarioTexts() {
 		has(`data-scenario="` + sc.Code + `"`)
-		has("<strong>" + sc.Action + "</strong>")
+		has("<strong>" + html.EscapeString(sc.Todo()) + "</strong>")
 	}
 	for name, st := range doc.Strategies {
 		b := st.RelevanceBuckets
@@ -75,7 +76,7 @@ func TestCompareDashboardSeedFiguresInBrowser(t *testing.T) {
   out.title = document.querySelector("#rg-bars figcaption").textContent;
   out.axis = document.querySelector("#rg-bars .axis-label").textContent;
   out.kpi = document.querySelector(".kpi-value").textContent;
-  out.buckets = [...document.querySelectorAll("#rg-buckets tbody tr")].map((tr) => [...tr.children].map((c) => c.firstChild ? c.firstChild.textContent : ""));
+  out.buckets = [...document.querySelectorAll("#rg-buckets tbody tr")].map((tr) => [...tr.children].map((c) => { const v = c.querySelector(".cv") || c; return v.firstChild ? v.firstChild.textContent : ""; }));
   out.bucketHead = [...document.querySelectorAll("#rg-buckets thead th")].map((th) => th.textContent);
   out.scenarios = [...document.querySelectorAll("#rg-scenarios li")].map((li) => li.dataset.scenario);
   out.every = [...document.querySelectorAll("#rg-every tbody th")].map((th) => th.firstChild.textContent);

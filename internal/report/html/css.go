@@ -24,7 +24,7 @@ code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",mo
 .kpis{display:grid;grid-template-columns:repeat(auto-fit,minmax(220px,1fr));gap:12px;margin:16px 0}
 .kpi{border:1px solid var(--line);border-radius:8px;padding:12px 16px;background:var(--panel);min-width:0}
 .kpi-label{color:var(--muted);font-size:.85em}
-.kpi-value{font-size:1.9em;font-weight:600;line-height:1.2;overflow-wrap:anywhere}
+.kpi-value{font-size:1.9em;font-weight:600;line-height:1.2;overflow-wrap:break-word}
 .kpi-detail{color:var(--muted);font-size:.85em;overflow-wrap:anywhere}
 .grid{display:grid;grid-template-columns:minmax(0,1fr);gap:16px 28px}
 @media (min-width:1100px){.grid{grid-template-columns:minmax(0,1.15fr) minmax(0,1fr)}}
@@ -71,4 +71,12 @@ tbody th{font-weight:500}
 .shown{font-weight:600;margin:0 0 8px}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
 @media (max-width:480px){main{padding:10px}body{font-size:14px}th,td{padding:4px 5px}.num{white-space:normal}.kpi-value{font-size:1.5em}}
+table.cards th,table.cards td,.rg-qtable th,.rg-qtable td,#rg-table th,#rg-table td,#rg-table2 th,#rg-table2 td{overflow-wrap:break-word}
+table.cards tbody th,.rg-qtable tbody th,table.cards .num,.rg-qtable .num,#rg-table .num,#rg-table2 .num,table.cards tbody th .ci{white-space:nowrap}
+@media (max-width:700px){table.cards,table.cards tbody,table.cards tr,table.cards th,table.cards td{display:block;width:auto}
+table.cards thead{display:none}table.cards tr{border:1px solid var(--line);border-radius:8px;margin:0 0 8px;padding:4px 10px}
+table.cards tbody th{white-space:normal;border-bottom:1px solid var(--line);padding:4px 0}
+table.cards td{display:flex;justify-content:space-between;align-items:baseline;gap:12px;border-bottom:0;padding:3px 0}
+table.cards td::before{content:attr(data-label);color:var(--muted);font-size:.85em;text-align:left}
+table.cards td .cv{text-align:right;min-width:0}table.cards td.num .cv{white-space:nowrap}}
 `

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,17 +128,48 @@ type exploreRun struct {
 	// DCG@k's maximum in that run as a heading (dcgOf) and a point's label
 	// (dcgTip) print it.
 	X, Commit, Changed, Of, Tip string
+	// K is the run's cutoff as printed ("0": none stated): the chart over
+	// the runs draws a series per strategy and k.
+	K string
 }
 
 // exploreData writes the JSON the dashboard's script renders from: the
-// measures (key, label, direction), the strategies' colours, the runs (oldest
-// first), the run and measure shown without script. Numbers are written in
-// full (format.AppendFloat: shortest round-trip form, null when undefined);
-// strings by encoding/json, which escapes <, > and & so that the data cannot
-// end its <script> element. Names are sanitised as Esc does for the page's
-// text (format characters shown as (U+XXXX)), so the script's textContent
-// shows them as the page does.
+// measures (key, label, direction, the axis of the chart over the runs), the
+// strategies' colours, the runs (oldest first, each with the axis of its bar
+// chart of each measure), the run and measure shown without script, and the
+// axes, each once (a measure or a run names its axis by its index). Every
+// number the script shows is here as the page prints it (format.Num,
+// FmtCI, Count, format.Tick; format.Missing): a point is [mean, lo, hi, n,
+// the mean, the interval, n as printed], the numbers only placing marks.
+// Numbers are written in full (format.AppendFloat: shortest round-trip form,
+// null when undefined); strings by encoding/json, which escapes <, > and & so
+// that the data cannot end its <script> element. Names are sanitised as Esc
+// does for the page's text (format characters shown as (U+XXXX)), so the
+// script's textContent shows them as the page does.
 func exploreData(k int, keys []string, scaleOf func(string) string, colours map[string]int, runs []exploreRun, run int, measure, second string) string {
+	// The axes, each once: the charts over the runs, then the bar charts.
+	var axes []axis
+	index := map[axis]int{}
+	axisOf := func(a axis) int {
+		i, ok := index[a]
+		if !ok {
+			i = len(axes)
+			index[a] = i
+			axes = append(axes, a)
+		}
+		return i
+	}
+	over := make([]int, len(keys))
+	for i, key := range keys {
+		over[i] = axisOf(overAxis(runs, key))
+	}
+	bars := make([][]int, len(runs))
+	for i, r := range runs {
+		bars[i] = make([]int, len(keys))
+		for j, key := range keys {
+			bars[i][j] = axisOf(barAxis(r, key))
+		}
+	}
 	b := []byte(`{"measures":[`)
 	str := func(s string) {
 		j, _ := json.Marshal(s)
@@ -155,6 +187,8 @@ func exploreData(k int, keys []string, scaleOf func(string) string, colours map[
 		str(scaleOf(key))
 		b = append(b, `,"higher":`...)
 		b = strconv.AppendBool(b, higherIsBetter(key))
+		b = append(b, `,"over":`...)
+		b = strconv.AppendInt(b, int64(over[i]), 10)
 		b = append(b, '}')
 	}
 	b = append(b, `],"colours":{`...)
@@ -173,6 +207,8 @@ func exploreData(k int, keys []string, scaleOf func(string) string, colours map[
 	}
 	b = append(b, `},"dcg":`...)
 	str(metrics.KeyDCG)
+	b = append(b, `,"missing":`...)
+	str(format.Missing)
 	b = append(b, `,"mixed":`...)
 	str(MixedMaxNote)
 	b = append(b, `,"suffix":`...)
@@ -192,6 +228,8 @@ func exploreData(k int, keys []string, scaleOf func(string) string, colours map[
 		str(r.Label)
 		b = append(b, `,"x":`...)
 		str(format.SanitizeText(r.X))
+		b = append(b, `,"k":`...)
+		str(r.K)
 		b = append(b, `,"commit":`...)
 		str(format.SanitizeText(r.Commit))
 		b = append(b, `,"changed":`...)
@@ -227,14 +265,102 @@ func exploreData(k int, keys []string, scaleOf func(string) string, colours map[
 				b = format.AppendFloat(b, pt.Hi)
 				b = append(b, ',')
 				b = strconv.AppendInt(b, int64(pt.N), 10)
+				// The printed forms hold no character encoding/json
+				// would escape (digits, signs, '.', ',', 'e', dashes).
+				b = append(b, ',')
+				b = format.AppendJSONString(b, format.Num(pt.Mean))
+				b = append(b, ',')
+				b = format.AppendJSONString(b, FmtCI([2]float64{pt.Lo, pt.Hi}))
+				b = append(b, ',')
+				b = format.AppendJSONString(b, Count(pt.N))
 				b = append(b, ']')
 			}
 			b = append(b, "}}"...)
 		}
-		b = append(b, "]}"...)
+		b = append(b, `],"bars":{`...)
+		for j, key := range keys {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			str(key)
+			b = append(b, ':')
+			b = strconv.AppendInt(b, int64(bars[i][j]), 10)
+		}
+		b = append(b, "}}"...)
+	}
+	b = append(b, `],"axes":[`...)
+	for i, a := range axes {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendAxis(b, a)
 	}
 	b = append(b, "]}"...)
 	return string(b)
+}
+
+// finite reports whether v is a number the data holds (AppendFloat writes
+// NaN and infinities as null, which the script skips).
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// barAxis is the axis of the bar chart of one run and measure the script
+// draws: from zero to the largest mean or upper bound of the run's
+// strategies in round steps, as BarChart fits its own; a run without a value
+// of the measure has the axis 0 to 1 in one step.
+func barAxis(r exploreRun, key string) axis {
+	hi := 0.0
+	for _, name := range r.Order {
+		pt, ok := r.Measures[name][key]
+		if !ok {
+			continue
+		}
+		for _, v := range []float64{pt.Mean, pt.Hi} {
+			if finite(v) && v > hi {
+				hi = v
+			}
+		}
+	}
+	step := niceStep(hi, 5)
+	return axis{lo: 0, hi: math.Max(math.Ceil(hi/step-1e-9)*step, step), step: step}
+}
+
+// overAxis is the axis of the chart over the runs of one measure the script
+// draws: every strategy's means and intervals in every run, fitted as
+// LineChart fits its own.
+func overAxis(runs []exploreRun, key string) axis {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, r := range runs {
+		for _, name := range r.Order {
+			pt, ok := r.Measures[name][key]
+			if !ok || !finite(pt.Mean) {
+				continue
+			}
+			lo, hi = math.Min(lo, pt.Mean), math.Max(hi, pt.Mean)
+			if finite(pt.Lo) && finite(pt.Hi) {
+				lo, hi = math.Min(lo, pt.Lo), math.Max(hi, pt.Hi)
+			}
+		}
+	}
+	return lineAxis(lo, hi)
+}
+
+// appendAxis appends an axis as the script draws it: {"lo", "hi", "step",
+// "ticks"}, tick i at lo + i*step with the label ticks[i] (format.Tick).
+func appendAxis(b []byte, a axis) []byte {
+	b = append(b, `{"lo":`...)
+	b = format.AppendFloat(b, a.lo)
+	b = append(b, `,"hi":`...)
+	b = format.AppendFloat(b, a.hi)
+	b = append(b, `,"step":`...)
+	b = format.AppendFloat(b, a.step)
+	b = append(b, `,"ticks":[`...)
+	for i, t := range a.ticks() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = format.AppendJSONString(b, a.label(t))
+	}
+	return append(b, "]}"...)
 }
 
 // scriptHash is the CSP source of an inline script: 'sha256-…' of its text.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
@@ -22,17 +25,58 @@ type embedded struct {
 	Measures []struct {
 		Key, Label string
 		Higher     bool
+		Over       int // an index into Axes
 	}
 	Colours map[string]int
 	Run     int
 	Measure string
+	Missing string
 	Runs    []struct {
 		Label      string
 		Strategies []struct {
 			Name string
-			M    map[string][4]*float64
+			M    map[string]point
+		}
+		Bars map[string]int // indexes into Axes
+	}
+	Axes []axis
+}
+
+// point is one measure of one strategy in one run as the data holds it:
+// [mean, lo, hi, n] placing its marks (null: undefined), then the mean, the
+// interval and n as the page prints them.
+type point struct {
+	Mean, Lo, Hi          *float64
+	N                     int
+	Text, Interval, Count string
+}
+
+func (p *point) UnmarshalJSON(b []byte) error {
+	var a [7]json.RawMessage
+	if err := json.Unmarshal(b, &a); err != nil {
+		return err
+	}
+	for i, dst := range []any{&p.Mean, &p.Lo, &p.Hi, &p.N, &p.Text, &p.Interval, &p.Count} {
+		if err := json.Unmarshal(a[i], dst); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// value is a number of the data, NaN for null.
+func value(v *float64) float64 {
+	if v == nil {
+		return math.NaN()
+	}
+	return *v
+}
+
+// axis is a chart's axis as the data holds it: tick i at Lo + i*Step,
+// labelled Ticks[i].
+type axis struct {
+	Lo, Hi, Step float64
+	Ticks        []string
 }
 
 func dataOf(t *testing.T, page string) embedded {
@@ -58,17 +102,20 @@ func TestCompareDashboardEmbedsRuns(t *testing.T) {
 	assert.Equal(t, "run 9 of 9 · 2026-03-01 · fffffff · feature (this run)", d.Runs[8].Label)
 	assert.Equal(t, "run 1 of 9 · 2026-01-01 · 0000000 · main", d.Runs[0].Label)
 	assert.Equal(t, "dcg_at_k", d.Measure)
-	var labels []string
+	var labels, registry []string
 	for _, m := range d.Measures {
 		labels = append(labels, m.Label)
 		assert.True(t, m.Higher, m.Key)
 	}
-	assert.Equal(t, []string{"DCG@10", "nDCG@10", "precision@10", "recall@10", "MAP@10", "MRR@10", "hit@10", "mean relevance@10", "relevance/k@10", "RBP@10"}, labels)
+	for _, m := range metrics.QueryMeasures {
+		registry = append(registry, m.LabelAt(r.K))
+	}
+	assert.Equal(t, registry, labels, "every registered measure, in the registry's order")
 	assert.Equal(t, map[string]int{"bm25": 0, "dense": 1, "dense+rerank": 1, "hybrid": 2, "hybrid+rerank": 2}, d.Colours)
 	// This run's values are the document's, in full.
 	for _, s := range d.Runs[8].Strategies {
 		want := r.Strategies[r.StrategyIndex(s.Name)].Means[0]
-		assert.Equal(t, want, *s.M["dcg_at_k"][0], s.Name)
+		assert.Equal(t, want, *s.M["dcg_at_k"].Mean, s.Name)
 	}
 	// Without a history: this run alone.
 	d = dataOf(t, string(render(t, r)))
@@ -76,11 +123,64 @@ func TestCompareDashboardEmbedsRuns(t *testing.T) {
 	assert.Equal(t, "this run", d.Runs[0].Label)
 }
 
+// Every number the script shows is in the data as the page prints it: each
+// point's mean, interval and n (format.Num, FmtCI, Count), each axis's tick
+// labels (format.Tick), and the missing glyph.
+func TestCompareDashboardDataIsPrinted(t *testing.T) {
+	r := demoResult(t)
+	d := dataOf(t, string(renderOver(t, r, overRuns(t, r, 8, map[int]bool{3: true}))))
+	assert.Equal(t, format.Missing, d.Missing)
+	ticks := func(a axis) {
+		require.NotEmpty(t, a.Ticks)
+		assert.Greater(t, a.Step, 0.0)
+		for i, label := range a.Ticks {
+			assert.Equal(t, format.Tick(a.Lo+float64(i)*a.Step, a.Step), label)
+		}
+		assert.InDelta(t, a.Hi, a.Lo+float64(len(a.Ticks)-1)*a.Step, a.Step*1e-6, "the last tick is the top")
+	}
+	points := 0
+	for _, a := range d.Axes {
+		ticks(a)
+	}
+	for _, m := range d.Measures {
+		require.Less(t, m.Over, len(d.Axes))
+	}
+	for _, run := range d.Runs {
+		require.Len(t, run.Bars, len(d.Measures), run.Label)
+		for _, m := range d.Measures {
+			require.Less(t, run.Bars[m.Key], len(d.Axes))
+			assert.Equal(t, 0.0, d.Axes[run.Bars[m.Key]].Lo, "bars start at zero")
+		}
+		for _, s := range run.Strategies {
+			for key, p := range s.M {
+				points++
+				assert.Equal(t, format.Num(value(p.Mean)), p.Text, "%s %s %s", run.Label, s.Name, key)
+				assert.Equal(t, rhtml.FmtCI([2]float64{value(p.Lo), value(p.Hi)}), p.Interval, "%s %s %s", run.Label, s.Name, key)
+				assert.Equal(t, rhtml.Count(p.N), p.Count, "%s %s %s", run.Label, s.Name, key)
+			}
+		}
+	}
+	cur := d.Runs[len(d.Runs)-1]
+	require.Len(t, cur.Strategies, 5)
+	for _, s := range cur.Strategies {
+		assert.Len(t, s.M, len(metrics.QueryMeasures), "this run: every measure of %s", s.Name)
+	}
+	assert.Greater(t, points, 5*len(metrics.QueryMeasures), "and the earlier runs'")
+}
+
 // The method lines state what the document states: BCa and Wilson intervals,
 // the exact McNemar test of hit, never a method it did not use.
 func TestCompareDashboardMethods(t *testing.T) {
 	s := string(render(t, demoResult(t)))
-	assert.Contains(t, s, "95% intervals of the means: BCa bootstrap (2,000 resamples, seed 1) for DCG@10, nDCG@10, precision@10, recall@10, MAP@10, MRR@10, mean relevance@10, relevance/k@10, RBP@10; Wilson score with continuity correction for hit@10.")
+	var bca, wilson []string // the registry's measures: Wilson for the 0/1 ones
+	for _, m := range metrics.QueryMeasures {
+		if m.Scale == metrics.ScaleBinary {
+			wilson = append(wilson, m.LabelAt(10))
+		} else {
+			bca = append(bca, m.LabelAt(10))
+		}
+	}
+	assert.Contains(t, s, "95% intervals of the means: BCa bootstrap (2,000 resamples, seed 1) for "+strings.Join(bca, ", ")+"; Wilson score with continuity correction for "+strings.Join(wilson, ", ")+".")
 	assert.Contains(t, s, "exact McNemar for hit@10")
 	assert.Contains(t, s, "adjusted by Holm within each measure across the strategies; significant when the adjusted p &lt; 0.05.")
 	assert.NotContains(t, s, "percentile bootstrap")
@@ -123,7 +223,7 @@ func TestCompareDashboardExploreInBrowser(t *testing.T) {
     over: document.querySelector("#rg-over figcaption").textContent,
     overAxis: [...document.querySelectorAll("#rg-over .axis-label")].map((e) => e.textContent),
     chosen: Number(document.querySelector("#rg-over [data-mark=chosen]").getAttribute("x1")),
-    runX: [...document.querySelectorAll("#rg-over circle[data-mark=point]")].filter((c) => c.querySelector("title").textContent.includes("run 2026-01-03:")).map((c) => Number(c.getAttribute("cx"))),
+    runX: [...document.querySelectorAll("#rg-over circle[data-mark=point]")].filter((c) => c.querySelector("title").textContent.includes("run 2026-01-03 0000000:")).map((c) => Number(c.getAttribute("cx"))),
     points: [...document.querySelectorAll("#rg-over circle[data-mark=point]")].map((c) => c.querySelector("title").textContent.split(" \u00b7 ")[0] + "=" + c.dataset.value),
     // A header word drawn on two lines is broken inside it.
     broken: [...document.querySelectorAll("thead th")].flatMap((th) => {
@@ -137,6 +237,8 @@ func TestCompareDashboardExploreInBrowser(t *testing.T) {
       return out;
     }),
     lines: [...document.querySelectorAll("#rg-over path[data-mark=line]")].map((p) => ({s: p.querySelector("title").textContent, colour: cs(p).stroke, dash: cs(p).strokeDasharray})),
+    ticks: [...document.querySelectorAll("#rg-bars text.tick")].map((e) => e.textContent),
+    overTicks: [...document.querySelectorAll("#rg-over text.tick[text-anchor=end]")].map((e) => e.textContent),
   };
 })()`
 	type mark struct{ S, V, Colour, Dash string }
@@ -151,6 +253,7 @@ func TestCompareDashboardExploreInBrowser(t *testing.T) {
 		RunX                 []float64
 		Points               []string
 		Broken               []string
+		Ticks, OverTicks     []string
 		Cells                []struct {
 			S, V   string
 			Strong bool
@@ -161,8 +264,8 @@ func TestCompareDashboardExploreInBrowser(t *testing.T) {
 	want := map[string]string{}
 	best := 0.0
 	for _, s := range run.Strategies {
-		v := *s.M["ndcg_at_k"][0]
-		want[s.Name] = fmt.Sprintf("%.3f", v)
+		v := *s.M["ndcg_at_k"].Mean
+		want[s.Name] = format.Num(v)
 		best = max(best, v)
 	}
 	require.Len(t, want, 5)
@@ -179,11 +282,18 @@ func TestCompareDashboardExploreInBrowser(t *testing.T) {
 			assert.Equal(t, []string{"run", "nDCG@10"}, got.OverAxis, at)
 			require.Len(t, got.RunX, 5, at)
 			assert.Equal(t, got.RunX[0], got.Chosen, "%s: the chosen run is marked on the chart over the runs", at)
+			// The axes' labels are the data's, as internal/format printed them.
+			assert.Equal(t, d.Axes[run.Bars["ndcg_at_k"]].Ticks, got.Ticks, at)
+			for _, m := range d.Measures {
+				if m.Key == "ndcg_at_k" {
+					assert.Equal(t, d.Axes[m.Over].Ticks, got.OverTicks, at)
+				}
+			}
 			// Every point over the runs is the embedded value of its run.
 			var points []string
 			for _, rn := range d.Runs {
 				for _, st := range rn.Strategies {
-					points = append(points, fmt.Sprintf("%s=%.3f", st.Name, *st.M["ndcg_at_k"][0]))
+					points = append(points, st.Name+"="+format.Num(*st.M["ndcg_at_k"].Mean))
 				}
 			}
 			assert.ElementsMatch(t, points, got.Points, at)
@@ -191,7 +301,7 @@ func TestCompareDashboardExploreInBrowser(t *testing.T) {
 			require.Len(t, got.Cells, 5, at)
 			for _, c := range got.Cells {
 				assert.Equal(t, want[c.S], c.V, "%s: %s", at, c.S)
-				assert.Equal(t, c.V == fmt.Sprintf("%.3f", best), c.Strong, "%s: %s bold only when best", at, c.S)
+				assert.Equal(t, c.V == format.Num(best), c.Strong, "%s: %s bold only when best", at, c.S)
 			}
 			colour := map[string]string{}
 			for _, bar := range got.Bars {

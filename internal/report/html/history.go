@@ -36,6 +36,12 @@ type RunView struct {
 	// recorded in its document, or derived from its k, gain and relevance
 	// scale; NaN when the record does not tell it); 0 for check.
 	MaxDCG float64
+	// Document is a compare run's document as the history keeps it (nil for
+	// check): the compare dashboard's page of that run.
+	Document []byte
+	// K is the run's cutoff (0: its document states none). Runs at
+	// different k are never one series (SplitByK).
+	K int
 }
 
 // dcgOf is DCG@k's scale in run r as a heading states it: "of 31.805", or
@@ -101,6 +107,33 @@ type SeriesView struct {
 	Y      []float64
 	Lo, Hi []float64
 	N      []int
+	// K is the cutoff of the runs the series joins (a strategy or group at
+	// another k is another series).
+	K int
+}
+
+// MixedK reports whether the view's runs have more than one cutoff: each
+// series then names its k.
+func (v HistoryView) MixedK() bool {
+	k := 0
+	for _, r := range v.Runs {
+		if r.K > 0 {
+			if k > 0 && r.K != k {
+				return true
+			}
+			k = r.K
+		}
+	}
+	return false
+}
+
+// SeriesName is a series as the chart's legend names it: with its k when
+// the runs' cutoffs differ ("dense · k=5").
+func (v HistoryView) SeriesName(s SeriesView) string {
+	if s.K > 0 && v.MixedK() {
+		return s.Name + " · k=" + strconv.Itoa(s.K)
+	}
+	return s.Name
 }
 
 // HistoryView is everything the history page shows.
@@ -185,6 +218,7 @@ func (b *HistoryBuilder) Add(rec history.Record, doc *fastjson.Value) error {
 	if compareLike(b.v.Command) {
 		run.Headline = string(doc.GetStringBytes("recommended"))
 		run.MaxDCG = trend.MaxDCG(doc)
+		run.Document = doc.MarshalTo(nil) // rec.Document is nil: the scan parsed it
 	}
 	if b.prev != nil && b.prev.Digest != rec.Fingerprint.Digest {
 		run.Changed = rec.Fingerprint.Changed(*b.prev)
@@ -199,6 +233,7 @@ func (b *HistoryBuilder) Add(rec history.Record, doc *fastjson.Value) error {
 	}
 	if k := doc.GetInt("k"); k > 0 {
 		b.v.K = k
+		run.K = k
 	}
 	fp := rec.Fingerprint
 	b.prev = &fp
@@ -227,11 +262,12 @@ func (b *HistoryBuilder) Add(rec history.Record, doc *fastjson.Value) error {
 		if m == nil || m.Type() != fastjson.TypeObject {
 			return
 		}
-		j, ok := b.index[name]
+		id := name + "\x00" + strconv.Itoa(run.K) // a series per name and k
+		j, ok := b.index[id]
 		if !ok {
 			j = len(b.v.Series)
-			b.index[name] = j
-			b.v.Series = append(b.v.Series, SeriesView{Name: name})
+			b.index[id] = j
+			b.v.Series = append(b.v.Series, SeriesView{Name: name, K: run.K})
 		}
 		sv := &b.v.Series[j]
 		sv.pad(i)
@@ -306,7 +342,7 @@ func (v HistoryView) ForMeasure(key string) HistoryView {
 	}
 	out := v
 	out.Measure, out.Series = key, nil
-	index := map[string]int{}
+	index := map[string]int{} // name and k -> series
 	for i, r := range v.Runs {
 		names := make([]string, 0, len(r.Measures))
 		for n := range r.Measures {
@@ -318,11 +354,12 @@ func (v HistoryView) ForMeasure(key string) HistoryView {
 			if !ok {
 				continue
 			}
-			j, ok := index[n]
+			id := n + "\x00" + strconv.Itoa(r.K) // a series per name and k
+			j, ok := index[id]
 			if !ok {
 				j = len(out.Series)
-				index[n] = j
-				out.Series = append(out.Series, SeriesView{Name: n})
+				index[id] = j
+				out.Series = append(out.Series, SeriesView{Name: n, K: r.K})
 			}
 			sv := &out.Series[j]
 			sv.pad(i)
@@ -333,6 +370,20 @@ func (v HistoryView) ForMeasure(key string) HistoryView {
 		out.Series[j].pad(len(out.Runs))
 	}
 	return out
+}
+
+// RunTick is run i's label on the x axis of a chart over the runs: its day
+// and short commit, so runs of one day are told apart ("2026-12-05
+// a1edbd4"); without a time, its number.
+func RunTick(i int, r RunView) string {
+	s := strconv.Itoa(i + 1)
+	if len(r.Time) >= 10 {
+		s = r.Time[:10]
+	}
+	if c := format.CommitPrefix(r.Commit, 7); c != "" {
+		s += " " + c
+	}
+	return s
 }
 
 // pad fills the runs before i where the series was absent.
@@ -550,17 +601,15 @@ func changeMarkers(v HistoryView) []Marker {
 func (p *Page) runsChart(v HistoryView, k int, colours map[string]int) {
 	xs := make([]string, len(v.Runs))
 	for i, r := range v.Runs {
-		xs[i] = strconv.Itoa(i + 1)
-		if len(r.Time) >= 10 {
-			xs[i] = r.Time[:10]
-		}
+		xs[i] = RunTick(i, r)
 	}
 	var series []Series
 	var lines []Line
 	for j, s := range v.Series {
-		sr := Series{Name: s.Name, Color: j % 8}
+		sr := Series{Name: v.SeriesName(s), Color: j % 8}
 		if colours != nil {
 			sr = seriesOf(s.Name, colours)
+			sr.Name = v.SeriesName(s)
 		}
 		series = append(series, sr)
 		labels := make([]string, len(s.N))

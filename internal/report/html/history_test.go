@@ -46,13 +46,18 @@ func compareRuns(n int, strategies []string, relabel map[int]bool, pad int) []hi
 				continue
 			}
 			m := 0.5 + 0.04*float64(j) + 0.02*math.Sin(float64(i+j)/3)
-			ss[s] = map[string]any{"n": 300, "failed_queries": failed, "metrics": map[string]any{
-				"dcg_at_k":  map[string]any{"mean": m, "ci95": []float64{m - 0.03, m + 0.03}},
-				"ndcg_at_k": map[string]any{"mean": m / 2, "ci95": []float64{m/2 - 0.02, m/2 + 0.02}},
+			ss[s] = map[string]any{"n": 300, "missing_from_run": 0, "failed_queries": failed, "metrics": map[string]any{
+				"dcg_at_k":  map[string]any{"mean": m, "ci95": []float64{m - 0.03, m + 0.03}, "n": 300, "ci95_method": "bca", "unreliable": false},
+				"ndcg_at_k": map[string]any{"mean": m / 2, "ci95": []float64{m/2 - 0.02, m/2 + 0.02}, "n": 300, "ci95_method": "bca", "unreliable": false},
 			}}
 		}
+		// What a compare document always has (comparereport.Read checks it
+		// before an earlier run's whole page is drawn from it).
 		d := map[string]any{"schema": "retrieval-gate/compare@1", "strategies": ss, "recommended": strategies[len(strategies)-1],
-			"k": 10, "gain": "exp", "relevance_scale": []int{0, 3}}
+			"k": 10, "gain": "exp", "relevance_scale": []int{0, 3}, "relevant_level": 1, "gates": []any{}, "verdict": "pass",
+			"queries":    map[string]any{"judged": 300, "with_relevant": 300, "at_relevant_level": 300},
+			"paired":     []any{},
+			"statistics": map[string]any{"alpha": 0.05, "resamples": 0, "seed": 0}}
 		if i >= n/2 { // the older half (written before max_dcg_at_k) has it derived from k, gain and scale
 			d["max_dcg_at_k"] = metrics.MaxDCG(10, 3, metrics.GainExp)
 		}
@@ -136,7 +141,7 @@ func TestHistoryDCGScale(t *testing.T) {
 	recs[0].Document, _ = json.Marshal(d)
 	page = string(historyPage(t, recs))
 	assert.Contains(t, page, "<h2>DCG@10 ("+rhtml.MixedMaxNote+") over the runs</h2>")
-	assert.Contains(t, page, "run 2026-01-01: 0.500, max unknown (95% CI ")
+	assert.Contains(t, page, "run 2026-01-01 0000000: 0.500, max unknown (95% CI ")
 	assert.Equal(t, 3, strings.Count(page, " of 31.805 (95% CI "))
 }
 
@@ -248,7 +253,7 @@ func TestCompareDashboardOverRuns(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(s, `<div id="rg-over">`))
 	assert.Equal(t, 1, strings.Count(s, `data-mark="marker"`))
 	assert.Equal(t, len(demoStrategies), strings.Count(s, `data-mark="band"`))
-	assert.Contains(t, s, "<figcaption id=\"chart3-t\">DCG@10 (of 31.805) per run (95% CI bands; dashed vertical lines: inputs changed)</figcaption>")
+	assert.Contains(t, s, "<figcaption id=\"chart11-t\">DCG@10 (of 31.805) per run (95% CI bands; dashed vertical lines: inputs changed)</figcaption>")
 	assert.Contains(t, s, ": 0.500 of 31.805 (95% CI 0.470–0.530), n = 300 · 0000000</title>")
 	assert.NotContains(t, s, "dcg_at_k per run")
 	assert.NotContains(t, s, "NaN")
@@ -322,7 +327,7 @@ func TestCompareDashboardOverRunsInBrowser(t *testing.T) {
 	}
 	want, bars := figure("rg-over"), figure("rg-bars")
 	require.Len(t, want, 5*9)
-	assert.Contains(t, want, []string{name, "2026-01-03", "—", "", "300"})
+	assert.Contains(t, want, []string{name, "2026-01-03 0000000", "—", "", "300"})
 	require.Len(t, bars, 5)
 	for i, row := range bars {
 		require.Len(t, row, 5)
@@ -330,11 +335,11 @@ func TestCompareDashboardOverRunsInBrowser(t *testing.T) {
 	}
 	ms := browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard-history", Path: path, Widths: []int{390, 850, 1400}, Script: script, Marks: map[string]int{
 		`rect[data-mark="bar"]`:     5,
-		`path[data-mark="line"]`:    5 + 5,
+		`path[data-mark="line"]`:    5 + 5 + 8*5, // over the runs, and each run's relevance by position (8 earlier runs' hidden)
 		`circle[data-mark="point"]`: 50 + 5*9 - 1,
 		`line[data-mark="marker"]`:  1,
 		`path[data-mark="band"]`:    5,
-		`.sr-only table`:            3,
+		`.sr-only table`:            3 + 8,
 		`line[data-mark="chosen"]`:  1,
 	}})
 	for _, m := range ms {
@@ -544,7 +549,7 @@ func TestHistoryBoundedInBrowser(t *testing.T) {
 		`circle[data-mark="point"]`: 3 * (1000 + 663),
 		`path[data-mark="band"]`:    3,
 	}})
-	assert.Equal(t, "bm25 · run "+v.Runs[73].Time[:10]+": "+rhtml.Fmt(v.Series[0].Y[73])+", max unknown (95% CI "+rhtml.FmtCI([2]float64{v.Series[0].Lo[73], v.Series[0].Hi[73]})+"), n = 300 · c000074 · the last of runs #1–#74",
+	assert.Equal(t, "bm25 · run "+v.Runs[73].Time[:10]+" c000074: "+rhtml.Fmt(v.Series[0].Y[73])+", max unknown (95% CI "+rhtml.FmtCI([2]float64{v.Series[0].Lo[73], v.Series[0].Hi[73]})+"), n = 300 · c000074 · the last of runs #1–#74",
 		firstTip(t, page.String(), "bm25"), "the first point's own tooltip")
 	for _, m := range ms {
 		var got []struct{ Name, Tip string }
@@ -553,7 +558,7 @@ func TestHistoryBoundedInBrowser(t *testing.T) {
 		for _, g := range got {
 			// Points overlap at this density: the pointer hovers the
 			// topmost there, a point of the same line among the first groups.
-			assert.Regexp(t, `^`+g.Name+` · run \d{4}-\d\d-\d\d: 0\.\d{3}, max unknown \(95% CI 0\.\d{3}–0\.\d{3}\), n = 300 · c\d{6} · the last of runs #\d+–#\d+$`, g.Tip, "width %d", m.Width)
+			assert.Regexp(t, `^`+g.Name+` · run \d{4}-\d\d-\d\d c\d{6}: 0\.\d{3}, max unknown \(95% CI 0\.\d{3}–0\.\d{3}\), n = 300 · c\d{6} · the last of runs #\d+–#\d+$`, g.Tip, "width %d", m.Width)
 		}
 	}
 }
@@ -651,8 +656,8 @@ func TestHistoryTableN(t *testing.T) {
 	s := b.String()
 	assert.Contains(t, s, `<th scope="col">95% CI</th><th scope="col">n</th></tr></thead>`)
 	assert.Equal(t, [][]string{
-		{"bm25", "2026-01-01", "0.500", "0.400–0.600", "1,200"}, {"bm25", "2026-01-02", "—", "", "7"}, {"bm25", "2026-01-03", "0.250", "", "3"},
-		{"new", "2026-01-03", "0.750", "0.700–0.800", "40"},
+		{"bm25", "2026-01-01 aaaaaaa", "0.500", "0.400–0.600", "1,200"}, {"bm25", "2026-01-02 bbbbbbb", "—", "", "7"}, {"bm25", "2026-01-03 ccccccc", "0.250", "", "3"},
+		{"new", "2026-01-03 ccccccc", "0.750", "0.700–0.800", "40"},
 	}, srRows(s))
 
 	long := bigHistory(50000, []string{"bm25"})
@@ -689,6 +694,6 @@ func TestHistoryMeasureN(t *testing.T) {
 	assert.Equal(t, []int{120, 100}, v.Series[0].N, "the group's n where the measure has none; the measure's own")
 	var b bytes.Buffer
 	require.NoError(t, rhtml.History(&b, v))
-	assert.Contains(t, b.String(), "run 2026-01-02: 0.750 (95% CI 0.700–0.800), n = 100 · ")
-	assert.Contains(t, srRows(b.String()), []string{"overall", "2026-01-02", "0.750", "0.700–0.800", "100"})
+	assert.Contains(t, b.String(), "run 2026-01-02 0000000: 0.750 (95% CI 0.700–0.800), n = 100 · ")
+	assert.Contains(t, srRows(b.String()), []string{"overall", "2026-01-02 0000000", "0.750", "0.700–0.800", "100"})
 }

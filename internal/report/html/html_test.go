@@ -17,6 +17,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
@@ -43,15 +44,15 @@ func demoResult(t testing.TB) *compare.Result { return demoResultGated(t, compar
 func demoResultGated(t testing.TB, g compare.GateOptions) *compare.Result {
 	t.Helper()
 	ctx := context.Background()
-	q, err := trecfile.ReadQrels(ctx, filepath.Join(demo, "qrels.trec"))
+	q, err := inputtest.ReadQrels(ctx, filepath.Join(demo, "qrels.trec"))
 	require.NoError(t, err)
 	var in []compare.Input
 	for _, name := range demoStrategies {
-		run, err := trecfile.ReadRun(ctx, filepath.Join(demo, name+".trec"), 10, trecfile.RunOptions{})
+		run, err := inputtest.ReadRun(ctx, filepath.Join(demo, name+".trec"), 10, trecfile.RunOptions{})
 		require.NoError(t, err)
 		in = append(in, compare.Input{Name: name, Run: run})
 	}
-	r, err := compare.Run(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 2000, Seed: metrics.DefaultSeed, Gate: g})
+	r, err := compare.Compare(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 2000, Seed: metrics.DefaultSeed, Gate: g})
 	require.NoError(t, err)
 	return r
 }
@@ -140,11 +141,16 @@ func TestCompareViewPairsAndSamples(t *testing.T) {
 	assert.Equal(t, "hybrid", v.Pairs[0].Test.B)
 	assert.Equal(t, "hybrid+rerank", v.Strategies[v.Best].Name)
 	assert.Equal(t, 113, v.Evaluated)
-	assert.Len(t, v.BestQueries, rhtml.Sample)
-	assert.Len(t, v.WorstQueries, rhtml.Sample)
-	for i := 1; i < len(v.BestQueries); i++ {
-		assert.GreaterOrEqual(t, v.BestQueries[i-1].MeanRel, v.BestQueries[i].MeanRel)
-		assert.LessOrEqual(t, v.WorstQueries[i-1].MeanRel, v.WorstQueries[i].MeanRel)
+	// Every strategy's best and worst queries, as the document lists them
+	// (the primary measure, compare.Handful each), with their values.
+	require.Len(t, v.QueryStrategies, len(v.Strategies))
+	for _, qs := range v.QueryStrategies {
+		assert.Len(t, qs.Best, compare.Handful, qs.Strategy)
+		assert.Len(t, qs.Worst, compare.Handful, qs.Strategy)
+		for i := 1; i < len(qs.Best); i++ {
+			assert.GreaterOrEqual(t, qs.Best[i-1].Values[metrics.KeyDCG], qs.Best[i].Values[metrics.KeyDCG])
+			assert.LessOrEqual(t, qs.Worst[i-1].Values[metrics.KeyDCG], qs.Worst[i].Values[metrics.KeyDCG])
+		}
 	}
 	for _, s := range v.Strategies {
 		assert.LessOrEqual(t, len(s.FailedSample), rhtml.Sample)
@@ -155,7 +161,7 @@ func TestCompareViewPairsAndSamples(t *testing.T) {
 func TestCompareEscapes(t *testing.T) {
 	v := viewOf(demoResult(t))
 	v.Strategies[0].Name = `<img src=x onerror=alert(1)>&"`
-	v.BestQueries[0].ID = "</td><script>x</script>"
+	v.QueryStrategies[0].Best[0].ID = "</td><script>x</script>"
 	// The embedded data of "Select run" cannot end its element or reorder text.
 	d := comparereport.New(demoResult(t))
 	evil := "</script><img src=x onerror=alert(1)>\u202e"

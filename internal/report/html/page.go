@@ -145,11 +145,18 @@ type Table struct {
 	NumCols []bool // right-aligned columns (len(Head) or nil)
 	Rows    [][]Cell
 	Foot    string // a note under the table
+	// Cards turns each row into a card on a narrow screen (each cell with
+	// its column's heading): a table too wide for a phone.
+	Cards bool
 }
 
 // Table adds a table.
 func (p *Page) Table(t Table) {
-	p.raw(`<div class="table"><table>`)
+	if t.Cards {
+		p.raw(`<div class="table"><table class="cards">`)
+	} else {
+		p.raw(`<div class="table"><table>`)
+	}
 	if t.Caption != "" {
 		p.raw("<caption>" + Esc(t.Caption) + "</caption>")
 	}
@@ -180,9 +187,20 @@ func (p *Page) Table(t Table) {
 			if c.Href != "" {
 				text = `<a href="` + Esc(c.Href) + `">` + text + "</a>"
 			}
-			p.raw("<" + tag + cls + ">" + text)
+			label := ""
+			if t.Cards && i > 0 && i < len(t.Head) {
+				label = ` data-label="` + Esc(t.Head[i]) + `"`
+			}
+			p.raw("<" + tag + cls + label + ">")
+			if label != "" {
+				p.raw(`<span class="cv">`)
+			}
+			p.raw(text)
 			if c.Sub != "" {
 				p.raw(`<span class="ci">` + Esc(c.Sub) + "</span>")
+			}
+			if label != "" {
+				p.raw("</span>")
 			}
 			p.raw("</" + strings.Fields(tag)[0] + ">")
 		}
@@ -235,20 +253,5 @@ func Fmt(v float64) string { return format.Num(v) }
 // FmtCI formats a 95% interval as "lo–hi" (each end by format.Num).
 func FmtCI(ci [2]float64) string { return format.Num(ci[0]) + "–" + format.Num(ci[1]) }
 
-// Count formats an integer with thin thousands separators (100,000).
-func Count(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+// Count formats an integer with thousands separators (format.Thousands: 100,000).
+func Count(n int) string { return format.Thousands(n) }

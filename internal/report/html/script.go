@@ -3,10 +3,11 @@ package html
 // exploreJS is the compare dashboard's one script: it reads the embedded data
 // (rg-data: the runs kept in the history, each strategy's measures) and, on a
 // choice in "Select run" or "Select metric", draws the bar chart and the two
-// tables of that run and measure, and shows the chart over the runs of that
-// measure (drawn by the page, one per measure, the others hidden). It builds
-// elements with DOM calls and sets text with textContent (a name is never
-// markup), makes no request and does no arithmetic beyond laying out the
+// tables of that run and measure, and the chart over the runs of that
+// measure. It builds elements with DOM calls and sets text with textContent (a
+// name is never markup), makes no request, prints no number of its own (every
+// value, interval, n and tick label is a string of the data, printed by
+// internal/format: exploreData) and does no arithmetic beyond laying out the
 // chart. Without it the page shows this run and the primary measure.
 const exploreJS = `(() => {
 "use strict";
@@ -19,13 +20,9 @@ const el = (ns, tag, attrs, ...kids) => {
   for (const k of kids) e.append(k);
   return e;
 };
-const num = (v) => {
-  if (v === null || !isFinite(v)) return "\u2014";
-  const s = Math.abs(v) >= 1e9 ? v.toExponential(3) : v.toFixed(3);
-  return s === "-0.000" ? "0.000" : s;
-};
-const ci = (p) => num(p[1]) + "\u2013" + num(p[2]);
-const count = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+// A point: [mean, lo, hi, n] to place its marks, [4..6] the mean, the
+// interval and n as the page prints them.
+const num = (p) => p[4], ci = (p) => p[5], count = (p) => p[6];
 const runSel = $("rg-run"), metSel = $("rg-metric");
 const measure = (key) => D.measures.find((m) => m.key === key);
 const val = (s, key) => (s && s.m[key] ? s.m[key][0] : null);
@@ -77,31 +74,17 @@ const table = (box, run, m) => {
     const tr = el(null, "tr", {}, el(null, "th", {scope: "row"}, nameOf(g)));
     for (const s of pairs ? g : [g[0]]) {
       const p = s && s.m[m.key];
-      if (!p) { tr.append(el(null, "td", {class: "num", "data-value": ""}, "\u2014")); continue; }
-      const v = p[0] !== null && p[0] === b ? el(null, "strong", {}, num(p[0])) : num(p[0]);
-      tr.append(el(null, "td", {class: "num", "data-strategy": s.name, "data-value": num(p[0])}, v, el(null, "span", {class: "ci"}, ci(p))));
+      if (!p) { tr.append(el(null, "td", {class: "num", "data-value": ""}, D.missing)); continue; }
+      const v = p[0] !== null && p[0] === b ? el(null, "strong", {}, num(p)) : num(p);
+      tr.append(el(null, "td", {class: "num", "data-strategy": s.name, "data-value": num(p)}, v, el(null, "span", {class: "ci"}, ci(p))));
     }
     body.append(tr);
   }
   box.replaceChildren(el(null, "div", {class: "table"}, el(null, "table", {}, el(null, "caption", {}, scaled(m)), el(null, "thead", {}, head), body)));
 };
-const nice = (span) => {
-  if (!(span > 0) || !isFinite(span)) return 1;
-  const raw = span / 5, mag = Math.pow(10, Math.floor(Math.log10(raw)));
-  for (const f of [1, 2, 2.5, 5, 10]) if (raw <= f * mag * (1 + 1e-9)) return f * mag;
-  return 10 * mag;
-};
 const bars = (box, run, m) => {
   const gs = groups(run, m), pairs = gs.some((g) => g[0] && g[1]), slots = pairs ? 2 : 1;
-  let hi = 0;
-  for (const s of run.strategies) {
-    const p = s.m[m.key];
-    if (p) for (const v of [p[0], p[2]]) if (v !== null && v > hi) hi = v;
-  }
-  const step = nice(hi), top = Math.max(Math.ceil(hi / step - 1e-9) * step, step);
-  let dec = 0;
-  for (let s = step; s < 1 - 1e-9 && dec < 6; s *= 10) dec++;
-  if (Math.abs(step * Math.pow(10, dec) - Math.round(step * Math.pow(10, dec))) > 1e-6) dec++;
+  const A = D.axes[run.bars[m.key]], top = A.hi; // the axis, from zero (barAxis)
   const W = 560, barH = 18, gap = 3, ggap = 12, axisH = 34, room = 52, cw = 7.7;
   const labelW = Math.min(Math.max(0, ...gs.map((g) => nameOf(g).length * cw)), 180) + 8;
   const x = (v) => labelW + (v / top) * (W - room - labelW);
@@ -109,11 +92,11 @@ const bars = (box, run, m) => {
   const r1 = (v) => Math.round(v * 10) / 10;
   const title = scaled(m) + " per strategy (95% CI whiskers), " + run.label;
   const svg = el(SVG, "svg", {viewBox: "0 0 " + W + " " + r1(H), role: "img", "aria-label": title, focusable: "false"});
-  for (let i = 0; i * step <= top * (1 + 1e-6) && i < 32; i++) {
-    const t = i * step, tx = r1(x(t));
+  A.ticks.forEach((label, i) => {
+    const tx = r1(x(A.lo + i * A.step));
     svg.append(el(SVG, "line", {class: "gl", x1: tx, x2: tx, y1: 4, y2: r1(bottom)}),
-      el(SVG, "text", {class: "tick", x: tx, y: r1(bottom + 15), "text-anchor": "middle"}, t.toFixed(dec)));
-  }
+      el(SVG, "text", {class: "tick", x: tx, y: r1(bottom + 15), "text-anchor": "middle"}, label));
+  });
   svg.append(el(SVG, "line", {class: "axis", x1: r1(labelW), x2: r1(labelW), y1: 4, y2: r1(bottom)}),
     el(SVG, "text", {class: "axis-label", x: r1((labelW + W - room) / 2), y: r1(H - 3), "text-anchor": "middle"}, scaled(m)));
   const legend = el(null, "ul", {class: "legend", "aria-hidden": "true"});
@@ -129,16 +112,16 @@ const bars = (box, run, m) => {
       const p = s.m[m.key];
       if (!p || p[0] === null) return;
       const by = y0 + slot * (barH + gap);
-      const tip = s.name + ": " + m.label + " " + num(p[0]) + (p[1] !== null ? " (95% CI " + ci(p) + ")" : "") + ", n = " + count(p[3]);
+      const tip = s.name + ": " + m.label + " " + num(p) + (p[1] !== null ? " (95% CI " + ci(p) + ")" : "") + ", n = " + count(p);
       const gEl = el(SVG, "g", {}, el(SVG, "title", {}, tip),
-        el(SVG, "rect", {"data-mark": "bar", "data-strategy": s.name, "data-value": num(p[0]), class: "bar " + c + (dashed ? " hatch" : ""), x: r1(labelW), y: r1(by), width: r1(Math.max(x(p[0]) - labelW, 0)), height: barH}));
+        el(SVG, "rect", {"data-mark": "bar", "data-strategy": s.name, "data-value": num(p), class: "bar " + c + (dashed ? " hatch" : ""), x: r1(labelW), y: r1(by), width: r1(Math.max(x(p[0]) - labelW, 0)), height: barH}));
       let end = x(p[0]);
       if (p[1] !== null && p[2] !== null) {
         const l = r1(x(p[1])), r = r1(x(p[2])), my = r1(by + barH / 2);
         gEl.append(el(SVG, "path", {class: "whisker", d: "M" + l + " " + my + "H" + r + "M" + l + " " + r1(by + 3) + "V" + r1(by + barH - 3) + "M" + r + " " + r1(by + 3) + "V" + r1(by + barH - 3)}));
         end = Math.max(end, x(p[2]));
       }
-      gEl.append(el(SVG, "text", {class: "value", x: r1(end + 4), y: r1(by + barH / 2 + 4)}, num(p[0])));
+      gEl.append(el(SVG, "text", {class: "value", x: r1(end + 4), y: r1(by + barH / 2 + 4)}, num(p)));
       svg.append(gEl);
     });
   });
@@ -146,7 +129,7 @@ const bars = (box, run, m) => {
   const rows = el(null, "tbody");
   for (const g of gs) for (const s of g) {
     const p = s && s.m[m.key];
-    if (p) rows.append(el(null, "tr", {}, el(null, "th", {scope: "row"}, s.name), el(null, "td", {}, num(p[0])), el(null, "td", {}, p[0] !== null && p[1] !== null && p[2] !== null ? ci(p) : ""), el(null, "td", {}, count(p[3]))));
+    if (p) rows.append(el(null, "tr", {}, el(null, "th", {scope: "row"}, s.name), el(null, "td", {}, num(p)), el(null, "td", {}, p[0] !== null && p[1] !== null && p[2] !== null ? ci(p) : ""), el(null, "td", {}, count(p))));
   }
   const head = el(null, "tr", {}, ...["strategy", m.label, "95% CI", "n"].map((h) => el(null, "th", {scope: "col"}, h)));
   const kids = [el(null, "figcaption", {}, title)];
@@ -160,27 +143,18 @@ const bars = (box, run, m) => {
 const over = (box, m, chosen) => {
   const fig = box && box.querySelector("figure");
   if (!fig) return;
-  const names = [];
-  for (const r of D.runs) for (const s of [...r.strategies].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) if (s.m[m.key] && !names.includes(s.name)) names.push(s.name);
-  const at = (r, name) => { const s = r.strategies.find((s) => s.name === name); return s ? s.m[m.key] || null : null; };
-  let lo = Infinity, hi = -Infinity;
-  for (const r of D.runs) for (const n of names) {
-    const p = at(r, n);
-    if (!p || p[0] === null) continue;
-    lo = Math.min(lo, p[0]); hi = Math.max(hi, p[0]);
-    if (p[1] !== null && p[2] !== null) { lo = Math.min(lo, p[1]); hi = Math.max(hi, p[2]); }
+  // A series per strategy and k: runs at different k are never one line.
+  const ks = new Set(D.runs.map((r) => r.k).filter((k) => k !== "0")), mixedK = ks.size > 1;
+  const sid = (r, name) => (mixedK ? name + " \u00b7 k=" + r.k : name);
+  const names = [], base = new Map();
+  for (const r of D.runs) for (const s of [...r.strategies].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    const id = sid(r, s.name);
+    if (s.m[m.key] && !names.includes(id)) { names.push(id); base.set(id, s.name); }
   }
-  if (lo === Infinity) { lo = 0; hi = 1; }
-  if (lo <= 0.5 * hi && lo > 0) lo = 0;
-  if (!(hi > lo)) hi = lo + 1;
-  const step = nice(hi - lo);
-  let alo = Math.floor(lo / step + 1e-9) * step, ahi = Math.ceil(hi / step - 1e-9) * step;
-  if (ahi <= alo) ahi = alo + step;
-  let dec = 0;
-  for (let s = step; s < 1 - 1e-9 && dec < 6; s *= 10) dec++;
-  if (Math.abs(step * Math.pow(10, dec) - Math.round(step * Math.pow(10, dec))) > 1e-6) dec++;
+  const at = (r, id) => { const s = r.strategies.find((s) => sid(r, s.name) === id); return s ? s.m[m.key] || null : null; };
+  const A = D.axes[m.over], alo = A.lo, ahi = A.hi; // the axis over every run (overAxis)
   const W = 560, left = 54, top = 10, H = 264, bottom = H - 34 - 6, cw = 7.7, n = D.runs.length;
-  const widest = Math.max(0, ...D.runs.map((r) => Math.min(r.x.length * cw, 90)));
+  const widest = Math.max(0, ...D.runs.map((r) => Math.min(r.x.length * cw, 140)));
   const right = Math.max(16, widest / 2 + 4);
   const r1 = (v) => Math.round(v * 10) / 10;
   const x = (i) => (n <= 1 ? (left + W - right) / 2 : left + (i / (n - 1)) * (W - right - left));
@@ -190,28 +164,30 @@ const over = (box, m, chosen) => {
   const label = !dcg ? m.label : m.label + " (" + (mixed ? D.mixed : ofs[0]) + ")", axis = mixed ? m.label : label;
   const title = label + " per run (95% CI bands; dashed vertical lines: inputs changed)";
   const svg = el(SVG, "svg", {viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": title, focusable: "false"});
-  for (let i = 0; i < 32; i++) {
-    const t = alo + i * step;
-    if (t > ahi + step * 1e-6) break;
+  A.ticks.forEach((label, i) => {
+    const t = alo + i * A.step;
     svg.append(el(SVG, "line", {class: "gl", x1: left, x2: r1(W - right), y1: r1(y(t)), y2: r1(y(t))}),
-      el(SVG, "text", {class: "tick", x: left - 6, y: r1(y(t) + 4), "text-anchor": "end"}, t.toFixed(dec)));
-  }
+      el(SVG, "text", {class: "tick", x: left - 6, y: r1(y(t) + 4), "text-anchor": "end"}, label));
+  });
   const every = n > 1 ? Math.max(1, Math.ceil((widest + 10) / ((W - right - left) / (n - 1)))) : 1;
   D.runs.forEach((r, i) => { if (i % every === 0) svg.append(el(SVG, "text", {class: "tick", x: r1(x(i)), y: bottom + 20, "text-anchor": "middle"}, r.x)); });
   svg.append(el(SVG, "line", {class: "axis", x1: left, x2: r1(W - right), y1: bottom, y2: bottom}),
     el(SVG, "text", {class: "axis-label", x: r1((left + W - right) / 2), y: H - 3, "text-anchor": "middle"}, "run"),
     el(SVG, "text", {class: "axis-label", x: 14, y: r1((top + bottom) / 2), "text-anchor": "middle", transform: "rotate(-90 14 " + r1((top + bottom) / 2) + ")"}, axis));
   const changed = D.runs.map((r, i) => [r, i]).filter(([r]) => r.changed);
-  for (const [r, i] of changed) {
+  changed.forEach(([r, i], ci) => {
     const g = el(SVG, "g", {}, el(SVG, "title", {}, r.changed), el(SVG, "line", {"data-mark": "marker", class: "marker", x1: r1(x(i)), x2: r1(x(i)), y1: top, y2: bottom}));
-    if (changed.length <= 6) g.append(el(SVG, "text", {class: "marker-label", x: r1(x(i) + 3), y: top + 10}, r.changed.length > 29 ? r.changed.slice(0, 28) + "\u2026" : r.changed));
+    // A label only where it fits before the next marker and inside the plot.
+    const lab = r.changed.length > 29 ? r.changed.slice(0, 28) + "\u2026" : r.changed;
+    const end = ci + 1 < changed.length ? x(changed[ci + 1][1]) - 4 : W - right;
+    if (x(i) + 3 + [...lab].length * cw * 12 / 14 <= end) g.append(el(SVG, "text", {class: "marker-label", x: r1(x(i) + 3), y: top + 10}, lab));
     svg.append(g);
-  }
+  });
   svg.append(el(SVG, "line", {"data-mark": "chosen", class: "chosen", x1: r1(x(chosen)), x2: r1(x(chosen)), y1: top, y2: bottom}, el(SVG, "title", {}, "shown above: " + D.runs[chosen].label)));
   const legend = el(null, "ul", {class: "legend", "aria-hidden": "true"});
   const rows = el(null, "tbody");
   for (const name of names) {
-    const c = "c" + ((D.colours[name] || 0) % 8), dashed = name.endsWith(D.suffix);
+    const c = "c" + ((D.colours[base.get(name)] || 0) % 8), dashed = base.get(name).endsWith(D.suffix);
     legend.append(el(null, "li", {}, el(null, "span", {class: "sw " + c + " ln" + (dashed ? " dashed" : "")}), name));
     const ps = D.runs.map((r) => at(r, name));
     const ok = (i) => ps[i] && ps[i][0] !== null, band = (i) => ok(i) && ps[i][1] !== null && ps[i][2] !== null;
@@ -232,14 +208,14 @@ const over = (box, m, chosen) => {
     ps.forEach((p, i) => {
       if (!ok(i)) return;
       const r = D.runs[i];
-      const tip = name + " \u00b7 run " + r.x + ": " + num(p[0]) + (dcg ? r.tip : "") + (band(i) ? " (95% CI " + ci(p) + ")" : "") + ", n = " + count(p[3]) + " \u00b7 " + r.commit;
-      svg.append(el(SVG, "circle", {"data-mark": "point", "data-value": num(p[0]), class: "pt " + c, cx: r1(x(i)), cy: r1(y(p[0])), r: 3}, el(SVG, "title", {}, tip)));
+      const tip = name + " \u00b7 run " + r.x + ": " + num(p) + (dcg ? r.tip : "") + (band(i) ? " (95% CI " + ci(p) + ")" : "") + ", n = " + count(p) + " \u00b7 " + r.commit;
+      svg.append(el(SVG, "circle", {"data-mark": "point", "data-value": num(p), class: "pt " + c, cx: r1(x(i)), cy: r1(y(p[0])), r: 3}, el(SVG, "title", {}, tip)));
     });
     // The table, as the page's own (LineChart): every value with its n, an
     // undefined one "—" with its n; a run without the strategy, no row.
     ps.forEach((p, i) => {
       if (!p || (p[0] === null && !(p[3] > 0))) return;
-      rows.append(el(null, "tr", {}, el(null, "th", {scope: "row"}, name), el(null, "td", {}, D.runs[i].x), el(null, "td", {}, ok(i) ? num(p[0]) : "—"), el(null, "td", {}, band(i) ? ci(p) : ""), el(null, "td", {}, count(p[3]))));
+      rows.append(el(null, "tr", {}, el(null, "th", {scope: "row"}, name), el(null, "td", {}, D.runs[i].x), el(null, "td", {}, ok(i) ? num(p) : D.missing), el(null, "td", {}, band(i) ? ci(p) : ""), el(null, "td", {}, count(p))));
     });
   }
   const head = el(null, "tr", {}, ...["series", "run", axis, "95% CI", "n"].map((h) => el(null, "th", {scope: "col"}, h)));
@@ -248,9 +224,24 @@ const over = (box, m, chosen) => {
   kids.push(svg, el(null, "div", {class: "sr-only"}, el(null, "table", {}, el(null, "caption", {}, title), el(null, "thead", {}, head), rows)));
   fig.replaceWith(el(null, "figure", {class: "chart"}, ...kids));
 };
+// The whole page is the chosen run: its blocks shown, the others hidden; in
+// its best and worst queries, the chosen strategy's tables and the chosen
+// measure's column beside the primary's.
+const pages = () => {
+  const ri = runSel.value, key = D.measures[Number(metSel.value)].key;
+  for (const b of document.querySelectorAll(".rg-runpage")) b.hidden = b.dataset.run !== ri;
+  for (const f of document.querySelectorAll(".rg-qcontrols")) {
+    const sel = f.querySelector("select");
+    f.hidden = false;
+    for (const q of f.parentNode.querySelectorAll(".rg-queries")) q.hidden = q.dataset.strategy !== sel.value;
+  }
+  for (const c of document.querySelectorAll(".rg-qtable [data-key]")) c.hidden = c.dataset.key !== key && c.dataset.key !== D.measure;
+};
+for (const s of document.querySelectorAll(".rg-qstrategy")) s.addEventListener("change", pages);
 const draw = () => {
   const run = D.runs[Number(runSel.value)], m = D.measures[Number(metSel.value)];
   if (!run || !m) return;
+  pages();
   $("rg-shown").textContent = "Shown: " + run.label + " \u00b7 " + m.label;
   bars($("rg-bars"), run, m);
   table($("rg-table"), run, m);

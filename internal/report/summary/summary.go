@@ -8,13 +8,14 @@ package summary
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
 	"github.com/retrieval-gate/retrieval-gate/internal/importer"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 )
 
@@ -35,9 +36,17 @@ func Judge(w io.Writer, res *judge.Result, s *judge.Summary) {
 	fmt.Fprintf(w, "judge: pool of %d pair(s): %d already labelled in --known-qrels, %d judged before (cache), %d new (the holes, asked in this run)\n", h.Pool, h.Known, h.Cached, h.New)
 	fmt.Fprintf(w, "judge: %d pairs, %d labelled (rel 3: %d, 2: %d, 1: %d, 0: %d), %d unjudged\n",
 		s.Pairs, s.Judged, s.Distribution[3], s.Distribution[2], s.Distribution[1], s.Distribution[0], s.Unjudged)
-	fmt.Fprintf(w, "judge: unjudged answers: %d unparseable, %d out of range, %d over the request budget (after one retry each; never counted as 0)\n",
-		s.UnjudgedByCause[judge.CauseUnparseable], s.UnjudgedByCause[judge.CauseOutOfRange], s.UnjudgedByCause[judge.CauseBudget])
-	fmt.Fprintf(w, "judge: %d request(s) made (%d retries after a bad answer), %d judgment(s) from the cache\n", res.Requests, res.BadAnswerRetries, res.Cached)
+	if res.Batch != nil {
+		// A batch has one turn: no correction retry (issue 33 item 13).
+		fmt.Fprintf(w, "judge: unjudged answers: %d unparseable, %d out of range (a batch has no correction turn: each was asked once), %d over the request budget, %d failed in the batch, %d without an answer (never counted as 0)\n",
+			s.UnjudgedByCause[judge.CauseUnparseable], s.UnjudgedByCause[judge.CauseOutOfRange], s.UnjudgedByCause[judge.CauseBudget],
+			s.UnjudgedByCause[judge.CauseBatchFailed], s.UnjudgedByCause[judge.CauseBatchMissing])
+	} else {
+		fmt.Fprintf(w, "judge: unjudged answers: %d unparseable, %d out of range (each after one correction retry), %d over the request budget (never counted as 0)\n",
+			s.UnjudgedByCause[judge.CauseUnparseable], s.UnjudgedByCause[judge.CauseOutOfRange], s.UnjudgedByCause[judge.CauseBudget])
+	}
+	fmt.Fprintf(w, "judge: %d request(s) sent (%d retries after a bad answer), %d answer(s) reused (pairs with an identical prompt, asked once), %d cache hit(s)\n",
+		res.Requests, res.BadAnswerRetries, res.Reused, res.Cached)
 	fmt.Fprintf(w, "judge: tokens: %d prompt, %d completion", res.PromptTokens, res.CompletionTokens)
 	if res.ResponsesWithoutUsage > 0 {
 		fmt.Fprintf(w, " (%d response(s) without usage not counted)", res.ResponsesWithoutUsage)
@@ -54,10 +63,14 @@ func Judge(w io.Writer, res *judge.Result, s *judge.Summary) {
 				id += " (resumed)"
 			}
 		}
-		fmt.Fprintf(w, "judge: batch (%s)%s%s: %d request(s) submitted, %d answered, %d failed, %d without an answer; %d new judgment(s), %d from the cache\n",
-			b.Mode, id, statusText(b.Status), b.Submitted, b.Answered, b.Failed, b.Missing, b.New, b.Cached)
+		fmt.Fprintf(w, "judge: batch (%s, %s)%s%s: %d request(s) submitted, %d answered, %d failed, %d without an answer; %d new judgment(s), %d reused, %d from the cache\n",
+			b.Mode, b.Provider, id, statusText(b.Status), b.Submitted, b.Answered, b.Failed, b.Missing, b.New, b.Reused, b.Cached)
 		if b.Mode == "api" {
-			fmt.Fprintf(w, "judge: batch wall time %s s, %s new judgment(s) per second\n", strconv.FormatFloat(b.WaitSeconds, 'f', 1, 64), fmtRate(b.PairsPerSecond))
+			calls := ""
+			if c := b.Calls; c != nil {
+				calls = fmt.Sprintf("; %d HTTP call(s) to %s (%d submitting, %d polling, %d downloading)", c.Total(), b.Provider, c.Submit, c.Poll, c.Download)
+			}
+			fmt.Fprintf(w, "judge: batch wall time %s s, %s new judgment(s) per second%s\n", format.Fixed(b.WaitSeconds, 1), fmtRate(b.PairsPerSecond), calls)
 		}
 	}
 	for _, a := range s.SelfAgreement {
@@ -74,7 +87,7 @@ func fmtFloat(v *float64) string {
 	if v == nil {
 		return "undefined"
 	}
-	return strconv.FormatFloat(*v, 'g', -1, 64)
+	return format.Full(*v)
 }
 
 func statusText(s string) string {
@@ -88,7 +101,7 @@ func fmtRate(v *float64) string {
 	if v == nil {
 		return "undefined"
 	}
-	return strconv.FormatFloat(*v, 'f', 1, 64)
+	return format.Fixed(*v, 1)
 }
 
 // HumanSample writes what judge --human-sample drew (per locale, of the
@@ -109,7 +122,7 @@ func HumanSample(w io.Writer, hs *judge.HumanSample, csvPath, jsonlPath string) 
 // Generate writes generate's summary of res: the documents and requests, the
 // batch, the fallback to text, the failures, the filters (near duplicates at
 // jaccard, the round trip at roundTripK when on) and the cases written to out.
-func Generate(w io.Writer, res *generate.FileResult, jaccard float64, roundTripK int, out, batchOut, batchIn string) {
+func Generate(w io.Writer, res *generate.RunResult, jaccard float64, roundTripK int, out, batchOut, batchIn string) {
 	if res.RequestsOnly {
 		fmt.Fprintf(w, "generate: %d document(s), %d request(s) written to %s\n", res.Documents, res.BatchRequests, format.SanitizeText(batchOut))
 		return
@@ -128,8 +141,13 @@ func Generate(w io.Writer, res *generate.FileResult, jaccard float64, roundTripK
 	if res.FellBack {
 		fmt.Fprintln(w, "generate: the server rejected response_format json_schema; answers were read as text lines")
 	}
-	fmt.Fprintf(w, "generate: %d document(s) without a readable answer after one retry, %d skipped over the request budget\n", res.Failed, res.BudgetSkipped)
-	fmt.Fprintf(w, "generate: %d near-duplicate query(ies) dropped (token Jaccard ≥ %s)\n", res.NearDuplicates, strconv.FormatFloat(jaccard, 'g', -1, 64))
+	if res.BatchMode != "" {
+		// A batch has one turn: no correction retry (issue 33 item 13).
+		fmt.Fprintf(w, "generate: %d document(s) without a readable answer (a batch has no correction turn: each was asked once), %d skipped over the request budget\n", res.Failed, res.BudgetSkipped)
+	} else {
+		fmt.Fprintf(w, "generate: %d document(s) without a readable answer after one retry, %d skipped over the request budget\n", res.Failed, res.BudgetSkipped)
+	}
+	fmt.Fprintf(w, "generate: %d near-duplicate query(ies) dropped (token Jaccard ≥ %s)\n", res.NearDuplicates, format.Full(jaccard))
 	if roundTripK > 0 {
 		fmt.Fprintf(w, "generate: round-trip filter (source card in the top %d of dense, lexical or hybrid): %d query(ies) dropped\n", roundTripK, res.RoundTripDropped)
 	}
@@ -139,8 +157,55 @@ func Generate(w io.Writer, res *generate.FileResult, jaccard float64, roundTripK
 // Retrieve is retrieve's line of the job summary: what was retrieved, how,
 // and where it was written (out).
 func Retrieve(res *retrieve.RunResult, out string) string {
-	return fmt.Sprintf("**retrieval-gate retrieve**: %d cases retrieved from %d chunks of %d cards (strategy %s, store %s, embedder %s, k = %d), written to %s.\n",
+	s := fmt.Sprintf("**retrieval-gate retrieve**: %d cases retrieved from %d chunks of %d cards (strategy %s, store %s, embedder %s, k = %d), written to %s.\n",
 		res.Cases, res.Chunks, res.Cards, res.Strategy, res.Store, res.Embedder, res.K, format.EscapeMarkdown(out))
+	if c := res.ANN; c != nil {
+		s += "\n" + strings.ToUpper(ANNCheck(c)[:1]) + ANNCheck(c)[1:] + ".\n"
+		if c.Gate.Status != outcome.Off {
+			icon := "✅"
+			if c.Gate.Status == outcome.Fail {
+				icon = "❌"
+			}
+			s += "\n" + icon + " " + ANNGate(c.Gate) + ".\n"
+		}
+	}
+	return s
+}
+
+// ANNCheck is the exact check's line: "exact check: the store's recall@50
+// against exact search 0.982 [0.975, 0.988] (hall-t) over 1000 queries (a
+// sample of 100000 by case id), 974 with recall 1; its 100000 vectors read
+// back in 100 request(s), 1234567890 bytes".
+func ANNCheck(c *retrieve.ANNCheck) string {
+	which := fmt.Sprintf("every one of the %d queries", c.Queries)
+	if c.Sample != retrieve.ExactAll {
+		which = fmt.Sprintf("a sample of %d of the %d queries by case id", min(int64(c.Sample), c.Queries), c.Queries)
+	}
+	s := "exact check of " + which + ": "
+	if c.N == 0 {
+		s += "no query had an exact neighbour"
+	} else {
+		iv := format.Interval([2]float64{c.CI95.Lo, c.CI95.Hi})
+		s += fmt.Sprintf("the store's recall@%d against exact search %s %s (%s, n = %d), %d of them with recall 1",
+			c.Depth, format.Num(c.Recall), iv, c.CI95.Method, c.N, c.Perfect)
+	}
+	if c.NoNeighbour > 0 {
+		s += fmt.Sprintf("; %d without an exact neighbour (no record of their locale) not counted", c.NoNeighbour)
+	}
+	x := c.Export
+	if x.Requests == 0 {
+		return s + fmt.Sprintf("; its %d vectors read back in process", x.Records)
+	}
+	return s + fmt.Sprintf("; its %d vectors read back in %d request(s), %d bytes", x.Records, x.Requests, x.Bytes)
+}
+
+// ANNGate is the --min-ann-recall gate's line: "min_ann_recall 0.95: pass (…reason)".
+func ANNGate(g outcome.Gate) string {
+	s := fmt.Sprintf("%s %s: %s", g.Name, format.Num(g.Threshold), g.Status)
+	if r := gatetable.Reason(g.Why); r != "" {
+		s += " (" + r + ")"
+	}
+	return s
 }
 
 // Import writes import's lines to w (standard error: what it read, as what,

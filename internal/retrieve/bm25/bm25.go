@@ -23,7 +23,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/internal/offheap"
+	"github.com/retrieval-gate/retrieval-gate/internal/offheap"
 )
 
 // Parameters of the scoring function.

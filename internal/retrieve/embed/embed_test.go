@@ -241,28 +241,6 @@ func TestOpenAIUnreachable(t *testing.T) {
 	assert.Less(t, time.Since(start), 5*time.Second)
 }
 
-func TestEndpointURL(t *testing.T) {
-	tests := []struct{ in, want, err string }{
-		{"http://h:8080", "http://h:8080/v1/embeddings", ""},
-		{"http://h:8080/", "http://h:8080/v1/embeddings", ""},
-		{"https://api.openai.com/v1", "https://api.openai.com/v1/embeddings", ""},
-		{"http://h/v1/embeddings", "http://h/v1/embeddings", ""},
-		{"", "", "no server URL"},
-		{"h:8080", "", "must start with http"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, err := EndpointURL(tt.in, "/v1", "/embeddings")
-			if tt.err != "" {
-				require.ErrorContains(t, err, tt.err)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-		})
-	}
-}
-
 // TestOllama runs the Ollama client against a server speaking
 // Ollama's POST /api/embed {"model","input":[...]} -> {"embeddings":[[...]]},
 // failing the first request with 503 to exercise the retrying transport.

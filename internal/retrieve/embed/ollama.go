@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -68,7 +67,8 @@ func (o *Ollama) batch(ctx context.Context, texts []string) ([][]float32, error)
 		return nil, err
 	}
 	u := strings.TrimRight(o.url, "/") + "/api/embed"
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	limit := httpretry.EmbedAnswerCap(len(texts))
+	req, err := http.NewRequestWithContext(httpretry.WithMaxBody(ctx, limit), http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("ollama embedder at %s: %w", o.url, err)
 	}
@@ -82,10 +82,10 @@ func (o *Ollama) batch(ctx context.Context, texts []string) ([][]float32, error)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		msg, _ := httpretry.ReadSnippet(resp.Body, 4<<10)
 		return nil, fmt.Errorf("ollama embedder at %s: HTTP %d: %s", o.url, resp.StatusCode, strings.TrimSpace(string(msg)))
 	}
-	data, err := httpretry.ReadAnswer(ctx, resp.Body, resp.ContentLength, httpretry.EmbedAnswerCap(len(texts)), "ollama embedder at "+o.url)
+	data, err := httpretry.ReadAnswer(ctx, resp.Body, resp.ContentLength, limit, "ollama embedder at "+o.url)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

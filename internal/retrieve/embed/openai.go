@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
-	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
@@ -37,7 +36,7 @@ type OpenAIConfig struct {
 
 // NewOpenAI returns the client.
 func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
-	u, err := EndpointURL(cfg.URL, "/v1", "/embeddings")
+	u, err := httpretry.EndpointURL(cfg.URL, "/v1", "/embeddings")
 	if err != nil {
 		return nil, err
 	}
@@ -47,26 +46,6 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 		c.Header.Set("Authorization", "Bearer "+cfg.APIKey)
 	}
 	return &OpenAI{url: u, model: cfg.Model, client: c, batching: cfg.Batching}, nil
-}
-
-// EndpointURL completes a user-given server URL: kept when it already ends with
-// suffix, suffix appended when it ends with prefix, else prefix+suffix appended.
-func EndpointURL(raw, prefix, suffix string) (string, error) {
-	u := strings.TrimRight(strings.TrimSpace(raw), "/")
-	if u == "" {
-		return "", fmt.Errorf("no server URL given")
-	}
-	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-		return "", fmt.Errorf("server URL %q must start with http:// or https://", raw)
-	}
-	switch {
-	case strings.HasSuffix(u, suffix):
-		return u, nil
-	case prefix != "" && strings.HasSuffix(u, prefix):
-		return u + suffix, nil
-	default:
-		return u + prefix + suffix, nil
-	}
 }
 
 func (o *OpenAI) Name() string { return "openai" }

@@ -10,18 +10,12 @@ import (
 // Config is what building an embedder may use; each embedder uses what it needs.
 type Config struct {
 	URL, Model string
-	// Getenv reads the environment (an API key); nil reads nothing.
-	Getenv func(string) string
+	// APIKey is the server's key (a secret), as the front end resolved it
+	// (the variable the Kind's KeyEnv names, when the caller read it).
+	APIKey string
 	// Documents are the texts of the chunks to index (the hash embedder's
 	// vocabulary and IDF).
 	Documents []string
-}
-
-func (c Config) getenv(k string) string {
-	if c.Getenv == nil {
-		return ""
-	}
-	return c.Getenv(k)
 }
 
 // SettingError is an embedder refusing one setting of its Config: Setting is
@@ -40,7 +34,13 @@ func (e *SettingError) Unwrap() error { return e.Err }
 type Kind struct {
 	Name        string // the --embedder value
 	Description string // a few words for the flag's help
-	New         func(Config) (Embedder, error)
+	// KeyEnv names the environment variable a front end reads for Config's
+	// APIKey ("" the embedder takes no key).
+	KeyEnv string
+	// Check, when set, refuses a Config before any request or work (what New
+	// would refuse), as a *SettingError.
+	Check func(Config) error
+	New   func(Config) (Embedder, error)
 }
 
 var (
@@ -113,29 +113,35 @@ func choices(names []string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
+// OpenAIURL is the openai embedder's server when no URL is given.
+const OpenAIURL = "https://api.openai.com/v1"
+
 func init() {
 	Register(Kind{Name: "hash", Description: "built-in, lexical", New: func(c Config) (Embedder, error) {
 		return NewHash(DefaultHashDim, c.Documents), nil
 	}})
-	Register(Kind{Name: "openai", Description: "any OpenAI-compatible /v1/embeddings", New: func(c Config) (Embedder, error) {
+	newOpenAI := func(c Config) (Embedder, error) {
 		url := c.URL
 		if url == "" {
-			url = "https://api.openai.com/v1"
+			url = OpenAIURL
 		}
 		if strings.Contains(url, "api.openai.com") && c.Model == "" {
 			return nil, &SettingError{Setting: "model", Err: fmt.Errorf("the openai embedder against api.openai.com needs --embedder-model (e.g. text-embedding-3-small)")}
 		}
-		e, err := NewOpenAI(OpenAIConfig{URL: url, Model: c.Model, APIKey: c.getenv("OPENAI_API_KEY")})
+		e, err := NewOpenAI(OpenAIConfig{URL: url, Model: c.Model, APIKey: c.APIKey})
 		if err != nil {
 			return nil, &SettingError{Setting: "url", Err: err}
 		}
 		return e, nil
-	}})
-	Register(Kind{Name: "ollama", Description: "Ollama's /api/embed", New: func(c Config) (Embedder, error) {
+	}
+	Register(Kind{Name: "openai", Description: "any OpenAI-compatible /v1/embeddings", KeyEnv: "OPENAI_API_KEY",
+		Check: func(c Config) error { _, err := newOpenAI(c); return err }, New: newOpenAI})
+	newOllama := func(c Config) (Embedder, error) {
 		e, err := NewOllama(OllamaConfig{URL: c.URL, Model: c.Model})
 		if err != nil {
 			return nil, &SettingError{Setting: "model", Err: err} // its refusals name their flag
 		}
 		return e, nil
-	}})
+	}
+	Register(Kind{Name: "ollama", Description: "Ollama's /api/embed", Check: func(c Config) error { _, err := newOllama(c); return err }, New: newOllama})
 }

@@ -20,23 +20,29 @@ func TestRegistry(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "hash", e.Name())
 
-	// Refusals name the setting, so the caller names its own flag.
+	// Refusals name the setting, so the caller names its own flag; Check
+	// refuses what New would, before any work.
 	var se *embed.SettingError
 	k, _ = embed.Lookup("openai")
-	_, err = k.New(embed.Config{})
-	require.ErrorAs(t, err, &se)
-	assert.Equal(t, "model", se.Setting)
-	_, err = k.New(embed.Config{URL: "ftp://x"})
-	require.ErrorAs(t, err, &se)
-	assert.Equal(t, "url", se.Setting)
+	for _, f := range []func(embed.Config) error{k.Check, func(c embed.Config) error { _, err := k.New(c); return err }} {
+		err = f(embed.Config{})
+		require.ErrorAs(t, err, &se)
+		assert.Equal(t, "model", se.Setting, "no URL: api.openai.com, which needs a model")
+		err = f(embed.Config{URL: "ftp://x"})
+		require.ErrorAs(t, err, &se)
+		assert.Equal(t, "url", se.Setting)
+		require.NoError(t, f(embed.Config{Model: "text-embedding-3-small"}), "api.openai.com with a model")
+	}
 	k, _ = embed.Lookup("ollama")
-	_, err = k.New(embed.Config{})
+	err = k.Check(embed.Config{})
 	require.ErrorAs(t, err, &se)
 	assert.Contains(t, se.Error(), "needs --embedder-model")
 
-	// The key comes through Getenv, never from the environment directly.
+	// The key is a value of the Config, named by the kind's variable for the
+	// front end that reads it.
 	k, _ = embed.Lookup("openai")
-	e, err = k.New(embed.Config{URL: "http://127.0.0.1:1/v1", Getenv: func(n string) string { return map[string]string{"OPENAI_API_KEY": "sk-x"}[n] }})
+	assert.Equal(t, "OPENAI_API_KEY", k.KeyEnv)
+	e, err = k.New(embed.Config{URL: "http://127.0.0.1:1/v1", APIKey: "sk-x"})
 	require.NoError(t, err)
 	assert.Equal(t, "openai", e.Name())
 }

@@ -11,7 +11,6 @@ import (
 	"net/http"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
-	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
 )
 
 // MaxBatch is the number of texts per request (TEI's default
@@ -26,7 +25,7 @@ type Client struct {
 
 // New returns a client; url is the server (".../rerank" appended unless present).
 func New(url string, hc *http.Client, p httpretry.Policy) (*Client, error) {
-	u, err := embed.EndpointURL(url, "", "/rerank")
+	u, err := httpretry.EndpointURL(url, "", "/rerank")
 	if err != nil {
 		return nil, fmt.Errorf("--rerank-url: %w", err)
 	}

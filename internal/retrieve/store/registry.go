@@ -18,6 +18,7 @@ type Config struct {
 	Collection  string
 	Fingerprint string // of the KB content, chunking and embedder
 	Chunks      int    // records the finished index holds
+	MaxIDBytes  int    // the longest chunk id among them (a server's answers are bounded by it)
 	// Tenant and Database place the collections on the server ("" the store's
 	// defaults); APIKey is the server's token (a secret: sent only to URL's
 	// origin, never printed) and TokenHeader the header it travels in ("" the

@@ -55,3 +55,20 @@ type Filler interface {
 	// earlier Add). When fill fails nothing is added.
 	AddFilled(ctx context.Context, recs []Record, fill func(dst []float32) error) error
 }
+
+// Exporter is a Store that can read back every record it holds with the
+// vector its index searches (the exact check of retrieve --exact-check runs
+// an exact search over them): page receives the records page by page (their
+// slices valid only during the call), in a stable order. dim is the vectors'
+// dimension (a store may size its requests by it). It returns the cost of the
+// read.
+type Exporter interface {
+	Export(ctx context.Context, dim int, page func(recs []Record) error) (ExportCost, error)
+}
+
+// ExportCost is what reading a store's vectors back cost: the records read,
+// the requests made to a server (0 in process) and the bytes of their answers.
+type ExportCost struct {
+	Records, Requests int
+	Bytes             int64
+}

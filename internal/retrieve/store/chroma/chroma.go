@@ -63,7 +63,11 @@ type Config struct {
 	CreateDatabase bool
 	Fingerprint    string // of the KB content, embedder and chunking
 	Chunks         int    // number of records the finished collection holds
-	BatchSize      int    // records per Add request; <= 0 means 500
+	// MaxIDBytes is the length of the longest chunk id the collection holds (a
+	// query's answer is bounded by it: queryAnswerCap); the ids Add sends
+	// count too.
+	MaxIDBytes int
+	BatchSize  int // records per Add request; <= 0 means 500
 	// Timeout bounds each request to the server; <= 0 means 2 minutes.
 	Timeout time.Duration
 }
@@ -88,6 +92,7 @@ type Store struct {
 	added     int
 	fp        string
 	chunks    int
+	maxID     int // the longest id of a chunk (Config.MaxIDBytes, and every id Add sent)
 	cfg       Config
 	// Created is set when Open created the database (Config.CreateDatabase).
 	Created bool
@@ -217,7 +222,7 @@ func Open(ctx context.Context, cfg Config) (s *Store, ready bool, err error) {
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}
-	tr := &httpretry.Transport{Policy: chromaPolicy(timeout)}
+	tr := &httpretry.Transport{Policy: chromaPolicy(timeout), MaxBody: maxAnswer}
 	if cfg.APIKey != "" {
 		v := cfg.APIKey
 		if cfg.TokenHeader == HeaderAuthorization {
@@ -239,7 +244,7 @@ func Open(ctx context.Context, cfg Config) (s *Store, ready bool, err error) {
 		}
 		return nil, false, fmt.Errorf("chroma server at %s is not reachable (start one with scripts/chroma-local start, or check --chroma-url): %w", url, err)
 	}
-	s = &Store{client: client, batch: cfg.BatchSize, url: url, fp: cfg.Fingerprint, chunks: cfg.Chunks, cfg: cfg}
+	s = &Store{client: client, batch: cfg.BatchSize, url: url, fp: cfg.Fingerprint, chunks: cfg.Chunks, maxID: cfg.MaxIDBytes, cfg: cfg}
 	opened := s
 	defer func() { err = opened.explain(err) }()
 	if cfg.Tenant != DefaultTenant || cfg.Database != DefaultDatabase {
@@ -319,6 +324,7 @@ func (s *Store) Add(ctx context.Context, recs []store.Record) error {
 		}
 		for i, r := range part {
 			req.IDs[i] = r.ID
+			s.maxID = max(s.maxID, len(r.ID))
 			req.Documents[i] = r.Text
 			req.Embeddings[i] = r.Vector
 			req.Metadatas[i] = map[string]string{"parent_id": r.ParentID, "locale": r.Locale}
@@ -362,7 +368,7 @@ func (s *Store) Search(ctx context.Context, qs []store.Query, k int) ([][]store.
 			if loc != "" {
 				req.Where = map[string]any{"locale": map[string]string{"$eq": loc}}
 			}
-			res, err := s.client.query(ctx, s.col.ID, req)
+			res, err := s.client.query(ctx, s.col.ID, req, s.maxID)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
@@ -386,6 +392,55 @@ func (s *Store) Search(ctx context.Context, qs []store.Query, k int) ([][]store.
 		}
 	}
 	return out, nil
+}
+
+// ExportPage is the number of records one get request of Export reads.
+const ExportPage = 1000
+
+// Export reads every record of the collection back with its embedding and
+// locale (store.Exporter), ExportPage at a time (POST .../get with limit and
+// offset, in the server's order), for an exact search over the vectors the
+// index holds. A page's answer is bounded by getAnswerCap; a record whose
+// embedding is not of dimension dim is an error.
+func (s *Store) Export(ctx context.Context, dim int, page func(recs []store.Record) error) (store.ExportCost, error) {
+	var cost store.ExportCost
+	recs := make([]store.Record, 0, ExportPage)
+	for offset := 0; ; offset += ExportPage {
+		res, n, err := s.client.get(ctx, s.col.ID, getRequest{Limit: ExportPage, Offset: offset, Include: []string{"embeddings", "metadatas"}},
+			getAnswerCap(ExportPage, dim, s.maxIDBytes()))
+		cost.Requests++
+		cost.Bytes += n
+		if err != nil {
+			if ctx.Err() != nil {
+				return cost, ctx.Err()
+			}
+			return cost, fmt.Errorf("chroma get on collection %q: %w", s.name, err)
+		}
+		recs = recs[:0]
+		for i, id := range res.IDs {
+			if len(res.Embeddings[i]) != dim {
+				return cost, fmt.Errorf("chroma get on collection %q: record %q has dimension %d, the queries %d", s.name, id, len(res.Embeddings[i]), dim)
+			}
+			loc, _ := res.Metadatas[i]["locale"].(string)
+			recs = append(recs, store.Record{ID: id, Locale: loc, Vector: res.Embeddings[i]})
+		}
+		if err := page(recs); err != nil {
+			return cost, err
+		}
+		cost.Records += len(recs)
+		if len(res.IDs) < ExportPage {
+			return cost, nil
+		}
+	}
+}
+
+// maxIDBytes bounds the ids a get answer may hold: the longest Add sent, or
+// 1 KiB when none was sent (a reused collection).
+func (s *Store) maxIDBytes() int {
+	if s.maxID > 0 {
+		return s.maxID
+	}
+	return 1 << 10
 }
 
 // Close deletes a temporary collection (with a fresh 10 s context, so that it
@@ -449,6 +504,6 @@ func init() {
 
 // config is the store's Config of the registry's.
 func config(cfg store.Config) Config {
-	return Config{URL: cfg.URL, Collection: cfg.Collection, Chunks: cfg.Chunks, Fingerprint: cfg.Fingerprint,
+	return Config{URL: cfg.URL, Collection: cfg.Collection, Chunks: cfg.Chunks, MaxIDBytes: cfg.MaxIDBytes, Fingerprint: cfg.Fingerprint,
 		Tenant: cfg.Tenant, Database: cfg.Database, APIKey: cfg.APIKey, TokenHeader: cfg.TokenHeader, CreateDatabase: cfg.CreateDatabase}
 }

@@ -169,3 +169,43 @@ func TestTenantAndDatabaseOnRealServer(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), fmt.Sprintf("chroma database %q of tenant %q does not exist at %s: create it, or pass --chroma-create-database", "rg-missing", tenant, url))
 }
+
+// Export reads every record back, page by page, with the vector the server
+// holds (float32, as sent) and its locale: what the exact check searches.
+func TestExportReadsEveryRecord(t *testing.T) {
+	url := chromatest.URL(t)
+	ctx := context.Background()
+	recs := randomRecords(3, 2*ExportPage+17, 8)
+	s, _, err := Open(ctx, Config{URL: url, Fingerprint: "fp", Chunks: len(recs)})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, s.Close(ctx)) }()
+	require.NoError(t, s.Add(ctx, recs))
+	got := map[string]store.Record{}
+	pages := 0
+	cost, err := s.Export(ctx, 8, func(page []store.Record) error {
+		pages++
+		for _, r := range page {
+			r.Vector = append([]float32(nil), r.Vector...)
+			got[r.ID] = r
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 3, pages)
+	assert.Equal(t, len(recs), cost.Records)
+	assert.Equal(t, 3, cost.Requests)
+	assert.Greater(t, cost.Bytes, int64(len(recs)*8*8), "at least 8 bytes a float")
+	require.Len(t, got, len(recs))
+	for _, r := range recs {
+		g := got[r.ID]
+		assert.Equal(t, r.Locale, g.Locale, r.ID)
+		// As sent, up to the last bit of a float32 (the server's parsing of
+		// the JSON number): within one part in a million.
+		require.Len(t, g.Vector, len(r.Vector))
+		for j := range r.Vector {
+			assert.InEpsilon(t, r.Vector[j], g.Vector[j], 1e-6, "%s[%d]", r.ID, j)
+		}
+	}
+	_, err = s.Export(ctx, 9, func([]store.Record) error { return nil })
+	require.ErrorContains(t, err, "has dimension 8, the queries 9")
+}

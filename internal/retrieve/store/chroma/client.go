@@ -25,7 +25,23 @@ const (
 	DefaultDatabase = "default_database"
 	// maxErrBody bounds how much of an error response is read into a message.
 	maxErrBody = 64 << 10
+	// maxHeartbeat bounds the heartbeat's answer ({"nanosecond heartbeat": N}).
+	maxHeartbeat = 64 << 10
+	// maxAnswer bounds every other answer but a query's (a tenant, a database,
+	// a collection with its metadata, a count): the Transport's MaxBody.
+	maxAnswer = 1 << 20
+	// maxQueryResult bounds one result of a query answer besides its id (the
+	// distance, quotes, commas and brackets).
+	maxQueryResult = 64
 )
+
+// queryAnswerCap bounds the answer to a query of n vectors for k results each,
+// whose ids are at most maxID bytes (JSON escaping at most sextuples them):
+// maxAnswer plus n·k·(6·maxID + maxQueryResult).
+func queryAnswerCap(n, k, maxID int) int64 {
+	per := 6*int64(max(maxID, 0)) + maxQueryResult
+	return maxAnswer + int64(max(n, 0))*int64(max(k, 0))*per
+}
 
 var (
 	// errNotFound is a 404 from the server (a collection, database or tenant
@@ -63,10 +79,14 @@ func (c *client) collectionsURL(parts ...string) string {
 	return c.base + "/" + strings.Join(p, "/")
 }
 
-// do sends one request with an optional JSON body and decodes a JSON answer into
-// out (when non-nil). A non-2xx status is an error naming the status and Chroma's
-// error message; 404 wraps errNotFound.
-func (c *client) do(ctx context.Context, method, u string, body, out any) error {
+// do sends one request with an optional JSON body and decodes a JSON answer of
+// at most limit bytes (<= 0: maxAnswer) into out (when non-nil; a longer answer
+// is an *httpretry.TooLargeError). A non-2xx status is an error naming the
+// status and Chroma's error message; 404 wraps errNotFound.
+func (c *client) do(ctx context.Context, method, u string, body, out any, limit int64) error {
+	if limit <= 0 {
+		limit = maxAnswer
+	}
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -75,7 +95,7 @@ func (c *client) do(ctx context.Context, method, u string, body, out any) error 
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	req, err := http.NewRequestWithContext(httpretry.WithMaxBody(ctx, limit), method, u, rd)
 	if err != nil {
 		return err
 	}
@@ -89,7 +109,7 @@ func (c *client) do(ctx context.Context, method, u string, body, out any) error 
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrBody))
+		raw, _ := httpretry.ReadSnippet(resp.Body, maxErrBody)
 		// The Rust server's {"error", "message"}; the Python server's auth
 		// refusals are FastAPI's {"detail"}.
 		var e struct {
@@ -116,10 +136,14 @@ func (c *client) do(ctx context.Context, method, u string, body, out any) error 
 		return err
 	}
 	if out == nil {
-		_, _ = io.Copy(io.Discard, resp.Body)
+		_, _ = io.Copy(io.Discard, resp.Body) // at most limit bytes: the body is bounded
 		return nil
 	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+	data, err := httpretry.ReadAnswer(ctx, resp.Body, resp.ContentLength, limit, u)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, strings.TrimPrefix(u, c.base), err)
+	}
+	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("%s %s: decoding the answer: %w", method, strings.TrimPrefix(u, c.base), err)
 	}
 	return nil
@@ -127,7 +151,7 @@ func (c *client) do(ctx context.Context, method, u string, body, out any) error 
 
 func (c *client) heartbeat(ctx context.Context) error {
 	var hb map[string]json.Number
-	if err := c.do(ctx, http.MethodGet, c.base+"/heartbeat", nil, &hb); err != nil {
+	if err := c.do(ctx, http.MethodGet, c.base+"/heartbeat", nil, &hb, maxHeartbeat); err != nil {
 		return err
 	}
 	if _, ok := hb["nanosecond heartbeat"]; !ok {
@@ -140,41 +164,41 @@ func (c *client) heartbeat(ctx context.Context) error {
 // errNotFound).
 func (c *client) getTenant(ctx context.Context) error {
 	var out map[string]any
-	return c.do(ctx, http.MethodGet, c.base+"/tenants/"+url.PathEscape(c.tenant), nil, &out)
+	return c.do(ctx, http.MethodGet, c.base+"/tenants/"+url.PathEscape(c.tenant), nil, &out, 0)
 }
 
 func (c *client) getDatabase(ctx context.Context) error {
 	var out map[string]any
-	return c.do(ctx, http.MethodGet, c.base+"/tenants/"+url.PathEscape(c.tenant)+"/databases/"+url.PathEscape(c.database), nil, &out)
+	return c.do(ctx, http.MethodGet, c.base+"/tenants/"+url.PathEscape(c.tenant)+"/databases/"+url.PathEscape(c.database), nil, &out, 0)
 }
 
 func (c *client) createTenant(ctx context.Context) error {
-	return c.do(ctx, http.MethodPost, c.base+"/tenants", map[string]string{"name": c.tenant}, nil)
+	return c.do(ctx, http.MethodPost, c.base+"/tenants", map[string]string{"name": c.tenant}, nil, 0)
 }
 
 func (c *client) createDatabase(ctx context.Context) error {
-	return c.do(ctx, http.MethodPost, c.base+"/tenants/"+url.PathEscape(c.tenant)+"/databases", map[string]string{"name": c.database}, nil)
+	return c.do(ctx, http.MethodPost, c.base+"/tenants/"+url.PathEscape(c.tenant)+"/databases", map[string]string{"name": c.database}, nil, 0)
 }
 
 func (c *client) createCollection(ctx context.Context, name string, metadata map[string]any) (collection, error) {
 	var col collection
-	err := c.do(ctx, http.MethodPost, c.collectionsURL(), map[string]any{"name": name, "metadata": metadata}, &col)
+	err := c.do(ctx, http.MethodPost, c.collectionsURL(), map[string]any{"name": name, "metadata": metadata}, &col, 0)
 	return col, err
 }
 
 func (c *client) getCollection(ctx context.Context, name string) (collection, error) {
 	var col collection
-	err := c.do(ctx, http.MethodGet, c.collectionsURL(name), nil, &col)
+	err := c.do(ctx, http.MethodGet, c.collectionsURL(name), nil, &col, 0)
 	return col, err
 }
 
 func (c *client) deleteCollection(ctx context.Context, name string) error {
-	return c.do(ctx, http.MethodDelete, c.collectionsURL(name), nil, nil)
+	return c.do(ctx, http.MethodDelete, c.collectionsURL(name), nil, nil, 0)
 }
 
 func (c *client) count(ctx context.Context, id string) (int, error) {
 	var n int
-	err := c.do(ctx, http.MethodGet, c.collectionsURL(id, "count"), nil, &n)
+	err := c.do(ctx, http.MethodGet, c.collectionsURL(id, "count"), nil, &n, 0)
 	return n, err
 }
 
@@ -186,7 +210,7 @@ type addRequest struct {
 }
 
 func (c *client) add(ctx context.Context, id string, req addRequest) error {
-	return c.do(ctx, http.MethodPost, c.collectionsURL(id, "add"), req, nil)
+	return c.do(ctx, http.MethodPost, c.collectionsURL(id, "add"), req, nil, 0)
 }
 
 type queryRequest struct {
@@ -201,11 +225,76 @@ type queryResult struct {
 	Distances [][]float64 `json:"distances"`
 }
 
-func (c *client) query(ctx context.Context, id string, req queryRequest) (queryResult, error) {
+// query runs a query whose result ids are at most maxID bytes (the answer's cap:
+// queryAnswerCap).
+func (c *client) query(ctx context.Context, id string, req queryRequest, maxID int) (queryResult, error) {
 	var res queryResult
-	err := c.do(ctx, http.MethodPost, c.collectionsURL(id, "query"), req, &res)
+	err := c.do(ctx, http.MethodPost, c.collectionsURL(id, "query"), req, &res, queryAnswerCap(len(req.QueryEmbeddings), req.NResults, maxID))
 	if err == nil && len(res.Distances) != len(res.IDs) {
 		err = fmt.Errorf("query: %d id lists but %d distance lists", len(res.IDs), len(res.Distances))
 	}
 	return res, err
+}
+
+type getRequest struct {
+	Limit   int      `json:"limit"`
+	Offset  int      `json:"offset"`
+	Include []string `json:"include"`
+}
+
+type getResult struct {
+	IDs        []string         `json:"ids"`
+	Embeddings [][]float32      `json:"embeddings"`
+	Metadatas  []map[string]any `json:"metadatas"`
+}
+
+// getAnswerCap bounds the answer to a get of n records of dimension dim:
+// a float as JSON is at most 32 bytes (Chroma writes float32s, -1.2345678e-38
+// and its comma), an id at most maxID bytes escaped six times over, a record's
+// metadata (parent_id, locale) maxMeta, plus maxGetAnswer for the rest.
+func getAnswerCap(n, dim, maxID int) int64 {
+	const maxMeta, maxGetAnswer = 4 << 10, 1 << 20
+	per := 32*int64(max(dim, 1)) + 6*int64(max(maxID, 256)) + maxMeta
+	return maxGetAnswer + int64(max(n, 0))*per
+}
+
+// get reads a page of the collection's records with their embeddings and
+// metadata (POST .../get, limit and offset), at most limit bytes of answer,
+// and returns the answer's length.
+func (c *client) get(ctx context.Context, id string, req getRequest, limit int64) (getResult, int64, error) {
+	var res getResult
+	u := c.collectionsURL(id, "get")
+	b, err := json.Marshal(req)
+	if err != nil {
+		return res, 0, err
+	}
+	hr, err := http.NewRequestWithContext(httpretry.WithMaxBody(ctx, limit), http.MethodPost, u, bytes.NewReader(b))
+	if err != nil {
+		return res, 0, err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(hr)
+	if err != nil {
+		return res, 0, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrBody))
+		return res, 0, fmt.Errorf("POST %s: HTTP %d: %s", strings.TrimPrefix(u, c.base), resp.StatusCode, httpretry.Redact(strings.TrimSpace(string(raw)), c.secrets...))
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return res, int64(len(data)), err
+	}
+	if int64(len(data)) > limit {
+		return res, int64(len(data)), fmt.Errorf("POST %s: the answer is longer than %d bytes", strings.TrimPrefix(u, c.base), limit)
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		return res, int64(len(data)), fmt.Errorf("POST %s: decoding the answer: %w", strings.TrimPrefix(u, c.base), err)
+	}
+	if len(res.Embeddings) != len(res.IDs) || len(res.Metadatas) != len(res.IDs) {
+		return res, int64(len(data)), fmt.Errorf("POST %s: %d ids, %d embeddings and %d metadatas", strings.TrimPrefix(u, c.base), len(res.IDs), len(res.Embeddings), len(res.Metadatas))
+	}
+	return res, int64(len(data)), nil
 }

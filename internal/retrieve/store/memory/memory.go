@@ -31,6 +31,7 @@ type Store struct {
 	locale  []uint16 // locale code per record
 	codes   map[string]uint16
 	workers int
+	byID    map[string]int32 // record index by id, built by Similarity
 }
 
 // New returns an empty store; workers <= 0 means GOMAXPROCS.
@@ -180,9 +181,71 @@ func (s *Store) Add(_ context.Context, recs []store.Record) error {
 	return nil
 }
 
+// exportPage is the number of records Export hands over at a time.
+const exportPage = 4096
+
+// Export hands back every record with its stored vector (unit-normalised by
+// Add), in the order they were added, exportPage at a time (store.Exporter).
+// The vectors are the store's own rows: page must copy what it keeps.
+func (s *Store) Export(ctx context.Context, dim int, page func(recs []store.Record) error) (store.ExportCost, error) {
+	var cost store.ExportCost
+	if len(s.ids) > 0 && dim != s.dim {
+		return cost, fmt.Errorf("export of dimension %d, the store has %d", dim, s.dim)
+	}
+	names := make([]string, len(s.codes)+1)
+	for l, c := range s.codes {
+		names[c] = l
+	}
+	recs := make([]store.Record, 0, exportPage)
+	for start := 0; start < len(s.ids); start += exportPage {
+		if err := ctx.Err(); err != nil {
+			return cost, err
+		}
+		recs = recs[:0]
+		for i := start; i < min(start+exportPage, len(s.ids)); i++ {
+			recs = append(recs, store.Record{ID: s.ids[i], Locale: names[s.locale[i]], Vector: s.vecs[i*s.dim : (i+1)*s.dim]})
+		}
+		if err := page(recs); err != nil {
+			return cost, err
+		}
+		cost.Records += len(recs)
+	}
+	runtime.KeepAlive(s) // the rows may be s's mapping
+	return cost, nil
+}
+
+// Similarity is the cosine similarity of the query vector q with the stored
+// record id, as Search scores it: false when the store has no such record, q
+// is zero, or locale is not "" and the record is of another locale (a search
+// filtered to locale could not return it). The first call indexes the ids.
+func (s *Store) Similarity(q []float32, id, locale string) (float64, bool) {
+	if s.byID == nil {
+		s.byID = make(map[string]int32, len(s.ids))
+		for i, x := range s.ids {
+			s.byID[x] = int32(i) // a store holds fewer than 2^31 records (Search's heaps index them as int32)
+		}
+	}
+	i, ok := s.byID[id]
+	if !ok || len(q) != s.dim {
+		return 0, false
+	}
+	if c, known := s.codes[locale]; locale != "" && (!known || c != s.locale[i]) {
+		return 0, false
+	}
+	row := make([]float32, s.dim)
+	copy(row, q)
+	if !normalize(row) {
+		return 0, false
+	}
+	v := s.vecs[int(i)*s.dim : (int(i)+1)*s.dim]
+	d, _, _, _ := dot4(v, row, row, row, row)
+	runtime.KeepAlive(s)
+	return float64(d), true
+}
+
 // Close releases the vectors; the store is then empty.
 func (s *Store) Close(context.Context) error {
-	s.vecs, s.ids, s.locale = nil, nil, nil
+	s.vecs, s.ids, s.locale, s.byID = nil, nil, nil, nil
 	s.mem.release()
 	return nil
 }

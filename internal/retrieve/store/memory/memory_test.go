@@ -221,3 +221,68 @@ func TestIngestPaths(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, [][]store.Hit{nil, nil}, got)
 }
+
+// Export hands back every record with its unit-normalised vector and locale,
+// in the order added; Similarity scores one record as Search does, and only
+// within the query's locale.
+func TestExportAndSimilarity(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	recs := records(r, exportPage+10, 12, []string{"en", "", "pt-BR"})
+	s := New(2)
+	ctx := context.Background()
+	require.NoError(t, s.Add(ctx, recs))
+	var got []store.Record
+	pages := 0
+	cost, err := s.Export(ctx, 12, func(page []store.Record) error {
+		pages++
+		for _, x := range page {
+			x.Vector = append([]float32(nil), x.Vector...)
+			got = append(got, x)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, store.ExportCost{Records: len(recs)}, cost)
+	assert.Equal(t, 2, pages)
+	require.Len(t, got, len(recs))
+	for i, x := range got {
+		assert.Equal(t, recs[i].ID, x.ID)
+		assert.Equal(t, recs[i].Locale, x.Locale)
+		n := 0.0
+		for j, v := range x.Vector {
+			n += float64(v) * float64(v)
+			assert.InDelta(t, 0, float64(v)*math.Sqrt(sq(recs[i].Vector))-float64(recs[i].Vector[j]), 1e-4)
+		}
+		assert.InDelta(t, 1, n, 1e-5)
+	}
+	_, err = s.Export(ctx, 13, func([]store.Record) error { return nil })
+	require.Error(t, err, "another dimension")
+
+	q := store.Query{Vector: randVec(r, 12), Locale: "pt-BR"}
+	hits, err := s.Search(ctx, []store.Query{q}, 5)
+	require.NoError(t, err)
+	for _, h := range hits[0] {
+		sim, ok := s.Similarity(q.Vector, h.ID, "pt-BR")
+		require.True(t, ok)
+		assert.Equal(t, h.Score, sim, "the score Search gives")
+		_, ok = s.Similarity(q.Vector, h.ID, "en")
+		assert.False(t, ok, "another locale")
+		sim, ok = s.Similarity(q.Vector, h.ID, "")
+		assert.True(t, ok)
+		assert.Equal(t, h.Score, sim)
+	}
+	_, ok := s.Similarity(q.Vector, "nope", "")
+	assert.False(t, ok)
+	_, ok = s.Similarity(q.Vector, recs[0].ID, "fr")
+	assert.False(t, ok, "a locale the store does not have")
+	_, ok = s.Similarity(make([]float32, 12), recs[0].ID, "")
+	assert.False(t, ok, "a zero query")
+}
+
+func sq(v []float32) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	return s
+}

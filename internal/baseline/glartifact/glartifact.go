@@ -1,0 +1,140 @@
+// Package glartifact finds the baseline of `check --baseline auto` in a GitLab
+// CI job, the GitLab twin of ghartifact: the baseline file (baseline.jsonl.gz)
+// that the job named by --baseline-artifact (default
+// retrieval-gate-baseline-<comment-key>) kept as an artifact on the latest
+// successful pipeline of the merge request's target branch
+// (CI_MERGE_REQUEST_TARGET_BRANCH_NAME), else of the default branch
+// (CI_DEFAULT_BRANCH). It is fetched with GitLab's "Download a single artifact
+// file from the latest successful pipeline of a ref" (GET
+// /projects/:id/jobs/artifacts/:ref_name/raw/baseline.jsonl.gz?job=NAME),
+// authenticated by GITLAB_TOKEN, else by CI_JOB_TOKEN (which GitLab accepts on
+// the job-artifacts endpoints), written to a temporary file of at most
+// ghartifact.MaxFileBytes and verified as ghartifact verifies its own
+// (gzip, the schema, the whole stream). Anything that prevents a baseline is
+// a baseline.Unavailability with ghartifact's reason codes, never an error.
+package glartifact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline/ghartifact"
+	"github.com/retrieval-gate/retrieval-gate/internal/gitlab"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+)
+
+// Found is a verified baseline file on disk.
+type Found struct {
+	Path, Job, Ref, Schema string
+	dir                    string
+}
+
+// Source is the provenance of the baseline as the comparison records it.
+func (f *Found) Source() map[string]string {
+	return map[string]string{"gitlab_job": f.Job, "gitlab_ref": f.Ref}
+}
+
+// Cleanup removes the file and its directory.
+func (f *Found) Cleanup() error {
+	err := os.Remove(f.Path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	if err := os.Remove(f.dir); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
+}
+
+// Auto fetches the baseline of job name for ci under policy (the zero policy
+// is gitlab.DefaultPolicy's with 5 minutes per attempt for the download).
+func Auto(ctx context.Context, ci gitlab.CI, name string, policy httpretry.Policy) (*Found, *baseline.Unavailability) {
+	f, u := auto(ctx, ci, name, policy)
+	if u != nil {
+		u.Detail = httpretry.Redact(u.Detail, ci.Token, ci.JobToken)
+	}
+	return f, u
+}
+
+func unavailable(r ghartifact.Reason, format string, args ...any) *baseline.Unavailability {
+	return &baseline.Unavailability{Code: string(r), Detail: fmt.Sprintf(format, args...)}
+}
+
+func auto(ctx context.Context, ci gitlab.CI, name string, policy httpretry.Policy) (*Found, *baseline.Unavailability) {
+	ref := ci.BaseRef()
+	switch {
+	case ci.APIURL == "" || ci.ProjectID == "":
+		return nil, unavailable(ghartifact.NoContext, "the project is unknown (CI_API_V4_URL or CI_PROJECT_ID is not set)")
+	case ref == "":
+		return nil, unavailable(ghartifact.NoContext, "the base branch is unknown (neither CI_MERGE_REQUEST_TARGET_BRANCH_NAME nor CI_DEFAULT_BRANCH is set)")
+	}
+	token, job := ci.Token, false
+	if token == "" {
+		token, job = ci.JobToken, true
+	}
+	if policy.Attempts == 0 {
+		policy = gitlab.DefaultPolicy
+		policy.Timeout = 5 * time.Minute // a download of up to 256 MiB
+		policy.Budget = 10 * time.Minute
+	}
+	c, err := gitlab.NewClient(ci.APIURL, ci.ProjectID, token, job, policy)
+	if err != nil {
+		return nil, unavailable(ghartifact.NoContext, "%v", err)
+	}
+	dir, err := os.MkdirTemp("", "retrieval-gate-baseline-")
+	if err != nil {
+		return nil, unavailable(ghartifact.LocalIO, "could not make a directory for the baseline: %v", err)
+	}
+	path := filepath.Join(dir, ghartifact.FileName)
+	f := &Found{Path: path, Job: name, Ref: ref, dir: dir}
+	out, err := os.Create(path)
+	if err != nil {
+		_ = f.Cleanup()
+		return nil, unavailable(ghartifact.LocalIO, "could not write the baseline: %v", err)
+	}
+	err = c.RawArtifact(ctx, ref, name, ghartifact.FileName, ghartifact.MaxFileBytes, out)
+	if cerr := out.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = f.Cleanup()
+		return nil, fromError(err, name, ref)
+	}
+	schema, u := ghartifact.VerifyFile(path, fmt.Sprintf("the %s of job %s on %s", ghartifact.FileName, name, ref))
+	if u != nil {
+		_ = f.Cleanup()
+		return nil, &baseline.Unavailability{Code: string(u.Reason), Detail: u.Message}
+	}
+	f.Schema = schema
+	return f, nil
+}
+
+// fromError words a failed download with ghartifact's reason codes.
+func fromError(err error, name, ref string) *baseline.Unavailability {
+	var ae *gitlab.APIError
+	if !errors.As(err, &ae) {
+		return unavailable(ghartifact.LocalIO, "could not write the baseline: %v", err)
+	}
+	switch ae.Kind {
+	case gitlab.KindNotFound:
+		return unavailable(ghartifact.NoArtifact, "no %s from a job %s on the latest successful pipeline of %s (GitLab answered 404; the job must keep it with `artifacts: paths: [%s]`)", ghartifact.FileName, name, ref, ghartifact.FileName)
+	case gitlab.KindForbidden:
+		return unavailable(ghartifact.Forbidden, "%v", ae)
+	case gitlab.KindUnauthorized:
+		return unavailable(ghartifact.Unauthorized, "%v", ae)
+	case gitlab.KindRateLimited:
+		return unavailable(ghartifact.RateLimited, "%v", ae)
+	case gitlab.KindServer:
+		return unavailable(ghartifact.ServerError, "%v", ae)
+	case gitlab.KindTooLarge:
+		return unavailable(ghartifact.TooLarge, "%v", ae)
+	case gitlab.KindNetwork:
+		return unavailable(ghartifact.Network, "%v", ae)
+	}
+	return unavailable(ghartifact.Corrupt, "%v", ae)
+}

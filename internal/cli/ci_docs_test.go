@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+)
+
+// errParsed stops a command after its parsing: the test checks the flags alone.
+var errParsed = errors.New("parsed")
+
+// docs/ci.md's CI configurations are YAML that parses, and every
+// retrieval-gate command line in them (GitLab CI, Azure Pipelines, Buildkite,
+// CircleCI, the Jenkinsfile's sh step) is accepted by its command's parser.
+func TestCIDocsConfigurations(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "ci.md"))
+	require.NoError(t, err)
+	doc := string(data)
+	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(doc, -1)
+	require.GreaterOrEqual(t, len(blocks), 6, "GitHub (two), GitLab (two), Azure Pipelines, Buildkite, CircleCI")
+	var gitlab map[string]any
+	for _, b := range blocks {
+		var v any
+		require.NoError(t, yaml.Unmarshal([]byte(b[1]), &v), "%s", b[1])
+		if strings.Contains(b[1], "# .gitlab-ci.yml") {
+			gitlab = v.(map[string]any)
+		}
+	}
+	require.NotNil(t, gitlab, "the .gitlab-ci.yml example")
+	mr := gitlab["retrieval-gate"].(map[string]any)
+	reports := mr["artifacts"].(map[string]any)["reports"].(map[string]any)
+	assert.Equal(t, "retrieval-gate.xml", reports["junit"])
+	assert.Equal(t, "gl-code-quality.json", reports["codequality"])
+	assert.Contains(t, gitlab, "retrieval-gate-baseline-default", "the job --baseline auto looks for by default")
+
+	lines := regexp.MustCompile(`retrieval-gate (check|compare) [^'\n]*(?:\n\s+--[^'\n]*)*`).FindAllString(doc, -1)
+	require.NotEmpty(t, lines)
+	env, _, _ := checkEnv("")
+	f := NewFactory(env)
+	for _, l := range lines {
+		l, _, _ = strings.Cut(l, " #") // a trailing comment
+		args := strings.Fields(strings.TrimSpace(l))[1:]
+		var err error
+		switch args[0] {
+		case "check":
+			err = NewCmdCheck(f, func(context.Context, *checkOptions) error { return errParsed }).Run(context.Background(), args[1:])
+		case "compare":
+			err = NewCmdCompare(f, func(context.Context, *compareOptions) error { return errParsed }).Run(context.Background(), args[1:])
+		}
+		assert.ErrorIs(t, err, errParsed, "%s", l)
+	}
+}

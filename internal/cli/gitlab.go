@@ -1,0 +1,45 @@
+package cli
+
+// The GitLab CI environment: the one place the CLI reads GitLab's predefined
+// variables (and GITLAB_TOKEN), into a gitlab.CI value for the publisher of
+// the merge-request note and for check's --baseline auto.
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/gitlab"
+)
+
+// inGitLab reports whether the process runs in a GitLab CI job (and not in
+// GitHub Actions, which wins when both are set).
+func inGitLab(getenv func(string) string) bool {
+	return getenv("GITLAB_CI") == "true" && getenv("GITHUB_ACTIONS") != "true"
+}
+
+// gitlabCI reads the job's predefined variables: CI_API_V4_URL (else
+// CI_SERVER_URL/api/v4), CI_PROJECT_ID, CI_PROJECT_URL,
+// CI_MERGE_REQUEST_IID (merge-request pipelines),
+// CI_MERGE_REQUEST_TARGET_BRANCH_NAME, CI_DEFAULT_BRANCH, CI_JOB_URL,
+// CI_JOB_TOKEN, and the access token GITLAB_TOKEN.
+func gitlabCI(getenv func(string) string) gitlab.CI {
+	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
+	c := gitlab.CI{
+		InCI:          inGitLab(getenv),
+		APIURL:        get("CI_API_V4_URL"),
+		ProjectID:     get("CI_PROJECT_ID"),
+		ProjectURL:    get("CI_PROJECT_URL"),
+		TargetBranch:  get("CI_MERGE_REQUEST_TARGET_BRANCH_NAME"),
+		DefaultBranch: get("CI_DEFAULT_BRANCH"),
+		JobURL:        get("CI_JOB_URL"),
+		Token:         get("GITLAB_TOKEN"),
+		JobToken:      get("CI_JOB_TOKEN"),
+	}
+	if c.APIURL == "" && get("CI_SERVER_URL") != "" {
+		c.APIURL = strings.TrimSuffix(get("CI_SERVER_URL"), "/") + "/api/v4"
+	}
+	if n, err := strconv.Atoi(get("CI_MERGE_REQUEST_IID")); err == nil && n > 0 {
+		c.MRIID = n
+	}
+	return c
+}

@@ -1,0 +1,86 @@
+package compare
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+)
+
+// Queries in families (issue 34 item 2): compare --clusters FILE gives each
+// query a cluster (the card or intent its paraphrases were written from), and
+// the intervals and paired tests are then computed over clusters
+// (metrics.ClusterCI95, ClusterPairedCI95, ClusterPairedP).
+
+// MaxClustersLine is the longest line of a clusters file.
+const MaxClustersLine = 1 << 20
+
+// ReadClusters reads a query-to-cluster file: one `QUERY_ID CLUSTER` per line
+// (two fields separated by white space, as in a qrels file); blank lines and
+// lines starting with # are skipped. A query given twice, a line with another
+// number of fields or longer than MaxClustersLine is an error naming the file
+// and line. A query the file does not list is a cluster of its own.
+func ReadClusters(ctx context.Context, r io.Reader, file string) (map[string]string, error) {
+	sc := bufio.NewScanner(input.Reader(ctx, r))
+	sc.Buffer(make([]byte, 0, 64<<10), MaxClustersLine)
+	out := map[string]string{}
+	line := 0
+	for sc.Scan() {
+		line++
+		s := strings.TrimSpace(sc.Text())
+		if line == 1 {
+			s = strings.TrimPrefix(s, "\uFEFF")
+		}
+		if s == "" || strings.HasPrefix(s, "#") {
+			continue
+		}
+		f := strings.Fields(s)
+		if len(f) != 2 {
+			return nil, input.Errorf(file, line, "a clusters line is `QUERY_ID CLUSTER` (2 fields), got %d", len(f))
+		}
+		if c, ok := out[f[0]]; ok {
+			return nil, input.Errorf(file, line, "query %q given twice (first in cluster %q)", f[0], c)
+		}
+		out[f[0]] = f[1]
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, input.Errorf(file, line+1, "line longer than %d MiB", MaxClustersLine>>20)
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// Clusters says how the evaluated queries fall into clusters (Options.Clusters).
+type Clusters struct {
+	File     string // the clusters file (Files.Clusters)
+	Queries  int    // evaluated queries
+	Clusters int    // clusters among them (a query the file does not list is one)
+	Listed   int    // evaluated queries the file lists
+}
+
+// clustering numbers the clusters of the evaluated queries (r.QueryIDs).
+func (r *Result) clustering(of map[string]string, file string) {
+	keys := make([]string, len(r.QueryIDs))
+	listed := 0
+	for i, q := range r.QueryIDs {
+		if c, ok := of[q]; ok {
+			keys[i], listed = "\x00"+c, listed+1 // never "" (a cluster of its own)
+		}
+	}
+	r.clusterIdx, r.numClusters = metrics.ClusterIndex(keys)
+	r.Clusters = &Clusters{File: file, Queries: len(keys), Clusters: r.numClusters, Listed: listed}
+}
+
+// clustered reports whether the statistics are computed over clusters.
+func (r *Result) clustered() bool { return r.clusterIdx != nil }
+
+// rowClusters is the clustering of the rows (evaluated query indexes).
+func (r *Result) rowClusters(rows []int) ([]int, int) {
+	return metrics.Subclusters(r.clusterIdx, rows)
+}

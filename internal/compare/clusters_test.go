@@ -1,0 +1,120 @@
+package compare_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
+)
+
+func TestReadClusters(t *testing.T) {
+	got, err := compare.ReadClusters(context.Background(), strings.NewReader("\uFEFF# query cluster\nq1 card-a\n\nq2\tcard-a\r\n  q3   card-b  \n"), "c.tsv")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"q1": "card-a", "q2": "card-a", "q3": "card-b"}, got)
+	for _, c := range []struct{ in, msg string }{
+		{"q1 a\nq1 b\n", `c.tsv:2: query "q1" given twice (first in cluster "a")`},
+		{"q1\n", "c.tsv:1: a clusters line is `QUERY_ID CLUSTER` (2 fields), got 1"},
+		{"q1 a b\n", "c.tsv:1: a clusters line is `QUERY_ID CLUSTER` (2 fields), got 3"},
+		{"q1 a\n" + strings.Repeat("x", compare.MaxClustersLine+1) + "\n", "c.tsv:2: line longer than 1 MiB"},
+	} {
+		_, err := compare.ReadClusters(context.Background(), strings.NewReader(c.in), "c.tsv")
+		require.EqualError(t, err, c.msg)
+	}
+}
+
+// Issue 34 item 2: 20 families of 3 queries; the second run finds the
+// relevant document first on every query of 4 families and nowhere else. Over
+// queries that is 12 improvements and no loss (McNemar p = 2·2⁻¹²); over
+// families it is 4 of 20 families improving (the sign-flip of their sums: p =
+// 2·2⁻⁴ = 0.125): not significant, and the reports say the statistics are
+// over the clusters.
+func TestCompareClusters(t *testing.T) {
+	var ql, cl strings.Builder
+	var a, b []trecfile.RunQuery
+	for f := range 20 {
+		for j := range 3 {
+			id := fmt.Sprintf("q%02d-%d", f, j)
+			fmt.Fprintf(&ql, "%s 0 %s-g 3\n%s 0 %s-x 0\n", id, id, id, id)
+			fmt.Fprintf(&cl, "%s card-%02d\n", id, f)
+			a = append(a, trecfile.RunQuery{ID: id, Docs: []string{id + "-x", id + "-g"}})
+			docs := []string{id + "-x", id + "-g"}
+			if f < 4 {
+				docs = []string{id + "-g", id + "-x"}
+			}
+			b = append(b, trecfile.RunQuery{ID: id, Docs: docs})
+		}
+	}
+	q := qrels(t, ql.String())
+	o := opts()
+	o.K = 1
+	in := []compare.Input{{Name: "dense", Run: run("a.run", a...)}, {Name: "hybrid", Run: run("b.run", b...)}}
+	hit := func(res *compare.Result) compare.Paired {
+		for _, p := range res.Paired {
+			if p.Metric == metrics.KeyGradedHit {
+				return p
+			}
+		}
+		t.Fatal("no hit comparison")
+		return compare.Paired{}
+	}
+	plain, err := compare.Compare(q, in, o)
+	require.NoError(t, err)
+	p := hit(plain)
+	assert.Equal(t, metrics.PMethodMcNemar, p.PMethod)
+	assert.InDelta(t, 1.0/2048, p.P, 1e-12)
+	assert.True(t, p.Significant)
+	assert.Nil(t, plain.Clusters)
+
+	cls, err := compare.ReadClusters(context.Background(), strings.NewReader(cl.String()), "clusters.tsv")
+	require.NoError(t, err)
+	o.Clusters, o.ClustersFile = cls, "clusters.tsv"
+	res, err := compare.Compare(q, in, o)
+	require.NoError(t, err)
+	require.NotNil(t, res.Clusters)
+	assert.Equal(t, compare.Clusters{File: "clusters.tsv", Queries: 60, Clusters: 20, Listed: 60}, *res.Clusters)
+	p = hit(res)
+	assert.Equal(t, metrics.PMethodClusterSignFlipExact, p.PMethod)
+	assert.InDelta(t, 0.125, p.P, 1e-12)
+	assert.False(t, p.Significant)
+	assert.Equal(t, 60, p.N)
+	assert.Equal(t, 20, p.Clusters)
+	assert.Equal(t, metrics.MethodClusterT, p.CI.Method)
+	assert.InDelta(t, 0.2, p.Delta, 1e-12)
+	// 4 families of 20 differ: the t interval is marked unreliable and the
+	// test decides (its interval [0.008, 0.392] excludes 0 where p = 0.125).
+	assert.True(t, p.CI.Unreliable)
+	assert.Equal(t, compare.NoteSmallN, p.Note)
+	assert.Equal(t, metrics.MethodClusterT, res.Strategies[1].CI[metrics.QueryIndex(metrics.KeyDCG)].Method)
+	assert.Equal(t, metrics.MethodBoundedWilson, res.Strategies[0].CI[metrics.QueryIndex(metrics.KeyDCG)].Method, "every DCG 0: the bounded interval over the 20 families")
+	assert.Equal(t, int64(60), res.Strategies[0].CI[metrics.QueryIndex(metrics.KeyDCG)].N)
+	assert.Equal(t, compare.NoClearWinner, res.Recommended)
+
+	doc := comparereport.New(res)
+	var js, md, txt bytes.Buffer
+	require.NoError(t, doc.WriteJSON(&js))
+	assert.Contains(t, js.String(), `"clusters": {`)
+	assert.Contains(t, js.String(), `"p_value_method": "cluster-exact-sign-flip"`)
+	require.NoError(t, doc.Markdown(&md))
+	require.NoError(t, doc.Text(&txt))
+	const line = "Queries in families: 60 queries in 20 clusters (clusters.tsv; 60 of the queries listed, each other one a cluster of its own)"
+	assert.Contains(t, md.String(), line)
+	assert.Contains(t, txt.String(), line)
+	// Read back, the document says the same.
+	back, err := comparereport.Read(bytes.NewReader(js.Bytes()))
+	require.NoError(t, err)
+	assert.Equal(t, doc.ClustersLine(func(s string) string { return s }), back.ClustersLine(func(s string) string { return s }))
+	// More clusters than queries is refused on reading back.
+	bad := strings.Replace(js.String(), `"clusters": 20,`, `"clusters": 99,`, 1)
+	require.NotEqual(t, js.String(), bad)
+	_, err = comparereport.Read(strings.NewReader(bad))
+	require.ErrorContains(t, err, "statistics.clusters.queries")
+}

@@ -1,0 +1,106 @@
+package compare
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
+)
+
+// RunFile is one named run file: a TREC run or a cases JSONL.
+type RunFile struct {
+	Name, Path string
+}
+
+// Files name the files a comparison reads, as the front end gives them: the
+// graded qrels and the runs, in the order of the report, and the human sheet.
+// The front end opens them (In); Options.Validate and Fingerprint read their
+// names.
+type Files struct {
+	Qrels string
+	Runs  []RunFile
+	// HumanQrels is the filled-in human labelling sheet (judge --human-sample),
+	// CSV or JSONL; "" none.
+	HumanQrels string
+	// Clusters is the query-to-cluster file (ReadClusters); "" none.
+	Clusters string
+}
+
+// Reader is one input of a comparison: its bytes and the name its messages
+// give it (a path).
+type Reader struct {
+	Name string
+	R    io.Reader
+}
+
+// RunReader is one run of a comparison: the strategy's name and its run, a TREC
+// run or a cases JSONL (trecfile.ReadRunFrom: an open regular file is parsed in
+// parallel ranges).
+type RunReader struct {
+	Strategy string
+	Reader
+}
+
+// In is what a comparison reads: the graded qrels, the runs in the order of the
+// report and, with --human-qrels, the filled-in labelling sheet (R nil: none).
+type In struct {
+	Qrels      Reader
+	Runs       []RunReader
+	HumanQrels Reader
+	Clusters   Reader // R nil: none
+}
+
+// Run is the compare command's pipeline: it reads the qrels (in a goroutine)
+// while it reads the runs (each cut at o.K), then the human sheet, and compares
+// them (Compare). Errors are reported in the inputs' order: the qrels first,
+// then each run. It opens no file and writes nothing.
+func Run(ctx context.Context, in In, o Options) (*Result, error) {
+	var qrels *trecfile.Qrels
+	qerr := make(chan error, 1)
+	go func() {
+		var err error
+		qrels, err = trecfile.ParseQrels(ctx, in.Qrels.R, in.Qrels.Name)
+		qerr <- err
+	}()
+	inputs := make([]Input, len(in.Runs))
+	var runErr error
+	for i, r := range in.Runs {
+		depth := o.K
+		if o.JudgedOnly { // the condensed list takes judged documents from below k
+			depth = max(o.K, JudgedOnlyDepth)
+		}
+		run, err := trecfile.ReadRunFrom(ctx, r.R, r.Name, depth, trecfile.RunOptions{})
+		if err != nil {
+			runErr = fmt.Errorf("failed to read run %q: %w", r.Strategy, err)
+			break
+		}
+		inputs[i] = Input{Name: r.Strategy, Run: run}
+	}
+	if err := <-qerr; err != nil {
+		return nil, fmt.Errorf("failed to read qrels: %w", err)
+	}
+	if runErr != nil {
+		return nil, runErr
+	}
+	if in.HumanQrels.R != nil {
+		sh, err := labelfile.ReadSheet(ctx, in.HumanQrels.R, in.HumanQrels.Name)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read the human labels: %w", err)
+		}
+		o.HumanSheet = sh // Compare's copy; the caller's options are not touched
+	}
+	if in.Clusters.R != nil {
+		cl, err := ReadClusters(ctx, in.Clusters.R, in.Clusters.Name)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read the clusters: %w", err)
+		}
+		o.Clusters, o.ClustersFile = cl, in.Clusters.Name
+	}
+	res, err := Compare(qrels, inputs, o)
+	if err != nil {
+		return nil, fmt.Errorf("failed to compare: %w", err)
+	}
+	return res, nil
+}

@@ -1,0 +1,397 @@
+// Package gitlab is the GitLab side of retrieval-gate: a GitLab CI job's
+// environment as a value (CI, filled by the CLI from GitLab's predefined
+// variables) and the REST calls the sticky merge-request note and the
+// baseline need (GitLab's REST documentation: "Notes API" for merge-request
+// notes, "Users API" for the token's user, "Job artifacts API" for a file of
+// the latest successful pipeline of a ref). It knows nothing about reports:
+// callers hand it finished Markdown. Every call goes through the httpretry
+// policy (retries, 429 with Retry-After, credentials to the API's origin only,
+// redaction) and reads its answer through httpretry.ReadAnswer, bounded.
+package gitlab
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+)
+
+// CI is what a GitLab CI job tells a step through GitLab's predefined
+// variables (the CLI reads them; see cli's gitlabCI).
+type CI struct {
+	InCI      bool   // GITLAB_CI=true
+	APIURL    string // CI_API_V4_URL, else CI_SERVER_URL + /api/v4
+	ProjectID string // CI_PROJECT_ID
+	// MRIID is the merge request's iid (CI_MERGE_REQUEST_IID), 0 outside a
+	// merge-request pipeline.
+	MRIID int
+	// TargetBranch is CI_MERGE_REQUEST_TARGET_BRANCH_NAME, DefaultBranch
+	// CI_DEFAULT_BRANCH: the ref a baseline is taken from.
+	TargetBranch, DefaultBranch string
+	JobURL                      string // CI_JOB_URL, for the note's footer
+	ProjectURL                  string // CI_PROJECT_URL, for the notes' links
+	// Token is the API token: an access token (project, group or personal, with
+	// the api scope) from GITLAB_TOKEN; JobToken is CI_JOB_TOKEN, which GitLab
+	// accepts on the job-artifacts endpoints but not on notes.
+	Token, JobToken string
+}
+
+// BaseRef is the ref a baseline is taken from: the merge request's target
+// branch, else the project's default branch.
+func (c CI) BaseRef() string {
+	if c.TargetBranch != "" {
+		return c.TargetBranch
+	}
+	return c.DefaultBranch
+}
+
+// Note is a merge-request note as the API returns it.
+type Note struct {
+	ID        int64
+	Body      string
+	Author    string // author.username
+	AuthorID  int64
+	System    bool
+	CreatedAt time.Time
+}
+
+// User is the token's user (GET /user).
+type User struct {
+	ID       int64
+	Username string
+}
+
+// ErrorKind classifies a failed call.
+type ErrorKind int
+
+const (
+	KindOther        ErrorKind = iota
+	KindForbidden              // 403: the token may not do this
+	KindNotFound               // 404: no such project or merge request, or not visible
+	KindUnauthorized           // 401: a bad, expired or job token where GitLab wants an access token
+	KindRateLimited            // 429 still after the bounded waits
+	KindServer                 // 5xx after the bounded retries
+	KindNetwork                // no HTTP answer
+	KindTooLarge               // an answer over its cap
+)
+
+// APIError is a failed call.
+type APIError struct {
+	Op      string // "list", "create", "update", "identify", "download"
+	Object  string // "MR note", "baseline artifact"
+	Kind    ErrorKind
+	Status  int    // 0 without an HTTP answer
+	Message string // GitLab's message, or why there was no answer
+}
+
+func (e *APIError) Error() string {
+	if e.Status == 0 {
+		return fmt.Sprintf("failed to %s the %s: %s", e.Op, e.Object, e.Message)
+	}
+	return fmt.Sprintf("failed to %s the %s: GitLab answered %d %s", e.Op, e.Object, e.Status, e.Message)
+}
+
+// DefaultPolicy is the GitLab client's: as GitHub's (4 attempts, 30 s each, 3
+// minutes in all; a Retry-After within that is waited for), a POST that failed
+// with 5xx not re-sent blindly.
+var DefaultPolicy = httpretry.Policy{Attempts: 4, BaseDelay: 500 * time.Millisecond, MaxDelay: 8 * time.Second,
+	Timeout: 30 * time.Second, Budget: 3 * time.Minute, NonIdempotentPOST: true}
+
+// MaxAnswer bounds one JSON answer (a page of 100 notes of up to 1,000,000
+// characters each is at most about 400 MB; GitLab pages are far smaller in
+// practice, and a page over this cap fails rather than exhausting memory).
+const MaxAnswer = 64 << 20
+
+// maxAnswer is the cap in force (a test lowers it to exercise the bound quickly).
+var maxAnswer int64 = MaxAnswer
+
+// Client makes the notes and artifacts calls for one project.
+type Client struct {
+	http    *http.Client
+	api     *url.URL
+	project string
+	secrets []string
+}
+
+// NewClient is a client of the API at apiURL (CI_API_V4_URL) for project
+// (CI_PROJECT_ID), authenticated by an access token (PRIVATE-TOKEN) or, with
+// job set, the job token (JOB-TOKEN), under policy.
+func NewClient(apiURL, project, token string, job bool, policy httpretry.Policy) (*Client, error) {
+	u, err := url.Parse(strings.TrimRight(apiURL, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("CI_API_V4_URL %q is not an http(s) URL", apiURL)
+	}
+	if project == "" || strings.ContainsAny(project, "/?#") {
+		return nil, fmt.Errorf("CI_PROJECT_ID %q is not a project id", project)
+	}
+	t := &httpretry.Transport{Policy: policy, Origin: httpretry.Origin(apiURL), Secrets: []string{token}}
+	if token != "" {
+		name := "PRIVATE-TOKEN"
+		if job {
+			name = "JOB-TOKEN"
+		}
+		t.Credentials = http.Header{name: {token}}
+	}
+	return &Client{http: httpretry.NewHTTPClient(t), api: u, project: project, secrets: []string{token}}, nil
+}
+
+// endpoint is the API URL of path under /projects/:id, with query.
+func (c *Client) endpoint(path string, query url.Values) string {
+	u := *c.api
+	u.Path = u.Path + "/projects/" + url.PathEscape(c.project) + path
+	u.RawPath = ""
+	u.RawQuery = query.Encode()
+	return u.String()
+}
+
+// do sends a request and returns the answer's body (at most limit bytes) and
+// headers, or an *APIError.
+func (c *Client) do(ctx context.Context, method, target string, body any, op, object string, limit int64) ([]byte, http.Header, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, nil, err
+		}
+		rd = strings.NewReader(string(b))
+	}
+	req, err := http.NewRequestWithContext(httpretry.WithMaxBody(ctx, limit), method, target, rd)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "retrieval-gate")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		var rl *httpretry.RateLimitError
+		if errors.As(err, &rl) {
+			return nil, nil, &APIError{Op: op, Object: object, Kind: KindRateLimited, Status: rl.Status, Message: rl.Why}
+		}
+		msg := err.Error()
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			msg = ue.Err.Error()
+		}
+		return nil, nil, &APIError{Op: op, Object: object, Kind: KindNetwork, Message: httpretry.Redact(msg, c.secrets...)}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		data, _ := httpretry.ReadSnippet(resp.Body, 64<<10)
+		return nil, nil, statusError(op, object, resp.StatusCode, data, c.secrets)
+	}
+	data, err := httpretry.ReadAnswer(ctx, resp.Body, resp.ContentLength, limit, "GitLab")
+	if err != nil {
+		kind := KindNetwork
+		var tl *httpretry.TooLargeError
+		if errors.As(err, &tl) {
+			kind = KindTooLarge
+		}
+		return nil, nil, &APIError{Op: op, Object: object, Kind: kind, Message: httpretry.Redact(err.Error(), c.secrets...)}
+	}
+	return data, resp.Header, nil
+}
+
+// statusError is a non-2xx answer: GitLab's {"message": ...} (a string, or an
+// object of field errors) or {"error": ...}.
+func statusError(op, object string, status int, body []byte, secrets []string) *APIError {
+	var doc struct {
+		Message json.RawMessage `json:"message"`
+		Error   string          `json:"error"`
+	}
+	msg := http.StatusText(status)
+	if json.Unmarshal(body, &doc) == nil {
+		var s string
+		switch {
+		case len(doc.Message) > 0 && json.Unmarshal(doc.Message, &s) == nil:
+			msg = s
+		case len(doc.Message) > 0:
+			msg = string(doc.Message)
+		case doc.Error != "":
+			msg = doc.Error
+		}
+	}
+	msg = oneLine(httpretry.Redact(msg, secrets...))
+	ae := &APIError{Op: op, Object: object, Status: status, Message: msg}
+	switch {
+	case status == http.StatusTooManyRequests:
+		ae.Kind = KindRateLimited
+	case status == http.StatusForbidden:
+		ae.Kind = KindForbidden
+	case status == http.StatusNotFound:
+		ae.Kind = KindNotFound
+	case status == http.StatusUnauthorized:
+		ae.Kind = KindUnauthorized
+	case status >= 500:
+		ae.Kind = KindServer
+	}
+	return ae
+}
+
+// oneLine keeps the first 300 characters of s on one line.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 300 {
+		s = string(r[:300]) + "…"
+	}
+	return s
+}
+
+// Self is the token's user (GET /user).
+func (c *Client) Self(ctx context.Context) (User, error) {
+	u := *c.api
+	u.Path += "/user"
+	data, _, err := c.do(ctx, http.MethodGet, u.String(), nil, "identify", "token's user", 1<<20)
+	if err != nil {
+		return User{}, err
+	}
+	var doc struct {
+		ID       int64  `json:"id"`
+		Username string `json:"username"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil || doc.Username == "" {
+		return User{}, &APIError{Op: "identify", Object: "token's user", Message: "GET /user answered no username"}
+	}
+	return User{ID: doc.ID, Username: doc.Username}, nil
+}
+
+type noteJSON struct {
+	ID     int64  `json:"id"`
+	Body   string `json:"body"`
+	System bool   `json:"system"`
+	Author struct {
+		ID       int64  `json:"id"`
+		Username string `json:"username"`
+	} `json:"author"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func (n noteJSON) note() Note {
+	return Note{ID: n.ID, Body: n.Body, Author: n.Author.Username, AuthorID: n.Author.ID, System: n.System, CreatedAt: n.CreatedAt}
+}
+
+// maxPages bounds the notes listing (100 a page).
+const maxPages = 300
+
+// ListNotes returns every note of merge request iid, oldest first, following
+// X-Next-Page (GitLab's offset pagination; the Link header says the same).
+func (c *Client) ListNotes(ctx context.Context, iid int) ([]Note, error) {
+	var out []Note
+	page := "1"
+	for range maxPages {
+		q := url.Values{"sort": {"asc"}, "order_by": {"created_at"}, "per_page": {"100"}, "page": {page}}
+		data, h, err := c.do(ctx, http.MethodGet, c.endpoint(fmt.Sprintf("/merge_requests/%d/notes", iid), q), nil, "list", "MR notes", maxAnswer)
+		if err != nil {
+			return nil, err
+		}
+		var notes []noteJSON
+		if err := json.Unmarshal(data, &notes); err != nil {
+			return nil, &APIError{Op: "list", Object: "MR notes", Message: "the answer is not a list of notes"}
+		}
+		for _, n := range notes {
+			out = append(out, n.note())
+		}
+		next, ok := nextPage(h, page)
+		if !ok {
+			break
+		}
+		page = next
+	}
+	return out, nil
+}
+
+// nextPage is the X-Next-Page of an answer to page; false when it names no
+// further page (empty on the last page, or not a page number).
+func nextPage(h http.Header, page string) (string, bool) {
+	next := strings.TrimSpace(h.Get("X-Next-Page"))
+	n, err := strconv.Atoi(next)
+	return next, err == nil && n >= 1 && next != page
+}
+
+// CreateNote adds a note to merge request iid.
+func (c *Client) CreateNote(ctx context.Context, iid int, body string) (Note, error) {
+	return c.writeNote(ctx, http.MethodPost, c.endpoint(fmt.Sprintf("/merge_requests/%d/notes", iid), nil), body, "create")
+}
+
+// EditNote replaces the body of note id of merge request iid.
+func (c *Client) EditNote(ctx context.Context, iid int, id int64, body string) (Note, error) {
+	return c.writeNote(ctx, http.MethodPut, c.endpoint(fmt.Sprintf("/merge_requests/%d/notes/%d", iid, id), nil), body, "update")
+}
+
+// DeleteNote deletes note id of merge request iid.
+func (c *Client) DeleteNote(ctx context.Context, iid int, id int64) error {
+	_, _, err := c.do(ctx, http.MethodDelete, c.endpoint(fmt.Sprintf("/merge_requests/%d/notes/%d", iid, id), nil), nil, "delete", "MR note", 1<<20)
+	return err
+}
+
+func (c *Client) writeNote(ctx context.Context, method, target, body, op string) (Note, error) {
+	data, _, err := c.do(ctx, method, target, map[string]string{"body": body}, op, "MR note", maxAnswer)
+	if err != nil {
+		return Note{}, err
+	}
+	var n noteJSON
+	if err := json.Unmarshal(data, &n); err != nil {
+		return Note{}, &APIError{Op: op, Object: "MR note", Message: "the answer is not a note"}
+	}
+	return n.note(), nil
+}
+
+// RawArtifact writes to w the file path of the artifacts of job on the latest
+// successful pipeline of ref ("Download a single artifact file from the
+// latest successful pipeline of a ref": GET
+// /projects/:id/jobs/artifacts/:ref_name/raw/*artifact_path?job=name), at most
+// limit bytes (a longer one is KindTooLarge).
+func (c *Client) RawArtifact(ctx context.Context, ref, job, path string, limit int64, w io.Writer) error {
+	u := *c.api
+	u.Path = c.api.Path + "/projects/" + c.project + "/jobs/artifacts/" + ref + "/raw/" + path
+	u.RawPath = c.api.EscapedPath() + "/projects/" + url.PathEscape(c.project) + "/jobs/artifacts/" + url.PathEscape(ref) + "/raw/" + escapePath(path)
+	u.RawQuery = url.Values{"job": {job}}.Encode()
+	req, err := http.NewRequestWithContext(httpretry.WithMaxBody(ctx, limit), http.MethodGet, u.String(), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("User-Agent", "retrieval-gate")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		var rl *httpretry.RateLimitError
+		if errors.As(err, &rl) {
+			return &APIError{Op: "download", Object: "baseline artifact", Kind: KindRateLimited, Status: rl.Status, Message: rl.Why}
+		}
+		return &APIError{Op: "download", Object: "baseline artifact", Kind: KindNetwork, Message: httpretry.Redact(err.Error(), c.secrets...)}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		data, _ := httpretry.ReadSnippet(resp.Body, 64<<10)
+		return statusError("download", "baseline artifact", resp.StatusCode, data, c.secrets)
+	}
+	if resp.ContentLength > limit {
+		return &APIError{Op: "download", Object: "baseline artifact", Kind: KindTooLarge, Message: fmt.Sprintf("its %d bytes are over the %d-byte cap", resp.ContentLength, limit)}
+	}
+	_, err = io.Copy(w, httpretry.LimitBody(resp.Body, resp.ContentLength, limit, "GitLab"))
+	if tl := (*httpretry.TooLargeError)(nil); errors.As(err, &tl) {
+		return &APIError{Op: "download", Object: "baseline artifact", Kind: KindTooLarge, Message: fmt.Sprintf("it is over the %d-byte cap", limit)}
+	}
+	if err != nil {
+		return &APIError{Op: "download", Object: "baseline artifact", Kind: KindNetwork, Message: httpretry.Redact(err.Error(), c.secrets...)}
+	}
+	return nil
+}
+
+// escapePath escapes each segment of a slash-separated path.
+func escapePath(p string) string {
+	parts := strings.Split(p, "/")
+	for i, s := range parts {
+		parts[i] = url.PathEscape(s)
+	}
+	return strings.Join(parts, "/")
+}

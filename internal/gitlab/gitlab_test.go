@@ -1,0 +1,198 @@
+package gitlab_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/gitlab"
+	"github.com/retrieval-gate/retrieval-gate/internal/gitlab/gitlabtest"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+)
+
+const token = "glpat-TESTtoken0123456789"
+
+// policy records the waits instead of sleeping them.
+func policy(waits *[]time.Duration) httpretry.Policy {
+	p := gitlab.DefaultPolicy
+	p.Sleep = func(ctx context.Context, d time.Duration) error {
+		*waits = append(*waits, d)
+		return ctx.Err()
+	}
+	return p
+}
+
+func client(t *testing.T, srv *gitlabtest.Server, tok string, job bool, waits *[]time.Duration) *gitlab.Client {
+	t.Helper()
+	c, err := gitlab.NewClient(srv.APIURL(), srv.ProjectID, tok, job, policy(waits))
+	require.NoError(t, err)
+	return c
+}
+
+// Every note of a merge request, across GitLab's pages (X-Next-Page), oldest first.
+func TestListNotesPaginates(t *testing.T) {
+	srv := gitlabtest.New("42", token, "bot", 7)
+	defer srv.Close()
+	for i := range 250 {
+		srv.AddNote(7, "alice", fmt.Sprint("note ", i))
+	}
+	var waits []time.Duration
+	notes, err := client(t, srv, token, false, &waits).ListNotes(context.Background(), 7)
+	require.NoError(t, err)
+	require.Len(t, notes, 250)
+	assert.Equal(t, "note 0", notes[0].Body)
+	assert.Equal(t, "note 249", notes[249].Body)
+	assert.Equal(t, "alice", notes[0].Author)
+	var pages []string
+	for _, r := range srv.Requests() {
+		pages = append(pages, r.Query.Get("page"))
+		assert.Equal(t, "100", r.Query.Get("per_page"))
+		assert.Equal(t, token, r.PrivateToken)
+	}
+	assert.Equal(t, []string{"1", "2", "3"}, pages)
+}
+
+func TestNotesCreateEditSelf(t *testing.T) {
+	srv := gitlabtest.New("42", token, "project_42_bot", 7)
+	defer srv.Close()
+	var waits []time.Duration
+	c := client(t, srv, token, false, &waits)
+	ctx := context.Background()
+	u, err := c.Self(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "project_42_bot", u.Username)
+	n, err := c.CreateNote(ctx, 7, "hello")
+	require.NoError(t, err)
+	assert.Equal(t, "project_42_bot", n.Author)
+	e, err := c.EditNote(ctx, 7, n.ID, "bye")
+	require.NoError(t, err)
+	assert.Equal(t, "bye", e.Body)
+	// Someone else's note: GitLab refuses the edit (only its author may).
+	other := srv.AddNote(7, "alice", "hers")
+	_, err = c.EditNote(ctx, 7, other, "mine now")
+	var ae *gitlab.APIError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, gitlab.KindForbidden, ae.Kind)
+	assert.Equal(t, "hers", srv.Notes(7)[1].Body)
+}
+
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		setup  func(*gitlabtest.Server)
+		tok    string
+		job    bool
+		iid    int
+		kind   gitlab.ErrorKind
+		status int
+		msg    string
+	}{
+		{"unknown token", nil, "glpat-nope", false, 7, gitlab.KindUnauthorized, 401, "failed to create the MR note: GitLab answered 401 401 Unauthorized"},
+		{"job token on notes", func(s *gitlabtest.Server) { s.JobToken = "job-TOKEN-1234" }, "job-TOKEN-1234", true, 7, gitlab.KindUnauthorized, 401, "401 Unauthorized"},
+		{"read-only", func(s *gitlabtest.Server) { s.ReadOnly = true }, token, false, 7, gitlab.KindForbidden, 403, "403 Forbidden"},
+		{"no such merge request", nil, token, false, 8, gitlab.KindNotFound, 404, "404 Not found"},
+		{"server error after retries", func(s *gitlabtest.Server) { s.Queue(gitlabtest.ServerError("POST", 502)) }, token, false, 7, gitlab.KindServer, 502, "502 Bad Gateway"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := gitlabtest.New("42", token, "bot", 7)
+			defer srv.Close()
+			if tt.setup != nil {
+				tt.setup(srv)
+			}
+			var waits []time.Duration
+			_, err := client(t, srv, tt.tok, tt.job, &waits).CreateNote(context.Background(), tt.iid, "x")
+			var ae *gitlab.APIError
+			require.ErrorAs(t, err, &ae)
+			assert.Equal(t, tt.kind, ae.Kind)
+			assert.Equal(t, tt.status, ae.Status)
+			assert.Contains(t, err.Error(), tt.msg)
+			assert.NotContains(t, err.Error(), tt.tok)
+			assert.Empty(t, srv.Notes(7), "a POST that failed with 5xx is not re-sent blindly")
+		})
+	}
+}
+
+// 429 with Retry-After: waited for, then the call succeeds; beyond the budget it is a rate-limit error.
+func TestRateLimit(t *testing.T) {
+	srv := gitlabtest.New("42", token, "bot", 7)
+	defer srv.Close()
+	srv.Queue(gitlabtest.RateLimit("GET", time.Now(), 2))
+	var waits []time.Duration
+	c := client(t, srv, token, false, &waits)
+	_, err := c.ListNotes(context.Background(), 7)
+	require.NoError(t, err)
+	assert.Equal(t, []time.Duration{2 * time.Second}, waits)
+
+	srv.Queue(gitlabtest.RateLimit("GET", time.Now(), 3600))
+	_, err = c.ListNotes(context.Background(), 7)
+	var ae *gitlab.APIError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, gitlab.KindRateLimited, ae.Kind)
+	assert.Equal(t, 429, ae.Status)
+}
+
+// An answer over its cap fails rather than growing memory.
+func TestBoundedAnswer(t *testing.T) {
+	srv := gitlabtest.New("42", token, "bot", 7)
+	defer srv.Close()
+	defer gitlab.SetMaxAnswer(1 << 10)()
+	srv.Queue(gitlabtest.Fault{Method: "GET", Status: 200, Body: "[" + strings.Repeat(" ", 1<<10) + "]"})
+	var waits []time.Duration
+	_, err := client(t, srv, token, false, &waits).ListNotes(context.Background(), 7)
+	var ae *gitlab.APIError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, gitlab.KindTooLarge, ae.Kind)
+}
+
+// The artifact file of the latest successful pipeline of a ref, with the job token.
+func TestRawArtifact(t *testing.T) {
+	srv := gitlabtest.New("42", token, "bot")
+	defer srv.Close()
+	srv.JobToken = "job-TOKEN-1234"
+	srv.AddPipeline(gitlabtest.Pipeline{Ref: "release/1", Status: "success", Files: map[string]map[string][]byte{"base": {"baseline.jsonl.gz": []byte("old")}}})
+	srv.AddPipeline(gitlabtest.Pipeline{Ref: "release/1", Status: "success", Files: map[string]map[string][]byte{"base": {"baseline.jsonl.gz": []byte("new")}}})
+	srv.AddPipeline(gitlabtest.Pipeline{Ref: "release/1", Status: "failed", Files: map[string]map[string][]byte{"base": {"baseline.jsonl.gz": []byte("failed")}}})
+	var waits []time.Duration
+	c := client(t, srv, "job-TOKEN-1234", true, &waits)
+	var b bytes.Buffer
+	require.NoError(t, c.RawArtifact(context.Background(), "release/1", "base", "baseline.jsonl.gz", 10, &b))
+	assert.Equal(t, "new", b.String())
+	r := srv.Requests()[0]
+	assert.Equal(t, "job-TOKEN-1234", r.JobToken)
+	assert.Equal(t, "base", r.Query.Get("job"))
+
+	b.Reset()
+	err := c.RawArtifact(context.Background(), "release/1", "base", "baseline.jsonl.gz", 2, &b)
+	var ae *gitlab.APIError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, gitlab.KindTooLarge, ae.Kind)
+	err = c.RawArtifact(context.Background(), "main", "base", "baseline.jsonl.gz", 10, &b)
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, gitlab.KindNotFound, ae.Kind)
+}
+
+// An artifact larger than the transport's default answer cap
+// (httpretry.DefaultMaxBody) downloads whole: the download's own cap is the
+// request's (issue 33: every answer is bounded at its request's cap).
+func TestRawArtifactOverTheDefaultCap(t *testing.T) {
+	srv := gitlabtest.New("42", token, "bot")
+	defer srv.Close()
+	big := bytes.Repeat([]byte("x"), httpretry.DefaultMaxBody+1<<20)
+	srv.AddPipeline(gitlabtest.Pipeline{Ref: "main", Status: "success", Files: map[string]map[string][]byte{"base": {"baseline.jsonl.gz": big}}})
+	var waits []time.Duration
+	var b bytes.Buffer
+	require.NoError(t, client(t, srv, token, false, &waits).RawArtifact(context.Background(), "main", "base", "baseline.jsonl.gz", int64(len(big)), &b))
+	assert.Equal(t, len(big), b.Len())
+}
+
+func TestCIBaseRef(t *testing.T) {
+	assert.Equal(t, "main", gitlab.CI{TargetBranch: "main", DefaultBranch: "dev"}.BaseRef())
+	assert.Equal(t, "dev", gitlab.CI{DefaultBranch: "dev"}.BaseRef())
+}

@@ -1,0 +1,207 @@
+package publish
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/github"
+	"github.com/retrieval-gate/retrieval-gate/internal/github/githubtest"
+)
+
+const headSHA = "0123456789abcdef0123456789abcdef01234567"
+
+// checkRunner is a pull_request step whose event names the PR's head commit,
+// with GITHUB_SHA the merge commit (as on GitHub).
+func checkRunner(t *testing.T, srv *githubtest.Server) *runner {
+	t.Helper()
+	r := newRunner(t, srv, "pull_request", fmt.Sprintf(`{"number":7,"pull_request":{"number":7,"head":{"sha":%q,"repo":{"full_name":"octo/repo"}},"base":{"repo":{"full_name":"octo/repo"}}}}`, headSHA))
+	r.env["GITHUB_SHA"] = "fedcba9876543210fedcba9876543210fedcba98"
+	return r
+}
+
+// problems is a publication of check with n integrity problems.
+func problems(n int, failed bool) Publication {
+	pub := pubFor(DefaultKey, "a report")
+	pub.CheckRun, pub.CheckTitle, pub.Failed = CheckRunName(DefaultKey), "retrieval-gate: fail (integrity)", failed
+	for i := range n {
+		pub.Annotations = append(pub.Annotations, Annotation{File: "eval/cases.jsonl", Line: i + 1, Title: "retrieval-gate: dataset integrity",
+			Message: fmt.Sprintf("case c%d: gold id \"x%d\": unknown card", i, i)})
+	}
+	pub.AnnotationsTotal = int64(n)
+	return pub
+}
+
+func checkRequests(srv *githubtest.Server) []string {
+	var out []string
+	for _, r := range srv.Requests() {
+		if strings.Contains(r.Path, "check-runs") {
+			out = append(out, r.Method+" "+r.Path)
+		}
+	}
+	return out
+}
+
+// 140 problems: one check run with all of them, created with 50 and given the
+// rest 50 at a time; no workflow-command annotation.
+func TestCheckRunEveryAnnotation(t *testing.T) {
+	srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+	defer srv.Close()
+	r := checkRunner(t, srv)
+	assert.Empty(t, r.publish(problems(140, true)))
+	runs := srv.CheckRuns()
+	require.Len(t, runs, 1)
+	run := runs[0]
+	assert.Equal(t, "retrieval-gate", run.Name)
+	assert.Equal(t, headSHA, run.HeadSHA, "on the pull request's head commit, not the merge commit")
+	assert.Equal(t, "completed", run.Status)
+	assert.Equal(t, "failure", run.Conclusion)
+	assert.Equal(t, "retrieval-gate: fail (integrity)", run.Title)
+	assert.True(t, strings.HasPrefix(run.Summary, Marker(DefaultKey)+"\n## retrieval-gate: pass"), "the summary is the comment's report")
+	require.Len(t, run.Annotations, 140)
+	assert.Equal(t, githubtest.CheckAnnotation{Path: "eval/cases.jsonl", StartLine: 140, EndLine: 140, AnnotationLevel: "failure",
+		Message: `case c139: gold id "x139": unknown card`, Title: "retrieval-gate: dataset integrity"}, run.Annotations[139])
+	assert.Equal(t, 3, run.Requests, "a create and two updates")
+	assert.Equal(t, []string{"GET /repos/octo/repo/commits/" + headSHA + "/check-runs", "POST /repos/octo/repo/check-runs",
+		fmt.Sprintf("PATCH /repos/octo/repo/check-runs/%d", run.ID), fmt.Sprintf("PATCH /repos/octo/repo/check-runs/%d", run.ID)}, checkRequests(srv))
+	assert.NotContains(t, r.stdout.String(), "::error")
+	assert.Contains(t, r.stderr.String(), "retrieval-gate: check run created: https://github.com/octo/repo/runs/")
+	assert.Contains(t, r.stderr.String(), "(140 annotations)")
+	r.assertNoToken(t, srv, 1)
+
+	// A rerun on the same commit updates the same run and adds no duplicate.
+	r2 := checkRunner(t, srv)
+	assert.Empty(t, r2.publish(problems(140, false)))
+	runs = srv.CheckRuns()
+	require.Len(t, runs, 1, "one check run per key and commit")
+	assert.Len(t, runs[0].Annotations, 140)
+	assert.Equal(t, "success", runs[0].Conclusion)
+	assert.Contains(t, r2.stderr.String(), "retrieval-gate: check run updated")
+
+	// A rerun with a problem fewer: a check run's annotations cannot be removed,
+	// so a new run replaces the old one (GitHub shows the newest of a name).
+	r3 := checkRunner(t, srv)
+	assert.Empty(t, r3.publish(problems(139, true)))
+	runs = srv.CheckRuns()
+	require.Len(t, runs, 2)
+	assert.Len(t, runs[1].Annotations, 139)
+	assert.Contains(t, r3.stderr.String(), "had annotations this run no longer has")
+
+	// Another key, another check run.
+	r4 := checkRunner(t, srv)
+	pub := problems(1, false)
+	pub.Key, pub.CheckRun = "nightly", CheckRunName("nightly")
+	pub.Markdown = Marker("nightly") + "\nreport\n"
+	assert.Empty(t, r4.publish(pub))
+	runs = srv.CheckRuns()
+	require.Len(t, runs, 3)
+	assert.Equal(t, "retrieval-gate/nightly", runs[2].Name)
+}
+
+// Without checks: write GitHub answers 403 "Resource not accessible by
+// integration": the annotations are workflow commands, as before, and a
+// notice says so once; the exit code and the comment are unaffected.
+func TestCheckRunForbiddenFallsBack(t *testing.T) {
+	srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+	defer srv.Close()
+	srv.DenyChecks(true)
+	r := checkRunner(t, srv)
+	assert.Empty(t, r.publish(problems(60, true)))
+	assert.Empty(t, srv.CheckRuns())
+	out := r.stdout.String()
+	assert.Equal(t, 1, strings.Count(out, "::notice::retrieval-gate: no check run: the token may not write checks (failed to create the check run: GitHub answered 403 Resource not accessible by integration); give the job `permissions: checks: write`."), out)
+	assert.Equal(t, MaxAnnotations, strings.Count(out, "::error file=eval/cases.jsonl"), "the workflow commands, as many as before")
+	assert.Contains(t, out, "10 more problems not annotated")
+	require.Len(t, srv.Comments(prNumber), 1, "the comment is still posted")
+	r.assertNoToken(t, srv, 1)
+}
+
+// A fork's read-only token: no request for a check run at all.
+func TestCheckRunForkFallsBack(t *testing.T) {
+	srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+	defer srv.Close()
+	srv.ReadOnly = true
+	r := checkRunner(t, srv)
+	r.env["GITHUB_EVENT_PATH"] = r.eventFile
+	require.NoError(t, writeFile(r.eventFile, fmt.Sprintf(`{"number":7,"pull_request":{"number":7,"head":{"sha":%q,"repo":{"full_name":"fork/repo"}},"base":{"repo":{"full_name":"octo/repo"}}}}`, headSHA)))
+	r.publish(problems(3, true))
+	assert.Empty(t, checkRequests(srv))
+	assert.Equal(t, 1, strings.Count(r.stdout.String(), "::notice::retrieval-gate: no check run: this pull request comes from a fork (fork/repo)"))
+	assert.Equal(t, 3, strings.Count(r.stdout.String(), "::error file=eval/cases.jsonl"))
+}
+
+// --check-run never, and a report without a check run (calibrate, compare
+// without a gate): the workflow commands, no request.
+func TestCheckRunOff(t *testing.T) {
+	srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+	defer srv.Close()
+	for _, pub := range []Publication{func() Publication { p := problems(2, true); p.CheckMode = CheckRunNever; return p }(),
+		func() Publication { p := problems(2, true); p.CheckRun = ""; return p }()} {
+		r := checkRunner(t, srv)
+		r.publish(pub)
+		assert.Equal(t, 2, strings.Count(r.stdout.String(), "::error file=eval/cases.jsonl"))
+	}
+	assert.Empty(t, checkRequests(srv))
+}
+
+// A server error on a later batch: the run keeps what it got, a warning says
+// how many, and the workflow commands carry the annotations too.
+func TestCheckRunPartial(t *testing.T) {
+	srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+	defer srv.Close()
+	for range github.DefaultPolicy.Attempts {
+		srv.Queue(githubtest.Fault{Method: http.MethodPatch, Status: http.StatusBadGateway, Body: `{"message":"Bad Gateway"}`})
+	}
+	r := checkRunner(t, srv)
+	w := r.publish(problems(70, true))
+	require.Len(t, w, 1)
+	assert.Contains(t, string(w[0]), "has 50 of its 70 annotations: failed to update the check run: GitHub answered 502 Bad Gateway")
+	require.Len(t, srv.CheckRuns(), 1)
+	assert.Len(t, srv.CheckRuns()[0].Annotations, 50)
+	assert.Equal(t, MaxAnnotations, strings.Count(r.stdout.String(), "::error file=eval/cases.jsonl"))
+}
+
+// The summary is fitted to GitHub's 65,535 characters the way the comment is.
+func TestCheckRunSummaryFitted(t *testing.T) {
+	srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+	defer srv.Close()
+	r := checkRunner(t, srv)
+	pub := problems(1, true)
+	row := "| case | gold | why |\n|---|---|---|\n" + strings.Repeat("| c | ü | unknown card (relevant_ids) |\n", 4000)
+	pub.Markdown = Marker(DefaultKey) + "\n## retrieval-gate: fail\n\n" + row
+	assert.Empty(t, r.publish(pub))
+	runs := srv.CheckRuns()
+	require.Len(t, runs, 1)
+	assert.LessOrEqual(t, len(runs[0].Summary), github.MaxCheckSummary)
+	assert.Contains(t, runs[0].Summary, "more rows not shown")
+	assert.Contains(t, runs[0].Summary, "65,535-character check-run summary limit")
+}
+
+func TestUpsertCheckRunBatches(t *testing.T) {
+	for _, n := range []int{0, 1, 50, 51, 100, 101, 250} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			srv := githubtest.New("octo", "repo", actionsTestToken)
+			defer srv.Close()
+			c, err := github.NewClient(srv.APIURL(), "octo/repo", actionsTestToken, github.DefaultPolicy)
+			require.NoError(t, err)
+			spec := CheckRunSpec{Name: "retrieval-gate", SHA: headSHA, Conclusion: "success", Title: "t", Summary: "s"}
+			for i := range n {
+				spec.Annotations = append(spec.Annotations, github.CheckAnnotation{Path: "a", Line: i, Level: "failure", Message: fmt.Sprint(i)})
+			}
+			res, err := UpsertCheckRun(context.Background(), c, spec)
+			require.NoError(t, err)
+			assert.Equal(t, n, res.Added)
+			run := srv.CheckRuns()[0]
+			assert.Len(t, run.Annotations, n)
+			assert.Equal(t, max(1, (n+49)/50), run.Requests)
+		})
+	}
+}
+
+func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }

@@ -1,0 +1,264 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/github"
+	"github.com/retrieval-gate/retrieval-gate/internal/gitlab"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+)
+
+// Target is where a command's publication goes: GitHub Actions (Publisher) or
+// a GitLab merge request (GitLabPublisher), chosen from the environment. A
+// command builds one Publication and hands it to its target; nothing else
+// differs between the two.
+type Target interface {
+	// Publish publishes pub and returns what it could not do (never an error:
+	// publishing does not change the exit code).
+	Publish(ctx context.Context, pub Publication) []Warning
+	// Fail reports an input error where the CI shows it; false means the
+	// caller prints it on stderr.
+	Fail(f Failure) bool
+}
+
+var (
+	_ Target = (*Publisher)(nil)
+	_ Target = (*GitLabPublisher)(nil)
+)
+
+// MaxNoteBytes keeps a merge-request note under GitLab's 1,000,000-character
+// limit, in bytes as MaxCommentBytes is, with room for the footer.
+const MaxNoteBytes = 1000000 - 536
+
+// GitLabPublisher publishes in a GitLab CI job: the sticky merge-request note,
+// created once and then edited in place (only the token's own notes), under the
+// same comment flags, keys, markers and policies as GitHub's PR comment
+// (UpsertPolicy). GitLab has no step outputs, job summary or workflow
+// commands: the reports are files (--junit, --codequality, --markdown), and a
+// warning is a line on stderr.
+type GitLabPublisher struct {
+	CI     gitlab.CI
+	Stderr io.Writer
+	// Policy is the client's retry policy; the zero value is gitlab.DefaultPolicy.
+	Policy httpretry.Policy
+	// Sleep waits between create attempts; nil is httpretry.Sleep.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Fail prints nothing: the caller prints the error on stderr, GitLab's log.
+func (p *GitLabPublisher) Fail(Failure) bool { return false }
+
+// Publish keeps the merge request's note of pub.Key.
+func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warning {
+	token := p.CI.Token
+	var warnings []Warning
+	warn := func(format string, args ...any) {
+		msg := httpretry.Redact(fmt.Sprintf(format, args...), token, p.CI.JobToken)
+		warnings = append(warnings, Warning(msg))
+		fmt.Fprintf(p.Stderr, "retrieval-gate: warning: %s\n", Clean(msg))
+	}
+	if pub.Markdown == "" || pub.When == WhenOff {
+		return nil
+	}
+	marker := MarkerOf(pub.Markdown)
+	if marker == "" {
+		marker = Marker(pub.Key)
+	}
+	iid := p.CI.MRIID
+	if pub.PR > 0 {
+		iid = pub.PR
+	}
+	switch pub.Mode {
+	case ModeNever:
+		return nil
+	case ModeAuto, "":
+		if !p.CI.InCI || iid == 0 {
+			return nil
+		}
+		if token == "" {
+			fmt.Fprintf(p.Stderr, "retrieval-gate: no MR note: GITLAB_TOKEN is not set. Give the job a project or group access token with the api scope in a masked CI/CD variable GITLAB_TOKEN (CI_JOB_TOKEN may not write notes); see %s\n", gitlabDocs)
+			return nil
+		}
+	case ModeAlways:
+		switch {
+		case iid == 0:
+			warn("--comment always, but no merge request is known (CI_MERGE_REQUEST_IID is not set): pass --pr N. The MR note was not posted.")
+			return warnings
+		case token == "":
+			warn("--comment always, but GITLAB_TOKEN is not set. The MR note was not posted.")
+			return warnings
+		}
+	default:
+		warn("unknown --comment mode %q. The MR note was not posted.", pub.Mode)
+		return warnings
+	}
+	if p.CI.APIURL == "" || p.CI.ProjectID == "" {
+		warn("no MR note: CI_API_V4_URL or CI_PROJECT_ID is not set.")
+		return warnings
+	}
+	footer := jobFooter(p.CI.JobURL)
+	note := "\n\n> **Note**\n> This note was shortened to fit GitLab's 1,000,000-character note limit; write the whole report with `--markdown FILE`.\n"
+	var render func(int) string
+	if pub.Render != nil {
+		render = func(n int) string { return withMarker(pub.Render(n), marker) + footer }
+	}
+	body := Fit(withMarker(pub.Markdown, marker)+footer, render, MaxNoteBytes, note)
+
+	policy := p.Policy
+	if policy.Attempts == 0 {
+		policy = gitlab.DefaultPolicy
+	}
+	c, err := gitlab.NewClient(p.CI.APIURL, p.CI.ProjectID, token, false, policy)
+	if err != nil {
+		warn("cannot post the MR note: %v. The MR note was not posted.", err)
+		return warnings
+	}
+	sleep := p.Sleep
+	if sleep == nil {
+		sleep = httpretry.Sleep
+	}
+	ctx, cancel := context.WithTimeout(ctx, commentTimeout)
+	defer cancel()
+	notes := &gitlabNotes{c: c, iid: iid, url: p.CI.ProjectURL}
+	res, err := UpsertPolicy(ctx, notes, iid, marker, body, Policy{When: pub.When, Failed: pub.Failed}, sleep)
+	if err != nil {
+		warn("%s", explainGitLab(err))
+		return warnings
+	}
+	switch {
+	case res.Skipped == SkipUnchanged:
+		fmt.Fprintf(p.Stderr, "retrieval-gate: MR note unchanged (--comment-mode %s): %s\n", pub.When, Clean(res.URL))
+	case res.Skipped == SkipPassing:
+		fmt.Fprintf(p.Stderr, "retrieval-gate: no MR note: the verdict is pass and there is no earlier note to update (--comment-mode failures)\n")
+	case res.Created:
+		fmt.Fprintf(p.Stderr, "retrieval-gate: MR note created: %s\n", Clean(res.URL))
+	default:
+		fmt.Fprintf(p.Stderr, "retrieval-gate: MR note updated: %s\n", Clean(res.URL))
+	}
+	if n := res.Hidden + res.Removed; n > 0 {
+		fmt.Fprintf(p.Stderr, "retrieval-gate: deleted %s with the same key (concurrent runs)\n", format.Count(n, "duplicate MR note", "duplicate MR notes"))
+	}
+	if res.Unsettled != nil {
+		warn("the MR note was created, but the notes could not be listed again to look for a duplicate from a concurrent run (%v); the next run removes any", res.Unsettled)
+	}
+	return warnings
+}
+
+// gitlabDocs is where the GitLab setup is described.
+const gitlabDocs = "https://github.com/retrieval-gate/retrieval-gate/blob/main/docs/ci.md#gitlab-merge-requests"
+
+// jobFooter links the note to the CI job that wrote it ("" without CI_JOB_URL).
+func jobFooter(jobURL string) string {
+	u, err := url.Parse(jobURL)
+	if jobURL == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || strings.ContainsAny(jobURL, "()[] \n") {
+		return ""
+	}
+	return fmt.Sprintf("\n<sub>retrieval-gate · [CI job](%s)</sub>\n", jobURL)
+}
+
+// gitlabNotes is the merge request's notes as the Comments of UpsertPolicy:
+// the note's author is its login, and GitLab, which cannot hide a note,
+// refuses MinimizeComment, so a duplicate is deleted instead.
+type gitlabNotes struct {
+	c   *gitlab.Client
+	iid int
+	url string // CI_PROJECT_URL, for the notes' links
+}
+
+func (n *gitlabNotes) Self(ctx context.Context) (string, bool, error) {
+	u, err := n.c.Self(ctx)
+	if err != nil {
+		return "", false, asAPIError(err)
+	}
+	return u.Username, true, nil
+}
+
+func (n *gitlabNotes) comment(note gitlab.Note) github.IssueComment {
+	link := ""
+	if n.url != "" {
+		link = fmt.Sprintf("%s/-/merge_requests/%d#note_%d", strings.TrimSuffix(n.url, "/"), n.iid, note.ID)
+	}
+	return github.IssueComment{ID: note.ID, Login: note.Author, Body: note.Body, URL: link, CreatedAt: note.CreatedAt}
+}
+
+func (n *gitlabNotes) ListComments(ctx context.Context, _ int) ([]github.IssueComment, error) {
+	notes, err := n.c.ListNotes(ctx, n.iid)
+	if err != nil {
+		return nil, asAPIError(err)
+	}
+	out := make([]github.IssueComment, 0, len(notes))
+	for _, note := range notes {
+		if !note.System {
+			out = append(out, n.comment(note))
+		}
+	}
+	return out, nil
+}
+
+func (n *gitlabNotes) CreateComment(ctx context.Context, _ int, body string) (github.IssueComment, error) {
+	note, err := n.c.CreateNote(ctx, n.iid, body)
+	if err != nil {
+		return github.IssueComment{}, asAPIError(err)
+	}
+	return n.comment(note), nil
+}
+
+func (n *gitlabNotes) EditComment(ctx context.Context, id int64, body string) (github.IssueComment, error) {
+	note, err := n.c.EditNote(ctx, n.iid, id, body)
+	if err != nil {
+		return github.IssueComment{}, asAPIError(err)
+	}
+	return n.comment(note), nil
+}
+
+func (n *gitlabNotes) DeleteComment(ctx context.Context, id int64) error {
+	return asAPIError(n.c.DeleteNote(ctx, n.iid, id))
+}
+
+func (n *gitlabNotes) MinimizeComment(context.Context, string) error {
+	return &github.APIError{Op: "hide", Object: "MR note", Service: "GitLab", Kind: github.KindForbidden, Message: "GitLab cannot hide a note"}
+}
+
+// asAPIError is a GitLab error in the upsert's terms (its kinds decide retries
+// and cleanup).
+func asAPIError(err error) error {
+	var ge *gitlab.APIError
+	if err == nil || !errors.As(err, &ge) {
+		return err
+	}
+	kinds := map[gitlab.ErrorKind]github.ErrorKind{
+		gitlab.KindForbidden: github.KindForbidden, gitlab.KindNotFound: github.KindNotFound, gitlab.KindUnauthorized: github.KindUnauthorized,
+		gitlab.KindRateLimited: github.KindRateLimited, gitlab.KindServer: github.KindServer, gitlab.KindNetwork: github.KindNetwork,
+	}
+	return &github.APIError{Op: ge.Op, Object: "MR note", Service: "GitLab", Kind: kinds[ge.Kind], Status: ge.Status, Message: ge.Message}
+}
+
+// explainGitLab is the warning of a note that could not be posted: why, and
+// what to do; the exit code is never affected.
+func explainGitLab(err error) string {
+	const keep = "The exit code reflects only the gates."
+	var ae *github.APIError
+	if !errors.As(err, &ae) {
+		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. %s", err, keep)
+	}
+	switch ae.Kind {
+	case github.KindUnauthorized:
+		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. GitLab rejected GITLAB_TOKEN: it must be a project, group or personal access token with the api scope (CI_JOB_TOKEN may not write notes). %s", ae, keep)
+	case github.KindForbidden, github.KindNotFound:
+		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. The token may not comment on this merge request: give its user at least the Reporter role in the project. %s", ae, keep)
+	case github.KindRateLimited:
+		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. GitLab's rate limit is exhausted. %s", ae, keep)
+	case github.KindServer:
+		return fmt.Sprintf("retrieval-gate could not post the MR note: %v (after retries). GitLab may be having trouble; retry the job later. %s", ae, keep)
+	case github.KindNetwork:
+		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. Check CI_API_V4_URL and the runner's network. %s", ae, keep)
+	}
+	return fmt.Sprintf("retrieval-gate could not post the MR note: %v. %s", ae, keep)
+}

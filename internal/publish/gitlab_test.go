@@ -1,0 +1,120 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/gitlab"
+	"github.com/retrieval-gate/retrieval-gate/internal/gitlab/gitlabtest"
+)
+
+const glToken = "glpat-PUBLISHtest0123456789"
+
+func gitlabPublisher(srv *gitlabtest.Server, stderr *bytes.Buffer) *GitLabPublisher {
+	p := gitlab.DefaultPolicy
+	p.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+	return &GitLabPublisher{CI: gitlab.CI{InCI: true, APIURL: srv.APIURL(), ProjectID: srv.ProjectID, MRIID: 7,
+		ProjectURL: "https://gitlab.example.com/g/p", JobURL: "https://gitlab.example.com/g/p/-/jobs/5", Token: glToken},
+		Stderr: stderr, Policy: p, Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}
+}
+
+// The note of a key is created once and edited in place; nobody else's note is
+// ever edited, whatever it holds; a duplicate of ours (concurrent runs) is
+// deleted, GitLab having no way to hide it.
+func TestGitLabNote(t *testing.T) {
+	srv := gitlabtest.New("42", glToken, "project_42_bot", 7)
+	defer srv.Close()
+	theirs := srv.AddNote(7, "alice", Marker(DefaultKey)+"\nalice's copy")
+	var stderr bytes.Buffer
+	p := gitlabPublisher(srv, &stderr)
+	assert.Empty(t, p.Publish(context.Background(), pubFor(DefaultKey, "first")))
+	notes := srv.Notes(7)
+	require.Len(t, notes, 2)
+	assert.Equal(t, theirs, notes[0].ID)
+	assert.Equal(t, Marker(DefaultKey)+"\nalice's copy", notes[0].Body, "someone else's note is left alone")
+	assert.Equal(t, "project_42_bot", notes[1].Author)
+	assert.True(t, strings.HasPrefix(notes[1].Body, Marker(DefaultKey)+"\n## retrieval-gate: pass\n\nfirst\n"))
+	assert.Contains(t, notes[1].Body, "<sub>retrieval-gate · [CI job](https://gitlab.example.com/g/p/-/jobs/5)</sub>")
+	assert.Contains(t, stderr.String(), "retrieval-gate: MR note created: https://gitlab.example.com/g/p/-/merge_requests/7#note_")
+
+	stderr.Reset()
+	assert.Empty(t, p.Publish(context.Background(), pubFor(DefaultKey, "second")))
+	notes = srv.Notes(7)
+	require.Len(t, notes, 2)
+	assert.Contains(t, notes[1].Body, "second")
+	assert.Contains(t, stderr.String(), "MR note updated")
+
+	// A concurrent run left a second note of ours: the next run keeps the oldest and deletes it.
+	srv.AddNote(7, "project_42_bot", Marker(DefaultKey)+"\nduplicate")
+	stderr.Reset()
+	assert.Empty(t, p.Publish(context.Background(), pubFor(DefaultKey, "third")))
+	notes = srv.Notes(7)
+	require.Len(t, notes, 2)
+	assert.Contains(t, notes[1].Body, "third")
+	assert.Contains(t, stderr.String(), "deleted 1 duplicate MR note with the same key")
+	for _, r := range srv.Requests() {
+		assert.NotContains(t, r.Path, "/notes/"+itoa(theirs), "never a request on someone else's note")
+	}
+	assert.NotContains(t, stderr.String(), glToken)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestGitLabNoteWhen(t *testing.T) {
+	srv := gitlabtest.New("42", glToken, "bot", 7)
+	defer srv.Close()
+	tests := []struct {
+		name   string
+		ci     func(*gitlab.CI)
+		pub    func(*Publication)
+		warns  int
+		stderr string
+	}{
+		{"not a merge-request pipeline", func(c *gitlab.CI) { c.MRIID = 0 }, nil, 0, ""},
+		{"no token", func(c *gitlab.CI) { c.Token = "" }, nil, 0, "retrieval-gate: no MR note: GITLAB_TOKEN is not set"},
+		{"never", nil, func(p *Publication) { p.Mode = ModeNever }, 0, ""},
+		{"always without a merge request", func(c *gitlab.CI) { c.MRIID = 0 }, func(p *Publication) { p.Mode = ModeAlways }, 1, "no merge request is known"},
+		{"failures on a pass without an earlier note", nil, func(p *Publication) { p.When = WhenFailures }, 0, "no MR note: the verdict is pass"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			p := gitlabPublisher(srv, &stderr)
+			if tt.ci != nil {
+				tt.ci(&p.CI)
+			}
+			pub := pubFor(DefaultKey, "x")
+			if tt.pub != nil {
+				tt.pub(&pub)
+			}
+			assert.Len(t, p.Publish(context.Background(), pub), tt.warns)
+			if tt.stderr != "" {
+				assert.Contains(t, stderr.String(), tt.stderr)
+			}
+			assert.Empty(t, srv.Notes(7))
+		})
+	}
+	// Fail is left to the caller's stderr: GitLab has no annotations.
+	assert.False(t, (&GitLabPublisher{}).Fail(Failure{Message: "x"}))
+}
+
+// A report over GitLab's 1,000,000-character note limit is fitted as the comment is.
+func TestGitLabNoteFitted(t *testing.T) {
+	srv := gitlabtest.New("42", glToken, "bot", 7)
+	defer srv.Close()
+	var stderr bytes.Buffer
+	pub := pubFor(DefaultKey, "| a | b |\n|---|---|\n"+strings.Repeat("| row | ü |\n", 100000))
+	assert.Empty(t, gitlabPublisher(srv, &stderr).Publish(context.Background(), pub))
+	notes := srv.Notes(7)
+	require.Len(t, notes, 1)
+	assert.LessOrEqual(t, len(notes[0].Body), gitlabtest.MaxNote)
+	assert.Contains(t, notes[0].Body, "more rows not shown")
+	assert.Contains(t, notes[0].Body, "1,000,000-character note limit")
+}

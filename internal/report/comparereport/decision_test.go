@@ -1,0 +1,53 @@
+package comparereport
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
+)
+
+// One decision in every format: the docs' example (hybrid beats dense
+// without the reranker, level with it) says "enable the reranker; take the
+// simplest", and the outranked scenario no longer says "Use hybrid in
+// production." beside it (issue 32 item 1).
+func TestDecisionWordsAgree(t *testing.T) {
+	beats := &Paired{Strategy: "hybrid", Baseline: "dense", Metric: "dcg_at_k", N: 113, Delta: 1.1, CI95: [2]format.Float{0.5, 1.7}, PValue: 0.0005, Significant: true, Primary: true}
+	level := &Paired{Strategy: "hybrid+rerank", Baseline: "dense+rerank", Metric: "dcg_at_k", N: 113, Delta: 0.19, CI95: [2]format.Float{-0.2, 0.6}, PValue: 0.36, Primary: true}
+	helps := &Paired{Strategy: "dense+rerank", Baseline: "dense", Metric: "dcg_at_k", N: 113, Delta: 2.2, CI95: [2]format.Float{1.7, 2.7}, PValue: 0.0005, Significant: true, Primary: true}
+	d := &Document{K: 10, Primary: compare.Primary, Statistics: Statistics{Alpha: 0.05}, Recommended: compare.NoClearWinner,
+		RecommendationTest: &Leader{Best: "hybrid+rerank", RunnerUp: "dense+rerank", Metric: "dcg_at_k", N: 113, Delta: 0.19, CI95: [2]format.Float{-0.2, 0.6}, PValue: 0.36},
+		Decision:           &Decision{Verdict: "level", Best: "hybrid+rerank", Contenders: []string{"hybrid+rerank", "dense+rerank"}, Reranker: "use", Simplest: "dense+rerank"},
+		Scenarios: []Scenario{
+			{Code: "hybrid-beats-dense", Bearing: "outranked", Strategy: "hybrid", Versus: "dense", Test: beats},
+			{Code: "dense-matches-hybrid", Bearing: "decides", Strategy: "hybrid+rerank", Versus: "dense+rerank", Test: level},
+			{Code: "reranker-helps", Bearing: "supports", Strategy: "dense+rerank", Versus: "dense", Test: helps},
+		}}
+	dw := d.DecisionText()
+	assert.Equal(t, "no clear winner: take dense+rerank", dw.Head)
+	assert.Equal(t, "Decision: enable the reranker; take the simplest, dense+rerank (hybrid+rerank is not significantly better on DCG@10).", dw.Line)
+	ts := d.ScenarioTexts()
+	require.Len(t, ts, 3)
+	assert.Empty(t, ts[0].Action, "an outranked scenario's action is not the decision's")
+	assert.Equal(t, "Does not change the decision: neither hybrid nor dense is among the decision's strategies (hybrid+rerank and dense+rerank).", ts[0].Todo())
+	assert.Contains(t, ts[1].Todo(), "Either works; dense/ANN is simpler (one index, no fusion). This is the decision's own comparison")
+	assert.Equal(t, "Enable the reranker if the latency budget allows. Agrees with the decision.", ts[2].Todo())
+	var text, md bytes.Buffer
+	require.NoError(t, d.Markdown(&md))
+	require.NoError(t, d.Text(&text))
+	for _, out := range []string{text.String(), md.String()} {
+		assert.Contains(t, out, dw.Line)
+		assert.NotContains(t, out, "Use hybrid in production.")
+		assert.Equal(t, 1, strings.Count(out, "Decision:"))
+	}
+	// A document written before the decision: the recommendation alone, the
+	// scenarios' actions as they were.
+	d.Decision = nil
+	assert.Empty(t, d.DecisionText().Line)
+	assert.Equal(t, "Use hybrid in production.", d.ScenarioTexts()[0].Todo())
+}

@@ -1,0 +1,220 @@
+// Package junit writes a command's gates as a JUnit XML report, the test-report
+// format that Jenkins, GitLab, Azure Pipelines, Buildkite and CircleCI show in
+// their own test views (check --junit, compare --junit).
+//
+// The document follows the JUnit schema those tools read (Jenkins' and Ant's:
+// testsuites > testsuite > testcase with failure or skipped; testdata/junit.xsd
+// is that schema, written from its documentation, and the tests validate every
+// report against it and read it back with a real JUnit parser). One test suite
+// per command; one test case per gate (a failed gate fails, an off gate is
+// skipped, a passing one passes) and, for check, one per integrity problem (a
+// gold id of a case that is not a card of the knowledge base), named by its
+// file:line. No time or timestamp is written, so the same inputs give the same
+// bytes.
+//
+// It does no arithmetic: the gates and problems come from the domain results,
+// their words from gatetable.Reason and checkreport.ProblemReason; the counts
+// of the suite are the test cases written.
+package junit
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
+)
+
+// Suite is one command's test suite before it is written.
+type Suite struct {
+	Name       string // "retrieval-gate check"
+	Properties [][2]string
+	Cases      []Case
+}
+
+// Case is one test case: a gate, or an integrity problem.
+type Case struct {
+	Class, Name string
+	Status      outcome.Status // pass, fail or off (skipped)
+	Type        string         // the failure's type: gate or integrity
+	Message     string         // the failure's or skip's message
+	Detail      string         // the failure's text
+}
+
+// Check is the suite of check: its gates, then one case per integrity
+// problem listed by the result (the first gate.DefaultMaxProblems, file
+// order) and, when there were more, one failing case that counts the rest.
+func Check(r *gate.Result) Suite {
+	s := Suite{Name: "retrieval-gate check", Properties: [][2]string{
+		{"verdict", string(r.Verdict())}, {"k", strconv.Itoa(r.K)}, {"cases", strconv.FormatInt(r.Total, 10)},
+	}}
+	s.Cases = gateCases("retrieval-gate.check", r.Gates)
+	for _, p := range r.Integrity.Problems {
+		loc := p.File
+		if p.Line > 0 {
+			loc += ":" + strconv.Itoa(p.Line)
+		}
+		name := fmt.Sprintf("%s: case %s: gold id %q", format.SanitizeText(loc), format.SanitizeText(p.CaseID), p.GoldID)
+		msg := name + ": " + checkreport.ProblemReason(p.Kind)
+		s.Cases = append(s.Cases, Case{Class: "retrieval-gate.check.integrity",
+			Name:   name,
+			Status: outcome.Fail, Type: "integrity", Message: msg, Detail: msg})
+	}
+	if rest := r.Integrity.ProblemsTotal - int64(len(r.Integrity.Problems)); rest > 0 {
+		msg := fmt.Sprintf("%s not listed (the first %d are)", format.Count(rest, "more integrity problem", "more integrity problems"), len(r.Integrity.Problems))
+		s.Cases = append(s.Cases, Case{Class: "retrieval-gate.check.integrity", Name: "more integrity problems",
+			Status: outcome.Fail, Type: "integrity", Message: msg, Detail: msg})
+	}
+	return s
+}
+
+// Compare is the suite of compare: one case per gate (none when compare is
+// not a gate: --gate-strategy without --floor or --fail-if-beaten).
+func Compare(r *compare.Result) Suite {
+	return Suite{Name: "retrieval-gate compare",
+		Properties: [][2]string{{"verdict", string(r.Verdict())}, {"recommended", r.Recommended}, {"k", strconv.Itoa(r.K)}},
+		Cases:      gateCases("retrieval-gate.compare", r.Gates)}
+}
+
+// gateCases is one case per gate, in report order.
+func gateCases(class string, gates outcome.Gates) []Case {
+	out := make([]Case, 0, len(gates))
+	for _, e := range gatetable.FromOutcome(gates) {
+		name := e.Name
+		if e.Group != "" && !strings.Contains(name, e.Group) {
+			name += " (" + e.Group + ")"
+		}
+		c := Case{Class: class, Name: name, Status: e.Status, Type: "gate"}
+		switch e.Status {
+		case outcome.Fail:
+			c.Message = orDefault(e.Reason, "the gate failed")
+			c.Detail = gateDetail(e)
+		case outcome.Off:
+			c.Message = orDefault(e.Reason, "off: not asked for")
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// gateDetail is a failed gate's measure, value, threshold, n and reason, one per line.
+func gateDetail(e gatetable.Entry) string {
+	var b strings.Builder
+	if e.Measure != "" {
+		v, t := e.Numbers()
+		fmt.Fprintf(&b, "measure: %s\nvalue: %s\nthreshold: %s\n", e.Measure, v, t)
+	}
+	if e.N > 0 {
+		fmt.Fprintf(&b, "n: %d\n", e.N)
+	}
+	if e.Group != "" {
+		fmt.Fprintf(&b, "group: %s\n", e.Group)
+	}
+	if e.Reason != "" {
+		fmt.Fprintf(&b, "reason: %s\n", e.Reason)
+	}
+	return b.String()
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Write writes the suites as one JUnit XML document. Attribute values and
+// text are escaped with the five named entities only (some consumers decode no
+// numeric references); a character XML 1.0 cannot hold becomes U+FFFD, and a
+// line break or tab inside an attribute a space (as an XML parser would read it).
+func Write(w io.Writer, suites ...Suite) error {
+	type counts struct{ tests, failures, skipped int }
+	per := make([]counts, len(suites))
+	var all counts
+	for i, s := range suites {
+		for _, c := range s.Cases {
+			per[i].tests++
+			switch c.Status {
+			case outcome.Fail:
+				per[i].failures++
+			case outcome.Off:
+				per[i].skipped++
+			}
+		}
+		all.tests += per[i].tests
+		all.failures += per[i].failures
+		all.skipped += per[i].skipped
+	}
+	var b strings.Builder
+	b.WriteString("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
+	fmt.Fprintf(&b, "<testsuites name=\"retrieval-gate\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"%d\">\n", all.tests, all.failures, all.skipped)
+	for i, s := range suites {
+		fmt.Fprintf(&b, "  <testsuite name=\"%s\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"%d\">\n", attr(s.Name), per[i].tests, per[i].failures, per[i].skipped)
+		if len(s.Properties) > 0 {
+			b.WriteString("    <properties>\n")
+			for _, p := range s.Properties {
+				fmt.Fprintf(&b, "      <property name=\"%s\" value=\"%s\"/>\n", attr(p[0]), attr(p[1]))
+			}
+			b.WriteString("    </properties>\n")
+		}
+		for _, c := range s.Cases {
+			fmt.Fprintf(&b, "    <testcase name=\"%s\" classname=\"%s\"", attr(c.Name), attr(c.Class))
+			switch c.Status {
+			case outcome.Fail:
+				fmt.Fprintf(&b, ">\n      <failure message=\"%s\" type=\"%s\">%s</failure>\n    </testcase>\n", attr(c.Message), attr(c.Type), text(c.Detail))
+			case outcome.Off:
+				fmt.Fprintf(&b, ">\n      <skipped message=\"%s\"/>\n    </testcase>\n", attr(c.Message))
+			default:
+				b.WriteString("/>\n")
+			}
+		}
+		b.WriteString("  </testsuite>\n")
+	}
+	b.WriteString("</testsuites>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// attr is s as an attribute value between double quotes.
+func attr(s string) string { return escape(s, true) }
+
+// text is s as character data.
+func text(s string) string { return escape(s, false) }
+
+func escape(s string, inAttr bool) string {
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch {
+		case r == '&':
+			b.WriteString("&amp;")
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>':
+			b.WriteString("&gt;")
+		case r == '"' && inAttr:
+			b.WriteString("&quot;")
+		case r == '\t' || r == '\n' || r == '\r':
+			if inAttr {
+				b.WriteByte(' ')
+			} else {
+				b.WriteRune(r)
+			}
+		case !xmlChar(r):
+			b.WriteRune('\uFFFD')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// xmlChar reports whether XML 1.0 can hold r (its Char production).
+func xmlChar(r rune) bool {
+	return r == 0x09 || r == 0x0A || r == 0x0D || (r >= 0x20 && r <= 0xD7FF) || (r >= 0xE000 && r <= 0xFFFD) || (r >= 0x10000 && r <= 0x10FFFF)
+}

@@ -1,0 +1,293 @@
+package junit_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/floor"
+	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/junit"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+type cardSet map[string]bool
+
+func (s cardSet) Has(id string) bool { return s[id] }
+
+// checkResult is check's result on a small hostile set: two unknown gold ids
+// (one with characters XML cannot hold), an empty one, a floor that fails and
+// one that is off; maxProblems bounds the problems kept.
+func checkResult(t *testing.T, maxProblems int) *gate.Result {
+	t.Helper()
+	kb := cardSet{"en-reset": true, "en-2fa": true}
+	s := &gate.Scorer{KB: kb, K: 3}
+	a := gate.NewAccumulator()
+	a.MaxProblems = maxProblems
+	cases := []casefile.Case{
+		{ID: "en-1", Locale: "en", Type: "golden", Gold: []string{"en-reset"}, Retrieved: []casefile.Retrieved{{ID: "en-reset"}}},
+		{ID: "en-2", Locale: "en", Type: "golden", Gold: []string{"en-2fa"}, Retrieved: []casefile.Retrieved{{ID: "en-reset"}}},
+		{ID: `x"<&>]]>` + "\x01\u2028", Locale: "en", Type: "golden", Gold: []string{"no-such-card</failure>\x1b"}, Retrieved: []casefile.Retrieved{{ID: "en-reset"}}},
+		{ID: "en-4", Locale: "en", Type: "golden", Gold: []string{""}, Retrieved: []casefile.Retrieved{{ID: "en-reset"}}},
+		{ID: "en-5", Locale: "en", Type: "golden", Gold: []string{"gone"}, Retrieved: []casefile.Retrieved{{ID: "en-2fa"}}},
+	}
+	for i := range cases {
+		c := &cases[i]
+		c.File, c.Line = "eval/cases.jsonl", i+1
+		var r gate.CaseResult
+		require.NoError(t, s.ScoreInto(c, &r))
+		require.NoError(t, a.Add(&r))
+	}
+	return a.Result(gate.Config{K: 3, ReferenceLocale: "en", MinHit: gate.Floor{Set: true, Value: 0.9}, KBCards: len(kb), Resamples: 200})
+}
+
+// compareResult is the compare demo's gate on dense with a floor it fails and
+// --fail-if-beaten.
+func compareResult(t *testing.T) *compare.Result {
+	t.Helper()
+	ctx := context.Background()
+	dir := filepath.Join("..", "..", "..", "testdata", "compare")
+	q, err := inputtest.ReadQrels(ctx, filepath.Join(dir, "qrels.trec"))
+	require.NoError(t, err)
+	var in []compare.Input
+	for _, name := range []string{"bm25", "dense", "hybrid+rerank"} {
+		run, err := inputtest.ReadRun(ctx, filepath.Join(dir, name+".trec"), 10, trecfile.RunOptions{})
+		require.NoError(t, err)
+		in = append(in, compare.Input{Name: name, Run: run})
+	}
+	spec, err := compare.FloorGrammar.Parse("ndcg_at_k=0.99")
+	require.NoError(t, err)
+	r, err := compare.Compare(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Primary: compare.Primary, Resamples: 200, Seed: metrics.DefaultSeed,
+		Gate: compare.GateOptions{Strategy: "dense", Floors: floor.List{spec}, FailIfBeaten: true}})
+	require.NoError(t, err)
+	return r
+}
+
+func render(t *testing.T, suites ...junit.Suite) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, junit.Write(&b, suites...))
+	return b.Bytes()
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "go test ./internal/report/junit -update creates %s", path)
+	assert.Equal(t, string(want), string(got), "golden file %s (-update rewrites it)", path)
+}
+
+func TestGolden(t *testing.T) {
+	golden(t, "check.xml", render(t, junit.Check(checkResult(t, 0))))
+	golden(t, "compare.xml", render(t, junit.Compare(compareResult(t))))
+}
+
+func TestCheckCases(t *testing.T) {
+	s := junit.Check(checkResult(t, 0))
+	byStatus := map[string][]string{}
+	for _, c := range s.Cases {
+		byStatus[string(c.Status)] = append(byStatus[string(c.Status)], c.Name)
+	}
+	assert.Equal(t, []string{"integrity", "min_hit (overall)"}, byStatus["fail"][:2], "the failed gates fail")
+	assert.Contains(t, byStatus["off"], "min_recall (overall)", "an off gate is skipped")
+	assert.Contains(t, byStatus["pass"], "non_empty (overall)")
+	var problems []string
+	for _, c := range s.Cases {
+		if c.Class == "retrieval-gate.check.integrity" {
+			problems = append(problems, c.Name)
+		}
+	}
+	require.Len(t, problems, 3, "one case per integrity problem")
+	assert.True(t, strings.HasPrefix(problems[0], "eval/cases.jsonl:3: case "), problems[0])
+	assert.Equal(t, `eval/cases.jsonl:4: case en-4: gold id ""`, problems[1])
+	assert.Equal(t, `eval/cases.jsonl:5: case en-5: gold id "gone"`, problems[2])
+}
+
+// The problems beyond those the result keeps are one failing case that counts them.
+func TestCheckMoreProblems(t *testing.T) {
+	s := junit.Check(checkResult(t, 1))
+	last := s.Cases[len(s.Cases)-1]
+	assert.Equal(t, "more integrity problems", last.Name)
+	assert.Equal(t, "2 more integrity problems not listed (the first 1 are)", last.Message)
+	assert.Equal(t, "fail", string(last.Status))
+}
+
+func TestDeterministic(t *testing.T) {
+	first := render(t, junit.Compare(compareResult(t)))
+	assert.Equal(t, string(first), string(render(t, junit.Compare(compareResult(t)))))
+}
+
+// tool finds a command the validation needs; without it the test skips, except
+// under CI, where it fails (.ci/run installs it).
+func tool(t *testing.T, name, why string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s not found (%s); .ci/run installs it", name, why)
+		}
+		t.Skipf("%s not found (%s): skipping", name, why)
+	}
+	return p
+}
+
+// Every report is valid against the JUnit schema (testdata/junit.xsd), as
+// libxml2's xmllint checks it (Debian's libxml2-utils).
+func TestSchemaValid(t *testing.T) {
+	xmllint := tool(t, "xmllint", "Debian's libxml2-utils")
+	dir := t.TempDir()
+	for name, doc := range map[string][]byte{
+		"check.xml":      render(t, junit.Check(checkResult(t, 0))),
+		"check-more.xml": render(t, junit.Check(checkResult(t, 1))),
+		"compare.xml":    render(t, junit.Compare(compareResult(t))),
+		"empty.xml":      render(t, junit.Suite{Name: "retrieval-gate compare"}),
+	} {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, doc, 0o644))
+		out, err := exec.Command(xmllint, "--noout", "--schema", filepath.Join("testdata", "junit.xsd"), path).CombinedOutput()
+		require.NoError(t, err, "%s: %s", name, out)
+	}
+	// The schema is not one that accepts anything.
+	bad := filepath.Join(dir, "bad.xml")
+	require.NoError(t, os.WriteFile(bad, []byte(`<testsuites><testsuite name="x" tests="one" failures="0" errors="0"><testcase/></testsuite></testsuites>`), 0o644))
+	out, err := exec.Command(xmllint, "--noout", "--schema", filepath.Join("testdata", "junit.xsd"), bad).CombinedOutput()
+	assert.Error(t, err, "%s", out)
+}
+
+type consumed struct {
+	Total, Passed, Failed, Skipped int
+	Suites                         []struct {
+		Name                           string
+		Total, Passed, Failed, Skipped int
+		Cases                          []struct{ Name, Status, Failure string }
+	}
+}
+
+// consume reads a report with the pinned JUnit parser of tools/junit (node).
+func consume(t *testing.T, doc []byte) consumed {
+	t.Helper()
+	node := tool(t, "node", "Node.js, for the JUnit parser of tools/junit")
+	modules, err := filepath.Abs(filepath.Join("..", "..", "..", "tools", "junit", "node_modules"))
+	require.NoError(t, err)
+	if _, err := os.Stat(filepath.Join(modules, "test-results-parser")); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("tools/junit is not installed (npm ci in tools/junit; .ci/run does it): %v", err)
+		}
+		t.Skipf("tools/junit is not installed (cd tools/junit && npm ci): skipping")
+	}
+	path := filepath.Join(t.TempDir(), "report.xml")
+	require.NoError(t, os.WriteFile(path, doc, 0o644))
+	cmd := exec.Command(node, filepath.Join("testdata", "consume.js"), path)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s", out)
+	var c consumed
+	require.NoError(t, json.Unmarshal(out, &c))
+	return c
+}
+
+// A real JUnit consumer reads what a CI's test view shows: the counts, each
+// case's status and the failure's message.
+func TestConsumer(t *testing.T) {
+	r := checkResult(t, 0)
+	s := junit.Check(r)
+	c := consume(t, render(t, s))
+	require.Len(t, c.Suites, 1)
+	got := c.Suites[0]
+	assert.Equal(t, "retrieval-gate check", got.Name)
+	want := map[string]int{}
+	for _, k := range s.Cases {
+		want[string(k.Status)]++
+	}
+	assert.Equal(t, want["fail"], got.Failed)
+	assert.Equal(t, want["off"], got.Skipped)
+	assert.Equal(t, want["pass"], got.Passed)
+	require.Len(t, got.Cases, len(s.Cases))
+	status := map[string]string{"pass": "PASS", "fail": "FAIL", "off": "SKIP"}
+	for i, k := range s.Cases {
+		assert.Equal(t, status[string(k.Status)], got.Cases[i].Status, k.Name)
+		if k.Status == "fail" {
+			assert.Equal(t, strings.ToValidUTF8(got.Cases[i].Failure, ""), got.Cases[i].Failure)
+		}
+	}
+	assert.Equal(t, `eval/cases.jsonl:5: case en-5: gold id "gone"`, got.Cases[len(got.Cases)-1].Name)
+	assert.Equal(t, `eval/cases.jsonl:5: case en-5: gold id "gone": unknown card`, got.Cases[len(got.Cases)-1].Failure)
+
+	cc := consume(t, render(t, junit.Compare(compareResult(t))))
+	require.Len(t, cc.Suites, 1)
+	assert.Equal(t, 2, cc.Suites[0].Total)
+	assert.Equal(t, 2, cc.Failed+cc.Passed)
+}
+
+// Whatever the names and messages hold, the document is well-formed XML whose
+// attributes and text read back as written (but for the characters XML cannot
+// hold, and line breaks in attributes).
+func FuzzWrite(f *testing.F) {
+	f.Add("case <1> & \"2\"", "gold ]]> \x00\x1b\u2028", "line\nbreak\ttab")
+	f.Add("\xff\xfe", "\U0010FFFF\uFFFE", "&amp;")
+	f.Fuzz(func(t *testing.T, name, message, detail string) {
+		s := junit.Suite{Name: name, Properties: [][2]string{{name, message}}, Cases: []junit.Case{
+			{Class: "c", Name: name, Status: "fail", Type: "gate", Message: message, Detail: detail},
+			{Class: "c", Name: message, Status: "off", Message: detail},
+			{Class: "c", Name: detail, Status: "pass"},
+		}}
+		var b bytes.Buffer
+		require.NoError(t, junit.Write(&b, s))
+		var doc struct {
+			Suites []struct {
+				Name  string `xml:"name,attr"`
+				Cases []struct {
+					Name    string `xml:"name,attr"`
+					Failure *struct {
+						Message string `xml:"message,attr"`
+						Text    string `xml:",chardata"`
+					} `xml:"failure"`
+				} `xml:"testcase"`
+			} `xml:"testsuite"`
+		}
+		require.NoError(t, xml.Unmarshal(b.Bytes(), &doc), "%s", b.String())
+		require.Len(t, doc.Suites, 1)
+		require.Len(t, doc.Suites[0].Cases, 3)
+		plain := func(s string, attr bool) string {
+			var o strings.Builder
+			for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+				switch {
+				case attr && (r == '\t' || r == '\n' || r == '\r'):
+					o.WriteByte(' ')
+				case r == '\t' || r == '\n' || (r >= 0x20 && r <= 0xD7FF) || (r >= 0xE000 && r <= 0xFFFD) || r >= 0x10000:
+					o.WriteRune(r)
+				case r == '\r':
+					o.WriteByte('\n') // XML reads a carriage return in text as a line feed
+				default:
+					o.WriteRune('\uFFFD')
+				}
+			}
+			return o.String()
+		}
+		assert.Equal(t, plain(name, true), doc.Suites[0].Name)
+		assert.Equal(t, plain(name, true), doc.Suites[0].Cases[0].Name)
+		require.NotNil(t, doc.Suites[0].Cases[0].Failure)
+		assert.Equal(t, plain(message, true), doc.Suites[0].Cases[0].Failure.Message)
+		assert.Equal(t, plain(detail, false), strings.ReplaceAll(doc.Suites[0].Cases[0].Failure.Text, "\r", "\n"))
+	})
+}

@@ -1,0 +1,69 @@
+package summary
+
+import (
+	"bytes"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/generate"
+	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
+)
+
+func TestANNCheckWords(t *testing.T) {
+	iv := metrics.Interval{Lo: 0.975, Hi: 0.988, Method: metrics.MethodHallT}
+	sample := &retrieve.ANNCheck{Depth: 50, Sample: 1000, Queries: 100000, N: 998, NoNeighbour: 2, Perfect: 974, Recall: 0.982, CI95: iv,
+		Export: store.ExportCost{Records: 100000, Requests: 100, Bytes: 1234567890}}
+	assert.Equal(t, "exact check of a sample of 1000 of the 100000 queries by case id: the store's recall@50 against exact search 0.982 [0.975, 0.988] (hall-t, n = 998), 974 of them with recall 1; 2 without an exact neighbour (no record of their locale) not counted; its 100000 vectors read back in 100 request(s), 1234567890 bytes",
+		ANNCheck(sample))
+	all := &retrieve.ANNCheck{Depth: 10, Sample: retrieve.ExactAll, Queries: 156, N: 0, NoNeighbour: 156, Recall: math.NaN(), Export: store.ExportCost{Records: 38}}
+	assert.Equal(t, "exact check of every one of the 156 queries: no query had an exact neighbour; 156 without an exact neighbour (no record of their locale) not counted; its 38 vectors read back in process",
+		ANNCheck(all))
+	g := outcome.New(retrieve.GateMinANNRecall, outcome.Fail)
+	g.Threshold = 0.99
+	g.Why = []outcome.Clause{{Code: outcome.ANNRecallBelow, Value: 0.982, Threshold: 0.99, N: 998, M: 50}}
+	assert.Equal(t, "min_ann_recall 0.990: fail (the index's recall@50 against exact search, 0.982 over 998 queries, is below the floor 0.990)", ANNGate(g))
+
+	res := &retrieve.RunResult{Cases: 100000, Chunks: 100000, Cards: 100000, Strategy: "hybrid", Store: "chroma", Embedder: "hash", K: 10, ANN: sample}
+	sample.Gate = g
+	assert.Equal(t, "**retrieval-gate retrieve**: 100000 cases retrieved from 100000 chunks of 100000 cards (strategy hybrid, store chroma, embedder hash, k = 10), written to run.jsonl.\n\n"+
+		"Exact check of a sample of 1000 of the 100000 queries by case id: the store's recall@50 against exact search 0.982 [0.975, 0.988] (hall-t, n = 998), 974 of them with recall 1; 2 without an exact neighbour (no record of their locale) not counted; its 100000 vectors read back in 100 request(s), 1234567890 bytes.\n\n"+
+		"❌ min_ann_recall 0.990: fail (the index's recall@50 against exact search, 0.982 over 998 queries, is below the floor 0.990).\n",
+		Retrieve(res, "run.jsonl"))
+}
+
+// Issue 33 item 13: a batch has one turn, so its summary no longer says the
+// unjudged answers came "after one retry each"; and issue 37 item 5: requests
+// sent, answers reused and cache hits are three figures.
+func TestJudgeSummaryWords(t *testing.T) {
+	res := &judge.Result{Prompt: judge.DefaultPrompt(), Format: judge.FormatJSON, Requests: 4, Reused: 9, Cached: 2, BadAnswerRetries: 1}
+	s := &judge.Summary{UnjudgedByCause: map[string]int{judge.CauseUnparseable: 1, judge.CauseBatchFailed: 2, judge.CauseBatchMissing: 3}}
+	var online bytes.Buffer
+	Judge(&online, res, s)
+	assert.Contains(t, online.String(), "judge: unjudged answers: 1 unparseable, 0 out of range (each after one correction retry), 0 over the request budget (never counted as 0)\n")
+	assert.Contains(t, online.String(), "judge: 4 request(s) sent (1 retries after a bad answer), 9 answer(s) reused (pairs with an identical prompt, asked once), 2 cache hit(s)\n")
+
+	res.Batch = &judge.BatchStats{Mode: "file", Provider: "anthropic", Submitted: 4, Answered: 4, New: 4, Reused: 9, Cached: 2}
+	var batch bytes.Buffer
+	Judge(&batch, res, s)
+	assert.NotContains(t, batch.String(), "retry each")
+	assert.Contains(t, batch.String(), "judge: unjudged answers: 1 unparseable, 0 out of range (a batch has no correction turn: each was asked once), 0 over the request budget, 2 failed in the batch, 3 without an answer (never counted as 0)\n")
+	assert.Contains(t, batch.String(), "; 4 new judgment(s), 9 reused, 2 from the cache\n")
+	assert.Contains(t, batch.String(), "judge: batch (file, anthropic): 4 request(s) submitted")
+}
+
+// Issue 33 item 13 in generate: a batch (file or API) asks each document once,
+// so its summary does not say "after one retry".
+func TestGenerateBatchSummaryWords(t *testing.T) {
+	var online, batch bytes.Buffer
+	Generate(&online, &generate.RunResult{Result: &generate.Result{Documents: 5, Failed: 2}}, 0.8, 0, "out.jsonl", "", "")
+	assert.Contains(t, online.String(), "generate: 2 document(s) without a readable answer after one retry, 0 skipped over the request budget\n")
+	Generate(&batch, &generate.RunResult{Result: &generate.Result{Documents: 5, Failed: 2, BatchMode: "file"}}, 0.8, 0, "out.jsonl", "", "in.jsonl")
+	assert.NotContains(t, batch.String(), "retry")
+	assert.Contains(t, batch.String(), "generate: 2 document(s) without a readable answer (a batch has no correction turn: each was asked once), 0 skipped over the request budget\n")
+}
