@@ -66,6 +66,14 @@ type Options struct {
 	Clusters map[string]string
 	// ClustersFile names the clusters file in the reports.
 	ClustersFile string
+	// Queries says what each query id stands for (compare --queries, the
+	// cases; queries.go): its text (the best and worst queries show it), its
+	// locale and its cluster, which counts as Clusters' (Clusters wins where
+	// it lists the query). Run sets it on its copy from In.Queries; nil: ids
+	// alone.
+	Queries Queries
+	// QueriesFile names the queries file in the reports.
+	QueriesFile string
 }
 
 // Input is one named run.
@@ -229,8 +237,11 @@ type Result struct {
 	// identical[a][b] says strategies a and b rank the same top k on every
 	// evaluated query (sameRankings).
 	identical [][]bool
-	// Clusters: the queries' clustering (Options.Clusters; nil without).
-	Clusters    *Clusters
+	// Clusters: the queries' clustering (Options.Clusters, the clusters of
+	// Options.Queries; nil without).
+	Clusters *Clusters
+	// Queries: what each query id stands for (Options.Queries; nil without).
+	Queries     Queries
 	clusterIdx  []int // cluster of each evaluated query
 	numClusters int
 }
@@ -424,9 +435,17 @@ func Compare(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	if opt.Clusters != nil {
-		res.clustering(opt.Clusters, opt.ClustersFile)
+	if hasClusters(opt.Clusters, opt.Queries) {
+		if opt.HumanSheet != nil {
+			return nil, fmt.Errorf("the queries come in clusters (%s) and human labels cannot be combined yet: the human-corrected (PPI++) estimates treat queries as independent", clusterSource(opt))
+		}
+		file := opt.ClustersFile
+		if opt.Clusters == nil {
+			file = opt.QueriesFile
+		}
+		res.clustering(opt.Clusters, opt.Queries, file)
 	}
+	res.Queries = opt.Queries
 	res.identical = sameRankings(res.Strategies, eval, opt.K)
 	for i := range res.Strategies {
 		res.Strategies[i].scored, res.Strategies[i].byQ = nil, nil

@@ -26,6 +26,9 @@ type Files struct {
 	HumanQrels string
 	// Clusters is the query-to-cluster file (ReadClusters); "" none.
 	Clusters string
+	// Queries is the cases JSONL that says what each query id stands for
+	// (ReadQueries: its text, locale and cluster); "" none.
+	Queries string
 }
 
 // Reader is one input of a comparison: its bytes and the name its messages
@@ -50,6 +53,9 @@ type In struct {
 	Runs       []RunReader
 	HumanQrels Reader
 	Clusters   Reader // R nil: none
+	// Queries is the cases JSONL of the queries (Files.Queries, evaluate's
+	// cases; ReadQueries); R nil: none.
+	Queries Reader
 }
 
 // Run is the compare command's pipeline: it reads the qrels (in a goroutine)
@@ -97,6 +103,13 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 			return nil, fmt.Errorf("failed to read the clusters: %w", err)
 		}
 		o.Clusters, o.ClustersFile = cl, in.Clusters.Name
+	}
+	if in.Queries.R != nil {
+		qs, err := ReadQueries(ctx, in.Queries.R, in.Queries.Name)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read the queries: %w", err)
+		}
+		o.Queries, o.QueriesFile = qs, in.Queries.Name
 	}
 	res, err := Compare(qrels, inputs, o)
 	if err != nil {
