@@ -144,26 +144,29 @@ func TestHumanStratifiedPooled(t *testing.T) {
 	assert.Nil(t, h.Strata)
 	assert.Equal(t, base.Means, h.Means)
 	assert.Equal(t, base.Paired, h.Paired)
-	// A locale with fewer than 3 labelled queries shares a stratum with the
+	// A locale with fewer than 10 labelled queries shares a stratum with the
 	// others like it; alone, that stratum is too small: pooled, said so.
 	few := o
 	few.Queries = compare.Queries{}
 	for id, qu := range o.Queries {
 		few.Queries[id] = qu
 	}
-	few.Queries["q000"] = compare.Query{Locale: "es"}
-	few.Queries["q001"] = compare.Query{Locale: "de"}
+	for i, loc := range []string{"de", "de", "de", "de", "es", "es", "es", "es", "es"} {
+		few.Queries[fmt.Sprintf("q%03d", i)] = compare.Query{Locale: loc}
+	}
 	h = pooled(few)
 	require.NotNil(t, h.Strata)
 	assert.Equal(t, []string{"de", "es"}, h.Strata.Shared)
-	assert.Equal(t, 2, h.Strata.SharedN)
+	assert.Equal(t, 9, h.Strata.SharedN)
 	assert.True(t, h.Strata.Pooled)
 	assert.Equal(t, metrics.MethodPPIJackknife, h.Means[0][dcg].Method)
 	require.Len(t, h.ByLocale, 4) // de, en, es, pt-BR
-	assert.Equal(t, 1, h.ByLocale[0][0][dcg].N)
-	few.Queries["q002"] = compare.Query{Locale: "fr"}
+	assert.Equal(t, 4, h.ByLocale[0][0][dcg].N)
+	few.Queries["q009"] = compare.Query{Locale: "fr"}
 	h = pooled(few)
 	assert.False(t, h.Strata.Pooled)
+	assert.Equal(t, 10, h.Strata.SharedN)
 	assert.Equal(t, 3, h.Strata.NumStrata) // en, pt-BR, and de + es + fr
+	assert.Equal(t, []int{2, 0, 2, 2, 1}, h.Strata.Stratum)
 	assert.Equal(t, metrics.MethodPPIStratified, h.Means[0][dcg].Method)
 }
