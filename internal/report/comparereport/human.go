@@ -316,7 +316,8 @@ func (d *Document) localeNote() string {
 }
 
 // humanRows is the corrected table's rows: strategy, measure, judge only,
-// corrected, its interval, human only, its interval, n human, λ̂, narrower.
+// corrected with its interval, human only with its interval, n human, λ̂,
+// narrower.
 func (d *Document) humanRows(name func(string) string) [][]string {
 	var rows [][]string
 	for _, s := range d.strategies() {
@@ -326,15 +327,17 @@ func (d *Document) humanRows(name func(string) string) [][]string {
 			if c.Unreliable {
 				ci += unreliableMark
 			}
-			rows = append(rows, []string{name(s.Name), d.metricCell(m.Key), format.Num(c.JudgeOnly.V()), format.Num(c.Estimate.V()), ci,
-				format.Num(c.HumanOnly.V()), format.Interval([2]float64{c.HumanOnlyCI95[0].V(), c.HumanOnlyCI95[1].V()}),
+			rows = append(rows, []string{name(s.Name), d.metricCell(m.Key), format.Num(c.JudgeOnly.V()), format.Num(c.Estimate.V()) + " " + ci,
+				format.Num(c.HumanOnly.V()) + " " + format.Interval([2]float64{c.HumanOnlyCI95[0].V(), c.HumanOnlyCI95[1].V()}),
 				strconv.Itoa(c.NHuman), format.Num(c.Lambda.V()), format.Pct(c.Narrower.V())})
 		}
 	}
 	return rows
 }
 
-var humanHead = []string{"strategy", "measure", "judge only", "corrected", "95% CI", "human only", "95% CI", "n human", "λ̂", "narrower"}
+// Each estimate shares its cell with its interval: ten columns were wider
+// than GitHub's comment column.
+var humanHead = []string{"strategy", "measure", "judge only", "corrected [95% CI]", "human only [95% CI]", "n human", "λ̂", "narrower"}
 
 // biasRows is the confusion matrix with each human level's n and mean signed error.
 func (d *Document) biasRows() (head []string, rows [][]string) {

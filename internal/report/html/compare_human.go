@@ -19,7 +19,7 @@ func (p *Page) humanSection(h *comparereport.HumanSection) {
 	p.Section("Human-corrected estimates")
 	p.Para(h.Basis)
 	p.Para(h.Intro)
-	t := Table{Head: h.Head}
+	t := Table{Head: h.Head, Cards: true} // too wide for a phone
 	for i := range h.Head {
 		t.NumCols = append(t.NumCols, i >= 2)
 	}
@@ -52,7 +52,7 @@ func (p *Page) humanSection(h *comparereport.HumanSection) {
 	}
 	if len(h.Paired) > 0 {
 		pt := Table{Head: []string{"strategy", "baseline", "metric", "n human", "Δ (corrected)", "95% CI of Δ", "p (Holm)", "significant"},
-			NumCols: []bool{false, false, false, true, true, true, true, false}}
+			NumCols: []bool{false, false, false, true, true, true, true, false}, Cards: true}
 		for _, x := range h.Paired {
 			sig := "no"
 			if x.Significant {
