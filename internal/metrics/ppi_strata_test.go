@@ -113,7 +113,7 @@ func TestPPIStratifiedSimulation(t *testing.T) {
 				y, f, u = append(y, s.Y...), append(f, s.F...), append(u, s.U...)
 			}
 			pooled := PPITuned(y, f, u)
-			strat := PPIStratified(strata)
+			stratified := PPIStratified(strata)
 			in := func(lo, hi, v float64) float64 {
 				if lo <= v && v <= hi {
 					return 1
@@ -121,11 +121,11 @@ func TestPPIStratifiedSimulation(t *testing.T) {
 				return 0
 			}
 			covPooled += in(pooled.Lo, pooled.Hi, mean)
-			covStrat += in(strat.Lo, strat.Hi, mean)
+			covStrat += in(stratified.Lo, stratified.Hi, mean)
 			wPooled += pooled.Hi - pooled.Lo
-			wStrat += strat.Hi - strat.Lo
+			wStrat += stratified.Hi - stratified.Lo
 			for l := range 2 {
-				covLocale[l] += in(strat.Strata[l].Lo, strat.Strata[l].Hi, truth[l])
+				covLocale[l] += in(stratified.Strata[l].Lo, stratified.Strata[l].Hi, truth[l])
 			}
 		}
 		R := float64(reps)
