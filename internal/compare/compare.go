@@ -117,6 +117,9 @@ type Strategy struct {
 	Failed      []string // evaluated queries whose top-1 result has relevance 0 (or is missing), sorted
 	Best        []string // highest primary measure first, ties by query id
 	Worst       []string // lowest primary measure first, ties by query id
+	// ByMeasure[m] are the best and worst queries by measure m
+	// (metrics.QueryMeasures; bestworst.go): the primary's are Best and Worst.
+	ByMeasure [metrics.NumGraded]Ranked
 	// Judged is judged@k, the labelled share of the top k as retrieved (judged.go).
 	Judged JudgedAtK
 	// topN and topUnjudged are each evaluated query's documents in the top k
@@ -422,6 +425,7 @@ func Compare(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		res.rankQueries(&s)
 		res.Strategies = append(res.Strategies, s)
 	}
 	if res.StrategyIndex(opt.Baseline) < 0 {

@@ -3,7 +3,6 @@ package compare_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -50,7 +49,7 @@ func TestReadQueries(t *testing.T) {
 		_, err := compare.ReadQueries(context.Background(), strings.NewReader(c.in), "cases.jsonl")
 		require.ErrorContains(t, err, c.msg, c.in)
 		var ie *input.Error
-		require.True(t, errors.As(err, &ie), "an error at a line of the file: %v", err)
+		require.ErrorAs(t, err, &ie, "an error at a line of the file")
 	}
 	// A record longer than the cases reader's cap is refused, not held.
 	long := `{"id":"q1","query":"` + strings.Repeat("x", casefile.MaxLine) + `"}` + "\n"
@@ -69,7 +68,7 @@ func FuzzReadQueries(f *testing.F) {
 		qs, err := compare.ReadQueries(context.Background(), bytes.NewReader(b), "f.jsonl")
 		if err != nil {
 			var ie *input.Error
-			require.True(t, errors.As(err, &ie), "%v", err)
+			require.ErrorAs(t, err, &ie)
 			return
 		}
 		// Each query is a case of the file, read as the cases reader reads it
