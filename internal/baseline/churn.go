@@ -43,7 +43,11 @@ import (
 // 1 − RBO and for the entries that left, wherever nothing moved), which is
 // the shape of a paired difference: metrics.Histogram.DifferenceCI95 over
 // the range ([0, 1] for 1 − RBO, mapped back to the RBO; [0, depth] for the
-// entries), whose method each figure names.
+// entries), whose method each figure names. When cases carry a `cluster` key
+// (cases in families, issue 34 item 2), each figure's interval is computed
+// over the clusters instead (metrics.ClusterTally: cluster-t, the method
+// compare --clusters and the paired statistics use, widened to the interval
+// over the cases where that reaches further: cluster-t-hull).
 
 // The measure keys of the churn gates (a gate's measure in every report).
 const (
@@ -128,6 +132,10 @@ type ChurnGroup struct {
 	Changed int64    // of the N, cases whose top k changed as a set
 	Share   Estimate // Changed / N
 	Left    Estimate // mean entries of the baseline's top k that left this run's
+	// Clusters: the clusters the N cases fall into when some carry a
+	// `cluster` key (a case without one is a cluster of its own); the three
+	// intervals are then computed over them. 0 when no case carries one.
+	Clusters int64
 }
 
 // Churn is the churn of the comparison's top k.
@@ -146,6 +154,18 @@ type churnCell struct {
 	held, n, changed int64
 	sumRBO           float64
 	dist, left       *metrics.Histogram // 1 − RBO; entries that left
+	// The cases with a cluster key (nil until one comes): 1 − RBO, the
+	// entries that left and whether the set changed (0 or 1), by cluster.
+	clus *churnClusters
+}
+
+// churnClusters are a churn cell's cluster tallies.
+type churnClusters struct {
+	dist, left, changed *metrics.ClusterTally
+}
+
+func newChurnClusters() *churnClusters {
+	return &churnClusters{dist: metrics.NewClusterTally(), left: metrics.NewClusterTally(), changed: metrics.NewClusterTally()}
 }
 
 func newChurnCell() *churnCell {
@@ -159,6 +179,14 @@ func (ce *churnCell) merge(o *churnCell) {
 	ce.sumRBO += o.sumRBO
 	ce.dist.Merge(o.dist)
 	ce.left.Merge(o.left)
+	if o.clus != nil {
+		if ce.clus == nil {
+			ce.clus = newChurnClusters()
+		}
+		ce.clus.dist.Merge(o.clus.dist)
+		ce.clus.left.Merge(o.clus.left)
+		ce.clus.changed.Merge(o.clus.changed)
+	}
 }
 
 // churnState is the Comparer's part of the churn.
@@ -202,8 +230,18 @@ func (c *Comparer) addChurn(rec int, r *gate.CaseResult, line *CaseLine, cur *Cu
 	ce.sumRBO += cur.RBO
 	ce.dist.Add(1 - cur.RBO)
 	ce.left.Add(float64(cur.Left))
+	changed := 0.0
 	if !cur.SameSet {
 		ce.changed++
+		changed = 1
+	}
+	if cur.Cluster != "" {
+		if ce.clus == nil {
+			ce.clus = newChurnClusters()
+		}
+		ce.clus.dist.Add(cur.Cluster, 1-cur.RBO)
+		ce.clus.left.Add(cur.Cluster, float64(cur.Left))
+		ce.clus.changed.Add(cur.Cluster, changed)
 	}
 	s.changed.offer(rec, r, line, cur, c.ov.depth)
 }
@@ -217,11 +255,30 @@ func churnGroup(name string, ce *churnCell, depth int) ChurnGroup {
 		return g
 	}
 	n := float64(ce.n)
-	iv := ce.dist.DifferenceCI95(0, 1)
-	iv.Lo, iv.Hi = 1-iv.Hi, 1-iv.Lo
-	g.RBO = Estimate{Mean: ce.sumRBO / n, CI95: iv}
-	g.Share = Estimate{Mean: float64(ce.changed) / n, CI95: metrics.WilsonCI95(ce.changed, ce.n)}
-	g.Left = Estimate{Mean: ce.left.Mean(), CI95: ce.left.DifferenceCI95(0, float64(max(depth, 1)))}
+	depthHi := float64(max(depth, 1))
+	rbo := ce.dist.DifferenceCI95(0, 1)
+	share := metrics.WilsonCI95(ce.changed, ce.n)
+	left := ce.left.DifferenceCI95(0, depthHi)
+	if ce.clus != nil {
+		// Cases in families: each figure's interval over the clusters
+		// (metrics.ClusterTally: cluster-t, a case without a key one),
+		// widened to the interval over the cases where that reaches further.
+		changed := metrics.NewHistogram()
+		if ce.changed > 0 {
+			changed.AddN(1, ce.changed)
+		}
+		if ce.n > ce.changed {
+			changed.AddN(0, ce.n-ce.changed)
+		}
+		c := ce.clus.dist.CI95(ce.dist, 0, 1).Widen(rbo)
+		rbo, g.Clusters = c.Interval, c.Clusters
+		share = ce.clus.changed.CI95(changed, 0, 1).Widen(share).Interval
+		left = ce.clus.left.CI95(ce.left, 0, depthHi).Widen(left).Interval
+	}
+	rbo.Lo, rbo.Hi = 1-rbo.Hi, 1-rbo.Lo
+	g.RBO = Estimate{Mean: ce.sumRBO / n, CI95: rbo}
+	g.Share = Estimate{Mean: float64(ce.changed) / n, CI95: share}
+	g.Left = Estimate{Mean: ce.left.Mean(), CI95: left}
 	return g
 }
 
@@ -359,7 +416,7 @@ func (c *Comparer) churnGate(ch *Churn, s floor.Spec) outcome.Gate {
 		g.Why = append(g.Why, outcome.Clause{Code: outcome.ChurnAbove, Name: label, Value: est.Mean, Threshold: s.Value, N: grp.N, M: grp.Changed})
 	}
 	lo, hi := est.CI95.Lo, est.CI95.Hi
-	g.Why = append(g.Why, outcome.Clause{Code: outcome.Interval95, Measure: s.Measure, N: grp.N,
+	g.Why = append(g.Why, outcome.Clause{Code: outcome.Interval95, Measure: s.Measure, N: grp.N, M: grp.Clusters,
 		Lo: lo, Hi: hi, Test: est.CI95.Method, Threshold: s.Value, Only: lo <= s.Value && s.Value <= hi})
 	return g
 }

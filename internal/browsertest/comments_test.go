@@ -61,6 +61,14 @@ var comments = []comment{
 	// compare's gates: a floor on the gated strategy and --fail-if-beaten, both failing.
 	{"compare-gates", []string{"compare", "--qrels", root + "/testdata/compare/qrels.trec", "--run", "bm25=" + root + "/testdata/compare/bm25.trec", "--run", "hybrid=" + root + "/testdata/compare/hybrid.trec",
 		"--gate-strategy", "bm25", "--floor", "ndcg_at_k=0.6", "--fail-if-beaten", "--bootstrap", "1000", "--markdown", "OUT"}, cli.ExitGateFailed, nil},
+	// Cases in families (issue 34 item 2): the legends over clusters and a
+	// churn gate's reason with its clusters.
+	{"check-clusters", []string{"check", "--cases", "testdata/families.jsonl", "--kb", root + "/testdata/demo/kb", "--baseline", root + "/testdata/demo/baseline.jsonl.gz",
+		"--max-churn", "0.5", "--markdown", "OUT", "--comment", "never"}, cli.ExitGateFailed, nil},
+	// Human-corrected estimates stratified by locale (issue 34 item 3): the
+	// strata line and the table by locale.
+	{"compare-human-locales", []string{"compare", "--qrels", "testdata/locales/qrels.trec", "--run", "a=testdata/locales/a.trec", "--run", "b=testdata/locales/b.trec", "--k", "1",
+		"--human-qrels", "testdata/locales/sheet.csv", "--queries", "testdata/locales/cases.jsonl", "--markdown", "OUT"}, cli.ExitOK, nil},
 	{"calibrate-demo", []string{"calibrate", "--human", root + "/testdata/calibrate/human.jsonl", "--judge", root + "/testdata/calibrate/judge.jsonl", "--lock", root + "/testdata/calibrate/lock.json", "--markdown", "OUT", "--comment", "never"}, -1, nil},
 	// The panel demo under a lock that names its owner, records its panel
 	// adoption and defines a construct (ADR-0028): the long summary and definition.
@@ -140,4 +148,23 @@ func TestCommentsFitGitHubColumn(t *testing.T) {
 			require.Empty(t, ms[0].TallRows, "table rows taller than %d px (long lists belong in a collapsed section)", browsertest.TallRow)
 		})
 	}
+}
+
+// TestHumanLocalesDashboard loads compare's dashboard with the human-corrected
+// estimates stratified by locale (issue 34 item 3: the strata line and the
+// table by locale, cards on a phone) at 390, 850 and 1400 px: no console
+// error, no request, nothing wider than the page.
+func TestHumanLocalesDashboard(t *testing.T) {
+	b := browsertest.Start(t)
+	out := filepath.Join(t.TempDir(), "locales.html")
+	var stdout, stderr bytes.Buffer
+	env := &cli.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }}
+	code := cli.Run(context.Background(), env, []string{"compare", "--qrels", "testdata/locales/qrels.trec", "--run", "a=testdata/locales/a.trec", "--run", "b=testdata/locales/b.trec", "--k", "1",
+		"--human-qrels", "testdata/locales/sheet.csv", "--queries", "testdata/locales/cases.jsonl", "--html", out})
+	require.Equal(t, cli.ExitOK, code, "stderr: %s", stderr.String())
+	src, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.Contains(t, string(src), "Stratified by locale")
+	require.Contains(t, string(src), "by locale")
+	browsertest.Check(t, b, browsertest.Page{Name: "compare-human-locales", Path: out, Widths: []int{390, 850, 1400}})
 }

@@ -50,6 +50,12 @@ type Human struct {
 	// estimate of the mean difference, CI its interval, P its t-test, PHolm
 	// adjusted within each measure's family as the judge-only tests are.
 	Paired []Paired
+	// Strata: the estimates stratified by locale (strata.go; nil when the
+	// queries' locales are not known, or there is one). Means and Paired are
+	// then the stratified estimates, and ByLocale[l][s][m] is locale l's own
+	// PPI++ estimate of strategy s's measure m (Strata.Locales order).
+	Strata   *Strata
+	ByLocale [][][metrics.NumGraded]metrics.PPI
 }
 
 // Bias is the judge's error on the human sample, over the sheet's graded pairs
@@ -82,6 +88,10 @@ type humanValues struct {
 	// evaluated-query indexes of the others; y, f, u are split's buffers.
 	lab, unl [2][]int
 	y, f, u  []float64
+	// locale[i] is evaluated query i's index in strata.Locales (nil without
+	// strata).
+	locale []int
+	strata *Strata
 }
 
 // group is measure m's group of units in humanValues.lab and unl.
@@ -201,12 +211,24 @@ func (r *Result) correct(q *trecfile.Qrels, runs []Input, sh *labelfile.Sheet) {
 	}
 	h.N = len(hv.rows)
 	r.units(hv)
+	r.stratify(hv, h)
+	if h.Strata != nil {
+		h.ByLocale = make([][][M]metrics.PPI, len(h.Strata.Locales))
+		for l := range h.ByLocale {
+			h.ByLocale[l] = make([][M]metrics.PPI, S)
+		}
+	}
 	for s := range r.Strategies {
 		vals := r.Strategies[s].Values
 		for m := range M {
 			lo, hi := r.measureRange(m)
-			y, f, u := hv.split(r.group(m), func(k int) float64 { return hv.values[s][k*M+m] }, func(i int) float64 { return vals[i*M+m] })
-			h.Means[s][m] = metrics.PPITuned(y, f, u).Clip(lo, hi)
+			human, judge := func(k int) float64 { return hv.values[s][k*M+m] }, func(i int) float64 { return vals[i*M+m] }
+			est, locales := hv.stratified(r.group(m), lo, hi, human, judge)
+			h.Means[s][m] = est.PPI
+			for l, p := range locales {
+				h.ByLocale[l][s][m] = p
+			}
+			y, _, _ := hv.split(r.group(m), human, judge)
 			h.HumanOnly[s][m] = metrics.HumanOnly(y).Clip(lo, hi)
 		}
 	}
@@ -232,15 +254,18 @@ func (r *Result) correctedPair(hv *humanValues, a, b, m int) Paired {
 	const M = metrics.NumGraded
 	A, B := r.Strategies[a].Values, r.Strategies[b].Values
 	ha, hb := hv.values[a], hv.values[b]
-	y, f, u := hv.split(r.group(m), func(k int) float64 { return ha[k*M+m] - hb[k*M+m] }, func(i int) float64 { return A[i*M+m] - B[i*M+m] })
 	lo, hi := r.measureRange(m)
-	est := metrics.PPITuned(y, f, u).Clip(lo-hi, hi-lo) // a difference ranges over [−w, w]
+	// A difference ranges over [−w, w].
+	st, _ := hv.stratified(r.group(m), lo-hi, hi-lo, func(k int) float64 { return ha[k*M+m] - hb[k*M+m] }, func(i int) float64 { return A[i*M+m] - B[i*M+m] })
+	est := st.PPI
 	p := Paired{Strategy: r.Strategies[a].Name, Baseline: r.Strategies[b].Name, Metric: metrics.GradedKeys[m], N: est.N,
 		Delta: est.Estimate, CI: est.Interval(), P: est.PValue(), PMethod: PMethodPPI, Primary: m == r.primary,
 		Identical: r.Identical(a, b)}
 	switch {
 	case est.SE == 0: // no variation among the labelled differences: nothing to test
 		p.PMethod = metrics.PMethodNoDifference
+	case est.Method == metrics.MethodPPIStratified:
+		p.P, p.PMethod = st.PValue(), PMethodPPIStratified
 	case est.Method == metrics.MethodPPIJackknife:
 		p.PMethod = PMethodPPIJackknife
 	}

@@ -39,6 +39,10 @@ type cell struct {
 	measures      [metrics.NumCase]*metrics.Histogram // one per registered measure
 	recent        [metrics.NumCase]valueCounts        // in front of measures (flush)
 	extra         map[string]*metrics.Histogram
+	// The cases with a cluster key, per measure (nil until one comes):
+	// the groups' intervals are then computed over the clusters.
+	clus      [metrics.NumCase]*metrics.ClusterTally
+	extraClus map[string]*metrics.ClusterTally
 }
 
 // valueCounts counts the values of a measure in a cell in front of its
@@ -235,6 +239,9 @@ func (a *Accumulator) Add(r *CaseResult) error {
 		}
 		h.Add(v)
 	}
+	if r.Cluster != "" {
+		c.addClustered(r)
+	}
 	if r.Missed() {
 		a.missedTotal++
 		maxM := a.MaxMissed
@@ -254,6 +261,30 @@ func (a *Accumulator) Add(r *CaseResult) error {
 		}
 	}
 	return nil
+}
+
+// addClustered tallies the scores of a case with a cluster key (the tallies
+// keep their own copies of the key).
+func (c *cell) addClustered(r *CaseResult) {
+	for i, ok := range r.Has {
+		if ok {
+			if c.clus[i] == nil {
+				c.clus[i] = metrics.NewClusterTally()
+			}
+			c.clus[i].Add(r.Cluster, r.Scores[i])
+		}
+	}
+	for k, v := range r.Extra {
+		if c.extraClus == nil {
+			c.extraClus = map[string]*metrics.ClusterTally{}
+		}
+		t := c.extraClus[k]
+		if t == nil {
+			t = metrics.NewClusterTally()
+			c.extraClus[strings.Clone(k)] = t
+		}
+		t.Add(r.Cluster, v)
+	}
 }
 
 // cell returns the cell of (typ, locale), made on first use. A run has a

@@ -2,7 +2,10 @@ package gate
 
 import (
 	"fmt"
+	"math"
 	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
@@ -150,4 +153,49 @@ func TestUnknownKeysCounted(t *testing.T) {
 	for _, k := range res.UnknownKeys {
 		assert.NotEqual(t, "retrieval", k.Key, "retrieve's own provenance key is known")
 	}
+}
+
+// Issue 34 item 2: cases in families. 40 cases in 10 clusters of 4 whose
+// hit@2 is all 1 or all 0 within a cluster (6 clusters hit): the group's
+// interval is over the 10 clusters (cluster-t widened to the interval over
+// the cases: cluster-t-hull), the floor's detectable difference is the
+// cluster-robust standard error's, larger than the cases' binomial one; the
+// same cases without the key keep Wilson and the binomial difference.
+func TestGroupsAndFloorsOverClusters(t *testing.T) {
+	run := func(clustered bool) *Result {
+		a := NewAccumulator()
+		s := &Scorer{KB: kb, K: 2}
+		for i := range 40 {
+			c := casefile.Case{ID: fmt.Sprintf("c%02d", i), Locale: "en", Gold: []string{"a"}, Retrieved: rs("b")}
+			if i/4 < 6 {
+				c.Retrieved = rs("a")
+			}
+			if clustered {
+				c.Cluster = fmt.Sprintf("family %d", i/4)
+			}
+			c.Line = i + 1
+			add(t, a, s, c)
+		}
+		return a.Result(Config{K: 2, Resamples: 50, Floors: floor.List{{Measure: metrics.KeyHit, Group: outcome.GroupOverall, Value: 0.7}}})
+	}
+	plain, clus := run(false), run(true)
+	ph, _ := plain.Overall.Metric(metrics.KeyHit)
+	ch, _ := clus.Overall.Metric(metrics.KeyHit)
+	assert.Equal(t, metrics.MethodWilson, ph.Method)
+	assert.Zero(t, ph.Clusters)
+	assert.Equal(t, int64(10), ch.Clusters)
+	assert.Equal(t, ph.Mean, ch.Mean)
+	// By hand: cluster sums 4 (6 of them) and 0 (4), mean 0.6, residuals
+	// ±1.6 and −2.4: SE = √(10/9·(6·1.6² + 4·2.4²))/40.
+	se := math.Sqrt(10.0/9*(6*1.6*1.6+4*2.4*2.4)) / 40
+	assert.InDelta(t, se, ch.SE, 1e-12)
+	tq := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: 9}.Quantile(0.975)
+	assert.InDelta(t, 0.6-tq*se, ch.CI95[0], 1e-12, "cluster-t reaches further than Wilson below")
+	assert.LessOrEqual(t, ch.CI95[0], ph.CI95[0])
+	assert.GreaterOrEqual(t, ch.CI95[1], ph.CI95[1])
+	assert.Contains(t, []string{metrics.MethodClusterT, metrics.MethodClusterHull}, ch.Method)
+	assert.True(t, ch.Unreliable, "10 clusters")
+	pf, cf := gateNamed(t, plain, "floor:retrieval_hit_at_k@overall"), gateNamed(t, clus, "floor:retrieval_hit_at_k@overall")
+	assert.InDelta(t, metrics.MDDMean(se*math.Sqrt(40), 40, metrics.DefaultAlpha, metrics.DefaultPower), cf.Detectable, 1e-12)
+	assert.Greater(t, cf.Detectable, pf.Detectable, "families detect less")
 }

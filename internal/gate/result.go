@@ -61,6 +61,14 @@ type Metric struct {
 	metrics.Summary
 	SD     float64
 	Binary bool
+	// Clusters is the number of clusters the N cases fall into when some
+	// carry a `cluster` key (a case without one is a cluster of its own):
+	// the interval is then metrics.ClusterTally's, over the clusters (widened
+	// to the interval over the cases when that reaches further:
+	// metrics.ClusterInterval.Widen), and SE its cluster-robust standard
+	// error; 0 when no case carries a key.
+	Clusters int64
+	SE       float64
 }
 
 // Group is the aggregate of a set of cases. N counts the scored (gold-carrying)
@@ -240,30 +248,34 @@ func (a *Accumulator) Result(cfg Config) *Result {
 	type pending struct {
 		g  *Group
 		hs []*metrics.Histogram
+		ts []*metrics.ClusterTally
 	}
 	var todo []pending
 	res.ByType = make([]Group, len(types))
 	res.ByLocale = make([]Group, len(locales))
 	var hs []*metrics.Histogram
-	res.Overall, hs = a.group("overall", keys, func(cellKey) bool { return true })
-	todo = append(todo, pending{&res.Overall, hs})
+	var ts []*metrics.ClusterTally
+	res.Overall, hs, ts = a.group("overall", keys, func(cellKey) bool { return true })
+	todo = append(todo, pending{&res.Overall, hs, ts})
 	all := func(cellKey) bool { return true }
 	for i, t := range types {
-		res.ByType[i], hs = a.group(t, byType[t], all)
-		todo = append(todo, pending{&res.ByType[i], hs})
+		res.ByType[i], hs, ts = a.group(t, byType[t], all)
+		todo = append(todo, pending{&res.ByType[i], hs, ts})
 	}
 	for i, l := range locales {
-		res.ByLocale[i], hs = a.group(l, byLocale[l], all)
-		todo = append(todo, pending{&res.ByLocale[i], hs})
+		res.ByLocale[i], hs, ts = a.group(l, byLocale[l], all)
+		todo = append(todo, pending{&res.ByLocale[i], hs, ts})
 	}
 	// The bootstrap CIs are independent (each from its own seeded generator), so
 	// they run in parallel and the result stays deterministic.
 	var ms []*Metric
 	var hists []*metrics.Histogram
+	var tallies []*metrics.ClusterTally
 	for _, p := range todo {
 		for i := range p.g.Metrics {
 			ms = append(ms, &p.g.Metrics[i])
 			hists = append(hists, p.hs[i])
+			tallies = append(tallies, p.ts[i])
 		}
 	}
 	var wg sync.WaitGroup
@@ -275,6 +287,11 @@ func (a *Accumulator) Result(cfg Config) *Result {
 			for i := range next {
 				lo, hi := metrics.KeyRange(ms[i].Key)
 				ms[i].Summary = metrics.Summarize(hists[i], cfg.Resamples, cfg.Seed, lo, hi)
+				if tallies[i].Items() > 0 { // cases in families: the interval over the clusters
+					iv := tallies[i].CI95(hists[i], lo, hi).Widen(metrics.Interval{Lo: ms[i].CI95[0], Hi: ms[i].CI95[1]})
+					ms[i].CI95, ms[i].Method, ms[i].Unreliable = iv.CI(), iv.Method, iv.Unreliable
+					ms[i].Clusters, ms[i].SE = iv.Clusters, iv.SE
+				}
 			}
 		}()
 	}
@@ -405,6 +422,12 @@ func (r *Result) Observe(s floor.Spec) floor.Observation {
 	}
 	if m, ok := g.Metric(s.Measure); ok && m.N > 0 {
 		o.N, o.Mean, o.SD, o.Binary = m.N, m.Mean, m.SD, m.Binary
+		if m.Clusters > 0 && m.SE != 0 {
+			// Cases in families: the detectable difference from the
+			// cluster-robust standard error (the sd that gives it over N;
+			// NaN from a single cluster: too few to estimate).
+			o.SD, o.Binary = m.SE*math.Sqrt(float64(m.N)), false
+		}
 	}
 	return o
 }
@@ -421,13 +444,25 @@ func findGroup(gs []Group, name string) *Group {
 // group merges the picked cells into one Group; its Metrics (registered
 // measures first, then other keys sorted) get their Summary later from the
 // returned histograms.
-func (a *Accumulator) group(name string, keys []cellKey, pick func(cellKey) bool) (Group, []*metrics.Histogram) {
+func (a *Accumulator) group(name string, keys []cellKey, pick func(cellKey) bool) (Group, []*metrics.Histogram, []*metrics.ClusterTally) {
 	g := Group{Name: name}
 	var measures [metrics.NumCase]*metrics.Histogram
 	for i := range measures {
 		measures[i] = metrics.NewHistogram()
 	}
 	extra := map[string]*metrics.Histogram{}
+	// The tallies of the cases with a cluster key (nil: none).
+	var clus [metrics.NumCase]*metrics.ClusterTally
+	extraClus := map[string]*metrics.ClusterTally{}
+	mergeTally := func(dst **metrics.ClusterTally, t *metrics.ClusterTally) {
+		if t == nil {
+			return
+		}
+		if *dst == nil {
+			*dst = metrics.NewClusterTally()
+		}
+		(*dst).Merge(t)
+	}
 	for _, k := range keys {
 		if !pick(k) {
 			continue
@@ -445,12 +480,21 @@ func (a *Accumulator) group(name string, keys []cellKey, pick func(cellKey) bool
 			}
 			extra[key].Merge(h)
 		}
+		for i, t := range c.clus {
+			mergeTally(&clus[i], t)
+		}
+		for key, t := range c.extraClus {
+			d := extraClus[key]
+			mergeTally(&d, t)
+			extraClus[key] = d
+		}
 	}
 	var hs []*metrics.Histogram
+	var ts []*metrics.ClusterTally
 	for i, h := range measures {
 		if h.N() > 0 {
 			g.Metrics = append(g.Metrics, Metric{Key: metrics.CaseKeys[i]})
-			hs = append(hs, h)
+			hs, ts = append(hs, h), append(ts, clus[i])
 		}
 	}
 	ek := make([]string, 0, len(extra))
@@ -460,7 +504,7 @@ func (a *Accumulator) group(name string, keys []cellKey, pick func(cellKey) bool
 	slices.Sort(ek)
 	for _, k := range ek {
 		g.Metrics = append(g.Metrics, Metric{Key: k})
-		hs = append(hs, extra[k])
+		hs, ts = append(hs, extra[k]), append(ts, extraClus[k])
 	}
-	return g, hs
+	return g, hs, ts
 }

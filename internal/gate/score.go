@@ -65,6 +65,9 @@ type CaseResult struct {
 	ID     string
 	Locale string // "und" when the case has none
 	Type   string
+	// Cluster is the case's family (its `cluster` key; "": none): the
+	// groups' intervals are computed over the clusters when cases carry one.
+	Cluster string
 
 	// Scored is true when the case contributes scores: a retrieval case with
 	// gold, or a precomputed case with at least one score key.
@@ -141,7 +144,7 @@ func (s *Scorer) ScoreRanked(c *casefile.Case, r *CaseResult, dst []string) ([]s
 }
 
 func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error {
-	*r = CaseResult{File: c.File, Line: c.Line, ID: c.ID, Locale: c.Locale, Type: c.Type}
+	*r = CaseResult{File: c.File, Line: c.Line, ID: c.ID, Locale: c.Locale, Type: c.Type, Cluster: c.Cluster}
 	if len(c.Unknown) > 0 {
 		r.UnknownKeys = slices.Clone(c.Unknown)
 	}

@@ -73,7 +73,8 @@ const (
 	// as a set (M of them) is above the Threshold allowed.
 	ChurnAbove Code = "churn_above"
 	// Interval95: the 95% interval [Lo, Hi] (method Test) of a gate's figure
-	// (Measure) over N cases or queries; Only: the Threshold lies inside it.
+	// (Measure) over N cases or queries (in M clusters when they come in
+	// families; 0: not clustered); Only: the Threshold lies inside it.
 	Interval95 Code = "interval_95"
 	// ANNRecallBelow: the vector index's mean recall@M against exact search,
 	// Value over N queries, is below the floor Threshold.

@@ -33,9 +33,14 @@ type Churn struct {
 // N with both top k known (Unknown without); RBO their mean rank-biased
 // overlap; Changed of the N changed their top k as a set (ChangedShare their
 // share); Left the mean number of the baseline's top k that left this run's.
+//
+// Clusters: the clusters the N cases fall into when cases carry a `cluster`
+// key (a case without one is one); the three intervals are then computed
+// over them. Absent when no case carries a key.
 type ChurnGroup struct {
 	Changed      int64    `json:"changed"`
 	ChangedShare Estimate `json:"changed_share"`
+	Clusters     int64    `json:"clusters,omitempty"`
 	Held         int64    `json:"held"`
 	Left         Estimate `json:"left"`
 	N            int64    `json:"n"`
@@ -58,7 +63,7 @@ func estimate(e baseline.Estimate) Estimate {
 
 func churnGroup(g baseline.ChurnGroup) ChurnGroup {
 	return ChurnGroup{Held: g.Held, N: g.N, Unknown: g.Unknown, Changed: g.Changed,
-		RBO: estimate(g.RBO), ChangedShare: estimate(g.Share), Left: estimate(g.Left)}
+		RBO: estimate(g.RBO), ChangedShare: estimate(g.Share), Left: estimate(g.Left), Clusters: g.Clusters}
 }
 
 func churnOf(c baseline.Churn, status outcome.Status) *Churn {
@@ -111,8 +116,12 @@ func (c *Churn) ChurnMethods() string {
 	if g.N == 0 {
 		return ""
 	}
-	return fmt.Sprintf("95%% intervals: the share %s, the entries that left %s, the mean RBO %s (of 1 − RBO, mapped back): docs/statistics.md",
+	s := fmt.Sprintf("95%% intervals: the share %s, the entries that left %s, the mean RBO %s (of 1 − RBO, mapped back)",
 		g.ChangedShare.CI95Method, g.Left.CI95Method, g.RBO.CI95Method)
+	if g.Clusters > 0 {
+		s += fmt.Sprintf(", over the %d clusters of the %d cases (cases in families: a case without a cluster key is one; each group over its own clusters)", g.Clusters, g.N)
+	}
+	return s + ": docs/statistics.md"
 }
 
 // mdChurn writes the churn line of the vs-base section.

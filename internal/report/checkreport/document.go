@@ -137,9 +137,13 @@ type Group struct {
 // the interval was computed (wilson-cc for 0/1 values, hall-t below 30 cases and
 // from metrics.LargeSampleMinN, bca in between, or bounded-wilson-cc /
 // range when every value is equal), unreliable that its method's simulated coverage at n is below 0.93.
+// When cases carry a `cluster` key (cases in families), clusters is the number
+// of clusters the n cases fall into (a case without a key is one) and the
+// interval is computed over them (cluster-t); absent otherwise.
 type Summary struct {
 	CI95       [2]format.Float `json:"ci95"`
 	CI95Method string          `json:"ci95_method"`
+	Clusters   int64           `json:"clusters,omitempty"`
 	Mean       format.Float    `json:"mean"`
 	N          int64           `json:"n"`
 	Unreliable bool            `json:"unreliable"`
@@ -186,7 +190,7 @@ type Missed struct {
 func group(g gate.Group) Group {
 	m := make(map[string]Summary, len(g.Metrics))
 	for _, x := range g.Metrics {
-		m[x.Key] = Summary{Mean: format.Float(x.Mean), CI95: format.CI(x.CI95), N: x.N, CI95Method: x.Method, Unreliable: x.Unreliable}
+		m[x.Key] = Summary{Mean: format.Float(x.Mean), CI95: format.CI(x.CI95), N: x.N, CI95Method: x.Method, Unreliable: x.Unreliable, Clusters: x.Clusters}
 	}
 	return Group{Metrics: m, N: g.N, WithoutGold: g.WithoutGold, WithRelevantIDs: g.WithRelevant}
 }
@@ -408,10 +412,25 @@ func (d *Document) anyUnreliable() bool {
 // hall-t below 30 cases and BCa from 30, and when a group's interval is
 // hall-t from metrics.LargeSampleMinN cases (the document says so: its
 // ci95_method) that too.
+//
+// When cases carry a `cluster` key it first says so: the overall n cases in
+// how many clusters, and that each group's interval is computed over its
+// own clusters (cluster-t), the other methods applying to a group none of
+// whose cases carries a key.
 func (d *Document) MeanMethods() string {
 	s := "Wilson (continuity-corrected) for 0/1 values, else hall-t (t united with Hall's skewness-corrected t) below 30 cases, BCa bootstrap from 30"
 	if d.largeHallT() {
 		s += fmt.Sprintf(", hall-t again from %d", metrics.LargeSampleMinN)
+	}
+	var n, g int64
+	for _, key := range sortedKeys(d.Overall.Metrics) {
+		if m := d.Overall.Metrics[key]; m.Clusters > 0 {
+			n, g = m.N, m.Clusters
+			break
+		}
+	}
+	if g > 0 {
+		s = fmt.Sprintf("cases in families: %d cases in %d clusters overall (a case without a cluster key is one), each group's interval computed over its own clusters (cluster-t: Student's t with the cluster-robust standard error); in a group without a cluster key: %s", n, g, s)
 	}
 	return s
 }

@@ -40,6 +40,9 @@ func validate(c *readback.Checker, root *jsonpos.Value) {
 			s.IntAtMost("n", 0, n, "the group's n")
 			s.String("ci95_method")
 			s.Bool("unreliable")
+			if s.V.Get("clusters") != nil { // cases in families (issue 34)
+				s.IntAtMost("clusters", 1, s.Int("n", 0), "the measure's n")
+			}
 		})
 		return n
 	}

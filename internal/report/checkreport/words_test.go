@@ -74,3 +74,19 @@ func TestMeanMethodsLegend(t *testing.T) {
 		ByType: map[string]Group{"golden": {N: 12, Metrics: map[string]Summary{"retrieval_ndcg_at_k": {N: 12, CI95Method: metrics.MethodHallT}}}}}
 	assert.Equal(t, small.MeanMethods()+", hall-t again from 10000", large.MeanMethods())
 }
+
+// Issue 34 item 2: when cases carry a cluster key, the legend of the means
+// (text, Markdown and HTML) and the churn's methods say that the intervals
+// are computed over the clusters, with the overall counts.
+func TestClustersLegends(t *testing.T) {
+	d := &Document{Overall: Group{N: 132, Metrics: map[string]Summary{
+		"retrieval_hit_at_k":  {N: 132, Clusters: 38, CI95Method: metrics.MethodClusterHull},
+		"retrieval_ndcg_at_k": {N: 132, Clusters: 38, CI95Method: metrics.MethodClusterT}}}}
+	plain := &Document{Overall: Group{N: 132, Metrics: map[string]Summary{"retrieval_ndcg_at_k": {N: 132, CI95Method: metrics.MethodBCa}}}}
+	assert.Equal(t, "cases in families: 132 cases in 38 clusters overall (a case without a cluster key is one), each group's interval computed over its own clusters (cluster-t: Student's t with the cluster-robust standard error); in a group without a cluster key: "+plain.MeanMethods(), d.MeanMethods())
+	c := &Churn{Depth: 5, Overall: ChurnGroup{N: 156, Clusters: 62,
+		ChangedShare: Estimate{CI95Method: metrics.MethodBoundedWilson}, Left: Estimate{CI95Method: metrics.MethodClusterHull}, RBO: Estimate{CI95Method: metrics.MethodClusterT}}}
+	assert.Equal(t, "95% intervals: the share bounded-wilson-cc, the entries that left cluster-t-hull, the mean RBO cluster-t (of 1 − RBO, mapped back), over the 62 clusters of the 156 cases (cases in families: a case without a cluster key is one; each group over its own clusters): docs/statistics.md", c.ChurnMethods())
+	c.Overall.Clusters = 0
+	assert.NotContains(t, c.ChurnMethods(), "clusters of")
+}

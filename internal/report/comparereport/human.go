@@ -2,6 +2,7 @@ package comparereport
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -23,23 +24,75 @@ import (
 // and λ̂, the human-only mean and interval, the human n and the n of the
 // measure, and how much narrower the corrected interval is than the
 // human-only one (1 − width ratio). "paired" is the top-level "paired" corrected.
+//
+// With the queries' locales (compare --queries) the estimates are stratified
+// by locale: "method" is ppi++-stratified, "strata" says how (the locales,
+// their evaluated and labelled queries and weights), each corrected measure
+// names its "ci95_method", and "by_locale" gives each locale's own corrected
+// estimate per strategy and measure (null below LocaleMinLabelled labelled
+// queries: "too_few"). Absent without locales, so a report without them
+// reads as before.
 type Human struct {
-	Decides      bool                            `json:"decides"`
-	File         string                          `json:"file"`
-	Holes        int                             `json:"holes"`
-	JudgeBias    JudgeBias                       `json:"judge_bias"`
-	Method       string                          `json:"method"`
-	N            int                             `json:"n"`
-	NotEvaluated int                             `json:"not_evaluated"`
-	Paired       []Paired                        `json:"paired"`
-	Pairs        int                             `json:"pairs"`
-	Strategies   map[string]map[string]Corrected `json:"strategies"`
-	Unlabelled   int                             `json:"unlabelled_queries"`
+	ByLocale     map[string]map[string]map[string]LocaleCorrected `json:"by_locale,omitempty"`
+	Decides      bool                                             `json:"decides"`
+	File         string                                           `json:"file"`
+	Holes        int                                              `json:"holes"`
+	JudgeBias    JudgeBias                                        `json:"judge_bias"`
+	Method       string                                           `json:"method"`
+	N            int                                              `json:"n"`
+	NotEvaluated int                                              `json:"not_evaluated"`
+	Paired       []Paired                                         `json:"paired"`
+	Pairs        int                                              `json:"pairs"`
+	Strata       *Strata                                          `json:"strata,omitempty"`
+	Strategies   map[string]map[string]Corrected                  `json:"strategies"`
+	Unlabelled   int                                              `json:"unlabelled_queries"`
+}
+
+// Strata is how the corrected estimates are stratified by locale: the
+// queries file the locales come from, each locale with its evaluated queries
+// (n), labelled ones (n_human), weight (its share of the evaluated queries;
+// each measure weighs by its own) and stratum; the locales with fewer than
+// min_labelled labelled queries share one stratum ("shared", with
+// shared_n_human labelled queries), and "pooled" is true when that stratum
+// is too small: the estimates are then the pooled ones.
+type Strata struct {
+	By           string          `json:"by"`
+	File         string          `json:"file"`
+	Locales      []LocaleStratum `json:"locales"`
+	MinLabelled  int             `json:"min_labelled"`
+	Pooled       bool            `json:"pooled"`
+	Shared       []string        `json:"shared"`
+	SharedNHuman int             `json:"shared_n_human"`
+	Strata       int             `json:"strata"`
+}
+
+// LocaleStratum is one locale of the evaluated queries.
+type LocaleStratum struct {
+	Locale  string       `json:"locale"`
+	N       int          `json:"n"`
+	NHuman  int          `json:"n_human"`
+	Stratum int          `json:"stratum"`
+	Weight  format.Float `json:"weight"`
+}
+
+// LocaleCorrected is one locale's own corrected estimate of a strategy's
+// measure (its λ̂ and jackknife standard error): null below
+// compare.LocaleMinLabelled labelled queries ("too_few").
+type LocaleCorrected struct {
+	CI95       [2]format.Float `json:"ci95"`
+	CI95Method string          `json:"ci95_method"`
+	Estimate   format.Float    `json:"corrected"`
+	Lambda     format.Float    `json:"lambda"`
+	N          int             `json:"n"`
+	NHuman     int             `json:"n_human"`
+	SE         format.Float    `json:"se"`
+	TooFew     bool            `json:"too_few"`
 }
 
 // Corrected is one strategy's measure, judge-only and corrected.
 type Corrected struct {
 	CI95          [2]format.Float `json:"ci95"`
+	CI95Method    string          `json:"ci95_method,omitempty"` // with strata only: ppi++-stratified, or the pooled fallback's
 	Estimate      format.Float    `json:"corrected"`
 	HumanOnly     format.Float    `json:"human_only"`
 	HumanOnlyCI95 [2]format.Float `json:"human_only_ci95"`
@@ -79,18 +132,44 @@ func newHuman(r *compare.Result) *Human {
 	}
 	out := &Human{Decides: true, File: h.File, Holes: h.Holes, Method: metrics.MethodPPIJackknife, N: h.N, NotEvaluated: h.NotEvaluated,
 		Pairs: h.Pairs, Unlabelled: h.Unlabelled, Strategies: map[string]map[string]Corrected{}, Paired: make([]Paired, 0, len(h.Paired))}
+	if h.Strata != nil {
+		out.Strata = newStrata(h.Strata)
+		if !h.Strata.Pooled {
+			out.Method = metrics.MethodPPIStratified
+		}
+		out.ByLocale = map[string]map[string]map[string]LocaleCorrected{}
+	}
 	for s := range r.Strategies {
 		st := &r.Strategies[s]
 		ms := map[string]Corrected{}
 		for m, key := range metrics.GradedKeys {
 			e, ho := h.Means[s][m], h.HumanOnly[s][m]
 			narrower := 1 - (e.Hi-e.Lo)/(ho.Hi-ho.Lo)
-			ms[key] = Corrected{JudgeOnly: format.Float(st.Means[m]), JudgeOnlyCI95: format.CI(st.CI[m].CI()),
+			c := Corrected{JudgeOnly: format.Float(st.Means[m]), JudgeOnlyCI95: format.CI(st.CI[m].CI()),
 				Estimate: format.Float(e.Estimate), CI95: format.CI([2]float64{e.Lo, e.Hi}), SE: format.Float(e.SE), Lambda: format.Float(e.Lambda),
 				HumanOnly: format.Float(ho.Estimate), HumanOnlyCI95: format.CI([2]float64{ho.Lo, ho.Hi}),
 				N: st.MeasureN[m], NHuman: e.N, Narrower: format.Float(narrower), Unreliable: e.Interval().Unreliable}
+			if h.Strata != nil {
+				c.CI95Method = e.Method
+			}
+			ms[key] = c
 		}
 		out.Strategies[st.Name] = ms
+		if h.Strata == nil {
+			continue
+		}
+		for l, loc := range h.Strata.Locales {
+			byS := out.ByLocale[loc.Locale]
+			if byS == nil {
+				byS = map[string]map[string]LocaleCorrected{}
+				out.ByLocale[loc.Locale] = byS
+			}
+			lm := map[string]LocaleCorrected{}
+			for m, key := range metrics.GradedKeys {
+				lm[key] = localeCorrected(h.ByLocale[l][s][m])
+			}
+			byS[st.Name] = lm
+		}
 	}
 	for i := range h.Paired {
 		out.Paired = append(out.Paired, paired(&h.Paired[i]))
@@ -103,6 +182,32 @@ func newHuman(r *compare.Result) *Human {
 	return out
 }
 
+func newStrata(st *compare.Strata) *Strata {
+	out := &Strata{By: "locale", File: st.File, MinLabelled: compare.StratumMinLabelled, Pooled: st.Pooled, Shared: st.Shared,
+		SharedNHuman: st.SharedN, Strata: st.NumStrata}
+	if out.Shared == nil {
+		out.Shared = []string{}
+	}
+	for l, loc := range st.Locales {
+		out.Locales = append(out.Locales, LocaleStratum{Locale: loc.Locale, N: loc.Queries, NHuman: loc.Labelled, Weight: format.Float(loc.Weight), Stratum: st.Stratum[l]})
+	}
+	return out
+}
+
+// localeCorrected is a locale's own estimate as the JSON gives it: null
+// figures below compare.LocaleMinLabelled labelled queries.
+func localeCorrected(e metrics.PPI) LocaleCorrected {
+	out := LocaleCorrected{N: e.N + e.Others, NHuman: e.N}
+	if e.N < compare.LocaleMinLabelled {
+		nan := format.Float(math.NaN())
+		out.Estimate, out.CI95, out.SE, out.Lambda, out.TooFew = nan, [2]format.Float{nan, nan}, nan, nan, true
+		return out
+	}
+	out.Estimate, out.CI95, out.SE, out.Lambda = format.Float(e.Estimate), format.CI([2]float64{e.Lo, e.Hi}), format.Float(e.SE), format.Float(e.Lambda)
+	out.CI95Method = e.Method
+	return out
+}
+
 // humanBasis is the sentence after the recommendation when human labels
 // correct the figures ("" without).
 func (d *Document) humanBasis() string {
@@ -110,7 +215,11 @@ func (d *Document) humanBasis() string {
 	if h == nil {
 		return ""
 	}
-	return fmt.Sprintf("The recommendation and the gates use the human-corrected figures (PPI++: the judge's values of every query, corrected by %d human-labelled queries); see \"Human-corrected estimates\".", h.N)
+	how := "PPI++"
+	if d.stratified() {
+		how = "PPI++ stratified by locale"
+	}
+	return fmt.Sprintf("The recommendation and the gates use the human-corrected figures (%s: the judge's values of every query, corrected by %d human-labelled queries); see \"Human-corrected estimates\".", how, h.N)
 }
 
 // humanIntro is the first line of the human section.
@@ -132,8 +241,83 @@ func (d *Document) humanIntro(file string) string {
 // humanNote explains the columns.
 const humanNote = "judge only: the mean of the judge's labels (its interval covers the sampling of queries, not the judge's bias); corrected: PPI++ estimate and 95% interval (t with n human − 1 df, its standard error from the jackknife over the labelled queries, λ̂ tuned again without each; clipped to the measure's range); human only: the labelled queries alone; narrower: how much narrower the corrected interval is than the human-only one; λ̂: the weight given to the judge (0: none, 1: plain PPI)"
 
+// humanStratifiedNote is humanNote when the estimates are stratified by locale.
+const humanStratifiedNote = "judge only: the mean of the judge's labels (its interval covers the sampling of queries, not the judge's bias); corrected: PPI++ estimate stratified by locale, Σ weight × the locale's estimate (each locale its own λ̂ and jackknife standard error over its labelled queries), and its 95% interval (t with the Welch–Satterthwaite degrees of freedom of the locales' standard errors; clipped to the measure's range); human only: the labelled queries alone, pooled; narrower: how much narrower the corrected interval is than the human-only one; λ̂: — (each locale has its own weight given to the judge: the table by locale)"
+
+// stratified reports whether the corrected estimates are stratified by locale.
+func (d *Document) stratified() bool {
+	return d.Human != nil && d.Human.Strata != nil && !d.Human.Strata.Pooled
+}
+
+// note is the note under the corrected table.
+func (d *Document) note() string {
+	if d.stratified() {
+		return humanStratifiedNote
+	}
+	return humanNote
+}
+
+// strataLine says how the corrected estimates are stratified by locale ("":
+// the queries' locales are not known, or there is one).
+func (d *Document) strataLine(name func(string) string) string {
+	st := d.Human.Strata
+	if st == nil {
+		return ""
+	}
+	if st.Pooled {
+		if st.Strata < 2 {
+			return fmt.Sprintf("Not stratified by locale (%s): every locale has fewer than %d labelled queries; the estimates are pooled (one λ̂ for every locale).", name(st.File), st.MinLabelled)
+		}
+		return fmt.Sprintf("Not stratified by locale (%s): the locales with fewer than %d labelled queries (%s) have %d together, too few for a stratum of their own; the estimates are pooled (one λ̂ for every locale).",
+			name(st.File), st.MinLabelled, name(strings.Join(st.Shared, ", ")), st.SharedNHuman)
+	}
+	parts := make([]string, len(st.Locales))
+	for i, l := range st.Locales {
+		parts[i] = fmt.Sprintf("%s %s (%d queries, %d labelled)", name(l.Locale), format.Num(l.Weight.V()), l.N, l.NHuman)
+	}
+	s := fmt.Sprintf("Stratified by locale (%s): each locale's PPI++ estimate (its own λ̂ and jackknife standard error) weighted by the locale's share of the measure's evaluated queries: %s", name(st.File), strings.Join(parts, ", "))
+	if len(st.Shared) > 0 {
+		s += fmt.Sprintf("; %s share one stratum (fewer than %d labelled queries each, %d together)", name(strings.Join(st.Shared, ", ")), st.MinLabelled, st.SharedNHuman)
+	}
+	return s + "."
+}
+
+// localeHead is the head of the per-locale table.
+var localeHead = []string{"strategy", "locale", "weight", "n", "n human", "corrected", "95% CI", "λ̂"}
+
+// localeRows are each strategy's and locale's own corrected estimate of the
+// primary measure (nil without strata): the interval from
+// compare.LocaleMinLabelled labelled queries, else the n said too small.
+func (d *Document) localeRows(name func(string) string) [][]string {
+	h := d.Human
+	if h.Strata == nil {
+		return nil
+	}
+	var rows [][]string
+	for _, s := range d.strategies() {
+		for _, l := range h.Strata.Locales {
+			c := h.ByLocale[l.Locale][s.Name][d.Primary]
+			row := []string{name(s.Name), name(l.Locale), format.Num(l.Weight.V()), strconv.Itoa(c.N), strconv.Itoa(c.NHuman)}
+			if c.TooFew {
+				row = append(row, format.Missing, fmt.Sprintf("n human %d < %d: too small for an interval", c.NHuman, compare.LocaleMinLabelled), format.Missing)
+			} else {
+				row = append(row, format.Num(c.Estimate.V()), format.Interval([2]float64{c.CI95[0].V(), c.CI95[1].V()}), format.Num(c.Lambda.V()))
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// localeNote is the note under the per-locale table.
+func (d *Document) localeNote() string {
+	return fmt.Sprintf("Each locale's own corrected %s (its own λ̂ and jackknife standard error, clipped to the measure's range; the JSON's human.by_locale has every measure); a locale's mean and interval are shown from %d labelled queries of it, the human n from which a PPI++ interval is not marked unreliable; weight: the locale's share of the evaluated queries",
+		d.metricCell(d.Primary), compare.LocaleMinLabelled)
+}
+
 // humanRows is the corrected table's rows: strategy, measure, judge only,
-// corrected, its interval, human only, its interval, n human, λ̂, narrower.
+// corrected with its interval, human only with its interval, n human, λ̂,
+// narrower.
 func (d *Document) humanRows(name func(string) string) [][]string {
 	var rows [][]string
 	for _, s := range d.strategies() {
@@ -143,15 +327,17 @@ func (d *Document) humanRows(name func(string) string) [][]string {
 			if c.Unreliable {
 				ci += unreliableMark
 			}
-			rows = append(rows, []string{name(s.Name), d.metricCell(m.Key), format.Num(c.JudgeOnly.V()), format.Num(c.Estimate.V()), ci,
-				format.Num(c.HumanOnly.V()), format.Interval([2]float64{c.HumanOnlyCI95[0].V(), c.HumanOnlyCI95[1].V()}),
+			rows = append(rows, []string{name(s.Name), d.metricCell(m.Key), format.Num(c.JudgeOnly.V()), format.Num(c.Estimate.V()) + " " + ci,
+				format.Num(c.HumanOnly.V()) + " " + format.Interval([2]float64{c.HumanOnlyCI95[0].V(), c.HumanOnlyCI95[1].V()}),
 				strconv.Itoa(c.NHuman), format.Num(c.Lambda.V()), format.Pct(c.Narrower.V())})
 		}
 	}
 	return rows
 }
 
-var humanHead = []string{"strategy", "measure", "judge only", "corrected", "95% CI", "human only", "95% CI", "n human", "λ̂", "narrower"}
+// Each estimate shares its cell with its interval: ten columns were wider
+// than GitHub's comment column.
+var humanHead = []string{"strategy", "measure", "judge only", "corrected [95% CI]", "human only [95% CI]", "n human", "λ̂", "narrower"}
 
 // biasRows is the confusion matrix with each human level's n and mean signed error.
 func (d *Document) biasRows() (head []string, rows [][]string) {
@@ -196,7 +382,20 @@ func (d *Document) humanText(b *strings.Builder, name func(string) string) {
 		t.add(r...)
 	}
 	t.write(b)
-	fmt.Fprintf(b, "  (%s)\n", humanNote)
+	fmt.Fprintf(b, "  (%s)\n", d.note())
+	if l := d.strataLine(name); l != "" {
+		fmt.Fprintf(b, "%s\n", l)
+	}
+	if rows := d.localeRows(name); len(rows) > 0 {
+		fmt.Fprintf(b, "\nhuman-corrected %s by locale:\n", d.metricCell(d.Primary))
+		t = &textTable{}
+		t.add(localeHead...)
+		for _, r := range rows {
+			t.add(r...)
+		}
+		t.write(b)
+		fmt.Fprintf(b, "  (%s)\n", d.localeNote())
+	}
 	if len(d.Human.Paired) > 0 {
 		fmt.Fprintf(b, "\nhuman-corrected paired comparisons against %s:\n", name(d.Baseline))
 		t = &textTable{}
@@ -232,7 +431,18 @@ func (d *Document) humanMarkdown(b *strings.Builder) {
 	for _, r := range d.humanRows(esc) {
 		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
 	}
-	fmt.Fprintf(b, "\n%s.\n\n</details>\n", humanNote)
+	fmt.Fprintf(b, "\n%s.\n\n</details>\n", d.note())
+	if l := d.strataLine(esc); l != "" {
+		fmt.Fprintf(b, "\n%s\n", l)
+	}
+	if rows := d.localeRows(esc); len(rows) > 0 {
+		fmt.Fprintf(b, "\n<details><summary>Corrected %s by locale</summary>\n\n", d.metricCell(d.Primary))
+		b.WriteString("| " + strings.Join(localeHead, " | ") + " |\n|---|---|" + strings.Repeat("---:|", len(localeHead)-2) + "\n")
+		for _, r := range rows {
+			b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+		}
+		fmt.Fprintf(b, "\n%s.\n\n</details>\n", d.localeNote())
+	}
 	if len(d.Human.Paired) > 0 {
 		fmt.Fprintf(b, "\nCorrected paired comparisons against %s:\n\n| strategy | metric | n human | Δ (corrected) | 95%% CI of Δ | p (Holm) | significant |\n|---|---|---:|---:|---:|---:|---|\n", esc(d.Baseline))
 		var notes []string
@@ -267,6 +477,13 @@ type HumanSection struct {
 	Paired                       []Paired
 	BiasHead                     []string
 	BiasRows                     [][]string
+	// Strata says how the estimates are stratified by locale, and the
+	// per-locale table of the primary measure (LocaleHead, LocaleRows,
+	// LocaleNote, LocaleTitle); "" and nil without the queries' locales.
+	// PairedFoot says how the corrected paired intervals are computed.
+	Strata, LocaleNote, LocaleTitle, PairedFoot string
+	LocaleHead                                  []string
+	LocaleRows                                  [][]string
 }
 
 // HumanSection returns the human section (ok false without human labels); name
@@ -275,8 +492,16 @@ func (d *Document) HumanSection(name func(string) string) (s HumanSection, ok bo
 	if d.Human == nil {
 		return s, false
 	}
-	s = HumanSection{Basis: d.humanBasis(), Intro: d.humanIntro(name(d.Human.File)), Note: humanNote, BiasLine: d.biasLine(),
-		Head: humanHead, Rows: d.humanRows(name), Paired: d.Human.Paired}
+	s = HumanSection{Basis: d.humanBasis(), Intro: d.humanIntro(name(d.Human.File)), Note: d.note(), BiasLine: d.biasLine(),
+		Head: humanHead, Rows: d.humanRows(name), Paired: d.Human.Paired, Strata: d.strataLine(name),
+		PairedFoot: "PPI++ estimate of each paired difference with its t interval (the jackknife standard error); p from the same t statistic, so the interval excludes 0 exactly when p < 0.05 before Holm's adjustment within each measure."}
+	if d.stratified() {
+		s.PairedFoot = "PPI++ estimate of each paired difference stratified by locale with its t interval (each locale's jackknife standard error, the Welch–Satterthwaite degrees of freedom); p from the same t statistic, so the interval excludes 0 exactly when p < 0.05 before Holm's adjustment within each measure."
+	}
+	if rows := d.localeRows(name); len(rows) > 0 {
+		s.LocaleHead, s.LocaleRows, s.LocaleNote = localeHead, rows, d.localeNote()
+		s.LocaleTitle = "Corrected " + d.metricCell(d.Primary) + " by locale"
+	}
 	s.BiasHead, s.BiasRows = d.biasRows()
 	return s, true
 }

@@ -20,6 +20,12 @@ import (
 // the first 20; run A ranks a first, B b first.
 func humanFixture(t *testing.T) *compare.Result {
 	t.Helper()
+	return humanFixtureWith(t, nil)
+}
+
+// humanFixtureWith is humanFixture with the queries qs (compare --queries).
+func humanFixtureWith(t *testing.T, qs compare.Queries) *compare.Result {
+	t.Helper()
 	var qr, sh strings.Builder
 	var qa, qb []trecfile.RunQuery
 	sh.WriteString("query_id,doc_id,grade\n")
@@ -39,7 +45,7 @@ func humanFixture(t *testing.T) *compare.Result {
 	res, err := compare.Compare(q, []compare.Input{
 		{Name: "A", Run: &trecfile.Run{File: "a", Format: "trec", K: 10, Queries: qa}},
 		{Name: "B", Run: &trecfile.Run{File: "b", Format: "trec", K: 10, Queries: qb}},
-	}, compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1, HumanSheet: s})
+	}, compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1, HumanSheet: s, Queries: qs, QueriesFile: "cases<y>.jsonl"})
 	require.NoError(t, err)
 	return res
 }
@@ -87,4 +93,61 @@ func TestHumanSection(t *testing.T) {
 	require.NoError(t, plain.Text(&pt))
 	assert.NotContains(t, pj.String(), `"human"`)
 	assert.NotContains(t, pt.String(), "human-corrected")
+}
+
+// Issue 34 item 3: with the queries' locales the human section says the
+// estimates are stratified (the locales, their weights and labelled
+// queries), each corrected measure names its method, the per-locale table
+// says when a locale's n is too small for an interval, and the JSON reads
+// back to the same text; the same fixture without locales writes none of it.
+func TestHumanSectionStratified(t *testing.T) {
+	qs := compare.Queries{}
+	for i := range 40 {
+		loc := "en"
+		if i%2 == 1 {
+			loc = "pt-BR"
+		}
+		qs[fmt.Sprintf("q%02d", i)] = compare.Query{Locale: loc}
+	}
+	d := New(humanFixtureWith(t, qs))
+	require.NotNil(t, d.Human.Strata)
+	var txt, md, js bytes.Buffer
+	require.NoError(t, d.Text(&txt))
+	require.NoError(t, d.Markdown(&md))
+	require.NoError(t, d.WriteJSON(&js))
+	for _, want := range []string{
+		"Stratified by locale (cases<y>.jsonl): each locale's PPI++ estimate (its own λ̂ and jackknife standard error) weighted by the locale's share of the measure's evaluated queries: en 0.500 (20 queries, 10 labelled), pt-BR 0.500 (20 queries, 10 labelled).",
+		"corrected: PPI++ estimate stratified by locale",
+		"human-corrected dcg_at_k (primary) by locale:",
+		"n human 10 < 30: too small for an interval",
+		"ppi++-stratified-t",
+		"PPI++ stratified by locale",
+	} {
+		assert.Contains(t, txt.String(), want)
+	}
+	assert.Contains(t, md.String(), "cases&lt;y&gt;.jsonl", "the file name is escaped in Markdown")
+	assert.Contains(t, md.String(), "<details><summary>Corrected dcg_at_k (primary) by locale</summary>")
+	for _, want := range []string{`"method": "ppi++-stratified"`, `"ci95_method": "ppi++-stratified"`, `"by": "locale"`, `"too_few": true`, `"by_locale": {`, `"min_labelled": 10`} {
+		assert.Contains(t, js.String(), want)
+	}
+	back, err := Read(bytes.NewReader(js.Bytes()))
+	require.NoError(t, err)
+	var txt2 bytes.Buffer
+	require.NoError(t, back.Text(&txt2))
+	section := func(s string) string {
+		i := strings.Index(s, "human-corrected estimates")
+		j := strings.Index(s, "mean signed error\n")
+		require.True(t, i >= 0 && j > i)
+		return s[i:j]
+	}
+	assert.Equal(t, section(txt.String()), section(txt2.String()))
+	// The pooled fixture writes none of it.
+	var pj, pt bytes.Buffer
+	plain := New(humanFixture(t))
+	require.NoError(t, plain.WriteJSON(&pj))
+	require.NoError(t, plain.Text(&pt))
+	for _, key := range []string{`"strata"`, `"by_locale"`, `stratified`} {
+		assert.NotContains(t, pj.String(), key)
+	}
+	assert.NotContains(t, pt.String(), "by locale")
 }

@@ -137,6 +137,21 @@ func validate(c *readback.Checker, root *jsonpos.Value) {
 	}
 	d.OptFloat("max_dcg_at_k", 0, math.Inf(1))
 	d.OptFloat("judged_at_k_threshold", 0, 1)
-	d.OptObject("human")
+	if h := d.OptObject("human"); h.Has() {
+		if st := h.OptObject("strata"); st.Has() { // stratified by locale (issue 34 item 3)
+			st.String("by", "locale")
+			st.String("file")
+			st.Int("min_labelled", 1)
+			st.Bool("pooled")
+			st.Int("shared_n_human", 0)
+			st.Int("strata", 0)
+			st.Objects("locales", func(_ int, l readback.Obj) {
+				l.String("locale")
+				l.IntAtMost("n_human", 0, l.Int("n", 0), "the locale's n")
+				l.Float("weight", 0, 1)
+				l.Int("stratum", 0)
+			})
+		}
+	}
 	c.Sweep(root)
 }

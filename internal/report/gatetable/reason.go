@@ -115,6 +115,9 @@ func clause(c outcome.Clause) string {
 		return fmt.Sprintf("%s: the top k of %d of %d cases changed as a set, a share of %s, more than the %s allowed", groupName(c.Name), c.M, c.N, v, t)
 	case outcome.Interval95:
 		s := fmt.Sprintf("95%% interval %s (%s, n = %d)", format.Interval([2]float64{c.Lo, c.Hi}), c.Test, c.N)
+		if c.M > 0 {
+			s = fmt.Sprintf("95%% interval %s (%s over %d clusters of cases in families, n = %d)", format.Interval([2]float64{c.Lo, c.Hi}), c.Test, c.M, c.N)
+		}
 		if c.Only {
 			s += fmt.Sprintf(": the threshold %s lies inside it, so this n cannot tell the figure from the threshold", format.Num(c.Threshold))
 		}

@@ -270,6 +270,8 @@ var methodWords = map[string]string{
 	metrics.PMethodNoDifference:         "none: every paired difference is 0 (p = 1)",
 	metrics.MethodPPIJackknife:          "PPI++ with the jackknife standard error",
 	compare.PMethodPPIJackknife:         "t test of the PPI++ estimate with the jackknife standard error",
+	metrics.MethodPPIStratified:         "PPI++ stratified by locale (each locale's jackknife standard error, Welch–Satterthwaite t)",
+	compare.PMethodPPIStratified:        "t test of the PPI++ estimate stratified by locale (Welch–Satterthwaite degrees of freedom)",
 	metrics.PMethodMcNemar:              "exact McNemar",
 	metrics.PMethodSignFlipExact:        "exact sign-flip",
 	metrics.PMethodRandomization:        "sign-flip randomization",

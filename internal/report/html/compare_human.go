@@ -19,7 +19,7 @@ func (p *Page) humanSection(h *comparereport.HumanSection) {
 	p.Section("Human-corrected estimates")
 	p.Para(h.Basis)
 	p.Para(h.Intro)
-	t := Table{Head: h.Head}
+	t := Table{Head: h.Head, Cards: true} // too wide for a phone
 	for i := range h.Head {
 		t.NumCols = append(t.NumCols, i >= 2)
 	}
@@ -32,9 +32,27 @@ func (p *Page) humanSection(h *comparereport.HumanSection) {
 	}
 	t.Foot = h.Note + "."
 	p.Table(t)
+	if h.Strata != "" {
+		p.Para(h.Strata)
+	}
+	if len(h.LocaleRows) > 0 {
+		lt := Table{Caption: h.LocaleTitle, Head: h.LocaleHead, Cards: true}
+		for i := range h.LocaleHead {
+			lt.NumCols = append(lt.NumCols, i >= 2)
+		}
+		for _, r := range h.LocaleRows {
+			row := make([]Cell, len(r))
+			for i, c := range r {
+				row[i] = Cell{Text: c, Num: i >= 2}
+			}
+			lt.Rows = append(lt.Rows, row)
+		}
+		lt.Foot = h.LocaleNote + "."
+		p.Table(lt)
+	}
 	if len(h.Paired) > 0 {
 		pt := Table{Head: []string{"strategy", "baseline", "metric", "n human", "Δ (corrected)", "95% CI of Δ", "p (Holm)", "significant"},
-			NumCols: []bool{false, false, false, true, true, true, true, false}}
+			NumCols: []bool{false, false, false, true, true, true, true, false}, Cards: true}
 		for _, x := range h.Paired {
 			sig := "no"
 			if x.Significant {
@@ -44,7 +62,7 @@ func (p *Page) humanSection(h *comparereport.HumanSection) {
 				{Text: format.Signed(x.Delta.V()), Num: true}, {Text: format.SignedInterval([2]float64{x.CI95[0].V(), x.CI95[1].V()}), Num: true},
 				{Text: fmtP(x.PValue.V()), Num: true}, {Text: sig}})
 		}
-		pt.Foot = "PPI++ estimate of each paired difference with its t interval (the jackknife standard error); p from the same t statistic, so the interval excludes 0 exactly when p < 0.05 before Holm's adjustment within each measure."
+		pt.Foot = h.PairedFoot
 		p.Table(pt)
 	}
 	bt := Table{Head: h.BiasHead}
