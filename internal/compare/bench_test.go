@@ -186,3 +186,33 @@ func BenchmarkCompareTREC(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRunStreamed is compare.Run on the generated files (k 10, 10,000
+// resamples), the runs sorted by query and so scored as they are read: its
+// bytes/op and allocs/op, divided by -bench-queries, are what each query costs.
+func BenchmarkRunStreamed(b *testing.B) {
+	qrelsPath, runA, runB := benchFiles(b, *benchQueries)
+	ctx := context.Background()
+	o := compare.NewOptions()
+	for b.Loop() {
+		var files []*os.File
+		open := func(p string) *os.File {
+			f, err := os.Open(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			files = append(files, f)
+			return f
+		}
+		in := compare.In{Qrels: compare.Reader{Name: qrelsPath, R: open(qrelsPath)}}
+		for i, p := range []string{runA, runB} {
+			in.Runs = append(in.Runs, compare.RunReader{Strategy: fmt.Sprint("run", i), Reader: compare.Reader{Name: p, R: open(p)}})
+		}
+		if _, err := compare.Run(ctx, in, o); err != nil {
+			b.Fatal(err)
+		}
+		for _, f := range files {
+			f.Close()
+		}
+	}
+}

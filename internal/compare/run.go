@@ -55,15 +55,39 @@ type In struct {
 // Run is the compare command's pipeline: it reads the qrels (in a goroutine)
 // while it reads the runs (each cut at o.K), then the human sheet, and compares
 // them (Compare). Errors are reported in the inputs' order: the qrels first,
-// then each run. It opens no file and writes nothing.
+// then each run. It opens no file and writes nothing. Runs in regular files
+// sorted by query id are scored as they are read (stream.go), with the same
+// result.
 func Run(ctx context.Context, in In, o Options) (*Result, error) {
 	var qrels *trecfile.Qrels
+	if rs, ok := streamable(in, o); ok {
+		st, q, ok, err := runStreaming(ctx, in, rs, o)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			cl, err := readClusters(ctx, in)
+			if err != nil {
+				return nil, err
+			}
+			res, err := st.finish(cl, in.Clusters.Name)
+			if err != nil {
+				return nil, fmt.Errorf("failed to compare: %w", err)
+			}
+			return res, nil
+		}
+		qrels = q // the runs are read whole below
+	}
 	qerr := make(chan error, 1)
-	go func() {
-		var err error
-		qrels, err = trecfile.ParseQrels(ctx, in.Qrels.R, in.Qrels.Name)
-		qerr <- err
-	}()
+	if qrels != nil {
+		qerr <- nil
+	} else {
+		go func() {
+			var err error
+			qrels, err = trecfile.ParseQrels(ctx, in.Qrels.R, in.Qrels.Name)
+			qerr <- err
+		}()
+	}
 	inputs := make([]Input, len(in.Runs))
 	var runErr error
 	for i, r := range in.Runs {
@@ -91,11 +115,11 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 		}
 		o.HumanSheet = sh // Compare's copy; the caller's options are not touched
 	}
-	if in.Clusters.R != nil {
-		cl, err := ReadClusters(ctx, in.Clusters.R, in.Clusters.Name)
-		if err != nil {
-			return nil, fmt.Errorf("failed to read the clusters: %w", err)
-		}
+	cl, err := readClusters(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if cl != nil {
 		o.Clusters, o.ClustersFile = cl, in.Clusters.Name
 	}
 	res, err := Compare(qrels, inputs, o)
@@ -103,4 +127,16 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 		return nil, fmt.Errorf("failed to compare: %w", err)
 	}
 	return res, nil
+}
+
+// readClusters reads In.Clusters; nil without.
+func readClusters(ctx context.Context, in In) (map[string]string, error) {
+	if in.Clusters.R == nil {
+		return nil, nil
+	}
+	cl, err := ReadClusters(ctx, in.Clusters.R, in.Clusters.Name)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the clusters: %w", err)
+	}
+	return cl, nil
 }
