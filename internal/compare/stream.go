@@ -391,4 +391,3 @@ func mergeRuns(q *trecfile.Qrels, in In, eval []int, res *Result, o Options, cur
 	}
 	return m
 }
-
