@@ -489,14 +489,7 @@ type scoring struct {
 	primary  int
 	opt      Options
 	s        *Strategy
-	order    []dq
 	failed   []bool
-}
-
-// dq is an evaluated query i and its primary measure.
-type dq struct {
-	dcg float64
-	i   int
 }
 
 // tally is one goroutine's integer counts of a scoring (summed by finish, so
@@ -508,6 +501,7 @@ type tally struct {
 	rels                         []int
 	unj                          []bool
 	lv                           []int
+	in                           metrics.QueryInput // GradedAtK's, kept here so that it is not allocated per query
 }
 
 func newScoring(q *trecfile.Qrels, eval []int, inBinary []bool, primary int, opt Options, s *Strategy) *scoring {
@@ -516,7 +510,7 @@ func newScoring(q *trecfile.Qrels, eval []int, inBinary []bool, primary int, opt
 	s.Values = make([]float64, len(eval)*M)
 	s.topN, s.topUnjudged = make([]int32, len(eval)), make([]int32, len(eval)) // judged@k (judged.go)
 	return &scoring{q: q, eval: eval, inBinary: inBinary, primary: primary, opt: opt, s: s,
-		order: make([]dq, len(eval)), failed: make([]bool, len(eval))}
+		failed: make([]bool, len(eval))}
 }
 
 func (g *scoring) newTally() *tally {
@@ -555,7 +549,8 @@ func (g *scoring) score(c *tally, i int, docs []string, present bool) {
 	c.retrieved += len(rels)
 	s.topN[i] = int32(len(rels)) //nolint:gosec // at most k (≤ 1000) results
 	c.lv = q.AppendLevels(c.lv[:0], qi)
-	m := metrics.GradedAtK(&metrics.QueryInput{Rels: rels, Unjudged: unj, Levels: c.lv, K: k, Gain: opt.Gain, RelevantLevel: opt.RelevantLevel})
+	c.in = metrics.QueryInput{Rels: rels, Unjudged: unj, Levels: c.lv, K: k, Gain: opt.Gain, RelevantLevel: opt.RelevantLevel}
+	m := metrics.GradedAtK(&c.in)
 	if !g.inBinary[i] {
 		for j := range M {
 			if binaryMeasure(j) {
@@ -565,7 +560,6 @@ func (g *scoring) score(c *tally, i int, docs []string, present bool) {
 	}
 	copy(s.Values[i*M:], m[:])
 	g.failed[i] = len(rels) == 0 || rels[0] <= 0
-	g.order[i] = dq{m[g.primary], i}
 }
 
 // finish sums the tallies into the strategy's counts, means, best and worst.
@@ -607,21 +601,41 @@ func (g *scoring) finish(parts []*tally) {
 	for r := range k {
 		s.ByPosition[r] = float64(posSum[r]) / float64(s.ByPositionN[r]) // NaN when none is judged
 	}
-	ids := func(xs []dq) []string {
-		out := make([]string, 0, min(Handful, len(xs)))
-		for _, x := range xs[:min(Handful, len(xs))] {
-			out = append(out, q.QueryID(eval[x.i]))
-		}
-		return out
+	s.Best = g.extremes(func(a, b float64) bool { return a > b })
+	s.Worst = g.extremes(func(a, b float64) bool { return a < b })
+	g.failed = nil
+}
+
+// extremes is the ids of the Handful evaluated queries whose primary measure
+// comes first by before, ties by query id (eval is sorted by id: the first
+// Handful of a stable sort); queries the primary measure does not count are
+// not ranked.
+func (g *scoring) extremes(before func(a, b float64) bool) []string {
+	const M = metrics.NumGraded
+	type dq struct {
+		v float64
+		i int
 	}
-	// eval is sorted by id, so a stable sort on dcg breaks ties by query id;
-	// queries the primary measure does not count are not ranked.
-	order := slices.DeleteFunc(g.order, func(x dq) bool { return math.IsNaN(x.dcg) })
-	slices.SortStableFunc(order, func(a, b dq) int { return cmp.Compare(b.dcg, a.dcg) })
-	s.Best = ids(order)
-	slices.SortStableFunc(order, func(a, b dq) int { return cmp.Compare(a.dcg, b.dcg) })
-	s.Worst = ids(order)
-	g.order, g.failed = nil, nil
+	top := make([]dq, 0, Handful+1)
+	for i := range g.eval {
+		v := g.s.Values[i*M+g.primary]
+		if math.IsNaN(v) || len(top) == Handful && !before(v, top[len(top)-1].v) {
+			continue
+		}
+		pos := len(top)
+		for pos > 0 && before(v, top[pos-1].v) {
+			pos--
+		}
+		top = slices.Insert(top, pos, dq{v, i})
+		if len(top) > Handful {
+			top = top[:Handful]
+		}
+	}
+	out := make([]string, 0, len(top))
+	for _, x := range top {
+		out = append(out, g.q.QueryID(g.eval[x.i]))
+	}
+	return out
 }
 
 func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary int, opt Options) (Strategy, error) {

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"unsafe"
@@ -240,6 +241,10 @@ func (st streamed) finish(clusters map[string]string, clustersFile string) (*Res
 		res.Options.Clusters, res.Options.ClustersFile = clusters, clustersFile
 		res.clustering(clusters, clustersFile)
 	}
+	// The qrels, most of what was live while the runs were read, are garbage
+	// now: collected before the statistics allocate, their memory is reused
+	// instead of the heap growing to twice its size first (GOGC's pacing).
+	runtime.GC()
 	res.statistics()
 	res.conclude()
 	return res, nil
@@ -287,6 +292,10 @@ func mergeRuns(q *trecfile.Qrels, in In, eval []int, res *Result, o Options, cur
 			m.same[a][b] = true
 		}
 	}
+	// What reading the qrels left (their arrays' growth, the judgments'
+	// queries) is collected before the runs are read: the heap then holds the
+	// qrels and the queries' slots, not that garbage too, through the merge.
+	runtime.GC()
 	for _, c := range cur {
 		if c.next(); c.done && c.err != nil {
 			return nil

@@ -168,6 +168,30 @@ func (q *Qrels) countLevels() {
 	}
 }
 
+// presizeLines is the line after which ParseQrels sizes its arrays for the
+// whole file, when it knows the file's size.
+const presizeLines = 4096
+
+// presize grows the judgments' arrays, once, to what a file of size bytes
+// holds when the rest is like its first read bytes (2% more), so that they are
+// not copied again and again as they grow (each copy garbage until collected:
+// most of the reader's peak). The guess is bounded by the file: a docid of
+// one byte a line of at least 8 bytes ("q 0 d 1\n").
+func (q *Qrels) presize(size, read int64) {
+	if read <= 0 || size <= 2*read {
+		return
+	}
+	grow := func(n int) int {
+		est := float64(n) * float64(size) / float64(read) * 1.02
+		return int(min(est, float64(size)))
+	}
+	nj := min(grow(len(q.jRel)), int(size/8)+1, math.MaxInt32)
+	q.arena = slices.Grow(q.arena, max(0, grow(len(q.arena))-len(q.arena)))
+	q.jEnd = slices.Grow(q.jEnd, max(0, nj-len(q.jEnd)))
+	q.jQ = slices.Grow(q.jQ, max(0, nj-len(q.jQ)))
+	q.jRel = slices.Grow(q.jRel, max(0, nj-len(q.jRel)))
+}
+
 // index groups the judgments by query (a counting sort) and orders each query's
 // by docid hash, for lookups by binary search. It returns a duplicate (query,
 // docid) as (first, second) judgment, the one whose second occurrence comes first
@@ -253,6 +277,8 @@ func (m lineMarks) line(j int32) int {
 // ParseQrels reads qrels from r; file names r in errors.
 func ParseQrels(ctx context.Context, r io.Reader, file string) (*Qrels, error) {
 	q := &Qrels{File: file, idx: map[string]int32{}, last: -1}
+	size, sized := regularSize(r)
+	var read int64 // bytes of the lines read, for presize
 	var jline lineMarks // the line of each judgment, for duplicate errors
 	br := bufio.NewReaderSize(input.Reader(ctx, r), MaxLineBytes+1)
 	var p jsonpos.Parser
@@ -274,6 +300,10 @@ func ParseQrels(ctx context.Context, r io.Reader, file string) (*Qrels, error) {
 			return nil, fmt.Errorf("failed to read %s: %w", file, err)
 		}
 		line++
+		read += int64(len(b))
+		if sized && line == presizeLines {
+			q.presize(size, read)
+		}
 		if line&0xffff == 0 {
 			if cerr := ctx.Err(); cerr != nil {
 				return nil, cerr
