@@ -278,7 +278,7 @@ func (m lineMarks) line(j int32) int {
 func ParseQrels(ctx context.Context, r io.Reader, file string) (*Qrels, error) {
 	q := &Qrels{File: file, idx: map[string]int32{}, last: -1}
 	size, sized := regularSize(r)
-	var read int64 // bytes of the lines read, for presize
+	var read int64      // bytes of the lines read, for presize
 	var jline lineMarks // the line of each judgment, for duplicate errors
 	br := bufio.NewReaderSize(input.Reader(ctx, r), MaxLineBytes+1)
 	var p jsonpos.Parser
