@@ -263,7 +263,7 @@ func mergeRuns(q *trecfile.Qrels, in In, eval []int, res *Result, o Options, cur
 	S := len(cur)
 	pos := make([]int32, q.NumQueries()) // qrels index -> evaluated query + 1 (0: not evaluated)
 	for i, qi := range eval {
-		pos[qi] = int32(i + 1) //nolint:gosec // queries are int32 indexes of the qrels
+		pos[qi] = int32(i + 1)
 	}
 	res.Strategies = make([]Strategy, S)
 	g := make([]*scoring, S)

@@ -64,7 +64,9 @@ type Qrels struct {
 }
 
 // docHash is the hash of a docid in the index.
-func (q *Qrels) docHash(doc string) uint32 { return uint32(maphash.String(q.seed, doc)) }
+func (q *Qrels) docHash(doc string) uint32 {
+	return uint32(maphash.String(q.seed, doc)) //nolint:gosec // G115: the hash's low 32 bits, on purpose
+}
 
 // NumQueries is the number of judged queries.
 func (q *Qrels) NumQueries() int { return len(q.ids) }
@@ -210,7 +212,7 @@ func (q *Qrels) index() (int32, int32) {
 	q.pHash = make([]uint32, len(q.jQ))
 	fill := slices.Clone(q.qStart[:nq])
 	for j, qi := range q.jQ {
-		q.perm[fill[qi]] = int32(j) //nolint:gosec // judgments are at most math.MaxInt32 (add)
+		q.perm[fill[qi]] = int32(j)
 		fill[qi]++
 	}
 	for x, j := range q.perm {

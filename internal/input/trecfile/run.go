@@ -109,7 +109,7 @@ func firstByteAt(ra io.ReaderAt) (byte, error) {
 			}
 		}
 		off += int64(n)
-		if rerr != nil {
+		if rerr == io.EOF {
 			break
 		}
 	}
