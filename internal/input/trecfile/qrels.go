@@ -222,7 +222,12 @@ func (q *Qrels) index() (int32, int32) {
 	dup1, dup2 := int32(-1), int32(-1)
 	for i := range nq {
 		lo, hi := q.qStart[i], q.qStart[i+1]
-		sort.Sort(byHash{q.pHash[lo:hi], q.perm[lo:hi]})
+		b := byHash{q.pHash[lo:hi], q.perm[lo:hi]}
+		if hi-lo <= 32 {
+			b.insertionSort() // most queries: without sort.Sort's boxing of b
+		} else {
+			sort.Sort(b)
+		}
 		h, p := q.pHash[lo:hi], q.perm[lo:hi]
 		for x := range h {
 			// Within a run of equal hashes, any two equal docids are duplicates.
@@ -252,6 +257,14 @@ func (b byHash) Less(x, y int) bool {
 func (b byHash) Swap(x, y int) {
 	b.h[x], b.h[y] = b.h[y], b.h[x]
 	b.p[x], b.p[y] = b.p[y], b.p[x]
+}
+
+func (b byHash) insertionSort() {
+	for i := 1; i < len(b.h); i++ {
+		for j := i; j > 0 && b.Less(j, j-1); j-- {
+			b.Swap(j, j-1)
+		}
+	}
 }
 
 // lineMarks gives each judgment its line: marks are (judgment, line) where a
