@@ -124,9 +124,9 @@ func TestOracleJudgedAtK(t *testing.T) {
 // as for that shorter run): every per-query measure at k = 10 and level 2
 // equals the plain evaluation of the run condensed here without the package
 // (the lines whose document has a label ≥ 0 for its query), whose plain values
-// TestOracleTrecEvalWideScale checks against trec_eval itself. No trec_eval
-// output with -J on these qrels exists in the oracle: only the real binary
-// could confirm the composition.
+// TestOracleTrecEvalWideScale checks against trec_eval itself;
+// TestOracleJudgedOnlyWideScale checks the result against trec_eval's own -J on
+// these qrels.
 func TestJudgedOnlyNegativeLabelsAsTrecEval(t *testing.T) {
 	ctx := context.Background()
 	q, err := inputtest.ReadQrels(ctx, "testdata/oracle-wide/wide300.qrels")
