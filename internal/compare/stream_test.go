@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 )
 
@@ -37,6 +38,12 @@ func streamFiles(t *testing.T, files map[string]string) string {
 // or its error.
 func runBoth(t *testing.T, dir string, runs []string, o compare.Options, clusters bool) (streamed, whole string) {
 	t.Helper()
+	return runBothOn(t, dir, "qrels.trec", runs, o, clusters)
+}
+
+// runBothOn is runBoth with the qrels file named.
+func runBothOn(t *testing.T, dir, qrels string, runs []string, o compare.Options, clusters bool) (streamed, whole string) {
+	t.Helper()
 	one := func(plain bool) string {
 		open := func(name string) io.Reader {
 			f, err := os.Open(filepath.Join(dir, name))
@@ -47,7 +54,7 @@ func runBoth(t *testing.T, dir string, runs []string, o compare.Options, cluster
 			}
 			return f
 		}
-		in := compare.In{Qrels: compare.Reader{Name: "qrels.trec", R: open("qrels.trec")}}
+		in := compare.In{Qrels: compare.Reader{Name: qrels, R: open(qrels)}}
 		for _, r := range runs {
 			in.Runs = append(in.Runs, compare.RunReader{Strategy: strings.TrimSuffix(r, ".trec"), Reader: compare.Reader{Name: r, R: open(r)}})
 		}
@@ -150,4 +157,48 @@ func TestRunStreamedAsWhole(t *testing.T) {
 	streamed, whole := runBoth(t, bdir, []string{"a.trec", "b.trec"}, o, false)
 	assert.Equal(t, whole, streamed)
 	assert.Contains(t, streamed, `"relevant_level": 1`)
+}
+
+// TestRunStreamedAsWholeOracle: the files checked against NIST trec_eval
+// (testdata/oracle: dev300's run, sorted by query id; its qrels and the wide
+// ones, with negative labels), the run and a second one ranking each query's
+// documents the other way round, streamed and whole: the same reports, with
+// the options the oracle tests check.
+func TestRunStreamedAsWholeOracle(t *testing.T) {
+	dir := t.TempDir()
+	cp := func(from, to string) string {
+		b, err := os.ReadFile(from)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, to), b, 0o644))
+		return string(b)
+	}
+	run := cp(filepath.Join("testdata", "oracle", "dev300.run"), "dev.trec")
+	cp(filepath.Join("testdata", "oracle", "dev300.qrels"), "dev.qrels")
+	cp(filepath.Join("testdata", "oracle-wide", "wide300.qrels"), "wide.qrels")
+	var rev strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(run), "\n") {
+		f := strings.Fields(line)
+		require.Len(t, f, 6)
+		fmt.Fprintf(&rev, "%s Q0 %s %s -%s rev\n", f[0], f[2], f[3], strings.TrimPrefix(f[4], "-"))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "rev.trec"), []byte(rev.String()), 0o644))
+	base := opts()
+	base.Resamples = 200
+	judgedOnly := base
+	judgedOnly.JudgedOnly = true
+	linear := base
+	linear.Gain = metrics.GainLinear
+	linear.RelevantLevel = 1
+	linear.RelevantLevelSet = true
+	k20 := judgedOnly
+	k20.K = 20
+	for _, qrels := range []string{"dev.qrels", "wide.qrels"} {
+		for name, o := range map[string]compare.Options{"default": base, "judged only": judgedOnly, "linear, level 1": linear, "judged only, k 20": k20} {
+			t.Run(qrels+", "+name, func(t *testing.T) {
+				streamed, whole := runBothOn(t, dir, qrels, []string{"dev.trec", "rev.trec"}, o, false)
+				assert.Equal(t, whole, streamed)
+				assert.NotContains(t, streamed, "error: ")
+			})
+		}
+	}
 }
