@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -223,22 +224,54 @@ func AppendFloat(dst []byte, v float64) []byte {
 // writes it, and nothing when v cannot be marshalled. The compact document is
 // indented as it is written, in writes of up to 64 KiB: no indented copy of
 // the whole document (at 1M calibrate pairs a 30 MB buffer grown by copies,
-// 120 MB allocated).
+// 120 MB allocated). A value that holds a JSONStreamer is not marshalled
+// whole either: it is written piece by piece (streamJSON), so a failure
+// there may leave part of it written (the callers write through
+// internal/atomicfile, all or nothing).
 func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(indenter{w})
+	in := &indenter{w: w}
+	if t := reflect.TypeOf(v); t != nil && streams(t) {
+		if err := (&jsonStream{in: in}).value(reflect.ValueOf(v)); err != nil {
+			return err
+		}
+		if err := in.write([]byte{'\n'}); err != nil {
+			return err
+		}
+		return in.flush()
+	}
+	enc := json.NewEncoder(in)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return in.flush()
 }
 
-// indenter indents what json.Encoder writes (the whole compact value and a
-// newline, in one Write once it is marshalled) as it writes it to w.
-type indenter struct{ w io.Writer }
+// indenter indents the compact JSON written to it (json.Encoder's whole
+// value and newline in one Write, or a streamed value in many) as it writes
+// it to w, in writes of up to 64 KiB: its state carries over from one Write
+// to the next.
+type indenter struct {
+	w                             io.Writer
+	out                           []byte
+	depth                         int
+	inString, escaped, needIndent bool
+}
 
-func (in indenter) Write(p []byte) (int, error) {
-	if err := writeIndented(in.w, p); err != nil {
+func (in *indenter) Write(p []byte) (int, error) {
+	if err := in.write(p); err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+func (in *indenter) flush() error {
+	if len(in.out) == 0 {
+		return nil
+	}
+	_, err := in.w.Write(in.out)
+	in.out = in.out[:0]
+	return err
 }
 
 // writeIndented writes src, JSON values as json.Marshal writes them (valid,
@@ -246,9 +279,26 @@ func (in indenter) Write(p []byte) (int, error) {
 // json.Indent(dst, src, "", "  ") would write them; white space outside
 // strings is dropped as json.Indent drops it, except after a top-level value.
 func writeIndented(w io.Writer, src []byte) error {
+	in := &indenter{w: w}
+	if err := in.write(src); err != nil {
+		return err
+	}
+	return in.flush()
+}
+
+// write indents src, the next bytes of the compact JSON, into in.out,
+// flushing it to w when it is full.
+func (in *indenter) write(src []byte) error {
 	const indent = "  "
-	out := make([]byte, 0, 64<<10)
-	depth, inString, escaped, needIndent := 0, false, false, false
+	if in.out == nil {
+		in.out = make([]byte, 0, 64<<10)
+	}
+	out, w := in.out, in.w
+	depth, inString, escaped, needIndent := in.depth, in.inString, in.escaped, in.needIndent
+	defer func() {
+		in.out = out
+		in.depth, in.inString, in.escaped, in.needIndent = depth, inString, escaped, needIndent
+	}()
 	flush := func() error {
 		_, err := w.Write(out)
 		out = out[:0]
@@ -343,9 +393,6 @@ func writeIndented(w io.Writer, src []byte) error {
 		default:
 			out = append(out, c)
 		}
-	}
-	if len(out) > 0 {
-		return flush()
 	}
 	return nil
 }

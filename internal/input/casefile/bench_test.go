@@ -220,6 +220,18 @@ func BenchmarkParseCase(b *testing.B) {
 			}
 		}
 	})
+	// The same line as check decodes it (StringsInLine: parseFast).
+	b.Run("fast-check-shape", func(b *testing.B) {
+		p := CaseParser{StringsInLine: true}
+		var c Case
+		b.SetBytes(int64(len(checkLine)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := p.Parse(checkLine, "f", 1, &c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("fastjson-parse-only", func(b *testing.B) {
 		var p fastjson.Parser
 		b.SetBytes(int64(len(line)))
