@@ -165,7 +165,8 @@ func written(t *testing.T, dir string, before map[string]string) map[string]stri
 // Issue 20 items 1 and 2 for the outputs added since: check --baseline's
 // rank-biased overlap lists and headline, its churn gates' list of the most
 // changed cases, check --suggest-floors, compare
-// --human-qrels (PPI++ section, scenarios, recommendation), judge --human-sample
+// --human-qrels (PPI++ section, scenarios, recommendation), compare --queries
+// (the best and worst queries' texts), judge --human-sample
 // --human-sheet, calibrate --human-sheet --judge-qrels, calibrate's rater panel
 // and adjudications, generate --batch-out / --batch-in and evaluate --batch: ids,
 // queries, locales, rater ids and file names carrying forged commands in every
@@ -295,6 +296,19 @@ func TestNoForgedCommandNewOutputs(t *testing.T) {
 		forgeRun(t, dir, -1, "compare", "--qrels", judged, "--run", "dense="+denseF, "--run", "lexical="+lexicalF, "--k", "2",
 			"--human-qrels", filled, "--bootstrap", "50", "--comment", "never", "--gate-strategy", "dense", "--fail-if-beaten")
 		forgeRun(t, dir, 0, "report", "--from", filepath.Join(dir, "cmp.json"), "--markdown", filepath.Join(dir, "cmp-again.md"))
+	})
+
+	// compare --queries (issue 32 item 4): the best and worst queries with
+	// their hostile texts in the Markdown, the HTML, the JSON and the
+	// report rendered again from it.
+	t.Run("compare queries", func(t *testing.T) {
+		forgeRun(t, dir, 0, "compare", "--qrels", judged, "--run", "dense="+denseF, "--run", "lexical="+lexicalF, "--k", "2",
+			"--queries", denseF, "--bootstrap", "50", "--comment", "never", "--markdown", filepath.Join(dir, "cmpq.md"),
+			"--json", filepath.Join(dir, "cmpq.json"), "--html", filepath.Join(dir, "cmpq.html"))
+		b, err := os.ReadFile(filepath.Join(dir, "cmpq.json"))
+		require.NoError(t, err)
+		require.Contains(t, string(b), `"query_texts": {`, "the texts reached the report")
+		forgeRun(t, dir, 0, "report", "--from", filepath.Join(dir, "cmpq.json"), "--markdown", filepath.Join(dir, "cmpq-again.md"))
 	})
 
 	t.Run("calibrate human-sheet", func(t *testing.T) {

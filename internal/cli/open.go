@@ -88,5 +88,12 @@ func openCompare(ctx context.Context, files *opened, f compare.Files) (compare.I
 		}
 		in.Clusters = compare.Reader{Name: f.Clusters, R: c}
 	}
+	if f.Queries != "" {
+		c, err := files.shards(ctx, f.Queries, "failed to read the queries: %w")
+		if err != nil {
+			return in, err
+		}
+		in.Queries = compare.Reader{Name: f.Queries, R: c}
+	}
 	return in, nil
 }

@@ -58,18 +58,20 @@ func ReadClusters(ctx context.Context, r io.Reader, file string) (map[string]str
 
 // Clusters says how the evaluated queries fall into clusters (Options.Clusters).
 type Clusters struct {
-	File     string // the clusters file (Files.Clusters)
+	File     string // the clusters file (Files.Clusters), else the queries file (Files.Queries)
 	Queries  int    // evaluated queries
 	Clusters int    // clusters among them (a query the file does not list is one)
-	Listed   int    // evaluated queries the file lists
+	Listed   int    // evaluated queries given a cluster (by the clusters file or their case)
 }
 
-// clustering numbers the clusters of the evaluated queries (r.QueryIDs).
-func (r *Result) clustering(of map[string]string, file string) {
+// clustering numbers the clusters of the evaluated queries (r.QueryIDs): a
+// query's cluster is the clusters file's, else its case's in the queries
+// (clusterOf); file names the clusters file, else the queries file.
+func (r *Result) clustering(of map[string]string, queries Queries, file string) {
 	keys := make([]string, len(r.QueryIDs))
 	listed := 0
 	for i, q := range r.QueryIDs {
-		if c, ok := of[q]; ok {
+		if c, ok := clusterOf(of, queries, q); ok {
 			keys[i], listed = "\x00"+c, listed+1 // never "" (a cluster of its own)
 		}
 	}

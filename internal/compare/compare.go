@@ -66,6 +66,14 @@ type Options struct {
 	Clusters map[string]string
 	// ClustersFile names the clusters file in the reports.
 	ClustersFile string
+	// Queries says what each query id stands for (compare --queries, the
+	// cases; queries.go): its text (the best and worst queries show it), its
+	// locale and its cluster, which counts as Clusters' (Clusters wins where
+	// it lists the query). Run sets it on its copy from In.Queries; nil: ids
+	// alone.
+	Queries Queries
+	// QueriesFile names the queries file in the reports.
+	QueriesFile string
 }
 
 // Input is one named run.
@@ -109,6 +117,9 @@ type Strategy struct {
 	Failed      []string // evaluated queries whose top-1 result has relevance 0 (or is missing), sorted
 	Best        []string // highest primary measure first, ties by query id
 	Worst       []string // lowest primary measure first, ties by query id
+	// ByMeasure[m] are the best and worst queries by measure m
+	// (metrics.QueryMeasures; bestworst.go): the primary's are Best and Worst.
+	ByMeasure [metrics.NumGraded]Ranked
 	// Judged is judged@k, the labelled share of the top k as retrieved (judged.go).
 	Judged JudgedAtK
 	// topN and topUnjudged are each evaluated query's documents in the top k
@@ -229,8 +240,11 @@ type Result struct {
 	// identical[a][b] says strategies a and b rank the same top k on every
 	// evaluated query (sameRankings).
 	identical [][]bool
-	// Clusters: the queries' clustering (Options.Clusters; nil without).
-	Clusters    *Clusters
+	// Clusters: the queries' clustering (Options.Clusters, the clusters of
+	// Options.Queries; nil without).
+	Clusters *Clusters
+	// Queries: what each query id stands for (Options.Queries; nil without).
+	Queries     Queries
 	clusterIdx  []int // cluster of each evaluated query
 	numClusters int
 }
@@ -364,6 +378,7 @@ func Compare(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		res.rankQueries(&s)
 		res.Strategies = append(res.Strategies, s)
 	}
 	if err := res.checkNames(); err != nil {
@@ -374,8 +389,8 @@ func Compare(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	if opt.Clusters != nil {
-		res.clustering(opt.Clusters, opt.ClustersFile)
+	if err := res.cluster(opt); err != nil {
+		return nil, err
 	}
 	res.identical = sameRankings(res.Strategies, eval, opt.K)
 	for i := range res.Strategies {
@@ -466,6 +481,23 @@ func (r *Result) checkNames() error {
 	if g := r.Gate.Strategy; g != "" && r.StrategyIndex(g) < 0 {
 		return fmt.Errorf("gate strategy %q is not one of the runs", g)
 	}
+	return nil
+}
+
+// cluster clusters the evaluated queries by --clusters or the queries'
+// cluster keys (Options.Queries), and keeps the queries' texts.
+func (r *Result) cluster(opt Options) error {
+	if hasClusters(opt.Clusters, opt.Queries) {
+		if opt.HumanSheet != nil {
+			return fmt.Errorf("the queries come in clusters (%s) and human labels cannot be combined yet: the human-corrected (PPI++) estimates treat queries as independent", clusterSource(opt))
+		}
+		file := opt.ClustersFile
+		if opt.Clusters == nil {
+			file = opt.QueriesFile
+		}
+		r.clustering(opt.Clusters, opt.Queries, file)
+	}
+	r.Queries = opt.Queries
 	return nil
 }
 

@@ -21,5 +21,8 @@ func Fingerprint(f Files, o Options) (inputs, params map[string]string) {
 	if f.Clusters != "" { // other intervals and tests: a history of its own
 		inputs["clusters"] = f.Clusters
 	}
+	if f.Queries != "" { // its cases' clusters: other intervals and tests
+		inputs["queries"] = f.Queries
+	}
 	return inputs, params
 }

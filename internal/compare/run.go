@@ -26,6 +26,9 @@ type Files struct {
 	HumanQrels string
 	// Clusters is the query-to-cluster file (ReadClusters); "" none.
 	Clusters string
+	// Queries is the cases JSONL that says what each query id stands for
+	// (ReadQueries: its text, locale and cluster); "" none.
+	Queries string
 }
 
 // Reader is one input of a comparison: its bytes and the name its messages
@@ -50,6 +53,9 @@ type In struct {
 	Runs       []RunReader
 	HumanQrels Reader
 	Clusters   Reader // R nil: none
+	// Queries is the cases JSONL of the queries (Files.Queries, evaluate's
+	// cases; ReadQueries); R nil: none.
+	Queries Reader
 }
 
 // Run is the compare command's pipeline: it reads the qrels (in a goroutine)
@@ -66,11 +72,10 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 			return nil, err
 		}
 		if ok {
-			cl, err := readClusters(ctx, in)
-			if err != nil {
+			if err := readAfterRuns(ctx, in, &o); err != nil {
 				return nil, err
 			}
-			res, err := st.finish(cl, in.Clusters.Name)
+			res, err := st.finish(o)
 			if err != nil {
 				return nil, fmt.Errorf("failed to compare: %w", err)
 			}
@@ -115,12 +120,8 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 		}
 		o.HumanSheet = sh // Compare's copy; the caller's options are not touched
 	}
-	cl, err := readClusters(ctx, in)
-	if err != nil {
+	if err := readAfterRuns(ctx, in, &o); err != nil {
 		return nil, err
-	}
-	if cl != nil {
-		o.Clusters, o.ClustersFile = cl, in.Clusters.Name
 	}
 	res, err := Compare(qrels, inputs, o)
 	if err != nil {
@@ -129,14 +130,22 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 	return res, nil
 }
 
-// readClusters reads In.Clusters; nil without.
-func readClusters(ctx context.Context, in In) (map[string]string, error) {
-	if in.Clusters.R == nil {
-		return nil, nil
+// readAfterRuns reads what Run reads after the runs and the human sheet, in
+// this order, into o: the clusters and the queries.
+func readAfterRuns(ctx context.Context, in In, o *Options) error {
+	if in.Clusters.R != nil {
+		cl, err := ReadClusters(ctx, in.Clusters.R, in.Clusters.Name)
+		if err != nil {
+			return fmt.Errorf("failed to read the clusters: %w", err)
+		}
+		o.Clusters, o.ClustersFile = cl, in.Clusters.Name
 	}
-	cl, err := ReadClusters(ctx, in.Clusters.R, in.Clusters.Name)
-	if err != nil {
-		return nil, fmt.Errorf("failed to read the clusters: %w", err)
+	if in.Queries.R != nil {
+		qs, err := ReadQueries(ctx, in.Queries.R, in.Queries.Name)
+		if err != nil {
+			return fmt.Errorf("failed to read the queries: %w", err)
+		}
+		o.Queries, o.QueriesFile = qs, in.Queries.Name
 	}
-	return cl, nil
+	return nil
 }

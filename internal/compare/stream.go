@@ -228,8 +228,9 @@ func runStreaming(ctx context.Context, in In, rs []io.Reader, o Options) (st str
 	return st, q, true, nil
 }
 
-// finish completes a streamed comparison as Compare does after the runs.
-func (st streamed) finish(clusters map[string]string, clustersFile string) (*Result, error) {
+// finish completes a streamed comparison as Compare does after the runs,
+// with the options Run read after them (the clusters and the queries).
+func (st streamed) finish(o Options) (*Result, error) {
 	res := st.res
 	if st.commonErr != nil {
 		return nil, st.commonErr
@@ -237,9 +238,10 @@ func (st streamed) finish(clusters map[string]string, clustersFile string) (*Res
 	if err := res.checkNames(); err != nil {
 		return nil, err
 	}
-	if clusters != nil {
-		res.Options.Clusters, res.Options.ClustersFile = clusters, clustersFile
-		res.clustering(clusters, clustersFile)
+	res.Options.Clusters, res.Options.ClustersFile = o.Clusters, o.ClustersFile
+	res.Options.Queries, res.Options.QueriesFile = o.Queries, o.QueriesFile
+	if err := res.cluster(res.Options); err != nil {
+		return nil, err
 	}
 	// The qrels, most of what was live while the runs were read, are garbage
 	// now: collected before the statistics allocate, their memory is reused
@@ -390,6 +392,7 @@ func mergeRuns(q *trecfile.Qrels, in In, eval []int, res *Result, o Options, cur
 		}
 		g[r].finish([]*tally{t[r]})
 		s := &res.Strategies[r]
+		res.rankQueries(s)
 		if o.JudgedOnly {
 			judgedOnly[r].summarize()
 			s.Judged = judgedOnly[r]

@@ -150,7 +150,7 @@ func NewPlan(o *Options) *Plan {
 		j.Batch, j.BatchPoll = true, o.BatchPoll
 	}
 	p.Judge = *j
-	p.Compare = CompareStage{Files: compare.Files{Qrels: o.In("qrels.txt")}, Run: compare.NewOptions(),
+	p.Compare = CompareStage{Files: compare.Files{Qrels: o.In("qrels.txt"), Queries: cases}, Run: compare.NewOptions(),
 		JSON: o.In("compare.json"), Markdown: o.In("compare.md"), PerQuery: o.In("per-query.jsonl"), HTML: o.In("compare.html")}
 	p.Compare.Run.K, p.Compare.Run.Resamples = o.K, o.Bootstrap
 	for _, run := range Runs(o.RerankURL != "") {
@@ -210,7 +210,7 @@ func (p *Plan) Args(o *Options, compareFlags ...string) [][]string {
 	if j.Batch {
 		ja = append(ja, "--batch", "--batch-poll", j.BatchPoll.String())
 	}
-	ca := []string{"--qrels", c.Files.Qrels, "--k", strconv.Itoa(c.Run.K), "--bootstrap", strconv.Itoa(c.Run.Resamples),
+	ca := []string{"--qrels", c.Files.Qrels, "--queries", c.Files.Queries, "--k", strconv.Itoa(c.Run.K), "--bootstrap", strconv.Itoa(c.Run.Resamples),
 		"--json", c.JSON, "--markdown", c.Markdown, "--per-query", c.PerQuery, "--html", c.HTML}
 	ca = append(ca, compareFlags...)
 	for i, r := range j.Runs {

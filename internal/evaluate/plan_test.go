@@ -63,6 +63,7 @@ func TestPlanChainsTheStages(t *testing.T) {
 		assert.Equal(t, r.Out, p.Compare.Files.Runs[i].Path)
 	}
 	assert.Equal(t, p.Judge.QrelsOut, p.Compare.Files.Qrels)
+	assert.Equal(t, p.Generate.Out, p.Compare.Files.Queries, "the generated cases are the comparison's queries")
 	assert.Equal(t, []string{"dense", "lexical", "hybrid"}, p.Names())
 	args := p.Args(&o, "--comment", "never")
 	require.Len(t, args, 6, "generate, three retrieves, judge, compare")

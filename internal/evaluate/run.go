@@ -164,7 +164,6 @@ func Run(ctx context.Context, in In, o *Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	cases = nil
 
 	// The judge's labels of the runs' pool, and its qrels in memory.
 	j := &p.Judge
@@ -203,7 +202,12 @@ func Run(ctx context.Context, in In, o *Options) (*Result, error) {
 		if err := f.Compare(ctx, c); err != nil {
 			return err
 		}
-		ci := compare.In{Qrels: compare.Reader{Name: c.Files.Qrels, R: bytes.NewReader(qrels.Bytes())}}
+		// The cases say what each query is (its text, locale and cluster).
+		if _, err := cases.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("failed to read cases: %w", err)
+		}
+		ci := compare.In{Qrels: compare.Reader{Name: c.Files.Qrels, R: bytes.NewReader(qrels.Bytes())},
+			Queries: compare.Reader{Name: c.Files.Queries, R: cases}}
 		for x, r := range c.Files.Runs {
 			ci.Runs = append(ci.Runs, compare.RunReader{Strategy: r.Name, Reader: compare.Reader{Name: r.Path, R: bytes.NewReader(runs[x])}})
 		}

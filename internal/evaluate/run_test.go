@@ -129,8 +129,10 @@ func TestRunComposesInMemory(t *testing.T) {
 	require.NoError(t, judge.WriteTREC(&want, res.Judge.Result))
 	assert.Equal(t, want.String(), string(qrels))
 
-	// The comparison is compare's of the files the front end was handed.
-	ci := compare.In{Qrels: compare.Reader{Name: o.In("qrels.txt"), R: bytes.NewReader(qrels)}}
+	// The comparison is compare's of the files the front end was handed, the
+	// generated cases its queries (their text in the result).
+	ci := compare.In{Qrels: compare.Reader{Name: o.In("qrels.txt"), R: bytes.NewReader(qrels)},
+		Queries: compare.Reader{Name: o.In("cases.jsonl"), R: bytes.NewReader(cases)}}
 	for _, n := range res.Plan.Names() {
 		p := o.In(evaluate.RunFile(n))
 		ci.Runs = append(ci.Runs, compare.RunReader{Strategy: n, Reader: compare.Reader{Name: p, R: bytes.NewReader(front.kept[p])}})
@@ -138,6 +140,15 @@ func TestRunComposesInMemory(t *testing.T) {
 	again, err := compare.Run(context.Background(), ci, res.Plan.Compare.Run)
 	require.NoError(t, err)
 	assert.Equal(t, again.Recommended, res.Compare.Recommended)
+	assert.Equal(t, again.Queries, res.Compare.Queries)
+	require.Len(t, res.Compare.Queries, res.Generated.Written, "every generated case is a query of the comparison")
+	for id, q := range res.Compare.Queries {
+		assert.Contains(t, string(cases), fmt.Sprintf(`{"id":%q,"locale":%q,"type":"generated","query":%q`, id, q.Locale, q.Text))
+		assert.NotEmpty(t, q.Text, id)
+		assert.NotEmpty(t, q.Locale, id)
+	}
+	require.NotNil(t, res.Compare.Clusters, "generate's cluster keys: the statistics over the cards")
+	assert.Equal(t, 3, res.Compare.Clusters.Clusters)
 	for i := range again.Strategies {
 		assert.Equal(t, fmt.Sprint(again.Strategies[i].Values), fmt.Sprint(res.Compare.Strategies[i].Values)) // NaN: undefined for a query
 		assert.Equal(t, again.Strategies[i].File, res.Compare.Strategies[i].File)

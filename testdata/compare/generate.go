@@ -5,6 +5,11 @@
 // top 20). Each strategy ranks a query's 40 candidates by relevance × its
 // quality plus Gaussian noise; a query's difficulty scales the noise, so some
 // queries fail everywhere. Deterministic: go run testdata/compare/generate.go
+//
+// It also writes queries.jsonl, what each query id stands for (compare
+// --queries): a help-centre question per id, from a topic and a phrasing
+// chosen by the id's number (no random draw: the qrels and runs are the same
+// with or without it), locale en, no cluster (the queries are independent).
 package main
 
 import (
@@ -106,7 +111,31 @@ func main() {
 		}
 		write(s.name+"+rerank", rr, k)
 	}
+	w := bufio.NewWriter(must(os.Create(filepath.Join(dir, "queries.jsonl"))))
+	for i := range queries {
+		text := fmt.Sprintf(phrasings[(i/len(topics))%len(phrasings)], topics[i%len(topics)])
+		fmt.Fprintf(w, "{\"id\": \"q%03d\", \"locale\": \"en\", \"query\": %q}\n", i+1, text)
+	}
+	check(w.Flush())
 }
+
+// topics and phrasings make the demo's query texts: query i is phrasing
+// i/len(topics) of topic i%len(topics).
+var (
+	topics = []string{
+		"reset my password", "turn on two-factor authentication", "change the email on my account", "delete my account",
+		"export my data", "download an invoice", "update my credit card", "cancel my subscription",
+		"get a refund", "change my plan", "add a team member", "remove a team member",
+		"set up single sign-on", "rotate an API key", "connect the Slack integration", "import contacts from a CSV file",
+		"recover a deleted project", "change the workspace language", "turn off email notifications", "report a security issue",
+		"move a project to another workspace", "see the audit log", "limit who can invite guests", "change my time zone",
+		"use the mobile app offline", "print a report", "share a dashboard publicly", "restore an older version of a file",
+		"increase the upload size limit", "fix a failed payment", "verify my domain", "transfer ownership of the workspace",
+		"merge two accounts", "set a data retention period", "find my order number", "contact support by phone",
+		"change the billing address", "pause my subscription", "unlock a locked account", "sign in with a Google account",
+	}
+	phrasings = []string{"How do I %s?", "What is the quickest way to %s", "can't %s"}
+)
 
 func must[T any](v T, err error) T {
 	check(err)

@@ -54,17 +54,21 @@ type Document struct {
 	// Decision is the comparison's one decision (compare.Decision); nil in a
 	// document written before it, whose reports then give the recommendation
 	// alone.
-	Decision              *Decision            `json:"decision,omitempty"`
-	Gain                  string               `json:"gain"`
-	Gates                 []gatetable.Entry    `json:"gates"`
-	JudgedAtKThreshold    format.Float         `json:"judged_at_k_threshold"`
-	JudgedOnly            bool                 `json:"judged_only"`
-	Human                 *Human               `json:"human,omitempty"` // compare --human-qrels (human.go)
-	K                     int                  `json:"k"`
-	MaxDCGAtK             format.Float         `json:"max_dcg_at_k"`
-	Paired                []Paired             `json:"paired"`
-	Primary               string               `json:"primary"`
-	Queries               Queries              `json:"queries"`
+	Decision           *Decision         `json:"decision,omitempty"`
+	Gain               string            `json:"gain"`
+	Gates              []gatetable.Entry `json:"gates"`
+	JudgedAtKThreshold format.Float      `json:"judged_at_k_threshold"`
+	JudgedOnly         bool              `json:"judged_only"`
+	Human              *Human            `json:"human,omitempty"` // compare --human-qrels (human.go)
+	K                  int               `json:"k"`
+	MaxDCGAtK          format.Float      `json:"max_dcg_at_k"`
+	Paired             []Paired          `json:"paired"`
+	Primary            string            `json:"primary"`
+	Queries            Queries           `json:"queries"`
+	// QueryTexts are the texts of the queries the strategies' best and worst
+	// lists name (query id -> text), from compare --queries (evaluate's
+	// cases); nil without (the reports show the ids alone).
+	QueryTexts            map[string]string    `json:"query_texts,omitempty"`
 	RecommendationTest    *Leader              `json:"recommendation_test"`
 	Recommended           string               `json:"recommended"`
 	RelevanceScale        [2]int               `json:"relevance_scale"`
@@ -114,10 +118,15 @@ type Strategy struct {
 	Metrics        map[string]Summary `json:"metrics"`
 	MissingFromRun int                `json:"missing_from_run"`
 	N              int                `json:"n"`
+	// QueriesByMeasure are the best and worst queries by every measure
+	// (measure key -> lists, compare.Strategy.ByMeasure; the primary's are
+	// BestQueries and WorstQueries), for the dashboard's choice of measure;
+	// nil in a document written before it.
+	QueriesByMeasure map[string]Ranked `json:"queries_by_measure,omitempty"`
 	// QueryValues are the values of every measure of the queries listed in
-	// BestQueries and WorstQueries (query id -> measure key -> value; null:
-	// the measure does not count the query), for the dashboard's best and
-	// worst queries; nil in a document written before it.
+	// BestQueries, WorstQueries and QueriesByMeasure (query id -> measure key
+	// -> value; null: the measure does not count the query), for the
+	// dashboard's best and worst queries; nil in a document written before it.
 	QueryValues         map[string]map[string]format.Float `json:"query_values,omitempty"`
 	RelevanceBuckets    Buckets                            `json:"relevance_buckets"`
 	RelevanceByPosition []format.Float                     `json:"relevance_by_position"`
@@ -129,6 +138,17 @@ type Strategy struct {
 
 	Name                  string `json:"-"`
 	RunQueries, NotJudged int    `json:"-"` // queries of the run; of them not in the qrels
+}
+
+// QueryCell is the most runes of a query's text a report shows in a list or
+// a table cell (format.Shorten); the JSON has the whole text.
+const QueryCell = 80
+
+// Ranked are a strategy's best and worst queries by one measure
+// (compare.Ranked): best first, worst first, ties by query id.
+type Ranked struct {
+	Best  []string `json:"best"`
+	Worst []string `json:"worst"`
 }
 
 // Summary is one measure's mean and 95% CI over its n queries.
@@ -334,9 +354,11 @@ func New(r *compare.Result) *Document {
 			RelevanceByPosition:   format.Floats(s.ByPosition), RelevanceByPositionN: s.ByPositionN,
 			FailedQueries: strs(s.Failed), BestQueries: strs(s.Best), WorstQueries: strs(s.Worst),
 			RunQueries: s.RunQueries, NotJudged: s.NotJudged,
-			QueryValues: queryValues(r, s),
+			QueriesByMeasure: byMeasure(s),
+			QueryValues:      queryValues(r, s),
 		}
 		d.Order = append(d.Order, s.Name)
+		d.addTexts(r, s)
 	}
 	for i := range r.Paired {
 		p := &r.Paired[i]
@@ -478,12 +500,45 @@ func (d *Document) TrendMeasures() []trend.Measure {
 	return trend.CompareMeasures(trendtable.Gates(d.Gates), recommended, best, d.Order, d.Primary)
 }
 
+// listed are the query ids of a strategy's best and worst lists, the
+// primary's first, then every measure's (repeats included).
+func listed(s *compare.Strategy) []string {
+	ids := append(slices.Clone(s.Best), s.Worst...)
+	for _, r := range s.ByMeasure {
+		ids = append(append(ids, r.Best...), r.Worst...)
+	}
+	return ids
+}
+
+// byMeasure are a strategy's best and worst queries by every measure, by key.
+func byMeasure(s *compare.Strategy) map[string]Ranked {
+	out := make(map[string]Ranked, metrics.NumGraded)
+	for m, key := range metrics.GradedKeys {
+		r := s.ByMeasure[m]
+		out[key] = Ranked{Best: strs(r.Best), Worst: strs(r.Worst)}
+	}
+	return out
+}
+
+// addTexts adds the texts of a strategy's listed queries that the result's
+// queries give (compare --queries): QueryTexts.
+func (d *Document) addTexts(r *compare.Result, s *compare.Strategy) {
+	for _, id := range listed(s) {
+		if q, ok := r.Queries[id]; ok && q.Text != "" {
+			if d.QueryTexts == nil {
+				d.QueryTexts = map[string]string{}
+			}
+			d.QueryTexts[id] = q.Text
+		}
+	}
+}
+
 // queryValues are every measure's values of a strategy's best and worst
 // queries (by id; the result's query ids are sorted).
 func queryValues(r *compare.Result, s *compare.Strategy) map[string]map[string]format.Float {
 	out := map[string]map[string]format.Float{}
 	const M = metrics.NumGraded
-	for _, id := range append(slices.Clone(s.Best), s.Worst...) {
+	for _, id := range listed(s) {
 		i, ok := slices.BinarySearch(r.QueryIDs, id)
 		if !ok || out[id] != nil || (i+1)*M > len(s.Values) {
 			continue

@@ -227,9 +227,24 @@ func (d *Document) Markdown(w io.Writer) error {
 		}
 		return s
 	}
+	// The best and worst with their texts (compare --queries), one a line.
+	ranked := func(ids []string) string {
+		if d.QueryTexts == nil || len(ids) == 0 {
+			return " " + list(ids)
+		}
+		var l strings.Builder
+		for _, id := range ids {
+			l.WriteString("\n  - " + esc(id))
+			if t, ok := d.QueryTexts[id]; ok {
+				short, _ := format.Shorten(t, QueryCell)
+				l.WriteString(": " + esc(short))
+			}
+		}
+		return l.String()
+	}
 	b.WriteString("\n<details><summary>Failed, best and worst queries</summary>\n\n")
 	for _, s := range strategies {
-		fmt.Fprintf(&b, "**%s**\n\n- failed (%d): %s\n- best by %s: %s\n- worst by %s: %s\n\n", esc(s.Name), len(s.FailedQueries), list(s.FailedQueries), primary, list(s.BestQueries), primary, list(s.WorstQueries))
+		fmt.Fprintf(&b, "**%s**\n\n- failed (%d): %s\n- best by %s:%s\n- worst by %s:%s\n\n", esc(s.Name), len(s.FailedQueries), list(s.FailedQueries), primary, ranked(s.BestQueries), primary, ranked(s.WorstQueries))
 	}
 	b.WriteString("</details>\n\n")
 	fmt.Fprintf(&b, "<sub>%s. Graded measures average over the queries with a judged document of positive gain, binary ones over those with a document at the relevant level; queries missing from a run score 0.</sub>\n", esc(d.method()))

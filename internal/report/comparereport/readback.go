@@ -16,12 +16,22 @@ import (
 // measures' means and intervals within their scales, every paired test and
 // the recommendation's test between strategies of the document with a
 // probability for p, the recommendation a strategy (or compare.NoClearWinner),
-// the statistics' alpha in (0, 1); fields a document written before they
-// existed lacks (max_dcg_at_k, scenarios, the buckets, judged@k) are optional,
+// the statistics' alpha in (0, 1), the best and worst by every measure lists
+// of query ids of a measure, the query texts strings; fields a document
+// written before they existed lacks (max_dcg_at_k, scenarios, the buckets,
+// judged@k, queries_by_measure, query_texts) are optional,
 // and the human-qrels part is checked by the rules of every document.
 func validate(c *readback.Checker, root *jsonpos.Value) {
 	c.Command = "compare"
 	d := c.Root(root, Schema)
+	// ids checks that the array at key of o is query ids (strings).
+	ids := func(o readback.Obj, key string) {
+		for i, e := range o.Array(key) {
+			if e.Kind != jsonpos.String {
+				c.Failf(e.Line, "%s is not a string: a query id", readback.Index(readback.Path(o.Path, key), i))
+			}
+		}
+	}
 	d.IntAtMost("k", 1, compare.MaxK, "the largest k compare takes") // a larger one took seconds a million (the ideal DCG's loop)
 	d.String("gain")
 	if v := root.Get("relevance_scale"); v == nil || v.Kind != jsonpos.Array || len(v.Elems) != 2 {
@@ -53,7 +63,24 @@ func validate(c *readback.Checker, root *jsonpos.Value) {
 			m.Bool("unreliable")
 		})
 		s.OptObject("relevance_distribution")
+		if s.V.Get("queries_by_measure") != nil { // issue 32 item 4
+			s.Members("queries_by_measure", func(key string, r readback.Obj) {
+				if metrics.QueryIndex(key) < 0 {
+					c.Failf(r.V.Line, "%s: %s is not a measure of compare", r.Path, jsonpos.QuoteKey([]byte(key)))
+				}
+				for _, list := range []string{"best", "worst"} {
+					ids(r, list)
+				}
+			})
+		}
 	})
+	if t := d.OptObject("query_texts"); t.Has() { // compare --queries (issue 32 item 4)
+		for _, m := range t.V.Members {
+			if m.Value.Kind != jsonpos.String {
+				c.Failf(m.Value.Line, "%s is not a string: a query's text", readback.Path(t.Path, m.Key))
+			}
+		}
+	}
 	if c.Err() == nil && len(names) == 0 {
 		c.Failf(root.Get("strategies").Line, "strategies is empty: a compare report has at least one")
 	}

@@ -62,8 +62,11 @@ func TestCompareJSONSchema(t *testing.T) {
 	assert.Equal(t, "retrieval-gate/compare@1", doc["schema"])
 	assert.Equal(t, map[string]any{"at_relevant_level": 3.0, "judged": 3.0, "with_relevant": 3.0}, doc["queries"])
 	s := doc["strategies"].(map[string]any)["hybrid"].(map[string]any)
-	assert.Equal(t, []string{"best_queries", "failed_queries", "judged_at_k", "metrics", "missing_from_run", "n", "query_values", "relevance_buckets", "relevance_by_position", "relevance_by_position_n", "relevance_distribution", "worst_queries"}, keys(s))
+	assert.Equal(t, []string{"best_queries", "failed_queries", "judged_at_k", "metrics", "missing_from_run", "n", "queries_by_measure", "query_values", "relevance_buckets", "relevance_by_position", "relevance_by_position_n", "relevance_distribution", "worst_queries"}, keys(s))
 	assert.Equal(t, []string{"highly_relevant", "n", "not_relevant", "relevant_plus"}, keys(s["relevance_buckets"].(map[string]any)))
+	byM := s["queries_by_measure"].(map[string]any)
+	assert.Len(t, byM, metrics.NumGraded)
+	assert.Equal(t, map[string]any{"best": s["best_queries"], "worst": s["worst_queries"]}, byM["dcg_at_k"], "the primary's lists")
 	// By rank over the judged documents, n each: ann's rank 1 (x) is judged
 	// nowhere, so undefined (null), not 0; rank 2 is g in q1..q3 (3, 2, 3).
 	ann := doc["strategies"].(map[string]any)["ann"].(map[string]any)

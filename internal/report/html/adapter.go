@@ -181,17 +181,19 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 			}
 		}
 	}
-	// Best and worst queries of every strategy by the primary measure, as
-	// the document lists them, each with its values of every measure.
+	// Best and worst queries of every strategy by each measure, as the
+	// document lists them (the primary's: best_queries and worst_queries),
+	// each with its text and its values of every measure.
 	if len(v.Strategies) > 0 {
 		v.QueriesOf = v.Strategies[v.Best].Name
 	}
+	v.Texts = len(d.QueryTexts) > 0
 	for _, name := range d.Order {
 		s := d.Strategies[name]
 		qv := func(ids []string) []QueryView {
 			out := make([]QueryView, 0, len(ids))
 			for _, id := range ids {
-				q := QueryView{ID: id, Values: map[string]float64{}}
+				q := QueryView{ID: id, Text: d.QueryTexts[id], Values: map[string]float64{}}
 				for key, x := range s.QueryValues[id] {
 					q.Values[key] = x.V()
 				}
@@ -199,9 +201,15 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 			}
 			return out
 		}
-		if len(s.BestQueries)+len(s.WorstQueries) > 0 {
-			v.QueryStrategies = append(v.QueryStrategies, QueriesView{Strategy: name, Best: qv(s.BestQueries), Worst: qv(s.WorstQueries)})
+		if len(s.BestQueries)+len(s.WorstQueries) == 0 {
+			continue
 		}
+		by := map[string]QueryLists{}
+		for key, l := range s.QueriesByMeasure {
+			by[key] = QueryLists{Best: qv(l.Best), Worst: qv(l.Worst)}
+		}
+		by[d.Primary] = QueryLists{Best: qv(s.BestQueries), Worst: qv(s.WorstQueries)}
+		v.QueryStrategies = append(v.QueryStrategies, QueriesView{Strategy: name, By: by})
 	}
 	return v
 }

@@ -1,8 +1,10 @@
 package html
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -72,18 +74,25 @@ type RerankPair struct {
 	Untested bool
 }
 
-// QueryView is one query of the best/worst tables: its id and the value of
-// every measure (key -> value; absent: the document does not carry it).
+// QueryView is one query of the best/worst tables: its id, its text (""
+// without compare --queries) and the value of every measure (key -> value;
+// absent: the document does not carry it).
 type QueryView struct {
-	ID     string
-	Values map[string]float64
+	ID, Text string
+	Values   map[string]float64
 }
 
-// QueriesView is one strategy's best and worst queries by the primary
-// measure, as its document lists them.
-type QueriesView struct {
-	Strategy    string
+// QueryLists are a strategy's best and worst queries by one measure.
+type QueryLists struct {
 	Best, Worst []QueryView
+}
+
+// QueriesView is one strategy's best and worst queries by each measure (key
+// -> lists), as its document lists them: a document written before the lists
+// by every measure has the primary's only.
+type QueriesView struct {
+	Strategy string
+	By       map[string]QueryLists
 }
 
 // CompareView is everything the compare dashboard shows, already computed.
@@ -138,8 +147,10 @@ type CompareView struct {
 	RunMissing []string
 	RunLabel   string
 	// QueryStrategies are the strategies whose best and worst queries are
-	// listed (the document's, by the primary measure), in run order.
+	// listed (the document's, by each measure), in run order; Texts says
+	// some query has its text (compare --queries).
 	QueryStrategies []QueriesView
+	Texts           bool
 	// Human is the human-corrected section (compare --human-qrels; nil without).
 	Human *comparereport.HumanSection
 }
@@ -180,7 +191,10 @@ func Compare(w io.Writer, v CompareView) error {
 			p.Table(exploreTable(cur, metrics.KeyMeanRel, v.K, ""))
 			p.raw("</div>\n")
 		}
-		p.Note("Each value with its 95% interval below it; the best value of the measure in bold (by its direction: higher is better for every measure here). A reranked strategy (NAME" + RerankSuffix + ") is drawn in its base strategy's colour, dashed. " + v.dcgScaleNote())
+		// The scale of the measure shown: the script writes the chosen
+		// run's and measure's (exploreData's notes).
+		p.raw(`<p class="note">` + Esc("Each value with its 95% interval below it; the best value of the measure in bold (by its direction: higher is better for every measure here). A reranked strategy (NAME"+RerankSuffix+") is drawn in its base strategy's colour, dashed.") +
+			` <span id="rg-scale">` + Esc(v.scaleNote(v.Primary)) + "</span></p>\n")
 	})
 	p.runBlocks(&v, (*Page).compareBottom, false)
 
@@ -203,7 +217,40 @@ func Compare(w io.Writer, v CompareView) error {
 	if v.Primary == metrics.KeyMeanRel {
 		second = ""
 	}
-	p.Script(exploreJS, exploreData(v.K, v.Measures, v.scaleOf, v.Colours, v.Runs, v.Current, v.Primary, second))
+	// The scale sentence of each run's page and measure (a run without its
+	// page: the sentences that do not depend on the run's maximum).
+	notes := make([][]string, len(v.Runs))
+	for i := range v.Runs {
+		page := &v
+		if i != v.Current {
+			page = nil
+			if i < len(v.RunPages) {
+				page = v.RunPages[i]
+			}
+		}
+		notes[i] = make([]string, len(v.Measures))
+		for j, key := range v.Measures {
+			switch {
+			case page != nil:
+				notes[i][j] = page.scaleNote(key)
+			case key != metrics.KeyDCG:
+				notes[i][j] = v.scaleNote(key)
+			}
+		}
+	}
+	// Each run's best and worst queries by every measure (queriesData).
+	qdata := make([][]byte, len(v.Runs))
+	for i := range v.Runs {
+		page := &v
+		if i != v.Current {
+			page = nil
+			if i < len(v.RunPages) {
+				page = v.RunPages[i]
+			}
+		}
+		qdata[i] = queriesData(nil, page, v.Measures)
+	}
+	p.Script(exploreJS, exploreData(v.K, v.Measures, v.scaleOf, v.Colours, v.Runs, v.Current, v.Primary, second, notes, qdata))
 	_, err := p.WriteTo(w)
 	return err
 }
@@ -459,14 +506,16 @@ func (p *Page) compareBottom(v *CompareView) {
 	}
 }
 
-// queriesSection lists each strategy's best and worst queries by the primary
-// measure (the document's lists), one strategy shown at a time ("Select
-// strategy", the best first), each query with the value of the chosen
-// measure beside the primary's; without script, every strategy with the
-// primary measure.
+// queriesSection lists each strategy's best and worst queries, one strategy
+// at a time ("Select strategy", the best first) by the measure of "Select
+// metric": each query with its text (compare --queries), the measure's value
+// and the primary's. The page writes every strategy's lists by the primary
+// measure (what a reader without script sees); the script draws the chosen
+// strategy's by the chosen measure from the run's data (queriesData), as
+// queryTable draws them.
 func (p *Page) queriesSection(v *CompareView) {
 	primary := MeasureLabel(v.Primary, v.K)
-	p.Section(v.runTitle("Best and worst queries by " + primary))
+	p.Section(v.runTitle("Best and worst queries"))
 	if len(v.QueryStrategies) == 0 {
 		p.Para("The report lists no best or worst query.")
 		return
@@ -482,42 +531,179 @@ func (p *Page) queriesSection(v *CompareView) {
 	p.raw("</select></label></form>\n")
 	for _, qs := range v.QueryStrategies {
 		p.raw(`<div class="rg-queries" data-strategy="` + Esc(qs.Strategy) + `">` + "\n")
-		p.Grid(func() { p.queryTable(v, "Best of "+qs.Strategy, qs.Best) }, func() { p.queryTable(v, "Worst of "+qs.Strategy, qs.Worst) })
+		l := qs.By[v.Primary]
+		p.Grid(func() { p.queryTable(v, "Best of "+qs.Strategy+" by "+primary, l.Best) },
+			func() { p.queryTable(v, "Worst of "+qs.Strategy+" by "+primary, l.Worst) })
 		p.raw("</div>\n")
 	}
-	p.Note(fmt.Sprintf("The %d highest and lowest of %s queries by %s, per strategy, ties by query id (as every report lists them); beside it the measure chosen in \"Select metric\". Every query's values are in the --per-query output.", compare.Handful, Count(v.Evaluated), primary))
+	p.Note(fmt.Sprintf("The %d highest and lowest of %s queries by the measure chosen in \"Select metric\" (by its direction; ties by query id), for the strategy chosen in \"Select strategy\"; beside it %s, the primary measure. Without a script: every strategy by %s, as every report lists them. Every query's values are in the --per-query output.", compare.Handful, Count(v.Evaluated), primary, primary))
 }
 
-// queryTable is one list of queries: a column per measure, the primary's and
-// the chosen one's shown (data-key: the script shows the chosen measure's).
+// queryTable is one list of queries by the primary measure: each query's
+// id, its text (when a query of the page has one: shortened to
+// comparereport.QueryCell runes, the whole in its title) and its value.
 func (p *Page) queryTable(v *CompareView, caption string, qs []QueryView) {
 	p.raw(`<div class="table"><table class="rg-qtable"><caption>` + Esc(caption) + "</caption><thead><tr><th scope=\"col\">query</th>")
-	for _, key := range v.Measures {
-		p.raw(`<th scope="col" class="num" data-key="` + Esc(key) + `"` + v.keyHidden(key) + ">" + Esc(scaled(MeasureLabel(key, v.K), v.scaleOf(key))) + "</th>")
+	if v.Texts {
+		p.raw(`<th scope="col">text</th>`)
 	}
-	p.raw("</tr></thead>\n<tbody>\n")
+	p.raw(`<th scope="col" class="num" data-key="` + Esc(v.Primary) + `">` + Esc(v.queryHead(v.Primary)) + "</th></tr></thead>\n<tbody>\n")
 	for _, q := range qs {
 		p.raw(`<tr><th scope="row">` + Esc(q.ID) + "</th>")
-		for _, key := range v.Measures {
-			val, ok := q.Values[key]
-			text := format.Missing
-			if ok {
-				text = Fmt(val)
+		if v.Texts {
+			short, whole := format.Shorten(q.Text, comparereport.QueryCell)
+			title := ""
+			if !whole {
+				title = ` title="` + Esc(q.Text) + `"`
 			}
-			p.raw(`<td class="num" data-key="` + Esc(key) + `"` + v.keyHidden(key) + ">" + Esc(text) + "</td>")
+			p.raw(`<td class="qtext"` + title + ">" + Esc(short) + "</td>")
 		}
-		p.raw("</tr>\n")
+		p.raw(`<td class="num" data-key="` + Esc(v.Primary) + `">` + Esc(queryValue(q, v.Primary)) + "</td></tr>\n")
 	}
 	p.raw("</tbody></table></div>\n")
 }
 
-// keyHidden hides a measure's column of the query tables but the primary's
-// and mean relevance's (the measure shown without script).
-func (v *CompareView) keyHidden(key string) string {
-	if key == v.Primary {
-		return ""
+// queryHead is the head of a measure's column in the query tables: its
+// label at the run's k with its scale ("DCG@10 (of 31.805)").
+func (v *CompareView) queryHead(key string) string {
+	return scaled(MeasureLabel(key, v.K), v.scaleOf(key))
+}
+
+// queryValue is a query's value of a measure as the tables print it.
+func queryValue(q QueryView, key string) string {
+	if x, ok := q.Values[key]; ok {
+		return Fmt(x)
 	}
-	return " hidden"
+	return format.Missing
+}
+
+// QueriesNone is what the best and worst queries say of a measure a run's
+// report has no lists by (a report written before the lists by every
+// measure).
+const QueriesNone = "The report of this run lists the best and worst queries by its primary measure only (it was written before the lists by every measure): choose that measure to see them."
+
+// queriesData is the JSON of a run's best and worst queries the script
+// draws from (the run's page v; nil: none), the measures in keys' order:
+// {"p": the primary's index, "text": whether a query has a text, "h": each
+// measure's column head, "c": its label in the captions, "none":
+// QueriesNone, "t": each listed query's text as the table shows it, "full":
+// the whole text where that is shortened, "s": per strategy {"l": per
+// measure key [best ids, worst ids], "v": per query id its values in keys'
+// order, printed (Fmt; format.Missing)}}. Names, ids and texts are
+// sanitised as Esc does for the page's text.
+func queriesData(b []byte, v *CompareView, keys []string) []byte {
+	if v == nil || len(v.QueryStrategies) == 0 {
+		return append(b, "null"...)
+	}
+	// encoding/json escapes <, > and &: the data cannot end its element.
+	str := func(s string) {
+		j, _ := json.Marshal(format.SanitizeText(s))
+		b = append(b, j...)
+	}
+	b = append(b, `{"p":`...)
+	b = strconv.AppendInt(b, int64(slices.Index(keys, v.Primary)), 10)
+	b = append(b, `,"text":`...)
+	b = strconv.AppendBool(b, v.Texts)
+	for _, part := range []struct {
+		name string
+		of   func(string) string
+	}{{"h", v.queryHead}, {"c", func(k string) string { return MeasureLabel(k, v.K) }}} {
+		b = append(b, `,"`+part.name+`":[`...)
+		for i, key := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			str(part.of(key))
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"none":`...)
+	str(QueriesNone)
+	// The texts of the listed queries, once per run.
+	texts, full := map[string]string{}, map[string]string{}
+	for _, qs := range v.QueryStrategies {
+		for _, l := range qs.By {
+			for _, q := range append(slices.Clone(l.Best), l.Worst...) {
+				if q.Text == "" {
+					continue
+				}
+				short, whole := format.Shorten(q.Text, comparereport.QueryCell)
+				texts[q.ID] = short
+				if !whole {
+					full[q.ID] = q.Text
+				}
+			}
+		}
+	}
+	for _, m := range []struct {
+		name string
+		m    map[string]string
+	}{{"t", texts}, {"full", full}} {
+		b = append(b, `,"`+m.name+`":{`...)
+		for i, id := range slices.Sorted(maps.Keys(m.m)) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			str(id)
+			b = append(b, ':')
+			str(m.m[id])
+		}
+		b = append(b, '}')
+	}
+	b = append(b, `,"s":{`...)
+	for i, qs := range v.QueryStrategies {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		str(qs.Strategy)
+		b = append(b, `:{"l":{`...)
+		values := map[string]QueryView{}
+		first := true
+		for _, key := range keys {
+			l, ok := qs.By[key]
+			if !ok {
+				continue
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			str(key)
+			b = append(b, ":["...)
+			for j, list := range [][]QueryView{l.Best, l.Worst} {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, '[')
+				for n, q := range list {
+					if n > 0 {
+						b = append(b, ',')
+					}
+					str(q.ID)
+					values[q.ID] = q
+				}
+				b = append(b, ']')
+			}
+			b = append(b, ']')
+		}
+		b = append(b, `},"v":{`...)
+		for n, id := range slices.Sorted(maps.Keys(values)) {
+			if n > 0 {
+				b = append(b, ',')
+			}
+			str(id)
+			b = append(b, ":["...)
+			for j, key := range keys {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = format.AppendJSONString(b, queryValue(values[id], key))
+			}
+			b = append(b, ']')
+		}
+		b = append(b, "}}"...)
+	}
+	return append(b, "}}"...)
 }
 
 func fmtP(p float64) string { return format.P(p) }

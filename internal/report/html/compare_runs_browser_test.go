@@ -72,24 +72,70 @@ func TestCompareWholePageInBrowser(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, page, 0o644))
 
 	// What each run's document says: the decision, every measure's printed
-	// means per strategy, each strategy's first best query.
+	// means per strategy, each strategy's best and worst queries by each
+	// measure (issue 32 item 4: id, text where the run had --queries, the
+	// measure's value and the primary's, as printed) and each measure's
+	// scale under "Per strategy".
 	type want struct {
 		Decision string              `json:"decision"`
 		Every    map[string][]string `json:"every"` // strategy -> the means in registry order
-		Best     map[string]string   `json:"best"`  // strategy -> its first best query
+		Lists    map[string]qlists   `json:"lists"` // "strategy by key" -> its tables
+		Scale    map[string]string   `json:"scale"` // measure label -> the note
 	}
 	wants := make([]want, len(docs))
 	for i, d := range docs {
-		w := want{Decision: d.DecisionText().Line, Every: map[string][]string{}, Best: map[string]string{}}
+		w := want{Decision: d.DecisionText().Line, Every: map[string][]string{}, Lists: map[string]qlists{}, Scale: map[string]string{}}
+		for _, m := range metrics.QueryMeasures { // "Select metric" names them at this run's k
+			w.Scale[m.LabelAt(runs[len(runs)-1].K)] = scaleWords(d, m.Key)
+		}
 		for _, name := range d.Order {
 			s := d.Strategies[name]
 			for _, m := range metrics.QueryMeasures {
 				w.Every[name] = append(w.Every[name], format.Num(s.Metrics[m.Key].Mean.V()))
+				l := s.QueriesByMeasure[m.Key]
+				if m.Key == d.Primary {
+					assert.Equal(t, comparereport.Ranked{Best: s.BestQueries, Worst: s.WorstQueries}, l, "the primary's lists")
+				}
+				label := m.LabelAt(d.K)
+				head := []string{"query"}
+				if len(d.QueryTexts) > 0 {
+					head = append(head, "text")
+				}
+				keys := []string{m.Key}
+				if m.Key != d.Primary {
+					keys = append(keys, d.Primary)
+				}
+				for _, k := range keys {
+					h := metrics.QueryMeasures[metrics.QueryIndex(k)].LabelAt(d.K)
+					if k == metrics.KeyDCG {
+						h += " (of " + format.Num(d.MaxDCGAtK.V()) + ")"
+					}
+					head = append(head, h)
+				}
+				rows := func(ids []string) [][]string {
+					var out [][]string
+					for _, id := range ids {
+						row := []string{id}
+						if len(d.QueryTexts) > 0 {
+							text, _ := format.Shorten(d.QueryTexts[id], comparereport.QueryCell)
+							row = append(row, text)
+						}
+						for _, k := range keys {
+							row = append(row, format.Num(s.QueryValues[id][k].V()))
+						}
+						out = append(out, row)
+					}
+					return out
+				}
+				w.Lists[name+" by "+m.Key] = qlists{Captions: []string{"Best of " + name + " by " + label, "Worst of " + name + " by " + label},
+					Head: head, Best: rows(l.Best), Worst: rows(l.Worst)}
 			}
-			w.Best[name] = s.BestQueries[0]
 		}
 		wants[i] = w
 	}
+	// The last run gave its queries' texts; the first two did not.
+	require.NotEmpty(t, docs[2].QueryTexts)
+	require.Empty(t, docs[0].QueryTexts)
 	const choose = `(() => {
   const pick = (sel, value) => { sel.value = value; sel.dispatchEvent(new Event("change", {bubbles: true})); };
   const shown = () => [...document.querySelectorAll(".rg-runpage")].filter((b) => !b.hidden);
@@ -105,19 +151,34 @@ func TestCompareWholePageInBrowser(t *testing.T) {
     for (const tr of every.querySelectorAll("tbody tr")) [...tr.querySelectorAll("td")].forEach((td, j) => {
       (r.every[heads[j]] = r.every[heads[j]] || []).push(td.querySelector(".cv").firstChild.textContent);
     });
+    // Each measure, then each strategy: the one list shown, as drawn.
     const qsel = blocks[1].querySelector(".rg-qstrategy");
-    for (const so of [...qsel.options]) {
-      pick(qsel, so.value);
-      const vis = [...blocks[1].querySelectorAll(".rg-queries")].filter((q) => !q.hidden);
-      r.best[so.value] = vis.length === 1 ? vis[0].querySelector("tbody th").textContent : "visible: " + vis.length;
+    r.lists = {}; r.scale = {};
+    const cells = (tr) => [...tr.children].map((c) => c.textContent);
+    for (const mo of [...metSel.options]) {
+      pick(metSel, mo.value);
+      r.scale[mo.textContent] = document.getElementById("rg-scale").textContent;
+      for (const so of [...qsel.options]) {
+        pick(qsel, so.value);
+        const vis = [...blocks[1].querySelectorAll(".rg-queries")].filter((q) => !q.hidden);
+        if (vis.length !== 1) { r.lists[so.value + " by " + mo.textContent] = {captions: ["visible: " + vis.length]}; continue; }
+        const tabs = [...vis[0].querySelectorAll("table")];
+        // The key of the measure drawn: its column, the first of the values.
+        r.lists[vis[0].dataset.strategy + " by " + tabs[0].querySelector("thead th.num").dataset.key] = {
+          captions: tabs.map((t) => t.querySelector("caption").textContent),
+          head: cells(tabs[0].querySelector("thead tr")),
+          best: [...tabs[0].querySelectorAll("tbody tr")].map(cells),
+          worst: [...tabs[1].querySelectorAll("tbody tr")].map(cells),
+        };
+      }
     }
+    pick(metSel, String([...metSel.options].findIndex((o) => o.defaultSelected)));
     out.runs.push(r);
   }
   pick(runSel, String(runSel.options.length - 1));
   for (const o of [...metSel.options]) {
     pick(metSel, o.value);
-    const cols = [...shown()[1].querySelectorAll(".rg-queries:not([hidden]) table")[0].querySelectorAll("thead th")].filter((th) => !th.hidden).map((th) => th.textContent);
-    out.metrics.push({metric: o.textContent, cols, legend: [...document.querySelectorAll("#rg-over .legend li")].map((li) => li.textContent), lines: document.querySelectorAll("#rg-over [data-mark=line]").length});
+    out.metrics.push({metric: o.textContent, legend: [...document.querySelectorAll("#rg-over .legend li")].map((li) => li.textContent), lines: document.querySelectorAll("#rg-over [data-mark=line]").length});
   }
   return out;
 })()`
@@ -130,11 +191,11 @@ func TestCompareWholePageInBrowser(t *testing.T) {
 			Blocks   []int               `json:"blocks"`
 			Decision string              `json:"decision"`
 			Every    map[string][]string `json:"every"`
-			Best     map[string]string   `json:"best"`
+			Lists    map[string]qlists   `json:"lists"`
+			Scale    map[string]string   `json:"scale"`
 		} `json:"runs"`
 		Metrics []struct {
 			Metric string   `json:"metric"`
-			Cols   []string `json:"cols"`
 			Legend []string `json:"legend"`
 			Lines  int      `json:"lines"`
 		} `json:"metrics"`
@@ -146,15 +207,25 @@ func TestCompareWholePageInBrowser(t *testing.T) {
 		assert.Equal(t, []int{r.Run, r.Run}, r.Blocks, "run %d: its two blocks shown, no other", r.Run)
 		assert.Equal(t, w.Decision, r.Decision, "run %d", r.Run)
 		assert.Equal(t, w.Every, r.Every, "run %d: every measure as its document", r.Run)
-		assert.Equal(t, w.Best, r.Best, "run %d: each strategy's best queries", r.Run)
+		assert.Equal(t, w.Lists, r.Lists, "run %d: each strategy's best and worst queries by each measure", r.Run)
+		assert.Equal(t, w.Scale, r.Scale, "run %d: each measure's scale", r.Run)
 	}
+	// Choosing a measure reorders the lists: MRR's best queries of
+	// hybrid+rerank are not DCG's.
+	var l map[string]qlists
+	for _, r := range got.Runs {
+		if r.Run == 2 {
+			l = r.Lists
+		}
+	}
+	assert.NotEqual(t, l["hybrid+rerank by dcg_at_k"].Best, l["hybrid+rerank by mrr_at_k"].Best)
+	// The texts are the queries': the first best query of bm25 by DCG@10.
+	first := l["bm25 by dcg_at_k"].Best[0]
+	require.Len(t, first, 3) // id, text, DCG@10 (the primary)
+	assert.Equal(t, docs[2].QueryTexts[first[0]], first[1])
+	assert.Regexp(t, `^(How do I|What is the quickest way to|can't) `, first[1])
 	require.Len(t, got.Metrics, len(metrics.QueryMeasures))
 	for _, m := range got.Metrics {
-		want := []string{"query", "DCG@10 (of 31.805)"}
-		if m.Metric != "DCG@10" {
-			want = append(want, m.Metric)
-		}
-		assert.Equal(t, want, m.Cols, m.Metric)
 		// k = 5 and k = 10 are never one line: a series per strategy and k
 		// (five at k = 5, five at k = 10).
 		assert.Equal(t, 10, m.Lines, m.Metric)
@@ -165,8 +236,14 @@ func TestCompareWholePageInBrowser(t *testing.T) {
 	// At every width, light and dark: no overflow, nothing broken inside
 	// itself (each word of a table, a figure or a legend on one line), no
 	// marker label beyond the plot, the x labels telling the runs apart.
-	loads := append(ms, browsertest.Check(t, b, browsertest.Page{Name: "compare-runs", Path: path, Widths: []int{390, 850}, Script: breaksJS})...)
-	loads = append(loads, browsertest.Check(t, b, browsertest.Page{Name: "compare-runs-dark", Path: path, Widths: []int{390, 850, 1400}, Dark: true, Script: breaksJS})...)
+	// The light loads show MRR@10 and the dark ones recall@10 (two value
+	// columns and the texts in the best and worst queries).
+	metric := func(label string) string {
+		return `(() => { const s = document.getElementById("rg-metric"); s.value = [...s.options].find((o) => o.textContent === "` + label +
+			`").value; s.dispatchEvent(new Event("change")); return ` + breaksJS + `; })()`
+	}
+	loads := append(ms, browsertest.Check(t, b, browsertest.Page{Name: "compare-runs", Path: path, Widths: []int{390, 850}, Script: metric("MRR@10")})...)
+	loads = append(loads, browsertest.Check(t, b, browsertest.Page{Name: "compare-runs-dark", Path: path, Widths: []int{390, 850, 1400}, Dark: true, Script: metric("recall@10")})...)
 	for i, m := range loads {
 		name := "compare-runs"
 		if i >= 3 {
@@ -184,14 +261,40 @@ func TestCompareWholePageInBrowser(t *testing.T) {
 	}
 }
 
+// qlists are a strategy's best and worst tables by one measure, as drawn:
+// their captions, the header row and each row's cells.
+type qlists struct {
+	Captions []string   `json:"captions"`
+	Head     []string   `json:"head"`
+	Best     [][]string `json:"best"`
+	Worst    [][]string `json:"worst"`
+}
+
+// scaleWords is the note on the scale of measure key at the run of d, as a
+// reader should read it under "Per strategy".
+func scaleWords(d *comparereport.Document, key string) string {
+	m := metrics.QueryMeasures[metrics.QueryIndex(key)]
+	label := m.LabelAt(d.K)
+	switch {
+	case key == metrics.KeyDCG:
+		return fmt.Sprintf("%s is out of %s, the maximum possible: %d results of relevance 3 with the exp gain.", label, format.Num(d.MaxDCGAtK.V()), d.K)
+	case m.Scale == metrics.ScaleUnit:
+		return label + " lies between 0 and 1."
+	case m.Scale == metrics.ScaleBinary:
+		return label + " is 0 or 1 for each query: its mean is the share of queries where it is 1."
+	}
+	return label + " lies between 0 and 3, the highest relevance in the qrels."
+}
+
 // breaksJS returns the words of the tables, figures and legends that the
-// layout broke across lines, and the x labels of the chart over the runs.
+// layout broke across lines (a query's text, prose, aside), and the x labels of the chart over the runs.
 const breaksJS = `(() => {
   const out = [];
   const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let n; (n = walk.nextNode());) {
     const el = n.parentElement;
-    if (!el || !el.closest("td,th,.kpi-value,.legend,caption") || el.closest(".sr-only,[hidden],svg")) continue;
+    // A query's text (.qtext) is prose: it wraps as a paragraph does.
+    if (!el || !el.closest("td,th,.kpi-value,.legend,caption") || el.closest(".sr-only,[hidden],svg,.qtext")) continue;
     const re = /\S+/g;
     for (let m; (m = re.exec(n.data));) {
       const r = document.createRange();

@@ -48,6 +48,28 @@ func (v *CompareView) dcgScaleNote() string {
 		" results of relevance " + Count(v.MaxDCGLevel) + " with the " + v.Gain + " gain."
 }
 
+// scaleNote says what values the measure key takes, from the page's data:
+// DCG@k's maximum (dcgScaleNote), else its scale (metrics.Info.Scale): 0 to 1,
+// 0 or 1 per query, or 0 to the highest relevance of the qrels; "" for a
+// measure the registry does not know or DCG@k without its maximum.
+func (v *CompareView) scaleNote(key string) string {
+	if key == metrics.KeyDCG {
+		return v.dcgScaleNote()
+	}
+	i := metrics.QueryIndex(key)
+	if i < 0 {
+		return ""
+	}
+	label := MeasureLabel(key, v.K)
+	switch metrics.QueryMeasures[i].Scale {
+	case metrics.ScaleUnit:
+		return label + " lies between 0 and 1."
+	case metrics.ScaleBinary:
+		return label + " is 0 or 1 for each query: its mean is the share of queries where it is 1."
+	}
+	return label + " lies between 0 and " + Count(v.MaxDCGLevel) + ", the highest relevance in the qrels."
+}
+
 // scenariosSection lists the common scenarios whose rule the run meets: what
 // was found, the suggested action (bold) and the rule.
 func (p *Page) scenariosSection(v *CompareView) {

@@ -136,7 +136,10 @@ type exploreRun struct {
 // exploreData writes the JSON the dashboard's script renders from: the
 // measures (key, label, direction, the axis of the chart over the runs), the
 // strategies' colours, the runs (oldest first, each with the axis of its bar
-// chart of each measure), the run and measure shown without script, and the
+// chart of each measure, the sentence that gives each measure's scale at
+// that run: notes, in keys' order, and its best and worst queries by every
+// measure: queries, queriesData's JSON), the run and measure shown without
+// script, and the
 // axes, each once (a measure or a run names its axis by its index). Every
 // number the script shows is here as the page prints it (format.Num,
 // FmtCI, Count, format.Tick; format.Missing): a point is [mean, lo, hi, n,
@@ -146,7 +149,7 @@ type exploreRun struct {
 // that the data cannot end its <script> element. Names are sanitised as Esc
 // does for the page's text (format characters shown as (U+XXXX)), so the
 // script's textContent shows them as the page does.
-func exploreData(k int, keys []string, scaleOf func(string) string, colours map[string]int, runs []exploreRun, run int, measure, second string) string {
+func exploreData(k int, keys []string, scaleOf func(string) string, colours map[string]int, runs []exploreRun, run int, measure, second string, notes [][]string, queries [][]byte) string {
 	// The axes, each once: the charts over the runs, then the bar charts.
 	var axes []axis
 	index := map[axis]int{}
@@ -286,7 +289,27 @@ func exploreData(k int, keys []string, scaleOf func(string) string, colours map[
 			b = append(b, ':')
 			b = strconv.AppendInt(b, int64(bars[i][j]), 10)
 		}
-		b = append(b, "}}"...)
+		b = append(b, '}')
+		// The scale sentence of each measure (keys' order), for the note
+		// under "Per strategy".
+		b = append(b, `,"notes":[`...)
+		for j := range keys {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			note := ""
+			if i < len(notes) && j < len(notes[i]) {
+				note = notes[i][j]
+			}
+			str(note)
+		}
+		b = append(b, `],"q":`...)
+		if i < len(queries) && queries[i] != nil {
+			b = append(b, queries[i]...)
+		} else {
+			b = append(b, "null"...)
+		}
+		b = append(b, '}')
 	}
 	b = append(b, `],"axes":[`...)
 	for i, a := range axes {

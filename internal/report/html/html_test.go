@@ -52,7 +52,14 @@ func demoResultGated(t testing.TB, g compare.GateOptions) *compare.Result {
 		require.NoError(t, err)
 		in = append(in, compare.Input{Name: name, Run: run})
 	}
-	r, err := compare.Compare(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 2000, Seed: metrics.DefaultSeed, Gate: g})
+	// The demo's queries (compare --queries): the best and worst show their texts.
+	f, err := os.Open(filepath.Join(demo, "queries.jsonl"))
+	require.NoError(t, err)
+	defer f.Close()
+	qs, err := compare.ReadQueries(ctx, f, "queries.jsonl")
+	require.NoError(t, err)
+	r, err := compare.Compare(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 2000, Seed: metrics.DefaultSeed, Gate: g,
+		Queries: qs, QueriesFile: "queries.jsonl"})
 	require.NoError(t, err)
 	return r
 }
@@ -141,15 +148,19 @@ func TestCompareViewPairsAndSamples(t *testing.T) {
 	assert.Equal(t, "hybrid", v.Pairs[0].Test.B)
 	assert.Equal(t, "hybrid+rerank", v.Strategies[v.Best].Name)
 	assert.Equal(t, 113, v.Evaluated)
-	// Every strategy's best and worst queries, as the document lists them
-	// (the primary measure, compare.Handful each), with their values.
+	// Every strategy's best and worst queries by every measure, as the
+	// document lists them (compare.Handful each), in the measure's order,
+	// with their values.
 	require.Len(t, v.QueryStrategies, len(v.Strategies))
 	for _, qs := range v.QueryStrategies {
-		assert.Len(t, qs.Best, compare.Handful, qs.Strategy)
-		assert.Len(t, qs.Worst, compare.Handful, qs.Strategy)
-		for i := 1; i < len(qs.Best); i++ {
-			assert.GreaterOrEqual(t, qs.Best[i-1].Values[metrics.KeyDCG], qs.Best[i].Values[metrics.KeyDCG])
-			assert.LessOrEqual(t, qs.Worst[i-1].Values[metrics.KeyDCG], qs.Worst[i].Values[metrics.KeyDCG])
+		require.Len(t, qs.By, metrics.NumGraded, qs.Strategy)
+		for key, l := range qs.By {
+			assert.Len(t, l.Best, compare.Handful, qs.Strategy)
+			assert.Len(t, l.Worst, compare.Handful, qs.Strategy)
+			for i := 1; i < len(l.Best); i++ {
+				assert.GreaterOrEqual(t, l.Best[i-1].Values[key], l.Best[i].Values[key], "%s by %s", qs.Strategy, key)
+				assert.LessOrEqual(t, l.Worst[i-1].Values[key], l.Worst[i].Values[key], "%s by %s", qs.Strategy, key)
+			}
 		}
 	}
 	for _, s := range v.Strategies {
@@ -161,7 +172,10 @@ func TestCompareViewPairsAndSamples(t *testing.T) {
 func TestCompareEscapes(t *testing.T) {
 	v := viewOf(demoResult(t))
 	v.Strategies[0].Name = `<img src=x onerror=alert(1)>&"`
-	v.QueryStrategies[0].Best[0].ID = "</td><script>x</script>"
+	l := v.QueryStrategies[0].By[v.Primary]
+	l.Best[0].ID = "</td><script>x</script>"
+	l.Best[1].Text = "</td><script>y</script>\u202e"
+	v.Texts = true
 	// The embedded data of "Select run" cannot end its element or reorder text.
 	d := comparereport.New(demoResult(t))
 	evil := "</script><img src=x onerror=alert(1)>\u202e"
@@ -177,6 +191,8 @@ func TestCompareEscapes(t *testing.T) {
 	s := b.String()
 	assert.NotContains(t, s, "<img src=x")
 	assert.NotContains(t, s, "<script>x")
+	assert.NotContains(t, s, "<script>y")
+	assert.Contains(t, s, "&lt;/td&gt;&lt;script&gt;y&lt;/script&gt;(U+202E)</td>")
 	assert.Contains(t, s, "&lt;img src=x onerror=alert(1)&gt;&amp;&#34;")
 }
 

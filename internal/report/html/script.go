@@ -3,8 +3,9 @@ package html
 // exploreJS is the compare dashboard's one script: it reads the embedded data
 // (rg-data: the runs kept in the history, each strategy's measures) and, on a
 // choice in "Select run" or "Select metric", draws the bar chart and the two
-// tables of that run and measure, and the chart over the runs of that
-// measure. It builds elements with DOM calls and sets text with textContent (a
+// tables of that run and measure with the measure's scale, and the chart over
+// the runs of that measure, and shows that run's page with its best and worst
+// queries of the strategy chosen in "Select strategy" by that measure. It builds elements with DOM calls and sets text with textContent (a
 // name is never markup), makes no request, prints no number of its own (every
 // value, interval, n and tick label is a string of the data, printed by
 // internal/format: exploreData) and does no arithmetic beyond laying out the
@@ -224,18 +225,43 @@ const over = (box, m, chosen) => {
   kids.push(svg, el(null, "div", {class: "sr-only"}, el(null, "table", {}, el(null, "caption", {}, title), el(null, "thead", {}, head), rows)));
   fig.replaceWith(el(null, "figure", {class: "chart"}, ...kids));
 };
+// A list of the best or worst queries, as the page draws it (queryTable):
+// each query's id, its text (the whole in its title where it is shortened),
+// the chosen measure's value and the primary's, every string from the data.
+const qtable = (q, s, caption, ids, ki) => {
+  const keys = ki === q.p ? [ki] : [ki, q.p];
+  const head = el(null, "tr", {}, el(null, "th", {scope: "col"}, "query"));
+  if (q.text) head.append(el(null, "th", {scope: "col"}, "text"));
+  for (const k of keys) head.append(el(null, "th", {scope: "col", class: "num", "data-key": D.measures[k].key}, q.h[k]));
+  const body = el(null, "tbody");
+  for (const id of ids) {
+    const tr = el(null, "tr", {}, el(null, "th", {scope: "row"}, id));
+    if (q.text) tr.append(el(null, "td", q.full[id] ? {class: "qtext", title: q.full[id]} : {class: "qtext"}, q.t[id] || ""));
+    for (const k of keys) tr.append(el(null, "td", {class: "num", "data-key": D.measures[k].key}, (s.v[id] || [])[k] || D.missing));
+    body.append(tr);
+  }
+  return el(null, "div", {class: "table"}, el(null, "table", {class: "rg-qtable"}, el(null, "caption", {}, caption), el(null, "thead", {}, head), body));
+};
 // The whole page is the chosen run: its blocks shown, the others hidden; in
-// its best and worst queries, the chosen strategy's tables and the chosen
-// measure's column beside the primary's.
+// its best and worst queries, the chosen strategy's lists by the chosen
+// measure, drawn from the run's data.
 const pages = () => {
-  const ri = runSel.value, key = D.measures[Number(metSel.value)].key;
+  const ri = runSel.value, ki = Number(metSel.value), q = D.runs[Number(ri)].q;
   for (const b of document.querySelectorAll(".rg-runpage")) b.hidden = b.dataset.run !== ri;
   for (const f of document.querySelectorAll(".rg-qcontrols")) {
     const sel = f.querySelector("select");
     f.hidden = false;
-    for (const q of f.parentNode.querySelectorAll(".rg-queries")) q.hidden = q.dataset.strategy !== sel.value;
+    for (const box of f.parentNode.querySelectorAll(".rg-queries")) {
+      box.hidden = box.dataset.strategy !== sel.value;
+      if (box.hidden || f.closest(".rg-runpage").dataset.run !== ri || !q) continue;
+      const s = q.s[sel.value], l = s && s.l[D.measures[ki].key];
+      if (!l) { box.replaceChildren(el(null, "p", {}, q.none)); continue; }
+      const cell = (t) => el(null, "div", {class: "cell"}, t);
+      box.replaceChildren(el(null, "div", {class: "grid"},
+        cell(qtable(q, s, "Best of " + sel.value + " by " + q.c[ki], l[0], ki)),
+        cell(qtable(q, s, "Worst of " + sel.value + " by " + q.c[ki], l[1], ki))));
+    }
   }
-  for (const c of document.querySelectorAll(".rg-qtable [data-key]")) c.hidden = c.dataset.key !== key && c.dataset.key !== D.measure;
 };
 for (const s of document.querySelectorAll(".rg-qstrategy")) s.addEventListener("change", pages);
 const draw = () => {
@@ -243,6 +269,7 @@ const draw = () => {
   if (!run || !m) return;
   pages();
   $("rg-shown").textContent = "Shown: " + run.label + " \u00b7 " + m.label;
+  $("rg-scale").textContent = run.notes[Number(metSel.value)];
   bars($("rg-bars"), run, m);
   table($("rg-table"), run, m);
   table($("rg-table2"), run, measure(D.second));
