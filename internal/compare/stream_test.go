@@ -61,6 +61,9 @@ func runBothOn(t *testing.T, dir, qrels string, runs []string, o compare.Options
 		if clusters {
 			in.Clusters = compare.Reader{Name: "clusters.tsv", R: open("clusters.tsv")}
 		}
+		if _, err := os.Stat(filepath.Join(dir, "queries.jsonl")); err == nil {
+			in.Queries = compare.Reader{Name: "queries.jsonl", R: open("queries.jsonl")}
+		}
 		res, err := compare.Run(context.Background(), in, o)
 		if err != nil {
 			return "error: " + err.Error()
@@ -152,9 +155,18 @@ func TestRunStreamedAsWhole(t *testing.T) {
 			}
 		})
 	}
+	// --queries with cluster keys (the queries' texts and their clustering).
+	var queries strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&queries, `{"id":"q%02d","query":"question %d","cluster":"f%d"}`+"\n", i, i, i/3)
+	}
+	qdir := streamFiles(t, map[string]string{"qrels.trec": qrels.String(), "a.trec": a.String(), "b.trec": b.String(), "queries.jsonl": queries.String()})
+	streamed, whole := runBoth(t, qdir, []string{"a.trec", "b.trec"}, o, false)
+	assert.Equal(t, whole, streamed)
+	assert.Contains(t, streamed, "question 7")
 	// Binary qrels under the default level (relevant from level 1).
 	bdir := streamFiles(t, map[string]string{"qrels.trec": binary, "a.trec": a.String(), "b.trec": b.String()})
-	streamed, whole := runBoth(t, bdir, []string{"a.trec", "b.trec"}, o, false)
+	streamed, whole = runBoth(t, bdir, []string{"a.trec", "b.trec"}, o, false)
 	assert.Equal(t, whole, streamed)
 	assert.Contains(t, streamed, `"relevant_level": 1`)
 }
