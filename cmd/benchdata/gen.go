@@ -3,7 +3,10 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"slices"
 	"strconv"
+
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
@@ -22,66 +25,146 @@ func checkKB(w *bufio.Writer) error {
 	return nil
 }
 
-// checkCases writes n cases of 10 retrieved entries each: 3 locales, every
+// benchCase is one generated case; benchEntry one retrieved entry.
+type benchCase struct {
+	ID        string       `parquet:"id"`
+	Locale    string       `parquet:"locale"`
+	Type      string       `parquet:"type"`
+	Query     string       `parquet:"query"`
+	Gold      []string     `parquet:"must_cite_one_of,optional,list"`
+	Retrieved []benchEntry `parquet:"retrieved,list"`
+}
+
+type benchEntry struct {
+	ID       string  `parquet:"id"`
+	ParentID string  `parquet:"parent_id"`
+	Score    float64 `parquet:"score"`
+}
+
+// genCases makes n cases of 10 retrieved entries each: 3 locales, every
 // fifth adversarial, a tenth without gold, a quarter with two gold ids, a
-// quarter of the entries the gold card (seed 42).
-func checkCases(w *bufio.Writer, n int) error {
+// quarter of the entries the gold card (seed 42). fn gets each case in turn
+// (the same *benchCase, refilled); a score is the float its 3-decimal text
+// reads as.
+func genCases(n int, fn func(c *benchCase, golds int, scores *[10]float64, texts *[10][]byte) error) error {
 	r := metrics.NewRand(42)
-	var line []byte
+	var c benchCase
+	var scores [10]float64
+	var texts [10][]byte
+	c.Retrieved = make([]benchEntry, 10)
+	gold := make([]string, 0, 2)
 	for i := range n {
-		loc := locales[i%3]
-		typ := "golden"
+		c.ID = "case-" + strconv.Itoa(i)
+		c.Locale = locales[i%3]
+		c.Type = "golden"
 		if i%5 == 4 {
-			typ = "adversarial"
+			c.Type = "adversarial"
 		}
-		line = append(line[:0], `{"id": "case-`...)
-		line = strconv.AppendInt(line, int64(i), 10)
-		line = append(line, `", "locale": "`...)
-		line = append(line, loc...)
-		line = append(line, `", "type": "`...)
-		line = append(line, typ...)
-		line = append(line, `", "query": "How do I do thing number `...)
-		line = strconv.AppendInt(line, int64(i%977), 10)
-		line = append(line, ` in the product?"`...)
-		gold := r.IntN(kbCards)
+		c.Query = "How do I do thing number " + strconv.Itoa(i%977) + " in the product?"
+		g := r.IntN(kbCards)
+		golds := 0
+		gold = gold[:0]
 		if i%10 != 9 { // 10% without gold
-			line = append(line, `, "must_cite_one_of": ["card-`...)
-			line = strconv.AppendInt(line, int64(gold), 10)
-			line = append(line, `"`...)
+			gold = append(gold, "card-"+strconv.Itoa(g))
 			if i%4 == 0 {
-				line = append(line, `, "card-`...)
-				line = strconv.AppendInt(line, int64((gold+1)%kbCards), 10)
-				line = append(line, `"`...)
+				gold = append(gold, "card-"+strconv.Itoa((g+1)%kbCards))
 			}
-			line = append(line, `]`...)
+			golds = len(gold)
 		}
-		line = append(line, `, "retrieved": [`...)
+		c.Gold = gold
+		if golds == 0 {
+			c.Gold = nil
+		}
 		score := 0.95
 		for j := range 10 {
-			if j > 0 {
-				line = append(line, ", "...)
-			}
 			card := r.IntN(kbCards)
 			if r.IntN(4) == 0 {
-				card = gold
+				card = g
 			}
-			line = append(line, `{"id": "card-`...)
-			line = strconv.AppendInt(line, int64(card), 10)
-			line = append(line, `#c`...)
-			line = strconv.AppendInt(line, int64(j%4), 10)
-			line = append(line, `", "parent_id": "card-`...)
-			line = strconv.AppendInt(line, int64(card), 10)
-			line = append(line, `", "score": `...)
 			score -= 0.01 + 0.02*r.Float64()
-			line = strconv.AppendFloat(line, score, 'f', 3, 64)
-			line = append(line, `}`...)
+			texts[j] = strconv.AppendFloat(texts[j][:0], score, 'f', 3, 64)
+			scores[j], _ = strconv.ParseFloat(string(texts[j]), 64)
+			c.Retrieved[j] = benchEntry{ID: "card-" + strconv.Itoa(card) + "#c" + strconv.Itoa(j%4), ParentID: "card-" + strconv.Itoa(card), Score: scores[j]}
 		}
-		line = append(line, "]}\n"...)
-		if _, err := w.Write(line); err != nil {
+		if err := fn(&c, golds, &scores, &texts); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// checkCases writes genCases's n cases as JSONL.
+func checkCases(w *bufio.Writer, n int) error {
+	var line []byte
+	return genCases(n, func(c *benchCase, golds int, _ *[10]float64, texts *[10][]byte) error {
+		line = append(line[:0], `{"id": "`...)
+		line = append(line, c.ID...)
+		line = append(line, `", "locale": "`...)
+		line = append(line, c.Locale...)
+		line = append(line, `", "type": "`...)
+		line = append(line, c.Type...)
+		line = append(line, `", "query": "`...)
+		line = append(line, c.Query...)
+		line = append(line, `"`...)
+		if golds > 0 {
+			line = append(line, `, "must_cite_one_of": [`...)
+			for j, g := range c.Gold {
+				if j > 0 {
+					line = append(line, `, `...)
+				}
+				line = append(line, '"')
+				line = append(line, g...)
+				line = append(line, '"')
+			}
+			line = append(line, `]`...)
+		}
+		line = append(line, `, "retrieved": [`...)
+		for j, e := range c.Retrieved {
+			if j > 0 {
+				line = append(line, ", "...)
+			}
+			line = append(line, `{"id": "`...)
+			line = append(line, e.ID...)
+			line = append(line, `", "parent_id": "`...)
+			line = append(line, e.ParentID...)
+			line = append(line, `", "score": `...)
+			line = append(line, texts[j]...)
+			line = append(line, `}`...)
+		}
+		line = append(line, "]}\n"...)
+		_, err := w.Write(line)
+		return err
+	})
+}
+
+// checkCasesParquet writes genCases's n cases as a Parquet file: the columns
+// of the JSONL, must_cite_one_of null where the JSONL leaves it out, Snappy
+// pages (Spark's default codec) in row groups of 65,536 rows.
+func checkCasesParquet(w *bufio.Writer, n int) error {
+	pw := parquet.NewGenericWriter[benchCase](w, parquet.Compression(&parquet.Snappy), parquet.MaxRowsPerRowGroup(1<<16))
+	batch := make([]benchCase, 0, 1024)
+	flush := func() error {
+		_, err := pw.Write(batch)
+		batch = batch[:0]
+		return err
+	}
+	err := genCases(n, func(c *benchCase, _ int, _ *[10]float64, _ *[10][]byte) error {
+		cc := *c
+		cc.Gold = slices.Clone(c.Gold)
+		cc.Retrieved = slices.Clone(c.Retrieved)
+		batch = append(batch, cc)
+		if len(batch) == cap(batch) {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err == nil {
+		err = pw.Close()
+	}
+	return err
 }
 
 // lock is calibrate's lock for labels (internal/calibrate's benchLock).

@@ -4,6 +4,7 @@
 // row of BENCHMARKS.md read the same files.
 //
 //	go run ./cmd/benchdata check-cases N   # N cases × 10 retrieved entries (the check benchmark's file)
+//	go run ./cmd/benchdata check-cases-parquet N  # the same cases as one Parquet file (Snappy, row groups of 65,536)
 //	go run ./cmd/benchdata check-kb        # its knowledge base, 3,000 cards
 //	go run ./cmd/benchdata labels human|judge N padded|plain
 //	go run ./cmd/benchdata lock            # the calibrate lock of the labels
@@ -52,7 +53,7 @@ func write(w *bufio.Writer, args []string) error {
 		return n, nil
 	}
 	if len(args) == 0 {
-		return fmt.Errorf("usage: benchdata check-cases N | check-kb | labels human|judge N padded|plain | lock")
+		return fmt.Errorf("usage: benchdata check-cases N | check-cases-parquet N | check-kb | labels human|judge N padded|plain | lock")
 	}
 	switch args[0] {
 	case "check-cases":
@@ -61,6 +62,12 @@ func write(w *bufio.Writer, args []string) error {
 			return err
 		}
 		return checkCases(w, n)
+	case "check-cases-parquet":
+		n, err := count(1)
+		if err != nil {
+			return err
+		}
+		return checkCasesParquet(w, n)
 	case "check-kb":
 		return checkKB(w)
 	case "labels":

@@ -5,12 +5,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 )
@@ -41,6 +44,31 @@ func TestCheckCases(t *testing.T) {
 	assert.Equal(t, 3000, bytes.Count(kb, []byte("\n")))
 }
 
+// The Parquet file holds check-cases's cases: read as the cases reader reads
+// it (a Parquet input), each case equals the JSONL's.
+func TestCheckCasesParquet(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "c.parquet")
+	require.NoError(t, os.WriteFile(p, gen(t, "check-cases-parquet", "300"), 0o644))
+	s, err := input.OpenSharded(context.Background(), p)
+	require.NoError(t, err)
+	defer s.Close()
+	var fromPQ []casefile.Case
+	require.NoError(t, casefile.StreamCases(context.Background(), s, p, func(c *casefile.Case) error {
+		c.File, c.Raw = "", nil
+		fromPQ = append(fromPQ, *c)
+		return nil
+	}))
+	var fromJSONL []casefile.Case
+	require.NoError(t, casefile.StreamCases(context.Background(), bytes.NewReader(gen(t, "check-cases", "300")), p, func(c *casefile.Case) error {
+		c.File, c.Raw = "", nil
+		fromJSONL = append(fromJSONL, *c)
+		return nil
+	}))
+	require.Len(t, fromPQ, 300)
+	assert.Equal(t, fromJSONL, fromPQ)
+}
+
 // The labels of both sides read under the lock, ids padded or not.
 func TestLabels(t *testing.T) {
 	lock, err := labelfile.ReadLock(gen(t, "lock"), "lock.json")
@@ -58,7 +86,7 @@ func TestLabels(t *testing.T) {
 }
 
 func TestUsage(t *testing.T) {
-	for _, args := range [][]string{nil, {"x"}, {"check-cases"}, {"check-cases", "-1"}, {"labels", "human", "3"}, {"labels", "both", "3", "plain"}} {
+	for _, args := range [][]string{nil, {"x"}, {"check-cases"}, {"check-cases", "-1"}, {"check-cases-parquet"}, {"labels", "human", "3"}, {"labels", "both", "3", "plain"}} {
 		var out, errOut bytes.Buffer
 		assert.Equal(t, 2, run(args, &out, &errOut), "%q", args)
 		assert.True(t, strings.HasPrefix(errOut.String(), "benchdata: "), errOut.String())

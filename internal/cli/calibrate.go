@@ -104,6 +104,7 @@ func runCalibrate(ctx context.Context, f *Factory, o *calibrateOptions) (err err
 		return err
 	}
 	res, err := calibrate.Run(ctx, in, o.run)
+	err = files.remap(err) // the shard of sharded --judge-qrels
 	if err != nil {
 		if ie := (*calibrate.InputError)(nil); errors.As(err, &ie) { // an unknown ref, not a repository
 			return usagef("calibrate: %s", ie.Msg)
@@ -148,16 +149,23 @@ func openCalibrate(ctx context.Context, files *opened, f calibrate.Files) (calib
 	for _, x := range []struct {
 		path, wrap string
 		to         *calibrate.Reader
+		shards     bool // qrels: a directory, a glob or a Parquet file too
 	}{
-		{f.HumanSheet, "failed to read the human sheet: %w", &in.HumanSheet},
-		{f.JudgeQrels, "failed to read the judge's qrels: failed to read qrels: %w", &in.JudgeQrels},
-		{f.Human, "failed to read human labels: %w", &in.Human},
-		{f.Judge, "failed to read judge scores: %w", &in.Judge},
+		{f.HumanSheet, "failed to read the human sheet: %w", &in.HumanSheet, false},
+		{f.JudgeQrels, "failed to read the judge's qrels: failed to read qrels: %w", &in.JudgeQrels, true},
+		{f.Human, "failed to read human labels: %w", &in.Human, false},
+		{f.Judge, "failed to read judge scores: %w", &in.Judge, false},
 	} {
 		if x.path == "" {
 			continue
 		}
-		r, err := files.open(ctx, x.path, x.wrap)
+		var r io.Reader
+		var err error
+		if x.shards {
+			r, err = files.shards(ctx, x.path, x.wrap)
+		} else {
+			r, err = files.open(ctx, x.path, x.wrap)
+		}
 		if err != nil {
 			return in, err
 		}

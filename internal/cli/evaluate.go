@@ -183,7 +183,7 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	_, err = evaluate.Run(ctx, evaluate.In{Front: front, CompareFlags: o.comment.args()}, &opts)
 	front.finish()
 	if se := (*evaluate.StageError)(nil); errors.As(err, &se) {
-		se.Err = stageError(se.Name, se.Err)
+		se.Err = stageError(se.Name, front.files.remap(se.Err)) // the shard of a sharded --cases
 	}
 	if err != nil {
 		return err
@@ -240,7 +240,7 @@ type evaluateFront struct {
 	outs  *atomicfile.Set    // the running stage's outputs
 	ws    []io.Writer
 	kb    *kbfile.KB
-	cases *os.File // the given cases
+	cases io.ReadSeeker // the given cases (a file, or shards read as one)
 	files opened
 	cache *judge.Cache
 	judge *judge.Result           // the judge stage's labels: the evaluation's fingerprint
@@ -349,7 +349,7 @@ func (e *evaluateFront) Retrieve(ctx context.Context, s evaluate.RetrieveStage, 
 		return nil, nil
 	}
 	if e.cases == nil {
-		f, err := e.files.open(ctx, e.o.Cases, "failed to read cases: %w")
+		f, err := e.files.shards(ctx, e.o.Cases, "failed to read cases: %w")
 		if err != nil {
 			return nil, err
 		}

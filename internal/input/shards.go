@@ -2,6 +2,7 @@ package input
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -96,10 +97,10 @@ func hiddenShard(name string) bool {
 }
 
 // IsSharded reports whether path is read as shards: a directory or a glob
-// pattern.
+// pattern, or a Parquet file (IsParquet), read as the one shard.
 func IsSharded(path string) bool {
 	if st, err := os.Stat(path); err == nil {
-		return st.IsDir()
+		return st.IsDir() || st.Mode().IsRegular() && IsParquet(path)
 	}
 	return IsPattern(path)
 }
@@ -109,8 +110,9 @@ type Sharded struct {
 	ctx   context.Context
 	name  string
 	paths []string
-	i     int      // the shard being read
-	f     *os.File // its file; nil before it is opened
+	i     int           // the shard being read
+	f     *os.File      // its file; nil before it is opened
+	pq    *parquetLines // its rows as lines when it is a Parquet file
 	r     io.Reader
 	seen  bool  // the current shard had a byte other than white space
 	last  byte  // the last byte the current shard gave
@@ -146,7 +148,15 @@ func (s *Sharded) open() error {
 	if err != nil {
 		return err
 	}
-	s.f, s.r, s.seen, s.last, s.fresh = f, Reader(s.ctx, f), false, '\n', true
+	s.f, s.r, s.seen, s.last, s.fresh, s.pq = f, Reader(s.ctx, f), false, '\n', true, nil
+	switch pq, err := openParquetFile(s.ctx, s.paths[s.i], f); {
+	case err == nil: // a Parquet shard: its rows as lines
+		s.pq, s.r, s.fresh = pq, pq, false
+	case !errors.Is(err, errNotParquet):
+		f.Close()
+		s.f = nil
+		return err
+	}
 	s.start = append(s.start, s.lines+1)
 	return nil
 }
@@ -197,11 +207,10 @@ func (s *Sharded) Read(p []byte) (int, error) {
 			p[0] = '\n'
 			return 1, nil
 		}
-		if cerr := s.f.Close(); cerr != nil {
+		if cerr := s.Close(); cerr != nil {
 			s.err = cerr
 			return 0, cerr
 		}
-		s.f = nil
 		if s.i+1 == len(s.paths) {
 			s.err = io.EOF
 			return 0, io.EOF
@@ -233,9 +242,14 @@ func (s *Sharded) Close() error {
 	if s.f == nil {
 		return nil
 	}
+	var perr error
+	if s.pq != nil {
+		perr = s.pq.Close()
+		s.pq = nil
+	}
 	err := s.f.Close()
 	s.f = nil
-	return err
+	return cmp.Or(err, perr)
 }
 
 // Locate is the shard and its line of line n of the stream (1-based), once

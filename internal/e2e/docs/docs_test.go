@@ -183,7 +183,7 @@ func docPages(t *testing.T) []string {
 }
 
 // demoData are the directories copied into each page's working directory.
-var demoData = []string{"testdata/demo", "testdata/calibrate", "testdata/formats", "testdata/compare", "internal/compare/testdata"}
+var demoData = []string{"testdata/demo", "testdata/parquet", "testdata/calibrate", "testdata/formats", "testdata/compare", "internal/compare/testdata"}
 
 func TestDocExamples(t *testing.T) {
 	root, err := os.Getwd()

@@ -1,0 +1,235 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
+)
+
+// duckdb runs SQL statements in DuckDB (tools/parquet/write.mjs, its pinned
+// Node.js package) in dir. Without node or the package the test skips, except
+// under CI, where it fails (.ci/run installs them).
+func duckdb(t *testing.T, dir string, sql ...string) {
+	t.Helper()
+	root := repoRoot(t)
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join(root, "tools", "parquet", "node_modules", "@duckdb", "node-api"))
+	}
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("node or tools/parquet is not installed (npm ci in tools/parquet; .ci/run does it): %v", err)
+		}
+		t.Skipf("node or tools/parquet is not installed (cd tools/parquet && npm ci): skipping: %v", err)
+	}
+	cmd := exec.Command(node, append([]string{filepath.Join(root, "tools", "parquet", "write.mjs")}, sql...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+}
+
+// Shards written by another Parquet writer (DuckDB's COPY … (FORMAT parquet),
+// Hive-partitioned by locale and by relevance) give check and compare the
+// reports of the same rows as JSONL and TREC text, byte for byte: the demo's
+// cases (retrieved as DuckDB infers it from the JSONL: a list of JSON values),
+// a TREC run and qrels.
+func TestParquetFromDuckDB(t *testing.T) {
+	root := repoRoot(t)
+	demo := filepath.Join(root, "testdata", "demo")
+	cmp := filepath.Join(root, "testdata", "compare")
+	pq, txt := filepath.Join(t.TempDir(), "pq"), filepath.Join(t.TempDir(), "txt")
+	for _, d := range []string{filepath.Join(pq, "runs", "bm25"), filepath.Join(txt, "runs", "bm25"), filepath.Join(txt, "qrels")} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	trecRun := "columns={'query_id':'VARCHAR','q0':'VARCHAR','doc_id':'VARCHAR','rank':'INTEGER','score':'DOUBLE','tag':'VARCHAR'}"
+	trecQrels := "columns={'query_id':'VARCHAR','iter':'VARCHAR','doc_id':'VARCHAR','relevance':'INTEGER'}"
+	duckdb(t, pq,
+		"COPY (SELECT * FROM read_json('"+filepath.Join(demo, "cases.jsonl")+"', format='newline_delimited')) TO 'cases' (FORMAT parquet, PARTITION_BY (locale), WRITE_PARTITION_COLUMNS true)",
+		"COPY (SELECT query_id, doc_id, rank, score, tag FROM read_csv('"+filepath.Join(cmp, "bm25.trec")+"', delim=' ', header=false, "+trecRun+")) TO 'runs/bm25/part-0.parquet' (FORMAT parquet)",
+		"COPY (SELECT query_id, doc_id, relevance FROM read_csv('"+filepath.Join(cmp, "qrels.trec")+"', delim=' ', header=false, "+trecQrels+")) TO 'qrels' (FORMAT parquet, PARTITION_BY (relevance), WRITE_PARTITION_COLUMNS true)",
+	)
+	var shards []string
+	require.NoError(t, filepath.WalkDir(pq, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(pq, p)
+			shards = append(shards, rel)
+		}
+		return err
+	}))
+	require.Contains(t, shards, filepath.Join("cases", "locale=es-419", "data_0.parquet"), "Hive partitions: %v", shards)
+	require.Contains(t, shards, filepath.Join("qrels", "relevance=3", "data_0.parquet"))
+
+	// The JSONL side: the demo's lines in the same partitions, in file order.
+	data, err := os.ReadFile(filepath.Join(demo, "cases.jsonl"))
+	require.NoError(t, err)
+	parts := map[string][]string{}
+	for line := range strings.Lines(string(data)) {
+		var c struct{ Locale string }
+		require.NoError(t, json.Unmarshal([]byte(line), &c))
+		parts[c.Locale] = append(parts[c.Locale], line)
+	}
+	for loc, lines := range parts {
+		p := filepath.Join(txt, "cases", "locale="+loc, "part-0.jsonl")
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(strings.Join(lines, "")), 0o644))
+	}
+	for from, to := range map[string]string{"bm25.trec": "runs/bm25/bm25.trec", "qrels.trec": "qrels/qrels.trec"} {
+		b, err := os.ReadFile(filepath.Join(cmp, from))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(txt, to), b, 0o644))
+	}
+
+	run := func(dir string, args ...string) (string, string) {
+		t.Chdir(dir)
+		code, stdout, stderr := runIn(t, nil, args...)
+		require.Equal(t, 0, code, stderr)
+		return stdout, stderr
+	}
+	for _, args := range [][]string{
+		{"check", "--cases", "cases", "--kb", filepath.Join(demo, "kb"), "--comment", "never", "--json", "out.json", "--cases-out", "cases-out.jsonl"},
+		{"compare", "--qrels", "qrels", "--run", "bm25=runs/bm25", "--run", "dense=" + filepath.Join(cmp, "dense.trec"), "--json", "out.json", "--markdown", "out.md"},
+	} {
+		outP, errP := run(pq, args...)
+		outT, errT := run(txt, args...)
+		require.Equal(t, outT, outP, "%s: stdout", args[0])
+		require.Equal(t, errT, errP, "%s: stderr", args[0])
+		for _, f := range []string{"out.json", "cases-out.jsonl", "out.md"} {
+			want, err := os.ReadFile(filepath.Join(txt, f))
+			if os.IsNotExist(err) {
+				continue
+			}
+			require.NoError(t, err)
+			got, err := os.ReadFile(filepath.Join(pq, f))
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(got), "%s: %s", args[0], f)
+			require.NoError(t, os.Remove(filepath.Join(txt, f)))
+		}
+	}
+}
+
+// Every cases, run and qrels flag takes shards (issue 35 part 3): evaluate
+// --cases and calibrate --judge-qrels (the last two that took one file) give
+// the outputs of the one file from a directory of shards, one of them Parquet.
+func TestShardedEvaluateAndCalibrate(t *testing.T) {
+	root := repoRoot(t)
+	demo := filepath.Join(root, "testdata", "demo")
+	one, shards := t.TempDir(), t.TempDir()
+
+	// calibrate: the judge's qrels as one file, and as a text and a Parquet shard.
+	labels, err := os.ReadFile(filepath.Join(demo, "human-labels.jsonl"))
+	require.NoError(t, err)
+	var all []pqRel
+	var text strings.Builder
+	for i, line := range strings.Split(strings.TrimSpace(string(labels)), "\n") {
+		var l struct {
+			QueryID string `json:"query_id"`
+			DocID   string `json:"doc_id"`
+			Grade   int    `json:"grade"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &l))
+		rel := pqRel{QueryID: l.QueryID, DocID: l.DocID, Relevance: int64((l.Grade + i%3/2) % 4)} // the judge disagrees now and then
+		all = append(all, rel)
+		if i < 50 {
+			fmt.Fprintf(&text, `{"query_id": %q, "doc_id": %q, "relevance": %d}`+"\n", rel.QueryID, rel.DocID, rel.Relevance)
+		}
+	}
+	var whole strings.Builder
+	for _, r := range all {
+		fmt.Fprintf(&whole, `{"query_id": %q, "doc_id": %q, "relevance": %d}`+"\n", r.QueryID, r.DocID, r.Relevance)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(one, "judged"), []byte(whole.String()), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(shards, "judged"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(shards, "judged", "part-0.jsonl"), []byte(text.String()), 0o644))
+	writeParquetRows(t, filepath.Join(shards, "judged", "part-1.parquet"), all[50:])
+
+	args := []string{"calibrate", "--human-sheet", filepath.Join(demo, "human-labels.jsonl"), "--judge-qrels", "judged",
+		"--lock", filepath.Join(root, "testdata", "calibrate", "relevance-lock.json"), "--bootstrap", "200", "--comment", "never", "--markdown", "cal.md", "--json", "cal.json"}
+	t.Chdir(one)
+	codeOne, outOne, errOne := runIn(t, nil, args...)
+	require.LessOrEqual(t, codeOne, 1, errOne) // 1: the gate's verdict on these labels
+	t.Chdir(shards)
+	code, outShards, errShards := runIn(t, nil, args...)
+	require.Equal(t, codeOne, code, errShards)
+	assert.Equal(t, outOne, outShards)
+	assert.Equal(t, errOne, errShards)
+	for _, f := range []string{"cal.md", "cal.json"} {
+		assert.Equal(t, string(raw(t, filepath.Join(one, f))), string(raw(t, filepath.Join(shards, f))), f)
+	}
+	// A duplicate across the shards names both.
+	require.NoError(t, os.WriteFile(filepath.Join(shards, "judged", "part-2.jsonl"), []byte(strings.SplitAfter(text.String(), "\n")[0]), 0o644))
+	code, _, errDup := runIn(t, nil, args...)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errDup, filepath.Join("judged", "part-2.jsonl")+":1: ")
+
+	// evaluate --cases: the first 12 demo cases as one file, and as a JSONL
+	// and a Parquet shard (the cases, retrieved and all; retrieve replaces it).
+	data, err := os.ReadFile(filepath.Join(demo, "cases.jsonl"))
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(data), "\n")[:12]
+	require.NoError(t, os.WriteFile(filepath.Join(one, "cases.jsonl"), []byte(strings.Join(lines, "")), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(shards, "cases"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(shards, "cases", "part-0.jsonl"), []byte(strings.Join(lines[:6], "")), 0o644))
+	var pc []pqCaseLite
+	for _, l := range lines[6:] {
+		var c pqCaseLite
+		require.NoError(t, json.Unmarshal([]byte(l), &c))
+		pc = append(pc, c)
+	}
+	writeParquetRows(t, filepath.Join(shards, "cases", "part-1.parquet"), pc)
+	llm := llmtest.New(llmtest.Options{})
+	defer llm.Close()
+	eval := func(dir, cases string) {
+		t.Chdir(dir)
+		code, _, stderr := runIn(t, nil, "evaluate", "--kb", filepath.Join(demo, "kb"), "--cases", cases, "--out", "out",
+			"--judge-url", llm.URL, "--judge-model", "fake", "--k", "3", "--bootstrap", "200", "--comment", "never")
+		require.Equal(t, 0, code, stderr)
+	}
+	eval(one, "cases.jsonl")
+	eval(shards, "cases")
+	for _, f := range []string{"compare.json", "qrels.txt"} {
+		assert.Equal(t, string(raw(t, filepath.Join(one, "out", f))), string(raw(t, filepath.Join(shards, "out", f))), f)
+	}
+	// retrieve keeps a case's own text and adds its ranking: the Parquet rows'
+	// lines are compact JSON, the same values.
+	a := strings.Split(strings.TrimSpace(string(raw(t, filepath.Join(one, "out", "run-hybrid.jsonl")))), "\n")
+	b := strings.Split(strings.TrimSpace(string(raw(t, filepath.Join(shards, "out", "run-hybrid.jsonl")))), "\n")
+	require.Len(t, b, len(a))
+	for i := range a {
+		assert.JSONEq(t, a[i], b[i])
+	}
+}
+
+type pqRel struct {
+	QueryID   string `parquet:"query_id"`
+	DocID     string `parquet:"doc_id"`
+	Relevance int64  `parquet:"relevance"`
+}
+
+type pqCaseLite struct {
+	ID     string   `json:"id" parquet:"id"`
+	Locale string   `json:"locale" parquet:"locale"`
+	Type   string   `json:"type" parquet:"type,optional"`
+	Query  string   `json:"query" parquet:"query"`
+	Gold   []string `json:"must_cite_one_of" parquet:"must_cite_one_of,list"`
+}
+
+func writeParquetRows[T any](t *testing.T, path string, rows []T) {
+	t.Helper()
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[T](&buf)
+	_, err := w.Write(rows)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
+}
