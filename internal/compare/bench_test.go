@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
@@ -184,5 +185,52 @@ func BenchmarkCompareTREC(b *testing.B) {
 		if err := comparereport.New(res).WriteJSON(io.Discard); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkRun is compare.Run on the generated files (k 10, 10,000
+// resamples): "streamed" from the open files (sorted by query: scored as they
+// are read), "whole" from plain readers (each run read whole, as before).
+// B/query and allocs/query are the allocations divided by -bench-queries: run
+// at two sizes, the streamed ones stay the same (what grows with the queries
+// is each query's values, not the runs); the peak RSS is in BENCHMARKS.md.
+func BenchmarkRun(b *testing.B) {
+	qrelsPath, runA, runB := benchFiles(b, *benchQueries)
+	ctx := context.Background()
+	o := compare.NewOptions()
+	for _, mode := range []string{"streamed", "whole"} {
+		b.Run(mode, func(b *testing.B) {
+			b.ReportAllocs()
+			var ms0, ms1 runtime.MemStats
+			runtime.ReadMemStats(&ms0)
+			for b.Loop() {
+				var files []*os.File
+				open := func(p string) io.Reader {
+					f, err := os.Open(p)
+					if err != nil {
+						b.Fatal(err)
+					}
+					files = append(files, f)
+					if mode == "whole" {
+						return struct{ io.Reader }{f}
+					}
+					return f
+				}
+				in := compare.In{Qrels: compare.Reader{Name: qrelsPath, R: open(qrelsPath)}}
+				for i, p := range []string{runA, runB} {
+					in.Runs = append(in.Runs, compare.RunReader{Strategy: fmt.Sprint("run", i), Reader: compare.Reader{Name: p, R: open(p)}})
+				}
+				if _, err := compare.Run(ctx, in, o); err != nil {
+					b.Fatal(err)
+				}
+				for _, f := range files {
+					f.Close()
+				}
+			}
+			runtime.ReadMemStats(&ms1)
+			n := float64(b.N) * float64(*benchQueries)
+			b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/n, "B/query")
+			b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/n, "allocs/query")
+		})
 	}
 }

@@ -357,22 +357,77 @@ func (r *Result) StrategyIndex(name string) int {
 
 // Compare compares the runs on the qrels (the parsed inputs of Run).
 func Compare(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
-	if len(runs) == 0 {
-		return nil, fmt.Errorf("no run to compare")
-	}
-	if opt.K < 1 {
-		return nil, fmt.Errorf("k must be at least 1")
+	if err := checkRuns(len(runs), &opt); err != nil {
+		return nil, err
 	}
 	if opt.Baseline == "" {
 		opt.Baseline = runs[0].Name
 	}
+	res, eval, err := frame(q, opt)
+	if err != nil {
+		return nil, err
+	}
+	opt = res.Options
+	seen := map[string]bool{}
+	for _, in := range runs {
+		if seen[in.Name] {
+			return nil, fmt.Errorf("duplicate strategy name %q", in.Name)
+		}
+		seen[in.Name] = true
+		s, err := evaluateHoles(q, in, eval, res.InBinary, res.primary, opt)
+		if err != nil {
+			return nil, err
+		}
+		res.rankQueries(&s)
+		res.Strategies = append(res.Strategies, s)
+	}
+	if err := res.checkNames(); err != nil {
+		return nil, err
+	}
+	if opt.HumanSheet != nil {
+		if err := checkSheet(q, runs, opt.HumanSheet); err != nil {
+			return nil, err
+		}
+	}
+	if err := res.cluster(opt); err != nil {
+		return nil, err
+	}
+	res.identical = sameRankings(res.Strategies, eval, opt.K)
+	for i := range res.Strategies {
+		res.Strategies[i].scored, res.Strategies[i].byQ = nil, nil
+	}
+	res.statistics()
+	if opt.HumanSheet != nil {
+		res.correct(q, runs, opt.HumanSheet)
+	}
+	res.conclude()
+	return res, nil
+}
+
+// checkRuns checks Compare's arguments before any is read: n runs and the
+// options (the baseline defaults to the first run, set by the caller).
+func checkRuns(n int, opt *Options) error {
+	if n == 0 {
+		return fmt.Errorf("no run to compare")
+	}
+	if opt.K < 1 {
+		return fmt.Errorf("k must be at least 1")
+	}
 	if opt.Primary == "" {
 		opt.Primary = Primary
 	}
-	pi := metrics.QueryIndex(opt.Primary)
-	if pi < 0 {
-		return nil, fmt.Errorf("primary measure %q is not one of %s", opt.Primary, strings.Join(metrics.GradedKeys[:], ", "))
+	if metrics.QueryIndex(opt.Primary) < 0 {
+		return fmt.Errorf("primary measure %q is not one of %s", opt.Primary, strings.Join(metrics.GradedKeys[:], ", "))
 	}
+	return nil
+}
+
+// frame is the result as far as the qrels give it, before any run is scored:
+// the evaluated queries (eval: qrels indexes, by id; Result.QueryIDs), the
+// measures' n and the relevance scale; res.Options is opt as applied (the
+// level of binary qrels).
+func frame(q *trecfile.Qrels, opt Options) (*Result, []int, error) {
+	pi := metrics.QueryIndex(opt.Primary)
 	res := &Result{Options: opt, Judged: q.NumQueries(), primary: pi}
 	// Evaluated queries: judged with at least one document of positive gain, by id.
 	var eval []int
@@ -388,11 +443,11 @@ func Compare(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 	slices.SortFunc(eval, func(a, b int) int { return strings.Compare(q.QueryID(a), q.QueryID(b)) })
 	res.NotEvaluated = q.NumQueries() - len(eval)
 	if len(eval) == 0 {
-		return nil, input.Errorf(q.File, 0, "no judged query has a document of relevance >= 1: nothing to evaluate")
+		return nil, nil, input.Errorf(q.File, 0, "no judged query has a document of relevance >= 1: nothing to evaluate")
 	}
 	if res.MaxLevel < opt.RelevantLevel {
 		if opt.RelevantLevelSet || res.MaxLevel != 1 {
-			return nil, input.Errorf(q.File, 0, "no judged query has a document of relevance >= %d (the highest level is %d): nothing to evaluate", opt.RelevantLevel, res.MaxLevel)
+			return nil, nil, input.Errorf(q.File, 0, "no judged query has a document of relevance >= %d (the highest level is %d): nothing to evaluate", opt.RelevantLevel, res.MaxLevel)
 		}
 		// Binary qrels under the default level: relevant = rel ≥ 1, said in the reports.
 		opt.RelevantLevel = 1
@@ -415,56 +470,204 @@ func Compare(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 			res.MeasureN[m] = nbin
 		}
 	}
-	seen := map[string]bool{}
-	for _, in := range runs {
-		if seen[in.Name] {
-			return nil, fmt.Errorf("duplicate strategy name %q", in.Name)
-		}
-		seen[in.Name] = true
-		s, err := evaluateHoles(q, in, eval, res.InBinary, pi, opt)
-		if err != nil {
-			return nil, err
-		}
-		res.rankQueries(&s)
-		res.Strategies = append(res.Strategies, s)
+	return res, eval, nil
+}
+
+// checkNames checks that the baseline and the gate's strategy are runs.
+func (r *Result) checkNames() error {
+	if r.StrategyIndex(r.Baseline) < 0 {
+		return fmt.Errorf("baseline %q is not one of the runs", r.Baseline)
 	}
-	if res.StrategyIndex(opt.Baseline) < 0 {
-		return nil, fmt.Errorf("baseline %q is not one of the runs", opt.Baseline)
+	if g := r.Gate.Strategy; g != "" && r.StrategyIndex(g) < 0 {
+		return fmt.Errorf("gate strategy %q is not one of the runs", g)
 	}
-	if g := opt.Gate.Strategy; g != "" && res.StrategyIndex(g) < 0 {
-		return nil, fmt.Errorf("gate strategy %q is not one of the runs", g)
-	}
-	if opt.HumanSheet != nil {
-		if err := checkSheet(q, runs, opt.HumanSheet); err != nil {
-			return nil, err
-		}
-	}
+	return nil
+}
+
+// cluster clusters the evaluated queries by --clusters or the queries'
+// cluster keys (Options.Queries), and keeps the queries' texts.
+func (r *Result) cluster(opt Options) error {
 	if hasClusters(opt.Clusters, opt.Queries) {
 		if opt.HumanSheet != nil {
-			return nil, fmt.Errorf("the queries come in clusters (%s) and human labels cannot be combined yet: the human-corrected (PPI++) estimates treat queries as independent", clusterSource(opt))
+			return fmt.Errorf("the queries come in clusters (%s) and human labels cannot be combined yet: the human-corrected (PPI++) estimates treat queries as independent", clusterSource(opt))
 		}
 		file := opt.ClustersFile
 		if opt.Clusters == nil {
 			file = opt.QueriesFile
 		}
-		res.clustering(opt.Clusters, opt.Queries, file)
+		r.clustering(opt.Clusters, opt.Queries, file)
 	}
-	res.Queries = opt.Queries
-	res.identical = sameRankings(res.Strategies, eval, opt.K)
-	for i := range res.Strategies {
-		res.Strategies[i].scored, res.Strategies[i].byQ = nil, nil
+	r.Queries = opt.Queries
+	return nil
+}
+
+// conclude draws the recommendation, the decision, the diagnosis, the
+// scenarios and the gates from the statistics.
+func (r *Result) conclude() {
+	r.recommend()
+	r.decide()
+	r.diagnose()
+	r.scenarios()
+	r.bear()
+	r.gates()
+}
+
+// scoring is one strategy's evaluation under way: score fills the slots of
+// each evaluated query (eval order), finish sums them.
+type scoring struct {
+	q        *trecfile.Qrels
+	eval     []int
+	inBinary []bool
+	primary  int
+	opt      Options
+	s        *Strategy
+	failed   []bool
+}
+
+// tally is one goroutine's integer counts of a scoring (summed by finish, so
+// the result does not depend on scheduling) and its buffers.
+type tally struct {
+	missing, unjudged, retrieved int
+	byLevel                      []int
+	posSum, posN                 []int
+	rels                         []int
+	unj                          []bool
+	lv                           []int
+	in                           metrics.QueryInput // GradedAtK's, kept here so that it is not allocated per query
+}
+
+func newScoring(q *trecfile.Qrels, eval []int, inBinary []bool, primary int, opt Options, s *Strategy) *scoring {
+	const M = metrics.NumGraded
+	s.N = len(eval)
+	s.Values = make([]float64, len(eval)*M)
+	s.topN, s.topUnjudged = make([]int32, len(eval)), make([]int32, len(eval)) // judged@k (judged.go)
+	return &scoring{q: q, eval: eval, inBinary: inBinary, primary: primary, opt: opt, s: s,
+		failed: make([]bool, len(eval))}
+}
+
+func (g *scoring) newTally() *tally {
+	k := g.opt.K
+	return &tally{posSum: make([]int, k), posN: make([]int, k), byLevel: make([]int, g.q.MaxLevel()+1),
+		rels: make([]int, 0, k), unj: make([]bool, 0, k)}
+}
+
+// score scores evaluated query i on its ranking docs (present false: the run
+// does not have the query).
+func (g *scoring) score(c *tally, i int, docs []string, present bool) {
+	const M = metrics.NumGraded
+	q, s, k, opt := g.q, g.s, g.opt.K, g.opt
+	qi := g.eval[i]
+	rels, unj := c.rels[:0], c.unj[:0]
+	if !present {
+		c.missing++
+	} else {
+		for _, doc := range docs {
+			if len(rels) == k {
+				break
+			}
+			rel, judged := judgedRelevance(q, qi, doc)
+			if judged {
+				c.posSum[len(rels)] += max(rel, 0)
+				c.posN[len(rels)]++
+			} else {
+				c.unjudged++
+				s.topUnjudged[i]++
+			}
+			c.byLevel[max(rel, 0)]++
+			rels, unj = append(rels, rel), append(unj, !judged)
+		}
 	}
-	res.statistics()
-	if opt.HumanSheet != nil {
-		res.correct(q, runs, opt.HumanSheet)
+	c.rels, c.unj = rels, unj
+	c.retrieved += len(rels)
+	s.topN[i] = int32(len(rels)) //nolint:gosec // at most k (≤ 1000) results
+	c.lv = q.AppendLevels(c.lv[:0], qi)
+	c.in = metrics.QueryInput{Rels: rels, Unjudged: unj, Levels: c.lv, K: k, Gain: opt.Gain, RelevantLevel: opt.RelevantLevel}
+	m := metrics.GradedAtK(&c.in)
+	if !g.inBinary[i] {
+		for j := range M {
+			if binaryMeasure(j) {
+				m[j] = math.NaN()
+			}
+		}
 	}
-	res.recommend()
-	res.decide()
-	res.diagnose()
-	res.scenarios()
-	res.bear()
-	res.gates()
-	return res, nil
+	copy(s.Values[i*M:], m[:])
+	g.failed[i] = len(rels) == 0 || rels[0] <= 0
+}
+
+// finish sums the tallies into the strategy's counts, means, best and worst.
+func (g *scoring) finish(parts []*tally) {
+	const M = metrics.NumGraded
+	q, s, k, eval := g.q, g.s, g.opt.K, g.eval
+	posSum := make([]int, k)
+	s.ByPositionN = make([]int, k)
+	s.ByLevel = make([]int, q.MaxLevel()+1)
+	for _, c := range parts {
+		s.Missing += c.missing
+		s.Unjudged += c.unjudged
+		s.Retrieved += c.retrieved
+		for l, v := range c.byLevel {
+			s.ByLevel[l] += v
+		}
+		for r, v := range c.posSum {
+			posSum[r] += v
+			s.ByPositionN[r] += c.posN[r]
+		}
+	}
+	for i, f := range g.failed {
+		if f {
+			s.Failed = append(s.Failed, q.QueryID(eval[i]))
+		}
+	}
+	for m := range M {
+		sum, cnt := 0.0, 0
+		for i := range eval {
+			if v := s.Values[i*M+m]; !math.IsNaN(v) {
+				sum += v
+				cnt++
+			}
+		}
+		s.Means[m] = sum / float64(cnt) // NaN when no query counts
+		s.MeasureN[m] = cnt
+	}
+	s.ByPosition = make([]float64, k)
+	for r := range k {
+		s.ByPosition[r] = float64(posSum[r]) / float64(s.ByPositionN[r]) // NaN when none is judged
+	}
+	s.Best = g.extremes(func(a, b float64) bool { return a > b })
+	s.Worst = g.extremes(func(a, b float64) bool { return a < b })
+	g.failed = nil
+}
+
+// extremes is the ids of the Handful evaluated queries whose primary measure
+// comes first by before, ties by query id (eval is sorted by id: the first
+// Handful of a stable sort); queries the primary measure does not count are
+// not ranked.
+func (g *scoring) extremes(before func(a, b float64) bool) []string {
+	const M = metrics.NumGraded
+	type dq struct {
+		v float64
+		i int
+	}
+	top := make([]dq, 0, Handful+1)
+	for i := range g.eval {
+		v := g.s.Values[i*M+g.primary]
+		if math.IsNaN(v) || len(top) == Handful && !before(v, top[len(top)-1].v) {
+			continue
+		}
+		pos := len(top)
+		for pos > 0 && before(v, top[pos-1].v) {
+			pos--
+		}
+		top = slices.Insert(top, pos, dq{v, i})
+		if len(top) > Handful {
+			top = top[:Handful]
+		}
+	}
+	out := make([]string, 0, len(top))
+	for _, x := range top {
+		out = append(out, g.q.QueryID(g.eval[x.i]))
+	}
+	return out
 }
 
 func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary int, opt Options) (Strategy, error) {
@@ -488,125 +691,29 @@ func evaluate(q *trecfile.Qrels, in Input, eval []int, inBinary []bool, primary 
 		return s, input.Errorf(run.File, 0, "run %q has no query in common with the qrels %s", in.Name, q.File)
 	}
 	s.scored, s.byQ = run, byQ
-	k := opt.K
-	const M = metrics.NumGraded
-	s.Values = make([]float64, len(eval)*M)
-	s.topN, s.topUnjudged = make([]int32, len(eval)), make([]int32, len(eval)) // judged@k (judged.go)
-	type dq struct {
-		dcg float64
-		i   int
-	}
-	order := make([]dq, len(eval))
-	failed := make([]bool, len(eval))
+	g := newScoring(q, eval, inBinary, primary, opt, &s)
 	// The queries are scored in fixed parts on parallel goroutines; the parts'
 	// integer counters are summed afterwards, so the result does not depend on scheduling.
-	type counts struct {
-		missing, unjudged, retrieved int
-		byLevel                      []int
-		posSum, posN                 []int
-	}
 	const parts = 8
-	part := make([]counts, parts)
+	part := make([]*tally, parts)
 	var wg sync.WaitGroup
 	for p := range parts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := &part[p]
-			c.posSum, c.posN = make([]int, k), make([]int, k)
-			c.byLevel = make([]int, q.MaxLevel()+1)
-			rels := make([]int, 0, k)
-			unj := make([]bool, 0, k)
-			var lv []int
+			c := g.newTally()
+			part[p] = c
 			for i := p * len(eval) / parts; i < (p+1)*len(eval)/parts; i++ {
-				qi := eval[i]
-				rels, unj = rels[:0], unj[:0]
-				if j := byQ[qi]; j < 0 {
-					c.missing++
+				if j := byQ[eval[i]]; j < 0 {
+					g.score(c, i, nil, false)
 				} else {
-					for _, doc := range run.Queries[j].Docs {
-						if len(rels) == k {
-							break
-						}
-						rel, judged := judgedRelevance(q, qi, doc)
-						if judged {
-							c.posSum[len(rels)] += max(rel, 0)
-							c.posN[len(rels)]++
-						} else {
-							c.unjudged++
-							s.topUnjudged[i]++
-						}
-						c.byLevel[max(rel, 0)]++
-						rels, unj = append(rels, rel), append(unj, !judged)
-					}
+					g.score(c, i, run.Queries[j].Docs, true)
 				}
-				c.retrieved += len(rels)
-				s.topN[i] = int32(len(rels)) //nolint:gosec // at most k (≤ 1000) results
-				lv = q.AppendLevels(lv[:0], qi)
-				g := metrics.GradedAtK(&metrics.QueryInput{Rels: rels, Unjudged: unj, Levels: lv, K: k, Gain: opt.Gain, RelevantLevel: opt.RelevantLevel})
-				if !inBinary[i] {
-					for m := range M {
-						if binaryMeasure(m) {
-							g[m] = math.NaN()
-						}
-					}
-				}
-				copy(s.Values[i*M:], g[:])
-				failed[i] = len(rels) == 0 || rels[0] <= 0
-				order[i] = dq{g[primary], i}
 			}
 		}()
 	}
 	wg.Wait()
-	posSum := make([]int, k)
-	s.ByPositionN = make([]int, k)
-	s.ByLevel = make([]int, q.MaxLevel()+1)
-	for _, c := range part {
-		s.Missing += c.missing
-		s.Unjudged += c.unjudged
-		s.Retrieved += c.retrieved
-		for l, v := range c.byLevel {
-			s.ByLevel[l] += v
-		}
-		for r, v := range c.posSum {
-			posSum[r] += v
-			s.ByPositionN[r] += c.posN[r]
-		}
-	}
-	for i, f := range failed {
-		if f {
-			s.Failed = append(s.Failed, q.QueryID(eval[i]))
-		}
-	}
-	for m := range M {
-		sum, cnt := 0.0, 0
-		for i := range eval {
-			if v := s.Values[i*M+m]; !math.IsNaN(v) {
-				sum += v
-				cnt++
-			}
-		}
-		s.Means[m] = sum / float64(cnt) // NaN when no query counts
-		s.MeasureN[m] = cnt
-	}
-	s.ByPosition = make([]float64, k)
-	for r := range k {
-		s.ByPosition[r] = float64(posSum[r]) / float64(s.ByPositionN[r]) // NaN when none is judged
-	}
-	ids := func(xs []dq) []string {
-		out := make([]string, 0, min(Handful, len(xs)))
-		for _, x := range xs[:min(Handful, len(xs))] {
-			out = append(out, q.QueryID(eval[x.i]))
-		}
-		return out
-	}
-	// eval is sorted by id, so a stable sort on dcg breaks ties by query id;
-	// queries the primary measure does not count are not ranked.
-	order = slices.DeleteFunc(order, func(x dq) bool { return math.IsNaN(x.dcg) })
-	slices.SortStableFunc(order, func(a, b dq) int { return cmp.Compare(b.dcg, a.dcg) })
-	s.Best = ids(order)
-	slices.SortStableFunc(order, func(a, b dq) int { return cmp.Compare(a.dcg, b.dcg) })
-	s.Worst = ids(order)
+	g.finish(part)
 	return s, nil
 }
 

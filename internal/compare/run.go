@@ -61,15 +61,38 @@ type In struct {
 // Run is the compare command's pipeline: it reads the qrels (in a goroutine)
 // while it reads the runs (each cut at o.K), then the human sheet, and compares
 // them (Compare). Errors are reported in the inputs' order: the qrels first,
-// then each run. It opens no file and writes nothing.
+// then each run. It opens no file and writes nothing. Runs in regular files
+// sorted by query id are scored as they are read (stream.go), with the same
+// result.
 func Run(ctx context.Context, in In, o Options) (*Result, error) {
 	var qrels *trecfile.Qrels
+	if rs, ok := streamable(in, o); ok {
+		st, q, ok, err := runStreaming(ctx, in, rs, o)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			if err := readAfterRuns(ctx, in, &o); err != nil {
+				return nil, err
+			}
+			res, err := st.finish(o)
+			if err != nil {
+				return nil, fmt.Errorf("failed to compare: %w", err)
+			}
+			return res, nil
+		}
+		qrels = q // the runs are read whole below
+	}
 	qerr := make(chan error, 1)
-	go func() {
-		var err error
-		qrels, err = trecfile.ParseQrels(ctx, in.Qrels.R, in.Qrels.Name)
-		qerr <- err
-	}()
+	if qrels != nil {
+		qerr <- nil
+	} else {
+		go func() {
+			var err error
+			qrels, err = trecfile.ParseQrels(ctx, in.Qrels.R, in.Qrels.Name)
+			qerr <- err
+		}()
+	}
 	inputs := make([]Input, len(in.Runs))
 	var runErr error
 	for i, r := range in.Runs {
@@ -97,23 +120,32 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 		}
 		o.HumanSheet = sh // Compare's copy; the caller's options are not touched
 	}
-	if in.Clusters.R != nil {
-		cl, err := ReadClusters(ctx, in.Clusters.R, in.Clusters.Name)
-		if err != nil {
-			return nil, fmt.Errorf("failed to read the clusters: %w", err)
-		}
-		o.Clusters, o.ClustersFile = cl, in.Clusters.Name
-	}
-	if in.Queries.R != nil {
-		qs, err := ReadQueries(ctx, in.Queries.R, in.Queries.Name)
-		if err != nil {
-			return nil, fmt.Errorf("failed to read the queries: %w", err)
-		}
-		o.Queries, o.QueriesFile = qs, in.Queries.Name
+	if err := readAfterRuns(ctx, in, &o); err != nil {
+		return nil, err
 	}
 	res, err := Compare(qrels, inputs, o)
 	if err != nil {
 		return nil, fmt.Errorf("failed to compare: %w", err)
 	}
 	return res, nil
+}
+
+// readAfterRuns reads what Run reads after the runs and the human sheet, in
+// this order, into o: the clusters and the queries.
+func readAfterRuns(ctx context.Context, in In, o *Options) error {
+	if in.Clusters.R != nil {
+		cl, err := ReadClusters(ctx, in.Clusters.R, in.Clusters.Name)
+		if err != nil {
+			return fmt.Errorf("failed to read the clusters: %w", err)
+		}
+		o.Clusters, o.ClustersFile = cl, in.Clusters.Name
+	}
+	if in.Queries.R != nil {
+		qs, err := ReadQueries(ctx, in.Queries.R, in.Queries.Name)
+		if err != nil {
+			return fmt.Errorf("failed to read the queries: %w", err)
+		}
+		o.Queries, o.QueriesFile = qs, in.Queries.Name
+	}
+	return nil
 }

@@ -12,7 +12,9 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
@@ -49,15 +51,21 @@ type Qrels struct {
 	// judgments, indexed by j
 	arena []byte   // docids concatenated
 	jEnd  []uint32 // end of docid j in arena (start is jEnd[j-1], or 0)
-	jQ    []int32
+	jQ    []int32  // query of judgment j, while the file is read (nil after)
 	jRel  []int8
 	// perm lists the judgments grouped by query, ordered by (docid hash, file
 	// order) within a query: those of query i are perm[qStart[i]:qStart[i+1]];
-	// pHash[x] is the docid hash of perm[x].
+	// pHash[x] is the docid hash of perm[x] (32 bits: equal hashes are told
+	// apart by their docids).
 	perm   []int32
-	pHash  []uint64
+	pHash  []uint32
 	qStart []int32
 	seed   maphash.Seed
+}
+
+// docHash is the hash of a docid in the index.
+func (q *Qrels) docHash(doc string) uint32 {
+	return uint32(maphash.String(q.seed, doc)) //nolint:gosec // G115: the hash's low 32 bits, on purpose
 }
 
 // NumQueries is the number of judged queries.
@@ -91,7 +99,7 @@ func (q *Qrels) MaxLevel() int { return q.stride - 1 }
 // Relevance returns the judged relevance of doc for query i; ok is false when the
 // document is unjudged.
 func (q *Qrels) Relevance(i int, doc string) (rel int, ok bool) {
-	h := maphash.String(q.seed, doc)
+	h := q.docHash(doc)
 	lo, hi := int(q.qStart[i]), int(q.qStart[i+1])
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -162,6 +170,30 @@ func (q *Qrels) countLevels() {
 	}
 }
 
+// presizeLines is the line after which ParseQrels sizes its arrays for the
+// whole file, when it knows the file's size.
+const presizeLines = 4096
+
+// presize grows the judgments' arrays, once, to what a file of size bytes
+// holds when the rest is like its first read bytes (2% more), so that they are
+// not copied again and again as they grow (each copy garbage until collected:
+// most of the reader's peak). The guess is bounded by the file: a docid of
+// one byte a line of at least 8 bytes ("q 0 d 1\n").
+func (q *Qrels) presize(size, read int64) {
+	if read <= 0 || size <= 2*read {
+		return
+	}
+	grow := func(n int) int {
+		est := float64(n) * float64(size) / float64(read) * 1.02
+		return int(min(est, float64(size)))
+	}
+	nj := min(grow(len(q.jRel)), int(size/8)+1, math.MaxInt32)
+	q.arena = slices.Grow(q.arena, max(0, grow(len(q.arena))-len(q.arena)))
+	q.jEnd = slices.Grow(q.jEnd, max(0, nj-len(q.jEnd)))
+	q.jQ = slices.Grow(q.jQ, max(0, nj-len(q.jQ)))
+	q.jRel = slices.Grow(q.jRel, max(0, nj-len(q.jRel)))
+}
+
 // index groups the judgments by query (a counting sort) and orders each query's
 // by docid hash, for lookups by binary search. It returns a duplicate (query,
 // docid) as (first, second) judgment, the one whose second occurrence comes first
@@ -176,49 +208,93 @@ func (q *Qrels) index() (int32, int32) {
 	for i := range nq {
 		q.qStart[i+1] += q.qStart[i]
 	}
-	type ent struct {
-		h uint64
-		j int32
-	}
-	ents := make([]ent, len(q.jQ))
+	q.perm = make([]int32, len(q.jQ))
+	q.pHash = make([]uint32, len(q.jQ))
 	fill := slices.Clone(q.qStart[:nq])
 	for j, qi := range q.jQ {
-		ents[fill[qi]] = ent{maphash.Bytes(q.seed, q.doc(int32(j))), int32(j)}
+		q.perm[fill[qi]] = int32(j)
 		fill[qi]++
 	}
-	q.perm = make([]int32, len(ents))
-	q.pHash = make([]uint64, len(ents))
+	for x, j := range q.perm {
+		d := q.doc(j)
+		q.pHash[x] = q.docHash(unsafe.String(unsafe.SliceData(d), len(d))) //nolint:gosec // G103: a view of the arena, hashed at once
+	}
 	dup1, dup2 := int32(-1), int32(-1)
 	for i := range nq {
-		seg := ents[q.qStart[i]:q.qStart[i+1]]
-		slices.SortFunc(seg, func(a, b ent) int {
-			if a.h != b.h {
-				if a.h < b.h {
-					return -1
-				}
-				return 1
-			}
-			return int(a.j - b.j)
-		})
-		for x := 0; x < len(seg); x++ {
+		lo, hi := q.qStart[i], q.qStart[i+1]
+		b := byHash{q.pHash[lo:hi], q.perm[lo:hi]}
+		if hi-lo <= 32 {
+			b.insertionSort() // most queries: without sort.Sort's boxing of b
+		} else {
+			sort.Sort(b)
+		}
+		h, p := q.pHash[lo:hi], q.perm[lo:hi]
+		for x := range h {
 			// Within a run of equal hashes, any two equal docids are duplicates.
-			for y := x + 1; y < len(seg) && seg[y].h == seg[x].h; y++ {
-				if bytes.Equal(q.doc(seg[x].j), q.doc(seg[y].j)) && (dup2 < 0 || seg[y].j < dup2) {
-					dup1, dup2 = seg[x].j, seg[y].j
+			for y := x + 1; y < len(h) && h[y] == h[x]; y++ {
+				if bytes.Equal(q.doc(p[x]), q.doc(p[y])) && (dup2 < 0 || p[y] < dup2) {
+					dup1, dup2 = p[x], p[y]
 				}
 			}
 		}
 	}
-	for x, e := range ents {
-		q.perm[x], q.pHash[x] = e.j, e.h
-	}
 	return dup1, dup2
+}
+
+// byHash sorts a query's judgments by (docid hash, file order).
+type byHash struct {
+	h []uint32
+	p []int32
+}
+
+func (b byHash) Len() int { return len(b.h) }
+func (b byHash) Less(x, y int) bool {
+	if b.h[x] != b.h[y] {
+		return b.h[x] < b.h[y]
+	}
+	return b.p[x] < b.p[y]
+}
+func (b byHash) Swap(x, y int) {
+	b.h[x], b.h[y] = b.h[y], b.h[x]
+	b.p[x], b.p[y] = b.p[y], b.p[x]
+}
+
+func (b byHash) insertionSort() {
+	for i := 1; i < len(b.h); i++ {
+		for j := i; j > 0 && b.Less(j, j-1); j-- {
+			b.Swap(j, j-1)
+		}
+	}
+}
+
+// lineMarks gives each judgment its line: marks are (judgment, line) where a
+// judgment's line is not the one after its predecessor's (a blank line
+// between them, or the first), so a file without blank lines needs one.
+type lineMarks []struct{ j, line int32 }
+
+// add notes that judgment j is on line.
+func (m *lineMarks) add(j, line int32) {
+	if n := len(*m); n > 0 {
+		last := (*m)[n-1]
+		if line-last.line == j-last.j {
+			return
+		}
+	}
+	*m = append(*m, struct{ j, line int32 }{j, line})
+}
+
+// line is judgment j's line.
+func (m lineMarks) line(j int32) int {
+	i := sort.Search(len(m), func(i int) bool { return m[i].j > j }) - 1
+	return int(m[i].line + (j - m[i].j))
 }
 
 // ParseQrels reads qrels from r; file names r in errors.
 func ParseQrels(ctx context.Context, r io.Reader, file string) (*Qrels, error) {
 	q := &Qrels{File: file, idx: map[string]int32{}, last: -1}
-	jline := []int32{} // line of each judgment, for duplicate errors
+	size, sized := regularSize(r)
+	var read int64      // bytes of the lines read, for presize
+	var jline lineMarks // the line of each judgment, for duplicate errors
 	br := bufio.NewReaderSize(input.Reader(ctx, r), MaxLineBytes+1)
 	var p jsonpos.Parser
 	format := 0 // 0 unknown, 1 TREC, 2 JSONL
@@ -239,6 +315,10 @@ func ParseQrels(ctx context.Context, r io.Reader, file string) (*Qrels, error) {
 			return nil, fmt.Errorf("failed to read %s: %w", file, err)
 		}
 		line++
+		read += int64(len(b))
+		if sized && line == presizeLines {
+			q.presize(size, read)
+		}
 		if line&0xffff == 0 {
 			if cerr := ctx.Err(); cerr != nil {
 				return nil, cerr
@@ -289,7 +369,7 @@ func ParseQrels(ctx context.Context, r io.Reader, file string) (*Qrels, error) {
 		if line > math.MaxInt32 || !q.add(qid, doc, rel) {
 			return nil, input.Errorf(file, line, "more than one qrels file may hold (at most %d judgments and lines, 4 GiB of document ids)", math.MaxInt32)
 		}
-		jline = append(jline, int32(line))
+		jline.add(int32(len(q.jRel)-1), int32(line)) //nolint:gosec // both below math.MaxInt32 (checked above)
 		if err == io.EOF {
 			break
 		}
@@ -298,9 +378,10 @@ func ParseQrels(ctx context.Context, r io.Reader, file string) (*Qrels, error) {
 		return nil, input.Errorf(file, 0, "no judgments")
 	}
 	if j1, j2 := q.index(); j2 >= 0 {
-		return nil, input.Errorf(file, int(jline[j2]), "duplicate judgment of document %q for query %q (first on line %d)", q.doc(j2), q.ids[q.jQ[j2]], jline[j1])
+		return nil, input.Errorf(file, jline.line(j2), "duplicate judgment of document %q for query %q (first on line %d)", q.doc(j2), q.ids[q.jQ[j2]], jline.line(j1))
 	}
 	q.countLevels()
+	q.jQ = nil // the index (qStart) has the queries
 	return q, nil
 }
 

@@ -71,14 +71,32 @@ func ReadRunFrom(ctx context.Context, r io.Reader, file string, k int, opt RunOp
 		}
 		return ParseTRECRun(ctx, r, file, k)
 	}
-	// Detect the format from the first non-blank byte.
+	first, err := firstByteAt(ra)
+	if err != nil {
+		return nil, err
+	}
+	if first == 0 {
+		return nil, input.Errorf(file, 0, "empty run")
+	}
+	if first == '{' {
+		return readCasesRun(ctx, r, file, k, opt)
+	}
+	if size, ok := regularSize(r); ok {
+		return parseTRECRunAt(ctx, ra, size, file, k, opt)
+	}
+	return ParseTRECRun(ctx, r, file, k)
+}
+
+// firstByteAt is the first byte of ra that is not TREC white space (after a
+// leading BOM), 0 when there is none: the format is detected from it.
+func firstByteAt(ra io.ReaderAt) (byte, error) {
 	head := make([]byte, 4096)
 	var first byte
 	var off int64
 	for first == 0 {
 		n, rerr := ra.ReadAt(head, off)
 		if rerr != nil && rerr != io.EOF {
-			return nil, fmt.Errorf("failed to read run: %w", rerr)
+			return 0, fmt.Errorf("failed to read run: %w", rerr)
 		}
 		h := head[:n]
 		if off == 0 {
@@ -91,20 +109,11 @@ func ReadRunFrom(ctx context.Context, r io.Reader, file string, k int, opt RunOp
 			}
 		}
 		off += int64(n)
-		if rerr != nil {
+		if rerr == io.EOF {
 			break
 		}
 	}
-	if first == 0 {
-		return nil, input.Errorf(file, 0, "empty run")
-	}
-	if first == '{' {
-		return readCasesRun(ctx, r, file, k, opt)
-	}
-	if size, ok := regularSize(r); ok {
-		return parseTRECRunAt(ctx, ra, size, file, k, opt)
-	}
-	return ParseTRECRun(ctx, r, file, k)
+	return first, nil
 }
 
 // regularSize is the size of r when it is a regular file or says its Size.
@@ -221,6 +230,8 @@ type trecRunParser struct {
 	slab   []byte
 	errOff int64 // byte offset of the line of err
 	err    *input.Error
+	stream *trecStream // ScanTRECRun's: one query at a time (stream.go)
+	serr   error       // the stream's first error: the block's parse stops there
 }
 
 func newTrecRunParser(file string, k int) *trecRunParser {
@@ -240,6 +251,9 @@ func (p *trecRunParser) alloc(n int) []byte {
 }
 
 func (p *trecRunParser) query(qid []byte) *trecTopK {
+	if p.stream != nil {
+		return p.streamQuery(qid)
+	}
 	if p.last >= 0 && string(qid) == p.qs[p.last].id {
 		return &p.qs[p.last]
 	}
@@ -420,6 +434,18 @@ func ParseTRECRun(ctx context.Context, r io.Reader, file string, k int) (*Run, e
 		return nil, fmt.Errorf("run cutoff k must be at least 1, got %d", k)
 	}
 	p := newTrecRunParser(file, k)
+	if err := p.readSeq(ctx, r); err != nil {
+		return nil, err
+	}
+	if len(p.qs) == 0 {
+		return nil, input.Errorf(file, 0, "empty run")
+	}
+	return p.run(), nil
+}
+
+// readSeq parses r in order, a block at a time; the error is at its file:line.
+func (p *trecRunParser) readSeq(ctx context.Context, r io.Reader) error {
+	file := p.file
 	r = input.Reader(ctx, r)
 	buf := make([]byte, 1<<20)
 	have := 0
@@ -427,23 +453,23 @@ func ParseTRECRun(ctx context.Context, r io.Reader, file string, k int) (*Run, e
 	var lines int
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		if have == len(buf) {
 			if have > MaxLineBytes {
 				// No newline in more than MaxLineBytes: the line is too long.
-				return nil, input.Errorf(file, lines+1, "line longer than %d MiB", MaxLineBytes>>20)
+				return input.Errorf(file, lines+1, "line longer than %d MiB", MaxLineBytes>>20)
 			}
 			buf = append(buf, make([]byte, len(buf))...)
 		}
 		n, err := r.Read(buf[have:])
 		if err != nil && err != io.EOF && ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		have += n
 		eof := err == io.EOF
 		if err != nil && !eof {
-			return nil, fmt.Errorf("failed to read %s: %w", file, err)
+			return fmt.Errorf("failed to read %s: %w", file, err)
 		}
 		end := have
 		if !eof {
@@ -457,7 +483,10 @@ func ParseTRECRun(ctx context.Context, r io.Reader, file string, k int) (*Run, e
 			if !p.lines(buf[:end], base) {
 				l := lines + bytes.Count(buf[:p.errOff-base], []byte{'\n'}) + 1
 				p.err.Line = l
-				return nil, p.err
+				return p.err
+			}
+			if p.serr != nil {
+				return p.serr
 			}
 			lines += bytes.Count(buf[:end], []byte{'\n'})
 			base += int64(end)
@@ -467,10 +496,7 @@ func ParseTRECRun(ctx context.Context, r io.Reader, file string, k int) (*Run, e
 			break
 		}
 	}
-	if len(p.qs) == 0 {
-		return nil, input.Errorf(file, 0, "empty run")
-	}
-	return p.run(), nil
+	return nil
 }
 
 // parseTRECRunAt parses a TREC run of the given size in parallel byte ranges.

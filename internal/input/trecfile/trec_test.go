@@ -67,6 +67,7 @@ func TestReadQrelsErrors(t *testing.T) {
 		{"BEIR qrels TSV", "\nquery-id\tcorpus-id\tscore\nq1\td1\t1\n", ":2: a BEIR qrels TSV (header \"query-id corpus-id score\"), not TREC qrels: convert it first with `retrieval-gate import --in "},
 		{"too many fields", "q1 0 d1 1 extra\n", ":1: malformed qrels line: want 4 fields"},
 		{"duplicate", "q1 0 d1 1\nq2 0 d1 1\nq1 0 d2 1\nq1 0 d1 2\n", `:4: duplicate judgment of document "d1" for query "q1" (first on line 1)`},
+		{"duplicate after blank lines", "\nq1 0 d1 1\n\n\nq2 0 d1 1\nq1 0 d2 1\n\nq1 0 d1 2\nq1 0 d3 1\n", `:8: duplicate judgment of document "d1" for query "q1" (first on line 2)`},
 		{"empty", "\n\n", ": no judgments"},
 		{"json malformed", `{"query_id":"q1","doc_id":"d1","relevance":1}` + "\n{\n", ":2: malformed JSON"},
 		{"json missing relevance", `{"query_id":"q1","doc_id":"d1"}`, `:1: judgment has no "relevance"`},
@@ -298,11 +299,16 @@ func FuzzReadQrels(f *testing.F) {
 			require.Equal(t, i, j)
 		}
 		assert.Equal(t, len(q.jRel), total)
-		for j := range len(q.jRel) {
-			rel, ok := q.Relevance(int(q.jQ[j]), string(q.doc(int32(j))))
-			require.True(t, ok)
-			require.Equal(t, int(q.jRel[j]), rel)
+		seen := 0
+		for i := range q.NumQueries() {
+			for _, j := range q.perm[q.qStart[i]:q.qStart[i+1]] {
+				rel, ok := q.Relevance(i, string(q.doc(j)))
+				require.True(t, ok)
+				require.Equal(t, int(q.jRel[j]), rel)
+				seen++
+			}
 		}
+		assert.Equal(t, len(q.jRel), seen)
 	})
 }
 
