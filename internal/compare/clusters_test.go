@@ -118,3 +118,55 @@ func TestCompareClusters(t *testing.T) {
 	_, err = comparereport.Read(strings.NewReader(bad))
 	require.ErrorContains(t, err, "statistics.clusters.queries")
 }
+
+// TestCompareClustersHull: a strategy's mean over queries in families is the
+// cluster-t interval widened to the queries' own where that reaches further
+// (cluster-t-hull): hit@1 59 of 60 over 30 families of 2 reads cluster-t
+// [0.949, 1] alone, where Wilson-cc over the queries gives a lower bound near
+// 0.90; families never make an interval narrower.
+func TestCompareClustersHull(t *testing.T) {
+	var ql, cl strings.Builder
+	var a []trecfile.RunQuery
+	for f := range 30 {
+		for j := range 2 {
+			id := fmt.Sprintf("q%02d-%d", f, j)
+			fmt.Fprintf(&ql, "%s 0 %s-g 1\n%s 0 %s-x 0\n", id, id, id, id)
+			fmt.Fprintf(&cl, "%s card-%02d\n", id, f)
+			docs := []string{id + "-g", id + "-x"}
+			if f == 0 && j == 0 {
+				docs = []string{id + "-x", id + "-g"}
+			}
+			a = append(a, trecfile.RunQuery{ID: id, Docs: docs})
+		}
+	}
+	q := qrels(t, ql.String())
+	o := opts()
+	o.K = 1
+	in := []compare.Input{{Name: "dense", Run: run("a.run", a...)}}
+	hitIdx := metrics.QueryIndex(metrics.KeyGradedHit)
+	plain, err := compare.Compare(q, in, o)
+	require.NoError(t, err)
+	items := plain.Strategies[0].CI[hitIdx]
+	assert.Equal(t, metrics.MethodWilson, items.Method)
+
+	cls, err := compare.ReadClusters(context.Background(), strings.NewReader(cl.String()), "clusters.tsv")
+	require.NoError(t, err)
+	o.Clusters, o.ClustersFile = cls, "clusters.tsv"
+	res, err := compare.Compare(q, in, o)
+	require.NoError(t, err)
+	ci := res.Strategies[0].CI[hitIdx]
+	assert.Equal(t, metrics.MethodClusterHull, ci.Method)
+	assert.InDelta(t, items.Lo, ci.Lo, 1e-12, "the queries' Wilson lower bound reaches further than cluster-t's")
+	assert.Less(t, ci.Lo, 0.93)
+	assert.InDelta(t, 1.0, ci.Hi, 1e-12)
+	// cluster-t alone, over the same 30 families, is the narrower interval.
+	xs, idx := make([]float64, 60), make([]int, 60)
+	for i := range xs {
+		xs[i], idx[i] = 1, i/2
+	}
+	xs[0] = 0
+	alone := metrics.ClusterCI95(xs, idx, 30, 0, 1)
+	assert.Equal(t, metrics.MethodClusterT, alone.Method)
+	assert.InDelta(t, 0.949, alone.Lo, 0.001)
+	assert.Greater(t, alone.Lo, ci.Lo)
+}

@@ -837,7 +837,7 @@ func (r *Result) statistics() {
 			for j, m := range g.measures {
 				lo, hi := r.measureRange(m)
 				if sub != nil {
-					r.Strategies[s].CI[m] = metrics.ClusterCI95(col(s*G+j), sub, nc, lo, hi)
+					r.Strategies[s].CI[m] = clusterMeanCI95(col(s*G+j), sub, nc, lo, hi)
 					continue
 				}
 				r.Strategies[s].CI[m] = metrics.ColumnCI95(col(s*G+j), rep(s*G+j), lo, hi)
@@ -938,7 +938,7 @@ func (r *Result) sparseStatistics(paired []Paired, others []int, base int) {
 			}
 			if r.clustered() {
 				sub, nc := r.rowClusters(rows)
-				st.CI[m] = metrics.ClusterCI95(xs, sub, nc, lo, hi)
+				st.CI[m] = clusterMeanCI95(xs, sub, nc, lo, hi)
 				continue
 			}
 			var rep []float64

@@ -277,6 +277,7 @@ var methodWords = map[string]string{
 	metrics.PMethodRandomization:        "sign-flip randomization",
 	metrics.PMethodSaddlepoint:          "saddlepoint approximation of the sign-flip distribution",
 	metrics.MethodClusterT:              "t with the cluster-robust standard error (queries in families)",
+	metrics.MethodClusterHull:           "t with the cluster-robust standard error, widened to the interval over the queries as if independent where that reaches further (queries in families)",
 	metrics.PMethodClusterSignFlipExact: "exact sign-flip of the clusters' sums",
 	metrics.PMethodClusterRandomization: "sign-flip randomization of the clusters' sums",
 	metrics.PMethodClusterSaddlepoint:   "saddlepoint approximation of the clusters' sign-flip distribution",
