@@ -274,18 +274,6 @@ func (in *indenter) flush() error {
 	return err
 }
 
-// writeIndented writes src, JSON values as json.Marshal writes them (valid,
-// each followed by a newline), to w with two-space indentation exactly as
-// json.Indent(dst, src, "", "  ") would write them; white space outside
-// strings is dropped as json.Indent drops it, except after a top-level value.
-func writeIndented(w io.Writer, src []byte) error {
-	in := &indenter{w: w}
-	if err := in.write(src); err != nil {
-		return err
-	}
-	return in.flush()
-}
-
 // write indents src, the next bytes of the compact JSON, into in.out,
 // flushing it to w when it is full.
 func (in *indenter) write(src []byte) error {

@@ -305,3 +305,17 @@ func FuzzWriteJSONStream(f *testing.F) {
 		require.Equal(t, string(encoderJSON(t, v)), b.String())
 	})
 }
+
+// writeIndented writes src, JSON values as json.Marshal writes them (valid,
+// each followed by a newline), to w with two-space indentation exactly as
+// json.Indent(dst, src, "", "  ") would write them; white space outside
+// strings is dropped as json.Indent drops it, except after a top-level value.
+// (The writer itself streams through an indenter; this one-shot form is the
+// fuzz target's.)
+func writeIndented(w io.Writer, src []byte) error {
+	in := &indenter{w: w}
+	if err := in.write(src); err != nil {
+		return err
+	}
+	return in.flush()
+}
