@@ -51,6 +51,16 @@ func newPortChecker(root, platform string, deps map[string]string) (*portChecker
 		return nil, fmt.Errorf("go list for %s: %w", platform, err)
 	}
 	c := build.Default
+	if c.GOROOT == "" {
+		// A test binary built with -trimpath (as .ci/run builds) has no
+		// runtime.GOROOT, so go/build finds no standard library: ask the go
+		// command where its own is.
+		root, err := exec.Command(goCommand(), "env", "GOROOT").Output()
+		if err != nil {
+			return nil, fmt.Errorf("go env GOROOT: %w", err)
+		}
+		c.GOROOT = strings.TrimSpace(string(root))
+	}
 	c.GOOS, c.GOARCH, c.CgoEnabled = goos, goarch, false
 	c.BuildTags, c.ToolTags = nil, strings.Split(strings.TrimSpace(string(out)), ",")
 	return &portChecker{root: root, ctxt: c, fset: token.NewFileSet(), sizes: types.SizesFor("gc", goarch), pkgs: map[string]*types.Package{}, deps: deps}, nil
