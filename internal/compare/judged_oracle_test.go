@@ -19,68 +19,92 @@ import (
 // TestOracleJudgedOnly checks --judged-only (condensed lists) per query against
 // NIST trec_eval 10.0's -J to 1e-9, on the run read as compare reads it (deep
 // enough for the condensed top 10), and MRR@10 against trec_eval -M 10 on the
-// run condensed by awk (testdata/oracle/README.md).
+// run condensed by awk (testdata/oracle/README.md): on dev300 (labels 0–3,
+// relevant level 1), and on wide300 (499 judgments at −1 or −2, which trec_eval
+// reads as in the pool but unjudged, so -J drops them; levels above 3; trec_eval
+// -l 2; testdata/oracle-wide/README.md). A value this tool leaves out of a mean
+// (no document of positive gain, or none at the level for a binary measure) is
+// one trec_eval scores 0.
 func TestOracleJudgedOnly(t *testing.T) {
 	ctx := context.Background()
-	q, err := inputtest.ReadQrels(ctx, "testdata/oracle/dev300.qrels")
-	require.NoError(t, err)
 	run, err := inputtest.ReadRun(ctx, "testdata/oracle/dev300.run", JudgedOnlyDepth, trecfile.RunOptions{})
 	require.NoError(t, err)
-	j := readTrecEval(t, "testdata/oracle/trec_eval_dev300_J.txt")
-	jexp := readTrecEval(t, "testdata/oracle/trec_eval_dev300_ndcg10_exp_J.txt")
-	cond := readTrecEval(t, "testdata/oracle/trec_eval_dev300_condensed_M10.txt")
 	measures := map[string]int{
 		"P_10": metrics.QueryIndex("precision_at_k"), "recall_10": metrics.QueryIndex("recall_at_k"), "ndcg_cut_10": metrics.QueryIndex("ndcg_at_k"),
 		"map_cut_10": metrics.QueryIndex("map_at_k"), "success_10": metrics.QueryIndex("hit_at_k"), "recip_rank": metrics.QueryIndex("mrr_at_k"),
 	}
-	for _, tc := range []struct {
-		name   string
-		gain   metrics.Gain
-		oracle map[string]map[string]float64
-		only   string
+	for _, set := range []struct {
+		name, qrels, dir  string
+		level             int
+		levelSet          bool
+		minCompared       int
+		minDiffer         int
+		condMeasures      int    // measures the condensed run's oracle file holds
+		linear, exp, cond string // oracle files
 	}{
-		{"J linear", metrics.GainLinear, j, ""},
-		{"J exp", metrics.GainExp, jexp, "ndcg_cut_10"},
-		{"condensed M10", metrics.GainLinear, cond, ""},
+		{"dev300", "testdata/oracle/dev300.qrels", "testdata/oracle/", 1, false, 200, 50, 6,
+			"trec_eval_dev300_J.txt", "trec_eval_dev300_ndcg10_exp_J.txt", "trec_eval_dev300_condensed_M10.txt"},
+		{"wide300", "testdata/oracle-wide/wide300.qrels", "testdata/oracle-wide/", 2, true, 100, 20, 1,
+			"trec_eval_wide300_J_l2.txt", "trec_eval_wide300_ndcg10_exp_J.txt", "trec_eval_wide300_condensed_M10_l2.txt"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			res, err := Compare(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: tc.gain, RelevantLevel: 1, Resamples: 100, Seed: 1, JudgedOnly: true})
-			require.NoError(t, err)
-			plain, err := Compare(q, []Input{{Name: "synth", Run: run}}, Options{K: 10, Gain: tc.gain, RelevantLevel: 1, Resamples: 100, Seed: 1})
-			require.NoError(t, err)
-			s := res.Strategies[0]
-			assert.Zero(t, s.Unjudged, "a condensed list has no unjudged document")
-			evaluated := map[string]int{}
-			for i, id := range res.QueryIDs {
-				evaluated[id] = i
-			}
-			compared, differ := 0, 0
-			for measure, mi := range measures {
-				perQuery, ok := tc.oracle[measure]
-				if tc.only != "" && measure != tc.only || !ok {
-					continue
+		q, err := inputtest.ReadQrels(ctx, set.qrels)
+		require.NoError(t, err)
+		for _, tc := range []struct {
+			name   string
+			gain   metrics.Gain
+			oracle map[string]map[string]float64
+			want   int // measures the oracle file holds
+		}{
+			{"J linear", metrics.GainLinear, readTrecEval(t, set.dir+set.linear), 5},
+			{"J exp", metrics.GainExp, readTrecEval(t, set.dir+set.exp), 1},
+			{"condensed M10", metrics.GainLinear, readTrecEval(t, set.dir+set.cond), set.condMeasures},
+		} {
+			t.Run(set.name+" "+tc.name, func(t *testing.T) {
+				o := Options{K: 10, Gain: tc.gain, RelevantLevel: set.level, RelevantLevelSet: set.levelSet, Resamples: 100, Seed: 1}
+				plain, err := Compare(q, []Input{{Name: "synth", Run: run}}, o)
+				require.NoError(t, err)
+				o.JudgedOnly = true
+				res, err := Compare(q, []Input{{Name: "synth", Run: run}}, o)
+				require.NoError(t, err)
+				s := res.Strategies[0]
+				assert.Zero(t, s.Unjudged, "a condensed list has no unjudged document")
+				evaluated := map[string]int{}
+				for i, id := range res.QueryIDs {
+					evaluated[id] = i
 				}
-				require.Len(t, perQuery, 301, measure)
-				for qid, want := range perQuery {
-					if qid == "all" {
-						continue
-					}
-					i, ok := evaluated[qid]
+				read, compared, differ := 0, 0, 0
+				for measure, mi := range measures {
+					perQuery, ok := tc.oracle[measure]
 					if !ok {
-						assert.Zero(t, want, "%s %s", measure, qid)
 						continue
 					}
-					got := s.Values[i*metrics.NumGraded+mi]
-					assert.InDelta(t, want, got, 1e-9, "%s %s", measure, qid)
-					if math.Abs(got-plain.Strategies[0].Values[i*metrics.NumGraded+mi]) > 1e-9 {
-						differ++
+					read++
+					require.Len(t, perQuery, 301, measure) // 300 queries + "all"
+					for qid, want := range perQuery {
+						if qid == "all" {
+							continue
+						}
+						i, ok := evaluated[qid]
+						got := math.NaN()
+						if ok {
+							got = s.Values[i*metrics.NumGraded+mi]
+						}
+						if math.IsNaN(got) {
+							assert.Zero(t, want, "%s %s", measure, qid)
+							continue
+						}
+						assert.InDelta(t, want, got, 1e-9, "%s %s", measure, qid)
+						if p := plain.Strategies[0].Values[i*metrics.NumGraded+mi]; !math.IsNaN(p) && math.Abs(got-p) > 1e-9 {
+							differ++
+						}
+						compared++
 					}
-					compared++
 				}
-			}
-			assert.Greater(t, compared, 200)
-			assert.Greater(t, differ, 50, "the condensed lists must change many values, or the test proves nothing")
-		})
+				require.Equal(t, tc.want, read, "the oracle file holds the measures named")
+				assert.Greater(t, compared, set.minCompared)
+				assert.Greater(t, differ, set.minDiffer, "the condensed lists must change many values, or the test proves nothing")
+			})
+		}
 	}
 }
 
@@ -125,8 +149,8 @@ func TestOracleJudgedAtK(t *testing.T) {
 // equals the plain evaluation of the run condensed here without the package
 // (the lines whose document has a label ≥ 0 for its query), whose plain values
 // TestOracleTrecEvalWideScale checks against trec_eval itself;
-// TestOracleJudgedOnlyWideScale checks the result against trec_eval's own -J on
-// these qrels.
+// TestOracleJudgedOnly checks the result against trec_eval's own -J on these
+// qrels.
 func TestJudgedOnlyNegativeLabelsAsTrecEval(t *testing.T) {
 	ctx := context.Background()
 	q, err := inputtest.ReadQrels(ctx, "testdata/oracle-wide/wide300.qrels")
