@@ -113,7 +113,7 @@ func Measures(t *testing.T, b *Browser, p Page) []*Measure {
 	var out []*Measure
 	for _, width := range widths {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		m, err := b.Load(ctx, p.Path, Options{Width: width, Marks: sels, OpenDetails: p.OpenDetails, Screenshot: dir != "", Dark: p.Dark, Script: p.Script, NoScript: p.NoScript})
+		m, err := b.Load(ctx, p.Path, Options{Width: width, Marks: sels, OpenDetails: p.OpenDetails, Screenshot: dir != "", FastPNG: true, Dark: p.Dark, Script: p.Script, NoScript: p.NoScript})
 		cancel()
 		if err != nil {
 			t.Fatalf("%s at %d px: %v\nbrowser stderr:\n%s", p.Name, width, err, b.Stderr())
