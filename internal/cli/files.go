@@ -31,8 +31,14 @@ func paths(fs []file) []input.Path {
 // stream (input.OpenSharded). remap gives an error of the reader at a line
 // of the stream the shard and its line (the identity for a file).
 func openInput(ctx context.Context, path string) (r io.ReadSeekCloser, remap func(error) error, err error) {
+	return openInputWith(ctx, path, input.OpenSharded)
+}
+
+// openInputWith is openInput with the shards opened by openShards
+// (input.OpenShardedCSV: a CSV sheet whose every shard has the header).
+func openInputWith(ctx context.Context, path string, openShards func(context.Context, string) (*input.Sharded, error)) (r io.ReadSeekCloser, remap func(error) error, err error) {
 	if input.IsSharded(path) {
-		s, err := input.OpenSharded(ctx, path)
+		s, err := openShards(ctx, path)
 		if err != nil {
 			return nil, nil, err
 		}
