@@ -53,6 +53,9 @@ func ReadClusters(ctx context.Context, r io.Reader, file string) (map[string]str
 		if s == "" || strings.HasPrefix(s, "#") {
 			continue
 		}
+		if s[0] == '{' { // a JSON line: a Parquet file's row, or JSONL
+			return nil, input.Errorf(file, line, "a JSON object, but a clusters line is `QUERY_ID CLUSTER` (for a table of queries and clusters, give it to --queries as cases with `id` and `cluster`)")
+		}
 		f := strings.Fields(s)
 		if len(f) != 2 {
 			return nil, input.Errorf(file, line, "a clusters line is `QUERY_ID CLUSTER` (2 fields), got %d", len(f))
