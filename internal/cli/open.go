@@ -29,7 +29,7 @@ func (o *opened) open(ctx context.Context, path, wrap string, args ...any) (*os.
 }
 
 // shards opens path as open does, or its shards when it names a directory or
-// a glob pattern (openInput); remap then names the shard of an error.
+// a glob pattern (openInputWith); remap then names the shard of an error.
 func (o *opened) shards(ctx context.Context, path, wrap string, args ...any) (io.ReadSeeker, error) {
 	return o.shardsWith(ctx, input.OpenSharded, path, wrap, args...)
 }
