@@ -354,7 +354,8 @@ func FuzzShardedCSV(f *testing.F) {
 		require.Equal(t, want, got)
 		for n, p := range places {
 			file, line := s.Locate(n + 1)
-			require.Equal(t, p, place{file, line}, "line %d", n+1)
+			at := place{file, line}
+			require.Equal(t, p, at, "line %d", n+1)
 		}
 	})
 }
