@@ -28,7 +28,7 @@ func (p *CaseParser) parseFast(b []byte, file string, line int, c *Case) bool {
 	view := func(from, to int) string {
 		return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(base), from)), to-from) //nolint:gosec // G103: a view of the line, valid while it is (StringsInLine)
 	}
-	f := fastScan{b: b}
+	f := fastScan{b: b, noScores: p.NoScores}
 	i := f.sp(0)
 	if i >= len(b) || b[i] != '{' {
 		return false
@@ -216,7 +216,10 @@ func (p *CaseParser) parseFast(b []byte, file string, line int, c *Case) bool {
 
 // fastScan is parseFast's lexer: it accepts only the common forms and reports
 // anything else as not ok.
-type fastScan struct{ b []byte }
+type fastScan struct {
+	b        []byte
+	noScores bool // number validates without converting (CaseParser.NoScores)
+}
 
 // sp skips one space at i, if there is one.
 func (f *fastScan) sp(i int) int {
@@ -392,7 +395,7 @@ func (f *fastScan) comma(i int) int {
 func (f *fastScan) number(i int) (end int, v float64, ok bool) {
 	b := f.b
 	if i+24 <= len(b) {
-		return number24((*[24]byte)(b[i:i+24]), i)
+		return number24((*[24]byte)(b[i:i+24]), i, !f.noScores)
 	}
 	j := i
 	neg := j < len(b) && b[j] == '-'
@@ -424,6 +427,9 @@ func (f *fastScan) number(i int) (end int, v float64, ok bool) {
 	if digits > 15 || j < len(b) && (b[j] == 'e' || b[j] == 'E') {
 		return 0, 0, false
 	}
+	if f.noScores {
+		return j, 0, true
+	}
 	v = float64(mant)
 	if frac > 0 {
 		v /= fastPow10[frac]
@@ -436,8 +442,10 @@ func (f *fastScan) number(i int) (end int, v float64, ok bool) {
 
 // number24 is number for a number that starts at a[0] (offset i of the
 // line), with at least 24 bytes of the line from there: no bounds checks.
-// A longer run of digits is not ok (more than 15 digits).
-func number24(a *[24]byte, i int) (end int, v float64, ok bool) {
+// A longer run of digits is not ok (more than 15 digits). Without conv, v is
+// 0 (the number validated, not converted: its division is the costliest
+// instruction of a line).
+func number24(a *[24]byte, i int, conv bool) (end int, v float64, ok bool) {
 	k := 0
 	neg := a[0] == '-'
 	if neg {
@@ -467,6 +475,9 @@ func number24(a *[24]byte, i int) (end int, v float64, ok bool) {
 	}
 	if digits > 15 || k >= len(a) || a[k] == 'e' || a[k] == 'E' {
 		return 0, 0, false
+	}
+	if !conv {
+		return i + k, 0, true
 	}
 	v = float64(mant)
 	if frac > 0 {
