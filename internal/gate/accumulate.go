@@ -207,7 +207,11 @@ func (a *Accumulator) Add(r *CaseResult) error {
 	if line < 0 || int64(line) > math.MaxUint32 {
 		return input.Errorf(r.File, r.Line, "more than %d lines: split the cases file", uint32(math.MaxUint32))
 	}
-	if err := a.seen.add(idHash(r.ID), uint32(line), r.ID, r.File); err != nil {
+	h := r.idHash
+	if !r.hashed {
+		h = idHash(r.ID)
+	}
+	if err := a.seen.add(h, uint32(line), r.ID, r.File); err != nil {
 		return err
 	}
 	a.total++

@@ -754,3 +754,14 @@ func TestIDHashDistinct(t *testing.T) {
 		require.NotEqual(t, hs[i-1], hs[i], "two of the ids collide")
 	}
 }
+
+// The scorer hashes the case id for Add (in the worker, while the line is in
+// its cache): the same hash Add computes for a result built by hand.
+func TestScoreHashesID(t *testing.T) {
+	c := &casefile.Case{ID: "case-123456789012345678", Gold: []string{"a"}, File: "f", Line: 3,
+		Retrieved: []casefile.Retrieved{{ID: "a"}}}
+	var r CaseResult
+	require.NoError(t, (&Scorer{KB: cardSet{"a": true}, K: 5}).ScoreInto(c, &r))
+	require.True(t, r.hashed)
+	require.Equal(t, idHash(c.ID), r.idHash)
+}
