@@ -153,7 +153,7 @@ func NewAccumulator() *Accumulator {
 // check's CPU on ids of 11 bytes).
 func idHash(s string) uint64 {
 	n := len(s)
-	h := uint64(n) ^ idK2 //nolint:gosec // G115: a length
+	h := uint64(n) ^ idK2
 	for len(s) > 16 {
 		h = mum(le64(s, 0)^idK0, le64(s, 8)^h^idK1)
 		s = s[16:]
@@ -167,7 +167,7 @@ func idHash(s string) uint64 {
 	case m > 0:
 		a = uint64(s[0])<<16 | uint64(s[m>>1])<<8 | uint64(s[m-1])
 	}
-	return mum(mum(a^idK0, b^h^idK1), uint64(n)^idK1) //nolint:gosec // G115: a length
+	return mum(mum(a^idK0, b^h^idK1), uint64(n)^idK1)
 }
 
 // idHash's keys (wyhash's secret).
