@@ -17,21 +17,23 @@ func TestPPIClusteredByHand(t *testing.T) {
 	s := PPIStratum{Y: []float64{1, 0, 1, 0, 0, 1}, F: []float64{1, 1, 1, 0, 0, 0}, YC: []int{0, 0, 1, 2, 2, 2}}
 	p := PPIClustered([]PPIStratum{s})
 	// θ̂₋0 = 2/4 = 45/90, θ̂₋1 = 2/5 = 36/90, θ̂₋2 = 2/3 = 60/90; θ̄ = 47/90;
-	// deviations −2, −11, 13 (/90), squares 294/8100; · 2/3 = 196/8100 =
-	// 49/2025: SE = 7/45.
+	// deviations −2, −11, 13 (/90), squares 294/8100; · (G − 1)/G = 2/3:
+	// 196/8100 = 49/2025; · G_L/(G_L − 1) = 3/2: 49/1350, SE = 7/√1350.
 	assert.Equal(t, MethodPPIClusterJackknife, p.Method)
 	assert.InDelta(t, 0.5, p.Estimate, 1e-15)
-	assert.InDelta(t, 7.0/45, p.SE, 1e-15)
+	assert.InDelta(t, 7/math.Sqrt(1350), p.SE, 1e-15)
 	assert.Equal(t, 3, p.Clusters)
 	assert.Equal(t, 2.0, p.DF)
 	assert.Equal(t, 6, p.N)
 	assert.InDelta(t, 4.302652729911275, StudentT975(2), 1e-9) // t_{2, 0.975}
-	assert.InDelta(t, 0.5-StudentT975(2)*7/45, p.Lo, 1e-14)
-	assert.InDelta(t, 0.5+StudentT975(2)*7/45, p.Hi, 1e-14)
+	assert.InDelta(t, 0.5-StudentT975(2)*7/math.Sqrt(1350), p.Lo, 1e-14)
+	assert.InDelta(t, 0.5+StudentT975(2)*7/math.Sqrt(1350), p.Hi, 1e-14)
 	iv := p.Interval()
 	assert.True(t, iv.Unreliable, "3 clusters")
-	// p: t = (1/2)/(7/45) = 45/14 on 2 degrees of freedom.
-	assert.InDelta(t, 2*(1-0.957656), p.PValue(), 1e-4) // T_2(3.2143) = 0.957656
+	// p: t = (1/2)/(7/√1350) = 2.6245 on 2 degrees of freedom:
+	// 2·(1 − T_2(t)) = 1 − t/√(2 + t²) = 0.11968.
+	tt := 0.5 * math.Sqrt(1350) / 7
+	assert.InDelta(t, 1-tt/math.Sqrt(2+tt*tt), p.PValue(), 1e-9)
 	// The order of the units within and across clusters does not matter.
 	r := PPIStratum{Y: []float64{0, 1, 1, 0, 1, 0}, F: []float64{0, 1, 1, 0, 1, 0}, YC: []int{2, 7, 1, 2, 2, 7}}
 	assert.InDelta(t, p.SE, PPIClustered([]PPIStratum{r}).SE, 1e-15)
@@ -79,7 +81,14 @@ func bruteClusterSE(strata []PPIStratum) float64 {
 		ss += (x - m) * (x - m)
 	}
 	G := float64(len(thetas))
-	return math.Sqrt((G - 1) / G * ss)
+	labelled := map[int]bool{}
+	for _, s := range strata {
+		for _, c := range s.YC {
+			labelled[c] = true
+		}
+	}
+	GL := float64(len(labelled))
+	return math.Sqrt(GL / (GL - 1) * (G - 1) / G * ss)
 }
 
 func randomClusterStratum(r *rand.Rand, n, N, G, first int, w float64) PPIStratum {
