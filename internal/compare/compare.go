@@ -488,9 +488,6 @@ func (r *Result) checkNames() error {
 // cluster keys (Options.Queries), and keeps the queries' texts.
 func (r *Result) cluster(opt Options) error {
 	if hasClusters(opt.Clusters, opt.Queries) {
-		if opt.HumanSheet != nil {
-			return fmt.Errorf("the queries come in clusters (%s) and human labels cannot be combined yet: the human-corrected (PPI++) estimates treat queries as independent", clusterSource(opt))
-		}
 		file := opt.ClustersFile
 		if opt.Clusters == nil {
 			file = opt.QueriesFile
