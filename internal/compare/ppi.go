@@ -51,7 +51,8 @@ type Human struct {
 	Holes int
 	Bias  Bias
 	// Means[s][m] is strategy s's PPI++ estimate of measure m, HumanOnly[s][m]
-	// the mean of the human values alone (λ = 0).
+	// the mean of the human values alone (λ = 0; over clusters, with the
+	// delete-one-cluster jackknife's interval).
 	Means, HumanOnly [][metrics.NumGraded]metrics.PPI
 	// Paired is Result.Paired corrected, in the same order: Delta is the PPI++
 	// estimate of the mean difference, CI its interval, P its t-test, PHolm
@@ -267,7 +268,11 @@ func (r *Result) correct(q *trecfile.Qrels, runs []Input, sh *labelfile.Sheet) {
 				h.ByLocale[l][s][m] = p
 			}
 			y, _, _ := hv.split(r.group(m), human, judge)
-			h.HumanOnly[s][m] = metrics.HumanOnly(y).Clip(lo, hi)
+			if hv.cluster != nil { // the labelled queries alone, over their clusters (λ = 0: no unlabelled unit)
+				h.HumanOnly[s][m] = metrics.PPIClustered([]metrics.PPIStratum{{Y: y, F: y, YC: hv.yc}}).Clip(lo, hi)
+			} else {
+				h.HumanOnly[s][m] = metrics.HumanOnly(y).Clip(lo, hi)
+			}
 		}
 	}
 	h.Paired = make([]Paired, len(r.Paired))
