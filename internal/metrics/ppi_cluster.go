@@ -1,9 +1,6 @@
 package metrics
 
-import (
-	"math"
-	"slices"
-)
+import "math"
 
 // Human-corrected estimates over queries in families (issue 34 items 2 and
 // 7): when the queries come in clusters (generate's cards, a team's
@@ -90,8 +87,9 @@ func (s ppiSums) theta(my, c float64) float64 {
 // the clusters holding a labelled unit (Clusters, DF). A partly labelled
 // cluster counts in G_L and its unlabelled units leave with it.
 //
-// The strata's YC and UC give each unit's cluster (any non-negative int;
-// the same cluster may span strata). The estimate is NaN when a stratum has
+// The strata's YC and UC give each unit's cluster (an index in [0, G), as
+// ClusterIndex numbers them: the work and memory are O(n + N + G); the same
+// cluster may span strata). The estimate is NaN when a stratum has
 // no labelled unit; the interval is NaN below 2 labelled clusters, or when
 // leaving a cluster out leaves a stratum without a labelled unit (a stratum
 // needs 2 labelled clusters: merge it, or pool). It has no I/O.
@@ -110,16 +108,33 @@ func PPIClustered(strata []PPIStratum) StratifiedPPI {
 		}
 		return strata[h].Weight
 	}
-	type stratum struct {
-		my, c, full float64
-		all         ppiSums
-		by          map[int]*ppiSums
+	G := 0 // one more than the largest cluster index
+	for _, s := range strata {
+		if len(s.YC) != len(s.Y) || len(s.UC) != len(s.U) {
+			return out
+		}
+		for _, c := range s.YC {
+			G = max(G, c+1)
+		}
+		for _, c := range s.UC {
+			G = max(G, c+1)
+		}
 	}
-	st := make([]stratum, len(strata))
-	labelled := map[int]bool{}
-	var touched []int
-	seen := map[int]bool{}
-	est := 0.0
+	// shift[g] is Σ_h W_h·(θ̂_h without cluster g − θ̂_h) over the strata
+	// cluster g touches; touched and labelled mark the clusters holding a
+	// unit, a labelled unit.
+	shift := make([]float64, G)
+	touched, labelled := make([]bool, G), make([]bool, G)
+	slot := make([]int32, G) // a cluster's index in the stratum's sums, −1: none yet
+	for g := range slot {
+		slot[g] = -1
+	}
+	most := 0 // the most units of a stratum: its clusters are no more
+	for _, s := range strata {
+		most = max(most, len(s.Y)+len(s.U))
+	}
+	sums, ids := make([]ppiSums, 0, min(G, most)), make([]int, 0, min(G, most))
+	est, undefined := 0.0, false
 	for h, s := range strata {
 		p := PPITuned(s.Y, s.F, s.U)
 		if len(strata) > 1 {
@@ -133,7 +148,7 @@ func PPIClustered(strata []PPIStratum) StratifiedPPI {
 		}
 		out.N += p.N
 		out.Others += p.Others
-		if p.N == 0 || len(s.YC) != len(s.Y) || len(s.UC) != len(s.U) {
+		if p.N == 0 {
 			return out
 		}
 		est += weight(h) * p.Estimate
@@ -143,24 +158,24 @@ func PPIClustered(strata []PPIStratum) StratifiedPPI {
 		if N > 0 {
 			c = (float64(n)*mf + float64(N)*mu) / float64(n+N)
 		}
-		x := stratum{my: my, c: c, by: map[int]*ppiSums{}}
+		// The stratum's centred sums per cluster (sums[slot[g]]) and in all.
+		sums, ids = sums[:0], ids[:0]
 		at := func(g int) *ppiSums {
-			cs := x.by[g]
-			if cs == nil {
-				cs = &ppiSums{}
-				x.by[g] = cs
-				if !seen[g] {
-					seen[g] = true
-					touched = append(touched, g)
-				}
+			if slot[g] < 0 {
+				slot[g] = int32(len(sums))
+				sums, ids = append(sums, ppiSums{}), append(ids, g)
+				touched[g] = true
 			}
-			return cs
+			return &sums[slot[g]]
 		}
+		var all ppiSums
 		for i := range s.Y {
 			a, b := s.Y[i]-my, s.F[i]-c
 			cs := at(s.YC[i])
 			cs.n++
 			cs.sy, cs.sf, cs.syf, cs.sff = cs.sy+a, cs.sf+b, cs.syf+a*b, cs.sff+b*b
+			all.n++
+			all.sy, all.sf, all.syf, all.sff = all.sy+a, all.sf+b, all.syf+a*b, all.sff+b*b
 			labelled[s.YC[i]] = true
 		}
 		for i, v := range s.U {
@@ -168,52 +183,44 @@ func PPIClustered(strata []PPIStratum) StratifiedPPI {
 			cs := at(s.UC[i])
 			cs.N++
 			cs.su, cs.suu = cs.su+d, cs.suu+d*d
+			all.N++
+			all.su, all.suu = all.su+d, all.suu+d*d
 		}
-		// The stratum's sums in cluster order, so that the same units give
-		// the same bits whatever their order within a cluster.
-		keys := make([]int, 0, len(x.by))
-		for g := range x.by {
-			keys = append(keys, g)
-		}
-		slices.Sort(keys)
-		for _, g := range keys {
-			cs := x.by[g]
-			x.all = ppiSums{x.all.n + cs.n, x.all.N + cs.N, x.all.sy + cs.sy, x.all.sf + cs.sf, x.all.syf + cs.syf, x.all.sff + cs.sff, x.all.su + cs.su, x.all.suu + cs.suu}
-		}
-		x.full = x.all.theta(my, c)
-		st[h] = x
-	}
-	out.Estimate = est
-	out.Clusters = len(labelled)
-	G := len(touched)
-	if out.Clusters < 2 {
-		return out
-	}
-	slices.Sort(touched)
-	thetas := make([]float64, len(touched))
-	for k, g := range touched {
-		th := est
-		for h := range st {
-			cs := st[h].by[g]
-			if cs == nil {
+		full := all.theta(my, c)
+		for k, g := range ids {
+			slot[g] = -1
+			t := all.sub(&sums[k]).theta(my, c)
+			if math.IsNaN(t) { // the stratum's only labelled cluster
+				undefined = true
 				continue
 			}
-			left := st[h].all.sub(cs)
-			t := left.theta(st[h].my, st[h].c)
-			if math.IsNaN(t) { // the stratum's only labelled cluster
-				return out
-			}
-			th += weight(h) * (t - st[h].full)
+			shift[g] += weight(h) * (t - full)
 		}
-		thetas[k] = th
 	}
-	tm := mean(thetas)
-	var s2 float64
-	for _, th := range thetas {
-		s2 += (th - tm) * (th - tm)
+	out.Estimate = est
+	for g := range labelled {
+		if labelled[g] {
+			out.Clusters++
+		}
+	}
+	if out.Clusters < 2 || undefined {
+		return out
+	}
+	// θ̂₋g = θ̂ + shift[g] over the touched clusters, in index order.
+	var k int
+	var tm, s2 float64
+	for g := range touched {
+		if !touched[g] {
+			continue
+		}
+		th := est + shift[g]
+		k++
+		d := th - tm
+		tm += d / float64(k)
+		s2 += d * (th - tm)
 	}
 	GL := float64(out.Clusters)
-	se := math.Sqrt(s2 * float64(G-1) / float64(G) * GL / (GL - 1))
+	se := math.Sqrt(s2 * float64(k-1) / float64(k) * GL / (GL - 1))
 	out.SE, out.DF = se, GL-1
 	t := StudentT975(out.Clusters - 1)
 	out.Lo, out.Hi = est-t*se, est+t*se

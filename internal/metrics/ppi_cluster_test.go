@@ -315,3 +315,25 @@ func TestPPIClusterSimulation(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPPIClustered is BenchmarkPPITuned's data in clusters of 3: one
+// PPI++ estimate with the delete-one-cluster jackknife.
+func BenchmarkPPIClustered(b *testing.B) {
+	r := NewRand(1)
+	const N, n = 100000, 1000
+	s := PPIStratum{Y: make([]float64, n), F: make([]float64, n), U: make([]float64, N-n), YC: make([]int, n), UC: make([]int, N-n)}
+	perm := r.Perm(N)
+	for i := range s.Y {
+		s.Y[i] = r.Float64()
+		s.F[i] = s.Y[i] + 0.1*r.NormFloat64()
+		s.YC[i] = perm[i] / 3
+	}
+	for i := range s.U {
+		s.U[i] = r.Float64()
+		s.UC[i] = perm[n+i] / 3
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		PPIClustered([]PPIStratum{s})
+	}
+}
