@@ -125,7 +125,7 @@ func PPIClustered(strata []PPIStratum) StratifiedPPI {
 	// unit, a labelled unit.
 	shift := make([]float64, G)
 	touched, labelled := make([]bool, G), make([]bool, G)
-	slot := make([]int32, G) // a cluster's index in the stratum's sums, −1: none yet
+	slot := make([]int, G) // a cluster's index in the stratum's sums, −1: none yet
 	for g := range slot {
 		slot[g] = -1
 	}
@@ -162,7 +162,7 @@ func PPIClustered(strata []PPIStratum) StratifiedPPI {
 		sums, ids = sums[:0], ids[:0]
 		at := func(g int) *ppiSums {
 			if slot[g] < 0 {
-				slot[g] = int32(len(sums))
+				slot[g] = len(sums)
 				sums, ids = append(sums, ppiSums{}), append(ids, g)
 				touched[g] = true
 			}
