@@ -79,7 +79,7 @@ func (s ppiSums) theta(my, c float64) float64 {
 // stratum the cluster touches, θ̄ the mean of the θ̂₋g; G_L/(G_L − 1) is the
 // small-sample factor of a cluster-robust variance (CR1, as MethodClusterT's)
 // over the G_L clusters holding a labelled unit: without it the interval
-// covered 0.948–0.952 at 150 labelled queries of 300 in clusters of 3
+// covered 0.947–0.952 at 150 labelled queries of 300 in clusters of 3
 // (TestPPIClusterSimulation), with it 0.949–0.953. The labelled part and the
 // judge-alone part of the variance (and their covariance within a cluster)
 // are in the one jackknife, so no λ̂²·var(U)/N term is added. The
