@@ -19,16 +19,16 @@ import (
 // array), promptfoo results (promptfoo.go).
 
 func init() {
-	register(&Format{Name: "irds-qrels", Kind: KindQrels,
+	register(&Format{Name: "irds-qrels", Shards: ShardLines, Kind: KindQrels,
 		Description: "ir_datasets qrels JSONL: {\"query_id\", \"doc_id\", \"relevance\", \"iteration\"} (relevance clamped to -128..127)",
 		convert:     convertIRDSQrels})
-	register(&Format{Name: "irds-scoreddocs", Kind: KindRun,
+	register(&Format{Name: "irds-scoreddocs", Shards: ShardLines, Kind: KindRun,
 		Description: "ir_datasets scoreddocs JSONL: {\"query_id\", \"doc_id\", \"score\"}, a run",
 		convert:     convertIRDSScoredDocs})
-	register(&Format{Name: "irds-docs", Kind: KindKB,
+	register(&Format{Name: "irds-docs", Shards: ShardLines, Kind: KindKB,
 		Description: "ir_datasets docs JSONL: {\"doc_id\", \"text\", \"title\"}, a knowledge base",
 		convert:     convertIRDSDocs})
-	register(&Format{Name: "ragas", Kind: KindCases,
+	register(&Format{Name: "ragas", Shards: ShardLines, Kind: KindCases,
 		Description: "ragas dataset (JSONL or a JSON array): user_input, retrieved_context_ids (+ retrieved_contexts), reference_context_ids",
 		convert:     convertRagas})
 }

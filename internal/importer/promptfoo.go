@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register(&Format{Name: "promptfoo", Kind: KindCases,
+	register(&Format{Name: "promptfoo", Shards: ShardNone, Kind: KindCases,
 		Description: "promptfoo results JSON (promptfoo eval -o results.json): results.results[] with vars (query, gold_ids) and the retrieved ids in response.metadata.retrieved_ids or response.output",
 		convert:     convertPromptfoo})
 }
