@@ -132,9 +132,6 @@ func parseCompare(env *Env, args []string) (*compareOptions, error) {
 	if err := o.hist.validate(env, src, "compare"); err != nil {
 		return nil, err
 	}
-	if o.files.Clusters != "" && o.files.HumanQrels != "" {
-		return nil, usagef("compare: --clusters and --human-qrels cannot be combined yet: the human-corrected (PPI++) estimates treat queries as independent")
-	}
 	inputs := []file{{"qrels", o.files.Qrels}, {"human-qrels", o.files.HumanQrels}, {"clusters", o.files.Clusters}, {"queries", o.files.Queries}}
 	for _, f := range o.files.Runs {
 		inputs = append(inputs, file{"run", f.Path})

@@ -90,7 +90,10 @@ func convertPromptfoo(ctx context.Context, br *bufio.Reader, file string, w *buf
 			return err
 		}
 	}
-	return d.rest(top, "the promptfoo file")
+	if err := d.rest(top, "the promptfoo file"); err != nil {
+		return err
+	}
+	return d.end("the promptfoo file's object")
 }
 
 func promptfooProvider(o object) (string, error) {
