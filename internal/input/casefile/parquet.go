@@ -2,6 +2,7 @@ package casefile
 
 import (
 	"context"
+	"fmt"
 	"encoding/binary"
 	"io"
 	"math"
@@ -392,7 +393,11 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 			seq++
 			return true
 		}
-		fail := func(err error) {
+		fail := func(err error) { // a read error, as the text path's reader reports it
+			if ctx.Err() != nil {
+				return
+			}
+			err = fmt.Errorf("failed to read %s: %w", file, err)
 			if b == nil && !next() {
 				return
 			}
@@ -438,10 +443,14 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 				strs := pqStrings{ascii: isASCII(b.arena[rowStart:])}
 				if len(b.arena)-rowStart > parquetFastRow || !pl.decodeRow(r, &strs, c) {
 					lineBuf, err = r.Line(lineBuf[:0])
-					if err == nil {
-						err = p.Parse(lineBuf, file, line, c)
-						c.Raw = nil
+					if err != nil {
+						r.Close()
+						f.Close()
+						fail(err)
+						return
 					}
+					err = p.Parse(lineBuf, file, line, c)
+					c.Raw = nil
 					if err != nil {
 						r.Close()
 						f.Close()
