@@ -2,8 +2,8 @@ package casefile
 
 import (
 	"context"
-	"fmt"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"math"
 	"os"
