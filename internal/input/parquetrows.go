@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 
 	"github.com/parquet-go/parquet-go"
@@ -153,8 +152,8 @@ func (r *ParquetRows) Fields() []ParquetField {
 	return out
 }
 
-// ParquetFastLeaf reports whether a leaf column of kind k is one ParquetRows
-// reads: a string (BYTE_ARRAY), a FLOAT or a DOUBLE.
+// FastLeaf reports whether leaf column col is of a type ParquetRows reads:
+// a string (BYTE_ARRAY), a FLOAT or a DOUBLE.
 func (r *ParquetRows) FastLeaf(col int) bool {
 	switch r.cols[col].kind {
 	case parquet.ByteArray, parquet.Float, parquet.Double:
@@ -244,7 +243,7 @@ func (r *ParquetRows) endGroup() error {
 		if k.pages == nil {
 			continue
 		}
-		if k.li < k.n || k.peeked {
+		if k.li < k.n {
 			first = cmpOr(first, Errorf(r.p.name, int(r.row), "not a valid Parquet file: column %s has more rows than its row group", k.name))
 		} else if _, err := k.pages.ReadPage(); !errors.Is(err, io.EOF) && first == nil {
 			if err == nil {
@@ -324,7 +323,6 @@ type pqCursor struct {
 	defs, reps     []byte // the page's levels (nil: all 0)
 	n, li          int    // levels of the page, the next one
 	vi             int    // the next non-null value
-	peeked         bool   // page was read ahead to find the row's end
 	// The page's values (or its dictionary's, indexed by idx).
 	data   []byte
 	offs   []uint32
@@ -337,7 +335,7 @@ type pqCursor struct {
 
 func (k *pqCursor) start(p parquet.Pages) {
 	k.close()
-	k.pages, k.page, k.n, k.li, k.peeked = p, nil, 0, 0, false
+	k.pages, k.page, k.n, k.li = p, nil, 0, 0
 }
 
 func (k *pqCursor) close() {
@@ -349,7 +347,7 @@ func (k *pqCursor) close() {
 		k.pages = nil
 	}
 	k.page = nil
-	k.n, k.li, k.peeked = 0, 0, false
+	k.n, k.li = 0, 0
 }
 
 // nextPage reads the column's next data page.
@@ -474,9 +472,7 @@ func (k *pqCursor) readRow(data *[]byte) error {
 				}
 				return err
 			}
-			k.peeked = !first
 			if !first && k.reps[0] == 0 {
-				k.peeked = false
 				return nil // the row ended with the page before
 			}
 		}
@@ -563,6 +559,3 @@ func (k *pqCursor) values(data *[]byte, m int) {
 		}
 	}
 }
-
-// IsFinite reports whether x is neither NaN nor infinite.
-func IsFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
