@@ -162,15 +162,6 @@ func (r *ParquetRows) FastLeaf(col int) bool {
 	return false
 }
 
-// Name is the file's name in messages.
-func (r *ParquetRows) Name() string { return r.p.name }
-
-// Row is the current row's number (from 1, over the file's row groups).
-func (r *ParquetRows) Row() int64 { return r.row }
-
-// RowBytes is the bytes of the current row's string values.
-func (r *ParquetRows) RowBytes() int { return len(r.data) - r.rowStart }
-
 // Col is leaf column c's values in the current row.
 func (r *ParquetRows) Col(c int) *ParquetCol { return &r.cols[c].row }
 

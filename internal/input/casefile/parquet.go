@@ -3,6 +3,7 @@ package casefile
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -427,7 +428,7 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 				}
 				rowStart := len(b.arena)
 				b.arena, err = r.Next(b.arena)
-				if err == io.EOF {
+				if errors.Is(err, io.EOF) {
 					break
 				}
 				if err != nil {

@@ -3,7 +3,6 @@ package casefile_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -343,7 +341,7 @@ func TestParquetRowsTaken(t *testing.T) {
 	}
 }
 
-// A duplicate line order and a cancelled context stop the fast path.
+// A cancelled context stops the fast path.
 func TestParquetRowsCancel(t *testing.T) {
 	dir := t.TempDir()
 	rows := make([]pqReqCase, 5000)
@@ -368,8 +366,6 @@ func TestParquetRowsCancel(t *testing.T) {
 		})
 	require.ErrorIs(t, err, context.Canceled)
 	require.Less(t, n, 5000)
-	require.True(t, errors.Is(err, context.Canceled))
-	_ = slices.Clone(rows[:0])
 }
 
 // FuzzParquetCases reads arbitrary bytes after the magic bytes as a Parquet
