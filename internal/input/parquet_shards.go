@@ -37,3 +37,19 @@ func (s *Sharded) ReadParquetShards(starts []int) error {
 	s.err = io.EOF
 	return err
 }
+
+// ShardRows opens shard i for reading by rows (OpenParquetRows); the rows'
+// Close closes its file.
+func (s *Sharded) ShardRows(i int) (*ParquetRows, error) {
+	f, err := Open(s.ctx, s.paths[i])
+	if err != nil {
+		return nil, err
+	}
+	r, err := OpenParquetRows(s.ctx, s.paths[i], f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.file = f
+	return r, nil
+}

@@ -22,6 +22,7 @@ import (
 // caller does not decode itself.
 type ParquetRows struct {
 	p      *parquetLines // the schema's plan, the file and its name
+	file   io.Closer     // closed by Close (Sharded.ShardRows)
 	cols   []pqCursor
 	groups []parquet.RowGroup
 	rg     int   // the row group being read (-1 before the first)
@@ -255,10 +256,15 @@ func cmpOr(a, b error) error {
 	return b
 }
 
-// Close releases the pages being read.
+// Close releases the pages being read (and closes the file ShardRows opened).
 func (r *ParquetRows) Close() error {
 	for c := range r.cols {
 		r.cols[c].close()
+	}
+	if r.file != nil {
+		err := r.file.Close()
+		r.file = nil
+		return err
 	}
 	return nil
 }

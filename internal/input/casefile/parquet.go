@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"sync"
 	"unicode/utf8"
@@ -36,6 +35,7 @@ import (
 type parquetShards interface {
 	ParquetShards() []string
 	ReadParquetShards(starts []int) error
+	ShardRows(i int) (*input.ParquetRows, error)
 	EmptyShard(i int) error
 }
 
@@ -325,19 +325,13 @@ const (
 // fast path's (or a shard cannot be opened: the text path then says why).
 func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, file string, o MapOptions, work func(*Case, *T) error, emit func(*T) error) (bool, error) {
 	plans := make([]pqPlan, len(paths))
-	for i, p := range paths {
-		f, err := os.Open(p)
+	for i := range paths {
+		r, err := src.ShardRows(i)
 		if err != nil {
-			return false, nil
-		}
-		r, err := input.OpenParquetRows(ctx, p, f)
-		if err != nil {
-			f.Close()
 			return false, nil
 		}
 		pl, ok := planParquet(r)
 		r.Close()
-		f.Close()
 		if !ok {
 			return false, nil
 		}
@@ -405,16 +399,10 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 			b.err = err
 			send()
 		}
-		for i, path := range paths {
+		for i := range paths {
 			starts = append(starts, line+1)
-			f, err := input.Open(ctx, path)
+			r, err := src.ShardRows(i)
 			if err != nil {
-				fail(err)
-				return
-			}
-			r, err := input.OpenParquetRows(ctx, path, f)
-			if err != nil {
-				f.Close()
 				fail(err)
 				return
 			}
@@ -423,7 +411,6 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 			for {
 				if b == nil && !next() {
 					r.Close()
-					f.Close()
 					return
 				}
 				rowStart := len(b.arena)
@@ -433,7 +420,6 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 				}
 				if err != nil {
 					r.Close()
-					f.Close()
 					fail(err)
 					return
 				}
@@ -446,7 +432,6 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 					lineBuf, err = r.Line(lineBuf[:0])
 					if err != nil {
 						r.Close()
-						f.Close()
 						fail(err)
 						return
 					}
@@ -454,7 +439,6 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 					c.Raw = nil
 					if err != nil {
 						r.Close()
-						f.Close()
 						b.err = err
 						send()
 						return
@@ -464,13 +448,11 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 				if b.n == len(b.cases) || len(b.arena) >= pqArenaSize {
 					if !send() {
 						r.Close()
-						f.Close()
 						return
 					}
 				}
 			}
 			r.Close()
-			f.Close()
 			if nrows == 0 {
 				fail(src.EmptyShard(i))
 				return
