@@ -9,6 +9,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
@@ -39,11 +40,11 @@ var calibrateInputs = commentInputs(actionInputs{
 func parseCalibrate(env *Env, args []string) (*calibrateOptions, error) {
 	fs := newFlagSet(env, "calibrate")
 	o := &calibrateOptions{run: calibrate.Options{Seed: metrics.DefaultSeed}}
-	fs.StringVar(&o.files.Human, "human", "", "human labels JSONL (required)")
-	fs.StringVar(&o.files.Judge, "judge", "", "judge scores JSONL (required)")
+	fs.StringVar(&o.files.Human, "human", "", "human labels JSONL (a file, a directory or glob of shards) (required)")
+	fs.StringVar(&o.files.Judge, "judge", "", "judge scores JSONL (a file, a directory or glob of shards) (required)")
 	fs.StringVar(&o.files.Lock, "lock", "", "lock file of frozen constants, JSON or YAML (required)")
-	fs.StringVar(&o.files.HumanSheet, "human-sheet", "", "instead of --human: the labelling sheet of judge --human-sample as filled in (`FILE`, CSV or JSONL), calibrated as the lock's dimension relevance (with --judge-qrels)")
-	fs.StringVar(&o.files.JudgeQrels, "judge-qrels", "", "instead of --judge: the judge's labels as judge writes them (`FILE`: --qrels or --judgments), with --human-sheet")
+	fs.StringVar(&o.files.HumanSheet, "human-sheet", "", "instead of --human: the labelling sheet of judge --human-sample as filled in (`FILE`, CSV or JSONL; a directory or glob of shards, each CSV shard with the header), calibrated as the lock's dimension relevance (with --judge-qrels)")
+	fs.StringVar(&o.files.JudgeQrels, "judge-qrels", "", "instead of --judge: the judge's labels as judge writes them (`FILE`: --qrels or --judgments; a directory or glob of shards), with --human-sheet")
 	fs.StringVar(&o.run.LockBase, "lock-base", "", "git ref whose copy of the lock must hold the same constants (but for a panel adoption the lock declares against a single-rater base), and whose human labels the carried-over dimensions must keep")
 	fs.BoolVar(&o.run.GitAnchoring, "git-anchoring", false, "also require the commit that last changed --human to be a strict ancestor of the one that last changed --judge, and every paired human label, per rater, to be committed before the judge run it is compared with")
 	fs.StringVar(&o.jsonOut, "json", "", "write the calibration JSON here")
@@ -60,6 +61,13 @@ func parseCalibrate(env *Env, args []string) (*calibrateOptions, error) {
 	}
 	if err := o.comment.validate("calibrate", src); err != nil {
 		return nil, err
+	}
+	// The git guards read the history of one file each: a labels file given as
+	// shards has none.
+	for _, x := range []struct{ flag, path string }{{"human", o.files.Human}, {"judge", o.files.Judge}} {
+		if (o.run.LockBase != "" || o.run.GitAnchoring) && x.path != "" && input.IsSharded(x.path) {
+			return nil, usagef("calibrate: --lock-base and --git-anchoring read the git history of one labels file; %s is read as shards (a directory, a glob or a Parquet file): give it as one JSONL file", src.with(x.flag, x.path))
+		}
 	}
 	if o.run.Resamples < 0 || o.run.Resamples > metrics.MaxResamples {
 		return nil, src.refuse("calibrate", "bootstrap", fmt.Sprintf("must be between 0 and %d", metrics.MaxResamples))
@@ -146,13 +154,15 @@ func openCalibrate(ctx context.Context, files *opened, f calibrate.Files) (calib
 		return in, fmt.Errorf("failed to read lock: %w", err)
 	}
 	in.Lock = lock
+	// Each a file, a directory or a glob of shards, or a Parquet file; the
+	// sheet's CSV shards each with the header.
 	for _, x := range []struct {
 		path, wrap string
 		to         *calibrate.Reader
-		shards     bool // qrels: a directory, a glob or a Parquet file too
+		sheet      bool
 	}{
-		{f.HumanSheet, "failed to read the human sheet: %w", &in.HumanSheet, false},
-		{f.JudgeQrels, "failed to read the judge's qrels: failed to read qrels: %w", &in.JudgeQrels, true},
+		{f.HumanSheet, "failed to read the human sheet: %w", &in.HumanSheet, true},
+		{f.JudgeQrels, "failed to read the judge's qrels: failed to read qrels: %w", &in.JudgeQrels, false},
 		{f.Human, "failed to read human labels: %w", &in.Human, false},
 		{f.Judge, "failed to read judge scores: %w", &in.Judge, false},
 	} {
@@ -161,10 +171,10 @@ func openCalibrate(ctx context.Context, files *opened, f calibrate.Files) (calib
 		}
 		var r io.Reader
 		var err error
-		if x.shards {
-			r, err = files.shards(ctx, x.path, x.wrap)
+		if x.sheet {
+			r, err = files.sheet(ctx, x.path, x.wrap)
 		} else {
-			r, err = files.open(ctx, x.path, x.wrap)
+			r, err = files.shards(ctx, x.path, x.wrap)
 		}
 		if err != nil {
 			return in, err

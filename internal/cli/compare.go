@@ -72,9 +72,9 @@ func parseCompare(env *Env, args []string) (*compareOptions, error) {
 	floors := &floorFlag{grammar: compare.FloorGrammar, list: &r.Gate.Floors} // --floor, --floors on the gate strategy
 	fs.StringVar(&o.files.Qrels, "qrels", "", "qrels `FILE`: TREC \"qid iter docid rel\" (rel 0-3) or JSONL {\"query_id\",\"doc_id\",\"relevance\"} (required)")
 	fs.Var(runFlag[compare.RunFile]{&o.files.Runs}, "run", "NAME=FILE: a TREC run or a cases JSONL; repeat for each strategy (required)")
-	fs.StringVar(&o.files.Clusters, "clusters", "", "queries in families: a `FILE` of `QUERY_ID CLUSTER` lines (the card or intent each query was written from); the intervals and paired tests are then computed over the clusters")
+	fs.StringVar(&o.files.Clusters, "clusters", "", "queries in families: a `FILE` (a directory or glob of shards) of `QUERY_ID CLUSTER` lines (the card or intent each query was written from); the intervals and paired tests are then computed over the clusters")
 	fs.StringVar(&o.files.Queries, "queries", "", "what each query id stands for: the cases JSONL (`FILE`, a directory or glob of shards) that generate writes and check reads; the best and worst queries show each query's text, and the cases' cluster keys count as --clusters (which wins where it lists a query)")
-	fs.StringVar(&o.files.HumanQrels, "human-qrels", "", "the labelling sheet of judge --human-sample as filled in by people (`FILE`, CSV or JSONL): report human-corrected (PPI++) estimates and base the recommendation and the gates on them")
+	fs.StringVar(&o.files.HumanQrels, "human-qrels", "", "the labelling sheet of judge --human-sample as filled in by people (`FILE`, CSV or JSONL; a directory or glob of shards, each CSV shard with the header): report human-corrected (PPI++) estimates and base the recommendation and the gates on them")
 	fs.IntVar(&r.K, "k", r.K, "cutoff")
 	gain := ""
 	enumVar(fs, &gain, "gain", r.Gain.String(), []string{metrics.GainExp.String(), metrics.GainLinear.String()}, "DCG gain: exp (2^rel - 1, the default) or linear (rel, as trec_eval)")
@@ -131,9 +131,6 @@ func parseCompare(env *Env, args []string) (*compareOptions, error) {
 	}
 	if err := o.hist.validate(env, src, "compare"); err != nil {
 		return nil, err
-	}
-	if o.files.Clusters != "" && o.files.HumanQrels != "" {
-		return nil, usagef("compare: --clusters and --human-qrels cannot be combined yet: the human-corrected (PPI++) estimates treat queries as independent")
 	}
 	inputs := []file{{"qrels", o.files.Qrels}, {"human-qrels", o.files.HumanQrels}, {"clusters", o.files.Clusters}, {"queries", o.files.Queries}}
 	for _, f := range o.files.Runs {

@@ -26,13 +26,15 @@ func paths(fs []file) []input.Path {
 	return out
 }
 
-// openInput opens an input that may be sharded (--cases, --run, --qrels): a
-// file as it is, a directory or a glob pattern as its shards read as one
-// stream (input.OpenSharded). remap gives an error of the reader at a line
-// of the stream the shard and its line (the identity for a file).
-func openInput(ctx context.Context, path string) (r io.ReadSeekCloser, remap func(error) error, err error) {
+// openInputWith opens an input that may be sharded (--cases, --run, --qrels,
+// a sheet): a file as it is, a directory or a glob pattern as its shards read
+// as one stream (openShards: input.OpenSharded, or input.OpenShardedCSV for a
+// CSV sheet whose every shard has the header). remap gives an error of the
+// reader at a line of the stream the shard and its line (the identity for a
+// file).
+func openInputWith(ctx context.Context, path string, openShards func(context.Context, string) (*input.Sharded, error)) (r io.ReadSeekCloser, remap func(error) error, err error) {
 	if input.IsSharded(path) {
-		s, err := input.OpenSharded(ctx, path)
+		s, err := openShards(ctx, path)
 		if err != nil {
 			return nil, nil, err
 		}

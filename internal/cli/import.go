@@ -8,6 +8,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/importer"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/summary"
 )
@@ -65,6 +66,38 @@ func parseImport(env *Env, args []string) (*importOptions, error) {
 	return o, nil
 }
 
+// importShards opens import's --in given as shards, as its format says
+// (importer.ShardsOf; the format --format gives, else the one detected from
+// the stream's first bytes): lines, or a CSV or TSV whose every shard carries
+// the header; a format that is one JSON document is refused.
+func importShards(ctx context.Context, files *opened, path string, f *importer.Format) (io.Reader, error) {
+	s, err := input.OpenSharded(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	head, err := io.ReadAll(io.LimitReader(s, importer.DetectBytes))
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, s.Remap(err)
+	}
+	if f == nil {
+		f, _ = importer.Detect(head) // none: importer.Run says why
+	}
+	mode := importer.ShardLines
+	if f != nil {
+		mode = importer.ShardsOf(f, head)
+	}
+	switch mode {
+	case importer.ShardNone:
+		return nil, input.Errorf(path, 0, "read as %s, one JSON document, not lines: a directory or a glob of shards cannot hold one; give one file", f.Name)
+	case importer.ShardHeader:
+		return files.sheet(ctx, path, "%w")
+	}
+	return files.shards(ctx, path, "%w")
+}
+
 // runImport converts the input: the output is created (as a temporary file)
 // first, so an unwritable one fails before the input is read, and is
 // published only when the whole input converted. Standard output cannot be
@@ -81,9 +114,17 @@ func runImport(ctx context.Context, fac *Factory, o *importOptions) error {
 			return err
 		}
 	}
-	if o.files.Path != "-" {
-		var files opened
-		defer files.close()
+	var files opened
+	defer files.close()
+	switch {
+	case o.files.Path == "-":
+	case input.IsSharded(o.files.Path): // a directory or a glob of shards, or a Parquet file
+		r, err := importShards(ctx, &files, o.files.Path, o.run.Format)
+		if err != nil {
+			return err
+		}
+		in.Name, in.R = o.files.Path, r // no LineAt: a format read as shards is lines, its errors name them
+	default:
 		f, err := files.open(ctx, o.files.Path, "%w")
 		if err != nil {
 			return err
@@ -92,7 +133,7 @@ func runImport(ctx context.Context, fac *Factory, o *importOptions) error {
 	}
 	res, err := importer.Run(ctx, in, o.run)
 	if err != nil {
-		return err
+		return files.remap(err) // the shard and its line
 	}
 	if o.files.Out == "-" {
 		if _, err := io.WriteString(env.Stdout, buf.String()); err != nil {

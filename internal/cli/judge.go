@@ -43,7 +43,7 @@ func parseJudge(env *Env, args []string) (*judge.RunOptions, error) {
 	fs := newFlagSet(env, "judge")
 	o := judge.NewRunOptions()
 	fs.Var(runFlag[judge.RunFile]{&o.Runs}, "run", "NAME=FILE: a cases JSONL from retrieve, or a TREC run (needs --queries); repeat for each strategy (required)")
-	fs.StringVar(&o.Queries, "queries", "", "query texts for TREC runs: cases JSONL (id, query) or TSV \"qid<TAB>query\"")
+	fs.StringVar(&o.Queries, "queries", "", "query texts for TREC runs: cases JSONL (id, query) or TSV \"qid<TAB>query\" (a file, a directory or glob of shards)")
 	fs.StringVar(&o.KB, "kb", "", "knowledge base (the documents' text): JSONL file of cards or directory of Markdown cards (required)")
 	fs.IntVar(&o.K, "k", o.K, "pool depth: the top k of each run per query")
 	fs.IntVar(&o.Repeat, "repeat", o.Repeat, "judgments per pair; with 2 or more the report gives the judge's self-agreement")
@@ -225,7 +225,7 @@ func openJudgeInputs(ctx context.Context, files *opened, o *judge.RunOptions, in
 		}
 	}
 	if o.Queries != "" {
-		q, err := files.open(ctx, o.Queries, "failed to read queries: %w")
+		q, err := files.shards(ctx, o.Queries, "failed to read queries: %w")
 		if err != nil {
 			return nil, err
 		}

@@ -29,9 +29,19 @@ func (o *opened) open(ctx context.Context, path, wrap string, args ...any) (*os.
 }
 
 // shards opens path as open does, or its shards when it names a directory or
-// a glob pattern (openInput); remap then names the shard of an error.
+// a glob pattern (openInputWith); remap then names the shard of an error.
 func (o *opened) shards(ctx context.Context, path, wrap string, args ...any) (io.ReadSeeker, error) {
-	r, remap, err := openInput(ctx, path)
+	return o.shardsWith(ctx, input.OpenSharded, path, wrap, args...)
+}
+
+// sheet is shards for a labelling sheet, a CSV (or JSONL) whose every shard
+// carries the header line (input.OpenShardedCSV).
+func (o *opened) sheet(ctx context.Context, path, wrap string, args ...any) (io.ReadSeeker, error) {
+	return o.shardsWith(ctx, input.OpenShardedCSV, path, wrap, args...)
+}
+
+func (o *opened) shardsWith(ctx context.Context, openShards func(context.Context, string) (*input.Sharded, error), path, wrap string, args ...any) (io.ReadSeeker, error) {
+	r, remap, err := openInputWith(ctx, path, openShards)
 	if err != nil {
 		return nil, fmt.Errorf(wrap, append(args, err)...)
 	}
@@ -75,14 +85,14 @@ func openCompare(ctx context.Context, files *opened, f compare.Files) (compare.I
 		in.Runs = append(in.Runs, compare.RunReader{Strategy: r.Name, Reader: compare.Reader{Name: r.Path, R: rf}})
 	}
 	if f.HumanQrels != "" {
-		h, err := files.open(ctx, f.HumanQrels, "failed to read the human labels: %w")
+		h, err := files.sheet(ctx, f.HumanQrels, "failed to read the human labels: %w")
 		if err != nil {
 			return in, err
 		}
 		in.HumanQrels = compare.Reader{Name: f.HumanQrels, R: h}
 	}
 	if f.Clusters != "" {
-		c, err := files.open(ctx, f.Clusters, "failed to read the clusters: %w")
+		c, err := files.shards(ctx, f.Clusters, "failed to read the clusters: %w")
 		if err != nil {
 			return in, err
 		}

@@ -42,6 +42,7 @@ func ReadClusters(ctx context.Context, r io.Reader, file string) (map[string]str
 	sc := bufio.NewScanner(input.Reader(ctx, r))
 	sc.Buffer(make([]byte, 0, 64<<10), MaxClustersLine)
 	out := map[string]string{}
+	first := map[string]int{} // the line of each query
 	line := 0
 	for sc.Scan() {
 		line++
@@ -52,14 +53,17 @@ func ReadClusters(ctx context.Context, r io.Reader, file string) (map[string]str
 		if s == "" || strings.HasPrefix(s, "#") {
 			continue
 		}
+		if s[0] == '{' { // a JSON line: a Parquet file's row, or JSONL
+			return nil, input.Errorf(file, line, "a JSON object, but a clusters line is `QUERY_ID CLUSTER` (for a table of queries and clusters, give it to --queries as cases with `id` and `cluster`)")
+		}
 		f := strings.Fields(s)
 		if len(f) != 2 {
 			return nil, input.Errorf(file, line, "a clusters line is `QUERY_ID CLUSTER` (2 fields), got %d", len(f))
 		}
 		if c, ok := out[f[0]]; ok {
-			return nil, input.Errorf(file, line, "query %q given twice (first in cluster %q)", f[0], c)
+			return nil, input.Errorf(file, line, "query %q given twice (first on line %d, in cluster %q)", f[0], first[f[0]], c)
 		}
-		out[f[0]] = f[1]
+		out[f[0]], first[f[0]] = f[1], line
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {

@@ -21,9 +21,10 @@ func TestReadClusters(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"q1": "card-a", "q2": "card-a", "q3": "card-b"}, got)
 	for _, c := range []struct{ in, msg string }{
-		{"q1 a\nq1 b\n", `c.tsv:2: query "q1" given twice (first in cluster "a")`},
+		{"q1 a\nq1 b\n", `c.tsv:2: query "q1" given twice (first on line 1, in cluster "a")`},
 		{"q1\n", "c.tsv:1: a clusters line is `QUERY_ID CLUSTER` (2 fields), got 1"},
 		{"q1 a b\n", "c.tsv:1: a clusters line is `QUERY_ID CLUSTER` (2 fields), got 3"},
+		{"q1 a\n{\"query_id\": \"q2\", \"cluster\": \"b\"}\n", "c.tsv:2: a JSON object, but a clusters line is `QUERY_ID CLUSTER` (for a table of queries and clusters, give it to --queries as cases with `id` and `cluster`)"},
 		{"q1 a\n" + strings.Repeat("x", compare.MaxClustersLine+1) + "\n", "c.tsv:2: line longer than 1 MiB"},
 	} {
 		_, err := compare.ReadClusters(context.Background(), strings.NewReader(c.in), "c.tsv")

@@ -389,9 +389,7 @@ func Compare(q *trecfile.Qrels, runs []Input, opt Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	if err := res.cluster(opt); err != nil {
-		return nil, err
-	}
+	res.cluster(opt)
 	res.identical = sameRankings(res.Strategies, eval, opt.K)
 	for i := range res.Strategies {
 		res.Strategies[i].scored, res.Strategies[i].byQ = nil, nil
@@ -486,11 +484,8 @@ func (r *Result) checkNames() error {
 
 // cluster clusters the evaluated queries by --clusters or the queries'
 // cluster keys (Options.Queries), and keeps the queries' texts.
-func (r *Result) cluster(opt Options) error {
+func (r *Result) cluster(opt Options) {
 	if hasClusters(opt.Clusters, opt.Queries) {
-		if opt.HumanSheet != nil {
-			return fmt.Errorf("the queries come in clusters (%s) and human labels cannot be combined yet: the human-corrected (PPI++) estimates treat queries as independent", clusterSource(opt))
-		}
 		file := opt.ClustersFile
 		if opt.Clusters == nil {
 			file = opt.QueriesFile
@@ -498,7 +493,6 @@ func (r *Result) cluster(opt Options) error {
 		r.clustering(opt.Clusters, opt.Queries, file)
 	}
 	r.Queries = opt.Queries
-	return nil
 }
 
 // conclude draws the recommendation, the decision, the diagnosis, the

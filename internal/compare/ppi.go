@@ -20,6 +20,13 @@ import (
 const (
 	PMethodPPI          = "ppi++-t"
 	PMethodPPIJackknife = "ppi++-jackknife-t"
+	// PMethodPPIClusterJackknife is the test of a corrected difference over
+	// queries in clusters: its standard error the delete-one-cluster
+	// jackknife's (metrics.PPIClustered), Student's t on the labelled
+	// clusters − 1 degrees of freedom; PMethodPPIStratifiedClusterJackknife
+	// when the estimate is stratified by locale too.
+	PMethodPPIClusterJackknife           = "ppi++-cluster-jackknife-t"
+	PMethodPPIStratifiedClusterJackknife = "ppi++-stratified-cluster-jackknife-t"
 )
 
 // Human is the human correction of a comparison (compare --human-qrels): a
@@ -44,7 +51,8 @@ type Human struct {
 	Holes int
 	Bias  Bias
 	// Means[s][m] is strategy s's PPI++ estimate of measure m, HumanOnly[s][m]
-	// the mean of the human values alone (λ = 0).
+	// the mean of the human values alone (λ = 0; over clusters, with the
+	// delete-one-cluster jackknife's interval).
 	Means, HumanOnly [][metrics.NumGraded]metrics.PPI
 	// Paired is Result.Paired corrected, in the same order: Delta is the PPI++
 	// estimate of the mean difference, CI its interval, P its t-test, PHolm
@@ -56,6 +64,12 @@ type Human struct {
 	// PPI++ estimate of strategy s's measure m (Strata.Locales order).
 	Strata   *Strata
 	ByLocale [][][metrics.NumGraded]metrics.PPI
+	// Clusters is the number of clusters holding a human-labelled evaluated
+	// query when the queries come in clusters (Result.Clusters): every
+	// corrected interval and test is then computed over the clusters
+	// (metrics.PPIClustered; each estimate's PPI.Clusters counts its own
+	// measure's labelled clusters); 0 otherwise.
+	Clusters int
 }
 
 // Bias is the judge's error on the human sample, over the sheet's graded pairs
@@ -92,6 +106,11 @@ type humanValues struct {
 	// strata).
 	locale []int
 	strata *Strata
+	// cluster[i] is evaluated query i's cluster (Result.clusterIdx; nil when
+	// the queries are independent), yc and uc split's buffers of the
+	// clusters of y and u.
+	cluster []int
+	yc, uc  []int
 }
 
 // group is measure m's group of units in humanValues.lab and unl.
@@ -121,6 +140,9 @@ func (r *Result) units(hv *humanValues) {
 		}
 	}
 	hv.y, hv.f, hv.u = make([]float64, 0, len(hv.rows)), make([]float64, 0, len(hv.rows)), make([]float64, 0, r.N())
+	if hv.cluster != nil {
+		hv.yc, hv.uc = make([]int, 0, len(hv.rows)), make([]int, 0, r.N())
+	}
 }
 
 // split gives measure m's labelled units (human value y, judge value f) and
@@ -128,21 +150,30 @@ func (r *Result) units(hv *humanValues) {
 // A unit whose value is undefined (NaN: mean relevance on a top k without a
 // judged result, under either grades) is left out: the estimand is the mean
 // over the queries the measure defines.
+//
+// With clusters, hv.yc and hv.uc then hold the clusters of y and u.
 func (hv *humanValues) split(g int, human func(k int) float64, judge func(i int) float64) (y, f, u []float64) {
 	y, f, u = hv.y[:0], hv.f[:0], hv.u[:0]
+	yc, uc := hv.yc[:0], hv.uc[:0]
 	for _, k := range hv.lab[g] {
 		a, b := human(k), judge(hv.rows[k])
 		if math.IsNaN(a) || math.IsNaN(b) {
 			continue
 		}
 		y, f = append(y, a), append(f, b)
+		if hv.cluster != nil {
+			yc = append(yc, hv.cluster[hv.rows[k]])
+		}
 	}
 	for _, i := range hv.unl[g] {
 		if v := judge(i); !math.IsNaN(v) {
 			u = append(u, v)
+			if hv.cluster != nil {
+				uc = append(uc, hv.cluster[i])
+			}
 		}
 	}
-	hv.y, hv.f, hv.u = y, f, u
+	hv.y, hv.f, hv.u, hv.yc, hv.uc = y, f, u, yc, uc
 	return y, f, u
 }
 
@@ -210,6 +241,14 @@ func (r *Result) correct(q *trecfile.Qrels, runs []Input, sh *labelfile.Sheet) {
 		h.MeasureN[m] = len(hv.bin[m])
 	}
 	h.N = len(hv.rows)
+	if r.clustered() {
+		hv.cluster = r.clusterIdx
+		labelled := map[int]bool{}
+		for _, i := range hv.rows {
+			labelled[hv.cluster[i]] = true
+		}
+		h.Clusters = len(labelled)
+	}
 	r.units(hv)
 	r.stratify(hv, h)
 	if h.Strata != nil {
@@ -229,7 +268,11 @@ func (r *Result) correct(q *trecfile.Qrels, runs []Input, sh *labelfile.Sheet) {
 				h.ByLocale[l][s][m] = p
 			}
 			y, _, _ := hv.split(r.group(m), human, judge)
-			h.HumanOnly[s][m] = metrics.HumanOnly(y).Clip(lo, hi)
+			if hv.cluster != nil { // the labelled queries alone, over their clusters (λ = 0: no unlabelled unit)
+				h.HumanOnly[s][m] = metrics.PPIClustered([]metrics.PPIStratum{{Y: y, F: y, YC: hv.yc}}).Clip(lo, hi)
+			} else {
+				h.HumanOnly[s][m] = metrics.HumanOnly(y).Clip(lo, hi)
+			}
 		}
 	}
 	h.Paired = make([]Paired, len(r.Paired))
@@ -261,9 +304,14 @@ func (r *Result) correctedPair(hv *humanValues, a, b, m int) Paired {
 	p := Paired{Strategy: r.Strategies[a].Name, Baseline: r.Strategies[b].Name, Metric: metrics.GradedKeys[m], N: est.N,
 		Delta: est.Estimate, CI: est.Interval(), P: est.PValue(), PMethod: PMethodPPI, Primary: m == r.primary,
 		Identical: r.Identical(a, b)}
+	p.Clusters = est.Clusters
 	switch {
 	case est.SE == 0: // no variation among the labelled differences: nothing to test
 		p.PMethod = metrics.PMethodNoDifference
+	case est.Method == metrics.MethodPPIClusterJackknife:
+		p.PMethod = PMethodPPIClusterJackknife
+	case est.Method == metrics.MethodPPIStratifiedClusterJackknife:
+		p.P, p.PMethod = st.PValue(), PMethodPPIStratifiedClusterJackknife
 	case est.Method == metrics.MethodPPIStratified:
 		p.P, p.PMethod = st.PValue(), PMethodPPIStratified
 	case est.Method == metrics.MethodPPIJackknife:

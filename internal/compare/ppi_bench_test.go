@@ -79,10 +79,17 @@ func BenchmarkCompareHuman(b *testing.B) {
 		in = append(in, compare.Input{Name: fmt.Sprint("run", i), Run: run})
 	}
 	for _, tc := range []struct {
-		name string
-		step int
-	}{{"judge-only", 0}, {"human-1pct", 100}, {"human-10pct", 10}} {
+		name     string
+		step     int
+		clusters bool // queries in families: clusters of 3 in qrels order
+	}{{"judge-only", 0, false}, {"human-1pct", 100, false}, {"human-10pct", 10, false}, {"judge-only-clusters", 0, true}, {"human-10pct-clusters", 10, true}} {
 		o := compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 10000, Seed: 1}
+		if tc.clusters {
+			o.Clusters, o.ClustersFile = map[string]string{}, "clusters.tsv"
+			for i := range q.NumQueries() {
+				o.Clusters[q.QueryID(i)] = fmt.Sprint("c", i/3)
+			}
+		}
 		if tc.step > 0 {
 			sh, err := inputtest.ReadSheetFile(ctx, benchSheet(b, qrelsPath, tc.step))
 			if err != nil {

@@ -124,11 +124,3 @@ func hasClusters(clusters map[string]string, queries Queries) bool {
 	}
 	return false
 }
-
-// clusterSource names where the clusters come from in a message.
-func clusterSource(o Options) string {
-	if o.Clusters != nil {
-		return "--clusters " + o.ClustersFile
-	}
-	return "the cluster keys of " + o.QueriesFile
-}

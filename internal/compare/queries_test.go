@@ -14,6 +14,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
 func TestReadQueries(t *testing.T) {
@@ -94,7 +95,8 @@ func FuzzReadQueries(f *testing.F) {
 // The cases' cluster keys (compare --queries) count as --clusters: the same 20
 // families of TestCompareClusters given by their cases give the same
 // statistics; --clusters wins where it lists a query; the queries reach the
-// result; and clusters with human labels are refused, as --clusters is.
+// result; and with human labels the corrected estimates are computed over
+// the cases' clusters.
 func TestCompareQueriesClusters(t *testing.T) {
 	var ql, cases, cl strings.Builder
 	var a, b []trecfile.RunQuery
@@ -159,11 +161,21 @@ func TestCompareQueriesClusters(t *testing.T) {
 	assert.Nil(t, res.Clusters)
 	assert.Equal(t, "question 0 of card 0", res.Queries["q00-0"].Text)
 
-	// Clusters from the cases and human labels: refused as --clusters is.
+	// Clusters from the cases and human labels: the corrected estimates are
+	// computed over the cases' clusters (two labelled queries in two cards).
 	o.Queries = qs
-	o.HumanSheet = sheet(t, "q00-0,q00-0-g,3\n")
-	_, err = compare.Compare(q, in, o)
-	require.ErrorContains(t, err, "the queries come in clusters (the cluster keys of cases.jsonl) and human labels cannot be combined yet")
+	o.HumanSheet = sheet(t, "q00-0,q00-0-g,3\nq00-0,q00-0-x,0\nq01-1,q01-1-g,0\nq01-1,q01-1-x,0\n")
+	res, err = compare.Compare(q, in, o)
+	require.NoError(t, err)
+	require.NotNil(t, res.Clusters)
+	assert.Equal(t, "cases.jsonl", res.Clusters.File)
+	require.NotNil(t, res.Human)
+	assert.Equal(t, 2, res.Human.N)
+	assert.Equal(t, 2, res.Human.Clusters)
+	hit := res.Human.Means[1][metrics.QueryIndex("hit_at_k")] // hybrid: a hit on q00-0 under human grades, none on q01-1
+	assert.Equal(t, metrics.MethodPPIClusterJackknife, hit.Method)
+	assert.Equal(t, 2, hit.Clusters)
+	assert.True(t, hit.Interval().Unreliable, "2 labelled clusters")
 }
 
 // compare.Run reads In.Queries (a reader: the front end opens the file or

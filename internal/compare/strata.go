@@ -142,11 +142,17 @@ func (hv *humanValues) strataSplit(g int, stratum []int, n int, human func(k int
 		}
 		s := &out[stratum[hv.locale[hv.rows[k]]]]
 		s.Y, s.F = append(s.Y, a), append(s.F, b)
+		if hv.cluster != nil {
+			s.YC = append(s.YC, hv.cluster[hv.rows[k]])
+		}
 	}
 	for _, i := range hv.unl[g] {
 		if v := judge(i); !math.IsNaN(v) {
 			s := &out[stratum[hv.locale[i]]]
 			s.U = append(s.U, v)
+			if hv.cluster != nil {
+				s.UC = append(s.UC, hv.cluster[i])
+			}
 		}
 	}
 	total := 0
@@ -168,8 +174,20 @@ func (hv *humanValues) stratified(g int, lo, hi float64, human func(k int) float
 	st := hv.strata
 	pooled := func() metrics.StratifiedPPI {
 		y, f, u := hv.split(g, human, judge)
+		if hv.cluster != nil {
+			p := metrics.PPIClustered([]metrics.PPIStratum{{Y: y, F: f, U: u, YC: hv.yc, UC: hv.uc}})
+			p.PPI = p.Clip(lo, hi)
+			return p
+		}
 		p := metrics.PPITuned(y, f, u)
 		return metrics.StratifiedPPI{PPI: p.Clip(lo, hi), DF: float64(max(p.N-1, 1))}
+	}
+	// one is a locale's own estimate.
+	one := func(s metrics.PPIStratum) metrics.PPI {
+		if hv.cluster != nil {
+			return metrics.PPIClustered([]metrics.PPIStratum{s}).Clip(lo, hi)
+		}
+		return metrics.PPITuned(s.Y, s.F, s.U).Clip(lo, hi)
 	}
 	if st == nil {
 		return pooled(), nil
@@ -181,7 +199,7 @@ func (hv *humanValues) stratified(g int, lo, hi float64, human func(k int) float
 	byLocale := hv.strataSplit(g, own, len(own), human, judge)
 	locales := make([]metrics.PPI, len(byLocale))
 	for j, s := range byLocale {
-		locales[j] = metrics.PPITuned(s.Y, s.F, s.U).Clip(lo, hi)
+		locales[j] = one(s)
 	}
 	if st.Pooled {
 		return pooled(), locales
@@ -192,8 +210,13 @@ func (hv *humanValues) stratified(g int, lo, hi float64, human func(k int) float
 	}
 	// A stratum without units of this measure weighs nothing.
 	strata = slices.DeleteFunc(strata, func(s metrics.PPIStratum) bool { return s.Weight == 0 })
-	est := metrics.PPIStratified(strata)
-	if math.IsNaN(est.Estimate) { // a stratum without 2 labelled units of this measure
+	var est metrics.StratifiedPPI
+	if hv.cluster != nil {
+		est = metrics.PPIClustered(strata)
+	} else {
+		est = metrics.PPIStratified(strata)
+	}
+	if math.IsNaN(est.SE) { // a stratum without 2 labelled units (over clusters: 2 labelled clusters) of this measure
 		return pooled(), locales
 	}
 	est.PPI = est.Clip(lo, hi)

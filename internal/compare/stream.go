@@ -240,9 +240,7 @@ func (st streamed) finish(o Options) (*Result, error) {
 	}
 	res.Options.Clusters, res.Options.ClustersFile = o.Clusters, o.ClustersFile
 	res.Options.Queries, res.Options.QueriesFile = o.Queries, o.QueriesFile
-	if err := res.cluster(res.Options); err != nil {
-		return nil, err
-	}
+	res.cluster(res.Options)
 	// The qrels, most of what was live while the runs were read, are garbage
 	// now: collected before the statistics allocate, their memory is reused
 	// instead of the heap growing to twice its size first (GOGC's pacing).

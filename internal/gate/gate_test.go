@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -719,4 +720,48 @@ func TestIDStoreBounded(t *testing.T) {
 	}
 	require.LessOrEqual(t, mapped, 3*idRegion, "the arena does not grow with the long ids")
 	require.EqualError(t, l.duplicate(), fmt.Sprintf("f:%d: duplicate case id %q (first at line %d)", line, long(7), 8*2001))
+}
+
+// idHash tells apart ids that differ in one byte, whatever its position and
+// the id's length (each byte must reach the hash: the overlapping loads), and
+// 300,000 ids of the benchmark's shape.
+func TestIDHashDistinct(t *testing.T) {
+	seen := map[uint64]string{}
+	add := func(id string) {
+		h := idHash(id)
+		if other, ok := seen[h]; ok && other != id {
+			t.Fatalf("idHash(%q) = idHash(%q)", id, other)
+		}
+		seen[h] = id
+	}
+	for n := 0; n <= 40; n++ {
+		base := []byte(strings.Repeat("a", n))
+		add(string(base))
+		for i := range n {
+			for _, c := range []byte{'b', 0, 0xff} {
+				b := slices.Clone(base)
+				b[i] = c
+				add(string(b))
+			}
+		}
+	}
+	hs := make([]uint64, 0, 300_000)
+	for i := range 300_000 {
+		hs = append(hs, idHash("case-"+strconv.Itoa(i)))
+	}
+	slices.Sort(hs)
+	for i := 1; i < len(hs); i++ {
+		require.NotEqual(t, hs[i-1], hs[i], "two of the ids collide")
+	}
+}
+
+// The scorer hashes the case id for Add (in the worker, while the line is in
+// its cache): the same hash Add computes for a result built by hand.
+func TestScoreHashesID(t *testing.T) {
+	c := &casefile.Case{ID: "case-123456789012345678", Gold: []string{"a"}, File: "f", Line: 3,
+		Retrieved: []casefile.Retrieved{{ID: "a"}}}
+	var r CaseResult
+	require.NoError(t, (&Scorer{KB: cardSet{"a": true}, K: 5}).ScoreInto(c, &r))
+	require.True(t, r.hashed)
+	require.Equal(t, idHash(c.ID), r.idHash)
 }

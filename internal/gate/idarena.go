@@ -24,7 +24,7 @@ const idRegion = 64 * idChunkB // 3 MiB
 func (a *idArena) alloc(owner *idLog, n int) []byte {
 	n = (n + 7) &^ 7
 	if len(a.free) < n {
-		b, mapped := offheap.Alloc(max(n, idRegion))
+		b, mapped := offheap.AllocPopulated(max(n, idRegion))
 		if !mapped {
 			return b[:n:n] // on the heap
 		}

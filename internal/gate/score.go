@@ -97,6 +97,12 @@ type CaseResult struct {
 
 	// Out is free for the caller (e.g. the rendered --cases-out line).
 	Out []byte
+
+	// idHash is idHash(ID) when hashed: computed by the scorer while the
+	// case's line is in the worker's cache (Add, serial, met it cold: most
+	// of the hash's cost was the miss on the id's bytes).
+	idHash uint64
+	hashed bool
 }
 
 // hitIndex is the index of hit@k, the success number, in metrics.CaseMeasures.
@@ -144,7 +150,8 @@ func (s *Scorer) ScoreRanked(c *casefile.Case, r *CaseResult, dst []string) ([]s
 }
 
 func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error {
-	*r = CaseResult{File: c.File, Line: c.Line, ID: c.ID, Locale: c.Locale, Type: c.Type, Cluster: c.Cluster}
+	*r = CaseResult{File: c.File, Line: c.Line, ID: c.ID, Locale: c.Locale, Type: c.Type, Cluster: c.Cluster,
+		idHash: idHash(c.ID), hashed: true}
 	if len(c.Unknown) > 0 {
 		r.UnknownKeys = slices.Clone(c.Unknown)
 	}

@@ -17,7 +17,7 @@ import (
 // of it writes, one object {qid: {docid: score}} for the whole run.
 
 func init() {
-	register(&Format{Name: "beir-results", Kind: KindRun,
+	register(&Format{Name: "beir-results", Shards: ShardNone, Kind: KindRun,
 		Description: "BEIR results JSON ({\"qid\": {\"docid\": score}}, as EvaluateRetrieval.retrieve returns and json.dump writes): a run, ranked by score",
 		convert:     convertBEIRResults})
 }

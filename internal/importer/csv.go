@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register(&Format{Name: "csv", Kind: KindCases,
+	register(&Format{Name: "csv", Shards: ShardHeader, Kind: KindCases,
 		Description: "CSV with a header: query, retrieved (ranked ids), gold (ids); optional id, locale, type; a list cell is a JSON array or ids separated by | (--list-sep)",
 		convert:     convertCSV})
 }

@@ -9,6 +9,7 @@ package importer
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -74,7 +75,9 @@ type Format struct {
 	Name        string
 	Kind        Kind
 	Description string
-	convert     func(ctx context.Context, br *bufio.Reader, file string, w *bufio.Writer, opt Options, st *Stats) error
+	// Shards is how an input of the format is read as shards (ShardsOf).
+	Shards  Sharding
+	convert func(ctx context.Context, br *bufio.Reader, file string, w *bufio.Writer, opt Options, st *Stats) error
 }
 
 var registry = map[string]*Format{}
@@ -111,8 +114,39 @@ func Names(sep string) string {
 	return strings.Join(names, sep)
 }
 
+// Sharding is how a format's input given as shards (a directory or a glob of
+// a cluster job's part files) is read: as one stream of the shards' lines.
+type Sharding int
+
+const (
+	// ShardNone: one JSON document (beir-results, promptfoo, a ragas JSON
+	// array), which a part of it is not, and which part files concatenated are
+	// not either: it is one file.
+	ShardNone Sharding = iota
+	// ShardLines: a line is a record, so shards are lines of the format.
+	ShardLines
+	// ShardHeader: a CSV or TSV whose first line is its header, which each
+	// shard carries (input.OpenShardedCSV).
+	ShardHeader
+)
+
+// ShardsOf is how an input of format f that starts with head (its first
+// shard's first bytes) is read as shards: f.Shards, but a ragas dataset that
+// is a JSON array (not JSONL) is one document.
+func ShardsOf(f *Format, head []byte) Sharding {
+	if f.Name == "ragas" {
+		if t := bytes.TrimSpace(trimBOM(head)); len(t) > 0 && t[0] == '[' {
+			return ShardNone
+		}
+	}
+	return f.Shards
+}
+
 // peekSize is how much of the input Detect looks at.
 const peekSize = 64 << 10
+
+// DetectBytes is how much of the input's start Detect needs.
+const DetectBytes = peekSize
 
 // Convert reads the input r (named file in errors) in format f, or the detected
 // format when f is nil, and writes the converted records to w. It returns the

@@ -148,6 +148,9 @@ func TestErrors(t *testing.T) {
 		{"promptfoo dup results", "promptfoo", "{\"results\": {\"results\": [\n{\"testIdx\": 0, \"vars\": {\"query\": \"x\"}, \"response\": {\"output\": [\"d\"]}}]},\n\"results\": {}}", `in:3: duplicate key "results"`},
 		{"promptfoo dup in summary", "promptfoo", "{\"results\": {\"version\": 3,\n\"version\": 4, \"results\": []}}", `in:2: duplicate key "version"`},
 		{"promptfoo dup before results", "promptfoo", "{\"config\": {\"a\": 1,\n\"a\": 2}, \"results\": []}", `in:2: duplicate key "a"`},
+		// A second document after the first was dropped silently (2 cases, not 4, exit 0).
+		{"ragas array then another", "ragas", "[{\"user_input\": \"q\"}]\n[{\"user_input\": \"r\"}]\n", "in:2: data after the dataset's JSON array"},
+		{"promptfoo then another", "promptfoo", "{\"results\": []}\n{\"results\": []}\n", "in:2: data after the promptfoo file's object"},
 		{"csv no query", "csv", "id,retrieved\n1,a\n", "in:1: the header has no query column"},
 		{"csv width", "csv", "query,retrieved\nq,a\nq,a,b\n", "in:3: wrong number of fields"},
 		{"csv list", "csv", "query,retrieved\nq,[a\n", `in:2: column "retrieved": not a JSON array of strings`},

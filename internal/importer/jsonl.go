@@ -19,16 +19,16 @@ import (
 // array), promptfoo results (promptfoo.go).
 
 func init() {
-	register(&Format{Name: "irds-qrels", Kind: KindQrels,
+	register(&Format{Name: "irds-qrels", Shards: ShardLines, Kind: KindQrels,
 		Description: "ir_datasets qrels JSONL: {\"query_id\", \"doc_id\", \"relevance\", \"iteration\"} (relevance clamped to -128..127)",
 		convert:     convertIRDSQrels})
-	register(&Format{Name: "irds-scoreddocs", Kind: KindRun,
+	register(&Format{Name: "irds-scoreddocs", Shards: ShardLines, Kind: KindRun,
 		Description: "ir_datasets scoreddocs JSONL: {\"query_id\", \"doc_id\", \"score\"}, a run",
 		convert:     convertIRDSScoredDocs})
-	register(&Format{Name: "irds-docs", Kind: KindKB,
+	register(&Format{Name: "irds-docs", Shards: ShardLines, Kind: KindKB,
 		Description: "ir_datasets docs JSONL: {\"doc_id\", \"text\", \"title\"}, a knowledge base",
 		convert:     convertIRDSDocs})
-	register(&Format{Name: "ragas", Kind: KindCases,
+	register(&Format{Name: "ragas", Shards: ShardLines, Kind: KindCases,
 		Description: "ragas dataset (JSONL or a JSON array): user_input, retrieved_context_ids (+ retrieved_contexts), reference_context_ids",
 		convert:     convertRagas})
 }
@@ -417,6 +417,17 @@ func (d *jsonDoc) delim(want json.Delim, what string) error {
 	return nil
 }
 
+// end checks that nothing but white space follows the document just read (a
+// second document concatenated to the first would otherwise be dropped
+// silently); what names the document.
+func (d *jsonDoc) end(what string) error {
+	off := d.dec.InputOffset()
+	if _, err := d.token(); !errors.Is(err, io.EOF) {
+		return d.errAt(off, "data after %s", what)
+	}
+	return nil
+}
+
 // array calls fn for each element of the array that comes next, decoded as an
 // object, with its index and start offset.
 func (d *jsonDoc) array(ctx context.Context, what string, fn func(i int, off int64, o object) error) error {
@@ -539,7 +550,7 @@ func convertRagas(ctx context.Context, br *bufio.Reader, file string, w *bufio.W
 	cw := newCaseWriter(w, opt, st)
 	if peekByte(br) == '[' {
 		d := newJSONDoc(br, file, opt)
-		return d.array(ctx, "the dataset", func(i int, off int64, o object) error {
+		err := d.array(ctx, "the dataset", func(i int, off int64, o object) error {
 			line := 0
 			if opt.LineAt != nil {
 				line = opt.LineAt(off)
@@ -550,6 +561,10 @@ func convertRagas(ctx context.Context, br *bufio.Reader, file string, w *bufio.W
 			}
 			return cw.write(file, line, c)
 		})
+		if err != nil {
+			return err
+		}
+		return d.end("the dataset's JSON array")
 	}
 	rec := 0
 	return jsonLines(ctx, br, file, func(n int, o object) error {

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register(&Format{Name: "promptfoo", Kind: KindCases,
+	register(&Format{Name: "promptfoo", Shards: ShardNone, Kind: KindCases,
 		Description: "promptfoo results JSON (promptfoo eval -o results.json): results.results[] with vars (query, gold_ids) and the retrieved ids in response.metadata.retrieved_ids or response.output",
 		convert:     convertPromptfoo})
 }
@@ -90,7 +90,10 @@ func convertPromptfoo(ctx context.Context, br *bufio.Reader, file string, w *buf
 			return err
 		}
 	}
-	return d.rest(top, "the promptfoo file")
+	if err := d.rest(top, "the promptfoo file"); err != nil {
+		return err
+	}
+	return d.end("the promptfoo file's object")
 }
 
 func promptfooProvider(o object) (string, error) {

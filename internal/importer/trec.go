@@ -14,16 +14,16 @@ import (
 // The line-oriented formats: BEIR qrels, TREC and MS MARCO qrels, MS MARCO runs.
 
 func init() {
-	register(&Format{Name: "beir-qrels", Kind: KindQrels,
+	register(&Format{Name: "beir-qrels", Shards: ShardHeader, Kind: KindQrels,
 		Description: "BEIR qrels: TSV with the header \"query-id corpus-id score\", then qid, docid, integer relevance",
 		convert:     convertBEIRQrels})
-	register(&Format{Name: "trec-qrels", Kind: KindQrels,
+	register(&Format{Name: "trec-qrels", Shards: ShardLines, Kind: KindQrels,
 		Description: "TREC qrels: \"qid iter docid rel\", any integer rel (kept from -128 to 127, clamped into that range beyond it)",
 		convert:     convertTRECQrels})
-	register(&Format{Name: "msmarco-qrels", Kind: KindQrels,
+	register(&Format{Name: "msmarco-qrels", Shards: ShardLines, Kind: KindQrels,
 		Description: "MS MARCO qrels: tab-separated \"qid 0 docid rel\" (as trec-qrels)",
 		convert:     convertTRECQrels})
-	register(&Format{Name: "msmarco-run", Kind: KindRun,
+	register(&Format{Name: "msmarco-run", Shards: ShardLines, Kind: KindRun,
 		Description: "MS MARCO run: tab-separated \"qid docid rank\", rank 1 best",
 		convert:     convertMSMARCORun})
 }

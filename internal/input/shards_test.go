@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -205,6 +207,149 @@ func FuzzSharded(f *testing.F) {
 		require.NoError(t, err)
 		defer s.Close()
 		got, err := io.ReadAll(s)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+		for n, p := range places {
+			file, line := s.Locate(n + 1)
+			at := place{file, line}
+			require.Equal(t, p, at, "line %d", n+1)
+		}
+	})
+}
+
+// TestShardedCSV: a CSV sheet's shards each carry the header; the first
+// shard's stays in the stream, a later one's is checked and dropped, and its
+// lines are still counted in its shard.
+func TestShardedCSV(t *testing.T) {
+	pq, err := os.ReadFile(filepath.Join("..", "..", "testdata", "parquet", "qrels", "part-00000.parquet"))
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name   string
+		shards map[string]string
+		want   string // the stream
+		err    string // the error, with DIR for the directory
+		locate map[int]string
+	}{
+		{name: "headers dropped", shards: map[string]string{"a.csv": "h1,h2\nq1,a\n", "b.csv": "\xEF\xBB\xBF\nh1,h2\r\nq2,b\nq3,c"},
+			want: "h1,h2\nq1,a\nq2,b\nq3,c\n", locate: map[int]string{1: "a.csv:1", 2: "a.csv:2", 3: "b.csv:3", 4: "b.csv:4"}},
+		{name: "header differs", shards: map[string]string{"a.csv": "h1,h2\nq1,a\n", "b.csv": "\nh2,h1\nq2,b\n"},
+			err: "DIR/b.csv:2: header differs from DIR/a.csv:1"},
+		{name: "a header alone is an empty shard", shards: map[string]string{"a.csv": "h1,h2\nq1,a\n", "b.csv": "h1,h2\n"},
+			err: "DIR/b.csv: empty shard"},
+		{name: "the first shard too", shards: map[string]string{"a.csv": "h1,h2\n\n", "b.csv": "h1,h2\nq1,a\n"},
+			err: "DIR/a.csv: empty shard"},
+		{name: "a blank shard", shards: map[string]string{"a.csv": "h1,h2\nq1,a\n", "b.csv": " \n"},
+			err: "DIR/b.csv: empty shard"},
+		{name: "JSONL: no header", shards: map[string]string{"a.jsonl": "\n{\"a\":1}\n", "b.jsonl": "{\"a\":2}\n"},
+			want: "\n{\"a\":1}\n{\"a\":2}\n", locate: map[int]string{2: "a.jsonl:2", 3: "b.jsonl:1"}},
+		{name: "gzip", shards: map[string]string{"a.csv": "h1,h2\nq1,a\n", "b.csv": "\x1f\x8b\x08\x00rest"},
+			err: "DIR/b.csv: a gzip file"},
+		{name: "Parquet among CSV shards", shards: map[string]string{"a.csv": "query_id,doc_id,relevance\nq1,a,1\n", "b.parquet": string(pq)},
+			err: "DIR/b.parquet: a Parquet shard among CSV shards (DIR/a.csv is a CSV)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := writeShards(t, c.shards)
+			s, err := input.OpenShardedCSV(context.Background(), dir)
+			var got []byte
+			if err == nil {
+				defer s.Close()
+				got, err = io.ReadAll(s)
+			}
+			if c.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), strings.ReplaceAll(c.err, "DIR", dir))
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, c.want, string(got))
+			for n, want := range c.locate {
+				f, l := s.Locate(n)
+				assert.Equal(t, filepath.Join(dir, want), fmt.Sprintf("%s:%d", f, l), "line %d", n)
+			}
+			// Read again from the start: the same stream.
+			_, err = s.Seek(0, io.SeekStart)
+			require.NoError(t, err)
+			again, err := io.ReadAll(s)
+			require.NoError(t, err)
+			assert.Equal(t, string(got), string(again))
+		})
+	}
+}
+
+// TestShardedRemapLines: every line a message names is made its shard's, a
+// CSV shard's dropped header counted.
+func TestShardedRemapLines(t *testing.T) {
+	dir := writeShards(t, map[string]string{"a.csv": "h\nq1\nq2\n", "b.csv": "h\nq3\nq4\n"})
+	s, err := input.OpenShardedCSV(context.Background(), dir)
+	require.NoError(t, err)
+	defer s.Close()
+	_, err = io.ReadAll(s)
+	require.NoError(t, err)
+	a, b := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv")
+	// Stream line 5 is q4, b.csv:3 (b.csv's header, its line 1, is not in the stream).
+	for in, want := range map[string]string{
+		`query "x" has a grade on line 2 and none on line 4`: b + `:3: query "x" has a grade at ` + a + `:2 and none on line 2`,
+		`given twice (first on line 3, in cluster "x")`:      b + `:3: given twice (first at ` + a + `:3, in cluster "x")`,
+		`given twice (first on line 4)`:                      b + `:3: given twice (first at line 2)`,
+		`the first is on line 1`:                             b + `:3: the first is at ` + a + `:1`,
+		`no line 2 here: online 2`:                           b + `:3: no line 2 here: online 2`,
+	} {
+		got := s.Remap(input.Errorf(dir, 5, "%s", in))
+		assert.Equal(t, want, got.Error(), in)
+	}
+}
+
+// FuzzShardedCSV: CSV shards of any bytes after a header read as the first
+// shard and the later ones without their header, every line of the stream
+// located in its shard; a later shard with another header is refused naming it.
+func FuzzShardedCSV(f *testing.F) {
+	f.Add([]byte("h,i"), []byte("a\nb"), []byte("c\n"), false)
+	f.Add([]byte("h"), []byte("x"), []byte("\r\ny\n"), true)
+	f.Fuzz(func(t *testing.T, header, a, b []byte, differ bool) {
+		header = bytes.TrimRight(header, "\r\n")
+		if len(bytes.TrimSpace(header)) == 0 || bytes.ContainsAny(header, "\r\n") || bytes.TrimSpace(header)[0] == '{' ||
+			bytes.HasPrefix(header, []byte{0x1f, 0x8b}) || bytes.HasPrefix(header, []byte("PAR1")) || bytes.HasPrefix(header, []byte("\xEF\xBB\xBF")) {
+			t.Skip()
+		}
+		dir := t.TempDir()
+		var want []byte
+		type place struct {
+			file string
+			line int
+		}
+		var places []place
+		for i, body := range [][]byte{a, b} {
+			if len(bytes.TrimSpace(body)) == 0 {
+				t.Skip()
+			}
+			h := header
+			if differ && i == 1 {
+				h = append([]byte("x"), header...)
+			}
+			name := filepath.Join(dir, fmt.Sprintf("part-%d.csv", i))
+			shard := slices.Concat(h, []byte("\n"), body)
+			require.NoError(t, os.WriteFile(name, shard, 0o600))
+			if body[len(body)-1] != '\n' {
+				body = append(body[:len(body):len(body)], '\n')
+			}
+			if i == 0 {
+				want = append(want, header...)
+				want = append(want, '\n')
+				places = append(places, place{name, 1})
+			}
+			want = append(want, body...)
+			for l := range bytes.Count(body, []byte{'\n'}) {
+				places = append(places, place{name, l + 2})
+			}
+		}
+		s, err := input.OpenShardedCSV(context.Background(), dir)
+		require.NoError(t, err)
+		defer s.Close()
+		got, err := io.ReadAll(s)
+		if differ {
+			require.ErrorContains(t, err, filepath.Join(dir, "part-1.csv")+":1: header differs from "+filepath.Join(dir, "part-0.csv")+":1")
+			return
+		}
 		require.NoError(t, err)
 		require.Equal(t, want, got)
 		for n, p := range places {

@@ -45,13 +45,19 @@ type PPI struct {
 	N        int    // labelled units (human n)
 	Others   int    // unlabelled units (the judge alone)
 	Method   string // MethodPPI, or MethodPPIJackknife for the tuned estimate
+	// Clusters is the number of clusters holding a labelled unit when the
+	// units come in clusters (PPIClustered: the interval's t has Clusters − 1
+	// degrees of freedom); 0 when they are independent.
+	Clusters int
 }
 
 // Interval returns the estimate's interval as an Interval (N: the human n).
+// It is unreliable below PPIMinN labelled units, and, over clusters, below
+// PPIMinClusters labelled clusters.
 func (p PPI) Interval() Interval {
-	unreliable := p.N < PPIMinN
+	unreliable := p.N < PPIMinN || (p.Clusters > 0 && p.Clusters < PPIMinClusters)
 	if p.Method == MethodRuleOfThree {
-		unreliable = UnreliableFor(p.Method, int64(p.N))
+		unreliable = UnreliableFor(p.Method, int64(p.units()))
 	}
 	return Interval{Lo: p.Lo, Hi: p.Hi, N: int64(p.N), Method: p.Method, Unreliable: unreliable}
 }
@@ -62,12 +68,12 @@ func (p PPI) Interval() Interval {
 // issue 34), or, when the labelled units show no variation (SE = 0, the
 // interval a point), the rule of three around the estimate over the range
 // (RuleOfThreeCI95: the labelled units are a random sample, and none of n
-// differed).
+// differed; over clusters, n is the labelled clusters).
 func (p PPI) Clip(lo, hi float64) PPI {
 	switch {
 	case math.IsNaN(p.Lo):
 	case p.SE == 0 && p.N > 0 && lo < hi:
-		iv := RuleOfThreeCI95(p.Estimate, int64(p.N), lo, hi)
+		iv := RuleOfThreeCI95(p.Estimate, int64(p.units()), lo, hi)
 		p.Lo, p.Hi, p.Method = iv.Lo, iv.Hi, iv.Method
 	default:
 		p.Lo, p.Hi = max(lo, p.Lo), min(hi, p.Hi)
@@ -75,9 +81,18 @@ func (p PPI) Clip(lo, hi float64) PPI {
 	return p
 }
 
+// units is the number of independent labelled units: the labelled clusters
+// over clusters, else the labelled units.
+func (p PPI) units() int {
+	if p.Clusters > 0 {
+		return p.Clusters
+	}
+	return p.N
+}
+
 // PValue is the two-sided p-value of the estimate against 0 (a paired
 // difference's test), with the interval's t distribution (n − 1 degrees of
-// freedom): 2·(1 − T(|θ̂|/SE)); 1 when θ̂ = 0; NaN when SE is undefined or 0 (no
+// freedom; over clusters, labelled clusters − 1): 2·(1 − T(|θ̂|/SE)); 1 when θ̂ = 0; NaN when SE is undefined or 0 (no
 // variation among the labelled units: nothing to test against).
 func (p PPI) PValue() float64 {
 	switch {
@@ -88,7 +103,7 @@ func (p PPI) PValue() float64 {
 	case p.SE == 0:
 		return math.NaN()
 	}
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(max(p.N-1, 1))}
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(max(p.units()-1, 1))}
 	return 2 * t.Survival(math.Abs(p.Estimate)/p.SE)
 }
 

@@ -17,6 +17,9 @@ const MethodPPIStratified = "ppi++-stratified"
 type PPIStratum struct {
 	Y, F, U []float64
 	Weight  float64
+	// YC and UC are the clusters of the units of Y and U (PPIClustered; nil
+	// when the units are independent).
+	YC, UC []int
 }
 
 // StratifiedPPI is the stratified PPI++ estimate of a mean and its parts.

@@ -7,9 +7,17 @@ package offheap
 // Alloc returns n zeroed bytes outside the Go heap, or on the heap (ok false)
 // when no mapping is available; a buffer with ok true must be given to Free
 // once nothing refers to its bytes any more.
-func Alloc(n int) (b []byte, ok bool) {
+func Alloc(n int) (b []byte, ok bool) { return alloc(n, false) }
+
+// AllocPopulated is Alloc for a buffer that will be written whole soon: where
+// the system can (Linux, MAP_POPULATE), its pages are made resident by the
+// mapping call itself instead of one page fault each when first written (a
+// fault costs a trap into the kernel and back, dearer in a virtual machine).
+func AllocPopulated(n int) (b []byte, ok bool) { return alloc(n, true) }
+
+func alloc(n int, populate bool) (b []byte, ok bool) {
 	if n > 0 {
-		if b, ok = mapBytes(n); ok {
+		if b, ok = mapBytes(n, populate); ok {
 			return b, true
 		}
 	}

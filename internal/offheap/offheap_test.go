@@ -8,8 +8,12 @@ import (
 )
 
 func TestAllocFree(t *testing.T) {
-	for _, n := range []int{0, 1, 4095, 4096, 1 << 20} {
-		b, ok := Alloc(n)
+	for i, n := range []int{0, 1, 4095, 4096, 1 << 20, 0, 1, 4095, 4096, 1 << 20} {
+		alloc := Alloc
+		if i >= 5 {
+			alloc = AllocPopulated
+		}
+		b, ok := alloc(n)
 		require.Len(t, b, n)
 		for i := range b {
 			if b[i] != 0 {

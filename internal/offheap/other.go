@@ -2,6 +2,6 @@
 
 package offheap
 
-func mapBytes(int) ([]byte, bool) { return nil, false }
+func mapBytes(int, bool) ([]byte, bool) { return nil, false }
 
 func unmapBytes([]byte) {}

@@ -149,6 +149,9 @@ type MapOptions struct {
 	// reused once emit has returned for all of its cases. A caller that keeps
 	// one beyond emit clones it.
 	StringsInLine bool
+	// NoScores: the retrieved entries' scores are validated, not decoded
+	// (CaseParser.NoScores): for a caller that never reads them.
+	NoScores bool
 }
 
 // MapCasesWith is MapCases with options, and with work writing its result in
@@ -218,7 +221,7 @@ func MapCasesWith[T any](ctx context.Context, r io.Reader, file string, o MapOpt
 	for range workers {
 		go func() {
 			defer workersWG.Done()
-			p := CaseParser{StringsInLine: o.StringsInLine}
+			p := CaseParser{StringsInLine: o.StringsInLine, NoScores: o.NoScores}
 			var c Case
 			for b := range todo {
 				if b.err == nil {

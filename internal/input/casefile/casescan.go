@@ -24,7 +24,11 @@ type CaseParser struct {
 	// but top-level unknown keys) view the line's bytes instead of copies:
 	// valid only while the line is (see MapOptions.StringsInLine).
 	StringsInLine bool
-	noFast        bool // tests: the general scanner only
+	// NoScores leaves each retrieved entry's Score zero (HasScore still says
+	// whether it has one; the number is validated as ever): for a caller
+	// that never reads them (check), which then skips their conversion.
+	NoScores bool
+	noFast   bool // tests: the general scanner only
 
 	s     jsonpos.Scanner // lexes b
 	b     []byte          // the line being parsed
@@ -255,7 +259,11 @@ func (p *CaseParser) fill(c *Case, file string, line int) {
 		c.Relevant = append(c.Relevant, get(g))
 	}
 	for _, r := range p.ret {
-		c.Retrieved = append(c.Retrieved, Retrieved{ID: get(r.id), ParentID: get(r.parent), Score: r.score, HasScore: r.hasScore})
+		score := r.score
+		if p.NoScores {
+			score = 0
+		}
+		c.Retrieved = append(c.Retrieved, Retrieved{ID: get(r.id), ParentID: get(r.parent), Score: score, HasScore: r.hasScore})
 	}
 	for _, u := range p.unknown {
 		c.Unknown = append(c.Unknown, s[u.off:u.end])

@@ -28,7 +28,7 @@ func (p *CaseParser) parseFast(b []byte, file string, line int, c *Case) bool {
 	view := func(from, to int) string {
 		return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(base), from)), to-from) //nolint:gosec // G103: a view of the line, valid while it is (StringsInLine)
 	}
-	f := fastScan{b: b}
+	f := fastScan{b: b, noScores: p.NoScores}
 	i := f.sp(0)
 	if i >= len(b) || b[i] != '{' {
 		return false
@@ -150,15 +150,24 @@ func (p *CaseParser) parseFast(b []byte, file string, line int, c *Case) bool {
 				break
 			}
 			for {
-				r, e, ok := f.entry(j)
+				is, ie, ps, pe, score, e, ok := f.entry(j)
 				if !ok {
 					return false
 				}
-				ret := Retrieved{ID: view(r.id[0], r.id[1]), Score: r.score, HasScore: true}
-				if r.parent[1] > r.parent[0] {
-					ret.ParentID = view(r.parent[0], r.parent[1])
+				// The entry is written in place: a Retrieved built aside and
+				// appended is copied through the stack twice, with partly
+				// overlapping stores that the loads after them stall on.
+				n := len(c.Retrieved)
+				if n < cap(c.Retrieved) {
+					c.Retrieved = c.Retrieved[:n+1]
+				} else {
+					c.Retrieved = append(c.Retrieved, Retrieved{})
 				}
-				c.Retrieved = append(c.Retrieved, ret)
+				ret := &c.Retrieved[n]
+				ret.ID, ret.ParentID, ret.Score, ret.HasScore = view(is, ie), "", score, true
+				if pe > ps {
+					ret.ParentID = view(ps, pe)
+				}
 				if e+2 <= len(b) && b[e] == ',' && b[e+1] == ' ' {
 					j = e + 2 // the common separator
 					continue
@@ -207,7 +216,10 @@ func (p *CaseParser) parseFast(b []byte, file string, line int, c *Case) bool {
 
 // fastScan is parseFast's lexer: it accepts only the common forms and reports
 // anything else as not ok.
-type fastScan struct{ b []byte }
+type fastScan struct {
+	b        []byte
+	noScores bool // number validates without converting (CaseParser.NoScores)
+}
 
 // sp skips one space at i, if there is one.
 func (f *fastScan) sp(i int) int {
@@ -280,18 +292,14 @@ func (f *fastScan) strSlow(i int) (s, e int, ok bool) {
 	return 0, 0, false
 }
 
-// fastEntry is a retrieved entry: the spans of its id and parent_id (an
-// empty span: none) and its score.
-type fastEntry struct {
-	id, parent [2]int
-	score      float64
-}
-
 // entry scans {"id": "…", "parent_id": "…", "score": number} at i and returns
-// the offset after its '}'. The separators of the common writers (", " and
-// ": ", as json.dumps and retrieve write them) are compared eight bytes at a
-// time; other spacing goes through comma and sp.
-func (f *fastScan) entry(i int) (r fastEntry, end int, ok bool) {
+// the spans of its id (is:ie) and parent_id (ps:pe; empty: none), its score
+// and the offset after its '}'. The results are scalars, so they come back in
+// registers (a struct of arrays would be copied through the stack). The
+// separators of the common writers (", " and ": ", as json.dumps and retrieve
+// write them) are compared eight bytes at a time; other spacing goes through
+// comma and sp.
+func (f *fastScan) entry(i int) (is, ie, ps, pe int, score float64, end int, ok bool) {
 	b := f.b
 	var j int
 	switch {
@@ -300,7 +308,7 @@ func (f *fastScan) entry(i int) (r fastEntry, end int, ok bool) {
 	case i+6 <= len(b) && string(b[i:i+6]) == `{"id":`:
 		j = f.sp(i + 6)
 	default:
-		return r, 0, false
+		return 0, 0, 0, 0, 0, 0, false
 	}
 	e := 0
 	if j < len(b) && b[j] == '"' {
@@ -309,55 +317,55 @@ func (f *fastScan) entry(i int) (r fastEntry, end int, ok bool) {
 	if e < 0 {
 		var s int
 		if s, e, ok = f.str(j); !ok {
-			return r, 0, false
+			return 0, 0, 0, 0, 0, 0, false
 		}
 		j = s
 	}
 	if e <= j+2 {
-		return r, 0, false // not a string, or empty
+		return 0, 0, 0, 0, 0, 0, false // not a string, or empty
 	}
-	r.id = [2]int{j + 1, e - 1}
+	is, ie = j+1, e-1
 	if e+15 <= len(b) && load64(b, e-1) == litParent0 && load64(b, e+7) == litParent1 {
 		j = e + 15
 	} else {
 		j = f.comma(e)
 		if j+12 > len(b) || string(b[j:j+12]) != `"parent_id":` {
-			return r, 0, false
+			return 0, 0, 0, 0, 0, 0, false
 		}
 		j = f.sp(j + 12)
 	}
 	if j < len(b) && b[j] == '"' {
 		e = strEnd(b, j+1)
 	} else {
-		return r, 0, false
+		return 0, 0, 0, 0, 0, 0, false
 	}
 	if e < 0 {
 		var s int
 		if s, e, ok = f.str(j); !ok {
-			return r, 0, false
+			return 0, 0, 0, 0, 0, 0, false
 		}
 		j = s
 	}
-	r.parent = [2]int{j + 1, e - 1}
+	ps, pe = j+1, e-1
 	if e+11 <= len(b) && load64(b, e-1) == litScore0 && uint32(load64(b, e+3)>>32) == litScore1 {
 		j = e + 11
 	} else {
 		j = f.comma(e)
 		if j+8 > len(b) || string(b[j:j+8]) != `"score":` {
-			return r, 0, false
+			return 0, 0, 0, 0, 0, 0, false
 		}
 		j = f.sp(j + 8)
 	}
-	if j, r.score, ok = f.number(j); !ok {
-		return r, 0, false
+	if j, score, ok = f.number(j); !ok {
+		return 0, 0, 0, 0, 0, 0, false
 	}
 	if j < len(b) && b[j] == '}' {
-		return r, j + 1, true
+		return is, ie, ps, pe, score, j + 1, true
 	}
 	if j = f.sp(j); j >= len(b) || b[j] != '}' {
-		return r, 0, false
+		return 0, 0, 0, 0, 0, 0, false
 	}
-	return r, j + 1, true
+	return is, ie, ps, pe, score, j + 1, true
 }
 
 // The separators of a retrieved entry as the common writers space them,
@@ -387,7 +395,7 @@ func (f *fastScan) comma(i int) int {
 func (f *fastScan) number(i int) (end int, v float64, ok bool) {
 	b := f.b
 	if i+24 <= len(b) {
-		return number24((*[24]byte)(b[i:i+24]), i)
+		return number24((*[24]byte)(b[i:i+24]), i, !f.noScores)
 	}
 	j := i
 	neg := j < len(b) && b[j] == '-'
@@ -419,6 +427,9 @@ func (f *fastScan) number(i int) (end int, v float64, ok bool) {
 	if digits > 15 || j < len(b) && (b[j] == 'e' || b[j] == 'E') {
 		return 0, 0, false
 	}
+	if f.noScores {
+		return j, 0, true
+	}
 	v = float64(mant)
 	if frac > 0 {
 		v /= fastPow10[frac]
@@ -431,8 +442,10 @@ func (f *fastScan) number(i int) (end int, v float64, ok bool) {
 
 // number24 is number for a number that starts at a[0] (offset i of the
 // line), with at least 24 bytes of the line from there: no bounds checks.
-// A longer run of digits is not ok (more than 15 digits).
-func number24(a *[24]byte, i int) (end int, v float64, ok bool) {
+// A longer run of digits is not ok (more than 15 digits). Without conv, v is
+// 0 (the number validated, not converted: its division is the costliest
+// instruction of a line).
+func number24(a *[24]byte, i int, conv bool) (end int, v float64, ok bool) {
 	k := 0
 	neg := a[0] == '-'
 	if neg {
@@ -462,6 +475,9 @@ func number24(a *[24]byte, i int) (end int, v float64, ok bool) {
 	}
 	if digits > 15 || k >= len(a) || a[k] == 'e' || a[k] == 'E' {
 		return 0, 0, false
+	}
+	if !conv {
+		return i + k, 0, true
 	}
 	v = float64(mant)
 	if frac > 0 {

@@ -30,6 +30,15 @@ func sameNumber(t *testing.T, token, tail string) {
 		require.Equal(t, e2, e1, "%q: end", token+tail)
 		require.Equal(t, math.Float64bits(v2), math.Float64bits(v1), "%q: %v, %v", token+tail, v1, v2)
 	}
+	// noScores: the same validation and end, no value.
+	for _, f := range []fastScan{{b: long, noScores: true}, {b: short, noScores: true}} {
+		e, v, ok := f.number(0)
+		require.Equal(t, ok1, ok, "%q: ok without conversion", token+tail)
+		if ok {
+			require.Equal(t, e1, e, "%q: end without conversion", token+tail)
+			require.Zero(t, math.Float64bits(v), "%q: a value without conversion", token+tail)
+		}
+	}
 }
 
 // number24 (no bounds checks, for a number with 24 bytes of line to spare)

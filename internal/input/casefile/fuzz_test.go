@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -53,6 +54,28 @@ func FuzzParseCase(f *testing.F) {
 		var vc Case
 		if verr := vp.Parse(line, "f.jsonl", 1, &vc); fmt.Sprint(verr) != fmt.Sprint(err) {
 			t.Fatalf("%q: with StringsInLine %v, without %v", line, verr, err)
+		}
+		// NoScores (both paths): the same error, the same case but for the
+		// retrieved entries' scores, which are zero.
+		var nc Case
+		if nerr := (&CaseParser{StringsInLine: true, NoScores: true}).Parse(line, "f.jsonl", 1, &nc); fmt.Sprint(nerr) != fmt.Sprint(err) {
+			t.Fatalf("%q: with NoScores %v, without %v", line, nerr, err)
+		}
+		var ngc Case
+		if nerr := (&CaseParser{StringsInLine: true, NoScores: true, noFast: true}).Parse(line, "f.jsonl", 1, &ngc); fmt.Sprint(nerr) != fmt.Sprint(err) {
+			t.Fatalf("%q: with NoScores (general scanner) %v, without %v", line, nerr, err)
+		}
+		if err == nil {
+			want := vc
+			want.Retrieved = slices.Clone(vc.Retrieved)
+			for i := range want.Retrieved {
+				want.Retrieved[i].Score = 0
+			}
+			for _, got := range []*Case{&nc, &ngc} {
+				if !sameRef(toRef(got), toRef(&want)) {
+					t.Fatalf("%q: with NoScores\n%+v\nwant\n%+v", line, *got, want)
+				}
+			}
 		}
 		// The fast path, when it takes the line, decodes it as the general
 		// scanner does with StringsInLine (and reports nothing else).

@@ -32,8 +32,17 @@ import (
 // estimate per strategy and measure (null below LocaleMinLabelled labelled
 // queries: "too_few"). Absent without locales, so a report without them
 // reads as before.
+//
+// When the queries come in clusters (compare --clusters, or the cases'
+// cluster keys) every corrected interval and test is computed over the
+// clusters (metrics.PPIClustered: the delete-one-cluster jackknife): "method"
+// is ppi++-cluster-jackknife (ppi++-stratified-cluster-jackknife with
+// strata), "clusters" the clusters holding a labelled query, and each
+// corrected measure names its "ci95_method" and its own "clusters"; absent
+// without clusters.
 type Human struct {
 	ByLocale     map[string]map[string]map[string]LocaleCorrected `json:"by_locale,omitempty"`
+	Clusters     int                                              `json:"clusters,omitempty"`
 	Decides      bool                                             `json:"decides"`
 	File         string                                           `json:"file"`
 	Holes        int                                              `json:"holes"`
@@ -81,6 +90,7 @@ type LocaleStratum struct {
 type LocaleCorrected struct {
 	CI95       [2]format.Float `json:"ci95"`
 	CI95Method string          `json:"ci95_method"`
+	Clusters   int             `json:"clusters,omitempty"` // labelled clusters, over clusters
 	Estimate   format.Float    `json:"corrected"`
 	Lambda     format.Float    `json:"lambda"`
 	N          int             `json:"n"`
@@ -92,7 +102,8 @@ type LocaleCorrected struct {
 // Corrected is one strategy's measure, judge-only and corrected.
 type Corrected struct {
 	CI95          [2]format.Float `json:"ci95"`
-	CI95Method    string          `json:"ci95_method,omitempty"` // with strata only: ppi++-stratified, or the pooled fallback's
+	CI95Method    string          `json:"ci95_method,omitempty"` // with strata or clusters only: ppi++-stratified, ppi++-cluster-jackknife…, or the pooled fallback's
+	Clusters      int             `json:"clusters,omitempty"`    // over clusters: the clusters holding a labelled query of the measure
 	Estimate      format.Float    `json:"corrected"`
 	HumanOnly     format.Float    `json:"human_only"`
 	HumanOnlyCI95 [2]format.Float `json:"human_only_ci95"`
@@ -139,6 +150,13 @@ func newHuman(r *compare.Result) *Human {
 		}
 		out.ByLocale = map[string]map[string]map[string]LocaleCorrected{}
 	}
+	if h.Clusters > 0 {
+		out.Clusters = h.Clusters
+		out.Method = metrics.MethodPPIClusterJackknife
+		if h.Strata != nil && !h.Strata.Pooled {
+			out.Method = metrics.MethodPPIStratifiedClusterJackknife
+		}
+	}
 	for s := range r.Strategies {
 		st := &r.Strategies[s]
 		ms := map[string]Corrected{}
@@ -149,8 +167,8 @@ func newHuman(r *compare.Result) *Human {
 				Estimate: format.Float(e.Estimate), CI95: format.CI([2]float64{e.Lo, e.Hi}), SE: format.Float(e.SE), Lambda: format.Float(e.Lambda),
 				HumanOnly: format.Float(ho.Estimate), HumanOnlyCI95: format.CI([2]float64{ho.Lo, ho.Hi}),
 				N: st.MeasureN[m], NHuman: e.N, Narrower: format.Float(narrower), Unreliable: e.Interval().Unreliable}
-			if h.Strata != nil {
-				c.CI95Method = e.Method
+			if h.Strata != nil || h.Clusters > 0 {
+				c.CI95Method, c.Clusters = e.Method, e.Clusters
 			}
 			ms[key] = c
 		}
@@ -204,7 +222,7 @@ func localeCorrected(e metrics.PPI) LocaleCorrected {
 		return out
 	}
 	out.Estimate, out.CI95, out.SE, out.Lambda = format.Float(e.Estimate), format.CI([2]float64{e.Lo, e.Hi}), format.Float(e.SE), format.Float(e.Lambda)
-	out.CI95Method = e.Method
+	out.CI95Method, out.Clusters = e.Method, e.Clusters
 	return out
 }
 
@@ -218,6 +236,9 @@ func (d *Document) humanBasis() string {
 	how := "PPI++"
 	if d.stratified() {
 		how = "PPI++ stratified by locale"
+	}
+	if h.Clusters > 0 {
+		how += fmt.Sprintf(" over the %d clusters of the labelled queries", h.Clusters)
 	}
 	return fmt.Sprintf("The recommendation and the gates use the human-corrected figures (%s: the judge's values of every query, corrected by %d human-labelled queries); see \"Human-corrected estimates\".", how, h.N)
 }
@@ -235,6 +256,9 @@ func (d *Document) humanIntro(file string) string {
 	if h.Holes > 0 {
 		s += fmt.Sprintf("; %d top-%d documents of labelled queries are not on the sheet and count 0", h.Holes, d.K)
 	}
+	if h.Clusters > 0 {
+		s += fmt.Sprintf("; queries in families: the labelled queries fall into %d clusters, and every corrected interval and test is computed at the cluster level (delete-one-cluster jackknife, t with labelled clusters − 1 df; unreliable below %d labelled clusters)", h.Clusters, metrics.PPIMinClusters)
+	}
 	return s + "."
 }
 
@@ -244,6 +268,16 @@ const humanNote = "judge only: the mean of the judge's labels (its interval cove
 // humanStratifiedNote is humanNote when the estimates are stratified by locale.
 const humanStratifiedNote = "judge only: the mean of the judge's labels (its interval covers the sampling of queries, not the judge's bias); corrected: PPI++ estimate stratified by locale, Σ weight × the locale's estimate (each locale its own λ̂ and jackknife standard error over its labelled queries), and its 95% interval (t with the Welch–Satterthwaite degrees of freedom of the locales' standard errors; clipped to the measure's range); human only: the labelled queries alone, pooled; narrower: how much narrower the corrected interval is than the human-only one; λ̂: — (each locale has its own weight given to the judge: the table by locale)"
 
+// humanClusterNote is humanNote when the queries come in clusters.
+const humanClusterNote = "judge only: the mean of the judge's labels (its interval covers the sampling of queries, not the judge's bias); corrected: PPI++ estimate and 95% interval over the clusters (t with labelled clusters − 1 df, its standard error from the delete-one-cluster jackknife: every query of a cluster, labelled or not, left out and λ̂ tuned again; clipped to the measure's range); human only: the labelled queries alone, over their clusters; narrower: how much narrower the corrected interval is than the human-only one; λ̂: the weight given to the judge (0: none, 1: plain PPI)"
+
+// humanStratifiedClusterNote is humanNote when the estimates are stratified
+// by locale and the queries come in clusters.
+const humanStratifiedClusterNote = "judge only: the mean of the judge's labels (its interval covers the sampling of queries, not the judge's bias); corrected: PPI++ estimate stratified by locale, Σ weight × the locale's estimate (each locale its own λ̂), and its 95% interval over the clusters (the delete-one-cluster jackknife of the weighted sum, a cluster spanning locales left out of each at once; t with labelled clusters − 1 df; clipped to the measure's range); human only: the labelled queries alone, pooled, over their clusters; narrower: how much narrower the corrected interval is than the human-only one; λ̂: — (each locale has its own weight given to the judge: the table by locale)"
+
+// clustered reports whether the corrected estimates are computed over clusters.
+func (d *Document) clustered() bool { return d.Human != nil && d.Human.Clusters > 0 }
+
 // stratified reports whether the corrected estimates are stratified by locale.
 func (d *Document) stratified() bool {
 	return d.Human != nil && d.Human.Strata != nil && !d.Human.Strata.Pooled
@@ -251,7 +285,12 @@ func (d *Document) stratified() bool {
 
 // note is the note under the corrected table.
 func (d *Document) note() string {
-	if d.stratified() {
+	switch {
+	case d.stratified() && d.clustered():
+		return humanStratifiedClusterNote
+	case d.clustered():
+		return humanClusterNote
+	case d.stratified():
 		return humanStratifiedNote
 	}
 	return humanNote
@@ -275,7 +314,11 @@ func (d *Document) strataLine(name func(string) string) string {
 	for i, l := range st.Locales {
 		parts[i] = fmt.Sprintf("%s %s (%d queries, %d labelled)", name(l.Locale), format.Num(l.Weight.V()), l.N, l.NHuman)
 	}
-	s := fmt.Sprintf("Stratified by locale (%s): each locale's PPI++ estimate (its own λ̂ and jackknife standard error) weighted by the locale's share of the measure's evaluated queries: %s", name(st.File), strings.Join(parts, ", "))
+	se := "jackknife standard error"
+	if d.clustered() {
+		se = "delete-one-cluster jackknife standard error"
+	}
+	s := fmt.Sprintf("Stratified by locale (%s): each locale's PPI++ estimate (its own λ̂ and %s) weighted by the locale's share of the measure's evaluated queries: %s", name(st.File), se, strings.Join(parts, ", "))
 	if len(st.Shared) > 0 {
 		s += fmt.Sprintf("; %s share one stratum (fewer than %d labelled queries each, %d together)", name(strings.Join(st.Shared, ", ")), st.MinLabelled, st.SharedNHuman)
 	}
@@ -311,8 +354,12 @@ func (d *Document) localeRows(name func(string) string) [][]string {
 
 // localeNote is the note under the per-locale table.
 func (d *Document) localeNote() string {
-	return fmt.Sprintf("Each locale's own corrected %s (its own λ̂ and jackknife standard error, clipped to the measure's range; the JSON's human.by_locale has every measure); a locale's mean and interval are shown from %d labelled queries of it, the human n from which a PPI++ interval is not marked unreliable; weight: the locale's share of the evaluated queries",
-		d.metricCell(d.Primary), compare.LocaleMinLabelled)
+	se := "jackknife standard error"
+	if d.clustered() {
+		se = "delete-one-cluster jackknife standard error over the locale's clusters"
+	}
+	return fmt.Sprintf("Each locale's own corrected %s (its own λ̂ and %s, clipped to the measure's range; the JSON's human.by_locale has every measure); a locale's mean and interval are shown from %d labelled queries of it, the human n from which a PPI++ interval is not marked unreliable; weight: the locale's share of the evaluated queries",
+		d.metricCell(d.Primary), se, compare.LocaleMinLabelled)
 }
 
 // humanRows is the corrected table's rows: strategy, measure, judge only,
@@ -495,7 +542,12 @@ func (d *Document) HumanSection(name func(string) string) (s HumanSection, ok bo
 	s = HumanSection{Basis: d.humanBasis(), Intro: d.humanIntro(name(d.Human.File)), Note: d.note(), BiasLine: d.biasLine(),
 		Head: humanHead, Rows: d.humanRows(name), Paired: d.Human.Paired, Strata: d.strataLine(name),
 		PairedFoot: "PPI++ estimate of each paired difference with its t interval (the jackknife standard error); p from the same t statistic, so the interval excludes 0 exactly when p < 0.05 before Holm's adjustment within each measure."}
-	if d.stratified() {
+	switch {
+	case d.stratified() && d.clustered():
+		s.PairedFoot = "PPI++ estimate of each paired difference stratified by locale with its t interval over the clusters (the delete-one-cluster jackknife standard error, labelled clusters − 1 degrees of freedom); p from the same t statistic, so the interval excludes 0 exactly when p < 0.05 before Holm's adjustment within each measure."
+	case d.clustered():
+		s.PairedFoot = "PPI++ estimate of each paired difference with its t interval over the clusters (the delete-one-cluster jackknife standard error, labelled clusters − 1 degrees of freedom); p from the same t statistic, so the interval excludes 0 exactly when p < 0.05 before Holm's adjustment within each measure."
+	case d.stratified():
 		s.PairedFoot = "PPI++ estimate of each paired difference stratified by locale with its t interval (each locale's jackknife standard error, the Welch–Satterthwaite degrees of freedom); p from the same t statistic, so the interval excludes 0 exactly when p < 0.05 before Holm's adjustment within each measure."
 	}
 	if rows := d.localeRows(name); len(rows) > 0 {

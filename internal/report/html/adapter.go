@@ -281,6 +281,12 @@ var methodWords = map[string]string{
 	metrics.PMethodClusterSignFlipExact: "exact sign-flip of the clusters' sums",
 	metrics.PMethodClusterRandomization: "sign-flip randomization of the clusters' sums",
 	metrics.PMethodClusterSaddlepoint:   "saddlepoint approximation of the clusters' sign-flip distribution",
+
+	// Human-corrected estimates over queries in families.
+	metrics.MethodPPIClusterJackknife:            "PPI++ over queries in families (delete-one-cluster jackknife standard error, t with labelled clusters − 1 df)",
+	compare.PMethodPPIClusterJackknife:           "t test of the PPI++ estimate over queries in families (delete-one-cluster jackknife standard error)",
+	metrics.MethodPPIStratifiedClusterJackknife:  "PPI++ stratified by locale over queries in families (delete-one-cluster jackknife of the weighted sum, t with labelled clusters − 1 df)",
+	compare.PMethodPPIStratifiedClusterJackknife: "t test of the PPI++ estimate stratified by locale over queries in families (delete-one-cluster jackknife standard error)",
 }
 
 // resampledMethods are those that draw the document's resamples.
