@@ -33,6 +33,7 @@ func (s *Sharded) ParquetShards() []string {
 func (s *Sharded) ReadParquetShards(starts []int) error {
 	err := s.Close()
 	s.start = append(s.start[:0], starts...)
+	s.skip = append(s.skip[:0], make([]int, len(starts))...) // a Parquet shard has no header line
 	s.i = len(s.paths) - 1
 	s.err = io.EOF
 	return err
