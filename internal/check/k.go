@@ -72,6 +72,13 @@ func peekRunK(ctx context.Context, r io.Reader) (int, int, io.Reader, error) {
 			}
 		}
 	}
+	if s, ok := r.(*input.Sharded); ok { // read again from its start: the cases reader sees the shards (Parquet's fast path)
+		k, line, _, _, perr := firstK(bufio.NewReaderSize(input.Reader(ctx, s), 64<<10))
+		if _, err := s.Seek(0, io.SeekStart); err != nil {
+			return 0, 0, r, err
+		}
+		return k, line, r, perr
+	}
 	br := bufio.NewReaderSize(input.Reader(ctx, r), 64<<10)
 	k, line, blanks, consumed, err := firstK(br)
 	return k, line, io.MultiReader(&newlines{n: blanks}, bytes.NewReader(consumed), br), err

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -232,4 +233,105 @@ func writeParquetRows[T any](t *testing.T, path string, rows []T) {
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
 	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
+}
+
+type rowsEntry struct {
+	ID       string   `parquet:"id"`
+	ParentID *string  `parquet:"parent_id,optional"`
+	Score    *float64 `parquet:"score,optional"`
+	Text     *string  `parquet:"text,optional"`
+}
+
+type rowsCase struct {
+	ID        string      `parquet:"id"`
+	Locale    *string     `parquet:"locale,optional"`
+	Type      *string     `parquet:"type,optional"`
+	Query     *string     `parquet:"query,optional"`
+	Gold      []string    `parquet:"must_cite_one_of,optional,list"`
+	Retrieved []rowsEntry `parquet:"retrieved,optional,list"`
+}
+
+// The demo's cases as Parquet shards of the cases' own columns (read by
+// rows, casefile's fast path) give check the reports of the same lines as
+// JSONL shards, byte for byte; a case id in two shards is the same error,
+// naming both shards and rows.
+func TestParquetCasesByRows(t *testing.T) {
+	root := repoRoot(t)
+	demo := filepath.Join(root, "testdata", "demo")
+	data, err := os.ReadFile(filepath.Join(demo, "cases.jsonl"))
+	require.NoError(t, err)
+	var lines []string
+	var rows []rowsCase
+	for line := range strings.Lines(string(data)) {
+		var c struct {
+			ID, Locale, Type, Query string
+			Gold                    []string          `json:"must_cite_one_of"`
+			Retrieved               []json.RawMessage `json:"retrieved"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &c))
+		r := rowsCase{ID: c.ID, Locale: &c.Locale, Type: &c.Type, Query: &c.Query, Gold: c.Gold}
+		for _, e := range c.Retrieved {
+			var re struct {
+				ID       string   `json:"id"`
+				ParentID *string  `json:"parent_id"`
+				Score    *float64 `json:"score"`
+				Text     *string  `json:"text"`
+			}
+			if json.Unmarshal(e, &re.ID) != nil {
+				require.NoError(t, json.Unmarshal(e, &re))
+			}
+			r.Retrieved = append(r.Retrieved, rowsEntry(re))
+		}
+		lines, rows = append(lines, line), append(rows, r)
+	}
+	// The JSONL shards carry the Parquet shards' names, so that the messages
+	// are the same (a shard is read as Parquet by its content, not its name).
+	write := func(dir string, dup bool) {
+		half := len(rows) / 2
+		parts := [][2]int{{0, half}, {half, len(rows)}}
+		for i, p := range parts {
+			pr, tl := slices.Clone(rows[p[0]:p[1]]), slices.Clone(lines[p[0]:p[1]])
+			if dup && i == 1 {
+				pr, tl = append(pr, rows[3]), append(tl, lines[3])
+			}
+			name := fmt.Sprintf("part-%d.parquet", i)
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, "pq", "cases"), 0o755))
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, "txt", "cases"), 0o755))
+			var buf bytes.Buffer
+			w := parquet.NewGenericWriter[rowsCase](&buf, parquet.PageBufferSize(512), parquet.MaxRowsPerRowGroup(20))
+			_, err := w.Write(pr)
+			require.NoError(t, err)
+			require.NoError(t, w.Close())
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "pq", "cases", name), buf.Bytes(), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "txt", "cases", name), []byte(strings.Join(tl, "")), 0o644))
+		}
+	}
+	dir := t.TempDir()
+	write(dir, false)
+	args := []string{"check", "--cases", "cases", "--kb", filepath.Join(demo, "kb"), "--comment", "never", "--json", "out.json", "--cases-out", "cases-out.jsonl"}
+	results := map[string][4]string{}
+	for _, side := range []string{"pq", "txt"} {
+		t.Chdir(filepath.Join(dir, side))
+		code, stdout, stderr := runIn(t, nil, args...)
+		require.Contains(t, []int{0, 1}, code, stderr)
+		j, err := os.ReadFile("out.json")
+		require.NoError(t, err)
+		c, err := os.ReadFile("cases-out.jsonl")
+		require.NoError(t, err)
+		results[side] = [4]string{stdout, stderr, string(j), string(c)}
+	}
+	require.Equal(t, results["txt"], results["pq"])
+	require.Contains(t, results["pq"][3], `"id":"en-golden-001"`)
+
+	dir = t.TempDir()
+	write(dir, true)
+	var msgs []string
+	for _, side := range []string{"pq", "txt"} {
+		t.Chdir(filepath.Join(dir, side))
+		code, _, stderr := runIn(t, nil, "check", "--cases", "cases", "--kb", filepath.Join(demo, "kb"), "--comment", "never")
+		require.Equal(t, 2, code, stderr)
+		msgs = append(msgs, stderr)
+	}
+	require.Equal(t, msgs[1], msgs[0])
+	require.Contains(t, msgs[0], fmt.Sprintf("part-1.parquet:%d: duplicate case id %q (first at cases/part-0.parquet:4)", len(rows)-len(rows)/2+1, rows[3].ID))
 }

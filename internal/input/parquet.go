@@ -176,7 +176,6 @@ func openParquet(ctx context.Context, name string, f io.ReaderAt, size int64) (*
 	var lo, hi int = -1, 0
 	leafRange(pf.Root(), &lo, &hi)
 	p.cols = make([][]parquet.Value, hi)
-	p.start()
 	return p, nil
 }
 
@@ -212,7 +211,7 @@ func checkPages(f *parquet.File, size int64) error {
 				continue
 			}
 			sec := io.NewSectionReader(f, start, n)
-			cr := &countReader{r: bufio.NewReaderSize(sec, 4096)}
+			cr := &countReader{r: bufio.NewReaderSize(sec, 4096), sec: sec}
 			dec := thrift.NewDecoder(proto.NewReader(cr))
 			for cr.n < n {
 				var h format.PageHeader
@@ -252,10 +251,12 @@ func pageValues(h *format.PageHeader) int32 {
 	return n
 }
 
-// countReader counts the bytes read through it.
+// countReader counts the bytes read through it; discard seeks past what
+// is not buffered (the pages are not read).
 type countReader struct {
-	r *bufio.Reader
-	n int64
+	r   *bufio.Reader
+	sec *io.SectionReader
+	n   int64
 }
 
 func (c *countReader) Read(p []byte) (int, error) {
@@ -273,6 +274,22 @@ func (c *countReader) ReadByte() (byte, error) {
 }
 
 func (c *countReader) discard(n int64) (int64, error) {
+	if b := int64(c.r.Buffered()); n > b && c.sec != nil {
+		if _, err := c.r.Discard(int(b)); err != nil {
+			return 0, err
+		}
+		c.n += b
+		pos, err := c.sec.Seek(n-b, io.SeekCurrent)
+		if err != nil {
+			return b, err
+		}
+		if pos > c.sec.Size() {
+			return b, io.ErrUnexpectedEOF
+		}
+		c.n += n - b
+		c.r.Reset(c.sec)
+		return n, nil
+	}
 	var done int64
 	for done < n {
 		k := int(min(n-done, 1<<30))
@@ -609,6 +626,9 @@ func (p *parquetLines) produce() {
 
 // Read reads the lines.
 func (p *parquetLines) Read(b []byte) (int, error) {
+	if p.ch == nil { // the first read starts the goroutine (a shard opened and not read costs no decoding)
+		p.start()
+	}
 	for p.off == len(p.cur) {
 		if p.err != nil {
 			return 0, p.err

@@ -308,7 +308,7 @@ func (s *Sharded) Read(p []byte) (int, error) {
 		}
 		// The shard ended.
 		if !s.seen {
-			s.err = Errorf(s.paths[s.i], 0, "empty shard: no records (every shard of %s must hold at least one line)", s.name)
+			s.err = s.EmptyShard(s.i)
 			return 0, s.err
 		}
 		if s.last != '\n' {

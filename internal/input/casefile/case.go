@@ -159,6 +159,13 @@ type MapOptions struct {
 // is not copied twice a case. The *T given to work is zeroed; the one given
 // to emit is only valid during that call.
 func MapCasesWith[T any](ctx context.Context, r io.Reader, file string, o MapOptions, work func(*Case, *T) error, emit func(*T) error) error {
+	if ps, ok := r.(parquetShards); ok { // Parquet shards: their rows read as cases (parquet.go)
+		if paths := ps.ParquetShards(); paths != nil {
+			if read, err := mapParquet(ctx, ps, paths, file, o, work, emit); read {
+				return err
+			}
+		}
+	}
 	workers := o.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)

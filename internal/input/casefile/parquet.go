@@ -1,0 +1,540 @@
+package casefile
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"sync"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
+)
+
+// The fast path of Parquet cases (issue 35 item 3): MapCasesWith reads the
+// rows of Parquet shards straight into Case values (input.ParquetRows: the
+// column pages decoded by type, no JSON text, no second parse) when every
+// shard is a Parquet file whose columns are the cases' own: id, locale, type,
+// query and cluster strings, must_cite_one_of and relevant_ids lists of
+// strings, retrieved a list of structs of id, parent_id and text strings and
+// a float or double score. Any other table (a scores map, an unknown or a
+// provenance column, another type) is read by the text path, each row a JSON
+// line (input's parquetLines). So is any row the fast path does not decode
+// to the text path's very Case: a null id, an empty id, a null element of a
+// list, a null or empty retrieved id, a score that is not finite or is -0,
+// a string that is not valid UTF-8, a row of more than parquetFastRow bytes:
+// that row's line is made (ParquetRows.Line) and parsed as the text path
+// parses it, so its Case or its error is the text path's.
+
+// parquetShards is the stream of shards that can hand its Parquet shards to
+// the fast path (input.Sharded).
+type parquetShards interface {
+	ParquetShards() []string
+	ReadParquetShards(starts []int) error
+	ShardRows(i int) (*input.ParquetRows, error)
+	EmptyShard(i int) error
+}
+
+// parquetFastRow is the largest row (bytes of its values) decoded by the fast
+// path; a larger one goes through its line, whose length is capped.
+const parquetFastRow = 1 << 20
+
+// pqStr is a string column of the plan: its leaf column, the definition
+// level from which it is present (not null), -1 when absent.
+type pqStr struct{ col, dField int }
+
+// pqList is a list of strings.
+type pqList struct{ col, dField, dElem, dItem, dMax int }
+
+// pqPlan is how a shard's columns make a Case.
+type pqPlan struct {
+	id, locale, typ, query, cluster pqStr
+	gold, relevant                  pqList
+	hasRet                          bool
+	retField, retElem, retItem      int
+	retID, retParent, retScore      pqStr // dField: the leaf's DMax
+	retCols                         []int // every leaf of an entry (text too)
+}
+
+// planParquet returns the plan of r's columns, or false when the fast path
+// does not read them.
+func planParquet(r *input.ParquetRows) (pqPlan, bool) {
+	no := pqStr{-1, 0}
+	pl := pqPlan{id: no, locale: no, typ: no, query: no, cluster: no, retID: no, retParent: no, retScore: no}
+	pl.gold.col, pl.relevant.col = -1, -1
+	if r.IsTREC() {
+		return pl, false
+	}
+	seen := map[string]bool{}
+	for _, f := range r.Fields() {
+		if seen[f.Name] {
+			return pl, false
+		}
+		seen[f.Name] = true
+		for _, l := range f.Leaves {
+			if !r.FastLeaf(l.Col) {
+				return pl, false
+			}
+		}
+		scalar := func(dst *pqStr) bool {
+			if f.Kind != input.ParquetScalar || f.Leaves[0].Enc != input.ParquetString {
+				return false
+			}
+			*dst = pqStr{f.Leaves[0].Col, f.DField}
+			return true
+		}
+		list := func(dst *pqList) bool {
+			if f.Kind != input.ParquetList || f.Obj || len(f.Leaves) != 1 || f.Leaves[0].Enc != input.ParquetString {
+				return false
+			}
+			*dst = pqList{f.Leaves[0].Col, f.DField, f.DElem, f.DItem, f.Leaves[0].DMax}
+			return true
+		}
+		var ok bool
+		switch f.Name {
+		case "id":
+			ok = scalar(&pl.id)
+		case "locale":
+			ok = scalar(&pl.locale)
+		case "type":
+			ok = scalar(&pl.typ)
+		case "query":
+			ok = scalar(&pl.query)
+		case "cluster":
+			ok = scalar(&pl.cluster)
+		case "must_cite_one_of":
+			ok = list(&pl.gold)
+		case "relevant_ids":
+			ok = list(&pl.relevant)
+		case "retrieved":
+			ok = planRetrieved(&pl, f)
+		}
+		if !ok {
+			return pl, false
+		}
+	}
+	return pl, true
+}
+
+func planRetrieved(pl *pqPlan, f input.ParquetField) bool {
+	if f.Kind != input.ParquetList || !f.Obj {
+		return false
+	}
+	pl.hasRet, pl.retField, pl.retElem, pl.retItem = true, f.DField, f.DElem, f.DItem
+	seen := map[string]bool{}
+	for _, l := range f.Leaves {
+		if seen[l.Name] {
+			return false
+		}
+		seen[l.Name] = true
+		pl.retCols = append(pl.retCols, l.Col)
+		switch {
+		case l.Name == "id" && l.Enc == input.ParquetString:
+			pl.retID = pqStr{l.Col, l.DMax}
+		case l.Name == "parent_id" && l.Enc == input.ParquetString:
+			pl.retParent = pqStr{l.Col, l.DMax}
+		case l.Name == "score" && l.Enc == input.ParquetFloat:
+			pl.retScore = pqStr{l.Col, l.DMax}
+		case l.Name == "text" && l.Enc == input.ParquetString:
+		default:
+			return false
+		}
+	}
+	return pl.retID.col >= 0
+}
+
+// pqStrings views the strings of a row in the batch's arena; ascii: the
+// row's strings are all ASCII, so valid UTF-8.
+type pqStrings struct{ ascii bool }
+
+// str is s as a string (a view of the arena, valid until the batch is
+// recycled), and whether the fast path takes it as it is: valid UTF-8 (the
+// text path turns an invalid byte into U+FFFD).
+func (a *pqStrings) str(s []byte) (string, bool) {
+	if len(s) == 0 {
+		return "", true
+	}
+	if !a.ascii && !utf8.Valid(s) {
+		return "", false
+	}
+	return unsafe.String(&s[0], len(s)), true //nolint:gosec // G103: a view into the batch's arena, not written until the batch is recycled
+}
+
+// isASCII reports whether b is all ASCII.
+func isASCII(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeRow fills c from r's current row; false when the row must go
+// through its line (see the file's comment).
+func (pl *pqPlan) decodeRow(r *input.ParquetRows, a *pqStrings, c *Case) bool {
+	str := func(s pqStr) (string, bool, bool) { // value, present, ok
+		if s.col < 0 {
+			return "", false, true
+		}
+		col := r.Col(s.col)
+		if int(col.Defs[0]) < s.dField || len(col.Ends) == 0 {
+			return "", false, true
+		}
+		v, ok := a.str(col.Str(0))
+		return v, true, ok
+	}
+	id, has, ok := str(pl.id)
+	if !ok || !has || id == "" {
+		return false
+	}
+	c.ID = id
+	for _, f := range [...]struct {
+		s   pqStr
+		dst *string
+	}{{pl.locale, &c.Locale}, {pl.typ, &c.Type}, {pl.query, &c.Query}, {pl.cluster, &c.Cluster}} {
+		v, _, ok := str(f.s)
+		if !ok {
+			return false
+		}
+		*f.dst = v
+	}
+	if c.Type == "" {
+		c.Type = "golden"
+	}
+	var okList bool
+	if c.Gold, okList = pl.strList(r, pl.gold, a, c.Gold[:0]); !okList {
+		return false
+	}
+	if c.Relevant, okList = pl.strList(r, pl.relevant, a, c.Relevant[:0]); !okList {
+		return false
+	}
+	c.Retrieved, c.HasRetrieved = c.Retrieved[:0], false
+	if pl.hasRet {
+		return pl.retrieved(r, a, c)
+	}
+	return true
+}
+
+func (pl *pqPlan) strList(r *input.ParquetRows, l pqList, a *pqStrings, dst []string) ([]string, bool) {
+	if l.col < 0 {
+		return dst, true
+	}
+	col := r.Col(l.col)
+	if int(col.Defs[0]) < l.dElem { // null or empty
+		return dst, true
+	}
+	vi := 0
+	for _, d := range col.Defs {
+		if int(d) < l.dItem || int(d) < l.dMax {
+			return dst, false // a null element
+		}
+		v, ok := a.str(col.Str(vi))
+		vi++
+		if !ok {
+			return dst, false
+		}
+		dst = append(dst, v)
+	}
+	return dst, true
+}
+
+func (pl *pqPlan) retrieved(r *input.ParquetRows, a *pqStrings, c *Case) bool {
+	ids := r.Col(pl.retID.col)
+	if int(ids.Defs[0]) < pl.retField {
+		return true // null: no retrieved
+	}
+	c.HasRetrieved = true
+	if int(ids.Defs[0]) < pl.retElem {
+		return true // empty
+	}
+	n := len(ids.Defs)
+	for _, k := range pl.retCols {
+		if len(r.Col(k).Defs) != n {
+			return false
+		}
+	}
+	var parents, scores *input.ParquetCol
+	if pl.retParent.col >= 0 {
+		parents = r.Col(pl.retParent.col)
+	}
+	if pl.retScore.col >= 0 {
+		scores = r.Col(pl.retScore.col)
+	}
+	iv, pv, sv := 0, 0, 0
+	for k := range n {
+		d := int(ids.Defs[k])
+		if d < pl.retItem || d < pl.retID.dField {
+			return false // a null entry, or no id
+		}
+		id, ok := a.str(ids.Str(iv))
+		iv++
+		if id == "" || !ok {
+			return false
+		}
+		e := Retrieved{ID: id}
+		if parents != nil && int(parents.Defs[k]) >= pl.retParent.dField {
+			p, ok := a.str(parents.Str(pv))
+			pv++
+			if !ok {
+				return false
+			}
+			e.ParentID = p
+		}
+		if scores != nil && int(scores.Defs[k]) >= pl.retScore.dField {
+			x := scores.Floats[sv]
+			sv++
+			if math.IsNaN(x) || math.IsInf(x, 0) || x == 0 && math.Signbit(x) {
+				return false
+			}
+			e.Score, e.HasScore = x, true
+		}
+		c.Retrieved = append(c.Retrieved, e)
+	}
+	return true
+}
+
+// pqBatch is a run of cases on their way through mapParquet.
+type pqBatch[T any] struct {
+	seq     int
+	cases   []Case
+	n       int
+	arena   []byte // the strings of its cases
+	results []T
+	err     error
+}
+
+// pqBatchCases and pqArenaSize bound a batch.
+const (
+	pqBatchCases = 128
+	pqArenaSize  = 64 << 10
+)
+
+// mapParquet is MapCasesWith over Parquet shards read by rows. It reports
+// false, having read nothing of src, when a shard's columns are not the
+// fast path's (or a shard cannot be opened: the text path then says why).
+func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, file string, o MapOptions, work func(*Case, *T) error, emit func(*T) error) (bool, error) {
+	plans := make([]pqPlan, len(paths))
+	for i := range paths {
+		r, err := src.ShardRows(i)
+		if err != nil {
+			return false, nil
+		}
+		pl, ok := planParquet(r)
+		r.Close()
+		if !ok {
+			return false, nil
+		}
+		plans[i] = pl
+	}
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	inflight := 2*workers + 2
+	tokens := make(chan struct{}, inflight)
+	free := make(chan *pqBatch[T], inflight)
+	todo := make(chan *pqBatch[T], inflight)
+	done := make(chan *pqBatch[T], inflight)
+	starts := make([]int, 0, len(paths))
+
+	var readers, workersWG sync.WaitGroup
+	readers.Add(1)
+	go func() { // reader
+		defer readers.Done()
+		defer close(todo)
+		seq, line := 0, 0
+		var b *pqBatch[T]
+		var p CaseParser
+		var lineBuf []byte
+		send := func() bool {
+			select {
+			case todo <- b:
+				b = nil
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		next := func() bool { // a fresh batch, once a token is had
+			select {
+			case tokens <- struct{}{}:
+			case <-ctx.Done():
+				return false
+			}
+			select {
+			case b = <-free:
+				b.n, b.err, b.arena = 0, nil, b.arena[:0]
+			default:
+				b = &pqBatch[T]{cases: make([]Case, pqBatchCases), arena: make([]byte, 0, pqArenaSize)}
+			}
+			if !o.StringsInLine { // strings stay valid beyond emit
+				b.arena = make([]byte, 0, pqArenaSize)
+			}
+			b.seq = seq
+			seq++
+			return true
+		}
+		fail := func(err error) { // a read error, as the text path's reader reports it
+			if ctx.Err() != nil {
+				return
+			}
+			err = fmt.Errorf("failed to read %s: %w", file, err)
+			if b == nil && !next() {
+				return
+			}
+			b.err = err
+			send()
+		}
+		for i := range paths {
+			starts = append(starts, line+1)
+			r, err := src.ShardRows(i)
+			if err != nil {
+				fail(err)
+				return
+			}
+			pl := &plans[i]
+			nrows := 0
+			for {
+				if b == nil && !next() {
+					r.Close()
+					return
+				}
+				rowStart := len(b.arena)
+				b.arena, err = r.Next(b.arena)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					r.Close()
+					fail(err)
+					return
+				}
+				nrows++
+				line++
+				c := &b.cases[b.n]
+				c.File, c.Line, c.Raw, c.Unknown, c.Scores = file, line, nil, c.Unknown[:0], nil
+				strs := pqStrings{ascii: isASCII(b.arena[rowStart:])}
+				if len(b.arena)-rowStart > parquetFastRow || !pl.decodeRow(r, &strs, c) {
+					lineBuf, err = r.Line(lineBuf[:0])
+					if err != nil {
+						r.Close()
+						fail(err)
+						return
+					}
+					err = p.Parse(lineBuf, file, line, c)
+					c.Raw = nil
+					if err != nil {
+						r.Close()
+						b.err = err
+						send()
+						return
+					}
+				}
+				b.n++
+				if b.n == len(b.cases) || len(b.arena) >= pqArenaSize {
+					if !send() {
+						r.Close()
+						return
+					}
+				}
+			}
+			r.Close()
+			if nrows == 0 {
+				fail(src.EmptyShard(i))
+				return
+			}
+		}
+		if b != nil {
+			send()
+		}
+	}()
+	workersWG.Add(workers)
+	for range workers {
+		go func() {
+			defer workersWG.Done()
+			for b := range todo {
+				b.results = b.results[:0]
+				for i := range b.n {
+					if i&0x7f == 0 && ctx.Err() != nil {
+						b.err = ctx.Err()
+						break
+					}
+					var zero T
+					b.results = append(b.results, zero)
+					if err := work(&b.cases[i], &b.results[i]); err != nil {
+						b.results = b.results[:i]
+						b.err = err
+						break
+					}
+				}
+				done <- b
+			}
+		}()
+	}
+	go func() {
+		workersWG.Wait()
+		close(done)
+	}()
+
+	pending := make([]*pqBatch[T], inflight)
+	next := 0
+	var result error
+	for b := range done {
+		if result != nil {
+			continue
+		}
+		pending[b.seq%inflight] = b
+		for result == nil {
+			b := pending[next%inflight]
+			if b == nil || b.seq != next {
+				break
+			}
+			pending[next%inflight] = nil
+			for i := range b.results {
+				if err := emit(&b.results[i]); err != nil {
+					result = err
+					break
+				}
+			}
+			if result == nil && b.err != nil {
+				result = b.err
+			}
+			if result != nil {
+				cancel()
+				break
+			}
+			next++
+			clear(b.results)
+			if cap(b.arena) <= 2*pqArenaSize { // not grown by a large row
+				b.arena = b.arena[:0]
+				select {
+				case free <- b:
+				default:
+				}
+			}
+			<-tokens
+		}
+	}
+	readers.Wait()
+	if result == nil {
+		result = ctx.Err()
+	}
+	if err := src.ReadParquetShards(starts); result == nil {
+		result = err
+	}
+	return true, result
+}
