@@ -65,8 +65,14 @@ type Options struct {
 	Marks       []string // CSS selectors to count
 	OpenDetails bool     // open every <details> before measuring (what a reader who expands sees)
 	Screenshot  bool
-	Dark        bool // emulate prefers-color-scheme: dark
-	MaxHeight   int  // cut the screenshot at this height (0: the whole page)
+	// FastPNG encodes the screenshot for speed rather than size (the same
+	// pixels in a larger PNG): the tests' CI artifacts, where the encoding of a
+	// full page costs about a fifth of the screenshot's CPU (about a tenth of a
+	// browser test's). The images checked in (scripts/screenshots through
+	// browsertest/shoot) keep the compact encoding.
+	FastPNG   bool
+	Dark      bool // emulate prefers-color-scheme: dark
+	MaxHeight int  // cut the screenshot at this height (0: the whole page)
 	// Script, when set, is a JavaScript expression evaluated after the load
 	// (and OpenDetails), before the page is measured: what a reader does
 	// (choose an option, click), returning what the test checks (any JSON
@@ -307,7 +313,7 @@ func (b *Browser) Load(ctx context.Context, path string, opt Options) (*Measure,
 		var shot struct {
 			Data string `json:"data"`
 		}
-		if err := s.call(ctx, "Page.captureScreenshot", map[string]any{"format": "png"}, &shot); err != nil {
+		if err := s.call(ctx, "Page.captureScreenshot", map[string]any{"format": "png", "optimizeForSpeed": opt.FastPNG}, &shot); err != nil {
 			return nil, err
 		}
 		if m.PNG, err = base64.StdEncoding.DecodeString(shot.Data); err != nil {

@@ -56,7 +56,7 @@ func TestChartTablesCarryN(t *testing.T) {
 // undefined has no bar, and the bar chart's table has its row "—" with its n
 // (as the script's redraw has).
 func TestCompareDashboardUndefinedBar(t *testing.T) {
-	r := demoResult(t)
+	r := freshDemoResult(t) // its document is edited
 	doc := comparereport.New(r)
 	s := doc.Strategies["bm25"]
 	m := s.Metrics["dcg_at_k"]

@@ -134,6 +134,7 @@ func TestCheckHTMLBaselineFlips(t *testing.T) {
 // The check report in Chromium: 6 bars (overall, 2 types, 3 locales), nothing
 // wider than the page, with the missed cases expanded.
 func TestCheckHTMLInBrowser(t *testing.T) {
+	t.Parallel()
 	b := browsertest.Start(t)
 	for _, c := range []struct {
 		name, cases string
@@ -169,6 +170,7 @@ func TestCheckHTMLEveryMeasure(t *testing.T) {
 // comparison, not a bare pass, and a card shows the Δ (issue 21 item 16): read
 // in Chromium at 850 and 390 px, light and dark, each card inside the page.
 func TestCheckHTMLBaselineHeadlineInBrowser(t *testing.T) {
+	t.Parallel()
 	page := runCheck(t, checkDemo+"/regressed.jsonl", cli.ExitOK, "--baseline", checkDemo+"/baseline.jsonl.gz")
 	s := string(page)
 	assert.Contains(t, s, `<div class="kpi-value">⚠️ pass</div><div class="kpi-detail">hit@5 -0.061 vs base (p = 0.0078, n = 132), 8 newly missed · no regression gate set — `)

@@ -90,6 +90,7 @@ func TestCompareDashboardPositionOldReport(t *testing.T) {
 }
 
 func TestCompareDashboardPositionGapsInBrowser(t *testing.T) {
+	t.Parallel()
 	br := browsertest.Start(t)
 	r := holeResult(t)
 	var buf bytes.Buffer

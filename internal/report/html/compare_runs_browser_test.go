@@ -50,6 +50,7 @@ func demoAt(t *testing.T, k int, names []string) *compare.Result {
 // strategy and k; at 390, 850 and 1400 px, light and dark, no number or name
 // breaks inside itself and nothing overflows.
 func TestCompareWholePageInBrowser(t *testing.T) {
+	t.Parallel()
 	b := browsertest.Start(t)
 	all := demoStrategies
 	runs := []*compare.Result{demoAt(t, 10, all[:4]), demoAt(t, 5, all), demoResult(t)}

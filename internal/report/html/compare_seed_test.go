@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
@@ -49,19 +48,59 @@ func TestCompareDashboardSeedFigures(t *testing.T) {
 	}
 }
 
-// In Chromium, light and dark, at the comment column's width and a phone's:
-// the DCG@10 scale in the KPI, the table caption and the bar chart's title
+// In Chromium, light and dark, at a phone's, the comment column's and a
+// desktop's width (the explore page's loads, 9 runs): the DCG@10 scale in the KPI, the table caption and the bar chart's title
 // (also when the script redraws them for the chosen metric), the buckets table
 // equal to the document, the scenarios listed, the "Every measure" labels the
 // registry's, and no header broken inside a word.
 func TestCompareDashboardSeedFiguresInBrowser(t *testing.T) {
-	b := browsertest.Start(t)
+	t.Parallel()
 	r := demoResult(t)
-	page := renderOver(t, r, overRuns(t, r, 3, nil))
-	path := filepath.Join(t.TempDir(), "compare-seed.html")
-	require.NoError(t, os.WriteFile(path, page, 0o644))
+	_, loads := exploreLoads(t)
 	doc := comparereport.New(r)
-	const script = `(() => {
+	var got struct {
+		NDCGCaption, Caption, Title, KPI string
+		Axis                             string
+		Buckets                          [][]string
+		BucketHead, Scenarios, Every     []string
+		Broken                           []string
+	}
+	var every []string
+	for _, m := range metrics.QueryMeasures {
+		every = append(every, m.LabelAt(10))
+	}
+	var codes []string
+	for _, sc := range doc.Scenarios {
+		codes = append(codes, sc.Code)
+	}
+	for _, dark := range []bool{false, true} {
+		browsertest.Assert(t, browsertest.Page{Name: fmt.Sprintf("compare-explore-dark-%v", dark), Marks: seedMarks(r)}, loads[dark])
+		for _, m := range loads[dark] {
+			at := fmt.Sprintf("dark %v, %d px", dark, m.Width)
+			require.NoError(t, json.Unmarshal(exploreResult(t, m).Seed, &got), at)
+			assert.Empty(t, got.Broken, "%s: table headers broken inside a word", at)
+			assert.Equal(t, "nDCG@10", got.NDCGCaption, at)
+			assert.Equal(t, "DCG@10 (of 31.805)", got.Caption, at)
+			assert.Equal(t, "DCG@10 (of 31.805) per strategy (95% CI whiskers), run 9 of 9 · 2026-03-01 · fffffff · feature (this run)", got.Title, at)
+			assert.Equal(t, "DCG@10 (of 31.805)", got.Axis, "%s: the bar chart's axis", at)
+			assert.True(t, strings.HasSuffix(got.KPI, " of 31.805"), "%s: %q", at, got.KPI)
+			assert.Equal(t, []string{"strategy", "mean relevance@10", "highly relevant (3)", "relevant+ (≥ 2)", "not relevant (≤ 1)"}, got.BucketHead, at)
+			require.Len(t, got.Buckets, 5, at)
+			for _, row := range got.Buckets {
+				s := doc.Strategies[row[0]]
+				require.NotNil(t, s, "%s: %v", at, row)
+				assert.Equal(t, []string{row[0], format.Num(s.Metrics[metrics.KeyMeanRel].Mean.V()),
+					format.Pct(s.RelevanceBuckets.HighlyRelevant.V()), format.Pct(s.RelevanceBuckets.RelevantPlus.V()), format.Pct(s.RelevanceBuckets.NotRelevant.V())}, row, at)
+			}
+			assert.Equal(t, codes, got.Scenarios, at)
+			assert.Equal(t, every, got.Every, at)
+		}
+	}
+}
+
+// seedFiguresJS is what TestCompareDashboardSeedFiguresInBrowser reads, after
+// choosing nDCG@10 and then DCG@10.
+const seedFiguresJS = `(() => {
   const pick = (id, text) => {
     const s = document.getElementById(id);
     const o = [...s.options].find((o) => o.textContent === text);
@@ -92,42 +131,10 @@ func TestCompareDashboardSeedFiguresInBrowser(t *testing.T) {
   });
   return out;
 })()`
-	var got struct {
-		NDCGCaption, Caption, Title, KPI string
-		Axis                             string
-		Buckets                          [][]string
-		BucketHead, Scenarios, Every     []string
-		Broken                           []string
-	}
-	var every []string
-	for _, m := range metrics.QueryMeasures {
-		every = append(every, m.LabelAt(10))
-	}
-	var codes []string
-	for _, sc := range doc.Scenarios {
-		codes = append(codes, sc.Code)
-	}
-	for _, dark := range []bool{false, true} {
-		for _, m := range browsertest.Check(t, b, browsertest.Page{Name: fmt.Sprintf("compare-seed-dark-%v", dark), Path: path, Widths: []int{390, 850}, Dark: dark,
-			Marks: map[string]int{`#rg-buckets tbody tr`: 5, `#rg-scenarios li`: len(codes)}, Script: script}) {
-			at := fmt.Sprintf("dark %v, %d px", dark, m.Width)
-			require.NoError(t, json.Unmarshal(m.Result, &got), at)
-			assert.Empty(t, got.Broken, "%s: table headers broken inside a word", at)
-			assert.Equal(t, "nDCG@10", got.NDCGCaption, at)
-			assert.Equal(t, "DCG@10 (of 31.805)", got.Caption, at)
-			assert.Equal(t, "DCG@10 (of 31.805) per strategy (95% CI whiskers), run 4 of 4 · 2026-03-01 · fffffff · feature (this run)", got.Title, at)
-			assert.Equal(t, "DCG@10 (of 31.805)", got.Axis, "%s: the bar chart's axis", at)
-			assert.True(t, strings.HasSuffix(got.KPI, " of 31.805"), "%s: %q", at, got.KPI)
-			assert.Equal(t, []string{"strategy", "mean relevance@10", "highly relevant (3)", "relevant+ (≥ 2)", "not relevant (≤ 1)"}, got.BucketHead, at)
-			require.Len(t, got.Buckets, 5, at)
-			for _, row := range got.Buckets {
-				s := doc.Strategies[row[0]]
-				require.NotNil(t, s, "%s: %v", at, row)
-				assert.Equal(t, []string{row[0], format.Num(s.Metrics[metrics.KeyMeanRel].Mean.V()),
-					format.Pct(s.RelevanceBuckets.HighlyRelevant.V()), format.Pct(s.RelevanceBuckets.RelevantPlus.V()), format.Pct(s.RelevanceBuckets.NotRelevant.V())}, row, at)
-			}
-			assert.Equal(t, codes, got.Scenarios, at)
-			assert.Equal(t, every, got.Every, at)
-		}
-	}
+
+// seedMarks are the marks TestCompareDashboardSeedFiguresInBrowser counts on
+// the dashboard of r (the compare demo): a row of the buckets table per
+// strategy, an item per scenario.
+func seedMarks(r *compare.Result) map[string]int {
+	return map[string]int{`#rg-buckets tbody tr`: 5, `#rg-scenarios li`: len(comparereport.New(r).Scenarios)}
 }

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -196,51 +199,9 @@ func TestCompareDashboardMethods(t *testing.T) {
 // the nDCG@10 chart over the runs only, and every strategy keeps one colour
 // (bars, legend, lines over the runs), its reranked counterpart dashed.
 func TestCompareDashboardExploreInBrowser(t *testing.T) {
-	b := browsertest.Start(t)
-	r := demoResult(t)
-	page := renderOver(t, r, overRuns(t, r, 8, map[int]bool{3: true}))
-	path := filepath.Join(t.TempDir(), "compare-explore.html")
-	require.NoError(t, os.WriteFile(path, page, 0o644))
+	t.Parallel()
+	page, loads := exploreLoads(t)
 	d := dataOf(t, string(page))
-	const script = `(() => {
-  const pick = (id, text) => {
-    const s = document.getElementById(id);
-    const o = [...s.options].find((o) => o.textContent.startsWith(text));
-    s.value = o.value;
-    s.dispatchEvent(new Event("change", {bubbles: true}));
-  };
-  pick("rg-run", "run 3 of 9");
-  pick("rg-metric", "nDCG@10");
-  const cs = (e) => getComputedStyle(e);
-  return {
-    controls: !document.getElementById("rg-controls").hidden,
-    shown: document.getElementById("rg-shown").textContent,
-    caption: document.querySelector("#rg-table caption").textContent,
-    axis: document.querySelector("#rg-bars .axis-label").textContent,
-    bars: [...document.querySelectorAll("#rg-bars rect[data-mark=bar]")].map((r) => ({s: r.dataset.strategy, v: r.dataset.value, colour: cs(r).fill, dash: cs(r).strokeDasharray})),
-    cells: [...document.querySelectorAll("#rg-table td[data-strategy]")].map((td) => ({s: td.dataset.strategy, v: td.dataset.value, strong: !!td.querySelector("strong")})),
-    swatches: [...document.querySelectorAll("#rg-bars .legend li")].map((li) => ({s: li.textContent, colour: cs(li.firstChild).color, dash: cs(li.firstChild).borderTopStyle})),
-    over: document.querySelector("#rg-over figcaption").textContent,
-    overAxis: [...document.querySelectorAll("#rg-over .axis-label")].map((e) => e.textContent),
-    chosen: Number(document.querySelector("#rg-over [data-mark=chosen]").getAttribute("x1")),
-    runX: [...document.querySelectorAll("#rg-over circle[data-mark=point]")].filter((c) => c.querySelector("title").textContent.includes("run 2026-01-03 0000000:")).map((c) => Number(c.getAttribute("cx"))),
-    points: [...document.querySelectorAll("#rg-over circle[data-mark=point]")].map((c) => c.querySelector("title").textContent.split(" \u00b7 ")[0] + "=" + c.dataset.value),
-    // A header word drawn on two lines is broken inside it.
-    broken: [...document.querySelectorAll("thead th")].flatMap((th) => {
-      const t = th.firstChild, out = [];
-      if (!t || t.nodeType !== 3) return out;
-      for (const w of t.data.matchAll(/\S+/g)) {
-        const r = document.createRange();
-        r.setStart(t, w.index); r.setEnd(t, w.index + w[0].length);
-        if (new Set([...r.getClientRects()].map((q) => Math.round(q.top))).size > 1) out.push(w[0]);
-      }
-      return out;
-    }),
-    lines: [...document.querySelectorAll("#rg-over path[data-mark=line]")].map((p) => ({s: p.querySelector("title").textContent, colour: cs(p).stroke, dash: cs(p).strokeDasharray})),
-    ticks: [...document.querySelectorAll("#rg-bars text.tick")].map((e) => e.textContent),
-    overTicks: [...document.querySelectorAll("#rg-over text.tick[text-anchor=end]")].map((e) => e.textContent),
-  };
-})()`
 	type mark struct{ S, V, Colour, Dash string }
 	var got struct {
 		Controls             bool
@@ -259,7 +220,6 @@ func TestCompareDashboardExploreInBrowser(t *testing.T) {
 			Strong bool
 		}
 	}
-	marks := map[string]int{`#rg-bars rect[data-mark="bar"]`: 5, `#rg-over path[data-mark="line"]`: 5, `#rg-over circle[data-mark="point"]`: 5 * 9, `#rg-over [data-mark="chosen"]`: 1, `#rg-over [data-mark="marker"]`: 1}
 	run := d.Runs[2]
 	want := map[string]string{}
 	best := 0.0
@@ -270,9 +230,10 @@ func TestCompareDashboardExploreInBrowser(t *testing.T) {
 	}
 	require.Len(t, want, 5)
 	for _, dark := range []bool{false, true} {
-		for _, m := range browsertest.Check(t, b, browsertest.Page{Name: fmt.Sprintf("compare-explore-dark-%v", dark), Path: path, Widths: []int{390, 850, 1400}, Dark: dark, Marks: marks, Script: script}) {
+		browsertest.Assert(t, browsertest.Page{Name: fmt.Sprintf("compare-explore-dark-%v", dark), Marks: exploreMarks}, loads[dark])
+		for _, m := range loads[dark] {
 			at := fmt.Sprintf("dark %v, %d px", dark, m.Width)
-			require.NoError(t, json.Unmarshal(m.Result, &got), at)
+			require.NoError(t, json.Unmarshal(exploreResult(t, m).Explore, &got), at)
 			assert.True(t, got.Controls, at)
 			assert.Empty(t, got.Broken, "%s: table headers broken inside a word", at)
 			assert.Equal(t, "Shown: run 3 of 9 · 2026-01-03 · 0000000 · main · nDCG@10", got.Shown, at)
@@ -331,6 +292,7 @@ func TestCompareDashboardExploreInBrowser(t *testing.T) {
 // measure (its bars and its chart over the runs), no selector shown (it
 // could not act), nothing wider than the page.
 func TestCompareDashboardWithoutScript(t *testing.T) {
+	t.Parallel()
 	b := browsertest.Start(t)
 	r := demoResult(t)
 	path := filepath.Join(t.TempDir(), "compare-noscript.html")
@@ -349,7 +311,7 @@ func TestCompareDashboardWithoutScript(t *testing.T) {
 // A method the dashboard has no words for is named as the document states
 // it, for the measures it was used for: the lines follow the document.
 func TestCompareDashboardMethodsFollowTheDocument(t *testing.T) {
-	r := demoResult(t)
+	r := freshDemoResult(t) // its document is edited
 	doc := comparereport.New(r)
 	for i := range doc.Paired {
 		if doc.Paired[i].Metric == "ndcg_at_k" {
@@ -370,14 +332,81 @@ func TestCompareDashboardMethodsFollowTheDocument(t *testing.T) {
 
 // In Chromium, the chart over the runs the script redraws for DCG@10 carries
 // its maximum as the page draws it: in the title, the axis and every point's
-// label ("9.242 of 31.805"), as the history page and the PR comment's trend do.
+// label ("9.242 of 31.805"), as the history page and the PR comment's trend do
+// (the explore page's loads: 9 runs, at 390, 850 and 1400 px, light and dark).
 func TestCompareDashboardOverRunsDCGScaleInBrowser(t *testing.T) {
-	b := browsertest.Start(t)
-	r := demoResult(t)
-	page := renderOver(t, r, overRuns(t, r, 4, nil))
-	path := filepath.Join(t.TempDir(), "compare-over-dcg.html")
-	require.NoError(t, os.WriteFile(path, page, 0o644))
-	const script = `(() => {
+	t.Parallel()
+	_, loads := exploreLoads(t)
+	type view struct {
+		Over string
+		Axis []string
+		Tips []string
+	}
+	var got struct{ Before, Other, After view }
+	for _, m := range slices.Concat(loads[false], loads[true]) {
+		at := fmt.Sprintf("%d px, background %s", m.Width, m.Background)
+		require.NoError(t, json.Unmarshal(exploreResult(t, m).DCG, &got), at)
+		for name, v := range map[string]view{"drawn by the page": got.Before, "redrawn by the script": got.After} {
+			assert.Equal(t, "DCG@10 (of 31.805) per run (95% CI bands; dashed vertical lines: inputs changed)", v.Over, "%s, %s", at, name)
+			assert.Equal(t, []string{"run", "DCG@10 (of 31.805)"}, v.Axis, "%s, %s", at, name)
+			require.Len(t, v.Tips, 5*9, "%s, %s", at, name)
+			for _, tip := range v.Tips {
+				assert.Regexp(t, `: [0-9.]+ of 31\.805 \(95% CI `, tip, "%s, %s", at, name)
+			}
+		}
+		assert.Equal(t, "nDCG@10 per run (95% CI bands; dashed vertical lines: inputs changed)", got.Other.Over, at)
+		for _, tip := range got.Other.Tips {
+			assert.NotContains(t, tip, "31.805", at)
+		}
+	}
+}
+
+// exploreJS is what TestCompareDashboardExploreInBrowser reads: it chooses run
+// 3 of 9 and nDCG@10, then reads what the page draws.
+const exploreJS = `(() => {
+  const pick = (id, text) => {
+    const s = document.getElementById(id);
+    const o = [...s.options].find((o) => o.textContent.startsWith(text));
+    s.value = o.value;
+    s.dispatchEvent(new Event("change", {bubbles: true}));
+  };
+  pick("rg-run", "run 3 of 9");
+  pick("rg-metric", "nDCG@10");
+  const cs = (e) => getComputedStyle(e);
+  return {
+    controls: !document.getElementById("rg-controls").hidden,
+    shown: document.getElementById("rg-shown").textContent,
+    caption: document.querySelector("#rg-table caption").textContent,
+    axis: document.querySelector("#rg-bars .axis-label").textContent,
+    bars: [...document.querySelectorAll("#rg-bars rect[data-mark=bar]")].map((r) => ({s: r.dataset.strategy, v: r.dataset.value, colour: cs(r).fill, dash: cs(r).strokeDasharray})),
+    cells: [...document.querySelectorAll("#rg-table td[data-strategy]")].map((td) => ({s: td.dataset.strategy, v: td.dataset.value, strong: !!td.querySelector("strong")})),
+    swatches: [...document.querySelectorAll("#rg-bars .legend li")].map((li) => ({s: li.textContent, colour: cs(li.firstChild).color, dash: cs(li.firstChild).borderTopStyle})),
+    over: document.querySelector("#rg-over figcaption").textContent,
+    overAxis: [...document.querySelectorAll("#rg-over .axis-label")].map((e) => e.textContent),
+    chosen: Number(document.querySelector("#rg-over [data-mark=chosen]").getAttribute("x1")),
+    runX: [...document.querySelectorAll("#rg-over circle[data-mark=point]")].filter((c) => c.querySelector("title").textContent.includes("run 2026-01-03 0000000:")).map((c) => Number(c.getAttribute("cx"))),
+    points: [...document.querySelectorAll("#rg-over circle[data-mark=point]")].map((c) => c.querySelector("title").textContent.split(" \u00b7 ")[0] + "=" + c.dataset.value),
+    // A header word drawn on two lines is broken inside it.
+    broken: [...document.querySelectorAll("thead th")].flatMap((th) => {
+      const t = th.firstChild, out = [];
+      if (!t || t.nodeType !== 3) return out;
+      for (const w of t.data.matchAll(/\S+/g)) {
+        const r = document.createRange();
+        r.setStart(t, w.index); r.setEnd(t, w.index + w[0].length);
+        if (new Set([...r.getClientRects()].map((q) => Math.round(q.top))).size > 1) out.push(w[0]);
+      }
+      return out;
+    }),
+    lines: [...document.querySelectorAll("#rg-over path[data-mark=line]")].map((p) => ({s: p.querySelector("title").textContent, colour: cs(p).stroke, dash: cs(p).strokeDasharray})),
+    ticks: [...document.querySelectorAll("#rg-bars text.tick")].map((e) => e.textContent),
+    overTicks: [...document.querySelectorAll("#rg-over text.tick[text-anchor=end]")].map((e) => e.textContent),
+  };
+})()`
+
+// dcgScaleJS is what TestCompareDashboardOverRunsDCGScaleInBrowser reads: the
+// chart over the runs as drawn, after choosing nDCG@10, and after choosing
+// DCG@10 again.
+const dcgScaleJS = `(() => {
   const s = document.getElementById("rg-metric");
   const read = () => ({
     over: document.querySelector("#rg-over figcaption").textContent,
@@ -394,26 +423,53 @@ func TestCompareDashboardOverRunsDCGScaleInBrowser(t *testing.T) {
   pick("DCG@10");
   return {before, other, after: read()};
 })()`
-	type view struct {
-		Over string
-		Axis []string
-		Tips []string
-	}
-	var got struct{ Before, Other, After view }
-	for _, m := range browsertest.Check(t, b, browsertest.Page{Name: "compare-over-dcg", Path: path, Widths: []int{390, 850}, Script: script}) {
-		at := fmt.Sprintf("%d px", m.Width)
-		require.NoError(t, json.Unmarshal(m.Result, &got), at)
-		for name, v := range map[string]view{"drawn by the page": got.Before, "redrawn by the script": got.After} {
-			assert.Equal(t, "DCG@10 (of 31.805) per run (95% CI bands; dashed vertical lines: inputs changed)", v.Over, "%s, %s", at, name)
-			assert.Equal(t, []string{"run", "DCG@10 (of 31.805)"}, v.Axis, "%s, %s", at, name)
-			require.Len(t, v.Tips, 5*5, "%s, %s", at, name)
-			for _, tip := range v.Tips {
-				assert.Regexp(t, `: [0-9.]+ of 31\.805 \(95% CI `, tip, "%s, %s", at, name)
-			}
+
+// exploreMarks are the chart marks TestCompareDashboardExploreInBrowser counts
+// after its script.
+var exploreMarks = map[string]int{`#rg-bars rect[data-mark="bar"]`: 5, `#rg-over path[data-mark="line"]`: 5, `#rg-over circle[data-mark="point"]`: 5 * 9, `#rg-over [data-mark="chosen"]`: 1, `#rg-over [data-mark="marker"]`: 1}
+
+// explore holds the loads of the compare demo's dashboard over 8 earlier runs
+// (the qrels relabelled at run 4) that three tests read in Chromium:
+// TestCompareDashboardOverRunsDCGScaleInBrowser,
+// TestCompareDashboardSeedFiguresInBrowser and
+// TestCompareDashboardExploreInBrowser. One load per width (390, 850 and
+// 1400 px), light and dark, runs their scripts in turn: the DCG scale's
+// first (it reads the page as drawn, and ends on DCG@10), the seed's figures'
+// next (nDCG@10, then DCG@10), Explore's last (run 3 and nDCG@10); then it
+// counts the marks of Explore and of the seed's figures (the buckets table and
+// the scenarios, which no choice redraws). Each test asserts its part of the
+// same six loads, where the three loaded the page twelve times.
+var explore struct {
+	once sync.Once
+	page []byte
+	ms   map[bool][]*browsertest.Measure // dark -> the loads at 390, 850 and 1400 px
+}
+
+// exploreLoads returns the explore page and its loads, loading it on first use.
+func exploreLoads(t *testing.T) ([]byte, map[bool][]*browsertest.Measure) {
+	t.Helper()
+	explore.once.Do(func() {
+		b := browsertest.Start(t)
+		r := demoResult(t)
+		page := renderOver(t, r, overRuns(t, r, 8, map[int]bool{3: true}))
+		path := filepath.Join(t.TempDir(), "compare-explore.html")
+		require.NoError(t, os.WriteFile(path, page, 0o644))
+		marks := maps.Clone(exploreMarks)
+		maps.Copy(marks, seedMarks(r))
+		ms := map[bool][]*browsertest.Measure{}
+		for _, dark := range []bool{false, true} {
+			ms[dark] = browsertest.Measures(t, b, browsertest.Page{Name: fmt.Sprintf("compare-explore-dark-%v", dark), Path: path, Widths: []int{390, 850, 1400},
+				Dark: dark, Marks: marks, Script: "({dcg: " + dcgScaleJS + ", seed: " + seedFiguresJS + ", explore: " + exploreJS + "})"})
 		}
-		assert.Equal(t, "nDCG@10 per run (95% CI bands; dashed vertical lines: inputs changed)", got.Other.Over, at)
-		for _, tip := range got.Other.Tips {
-			assert.NotContains(t, tip, "31.805", at)
-		}
-	}
+		explore.page, explore.ms = page, ms
+	})
+	require.NotNil(t, explore.ms, "the explore page did not load: see the test that loaded it first")
+	return explore.page, explore.ms
+}
+
+// exploreResult is what the scripts of one load of the explore page returned.
+func exploreResult(t *testing.T, m *browsertest.Measure) (r struct{ DCG, Seed, Explore json.RawMessage }) {
+	t.Helper()
+	require.NoError(t, json.Unmarshal(m.Result, &r), "at %d px", m.Width)
+	return r
 }

@@ -170,6 +170,7 @@ func TestHistoryReportLinks(t *testing.T) {
 // 30 runs × 3 strategies (one from run 16 on): 3 lines, 75 points, 2 markers,
 // bands, no overflow.
 func TestHistoryInBrowser(t *testing.T) {
+	t.Parallel()
 	b := browsertest.Start(t)
 	path := filepath.Join(t.TempDir(), "history.html")
 	require.NoError(t, os.WriteFile(path, historyPage(t, compareRuns(30, []string{"bm25", "hybrid", "new"}, map[int]bool{10: true, 20: true}, 0)), 0o644))
@@ -300,6 +301,7 @@ func TestHistoryViewNewest(t *testing.T) {
 // value undefined: no point, a row "—" with its n in the table); the table the
 // script redraws is the page's, n and all.
 func TestCompareDashboardOverRunsInBrowser(t *testing.T) {
+	t.Parallel()
 	b := browsertest.Start(t)
 	r := demoResult(t)
 	path := filepath.Join(t.TempDir(), "compare-history.html")
@@ -427,6 +429,7 @@ func TestHistoryCheckDeltasAndFailedGates(t *testing.T) {
 // The check history of deltas in Chromium: 2 lines of 4 points (two runs
 // without a baseline), their bands, the failed-gates column fits at 390 px.
 func TestHistoryCheckDeltasInBrowser(t *testing.T) {
+	t.Parallel()
 	b := browsertest.Start(t)
 	v, err := view(t, checkRuns(6, map[int]bool{1: true, 2: true, 4: true, 5: true}, map[int]bool{2: true, 5: true}), "check", "delta:retrieval_hit_at_k")
 	require.NoError(t, err)
@@ -519,6 +522,7 @@ func TestHistoryChartView(t *testing.T) {
 // hovers a point whose tooltip gives what the summary keeps: the charted
 // run's value, 95% interval, n and commit, and the runs the point stands for.
 func TestHistoryBoundedInBrowser(t *testing.T) {
+	t.Parallel()
 	b := browsertest.Start(t)
 	path := filepath.Join(t.TempDir(), "history.html")
 	v := bigHistory(50000, []string{"bm25", "hybrid", "dense"})

@@ -6,9 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,9 +29,17 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
+// TestMain ends the package's one Chromium after the tests. The browser tests
+// (…InBrowser, TestCompareDashboardWithoutScript) run in parallel, as many at
+// once as go test's -parallel (GOMAXPROCS by default): each opens tabs of that
+// browser (browsertest.Start) and spends most of its time waiting on it, on
+// the load, the script and the screenshot.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	browsertest.Shutdown()
+	if demoShared.r != nil && sharedDemoUnchanged() != 0 {
+		code = 1
+	}
 	os.Exit(code)
 }
 
@@ -38,30 +48,88 @@ const demo = "../../../testdata/compare"
 // demoStrategies are the compare demo's runs, in command-line order.
 var demoStrategies = []string{"bm25", "dense", "dense+rerank", "hybrid", "hybrid+rerank"}
 
-func demoResult(t testing.TB) *compare.Result { return demoResultGated(t, compare.GateOptions{}) }
+// demoResult is the compare demo's result, computed once for the package's
+// tests (2,000 resamples of five strategies, about a tenth of a second of CPU
+// each time; two dozen tests read it). A test reads it and never changes it:
+// TestMain checks, after the tests, that it still renders as a fresh one
+// does. A test that edits a result takes its own (freshDemoResult).
+func demoResult(t testing.TB) *compare.Result {
+	t.Helper()
+	demoShared.once.Do(func() { demoShared.r, demoShared.err = computeDemo(compare.GateOptions{}) })
+	require.NoError(t, demoShared.err)
+	return demoShared.r
+}
+
+// demoShared is demoResult's result.
+var demoShared struct {
+	once sync.Once
+	r    *compare.Result
+	err  error
+}
+
+// freshDemoResult is the compare demo computed anew: for a test that edits the
+// result (or what is built from it) or checks that a second computation is
+// byte-identical.
+func freshDemoResult(t testing.TB) *compare.Result { return demoResultGated(t, compare.GateOptions{}) }
+
+// sharedDemoUnchanged is TestMain's check that no test changed demoResult's
+// result: its page is a fresh result's, byte for byte (0), or it says what
+// differs (1).
+func sharedDemoUnchanged() int {
+	fresh, err := computeDemo(compare.GateOptions{})
+	var a, b bytes.Buffer
+	if err == nil {
+		err = rhtml.CompareHTML(&a, comparereport.New(demoShared.r), demoShared.r, nil)
+	}
+	if err == nil {
+		err = rhtml.CompareHTML(&b, comparereport.New(fresh), fresh, nil)
+	}
+	switch {
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "the shared compare demo result:", err)
+		return 1
+	case !bytes.Equal(a.Bytes(), b.Bytes()):
+		fmt.Fprintln(os.Stderr, "a test changed the shared compare demo result (demoResult): its page is no longer a fresh result's; give that test freshDemoResult")
+		return 1
+	}
+	return 0
+}
 
 // demoResultGated is the compare demo with the gates of g.
 func demoResultGated(t testing.TB, g compare.GateOptions) *compare.Result {
 	t.Helper()
+	r, err := computeDemo(g)
+	require.NoError(t, err)
+	return r
+}
+
+// computeDemo runs compare on the demo with the gates of g.
+func computeDemo(g compare.GateOptions) (*compare.Result, error) {
 	ctx := context.Background()
 	q, err := inputtest.ReadQrels(ctx, filepath.Join(demo, "qrels.trec"))
-	require.NoError(t, err)
+	if err != nil {
+		return nil, err
+	}
 	var in []compare.Input
 	for _, name := range demoStrategies {
 		run, err := inputtest.ReadRun(ctx, filepath.Join(demo, name+".trec"), 10, trecfile.RunOptions{})
-		require.NoError(t, err)
+		if err != nil {
+			return nil, err
+		}
 		in = append(in, compare.Input{Name: name, Run: run})
 	}
 	// The demo's queries (compare --queries): the best and worst show their texts.
 	f, err := os.Open(filepath.Join(demo, "queries.jsonl"))
-	require.NoError(t, err)
+	if err != nil {
+		return nil, err
+	}
 	defer f.Close()
 	qs, err := compare.ReadQueries(ctx, f, "queries.jsonl")
-	require.NoError(t, err)
-	r, err := compare.Compare(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 2000, Seed: metrics.DefaultSeed, Gate: g,
+	if err != nil {
+		return nil, err
+	}
+	return compare.Compare(q, in, compare.Options{K: 10, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 2000, Seed: metrics.DefaultSeed, Gate: g,
 		Queries: qs, QueriesFile: "queries.jsonl"})
-	require.NoError(t, err)
-	return r
 }
 
 func viewOf(r *compare.Result) rhtml.CompareView {
@@ -111,7 +179,7 @@ func TestCompareDashboardGolden(t *testing.T) {
 		assert.Contains(t, string(got), `<span class="ci">`+rhtml.Esc(metrics.QueryMeasures[i].Key), metrics.QueryMeasures[i].Key)
 	}
 	golden(t, "compare-demo.html", got)
-	assert.Equal(t, got, render(t, demoResult(t)), "same input, same bytes")
+	assert.Equal(t, got, render(t, freshDemoResult(t)), "same input, same bytes")
 	for _, banned := range []string{"http://", "https://", "<link", "@import", "url(", "src=", "unsafe-inline", "unsafe-eval"} {
 		assert.NotContains(t, string(got), banned)
 	}
@@ -170,19 +238,19 @@ func TestCompareViewPairsAndSamples(t *testing.T) {
 
 // User-controlled text (strategy names, query ids) is escaped.
 func TestCompareEscapes(t *testing.T) {
-	v := viewOf(demoResult(t))
+	v := viewOf(freshDemoResult(t))
 	v.Strategies[0].Name = `<img src=x onerror=alert(1)>&"`
 	l := v.QueryStrategies[0].By[v.Primary]
 	l.Best[0].ID = "</td><script>x</script>"
 	l.Best[1].Text = "</td><script>y</script>\u202e"
 	v.Texts = true
 	// The embedded data of "Select run" cannot end its element or reorder text.
-	d := comparereport.New(demoResult(t))
+	d := comparereport.New(freshDemoResult(t))
 	evil := "</script><img src=x onerror=alert(1)>\u202e"
 	d.Order[0] = evil
 	d.Strategies[evil] = d.Strategies["bm25"]
 	var page bytes.Buffer
-	require.NoError(t, rhtml.CompareHTML(&page, d, demoResult(t), nil))
+	require.NoError(t, rhtml.CompareHTML(&page, d, freshDemoResult(t), nil))
 	assert.NotContains(t, page.String(), "<img src=x")
 	assert.Equal(t, 2, strings.Count(page.String(), "</script>"))
 	assert.Contains(t, page.String(), `"name":"\u003c/script\u003e\u003cimg src=x onerror=alert(1)\u003e(U+202E)"`)
@@ -200,6 +268,7 @@ func TestCompareEscapes(t *testing.T) {
 // console error, no request, no horizontal overflow, and one mark per value:
 // 5 bars, 5 lines of 10 points.
 func TestCompareDashboardInBrowser(t *testing.T) {
+	t.Parallel()
 	b := browsertest.Start(t)
 	path := filepath.Join(t.TempDir(), "compare.html")
 	require.NoError(t, os.WriteFile(path, render(t, demoResult(t)), 0o644))
