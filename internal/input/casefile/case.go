@@ -240,50 +240,19 @@ func MapCasesWith[T any](ctx context.Context, r io.Reader, file string, o MapOpt
 		close(done)
 	}()
 
-	// Emit in file order: pending[seq%inflight] holds finished batches until
-	// their turn; a batch's token is returned once it is emitted.
-	pending := make([]*mapBatch[T], inflight)
-	next := 0
-	var result error
-	for b := range done {
-		if result != nil {
-			continue // drain after the first error
+	// Emit in file order; a batch's token is returned once it is emitted.
+	result := emitInOrder(done, inflight, tokens, cancel, emit, func(b *mapBatch[T]) {
+		select {
+		case freeRes <- b.results[:0]:
+		default:
 		}
-		pending[b.seq%inflight] = b
-		for result == nil {
-			b := pending[next%inflight]
-			if b == nil || b.seq != next {
-				break
-			}
-			pending[next%inflight] = nil
-			for i := range b.results {
-				if err := emit(&b.results[i]); err != nil {
-					result = err
-					break
-				}
-			}
-			if result == nil && b.err != nil {
-				result = b.err
-			}
-			if result != nil {
-				cancel()
-				break
-			}
-			next++
-			clear(b.results)
+		if cap(b.data) == caseBlockSize {
 			select {
-			case freeRes <- b.results[:0]:
+			case freeBufs <- b.data[:0]:
 			default:
 			}
-			if cap(b.data) == caseBlockSize {
-				select {
-				case freeBufs <- b.data[:0]:
-				default:
-				}
-			}
-			<-tokens
 		}
-	}
+	})
 	readers.Wait()
 	if result == nil {
 		// Only an outside cancellation can have cut the stream short here.
@@ -300,6 +269,9 @@ type mapBatch[T any] struct {
 	results []T   // work's results, in line order
 	err     error // the first error in the batch, after results
 }
+
+func (b *mapBatch[T]) order() int         { return b.seq }
+func (b *mapBatch[T]) done() ([]T, error) { return b.results, b.err }
 
 // run parses and works the batch's lines until the first error.
 func (b *mapBatch[T]) run(ctx context.Context, file string, p *CaseParser, c *Case, work func(*Case, *T) error) {

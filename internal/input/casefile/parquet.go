@@ -314,6 +314,9 @@ type pqBatch[T any] struct {
 	err     error
 }
 
+func (b *pqBatch[T]) order() int         { return b.seq }
+func (b *pqBatch[T]) done() ([]T, error) { return b.results, b.err }
+
 // pqBatchCases and pqArenaSize bound a batch.
 const (
 	pqBatchCases = 128
@@ -490,45 +493,15 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 		close(done)
 	}()
 
-	pending := make([]*pqBatch[T], inflight)
-	next := 0
-	var result error
-	for b := range done {
-		if result != nil {
-			continue
+	result := emitInOrder(done, inflight, tokens, cancel, emit, func(b *pqBatch[T]) {
+		if cap(b.arena) <= 2*pqArenaSize { // not grown by a large row
+			b.arena = b.arena[:0]
+			select {
+			case free <- b:
+			default:
+			}
 		}
-		pending[b.seq%inflight] = b
-		for result == nil {
-			b := pending[next%inflight]
-			if b == nil || b.seq != next {
-				break
-			}
-			pending[next%inflight] = nil
-			for i := range b.results {
-				if err := emit(&b.results[i]); err != nil {
-					result = err
-					break
-				}
-			}
-			if result == nil && b.err != nil {
-				result = b.err
-			}
-			if result != nil {
-				cancel()
-				break
-			}
-			next++
-			clear(b.results)
-			if cap(b.arena) <= 2*pqArenaSize { // not grown by a large row
-				b.arena = b.arena[:0]
-				select {
-				case free <- b:
-				default:
-				}
-			}
-			<-tokens
-		}
-	}
+	})
 	readers.Wait()
 	if result == nil {
 		result = ctx.Err()
