@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -11,8 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 )
 
@@ -170,4 +173,49 @@ func TestCompareClustersHull(t *testing.T) {
 	assert.Equal(t, metrics.MethodClusterT, alone.Method)
 	assert.InDelta(t, 0.949, alone.Lo, 0.001)
 	assert.Greater(t, alone.Lo, ci.Lo)
+}
+
+// A floor's detectable difference over queries in clusters is the clusters':
+// the standard error of cluster-t (as check's floors over cases in families),
+// not the binomial one of queries taken as independent.
+func TestCompareClustersFloor(t *testing.T) {
+	var ql, cl strings.Builder
+	var a []trecfile.RunQuery
+	xs, idx := make([]float64, 0, 60), make([]int, 0, 60)
+	for f := range 30 {
+		for j := range 2 {
+			id := fmt.Sprintf("q%02d-%d", f, j)
+			fmt.Fprintf(&ql, "%s 0 %s-g 1\n%s 0 %s-x 0\n", id, id, id, id)
+			fmt.Fprintf(&cl, "%s card-%02d\n", id, f)
+			docs := []string{id + "-g", id + "-x"}
+			hit := 1.0
+			if f%3 == 0 { // a family misses together
+				docs, hit = []string{id + "-x", id + "-g"}, 0
+			}
+			a = append(a, trecfile.RunQuery{ID: id, Docs: docs})
+			xs, idx = append(xs, hit), append(idx, f)
+		}
+	}
+	q := qrels(t, ql.String())
+	o := opts()
+	o.K = 1
+	o.Gate = compare.GateOptions{Strategy: "dense", Floors: floor.List{{Measure: metrics.KeyGradedHit, Group: outcome.GroupOverall, Value: 0.5}}}
+	in := []compare.Input{{Name: "dense", Run: run("a.run", a...)}}
+	plain, err := compare.Compare(q, in, o)
+	require.NoError(t, err)
+	_, up := metrics.MDDProportion(0.5, 60, metrics.DefaultAlpha, metrics.DefaultPower)
+	require.Len(t, plain.Gates, 1)
+	assert.InDelta(t, up, plain.Gates[0].Detectable, 1e-12, "queries as independent: the binomial detectable difference")
+
+	cls, err := compare.ReadClusters(context.Background(), strings.NewReader(cl.String()), "clusters.tsv")
+	require.NoError(t, err)
+	o.Clusters, o.ClustersFile = cls, "clusters.tsv"
+	res, err := compare.Compare(q, in, o)
+	require.NoError(t, err)
+	se, G := metrics.ClusterMeanSE(xs, idx, 30)
+	require.Equal(t, int64(30), G)
+	want := metrics.MDDMean(se*math.Sqrt(60), 60, metrics.DefaultAlpha, metrics.DefaultPower)
+	require.Len(t, res.Gates, 1)
+	assert.InDelta(t, want, res.Gates[0].Detectable, 1e-12)
+	assert.Greater(t, res.Gates[0].Detectable, plain.Gates[0].Detectable, "families that move together detect less")
 }

@@ -44,6 +44,9 @@ func (r *Result) gates() {
 				}
 			}
 			o.N, o.Mean, o.SD, o.Binary = h.N(), s.Means[m], h.SampleSD(), h.IsBinary()
+			if r.clustered() {
+				r.clusteredObservation(&o, si, m)
+			}
 			if r.Human != nil {
 				r.correctedObservation(&o, si, m)
 			}
@@ -100,4 +103,23 @@ func (r *Result) notBeaten(si int) outcome.Gate {
 func describe(t Paired) outcome.PairedTest {
 	ci := t.CI.CI()
 	return outcome.PairedTest{Strategy: t.Strategy, Delta: t.Delta, Lo: ci[0], Hi: ci[1], PHolm: t.PHolm}
+}
+
+// clusteredObservation puts the cluster-robust standard error of strategy s's
+// mean of measure m into a floor's observation when the queries come in
+// clusters: the standard deviation that gives it over the n queries, so that
+// the detectable difference is the clusters' (as check's floors over cases in
+// families); NaN from a single cluster (too few to estimate).
+func (r *Result) clusteredObservation(o *floor.Observation, s, m int) {
+	rows := make([]int, 0, r.N())
+	xs := make([]float64, 0, r.N())
+	for i := range r.N() {
+		if v := r.Strategies[s].Values[i*metrics.NumGraded+m]; !math.IsNaN(v) {
+			rows, xs = append(rows, i), append(xs, v)
+		}
+	}
+	sub, nc := r.rowClusters(rows)
+	if se, G := metrics.ClusterMeanSE(xs, sub, nc); G > 0 && se != 0 {
+		o.SD, o.Binary = se*math.Sqrt(float64(len(xs))), false
+	}
 }

@@ -134,6 +134,15 @@ func clusterSE(sums []float64, sizes []int64, vals []float64, cnt []int64) (mean
 	return mean, math.Sqrt(float64(G)/float64(G-1)*ss) / float64(n), G, n
 }
 
+// ClusterMeanSE is the cluster-robust standard error of the mean Σx/n of the
+// values xs of items in the G clusters idx (clusterSE: CR1, the clusters'
+// residual sums), and the number of clusters; NaN below 2 clusters.
+func ClusterMeanSE(xs []float64, idx []int, G int) (se float64, clusters int64) {
+	sums, sizes := ClusterSums(xs, idx, G)
+	_, se, clusters, _ = clusterSE(sums, sizes, nil, nil)
+	return se, clusters
+}
+
 // ClusterCI95 is the 95% interval of the mean Σx/n of the values xs (range
 // [lo, hi]) of items in the G clusters idx: MethodClusterT, marked unreliable
 // below ClusterReliableMinClusters clusters. A standard error of 0 (every
