@@ -324,8 +324,12 @@ func (p *Page) compareTop(v *CompareView) {
 	if v.Decision.Line != "" {
 		p.raw(`<p class="decision"` + v.id("rg-decision") + `><strong>` + Esc(v.Decision.Line) + "</strong></p>\n")
 	}
+	bestLabel := "Best " + dcg
+	if v.Human != nil { // the card's mean is the judge's; the decision beside it uses the corrected figures
+		bestLabel += " (judge only)"
+	}
 	p.Indicators([]Indicator{
-		{Label: "Best " + dcg, Value: Fmt(best.DCG.Mean) + " " + dcgScale, Detail: fmt.Sprintf("%s · 95%% CI %s · n = %s", best.Name, FmtCI(best.DCG.CI), Count(best.N))},
+		{Label: bestLabel, Value: Fmt(best.DCG.Mean) + " " + dcgScale, Detail: fmt.Sprintf("%s · 95%% CI %s · n = %s", best.Name, FmtCI(best.DCG.CI), Count(best.N))},
 		rec,
 		{Label: "Queries evaluated", Value: Count(v.Evaluated), Detail: fmt.Sprintf("of %s judged; %s without a relevant document excluded", Count(v.Judged), Count(v.NotEvaluated))},
 	})

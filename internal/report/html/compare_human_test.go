@@ -46,9 +46,12 @@ func TestCompareHumanSection(t *testing.T) {
 	assert.Contains(t, page, "A&lt;script&gt;")
 	assert.NotContains(t, page, "<b>sheet")
 	assert.Contains(t, page, "mean signed error")
+	// The best-mean card shows the judge's mean: said so, beside a decision on the corrected figures.
+	assert.Contains(t, page, `<div class="kpi-label">Best DCG@1 (judge only)</div>`)
 	// Without human labels, no section.
 	res.Human = nil
 	b.Reset()
 	require.NoError(t, htmlreport.CompareHTML(&b, comparereport.New(res), res, nil))
 	assert.NotContains(t, b.String(), "Human-corrected estimates")
+	assert.Contains(t, b.String(), `<div class="kpi-label">Best DCG@1</div>`)
 }
