@@ -17,7 +17,9 @@ import (
 
 // The fast path of Parquet cases (issue 35 item 3): MapCasesWith reads the
 // rows of Parquet shards straight into Case values (input.ParquetRows: the
-// column pages decoded by type, no JSON text, no second parse) when every
+// column pages decoded by type, no JSON text, no second parse; the reader
+// copies batches of rows' column values, and the worker that scores a
+// batch makes its rows into cases) when every
 // shard is a Parquet file whose columns are the cases' own: id, locale, type,
 // query and cluster strings, must_cite_one_of and relevant_ids lists of
 // strings, retrieved a list of structs of id, parent_id and text strings and
