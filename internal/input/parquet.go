@@ -209,12 +209,15 @@ func checkPages(f *parquet.File, size int64) error {
 			if start < 4 || n < 0 || start > size || n > size-start {
 				return fmt.Errorf("row group %d, column %d: a column chunk at bytes [%d, %d+%d) outside the file of %d bytes", g, c, start, start, n, size)
 			}
-			if cm.NumValues == 0 {
+			// The library decompresses every chunk of a column with the
+			// codec of its first row group's (a chunk of no values too).
+			lz4Raw := cm.Codec == format.Lz4Raw || c < len(md.RowGroups[0].Columns) && md.RowGroups[0].Columns[c].MetaData.Codec == format.Lz4Raw
+			if cm.NumValues == 0 && !lz4Raw {
 				continue
 			}
 			sec := io.NewSectionReader(f, start, n)
 			cr := &countReader{r: bufio.NewReaderSize(sec, 4096), sec: sec}
-			dec := thrift.NewDecoder(proto.NewReader(cr))
+			dec := thrift.NewDecoder(boundedThrift{proto.NewReader(cr), func() int64 { return n - cr.n }})
 			for cr.n < n {
 				var h format.PageHeader
 				if err := dec.Decode(&h); err != nil {
@@ -229,7 +232,7 @@ func checkPages(f *parquet.File, size int64) error {
 				if int64(h.CompressedPageSize) > n-cr.n {
 					return fmt.Errorf("row group %d, column %d: a page of %d bytes past the end of its column chunk", g, c, h.CompressedPageSize)
 				}
-				if cm.Codec == format.Lz4Raw {
+				if lz4Raw {
 					if err := checkLZ4Page(cr, &h, &lz4Buf); err != nil {
 						return fmt.Errorf("row group %d, column %d: %w", g, c, err)
 					}
@@ -242,6 +245,67 @@ func checkPages(f *parquet.File, size int64) error {
 		}
 	}
 	return nil
+}
+
+// boundedThrift reads a page header, refusing a length (of bytes, a list,
+// a set or a map) past what is left of its column chunk (left): the
+// library's decoder allocates a claimed length before it reads it, up to 2
+// GiB a field.
+type boundedThrift struct {
+	thriftReader
+	left func() int64
+}
+
+// thriftReader names the embedded reader apart from its method Reader.
+type thriftReader = thrift.Reader
+
+func (b boundedThrift) check(n int64) error {
+	if n > b.left() {
+		return fmt.Errorf("a header field of length %d past the end of its column chunk", n)
+	}
+	return nil
+}
+
+func (b boundedThrift) ReadBytes() ([]byte, error) {
+	n, err := b.ReadLength()
+	if err != nil {
+		return nil, err
+	}
+	if err := b.check(int64(n)); err != nil {
+		return nil, err
+	}
+	out := make([]byte, n)
+	_, err = io.ReadFull(b.thriftReader.Reader(), out)
+	return out, err
+}
+
+func (b boundedThrift) ReadString() (string, error) {
+	s, err := b.ReadBytes()
+	return string(s), err
+}
+
+func (b boundedThrift) ReadList() (thrift.List, error) {
+	l, err := b.thriftReader.ReadList()
+	if err == nil {
+		err = b.check(int64(l.Size))
+	}
+	return l, err
+}
+
+func (b boundedThrift) ReadSet() (thrift.Set, error) {
+	l, err := b.thriftReader.ReadSet()
+	if err == nil {
+		err = b.check(int64(l.Size))
+	}
+	return l, err
+}
+
+func (b boundedThrift) ReadMap() (thrift.Map, error) {
+	m, err := b.thriftReader.ReadMap()
+	if err == nil {
+		err = b.check(int64(m.Size))
+	}
+	return m, err
 }
 
 // checkLZ4Page reads the LZ4_RAW page after header h and checks that it
@@ -267,9 +331,6 @@ func checkLZ4Page(cr *countReader, h *format.PageHeader, buf *[2][]byte) error {
 			return fmt.Errorf("a page of %d bytes with %d bytes of levels", n, levels)
 		}
 		data, size = data[levels:], size-int(levels)
-	}
-	if len(data) == 0 {
-		return nil
 	}
 	if cap(buf[1]) < size {
 		buf[1] = make([]byte, size)
