@@ -270,8 +270,8 @@ func (r *ParquetRows) endGroup() error {
 		}
 		if k.li < k.n {
 			first = cmpOr(first, Errorf(r.p.name, int(r.row), "not a valid Parquet file: column %s has more rows than its row group", k.name))
-		} else if it := k.read(); !errors.Is(it.err, io.EOF) && first == nil {
-			if err := it.err; err == nil {
+		} else if _, err := k.pages.ReadPage(); !errors.Is(err, io.EOF) && first == nil {
+			if err == nil {
 				first = Errorf(r.p.name, int(r.row), "not a valid Parquet file: column %s has more rows than its row group", k.name)
 			} else {
 				first = Errorf(r.p.name, int(r.row), "not a valid Parquet file: column %s: %v", k.name, err)
@@ -361,35 +361,17 @@ func (l *ParquetLiner) Line(dst []byte, row int64, cols []ParquetCol) ([]byte, e
 	return dst, err
 }
 
-// pqCursor reads one leaf column's pages. A goroutine of its own reads
-// them ahead (prefetch: the reading, decompressing and decoding of the next
-// page runs beside the rows' assembly), one page at a time.
+// pqCursor reads one leaf column's pages.
 type pqCursor struct {
-	index int
-	name  string
-	pqLeaf
-	pages  parquet.Pages
-	ahead  chan pqPage   // the pages read ahead, in order
-	stop   chan struct{} // closed by close: the goroutine stops
-	exited chan struct{} // closed when it has
-	ended  bool          // ahead ended, with end
-	end    pqPage        // the error (io.EOF included) that ended ahead
-	page   parquet.Page
-	pqPageVals
-	li int // the next level
-	vi int // the next non-null value
-}
-
-// pqLeaf is what a page's checks need of its column.
-type pqLeaf struct {
+	index          int
+	name           string
 	kind           parquet.Kind
 	maxDef, maxRep int
-}
-
-// pqPageVals is a data page's levels and values, checked.
-type pqPageVals struct {
-	defs, reps []byte // the page's levels (nil: all 0)
-	n          int    // levels of the page
+	pages          parquet.Pages
+	page           parquet.Page
+	defs, reps     []byte // the page's levels (nil: all 0)
+	n, li          int    // levels of the page, the next one
+	vi             int    // the next non-null value
 	// The page's values (or its dictionary's, indexed by idx).
 	data   []byte
 	offs   []uint32
@@ -399,74 +381,12 @@ type pqPageVals struct {
 	nvals  int // non-null values of the page
 }
 
-// pqPage is a page as read ahead: the page and its values, or why not.
-type pqPage struct {
-	pg       parquet.Page
-	err      error // ReadPage's (io.EOF after the last page)
-	bad      error // the page's levels or values do not hold
-	panicked any   // the library's panic, raised again by the reader
-	vals     pqPageVals
-}
-
 func (k *pqCursor) start(p parquet.Pages) {
 	k.close()
-	k.pages, k.page, k.n, k.li, k.end, k.ended = p, nil, 0, 0, pqPage{}, false
-	k.ahead, k.stop, k.exited = make(chan pqPage), make(chan struct{}), make(chan struct{})
-	go prefetch(p, k.pqLeaf, k.ahead, k.stop, k.exited)
-}
-
-// prefetch reads p's pages and sends them on ahead, until the first error
-// (io.EOF included) or a panic, or until stop is closed.
-func prefetch(p parquet.Pages, l pqLeaf, ahead chan<- pqPage, stop <-chan struct{}, exited chan<- struct{}) {
-	defer close(exited)
-	for {
-		var it pqPage
-		func() {
-			defer func() {
-				if x := recover(); x != nil { // the library's panics on a damaged page
-					it.panicked = x
-				}
-			}()
-			if it.pg, it.err = p.ReadPage(); it.err == nil {
-				it.vals, it.bad = l.check(it.pg)
-			}
-		}()
-		select {
-		case ahead <- it:
-		case <-stop:
-			if it.pg != nil {
-				parquet.Release(it.pg)
-			}
-			return
-		}
-		if it.err != nil || it.panicked != nil {
-			return
-		}
-	}
-}
-
-// read is the next page read ahead (again the error that ended them, after
-// the last).
-func (k *pqCursor) read() pqPage {
-	if k.ended {
-		return k.end
-	}
-	it := <-k.ahead
-	if it.panicked != nil {
-		panic(it.panicked)
-	}
-	if it.err != nil {
-		k.end, k.ended = it, true
-	}
-	return it
+	k.pages, k.page, k.n, k.li = p, nil, 0, 0
 }
 
 func (k *pqCursor) close() {
-	if k.stop != nil {
-		close(k.stop)
-		<-k.exited // the pages are no longer read
-		k.stop, k.ahead, k.exited = nil, nil, nil
-	}
 	if k.page != nil {
 		parquet.Release(k.page)
 	}
@@ -478,99 +398,91 @@ func (k *pqCursor) close() {
 	k.n, k.li = 0, 0
 }
 
-// nextPage moves to the column's next data page.
+// nextPage reads the column's next data page.
 func (k *pqCursor) nextPage() error {
 	for {
 		if k.page != nil {
 			parquet.Release(k.page) // its values were copied out
 			k.page = nil
 		}
-		it := k.read()
-		if it.err != nil {
-			return it.err
+		pg, err := k.pages.ReadPage()
+		if err != nil {
+			return err
 		}
-		if it.bad != nil {
-			parquet.Release(it.pg)
-			return it.bad
+		n := int(pg.NumValues())
+		defs, reps := pg.DefinitionLevels(), pg.RepetitionLevels()
+		if k.maxDef > 0 && len(defs) != n || k.maxRep > 0 && len(reps) != n {
+			return fmt.Errorf("a page of %d values with %d definition and %d repetition levels", n, len(defs), len(reps))
 		}
-		k.page, k.pqPageVals, k.li, k.vi = it.pg, it.vals, 0, 0
-		if k.n > 0 {
+		if k.maxDef == 0 {
+			defs = nil
+		}
+		if k.maxRep == 0 {
+			reps = nil
+		}
+		nv := n
+		if defs != nil {
+			nv = 0
+			for _, d := range defs {
+				if int(d) == k.maxDef {
+					nv++
+				} else if int(d) > k.maxDef {
+					return fmt.Errorf("a definition level of %d, past the column's %d", d, k.maxDef)
+				}
+			}
+		}
+		for _, r := range reps {
+			if int(r) > k.maxRep {
+				return fmt.Errorf("a repetition level of %d, past the column's %d", r, k.maxRep)
+			}
+		}
+		k.data, k.offs, k.floats, k.dbls, k.idx = nil, nil, nil, nil, nil
+		data := pg.Data()
+		var have int
+		if dict := pg.Dictionary(); dict != nil {
+			if data.Kind() != encoding.Int32 {
+				return fmt.Errorf("a dictionary page's indexes are %s values", data.Kind())
+			}
+			k.idx = data.Int32()
+			have = len(k.idx)
+			dv := dict.Page().Data()
+			if err := k.setValues(&dv); err != nil {
+				return err
+			}
+			dn := dict.Len()
+			for _, i := range k.idx {
+				if i < 0 || int(i) >= dn {
+					return fmt.Errorf("a dictionary index %d out of [0, %d)", i, dn)
+				}
+			}
+		} else {
+			if err := k.setValues(&data); err != nil {
+				return err
+			}
+			switch k.kind {
+			case parquet.ByteArray:
+				have = len(k.offs) - 1
+			case parquet.Float:
+				have = len(k.floats)
+			default:
+				have = len(k.dbls)
+			}
+		}
+		if have != nv {
+			return fmt.Errorf("a page of %d values that holds %d", nv, have)
+		}
+		k.page, k.defs, k.reps, k.n, k.li, k.vi, k.nvals = pg, defs, reps, n, 0, 0, nv
+		if n > 0 {
 			return nil
 		}
 	}
 }
 
-// check returns page pg's levels and values, checked against the column.
-func (l pqLeaf) check(pg parquet.Page) (v pqPageVals, _ error) {
-	n := int(pg.NumValues())
-	defs, reps := pg.DefinitionLevels(), pg.RepetitionLevels()
-	if l.maxDef > 0 && len(defs) != n || l.maxRep > 0 && len(reps) != n {
-		return v, fmt.Errorf("a page of %d values with %d definition and %d repetition levels", n, len(defs), len(reps))
-	}
-	if l.maxDef == 0 {
-		defs = nil
-	}
-	if l.maxRep == 0 {
-		reps = nil
-	}
-	nv := n
-	if defs != nil {
-		nv = 0
-		for _, d := range defs {
-			if int(d) == l.maxDef {
-				nv++
-			} else if int(d) > l.maxDef {
-				return v, fmt.Errorf("a definition level of %d, past the column's %d", d, l.maxDef)
-			}
-		}
-	}
-	for _, r := range reps {
-		if int(r) > l.maxRep {
-			return v, fmt.Errorf("a repetition level of %d, past the column's %d", r, l.maxRep)
-		}
-	}
-	data := pg.Data()
-	var have int
-	if dict := pg.Dictionary(); dict != nil {
-		if data.Kind() != encoding.Int32 {
-			return v, fmt.Errorf("a dictionary page's indexes are %s values", data.Kind())
-		}
-		v.idx = data.Int32()
-		have = len(v.idx)
-		dv := dict.Page().Data()
-		if err := l.setValues(&v, &dv); err != nil {
-			return v, err
-		}
-		dn := dict.Len()
-		for _, i := range v.idx {
-			if i < 0 || int(i) >= dn {
-				return v, fmt.Errorf("a dictionary index %d out of [0, %d)", i, dn)
-			}
-		}
-	} else {
-		if err := l.setValues(&v, &data); err != nil {
-			return v, err
-		}
-		switch l.kind {
-		case parquet.ByteArray:
-			have = len(v.offs) - 1
-		case parquet.Float:
-			have = len(v.floats)
-		default:
-			have = len(v.dbls)
-		}
-	}
-	if have != nv {
-		return v, fmt.Errorf("a page of %d values that holds %d", nv, have)
-	}
-	v.defs, v.reps, v.n, v.nvals = defs, reps, n, nv
-	return v, nil
-}
-
-// setValues sets p's typed values from v, checking a byte array's offsets.
-func (l pqLeaf) setValues(p *pqPageVals, v *encoding.Values) error {
+// setValues sets the cursor's typed values from v, checking a byte array's
+// offsets.
+func (k *pqCursor) setValues(v *encoding.Values) error {
 	switch {
-	case l.kind == parquet.ByteArray && v.Kind() == encoding.ByteArray:
+	case k.kind == parquet.ByteArray && v.Kind() == encoding.ByteArray:
 		data, offs := v.ByteArray()
 		if len(offs) == 0 {
 			offs = []uint32{0}
@@ -582,13 +494,13 @@ func (l pqLeaf) setValues(p *pqPageVals, v *encoding.Values) error {
 			}
 			prev = o
 		}
-		p.data, p.offs = data, offs
-	case l.kind == parquet.Float && v.Kind() == encoding.Float:
-		p.floats = v.Float()
-	case l.kind == parquet.Double && v.Kind() == encoding.Double:
-		p.dbls = v.Double()
+		k.data, k.offs = data, offs
+	case k.kind == parquet.Float && v.Kind() == encoding.Float:
+		k.floats = v.Float()
+	case k.kind == parquet.Double && v.Kind() == encoding.Double:
+		k.dbls = v.Double()
 	default:
-		return fmt.Errorf("%s values in a %s column", v.Kind(), l.kind)
+		return fmt.Errorf("%s values in a %s column", v.Kind(), k.kind)
 	}
 	return nil
 }
