@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -136,7 +137,17 @@ type Accumulator struct {
 
 	unknownKeys     map[string]int64
 	unknownKeysMore int64
+
+	// missedFull is set once the missed list holds its MaxMissed cases:
+	// read by the scorers (WantsMissed) while Add runs.
+	missedFull atomic.Bool
 }
+
+// WantsMissed reports whether a missed case added after now may still be
+// kept in the missed list with its query, gold and top k (false once the list
+// is full: Add takes results in file order, so no later case is kept). Safe
+// for concurrent use with Add: a scorer calls it as Scorer.KeepMissed.
+func (a *Accumulator) WantsMissed() bool { return !a.missedFull.Load() }
 
 // NewAccumulator returns an empty Accumulator.
 func NewAccumulator() *Accumulator {
@@ -304,6 +315,9 @@ func (a *Accumulator) Add(r *CaseResult) error {
 			kept.Gold, kept.TopK = input.CloneStrings(kept.Gold), input.CloneStrings(kept.TopK)
 			kept.UnknownKeys = input.CloneStrings(kept.UnknownKeys)
 			a.missed = append(a.missed, &kept)
+			if len(a.missed) == maxM {
+				a.missedFull.Store(true)
+			}
 		}
 	}
 	return nil

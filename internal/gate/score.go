@@ -129,6 +129,12 @@ const UndeterminedLocale = "und"
 type Scorer struct {
 	KB CardSet
 	K  int
+	// KeepMissed, when set, tells whether a missed case's query, gold and
+	// top k are still wanted (Accumulator.WantsMissed); when it reports
+	// false they are not copied into the result (nil: always copied). The
+	// copies are the scorer's only allocation per case, garbage past the
+	// accumulator's first DefaultMaxMissed.
+	KeepMissed func() bool
 }
 
 // ScoreInto scores one case into r (overwritten, so callers keep results by
@@ -195,7 +201,7 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 			r.Scores[i] = v
 		}
 		r.Scored = len(c.Scores) > 0
-		if r.Missed() {
+		if r.Missed() && s.keepMissed() {
 			r.keepForReport(c, nil)
 		}
 		return nil
@@ -237,11 +243,13 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 	in.K = s.K
 	metrics.ScoreCase(&r.Scores, in)
 	r.Scored, r.Has = true, allScored
-	if r.Missed() {
+	if r.Missed() && s.keepMissed() {
 		r.keepForReport(c, in.TopK)
 	}
 	return nil
 }
+
+func (s *Scorer) keepMissed() bool { return s.KeepMissed == nil || s.KeepMissed() }
 
 // checkIDs appends the integrity problems of the case's ids (empty, or not a
 // card of kb: each unknown id once per case) as the given kinds.
