@@ -166,15 +166,15 @@ func idHash(s string) uint64 {
 	n := len(s)
 	h := uint64(n) ^ idK2
 	for len(s) > 16 {
-		h = mum(le64(s, 0)^idK0, le64(s, 8)^h^idK1)
+		h = mum(input.LE64(s, 0)^idK0, input.LE64(s, 8)^h^idK1)
 		s = s[16:]
 	}
 	var a, b uint64
 	switch m := len(s); {
 	case m >= 8:
-		a, b = le64(s, 0), le64(s, m-8)
+		a, b = input.LE64(s, 0), input.LE64(s, m-8)
 	case m >= 4:
-		a, b = uint64(le32(s, 0)), uint64(le32(s, m-4))
+		a, b = uint64(input.LE32(s, 0)), uint64(input.LE32(s, m-4))
 	case m > 0:
 		a = uint64(s[0])<<16 | uint64(s[m>>1])<<8 | uint64(s[m-1])
 	}
@@ -192,18 +192,6 @@ const (
 func mum(a, b uint64) uint64 {
 	hi, lo := bits.Mul64(a, b)
 	return hi ^ lo
-}
-
-// le64 and le32 are the little-endian words at s[i:].
-func le64(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
-func le32(s string, i int) uint32 {
-	s = s[i : i+4]
-	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 // Add records one case result. It keeps a copy, never r itself, and copies of

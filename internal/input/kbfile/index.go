@@ -2,6 +2,8 @@ package kbfile
 
 import (
 	"hash/maphash"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 )
 
 // idIndex answers Has for check's hot path: ten lookups per case, millions per
@@ -47,29 +49,18 @@ func shortKey(id string) (w0, w1 uint64) {
 	n := len(id)
 	switch {
 	case n >= 8:
-		w0 = le64(id, 0)
+		w0 = input.LE64(id, 0)
 		if n > 8 {
-			w1 = le64(id, n-8) >> (8 * (16 - n))
+			w1 = input.LE64(id, n-8) >> (8 * (16 - n))
 		}
 	case n >= 4:
-		w0 = uint64(le32(id, 0)) | uint64(le32(id, n-4)>>(8*(8-n)))<<32
+		w0 = uint64(input.LE32(id, 0)) | uint64(input.LE32(id, n-4)>>(8*(8-n)))<<32
 	default:
 		for i := n - 1; i >= 0; i-- {
 			w0 = w0<<8 | uint64(id[i])
 		}
 	}
 	return w0, w1 | uint64(n+1)<<56
-}
-
-func le64(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
-func le32(s string, i int) uint32 {
-	s = s[i : i+4]
-	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 // shortHash mixes a short key (keyed by k0, k1, so that the slots of a KB's
