@@ -132,30 +132,70 @@ func tableSize(n int) int {
 }
 
 // has reports whether the index holds id, which is at most maxIndexedID bytes.
-func (x *idIndex) has(id string) bool {
+func (x *idIndex) has(id string) bool { return x.key(id) != 0 }
+
+// key is id's key (KB.Keys): the short table's slot of id plus one, or
+// len(short) plus the long table's slot plus one; 0 when the index does not
+// hold id, which is at most maxIndexedID bytes.
+func (x *idIndex) key(id string) uint64 {
 	if len(id) <= maxShortID {
 		w0, w1 := shortKey(id)
-		for j := x.shortHash(w0, w1) & x.shortMask; ; j = (j + 1) & x.shortMask {
-			switch sl := x.short[j]; {
-			case sl.w0 == w0 && sl.w1 == w1:
-				return true
-			case sl.w1 == 0:
-				return false
-			}
-		}
+		return x.probeShort(w0, w1, x.shortHash(w0, w1)&x.shortMask)
 	}
 	h := maphash.String(x.seed, id)
 	tag := h >> 32
 	for j := h & x.mask; ; j = (j + 1) & x.mask {
 		v := x.slots[j]
 		if v == 0 {
-			return false
+			return 0
 		}
 		if v>>32 == tag {
 			off := int(uint32(v)) //nolint:gosec // G115: the low 32 bits hold offset + 1 (the length byte's successor)
 			if n := int(x.arena[off-1]); n == len(id) && string(x.arena[off:off+n]) == id {
-				return true
+				return uint64(len(x.short)) + j + 1
 			}
 		}
 	}
 }
+
+// probeShort is the key of the short key (w0, w1), probed from slot j on.
+func (x *idIndex) probeShort(w0, w1, j uint64) uint64 {
+	for ; ; j = (j + 1) & x.shortMask {
+		switch sl := x.short[j]; {
+		case sl.w0 == w0 && sl.w1 == w1:
+			return j + 1
+		case sl.w1 == 0:
+			return 0
+		}
+	}
+}
+
+// keys sets keys[i] to key(ids[i]) (each at most maxIndexedID bytes),
+// probeBatch ids at a time: the short ids' slots are computed first and
+// probed after, so the probes (a cache miss each when the stream has evicted
+// the table) do not wait on one another or on the hashing between them.
+func (x *idIndex) keys(ids []string, keys []uint64) {
+	var ks [probeBatch]struct{ w0, w1, j uint64 }
+	for len(ids) > 0 {
+		n := min(len(ids), probeBatch)
+		for i, id := range ids[:n] {
+			if len(id) <= maxShortID {
+				k := &ks[i]
+				k.w0, k.w1 = shortKey(id)
+				k.j = x.shortHash(k.w0, k.w1) & x.shortMask
+			}
+		}
+		for i, id := range ids[:n] {
+			if len(id) > maxShortID {
+				keys[i] = x.key(id)
+				continue
+			}
+			k := &ks[i]
+			keys[i] = x.probeShort(k.w0, k.w1, k.j)
+		}
+		ids, keys = ids[n:], keys[n:]
+	}
+}
+
+// probeBatch is the number of ids keys hashes before it probes them.
+const probeBatch = 16

@@ -100,3 +100,64 @@ func TestHasShortIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestKeys checks Keys against the map: 0 exactly for the ids that are not
+// cards, and one key per card id (two ids share a key only when they are
+// equal), in batches of every size around the probe batch, with the index
+// (ids on both sides of its bound) and without it (a KB past maxIndexed).
+func TestKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	randID := func() string {
+		n := rng.IntN(24)
+		if rng.IntN(20) == 0 {
+			n = maxIndexedID - 2 + rng.IntN(5)
+		}
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "ab-#0123"[rng.IntN(8)]
+		}
+		return string(b)
+	}
+	for _, indexed := range []bool{true, false} {
+		kb := &KB{}
+		for len(kb.Cards) < 2000 {
+			id := randID()
+			if _, dup := kb.byID[id]; !dup {
+				require.NoError(t, kb.add(Card{ID: id, File: "kb.jsonl", Line: len(kb.Cards) + 1}))
+			}
+		}
+		if indexed {
+			kb.buildIndex()
+			require.NotNil(t, kb.index)
+		}
+		var probes []string
+		for _, c := range kb.Cards[:500] {
+			probes = append(probes, c.ID, c.ID+"x", c.ID)
+		}
+		for range 3000 {
+			probes = append(probes, randID())
+		}
+		rng.Shuffle(len(probes), func(i, j int) { probes[i], probes[j] = probes[j], probes[i] })
+		idOf := map[uint64]string{}
+		for len(probes) > 0 {
+			n := min(len(probes), 1+rng.IntN(2*probeBatch+3))
+			keys := make([]uint64, n+1)
+			keys[n] = 12345 // past len(ids): not written
+			kb.Keys(probes[:n], keys)
+			require.Equal(t, uint64(12345), keys[n])
+			for i, id := range probes[:n] {
+				_, card := kb.byID[id]
+				require.Equal(t, card, keys[i] != 0, "indexed=%v id=%q", indexed, id)
+				if keys[i] == 0 {
+					continue
+				}
+				if prev, ok := idOf[keys[i]]; ok {
+					require.Equal(t, prev, id, "indexed=%v: one key for two ids", indexed)
+				}
+				idOf[keys[i]] = id
+			}
+			probes = probes[n:]
+		}
+		require.Greater(t, len(idOf), 400)
+	}
+}
