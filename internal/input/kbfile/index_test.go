@@ -1,6 +1,7 @@
 package kbfile
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -160,4 +161,34 @@ func TestKeys(t *testing.T) {
 		}
 		require.Greater(t, len(idOf), 400)
 	}
+}
+
+// FuzzKeys: cards and probes split from the input (cards before a 0 byte,
+// probes after, one a line): Keys agrees with the map on which probes are
+// cards, and gives two probes one key only when they are equal.
+func FuzzKeys(f *testing.F) {
+	f.Add([]byte("a\ncard-1\ncard-12\n\x00card-1\ncard-2\na\n\ncard-12"))
+	f.Add([]byte("abcdefghijklmno\nabcdefghijklmnop\n\x00abcdefghijklmnop\nabcdefghijklmno\nabcdefghijklmn"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cards, probes, _ := bytes.Cut(data, []byte{0})
+		kb := &KB{}
+		for _, id := range strings.Split(string(cards), "\n") {
+			if _, dup := kb.byID[id]; !dup {
+				require.NoError(t, kb.add(Card{ID: id, File: "kb.jsonl", Line: len(kb.Cards) + 1}))
+			}
+		}
+		kb.buildIndex()
+		ids := strings.Split(string(probes), "\n")
+		keys := make([]uint64, len(ids))
+		kb.Keys(ids, keys)
+		for i, id := range ids {
+			_, card := kb.byID[id]
+			require.Equal(t, card, keys[i] != 0, "%q", id)
+			for j := range i {
+				if keys[i] != 0 && keys[j] == keys[i] {
+					require.Equal(t, ids[j], id)
+				}
+			}
+		}
+	})
 }
