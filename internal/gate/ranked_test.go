@@ -81,6 +81,14 @@ func TestScoreDirectKBAsCardSet(t *testing.T) {
 		keyed, plain := &Scorer{KB: real, K: k}, &Scorer{KB: cards, K: k}
 		for trial := range 300 {
 			c := casefile.Case{File: "f", Line: trial + 1, ID: "x", Gold: []string{id()}}
+			switch trial % 7 {
+			case 1:
+				c.Relevant = []string{id(), "", id()}
+			case 2:
+				c.Gold = append(c.Gold, "", id(), c.Gold[0])
+			case 3:
+				c.Scores = map[string]float64{metrics.KeyHit: 0}
+			}
 			n := rng.IntN(14)
 			if trial%30 == 0 {
 				n = 40 // past the scorer's scratch arrays
