@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,6 +67,12 @@ type Page struct {
 	Script string
 	// NoScript disables JavaScript (Options.NoScript).
 	NoScript bool
+	// Shots are the widths whose screenshot is taken into $RG_SCREENSHOTS
+	// (nil: every width). A full-page screenshot is about 40% of a browser
+	// test's CPU, and every width asserts the layout (Assert) whether or
+	// not it is shot: a page variant is shot at one width, the main pages
+	// at each.
+	Shots []int
 }
 
 // Check loads the page at each width and asserts no console error, no request
@@ -121,13 +128,14 @@ func Measures(t *testing.T, b *Browser, p Page) []*Measure {
 	}
 	var out []*Measure
 	for _, width := range widths {
+		shot := dir != "" && (p.Shots == nil || slices.Contains(p.Shots, width))
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		m, err := b.Load(ctx, p.Path, Options{Width: width, Marks: sels, OpenDetails: p.OpenDetails, Screenshot: dir != "", FastPNG: true, Dark: p.Dark, Script: p.Script, NoScript: p.NoScript})
+		m, err := b.Load(ctx, p.Path, Options{Width: width, Marks: sels, OpenDetails: p.OpenDetails, Screenshot: shot, FastPNG: true, Dark: p.Dark, Script: p.Script, NoScript: p.NoScript})
 		cancel()
 		if err != nil {
 			t.Fatalf("%s at %d px: %v\nbrowser stderr:\n%s", p.Name, width, err, b.Stderr())
 		}
-		if dir != "" {
+		if shot {
 			if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: the screenshots directory (RG_SCREENSHOTS), a CI artifact others read
 				t.Fatal(err)
 			}

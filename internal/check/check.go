@@ -144,8 +144,8 @@ type caseItem struct {
 // scoreCases streams the cases: workers score each case in parallel, emit
 // aggregates them in file order and writes --cases-out.
 func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.Result, error) {
-	scorer := &gate.Scorer{KB: in.KB, K: o.K}
 	acc := gate.NewAccumulator()
+	scorer := &gate.Scorer{KB: in.KB, K: o.K, KeepMissed: acc.WantsMissed}
 	var out *asyncWriter
 	if in.CasesOut != nil {
 		out = newAsyncWriter(in.CasesOut)

@@ -100,6 +100,18 @@ func (r *Result) clustering(of map[string]string, queries Queries, file string) 
 // clustered reports whether the statistics are computed over clusters.
 func (r *Result) clustered() bool { return r.clusterIdx != nil }
 
+// QueryCluster is the cluster of evaluated query i (r.QueryIDs[i]) as the
+// statistics count it when the queries come in clusters: its name and true,
+// or "" and false for a query that is a cluster of its own; in is false
+// when the queries do not come in clusters.
+func (r *Result) QueryCluster(i int) (name string, listed, in bool) {
+	if !r.clustered() {
+		return "", false, false
+	}
+	name, listed = clusterOf(r.Options.Clusters, r.Queries, r.QueryIDs[i])
+	return name, listed, true
+}
+
 // rowClusters is the clustering of the rows (evaluated query indexes).
 func (r *Result) rowClusters(rows []int) ([]int, int) {
 	return metrics.Subclusters(r.clusterIdx, rows)

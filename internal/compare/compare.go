@@ -183,6 +183,12 @@ const (
 	// NoteMethods: the interval and the test are different procedures and differ
 	// near the threshold; the test decides.
 	NoteMethods = "methods"
+	// NoteNoVariation: a corrected difference whose labelled queries do not
+	// vary (IsHumanSignFlip(PMethod)): its interval is the rule of three, how
+	// far the mean could still be from the estimate after n labelled queries
+	// that all agree, and its test the exact sign-flip test of the human
+	// differences; the test decides.
+	NoteNoVariation = "no-variation"
 )
 
 // note is the Note of a test with interval ci: empty when they agree.
@@ -192,6 +198,8 @@ func note(p *Paired) string {
 		return ""
 	}
 	switch {
+	case IsHumanSignFlip(p.PMethod):
+		return NoteNoVariation
 	case p.CI.Unreliable:
 		return NoteSmallN
 	case excludes && p.P < Alpha:

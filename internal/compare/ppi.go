@@ -27,7 +27,30 @@ const (
 	// when the estimate is stratified by locale too.
 	PMethodPPIClusterJackknife           = "ppi++-cluster-jackknife-t"
 	PMethodPPIStratifiedClusterJackknife = "ppi++-stratified-cluster-jackknife-t"
+	// PMethodHumanSignFlipExact is the test of a corrected difference whose
+	// labelled queries leave PPI++ no variation (standard error 0, the
+	// estimate not 0): the t statistic has nothing to divide by, so p is
+	// the exact sign-flip test of the labelled queries' human paired
+	// differences (metrics.PairedExactP; when all n are equal, the sign
+	// test, p = 2·0.5^n). PMethodHumanSignFlipRandomization when no exact
+	// test is cheap (the Monte Carlo sign-flip test). Over clusters, the
+	// test of the clusters' sums of those differences:
+	// PMethodHumanClusterSignFlipExact, PMethodHumanClusterSignFlipRandomization.
+	PMethodHumanSignFlipExact                = "human-exact-sign-flip"
+	PMethodHumanSignFlipRandomization        = "human-sign-flip-randomization"
+	PMethodHumanClusterSignFlipExact         = "human-cluster-exact-sign-flip"
+	PMethodHumanClusterSignFlipRandomization = "human-cluster-sign-flip-randomization"
 )
+
+// IsHumanSignFlip reports whether method is one of the sign-flip tests of
+// the human paired differences (a corrected difference without variation).
+func IsHumanSignFlip(method string) bool {
+	switch method {
+	case PMethodHumanSignFlipExact, PMethodHumanSignFlipRandomization, PMethodHumanClusterSignFlipExact, PMethodHumanClusterSignFlipRandomization:
+		return true
+	}
+	return false
+}
 
 // Human is the human correction of a comparison (compare --human-qrels): a
 // random sample of the queries with every pooled document graded by people
@@ -306,7 +329,12 @@ func (r *Result) correctedPair(hv *humanValues, a, b, m int) Paired {
 		Identical: r.Identical(a, b)}
 	p.Clusters = est.Clusters
 	switch {
-	case est.SE == 0: // no variation among the labelled differences: nothing to test
+	case est.SE == 0 && est.Estimate != 0:
+		// No variation left for the t test, yet a difference: the exact
+		// test of what people labelled.
+		y, _, _ := hv.split(r.group(m), func(k int) float64 { return ha[k*M+m] - hb[k*M+m] }, func(i int) float64 { return A[i*M+m] - B[i*M+m] })
+		p.P, p.PMethod = r.humanSignFlip(y, hv.yc)
+	case est.SE == 0: // no variation among the labelled differences, and none on average: nothing to test
 		p.PMethod = metrics.PMethodNoDifference
 	case est.Method == metrics.MethodPPIClusterJackknife:
 		p.PMethod = PMethodPPIClusterJackknife
@@ -321,6 +349,27 @@ func (r *Result) correctedPair(hv *humanValues, a, b, m int) Paired {
 		p.P = 1
 	}
 	return p
+}
+
+// humanSignFlip is the two-sided sign-flip test of the labelled queries'
+// human paired differences d (yc: their clusters, used when the queries
+// come in clusters): exact when cheap (metrics.PairedExactP; of the
+// clusters' sums over clusters), else Monte Carlo at the resamples and seed
+// of the comparison. PMethodNoDifference (p = 1) when every difference, or
+// every cluster's sum, is 0.
+func (r *Result) humanSignFlip(d []float64, yc []int) (float64, string) {
+	exact, random := PMethodHumanSignFlipExact, PMethodHumanSignFlipRandomization
+	if r.clustered() {
+		d, _ = metrics.ClusterSums(d, yc, r.numClusters)
+		exact, random = PMethodHumanClusterSignFlipExact, PMethodHumanClusterSignFlipRandomization
+	}
+	if p, method, ok := metrics.PairedExactP(d); ok {
+		if method == metrics.PMethodNoDifference {
+			return p, method
+		}
+		return p, exact
+	}
+	return metrics.SignFlipPValues(d, len(d), 1, r.Resamples, r.Seed)[0], random
 }
 
 // humanPairTest is pairTest on the corrected figures: the corrected baseline

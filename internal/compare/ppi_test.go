@@ -168,3 +168,91 @@ func TestHumanSheetUnknown(t *testing.T) {
 		assert.EqualError(t, err, tc.want)
 	}
 }
+
+// constantWorld is 40 queries judged a 2 or 3 (alternating) and b 1; people
+// grade a 2 and b 1 on the first 20, so every labelled query's human
+// difference B − A is the same while the judge's vary: λ̂ = 0 and the
+// corrected differences have standard error 0 and a nonzero estimate. With
+// qs, the queries come in clusters of four.
+func constantWorld(t *testing.T, clusters bool) (*trecfile.Qrels, []compare.Input, compare.Options) {
+	var qr, sh strings.Builder
+	var qa, qb []trecfile.RunQuery
+	qs := compare.Queries{}
+	for i := range 40 {
+		id := fmt.Sprintf("q%02d", i)
+		fmt.Fprintf(&qr, "%s 0 a %d\n%s 0 b 1\n", id, 2+i%2, id)
+		if i < 20 {
+			fmt.Fprintf(&sh, "%s,a,2\n%s,b,1\n", id, id)
+		}
+		qa = append(qa, trecfile.RunQuery{ID: id, Docs: []string{"a", "b"}})
+		qb = append(qb, trecfile.RunQuery{ID: id, Docs: []string{"b", "a"}})
+		qs[id] = compare.Query{Cluster: fmt.Sprintf("c%02d", i/4)}
+	}
+	o := opts()
+	o.K = 2
+	o.HumanSheet = sheet(t, sh.String())
+	if clusters {
+		o.Queries = qs
+	}
+	return qrels(t, qr.String()), []compare.Input{{Name: "A", Run: run("a.run", qa...)}, {Name: "B", Run: run("b.run", qb...)}}, o
+}
+
+// A corrected difference with no variation among its labelled queries
+// (standard error 0) and a nonzero estimate is tested exactly on what people
+// labelled: the sign test of the 20 equal human differences, p = 2·0.5^20
+// (over 5 clusters of 4, of the clusters' sums: 2·0.5^5); it was reported
+// "no-difference", p = 1, and the recommendation called the strategies level.
+func TestHumanConstantDifference(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		clusters bool
+		method   string
+		p        float64
+	}{
+		{"independent", false, compare.PMethodHumanSignFlipExact, 2 * math.Pow(0.5, 20)},
+		{"clusters", true, compare.PMethodHumanClusterSignFlipExact, 2 * math.Pow(0.5, 5)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, runs, o := constantWorld(t, tc.clusters)
+			res, err := compare.Compare(q, runs, o)
+			require.NoError(t, err)
+			require.NotNil(t, res.Human)
+			for _, key := range []string{"dcg_at_k", "ndcg_at_k", "map_at_k", "mrr_at_k", "rbp_at_k"} {
+				m := metrics.QueryIndex(key)
+				var pd compare.Paired
+				for _, p := range res.Human.Paired {
+					if p.Metric == key {
+						pd = p
+					}
+				}
+				assert.Less(t, pd.Delta, 0.0, key)
+				assert.Equal(t, tc.method, pd.PMethod, key)
+				assert.InDelta(t, tc.p, pd.P, 1e-15, key)
+				assert.Equal(t, pd.P < compare.Alpha, pd.Significant, key)
+				// Every labelled difference is the same: the standard error is 0
+				// (not rounding noise) and the interval the rule of three.
+				assert.Equal(t, metrics.MethodRuleOfThree, pd.CI.Method, key)
+				assert.Equal(t, 0.0, res.Human.Means[0][m].SE, key)
+			}
+			// hit and precision: both 1 and 0.5 on every query, under either
+			// grades: no difference at all.
+			for _, p := range res.Human.Paired {
+				if p.Metric == "hit_at_k" {
+					assert.Equal(t, metrics.PMethodNoDifference, p.PMethod)
+					assert.Equal(t, 1.0, p.P)
+				}
+			}
+			require.NotNil(t, res.Leader)
+			assert.Equal(t, "A", res.Leader.Strategy)
+			assert.Equal(t, tc.method, res.Leader.PMethod)
+			if tc.clusters {
+				assert.False(t, res.Leader.Significant, "5 clusters cannot reach 0.05")
+				assert.Equal(t, compare.NoClearWinner, res.Recommended)
+			} else {
+				assert.True(t, res.Leader.Significant)
+				assert.Equal(t, compare.NoteNoVariation, res.Leader.Note, "the rule of three at 20 queries crosses 0")
+				assert.Equal(t, "A", res.Recommended, "the decision rests on the exact test")
+			}
+		})
+	}
+}

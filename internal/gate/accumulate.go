@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -136,7 +137,17 @@ type Accumulator struct {
 
 	unknownKeys     map[string]int64
 	unknownKeysMore int64
+
+	// missedFull is set once the missed list holds its MaxMissed cases:
+	// read by the scorers (WantsMissed) while Add runs.
+	missedFull atomic.Bool
 }
+
+// WantsMissed reports whether a missed case added after now may still be
+// kept in the missed list with its query, gold and top k (false once the list
+// is full: Add takes results in file order, so no later case is kept). Safe
+// for concurrent use with Add: a scorer calls it as Scorer.KeepMissed.
+func (a *Accumulator) WantsMissed() bool { return !a.missedFull.Load() }
 
 // NewAccumulator returns an empty Accumulator.
 func NewAccumulator() *Accumulator {
@@ -155,15 +166,15 @@ func idHash(s string) uint64 {
 	n := len(s)
 	h := uint64(n) ^ idK2
 	for len(s) > 16 {
-		h = mum(le64(s, 0)^idK0, le64(s, 8)^h^idK1)
+		h = mum(input.LE64(s, 0)^idK0, input.LE64(s, 8)^h^idK1)
 		s = s[16:]
 	}
 	var a, b uint64
 	switch m := len(s); {
 	case m >= 8:
-		a, b = le64(s, 0), le64(s, m-8)
+		a, b = input.LE64(s, 0), input.LE64(s, m-8)
 	case m >= 4:
-		a, b = uint64(le32(s, 0)), uint64(le32(s, m-4))
+		a, b = uint64(input.LE32(s, 0)), uint64(input.LE32(s, m-4))
 	case m > 0:
 		a = uint64(s[0])<<16 | uint64(s[m>>1])<<8 | uint64(s[m-1])
 	}
@@ -181,18 +192,6 @@ const (
 func mum(a, b uint64) uint64 {
 	hi, lo := bits.Mul64(a, b)
 	return hi ^ lo
-}
-
-// le64 and le32 are the little-endian words at s[i:].
-func le64(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
-func le32(s string, i int) uint32 {
-	s = s[i : i+4]
-	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 // Add records one case result. It keeps a copy, never r itself, and copies of
@@ -304,6 +303,9 @@ func (a *Accumulator) Add(r *CaseResult) error {
 			kept.Gold, kept.TopK = input.CloneStrings(kept.Gold), input.CloneStrings(kept.TopK)
 			kept.UnknownKeys = input.CloneStrings(kept.UnknownKeys)
 			a.missed = append(a.missed, &kept)
+			if len(a.missed) == maxM {
+				a.missedFull.Store(true)
+			}
 		}
 	}
 	return nil

@@ -410,6 +410,47 @@ func TestBoundedLists(t *testing.T) {
 	assert.Equal(t, int64(10), res.Integrity.ProblemsTotal)
 }
 
+// A scorer told by the accumulator (Scorer.KeepMissed) copies a missed case's
+// query, gold and top k only while the missed list has room: the list and
+// the counts are those of a scorer that always copies them.
+func TestKeepMissedOnlyWhileWanted(t *testing.T) {
+	run := func(keep bool) (*Result, []CaseResult) {
+		a := NewAccumulator()
+		a.MaxMissed = 2
+		s := &Scorer{KB: kb, K: 5}
+		if keep {
+			s.KeepMissed = a.WantsMissed
+		}
+		var out []CaseResult
+		for i := range 5 {
+			var r CaseResult
+			c := casefile.Case{ID: string(rune('a' + i)), Line: i + 1, Query: "q", Gold: []string{"a"}, Retrieved: rs("b", "c")}
+			require.NoError(t, s.ScoreInto(&c, &r))
+			require.NoError(t, a.Add(&r))
+			out = append(out, r)
+		}
+		assert.False(t, a.WantsMissed())
+		return a.Result(Config{K: 5, Resamples: 10}), out
+	}
+	want, _ := run(false)
+	got, results := run(true)
+	assert.Equal(t, want.Missed, got.Missed)
+	assert.Equal(t, int64(5), got.MissedTotal)
+	require.Len(t, got.Missed, 2)
+	assert.Equal(t, []string{"a"}, got.Missed[1].Gold)
+	assert.Equal(t, []string{"b", "c"}, got.Missed[1].TopK)
+	for i, r := range results {
+		if i < 2 {
+			assert.Equal(t, "q", r.Query, "case %d", i)
+			continue
+		}
+		assert.True(t, r.Missed(), "case %d", i)
+		assert.Empty(t, r.Query, "case %d", i)
+		assert.Nil(t, r.Gold, "case %d", i)
+		assert.Nil(t, r.TopK, "case %d", i)
+	}
+}
+
 func FuzzParseFloor(f *testing.F) {
 	for _, s := range []string{"", "none", "0.7", "1", "0", "-0", "1e-3", "2", "NaN", "Inf", " 0.5 "} {
 		f.Add(s)

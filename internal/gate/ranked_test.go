@@ -48,7 +48,8 @@ func TestScoreRanked(t *testing.T) {
 // A *kbfile.KB is called directly (not through CardSet):
 // the results and ranked lists are those of the same KB behind the CardSet
 // interface, on random cases with repeated, unknown, long (past the 15 bytes
-// of a short key) and chunk-only identities.
+// of a short key) and chunk-only identities (the direct KB's keys deduplicate
+// them, kbfile.KB.Keys; the interface's strings).
 func TestScoreDirectKBAsCardSet(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "kb.jsonl")
@@ -76,11 +77,23 @@ func TestScoreDirectKBAsCardSet(t *testing.T) {
 			return fmt.Sprintf("c%d", i)
 		}
 	}
-	for k := 1; k <= 6; k += 5 {
+	for _, k := range []int{1, 6, 41} {
 		keyed, plain := &Scorer{KB: real, K: k}, &Scorer{KB: cards, K: k}
 		for trial := range 300 {
 			c := casefile.Case{File: "f", Line: trial + 1, ID: "x", Gold: []string{id()}}
-			for range rng.IntN(14) {
+			switch trial % 7 {
+			case 1:
+				c.Relevant = []string{id(), "", id()}
+			case 2:
+				c.Gold = append(c.Gold, "", id(), c.Gold[0])
+			case 3:
+				c.Scores = map[string]float64{metrics.KeyHit: 0}
+			}
+			n := rng.IntN(14)
+			if trial%30 == 0 {
+				n = 40 // past the scorer's scratch arrays
+			}
+			for range n {
 				e := casefile.Retrieved{ID: id() + "#c1"}
 				if rng.IntN(5) > 0 {
 					e.ParentID = id()

@@ -129,6 +129,12 @@ const UndeterminedLocale = "und"
 type Scorer struct {
 	KB CardSet
 	K  int
+	// KeepMissed, when set, tells whether a missed case's query, gold and
+	// top k are still wanted (Accumulator.WantsMissed); when it reports
+	// false they are not copied into the result (nil: always copied). The
+	// copies are the scorer's only allocation per case, garbage past the
+	// accumulator's first DefaultMaxMissed.
+	KeepMissed func() bool
 }
 
 // ScoreInto scores one case into r (overwritten, so callers keep results by
@@ -195,7 +201,7 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 			r.Scores[i] = v
 		}
 		r.Scored = len(c.Scores) > 0
-		if r.Missed() {
+		if r.Missed() && s.keepMissed() {
 			r.keepForReport(c, nil)
 		}
 		return nil
@@ -209,19 +215,39 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 			id = e.ID
 		}
 		ids = append(ids, id)
-		if !has(id) {
-			if r.UnknownRetrieved == 0 {
-				r.FirstUnknown = id
-			}
-			r.UnknownRetrieved++
+	}
+	// A *kbfile.KB keys the case's identities at once (KB.Keys): an unknown
+	// one has key 0, and the known ones are deduplicated by their keys.
+	var keys []uint64
+	if direct {
+		keys = sc.keys[:0]
+		if len(ids) > len(sc.keys) {
+			keys = make([]uint64, len(ids))
 		}
+		keys = keys[:len(ids)]
+		kb.Keys(ids, keys)
+	}
+	for i, id := range ids {
+		if keys != nil && keys[i] != 0 || keys == nil && s.KB.Has(id) {
+			continue
+		}
+		if r.UnknownRetrieved == 0 {
+			r.FirstUnknown = id
+		}
+		r.UnknownRetrieved++
+	}
+	topK := func(dst []string, k int) []string {
+		if keys != nil {
+			return topKKeyed(dst, ids, keys, k)
+		}
+		return casefile.TopKIdentities(dst, ids, k)
 	}
 	in := &sc.in
 	var all []string
 	if ranked != nil {
 		// The whole deduplicated list once, also for a case without gold (the
 		// baseline compares its top k); the top k is its prefix.
-		all = casefile.TopKIdentities(sc.topk[:0], ids, len(ids))
+		all = topK(sc.topk[:0], len(ids))
 		*ranked = append(*ranked, all...)
 	}
 	in.Gold = metrics.AppendDedupGold(sc.gold[:0], c.Gold)
@@ -232,15 +258,48 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 	if ranked != nil {
 		in.TopK = all[:min(s.K, len(all))]
 	} else {
-		in.TopK = casefile.TopKIdentities(sc.topk[:0], ids, s.K)
+		in.TopK = topK(sc.topk[:0], s.K)
 	}
 	in.K = s.K
 	metrics.ScoreCase(&r.Scores, in)
 	r.Scored, r.Has = true, allScored
-	if r.Missed() {
+	if r.Missed() && s.keepMissed() {
 		r.keepForReport(c, in.TopK)
 	}
 	return nil
+}
+
+func (s *Scorer) keepMissed() bool { return s.KeepMissed == nil || s.KeepMissed() }
+
+// topKKeyed is casefile.TopKIdentities(dst, ids, k) for ids keyed by
+// kbfile.KB.Keys: two ids of cards are equal exactly when their keys are, an
+// id of a card never equals one that is not (key 0), and only two of those
+// are compared as strings.
+func topKKeyed(dst, ids []string, keys []uint64, k int) []string {
+	start := len(dst)
+	var keptBuf [32]uint64
+	kept := keptBuf[:0]
+	for i, id := range ids {
+		if len(kept) >= k {
+			break
+		}
+		if id == "" || hasKeyed(dst[start:], kept, id, keys[i]) {
+			continue
+		}
+		dst = append(dst, id)
+		kept = append(kept, keys[i])
+	}
+	return dst
+}
+
+// hasKeyed reports whether the ids kept (with their keys) hold id (key key).
+func hasKeyed(kept []string, keys []uint64, id string, key uint64) bool {
+	for j, kj := range keys {
+		if kj == key && (key != 0 || kept[j] == id) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkIDs appends the integrity problems of the case's ids (empty, or not a
@@ -265,6 +324,7 @@ func (r *CaseResult) checkIDs(has func(string) bool, c *casefile.Case, ids []str
 // it at a collection.
 type scratch struct {
 	ranked   [32]string
+	keys     [32]uint64
 	gold     [8]string
 	topk     [16]string
 	relevant [16]string

@@ -128,6 +128,47 @@ type Measure[In any] struct {
 type CaseInput struct {
 	TopK, Gold, Relevant []string
 	K                    int
+
+	// Set by ScoreCase for its measures, once for all of them (at most 64
+	// ids in TopK): bit i of inGold (inJudged) is whether TopK[i] is in Gold
+	// (Judged()). Unset, each measure compares the strings itself.
+	marked           bool
+	inGold, inJudged uint64
+}
+
+// mark sets inGold and inJudged, when TopK has at most 64 ids.
+func (in *CaseInput) mark() {
+	if len(in.TopK) > 64 {
+		return
+	}
+	var g, j uint64
+	for i, id := range in.TopK {
+		if containsID(in.Gold, id) {
+			g |= 1 << i
+		}
+		if len(in.Relevant) > 0 && containsID(in.Relevant, id) {
+			j |= 1 << i
+		}
+	}
+	if len(in.Relevant) == 0 {
+		j = g
+	}
+	in.marked, in.inGold, in.inJudged = true, g, j
+}
+
+// goldAt reports whether TopK[i] is in Gold; judgedAt whether it is in Judged().
+func (in *CaseInput) goldAt(i int) bool {
+	if in.marked {
+		return in.inGold>>i&1 != 0
+	}
+	return contains(in.Gold, in.TopK[i])
+}
+
+func (in *CaseInput) judgedAt(i int) bool {
+	if in.marked {
+		return in.inJudged>>i&1 != 0
+	}
+	return contains(in.Judged(), in.TopK[i])
 }
 
 // Judged is what recall and nDCG count as relevant: Relevant when the case

@@ -336,3 +336,25 @@ func TestPPIClipNoVariation(t *testing.T) {
 	assert.InDelta(t, -u, c.Lo, 1e-15)
 	assert.InDelta(t, u, c.Hi, 1e-15)
 }
+
+// 21 equal values whose floating-point mean is not exactly theirs: the
+// standard error is rounding noise (about 1e-33), and Clip reads it as 0 (the
+// rule of three), not as a t statistic of 10³² with p < 1e-300 and a point
+// interval.
+func TestPPIClipRoundingNoise(t *testing.T) {
+	y, f := make([]float64, 21), make([]float64, 21)
+	for i := range y {
+		y[i], f[i] = 0.7, float64(i%2)
+	}
+	p := PPITuned(y, f, []float64{0, 1, 1})
+	require.Greater(t, p.SE, 0.0, "the noise this test is about")
+	require.Less(t, p.SE, 1e-15)
+	c := p.Clip(-1, 1)
+	assert.Equal(t, 0.0, c.SE)
+	assert.Equal(t, MethodRuleOfThree, c.Method)
+	assert.Less(t, c.Lo, c.Hi)
+	assert.True(t, math.IsNaN(c.PValue()), "nothing for the t test to divide by")
+	// A real, small standard error stays.
+	q := PPI{Estimate: 0.5, SE: 1e-6, Lo: 0.4999, Hi: 0.5001, N: 50, Method: MethodPPIJackknife}.Clip(0, 1)
+	assert.Equal(t, 1e-6, q.SE)
+}

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -218,4 +219,37 @@ func TestRegistry(t *testing.T) {
 	assert.False(t, ScaleBinary.InRange(1.5))
 	assert.True(t, ScaleUnbounded.InRange(31))
 	assert.False(t, ScaleUnbounded.InRange(-1))
+}
+
+// ScoreCase marks which of the top k are gold (and relevant) once for all its
+// measures: the same scores, bit for bit, as each measure comparing the strings
+// itself, over random cases of ids that share lengths and last bytes, with and
+// without relevant ids, and past the 64 ids a mark holds.
+func TestScoreCaseMarkedAsUnmarked(t *testing.T) {
+	ids := []string{"", "a", "b", "ab", "bb", "card-1", "card-2", "card-12", "dard-1", "x"}
+	rng := rand.New(rand.NewPCG(37, 4))
+	pick := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = ids[rng.IntN(len(ids))]
+		}
+		return out
+	}
+	for range 20000 {
+		n := rng.IntN(8)
+		if rng.IntN(10) == 0 {
+			n = 60 + rng.IntN(10)
+		}
+		in := CaseInput{TopK: pick(n), Gold: pick(rng.IntN(4)), K: 1 + rng.IntN(70)}
+		if rng.IntN(2) == 0 {
+			in.Relevant = pick(rng.IntN(4))
+		}
+		var got [NumCase]float64
+		ScoreCase(&got, &in)
+		require.False(t, in.marked)
+		for i := range CaseMeasures {
+			want := CaseMeasures[i].Of(&in)
+			require.Equal(t, math.Float64bits(want), math.Float64bits(got[i]), "%s of %+v", CaseMeasures[i].Key, in)
+		}
+	}
 }

@@ -2,6 +2,8 @@ package kbfile
 
 import (
 	"hash/maphash"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 )
 
 // idIndex answers Has for check's hot path: ten lookups per case, millions per
@@ -47,29 +49,18 @@ func shortKey(id string) (w0, w1 uint64) {
 	n := len(id)
 	switch {
 	case n >= 8:
-		w0 = le64(id, 0)
+		w0 = input.LE64(id, 0)
 		if n > 8 {
-			w1 = le64(id, n-8) >> (8 * (16 - n))
+			w1 = input.LE64(id, n-8) >> (8 * (16 - n))
 		}
 	case n >= 4:
-		w0 = uint64(le32(id, 0)) | uint64(le32(id, n-4)>>(8*(8-n)))<<32
+		w0 = uint64(input.LE32(id, 0)) | uint64(input.LE32(id, n-4)>>(8*(8-n)))<<32
 	default:
 		for i := n - 1; i >= 0; i-- {
 			w0 = w0<<8 | uint64(id[i])
 		}
 	}
 	return w0, w1 | uint64(n+1)<<56
-}
-
-func le64(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
-func le32(s string, i int) uint32 {
-	s = s[i : i+4]
-	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 // shortHash mixes a short key (keyed by k0, k1, so that the slots of a KB's
@@ -141,30 +132,70 @@ func tableSize(n int) int {
 }
 
 // has reports whether the index holds id, which is at most maxIndexedID bytes.
-func (x *idIndex) has(id string) bool {
+func (x *idIndex) has(id string) bool { return x.key(id) != 0 }
+
+// key is id's key (KB.Keys): the short table's slot of id plus one, or
+// len(short) plus the long table's slot plus one; 0 when the index does not
+// hold id, which is at most maxIndexedID bytes.
+func (x *idIndex) key(id string) uint64 {
 	if len(id) <= maxShortID {
 		w0, w1 := shortKey(id)
-		for j := x.shortHash(w0, w1) & x.shortMask; ; j = (j + 1) & x.shortMask {
-			switch sl := x.short[j]; {
-			case sl.w0 == w0 && sl.w1 == w1:
-				return true
-			case sl.w1 == 0:
-				return false
-			}
-		}
+		return x.probeShort(w0, w1, x.shortHash(w0, w1)&x.shortMask)
 	}
 	h := maphash.String(x.seed, id)
 	tag := h >> 32
 	for j := h & x.mask; ; j = (j + 1) & x.mask {
 		v := x.slots[j]
 		if v == 0 {
-			return false
+			return 0
 		}
 		if v>>32 == tag {
 			off := int(uint32(v)) //nolint:gosec // G115: the low 32 bits hold offset + 1 (the length byte's successor)
 			if n := int(x.arena[off-1]); n == len(id) && string(x.arena[off:off+n]) == id {
-				return true
+				return uint64(len(x.short)) + j + 1
 			}
 		}
 	}
 }
+
+// probeShort is the key of the short key (w0, w1), probed from slot j on.
+func (x *idIndex) probeShort(w0, w1, j uint64) uint64 {
+	for ; ; j = (j + 1) & x.shortMask {
+		switch sl := x.short[j]; {
+		case sl.w0 == w0 && sl.w1 == w1:
+			return j + 1
+		case sl.w1 == 0:
+			return 0
+		}
+	}
+}
+
+// keys sets keys[i] to key(ids[i]) (each at most maxIndexedID bytes),
+// probeBatch ids at a time: the short ids' slots are computed first and
+// probed after, so the probes (a cache miss each when the stream has evicted
+// the table) do not wait on one another or on the hashing between them.
+func (x *idIndex) keys(ids []string, keys []uint64) {
+	var ks [probeBatch]struct{ w0, w1, j uint64 }
+	for len(ids) > 0 {
+		n := min(len(ids), probeBatch)
+		for i, id := range ids[:n] {
+			if len(id) <= maxShortID {
+				k := &ks[i]
+				k.w0, k.w1 = shortKey(id)
+				k.j = x.shortHash(k.w0, k.w1) & x.shortMask
+			}
+		}
+		for i, id := range ids[:n] {
+			if len(id) > maxShortID {
+				keys[i] = x.key(id)
+				continue
+			}
+			k := &ks[i]
+			keys[i] = x.probeShort(k.w0, k.w1, k.j)
+		}
+		ids, keys = ids[n:], keys[n:]
+	}
+}
+
+// probeBatch is the number of ids keys hashes before it probes them.
+const probeBatch = 16

@@ -1,6 +1,7 @@
 package kbfile
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -99,4 +100,95 @@ func TestHasShortIDs(t *testing.T) {
 			require.False(t, kb.Has(id), "%q", id)
 		}
 	}
+}
+
+// TestKeys checks Keys against the map: 0 exactly for the ids that are not
+// cards, and one key per card id (two ids share a key only when they are
+// equal), in batches of every size around the probe batch, with the index
+// (ids on both sides of its bound) and without it (a KB past maxIndexed).
+func TestKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	randID := func() string {
+		n := rng.IntN(24)
+		if rng.IntN(20) == 0 {
+			n = maxIndexedID - 2 + rng.IntN(5)
+		}
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "ab-#0123"[rng.IntN(8)]
+		}
+		return string(b)
+	}
+	for _, indexed := range []bool{true, false} {
+		kb := &KB{}
+		for len(kb.Cards) < 2000 {
+			id := randID()
+			if _, dup := kb.byID[id]; !dup {
+				require.NoError(t, kb.add(Card{ID: id, File: "kb.jsonl", Line: len(kb.Cards) + 1}))
+			}
+		}
+		if indexed {
+			kb.buildIndex()
+			require.NotNil(t, kb.index)
+		}
+		var probes []string
+		for _, c := range kb.Cards[:500] {
+			probes = append(probes, c.ID, c.ID+"x", c.ID)
+		}
+		for range 3000 {
+			probes = append(probes, randID())
+		}
+		rng.Shuffle(len(probes), func(i, j int) { probes[i], probes[j] = probes[j], probes[i] })
+		idOf := map[uint64]string{}
+		for len(probes) > 0 {
+			n := min(len(probes), 1+rng.IntN(2*probeBatch+3))
+			keys := make([]uint64, n+1)
+			keys[n] = 12345 // past len(ids): not written
+			kb.Keys(probes[:n], keys)
+			require.Equal(t, uint64(12345), keys[n])
+			for i, id := range probes[:n] {
+				_, card := kb.byID[id]
+				require.Equal(t, card, keys[i] != 0, "indexed=%v id=%q", indexed, id)
+				if keys[i] == 0 {
+					continue
+				}
+				if prev, ok := idOf[keys[i]]; ok {
+					require.Equal(t, prev, id, "indexed=%v: one key for two ids", indexed)
+				}
+				idOf[keys[i]] = id
+			}
+			probes = probes[n:]
+		}
+		require.Greater(t, len(idOf), 400)
+	}
+}
+
+// FuzzKeys: cards and probes split from the input (cards before a 0 byte,
+// probes after, one a line): Keys agrees with the map on which probes are
+// cards, and gives two probes one key only when they are equal.
+func FuzzKeys(f *testing.F) {
+	f.Add([]byte("a\ncard-1\ncard-12\n\x00card-1\ncard-2\na\n\ncard-12"))
+	f.Add([]byte("abcdefghijklmno\nabcdefghijklmnop\n\x00abcdefghijklmnop\nabcdefghijklmno\nabcdefghijklmn"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cards, probes, _ := bytes.Cut(data, []byte{0})
+		kb := &KB{}
+		for _, id := range strings.Split(string(cards), "\n") {
+			if _, dup := kb.byID[id]; !dup {
+				require.NoError(t, kb.add(Card{ID: id, File: "kb.jsonl", Line: len(kb.Cards) + 1}))
+			}
+		}
+		kb.buildIndex()
+		ids := strings.Split(string(probes), "\n")
+		keys := make([]uint64, len(ids))
+		kb.Keys(ids, keys)
+		for i, id := range ids {
+			_, card := kb.byID[id]
+			require.Equal(t, card, keys[i] != 0, "%q", id)
+			for j := range i {
+				if keys[i] != 0 && keys[j] == keys[i] {
+					require.Equal(t, ids[j], id)
+				}
+			}
+		}
+	})
 }

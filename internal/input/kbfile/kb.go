@@ -63,6 +63,43 @@ func (kb *KB) Has(id string) bool {
 	return ok
 }
 
+// Keys sets keys[i] to the key of ids[i] (keys is at least as long as ids): 0
+// when it is not a card of the KB, else a number no other card's id has, so
+// that two ids of cards are equal exactly when their keys are. The lookups
+// of a case at once: the same answers as Has, faster than one by one, and
+// the keys tell the case's ids apart without comparing their bytes.
+func (kb *KB) Keys(ids []string, keys []uint64) {
+	keys = keys[:len(ids)]
+	x := kb.index
+	if x == nil {
+		for i, id := range ids {
+			keys[i] = 0
+			if c, ok := kb.byID[id]; ok {
+				keys[i] = uint64(c) + 1 //nolint:gosec // G115: a card's index, not negative
+			}
+		}
+		return
+	}
+	// Ids past the index's bound are keyed by their card's index, above the
+	// index's slots.
+	base := uint64(len(x.short) + len(x.slots))
+	for start := 0; start < len(ids); {
+		end := start
+		for end < len(ids) && len(ids[end]) <= maxIndexedID {
+			end++
+		}
+		x.keys(ids[start:end], keys[start:end])
+		if end < len(ids) {
+			keys[end] = 0
+			if c, ok := kb.byID[ids[end]]; ok {
+				keys[end] = base + uint64(c) + 1 //nolint:gosec // G115: a card's index, not negative
+			}
+			end++
+		}
+		start = end
+	}
+}
+
 // Card returns the card with id.
 func (kb *KB) Card(id string) (Card, bool) {
 	i, ok := kb.byID[id]

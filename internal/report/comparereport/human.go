@@ -3,6 +3,7 @@ package comparereport
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -227,8 +228,9 @@ func localeCorrected(e metrics.PPI) LocaleCorrected {
 }
 
 // humanBasis is the sentence after the recommendation when human labels
-// correct the figures ("" without).
-func (d *Document) humanBasis() string {
+// correct the figures ("" without); see points to the section of the
+// renderer's own output that shows them ("": the sentence is in it).
+func (d *Document) humanBasis(see string) string {
 	h := d.Human
 	if h == nil {
 		return ""
@@ -240,7 +242,21 @@ func (d *Document) humanBasis() string {
 	if h.Clusters > 0 {
 		how += fmt.Sprintf(" over the %d clusters of the labelled queries", h.Clusters)
 	}
-	return fmt.Sprintf("The recommendation and the gates use the human-corrected figures (%s: the judge's values of every query, corrected by %d human-labelled queries); see \"Human-corrected estimates\".", how, h.N)
+	s := fmt.Sprintf("The recommendation and the gates use the human-corrected figures (%s: the judge's values of every query, corrected by %d human-labelled queries)", how, h.N)
+	if see != "" {
+		s += "; see " + see
+	}
+	return s + "."
+}
+
+// humanSignFlipLine says how a corrected difference without variation among
+// its labelled queries is tested ("" when no corrected paired row is).
+func (d *Document) humanSignFlipLine() string {
+	if d.Human == nil || !slices.ContainsFunc(d.Human.Paired, func(p Paired) bool { return compare.IsHumanSignFlip(p.PValueMethod) }) {
+		return ""
+	}
+	return "Where the labelled queries leave a corrected difference no variation (standard error 0, the difference not 0), PPI++'s t statistic has nothing to divide by: p is then the exact sign-flip test of the labelled queries' human paired differences (" +
+		compare.PMethodHumanSignFlipExact + "; p = 2·0.5^n when all n are equal; over queries in families, of the clusters' sums), and the interval the rule of three."
 }
 
 // humanIntro is the first line of the human section.
@@ -455,6 +471,9 @@ func (d *Document) humanText(b *strings.Builder, name func(string) string) {
 		for i, n := range notes {
 			fmt.Fprintf(b, "  [%d] %s\n", i+1, n)
 		}
+		if l := d.humanSignFlipLine(); l != "" {
+			fmt.Fprintf(b, "  %s\n", l)
+		}
 	}
 	fmt.Fprintf(b, "\n%s\n", d.biasLine())
 	head, rows := d.biasRows()
@@ -503,7 +522,10 @@ func (d *Document) humanMarkdown(b *strings.Builder) {
 		for i, n := range notes {
 			fmt.Fprintf(b, "\n[%d] %s.", i+1, n)
 		}
-		if len(notes) > 0 {
+		if l := d.humanSignFlipLine(); l != "" {
+			fmt.Fprintf(b, "\n%s", l)
+		}
+		if len(notes) > 0 || d.humanSignFlipLine() != "" {
 			b.WriteString("\n")
 		}
 	}
@@ -539,7 +561,7 @@ func (d *Document) HumanSection(name func(string) string) (s HumanSection, ok bo
 	if d.Human == nil {
 		return s, false
 	}
-	s = HumanSection{Basis: d.humanBasis(), Intro: d.humanIntro(name(d.Human.File)), Note: d.note(), BiasLine: d.biasLine(),
+	s = HumanSection{Basis: d.humanBasis(""), Intro: d.humanIntro(name(d.Human.File)), Note: d.note(), BiasLine: d.biasLine(),
 		Head: humanHead, Rows: d.humanRows(name), Paired: d.Human.Paired, Strata: d.strataLine(name),
 		PairedFoot: "PPI++ estimate of each paired difference with its t interval (the jackknife standard error); p from the same t statistic, so the interval excludes 0 exactly when p < 0.05 before Holm's adjustment within each measure."}
 	switch {
@@ -549,6 +571,9 @@ func (d *Document) HumanSection(name func(string) string) (s HumanSection, ok bo
 		s.PairedFoot = "PPI++ estimate of each paired difference with its t interval over the clusters (the delete-one-cluster jackknife standard error, labelled clusters − 1 degrees of freedom); p from the same t statistic, so the interval excludes 0 exactly when p < 0.05 before Holm's adjustment within each measure."
 	case d.stratified():
 		s.PairedFoot = "PPI++ estimate of each paired difference stratified by locale with its t interval (each locale's jackknife standard error, the Welch–Satterthwaite degrees of freedom); p from the same t statistic, so the interval excludes 0 exactly when p < 0.05 before Holm's adjustment within each measure."
+	}
+	if l := d.humanSignFlipLine(); l != "" {
+		s.PairedFoot += " " + l
 	}
 	if rows := d.localeRows(name); len(rows) > 0 {
 		s.LocaleHead, s.LocaleRows, s.LocaleNote = localeHead, rows, d.localeNote()

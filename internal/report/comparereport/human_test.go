@@ -151,3 +151,70 @@ func TestHumanSectionStratified(t *testing.T) {
 	}
 	assert.NotContains(t, pt.String(), "by locale")
 }
+
+// constantFixture is humanFixture with people grading a 2 on every labelled
+// query: every labelled human difference B − A is the same, while the
+// judge's vary (λ̂ = 0, standard error 0, the estimate not 0).
+func constantFixture(t *testing.T) *compare.Result {
+	t.Helper()
+	var qr, sh strings.Builder
+	var qa, qb []trecfile.RunQuery
+	sh.WriteString("query_id,doc_id,grade\n")
+	for i := range 40 {
+		id := fmt.Sprintf("q%02d", i)
+		fmt.Fprintf(&qr, "%s 0 a %d\n%s 0 b 1\n", id, 2+i%2, id)
+		if i < 20 {
+			fmt.Fprintf(&sh, "%s,a,2\n%s,b,1\n", id, id)
+		}
+		qa = append(qa, trecfile.RunQuery{ID: id, Docs: []string{"a", "b"}})
+		qb = append(qb, trecfile.RunQuery{ID: id, Docs: []string{"b", "a"}})
+	}
+	q, err := trecfile.ParseQrels(context.Background(), strings.NewReader(qr.String()), "q.trec")
+	require.NoError(t, err)
+	s, err := labelfile.ReadSheet(context.Background(), strings.NewReader(sh.String()), "sheet.csv")
+	require.NoError(t, err)
+	res, err := compare.Compare(q, []compare.Input{
+		{Name: "A", Run: &trecfile.Run{File: "a", Format: "trec", K: 10, Queries: qa}},
+		{Name: "B", Run: &trecfile.Run{File: "b", Format: "trec", K: 10, Queries: qb}},
+	}, compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1, HumanSheet: s})
+	require.NoError(t, err)
+	return res
+}
+
+// A corrected difference without variation among its labelled queries: every
+// format names its exact test and says why it is not the t test, the
+// recommendation rests on it, and the basis sentence points to the human
+// section where it is elsewhere in the output (text: above, Markdown: below).
+func TestHumanConstantDifferenceWords(t *testing.T) {
+	d := New(constantFixture(t))
+	var txt, md, js bytes.Buffer
+	require.NoError(t, d.Text(&txt))
+	require.NoError(t, d.Markdown(&md))
+	require.NoError(t, d.WriteJSON(&js))
+	line := "PPI++'s t statistic has nothing to divide by: p is then the exact sign-flip test of the labelled queries' human paired differences"
+	for name, out := range map[string]string{"text": txt.String(), "markdown": md.String()} {
+		assert.Contains(t, out, line, name)
+		assert.Contains(t, out, "the test the exact sign-flip test of their human differences: the test decides", name)
+		assert.Contains(t, out, "Recommended: A, best mean DCG@2, significantly above the runner-up B", name)
+		assert.Contains(t, out, "adjusted p = 1.9e-06, n = 20", name)
+		assert.NotContains(t, out, "not significantly", name)
+	}
+	assert.Contains(t, txt.String(), "1.9e-06  1.9e-06 human-exact-sign-flip     yes [1]")
+	assert.Contains(t, txt.String(), `see "human-corrected estimates" above.`)
+	assert.Less(t, strings.Index(txt.String(), "\nhuman-corrected estimates: "), strings.Index(txt.String(), `see "human-corrected estimates" above`))
+	assert.Contains(t, md.String(), `see "Human-corrected estimates" below.`)
+	assert.Less(t, strings.Index(md.String(), `see "Human-corrected estimates" below`), strings.Index(md.String(), "### Human-corrected estimates"))
+	assert.Contains(t, js.String(), `"p_value_method": "human-exact-sign-flip"`)
+	assert.Contains(t, js.String(), `"p_value": 1.9073486328125e-06`)
+	// The HTML page's section: no pointer to itself, the test in its foot.
+	s, ok := d.HumanSection(func(s string) string { return s })
+	require.True(t, ok)
+	assert.NotContains(t, s.Basis, "see")
+	assert.Contains(t, s.PairedFoot, line)
+	// Read back from the JSON, the words are the same.
+	back, err := Read(bytes.NewReader(js.Bytes()))
+	require.NoError(t, err)
+	var txt2 bytes.Buffer
+	require.NoError(t, back.Text(&txt2))
+	assert.Contains(t, txt2.String(), line)
+}

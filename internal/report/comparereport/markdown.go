@@ -34,7 +34,7 @@ func (d *Document) Markdown(w io.Writer) error {
 		fmt.Fprintf(&b, "**%s**\n\n", dw.Line)
 	}
 	fmt.Fprintf(&b, "%s\n\n", d.primaryLine())
-	if s := d.humanBasis(); s != "" {
+	if s := d.humanBasis(`"Human-corrected estimates" below`); s != "" {
 		fmt.Fprintf(&b, "%s\n\n", s)
 	}
 	if !d.ScenariosUnknown {

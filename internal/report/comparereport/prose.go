@@ -60,6 +60,8 @@ func noteText(note string) string {
 		return "the interval excludes 0 and the unadjusted p is below alpha, but not after Holm's adjustment across strategies"
 	case compare.NoteMethods:
 		return "the interval and the test are different procedures and differ near the threshold: the test decides"
+	case compare.NoteNoVariation:
+		return "the labelled queries' differences do not vary: the interval is the rule of three (how far the mean could still be after that many labelled queries that all agree), the test the exact sign-flip test of their human differences: the test decides"
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -396,4 +397,89 @@ func TestTrendMeasuresNoClearWinner(t *testing.T) {
 	assert.Equal(t, []trend.Measure{{Group: "strategy:dense", Key: "dcg_at_k"}}, d.TrendMeasures())
 	d.RecommendationTest = nil
 	assert.Equal(t, []trend.Measure{{Group: "strategy:bm25", Key: "dcg_at_k"}}, d.TrendMeasures())
+}
+
+// With queries in clusters each --per-query line carries its query's cluster
+// (null: a cluster of its own), and the cluster-level paired tests are
+// recomputed from the file alone; without clusters the lines have no
+// "cluster" key.
+func TestComparePerQueryClusters(t *testing.T) {
+	var qr strings.Builder
+	var qa, qb []trecfile.RunQuery
+	of := map[string]string{}
+	for i := range 30 {
+		id := fmt.Sprintf("q%02d", i)
+		fmt.Fprintf(&qr, "%s 0 g %d\n%s 0 h 1\n", id, 1+i%3, id)
+		qa = append(qa, trecfile.RunQuery{ID: id, Docs: []string{"g", "h"}})
+		docs := []string{"h", "g"}
+		if i%4 == 0 {
+			docs = []string{"g", "x"}
+		}
+		qb = append(qb, trecfile.RunQuery{ID: id, Docs: docs})
+		if i < 27 { // the last three are clusters of their own
+			of[id] = fmt.Sprintf("card <%d>", i/3)
+		}
+	}
+	q, err := trecfile.ParseQrels(context.Background(), strings.NewReader(qr.String()), "qrels.txt")
+	require.NoError(t, err)
+	in := []compare.Input{{Name: "a", Run: &trecfile.Run{File: "a", K: 10, Queries: qa}}, {Name: "b", Run: &trecfile.Run{File: "b", K: 10, Queries: qb}}}
+	o := compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1}
+	plain, err := compare.Compare(q, in, o)
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, PerQuery(&b, plain))
+	assert.NotContains(t, b.String(), `"cluster"`)
+	assert.True(t, strings.HasPrefix(b.String(), `{"judged_at_k":`))
+
+	o.Clusters = of
+	res, err := compare.Compare(q, in, o)
+	require.NoError(t, err)
+	b.Reset()
+	require.NoError(t, PerQuery(&b, res))
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	require.Len(t, lines, 60)
+	assert.True(t, strings.HasPrefix(lines[0], `{"cluster":"card <0>","judged_at_k":`), lines[0])
+	assert.True(t, strings.HasPrefix(lines[29], `{"cluster":null,"judged_at_k":`), lines[29])
+	// From the file alone: each query's cluster (null: its own) and the
+	// strategies' values give the cluster-level tests the reports print (a
+	// measure counts the queries it defines: null values are left out).
+	type line struct {
+		Cluster  *string             `json:"cluster"`
+		Metrics  map[string]*float64 `json:"metrics"`
+		QueryID  string              `json:"query_id"`
+		Strategy string              `json:"strategy"`
+	}
+	val := map[string]map[string]map[string]*float64{} // strategy -> query -> metrics
+	keys := map[string]string{}
+	for _, l := range lines {
+		var x line
+		require.NoError(t, json.Unmarshal([]byte(l), &x))
+		if val[x.Strategy] == nil {
+			val[x.Strategy] = map[string]map[string]*float64{}
+		}
+		val[x.Strategy][x.QueryID] = x.Metrics
+		keys[x.QueryID] = ""
+		if x.Cluster != nil {
+			keys[x.QueryID] = "c:" + *x.Cluster
+		}
+	}
+	ids := slices.Sorted(maps.Keys(keys))
+	for _, p := range res.Paired {
+		var d []float64
+		var ck []string
+		for _, id := range ids {
+			a, b := val[p.Strategy][id][p.Metric], val[p.Baseline][id][p.Metric]
+			if a == nil || b == nil {
+				continue
+			}
+			d, ck = append(d, *a-*b), append(ck, keys[id])
+		}
+		idx, G := metrics.ClusterIndex(ck)
+		pv, method := metrics.ClusterPairedP(d, idx, G, o.Resamples, o.Seed)
+		assert.Equal(t, p.PMethod, method, p.Metric)
+		assert.InDelta(t, p.P, pv, 1e-12, p.Metric)
+		assert.Equal(t, G, p.Clusters, p.Metric)
+		assert.Equal(t, len(d), p.N, p.Metric)
+	}
+	assert.Equal(t, 12, res.Paired[0].Clusters, "9 cards and 3 queries of their own")
 }

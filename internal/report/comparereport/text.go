@@ -167,7 +167,7 @@ func (d *Document) Text(w io.Writer) error {
 	if dw := d.decisionWords(name); dw.Line != "" {
 		fmt.Fprintf(&b, "%s\n", dw.Line)
 	}
-	if s := d.humanBasis(); s != "" {
+	if s := d.humanBasis(`"human-corrected estimates" above`); s != "" {
 		fmt.Fprintf(&b, "%s\n", s)
 	}
 	if !d.ScenariosUnknown {

@@ -287,10 +287,17 @@ var methodWords = map[string]string{
 	compare.PMethodPPIClusterJackknife:           "t test of the PPI++ estimate over queries in families (delete-one-cluster jackknife standard error)",
 	metrics.MethodPPIStratifiedClusterJackknife:  "PPI++ stratified by locale over queries in families (delete-one-cluster jackknife of the weighted sum, t with labelled clusters − 1 df)",
 	compare.PMethodPPIStratifiedClusterJackknife: "t test of the PPI++ estimate stratified by locale over queries in families (delete-one-cluster jackknife standard error)",
+
+	// A corrected difference whose labelled queries do not vary.
+	compare.PMethodHumanSignFlipExact:                "exact sign-flip test of the labelled queries' human paired differences (their corrected difference does not vary: p = 2·0.5^n when all n are equal)",
+	compare.PMethodHumanSignFlipRandomization:        "sign-flip randomization of the labelled queries' human paired differences (their corrected difference does not vary)",
+	compare.PMethodHumanClusterSignFlipExact:         "exact sign-flip test of the clusters' sums of the labelled queries' human paired differences (their corrected difference does not vary)",
+	compare.PMethodHumanClusterSignFlipRandomization: "sign-flip randomization of the clusters' sums of the labelled queries' human paired differences (their corrected difference does not vary)",
 }
 
 // resampledMethods are those that draw the document's resamples.
-var resampledMethods = map[string]bool{metrics.MethodBCa: true, metrics.MethodPercentile: true, metrics.PMethodRandomization: true, metrics.PMethodClusterRandomization: true}
+var resampledMethods = map[string]bool{metrics.MethodBCa: true, metrics.MethodPercentile: true, metrics.PMethodRandomization: true, metrics.PMethodClusterRandomization: true,
+	compare.PMethodHumanSignFlipRandomization: true, compare.PMethodHumanClusterSignFlipRandomization: true}
 
 // methodLines say how the document's intervals and p-values were computed,
 // from what the document states: each interval method with the measures it

@@ -140,10 +140,11 @@ func TestCheckHTMLInBrowser(t *testing.T) {
 		name, cases string
 		exit, bars  int
 		extra       []string
+		shots       []int // nil: every width
 	}{
-		{"check-demo", checkDemo + "/cases.jsonl", cli.ExitOK, 6, nil},
-		{"check-broken", checkDemo + "/broken/cases.jsonl", cli.ExitGateFailed, 4, nil},
-		{"check-baseline", checkDemo + "/regressed.jsonl", cli.ExitGateFailed, 6, []string{"--baseline", checkDemo + "/baseline.jsonl.gz", "--max-drop-hit", "0.02"}},
+		{"check-demo", checkDemo + "/cases.jsonl", cli.ExitOK, 6, nil, nil},
+		{"check-broken", checkDemo + "/broken/cases.jsonl", cli.ExitGateFailed, 4, nil, []int{390}},
+		{"check-baseline", checkDemo + "/regressed.jsonl", cli.ExitGateFailed, 6, []string{"--baseline", checkDemo + "/baseline.jsonl.gz", "--max-drop-hit", "0.02"}, []int{390}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), c.name+".html")
@@ -152,7 +153,7 @@ func TestCheckHTMLInBrowser(t *testing.T) {
 			if c.bars >= 0 {
 				marks[`rect[data-mark="bar"]`] = c.bars
 			}
-			browsertest.Check(t, b, browsertest.Page{Name: c.name, Path: path, Widths: []int{390, 850, 1400}, OpenDetails: true, Marks: marks})
+			browsertest.Check(t, b, browsertest.Page{Name: c.name, Path: path, Widths: []int{390, 850, 1400}, Shots: c.shots, OpenDetails: true, Marks: marks})
 		})
 	}
 }
@@ -181,7 +182,7 @@ func TestCheckHTMLBaselineHeadlineInBrowser(t *testing.T) {
 	script := `[...document.querySelectorAll('.kpi')].map(k => { const r = k.getBoundingClientRect();
 	  return {text: k.innerText.replace(/\s+/g, ' ').trim(), left: r.left, right: r.right, width: r.width, vw: document.documentElement.clientWidth}; })`
 	for _, dark := range []bool{false, true} {
-		for _, m := range browsertest.Check(t, b, browsertest.Page{Name: fmt.Sprintf("check-baseline-nogate-dark-%v", dark), Path: path, Widths: []int{850, 390}, Dark: dark, Script: script}) {
+		for _, m := range browsertest.Check(t, b, browsertest.Page{Name: fmt.Sprintf("check-baseline-nogate-dark-%v", dark), Path: path, Widths: []int{850, 390}, Shots: []int{390}, Dark: dark, Script: script}) {
 			var cards []struct {
 				Text                   string
 				Left, Right, Width, VW float64

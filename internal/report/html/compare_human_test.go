@@ -55,3 +55,39 @@ func TestCompareHumanSection(t *testing.T) {
 	assert.NotContains(t, b.String(), "Human-corrected estimates")
 	assert.Contains(t, b.String(), `<div class="kpi-label">Best DCG@1</div>`)
 }
+
+// A corrected difference whose 20 labelled queries all differ by the same
+// amount: the page's methods line and the corrected table's foot name the
+// exact sign-flip test of the human differences, and the basis sentence,
+// printed inside "Human-corrected estimates", does not point to that section.
+func TestCompareHumanConstantDifference(t *testing.T) {
+	var qr, sh strings.Builder
+	var qa, qb []trecfile.RunQuery
+	sh.WriteString("query_id,doc_id,grade\n")
+	for i := range 40 {
+		id := fmt.Sprintf("q%02d", i)
+		fmt.Fprintf(&qr, "%s 0 a %d\n%s 0 b 1\n", id, 2+i%2, id)
+		if i < 20 {
+			fmt.Fprintf(&sh, "%s,a,2\n%s,b,1\n", id, id)
+		}
+		qa = append(qa, trecfile.RunQuery{ID: id, Docs: []string{"a", "b"}})
+		qb = append(qb, trecfile.RunQuery{ID: id, Docs: []string{"b", "a"}})
+	}
+	q, err := trecfile.ParseQrels(context.Background(), strings.NewReader(qr.String()), "q.trec")
+	require.NoError(t, err)
+	s, err := labelfile.ReadSheet(context.Background(), strings.NewReader(sh.String()), "sheet.csv")
+	require.NoError(t, err)
+	res, err := compare.Compare(q, []compare.Input{
+		{Name: "A", Run: &trecfile.Run{File: "a", Format: "trec", K: 10, Queries: qa}},
+		{Name: "B", Run: &trecfile.Run{File: "b", Format: "trec", K: 10, Queries: qb}},
+	}, compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1, HumanSheet: s})
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, htmlreport.CompareHTML(&b, comparereport.New(res), res, nil))
+	page := b.String()
+	assert.Contains(t, page, "exact sign-flip test of the labelled queries&#39; human paired differences (their corrected difference does not vary: p = 2·0.5^n when all n are equal) for DCG@2")
+	assert.Contains(t, page, "PPI++&#39;s t statistic has nothing to divide by")
+	assert.Contains(t, page, "corrected by 20 human-labelled queries).")
+	assert.NotContains(t, page, `see &#34;Human-corrected estimates&#34;`)
+	assert.NotContains(t, page, `see "Human-corrected estimates"`)
+}

@@ -108,7 +108,7 @@ func TestCompareDashboardPositionGapsInBrowser(t *testing.T) {
     zeroY: zero ? Number(zero.getAttribute("y")) - 4 : null,
   };
 })()`
-	ms := browsertest.Check(t, br, browsertest.Page{Name: "compare-gaps", Path: path, Widths: []int{390, 1400}, Script: script,
+	ms := browsertest.Check(t, br, browsertest.Page{Name: "compare-gaps", Path: path, Widths: []int{390, 1400}, Shots: []int{390}, Script: script,
 		Marks: map[string]int{`path[data-mark="line"]`: 2}})
 	for _, m := range ms {
 		var got struct {

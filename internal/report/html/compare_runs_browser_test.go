@@ -243,8 +243,8 @@ func TestCompareWholePageInBrowser(t *testing.T) {
 		return `(() => { const s = document.getElementById("rg-metric"); s.value = [...s.options].find((o) => o.textContent === "` + label +
 			`").value; s.dispatchEvent(new Event("change")); return ` + breaksJS + `; })()`
 	}
-	loads := append(ms, browsertest.Check(t, b, browsertest.Page{Name: "compare-runs", Path: path, Widths: []int{390, 850}, Script: metric("MRR@10")})...)
-	loads = append(loads, browsertest.Check(t, b, browsertest.Page{Name: "compare-runs-dark", Path: path, Widths: []int{390, 850, 1400}, Dark: true, Script: metric("recall@10")})...)
+	loads := append(ms, browsertest.Check(t, b, browsertest.Page{Name: "compare-runs", Path: path, Widths: []int{390, 850}, Shots: []int{390}, Script: metric("MRR@10")})...)
+	loads = append(loads, browsertest.Check(t, b, browsertest.Page{Name: "compare-runs-dark", Path: path, Widths: []int{390, 850, 1400}, Shots: []int{1400}, Dark: true, Script: metric("recall@10")})...)
 	for i, m := range loads {
 		name := "compare-runs"
 		if i >= 3 {

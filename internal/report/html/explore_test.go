@@ -297,7 +297,7 @@ func TestCompareDashboardWithoutScript(t *testing.T) {
 	r := demoResult(t)
 	path := filepath.Join(t.TempDir(), "compare-noscript.html")
 	require.NoError(t, os.WriteFile(path, renderOver(t, r, overRuns(t, r, 8, map[int]bool{3: true})), 0o644))
-	for _, m := range browsertest.Check(t, b, browsertest.Page{Name: "compare-noscript", Path: path, Widths: []int{390, 850}, NoScript: true, Marks: map[string]int{
+	for _, m := range browsertest.Check(t, b, browsertest.Page{Name: "compare-noscript", Path: path, Widths: []int{390, 850}, Shots: []int{390}, NoScript: true, Marks: map[string]int{
 		`#rg-bars rect[data-mark="bar"]`:  5,
 		`#rg-controls[hidden]`:            1,
 		`#rg-over path[data-mark="line"]`: 5,
@@ -457,9 +457,12 @@ func exploreLoads(t *testing.T) ([]byte, map[bool][]*browsertest.Measure) {
 		marks := maps.Clone(exploreMarks)
 		maps.Copy(marks, seedMarks(r))
 		ms := map[bool][]*browsertest.Measure{}
+		// Shot at one width each (1400 light, 390 dark): compare-dashboard is
+		// shot at every width; every width is measured and clicked.
+		shots := map[bool][]int{false: {1400}, true: {390}}
 		for _, dark := range []bool{false, true} {
 			ms[dark] = browsertest.Measures(t, b, browsertest.Page{Name: fmt.Sprintf("compare-explore-dark-%v", dark), Path: path, Widths: []int{390, 850, 1400},
-				Dark: dark, Marks: marks, Script: "({dcg: " + dcgScaleJS + ", seed: " + seedFiguresJS + ", explore: " + exploreJS + "})"})
+				Shots: shots[dark], Dark: dark, Marks: marks, Script: "({dcg: " + dcgScaleJS + ", seed: " + seedFiguresJS + ", explore: " + exploreJS + "})"})
 		}
 		explore.page, explore.ms = page, ms
 	})

@@ -335,7 +335,7 @@ func TestCompareDashboardOverRunsInBrowser(t *testing.T) {
 		require.Len(t, row, 5)
 		bars[i] = row[1:] // the strategy, its value, interval and n
 	}
-	ms := browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard-history", Path: path, Widths: []int{390, 850, 1400}, Script: script, Marks: map[string]int{
+	ms := browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard-history", Path: path, Widths: []int{390, 850, 1400}, Shots: []int{1400}, Script: script, Marks: map[string]int{
 		`rect[data-mark="bar"]`:     5,
 		`path[data-mark="line"]`:    5 + 5 + 8*5, // over the runs, and each run's relevance by position (8 earlier runs' hidden)
 		`circle[data-mark="point"]`: 50 + 5*9 - 1,
@@ -437,7 +437,7 @@ func TestHistoryCheckDeltasInBrowser(t *testing.T) {
 	require.NoError(t, rhtml.History(&page, v))
 	path := filepath.Join(t.TempDir(), "history-check.html")
 	require.NoError(t, os.WriteFile(path, page.Bytes(), 0o644))
-	browsertest.Check(t, b, browsertest.Page{Name: "history-check-deltas", Path: path, Widths: []int{390, 850, 1400}, Marks: map[string]int{
+	browsertest.Check(t, b, browsertest.Page{Name: "history-check-deltas", Path: path, Widths: []int{390, 850, 1400}, Shots: []int{850}, Marks: map[string]int{
 		`path[data-mark="line"]`:    2,
 		`circle[data-mark="point"]`: 8,
 		`line[data-mark="marker"]`:  0,
@@ -548,7 +548,7 @@ func TestHistoryBoundedInBrowser(t *testing.T) {
 })()`
 	// 1,000 full runs (6,000 points / 3 series, capped); the 49,000 older in
 	// groups of 74 (666 points at most): 663 points.
-	ms := browsertest.Check(t, b, browsertest.Page{Name: "history-bounded", Path: path, Widths: []int{390, 1400}, Script: hover, Marks: map[string]int{
+	ms := browsertest.Check(t, b, browsertest.Page{Name: "history-bounded", Path: path, Widths: []int{390, 1400}, Shots: []int{390}, Script: hover, Marks: map[string]int{
 		`path[data-mark="line"]`:    3,
 		`circle[data-mark="point"]`: 3 * (1000 + 663),
 		`path[data-mark="band"]`:    3,

@@ -284,7 +284,7 @@ func TestCompareDashboardInBrowser(t *testing.T) {
 	// With the gates: their table fits too.
 	gated := filepath.Join(t.TempDir(), "compare-gated.html")
 	require.NoError(t, os.WriteFile(gated, render(t, demoResultGated(t, gatedDemo)), 0o644))
-	browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard-gates", Path: gated, Widths: []int{390, 850, 1400}, Marks: marks})
+	browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard-gates", Path: gated, Widths: []int{390, 850, 1400}, Shots: []int{850}, Marks: marks})
 	// The same page in dark mode.
 	for _, m := range browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard-dark", Path: path, Widths: []int{850}, Marks: marks, Dark: true}) {
 		assert.Equal(t, "rgb(13, 17, 23)", m.Background)
