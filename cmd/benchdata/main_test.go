@@ -64,7 +64,7 @@ func checkCasesParquetAsJSONL(t *testing.T, mode string) {
 	require.NoError(t, err)
 	dicts := map[string]bool{}
 	for _, c := range f.Metadata().RowGroups[0].Columns {
-		dicts[strings.Join(c.MetaData.PathInSchema, ".")] = slices.Contains(c.MetaData.Encoding, format.RLEDictionary) || slices.Contains(c.MetaData.Encoding, format.PlainDictionary)
+		dicts[strings.Join(c.MetaData.PathInSchema, ".")] = slices.Contains(c.MetaData.Encoding, format.RLEDictionary)
 	}
 	dict := mode == "check-cases-parquet-dict"
 	assert.Equal(t, map[string]bool{"id": false, "locale": dict, "type": dict, "query": false, "must_cite_one_of.list.element": false,

@@ -336,7 +336,7 @@ func checkLZ4Page(cr *countReader, h *format.PageHeader, buf *[2][]byte) error {
 		buf[1] = make([]byte, size)
 	}
 	if _, err := lz4.UncompressBlock(data, buf[1][:size]); err != nil {
-		return fmt.Errorf("an LZ4_RAW page that does not decompress into its %d bytes: %v", size, err)
+		return fmt.Errorf("an LZ4_RAW page that does not decompress into its %d bytes: %w", size, err)
 	}
 	return nil
 }
