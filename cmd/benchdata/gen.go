@@ -41,6 +41,25 @@ type benchEntry struct {
 	Score    float64 `parquet:"score"`
 }
 
+// benchCaseDict is benchCase with its repeated strings dictionary-encoded
+// (locale, type and the retrieved ids: what pyarrow, Spark and DuckDB keep
+// in dictionaries; the case ids and queries, each different, they write
+// plain once a dictionary outgrows its page).
+type benchCaseDict struct {
+	ID        string           `parquet:"id"`
+	Locale    string           `parquet:"locale,dict"`
+	Type      string           `parquet:"type,dict"`
+	Query     string           `parquet:"query"`
+	Gold      []string         `parquet:"must_cite_one_of,optional,list"`
+	Retrieved []benchEntryDict `parquet:"retrieved,list"`
+}
+
+type benchEntryDict struct {
+	ID       string  `parquet:"id,dict"`
+	ParentID string  `parquet:"parent_id,dict"`
+	Score    float64 `parquet:"score"`
+}
+
 // genCases makes n cases of 10 retrieved entries each: 3 locales, every
 // fifth adversarial, a tenth without gold, a quarter with two gold ids, a
 // quarter of the entries the gold card (seed 42). fn gets each case in turn
@@ -139,20 +158,38 @@ func checkCases(w *bufio.Writer, n int) error {
 
 // checkCasesParquet writes genCases's n cases as a Parquet file: the columns
 // of the JSONL, must_cite_one_of null where the JSONL leaves it out, Snappy
-// pages (Spark's default codec) in row groups of 65,536 rows.
-func checkCasesParquet(w *bufio.Writer, n int) error {
+// pages (Spark's default codec) in row groups of 65,536 rows; with dict, the
+// repeated strings in dictionaries (benchCaseDict).
+func checkCasesParquet(w *bufio.Writer, n int, dict bool) error {
+	if dict {
+		pw := parquet.NewGenericWriter[benchCaseDict](w, parquet.Compression(&parquet.Snappy), parquet.MaxRowsPerRowGroup(1<<16))
+		return writeCasesParquet(pw, n, func(c *benchCase) benchCaseDict {
+			d := benchCaseDict{ID: c.ID, Locale: c.Locale, Type: c.Type, Query: c.Query, Gold: slices.Clone(c.Gold)}
+			for _, e := range c.Retrieved {
+				d.Retrieved = append(d.Retrieved, benchEntryDict(e))
+			}
+			return d
+		})
+	}
 	pw := parquet.NewGenericWriter[benchCase](w, parquet.Compression(&parquet.Snappy), parquet.MaxRowsPerRowGroup(1<<16))
-	batch := make([]benchCase, 0, 1024)
+	return writeCasesParquet(pw, n, func(c *benchCase) benchCase {
+		cc := *c
+		cc.Gold = slices.Clone(c.Gold)
+		cc.Retrieved = slices.Clone(c.Retrieved)
+		return cc
+	})
+}
+
+// writeCasesParquet writes genCases's n cases to pw, each as row makes it.
+func writeCasesParquet[R any](pw *parquet.GenericWriter[R], n int, row func(*benchCase) R) error {
+	batch := make([]R, 0, 1024)
 	flush := func() error {
 		_, err := pw.Write(batch)
 		batch = batch[:0]
 		return err
 	}
 	err := genCases(n, func(c *benchCase, _ int, _ *[10]float64, _ *[10][]byte) error {
-		cc := *c
-		cc.Gold = slices.Clone(c.Gold)
-		cc.Retrieved = slices.Clone(c.Retrieved)
-		batch = append(batch, cc)
+		batch = append(batch, row(c))
 		if len(batch) == cap(batch) {
 			return flush()
 		}

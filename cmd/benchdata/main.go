@@ -5,6 +5,7 @@
 //
 //	go run ./cmd/benchdata check-cases N   # N cases × 10 retrieved entries (the check benchmark's file)
 //	go run ./cmd/benchdata check-cases-parquet N  # the same cases as one Parquet file (Snappy, row groups of 65,536)
+//	go run ./cmd/benchdata check-cases-parquet-dict N  # the same, the repeated strings dictionary-encoded
 //	go run ./cmd/benchdata check-kb        # its knowledge base, 3,000 cards
 //	go run ./cmd/benchdata labels human|judge N padded|plain
 //	go run ./cmd/benchdata lock            # the calibrate lock of the labels
@@ -53,7 +54,7 @@ func write(w *bufio.Writer, args []string) error {
 		return n, nil
 	}
 	if len(args) == 0 {
-		return fmt.Errorf("usage: benchdata check-cases N | check-cases-parquet N | check-kb | labels human|judge N padded|plain | lock")
+		return fmt.Errorf("usage: benchdata check-cases N | check-cases-parquet N | check-cases-parquet-dict N | check-kb | labels human|judge N padded|plain | lock")
 	}
 	switch args[0] {
 	case "check-cases":
@@ -67,7 +68,13 @@ func write(w *bufio.Writer, args []string) error {
 		if err != nil {
 			return err
 		}
-		return checkCasesParquet(w, n)
+		return checkCasesParquet(w, n, false)
+	case "check-cases-parquet-dict":
+		n, err := count(1)
+		if err != nil {
+			return err
+		}
+		return checkCasesParquet(w, n, true)
 	case "check-kb":
 		return checkKB(w)
 	case "labels":

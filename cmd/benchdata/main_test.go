@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -47,9 +50,25 @@ func TestCheckCases(t *testing.T) {
 // The Parquet file holds check-cases's cases: read as the cases reader reads
 // it (a Parquet input), each case equals the JSONL's.
 func TestCheckCasesParquet(t *testing.T) {
+	for _, mode := range []string{"check-cases-parquet", "check-cases-parquet-dict"} {
+		t.Run(mode, func(t *testing.T) { checkCasesParquetAsJSONL(t, mode) })
+	}
+}
+
+func checkCasesParquetAsJSONL(t *testing.T, mode string) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "c.parquet")
-	require.NoError(t, os.WriteFile(p, gen(t, "check-cases-parquet", "300"), 0o644))
+	data := gen(t, mode, "300")
+	require.NoError(t, os.WriteFile(p, data, 0o644))
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	require.NoError(t, err)
+	dicts := map[string]bool{}
+	for _, c := range f.Metadata().RowGroups[0].Columns {
+		dicts[strings.Join(c.MetaData.PathInSchema, ".")] = slices.Contains(c.MetaData.Encoding, format.RLEDictionary)
+	}
+	dict := mode == "check-cases-parquet-dict"
+	assert.Equal(t, map[string]bool{"id": false, "locale": dict, "type": dict, "query": false, "must_cite_one_of.list.element": false,
+		"retrieved.list.element.id": dict, "retrieved.list.element.parent_id": dict, "retrieved.list.element.score": false}, dicts)
 	s, err := input.OpenSharded(context.Background(), p)
 	require.NoError(t, err)
 	defer s.Close()

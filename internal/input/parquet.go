@@ -16,6 +16,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
+	"github.com/pierrec/lz4/v4"
 )
 
 // Parquet shards (issue 35 item 3). A Parquet file (one that starts with the
@@ -196,6 +197,7 @@ func parquetOpen(f io.ReaderAt, size int64) (pf *parquet.File, err error) {
 func checkPages(f *parquet.File, size int64) error {
 	md := f.Metadata()
 	var proto thrift.CompactProtocol
+	var lz4Buf [2][]byte
 	for g, rg := range md.RowGroups {
 		for c := range rg.Columns {
 			cm := &rg.Columns[c].MetaData
@@ -207,12 +209,15 @@ func checkPages(f *parquet.File, size int64) error {
 			if start < 4 || n < 0 || start > size || n > size-start {
 				return fmt.Errorf("row group %d, column %d: a column chunk at bytes [%d, %d+%d) outside the file of %d bytes", g, c, start, start, n, size)
 			}
-			if cm.NumValues == 0 {
+			// The library decompresses every chunk of a column with the
+			// codec of its first row group's (a chunk of no values too).
+			lz4Raw := cm.Codec == format.Lz4Raw || c < len(md.RowGroups[0].Columns) && md.RowGroups[0].Columns[c].MetaData.Codec == format.Lz4Raw
+			if cm.NumValues == 0 && !lz4Raw {
 				continue
 			}
 			sec := io.NewSectionReader(f, start, n)
 			cr := &countReader{r: bufio.NewReaderSize(sec, 4096), sec: sec}
-			dec := thrift.NewDecoder(proto.NewReader(cr))
+			dec := thrift.NewDecoder(boundedThrift{proto.NewReader(cr), func() int64 { return n - cr.n }})
 			for cr.n < n {
 				var h format.PageHeader
 				if err := dec.Decode(&h); err != nil {
@@ -227,11 +232,111 @@ func checkPages(f *parquet.File, size int64) error {
 				if int64(h.CompressedPageSize) > n-cr.n {
 					return fmt.Errorf("row group %d, column %d: a page of %d bytes past the end of its column chunk", g, c, h.CompressedPageSize)
 				}
+				if lz4Raw {
+					if err := checkLZ4Page(cr, &h, &lz4Buf); err != nil {
+						return fmt.Errorf("row group %d, column %d: %w", g, c, err)
+					}
+					continue
+				}
 				if _, err := cr.discard(int64(h.CompressedPageSize)); err != nil {
 					return fmt.Errorf("row group %d, column %d: %w", g, c, err)
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// boundedThrift reads a page header, refusing a length (of bytes, a list,
+// a set or a map) past what is left of its column chunk (left): the
+// library's decoder allocates a claimed length before it reads it, up to 2
+// GiB a field.
+type boundedThrift struct {
+	thriftReader
+	left func() int64
+}
+
+// thriftReader names the embedded reader apart from its method Reader.
+type thriftReader = thrift.Reader
+
+func (b boundedThrift) check(n int64) error {
+	if n > b.left() {
+		return fmt.Errorf("a header field of length %d past the end of its column chunk", n)
+	}
+	return nil
+}
+
+func (b boundedThrift) ReadBytes() ([]byte, error) {
+	n, err := b.ReadLength()
+	if err != nil {
+		return nil, err
+	}
+	if err := b.check(int64(n)); err != nil {
+		return nil, err
+	}
+	out := make([]byte, n)
+	_, err = io.ReadFull(b.thriftReader.Reader(), out)
+	return out, err
+}
+
+func (b boundedThrift) ReadString() (string, error) {
+	s, err := b.ReadBytes()
+	return string(s), err
+}
+
+func (b boundedThrift) ReadList() (thrift.List, error) {
+	l, err := b.thriftReader.ReadList()
+	if err == nil {
+		err = b.check(int64(l.Size))
+	}
+	return l, err
+}
+
+func (b boundedThrift) ReadSet() (thrift.Set, error) {
+	l, err := b.thriftReader.ReadSet()
+	if err == nil {
+		err = b.check(int64(l.Size))
+	}
+	return l, err
+}
+
+func (b boundedThrift) ReadMap() (thrift.Map, error) {
+	m, err := b.thriftReader.ReadMap()
+	if err == nil {
+		err = b.check(int64(m.Size))
+	}
+	return m, err
+}
+
+// checkLZ4Page reads the LZ4_RAW page after header h and checks that it
+// decompresses into the size its header gives: the library's LZ4 codec
+// doubles its buffer until a block decompresses, without bound, so a damaged
+// block would take all the memory there is. buf holds the buffers, reused.
+func checkLZ4Page(cr *countReader, h *format.PageHeader, buf *[2][]byte) error {
+	n := int(h.CompressedPageSize)
+	if cap(buf[0]) < n {
+		buf[0] = make([]byte, n)
+	}
+	data := buf[0][:n]
+	if _, err := io.ReadFull(cr, data); err != nil {
+		return err
+	}
+	size := int(h.UncompressedPageSize)
+	if v2 := h.DataPageHeaderV2; v2.Valid {
+		if v2.V.IsCompressed.Valid && !v2.V.IsCompressed.V {
+			return nil
+		}
+		levels := int64(v2.V.RepetitionLevelsByteLength) + int64(v2.V.DefinitionLevelsByteLength)
+		if levels < 0 || levels > int64(n) || levels > int64(size) {
+			return fmt.Errorf("a page of %d bytes with %d bytes of levels", n, levels)
+		}
+		data, size = data[levels:], size-int(levels)
+	}
+	if cap(buf[1]) < size {
+		buf[1] = make([]byte, size)
+	}
+	if _, err := lz4.UncompressBlock(data, buf[1][:size]); err != nil {
+		return fmt.Errorf("an LZ4_RAW page that does not decompress into its %d bytes: %w", size, err)
 	}
 	return nil
 }
@@ -523,7 +628,11 @@ func leafEncoding(c *parquet.Column) (int, error) {
 	refuse := func() (int, error) {
 		return 0, fmt.Errorf("column %s: type %s is not read (use a string, an integer, a float or a boolean)", pathName(c), t)
 	}
-	switch t.Kind() {
+	kind, ok := leafKind(t)
+	if !ok {
+		return refuse()
+	}
+	switch kind {
 	case parquet.ByteArray:
 		if lt != nil && lt.Value != nil {
 			switch lt.Value.(type) {
@@ -568,6 +677,18 @@ func leafEncoding(c *parquet.Column) (int, error) {
 		return encBool, nil
 	}
 	return refuse()
+}
+
+// leafKind is t's physical type; false for a group's type on a leaf (a LIST
+// or MAP annotation on a column without children, which the library's Kind
+// panics on).
+func leafKind(t parquet.Type) (k parquet.Kind, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return t.Kind(), true
 }
 
 // jsonKey is the JSON object key of name, with its colon.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -234,4 +235,19 @@ func FuzzParquet(f *testing.F) {
 			require.Equal(t, p, ie.File)
 		}
 	})
+}
+
+// LZ4_RAW pages are read (the checks decompress each into its header's
+// size first); a damaged one is an error, not a buffer that doubles until the
+// memory runs out (testdata/fuzz/FuzzParquet/8275d7cf84fc30d6, which did).
+func TestParquetLZ4(t *testing.T) {
+	for _, v := range []int{1, 2} {
+		p := filepath.Join(t.TempDir(), "c.parquet")
+		writeParquet(t, p, []pqCase{{ID: "a", Query: strings.Repeat("abc", 500), Gold: []string{"c1"}}, {ID: "b", Query: "q"}},
+			parquet.Compression(&parquet.Lz4Raw), parquet.DataPageVersion(v))
+		got, err := readAll(t, p)
+		require.NoError(t, err, "page version %d", v)
+		assert.Equal(t, 2, strings.Count(got, "\n"))
+		assert.Contains(t, got, strings.Repeat("abc", 500))
+	}
 }

@@ -14,24 +14,26 @@ import (
 // ParquetRows reads a Parquet file row by row straight from its column
 // pages: each leaf column's pages are decoded with the library's typed page
 // API (levels and values, no parquet.Value per value, no row assembly) and a
-// row's values are copied out of them into the row's column buffers
-// (ParquetCol), so a row that spans pages is read like any other and bounded
-// by MaxParquetLine. It is the cases reader's fast path (casefile): it reads
-// string, float and double leaves only (ParquetFastLeaf), and the row's text
-// line (Line, the text path's) gives the text path's meaning to any row the
-// caller does not decode itself.
+// row's values are appended from them to the caller's column buffers
+// (ParquetCol, one per leaf column, which hold a batch of rows), so a row
+// that spans pages is read like any other and bounded by MaxParquetLine. It
+// is the cases reader's fast path (casefile): it reads string, float and
+// double leaves only (FastLeaf); the rows are made into cases where the
+// buffers go (another goroutine), and the row's text line (ParquetLiner,
+// the text path's) gives the text path's meaning to any row the caller does
+// not decode itself.
 type ParquetRows struct {
 	p      *parquetLines // the schema's plan, the file and its name
 	file   io.Closer     // closed by Close (Sharded.ShardRows)
 	cols   []pqCursor
 	groups []parquet.RowGroup
-	rg     int   // the row group being read (-1 before the first)
-	left   int64 // its rows not read yet
-	row    int64 // rows read so far (the current row's number, from 1)
-	vals   parquet.Row
+	rg     int    // the row group being read (-1 before the first)
+	left   int64  // its rows not read yet
+	row    int64  // rows read so far (the current row's number, from 1)
 	data   []byte // the arena of Next: the row's string values from rowStart
 	// rowStart is where the row's values start in data.
 	rowStart int
+	into     []ParquetCol // Next's column buffers
 }
 
 // ParquetField is a top-level column as the text path writes it.
@@ -66,7 +68,8 @@ const (
 	ParquetFloat  = encFloat
 )
 
-// ParquetCol is one leaf column's levels and values in the current row.
+// ParquetCol is one leaf column's levels and values: Next appends each
+// row's to it (a batch of rows), and Row views one row's.
 type ParquetCol struct {
 	Defs []uint8 // a definition level per value slot (repetition levels in reps)
 	reps []uint8
@@ -77,6 +80,28 @@ type ParquetCol struct {
 	base   uint32
 	Ends   []uint32
 	Floats []float64
+	rows   []pqMark // where each row of the batch starts
+}
+
+// pqMark is where a row starts in a ParquetCol's buffers and in the arena.
+type pqMark struct{ defs, ends, floats, base uint32 }
+
+// Reset empties the buffers for a new batch of rows.
+func (c *ParquetCol) Reset() {
+	c.Defs, c.reps, c.Ends, c.Floats, c.rows = c.Defs[:0], c.reps[:0], c.Ends[:0], c.Floats[:0], c.rows[:0]
+}
+
+// Row sets v to the i-th row of the batch (a view of c's buffers, its
+// strings in data, the arena Next returned), valid until c is next Reset.
+func (c *ParquetCol) Row(i int, data []byte, v *ParquetCol) {
+	m := c.rows[i]
+	e := pqMark{uint32(len(c.Defs)), uint32(len(c.Ends)), uint32(len(c.Floats)), 0} //nolint:gosec // G115: a batch's levels fit
+	if i+1 < len(c.rows) {
+		e = c.rows[i+1]
+	}
+	v.Defs, v.reps = c.Defs[m.defs:e.defs], c.reps[m.defs:e.defs]
+	v.Ends, v.Floats = c.Ends[m.ends:e.ends], c.Floats[m.floats:e.floats]
+	v.Data, v.base = data, m.base
 }
 
 // Str is the i-th non-null string of the column.
@@ -88,9 +113,13 @@ func (c *ParquetCol) Str(i int) []byte {
 	return c.Data[start:c.Ends[i]]
 }
 
-func (c *ParquetCol) reset(base int) {
-	c.Defs, c.reps, c.Ends, c.Floats = c.Defs[:0], c.reps[:0], c.Ends[:0], c.Floats[:0]
-	c.base = uint32(base) //nolint:gosec // G115: an arena holds at most a batch and one row (MaxParquetLine)
+// mark starts a row at the ends of c's buffers, its strings at base in the
+// arena.
+func (c *ParquetCol) mark(base int) pqMark {
+	m := pqMark{uint32(len(c.Defs)), uint32(len(c.Ends)), uint32(len(c.Floats)), uint32(base)} //nolint:gosec // G115: an arena holds at most a batch and one row (MaxParquetLine)
+	c.rows = append(c.rows, m)
+	c.base = m.base
+	return m
 }
 
 // OpenParquetRows opens the Parquet file f (named name in messages) for
@@ -163,18 +192,20 @@ func (r *ParquetRows) FastLeaf(col int) bool {
 	return false
 }
 
-// Col is leaf column c's values in the current row.
-func (r *ParquetRows) Col(c int) *ParquetCol { return &r.cols[c].row }
+// NumCols is the number of leaf columns (of the buffers Next takes).
+func (r *ParquetRows) NumCols() int { return len(r.cols) }
 
-// Next reads the next row, its string values appended to arena (the
-// columns' Data): the arena is returned, grown if it had to be. io.EOF after
-// the last row. Errors name the file and the row.
-func (r *ParquetRows) Next(arena []byte) ([]byte, error) {
-	r.data, r.rowStart = arena, len(arena)
+// Row is the number of the row Next read last, from 1.
+func (r *ParquetRows) Row() int64 { return r.row }
+
+// Next reads the next row: its levels and values are appended to cols (one
+// buffer per leaf column, NumCols), its string values to arena; the arena is
+// returned, grown if it had to be. io.EOF after the last row. Errors name
+// the file and the row; after one, the buffers may hold part of the row.
+func (r *ParquetRows) Next(arena []byte, cols []ParquetCol) ([]byte, error) {
+	r.data, r.rowStart, r.into = arena, len(arena), cols
 	err := r.next()
-	for c := range r.cols {
-		r.cols[c].row.Data = r.data
-	}
+	r.into = nil
 	return r.data, err
 }
 
@@ -209,13 +240,15 @@ func (r *ParquetRows) next() (err error) {
 	size := 0
 	for c := range r.cols {
 		k := &r.cols[c]
-		if err := k.readRow(&r.data); err != nil {
+		dst := &r.into[c]
+		m := dst.mark(len(r.data))
+		if err := k.readRow(&r.data, dst, m); err != nil {
 			if errors.Is(err, io.EOF) {
 				return Errorf(r.p.name, int(r.row), "not a valid Parquet file: column %s has fewer rows than its row group", k.name)
 			}
 			return Errorf(r.p.name, int(r.row), "not a valid Parquet file: column %s: %v", k.name, err)
 		}
-		size += 2*len(k.row.Defs) + 8*len(k.row.Floats)
+		size += 2*(len(dst.Defs)-int(m.defs)) + 8*(len(dst.Floats)-int(m.floats))
 		if size+len(r.data)-r.rowStart > MaxParquetLine {
 			return Errorf(r.p.name, int(r.row), "row longer than %d MiB as a line", MaxParquetLine>>20)
 		}
@@ -269,39 +302,58 @@ func (r *ParquetRows) Close() error {
 	return nil
 }
 
-// Line is the current row's text line (the text path's, without its
-// newline), appended to dst.
-func (r *ParquetRows) Line(dst []byte) ([]byte, error) {
-	r.vals = r.vals[:0]
+// ParquetLiner makes a row's text line (the text path's) from its column
+// values; it may be used by any goroutine, apart from the reader's.
+type ParquetLiner struct {
+	p     parquetLines // the plan and name (its scratch is Line's own)
+	kinds []parquet.Kind
+	defs  []int // the leaf columns' maximum definition levels
+}
+
+// Liner is the liner of r's rows.
+func (r *ParquetRows) Liner() *ParquetLiner {
+	p := r.p
+	l := &ParquetLiner{p: parquetLines{name: p.name, trec: p.trec, plan: p.plan, run: p.run}}
 	for c := range r.cols {
-		k := &r.cols[c]
-		k.row.Data = r.data
+		l.kinds = append(l.kinds, r.cols[c].kind)
+		l.defs = append(l.defs, r.cols[c].maxDef)
+	}
+	return l
+}
+
+// Line is row row's text line (without its newline), appended to dst, from
+// the row's values: cols[c] is leaf column c's (ParquetCol.Row).
+func (l *ParquetLiner) Line(dst []byte, row int64, cols []ParquetCol) ([]byte, error) {
+	var vals parquet.Row
+	for c := range cols {
+		k := &cols[c]
 		vi, fi := 0, 0
-		for i, d := range k.row.Defs {
+		for i, d := range k.Defs {
 			var v parquet.Value
-			if int(d) == k.maxDef {
-				switch k.kind {
+			if int(d) == l.defs[c] {
+				switch l.kinds[c] {
 				case parquet.ByteArray:
-					v = parquet.ByteArrayValue(k.row.Str(vi))
+					v = parquet.ByteArrayValue(k.Str(vi))
 					vi++
 				case parquet.Float:
-					v = parquet.FloatValue(float32(k.row.Floats[fi]))
+					v = parquet.FloatValue(float32(k.Floats[fi]))
 					fi++
 				default:
-					v = parquet.DoubleValue(k.row.Floats[fi])
+					v = parquet.DoubleValue(k.Floats[fi])
 					fi++
 				}
 			}
-			r.vals = append(r.vals, v.Level(int(k.row.reps[i]), int(d), c))
+			vals = append(vals, v.Level(int(k.reps[i]), int(d), c))
 		}
 	}
-	p := r.p
-	p.row = r.row
+	p := l.p // Line's own scratch
+	p.row = row
+	p.cols = make([][]parquet.Value, len(cols))
 	var err error
 	if p.trec {
-		dst, err = p.trecLine(dst, r.vals)
+		dst, err = p.trecLine(dst, vals)
 	} else {
-		dst, err = p.jsonLine(dst, r.vals)
+		dst, err = p.jsonLine(dst, vals)
 	}
 	if err == nil && len(dst) > MaxParquetLine {
 		err = Errorf(p.name, int(p.row), "row longer than %d MiB as a line", MaxParquetLine>>20)
@@ -327,7 +379,6 @@ type pqCursor struct {
 	dbls   []float64
 	idx    []int32
 	nvals  int // non-null values of the page
-	row    ParquetCol
 }
 
 func (k *pqCursor) start(p parquet.Pages) {
@@ -454,10 +505,9 @@ func (k *pqCursor) setValues(v *encoding.Values) error {
 	return nil
 }
 
-// readRow appends the column's values of the next row to k.row (its
-// strings to *data).
-func (k *pqCursor) readRow(data *[]byte) error {
-	k.row.reset(len(*data))
+// readRow appends the column's values of the next row to dst, the row
+// started at m (its strings to *data).
+func (k *pqCursor) readRow(data *[]byte, dst *ParquetCol, m pqMark) error {
 	for first := true; ; first = false {
 		if k.li == k.n {
 			if !first && k.maxRep == 0 {
@@ -482,30 +532,30 @@ func (k *pqCursor) readRow(data *[]byte) error {
 			for j < k.n && k.reps[j] != 0 {
 				j++
 			}
-			k.row.reps = append(k.row.reps, k.reps[k.li:j]...)
+			dst.reps = append(dst.reps, k.reps[k.li:j]...)
 		} else {
 			for range j - k.li {
-				k.row.reps = append(k.row.reps, 0)
+				dst.reps = append(dst.reps, 0)
 			}
 		}
-		m := j - k.li // non-null values among them
+		n := j - k.li // non-null values among them
 		if k.defs != nil {
 			defs := k.defs[k.li:j]
-			k.row.Defs = append(k.row.Defs, defs...)
-			m = 0
+			dst.Defs = append(dst.Defs, defs...)
+			n = 0
 			for _, d := range defs {
 				if int(d) == k.maxDef {
-					m++
+					n++
 				}
 			}
 		} else {
 			for range j - k.li {
-				k.row.Defs = append(k.row.Defs, uint8(k.maxDef)) //nolint:gosec // G115: a level is at most the schema's depth
+				dst.Defs = append(dst.Defs, uint8(k.maxDef)) //nolint:gosec // G115: a level is at most the schema's depth
 			}
 		}
-		k.values(data, m)
+		k.values(data, dst, n)
 		k.li = j
-		if len(*data)-int(k.row.base) > MaxParquetLine || len(k.row.Defs) > MaxParquetLine/2 {
+		if len(*data)-int(m.base) > MaxParquetLine || len(dst.Defs)-int(m.defs) > MaxParquetLine/2 {
 			return fmt.Errorf("a row longer than %d MiB", MaxParquetLine>>20)
 		}
 		if j < k.n || k.maxRep == 0 {
@@ -514,8 +564,8 @@ func (k *pqCursor) readRow(data *[]byte) error {
 	}
 }
 
-// values copies the page's next m non-null values into the row.
-func (k *pqCursor) values(data *[]byte, m int) {
+// values copies the page's next m non-null values into dst.
+func (k *pqCursor) values(data *[]byte, dst *ParquetCol, m int) {
 	if m == 0 {
 		return
 	}
@@ -528,31 +578,31 @@ func (k *pqCursor) values(data *[]byte, m int) {
 			base := uint32(len(*data)) - off[0] //nolint:gosec // G115: at most a batch and MaxParquetLine
 			*data = append(*data, k.data[off[0]:off[m]]...)
 			for _, o := range off[1:] {
-				k.row.Ends = append(k.row.Ends, base+o)
+				dst.Ends = append(dst.Ends, base+o)
 			}
 			return
 		}
 		for _, x := range k.idx[i : i+m] {
 			*data = append(*data, k.data[k.offs[x]:k.offs[x+1]]...)
-			k.row.Ends = append(k.row.Ends, uint32(len(*data))) //nolint:gosec // G115: at most a batch and MaxParquetLine
+			dst.Ends = append(dst.Ends, uint32(len(*data))) //nolint:gosec // G115: at most a batch and MaxParquetLine
 		}
 	case parquet.Float:
 		if k.idx == nil {
 			for _, x := range k.floats[i : i+m] {
-				k.row.Floats = append(k.row.Floats, float64(x))
+				dst.Floats = append(dst.Floats, float64(x))
 			}
 			return
 		}
 		for _, x := range k.idx[i : i+m] {
-			k.row.Floats = append(k.row.Floats, float64(k.floats[x]))
+			dst.Floats = append(dst.Floats, float64(k.floats[x]))
 		}
 	default:
 		if k.idx == nil {
-			k.row.Floats = append(k.row.Floats, k.dbls[i:i+m]...)
+			dst.Floats = append(dst.Floats, k.dbls[i:i+m]...)
 			return
 		}
 		for _, x := range k.idx[i : i+m] {
-			k.row.Floats = append(k.row.Floats, k.dbls[x])
+			dst.Floats = append(dst.Floats, k.dbls[x])
 		}
 	}
 }

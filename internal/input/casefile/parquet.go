@@ -17,7 +17,9 @@ import (
 
 // The fast path of Parquet cases (issue 35 item 3): MapCasesWith reads the
 // rows of Parquet shards straight into Case values (input.ParquetRows: the
-// column pages decoded by type, no JSON text, no second parse) when every
+// column pages decoded by type, no JSON text, no second parse; the reader
+// copies batches of rows' column values, and the worker that scores a
+// batch makes its rows into cases) when every
 // shard is a Parquet file whose columns are the cases' own: id, locale, type,
 // query and cluster strings, must_cite_one_of and relevant_ids lists of
 // strings, retrieved a list of structs of id, parent_id and text strings and
@@ -180,9 +182,15 @@ func isASCII(b []byte) bool {
 	return true
 }
 
-// decodeRow fills c from r's current row; false when the row must go
+// pqRow is a row's column values, one per leaf column (ParquetCol.Row).
+type pqRow []input.ParquetCol
+
+// Col is leaf column c's values.
+func (r pqRow) Col(c int) *input.ParquetCol { return &r[c] }
+
+// decodeRow fills c from row r; false when the row must go
 // through its line (see the file's comment).
-func (pl *pqPlan) decodeRow(r *input.ParquetRows, a *pqStrings, c *Case) bool {
+func (pl *pqPlan) decodeRow(r pqRow, a *pqStrings, c *Case) bool {
 	str := func(s pqStr) (string, bool, bool) { // value, present, ok
 		if s.col < 0 {
 			return "", false, true
@@ -226,7 +234,7 @@ func (pl *pqPlan) decodeRow(r *input.ParquetRows, a *pqStrings, c *Case) bool {
 	return true
 }
 
-func (pl *pqPlan) strList(r *input.ParquetRows, l pqList, a *pqStrings, dst []string) ([]string, bool) {
+func (pl *pqPlan) strList(r pqRow, l pqList, a *pqStrings, dst []string) ([]string, bool) {
 	if l.col < 0 {
 		return dst, true
 	}
@@ -249,7 +257,7 @@ func (pl *pqPlan) strList(r *input.ParquetRows, l pqList, a *pqStrings, dst []st
 	return dst, true
 }
 
-func (pl *pqPlan) retrieved(r *input.ParquetRows, a *pqStrings, c *Case) bool {
+func (pl *pqPlan) retrieved(r pqRow, a *pqStrings, c *Case) bool {
 	ids := r.Col(pl.retID.col)
 	if int(ids.Defs[0]) < pl.retField {
 		return true // null: no retrieved
@@ -304,14 +312,28 @@ func (pl *pqPlan) retrieved(r *input.ParquetRows, a *pqStrings, c *Case) bool {
 	return true
 }
 
-// pqBatch is a run of cases on their way through mapParquet.
+// pqBatch is a run of rows on their way through mapParquet: the reader
+// fills cols and arena with the rows' column values, a worker makes them
+// into cases (decodeRow, or the row's line) and gives them to work, in its
+// own cache.
 type pqBatch[T any] struct {
+	pqRows
 	seq     int
-	cases   []Case
-	n       int
-	arena   []byte // the strings of its cases
 	results []T
 	err     error
+}
+
+// pqRows is a batch's rows, from one shard.
+type pqRows struct {
+	cases  []Case
+	n      int
+	cols   []input.ParquetCol // the rows' values, per leaf column
+	starts []int              // where each row's strings start in arena
+	arena  []byte             // the strings of its rows
+	plan   *pqPlan            // the shard's
+	liner  *input.ParquetLiner
+	line   int   // the first row's line (its place in the input, from 1)
+	row    int64 // the first row's number in its shard, from 1
 }
 
 func (b *pqBatch[T]) order() int         { return b.seq }
@@ -322,6 +344,43 @@ const (
 	pqBatchCases = 128
 	pqArenaSize  = 64 << 10
 )
+
+// pqWorker is a worker's scratch for the rows it makes into cases.
+type pqWorker struct {
+	row     pqRow
+	parser  CaseParser
+	lineBuf []byte
+}
+
+// makeCase makes row i of b into b.cases[i]: by decodeRow, or else from
+// the row's line, parsed as the text path parses it (its Case or its
+// error is the text path's).
+func (w *pqWorker) makeCase(file string, b *pqRows, i int) error {
+	c := &b.cases[i]
+	c.File, c.Line, c.Raw, c.Unknown, c.Scores = file, b.line+i, nil, c.Unknown[:0], nil
+	if cap(w.row) < len(b.cols) {
+		w.row = make(pqRow, len(b.cols))
+	}
+	w.row = w.row[:len(b.cols)]
+	for k := range b.cols {
+		b.cols[k].Row(i, b.arena, &w.row[k])
+	}
+	end := len(b.arena)
+	if i+1 < b.n {
+		end = b.starts[i+1]
+	}
+	strs := pqStrings{ascii: isASCII(b.arena[b.starts[i]:end])}
+	if end-b.starts[i] <= parquetFastRow && b.plan.decodeRow(w.row, &strs, c) {
+		return nil
+	}
+	var err error
+	if w.lineBuf, err = b.liner.Line(w.lineBuf[:0], b.row+int64(i), w.row); err != nil {
+		return fmt.Errorf("failed to read %s: %w", file, err) // as the reader reports a row it cannot read
+	}
+	err = w.parser.Parse(w.lineBuf, file, c.Line, c)
+	c.Raw = nil
+	return err
+}
 
 // mapParquet is MapCasesWith over Parquet shards read by rows. It reports
 // false, having read nothing of src, when a shard's columns are not the
@@ -356,13 +415,11 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 
 	var readers, workersWG sync.WaitGroup
 	readers.Add(1)
-	go func() { // reader
+	go func() { // reader: the rows' column values, in batches
 		defer readers.Done()
 		defer close(todo)
 		seq, line := 0, 0
 		var b *pqBatch[T]
-		var p CaseParser
-		var lineBuf []byte
 		send := func() bool {
 			select {
 			case todo <- b:
@@ -380,9 +437,9 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 			}
 			select {
 			case b = <-free:
-				b.n, b.err, b.arena = 0, nil, b.arena[:0]
+				b.n, b.err, b.arena, b.starts = 0, nil, b.arena[:0], b.starts[:0]
 			default:
-				b = &pqBatch[T]{cases: make([]Case, pqBatchCases), arena: make([]byte, 0, pqArenaSize)}
+				b = &pqBatch[T]{pqRows: pqRows{cases: make([]Case, pqBatchCases), arena: make([]byte, 0, pqArenaSize)}}
 			}
 			if !o.StringsInLine { // strings stay valid beyond emit
 				b.arena = make([]byte, 0, pqArenaSize)
@@ -409,16 +466,27 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 				fail(err)
 				return
 			}
-			pl := &plans[i]
+			liner := r.Liner()
 			nrows := 0
 			for {
-				if b == nil && !next() {
-					r.Close()
-					return
+				if b == nil {
+					if !next() {
+						r.Close()
+						return
+					}
+					b.plan, b.liner, b.line, b.row = &plans[i], liner, line+1, r.Row()+1
+					if cap(b.cols) < r.NumCols() {
+						b.cols = make([]input.ParquetCol, r.NumCols())
+					}
+					b.cols = b.cols[:r.NumCols()]
+					for k := range b.cols {
+						b.cols[k].Reset()
+					}
 				}
-				rowStart := len(b.arena)
-				b.arena, err = r.Next(b.arena)
+				b.starts = append(b.starts, len(b.arena))
+				b.arena, err = r.Next(b.arena, b.cols)
 				if errors.Is(err, io.EOF) {
+					b.starts = b.starts[:b.n]
 					break
 				}
 				if err != nil {
@@ -428,25 +496,6 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 				}
 				nrows++
 				line++
-				c := &b.cases[b.n]
-				c.File, c.Line, c.Raw, c.Unknown, c.Scores = file, line, nil, c.Unknown[:0], nil
-				strs := pqStrings{ascii: isASCII(b.arena[rowStart:])}
-				if len(b.arena)-rowStart > parquetFastRow || !pl.decodeRow(r, &strs, c) {
-					lineBuf, err = r.Line(lineBuf[:0])
-					if err != nil {
-						r.Close()
-						fail(err)
-						return
-					}
-					err = p.Parse(lineBuf, file, line, c)
-					c.Raw = nil
-					if err != nil {
-						r.Close()
-						b.err = err
-						send()
-						return
-					}
-				}
 				b.n++
 				if b.n == len(b.cases) || len(b.arena) >= pqArenaSize {
 					if !send() {
@@ -460,6 +509,9 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 				fail(src.EmptyShard(i))
 				return
 			}
+			if b != nil && b.n > 0 && !send() { // a batch holds one shard's rows
+				return
+			}
 		}
 		if b != nil {
 			send()
@@ -469,11 +521,16 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 	for range workers {
 		go func() {
 			defer workersWG.Done()
+			var w pqWorker
 			for b := range todo {
 				b.results = b.results[:0]
 				for i := range b.n {
 					if i&0x7f == 0 && ctx.Err() != nil {
 						b.err = ctx.Err()
+						break
+					}
+					if err := w.makeCase(file, &b.pqRows, i); err != nil {
+						b.err = err
 						break
 					}
 					var zero T
