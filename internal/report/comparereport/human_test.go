@@ -197,6 +197,8 @@ func TestHumanConstantDifferenceWords(t *testing.T) {
 		assert.Contains(t, out, "the test the exact sign-flip test of their human differences: the test decides", name)
 		assert.Contains(t, out, "Recommended: A, best mean DCG@2, significantly above the runner-up B", name)
 		assert.Contains(t, out, "adjusted p = 1.9e-06, n = 20", name)
+		// The recommendation says why its interval crosses 0 while its test decides.
+		assert.Contains(t, out, "adjusted p = 1.9e-06, n = 20). Note: the labelled queries' differences do not vary", name)
 		assert.NotContains(t, out, "not significantly", name)
 	}
 	assert.Contains(t, txt.String(), "1.9e-06  1.9e-06 human-exact-sign-flip     yes [1]")

@@ -51,8 +51,9 @@ func (d *Document) scaleLine() string {
 	return s
 }
 
-// noteText explains why a test and its interval disagree.
-func noteText(note string) string {
+// NoteText explains in words why a paired test and its interval disagree
+// (compare.Note*: the test decides); empty for no note.
+func NoteText(note string) string {
 	switch note {
 	case compare.NoteSmallN:
 		return "the interval excludes 0 or not, but its method covers less than 93% at this n in simulation: the test decides"
@@ -93,12 +94,16 @@ func (d *Document) recommendation(name func(string) string) string {
 		s := fmt.Sprintf("No clear winner: %s has the best mean %s, but %s is not significantly worse (delta %s, 95%% CI %s, adjusted p = %s, n = %d).",
 			name(l.Best), d.label(l.Metric), name(l.RunnerUp), format.Signed(l.Delta.V()), format.SignedInterval([2]float64{l.CI95[0].V(), l.CI95[1].V()}), format.P(l.PValue.V()), l.N)
 		if l.Note != "" {
-			s += " Note: " + noteText(l.Note) + "."
+			s += " Note: " + NoteText(l.Note) + "."
 		}
 		return s
 	}
-	return fmt.Sprintf("Recommended: %s, best mean %s, significantly above the runner-up %s (delta %s, 95%% CI %s, adjusted p = %s, n = %d).",
+	s := fmt.Sprintf("Recommended: %s, best mean %s, significantly above the runner-up %s (delta %s, 95%% CI %s, adjusted p = %s, n = %d).",
 		name(d.Recommended), d.label(l.Metric), name(l.RunnerUp), format.Signed(l.Delta.V()), format.SignedInterval([2]float64{l.CI95[0].V(), l.CI95[1].V()}), format.P(l.PValue.V()), l.N)
+	if l.Note != "" {
+		s += " Note: " + NoteText(l.Note) + "."
+	}
+	return s
 }
 
 // finding puts one diagnosis finding into words.
@@ -107,7 +112,7 @@ func (d *Document) finding(f compare.Finding, name func(string) string) string {
 	p := f.Test
 	describe := fmt.Sprintf("Δ %s = %s, 95%% CI %s, Holm p = %s, n = %d", d.label(d.Primary), format.Signed(p.Delta), format.SignedInterval(p.CI.CI()), format.P(p.PHolm), p.N)
 	if p.Note != "" {
-		describe += "; " + noteText(p.Note)
+		describe += "; " + NoteText(p.Note)
 	}
 	switch f.Kind {
 	case compare.HybridVsDense:
@@ -188,7 +193,7 @@ func noteMark(p Paired, notes *[]string) string {
 	if p.Note == "" {
 		return ""
 	}
-	*notes = append(*notes, noteText(p.Note))
+	*notes = append(*notes, NoteText(p.Note))
 	return fmt.Sprintf(" [%d]", len(*notes))
 }
 

@@ -108,7 +108,7 @@ func (d *Document) test(p *Paired) string {
 	s := fmt.Sprintf("Δ %s = %s, 95%% CI %s, Holm p = %s, n = %d", d.label(p.Metric), format.Signed(p.Delta.V()),
 		format.SignedInterval([2]float64{p.CI95[0].V(), p.CI95[1].V()}), format.P(p.PValue.V()), p.N)
 	if p.Note != "" {
-		s += "; " + noteText(p.Note)
+		s += "; " + NoteText(p.Note)
 	}
 	return s
 }

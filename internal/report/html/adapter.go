@@ -103,7 +103,7 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 	}
 	v.Colours = StrategyColours(names)
 	if l := d.RecommendationTest; l != nil {
-		v.Leader = &PairView{A: l.Best, B: l.RunnerUp, Delta: l.Delta.V(), CI: [2]float64{l.CI95[0].V(), l.CI95[1].V()}, PHolm: l.PValue.V(), Significant: l.Significant, Identical: l.Identical}
+		v.Leader = &PairView{A: l.Best, B: l.RunnerUp, Delta: l.Delta.V(), CI: [2]float64{l.CI95[0].V(), l.CI95[1].V()}, PHolm: l.PValue.V(), Significant: l.Significant, Identical: l.Identical, Note: comparereport.NoteText(l.Note)}
 	}
 	stat := func(s comparereport.Summary) Stat {
 		return Stat{s.Mean.V(), [2]float64{s.CI95[0].V(), s.CI95[1].V()}}

@@ -62,6 +62,9 @@ type PairView struct {
 	Significant bool
 	// Identical: A and B return the same top k on every query (nothing to test).
 	Identical bool
+	// Note: why the interval and the test disagree, in words (the test
+	// decides); empty when they agree.
+	Note string
 }
 
 // RerankPair is a strategy and its reranked counterpart (indexes into
@@ -314,6 +317,9 @@ func (p *Page) compareTop(v *CompareView) {
 	default:
 		rec.Value = "no clear winner"
 		rec.Detail = fmt.Sprintf("%s leads %s by %s %s, not significant (95%% CI %s to %s, Holm p = %s)", l.A, l.B, format.Signed(l.Delta), primary, format.Signed(l.CI[0]), format.Signed(l.CI[1]), fmtP(l.PHolm))
+	}
+	if l := v.Leader; l != nil && l.Note != "" {
+		rec.Detail += "; " + l.Note
 	}
 	// The decision (compare.Decision) heads the card when the document has
 	// it: what to take, the recommendation's test below it, the decision's
