@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/compare/comparetest"
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
@@ -169,34 +170,6 @@ func TestHumanSheetUnknown(t *testing.T) {
 	}
 }
 
-// constantWorld is 40 queries judged a 2 or 3 (alternating) and b 1; people
-// grade a 2 and b 1 on the first 20, so every labelled query's human
-// difference B − A is the same while the judge's vary: λ̂ = 0 and the
-// corrected differences have standard error 0 and a nonzero estimate. With
-// qs, the queries come in clusters of four.
-func constantWorld(t *testing.T, clusters bool) (*trecfile.Qrels, []compare.Input, compare.Options) {
-	var qr, sh strings.Builder
-	var qa, qb []trecfile.RunQuery
-	qs := compare.Queries{}
-	for i := range 40 {
-		id := fmt.Sprintf("q%02d", i)
-		fmt.Fprintf(&qr, "%s 0 a %d\n%s 0 b 1\n", id, 2+i%2, id)
-		if i < 20 {
-			fmt.Fprintf(&sh, "%s,a,2\n%s,b,1\n", id, id)
-		}
-		qa = append(qa, trecfile.RunQuery{ID: id, Docs: []string{"a", "b"}})
-		qb = append(qb, trecfile.RunQuery{ID: id, Docs: []string{"b", "a"}})
-		qs[id] = compare.Query{Cluster: fmt.Sprintf("c%02d", i/4)}
-	}
-	o := opts()
-	o.K = 2
-	o.HumanSheet = sheet(t, sh.String())
-	if clusters {
-		o.Queries = qs
-	}
-	return qrels(t, qr.String()), []compare.Input{{Name: "A", Run: run("a.run", qa...)}, {Name: "B", Run: run("b.run", qb...)}}, o
-}
-
 // A corrected difference with no variation among its labelled queries
 // (standard error 0) and a nonzero estimate is tested exactly on what people
 // labelled: the sign test of the 20 equal human differences, p = 2·0.5^20
@@ -213,7 +186,8 @@ func TestHumanConstantDifference(t *testing.T) {
 		{"clusters", true, compare.PMethodHumanClusterSignFlipExact, 2 * math.Pow(0.5, 5)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			q, runs, o := constantWorld(t, tc.clusters)
+			q, runs, o, err := comparetest.ConstantDifference(tc.clusters)
+			require.NoError(t, err)
 			res, err := compare.Compare(q, runs, o)
 			require.NoError(t, err)
 			require.NotNil(t, res.Human)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/compare/comparetest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -152,31 +153,14 @@ func TestHumanSectionStratified(t *testing.T) {
 	assert.NotContains(t, pt.String(), "by locale")
 }
 
-// constantFixture is humanFixture with people grading a 2 on every labelled
-// query: every labelled human difference B − A is the same, while the
-// judge's vary (λ̂ = 0, standard error 0, the estimate not 0).
+// constantFixture is comparetest.ConstantDifference compared: every labelled
+// human difference B − A is the same, while the judge's vary (λ̂ = 0,
+// standard error 0, the estimate not 0).
 func constantFixture(t *testing.T) *compare.Result {
 	t.Helper()
-	var qr, sh strings.Builder
-	var qa, qb []trecfile.RunQuery
-	sh.WriteString("query_id,doc_id,grade\n")
-	for i := range 40 {
-		id := fmt.Sprintf("q%02d", i)
-		fmt.Fprintf(&qr, "%s 0 a %d\n%s 0 b 1\n", id, 2+i%2, id)
-		if i < 20 {
-			fmt.Fprintf(&sh, "%s,a,2\n%s,b,1\n", id, id)
-		}
-		qa = append(qa, trecfile.RunQuery{ID: id, Docs: []string{"a", "b"}})
-		qb = append(qb, trecfile.RunQuery{ID: id, Docs: []string{"b", "a"}})
-	}
-	q, err := trecfile.ParseQrels(context.Background(), strings.NewReader(qr.String()), "q.trec")
+	q, runs, o, err := comparetest.ConstantDifference(false)
 	require.NoError(t, err)
-	s, err := labelfile.ReadSheet(context.Background(), strings.NewReader(sh.String()), "sheet.csv")
-	require.NoError(t, err)
-	res, err := compare.Compare(q, []compare.Input{
-		{Name: "A", Run: &trecfile.Run{File: "a", Format: "trec", K: 10, Queries: qa}},
-		{Name: "B", Run: &trecfile.Run{File: "b", Format: "trec", K: 10, Queries: qb}},
-	}, compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1, HumanSheet: s})
+	res, err := compare.Compare(q, runs, o)
 	require.NoError(t, err)
 	return res
 }
