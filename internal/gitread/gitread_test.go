@@ -302,13 +302,17 @@ func TestAgainstGit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs git")
 	}
+	// The subtests run side by side: each works on its own copy of the
+	// history, and their time is mostly git processes starting.
 	t.Run("loose objects", func(t *testing.T) {
+		t.Parallel()
 		dir := makeHistory(t)
 		_, err := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack"))
 		require.NoError(t, err)
 		compareWithGit(t, dir)
 	})
 	t.Run("packed with offset deltas and packed-refs", func(t *testing.T) {
+		t.Parallel()
 		dir := makeHistory(t)
 		mustGit(t, dir, "gc", "-q", "--aggressive", "--prune=now")
 		vp := packTypes(t, dir)
@@ -318,6 +322,7 @@ func TestAgainstGit(t *testing.T) {
 		compareWithGit(t, dir)
 	})
 	t.Run("packed with ref deltas", func(t *testing.T) {
+		t.Parallel()
 		dir := makeHistory(t)
 		mustGit(t, dir, "-c", "repack.useDeltaBaseOffset=false", "repack", "-q", "-a", "-d", "-f")
 		compareWithGit(t, dir)
@@ -326,6 +331,7 @@ func TestAgainstGit(t *testing.T) {
 		compareWithGit(t, dir)
 	})
 	t.Run("linked worktree", func(t *testing.T) {
+		t.Parallel()
 		dir := makeHistory(t)
 		mustGit(t, dir, "gc", "-q")
 		wt := filepath.Join(t.TempDir(), "wt")
@@ -341,6 +347,7 @@ func TestAgainstGit(t *testing.T) {
 		assert.Equal(t, mustGit(t, dir, "rev-parse", "side"), h.String(), "HEAD is the worktree's own")
 	})
 	t.Run("shallow clone", func(t *testing.T) {
+		t.Parallel()
 		src := makeHistory(t)
 		dst := filepath.Join(t.TempDir(), "clone")
 		mustGit(t, src, "clone", "-q", "--depth", "1", "--no-single-branch", "file://"+src, dst)
