@@ -309,7 +309,7 @@ func TestCheckGitAnchoring(t *testing.T) {
 		}, false, "the human labels file human.jsonl has uncommitted changes"},
 		{"executable bit set on the labels, content unchanged", func(r *gitRepo) {
 			r.labelsThenJudge()
-			require.NoError(r.t, os.Chmod(filepath.Join(r.dir, "human.jsonl"), 0o755))
+			require.NoError(t, os.Chmod(filepath.Join(r.dir, "human.jsonl"), 0o755))
 		}, false, "the human labels file human.jsonl has uncommitted changes"},
 		{"labels deleted in HEAD, back as an untracked file", func(r *gitRepo) {
 			r.labelsThenJudge()
@@ -319,8 +319,8 @@ func TestCheckGitAnchoring(t *testing.T) {
 		{"labels committed, then replaced by a FIFO (read from a pipe: never opened again)", func(r *gitRepo) {
 			r.labelsThenJudge()
 			p := filepath.Join(r.dir, "human.jsonl")
-			require.NoError(r.t, os.Remove(p))
-			require.NoError(r.t, syscall.Mkfifo(p, 0o644))
+			require.NoError(t, os.Remove(p))
+			require.NoError(t, syscall.Mkfifo(p, 0o644))
 		}, false, "the human labels file human.jsonl has uncommitted changes"},
 		{"labels never committed", func(r *gitRepo) {
 			r.save("root", "README", "x\n")
@@ -330,7 +330,6 @@ func TestCheckGitAnchoring(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel() // a repository each; the time is git processes starting
 			r := newGitRepo(t)
 			tt.setup(r)
 			// git itself agrees on the commits and on the changes.
