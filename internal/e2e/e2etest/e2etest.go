@@ -103,7 +103,7 @@ func Binary() (string, error) {
 		defer unlock()
 		binPath = filepath.Join(dir, "retrieval-gate")
 		args = append(args, "-o", binPath, ".")
-		cmd := exec.Command("go", args...) //nolint:gosec // go build of this module into the shared directory
+		cmd := exec.Command("go", args...)
 		cmd.Dir = r
 		cmd.Env = env
 		if out, err := cmd.CombinedOutput(); err != nil {
