@@ -34,6 +34,7 @@ var (
 	binOnce sync.Once
 	binPath string
 	binErr  error
+	binTemp string // the process's own directory when there is no user cache directory
 )
 
 // Root is the repository root: the nearest directory at or above the working
@@ -96,6 +97,13 @@ func Binary() (string, error) {
 		}
 		env := append(os.Environ(), "GOFLAGS="+strings.Join(flags, " "))
 		dir, unlock, err := sharedDir(r, args, env)
+		if errors.Is(err, errNoCache) {
+			// No user cache directory ($HOME unset): a directory of this
+			// process's own, removed when its tests end (Main).
+			if dir, err = os.MkdirTemp("", "retrieval-gate-bin-"); err == nil {
+				binTemp, unlock = dir, func() {}
+			}
+		}
 		if err != nil {
 			binErr = err
 			return
@@ -113,6 +121,9 @@ func Binary() (string, error) {
 	return binPath, binErr
 }
 
+// errNoCache is sharedDir's error when the user has no cache directory.
+var errNoCache = errors.New("e2etest: no user cache directory")
+
 // binCacheAge is how long an unused shared binary is kept (sharedDir).
 const binCacheAge = 24 * time.Hour
 
@@ -125,7 +136,7 @@ const binCacheAge = 24 * time.Hour
 func sharedDir(root string, args, env []string) (dir string, unlock func(), err error) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
-		return "", nil, err
+		return "", nil, fmt.Errorf("%w: %w", errNoCache, err)
 	}
 	base := filepath.Join(cache, "retrieval-gate-e2e")
 	h := sha256.New()
@@ -175,6 +186,11 @@ func (r runner) Run() int {
 		return 1
 	}
 	bin, err := Binary()
+	defer func() {
+		if binTemp != "" {
+			_ = os.RemoveAll(binTemp)
+		}
+	}()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
