@@ -210,7 +210,12 @@ func (a *Accumulator) Add(r *CaseResult) error {
 	if !r.hashed {
 		h = idHash(r.ID)
 	}
-	if err := a.seen.add(h, uint32(line), r.ID, r.File); err != nil {
+	rec, page := r.idRec, r.idPage
+	if page != nil && page.log != &a.seen {
+		rec, page = nil, nil // another accumulator's: Add writes its own
+	}
+	r.idRec, r.idPage = nil, nil // linked once: a second Add of r writes its own
+	if err := a.seen.addRec(h, uint32(line), r.ID, r.File, rec, page); err != nil {
 		return err
 	}
 	a.total++
@@ -296,6 +301,7 @@ func (a *Accumulator) Add(r *CaseResult) error {
 		if len(a.missed) < maxM {
 			kept := *r
 			kept.Out, kept.Problems, kept.Extra = nil, nil, nil
+			kept.idRec, kept.idPage = nil, nil
 			// The strings may view the reader's reused block
 			// (casefile.MapOptions.StringsInLine): keep copies.
 			kept.ID, kept.Locale, kept.Type = strings.Clone(kept.ID), strings.Clone(kept.Locale), strings.Clone(kept.Type)
