@@ -179,8 +179,6 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 	r.Locale = sc.canonicalLocale(r.Locale)
 	if r.Type == "" {
 		r.Type = "golden"
-	} else {
-		r.Type = sc.internType(r.Type)
 	}
 	// The KB behind the interface, once a case: a *kbfile.KB is looked up
 	// without a dynamic call per id.
@@ -348,10 +346,6 @@ type scratch struct {
 	// reader reuses) and their canonical forms: a run has a handful.
 	locales [4]struct{ tag, canonical string }
 	next    int
-	// The last types seen (copies): a case's type is one of them, so Add
-	// reads the copy, in its cache, not the line in the worker's.
-	types    [4]string
-	nextType int
 	// idPage is the page this scratch's worker writes id records to
 	// (IDWriter).
 	idPage *idPage
@@ -371,20 +365,6 @@ func (sc *scratch) canonicalLocale(tag string) string {
 	l.tag = strings.Clone(tag)
 	l.canonical = CanonicalLocale(l.tag)
 	return l.canonical
-}
-
-// internType returns a copy of typ kept by sc, the same copy for the next
-// cases of that type.
-func (sc *scratch) internType(typ string) string {
-	for _, t := range sc.types {
-		if t == typ && t != "" {
-			return t
-		}
-	}
-	t := strings.Clone(typ)
-	sc.types[sc.nextType%len(sc.types)] = t
-	sc.nextType++
-	return t
 }
 
 // CanonicalLocale puts a BCP 47 tag in its canonical case, so "pt-br" and
