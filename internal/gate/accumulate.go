@@ -210,11 +210,14 @@ func (a *Accumulator) Add(r *CaseResult) error {
 	if !r.hashed {
 		h = idHash(r.ID)
 	}
-	rec, page := r.idRec, r.idPage
-	if page != nil && page.log != &a.seen {
-		rec, page = nil, nil // another accumulator's: Add writes its own
+	var rec []byte
+	page := r.idPage
+	if page != nil && page.log == &a.seen {
+		rec = page.mem[r.idOff : int(r.idOff)+int(r.idLen) : len(page.mem)]
+	} else {
+		page = nil // none, or another accumulator's: Add writes its own
 	}
-	r.idRec, r.idPage = nil, nil // linked once: a second Add of r writes its own
+	r.idPage = nil // linked once: a second Add of r writes its own
 	if err := a.seen.addRec(h, uint32(line), r.ID, r.File, rec, page); err != nil {
 		return err
 	}
@@ -301,7 +304,7 @@ func (a *Accumulator) Add(r *CaseResult) error {
 		if len(a.missed) < maxM {
 			kept := *r
 			kept.Out, kept.Problems, kept.Extra = nil, nil, nil
-			kept.idRec, kept.idPage = nil, nil
+			kept.idPage = nil
 			// The strings may view the reader's reused block
 			// (casefile.MapOptions.StringsInLine): keep copies.
 			kept.ID, kept.Locale, kept.Type = strings.Clone(kept.ID), strings.Clone(kept.Locale), strings.Clone(kept.Type)

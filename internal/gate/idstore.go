@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 )
 
 // idStore keeps the case ids in file order, to name a duplicate: records of
@@ -49,6 +51,7 @@ type idMark struct {
 // scratch holds the page) or Add.
 type idPage struct {
 	buf []byte // the records written (its capacity: the page)
+	mem []byte // the page, all of it (never changes)
 	log *idLog
 	// pending is the bytes written and not yet in the spill file, plus
 	// idPageOpen while a writer holds the page: at zero every record of the
@@ -76,11 +79,13 @@ func (a *Accumulator) IDWriter() *IDWriter { return &IDWriter{&a.seen} }
 // record writes the record of a case (id, line) to the page the worker's
 // scratch holds, and notes it in r for Add.
 func (w *IDWriter) record(sc *scratch, r *CaseResult, id string, line int) {
-	if line < 0 || int64(line) > int64(^uint32(0)) {
-		return // Add reports the line
+	if line < 0 || int64(line) > int64(^uint32(0)) || len(id) > idPageSize/2 {
+		return // Add reports the line, or writes the long id's record
 	}
-	r.idRec = w.l.put(&sc.idPage, id, uint32(line))
+	rec := w.l.put(&sc.idPage, id, uint32(line))
 	r.idPage = sc.idPage
+	r.idOff = uint32(len(r.idPage.buf) - len(rec)) //nolint:gosec // G115: an offset in a page of idPageSize bytes
+	r.idLen = uint16(len(rec))                     //nolint:gosec // G115: at most idPageSize/2 plus two varints
 }
 
 // put writes a record to *pp, a page the caller holds (a fresh one when it is
@@ -97,9 +102,17 @@ func (l *idLog) put(pp **idPage, id string, line uint32) []byte {
 		*pp = p
 	}
 	at := len(p.buf)
-	p.buf = binary.AppendUvarint(p.buf, uint64(line))
-	p.buf = binary.AppendUvarint(p.buf, uint64(len(id)))
-	p.buf = append(p.buf, id...)
+	b := p.buf[:cap(p.buf)]
+	n := at + binary.PutUvarint(b[at:], uint64(line))
+	n += binary.PutUvarint(b[n:], uint64(len(id)))
+	if m := len(id); m >= 8 && m <= 16 && len(b)-n >= 16 {
+		// Two overlapping words, not a call of memmove: most ids.
+		binary.LittleEndian.PutUint64(b[n:], input.LE64(id, 0))
+		binary.LittleEndian.PutUint64(b[n+m-8:], input.LE64(id, m-8))
+	} else {
+		copy(b[n:], id)
+	}
+	p.buf = b[:n+len(id)]
 	return p.buf[at:]
 }
 
@@ -108,14 +121,16 @@ func (l *idLog) put(pp **idPage, id string, line uint32) []byte {
 func (l *idLog) page(need int) *idPage {
 	var p *idPage
 	if need > idPageSize {
-		p = &idPage{buf: make([]byte, 0, need), log: l, heap: true}
+		b := make([]byte, need)
+		p = &idPage{buf: b[:0], mem: b, log: l, heap: true}
 	} else {
 		l.mu.Lock()
 		if n := len(l.freePages); n > 0 {
 			p = l.freePages[n-1]
 			l.freePages = l.freePages[:n-1]
 		} else {
-			p = &idPage{buf: l.alloc(idPageSize)[:0], log: l}
+			b := l.alloc(idPageSize)
+			p = &idPage{buf: b[:0], mem: b, log: l}
 			l.pages++
 		}
 		l.mu.Unlock()

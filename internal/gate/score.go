@@ -103,10 +103,13 @@ type CaseResult struct {
 	// of the hash's cost was the miss on the id's bytes).
 	idHash uint64
 	hashed bool
-	// idRec is the record of the case's id in idPage, written by the
-	// scorer's worker for the accumulator of Scorer.IDs (idstore.go): Add
-	// links it instead of copying the id.
-	idRec  []byte
+	// The record of the case's id, idLen bytes at idOff in idPage, written
+	// by the scorer's worker for the accumulator of Scorer.IDs (idstore.go):
+	// Add links it instead of copying the id. (Two small integers in the
+	// padding after hashed, not a slice: a larger result is more to zero and
+	// to carry to Add.)
+	idLen  uint16
+	idOff  uint32
 	idPage *idPage
 }
 
