@@ -145,7 +145,7 @@ type caseItem struct {
 // aggregates them in file order and writes --cases-out.
 func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.Result, error) {
 	acc := gate.NewAccumulator()
-	scorer := &gate.Scorer{KB: in.KB, K: o.K, KeepMissed: acc.WantsMissed, IDs: acc.IDWriter()}
+	scorer := &gate.Scorer{KB: in.KB, K: o.K, KeepMissed: acc.WantsMissed}
 	var out *asyncWriter
 	if in.CasesOut != nil {
 		out = newAsyncWriter(in.CasesOut)

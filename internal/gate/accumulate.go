@@ -210,15 +210,7 @@ func (a *Accumulator) Add(r *CaseResult) error {
 	if !r.hashed {
 		h = idHash(r.ID)
 	}
-	var rec []byte
-	page := r.idPage
-	if page != nil && page.log == &a.seen {
-		rec = page.mem[r.idOff : int(r.idOff)+int(r.idLen) : len(page.mem)]
-	} else {
-		page = nil // none, or another accumulator's: Add writes its own
-	}
-	r.idPage = nil // linked once: a second Add of r writes its own
-	if err := a.seen.addRec(h, uint32(line), r.ID, r.File, rec, page); err != nil {
+	if err := a.seen.add(h, uint32(line), r.ID, r.File); err != nil {
 		return err
 	}
 	a.total++
@@ -304,7 +296,6 @@ func (a *Accumulator) Add(r *CaseResult) error {
 		if len(a.missed) < maxM {
 			kept := *r
 			kept.Out, kept.Problems, kept.Extra = nil, nil, nil
-			kept.idPage = nil
 			// The strings may view the reader's reused block
 			// (casefile.MapOptions.StringsInLine): keep copies.
 			kept.ID, kept.Locale, kept.Type = strings.Clone(kept.ID), strings.Clone(kept.Locale), strings.Clone(kept.Type)

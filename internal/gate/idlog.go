@@ -2,9 +2,12 @@ package gate
 
 import (
 	"cmp"
+	"encoding/binary"
+	"fmt"
 	"math/bits"
 	"runtime"
 	"slices"
+	"sort"
 	"sync"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
@@ -32,22 +35,15 @@ func (a *Accumulator) Duplicate() error { return a.seen.duplicate() }
 // 12 bytes a case: the hash and the line (lines only grow, so the earliest
 // line is the earliest case). Past idMemChunks full chunks of entries, more
 // chunks go to a temporary file (idSpill) instead of memory, and so do the
-// case ids themselves past idMemBytes of them (idStore, a file of its own):
-// they are read back only to search, and to name the id of a duplicate. The
-// ids' records are written by the scorers' workers where the store keeps
-// them (IDWriter), so add links them without touching them.
+// case ids themselves past idMemBytes of them (idStore): they are read back
+// only to search, and to name the id of a duplicate.
 type idLog struct {
 	parts [idParts]idPart
 	n     int
 	file  string // the cases file, for the error
 	ids   idStore
 	spill idSpill
-	// mu guards the arena and the free pages: the scorers' workers take
-	// pages of id records (IDWriter) while Add takes chunks.
-	mu        sync.Mutex
-	arena     *idArena // full chunks and pages of ids (idarena.go)
-	freePages []*idPage
-	pages     int // taken from the arena
+	arena *idArena // full chunks and id blocks (idarena.go)
 
 	memChunks int // full chunks kept in memory
 	// Sizes (0: the defaults idChunkN, idMemChunks, idMemBytes; tests set
@@ -81,8 +77,8 @@ const (
 	// idMemChunks bounds the entries kept in memory: 128 MiB, about 11
 	// million cases; more cases spill.
 	idMemChunks = 128 << 20 / idChunkB
-	// idBlock bounds a block of the id store's spill file read back at
-	// once; idMemBytes bounds the records kept in memory.
+	// idBlock is the size of a block of the id store; idMemBytes bounds
+	// the blocks kept in memory.
 	idBlock    = 1 << 20
 	idMemBytes = 16 << 20
 	// idEvery is the distance in cases between the id store's checkpoints.
@@ -91,12 +87,6 @@ const (
 
 // add logs one case. Its error is a failed write of the spill file.
 func (l *idLog) add(h uint64, line uint32, id, file string) error {
-	return l.addRec(h, line, id, file, nil, nil)
-}
-
-// addRec logs one case whose id's record a worker wrote (rec in page p; nil:
-// add writes it).
-func (l *idLog) addRec(h uint64, line uint32, id, file string, rec []byte, page *idPage) error {
 	p := &l.parts[h>>(64-idPartBits)]
 	if len(p.h) == cap(p.h) {
 		if err := l.grow(p); err != nil {
@@ -106,7 +96,7 @@ func (l *idLog) addRec(h uint64, line uint32, id, file string, rec []byte, page 
 	p.h = append(p.h, h)
 	p.line = append(p.line, line)
 	p.n++
-	if err := l.ids.add(l, rec, page, id, line); err != nil {
+	if err := l.ids.add(l, id, line); err != nil {
 		return err
 	}
 	l.n++
@@ -158,20 +148,10 @@ func (l *idLog) grow(p *idPart) error {
 
 // chunk returns an empty chunk of n entries in the arena.
 func (l *idLog) chunk(n int) ([]uint64, []uint32) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.arena == nil {
 		l.arena = &idArena{}
 	}
 	return l.arena.chunk(l, n)
-}
-
-// alloc returns n bytes of the arena; l.mu is held.
-func (l *idLog) alloc(n int) []byte {
-	if l.arena == nil {
-		l.arena = &idArena{}
-	}
-	return l.arena.alloc(l, n)
 }
 
 // duplicate searches the log (see Accumulator.Duplicate).
@@ -180,7 +160,7 @@ func (l *idLog) duplicate() error {
 	if err != nil || !ok {
 		return err
 	}
-	id, err := l.ids.find(later)
+	id, err := l.ids.find(l, later)
 	if err != nil {
 		return err
 	}
@@ -282,4 +262,133 @@ func (s *idSearch) partition(l *idLog, p *idPart) (later, first uint32, ok bool,
 // grown is s with n more elements (their values undefined).
 func grown[T any](s []T, n int) []T {
 	return slices.Grow(s, n)[:len(s)+n]
+}
+
+// idStore keeps the case ids in file order, to name a duplicate: records of
+// uvarint(line - previous line), uvarint(len(id)), id, in blocks of idBlock
+// bytes (a record never straddles two; a longer id has a block of its own,
+// on the heap, dropped once written). Past maxIDBytes of blocks in memory a
+// full block goes to the spill file. Every idEvery-th record is a
+// checkpoint, so finding a line reads at most idEvery records.
+type idStore struct {
+	blocks []idStoreBlock
+	cur    []byte // the last block
+	spare  []byte // a spilled block's memory, while cur holds one long id
+	last   uint32 // the line of the last record
+	n      int    // records
+	marks  []idMark
+	mem    int // bytes of the blocks kept in memory (their capacity)
+}
+
+type idStoreBlock struct {
+	b   []byte // nil when spilled
+	off int64  // its offset in the spill file when spilled
+	n   int    // its length
+}
+
+// idMark is a checkpoint: the line of a record, the one before it, and where
+// the record starts.
+type idMark struct {
+	line, prev uint32
+	block, at  int
+}
+
+func (s *idStore) add(l *idLog, id string, line uint32) error {
+	need := 2*binary.MaxVarintLen32 + len(id)
+	if cap(s.cur)-len(s.cur) < need {
+		if err := s.flush(l); err != nil {
+			return err
+		}
+		switch {
+		case need > idBlock:
+			if s.cur != nil {
+				s.spare = s.cur
+			}
+			s.cur = make([]byte, 0, need) // one id (a line is at most casefile.MaxLine)
+		case s.cur == nil && s.spare != nil:
+			s.cur, s.spare = s.spare, nil
+		case s.cur == nil:
+			if l.arena == nil {
+				l.arena = &idArena{}
+			}
+			s.cur = l.arena.alloc(l, idBlock)[:0]
+		}
+	}
+	if s.n%idEvery == 0 {
+		s.marks = append(s.marks, idMark{line: line, prev: s.last, block: len(s.blocks), at: len(s.cur)})
+	}
+	s.cur = binary.AppendUvarint(s.cur, uint64(line-s.last))
+	s.cur = binary.AppendUvarint(s.cur, uint64(len(id)))
+	s.cur = append(s.cur, id...)
+	s.last = line
+	s.n++
+	return nil
+}
+
+// flush moves the last block to the kept blocks, in memory or spilled; the
+// memory of a spilled block is the next one's, but for a block of one long
+// id, which is dropped.
+func (s *idStore) flush(l *idLog) error {
+	if s.cur == nil {
+		return nil
+	}
+	if s.mem+cap(s.cur) <= cmp.Or(l.maxIDBytes, idMemBytes) {
+		s.blocks = append(s.blocks, idStoreBlock{b: s.cur, n: len(s.cur)})
+		s.mem += cap(s.cur)
+		s.cur = nil
+		return nil
+	}
+	off, err := l.spill.write(s.cur)
+	if err != nil {
+		return err
+	}
+	s.blocks = append(s.blocks, idStoreBlock{off: off, n: len(s.cur)})
+	if cap(s.cur) > idBlock {
+		s.cur = nil
+	} else {
+		s.cur = s.cur[:0]
+	}
+	return nil
+}
+
+// block returns block k's bytes (the last one is cur).
+func (s *idStore) block(l *idLog, k int) ([]byte, error) {
+	if k == len(s.blocks) {
+		return s.cur, nil
+	}
+	b := s.blocks[k]
+	if b.b != nil {
+		return b.b[:b.n], nil
+	}
+	buf := make([]byte, b.n)
+	return buf, l.spill.read(b.off, buf)
+}
+
+// find returns the id of the case at line.
+func (s *idStore) find(l *idLog, line uint32) (string, error) {
+	m := s.marks[sort.Search(len(s.marks), func(i int) bool { return s.marks[i].line > line })-1]
+	k, at, prev := m.block, m.at, m.prev
+	b, err := s.block(l, k)
+	if err != nil {
+		return "", err
+	}
+	for {
+		if at == len(b) { // the block's last record was read: the next block
+			k, at = k+1, 0
+			if b, err = s.block(l, k); err != nil {
+				return "", err
+			}
+		}
+		d, n1 := binary.Uvarint(b[at:])
+		size, n2 := binary.Uvarint(b[at+n1:])
+		start := at + n1 + n2
+		at = start + int(size) //nolint:gosec // G115: a length this store wrote
+		prev += uint32(d)      //nolint:gosec // G115: a line difference this store wrote
+		if prev == line {
+			return string(b[start:at]), nil
+		}
+		if prev > line {
+			return "", fmt.Errorf("case ids: no case at line %d", line)
+		}
+	}
 }

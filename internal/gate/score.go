@@ -103,14 +103,6 @@ type CaseResult struct {
 	// of the hash's cost was the miss on the id's bytes).
 	idHash uint64
 	hashed bool
-	// The record of the case's id, idLen bytes at idOff in idPage, written
-	// by the scorer's worker for the accumulator of Scorer.IDs (idstore.go):
-	// Add links it instead of copying the id. (Two small integers in the
-	// padding after hashed, not a slice: a larger result is more to zero and
-	// to carry to Add.)
-	idLen  uint16
-	idOff  uint32
-	idPage *idPage
 }
 
 // hitIndex is the index of hit@k, the success number, in metrics.CaseMeasures.
@@ -143,11 +135,6 @@ type Scorer struct {
 	// copies are the scorer's only allocation per case, garbage past the
 	// accumulator's first DefaultMaxMissed.
 	KeepMissed func() bool
-	// IDs, when set, is the accumulator's writer of id records
-	// (Accumulator.IDWriter): the scorer writes each case's id where the
-	// accumulator keeps it, while the id is in the worker's cache, and Add
-	// links the record instead of copying the id on its serial path.
-	IDs *IDWriter
 }
 
 // ScoreInto scores one case into r (overwritten, so callers keep results by
@@ -176,9 +163,6 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 	}
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
-	if s.IDs != nil {
-		s.IDs.record(sc, r, c.ID, c.Line)
-	}
 	r.Locale = sc.canonicalLocale(r.Locale)
 	if r.Type == "" {
 		r.Type = "golden"
@@ -349,9 +333,6 @@ type scratch struct {
 	// reader reuses) and their canonical forms: a run has a handful.
 	locales [4]struct{ tag, canonical string }
 	next    int
-	// idPage is the page this scratch's worker writes id records to
-	// (IDWriter).
-	idPage *idPage
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
