@@ -47,7 +47,7 @@ func FuzzIDLog(f *testing.F) {
 			} else if !ok {
 				first[id] = line
 			}
-			require.NoError(t, l.add(idHash(id), uint32(line), id, "f")) //nolint:gosec // G115: at most 8,000 lines
+			require.NoError(t, l.add(idHash(id), uint32(line), id, "f"))
 		}
 		err := l.duplicate()
 		if want == "" {
