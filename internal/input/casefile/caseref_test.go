@@ -298,6 +298,7 @@ func sameRef(a, b refCase) bool {
 // of its opening quote, unless a syntax error comes first.
 func refDuplicate(data []byte) (key string, off int, dup bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // a number past float64's range (1e700) is not an error of the walk
 	var walk func() (string, int, bool, error)
 	walk = func() (string, int, bool, error) {
 		tok, err := dec.Token()

@@ -446,6 +446,11 @@ func (f *fastScan) number(i int) (end int, v float64, ok bool) {
 // 0 (the number validated, not converted: its division is the costliest
 // instruction of a line).
 func number24(a *[24]byte, i int, conv bool) (end int, v float64, ok bool) {
+	if !conv {
+		if end, ok, done := valid24(a); done {
+			return i + end, 0, ok
+		}
+	}
 	k := 0
 	neg := a[0] == '-'
 	if neg {
@@ -487,6 +492,48 @@ func number24(a *[24]byte, i int, conv bool) (end int, v float64, ok bool) {
 		v = -v
 	}
 	return i + k, v, true
+}
+
+// valid24 is number24's validation without conversion for the common form,
+// a word at a time: at most 7 integer digits not starting with a sign, and at
+// most 7 fraction digits. done is false for anything else (a sign, 8 digits
+// or more on either side of the point, a first byte that is not a digit),
+// which number24's byte loop then decides; where done is true, end and ok are
+// what the loop gives (TestNumber24AsLoop and FuzzNumber24 hold them to it).
+func valid24(a *[24]byte) (end int, ok, done bool) {
+	nd := nonDigits(binary.LittleEndian.Uint64(a[0:8]))
+	k := bits.TrailingZeros64(nd) >> 3
+	if k == 0 || k == 8 {
+		return 0, false, false
+	}
+	if k > 1 && a[0] == '0' {
+		return 0, false, true
+	}
+	if a[k] == '.' {
+		nf := nonDigits(binary.LittleEndian.Uint64(a[k+1 : k+9]))
+		f := bits.TrailingZeros64(nf) >> 3
+		if f == 8 {
+			return 0, false, false
+		}
+		if f == 0 {
+			return 0, false, true
+		}
+		k += 1 + f
+	}
+	if c := a[k&15]; c == 'e' || c == 'E' {
+		return 0, false, true
+	}
+	return k, true, true
+}
+
+// nonDigits flags (bit 7 of its byte) every byte of x that is not an ASCII
+// digit, exactly for the lowest one: t's byte is below 10 exactly for a
+// digit; t+0x76 sets bit 7 for 10 to 0x7f, "| t" for 0x80 and above, and the
+// carry out of a byte of 0x8a or more (flagged itself) reaches only higher
+// bytes.
+func nonDigits(x uint64) uint64 {
+	t := x ^ swarOnes*'0'
+	return ((t + swarOnes*0x76) | t) & swarHigh
 }
 
 // fastPow10 holds the powers of ten a number of at most 15 digits divides by
