@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,35 +51,80 @@ var testPaths = []string{"a.txt", "big.txt", "dir/b.txt", "dir/sub/c.txt", "dir"
 // (a merge TREESAME to its second parent, one to its first, one changing files),
 // equal committer dates, annotated and lightweight tags, a remote-tracking ref
 // and a symbolic remote HEAD. Every object is loose.
+//
+// The history is built once per test process (about 35 git commands) and each
+// caller gets a copy of it: the same objects, refs and commit ids, since the
+// dates and the identity are fixed.
 func makeHistory(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
+	historyOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "gitread-history-")
+		if err != nil {
+			historyErr = err
+			return
+		}
+		historyDir = dir
+		historyErr = buildHistory(t, dir)
+	})
+	require.NoError(t, historyErr, "building the test history")
 	dir := t.TempDir()
-	mustGit(t, dir, "init", "-q", "-b", "main")
+	require.NoError(t, os.CopyFS(dir, os.DirFS(historyDir)))
+	return dir
+}
+
+var (
+	historyOnce sync.Once
+	historyDir  string // removed by TestMain
+	historyErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if historyDir != "" {
+		_ = os.RemoveAll(historyDir)
+	}
+	os.Exit(code)
+}
+
+// buildHistory makes makeHistory's repository in dir. It returns the first
+// failure rather than failing a test: the first test to need the history
+// builds it for every test, and each of them must fail on it.
+func buildHistory(t *testing.T, dir string) error {
+	var first error
+	git := func(env []string, args ...string) {
+		if first == nil {
+			_, first = runGit(t, dir, env, "", args...)
+		}
+	}
 	date := 1_700_000_000
-	n := 0
+	at := func(date int) []string {
+		d := fmt.Sprintf("%d +0000", date)
+		return []string{"GIT_COMMITTER_DATE=" + d, "GIT_AUTHOR_DATE=" + d}
+	}
 	commit := func(msg string, sameDate bool, files map[string]string) {
-		t.Helper()
 		for name, content := range files {
+			if first != nil {
+				return
+			}
 			p := filepath.Join(dir, name)
 			if content == "" {
-				require.NoError(t, os.Remove(p))
+				first = os.Remove(p)
 				continue
 			}
-			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-			require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+			if first = os.MkdirAll(filepath.Dir(p), 0o755); first == nil {
+				first = os.WriteFile(p, []byte(content), 0o644)
+			}
 		}
-		mustGit(t, dir, "add", "-A")
+		git(nil, "add", "-A")
 		if !sameDate {
 			date += 100
 		}
-		n++
-		d := fmt.Sprintf("%d +0000", date)
-		_, err := runGit(t, dir, []string{"GIT_COMMITTER_DATE=" + d, "GIT_AUTHOR_DATE=" + d}, "", "commit", "-q", "--allow-empty", "-m", msg)
-		require.NoError(t, err)
+		git(at(date), "commit", "-q", "--allow-empty", "-m", msg)
 	}
+	git(nil, "init", "-q", "-b", "main")
 	var big strings.Builder
 	for i := range 3000 {
 		fmt.Fprintf(&big, "line %d of a file long enough for git to store deltas of it\n", i)
@@ -86,30 +133,26 @@ func makeHistory(t *testing.T) string {
 	commit("root", false, map[string]string{"a.txt": "a1\n", "big.txt": b, "gone.txt": "g\n"})
 	commit("b", false, map[string]string{"dir/b.txt": "b1\n", "big.txt": b + "more 1\n"})
 	commit("same date", true, map[string]string{"dir/sub/c.txt": "c1\n", "big.txt": b + "more 2\n"})
-	mustGit(t, dir, "tag", "-a", "-m", "annotated", "v1")
-	mustGit(t, dir, "tag", "v1-light", "HEAD~1")
-	mustGit(t, dir, "checkout", "-q", "-b", "side")
+	git(nil, "tag", "-a", "-m", "annotated", "v1")
+	git(nil, "tag", "v1-light", "HEAD~1")
+	git(nil, "checkout", "-q", "-b", "side")
 	commit("side 1", false, map[string]string{"side.txt": "s1\n", "a.txt": "a-side\n"})
 	commit("side 2", true, map[string]string{"big.txt": "changed on the side\n" + b})
-	mustGit(t, dir, "checkout", "-q", "main")
+	git(nil, "checkout", "-q", "main")
 	commit("main after branch", false, map[string]string{"dir/b.txt": "b2\n", "gone.txt": ""})
-	d := fmt.Sprintf("%d +0000", date+100)
-	_, err := runGit(t, dir, []string{"GIT_COMMITTER_DATE=" + d, "GIT_AUTHOR_DATE=" + d}, "", "merge", "-q", "--no-edit", "side")
-	require.NoError(t, err)
+	git(at(date+100), "merge", "-q", "--no-edit", "side")
 	date += 100
 	commit("after merge", false, map[string]string{"dir/sub/c.txt": "c2\n"})
 	// A merge that takes the side's a.txt and keeps main's big.txt: not TREESAME to either.
-	mustGit(t, dir, "checkout", "-q", "-b", "side2", "HEAD~2")
+	git(nil, "checkout", "-q", "-b", "side2", "HEAD~2")
 	commit("side2", false, map[string]string{"a.txt": "a-side2\n"})
-	mustGit(t, dir, "checkout", "-q", "main")
-	d = fmt.Sprintf("%d +0000", date+100)
-	_, err = runGit(t, dir, []string{"GIT_COMMITTER_DATE=" + d, "GIT_AUTHOR_DATE=" + d}, "", "merge", "-q", "--no-edit", "-s", "ours", "side2")
-	require.NoError(t, err)
+	git(nil, "checkout", "-q", "main")
+	git(at(date+100), "merge", "-q", "--no-edit", "-s", "ours", "side2")
 	date += 100
 	commit("last", false, map[string]string{"big.txt": b + "last\n"})
-	mustGit(t, dir, "update-ref", "refs/remotes/origin/main", "HEAD~1")
-	mustGit(t, dir, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main")
-	return dir
+	git(nil, "update-ref", "refs/remotes/origin/main", "HEAD~1")
+	git(nil, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main")
+	return first
 }
 
 // compareWithGit checks every read the guards make against git's own answers in
@@ -163,6 +206,12 @@ func compareWithGit(t *testing.T, dir string) {
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	k := 0
+	// Every blob gitread reads, checked after the walk against one git cat-file --batch.
+	type blobRead struct {
+		id, where string
+		data      []byte
+	}
+	var blobs []blobRead
 	for _, c := range all {
 		id, _ := ParseID(c)
 		cm, err := r.Commit(id)
@@ -182,12 +231,32 @@ func compareWithGit(t *testing.T, dir string) {
 				require.NoError(t, err)
 				assert.Equal(t, strings.Fields(line)[1], typ.String())
 				if typ == TypeBlob {
-					show := mustGitRaw(t, dir, "cat-file", "blob", e.ID.String())
-					assert.Equal(t, show, string(data), "%s:%s", c, p)
+					blobs = append(blobs, blobRead{e.ID.String(), c + ":" + p, data})
 				}
 			}
 		}
 	}
+	require.NotEmpty(t, blobs)
+	var bin strings.Builder
+	for _, b := range blobs {
+		fmt.Fprintln(&bin, b.id)
+	}
+	bout, err := runGit(t, dir, nil, bin.String(), "cat-file", "--batch")
+	require.NoError(t, err)
+	for _, b := range blobs {
+		// Each object: "<id> blob <size>\n", its bytes, "\n".
+		header, rest, ok := strings.Cut(bout, "\n")
+		require.True(t, ok, "git cat-file --batch ended before %s", b.where)
+		f := strings.Fields(header)
+		require.Len(t, f, 3, "git cat-file --batch: %q for %s", header, b.where)
+		require.Equal(t, []string{b.id, "blob"}, f[:2], b.where)
+		size, err := strconv.Atoi(f[2])
+		require.NoError(t, err)
+		require.Greater(t, len(rest), size, b.where)
+		assert.Equal(t, rest[:size], string(b.data), "%s", b.where)
+		bout = rest[size+1:]
+	}
+	assert.Empty(t, bout, "git cat-file --batch printed more objects than asked")
 
 	head, ok, err := r.Head()
 	require.NoError(t, err)
@@ -221,13 +290,6 @@ func compareWithGit(t *testing.T, dir string) {
 	}
 }
 
-func mustGitRaw(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	out, err := runGit(t, dir, nil, "", args...)
-	require.NoError(t, err)
-	return out
-}
-
 func packTypes(t *testing.T, dir string) string {
 	t.Helper()
 	idx, err := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.idx"))
@@ -240,13 +302,17 @@ func TestAgainstGit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs git")
 	}
+	// The subtests run side by side: each works on its own copy of the
+	// history, and their time is mostly git processes starting.
 	t.Run("loose objects", func(t *testing.T) {
+		t.Parallel()
 		dir := makeHistory(t)
 		_, err := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack"))
 		require.NoError(t, err)
 		compareWithGit(t, dir)
 	})
 	t.Run("packed with offset deltas and packed-refs", func(t *testing.T) {
+		t.Parallel()
 		dir := makeHistory(t)
 		mustGit(t, dir, "gc", "-q", "--aggressive", "--prune=now")
 		vp := packTypes(t, dir)
@@ -256,6 +322,7 @@ func TestAgainstGit(t *testing.T) {
 		compareWithGit(t, dir)
 	})
 	t.Run("packed with ref deltas", func(t *testing.T) {
+		t.Parallel()
 		dir := makeHistory(t)
 		mustGit(t, dir, "-c", "repack.useDeltaBaseOffset=false", "repack", "-q", "-a", "-d", "-f")
 		compareWithGit(t, dir)
@@ -264,6 +331,7 @@ func TestAgainstGit(t *testing.T) {
 		compareWithGit(t, dir)
 	})
 	t.Run("linked worktree", func(t *testing.T) {
+		t.Parallel()
 		dir := makeHistory(t)
 		mustGit(t, dir, "gc", "-q")
 		wt := filepath.Join(t.TempDir(), "wt")
@@ -279,6 +347,7 @@ func TestAgainstGit(t *testing.T) {
 		assert.Equal(t, mustGit(t, dir, "rev-parse", "side"), h.String(), "HEAD is the worktree's own")
 	})
 	t.Run("shallow clone", func(t *testing.T) {
+		t.Parallel()
 		src := makeHistory(t)
 		dst := filepath.Join(t.TempDir(), "clone")
 		mustGit(t, src, "clone", "-q", "--depth", "1", "--no-single-branch", "file://"+src, dst)

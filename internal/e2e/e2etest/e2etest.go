@@ -6,14 +6,18 @@
 package e2etest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/racetest"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -30,6 +34,7 @@ var (
 	binOnce sync.Once
 	binPath string
 	binErr  error
+	binTemp string // the process's own directory when there is no user cache directory
 )
 
 // Root is the repository root: the nearest directory at or above the working
@@ -58,13 +63,21 @@ func Root() (string, error) {
 	return root, rootErr
 }
 
-// Binary builds the command once per test process into a temporary directory
-// and returns its path. With -race when the tests run with it: the build then
-// reuses the tests' compiled packages (a non-race build of the module on a cold
-// cache is 137 s of CPU, which pushed a package past its timeout on a loaded
-// machine), and the race detector stays on the end-to-end processes; Main sets
+// Binary builds the command once per test process and returns its path. With
+// -race when the tests run with it: the build then reuses the tests' compiled
+// packages (a non-race build of the module on a cold cache is 137 s of CPU,
+// which pushed a package past its timeout on a loaded machine), and the race
+// detector stays on the end-to-end processes; Main sets
 // GORACE=atexit_sleep_ms=0 so no process sleeps a second at exit. Coverage
 // instrumentation (GOFLAGS=-cover) is left out: it would warn on every run.
+//
+// The five end-to-end packages share one binary (sharedDir): each runs
+// `go build -o` into the same path, one at a time (a lock file), and go build
+// links only when the file there is not already what it would link (it
+// compares build ids), so `go test ./...` links the binary once instead of
+// five times (about 3 s of CPU each). A change to the sources relinks it; a
+// process still running the old file keeps it (go build renames the new one
+// into place).
 func Binary() (string, error) {
 	binOnce.Do(func() {
 		r, err := Root()
@@ -72,25 +85,35 @@ func Binary() (string, error) {
 			binErr = err
 			return
 		}
-		dir, err := os.MkdirTemp("", "retrieval-gate-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "retrieval-gate")
-		args := []string{"build", "-o", binPath}
+		args := []string{"build"}
 		if racetest.Enabled {
 			args = append(args, "-race")
 		}
-		cmd := exec.Command("go", append(args, ".")...) //nolint:gosec // go build of this module into a temporary directory
-		cmd.Dir = r
 		var flags []string
 		for _, f := range strings.Fields(os.Getenv("GOFLAGS")) {
 			if !strings.HasPrefix(f, "-cover") {
 				flags = append(flags, f)
 			}
 		}
-		cmd.Env = append(os.Environ(), "GOFLAGS="+strings.Join(flags, " "))
+		env := append(os.Environ(), "GOFLAGS="+strings.Join(flags, " "))
+		dir, unlock, err := sharedDir(r, args, env)
+		if errors.Is(err, errNoCache) {
+			// No user cache directory ($HOME unset): a directory of this
+			// process's own, removed when its tests end (Main).
+			if dir, err = os.MkdirTemp("", "retrieval-gate-bin-"); err == nil {
+				binTemp, unlock = dir, func() {}
+			}
+		}
+		if err != nil {
+			binErr = err
+			return
+		}
+		defer unlock()
+		binPath = filepath.Join(dir, "retrieval-gate")
+		args = append(args, "-o", binPath, ".")
+		cmd := exec.Command("go", args...)
+		cmd.Dir = r
+		cmd.Env = env
 		if out, err := cmd.CombinedOutput(); err != nil {
 			binErr = fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
 		}
@@ -98,10 +121,55 @@ func Binary() (string, error) {
 	return binPath, binErr
 }
 
+// errNoCache is sharedDir's error when the user has no cache directory.
+var errNoCache = errors.New("e2etest: no user cache directory")
+
+// binCacheAge is how long an unused shared binary is kept (sharedDir).
+const binCacheAge = 24 * time.Hour
+
+// sharedDir is the directory of the binary built from the checkout root with
+// the go command's args and environment env, under the user's cache
+// directory (retrieval-gate-e2e/KEY, KEY a hash of the root, the arguments and
+// the environment variables that change what go build makes), locked until
+// unlock is called. Directories unused for binCacheAge are removed, so clones
+// that are gone do not leave their binaries behind.
+func sharedDir(root string, args, env []string) (dir string, unlock func(), err error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", nil, fmt.Errorf("%w: %w", errNoCache, err)
+	}
+	base := filepath.Join(cache, "retrieval-gate-e2e")
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", root, strings.Join(args, " "))
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); slices.Contains([]string{"GOFLAGS", "CGO_ENABLED", "GOOS", "GOARCH", "GOEXPERIMENT", "GOAMD64", "GOARM64", "GOTOOLCHAIN", "CC"}, k) {
+			fmt.Fprintf(h, "%s\x00", kv)
+		}
+	}
+	dir = filepath.Join(base, hex.EncodeToString(h.Sum(nil))[:20])
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", nil, err
+	}
+	unlock, err = lockDir(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	now := time.Now()
+	_ = os.Chtimes(dir, now, now)
+	if entries, err := os.ReadDir(base); err == nil {
+		for _, e := range entries {
+			p := filepath.Join(base, e.Name())
+			if fi, err := os.Stat(p); err == nil && p != dir && now.Sub(fi.ModTime()) > binCacheAge {
+				_ = os.RemoveAll(p)
+			}
+		}
+	}
+	return dir, unlock, nil
+}
+
 // Main is an end-to-end package's TestMain: it builds the binary, puts it first
 // on PATH (before testscript's own command directory), runs the tests with the
-// extra commands cmds available to scripts and child processes (testscript.Main),
-// and removes the binary.
+// extra commands cmds available to scripts and child processes (testscript.Main).
 func Main(m *testing.M, cmds map[string]func()) {
 	testscript.Main(runner{m}, cmds)
 }
@@ -118,6 +186,11 @@ func (r runner) Run() int {
 		return 1
 	}
 	bin, err := Binary()
+	defer func() {
+		if binTemp != "" {
+			_ = os.RemoveAll(binTemp)
+		}
+	}()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -128,9 +201,7 @@ func (r runner) Run() int {
 	if !strings.Contains(os.Getenv("GORACE"), "atexit_sleep_ms") {
 		os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	}
-	code := r.m.Run()
-	_ = os.RemoveAll(filepath.Dir(bin))
-	return code
+	return r.m.Run()
 }
 
 // Scripts lists the end-to-end scripts of testdata/script that a package runs:
