@@ -270,7 +270,14 @@ func FuzzWrite(f *testing.F) {
 		require.Len(t, doc.Suites[0].Cases, 3)
 		plain := func(s string, attr bool) string {
 			var o strings.Builder
-			for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+			s = strings.ToValidUTF8(s, "\uFFFD")
+			if !attr {
+				// XML reads a line end written as CR LF as one line feed
+				// (end-of-line handling, XML 1.0 section 2.11), before the
+				// lone carriage returns below.
+				s = strings.ReplaceAll(s, "\r\n", "\n")
+			}
+			for _, r := range s {
 				switch {
 				case attr && (r == '\t' || r == '\n' || r == '\r'):
 					o.WriteByte(' ')
