@@ -23,6 +23,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/filelock"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 )
@@ -268,7 +269,7 @@ func AppendWarn(path string, rec Record) (warning string, err error) {
 	if err != nil {
 		return "", err
 	}
-	unlock, err := lock(f)
+	unlock, err := filelock.Lock(f)
 	if err != nil {
 		f.Close()
 		return "", fmt.Errorf("lock %s: %w", file, err)

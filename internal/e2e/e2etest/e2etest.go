@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/filelock"
 	"github.com/retrieval-gate/retrieval-gate/internal/racetest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -150,9 +151,18 @@ func sharedDir(root string, args, env []string) (dir string, unlock func(), err 
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", nil, err
 	}
-	unlock, err = lockDir(dir)
+	lf, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return "", nil, err
+	}
+	release, err := filelock.Lock(lf)
+	if err != nil {
+		lf.Close()
+		return "", nil, err
+	}
+	unlock = func() {
+		release()
+		lf.Close()
 	}
 	now := time.Now()
 	_ = os.Chtimes(dir, now, now)
