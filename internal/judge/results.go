@@ -85,7 +85,9 @@ func ParseAnthropicResult(line []byte) (BatchResult, error) {
 	case "errored":
 		r.Err = "errored"
 		if e := l.Result.Error; e != nil && e.Error != nil {
-			r.Err = strings.TrimPrefix(e.Error.Type+": "+e.Error.Message, ": ")
+			if t := strings.TrimPrefix(e.Error.Type+": "+e.Error.Message, ": "); t != "" {
+				r.Err = t
+			}
 		}
 	case "canceled", "expired":
 		r.Missing, r.Err = true, l.Result.Type
@@ -124,6 +126,10 @@ func ParseGeminiResult(line []byte) (BatchResult, error) {
 	switch {
 	case l.Error != nil:
 		r.Err = strings.TrimPrefix(strings.TrimSpace(rawText(l.Error.Code)+" "+l.Error.Status)+": "+l.Error.Message, ": ")
+		if r.Err == "" {
+			// {"error": {}}: still an error, and a result is exactly one kind.
+			r.Err = "error with no code, status or message"
+		}
 	case hasResp:
 		g, err := llm.ParseGeminiResponse(l.Response)
 		if errors.Is(err, llm.ErrNoCandidates) {
