@@ -287,8 +287,17 @@ func ParseBatchResult(line []byte) (BatchResult, error) {
 		if err := json.Unmarshal(rl.Error, &e); err != nil {
 			return BatchResult{}, fmt.Errorf("error is not {\"code\", \"message\"}: %v", jsonErrText(err))
 		}
-		r.Err = strings.TrimSpace(rawText(e.Code) + ": " + e.Message)
-		r.Err = strings.TrimPrefix(r.Err, ": ")
+		// "code: message", or whichever of the two the line has; a line
+		// with neither ({"error": {}}) is still an error, and says so.
+		code, msg := strings.TrimSpace(rawText(e.Code)), strings.TrimSpace(e.Message)
+		switch {
+		case code != "" && msg != "":
+			r.Err = code + ": " + msg
+		case code != "" || msg != "":
+			r.Err = code + msg
+		default:
+			r.Err = "error with no code or message"
+		}
 	}
 	if hasResp {
 		var resp resultResponse
