@@ -289,13 +289,7 @@ func ParseBatchResult(line []byte) (BatchResult, error) {
 		}
 		// "code: message", or whichever of the two the line has; a line
 		// with neither ({"error": {}}) is still an error, and says so.
-		code, msg := strings.TrimSpace(rawText(e.Code)), strings.TrimSpace(e.Message)
-		switch {
-		case code != "" && msg != "":
-			r.Err = code + ": " + msg
-		case code != "" || msg != "":
-			r.Err = code + msg
-		default:
+		if r.Err = errText(rawText(e.Code), e.Message); r.Err == "" {
 			r.Err = "error with no code or message"
 		}
 	}

@@ -358,7 +358,8 @@ func FuzzParseBatchResult(f *testing.F) {
 }
 
 // A line's error reads "code: message", or whichever of the two it has; an
-// error with neither still says it is one (it read ":" before).
+// error with neither still says it is one (OpenAI's read ":" before, and a
+// code without a message "x:"; Gemini's and Anthropic's "13: ").
 func TestParseBatchResultErrorText(t *testing.T) {
 	for _, tc := range []struct{ line, want string }{
 		{`{"custom_id":"c","response":null,"error":{"code":"x","message":"y"}}`, "x: y"},
@@ -373,5 +374,22 @@ func TestParseBatchResultErrorText(t *testing.T) {
 		require.NoError(t, err, tc.line)
 		assert.Equal(t, tc.want, r.Err, tc.line)
 		assert.Nil(t, r.Completion, tc.line)
+	}
+	// Gemini's and Anthropic's errors follow the same rule.
+	for _, tc := range []struct {
+		parse      func([]byte) (judge.BatchResult, error)
+		line, want string
+	}{
+		{judge.ParseGeminiResult, `{"key":"k","error":{"code":13,"message":"Internal","status":"INTERNAL"}}`, "13 INTERNAL: Internal"},
+		{judge.ParseGeminiResult, `{"key":"k","error":{"code":13}}`, "13"},
+		{judge.ParseGeminiResult, `{"key":"k","error":{"status":"INTERNAL","message":" "}}`, "INTERNAL"},
+		{judge.ParseGeminiResult, `{"key":"k","error":{}}`, "error with no code, status or message"},
+		{judge.ParseAnthropicResult, `{"custom_id":"c","result":{"type":"errored","error":{"type":"error","error":{"type":"api_error","message":"x"}}}}`, "api_error: x"},
+		{judge.ParseAnthropicResult, `{"custom_id":"c","result":{"type":"errored","error":{"type":"error","error":{"type":"api_error"}}}}`, "api_error"},
+		{judge.ParseAnthropicResult, `{"custom_id":"c","result":{"type":"errored","error":{"type":"error","error":{}}}}`, "errored"},
+	} {
+		r, err := tc.parse([]byte(tc.line))
+		require.NoError(t, err, tc.line)
+		assert.Equal(t, tc.want, r.Err, tc.line)
 	}
 }
