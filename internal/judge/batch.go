@@ -287,8 +287,11 @@ func ParseBatchResult(line []byte) (BatchResult, error) {
 		if err := json.Unmarshal(rl.Error, &e); err != nil {
 			return BatchResult{}, fmt.Errorf("error is not {\"code\", \"message\"}: %v", jsonErrText(err))
 		}
-		r.Err = strings.TrimSpace(rawText(e.Code) + ": " + e.Message)
-		r.Err = strings.TrimPrefix(r.Err, ": ")
+		// "code: message", or whichever of the two the line has; a line
+		// with neither ({"error": {}}) is still an error, and says so.
+		if r.Err = errText(rawText(e.Code), e.Message); r.Err == "" {
+			r.Err = "error with no code or message"
+		}
 	}
 	if hasResp {
 		var resp resultResponse

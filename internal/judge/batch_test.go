@@ -349,8 +349,47 @@ func FuzzParseBatchResult(f *testing.F) {
 		if r.CustomID == "" {
 			t.Fatal("accepted a line without custom_id")
 		}
-		if (r.Completion == nil) == (r.Err == "") && r.Status == 200 {
-			t.Fatalf("a 200 line must carry a completion or an error, not both or neither: %+v", r)
+		// Every accepted line, whatever its status, is exactly one of a
+		// completion and an error (OpenAI's files have no "missing" kind).
+		if (r.Completion == nil) == (r.Err == "") || r.Missing {
+			t.Fatalf("a line must carry a completion or an error, not both or neither: %+v", r)
 		}
 	})
+}
+
+// A line's error reads "code: message", or whichever of the two it has; an
+// error with neither still says it is one (OpenAI's read ":" before, and a
+// code without a message "x:"; Gemini's and Anthropic's "13: ").
+func TestParseBatchResultErrorText(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		{`{"custom_id":"c","response":null,"error":{"code":"x","message":"y"}}`, "x: y"},
+		{`{"custom_id":"c","response":null,"error":{"code":"x"}}`, "x"},
+		{`{"custom_id":"c","response":null,"error":{"code":null,"message":"y"}}`, "y"},
+		{`{"custom_id":"c","response":null,"error":{"code":429,"message":" "}}`, "429"},
+		{`{"custom_id":"c","response":null,"error":{}}`, "error with no code or message"},
+		{`{"custom_id":"c","response":{"status_code":200,"body":{}},"error":{"code":"","message":""}}`, "error with no code or message"},
+		{`{"custom_id":"c","response":{"status_code":500,"body":{"error":{"message":"down"}}},"error":null}`, "HTTP 500: down"},
+	} {
+		r, err := judge.ParseBatchResult([]byte(tc.line))
+		require.NoError(t, err, tc.line)
+		assert.Equal(t, tc.want, r.Err, tc.line)
+		assert.Nil(t, r.Completion, tc.line)
+	}
+	// Gemini's and Anthropic's errors follow the same rule.
+	for _, tc := range []struct {
+		parse      func([]byte) (judge.BatchResult, error)
+		line, want string
+	}{
+		{judge.ParseGeminiResult, `{"key":"k","error":{"code":13,"message":"Internal","status":"INTERNAL"}}`, "13 INTERNAL: Internal"},
+		{judge.ParseGeminiResult, `{"key":"k","error":{"code":13}}`, "13"},
+		{judge.ParseGeminiResult, `{"key":"k","error":{"status":"INTERNAL","message":" "}}`, "INTERNAL"},
+		{judge.ParseGeminiResult, `{"key":"k","error":{}}`, "error with no code, status or message"},
+		{judge.ParseAnthropicResult, `{"custom_id":"c","result":{"type":"errored","error":{"type":"error","error":{"type":"api_error","message":"x"}}}}`, "api_error: x"},
+		{judge.ParseAnthropicResult, `{"custom_id":"c","result":{"type":"errored","error":{"type":"error","error":{"type":"api_error"}}}}`, "api_error"},
+		{judge.ParseAnthropicResult, `{"custom_id":"c","result":{"type":"errored","error":{"type":"error","error":{}}}}`, "errored"},
+	} {
+		r, err := tc.parse([]byte(tc.line))
+		require.NoError(t, err, tc.line)
+		assert.Equal(t, tc.want, r.Err, tc.line)
+	}
 }

@@ -85,7 +85,7 @@ func ParseAnthropicResult(line []byte) (BatchResult, error) {
 	case "errored":
 		r.Err = "errored"
 		if e := l.Result.Error; e != nil && e.Error != nil {
-			if t := strings.TrimPrefix(e.Error.Type+": "+e.Error.Message, ": "); t != "" {
+			if t := errText(e.Error.Type, e.Error.Message); t != "" {
 				r.Err = t
 			}
 		}
@@ -125,7 +125,7 @@ func ParseGeminiResult(line []byte) (BatchResult, error) {
 	hasResp := len(l.Response) > 0 && string(l.Response) != "null"
 	switch {
 	case l.Error != nil:
-		r.Err = strings.TrimPrefix(strings.TrimSpace(rawText(l.Error.Code)+" "+l.Error.Status)+": "+l.Error.Message, ": ")
+		r.Err = errText(rawText(l.Error.Code)+" "+l.Error.Status, l.Error.Message)
 		if r.Err == "" {
 			// {"error": {}}: still an error, and a result is exactly one kind.
 			r.Err = "error with no code, status or message"
@@ -144,4 +144,15 @@ func ParseGeminiResult(line []byte) (BatchResult, error) {
 		return BatchResult{}, errors.New("neither a response nor an error")
 	}
 	return r, nil
+}
+
+// errText is a result line's error as "head: message", or whichever of the
+// two is not blank, or "" when both are ({"error": {}} is still an error: the
+// caller names it). The separator never stands alone or trails ("13: ").
+func errText(head, msg string) string {
+	head, msg = strings.TrimSpace(head), strings.TrimSpace(msg)
+	if head != "" && msg != "" {
+		return head + ": " + msg
+	}
+	return head + msg
 }
