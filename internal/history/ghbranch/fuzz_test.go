@@ -50,8 +50,11 @@ func FuzzWriteAllowed(f *testing.F) {
 	f.Add([]byte(`{"repository":{"default_branch":"main"}}`), "pull_request_target", "refs/heads/main")
 	f.Add([]byte(`{"repository":{"default_branch":""}}`), "schedule", "refs/heads/")
 	f.Add([]byte(`{"repository":{"default_branch":"main"}}`), "push", "refs/tags/main")
+	// One event file per fuzz process, rewritten for each input (a worker runs
+	// its inputs one at a time): a directory made and removed per input cost
+	// more than the rest of the input's work.
+	path := filepath.Join(f.TempDir(), "event.json")
 	f.Fuzz(func(t *testing.T, payload []byte, event, ref string) {
-		path := filepath.Join(t.TempDir(), "event.json")
 		require.NoError(t, os.WriteFile(path, payload, 0o600))
 		env := map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": path, "GITHUB_REF": ref, "GITHUB_REPOSITORY": "a/b"}
 		a, err := github.ReadActions(func(k string) string { return env[k] }, io.Discard)
