@@ -145,6 +145,7 @@ type caseItem struct {
 // aggregates them in file order and writes --cases-out.
 func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.Result, error) {
 	acc := gate.NewAccumulator()
+	defer acc.Close()
 	scorer := &gate.Scorer{KB: in.KB, K: o.K, KeepMissed: acc.WantsMissed}
 	var out *asyncWriter
 	if in.CasesOut != nil {

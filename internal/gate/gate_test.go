@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -805,4 +806,29 @@ func TestScoreHashesID(t *testing.T) {
 	require.NoError(t, (&Scorer{KB: cardSet{"a": true}, K: 5}).ScoreInto(c, &r))
 	require.True(t, r.hashed)
 	require.Equal(t, idHash(c.ID), r.idHash)
+}
+
+// Close gives the id log's mapped regions and its temporary file back at
+// once (check's run closes its accumulator): the collector does not count
+// memory outside its heap, so a process running many checks would otherwise
+// hold them until its heap grew enough for a collection.
+func TestAccumulatorClose(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	a := NewAccumulator()
+	a.seen.chunkN, a.seen.maxMemChunks, a.seen.maxIDBytes = 16, 1, 1<<10
+	for i := range 2000 {
+		s := fmt.Sprintf("case-%020d", i)
+		require.NoError(t, a.seen.add(idHash(s), uint32(i+1), s, "f"))
+	}
+	f, arena := a.seen.spill.f, a.seen.arena
+	require.NotNil(t, f, "entries and ids were spilled")
+	require.NotNil(t, arena)
+	mapped := len(arena.regions) > 0 // where the system maps memory (internal/offheap)
+	a.Close()
+	require.ErrorIs(t, f.Close(), os.ErrClosed, "the temporary file is closed")
+	assert.Empty(t, arena.regions, "the mapped regions are freed")
+	if runtime.GOOS == "linux" {
+		assert.True(t, mapped, "the regions were mapped")
+	}
+	require.NoError(t, a.Duplicate())
 }

@@ -32,17 +32,10 @@ func FuzzIDLog(f *testing.F) {
 		if l.maxMemChunks == 0 {
 			l.maxMemChunks = 1
 		}
-		defer func() {
-			if l.spill.f != nil {
-				_ = l.spill.f.Close()
-			}
-			// The arena's mapped regions (3 MiB, populated) go back now, not
-			// at a cleanup after the next collection: a fuzz worker runs
-			// thousands of logs between collections.
-			if l.arena != nil {
-				l.arena.release()
-			}
-		}()
+		// The arena's mapped regions (3 MiB, populated) go back now, not at
+		// a cleanup after the next collection: a fuzz worker runs thousands
+		// of logs between collections.
+		defer l.release()
 		first := map[string]int{}
 		want := ""
 		line := 0
