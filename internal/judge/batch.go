@@ -3,6 +3,7 @@ package judge
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -289,9 +290,7 @@ func ParseBatchResult(line []byte) (BatchResult, error) {
 		}
 		// "code: message", or whichever of the two the line has; a line
 		// with neither ({"error": {}}) is still an error, and says so.
-		if r.Err = errText(rawText(e.Code), e.Message); r.Err == "" {
-			r.Err = "error with no code or message"
-		}
+		r.Err = cmp.Or(errText(rawText(e.Code), e.Message), "error with no code or message")
 	}
 	if hasResp {
 		var resp resultResponse

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,9 +86,7 @@ func ParseAnthropicResult(line []byte) (BatchResult, error) {
 	case "errored":
 		r.Err = "errored"
 		if e := l.Result.Error; e != nil && e.Error != nil {
-			if t := errText(e.Error.Type, e.Error.Message); t != "" {
-				r.Err = t
-			}
+			r.Err = cmp.Or(errText(e.Error.Type, e.Error.Message), r.Err)
 		}
 	case "canceled", "expired":
 		r.Missing, r.Err = true, l.Result.Type
@@ -125,11 +124,8 @@ func ParseGeminiResult(line []byte) (BatchResult, error) {
 	hasResp := len(l.Response) > 0 && string(l.Response) != "null"
 	switch {
 	case l.Error != nil:
-		r.Err = errText(rawText(l.Error.Code)+" "+l.Error.Status, l.Error.Message)
-		if r.Err == "" {
-			// {"error": {}}: still an error, and a result is exactly one kind.
-			r.Err = "error with no code, status or message"
-		}
+		// {"error": {}} is still an error: a result is exactly one kind.
+		r.Err = cmp.Or(errText(rawText(l.Error.Code)+" "+l.Error.Status, l.Error.Message), "error with no code, status or message")
 	case hasResp:
 		g, err := llm.ParseGeminiResponse(l.Response)
 		if errors.Is(err, llm.ErrNoCandidates) {
