@@ -71,6 +71,15 @@ type Index struct {
 	exact  *exactChecker // the exact check of a run (nil: none)
 }
 
+// Close returns the memory the index holds outside the Go heap (the lexical
+// postings) to the system; the index is not searched after. The store is the
+// caller's to close.
+func (ix *Index) Close() {
+	if ix.bm != nil {
+		ix.bm.Close()
+	}
+}
+
 // Fingerprint identifies an index's content: the chunks (ids, parents, locales,
 // texts: hence the KB and chunking), the chunking parameters and the embedder.
 func Fingerprint(chunks []chunk.Chunk, p chunk.Params, emb embed.Embedder) string {

@@ -190,6 +190,7 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 	if err != nil {
 		return nil, err
 	}
+	defer ix.Close()
 	logf("%d chunks from %d cards indexed in %s (strategy %s, store %s, embedder %s)",
 		len(chunks), nCards, time.Since(start).Round(time.Millisecond), res.Strategy, res.Store, res.Embedder)
 	if o.ExactCheck != 0 {

@@ -41,6 +41,29 @@ type Index struct {
 	norm  []float64         // k1·(1 − b + b·|d|/avgdl) per document
 	avgdl float64
 	pool  sync.Pool // *scratch of Search
+
+	mapped *postings // data's mapping, when it is one (nil: on the heap)
+}
+
+// postings owns the mapping of an index's postings outside the Go heap.
+type postings struct{ b []byte }
+
+func (p *postings) release() {
+	if p.b != nil {
+		offheap.Free(p.b)
+		p.b = nil
+	}
+}
+
+// Close returns the postings' memory to the system now, rather than when
+// the index is collected: memory outside the Go heap does not prompt a
+// collection, so a process that builds many indexes (a library caller's
+// tests) would hold it until its heap grew. The index is not searched after.
+func (ix *Index) Close() {
+	if ix.mapped != nil {
+		ix.mapped.release()
+	}
+	ix.data = nil
 }
 
 // NewFunc indexes n documents whose terms terms(d, emit) emits in order (repeats
@@ -103,11 +126,13 @@ func NewFunc(n int, terms func(d int, emit func(term []byte))) *Index {
 	}
 	// The postings are the index's bulk and hold no pointers: outside the Go
 	// heap where the system allows, so that the collector's headroom is not
-	// sized from them; returned to the system when the index is unreachable.
+	// sized from them; returned to the system at Close or when the index is
+	// unreachable, whichever comes first (release is idempotent).
 	data, mapped := offheap.Alloc(ix.off[len(ix.df)])
 	ix.data = data
 	if mapped {
-		runtime.AddCleanup(ix, offheap.Free, data)
+		ix.mapped = &postings{b: data}
+		runtime.AddCleanup(ix, (*postings).release, ix.mapped)
 	}
 	// Pass 2: the postings, in document order per term.
 	pos := size // reused: next write position per term

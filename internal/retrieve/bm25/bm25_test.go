@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -162,4 +163,27 @@ func New(docs [][]string) *Index {
 			emit(b)
 		}
 	})
+}
+
+// Close returns the postings' mapping at once; the cleanup that would have
+// returned it when the index was collected then frees nothing a second time
+// (a second munmap could unmap a later mapping at the same address).
+func TestCloseReleasesPostings(t *testing.T) {
+	docs := [][]string{{"cat", "sat", "mat"}, {"cat", "cat"}, {"dog", "sat", "on", "log"}}
+	ix := NewFunc(len(docs), func(d int, emit func([]byte)) {
+		for _, w := range docs[d] {
+			emit([]byte(w))
+		}
+	})
+	require.NotEmpty(t, ix.Search([]string{"cat"}, 2, nil))
+	p := ix.mapped
+	if runtime.GOOS == "linux" {
+		require.NotNil(t, p, "the postings are mapped")
+	}
+	ix.Close()
+	assert.Nil(t, ix.data)
+	if p != nil {
+		assert.Nil(t, p.b, "the mapping is released")
+		p.release() // what the cleanup would do: nothing
+	}
 }
