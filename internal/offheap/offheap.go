@@ -27,3 +27,17 @@ func alloc(n int, populate bool) (b []byte, ok bool) {
 // Free releases a buffer Alloc returned with ok true: any later access to its
 // bytes is a fault.
 func Free(b []byte) { unmapBytes(b) }
+
+// Mapping holds a buffer Alloc returned with ok true until Release, which
+// frees it once however often it is called: an owner's Close and the cleanup
+// that stands in for a forgotten Close may both call it, and a second Free
+// could unmap a later mapping at the same address.
+type Mapping struct{ B []byte }
+
+// Release frees the buffer, if it holds one, and forgets it.
+func (m *Mapping) Release() {
+	if m.B != nil {
+		Free(m.B)
+		m.B = nil
+	}
+}

@@ -42,17 +42,7 @@ type Index struct {
 	avgdl float64
 	pool  sync.Pool // *scratch of Search
 
-	mapped *postings // data's mapping, when it is one (nil: on the heap)
-}
-
-// postings owns the mapping of an index's postings outside the Go heap.
-type postings struct{ b []byte }
-
-func (p *postings) release() {
-	if p.b != nil {
-		offheap.Free(p.b)
-		p.b = nil
-	}
+	mapped *offheap.Mapping // data's mapping, when it is one (nil: on the heap)
 }
 
 // Close returns the postings' memory to the system now, rather than when
@@ -61,7 +51,7 @@ func (p *postings) release() {
 // tests) would hold it until its heap grew. The index is not searched after.
 func (ix *Index) Close() {
 	if ix.mapped != nil {
-		ix.mapped.release()
+		ix.mapped.Release()
 	}
 	ix.data = nil
 }
@@ -127,12 +117,12 @@ func NewFunc(n int, terms func(d int, emit func(term []byte))) *Index {
 	// The postings are the index's bulk and hold no pointers: outside the Go
 	// heap where the system allows, so that the collector's headroom is not
 	// sized from them; returned to the system at Close or when the index is
-	// unreachable, whichever comes first (release is idempotent).
+	// unreachable, whichever comes first (offheap.Mapping frees once).
 	data, mapped := offheap.Alloc(ix.off[len(ix.df)])
 	ix.data = data
 	if mapped {
-		ix.mapped = &postings{b: data}
-		runtime.AddCleanup(ix, (*postings).release, ix.mapped)
+		ix.mapped = &offheap.Mapping{B: data}
+		runtime.AddCleanup(ix, (*offheap.Mapping).Release, ix.mapped)
 	}
 	// Pass 2: the postings, in document order per term.
 	pos := size // reused: next write position per term

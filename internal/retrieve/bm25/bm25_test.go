@@ -183,7 +183,7 @@ func TestCloseReleasesPostings(t *testing.T) {
 	ix.Close()
 	assert.Nil(t, ix.data)
 	if p != nil {
-		assert.Nil(t, p.b, "the mapping is released")
-		p.release() // what the cleanup would do: nothing
+		assert.Nil(t, p.B, "the mapping is released")
+		p.Release() // what the cleanup would do: nothing
 	}
 }

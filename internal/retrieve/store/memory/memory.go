@@ -15,7 +15,9 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/offheap"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 )
 
@@ -25,8 +27,8 @@ const queryBlock = 32
 // Store is the in-process index. Add must not run concurrently with Search.
 type Store struct {
 	dim     int
-	vecs    []float32 // len = n*dim; cap grown by grow only
-	mem     *mapping  // the mapping behind vecs, if any
+	vecs    []float32        // len = n*dim; cap grown by grow only
+	mem     *offheap.Mapping // the mapping behind vecs, if any
 	ids     []string
 	locale  []uint16 // locale code per record
 	codes   map[string]uint16
@@ -39,20 +41,10 @@ func New(workers int) *Store {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	s := &Store{codes: map[string]uint16{}, workers: workers, mem: &mapping{}}
+	s := &Store{codes: map[string]uint16{}, workers: workers, mem: &offheap.Mapping{}}
 	// A store dropped without Close still returns its mapping.
-	runtime.AddCleanup(s, func(m *mapping) { m.release() }, s.mem)
+	runtime.AddCleanup(s, (*offheap.Mapping).Release, s.mem)
 	return s
-}
-
-// mapping owns the memory of a mapped vector buffer.
-type mapping struct{ b []byte }
-
-func (m *mapping) release() {
-	if m.b != nil {
-		unmapVecs(m.b)
-		m.b = nil
-	}
 }
 
 // minMapped is the smallest vector buffer (in floats) kept outside the heap.
@@ -72,20 +64,25 @@ func (s *Store) grow(extra int) {
 	if c >= minMapped {
 		newCap = max(need, c+c/4)
 	}
-	var b []byte
+	var b []byte // the mapping, if v is one
 	var v []float32
-	ok := false
 	if newCap >= minMapped {
-		b, v, ok = mapVecs(newCap)
-	}
-	if !ok {
+		var mapped bool
+		b, mapped = offheap.Alloc(4 * newCap)
+		// 4·newCap bytes, page-aligned (a mapping, or a heap buffer of 1 MiB
+		// or more): newCap floats exactly.
+		v = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), newCap) //nolint:gosec // G103: reviewed, see above
+		if !mapped {
+			b = nil
+		}
+	} else {
 		v = make([]float32, newCap)
 	}
 	v = v[:len(s.vecs)]
 	copy(v, s.vecs)
 	s.vecs = v
-	s.mem.release()
-	s.mem.b = b
+	s.mem.Release()
+	s.mem.B = b
 }
 
 // Reserve makes room for n more records of dimension dim, so that the next n
@@ -246,7 +243,7 @@ func (s *Store) Similarity(q []float32, id, locale string) (float64, bool) {
 // Close releases the vectors; the store is then empty.
 func (s *Store) Close(context.Context) error {
 	s.vecs, s.ids, s.locale, s.byID = nil, nil, nil, nil
-	s.mem.release()
+	s.mem.Release()
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"testing"
 
@@ -220,6 +221,14 @@ func TestIngestPaths(t *testing.T) {
 	got, err = filled.Search(ctx, qs, 7)
 	require.NoError(t, err)
 	assert.Equal(t, [][]store.Hit{nil, nil}, got)
+
+	// Past minMapped the vectors are mapped outside the Go heap (where the
+	// system maps memory), and Close unmaps them at once.
+	if runtime.GOOS == "linux" {
+		require.NotNil(t, grown.mem.B, "the vectors are mapped")
+	}
+	require.NoError(t, grown.Close(ctx))
+	assert.Nil(t, grown.mem.B, "Close released the mapping")
 }
 
 // Export hands back every record with its unit-normalised vector and locale,
