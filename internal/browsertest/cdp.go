@@ -18,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -208,7 +207,7 @@ func Launch(path string) (*Browser, error) {
 	cmd.ExtraFiles = []*os.File{toBrowser, fromBrowser}
 	stderr := &limitedWriter{n: 64 << 10}
 	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its helpers are ended with it
+	ownGroup(cmd) // its helpers are ended with it
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start %s: %w", path, err)
@@ -256,11 +255,11 @@ func (b *Browser) Close() {
 	select {
 	case <-b.done:
 	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(b.cmd)
 		<-b.done
 	}
 	// Helper processes of the group that outlive the main one.
-	_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
+	killGroup(b.cmd)
 	b.c.w.Close()
 	for range 20 {
 		if err := os.RemoveAll(b.dataDir); err == nil {
