@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
+	"io"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,33 +23,79 @@ func deflate(b []byte) []byte {
 }
 
 // FuzzLooseObject: any bytes as a loose object file give an object within the cap
-// whose header agrees with its length, or an error; never a panic.
+// whose header agrees with its length, or an error; never a panic. The
+// agreement is checked against the file inflated here, apart from
+// readLoose: an accepted object's inflated bytes are exactly "TYPE SIZE\x00"
+// and its data, its type's name and its length in decimal (git's own
+// header), nothing before, between or after.
 func FuzzLooseObject(f *testing.F) {
 	f.Add(deflate([]byte("blob 3\x00abc")))
 	f.Add(deflate([]byte("commit 0\x00")))
 	f.Add(deflate([]byte("tree 99999999999999\x00")))
+	f.Add(deflate([]byte("blob 3\x00abcd")))
+	f.Add(deflate([]byte("blob 03\x00abc")))
 	f.Add([]byte("not zlib"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		typ, data, err := readLoose(bytes.NewReader(b), 1<<16, "fuzz")
+		const maxSize = 1 << 16
+		typ, data, err := readLoose(bytes.NewReader(b), maxSize, "fuzz")
 		if err != nil {
 			return
 		}
-		if typ < TypeCommit || typ > TypeTag || len(data) > 1<<16 {
+		if typ < TypeCommit || typ > TypeTag || len(data) > maxSize {
 			t.Fatalf("type %d, %d bytes", typ, len(data))
+		}
+		zr, zerr := zlib.NewReader(bytes.NewReader(b))
+		require.NoError(t, zerr, "accepted, but not a zlib stream")
+		raw, rerr := io.ReadAll(io.LimitReader(zr, maxSize+64))
+		require.NoError(t, rerr, "accepted, but its stream does not inflate whole")
+		want := append([]byte(typ.String()+" "+strconv.Itoa(len(data))+"\x00"), data...)
+		if !bytes.Equal(raw, want) {
+			t.Fatalf("accepted %s of %d bytes from the inflated %q", typ, len(data), raw)
 		}
 	})
 }
 
-// FuzzParseCommit, FuzzParseTree: any content parses or is refused.
+// FuzzParseCommit: any content parses or is refused, never a panic. What
+// parses has exactly one "tree" line among its headers (the lines before the
+// first empty one, continuations apart) and a "parent" line for each of its
+// parents, in order, each a full id that spells the one parsed.
 func FuzzParseCommit(f *testing.F) {
 	f.Add([]byte("tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nparent 4b825dc642cb6eb9a060e54bf8d69288fbee4904\ncommitter t <t@e> 1700000000 +0000\n\nmsg\n"))
 	f.Add([]byte("tree x\n"))
+	f.Add([]byte("tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n\ntree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n"))
+	f.Add([]byte("tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\ntree 4b825dc642cb6eb9a060e54bf8d69288fbee4905\n"))
+	f.Add([]byte("parent 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _, _ = parseTag(b)
 		c, err := ParseCommit(b)
-		if err == nil && c == nil {
+		if err != nil {
+			return
+		}
+		if c == nil {
 			t.Fatal("nil commit without an error")
 		}
-		_, _, _ = parseTag(b)
+		var trees, parents []string
+		for _, line := range strings.Split(string(b), "\n") {
+			if line == "" {
+				break // the message follows
+			}
+			if key, val, _ := strings.Cut(line, " "); key == "tree" {
+				trees = append(trees, val)
+			} else if key == "parent" {
+				parents = append(parents, val)
+			}
+		}
+		require.Len(t, trees, 1, "a commit parsed from %q", b)
+		assert.Equal(t, c.Tree.String(), strings.ToLower(trees[0]))
+		got := make([]string, len(c.Parents))
+		for i, p := range c.Parents {
+			got[i] = p.String()
+		}
+		want := make([]string, len(parents))
+		for i, p := range parents {
+			want[i] = strings.ToLower(p)
+		}
+		assert.Equal(t, want, got, "the parents of %q", b)
 	})
 }
 

@@ -434,6 +434,19 @@ func TestCorruptAndOversized(t *testing.T) {
 	require.ErrorAs(t, err, &ce)
 	assert.Contains(t, err.Error(), blob)
 
+	// A loose object whose stream stops short of its end (the last four
+	// bytes, zlib's checksum, cut off; the content is whole): git refuses it,
+	// and so does Read (it was read as whole before).
+	q := filepath.Join(dir, ".git", "objects", other[:2], other[2:])
+	require.NoError(t, os.Chmod(q, 0o644))
+	require.NoError(t, os.WriteFile(q, data[:len(data)-4], 0o644))
+	out, gerr := exec.Command("git", "-C", dir, "cat-file", "-p", other).CombinedOutput()
+	require.Error(t, gerr, "git read the cut object: %s", out)
+	oid, _ := ParseID(other)
+	_, _, err = r.Read(oid)
+	require.ErrorAs(t, err, &ce)
+	assert.Contains(t, err.Error(), "zlib: unexpected EOF")
+
 	// A truncated pack.
 	dir = makeHistory(t)
 	mustGit(t, dir, "gc", "-q", "--prune=now")

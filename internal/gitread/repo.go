@@ -514,11 +514,21 @@ func readLoose(rd io.Reader, max int64, what string) (Type, []byte, error) {
 	if _, err := io.ReadFull(zr, data[got:]); err != nil {
 		return 0, nil, bad(fmt.Sprintf("content shorter than the %d bytes its header declares", size))
 	}
+	// The stream must end here, its checksum checked: git refuses a loose
+	// object whose stream does not end (a truncated file), and so does this.
 	var one [1]byte
-	if m, _ := zr.Read(one[:]); m > 0 {
-		return 0, nil, bad("more content than its header declares")
+	for {
+		m, err := zr.Read(one[:])
+		if m > 0 {
+			return 0, nil, bad("more content than its header declares")
+		}
+		if errors.Is(err, io.EOF) {
+			return t, data, nil
+		}
+		if err != nil {
+			return 0, nil, bad("zlib: " + err.Error())
+		}
 	}
-	return t, data, nil
 }
 
 // readPacked resolves the entry at off, delta chains included. The chain is

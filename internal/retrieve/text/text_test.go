@@ -31,13 +31,20 @@ func TestTokens(t *testing.T) {
 	}
 }
 
+// FuzzTokens: Tokens gives the reference tokenizer's terms (below), none of
+// them empty, for any string, valid UTF-8 or not.
 func FuzzTokens(f *testing.F) {
 	f.Add("Olá, ¿cómo estás?")
+	f.Add("\u212a\u00c5 \xff\xfeab\xc3 Straße")
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, tok := range Tokens(s) {
+		got := Tokens(s)
+		for _, tok := range got {
 			if tok == "" {
 				t.Fatalf("empty token from %q", s)
 			}
+		}
+		if want := referenceTokens(s); !slices.Equal(want, got) {
+			t.Fatalf("Tokens(%q) = %q, want %q", s, got, want)
 		}
 	})
 }
