@@ -97,11 +97,13 @@ func Run(ctx context.Context, in In, o RunOptions) (*RunResult, error) {
 	}
 	cases := res.Cases
 	if o.RoundTripK > 0 && len(cases) > 0 {
-		searchers, err := roundTripSearchers(ctx, in.KB, o.RoundTripK)
+		searchers, release, err := roundTripSearchers(ctx, in.KB, o.RoundTripK)
 		if err != nil {
 			return nil, err
 		}
-		if cases, out.RoundTripDropped, err = RoundTrip(ctx, cases, searchers); err != nil {
+		cases, out.RoundTripDropped, err = RoundTrip(ctx, cases, searchers)
+		release()
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -119,8 +121,12 @@ func Run(ctx context.Context, in In, o RunOptions) (*RunResult, error) {
 }
 
 // roundTripSearchers builds dense, lexical and hybrid indexes of the KB with the
-// built-in hash embedder on the memory store, each returning the top k chunks.
-func roundTripSearchers(ctx context.Context, kb *kbfile.KB, k int) ([]Searcher, error) {
+// built-in hash embedder on the memory store, each returning the top k chunks,
+// and release, which gives back at once what they hold outside the Go heap
+// (the store's vectors, the lexical postings: a cleanup after a collection,
+// which such memory does not prompt, would be their only other way back); the
+// searchers are not used after it.
+func roundTripSearchers(ctx context.Context, kb *kbfile.KB, k int) (searchers []Searcher, release func(), err error) {
 	chunks := chunk.Split(kb.Cards, chunk.Params{})
 	texts := make([]string, len(chunks))
 	for i, c := range chunks {
@@ -128,15 +134,23 @@ func roundTripSearchers(ctx context.Context, kb *kbfile.KB, k int) ([]Searcher, 
 	}
 	emb := embed.NewHash(embed.DefaultHashDim, texts)
 	st := memory.New(0)
-	var out []Searcher
+	var built []*retrieve.Index
+	release = func() {
+		for _, ix := range built {
+			ix.Close()
+		}
+		_ = st.Close(ctx) // the memory store's Close never fails
+	}
 	ready := false
 	for _, s := range retrieve.Strategies {
 		ix, err := retrieve.Build(ctx, chunks, emb, st, ready, retrieve.Options{Strategy: s, K: k})
 		if err != nil {
-			return nil, err
+			release()
+			return nil, nil, err
 		}
 		ready = ready || s != retrieve.Lexical
-		out = append(out, ix)
+		built = append(built, ix)
+		searchers = append(searchers, ix)
 	}
-	return out, nil
+	return searchers, release, nil
 }

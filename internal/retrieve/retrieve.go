@@ -72,8 +72,8 @@ type Index struct {
 }
 
 // Close returns the memory the index holds outside the Go heap (the lexical
-// postings) to the system; the index is not searched after. The store is the
-// caller's to close.
+// postings) to the system; a lexical search after finds nothing. The store is
+// the caller's to close.
 func (ix *Index) Close() {
 	if ix.bm != nil {
 		ix.bm.Close()

@@ -48,12 +48,12 @@ type Index struct {
 // Close returns the postings' memory to the system now, rather than when
 // the index is collected: memory outside the Go heap does not prompt a
 // collection, so a process that builds many indexes (a library caller's
-// tests) would hold it until its heap grew. The index is not searched after.
+// tests) would hold it until its heap grew. A search after finds nothing.
 func (ix *Index) Close() {
 	if ix.mapped != nil {
 		ix.mapped.Release()
 	}
-	ix.data = nil
+	ix.data, ix.avgdl = nil, 0
 }
 
 // NewFunc indexes n documents whose terms terms(d, emit) emits in order (repeats

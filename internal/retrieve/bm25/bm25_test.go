@@ -182,6 +182,7 @@ func TestCloseReleasesPostings(t *testing.T) {
 	}
 	ix.Close()
 	assert.Nil(t, ix.data)
+	assert.Empty(t, ix.Search([]string{"cat"}, 2, nil), "a closed index finds nothing")
 	if p != nil {
 		assert.Nil(t, p.B, "the mapping is released")
 		p.Release() // what the cleanup would do: nothing
