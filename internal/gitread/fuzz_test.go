@@ -271,6 +271,13 @@ func FuzzPack(f *testing.F) {
 	self[0] = 0xa9
 	ix2, pk2, offs := buildPack([]testEntry{{typ: objRefDelta, data: []byte{3, 3, 0x90, 3}, baseID: self, id: self}})
 	f.Add(ix2, pk2, offs[0])
+	// A tree "ab", a delta on it to "abX", and one on that to "YabX".
+	ix3, pk3, offs3 := buildPack([]testEntry{
+		{typ: int(TypeTree), data: []byte("ab")},
+		{typ: objOfsDelta, data: []byte{2, 3, 0x90, 2, 1, 'X'}, base: 0},
+		{typ: objOfsDelta, data: []byte{3, 4, 1, 'Y', 0x90, 3}, base: 1},
+	})
+	f.Add(ix3, pk3, offs3[2])
 	f.Fuzz(func(t *testing.T, idxb, packb []byte, off int64) {
 		ixr, err := openIndex(bytes.NewReader(idxb), int64(len(idxb)), "fuzz.idx")
 		if err != nil {
@@ -295,6 +302,13 @@ func FuzzPack(f *testing.F) {
 		if ixr != nil {
 			r.packs, r.loaded = []*pack{pk}, true
 		}
+		// The model: up to 3 entries followed along OFS_DELTA links; when the
+		// walk ends on a whole object, the entry read is that object with the
+		// deltas applied one by one, its type the object's.
+		start := off
+		var deltas [][]byte
+		var base []byte
+		var baseTyp Type
 		for range 3 {
 			h, err := p.readHeader(off, 1<<16)
 			if err != nil {
@@ -308,13 +322,34 @@ func FuzzPack(f *testing.F) {
 				t.Fatalf("%d bytes inflated, %d declared, the cap %d", len(data), h.size, 1<<16)
 			}
 			if h.typ != objOfsDelta {
+				if h.typ != objRefDelta {
+					base, baseTyp = data, Type(h.typ)
+				}
 				break
 			}
+			deltas = append(deltas, data)
 			off = h.baseOff
 		}
-		_, data, err := r.readPacked(pk, off)
+		typ, data, err := r.readPacked(pk, start)
 		if err == nil && len(data) > 1<<16 {
 			t.Fatalf("%d bytes over the cap", len(data))
+		}
+		if base == nil {
+			return
+		}
+		want, werr := base, error(nil)
+		for i := len(deltas) - 1; i >= 0 && werr == nil; i-- {
+			want, werr = applyDelta(want, deltas[i], 1<<16)
+		}
+		var tl *TooLargeError
+		switch {
+		case werr != nil:
+			require.Error(t, err, "read an entry whose deltas do not apply (%v)", werr)
+		case err != nil:
+			require.ErrorAs(t, err, &tl, "refused an entry whose deltas apply")
+		default:
+			require.Equal(t, baseTyp, typ)
+			require.Equal(t, want, data)
 		}
 	})
 }
