@@ -621,9 +621,25 @@ func TestLocaleGroupsAreCaseInsensitive(t *testing.T) {
 	require.Len(t, res.Deltas, 1)
 }
 
+// FuzzCanonicalLocale: canonicalization is idempotent, its fast path agrees
+// with the slow one, and it only changes case (ASCII letters), trims and
+// turns "_" into "-" ("und" for an empty tag): two tags that differ only in
+// ASCII case are one group, whatever their case.
 func FuzzCanonicalLocale(f *testing.F) {
-	for _, s := range []string{"en", "pt-BR", "pt-br", "zh-Hant-TW", "es-419", "x", "-", "a--b", "en-US-x-Twain", " EN"} {
+	for _, s := range []string{"en", "pt-BR", "pt-br", "zh-Hant-TW", "es-419", "x", "-", "a--b", "en-US-x-Twain", " EN", "ZH_hANT_tw", "sr-latn-x-ab-CD", "\u00e9n-\u00c9N"} {
 		f.Add(s)
+	}
+	asciiCase := func(s string, up bool) string {
+		b := []byte(s)
+		for i, c := range b {
+			switch {
+			case up && c >= 'a' && c <= 'z':
+				b[i] = c - 'a' + 'A'
+			case !up && c >= 'A' && c <= 'Z':
+				b[i] = c - 'A' + 'a'
+			}
+		}
+		return string(b)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		c := CanonicalLocale(s)
@@ -631,6 +647,13 @@ func FuzzCanonicalLocale(f *testing.F) {
 		if isCanonicalLocale(s) {
 			require.Equal(t, s, c, "fast path agrees with the slow path")
 		}
+		require.Equal(t, c, CanonicalLocale(asciiCase(s, true)), "one group whatever the case")
+		require.Equal(t, c, CanonicalLocale(asciiCase(s, false)), "one group whatever the case")
+		norm := strings.ReplaceAll(strings.TrimSpace(s), "_", "-")
+		if norm == "" {
+			norm = UndeterminedLocale
+		}
+		require.Equal(t, asciiCase(norm, false), asciiCase(c, false), "only the case changes")
 	})
 }
 
