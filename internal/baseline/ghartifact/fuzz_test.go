@@ -3,6 +3,7 @@ package ghartifact
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -11,12 +12,20 @@ import (
 )
 
 // FuzzBranchOf: any event payload yields a branch or a NoContext reason, never a
-// panic, and the message is one line.
+// panic, and the message is one line. And the branch is refBranch's, read
+// apart from the payload decoded as a map: the pull request's base ref, else
+// the merge group's base ref without refs/heads/, else the repository's
+// default branch, trimmed. (Payloads with a key that differs from one of
+// those names only in case are left out: GitHub writes them in lower case,
+// and encoding/json's field match folds case.)
 func FuzzBranchOf(f *testing.F) {
 	f.Add([]byte(prEvent("main", "octo/repo")))
 	f.Add([]byte(`{"merge_group":{"base_ref":"refs/heads/x"}}`))
 	f.Add([]byte(`{"repository":{"default_branch":"trunk"}}`))
 	f.Add([]byte(`{"pull_request":null}`))
+	f.Add([]byte(`{"pull_request":null,"merge_group":{"base_ref":" refs/heads/refs/heads/y "},"repository":{"default_branch":"trunk"}}`))
+	f.Add([]byte(`{"pull_request":{"base":{}},"repository":{"default_branch":"trunk"}}`))
+	f.Add([]byte(`{"pull_request":5,"repository":{"default_branch":"trunk"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, un := branchOf(data)
 		if (un == nil) == (b == "") {
@@ -25,7 +34,79 @@ func FuzzBranchOf(f *testing.F) {
 		if un != nil && (un.Reason != ciartifact.NoContext || strings.ContainsAny(un.Message, "\r\n")) {
 			t.Fatalf("bad unavailable %+v", un)
 		}
+		if want, ok := refBranch(data); ok && want != b {
+			t.Fatalf("branch %q, the payload's %q", b, want)
+		}
 	})
+}
+
+// refBranch is FuzzBranchOf's reference; false when it does not apply (not
+// a JSON object of the expected shape, or a key in another case).
+func refBranch(data []byte) (string, bool) {
+	var ev map[string]any
+	if json.Unmarshal(data, &ev) != nil {
+		return "", false
+	}
+	names := []string{"pull_request", "base", "ref", "merge_group", "base_ref", "repository", "default_branch"}
+	folded := false
+	var walk func(v any)
+	walk = func(v any) {
+		if m, ok := v.(map[string]any); ok {
+			for k, x := range m {
+				for _, n := range names {
+					if k != n && strings.EqualFold(k, n) {
+						folded = true
+					}
+				}
+				walk(x)
+			}
+		}
+	}
+	walk(ev)
+	if folded {
+		return "", false
+	}
+	// A known field of the wrong type (not null) fails the whole decoding:
+	// no branch.
+	bad := false
+	obj := func(m map[string]any, k string) (map[string]any, bool) {
+		x, ok := m[k].(map[string]any)
+		if v, has := m[k]; has && v != nil && !ok {
+			bad = true
+		}
+		return x, ok
+	}
+	checkStr := func(m map[string]any, k string) {
+		if v, has := m[k]; has && v != nil {
+			if _, ok := v.(string); !ok {
+				bad = true
+			}
+		}
+	}
+	pr, _ := obj(ev, "pull_request")
+	base, _ := obj(pr, "base")
+	checkStr(base, "ref")
+	mg, _ := obj(ev, "merge_group")
+	checkStr(mg, "base_ref")
+	repo, _ := obj(ev, "repository")
+	checkStr(repo, "default_branch")
+	if bad {
+		return "", true
+	}
+	str := func(m map[string]any, k string) string {
+		s, _ := m[k].(string)
+		return s
+	}
+	var b string
+	if pr, ok := obj(ev, "pull_request"); ok {
+		base, _ := obj(pr, "base")
+		b = str(base, "ref")
+	} else if mg, ok := obj(ev, "merge_group"); ok {
+		b = strings.TrimPrefix(str(mg, "base_ref"), "refs/heads/")
+	} else if repo, ok := obj(ev, "repository"); ok {
+		b = str(repo, "default_branch")
+	}
+	return strings.TrimSpace(b), true
 }
 
 // FuzzArchive: any downloaded bytes are extracted and verified, or refused with a
