@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"io"
 	"math"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/valyala/fastjson"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
@@ -366,6 +368,7 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte(bline("a", "g", 1, 1) + bline("b", "", 0, 0)))
 	f.Add([]byte(`{"schema":"retrieval-gate/baseline@1","k":5}` + "\n" + `{"id":"x","rank":2,"top":["a"]}`))
 	f.Add([]byte(`{"schema":"retrieval-gate/baseline@9"}` + "\n"))
+	f.Add([]byte("\n \r\n" + `{"schema":"retrieval-gate/baseline@1","k":5}` + "\r\n\n" + bline("a", "g", 1, 1) + "\n\t\n" + bline("b", "g", 0, 0)))
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	_, err := zw.Write([]byte(bline("a", "g", 1, 1)))
@@ -383,9 +386,45 @@ func FuzzLoad(f *testing.F) {
 			return
 		}
 		defer b.Close()
+		// The reference: the file inflated apart (compress/gzip), split at
+		// '\n', blank lines skipped, the header (a first line with "schema")
+		// set aside; every other line is one record, in order, at its line,
+		// with the id, gold and top k ParseCaseLine reads from it, ids unique.
+		text := data
+		if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+			zr, err := gzip.NewReader(bytes.NewReader(data))
+			require.NoError(t, err, "accepted a file compress/gzip refuses")
+			text, err = io.ReadAll(zr)
+			require.NoError(t, err, "accepted a file compress/gzip refuses")
+		}
+		type numbered struct {
+			n    int
+			line []byte
+		}
+		var lines []numbered
+		for i, l := range bytes.Split(text, []byte("\n")) {
+			if l = bytes.TrimSpace(l); len(l) > 0 {
+				lines = append(lines, numbered{i + 1, l})
+			}
+		}
+		var p fastjson.Parser
+		if len(lines) > 0 {
+			if v, err := p.ParseBytes(lines[0].line); err == nil && v.Get("schema") != nil {
+				lines = lines[1:]
+			}
+		}
+		require.Equal(t, len(lines), b.recs.n, "records")
+		seen := map[string]bool{}
 		for i := range b.recs.n {
-			_, derr := b.detail(i)
+			got, derr := b.detail(i)
 			require.NoError(t, derr)
+			require.Equal(t, lines[i].n, b.lineOf(i), "record %d's line", i)
+			var want CaseLine
+			require.NoError(t, ParseCaseLine(&p, lines[i].line, "f", lines[i].n, &want))
+			assert.Equal(t, CaseLine{ID: want.ID, Gold: want.Gold, Top: want.Top, HasTop: want.HasTop},
+				CaseLine{ID: got.ID, Gold: got.Gold, Top: got.Top, HasTop: got.HasTop}, "record %d", i)
+			assert.False(t, seen[got.ID], "id %q twice", got.ID)
+			seen[got.ID] = true
 		}
 	})
 }

@@ -65,6 +65,7 @@ func FuzzReadQueries(f *testing.F) {
 	f.Add([]byte(`{"id":"q1","query":"a"}` + "\n" + `{"id":"q1"}`))
 	f.Add([]byte("{\"id\":\"q\\u00e9\",\"query\":\"\\n::error::x\"}\r\n\n"))
 	f.Add([]byte("q1\tquery one\r\nq2\t::warning::x\n"))
+	f.Add([]byte("\ufeff q3 \t a\tb \r\r\n\n q4\tc"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		qs, err := compare.ReadQueries(context.Background(), bytes.NewReader(b), "f.jsonl")
 		if err != nil {
@@ -75,11 +76,25 @@ func FuzzReadQueries(f *testing.F) {
 		// Each query is a case of the file, read as the cases reader reads it
 		// (or a line of a TSV: id and text).
 		if h := bytes.TrimLeft(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")), " \t\r\n"); len(h) > 0 && h[0] != '{' {
-			for id, q := range qs {
-				assert.Equal(t, compare.Query{Text: q.Text}, q)
-				assert.Contains(t, string(b), id)
-				assert.Contains(t, string(b), q.Text)
+			// Every line that holds something is "id<TAB>text" (each
+			// trimmed, its '\r's cut, a BOM cut from the first), read in
+			// full: the same queries, none more.
+			want := compare.Queries{}
+			for i, l := range strings.Split(string(b), "\n") {
+				l = strings.TrimRight(l, "\r")
+				if i == 0 {
+					l = strings.TrimPrefix(l, "\uFEFF")
+				}
+				if strings.TrimSpace(l) == "" {
+					continue
+				}
+				id, text, ok := strings.Cut(l, "\t")
+				require.True(t, ok, "accepted line %d %q", i+1, l)
+				_, dup := want[strings.TrimSpace(id)]
+				require.False(t, dup, "accepted a duplicate id at line %d", i+1)
+				want[strings.TrimSpace(id)] = compare.Query{Text: strings.TrimSpace(text)}
 			}
+			assert.Equal(t, want, qs)
 			return
 		}
 		n := 0

@@ -35,6 +35,15 @@ func rs(ids ...string) []casefile.Retrieved {
 	return out
 }
 
+// "-0" is the floor 0: shown "0", not "-0" (fmt.Sprint of the value).
+func TestParseFloorNegativeZero(t *testing.T) {
+	for _, s := range []string{"-0", "-0.0", " -0e5 "} {
+		f, err := ParseFloor(s)
+		require.NoError(t, err)
+		assert.Equal(t, "0", fmt.Sprint(f.Value), s)
+	}
+}
+
 func TestParseFloor(t *testing.T) {
 	tests := []struct {
 		in      string
@@ -452,20 +461,35 @@ func TestKeepMissedOnlyWhileWanted(t *testing.T) {
 	}
 }
 
+// FuzzParseFloor: a floor flag is off ("", "none"), or the number it writes
+// (strconv.ParseFloat of the trimmed text) when that is in [0,1], or refused;
+// an accepted floor is canonical: shown as the flag shows it (fmt.Sprint) it
+// reads back as itself, and 0 is never "-0".
 func FuzzParseFloor(f *testing.F) {
-	for _, s := range []string{"", "none", "0.7", "1", "0", "-0", "1e-3", "2", "NaN", "Inf", " 0.5 "} {
+	for _, s := range []string{"", "none", "0.7", "1", "0", "-0", "1e-3", "2", "NaN", "Inf", " 0.5 ", "NONE", "0x1p-1", "-0.0", "1e-400", "1.0000000000000001"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		fl, err := ParseFloor(s)
-		if err != nil {
+		ts := strings.TrimSpace(s)
+		if ts == "" || strings.EqualFold(ts, "none") {
+			require.NoError(t, err)
 			require.False(t, fl.Set)
 			return
 		}
-		if fl.Set {
-			require.GreaterOrEqual(t, fl.Value, 0.0)
-			require.LessOrEqual(t, fl.Value, 1.0)
+		v, perr := strconv.ParseFloat(ts, 64)
+		if perr != nil || !(v >= 0 && v <= 1) {
+			require.Error(t, err)
+			require.False(t, fl.Set)
+			return
 		}
+		require.NoError(t, err)
+		require.True(t, fl.Set)
+		require.Equal(t, v, fl.Value)
+		require.False(t, math.Signbit(fl.Value), "%q read as -0", s)
+		back, err := ParseFloor(fmt.Sprint(fl.Value))
+		require.NoError(t, err)
+		require.Equal(t, fl, back)
 	})
 }
 
@@ -597,9 +621,25 @@ func TestLocaleGroupsAreCaseInsensitive(t *testing.T) {
 	require.Len(t, res.Deltas, 1)
 }
 
+// FuzzCanonicalLocale: canonicalization is idempotent, its fast path agrees
+// with the slow one, and it only changes case (ASCII letters), trims and
+// turns "_" into "-" ("und" for an empty tag): two tags that differ only in
+// ASCII case are one group, whatever their case.
 func FuzzCanonicalLocale(f *testing.F) {
-	for _, s := range []string{"en", "pt-BR", "pt-br", "zh-Hant-TW", "es-419", "x", "-", "a--b", "en-US-x-Twain", " EN"} {
+	for _, s := range []string{"en", "pt-BR", "pt-br", "zh-Hant-TW", "es-419", "x", "-", "a--b", "en-US-x-Twain", " EN", "ZH_hANT_tw", "sr-latn-x-ab-CD", "\u00e9n-\u00c9N"} {
 		f.Add(s)
+	}
+	asciiCase := func(s string, up bool) string {
+		b := []byte(s)
+		for i, c := range b {
+			switch {
+			case up && c >= 'a' && c <= 'z':
+				b[i] = c - 'a' + 'A'
+			case !up && c >= 'A' && c <= 'Z':
+				b[i] = c - 'A' + 'a'
+			}
+		}
+		return string(b)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		c := CanonicalLocale(s)
@@ -607,6 +647,13 @@ func FuzzCanonicalLocale(f *testing.F) {
 		if isCanonicalLocale(s) {
 			require.Equal(t, s, c, "fast path agrees with the slow path")
 		}
+		require.Equal(t, c, CanonicalLocale(asciiCase(s, true)), "one group whatever the case")
+		require.Equal(t, c, CanonicalLocale(asciiCase(s, false)), "one group whatever the case")
+		norm := strings.ReplaceAll(strings.TrimSpace(s), "_", "-")
+		if norm == "" {
+			norm = UndeterminedLocale
+		}
+		require.Equal(t, asciiCase(norm, false), asciiCase(c, false), "only the case changes")
 	})
 }
 

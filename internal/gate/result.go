@@ -34,6 +34,9 @@ func ParseFloor(s string) (Floor, error) {
 	if v < 0 || v > 1 {
 		return Floor{}, fmt.Errorf("%v is outside [0,1]", v)
 	}
+	if v == 0 {
+		v = 0 // "-0" is the floor 0, shown "0" (it was shown "-0")
+	}
 	return Floor{Set: true, Value: v}, nil
 }
 

@@ -339,10 +339,6 @@ func Jaccard(a, b map[string]bool) float64 {
 func ParseQueries(content string, nq, nk int) (qs, ks []string, err error) {
 	c := strings.TrimSpace(content)
 	if strings.HasPrefix(c, "{") {
-		var v struct {
-			Questions []string `json:"questions"`
-			Keywords  []string `json:"keywords"`
-		}
 		// jsonpos first, the one JSON rule of every input: a repeated key
 		// ({"questions": [...], "questions": [...]}) is refused.
 		var sc jsonpos.Scanner
@@ -353,12 +349,27 @@ func ParseQueries(content string, nq, nk int) (qs, ks []string, err error) {
 			}
 			return nil, nil, fmt.Errorf("not a JSON object {\"questions\", \"keywords\"}")
 		}
-		dec := json.NewDecoder(strings.NewReader(c))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&v); err != nil || dec.More() {
+		// The keys as written: encoding/json matches a struct's fields
+		// without regard to case, which read {"Keywords": [...]} as the
+		// keywords and let a "Keywords" after the "keywords" replace them.
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(c), &obj); err != nil || obj == nil {
 			return nil, nil, fmt.Errorf("not a JSON object {\"questions\", \"keywords\"}")
 		}
-		qs, ks = v.Questions, v.Keywords
+		for k, raw := range obj {
+			var dst *[]string
+			switch k {
+			case "questions":
+				dst = &qs
+			case "keywords":
+				dst = &ks
+			default:
+				return nil, nil, fmt.Errorf("not a JSON object {\"questions\", \"keywords\"}")
+			}
+			if err := json.Unmarshal(raw, dst); err != nil {
+				return nil, nil, fmt.Errorf("not a JSON object {\"questions\", \"keywords\"}")
+			}
+		}
 	} else {
 		for _, ln := range strings.Split(c, "\n") {
 			ln = strings.TrimSpace(ln)

@@ -1,12 +1,15 @@
 package generate_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 )
 
@@ -28,6 +31,10 @@ func TestParseQueries(t *testing.T) {
 		// Issue 20 item 13: a repeated key is refused, not read as its last value.
 		`{"questions": ["x", "y"], "keywords": ["k"], "questions": ["a", "b"]}`,
 		`{"questions": ["a", "b"], "keywords": ["k"], "keyword\u0073": ["k2"]}`,
+		// Keys are read as written: "Keywords" is not "keywords" (encoding/json's
+		// field match read it as the keywords, or as their replacement).
+		`{"questions": ["a", "b"], "Keywords": ["k"]}`,
+		`{"questions": ["a", "b"], "keywords": ["k"], "Keywords": ["k2"]}`,
 	} {
 		_, _, err := generate.ParseQueries(bad, 2, 1)
 		assert.Error(t, err, bad)
@@ -69,16 +76,95 @@ func TestSampleIsSeededAndStratified(t *testing.T) {
 	assert.True(t, differs, "the seed changes the sample")
 }
 
+// FuzzParseQueries: what an LLM answers is read as refQueries, a reader of
+// the two forms written apart, reads it: the JSON object's "questions" and
+// "keywords" (its keys as written, no other), or the "question:"/"keyword:"
+// lines, each query with its white space collapsed, none empty, exactly nq
+// and nk of them; anything else is refused.
 func FuzzParseQueries(f *testing.F) {
-	f.Add(`{"questions": ["a"], "keywords": ["b"]}`)
-	f.Add("question: a\nkeyword: b")
-	f.Fuzz(func(t *testing.T, s string) {
-		qs, ks, err := generate.ParseQueries(s, 1, 1)
+	f.Add(`{"questions": ["a"], "keywords": ["b"]}`, uint8(1), uint8(1))
+	f.Add("question: a\nkeyword: b", uint8(1), uint8(1))
+	f.Add(" QUESTION :  a \t b \r\n\n keyword: b: c\nquestion:x", uint8(2), uint8(1))
+	f.Add(`{"questions": ["a", " b  c"], "keywords": ["k"]}`, uint8(2), uint8(1))
+	f.Add(`{"questions": ["a", null], "keywords": null}`, uint8(2), uint8(0))
+	f.Fuzz(func(t *testing.T, s string, nq, nk uint8) {
+		wq, wk := int(nq%4), int(nk%4)
+		qs, ks, err := generate.ParseQueries(s, wq, wk)
+		rq, rk, ok := refQueries(s)
+		ok = ok && len(rq) == wq && len(rk) == wk
 		if err != nil {
+			require.False(t, ok, "refused %q (%v); the reference reads %q %q", s, err, rq, rk)
 			return
 		}
-		if len(qs) != 1 || len(ks) != 1 || qs[0] == "" || ks[0] == "" {
-			t.Fatalf("accepted %q as %q %q", s, qs, ks)
-		}
+		require.True(t, ok, "accepted %q as %q %q; the reference refuses", s, qs, ks)
+		assert.Equal(t, rq, nilIfEmpty(qs))
+		assert.Equal(t, rk, nilIfEmpty(ks))
 	})
+}
+
+func nilIfEmpty(l []string) []string {
+	if len(l) == 0 {
+		return nil
+	}
+	return l
+}
+
+// refQueries is FuzzParseQueries' reference: false when the text is neither
+// form or a query is empty.
+func refQueries(s string) (qs, ks []string, ok bool) {
+	norm := func(q string) (string, bool) {
+		q = strings.Join(strings.Fields(q), " ")
+		return q, q != ""
+	}
+	c := strings.TrimSpace(s)
+	if strings.HasPrefix(c, "{") {
+		var sc jsonpos.Scanner
+		var obj map[string]json.RawMessage
+		if sc.Check([]byte(c)) != nil || json.Unmarshal([]byte(c), &obj) != nil {
+			return nil, nil, false
+		}
+		for k, raw := range obj {
+			var l []*string
+			if (k != "questions" && k != "keywords") || json.Unmarshal(raw, &l) != nil {
+				return nil, nil, false
+			}
+			for _, q := range l {
+				if q == nil {
+					return nil, nil, false
+				}
+				n, good := norm(*q)
+				if !good {
+					return nil, nil, false
+				}
+				if k == "questions" {
+					qs = append(qs, n)
+				} else {
+					ks = append(ks, n)
+				}
+			}
+		}
+		return qs, ks, true
+	}
+	for _, ln := range strings.Split(c, "\n") {
+		if strings.TrimSpace(ln) == "" {
+			continue
+		}
+		i := strings.IndexByte(ln, ':')
+		if i < 0 {
+			return nil, nil, false
+		}
+		q, good := norm(ln[i+1:])
+		if !good {
+			return nil, nil, false
+		}
+		switch strings.ToLower(strings.TrimSpace(ln[:i])) {
+		case "question":
+			qs = append(qs, q)
+		case "keyword":
+			ks = append(ks, q)
+		default:
+			return nil, nil, false
+		}
+	}
+	return qs, ks, true
 }

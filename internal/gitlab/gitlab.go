@@ -10,6 +10,7 @@
 package gitlab
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -216,7 +217,21 @@ func statusError(op, object string, status int, body []byte, secrets []string) *
 		case len(doc.Message) > 0 && json.Unmarshal(doc.Message, &s) == nil:
 			msg = s
 		case len(doc.Message) > 0:
+			// An object of field errors is written back with its strings
+			// decoded (json.Marshal escapes no letter or digit), so a secret
+			// GitLab echoes in an escaped form ("\u0074") is redacted too.
 			msg = string(doc.Message)
+			var v any
+			dec := json.NewDecoder(bytes.NewReader(doc.Message))
+			dec.UseNumber() // numbers as written
+			if dec.Decode(&v) == nil {
+				var b bytes.Buffer
+				enc := json.NewEncoder(&b)
+				enc.SetEscapeHTML(false)
+				if enc.Encode(v) == nil {
+					msg = b.String()
+				}
+			}
 		case doc.Error != "":
 			msg = doc.Error
 		}

@@ -6,6 +6,7 @@ import (
 	"compress/zlib"
 	"encoding/binary"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,37 +100,164 @@ func FuzzParseCommit(f *testing.F) {
 	})
 }
 
+// FuzzParseTree: a tree's content is accepted exactly when it is a
+// sequence of "MODE NAME\x00" + 20-byte id entries (MODE 1 to 7 octal
+// digits, NAME non-empty), and then the entries are those, in order: checked
+// against refTree, a reader of the same grammar written apart from ParseTree.
 func FuzzParseTree(f *testing.F) {
 	f.Add([]byte("100644 a.txt\x00" + strings.Repeat("\x01", 20) + "40000 dir\x00" + strings.Repeat("\x02", 20)))
 	f.Add([]byte("100644 a"))
+	f.Add([]byte("0100644 a\x00" + strings.Repeat("\x03", 20)))
+	f.Add([]byte("10064x a\x00" + strings.Repeat("\x03", 20)))
+	f.Add([]byte("00100644 a\x00" + strings.Repeat("\x03", 20))) // 8 digits: refused
 	f.Fuzz(func(t *testing.T, b []byte) {
 		es, err := ParseTree(b)
+		want, ok := refTree(b)
 		if err != nil {
+			require.False(t, ok, "refused %q: %v", b, err)
 			return
 		}
-		for _, e := range es {
-			if e.Name == "" || strings.ContainsRune(e.Name, 0) {
-				t.Fatalf("entry name %q", e.Name)
-			}
-		}
+		require.True(t, ok, "accepted %q", b)
+		require.Equal(t, want, es)
 	})
 }
 
-// FuzzApplyDelta: a delta never produces more than its declared size or the cap,
-// and never reads outside its base.
+// refTree reads a tree byte by byte: the reference FuzzParseTree checks
+// ParseTree against.
+func refTree(b []byte) ([]TreeEntry, bool) {
+	var es []TreeEntry
+	i := 0
+	for i < len(b) {
+		var mode uint32
+		n := 0
+		for i < len(b) && b[i] >= '0' && b[i] <= '7' {
+			mode = mode*8 + uint32(b[i]-'0')
+			i++
+			n++
+		}
+		if n == 0 || n > 7 || i >= len(b) || b[i] != ' ' {
+			return nil, false
+		}
+		i++
+		start := i
+		for i < len(b) && b[i] != 0 {
+			i++
+		}
+		if i == start || i >= len(b) {
+			return nil, false
+		}
+		e := TreeEntry{Mode: mode, Name: string(b[start:i])}
+		i++
+		if len(b)-i < 20 {
+			return nil, false
+		}
+		copy(e.ID[:], b[i:i+20])
+		i += 20
+		es = append(es, e)
+	}
+	return es, true
+}
+
+// FuzzApplyDelta: a delta never produces more than its declared size or the
+// cap, and never reads outside its base; and it is applied as git applies it:
+// the result and whether it is refused agree with refDelta, a transcription
+// of git's patch_delta written apart from applyDelta.
 func FuzzApplyDelta(f *testing.F) {
-	f.Add([]byte("hello world"), []byte{11, 5, 0x90, 5})                // copy 5 from 0
-	f.Add([]byte("abc"), []byte{3, 4, 0x91, 1, 2, 2, 'x', 'y'})         // copy, insert
-	f.Add([]byte(""), []byte{0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 1}) // huge result
+	f.Add([]byte("hello world"), []byte{11, 5, 0x90, 5})                                   // copy 5 from 0
+	f.Add([]byte("abc"), []byte{3, 4, 0x91, 1, 2, 2, 'x', 'y'})                            // copy, insert
+	f.Add([]byte(""), []byte{0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 1})                    // huge result
+	f.Add([]byte("abc"), []byte{3, 3, 0x80})                                               // copy 0x10000: out of range
+	f.Add([]byte("abc"), []byte{3, 2, 0xb1, 1, 1, 0})                                      // copy 1 from 1, a zero size byte
+	f.Add([]byte("0123456789abcdefXYZ"), []byte{19, 1, 0x93, 0, 1, 1})                     // copy from 256: out of range
+	f.Add(bytes.Repeat([]byte("0123456789abcdef"), 17), []byte{0x90, 2, 1, 0x93, 2, 1, 1}) // copy 1 from 258
 	f.Fuzz(func(t *testing.T, base, delta []byte) {
 		out, err := applyDelta(base, delta, 1<<16)
+		want, ok := refDelta(base, delta, 1<<16)
 		if err != nil {
+			require.False(t, ok, "refused: %v; git gives %q", err, want)
 			return
 		}
-		if len(out) > 1<<16 {
-			t.Fatalf("%d bytes over the cap", len(out))
-		}
+		require.True(t, ok, "accepted %q, git refuses", out)
+		require.Equal(t, want, out)
+		require.LessOrEqual(t, len(out), 1<<16)
 	})
+}
+
+// refDelta applies a delta the way git's patch_delta does (a remaining size
+// counted down, every command checked against it), capped at max bytes.
+func refDelta(base, delta []byte, max int) ([]byte, bool) {
+	pos := 0
+	hdr := func() (uint64, bool) {
+		var v uint64
+		shift := 0
+		for {
+			if pos >= len(delta) || shift > 63 {
+				return 0, false
+			}
+			c := delta[pos]
+			pos++
+			v |= uint64(c&0x7f) << shift
+			shift += 7
+			if c&0x80 == 0 {
+				return v, true
+			}
+		}
+	}
+	src, ok := hdr()
+	if !ok || src != uint64(len(base)) {
+		return nil, false
+	}
+	size, ok := hdr()
+	if !ok || size > uint64(max) {
+		return nil, false
+	}
+	var out []byte
+	for pos < len(delta) {
+		cmd := delta[pos]
+		pos++
+		if cmd == 0 {
+			return nil, false
+		}
+		if cmd&0x80 == 0 {
+			if uint64(cmd) > size || len(delta)-pos < int(cmd) {
+				return nil, false
+			}
+			out = append(out, delta[pos:pos+int(cmd)]...)
+			pos += int(cmd)
+			size -= uint64(cmd)
+			continue
+		}
+		var off, n uint64
+		for i, bit := range []byte{0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40} {
+			if cmd&bit == 0 {
+				continue
+			}
+			if pos >= len(delta) {
+				return nil, false
+			}
+			if i < 4 {
+				off |= uint64(delta[pos]) << (8 * i)
+			} else {
+				n |= uint64(delta[pos]) << (8 * (i - 4))
+			}
+			pos++
+		}
+		if n == 0 {
+			n = 0x10000
+		}
+		if off+n > uint64(len(base)) || n > size {
+			return nil, false
+		}
+		out = append(out, base[off:off+n]...)
+		size -= n
+	}
+	if size != 0 {
+		return nil, false
+	}
+	if out == nil {
+		out = []byte{}
+	}
+	return out, true
 }
 
 // FuzzPack: any index and pack bytes open and read, or are refused with an
@@ -143,6 +271,13 @@ func FuzzPack(f *testing.F) {
 	self[0] = 0xa9
 	ix2, pk2, offs := buildPack([]testEntry{{typ: objRefDelta, data: []byte{3, 3, 0x90, 3}, baseID: self, id: self}})
 	f.Add(ix2, pk2, offs[0])
+	// A tree "ab", a delta on it to "abX", and one on that to "YabX".
+	ix3, pk3, offs3 := buildPack([]testEntry{
+		{typ: int(TypeTree), data: []byte("ab")},
+		{typ: objOfsDelta, data: []byte{2, 3, 0x90, 2, 1, 'X'}, base: 0},
+		{typ: objOfsDelta, data: []byte{3, 4, 1, 'Y', 0x90, 3}, base: 1},
+	})
+	f.Add(ix3, pk3, offs3[2])
 	f.Fuzz(func(t *testing.T, idxb, packb []byte, off int64) {
 		ixr, err := openIndex(bytes.NewReader(idxb), int64(len(idxb)), "fuzz.idx")
 		if err != nil {
@@ -167,6 +302,13 @@ func FuzzPack(f *testing.F) {
 		if ixr != nil {
 			r.packs, r.loaded = []*pack{pk}, true
 		}
+		// The model: up to 3 entries followed along OFS_DELTA links; when the
+		// walk ends on a whole object, the entry read is that object with the
+		// deltas applied one by one, its type the object's.
+		start := off
+		var deltas [][]byte
+		var base []byte
+		var baseTyp Type
 		for range 3 {
 			h, err := p.readHeader(off, 1<<16)
 			if err != nil {
@@ -180,29 +322,91 @@ func FuzzPack(f *testing.F) {
 				t.Fatalf("%d bytes inflated, %d declared, the cap %d", len(data), h.size, 1<<16)
 			}
 			if h.typ != objOfsDelta {
+				if h.typ != objRefDelta {
+					base, baseTyp = data, Type(h.typ)
+				}
 				break
 			}
+			deltas = append(deltas, data)
 			off = h.baseOff
 		}
-		_, data, err := r.readPacked(pk, off)
+		typ, data, err := r.readPacked(pk, start)
 		if err == nil && len(data) > 1<<16 {
 			t.Fatalf("%d bytes over the cap", len(data))
+		}
+		if base == nil {
+			return
+		}
+		want, werr := base, error(nil)
+		for i := len(deltas) - 1; i >= 0 && werr == nil; i-- {
+			want, werr = applyDelta(want, deltas[i], 1<<16)
+		}
+		var tl *TooLargeError
+		switch {
+		case werr != nil:
+			require.Error(t, err, "read an entry whose deltas do not apply (%v)", werr)
+		case err != nil:
+			require.ErrorAs(t, err, &tl, "refused an entry whose deltas apply")
+		default:
+			require.Equal(t, baseTyp, typ)
+			require.Equal(t, want, data)
 		}
 	})
 }
 
 // FuzzRefFiles: packed-refs and config contents, and revision strings, never
-// panic; a revision never names a path outside refs.
+// panic; a revision never names a path outside refs (a name validRefName
+// accepts is a local path, filepath.IsLocal, and holds no ".."); a packed-refs
+// file answers as refPacked, a reader of its lines written apart, says: the
+// id of the first "HEX40 NAME" line naming the ref, nothing, or an error at
+// the first malformed line.
 func FuzzRefFiles(f *testing.F) {
 	f.Add([]byte("# pack-refs with: peeled fully-peeled sorted \n4b825dc642cb6eb9a060e54bf8d69288fbee4904 refs/heads/main\n^4b825dc642cb6eb9a060e54bf8d69288fbee4904\n"), "refs/heads/main")
+	f.Add([]byte("4b825dc642cb6eb9a060e54bf8d69288fbee4904 refs/tags/v1\n^4b825dc642cb6eb9a060e54bf8d69288fbee4904\n"), "refs/heads/main")
 	f.Add([]byte("[core]\n\trepositoryformatversion = 0\n[extensions]\n\tobjectFormat = sha1 ; c\n[remote \"o\"]\nurl=x"), "../../x")
+	f.Add([]byte("4b825dc642cb6eb9a060e54bf8d69288fbee4904 refs/heads/a\r\n4B825DC642CB6EB9A060E54BF8D69288FBEE4905 refs/heads/main\r\n"), "refs/heads/main")
+	f.Add([]byte("4b825dc642cb6eb9a060e54bf8d69288fbee490 refs/heads/main\n"), "refs/heads/main")
 	f.Fuzz(func(t *testing.T, b []byte, name string) {
-		_, _, _ = findPackedRef(bufio.NewReader(bytes.NewReader(b)), name)
+		id, found, err := findPackedRef(bufio.NewReader(bytes.NewReader(b)), name)
+		if len(b) < 60<<10 { // the scanner's line cap is 64 KiB
+			wid, wfound, wbad := refPacked(b, name)
+			require.Equal(t, wbad, err != nil, "error %v", err)
+			require.Equal(t, wfound, found)
+			require.Equal(t, wid, id)
+		}
 		ParseConfig(b)
-		if validRefName(name) && (strings.Contains(name, "..") || strings.HasPrefix(name, "/")) {
+		if validRefName(name) && (strings.Contains(name, "..") || strings.HasPrefix(name, "/") || !filepath.IsLocal(name)) {
 			t.Fatalf("%q accepted as a ref name", name)
 		}
 	})
+}
+
+// refPacked reads a packed-refs file for FuzzRefFiles: comment ('#'), peel
+// ('^') and empty lines skipped, every other line "HEX40 NAME".
+func refPacked(b []byte, name string) (ID, bool, bool) {
+	for _, l := range strings.Split(string(b), "\n") {
+		// The line scanner drops a "\r" before the "\n" (or the end),
+		// findPackedRef another.
+		l = strings.TrimSuffix(strings.TrimSuffix(l, "\r"), "\r")
+		if l == "" || l[0] == '#' || l[0] == '^' {
+			continue
+		}
+		if len(l) < 41 || l[40] != ' ' {
+			return ID{}, false, true
+		}
+		var id ID
+		for i := range 20 {
+			v, err := strconv.ParseUint(l[2*i:2*i+2], 16, 8)
+			if err != nil || strings.ContainsAny(l[2*i:2*i+2], "+-_") {
+				return ID{}, false, true
+			}
+			id[i] = byte(v)
+		}
+		if l[41:] == name {
+			return id, true, false
+		}
+	}
+	return ID{}, false, false
 }
 
 // seedPack is a pack of a blob "abc" and an OFS_DELTA on it that copies it, with

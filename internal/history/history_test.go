@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -178,6 +180,8 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(`{"schema":"retrieval-gate/history@1","command":"x","document":[],"time":"2026-01-02T03:04:05Z"}`))
 	f.Add([]byte(`{"schema":"retrieval-gate/history@1","command":"check","document":{},"report":"reports/2026-a.html","time":"2026-01-02T03:04:05Z"}`))
 	f.Add([]byte(`{"schema":"retrieval-gate/history@1","command":"check","document":{},"report":"javascript:alert(1)//.html","time":"2026-01-02T03:04:05Z"}`))
+	f.Add([]byte(" \r\n" + `{"schema":"retrieval-gate/history@1","command":"c","document":{"x":[1.50,"y"]},"fingerprint":{"inputs":{"cases":"sha256:1"},"params":{"k":"5"}},"time":"2026-01-02T03:04:05+01:00","branch":null}` + "\r\n\n" +
+		`{"schema":"retrieval-gate/history@1","command":"compare","document":{},"time":"2026-01-02T03:04:05Z"}` + "\n" + `{"schema":"retrieval-gate/hist`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var recs []history.Record
 		err := history.ScanReader("h.jsonl", bytes.NewReader(data), func(r history.Record, doc *fastjson.Value) error {
@@ -185,10 +189,42 @@ func FuzzRead(f *testing.F) {
 			recs = append(recs, r)
 			return nil
 		})
+		lines := strings.Split(string(data), "\n")
+		var nonBlank []int // the lines that hold something, from 1
+		for i, l := range lines {
+			if strings.TrimSpace(l) != "" {
+				nonBlank = append(nonBlank, i+1)
+			}
+		}
+		var got []int
+		for _, r := range recs {
+			got = append(got, r.Line)
+		}
 		if err != nil {
 			assert.Contains(t, err.Error(), "h.jsonl:")
+			// Every line before the refused one was handed over, none after.
+			var at int
+			_, serr := fmt.Sscanf(err.Error(), "h.jsonl:%d:", &at)
+			require.NoError(t, serr, err.Error())
+			var before []int
+			for _, n := range nonBlank {
+				if n < at {
+					before = append(before, n)
+				}
+			}
+			assert.Equal(t, before, got, err.Error())
 			return
 		}
+		// Every line that holds something is a record, in order, but a torn
+		// last line (no newline after it) that is not one.
+		want := nonBlank
+		if len(want) > 0 && want[len(want)-1] == len(lines) && len(got) < len(want) {
+			want = want[:len(want)-1]
+		}
+		if len(want) == 0 {
+			want = nil
+		}
+		assert.Equal(t, want, got)
 		for _, r := range recs {
 			assert.Equal(t, history.Schema, r.Schema)
 			assert.NotEmpty(t, r.Command)
@@ -196,6 +232,46 @@ func FuzzRead(f *testing.F) {
 			if r.Report != "" {
 				assert.Regexp(t, history.ReportPath, r.Report, "only a relative reports/NAME.html link is kept")
 			}
+			_, terr := time.Parse(time.RFC3339, r.Time)
+			assert.NoError(t, terr)
+			line := lines[r.Line-1]
+			if !utf8.ValidString(line) || strings.Contains(line, `\u`) {
+				continue // encoding/json and fastjson mend broken text differently
+			}
+			// The record is its line as encoding/json reads it (keys matched
+			// exactly, as they are written).
+			var ref map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal([]byte(line), &ref), line)
+			str := func(k string) string {
+				var v *string
+				if raw, ok := ref[k]; ok {
+					require.NoError(t, json.Unmarshal(raw, &v), k)
+				}
+				if v == nil {
+					return ""
+				}
+				return *v
+			}
+			fp := history.Fingerprint{Inputs: map[string]string{}, Params: map[string]string{}}
+			var rfp map[string]json.RawMessage
+			if raw, ok := ref["fingerprint"]; ok {
+				require.NoError(t, json.Unmarshal(raw, &rfp))
+			}
+			if raw, ok := rfp["digest"]; ok {
+				require.NoError(t, json.Unmarshal(raw, &fp.Digest))
+			}
+			for k, m := range map[string]map[string]string{"inputs": fp.Inputs, "params": fp.Params} {
+				if raw, ok := rfp[k]; ok {
+					require.NoError(t, json.Unmarshal(raw, &m))
+				}
+			}
+			assert.Equal(t, history.Record{Branch: str("branch"), Command: str("command"), Commit: str("commit"), Report: str("report"),
+				Schema: str("schema"), Time: str("time"), Fingerprint: fp, Line: r.Line}, history.Record{Branch: r.Branch, Command: r.Command,
+				Commit: r.Commit, Report: r.Report, Schema: r.Schema, Time: r.Time, Fingerprint: r.Fingerprint, Line: r.Line}, line)
+			var gotDoc, wantDoc any
+			require.NoError(t, json.Unmarshal(r.Document, &gotDoc))
+			require.NoError(t, json.Unmarshal(ref["document"], &wantDoc))
+			assert.Equal(t, wantDoc, gotDoc)
 		}
 	})
 }

@@ -199,9 +199,12 @@ func retryAfter(v string, now time.Time) (time.Duration, string, bool) {
 	if v == "" {
 		return 0, "", false
 	}
-	if s, err := strconv.ParseInt(v, 10, 64); err == nil && s >= 0 {
-		if time.Duration(s) > maxPlausibleWait/time.Second {
-			return maxPlausibleWait + 1, fmt.Sprintf("the server asked to retry after %d seconds, which is not a plausible wait", s), true
+	// A count of seconds too large for an int64 (ErrRange: the syntax is
+	// good) is as implausible as any over the limit: read as no Retry-After
+	// at all, it made a 429 retry after a backoff.
+	if s, err := strconv.ParseInt(v, 10, 64); (err == nil && s >= 0) || (errors.Is(err, strconv.ErrRange) && v[0] != '-') {
+		if err != nil || time.Duration(s) > maxPlausibleWait/time.Second {
+			return maxPlausibleWait + 1, fmt.Sprintf("the server asked to retry after %s seconds, which is not a plausible wait", v), true
 		}
 		d := time.Duration(s) * time.Second
 		return d, fmt.Sprintf("the server asked to retry after %s", d), true

@@ -78,6 +78,10 @@ func TestRateLimitWaits(t *testing.T) {
 			wantCalls: 1, wantErr: []string{"X-RateLimit-Reset 99999999999999 is not a plausible time"}, notErr: []string{"3170843"}},
 		{name: "Retry-After far in the future", first: answer(429, map[string]string{"Retry-After": "9999999999999"}, ""),
 			wantCalls: 1, wantErr: []string{"not a plausible wait"}},
+		// Past int64: as implausible, not ignored (it was read as no Retry-After,
+		// and the 429 retried after a backoff).
+		{name: "Retry-After past int64", first: answer(429, map[string]string{"Retry-After": "99999999999999999999"}, ""),
+			wantCalls: 1, wantErr: []string{"retry after 99999999999999999999 seconds, which is not a plausible wait"}},
 		{name: "plain 403 is not retried", first: answer(403, nil, `{"message":"Resource not accessible by integration"}`),
 			wantCalls: 1, wantErr: []string{"HTTP 403 after 1 attempt(s)", "Resource not accessible"}},
 	}

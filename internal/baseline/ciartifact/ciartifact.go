@@ -115,17 +115,24 @@ func VerifyReader(r io.Reader, what string, l Limits) (string, *Unavailable) {
 			return "", corruptGzip(err, what)
 		}
 	}
-	var head struct {
-		Schema *string `json:"schema"`
-	}
+	// The header's keys as they are written: the loader looks up "schema"
+	// exactly, so "SCHEMA" or "Schema" (which encoding/json would match into a
+	// tagged field) is not the schema.
+	var head map[string]json.RawMessage
 	line = bytes.TrimSpace(line)
 	if err := json.Unmarshal(line, &head); err != nil || len(line) == 0 || line[0] != '{' {
 		return "", Unavailablef(Corrupt, "the first line of %s is not a JSON object", what)
 	}
-	if head.Schema == nil || !strings.HasPrefix(*head.Schema, SchemaPrefix) {
+	var schema *string
+	if raw, ok := head["schema"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &schema); err != nil {
+			return "", Unavailablef(Corrupt, "the first line of %s is not a JSON object", what)
+		}
+	}
+	if schema == nil || !strings.HasPrefix(*schema, SchemaPrefix) {
 		got := "none"
-		if head.Schema != nil {
-			got = strconv.Quote(github.OneLine(*head.Schema))
+		if schema != nil {
+			got = strconv.Quote(github.OneLine(*schema))
 		}
 		return "", Unavailablef(Corrupt, "%s is not a retrieval-gate baseline (schema %s, want %s…)", what, got, SchemaPrefix)
 	}
@@ -135,7 +142,7 @@ func VerifyReader(r io.Reader, what string, l Limits) (string, *Unavailable) {
 	if lim.N <= 0 {
 		return "", Unavailablef(TooLarge, "%s expands beyond the %s cap", what, BytesText(l.Expanded))
 	}
-	return *head.Schema, nil
+	return *schema, nil
 }
 
 func corruptGzip(err error, what string) *Unavailable {
