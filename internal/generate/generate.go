@@ -349,23 +349,29 @@ func ParseQueries(content string, nq, nk int) (qs, ks []string, err error) {
 			}
 			return nil, nil, fmt.Errorf("not a JSON object {\"questions\", \"keywords\"}")
 		}
-		// The keys as written: encoding/json matches a struct's fields
-		// without regard to case, which read {"Keywords": [...]} as the
-		// keywords and let a "Keywords" after the "keywords" replace them.
+		// The keys in any case, as the lines' "Question:" (an LLM may
+		// capitalize them), but each once: encoding/json's own field match
+		// let a "Keywords" after the "keywords" replace them.
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(c), &obj); err != nil || obj == nil {
 			return nil, nil, fmt.Errorf("not a JSON object {\"questions\", \"keywords\"}")
 		}
+		var seen [2]bool
 		for k, raw := range obj {
 			var dst *[]string
-			switch k {
+			i := 0
+			switch strings.ToLower(k) {
 			case "questions":
 				dst = &qs
 			case "keywords":
-				dst = &ks
+				dst, i = &ks, 1
 			default:
 				return nil, nil, fmt.Errorf("not a JSON object {\"questions\", \"keywords\"}")
 			}
+			if seen[i] {
+				return nil, nil, fmt.Errorf("not a JSON object {\"questions\", \"keywords\"}: %q given twice, in two spellings", strings.ToLower(k))
+			}
+			seen[i] = true
 			if err := json.Unmarshal(raw, dst); err != nil {
 				return nil, nil, fmt.Errorf("not a JSON object {\"questions\", \"keywords\"}")
 			}

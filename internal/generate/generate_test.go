@@ -22,6 +22,11 @@ func TestParseQueries(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"How do I reset it?"}, qs)
 	assert.Equal(t, []string{"reset password"}, ks)
+	// The keys in any case, as the lines' "Question:".
+	qs, ks, err = generate.ParseQueries(`{"Questions": ["How do I reset it?"], "KEYWORDS": ["reset password"]}`, 1, 1)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"How do I reset it?"}, qs)
+	assert.Equal(t, []string{"reset password"}, ks)
 	for _, bad := range []string{
 		`{"questions": ["a"], "keywords": []}`,                     // wrong count
 		`{"questions": ["a", ""], "keywords": ["k"]}`,              // empty query
@@ -31,10 +36,10 @@ func TestParseQueries(t *testing.T) {
 		// Issue 20 item 13: a repeated key is refused, not read as its last value.
 		`{"questions": ["x", "y"], "keywords": ["k"], "questions": ["a", "b"]}`,
 		`{"questions": ["a", "b"], "keywords": ["k"], "keyword\u0073": ["k2"]}`,
-		// Keys are read as written: "Keywords" is not "keywords" (encoding/json's
-		// field match read it as the keywords, or as their replacement).
-		`{"questions": ["a", "b"], "Keywords": ["k"]}`,
+		// A key in two spellings is refused (encoding/json's field match read
+		// the second as the first's replacement).
 		`{"questions": ["a", "b"], "keywords": ["k"], "Keywords": ["k2"]}`,
+		`{"QUESTIONS": ["x", "y"], "keywords": ["k"], "questions": ["a", "b"]}`,
 	} {
 		_, _, err := generate.ParseQueries(bad, 2, 1)
 		assert.Error(t, err, bad)
@@ -78,7 +83,7 @@ func TestSampleIsSeededAndStratified(t *testing.T) {
 
 // FuzzParseQueries: what an LLM answers is read as refQueries, a reader of
 // the two forms written apart, reads it: the JSON object's "questions" and
-// "keywords" (its keys as written, no other), or the "question:"/"keyword:"
+// "keywords" (in any case, each once, no other key), or the "question:"/"keyword:"
 // lines, each query with its white space collapsed, none empty, exactly nq
 // and nk of them; anything else is refused.
 func FuzzParseQueries(f *testing.F) {
@@ -123,11 +128,14 @@ func refQueries(s string) (qs, ks []string, ok bool) {
 		if sc.Check([]byte(c)) != nil || json.Unmarshal([]byte(c), &obj) != nil {
 			return nil, nil, false
 		}
+		seen := map[string]bool{}
 		for k, raw := range obj {
 			var l []*string
-			if (k != "questions" && k != "keywords") || json.Unmarshal(raw, &l) != nil {
+			k = strings.ToLower(k)
+			if (k != "questions" && k != "keywords") || seen[k] || json.Unmarshal(raw, &l) != nil {
 				return nil, nil, false
 			}
+			seen[k] = true
 			for _, q := range l {
 				if q == nil {
 					return nil, nil, false
