@@ -6,13 +6,31 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 )
 
-// fuzzFormat fuzzes one converter: it never panics, every error is an *Error
-// (file:line), and every output it accepts is read back by the project's parsers.
+// fuzzFormat fuzzes one converter: it never panics; every error is an *Error
+// naming the input and a line the input has (or 0, the whole file); every output
+// it accepts is read back by the project's parsers, has one line per record
+// counted, clamps no more records than it wrote, and is what the converter
+// writes again for the same input (and what detection writes when it picks the
+// same format). check, when set, compares the result with a reference reading
+// of the input kept in the test.
 func fuzzFormat(f *testing.F, name string, seeds ...string) {
+	fuzzFormatWith(f, name, nil, seeds...)
+}
+
+// refCheck compares Convert's result (the output, or the error) with a reading
+// of in made apart from the converter.
+type refCheck func(t *testing.T, in, out []byte, st Stats, err error)
+
+func fuzzFormatWith(f *testing.F, name string, check refCheck, seeds ...string) {
 	format, ok := Lookup(name)
 	if !ok {
 		f.Fatalf("no format %q", name)
@@ -30,15 +48,110 @@ func fuzzFormat(f *testing.F, name string, seeds ...string) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var out bytes.Buffer
 		opt := Options{ParentSep: "#", LineAt: LineAt(bytes.NewReader(in))}
-		_, _, err := Convert(context.Background(), bytes.NewReader(in), "in", &out, format, opt)
+		_, st, err := Convert(context.Background(), bytes.NewReader(in), "in", &out, format, opt)
+		if check != nil {
+			check(t, in, out.Bytes(), st, err)
+		}
 		if err != nil {
-			if !errors.As(err, new(*Error)) {
+			var ie *Error
+			if !errors.As(err, &ie) {
 				t.Fatalf("error is not an input error: %T %v", err, err)
+			}
+			if ie.File != "in" || ie.Line < 0 || ie.Line > bytes.Count(in, []byte{'\n'})+1 || ie.Msg == "" {
+				t.Fatalf("error %q names no place of the input (file %q, line %d of %d)", err, ie.File, ie.Line, bytes.Count(in, []byte{'\n'})+1)
 			}
 			return
 		}
 		checkOutput(t, format.Kind, out.Bytes())
+		if n := bytes.Count(out.Bytes(), []byte{'\n'}); n != st.Records || (n > 0 && !bytes.HasSuffix(out.Bytes(), []byte{'\n'})) {
+			t.Fatalf("%d records counted, %d lines written:\n%s", st.Records, n, out.Bytes())
+		}
+		if st.ClampedLow+st.ClampedHigh > st.Records || st.ClampedLow < 0 || st.ClampedHigh < 0 {
+			t.Fatalf("stats %+v", st)
+		}
+		var again bytes.Buffer
+		_, st2, err := Convert(context.Background(), bytes.NewReader(in), "in", &again, format, opt)
+		if err != nil || st2 != st || !bytes.Equal(again.Bytes(), out.Bytes()) {
+			t.Fatalf("a second conversion differs: %v %+v %+v", err, st, st2)
+		}
+		if detected, _ := Detect(in); detected == format {
+			again.Reset()
+			if _, st2, err = Convert(context.Background(), bytes.NewReader(in), "in", &again, nil, opt); err != nil || st2 != st || !bytes.Equal(again.Bytes(), out.Bytes()) {
+				t.Fatalf("the detected format converts differently: %v", err)
+			}
+		}
 	})
+}
+
+// refLines splits in as the line formats read it: at '\n', a trailing '\r'
+// dropped, a UTF-8 BOM dropped from the first line, each line cut into fields at
+// runs of ASCII blanks.
+func refLines(in []byte) [][][]byte {
+	var out [][][]byte
+	for i, line := range bytes.Split(in, []byte{'\n'}) {
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if i == 0 {
+			line = bytes.TrimPrefix(line, []byte("\xEF\xBB\xBF"))
+		}
+		out = append(out, bytes.FieldsFunc(line, func(r rune) bool { return r < 0x80 && strings.ContainsRune(" \t\r\n\v\f", r) }))
+	}
+	return out
+}
+
+// refQrels is the trec-qrels (and msmarco-qrels) format read apart: it returns
+// the judgments (query, document, relevance clamped to -128..127) or the first
+// line it refuses. check then requires the converter to refuse that same line,
+// or the qrels compare reads from its output to hold exactly those judgments.
+func refQrels(t *testing.T, in, out []byte, st Stats, err error) {
+	type judgment struct{ q, d string }
+	want := map[judgment]int{}
+	queries := map[string]bool{}
+	var clamped int
+	bad := 0
+	for i, f := range refLines(in) {
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 4 || f[0][0] == '{' {
+			bad = i + 1
+			break
+		}
+		rel, perr := strconv.ParseInt(string(f[3]), 10, 64)
+		k := judgment{string(f[0]), string(f[2])}
+		if _, dup := want[k]; perr != nil || dup {
+			bad = i + 1
+			break
+		}
+		if rel < -128 || rel > 127 {
+			clamped++
+			rel = min(max(rel, -128), 127)
+		}
+		want[k] = int(rel)
+		queries[k.q] = true
+	}
+	if bad == 0 && len(want) == 0 {
+		require.Error(t, err, "no judgment in the input")
+		return
+	}
+	if bad > 0 {
+		var ie *Error
+		require.ErrorAs(t, err, &ie, "line %d is not a judgment", bad)
+		require.Equal(t, bad, ie.Line, "the line refused: %v", err)
+		return
+	}
+	require.NoError(t, err)
+	require.Equal(t, len(want), st.Records)
+	require.Equal(t, clamped, st.ClampedLow+st.ClampedHigh)
+	q, err := trecfile.ParseQrels(context.Background(), bytes.NewReader(out), "out")
+	require.NoError(t, err)
+	require.Equal(t, len(queries), q.NumQueries())
+	for k, rel := range want {
+		i, ok := q.QueryIndex(k.q)
+		require.True(t, ok, "query %q", k.q)
+		got, ok := q.Relevance(i, k.d)
+		require.True(t, ok, "document %q of query %q", k.d, k.q)
+		require.Equal(t, rel, got, "document %q of query %q", k.d, k.q)
+	}
 }
 
 func FuzzBEIRQrels(f *testing.F) {
@@ -46,7 +159,7 @@ func FuzzBEIRQrels(f *testing.F) {
 }
 
 func FuzzTRECQrels(f *testing.F) {
-	fuzzFormat(f, "trec-qrels", "@trec-qrels-graded.txt", "@msmarco-qrels.tsv", "q 0 d 99999999999999999999\n")
+	fuzzFormatWith(f, "trec-qrels", refQrels, "@trec-qrels-graded.txt", "@msmarco-qrels.tsv", "q 0 d 99999999999999999999\n")
 }
 
 func FuzzMSMARCORun(f *testing.F) {
