@@ -55,6 +55,19 @@ func TestReadQrelsFormats(t *testing.T) {
 	}
 }
 
+// A relevance written with leading zeros is the integer they pad: TREC and MS
+// MARCO files are read with strconv's rules, so "0000000003" is 3 (it was refused
+// as not an integer once it had more than 9 digits, leading zeros included).
+func TestReadQrelsLeadingZeros(t *testing.T) {
+	q, err := ParseQrels(context.Background(), strings.NewReader("q1 0 d1 0000000003\nq1 0 d2 -000000000001\nq1 0 d3 +0000000000\n"), "qrels")
+	require.NoError(t, err)
+	for doc, want := range map[string]int{"d1": 3, "d2": -1, "d3": 0} {
+		rel, ok := q.Relevance(0, doc)
+		require.True(t, ok, doc)
+		assert.Equal(t, want, rel, doc)
+	}
+}
+
 func TestReadQrelsErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, content, want string
@@ -62,6 +75,7 @@ func TestReadQrelsErrors(t *testing.T) {
 		{"relevance above range", "q1 0 d1 1\nq1 0 d2 128\n", ":2: relevance 128 is outside the accepted range -128..127"},
 		{"relevance below range", "q1 0 d1 -129\n", ":1: relevance -129 is outside the accepted range -128..127"},
 		{"not an integer", "q1 0 d1 1\n\nq1 0 d2 x\n", `:3: relevance "x" is not an integer`},
+		{"ten digits above range", "q1 0 d1 -1234567890\n", ":1: relevance -1234567890 is outside the accepted range -128..127"},
 		{"too few fields", "q1 0 d1\n", `:1: malformed qrels line: want 4 fields "qid iter docid rel", got 3`},
 		{"BEIR qrels TSV", "\nquery-id\tcorpus-id\tscore\nq1\td1\t1\n", ":2: a BEIR qrels TSV (header \"query-id corpus-id score\"), not TREC qrels: convert it first with `retrieval-gate import --in "},
 		{"too many fields", "q1 0 d1 1 extra\n", ":1: malformed qrels line: want 4 fields"},
