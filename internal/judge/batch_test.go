@@ -352,13 +352,13 @@ func FuzzParseBatchResult(f *testing.F) {
 		}
 		checkResultID(t, line, "custom_id", r)
 		if r.Status != 0 {
-			// Read into maps: the keys exactly as written.
+			// Read into maps: the keys as written, one per field (foldGet).
 			var m map[string]any
 			d := json.NewDecoder(bytes.NewReader(line))
 			d.UseNumber()
 			err := d.Decode(&m)
-			resp, _ := m["response"].(map[string]any)
-			if code, _ := resp["status_code"].(json.Number); err != nil || code.String() != strconv.Itoa(r.Status) {
+			resp, _ := foldGet(m, "response").(map[string]any)
+			if code, _ := foldGet(resp, "status_code").(json.Number); err != nil || code.String() != strconv.Itoa(r.Status) {
 				t.Fatalf("status %d of %q: %v", r.Status, line, err)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -176,9 +177,26 @@ func checkResultID(t *testing.T, line []byte, idKey string, r judge.BatchResult)
 	if k, dup := repeatedKey(line); dup {
 		t.Fatalf("accepted %q, whose key %q is repeated", line, k)
 	}
-	if id, _ := m[idKey].(string); id != r.CustomID {
+	if id, _ := foldGet(m, idKey).(string); id != r.CustomID {
 		t.Fatalf("%s of %q is %q, the result's id %q", idKey, line, id, r.CustomID)
 	}
+}
+
+// foldGet is the value of the one key of m equal to key but for case (a line
+// whose object has two such keys is refused): a lone "CUSTOM_ID" is read as
+// custom_id, encoding/json's rule for the field, and not ambiguous.
+func foldGet(m map[string]any, key string) any {
+	var v any
+	n := 0
+	for k, x := range m {
+		if strings.EqualFold(k, key) {
+			v, n = x, n+1
+		}
+	}
+	if n > 1 {
+		return nil
+	}
+	return v
 }
 
 // repeatedKey reports a key that one object of the JSON text has twice.
