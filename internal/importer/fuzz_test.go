@@ -190,7 +190,9 @@ func FuzzCSV(f *testing.F) {
 	fuzzFormat(f, "csv", "@retrieved-gold.csv", "query,retrieved\n\"q\",\"[\"\"a\"\"]\"\n")
 }
 
-// Detect never panics, and a detected format converts its own seed.
+// Detect never panics, says why when it detects nothing, and does not depend on
+// what every converter reads past: a UTF-8 BOM before the input, and CR LF line
+// ends for LF (a file saved on Windows is the same input).
 func FuzzDetect(f *testing.F) {
 	entries, err := os.ReadDir(formatsDir)
 	if err != nil {
@@ -202,8 +204,28 @@ func FuzzDetect(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		if format, why := Detect(in); format == nil && why == "" {
+		format, why := Detect(in)
+		if format == nil && why == "" {
 			t.Fatal("no format and no reason")
+		}
+		if len(in) >= peekSize/2 {
+			return
+		}
+		name := func(f *Format) string {
+			if f == nil {
+				return "none"
+			}
+			return f.Name
+		}
+		if !bytes.HasPrefix(in, []byte("\xEF\xBB\xBF")) {
+			if g, _ := Detect(append([]byte("\xEF\xBB\xBF"), in...)); g != format {
+				t.Fatalf("%q is %s, with a BOM %s", in, name(format), name(g))
+			}
+		}
+		if !bytes.ContainsRune(in, '\r') {
+			if g, _ := Detect(bytes.ReplaceAll(in, []byte("\n"), []byte("\r\n"))); g != format {
+				t.Fatalf("%q is %s, with CR LF %s", in, name(format), name(g))
+			}
 		}
 	})
 }
