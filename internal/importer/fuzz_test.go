@@ -2,10 +2,13 @@ package importer
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -163,7 +166,7 @@ func FuzzTRECQrels(f *testing.F) {
 }
 
 func FuzzMSMARCORun(f *testing.F) {
-	fuzzFormat(f, "msmarco-run", "@msmarco-run.tsv", "1 2 3\n1 2 3\n")
+	fuzzFormatWith(f, "msmarco-run", refMSMARCORun, "@msmarco-run.tsv", "1 2 3\n1 2 3\n")
 }
 
 func FuzzIRDSQrels(f *testing.F) {
@@ -228,4 +231,71 @@ func FuzzDetect(f *testing.F) {
 			}
 		}
 	})
+}
+
+// refMSMARCORun is the msmarco-run format read apart: "qid docid rank" lines, a
+// rank from 1 to 2^31-1 (rank 1 best). check then requires the converter to
+// refuse the first line the reference refuses, or the run compare reads from
+// its output to rank each query's documents as the ranks do (a document listed
+// twice at its best rank, equal ranks by docid descending, trec_eval's order),
+// its top 100.
+func refMSMARCORun(t *testing.T, in, out []byte, st Stats, err error) {
+	best := map[string]map[string]int64{}
+	records := 0
+	bad := 0
+	for i, f := range refLines(in) {
+		if len(f) == 0 {
+			continue
+		}
+		var rank int64
+		var perr error
+		if len(f) == 3 && f[0][0] != '{' {
+			rank, perr = strconv.ParseInt(string(f[2]), 10, 64)
+		}
+		if len(f) != 3 || f[0][0] == '{' || perr != nil || rank < 1 || rank > math.MaxInt32 {
+			bad = i + 1
+			break
+		}
+		q, d := string(f[0]), string(f[1])
+		if best[q] == nil {
+			best[q] = map[string]int64{}
+		}
+		if r, ok := best[q][d]; !ok || rank < r {
+			best[q][d] = rank
+		}
+		records++
+	}
+	if bad > 0 {
+		var ie *Error
+		require.ErrorAs(t, err, &ie, "line %d is not a run line", bad)
+		require.Equal(t, bad, ie.Line, "the line refused: %v", err)
+		return
+	}
+	if records == 0 {
+		require.Error(t, err, "no run line in the input")
+		return
+	}
+	require.NoError(t, err)
+	require.Equal(t, records, st.Records)
+	want := map[string][]string{}
+	for q, docs := range best {
+		ids := make([]string, 0, len(docs))
+		for d := range docs {
+			ids = append(ids, d)
+		}
+		slices.SortFunc(ids, func(a, b string) int {
+			if docs[a] != docs[b] {
+				return cmp.Compare(docs[a], docs[b])
+			}
+			return strings.Compare(b, a)
+		})
+		want[q] = ids[:min(len(ids), 100)]
+	}
+	run, err := trecfile.ParseTRECRun(context.Background(), bytes.NewReader(out), "out", 100)
+	require.NoError(t, err)
+	got := map[string][]string{}
+	for _, q := range run.Queries {
+		got[q.ID] = q.Docs
+	}
+	require.Equal(t, want, got)
 }
