@@ -106,21 +106,77 @@ func refLines(in []byte) [][][]byte {
 // line it refuses. check then requires the converter to refuse that same line,
 // or the qrels compare reads from its output to hold exactly those judgments.
 func refQrels(t *testing.T, in, out []byte, st Stats, err error) {
-	type judgment struct{ q, d string }
-	want := map[judgment]int{}
+	checkQrels(t, refLines(in), func(f [][]byte) (q, d, rel []byte, ok bool) {
+		if len(f) != 4 || f[0][0] == '{' {
+			return nil, nil, nil, false
+		}
+		return f[0], f[2], f[3], true
+	}, out, st, err)
+}
+
+// refBEIRQrels is the beir-qrels format read apart: a header line of the
+// tab-separated columns query-id, corpus-id, score, then lines of three
+// tab-separated columns (white space around each ignored), the ids non-empty
+// without white space (the query id not starting with '{'), the score an integer
+// (clamped to -128..127). The judgments are checked as refQrels checks them.
+func refBEIRQrels(t *testing.T, in, out []byte, st Stats, err error) {
+	var lines [][][]byte
+	header := false
+	for i, line := range bytes.Split(in, []byte{'\n'}) {
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if i == 0 {
+			line = bytes.TrimPrefix(line, []byte("\xEF\xBB\xBF"))
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			lines = append(lines, nil)
+			continue
+		}
+		cols := bytes.Split(line, []byte{'\t'})
+		for j := range cols {
+			cols[j] = bytes.TrimSpace(cols[j])
+		}
+		if !header {
+			header = true
+			if len(cols) != 3 || string(cols[0]) != "query-id" || string(cols[1]) != "corpus-id" || string(cols[2]) != "score" {
+				lines = append(lines, [][]byte{nil}) // refused: no header
+				continue
+			}
+			lines = append(lines, nil)
+			continue
+		}
+		lines = append(lines, cols)
+	}
+	blank := func(b []byte) bool { return len(b) == 0 || bytes.ContainsAny(b, " \t\r\n\v\f") }
+	checkQrels(t, lines, func(f [][]byte) (q, d, rel []byte, ok bool) {
+		if len(f) != 3 || blank(f[0]) || blank(f[1]) || f[0][0] == '{' {
+			return nil, nil, nil, false
+		}
+		return f[0], f[1], f[2], true
+	}, out, st, err)
+}
+
+// checkQrels reads the judgments of lines (each cut into fields; an empty line
+// skipped) with judgment, which says whether a line is one; it requires the
+// converter to refuse the first line that is not (or whose relevance is not an
+// int64, or that judges a document twice), or the qrels compare reads from its
+// output to hold exactly the judgments, relevances clamped to -128..127.
+func checkQrels(t *testing.T, lines [][][]byte, judgment func([][]byte) (q, d, rel []byte, ok bool), out []byte, st Stats, err error) {
+	type pair struct{ q, d string }
+	want := map[pair]int{}
 	queries := map[string]bool{}
 	var clamped int
 	bad := 0
-	for i, f := range refLines(in) {
+	for i, f := range lines {
 		if len(f) == 0 {
 			continue
 		}
-		if len(f) != 4 || f[0][0] == '{' {
+		q, d, r, ok := judgment(f)
+		if !ok {
 			bad = i + 1
 			break
 		}
-		rel, perr := strconv.ParseInt(string(f[3]), 10, 64)
-		k := judgment{string(f[0]), string(f[2])}
+		rel, perr := strconv.ParseInt(string(r), 10, 64)
+		k := pair{string(q), string(d)}
 		if _, dup := want[k]; perr != nil || dup {
 			bad = i + 1
 			break
@@ -158,7 +214,7 @@ func refQrels(t *testing.T, in, out []byte, st Stats, err error) {
 }
 
 func FuzzBEIRQrels(f *testing.F) {
-	fuzzFormat(f, "beir-qrels", "@beir-qrels.tsv", "query-id\tcorpus-id\tscore\nq\td\t-7\n")
+	fuzzFormatWith(f, "beir-qrels", refBEIRQrels, "@beir-qrels.tsv", "query-id\tcorpus-id\tscore\nq\td\t-7\n")
 }
 
 func FuzzTRECQrels(f *testing.F) {
