@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -226,7 +228,7 @@ func FuzzMSMARCORun(f *testing.F) {
 }
 
 func FuzzIRDSQrels(f *testing.F) {
-	fuzzFormat(f, "irds-qrels", "@irds-qrels.jsonl", `{"query_id": 1, "doc_id": "a b", "relevance": 1}`)
+	fuzzFormatWith(f, "irds-qrels", refIRDSQrels, "@irds-qrels.jsonl", `{"query_id": "q", "doc_id": 1e3, "relevance": 2.0}`+"\n"+`{"query_id": "q", "doc_id": "1e3", "relevance": -1e2}`, `{"query_id": 1, "doc_id": "a b", "relevance": 1}`, `{"query_id": "q", "doc_id": "d", "relevance": 1.5}`)
 }
 
 func FuzzIRDSScoredDocs(f *testing.F) {
@@ -354,4 +356,100 @@ func refMSMARCORun(t *testing.T, in, out []byte, st Stats, err error) {
 		got[q.ID] = q.Docs
 	}
 	require.Equal(t, want, got)
+}
+
+// refIRDSQrels is the irds-qrels format read apart with encoding/json (a
+// map, keys exactly as written): one object per non-blank line, query_id and
+// doc_id strings or numbers (their text) that are TREC ids, relevance a number
+// of integer value within int64. A line with a repeated key, or any other, is
+// one the converter refuses (a refusal of a line the reference takes fails).
+func refIRDSQrels(t *testing.T, in, out []byte, st Stats, err error) {
+	id := func(v any) ([]byte, bool) {
+		switch v := v.(type) {
+		case string:
+			return []byte(v), v != "" && !strings.ContainsAny(v, " \t\r\n\v\f")
+		case json.Number:
+			return []byte(v.String()), true
+		}
+		return nil, false
+	}
+	var lines [][][]byte
+	for i, line := range bytes.Split(in, []byte{'\n'}) {
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if i == 0 {
+			line = bytes.TrimPrefix(line, []byte("\xEF\xBB\xBF"))
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			lines = append(lines, nil)
+			continue
+		}
+		d := json.NewDecoder(bytes.NewReader(line))
+		d.UseNumber()
+		var o map[string]any
+		derr := d.Decode(&o)
+		if _, terr := d.Token(); derr != nil || terr != io.EOF || o == nil || repeatsKey(line) {
+			lines = append(lines, [][]byte{nil})
+			continue
+		}
+		q, okq := id(o["query_id"])
+		doc, okd := id(o["doc_id"])
+		rel, okr := o["relevance"].(json.Number)
+		r, perr := strconv.ParseInt(rel.String(), 10, 64)
+		if okr && perr != nil {
+			// A number of integer value in another spelling (2.0, -1e2).
+			f, ferr := strconv.ParseFloat(rel.String(), 64)
+			if ferr == nil && f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63 {
+				r, perr = int64(f), nil
+			}
+		}
+		if !okq || !okd || !okr || perr != nil || q[0] == '{' {
+			lines = append(lines, [][]byte{nil})
+			continue
+		}
+		lines = append(lines, [][]byte{q, doc, []byte(strconv.FormatInt(r, 10))})
+	}
+	checkQrels(t, lines, func(f [][]byte) (q, d, rel []byte, ok bool) {
+		if len(f) != 3 {
+			return nil, nil, nil, false
+		}
+		return f[0], f[1], f[2], true
+	}, out, st, err)
+}
+
+// repeatsKey reports whether one object of the JSON text has a key twice.
+func repeatsKey(b []byte) bool {
+	d := json.NewDecoder(bytes.NewReader(b))
+	type frame struct {
+		keys map[string]bool // nil in an array
+		key  bool            // the next token of the object is a key
+	}
+	var st []*frame
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return false
+		}
+		if n := len(st); n > 0 && st[n-1].keys != nil && st[n-1].key {
+			if k, ok := tok.(string); ok {
+				if st[n-1].keys[k] {
+					return true
+				}
+				st[n-1].keys[k], st[n-1].key = true, false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			st = append(st, &frame{keys: map[string]bool{}, key: true})
+			continue
+		case json.Delim('['):
+			st = append(st, &frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			st = st[:len(st)-1]
+		}
+		if n := len(st); n > 0 && st[n-1].keys != nil {
+			st[n-1].key = true
+		}
+	}
 }
