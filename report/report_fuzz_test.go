@@ -5,11 +5,13 @@ import (
 	"context"
 	"io"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish/runnertest"
 )
 
 // FuzzRead: any bytes read as a --from document either fail with an
@@ -38,6 +40,14 @@ func FuzzRead(f *testing.F) {
 		require.NoError(f, err)
 		f.Add(data)
 	}
+	// check's document with workflow commands in a locale and a reason, which
+	// the renderers print.
+	check, err := os.ReadFile("../internal/report/checkreport/testdata/check.json.golden")
+	require.NoError(f, err)
+	hostile := strings.Replace(string(check), `"es-419": {`, `"es-419\n::error::forged\r\u2028::warning::x ##[add-mask]y": {`, 1)
+	hostile = strings.Replace(hostile, `"reason": "`, `"reason": "\n  ::error::reason \u0085::notice::z`, 1)
+	require.NotEqual(f, string(check), hostile)
+	f.Add([]byte(hostile))
 	const path = "doc.json"
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := Read(context.Background(), bytes.NewReader(data), path)
@@ -47,11 +57,23 @@ func FuzzRead(f *testing.F) {
 			require.Equal(t, path, ie.File)
 			return
 		}
-		require.NoError(t, doc.WriteText(io.Discard))
+		// The text goes to a terminal or a CI log: whatever the document's
+		// strings, the runner (as runnertest reads it) finds no workflow command
+		// in it. The Markdown goes into a pull request comment or a job summary,
+		// which the runner does not read; its renderers still keep every string
+		// on its line and escape '#', so no command is in it either.
+		var text, md bytes.Buffer
+		require.NoError(t, doc.WriteText(&text))
 		require.NoError(t, doc.WriteJSON(io.Discard))
-		require.NoError(t, doc.WriteMarkdown(io.Discard))
+		require.NoError(t, doc.WriteMarkdown(&md))
 		doc.CommentKey = "k"
 		require.NoError(t, doc.WriteMarkdown(io.Discard))
+		if cmds := runnertest.Commands(text.String(), nil); len(cmds) > 0 {
+			t.Fatalf("the runner reads %+v in\n%s", cmds[0], &text)
+		}
+		if cmds := runnertest.Commands(md.String(), nil); len(cmds) > 0 {
+			t.Fatalf("the runner would read %+v in\n%s", cmds[0], &md)
+		}
 		if doc.Command() != "calibrate" {
 			require.NoError(t, doc.WriteHTML(io.Discard))
 		} else {

@@ -145,3 +145,19 @@ func TestReadReturnsWhileItsReaderBlocks(t *testing.T) {
 		})
 	}
 }
+
+// A document's text that holds a workflow command does not forge one in the
+// terminal report: WriteText writes through the guard the command's standard
+// output has, so a locale "es\n##[add-mask]y" (the newline a space already)
+// prints as "##\[add-mask]y" (it printed as is).
+func TestWriteTextGuardsWorkflowCommands(t *testing.T) {
+	check, err := os.ReadFile("../internal/report/checkreport/testdata/check.json.golden")
+	require.NoError(t, err)
+	in := strings.Replace(string(check), `"es-419": {`, `"es-419\n::error::x ##[add-mask]y": {`, 1)
+	doc, err := report.Read(context.Background(), strings.NewReader(in), "doc.json")
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, doc.WriteText(&b))
+	assert.Contains(t, b.String(), `locale es-419 ::error::x ##\[add-mask]y`)
+	assert.NotContains(t, b.String(), "##[")
+}

@@ -270,6 +270,9 @@ func ParseBatchResult(line []byte) (BatchResult, error) {
 		}
 		return BatchResult{}, errors.New("not a JSON object")
 	}
+	if err := checkFoldedKeys(line); err != nil {
+		return BatchResult{}, err
+	}
 	var rl resultLine
 	if err := json.Unmarshal(line, &rl); err != nil {
 		return BatchResult{}, fmt.Errorf("not a batch output line: %v", jsonErrText(err))

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -348,6 +349,18 @@ func FuzzParseBatchResult(f *testing.F) {
 		}
 		if r.CustomID == "" {
 			t.Fatal("accepted a line without custom_id")
+		}
+		checkResultID(t, line, "custom_id", r)
+		if r.Status != 0 {
+			// Read into maps: the keys as written, one per field (foldGet).
+			var m map[string]any
+			d := json.NewDecoder(bytes.NewReader(line))
+			d.UseNumber()
+			err := d.Decode(&m)
+			resp, _ := foldGet(m, "response").(map[string]any)
+			if code, _ := foldGet(resp, "status_code").(json.Number); err != nil || code.String() != strconv.Itoa(r.Status) {
+				t.Fatalf("status %d of %q: %v", r.Status, line, err)
+			}
 		}
 		// Every accepted line, whatever its status, is exactly one of a
 		// completion and an error (OpenAI's files have no "missing" kind).

@@ -2,11 +2,16 @@ package judge_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -112,10 +117,59 @@ func FuzzParseAnswer(f *testing.F) {
 	for _, s := range []string{`{"reason": "a", "score": 3}`, "x\nFinal score: 2", "##final score: 9", "{"} {
 		f.Add(s)
 	}
+	for _, s := range []string{`{"score": 2, "reason": " a\n  b "}`, `{"score": 2, "score": 1}`, `{"score": 4}`, `{"score": 1.0}`, `{"reason": 1, "score": 0}`, `{"score": 3} {}`, "why\n**Final score: 1**"} {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
-		g, _, err := judge.ParseAnswer(s)
+		g, reason, err := judge.ParseAnswer(s)
 		if err == nil && (g < 0 || g > 3) {
 			t.Fatalf("grade %d outside 0-3 accepted from %q", g, s)
+		}
+		var ae *judge.AnswerError
+		if err != nil && (!errors.As(err, &ae) || ae.Cause != judge.CauseUnparseable && ae.Cause != judge.CauseOutOfRange) {
+			t.Fatalf("%q: error %T %v", s, err, err)
+		}
+		if err == nil && (strings.ContainsAny(reason, "\r\n") || utf8.RuneCountInString(reason) > 301) {
+			t.Fatalf("%q: reason %q", s, reason)
+		}
+		// A JSON answer, read apart with encoding/json: one object, no key
+		// twice, "score" an integer (0-3, else out of range), "reason" absent or
+		// a string, kept with its white space runs made one space.
+		c := strings.TrimSpace(s)
+		if !strings.HasPrefix(c, "{") {
+			return
+		}
+		d := json.NewDecoder(strings.NewReader(c))
+		d.UseNumber()
+		var obj map[string]any
+		derr := d.Decode(&obj)
+		if _, terr := d.Token(); derr != nil || terr != io.EOF {
+			require.Error(t, err, "%q is not one JSON object", c)
+			return
+		}
+		if _, dup := repeatedKey([]byte(c)); dup {
+			require.Error(t, err, "%q repeats a key", c)
+			return
+		}
+		score, isNum := obj["score"].(json.Number)
+		want, aerr := strconv.Atoi(string(score))
+		rs, isStr := obj["reason"].(string)
+		switch {
+		case !isNum || aerr != nil:
+			require.Error(t, err, "%q has no integer score", c)
+			assert.Equal(t, judge.CauseUnparseable, ae.Cause, "%v", err)
+		case want < 0 || want > 3:
+			require.Error(t, err, "%q: score out of range", c)
+			assert.Equal(t, judge.CauseOutOfRange, ae.Cause, "%v", err)
+		case obj["reason"] != nil && !isStr:
+			require.Error(t, err, "%q: reason not a string", c)
+		default:
+			require.NoError(t, err, "%q", c)
+			require.Equal(t, want, g, "%q", c)
+			if rs = strings.Join(strings.Fields(rs), " "); utf8.RuneCountInString(rs) > 300 {
+				rs = string([]rune(rs)[:300]) + "…"
+			}
+			require.Equal(t, rs, reason, "%q", c)
 		}
 	})
 }

@@ -3,8 +3,10 @@ package judge_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,6 +133,11 @@ func FuzzParseProviderResult(f *testing.F) {
 		if r.CustomID == "" {
 			t.Fatal("accepted a line without its id")
 		}
+		idKey := "key"
+		if anthropic {
+			idKey = "custom_id"
+		}
+		checkResultID(t, line, idKey, r)
 		if n := btoi(r.Completion != nil) + btoi(r.Err != "" && !r.Missing) + btoi(r.Missing); n != 1 {
 			t.Fatalf("a result is exactly one of a completion, an error and missing: %+v", r)
 		}
@@ -155,4 +162,107 @@ func TestAnthropicBatchLimit(t *testing.T) {
 	_, err := svc.Submit(context.Background(), path, llm.AnthropicMaxRequests+1)
 	require.ErrorContains(t, err, "at most 100000 requests and this one has 100001: send it in parts with --max-requests 100000")
 	assert.Equal(t, 0, srv.AnthropicBatches())
+}
+
+// checkResultID checks an accepted result line against encoding/json's reading
+// of it into a map (keys exactly as written): the line is one JSON object, no
+// key is repeated at any depth, and the result's id is the string under idKey
+// (and, with a status, response.status_code for OpenAI's lines).
+func checkResultID(t *testing.T, line []byte, idKey string, r judge.BatchResult) {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(line, &m); err != nil || m == nil {
+		t.Fatalf("accepted %q, which is not a JSON object: %v", line, err)
+	}
+	if k, dup := repeatedKey(line); dup {
+		t.Fatalf("accepted %q, whose key %q is repeated", line, k)
+	}
+	if id, _ := foldGet(m, idKey).(string); id != r.CustomID {
+		t.Fatalf("%s of %q is %q, the result's id %q", idKey, line, id, r.CustomID)
+	}
+}
+
+// foldGet is the value of the one key of m equal to key but for case (a line
+// whose object has two such keys is refused): a lone "CUSTOM_ID" is read as
+// custom_id, encoding/json's rule for the field, and not ambiguous.
+func foldGet(m map[string]any, key string) any {
+	var v any
+	n := 0
+	for k, x := range m {
+		if strings.EqualFold(k, key) {
+			v, n = x, n+1
+		}
+	}
+	if n > 1 {
+		return nil
+	}
+	return v
+}
+
+// repeatedKey reports a key that one object of the JSON text has twice.
+func repeatedKey(b []byte) (string, bool) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	type frame struct {
+		obj  bool
+		keys map[string]bool
+		key  bool // the next token of the object is a key
+	}
+	var st []*frame
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return "", false
+		}
+		var top *frame
+		if len(st) > 0 {
+			top = st[len(st)-1]
+		}
+		if top != nil && top.obj && top.key {
+			if k, ok := tok.(string); ok {
+				if top.keys[k] {
+					return k, true
+				}
+				top.keys[k] = true
+				top.key = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			st = append(st, &frame{obj: true, keys: map[string]bool{}, key: true})
+			continue
+		case json.Delim('['):
+			st = append(st, &frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			st = st[:len(st)-1]
+		}
+		if len(st) > 0 && st[len(st)-1].obj {
+			st[len(st)-1].key = true
+		}
+	}
+}
+
+// A result line whose object has two keys that differ only in case is refused:
+// encoding/json reads "CUSTOM_ID" (or "cuſtom_id") as custom_id and keeps the
+// last, so the result went to the request of the second id where a strict
+// reader takes the first.
+func TestResultKeysDifferingInCase(t *testing.T) {
+	for _, tt := range []struct {
+		parse func([]byte) (judge.BatchResult, error)
+		line  string
+	}{
+		{judge.ParseBatchResult, `{"custom_id":"a","CUSTOM_ID":"b","error":{"message":"x"}}`},
+		{judge.ParseBatchResult, `{"custom_id":"a","response":{"status_code":500,"Status_Code":200,"body":{}},"error":null}`},
+		{judge.ParseAnthropicResult, `{"custom_id":"a","cuſtom_id":"b","result":{"type":"expired"}}`},
+		{judge.ParseAnthropicResult, `{"custom_id":"a","result":{"type":"expired","TYPE":"canceled"}}`},
+		{judge.ParseGeminiResult, `{"key":"a","Key":"b","error":{"message":"x"}}`},
+	} {
+		_, err := tt.parse([]byte(tt.line))
+		assert.ErrorContains(t, err, "keys that differ only in case are one field", tt.line)
+	}
+	// Different keys, and the same key in two objects, are fine.
+	r, err := judge.ParseAnthropicResult([]byte(`{"custom_id":"a","result":{"type":"expired","custom_id":"x"},"Custom":1}`))
+	require.NoError(t, err)
+	assert.Equal(t, "a", r.CustomID)
 }

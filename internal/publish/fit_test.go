@@ -79,6 +79,8 @@ func FuzzTruncate(f *testing.F) {
 	f.Add("abc", 100, "")
 	f.Add(strings.Repeat("é", 100), 7, "…")
 	f.Add("| a |\n|---|\n| 1 |\n| 2 |\n| 3 |\n| 4 |\n| 5 |\n", 30, "")
+	f.Add(Marker("k")+"\n<details>\n"+strings.Repeat("a line of text\n", 20), 120, "\n(cut)\n")
+	f.Add(Marker("k")+"\nsome prose "+strings.Repeat("ü", 60)+"\n", 60, "…")
 	f.Fuzz(func(t *testing.T, md string, limit int, note string) {
 		if !utf8.ValidString(md) || !utf8.ValidString(note) || limit < 0 || limit > 1<<20 {
 			return
@@ -92,6 +94,37 @@ func FuzzTruncate(f *testing.F) {
 		}
 		if !utf8.ValidString(got) {
 			t.Fatal("invalid UTF-8")
+		}
+		const closing = "\n</details>\n"
+		if len(md) <= limit || limit-len(note)-len(closing) <= 0 {
+			return
+		}
+		// A cut text says so (note at its end) and keeps the marker line that
+		// starts it (where the comment is found again) when there is room.
+		if !strings.HasSuffix(got, note) {
+			t.Fatalf("cut %q does not end with the note %q", got, note)
+		}
+		body := strings.TrimSuffix(got, note)
+		if first, _, ok := strings.Cut(md, "\n"); ok && MarkerOf(first) == first && len(first)+1 <= limit-len(note)-len(closing) && !strings.HasPrefix(body, first+"\n") {
+			t.Fatalf("the marker line %q is lost: %q", first, got)
+		}
+		// Without a table (nothing to shorten), the text is a prefix of md, a
+		// <details> it leaves open closed.
+		if !strings.Contains(md, "|") {
+			open := func(s string) bool {
+				return strings.Count(s, "<details>")+strings.Count(s, "<details ") > strings.Count(s, "</details>")
+			}
+			if strings.HasPrefix(md, body) {
+				if open(body) {
+					t.Fatalf("a <details> left open: %q", got)
+				}
+			} else if prefix := strings.TrimSuffix(body, closing); !strings.HasPrefix(md, prefix) || !open(prefix) {
+				t.Fatalf("%q is not a prefix of %q with a <details> to close", prefix, md)
+			}
+			// The cut is at a line end when the last quarter of the room has one.
+			if budget := limit - len(note) - len(closing); strings.Contains(md[budget*3/4:min(budget, len(md))], "\n") && !strings.HasSuffix(strings.TrimSuffix(body, closing), "\n") {
+				t.Fatalf("cut inside a line: %q", got)
+			}
 		}
 	})
 }

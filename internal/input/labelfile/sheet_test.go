@@ -1,8 +1,10 @@
 package labelfile
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -106,12 +108,30 @@ func FuzzReadSheet(f *testing.F) {
 	f.Add([]byte("query_id,doc_id,grade\n'=x,d,3\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ReadSheet(context.Background(), strings.NewReader(string(data)), "sheet")
+		lines := bytes.Count(data, []byte{'\n'}) + 1
 		if err != nil {
 			var ie *input.Error
 			if !errors.As(err, &ie) {
 				t.Fatalf("not an input error: %v", err)
 			}
+			if ie.File != "sheet" || ie.Line < 0 || ie.Line > lines {
+				t.Fatalf("error %q at line %d of %d", err, ie.Line, lines)
+			}
 			return
+		}
+		// Rows in file order, each at a line of the input; a query is either
+		// labelled (its rows) or unlabelled (listed once), never both.
+		labelled := map[string]bool{}
+		for i, r := range s.Rows {
+			labelled[r.QueryID] = true
+			if r.Line > lines || i > 0 && r.Line <= s.Rows[i-1].Line {
+				t.Fatalf("row %+v at line %d of %d, after %+v", r, r.Line, lines, s.Rows[max(i-1, 0)])
+			}
+		}
+		for i, q := range s.Unlabelled {
+			if q == "" || labelled[q] || slices.Contains(s.Unlabelled[:i], q) {
+				t.Fatalf("unlabelled %q: %+v", q, s)
+			}
 		}
 		seen := map[[2]string]bool{}
 		for _, r := range s.Rows {

@@ -45,26 +45,54 @@ func trecFields(b []byte, dst [][]byte) int {
 	return n
 }
 
-// trecInt parses an optionally signed decimal integer of at most 9 digits.
+// trecInt parses an optionally signed decimal integer. bad is true for a text
+// that is not one, and for an integer of more than 9 significant digits (leading
+// zeros do not count: "0000000003" is 3), which is out of any range the callers
+// take; trecDigits tells the two apart.
 func trecInt(b []byte) (v int, bad bool) {
 	neg := false
 	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
 		neg = b[0] == '-'
 		b = b[1:]
 	}
-	if len(b) == 0 || len(b) > 9 {
+	if len(b) == 0 {
 		return 0, true
 	}
 	for _, c := range b {
 		if c < '0' || c > '9' {
 			return 0, true
 		}
+	}
+	for len(b) > 1 && b[0] == '0' {
+		b = b[1:]
+	}
+	if len(b) > 9 {
+		return 0, true
+	}
+	for _, c := range b {
 		v = v*10 + int(c-'0')
 	}
 	if neg {
 		v = -v
 	}
 	return v, false
+}
+
+// trecDigits reports whether b is an optionally signed run of decimal digits
+// (an integer, however large).
+func trecDigits(b []byte) bool {
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 var trecPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,

@@ -352,6 +352,9 @@ func ParseQrels(ctx context.Context, r io.Reader, file string) (*Qrels, error) {
 			}
 			qid, doc = fields[0], fields[2]
 			v, perr := trecInt(fields[3])
+			if perr && trecDigits(fields[3]) {
+				return nil, input.Errorf(file, line, "relevance %s is outside the accepted range %d..%d", fields[3][:min(len(fields[3]), 40)], MinRelevance, MaxRelevance)
+			}
 			if perr {
 				return nil, input.Errorf(file, line, "relevance %q is not an integer", fields[3])
 			}

@@ -3,7 +3,6 @@ package trecfile
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -56,6 +55,19 @@ func TestReadQrelsFormats(t *testing.T) {
 	}
 }
 
+// A relevance written with leading zeros is the integer they pad: TREC and MS
+// MARCO files are read with strconv's rules, so "0000000003" is 3 (it was refused
+// as not an integer once it had more than 9 digits, leading zeros included).
+func TestReadQrelsLeadingZeros(t *testing.T) {
+	q, err := ParseQrels(context.Background(), strings.NewReader("q1 0 d1 0000000003\nq1 0 d2 -000000000001\nq1 0 d3 +0000000000\n"), "qrels")
+	require.NoError(t, err)
+	for doc, want := range map[string]int{"d1": 3, "d2": -1, "d3": 0} {
+		rel, ok := q.Relevance(0, doc)
+		require.True(t, ok, doc)
+		assert.Equal(t, want, rel, doc)
+	}
+}
+
 func TestReadQrelsErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, content, want string
@@ -63,6 +75,7 @@ func TestReadQrelsErrors(t *testing.T) {
 		{"relevance above range", "q1 0 d1 1\nq1 0 d2 128\n", ":2: relevance 128 is outside the accepted range -128..127"},
 		{"relevance below range", "q1 0 d1 -129\n", ":1: relevance -129 is outside the accepted range -128..127"},
 		{"not an integer", "q1 0 d1 1\n\nq1 0 d2 x\n", `:3: relevance "x" is not an integer`},
+		{"ten digits above range", "q1 0 d1 -1234567890\n", ":1: relevance -1234567890 is outside the accepted range -128..127"},
 		{"too few fields", "q1 0 d1\n", `:1: malformed qrels line: want 4 fields "qid iter docid rel", got 3`},
 		{"BEIR qrels TSV", "\nquery-id\tcorpus-id\tscore\nq1\td1\t1\n", ":2: a BEIR qrels TSV (header \"query-id corpus-id score\"), not TREC qrels: convert it first with `retrieval-gate import --in "},
 		{"too many fields", "q1 0 d1 1 extra\n", ":1: malformed qrels line: want 4 fields"},
@@ -272,12 +285,34 @@ func FuzzReadQrels(f *testing.F) {
 	f.Add("q1 0 d1 -1\nq1 0 d2 127\nq2 0 d1 -128\n")
 	f.Fuzz(func(t *testing.T, content string) {
 		q, err := ParseQrels(context.Background(), strings.NewReader(content), "qrels")
+		ref, refLine, isTREC := refQrels(content)
 		if err != nil {
 			var de *input.Error
-			if errors.As(err, &de) {
-				assert.Equal(t, "qrels", de.File)
+			require.ErrorAs(t, err, &de, "not an input error")
+			assert.Equal(t, "qrels", de.File)
+			require.True(t, de.Line >= 0 && de.Line <= strings.Count(content, "\n")+1, "line %d: %v", de.Line, err)
+			if isTREC && refLine >= 0 {
+				// Every line a reference reading takes before refLine is a judgment.
+				require.Equal(t, refLine, de.Line, "the reference refuses line %d, the reader %v", refLine, err)
+			}
+			if isTREC && refLine == -1 {
+				t.Fatalf("the reference reads %d judgments, the reader refuses: %v", len(ref), err)
 			}
 			return
+		}
+		if isTREC {
+			require.Equal(t, -1, refLine, "the reader accepts what the reference refuses at line %d", refLine)
+			queries := map[string]bool{}
+			for k, rel := range ref {
+				queries[k[0]] = true
+				i, ok := q.QueryIndex(k[0])
+				require.True(t, ok, "query %q", k[0])
+				got, ok := q.Relevance(i, k[1])
+				require.True(t, ok, "document %q of query %q", k[1], k[0])
+				require.Equal(t, rel, got)
+			}
+			require.Equal(t, len(queries), q.NumQueries())
+			require.Len(t, q.jRel, len(ref))
 		}
 		total := 0
 		lo, hi := q.Scale()
@@ -433,4 +468,44 @@ func FuzzReadRunFrom(f *testing.F) {
 		}
 		assert.Equal(t, at, seq)
 	})
+}
+
+// refQrels reads TREC qrels apart from ParseQrels: lines at '\n', a BOM dropped
+// from the first, fields at runs of ASCII blanks, four fields "qid iter docid
+// rel" with rel a decimal integer (strconv) in -128..127, no judgment twice. It
+// returns the judgments and -1, or the line of the first error (0 for no
+// judgments; -2 for a duplicate, which the reader reports at one of its lines
+// once the whole file is read). isTREC is false for a JSON-lines file.
+func refQrels(content string) (ref map[[2]string]int, line int, isTREC bool) {
+	ref = map[[2]string]int{}
+	blank := func(r rune) bool { return r < 0x80 && strings.ContainsRune(" \t\r\n\v\f", r) }
+	dup := false
+	for i, l := range strings.Split(strings.TrimPrefix(content, "\ufeff"), "\n") {
+		f := strings.FieldsFunc(l, blank)
+		if len(f) == 0 {
+			continue
+		}
+		if len(ref) == 0 && !dup && f[0][0] == '{' {
+			return nil, 0, false
+		}
+		if len(f) != 4 {
+			return nil, i + 1, true
+		}
+		rel, err := strconv.ParseInt(f[3], 10, 64)
+		if err != nil || rel < MinRelevance || rel > MaxRelevance {
+			return nil, i + 1, true
+		}
+		k := [2]string{f[0], f[2]}
+		if _, ok := ref[k]; ok {
+			dup = true
+		}
+		ref[k] = int(rel)
+	}
+	switch {
+	case dup:
+		return nil, -2, true
+	case len(ref) == 0:
+		return nil, 0, true
+	}
+	return ref, -1, true
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish/runnertest"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/trendtable"
 	"github.com/retrieval-gate/retrieval-gate/internal/trend"
 )
@@ -28,6 +29,8 @@ const hostileHistory = `{"branch":"main","command":"check","commit":"aaaaaaa","d
 // UTF-8, and nothing of the records reaches the Markdown unescaped.
 func FuzzTrend(f *testing.F) {
 	f.Add([]byte(hostileHistory))
+	// A commit (shown by its first 7 characters) that is a workflow command.
+	f.Add([]byte(strings.Replace(hostileHistory, `"commit":"<b>\u202e@x"`, `"commit":"\n::x::y ##[add-mask]m"`, 1)))
 	f.Add([]byte(`{"branch":"main","command":"check","commit":"c","document":{"overall":{"metrics":{"retrieval_hit_at_k":{"mean":0.5,"n":2}}}},"schema":"retrieval-gate/history@1","time":"2026-01-01T00:00:00Z"}` + "\n"))
 	current := fastjson.MustParse(`{"overall":{"metrics":{"retrieval_hit_at_k":{"mean":0.25,"n":4}}}}`)
 	ms := []trend.Measure{{Group: "overall", Key: "retrieval_hit_at_k"}}
@@ -47,6 +50,15 @@ func FuzzTrend(f *testing.F) {
 			require.True(t, utf8.ValidString(out))
 			require.NotContains(t, out, "\u202e")
 		}
+		// The text goes to the terminal or the CI log through the command's
+		// guard, which escapes "##[" (anywhere in a line); what the renderer
+		// must keep is every record's text on its line, so no line starts a
+		// "::" command. The Markdown escapes '#' too: no command of either
+		// syntax (runnertest reads them as the runner does).
+		for _, c := range runnertest.Commands(text.String(), nil) {
+			require.NotEqual(t, "::", c.Syntax, "the runner reads %+v in\n%s", c, &text)
+		}
+		require.Empty(t, runnertest.Commands(md.String(), nil), "%s", md.String())
 		require.NotContains(t, md.String(), "<b>")
 		require.NotContains(t, strings.ReplaceAll(md.String(), "&#64;", ""), "@")
 	})
