@@ -11,6 +11,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	igate "github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
@@ -227,12 +228,18 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 // WriteText writes the terminal report `check` prints: the verdict line, the
 // counts and groups, what failed, and a last line counting what
 // [Report.WriteTextVerbose] adds.
-func (r *Report) WriteText(w io.Writer) error { return r.doc.Text(w) }
+//
+// Like the command's standard output, it is written through a guard: text of
+// the cases (a locale, a query, an id) that holds a workflow command ("::" at
+// a line start, "##[" anywhere) cannot forge one in the CI log a test prints
+// the report to ("##[add-mask]" is written "##\[add-mask]").
+func (r *Report) WriteText(w io.Writer) error { return guard.Write(w, r.doc.Text) }
 
 // WriteTextVerbose writes the whole terminal report `check --verbose` prints:
 // also the locale deltas, the gate table of a pass, the stale-index warning
 // and the missed cases.
-func (r *Report) WriteTextVerbose(w io.Writer) error { return r.doc.TextVerbose(w) }
+// It is guarded as WriteText is.
+func (r *Report) WriteTextVerbose(w io.Writer) error { return guard.Write(w, r.doc.TextVerbose) }
 
 // WriteHTML writes the self-contained HTML page of `check --html`.
 func (r *Report) WriteHTML(w io.Writer) error { return htmlreport.CheckHTML(w, r.doc) }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/cli"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish/runnertest"
 )
 
 const demo = "../testdata/demo"
@@ -273,5 +274,23 @@ func TestCheckReturnsWhileItsReaderBlocks(t *testing.T) {
 		require.ErrorIs(t, err, context.Canceled)
 	case <-time.After(10 * time.Second):
 		t.Fatal("gate.Check still blocked 10 s after its context ended")
+	}
+}
+
+// A case's text that holds a workflow command (here a locale, shown in the
+// groups) cannot forge one where a test prints the report to a CI log:
+// WriteText and WriteTextVerbose pass the command's output guard.
+func TestWriteTextGuardsWorkflowCommands(t *testing.T) {
+	cases, err := os.ReadFile(demo + "/cases.jsonl")
+	require.NoError(t, err)
+	in := strings.ReplaceAll(string(cases), `"locale": "pt-BR"`, `"locale": "pt-BR ##[add-mask]y\n::error::x"`)
+	require.NotEqual(t, string(cases), in)
+	rep, err := gate.Check(context.Background(), strings.NewReader(in), loadKB(t, demo+"/kb"), gate.Options{})
+	require.NoError(t, err)
+	for name, write := range map[string]func(io.Writer) error{"WriteText": rep.WriteText, "WriteTextVerbose": rep.WriteTextVerbose} {
+		var b bytes.Buffer
+		require.NoError(t, write(&b), name)
+		assert.Contains(t, b.String(), `##\[add-mask]y`, name)
+		assert.Empty(t, runnertest.Commands(b.String(), nil), "%s:\n%s", name, b.String())
 	}
 }

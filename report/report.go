@@ -14,9 +14,9 @@ import (
 	"io"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
-	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/calibratereport"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
@@ -145,18 +145,11 @@ func (d *Document) Command() string { return d.command }
 func (d *Document) WriteJSON(w io.Writer) error { return d.json(w) }
 
 // WriteText writes the terminal report, as the command printed it: through
-// the guard the command's standard output has (publish.GuardWriter), so text of
+// the guard the command's standard output has, so text of
 // the document (a locale, a group, a reason) that holds a workflow command ("::"
 // at a line start, "##[" anywhere) cannot forge one in the CI log the report is
 // printed to ("##[add-mask]" is written "##\[add-mask]").
-func (d *Document) WriteText(w io.Writer) error {
-	g := publish.NewGuardWriter(w)
-	if err := d.text(g); err != nil {
-		_ = g.Flush()
-		return err
-	}
-	return g.Flush()
-}
+func (d *Document) WriteText(w io.Writer) error { return guard.Write(w, d.text) }
 
 // WriteMarkdown writes the Markdown report (the PR comment body), its marker
 // carrying CommentKey.

@@ -22,6 +22,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
+	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
@@ -53,7 +54,7 @@ type Factory struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 
 	rawStdout, rawStderr io.Writer
-	guards               []*publish.GuardWriter
+	guards               []*guard.Writer
 	publisher            publish.Target
 	// given are secrets a command was given on its command line (a Chroma
 	// key), shared with the Factories of its stages.
@@ -65,10 +66,10 @@ type Factory struct {
 
 // NewFactory guards env's output streams and returns the Factory of a run.
 func NewFactory(env *Env) *Factory {
-	out, errw := publish.NewGuardWriter(env.Stdout), publish.NewGuardWriter(env.Stderr)
+	out, errw := guard.NewWriter(env.Stdout), guard.NewWriter(env.Stderr)
 	guarded := *env
 	guarded.Stdout, guarded.Stderr = out, errw
-	return &Factory{Env: &guarded, rawStdout: env.Stdout, rawStderr: env.Stderr, guards: []*publish.GuardWriter{out, errw}, given: new([]string), prov: new(provenanceOnce)}
+	return &Factory{Env: &guarded, rawStdout: env.Stdout, rawStderr: env.Stderr, guards: []*guard.Writer{out, errw}, given: new([]string), prov: new(provenanceOnce)}
 }
 
 // Publisher is the run's publisher, built on first use and chosen from the
@@ -180,7 +181,7 @@ func RunFactory(ctx context.Context, f *Factory, args []string) int {
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		var ge *GateError
 		if !errors.As(err, &ge) {
-			msg := publish.Clean(httpretry.Redact(err.Error(), f.secrets()...))
+			msg := guard.Clean(httpretry.Redact(err.Error(), f.secrets()...))
 			// Inside Actions an input error is an ::error:: annotation (at its
 			// file and line when it names them) and a job-summary entry; the
 			// annotation is the log's one line about it.
@@ -218,7 +219,7 @@ func dispatch(ctx context.Context, f *Factory, args []string) error {
 				}
 			}
 			printUsage(env.Stderr)
-			return usagef("help: unknown command %q", publish.Clean(args[1]))
+			return usagef("help: unknown command %q", guard.Clean(args[1]))
 		}
 		printUsage(env.Stdout)
 		return flag.ErrHelp
@@ -235,7 +236,7 @@ func dispatch(ctx context.Context, f *Factory, args []string) error {
 		}
 	}
 	printUsage(env.Stderr)
-	return usagef("unknown command %q", publish.Clean(name))
+	return usagef("unknown command %q", guard.Clean(name))
 }
 
 // commandName is the subcommand of args, "" when args name none.
@@ -293,7 +294,7 @@ func parseFlags(fs *flag.FlagSet, env *Env, args []string, inputs actionInputs) 
 		return nil, flagError(fs, err)
 	}
 	if fs.NArg() > 0 {
-		return nil, &UsageError{Msg: fmt.Sprintf("%s: unexpected argument %q (every argument is a flag)", fs.Name(), publish.Clean(fs.Arg(0))), Usage: shortUsage(fs.Name())}
+		return nil, &UsageError{Msg: fmt.Sprintf("%s: unexpected argument %q (every argument is a flag)", fs.Name(), guard.Clean(fs.Arg(0))), Usage: shortUsage(fs.Name())}
 	}
 	if env.Getenv("GITHUB_ACTIONS") != "true" {
 		return src, nil

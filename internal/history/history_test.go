@@ -233,7 +233,7 @@ func FuzzRead(f *testing.F) {
 				assert.Regexp(t, history.ReportPath, r.Report, "only a relative reports/NAME.html link is kept")
 			}
 			_, terr := time.Parse(time.RFC3339, r.Time)
-			assert.NoError(t, terr)
+			require.NoError(t, terr)
 			line := lines[r.Line-1]
 			if !utf8.ValidString(line) || strings.Contains(line, `\u`) {
 				continue // encoding/json and fastjson mend broken text differently

@@ -259,7 +259,7 @@ func TestResultKeysDifferingInCase(t *testing.T) {
 		{judge.ParseGeminiResult, `{"key":"a","Key":"b","error":{"message":"x"}}`},
 	} {
 		_, err := tt.parse([]byte(tt.line))
-		assert.ErrorContains(t, err, "keys that differ only in case are one field", tt.line)
+		require.ErrorContains(t, err, "keys that differ only in case are one field", tt.line)
 	}
 	// Different keys, and the same key in two objects, are fine.
 	r, err := judge.ParseAnthropicResult([]byte(`{"custom_id":"a","result":{"type":"expired","custom_id":"x"},"Custom":1}`))

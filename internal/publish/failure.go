@@ -6,6 +6,7 @@ import (
 	"unicode"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
+	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 )
 
 // Failure is a command that stopped on bad input (exit 2): nothing was written.
@@ -42,7 +43,7 @@ func (p *Publisher) Fail(f Failure) bool {
 	}
 	b.WriteString(codeBlock(f.Message))
 	b.WriteString("\nThe run stopped with exit code 2 before writing any report; fix the input above and run again.\n")
-	if err := act.AppendSummary(Fit(GuardText(b.String()), nil, act.SummaryRoom(), "")); err != nil {
+	if err := act.AppendSummary(Fit(guard.Text(b.String()), nil, act.SummaryRoom(), "")); err != nil {
 		act.Warning(err.Error())
 	}
 	return true
@@ -51,7 +52,7 @@ func (p *Publisher) Fail(f Failure) bool {
 // visible writes the invisible and direction-changing characters of s (format
 // characters: zero-width spaces, bidi overrides) as \u escapes, after Clean.
 func visible(s string) string {
-	s = Clean(s)
+	s = guard.Clean(s)
 	if !strings.ContainsFunc(s, func(r rune) bool { return unicode.Is(unicode.Cf, r) }) {
 		return s
 	}

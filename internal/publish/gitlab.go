@@ -12,6 +12,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/gitlab"
+	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
@@ -62,7 +63,7 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 	warn := func(format string, args ...any) {
 		msg := httpretry.Redact(fmt.Sprintf(format, args...), token, p.CI.JobToken)
 		warnings = append(warnings, Warning(msg))
-		fmt.Fprintf(p.Stderr, "retrieval-gate: warning: %s\n", Clean(msg))
+		fmt.Fprintf(p.Stderr, "retrieval-gate: warning: %s\n", guard.Clean(msg))
 	}
 	if pub.Markdown == "" || pub.When == WhenOff {
 		return nil
@@ -134,13 +135,13 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 	}
 	switch {
 	case res.Skipped == SkipUnchanged:
-		fmt.Fprintf(p.Stderr, "retrieval-gate: MR note unchanged (--comment-mode %s): %s\n", pub.When, Clean(res.URL))
+		fmt.Fprintf(p.Stderr, "retrieval-gate: MR note unchanged (--comment-mode %s): %s\n", pub.When, guard.Clean(res.URL))
 	case res.Skipped == SkipPassing:
 		fmt.Fprintf(p.Stderr, "retrieval-gate: no MR note: the verdict is pass and there is no earlier note to update (--comment-mode failures)\n")
 	case res.Created:
-		fmt.Fprintf(p.Stderr, "retrieval-gate: MR note created: %s\n", Clean(res.URL))
+		fmt.Fprintf(p.Stderr, "retrieval-gate: MR note created: %s\n", guard.Clean(res.URL))
 	default:
-		fmt.Fprintf(p.Stderr, "retrieval-gate: MR note updated: %s\n", Clean(res.URL))
+		fmt.Fprintf(p.Stderr, "retrieval-gate: MR note updated: %s\n", guard.Clean(res.URL))
 	}
 	if n := res.Hidden + res.Removed; n > 0 {
 		fmt.Fprintf(p.Stderr, "retrieval-gate: deleted %s with the same key (concurrent runs)\n", format.Count(n, "duplicate MR note", "duplicate MR notes"))

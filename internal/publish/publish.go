@@ -12,6 +12,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
+	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
@@ -133,7 +134,7 @@ func (p *Publisher) Publish(ctx context.Context, pub Publication) []Warning {
 		if act.InActions {
 			act.Warning(msg)
 		} else {
-			fmt.Fprintf(p.Stderr, "retrieval-gate: warning: %s\n", Clean(msg))
+			fmt.Fprintf(p.Stderr, "retrieval-gate: warning: %s\n", guard.Clean(msg))
 		}
 	}
 	if evErr != nil {
@@ -149,7 +150,7 @@ func (p *Publisher) Publish(ctx context.Context, pub Publication) []Warning {
 			if v := outputs[k]; v != "" {
 				outputs[k] = act.RelPath(v)
 				if act.Workspace != "" && !act.InWorkspace(v) {
-					warn("the `%s` output %s is outside the workspace (GITHUB_WORKSPACE): a later step may not see it (a Docker action shares only the workspace); give a path relative to the workspace", k, Clean(outputs[k]))
+					warn("the `%s` output %s is outside the workspace (GITHUB_WORKSPACE): a later step may not see it (a Docker action shares only the workspace); give a path relative to the workspace", k, guard.Clean(outputs[k]))
 				}
 			}
 		}
@@ -177,9 +178,9 @@ func (p *Publisher) Publish(ctx context.Context, pub Publication) []Warning {
 			// which makes no command of the text left.
 			render := pub.Render
 			if render != nil {
-				render = func(maxListed int) string { return GuardText(pub.Render(maxListed)) }
+				render = func(maxListed int) string { return guard.Text(pub.Render(maxListed)) }
 			}
-			if err := act.AppendSummary(Fit(GuardText(pub.Markdown), render, act.SummaryRoom(), note)); err != nil {
+			if err := act.AppendSummary(Fit(guard.Text(pub.Markdown), render, act.SummaryRoom(), note)); err != nil {
 				warn("%v", err)
 			}
 		}
@@ -297,13 +298,13 @@ func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Public
 	}
 	switch {
 	case res.Skipped == SkipUnchanged:
-		fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment unchanged (--comment-mode %s): %s\n", pub.When, Clean(res.URL))
+		fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment unchanged (--comment-mode %s): %s\n", pub.When, guard.Clean(res.URL))
 	case res.Skipped == SkipPassing:
 		fmt.Fprintf(p.Stderr, "retrieval-gate: no PR comment: the verdict is pass and there is no earlier comment to update (--comment-mode failures)\n")
 	case res.Created:
-		fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment created: %s\n", Clean(res.URL))
+		fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment created: %s\n", guard.Clean(res.URL))
 	default:
-		fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment updated: %s\n", Clean(res.URL))
+		fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment updated: %s\n", guard.Clean(res.URL))
 	}
 	if res.Hidden > 0 {
 		fmt.Fprintf(p.Stderr, "retrieval-gate: hid %s with the same key as outdated (concurrent runs)\n", format.Count(res.Hidden, "duplicate PR comment", "duplicate PR comments"))

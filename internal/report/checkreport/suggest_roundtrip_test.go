@@ -11,9 +11,9 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/check"
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
-	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
 
@@ -74,7 +74,7 @@ func assertRoundTrip(t *testing.T, group string, value float64) {
 	require.InDelta(t, value, s.Spec.Value, 1e-12)
 	var b strings.Builder
 	require.NoError(t, checkreport.SuggestedFloorsText(&b, []floor.Suggestion{s}, 5))
-	out := publish.GuardText(b.String())
+	out := guard.Text(b.String())
 	flags, input := pasteLines(t, out)
 	require.Len(t, flags, 1, "%q:\n%s", group, out)
 	require.Len(t, input, 1, "%q:\n%s", group, out)

@@ -1,4 +1,9 @@
-package publish
+// Package guard keeps data from forging a GitHub Actions workflow command in
+// what the commands and the public packages print: the rules of the Actions
+// runner (a "::" after any white space it trims at a line start, "##[" anywhere
+// in a line), applied to a stream (Writer), to a text (Text) and to a
+// one-line message (Clean).
+package guard
 
 import (
 	"fmt"
@@ -45,7 +50,7 @@ func unsafeRune(r rune) bool {
 	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == '\u0085'
 }
 
-// GuardWriter passes text to w but neutralises everything the Actions runner
+// Writer passes text to w but neutralises everything the Actions runner
 // would read as a workflow command, in both of its syntaxes:
 //
 //   - "::" at the start of a line, after any white space the runner trims (.NET's
@@ -63,7 +68,7 @@ func unsafeRune(r rune) bool {
 // retrieval-gate issues itself go to the unguarded writer (Publisher.Stdout). Safe
 // for concurrent use. internal/publish/runnertest reads output as the runner does;
 // the tests and FuzzGuardWriter check the guard against it.
-type GuardWriter struct {
+type Writer struct {
 	mu      sync.Mutex
 	w       io.Writer
 	state   guardState
@@ -87,10 +92,23 @@ const (
 // with a backslash where it could still become a command.
 const maxPending = 4096
 
-// NewGuardWriter wraps w.
-func NewGuardWriter(w io.Writer) *GuardWriter { return &GuardWriter{w: w} }
+// NewWriter wraps w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
 
-func (g *GuardWriter) Write(p []byte) (int, error) {
+// Write calls write with w behind a Writer and flushes it, also
+// when write fails: what the public packages' text writers (report's and
+// gate's WriteText) print reaches a CI log as the command's guarded standard
+// output does, with no workflow command a document's text could forge.
+func Write(w io.Writer, write func(io.Writer) error) error {
+	g := NewWriter(w)
+	err := write(g)
+	if ferr := g.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+func (g *Writer) Write(p []byte) (int, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	in := p
@@ -115,7 +133,7 @@ func (g *GuardWriter) Write(p []byte) (int, error) {
 }
 
 // step passes one rune (its bytes b) through the state machine.
-func (g *GuardWriter) step(out []byte, r rune, b []byte) []byte {
+func (g *Writer) step(out []byte, r rune, b []byte) []byte {
 	if g.cut {
 		g.cut = false
 		if !lineEnd(r) {
@@ -193,7 +211,7 @@ func (g *GuardWriter) step(out []byte, r rune, b []byte) []byte {
 
 // hold keeps an ignorable rune inside a possible command; past maxPending the held
 // text is written with a backslash after it, which no command can continue.
-func (g *GuardWriter) hold(out, b []byte) []byte {
+func (g *Writer) hold(out, b []byte) []byte {
 	g.pending = append(g.pending, b...)
 	if len(g.pending) <= maxPending {
 		return out
@@ -230,14 +248,14 @@ func Ignorable(r rune) bool {
 		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r)
 }
 
-// GuardText is s as a GuardWriter writes it, flushed: for text that is not a
+// Text is s as a Writer writes it, flushed: for text that is not a
 // stream but may still be shown in a log (the job summary, which a later step
 // may cat): "##[" anywhere and "::" at the start of a line get their backslash.
 // Markdown reads "\[" and "\:" as "[" and ":"; a code block shows the backslash,
 // as the guarded log does.
-func GuardText(s string) string {
+func Text(s string) string {
 	var b strings.Builder
-	g := NewGuardWriter(&b)
+	g := NewWriter(&b)
 	_, _ = g.Write([]byte(s)) // a strings.Builder never fails
 	_ = g.Flush()
 	return b.String()
@@ -245,7 +263,7 @@ func GuardText(s string) string {
 
 // Flush writes what is held back (blanks, a ':' or '#' that began a possible
 // command, an incomplete rune).
-func (g *GuardWriter) Flush() error {
+func (g *Writer) Flush() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.pending) == 0 && len(g.tail) == 0 {

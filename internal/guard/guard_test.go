@@ -1,14 +1,10 @@
-package publish
+package guard
 
 import (
 	"bytes"
-	"fmt"
-	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,7 +43,7 @@ func TestGuardWriter(t *testing.T) {
 	for _, tt := range tests {
 		for _, chunk := range []int{1, 2, 3, 1 << 20} {
 			var b bytes.Buffer
-			g := NewGuardWriter(&b)
+			g := NewWriter(&b)
 			for i := 0; i < len(tt.in); i += chunk {
 				_, _ = g.Write([]byte(tt.in[i:min(i+chunk, len(tt.in))]))
 			}
@@ -65,7 +61,7 @@ func TestGuardWriter(t *testing.T) {
 		if runnertest.IsWhiteSpace(r) || runnertest.Ignorable(r) {
 			for _, in := range []string{string(r) + "::error::x", "a#" + string(r) + "#[error]x", string(r) + ":" + string(r) + ":error::x"} {
 				var b bytes.Buffer
-				g := NewGuardWriter(&b)
+				g := NewWriter(&b)
 				_, _ = g.Write([]byte(in))
 				_ = g.Flush()
 				require.Empty(t, runnertest.Commands(b.String(), nil), "%U: %q", r, b.String())
@@ -78,7 +74,7 @@ func TestGuardWriter(t *testing.T) {
 func TestGuardWriterFlushThenWrite(t *testing.T) {
 	for _, parts := range [][2]string{{" :", ":error::x"}, {"#", "#[error]x"}, {"##", "[error]x"}, {"#\u00ad", "#[error]"}} {
 		var b bytes.Buffer
-		g := NewGuardWriter(&b)
+		g := NewWriter(&b)
 		_, _ = g.Write([]byte(parts[0]))
 		_ = g.Flush()
 		_, _ = g.Write([]byte(parts[1]))
@@ -92,7 +88,7 @@ func TestGuardWriterFlushThenWrite(t *testing.T) {
 func TestGuardWriterBoundedHold(t *testing.T) {
 	for _, in := range []string{strings.Repeat(" ", 1e6) + "::error::x", "#" + strings.Repeat("\u200b", 1e6) + "#[error]x", ":" + strings.Repeat("\x00", 1e6) + ":error::x"} {
 		var b countingWriter
-		g := NewGuardWriter(&b)
+		g := NewWriter(&b)
 		_, _ = g.Write([]byte(in))
 		assert.Greater(t, b.n, len(in)-2*maxPending, "written before Flush")
 		_ = g.Flush()
@@ -128,7 +124,7 @@ func FuzzGuardWriter(f *testing.F) {
 			chunk = 1
 		}
 		var b bytes.Buffer
-		g := NewGuardWriter(&b)
+		g := NewWriter(&b)
 		for i := 0; i < len(s); i += chunk {
 			_, _ = g.Write([]byte(s[i:min(i+chunk, len(s))]))
 		}
@@ -144,30 +140,4 @@ func FuzzGuardWriter(f *testing.F) {
 			t.Fatalf("text changed beyond the escapes: %q -> %q", s, out)
 		}
 	})
-}
-
-// The job summary is guarded like the streams: an input error's message and file
-// name are shown verbatim in a code span and a code block, where Markdown escapes
-// nothing, and a report may carry data in code; a later step that shows the
-// summary in the log (cat "$GITHUB_STEP_SUMMARY") must not run a forged command.
-func TestSummaryGuarded(t *testing.T) {
-	payloads := []string{"##[stop-commands]FORGED", "x #\u00ad#[error title=FORGED]y", "\u00a0::error title=FORGED::x", "\u200b::add-mask::FORGED"}
-	for _, f := range payloads {
-		t.Run(fmt.Sprintf("%q", f), func(t *testing.T) {
-			r := newRunner(t, nil, "push", `{}`)
-			file := filepath.Join(r.workspace, "in "+strings.TrimLeftFunc(f, unicode.IsSpace)+".jsonl")
-			require.True(t, r.publisher().Fail(Failure{Command: "check", Message: file + ":3: unknown id " + strconv.Quote(f), File: file, Line: 3}))
-			pub := pubFor("default", "```text\n"+f+"\n```\n\n`"+f+"`")
-			pub.Render = func(int) string { return pub.Markdown }
-			r.publish(pub)
-			sum := r.read(t, r.summary)
-			require.Contains(t, sum, "FORGED")
-			assert.Empty(t, runnertest.Commands(sum, nil), "%s", sum)
-		})
-	}
-	// Text with no command in it is left as it was.
-	for _, s := range []string{"", "# title\n\n| a | b |\n", "a::b ## [x] #[y]\n", "\\::x"} {
-		assert.Equal(t, s, GuardText(s))
-	}
-	assert.Equal(t, "##\\[x]\n\\::error::y", GuardText("##[x]\n::error::y"))
 }
