@@ -88,16 +88,24 @@ func fuzzFormatWith(f *testing.F, name string, check refCheck, seeds ...string) 
 	})
 }
 
-// refLines splits in as the line formats read it: at '\n', a trailing '\r'
-// dropped, a UTF-8 BOM dropped from the first line, each line cut into fields at
-// runs of ASCII blanks.
-func refLines(in []byte) [][][]byte {
-	var out [][][]byte
-	for i, line := range bytes.Split(in, []byte{'\n'}) {
+// rawLines splits in as every line format reads it: at '\n', a trailing '\r'
+// dropped, a UTF-8 BOM dropped from the first line.
+func rawLines(in []byte) [][]byte {
+	lines := bytes.Split(in, []byte{'\n'})
+	for i, line := range lines {
 		line = bytes.TrimSuffix(line, []byte{'\r'})
 		if i == 0 {
 			line = bytes.TrimPrefix(line, []byte("\xEF\xBB\xBF"))
 		}
+		lines[i] = line
+	}
+	return lines
+}
+
+// refLines is rawLines with each line cut into fields at runs of ASCII blanks.
+func refLines(in []byte) [][][]byte {
+	var out [][][]byte
+	for _, line := range rawLines(in) {
 		out = append(out, bytes.FieldsFunc(line, func(r rune) bool { return r < 0x80 && strings.ContainsRune(" \t\r\n\v\f", r) }))
 	}
 	return out
@@ -124,11 +132,7 @@ func refQrels(t *testing.T, in, out []byte, st Stats, err error) {
 func refBEIRQrels(t *testing.T, in, out []byte, st Stats, err error) {
 	var lines [][][]byte
 	header := false
-	for i, line := range bytes.Split(in, []byte{'\n'}) {
-		line = bytes.TrimSuffix(line, []byte{'\r'})
-		if i == 0 {
-			line = bytes.TrimPrefix(line, []byte("\xEF\xBB\xBF"))
-		}
+	for _, line := range rawLines(in) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			lines = append(lines, nil)
 			continue
@@ -374,11 +378,7 @@ func refIRDSQrels(t *testing.T, in, out []byte, st Stats, err error) {
 		return nil, false
 	}
 	var lines [][][]byte
-	for i, line := range bytes.Split(in, []byte{'\n'}) {
-		line = bytes.TrimSuffix(line, []byte{'\r'})
-		if i == 0 {
-			line = bytes.TrimPrefix(line, []byte("\xEF\xBB\xBF"))
-		}
+	for _, line := range rawLines(in) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			lines = append(lines, nil)
 			continue
