@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos/jsontest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 )
 
@@ -387,7 +388,8 @@ func refIRDSQrels(t *testing.T, in, out []byte, st Stats, err error) {
 		d.UseNumber()
 		var o map[string]any
 		derr := d.Decode(&o)
-		if _, terr := d.Token(); derr != nil || terr != io.EOF || o == nil || repeatsKey(line) {
+		_, dup := jsontest.RepeatedKey(line)
+		if _, terr := d.Token(); derr != nil || terr != io.EOF || o == nil || dup {
 			lines = append(lines, [][]byte{nil})
 			continue
 		}
@@ -414,42 +416,4 @@ func refIRDSQrels(t *testing.T, in, out []byte, st Stats, err error) {
 		}
 		return f[0], f[1], f[2], true
 	}, out, st, err)
-}
-
-// repeatsKey reports whether one object of the JSON text has a key twice.
-func repeatsKey(b []byte) bool {
-	d := json.NewDecoder(bytes.NewReader(b))
-	type frame struct {
-		keys map[string]bool // nil in an array
-		key  bool            // the next token of the object is a key
-	}
-	var st []*frame
-	for {
-		tok, err := d.Token()
-		if err != nil {
-			return false
-		}
-		if n := len(st); n > 0 && st[n-1].keys != nil && st[n-1].key {
-			if k, ok := tok.(string); ok {
-				if st[n-1].keys[k] {
-					return true
-				}
-				st[n-1].keys[k], st[n-1].key = true, false
-				continue
-			}
-		}
-		switch tok {
-		case json.Delim('{'):
-			st = append(st, &frame{keys: map[string]bool{}, key: true})
-			continue
-		case json.Delim('['):
-			st = append(st, &frame{})
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			st = st[:len(st)-1]
-		}
-		if n := len(st); n > 0 && st[n-1].keys != nil {
-			st[n-1].key = true
-		}
-	}
 }

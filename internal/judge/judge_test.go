@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos/jsontest"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
@@ -147,7 +148,7 @@ func FuzzParseAnswer(f *testing.F) {
 			require.Error(t, err, "%q is not one JSON object", c)
 			return
 		}
-		if _, dup := repeatedKey([]byte(c)); dup {
+		if _, dup := jsontest.RepeatedKey([]byte(c)); dup {
 			require.Error(t, err, "%q repeats a key", c)
 			return
 		}

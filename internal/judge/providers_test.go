@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos/jsontest"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
@@ -174,7 +175,7 @@ func checkResultID(t *testing.T, line []byte, idKey string, r judge.BatchResult)
 	if err := json.Unmarshal(line, &m); err != nil || m == nil {
 		t.Fatalf("accepted %q, which is not a JSON object: %v", line, err)
 	}
-	if k, dup := repeatedKey(line); dup {
+	if k, dup := jsontest.RepeatedKey(line); dup {
 		t.Fatalf("accepted %q, whose key %q is repeated", line, k)
 	}
 	if id, _ := foldGet(m, idKey).(string); id != r.CustomID {
@@ -197,50 +198,6 @@ func foldGet(m map[string]any, key string) any {
 		return nil
 	}
 	return v
-}
-
-// repeatedKey reports a key that one object of the JSON text has twice.
-func repeatedKey(b []byte) (string, bool) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	type frame struct {
-		obj  bool
-		keys map[string]bool
-		key  bool // the next token of the object is a key
-	}
-	var st []*frame
-	for {
-		tok, err := d.Token()
-		if err != nil {
-			return "", false
-		}
-		var top *frame
-		if len(st) > 0 {
-			top = st[len(st)-1]
-		}
-		if top != nil && top.obj && top.key {
-			if k, ok := tok.(string); ok {
-				if top.keys[k] {
-					return k, true
-				}
-				top.keys[k] = true
-				top.key = false
-				continue
-			}
-		}
-		switch tok {
-		case json.Delim('{'):
-			st = append(st, &frame{obj: true, keys: map[string]bool{}, key: true})
-			continue
-		case json.Delim('['):
-			st = append(st, &frame{})
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			st = st[:len(st)-1]
-		}
-		if len(st) > 0 && st[len(st)-1].obj {
-			st[len(st)-1].key = true
-		}
-	}
 }
 
 // A result line whose object has two keys that differ only in case is refused:
