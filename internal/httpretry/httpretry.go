@@ -199,10 +199,12 @@ func retryAfter(v string, now time.Time) (time.Duration, string, bool) {
 	if v == "" {
 		return 0, "", false
 	}
+	// delay-seconds is 1*DIGIT (RFC 9110, section 10.2.3): a sign is not
+	// one ("+5" is not read as seconds, and no HTTP date either: no header).
 	// A count of seconds too large for an int64 (ErrRange: the syntax is
 	// good) is as implausible as any over the limit: read as no Retry-After
 	// at all, it made a 429 retry after a backoff.
-	if s, err := strconv.ParseInt(v, 10, 64); (err == nil && s >= 0) || (errors.Is(err, strconv.ErrRange) && v[0] != '-') {
+	if s, err := strconv.ParseInt(v, 10, 64); allDigits(v) && (err == nil || errors.Is(err, strconv.ErrRange)) {
 		if err != nil || time.Duration(s) > maxPlausibleWait/time.Second {
 			return maxPlausibleWait + 1, fmt.Sprintf("the server asked to retry after %s seconds, which is not a plausible wait", v), true
 		}
@@ -219,12 +221,18 @@ func retryAfter(v string, now time.Time) (time.Duration, string, bool) {
 	return 0, "", false
 }
 
+// allDigits reports whether v is one or more ASCII digits and nothing else.
+func allDigits(v string) bool {
+	return v != "" && strings.Trim(v, "0123456789") == ""
+}
+
 // rateLimitReset reads X-RateLimit-Reset (Unix seconds): the wait until then plus
 // a second, or a wait of 0 (do not retry) with the reason when the value is not
 // a plausible time. A reset in the past (clock skew) is waited for 1 s.
 func rateLimitReset(v string, now time.Time) (time.Duration, time.Time, string) {
-	sec, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil {
+	v = strings.TrimSpace(v)
+	sec, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || !allDigits(v) {
 		return 0, time.Time{}, fmt.Sprintf("the rate limit is exhausted and X-RateLimit-Reset %q is not a time", v)
 	}
 	nowSec := now.Unix()
