@@ -270,7 +270,7 @@ func ParseBatchResult(line []byte) (BatchResult, error) {
 		}
 		return BatchResult{}, errors.New("not a JSON object")
 	}
-	if err := checkFoldedKeys(line); err != nil {
+	if err := llm.CheckFoldedKeys(line); err != nil {
 		return BatchResult{}, err
 	}
 	var rl resultLine

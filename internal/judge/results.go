@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
@@ -38,61 +37,7 @@ func checkObject(line []byte) error {
 	if len(line) == 0 || line[0] != '{' {
 		return errors.New("not a JSON object")
 	}
-	return checkFoldedKeys(line)
-}
-
-// checkFoldedKeys refuses a line in which one object has two keys that differ
-// only in case ({"custom_id": "a", "CUSTOM_ID": "b"}): encoding/json matches
-// a field's name case-insensitively (Unicode simple folding: "ſ" is "s") and
-// keeps the last, so such a line would be read as the second key's value,
-// where a strict reader takes the first; the line is ambiguous, and refused as
-// a repeated key is. line has passed jsonpos's Check.
-func checkFoldedKeys(line []byte) error {
-	var p jsonpos.Parser
-	v, err := p.Parse(line, 1, 0)
-	if err != nil {
-		return errors.New("not a JSON object")
-	}
-	var walk func(v *jsonpos.Value) error
-	walk = func(v *jsonpos.Value) error {
-		if len(v.Members) > 1 {
-			seen := make(map[string]string, len(v.Members))
-			for _, m := range v.Members {
-				k := foldKey(m.Key)
-				if first, dup := seen[k]; dup {
-					return fmt.Errorf("key %s repeats key %s (keys that differ only in case are one field)", quoteSnippet(m.Key), quoteSnippet(first))
-				}
-				seen[k] = m.Key
-			}
-		}
-		for _, m := range v.Members {
-			if err := walk(m.Value); err != nil {
-				return err
-			}
-		}
-		for _, e := range v.Elems {
-			if err := walk(e); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return walk(v)
-}
-
-// foldKey maps a key to one representative of its case-folding class: each
-// rune becomes the smallest rune of its simple-folding orbit, so two keys have
-// the same foldKey exactly when strings.EqualFold holds.
-func foldKey(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		lo := r
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			lo = min(lo, f)
-		}
-		b.WriteRune(lo)
-	}
-	return b.String()
+	return llm.CheckFoldedKeys(line)
 }
 
 // ParseAnthropicResult reads one line of a Message Batch's results (Anthropic

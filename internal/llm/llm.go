@@ -247,9 +247,13 @@ func RequestBody(model string, r Request) ([]byte, error) {
 }
 
 // ParseResponse reads a chat-completion body (a 2xx answer, or the
-// response.body of a Batch API output line) and returns its first choice.
+// response.body of a Batch API output line) and returns its first choice. A
+// body with two keys that differ only in case is malformed (CheckFoldedKeys).
 func ParseResponse(data []byte) (*Response, error) {
 	var resp wireResponse
+	if err := CheckFoldedKeys(data); err != nil {
+		return nil, fmt.Errorf("malformed chat-completions response: %w", err)
+	}
 	if err := json.Unmarshal(data, &resp); err != nil {
 		return nil, fmt.Errorf("malformed chat-completions response: %w", err)
 	}

@@ -1,0 +1,111 @@
+package llm_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
+)
+
+func TestCheckFoldedKeys(t *testing.T) {
+	for _, tt := range []struct {
+		in, err string
+	}{
+		{`{"custom_id":"a","CUSTOM_ID":"b"}`, `key "CUSTOM_ID" repeats key "custom_id"`},
+		{`{"custom_id":"a","cuſtom_id":"b"}`, `key "cuſtom_id" repeats key "custom_id"`},            // ſ folds to s
+		{`{"a":{"x":1,"b":[{"k":1},{"q":2,"K":3,"Q":4}]}}`, `key "Q" repeats key "q"`},              // nested, in an array
+		{`{"a":[1,{"y":2}],"b":{"c":{}},"A":0}`, `key "A" repeats key "a"`},                         // after nested values
+		{`{"choices":[],"usage":null,"Choices":[1]}`, `key "Choices" repeats key "choices"`},        // after a null
+		{`[{"k":1,"K":2}]`, `key "K" repeats key "k"`},                                              // an array at the top
+		{`{"k":1,"K":2}` + strings.Repeat(" ", 3), `key "K" repeats key "k"`},                       // trailing space
+		{`{"` + strings.Repeat("x", 90) + `":1,"` + strings.Repeat("X", 90) + `":2}`, `…" repeats`}, // cut at 80 runes
+		{`{"custom_id":"a","result":{"custom_id":"x"},"Custom":1}`, ""},                             // one key per object
+		{`{"k":1,"k":2}`, `duplicate key "k"`},                                                      // as the line readers word it
+		{`{"k":{"K":1},"q":[{"K":1},{"K":2}]}`, ""},
+		{`{"a":1,`, ""}, // not JSON: the decoder words it
+		{``, ""},
+		{`"K"`, ""},
+	} {
+		err := llm.CheckFoldedKeys([]byte(tt.in))
+		if tt.err == "" {
+			require.NoError(t, err, tt.in)
+			continue
+		}
+		require.Error(t, err, tt.in)
+		assert.Contains(t, err.Error(), tt.err, tt.in)
+		if !strings.HasPrefix(tt.err, "duplicate") {
+			assert.Contains(t, err.Error(), "(keys that differ only in case are one field)", tt.in)
+		}
+	}
+}
+
+// FuzzCheckFoldedKeys: CheckFoldedKeys refuses JSON text exactly when one of
+// its objects has two keys equal under strings.EqualFold (the same key twice
+// included), as found
+// by a reference that reads the text with jsonpos's parser (not encoding/json's
+// tokenizer) and compares every pair of an object's keys.
+func FuzzCheckFoldedKeys(f *testing.F) {
+	for _, s := range []string{`{"a":1,"A":2}`, `{"a":{"b":1,"B":2}}`, `[{"k":[{"s":1,"ſ":2}]}]`, `{"a":1,"b":2}`, `{"K":1,"K":2}`,
+		`{"a":[{"x":1},{"X":1}],"A":[]}`, `{"é":1,"É":2}`, `{"k":"K","q":{"k":1}}`, `not json`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got := llm.CheckFoldedKeys(b)
+		var p jsonpos.Parser
+		v, err := p.Parse(b, 1, 0)
+		if err != nil || !json.Valid(b) {
+			return // not JSON (or beyond the reference): nothing to compare
+		}
+		want := foldedPair(v)
+		if (got != nil) != want {
+			t.Fatalf("%q: CheckFoldedKeys %v, the reference finds a folded pair: %v", b, got, want)
+		}
+	})
+}
+
+// foldedPair reports whether an object of v has two keys equal under
+// strings.EqualFold.
+func foldedPair(v *jsonpos.Value) bool {
+	for i, a := range v.Members {
+		for _, b := range v.Members[:i] {
+			if strings.EqualFold(a.Key, b.Key) {
+				return true
+			}
+		}
+	}
+	for _, m := range v.Members {
+		if foldedPair(m.Value) {
+			return true
+		}
+	}
+	for _, e := range v.Elems {
+		if foldedPair(e) {
+			return true
+		}
+	}
+	return false
+}
+
+// An online chat completion with two keys that differ only in case is refused
+// as a batch result line is (encoding/json would have read the second): the
+// same answer gives the same judgment whichever way it came.
+func TestCompleteRefusesFoldedKeys(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"{\"score\":3}","CONTENT":"{\"score\":0}"}}]}`))
+	}))
+	defer srv.Close()
+	c, err := llm.New(llm.Config{URL: srv.URL, Model: "m"})
+	require.NoError(t, err)
+	_, err = c.Complete(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: judgePrompt}}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `key "CONTENT" repeats key "content"`)
+}
