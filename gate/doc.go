@@ -30,6 +30,15 @@
 // resolution, the same defaults and the same run, so a registered store or
 // embedder reaches both, and a report here equals the command's.
 //
+// What the package returns is safe to print in a CI log the GitHub Actions
+// runner reads: the text report is written through the command's guard, and
+// the text of every error of [LoadKB], [Check], [Live] and
+// [LiveOptions.Resolve] (and of report.Read) is guarded the same way, so data
+// an error quotes (a key, an id, an option's value) cannot forge a workflow
+// command when a test prints it with t.Fatal(err): "::" at a line start gets
+// a backslash before it, "##[" anywhere a backslash before its "[". The errors
+// unwrap to the causes they guard (errors.Is and errors.As see through them).
+//
 // # Compatibility
 //
 // The package follows semantic versioning from its first tagged release

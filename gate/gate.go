@@ -47,7 +47,7 @@ type KB struct{ kb *kbfile.KB }
 func LoadKB(ctx context.Context, path string) (*KB, error) {
 	kb, err := kbfile.Load(ctx, path)
 	if err != nil {
-		return nil, err
+		return nil, guard.Error(err)
 	}
 	return &KB{kb: kb}, nil
 }
@@ -60,6 +60,12 @@ func LoadKB(ctx context.Context, path string) (*KB, error) {
 // nil reader or knowledge base, or ctx's error (returned promptly, also while
 // cases blocks in a read).
 func Check(ctx context.Context, cases io.Reader, kb *KB, o Options) (*Report, error) {
+	rep, err := checkCases(ctx, cases, kb, o)
+	return rep, guard.Error(err)
+}
+
+// checkCases is Check but for the guard on its error's text.
+func checkCases(ctx context.Context, cases io.Reader, kb *KB, o Options) (*Report, error) {
 	if kb == nil || kb.kb == nil {
 		return nil, errors.New("gate: no knowledge base")
 	}

@@ -277,6 +277,44 @@ func TestCheckReturnsWhileItsReaderBlocks(t *testing.T) {
 	}
 }
 
+// The errors the package returns are safe to print where the runner reads
+// (t.Fatal(err) in a workflow's job): data an error quotes (a repeated key of a
+// case, a card's, an option's value) cannot forge a workflow
+// command, and the errors still unwrap to their causes. Each printed as is
+// before (`duplicate key "##[error]x"`).
+func TestErrorsGuardWorkflowCommands(t *testing.T) {
+	ctx := context.Background()
+	kb := loadKB(t, demo+"/kb")
+	_, err := gate.Check(ctx, strings.NewReader(`{"id": "a", "##[error]x": 1, "##[error]x": 2}`+"\n"), kb, gate.Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `duplicate key "##\[error]x"`)
+
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(dir+"/kb.jsonl", []byte(`{"id": "c", "##[warning]y": 1, "##[warning]y": 2}`+"\n"), 0o600))
+	_, kerr := gate.LoadKB(ctx, dir+"/kb.jsonl")
+	require.Error(t, kerr)
+	assert.Contains(t, kerr.Error(), `duplicate key "##\[warning]y"`)
+
+	_, oerr := gate.LiveOptions{Embedder: "openai", EmbedderURL: "ftp://##[add-mask]w"}.Resolve()
+	require.Error(t, oerr)
+	assert.Contains(t, oerr.Error(), `"ftp://##\[add-mask]w"`)
+	_, lerr := gate.Live(ctx, gate.LiveOptions{KB: demo + "/kb", Cases: strings.NewReader(`{"id": "a", "query": "q", "##[error]v": 1, "##[error]v": 2}` + "\n")})
+	require.Error(t, lerr)
+	assert.Contains(t, lerr.Error(), `duplicate key "##\[error]v"`)
+
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, cerr := gate.Check(canceled, strings.NewReader(""), kb, gate.Options{})
+	require.ErrorIs(t, cerr, context.Canceled)
+
+	for _, e := range []error{err, kerr, oerr, lerr} {
+		assert.Empty(t, runnertest.Commands(e.Error()+"\n", nil), e.Error())
+		assert.NotContains(t, e.Error(), "##[", e.Error())
+	}
+	var oe interface{ Unwrap() error }
+	require.ErrorAs(t, oerr, &oe, "the guarded error unwraps to its cause")
+}
+
 // A case's text that holds a workflow command (here a locale, shown in the
 // groups) cannot forge one where a test prints the report to a CI log:
 // WriteText and WriteTextVerbose pass the command's output guard.

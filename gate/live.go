@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
 )
@@ -92,6 +93,12 @@ type LiveOptions struct {
 // and `check` resolve their flags: the same function, so the same defaults and
 // refusals. Live calls it first; an error names the field.
 func (o LiveOptions) Resolve() (LiveOptions, error) {
+	ro, err := o.resolve()
+	return ro, guard.Error(err)
+}
+
+// resolve is Resolve but for the guard on its error's text.
+func (o LiveOptions) resolve() (LiveOptions, error) {
 	r, err := o.retrieval()
 	if err != nil {
 		return o, err
@@ -127,6 +134,12 @@ func (o *LiveOptions) retrieval() (retrieve.RunOptions, error) {
 // the Cases reader's Name(), else "stdin"). A temporary collection of a store
 // with a server is deleted at the end, unless ctx was cancelled.
 func Live(ctx context.Context, o LiveOptions) (*Report, error) {
+	rep, err := live(ctx, o)
+	return rep, guard.Error(err)
+}
+
+// live is Live but for the guard on its error's text.
+func live(ctx context.Context, o LiveOptions) (*Report, error) {
 	if input.IsNil(o.Cases) {
 		return nil, errors.New("gate: LiveOptions.Cases is nil")
 	}

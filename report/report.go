@@ -64,8 +64,16 @@ func (e *noHTML) Is(target error) bool { return target == ErrNoHTML }
 // Read reads a --json report of check, compare or calibrate from r, recognised
 // by its schema; name is the file's name in messages. A malformed document is
 // an error naming name:line; a nil r is an error; when ctx ends, Read returns
-// ctx's error promptly, also while r blocks in a read (a pipe, a socket).
+// ctx's error promptly, also while r blocks in a read (a pipe, a socket). The
+// error's text is guarded as package gate's errors are: data it quotes cannot
+// forge a workflow command in a CI log.
 func Read(ctx context.Context, r io.Reader, name string) (*Document, error) {
+	d, err := read(ctx, r, name)
+	return d, guard.Error(err)
+}
+
+// read is Read but for the guard on its error's text.
+func read(ctx context.Context, r io.Reader, name string) (*Document, error) {
 	if input.IsNil(r) {
 		return nil, errors.New("report: no reader (nil)")
 	}

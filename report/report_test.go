@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/cli"
+	"github.com/retrieval-gate/retrieval-gate/internal/publish/runnertest"
 	"github.com/retrieval-gate/retrieval-gate/report"
 )
 
@@ -144,6 +145,15 @@ func TestReadReturnsWhileItsReaderBlocks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Read's errors are guarded as the text report is: a document's schema
+// "##[error]x" is named in the error as "##\\[error]x" (it was printed as is).
+func TestReadErrorGuardsWorkflowCommands(t *testing.T) {
+	_, err := report.Read(context.Background(), strings.NewReader(`{"schema": "##[error]x"}`), "doc.json")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `unknown schema "##\[error]x"`)
+	assert.Empty(t, runnertest.Commands(err.Error()+"\n", nil), err.Error())
 }
 
 // A document's text that holds a workflow command does not forge one in the

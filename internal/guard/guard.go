@@ -278,3 +278,30 @@ func (g *Writer) Flush() error {
 	}
 	return err
 }
+
+// Error is err with its text as Text writes it, for the errors the public
+// packages return: a caller prints them where the runner may read them
+// (t.Fatal(err) in a test run by a workflow's job), and their text can hold
+// data (a key, an id, an option's value: `duplicate key "##[error]x"`). It
+// unwraps to err, so errors.Is and errors.As see through it; it is err itself
+// (nil for nil) when its text needs nothing.
+func Error(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	safe := Text(msg)
+	if safe == msg {
+		return err
+	}
+	return &guardedError{msg: safe, err: err}
+}
+
+// guardedError is an error whose text Error guarded.
+type guardedError struct {
+	msg string
+	err error
+}
+
+func (e *guardedError) Error() string { return e.msg }
+func (e *guardedError) Unwrap() error { return e.err }

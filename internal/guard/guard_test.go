@@ -2,6 +2,9 @@ package guard
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -140,4 +143,21 @@ func FuzzGuardWriter(f *testing.F) {
 			t.Fatalf("text changed beyond the escapes: %q -> %q", s, out)
 		}
 	})
+}
+
+// Error guards an error's text as Text does, unwraps to it, and is the error
+// itself when nothing needs guarding.
+func TestError(t *testing.T) {
+	require.NoError(t, Error(nil))
+	clean := errors.New("cases.jsonl:3: duplicate key \"a\"")
+	require.Same(t, clean, Error(clean))
+	wrapped := fmt.Errorf("stdin:1: %w", context.Canceled)
+	require.Same(t, wrapped, Error(wrapped))
+
+	cause := fmt.Errorf("stdin:1: duplicate key \"##[error]x\"\n::warning::y: %w", context.Canceled)
+	err := Error(cause)
+	assert.Equal(t, "stdin:1: duplicate key \"##\\[error]x\"\n\\::warning::y: context canceled", err.Error())
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, cause, errors.Unwrap(err))
+	assert.Equal(t, err.Error(), Error(err).Error(), "guarding twice changes nothing")
 }
