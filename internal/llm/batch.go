@@ -167,10 +167,7 @@ func (c *BatchClient) decode(ctx context.Context, resp *http.Response, u string,
 	if err != nil {
 		return c.clean(ctx, err)
 	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("%s: malformed answer: %w", u, err)
-	}
-	return nil
+	return unmarshalAnswer(data, u, out)
 }
 
 func (c *BatchClient) statusError(resp *http.Response, u string) error {

@@ -91,3 +91,18 @@ func quoteKey(s string) string {
 	}
 	return strconv.Quote(s)
 }
+
+// unmarshalAnswer decodes the JSON answer of u (a batch API's answer: a file,
+// a batch, its status) into out. An answer in which one object has a key
+// twice, or two keys that differ only in case, is malformed (CheckFoldedKeys),
+// as a result line and a chat completion are.
+func unmarshalAnswer(data []byte, u string, out any) error {
+	err := CheckFoldedKeys(data)
+	if err == nil {
+		err = json.Unmarshal(data, out)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: malformed answer: %w", u, err)
+	}
+	return nil
+}

@@ -109,3 +109,42 @@ func TestCompleteRefusesFoldedKeys(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `key "CONTENT" repeats key "content"`)
 }
+
+// The batch APIs' answers are read by the same rule: OpenAI's file and batch
+// objects, Anthropic's and Gemini's batch objects, and Gemini's inlined
+// responses, whose key was read as the last spelling ("KEY") before.
+func TestBatchAnswersRefuseFoldedKeys(t *testing.T) {
+	ctx := context.Background()
+	answer := func(body string) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(body))
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+
+	oa := answer(`{"id":"batch_1","object":"batch","status":"completed","STATUS":"in_progress"}`)
+	c, err := llm.NewBatchClient(llm.Config{URL: oa.URL})
+	require.NoError(t, err)
+	_, err = c.GetBatch(ctx, "batch_1")
+	require.ErrorContains(t, err, `malformed answer: key "STATUS" repeats key "status"`)
+
+	an := answer(`{"id":"msgbatch_1","type":"message_batch","processing_status":"ended","Processing_Status":"in_progress"}`)
+	ac, err := llm.NewAnthropicBatchClient(an.URL, "", nil)
+	require.NoError(t, err)
+	_, err = ac.Get(ctx, "msgbatch_1")
+	require.ErrorContains(t, err, `malformed answer: key "Processing_Status" repeats key "processing_status"`)
+
+	ge := answer(`{"name":"batches/1","metadata":{"state":"BATCH_STATE_SUCCEEDED","State":"BATCH_STATE_RUNNING"}}`)
+	gc, err := llm.NewGeminiBatchClient(ge.URL, "m", "", nil)
+	require.NoError(t, err)
+	_, err = gc.Get(ctx, "batches/1")
+	require.ErrorContains(t, err, `malformed answer: key "State" repeats key "state"`)
+
+	var out strings.Builder
+	err = llm.GeminiInlinedToJSONL(strings.NewReader(`{"response":{"inlinedResponses":{"inlinedResponses":[`+
+		`{"metadata":{"key":"a","KEY":"b"},"response":{}}]}}}`), &out)
+	require.ErrorContains(t, err, `inline response 1: key "KEY" repeats key "key"`)
+	assert.Empty(t, out.String())
+}

@@ -363,7 +363,11 @@ func GeminiInlinedToJSONL(r io.Reader, w io.Writer) error {
 			Response json.RawMessage `json:"response"`
 			Error    json.RawMessage `json:"error"`
 		}
-		if err := json.Unmarshal(raw, &it); err != nil {
+		err := CheckFoldedKeys(raw)
+		if err == nil {
+			err = json.Unmarshal(raw, &it)
+		}
+		if err != nil {
 			return fmt.Errorf("inline response %d: %w", i+1, err)
 		}
 		line := map[string]any{"key": it.Metadata.Key}

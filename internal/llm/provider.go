@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -99,10 +98,7 @@ func (c *restClient) decodeCap(ctx context.Context, resp *http.Response, u strin
 	if err != nil {
 		return c.clean(ctx, err)
 	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("%s: malformed answer: %w", u, err)
-	}
-	return nil
+	return unmarshalAnswer(data, u, out)
 }
 
 // statusError is a non-2xx answer as an *APIError: the error body of
