@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,14 +19,18 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	"github.com/retrieval-gate/retrieval-gate/internal/importer"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/jsonobj"
+	"github.com/retrieval-gate/retrieval-gate/report"
 )
 
 // hostileDir is the corpus of hostile inputs: testdata/hostile/<family>/<name>.<ext>,
@@ -118,6 +123,49 @@ func readersOf(family, ext string) []reader {
 	case "history":
 		return []reader{{"history.Scan", func(_ context.Context, p string) error {
 			return history.Scan(p, func(history.Record, *fastjson.Value) error { return nil })
+		}}}
+	case "cache":
+		return []reader{{"judge.OpenCache", func(_ context.Context, p string) error {
+			c, err := judge.OpenCache(p) // writes nothing (the hostile test's files stay as they are)
+			if err != nil {
+				return err
+			}
+			return c.Close()
+		}}}
+	case "clusters":
+		return []reader{{"compare.ReadClusters", func(ctx context.Context, p string) error {
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = compare.ReadClusters(ctx, f, p)
+			return err
+		}}}
+	case "sheet":
+		return []reader{{"ReadSheet", func(ctx context.Context, p string) error {
+			_, err := inputtest.ReadSheetFile(ctx, p)
+			return err
+		}}}
+	case "import":
+		return []reader{{"importer.Convert", func(ctx context.Context, p string) error {
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, _, err = importer.Convert(ctx, f, p, io.Discard, nil, importer.Options{LineAt: importer.LineAt(f)})
+			return err
+		}}}
+	case "from":
+		return []reader{{"report.Read", func(ctx context.Context, p string) error {
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = report.Read(ctx, f, p)
+			return err
 		}}}
 	case "baseline":
 		return []reader{{"baseline.Load", func(ctx context.Context, p string) error {
