@@ -20,6 +20,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/generate"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
 	"github.com/retrieval-gate/retrieval-gate/internal/importer"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
@@ -167,6 +168,25 @@ func readersOf(family, ext string) []reader {
 			_, err = report.Read(ctx, f, p)
 			return err
 		}}}
+	case "prompt":
+		return []reader{
+			{"judge.ParsePrompt", func(_ context.Context, p string) error {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				_, err = judge.ParsePrompt(p, b)
+				return err
+			}},
+			{"generate.ParsePrompt", func(_ context.Context, p string) error {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				_, err = generate.ParsePrompt(p, b)
+				return err
+			}},
+		}
 	case "baseline":
 		return []reader{{"baseline.Load", func(ctx context.Context, p string) error {
 			f, err := os.Open(p)

@@ -163,6 +163,10 @@ var hostileRuns = map[string][]hostileRun{
 	"from": {
 		{line: "report --from $F --markdown out/r.md"},
 	},
+	"prompt": {
+		{line: judgeArg + " --kb " + demoKB + " --run a=" + demoCases + " --prompt $F"},
+		{line: "generate --kb " + demoKB + " --generator-url {{LLM_URL}} --out out/g.jsonl --prompt $F"},
+	},
 }
 
 // hostileScript is the testscript for one hostile file.
