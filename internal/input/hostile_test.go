@@ -47,32 +47,53 @@ type reader struct {
 	run  func(ctx context.Context, path string) error
 }
 
+// viaShards reads a file as the commands read a Parquet file (or a shard):
+// through input.OpenSharded, its rows as lines, an error remapped to the file
+// and its row.
+func viaShards(ctx context.Context, p string, read func(r io.Reader) error) error {
+	s, err := input.OpenSharded(ctx, p)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Remap(read(s))
+}
+
+// openFile opens p for a reader of r: a Parquet file through viaShards, any
+// other as it is.
+func openFile(ctx context.Context, p string, read func(r io.Reader) error) error {
+	if input.IsParquet(p) {
+		return viaShards(ctx, p, read)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return read(f)
+}
+
 func readersOf(family, ext string) []reader {
 	switch family {
 	case "cases":
 		return []reader{
 			{"StreamCases", func(ctx context.Context, p string) error {
-				f, err := os.Open(p)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				return casefile.StreamCases(ctx, f, p, func(c *casefile.Case) error {
-					// retrieve rewrites every case line it reads.
-					_, err := jsonobj.Set(c.Raw, []jsonobj.Member{{Key: "retrieved", Value: []byte(`[]`)}, {Key: "retrieval", Value: []byte(`{}`)}})
-					if err != nil {
-						return fmt.Errorf("jsonobj.Set refused a line the case reader accepted: %w", err)
-					}
-					return nil
+				return openFile(ctx, p, func(f io.Reader) error {
+					return casefile.StreamCases(ctx, f, p, func(c *casefile.Case) error {
+						// retrieve rewrites every case line it reads.
+						_, err := jsonobj.Set(c.Raw, []jsonobj.Member{{Key: "retrieved", Value: []byte(`[]`)}, {Key: "retrieval", Value: []byte(`{}`)}})
+						if err != nil {
+							return fmt.Errorf("jsonobj.Set refused a line the case reader accepted: %w", err)
+						}
+						return nil
+					})
 				})
 			}},
 			{"MapCases", func(ctx context.Context, p string) error {
-				f, err := os.Open(p)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				return casefile.MapCases(ctx, f, p, 2, func(*casefile.Case) (int, error) { return 0, nil }, func(int) error { return nil })
+				// A Parquet file's rows are read as cases (MapCasesWith's Parquet path).
+				return openFile(ctx, p, func(f io.Reader) error {
+					return casefile.MapCases(ctx, f, p, 2, func(*casefile.Case) (int, error) { return 0, nil }, func(int) error { return nil })
+				})
 			}},
 		}
 	case "kb":
@@ -82,12 +103,21 @@ func readersOf(family, ext string) []reader {
 		}}}
 	case "qrels":
 		return []reader{{"ReadQrels", func(ctx context.Context, p string) error {
+			if input.IsParquet(p) {
+				return viaShards(ctx, p, func(r io.Reader) error { _, err := trecfile.ParseQrels(ctx, r, p); return err })
+			}
 			_, err := inputtest.ReadQrels(ctx, p)
 			return err
 		}}}
 	case "run":
 		return []reader{
 			{"ReadRun", func(ctx context.Context, p string) error {
+				if input.IsParquet(p) {
+					return viaShards(ctx, p, func(r io.Reader) error {
+						_, err := trecfile.ReadRunFrom(ctx, r, p, 5, trecfile.RunOptions{})
+						return err
+					})
+				}
 				_, err := inputtest.ReadRun(ctx, p, 5, trecfile.RunOptions{})
 				return err
 			}},
@@ -95,13 +125,7 @@ func readersOf(family, ext string) []reader {
 				if ext == ".jsonl" {
 					return errNotApplicable // a cases-format run: ReadRun reads it
 				}
-				f, err := os.Open(p)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				_, err = trecfile.ParseTRECRun(ctx, f, p, 5)
-				return err
+				return openFile(ctx, p, func(f io.Reader) error { _, err := trecfile.ParseTRECRun(ctx, f, p, 5); return err })
 			}},
 		}
 	case "labels":
