@@ -192,6 +192,15 @@ func readersOf(family, ext string) []reader {
 			_, err = report.Read(ctx, f, p)
 			return err
 		}}}
+	case "queries":
+		return []reader{
+			{"judge.ReadQueries", func(ctx context.Context, p string) error {
+				return openFile(ctx, p, func(r io.Reader) error { _, err := judge.ReadQueries(ctx, r, p); return err })
+			}},
+			{"compare.ReadQueries", func(ctx context.Context, p string) error {
+				return openFile(ctx, p, func(r io.Reader) error { _, err := compare.ReadQueries(ctx, r, p); return err })
+			}},
+		}
 	case "prompt":
 		return []reader{
 			{"judge.ParsePrompt", func(_ context.Context, p string) error {

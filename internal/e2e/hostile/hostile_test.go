@@ -163,6 +163,10 @@ var hostileRuns = map[string][]hostileRun{
 	"from": {
 		{line: "report --from $F --markdown out/r.md"},
 	},
+	"queries": {
+		{line: judgeArg + " --kb " + demoKB + " --run a=$ROOT/testdata/compare/bm25.trec --queries $F"},
+		{line: "compare --qrels $ROOT/testdata/compare/qrels.trec --run a=$ROOT/testdata/compare/bm25.trec --bootstrap 100 --comment never --json out/x.json --queries $F"},
+	},
 	"prompt": {
 		{line: judgeArg + " --kb " + demoKB + " --run a=" + demoCases + " --prompt $F"},
 		{line: "generate --kb " + demoKB + " --generator-url {{LLM_URL}} --out out/g.jsonl --prompt $F"},
