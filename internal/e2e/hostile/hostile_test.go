@@ -138,6 +138,7 @@ var hostileRuns = map[string][]hostileRun{
 	"history": {
 		{line: "check --cases " + demoCases + " --kb " + demoKB + " --comment never --history $COPY --markdown out/a.md --html out/a.html"},
 		{line: compareArg + " --history $COPY"},
+		{line: "evaluate --kb " + demoKB + " --cases " + demoCases + " --out ev --judge-url {{LLM_URL}} --judge-model fake --k 1 --bootstrap 100 --comment never --history $COPY", absent: "ev", errorsOnly: true},
 		{line: "report --history $F --html out/h.html"},
 	},
 	"baseline": {
