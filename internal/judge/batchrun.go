@@ -101,12 +101,16 @@ type BatchState struct {
 	Provider string `json:"provider,omitempty"`
 }
 
+// maxBatchStateBytes caps a batch's state file (a few hundred bytes as
+// written): a larger one is refused before it is read whole.
+const maxBatchStateBytes = 64 << 10
+
 // ReadBatchState reads a state file; a missing file is (nil, nil).
 func ReadBatchState(path string) (*BatchState, error) {
 	if err := refuseSpecial(path, "the batch state file"); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(path)
+	data, err := input.ReadFile(context.Background(), path, maxBatchStateBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
