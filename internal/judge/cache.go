@@ -105,6 +105,11 @@ func OpenCache(path string) (*Cache, error) {
 	// unwritable cache fails here, before any judgment), never created here.
 	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, os.ErrNotExist) {
+		// Created by the first Put; a place where it cannot be is refused
+		// now, before any request is paid for.
+		if err := creatable(path); err != nil {
+			return nil, fmt.Errorf("failed to create the judge cache %s: %w", path, err)
+		}
 		return c, nil
 	}
 	if err != nil {
@@ -121,6 +126,29 @@ func OpenCache(path string) (*Cache, error) {
 	}
 	c.f, c.good, c.tail = f, good, tail
 	return c, nil
+}
+
+// creatable says whether a missing file at path could be created: its
+// nearest existing ancestor is a directory this process may write in.
+func creatable(path string) error {
+	dir := filepath.Dir(path)
+	for {
+		st, err := os.Stat(dir)
+		if err == nil {
+			if !st.IsDir() {
+				return fmt.Errorf("%s is not a directory", dir)
+			}
+			return syscall.Access(dir, 2) // W_OK
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return err
+		}
+		dir = parent
+	}
 }
 
 // appendable makes the file ready for Put's appends (c.mu held): a missing
