@@ -144,6 +144,11 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	env := f.Env
 	f.secret(o.Retrieval.StoreAPIKey)
 	in := o.In
+	// The compare stage reads the history for its trend: a malformed one is
+	// refused before any stage writes or asks anything.
+	if err := checkHistory(o.hist); err != nil {
+		return err
+	}
 	// evaluate's own file, stages.txt, is created first (and with it --out DIR):
 	// an unwritable DIR fails before any stage. It is published before the stages
 	// run so that a failed stage can be rerun from it; each stage's outputs are

@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 
 	"github.com/valyala/fastjson"
@@ -134,6 +135,22 @@ func readHistory(ctx context.Context, f *Factory, src historyFlags, command stri
 		out.overRuns = &v
 	}
 	return out, nil
+}
+
+// checkHistory reads the local history of src (--history) as the trend and
+// the append read it, every line a record, before a long run's work (evaluate's
+// stages): a malformed one is then refused at once, not after the judge has paid
+// for its requests. A history that does not exist yet is none of its concern
+// (the run creates it).
+func checkHistory(src historyFlags) error {
+	if src.path == "" {
+		return nil
+	}
+	err := history.Scan(src.path, func(history.Record, *fastjson.Value) error { return nil })
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }
 
 // historyRun is the history of one run: the record (when --history or

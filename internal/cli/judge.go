@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -260,14 +258,9 @@ func openJudgeInputs(ctx context.Context, files *opened, o *judge.RunOptions, in
 	return cache, nil
 }
 
-// openJudgeCache opens the judge's cache (its directory created; Cache "": an
-// in-memory one).
+// openJudgeCache opens the judge's cache (Cache "": an in-memory one); the
+// file and its directory are created by the first judgment appended.
 func openJudgeCache(o *judge.RunOptions) (*judge.Cache, error) {
-	if o.Cache != "" {
-		if err := os.MkdirAll(filepath.Dir(o.Cache), 0o755); err != nil { //nolint:gosec // G301: the cache's directory, 0755 like atomicfile's output directories
-			return nil, fmt.Errorf("failed to create the cache directory: %w", err)
-		}
-	}
 	return judge.OpenCache(o.Cache)
 }
 

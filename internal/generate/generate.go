@@ -58,6 +58,9 @@ func DefaultPrompt() *Prompt {
 // end reads it): it must hold {{document}}. Its version is "file:" and the
 // file's base name.
 func ParsePrompt(path string, b []byte) (*Prompt, error) {
+	if err := judge.CheckPlaceholders(path, string(b), "{{document}}", "{{locale}}", "{{questions}}", "{{keywords}}", "{{answer_format}}"); err != nil {
+		return nil, err
+	}
 	if !strings.Contains(string(b), "{{document}}") {
 		return nil, input.Errorf(path, 0, "prompt template has no {{document}} placeholder")
 	}

@@ -30,3 +30,13 @@ func TestMessagesDelimitTheCard(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(msgs[1].Content, "</document-"+id+">"))
 	}
 }
+
+// A --prompt template's placeholder that generate does not know ({{query}},
+// {{question}}, {{ document }}) was sent to the model as written: it is
+// refused at its line.
+func TestParsePromptRefusesAnUnknownPlaceholder(t *testing.T) {
+	_, err := ParsePrompt("g.txt", []byte("Card: {{document}}\nWrite {{question}} questions in {{locale}}.\n"))
+	require.ErrorContains(t, err, `g.txt:2: unknown placeholder "{{question}}"`)
+	_, err = ParsePrompt("g.txt", []byte(DefaultPrompt().Template))
+	require.NoError(t, err)
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -24,16 +25,23 @@ var (
 	csvID        = []string{"id", "case_id"}
 )
 
-func csvColumn(header []string, names []string) int {
+// csvColumn is the column of header that one of names gives (-1: none), or an
+// error at line 1 when two columns give it (a name repeated, or two of its
+// names): which one was read would be a silent choice, as a repeated JSON key
+// is.
+func csvColumn(file string, header []string, names []string) (int, error) {
+	col := -1
 	for i, h := range header {
 		h = strings.ToLower(strings.TrimSpace(h))
-		for _, n := range names {
-			if h == n {
-				return i
-			}
+		if !slices.Contains(names, h) {
+			continue
 		}
+		if col >= 0 {
+			return -1, Errorf(file, 1, "columns %d (%q) and %d (%q) both give the %s: keep one", col+1, truncate([]byte(header[col])), i+1, truncate([]byte(header[i])), names[0])
+		}
+		col = i
 	}
-	return -1
+	return col, nil
 }
 
 func convertCSV(ctx context.Context, br *bufio.Reader, file string, w *bufio.Writer, opt Options, st *Stats) error {
@@ -65,9 +73,14 @@ func convertCSV(ctx context.Context, br *bufio.Reader, file string, w *bufio.Wri
 		return csvErr(file, err)
 	}
 	header = append([]string(nil), header...)
-	col := struct{ query, retrieved, gold, id, locale, typ int }{
-		csvColumn(header, csvQuery), csvColumn(header, csvRetrieved), csvColumn(header, csvGold),
-		csvColumn(header, csvID), csvColumn(header, []string{"locale"}), csvColumn(header, []string{"type"}),
+	var col struct{ query, retrieved, gold, id, locale, typ int }
+	for _, c := range []struct {
+		at    *int
+		names []string
+	}{{&col.query, csvQuery}, {&col.retrieved, csvRetrieved}, {&col.gold, csvGold}, {&col.id, csvID}, {&col.locale, []string{"locale"}}, {&col.typ, []string{"type"}}} {
+		if *c.at, err = csvColumn(file, header, c.names); err != nil {
+			return err
+		}
 	}
 	switch {
 	case col.query < 0:

@@ -155,6 +155,10 @@ func TestErrors(t *testing.T) {
 		{"csv width", "csv", "query,retrieved\nq,a\nq,a,b\n", "in:3: wrong number of fields"},
 		{"csv list", "csv", "query,retrieved\nq,[a\n", `in:2: column "retrieved": not a JSON array of strings`},
 		{"csv empty", "csv", "", "in: empty CSV"},
+		// A column given twice was read from its first copy, the other ignored (exit 0).
+		{"csv query twice", "csv", "query,retrieved,query\nq,a,r\n", `in:1: columns 1 ("query") and 3 ("query") both give the query: keep one`},
+		{"csv query and question", "csv", "question,retrieved,Query\nq,a,r\n", `in:1: columns 1 ("question") and 3 ("Query") both give the query: keep one`},
+		{"csv id twice", "csv", "id,query,retrieved,case_id\n1,q,a,2\n", `in:1: columns 1 ("id") and 4 ("case_id") both give the id: keep one`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f, ok := Lookup(tt.format)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,14 +19,19 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/generate"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	"github.com/retrieval-gate/retrieval-gate/internal/importer"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/jsonobj"
+	"github.com/retrieval-gate/retrieval-gate/report"
 )
 
 // hostileDir is the corpus of hostile inputs: testdata/hostile/<family>/<name>.<ext>,
@@ -41,32 +47,53 @@ type reader struct {
 	run  func(ctx context.Context, path string) error
 }
 
+// viaShards reads a file as the commands read a Parquet file (or a shard):
+// through input.OpenSharded, its rows as lines, an error remapped to the file
+// and its row.
+func viaShards(ctx context.Context, p string, read func(r io.Reader) error) error {
+	s, err := input.OpenSharded(ctx, p)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Remap(read(s))
+}
+
+// openFile opens p for a reader of r: a Parquet file through viaShards, any
+// other as it is.
+func openFile(ctx context.Context, p string, read func(r io.Reader) error) error {
+	if input.IsParquet(p) {
+		return viaShards(ctx, p, read)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return read(f)
+}
+
 func readersOf(family, ext string) []reader {
 	switch family {
 	case "cases":
 		return []reader{
 			{"StreamCases", func(ctx context.Context, p string) error {
-				f, err := os.Open(p)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				return casefile.StreamCases(ctx, f, p, func(c *casefile.Case) error {
-					// retrieve rewrites every case line it reads.
-					_, err := jsonobj.Set(c.Raw, []jsonobj.Member{{Key: "retrieved", Value: []byte(`[]`)}, {Key: "retrieval", Value: []byte(`{}`)}})
-					if err != nil {
-						return fmt.Errorf("jsonobj.Set refused a line the case reader accepted: %w", err)
-					}
-					return nil
+				return openFile(ctx, p, func(f io.Reader) error {
+					return casefile.StreamCases(ctx, f, p, func(c *casefile.Case) error {
+						// retrieve rewrites every case line it reads.
+						_, err := jsonobj.Set(c.Raw, []jsonobj.Member{{Key: "retrieved", Value: []byte(`[]`)}, {Key: "retrieval", Value: []byte(`{}`)}})
+						if err != nil {
+							return fmt.Errorf("jsonobj.Set refused a line the case reader accepted: %w", err)
+						}
+						return nil
+					})
 				})
 			}},
 			{"MapCases", func(ctx context.Context, p string) error {
-				f, err := os.Open(p)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				return casefile.MapCases(ctx, f, p, 2, func(*casefile.Case) (int, error) { return 0, nil }, func(int) error { return nil })
+				// A Parquet file's rows are read as cases (MapCasesWith's Parquet path).
+				return openFile(ctx, p, func(f io.Reader) error {
+					return casefile.MapCases(ctx, f, p, 2, func(*casefile.Case) (int, error) { return 0, nil }, func(int) error { return nil })
+				})
 			}},
 		}
 	case "kb":
@@ -76,12 +103,21 @@ func readersOf(family, ext string) []reader {
 		}}}
 	case "qrels":
 		return []reader{{"ReadQrels", func(ctx context.Context, p string) error {
+			if input.IsParquet(p) {
+				return viaShards(ctx, p, func(r io.Reader) error { _, err := trecfile.ParseQrels(ctx, r, p); return err })
+			}
 			_, err := inputtest.ReadQrels(ctx, p)
 			return err
 		}}}
 	case "run":
 		return []reader{
 			{"ReadRun", func(ctx context.Context, p string) error {
+				if input.IsParquet(p) {
+					return viaShards(ctx, p, func(r io.Reader) error {
+						_, err := trecfile.ReadRunFrom(ctx, r, p, 5, trecfile.RunOptions{})
+						return err
+					})
+				}
 				_, err := inputtest.ReadRun(ctx, p, 5, trecfile.RunOptions{})
 				return err
 			}},
@@ -89,13 +125,7 @@ func readersOf(family, ext string) []reader {
 				if ext == ".jsonl" {
 					return errNotApplicable // a cases-format run: ReadRun reads it
 				}
-				f, err := os.Open(p)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				_, err = trecfile.ParseTRECRun(ctx, f, p, 5)
-				return err
+				return openFile(ctx, p, func(f io.Reader) error { _, err := trecfile.ParseTRECRun(ctx, f, p, 5); return err })
 			}},
 		}
 	case "labels":
@@ -119,6 +149,77 @@ func readersOf(family, ext string) []reader {
 		return []reader{{"history.Scan", func(_ context.Context, p string) error {
 			return history.Scan(p, func(history.Record, *fastjson.Value) error { return nil })
 		}}}
+	case "cache":
+		return []reader{{"judge.OpenCache", func(_ context.Context, p string) error {
+			c, err := judge.OpenCache(p) // writes nothing (the hostile test's files stay as they are)
+			if err != nil {
+				return err
+			}
+			return c.Close()
+		}}}
+	case "clusters":
+		return []reader{{"compare.ReadClusters", func(ctx context.Context, p string) error {
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = compare.ReadClusters(ctx, f, p)
+			return err
+		}}}
+	case "sheet":
+		return []reader{{"ReadSheet", func(ctx context.Context, p string) error {
+			_, err := inputtest.ReadSheetFile(ctx, p)
+			return err
+		}}}
+	case "import":
+		return []reader{{"importer.Convert", func(ctx context.Context, p string) error {
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, _, err = importer.Convert(ctx, f, p, io.Discard, nil, importer.Options{LineAt: importer.LineAt(f)})
+			return err
+		}}}
+	case "from":
+		return []reader{{"report.Read", func(ctx context.Context, p string) error {
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = report.Read(ctx, f, p)
+			return err
+		}}}
+	case "queries":
+		return []reader{
+			{"judge.ReadQueries", func(ctx context.Context, p string) error {
+				return openFile(ctx, p, func(r io.Reader) error { _, err := judge.ReadQueries(ctx, r, p); return err })
+			}},
+			{"compare.ReadQueries", func(ctx context.Context, p string) error {
+				return openFile(ctx, p, func(r io.Reader) error { _, err := compare.ReadQueries(ctx, r, p); return err })
+			}},
+		}
+	case "prompt":
+		return []reader{
+			{"judge.ParsePrompt", func(_ context.Context, p string) error {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				_, err = judge.ParsePrompt(p, b)
+				return err
+			}},
+			{"generate.ParsePrompt", func(_ context.Context, p string) error {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				_, err = generate.ParsePrompt(p, b)
+				return err
+			}},
+		}
 	case "baseline":
 		return []reader{{"baseline.Load", func(ctx context.Context, p string) error {
 			f, err := os.Open(p)

@@ -73,6 +73,9 @@ func (s StateFile) Remove() error { return os.Remove(s.Path) }
 
 // Temp creates a temporary file beside the state file.
 func (s StateFile) Temp(pattern string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil { //nolint:gosec // G301: the cache's directory (the cache creates it at its first judgment)
+		return nil, err
+	}
 	return os.CreateTemp(filepath.Dir(s.Path), pattern)
 }
 
@@ -98,12 +101,16 @@ type BatchState struct {
 	Provider string `json:"provider,omitempty"`
 }
 
+// maxBatchStateBytes caps a batch's state file (a few hundred bytes as
+// written): a larger one is refused before it is read whole.
+const maxBatchStateBytes = 64 << 10
+
 // ReadBatchState reads a state file; a missing file is (nil, nil).
 func ReadBatchState(path string) (*BatchState, error) {
 	if err := refuseSpecial(path, "the batch state file"); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(path)
+	data, err := input.ReadFile(context.Background(), path, maxBatchStateBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -123,6 +130,9 @@ func writeBatchState(path string, st *BatchState) error {
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil { //nolint:gosec // G301: the cache's directory (the cache creates it at its first judgment)
+		return fmt.Errorf("failed to write the batch state: %w", err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -63,21 +64,34 @@ type CacheStore interface {
 // is dropped when the file is opened. Only valid grades are cached: an
 // unparseable answer is asked again by the next run. Safe to keep in
 // actions/cache (restore, run, save).
+//
+// Opening the cache writes nothing: a missing file (and its directory) is
+// created, and a torn last line dropped, when the first judgment is appended,
+// so a run refused for its inputs, or one that makes no judgment, leaves the
+// cache as it was (or absent).
 type Cache struct {
 	path    string
 	mu      sync.Mutex
-	f       *os.File
+	f       *os.File // the file as loaded (nil: missing, created by the first Put)
 	entries map[string]Entry
 	loaded  int
+	// good is the length of the file's complete lines, and tail a complete
+	// last entry without its newline: the repair the first Put makes.
+	good int64
+	tail []byte
+	// ready: f is repaired and at its end, appended to by Put; closed: Close
+	// was called (a later Put is kept in memory only).
+	ready, closed bool
 }
 
 // MemoryCache is an empty in-memory cache that is not kept (a run given no
 // cache): it opens no file.
 func MemoryCache() *Cache { return &Cache{entries: map[string]Entry{}} }
 
-// OpenCache loads path (a missing file is an empty cache) and opens it for
-// appending. An empty path is an in-memory cache that is not kept
-// (MemoryCache).
+// OpenCache loads path (a missing file is an empty cache) for appending,
+// writing nothing yet (the first Put creates the file and its directory, or
+// drops a torn last line). An empty path is an in-memory cache that is not
+// kept (MemoryCache).
 func OpenCache(path string) (*Cache, error) {
 	if path == "" {
 		return MemoryCache(), nil
@@ -87,8 +101,17 @@ func OpenCache(path string) (*Cache, error) {
 		return nil, err
 	}
 	// O_NONBLOCK: a path swapped for a named pipe after the check is not waited
-	// on either; its kind is checked again on the open file.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK, 0o644) //nolint:gosec // G302: grades, reasons and token counts (no key, no secret), shared with CI steps like the reports
+	// on either; its kind is checked again on the open file. Read-write (an
+	// unwritable cache fails here, before any judgment), never created here.
+	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		// Created by the first Put; a place where it cannot be is refused
+		// now, before any request is paid for.
+		if err := creatable(path); err != nil {
+			return nil, fmt.Errorf("failed to create the judge cache %s: %w", path, err)
+		}
+		return c, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("failed to open the judge cache: %w", err)
 	}
@@ -101,27 +124,72 @@ func OpenCache(path string) (*Cache, error) {
 		f.Close()
 		return nil, err
 	}
-	if tail != nil {
-		// A complete last entry without its newline: end it before appending.
-		if _, err := f.WriteAt(append(bytes.Clone(tail), '\n'), good); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("failed to repair the judge cache %s: %w", path, err)
-		}
-		good += int64(len(tail)) + 1
-	}
-	if st, err := f.Stat(); err == nil && st.Size() != good {
-		// Drop a torn last line so that appends start on a line boundary.
-		if err := f.Truncate(good); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("failed to repair the judge cache %s: %w", path, err)
-		}
-	}
-	if _, err := f.Seek(0, io.SeekEnd); err != nil {
-		f.Close()
-		return nil, err
-	}
-	c.f = f
+	c.f, c.good, c.tail = f, good, tail
 	return c, nil
+}
+
+// creatable says whether a missing file at path could be created: its
+// nearest existing ancestor is a directory this process may write in.
+func creatable(path string) error {
+	dir := filepath.Dir(path)
+	for {
+		st, err := os.Stat(dir)
+		if err == nil {
+			if !st.IsDir() {
+				return fmt.Errorf("%s is not a directory", dir)
+			}
+			return syscall.Access(dir, 2) // W_OK
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return err
+		}
+		dir = parent
+	}
+}
+
+// appendable makes the file ready for Put's appends (c.mu held): a missing
+// file is created with its directory; a loaded one has its complete last entry
+// ended with a newline and a torn last line dropped, and is positioned at its
+// end.
+func (c *Cache) appendable() error {
+	if c.f == nil {
+		if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil { //nolint:gosec // G301: the cache's directory, 0755 like atomicfile's output directories
+			return fmt.Errorf("failed to create the cache directory: %w", err)
+		}
+		f, err := os.OpenFile(c.path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK, 0o644) //nolint:gosec // G302: grades, reasons and token counts (no key, no secret), shared with CI steps like the reports
+		if err != nil {
+			return fmt.Errorf("failed to create the judge cache: %w", err)
+		}
+		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+			f.Close()
+			return refuseSpecial(c.path, "the judge cache")
+		}
+		c.f = f
+	} else {
+		if c.tail != nil {
+			// A complete last entry without its newline: end it before appending.
+			if _, err := c.f.WriteAt(append(bytes.Clone(c.tail), '\n'), c.good); err != nil {
+				return fmt.Errorf("failed to repair the judge cache %s: %w", c.path, err)
+			}
+			c.good += int64(len(c.tail)) + 1
+			c.tail = nil
+		}
+		if st, err := c.f.Stat(); err == nil && st.Size() != c.good {
+			// Drop a torn last line so that appends start on a line boundary.
+			if err := c.f.Truncate(c.good); err != nil {
+				return fmt.Errorf("failed to repair the judge cache %s: %w", c.path, err)
+			}
+		}
+	}
+	if _, err := c.f.Seek(0, io.SeekEnd); err != nil {
+		return fmt.Errorf("failed to open the judge cache %s: %w", c.path, err)
+	}
+	c.ready = true
+	return nil
 }
 
 // refuseSpecial refuses a path that exists and is not a regular file (a named
@@ -250,8 +318,13 @@ func (c *Cache) Put(e Entry) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.entries[e.Key] = e
-	if c.f == nil {
+	if c.path == "" || c.closed {
 		return nil
+	}
+	if !c.ready {
+		if err := c.appendable(); err != nil {
+			return err
+		}
 	}
 	if _, err := c.f.Write(line); err != nil {
 		return fmt.Errorf("failed to append to the judge cache %s: %w", c.path, err)
@@ -263,7 +336,7 @@ func (c *Cache) Put(e Entry) error {
 func (c *Cache) Sync() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.f == nil {
+	if !c.ready || c.f == nil {
 		return nil
 	}
 	return c.f.Sync()
@@ -273,10 +346,14 @@ func (c *Cache) Sync() error {
 func (c *Cache) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.closed = true
 	if c.f == nil {
 		return nil
 	}
-	err := c.f.Sync()
+	var err error
+	if c.ready {
+		err = c.f.Sync()
+	}
 	if cerr := c.f.Close(); err == nil {
 		err = cerr
 	}

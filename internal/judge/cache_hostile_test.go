@@ -9,8 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Issue 20 item 3: the cache opener drops a torn last line only from a file that
-// is recognisably a judge cache; any other file is refused and left as it was.
+// Issue 20 item 3: the cache drops a torn last line only from a file that is
+// recognisably a judge cache; any other file is refused and left as it was.
+// The repair (a torn line dropped, a last entry's newline added) is made by the
+// first judgment appended, never by opening it.
 func TestOpenCacheRefusesNonCacheNeverTruncates(t *testing.T) {
 	entry := `{"key":"k1","grade":2,"reason":"r","model":"m","prompt_hash":"h","repeat":0,"answer_format":"json","prompt_tokens":1,"completion_tokens":1}`
 	for _, tt := range []struct {
@@ -37,8 +39,69 @@ func TestOpenCacheRefusesNonCacheNeverTruncates(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
+			assert.Equal(t, tt.text, string(b), "opening the cache changed it")
 			require.NoError(t, c.Close())
-			assert.Equal(t, tt.want, string(b))
+			b, rerr = os.ReadFile(path)
+			require.NoError(t, rerr)
+			assert.Equal(t, tt.text, string(b), "a run without a judgment changed the cache")
+			// The repair is made by the first judgment appended.
+			c, err = OpenCache(path)
+			require.NoError(t, err)
+			require.NoError(t, c.Put(Entry{Key: "k9", Grade: 1}))
+			require.NoError(t, c.Close())
+			b, rerr = os.ReadFile(path)
+			require.NoError(t, rerr)
+			assert.Equal(t, tt.want+`{"key":"k9","grade":1,"reason":"","model":"","prompt_hash":"","repeat":0,"answer_format":"","prompt_tokens":0,"completion_tokens":0}`+"\n", string(b))
 		})
 	}
+}
+
+// Opening a cache writes nothing: a missing cache (and its directory) is
+// created by the first judgment appended, so a run refused for its inputs
+// after the cache was opened, or one that makes no judgment, leaves no empty
+// cache behind (judge --run with a malformed run left
+// .retrieval-gate-cache/judge.jsonl).
+func TestOpenCacheCreatesNothingBeforeAPut(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cache-dir", "judge.jsonl")
+	c, err := OpenCache(path)
+	require.NoError(t, err)
+	require.NoError(t, c.Sync())
+	require.NoError(t, c.Close())
+	_, err = os.Stat(filepath.Dir(path))
+	require.ErrorIs(t, err, os.ErrNotExist, "a cache without a judgment was created")
+
+	c, err = OpenCache(path)
+	require.NoError(t, err)
+	require.NoError(t, c.Put(Entry{Key: "k1", Grade: 2}))
+	require.NoError(t, c.Close())
+	c, err = OpenCache(path)
+	require.NoError(t, err)
+	assert.Equal(t, 1, c.Loaded())
+	require.NoError(t, c.Put(Entry{Key: "k2", Grade: 1}))
+	require.NoError(t, c.Close())
+	// A Put after Close is kept in memory only, as before.
+	require.NoError(t, c.Put(Entry{Key: "k3", Grade: 1}))
+	c, err = OpenCache(path)
+	require.NoError(t, err)
+	assert.Equal(t, 2, c.Loaded())
+	require.NoError(t, c.Close())
+}
+
+// A cache that cannot be created (in a directory this process may not write
+// in) is refused when it is opened, before any request, as it was before its
+// creation moved to the first judgment. Root may write anywhere: the test
+// needs another user.
+func TestOpenCacheRefusesAnUncreatableCache(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may write in a read-only directory")
+	}
+	dir := filepath.Join(t.TempDir(), "ro")
+	require.NoError(t, os.Mkdir(dir, 0o555))
+	t.Cleanup(func() { _ = os.Chmod(dir, 0o755) })
+	_, err := OpenCache(filepath.Join(dir, "sub", "judge.jsonl"))
+	require.ErrorContains(t, err, "failed to create the judge cache")
+	c, err := OpenCache(filepath.Join(t.TempDir(), "new", "sub", "judge.jsonl"))
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
 }

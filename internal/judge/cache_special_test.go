@@ -3,6 +3,7 @@ package judge_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -51,4 +52,27 @@ func TestCacheMustBeARegularFile(t *testing.T) {
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Len(t, ents, 1, "nothing written beside it")
+}
+
+// A batch's state file is a few hundred bytes: one larger than its cap (here
+// a valid state followed by 64 KiB of white space) is refused as an input
+// error before it is read whole; it was read with os.ReadFile, without a cap.
+func TestBatchStateCapped(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.batch.json")
+	state := `{"schema":"` + judge.BatchStateSchema + `","batch_id":"b1"}`
+	require.NoError(t, os.WriteFile(big, []byte(state+strings.Repeat(" ", 64<<10)), 0o644))
+	_, err := judge.ReadBatchState(big)
+	var ie *input.Error
+	require.ErrorAs(t, err, &ie)
+	assert.Contains(t, err.Error(), big+": larger than")
+
+	small := filepath.Join(dir, "small.batch.json")
+	require.NoError(t, os.WriteFile(small, []byte(state+"\n"), 0o644))
+	st, err := judge.ReadBatchState(small)
+	require.NoError(t, err)
+	assert.Equal(t, "b1", st.BatchID)
+	st, err = judge.ReadBatchState(filepath.Join(dir, "missing.batch.json"))
+	require.NoError(t, err)
+	assert.Nil(t, st)
 }

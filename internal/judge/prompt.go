@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
@@ -58,12 +60,35 @@ const MaxPromptBytes = 1 << 20
 // "file:" and the file's base name.
 func ParsePrompt(path string, b []byte) (*Prompt, error) {
 	t := string(b)
+	if err := CheckPlaceholders(path, t, QueryPlaceholder, DocumentPlaceholder, FormatPlaceholder); err != nil {
+		return nil, err
+	}
 	for _, ph := range []string{QueryPlaceholder, DocumentPlaceholder} {
 		if !strings.Contains(t, ph) {
 			return nil, input.Errorf(path, 0, "prompt template has no %s placeholder", ph)
 		}
 	}
 	return newPrompt("file:"+filepath.Base(path), t), nil
+}
+
+// placeholderRE is what a template's author writes as a placeholder: a name
+// between double braces, spaces allowed inside them.
+var placeholderRE = regexp.MustCompile(`\{\{\s*[A-Za-z_][A-Za-z0-9_.-]*\s*\}\}`)
+
+// CheckPlaceholders refuses a placeholder of the template t (read from path)
+// that is none of known, at its line: it would be sent to the model as it is
+// ({{documents}}, {{ query }} and {{answer_fromat}} are not replaced), where the
+// author meant a value.
+func CheckPlaceholders(path, t string, known ...string) error {
+	for _, loc := range placeholderRE.FindAllStringIndex(t, -1) {
+		ph := t[loc[0]:loc[1]]
+		if slices.Contains(known, ph) {
+			continue
+		}
+		line := 1 + strings.Count(t[:loc[0]], "\n")
+		return input.Errorf(path, line, "unknown placeholder %q in the prompt template (it knows %s)", ph, strings.Join(known, ", "))
+	}
+	return nil
 }
 
 func newPrompt(version, t string) *Prompt {

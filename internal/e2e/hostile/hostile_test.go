@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/e2e/e2etest"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
 )
 
 // TestHostileCommands runs every file of the hostile corpus (testdata/hostile,
@@ -83,38 +85,97 @@ func hostileExpectations(readme string) (map[string]string, error) {
 	return out, nil
 }
 
-// hostileRuns are the command lines that read a file of each family; $F is the
+// hostileRun is a command line that reads a file of a family: $F is the
 // hostile file, $COPY a copy of it with the same base name (for a command that
-// appends to its input: the corpus is never modified), outputs go to out/.
-var hostileRuns = map[string][]string{
+// appends to its input: the corpus is never modified), $SHARDS a directory
+// holding only that copy (read as shards), $KB the file or a KB directory
+// holding it; outputs go to out/ (absent: the paths that must not exist after
+// a refusal, when not out). A line holding {{LLM_URL}} runs under fake-llm, a
+// stand-in chat server that counts its requests: a refused file makes none
+// (the input is refused before any request). errorsOnly: not run on an
+// accepted file (a whole pipeline's worth of work, with nothing to say of it).
+// only: evaluate's first stage is retrieve, whose reader the retrieve line
+// runs on every file; two files show evaluate refusing them before a request.
+type hostileRun struct {
+	line       string
+	absent     string
+	errorsOnly bool
+	only       []string // when set: run on these files of the family alone (a stage whose reader another line covers)
+}
+
+// Shared inputs of the command lines.
+const (
+	demoKB     = "$ROOT/testdata/demo/kb"
+	demoCases  = "$ROOT/testdata/demo/cases.jsonl"
+	oracle     = "$ROOT/internal/compare/testdata/oracle/dev300"
+	compareArg = "compare --qrels " + oracle + ".qrels --run a=" + oracle + ".run --bootstrap 100 --comment never --json out/x.json"
+	judgeArg   = "judge --judge-url {{LLM_URL}} --judge-model fake --k 1 --qrels out/q.txt --cache out/cache.jsonl"
+)
+
+var hostileRuns = map[string][]hostileRun{
 	"cases": {
-		"check --cases $F --kb $ROOT/testdata/demo/kb --comment never --json out/a.json --markdown out/a.md --cases-out out/c.jsonl --junit out/a.xml --codequality out/cq.json",
-		"retrieve --cases $F --kb $ROOT/testdata/demo/kb --out out/r.jsonl",
+		{line: "check --cases $F --kb " + demoKB + " --comment never --json out/a.json --markdown out/a.md --cases-out out/c.jsonl --junit out/a.xml --codequality out/cq.json"},
+		{line: "check --cases $SHARDS --kb " + demoKB + " --comment never --json out/a.json"},
+		{line: "retrieve --cases $F --kb " + demoKB + " --out out/r.jsonl"},
+		{line: judgeArg + " --kb " + demoKB + " --run a=$F"},
+		{line: compareArg + " --queries $F"},
+		{line: "evaluate --kb " + demoKB + " --cases $F --out ev --judge-url {{LLM_URL}} --judge-model fake --k 1 --bootstrap 100 --comment never", absent: "ev/run-dense.jsonl", errorsOnly: true,
+			only: []string{"dup-second-line.jsonl", "score-inf.parquet"}},
 	},
 	"kb": {
-		"check --cases $ROOT/testdata/demo/cases.jsonl --kb $KB --comment never --json out/a.json",
-		"retrieve --cases $ROOT/testdata/demo/cases.jsonl --kb $KB --out out/r.jsonl",
+		{line: "check --cases " + demoCases + " --kb $KB --comment never --json out/a.json"},
+		{line: "retrieve --cases " + demoCases + " --kb $KB --out out/r.jsonl"},
+		{line: judgeArg + " --kb $KB --run a=" + demoCases},
+		{line: "generate --kb $KB --generator-url {{LLM_URL}} --out out/g.jsonl"},
 	},
 	"labels": {
-		"calibrate --human $F --judge $ROOT/testdata/calibrate/judge.jsonl --lock $ROOT/testdata/calibrate/lock.json --comment never --json out/c.json",
-		"calibrate --human $ROOT/testdata/calibrate/human.jsonl --judge $F --lock $ROOT/testdata/calibrate/lock.json --comment never --json out/c.json",
+		{line: "calibrate --human $F --judge $ROOT/testdata/calibrate/judge.jsonl --lock $ROOT/testdata/calibrate/lock.json --comment never --json out/c.json"},
+		{line: "calibrate --human $ROOT/testdata/calibrate/human.jsonl --judge $F --lock $ROOT/testdata/calibrate/lock.json --comment never --json out/c.json"},
 	},
 	"lock": {
-		"calibrate --human $ROOT/testdata/calibrate/human.jsonl --judge $ROOT/testdata/calibrate/judge.jsonl --lock $F --comment never --json out/c.json",
+		{line: "calibrate --human $ROOT/testdata/calibrate/human.jsonl --judge $ROOT/testdata/calibrate/judge.jsonl --lock $F --comment never --json out/c.json"},
 	},
 	"qrels": {
-		"compare --qrels $F --run a=$ROOT/internal/compare/testdata/oracle/dev300.run --bootstrap 100 --comment never --json out/x.json",
+		{line: "compare --qrels $F --run a=" + oracle + ".run --bootstrap 100 --comment never --json out/x.json"},
+		{line: judgeArg + " --kb " + demoKB + " --run a=" + demoCases + " --known-qrels $F"},
 	},
 	// GITHUB_REF_NAME=main (set by hostileScript): the trend reads the records of main.
 	"history": {
-		"check --cases $ROOT/testdata/demo/cases.jsonl --kb $ROOT/testdata/demo/kb --comment never --history $COPY --markdown out/a.md --html out/a.html",
-		"report --history $F --html out/h.html",
+		{line: "check --cases " + demoCases + " --kb " + demoKB + " --comment never --history $COPY --markdown out/a.md --html out/a.html"},
+		{line: compareArg + " --history $COPY"},
+		{line: "evaluate --kb " + demoKB + " --cases " + demoCases + " --out ev --judge-url {{LLM_URL}} --judge-model fake --k 1 --bootstrap 100 --comment never --history $COPY", absent: "ev", errorsOnly: true},
+		{line: "report --history $F --html out/h.html"},
 	},
 	"baseline": {
-		"check --cases $ROOT/testdata/demo/cases.jsonl --kb $ROOT/testdata/demo/kb --comment never --baseline $F --json out/a.json --markdown out/a.md",
+		{line: "check --cases " + demoCases + " --kb " + demoKB + " --comment never --baseline $F --json out/a.json --markdown out/a.md"},
 	},
 	"run": {
-		"compare --qrels $ROOT/internal/compare/testdata/oracle/dev300.qrels --run a=$F --bootstrap 100 --comment never --json out/x.json",
+		{line: "compare --qrels " + oracle + ".qrels --run a=$F --bootstrap 100 --comment never --json out/x.json"},
+		{line: judgeArg + " --kb " + demoKB + " --run a=$F --queries $ROOT/testdata/compare/queries.jsonl"},
+	},
+	"cache": {
+		{line: judgeArg + " --kb " + demoKB + " --run a=" + demoCases + " --cache $COPY"},
+	},
+	"clusters": {
+		{line: compareArg + " --clusters $F"},
+	},
+	"sheet": {
+		{line: compareArg + " --human-qrels $F"},
+		{line: "calibrate --human-sheet $F --judge-qrels " + oracle + ".qrels --lock $ROOT/testdata/calibrate/relevance-lock.json --comment never --json out/c.json"},
+	},
+	"import": {
+		{line: "import --in $F --out out/x.jsonl"},
+	},
+	"from": {
+		{line: "report --from $F --markdown out/r.md"},
+	},
+	"queries": {
+		{line: judgeArg + " --kb " + demoKB + " --run a=$ROOT/testdata/compare/bm25.trec --queries $F"},
+		{line: "compare --qrels $ROOT/testdata/compare/qrels.trec --run a=$ROOT/testdata/compare/bm25.trec --bootstrap 100 --comment never --json out/x.json --queries $F"},
+	},
+	"prompt": {
+		{line: judgeArg + " --kb " + demoKB + " --run a=" + demoCases + " --prompt $F"},
+		{line: "generate --kb " + demoKB + " --generator-url {{LLM_URL}} --out out/g.jsonl --prompt $F"},
 	},
 }
 
@@ -137,25 +198,46 @@ func hostileScript(name, want string) string {
 	if family == "history" {
 		b.WriteString("env GITHUB_REF_NAME=main\n")
 	}
-	copied := false
 	for _, run := range runs {
-		if strings.Contains(run, "$COPY") && !copied {
-			fmt.Fprintf(&b, "mkdir copy\ncp %s copy/%s\n", file, base)
-			copied = true
+		if (run.errorsOnly && want == "accepted") || (run.only != nil && !slices.Contains(run.only, base)) {
+			continue
 		}
-		line := strings.NewReplacer("$F", file, "$KB", kb, "$COPY", "copy/"+base).Replace(run)
-		fmt.Fprintf(&b, "exec sh exit.sh retrieval-gate %s\n", line)
+		copied := strings.Contains(run.line, "$COPY")
+		if copied {
+			// A fresh copy for each command that may append to it.
+			fmt.Fprintf(&b, "rm copy\nmkdir copy\ncp %s copy/%s\n", file, base)
+		}
+		if strings.Contains(run.line, "$SHARDS") {
+			fmt.Fprintf(&b, "rm shards\nmkdir shards\ncp %s shards/%s\n", file, base)
+		}
+		line := strings.NewReplacer("$F", file, "$KB", kb, "$COPY", "copy/"+base, "$SHARDS", "shards").Replace(run.line)
+		llm := strings.Contains(line, "{{LLM_URL}}")
+		if llm {
+			line = "fake-llm -- retrieval-gate " + line
+		} else {
+			line = "retrieval-gate " + line
+		}
+		fmt.Fprintf(&b, "exec sh exit.sh %s\n", line)
 		b.WriteString("! stderr 'panic|goroutine [0-9]+'\n")
 		if want == "accepted" {
 			// Read: no reader error at a line of the file, whatever the verdict.
 			fmt.Fprintf(&b, "! stderr %s\n", quote(regexp.QuoteMeta(base+":")+"[0-9]+: (malformed|duplicate|invalid)"))
+			b.WriteString("rm out\n")
 			continue
 		}
 		b.WriteString("stdout '^exit=2$'\n")
 		fmt.Fprintf(&b, "stderr %s\n", quote(regexp.QuoteMeta(base+":")+"[0-9]+: "))
-		b.WriteString("! exists out\n")
+		absent := run.absent
+		if absent == "" {
+			absent = "out"
+		}
+		fmt.Fprintf(&b, "! exists %s\n", absent)
+		if llm {
+			// Refused before any request to the chat server.
+			b.WriteString("stderr '^fake-llm: 0 requests'\n")
+		}
 		if copied {
-			// Refused: the copy is left as it was (nothing appended).
+			// Refused: the copy is left as it was (nothing appended, nothing repaired).
 			fmt.Fprintf(&b, "cmp copy/%s %s\n", base, file)
 		}
 	}
@@ -168,6 +250,7 @@ func quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
 
-// TestMain builds the binary and puts it first on PATH; the test runs from the
-// repository root.
-func TestMain(m *testing.M) { e2etest.Main(m, nil) }
+// TestMain builds the binary and puts it first on PATH, with the stand-in
+// chat server (fake-llm) as a command of this test binary; the test runs from
+// the repository root.
+func TestMain(m *testing.M) { e2etest.Main(m, map[string]func(){"fake-llm": llmtest.Main}) }
