@@ -1,34 +1,361 @@
 package httpretry
 
 import (
-	"encoding/json"
+	"encoding/base64"
 	"net/url"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Redacted replaces a secret in messages.
 const Redacted = "***"
 
-// Redact removes every secret from msg: as given, URL-encoded and JSON-escaped
-// (a server echoing the key in a JSON error body or a URL). Secrets shorter than 4
-// bytes are ignored (they would blank ordinary words).
+// minFragment is the shortest piece of a secret Redact removes on its own: a
+// server's answer cut at a cap (ReadSnippet, a message's 300 characters) may
+// end inside a secret, and a server may echo a key's start or end
+// ("sk-proj-abc…xyz"); any 8 of its characters in a row are removed.
+const minFragment = 8
+
+// Redact removes every secret from msg, and every run of at least 8 of a
+// secret's consecutive characters (all of a shorter secret), in whatever form
+// a server may echo it (issue: a token GitLab wrote as "glpat-SECRET\u0074oken"
+// got past a match of the plain and json.Marshal forms):
+//
+//   - as given, in any letter case (a server may upper-case what it quotes);
+//   - each character possibly escaped, and the escapes mixed: JSON's \uXXXX
+//     (any hex case, and the backslash doubled as in JSON held in a JSON
+//     string) and its short escapes (\/ for a slash, as PHP and others write
+//     it); URL percent-encoding (%XX in any case, "+" for a space, encoded
+//     twice as %25XX); HTML character references (&#NN; &#xHH; &amp; &lt;
+//     &gt; &quot; &apos;) of an HTML error page;
+//   - base64 (standard or URL alphabet), at any alignment inside a longer
+//     encoded text, as in the Basic credentials "user:SECRET" of an
+//     Authorization header a server echoes (RFC 7617): the part of the
+//     encoding that only the secret's bytes determine.
+//
+// Secrets shorter than 4 bytes are ignored (they would blank ordinary words).
 func Redact(msg string, secrets ...string) string {
+	var pats []pattern
 	for _, s := range secrets {
 		s = strings.TrimSpace(s)
 		if len(s) < 4 {
 			continue
 		}
-		forms := []string{s, url.QueryEscape(s), url.PathEscape(s)}
-		if b, err := json.Marshal(s); err == nil {
-			forms = append(forms, strings.Trim(string(b), `"`))
-		}
-		for _, f := range forms {
-			if f != "" {
-				msg = strings.ReplaceAll(msg, f, Redacted)
-			}
+		pats = append(pats, newPattern(s, min(len(s), minFragment), false))
+		for _, b := range base64Cores(s) {
+			pats = append(pats, newPattern(b, len(b), true))
 		}
 	}
-	return msg
+	if len(pats) == 0 {
+		return msg
+	}
+	var out strings.Builder
+	last := 0 // msg[last:i] is not yet written
+	for i := 0; i < len(msg); {
+		end := 0
+		for k := range pats {
+			end = max(end, pats[k].longestAt(msg, i))
+		}
+		if end == 0 {
+			i++
+			continue
+		}
+		out.WriteString(msg[last:i])
+		out.WriteString(Redacted)
+		i, last = end, end
+	}
+	if last == 0 {
+		return msg
+	}
+	out.WriteString(msg[last:])
+	return out.String()
+}
+
+// pattern is one secret Redact looks for: any run of at least min of its
+// consecutive bytes, matched through the escapes (literal: byte for byte).
+type pattern struct {
+	s       string
+	min     int
+	literal bool
+	first   [256]bool  // the bytes a match may start with
+	starts  [256][]int // the offsets of s a match starting with a byte may start at
+	all     []int      // every offset a match may start at (an escape's first byte)
+}
+
+func newPattern(s string, minRun int, literal bool) pattern {
+	p := pattern{s: s, min: minRun, literal: literal}
+	for j := 0; j+minRun <= len(s); j++ {
+		if j > 0 && s[j] == ' ' {
+			continue // a piece starts after the scheme word's space ("Bearer KEY")
+		}
+		p.all = append(p.all, j)
+		if literal {
+			p.first[s[j]] = true
+			p.starts[s[j]] = append(p.starts[s[j]], j)
+			continue
+		}
+		lo, up := lower(s[j]), upper(s[j])
+		p.first[lo], p.first[up] = true, true
+		p.starts[lo] = append(p.starts[lo], j)
+		if up != lo {
+			p.starts[up] = append(p.starts[up], j)
+		}
+	}
+	if !literal {
+		for _, c := range "%\\&+" {
+			p.first[c] = true
+			p.starts[c] = p.all
+		}
+	}
+	return p
+}
+
+// longestAt is the end of the longest run of p's consecutive bytes (at least
+// p.min of them) that msg holds at i, 0 when none.
+func (p *pattern) longestAt(msg string, i int) int {
+	if !p.first[msg[i]] {
+		return 0
+	}
+	best := 0
+	for _, j := range p.starts[msg[i]] {
+		k, at := j, i
+		for k < len(p.s) && at < len(msg) {
+			var n, adv int
+			if p.literal {
+				if msg[at] == p.s[k] {
+					n, adv = 1, 1
+				}
+			} else {
+				n, adv = matchOne(msg, at, p.s, k)
+			}
+			if n == 0 {
+				break
+			}
+			at, k = at+n, k+adv
+		}
+		if at > best && (k-j == len(p.s) || k-j-spaces(p.s[j:k]) >= p.min) {
+			best = at
+		}
+	}
+	return best
+}
+
+// matchOne matches the secret's bytes at s[k:] against msg at i: one
+// character, as given (any ASCII case) or escaped. It returns the bytes of msg
+// consumed and of s matched (0, 0: no match).
+func matchOne(msg string, i int, s string, k int) (int, int) {
+	c := msg[i]
+	if lower(c) == lower(s[k]) {
+		return 1, 1
+	}
+	switch c {
+	case '+':
+		if s[k] == ' ' {
+			return 1, 1
+		}
+	case '%':
+		// %XX, possibly encoded again (%25XX).
+		j := i
+		for j+2 < len(msg) && msg[j+1] == '2' && msg[j+2] == '5' && j+4 < len(msg) && isHex(msg[j+3]) && isHex(msg[j+4]) {
+			j += 2 // "%25" is "%": its two digits drop
+		}
+		if j+2 < len(msg) && isHex(msg[j+1]) && isHex(msg[j+2]) {
+			v, _ := strconv.ParseUint(msg[j+1:j+3], 16, 8)
+			if byte(v) == s[k] {
+				return j + 3 - i, 1
+			}
+		}
+	case '\\':
+		j := i
+		for j < len(msg) && msg[j] == '\\' {
+			j++
+		}
+		if j == len(msg) {
+			break
+		}
+		if msg[j] == 'u' && j+5 <= len(msg) {
+			v, err := strconv.ParseUint(msg[j+1:j+5], 16, 16)
+			if err == nil {
+				r, n := rune(v), j+5-i
+				if r >= 0xD800 && r < 0xDC00 && n+6 <= len(msg)-i { // a surrogate pair
+					rest := msg[i+n:]
+					t := strings.TrimLeft(rest, `\`)
+					if strings.HasPrefix(t, "u") && len(t) >= 5 {
+						if lo, err := strconv.ParseUint(t[1:5], 16, 16); err == nil && lo >= 0xDC00 && lo < 0xE000 {
+							r = 0x10000 + (r-0xD800)<<10 + (rune(lo) - 0xDC00)
+							n += len(rest) - len(t) + 5
+						}
+					}
+				}
+				if m := matchRune(r, s, k); m > 0 {
+					return n, m
+				}
+			}
+			break
+		}
+		if e, ok := jsonShort[msg[j]]; ok && e == s[k] {
+			return j + 1 - i, 1
+		}
+		if j-i >= 2 && s[k] == '\\' { // an escaped backslash
+			return 2, 1
+		}
+	case '&':
+		semi := strings.IndexByte(msg[i:min(len(msg), i+12)], ';')
+		if semi < 0 {
+			break
+		}
+		ref := msg[i+1 : i+semi]
+		var r rune = -1
+		switch {
+		case strings.HasPrefix(ref, "#x") || strings.HasPrefix(ref, "#X"):
+			if v, err := strconv.ParseUint(ref[2:], 16, 32); err == nil {
+				r = rune(v)
+			}
+		case strings.HasPrefix(ref, "#"):
+			if v, err := strconv.ParseUint(ref[1:], 10, 32); err == nil {
+				r = rune(v)
+			}
+		default:
+			if v, ok := htmlNamed[strings.ToLower(ref)]; ok {
+				r = v
+			}
+		}
+		if m := matchRune(r, s, k); r >= 0 && m > 0 {
+			return semi + 1, m
+		}
+	}
+	return 0, 0
+}
+
+// jsonShort are JSON's two-character escapes (RFC 8259, section 7).
+var jsonShort = map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// htmlNamed are the character references an HTML page writes for the
+// characters a token may hold.
+var htmlNamed = map[string]rune{"amp": '&', "lt": '<', "gt": '>', "quot": '"', "apos": '\'', "sol": '/', "plus": '+', "equals": '=', "colon": ':'}
+
+// matchRune is the number of bytes of s at k that r's UTF-8 encoding matches
+// (any ASCII case), 0 when it does not.
+func matchRune(r rune, s string, k int) int {
+	if r < 0 || r > utf8.MaxRune {
+		return 0
+	}
+	var b [utf8.UTFMax]byte
+	n := utf8.EncodeRune(b[:], r)
+	if k+n > len(s) {
+		return 0
+	}
+	for x := range n {
+		if lower(b[x]) != lower(s[k+x]) {
+			return 0
+		}
+	}
+	return n
+}
+
+// spaces counts the white space in s: a piece of "Bearer KEY" counts only
+// its other characters.
+func spaces(s string) int {
+	return len(s) - len(strings.Join(strings.Fields(s), ""))
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func upper(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= lower(c) && lower(c) <= 'f'
+}
+
+// base64Cores are the parts of s's base64 encodings that its bytes alone
+// determine, at each of the three alignments it may have inside a longer
+// encoded text ("user:" before it), in both alphabets (RFC 4648, sections 4
+// and 5). A secret too short to have a core of 12 characters has none.
+func base64Cores(s string) []string {
+	var out []string
+	for a := range 3 {
+		full := base64.StdEncoding.EncodeToString(append(make([]byte, a), s...))
+		start := 0
+		if a > 0 {
+			start = 4 // the first group holds the bytes before s
+		}
+		end := (a + len(s)) / 3 * 4 // the last group may hold the bytes after s
+		if end-start < 12 {
+			continue
+		}
+		core := full[start:end]
+		out = append(out, core)
+		if u := strings.NewReplacer("+", "-", "/", "_").Replace(core); u != core {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// URLSecrets are the credentials a URL carries: its user name and password
+// (which Go's client sends as Basic credentials), and the value of every query
+// parameter whose name says key, token, secret, auth, password or signature
+// (Gemini's API accepts its key as the "key" query parameter besides the
+// x-goog-api-key header: ai.google.dev/gemini-api/docs/api-key).
+func URLSecrets(raw string) []string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if u.User != nil {
+		// A user name alone is the credential (https://TOKEN@host); beside a
+		// password it is a name ("oauth2", "x-access-token").
+		if p, ok := u.User.Password(); ok {
+			out = append(out, p, u.User.Username()+":"+p)
+		} else {
+			out = append(out, u.User.Username())
+		}
+	}
+	for name, vs := range u.Query() {
+		if sensitiveHeader(name) || strings.Contains(strings.ToLower(name), "sig") {
+			out = append(out, vs...)
+		}
+	}
+	return out
+}
+
+// RedactURL is raw for a message: its user information and its credential
+// query values (URLSecrets) replaced by Redacted.
+func RedactURL(raw string) string {
+	secrets := URLSecrets(raw)
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return Redact(raw, secrets...)
+	}
+	if u.User != nil {
+		u.User = url.User(Redacted)
+	}
+	if u.RawQuery != "" {
+		params := strings.Split(u.RawQuery, "&")
+		for i, kv := range params {
+			name, _, ok := strings.Cut(kv, "=")
+			if n, err := url.QueryUnescape(name); err == nil {
+				name = n
+			}
+			if ok && (sensitiveHeader(name) || strings.Contains(strings.ToLower(name), "sig")) {
+				params[i] = kv[:strings.IndexByte(kv, '=')+1] + Redacted
+			}
+		}
+		u.RawQuery = strings.Join(params, "&")
+	}
+	return Redact(u.String(), secrets...)
 }
 
 // redactedError is an error whose message has the secrets removed; errors.Is and
