@@ -94,3 +94,37 @@ func TestCompleteErrorHidesURLCredentials(t *testing.T) {
 	assert.Contains(t, err.Error(), "bad request")
 	assertNoPiece(t, err.Error(), pw)
 }
+
+// A batch that failed with an error whose text echoes the key (the OpenAI
+// batch's errors.data, Gemini's operation error): the job's error text holds
+// none of it, which judge prints when the batch fails.
+func TestBatchJobErrorTextRedacted(t *testing.T) {
+	const key = "AIzaSyK4q-Tn8Wm2Rc6Xv0Lb3Hd7"
+	escaped := strings.ReplaceAll(key, "q", `\u0071`)
+	for name, tc := range map[string]struct {
+		body string
+		new  func(u string) (llm.BatchService, error)
+	}{
+		"openai": {`{"id":"b1","object":"batch","status":"failed","errors":{"data":[{"code":"invalid","message":"key ` + escaped + ` refused"}]}}`,
+			func(u string) (llm.BatchService, error) { return llm.NewBatchClient(llm.Config{URL: u, APIKey: key}) }},
+		"gemini": {`{"name":"batches/b1","done":true,"error":{"code":3,"message":"key ` + escaped + ` refused"}}`,
+			func(u string) (llm.BatchService, error) {
+				return llm.NewGeminiBatchClient(u, "gemini-2.0-flash", key, nil)
+			}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			c, err := tc.new(srv.URL)
+			require.NoError(t, err)
+			j, err := c.Get(context.Background(), "batches/b1")
+			require.NoError(t, err)
+			require.True(t, j.Failed)
+			assert.Contains(t, j.ErrorText, "refused")
+			assertNoPiece(t, j.ErrorText, key)
+		})
+	}
+}
