@@ -332,16 +332,18 @@ func URLSecrets(raw string) []string {
 }
 
 // RedactURL is raw for a message: its user information and its credential
-// query values (URLSecrets) replaced by Redacted.
+// query values (URLSecrets) replaced by Redacted; raw itself when it has none.
 func RedactURL(raw string) string {
 	secrets := URLSecrets(raw)
+	if len(secrets) == 0 {
+		return raw
+	}
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
 		return Redact(raw, secrets...)
 	}
-	if u.User != nil {
-		u.User = url.User(Redacted)
-	}
+	hadUser := u.User != nil
+	u.User = nil
 	if u.RawQuery != "" {
 		params := strings.Split(u.RawQuery, "&")
 		for i, kv := range params {
@@ -355,7 +357,11 @@ func RedactURL(raw string) string {
 		}
 		u.RawQuery = strings.Join(params, "&")
 	}
-	return Redact(u.String(), secrets...)
+	out := u.String()
+	if hadUser { // as ***, which url.User would percent-encode
+		out = strings.Replace(out, "//", "//"+Redacted+"@", 1)
+	}
+	return Redact(out, secrets...)
 }
 
 // redactedError is an error whose message has the secrets removed; errors.Is and
