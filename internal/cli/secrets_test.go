@@ -3,14 +3,18 @@ package cli
 import (
 	"context"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/e2e/e2etest"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
 )
 
@@ -53,5 +57,43 @@ func TestEvaluateWritesNoSecret(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A command's error that names its server by the URL it was given (the chat
+// client's "URL: chat-completions response has no choices") shows the URL's
+// credentials as ***, on standard error and in the Actions annotation alike.
+func TestErrorHidesURLCredentials(t *testing.T) {
+	const pw = "pw-Cv7Hn1Rj5Wb9Ge3"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"choices":[]}`))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	kb := filepath.Join(dir, "kb.jsonl")
+	require.NoError(t, os.WriteFile(kb, []byte(evaluateKB), 0o644))
+	var stderr e2etest.LockedBuffer
+	u := strings.Replace(srv.URL, "http://", "http://user:"+pw+"@", 1) + "/v1?key=" + pw
+	code := RunFactory(context.Background(), NewFactory(retrieveEnv(&stderr, nil)),
+		[]string{"generate", "--kb", kb, "--out", filepath.Join(dir, "g.jsonl"), "--generator-url", u, "--per-locale", "1"})
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, stderr.String(), "has no choices")
+	assert.NotContains(t, stderr.String(), pw[:8])
+}
+
+// The secrets the last redaction knows include every batch provider's key
+// variable (llm.ProviderKeyEnv: ANTHROPIC_API_KEY, GEMINI_API_KEY,
+// GOOGLE_API_KEY), not only OpenAI's.
+func TestSecretsKnowEveryProviderKey(t *testing.T) {
+	vars := map[string]string{}
+	for _, names := range llm.ProviderKeyEnv {
+		for _, name := range names {
+			vars[name] = "key-of-" + name
+		}
+	}
+	var stderr e2etest.LockedBuffer
+	got := NewFactory(retrieveEnv(&stderr, vars)).secrets()
+	for _, v := range vars {
+		assert.Contains(t, got, v)
 	}
 }

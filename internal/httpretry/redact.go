@@ -3,6 +3,7 @@ package httpretry
 import (
 	"encoding/base64"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -362,6 +363,20 @@ func RedactURL(raw string) string {
 		out = strings.Replace(out, "//", "//"+Redacted+"@", 1)
 	}
 	return Redact(out, secrets...)
+}
+
+// urlInText is a URL in a message: a scheme, "://" and what follows up to
+// white space or a quote.
+var urlInText = regexp.MustCompile("[A-Za-z][A-Za-z0-9+.-]*://[^\\s\"'<>`]+")
+
+// RedactURLsIn is msg with the credentials of every URL it names replaced by
+// Redacted (RedactURL): an error that names a server by the URL it was given,
+// user information or key parameter included.
+func RedactURLsIn(msg string) string {
+	if !strings.Contains(msg, "://") {
+		return msg
+	}
+	return urlInText.ReplaceAllStringFunc(msg, RedactURL)
 }
 
 // redactedError is an error whose message has the secrets removed; errors.Is and

@@ -167,3 +167,17 @@ func TestRedactKeepsOtherText(t *testing.T) {
 	assert.Equal(t, "a *** b", Redact("a abcd b", "abcd"), "a short secret whole")
 	assert.Equal(t, "a abc b", Redact("a abc b", "abcd"))
 }
+
+// RedactURLsIn hides the credentials of every URL a message names and leaves
+// the rest of the message, and a URL without credentials, as they were.
+func TestRedactURLsIn(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://u:pw-Secret1@h:8000/v1/chat: no choices":       "http://***@h:8000/v1/chat: no choices",
+		`POST "https://h/v1beta/x?key=AIzaK3y&alt=sse" failed`: `POST "https://h/v1beta/x?key=***&alt=sse" failed`,
+		"https://tok-abcdefgh@gitlab.example/api/v4 refused":   "https://***@gitlab.example/api/v4 refused",
+		"http://127.0.0.1:1/v1?page=2 and http://h/x":          "http://127.0.0.1:1/v1?page=2 and http://h/x",
+		"no URL at all: a://":                                  "no URL at all: a://",
+	} {
+		assert.Equal(t, want, RedactURLsIn(in), in)
+	}
+}
