@@ -120,111 +120,169 @@ func (p *pattern) longestAt(msg string, i int) int {
 	}
 	best := 0
 	for _, j := range p.starts[msg[i]] {
-		k, at := j, i
-		for k < len(p.s) && at < len(msg) {
-			var n, adv int
-			if p.literal {
-				if msg[at] == p.s[k] {
-					n, adv = 1, 1
-				}
-			} else {
-				n, adv = matchOne(msg, at, p.s, k)
-			}
-			if n == 0 {
-				break
-			}
-			at, k = at+n, k+adv
-		}
-		if at > best && (k-j == len(p.s) || k-j-spaces(p.s[j:k]) >= p.min) {
-			best = at
-		}
+		var seen map[[2]int]bool
+		p.walk(msg, i, j, j, &best, &seen)
 	}
 	return best
 }
 
-// matchOne matches the secret's bytes at s[k:] against msg at i: one
-// character, as given (any ASCII case) or escaped. It returns the bytes of msg
-// consumed and of s matched (0, 0: no match).
-func matchOne(msg string, i int, s string, k int) (int, int) {
+// walk matches p.s from k (the run began at j) against msg from at, trying
+// every reading of an ambiguous character ("%41" is "%41" in a secret holding
+// it, "A" percent-encoded in one that does not), and raises best to the end
+// of every qualifying run. seen holds the places of a branch already walked
+// (a run of backslashes reads as escaped backslashes or as themselves: the
+// readings would multiply).
+func (p *pattern) walk(msg string, at, k, j int, best *int, seen *map[[2]int]bool) {
+	for {
+		if at > *best && k > j && (k-j == len(p.s) || k-j-spaces(p.s[j:k]) >= p.min) {
+			*best = at
+		}
+		if k == len(p.s) || at == len(msg) {
+			return
+		}
+		if p.literal {
+			if msg[at] != p.s[k] {
+				return
+			}
+			at, k = at+1, k+1
+			continue
+		}
+		var alts [3]step
+		n := matches(msg, at, p.s, k, &alts)
+		if n == 0 {
+			return
+		}
+		if n > 1 {
+			if *seen == nil {
+				*seen = map[[2]int]bool{}
+			}
+			if (*seen)[[2]int{at, k}] {
+				return
+			}
+			(*seen)[[2]int{at, k}] = true
+			for _, a := range alts[1:n] {
+				p.walk(msg, at+a.n, k+a.adv, j, best, seen)
+			}
+		}
+		at, k = at+alts[0].n, k+alts[0].adv
+	}
+}
+
+// step is one reading of a character of msg: the bytes of msg it takes and
+// of the secret it matches.
+type step struct{ n, adv int }
+
+// matches writes into out the readings of msg at i that match the secret's
+// bytes at s[k:]: the character as given (any ASCII case) or escaped; it
+// returns their number.
+func matches(msg string, i int, s string, k int, out *[3]step) int {
+	n := 0
 	c := msg[i]
 	if lower(c) == lower(s[k]) {
-		return 1, 1
+		out[n] = step{1, 1}
+		n++
 	}
 	switch c {
 	case '+':
 		if s[k] == ' ' {
-			return 1, 1
+			out[n] = step{1, 1}
+			n++
 		}
 	case '%':
-		// %XX, possibly encoded again (%25XX).
-		j := i
-		for j+2 < len(msg) && msg[j+1] == '2' && msg[j+2] == '5' && j+4 < len(msg) && isHex(msg[j+3]) && isHex(msg[j+4]) {
-			j += 2 // "%25" is "%": its two digits drop
-		}
-		if j+2 < len(msg) && isHex(msg[j+1]) && isHex(msg[j+2]) {
-			v, _ := strconv.ParseUint(msg[j+1:j+3], 16, 8)
+		// %XX, and %25XX (encoded twice).
+		if i+2 < len(msg) && isHex(msg[i+1]) && isHex(msg[i+2]) {
+			v, _ := strconv.ParseUint(msg[i+1:i+3], 16, 8)
 			if byte(v) == s[k] {
-				return j + 3 - i, 1
+				out[n] = step{3, 1}
+				n++
+			}
+			if v == '%' && i+4 < len(msg) && isHex(msg[i+3]) && isHex(msg[i+4]) {
+				v, _ = strconv.ParseUint(msg[i+3:i+5], 16, 8)
+				if byte(v) == s[k] {
+					out[n] = step{5, 1}
+					n++
+				}
 			}
 		}
 	case '\\':
-		j := i
-		for j < len(msg) && msg[j] == '\\' {
-			j++
-		}
-		if j == len(msg) {
-			break
-		}
-		if msg[j] == 'u' && j+5 <= len(msg) {
-			v, err := strconv.ParseUint(msg[j+1:j+5], 16, 16)
-			if err == nil {
-				r, n := rune(v), j+5-i
-				if r >= 0xD800 && r < 0xDC00 && n+6 <= len(msg)-i { // a surrogate pair
-					rest := msg[i+n:]
-					t := strings.TrimLeft(rest, `\`)
-					if strings.HasPrefix(t, "u") && len(t) >= 5 {
-						if lo, err := strconv.ParseUint(t[1:5], 16, 16); err == nil && lo >= 0xDC00 && lo < 0xE000 {
-							r = 0x10000 + (r-0xD800)<<10 + (rune(lo) - 0xDC00)
-							n += len(rest) - len(t) + 5
-						}
-					}
-				}
-				if m := matchRune(r, s, k); m > 0 {
-					return n, m
-				}
-			}
-			break
-		}
-		if e, ok := jsonShort[msg[j]]; ok && e == s[k] {
-			return j + 1 - i, 1
-		}
-		if j-i >= 2 && s[k] == '\\' { // an escaped backslash
-			return 2, 1
+		if c, adv := jsonEscape(msg, i, s, k); c > 0 {
+			out[n] = step{c, adv}
+			n++
 		}
 	case '&':
-		semi := strings.IndexByte(msg[i:min(len(msg), i+12)], ';')
-		if semi < 0 {
-			break
+		if c, adv := htmlReference(msg, i, s, k); c > 0 {
+			out[n] = step{c, adv}
+			n++
 		}
-		ref := msg[i+1 : i+semi]
-		var r rune = -1
-		switch {
-		case strings.HasPrefix(ref, "#x") || strings.HasPrefix(ref, "#X"):
-			if v, err := strconv.ParseUint(ref[2:], 16, 32); err == nil {
-				r = rune(v)
-			}
-		case strings.HasPrefix(ref, "#"):
-			if v, err := strconv.ParseUint(ref[1:], 10, 32); err == nil {
-				r = rune(v)
-			}
-		default:
-			if v, ok := htmlNamed[strings.ToLower(ref)]; ok {
-				r = v
+	}
+	return n
+}
+
+// jsonEscape matches a JSON escape of msg at i (its backslash possibly
+// doubled, as in JSON held in a JSON string) against s[k:].
+func jsonEscape(msg string, i int, s string, k int) (int, int) {
+	j := i
+	for j < len(msg) && msg[j] == '\\' {
+		j++
+	}
+	if j == len(msg) {
+		return 0, 0
+	}
+	if msg[j] == 'u' && j+5 <= len(msg) {
+		v, err := strconv.ParseUint(msg[j+1:j+5], 16, 16)
+		if err != nil {
+			return 0, 0
+		}
+		r, n := rune(v), j+5-i
+		if r >= 0xD800 && r < 0xDC00 { // a surrogate pair
+			rest := msg[i+n:]
+			t := strings.TrimLeft(rest, `\`)
+			if strings.HasPrefix(t, "u") && len(t) >= 5 {
+				if lo, err := strconv.ParseUint(t[1:5], 16, 16); err == nil && lo >= 0xDC00 && lo < 0xE000 {
+					r = 0x10000 + (r-0xD800)<<10 + (rune(lo) - 0xDC00)
+					n += len(rest) - len(t) + 5
+				}
 			}
 		}
-		if m := matchRune(r, s, k); r >= 0 && m > 0 {
-			return semi + 1, m
+		if m := matchRune(r, s, k); m > 0 {
+			return n, m
 		}
+		return 0, 0
+	}
+	if e, ok := jsonShort[msg[j]]; ok && e == s[k] {
+		return j + 1 - i, 1
+	}
+	if j-i >= 2 && s[k] == '\\' { // an escaped backslash
+		return 2, 1
+	}
+	return 0, 0
+}
+
+// htmlReference matches an HTML character reference of msg at i against
+// s[k:].
+func htmlReference(msg string, i int, s string, k int) (int, int) {
+	semi := strings.IndexByte(msg[i:min(len(msg), i+12)], ';')
+	if semi < 0 {
+		return 0, 0
+	}
+	ref := msg[i+1 : i+semi]
+	var r rune = -1
+	switch {
+	case strings.HasPrefix(ref, "#x") || strings.HasPrefix(ref, "#X"):
+		if v, err := strconv.ParseUint(ref[2:], 16, 32); err == nil {
+			r = rune(v)
+		}
+	case strings.HasPrefix(ref, "#"):
+		if v, err := strconv.ParseUint(ref[1:], 10, 32); err == nil {
+			r = rune(v)
+		}
+	default:
+		if v, ok := htmlNamed[strings.ToLower(ref)]; ok {
+			r = v
+		}
+	}
+	if m := matchRune(r, s, k); r >= 0 && m > 0 {
+		return semi + 1, m
 	}
 	return 0, 0
 }

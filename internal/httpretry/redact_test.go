@@ -181,3 +181,91 @@ func TestRedactURLsIn(t *testing.T) {
 		assert.Equal(t, want, RedactURLsIn(in), in)
 	}
 }
+
+// FuzzRedact: a secret written into a message with each of its characters in
+// one of the forms a server may use (chosen by forms, one byte a character:
+// as is, upper case, \uXXXX, \/, %XX, %25XX, &#xHH;, &#NN;), between any two
+// texts, leaves no 8 of its characters in a row once the message is decoded
+// (assertNoSecret decodes apart from Redact); and a message without the
+// secret's characters is left as it was.
+func FuzzRedact(f *testing.F) {
+	f.Add("sk-proj-Q7f/9xZk+2LmN0pW", "error: ", " refused", []byte{0, 1, 2, 3, 4, 5, 6, 7})
+	f.Add("glpat-SECRETtoken0123", `{"message":{"token":["`, `"]}}`, []byte{2, 2, 2, 2})
+	f.Add("AIzaSyK4q-Tn8Wm2Rc6Xv0Lb3Hd7", "<p>", "</p>", []byte{6, 7})
+	f.Fuzz(func(t *testing.T, secret, before, after string, forms []byte) {
+		secret = strings.TrimSpace(secret)
+		// A secret holding "*" could be spelt again by the *** that replaces
+		// a piece of it and its neighbours; no key, token or password of the
+		// services here holds one.
+		if len(secret) < 8 || len(secret) > 64 || !isPrintableASCII(secret) || strings.Contains(secret, "*") || len(before)+len(after) > 256 {
+			return
+		}
+		var b strings.Builder
+		for i := range len(secret) {
+			c, form := secret[i], byte(0)
+			if len(forms) > 0 {
+				form = forms[i%len(forms)] % 8
+			}
+			switch form {
+			case 1:
+				b.WriteString(strings.ToUpper(string(c)))
+			case 2:
+				fmt.Fprintf(&b, `\u%04x`, c)
+			case 3:
+				if c == '/' {
+					b.WriteString(`\/`)
+				} else {
+					b.WriteByte(c)
+				}
+			case 4:
+				fmt.Fprintf(&b, "%%%02X", c)
+			case 5:
+				fmt.Fprintf(&b, "%%25%02x", c)
+			case 6:
+				fmt.Fprintf(&b, "&#x%x;", c)
+			case 7:
+				fmt.Fprintf(&b, "&#%d;", c)
+			default:
+				b.WriteByte(c)
+			}
+		}
+		msg := before + b.String() + after
+		assertNoSecret(t, Redact(msg, secret), secret)
+		plain := strings.Map(func(r rune) rune {
+			if strings.ContainsRune(strings.ToLower(secret)+strings.ToUpper(secret)+`%\&+`, r) {
+				return -1
+			}
+			return r
+		}, before+after)
+		if got := Redact(plain, secret); got != plain {
+			t.Fatalf("Redact changed %q into %q", plain, got)
+		}
+	})
+}
+
+func isPrintableASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// A character with two readings (a backslash: itself, or the first of an
+// escaped one; "%25": itself, or "%") is walked once a place: a secret of
+// backslashes against a run of them doubled the readings with each one, so
+// that Redact did not return.
+func TestRedactAmbiguousRunsBounded(t *testing.T) {
+	done := make(chan string, 1)
+	go func() {
+		done <- Redact("x"+strings.Repeat(`\`, 300)+"y", "k"+strings.Repeat(`\`, 40)) +
+			Redact(strings.Repeat("%25", 200), strings.Repeat("%", 40)+"k")
+	}()
+	select {
+	case got := <-done:
+		assert.Contains(t, got, "x")
+	case <-time.After(10 * time.Second):
+		t.Fatal("Redact did not return within 10 s")
+	}
+}
