@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -95,5 +96,44 @@ func TestSecretsKnowEveryProviderKey(t *testing.T) {
 	got := NewFactory(retrieveEnv(&stderr, vars)).secrets()
 	for _, v := range vars {
 		assert.Contains(t, got, v)
+	}
+}
+
+// judge against a chat server (a stand-in of OpenAI's chat completions) that
+// refuses every request with an error echoing the key, upper-cased and
+// JSON-escaped: the run stops, and nothing it wrote (standard error, the cache,
+// any output) holds 8 characters of the key in a row.
+func TestJudgeWritesNoEchoedKey(t *testing.T) {
+	const key = "sk-proj-Ua3Ke7Vf1Wb5Xc9"
+	var escaped strings.Builder
+	for i := range len(key) {
+		escaped.WriteString(fmt.Sprintf(`\u%04x`, key[i]))
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = fmt.Fprintf(w, `{"error":{"message":"key %s refused","type":"%s","code":"invalid_api_key"}}`, strings.ToUpper(key), escaped.String())
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	t.Chdir(dir)
+	require.NoError(t, os.WriteFile("run.jsonl", []byte(`{"id":"c1","query":"q","must_cite_one_of":["a"],"retrieved":["a"]}`+"\n"), 0o644))
+	require.NoError(t, os.WriteFile("kb.jsonl", []byte(`{"id":"a","text":"alpha"}`+"\n"), 0o644))
+	_, stdout, stderr := runIn(t, map[string]string{"RETRIEVAL_GATE_LLM_API_KEY": key}, "judge", "--judge-url", srv.URL, "--judge-model", "m",
+		"--run", "a=run.jsonl", "--kb", "kb.jsonl", "--qrels", "q.txt", "--cache", "cache.jsonl", "--judgments", "j.jsonl", "--json", "j.json")
+	texts := map[string]string{"stdout": stdout, "stderr": stderr}
+	for _, name := range []string{"q.txt", "cache.jsonl", "j.jsonl", "j.json"} {
+		if b, err := os.ReadFile(name); err == nil {
+			texts[name] = string(b)
+		}
+	}
+	require.Contains(t, stderr, "refused", "the server's message is shown")
+	for name, text := range texts {
+		text = strings.ToLower(text)
+		for j := 0; j+8 <= len(key); j++ {
+			if strings.Contains(text, strings.ToLower(key[j:j+8])) {
+				t.Errorf("%s holds %q of the key:\n%s", name, key[j:j+8], text)
+				break
+			}
+		}
 	}
 }
