@@ -269,3 +269,27 @@ func TestRedactAmbiguousRunsBounded(t *testing.T) {
 		t.Fatal("Redact did not return within 10 s")
 	}
 }
+
+// A server answering 429 with the key in X-RateLimit-Reset (a header value
+// the server chose): the reason of the *RateLimitError, which the clients
+// read with errors.As past the redaction of the error around it (GitLab's,
+// GitHub's and the history branch's messages quote it), holds none of it.
+func TestRateLimitReasonQuotesNoHeaderText(t *testing.T) {
+	const key = "glpat-Hd4Jw8Mx2Pz6"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-RateLimit-Remaining", "0")
+		w.Header().Set("X-RateLimit-Reset", "token "+r.Header.Get("Private-Token"))
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	hc := NewHTTPClient(&Transport{Policy: Policy{Attempts: 1}, Origin: Origin(srv.URL), Credentials: http.Header{"Private-Token": {key}}, Secrets: []string{key}})
+	resp, err := hc.Get(srv.URL)
+	if err == nil {
+		resp.Body.Close()
+	}
+	var rl *RateLimitError
+	require.ErrorAs(t, err, &rl)
+	assert.Contains(t, rl.Why, "X-RateLimit-Reset (24 bytes, not a number) is not a time")
+	assertNoSecret(t, rl.Why, key)
+	assertNoSecret(t, err.Error(), key)
+}
