@@ -97,6 +97,11 @@ func (f *Factory) flush() {
 func (f *Factory) secrets() []string {
 	g := f.Env.Getenv
 	s := []string{publish.Token(g), g("GITHUB_TOKEN"), g("GITLAB_TOKEN"), g("CI_JOB_TOKEN"), g("OPENAI_API_KEY"), g(llm.APIKeyEnv), g("CHROMA_API_KEY")}
+	for _, p := range llm.Providers { // the batch providers' keys (ANTHROPIC_API_KEY, GEMINI_API_KEY, GOOGLE_API_KEY)
+		for _, name := range llm.ProviderKeyEnv[p] {
+			s = append(s, g(name))
+		}
+	}
 	if v, ok := actionInput(f.Env, "chroma-api-key"); ok {
 		s = append(s, v)
 	}
@@ -181,7 +186,7 @@ func RunFactory(ctx context.Context, f *Factory, args []string) int {
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		var ge *GateError
 		if !errors.As(err, &ge) {
-			msg := guard.Clean(httpretry.Redact(err.Error(), f.secrets()...))
+			msg := guard.Clean(httpretry.RedactURLsIn(httpretry.Redact(err.Error(), f.secrets()...)))
 			// Inside Actions an input error is an ::error:: annotation (at its
 			// file and line when it names them) and a job-summary entry; the
 			// annotation is the log's one line about it.

@@ -13,6 +13,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/evaluate"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
@@ -171,6 +172,12 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	var notes []string
 	if o.Retrieval.StoreAPIKey != "" {
 		notes = append(notes, "The Chroma API key is not written here: set CHROMA_API_KEY to rerun a retrieve stage.")
+	}
+	for _, u := range []string{o.JudgeURL, o.GeneratorURL, o.ChromaURL, o.RerankURL, o.Retrieval.EmbedderURL} {
+		if len(httpretry.URLSecrets(u)) > 0 {
+			notes = append(notes, "A server URL's credentials are not written here (***): give them again to rerun its stage.")
+			break
+		}
 	}
 	if err := evaluate.WriteStages(stagesOut, plan.Stages(&o.Options, o.comment.args()...), notes...); err != nil {
 		return err

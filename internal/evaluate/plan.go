@@ -8,6 +8,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -169,12 +170,14 @@ func NewPlan(o *Options) *Plan {
 // Args are the stages' command lines (without the command's name), in order;
 // compareFlags (the comment's flags, which the caller owns) go on compare's
 // line before its runs. The Chroma API key is never written: a rerun reads it from the
-// environment (stages.txt says so).
+// environment (stages.txt says so); nor are a server URL's credentials (its
+// user information, a key in its query: httpretry.RedactURL), which are ***.
+// The lines are written (stages.txt) and shown, never run.
 func (p *Plan) Args(o *Options, compareFlags ...string) [][]string {
 	var out [][]string
 	if g := p.Generate; g != nil {
 		a := []string{"--kb", g.KB, "--out", g.Out, "--per-locale", strconv.Itoa(g.PerLocale),
-			"--generator-url", g.LLM.URL, "--concurrency", strconv.Itoa(g.LLM.Concurrency)}
+			"--generator-url", httpretry.RedactURL(g.LLM.URL), "--concurrency", strconv.Itoa(g.LLM.Concurrency)}
 		if g.LLM.Model != "" {
 			a = append(a, "--generator-model", g.LLM.Model)
 		}
@@ -189,7 +192,7 @@ func (p *Plan) Args(o *Options, compareFlags ...string) [][]string {
 		for _, f := range []struct{ name, v string }{{"chroma-url", o.ChromaURL}, {"chroma-tenant", r.Run.StoreTenant}, {"chroma-database", r.Run.StoreDatabase},
 			{"chroma-token-header", r.Run.StoreTokenHeader}, {"embedder-url", r.Run.EmbedderURL}, {"embedder-model", r.Run.EmbedderModel}, {"rerank-url", r.Run.RerankURL}} {
 			if f.v != "" && r.Run.FromEnv[f.name] == "" { // a value of the environment is left to it
-				a = append(a, "--"+f.name, f.v)
+				a = append(a, "--"+f.name, httpretry.RedactURL(f.v))
 			}
 		}
 		if r.Run.CreateDatabase {
@@ -198,7 +201,7 @@ func (p *Plan) Args(o *Options, compareFlags ...string) [][]string {
 		out = append(out, a)
 	}
 	j, c := p.Judge, p.Compare
-	ja := []string{"--kb", j.KB, "--k", strconv.Itoa(j.K), "--judge-url", j.LLM.URL, "--repeat", strconv.Itoa(j.Repeat),
+	ja := []string{"--kb", j.KB, "--k", strconv.Itoa(j.K), "--judge-url", httpretry.RedactURL(j.LLM.URL), "--repeat", strconv.Itoa(j.Repeat),
 		"--concurrency", strconv.Itoa(j.LLM.Concurrency), "--max-requests", strconv.FormatInt(j.LLM.MaxRequests, 10),
 		"--cache", j.Cache, "--qrels", j.QrelsOut, "--judgments", j.JudgmentsOut, "--json", j.JSONOut}
 	if j.LLM.Model != "" {

@@ -1,6 +1,7 @@
 package evaluate
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -76,4 +77,30 @@ func TestPlanChainsTheStages(t *testing.T) {
 		names = append(names, s.Name)
 	}
 	assert.Equal(t, []string{"generate", "retrieve", "retrieve", "retrieve", "judge", "compare"}, names)
+}
+
+// A server URL given with credentials (user information; a key as a query
+// parameter, as Gemini's API takes it besides its x-goog-api-key header:
+// ai.google.dev/gemini-api/docs/api-key) is not written into the stages'
+// command lines (stages.txt, the stage shown as it starts): *** instead.
+func TestStagesHideURLCredentials(t *testing.T) {
+	const pw, key, tok = "pw-Wn3Kd7Fh1Sx5", "AIzaTg6Bp2Lc8Mv4", "tok-Yr9Qe3Uj7Ho1"
+	o := validOptions()
+	o.JudgeURL = "https://user:" + pw + "@judge.example/v1"
+	o.GeneratorURL = "https://gen.example/v1?key=" + key
+	o.ChromaURL = "https://" + tok + "@chroma.example"
+	o.RerankURL = "http://user:" + pw + "@rerank:8080"
+	o.Retrieval.EmbedderURL = "http://embed.example/v1?api_key=" + key
+	require.NoError(t, o.Validate())
+	p := NewPlan(&o)
+	var all strings.Builder
+	for _, s := range p.Stages(&o) {
+		all.WriteString(s.String() + "\n")
+	}
+	for _, s := range []string{pw, key, tok} {
+		assert.NotContains(t, all.String(), s[:8])
+	}
+	assert.Contains(t, all.String(), "https://***@judge.example/v1")
+	assert.Contains(t, all.String(), "https://gen.example/v1?key=***")
+	assert.Contains(t, all.String(), "--judge-model jm", "the rest as it was")
 }

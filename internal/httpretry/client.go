@@ -73,7 +73,7 @@ func (c *Client) Post(ctx context.Context, url string, body []byte) ([]byte, err
 		limit = MaxAnswer
 	}
 	t := &Transport{Base: counter, Policy: p, Origin: Origin(url), Credentials: c.Header, Secrets: c.Secrets, MaxBody: limit}
-	secrets := t.secrets()
+	secrets := t.secrets(url)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, redactErr(err, secrets)
@@ -93,14 +93,14 @@ func (c *Client) Post(ctx context.Context, url string, body []byte) ([]byte, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 == 2 {
-		data, err := ReadAnswer(ctx, resp.Body, resp.ContentLength, c.MaxAnswer, url)
+		data, err := ReadAnswer(ctx, resp.Body, resp.ContentLength, c.MaxAnswer, RedactURL(url))
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			var tl *TooLargeError
 			if !errors.As(err, &tl) {
-				err = fmt.Errorf("%s: reading the response: %w", url, cleanNetError(err))
+				err = fmt.Errorf("%s: reading the response: %w", RedactURL(url), cleanNetError(err))
 			}
 			return nil, redactErr(err, secrets)
 		}
@@ -108,9 +108,10 @@ func (c *Client) Post(ctx context.Context, url string, body []byte) ([]byte, err
 	}
 	data, err := ReadSnippet(resp.Body, maxErrorBody)
 	if err != nil {
-		return nil, redactErr(fmt.Errorf("%s: reading the response: %w", url, cleanNetError(err)), secrets)
+		return nil, redactErr(fmt.Errorf("%s: reading the response: %w", RedactURL(url), cleanNetError(err)), secrets)
 	}
-	return nil, &StatusError{URL: Redact(url, secrets...), Status: resp.StatusCode, Body: Redact(snippet(data), secrets...), Attempts: counter.n}
+	// Redacted before it is cut, so that no part of a secret is left at the cut.
+	return nil, &StatusError{URL: Redact(RedactURL(url), secrets...), Status: resp.StatusCode, Body: snippet(Redact(string(data), secrets...)), Attempts: counter.n}
 }
 
 // countingTransport counts the attempts Post made.
@@ -124,8 +125,8 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return c.base.RoundTrip(r)
 }
 
-func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
+func snippet(s string) string {
+	s = strings.TrimSpace(s)
 	if len(s) > 300 {
 		s = s[:300] + "…"
 	}

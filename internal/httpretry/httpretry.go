@@ -233,7 +233,7 @@ func rateLimitReset(v string, now time.Time) (time.Duration, time.Time, string) 
 	v = strings.TrimSpace(v)
 	sec, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || !allDigits(v) {
-		return 0, time.Time{}, fmt.Sprintf("the rate limit is exhausted and X-RateLimit-Reset %q is not a time", v)
+		return 0, time.Time{}, fmt.Sprintf("the rate limit is exhausted and X-RateLimit-Reset %s is not a time", headerValue(v))
 	}
 	nowSec := now.Unix()
 	switch {
@@ -246,6 +246,18 @@ func rateLimitReset(v string, now time.Time) (time.Duration, time.Time, string) 
 	reset := time.Unix(sec, 0)
 	d := reset.Sub(now) + time.Second
 	return d, reset, fmt.Sprintf("the rate limit is exhausted until %s (in %s)", reset.UTC().Format(time.RFC3339), d.Round(time.Second))
+}
+
+// headerValue is a header value for a message: quoted when it reads as a
+// number (what a time header should hold), else only its length. Any other
+// text may be anything the server chose to send back, the request's key
+// included, and reaches every message that quotes the wait's reason, whose
+// callers (errors.As) read it past the redaction of the error around it.
+func headerValue(v string) string {
+	if len(v) <= 24 && strings.Trim(v, "0123456789.+-eE ") == "" {
+		return strconv.Quote(v)
+	}
+	return fmt.Sprintf("(%d bytes, not a number)", len(v))
 }
 
 // secondaryRateLimited peeks at a 403 body for GitHub's secondary-rate-limit

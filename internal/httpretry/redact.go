@@ -1,34 +1,440 @@
 package httpretry
 
 import (
-	"encoding/json"
+	"encoding/base64"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Redacted replaces a secret in messages.
 const Redacted = "***"
 
-// Redact removes every secret from msg: as given, URL-encoded and JSON-escaped
-// (a server echoing the key in a JSON error body or a URL). Secrets shorter than 4
-// bytes are ignored (they would blank ordinary words).
+// minFragment is the shortest piece of a secret Redact removes on its own: a
+// server's answer cut at a cap (ReadSnippet, a message's 300 characters) may
+// end inside a secret, and a server may echo a key's start or end
+// ("sk-proj-abc…xyz"); any 8 of its characters in a row are removed.
+const minFragment = 8
+
+// Redact removes every secret from msg, and every run of at least 8 of a
+// secret's consecutive characters (all of a shorter secret), in whatever form
+// a server may echo it (issue: a token GitLab wrote as "glpat-SECRET\u0074oken"
+// got past a match of the plain and json.Marshal forms):
+//
+//   - as given, in any letter case (a server may upper-case what it quotes);
+//   - each character possibly escaped, and the escapes mixed: JSON's \uXXXX
+//     (any hex case, and the backslash doubled as in JSON held in a JSON
+//     string) and its short escapes (\/ for a slash, as PHP and others write
+//     it); URL percent-encoding (%XX in any case, "+" for a space, encoded
+//     twice as %25XX); HTML character references (&#NN; &#xHH; &amp; &lt;
+//     &gt; &quot; &apos;) of an HTML error page;
+//   - base64 (standard or URL alphabet), at any alignment inside a longer
+//     encoded text, as in the Basic credentials "user:SECRET" of an
+//     Authorization header a server echoes (RFC 7617): the part of the
+//     encoding that only the secret's bytes determine.
+//
+// Secrets shorter than 4 bytes are ignored (they would blank ordinary words).
 func Redact(msg string, secrets ...string) string {
+	var pats []pattern
 	for _, s := range secrets {
 		s = strings.TrimSpace(s)
 		if len(s) < 4 {
 			continue
 		}
-		forms := []string{s, url.QueryEscape(s), url.PathEscape(s)}
-		if b, err := json.Marshal(s); err == nil {
-			forms = append(forms, strings.Trim(string(b), `"`))
-		}
-		for _, f := range forms {
-			if f != "" {
-				msg = strings.ReplaceAll(msg, f, Redacted)
-			}
+		pats = append(pats, newPattern(s, min(len(s), minFragment), false))
+		for _, b := range base64Cores(s) {
+			pats = append(pats, newPattern(b, len(b), true))
 		}
 	}
-	return msg
+	if len(pats) == 0 {
+		return msg
+	}
+	var out strings.Builder
+	last := 0 // msg[last:i] is not yet written
+	for i := 0; i < len(msg); {
+		end := 0
+		for k := range pats {
+			end = max(end, pats[k].longestAt(msg, i))
+		}
+		if end == 0 {
+			i++
+			continue
+		}
+		out.WriteString(msg[last:i])
+		out.WriteString(Redacted)
+		i, last = end, end
+	}
+	if last == 0 {
+		return msg
+	}
+	out.WriteString(msg[last:])
+	return out.String()
+}
+
+// pattern is one secret Redact looks for: any run of at least min of its
+// consecutive bytes, matched through the escapes (literal: byte for byte).
+type pattern struct {
+	s       string
+	min     int
+	literal bool
+	first   [256]bool  // the bytes a match may start with
+	starts  [256][]int // the offsets of s a match starting with a byte may start at
+	all     []int      // every offset a match may start at (an escape's first byte)
+}
+
+func newPattern(s string, minRun int, literal bool) pattern {
+	p := pattern{s: s, min: minRun, literal: literal}
+	for j := 0; j+minRun <= len(s); j++ {
+		if j > 0 && s[j] == ' ' {
+			continue // a piece starts after the scheme word's space ("Bearer KEY")
+		}
+		p.all = append(p.all, j)
+		if literal {
+			p.first[s[j]] = true
+			p.starts[s[j]] = append(p.starts[s[j]], j)
+			continue
+		}
+		lo, up := lower(s[j]), upper(s[j])
+		p.first[lo], p.first[up] = true, true
+		p.starts[lo] = append(p.starts[lo], j)
+		if up != lo {
+			p.starts[up] = append(p.starts[up], j)
+		}
+	}
+	if !literal {
+		for _, c := range "%\\&+" {
+			p.first[c] = true
+			p.starts[c] = p.all
+		}
+	}
+	return p
+}
+
+// longestAt is the end of the longest run of p's consecutive bytes (at least
+// p.min of them) that msg holds at i, 0 when none.
+func (p *pattern) longestAt(msg string, i int) int {
+	if !p.first[msg[i]] {
+		return 0
+	}
+	best := 0
+	for _, j := range p.starts[msg[i]] {
+		var seen map[[2]int]bool
+		p.walk(msg, i, j, j, &best, &seen)
+	}
+	return best
+}
+
+// walk matches p.s from k (the run began at j) against msg from at, trying
+// every reading of an ambiguous character ("%41" is "%41" in a secret holding
+// it, "A" percent-encoded in one that does not), and raises best to the end
+// of every qualifying run. seen holds the places of a branch already walked
+// (a run of backslashes reads as escaped backslashes or as themselves: the
+// readings would multiply).
+func (p *pattern) walk(msg string, at, k, j int, best *int, seen *map[[2]int]bool) {
+	for {
+		if at > *best && k > j && (k-j == len(p.s) || k-j-spaces(p.s[j:k]) >= p.min) {
+			*best = at
+		}
+		if k == len(p.s) || at == len(msg) {
+			return
+		}
+		if p.literal {
+			if msg[at] != p.s[k] {
+				return
+			}
+			at, k = at+1, k+1
+			continue
+		}
+		var alts [3]step
+		n := matches(msg, at, p.s, k, &alts)
+		if n == 0 {
+			return
+		}
+		if n > 1 {
+			if *seen == nil {
+				*seen = map[[2]int]bool{}
+			}
+			if (*seen)[[2]int{at, k}] {
+				return
+			}
+			(*seen)[[2]int{at, k}] = true
+			for _, a := range alts[1:n] {
+				p.walk(msg, at+a.n, k+a.adv, j, best, seen)
+			}
+		}
+		at, k = at+alts[0].n, k+alts[0].adv
+	}
+}
+
+// step is one reading of a character of msg: the bytes of msg it takes and
+// of the secret it matches.
+type step struct{ n, adv int }
+
+// matches writes into out the readings of msg at i that match the secret's
+// bytes at s[k:]: the character as given (any ASCII case) or escaped; it
+// returns their number.
+func matches(msg string, i int, s string, k int, out *[3]step) int {
+	n := 0
+	c := msg[i]
+	if lower(c) == lower(s[k]) {
+		out[n] = step{1, 1}
+		n++
+	}
+	switch c {
+	case '+':
+		if s[k] == ' ' {
+			out[n] = step{1, 1}
+			n++
+		}
+	case '%':
+		// %XX, and %25XX (encoded twice).
+		if i+2 < len(msg) && isHex(msg[i+1]) && isHex(msg[i+2]) {
+			v, _ := strconv.ParseUint(msg[i+1:i+3], 16, 8)
+			if byte(v) == s[k] {
+				out[n] = step{3, 1}
+				n++
+			}
+			if v == '%' && i+4 < len(msg) && isHex(msg[i+3]) && isHex(msg[i+4]) {
+				v, _ = strconv.ParseUint(msg[i+3:i+5], 16, 8)
+				if byte(v) == s[k] {
+					out[n] = step{5, 1}
+					n++
+				}
+			}
+		}
+	case '\\':
+		if c, adv := jsonEscape(msg, i, s, k); c > 0 {
+			out[n] = step{c, adv}
+			n++
+		}
+	case '&':
+		if c, adv := htmlReference(msg, i, s, k); c > 0 {
+			out[n] = step{c, adv}
+			n++
+		}
+	}
+	return n
+}
+
+// jsonEscape matches a JSON escape of msg at i (its backslash possibly
+// doubled, as in JSON held in a JSON string) against s[k:].
+func jsonEscape(msg string, i int, s string, k int) (int, int) {
+	j := i
+	for j < len(msg) && msg[j] == '\\' {
+		j++
+	}
+	if j == len(msg) {
+		return 0, 0
+	}
+	if msg[j] == 'u' && j+5 <= len(msg) {
+		v, err := strconv.ParseUint(msg[j+1:j+5], 16, 16)
+		if err != nil {
+			return 0, 0
+		}
+		r, n := rune(v), j+5-i
+		if r >= 0xD800 && r < 0xDC00 { // a surrogate pair
+			rest := msg[i+n:]
+			t := strings.TrimLeft(rest, `\`)
+			if strings.HasPrefix(t, "u") && len(t) >= 5 {
+				if lo, err := strconv.ParseUint(t[1:5], 16, 16); err == nil && lo >= 0xDC00 && lo < 0xE000 {
+					r = 0x10000 + (r-0xD800)<<10 + (rune(lo) - 0xDC00)
+					n += len(rest) - len(t) + 5
+				}
+			}
+		}
+		if m := matchRune(r, s, k); m > 0 {
+			return n, m
+		}
+		return 0, 0
+	}
+	if e, ok := jsonShort[msg[j]]; ok && e == s[k] {
+		return j + 1 - i, 1
+	}
+	if j-i >= 2 && s[k] == '\\' { // an escaped backslash
+		return 2, 1
+	}
+	return 0, 0
+}
+
+// htmlReference matches an HTML character reference of msg at i against
+// s[k:].
+func htmlReference(msg string, i int, s string, k int) (int, int) {
+	semi := strings.IndexByte(msg[i:min(len(msg), i+12)], ';')
+	if semi < 0 {
+		return 0, 0
+	}
+	ref := msg[i+1 : i+semi]
+	var r rune = -1
+	switch {
+	case strings.HasPrefix(ref, "#x") || strings.HasPrefix(ref, "#X"):
+		if v, err := strconv.ParseUint(ref[2:], 16, 32); err == nil {
+			r = rune(v)
+		}
+	case strings.HasPrefix(ref, "#"):
+		if v, err := strconv.ParseUint(ref[1:], 10, 32); err == nil {
+			r = rune(v)
+		}
+	default:
+		if v, ok := htmlNamed[strings.ToLower(ref)]; ok {
+			r = v
+		}
+	}
+	if m := matchRune(r, s, k); r >= 0 && m > 0 {
+		return semi + 1, m
+	}
+	return 0, 0
+}
+
+// jsonShort are JSON's two-character escapes (RFC 8259, section 7).
+var jsonShort = map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// htmlNamed are the character references an HTML page writes for the
+// characters a token may hold.
+var htmlNamed = map[string]rune{"amp": '&', "lt": '<', "gt": '>', "quot": '"', "apos": '\'', "sol": '/', "plus": '+', "equals": '=', "colon": ':'}
+
+// matchRune is the number of bytes of s at k that r's UTF-8 encoding matches
+// (any ASCII case), 0 when it does not.
+func matchRune(r rune, s string, k int) int {
+	if r < 0 || r > utf8.MaxRune {
+		return 0
+	}
+	var b [utf8.UTFMax]byte
+	n := utf8.EncodeRune(b[:], r)
+	if k+n > len(s) {
+		return 0
+	}
+	for x := range n {
+		if lower(b[x]) != lower(s[k+x]) {
+			return 0
+		}
+	}
+	return n
+}
+
+// spaces counts the white space in s: a piece of "Bearer KEY" counts only
+// its other characters.
+func spaces(s string) int {
+	return len(s) - len(strings.Join(strings.Fields(s), ""))
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func upper(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= lower(c) && lower(c) <= 'f'
+}
+
+// base64Cores are the parts of s's base64 encodings that its bytes alone
+// determine, at each of the three alignments it may have inside a longer
+// encoded text ("user:" before it), in both alphabets (RFC 4648, sections 4
+// and 5). A secret too short to have a core of 12 characters has none.
+func base64Cores(s string) []string {
+	var out []string
+	for a := range 3 {
+		full := base64.StdEncoding.EncodeToString(append(make([]byte, a), s...))
+		start := 0
+		if a > 0 {
+			start = 4 // the first group holds the bytes before s
+		}
+		end := (a + len(s)) / 3 * 4 // the last group may hold the bytes after s
+		if end-start < 12 {
+			continue
+		}
+		core := full[start:end]
+		out = append(out, core)
+		if u := strings.NewReplacer("+", "-", "/", "_").Replace(core); u != core {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// URLSecrets are the credentials a URL carries: its user name and password
+// (which Go's client sends as Basic credentials), and the value of every query
+// parameter whose name says key, token, secret, auth, password or signature
+// (Gemini's API accepts its key as the "key" query parameter besides the
+// x-goog-api-key header: ai.google.dev/gemini-api/docs/api-key).
+func URLSecrets(raw string) []string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if u.User != nil {
+		// A user name alone is the credential (https://TOKEN@host); beside a
+		// password it is a name ("oauth2", "x-access-token").
+		if p, ok := u.User.Password(); ok {
+			out = append(out, p, u.User.Username()+":"+p)
+		} else {
+			out = append(out, u.User.Username())
+		}
+	}
+	for name, vs := range u.Query() {
+		if sensitiveHeader(name) || strings.Contains(strings.ToLower(name), "sig") {
+			out = append(out, vs...)
+		}
+	}
+	return out
+}
+
+// RedactURL is raw for a message: its user information and its credential
+// query values (URLSecrets) replaced by Redacted; raw itself when it has none.
+func RedactURL(raw string) string {
+	secrets := URLSecrets(raw)
+	if len(secrets) == 0 {
+		return raw
+	}
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return Redact(raw, secrets...)
+	}
+	hadUser := u.User != nil
+	u.User = nil
+	if u.RawQuery != "" {
+		params := strings.Split(u.RawQuery, "&")
+		for i, kv := range params {
+			name, _, ok := strings.Cut(kv, "=")
+			if n, err := url.QueryUnescape(name); err == nil {
+				name = n
+			}
+			if ok && (sensitiveHeader(name) || strings.Contains(strings.ToLower(name), "sig")) {
+				params[i] = kv[:strings.IndexByte(kv, '=')+1] + Redacted
+			}
+		}
+		u.RawQuery = strings.Join(params, "&")
+	}
+	out := u.String()
+	if hadUser { // as ***, which url.User would percent-encode
+		out = strings.Replace(out, "//", "//"+Redacted+"@", 1)
+	}
+	return Redact(out, secrets...)
+}
+
+// urlInText is a URL in a message: a scheme, "://" and what follows up to
+// white space or a quote.
+var urlInText = regexp.MustCompile("[A-Za-z][A-Za-z0-9+.-]*://[^\\s\"'<>`]+")
+
+// RedactURLsIn is msg with the credentials of every URL it names replaced by
+// Redacted (RedactURL): an error that names a server by the URL it was given,
+// user information or key parameter included.
+func RedactURLsIn(msg string) string {
+	if !strings.Contains(msg, "://") {
+		return msg
+	}
+	return urlInText.ReplaceAllStringFunc(msg, RedactURL)
 }
 
 // redactedError is an error whose message has the secrets removed; errors.Is and

@@ -2,6 +2,7 @@ package httpretry
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -98,16 +99,33 @@ func Origin(raw string) string {
 }
 
 // secrets are the strings Redact removes: t.Secrets and each credential value
-// (with and without its scheme word, "Bearer KEY" and "KEY").
-func (t *Transport) secrets() []string {
+// (with and without its scheme word, "Bearer KEY" and "KEY"; Basic
+// credentials decoded too, "user:password" and the password, RFC 7617), and
+// the credentials of the URLs given (URLSecrets: its user information, a key
+// in its query).
+func (t *Transport) secrets(urls ...string) []string {
 	s := append([]string(nil), t.Secrets...)
 	for _, vs := range t.Credentials {
 		for _, v := range vs {
 			s = append(s, v)
-			if _, rest, ok := strings.Cut(v, " "); ok {
-				s = append(s, strings.TrimSpace(rest))
+			scheme, rest, ok := strings.Cut(strings.TrimSpace(v), " ")
+			if !ok {
+				continue
+			}
+			rest = strings.TrimSpace(rest)
+			s = append(s, rest)
+			if strings.EqualFold(scheme, "Basic") {
+				if b, err := base64.StdEncoding.DecodeString(rest); err == nil {
+					s = append(s, string(b))
+					if _, pw, ok := strings.Cut(string(b), ":"); ok {
+						s = append(s, pw)
+					}
+				}
 			}
 		}
+	}
+	for _, u := range urls {
+		s = append(s, URLSecrets(u)...)
 	}
 	return s
 }
@@ -116,7 +134,7 @@ func (t *Transport) secrets() []string {
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.roundTrip(req)
 	if err != nil {
-		return nil, redactErr(err, t.secrets())
+		return nil, redactErr(err, t.secrets(req.URL.String()))
 	}
 	return resp, nil
 }
@@ -135,7 +153,7 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		r := req.Clone(req.Context())
 		if attempt > 1 && req.Body != nil && req.Body != http.NoBody {
 			if req.GetBody == nil {
-				return nil, fmt.Errorf("%s: cannot retry a request whose body cannot be re-read", req.URL.Redacted())
+				return nil, fmt.Errorf("%s: cannot retry a request whose body cannot be re-read", RedactURL(req.URL.String()))
 			}
 			b, err := req.GetBody()
 			if err != nil {
@@ -150,7 +168,7 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		}
 		left := p.Budget - spent()
 		if left <= 0 {
-			return nil, fmt.Errorf("%s: %w (%s)", req.URL.Redacted(), errBudget, p.Budget)
+			return nil, fmt.Errorf("%s: %w (%s)", RedactURL(req.URL.String()), errBudget, p.Budget)
 		}
 		actx, cancel := context.WithTimeout(req.Context(), min(p.Timeout, left))
 		r = r.WithContext(actx)
@@ -160,7 +178,7 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		}
 		d := p.decide(req, resp, err, attempt)
 		if rl := d.rateLimit; rl != nil {
-			rl.URL, rl.Budget, rl.Attempts = req.URL.Redacted(), p.Budget, attempt
+			rl.URL, rl.Budget, rl.Attempts = RedactURL(req.URL.String()), p.Budget, attempt
 		}
 		last := attempt >= p.Attempts
 		overBudget := d.retry && spent()+d.wait > p.Budget
@@ -178,7 +196,7 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 			if err != nil {
 				cancel()
 				if attempt > 1 {
-					return nil, fmt.Errorf("%s unreachable after %d attempt(s): %w", req.URL.Redacted(), attempt, err)
+					return nil, fmt.Errorf("%s unreachable after %d attempt(s): %w", RedactURL(req.URL.String()), attempt, err)
 				}
 				return nil, err
 			}
@@ -189,7 +207,7 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 			if limit <= 0 {
 				limit = DefaultMaxBody
 			}
-			url := Redact(req.URL.Redacted(), t.secrets()...)
+			url := Redact(RedactURL(req.URL.String()), t.secrets()...)
 			resp.Body = &cancelBody{ReadCloser: LimitBody(resp.Body, resp.ContentLength, limit, url), cancel: cancel}
 			return resp, nil
 		}

@@ -172,6 +172,9 @@ func (c *BatchClient) decode(ctx context.Context, resp *http.Response, u string,
 
 func (c *BatchClient) statusError(resp *http.Response, u string) error {
 	data, _ := httpretry.ReadSnippet(resp.Body, 64<<10)
+	// Redacted as received, before its fields are decoded: the key may be
+	// echoed, escaped, in any of them.
+	data = []byte(c.redact(string(data)))
 	ae := &APIError{URL: u, Status: resp.StatusCode, Message: strings.TrimSpace(string(data))}
 	var we wireError
 	if json.Unmarshal(data, &we) == nil && we.Error != nil {
@@ -188,14 +191,10 @@ func (c *BatchClient) clean(ctx context.Context, err error) error {
 	return errors.New(c.redact(err.Error()))
 }
 
+// redact removes the API key and the credentials of the server's URL from s
+// (any 8 characters of them in a row: httpretry.Redact).
 func (c *BatchClient) redact(s string) string {
-	if c.key == "" {
-		return s
-	}
-	if len(c.key) >= 16 {
-		return httpretry.Redact(s, c.key, c.key[:8], c.key[len(c.key)-8:])
-	}
-	return httpretry.Redact(s, c.key)
+	return httpretry.Redact(s, append(httpretry.URLSecrets(c.base), c.key)...)
 }
 
 // File is the file object of the Files API.

@@ -78,6 +78,13 @@ type BatchJob struct {
 	SubmitCalls int64
 }
 
+// redacted is j with redact applied to the words the server wrote into it
+// (its status, its error): a server may echo the key there too.
+func (j *BatchJob) redacted(redact func(string) string) *BatchJob {
+	j.Status, j.ErrorText = redact(j.Status), redact(j.ErrorText)
+	return j
+}
+
 // ResultSource is one place a batch's results are: an output or error file
 // (OpenAI), the results URL (Anthropic), a responses file or the batch's
 // inline responses (Gemini).
@@ -141,7 +148,7 @@ func (c *BatchClient) Submit(ctx context.Context, path string, _ int64) (*BatchJ
 	if err != nil {
 		return nil, fmt.Errorf("creating the batch: %w", err)
 	}
-	j := b.job()
+	j := b.job().redacted(c.redact)
 	j.InputRef, j.SubmitCalls = fileID, 2
 	return j, nil
 }
@@ -152,7 +159,7 @@ func (c *BatchClient) Get(ctx context.Context, id string) (*BatchJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.job(), nil
+	return b.job().redacted(c.redact), nil
 }
 
 // job is the batch object as a BatchJob: completed, expired and cancelled

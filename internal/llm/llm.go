@@ -144,7 +144,7 @@ type APIError struct {
 
 func (e *APIError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s answered HTTP %d", e.URL, e.Status)
+	fmt.Fprintf(&b, "%s answered HTTP %d", httpretry.RedactURL(e.URL), e.Status)
 	if e.Attempts > 1 {
 		fmt.Fprintf(&b, " after %d attempts", e.Attempts)
 	}
@@ -292,8 +292,7 @@ func (c *Client) clean(err error) error {
 		ae.Code = rawString(we.Error.Code)
 		ae.Param = rawString(we.Error.Param)
 	}
-	ae.Message = c.redact(ae.Message)
-	ae.Code = c.redact(ae.Code)
+	ae.Message, ae.Type, ae.Code, ae.Param = c.redact(ae.Message), c.redact(ae.Type), c.redact(ae.Code), c.redact(ae.Param)
 	return ae
 }
 
@@ -311,14 +310,8 @@ func rawString(r json.RawMessage) string {
 	return t
 }
 
-// redact removes the API key (and any 8+-character piece of its start or end,
-// as servers echo "sk-abc...xyz") from s.
+// redact removes the API key and the credentials of the server's URL from s
+// (any 8 characters of them in a row: httpretry.Redact).
 func (c *Client) redact(s string) string {
-	if c.key == "" {
-		return s
-	}
-	if len(c.key) >= 16 {
-		return httpretry.Redact(s, c.key, c.key[:8], c.key[len(c.key)-8:])
-	}
-	return httpretry.Redact(s, c.key)
+	return httpretry.Redact(s, append(httpretry.URLSecrets(c.url), c.key)...)
 }

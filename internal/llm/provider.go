@@ -106,6 +106,9 @@ func (c *restClient) decodeCap(ctx context.Context, resp *http.Response, u strin
 // ({"error": {"code", "message", "status"}}) are read for their message.
 func (c *restClient) statusError(resp *http.Response, u string) error {
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	// Redacted as received, before its fields are decoded: the key may be
+	// echoed, escaped, in any of them.
+	data = []byte(c.redact(string(data)))
 	ae := &APIError{URL: u, Status: resp.StatusCode, Message: strings.TrimSpace(string(data))}
 	var we struct {
 		Error *struct {
@@ -135,14 +138,10 @@ func (c *restClient) clean(ctx context.Context, err error) error {
 	return errors.New(c.redact(err.Error()))
 }
 
+// redact removes the API key and the credentials of the base URL from s (any
+// 8 characters of them in a row: httpretry.Redact).
 func (c *restClient) redact(s string) string {
-	if c.key == "" {
-		return s
-	}
-	if len(c.key) >= 16 {
-		return httpretry.Redact(s, c.key, c.key[:8], c.key[len(c.key)-8:])
-	}
-	return httpretry.Redact(s, c.key)
+	return httpretry.Redact(s, append(httpretry.URLSecrets(c.base), c.key)...)
 }
 
 // download streams the body of a GET of u to the writer w gives, at most limit

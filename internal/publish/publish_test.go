@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"html"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -414,4 +418,56 @@ func TestPublishWithoutMarker(t *testing.T) {
 	cs := srv.Comments(prNumber)
 	require.Len(t, cs, 1)
 	assert.True(t, strings.HasPrefix(cs[0].Body, "<!-- retrieval-gate:calibrate -->\n## calibration 1\n"))
+}
+
+// GitHub answering every call with an error whose message echoes the token
+// in the forms a JSON or HTML error body may hold it (GitHub's REST API takes
+// the token as "Authorization: Bearer", docs.github.com/en/rest/authentication):
+// no output of the run (stdout's annotations, stderr, the job summary, the
+// step's outputs, the warnings returned) holds 8 characters of it in a row.
+func TestPublishEchoedTokenRedacted(t *testing.T) {
+	esc := func(f func(byte) string) string {
+		var b strings.Builder
+		for i := range len(actionsTestToken) {
+			b.WriteString(f(actionsTestToken[i]))
+		}
+		return b.String()
+	}
+	for name, msg := range map[string]string{
+		"json escapes": `{"message":"Bad credentials: ` + esc(func(c byte) string { return fmt.Sprintf(`\u%04x`, c) }) + `"}`,
+		"upper case":   `{"message":"Bad credentials: ` + strings.ToUpper(actionsTestToken) + `"}`,
+		"html":         `{"message":"<p>` + esc(func(c byte) string { return fmt.Sprintf("&#x%x;", c) }) + `</p>"}`,
+		"percent":      `{"message":"token=` + esc(func(c byte) string { return fmt.Sprintf("%%%02X", c) }) + `"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnauthorized)
+				_, _ = w.Write([]byte(msg))
+			}))
+			defer srv.Close()
+			r := newRunner(t, nil, "pull_request", samePR())
+			r.env["GITHUB_API_URL"] = srv.URL
+			warns := r.publish(pubFor("default", "x"))
+			require.NotEmpty(t, warns)
+			all := r.stdout.String() + r.stderr.String() + r.read(t, r.summary) + r.read(t, r.outputFile)
+			for _, w := range warns {
+				all += string(w)
+			}
+			all = strings.ReplaceAll(all, "::add-mask::"+actionsTestToken, "")
+			decoded := strings.ToLower(html.UnescapeString(all))
+			if u, err := strconv.Unquote(`"` + strings.ReplaceAll(all, `"`, `\"`) + `"`); err == nil {
+				decoded += strings.ToLower(u)
+			}
+			if u, err := url.PathUnescape(all); err == nil {
+				decoded += strings.ToLower(u)
+			}
+			for j := 0; j+8 <= len(actionsTestToken); j++ {
+				frag := strings.ToLower(actionsTestToken[j : j+8])
+				if strings.Contains(strings.ToLower(all), frag) || strings.Contains(decoded, frag) {
+					t.Fatalf("%q of the token in the run's outputs:\n%s", actionsTestToken[j:j+8], all)
+				}
+			}
+		})
+	}
 }

@@ -177,3 +177,26 @@ func FuzzCheck(f *testing.F) {
 		assert.NotEmpty(t, got.Database)
 	})
 }
+
+// A Chroma URL given with credentials (user information, sent as Basic
+// credentials by Go's client) is named without them in the notice retrieve
+// prints ("chroma URL: temporary collection …") and in an error.
+func TestURLCredentialsNotShown(t *testing.T) {
+	const pw = "pw-Zt6Mq0Ky4Dn8Ua2"
+	srv := chromatest.NewStandIn(HeaderAuthorization, "")
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	kind, err := store.Lookup("chroma")
+	require.NoError(t, err)
+	u := strings.Replace(ts.URL, "http://", "http://user:"+pw+"@", 1)
+	o, err := kind.Open(context.Background(), store.Config{URL: u, Fingerprint: "fp", Chunks: 1})
+	require.NoError(t, err)
+	defer o.Store.Close(context.Background())
+	assert.Contains(t, o.Notice, "temporary collection")
+	assert.NotContains(t, o.Notice, pw[:8])
+
+	_, err = kind.Open(context.Background(), store.Config{URL: u, Tenant: "team-z", Database: "rag", Fingerprint: "fp", Chunks: 1})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "does not exist at")
+	assert.NotContains(t, err.Error(), pw[:8])
+}

@@ -88,7 +88,7 @@ type Store struct {
 	name      string
 	temporary bool
 	batch     int
-	url       string
+	url       string // for messages: without the URL's credentials
 	added     int
 	fp        string
 	chunks    int
@@ -233,8 +233,13 @@ func Open(ctx context.Context, cfg Config) (s *Store, ready bool, err error) {
 			return nil, false, fmt.Errorf("chroma URL %q is not an absolute URL", url)
 		}
 	}
+	// The URL's own credentials (user information, sent as Basic
+	// credentials) are secrets too: redacted from every error, and the URL
+	// the messages name is shown without them.
+	tr.Secrets = append(tr.Secrets, httpretry.URLSecrets(url)...)
 	client := newClient(url, cfg.Tenant, cfg.Database, httpretry.NewHTTPClient(tr))
 	client.secrets = tr.Secrets
+	shown := httpretry.RedactURL(url)
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	err = client.heartbeat(hctx)
 	cancel()
@@ -242,9 +247,9 @@ func Open(ctx context.Context, cfg Config) (s *Store, ready bool, err error) {
 		if ctx.Err() != nil {
 			return nil, false, ctx.Err()
 		}
-		return nil, false, fmt.Errorf("chroma server at %s is not reachable (start one with scripts/chroma-local start, or check --chroma-url): %w", url, err)
+		return nil, false, fmt.Errorf("chroma server at %s is not reachable (start one with scripts/chroma-local start, or check --chroma-url): %w", shown, err)
 	}
-	s = &Store{client: client, batch: cfg.BatchSize, url: url, fp: cfg.Fingerprint, chunks: cfg.Chunks, maxID: cfg.MaxIDBytes, cfg: cfg}
+	s = &Store{client: client, batch: cfg.BatchSize, url: shown, fp: cfg.Fingerprint, chunks: cfg.Chunks, maxID: cfg.MaxIDBytes, cfg: cfg}
 	opened := s
 	defer func() { err = opened.explain(err) }()
 	if cfg.Tenant != DefaultTenant || cfg.Database != DefaultDatabase {
@@ -280,7 +285,7 @@ func Open(ctx context.Context, cfg Config) (s *Store, ready bool, err error) {
 	case ctx.Err() != nil:
 		return nil, false, ctx.Err()
 	case !errors.Is(err, errNotFound):
-		return nil, false, fmt.Errorf("failed to look up chroma collection %q at %s: %w", s.name, url, err)
+		return nil, false, fmt.Errorf("failed to look up chroma collection %q at %s: %w", s.name, shown, err)
 	}
 	if err := s.create(ctx, false); err != nil {
 		return nil, false, err
@@ -482,7 +487,7 @@ func init() {
 				return nil, err
 			}
 			o := &store.Opened{Store: s, Ready: ready}
-			where := cfg.URL
+			where := httpretry.RedactURL(cfg.URL)
 			if c := s.cfg; c.Tenant != DefaultTenant || c.Database != DefaultDatabase {
 				where += fmt.Sprintf(" (tenant %s, database %s)", c.Tenant, c.Database)
 			}
