@@ -138,7 +138,7 @@ func creatable(path string) error {
 			if !st.IsDir() {
 				return fmt.Errorf("%s is not a directory", dir)
 			}
-			return syscall.Access(dir, 2) // W_OK
+			return writableDir(dir)
 		}
 		if !errors.Is(err, os.ErrNotExist) {
 			return err
