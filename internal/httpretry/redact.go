@@ -269,12 +269,12 @@ func htmlReference(msg string, i int, s string, k int) (int, int) {
 	var r rune = -1
 	switch {
 	case strings.HasPrefix(ref, "#x") || strings.HasPrefix(ref, "#X"):
-		if v, err := strconv.ParseUint(ref[2:], 16, 32); err == nil {
-			r = rune(v)
+		if v, err := strconv.ParseUint(ref[2:], 16, 21); err == nil {
+			r = rune(v) // at most 21 bits (ParseUint's bitSize): every code point
 		}
 	case strings.HasPrefix(ref, "#"):
-		if v, err := strconv.ParseUint(ref[1:], 10, 32); err == nil {
-			r = rune(v)
+		if v, err := strconv.ParseUint(ref[1:], 10, 21); err == nil {
+			r = rune(v) // at most 21 bits (ParseUint's bitSize): every code point
 		}
 	default:
 		if v, ok := htmlNamed[strings.ToLower(ref)]; ok {
