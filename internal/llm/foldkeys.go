@@ -18,55 +18,142 @@ import (
 // as the line readers word it). The same answer is then read the same way
 // whichever way it came: a chat completion online, or a line of any batch
 // provider's results. Text that is not JSON passes: its syntax is the
-// decoder's to report.
+// decoder's to report (what such text gives is unspecified).
+//
+// It scans the bytes once, without decoding the values (a result line of a
+// batch is checked before it is decoded): an object's keys are compared as
+// written, with bytes.EqualFold (strings.EqualFold's folding), decoded only
+// when one holds an escape; an object of more than maxPairwiseKeys keys is
+// checked through a map of folded keys instead of pairwise.
 func CheckFoldedKeys(data []byte) error {
 	type container struct {
-		object  bool
-		wantKey bool              // an object's next token is a key or its end
-		keys    map[string]string // an object's folded keys -> each as first written
+		object bool
+		first  int               // the index in keys of the object's first key
+		folded map[string]string // past maxPairwiseKeys: folded key -> the key
 	}
-	var stack []container
-	dec := json.NewDecoder(bytes.NewReader(data))
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			// io.EOF: the end; anything else is not JSON, which the caller's
-			// decoder words.
-			return nil //nolint:nilerr // the syntax error is the caller's decoder's to report
-		}
-		if top := len(stack) - 1; top >= 0 && stack[top].wantKey {
-			if k, ok := tok.(string); ok {
-				o := &stack[top]
-				o.wantKey = false
-				f := foldKey(k)
-				if first, dup := o.keys[f]; dup {
-					if first == k {
-						return fmt.Errorf("duplicate key %s", quoteKey(k))
-					}
-					return fmt.Errorf("key %s repeats key %s (keys that differ only in case are one field)", quoteKey(k), quoteKey(first))
-				}
-				if o.keys == nil {
-					o.keys = make(map[string]string, 4)
-				}
-				o.keys[f] = k
+	var stackBuf [16]container
+	var keysBuf [32]keySpan
+	stack, keys := stackBuf[:0], keysBuf[:0]
+	wantKey := false // the next string is a key of the innermost object
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '{', '[':
+			if len(stack) == maxNesting {
+				return nil // encoding/json refuses it: "exceeded max depth"
+			}
+			stack = append(stack, container{object: data[i] == '{', first: len(keys)})
+			wantKey = data[i] == '{'
+		case '}', ']':
+			if len(stack) == 0 {
+				return nil // not JSON: the caller's decoder words it
+			}
+			keys = keys[:stack[len(stack)-1].first]
+			stack = stack[:len(stack)-1]
+			wantKey = false
+		case ',':
+			wantKey = len(stack) > 0 && stack[len(stack)-1].object
+		case '"':
+			k, ok := scanString(data, i)
+			if !ok {
+				return nil // not JSON
+			}
+			i = k.end
+			if !wantKey {
 				continue
 			}
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, container{object: true, wantKey: true})
-			continue
-		case json.Delim('['):
-			stack = append(stack, container{})
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:len(stack)-1]
-		}
-		// A value ended: the object that holds it, if any, wants its next key.
-		if top := len(stack) - 1; top >= 0 && stack[top].object {
-			stack[top].wantKey = true
+			wantKey = false
+			o := &stack[len(stack)-1]
+			prev := keys[o.first:]
+			if o.folded == nil && len(prev) < maxPairwiseKeys {
+				for _, p := range prev {
+					if same, exact := k.foldEqual(data, p); same {
+						return foldedKeyError(data, k, p, exact)
+					}
+				}
+				keys = append(keys, k)
+				continue
+			}
+			if o.folded == nil {
+				o.folded = make(map[string]string, 2*maxPairwiseKeys)
+				for _, p := range prev {
+					o.folded[foldKey(p.text(data))] = p.text(data)
+				}
+			}
+			t := k.text(data)
+			if first, dup := o.folded[foldKey(t)]; dup {
+				if first == t {
+					return fmt.Errorf("duplicate key %s", quoteKey(t))
+				}
+				return fmt.Errorf("key %s repeats key %s (keys that differ only in case are one field)", quoteKey(t), quoteKey(first))
+			}
+			o.folded[foldKey(t)] = t
 		}
 	}
+	return nil
+}
+
+// maxNesting is encoding/json's bound on the nesting of a text it decodes:
+// deeper text is not JSON to it, and the scan keeps no more frames.
+const maxNesting = 10000
+
+// maxPairwiseKeys is the most keys of an object CheckFoldedKeys compares
+// pairwise.
+const maxPairwiseKeys = 16
+
+// keySpan is a key of the text: its bytes between the quotes, data[start:end],
+// and whether they hold an escape.
+type keySpan struct {
+	start, end int
+	esc        bool
+}
+
+// scanString is the string whose opening quote is data[i]; false when it is
+// not closed.
+func scanString(data []byte, i int) (keySpan, bool) {
+	k := keySpan{start: i + 1}
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			k.esc = true
+			j++
+		case '"':
+			k.end = j
+			return k, true
+		}
+	}
+	return k, false
+}
+
+// text is the key decoded.
+func (k keySpan) text(data []byte) string {
+	raw := data[k.start:k.end]
+	if !k.esc {
+		return string(raw)
+	}
+	var s string
+	if json.Unmarshal(data[k.start-1:k.end+1], &s) != nil {
+		return string(raw) // a bad escape: the caller's decoder words it
+	}
+	return s
+}
+
+// foldEqual reports whether the keys k and p are one field for encoding/json
+// (equal under simple case folding), and whether they are equal exactly.
+func (k keySpan) foldEqual(data []byte, p keySpan) (same, exact bool) {
+	if !k.esc && !p.esc {
+		a, b := data[k.start:k.end], data[p.start:p.end]
+		return bytes.EqualFold(a, b), bytes.Equal(a, b)
+	}
+	a, b := k.text(data), p.text(data)
+	return strings.EqualFold(a, b), a == b
+}
+
+// foldedKeyError is the error of the key k that repeats the earlier key p.
+func foldedKeyError(data []byte, k, p keySpan, exact bool) error {
+	if exact {
+		return fmt.Errorf("duplicate key %s", quoteKey(k.text(data)))
+	}
+	return fmt.Errorf("key %s repeats key %s (keys that differ only in case are one field)", quoteKey(k.text(data)), quoteKey(p.text(data)))
 }
 
 // foldKey maps a key to one representative of its case-folding class: each

@@ -3,6 +3,7 @@ package llm_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -27,9 +28,17 @@ func TestCheckFoldedKeys(t *testing.T) {
 		{`[{"k":1,"K":2}]`, `key "K" repeats key "k"`},                                              // an array at the top
 		{`{"k":1,"K":2}` + strings.Repeat(" ", 3), `key "K" repeats key "k"`},                       // trailing space
 		{`{"` + strings.Repeat("x", 90) + `":1,"` + strings.Repeat("X", 90) + `":2}`, `…" repeats`}, // cut at 80 runes
-		{`{"custom_id":"a","result":{"custom_id":"x"},"Custom":1}`, ""},                             // one key per object
-		{`{"k":1,"k":2}`, `duplicate key "k"`},                                                      // as the line readers word it
+		{`{"\u0063ustom_id":1,"CUSTOM_ID":2}`, `key "CUSTOM_ID" repeats key "custom_id"`},           // an escaped key, decoded
+		{`{"a\"b":1,"x":[],"A\"B":2}`, `key "A\"B" repeats key "a\"b"`},                             // an escaped quote
+		{`{"\u0061":1,"a":2}`, `duplicate key "a"`},                                                 // the same key, once escaped
+		{manyKeys(20, `"K3":0`), `key "K3" repeats key "k3"`},                                       // past the pairwise bound: the map
+		{manyKeys(20, `"k19":0`), `duplicate key "k19"`},
+		{manyKeys(40, `"x":{"k1":1,"K1":2}`), `key "K1" repeats key "k1"`}, // nested in a large object
+		{manyKeys(40, `"x":{"k1":1}`), ""},
+		{`{"custom_id":"a","result":{"custom_id":"x"},"Custom":1}`, ""}, // one key per object
+		{`{"k":1,"k":2}`, `duplicate key "k"`},                          // as the line readers word it
 		{`{"k":{"K":1},"q":[{"K":1},{"K":2}]}`, ""},
+		{`{"a":{"B":1},"b":2,"c":[{"D":1}],"d":3}`, ""}, // an inner object's keys are not its outer one's
 		{`{"a":1,`, ""}, // not JSON: the decoder words it
 		{``, ""},
 		{`"K"`, ""},
@@ -47,6 +56,16 @@ func TestCheckFoldedKeys(t *testing.T) {
 	}
 }
 
+// manyKeys is an object of the keys k0 … k(n-1), then last.
+func manyKeys(n int, last string) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range n {
+		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+	}
+	return b.String() + last + "}"
+}
+
 // FuzzCheckFoldedKeys: CheckFoldedKeys refuses JSON text exactly when one of
 // its objects has two keys equal under strings.EqualFold (the same key twice
 // included), as found
@@ -54,7 +73,7 @@ func TestCheckFoldedKeys(t *testing.T) {
 // tokenizer) and compares every pair of an object's keys.
 func FuzzCheckFoldedKeys(f *testing.F) {
 	for _, s := range []string{`{"a":1,"A":2}`, `{"a":{"b":1,"B":2}}`, `[{"k":[{"s":1,"ſ":2}]}]`, `{"a":1,"b":2}`, `{"K":1,"K":2}`,
-		`{"a":[{"x":1},{"X":1}],"A":[]}`, `{"é":1,"É":2}`, `{"k":"K","q":{"k":1}}`, `not json`} {
+		`{"a":[{"x":1},{"X":1}],"A":[]}`, `{"é":1,"É":2}`, `{"k":"K","q":{"k":1}}`, `not json`, manyKeys(20, `"K7":[{"a":1,"A":2}]`), `{"\u0041":1,"a":2}`, `{"a":{"B":1},"b":2}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
