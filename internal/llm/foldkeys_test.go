@@ -167,3 +167,15 @@ func TestBatchAnswersRefuseFoldedKeys(t *testing.T) {
 	require.ErrorContains(t, err, `inline response 1: key "KEY" repeats key "key"`)
 	assert.Empty(t, out.String())
 }
+
+// BenchmarkCheckFoldedKeys: one result line of an OpenAI batch (about 700
+// bytes), as judge --batch-in checks each.
+func BenchmarkCheckFoldedKeys(b *testing.B) {
+	line := []byte(`{"id":"batch_req_123","custom_id":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","response":{"status_code":200,"request_id":"req_abc","body":{"id":"chatcmpl-1","object":"chat.completion","created":1761955200,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"{\"reason\": \"The document answers the question directly: it describes how to reset the password step by step.\", \"score\": 3}"},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":812,"completion_tokens":31,"total_tokens":843}}},"error":null}`)
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		if err := llm.CheckFoldedKeys(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
