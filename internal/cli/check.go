@@ -206,7 +206,7 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	}
 	// The history is appended before the outputs are published: its failure
 	// then leaves no output either.
-	hist, err := recordHistory(f, o.hist, "check", fingerprintOf(check.Fingerprint(o.cases, o.kb, opts)), doc.WriteJSON)
+	hist, err := recordHistory(ctx, f, o.hist, "check", fingerprintOf(check.Fingerprint(o.cases, o.kb, opts)), doc.WriteJSON)
 	if err != nil {
 		return err
 	}

@@ -203,7 +203,7 @@ func reportCompare(ctx context.Context, f *Factory, o *compareOptions, res *comp
 	}
 	// The history is appended before the outputs are published: its failure
 	// (more likely than a failed rename) then leaves no output either.
-	hist, err := recordHistory(f, o.hist, "compare", fingerprintOf(compare.Fingerprint(o.files, o.run)), doc.WriteJSON)
+	hist, err := recordHistory(ctx, f, o.hist, "compare", fingerprintOf(compare.Fingerprint(o.files, o.run)), doc.WriteJSON)
 	if err != nil {
 		return nil, err
 	}

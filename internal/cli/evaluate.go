@@ -208,7 +208,7 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	// fingerprints differ).
 	var hist historyRun
 	if o.hist != (historyFlags{}) {
-		if hist, err = recordHistory(f, o.hist, "evaluate", front.fingerprint(), front.doc.WriteJSON); err != nil {
+		if hist, err = recordHistory(ctx, f, o.hist, "evaluate", front.fingerprint(), front.doc.WriteJSON); err != nil {
 			return err
 		}
 	}

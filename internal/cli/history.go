@@ -163,7 +163,7 @@ type historyRun struct {
 
 // recordHistory is history.AppendRun with the run's provenance, its warning
 // on stderr.
-func recordHistory(f *Factory, h historyFlags, command string, in fingerprint, doc func(io.Writer) error) (historyRun, error) {
+func recordHistory(ctx context.Context, f *Factory, h historyFlags, command string, in fingerprint, doc func(io.Writer) error) (historyRun, error) {
 	if h.path == "" && h.branch == "" {
 		return historyRun{}, nil
 	}
@@ -171,7 +171,7 @@ func recordHistory(f *Factory, h historyFlags, command string, in fingerprint, d
 	if err != nil {
 		return historyRun{}, fmt.Errorf("--history: %w", err)
 	}
-	rec, err := history.AppendRun(prov, h.path, h.branch, command, in.inputs, in.params, doc, func(w string) {
+	rec, err := history.AppendRun(ctx, prov, h.path, h.branch, command, in.inputs, in.params, doc, func(w string) {
 		fmt.Fprintf(f.Env.Stderr, "retrieval-gate: warning: history: %s\n", format.SanitizeText(w))
 	})
 	return historyRun{rec: rec, branch: h.branch}, err

@@ -6,6 +6,7 @@ package history
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -251,7 +252,7 @@ func Line(rec Record) ([]byte, error) {
 // torn last line left by an older run (no newline, not a record) is dropped
 // first, and warning says so; a complete last record without its newline gets
 // one, and the warning of that torn line is returned.
-func AppendWarn(path string, rec Record) (warning string, err error) {
+func AppendWarn(ctx context.Context, path string, rec Record) (warning string, err error) {
 	line, err := Line(rec)
 	if err != nil {
 		return "", err
@@ -269,7 +270,7 @@ func AppendWarn(path string, rec Record) (warning string, err error) {
 	if err != nil {
 		return "", err
 	}
-	unlock, err := filelock.Lock(f)
+	unlock, err := filelock.Lock(ctx, f)
 	if err != nil {
 		f.Close()
 		return "", fmt.Errorf("lock %s: %w", file, err)

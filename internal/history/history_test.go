@@ -2,6 +2,7 @@ package history_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -313,6 +314,6 @@ func TestReportKey(t *testing.T) {
 
 // appendRecord is history.AppendWarn without its warning.
 func appendRecord(path string, rec history.Record) error {
-	_, err := history.AppendWarn(path, rec)
+	_, err := history.AppendWarn(context.Background(), path, rec)
 	return err
 }

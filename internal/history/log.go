@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 )
@@ -12,7 +13,7 @@ import (
 // the record is returned for the branch, which is written once the run's
 // outputs are published. warn receives a warning of the append (a torn last
 // line repaired). Without path and branch it does nothing and returns nil.
-func AppendRun(p Provenance, path, branch, command string, inputs, params map[string]string,
+func AppendRun(ctx context.Context, p Provenance, path, branch, command string, inputs, params map[string]string,
 	doc func(io.Writer) error, warn func(string)) (*Record, error) {
 	if path == "" && branch == "" {
 		return nil, nil
@@ -26,7 +27,7 @@ func AppendRun(p Provenance, path, branch, command string, inputs, params map[st
 		return nil, err
 	}
 	if path != "" {
-		warning, err := AppendWarn(path, rec)
+		warning, err := AppendWarn(ctx, path, rec)
 		if warning != "" {
 			warn(warning)
 		}

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -87,7 +88,7 @@ func TestTornLastLine(t *testing.T) {
 	assert.Equal(t, []int{2}, warned)
 	assert.Contains(t, TornWarning(file, 2), "history.jsonl:2: skipped a torn last line")
 
-	warning, err := AppendWarn(file, testRecord(`{"a":2}`))
+	warning, err := AppendWarn(context.Background(), file, testRecord(`{"a":2}`))
 	require.NoError(t, err)
 	assert.Contains(t, warning, "history.jsonl:2: dropped a torn last line (40 bytes")
 	assert.Equal(t, []string{`{"a":1}`, `{"a":2}`}, records(t, file))
@@ -95,7 +96,7 @@ func TestTornLastLine(t *testing.T) {
 	// A complete record without its newline is kept and ended.
 	b, _ := os.ReadFile(file)
 	require.NoError(t, os.WriteFile(file, []byte(strings.TrimSuffix(string(b), "\n")), 0o644))
-	warning, err = AppendWarn(file, testRecord(`{"a":3}`))
+	warning, err = AppendWarn(context.Background(), file, testRecord(`{"a":3}`))
 	require.NoError(t, err)
 	assert.Empty(t, warning)
 	assert.Equal(t, []string{`{"a":1}`, `{"a":2}`, `{"a":3}`}, records(t, file))
@@ -109,6 +110,6 @@ func TestTornLastLine(t *testing.T) {
 
 // appendRec is AppendWarn without its warning.
 func appendRec(path string, rec Record) error {
-	_, err := AppendWarn(path, rec)
+	_, err := AppendWarn(context.Background(), path, rec)
 	return err
 }

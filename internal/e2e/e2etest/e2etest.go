@@ -6,6 +6,7 @@
 package e2etest
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -155,7 +156,7 @@ func sharedDir(root string, args, env []string) (dir string, unlock func(), err 
 	if err != nil {
 		return "", nil, err
 	}
-	release, err := filelock.Lock(lf)
+	release, err := filelock.Lock(context.Background(), lf)
 	if err != nil {
 		lf.Close()
 		return "", nil, err

@@ -199,6 +199,22 @@ func TestSignals(t *testing.T) {
 			},
 		},
 		{
+			// The history's lock held by another process (here the test): the
+			// append waits for it, and the wait stops on the signal (a blocking
+			// flock is restarted after one, and did not). The history is appended
+			// before the outputs are committed, so none is written.
+			name: "check/history-lock-held", sig: syscall.SIGINT, after: 500 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				hist := filepath.Join(dir, "history.jsonl")
+				holder, err := os.OpenFile(hist, os.O_RDWR|os.O_CREATE, 0o644)
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = holder.Close() })
+				require.NoError(t, syscall.Flock(int(holder.Fd()), syscall.LOCK_EX))
+				return []string{"check", "--cases", filepath.Join(demo, "cases.jsonl"), "--kb", filepath.Join(demo, "kb"),
+					"--history", hist, "--json", filepath.Join(out, "agg.json"), "--markdown", filepath.Join(out, "r.md"), "--comment", "never"}, nil
+			},
+		},
+		{
 			// 256 bins, 40,000 pairs spread over them and the resample maximum: the
 			// bootstrap alone takes minutes.
 			name: "calibrate/bootstrap", sig: syscall.SIGTERM, after: 1500 * time.Millisecond,

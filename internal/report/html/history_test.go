@@ -2,6 +2,7 @@ package html_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -634,7 +635,7 @@ func TestDefaultMeasure(t *testing.T) {
 
 // appendRecord is history.AppendWarn without its warning.
 func appendRecord(path string, rec history.Record) error {
-	_, err := history.AppendWarn(path, rec)
+	_, err := history.AppendWarn(context.Background(), path, rec)
 	return err
 }
 
