@@ -87,6 +87,9 @@ type batchJob struct {
 	sent     [][]bool
 	nSent    int64
 	outcomes map[int]outcome // task index (pair*repeat+rep) -> outcome
+	// redact removes the batch client's secrets from a result's error text
+	// (nil without a client: --batch-in, where judge holds no key).
+	redact func(string) string
 }
 
 type outcome struct {
@@ -407,6 +410,9 @@ func (b *batchJob) readResults(ctx context.Context, r io.Reader, name string) er
 
 func (b *batchJob) outcome(r BatchResult) outcome {
 	o := outcome{hasAnswer: true}
+	if b.redact != nil {
+		r.Err = b.redact(r.Err)
+	}
 	if r.Missing {
 		o.missing = true
 		o.j = Judgment{Cause: CauseBatchMissing, Detail: shorten("the batch reports it " + r.Err + " (a rerun submits it again)")}

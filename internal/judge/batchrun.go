@@ -223,6 +223,7 @@ func runBatchAPI(ctx context.Context, job *batchJob, bo *BatchOptions, now func(
 			return job.result(st)
 		}
 	}
+	job.redact = bo.API.Redact
 	want := BatchState{Requests: job.nSent, Model: job.opt.Model, PromptHash: job.opt.Prompt.Hash, Format: job.opt.Format, Provider: job.provider}
 	sub := &BatchSubmission{API: bo.API, State: bo.State, Poll: bo.Poll, Logf: logf}
 	b, state, err := sub.Run(ctx, want, job.write, func(ctx context.Context, r io.Reader, name string) error { return job.readResults(ctx, r, name) })

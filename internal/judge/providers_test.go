@@ -223,3 +223,24 @@ func TestResultKeysDifferingInCase(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "a", r.CustomID)
 }
+
+// A request's error text in a batch's results that echoes the API key is
+// shown redacted: judge prints a failed request's detail, and the report and
+// the judgments keep it (the key reached them as the server wrote it).
+func TestBatchResultErrorRedacted(t *testing.T) {
+	pairs, grades := table(2)
+	pairs[1].Query += " [[batch-error-echo]]"
+	grades[pairs[1].Query] = grades["query 1"]
+	srv := llmtest.New(llmtest.Options{Grades: grades, Batch: llmtest.BatchOptions{PollsPerStatus: 1}})
+	defer srv.Close()
+	cachePath := filepath.Join(t.TempDir(), "cache.jsonl")
+	bo := &judge.BatchOptions{API: providerService(t, srv, llm.ProviderAnthropic, true), Poll: llm.PollPolicy{Initial: time.Millisecond, Max: 5 * time.Millisecond}}
+	res, err := runBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, bo, nil)
+	require.NoError(t, err)
+	j := res.Grades[1][0]
+	require.Equal(t, judge.CauseBatchFailed, j.Cause)
+	assert.Contains(t, j.Detail, "may not be used here")
+	const key = "sk-ant-test-0123456789abcdef" // providerService's
+	assert.NotContains(t, j.Detail, key[8:16], j.Detail)
+	assert.Contains(t, j.Detail, "***", j.Detail)
+}

@@ -128,7 +128,7 @@ func (c *AnthropicBatchClient) Submit(ctx context.Context, path string, n int64)
 		return nil, fmt.Errorf("%s: %w", u, err)
 	}
 	j.SubmitCalls = 1
-	return j.redacted(c.redact), nil
+	return j.redacted(c.Redact), nil
 }
 
 // Get retrieves a Message Batch.
@@ -142,7 +142,7 @@ func (c *AnthropicBatchClient) Get(ctx context.Context, id string) (*BatchJob, e
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", u, err)
 	}
-	return j.redacted(c.redact), nil
+	return j.redacted(c.Redact), nil
 }
 
 // Download streams the batch's results (its results_url; a relative one is

@@ -174,13 +174,13 @@ func (c *BatchClient) statusError(resp *http.Response, u string) error {
 	data, _ := httpretry.ReadSnippet(resp.Body, 64<<10)
 	// Redacted as received, before its fields are decoded: the key may be
 	// echoed, escaped, in any of them.
-	data = []byte(c.redact(string(data)))
+	data = []byte(c.Redact(string(data)))
 	ae := &APIError{URL: u, Status: resp.StatusCode, Message: strings.TrimSpace(string(data))}
 	var we wireError
 	if json.Unmarshal(data, &we) == nil && we.Error != nil {
 		ae.Message, ae.Type, ae.Code, ae.Param = we.Error.Message, we.Error.Type, rawString(we.Error.Code), rawString(we.Error.Param)
 	}
-	ae.Message, ae.Code = c.redact(ae.Message), c.redact(ae.Code)
+	ae.Message, ae.Code = c.Redact(ae.Message), c.Redact(ae.Code)
 	return ae
 }
 
@@ -188,12 +188,12 @@ func (c *BatchClient) clean(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return errors.New(c.redact(err.Error()))
+	return errors.New(c.Redact(err.Error()))
 }
 
-// redact removes the API key and the credentials of the server's URL from s
+// Redact removes the API key and the credentials of the server's URL from s
 // (any 8 characters of them in a row: httpretry.Redact).
-func (c *BatchClient) redact(s string) string {
+func (c *BatchClient) Redact(s string) string {
 	return httpretry.Redact(s, append(httpretry.URLSecrets(c.base), c.key)...)
 }
 

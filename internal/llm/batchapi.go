@@ -53,6 +53,10 @@ type BatchService interface {
 	// answer is an *httpretry.TooLargeError. What it writes is JSON Lines, one
 	// result record a line, in the provider's result format.
 	Download(ctx context.Context, job *BatchJob, src ResultSource, limit int64, w func() (io.Writer, error)) error
+	// Redact removes the client's secrets (its API key, the credentials of
+	// its URL) from s, as its own errors are: for text of the provider's
+	// results (a request's error) that a caller shows.
+	Redact(s string) string
 }
 
 // BatchJob is a batch as a provider reports it, in the terms the judge needs.
@@ -148,7 +152,7 @@ func (c *BatchClient) Submit(ctx context.Context, path string, _ int64) (*BatchJ
 	if err != nil {
 		return nil, fmt.Errorf("creating the batch: %w", err)
 	}
-	j := b.job().redacted(c.redact)
+	j := b.job().redacted(c.Redact)
 	j.InputRef, j.SubmitCalls = fileID, 2
 	return j, nil
 }
@@ -159,7 +163,7 @@ func (c *BatchClient) Get(ctx context.Context, id string) (*BatchJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.job().redacted(c.redact), nil
+	return b.job().redacted(c.Redact), nil
 }
 
 // job is the batch object as a BatchJob: completed, expired and cancelled

@@ -225,7 +225,7 @@ func (c *GeminiBatchClient) Submit(ctx context.Context, path string, _ int64) (*
 		return nil, fmt.Errorf("%s: %w", u, err)
 	}
 	j.InputRef, j.SubmitCalls = input, calls
-	return j.redacted(c.redact), nil
+	return j.redacted(c.Redact), nil
 }
 
 // geminiInline turns a request line {"key", "request"} into an inline request
@@ -297,7 +297,7 @@ func (c *GeminiBatchClient) Get(ctx context.Context, id string) (*BatchJob, erro
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", u, err)
 	}
-	return j.redacted(c.redact), nil
+	return j.redacted(c.Redact), nil
 }
 
 // Download streams the responses file, or the inline responses of the batch's

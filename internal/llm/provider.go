@@ -108,7 +108,7 @@ func (c *restClient) statusError(resp *http.Response, u string) error {
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	// Redacted as received, before its fields are decoded: the key may be
 	// echoed, escaped, in any of them.
-	data = []byte(c.redact(string(data)))
+	data = []byte(c.Redact(string(data)))
 	ae := &APIError{URL: u, Status: resp.StatusCode, Message: strings.TrimSpace(string(data))}
 	var we struct {
 		Error *struct {
@@ -123,7 +123,7 @@ func (c *restClient) statusError(resp *http.Response, u string) error {
 			ae.Type = we.Error.Status
 		}
 	}
-	ae.Message = c.redact(ae.Message)
+	ae.Message = c.Redact(ae.Message)
 	return ae
 }
 
@@ -135,12 +135,12 @@ func (c *restClient) clean(ctx context.Context, err error) error {
 	if errors.As(err, &tl) {
 		return err
 	}
-	return errors.New(c.redact(err.Error()))
+	return errors.New(c.Redact(err.Error()))
 }
 
-// redact removes the API key and the credentials of the base URL from s (any
+// Redact removes the API key and the credentials of the base URL from s (any
 // 8 characters of them in a row: httpretry.Redact).
-func (c *restClient) redact(s string) string {
+func (c *restClient) Redact(s string) string {
 	return httpretry.Redact(s, append(httpretry.URLSecrets(c.base), c.key)...)
 }
 

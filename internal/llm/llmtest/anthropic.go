@@ -35,10 +35,14 @@ import (
 // BatchOptions.Answer requests and reports the rest "expired" (the 24-hour
 // expiry); "cancelled" goes through canceling and reports the rest
 // "canceled"; "failed" refuses the batch at creation (400). A query with the
-// [[batch-error]] marker is an errored result (api_error).
+// [[batch-error]] marker is an errored result (api_error); one with the
+// [[batch-error-echo]] marker is an errored result whose message echoes the
+// x-api-key the batch was created with (a hostile or careless server: the
+// client must not show it).
 
 type anthBatch struct {
 	id, status string
+	key        string // the x-api-key of the creating request
 	base       string // the server's URL, as the client reached it
 	polls      int
 	reqs       []anthRequest
@@ -151,7 +155,7 @@ func (s *Server) anthCreate(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p := s.prov()
-	b := &anthBatch{id: fmt.Sprintf("msgbatch_fake%d", len(p.anth)+1), status: "in_progress", base: "http://" + r.Host, reqs: body.Requests, counts: map[string]int{}}
+	b := &anthBatch{id: fmt.Sprintf("msgbatch_fake%d", len(p.anth)+1), status: "in_progress", base: "http://" + r.Host, key: r.Header.Get("X-Api-Key"), reqs: body.Requests, counts: map[string]int{}}
 	p.anth[b.id] = b
 	writeJSON(w, s.anthObject(b))
 }
@@ -217,6 +221,9 @@ func (s *Server) anthProcess(b *anthBatch) {
 			result = map[string]any{"type": "canceled"}
 		case i >= limit:
 			result = map[string]any{"type": "expired"}
+		case bytes.Contains(q.Params, []byte("[[batch-error-echo]]")):
+			result = map[string]any{"type": "errored", "error": map[string]any{"type": "error", "error": map[string]any{"type": "invalid_request_error",
+				"message": "this request's x-api-key " + b.key + " may not be used here"}}}
 		case bytes.Contains(q.Params, []byte("[[batch-error]]")):
 			result = map[string]any{"type": "errored", "error": map[string]any{"type": "error", "error": map[string]any{"type": "api_error", "message": "Internal server error"}}}
 		default:
