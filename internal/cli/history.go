@@ -15,6 +15,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
@@ -137,16 +138,18 @@ func readHistory(ctx context.Context, f *Factory, src historyFlags, command stri
 }
 
 // historyRun is the history of one run: the record (when --history or
-// --history-branch asks for one), appended to the local history at once and
-// to the branch once the outputs are published.
+// --history-branch asks for one), appended to the local history with the run's
+// outputs and to the branch once they are published.
 type historyRun struct {
 	rec    *history.Record
 	branch string // --history-branch
 }
 
 // recordHistory is history.AppendRun with the run's provenance, its warning
-// on stderr.
-func recordHistory(f *Factory, h historyFlags, command string, in fingerprint, doc func(io.Writer) error) (historyRun, error) {
+// on stderr: the record's append to --history is made by outs' Commit, all or
+// none with the run's outputs (an output that cannot be published appends no
+// record; a record that cannot be appended publishes no output).
+func recordHistory(f *Factory, outs *atomicfile.Set, h historyFlags, command string, in fingerprint, doc func(io.Writer) error) (historyRun, error) {
 	if h.path == "" && h.branch == "" {
 		return historyRun{}, nil
 	}
@@ -154,10 +157,16 @@ func recordHistory(f *Factory, h historyFlags, command string, in fingerprint, d
 	if err != nil {
 		return historyRun{}, fmt.Errorf("--history: %w", err)
 	}
-	rec, err := history.AppendRun(prov, h.path, h.branch, command, in.inputs, in.params, doc, func(w string) {
+	rec, appendRec, err := history.AppendRun(prov, h.path, h.branch, command, in.inputs, in.params, doc, func(w string) {
 		fmt.Fprintf(f.Env.Stderr, "retrieval-gate: warning: history: %s\n", format.SanitizeText(w))
 	})
-	return historyRun{rec: rec, branch: h.branch}, err
+	if err != nil {
+		return historyRun{}, err
+	}
+	if appendRec != nil {
+		outs.Append(appendRec)
+	}
+	return historyRun{rec: rec, branch: h.branch}, nil
 }
 
 // readHistoryBranch reads history.jsonl from branch of $GITHUB_REPOSITORY

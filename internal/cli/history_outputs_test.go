@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/e2e/e2etest"
+	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
+)
+
+// TestHistoryAllOrNothingWithOutputs: the --history record and the outputs of a
+// run are published together. An output that becomes unwritable after it was
+// created (its path made a directory while the run works, here when the run
+// reads its provenance) fails the publication: exit 2 naming the path, no
+// output written, an older one at another path kept, no temporary file left,
+// and no record appended to the history (issue: the record was appended before
+// the outputs were renamed into place, so a failed rename left a history
+// that counted a run with no report).
+func TestHistoryAllOrNothingWithOutputs(t *testing.T) {
+	llm := llmtest.New(llmtest.Options{})
+	defer llm.Close()
+	for _, tc := range []struct {
+		name string
+		args func(dir string) []string // the command, its inputs and its --json
+		out  string                    // the output made a directory during the run
+	}{
+		{"check", func(dir string) []string {
+			cases, kb := writeCheckFixture(t, dir, 50)
+			return []string{"check", "--cases", cases, "--kb", kb, "--k", "2", "--comment", "never", "--json", filepath.Join(dir, "old.json"),
+				"--cases-out", filepath.Join(dir, "per.jsonl"), "--markdown", filepath.Join(dir, "new.md")}
+		}, "new.md"},
+		{"compare", func(dir string) []string {
+			write := func(name, content string) string {
+				p := filepath.Join(dir, name)
+				require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+				return p
+			}
+			qrels := write("qrels.trec", "q1 0 d1 3\nq2 0 d2 2\n")
+			a := write("a.trec", "q1 Q0 d1 1 2.0 t\nq2 Q0 d9 1 2.0 t\n")
+			b := write("b.trec", "q1 Q0 d7 1 2.0 t\nq2 Q0 d2 1 2.0 t\n")
+			return []string{"compare", "--qrels", qrels, "--run", "a=" + a, "--run", "b=" + b, "--bootstrap", "100", "--comment", "never",
+				"--json", filepath.Join(dir, "old.json"), "--markdown", filepath.Join(dir, "new.md")}
+		}, "new.md"},
+		{"evaluate", func(dir string) []string {
+			kb := filepath.Join(dir, "kb.jsonl")
+			require.NoError(t, os.WriteFile(kb, []byte(evaluateKB), 0o644))
+			return []string{"evaluate", "--kb", kb, "--out", filepath.Join(dir, "eval"), "--judge-url", llm.URL, "--judge-model", "fake",
+				"--per-locale", "2", "--k", "3", "--bootstrap", "100", "--html", filepath.Join(dir, "new.html")}
+		}, "new.html"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := tc.args(dir)
+			hist := filepath.Join(dir, "history.jsonl")
+			target := filepath.Join(dir, tc.out)
+			inject := false
+			vars := map[string]string{"GITHUB_SHA": "0123456789abcdef0123456789abcdef01234567", "GITHUB_REF_NAME": "main", "SOURCE_DATE_EPOCH": "1700000000"}
+			getenv := func(k string) string {
+				if k == "SOURCE_DATE_EPOCH" && inject { // read when the run records its history: after the outputs were created
+					_ = os.Mkdir(target, 0o755)
+				}
+				return vars[k]
+			}
+			run := func() (string, error) {
+				var stderr e2etest.LockedBuffer
+				env := &Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &stderr, Getenv: getenv}
+				f := NewFactory(env)
+				c := map[string]func() *Command{
+					"check":    func() *Command { return NewCmdCheck(f, nil) },
+					"compare":  func() *Command { return NewCmdCompare(f, nil) },
+					"evaluate": func() *Command { return NewCmdEvaluate(f, nil) },
+				}[args[0]]()
+				return stderr.String(), c.Run(context.Background(), append(args[1:], "--history", hist))
+			}
+			// A first run writes the outputs and the history's first record.
+			stderr, err := run()
+			require.NoError(t, err, stderr)
+			require.NoError(t, os.Remove(target))
+			before := map[string][]byte{}
+			require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.Type().IsRegular() {
+					before[p], err = os.ReadFile(p)
+				}
+				return err
+			}))
+			require.Contains(t, before, hist)
+
+			inject = true
+			stderr, err = run()
+			require.Error(t, err, stderr)
+			assert.Equal(t, ExitInput, ExitCode(err))
+			assert.Contains(t, err.Error(), "failed to write "+target, "the failure is the publication's, after the run")
+			after := map[string][]byte{}
+			require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.Type().IsRegular() && !strings.HasPrefix(p, filepath.Join(dir, "eval")+string(os.PathSeparator)) {
+					after[p], err = os.ReadFile(p)
+				}
+				return err
+			}))
+			for p := range before {
+				if strings.HasPrefix(p, filepath.Join(dir, "eval")+string(os.PathSeparator)) {
+					delete(before, p) // evaluate's stages publish their own outputs, each stage all or none (docs/judge.md)
+				}
+			}
+			assert.Equal(t, before, after, "the history and every older output as they were; no temporary file left")
+		})
+	}
+}
