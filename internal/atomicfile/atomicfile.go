@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -94,6 +95,51 @@ func (s *Set) Add(path string) (io.Writer, error) {
 	s.files = append(s.files, f)
 	s.targets[abs] = true
 	return f.bw, nil
+}
+
+// AddAppended registers path as a file the set's appends (Append) write to: a
+// history, appended to at Commit. It is checked now as Add checks an output, so
+// that one that cannot be appended to fails before the caller does any work:
+// not a directory, a device or a pipe; its missing parent directories created
+// (removed again by Abort when they are left empty); an existing file opened
+// for writing (and closed), a new one's directory written to (a temporary file,
+// removed at once). Nothing is written to path. Naming it twice, or as an
+// output of the set too, is an error.
+func (s *Set) AddAppended(path string) error {
+	if s.done {
+		return fmt.Errorf("failed to create %s: output set already committed or aborted", path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("failed to create %s: %w", path, err)
+	}
+	if s.targets[abs] {
+		return fmt.Errorf("failed to create %s: named twice as an output", path)
+	}
+	if err := checkTarget(path); err != nil {
+		return fmt.Errorf("failed to create %s: %w", path, err)
+	}
+	dir := filepath.Dir(path)
+	if err := s.mkdirAll(dir); err != nil {
+		return fmt.Errorf("failed to create %s: %w", path, err)
+	}
+	// O_NONBLOCK: a pipe put there since the check is not waited on.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0)
+	switch {
+	case err == nil:
+		_ = f.Close()
+	case errors.Is(err, os.ErrNotExist):
+		probe, err := os.CreateTemp(dir, tempPrefix(filepath.Base(path))+"p"+strconv.Itoa(os.Getpid())+"-*")
+		if err != nil {
+			return fmt.Errorf("failed to create %s: %w", path, err)
+		}
+		_ = probe.Close()
+		_ = os.Remove(probe.Name())
+	default:
+		return fmt.Errorf("failed to create %s: %w", path, err)
+	}
+	s.targets[abs] = true
+	return nil
 }
 
 // checkTarget refuses a target that a rename cannot replace with a file, or

@@ -475,3 +475,41 @@ func TestSetCommitAppendsAllOrNothing(t *testing.T) {
 		assert.Equal(t, map[string]string{"old": "new old", "fresh": "new fresh", "last": "new last"}, tree(t, dir))
 	})
 }
+
+// AddAppended checks a file the set appends to as Add checks an output, and
+// writes nothing: an existing file keeps its bytes, a new one is not created,
+// the parents it created are removed by Abort.
+func TestSetAddAppended(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "blocked"), "a regular file")
+	write(t, filepath.Join(dir, "history.jsonl"), "a record\n")
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "adir"), 0o755))
+	fifo := filepath.Join(t.TempDir(), "fifo") // apart: tree would wait on it
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	before := tree(t, dir)
+	s := NewSet()
+	for path, want := range map[string]string{
+		"blocked/history.jsonl": "not a directory",
+		"adir":                  "is a directory",
+		fifo:                    "not a regular file",
+	} {
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		err := s.AddAppended(path)
+		require.ErrorContains(t, err, "failed to create "+path+": ")
+		assert.ErrorContains(t, err, want)
+	}
+	require.NoError(t, s.AddAppended(filepath.Join(dir, "history.jsonl")))
+	require.NoError(t, s.AddAppended(filepath.Join(dir, "new", "sub", "history.jsonl")))
+	require.ErrorContains(t, s.AddAppended(filepath.Join(dir, "history.jsonl")), "named twice")
+	_, err := s.Add(filepath.Join(dir, "history.jsonl"))
+	require.ErrorContains(t, err, "named twice")
+	assert.DirExists(t, filepath.Join(dir, "new", "sub"))
+	s.Abort()
+	assert.Equal(t, before, tree(t, dir), "nothing written, the directories created removed")
+	if os.Geteuid() != 0 { // root writes to a read-only file
+		require.NoError(t, os.Chmod(filepath.Join(dir, "history.jsonl"), 0o444))
+		require.ErrorContains(t, NewSet().AddAppended(filepath.Join(dir, "history.jsonl")), "permission denied")
+	}
+}

@@ -126,6 +126,9 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := addHistory(outs, o.hist); err != nil {
+		return err
+	}
 	kb, err := kbfile.Load(ctx, o.kb)
 	if err != nil {
 		return err

@@ -158,6 +158,9 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 	if err != nil {
 		return err
 	}
+	if err := addHistory(outs, o.hist); err != nil {
+		return err
+	}
 	var files opened
 	defer files.close()
 	in, err := openCompare(ctx, &files, o.files)

@@ -155,11 +155,15 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 		return err
 	}
 	// evaluate's own outputs after the stages (--html), all or none with the
-	// history record (recordHistory): created now, so an unwritable one fails before any stage.
+	// history record (recordHistory): created now, and the history checked, so
+	// an unwritable one fails before any stage.
 	final := atomicfile.NewSet()
 	defer final.Abort()
 	ws, err := final.AddAll(o.htmlOut)
 	if err != nil {
+		return err
+	}
+	if err := addHistory(final, o.hist); err != nil {
 		return err
 	}
 	plan := evaluate.NewPlan(&o.Options)

@@ -145,6 +145,17 @@ type historyRun struct {
 	branch string // --history-branch
 }
 
+// addHistory registers --history's file with outs (atomicfile.Set.AddAppended),
+// so that one that cannot be appended to fails before the run's work, as an
+// output that cannot be created does; recordHistory's record is appended to
+// it at outs' Commit.
+func addHistory(outs *atomicfile.Set, h historyFlags) error {
+	if h.path == "" {
+		return nil
+	}
+	return outs.AddAppended(h.file())
+}
+
 // recordHistory is history.AppendRun with the run's provenance, its warning
 // on stderr: the record's append to --history is made by outs' Commit, all or
 // none with the run's outputs (an output that cannot be published appends no

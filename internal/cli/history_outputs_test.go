@@ -113,3 +113,47 @@ func TestHistoryAllOrNothingWithOutputs(t *testing.T) {
 		})
 	}
 }
+
+// TestHistoryUnwritableFailsBeforeTheWork: a --history that cannot be appended
+// to (here under a regular file, which fails for root too) is refused as an
+// output that cannot be created is, before any work: exit 2 naming it, no
+// output written, and for evaluate no stage run (no model request: the
+// generation is not cached, a rerun would pay for it again).
+func TestHistoryUnwritableFailsBeforeTheWork(t *testing.T) {
+	llm := llmtest.New(llmtest.Options{})
+	defer llm.Close()
+	dir := t.TempDir()
+	cases, kb := writeCheckFixture(t, dir, 20)
+	evalKB := filepath.Join(dir, "eval-kb.jsonl")
+	require.NoError(t, os.WriteFile(evalKB, []byte(evaluateKB), 0o644))
+	qrels := filepath.Join(dir, "qrels.trec")
+	require.NoError(t, os.WriteFile(qrels, []byte("q1 0 d1 3\nq2 0 d2 2\n"), 0o644))
+	run := filepath.Join(dir, "a.trec")
+	require.NoError(t, os.WriteFile(run, []byte("q1 Q0 d1 1 2.0 t\nq2 Q0 d9 1 2.0 t\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "blocked"), []byte("a regular file\n"), 0o644))
+	hist := filepath.Join(dir, "blocked", "history.jsonl")
+	for name, args := range map[string][]string{
+		"check":   {"--cases", cases, "--kb", kb, "--json", filepath.Join(dir, "out", "a.json")},
+		"compare": {"--qrels", qrels, "--run", "a=" + run, "--bootstrap", "100", "--json", filepath.Join(dir, "out", "a.json")},
+		"evaluate": {"--kb", evalKB, "--out", filepath.Join(dir, "out"), "--judge-url", llm.URL, "--judge-model", "fake",
+			"--per-locale", "2", "--k", "3", "--bootstrap", "100"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var stderr e2etest.LockedBuffer
+			env := &Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &stderr, Getenv: func(string) string { return "" }}
+			f := NewFactory(env)
+			c := map[string]func() *Command{
+				"check":    func() *Command { return NewCmdCheck(f, nil) },
+				"compare":  func() *Command { return NewCmdCompare(f, nil) },
+				"evaluate": func() *Command { return NewCmdEvaluate(f, nil) },
+			}[name]()
+			err := c.Run(context.Background(), append(args, "--comment", "never", "--history", hist))
+			require.Error(t, err, stderr.String())
+			assert.Equal(t, ExitInput, ExitCode(err))
+			assert.Contains(t, err.Error(), "failed to create "+hist)
+			assert.NoDirExists(t, filepath.Join(dir, "out"), "no output, no output directory")
+			assert.Zero(t, llm.Requests(), "no model request")
+			assert.NotContains(t, stderr.String(), "evaluate: stage")
+		})
+	}
+}
