@@ -385,7 +385,7 @@ func (e *evaluateFront) Judge(_ context.Context, s *evaluate.JudgeStage) (judge.
 	if err != nil {
 		return in, err
 	}
-	if e.cache, err = openJudgeCache(s); err != nil {
+	if e.cache, err = openJudgeCache(e.outs, s); err != nil {
 		return in, err
 	}
 	in.Cache = e.cache

@@ -157,3 +157,37 @@ func TestHistoryUnwritableFailsBeforeTheWork(t *testing.T) {
 		})
 	}
 }
+
+// TestJudgeInputErrorWritesNoCache: judge with an input error found after the
+// cache is opened (a run read by judge.Run) writes nothing, a new cache and
+// its directory included (they were created empty at open); an existing cache
+// keeps its bytes. A run that judges creates the cache with its first judgment.
+func TestJudgeInputErrorWritesNoCache(t *testing.T) {
+	llm := llmtest.New(llmtest.Options{})
+	defer llm.Close()
+	dir := t.TempDir()
+	kb := filepath.Join(dir, "kb.jsonl")
+	require.NoError(t, os.WriteFile(kb, []byte(evaluateKB), 0o644))
+	bad := filepath.Join(dir, "bad.jsonl")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"id": "q1", "locale": "en", "query": "reset password", "retrieved": 3}`+"\n"), 0o644))
+	good := filepath.Join(dir, "good.jsonl")
+	require.NoError(t, os.WriteFile(good, []byte(`{"id": "q1", "locale": "en", "query": "reset password", "retrieved": ["en-reset", "en-2fa"]}`+"\n"), 0o644))
+	cache := filepath.Join(dir, "cachedir", "sub", "cache.jsonl")
+	judgeRun := func(run string) error {
+		env, _, _ := checkEnv("")
+		return NewCmdJudge(NewFactory(env), nil).Run(context.Background(), []string{"--kb", kb, "--run", "a=" + run, "--k", "2",
+			"--judge-url", llm.URL, "--judge-model", "fake", "--cache", cache, "--qrels", filepath.Join(dir, "q.txt")})
+	}
+	err := judgeRun(bad)
+	require.ErrorContains(t, err, "bad.jsonl:1:")
+	assert.Equal(t, ExitInput, ExitCode(err))
+	assert.NoDirExists(t, filepath.Join(dir, "cachedir"), "no cache, no cache directory")
+	assert.NoFileExists(t, filepath.Join(dir, "q.txt"))
+
+	require.NoError(t, judgeRun(good))
+	before, err := os.ReadFile(cache)
+	require.NoError(t, err)
+	assert.Equal(t, 2, bytes.Count(before, []byte("\n")), "the judgments made")
+	require.Error(t, judgeRun(bad))
+	assert.Equal(t, before, raw(t, cache), "an existing cache kept as it was")
+}

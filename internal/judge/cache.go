@@ -67,16 +67,27 @@ type Cache struct {
 	path    string
 	mu      sync.Mutex
 	f       *os.File
+	missing bool // the file does not exist yet: the first Put creates it
 	entries map[string]Entry
 	loaded  int
+}
+
+// Missing reports that the cache's file did not exist when it was opened and
+// has not been created since (no judgment was put).
+func (c *Cache) Missing() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.missing
 }
 
 // MemoryCache is an empty in-memory cache that is not kept (a run given no
 // cache): it opens no file.
 func MemoryCache() *Cache { return &Cache{entries: map[string]Entry{}} }
 
-// OpenCache loads path (a missing file is an empty cache) and opens it for
-// appending. An empty path is an in-memory cache that is not kept
+// OpenCache loads path and opens it for appending. A missing file is an empty
+// cache, created by the first judgment put (Put), so that a run that judges
+// nothing (an input error after the cache is opened) writes nothing; Missing
+// reports it. An empty path is an in-memory cache that is not kept
 // (MemoryCache).
 func OpenCache(path string) (*Cache, error) {
 	if path == "" {
@@ -85,6 +96,10 @@ func OpenCache(path string) (*Cache, error) {
 	c := &Cache{path: path, entries: map[string]Entry{}}
 	if err := refuseSpecial(path, "the judge cache"); err != nil {
 		return nil, err
+	}
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		c.missing = true
+		return c, nil
 	}
 	// O_NONBLOCK: a path swapped for a named pipe after the check is not waited
 	// on either; its kind is checked again on the open file.
@@ -250,6 +265,17 @@ func (c *Cache) Put(e Entry) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.entries[e.Key] = e
+	if c.missing {
+		f, err := os.OpenFile(c.path, os.O_RDWR|os.O_CREATE|os.O_APPEND|syscall.O_NONBLOCK, 0o644) //nolint:gosec // G302: as OpenCache's
+		if err != nil {
+			return fmt.Errorf("failed to create the judge cache %s: %w", c.path, err)
+		}
+		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+			f.Close()
+			return refuseSpecial(c.path, "the judge cache")
+		}
+		c.f, c.missing = f, false
+	}
 	if c.f == nil {
 		return nil
 	}
@@ -273,6 +299,7 @@ func (c *Cache) Sync() error {
 func (c *Cache) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.missing = false // a Put after Close is not kept
 	if c.f == nil {
 		return nil
 	}
