@@ -191,3 +191,40 @@ func TestJudgeInputErrorWritesNoCache(t *testing.T) {
 	require.Error(t, judgeRun(bad))
 	assert.Equal(t, before, raw(t, cache), "an existing cache kept as it was")
 }
+
+// TestStdinFileNotOverwritten: an input read from standard input ("-")
+// redirected from a file is that file: an output naming it (or a link to it)
+// is refused before any work, exit 2, the input left as it was (check
+// --cases - --cases-out cases.jsonl < cases.jsonl replaced the cases with
+// their scores).
+func TestStdinFileNotOverwritten(t *testing.T) {
+	dir := t.TempDir()
+	cases, kb := writeCheckFixture(t, dir, 20)
+	qrels := filepath.Join(dir, "q.trec")
+	require.NoError(t, os.WriteFile(qrels, []byte("q1 0 d1 3\n"), 0o644))
+	link := filepath.Join(dir, "link.jsonl")
+	require.NoError(t, os.Symlink(cases, link))
+	for _, tc := range []struct {
+		name, stdin string
+		cmd         func(*Factory) *Command
+		args        []string
+	}{
+		{"check", cases, func(f *Factory) *Command { return NewCmdCheck(f, nil) }, []string{"--cases", "-", "--kb", kb, "--comment", "never", "--cases-out", cases}},
+		{"check link", cases, func(f *Factory) *Command { return NewCmdCheck(f, nil) }, []string{"--cases", "-", "--kb", kb, "--comment", "never", "--json", link}},
+		{"retrieve", cases, func(f *Factory) *Command { return NewCmdRetrieve(f, nil) }, []string{"--cases", "-", "--kb", kb, "--out", cases}},
+		{"import", qrels, func(f *Factory) *Command { return NewCmdImport(f, nil) }, []string{"--in", "-", "--out", qrels}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := raw(t, tc.stdin)
+			in, err := os.Open(tc.stdin)
+			require.NoError(t, err)
+			defer in.Close()
+			var stderr e2etest.LockedBuffer
+			env := &Env{Stdin: in, Stdout: &bytes.Buffer{}, Stderr: &stderr, Getenv: func(string) string { return "" }}
+			err = tc.cmd(NewFactory(env)).Run(context.Background(), tc.args)
+			require.ErrorContains(t, err, "would overwrite the input read from standard input")
+			assert.Equal(t, ExitInput, ExitCode(err))
+			assert.Equal(t, before, raw(t, tc.stdin))
+		})
+	}
+}

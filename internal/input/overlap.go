@@ -1,6 +1,7 @@
 package input
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,10 @@ import (
 // Path is a path a command reads or writes, with the option (flag) that named it.
 type Path struct {
 	Option, Path string
+	// Open is, for an input read from an open file rather than its path
+	// (standard input, "-", redirected from a file), that file: an output
+	// that names it collides with the input as a path would.
+	Open fs.FileInfo
 }
 
 // OverlapKind says how an output collides with another path.
@@ -32,8 +37,9 @@ type Overlap struct {
 // through a link), an output may not lie inside an input directory (a KB
 // directory: it would become a card, or overwrite one), no two outputs may
 // name one file, and no output may be a directory another output needs.
-// "" and "-" (standard input or output) are not files. It returns the first
-// collision, nil when there is none.
+// "" and "-" (standard input or output) are not paths; an input read from
+// standard input redirected from a file is that file (Path.Open). It returns
+// the first collision, nil when there is none.
 func CheckOverlap(inputs, outputs []Path) *Overlap {
 	for i, out := range outputs {
 		if out.Path == "" || out.Path == "-" {
@@ -41,6 +47,9 @@ func CheckOverlap(inputs, outputs []Path) *Overlap {
 		}
 		for _, in := range inputs {
 			if in.Path == "" || in.Path == "-" {
+				if in.Open != nil && isFile(out.Path, in.Open) {
+					return &Overlap{OverwritesInput, out, in}
+				}
 				continue
 			}
 			if samePath(out.Path, in.Path) {
@@ -68,6 +77,12 @@ func CheckOverlap(inputs, outputs []Path) *Overlap {
 		}
 	}
 	return nil
+}
+
+// isFile reports whether path names the file of info.
+func isFile(path string, info fs.FileInfo) bool {
+	st, err := os.Stat(path)
+	return err == nil && os.SameFile(st, info)
 }
 
 // samePath reports whether a and b name one file: the same cleaned path, or an
