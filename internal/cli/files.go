@@ -20,12 +20,11 @@ func paths(fs []file, stdin iofs.FileInfo) []input.Path {
 			out = append(out, input.Path{Option: f.flag, Path: f.path, Open: stdin})
 			continue
 		}
-		if input.IsPattern(f.path) { // an input's shards: each is an input
+		if input.IsPattern(f.path) { // an input's shards: each is an input, and so is the pattern (a file that would match it)
 			if ps, err := input.ExpandShards(f.path); err == nil {
 				for _, p := range ps {
 					out = append(out, input.Path{Option: f.flag, Path: p})
 				}
-				continue
 			}
 		}
 		out = append(out, input.Path{Option: f.flag, Path: f.path})
@@ -72,6 +71,8 @@ func refuseOverwrite(cmd string, src *sources, inputs, outputs []file) error {
 		return usagef("%s: %s would overwrite the input %s (%s)", cmd, src.with(a.Option, a.Path), b.Path, src.name(b.Option))
 	case input.InsideInput:
 		return usagef("%s: %s is inside the input directory %s (%s); write reports elsewhere", cmd, src.with(a.Option, a.Path), b.Path, src.name(b.Option))
+	case input.MatchesPattern:
+		return usagef("%s: %s would be a shard of the input %s (%s), read by the next run; write it elsewhere", cmd, src.with(a.Option, a.Path), b.Path, src.name(b.Option))
 	case input.SameOutput:
 		return usagef("%s: %s and %s name the same file %s", cmd, src.name(b.Option), src.name(a.Option), a.Path)
 	}

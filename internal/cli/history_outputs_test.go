@@ -228,3 +228,37 @@ func TestStdinFileNotOverwritten(t *testing.T) {
 		})
 	}
 }
+
+// TestOutputMatchingAnInputPatternRefused: an output that would match an
+// input's glob pattern would be read as one of its shards by the next run (the
+// per-case scores as cases), as an output inside an input directory would be a
+// card: refused, exit 2, nothing written.
+func TestOutputMatchingAnInputPatternRefused(t *testing.T) {
+	dir := t.TempDir()
+	shards := filepath.Join(dir, "shards")
+	require.NoError(t, os.Mkdir(shards, 0o755))
+	cases, kb := writeCheckFixture(t, dir, 20)
+	require.NoError(t, os.Rename(cases, filepath.Join(shards, "part-0.jsonl")))
+	pattern := filepath.Join(shards, "*.jsonl")
+	rel, err := filepath.Rel(mustGetwd(t), filepath.Join(shards, "scores.jsonl"))
+	require.NoError(t, err)
+	for _, out := range []string{filepath.Join(shards, "scores.jsonl"), rel} {
+		env, _, _ := checkEnv("")
+		err := NewCmdCheck(NewFactory(env), nil).Run(context.Background(), []string{"--cases", pattern, "--kb", kb, "--comment", "never", "--cases-out", out})
+		require.ErrorContains(t, err, "--cases-out "+out+" would be a shard of the input "+pattern+" (--cases)")
+		assert.Equal(t, ExitInput, ExitCode(err))
+		assert.NoFileExists(t, filepath.Join(shards, "scores.jsonl"))
+	}
+	// Elsewhere, or not matching the pattern, it is written.
+	env, _, _ := checkEnv("")
+	require.NoError(t, NewCmdCheck(NewFactory(env), nil).Run(context.Background(), []string{"--cases", pattern, "--kb", kb, "--comment", "never",
+		"--cases-out", filepath.Join(dir, "scores.jsonl"), "--json", filepath.Join(shards, "agg.json")}))
+	assert.FileExists(t, filepath.Join(dir, "scores.jsonl"))
+}
+
+func mustGetwd(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	return wd
+}

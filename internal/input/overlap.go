@@ -24,6 +24,7 @@ const (
 	InsideInput                             // the output lies inside the input directory B
 	SameOutput                              // B, an earlier output, is the same file
 	FileAndDirectory                        // A is written as a file, but the output B needs it as a directory
+	MatchesPattern                          // the output would be a shard of the input B, a glob pattern
 )
 
 // Overlap is a collision of output A with path B.
@@ -58,6 +59,9 @@ func CheckOverlap(inputs, outputs []Path) *Overlap {
 			if inside(out.Path, in.Path) {
 				return &Overlap{InsideInput, out, in}
 			}
+			if matches(out.Path, in.Path) {
+				return &Overlap{MatchesPattern, out, in}
+			}
 		}
 		for _, prev := range outputs[:i] {
 			if prev.Path == "" || prev.Path == "-" {
@@ -77,6 +81,32 @@ func CheckOverlap(inputs, outputs []Path) *Overlap {
 		}
 	}
 	return nil
+}
+
+// matches reports whether path, written, would be one of the shards of the
+// glob pattern (IsPattern) an input names: it would be read as one by the
+// next run (ExpandShards' rule for hidden names included).
+func matches(path, pattern string) bool {
+	if !IsPattern(pattern) {
+		return false
+	}
+	if hiddenShard(filepath.Base(path)) && !hiddenShard(filepath.Base(pattern)) {
+		return false
+	}
+	for _, p := range [][2]string{{pattern, path}, {abs(pattern), abs(path)}, {abs(pattern), resolve(path)}} {
+		if ok, err := filepath.Match(p[0], p[1]); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// abs is the absolute path of p, p cleaned when it has none.
+func abs(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return filepath.Clean(p)
 }
 
 // isFile reports whether path names the file of info.
