@@ -1,7 +1,9 @@
 // Package atomicfile writes output files all-or-nothing. Each output is written to a
 // temporary file in its target's directory; only when every output of a Set has been
 // written, flushed and synced is each renamed over its target. A failed or aborted Set
-// leaves no output and no temporary file, and every older file in place.
+// leaves no output and no temporary file, and every older file in place. A change to a
+// file outside the set that belongs with it (a history's record: Append, its file
+// checked by AddAppended) is made just before the renames and taken back when one fails.
 //
 // Temporary files are named ".NAME.tmp-pPID-RANDOM" (NAME the target's base name, PID
 // the writing process). A process killed with SIGKILL cannot remove its own; the next
