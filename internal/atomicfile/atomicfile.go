@@ -1,7 +1,9 @@
 // Package atomicfile writes output files all-or-nothing. Each output is written to a
 // temporary file in its target's directory; only when every output of a Set has been
 // written, flushed and synced is each renamed over its target. A failed or aborted Set
-// leaves no output and no temporary file, and every older file in place.
+// leaves no output and no temporary file, and every older file in place. A change to a
+// file outside the set that belongs with it (a history's record: Append, its file
+// checked by AddAppended) is made just before the renames and taken back when one fails.
 //
 // Temporary files are named ".NAME.tmp-pPID-RANDOM" (NAME the target's base name, PID
 // the writing process). A process killed with SIGKILL cannot remove its own; the next
@@ -19,6 +21,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -31,9 +34,24 @@ const StaleAge = 24 * time.Hour
 // but the writers it returns may each be used by a different goroutine.
 type Set struct {
 	files   []*file
+	appends []Append
 	targets map[string]bool
 	dirs    []string // directories Add created, deepest last
 	done    bool
+}
+
+// An Append is a change to a file outside the set that is published with it (a
+// run's line in a history, appended to whatever it holds): it makes the change
+// and returns how to take it back.
+type Append func() (undo func() error, err error)
+
+// Append registers a to be made by Commit once every output is written and
+// synced, before any is renamed over its target: a failed append publishes no
+// output, and an output that cannot be published takes the append back.
+func (s *Set) Append(a Append) {
+	if !s.done {
+		s.appends = append(s.appends, a)
+	}
 }
 
 type file struct {
@@ -62,12 +80,8 @@ func (s *Set) Add(path string) (io.Writer, error) {
 	if s.targets[abs] {
 		return nil, fmt.Errorf("failed to create %s: named twice as an output", path)
 	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("failed to create %s: is a directory", path)
-	} else if err == nil && !fi.Mode().IsRegular() {
-		// A device or a pipe (/dev/null, /dev/stdout, a FIFO): the rename would
-		// replace it with a regular file (as root, /dev/null itself).
-		return nil, fmt.Errorf("failed to create %s: not a regular file (a device or a pipe); outputs are files, written whole by a rename", path)
+	if err := checkTarget(path); err != nil {
+		return nil, fmt.Errorf("failed to create %s: %w", path, err)
 	}
 	dir := filepath.Dir(path)
 	if err := s.mkdirAll(dir); err != nil {
@@ -83,6 +97,68 @@ func (s *Set) Add(path string) (io.Writer, error) {
 	s.files = append(s.files, f)
 	s.targets[abs] = true
 	return f.bw, nil
+}
+
+// AddAppended registers path as a file the set's appends (Append) write to: a
+// history, appended to at Commit. It is checked now as Add checks an output, so
+// that one that cannot be appended to fails before the caller does any work:
+// not a directory, a device or a pipe; its missing parent directories created
+// (removed again by Abort when they are left empty); an existing file opened
+// for writing (and closed), a new one's directory written to (a temporary file,
+// removed at once). Nothing is written to path. Naming it twice, or as an
+// output of the set too, is an error.
+func (s *Set) AddAppended(path string) error {
+	if s.done {
+		return fmt.Errorf("failed to create %s: output set already committed or aborted", path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("failed to create %s: %w", path, err)
+	}
+	if s.targets[abs] {
+		return fmt.Errorf("failed to create %s: named twice as an output", path)
+	}
+	if err := checkTarget(path); err != nil {
+		return fmt.Errorf("failed to create %s: %w", path, err)
+	}
+	dir := filepath.Dir(path)
+	if err := s.mkdirAll(dir); err != nil {
+		return fmt.Errorf("failed to create %s: %w", path, err)
+	}
+	// O_NONBLOCK: a pipe put there since the check is not waited on.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0)
+	switch {
+	case err == nil:
+		_ = f.Close()
+	case errors.Is(err, os.ErrNotExist):
+		probe, err := os.CreateTemp(dir, tempPrefix(filepath.Base(path))+"p"+strconv.Itoa(os.Getpid())+"-*")
+		if err != nil {
+			return fmt.Errorf("failed to create %s: %w", path, err)
+		}
+		_ = probe.Close()
+		_ = os.Remove(probe.Name())
+	default:
+		return fmt.Errorf("failed to create %s: %w", path, err)
+	}
+	s.targets[abs] = true
+	return nil
+}
+
+// checkTarget refuses a target that a rename cannot replace with a file, or
+// should not: a directory, a device or a pipe.
+func checkTarget(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil
+	case fi.IsDir():
+		return errors.New("is a directory")
+	case !fi.Mode().IsRegular():
+		// A device or a pipe (/dev/null, /dev/stdout, a FIFO): the rename would
+		// replace it with a regular file (as root, /dev/null itself).
+		return errors.New("not a regular file (a device or a pipe); outputs are files, written whole by a rename")
+	}
+	return nil
 }
 
 // mkdirAll creates dir and its missing parents, remembering each one it created.
@@ -109,10 +185,13 @@ func (s *Set) mkdirAll(dir string) error {
 }
 
 // Commit publishes every output. It first flushes, syncs and closes every
-// temporary file; if any of that fails, nothing is published. Then it renames each
-// over its target. Should a rename fail (which the checks in Add make unlikely), the
-// targets already replaced are restored from hard links taken beforehand, so the
-// older files are back in place. After Commit (successful or not) the set is done.
+// temporary file and checks each target again (one made a directory since Add);
+// if any of that fails, nothing is published. Then it makes the appends (Append),
+// in order; a failed one takes back those before it and publishes nothing. Then it
+// renames each temporary file over its target. Should a rename fail (which the
+// checks make unlikely), the targets already replaced are restored from hard links
+// taken beforehand, so the older files are back in place, and the appends are
+// taken back. After Commit (successful or not) the set is done.
 func (s *Set) Commit() (err error) {
 	if s.done {
 		return errors.New("output set already committed or aborted")
@@ -127,6 +206,19 @@ func (s *Set) Commit() (err error) {
 		if err := f.finish(); err != nil {
 			return fmt.Errorf("failed to write %s: %w", f.path, err)
 		}
+	}
+	for _, f := range s.files {
+		if err := checkTarget(f.path); err != nil {
+			return fmt.Errorf("failed to write %s: %w", f.path, err)
+		}
+	}
+	var undos []func() error
+	for _, a := range s.appends {
+		undo, err := a()
+		if err != nil {
+			return errors.Join(err, undoAll(undos))
+		}
+		undos = append(undos, undo)
 	}
 	// Keep each existing target reachable under a backup name until every rename
 	// has succeeded.
@@ -144,7 +236,7 @@ func (s *Set) Commit() (err error) {
 	for i, f := range s.files {
 		if rerr := os.Rename(f.tmp.Name(), f.path); rerr != nil {
 			s.rollback(i, backups)
-			return fmt.Errorf("failed to write %s: %w", f.path, rerr)
+			return errors.Join(fmt.Errorf("failed to write %s: %w", f.path, rerr), undoAll(undos))
 		}
 	}
 	for _, dir := range s.syncDirs() {
@@ -152,6 +244,17 @@ func (s *Set) Commit() (err error) {
 	}
 	s.files = nil
 	return nil
+}
+
+// undoAll takes back the appends made, the last first, and returns their errors.
+func undoAll(undos []func() error) error {
+	var errs []error
+	for i := len(undos) - 1; i >= 0; i-- {
+		if undos[i] != nil {
+			errs = append(errs, undos[i]())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // finish flushes, fixes the mode of, syncs and closes f's temporary file.
@@ -244,6 +347,7 @@ func (s *Set) Abort() {
 		return
 	}
 	s.done = true
+	s.appends = nil
 	for _, f := range s.files {
 		_ = f.tmp.Close()
 		_ = os.Remove(f.tmp.Name())

@@ -401,3 +401,115 @@ func WriteBytes(path string, data []byte) error {
 		return err
 	})
 }
+
+// The appends (a history's record) are made once every output is written, and
+// taken back when an output cannot be published: a target made a directory
+// after Add (found by Commit's check, before any append), a rename failing
+// after the appends (the targets restored, the appends undone, the last
+// first), a failed append (the earlier ones undone, nothing published).
+func TestSetCommitAppendsAllOrNothing(t *testing.T) {
+	var log []string
+	step := func(name string, err error, then func()) Append {
+		return func() (func() error, error) {
+			if then != nil {
+				then()
+			}
+			if err != nil {
+				log = append(log, name+" failed")
+				return nil, err
+			}
+			log = append(log, name)
+			return func() error { log = append(log, "undo "+name); return nil }, nil
+		}
+	}
+	setUp := func(t *testing.T) (string, *Set) {
+		dir := t.TempDir()
+		write(t, filepath.Join(dir, "old"), "old content")
+		s := NewSet()
+		for _, p := range []string{"old", "fresh", "last"} {
+			w, err := s.Add(filepath.Join(dir, p))
+			require.NoError(t, err)
+			_, err = io.WriteString(w, "new "+p)
+			require.NoError(t, err)
+		}
+		log = nil
+		return dir, s
+	}
+	want := map[string]string{"old": "old content"}
+
+	t.Run("target made a directory", func(t *testing.T) {
+		dir, s := setUp(t)
+		s.Append(step("history", nil, nil))
+		require.NoError(t, os.Mkdir(filepath.Join(dir, "last"), 0o755))
+		err := s.Commit()
+		require.ErrorContains(t, err, "failed to write "+filepath.Join(dir, "last")+": is a directory")
+		assert.Empty(t, log, "no append made")
+		assert.Equal(t, map[string]string{"old": "old content", "last": "<dir>"}, tree(t, dir))
+	})
+	t.Run("rename fails after the appends", func(t *testing.T) {
+		dir, s := setUp(t)
+		s.Append(step("first", nil, nil))
+		// The second append's side effect: the last target becomes a directory
+		// after Commit's check, so its rename fails.
+		s.Append(step("second", nil, func() { write(t, filepath.Join(dir, "last", "inside"), "x") }))
+		err := s.Commit()
+		require.ErrorContains(t, err, "failed to write "+filepath.Join(dir, "last"))
+		assert.Equal(t, []string{"first", "second", "undo second", "undo first"}, log)
+		assert.Equal(t, map[string]string{"old": "old content", "last": "<dir>", "last/inside": "x"}, tree(t, dir), "old restored, fresh removed")
+	})
+	t.Run("an append fails", func(t *testing.T) {
+		dir, s := setUp(t)
+		s.Append(step("first", nil, nil))
+		s.Append(step("second", errors.New("disk full"), nil))
+		s.Append(step("third", nil, nil))
+		err := s.Commit()
+		require.ErrorContains(t, err, "disk full")
+		assert.Equal(t, []string{"first", "second failed", "undo first"}, log)
+		assert.Equal(t, want, tree(t, dir), "nothing published, no temporary file left")
+	})
+	t.Run("published", func(t *testing.T) {
+		dir, s := setUp(t)
+		s.Append(step("first", nil, nil))
+		require.NoError(t, s.Commit())
+		assert.Equal(t, []string{"first"}, log)
+		assert.Equal(t, map[string]string{"old": "new old", "fresh": "new fresh", "last": "new last"}, tree(t, dir))
+	})
+}
+
+// AddAppended checks a file the set appends to as Add checks an output, and
+// writes nothing: an existing file keeps its bytes, a new one is not created,
+// the parents it created are removed by Abort.
+func TestSetAddAppended(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "blocked"), "a regular file")
+	write(t, filepath.Join(dir, "history.jsonl"), "a record\n")
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "adir"), 0o755))
+	fifo := filepath.Join(t.TempDir(), "fifo") // apart: tree would wait on it
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	before := tree(t, dir)
+	s := NewSet()
+	for path, want := range map[string]string{
+		"blocked/history.jsonl": "not a directory",
+		"adir":                  "is a directory",
+		fifo:                    "not a regular file",
+	} {
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		err := s.AddAppended(path)
+		require.ErrorContains(t, err, "failed to create "+path+": ")
+		assert.ErrorContains(t, err, want)
+	}
+	require.NoError(t, s.AddAppended(filepath.Join(dir, "history.jsonl")))
+	require.NoError(t, s.AddAppended(filepath.Join(dir, "new", "sub", "history.jsonl")))
+	require.ErrorContains(t, s.AddAppended(filepath.Join(dir, "history.jsonl")), "named twice")
+	_, err := s.Add(filepath.Join(dir, "history.jsonl"))
+	require.ErrorContains(t, err, "named twice")
+	assert.DirExists(t, filepath.Join(dir, "new", "sub"))
+	s.Abort()
+	assert.Equal(t, before, tree(t, dir), "nothing written, the directories created removed")
+	if os.Geteuid() != 0 { // root writes to a read-only file
+		require.NoError(t, os.Chmod(filepath.Join(dir, "history.jsonl"), 0o444))
+		require.ErrorContains(t, NewSet().AddAppended(filepath.Join(dir, "history.jsonl")), "permission denied")
+	}
+}

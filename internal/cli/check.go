@@ -126,6 +126,9 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := addHistory(outs, o.hist); err != nil {
+		return err
+	}
 	kb, err := kbfile.Load(ctx, o.kb)
 	if err != nil {
 		return err
@@ -204,9 +207,9 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	if w := doc.UnknownKeysWarning(); w != "" {
 		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: %s\n", format.SanitizeText(w))
 	}
-	// The history is appended before the outputs are published: its failure
-	// then leaves no output either.
-	hist, err := recordHistory(ctx, f, o.hist, "check", fingerprintOf(check.Fingerprint(o.cases, o.kb, opts)), doc.WriteJSON)
+	// The history's record is appended as the outputs are published, all or
+	// none with them.
+	hist, err := recordHistory(ctx, f, outs, o.hist, "check", fingerprintOf(check.Fingerprint(o.cases, o.kb, opts)), doc.WriteJSON)
 	if err != nil {
 		return err
 	}

@@ -290,7 +290,7 @@ type actionInputs map[string]string
 // from its Actions default: flags win over inputs. The sources it returns name
 // each value where it came from, for the checks after parsing.
 func parseFlags(fs *flag.FlagSet, env *Env, args []string, inputs actionInputs) (*sources, error) {
-	src := &sources{fs: fs, inputs: map[string]string{}}
+	src := &sources{fs: fs, inputs: map[string]string{}, stdin: env.Stdin}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			writeHelp(env.Stdout, fs)

@@ -158,6 +158,9 @@ func runCompare(ctx context.Context, f *Factory, o *compareOptions, ev *overRuns
 	if err != nil {
 		return err
 	}
+	if err := addHistory(outs, o.hist); err != nil {
+		return err
+	}
 	var files opened
 	defer files.close()
 	in, err := openCompare(ctx, &files, o.files)
@@ -201,9 +204,9 @@ func reportCompare(ctx context.Context, f *Factory, o *compareOptions, res *comp
 		func(w io.Writer) error { return junit.Write(w, junit.Compare(res)) }); err != nil {
 		return nil, err
 	}
-	// The history is appended before the outputs are published: its failure
-	// (more likely than a failed rename) then leaves no output either.
-	hist, err := recordHistory(ctx, f, o.hist, "compare", fingerprintOf(compare.Fingerprint(o.files, o.run)), doc.WriteJSON)
+	// The history's record is appended as the outputs are published, all or
+	// none with them.
+	hist, err := recordHistory(ctx, f, outs, o.hist, "compare", fingerprintOf(compare.Fingerprint(o.files, o.run)), doc.WriteJSON)
 	if err != nil {
 		return nil, err
 	}

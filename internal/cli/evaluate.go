@@ -161,11 +161,15 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 		return err
 	}
 	// evaluate's own outputs after the stages (--html), all or none with the
-	// history record: created now, so an unwritable one fails before any stage.
+	// history record (recordHistory): created now, and the history checked, so
+	// an unwritable one fails before any stage.
 	final := atomicfile.NewSet()
 	defer final.Abort()
 	ws, err := final.AddAll(o.htmlOut)
 	if err != nil {
+		return err
+	}
+	if err := addHistory(final, o.hist); err != nil {
 		return err
 	}
 	plan := evaluate.NewPlan(&o.Options)
@@ -200,15 +204,15 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	if err != nil {
 		return err
 	}
-	// The history is appended before --html is published: its failure then
-	// leaves no output of evaluate's own.
+	// The history's record is appended as --html is published, all or none
+	// with it.
 	// A record of command evaluate whose document is the compare stage's JSON
 	// report (retrieval-gate/compare@1), so `report --history --command
 	// evaluate` charts it like compare's runs, apart from them (their
 	// fingerprints differ).
 	var hist historyRun
 	if o.hist != (historyFlags{}) {
-		if hist, err = recordHistory(ctx, f, o.hist, "evaluate", front.fingerprint(), front.doc.WriteJSON); err != nil {
+		if hist, err = recordHistory(ctx, f, final, o.hist, "evaluate", front.fingerprint(), front.doc.WriteJSON); err != nil {
 			return err
 		}
 	}
@@ -393,7 +397,7 @@ func (e *evaluateFront) Judge(_ context.Context, s *evaluate.JudgeStage) (judge.
 	if err != nil {
 		return in, err
 	}
-	if e.cache, err = openJudgeCache(s); err != nil {
+	if e.cache, err = openJudgeCache(e.outs, s); err != nil {
 		return in, err
 	}
 	in.Cache = e.cache

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"io"
+	iofs "io/fs"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 )
@@ -10,15 +11,20 @@ import (
 // file is a path a command reads or writes, with the flag that named it.
 type file struct{ flag, path string }
 
-func paths(fs []file) []input.Path {
+// paths are fs as input.Paths; stdin is the file standard input is
+// redirected from (nil: none), the file of a path "-".
+func paths(fs []file, stdin iofs.FileInfo) []input.Path {
 	out := make([]input.Path, 0, len(fs))
 	for _, f := range fs {
-		if input.IsPattern(f.path) { // an input's shards: each is an input
+		if f.path == "-" {
+			out = append(out, input.Path{Option: f.flag, Path: f.path, Open: stdin})
+			continue
+		}
+		if input.IsPattern(f.path) { // an input's shards: each is an input, and so is the pattern (a file that would match it)
 			if ps, err := input.ExpandShards(f.path); err == nil {
 				for _, p := range ps {
 					out = append(out, input.Path{Option: f.flag, Path: p})
 				}
-				continue
 			}
 		}
 		out = append(out, input.Path{Option: f.flag, Path: f.path})
@@ -52,18 +58,40 @@ func openInputWith(ctx context.Context, path string, openShards func(context.Con
 // command's outputs, reports, caches, histories and baselines alike), naming
 // each path's flag, or its Action input, as src gives it.
 func refuseOverwrite(cmd string, src *sources, inputs, outputs []file) error {
-	o := input.CheckOverlap(paths(inputs), paths(outputs))
+	o := input.CheckOverlap(paths(inputs, src.stdinFile()), paths(outputs, nil))
 	if o == nil {
 		return nil
 	}
 	a, b := o.A, o.B
 	switch o.Kind {
 	case input.OverwritesInput:
+		if b.Path == "-" {
+			return usagef("%s: %s would overwrite the input read from standard input (%s -), the same file", cmd, src.with(a.Option, a.Path), src.name(b.Option))
+		}
 		return usagef("%s: %s would overwrite the input %s (%s)", cmd, src.with(a.Option, a.Path), b.Path, src.name(b.Option))
 	case input.InsideInput:
 		return usagef("%s: %s is inside the input directory %s (%s); write reports elsewhere", cmd, src.with(a.Option, a.Path), b.Path, src.name(b.Option))
+	case input.MatchesPattern:
+		return usagef("%s: %s would be a shard of the input %s (%s), read by the next run; write it elsewhere", cmd, src.with(a.Option, a.Path), b.Path, src.name(b.Option))
 	case input.SameOutput:
 		return usagef("%s: %s and %s name the same file %s", cmd, src.name(b.Option), src.name(a.Option), a.Path)
 	}
 	return usagef("%s: %s is written as a file, but %s needs it as a directory (%s); give them separate paths", cmd, src.with(a.Option, a.Path), src.name(b.Option), b.Path)
+}
+
+// stdinFile is the regular file standard input is redirected from, nil when it
+// is none (a terminal, a pipe, a test's reader).
+func (s *sources) stdinFile() iofs.FileInfo {
+	if s == nil {
+		return nil
+	}
+	f, ok := s.stdin.(interface{ Stat() (iofs.FileInfo, error) })
+	if !ok {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	return st
 }

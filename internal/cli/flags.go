@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -130,6 +131,7 @@ func isBoolFlag(v flag.Value) bool {
 type sources struct {
 	fs     *flag.FlagSet
 	inputs map[string]string // flag name -> the input's value, for the flags set from an input
+	stdin  io.Reader         // the command's standard input (an input "-")
 }
 
 // name is how a message names flag n: `action input "n"` when its value came

@@ -13,9 +13,11 @@ import (
 	"io"
 	"io/fs"
 	"strings"
+	"syscall"
 
 	"github.com/valyala/fastjson"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
@@ -147,23 +149,36 @@ func checkHistory(src historyFlags) error {
 		return nil
 	}
 	err := history.Scan(src.path, func(history.Record, *fastjson.Value) error { return nil })
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil // none yet: addHistory checks that it can be created
 	}
 	return err
 }
 
 // historyRun is the history of one run: the record (when --history or
-// --history-branch asks for one), appended to the local history at once and
-// to the branch once the outputs are published.
+// --history-branch asks for one), appended to the local history with the run's
+// outputs and to the branch once they are published.
 type historyRun struct {
 	rec    *history.Record
 	branch string // --history-branch
 }
 
+// addHistory registers --history's file with outs (atomicfile.Set.AddAppended),
+// so that one that cannot be appended to fails before the run's work, as an
+// output that cannot be created does; recordHistory's record is appended to
+// it at outs' Commit.
+func addHistory(outs *atomicfile.Set, h historyFlags) error {
+	if h.path == "" {
+		return nil
+	}
+	return outs.AddAppended(h.file())
+}
+
 // recordHistory is history.AppendRun with the run's provenance, its warning
-// on stderr.
-func recordHistory(ctx context.Context, f *Factory, h historyFlags, command string, in fingerprint, doc func(io.Writer) error) (historyRun, error) {
+// on stderr: the record's append to --history is made by outs' Commit, all or
+// none with the run's outputs (an output that cannot be published appends no
+// record; a record that cannot be appended publishes no output).
+func recordHistory(ctx context.Context, f *Factory, outs *atomicfile.Set, h historyFlags, command string, in fingerprint, doc func(io.Writer) error) (historyRun, error) {
 	if h.path == "" && h.branch == "" {
 		return historyRun{}, nil
 	}
@@ -171,10 +186,16 @@ func recordHistory(ctx context.Context, f *Factory, h historyFlags, command stri
 	if err != nil {
 		return historyRun{}, fmt.Errorf("--history: %w", err)
 	}
-	rec, err := history.AppendRun(ctx, prov, h.path, h.branch, command, in.inputs, in.params, doc, func(w string) {
+	rec, appendRec, err := history.AppendRun(ctx, prov, h.path, h.branch, command, in.inputs, in.params, doc, func(w string) {
 		fmt.Fprintf(f.Env.Stderr, "retrieval-gate: warning: history: %s\n", format.SanitizeText(w))
 	})
-	return historyRun{rec: rec, branch: h.branch}, err
+	if err != nil {
+		return historyRun{}, err
+	}
+	if appendRec != nil {
+		outs.Append(appendRec)
+	}
+	return historyRun{rec: rec, branch: h.branch}, nil
 }
 
 // readHistoryBranch reads history.jsonl from branch of $GITHUB_REPOSITORY

@@ -52,10 +52,8 @@ func parseImport(env *Env, args []string) (*importOptions, error) {
 	if err := opt.Validate(o.files, *parentRe); err != nil {
 		return nil, src.option("import", err)
 	}
-	if o.files.Path != "-" {
-		if err := refuseOverwrite("import", src, []file{{"in", o.files.Path}}, []file{{"out", o.files.Out}}); err != nil {
-			return nil, err
-		}
+	if err := refuseOverwrite("import", src, []file{{"in", o.files.Path}}, []file{{"out", o.files.Out}}); err != nil {
+		return nil, err
 	}
 	if *format != "auto" {
 		var ok bool

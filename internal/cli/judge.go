@@ -121,7 +121,7 @@ func runJudge(ctx context.Context, f *Factory, o *judge.RunOptions, progress fun
 	in.BatchRequests = ws[3]
 	var files opened
 	defer files.close()
-	cache, err := openJudgeInputs(ctx, &files, o, &in)
+	cache, err := openJudgeInputs(ctx, outs, &files, o, &in)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +207,7 @@ func sayJudge(ctx context.Context, f *Factory, o *judge.RunOptions, out *judge.R
 // openJudgeInputs loads the KB and the prompt, opens judge's input files into
 // in (their errors worded as judge words them), and opens the cache, which it
 // returns for the caller to close.
-func openJudgeInputs(ctx context.Context, files *opened, o *judge.RunOptions, in *judge.In) (*judge.Cache, error) {
+func openJudgeInputs(ctx context.Context, outs *atomicfile.Set, files *opened, o *judge.RunOptions, in *judge.In) (*judge.Cache, error) {
 	kb, err := kbfile.Load(ctx, o.KB)
 	if err != nil {
 		return nil, err
@@ -250,7 +250,7 @@ func openJudgeInputs(ctx context.Context, files *opened, o *judge.RunOptions, in
 		}
 		in.BatchResults = judge.Reader{Name: o.BatchIn, R: b}
 	}
-	cache, err := openJudgeCache(o)
+	cache, err := openJudgeCache(outs, o)
 	if err != nil {
 		return nil, err
 	}
@@ -258,10 +258,23 @@ func openJudgeInputs(ctx context.Context, files *opened, o *judge.RunOptions, in
 	return cache, nil
 }
 
-// openJudgeCache opens the judge's cache (Cache "": an in-memory one); the
-// file and its directory are created by the first judgment appended.
-func openJudgeCache(o *judge.RunOptions) (*judge.Cache, error) {
-	return judge.OpenCache(o.Cache)
+// openJudgeCache opens the judge's cache (Cache "": an in-memory one). A cache
+// file that does not exist yet is created by the first judgment: here its path
+// is checked with the run's outputs (outs.AddAppended: its missing directories
+// created, removed again when the run fails before any judgment), so that one
+// that cannot be created fails before the work and a run that judges nothing
+// writes nothing.
+func openJudgeCache(outs *atomicfile.Set, o *judge.RunOptions) (*judge.Cache, error) {
+	c, err := judge.OpenCache(o.Cache)
+	if err != nil {
+		return nil, err
+	}
+	if c.Missing() {
+		if err := outs.AddAppended(o.Cache); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
 // judgeAPIKey is the API key of judge's server from the environment:

@@ -253,65 +253,85 @@ func Line(rec Record) ([]byte, error) {
 // first, and warning says so; a complete last record without its newline gets
 // one, and the warning of that torn line is returned.
 func AppendWarn(ctx context.Context, path string, rec Record) (warning string, err error) {
+	warning, _, err = AppendUndo(ctx, path, rec)
+	return warning, err
+}
+
+// AppendUndo is AppendWarn that also returns how to take the append back, for
+// a run whose outputs could not be published after it (atomicfile.Append):
+// undo puts the file back as it was (a torn last line it dropped included; a
+// history this append created is left empty, as removing it could lose a
+// record a concurrent run is about to append to it). It refuses, keeping the
+// record, when another run has appended since.
+func AppendUndo(ctx context.Context, path string, rec Record) (warning string, undo func() error, err error) {
 	line, err := Line(rec)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	file := File(path)
 	if dir := filepath.Dir(file); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: an output directory, 0755 like atomicfile's, so CI steps and other users can read the history
-			return "", err
+			return "", nil, err
 		}
 	}
 	if err := regular(file); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", err
+		return "", nil, err
 	}
 	f, err := os.OpenFile(file, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644) //nolint:gosec // G302: an output, 0644 like the reports atomicfile writes
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	unlock, err := filelock.Lock(ctx, f)
 	if err != nil {
 		f.Close()
-		return "", fmt.Errorf("lock %s: %w", file, err)
+		return "", nil, fmt.Errorf("lock %s: %w", file, err)
 	}
-	warning, werr := appendLocked(f, file, line)
+	a, werr := appendLocked(f, file, line)
 	unlock()
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
 	if werr != nil {
-		return warning, fmt.Errorf("append to %s: %w", file, werr)
+		return a.warning, nil, fmt.Errorf("append to %s: %w", file, werr)
 	}
-	return warning, nil
+	return a.warning, func() error { return a.undo(ctx, file) }, nil
 }
 
 // appendWriter is where appendLocked writes (a test replaces it with a failing one).
 var appendWriter = func(f *os.File) io.Writer { return f }
 
-func appendLocked(f *os.File, file string, line []byte) (warning string, err error) {
+// appended is what an append changed: at size it wrote line, after dropping tail.
+type appended struct {
+	warning    string
+	size       int64
+	tail, line []byte
+}
+
+func appendLocked(f *os.File, file string, line []byte) (a appended, err error) {
 	st, err := f.Stat()
 	if err != nil {
-		return "", err
+		return a, err
 	}
 	size := st.Size()
 	if size > 0 {
 		tail, lineNo, err := lastLine(f, size)
 		if err != nil {
-			return "", err
+			return a, err
 		}
 		if len(tail) > 0 {
 			if t := bytes.TrimSpace(tail); len(t) == 0 || validLine(t) {
 				line = append([]byte{'\n'}, line...) // end it, then append
 			} else {
 				if err := f.Truncate(size - int64(len(tail))); err != nil {
-					return "", err
+					return a, err
 				}
 				size -= int64(len(tail))
-				warning = fmt.Sprintf("%s:%d: dropped a torn last line (%d bytes, no newline; an interrupted or failed write)", file, lineNo, len(tail))
+				a.tail = tail
+				a.warning = fmt.Sprintf("%s:%d: dropped a torn last line (%d bytes, no newline; an interrupted or failed write)", file, lineNo, len(tail))
 			}
 		}
 	}
+	a.size, a.line = size, line
 	n, err := appendWriter(f).Write(line)
 	if err == nil && n < len(line) {
 		err = io.ErrShortWrite
@@ -319,11 +339,54 @@ func appendLocked(f *os.File, file string, line []byte) (warning string, err err
 	if err != nil {
 		// Undo the partial line: the history stays as it was.
 		if terr := f.Truncate(size); terr != nil {
-			return warning, fmt.Errorf("%w; restoring the old size failed too: %v", err, terr) //nolint:errorlint // the first error is the cause
+			return a, fmt.Errorf("%w; restoring the old size failed too: %v", err, terr) //nolint:errorlint // the first error is the cause
 		}
-		return warning, err
+		return a, err
 	}
-	return warning, nil
+	return a, nil
+}
+
+// undo takes the append a back from file, under the lock: the file is cut back
+// to its size before the line and the torn tail the append dropped is written
+// back. When the file no longer ends with the line (another run appended since),
+// the record stays and the error says so.
+func (a appended) undo(ctx context.Context, file string) error {
+	f, err := os.OpenFile(file, os.O_RDWR, 0) //nolint:gosec // G304: the history this run appended to
+	if err != nil {
+		return fmt.Errorf("--history: taking this run's record back from %s: %w", file, err)
+	}
+	defer f.Close()
+	// A run's end, also after SIGINT: the lock is waited for a second at most
+	// (this run held it a moment ago), then the record stays and the error
+	// says so.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	unlock, err := filelock.Lock(ctx, f)
+	if err != nil {
+		return fmt.Errorf("--history: taking this run's record back from %s: lock: %w", file, err)
+	}
+	defer unlock()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("--history: taking this run's record back from %s: %w", file, err)
+	}
+	end := a.size + int64(len(a.line))
+	got := make([]byte, len(a.line))
+	if st.Size() != end {
+		return fmt.Errorf("--history: %s keeps this run's record: another run appended to it since", file)
+	}
+	if _, err := f.ReadAt(got, a.size); err != nil || !bytes.Equal(got, a.line) {
+		return fmt.Errorf("--history: %s keeps this run's record: it changed since", file)
+	}
+	if err := f.Truncate(a.size); err != nil {
+		return fmt.Errorf("--history: taking this run's record back from %s: %w", file, err)
+	}
+	if len(a.tail) > 0 {
+		if _, err := f.WriteAt(a.tail, a.size); err != nil {
+			return fmt.Errorf("--history: putting the torn last line back in %s: %w", file, err)
+		}
+	}
+	return nil
 }
 
 // lastLine returns the bytes after the last newline of f (size bytes) and their

@@ -9,33 +9,39 @@ import (
 
 // AppendRun is a run's history when one is asked for (path: --history, a DIR
 // or FILE.jsonl; branch: --history-branch): its record (NewRecord of the run's
-// provenance p and the document written by doc), appended at once to the local history at path;
-// the record is returned for the branch, which is written once the run's
-// outputs are published. warn receives a warning of the append (a torn last
-// line repaired). Without path and branch it does nothing and returns nil.
+// provenance p and the document written by doc), returned for the branch (which
+// is written once the run's outputs are published), and the append of the
+// record to the local history at path (AppendUndo; nil without path), which the
+// caller makes when it publishes the run's outputs, all or none with them
+// (atomicfile.Set.Append); the append waits for the history's lock until ctx
+// ends. warn receives a warning of the append (a torn last
+// line repaired). Without path and branch it does nothing and returns nils.
 func AppendRun(ctx context.Context, p Provenance, path, branch, command string, inputs, params map[string]string,
-	doc func(io.Writer) error, warn func(string)) (*Record, error) {
+	doc func(io.Writer) error, warn func(string)) (*Record, func() (undo func() error, err error), error) {
 	if path == "" && branch == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var b bytes.Buffer
 	if err := doc(&b); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rec, err := NewRecord(p, command, inputs, params, b.Bytes())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if path != "" {
-		warning, err := AppendWarn(ctx, path, rec)
+	if path == "" {
+		return &rec, nil, nil
+	}
+	return &rec, func() (func() error, error) {
+		warning, undo, err := AppendUndo(ctx, path, rec)
 		if warning != "" {
 			warn(warning)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("--history: %w", err)
 		}
-	}
-	return &rec, nil
+		return undo, nil
+	}, nil
 }
 
 // FileOf is the file --history path appends to, "" without one (for the

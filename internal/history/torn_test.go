@@ -113,3 +113,51 @@ func appendRec(path string, rec Record) error {
 	_, err := AppendWarn(context.Background(), path, rec)
 	return err
 }
+
+// AppendUndo's undo puts the history back byte for byte: after a plain append,
+// after one that dropped a torn last line (written back) and after one that
+// ended a complete last record; a history it created is left empty. Once
+// another run has appended, the record stays and undo says so.
+func TestAppendUndo(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "history.jsonl")
+	_, undo, err := AppendUndo(context.Background(), file, testRecord(`{"a":1}`))
+	require.NoError(t, err)
+	require.NoError(t, undo())
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Empty(t, b, "a history the append created is left empty")
+
+	require.NoError(t, appendRec(file, testRecord(`{"a":1}`)))
+	good, err := os.ReadFile(file)
+	require.NoError(t, err)
+	for name, before := range map[string]string{
+		"plain":                  string(good),
+		"torn last line":         string(good) + `{"schema":"retrieval-gate/hist`,
+		"record without newline": strings.TrimSuffix(string(good), "\n"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, os.WriteFile(file, []byte(before), 0o644))
+			_, undo, err := AppendUndo(context.Background(), file, testRecord(`{"a":2}`))
+			require.NoError(t, err)
+			require.NotEqual(t, before, string(must(os.ReadFile(file))))
+			require.NoError(t, undo())
+			assert.Equal(t, before, string(must(os.ReadFile(file))))
+		})
+	}
+
+	require.NoError(t, os.WriteFile(file, good, 0o644))
+	_, undo, err = AppendUndo(context.Background(), file, testRecord(`{"a":2}`))
+	require.NoError(t, err)
+	require.NoError(t, appendRec(file, testRecord(`{"a":3}`)))
+	err = undo()
+	require.ErrorContains(t, err, "keeps this run's record: another run appended to it since")
+	assert.Equal(t, []string{`{"a":1}`, `{"a":2}`, `{"a":3}`}, records(t, file))
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -1,6 +1,7 @@
 package input
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,10 @@ import (
 // Path is a path a command reads or writes, with the option (flag) that named it.
 type Path struct {
 	Option, Path string
+	// Open is, for an input read from an open file rather than its path
+	// (standard input, "-", redirected from a file), that file: an output
+	// that names it collides with the input as a path would.
+	Open fs.FileInfo
 }
 
 // OverlapKind says how an output collides with another path.
@@ -19,6 +24,7 @@ const (
 	InsideInput                             // the output lies inside the input directory B
 	SameOutput                              // B, an earlier output, is the same file
 	FileAndDirectory                        // A is written as a file, but the output B needs it as a directory
+	MatchesPattern                          // the output would be a shard of the input B, a glob pattern
 )
 
 // Overlap is a collision of output A with path B.
@@ -32,8 +38,9 @@ type Overlap struct {
 // through a link), an output may not lie inside an input directory (a KB
 // directory: it would become a card, or overwrite one), no two outputs may
 // name one file, and no output may be a directory another output needs.
-// "" and "-" (standard input or output) are not files. It returns the first
-// collision, nil when there is none.
+// "" and "-" (standard input or output) are not paths; an input read from
+// standard input redirected from a file is that file (Path.Open). It returns
+// the first collision, nil when there is none.
 func CheckOverlap(inputs, outputs []Path) *Overlap {
 	for i, out := range outputs {
 		if out.Path == "" || out.Path == "-" {
@@ -41,6 +48,9 @@ func CheckOverlap(inputs, outputs []Path) *Overlap {
 		}
 		for _, in := range inputs {
 			if in.Path == "" || in.Path == "-" {
+				if in.Open != nil && isFile(out.Path, in.Open) {
+					return &Overlap{OverwritesInput, out, in}
+				}
 				continue
 			}
 			if samePath(out.Path, in.Path) {
@@ -48,6 +58,9 @@ func CheckOverlap(inputs, outputs []Path) *Overlap {
 			}
 			if inside(out.Path, in.Path) {
 				return &Overlap{InsideInput, out, in}
+			}
+			if matches(out.Path, in.Path) {
+				return &Overlap{MatchesPattern, out, in}
 			}
 		}
 		for _, prev := range outputs[:i] {
@@ -68,6 +81,38 @@ func CheckOverlap(inputs, outputs []Path) *Overlap {
 		}
 	}
 	return nil
+}
+
+// matches reports whether path, written, would be one of the shards of the
+// glob pattern (IsPattern) an input names: it would be read as one by the
+// next run (ExpandShards' rule for hidden names included).
+func matches(path, pattern string) bool {
+	if !IsPattern(pattern) {
+		return false
+	}
+	if hiddenShard(filepath.Base(path)) && !hiddenShard(filepath.Base(pattern)) {
+		return false
+	}
+	for _, p := range [][2]string{{pattern, path}, {abs(pattern), abs(path)}, {abs(pattern), resolve(path)}} {
+		if ok, err := filepath.Match(p[0], p[1]); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// abs is the absolute path of p, p cleaned when it has none.
+func abs(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return filepath.Clean(p)
+}
+
+// isFile reports whether path names the file of info.
+func isFile(path string, info fs.FileInfo) bool {
+	st, err := os.Stat(path)
+	return err == nil && os.SameFile(st, info)
 }
 
 // samePath reports whether a and b name one file: the same cleaned path, or an

@@ -84,6 +84,15 @@ type Cache struct {
 	ready, closed bool
 }
 
+// Missing reports that the cache's file did not exist when it was opened and
+// has not been created since (no judgment was put): the caller checks that it
+// can be created before the work (the CLI: atomicfile.Set.AddAppended).
+func (c *Cache) Missing() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.path != "" && c.f == nil && !c.closed
+}
+
 // MemoryCache is an empty in-memory cache that is not kept (a run given no
 // cache): it opens no file.
 func MemoryCache() *Cache { return &Cache{entries: map[string]Entry{}} }
@@ -104,13 +113,8 @@ func OpenCache(path string) (*Cache, error) {
 	// on either; its kind is checked again on the open file. Read-write (an
 	// unwritable cache fails here, before any judgment), never created here.
 	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, os.ErrNotExist) {
-		// Created by the first Put; a place where it cannot be is refused
-		// now, before any request is paid for.
-		if err := creatable(path); err != nil {
-			return nil, fmt.Errorf("failed to create the judge cache %s: %w", path, err)
-		}
-		return c, nil
+	if missing(err) {
+		return c, nil // created by the first Put (Missing), if it can be
 	}
 	if err != nil {
 		return nil, fmt.Errorf("failed to open the judge cache: %w", err)
@@ -126,29 +130,6 @@ func OpenCache(path string) (*Cache, error) {
 	}
 	c.f, c.good, c.tail = f, good, tail
 	return c, nil
-}
-
-// creatable says whether a missing file at path could be created: its
-// nearest existing ancestor is a directory this process may write in.
-func creatable(path string) error {
-	dir := filepath.Dir(path)
-	for {
-		st, err := os.Stat(dir)
-		if err == nil {
-			if !st.IsDir() {
-				return fmt.Errorf("%s is not a directory", dir)
-			}
-			return writableDir(dir)
-		}
-		if !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return err
-		}
-		dir = parent
-	}
 }
 
 // appendable makes the file ready for Put's appends (c.mu held): a missing
@@ -200,7 +181,7 @@ func (c *Cache) appendable() error {
 // A missing path is not refused (the cache is created).
 func refuseSpecial(path, what string) error {
 	st, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) {
+	if missing(err) {
 		return nil
 	}
 	if err != nil {
@@ -210,6 +191,13 @@ func refuseSpecial(path, what string) error {
 		return nil
 	}
 	return input.Errorf(path, 0, "%s must be a regular file, and this is %s: name a file (a new one is created)", what, fileKind(st.Mode()))
+}
+
+// missing reports whether err says a path does not exist: no file there, or
+// a regular file where a directory of the path should be (ENOTDIR), which the
+// caller's check of the new file's place words ("failed to create").
+func missing(err error) bool {
+	return errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
 // fileKind names the kind of a file that is not regular.
