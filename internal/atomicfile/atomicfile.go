@@ -150,7 +150,7 @@ func checkTarget(path string) error {
 	fi, err := os.Stat(path)
 	switch {
 	case err != nil:
-		return nil
+		return nil //nolint:nilerr // a target that does not exist (or cannot be seen) is the create's to refuse
 	case fi.IsDir():
 		return errors.New("is a directory")
 	case !fi.Mode().IsRegular():

@@ -498,7 +498,7 @@ func TestSetAddAppended(t *testing.T) {
 		}
 		err := s.AddAppended(path)
 		require.ErrorContains(t, err, "failed to create "+path+": ")
-		assert.ErrorContains(t, err, want)
+		require.ErrorContains(t, err, want)
 	}
 	require.NoError(t, s.AddAppended(filepath.Join(dir, "history.jsonl")))
 	require.NoError(t, s.AddAppended(filepath.Join(dir, "new", "sub", "history.jsonl")))

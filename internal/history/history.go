@@ -351,7 +351,7 @@ func appendLocked(f *os.File, file string, line []byte) (a appended, err error) 
 // back. When the file no longer ends with the line (another run appended since),
 // the record stays and the error says so.
 func (a appended) undo(ctx context.Context, file string) error {
-	f, err := os.OpenFile(file, os.O_RDWR, 0) //nolint:gosec // G304: the history this run appended to
+	f, err := os.OpenFile(file, os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("--history: taking this run's record back from %s: %w", file, err)
 	}
