@@ -92,6 +92,14 @@ func TestSignals(t *testing.T) {
 			},
 		},
 		{
+			// Standard input, a pipe that sends a few cases and then nothing.
+			name: "retrieve/cases-stdin-pipe", sig: syscall.SIGINT, after: 500 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				return []string{"retrieve", "--kb", filepath.Join(demo, "kb"), "--cases", "-",
+					"--out", filepath.Join(out, "run.jsonl")}, openPipe(t, firstCases(t, demo))
+			},
+		},
+		{
 			name: "compare/qrels-fifo", sig: syscall.SIGTERM, after: 300 * time.Millisecond,
 			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
 				run := filepath.Join(dir, "a.trec")
@@ -268,15 +276,37 @@ func TestSignals(t *testing.T) {
 // last is false.
 func signalAttempt(t *testing.T, setup func(t *testing.T, dir, out string) ([]string, *os.File), sig os.Signal, after time.Duration, last bool) bool {
 	t.Helper()
+	return signalLaunch(t, func(t *testing.T, dir, out string) launch {
+		args, stdin := setup(t, dir, out)
+		return launch{args: args, stdin: stdin}
+	}, sig, after, last)
+}
+
+// launch is a scenario's command: its arguments, standard input (nil: none),
+// environment (added to the test's, after GITHUB_ACTIONS= and CI=), and ready,
+// which a stand-in service closes once the command has reached the wait the
+// scenario is about (nil: the delay alone decides when the signal comes).
+type launch struct {
+	args  []string
+	stdin *os.File
+	env   []string
+	ready <-chan struct{}
+}
+
+// signalLaunch is signalAttempt of a launch: with ready, the delay starts
+// once the command has reached its wait, and a command that exits before it
+// fails the scenario (it tested nothing).
+func signalLaunch(t *testing.T, setup func(t *testing.T, dir, out string) launch, sig os.Signal, after time.Duration, last bool) bool {
+	t.Helper()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	require.NoError(t, os.Mkdir(out, 0o755))
-	args, stdin := setup(t, dir, out)
-	cmd := exec.Command("retrieval-gate", args...)
+	l := setup(t, dir, out)
+	cmd := exec.Command("retrieval-gate", l.args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GITHUB_ACTIONS=", "CI=")
-	if stdin != nil {
-		cmd.Stdin = stdin
+	cmd.Env = append(append(os.Environ(), "GITHUB_ACTIONS=", "CI="), l.env...)
+	if l.stdin != nil {
+		cmd.Stdin = l.stdin
 	}
 	var stderr e2etest.LockedBuffer
 	cmd.Stderr = &stderr
@@ -289,6 +319,15 @@ func signalAttempt(t *testing.T, setup func(t *testing.T, dir, out string) ([]st
 		<-exited
 	})
 
+	if l.ready != nil {
+		select {
+		case <-exited:
+			t.Fatalf("exited (%v) before it reached the wait: %s", waitErr, stderr.String())
+		case <-time.After(30 * time.Second):
+			t.Fatalf("never reached the wait: %s", stderr.String())
+		case <-l.ready:
+		}
+	}
 	select {
 	case <-exited:
 		err := waitErr
