@@ -78,7 +78,7 @@ func ReadRun(ctx context.Context, r RunRead) (Reading, error) {
 	if r.Path != "" {
 		out.File = history.File(r.Path)
 	}
-	source := FileSource(r.Path)
+	source := FileSource(ctx, r.Path)
 	if r.Branch != "" {
 		out.File = r.Branch + ":" + history.FileName
 		h, err := r.OpenBranch(ctx, r.Branch)
@@ -91,7 +91,7 @@ func ReadRun(ctx context.Context, r RunRead) (Reading, error) {
 			out.Unread = err
 			return out, nil
 		}
-		source = ReaderSource(out.File, h)
+		source = ReaderSource(ctx, out.File, h)
 	}
 	var observe func(history.Record, *fastjson.Value) error
 	if r.Observe != nil {

@@ -32,6 +32,27 @@ func TestSignals(t *testing.T) {
 	root, err := os.Getwd()
 	require.NoError(t, err)
 	demo := filepath.Join(root, "testdata", "demo")
+	// largeHistory is a --history file of 52,000 runs of check on the demo
+	// (250 MB, seconds to read), made once: the record of one real run, repeated.
+	var largeHistory string
+	histDir := t.TempDir() // the test's: kept for every scenario
+	makeHistory := func(t *testing.T) string {
+		t.Helper()
+		if largeHistory == "" {
+			dir := t.TempDir()
+			seed := filepath.Join(dir, "seed.jsonl")
+			run := exec.Command("retrieval-gate", "check", "--cases", filepath.Join(demo, "cases.jsonl"), "--kb", filepath.Join(demo, "kb"),
+				"--history", seed, "--json", filepath.Join(dir, "agg.json"), "--comment", "never")
+			run.Env = append(os.Environ(), "GITHUB_ACTIONS=", "CI=")
+			outb, err := run.CombinedOutput()
+			require.NoError(t, err, "%s", outb)
+			rec, err := os.ReadFile(seed)
+			require.NoError(t, err)
+			largeHistory = filepath.Join(histDir, "history.jsonl")
+			generate(t, largeHistory, 52_000, func(int) string { return strings.TrimSuffix(string(rec), "\n") })
+		}
+		return largeHistory
+	}
 
 	type scenario struct {
 		name  string
@@ -220,6 +241,24 @@ func TestSignals(t *testing.T) {
 				require.NoError(t, syscall.Flock(int(holder.Fd()), syscall.LOCK_EX))
 				return []string{"check", "--cases", filepath.Join(demo, "cases.jsonl"), "--kb", filepath.Join(demo, "kb"),
 					"--history", hist, "--json", filepath.Join(out, "agg.json"), "--markdown", filepath.Join(out, "r.md"), "--comment", "never"}, nil
+			},
+		},
+		{
+			// A large --history read for the trend (before the outputs are
+			// written): the scan did not watch the context, so the signal was
+			// heeded only after it, and then not at all: the free lock was
+			// taken, the run appended and the reports written, exit 0.
+			name: "check/history-large", sig: syscall.SIGTERM, after: 300 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				return []string{"check", "--cases", filepath.Join(demo, "cases.jsonl"), "--kb", filepath.Join(demo, "kb"),
+					"--history", makeHistory(t), "--json", filepath.Join(out, "agg.json"), "--markdown", filepath.Join(out, "r.md"), "--comment", "never"}, nil
+			},
+		},
+		{
+			// report --history reads the whole history for its page.
+			name: "report/history-large", sig: syscall.SIGINT, after: 300 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				return []string{"report", "--history", makeHistory(t), "--html", filepath.Join(out, "history.html")}, nil
 			},
 		},
 		{
