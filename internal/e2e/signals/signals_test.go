@@ -262,6 +262,27 @@ func TestSignals(t *testing.T) {
 			},
 		},
 		{
+			// 2,000 queries, 10 runs and 10,000 resamples (the exact
+			// resampling's budget): the statistics take seconds after the
+			// files are read, and did not watch the context (exit 0 and the
+			// report written after the signal).
+			name: "compare/bootstrap", sig: syscall.SIGINT, after: 700 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				qrels := filepath.Join(dir, "qrels.txt")
+				generate(t, qrels, 2000*5, func(i int) string { return fmt.Sprintf("q%d 0 d%d %d", i/5, i%5, (i*7/5)%3) })
+				args := []string{"compare", "--qrels", qrels, "--bootstrap", "10000", "--json", filepath.Join(out, "cmp.json")}
+				for r := range 10 {
+					run := filepath.Join(dir, fmt.Sprintf("r%d.trec", r))
+					generate(t, run, 2000*10, func(i int) string {
+						q, rank := i/10, i%10
+						return fmt.Sprintf("q%d Q0 d%d %d %d r%d", q, (rank*(r+3)+q)%20, rank+1, 10-rank, r)
+					})
+					args = append(args, "--run", fmt.Sprintf("r%d=%s", r, run))
+				}
+				return args, nil
+			},
+		},
+		{
 			// 256 bins, 40,000 pairs spread over them and the resample maximum: the
 			// bootstrap alone takes minutes.
 			name: "calibrate/bootstrap", sig: syscall.SIGTERM, after: 1500 * time.Millisecond,
