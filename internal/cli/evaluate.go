@@ -147,7 +147,7 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	in := o.In
 	// The compare stage reads the history for its trend: a malformed one is
 	// refused before any stage writes or asks anything.
-	if err := checkHistory(o.hist); err != nil {
+	if err := checkHistory(ctx, o.hist); err != nil {
 		return err
 	}
 	// evaluate's own file, stages.txt, is created first (and with it --out DIR):

@@ -144,11 +144,11 @@ func readHistory(ctx context.Context, f *Factory, src historyFlags, command stri
 // stages): a malformed one is then refused at once, not after the judge has paid
 // for its requests. A history that does not exist yet is none of its concern
 // (the run creates it).
-func checkHistory(src historyFlags) error {
+func checkHistory(ctx context.Context, src historyFlags) error {
 	if src.path == "" {
 		return nil
 	}
-	err := history.Scan(src.path, func(history.Record, *fastjson.Value) error { return nil })
+	err := history.Scan(ctx, src.path, func(history.Record, *fastjson.Value) error { return nil })
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil // none yet: addHistory checks that it can be created
 	}

@@ -73,7 +73,7 @@ func TestHistoryBranchEndToEnd(t *testing.T) {
 	h, ok := srv.File(ghbranch.DefaultBranch, "history.jsonl")
 	require.True(t, ok)
 	var reports []string
-	require.NoError(t, history.ScanReader("history.jsonl", bytes.NewReader(h), func(r history.Record, _ *fastjson.Value) error {
+	require.NoError(t, history.ScanReader(context.Background(), "history.jsonl", bytes.NewReader(h), func(r history.Record, _ *fastjson.Value) error {
 		reports = append(reports, r.Report)
 		assert.Equal(t, "main", r.Branch)
 		return nil
@@ -243,7 +243,7 @@ func TestEvaluateHistoryBranch(t *testing.T) {
 	assert.Equal(t, dash, rep, "the dashboard is the run's report")
 	h, _ := srv.File(ghbranch.DefaultBranch, "history.jsonl")
 	var cmds []string
-	require.NoError(t, history.ScanReader("history.jsonl", bytes.NewReader(h), func(r history.Record, doc *fastjson.Value) error {
+	require.NoError(t, history.ScanReader(context.Background(), "history.jsonl", bytes.NewReader(h), func(r history.Record, doc *fastjson.Value) error {
 		cmds = append(cmds, r.Command)
 		assert.Equal(t, "retrieval-gate/compare@1", string(doc.GetStringBytes("schema")))
 		assert.Equal(t, "reports/20260101T000000Z-444444444444-evaluate.html", r.Report)

@@ -89,14 +89,14 @@ func runReport(ctx context.Context, f *Factory, args []string) error {
 	torn := history.OnTorn(func(file string, line int) {
 		fmt.Fprintf(f.Env.Stderr, "retrieval-gate: warning: %s\n", format.SanitizeText(history.TornWarning(file, line)))
 	})
-	scan := func(fn func(history.Record, *fastjson.Value) error) error { return history.Scan(*path, fn, torn) }
+	scan := func(fn func(history.Record, *fastjson.Value) error) error { return history.Scan(ctx, *path, fn, torn) }
 	if *branch != "" {
 		r, err := readHistoryBranch(ctx, f, *branch)
 		if err != nil {
 			return err
 		}
 		scan = func(fn func(history.Record, *fastjson.Value) error) error {
-			return history.ScanReader(hist, r, fn, torn)
+			return history.ScanReader(ctx, hist, r, fn, torn)
 		}
 	}
 	v, err := htmlreport.HistoryOf(hist, scan, *command, *measure)

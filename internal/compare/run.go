@@ -123,11 +123,38 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 	if err := readAfterRuns(ctx, in, &o); err != nil {
 		return nil, err
 	}
-	res, err := Compare(qrels, inputs, o)
+	res, err := compareUntil(ctx, qrels, inputs, o)
 	if err != nil {
 		return nil, fmt.Errorf("failed to compare: %w", err)
 	}
 	return res, nil
+}
+
+// compareUntil is Compare, given up when ctx ends first (then ctx's error):
+// its resampling (--bootstrap up to metrics.ExactResamplingBudget draws a
+// series, over every run, measure and group) takes seconds and does not
+// watch ctx, and a signal was heeded only once it was done, the outputs
+// written. The abandoned computation ends on its own; the command exits
+// before.
+func compareUntil(ctx context.Context, qrels *trecfile.Qrels, inputs []Input, o Options) (*Result, error) {
+	if ctx.Done() == nil {
+		return Compare(qrels, inputs, o)
+	}
+	type result struct {
+		res *Result
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := Compare(qrels, inputs, o)
+		done <- result{res, err}
+	}()
+	select {
+	case r := <-done:
+		return r.res, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // readAfterRuns reads what Run reads after the runs and the human sheet, in

@@ -286,6 +286,14 @@ func AppendUndo(ctx context.Context, path string, rec Record) (warning string, u
 		f.Close()
 		return "", nil, fmt.Errorf("lock %s: %w", file, err)
 	}
+	// The append is the first step of the run's commit: a run whose
+	// context has ended (a signal that came during a step that does not
+	// watch it, or before a lock that was free) appends nothing.
+	if err := ctx.Err(); err != nil {
+		unlock()
+		f.Close()
+		return "", nil, fmt.Errorf("append to %s: %w", file, err)
+	}
 	a, werr := appendLocked(f, file, line)
 	unlock()
 	if cerr := f.Close(); werr == nil {
@@ -456,8 +464,10 @@ func validLine(b []byte) bool {
 // is parsed once; memory holds one line at a time. A line that is not a record
 // is an input error naming the file and line, except a torn last line (no
 // newline at the end of the file, not a record: an interrupted write), which is
-// skipped and reported to OnTorn.
-func Scan(path string, fn func(rec Record, doc *fastjson.Value) error, opts ...ScanOption) error {
+// skipped and reported to OnTorn. The scan stops with ctx's error once ctx
+// ends (a history of hundreds of megabytes takes seconds to read: SIGINT and
+// SIGTERM were not heeded until it was done).
+func Scan(ctx context.Context, path string, fn func(rec Record, doc *fastjson.Value) error, opts ...ScanOption) error {
 	file := File(path)
 	if err := regular(file); err != nil {
 		return err
@@ -467,7 +477,7 @@ func Scan(path string, fn func(rec Record, doc *fastjson.Value) error, opts ...S
 		return err
 	}
 	defer f.Close()
-	return ScanReader(file, f, fn, opts...)
+	return ScanReader(ctx, file, f, fn, opts...)
 }
 
 // ScanOption configures Scan and ScanReader.
@@ -485,7 +495,8 @@ func TornWarning(file string, line int) string {
 	return fmt.Sprintf("%s:%d: skipped a torn last line (no newline, not a record: an interrupted write); the next append drops it", file, line)
 }
 
-func ScanReader(file string, r io.Reader, fn func(rec Record, doc *fastjson.Value) error, opts ...ScanOption) error {
+// ScanReader is Scan of r, named file in its messages.
+func ScanReader(ctx context.Context, file string, r io.Reader, fn func(rec Record, doc *fastjson.Value) error, opts ...ScanOption) error {
 	var cfg scanConfig
 	for _, o := range opts {
 		o(&cfg)
@@ -495,6 +506,9 @@ func ScanReader(file string, r io.Reader, fn func(rec Record, doc *fastjson.Valu
 	var check jsonpos.Scanner // the one JSON rule of the inputs: duplicate keys are errors
 	line := 0
 	for {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
 		raw, rerr := readLine(br)
 		if rerr != nil && !errors.Is(rerr, io.EOF) {
 			return input.Errorf(file, line+1, "%v", rerr)

@@ -49,7 +49,7 @@ func record(doc string) history.Record {
 // order, each with its document.
 func readAll(path string) ([]history.Record, error) {
 	var out []history.Record
-	err := history.Scan(path, func(rec history.Record, doc *fastjson.Value) error {
+	err := history.Scan(context.Background(), path, func(rec history.Record, doc *fastjson.Value) error {
 		rec.Document = doc.MarshalTo(nil)
 		out = append(out, rec)
 		return nil
@@ -185,7 +185,7 @@ func FuzzRead(f *testing.F) {
 		`{"schema":"retrieval-gate/history@1","command":"compare","document":{},"time":"2026-01-02T03:04:05Z"}` + "\n" + `{"schema":"retrieval-gate/hist`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var recs []history.Record
-		err := history.ScanReader("h.jsonl", bytes.NewReader(data), func(r history.Record, doc *fastjson.Value) error {
+		err := history.ScanReader(context.Background(), "h.jsonl", bytes.NewReader(data), func(r history.Record, doc *fastjson.Value) error {
 			r.Document = doc.MarshalTo(nil)
 			recs = append(recs, r)
 			return nil
@@ -294,7 +294,7 @@ func TestReportKey(t *testing.T) {
 		{`3`, "", "h.jsonl:1: report is not a string"},
 	} {
 		var got []string
-		err := history.ScanReader("h.jsonl", strings.NewReader(line(tc.report)), func(r history.Record, _ *fastjson.Value) error {
+		err := history.ScanReader(context.Background(), "h.jsonl", strings.NewReader(line(tc.report)), func(r history.Record, _ *fastjson.Value) error {
 			got = append(got, r.Report)
 			return nil
 		})
@@ -316,4 +316,43 @@ func TestReportKey(t *testing.T) {
 func appendRecord(path string, rec history.Record) error {
 	_, err := history.AppendWarn(context.Background(), path, rec)
 	return err
+}
+
+// A scan stops with its context: a history of hundreds of megabytes takes
+// seconds to read, and check, compare, evaluate and report --history heeded
+// SIGINT and SIGTERM only once it was read.
+func TestScanStopsWithItsContext(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 3 {
+		require.NoError(t, appendRecord(dir, record(fmt.Sprintf(`{"a":%d}`, i))))
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	calls := 0
+	err := history.Scan(ctx, dir, func(history.Record, *fastjson.Value) error {
+		calls++
+		cancel() // the signal, while the first record is seen
+		return nil
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, 1, calls, "no record is read after the context ended")
+}
+
+// A run whose context has ended appends nothing, though the lock is free:
+// the signal came during a step that does not watch the context (hashing
+// the inputs for the record, rendering the reports), and the append is the
+// first step that cannot be undone. It appended, and the outputs followed.
+func TestAppendWithEndedContextAppendsNothing(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, appendRecord(dir, record(`{"a":1}`)))
+	file := filepath.Join(dir, history.FileName)
+	before, err := os.ReadFile(file)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = history.AppendWarn(ctx, dir, record(`{"a":2}`))
+	require.ErrorIs(t, err, context.Canceled)
+	after, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "the history is as it was")
 }

@@ -38,7 +38,7 @@ func (s shortWriter) Write(p []byte) (int, error) { return s.f.Write(p[:len(p)/2
 func records(t *testing.T, file string, opts ...ScanOption) []string {
 	t.Helper()
 	var docs []string
-	require.NoError(t, Scan(file, func(rec Record, doc *fastjson.Value) error {
+	require.NoError(t, Scan(context.Background(), file, func(rec Record, doc *fastjson.Value) error {
 		docs = append(docs, string(doc.MarshalTo(nil)))
 		return nil
 	}, opts...))
@@ -103,7 +103,7 @@ func TestTornLastLine(t *testing.T) {
 
 	// A bad line that is not the last is still an input error.
 	require.NoError(t, os.WriteFile(file, []byte(torn+"\n"+string(good)), 0o644))
-	err = Scan(file, func(Record, *fastjson.Value) error { return nil })
+	err = Scan(context.Background(), file, func(Record, *fastjson.Value) error { return nil })
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "history.jsonl:2:")
 }

@@ -147,7 +147,7 @@ func readersOf(family, ext string) []reader {
 		}}}
 	case "history":
 		return []reader{{"history.Scan", func(_ context.Context, p string) error {
-			return history.Scan(p, func(history.Record, *fastjson.Value) error { return nil })
+			return history.Scan(context.Background(), p, func(history.Record, *fastjson.Value) error { return nil })
 		}}}
 	case "cache":
 		return []reader{{"judge.OpenCache", func(_ context.Context, p string) error {

@@ -113,6 +113,9 @@ func Build(ctx context.Context, chunks []chunk.Chunk, emb embed.Embedder, st sto
 			buf = text.Each(chunks[d].Text, buf, emit)
 		})
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	release := func(n int) {
 		if opt.releaseTexts != nil {
 			opt.releaseTexts(n)

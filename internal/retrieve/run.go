@@ -126,10 +126,16 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 	// memory the loading used goes back to the system before the vectors take
 	// theirs.
 	nCards := kb.Len()
-	texts := splitCards(kb, params)
+	// Each step before the embedding (which watches ctx) takes about 0.3 s a
+	// 100,000 cards and does not: the context is checked between them, and
+	// while the cards are split.
+	texts, err := splitCards(ctx, kb, params)
 	defer texts.release(len(texts.chunks))
 	chunks := texts.chunks
 	kb = nil
+	if err != nil {
+		return nil, err
+	}
 	debug.FreeOSMemory()
 	if len(chunks) == 0 {
 		return nil, input.Errorf(kbPath, 0, "knowledge base has no text to retrieve (every card is empty)")
@@ -156,6 +162,9 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 		res.Store, res.Embedder = "none", "none"
 	} else {
 		if emb, err = newEmbedder(&o, chunks); err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		kind, err := store.Lookup(o.Store)

@@ -3,11 +3,13 @@ package retrieve_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -136,4 +138,28 @@ func loadKB(t *testing.T, path string) *kbfile.KB {
 	kb, err := kbfile.Load(context.Background(), path)
 	require.NoError(t, err)
 	return kb
+}
+
+// Run stops soon after its context ends also before the embedding (which
+// watches it): splitting 300,000 cards into chunks, fitting the embedder and
+// building the lexical index took over 3 s with no look at the context, and
+// retrieve heeded SIGINT and SIGTERM only after them.
+func TestRunStopsWithItsContextBeforeEmbedding(t *testing.T) {
+	if testing.Short() {
+		t.Skip("splits 300,000 cards")
+	}
+	cards := make([]kbfile.Card, 300_000)
+	for i := range cards {
+		cards[i] = kbfile.Card{ID: fmt.Sprintf("card-%07d", i), Locale: "en", Title: "Card",
+			Text: fmt.Sprintf("retrieval gate signal test filler text alpha beta gamma delta %d epsilon", i), File: "kb.jsonl", Line: i + 1}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	time.AfterFunc(50*time.Millisecond, cancel)
+	start := time.Now()
+	var out bytes.Buffer
+	_, err := retrieve.Run(ctx, retrieve.In{KB: &kbfile.KB{Path: "kb.jsonl", Cards: cards}, Cases: strings.NewReader(""), CasesName: "c", Out: &out, OutName: "o"},
+		retrieve.RunOptions{Strategy: retrieve.Hybrid, K: 1, Store: "memory", Embedder: "hash"})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Less(t, time.Since(start), 500*time.Millisecond, "stopped within moments of the context's end (50 ms)")
 }

@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"context"
 	"math"
 	"strings"
 	"unsafe"
@@ -34,11 +35,18 @@ type textSlab struct {
 // chunk's text in slabs outside the heap, its card id copied (one copy per
 // card) and its locale interned, so that no chunk holds a string of the KB:
 // kb is only read (the caller may share it), and becomes garbage as soon as
-// nobody else holds it.
-func splitCards(kb *kbfile.KB, p chunk.Params) *chunkTexts {
+// nobody else holds it. It stops with ctx's error once ctx ends (checked
+// every 1,024 cards), the chunks split so far kept for release.
+func splitCards(ctx context.Context, kb *kbfile.KB, p chunk.Params) (*chunkTexts, error) {
 	t := &chunkTexts{}
 	locales := map[string]string{}
 	for i := range kb.Cards {
+		if i&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				t.close()
+				return t, err
+			}
+		}
 		cs := chunk.SplitCard(kb.Cards[i], p)
 		if len(cs) == 0 {
 			continue
@@ -55,7 +63,7 @@ func splitCards(kb *kbfile.KB, p chunk.Params) *chunkTexts {
 		}
 	}
 	t.close()
-	return t
+	return t, nil
 }
 
 // store copies s into the current slab (a new one when it does not fit) and

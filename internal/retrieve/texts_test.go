@@ -44,7 +44,8 @@ func TestSplitCards(t *testing.T) {
 	p := chunk.Params{MaxRunes: 1 << 30}
 	want := chunk.Split(cards, p)
 	kb := &kbfile.KB{Cards: append([]kbfile.Card(nil), cards...)}
-	texts := splitCards(kb, p)
+	texts, err := splitCards(t.Context(), kb, p)
+	require.NoError(t, err)
 	require.Equal(t, want, texts.chunks)
 	assert.Equal(t, cards, kb.Cards, "the KB is only read: a caller may share it")
 	chunks := texts.chunks

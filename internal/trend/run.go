@@ -54,6 +54,9 @@ type Reading struct {
 
 // ReadRun reads r's history once: the trend (Runs > 0 and Measures), and the
 // observer's view. With no history, or nothing asked of it, nothing is read.
+// A history branch that cannot be read is Unread, unless ctx ended: a read
+// cut short by SIGINT or SIGTERM is the error, so that the run stops instead
+// of writing its outputs without the trend.
 func ReadRun(ctx context.Context, r RunRead) (Reading, error) {
 	wantTrend := r.Runs > 0 && len(r.Measures) > 0
 	if (r.Path == "" && r.Branch == "") || (!wantTrend && r.Observe == nil) {
@@ -75,15 +78,20 @@ func ReadRun(ctx context.Context, r RunRead) (Reading, error) {
 	if r.Path != "" {
 		out.File = history.File(r.Path)
 	}
-	source := FileSource(r.Path)
+	source := FileSource(ctx, r.Path)
 	if r.Branch != "" {
 		out.File = r.Branch + ":" + history.FileName
 		h, err := r.OpenBranch(ctx, r.Branch)
+		if err != nil && ctx.Err() != nil {
+			// Cancelled (SIGINT, SIGTERM): the run stops here, it does not
+			// go on without a trend to write its outputs.
+			return Reading{}, fmt.Errorf("reading %s: %w", out.File, ctx.Err())
+		}
 		if err != nil && !errors.Is(err, r.NoHistory) {
 			out.Unread = err
 			return out, nil
 		}
-		source = ReaderSource(out.File, h)
+		source = ReaderSource(ctx, out.File, h)
 	}
 	var observe func(history.Record, *fastjson.Value) error
 	if r.Observe != nil {
@@ -91,6 +99,9 @@ func ReadRun(ctx context.Context, r RunRead) (Reading, error) {
 		source = Observe(source, out.Base, observe)
 	}
 	out.Trend, err = Read(source, cur, fp, Options{Command: r.Command, Branch: out.Base, Limit: r.Runs, Measures: r.Measures})
+	if err != nil && r.Branch != "" && ctx.Err() != nil {
+		return Reading{}, fmt.Errorf("reading %s: %w", out.File, ctx.Err())
+	}
 	if err != nil {
 		if r.Branch != "" {
 			out.Unread, out.UnreadRecords = err, true

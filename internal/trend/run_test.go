@@ -3,6 +3,7 @@ package trend_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -47,3 +48,48 @@ func TestReadRunUnreadBranch(t *testing.T) {
 		})
 	}
 }
+
+// A read of the history branch cut short by the run's context (SIGINT,
+// SIGTERM) is an error, not an unread history: check --history-branch,
+// interrupted while GitHub was answering, went on to write its outputs and
+// exit 0 with a "no trend" warning.
+func TestReadRunBranchCancelled(t *testing.T) {
+	tests := []struct {
+		name string
+		open func(cancel context.CancelFunc) func(context.Context, string) (io.Reader, error)
+	}{
+		{"while opening", func(cancel context.CancelFunc) func(context.Context, string) (io.Reader, error) {
+			return func(ctx context.Context, _ string) (io.Reader, error) {
+				cancel()
+				return nil, fmt.Errorf("could not read history.jsonl: cancelled (%w)", ctx.Err())
+			}
+		}},
+		{"while reading the records", func(cancel context.CancelFunc) func(context.Context, string) (io.Reader, error) {
+			return func(ctx context.Context, _ string) (io.Reader, error) {
+				return io.MultiReader(strings.NewReader(`{"schema":`), readerFunc(func([]byte) (int, error) {
+					cancel()
+					return 0, ctx.Err()
+				})), nil
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			got, err := trend.ReadRun(ctx, trend.RunRead{
+				Branch: "h", OpenBranch: tt.open(cancel), NoHistory: errors.New("no history"),
+				Provenance: history.Provenance{Base: "main"}, Command: "check",
+				Inputs: map[string]string{}, Params: map[string]string{},
+				Doc:  func(w io.Writer) error { _, err := io.WriteString(w, `{"verdict":"pass"}`); return err },
+				Runs: 5, Measures: []trend.Measure{{Group: "overall", Key: "retrieval_hit_at_k"}},
+			})
+			require.ErrorIs(t, err, context.Canceled)
+			assert.Nil(t, got.Unread)
+		})
+	}
+}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }

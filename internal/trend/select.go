@@ -1,6 +1,7 @@
 package trend
 
 import (
+	"context"
 	"io"
 	"math"
 	"slices"
@@ -94,12 +95,13 @@ func Read(src Source, current *fastjson.Value, fp history.Fingerprint, o Options
 }
 
 // ReaderSource is the Source of a history read from r (a history branch's
-// file), named file in errors; a nil r is a history with no runs yet.
-func ReaderSource(file string, r io.Reader) Source {
+// file), named file in errors, read until ctx ends; a nil r is a history
+// with no runs yet.
+func ReaderSource(ctx context.Context, file string, r io.Reader) Source {
 	return func(fn func(history.Record, *fastjson.Value) error) error {
 		if r == nil {
 			return nil
 		}
-		return history.ScanReader(file, r, fn)
+		return history.ScanReader(ctx, file, r, fn)
 	}
 }

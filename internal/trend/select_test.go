@@ -1,6 +1,7 @@
 package trend_test
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -61,7 +62,7 @@ func TestObserveAndRead(t *testing.T) {
 		require.NoError(t, err)
 		lines = append(lines, string(b))
 	}
-	src := trend.ReaderSource("h.jsonl", strings.NewReader(strings.Join(lines, "")))
+	src := trend.ReaderSource(context.Background(), "h.jsonl", strings.NewReader(strings.Join(lines, "")))
 	var seen []string
 	src = trend.Observe(src, "main", func(rec history.Record, doc *fastjson.Value) error {
 		seen = append(seen, doc.Get("overall", "metrics", "m").Get("mean").String())
@@ -78,7 +79,7 @@ func TestObserveAndRead(t *testing.T) {
 
 	// No trend asked for: the observers still see every record of the branch.
 	seen = nil
-	src2 := trend.Observe(trend.ReaderSource("h.jsonl", strings.NewReader(strings.Join(lines, ""))), "main",
+	src2 := trend.Observe(trend.ReaderSource(context.Background(), "h.jsonl", strings.NewReader(strings.Join(lines, ""))), "main",
 		func(history.Record, *fastjson.Value) error { seen = append(seen, "x"); return nil })
 	tr, err = trend.Read(src2, cur, fp("kb"), trend.Options{Command: "check", Branch: "main", Limit: 0, Measures: ms})
 	require.NoError(t, err)
@@ -86,7 +87,7 @@ func TestObserveAndRead(t *testing.T) {
 	assert.Len(t, seen, 2)
 
 	// A branch not created yet has no runs.
-	tr, err = trend.Read(trend.ReaderSource("h.jsonl", nil), cur, fp("kb"), trend.Options{Command: "check", Branch: "main", Limit: 3, Measures: ms})
+	tr, err = trend.Read(trend.ReaderSource(context.Background(), "h.jsonl", nil), cur, fp("kb"), trend.Options{Command: "check", Branch: "main", Limit: 3, Measures: ms})
 	require.NoError(t, err)
 	assert.Equal(t, 0, tr.Runs)
 }

@@ -12,6 +12,7 @@
 package trend
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"math"
@@ -316,11 +317,11 @@ func Levels(vals []float64) []int {
 	return out
 }
 
-// FileSource is the Source of a history file or directory (history.File);
-// a history that does not exist yet has no runs.
-func FileSource(path string) Source {
+// FileSource is the Source of a history file or directory (history.File),
+// read until ctx ends; a history that does not exist yet has no runs.
+func FileSource(ctx context.Context, path string) Source {
 	return func(fn func(history.Record, *fastjson.Value) error) error {
-		err := history.Scan(path, fn)
+		err := history.Scan(ctx, path, fn)
 		if isNotExist(err) {
 			return nil
 		}

@@ -1,6 +1,7 @@
 package trend_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -105,7 +106,7 @@ func TestCollect(t *testing.T) {
 	}
 	lines = append(lines, `{"schema":"`+history.Schema+`","command":"check","branch":"main","commit":"null","time":"2026-01-02T00:00:00Z","document":{"overall":{"metrics":{"retrieval_hit_at_k":{"mean":null,"n":0}}}}}`)
 	src := trend.Source(func(fn func(history.Record, *fastjson.Value) error) error {
-		return history.ScanReader("h.jsonl", strings.NewReader(strings.Join(lines, "\n")), fn)
+		return history.ScanReader(context.Background(), "h.jsonl", strings.NewReader(strings.Join(lines, "\n")), fn)
 	})
 	cur := fastjson.MustParse(`{"overall":{"metrics":{"retrieval_hit_at_k":{"mean":0.5,"n":8}}}}`)
 	tr, err := trend.Collect(src, cur, fp("1"), trend.Options{Command: "check", Branch: "main", Limit: 10, Measures: []trend.Measure{hit}})
@@ -124,12 +125,12 @@ func TestCollect(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 0, tr.Runs)
 
-	tr, err = trend.Collect(trend.FileSource(t.TempDir()+"/missing.jsonl"), cur, fp("1"), trend.Options{Command: "check", Branch: "main", Limit: 10, Measures: []trend.Measure{hit}})
+	tr, err = trend.Collect(trend.FileSource(context.Background(), t.TempDir()+"/missing.jsonl"), cur, fp("1"), trend.Options{Command: "check", Branch: "main", Limit: 10, Measures: []trend.Measure{hit}})
 	require.NoError(t, err, "a history that does not exist yet has no runs")
 	assert.Equal(t, 0, tr.Runs)
 
 	bad := trend.Source(func(fn func(history.Record, *fastjson.Value) error) error {
-		return history.ScanReader("h.jsonl", strings.NewReader("{}\n"), fn)
+		return history.ScanReader(context.Background(), "h.jsonl", strings.NewReader("{}\n"), fn)
 	})
 	_, err = trend.Collect(bad, cur, fp("1"), trend.Options{Command: "check", Branch: "main", Limit: 10, Measures: []trend.Measure{hit}})
 	require.ErrorContains(t, err, "h.jsonl:1")

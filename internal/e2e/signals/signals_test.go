@@ -32,6 +32,27 @@ func TestSignals(t *testing.T) {
 	root, err := os.Getwd()
 	require.NoError(t, err)
 	demo := filepath.Join(root, "testdata", "demo")
+	// largeHistory is a --history file of 52,000 runs of check on the demo
+	// (250 MB, seconds to read), made once: the record of one real run, repeated.
+	var largeHistory string
+	histDir := t.TempDir() // the test's: kept for every scenario
+	makeHistory := func(t *testing.T) string {
+		t.Helper()
+		if largeHistory == "" {
+			dir := t.TempDir()
+			seed := filepath.Join(dir, "seed.jsonl")
+			run := exec.Command("retrieval-gate", "check", "--cases", filepath.Join(demo, "cases.jsonl"), "--kb", filepath.Join(demo, "kb"),
+				"--history", seed, "--json", filepath.Join(dir, "agg.json"), "--comment", "never")
+			run.Env = append(os.Environ(), "GITHUB_ACTIONS=", "CI=")
+			outb, err := run.CombinedOutput()
+			require.NoError(t, err, "%s", outb)
+			rec, err := os.ReadFile(seed)
+			require.NoError(t, err)
+			largeHistory = filepath.Join(histDir, "history.jsonl")
+			generate(t, largeHistory, 52_000, func(int) string { return strings.TrimSuffix(string(rec), "\n") })
+		}
+		return largeHistory
+	}
 
 	type scenario struct {
 		name  string
@@ -89,6 +110,14 @@ func TestSignals(t *testing.T) {
 			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
 				return []string{"retrieve", "--kb", filepath.Join(demo, "kb"), "--cases", fifo(t, dir, "cases.jsonl", firstCases(t, demo)),
 					"--out", filepath.Join(out, "run.jsonl")}, nil
+			},
+		},
+		{
+			// Standard input, a pipe that sends a few cases and then nothing.
+			name: "retrieve/cases-stdin-pipe", sig: syscall.SIGINT, after: 500 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				return []string{"retrieve", "--kb", filepath.Join(demo, "kb"), "--cases", "-",
+					"--out", filepath.Join(out, "run.jsonl")}, openPipe(t, firstCases(t, demo))
 			},
 		},
 		{
@@ -215,6 +244,45 @@ func TestSignals(t *testing.T) {
 			},
 		},
 		{
+			// A large --history read for the trend (before the outputs are
+			// written): the scan did not watch the context, so the signal was
+			// heeded only after it, and then not at all: the free lock was
+			// taken, the run appended and the reports written, exit 0.
+			name: "check/history-large", sig: syscall.SIGTERM, after: 300 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				return []string{"check", "--cases", filepath.Join(demo, "cases.jsonl"), "--kb", filepath.Join(demo, "kb"),
+					"--history", makeHistory(t), "--json", filepath.Join(out, "agg.json"), "--markdown", filepath.Join(out, "r.md"), "--comment", "never"}, nil
+			},
+		},
+		{
+			// report --history reads the whole history for its page.
+			name: "report/history-large", sig: syscall.SIGINT, after: 300 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				return []string{"report", "--history", makeHistory(t), "--html", filepath.Join(out, "history.html")}, nil
+			},
+		},
+		{
+			// 2,000 queries, 10 runs and 10,000 resamples (the exact
+			// resampling's budget): the statistics take seconds after the
+			// files are read, and did not watch the context (exit 0 and the
+			// report written after the signal).
+			name: "compare/bootstrap", sig: syscall.SIGINT, after: 700 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				qrels := filepath.Join(dir, "qrels.txt")
+				generate(t, qrels, 2000*5, func(i int) string { return fmt.Sprintf("q%d 0 d%d %d", i/5, i%5, (i*7/5)%3) })
+				args := []string{"compare", "--qrels", qrels, "--bootstrap", "10000", "--json", filepath.Join(out, "cmp.json")}
+				for r := range 10 {
+					run := filepath.Join(dir, fmt.Sprintf("r%d.trec", r))
+					generate(t, run, 2000*10, func(i int) string {
+						q, rank := i/10, i%10
+						return fmt.Sprintf("q%d Q0 d%d %d %d r%d", q, (rank*(r+3)+q)%20, rank+1, 10-rank, r)
+					})
+					args = append(args, "--run", fmt.Sprintf("r%d=%s", r, run))
+				}
+				return args, nil
+			},
+		},
+		{
 			// 256 bins, 40,000 pairs spread over them and the resample maximum: the
 			// bootstrap alone takes minutes.
 			name: "calibrate/bootstrap", sig: syscall.SIGTERM, after: 1500 * time.Millisecond,
@@ -268,15 +336,37 @@ func TestSignals(t *testing.T) {
 // last is false.
 func signalAttempt(t *testing.T, setup func(t *testing.T, dir, out string) ([]string, *os.File), sig os.Signal, after time.Duration, last bool) bool {
 	t.Helper()
+	return signalLaunch(t, func(t *testing.T, dir, out string) launch {
+		args, stdin := setup(t, dir, out)
+		return launch{args: args, stdin: stdin}
+	}, sig, after, last)
+}
+
+// launch is a scenario's command: its arguments, standard input (nil: none),
+// environment (added to the test's, after GITHUB_ACTIONS= and CI=), and ready,
+// which a stand-in service closes once the command has reached the wait the
+// scenario is about (nil: the delay alone decides when the signal comes).
+type launch struct {
+	args  []string
+	stdin *os.File
+	env   []string
+	ready <-chan struct{}
+}
+
+// signalLaunch is signalAttempt of a launch: with ready, the delay starts
+// once the command has reached its wait, and a command that exits before it
+// fails the scenario (it tested nothing).
+func signalLaunch(t *testing.T, setup func(t *testing.T, dir, out string) launch, sig os.Signal, after time.Duration, last bool) bool {
+	t.Helper()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	require.NoError(t, os.Mkdir(out, 0o755))
-	args, stdin := setup(t, dir, out)
-	cmd := exec.Command("retrieval-gate", args...)
+	l := setup(t, dir, out)
+	cmd := exec.Command("retrieval-gate", l.args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GITHUB_ACTIONS=", "CI=")
-	if stdin != nil {
-		cmd.Stdin = stdin
+	cmd.Env = append(append(os.Environ(), "GITHUB_ACTIONS=", "CI="), l.env...)
+	if l.stdin != nil {
+		cmd.Stdin = l.stdin
 	}
 	var stderr e2etest.LockedBuffer
 	cmd.Stderr = &stderr
@@ -289,6 +379,15 @@ func signalAttempt(t *testing.T, setup func(t *testing.T, dir, out string) ([]st
 		<-exited
 	})
 
+	if l.ready != nil {
+		select {
+		case <-exited:
+			t.Fatalf("exited (%v) before it reached the wait: %s", waitErr, stderr.String())
+		case <-time.After(30 * time.Second):
+			t.Fatalf("never reached the wait: %s", stderr.String())
+		case <-l.ready:
+		}
+	}
 	select {
 	case <-exited:
 		err := waitErr

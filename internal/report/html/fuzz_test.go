@@ -2,6 +2,7 @@ package html_test
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -29,7 +30,7 @@ func FuzzHistoryPage(f *testing.F) {
 	f.Add([]byte(`{"branch":"main","command":"check","commit":"c","document":{"overall":{"n":2,"metrics":{"retrieval_hit_at_k":{"mean":0.5,"n":2,"ci95":[0.1,0.9]}}}},"schema":"retrieval-gate/history@1","time":"2026-01-01T00:00:00Z"}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b := rhtml.NewHistory("h.jsonl", "check", "retrieval_hit_at_k")
-		err := history.ScanReader("h.jsonl", bytes.NewReader(data), func(rec history.Record, doc *fastjson.Value) error {
+		err := history.ScanReader(context.Background(), "h.jsonl", bytes.NewReader(data), func(rec history.Record, doc *fastjson.Value) error {
 			return b.Add(rec, doc)
 		})
 		if err != nil {

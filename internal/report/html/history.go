@@ -2,6 +2,7 @@ package html
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -711,7 +712,9 @@ func HistoryOf(file string, scan func(func(history.Record, *fastjson.Value) erro
 // branch's index.html): the newest run's command, its default measure.
 func HistoryPage(h []byte) ([]byte, error) {
 	v, err := HistoryOf(history.FileName, func(fn func(history.Record, *fastjson.Value) error) error {
-		return history.ScanReader(history.FileName, bytes.NewReader(h), fn)
+		// A page made while publishing, after the outputs were written:
+		// there is no run left to stop.
+		return history.ScanReader(context.Background(), history.FileName, bytes.NewReader(h), fn)
 	}, "", "")
 	if err != nil {
 		return nil, err

@@ -201,7 +201,7 @@ func BenchmarkHistory(b *testing.B) {
 			var size countWriter
 			for b.Loop() {
 				hb := rhtml.NewHistory(file, "compare", "dcg_at_k")
-				if err := history.Scan(file, hb.Add); err != nil {
+				if err := history.Scan(context.Background(), file, hb.Add); err != nil {
 					b.Fatal(err)
 				}
 				size = countWriter{}

@@ -2,6 +2,7 @@ package trendtable_test
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -36,7 +37,7 @@ func FuzzTrend(f *testing.F) {
 	ms := []trend.Measure{{Group: "overall", Key: "retrieval_hit_at_k"}}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		src := func(fn func(history.Record, *fastjson.Value) error) error {
-			return history.ScanReader("h.jsonl", bytes.NewReader(data), fn)
+			return history.ScanReader(context.Background(), "h.jsonl", bytes.NewReader(data), fn)
 		}
 		tr, err := trend.Collect(src, current, history.Fingerprint{Digest: "sha256:now"}, trend.Options{Command: "check", Branch: "main", Limit: trend.MaxRuns, Measures: ms})
 		if err != nil {
