@@ -14,6 +14,7 @@ package atomicfile
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -191,8 +192,11 @@ func (s *Set) mkdirAll(dir string) error {
 // renames each temporary file over its target. Should a rename fail (which the
 // checks make unlikely), the targets already replaced are restored from hard links
 // taken beforehand, so the older files are back in place, and the appends are
-// taken back. After Commit (successful or not) the set is done.
-func (s *Set) Commit() (err error) {
+// taken back. A run whose context has ended by the time the files are synced
+// (a signal during a step that does not watch it) publishes nothing and gets
+// the context's error: the last point where a run can still be stopped whole.
+// After Commit (successful or not) the set is done.
+func (s *Set) Commit(ctx context.Context) (err error) {
 	if s.done {
 		return errors.New("output set already committed or aborted")
 	}
@@ -211,6 +215,9 @@ func (s *Set) Commit() (err error) {
 		if err := checkTarget(f.path); err != nil {
 			return fmt.Errorf("failed to write %s: %w", f.path, err)
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	var undos []func() error
 	for _, a := range s.appends {

@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -64,7 +65,7 @@ func TestSetCommitPublishesEveryOutput(t *testing.T) {
 	assert.Equal(t, "old", string(b))
 	require.NoFileExists(t, filepath.Join(dir, "new.md"))
 
-	require.NoError(t, s.Commit())
+	require.NoError(t, s.Commit(context.Background()))
 	assert.Equal(t, map[string]string{
 		"old.json": "content 0", "new.md": "content 1",
 		"reports": "<dir>", "reports/gate": "<dir>", "reports/gate/cases.jsonl": "content 2",
@@ -77,7 +78,7 @@ func TestSetCommitPublishesEveryOutput(t *testing.T) {
 
 	s.Abort() // after Commit: does nothing
 	assert.FileExists(t, filepath.Join(dir, "new.md"))
-	require.Error(t, s.Commit(), "a set commits once")
+	require.Error(t, s.Commit(context.Background()), "a set commits once")
 	_, err = s.Add(filepath.Join(dir, "late"))
 	require.Error(t, err, "no Add after Commit")
 }
@@ -90,7 +91,7 @@ func TestSetLargeOutput(t *testing.T) {
 	require.NoError(t, err)
 	_, err = io.WriteString(w, want)
 	require.NoError(t, err)
-	require.NoError(t, s.Commit())
+	require.NoError(t, s.Commit(context.Background()))
 	b, err := os.ReadFile(filepath.Join(dir, "big"))
 	require.NoError(t, err)
 	assert.Equal(t, want, string(b))
@@ -167,7 +168,7 @@ func TestSetAbortAfterPartialWrite(t *testing.T) {
 	s.Abort()
 	s.Abort()
 	assert.Equal(t, before, tree(t, dir))
-	require.Error(t, s.Commit(), "an aborted set cannot commit")
+	require.Error(t, s.Commit(context.Background()), "an aborted set cannot commit")
 }
 
 // Commit fails before any rename (a temp file cannot be flushed): nothing is published.
@@ -183,7 +184,7 @@ func TestSetCommitFlushFailurePublishesNothing(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.NoError(t, s.files[1].tmp.Close()) // the second output's flush will fail
-	err := s.Commit()
+	err := s.Commit(context.Background())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), filepath.Join(dir, "b"))
 	assert.Equal(t, before, tree(t, dir))
@@ -204,7 +205,7 @@ func TestSetCommitRenameFailureRollsBack(t *testing.T) {
 	// After Add checked it, something makes the last target a non-empty directory.
 	write(t, filepath.Join(dir, "blocked", "inside"), "x")
 
-	err := s.Commit()
+	err := s.Commit(context.Background())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), filepath.Join(dir, "blocked"))
 	assert.Equal(t, map[string]string{"old": "old content", "blocked": "<dir>", "blocked/inside": "x"},
@@ -391,7 +392,7 @@ func Write(path string, fn func(w io.Writer) error) error {
 	if err := fn(w); err != nil {
 		return err
 	}
-	return s.Commit()
+	return s.Commit(context.Background())
 }
 
 // WriteBytes writes data to path atomically.
@@ -441,7 +442,7 @@ func TestSetCommitAppendsAllOrNothing(t *testing.T) {
 		dir, s := setUp(t)
 		s.Append(step("history", nil, nil))
 		require.NoError(t, os.Mkdir(filepath.Join(dir, "last"), 0o755))
-		err := s.Commit()
+		err := s.Commit(context.Background())
 		require.ErrorContains(t, err, "failed to write "+filepath.Join(dir, "last")+": is a directory")
 		assert.Empty(t, log, "no append made")
 		assert.Equal(t, map[string]string{"old": "old content", "last": "<dir>"}, tree(t, dir))
@@ -452,7 +453,7 @@ func TestSetCommitAppendsAllOrNothing(t *testing.T) {
 		// The second append's side effect: the last target becomes a directory
 		// after Commit's check, so its rename fails.
 		s.Append(step("second", nil, func() { write(t, filepath.Join(dir, "last", "inside"), "x") }))
-		err := s.Commit()
+		err := s.Commit(context.Background())
 		require.ErrorContains(t, err, "failed to write "+filepath.Join(dir, "last"))
 		assert.Equal(t, []string{"first", "second", "undo second", "undo first"}, log)
 		assert.Equal(t, map[string]string{"old": "old content", "last": "<dir>", "last/inside": "x"}, tree(t, dir), "old restored, fresh removed")
@@ -462,7 +463,7 @@ func TestSetCommitAppendsAllOrNothing(t *testing.T) {
 		s.Append(step("first", nil, nil))
 		s.Append(step("second", errors.New("disk full"), nil))
 		s.Append(step("third", nil, nil))
-		err := s.Commit()
+		err := s.Commit(context.Background())
 		require.ErrorContains(t, err, "disk full")
 		assert.Equal(t, []string{"first", "second failed", "undo first"}, log)
 		assert.Equal(t, want, tree(t, dir), "nothing published, no temporary file left")
@@ -470,7 +471,7 @@ func TestSetCommitAppendsAllOrNothing(t *testing.T) {
 	t.Run("published", func(t *testing.T) {
 		dir, s := setUp(t)
 		s.Append(step("first", nil, nil))
-		require.NoError(t, s.Commit())
+		require.NoError(t, s.Commit(context.Background()))
 		assert.Equal(t, []string{"first"}, log)
 		assert.Equal(t, map[string]string{"old": "new old", "fresh": "new fresh", "last": "new last"}, tree(t, dir))
 	})
@@ -512,4 +513,32 @@ func TestSetAddAppended(t *testing.T) {
 		require.NoError(t, os.Chmod(filepath.Join(dir, "history.jsonl"), 0o444))
 		require.ErrorContains(t, NewSet().AddAppended(filepath.Join(dir, "history.jsonl")), "permission denied")
 	}
+}
+
+// A set whose run's context ended before Commit publishes nothing: no output,
+// no temporary file, no append made; an older output stays as it was.
+func TestSetCommitWithEndedContextPublishesNothing(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.json")
+	require.NoError(t, os.WriteFile(old, []byte("older\n"), 0o644))
+	s := NewSet()
+	ws, err := s.AddAll(filepath.Join(dir, "a.json"), old)
+	require.NoError(t, err)
+	for _, w := range ws {
+		_, err := io.WriteString(w, "new\n")
+		require.NoError(t, err)
+	}
+	appended := false
+	s.Append(func() (func() error, error) { appended = true; return func() error { return nil }, nil })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, s.Commit(ctx), context.Canceled)
+	assert.False(t, appended, "no append made")
+	assert.NoFileExists(t, filepath.Join(dir, "a.json"))
+	got, err := os.ReadFile(old)
+	require.NoError(t, err)
+	assert.Equal(t, "older\n", string(got))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "no temporary file left")
 }

@@ -130,7 +130,7 @@ func runCalibrate(ctx context.Context, f *Factory, o *calibrateOptions) (err err
 	if err := ctx.Err(); err != nil {
 		return err // the temp files are removed, no report replaced
 	}
-	if err := outs.Commit(); err != nil {
+	if err := outs.Commit(ctx); err != nil {
 		return err
 	}
 	if err := doc.Text(env.Stdout); err != nil {

@@ -213,7 +213,7 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := outs.Commit(); err != nil {
+	if err := outs.Commit(ctx); err != nil {
 		return err
 	}
 	// Inside Actions the stale-index warning is the ::warning:: annotation's, not

@@ -210,7 +210,7 @@ func reportCompare(ctx context.Context, f *Factory, o *compareOptions, res *comp
 	if err != nil {
 		return nil, err
 	}
-	if err := outs.Commit(); err != nil {
+	if err := outs.Commit(ctx); err != nil {
 		return nil, err
 	}
 	if err := doc.Text(env.Stdout); err != nil {

@@ -186,7 +186,7 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	if err := evaluate.WriteStages(stagesOut, plan.Stages(&o.Options, o.comment.args()...), notes...); err != nil {
 		return err
 	}
-	if err := outs.Commit(); err != nil {
+	if err := outs.Commit(ctx); err != nil {
 		return err
 	}
 	// The stages run with the Factory of a stage (no Action input reaches
@@ -216,7 +216,7 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 			return err
 		}
 	}
-	if err := final.Commit(); err != nil {
+	if err := final.Commit(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "evaluate: reports in %s (compare.html, compare.json, compare.md, judge.json); stages in %s\n", format.SanitizeText(o.Out), format.SanitizeText(in("stages.txt")))
@@ -299,8 +299,8 @@ func (e *evaluateFront) create(paths ...string) error {
 }
 
 // commit publishes the running stage's outputs.
-func (e *evaluateFront) commit() error {
-	err := e.outs.Commit()
+func (e *evaluateFront) commit(ctx context.Context) error {
+	err := e.outs.Commit(ctx)
 	e.outs, e.ws = nil, nil
 	return err
 }
@@ -349,7 +349,7 @@ func (e *evaluateFront) Generated(ctx context.Context, s *evaluate.GenerateStage
 	if _, err := e.ws[0].Write(cases); err != nil {
 		return err
 	}
-	if err := e.commit(); err != nil {
+	if err := e.commit(ctx); err != nil {
 		return err
 	}
 	sayGenerate(ctx, e.sf, s, res)
@@ -375,12 +375,12 @@ func (e *evaluateFront) Retrieve(ctx context.Context, s evaluate.RetrieveStage, 
 }
 
 // Retrieved writes the run and says so, as retrieve does.
-func (e *evaluateFront) Retrieved(_ context.Context, s evaluate.RetrieveStage, res *retrieve.RunResult, run []byte) error {
+func (e *evaluateFront) Retrieved(ctx context.Context, s evaluate.RetrieveStage, res *retrieve.RunResult, run []byte) error {
 	e.finish()
 	if _, err := e.ws[0].Write(run); err != nil {
 		return err
 	}
-	if err := e.commit(); err != nil {
+	if err := e.commit(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.sf.Env.Stderr, "retrieve: %d cases written to %s\n", res.Cases, format.SanitizeText(s.Out))
@@ -416,7 +416,7 @@ func (e *evaluateFront) Judged(ctx context.Context, s *evaluate.JudgeStage, res 
 	if err := writeJudge(e.ws, s, res, qrels); err != nil {
 		return err
 	}
-	if err := e.commit(); err != nil {
+	if err := e.commit(ctx); err != nil {
 		return err
 	}
 	e.judge, e.kb = res.Result, nil // the KB's last reader has run

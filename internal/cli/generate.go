@@ -132,7 +132,7 @@ func runGenerate(ctx context.Context, f *Factory, o *generate.RunOptions, progre
 	if err != nil {
 		return nil, err
 	}
-	return res, outs.Commit()
+	return res, outs.Commit(ctx)
 }
 
 // generateServices are the services of a generate run: the chat server's

@@ -137,7 +137,7 @@ func runImport(ctx context.Context, fac *Factory, o *importOptions) error {
 		if _, err := io.WriteString(env.Stdout, buf.String()); err != nil {
 			return err
 		}
-	} else if err := outs.Commit(); err != nil {
+	} else if err := outs.Commit(ctx); err != nil {
 		return err
 	}
 	md := summary.Import(env.Stderr, res, o.files.Out)

@@ -137,7 +137,7 @@ func runJudge(ctx context.Context, f *Factory, o *judge.RunOptions, progress fun
 			return nil, err
 		}
 	}
-	return out, outs.Commit()
+	return out, outs.Commit(ctx)
 }
 
 // judgeServices are the services of a judge run: the chat server's client and,

@@ -106,7 +106,7 @@ func runReport(ctx context.Context, f *Factory, args []string) error {
 	if err := htmlreport.History(out, v); err != nil {
 		return err
 	}
-	if err := outs.Commit(); err != nil {
+	if err := outs.Commit(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintln(env.Stdout, v.Summary(*htmlOut))

@@ -81,7 +81,7 @@ func runFrom(ctx context.Context, env *Env, o fromOptions) error {
 	if err := atomicfile.Render(ws, doc.WriteMarkdown, doc.WriteHTML); err != nil {
 		return err
 	}
-	if err := outs.Commit(); err != nil {
+	if err := outs.Commit(ctx); err != nil {
 		return err
 	}
 	return text(env.Stdout)

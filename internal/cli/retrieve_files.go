@@ -51,7 +51,7 @@ func retrieveFiles(ctx context.Context, kb, cases, out string, stdin io.Reader, 
 	if err != nil {
 		return nil, remap(err)
 	}
-	if err := outs.Commit(); err != nil {
+	if err := outs.Commit(ctx); err != nil {
 		return nil, err
 	}
 	return res, nil
