@@ -1,6 +1,8 @@
 package judge_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,4 +35,90 @@ func TestParsePromptRefusesAnUnknownPlaceholder(t *testing.T) {
 		_, err := judge.ParsePrompt("p.txt", []byte(ok))
 		require.NoError(t, err, ok)
 	}
+}
+
+// FuzzParsePrompt: a template ParsePrompt accepts holds {{query}} and
+// {{document}}, and every placeholder in it, as a scan written apart from the
+// parser's regular expression finds them ("{{", blanks, a name of letters,
+// digits, '_', '.' or '-' not starting with a digit, '.' or '-', blanks,
+// "}}"), is one the judge fills; a refused one is an error at a line of the
+// template (p.txt:N: with N from 1 to its lines, or p.txt: for a missing
+// placeholder) that names an unknown placeholder at that line, or a missing
+// one.
+func FuzzParsePrompt(f *testing.F) {
+	for _, s := range []string{"Q {{query}} D {{document}}", "{{query}}{{document}}{{answer_format}}", "{{ query }}\n{{query}}{{document}}",
+		"{{query}}\n{{document}}\n{{documents}}", "{{query}} {{document}} {{x.y-z}} {{1}} {{{query}}}", "{{query}} {{document}} {{\n\tq\n}}", "", "{{document}}"} {
+		f.Add(s)
+	}
+	known := map[string]bool{judge.QueryPlaceholder: true, judge.DocumentPlaceholder: true, judge.FormatPlaceholder: true}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := judge.ParsePrompt("p.txt", []byte(s))
+		phs := scanPlaceholders(s)
+		if err == nil {
+			require.Equal(t, s, p.Template)
+			require.Contains(t, s, judge.QueryPlaceholder)
+			require.Contains(t, s, judge.DocumentPlaceholder)
+			for _, ph := range phs {
+				require.True(t, known[ph.text], "%q accepted with the placeholder %q", s, ph.text)
+			}
+			return
+		}
+		msg := err.Error()
+		if strings.HasPrefix(msg, "p.txt: prompt template has no ") {
+			for _, ph := range phs {
+				require.True(t, known[ph.text], "%q: a missing placeholder reported before the unknown %q", s, ph.text)
+			}
+			return
+		}
+		require.NotEmpty(t, phs, "%q refused (%v) without a placeholder", s, err)
+		first := phs[0]
+		for _, ph := range phs {
+			if !known[ph.text] {
+				first = ph
+				break
+			}
+		}
+		require.False(t, known[first.text], "%q refused (%v) with every placeholder known", s, err)
+		require.Contains(t, msg, fmt.Sprintf("p.txt:%d: unknown placeholder %q", first.line, first.text))
+	})
+}
+
+type placeholder struct {
+	text string
+	line int
+}
+
+// scanPlaceholders finds the placeholders of s, leftmost first, without the
+// parser's regular expression.
+func scanPlaceholders(s string) []placeholder {
+	blank := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' } // RE2's \s
+	nameByte := func(c byte, first bool) bool {
+		return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || !first && (c >= '0' && c <= '9' || c == '.' || c == '-')
+	}
+	var out []placeholder
+	for i := 0; i+1 < len(s); {
+		if s[i] != '{' || s[i+1] != '{' {
+			i++
+			continue
+		}
+		j := i + 2
+		for j < len(s) && blank(s[j]) {
+			j++
+		}
+		k := j
+		for k < len(s) && nameByte(s[k], k == j) {
+			k++
+		}
+		e := k
+		for e < len(s) && blank(s[e]) {
+			e++
+		}
+		if k > j && e+1 < len(s) && s[e] == '}' && s[e+1] == '}' {
+			out = append(out, placeholder{s[i : e+2], 1 + strings.Count(s[:i], "\n")})
+			i = e + 2
+			continue
+		}
+		i++
+	}
+	return out
 }
