@@ -244,21 +244,16 @@ func Line(rec Record) ([]byte, error) {
 	return append(line, '\n'), nil
 }
 
-// AppendWarn adds the record as one line to the history at path (see File). The
+// AppendUndo adds the record as one line to the history at path (see File). The
 // line is written by a single write(2) on a file opened with O_APPEND, under an
 // exclusive advisory lock where the system has one, so concurrent runs never
 // interleave or lose a record. A failed or short write (ENOSPC, EDQUOT, EFBIG)
 // is undone: the file is cut back to its old size, so no torn line is left. A
 // torn last line left by an older run (no newline, not a record) is dropped
 // first, and warning says so; a complete last record without its newline gets
-// one, and the warning of that torn line is returned.
-func AppendWarn(ctx context.Context, path string, rec Record) (warning string, err error) {
-	warning, _, err = AppendUndo(ctx, path, rec)
-	return warning, err
-}
-
-// AppendUndo is AppendWarn that also returns how to take the append back, for
-// a run whose outputs could not be published after it (atomicfile.Append):
+// one, and the warning of that torn line is returned. It also returns how to
+// take the append back, for a run whose outputs could not be published after
+// it (atomicfile.Append):
 // undo puts the file back as it was (a torn last line it dropped included; a
 // history this append created is left empty, as removing it could lose a
 // record a concurrent run is about to append to it). It refuses, keeping the

@@ -312,9 +312,9 @@ func TestReportKey(t *testing.T) {
 	assert.NotContains(t, string(b), "report")
 }
 
-// appendRecord is history.AppendWarn without its warning.
+// appendRecord is history.AppendUndo without its warning and undo.
 func appendRecord(path string, rec history.Record) error {
-	_, err := history.AppendWarn(context.Background(), path, rec)
+	_, err := appendWarn(context.Background(), path, rec)
 	return err
 }
 
@@ -350,9 +350,15 @@ func TestAppendWithEndedContextAppendsNothing(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	_, err = history.AppendWarn(ctx, dir, record(`{"a":2}`))
+	_, err = appendWarn(ctx, dir, record(`{"a":2}`))
 	require.ErrorIs(t, err, context.Canceled)
 	after, err := os.ReadFile(file)
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after), "the history is as it was")
+}
+
+// appendWarn is history.AppendUndo without its undo.
+func appendWarn(ctx context.Context, path string, rec history.Record) (string, error) {
+	w, _, err := history.AppendUndo(ctx, path, rec)
+	return w, err
 }

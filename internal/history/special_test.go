@@ -25,7 +25,7 @@ func TestHistoryNamedPipeRefused(t *testing.T) {
 	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
 	done := make(chan [2]error, 1)
 	go func() {
-		_, aerr := AppendWarn(context.Background(), dir, Record{Schema: Schema, Time: "2026-01-01T00:00:00Z", Command: "check", Commit: "c", Branch: "main", Document: []byte(`{"schema":"x"}`)})
+		_, aerr := appendWarn(context.Background(), dir, Record{Schema: Schema, Time: "2026-01-01T00:00:00Z", Command: "check", Commit: "c", Branch: "main", Document: []byte(`{"schema":"x"}`)})
 		serr := Scan(context.Background(), dir, func(Record, *fastjson.Value) error { return nil })
 		done <- [2]error{aerr, serr}
 	}()

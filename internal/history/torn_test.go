@@ -88,7 +88,7 @@ func TestTornLastLine(t *testing.T) {
 	assert.Equal(t, []int{2}, warned)
 	assert.Contains(t, TornWarning(file, 2), "history.jsonl:2: skipped a torn last line")
 
-	warning, err := AppendWarn(context.Background(), file, testRecord(`{"a":2}`))
+	warning, err := appendWarn(context.Background(), file, testRecord(`{"a":2}`))
 	require.NoError(t, err)
 	assert.Contains(t, warning, "history.jsonl:2: dropped a torn last line (40 bytes")
 	assert.Equal(t, []string{`{"a":1}`, `{"a":2}`}, records(t, file))
@@ -96,7 +96,7 @@ func TestTornLastLine(t *testing.T) {
 	// A complete record without its newline is kept and ended.
 	b, _ := os.ReadFile(file)
 	require.NoError(t, os.WriteFile(file, []byte(strings.TrimSuffix(string(b), "\n")), 0o644))
-	warning, err = AppendWarn(context.Background(), file, testRecord(`{"a":3}`))
+	warning, err = appendWarn(context.Background(), file, testRecord(`{"a":3}`))
 	require.NoError(t, err)
 	assert.Empty(t, warning)
 	assert.Equal(t, []string{`{"a":1}`, `{"a":2}`, `{"a":3}`}, records(t, file))
@@ -108,9 +108,9 @@ func TestTornLastLine(t *testing.T) {
 	assert.Contains(t, err.Error(), "history.jsonl:2:")
 }
 
-// appendRec is AppendWarn without its warning.
+// appendRec is AppendUndo without its warning and undo.
 func appendRec(path string, rec Record) error {
-	_, err := AppendWarn(context.Background(), path, rec)
+	_, err := appendWarn(context.Background(), path, rec)
 	return err
 }
 
@@ -160,4 +160,10 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// appendWarn is AppendUndo without its undo.
+func appendWarn(ctx context.Context, path string, rec Record) (string, error) {
+	w, _, err := AppendUndo(ctx, path, rec)
+	return w, err
 }

@@ -633,9 +633,9 @@ func TestDefaultMeasure(t *testing.T) {
 	assert.Empty(t, rhtml.DefaultMeasure("judge"))
 }
 
-// appendRecord is history.AppendWarn without its warning.
+// appendRecord is history.AppendUndo without its warning and undo.
 func appendRecord(path string, rec history.Record) error {
-	_, err := history.AppendWarn(context.Background(), path, rec)
+	_, err := appendWarn(context.Background(), path, rec)
 	return err
 }
 
@@ -701,4 +701,10 @@ func TestHistoryMeasureN(t *testing.T) {
 	require.NoError(t, rhtml.History(&b, v))
 	assert.Contains(t, b.String(), "run 2026-01-02 0000000: 0.750 (95% CI 0.700–0.800), n = 100 · ")
 	assert.Contains(t, srRows(b.String()), []string{"overall", "2026-01-02 0000000", "0.750", "0.700–0.800", "100"})
+}
+
+// appendWarn is history.AppendUndo without its undo.
+func appendWarn(ctx context.Context, path string, rec history.Record) (string, error) {
+	w, _, err := history.AppendUndo(ctx, path, rec)
+	return w, err
 }
