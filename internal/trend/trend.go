@@ -53,11 +53,15 @@ type Source func(fn func(rec history.Record, doc *fastjson.Value) error) error
 
 // Value is a measure's mean and its n in one run, and for DCG@k the largest
 // value possible in that run (MaxDCG: NaN when the record does not tell it; 0
-// for every other measure, which has no such scale to state).
+// for every other measure, which has no such scale to state). K is the run's
+// cutoff, the document's k (0 when it states none): a row's runs may be at
+// different k (the fingerprint's --k), and a value is only the row's measure
+// (hit@5) at its own k.
 type Value struct {
 	Mean float64
 	N    int64
 	Max  float64
+	K    int
 }
 
 // MaxDCG is the largest DCG@k possible in the run of a compare document: its
@@ -177,7 +181,7 @@ func Extract(doc *fastjson.Value, ms []Measure) map[Measure]Value {
 		if math.IsNaN(v) || math.IsInf(v, 0) || n < 0 {
 			continue
 		}
-		val := Value{Mean: v, N: n}
+		val := Value{Mean: v, N: n, K: max(doc.GetInt("k"), 0)}
 		if m.Key == metrics.KeyDCG && kind == "strategy" {
 			val.Max = MaxDCG(doc)
 		}

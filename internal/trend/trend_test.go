@@ -139,13 +139,13 @@ func TestCollect(t *testing.T) {
 func TestExtract(t *testing.T) {
 	doc := fastjson.MustParse(`{"overall":{"metrics":{"a":{"mean":0.5,"n":3}}},"by_type":{"x.y":{"metrics":{"a":{"mean":1,"n":2}}}},
 		"by_locale":{"es":{"metrics":{"a":{"mean":0.25,"n":1}}}},"strategies":{"bm25":{"metrics":{"dcg_at_k":{"mean":2.5,"n":9}}}},
-		"max_dcg_at_k":31.80479}`)
+		"max_dcg_at_k":31.80479,"k":7}`)
 	ms := []trend.Measure{{"overall", "a"}, {"type:x.y", "a"}, {"locale:es", "a"}, {"strategy:bm25", "dcg_at_k"},
 		{"overall", "b"}, {"type:z", "a"}, {"strategy:dense", "dcg_at_k"}, {"other", "a"}}
 	got := trend.Extract(doc, ms)
 	assert.Equal(t, map[trend.Measure]trend.Value{
-		{"overall", "a"}: {Mean: 0.5, N: 3}, {"type:x.y", "a"}: {Mean: 1, N: 2}, {"locale:es", "a"}: {Mean: 0.25, N: 1},
-		{"strategy:bm25", "dcg_at_k"}: {Mean: 2.5, N: 9, Max: 31.80479},
+		{"overall", "a"}: {Mean: 0.5, N: 3, K: 7}, {"type:x.y", "a"}: {Mean: 1, N: 2, K: 7}, {"locale:es", "a"}: {Mean: 0.25, N: 1, K: 7},
+		{"strategy:bm25", "dcg_at_k"}: {Mean: 2.5, N: 9, Max: 31.80479, K: 7},
 	}, got)
 }
 

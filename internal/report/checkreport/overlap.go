@@ -100,7 +100,7 @@ func (d *Document) mdMoved(b *strings.Builder, maxListed int) {
 	w := func(f string, args ...any) { fmt.Fprintf(b, f, args...) }
 	ms := o.MostChangedWithoutGold
 	n := min(maxListed, len(ms))
-	w("#### Most changed cases without gold (%d of %d changed)\n\n", n, o.WithoutGold.Changed)
+	w("#### Most changed cases without gold (%d shown of %d changed)\n\n", n, o.WithoutGold.Changed)
 	w("Not scored (no gold), so no flip can show them; lowest RBO first.\n\n")
 	writeMoved(b, ms[:n], o.Depth)
 }

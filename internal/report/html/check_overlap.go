@@ -34,7 +34,7 @@ func movedTable(p *Page, o *checkreport.Overlap) {
 		return
 	}
 	ms := o.MostChangedWithoutGold
-	t := Table{Caption: fmt.Sprintf("Most changed cases without gold (%d of %s changed)", len(ms), Count(int(o.WithoutGold.Changed))),
+	t := Table{Caption: fmt.Sprintf("Most changed cases without gold (%d shown of %s changed)", len(ms), Count(int(o.WithoutGold.Changed))),
 		Head: []string{"case", "query", "RBO", "top " + strconv.Itoa(o.Depth) + ": base → head"}, NumCols: []bool{false, false, true, false}}
 	for _, x := range ms {
 		t.Rows = append(t.Rows, []Cell{

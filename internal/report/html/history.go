@@ -158,15 +158,23 @@ type HistoryView struct {
 }
 
 // label is the charted measure as the pages label it: the registry's label
-// at the runs' cutoff (a baseline delta: "Δ hit@5"), else the key.
+// at the runs' cutoff (a baseline delta: "Δ hit@5"), else the key. When the
+// runs are at more than one cutoff it names none ("hit@k"): each series names
+// its own (SeriesName), and the newest run's k would mislabel the others.
 func (v HistoryView) label() string {
 	if v.K <= 0 {
 		return v.Measure
 	}
-	if key, ok := strings.CutPrefix(v.Measure, DeltaPrefix); ok && !compareLike(v.Command) {
-		return "Δ " + MeasureLabel(key, v.K)
+	at := func(key string) string {
+		if info, ok := metrics.Lookup(key); ok && v.MixedK() {
+			return info.Label + "@k"
+		}
+		return MeasureLabel(key, v.K)
 	}
-	return MeasureLabel(v.Measure, v.K)
+	if key, ok := strings.CutPrefix(v.Measure, DeltaPrefix); ok && !compareLike(v.Command) {
+		return "Δ " + at(key)
+	}
+	return at(v.Measure)
 }
 
 func (v HistoryView) branchText() string {

@@ -708,3 +708,29 @@ func appendWarn(ctx context.Context, path string, rec history.Record) (string, e
 	w, _, err := history.AppendUndo(ctx, path, rec)
 	return w, err
 }
+
+// Runs at two cutoffs: each series names its k, and the page's title, section
+// and chart name none ("hit@k"), not the newest run's (hit@2 over a k=5 line).
+func TestHistoryMixedKLabel(t *testing.T) {
+	v := rhtml.HistoryView{Command: "check", Measure: "retrieval_hit_at_k", File: "h.jsonl", K: 2, Runs: []rhtml.RunView{
+		{Time: "2026-01-01T00:00:00Z", Commit: strings.Repeat("a", 40), K: 5},
+		{Time: "2026-01-02T00:00:00Z", Commit: strings.Repeat("b", 40), K: 2, Changed: []string{"--k"}}},
+		Series: []rhtml.SeriesView{
+			{Name: "overall", Y: []float64{0.742, math.NaN()}, Lo: []float64{0.658, math.NaN()}, Hi: []float64{0.813, math.NaN()}, N: []int{132, 0}, K: 5},
+			{Name: "overall", Y: []float64{math.NaN(), 0.924}, Lo: []float64{math.NaN(), 0.862}, Hi: []float64{math.NaN(), 0.961}, N: []int{0, 132}, K: 2},
+		}}
+	var b bytes.Buffer
+	require.NoError(t, rhtml.History(&b, v))
+	s := b.String()
+	assert.Contains(t, s, "· measure hit@k")
+	assert.Contains(t, s, "hit@k over the runs")
+	assert.Contains(t, s, "overall · k=5")
+	assert.NotContains(t, s, "hit@2", "the newest run's k names no other run's series")
+	assert.NotContains(t, s, "hit@5")
+
+	v.Runs[0].K = 2
+	v.Series = v.Series[1:]
+	b.Reset()
+	require.NoError(t, rhtml.History(&b, v))
+	assert.Contains(t, b.String(), "· measure hit@2", "one cutoff: the label names it")
+}

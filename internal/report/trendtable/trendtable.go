@@ -31,8 +31,9 @@ func group(g string, esc func(string) string) string {
 
 // value is a point's mean with its n; DCG@k's with the maximum possible in
 // its run ("9.851 of 31.805"), or "max unknown" for a run whose record does
-// not tell it.
-func value(p *trend.Point) string {
+// not tell it. A base run at another cutoff than this run's (the row's label
+// is at this run's k) names its own: "0.742 at k=5 (n=132)".
+func value(p *trend.Point, k int) string {
 	if p == nil {
 		return format.Missing
 	}
@@ -43,7 +44,18 @@ func value(p *trend.Point) string {
 	case math.IsNaN(p.Max):
 		v += ", max unknown"
 	}
+	if p.K > 0 && k > 0 && p.K != k {
+		v += fmt.Sprintf(" at k=%d", p.K)
+	}
 	return fmt.Sprintf("%s (n=%d)", v, p.N)
+}
+
+// rowK is the cutoff the row's label names: this run's (0 when unknown).
+func rowK(r trend.Row) int {
+	if r.Current == nil {
+		return 0
+	}
+	return r.Current.K
 }
 
 func first(ps []trend.Point) *trend.Point {
@@ -130,8 +142,9 @@ func Markdown(b *strings.Builder, t *trend.Trend, label Label) {
 	w("### %s\n\n", heading(t, esc))
 	w("| measure | group | runs | oldest → newest → this run | oldest | newest | this run |\n|---|---|---:|---|---:|---:|---:|\n")
 	for _, r := range t.Rows {
+		k := rowK(r)
 		w("| %s | %s | %d | %s | %s | %s | %s |\n", label(r.Key), group(r.Group, esc), len(r.Points), spark(r),
-			value(first(r.Points)), value(last(r.Points)), value(r.Current))
+			value(first(r.Points), k), value(last(r.Points), k), value(r.Current, k))
 	}
 	w("\nEach sparkline is scaled from its row's lowest to its highest value; runs whose report lacks the measure are skipped.")
 	if c := changes(t, esc); c != "" {
@@ -152,8 +165,9 @@ func Text(out io.Writer, t *trend.Trend, label Label, esc func(string) string) {
 	}
 	fmt.Fprintf(out, "%s (oldest → newest → this run):\n", strings.ToLower(heading(t, esc)[:1])+heading(t, esc)[1:])
 	for _, r := range t.Rows {
+		k := rowK(r)
 		fmt.Fprintf(out, "  %s %s: %s  %s → %s → %s (%d runs)\n", label(r.Key), group(r.Group, esc), spark(r),
-			value(first(r.Points)), value(last(r.Points)), value(r.Current), len(r.Points))
+			value(first(r.Points), k), value(last(r.Points), k), value(r.Current, k), len(r.Points))
 	}
 	if c := changes(t, esc); c != "" {
 		fmt.Fprintf(out, "  %s inputs changed: %s\n", trend.ChangeMark, c)

@@ -98,3 +98,21 @@ func TestDCGWithItsMaximum(t *testing.T) {
 	trendtable.Text(&out, tr, func(k string) string { return k }, format.SanitizeText)
 	assert.Contains(t, out.String(), "9.500, max unknown (n=100) → 9.850 of 31.805 (n=100) → 9.700 of 31.805 (n=101)")
 }
+
+// A base run at another cutoff than this run's names its k: the row's label is
+// at this run's k, and hit@5 is not hit@2. A run at this run's k, or one whose
+// record states none, is the row's measure as labelled.
+func TestValueAtAnotherK(t *testing.T) {
+	m := trend.Measure{Group: "overall", Key: "retrieval_hit_at_k"}
+	tr := &trend.Trend{Command: "check", Branch: "main", Limit: 10, Runs: 2,
+		Rows: []trend.Row{{Measure: m, Spark: "▁¦█", CurrentGlyph: "█",
+			Points: []trend.Point{{Value: trend.Value{Mean: 0.742, N: 132, K: 5}, Commit: "c1"},
+				{Value: trend.Value{Mean: 0.9, N: 132, K: 2}, Commit: "c2", Changed: []string{"--k"}}},
+			Current: &trend.Point{Value: trend.Value{Mean: 0.924, N: 132, K: 2}}}}}
+	var b strings.Builder
+	trendtable.Markdown(&b, tr, label)
+	assert.Contains(t, b.String(), "| 0.742 at k=5 (n=132) | 0.900 (n=132) | 0.924 (n=132) |\n")
+	var out bytes.Buffer
+	trendtable.Text(&out, tr, func(k string) string { return k }, format.SanitizeText)
+	assert.Contains(t, out.String(), "0.742 at k=5 (n=132) → 0.900 (n=132) → 0.924 (n=132)")
+}
