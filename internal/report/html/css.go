@@ -70,7 +70,7 @@ tbody th{font-weight:500}
 .controls select{font:inherit;font-weight:400;max-width:100%;min-width:0;padding:3px 6px;color:var(--fg);background:var(--bg);border:1px solid var(--line);border-radius:6px}
 .shown{font-weight:600;margin:0 0 8px}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
-@media (max-width:480px){main{padding:10px}body{font-size:14px}th,td{padding:4px 5px}.num{white-space:normal}.kpi-value{font-size:1.5em}}
+@media (max-width:480px){main{padding:10px}body{font-size:14px}th,td{padding:4px 5px}.num{white-space:normal;overflow-wrap:normal}.kpi-value{font-size:1.5em}}
 table.cards th,table.cards td,.rg-qtable th,.rg-qtable td,#rg-table th,#rg-table td,#rg-table2 th,#rg-table2 td{overflow-wrap:break-word}
 table.cards tbody th,.rg-qtable tbody th,table.cards .num,.rg-qtable .num,#rg-table .num,#rg-table2 .num,table.cards tbody th .ci{white-space:nowrap}
 @media (max-width:700px){table.cards,table.cards tbody,table.cards tr,table.cards th,table.cards td{display:block;width:auto}
