@@ -234,6 +234,7 @@ var fuzzAnswerSeeds = []struct {
 	{`{"embeddings":[[1,2]],"Embeddings":[[3,4]]}`, 1},
 	{`{"embeddings":[[1,2],[3]]}`, 2},
 	{`{"embeddings":[[1,null]]}`, 1},
+	{`{"embeddings":[[1,2],[0,-0]]}`, 2},
 	{`{"data":[]} {}`, 1},
 	{`{"data":[{"index":0,"embedding":[1]}],"data":[{"index":0,"embedding":[2]}]}`, 1},
 	{`{"data":[{"index":0,"embedding":[1]}],"daſa":1}`, 1},

@@ -151,6 +151,7 @@ func FuzzRerankAnswer(f *testing.F) {
 		{`[{"index":1,"score":0.9},{"index":0,"score":-1.5e-3}]`, 2},
 		{`[{"index":0,"score":1,"text":"x"}]`, 1},
 		{`[{"index":0,"score":1},{"index":0,"score":2}]`, 2},
+		{`[{"index":0,"score":1},{"index":1,"score":2},{"index":0,"score":3}]`, 2},
 		{`[{"index":0}]`, 1},
 		{`[{"index":0,"score":null}]`, 1},
 		{`[{"index":2,"score":1}]`, 1},
