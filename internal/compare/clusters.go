@@ -46,10 +46,11 @@ func ReadClusters(ctx context.Context, r io.Reader, file string) (map[string]str
 	line := 0
 	for sc.Scan() {
 		line++
-		s := strings.TrimSpace(sc.Text())
+		b := sc.Bytes()
 		if line == 1 {
-			s = strings.TrimPrefix(s, "\uFEFF")
+			b = input.TrimBOM(b) // before the trim: " # x" after a BOM is a comment
 		}
+		s := strings.TrimSpace(string(b))
 		if s == "" || strings.HasPrefix(s, "#") {
 			continue
 		}

@@ -89,7 +89,7 @@ func (c *Client) MinimizeComment(ctx context.Context, nodeID string) error {
 		Errors  []graphQLError `json:"errors"`
 		Message string         `json:"message"` // non-2xx answers: {"message": ...}
 	}
-	jsonErr := json.Unmarshal(data, &out)
+	jsonErr := httpretry.UnmarshalAnswer(data, &out)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		ae := &APIError{Op: "hide", Status: resp.StatusCode, Message: out.Message}
 		if ae.Message == "" {
@@ -110,7 +110,7 @@ func (c *Client) MinimizeComment(ctx context.Context, nodeID string) error {
 		return ae
 	}
 	if jsonErr != nil {
-		return &APIError{Op: "hide", Status: resp.StatusCode, Message: "the GraphQL answer is not JSON: " + jsonErr.Error()}
+		return &APIError{Op: "hide", Status: resp.StatusCode, Message: "malformed GraphQL answer: " + jsonErr.Error()}
 	}
 	if len(out.Errors) > 0 {
 		e := out.Errors[0]

@@ -18,6 +18,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -274,7 +275,7 @@ func (c *Client) Self(ctx context.Context) (User, error) {
 		ID       int64  `json:"id"`
 		Username string `json:"username"`
 	}
-	if err := json.Unmarshal(data, &doc); err != nil || doc.Username == "" {
+	if err := httpretry.UnmarshalAnswer(data, &doc); err != nil || doc.Username == "" {
 		return User{}, &APIError{Op: "identify", Object: "token's user", Message: "GET /user answered no username"}
 	}
 	return User{ID: doc.ID, Username: doc.Username}, nil
@@ -290,6 +291,10 @@ type noteJSON struct {
 	} `json:"author"`
 	CreatedAt time.Time `json:"created_at"`
 }
+
+// invalid reports a note without a positive id (GitLab's ids are): the
+// sticky comment's upsert edits and deletes notes by id.
+func (n noteJSON) invalid() bool { return n.ID <= 0 }
 
 func (n noteJSON) note() Note {
 	return Note{ID: n.ID, Body: n.Body, Author: n.Author.Username, AuthorID: n.Author.ID, System: n.System, CreatedAt: n.CreatedAt}
@@ -310,7 +315,7 @@ func (c *Client) ListNotes(ctx context.Context, iid int) ([]Note, error) {
 			return nil, err
 		}
 		var notes []noteJSON
-		if err := json.Unmarshal(data, &notes); err != nil {
+		if err := httpretry.UnmarshalAnswer(data, &notes); err != nil || slices.ContainsFunc(notes, noteJSON.invalid) {
 			return nil, &APIError{Op: "list", Object: "MR notes", Message: "the answer is not a list of notes"}
 		}
 		for _, n := range notes {
@@ -355,7 +360,7 @@ func (c *Client) writeNote(ctx context.Context, method, target, body, op string)
 		return Note{}, err
 	}
 	var n noteJSON
-	if err := json.Unmarshal(data, &n); err != nil {
+	if err := httpretry.UnmarshalAnswer(data, &n); err != nil || n.invalid() {
 		return Note{}, &APIError{Op: op, Object: "MR note", Message: "the answer is not a note"}
 	}
 	return n.note(), nil

@@ -119,7 +119,7 @@ func ReadBatchState(path string) (*BatchState, error) {
 	}
 	var sc jsonpos.Scanner
 	var st BatchState
-	if sc.Check(data) != nil || json.Unmarshal(data, &st) != nil || st.Schema != BatchStateSchema || st.BatchID == "" {
+	if sc.Check(data) != nil || llm.CheckFoldedKeys(data) != nil || json.Unmarshal(data, &st) != nil || st.Schema != BatchStateSchema || st.BatchID == "" {
 		return nil, input.Errorf(path, 1, "not a %s state file (delete it to submit a new batch)", BatchStateSchema)
 	}
 	return &st, nil

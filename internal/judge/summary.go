@@ -130,7 +130,7 @@ func finite(v float64) *float64 {
 }
 
 // ParsePrice reads a price per 1,000 tokens (--price-per-1k): "P" (prompt and
-// completion) or "P,C"; "" is none (nil).
+// completion) or "P,C", each finite and at least 0; "" is none (nil).
 func ParsePrice(v string) (*Price, error) {
 	if v == "" {
 		return nil, nil
@@ -141,7 +141,7 @@ func ParsePrice(v string) (*Price, error) {
 	if err == nil && two {
 		c, err = strconv.ParseFloat(strings.TrimSpace(b), 64)
 	}
-	if err != nil || p < 0 || c < 0 || p != p || c != c {
+	if err != nil || finite(p) == nil || finite(c) == nil || p < 0 || c < 0 {
 		return nil, fmt.Errorf("want PRICE or PROMPT_PRICE,COMPLETION_PRICE (per 1,000 tokens, ≥ 0), got %q", v)
 	}
 	return &Price{Prompt: p, Completion: c}, nil

@@ -327,7 +327,8 @@ func (c *GeminiBatchClient) Download(ctx context.Context, job *BatchJob, src Res
 // inline responses, response.inlinedResponses.inlinedResponses (else
 // metadata.output's), as the responses file writes them: one {"key",
 // "response"} or {"key", "error"} line each, the key from the response's
-// metadata.
+// metadata. An operation with a key twice, or two keys that differ only in
+// case, is malformed (CheckFoldedKeys), as each inline response is.
 func GeminiInlinedToJSONL(r io.Reader, w io.Writer) error {
 	var op struct {
 		Response *struct {
@@ -343,7 +344,11 @@ func GeminiInlinedToJSONL(r io.Reader, w io.Writer) error {
 			} `json:"output"`
 		} `json:"metadata"`
 	}
-	if err := json.NewDecoder(r).Decode(&op); err != nil {
+	data, err := io.ReadAll(r) // the caller bounds it (Download: the answer's limit)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, &op); err != nil {
 		return fmt.Errorf("malformed batch operation: %w", err)
 	}
 	var items []json.RawMessage
@@ -355,6 +360,7 @@ func GeminiInlinedToJSONL(r io.Reader, w io.Writer) error {
 	default:
 		return errors.New("the batch operation has no inlinedResponses")
 	}
+	var lines []byte
 	for i, raw := range items {
 		var it struct {
 			Metadata struct {
@@ -381,11 +387,15 @@ func GeminiInlinedToJSONL(r io.Reader, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if _, err := w.Write(append(b, '\n')); err != nil {
-			return err
-		}
+		lines = append(lines, append(b, '\n')...)
 	}
-	return nil
+	// The operation around them: checked once its responses were (whose
+	// errors name the response).
+	if err := CheckFoldedKeys(data); err != nil {
+		return fmt.Errorf("malformed batch operation: %w", err)
+	}
+	_, err = w.Write(lines)
+	return err
 }
 
 // GeminiRequest is the GenerateContentRequest of one judge request for a batch

@@ -196,7 +196,7 @@ func (c *client) getJSON(ctx context.Context, u *url.URL, what string, v any) (h
 	if err != nil {
 		return nil, networkError(ctx, u, err)
 	}
-	if err := json.Unmarshal(data, v); err != nil {
+	if err := httpretry.UnmarshalAnswer(data, v); err != nil {
 		return nil, unavailable(ciartifact.ServerError, "GitHub's answer to %s is not the expected JSON", what)
 	}
 	return resp.Header, nil
@@ -280,7 +280,9 @@ func (c *client) find(ctx context.Context, name, branch string) (*candidate, *Un
 			noRunRef++
 		case a.WorkflowRun.HeadBranch != branch:
 			otherBranch++
-		case a.WorkflowRun.HeadRepositoryID != a.WorkflowRun.RepositoryID:
+		case a.WorkflowRun.RepositoryID <= 0 || a.WorkflowRun.HeadRepositoryID != a.WorkflowRun.RepositoryID:
+			// A run that does not say which repository built it is not known
+			// to be this one's: passed over as a fork's.
 			fork++
 		default:
 			match = append(match, a)

@@ -12,7 +12,8 @@
 //     /repos/{owner}/{repo}/actions/artifacts?name=, 100 per page, following the Link
 //     header, at most MaxPages pages) and keeps those whose workflow_run has the base
 //     branch as head_branch and the repository itself as head repository (a fork's
-//     branch of the same name never qualifies). Newest first (created_at, then id),
+//     branch of the same name never qualifies, nor a run that does not give its
+//     repository_id). Newest first (created_at, then id),
 //     it looks up each one's run (GET /actions/runs/{id}, at most MaxRunLookups) and
 //     takes the first whose run completed with conclusion "success" from an allowed
 //     event: push, schedule, workflow_dispatch or repository_dispatch (the history

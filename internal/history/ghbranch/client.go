@@ -253,7 +253,7 @@ func (c *Client) get(ctx context.Context, branch, path string) (*file, error) {
 		return nil, apiError(op, st, body)
 	}
 	var f contentsFile
-	if err := json.Unmarshal(body, &f); err != nil || f.Type == "" {
+	if err := httpretry.UnmarshalAnswer(body, &f); err != nil || f.Type == "" {
 		if bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) {
 			return nil, &Error{Op: op, Kind: KindInvalid, Message: path + " is a directory"}
 		}
@@ -345,7 +345,7 @@ func (c *Client) blob(ctx context.Context, sha string, size int64, op string) ([
 		return nil, apiError(op, st, body)
 	}
 	var f contentsFile
-	if err := json.Unmarshal(body, &f); err != nil {
+	if err := httpretry.UnmarshalAnswer(body, &f); err != nil {
 		return nil, &Error{Op: op, Kind: KindServer, Message: "the blob's answer is not GitHub's JSON"}
 	}
 	if f.Encoding != "base64" {
@@ -470,7 +470,7 @@ func (c *Client) post(ctx context.Context, op, what string, body, out any) error
 		return apiError(op, st, resp)
 	}
 	if out != nil {
-		if err := json.Unmarshal(resp, out); err != nil {
+		if err := httpretry.UnmarshalAnswer(resp, out); err != nil {
 			return &Error{Op: op, Kind: KindServer, Message: "the answer is not GitHub's JSON"}
 		}
 	}

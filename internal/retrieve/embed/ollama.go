@@ -95,7 +95,7 @@ func (o *Ollama) batch(ctx context.Context, texts []string) ([][]float32, error)
 	var out struct {
 		Embeddings [][]float32 `json:"embeddings"`
 	}
-	if err := json.Unmarshal(data, &out); err != nil {
+	if err := httpretry.UnmarshalAnswer(data, &out); err != nil {
 		return nil, fmt.Errorf("ollama embedder at %s: malformed response: %w", o.url, err)
 	}
 	if len(out.Embeddings) != len(texts) {

@@ -82,7 +82,7 @@ func (o *OpenAI) batch(ctx context.Context, texts []string) ([][]float32, error)
 		return nil, fmt.Errorf("embedding server: %w", err)
 	}
 	var resp openAIResponse
-	if err := json.Unmarshal(data, &resp); err != nil {
+	if err := httpretry.UnmarshalAnswer(data, &resp); err != nil {
 		return nil, fmt.Errorf("embedding server %s: malformed response: %w", o.url, err)
 	}
 	sort.SliceStable(resp.Data, func(i, j int) bool { return resp.Data[i].Index < resp.Data[j].Index })

@@ -55,7 +55,7 @@ func (c *Client) Scores(ctx context.Context, query string, texts []string) ([]fl
 			Index *int     `json:"index"`
 			Score *float64 `json:"score"`
 		}
-		if err := json.Unmarshal(data, &items); err != nil {
+		if err := httpretry.UnmarshalAnswer(data, &items); err != nil {
 			return nil, fmt.Errorf("reranker %s: malformed response: %w", c.url, err)
 		}
 		seen := make([]bool, len(part))

@@ -373,7 +373,7 @@ func (s *Store) Search(ctx context.Context, qs []store.Query, k int) ([][]store.
 			if loc != "" {
 				req.Where = map[string]any{"locale": map[string]string{"$eq": loc}}
 			}
-			res, err := s.client.query(ctx, s.col.ID, req, s.maxID)
+			hits, err := s.client.query(ctx, s.col.ID, req, s.maxID)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
@@ -381,18 +381,7 @@ func (s *Store) Search(ctx context.Context, qs []store.Query, k int) ([][]store.
 				return nil, fmt.Errorf("chroma query on collection %q: %w", s.name, err)
 			}
 			for j, i := range part {
-				if j >= len(res.IDs) {
-					break
-				}
-				ids, dist := res.IDs[j], res.Distances[j]
-				if len(dist) != len(ids) {
-					return nil, fmt.Errorf("chroma query on collection %q: %d ids but %d distances", s.name, len(ids), len(dist))
-				}
-				hits := make([]store.Hit, len(ids))
-				for r, id := range ids {
-					hits[r] = store.Hit{ID: id, Score: 1 - dist[r]}
-				}
-				out[i] = hits
+				out[i] = hits[j]
 			}
 		}
 	}

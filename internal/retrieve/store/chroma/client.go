@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 )
 
 // The REST client: the calls of Chroma's v2 HTTP API that the store needs, on
@@ -143,7 +144,7 @@ func (c *client) do(ctx context.Context, method, u string, body, out any, limit 
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, strings.TrimPrefix(u, c.base), err)
 	}
-	if err := json.Unmarshal(data, out); err != nil {
+	if err := httpretry.UnmarshalAnswer(data, out); err != nil {
 		return fmt.Errorf("%s %s: decoding the answer: %w", method, strings.TrimPrefix(u, c.base), err)
 	}
 	return nil
@@ -220,20 +221,48 @@ type queryRequest struct {
 	Include         []string       `json:"include"`
 }
 
+// queryResult is a query's answer: one list of ids and one of distances per
+// query vector, nearest first. A null id or distance is kept as nil, to be
+// refused (encoding/json would read it as "" or 0).
 type queryResult struct {
-	IDs       [][]string  `json:"ids"`
-	Distances [][]float64 `json:"distances"`
+	IDs       [][]*string  `json:"ids"`
+	Distances [][]*float64 `json:"distances"`
 }
 
 // query runs a query whose result ids are at most maxID bytes (the answer's cap:
-// queryAnswerCap).
-func (c *client) query(ctx context.Context, id string, req queryRequest, maxID int) (queryResult, error) {
+// queryAnswerCap) and returns each query vector's hits, checked against
+// Chroma's query semantics: one list of ids and one of distances per query
+// vector, a vector's two lists of one length, at most n_results, no id or
+// distance null, distances non-decreasing (nearest first).
+func (c *client) query(ctx context.Context, id string, req queryRequest, maxID int) ([][]store.Hit, error) {
 	var res queryResult
-	err := c.do(ctx, http.MethodPost, c.collectionsURL(id, "query"), req, &res, queryAnswerCap(len(req.QueryEmbeddings), req.NResults, maxID))
-	if err == nil && len(res.Distances) != len(res.IDs) {
-		err = fmt.Errorf("query: %d id lists but %d distance lists", len(res.IDs), len(res.Distances))
+	if err := c.do(ctx, http.MethodPost, c.collectionsURL(id, "query"), req, &res, queryAnswerCap(len(req.QueryEmbeddings), req.NResults, maxID)); err != nil {
+		return nil, err
 	}
-	return res, err
+	n := len(req.QueryEmbeddings)
+	if len(res.IDs) != n || len(res.Distances) != n {
+		return nil, fmt.Errorf("query: %d id lists and %d distance lists for %d query vectors", len(res.IDs), len(res.Distances), n)
+	}
+	out := make([][]store.Hit, n)
+	for j, ids := range res.IDs {
+		dist := res.Distances[j]
+		if len(dist) != len(ids) || len(ids) > req.NResults {
+			return nil, fmt.Errorf("query: vector %d: %d ids and %d distances (n_results %d)", j, len(ids), len(dist), req.NResults)
+		}
+		hits := make([]store.Hit, len(ids))
+		for r, id := range ids {
+			d := dist[r]
+			switch {
+			case id == nil || d == nil:
+				return nil, fmt.Errorf("query: vector %d: result %d: a null id or distance", j, r)
+			case r > 0 && *d < *dist[r-1]:
+				return nil, fmt.Errorf("query: vector %d: distances out of order (%g after %g)", j, *d, *dist[r-1])
+			}
+			hits[r] = store.Hit{ID: *id, Score: 1 - *d}
+		}
+		out[j] = hits
+	}
+	return out, nil
 }
 
 type getRequest struct {
@@ -290,7 +319,7 @@ func (c *client) get(ctx context.Context, id string, req getRequest, limit int64
 	if int64(len(data)) > limit {
 		return res, int64(len(data)), fmt.Errorf("POST %s: the answer is longer than %d bytes", strings.TrimPrefix(u, c.base), limit)
 	}
-	if err := json.Unmarshal(data, &res); err != nil {
+	if err := httpretry.UnmarshalAnswer(data, &res); err != nil {
 		return res, int64(len(data)), fmt.Errorf("POST %s: decoding the answer: %w", strings.TrimPrefix(u, c.base), err)
 	}
 	if len(res.Embeddings) != len(res.IDs) || len(res.Metadatas) != len(res.IDs) {

@@ -1,0 +1,97 @@
+package generate_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/generate"
+)
+
+// FuzzParsePrompt: generate's --prompt template. A template ParsePrompt
+// accepts holds {{document}}, and every placeholder in it, as a scan written
+// apart from the parser's regular expression finds them ("{{", blanks, a name
+// of letters, digits, '_', '.' or '-' not starting with a digit, '.' or '-',
+// blanks, "}}"), is one generate fills; its version is "file:" and the base
+// name. A refused one names the first unknown placeholder at its line
+// (p.txt:N:), or the missing {{document}} (p.txt:).
+func FuzzParsePrompt(f *testing.F) {
+	for _, s := range []string{"Write {{questions}} questions in {{locale}}: {{document}}", "{{document}} {{answer_format}} {{keywords}}",
+		"{{ document }}", "{{document}}\n{{query}}", "{{locale}}", "", "{{document}} {{documents}} {{x.y-z}} {{1}} {{{document}}}"} {
+		f.Add(s)
+	}
+	known := map[string]bool{"{{document}}": true, "{{locale}}": true, "{{questions}}": true, "{{keywords}}": true, "{{answer_format}}": true}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := generate.ParsePrompt("dir/p.txt", []byte(s))
+		phs := scanPlaceholders(s)
+		if err == nil {
+			require.Equal(t, s, p.Template)
+			require.Equal(t, "file:p.txt", p.Version)
+			require.Contains(t, s, "{{document}}")
+			for _, ph := range phs {
+				require.True(t, known[ph.text], "%q accepted with the placeholder %q", s, ph.text)
+			}
+			return
+		}
+		msg := err.Error()
+		if strings.HasPrefix(msg, "dir/p.txt: prompt template has no {{document}}") {
+			require.NotContains(t, s, "{{document}}")
+			for _, ph := range phs {
+				require.True(t, known[ph.text], "%q: a missing placeholder reported before the unknown %q", s, ph.text)
+			}
+			return
+		}
+		require.NotEmpty(t, phs, "%q refused (%v) without a placeholder", s, err)
+		first := phs[0]
+		for _, ph := range phs {
+			if !known[ph.text] {
+				first = ph
+				break
+			}
+		}
+		require.False(t, known[first.text], "%q refused (%v) with every placeholder known", s, err)
+		require.Contains(t, msg, fmt.Sprintf("dir/p.txt:%d: unknown placeholder %q", first.line, first.text))
+	})
+}
+
+type placeholder struct {
+	text string
+	line int
+}
+
+// scanPlaceholders finds the placeholders of s, leftmost first, without the
+// parser's regular expression.
+func scanPlaceholders(s string) []placeholder {
+	blank := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' } // RE2's \s
+	nameByte := func(c byte, first bool) bool {
+		return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || !first && (c >= '0' && c <= '9' || c == '.' || c == '-')
+	}
+	var out []placeholder
+	for i := 0; i+1 < len(s); {
+		if s[i] != '{' || s[i+1] != '{' {
+			i++
+			continue
+		}
+		j := i + 2
+		for j < len(s) && blank(s[j]) {
+			j++
+		}
+		k := j
+		for k < len(s) && nameByte(s[k], k == j) {
+			k++
+		}
+		e := k
+		for e < len(s) && blank(s[e]) {
+			e++
+		}
+		if k > j && e+1 < len(s) && s[e] == '}' && s[e+1] == '}' {
+			out = append(out, placeholder{s[i : e+2], 1 + strings.Count(s[:i], "\n")})
+			i = e + 2
+			continue
+		}
+		i++
+	}
+	return out
+}

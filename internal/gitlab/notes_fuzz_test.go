@@ -1,0 +1,252 @@
+package gitlab
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// answerClient is a Client whose every request is answered 200 with body (no
+// X-Next-Page: one page), without a socket.
+func answerClient(body []byte) *Client {
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)), Request: r}, nil
+	})}
+	u, _ := url.Parse("https://gitlab.test/api/v4")
+	return &Client{http: hc, api: u, project: "7"}
+}
+
+// refDecode decodes data as generic JSON through encoding/json's token
+// stream, numbers kept as written; ok is false for anything but one value, or
+// an object with one key twice or two keys equal up to case.
+func refDecode(data []byte) (v any, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	ambiguous := false
+	var value func() (any, error)
+	value = func() (any, error) {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		switch tok {
+		case json.Delim('{'):
+			obj := map[string]any{}
+			var keys []string
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				key := k.(string)
+				for _, p := range keys {
+					ambiguous = ambiguous || strings.EqualFold(p, key)
+				}
+				keys = append(keys, key)
+				if obj[key], err = value(); err != nil {
+					return nil, err
+				}
+			}
+			_, err = dec.Token()
+			return obj, err
+		case json.Delim('['):
+			arr := []any{}
+			for dec.More() {
+				x, err := value()
+				if err != nil {
+					return nil, err
+				}
+				arr = append(arr, x)
+			}
+			_, err = dec.Token()
+			return arr, err
+		}
+		return tok, nil
+	}
+	v, err := value()
+	if err != nil || ambiguous {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false
+	}
+	return v, true
+}
+
+// refField is the value of obj's key that is name up to case (nil if none).
+func refField(obj map[string]any, name string) any {
+	for k, x := range obj {
+		if strings.EqualFold(k, name) {
+			return x
+		}
+	}
+	return nil
+}
+
+// refNote reads one note of GitLab's Notes API apart from the client: an
+// object whose "id" is a positive integer (GitLab's ids are), "body" and
+// author's "username" strings, "system" a boolean, author's "id" an integer,
+// "created_at" an RFC 3339 time; null or absent is the zero value.
+func refNote(x any) (Note, bool) {
+	obj, isObj := x.(map[string]any)
+	if !isObj {
+		return Note{}, false
+	}
+	var n Note
+	integer := func(v any) (int64, bool) {
+		if v == nil {
+			return 0, true
+		}
+		num, isNum := v.(json.Number)
+		if !isNum {
+			return 0, false
+		}
+		i, err := strconv.ParseInt(string(num), 10, 64)
+		return i, err == nil
+	}
+	str := func(v any) (string, bool) {
+		if v == nil {
+			return "", true
+		}
+		s, isStr := v.(string)
+		return s, isStr
+	}
+	var ok bool
+	if n.ID, ok = integer(refField(obj, "id")); !ok || n.ID <= 0 {
+		return Note{}, false
+	}
+	if n.Body, ok = str(refField(obj, "body")); !ok {
+		return Note{}, false
+	}
+	if s := refField(obj, "system"); s != nil {
+		if n.System, ok = s.(bool); !ok {
+			return Note{}, false
+		}
+	}
+	if a := refField(obj, "author"); a != nil {
+		author, isObj := a.(map[string]any)
+		if !isObj {
+			return Note{}, false
+		}
+		if n.AuthorID, ok = integer(refField(author, "id")); !ok {
+			return Note{}, false
+		}
+		if n.Author, ok = str(refField(author, "username")); !ok {
+			return Note{}, false
+		}
+	}
+	if c := refField(obj, "created_at"); c != nil {
+		s, isStr := c.(string)
+		if !isStr {
+			return Note{}, false
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return Note{}, false
+		}
+		n.CreatedAt = t
+	}
+	return n, true
+}
+
+// FuzzNotesAnswer holds ListNotes and CreateNote to a reader of GitLab's
+// Notes API answer written apart from the client (refNote): an accepted page
+// or note is one that reader accepts, with the same fields; one it refuses (not
+// a list of notes, a note without a positive id, a field of another type, two
+// keys that differ only in case) is refused. The upsert of the sticky comment
+// edits and deletes notes by these ids.
+func FuzzNotesAnswer(f *testing.F) {
+	for _, s := range []string{
+		`[{"id":302,"body":"<!-- retrieval-gate -->\nok","system":false,"author":{"id":9,"username":"bot","name":"Bot"},"created_at":"2026-01-02T03:04:05.678Z","noteable_iid":1}]`,
+		`[]`,
+		`[{"id":1,"body":"a","author":null,"created_at":null}]`,
+		`[{"body":"no id"}]`,
+		`[{"id":0,"body":"zero id"}]`,
+		`[{"id":-3}]`,
+		`[{"id":"4"}]`,
+		`[{"id":5,"system":"true"}]`,
+		`[{"id":6,"created_at":"yesterday"}]`,
+		`[{"id":7,"body":"mine","Body":"theirs"}]`,
+		`[{"id":8,"author":{"username":"bot","USERNAME":"other"}}]`,
+		`{"id":9,"body":"one note"}`,
+		`[null]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		c := answerClient(body)
+		v, ok := refDecode(body)
+
+		// ListNotes reads a list of notes.
+		var want []Note
+		items, isArr := v.([]any)
+		ok = ok && (isArr || v == nil)
+		for _, it := range items {
+			n, good := refNote(it)
+			ok = ok && good
+			want = append(want, n)
+		}
+		got, err := c.ListNotes(context.Background(), 1)
+		if !ok {
+			require.Error(t, err, "accepted a page a strict reader refuses: %q", body)
+		} else {
+			require.NoError(t, err, "refused a page a strict reader accepts: %q", body)
+			require.Equal(t, len(want), len(got))
+			for i := range want {
+				require.True(t, want[i].CreatedAt.Equal(got[i].CreatedAt))
+				want[i].CreatedAt, got[i].CreatedAt = time.Time{}, time.Time{}
+			}
+			require.Equal(t, want, got)
+		}
+
+		// CreateNote reads one note.
+		one, ok1 := refDecode(body)
+		wantOne, good := refNote(one)
+		note, err := c.CreateNote(context.Background(), 1, "x")
+		if !ok1 || !good {
+			require.Error(t, err, "accepted a note a strict reader refuses: %q", body)
+			return
+		}
+		require.NoError(t, err, "refused a note a strict reader accepts: %q", body)
+		require.True(t, wantOne.CreatedAt.Equal(note.CreatedAt))
+		wantOne.CreatedAt, note.CreatedAt = time.Time{}, time.Time{}
+		require.Equal(t, wantOne, note)
+	})
+}
+
+// A page of notes with a note without a positive id, a null note, or two keys
+// that differ only in case is not GitLab's answer: it is refused, where the
+// upsert would edit or delete note 0, or read the last of the two keys.
+func TestNotesAnswerRefused(t *testing.T) {
+	for _, body := range []string{
+		`[{"body":"<!-- retrieval-gate -->","author":{"username":"bot"}}]`,
+		`[{"id":0,"body":"x"}]`,
+		`[null]`,
+		`[{"id":7,"body":"mine","Body":"theirs"}]`,
+		`[{"id":8,"author":{"username":"bot","USERNAME":"other"}}]`,
+	} {
+		_, err := answerClient([]byte(body)).ListNotes(context.Background(), 1)
+		require.ErrorContains(t, err, "the answer is not a list of notes", body)
+	}
+	for _, body := range []string{`{"body":"x"}`, `{"id":7,"body":"mine","BODY":"theirs"}`} {
+		_, err := answerClient([]byte(body)).CreateNote(context.Background(), 1, "x")
+		require.ErrorContains(t, err, "the answer is not a note", body)
+	}
+	notes, err := answerClient([]byte(`[{"id":7,"body":"mine","author":{"id":2,"username":"bot"}}]`)).ListNotes(context.Background(), 1)
+	require.NoError(t, err)
+	require.Equal(t, []Note{{ID: 7, Body: "mine", Author: "bot", AuthorID: 2}}, notes)
+}

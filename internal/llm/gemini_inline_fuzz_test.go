@@ -1,0 +1,149 @@
+package llm_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/llm"
+)
+
+// refDecodeStrict decodes data as one generic JSON value through encoding/
+// json's token stream (numbers as written); ok is false when it is not one
+// value, or an object in it has a key twice, exactly or up to case.
+func refDecodeStrict(data []byte) (any, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	ambiguous := false
+	var value func() (any, error)
+	value = func() (any, error) {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		switch tok {
+		case json.Delim('{'):
+			obj := map[string]any{}
+			var keys []string
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				key := k.(string)
+				for _, p := range keys {
+					ambiguous = ambiguous || strings.EqualFold(p, key)
+				}
+				keys = append(keys, key)
+				if obj[key], err = value(); err != nil {
+					return nil, err
+				}
+			}
+			_, err = dec.Token()
+			return obj, err
+		case json.Delim('['):
+			arr := []any{}
+			for dec.More() {
+				x, err := value()
+				if err != nil {
+					return nil, err
+				}
+				arr = append(arr, x)
+			}
+			_, err = dec.Token()
+			return arr, err
+		}
+		return tok, nil
+	}
+	v, err := value()
+	if err != nil || ambiguous {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false
+	}
+	return v, true
+}
+
+// FuzzGeminiInlinedToJSONL holds the reading of a Gemini batch operation's
+// inline responses to a reader written apart from it (refDecodeStrict and the
+// documented path: response.inlinedResponses.inlinedResponses, else
+// metadata.output.inlinedResponses.inlinedResponses): an operation with two
+// keys that differ only in case anywhere is refused (docs/judge.md: the batch
+// APIs' own answers are read by the rule of the result lines); an accepted one
+// gives one line per inline response, in order, with its metadata.key and
+// the same response and error values.
+func FuzzGeminiInlinedToJSONL(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"batches/1","response":{"@type":"x","inlinedResponses":{"inlinedResponses":[{"metadata":{"key":"k1"},"response":{"candidates":[]}},{"metadata":{"key":"k2"},"error":{"code":13}}]}}}`,
+		`{"metadata":{"output":{"inlinedResponses":{"inlinedResponses":[{"metadata":{"key":"k"},"response":{"a":1.50}}]}}}}`,
+		`{"response":{"inlinedResponses":{"inlinedResponses":[{"metadata":{"key":"a"}}]}},"RESPONSE":{"inlinedResponses":{"inlinedResponses":[{"metadata":{"key":"b"}}]}}}`,
+		`{"response":{"inlinedResponses":{"inlinedResponses":[{"metadata":{"key":"a","KEY":"b"}}]}}}`,
+		`{"response":null}`,
+		`{"response":{"inlinedResponses":{"inlinedResponses":[{"metadata":{"key":5}}]}}}`,
+		`[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	field := func(x any, name string) any {
+		obj, _ := x.(map[string]any)
+		for k, y := range obj {
+			if strings.EqualFold(k, name) {
+				return y
+			}
+		}
+		return nil
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var out bytes.Buffer
+		err := llm.GeminiInlinedToJSONL(bytes.NewReader(data), &out)
+		v, ok := refDecodeStrict(data)
+		if !ok {
+			require.Error(t, err, "accepted %q", data)
+			return
+		}
+		if err != nil {
+			return // a shape or a type the reader does not check: the client may refuse it
+		}
+		var items []any
+		if r := field(field(v, "response"), "inlinedResponses"); r != nil {
+			items, _ = field(r, "inlinedResponses").([]any)
+		} else {
+			if m, isObj := field(field(field(v, "metadata"), "output"), "inlinedResponses").(map[string]any); isObj {
+				items, _ = field(m, "inlinedResponses").([]any)
+			}
+		}
+		sc := bufio.NewScanner(&out)
+		n := 0
+		for sc.Scan() {
+			require.Less(t, n, len(items), "more lines than inline responses: %q", data)
+			line, ok := refDecodeStrict(sc.Bytes())
+			require.True(t, ok, "line %q", sc.Bytes())
+			key, _ := field(field(items[n], "metadata"), "key").(string)
+			require.Equal(t, key, field(line, "key"))
+			for _, k := range []string{"response", "error"} {
+				if want := field(items[n], k); want != nil {
+					require.Equal(t, want, field(line, k), "%s of %q", k, data)
+				}
+			}
+			n++
+		}
+		require.Equal(t, len(items), n, "%q", data)
+	})
+}
+
+// An operation with "response" and "RESPONSE" holds two sets of inline
+// responses: encoding/json read the last. It is malformed, as an inline
+// response with folded keys already was (docs/judge.md).
+func TestGeminiInlinedRefusesFoldedKeys(t *testing.T) {
+	op := `{"response":{"inlinedResponses":{"inlinedResponses":[{"metadata":{"key":"a"}}]}},"RESPONSE":{"inlinedResponses":{"inlinedResponses":[{"metadata":{"key":"b"}}]}}}`
+	var out bytes.Buffer
+	err := llm.GeminiInlinedToJSONL(strings.NewReader(op), &out)
+	require.ErrorContains(t, err, "malformed batch operation")
+	require.Empty(t, out.String())
+}

@@ -1,0 +1,297 @@
+package embed
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+)
+
+// answerClient is an HTTP client whose every request gets a 200 with body: the
+// server's answer, without a socket (an input costs microseconds).
+func answerClient(body []byte) *http.Client {
+	return &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)), Request: r}, nil
+	})}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// refField is the value of the key of obj that is name up to case (how
+// encoding/json matches a field); ok is false when there is none. ambiguous
+// is true when two keys fold to name: such an answer can be read two ways
+// (the house rule, llm.CheckFoldedKeys) and must be refused.
+func refField(obj map[string]any, name string) (v any, ok, ambiguous bool) {
+	n := 0
+	for k, x := range obj {
+		if strings.EqualFold(k, name) {
+			v, ok = x, true
+			n++
+		}
+	}
+	return v, ok, n > 1
+}
+
+// refVector is a JSON array of numbers as float32s, each read with strconv;
+// null is 0 (encoding/json leaves the element zero). ok is false for anything
+// else, or a number out of float32's range.
+func refVector(v any) ([]float32, bool) {
+	if v == nil {
+		return nil, true
+	}
+	arr, isArr := v.([]any)
+	if !isArr {
+		return nil, false
+	}
+	out := make([]float32, len(arr))
+	for i, x := range arr {
+		if x == nil {
+			continue
+		}
+		num, isNum := x.(json.Number)
+		if !isNum {
+			return nil, false
+		}
+		f, err := strconv.ParseFloat(string(num), 32)
+		if err != nil {
+			return nil, false
+		}
+		out[i] = float32(f)
+	}
+	return out, true
+}
+
+// refDecode decodes data as generic JSON through encoding/json's token
+// stream, numbers kept as written. ambiguous reports an object anywhere with
+// two keys equal up to case (strings.EqualFold), or one key twice.
+func refDecode(data []byte) (v any, ok, ambiguous bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var value func() (any, error)
+	value = func() (any, error) {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		switch tok {
+		case json.Delim('{'):
+			obj := map[string]any{}
+			var keys []string
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				key := k.(string)
+				for _, p := range keys {
+					ambiguous = ambiguous || strings.EqualFold(p, key)
+				}
+				keys = append(keys, key)
+				if obj[key], err = value(); err != nil {
+					return nil, err
+				}
+			}
+			_, err = dec.Token()
+			return obj, err
+		case json.Delim('['):
+			arr := []any{}
+			for dec.More() {
+				x, err := value()
+				if err != nil {
+					return nil, err
+				}
+				arr = append(arr, x)
+			}
+			_, err = dec.Token()
+			return arr, err
+		}
+		return tok, nil
+	}
+	v, err := value()
+	if err != nil {
+		return nil, false, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false, false
+	}
+	return v, true, ambiguous
+}
+
+// refValid is the batching's rule on the vectors: one per text, none empty or
+// all zero, one dimension.
+func refValid(vecs [][]float32, n int) bool {
+	if len(vecs) != n {
+		return false
+	}
+	for _, v := range vecs {
+		if len(v) == 0 || allZero(v) || len(v) != len(vecs[0]) {
+			return false
+		}
+	}
+	return true
+}
+
+// refOpenAI reads an /v1/embeddings answer for n texts apart from the client:
+// {"data": [{"index": I, "embedding": [...]}, ...]}, each index 0..n-1 once (a
+// missing or null index is 0, as encoding/json leaves it). ok is false when a
+// strict reader must refuse it.
+func refOpenAI(data []byte, n int) ([][]float32, bool) {
+	v, ok, ambiguous := refDecode(data)
+	if !ok || ambiguous {
+		return nil, false
+	}
+	obj, isObj := v.(map[string]any)
+	if !isObj {
+		return nil, v == nil && n == 0
+	}
+	list, _, _ := refField(obj, "data")
+	items, isArr := list.([]any)
+	if list != nil && !isArr {
+		return nil, false
+	}
+	out := make([][]float32, len(items))
+	filled := make([]bool, len(items))
+	for _, it := range items {
+		var item map[string]any
+		if it != nil {
+			if item, ok = it.(map[string]any); !ok {
+				return nil, false
+			}
+		}
+		idx := 0
+		if x, _, _ := refField(item, "index"); x != nil {
+			num, isNum := x.(json.Number)
+			if !isNum {
+				return nil, false
+			}
+			i, err := strconv.Atoi(string(num))
+			if err != nil {
+				return nil, false
+			}
+			idx = i
+		}
+		e, _, _ := refField(item, "embedding")
+		vec, ok := refVector(e)
+		if !ok || idx < 0 || idx >= len(items) || filled[idx] {
+			return nil, false
+		}
+		out[idx], filled[idx] = vec, true
+	}
+	return out, refValid(out, n)
+}
+
+// refOllama reads an /api/embed answer for n texts apart from the client:
+// {"embeddings": [[...], ...]}, one vector per text in order.
+func refOllama(data []byte, n int) ([][]float32, bool) {
+	v, ok, ambiguous := refDecode(data)
+	if !ok || ambiguous {
+		return nil, false
+	}
+	obj, isObj := v.(map[string]any)
+	if !isObj {
+		return nil, v == nil && n == 0
+	}
+	list, _, _ := refField(obj, "embeddings")
+	items, isArr := list.([]any)
+	if list != nil && !isArr {
+		return nil, false
+	}
+	out := make([][]float32, len(items))
+	for i, it := range items {
+		if out[i], ok = refVector(it); !ok {
+			return nil, false
+		}
+	}
+	return out, refValid(out, n)
+}
+
+// fuzzAnswerSeeds are answers for one to three texts, valid and not.
+var fuzzAnswerSeeds = []struct {
+	body string
+	n    uint8
+}{
+	{`{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.1,-2e-3]}],"model":"m"}`, 1},
+	{`{"data":[{"index":1,"embedding":[1,2]},{"index":0,"embedding":[3,4]}]}`, 2},
+	{`{"data":[{"index":0,"embedding":[1,2]},{"index":0,"embedding":[3,4]}]}`, 2},
+	{`{"data":[{"index":0,"embedding":[1,2]},{"index":1,"embedding":[3]}]}`, 2},
+	{`{"data":[{"index":0,"embedding":[0,0]}]}`, 1},
+	{`{"data":[{"index":0,"embedding":[1e39]}]}`, 1},
+	{`{"data":[{"index":0,"embedding":[1]}],"DATA":[{"index":0,"embedding":[2]}]}`, 1},
+	{`{"data":[{"index":0,"embedding":[1],"Embedding":[2]}]}`, 1},
+	{`{"embeddings":[[1,2],[3,4],[5,6]]}`, 3},
+	{`{"embeddings":[[1,2]],"Embeddings":[[3,4]]}`, 1},
+	{`{"embeddings":[[1,2],[3]]}`, 2},
+	{`{"embeddings":[[1,null]]}`, 1},
+	{`{"embeddings":[[1,2],[0,-0]]}`, 2},
+	{`{"data":[]} {}`, 1},
+	{`{"data":[{"index":0,"embedding":[1]}],"data":[{"index":0,"embedding":[2]}]}`, 1},
+	{`{"data":[{"index":0,"embedding":[1]}],"daſa":1}`, 1},
+	{`[]`, 1},
+	{`null`, 1},
+}
+
+// FuzzOpenAIAnswer holds the OpenAI-compatible embeddings client (OpenAI, TEI,
+// vLLM) to a reader of the answer written apart from it (generic JSON,
+// numbers read with strconv): an accepted answer is one that reader accepts
+// too, with the same vector for each text; an answer it refuses (malformed,
+// indexes not 0..n-1 once each, a vector empty, all zero or of another
+// dimension, two keys that differ only in case) is refused.
+func FuzzOpenAIAnswer(f *testing.F) {
+	for _, s := range fuzzAnswerSeeds {
+		f.Add([]byte(s.body), s.n)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, n uint8) {
+		texts := make([]string, (int(n)+2)%3+1) // n texts for n in 1..3
+		for i := range texts {
+			texts[i] = "t" + strconv.Itoa(i)
+		}
+		e, err := NewOpenAI(OpenAIConfig{URL: "http://embed.test", Batching: Batching{Size: len(texts)},
+			HTTP: answerClient(body), Policy: httpretry.Policy{Attempts: 1}})
+		require.NoError(t, err)
+		got, err := e.EmbedDocuments(context.Background(), texts)
+		want, ok := refOpenAI(body, len(texts))
+		if !ok {
+			require.Error(t, err, "accepted an answer a strict reader refuses: %q", body)
+			return
+		}
+		require.NoError(t, err, "refused an answer a strict reader accepts: %q", body)
+		require.Equal(t, want, got)
+	})
+}
+
+// FuzzOllamaAnswer holds the Ollama embeddings client to a reader of the
+// /api/embed answer written apart from it, as FuzzOpenAIAnswer does.
+func FuzzOllamaAnswer(f *testing.F) {
+	for _, s := range fuzzAnswerSeeds {
+		f.Add([]byte(s.body), s.n)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, n uint8) {
+		texts := make([]string, (int(n)+2)%3+1) // n texts for n in 1..3
+		for i := range texts {
+			texts[i] = "t" + strconv.Itoa(i)
+		}
+		e, err := NewOllama(OllamaConfig{URL: "http://embed.test", Model: "m", Batching: Batching{Size: len(texts)},
+			HTTP: answerClient(body)})
+		require.NoError(t, err)
+		got, err := e.EmbedDocuments(context.Background(), texts)
+		want, ok := refOllama(body, len(texts))
+		if !ok {
+			require.Error(t, err, "accepted an answer a strict reader refuses: %q", body)
+			return
+		}
+		require.NoError(t, err, "refused an answer a strict reader accepts: %q", body)
+		require.Equal(t, want, got)
+	})
+}
