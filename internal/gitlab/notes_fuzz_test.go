@@ -171,7 +171,7 @@ func refNote(x any) (Note, bool) {
 // edits and deletes notes by these ids.
 func FuzzNotesAnswer(f *testing.F) {
 	for _, s := range []string{
-		`[{"id":302,"body":"<!-- retrieval-gate -->\nok","system":false,"author":{"id":9,"username":"bot","name":"Bot"},"created_at":"2026-01-02T03:04:05.678Z","noteable_iid":1}]`,
+		`[{"id":302,"body":"<!-- retrieval-gate -->\nok","system":false,"author":{"id":9,"username":"bot","name":"Bot"},"created_at":"2026-01-02T03:04:05.678Z","noteable_iid":1}]`, //nolint:misspell // GitLab's field name (Notes API)
 		`[]`,
 		`[{"id":1,"body":"a","author":null,"created_at":null}]`,
 		`[{"body":"no id"}]`,
@@ -205,7 +205,7 @@ func FuzzNotesAnswer(f *testing.F) {
 			require.Error(t, err, "accepted a page a strict reader refuses: %q", body)
 		} else {
 			require.NoError(t, err, "refused a page a strict reader accepts: %q", body)
-			require.Equal(t, len(want), len(got))
+			require.Len(t, got, len(want))
 			for i := range want {
 				require.True(t, want[i].CreatedAt.Equal(got[i].CreatedAt))
 				want[i].CreatedAt, got[i].CreatedAt = time.Time{}, time.Time{}

@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
@@ -17,11 +16,7 @@ func CheckFoldedKeys(data []byte) error { return httpretry.CheckFoldedKeys(data)
 // twice, or two keys that differ only in case, is malformed (CheckFoldedKeys),
 // as a result line and a chat completion are.
 func unmarshalAnswer(data []byte, u string, out any) error {
-	err := CheckFoldedKeys(data)
-	if err == nil {
-		err = json.Unmarshal(data, out)
-	}
-	if err != nil {
+	if err := httpretry.UnmarshalAnswer(data, out); err != nil {
 		return fmt.Errorf("%s: malformed answer: %w", u, err)
 	}
 	return nil
