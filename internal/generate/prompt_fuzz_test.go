@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 )
 
 // FuzzParsePrompt: generate's --prompt template. A template ParsePrompt
@@ -25,13 +26,13 @@ func FuzzParsePrompt(f *testing.F) {
 	known := map[string]bool{"{{document}}": true, "{{locale}}": true, "{{questions}}": true, "{{keywords}}": true, "{{answer_format}}": true}
 	f.Fuzz(func(t *testing.T, s string) {
 		p, err := generate.ParsePrompt("dir/p.txt", []byte(s))
-		phs := scanPlaceholders(s)
+		phs := inputtest.Placeholders(s)
 		if err == nil {
 			require.Equal(t, s, p.Template)
 			require.Equal(t, "file:p.txt", p.Version)
 			require.Contains(t, s, "{{document}}")
 			for _, ph := range phs {
-				require.True(t, known[ph.text], "%q accepted with the placeholder %q", s, ph.text)
+				require.True(t, known[ph.Text], "%q accepted with the placeholder %q", s, ph.Text)
 			}
 			return
 		}
@@ -39,59 +40,19 @@ func FuzzParsePrompt(f *testing.F) {
 		if strings.HasPrefix(msg, "dir/p.txt: prompt template has no {{document}}") {
 			require.NotContains(t, s, "{{document}}")
 			for _, ph := range phs {
-				require.True(t, known[ph.text], "%q: a missing placeholder reported before the unknown %q", s, ph.text)
+				require.True(t, known[ph.Text], "%q: a missing placeholder reported before the unknown %q", s, ph.Text)
 			}
 			return
 		}
 		require.NotEmpty(t, phs, "%q refused (%v) without a placeholder", s, err)
 		first := phs[0]
 		for _, ph := range phs {
-			if !known[ph.text] {
+			if !known[ph.Text] {
 				first = ph
 				break
 			}
 		}
-		require.False(t, known[first.text], "%q refused (%v) with every placeholder known", s, err)
-		require.Contains(t, msg, fmt.Sprintf("dir/p.txt:%d: unknown placeholder %q", first.line, first.text))
+		require.False(t, known[first.Text], "%q refused (%v) with every placeholder known", s, err)
+		require.Contains(t, msg, fmt.Sprintf("dir/p.txt:%d: unknown placeholder %q", first.Line, first.Text))
 	})
-}
-
-type placeholder struct {
-	text string
-	line int
-}
-
-// scanPlaceholders finds the placeholders of s, leftmost first, without the
-// parser's regular expression.
-func scanPlaceholders(s string) []placeholder {
-	blank := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' } // RE2's \s
-	nameByte := func(c byte, first bool) bool {
-		return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || !first && (c >= '0' && c <= '9' || c == '.' || c == '-')
-	}
-	var out []placeholder
-	for i := 0; i+1 < len(s); {
-		if s[i] != '{' || s[i+1] != '{' {
-			i++
-			continue
-		}
-		j := i + 2
-		for j < len(s) && blank(s[j]) {
-			j++
-		}
-		k := j
-		for k < len(s) && nameByte(s[k], k == j) {
-			k++
-		}
-		e := k
-		for e < len(s) && blank(s[e]) {
-			e++
-		}
-		if k > j && e+1 < len(s) && s[e] == '}' && s[e+1] == '}' {
-			out = append(out, placeholder{s[i : e+2], 1 + strings.Count(s[:i], "\n")})
-			i = e + 2
-			continue
-		}
-		i++
-	}
-	return out
 }

@@ -3,12 +3,11 @@ package github
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos/jsontest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -24,63 +23,13 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // are strings, and empty; "data" an object), and
 // data.minimizeComment.minimizedComment.isMinimized is true.
 func refMinimized(data []byte) bool {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	ambiguous := false
-	var value func() (any, error)
-	value = func() (any, error) {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		switch tok {
-		case json.Delim('{'):
-			obj := map[string]any{}
-			var keys []string
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				key := k.(string)
-				for _, p := range keys {
-					ambiguous = ambiguous || strings.EqualFold(p, key)
-				}
-				keys = append(keys, key)
-				if obj[key], err = value(); err != nil {
-					return nil, err
-				}
-			}
-			_, err = dec.Token()
-			return obj, err
-		case json.Delim('['):
-			arr := []any{}
-			for dec.More() {
-				x, err := value()
-				if err != nil {
-					return nil, err
-				}
-				arr = append(arr, x)
-			}
-			_, err = dec.Token()
-			return arr, err
-		}
-		return tok, nil
-	}
-	v, err := value()
-	if err != nil || ambiguous {
-		return false
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	v, ok := jsontest.Strict(data)
+	if !ok {
 		return false
 	}
 	field := func(x any, name string) any {
 		obj, _ := x.(map[string]any)
-		for k, y := range obj {
-			if strings.EqualFold(k, name) {
-				return y
-			}
-		}
-		return nil
+		return jsontest.Field(obj, name)
 	}
 	isStr := func(x any) bool { _, ok := x.(string); return ok || x == nil }
 	isObj := func(x any) bool { _, ok := x.(map[string]any); return ok || x == nil }

@@ -8,10 +8,10 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos/jsontest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -28,73 +28,6 @@ func answerClient(body []byte) *Client {
 	})}
 	u, _ := url.Parse("https://gitlab.test/api/v4")
 	return &Client{http: hc, api: u, project: "7"}
-}
-
-// refDecode decodes data as generic JSON through encoding/json's token
-// stream, numbers kept as written; ok is false for anything but one value, or
-// an object with one key twice or two keys equal up to case.
-func refDecode(data []byte) (v any, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	ambiguous := false
-	var value func() (any, error)
-	value = func() (any, error) {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		switch tok {
-		case json.Delim('{'):
-			obj := map[string]any{}
-			var keys []string
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				key := k.(string)
-				for _, p := range keys {
-					ambiguous = ambiguous || strings.EqualFold(p, key)
-				}
-				keys = append(keys, key)
-				if obj[key], err = value(); err != nil {
-					return nil, err
-				}
-			}
-			_, err = dec.Token()
-			return obj, err
-		case json.Delim('['):
-			arr := []any{}
-			for dec.More() {
-				x, err := value()
-				if err != nil {
-					return nil, err
-				}
-				arr = append(arr, x)
-			}
-			_, err = dec.Token()
-			return arr, err
-		}
-		return tok, nil
-	}
-	v, err := value()
-	if err != nil || ambiguous {
-		return nil, false
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, false
-	}
-	return v, true
-}
-
-// refField is the value of obj's key that is name up to case (nil if none).
-func refField(obj map[string]any, name string) any {
-	for k, x := range obj {
-		if strings.EqualFold(k, name) {
-			return x
-		}
-	}
-	return nil
 }
 
 // refNote reads one note of GitLab's Notes API apart from the client: an
@@ -126,30 +59,30 @@ func refNote(x any) (Note, bool) {
 		return s, isStr
 	}
 	var ok bool
-	if n.ID, ok = integer(refField(obj, "id")); !ok || n.ID <= 0 {
+	if n.ID, ok = integer(jsontest.Field(obj, "id")); !ok || n.ID <= 0 {
 		return Note{}, false
 	}
-	if n.Body, ok = str(refField(obj, "body")); !ok {
+	if n.Body, ok = str(jsontest.Field(obj, "body")); !ok {
 		return Note{}, false
 	}
-	if s := refField(obj, "system"); s != nil {
+	if s := jsontest.Field(obj, "system"); s != nil {
 		if n.System, ok = s.(bool); !ok {
 			return Note{}, false
 		}
 	}
-	if a := refField(obj, "author"); a != nil {
+	if a := jsontest.Field(obj, "author"); a != nil {
 		author, isObj := a.(map[string]any)
 		if !isObj {
 			return Note{}, false
 		}
-		if n.AuthorID, ok = integer(refField(author, "id")); !ok {
+		if n.AuthorID, ok = integer(jsontest.Field(author, "id")); !ok {
 			return Note{}, false
 		}
-		if n.Author, ok = str(refField(author, "username")); !ok {
+		if n.Author, ok = str(jsontest.Field(author, "username")); !ok {
 			return Note{}, false
 		}
 	}
-	if c := refField(obj, "created_at"); c != nil {
+	if c := jsontest.Field(obj, "created_at"); c != nil {
 		s, isStr := c.(string)
 		if !isStr {
 			return Note{}, false
@@ -189,7 +122,7 @@ func FuzzNotesAnswer(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		c := answerClient(body)
-		v, ok := refDecode(body)
+		v, ok := jsontest.Strict(body)
 
 		// ListNotes reads a list of notes.
 		var want []Note
@@ -214,7 +147,7 @@ func FuzzNotesAnswer(f *testing.F) {
 		}
 
 		// CreateNote reads one note.
-		one, ok1 := refDecode(body)
+		one, ok1 := jsontest.Strict(body)
 		wantOne, good := refNote(one)
 		note, err := c.CreateNote(context.Background(), 1, "x")
 		if !ok1 || !good {

@@ -3,75 +3,17 @@ package llm_test
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
-	"io"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos/jsontest"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 )
 
-// refDecodeStrict decodes data as one generic JSON value through encoding/
-// json's token stream (numbers as written); ok is false when it is not one
-// value, or an object in it has a key twice, exactly or up to case.
-func refDecodeStrict(data []byte) (any, bool) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	ambiguous := false
-	var value func() (any, error)
-	value = func() (any, error) {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		switch tok {
-		case json.Delim('{'):
-			obj := map[string]any{}
-			var keys []string
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				key := k.(string)
-				for _, p := range keys {
-					ambiguous = ambiguous || strings.EqualFold(p, key)
-				}
-				keys = append(keys, key)
-				if obj[key], err = value(); err != nil {
-					return nil, err
-				}
-			}
-			_, err = dec.Token()
-			return obj, err
-		case json.Delim('['):
-			arr := []any{}
-			for dec.More() {
-				x, err := value()
-				if err != nil {
-					return nil, err
-				}
-				arr = append(arr, x)
-			}
-			_, err = dec.Token()
-			return arr, err
-		}
-		return tok, nil
-	}
-	v, err := value()
-	if err != nil || ambiguous {
-		return nil, false
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, false
-	}
-	return v, true
-}
-
 // FuzzGeminiInlinedToJSONL holds the reading of a Gemini batch operation's
-// inline responses to a reader written apart from it (refDecodeStrict and the
+// inline responses to a reader written apart from it (jsontest.Strict and the
 // documented path: response.inlinedResponses.inlinedResponses, else
 // metadata.output.inlinedResponses.inlinedResponses): an operation with two
 // keys that differ only in case anywhere is refused (docs/judge.md: the batch
@@ -102,7 +44,7 @@ func FuzzGeminiInlinedToJSONL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var out bytes.Buffer
 		err := llm.GeminiInlinedToJSONL(bytes.NewReader(data), &out)
-		v, ok := refDecodeStrict(data)
+		v, ok := jsontest.Strict(data)
 		if !ok {
 			require.Error(t, err, "accepted %q", data)
 			return
@@ -122,7 +64,7 @@ func FuzzGeminiInlinedToJSONL(f *testing.F) {
 		n := 0
 		for sc.Scan() {
 			require.Less(t, n, len(items), "more lines than inline responses: %q", data)
-			line, ok := refDecodeStrict(sc.Bytes())
+			line, ok := jsontest.Strict(sc.Bytes())
 			require.True(t, ok, "line %q", sc.Bytes())
 			key, _ := field(field(items[n], "metadata"), "key").(string)
 			require.Equal(t, key, field(line, "key"))

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos/jsontest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -32,64 +33,13 @@ type refArtifact struct {
 // false when the page is not one object whose fields are of GitHub's types,
 // or has two keys equal up to case.
 func refEligible(data []byte, name string, now time.Time) (out []refArtifact, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	ambiguous := false
-	var value func() (any, error)
-	value = func() (any, error) {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		switch tok {
-		case json.Delim('{'):
-			obj := map[string]any{}
-			var keys []string
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				key := k.(string)
-				for _, p := range keys {
-					ambiguous = ambiguous || strings.EqualFold(p, key)
-				}
-				keys = append(keys, key)
-				if obj[key], err = value(); err != nil {
-					return nil, err
-				}
-			}
-			_, err = dec.Token()
-			return obj, err
-		case json.Delim('['):
-			arr := []any{}
-			for dec.More() {
-				x, err := value()
-				if err != nil {
-					return nil, err
-				}
-				arr = append(arr, x)
-			}
-			_, err = dec.Token()
-			return arr, err
-		}
-		return tok, nil
-	}
-	v, err := value()
-	if err != nil || ambiguous {
-		return nil, false
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	v, ok := jsontest.Strict(data)
+	if !ok {
 		return nil, false
 	}
 	field := func(x any, k string) any {
 		obj, _ := x.(map[string]any)
-		for key, y := range obj {
-			if strings.EqualFold(key, k) {
-				return y
-			}
-		}
-		return nil
+		return jsontest.Field(obj, k)
 	}
 	integer := func(x any) (int64, bool, bool) { // value, present, well typed
 		if x == nil {

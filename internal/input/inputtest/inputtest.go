@@ -1,12 +1,14 @@
 // Package inputtest reads input files for tests: the file forms of the
 // readers of trecfile and labelfile. The commands open their inputs in their
 // front end (internal/cli) and hand the domain the readers; a test that starts
-// from a file path calls these.
+// from a file path calls these. Placeholders is the tests' reading of a prompt
+// template's placeholders.
 package inputtest
 
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
@@ -51,4 +53,48 @@ func ReadSheetFile(ctx context.Context, path string) (*labelfile.Sheet, error) {
 	}
 	defer f.Close()
 	return labelfile.ReadSheet(ctx, f, path)
+}
+
+// Placeholder is a placeholder of a prompt template and the line it starts on.
+type Placeholder struct {
+	Text string
+	Line int
+}
+
+// Placeholders finds the placeholders of the prompt template s, leftmost
+// first, without the parsers' regular expression (judge.CheckPlaceholders):
+// "{{", blanks (RE2's \s), a name of letters, digits, '_', '.' or '-' not
+// starting with a digit, '.' or '-', blanks, "}}". The fuzz targets of judge's
+// and generate's ParsePrompt check the parsers against it.
+func Placeholders(s string) []Placeholder {
+	blank := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
+	nameByte := func(c byte, first bool) bool {
+		return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || !first && (c >= '0' && c <= '9' || c == '.' || c == '-')
+	}
+	var out []Placeholder
+	for i := 0; i+1 < len(s); {
+		if s[i] != '{' || s[i+1] != '{' {
+			i++
+			continue
+		}
+		j := i + 2
+		for j < len(s) && blank(s[j]) {
+			j++
+		}
+		k := j
+		for k < len(s) && nameByte(s[k], k == j) {
+			k++
+		}
+		e := k
+		for e < len(s) && blank(s[e]) {
+			e++
+		}
+		if k > j && e+1 < len(s) && s[e] == '}' && s[e+1] == '}' {
+			out = append(out, Placeholder{s[i : e+2], 1 + strings.Count(s[:i], "\n")})
+			i = e + 2
+			continue
+		}
+		i++
+	}
+	return out
 }

@@ -7,12 +7,12 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos/jsontest"
 )
 
 // answerClient is an HTTP client whose every request gets a 200 with body: the
@@ -28,21 +28,6 @@ func answerClient(body []byte) *http.Client {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// refField is the value of the key of obj that is name up to case (how
-// encoding/json matches a field); ok is false when there is none. ambiguous
-// is true when two keys fold to name: such an answer can be read two ways
-// (the house rule, llm.CheckFoldedKeys) and must be refused.
-func refField(obj map[string]any, name string) (v any, ok, ambiguous bool) {
-	n := 0
-	for k, x := range obj {
-		if strings.EqualFold(k, name) {
-			v, ok = x, true
-			n++
-		}
-	}
-	return v, ok, n > 1
-}
 
 // refVector is a JSON array of numbers as float32s, each read with strconv;
 // null is 0 (encoding/json leaves the element zero). ok is false for anything
@@ -73,62 +58,6 @@ func refVector(v any) ([]float32, bool) {
 	return out, true
 }
 
-// refDecode decodes data as generic JSON through encoding/json's token
-// stream, numbers kept as written. ambiguous reports an object anywhere with
-// two keys equal up to case (strings.EqualFold), or one key twice.
-func refDecode(data []byte) (v any, ok, ambiguous bool) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var value func() (any, error)
-	value = func() (any, error) {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		switch tok {
-		case json.Delim('{'):
-			obj := map[string]any{}
-			var keys []string
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				key := k.(string)
-				for _, p := range keys {
-					ambiguous = ambiguous || strings.EqualFold(p, key)
-				}
-				keys = append(keys, key)
-				if obj[key], err = value(); err != nil {
-					return nil, err
-				}
-			}
-			_, err = dec.Token()
-			return obj, err
-		case json.Delim('['):
-			arr := []any{}
-			for dec.More() {
-				x, err := value()
-				if err != nil {
-					return nil, err
-				}
-				arr = append(arr, x)
-			}
-			_, err = dec.Token()
-			return arr, err
-		}
-		return tok, nil
-	}
-	v, err := value()
-	if err != nil {
-		return nil, false, false
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, false, false
-	}
-	return v, true, ambiguous
-}
-
 // refValid is the batching's rule on the vectors: one per text, none empty or
 // all zero, one dimension.
 func refValid(vecs [][]float32, n int) bool {
@@ -148,7 +77,7 @@ func refValid(vecs [][]float32, n int) bool {
 // missing or null index is 0, as encoding/json leaves it). ok is false when a
 // strict reader must refuse it.
 func refOpenAI(data []byte, n int) ([][]float32, bool) {
-	v, ok, ambiguous := refDecode(data)
+	v, ok, ambiguous := jsontest.Decode(data)
 	if !ok || ambiguous {
 		return nil, false
 	}
@@ -156,7 +85,7 @@ func refOpenAI(data []byte, n int) ([][]float32, bool) {
 	if !isObj {
 		return nil, v == nil && n == 0
 	}
-	list, _, _ := refField(obj, "data")
+	list := jsontest.Field(obj, "data")
 	items, isArr := list.([]any)
 	if list != nil && !isArr {
 		return nil, false
@@ -171,7 +100,7 @@ func refOpenAI(data []byte, n int) ([][]float32, bool) {
 			}
 		}
 		idx := 0
-		if x, _, _ := refField(item, "index"); x != nil {
+		if x := jsontest.Field(item, "index"); x != nil {
 			num, isNum := x.(json.Number)
 			if !isNum {
 				return nil, false
@@ -182,7 +111,7 @@ func refOpenAI(data []byte, n int) ([][]float32, bool) {
 			}
 			idx = i
 		}
-		e, _, _ := refField(item, "embedding")
+		e := jsontest.Field(item, "embedding")
 		vec, ok := refVector(e)
 		if !ok || idx < 0 || idx >= len(items) || filled[idx] {
 			return nil, false
@@ -195,7 +124,7 @@ func refOpenAI(data []byte, n int) ([][]float32, bool) {
 // refOllama reads an /api/embed answer for n texts apart from the client:
 // {"embeddings": [[...], ...]}, one vector per text in order.
 func refOllama(data []byte, n int) ([][]float32, bool) {
-	v, ok, ambiguous := refDecode(data)
+	v, ok, ambiguous := jsontest.Decode(data)
 	if !ok || ambiguous {
 		return nil, false
 	}
@@ -203,7 +132,7 @@ func refOllama(data []byte, n int) ([][]float32, bool) {
 	if !isObj {
 		return nil, v == nil && n == 0
 	}
-	list, _, _ := refField(obj, "embeddings")
+	list := jsontest.Field(obj, "embeddings")
 	items, isArr := list.([]any)
 	if list != nil && !isArr {
 		return nil, false

@@ -6,6 +6,8 @@ package jsontest
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"strings"
 )
 
 // RepeatedKey reports a key that one object of the JSON text b has twice
@@ -46,4 +48,84 @@ func RepeatedKey(b []byte) (string, bool) {
 			st[n-1].key = true
 		}
 	}
+}
+
+// Decode decodes data as one generic JSON value through encoding/json's token
+// stream, numbers kept as written (json.Number): the tests' reference reader
+// of a server's answer, apart from the clients and from jsonpos. ok is false
+// when data is not exactly one JSON value; ambiguous reports an object in it
+// with a key twice, exactly or up to case (strings.EqualFold), which the
+// clients must refuse (httpretry.CheckFoldedKeys).
+func Decode(data []byte) (v any, ok, ambiguous bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var value func() (any, error)
+	value = func() (any, error) {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		switch tok {
+		case json.Delim('{'):
+			obj := map[string]any{}
+			var keys []string
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				key := k.(string)
+				for _, p := range keys {
+					ambiguous = ambiguous || strings.EqualFold(p, key)
+				}
+				keys = append(keys, key)
+				if obj[key], err = value(); err != nil {
+					return nil, err
+				}
+			}
+			_, err = dec.Token()
+			return obj, err
+		case json.Delim('['):
+			arr := []any{}
+			for dec.More() {
+				x, err := value()
+				if err != nil {
+					return nil, err
+				}
+				arr = append(arr, x)
+			}
+			_, err = dec.Token()
+			return arr, err
+		}
+		return tok, nil
+	}
+	v, err := value()
+	if err != nil {
+		return nil, false, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false, false
+	}
+	return v, true, ambiguous
+}
+
+// Strict is Decode refusing an ambiguous value: ok is false also when an
+// object has a key twice, exactly or up to case.
+func Strict(data []byte) (v any, ok bool) {
+	v, ok, ambiguous := Decode(data)
+	if !ok || ambiguous {
+		return nil, false
+	}
+	return v, true
+}
+
+// Field is the value of obj's key that is name up to case (how encoding/json
+// matches a field), nil when there is none.
+func Field(obj map[string]any, name string) any {
+	for k, x := range obj {
+		if strings.EqualFold(k, name) {
+			return x
+		}
+	}
+	return nil
 }

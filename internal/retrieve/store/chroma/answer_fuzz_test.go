@@ -7,11 +7,11 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos/jsontest"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 )
 
@@ -33,74 +33,6 @@ func answerStore(body []byte) *Store {
 		col: &collection{ID: "c", Name: "c"}, name: "c", maxID: 64}
 }
 
-// refDecode decodes data as generic JSON through encoding/json's token
-// stream, numbers kept as written; ok is false for anything but one value, or
-// an object with one key twice or two keys equal up to case (ambiguous: the
-// house rule, httpretry.CheckFoldedKeys).
-func refDecode(data []byte) (v any, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	ambiguous := false
-	var value func() (any, error)
-	value = func() (any, error) {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		switch tok {
-		case json.Delim('{'):
-			obj := map[string]any{}
-			var keys []string
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				key := k.(string)
-				for _, p := range keys {
-					ambiguous = ambiguous || strings.EqualFold(p, key)
-				}
-				keys = append(keys, key)
-				if obj[key], err = value(); err != nil {
-					return nil, err
-				}
-			}
-			_, err = dec.Token()
-			return obj, err
-		case json.Delim('['):
-			arr := []any{}
-			for dec.More() {
-				x, err := value()
-				if err != nil {
-					return nil, err
-				}
-				arr = append(arr, x)
-			}
-			_, err = dec.Token()
-			return arr, err
-		}
-		return tok, nil
-	}
-	v, err := value()
-	if err != nil || ambiguous {
-		return nil, false
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, false
-	}
-	return v, true
-}
-
-// refField is the value of obj's key that is name up to case.
-func refField(obj map[string]any, name string) any {
-	for k, x := range obj {
-		if strings.EqualFold(k, name) {
-			return x
-		}
-	}
-	return nil
-}
-
 // refQuery reads Chroma's answer to a query of n vectors for k results apart
 // from the client: {"ids": [[...], ...], "distances": [[...], ...]}, one list
 // of each per query vector, a query's ids and distances of one length, at
@@ -108,13 +40,13 @@ func refField(obj map[string]any, name string) any {
 // It returns the hits
 // (score 1 - distance); ok is false when the answer breaks that.
 func refQuery(data []byte, n, k int) ([][]store.Hit, bool) {
-	v, ok := refDecode(data)
+	v, ok := jsontest.Strict(data)
 	obj, isObj := v.(map[string]any)
 	if !ok || !isObj {
 		return nil, false
 	}
-	ids, isArr1 := refField(obj, "ids").([]any)
-	dists, isArr2 := refField(obj, "distances").([]any)
+	ids, isArr1 := jsontest.Field(obj, "ids").([]any)
+	dists, isArr2 := jsontest.Field(obj, "distances").([]any)
 	if !isArr1 || !isArr2 || len(ids) != n || len(dists) != n {
 		return nil, false
 	}
