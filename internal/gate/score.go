@@ -167,17 +167,43 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 	if r.Type == "" {
 		r.Type = "golden"
 	}
-	// The KB behind the interface, once a case: a *kbfile.KB is looked up
-	// without a dynamic call per id.
+	// The KB behind the interface, once a case: a *kbfile.KB keys the case's
+	// ids at once (KB.Keys: the retrieved identities, then the gold and the
+	// relevant ids), its lookups not waiting on one another, and the keys
+	// tell the ids apart without comparing their bytes: an unknown id has key
+	// 0, the known ones are deduplicated and matched by their keys.
 	kb, direct := s.KB.(*kbfile.KB)
-	has := func(id string) bool {
-		if direct {
-			return kb.Has(id)
+	var ids []string
+	var keys, goldKeys, relKeys []uint64
+	if direct {
+		ids = sc.ranked[:0]
+		if c.Scores == nil {
+			for i := range c.Retrieved {
+				e := &c.Retrieved[i]
+				id := e.ParentID
+				if id == "" {
+					id = e.ID
+				}
+				ids = append(ids, id)
+			}
 		}
-		return s.KB.Has(id)
+		nr := len(ids)
+		ids = append(ids, c.Gold...)
+		ids = append(ids, c.Relevant...)
+		keys = sc.keys[:0]
+		if len(ids) > len(sc.keys) {
+			keys = make([]uint64, len(ids))
+		}
+		keys = keys[:len(ids)]
+		kb.Keys(ids, keys)
+		goldKeys, relKeys = keys[nr:nr+len(c.Gold)], keys[nr+len(c.Gold):]
+		ids, keys = ids[:nr], keys[:nr]
+		r.checkKeyed(c, c.Gold, goldKeys, EmptyID, UnknownCard)
+		r.checkKeyed(c, c.Relevant, relKeys, EmptyRelevant, UnknownRelevant)
+	} else {
+		r.checkIDs(s.KB.Has, c, c.Gold, EmptyID, UnknownCard)
+		r.checkIDs(s.KB.Has, c, c.Relevant, EmptyRelevant, UnknownRelevant)
 	}
-	r.checkIDs(has, c, c.Gold, EmptyID, UnknownCard)
-	r.checkIDs(has, c, c.Relevant, EmptyRelevant, UnknownRelevant)
 	r.WithRelevant = slices.ContainsFunc(c.Relevant, func(id string) bool { return id != "" })
 
 	if c.Scores != nil {
@@ -207,25 +233,16 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 		return nil
 	}
 
-	ids := sc.ranked[:0]
-	for i := range c.Retrieved {
-		e := &c.Retrieved[i]
-		id := e.ParentID
-		if id == "" {
-			id = e.ID
+	if !direct {
+		ids = sc.ranked[:0]
+		for i := range c.Retrieved {
+			e := &c.Retrieved[i]
+			id := e.ParentID
+			if id == "" {
+				id = e.ID
+			}
+			ids = append(ids, id)
 		}
-		ids = append(ids, id)
-	}
-	// A *kbfile.KB keys the case's identities at once (KB.Keys): an unknown
-	// one has key 0, and the known ones are deduplicated by their keys.
-	var keys []uint64
-	if direct {
-		keys = sc.keys[:0]
-		if len(ids) > len(sc.keys) {
-			keys = make([]uint64, len(ids))
-		}
-		keys = keys[:len(ids)]
-		kb.Keys(ids, keys)
 	}
 	for i, id := range ids {
 		if keys != nil && keys[i] != 0 || keys == nil && s.KB.Has(id) {
@@ -236,29 +253,47 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 		}
 		r.UnknownRetrieved++
 	}
-	topK := func(dst []string, k int) []string {
-		if keys != nil {
-			return topKKeyed(dst, ids, keys, k)
-		}
-		return casefile.TopKIdentities(dst, ids, k)
-	}
 	in := &sc.in
+	in.TopKKeys, in.GoldKeys, in.RelevantKeys = nil, nil, nil
+	topK := func(k int) []string {
+		if keys != nil {
+			var top []string
+			top, in.TopKKeys = topKKeyed(sc.topk[:0], sc.topkKeys[:0], ids, keys, k)
+			return top
+		}
+		return casefile.TopKIdentities(sc.topk[:0], ids, k)
+	}
 	var all []string
 	if ranked != nil {
 		// The whole deduplicated list once, also for a case without gold (the
 		// baseline compares its top k); the top k is its prefix.
-		all = topK(sc.topk[:0], len(ids))
+		all = topK(len(ids))
 		*ranked = append(*ranked, all...)
 	}
-	in.Gold = metrics.AppendDedupGold(sc.gold[:0], c.Gold)
+	if keys != nil {
+		in.Gold, in.GoldKeys = appendDedupKeyed(sc.gold[:0], sc.goldKeys[:0], c.Gold, goldKeys)
+	} else {
+		in.Gold = metrics.AppendDedupGold(sc.gold[:0], c.Gold)
+	}
 	if len(in.Gold) == 0 {
 		return nil
 	}
-	in.Relevant = metrics.AppendRelevant(sc.relevant[:0], in.Gold, c.Relevant)
+	if keys != nil {
+		in.Relevant, in.RelevantKeys = nil, nil
+		if r.WithRelevant {
+			in.Relevant, in.RelevantKeys = appendDedupKeyed(sc.relevant[:0], sc.relevantKeys[:0], in.Gold, in.GoldKeys)
+			in.Relevant, in.RelevantKeys = appendDedupKeyedFrom(in.Relevant, in.RelevantKeys, c.Relevant, relKeys)
+		}
+	} else {
+		in.Relevant = metrics.AppendRelevant(sc.relevant[:0], in.Gold, c.Relevant)
+	}
 	if ranked != nil {
 		in.TopK = all[:min(s.K, len(all))]
+		if in.TopKKeys != nil {
+			in.TopKKeys = in.TopKKeys[:len(in.TopK)]
+		}
 	} else {
-		in.TopK = topK(sc.topk[:0], s.K)
+		in.TopK = topK(s.K)
 	}
 	in.K = s.K
 	metrics.ScoreCase(&r.Scores, in)
@@ -272,24 +307,43 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 func (s *Scorer) keepMissed() bool { return s.KeepMissed == nil || s.KeepMissed() }
 
 // topKKeyed is casefile.TopKIdentities(dst, ids, k) for ids keyed by
-// kbfile.KB.Keys: two ids of cards are equal exactly when their keys are, an
-// id of a card never equals one that is not (key 0), and only two of those
-// are compared as strings.
-func topKKeyed(dst, ids []string, keys []uint64, k int) []string {
-	start := len(dst)
-	var keptBuf [32]uint64
-	kept := keptBuf[:0]
+// kbfile.KB.Keys, with the keys of the ids kept appended to dstKeys: two ids
+// of cards are equal exactly when their keys are, an id of a card never
+// equals one that is not (key 0), and only two of those are compared as
+// strings.
+func topKKeyed(dst []string, dstKeys []uint64, ids []string, keys []uint64, k int) ([]string, []uint64) {
+	start, startKeys := len(dst), len(dstKeys)
 	for i, id := range ids {
-		if len(kept) >= k {
+		if len(dst)-start >= k {
 			break
 		}
-		if id == "" || hasKeyed(dst[start:], kept, id, keys[i]) {
+		if id == "" || hasKeyed(dst[start:], dstKeys[startKeys:], id, keys[i]) {
 			continue
 		}
 		dst = append(dst, id)
-		kept = append(kept, keys[i])
+		dstKeys = append(dstKeys, keys[i])
 	}
-	return dst
+	return dst, dstKeys
+}
+
+// appendDedupKeyed is metrics.AppendDedupGold(dst, ids) for ids keyed by
+// kbfile.KB.Keys, with the keys of the ids kept appended to dstKeys.
+func appendDedupKeyed(dst []string, dstKeys []uint64, ids []string, keys []uint64) ([]string, []uint64) {
+	return appendDedupKeyedFrom(dst, dstKeys, ids, keys)
+}
+
+// appendDedupKeyedFrom appends to dst (and dstKeys) the non-empty ids of ids
+// that neither dst nor an earlier one of ids holds: metrics.AppendRelevant's
+// second pass (dst already holds the gold), keyed.
+func appendDedupKeyedFrom(dst []string, dstKeys []uint64, ids []string, keys []uint64) ([]string, []uint64) {
+	for i, id := range ids {
+		if id == "" || hasKeyed(dst, dstKeys, id, keys[i]) {
+			continue
+		}
+		dst = append(dst, id)
+		dstKeys = append(dstKeys, keys[i])
+	}
+	return dst, dstKeys
 }
 
 // hasKeyed reports whether the ids kept (with their keys) hold id (key key).
@@ -300,6 +354,20 @@ func hasKeyed(kept []string, keys []uint64, id string, key uint64) bool {
 		}
 	}
 	return false
+}
+
+// checkKeyed is checkIDs for ids keyed by kbfile.KB.Keys (0: not a card).
+func (r *CaseResult) checkKeyed(c *casefile.Case, ids []string, keys []uint64, empty, unknown ProblemKind) {
+	for i, g := range ids {
+		switch {
+		case g == "":
+			r.Problems = append(r.Problems, Problem{File: c.File, Line: c.Line, CaseID: c.ID, GoldID: g, Kind: empty})
+		case keys[i] == 0:
+			if !slices.ContainsFunc(r.Problems, func(p Problem) bool { return p.GoldID == g && p.Kind == unknown }) {
+				r.Problems = append(r.Problems, Problem{File: c.File, Line: c.Line, CaseID: c.ID, GoldID: g, Kind: unknown})
+			}
+		}
+	}
 }
 
 // checkIDs appends the integrity problems of the case's ids (empty, or not a
@@ -323,12 +391,15 @@ func (r *CaseResult) checkIDs(has func(string) bool, c *casefile.Case, ids []str
 // strings it still holds keep at most a few blocks alive until the pool drops
 // it at a collection.
 type scratch struct {
-	ranked   [32]string
-	keys     [32]uint64
-	gold     [8]string
-	topk     [16]string
-	relevant [16]string
-	in       metrics.CaseInput
+	ranked       [32]string
+	keys         [32]uint64
+	gold         [8]string
+	goldKeys     [8]uint64
+	topk         [16]string
+	topkKeys     [16]uint64
+	relevant     [16]string
+	relevantKeys [16]uint64
+	in           metrics.CaseInput
 	// The last locales canonicalized (copies: a tag may view a block the
 	// reader reuses) and their canonical forms: a run has a handful.
 	locales [4]struct{ tag, canonical string }

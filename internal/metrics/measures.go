@@ -128,6 +128,11 @@ type Measure[In any] struct {
 type CaseInput struct {
 	TopK, Gold, Relevant []string
 	K                    int
+	// Keys, when set, are equality keys of the ids, one per id of TopK, Gold
+	// and Relevant (kbfile.KB.Keys): two ids are equal exactly when their
+	// keys are and either key is not 0 or the strings are equal. They spare
+	// ScoreCase comparing the strings; nil: the strings are compared.
+	TopKKeys, GoldKeys, RelevantKeys []uint64
 
 	// Set by ScoreCase for its measures, once for all of them (at most 64
 	// ids in TopK): bit i of inGold (inJudged) is whether TopK[i] is in Gold
@@ -142,18 +147,40 @@ func (in *CaseInput) mark() {
 		return
 	}
 	var g, j uint64
-	for i, id := range in.TopK {
-		if containsID(in.Gold, id) {
-			g |= 1 << i
+	if in.TopKKeys != nil && len(in.TopKKeys) == len(in.TopK) && len(in.GoldKeys) == len(in.Gold) && len(in.RelevantKeys) == len(in.Relevant) {
+		for i, key := range in.TopKKeys {
+			if containsKeyed(in.Gold, in.GoldKeys, in.TopK[i], key) {
+				g |= 1 << i
+			}
+			if len(in.Relevant) > 0 && containsKeyed(in.Relevant, in.RelevantKeys, in.TopK[i], key) {
+				j |= 1 << i
+			}
 		}
-		if len(in.Relevant) > 0 && containsID(in.Relevant, id) {
-			j |= 1 << i
+	} else {
+		for i, id := range in.TopK {
+			if containsID(in.Gold, id) {
+				g |= 1 << i
+			}
+			if len(in.Relevant) > 0 && containsID(in.Relevant, id) {
+				j |= 1 << i
+			}
 		}
 	}
 	if len(in.Relevant) == 0 {
 		j = g
 	}
 	in.marked, in.inGold, in.inJudged = true, g, j
+}
+
+// containsKeyed reports whether xs (keyed by keys) holds s (keyed by key):
+// equal keys are equal ids, but for key 0, whose ids are compared as strings.
+func containsKeyed(xs []string, keys []uint64, s string, key uint64) bool {
+	for j, kj := range keys {
+		if kj == key && (key != 0 || xs[j] == s) {
+			return true
+		}
+	}
+	return false
 }
 
 // goldAt reports whether TopK[i] is in Gold; judgedAt whether it is in Judged().
