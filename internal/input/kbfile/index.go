@@ -1,7 +1,9 @@
 package kbfile
 
 import (
+	"encoding/binary"
 	"hash/maphash"
+	"unsafe"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 )
@@ -62,6 +64,16 @@ func shortKey(id string) (w0, w1 uint64) {
 		}
 	}
 	return w0, w1 | uint64(n+1)<<56
+}
+
+// shortKey8 is shortKey of an id of 8 to maxShortID bytes (most ids:
+// "card-1007"), small enough to be inlined where it is called: a call of
+// shortKey (which its loop keeps from being inlined) spills and reloads the
+// caller's registers around it.
+func shortKey8(id string) (w0, w1 uint64) {
+	n := len(id)
+	b := unsafe.Slice(unsafe.StringData(id), n) //nolint:gosec // G103: the id's bytes, read only
+	return binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[n-8:])>>(8*(16-n)) | uint64(n+1)<<56
 }
 
 // shortHash mixes a short key (keyed by k0, k1, so that the slots of a KB's
@@ -180,9 +192,13 @@ func (x *idIndex) keys(ids []string, keys []uint64) {
 	for len(ids) > 0 {
 		n := min(len(ids), probeBatch)
 		for i, id := range ids[:n] {
-			if len(id) <= maxShortID {
+			if n := len(id); n <= maxShortID {
 				k := &ks[i]
-				k.w0, k.w1 = shortKey(id)
+				if n >= 8 {
+					k.w0, k.w1 = shortKey8(id)
+				} else {
+					k.w0, k.w1 = shortKey(id)
+				}
 				k.j = x.shortHash(k.w0, k.w1) & x.shortMask
 			}
 		}
