@@ -184,31 +184,38 @@ func (x *idIndex) probeShort(w0, w1, j uint64) uint64 {
 }
 
 // keys sets keys[i] to key(ids[i]) (each at most maxIndexedID bytes),
-// probeBatch ids at a time: the short ids' slots are computed first and
-// probed after, so the probes (a cache miss each when the stream has evicted
-// the table) do not wait on one another or on the hashing between them.
+// probeBatch ids at a time: the short ids' slots are computed first (kept in
+// keys, which needs no scratch memory to clear) and probed after, so the
+// probes (a cache miss each when the stream has evicted the table) do not
+// wait on one another or on the hashing between them; a short id's key words
+// are made again for its probe, from its bytes just read.
 func (x *idIndex) keys(ids []string, keys []uint64) {
-	var ks [probeBatch]struct{ w0, w1, j uint64 }
 	for len(ids) > 0 {
 		n := min(len(ids), probeBatch)
 		for i, id := range ids[:n] {
-			if n := len(id); n <= maxShortID {
-				k := &ks[i]
-				if n >= 8 {
-					k.w0, k.w1 = shortKey8(id)
-				} else {
-					k.w0, k.w1 = shortKey(id)
-				}
-				k.j = x.shortHash(k.w0, k.w1) & x.shortMask
+			var w0, w1 uint64
+			switch n := len(id); {
+			case n > maxShortID:
+				continue
+			case n >= 8:
+				w0, w1 = shortKey8(id)
+			default:
+				w0, w1 = shortKey(id)
 			}
+			keys[i] = x.shortHash(w0, w1) & x.shortMask
 		}
 		for i, id := range ids[:n] {
-			if len(id) > maxShortID {
+			var w0, w1 uint64
+			switch n := len(id); {
+			case n > maxShortID:
 				keys[i] = x.key(id)
 				continue
+			case n >= 8:
+				w0, w1 = shortKey8(id)
+			default:
+				w0, w1 = shortKey(id)
 			}
-			k := &ks[i]
-			keys[i] = x.probeShort(k.w0, k.w1, k.j)
+			keys[i] = x.probeShort(w0, w1, keys[i])
 		}
 		ids, keys = ids[n:], keys[n:]
 	}
