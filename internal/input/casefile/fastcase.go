@@ -356,7 +356,21 @@ func (f *fastScan) entry(i int) (is, ie, ps, pe int, score float64, end int, ok 
 		}
 		j = f.sp(j + 8)
 	}
-	if j, score, ok = f.number(j); !ok {
+	// The common score validated here (valid24), not through number and
+	// number24: two calls less an entry.
+	if f.noScores && j+24 <= len(b) {
+		end, valid, done := valid24((*[24]byte)(b[j : j+24]))
+		switch {
+		case done && !valid:
+			return 0, 0, 0, 0, 0, 0, false
+		case done:
+			j += end
+		default:
+			if j, score, ok = f.number(j); !ok {
+				return 0, 0, 0, 0, 0, 0, false
+			}
+		}
+	} else if j, score, ok = f.number(j); !ok {
 		return 0, 0, 0, 0, 0, 0, false
 	}
 	if j < len(b) && b[j] == '}' {
