@@ -524,6 +524,20 @@ func valid24(a *[24]byte) (end int, ok, done bool) {
 		return 0, false, true
 	}
 	if a[k] == '.' {
+		// A number that ends within the first word ("0.921}"), its end read
+		// from the same flags: the lowest flag past the point is exact too,
+		// as the bytes below it (digits and the point) carry into no other.
+		if rest := nd >> (8*k + 8); rest != 0 {
+			f := bits.TrailingZeros64(rest) >> 3
+			if f == 0 {
+				return 0, false, true
+			}
+			k += 1 + f
+			if c := a[k]; c == 'e' || c == 'E' {
+				return 0, false, true
+			}
+			return k, true, true
+		}
 		nf := nonDigits(binary.LittleEndian.Uint64(a[k+1 : k+9]))
 		f := bits.TrailingZeros64(nf) >> 3
 		if f == 8 {
