@@ -317,15 +317,19 @@ func (s *Scorer) keepMissed() bool { return s.KeepMissed == nil || s.KeepMissed(
 // strings.
 func topKKeyed(dst []string, dstKeys []uint64, ids []string, keys []uint64, k int) ([]string, []uint64) {
 	start, startKeys := len(dst), len(dstKeys)
-	for i, id := range ids {
+	for i, key := range keys[:len(ids)] {
 		if len(dst)-start >= k {
 			break
 		}
-		if id == "" || hasKeyed(dst[start:], dstKeys[startKeys:], id, keys[i]) {
+		if key != 0 { // a card: its key alone tells it apart
+			if slices.Contains(dstKeys[startKeys:], key) {
+				continue
+			}
+		} else if id := ids[i]; id == "" || hasKeyed(dst[start:], dstKeys[startKeys:], id, 0) {
 			continue
 		}
-		dst = append(dst, id)
-		dstKeys = append(dstKeys, keys[i])
+		dst = append(dst, ids[i])
+		dstKeys = append(dstKeys, key)
 	}
 	return dst, dstKeys
 }
