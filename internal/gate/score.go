@@ -285,8 +285,9 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 	if keys != nil {
 		in.Relevant, in.RelevantKeys = nil, nil
 		if r.WithRelevant {
-			in.Relevant, in.RelevantKeys = appendDedupKeyed(sc.relevant[:0], sc.relevantKeys[:0], in.Gold, in.GoldKeys)
-			in.Relevant, in.RelevantKeys = appendDedupKeyedFrom(in.Relevant, in.RelevantKeys, c.Relevant, relKeys)
+			// The gold (distinct already), then the relevant ids it lacks.
+			rel, relevantKeys := append(sc.relevant[:0], in.Gold...), append(sc.relevantKeys[:0], in.GoldKeys...)
+			in.Relevant, in.RelevantKeys = appendDedupKeyed(rel, relevantKeys, c.Relevant, relKeys)
 		}
 	} else {
 		in.Relevant = metrics.AppendRelevant(sc.relevant[:0], in.Gold, c.Relevant)
@@ -334,16 +335,11 @@ func topKKeyed(dst []string, dstKeys []uint64, ids []string, keys []uint64, k in
 	return dst, dstKeys
 }
 
-// appendDedupKeyed is metrics.AppendDedupGold(dst, ids) for ids keyed by
-// kbfile.KB.Keys, with the keys of the ids kept appended to dstKeys.
+// appendDedupKeyed appends to dst (and their keys to dstKeys) the non-empty
+// ids of ids (keyed by kbfile.KB.Keys) that neither dst nor an earlier one of
+// ids holds: metrics.AppendDedupGold keyed, and, on a dst that holds the
+// gold, the second pass of metrics.AppendRelevant.
 func appendDedupKeyed(dst []string, dstKeys []uint64, ids []string, keys []uint64) ([]string, []uint64) {
-	return appendDedupKeyedFrom(dst, dstKeys, ids, keys)
-}
-
-// appendDedupKeyedFrom appends to dst (and dstKeys) the non-empty ids of ids
-// that neither dst nor an earlier one of ids holds: metrics.AppendRelevant's
-// second pass (dst already holds the gold), keyed.
-func appendDedupKeyedFrom(dst []string, dstKeys []uint64, ids []string, keys []uint64) ([]string, []uint64) {
 	for i, id := range ids {
 		if id == "" || hasKeyed(dst, dstKeys, id, keys[i]) {
 			continue
