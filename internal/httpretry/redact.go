@@ -363,10 +363,14 @@ func base64Cores(s string) []string {
 }
 
 // URLSecrets are the credentials a URL carries: its user name and password
-// (which Go's client sends as Basic credentials), and the value of every query
+// (which Go's client sends as Basic credentials), the value of every query
 // parameter whose name says key, token, secret, auth, password or signature
 // (Gemini's API accepts its key as the "key" query parameter besides the
-// x-goog-api-key header: ai.google.dev/gemini-api/docs/api-key).
+// x-goog-api-key header: ai.google.dev/gemini-api/docs/api-key), and a
+// resumable upload's session id, "upload_id" (the URL Gemini's Files API
+// answers its upload start with: Google's resumable uploads take the session
+// URI as their authentication, "can be used by anyone to upload data" while
+// it lasts, cloud.google.com/storage/docs/performing-resumable-uploads).
 func URLSecrets(raw string) []string {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
@@ -383,7 +387,7 @@ func URLSecrets(raw string) []string {
 		}
 	}
 	for name, vs := range u.Query() {
-		if sensitiveHeader(name) || strings.Contains(strings.ToLower(name), "sig") {
+		if sensitiveHeader(name) || strings.Contains(strings.ToLower(name), "sig") || strings.EqualFold(name, "upload_id") {
 			out = append(out, vs...)
 		}
 	}

@@ -177,6 +177,8 @@ func TestRedactURLsIn(t *testing.T) {
 		"https://tok-abcdefgh@gitlab.example/api/v4 refused":   "https://***@gitlab.example/api/v4 refused",
 		"http://127.0.0.1:1/v1?page=2 and http://h/x":          "http://127.0.0.1:1/v1?page=2 and http://h/x",
 		"no URL at all: a://":                                  "no URL at all: a://",
+		// A resumable upload's session URI is its credential.
+		"https://h/upload/v1beta/files?upload_id=AbCdEfGh12345678&upload_protocol=resumable: HTTP 500": "https://h/upload/v1beta/files?upload_id=***&upload_protocol=resumable: HTTP 500",
 	} {
 		assert.Equal(t, want, RedactURLsIn(in), in)
 	}
