@@ -72,11 +72,13 @@ type Fingerprint struct {
 	Params map[string]string `json:"params"` // k, gain, … as given
 }
 
-// NewFingerprint hashes the input files (role -> path) and adds the parameters.
-func NewFingerprint(inputs, params map[string]string) (Fingerprint, error) {
+// NewFingerprint hashes the input files (role -> path) and adds the
+// parameters. The hashing stops with ctx's error once ctx ends (a read at a
+// time: inputs of gigabytes take seconds to hash).
+func NewFingerprint(ctx context.Context, inputs, params map[string]string) (Fingerprint, error) {
 	fp := Fingerprint{Inputs: map[string]string{}, Params: map[string]string{}}
 	for role, path := range inputs {
-		h, err := hashPath(path)
+		h, err := hashPath(ctx, path)
 		if err != nil {
 			return Fingerprint{}, fmt.Errorf("fingerprint of %s: %w", path, err)
 		}
@@ -130,7 +132,7 @@ func (fp Fingerprint) Changed(prev Fingerprint) []string {
 // hashFile adds "REL SIZE\n" and the content of the file at p to h, streamed
 // (a directory's files were read whole: a large file beside the cards took
 // its size in memory).
-func hashFile(h io.Writer, p, rel string) error {
+func hashFile(ctx context.Context, h io.Writer, p, rel string) error {
 	f, err := os.Open(p)
 	if err != nil {
 		return err
@@ -141,7 +143,7 @@ func hashFile(h io.Writer, p, rel string) error {
 		return err
 	}
 	fmt.Fprintf(h, "%q %d\n", rel, st.Size())
-	n, err := io.Copy(h, f)
+	n, err := io.Copy(h, ctxReader{ctx, f})
 	if err != nil {
 		return err
 	}
@@ -165,7 +167,20 @@ func regular(file string) error {
 	return nil
 }
 
-func hashPath(path string) (string, error) {
+// ctxReader reads r until ctx ends, then fails with ctx's error.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+func hashPath(ctx context.Context, path string) (string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return "", err
@@ -182,7 +197,7 @@ func hashPath(path string) (string, error) {
 			return "", err
 		}
 		defer f.Close()
-		if _, err := io.Copy(h, f); err != nil {
+		if _, err := io.Copy(h, ctxReader{ctx, f}); err != nil {
 			return "", err
 		}
 		return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
@@ -209,7 +224,7 @@ func hashPath(path string) (string, error) {
 	slices.Sort(files)
 	for _, p := range files {
 		rel, _ := filepath.Rel(path, p)
-		if err := hashFile(h, p, filepath.ToSlash(rel)); err != nil {
+		if err := hashFile(ctx, h, p, filepath.ToSlash(rel)); err != nil {
 			return "", err
 		}
 	}

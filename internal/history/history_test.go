@@ -148,15 +148,15 @@ func TestFingerprint(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(kb, "sub", "b.md"), []byte("b"), 0o644))
 	cases := filepath.Join(dir, "cases.jsonl")
 	require.NoError(t, os.WriteFile(cases, []byte("{}\n"), 0o644))
-	fp1, err := history.NewFingerprint(map[string]string{"kb": kb, "cases": cases}, map[string]string{"k": "5"})
+	fp1, err := history.NewFingerprint(t.Context(), map[string]string{"kb": kb, "cases": cases}, map[string]string{"k": "5"})
 	require.NoError(t, err)
-	fp2, err := history.NewFingerprint(map[string]string{"kb": kb, "cases": cases}, map[string]string{"k": "5"})
+	fp2, err := history.NewFingerprint(t.Context(), map[string]string{"kb": kb, "cases": cases}, map[string]string{"k": "5"})
 	require.NoError(t, err)
 	assert.Equal(t, fp1, fp2, "deterministic")
 	assert.Empty(t, fp2.Changed(fp1))
 
 	require.NoError(t, os.WriteFile(filepath.Join(kb, "sub", "b.md"), []byte("B"), 0o644))
-	fp3, err := history.NewFingerprint(map[string]string{"kb": kb, "cases": cases}, map[string]string{"k": "10"})
+	fp3, err := history.NewFingerprint(t.Context(), map[string]string{"kb": kb, "cases": cases}, map[string]string{"k": "10"})
 	require.NoError(t, err)
 	assert.NotEqual(t, fp1.Digest, fp3.Digest)
 	assert.Equal(t, []string{"--k", "kb"}, fp3.Changed(fp1))
@@ -166,11 +166,11 @@ func TestFingerprint(t *testing.T) {
 	// (issue 32 item 11; the walk of the link alone found no file).
 	link := filepath.Join(t.TempDir(), "kb")
 	require.NoError(t, os.Symlink(kb, link))
-	fp4, err := history.NewFingerprint(map[string]string{"kb": link, "cases": cases}, map[string]string{"k": "10"})
+	fp4, err := history.NewFingerprint(t.Context(), map[string]string{"kb": link, "cases": cases}, map[string]string{"k": "10"})
 	require.NoError(t, err)
 	assert.Equal(t, fp3, fp4)
 
-	_, err = history.NewFingerprint(map[string]string{"cases": filepath.Join(dir, "missing")}, nil)
+	_, err = history.NewFingerprint(t.Context(), map[string]string{"cases": filepath.Join(dir, "missing")}, nil)
 	assert.Error(t, err)
 }
 
@@ -361,4 +361,23 @@ func TestAppendWithEndedContextAppendsNothing(t *testing.T) {
 func appendWarn(ctx context.Context, path string, rec history.Record) (string, error) {
 	w, _, err := history.AppendUndo(ctx, path, rec)
 	return w, err
+}
+
+// The input hashing stops with its context: a file, and a directory's files,
+// of inputs that would take seconds to hash (stopped before the first read).
+func TestFingerprintStopsWithItsContext(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "cases.jsonl")
+	require.NoError(t, os.WriteFile(file, make([]byte, 1<<20), 0o644))
+	kb := filepath.Join(dir, "kb")
+	require.NoError(t, os.Mkdir(kb, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(kb, "a.md"), []byte("# a\n"), 0o644))
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, in := range []map[string]string{{"cases": file}, {"kb": kb}} {
+		_, err := history.NewFingerprint(ctx, in, nil)
+		require.ErrorIs(t, err, context.Canceled, "%v", in)
+	}
+	_, err := history.NewFingerprint(t.Context(), map[string]string{"cases": file, "kb": kb}, nil)
+	require.NoError(t, err)
 }

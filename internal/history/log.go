@@ -25,7 +25,7 @@ func AppendRun(ctx context.Context, p Provenance, path, branch, command string, 
 	if err := doc(&b); err != nil {
 		return nil, nil, err
 	}
-	rec, err := NewRecord(p, command, inputs, params, b.Bytes())
+	rec, err := NewRecord(ctx, p, command, inputs, params, b.Bytes())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -29,8 +30,8 @@ func (p Provenance) TimeText() string { return p.Time.UTC().Format(time.RFC3339)
 // NewRecord is a run's history record: its provenance (commit, branch, time),
 // the fingerprint of the inputs and parameters, and the command's JSON
 // document.
-func NewRecord(p Provenance, command string, inputs, params map[string]string, doc []byte) (Record, error) {
-	fp, err := NewFingerprint(inputs, params)
+func NewRecord(ctx context.Context, p Provenance, command string, inputs, params map[string]string, doc []byte) (Record, error) {
+	fp, err := NewFingerprint(ctx, inputs, params)
 	if err != nil {
 		return Record{}, fmt.Errorf("--history: %w", err)
 	}

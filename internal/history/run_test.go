@@ -12,7 +12,7 @@ import (
 
 func TestNewRecordFromProvenance(t *testing.T) {
 	p := history.Provenance{Commit: "abc", Branch: "feature", Base: "main", Time: time.Unix(86400, 0)}
-	rec, err := history.NewRecord(p, "check", nil, map[string]string{"k": "5"}, []byte(`{}`))
+	rec, err := history.NewRecord(t.Context(), p, "check", nil, map[string]string{"k": "5"}, []byte(`{}`))
 	require.NoError(t, err)
 	assert.Equal(t, "check", rec.Command)
 	assert.Equal(t, "abc", rec.Commit)

@@ -55,7 +55,7 @@ func TestHashPathStreams(t *testing.T) {
 		fmt.Fprintf(h, "%q %d\n", name, len(files[name]))
 		h.Write([]byte(files[name]))
 	}
-	got, err := hashPath(dir)
+	got, err := hashPath(t.Context(), dir)
 	require.NoError(t, err)
 	assert.Equal(t, "sha256:"+hex.EncodeToString(h.Sum(nil)), got)
 }

@@ -70,7 +70,7 @@ func ReadRun(ctx context.Context, r RunRead) (Reading, error) {
 	if err != nil {
 		return Reading{}, err
 	}
-	fp, err := history.NewFingerprint(r.Inputs, r.Params)
+	fp, err := history.NewFingerprint(ctx, r.Inputs, r.Params)
 	if err != nil {
 		return Reading{}, fmt.Errorf("--history: %w", err)
 	}
@@ -110,7 +110,7 @@ func ReadRun(ctx context.Context, r RunRead) (Reading, error) {
 		return Reading{}, fmt.Errorf("failed to read the history for the trend: %w", err)
 	}
 	if observe != nil {
-		rec, err := history.NewRecord(r.Provenance, r.Command, r.Inputs, r.Params, b.Bytes())
+		rec, err := history.NewRecord(ctx, r.Provenance, r.Command, r.Inputs, r.Params, b.Bytes())
 		if err != nil {
 			return Reading{}, err
 		}

@@ -36,7 +36,7 @@ func TestLevels(t *testing.T) {
 }
 
 func fp(kb string) history.Fingerprint {
-	f, _ := history.NewFingerprint(nil, map[string]string{"kb": kb})
+	f, _ := history.NewFingerprint(context.Background(), nil, map[string]string{"kb": kb})
 	return f
 }
 
