@@ -177,20 +177,19 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 	// tell the ids apart without comparing their bytes: an unknown id has key
 	// 0, the known ones are deduplicated and matched by their keys.
 	kb, direct := s.KB.(*kbfile.KB)
-	var ids []string
+	ids := sc.ranked[:0] // the retrieved identities, of a case scored here
+	if c.Scores == nil {
+		for i := range c.Retrieved {
+			e := &c.Retrieved[i]
+			id := e.ParentID
+			if id == "" {
+				id = e.ID
+			}
+			ids = append(ids, id)
+		}
+	}
 	var keys, goldKeys, relKeys []uint64
 	if direct {
-		ids = sc.ranked[:0]
-		if c.Scores == nil {
-			for i := range c.Retrieved {
-				e := &c.Retrieved[i]
-				id := e.ParentID
-				if id == "" {
-					id = e.ID
-				}
-				ids = append(ids, id)
-			}
-		}
 		nr := len(ids)
 		ids = append(ids, c.Gold...)
 		ids = append(ids, c.Relevant...)
@@ -237,17 +236,6 @@ func (s *Scorer) score(c *casefile.Case, r *CaseResult, ranked *[]string) error 
 		return nil
 	}
 
-	if !direct {
-		ids = sc.ranked[:0]
-		for i := range c.Retrieved {
-			e := &c.Retrieved[i]
-			id := e.ParentID
-			if id == "" {
-				id = e.ID
-			}
-			ids = append(ids, id)
-		}
-	}
 	for i, id := range ids {
 		if keys != nil && keys[i] != 0 || keys == nil && s.KB.Has(id) {
 			continue
