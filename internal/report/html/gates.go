@@ -9,7 +9,7 @@ import (
 // GateTable adds the one gate table of every report (report/gatetable's
 // columns: gate, group, measure, status with its reason, threshold, value, n).
 func (p *Page) GateTable(gates []gatetable.Entry) {
-	gt := Table{Head: []string{"gate", "group", "measure", "status", "threshold", "value", "n"},
+	gt := Table{Head: []string{"gate", "group", "measure", "status", "threshold", "value", "n"}, Cards: true, // too wide for a phone
 		NumCols: []bool{false, false, false, false, true, true, true}}
 	for _, g := range gates {
 		val, th := g.Numbers() // never read as equal when they differ (format.Distinct)
