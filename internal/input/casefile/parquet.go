@@ -325,15 +325,15 @@ type pqBatch[T any] struct {
 
 // pqRows is a batch's rows, from one shard.
 type pqRows struct {
-	cases  []Case
-	n      int
-	cols   []input.ParquetCol // the rows' values, per leaf column
-	starts []int              // where each row's strings start in arena
-	arena  []byte             // the strings of its rows
-	plan   *pqPlan            // the shard's
-	liner  *input.ParquetLiner
-	line   int   // the first row's line (its place in the input, from 1)
-	row    int64 // the first row's number in its shard, from 1
+	cases []Case
+	n     int
+	cols  []input.ParquetCol // the rows' values, per leaf column
+	arena []byte             // the strings of its rows
+	ascii bool               // arena is all ASCII (the worker's)
+	plan  *pqPlan            // the shard's
+	liner *input.ParquetLiner
+	line  int   // the first row's line (its place in the input, from 1)
+	row   int64 // the first row's number in its shard, from 1
 }
 
 func (b *pqBatch[T]) order() int         { return b.seq }
@@ -362,15 +362,18 @@ func (w *pqWorker) makeCase(file string, b *pqRows, i int) error {
 		w.row = make(pqRow, len(b.cols))
 	}
 	w.row = w.row[:len(b.cols)]
+	size, ascii := 0, true // the row's string bytes; all ASCII
 	for k := range b.cols {
-		b.cols[k].Row(i, b.arena, &w.row[k])
+		v := &w.row[k]
+		b.cols[k].Row(i, b.arena, v)
+		s := v.Bytes()
+		size += len(s)
+		if ascii && !b.ascii {
+			ascii = isASCII(s)
+		}
 	}
-	end := len(b.arena)
-	if i+1 < b.n {
-		end = b.starts[i+1]
-	}
-	strs := pqStrings{ascii: isASCII(b.arena[b.starts[i]:end])}
-	if end-b.starts[i] <= parquetFastRow && b.plan.decodeRow(w.row, &strs, c) {
+	strs := pqStrings{ascii: ascii}
+	if size <= parquetFastRow && b.plan.decodeRow(w.row, &strs, c) {
 		return nil
 	}
 	var err error
@@ -437,7 +440,7 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 			}
 			select {
 			case b = <-free:
-				b.n, b.err, b.arena, b.starts = 0, nil, b.arena[:0], b.starts[:0]
+				b.n, b.err, b.arena = 0, nil, b.arena[:0]
 			default:
 				b = &pqBatch[T]{pqRows: pqRows{cases: make([]Case, pqBatchCases), arena: make([]byte, 0, pqArenaSize)}}
 			}
@@ -483,10 +486,12 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 						b.cols[k].Reset()
 					}
 				}
-				b.starts = append(b.starts, len(b.arena))
-				b.arena, err = r.Next(b.arena, b.cols)
+				var n int
+				b.arena, n, err = r.NextRows(b.arena, b.cols, len(b.cases)-b.n, pqArenaSize)
+				nrows += n
+				line += n
+				b.n += n
 				if errors.Is(err, io.EOF) {
-					b.starts = b.starts[:b.n]
 					break
 				}
 				if err != nil {
@@ -494,9 +499,6 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 					fail(err)
 					return
 				}
-				nrows++
-				line++
-				b.n++
 				if b.n == len(b.cases) || len(b.arena) >= pqArenaSize {
 					if !send() {
 						r.Close()
@@ -524,6 +526,7 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 			var w pqWorker
 			for b := range todo {
 				b.results = b.results[:0]
+				b.ascii = isASCII(b.arena) // then so are its rows' strings
 				for i := range b.n {
 					if i&0x7f == 0 && ctx.Err() != nil {
 						b.err = ctx.Err()
