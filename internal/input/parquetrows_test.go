@@ -82,7 +82,7 @@ func randRowsCase(r *rand.Rand, i, long int) rowsCase {
 // writeSplit writes rows as writeParquet does, in row groups of group rows,
 // but each column's values in runs of 1 to 2*run values, a page each
 // (ColumnWriter.Flush): the pages start and end inside rows.
-func writeSplit[T any](t *testing.T, r *rand.Rand, path string, rows []T, group, run int, opts ...parquet.WriterOption) {
+func writeSplit[T any](t testing.TB, r *rand.Rand, path string, rows []T, group, run int, opts ...parquet.WriterOption) {
 	t.Helper()
 	var buf bytes.Buffer
 	w := parquet.NewGenericWriter[T](&buf, opts...)
@@ -122,7 +122,7 @@ type rowsBatch struct {
 	Err   string
 }
 
-func rowsOf(t *testing.T, r *input.ParquetRows, arena []byte, cols []input.ParquetCol, n int) [][]string {
+func rowsOf(t testing.TB, r *input.ParquetRows, arena []byte, cols []input.ParquetCol, n int) [][]string {
 	t.Helper()
 	liner := r.Liner()
 	var out [][]string
@@ -151,7 +151,7 @@ func rowsOf(t *testing.T, r *input.ParquetRows, arena []byte, cols []input.Parqu
 // readBatches reads path's rows in batches of at most maxRows rows and
 // stopping after the row that brings the arena to maxBytes: by NextRows, or
 // (one) row by row with Next.
-func readBatches(t *testing.T, path string, one bool, maxRows, maxBytes int) []rowsBatch {
+func readBatches(t testing.TB, path string, one bool, maxRows, maxBytes int) []rowsBatch {
 	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
@@ -314,4 +314,53 @@ func TestParquetNextRowsCancel(t *testing.T) {
 	_, n, err = r.NextRows(nil, cols, 300, 1<<20)
 	require.ErrorIs(t, err, context.Canceled)
 	require.LessOrEqual(t, n, 256)
+}
+
+// FuzzParquetNextRows reads arbitrary bytes after the magic bytes as a
+// Parquet file by rows, with Next and with NextRows: the same rows, batch
+// for batch, and the same error, naming the same row (seeded with small
+// valid tables, pages starting inside rows among them).
+func FuzzParquetNextRows(f *testing.F) {
+	r := rand.New(rand.NewPCG(9, 9))
+	dir := f.TempDir()
+	for i := range 4 {
+		rows := make([]rowsCase, 6)
+		for j := range rows {
+			rows[j] = randRowsCase(r, j, 10)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("seed%d.parquet", i))
+		if i < 2 {
+			writeParquet(f, p, rows, parquet.PageBufferSize(64), parquet.MaxRowsPerRowGroup(4), parquet.DataPageVersion(1+i))
+		} else {
+			writeSplit(f, r, p, rows, 4, 3, parquet.DataPageVersion(1))
+		}
+		b, err := os.ReadFile(p)
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) < 4 || string(b[:4]) != "PAR1" {
+			return
+		}
+		p := filepath.Join(t.TempDir(), "f.parquet")
+		require.NoError(t, os.WriteFile(p, b, 0o600))
+		want, wantErr := tryBatches(t, p, true)
+		got, gotErr := tryBatches(t, p, false)
+		require.Equal(t, wantErr, gotErr)
+		require.Equal(t, want, got)
+	})
+}
+
+// tryBatches is readBatches (batches of 3 rows or 100 bytes) on a file that
+// may not open.
+func tryBatches(t *testing.T, path string, one bool) ([]rowsBatch, string) {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	_, err = input.OpenParquetRows(context.Background(), path, f)
+	f.Close()
+	if err != nil {
+		return nil, err.Error()
+	}
+	return readBatches(t, path, one, 3, 100), ""
 }
