@@ -111,6 +111,9 @@ func (c *ParquetCol) Row(i int, data []byte, v *ParquetCol) {
 	v.Data, v.base = data, m.base
 }
 
+// Base is where the column's (a row view's) first string starts in Data.
+func (c *ParquetCol) Base() uint32 { return c.base }
+
 // Str is the i-th non-null string of the column.
 func (c *ParquetCol) Str(i int) []byte {
 	start := c.base
@@ -524,7 +527,7 @@ func (k *pqCursor) sizes(n int, cum, size []int) {
 	vi := 0
 	for j := 1; j <= n; j++ {
 		lo, hi := k.lb[j-1], k.lb[j]
-		if k.defs == nil {
+		if k.defs == nil || k.nvals == k.n { // no nulls in the page
 			vi += hi - lo
 		} else {
 			for _, d := range k.defs[lo:hi] {

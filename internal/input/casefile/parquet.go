@@ -157,13 +157,10 @@ type pqStrings struct{ ascii bool }
 // recycled), and whether the fast path takes it as it is: valid UTF-8 (the
 // text path turns an invalid byte into U+FFFD).
 func (a *pqStrings) str(s []byte) (string, bool) {
-	if len(s) == 0 {
-		return "", true
-	}
 	if !a.ascii && !utf8.Valid(s) {
 		return "", false
 	}
-	return unsafe.String(&s[0], len(s)), true //nolint:gosec // G103: a view into the batch's arena, not written until the batch is recycled
+	return unsafe.String(unsafe.SliceData(s), len(s)), true //nolint:gosec // G103: a view into the batch's arena, not written until the batch is recycled
 }
 
 // isASCII reports whether b is all ASCII.
@@ -272,43 +269,63 @@ func (pl *pqPlan) retrieved(r pqRow, a *pqStrings, c *Case) bool {
 			return false
 		}
 	}
-	var parents, scores *input.ParquetCol
+	// The entries' values, each column's strings one after another from
+	// its base.
+	var pDefs, sDefs []uint8
+	var pEnds []uint32
+	var pStart uint32
+	var scores []float64
 	if pl.retParent.col >= 0 {
-		parents = r.Col(pl.retParent.col)
+		p := r.Col(pl.retParent.col)
+		pDefs, pEnds, pStart = p.Defs, p.Ends, p.Base()
 	}
 	if pl.retScore.col >= 0 {
-		scores = r.Col(pl.retScore.col)
+		s := r.Col(pl.retScore.col)
+		sDefs, scores = s.Defs, s.Floats
 	}
+	if cap(c.Retrieved) < n {
+		c.Retrieved = make([]Retrieved, 0, n)
+	}
+	out := c.Retrieved[:n]
+	data, idEnds, idStart := ids.Data, ids.Ends, ids.Base()
 	iv, pv, sv := 0, 0, 0
-	for k := range n {
-		d := int(ids.Defs[k])
-		if d < pl.retItem || d < pl.retID.dField {
+	dID, dItem := pl.retID.dField, pl.retItem
+	for k, d := range ids.Defs {
+		if int(d) < dItem || int(d) < dID || iv >= len(idEnds) {
 			return false // a null entry, or no id
 		}
-		id, ok := a.str(ids.Str(iv))
+		end := idEnds[iv]
 		iv++
-		if id == "" || !ok {
+		if end <= idStart {
+			return false // an empty id
+		}
+		id, ok := a.str(data[idStart:end])
+		idStart = end
+		if !ok {
 			return false
 		}
-		e := Retrieved{ID: id}
-		if parents != nil && int(parents.Defs[k]) >= pl.retParent.dField {
-			p, ok := a.str(parents.Str(pv))
+		e := &out[k]
+		*e = Retrieved{ID: id}
+		if pDefs != nil && int(pDefs[k]) >= pl.retParent.dField {
+			end := pEnds[pv]
 			pv++
+			p, ok := a.str(data[pStart:end])
+			pStart = end
 			if !ok {
 				return false
 			}
 			e.ParentID = p
 		}
-		if scores != nil && int(scores.Defs[k]) >= pl.retScore.dField {
-			x := scores.Floats[sv]
+		if sDefs != nil && int(sDefs[k]) >= pl.retScore.dField {
+			x := scores[sv]
 			sv++
 			if math.IsNaN(x) || math.IsInf(x, 0) || x == 0 && math.Signbit(x) {
 				return false
 			}
 			e.Score, e.HasScore = x, true
 		}
-		c.Retrieved = append(c.Retrieved, e)
 	}
+	c.Retrieved = out
 	return true
 }
 
