@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding"
@@ -593,6 +594,9 @@ func (k *pqCursor) take(data *[]byte, dst *ParquetCol, n int) {
 			dst.Defs = append(dst.Defs, uint8(k.maxDef)) //nolint:gosec // G115: a level is at most the schema's depth
 		}
 	}
+	if k.idx != nil && k.kind == parquet.ByteArray {
+		*data = slices.Grow(*data, k.bb[n]+16) // the run's strings (sizes), copied by 16 bytes
+	}
 	k.values(data, dst, k.vb[n])
 	k.li = hi
 }
@@ -780,6 +784,30 @@ func (k *pqCursor) readRow(data *[]byte, dst *ParquetCol, m pqMark) error {
 	}
 }
 
+// dictStrings appends the dictionary's strings idx to *data, their ends to
+// dst. A string of at most 16 bytes is copied as 16 (no call to memmove):
+// the bytes after it are the dictionary's, and those past the arena's length
+// are overwritten by what follows or never read.
+func (k *pqCursor) dictStrings(data *[]byte, dst *ParquetCol, idx []int32) {
+	e0 := len(dst.Ends)
+	dst.Ends = slices.Grow(dst.Ends, len(idx))[:e0+len(idx)]
+	ends := dst.Ends[e0:]
+	d, src, offs := *data, k.data, k.offs
+	pos := len(d)
+	for j, x := range idx {
+		o, e := offs[x], offs[x+1]
+		if n := int(e - o); n <= 16 && int(o)+16 <= len(src) && pos+16 <= cap(d) {
+			*(*[16]byte)(d[pos : pos+16]) = *(*[16]byte)(src[o : o+16])
+			pos += n
+		} else {
+			d = append(d[:pos], src[o:e]...)
+			pos = len(d)
+		}
+		ends[j] = uint32(pos) //nolint:gosec // G115: at most a batch and MaxParquetLine
+	}
+	*data = d[:pos]
+}
+
 // values copies the page's next m non-null values into dst.
 func (k *pqCursor) values(data *[]byte, dst *ParquetCol, m int) {
 	if m == 0 {
@@ -798,10 +826,7 @@ func (k *pqCursor) values(data *[]byte, dst *ParquetCol, m int) {
 			}
 			return
 		}
-		for _, x := range k.idx[i : i+m] {
-			*data = append(*data, k.data[k.offs[x]:k.offs[x+1]]...)
-			dst.Ends = append(dst.Ends, uint32(len(*data))) //nolint:gosec // G115: at most a batch and MaxParquetLine
-		}
+		k.dictStrings(data, dst, k.idx[i:i+m])
 	case parquet.Float:
 		if k.idx == nil {
 			for _, x := range k.floats[i : i+m] {

@@ -364,3 +364,32 @@ func tryBatches(t *testing.T, path string, one bool) ([]rowsBatch, string) {
 	}
 	return readBatches(t, path, one, 3, 100), ""
 }
+
+// The strings of a dictionary page are read whole whatever their length
+// (those of at most 16 bytes are copied by 16), at the dictionary's end too.
+func TestParquetNextRowsDictStrings(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 16))
+	var rows []rowsCase
+	var want []string
+	for i := range 300 {
+		l := r.IntN(41)
+		s := strings.Repeat(string(rune('a'+i%26)), l) + fmt.Sprint(i%7)
+		e := s[:l/2]
+		rows = append(rows, rowsCase{ID: fmt.Sprint(i), Locale: &s, Retrieved: []rowsEntry{{ID: &e}, {ID: &s}}})
+		want = append(want, s, e, s)
+	}
+	p := filepath.Join(t.TempDir(), "c.parquet")
+	writeParquet(t, p, rows, parquet.PageBufferSize(512))
+	for _, one := range []bool{true, false} {
+		var got []string
+		for _, b := range readBatches(t, p, one, 128, 64<<10) {
+			for _, row := range b.Rows {
+				// row: id, locale, query, gold, relevant, and retrieved's
+				// id, text, score, f, then the line
+				got = append(got, row[1][strings.Index(row[1], "|")+1:])
+				got = append(got, strings.Split(row[5], "|")[1:]...)
+			}
+		}
+		require.Equal(t, want, got, "one %v", one)
+	}
+}
