@@ -165,6 +165,13 @@ func (a *pqStrings) str(s []byte) (string, bool) {
 
 // isASCII reports whether b is all ASCII.
 func isASCII(b []byte) bool {
+	le := binary.LittleEndian
+	for len(b) >= 32 { // a batch's arena: 32 bytes a test
+		if (le.Uint64(b)|le.Uint64(b[8:])|le.Uint64(b[16:])|le.Uint64(b[24:]))&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[32:]
+	}
 	for len(b) >= 8 {
 		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
 			return false
