@@ -155,6 +155,12 @@ func OpenParquetRows(ctx context.Context, name string, f *os.File) (*ParquetRows
 	if err != nil {
 		return nil, err
 	}
+	return newParquetRows(p), nil
+}
+
+// newParquetRows reads the rows of the file p opened (and checked), which
+// it reads only.
+func newParquetRows(p *parquetLines) *ParquetRows {
 	r := &ParquetRows{p: p, groups: p.f.RowGroups(), rg: -1}
 	r.cols = make([]pqCursor, len(p.cols))
 	for c := range r.cols {
@@ -163,7 +169,7 @@ func OpenParquetRows(ctx context.Context, name string, f *os.File) (*ParquetRows
 	for _, l := range p.f.Root().Columns() {
 		setLeafLevels(l, r.cols)
 	}
-	return r, nil
+	return r
 }
 
 // ErrNotParquet is returned by OpenParquetRows for a file that is not Parquet.
