@@ -276,7 +276,12 @@ func (r *ParquetRows) NextRows(arena []byte, cols []ParquetCol, maxRows, maxByte
 // maxBytes), or none (0) when a column's next row is not there whole, the
 // row group has ended, or the run's first row is longer than MaxParquetLine
 // as a line: next reads that row.
-func (r *ParquetRows) bulk(data *[]byte, maxRows, maxBytes int) (int, error) {
+func (r *ParquetRows) bulk(data *[]byte, maxRows, maxBytes int) (n int, err error) {
+	defer func() {
+		if x := recover(); x != nil { // as next's (the pages' checks should leave none)
+			n, err = 0, Errorf(r.p.name, int(r.row+1), "not a valid Parquet file: %v", x)
+		}
+	}()
 	if r.left == 0 {
 		return 0, nil
 	}
@@ -292,7 +297,6 @@ func (r *ParquetRows) bulk(data *[]byte, maxRows, maxBytes int) (int, error) {
 	for c := range r.cols {
 		r.cols[c].sizes(k, r.cum, r.size)
 	}
-	n := 0
 	for n < k && len(*data)+r.cum[n] < maxBytes && r.size[n+1]-r.size[n] <= maxParquetRow {
 		n++
 	}
