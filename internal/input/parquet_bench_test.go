@@ -2,6 +2,7 @@ package input_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"testing"
@@ -30,6 +31,47 @@ func BenchmarkParquetLines(b *testing.B) {
 		if _, err := io.Copy(io.Discard, s); err != nil {
 			b.Fatal(err)
 		}
+		s.Close()
+	}
+}
+
+// BenchmarkParquetRows reads the same file by rows (ParquetRows.NextRows,
+// in batches of the cases reader's bounds): the fast path's reader alone.
+func BenchmarkParquetRows(b *testing.B) {
+	path := os.Getenv("RG_BENCH_PARQUET")
+	if path == "" {
+		b.Skip("RG_BENCH_PARQUET names no file (go run ./cmd/benchdata check-cases-parquet 100000 > F)")
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Size())
+	for b.Loop() {
+		s, err := input.OpenSharded(context.Background(), path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := s.ShardRows(0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cols := make([]input.ParquetCol, r.NumCols())
+		arena := make([]byte, 0, 64<<10)
+		for {
+			arena = arena[:0]
+			for k := range cols {
+				cols[k].Reset()
+			}
+			arena, _, err = r.NextRows(arena, cols, 128, 64<<10)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		r.Close()
 		s.Close()
 	}
 }

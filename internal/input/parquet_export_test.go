@@ -7,3 +7,11 @@ func SetMaxParquetPageValues(n int32) func() {
 	maxParquetPageValues = n
 	return func() { maxParquetPageValues = old }
 }
+
+// SetMaxParquetRow sets the cap of a row ParquetRows reads for a test and
+// returns a function that restores it.
+func SetMaxParquetRow(n int) func() {
+	old := maxParquetRow
+	maxParquetRow = n
+	return func() { maxParquetRow = old }
+}

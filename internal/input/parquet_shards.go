@@ -40,8 +40,13 @@ func (s *Sharded) ReadParquetShards(starts []int) error {
 }
 
 // ShardRows opens shard i for reading by rows (OpenParquetRows); the rows'
-// Close closes its file.
+// Close closes its file. The shard the stream has open, when nothing of it
+// was read, is read from the stream's file, opened and checked once (a
+// file's page headers are each a read): the stream closes it.
 func (s *Sharded) ShardRows(i int) (*ParquetRows, error) {
+	if i == s.i && s.pq != nil && !s.seen && s.lines == 0 && s.err == nil {
+		return newParquetRows(s.pq), nil
+	}
 	f, err := Open(s.ctx, s.paths[i])
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding"
@@ -34,7 +35,14 @@ type ParquetRows struct {
 	// rowStart is where the row's values start in data.
 	rowStart int
 	into     []ParquetCol // Next's column buffers
+	// NextRows's scratch: per row of a run, its arena bytes and line size
+	// from the run's start.
+	cum, size []int
 }
+
+// maxParquetRow caps a row read by ParquetRows (its values' bytes, two a
+// level and eight a float): MaxParquetLine, a variable for the tests.
+var maxParquetRow = MaxParquetLine
 
 // ParquetField is a top-level column as the text path writes it.
 type ParquetField struct {
@@ -104,6 +112,9 @@ func (c *ParquetCol) Row(i int, data []byte, v *ParquetCol) {
 	v.Data, v.base = data, m.base
 }
 
+// Base is where the column's (a row view's) first string starts in Data.
+func (c *ParquetCol) Base() uint32 { return c.base }
+
 // Str is the i-th non-null string of the column.
 func (c *ParquetCol) Str(i int) []byte {
 	start := c.base
@@ -111,6 +122,15 @@ func (c *ParquetCol) Str(i int) []byte {
 		start = c.Ends[i-1]
 	}
 	return c.Data[start:c.Ends[i]]
+}
+
+// Bytes is the strings of the column's row (a view from Row), one after
+// another.
+func (c *ParquetCol) Bytes() []byte {
+	if len(c.Ends) == 0 {
+		return nil
+	}
+	return c.Data[c.base:c.Ends[len(c.Ends)-1]]
 }
 
 // mark starts a row at the ends of c's buffers, its strings at base in the
@@ -135,6 +155,12 @@ func OpenParquetRows(ctx context.Context, name string, f *os.File) (*ParquetRows
 	if err != nil {
 		return nil, err
 	}
+	return newParquetRows(p), nil
+}
+
+// newParquetRows reads the rows of the file p opened (and checked), which
+// it reads only.
+func newParquetRows(p *parquetLines) *ParquetRows {
 	r := &ParquetRows{p: p, groups: p.f.RowGroups(), rg: -1}
 	r.cols = make([]pqCursor, len(p.cols))
 	for c := range r.cols {
@@ -143,7 +169,7 @@ func OpenParquetRows(ctx context.Context, name string, f *os.File) (*ParquetRows
 	for _, l := range p.f.Root().Columns() {
 		setLeafLevels(l, r.cols)
 	}
-	return r, nil
+	return r
 }
 
 // ErrNotParquet is returned by OpenParquetRows for a file that is not Parquet.
@@ -209,6 +235,97 @@ func (r *ParquetRows) Next(arena []byte, cols []ParquetCol) ([]byte, error) {
 	return r.data, err
 }
 
+// NextRows reads up to maxRows rows as Next does, one after another, into
+// cols and arena, and stops after the row that brings the arena to maxBytes
+// or more: a batch of rows. It returns the arena (grown if it had to be) and
+// the number of rows read; 0 rows and io.EOF after the last row. The rows of
+// a column that lie within its current page are taken as a run (their
+// levels and values appended at once); a row that crosses a page, or one
+// past a run's limits, is read by Next's own path, so the errors are Next's
+// and name the row. After an error, n whole rows were read before the row
+// it names (the buffers may hold part of that row).
+func (r *ParquetRows) NextRows(arena []byte, cols []ParquetCol, maxRows, maxBytes int) ([]byte, int, error) {
+	r.into = cols
+	defer func() { r.into = nil }()
+	n := 0
+	for n < maxRows && len(arena) < maxBytes {
+		k, err := r.bulk(&arena, maxRows-n, maxBytes)
+		if err != nil {
+			return arena, n, err
+		}
+		if k > 0 {
+			n += k
+			continue
+		}
+		r.data, r.rowStart = arena, len(arena)
+		err = r.next()
+		arena = r.data
+		if err != nil {
+			if n > 0 && errors.Is(err, io.EOF) {
+				err = nil
+			}
+			return arena, n, err
+		}
+		n++
+	}
+	return arena, n, nil
+}
+
+// bulk reads a run of whole rows that every column holds in its current
+// page (at most maxRows, and stopping after the row that brings *data to
+// maxBytes), or none (0) when a column's next row is not there whole, the
+// row group has ended, or the run's first row is longer than MaxParquetLine
+// as a line: next reads that row.
+func (r *ParquetRows) bulk(data *[]byte, maxRows, maxBytes int) (n int, err error) {
+	defer func() {
+		if x := recover(); x != nil { // as next's (the pages' checks should leave none)
+			n, err = 0, Errorf(r.p.name, int(r.row+1), "not a valid Parquet file: %v", x)
+		}
+	}()
+	if r.left == 0 {
+		return 0, nil
+	}
+	k := int(min(int64(maxRows), r.left))
+	for c := range r.cols {
+		if k = r.cols[c].run(k); k == 0 {
+			return 0, nil
+		}
+	}
+	// The rows' sizes: arena bytes and line size (next's measure) of rows
+	// [0, j), summed over the columns.
+	r.cum, r.size = grow(r.cum, k+1), grow(r.size, k+1)
+	for c := range r.cols {
+		r.cols[c].sizes(k, r.cum, r.size)
+	}
+	for n < k && len(*data)+r.cum[n] < maxBytes && r.size[n+1]-r.size[n] <= maxParquetRow {
+		n++
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	if r.row&0xff == 0 || (r.row+int64(n)-1)>>8 != r.row>>8 { // next's check, once per 256 rows
+		if err := r.p.ctx.Err(); err != nil {
+			return 0, err
+		}
+	}
+	r.row += int64(n)
+	r.left -= int64(n)
+	for c := range r.cols {
+		r.cols[c].take(data, &r.into[c], n)
+	}
+	return n, nil
+}
+
+// grow returns s with n elements, all 0.
+func grow(s []int, n int) []int {
+	if cap(s) < n {
+		return make([]int, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
 func (r *ParquetRows) next() (err error) {
 	defer func() {
 		if x := recover(); x != nil { // the library's panics on a damaged page
@@ -249,8 +366,8 @@ func (r *ParquetRows) next() (err error) {
 			return Errorf(r.p.name, int(r.row), "not a valid Parquet file: column %s: %v", k.name, err)
 		}
 		size += 2*(len(dst.Defs)-int(m.defs)) + 8*(len(dst.Floats)-int(m.floats))
-		if size+len(r.data)-r.rowStart > MaxParquetLine {
-			return Errorf(r.p.name, int(r.row), "row longer than %d MiB as a line", MaxParquetLine>>20)
+		if size+len(r.data)-r.rowStart > maxParquetRow {
+			return Errorf(r.p.name, int(r.row), "row longer than %d MiB as a line", maxParquetRow>>20)
 		}
 	}
 	return nil
@@ -379,6 +496,119 @@ type pqCursor struct {
 	dbls   []float64
 	idx    []int32
 	nvals  int // non-null values of the page
+	// A run of rows within the page (run, sizes, take): where the j-th row
+	// starts among the page's levels (lb[j]) and, from the run's start,
+	// among its values (vb[j]) and string bytes (bb[j]).
+	lb, vb, bb []int
+}
+
+// run returns how many whole rows the page holds from the next level, at
+// most k (0 when it holds none whole: the page is read, or its last row may
+// go on in the next page, or the next level does not start a row), and
+// sets lb to their starts.
+func (k *pqCursor) run(max int) int {
+	if k.li >= k.n {
+		return 0
+	}
+	if k.reps == nil {
+		max = min(max, k.n-k.li)
+		k.lb = k.lb[:0]
+		for j := range max + 1 {
+			k.lb = append(k.lb, k.li+j)
+		}
+		return max
+	}
+	if k.reps[k.li] != 0 {
+		return 0 // readRow's error
+	}
+	k.lb = append(k.lb[:0], k.li)
+	for i := k.li + 1; i < k.n && len(k.lb) <= max; i++ {
+		if k.reps[i] == 0 {
+			k.lb = append(k.lb, i)
+		}
+	}
+	return len(k.lb) - 1 // the last row is whole when the next starts in this page
+}
+
+// sizes sets vb and bb for the first n rows of the run and adds each row's
+// arena bytes to cum and line size (two bytes a level, eight a float, its
+// strings) to size, both from the run's start.
+func (k *pqCursor) sizes(n int, cum, size []int) {
+	k.vb, k.bb = grow(k.vb, n+1), grow(k.bb, n+1)
+	vi := 0
+	for j := 1; j <= n; j++ {
+		lo, hi := k.lb[j-1], k.lb[j]
+		if k.defs == nil || k.nvals == k.n { // no nulls in the page
+			vi += hi - lo
+		} else {
+			for _, d := range k.defs[lo:hi] {
+				if int(d) == k.maxDef {
+					vi++
+				}
+			}
+		}
+		k.vb[j] = vi
+	}
+	lv := k.lb[0]
+	switch {
+	case k.kind != parquet.ByteArray:
+		for j := 1; j <= n; j++ {
+			size[j] += 2*(k.lb[j]-lv) + 8*k.vb[j]
+		}
+	case k.idx == nil:
+		o := k.offs[k.vi:]
+		for j := 1; j <= n; j++ {
+			b := int(o[k.vb[j]] - o[0])
+			k.bb[j] = b
+			cum[j] += b
+			size[j] += 2*(k.lb[j]-lv) + b
+		}
+	default:
+		b, x := 0, k.idx[k.vi:]
+		for j := 1; j <= n; j++ {
+			for _, i := range x[k.vb[j-1]:k.vb[j]] {
+				b += int(k.offs[i+1] - k.offs[i])
+			}
+			k.bb[j] = b
+			cum[j] += b
+			size[j] += 2*(k.lb[j]-lv) + b
+		}
+	}
+}
+
+// take appends the run's first n rows to dst (readRow's, n at once), their
+// strings to *data.
+func (k *pqCursor) take(data *[]byte, dst *ParquetCol, n int) {
+	lo, hi := k.lb[0], k.lb[n]
+	d0, e0, f0, b0 := len(dst.Defs), len(dst.Ends), len(dst.Floats), len(*data)
+	str := k.kind == parquet.ByteArray
+	for j := range n {
+		m := pqMark{uint32(d0 + k.lb[j] - lo), uint32(e0), uint32(f0), uint32(b0 + k.bb[j])} //nolint:gosec // G115: a batch's levels fit; an arena holds at most a batch and one row
+		if str {
+			m.ends += uint32(k.vb[j]) //nolint:gosec // G115: as above
+		} else {
+			m.floats += uint32(k.vb[j]) //nolint:gosec // G115: as above
+		}
+		dst.rows = append(dst.rows, m)
+	}
+	dst.base = dst.rows[len(dst.rows)-1].base
+	if k.reps != nil {
+		dst.reps = append(dst.reps, k.reps[lo:hi]...)
+	} else {
+		dst.reps = append(dst.reps, make([]uint8, hi-lo)...)
+	}
+	if k.defs != nil {
+		dst.Defs = append(dst.Defs, k.defs[lo:hi]...)
+	} else {
+		for range hi - lo {
+			dst.Defs = append(dst.Defs, uint8(k.maxDef)) //nolint:gosec // G115: a level is at most the schema's depth
+		}
+	}
+	if k.idx != nil && k.kind == parquet.ByteArray {
+		*data = slices.Grow(*data, k.bb[n]+16) // the run's strings (sizes), copied by 16 bytes
+	}
+	k.values(data, dst, k.vb[n])
+	k.li = hi
 }
 
 func (k *pqCursor) start(p parquet.Pages) {
@@ -555,13 +785,37 @@ func (k *pqCursor) readRow(data *[]byte, dst *ParquetCol, m pqMark) error {
 		}
 		k.values(data, dst, n)
 		k.li = j
-		if len(*data)-int(m.base) > MaxParquetLine || len(dst.Defs)-int(m.defs) > MaxParquetLine/2 {
-			return fmt.Errorf("a row longer than %d MiB", MaxParquetLine>>20)
+		if len(*data)-int(m.base) > maxParquetRow || len(dst.Defs)-int(m.defs) > maxParquetRow/2 {
+			return fmt.Errorf("a row longer than %d MiB", maxParquetRow>>20)
 		}
 		if j < k.n || k.maxRep == 0 {
 			return nil
 		}
 	}
+}
+
+// dictStrings appends the dictionary's strings idx to *data, their ends to
+// dst. A string of at most 16 bytes is copied as 16 (no call to memmove):
+// the bytes after it are the dictionary's, and those past the arena's length
+// are overwritten by what follows or never read.
+func (k *pqCursor) dictStrings(data *[]byte, dst *ParquetCol, idx []int32) {
+	e0 := len(dst.Ends)
+	dst.Ends = slices.Grow(dst.Ends, len(idx))[:e0+len(idx)]
+	ends := dst.Ends[e0:]
+	d, src, offs := *data, k.data, k.offs
+	pos := len(d)
+	for j, x := range idx {
+		o, e := offs[x], offs[x+1]
+		if n := int(e - o); n <= 16 && int(o)+16 <= len(src) && pos+16 <= cap(d) {
+			*(*[16]byte)(d[pos : pos+16]) = *(*[16]byte)(src[o : o+16])
+			pos += n
+		} else {
+			d = append(d[:pos], src[o:e]...)
+			pos = len(d)
+		}
+		ends[j] = uint32(pos) //nolint:gosec // G115: at most a batch and MaxParquetLine
+	}
+	*data = d[:pos]
 }
 
 // values copies the page's next m non-null values into dst.
@@ -582,10 +836,7 @@ func (k *pqCursor) values(data *[]byte, dst *ParquetCol, m int) {
 			}
 			return
 		}
-		for _, x := range k.idx[i : i+m] {
-			*data = append(*data, k.data[k.offs[x]:k.offs[x+1]]...)
-			dst.Ends = append(dst.Ends, uint32(len(*data))) //nolint:gosec // G115: at most a batch and MaxParquetLine
-		}
+		k.dictStrings(data, dst, k.idx[i:i+m])
 	case parquet.Float:
 		if k.idx == nil {
 			for _, x := range k.floats[i : i+m] {

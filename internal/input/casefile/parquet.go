@@ -157,17 +157,21 @@ type pqStrings struct{ ascii bool }
 // recycled), and whether the fast path takes it as it is: valid UTF-8 (the
 // text path turns an invalid byte into U+FFFD).
 func (a *pqStrings) str(s []byte) (string, bool) {
-	if len(s) == 0 {
-		return "", true
-	}
 	if !a.ascii && !utf8.Valid(s) {
 		return "", false
 	}
-	return unsafe.String(&s[0], len(s)), true //nolint:gosec // G103: a view into the batch's arena, not written until the batch is recycled
+	return unsafe.String(unsafe.SliceData(s), len(s)), true //nolint:gosec // G103: a view into the batch's arena, not written until the batch is recycled
 }
 
 // isASCII reports whether b is all ASCII.
 func isASCII(b []byte) bool {
+	le := binary.LittleEndian
+	for len(b) >= 32 { // a batch's arena: 32 bytes a test
+		if (le.Uint64(b)|le.Uint64(b[8:])|le.Uint64(b[16:])|le.Uint64(b[24:]))&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[32:]
+	}
 	for len(b) >= 8 {
 		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
 			return false
@@ -272,43 +276,63 @@ func (pl *pqPlan) retrieved(r pqRow, a *pqStrings, c *Case) bool {
 			return false
 		}
 	}
-	var parents, scores *input.ParquetCol
+	// The entries' values, each column's strings one after another from
+	// its base.
+	var pDefs, sDefs []uint8
+	var pEnds []uint32
+	var pStart uint32
+	var scores []float64
 	if pl.retParent.col >= 0 {
-		parents = r.Col(pl.retParent.col)
+		p := r.Col(pl.retParent.col)
+		pDefs, pEnds, pStart = p.Defs, p.Ends, p.Base()
 	}
 	if pl.retScore.col >= 0 {
-		scores = r.Col(pl.retScore.col)
+		s := r.Col(pl.retScore.col)
+		sDefs, scores = s.Defs, s.Floats
 	}
+	if cap(c.Retrieved) < n {
+		c.Retrieved = make([]Retrieved, 0, n)
+	}
+	out := c.Retrieved[:n]
+	data, idEnds, idStart := ids.Data, ids.Ends, ids.Base()
 	iv, pv, sv := 0, 0, 0
-	for k := range n {
-		d := int(ids.Defs[k])
-		if d < pl.retItem || d < pl.retID.dField {
+	dID, dItem := pl.retID.dField, pl.retItem
+	for k, d := range ids.Defs {
+		if int(d) < dItem || int(d) < dID || iv >= len(idEnds) {
 			return false // a null entry, or no id
 		}
-		id, ok := a.str(ids.Str(iv))
+		end := idEnds[iv]
 		iv++
-		if id == "" || !ok {
+		if end <= idStart {
+			return false // an empty id
+		}
+		id, ok := a.str(data[idStart:end])
+		idStart = end
+		if !ok {
 			return false
 		}
-		e := Retrieved{ID: id}
-		if parents != nil && int(parents.Defs[k]) >= pl.retParent.dField {
-			p, ok := a.str(parents.Str(pv))
+		e := &out[k]
+		*e = Retrieved{ID: id}
+		if pDefs != nil && int(pDefs[k]) >= pl.retParent.dField {
+			end := pEnds[pv]
 			pv++
+			p, ok := a.str(data[pStart:end])
+			pStart = end
 			if !ok {
 				return false
 			}
 			e.ParentID = p
 		}
-		if scores != nil && int(scores.Defs[k]) >= pl.retScore.dField {
-			x := scores.Floats[sv]
+		if sDefs != nil && int(sDefs[k]) >= pl.retScore.dField {
+			x := scores[sv]
 			sv++
 			if math.IsNaN(x) || math.IsInf(x, 0) || x == 0 && math.Signbit(x) {
 				return false
 			}
 			e.Score, e.HasScore = x, true
 		}
-		c.Retrieved = append(c.Retrieved, e)
 	}
+	c.Retrieved = out
 	return true
 }
 
@@ -325,15 +349,15 @@ type pqBatch[T any] struct {
 
 // pqRows is a batch's rows, from one shard.
 type pqRows struct {
-	cases  []Case
-	n      int
-	cols   []input.ParquetCol // the rows' values, per leaf column
-	starts []int              // where each row's strings start in arena
-	arena  []byte             // the strings of its rows
-	plan   *pqPlan            // the shard's
-	liner  *input.ParquetLiner
-	line   int   // the first row's line (its place in the input, from 1)
-	row    int64 // the first row's number in its shard, from 1
+	cases []Case
+	n     int
+	cols  []input.ParquetCol // the rows' values, per leaf column
+	arena []byte             // the strings of its rows
+	ascii bool               // arena is all ASCII (the worker's)
+	plan  *pqPlan            // the shard's
+	liner *input.ParquetLiner
+	line  int   // the first row's line (its place in the input, from 1)
+	row   int64 // the first row's number in its shard, from 1
 }
 
 func (b *pqBatch[T]) order() int         { return b.seq }
@@ -362,15 +386,18 @@ func (w *pqWorker) makeCase(file string, b *pqRows, i int) error {
 		w.row = make(pqRow, len(b.cols))
 	}
 	w.row = w.row[:len(b.cols)]
+	size, ascii := 0, true // the row's string bytes; all ASCII
 	for k := range b.cols {
-		b.cols[k].Row(i, b.arena, &w.row[k])
+		v := &w.row[k]
+		b.cols[k].Row(i, b.arena, v)
+		s := v.Bytes()
+		size += len(s)
+		if ascii && !b.ascii {
+			ascii = isASCII(s)
+		}
 	}
-	end := len(b.arena)
-	if i+1 < b.n {
-		end = b.starts[i+1]
-	}
-	strs := pqStrings{ascii: isASCII(b.arena[b.starts[i]:end])}
-	if end-b.starts[i] <= parquetFastRow && b.plan.decodeRow(w.row, &strs, c) {
+	strs := pqStrings{ascii: ascii}
+	if size <= parquetFastRow && b.plan.decodeRow(w.row, &strs, c) {
 		return nil
 	}
 	var err error
@@ -437,7 +464,7 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 			}
 			select {
 			case b = <-free:
-				b.n, b.err, b.arena, b.starts = 0, nil, b.arena[:0], b.starts[:0]
+				b.n, b.err, b.arena = 0, nil, b.arena[:0]
 			default:
 				b = &pqBatch[T]{pqRows: pqRows{cases: make([]Case, pqBatchCases), arena: make([]byte, 0, pqArenaSize)}}
 			}
@@ -483,10 +510,12 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 						b.cols[k].Reset()
 					}
 				}
-				b.starts = append(b.starts, len(b.arena))
-				b.arena, err = r.Next(b.arena, b.cols)
+				var n int
+				b.arena, n, err = r.NextRows(b.arena, b.cols, len(b.cases)-b.n, pqArenaSize)
+				nrows += n
+				line += n
+				b.n += n
 				if errors.Is(err, io.EOF) {
-					b.starts = b.starts[:b.n]
 					break
 				}
 				if err != nil {
@@ -494,9 +523,6 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 					fail(err)
 					return
 				}
-				nrows++
-				line++
-				b.n++
 				if b.n == len(b.cases) || len(b.arena) >= pqArenaSize {
 					if !send() {
 						r.Close()
@@ -524,6 +550,7 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 			var w pqWorker
 			for b := range todo {
 				b.results = b.results[:0]
+				b.ascii = isASCII(b.arena) // then so are its rows' strings
 				for i := range b.n {
 					if i&0x7f == 0 && ctx.Err() != nil {
 						b.err = ctx.Err()
