@@ -4,25 +4,17 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"testing"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 )
 
 // BenchmarkParquetLines reads a Parquet cases file as JSONL lines (the file
 // RG_BENCH_PARQUET names, e.g. benchdata check-cases-parquet 100000; skipped
 // without it): the reader's own cost, before any cases parser.
 func BenchmarkParquetLines(b *testing.B) {
-	path := os.Getenv("RG_BENCH_PARQUET")
-	if path == "" {
-		b.Skip("RG_BENCH_PARQUET names no file (go run ./cmd/benchdata check-cases-parquet 100000 > F)")
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(st.Size())
+	path := inputtest.ParquetBench(b)
 	for b.Loop() {
 		s, err := input.OpenSharded(context.Background(), path)
 		if err != nil {
@@ -38,15 +30,7 @@ func BenchmarkParquetLines(b *testing.B) {
 // BenchmarkParquetRows reads the same file by rows (ParquetRows.NextRows,
 // in batches of the cases reader's bounds): the fast path's reader alone.
 func BenchmarkParquetRows(b *testing.B) {
-	path := os.Getenv("RG_BENCH_PARQUET")
-	if path == "" {
-		b.Skip("RG_BENCH_PARQUET names no file (go run ./cmd/benchdata check-cases-parquet 100000 > F)")
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(st.Size())
+	path := inputtest.ParquetBench(b)
 	for b.Loop() {
 		s, err := input.OpenSharded(context.Background(), path)
 		if err != nil {

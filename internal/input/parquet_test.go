@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 )
 
 type pqEntry struct {
@@ -214,16 +215,13 @@ func FuzzParquet(f *testing.F) {
 	for i, seed := range seeds {
 		p := filepath.Join(dir, "seed"+string(rune('0'+i))+".parquet")
 		seed(p)
-		b, err := os.ReadFile(p)
-		require.NoError(f, err)
-		f.Add(b)
+		inputtest.AddFileSeed(f, p)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if len(b) < 4 || string(b[:4]) != "PAR1" {
+		p := inputtest.ParquetFuzzFile(t, b)
+		if p == "" {
 			return
 		}
-		p := filepath.Join(t.TempDir(), "f.parquet")
-		require.NoError(t, os.WriteFile(p, b, 0o600))
 		s, err := input.OpenSharded(context.Background(), p)
 		if err == nil {
 			_, err = io.Copy(io.Discard, s)

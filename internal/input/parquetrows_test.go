@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 )
 
 // A table of the shapes ParquetRows reads: required, optional and
@@ -334,16 +335,13 @@ func FuzzParquetNextRows(f *testing.F) {
 		} else {
 			writeSplit(f, r, p, rows, 4, 3, parquet.DataPageVersion(1))
 		}
-		b, err := os.ReadFile(p)
-		require.NoError(f, err)
-		f.Add(b)
+		inputtest.AddFileSeed(f, p)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if len(b) < 4 || string(b[:4]) != "PAR1" {
+		p := inputtest.ParquetFuzzFile(t, b)
+		if p == "" {
 			return
 		}
-		p := filepath.Join(t.TempDir(), "f.parquet")
-		require.NoError(t, os.WriteFile(p, b, 0o600))
 		want, wantErr := tryBatches(t, p, true)
 		got, gotErr := tryBatches(t, p, false)
 		require.Equal(t, wantErr, gotErr)

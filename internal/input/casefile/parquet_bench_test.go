@@ -2,11 +2,11 @@ package casefile_test
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 )
 
 // BenchmarkParquetCases reads a Parquet cases file (the file
@@ -14,15 +14,7 @@ import (
 // without it) into cases by rows, the work on each case none: the fast
 // path's reader and its workers' making of the cases.
 func BenchmarkParquetCases(b *testing.B) {
-	path := os.Getenv("RG_BENCH_PARQUET")
-	if path == "" {
-		b.Skip("RG_BENCH_PARQUET names no file (go run ./cmd/benchdata check-cases-parquet 100000 > F)")
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(st.Size())
+	path := inputtest.ParquetBench(b)
 	for b.Loop() {
 		s, err := input.OpenSharded(context.Background(), path)
 		if err != nil {

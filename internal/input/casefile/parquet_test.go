@@ -19,6 +19,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 )
 
 // Two shapes of a cases table: every column optional (nulls anywhere, a
@@ -391,16 +392,13 @@ func FuzzParquetCases(f *testing.F) {
 			}
 			writePQ(f, p, rows, opts...)
 		}
-		b, err := os.ReadFile(p)
-		require.NoError(f, err)
-		f.Add(b)
+		inputtest.AddFileSeed(f, p)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if len(b) < 4 || string(b[:4]) != "PAR1" {
+		p := inputtest.ParquetFuzzFile(t, b)
+		if p == "" {
 			return
 		}
-		p := filepath.Join(t.TempDir(), "f.parquet")
-		require.NoError(t, os.WriteFile(p, b, 0o600))
 		want, wantErr := readCases(t, p, false, true, 2)
 		got, gotErr := readCases(t, p, true, true, 2)
 		if wantErr == "" && gotErr == "" {

@@ -287,15 +287,13 @@ func scaleWords(d *comparereport.Document, key string) string {
 	return label + " lies between 0 and 3, the highest relevance in the qrels."
 }
 
-// breaksJS returns the words of the tables, figures and legends that the
-// layout broke across lines (a query's text, prose, aside), and the x labels of the chart over the runs.
-const breaksJS = `(() => {
+// brokenWordsJS is a function (root, keep) of the page: the words of the text
+// under root whose element keep takes that the layout broke across lines.
+const brokenWordsJS = `((root, keep) => {
   const out = [];
-  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   for (let n; (n = walk.nextNode());) {
-    const el = n.parentElement;
-    // A query's text (.qtext) is prose: it wraps as a paragraph does.
-    if (!el || !el.closest("td,th,.kpi-value,.legend,caption") || el.closest(".sr-only,[hidden],svg,.qtext")) continue;
+    if (!keep(n.parentElement)) continue;
     const re = /\S+/g;
     for (let m; (m = re.exec(n.data));) {
       const r = document.createRange();
@@ -304,6 +302,14 @@ const breaksJS = `(() => {
       if (lines.size > 1) out.push(m[0]);
     }
   }
+  return out;
+})`
+
+// breaksJS returns the words of the tables, figures and legends that the
+// layout broke across lines (a query's text, prose, aside), and the x labels of the chart over the runs.
+// A query's text (.qtext) is prose: it wraps as a paragraph does.
+const breaksJS = `(() => {
+  const out = ` + brokenWordsJS + `(document.body, (el) => el && el.closest("td,th,.kpi-value,.legend,caption") && !el.closest(".sr-only,[hidden],svg,.qtext"));
   const ticks = [...document.querySelectorAll("#rg-over svg text.tick")].map((t) => t.textContent).filter((s) => /\d\d-\d\d/.test(s));
   return {broken: out, ticks};
 })()`
