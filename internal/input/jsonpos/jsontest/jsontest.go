@@ -8,6 +8,9 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // RepeatedKey reports a key that one object of the JSON text b has twice
@@ -128,4 +131,18 @@ func Field(obj map[string]any, name string) any {
 		}
 	}
 	return nil
+}
+
+// Agree holds a reader to a reference written apart from it, on one body:
+// where the reference refuses the body (ok false) the reader must fail, and
+// where it accepts the body the reader must succeed with the reference's
+// value (want).
+func Agree[T any](t testing.TB, body []byte, want T, ok bool, got T, err error) {
+	t.Helper()
+	if !ok {
+		require.Error(t, err, "accepted an answer a strict reader refuses: %q", body)
+		return
+	}
+	require.NoError(t, err, "refused an answer a strict reader accepts: %q", body)
+	require.Equal(t, want, got)
 }
