@@ -72,14 +72,8 @@ func FuzzParsePrompt(f *testing.F) {
 			return
 		}
 		require.NotEmpty(t, phs, "%q refused (%v) without a placeholder", s, err)
-		first := phs[0]
-		for _, ph := range phs {
-			if !known[ph.Text] {
-				first = ph
-				break
-			}
-		}
-		require.False(t, known[first.Text], "%q refused (%v) with every placeholder known", s, err)
+		first, unknown := inputtest.FirstUnknown(phs, known)
+		require.True(t, unknown, "%q refused (%v) with every placeholder known", s, err)
 		require.Contains(t, msg, fmt.Sprintf("p.txt:%d: unknown placeholder %q", first.Line, first.Text))
 	})
 }

@@ -98,3 +98,14 @@ func Placeholders(s string) []Placeholder {
 	}
 	return out
 }
+
+// FirstUnknown is the leftmost of phs whose text known lacks: the placeholder
+// a prompt parser names when it refuses a template for an unknown one.
+func FirstUnknown(phs []Placeholder, known map[string]bool) (Placeholder, bool) {
+	for _, ph := range phs {
+		if !known[ph.Text] {
+			return ph, true
+		}
+	}
+	return Placeholder{}, false
+}
