@@ -1,11 +1,8 @@
 package gitlab
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/url"
 	"strconv"
 	"testing"
@@ -15,17 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
 // answerClient is a Client whose every request is answered 200 with body (no
 // X-Next-Page: one page), without a socket.
 func answerClient(body []byte) *Client {
-	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
-			Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)), Request: r}, nil
-	})}
+	hc := jsontest.AnswerClient(body)
 	u, _ := url.Parse("https://gitlab.test/api/v4")
 	return &Client{http: hc, api: u, project: "7"}
 }

@@ -1,11 +1,8 @@
 package embed
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"strconv"
 	"testing"
 
@@ -14,20 +11,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos/jsontest"
 )
-
-// answerClient is an HTTP client whose every request gets a 200 with body: the
-// server's answer, without a socket (an input costs microseconds).
-func answerClient(body []byte) *http.Client {
-	return &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
-			Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)), Request: r}, nil
-	})}
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // refVector is a JSON array of numbers as float32s, each read with strconv;
 // null is 0 (encoding/json leaves the element zero). ok is false for anything
@@ -191,7 +174,7 @@ func FuzzOpenAIAnswer(f *testing.F) {
 			texts[i] = "t" + strconv.Itoa(i)
 		}
 		e, err := NewOpenAI(OpenAIConfig{URL: "http://embed.test", Batching: Batching{Size: len(texts)},
-			HTTP: answerClient(body), Policy: httpretry.Policy{Attempts: 1}})
+			HTTP: jsontest.AnswerClient(body), Policy: httpretry.Policy{Attempts: 1}})
 		require.NoError(t, err)
 		got, err := e.EmbedDocuments(context.Background(), texts)
 		want, ok := refOpenAI(body, len(texts))
@@ -211,7 +194,7 @@ func FuzzOllamaAnswer(f *testing.F) {
 			texts[i] = "t" + strconv.Itoa(i)
 		}
 		e, err := NewOllama(OllamaConfig{URL: "http://embed.test", Model: "m", Batching: Batching{Size: len(texts)},
-			HTTP: answerClient(body)})
+			HTTP: jsontest.AnswerClient(body)})
 		require.NoError(t, err)
 		got, err := e.EmbedDocuments(context.Background(), texts)
 		want, ok := refOllama(body, len(texts))

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos/jsontest"
 )
 
 // An answer in which one object has two keys that differ only in case (or one
@@ -15,12 +16,12 @@ import (
 // reader the first. The embedders refuse it, as the chat client does.
 func TestEmbeddersRefuseFoldedKeys(t *testing.T) {
 	openAI := func(body string) Embedder {
-		e, err := NewOpenAI(OpenAIConfig{URL: "http://embed.test", HTTP: answerClient([]byte(body)), Policy: httpretry.Policy{Attempts: 1}})
+		e, err := NewOpenAI(OpenAIConfig{URL: "http://embed.test", HTTP: jsontest.AnswerClient([]byte(body)), Policy: httpretry.Policy{Attempts: 1}})
 		require.NoError(t, err)
 		return e
 	}
 	ollama := func(body string) Embedder {
-		e, err := NewOllama(OllamaConfig{URL: "http://embed.test", Model: "m", HTTP: answerClient([]byte(body))})
+		e, err := NewOllama(OllamaConfig{URL: "http://embed.test", Model: "m", HTTP: jsontest.AnswerClient([]byte(body))})
 		require.NoError(t, err)
 		return e
 	}

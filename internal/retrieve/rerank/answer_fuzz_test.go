@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,19 +15,6 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos/jsontest"
 )
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// answerClient answers every request 200 with body, without a socket.
-func answerClient(body []byte) *http.Client {
-	return &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
-			Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)), Request: r}, nil
-	})}
-}
 
 // refScores reads a TEI /rerank answer for n texts apart from the client,
 // through encoding/json's token stream with numbers read by strconv: an array
@@ -170,7 +156,7 @@ func FuzzRerankAnswer(f *testing.F) {
 		for i := range texts {
 			texts[i] = "t" + strconv.Itoa(i)
 		}
-		c, err := New("http://rerank.test", answerClient(body), httpretry.Policy{Attempts: 1})
+		c, err := New("http://rerank.test", jsontest.AnswerClient(body), httpretry.Policy{Attempts: 1})
 		require.NoError(t, err)
 		got, err := c.Scores(context.Background(), "q", texts)
 		want, ok := refScores(body, len(texts))
@@ -186,7 +172,7 @@ func TestScoresRefusesFoldedKeys(t *testing.T) {
 		`[{"index":0,"score":1,"score":2}]`,
 		`[{"index":1,"INDEX":0,"score":1}]`,
 	} {
-		c, err := New("http://rerank.test", answerClient([]byte(body)), httpretry.Policy{Attempts: 1})
+		c, err := New("http://rerank.test", jsontest.AnswerClient([]byte(body)), httpretry.Policy{Attempts: 1})
 		require.NoError(t, err)
 		_, err = c.Scores(context.Background(), "q", []string{"a"})
 		assert.ErrorContains(t, err, "malformed response", body)

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -145,4 +146,22 @@ func Agree[T any](t testing.TB, body []byte, want T, ok bool, got T, err error) 
 	}
 	require.NoError(t, err, "refused an answer a strict reader accepts: %q", body)
 	require.Equal(t, want, got)
+}
+
+// AnswerClient is an HTTP client whose every request is answered 200 with
+// body as JSON, without a socket (a fuzz input costs microseconds): a
+// server's answer for a client's reader.
+func AnswerClient(body []byte) *http.Client {
+	return &http.Client{Transport: answerTransport(body)}
+}
+
+type answerTransport []byte
+
+func (b answerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_ = r.Body.Close()
+	}
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(bytes.NewReader(b)), ContentLength: int64(len(b)), Request: r}, nil
 }

@@ -1,11 +1,8 @@
 package chroma
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"strconv"
 	"testing"
 
@@ -15,20 +12,10 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 )
 
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
 // answerStore is a Store of collection "c" whose server answers every request
 // 200 with body, without a socket.
 func answerStore(body []byte) *Store {
-	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		if r.Body != nil {
-			_, _ = io.Copy(io.Discard, r.Body)
-		}
-		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
-			Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)), Request: r}, nil
-	})}
+	hc := jsontest.AnswerClient(body)
 	return &Store{client: newClient("http://chroma.test", DefaultTenant, DefaultDatabase, hc),
 		col: &collection{ID: "c", Name: "c"}, name: "c", maxID: 64}
 }
