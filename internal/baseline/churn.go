@@ -47,7 +47,8 @@ import (
 // (cases in families, issue 34 item 2), each figure's interval is computed
 // over the clusters instead (metrics.ClusterTally: cluster-t, the method
 // compare --clusters and the paired statistics use, widened to the interval
-// over the cases where that reaches further: cluster-t-hull).
+// over the cases where that reaches further: cluster-t-hull). The mean RBO's
+// is rboTally's (rbo.go), which the overlap lines' mean RBO shares.
 
 // The measure keys of the churn gates (a gate's measure in every report).
 const (
@@ -152,38 +153,36 @@ type Churn struct {
 // churnCell accumulates the churn of one type and locale.
 type churnCell struct {
 	held, n, changed int64
-	sumRBO           float64
-	dist, left       *metrics.Histogram // 1 − RBO; entries that left
-	// The cases with a cluster key (nil until one comes): 1 − RBO, the
-	// entries that left and whether the set changed (0 or 1), by cluster.
+	rbo              rboTally           // the mean RBO and its interval (rbo.go)
+	left             *metrics.Histogram // entries that left
+	// The cases with a cluster key (nil until one comes): the entries that
+	// left and whether the set changed (0 or 1), by cluster.
 	clus *churnClusters
 }
 
 // churnClusters are a churn cell's cluster tallies.
 type churnClusters struct {
-	dist, left, changed *metrics.ClusterTally
+	left, changed *metrics.ClusterTally
 }
 
 func newChurnClusters() *churnClusters {
-	return &churnClusters{dist: metrics.NewClusterTally(), left: metrics.NewClusterTally(), changed: metrics.NewClusterTally()}
+	return &churnClusters{left: metrics.NewClusterTally(), changed: metrics.NewClusterTally()}
 }
 
 func newChurnCell() *churnCell {
-	return &churnCell{dist: metrics.NewHistogram(), left: metrics.NewHistogram()}
+	return &churnCell{rbo: newRBOTally(), left: metrics.NewHistogram()}
 }
 
 func (ce *churnCell) merge(o *churnCell) {
 	ce.held += o.held
 	ce.n += o.n
 	ce.changed += o.changed
-	ce.sumRBO += o.sumRBO
-	ce.dist.Merge(o.dist)
+	ce.rbo.merge(&o.rbo)
 	ce.left.Merge(o.left)
 	if o.clus != nil {
 		if ce.clus == nil {
 			ce.clus = newChurnClusters()
 		}
-		ce.clus.dist.Merge(o.clus.dist)
 		ce.clus.left.Merge(o.clus.left)
 		ce.clus.changed.Merge(o.clus.changed)
 	}
@@ -227,8 +226,7 @@ func (c *Comparer) addChurn(rec int, r *gate.CaseResult, line *CaseLine, cur *Cu
 		return
 	}
 	ce.n++
-	ce.sumRBO += cur.RBO
-	ce.dist.Add(1 - cur.RBO)
+	ce.rbo.add(cur.RBO, cur.Cluster)
 	ce.left.Add(float64(cur.Left))
 	changed := 0.0
 	if !cur.SameSet {
@@ -239,7 +237,6 @@ func (c *Comparer) addChurn(rec int, r *gate.CaseResult, line *CaseLine, cur *Cu
 		if ce.clus == nil {
 			ce.clus = newChurnClusters()
 		}
-		ce.clus.dist.Add(cur.Cluster, 1-cur.RBO)
 		ce.clus.left.Add(cur.Cluster, float64(cur.Left))
 		ce.clus.changed.Add(cur.Cluster, changed)
 	}
@@ -249,20 +246,20 @@ func (c *Comparer) addChurn(rec int, r *gate.CaseResult, line *CaseLine, cur *Cu
 // churnGroup is the churn of the merged cells.
 func churnGroup(name string, ce *churnCell, depth int) ChurnGroup {
 	g := ChurnGroup{Name: name, Held: ce.held, N: ce.n, Unknown: ce.held - ce.n, Changed: ce.changed}
-	nan := Estimate{Mean: math.NaN(), CI95: metrics.Interval{Lo: math.NaN(), Hi: math.NaN()}}
-	g.RBO, g.Share, g.Left = nan, nan, nan
+	g.RBO, g.Clusters = ce.rbo.estimate()
+	g.Share, g.Left = nanEstimate(), nanEstimate()
 	if ce.n == 0 {
 		return g
 	}
 	n := float64(ce.n)
 	depthHi := float64(max(depth, 1))
-	rbo := ce.dist.DifferenceCI95(0, 1)
 	share := metrics.WilsonCI95(ce.changed, ce.n)
 	left := ce.left.DifferenceCI95(0, depthHi)
 	if ce.clus != nil {
 		// Cases in families: each figure's interval over the clusters
 		// (metrics.ClusterTally: cluster-t, a case without a key one),
-		// widened to the interval over the cases where that reaches further.
+		// widened to the interval over the cases where that reaches further
+		// (the mean RBO's: rboTally.estimate).
 		changed := metrics.NewHistogram()
 		if ce.changed > 0 {
 			changed.AddN(1, ce.changed)
@@ -270,13 +267,9 @@ func churnGroup(name string, ce *churnCell, depth int) ChurnGroup {
 		if ce.n > ce.changed {
 			changed.AddN(0, ce.n-ce.changed)
 		}
-		c := ce.clus.dist.CI95(ce.dist, 0, 1).Widen(rbo)
-		rbo, g.Clusters = c.Interval, c.Clusters
 		share = ce.clus.changed.CI95(changed, 0, 1).Widen(share).Interval
 		left = ce.clus.left.CI95(ce.left, 0, depthHi).Widen(left).Interval
 	}
-	rbo.Lo, rbo.Hi = 1-rbo.Hi, 1-rbo.Lo
-	g.RBO = Estimate{Mean: ce.sumRBO / n, CI95: rbo}
 	g.Share = Estimate{Mean: float64(ce.changed) / n, CI95: share}
 	g.Left = Estimate{Mean: ce.left.Mean(), CI95: left}
 	return g

@@ -16,7 +16,9 @@ import (
 // returned fewer), not a prefix to extrapolate: metrics.RBOExtEnded, so a head
 // that keeps 2 of the base's 5 is a change, not RBO 1. The cases paired for scoring and the cases
 // without gold in both runs (not scored, so today they show no change at all)
-// are summarised apart, and the most changed cases without gold are listed.
+// are summarised apart, each group's mean RBO with its 95% interval (the
+// churn's method, rboTally: rbo.go), and the most changed cases without gold
+// are listed.
 
 // DefaultMaxMoved is how many of the most changed cases without gold are kept
 // (the PR comment and the JSON list them all).
@@ -24,10 +26,16 @@ const DefaultMaxMoved = 10
 
 // OverlapGroup summarises the rank-biased overlap of a set of cases.
 type OverlapGroup struct {
-	N       int64   // cases with both top k known
-	Mean    float64 // mean RBO over the N (NaN when N is 0)
-	Changed int64   // of the N, cases whose top k differ in any way (order, items, length)
-	Unknown int64   // cases where a run's top k is not known (precomputed scores, an older baseline)
+	N int64 // cases with both top k known
+	// RBO is the mean RBO over the N with its 95% interval (rboTally, the
+	// churn's method; NaN, no method, when N is 0).
+	RBO     Estimate
+	Changed int64 // of the N, cases whose top k differ in any way (order, items, length)
+	Unknown int64 // cases where a run's top k is not known (precomputed scores, an older baseline)
+	// Clusters: the clusters the N cases fall into when some carry a
+	// `cluster` key (a case without one is a cluster of its own); the
+	// interval is then computed over them. 0 when no case carries one.
+	Clusters int64
 }
 
 // Moved is a case without gold whose top k changed.
@@ -53,8 +61,8 @@ type Overlap struct {
 
 // overlapAcc accumulates an OverlapGroup in file order.
 type overlapAcc struct {
-	n, changed, unknown int64
-	sum                 float64
+	changed, unknown int64
+	rbo              rboTally
 }
 
 func (a *overlapAcc) add(cur *Current) {
@@ -62,18 +70,15 @@ func (a *overlapAcc) add(cur *Current) {
 		a.unknown++
 		return
 	}
-	a.n++
-	a.sum += cur.RBO
+	a.rbo.add(cur.RBO, cur.Cluster)
 	if !cur.SameTop {
 		a.changed++
 	}
 }
 
 func (a *overlapAcc) group() OverlapGroup {
-	g := OverlapGroup{N: a.n, Changed: a.changed, Unknown: a.unknown, Mean: math.NaN()}
-	if a.n > 0 {
-		g.Mean = a.sum / float64(a.n)
-	}
+	g := OverlapGroup{N: a.rbo.n(), Changed: a.changed, Unknown: a.unknown}
+	g.RBO, g.Clusters = a.rbo.estimate()
 	return g
 }
 
@@ -166,6 +171,7 @@ func (o *overlapState) init(opt Options, h *Header) {
 	if h != nil && h.K > 0 {
 		o.depth = min(o.depth, h.K)
 	}
+	o.paired.rbo, o.withoutGold.rbo = newRBOTally(), newRBOTally()
 	o.moved.init(DefaultMaxMoved)
 }
 

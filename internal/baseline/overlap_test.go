@@ -90,11 +90,37 @@ func TestOverlap(t *testing.T) {
 			rbo := func(a, b string) float64 {
 				return metrics.RBOExtEnded(strings.Split(a, ""), strings.Split(b, ""), 0.9)
 			}
-			assert.Equal(t, OverlapGroup{N: 2, Mean: (1 + rbo("abcde", "bacde")) / 2, Changed: 1}, o.Paired)
+			assert.Equal(t, int64(2), o.Paired.N)
+			assert.Equal(t, int64(1), o.Paired.Changed)
+			assert.Zero(t, o.Paired.Unknown)
+			assert.Zero(t, o.Paired.Clusters)
+			assert.InDelta(t, (1+rbo("abcde", "bacde"))/2, o.Paired.RBO.Mean, 1e-15)
 			assert.Equal(t, int64(4), o.WithoutGold.N)
 			assert.Equal(t, int64(3), o.WithoutGold.Changed)
 			assert.Equal(t, int64(1), o.WithoutGold.Unknown)
-			assert.InDelta(t, (1+rbo("abcde", "xyzab")+rbo("abcde", "abcdx")+rbo("abcde", "abc"))/4, o.WithoutGold.Mean, 1e-15)
+			assert.InDelta(t, (1+rbo("abcde", "xyzab")+rbo("abcde", "abcdx")+rbo("abcde", "abc"))/4, o.WithoutGold.RBO.Mean, 1e-15)
+			// Each group's mean RBO has the churn's interval: that of 1 − RBO
+			// over [0, 1], mapped back.
+			for _, g := range []struct {
+				got  OverlapGroup
+				rbos []float64
+			}{
+				{o.Paired, []float64{1, rbo("abcde", "bacde")}},
+				{o.WithoutGold, []float64{1, rbo("abcde", "xyzab"), rbo("abcde", "abcdx"), rbo("abcde", "abc")}},
+			} {
+				dist := metrics.NewHistogram()
+				for _, v := range g.rbos {
+					dist.Add(1 - v)
+				}
+				iv := dist.DifferenceCI95(0, 1)
+				assert.Equal(t, metrics.MethodHallTBetting, iv.Method)
+				assert.Equal(t, iv.Method, g.got.RBO.CI95.Method)
+				assert.Equal(t, g.got.N, g.got.RBO.CI95.N)
+				assert.InDelta(t, 1-iv.Hi, g.got.RBO.CI95.Lo, 1e-15)
+				assert.InDelta(t, 1-iv.Lo, g.got.RBO.CI95.Hi, 1e-15)
+				assert.LessOrEqual(t, g.got.RBO.CI95.Lo, g.got.RBO.Mean)
+				assert.GreaterOrEqual(t, g.got.RBO.CI95.Hi, g.got.RBO.Mean)
+			}
 			require.Len(t, o.MostChanged, 3)
 			// xyzab (0.42) < abc, ended (0.72) < abcdx (0.87)
 			assert.Equal(t, []string{"n2", "n4", "n3"}, []string{o.MostChanged[0].ID, o.MostChanged[1].ID, o.MostChanged[2].ID})
@@ -144,7 +170,9 @@ func TestOverlapDepthAndFlips(t *testing.T) {
 	require.Len(t, res.NewlyMissed, 1)
 	assert.Equal(t, metrics.RBOExtEnded([]string{"a", "b", "c"}, []string{"x", "b", "c"}, 0.9), res.NewlyMissed[0].RBO)
 	// The case without gold is the same at depth 3 (the rest lies beyond the baseline's k).
-	assert.Equal(t, OverlapGroup{N: 1, Mean: 1}, res.Overlap.WithoutGold)
+	assert.Equal(t, int64(1), res.Overlap.WithoutGold.N)
+	assert.Zero(t, res.Overlap.WithoutGold.Changed)
+	assert.InDelta(t, 1.0, res.Overlap.WithoutGold.RBO.Mean, 0)
 	assert.Empty(t, res.Overlap.MostChanged)
 	// A flip against a --cases-out baseline (no top k): RBO unknown.
 	b2 := load(t, bline("f", "a", 1, 1)[:len(bline("f", "a", 1, 1))-len(`,"rank":1,"top":["x"]}`+"\n")]+"}\n")
@@ -156,7 +184,61 @@ func TestOverlapDepthAndFlips(t *testing.T) {
 	require.Len(t, res.NewlyMissed, 1)
 	assert.True(t, math.IsNaN(res.NewlyMissed[0].RBO))
 	assert.Equal(t, int64(1), res.Overlap.Paired.Unknown)
-	assert.True(t, math.IsNaN(res.Overlap.Paired.Mean))
+	assert.True(t, math.IsNaN(res.Overlap.Paired.RBO.Mean))
+	// No case to compare: no interval, no method.
+	assert.True(t, math.IsNaN(res.Overlap.Paired.RBO.CI95.Lo))
+	assert.True(t, math.IsNaN(res.Overlap.Paired.RBO.CI95.Hi))
+	assert.Empty(t, res.Overlap.Paired.RBO.CI95.Method)
+}
+
+// TestOverlapIntervalIsTheChurns: the overlap lines' mean RBO has the churn's
+// interval (one method, rboTally), clusters included. Every case here is
+// without gold in both runs, so the cases without gold are the cases the churn
+// counts overall: the two estimates and their clusters are one, in families
+// (cluster-t, widened to the interval over the cases: cluster-t-hull) as
+// without them (hall-t from 50 cases).
+func TestOverlapIntervalIsTheChurns(t *testing.T) {
+	tops := []string{"abcde", "abcde", "abcde", "bacde", "abcdx", "xyzab", "abc", "vwxyz"}
+	var base strings.Builder
+	for i := range 120 {
+		base.WriteString(oline(fmt.Sprintf("c%03d", i), "", "abcde"))
+	}
+	b := load(t, base.String())
+	for _, families := range []bool{false, true} {
+		t.Run(fmt.Sprint("families=", families), func(t *testing.T) {
+			c := NewComparer(b, Options{K: 5})
+			for i := range 120 {
+				id := fmt.Sprintf("c%03d", i)
+				r := gate.CaseResult{File: "run.jsonl", Line: i + 1, ID: id, Type: "golden", Locale: "en"}
+				// Families of four share a top k; every fifth case has no key.
+				cu := Current{IDHash: IDHash(id), HasTop: true, GoldHash: GoldHash(nil), Top: strings.Split(tops[(i/4)%len(tops)], "")}
+				if families && i%5 != 0 {
+					cu.Cluster = fmt.Sprintf("f%d", i/4)
+				}
+				c.Add(&r, &CaseLine{ID: id, Query: "q"}, &cu)
+			}
+			res, err := c.Result()
+			require.NoError(t, err)
+			o, ch := res.Overlap.WithoutGold, res.Churn.Overall
+			assert.Equal(t, int64(120), o.N)
+			assert.Equal(t, ch.N, o.N)
+			assert.Equal(t, ch.RBO, o.RBO)
+			assert.Equal(t, ch.Clusters, o.Clusters)
+			assert.Equal(t, int64(120), o.RBO.CI95.N)
+			if families {
+				assert.Equal(t, int64(30+24), o.Clusters, "30 families, 24 cases without a key")
+				assert.Contains(t, []string{metrics.MethodClusterT, metrics.MethodClusterHull}, o.RBO.CI95.Method)
+			} else {
+				assert.Zero(t, o.Clusters)
+				assert.Equal(t, metrics.MethodHallT, o.RBO.CI95.Method)
+			}
+			assert.False(t, o.RBO.CI95.Unreliable)
+			assert.Less(t, o.RBO.CI95.Lo, o.RBO.Mean)
+			assert.Greater(t, o.RBO.CI95.Hi, o.RBO.Mean)
+			assert.Zero(t, res.Overlap.Paired.N)
+			assert.True(t, math.IsNaN(res.Overlap.Paired.RBO.CI95.Lo))
+		})
+	}
 }
 
 // TestMostChangedBounded: of many changed cases without gold, the DefaultMaxMoved

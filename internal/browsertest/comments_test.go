@@ -28,7 +28,8 @@ type comment struct {
 	base [][]string
 }
 
-// trendBase is five runs of main, the third after a change of k (marked in the trend).
+// trendBase is five runs of main, the last three after a change of k: the
+// trend's rows count the runs at another k than the comment's as left out.
 func trendBase(args ...string) [][]string {
 	var out [][]string
 	for i := range 5 {

@@ -9,6 +9,12 @@
 // The history is any scan over records (Source): a --history file, or a
 // history.jsonl read from a branch. Selection and the sparkline's scaling are
 // pure functions (Build, Levels); the renderers only print a Trend.
+//
+// A row never joins runs at different cutoffs: hit@5 and hit@2 are two
+// measures, so a row holds only the base runs at this run's k (the k its label
+// names) and counts the others, by their k, as left out. The history page and
+// the dashboard's chart over the runs never join them either: a series per k
+// (html.HistoryView).
 package trend
 
 import (
@@ -16,6 +22,7 @@ import (
 	"errors"
 	"io/fs"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/valyala/fastjson"
@@ -54,9 +61,9 @@ type Source func(fn func(rec history.Record, doc *fastjson.Value) error) error
 // Value is a measure's mean and its n in one run, and for DCG@k the largest
 // value possible in that run (MaxDCG: NaN when the record does not tell it; 0
 // for every other measure, which has no such scale to state). K is the run's
-// cutoff, the document's k (0 when it states none): a row's runs may be at
-// different k (the fingerprint's --k), and a value is only the row's measure
-// (hit@5) at its own k.
+// cutoff, the document's k (0 when it states none): the history's runs may be
+// at different k (the fingerprint's --k), and a value is only the row's
+// measure (hit@5) at its own k, so a row keeps the values at its k (Build).
 type Value struct {
 	Mean float64
 	N    int64
@@ -94,12 +101,20 @@ func MaxDCG(doc *fastjson.Value) float64 {
 }
 
 // Run is one run as the trend needs it: the record's provenance, its
-// fingerprint and the values of the trended measures it has (a measure its
-// document lacks is absent).
+// fingerprint, its cutoff K (its document's k, 0 when it states none) and
+// the values of the trended measures it has (a measure its document lacks is
+// absent).
 type Run struct {
 	Commit, Time string
 	Fingerprint  history.Fingerprint
+	K            int
 	Values       map[Measure]Value
+}
+
+// LeftOut is how many of a row's base runs were at cutoff K (0: their
+// document states none) when the row is at another.
+type LeftOut struct {
+	K, Runs int
 }
 
 // Point is one run's value in a row.
@@ -114,8 +129,14 @@ type Point struct {
 // Row is the trend of one measure.
 type Row struct {
 	Measure
-	Points  []Point // base runs with the measure, oldest first
+	// K is the cutoff of the row: this run's (Run.K), the k its label names.
+	K       int
+	Points  []Point // base runs with the measure at K, oldest first
 	Current *Point  // this run; nil when its document lacks the measure
+	// LeftOut are the base runs with the measure at another cutoff, by k
+	// (ascending): a measure at another k is another measure, so they are
+	// not joined to the row's (nil when there is none).
+	LeftOut []LeftOut
 	// Spark is one glyph per point, ChangeMark before a point whose inputs
 	// changed; CurrentGlyph is this run's glyph (and CurrentChanged whether its
 	// inputs differ from the newest point's), on the same scale. Both "" when
@@ -137,7 +158,7 @@ type Trend struct {
 	Limit           int      // the N asked for
 	Runs            int      // base runs found (at most Limit)
 	Rows            []Row    // in the order of the measures asked for
-	Changes         []Change // input changes between the shown runs, oldest first
+	Changes         []Change // input changes between the shown runs (those at this run's k), oldest first
 }
 
 // Options select the runs: those of Command whose branch is Branch, the
@@ -181,13 +202,21 @@ func Extract(doc *fastjson.Value, ms []Measure) map[Measure]Value {
 		if math.IsNaN(v) || math.IsInf(v, 0) || n < 0 {
 			continue
 		}
-		val := Value{Mean: v, N: n, K: max(doc.GetInt("k"), 0)}
+		val := Value{Mean: v, N: n, K: cutoff(doc)}
 		if m.Key == metrics.KeyDCG && kind == "strategy" {
 			val.Max = MaxDCG(doc)
 		}
 		out[m] = val
 	}
 	return out
+}
+
+// cutoff is a run's k: its document's, 0 when it states none.
+func cutoff(doc *fastjson.Value) int {
+	if doc == nil {
+		return 0
+	}
+	return max(doc.GetInt("k"), 0)
 }
 
 // Collect scans src and keeps the newest o.Limit runs of o.Command on
@@ -201,7 +230,7 @@ func Collect(src Source, current *fastjson.Value, fp history.Fingerprint, o Opti
 		if limit == 0 || rec.Command != o.Command || rec.Branch != o.Branch || doc == nil {
 			return nil
 		}
-		r := Run{Commit: rec.Commit, Time: rec.Time, Fingerprint: rec.Fingerprint, Values: Extract(doc, o.Measures)}
+		r := Run{Commit: rec.Commit, Time: rec.Time, Fingerprint: rec.Fingerprint, K: cutoff(doc), Values: Extract(doc, o.Measures)}
 		if len(ring) < limit {
 			ring = append(ring, r)
 			return nil
@@ -214,36 +243,49 @@ func Collect(src Source, current *fastjson.Value, fp history.Fingerprint, o Opti
 		return nil, err
 	}
 	runs := append(ring[next:len(ring):len(ring)], ring[:next]...)
-	cur := Run{Fingerprint: fp, Values: Extract(current, o.Measures)}
+	cur := Run{Fingerprint: fp, K: cutoff(current), Values: Extract(current, o.Measures)}
 	t := Build(runs, cur, o.Measures)
 	t.Command, t.Branch, t.Limit = o.Command, o.Branch, o.Limit
 	return t, nil
 }
 
 // Build is the trend of the measures over runs (oldest first) and this run:
-// per measure the runs that have it, the input changes between consecutive
-// ones, and the sparkline scaled to the row's lowest and highest value (this
-// run's included).
+// per measure the runs that have it at this run's cutoff (current.K; those at
+// another are counted in LeftOut, never joined to them), the input changes
+// between consecutive ones, and the sparkline scaled to the row's lowest and
+// highest value (this run's included). Changes are those between the
+// consecutive runs at this run's cutoff, and from the newest of them to this
+// run.
 func Build(runs []Run, current Run, ms []Measure) *Trend {
 	t := &Trend{Runs: len(runs)}
-	for i, r := range runs {
-		if i > 0 {
-			if what := changed(r.Fingerprint, runs[i-1].Fingerprint); what != nil {
-				t.Changes = append(t.Changes, Change{Commit: r.Commit, Time: r.Time, What: what})
+	// The input changes between the runs the rows join: those at this run's k.
+	var prevRun *Run
+	for i := range runs {
+		if runs[i].K != current.K {
+			continue
+		}
+		if prevRun != nil {
+			if what := changed(runs[i].Fingerprint, prevRun.Fingerprint); what != nil {
+				t.Changes = append(t.Changes, Change{Commit: runs[i].Commit, Time: runs[i].Time, What: what})
 			}
 		}
+		prevRun = &runs[i]
 	}
-	if len(runs) > 0 {
-		if what := changed(current.Fingerprint, runs[len(runs)-1].Fingerprint); what != nil {
+	if prevRun != nil {
+		if what := changed(current.Fingerprint, prevRun.Fingerprint); what != nil {
 			t.Changes = append(t.Changes, Change{Current: true, What: what})
 		}
 	}
 	for _, m := range ms {
-		row := Row{Measure: m}
+		row := Row{Measure: m, K: current.K}
 		var prev *history.Fingerprint
 		for i := range runs {
 			v, ok := runs[i].Values[m]
 			if !ok {
+				continue
+			}
+			if v.K != row.K {
+				row.LeftOut = leaveOut(row.LeftOut, v.K)
 				continue
 			}
 			p := Point{Value: v, Commit: runs[i].Commit, Time: runs[i].Time}
@@ -280,6 +322,19 @@ func Build(runs []Run, current Run, ms []Measure) *Trend {
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// leaveOut counts one more run at cutoff k in lo, kept in ascending k.
+func leaveOut(lo []LeftOut, k int) []LeftOut {
+	i := 0
+	for i < len(lo) && lo[i].K < k {
+		i++
+	}
+	if i < len(lo) && lo[i].K == k {
+		lo[i].Runs++
+		return lo
+	}
+	return slices.Insert(lo, i, LeftOut{K: k, Runs: 1})
 }
 
 // changed is what differs between two fingerprints, nil when they are equal;

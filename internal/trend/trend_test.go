@@ -91,6 +91,86 @@ func TestBuild(t *testing.T) {
 	assert.Empty(t, tr.Changes)
 }
 
+// fpk is the fingerprint of a run on knowledge base kb at cutoff k.
+func fpk(kb string, k int) history.Fingerprint {
+	f, _ := history.NewFingerprint(context.Background(), nil, map[string]string{"kb": kb, "k": fmt.Sprint(k)})
+	return f
+}
+
+// A row never joins runs at different cutoffs: it keeps the base runs at this
+// run's k, scales its sparkline over them alone, and counts the others by k;
+// a run whose document states no k is at none of them.
+func TestBuildAtTwoK(t *testing.T) {
+	at := func(commit string, k int, mean float64) trend.Run {
+		return trend.Run{Commit: commit, Fingerprint: fpk("1", k), K: k, Values: map[trend.Measure]trend.Value{hit: {Mean: mean, N: 100, K: k}}}
+	}
+	runs := []trend.Run{at("a", 5, 0.7), at("b", 5, 0.75), at("c", 10, 0.9), at("d", 0, 0.95), at("e", 10, 0.92), at("f", 5, 0.8)}
+	cur := at("", 5, 0.78)
+	tr := trend.Build(runs, cur, []trend.Measure{hit})
+	assert.Equal(t, 6, tr.Runs, "the base runs found")
+	r := tr.Rows[0]
+	assert.Equal(t, 5, r.K)
+	require.Len(t, r.Points, 3)
+	assert.Equal(t, []string{"a", "b", "f"}, []string{r.Points[0].Commit, r.Points[1].Commit, r.Points[2].Commit})
+	for _, p := range r.Points {
+		assert.Equal(t, 5, p.K)
+	}
+	assert.Equal(t, []trend.LeftOut{{K: 0, Runs: 1}, {K: 10, Runs: 2}}, r.LeftOut)
+	// f's inputs are b's: the runs at k = 10 between them are not in the row.
+	assert.Nil(t, r.Points[2].Changed)
+	// 0.7, 0.75, 0.8 and this run's 0.78 on one scale [0.7, 0.8]: the 0.9s at k = 10 are not on it.
+	assert.Equal(t, "▁▅█", r.Spark)
+	assert.Equal(t, "▇", r.CurrentGlyph)
+	assert.False(t, r.CurrentChanged)
+	// The input changes listed are those between the runs the row joins: not
+	// the --k of the runs left out.
+	assert.Empty(t, tr.Changes)
+	f := runs[5]
+	f.Fingerprint = fpk("2", 5)
+	tr = trend.Build([]trend.Run{runs[0], runs[1], runs[2], runs[3], runs[4], f}, cur, []trend.Measure{hit})
+	assert.Equal(t, []trend.Change{{Commit: "f", What: []string{"--kb"}}, {Current: true, What: []string{"--kb"}}}, tr.Changes)
+	assert.Equal(t, "▁▅¦█", tr.Rows[0].Spark)
+	assert.True(t, tr.Rows[0].CurrentChanged)
+
+	// This run at k = 10: the row is the k = 10 runs.
+	cur = at("", 10, 0.91)
+	r = trend.Build(runs, cur, []trend.Measure{hit}).Rows[0]
+	assert.Equal(t, 10, r.K)
+	require.Len(t, r.Points, 2)
+	assert.Equal(t, "c", r.Points[0].Commit)
+	assert.Equal(t, "e", r.Points[1].Commit)
+	assert.Equal(t, []trend.LeftOut{{K: 0, Runs: 1}, {K: 5, Runs: 3}}, r.LeftOut)
+	assert.False(t, r.CurrentChanged, "this run's inputs are e's")
+
+	// At a k no base run had: nothing to join, every run counted.
+	cur = at("", 3, 0.5)
+	r = trend.Build(runs, cur, []trend.Measure{hit}).Rows[0]
+	assert.Empty(t, r.Points)
+	assert.Empty(t, r.Spark)
+	assert.Equal(t, "▄", r.CurrentGlyph)
+	assert.Equal(t, []trend.LeftOut{{K: 0, Runs: 1}, {K: 5, Runs: 3}, {K: 10, Runs: 2}}, r.LeftOut)
+
+	// Collect reads each run's k from its document, this run's too.
+	var lines []string
+	for i, k := range []int{5, 2, 5} {
+		f := fpk("1", k)
+		lines = append(lines, fmt.Sprintf(`{"schema":%q,"command":"check","branch":"main","commit":"m%d","time":"2026-01-02T00:00:00Z","fingerprint":{"digest":%q,"inputs":{},"params":{"kb":"1","k":"%d"}},"document":{"k":%d,"overall":{"metrics":{"retrieval_hit_at_k":{"mean":0.%d,"n":7}}}}}`,
+			history.Schema, i, f.Digest, k, k, 5+i))
+	}
+	src := trend.Source(func(fn func(history.Record, *fastjson.Value) error) error {
+		return history.ScanReader(context.Background(), "h.jsonl", strings.NewReader(strings.Join(lines, "\n")), fn)
+	})
+	doc := fastjson.MustParse(`{"k":5,"overall":{"metrics":{"retrieval_hit_at_k":{"mean":0.9,"n":7}}}}`)
+	tr, err := trend.Collect(src, doc, fpk("1", 5), trend.Options{Command: "check", Branch: "main", Limit: 10, Measures: []trend.Measure{hit}})
+	require.NoError(t, err)
+	r = tr.Rows[0]
+	assert.Equal(t, 5, r.K)
+	require.Len(t, r.Points, 2)
+	assert.Equal(t, "m0", r.Points[0].Commit)
+	assert.Equal(t, "m2", r.Points[1].Commit)
+	assert.Equal(t, []trend.LeftOut{{K: 2, Runs: 1}}, r.LeftOut)
+}
+
 func record(command, branch, commit string, hitMean float64, kb string) string {
 	f := fp(kb)
 	return fmt.Sprintf(`{"schema":%q,"command":%q,"branch":%q,"commit":%q,"time":"2026-01-02T00:00:00Z","fingerprint":{"digest":%q,"inputs":{},"params":{"kb":%q}},"document":{"overall":{"metrics":{"retrieval_hit_at_k":{"mean":%v,"n":7}}}}}`,

@@ -3,6 +3,8 @@ package checkreport
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
@@ -117,6 +120,52 @@ func TestBaselineJSONRoundTrip(t *testing.T) {
 	assert.Equal(t, int64(1), o.WithoutGold.Changed)
 	// By hand: X = 0, 1, 2 at depths 1–3: (0.1/0.9)(0.81/2 + 0.729·2/3) + (2/3)(0.729) = 0.585.
 	assert.InDelta(t, 0.585, o.MostChangedWithoutGold[0].RBO.V(), 1e-12)
+	// Each group's mean RBO carries the churn's interval, unrounded, with its method.
+	res := comparison(t)
+	for _, g := range []struct {
+		got  OverlapGroup
+		want baseline.OverlapGroup
+	}{{o.Paired, res.Overlap.Paired}, {o.WithoutGold, res.Overlap.WithoutGold}} {
+		require.NotNil(t, g.got.CI95)
+		assert.Equal(t, g.want.RBO.Mean, g.got.Mean.V())
+		assert.Equal(t, g.want.RBO.CI95.Lo, g.got.CI95[0].V())
+		assert.Equal(t, g.want.RBO.CI95.Hi, g.got.CI95[1].V())
+		assert.Equal(t, metrics.MethodHallTBetting, g.got.CI95Method)
+		assert.False(t, g.got.Unreliable)
+		assert.Zero(t, g.got.Clusters)
+	}
+	assert.Contains(t, first.String(), `"without_gold": {
+        "changed": 1,
+        "ci95": [
+          `)
+
+	// A report written before the overlap's interval reads back without one,
+	// is written back without one, and shows the mean alone.
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(first.Bytes(), &doc))
+	for _, g := range []string{"paired", "without_gold"} {
+		og := doc["baseline"].(map[string]any)["overlap"].(map[string]any)[g].(map[string]any)
+		require.Contains(t, og, "ci95")
+		for _, k := range []string{"ci95", "ci95_method", "clusters", "unreliable"} {
+			delete(og, k)
+		}
+	}
+	oldJSON, err := json.Marshal(doc)
+	require.NoError(t, err)
+	old := string(oldJSON)
+	require.NotEqual(t, first.String(), old)
+	back, err = Read(strings.NewReader(old))
+	require.NoError(t, err)
+	require.NotNil(t, back.Baseline.Overlap)
+	assert.Nil(t, back.Baseline.Overlap.WithoutGold.CI95)
+	assert.Equal(t, "0.792", back.Baseline.Overlap.WithoutGold.MeanText())
+	assert.Empty(t, back.Baseline.Overlap.OverlapMethods())
+	var older bytes.Buffer
+	require.NoError(t, back.WriteJSON(&older))
+	assert.NotContains(t, older.String()[strings.Index(older.String(), `"overlap"`):strings.Index(older.String(), `"persistence"`)], `"ci95"`)
+	// n = 0: the mean and its interval null, no method; the reports say "—".
+	zero := OverlapGroup{Mean: format.Float(math.NaN()), CI95: &[2]format.Float{format.Float(math.NaN()), format.Float(math.NaN())}}
+	assert.Equal(t, format.Missing, zero.MeanText())
 
 	// A document without the key (every aggregates@1 report so far) reads as before.
 	plain := New(fixture(t, gate.Floor{}))

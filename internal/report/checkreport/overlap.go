@@ -30,13 +30,23 @@ type Overlap struct {
 }
 
 // OverlapGroup is the overlap of a set of cases: n with both top k known, their
-// mean RBO (null when n is 0), how many of them changed (any difference of the
-// top k) and how many lack a run's top k.
+// mean RBO (null when n is 0) with its 95% interval, how many of them changed
+// (any difference of the top k) and how many lack a run's top k.
+//
+// The interval is the churn's mean RBO's (Estimate): CI95 ([null, null] when
+// n is 0), its method CI95Method ("" when n is 0) and Unreliable; Clusters as
+// the churn group's (absent when no case carries a `cluster` key). CI95 is nil
+// in a report read back from a version that wrote none (added to
+// retrieval-gate/aggregates@1 without a new version): no interval is shown.
 type OverlapGroup struct {
-	Changed int64        `json:"changed"`
-	Mean    format.Float `json:"mean"`
-	N       int64        `json:"n"`
-	Unknown int64        `json:"unknown"`
+	Changed    int64            `json:"changed"`
+	CI95       *[2]format.Float `json:"ci95,omitempty"`
+	CI95Method string           `json:"ci95_method"`
+	Clusters   int64            `json:"clusters,omitempty"`
+	Mean       format.Float     `json:"mean"`
+	N          int64            `json:"n"`
+	Unknown    int64            `json:"unknown"`
+	Unreliable bool             `json:"unreliable"`
 }
 
 // Moved is a case without gold whose top k changed.
@@ -63,16 +73,56 @@ func overlapOf(o baseline.Overlap) *Overlap {
 }
 
 func overlapGroup(g baseline.OverlapGroup) OverlapGroup {
-	return OverlapGroup{N: g.N, Mean: format.Float(g.Mean), Changed: g.Changed, Unknown: g.Unknown}
+	e := estimate(g.RBO)
+	return OverlapGroup{N: g.N, Mean: e.Mean, CI95: &e.CI95, CI95Method: e.CI95Method, Unreliable: e.Unreliable,
+		Clusters: g.Clusters, Changed: g.Changed, Unknown: g.Unknown}
 }
 
-// overlapGroupText is "mean RBO 0.981 (n=120), 12 changed" and the cases not compared.
+// MeanText is the group's mean RBO as the reports write it: "0.981 [0.962,
+// 0.993]" (estimateText, with UnreliableMark where the interval's method
+// covers less than 0.93 at its n), the mean alone when there is no interval
+// (n is 0, or a report read back from a version that wrote none).
+func (g OverlapGroup) MeanText() string {
+	if g.CI95 == nil || format.Interval([2]float64{g.CI95[0].V(), g.CI95[1].V()}) == format.Missing {
+		return format.Num(g.Mean.V())
+	}
+	return estimateText(Estimate{Mean: g.Mean, CI95: *g.CI95, CI95Method: g.CI95Method, Unreliable: g.Unreliable})
+}
+
+// overlapGroupText is "mean RBO 0.981 [0.962, 0.993] (n=120), 12 changed" and
+// the cases not compared.
 func overlapGroupText(g OverlapGroup) string {
-	s := fmt.Sprintf("mean RBO %s (n=%d), %d changed", format.Num(g.Mean.V()), g.N, g.Changed)
+	s := fmt.Sprintf("mean RBO %s (n=%d), %d changed", g.MeanText(), g.N, g.Changed)
 	if g.Unknown > 0 {
 		s += fmt.Sprintf(", %d without a top k in one run", g.Unknown)
 	}
 	return s
+}
+
+// OverlapMethods says how the overlap's intervals were computed, "" when
+// neither group has one: "95% intervals of the mean RBO: paired cases
+// hall-t, cases without gold hall-t-betting (of 1 − RBO, mapped back, as the
+// churn's): docs/statistics.md", a group in families "cluster-t-hull over the
+// 12 clusters of its 40 cases".
+func (o *Overlap) OverlapMethods() string {
+	var parts []string
+	for _, x := range []struct {
+		name string
+		g    OverlapGroup
+	}{{"paired cases", o.Paired}, {"cases without gold", o.WithoutGold}} {
+		if x.g.CI95 == nil || x.g.CI95Method == "" {
+			continue
+		}
+		p := x.name + " " + x.g.CI95Method
+		if x.g.Clusters > 0 {
+			p += fmt.Sprintf(" over the %d clusters of its %d cases", x.g.Clusters, x.g.N)
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "95% intervals of the mean RBO: " + strings.Join(parts, ", ") + " (of 1 − RBO, mapped back, as the churn's): docs/statistics.md"
 }
 
 // overlapDefinition states the measure and its persistence.
@@ -87,8 +137,12 @@ func (d *Document) mdOverlap(b *strings.Builder) {
 	if o == nil {
 		return
 	}
-	fmt.Fprintf(b, "**Top-%d change**: paired cases: %s; cases without gold: %s. Measure: %s.\n\n",
+	fmt.Fprintf(b, "**Top-%d change**: paired cases: %s; cases without gold: %s. Measure: %s.",
 		o.Depth, overlapGroupText(o.Paired), overlapGroupText(o.WithoutGold), o.definition())
+	if m := o.OverlapMethods(); m != "" {
+		fmt.Fprintf(b, " %s.", m)
+	}
+	b.WriteString("\n\n")
 }
 
 // mdMoved lists the most changed cases without gold (nothing when none changed).
@@ -138,6 +192,9 @@ func (d *Document) textOverlap(b *strings.Builder) {
 	san := format.SanitizeText
 	p("  top-%d change: paired %s; without gold %s\n", o.Depth, overlapGroupText(o.Paired), overlapGroupText(o.WithoutGold))
 	p("  (%s)\n", o.definition())
+	if m := o.OverlapMethods(); m != "" {
+		p("  (%s)\n", m)
+	}
 	ms := o.MostChangedWithoutGold
 	if len(ms) == 0 {
 		return

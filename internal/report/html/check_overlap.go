@@ -10,14 +10,15 @@ import (
 )
 
 // checkOverlap writes the rank-biased overlap summary of the vs-base section:
-// the paired cases and the cases without gold, with the measure and its
-// persistence stated. Nothing when the document has no overlap.
+// the paired cases and the cases without gold, each mean RBO with its 95%
+// interval, with the measure and its persistence stated and how the
+// intervals were computed. Nothing when the document has no overlap.
 func checkOverlap(p *Page, o *checkreport.Overlap) {
 	if o == nil {
 		return
 	}
 	group := func(g checkreport.OverlapGroup) string {
-		s := fmt.Sprintf("mean RBO %s (n = %s), %s changed", Fmt(g.Mean.V()), Count(int(g.N)), Count(int(g.Changed)))
+		s := fmt.Sprintf("mean RBO %s (n = %s), %s changed", g.MeanText(), Count(int(g.N)), Count(int(g.Changed)))
 		if g.Unknown > 0 {
 			s += fmt.Sprintf(", %s without a top k in one run", Count(int(g.Unknown)))
 		}
@@ -26,6 +27,9 @@ func checkOverlap(p *Page, o *checkreport.Overlap) {
 	p.Para(fmt.Sprintf("Top-%d change: paired cases: %s; cases without gold: %s.", o.Depth, group(o.Paired), group(o.WithoutGold)))
 	p.Note(fmt.Sprintf("Rank-biased overlap RBO_ext (Webber, Moffat, Zobel 2010) of the top %d of base and head, persistence p = %s (the top %d carry %s of its weight): 1 = the same ranking, 0 = nothing in common.",
 		o.Depth, format.Full(o.Persistence.V()), o.Depth, format.Pct(o.TopWeight.V())))
+	if m := o.OverlapMethods(); m != "" {
+		p.Note(m + ".")
+	}
 }
 
 // movedTable lists the most changed cases without gold, lowest RBO first.

@@ -66,8 +66,9 @@ func TestCheckHTMLBaselineGolden(t *testing.T) {
 		`<td class="num"><strong>🔻 -0.214</strong><span class="ci">[-0.410, -0.007]</span></td><td class="num">0.0313<span class="ci">McNemar</span></td><td class="num">0.258</td>`,
 		"<caption>Newly missed (8)</caption>",
 		// The rank-biased overlap: the demo's 24 cases without gold moved too.
-		"Top-5 change: paired cases: mean RBO ",
-		"cases without gold: mean RBO ",
+		// Each mean RBO with its 95% interval, as the churn's (the method named).
+		"Top-5 change: paired cases: mean RBO 0.514 [0.504, 0.522] (n = 132), 132 changed; cases without gold: mean RBO 0.451 [0.350, 0.568] (n = 24), 24 changed.",
+		"95% intervals of the mean RBO: paired cases hall-t, cases without gold hall-t-betting",
 		"persistence p = 0.9 (the top 5 carry ",
 		"<caption>Most changed cases without gold (10 shown of 24 changed)</caption>",
 		"<summary>By locale (indicative only: a locale&#39;s n is small and its tests are not corrected for the number of locales)</summary>",
@@ -96,7 +97,8 @@ func TestCheckHTMLBaselineFlips(t *testing.T) {
 		Unpaired: checkreport.Unpaired{GoldChanged: []checkreport.GoldChanged{{CaseID: "<script>x", File: "cases.jsonl", Line: 3, Before: []string{"a"}, After: []string{"b"}}},
 			OnlyInBaseline: []checkreport.CaseRef{{CaseID: "old1"}, {CaseID: "old2"}}},
 		Overlap: &checkreport.Overlap{Depth: 2, Measure: checkreport.OverlapMeasure, Persistence: 0.9, TopWeight: 0.4,
-			Paired: checkreport.OverlapGroup{Mean: format.Float(math.NaN())}, WithoutGold: checkreport.OverlapGroup{N: 5, Mean: 0.8, Changed: 3},
+			Paired:      checkreport.OverlapGroup{Mean: format.Float(math.NaN()), CI95: &[2]format.Float{format.Float(math.NaN()), format.Float(math.NaN())}},
+			WithoutGold: checkreport.OverlapGroup{N: 5, Mean: 0.8, Changed: 3, CI95: &[2]format.Float{0.42, 0.96}, CI95Method: "hall-t-betting"},
 			MostChangedWithoutGold: []checkreport.Moved{{CaseID: "n<i>1", File: "cases.jsonl", Line: 9, Locale: "en", Type: "golden",
 				Query: "<svg onload=x>", Before: []string{"a", "b"}, After: []string{"b", "<u>"}, RBO: 0.25}}},
 	}}
@@ -115,7 +117,8 @@ func TestCheckHTMLBaselineFlips(t *testing.T) {
 		"<caption>Most changed cases without gold (1 shown of 3 changed)</caption>",
 		"&lt;svg onload=x&gt;",
 		"n&lt;i&gt;1",
-		"Top-2 change: paired cases: mean RBO — (n = 0), 0 changed; cases without gold: mean RBO 0.800 (n = 5), 3 changed.",
+		"Top-2 change: paired cases: mean RBO — (n = 0), 0 changed; cases without gold: mean RBO 0.800 [0.420, 0.960] (n = 5), 3 changed.",
+		"95% intervals of the mean RBO: cases without gold hall-t-betting (of 1 − RBO, mapped back, as the churn&#39;s): docs/statistics.md.",
 	} {
 		assert.Contains(t, s, want)
 	}

@@ -482,7 +482,7 @@ func (v HistoryView) ChartView() (cv HistoryView, full, older, step int) {
 	}
 	cv.Series = make([]SeriesView, 0, len(v.Series))
 	for _, s := range v.Series {
-		c := SeriesView{Name: s.Name, Y: make([]float64, len(idx)), Lo: make([]float64, len(idx)), Hi: make([]float64, len(idx)), N: make([]int, len(idx))}
+		c := SeriesView{Name: s.Name, K: s.K, Y: make([]float64, len(idx)), Lo: make([]float64, len(idx)), Hi: make([]float64, len(idx)), N: make([]int, len(idx))}
 		for k, i := range idx {
 			c.Y[k], c.Lo[k], c.Hi[k], c.N[k] = s.Y[i], s.Lo[i], s.Hi[i], s.N[i]
 		}

@@ -709,6 +709,38 @@ func appendWarn(ctx context.Context, path string, rec history.Record) (string, e
 	return w, err
 }
 
+// A long history at two cutoffs: the summarised chart keeps a line per k,
+// each named with its k, as the full one does (hit@5 and hit@10 are never
+// one line, nor two lines of one name).
+func TestHistoryChartViewKeepsK(t *testing.T) {
+	v := bigHistory(5000, []string{"overall", "overall"})
+	for i := range v.Runs {
+		v.Runs[i].K = 5
+		if i >= 2500 {
+			v.Runs[i].K = 10
+		}
+	}
+	v.Measure, v.Command, v.K = "retrieval_hit_at_k", "check", 10
+	v.Series[0].K, v.Series[1].K = 5, 10
+	for i := range v.Runs { // each line only where its runs are
+		j := 1
+		if i >= 2500 {
+			j = 0
+		}
+		v.Series[j].Y[i], v.Series[j].Lo[i], v.Series[j].Hi[i], v.Series[j].N[i] = math.NaN(), math.NaN(), math.NaN(), 0
+	}
+	cv, _, older, _ := v.ChartView()
+	require.Positive(t, older, "summarised")
+	require.Len(t, cv.Series, 2)
+	assert.Equal(t, []int{5, 10}, []int{cv.Series[0].K, cv.Series[1].K})
+	assert.Equal(t, "overall · k=5", cv.SeriesName(cv.Series[0]))
+	assert.Equal(t, "overall · k=10", cv.SeriesName(cv.Series[1]))
+	var b bytes.Buffer
+	require.NoError(t, rhtml.History(&b, v))
+	assert.Contains(t, b.String(), "overall · k=5")
+	assert.Contains(t, b.String(), "overall · k=10")
+}
+
 // Runs at two cutoffs: each series names its k, and the page's title, section
 // and chart name none ("hit@k"), not the newest run's (hit@2 over a k=5 line).
 func TestHistoryMixedKLabel(t *testing.T) {

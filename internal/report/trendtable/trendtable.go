@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
@@ -31,9 +32,9 @@ func group(g string, esc func(string) string) string {
 
 // value is a point's mean with its n; DCG@k's with the maximum possible in
 // its run ("9.851 of 31.805"), or "max unknown" for a run whose record does
-// not tell it. A base run at another cutoff than this run's (the row's label
-// is at this run's k) names its own: "0.742 at k=5 (n=132)".
-func value(p *trend.Point, k int) string {
+// not tell it. Every point of a row is at the row's k (trend.Build), the k
+// its label names.
+func value(p *trend.Point) string {
 	if p == nil {
 		return format.Missing
 	}
@@ -44,19 +45,38 @@ func value(p *trend.Point, k int) string {
 	case math.IsNaN(p.Max):
 		v += ", max unknown"
 	}
-	if p.K > 0 && k > 0 && p.K != k {
-		v += fmt.Sprintf(" at k=%d", p.K)
-	}
 	return fmt.Sprintf("%s (n=%d)", v, p.N)
 }
 
-// rowK is the cutoff the row's label names: this run's (0 when unknown).
-func rowK(r trend.Row) int {
-	if r.Current == nil {
-		return 0
+// leftOut is the base runs a row leaves out, at another k than its own: "3
+// at k=5 left out", "2 at k=5, 1 at k=10 left out" ("without a k" for runs
+// whose record states none); "" when there are none.
+func leftOut(r trend.Row) string {
+	if len(r.LeftOut) == 0 {
+		return ""
 	}
-	return r.Current.K
+	parts := make([]string, len(r.LeftOut))
+	for i, l := range r.LeftOut {
+		parts[i] = fmt.Sprintf("%d at k=%d", l.Runs, l.K)
+		if l.K == 0 {
+			parts[i] = fmt.Sprintf("%d without a k", l.Runs)
+		}
+	}
+	return strings.Join(parts, ", ") + " left out"
 }
+
+// anyLeftOut reports whether a row of t leaves runs out.
+func anyLeftOut(t *trend.Trend) bool {
+	for _, r := range t.Rows {
+		if len(r.LeftOut) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// leftOutNote says why a row leaves runs out (the runs column counts them).
+const leftOutNote = "a row joins only the runs at this run's k, since a measure at another cutoff is another measure: the runs at another k are left out, as counted"
 
 func first(ps []trend.Point) *trend.Point {
 	if len(ps) == 0 {
@@ -142,11 +162,17 @@ func Markdown(b *strings.Builder, t *trend.Trend, label Label) {
 	w("### %s\n\n", heading(t, esc))
 	w("| measure | group | runs | oldest → newest → this run | oldest | newest | this run |\n|---|---|---:|---|---:|---:|---:|\n")
 	for _, r := range t.Rows {
-		k := rowK(r)
-		w("| %s | %s | %d | %s | %s | %s | %s |\n", label(r.Key), group(r.Group, esc), len(r.Points), spark(r),
-			value(first(r.Points), k), value(last(r.Points), k), value(r.Current, k))
+		runs := strconv.Itoa(len(r.Points))
+		if lo := leftOut(r); lo != "" {
+			runs += " (" + lo + ")"
+		}
+		w("| %s | %s | %s | %s | %s | %s | %s |\n", label(r.Key), group(r.Group, esc), runs, spark(r),
+			value(first(r.Points)), value(last(r.Points)), value(r.Current))
 	}
 	w("\nEach sparkline is scaled from its row's lowest to its highest value; runs whose report lacks the measure are skipped.")
+	if anyLeftOut(t) {
+		w(" %s%s.", strings.ToUpper(leftOutNote[:1]), leftOutNote[1:])
+	}
 	if c := changes(t, esc); c != "" {
 		w(" %s marks a run whose inputs differ from the run before it, so a jump there may be new inputs (a relabelling, a new knowledge base), not a retrieval change: %s.", trend.ChangeMark, c)
 	}
@@ -165,9 +191,15 @@ func Text(out io.Writer, t *trend.Trend, label Label, esc func(string) string) {
 	}
 	fmt.Fprintf(out, "%s (oldest → newest → this run):\n", strings.ToLower(heading(t, esc)[:1])+heading(t, esc)[1:])
 	for _, r := range t.Rows {
-		k := rowK(r)
-		fmt.Fprintf(out, "  %s %s: %s  %s → %s → %s (%d runs)\n", label(r.Key), group(r.Group, esc), spark(r),
-			value(first(r.Points), k), value(last(r.Points), k), value(r.Current, k), len(r.Points))
+		runs := fmt.Sprintf("%d runs", len(r.Points))
+		if lo := leftOut(r); lo != "" {
+			runs += "; " + lo
+		}
+		fmt.Fprintf(out, "  %s %s: %s  %s → %s → %s (%s)\n", label(r.Key), group(r.Group, esc), spark(r),
+			value(first(r.Points)), value(last(r.Points)), value(r.Current), runs)
+	}
+	if anyLeftOut(t) {
+		fmt.Fprintf(out, "  (%s)\n", leftOutNote)
 	}
 	if c := changes(t, esc); c != "" {
 		fmt.Fprintf(out, "  %s inputs changed: %s\n", trend.ChangeMark, c)

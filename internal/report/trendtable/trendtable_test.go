@@ -99,20 +99,37 @@ func TestDCGWithItsMaximum(t *testing.T) {
 	assert.Contains(t, out.String(), "9.500, max unknown (n=100) → 9.850 of 31.805 (n=100) → 9.700 of 31.805 (n=101)")
 }
 
-// A base run at another cutoff than this run's names its k: the row's label is
-// at this run's k, and hit@5 is not hit@2. A run at this run's k, or one whose
-// record states none, is the row's measure as labelled.
-func TestValueAtAnotherK(t *testing.T) {
+// A row never joins runs at different cutoffs (trend.Build): its values and
+// sparkline are the runs at this run's k, the k its label names, and the runs
+// column counts those left out by their k, which a sentence explains.
+func TestRowAtOneK(t *testing.T) {
 	m := trend.Measure{Group: "overall", Key: "retrieval_hit_at_k"}
-	tr := &trend.Trend{Command: "check", Branch: "main", Limit: 10, Runs: 2,
-		Rows: []trend.Row{{Measure: m, Spark: "▁¦█", CurrentGlyph: "█",
-			Points: []trend.Point{{Value: trend.Value{Mean: 0.742, N: 132, K: 5}, Commit: "c1"},
-				{Value: trend.Value{Mean: 0.9, N: 132, K: 2}, Commit: "c2", Changed: []string{"--k"}}},
-			Current: &trend.Point{Value: trend.Value{Mean: 0.924, N: 132, K: 2}}}}}
+	at := func(commit string, k int, mean float64) trend.Run {
+		return trend.Run{Commit: commit, K: k, Values: map[trend.Measure]trend.Value{m: {Mean: mean, N: 132, K: k}}}
+	}
+	tr := trend.Build([]trend.Run{at("c1", 5, 0.742), at("c2", 2, 0.9), at("c3", 5, 0.75), at("c4", 10, 0.95)}, at("", 2, 0.924), []trend.Measure{m})
+	tr.Command, tr.Branch, tr.Limit = "check", "main", 10
 	var b strings.Builder
 	trendtable.Markdown(&b, tr, label)
-	assert.Contains(t, b.String(), "| 0.742 at k=5 (n=132) | 0.900 (n=132) | 0.924 (n=132) |\n")
+	md := b.String()
+	assert.Contains(t, md, "| L(retrieval\\_hit\\_at\\_k) | overall | 1 (2 at k=5, 1 at k=10 left out) | ▁ → █ | 0.900 (n=132) | 0.900 (n=132) | 0.924 (n=132) |\n")
+	assert.Contains(t, md, " A row joins only the runs at this run's k, since a measure at another cutoff is another measure: the runs at another k are left out, as counted.")
+	assert.NotContains(t, md, "0.742")
 	var out bytes.Buffer
 	trendtable.Text(&out, tr, func(k string) string { return k }, format.SanitizeText)
-	assert.Contains(t, out.String(), "0.742 at k=5 (n=132) → 0.900 (n=132) → 0.924 (n=132)")
+	assert.Contains(t, out.String(), "  retrieval_hit_at_k overall: ▁ → █  0.900 (n=132) → 0.900 (n=132) → 0.924 (n=132) (1 runs; 2 at k=5, 1 at k=10 left out)\n")
+	assert.Contains(t, out.String(), "  (a row joins only the runs at this run's k, since a measure at another cutoff is another measure: the runs at another k are left out, as counted)\n")
+
+	// A run whose record states no k is at none; with nothing left out, no sentence.
+	tr = trend.Build([]trend.Run{at("c1", 0, 0.5), at("c2", 2, 0.9)}, at("", 2, 0.924), []trend.Measure{m})
+	b.Reset()
+	trendtable.Markdown(&b, tr, label)
+	assert.Contains(t, b.String(), "| 1 (1 without a k left out) |")
+	tr = trend.Build([]trend.Run{at("c2", 2, 0.9)}, at("", 2, 0.924), []trend.Measure{m})
+	b.Reset()
+	trendtable.Markdown(&b, tr, label)
+	assert.NotContains(t, b.String(), "left out")
+	out.Reset()
+	trendtable.Text(&out, tr, func(k string) string { return k }, format.SanitizeText)
+	assert.NotContains(t, out.String(), "left out")
 }
