@@ -121,8 +121,17 @@ func (c *Churn) ChurnMethods() string {
 	if g.Clusters > 0 {
 		s += fmt.Sprintf(", over the %d clusters of the %d cases (cases in families: a case without a cluster key is one; each group over its own clusters)", g.Clusters, g.N)
 	}
-	return s + ": docs/statistics.md"
+	s += ": docs/statistics.md"
+	if g.ChangedShare.Unreliable || g.Left.Unreliable || g.RBO.Unreliable {
+		s += "; " + EstimateUnreliableNote
+	}
+	return s
 }
+
+// EstimateUnreliableNote explains UnreliableMark beside an estimate of the
+// churn or of the top-k overlap: it follows their methods' line wherever an
+// interval of the line it explains is marked.
+const EstimateUnreliableNote = UnreliableMark + " unreliable: this interval's method covers less than 93% at this number of cases or clusters in simulation (docs/statistics.md)"
 
 // mdChurn writes the churn line of the vs-base section.
 func (d *Document) mdChurn(b *strings.Builder) {

@@ -122,7 +122,11 @@ func (o *Overlap) OverlapMethods() string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return "95% intervals of the mean RBO: " + strings.Join(parts, ", ") + " (of 1 − RBO, mapped back, as the churn's): docs/statistics.md"
+	s := "95% intervals of the mean RBO: " + strings.Join(parts, ", ") + " (of 1 − RBO, mapped back, as the churn's): docs/statistics.md"
+	if o.Paired.CI95 != nil && o.Paired.Unreliable || o.WithoutGold.CI95 != nil && o.WithoutGold.Unreliable {
+		s += "; " + EstimateUnreliableNote
+	}
+	return s
 }
 
 // overlapDefinition states the measure and its persistence.

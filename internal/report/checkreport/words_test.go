@@ -1,12 +1,14 @@
 package checkreport
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
@@ -89,4 +91,34 @@ func TestClustersLegends(t *testing.T) {
 	assert.Equal(t, "95% intervals: the share bounded-wilson-cc, the entries that left cluster-t-hull, the mean RBO cluster-t (of 1 − RBO, mapped back), over the 62 clusters of the 156 cases (cases in families: a case without a cluster key is one; each group over its own clusters): docs/statistics.md", c.ChurnMethods())
 	c.Overall.Clusters = 0
 	assert.NotContains(t, c.ChurnMethods(), "clusters of")
+}
+
+// A churn or overlap estimate marked unreliable (UnreliableMark after its
+// interval, e.g. over fewer than 20 clusters) is explained in the methods'
+// line that every format prints under it; an unmarked one adds no note.
+func TestEstimateUnreliableNote(t *testing.T) {
+	iv := [2]format.Float{0.4, 0.6}
+	marked := Estimate{Mean: 0.5, CI95: iv, CI95Method: metrics.MethodClusterT, Unreliable: true}
+	plain := Estimate{Mean: 0.5, CI95: iv, CI95Method: metrics.MethodHallT}
+	for name, tc := range map[string]struct {
+		churn   ChurnGroup
+		overlap [2]OverlapGroup
+		want    bool
+	}{
+		"none marked":     {churn: ChurnGroup{N: 12, ChangedShare: plain, Left: plain, RBO: plain}, overlap: [2]OverlapGroup{{N: 12, CI95: &iv, CI95Method: metrics.MethodHallT}, {}}},
+		"churn RBO":       {churn: ChurnGroup{N: 12, ChangedShare: plain, Left: plain, RBO: marked}, want: true},
+		"churn share":     {churn: ChurnGroup{N: 12, ChangedShare: marked, Left: plain, RBO: plain}, want: true},
+		"overlap paired":  {overlap: [2]OverlapGroup{{N: 12, CI95: &iv, CI95Method: metrics.MethodClusterT, Unreliable: true}, {}}, want: true},
+		"overlap no gold": {overlap: [2]OverlapGroup{{}, {N: 12, CI95: &iv, CI95Method: metrics.MethodClusterT, Unreliable: true}}, want: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := &Churn{Depth: 5, Overall: tc.churn}
+			o := &Overlap{Depth: 5, Paired: tc.overlap[0], WithoutGold: tc.overlap[1]}
+			lines := c.ChurnMethods() + "\n" + o.OverlapMethods()
+			marks := strings.Contains(estimateText(tc.churn.RBO)+estimateText(tc.churn.ChangedShare), UnreliableMark) ||
+				strings.Contains(tc.overlap[0].MeanText()+tc.overlap[1].MeanText(), UnreliableMark)
+			require.Equal(t, tc.want, marks, "the case's figures")
+			assert.Equal(t, tc.want, strings.Contains(lines, EstimateUnreliableNote), lines)
+		})
+	}
 }
