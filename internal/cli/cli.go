@@ -186,7 +186,7 @@ func RunFactory(ctx context.Context, f *Factory, args []string) int {
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		var ge *GateError
 		if !errors.As(err, &ge) {
-			msg := guard.Clean(httpretry.RedactURLsIn(httpretry.Redact(err.Error(), f.secrets()...)))
+			msg := guard.Clean(httpretry.RedactText(err.Error(), f.secrets()...))
 			// Inside Actions an input error is an ::error:: annotation (at its
 			// file and line when it names them) and a job-summary entry; the
 			// annotation is the log's one line about it.

@@ -145,7 +145,7 @@ func runJudge(ctx context.Context, f *Factory, o *judge.RunOptions, progress fun
 // API key read from the environment; the batch file modes ask no server), the
 // clock, the log and the progress.
 func judgeServices(f *Factory, o *judge.RunOptions, progress func(done, total int)) (judge.In, error) {
-	in := judge.In{Now: time.Now, Logf: f.logf("judge"), Progress: progress}
+	in := judge.In{Now: time.Now, Logf: f.logf("judge"), Progress: progress, Secrets: f.secrets()}
 	if o.BatchOut != "" || o.BatchIn != "" {
 		return in, nil
 	}

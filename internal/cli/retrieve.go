@@ -10,6 +10,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/option"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/progress"
@@ -193,7 +194,9 @@ func lazyProgress(f *Factory, label string) *progress.Progress {
 
 // logf is a run's log on standard error, each line after "cmd: ".
 func (f *Factory) logf(cmd string) func(string, ...any) {
-	return func(format string, args ...any) { fmt.Fprintf(f.Env.Stderr, cmd+": "+format+"\n", args...) }
+	return func(format string, args ...any) {
+		fmt.Fprintf(f.Env.Stderr, "%s: %s\n", cmd, httpretry.RedactText(fmt.Sprintf(format, args...), f.secrets()...))
+	}
 }
 
 // given reports that flag n was given, on the command line or as an Action input.

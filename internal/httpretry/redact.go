@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -387,11 +388,18 @@ func URLSecrets(raw string) []string {
 		}
 	}
 	for name, vs := range u.Query() {
-		if sensitiveHeader(name) || strings.Contains(strings.ToLower(name), "sig") || strings.EqualFold(name, "upload_id") {
+		if credentialParam(name) {
 			out = append(out, vs...)
 		}
 	}
 	return out
+}
+
+// credentialParam reports whether a query parameter named name carries a
+// credential (URLSecrets): its name says key, token, secret, auth, password
+// or signature, or it is a resumable upload's session id.
+func credentialParam(name string) bool {
+	return sensitiveHeader(name) || strings.Contains(strings.ToLower(name), "sig") || strings.EqualFold(name, "upload_id")
 }
 
 // RedactURL is raw for a message: its user information and its credential
@@ -414,7 +422,7 @@ func RedactURL(raw string) string {
 			if n, err := url.QueryUnescape(name); err == nil {
 				name = n
 			}
-			if ok && (sensitiveHeader(name) || strings.Contains(strings.ToLower(name), "sig")) {
+			if ok && credentialParam(name) {
 				params[i] = kv[:strings.IndexByte(kv, '=')+1] + Redacted
 			}
 		}
@@ -439,6 +447,99 @@ func RedactURLsIn(msg string) string {
 		return msg
 	}
 	return urlInText.ReplaceAllStringFunc(msg, RedactURL)
+}
+
+// RedactText is msg, a text a server or a provider's file wrote (an error
+// body, the error of a batch's result line, a batch's status), or a message
+// that quotes one, as an output may show it: with the secrets given removed
+// (Redact: the process's keys and tokens, in every form a server may echo
+// them), the credentials of every URL it names (RedactURLsIn), and every
+// credential it holds by its shape alone (keyShapes), whose value the process
+// may never have had: the key of the machine that ran a batch whose results
+// file is read back, a key a proxy echoes of its own.
+func RedactText(msg string, secrets ...string) string {
+	return redactKeyShapes(RedactURLsIn(Redact(msg, secrets...)))
+}
+
+// keyShapes are the credentials RedactText finds by their shape, as written
+// (a text is decoded before it is redacted: a results file's JSON strings):
+//
+//   - the API keys of OpenAI ("sk-", "sk-proj-", "sk-svcacct-") and Anthropic
+//     ("sk-ant-api03-"): "sk-" and at least 20 of [A-Za-z0-9_-] (and "*",
+//     which OpenAI's "Incorrect API key provided" writes over a key's middle);
+//   - Google's API keys (the Gemini API's): "AIza" and at least 20 of
+//     [A-Za-z0-9_-] (35 in a whole one);
+//   - GitHub's tokens: "ghp_", "gho_", "ghu_", "ghs_" or "ghr_" and at least
+//     30 of [A-Za-z0-9] (36 in a whole one), "github_pat_" and at least 22 of
+//     [A-Za-z0-9_]; GitLab's: "glpat-" and at least 20 of [A-Za-z0-9_-];
+//
+// each starting a word (not after a letter, a digit, "_" or "-": "task-…" is
+// no key) and replaced whole by Redacted. Besides them (credentialAfter):
+// the credentials of an Authorization header, after "Bearer" or "Basic" (any
+// case), and the value of a query parameter that names a credential
+// (credentialParam: key, token, secret, auth, password, sig, upload_id) after
+// "?" or "&" in a URL without a scheme, which RedactURLsIn does not see.
+var keyShapes = regexp.MustCompile(`(?:^|[^A-Za-z0-9_-])(sk-[A-Za-z0-9_*-]{20,}|AIza[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|glpat-[A-Za-z0-9_-]{20,})`)
+
+// credentialAfter is a word that a credential follows and the credential: the
+// scheme of an Authorization header (a word of its own) and its token68 (RFC
+// 7235, section 2.1), a credential when credentialToken says so; or a query
+// parameter's "?name=" or "&name=" and its value (up to white space, a quote,
+// a backslash, "&", "#", ")", "]", "," or ";"), a credential when
+// credentialParam says so of its name.
+var credentialAfter = regexp.MustCompile(`(?i)(?:^|[^a-z0-9_-])(bearer|basic)[ \t]+([a-z0-9._~+/-]{8,}=*)|[?&]([a-z0-9_.%-]+)=([^&#\s"'<>),;\]\\` + "`" + `]+)`)
+
+// redactKeyShapes is msg with every credential of keyShapes and
+// credentialAfter replaced by Redacted.
+func redactKeyShapes(msg string) string {
+	var cuts [][2]int // the byte ranges of msg to replace
+	for _, m := range keyShapes.FindAllStringSubmatchIndex(msg, -1) {
+		cuts = append(cuts, [2]int{m[2], m[3]})
+	}
+	for _, m := range credentialAfter.FindAllStringSubmatchIndex(msg, -1) {
+		switch {
+		case m[4] >= 0 && credentialToken(msg[m[4]:m[5]]):
+			cuts = append(cuts, [2]int{m[4], m[5]})
+		case m[6] >= 0 && credentialParam(msg[m[6]:m[7]]):
+			// A sentence's full stop after the value is not of it.
+			if end := m[8] + len(strings.TrimRight(msg[m[8]:m[9]], ".")); end > m[8] && msg[m[8]:end] != Redacted {
+				cuts = append(cuts, [2]int{m[8], end})
+			}
+		}
+	}
+	if len(cuts) == 0 {
+		return msg
+	}
+	slices.SortFunc(cuts, func(a, b [2]int) int { return a[0] - b[0] })
+	var out strings.Builder
+	last := 0 // msg[last:] is not yet written
+	for i := 0; i < len(cuts); {
+		start, end := cuts[i][0], cuts[i][1]
+		// One Redacted for ranges that overlap ("Bearer sk-…": both).
+		for i++; i < len(cuts) && cuts[i][0] < end; i++ {
+			end = max(end, cuts[i][1])
+		}
+		out.WriteString(msg[last:start])
+		out.WriteString(Redacted)
+		last = end
+	}
+	out.WriteString(msg[last:])
+	return out.String()
+}
+
+// credentialToken reports whether the word after "Bearer" or "Basic" is a
+// credential rather than a word of the sentence ("Bearer authentication
+// failed"): it holds a digit, one of "._~+/=-", or an upper-case letter after
+// its first character, as a random token of 8 characters or more all but
+// always does, and no word of a language.
+func credentialToken(w string) bool {
+	for i := range len(w) {
+		c := w[i]
+		if '0' <= c && c <= '9' || strings.IndexByte("._~+/=-", c) >= 0 || i > 0 && 'A' <= c && c <= 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // redactedError is an error whose message has the secrets removed; errors.Is and

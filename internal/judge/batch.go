@@ -87,8 +87,8 @@ type batchJob struct {
 	sent     [][]bool
 	nSent    int64
 	outcomes map[int]outcome // task index (pair*repeat+rep) -> outcome
-	// redact removes the batch client's secrets from a result's error text
-	// (nil without a client: --batch-in, where judge holds no key).
+	// redact removes the secrets from a result's error text (redactor; nil:
+	// httpretry.RedactText without secrets of its own).
 	redact func(string) string
 }
 
@@ -410,8 +410,14 @@ func (b *batchJob) readResults(ctx context.Context, r io.Reader, name string) er
 
 func (b *batchJob) outcome(r BatchResult) outcome {
 	o := outcome{hasAnswer: true}
-	if b.redact != nil {
+	// The provider's words, for the report: redacted before they are cut
+	// (shorten), so that no piece of a secret is left at the cut.
+	switch {
+	case r.Err == "":
+	case b.redact != nil:
 		r.Err = b.redact(r.Err)
+	default:
+		r.Err = httpretry.RedactText(r.Err)
 	}
 	if r.Missing {
 		o.missing = true

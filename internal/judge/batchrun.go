@@ -39,6 +39,24 @@ type BatchOptions struct {
 	MaxRequests int64
 	// Now is the clock of WaitSeconds (nil: time.Now).
 	Now func() time.Time
+	// Secrets are the process's keys and tokens (In.Secrets): removed from
+	// the error text of every result line (redactor), in every mode.
+	Secrets []string
+}
+
+// redactor is the redaction of a result line's error text, which the report
+// shows: the batch client's own under --batch (its key, its URL's
+// credentials), then httpretry.RedactText with bo's Secrets, which also
+// removes every credential of a known shape or in a URL. A results file read
+// back (--batch-in) may come from another machine and echo a key this process
+// never had: no client holds one there, but its text is redacted the same.
+func redactor(bo *BatchOptions) func(string) string {
+	return func(s string) string {
+		if bo.API != nil {
+			s = bo.API.Redact(s)
+		}
+		return httpretry.RedactText(s, bo.Secrets...)
+	}
 }
 
 // BatchStore keeps a submitted batch between runs, for a rerun to resume it
@@ -171,6 +189,7 @@ func RunBatch(ctx context.Context, pairs []Pair, opt Options, bo *BatchOptions, 
 		provider = llm.ProviderOpenAI
 	}
 	job := newBatchJob(pairs, opt, bo.MaxRequests, provider)
+	job.redact = redactor(bo)
 	opt = job.opt
 	switch {
 	case bo.RequestsOut != nil:
@@ -223,7 +242,6 @@ func runBatchAPI(ctx context.Context, job *batchJob, bo *BatchOptions, now func(
 			return job.result(st)
 		}
 	}
-	job.redact = bo.API.Redact
 	want := BatchState{Requests: job.nSent, Model: job.opt.Model, PromptHash: job.opt.Prompt.Hash, Format: job.opt.Format, Provider: job.provider}
 	sub := &BatchSubmission{API: bo.API, State: bo.State, Poll: bo.Poll, Logf: logf}
 	b, state, err := sub.Run(ctx, want, job.write, func(ctx context.Context, r io.Reader, name string) error { return job.readResults(ctx, r, name) })

@@ -72,6 +72,11 @@ type In struct {
 	BatchResults  Reader
 	// Now is the clock of a batch's wait (nil: time.Now).
 	Now func() time.Time
+	// Secrets are the process's keys and tokens (the environment's, a key
+	// given): redacted, with every credential of a known shape or in a URL
+	// (httpretry.RedactText), from the error texts of a batch's results,
+	// which the report shows (BatchOptions.Secrets).
+	Secrets []string
 	// Logf, when set, receives the run's log lines, without a trailing newline;
 	// Progress, judgments done of the total (serialised).
 	Logf     func(format string, args ...any)
@@ -108,9 +113,9 @@ func Run(ctx context.Context, in In, o RunOptions) (*RunResult, error) {
 	case o.BatchOut != "":
 		bo = &BatchOptions{RequestsOut: in.BatchRequests, Provider: o.BatchAPI, MaxRequests: o.LLM.MaxRequests}
 	case o.BatchIn != "":
-		bo = &BatchOptions{ResultsIn: in.BatchResults, Provider: o.BatchAPI, MaxRequests: o.LLM.MaxRequests}
+		bo = &BatchOptions{ResultsIn: in.BatchResults, Provider: o.BatchAPI, MaxRequests: o.LLM.MaxRequests, Secrets: in.Secrets}
 	case o.Batch:
-		bo = &BatchOptions{API: in.BatchAPI, State: in.BatchState, Poll: llm.PollFrom(o.BatchPoll), MaxRequests: o.LLM.MaxRequests, Now: in.Now}
+		bo = &BatchOptions{API: in.BatchAPI, State: in.BatchState, Poll: llm.PollFrom(o.BatchPoll), MaxRequests: o.LLM.MaxRequests, Now: in.Now, Secrets: in.Secrets}
 	}
 	switch {
 	case bo == nil && in.Client == nil,

@@ -192,9 +192,10 @@ func (c *BatchClient) clean(ctx context.Context, err error) error {
 }
 
 // Redact removes the API key and the credentials of the server's URL from s
-// (any 8 characters of them in a row: httpretry.Redact).
+// (any 8 characters of them in a row), and every credential of a known shape
+// or in a URL (httpretry.RedactText).
 func (c *BatchClient) Redact(s string) string {
-	return httpretry.Redact(s, append(httpretry.URLSecrets(c.base), c.key)...)
+	return httpretry.RedactText(s, append(httpretry.URLSecrets(c.base), c.key)...)
 }
 
 // File is the file object of the Files API.

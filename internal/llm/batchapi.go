@@ -54,8 +54,9 @@ type BatchService interface {
 	// result record a line, in the provider's result format.
 	Download(ctx context.Context, job *BatchJob, src ResultSource, limit int64, w func() (io.Writer, error)) error
 	// Redact removes the client's secrets (its API key, the credentials of
-	// its URL) from s, as its own errors are: for text of the provider's
-	// results (a request's error) that a caller shows.
+	// its URL) and every credential of a known shape (httpretry.RedactText)
+	// from s, as its own errors are: for text of the provider's results (a
+	// request's error) that a caller shows.
 	Redact(s string) string
 }
 

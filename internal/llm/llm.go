@@ -311,7 +311,8 @@ func rawString(r json.RawMessage) string {
 }
 
 // redact removes the API key and the credentials of the server's URL from s
-// (any 8 characters of them in a row: httpretry.Redact).
+// (any 8 characters of them in a row), and every credential of a known shape
+// or in a URL (httpretry.RedactText).
 func (c *Client) redact(s string) string {
-	return httpretry.Redact(s, append(httpretry.URLSecrets(c.url), c.key)...)
+	return httpretry.RedactText(s, append(httpretry.URLSecrets(c.url), c.key)...)
 }

@@ -139,9 +139,10 @@ func (c *restClient) clean(ctx context.Context, err error) error {
 }
 
 // Redact removes the API key and the credentials of the base URL from s (any
-// 8 characters of them in a row: httpretry.Redact).
+// 8 characters of them in a row), and every credential of a known shape or in
+// a URL (httpretry.RedactText).
 func (c *restClient) Redact(s string) string {
-	return httpretry.Redact(s, append(httpretry.URLSecrets(c.base), c.key)...)
+	return httpretry.RedactText(s, append(httpretry.URLSecrets(c.base), c.key)...)
 }
 
 // download streams the body of a GET of u to the writer w gives, at most limit

@@ -196,7 +196,7 @@ func (p *Publisher) checkRun(ctx context.Context, act *github.Actions, pub Publi
 		case res.URL != "":
 			warn("the check run %s has %d of its %s: %v. %s", guard.Clean(res.URL), res.Kept+res.Added, format.Count(len(spec.Annotations), "annotation", "annotations"), err, fallback)
 		case errors.As(err, &ae) && (ae.Kind == github.KindForbidden || ae.Kind == github.KindNotFound):
-			act.Notice(httpretry.Redact(fmt.Sprintf("retrieval-gate: no check run: the token may not write checks (%v); give the job `permissions: checks: write`. %s", err, fallback), token))
+			act.Notice(httpretry.RedactText(fmt.Sprintf("retrieval-gate: no check run: the token may not write checks (%v); give the job `permissions: checks: write`. %s", err, fallback), token))
 		default:
 			warn("no check run: %v. %s", err, fallback)
 		}

@@ -61,7 +61,7 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 	token := p.CI.Token
 	var warnings []Warning
 	warn := func(format string, args ...any) {
-		msg := httpretry.Redact(fmt.Sprintf(format, args...), token, p.CI.JobToken)
+		msg := httpretry.RedactText(fmt.Sprintf(format, args...), token, p.CI.JobToken)
 		warnings = append(warnings, Warning(msg))
 		fmt.Fprintf(p.Stderr, "retrieval-gate: warning: %s\n", guard.Clean(msg))
 	}

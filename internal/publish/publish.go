@@ -129,7 +129,7 @@ func (p *Publisher) Publish(ctx context.Context, pub Publication) []Warning {
 
 	var warnings []Warning
 	warn := func(format string, args ...any) {
-		msg := httpretry.Redact(fmt.Sprintf(format, args...), token)
+		msg := httpretry.RedactText(fmt.Sprintf(format, args...), token)
 		warnings = append(warnings, Warning(msg))
 		if act.InActions {
 			act.Warning(msg)
@@ -158,10 +158,10 @@ func (p *Publisher) Publish(ctx context.Context, pub Publication) []Warning {
 			warn("%v", err)
 		}
 		for _, w := range pub.ActionWarnings {
-			act.Warning(httpretry.Redact(w, token))
+			act.Warning(httpretry.RedactText(w, token))
 		}
 		for _, n := range pub.ActionNotices {
-			act.Notice(httpretry.Redact(n, token))
+			act.Notice(httpretry.RedactText(n, token))
 		}
 		checked := false
 		if pub.CheckRun != "" && pub.Markdown != "" {

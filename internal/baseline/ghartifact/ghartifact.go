@@ -171,7 +171,7 @@ func Fetch(ctx context.Context, d Deps, name string) (*Found, *Unavailable) {
 	f, u := fetch(ctx, d, name)
 	if u != nil {
 		// Belt and braces: nothing above quotes the token, but no message may hold it.
-		u.Message = httpretry.Redact(u.Message, d.Token)
+		u.Message = httpretry.RedactText(u.Message, d.Token)
 	}
 	return f, u
 }
@@ -215,7 +215,7 @@ func fetch(ctx context.Context, d Deps, name string) (*Found, *Unavailable) {
 		return nil, u
 	}
 	for i, s := range f.Skipped {
-		f.Skipped[i] = httpretry.Redact(s, d.Token)
+		f.Skipped[i] = httpretry.RedactText(s, d.Token)
 	}
 	f.Name, f.Branch = name, branch
 	f.cleanup = []string{f.Path}

@@ -57,7 +57,7 @@ func (f *Found) Cleanup() error {
 func Auto(ctx context.Context, ci gitlab.CI, name string, policy httpretry.Policy) (*Found, *baseline.Unavailability) {
 	f, u := auto(ctx, ci, name, policy)
 	if u != nil {
-		u.Detail = httpretry.Redact(u.Detail, ci.Token, ci.JobToken)
+		u.Detail = httpretry.RedactText(u.Detail, ci.Token, ci.JobToken)
 	}
 	return f, u
 }
