@@ -117,7 +117,7 @@ func TestRowAtOneK(t *testing.T) {
 	assert.NotContains(t, md, "0.742")
 	var out bytes.Buffer
 	trendtable.Text(&out, tr, func(k string) string { return k }, format.SanitizeText)
-	assert.Contains(t, out.String(), "  retrieval_hit_at_k overall: ▁ → █  0.900 (n=132) → 0.900 (n=132) → 0.924 (n=132) (1 runs; 2 at k=5, 1 at k=10 left out)\n")
+	assert.Contains(t, out.String(), "  retrieval_hit_at_k overall: ▁ → █  0.900 (n=132) → 0.900 (n=132) → 0.924 (n=132) (1 run; 2 at k=5, 1 at k=10 left out)\n")
 	assert.Contains(t, out.String(), "  (a row joins only the runs at this run's k, since a measure at another cutoff is another measure: the runs at another k are left out, as counted)\n")
 
 	// A run whose record states no k is at none; with nothing left out, no sentence.
