@@ -4,6 +4,8 @@
 // leaves no output and no temporary file, and every older file in place. A change to a
 // file outside the set that belongs with it (a history's record: Append, its file
 // checked by AddAppended) is made just before the renames and taken back when one fails.
+// What goes to a stream rather than a file (standard output: Print) is written before
+// the appends and the renames, so that a write that fails publishes nothing.
 //
 // Temporary files are named ".NAME.tmp-pPID-RANDOM" (NAME the target's base name, PID
 // the writing process). A process killed with SIGKILL cannot remove its own; the next
@@ -36,6 +38,7 @@ const StaleAge = 24 * time.Hour
 type Set struct {
 	files   []*file
 	appends []Append
+	prints  []printed
 	targets map[string]bool
 	dirs    []string // directories Add created, deepest last
 	done    bool
@@ -53,6 +56,27 @@ func (s *Set) Append(a Append) {
 	if !s.done {
 		s.appends = append(s.appends, a)
 	}
+}
+
+// Print registers data for Commit to write to w, a stream that cannot be
+// renamed into place: standard output, with a report's text or an output
+// named "-". Commit writes it once every output file is written and synced
+// and the context has not ended, before the appends and the renames, so that
+// a write that fails (or that a signal cuts short) publishes nothing. A stream
+// cannot be taken back: an append or a rename that fails after it leaves data
+// written and no file published. name is what an error calls w ("standard
+// output").
+func (s *Set) Print(name string, w io.Writer, data []byte) {
+	if !s.done {
+		s.prints = append(s.prints, printed{name, w, data})
+	}
+}
+
+// printed is a stream's data that Commit writes (Print).
+type printed struct {
+	name string
+	w    io.Writer
+	data []byte
 }
 
 type file struct {
@@ -187,14 +211,17 @@ func (s *Set) mkdirAll(dir string) error {
 
 // Commit publishes every output. It first flushes, syncs and closes every
 // temporary file and checks each target again (one made a directory since Add);
-// if any of that fails, nothing is published. Then it makes the appends (Append),
-// in order; a failed one takes back those before it and publishes nothing. Then it
+// if any of that fails, nothing is published. Then it writes the streams' data
+// (Print), in order; a failed write publishes nothing. Then it makes the appends
+// (Append), in order; a failed one takes back those before it and publishes
+// nothing. Then it
 // renames each temporary file over its target. Should a rename fail (which the
 // checks make unlikely), the targets already replaced are restored from hard links
 // taken beforehand, so the older files are back in place, and the appends are
 // taken back. A run whose context has ended by the time the files are synced
-// (a signal during a step that does not watch it) publishes nothing and gets
-// the context's error: the last point where a run can still be stopped whole.
+// (a signal during a step that does not watch it) publishes nothing, prints
+// nothing and gets the context's error: the last point where a run can still
+// be stopped whole.
 // After Commit (successful or not) the set is done.
 func (s *Set) Commit(ctx context.Context) (err error) {
 	if s.done {
@@ -218,6 +245,11 @@ func (s *Set) Commit(ctx context.Context) (err error) {
 	}
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	for _, p := range s.prints {
+		if _, err := p.w.Write(p.data); err != nil {
+			return fmt.Errorf("failed to write %s: %w", p.name, err)
+		}
 	}
 	var undos []func() error
 	for _, a := range s.appends {
@@ -354,7 +386,7 @@ func (s *Set) Abort() {
 		return
 	}
 	s.done = true
-	s.appends = nil
+	s.appends, s.prints = nil, nil
 	for _, f := range s.files {
 		_ = f.tmp.Close()
 		_ = os.Remove(f.tmp.Name())

@@ -542,3 +542,99 @@ func TestSetCommitWithEndedContextPublishesNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "no temporary file left")
 }
+
+// recorder is a stream (standard output) that notes, at each write, what the
+// directory held and which appends had been made.
+type recorder struct {
+	t    *testing.T
+	dir  string
+	log  *[]string
+	err  error
+	data strings.Builder
+	seen []map[string]string
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	r.seen = append(r.seen, tree(r.t, r.dir))
+	*r.log = append(*r.log, "print")
+	if r.err != nil {
+		return 0, r.err
+	}
+	return r.data.Write(p)
+}
+
+// A stream's data (Print) is written at Commit once the files are written and
+// synced, before the appends and the renames: a write that fails publishes
+// nothing, and a set that fails before it, or whose context has ended, or
+// that is aborted prints nothing.
+func TestSetCommitPrints(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		failing error                          // the stream's write fails
+		before  func(t *testing.T, dir string) // after the files are written, before Commit
+		ctx     func() context.Context         // nil: Background
+		end     func(s *Set) error             // nil: Commit
+		wantErr string                         // "" none
+		log     []string                       // the prints and appends made
+		after   map[string]string              // the directory after Commit
+	}{
+		{name: "printed before the appends and the renames", log: []string{"print", "append"},
+			after: map[string]string{"old": "new old", "fresh": "new fresh"}},
+		{name: "a failed write publishes nothing", failing: errors.New("no space left on device"),
+			wantErr: "failed to write standard output: no space left on device", log: []string{"print"},
+			after: map[string]string{"old": "older"}},
+		{name: "a target that cannot be published: nothing printed", wantErr: "is a directory",
+			before: func(t *testing.T, dir string) { require.NoError(t, os.Mkdir(filepath.Join(dir, "fresh"), 0o755)) },
+			after:  map[string]string{"old": "older", "fresh": "<dir>"}},
+		{name: "an ended context: nothing printed", wantErr: context.Canceled.Error(),
+			ctx:   func() context.Context { ctx, cancel := context.WithCancel(context.Background()); cancel(); return ctx },
+			after: map[string]string{"old": "older"}},
+		{name: "aborted: nothing printed", end: func(s *Set) error { s.Abort(); return nil },
+			after: map[string]string{"old": "older"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, filepath.Join(dir, "old"), "older")
+			var log []string
+			out := &recorder{t: t, dir: dir, log: &log, err: tt.failing}
+			s := NewSet()
+			defer s.Abort()
+			ws, err := s.AddAll(filepath.Join(dir, "old"), filepath.Join(dir, "fresh"))
+			require.NoError(t, err)
+			require.NoError(t, Render(ws,
+				func(w io.Writer) error { _, err := io.WriteString(w, "new old"); return err },
+				func(w io.Writer) error { _, err := io.WriteString(w, "new fresh"); return err }))
+			s.Append(func() (func() error, error) {
+				log = append(log, "append")
+				return func() error { log = append(log, "undo append"); return nil }, nil
+			})
+			s.Print("standard output", out, []byte("the report\n"))
+			if tt.before != nil {
+				tt.before(t, dir)
+			}
+			ctx := context.Background()
+			if tt.ctx != nil {
+				ctx = tt.ctx()
+			}
+			if tt.end != nil {
+				err = tt.end(s)
+			} else {
+				err = s.Commit(ctx)
+			}
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tt.log, log)
+			for _, seen := range out.seen {
+				assert.Equal(t, "older", seen["old"], "printed before any rename")
+				assert.NotContains(t, seen, "fresh")
+			}
+			if tt.failing == nil && len(tt.log) > 0 {
+				assert.Equal(t, "the report\n", out.data.String())
+			}
+			assert.Equal(t, tt.after, tree(t, dir), "and no temporary file left")
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -130,10 +131,14 @@ func runCalibrate(ctx context.Context, f *Factory, o *calibrateOptions) (err err
 	if err := ctx.Err(); err != nil {
 		return err // the temp files are removed, no report replaced
 	}
-	if err := outs.Commit(ctx); err != nil {
+	// The text report is printed as the reports are published, before them:
+	// a report that cannot be printed publishes none.
+	var text bytes.Buffer
+	if err := doc.Text(&text); err != nil {
 		return err
 	}
-	if err := doc.Text(env.Stdout); err != nil {
+	outs.Print("standard output", env.Stdout, text.Bytes())
+	if err := outs.Commit(ctx); err != nil {
 		return err
 	}
 	var md strings.Builder

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -213,28 +214,15 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := outs.Commit(ctx); err != nil {
+	// The terminal report is printed as the outputs are published, before
+	// them: a report that cannot be printed publishes none.
+	text, err := checkText(env, o, res, doc)
+	if err != nil {
 		return err
 	}
-	// Inside Actions the stale-index warning is the ::warning:: annotation's, not
-	// the terminal report's.
-	text := doc
-	if env.Getenv("GITHUB_ACTIONS") == "true" && res.Integrity.Unknown.Entries > 0 {
-		cp := *res
-		cp.Integrity.Unknown = gate.UnknownRetrieved{}
-		text = checkreport.New(&cp)
-	}
-	write := text.Text
-	if o.verbose {
-		write = text.TextVerbose
-	}
-	if err := write(env.Stdout); err != nil {
-		return fmt.Errorf("failed to write the report: %w", err)
-	}
-	if o.suggestFloors {
-		if err := checkreport.SuggestedFloorsText(env.Stdout, res.SuggestFloors(), res.K); err != nil {
-			return fmt.Errorf("failed to write the report: %w", err)
-		}
+	outs.Print("standard output", env.Stdout, text)
+	if err := outs.Commit(ctx); err != nil {
+		return err
 	}
 	// GitHub: outputs, annotations, job summary, PR comment. Its failures are
 	// warnings; the exit code reflects only the gates.
@@ -246,4 +234,31 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	publishRun(ctx, f, pub, hist, o.htmlOut, reads.warning, kWarning)
 
 	return gateError(res.Failed())
+}
+
+// checkText is check's terminal report of res (doc its document): the
+// verbose one with --verbose, then the suggested floors with
+// --suggest-floors. Inside Actions the stale-index warning is the ::warning::
+// annotation's, not the terminal report's.
+func checkText(env *Env, o *checkOptions, res *gate.Result, doc *checkreport.Document) ([]byte, error) {
+	text := doc
+	if env.Getenv("GITHUB_ACTIONS") == "true" && res.Integrity.Unknown.Entries > 0 {
+		cp := *res
+		cp.Integrity.Unknown = gate.UnknownRetrieved{}
+		text = checkreport.New(&cp)
+	}
+	write := text.Text
+	if o.verbose {
+		write = text.TextVerbose
+	}
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		return nil, fmt.Errorf("failed to write the report: %w", err)
+	}
+	if o.suggestFloors {
+		if err := checkreport.SuggestedFloorsText(&b, res.SuggestFloors(), res.K); err != nil {
+			return nil, fmt.Errorf("failed to write the report: %w", err)
+		}
+	}
+	return b.Bytes(), nil
 }

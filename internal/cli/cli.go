@@ -174,9 +174,13 @@ func commands(f *Factory) []*Command {
 		NewCmdImport(f, nil), NewCmdJudge(f, nil), NewCmdReport(f), NewCmdRetrieve(f, nil)}
 }
 
-// Run dispatches args to a subcommand and returns the process exit code.
+// Run dispatches args to a subcommand and returns the process exit code. A
+// write to env's Stdout that its reader does not take is given up once ctx
+// has ended (stdoutUntil): a signal stops the command also then.
 func Run(ctx context.Context, env *Env, args []string) int {
-	return RunFactory(ctx, NewFactory(env), args)
+	e := *env
+	e.Stdout = stdoutUntil(ctx, env.Stdout)
+	return RunFactory(ctx, NewFactory(&e), args)
 }
 
 // RunFactory is Run with the services of f.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -210,10 +211,14 @@ func reportCompare(ctx context.Context, f *Factory, o *compareOptions, res *comp
 	if err != nil {
 		return nil, err
 	}
-	if err := outs.Commit(ctx); err != nil {
+	// The text report is printed as the outputs are published, before them:
+	// a report that cannot be printed publishes none.
+	var text bytes.Buffer
+	if err := doc.Text(&text); err != nil {
 		return nil, err
 	}
-	if err := doc.Text(env.Stdout); err != nil {
+	outs.Print("standard output", env.Stdout, text.Bytes())
+	if err := outs.Commit(ctx); err != nil {
 		return nil, err
 	}
 	// GitHub: the Markdown report (with the gates, when asked for) in the job

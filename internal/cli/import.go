@@ -1,10 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/importer"
@@ -98,13 +98,14 @@ func importShards(ctx context.Context, files *opened, path string, f *importer.F
 
 // runImport converts the input: the output is created (as a temporary file)
 // first, so an unwritable one fails before the input is read, and is
-// published only when the whole input converted. Standard output cannot be
-// all-or-nothing: the conversion is buffered whole and written after it.
+// published only when the whole input converted. Standard output (--out -)
+// cannot be taken back: the conversion is buffered whole and written at the
+// set's Commit, only once the whole input converted.
 func runImport(ctx context.Context, fac *Factory, o *importOptions) error {
 	env := fac.Env
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
-	var buf strings.Builder
+	var buf bytes.Buffer
 	in := importer.In{Name: "<stdin>", R: env.Stdin, Out: &buf}
 	if o.files.Out != "-" {
 		var err error
@@ -134,10 +135,9 @@ func runImport(ctx context.Context, fac *Factory, o *importOptions) error {
 		return files.remap(err) // the shard and its line
 	}
 	if o.files.Out == "-" {
-		if _, err := io.WriteString(env.Stdout, buf.String()); err != nil {
-			return err
-		}
-	} else if err := outs.Commit(ctx); err != nil {
+		outs.Print("standard output", env.Stdout, buf.Bytes())
+	}
+	if err := outs.Commit(ctx); err != nil {
 		return err
 	}
 	md := summary.Import(env.Stderr, res, o.files.Out)

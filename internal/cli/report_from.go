@@ -81,8 +81,12 @@ func runFrom(ctx context.Context, env *Env, o fromOptions) error {
 	if err := atomicfile.Render(ws, doc.WriteMarkdown, doc.WriteHTML); err != nil {
 		return err
 	}
-	if err := outs.Commit(ctx); err != nil {
+	// The text is printed as the files are published, before them: a text
+	// that cannot be printed publishes neither file.
+	var b bytes.Buffer
+	if err := text(&b); err != nil {
 		return err
 	}
-	return text(env.Stdout)
+	outs.Print("standard output", env.Stdout, b.Bytes())
+	return outs.Commit(ctx)
 }

@@ -342,15 +342,16 @@ func signalAttempt(t *testing.T, setup func(t *testing.T, dir, out string) ([]st
 	}, sig, after, last)
 }
 
-// launch is a scenario's command: its arguments, standard input (nil: none),
-// environment (added to the test's, after GITHUB_ACTIONS= and CI=), and ready,
-// which a stand-in service closes once the command has reached the wait the
-// scenario is about (nil: the delay alone decides when the signal comes).
+// launch is a scenario's command: its arguments, standard input and output
+// (nil: none), environment (added to the test's, after GITHUB_ACTIONS= and
+// CI=), and ready, which a stand-in service closes once the command has
+// reached the wait the scenario is about (nil: the delay alone decides when
+// the signal comes).
 type launch struct {
-	args  []string
-	stdin *os.File
-	env   []string
-	ready <-chan struct{}
+	args          []string
+	stdin, stdout *os.File
+	env           []string
+	ready         <-chan struct{}
 }
 
 // signalLaunch is signalAttempt of a launch: with ready, the delay starts
@@ -367,6 +368,9 @@ func signalLaunch(t *testing.T, setup func(t *testing.T, dir, out string) launch
 	cmd.Env = append(append(os.Environ(), "GITHUB_ACTIONS=", "CI="), l.env...)
 	if l.stdin != nil {
 		cmd.Stdin = l.stdin
+	}
+	if l.stdout != nil {
+		cmd.Stdout = l.stdout
 	}
 	var stderr e2etest.LockedBuffer
 	cmd.Stderr = &stderr

@@ -79,9 +79,9 @@ type Run struct {
 	// (history.ReportPath), or both empty.
 	ReportPath string
 	Report     []byte
-	// Page renders the history page from the whole history file; nil writes no
-	// index.html.
-	Page func(history []byte) ([]byte, error)
+	// Page renders the history page from the whole history file, under
+	// Append's context; nil writes no index.html.
+	Page func(ctx context.Context, history []byte) ([]byte, error)
 	// Message is the commit message ("retrieval-gate: check 0123456789ab").
 	Message string
 }
@@ -140,7 +140,7 @@ func (c *Client) Append(ctx context.Context, branch string, run Run) (Result, er
 			files := map[string][]byte{HistoryFile: line, NoJekyll: {}}
 			order := []string{NoJekyll, HistoryFile}
 			if run.Page != nil {
-				page, err := run.Page(line)
+				page, err := run.Page(ctx, line)
 				if err != nil {
 					return res, err
 				}
@@ -269,7 +269,7 @@ func (c *Client) writePage(ctx context.Context, branch string, run Run) (int, er
 		if h == nil {
 			return 0, &Error{Op: "render " + IndexFile, Kind: KindInvalid, Message: HistoryFile + " disappeared from the branch"}
 		}
-		page, err := run.Page(h.content)
+		page, err := run.Page(ctx, h.content)
 		if err != nil {
 			return 0, err
 		}

@@ -68,7 +68,9 @@ func rec(i int) []byte {
 
 // page is a stand-in renderer whose output is the history itself, so a test
 // can tell which history a page was rendered from.
-func page(h []byte) ([]byte, error) { return append([]byte("<!doctype html>\n"), h...), nil }
+func page(_ context.Context, h []byte) ([]byte, error) {
+	return append([]byte("<!doctype html>\n"), h...), nil
+}
 
 func TestAppendCreatesOrphanBranchThenAppends(t *testing.T) {
 	srv := fake(t)

@@ -74,7 +74,7 @@ type Write struct {
 	Record history.Record // this run's record
 	HTML   string         // the --html report to store beside it ("" none)
 	Token  string         // the token the writes use ("" writes nothing)
-	Page   func(history []byte) ([]byte, error)
+	Page   func(ctx context.Context, history []byte) ([]byte, error)
 }
 
 // Outcome is what a write has to say: notices and warnings for the Actions

@@ -717,12 +717,11 @@ func HistoryOf(file string, scan func(func(history.Record, *fastjson.Value) erro
 }
 
 // HistoryPage is the history page of a whole history file h (a history
-// branch's index.html): the newest run's command, its default measure.
-func HistoryPage(h []byte) ([]byte, error) {
+// branch's index.html): the newest run's command, its default measure. The
+// read of h stops when ctx ends (a signal, the branch write's timeout).
+func HistoryPage(ctx context.Context, h []byte) ([]byte, error) {
 	v, err := HistoryOf(history.FileName, func(fn func(history.Record, *fastjson.Value) error) error {
-		// A page made while publishing, after the outputs were written:
-		// there is no run left to stop.
-		return history.ScanReader(context.Background(), history.FileName, bytes.NewReader(h), fn)
+		return history.ScanReader(ctx, history.FileName, bytes.NewReader(h), fn)
 	}, "", "")
 	if err != nil {
 		return nil, err

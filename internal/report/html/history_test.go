@@ -485,6 +485,21 @@ func TestHistoryPageBounded(t *testing.T) {
 	}
 }
 
+// HistoryPage reads the history under its caller's context: a page made for
+// the history branch stops when the run is signalled (or the branch write's
+// timeout ends).
+func TestHistoryPageStopsWithContext(t *testing.T) {
+	h := []byte(`{"branch":"main","command":"check","commit":"c","document":{"overall":{"n":2,"metrics":{"retrieval_hit_at_k":{"mean":0.5,"n":2,"ci95":[0.1,0.9]}}}},"schema":"retrieval-gate/history@1","time":"2026-01-01T00:00:00Z"}` + "\n")
+	page, err := rhtml.HistoryPage(context.Background(), h)
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "<html")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	page, err = rhtml.HistoryPage(ctx, h)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Nil(t, page)
+}
+
 // ChartView keeps a short history as it is and summarises the older runs of a
 // long one: the newest in full, one point per group of older runs (the last
 // of the group, no interval, the group's input changes on it).

@@ -1,0 +1,273 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// failingWriter fails every write, as standard output on a full disk or a
+// closed descriptor does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// stuckWriter blocks every write until release is closed, as a full pipe
+// that nobody reads does; started is closed at the first write.
+type stuckWriter struct {
+	once             sync.Once
+	started, release chan struct{}
+	mu               sync.Mutex
+	writes           int
+}
+
+func newStuckWriter(t *testing.T) *stuckWriter {
+	w := &stuckWriter{started: make(chan struct{}), release: make(chan struct{})}
+	t.Cleanup(func() { close(w.release) })
+	return w
+}
+
+func (w *stuckWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	w.writes++
+	w.mu.Unlock()
+	w.once.Do(func() { close(w.started) })
+	<-w.release
+	return 0, errors.New("released")
+}
+
+func (w *stuckWriter) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writes
+}
+
+// chunkWriter records what it is given, one entry per write.
+type chunkWriter struct {
+	bytes.Buffer
+	writes []int
+}
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	w.writes = append(w.writes, len(p))
+	return w.Buffer.Write(p)
+}
+
+// TestStdoutUntil: standard output under a run's context writes through to
+// the writer as it is (in chunks of at most stdoutChunk) and stops waiting on
+// a writer that does not take its data once the context ends.
+func TestStdoutUntil(t *testing.T) {
+	t.Run("a context that never ends gives the writer itself", func(t *testing.T) {
+		var b bytes.Buffer
+		assert.Same(t, &b, stdoutUntil(context.Background(), &b))
+	})
+	big := bytes.Repeat([]byte("0123456789abcdef"), 3*stdoutChunk/16+5) // three chunks and 80 bytes
+	for _, tt := range []struct {
+		name      string
+		cancelled bool // the context has ended before the write
+		data      []byte
+		writes    []int
+	}{
+		{"one write", false, []byte("hello\n"), []int{6}},
+		{"a large write, in chunks", false, big, []int{stdoutChunk, stdoutChunk, stdoutChunk, 80}},
+		{"a write that goes through after the signal is made", true, []byte("::error::interrupted\n"), []int{21}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.cancelled {
+				cancel()
+			}
+			var got chunkWriter
+			n, err := stdoutUntil(ctx, &got).Write(tt.data)
+			require.NoError(t, err)
+			assert.Equal(t, len(tt.data), n)
+			assert.Equal(t, tt.data, got.Bytes())
+			assert.Equal(t, tt.writes, got.writes)
+		})
+	}
+	t.Run("the writer's error is the write's", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		_, err := stdoutUntil(ctx, failingWriter{}).Write([]byte("x"))
+		require.EqualError(t, err, "no space left on device")
+	})
+	t.Run("a blocked write is given up once the context ends", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		stuck := newStuckWriter(t)
+		w := stdoutUntil(ctx, stuck)
+		type result struct {
+			n   int
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			n, err := w.Write(bytes.Repeat([]byte("x"), 1<<20))
+			done <- result{n, err}
+		}()
+		<-stuck.started
+		select {
+		case r := <-done:
+			t.Fatalf("the write returned before the context ended: %d, %v", r.n, r.err)
+		case <-time.After(50 * time.Millisecond):
+		}
+		cancel()
+		start := time.Now()
+		var r result
+		select {
+		case r = <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the write still waits 5 s after the context ended")
+		}
+		assert.Less(t, time.Since(start), time.Second, "given up within a second")
+		assert.Zero(t, r.n)
+		require.ErrorIs(t, r.err, context.Canceled)
+		require.EqualError(t, r.err, "interrupted while the write waited for its reader: context canceled")
+		// The writer still belongs to the given-up write: a later write fails
+		// at once and never reaches it.
+		start = time.Now()
+		_, err := w.Write([]byte("retrieval-gate: interrupted\n"))
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Less(t, time.Since(start), stdoutGrace/2)
+		assert.Equal(t, 1, stuck.count())
+	})
+}
+
+// stdoutRuns are the commands that print a report (or an output named "-") on
+// standard output with files written beside it (dir: the test's inputs; out:
+// where every file of the run goes, and nothing else).
+func stdoutRuns(t *testing.T, dir string) []struct {
+	name string
+	args func(out string) []string
+} {
+	t.Helper()
+	root := filepath.Join("..", "..", "testdata")
+	demo, cal, cmp := filepath.Join(root, "demo"), filepath.Join(root, "calibrate"), filepath.Join(root, "compare")
+	// A saved check report for report --from.
+	saved := filepath.Join(dir, "check.json")
+	env, _, errb := checkEnv("")
+	require.Equal(t, ExitOK, Run(context.Background(), env, []string{"check", "--cases", filepath.Join(demo, "cases.jsonl"), "--kb", filepath.Join(demo, "kb"),
+		"--json", saved, "--comment", "never"}), errb.String())
+	return []struct {
+		name string
+		args func(out string) []string
+	}{
+		{"check", func(out string) []string {
+			return []string{"check", "--cases", filepath.Join(demo, "cases.jsonl"), "--kb", filepath.Join(demo, "kb"), "--verbose", "--suggest-floors",
+				"--json", filepath.Join(out, "agg.json"), "--markdown", filepath.Join(out, "r.md"), "--cases-out", filepath.Join(out, "cases.jsonl"),
+				"--history", filepath.Join(out, "history.jsonl"), "--comment", "never"}
+		}},
+		{"compare", func(out string) []string {
+			return []string{"compare", "--qrels", filepath.Join(cmp, "qrels.trec"), "--run", "bm25=" + filepath.Join(cmp, "bm25.trec"),
+				"--run", "hybrid=" + filepath.Join(cmp, "hybrid.trec"), "--bootstrap", "200", "--json", filepath.Join(out, "cmp.json"),
+				"--markdown", filepath.Join(out, "cmp.md"), "--history", filepath.Join(out, "history.jsonl"), "--comment", "never"}
+		}},
+		{"calibrate", func(out string) []string {
+			return []string{"calibrate", "--human", filepath.Join(cal, "human.jsonl"), "--judge", filepath.Join(cal, "judge.jsonl"), "--lock", filepath.Join(cal, "lock.json"),
+				"--bootstrap", "200", "--json", filepath.Join(out, "cal.json"), "--markdown", filepath.Join(out, "cal.md"), "--comment", "never"}
+		}},
+		{"report --from", func(out string) []string {
+			return []string{"report", "--from", saved, "--verbose", "--markdown", filepath.Join(out, "r.md"), "--html", filepath.Join(out, "r.html")}
+		}},
+		{"import --out -", func(string) []string {
+			return []string{"import", "--in", filepath.Join(root, "formats", "ragas.jsonl"), "--out", "-", "--parent-from-id", "#"}
+		}},
+	}
+}
+
+// TestStdoutBeforeFiles: what a command prints on standard output is written
+// before its files are published, all or nothing with them: a standard output
+// that fails, or that nobody reads when a signal comes, leaves no file (nor a
+// history record), and the command exits 2.
+func TestStdoutBeforeFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, run := range stdoutRuns(t, dir) {
+		t.Run(run.name+"/ok", func(t *testing.T) {
+			// The same run with a standard output that takes its text: it
+			// prints and writes its files.
+			out := filepath.Join(t.TempDir(), "out")
+			env, stdout, errb := checkEnv("")
+			code := Run(context.Background(), env, run.args(out))
+			require.Contains(t, []int{ExitOK, ExitGateFailed}, code, errb.String())
+			assert.NotEmpty(t, stdout.String())
+			if !strings.HasPrefix(run.name, "import") {
+				assert.NotEmpty(t, entries(t, out))
+			}
+		})
+		t.Run(run.name+"/stdout-fails", func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			env, _, errb := checkEnv("")
+			env.Stdout = failingWriter{}
+			code := Run(context.Background(), env, run.args(out))
+			assert.Equal(t, ExitInput, code)
+			assert.Contains(t, errb.String(), "retrieval-gate: failed to write standard output: no space left on device")
+			assert.NoDirExists(t, out, "no file written, no directory made")
+		})
+		t.Run(run.name+"/stdout-unread-at-the-signal", func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			env, _, errb := checkEnv("")
+			stuck := newStuckWriter(t)
+			env.Stdout = stuck
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			code := make(chan int, 1)
+			go func() { code <- Run(ctx, env, run.args(out)) }()
+			select {
+			case <-stuck.started:
+			case c := <-code:
+				t.Fatalf("exit %d before it wrote standard output: %s", c, errb.String())
+			}
+			cancel() // the signal
+			start := time.Now()
+			select {
+			case c := <-code:
+				assert.Less(t, time.Since(start), time.Second, "stopped within a second")
+				assert.Equal(t, ExitInput, c)
+			case <-time.After(5 * time.Second):
+				t.Fatal("still waiting on standard output 5 s after the signal")
+			}
+			// calibrate words every error of an interrupted run as its own
+			// ("calibrate: interrupted, nothing written").
+			assert.Regexp(t, `^retrieval-gate: (failed to write standard output|calibrate): interrupted.*: context canceled\n$`, errb.String())
+			assert.NoDirExists(t, out, "no file written, no directory made")
+		})
+	}
+}
+
+// TestStdoutSummaryAfterFiles: a summary that only says what was written
+// (report --history's line) is printed after the files are published; one
+// that cannot be printed changes neither the files nor the exit code.
+func TestStdoutSummaryAfterFiles(t *testing.T) {
+	dir := t.TempDir()
+	demo := filepath.Join("..", "..", "testdata", "demo")
+	hist := filepath.Join(dir, "history.jsonl")
+	env, _, errb := checkEnv("")
+	require.Equal(t, ExitOK, Run(context.Background(), env, []string{"check", "--cases", filepath.Join(demo, "cases.jsonl"), "--kb", filepath.Join(demo, "kb"),
+		"--history", hist, "--comment", "never"}), errb.String())
+	page := filepath.Join(dir, "out", "history.html")
+	env, _, errb = checkEnv("")
+	env.Stdout = failingWriter{}
+	assert.Equal(t, ExitOK, Run(context.Background(), env, []string{"report", "--history", hist, "--html", page}), errb.String())
+	assert.FileExists(t, page)
+}
+
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}

@@ -1,0 +1,73 @@
+package signals
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// TestStdoutSignals: a command writing a large output to standard output (import
+// --out -) into a pipe whose reader never reads is blocked in write(2) once the
+// pipe is full; SIGINT or SIGTERM still stops it within a second, exit 2. The
+// signal comes once the pipe holds the start of the output: the command is then
+// waiting on its reader (the output, 2.4 MB, is larger than any pipe's buffer).
+func TestStdoutSignals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run("import/out-stdout-unread-pipe/"+unix.SignalName(sig), func(t *testing.T) {
+			signalLaunch(t, func(t *testing.T, dir, out string) launch {
+				in := filepath.Join(dir, "qrels.jsonl")
+				generate(t, in, 120_000, func(i int) string {
+					return fmt.Sprintf(`{"query_id":"q%06d","doc_id":"d%06d","relevance":1}`, i/4, i)
+				})
+				stdout, ready := unreadPipe(t)
+				return launch{args: []string{"import", "--in", in, "--format", "irds-qrels", "--out", "-"}, stdout: stdout, ready: ready}
+			}, sig, 200*time.Millisecond, true)
+		})
+	}
+}
+
+// unreadPipe returns the write end of a pipe nobody reads (its read end stays
+// open until the test ends, so a writer blocks rather than getting EPIPE) and
+// a channel closed once the pipe holds data: its writer has started, and one
+// with more to write than the pipe's buffer takes is then blocked.
+func unreadPipe(t *testing.T) (*os.File, <-chan struct{}) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	fd := int(r.Fd())
+	ready, stop := make(chan struct{}), make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			if n, err := unix.Poll(pfd, 0); err == nil && n > 0 && pfd[0].Revents&unix.POLLIN != 0 {
+				close(ready)
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		<-finished
+		_ = r.Close()
+		_ = w.Close()
+	})
+	return w, ready
+}
