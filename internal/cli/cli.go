@@ -26,6 +26,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
+	"github.com/retrieval-gate/retrieval-gate/internal/progress"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 )
 
@@ -45,7 +46,8 @@ func OSEnv() *Env {
 
 // Factory holds the services of a run. Env's Stdout and Stderr are guarded (no
 // line of data can be read by the runner as a workflow command); the publisher
-// alone writes workflow commands, to the real stdout.
+// alone writes workflow commands, to the real stdout, and the progress bar
+// alone draws on the terminal, the real stderr.
 type Factory struct {
 	Env *Env
 	// Comments builds the GitHub client of the PR comment; nil is the real API.
@@ -53,9 +55,12 @@ type Factory struct {
 	// Sleep replaces the waits of the PR comment's retries (tests); nil sleeps.
 	Sleep func(ctx context.Context, d time.Duration) error
 
-	rawStdout, rawStderr io.Writer
-	guards               []*guard.Writer
-	publisher            publish.Target
+	rawStdout io.Writer
+	// terminal is the real stderr when it is a terminal (the progress bar's),
+	// else nil.
+	terminal  *progress.Terminal
+	guards    []*guard.Writer
+	publisher publish.Target
 	// given are secrets a command was given on its command line (a Chroma
 	// key), shared with the Factories of its stages.
 	given *[]string
@@ -65,11 +70,17 @@ type Factory struct {
 }
 
 // NewFactory guards env's output streams and returns the Factory of a run.
-func NewFactory(env *Env) *Factory {
+func NewFactory(env *Env) *Factory { return newFactory(env, env.Stderr) }
+
+// newFactory is NewFactory of env, whose Stderr is a terminal when stderr,
+// the stream it was made from, is one (Run asks it of the stream it was
+// given, before it wraps it).
+func newFactory(env *Env, stderr io.Writer) *Factory {
 	out, errw := guard.NewWriter(env.Stdout), guard.NewWriter(env.Stderr)
 	guarded := *env
 	guarded.Stdout, guarded.Stderr = out, errw
-	return &Factory{Env: &guarded, rawStdout: env.Stdout, rawStderr: env.Stderr, guards: []*guard.Writer{out, errw}, given: new([]string), prov: new(provenanceOnce)}
+	return &Factory{Env: &guarded, rawStdout: env.Stdout, terminal: progress.TerminalOf(stderr, env.Stderr),
+		guards: []*guard.Writer{out, errw}, given: new([]string), prov: new(provenanceOnce)}
 }
 
 // Publisher is the run's publisher, built on first use and chosen from the
@@ -175,12 +186,20 @@ func commands(f *Factory) []*Command {
 }
 
 // Run dispatches args to a subcommand and returns the process exit code. A
-// write to env's Stdout that its reader does not take is given up once ctx
-// has ended (stdoutUntil): a signal stops the command also then.
+// write to env's Stdout or Stderr that its reader does not take is given up
+// once ctx has ended (writerUntil): a signal stops the command also then.
 func Run(ctx context.Context, env *Env, args []string) int {
+	return RunFactory(ctx, runFactory(ctx, env), args)
+}
+
+// runFactory is the Factory of a run of Run under ctx: env's Stdout and
+// Stderr bound to ctx (writerUntil), and the progress bar drawn on Stderr,
+// through that bound writer, when env's own Stderr is a terminal (the bound
+// writer is no *os.File: the terminal is detected before it is wrapped).
+func runFactory(ctx context.Context, env *Env) *Factory {
 	e := *env
-	e.Stdout = stdoutUntil(ctx, env.Stdout)
-	return RunFactory(ctx, NewFactory(&e), args)
+	e.Stdout, e.Stderr = writerUntil(ctx, env.Stdout), writerUntil(ctx, env.Stderr)
+	return newFactory(&e, env.Stderr)
 }
 
 // RunFactory is Run with the services of f.

@@ -53,11 +53,15 @@ func openInputWith(ctx context.Context, path string, openShards func(context.Con
 	return f, func(err error) error { return err }, nil
 }
 
-// refuseOverwrite refuses, before any work, an output that collides with an
-// input or another output (input.CheckOverlap: the one rule for every
+// refuseOverwrite refuses, before any work, an output flag given "-" that
+// does not write standard output (refuseStdout), and an output that collides
+// with an input or another output (input.CheckOverlap: the one rule for every
 // command's outputs, reports, caches, histories and baselines alike), naming
 // each path's flag, or its Action input, as src gives it.
 func refuseOverwrite(cmd string, src *sources, inputs, outputs []file) error {
+	if err := refuseStdout(cmd, src, outputs); err != nil {
+		return err
+	}
 	o := input.CheckOverlap(paths(inputs, src.stdinFile()), paths(outputs, nil))
 	if o == nil {
 		return nil
@@ -94,4 +98,38 @@ func (s *sources) stdinFile() iofs.FileInfo {
 		return nil
 	}
 	return st
+}
+
+// stdoutOutputs are the output flags that write standard output when given
+// "-", by command: import's --out alone. Every other output flag names a file
+// or a directory.
+var stdoutOutputs = map[string]string{"import": "out"}
+
+// refuseStdout refuses an output flag of command cmd given "-" (the flag's
+// value, as src holds it: an output named after it, such as --history's
+// DIR/history.jsonl or judge --human-sheet's BASE.csv, counts too) unless
+// the flag writes standard output (stdoutOutputs): writing a file named "-"
+// where standard output was meant would be a silent surprise. A file named
+// "-" is still written as ./-.
+//
+//	check: --json -: only import's --out writes to standard output; give a path (./- for a file named "-")
+func refuseStdout(cmd string, src *sources, outputs []file) error {
+	for _, f := range outputs {
+		if stdoutOutputs[cmd] == f.flag || outputValue(src, f) != "-" {
+			continue
+		}
+		return usagef("%s: %s: only import's --out writes to standard output; give a path (./- for a file named \"-\")", cmd, src.with(f.flag, "-"))
+	}
+	return nil
+}
+
+// outputValue is the value of output f's flag as given (f's path when src
+// does not hold the flag).
+func outputValue(src *sources, f file) string {
+	if src != nil && src.fs != nil {
+		if fl := src.fs.Lookup(f.flag); fl != nil {
+			return fl.Value.String()
+		}
+	}
+	return f.path
 }

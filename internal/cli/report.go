@@ -73,9 +73,11 @@ func runReport(ctx context.Context, f *Factory, args []string) error {
 		}
 	}
 	hist := history.File(*path)
+	inputs := []file{{"history", hist}}
 	if *branch != "" {
-		hist = *branch + ":" + history.FileName
-	} else if err := refuseOverwrite("report", src, []file{{"history", hist}}, []file{{"html", *htmlOut}}); err != nil {
+		hist, inputs = *branch+":"+history.FileName, nil
+	}
+	if err := refuseOverwrite("report", src, inputs, []file{{"html", *htmlOut}}); err != nil {
 		return err
 	}
 	// The page is created (as a temporary file) first: an unwritable --html fails

@@ -187,9 +187,10 @@ func runRetrieve(ctx context.Context, f *Factory, o *retrieveOptions) (*retrieve
 }
 
 // lazyProgress is a step's progress on the Factory's standard error (the bar
-// on the terminal itself), started at its first update.
+// on the terminal itself, when standard error is one), started at its first
+// update.
 func lazyProgress(f *Factory, label string) *progress.Progress {
-	return progress.Lazy(f.Env.Stderr, f.rawStderr, label)
+	return progress.Lazy(f.Env.Stderr, f.terminal, label)
 }
 
 // logf is a run's log on standard error, each line after "cmd: ".

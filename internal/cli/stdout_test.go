@@ -62,15 +62,15 @@ func (w *chunkWriter) Write(p []byte) (int, error) {
 	return w.Buffer.Write(p)
 }
 
-// TestStdoutUntil: standard output under a run's context writes through to
-// the writer as it is (in chunks of at most stdoutChunk) and stops waiting on
-// a writer that does not take its data once the context ends.
-func TestStdoutUntil(t *testing.T) {
+// TestWriterUntil: standard output or error under a run's context writes
+// through to the writer as it is (in chunks of at most writeChunk) and stops
+// waiting on a writer that does not take its data once the context ends.
+func TestWriterUntil(t *testing.T) {
 	t.Run("a context that never ends gives the writer itself", func(t *testing.T) {
 		var b bytes.Buffer
-		assert.Same(t, &b, stdoutUntil(context.Background(), &b))
+		assert.Same(t, &b, writerUntil(context.Background(), &b))
 	})
-	big := bytes.Repeat([]byte("0123456789abcdef"), 3*stdoutChunk/16+5) // three chunks and 80 bytes
+	big := bytes.Repeat([]byte("0123456789abcdef"), 3*writeChunk/16+5) // three chunks and 80 bytes
 	for _, tt := range []struct {
 		name      string
 		cancelled bool // the context has ended before the write
@@ -78,7 +78,7 @@ func TestStdoutUntil(t *testing.T) {
 		writes    []int
 	}{
 		{"one write", false, []byte("hello\n"), []int{6}},
-		{"a large write, in chunks", false, big, []int{stdoutChunk, stdoutChunk, stdoutChunk, 80}},
+		{"a large write, in chunks", false, big, []int{writeChunk, writeChunk, writeChunk, 80}},
 		{"a write that goes through after the signal is made", true, []byte("::error::interrupted\n"), []int{21}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,7 +88,7 @@ func TestStdoutUntil(t *testing.T) {
 				cancel()
 			}
 			var got chunkWriter
-			n, err := stdoutUntil(ctx, &got).Write(tt.data)
+			n, err := writerUntil(ctx, &got).Write(tt.data)
 			require.NoError(t, err)
 			assert.Equal(t, len(tt.data), n)
 			assert.Equal(t, tt.data, got.Bytes())
@@ -98,14 +98,14 @@ func TestStdoutUntil(t *testing.T) {
 	t.Run("the writer's error is the write's", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		_, err := stdoutUntil(ctx, failingWriter{}).Write([]byte("x"))
+		_, err := writerUntil(ctx, failingWriter{}).Write([]byte("x"))
 		require.EqualError(t, err, "no space left on device")
 	})
 	t.Run("a blocked write is given up once the context ends", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		stuck := newStuckWriter(t)
-		w := stdoutUntil(ctx, stuck)
+		w := writerUntil(ctx, stuck)
 		type result struct {
 			n   int
 			err error
@@ -138,7 +138,7 @@ func TestStdoutUntil(t *testing.T) {
 		start = time.Now()
 		_, err := w.Write([]byte("retrieval-gate: interrupted\n"))
 		require.ErrorIs(t, err, context.Canceled)
-		assert.Less(t, time.Since(start), stdoutGrace/2)
+		assert.Less(t, time.Since(start), writeGrace/2)
 		assert.Equal(t, 1, stuck.count())
 	})
 }

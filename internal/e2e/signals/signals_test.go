@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -343,15 +344,18 @@ func signalAttempt(t *testing.T, setup func(t *testing.T, dir, out string) ([]st
 }
 
 // launch is a scenario's command: its arguments, standard input and output
-// (nil: none), environment (added to the test's, after GITHUB_ACTIONS= and
-// CI=), and ready, which a stand-in service closes once the command has
-// reached the wait the scenario is about (nil: the delay alone decides when
-// the signal comes).
+// (nil: none), standard error (nil: a buffer the test reads), environment
+// (added to the test's, after GITHUB_ACTIONS= and CI=), and ready, which a
+// stand-in service closes once the command has reached the wait the scenario
+// is about (nil: the delay alone decides when the signal comes). wantStderr,
+// when set, must match what the command wrote on standard error by the time
+// it exited.
 type launch struct {
-	args          []string
-	stdin, stdout *os.File
-	env           []string
-	ready         <-chan struct{}
+	args                  []string
+	stdin, stdout, stderr *os.File
+	env                   []string
+	ready                 <-chan struct{}
+	wantStderr            *regexp.Regexp
 }
 
 // signalLaunch is signalAttempt of a launch: with ready, the delay starts
@@ -374,6 +378,9 @@ func signalLaunch(t *testing.T, setup func(t *testing.T, dir, out string) launch
 	}
 	var stderr e2etest.LockedBuffer
 	cmd.Stderr = &stderr
+	if l.stderr != nil {
+		cmd.Stderr = l.stderr
+	}
 	require.NoError(t, cmd.Start())
 	exited := make(chan struct{})
 	var waitErr error
@@ -417,6 +424,9 @@ func signalLaunch(t *testing.T, setup func(t *testing.T, dir, out string) launch
 	assert.LessOrEqual(t, took, signalDeadline, "exit %v after %v", took.Round(time.Millisecond), sig)
 	assert.Equal(t, 2, e2etest.ExitCode(waitErr), "exit code after %v; stderr: %s", sig, stderr.String())
 	assert.Empty(t, entries(t, out), "no output file and no temp file")
+	if l.wantStderr != nil {
+		assert.Regexp(t, l.wantStderr, stderr.String())
+	}
 	return false
 }
 

@@ -8,35 +8,39 @@ import (
 	"time"
 )
 
-// stdoutGrace is how long a write to standard output may still take once the
-// run's context has ended (SIGINT, SIGTERM): a write that has not returned by
-// then is given up, so that a command stops within a second of the signal also
-// when its standard output is a pipe or a terminal that nobody reads. A write
-// that can go through (the Actions annotation of the interruption) does.
-const stdoutGrace = 100 * time.Millisecond
+// writeGrace is how long a write to standard output or standard error may
+// still take once the run's context has ended (SIGINT, SIGTERM): a write that
+// has not returned by then is given up, so that a command stops within a
+// second of the signal also when its standard output or error is a pipe or a
+// terminal that nobody reads. A write that can go through (the message or the
+// Actions annotation of the interruption) does.
+const writeGrace = 100 * time.Millisecond
 
-// stdoutChunk is the most of one Write that stopWriter hands to the writer at
+// writeChunk is the most of one Write that stopWriter hands to the writer at
 // a time.
-const stdoutChunk = 64 << 10
+const writeChunk = 64 << 10
 
-// stdoutUntil is standard output w for a run under ctx: a write blocked in w
-// (a full pipe that is never read) is given up stdoutGrace after ctx ends,
-// and every later write then fails at once. A ctx that never ends gives w
-// itself.
+// writerUntil is standard output or standard error w for a run under ctx: a
+// write blocked in w (a full pipe that is never read) is given up writeGrace
+// after ctx ends, and every later write then fails at once. A ctx that never
+// ends gives w itself.
 //
 // The write is made on a goroutine, which a given-up write leaves blocked in
 // w: the process exits from under it. Making the file descriptor
 // non-blocking, so that a deadline could stop the write, would change the
 // pipe or terminal it shares with the shell and the other processes writing
 // into it, also after the process has exited.
-func stdoutUntil(ctx context.Context, w io.Writer) io.Writer {
+//
+// What w is (an *os.File, a terminal) is no longer visible through the
+// writer: ask it of w before (progress.TerminalOf).
+func writerUntil(ctx context.Context, w io.Writer) io.Writer {
 	if ctx.Done() == nil {
 		return w
 	}
 	return &stopWriter{ctx: ctx, w: w}
 }
 
-// stopWriter is stdoutUntil's writer. It is safe for concurrent use (writes
+// stopWriter is writerUntil's writer. It is safe for concurrent use (writes
 // are made one at a time).
 type stopWriter struct {
 	ctx context.Context
@@ -63,7 +67,7 @@ func (s *stopWriter) Write(p []byte) (int, error) {
 		return 0, s.err
 	}
 	if s.buf == nil {
-		s.buf, s.done = make([]byte, stdoutChunk), make(chan stopResult, 1)
+		s.buf, s.done = make([]byte, writeChunk), make(chan stopResult, 1)
 	}
 	ended := s.ctx.Done()
 	var grace <-chan time.Time
@@ -75,7 +79,7 @@ func (s *stopWriter) Write(p []byte) (int, error) {
 	}()
 	n := 0
 	for len(p) > 0 {
-		chunk := s.buf[:min(len(p), stdoutChunk)]
+		chunk := s.buf[:min(len(p), writeChunk)]
 		c := copy(chunk, p)
 		go func() {
 			m, err := s.w.Write(chunk)
@@ -93,7 +97,7 @@ func (s *stopWriter) Write(p []byte) (int, error) {
 				}
 				waiting = false
 			case <-ended:
-				ended, timer = nil, time.NewTimer(stdoutGrace)
+				ended, timer = nil, time.NewTimer(writeGrace)
 				grace = timer.C
 			case <-grace:
 				s.err = fmt.Errorf("interrupted while the write waited for its reader: %w", s.ctx.Err())
