@@ -112,7 +112,7 @@ func parseRetrieve(env *Env, args []string) (*retrieveOptions, error) {
 	r := &o.run
 	fs.StringVar(&o.kb, "kb", "", "knowledge base: JSONL file of cards or directory of Markdown cards (required)")
 	fs.StringVar(&o.cases, "cases", "", "cases JSONL whose queries are run (required; - reads standard input; a directory or glob pattern: its shards)")
-	fs.StringVar(&o.out, "out", "", "write the cases with `retrieved` filled to `FILE` (required)")
+	fs.StringVar(&o.out, "out", "", "write the cases to `FILE`, each with its retrieved entries filled (required)")
 	fs.StringVar(&r.Store, "store", retrieve.DefaultStore, "vector store: "+store.Help())
 	fs.StringVar(&r.StoreURL, "chroma-url", "", "Chroma server `URL` (v2 API); implies --store chroma (default $CHROMA_URL when --store chroma)")
 	fs.StringVar(&r.Collection, "collection", "", "Chroma collection to keep and reuse while its fingerprint matches (default: a temporary one)")
