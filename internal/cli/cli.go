@@ -206,6 +206,7 @@ func runFactory(ctx context.Context, env *Env) *Factory {
 func RunFactory(ctx context.Context, f *Factory, args []string) int {
 	defer f.flush()
 	err := dispatch(ctx, f, args)
+	err = interrupted(ctx, args, err)
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		var ge *GateError
 		if !errors.As(err, &ge) {
@@ -229,6 +230,20 @@ func RunFactory(ctx context.Context, f *Factory, args []string) int {
 		return ExitOK
 	}
 	return ExitCode(err)
+}
+
+// interrupted words an error that the run's end (SIGINT, SIGTERM) caused as
+// every command words it: "check: interrupted: failed to read stdin: context
+// canceled". The commands that say more (generate, judge, retrieve, evaluate's
+// stages, calibrate: "interrupted, nothing written") keep their words.
+func interrupted(ctx context.Context, args []string, err error) error {
+	if err == nil || ctx.Err() == nil || !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "interrupted") {
+		return err
+	}
+	if name := commandName(args); name != "" {
+		return fmt.Errorf("%s: interrupted: %w", name, err)
+	}
+	return fmt.Errorf("interrupted: %w", err)
 }
 
 func dispatch(ctx context.Context, f *Factory, args []string) error {

@@ -271,3 +271,21 @@ func entries(t *testing.T, dir string) []string {
 	}
 	return names
 }
+
+// TestInterruptedWording: a run that the signal ends says so, whatever the
+// command and wherever it was: "check: interrupted: …", or the command's own
+// words where it has some ("calibrate: interrupted, nothing written").
+func TestInterruptedWording(t *testing.T) {
+	dir := t.TempDir()
+	for _, run := range stdoutRuns(t, dir) {
+		t.Run(run.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			env, _, errb := checkEnv("")
+			ctx, cancel := context.WithCancelCause(context.Background())
+			cancel(errors.New("terminated signal received"))
+			assert.Equal(t, ExitInput, Run(ctx, env, run.args(out)))
+			assert.Regexp(t, `^retrieval-gate: [a-z]+: interrupted`, errb.String())
+			assert.NoDirExists(t, out, "no file written, no directory made")
+		})
+	}
+}
