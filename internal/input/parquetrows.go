@@ -88,11 +88,12 @@ type ParquetCol struct {
 	base   uint32
 	Ends   []uint32
 	Floats []float64
-	rows   []pqMark // where each row of the batch starts
+	rows   []ParquetMark // where each row of the batch starts
 }
 
-// pqMark is where a row starts in a ParquetCol's buffers and in the arena.
-type pqMark struct{ defs, ends, floats, base uint32 }
+// ParquetMark is where a row starts in a ParquetCol's buffers (Defs, Ends,
+// Floats) and its strings in the arena (Base).
+type ParquetMark struct{ Defs, Ends, Floats, Base uint32 }
 
 // Reset empties the buffers for a new batch of rows.
 func (c *ParquetCol) Reset() {
@@ -103,14 +104,18 @@ func (c *ParquetCol) Reset() {
 // strings in data, the arena Next returned), valid until c is next Reset.
 func (c *ParquetCol) Row(i int, data []byte, v *ParquetCol) {
 	m := c.rows[i]
-	e := pqMark{uint32(len(c.Defs)), uint32(len(c.Ends)), uint32(len(c.Floats)), 0} //nolint:gosec // G115: a batch's levels fit
+	e := ParquetMark{uint32(len(c.Defs)), uint32(len(c.Ends)), uint32(len(c.Floats)), 0} //nolint:gosec // G115: a batch's levels fit
 	if i+1 < len(c.rows) {
 		e = c.rows[i+1]
 	}
-	v.Defs, v.reps = c.Defs[m.defs:e.defs], c.reps[m.defs:e.defs]
-	v.Ends, v.Floats = c.Ends[m.ends:e.ends], c.Floats[m.floats:e.floats]
-	v.Data, v.base = data, m.base
+	v.Defs, v.reps = c.Defs[m.Defs:e.Defs], c.reps[m.Defs:e.Defs]
+	v.Ends, v.Floats = c.Ends[m.Ends:e.Ends], c.Floats[m.Floats:e.Floats]
+	v.Data, v.base = data, m.Base
 }
+
+// Marks is where each row of the batch starts, in order (a batch's, not a
+// row view's).
+func (c *ParquetCol) Marks() []ParquetMark { return c.rows }
 
 // Base is where the column's (a row view's) first string starts in Data.
 func (c *ParquetCol) Base() uint32 { return c.base }
@@ -135,10 +140,10 @@ func (c *ParquetCol) Bytes() []byte {
 
 // mark starts a row at the ends of c's buffers, its strings at base in the
 // arena.
-func (c *ParquetCol) mark(base int) pqMark {
-	m := pqMark{uint32(len(c.Defs)), uint32(len(c.Ends)), uint32(len(c.Floats)), uint32(base)} //nolint:gosec // G115: an arena holds at most a batch and one row (MaxParquetLine)
+func (c *ParquetCol) mark(base int) ParquetMark {
+	m := ParquetMark{uint32(len(c.Defs)), uint32(len(c.Ends)), uint32(len(c.Floats)), uint32(base)} //nolint:gosec // G115: an arena holds at most a batch and one row (MaxParquetLine)
 	c.rows = append(c.rows, m)
-	c.base = m.base
+	c.base = m.Base
 	return m
 }
 
@@ -365,7 +370,7 @@ func (r *ParquetRows) next() (err error) {
 			}
 			return Errorf(r.p.name, int(r.row), "not a valid Parquet file: column %s: %v", k.name, err)
 		}
-		size += 2*(len(dst.Defs)-int(m.defs)) + 8*(len(dst.Floats)-int(m.floats))
+		size += 2*(len(dst.Defs)-int(m.Defs)) + 8*(len(dst.Floats)-int(m.Floats))
 		if size+len(r.data)-r.rowStart > maxParquetRow {
 			return Errorf(r.p.name, int(r.row), "row longer than %d MiB as a line", maxParquetRow>>20)
 		}
@@ -583,15 +588,15 @@ func (k *pqCursor) take(data *[]byte, dst *ParquetCol, n int) {
 	d0, e0, f0, b0 := len(dst.Defs), len(dst.Ends), len(dst.Floats), len(*data)
 	str := k.kind == parquet.ByteArray
 	for j := range n {
-		m := pqMark{uint32(d0 + k.lb[j] - lo), uint32(e0), uint32(f0), uint32(b0 + k.bb[j])} //nolint:gosec // G115: a batch's levels fit; an arena holds at most a batch and one row
+		m := ParquetMark{uint32(d0 + k.lb[j] - lo), uint32(e0), uint32(f0), uint32(b0 + k.bb[j])} //nolint:gosec // G115: a batch's levels fit; an arena holds at most a batch and one row
 		if str {
-			m.ends += uint32(k.vb[j]) //nolint:gosec // G115: as above
+			m.Ends += uint32(k.vb[j]) //nolint:gosec // G115: as above
 		} else {
-			m.floats += uint32(k.vb[j]) //nolint:gosec // G115: as above
+			m.Floats += uint32(k.vb[j]) //nolint:gosec // G115: as above
 		}
 		dst.rows = append(dst.rows, m)
 	}
-	dst.base = dst.rows[len(dst.rows)-1].base
+	dst.base = dst.rows[len(dst.rows)-1].Base
 	if k.reps != nil {
 		dst.reps = append(dst.reps, k.reps[lo:hi]...)
 	} else {
@@ -737,7 +742,7 @@ func (k *pqCursor) setValues(v *encoding.Values) error {
 
 // readRow appends the column's values of the next row to dst, the row
 // started at m (its strings to *data).
-func (k *pqCursor) readRow(data *[]byte, dst *ParquetCol, m pqMark) error {
+func (k *pqCursor) readRow(data *[]byte, dst *ParquetCol, m ParquetMark) error {
 	for first := true; ; first = false {
 		if k.li == k.n {
 			if !first && k.maxRep == 0 {
@@ -785,7 +790,7 @@ func (k *pqCursor) readRow(data *[]byte, dst *ParquetCol, m pqMark) error {
 		}
 		k.values(data, dst, n)
 		k.li = j
-		if len(*data)-int(m.base) > maxParquetRow || len(dst.Defs)-int(m.defs) > maxParquetRow/2 {
+		if len(*data)-int(m.Base) > maxParquetRow || len(dst.Defs)-int(m.Defs) > maxParquetRow/2 {
 			return fmt.Errorf("a row longer than %d MiB", maxParquetRow>>20)
 		}
 		if j < k.n || k.maxRep == 0 {

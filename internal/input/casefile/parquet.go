@@ -149,8 +149,8 @@ func planRetrieved(pl *pqPlan, f input.ParquetField) bool {
 	return pl.retID.col >= 0
 }
 
-// pqStrings views the strings of a row in the batch's arena; ascii: the
-// row's strings are all ASCII, so valid UTF-8.
+// pqStrings views the strings of a batch in its arena; ascii: the batch's
+// strings are all ASCII, so valid UTF-8.
 type pqStrings struct{ ascii bool }
 
 // str is s as a string (a view of the arena, valid until the batch is
@@ -186,159 +186,9 @@ func isASCII(b []byte) bool {
 	return true
 }
 
-// pqRow is a row's column values, one per leaf column (ParquetCol.Row).
-type pqRow []input.ParquetCol
-
-// Col is leaf column c's values.
-func (r pqRow) Col(c int) *input.ParquetCol { return &r[c] }
-
-// decodeRow fills c from row r; false when the row must go
-// through its line (see the file's comment).
-func (pl *pqPlan) decodeRow(r pqRow, a *pqStrings, c *Case) bool {
-	str := func(s pqStr) (string, bool, bool) { // value, present, ok
-		if s.col < 0 {
-			return "", false, true
-		}
-		col := r.Col(s.col)
-		if int(col.Defs[0]) < s.dField || len(col.Ends) == 0 {
-			return "", false, true
-		}
-		v, ok := a.str(col.Str(0))
-		return v, true, ok
-	}
-	id, has, ok := str(pl.id)
-	if !ok || !has || id == "" {
-		return false
-	}
-	c.ID = id
-	for _, f := range [...]struct {
-		s   pqStr
-		dst *string
-	}{{pl.locale, &c.Locale}, {pl.typ, &c.Type}, {pl.query, &c.Query}, {pl.cluster, &c.Cluster}} {
-		v, _, ok := str(f.s)
-		if !ok {
-			return false
-		}
-		*f.dst = v
-	}
-	if c.Type == "" {
-		c.Type = "golden"
-	}
-	var okList bool
-	if c.Gold, okList = pl.strList(r, pl.gold, a, c.Gold[:0]); !okList {
-		return false
-	}
-	if c.Relevant, okList = pl.strList(r, pl.relevant, a, c.Relevant[:0]); !okList {
-		return false
-	}
-	c.Retrieved, c.HasRetrieved = c.Retrieved[:0], false
-	if pl.hasRet {
-		return pl.retrieved(r, a, c)
-	}
-	return true
-}
-
-func (pl *pqPlan) strList(r pqRow, l pqList, a *pqStrings, dst []string) ([]string, bool) {
-	if l.col < 0 {
-		return dst, true
-	}
-	col := r.Col(l.col)
-	if int(col.Defs[0]) < l.dElem { // null or empty
-		return dst, true
-	}
-	vi := 0
-	for _, d := range col.Defs {
-		if int(d) < l.dItem || int(d) < l.dMax {
-			return dst, false // a null element
-		}
-		v, ok := a.str(col.Str(vi))
-		vi++
-		if !ok {
-			return dst, false
-		}
-		dst = append(dst, v)
-	}
-	return dst, true
-}
-
-func (pl *pqPlan) retrieved(r pqRow, a *pqStrings, c *Case) bool {
-	ids := r.Col(pl.retID.col)
-	if int(ids.Defs[0]) < pl.retField {
-		return true // null: no retrieved
-	}
-	c.HasRetrieved = true
-	if int(ids.Defs[0]) < pl.retElem {
-		return true // empty
-	}
-	n := len(ids.Defs)
-	for _, k := range pl.retCols {
-		if len(r.Col(k).Defs) != n {
-			return false
-		}
-	}
-	// The entries' values, each column's strings one after another from
-	// its base.
-	var pDefs, sDefs []uint8
-	var pEnds []uint32
-	var pStart uint32
-	var scores []float64
-	if pl.retParent.col >= 0 {
-		p := r.Col(pl.retParent.col)
-		pDefs, pEnds, pStart = p.Defs, p.Ends, p.Base()
-	}
-	if pl.retScore.col >= 0 {
-		s := r.Col(pl.retScore.col)
-		sDefs, scores = s.Defs, s.Floats
-	}
-	if cap(c.Retrieved) < n {
-		c.Retrieved = make([]Retrieved, 0, n)
-	}
-	out := c.Retrieved[:n]
-	data, idEnds, idStart := ids.Data, ids.Ends, ids.Base()
-	iv, pv, sv := 0, 0, 0
-	dID, dItem := pl.retID.dField, pl.retItem
-	for k, d := range ids.Defs {
-		if int(d) < dItem || int(d) < dID || iv >= len(idEnds) {
-			return false // a null entry, or no id
-		}
-		end := idEnds[iv]
-		iv++
-		if end <= idStart {
-			return false // an empty id
-		}
-		id, ok := a.str(data[idStart:end])
-		idStart = end
-		if !ok {
-			return false
-		}
-		e := &out[k]
-		*e = Retrieved{ID: id}
-		if pDefs != nil && int(pDefs[k]) >= pl.retParent.dField {
-			end := pEnds[pv]
-			pv++
-			p, ok := a.str(data[pStart:end])
-			pStart = end
-			if !ok {
-				return false
-			}
-			e.ParentID = p
-		}
-		if sDefs != nil && int(sDefs[k]) >= pl.retScore.dField {
-			x := scores[sv]
-			sv++
-			if math.IsNaN(x) || math.IsInf(x, 0) || x == 0 && math.Signbit(x) {
-				return false
-			}
-			e.Score, e.HasScore = x, true
-		}
-	}
-	c.Retrieved = out
-	return true
-}
-
 // pqBatch is a run of rows on their way through mapParquet: the reader
 // fills cols and arena with the rows' column values, a worker makes them
-// into cases (decodeRow, or the row's line) and gives them to work, in its
+// into cases (makeCases, or the row's line) and gives them to work, in its
 // own cache.
 type pqBatch[T any] struct {
 	pqRows
@@ -371,34 +221,302 @@ const (
 
 // pqWorker is a worker's scratch for the rows it makes into cases.
 type pqWorker struct {
-	row     pqRow
+	row     []input.ParquetCol // makeCase: a row's values
 	parser  CaseParser
 	lineBuf []byte
+	bad     []bool // makeCases: the rows made from their lines
+	size    []int  // large: the rows' bytes
 }
 
-// makeCase makes row i of b into b.cases[i]: by decodeRow, or else from
-// the row's line, parsed as the text path parses it (its Case or its
-// error is the text path's).
+// makeCases makes the rows of b into its cases column by column, each
+// column's buffers read once and in order, and sets w.bad[i] for each row
+// the fast path does not decode (see the file's comment): makeCase makes
+// it from its line.
+func (w *pqWorker) makeCases(file string, b *pqRows) {
+	n := b.n
+	if cap(w.bad) < n {
+		w.bad = make([]bool, n)
+	}
+	w.bad = w.bad[:n]
+	bad := w.bad
+	clear(bad)
+	if len(b.arena) > parquetFastRow { // a row's strings are at most the arena
+		w.large(b, bad)
+	}
+	cs := b.cases[:n]
+	for i := range cs {
+		c := &cs[i]
+		c.File, c.Line, c.Raw, c.Unknown, c.Scores = file, b.line+i, nil, c.Unknown[:0], nil
+	}
+	a := pqStrings{ascii: b.ascii}
+	pl := b.plan
+	b.scalarCol(pl.id, &a, unsafe.Offsetof(Case{}.ID), bad)
+	for i := range cs {
+		if cs[i].ID == "" { // null or empty
+			bad[i] = true
+		}
+	}
+	b.scalarCol(pl.locale, &a, unsafe.Offsetof(Case{}.Locale), bad)
+	b.scalarCol(pl.typ, &a, unsafe.Offsetof(Case{}.Type), bad)
+	for i := range cs {
+		if cs[i].Type == "" {
+			cs[i].Type = "golden"
+		}
+	}
+	b.scalarCol(pl.query, &a, unsafe.Offsetof(Case{}.Query), bad)
+	b.scalarCol(pl.cluster, &a, unsafe.Offsetof(Case{}.Cluster), bad)
+	b.listCol(pl.gold, &a, unsafe.Offsetof(Case{}.Gold), bad)
+	b.listCol(pl.relevant, &a, unsafe.Offsetof(Case{}.Relevant), bad)
+	for i := range cs {
+		cs[i].Retrieved, cs[i].HasRetrieved = cs[i].Retrieved[:0], false
+	}
+	if pl.hasRet {
+		b.retrievedCols(pl, &a, bad)
+	}
+}
+
+// large sets bad[i] for each row of b whose strings are more than
+// parquetFastRow bytes.
+func (w *pqWorker) large(b *pqRows, bad []bool) {
+	if cap(w.size) < len(bad) {
+		w.size = make([]int, len(bad))
+	}
+	size := w.size[:len(bad)]
+	clear(size)
+	for k := range b.cols {
+		col := &b.cols[k]
+		marks := col.Marks()[:len(bad)]
+		for i, m := range marks {
+			if e := rowEnd(marks, i, len(col.Ends)); m.Ends < e {
+				size[i] += int(col.Ends[e-1] - m.Base)
+			}
+		}
+	}
+	for i, n := range size {
+		if n > parquetFastRow {
+			bad[i] = true
+		}
+	}
+}
+
+// rowEnd is where row i of a column (its marks m, ends values in Ends)
+// ends in Ends: the next row's start.
+func rowEnd(m []input.ParquetMark, i, ends int) uint32 {
+	if i+1 < len(m) {
+		return m[i+1].Ends
+	}
+	return uint32(ends) //nolint:gosec // G115: a batch's ends fit
+}
+
+// rowDefsEnd is rowEnd for the levels.
+func rowDefsEnd(m []input.ParquetMark, i, defs int) uint32 {
+	if i+1 < len(m) {
+		return m[i+1].Defs
+	}
+	return uint32(defs) //nolint:gosec // G115: a batch's levels fit
+}
+
+// caseStr is the string field at off in c.
+func caseStr(c *Case, off uintptr) *string {
+	return (*string)(unsafe.Add(unsafe.Pointer(c), off)) //nolint:gosec // G103: off is a string field's (unsafe.Offsetof)
+}
+
+// caseList is the []string field at off in c.
+func caseList(c *Case, off uintptr) *[]string {
+	return (*[]string)(unsafe.Add(unsafe.Pointer(c), off)) //nolint:gosec // G103: off is a []string field's (unsafe.Offsetof)
+}
+
+// scalarCol sets the string field at off of each case of b from column s
+// ("" when absent or null); bad[i] when row i's is not valid UTF-8.
+func (b *pqRows) scalarCol(s pqStr, a *pqStrings, off uintptr, bad []bool) {
+	cs := b.cases[:b.n]
+	if s.col < 0 {
+		for i := range cs {
+			*caseStr(&cs[i], off) = ""
+		}
+		return
+	}
+	col := &b.cols[s.col]
+	marks, defs, ends, data := col.Marks(), col.Defs, col.Ends, b.arena
+	marks = marks[:len(cs)]
+	for i, m := range marks {
+		v := ""
+		if int(defs[m.Defs]) >= s.dField && m.Ends < rowEnd(marks, i, len(ends)) {
+			var ok bool
+			if v, ok = a.str(data[m.Base:ends[m.Ends]]); !ok {
+				bad[i] = true
+			}
+		}
+		*caseStr(&cs[i], off) = v
+	}
+}
+
+// listCol sets the []string field at off of each case of b from list l,
+// (empty when null or absent); bad[i] when row i's has a null element or
+// a string that is not valid UTF-8.
+func (b *pqRows) listCol(l pqList, a *pqStrings, off uintptr, bad []bool) {
+	cs := b.cases[:b.n]
+	if l.col < 0 {
+		for i := range cs {
+			p := caseList(&cs[i], off)
+			*p = (*p)[:0]
+		}
+		return
+	}
+	col := &b.cols[l.col]
+	marks, defs, ends, data := col.Marks(), col.Defs, col.Ends, b.arena
+	marks = marks[:len(cs)]
+	for i, m := range marks {
+		p := caseList(&cs[i], off)
+		dst := (*p)[:0]
+		rd := defs[m.Defs:rowDefsEnd(marks, i, len(defs))]
+		if int(rd[0]) >= l.dElem { // not null, not empty
+			start, vi := m.Base, m.Ends
+			for _, d := range rd {
+				if int(d) < l.dItem || int(d) < l.dMax {
+					bad[i] = true // a null element
+					break
+				}
+				end := ends[vi]
+				vi++
+				v, ok := a.str(data[start:end])
+				start = end
+				if !ok {
+					bad[i] = true
+					break
+				}
+				dst = append(dst, v)
+			}
+		}
+		*p = dst
+	}
+}
+
+// retrievedCols sets each case's retrieved entries from the entries'
+// columns (none when null; HasRetrieved unless null); bad[i] when an entry
+// of row i is null, has a null or empty id, a string that is not valid
+// UTF-8 or a score that is not finite or is -0, or the entries' leaves
+// have unequal numbers of levels.
+func (b *pqRows) retrievedCols(pl *pqPlan, a *pqStrings, bad []bool) {
+	cs := b.cases[:b.n]
+	ids := &b.cols[pl.retID.col]
+	idMarks, idDefs := ids.Marks()[:len(cs)], ids.Defs
+	// Every leaf of an entry has as many levels in a row of entries as the
+	// ids.
+	for _, k := range pl.retCols {
+		if k == pl.retID.col {
+			continue
+		}
+		col := &b.cols[k]
+		marks := col.Marks()[:len(cs)]
+		for i, m := range marks {
+			im := idMarks[i]
+			if int(idDefs[im.Defs]) >= pl.retElem && rowDefsEnd(marks, i, len(col.Defs))-m.Defs != rowDefsEnd(idMarks, i, len(idDefs))-im.Defs {
+				bad[i] = true
+			}
+		}
+	}
+	var pMarks, sMarks []input.ParquetMark
+	var pDefs, sDefs []uint8
+	var pEnds []uint32
+	var scores []float64
+	if pl.retParent.col >= 0 {
+		p := &b.cols[pl.retParent.col]
+		pMarks, pDefs, pEnds = p.Marks()[:len(cs)], p.Defs, p.Ends
+	}
+	if pl.retScore.col >= 0 {
+		s := &b.cols[pl.retScore.col]
+		sMarks, sDefs, scores = s.Marks()[:len(cs)], s.Defs, s.Floats
+	}
+	data, idEnds := b.arena, ids.Ends
+	dID, dItem, dParent, dScore := pl.retID.dField, pl.retItem, pl.retParent.dField, pl.retScore.dField
+	for i, m := range idMarks {
+		if bad[i] {
+			continue
+		}
+		rd := idDefs[m.Defs:rowDefsEnd(idMarks, i, len(idDefs))]
+		if int(rd[0]) < pl.retField {
+			continue // null: no retrieved
+		}
+		c := &cs[i]
+		c.HasRetrieved = true
+		if int(rd[0]) < pl.retElem {
+			continue // empty
+		}
+		n := len(rd)
+		if cap(c.Retrieved) < n {
+			c.Retrieved = make([]Retrieved, 0, n)
+		}
+		out := c.Retrieved[:n]
+		iv, idEnd, idStart := m.Ends, rowEnd(idMarks, i, len(idEnds)), m.Base
+		var pd, sd []uint8
+		var pv, pStart, sv uint32
+		if pMarks != nil {
+			pm := pMarks[i]
+			pd, pv, pStart = pDefs[pm.Defs:pm.Defs+uint32(n)], pm.Ends, pm.Base //nolint:gosec // G115: a row's levels fit
+		}
+		if sMarks != nil {
+			sm := sMarks[i]
+			sd, sv = sDefs[sm.Defs:sm.Defs+uint32(n)], sm.Floats //nolint:gosec // G115: a row's levels fit
+		}
+		ok := true
+		for k, d := range rd {
+			if int(d) < dItem || int(d) < dID || iv >= idEnd {
+				ok = false // a null entry, or no id
+				break
+			}
+			end := idEnds[iv]
+			iv++
+			if end <= idStart {
+				ok = false // an empty id
+				break
+			}
+			var id string
+			if id, ok = a.str(data[idStart:end]); !ok {
+				break
+			}
+			idStart = end
+			e := &out[k]
+			*e = Retrieved{ID: id}
+			if pd != nil && int(pd[k]) >= dParent {
+				end := pEnds[pv]
+				pv++
+				var p string
+				if p, ok = a.str(data[pStart:end]); !ok {
+					break
+				}
+				pStart = end
+				e.ParentID = p
+			}
+			if sd != nil && int(sd[k]) >= dScore {
+				x := scores[sv]
+				sv++
+				if math.IsNaN(x) || math.IsInf(x, 0) || x == 0 && math.Signbit(x) {
+					ok = false
+					break
+				}
+				e.Score, e.HasScore = x, true
+			}
+		}
+		if !ok {
+			bad[i] = true
+			continue
+		}
+		c.Retrieved = out
+	}
+}
+
+// makeCase makes row i of b into b.cases[i] from the row's line, parsed
+// as the text path parses it (its Case or its error is the text path's).
 func (w *pqWorker) makeCase(file string, b *pqRows, i int) error {
 	c := &b.cases[i]
 	c.File, c.Line, c.Raw, c.Unknown, c.Scores = file, b.line+i, nil, c.Unknown[:0], nil
 	if cap(w.row) < len(b.cols) {
-		w.row = make(pqRow, len(b.cols))
+		w.row = make([]input.ParquetCol, len(b.cols))
 	}
 	w.row = w.row[:len(b.cols)]
-	size, ascii := 0, true // the row's string bytes; all ASCII
 	for k := range b.cols {
-		v := &w.row[k]
-		b.cols[k].Row(i, b.arena, v)
-		s := v.Bytes()
-		size += len(s)
-		if ascii && !b.ascii {
-			ascii = isASCII(s)
-		}
-	}
-	strs := pqStrings{ascii: ascii}
-	if size <= parquetFastRow && b.plan.decodeRow(w.row, &strs, c) {
-		return nil
+		b.cols[k].Row(i, b.arena, &w.row[k])
 	}
 	var err error
 	if w.lineBuf, err = b.liner.Line(w.lineBuf[:0], b.row+int64(i), w.row); err != nil {
@@ -551,12 +669,17 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 			for b := range todo {
 				b.results = b.results[:0]
 				b.ascii = isASCII(b.arena) // then so are its rows' strings
+				if ctx.Err() == nil {
+					w.makeCases(file, &b.pqRows)
+				}
 				for i := range b.n {
 					if i&0x7f == 0 && ctx.Err() != nil {
 						b.err = ctx.Err()
 						break
 					}
-					if err := w.makeCase(file, &b.pqRows, i); err != nil {
+					if !w.bad[i] {
+						// made by makeCases
+					} else if err := w.makeCase(file, &b.pqRows, i); err != nil {
 						b.err = err
 						break
 					}

@@ -306,6 +306,35 @@ func TestParquetRowsAsText(t *testing.T) {
 	require.Greater(t, fast, 25, "most tables read without an error")
 }
 
+// Rows of more than 1 MiB of strings (one long string, or two that are
+// long together) among short rows, in one batch's arena: the long rows are
+// read from their lines, the others by columns, and all as the text path
+// reads them.
+func TestParquetRowsLarge(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 4))
+	rows := make([]pqOptCase, 12)
+	for j := range rows {
+		rows[j] = randOptCase(r, 0)
+	}
+	long := func(n int) *string {
+		s := strings.Repeat("q", n)
+		return &s
+	}
+	rows[2].Query = long(1<<20 + 1)
+	rows[5].Query = long(600 << 10)
+	rows[5].Retrieved = append(rows[5].Retrieved, pqOptEntry{ID: long(8), Text: long(600 << 10)})
+	rows[8].Query = long(1<<20 - 64)
+	p := filepath.Join(t.TempDir(), "large.parquet")
+	writePQ(t, p, rows)
+	for _, inLine := range []bool{false, true} {
+		want, wantErr := readCases(t, p, false, inLine, 2)
+		require.Empty(t, wantErr)
+		got, gotErr := readCases(t, p, true, inLine, 2)
+		require.Empty(t, gotErr)
+		require.Equal(t, want, got)
+	}
+}
+
 // errAt is the shard and line an error names (SHARD:LINE: …, the last
 // such): the shards are read in the order of their paths.
 func errAt(t *testing.T, msg string) (string, int) {
