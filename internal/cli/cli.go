@@ -69,12 +69,9 @@ type Factory struct {
 	prov *provenanceOnce
 }
 
-// NewFactory guards env's output streams and returns the Factory of a run.
-func NewFactory(env *Env) *Factory { return newFactory(env, env.Stderr) }
-
-// newFactory is NewFactory of env, whose Stderr is a terminal when stderr,
-// the stream it was made from, is one (Run asks it of the stream it was
-// given, before it wraps it).
+// newFactory guards env's output streams and returns the Factory of a run;
+// env's Stderr is a terminal when stderr, the stream it was made from, is one
+// (Run asks it of the stream it was given, before it wraps it).
 func newFactory(env *Env, stderr io.Writer) *Factory {
 	out, errw := guard.NewWriter(env.Stdout), guard.NewWriter(env.Stderr)
 	guarded := *env
