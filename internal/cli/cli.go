@@ -21,6 +21,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/ctxwrite"
 	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
@@ -184,18 +185,18 @@ func commands(f *Factory) []*Command {
 
 // Run dispatches args to a subcommand and returns the process exit code. A
 // write to env's Stdout or Stderr that its reader does not take is given up
-// once ctx has ended (writerUntil): a signal stops the command also then.
+// once ctx has ended (ctxwrite.Until): a signal stops the command also then.
 func Run(ctx context.Context, env *Env, args []string) int {
 	return RunFactory(ctx, runFactory(ctx, env), args)
 }
 
 // runFactory is the Factory of a run of Run under ctx: env's Stdout and
-// Stderr bound to ctx (writerUntil), and the progress bar drawn on Stderr,
+// Stderr bound to ctx (ctxwrite.Until), and the progress bar drawn on Stderr,
 // through that bound writer, when env's own Stderr is a terminal (the bound
 // writer is no *os.File: the terminal is detected before it is wrapped).
 func runFactory(ctx context.Context, env *Env) *Factory {
 	e := *env
-	e.Stdout, e.Stderr = writerUntil(ctx, env.Stdout), writerUntil(ctx, env.Stderr)
+	e.Stdout, e.Stderr = ctxwrite.Until(ctx, env.Stdout), ctxwrite.Until(ctx, env.Stderr)
 	return newFactory(&e, env.Stderr)
 }
 

@@ -15,11 +15,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/ctxwrite"
 	"github.com/retrieval-gate/retrieval-gate/internal/e2e/e2etest"
 )
 
 // TestProgressBarOnTerminalStderr: Run binds standard error to the run's
-// context as it does standard output (writerUntil, no *os.File), and still
+// context as it does standard output (ctxwrite.Until, no *os.File), and still
 // draws the progress bar when the standard error it was given is a terminal:
 // it is detected before the stream is wrapped, and the bar is drawn through
 // the wrapped stream, so that a terminal that takes nothing (a stopped one)
@@ -38,7 +39,7 @@ func TestProgressBarOnTerminalStderr(t *testing.T) {
 	defer cancel() // a context that can end: Run wraps both streams
 	f := runFactory(ctx, &Env{Stdin: strings.NewReader(""), Stdout: new(strings.Builder), Stderr: slave, Getenv: func(string) string { return "" }})
 	require.NotNil(t, f.terminal, "standard error is a terminal")
-	assert.IsType(t, &stopWriter{}, f.terminal.Out, "the bar is drawn through the stream bound to the run's context")
+	assert.IsType(t, &ctxwrite.Writer{}, f.terminal.Out, "the bar is drawn through the stream bound to the run's context")
 	assert.Same(t, slave, f.terminal.File, "its width read from the terminal")
 	p := lazyProgress(f, "retrieve: indexing chunks")
 	p.Update(1, 1000)

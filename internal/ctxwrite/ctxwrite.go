@@ -1,4 +1,7 @@
-package cli
+// Package ctxwrite gives up a write that its reader does not take once a
+// context ends: standard output and standard error of a run, which a signal
+// must stop within a second also when nobody reads them.
+package ctxwrite
 
 import (
 	"context"
@@ -8,20 +11,20 @@ import (
 	"time"
 )
 
-// writeGrace is how long a write to standard output or standard error may
+// Grace is how long a write to standard output or standard error may
 // still take once the run's context has ended (SIGINT, SIGTERM): a write that
 // has not returned by then is given up, so that a command stops within a
 // second of the signal also when its standard output or error is a pipe or a
 // terminal that nobody reads. A write that can go through (the message or the
 // Actions annotation of the interruption) does.
-const writeGrace = 100 * time.Millisecond
+const Grace = 100 * time.Millisecond
 
-// writeChunk is the most of one Write that stopWriter hands to the writer at
+// Chunk is the most of one Write that Writer hands to the writer at
 // a time.
-const writeChunk = 64 << 10
+const Chunk = 64 << 10
 
-// writerUntil is standard output or standard error w for a run under ctx: a
-// write blocked in w (a full pipe that is never read) is given up writeGrace
+// Until is standard output or standard error w for a run under ctx: a
+// write blocked in w (a full pipe that is never read) is given up Grace
 // after ctx ends, and every later write then fails at once. A ctx that never
 // ends gives w itself.
 //
@@ -33,16 +36,16 @@ const writeChunk = 64 << 10
 //
 // What w is (an *os.File, a terminal) is no longer visible through the
 // writer: ask it of w before (progress.TerminalOf).
-func writerUntil(ctx context.Context, w io.Writer) io.Writer {
+func Until(ctx context.Context, w io.Writer) io.Writer {
 	if ctx.Done() == nil {
 		return w
 	}
-	return &stopWriter{ctx: ctx, w: w}
+	return &Writer{ctx: ctx, w: w}
 }
 
-// stopWriter is writerUntil's writer. It is safe for concurrent use (writes
+// Writer is Until's writer. It is safe for concurrent use (writes
 // are made one at a time).
-type stopWriter struct {
+type Writer struct {
 	ctx context.Context
 	w   io.Writer
 
@@ -50,24 +53,24 @@ type stopWriter struct {
 	// buf holds the chunk being written, a copy of the caller's bytes: a
 	// given-up write keeps reading it, and Write must not retain its p.
 	buf  []byte
-	done chan stopResult
+	done chan result
 	// err is set once a write was given up: w still belongs to it.
 	err error
 }
 
-type stopResult struct {
+type result struct {
 	n   int
 	err error
 }
 
-func (s *stopWriter) Write(p []byte) (int, error) {
+func (s *Writer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
 		return 0, s.err
 	}
 	if s.buf == nil {
-		s.buf, s.done = make([]byte, writeChunk), make(chan stopResult, 1)
+		s.buf, s.done = make([]byte, Chunk), make(chan result, 1)
 	}
 	ended := s.ctx.Done()
 	var grace <-chan time.Time
@@ -79,11 +82,11 @@ func (s *stopWriter) Write(p []byte) (int, error) {
 	}()
 	n := 0
 	for len(p) > 0 {
-		chunk := s.buf[:min(len(p), writeChunk)]
+		chunk := s.buf[:min(len(p), Chunk)]
 		c := copy(chunk, p)
 		go func() {
 			m, err := s.w.Write(chunk)
-			s.done <- stopResult{m, err}
+			s.done <- result{m, err}
 		}()
 		for waiting := true; waiting; {
 			select {
@@ -97,7 +100,7 @@ func (s *stopWriter) Write(p []byte) (int, error) {
 				}
 				waiting = false
 			case <-ended:
-				ended, timer = nil, time.NewTimer(writeGrace)
+				ended, timer = nil, time.NewTimer(Grace)
 				grace = timer.C
 			case <-grace:
 				s.err = fmt.Errorf("interrupted while the write waited for its reader: %w", s.ctx.Err())
