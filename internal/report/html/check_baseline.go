@@ -62,7 +62,7 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 			g     checkreport.PairedGroup
 		}
 		table := func(groups []named) Table {
-			t := Table{Head: []string{"group", "measure", "base → head", "Δ", "p", "MDD"}, NumCols: []bool{false, false, true, true, true, true}}
+			t := Table{Head: []string{"group", "measure", "base → head", "Δ", "p", "MDD"}, NumCols: []bool{false, false, true, true, true, true}, Cards: true} // too wide for a phone
 			for _, g := range groups {
 				for _, k := range pairedKeys(g.g) {
 					x := g.g.Metrics[k]

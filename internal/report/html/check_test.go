@@ -60,10 +60,10 @@ func TestCheckHTMLBaselineGolden(t *testing.T) {
 	for _, want := range []string{
 		"<h2>vs base</h2>",
 		"132 paired cases · 8 newly missed · 0 newly found · 0 rank drops (≥ 3) · not paired: 0 gold changed, 0 only in the baseline, 0 only in this run",
-		`<tr><th scope="row"><strong>overall</strong><span class="ci">n = 132</span></th><td>hit@5</td><td class="num">0.985 → 0.924</td><td class="num"><strong>🔻 -0.061</strong><span class="ci">[-0.116, -0.007]</span></td><td class="num">0.0078<span class="ci">McNemar</span></td><td class="num">0.059</td></tr>`,
+		`<tr><th scope="row"><strong>overall</strong><span class="ci">n = 132</span></th><td data-label="measure"><span class="cv">hit@5</span></td><td class="num" data-label="base → head"><span class="cv">0.985 → 0.924</span></td><td class="num" data-label="Δ"><span class="cv"><strong>🔻 -0.061</strong><span class="ci">[-0.116, -0.007]</span></span></td><td class="num" data-label="p"><span class="cv">0.0078<span class="ci">McNemar</span></span></td><td class="num" data-label="MDD"><span class="cv">0.059</span></td></tr>`,
 		// The adversarial type's hit@5 (issue 34 item 9): an interval inverted from the
 		// McNemar test that rejects, so it excludes 0, and the drop the test detects.
-		`<td class="num"><strong>🔻 -0.214</strong><span class="ci">[-0.410, -0.007]</span></td><td class="num">0.0313<span class="ci">McNemar</span></td><td class="num">0.258</td>`,
+		`<td class="num" data-label="Δ"><span class="cv"><strong>🔻 -0.214</strong><span class="ci">[-0.410, -0.007]</span></span></td><td class="num" data-label="p"><span class="cv">0.0313<span class="ci">McNemar</span></span></td><td class="num" data-label="MDD"><span class="cv">0.258</span></td>`,
 		"<caption>Newly missed (8)</caption>",
 		// The rank-biased overlap: the demo's 24 cases without gold moved too.
 		// Each mean RBO with its 95% interval, as the churn's (the method named).
@@ -161,7 +161,7 @@ func TestCheckHTMLInBrowser(t *testing.T) {
 			for _, m := range browsertest.Check(t, b, browsertest.Page{Name: c.name, Path: path, Widths: []int{390, 850, 1400}, Shots: c.shots, OpenDetails: true, Marks: marks, Script: gateBreaksJS}) {
 				var broken []string
 				require.NoError(t, json.Unmarshal(m.Result, &broken))
-				assert.Empty(t, broken, "%s at %d px: words of the gate table broken across lines", c.name, m.Width)
+				assert.Empty(t, broken, "%s at %d px: words of the gate or paired table broken across lines", c.name, m.Width)
 			}
 		})
 	}
@@ -209,9 +209,9 @@ func TestCheckHTMLBaselineHeadlineInBrowser(t *testing.T) {
 	}
 }
 
-// gateBreaksJS returns the words of the gate table that the page breaks
-// across lines.
-const gateBreaksJS = `(() => {
-  const t = [...document.querySelectorAll("table")].find((t) => t.querySelector("thead th")?.textContent === "gate");
-  return ` + brokenWordsJS + `(t, () => true);
-})()`
+// gateBreaksJS returns the words of the gate table and of the paired
+// comparison's tables (group, measure, base → head, Δ, …) that the page
+// breaks across lines.
+const gateBreaksJS = `(() => [...document.querySelectorAll("table")]
+  .filter((t) => t.querySelector("thead th")?.textContent === "gate" || t.querySelector("thead th:nth-child(2)")?.textContent === "measure")
+  .flatMap((t) => ` + brokenWordsJS + `(t, () => true)))()`
