@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,7 +77,7 @@ func TestStdoutBeforeFiles(t *testing.T) {
 			require.Contains(t, []int{ExitOK, ExitGateFailed}, code, errb.String())
 			assert.NotEmpty(t, stdout.String())
 			if !strings.HasPrefix(run.name, "import") {
-				assert.NotEmpty(t, entries(t, out))
+				assert.NotEmpty(t, e2etest.Entries(t, out))
 			}
 		})
 		t.Run(run.name+"/stdout-fails", func(t *testing.T) {
@@ -136,17 +135,6 @@ func TestStdoutSummaryAfterFiles(t *testing.T) {
 	env.Stdout = failingWriter{}
 	assert.Equal(t, ExitOK, Run(context.Background(), env, []string{"report", "--history", hist, "--html", page}), errb.String())
 	assert.FileExists(t, page)
-}
-
-func entries(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
 }
 
 // TestInterruptedWording: a run that the signal ends says so, whatever the

@@ -405,7 +405,7 @@ func signalLaunch(t *testing.T, setup func(t *testing.T, dir, out string) launch
 		// Refusing the input before the signal is as good as stopping on it,
 		// provided it is an input error that wrote nothing.
 		assert.Equal(t, 2, e2etest.ExitCode(err), "exited before the signal: %s", stderr.String())
-		assert.Empty(t, entries(t, out), "no output")
+		assert.Empty(t, e2etest.Entries(t, out), "no output")
 		t.Logf("exited 2 before the signal: %s", stderr.String())
 		return false
 	case <-time.After(after):
@@ -423,7 +423,7 @@ func signalLaunch(t *testing.T, setup func(t *testing.T, dir, out string) launch
 	took := time.Since(sent)
 	assert.LessOrEqual(t, took, signalDeadline, "exit %v after %v", took.Round(time.Millisecond), sig)
 	assert.Equal(t, 2, e2etest.ExitCode(waitErr), "exit code after %v; stderr: %s", sig, stderr.String())
-	assert.Empty(t, entries(t, out), "no output file and no temp file")
+	assert.Empty(t, e2etest.Entries(t, out), "no output file and no temp file")
 	if l.wantStderr != nil {
 		assert.Regexp(t, l.wantStderr, stderr.String())
 	}
@@ -511,17 +511,6 @@ func generate(t *testing.T, path string, n int, line func(int) string) {
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
-}
-
-func entries(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
 }
 
 // killedBy reports whether the child was terminated by sig itself (its
