@@ -879,3 +879,12 @@ func TestAccumulatorClose(t *testing.T) {
 	}
 	require.NoError(t, a.Duplicate())
 }
+
+// TestScratchOwnsItsLines: a scorer's scratch keeps two cache lines of
+// padding on each side, so that two workers' scratches allocated side by side
+// share no line.
+func TestScratchOwnsItsLines(t *testing.T) {
+	var s scratch
+	assert.GreaterOrEqual(t, unsafe.Offsetof(s.ranked), uintptr(128), "padding before")
+	assert.GreaterOrEqual(t, unsafe.Sizeof(s)-unsafe.Offsetof(s.next)-unsafe.Sizeof(s.next), uintptr(128), "padding after")
+}

@@ -382,7 +382,11 @@ func (r *CaseResult) checkIDs(has func(string) bool, c *casefile.Case, ids []str
 // escape to the heap on every case. It is not cleared between cases: the
 // strings it still holds keep at most a few blocks alive until the pool drops
 // it at a collection.
+//
+// Its first and last 128 bytes are padding: two workers' scratches allocated
+// side by side would share a cache line at their ends (casefile's alone).
 type scratch struct {
+	_            [128]byte
 	ranked       [32]string
 	keys         [32]uint64
 	gold         [8]string
@@ -396,6 +400,7 @@ type scratch struct {
 	// reader reuses) and their canonical forms: a run has a handful.
 	locales [4]struct{ tag, canonical string }
 	next    int
+	_       [128]byte
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}

@@ -436,3 +436,21 @@ func TestParseFastTakesCommonShapes(t *testing.T) {
 		})
 	}
 }
+
+// TestAloneOwnsItsLines: a worker's parser and case (and the Parquet
+// worker's state) keep two cache lines of padding on each side, so that two
+// workers' memory allocated side by side shares no line.
+func TestAloneOwnsItsLines(t *testing.T) {
+	check := func(t *testing.T, size, off, inner uintptr) {
+		t.Helper()
+		assert.GreaterOrEqual(t, off, uintptr(128), "padding before")
+		assert.GreaterOrEqual(t, size-off-inner, uintptr(128), "padding after")
+	}
+	var w alone[struct {
+		p CaseParser
+		c Case
+	}]
+	check(t, unsafe.Sizeof(w), unsafe.Offsetof(w.v), unsafe.Sizeof(w.v))
+	var pw alone[pqWorker]
+	check(t, unsafe.Sizeof(pw), unsafe.Offsetof(pw.v), unsafe.Sizeof(pw.v))
+}

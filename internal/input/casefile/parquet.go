@@ -665,9 +665,13 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 	for range workers {
 		go func() {
 			defer workersWG.Done()
-			var w pqWorker
+			own := new(alone[pqWorker])
+			w := &own.v
 			for b := range todo {
-				b.results = b.results[:0]
+				// The results are kept in a local until the batch ends: b
+				// shares a cache line with the batch the other worker holds
+				// (alone's comment).
+				results := b.results[:0]
 				b.ascii = isASCII(b.arena) // then so are its rows' strings
 				if ctx.Err() == nil {
 					w.makeCases(file, &b.pqRows)
@@ -684,13 +688,14 @@ func mapParquet[T any](ctx context.Context, src parquetShards, paths []string, f
 						break
 					}
 					var zero T
-					b.results = append(b.results, zero)
-					if err := work(&b.cases[i], &b.results[i]); err != nil {
-						b.results = b.results[:i]
+					results = append(results, zero)
+					if err := work(&b.cases[i], &results[i]); err != nil {
+						results = results[:i]
 						b.err = err
 						break
 					}
 				}
+				b.results = results
 				done <- b
 			}
 		}()
