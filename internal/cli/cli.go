@@ -180,7 +180,7 @@ func newCommand[O any](f *Factory, name, synopsis string, parse func(*Env, []str
 // in its own file.
 func commands(f *Factory) []*Command {
 	return []*Command{NewCmdCalibrate(f, nil), NewCmdCheck(f, nil), NewCmdCompare(f, nil), NewCmdEvaluate(f, nil), NewCmdGenerate(f, nil),
-		NewCmdImport(f, nil), NewCmdJudge(f, nil), NewCmdReport(f), NewCmdRetrieve(f, nil)}
+		NewCmdImport(f, nil), NewCmdJudge(f, nil), NewCmdReport(f, nil), NewCmdRetrieve(f, nil)}
 }
 
 // Run dispatches args to a subcommand and returns the process exit code. A

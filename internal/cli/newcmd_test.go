@@ -29,7 +29,26 @@ func TestNewCmdRunsRunF(t *testing.T) {
 	assert.Len(t, cmp.files.Runs, 2)
 	assert.Equal(t, 5, cmp.run.K)
 
-	err := NewCmdCheck(f, func(context.Context, *checkOptions) error { t.Fatal("ran"); return nil }).
+	var ro *reportOptions
+	require.NoError(t, NewCmdReport(f, func(_ context.Context, o *reportOptions) error { ro = o; return nil }).
+		Run(context.Background(), []string{"--history", "h", "--html", "page.html", "--measure", "delta:retrieval_hit_at_k"}))
+	require.NotNil(t, ro)
+	assert.Equal(t, "h", ro.path)
+	assert.Equal(t, "page.html", ro.htmlOut)
+	assert.Equal(t, "delta:retrieval_hit_at_k", ro.measure)
+	assert.Empty(t, ro.from.from)
+	require.NoError(t, NewCmdReport(f, func(_ context.Context, o *reportOptions) error { ro = o; return nil }).
+		Run(context.Background(), []string{"--from", "r.json", "--markdown", "r.md", "--comment-key", "nightly"}))
+	assert.Equal(t, fromOptions{from: "r.json", markdownOut: "r.md", commentKey: "nightly", src: ro.src}, ro.from)
+
+	err := NewCmdReport(f, func(context.Context, *reportOptions) error { t.Fatal("ran"); return nil }).
+		Run(context.Background(), []string{"--history", "h"})
+	require.EqualError(t, err, "report: --html is required")
+	var ue *UsageError
+	require.ErrorAs(t, err, &ue)
+	assert.Equal(t, shortUsage("report"), ue.Usage, "report's usage errors carry its usage, as every command's")
+
+	err = NewCmdCheck(f, func(context.Context, *checkOptions) error { t.Fatal("ran"); return nil }).
 		Run(context.Background(), []string{"--kb", "kb"})
 	require.EqualError(t, err, "check: --cases is required")
 }

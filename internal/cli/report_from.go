@@ -11,7 +11,6 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
-	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	"github.com/retrieval-gate/retrieval-gate/report"
 )
@@ -43,15 +42,10 @@ func readDocument(ctx context.Context, path string, keep bool) (*report.Document
 }
 
 // runFrom renders the document of o.from: the text report on stdout, and the
-// Markdown and HTML files asked for (all or none). The document's verdict does
+// Markdown and HTML files asked for (all or none), with o as parseReport
+// validated it. The document's verdict does
 // not set the exit code: this re-renders a report, it gates nothing.
 func runFrom(ctx context.Context, env *Env, o fromOptions) error {
-	if o.commentKey != "" && !publish.ValidKey(o.commentKey) {
-		return o.src.refuse("report", "comment-key", "must be 1 to 100 characters of A-Z a-z 0-9 . _ / -")
-	}
-	if err := refuseOverwrite("report", o.src, []file{{"from", o.from}}, []file{{"markdown", o.markdownOut}, {"html", o.htmlOut}}); err != nil {
-		return err
-	}
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
 	ws, err := outs.AddAll(o.markdownOut, o.htmlOut)
