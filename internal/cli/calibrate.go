@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -131,13 +130,9 @@ func runCalibrate(ctx context.Context, f *Factory, o *calibrateOptions) (err err
 	if err := ctx.Err(); err != nil {
 		return err // the temp files are removed, no report replaced
 	}
-	// The text report is printed as the reports are published, before them:
-	// a report that cannot be printed publishes none.
-	var text bytes.Buffer
-	if err := doc.Text(&text); err != nil {
+	if err := printText(outs, env, doc.Text); err != nil {
 		return err
 	}
-	outs.Print("standard output", env.Stdout, text.Bytes())
 	if err := outs.Commit(ctx); err != nil {
 		return err
 	}

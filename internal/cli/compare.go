@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -211,13 +210,9 @@ func reportCompare(ctx context.Context, f *Factory, o *compareOptions, res *comp
 	if err != nil {
 		return nil, err
 	}
-	// The text report is printed as the outputs are published, before them:
-	// a report that cannot be printed publishes none.
-	var text bytes.Buffer
-	if err := doc.Text(&text); err != nil {
+	if err := printText(outs, env, doc.Text); err != nil {
 		return nil, err
 	}
-	outs.Print("standard output", env.Stdout, text.Bytes())
 	if err := outs.Commit(ctx); err != nil {
 		return nil, err
 	}

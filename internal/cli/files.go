@@ -1,12 +1,26 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"io"
 	iofs "io/fs"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 )
+
+// printText renders a command's text report and gives it to outs, whose
+// Commit prints it on standard output as the outputs are published, before
+// them: a report that cannot be printed publishes none (atomicfile.Set.Print).
+func printText(outs *atomicfile.Set, env *Env, text func(io.Writer) error) error {
+	var b bytes.Buffer
+	if err := text(&b); err != nil {
+		return err
+	}
+	outs.Print("standard output", env.Stdout, b.Bytes())
+	return nil
+}
 
 // file is a path a command reads or writes, with the flag that named it.
 type file struct{ flag, path string }

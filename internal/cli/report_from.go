@@ -75,12 +75,8 @@ func runFrom(ctx context.Context, env *Env, o fromOptions) error {
 	if err := atomicfile.Render(ws, doc.WriteMarkdown, doc.WriteHTML); err != nil {
 		return err
 	}
-	// The text is printed as the files are published, before them: a text
-	// that cannot be printed publishes neither file.
-	var b bytes.Buffer
-	if err := text(&b); err != nil {
+	if err := printText(outs, env, text); err != nil {
 		return err
 	}
-	outs.Print("standard output", env.Stdout, b.Bytes())
 	return outs.Commit(ctx)
 }

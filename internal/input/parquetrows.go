@@ -117,9 +117,6 @@ func (c *ParquetCol) Row(i int, data []byte, v *ParquetCol) {
 // row view's).
 func (c *ParquetCol) Marks() []ParquetMark { return c.rows }
 
-// Base is where the column's (a row view's) first string starts in Data.
-func (c *ParquetCol) Base() uint32 { return c.base }
-
 // Str is the i-th non-null string of the column.
 func (c *ParquetCol) Str(i int) []byte {
 	start := c.base
@@ -127,15 +124,6 @@ func (c *ParquetCol) Str(i int) []byte {
 		start = c.Ends[i-1]
 	}
 	return c.Data[start:c.Ends[i]]
-}
-
-// Bytes is the strings of the column's row (a view from Row), one after
-// another.
-func (c *ParquetCol) Bytes() []byte {
-	if len(c.Ends) == 0 {
-		return nil
-	}
-	return c.Data[c.base:c.Ends[len(c.Ends)-1]]
 }
 
 // mark starts a row at the ends of c's buffers, its strings at base in the

@@ -87,8 +87,7 @@ type batchJob struct {
 	sent     [][]bool
 	nSent    int64
 	outcomes map[int]outcome // task index (pair*repeat+rep) -> outcome
-	// redact removes the secrets from a result's error text (redactor; nil:
-	// httpretry.RedactText without secrets of its own).
+	// redact removes the secrets from a result's error text (redactor).
 	redact func(string) string
 }
 
@@ -412,12 +411,8 @@ func (b *batchJob) outcome(r BatchResult) outcome {
 	o := outcome{hasAnswer: true}
 	// The provider's words, for the report: redacted before they are cut
 	// (shorten), so that no piece of a secret is left at the cut.
-	switch {
-	case r.Err == "":
-	case b.redact != nil:
+	if r.Err != "" {
 		r.Err = b.redact(r.Err)
-	default:
-		r.Err = httpretry.RedactText(r.Err)
 	}
 	if r.Missing {
 		o.missing = true

@@ -45,15 +45,16 @@ type BatchOptions struct {
 }
 
 // redactor is the redaction of a result line's error text, which the report
-// shows: the batch client's own under --batch (its key, its URL's
-// credentials), then httpretry.RedactText with bo's Secrets, which also
-// removes every credential of a known shape or in a URL. A results file read
-// back (--batch-in) may come from another machine and echo a key this process
+// shows: under --batch the batch client's own (its key, its URL's
+// credentials and every credential of a known shape or in a URL: its
+// Redact is httpretry.RedactText with its secrets), then bo's Secrets; else
+// httpretry.RedactText with bo's Secrets. A results file read back
+// (--batch-in) may come from another machine and echo a key this process
 // never had: no client holds one there, but its text is redacted the same.
 func redactor(bo *BatchOptions) func(string) string {
 	return func(s string) string {
 		if bo.API != nil {
-			s = bo.API.Redact(s)
+			return httpretry.Redact(bo.API.Redact(s), bo.Secrets...)
 		}
 		return httpretry.RedactText(s, bo.Secrets...)
 	}

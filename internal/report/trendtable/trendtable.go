@@ -191,10 +191,7 @@ func Text(out io.Writer, t *trend.Trend, label Label, esc func(string) string) {
 	}
 	fmt.Fprintf(out, "%s (oldest → newest → this run):\n", strings.ToLower(heading(t, esc)[:1])+heading(t, esc)[1:])
 	for _, r := range t.Rows {
-		runs := fmt.Sprintf("%d runs", len(r.Points))
-		if len(r.Points) == 1 {
-			runs = "1 run"
-		}
+		runs := format.Count(len(r.Points), "run", "runs")
 		if lo := leftOut(r); lo != "" {
 			runs += "; " + lo
 		}
