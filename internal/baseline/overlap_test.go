@@ -172,6 +172,8 @@ func TestOverlapDepthAndFlips(t *testing.T) {
 	// The case without gold is the same at depth 3 (the rest lies beyond the baseline's k).
 	assert.Equal(t, int64(1), res.Overlap.WithoutGold.N)
 	assert.Zero(t, res.Overlap.WithoutGold.Changed)
+	assert.Zero(t, res.Overlap.WithoutGold.Unknown)
+	assert.Zero(t, res.Overlap.WithoutGold.Clusters)
 	assert.InDelta(t, 1.0, res.Overlap.WithoutGold.RBO.Mean, 0)
 	assert.Empty(t, res.Overlap.MostChanged)
 	// A flip against a --cases-out baseline (no top k): RBO unknown.

@@ -13,6 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// testEnv is an Env with empty standard input, an empty environment and its
+// outputs kept (checkEnv's).
+func testEnv() *Env {
+	env, _, _ := checkEnv("")
+	return env
+}
+
 func checkEnv(stdin string) (*Env, *bytes.Buffer, *bytes.Buffer) {
 	var out, errb bytes.Buffer
 	return &Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, &out, &errb

@@ -2,12 +2,12 @@ package cli
 
 import (
 	"context"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/e2e/e2etest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -68,7 +68,7 @@ func TestOutputDashRefused(t *testing.T) {
 			assert.Equal(t, ExitInput, code, stderr)
 			assert.Equal(t, "retrieval-gate: "+tt.cmd+": --"+tt.flag+" -: only import's --out writes to standard output; give a path (./- for a file named \"-\")\n"+shortUsage(tt.cmd), stderr)
 			assert.Empty(t, stdout)
-			assertEmptyDir(t, dir)
+			assert.Empty(t, e2etest.Entries(t, dir), "nothing written")
 		})
 	}
 	t.Run("an Action input", func(t *testing.T) {
@@ -77,18 +77,18 @@ func TestOutputDashRefused(t *testing.T) {
 		assert.Equal(t, ExitInput, code, stderr)
 		// Inside Actions the error is an annotation.
 		assert.Contains(t, stdout, `::error title=retrieval-gate check%3A input error::check: action input "json": "-": only import's --out writes to standard output`)
-		assertEmptyDir(t, dir)
+		assert.Empty(t, e2etest.Entries(t, dir), "nothing written")
 	})
 	t.Run("./- is a file named -", func(t *testing.T) {
 		var co *checkOptions
-		err := NewCmdCheck(NewFactory(&Env{Stdin: strings.NewReader(""), Stdout: new(strings.Builder), Stderr: new(strings.Builder), Getenv: func(string) string { return "" }}),
+		err := NewCmdCheck(NewFactory(testEnv()),
 			func(_ context.Context, o *checkOptions) error { co = o; return nil }).Run(context.Background(), []string{"--cases", "c.jsonl", "--kb", "kb", "--json", "./-"})
 		require.NoError(t, err)
 		assert.Equal(t, "./-", co.jsonOut)
 	})
 	t.Run("import --out - writes standard output", func(t *testing.T) {
 		var io *importOptions
-		err := NewCmdImport(NewFactory(&Env{Stdin: strings.NewReader(""), Stdout: new(strings.Builder), Stderr: new(strings.Builder), Getenv: func(string) string { return "" }}),
+		err := NewCmdImport(NewFactory(testEnv()),
 			func(_ context.Context, o *importOptions) error { io = o; return nil }).Run(context.Background(), []string{"--in", "in.csv", "--out", "-"})
 		require.NoError(t, err)
 		assert.Equal(t, "-", io.files.Out)
@@ -126,16 +126,4 @@ func TestOutputDashCoversEveryOutput(t *testing.T) {
 	sort.Strings(got)
 	sort.Strings(want)
 	assert.Equal(t, want, got)
-}
-
-// assertEmptyDir fails when dir holds anything (a file named "-" above all).
-func assertEmptyDir(t *testing.T, dir string) {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	assert.Empty(t, names, "nothing written")
 }

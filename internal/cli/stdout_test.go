@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,11 +15,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// failingWriter fails every write, as standard output on a full disk or a
-// closed descriptor does.
-type failingWriter struct{}
+// pageAtWrite fails every write, as e2etest.FailingWriter does, and notes
+// whether page was there when it was written to.
+type pageAtWrite struct {
+	page              string
+	writes, published int
+}
 
-func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+func (w *pageAtWrite) Write([]byte) (int, error) {
+	w.writes++
+	if _, err := os.Stat(w.page); err == nil {
+		w.published++
+	}
+	return 0, errors.New("no space left on device")
+}
 
 // stdoutRuns are the commands that print a report (or an output named "-") on
 // standard output with files written beside it (dir: the test's inputs; out:
@@ -83,7 +94,7 @@ func TestStdoutBeforeFiles(t *testing.T) {
 		t.Run(run.name+"/stdout-fails", func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			env, _, errb := checkEnv("")
-			env.Stdout = failingWriter{}
+			env.Stdout = e2etest.FailingWriter{}
 			code := Run(context.Background(), env, run.args(out))
 			assert.Equal(t, ExitInput, code)
 			assert.Contains(t, errb.String(), "retrieval-gate: failed to write standard output: no space left on device")
@@ -132,9 +143,12 @@ func TestStdoutSummaryAfterFiles(t *testing.T) {
 		"--history", hist, "--comment", "never"}), errb.String())
 	page := filepath.Join(dir, "out", "history.html")
 	env, _, errb = checkEnv("")
-	env.Stdout = failingWriter{}
+	w := &pageAtWrite{page: page}
+	env.Stdout = w
 	assert.Equal(t, ExitOK, Run(context.Background(), env, []string{"report", "--history", hist, "--html", page}), errb.String())
 	assert.FileExists(t, page)
+	require.Positive(t, w.writes, "the summary was printed")
+	assert.Equal(t, w.writes, w.published, "after the page was published")
 }
 
 // TestInterruptedWording: a run that the signal ends says so, whatever the
@@ -149,7 +163,7 @@ func TestInterruptedWording(t *testing.T) {
 			ctx, cancel := context.WithCancelCause(context.Background())
 			cancel(errors.New("terminated signal received"))
 			assert.Equal(t, ExitInput, Run(ctx, env, run.args(out)))
-			assert.Regexp(t, `^retrieval-gate: [a-z]+: interrupted`, errb.String())
+			assert.Regexp(t, `^retrieval-gate: `+regexp.QuoteMeta(strings.Fields(run.name)[0])+`: interrupted`, errb.String())
 			assert.NoDirExists(t, out, "no file written, no directory made")
 		})
 	}

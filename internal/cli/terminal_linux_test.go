@@ -55,8 +55,8 @@ func TestProgressBarOnTerminalStderr(t *testing.T) {
 	}
 
 	// Not a terminal: no bar, plain lines only.
-	var stderr strings.Builder
-	f = runFactory(ctx, &Env{Stdin: strings.NewReader(""), Stdout: new(strings.Builder), Stderr: &stderr, Getenv: func(string) string { return "" }})
+	env, _, stderr := checkEnv("")
+	f = runFactory(ctx, env)
 	assert.Nil(t, f.terminal)
 	p = lazyProgress(f, "judge: judging")
 	p.Update(1, 10)

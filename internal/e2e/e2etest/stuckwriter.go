@@ -39,3 +39,9 @@ func (w *StuckWriter) Count() int {
 	defer w.mu.Unlock()
 	return w.writes
 }
+
+// FailingWriter fails every write, as standard output on a full disk or a
+// closed descriptor does.
+type FailingWriter struct{}
+
+func (FailingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }

@@ -162,7 +162,17 @@ func TestBaselineJSONRoundTrip(t *testing.T) {
 	assert.Empty(t, back.Baseline.Overlap.OverlapMethods())
 	var older bytes.Buffer
 	require.NoError(t, back.WriteJSON(&older))
-	assert.NotContains(t, older.String()[strings.Index(older.String(), `"overlap"`):strings.Index(older.String(), `"persistence"`)], `"ci95"`)
+	var olderDoc map[string]any
+	require.NoError(t, json.Unmarshal(older.Bytes(), &olderDoc))
+	for _, g := range []string{"paired", "without_gold"} {
+		og := olderDoc["baseline"].(map[string]any)["overlap"].(map[string]any)[g].(map[string]any)
+		assert.Contains(t, og, "mean", g)
+		assert.NotContains(t, og, "ci95", g)
+		assert.NotContains(t, og, "clusters", g)
+		assert.Empty(t, og["ci95_method"], g) // no interval, no method (an empty string)
+		assert.Contains(t, og, "ci95_method", g)
+		assert.Equal(t, false, og["unreliable"], g)
+	}
 	// n = 0: the mean and its interval null, no method; the reports say "—".
 	zero := OverlapGroup{Mean: format.Float(math.NaN()), CI95: &[2]format.Float{format.Float(math.NaN()), format.Float(math.NaN())}}
 	assert.Equal(t, format.Missing, zero.MeanText())
