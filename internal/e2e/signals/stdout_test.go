@@ -12,26 +12,42 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestStdoutSignals: a command writing a large output to standard output (import
-// --out -) into a pipe whose reader never reads is blocked in write(2) once the
-// pipe is full; SIGINT or SIGTERM still stops it within a second, exit 2. The
-// signal comes once the pipe holds the start of the output: the command is then
-// waiting on its reader (the output, 2.4 MB, is larger than any pipe's buffer).
-func TestStdoutSignals(t *testing.T) {
+// TestUnreadStreamSignals: a command writing more than any pipe's buffer to
+// standard output (import --out -, 2.4 MB) or to standard error (check's
+// warnings about a KB's skipped cards, 3,000 of them, about 500 KB) into a
+// pipe whose reader never reads is blocked in write(2) once the pipe is full;
+// SIGTERM or SIGINT still stops it within a second, exit 2, nothing written.
+// The signal comes once the pipe holds the start of the output: the command
+// is then waiting on its reader.
+func TestUnreadStreamSignals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary")
 	}
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-		t.Run("import/out-stdout-unread-pipe/"+unix.SignalName(sig), func(t *testing.T) {
-			signalLaunch(t, func(t *testing.T, dir, out string) launch {
-				in := filepath.Join(dir, "qrels.jsonl")
-				generate(t, in, 120_000, func(i int) string {
-					return fmt.Sprintf(`{"query_id":"q%06d","doc_id":"d%06d","relevance":1}`, i/4, i)
-				})
-				stdout, ready := unreadPipe(t)
-				return launch{args: []string{"import", "--in", in, "--format", "irds-qrels", "--out", "-"}, stdout: stdout, ready: ready}
-			}, sig, 200*time.Millisecond, true)
-		})
+	streams := []struct {
+		name   string
+		launch func(t *testing.T, dir, out string) launch
+	}{
+		{"import/out-stdout-unread-pipe", func(t *testing.T, dir, _ string) launch {
+			in := filepath.Join(dir, "qrels.jsonl")
+			generate(t, in, 120_000, func(i int) string {
+				return fmt.Sprintf(`{"query_id":"q%06d","doc_id":"d%06d","relevance":1}`, i/4, i)
+			})
+			stdout, ready := unreadPipe(t)
+			return launch{args: []string{"import", "--in", in, "--format", "irds-qrels", "--out", "-"}, stdout: stdout, ready: ready}
+		}},
+		{"check/kb-warnings-unread-stderr", func(t *testing.T, dir, out string) launch {
+			kb, cases := skippingKB(t, dir, 3000)
+			stderr, ready := unreadPipe(t)
+			return launch{args: []string{"check", "--cases", cases, "--kb", kb, "--comment", "never", "--json", filepath.Join(out, "agg.json")},
+				stderr: stderr, ready: ready}
+		}},
+	}
+	for _, st := range streams {
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+			t.Run(st.name+"/"+unix.SignalName(sig), func(t *testing.T) {
+				signalLaunch(t, st.launch, sig, 200*time.Millisecond, true)
+			})
+		}
 	}
 }
 
