@@ -94,7 +94,7 @@ func parseCalibrate(env *Env, args []string) (*calibrateOptions, error) {
 func runCalibrate(ctx context.Context, f *Factory, o *calibrateOptions) (err error) {
 	defer func() {
 		if ge := (*GateError)(nil); err != nil && ctx.Err() != nil && !errors.As(err, &ge) {
-			err = fmt.Errorf("calibrate: interrupted, nothing written: %w", ctx.Err())
+			err = interruptedf("calibrate: interrupted, nothing written: %w", ctx.Err())
 		}
 	}()
 	env := f.Env

@@ -233,15 +233,30 @@ func RunFactory(ctx context.Context, f *Factory, args []string) int {
 // interrupted words an error that the run's end (SIGINT, SIGTERM) caused as
 // every command words it: "check: interrupted: failed to read stdin: context
 // canceled". The commands that say more (generate, judge, retrieve, evaluate's
-// stages, calibrate: "interrupted, nothing written") keep their words.
+// stages, calibrate: "interrupted, nothing written": interruptedf) and a
+// write given up on an unread stream (ctxwrite.ErrInterrupted) keep their
+// words.
 func interrupted(ctx context.Context, args []string, err error) error {
-	if err == nil || ctx.Err() == nil || !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "interrupted") {
+	if err == nil || ctx.Err() == nil || !errors.Is(err, context.Canceled) ||
+		errors.As(err, new(interruptedError)) || errors.Is(err, ctxwrite.ErrInterrupted) {
 		return err
 	}
 	if name := commandName(args); name != "" {
 		return fmt.Errorf("%s: interrupted: %w", name, err)
 	}
 	return fmt.Errorf("interrupted: %w", err)
+}
+
+// interruptedError is a command's own wording of its interruption
+// (interruptedf), which interrupted leaves as it is.
+type interruptedError struct{ error }
+
+func (e interruptedError) Unwrap() error { return e.error }
+
+// interruptedf is fmt.Errorf for a command's own wording of its interruption
+// ("judge: interrupted, nothing written …: %w").
+func interruptedf(format string, a ...any) error {
+	return interruptedError{fmt.Errorf(format, a...)}
 }
 
 func dispatch(ctx context.Context, f *Factory, args []string) error {

@@ -233,7 +233,7 @@ func stageError(name string, err error) error {
 	interrupted := map[string]string{"generate": "generate: interrupted, nothing written",
 		"retrieve": "retrieve: interrupted, nothing written", "judge": "judge: interrupted, nothing written (the judgments made are in the cache)"}
 	if w, ok := interrupted[name]; ok && errors.Is(err, context.Canceled) {
-		return fmt.Errorf("%s: %w", w, err)
+		return interruptedf("%s: %w", w, err)
 	}
 	if name == "retrieve" {
 		return (*sources)(nil).option("retrieve", err)

@@ -69,7 +69,7 @@ func execGenerate(ctx context.Context, f *Factory, o *generate.RunOptions) error
 	res, err := runGenerate(ctx, f, o, prog.Update)
 	prog.Finish()
 	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("generate: interrupted, nothing written: %w", err)
+		return interruptedf("generate: interrupted, nothing written: %w", err)
 	}
 	if err != nil {
 		return err

@@ -92,7 +92,7 @@ func execJudge(ctx context.Context, f *Factory, o *judge.RunOptions) error {
 	out, err := runJudge(ctx, f, o, prog.Update)
 	prog.Finish()
 	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("judge: interrupted, nothing written (the judgments made are in the cache): %w", err)
+		return interruptedf("judge: interrupted, nothing written (the judgments made are in the cache): %w", err)
 	}
 	if err != nil {
 		return err

@@ -171,7 +171,7 @@ func runRetrieve(ctx context.Context, f *Factory, o *retrieveOptions) (*retrieve
 	res, err := retrieveFiles(ctx, o.kb, o.cases, o.out, env.Stdin, opt)
 	prog.Finish()
 	if errors.Is(err, context.Canceled) {
-		return nil, fmt.Errorf("retrieve: interrupted, nothing written: %w", err)
+		return nil, interruptedf("retrieve: interrupted, nothing written: %w", err)
 	}
 	if err != nil {
 		return nil, notCases(o.cases, o.src.option("retrieve", err))

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/ctxwrite"
 	"github.com/retrieval-gate/retrieval-gate/internal/e2e/e2etest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -167,4 +169,22 @@ func TestInterruptedWording(t *testing.T) {
 			assert.NoDirExists(t, out, "no file written, no directory made")
 		})
 	}
+}
+
+// TestInterruptedWordsOnce: interrupted words a cancelled run's error once.
+// An error that merely holds the word (a path) gets the command's prefix; a
+// command's own wording (interruptedf) and a write given up on an unread
+// stream (ctxwrite.ErrInterrupted) keep theirs; a run that was not cancelled
+// keeps its error.
+func TestInterruptedWordsOnce(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	args := []string{"check", "--cases", "x"}
+	read := fmt.Errorf("failed to read /data/interrupted/cases.jsonl: %w", context.Canceled)
+	require.EqualError(t, interrupted(ctx, args, read), "check: interrupted: failed to read /data/interrupted/cases.jsonl: context canceled")
+	own := interruptedf("judge: interrupted, nothing written: %w", context.Canceled)
+	assert.Equal(t, own, interrupted(ctx, []string{"judge"}, own))
+	given := fmt.Errorf("failed to write standard output: %w", fmt.Errorf("%w: %w", ctxwrite.ErrInterrupted, context.Canceled))
+	assert.Equal(t, given, interrupted(ctx, []string{"import"}, given))
+	assert.Equal(t, read, interrupted(context.Background(), args, read))
 }

@@ -5,6 +5,7 @@ package ctxwrite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -18,6 +19,11 @@ import (
 // terminal that nobody reads. A write that can go through (the message or the
 // Actions annotation of the interruption) does.
 const Grace = 100 * time.Millisecond
+
+// ErrInterrupted is the error of a write given up after its context ended
+// (wrapped with the context's error): the error says why the command stopped,
+// so the front end does not word it again.
+var ErrInterrupted = errors.New("interrupted while the write waited for its reader")
 
 // Chunk is the most of one Write that Writer hands to the writer at
 // a time.
@@ -103,7 +109,7 @@ func (s *Writer) Write(p []byte) (int, error) {
 				ended, timer = nil, time.NewTimer(Grace)
 				grace = timer.C
 			case <-grace:
-				s.err = fmt.Errorf("interrupted while the write waited for its reader: %w", s.ctx.Err())
+				s.err = fmt.Errorf("%w: %w", ErrInterrupted, s.ctx.Err())
 				return n, s.err
 			}
 		}

@@ -93,6 +93,7 @@ func TestUntil(t *testing.T) {
 		assert.Less(t, time.Since(start), time.Second, "given up within a second")
 		assert.Zero(t, r.n)
 		require.ErrorIs(t, r.err, context.Canceled)
+		require.ErrorIs(t, r.err, ErrInterrupted)
 		require.EqualError(t, r.err, "interrupted while the write waited for its reader: context canceled")
 		// The writer still belongs to the given-up write: a later write fails
 		// at once (the given-up write's error, not a wait of its own) and
