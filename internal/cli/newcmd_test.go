@@ -39,7 +39,8 @@ func TestNewCmdRunsRunF(t *testing.T) {
 	assert.Empty(t, ro.from.from)
 	require.NoError(t, NewCmdReport(f, func(_ context.Context, o *reportOptions) error { ro = o; return nil }).
 		Run(context.Background(), []string{"--from", "r.json", "--markdown", "r.md", "--comment-key", "nightly"}))
-	assert.Equal(t, fromOptions{from: "r.json", markdownOut: "r.md", commentKey: "nightly", src: ro.src}, ro.from)
+	require.NotNil(t, ro.from.src)
+	assert.Equal(t, fromOptions{from: "r.json", markdownOut: "r.md", commentKey: "nightly", src: ro.from.src}, ro.from)
 
 	err := NewCmdReport(f, func(context.Context, *reportOptions) error { t.Fatal("ran"); return nil }).
 		Run(context.Background(), []string{"--history", "h"})

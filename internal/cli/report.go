@@ -32,7 +32,6 @@ type reportOptions struct {
 	from                  fromOptions
 	path, branch, htmlOut string
 	command, measure      string
-	src                   *sources
 }
 
 func parseReport(env *Env, args []string) (*reportOptions, error) {
@@ -52,7 +51,6 @@ func parseReport(env *Env, args []string) (*reportOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.src = src
 	if from.from != "" {
 		switch {
 		case o.path != "":
