@@ -83,26 +83,34 @@ func TestRetrieveCancelDeletesTemporaryCollection(t *testing.T) {
 	assert.NoFileExists(t, out)
 }
 
-// A named collection is built once, then reused by the next run.
+// A named collection is built once, then reused by the next run, which answers
+// from the same index: its output is the building run's, byte for byte.
+// (Chroma's HNSW index is approximate and built by parallel inserts, so which
+// near-tied hash embeddings it returns can differ from one build to the next
+// under load; the order of tied results is TestScoresRoundedAndTiesByChunkID's,
+// in package retrieve.)
 func TestRetrieveNamedCollectionReused(t *testing.T) {
 	url := chromatest.URL(t)
 	dir := t.TempDir()
 	kb, cases := writeBigKB(t, dir, 200)
 	name := fmt.Sprintf("retrieval-gate-cli-test-%d", time.Now().UnixNano())
-	run := func() string {
-		var stderr e2etest.LockedBuffer
-		err := NewCmdRetrieve(NewFactory(retrieveEnv(&stderr, map[string]string{"CHROMA_URL": url})), nil).Run(context.Background(), []string{
-			"--kb", kb, "--cases", cases, "--out", filepath.Join(dir, "out.jsonl"), "--store", "chroma", "--collection", name, "--k", "3"})
-		require.NoError(t, err, stderr.String())
-		return stderr.String()
+	out := filepath.Join(dir, "out.jsonl")
+	run := func() (stderr, written string) {
+		var errb e2etest.LockedBuffer
+		err := NewCmdRetrieve(NewFactory(retrieveEnv(&errb, map[string]string{"CHROMA_URL": url})), nil).Run(context.Background(), []string{
+			"--kb", kb, "--cases", cases, "--out", out, "--store", "chroma", "--collection", name, "--k", "3"})
+		require.NoError(t, err, errb.String())
+		b, err := os.ReadFile(out)
+		require.NoError(t, err)
+		return errb.String(), string(b)
 	}
-	assert.Contains(t, run(), "(re)building collection "+name)
-	assert.Contains(t, run(), "reusing collection "+name)
-	out, err := os.ReadFile(filepath.Join(dir, "out.jsonl"))
-	require.NoError(t, err)
-	// Cards 5, 102 and 199 all hold "word5 alpha" and tie: they come in chunk id order.
-	assert.Contains(t, string(out), `"retrieved": [{"id": "card-102#c1", "parent_id": "card-102", "score": 0.0327869}, {"id": "card-199#c1", "parent_id": "card-199", "score": 0.0322581}, {"id": "card-5#c1", "parent_id": "card-5", "score": 0.031746}]`)
-	assert.Contains(t, string(out), `"retrieval": {"strategy": "hybrid", "store": "chroma", "embedder": "hash", "k": 3}`)
+	stderr, built := run()
+	assert.Contains(t, stderr, "(re)building collection "+name)
+	stderr, reused := run()
+	assert.Contains(t, stderr, "reusing collection "+name)
+	assert.Equal(t, built, reused)
+	assert.Regexp(t, `"retrieved": \[\{"id": "card-[0-9]+#c1", "parent_id": "card-[0-9]+", "score": [0-9.]+\}(, \{"id": "card-[0-9]+#c1", "parent_id": "card-[0-9]+", "score": [0-9.]+\}){2}\]`, reused)
+	assert.Contains(t, reused, `"retrieval": {"strategy": "hybrid", "store": "chroma", "embedder": "hash", "k": 3}`)
 	chromatest.DeleteCollection(t, url, name)
 }
 
