@@ -260,12 +260,13 @@ func (s *sources) shown(n string) string {
 }
 
 // registerLLM adds the flags of a chat server (role judge or generator) bound
-// to s; their defaults are s's values.
-func registerLLM(fs *flag.FlagSet, s *llm.Server, role string) {
+// to s; their defaults are s's values. beyond says what becomes of the work
+// past --max-requests.
+func registerLLM(fs *flag.FlagSet, s *llm.Server, role, beyond string) {
 	fs.StringVar(&s.URL, role+"-url", "", "OpenAI-compatible chat server `URL`: a base (http://host:8000), .../v1 or .../v1/chat/completions (required)")
 	fs.StringVar(&s.Model, role+"-model", "", "model name sent to the server (required for api.openai.com; llama-server ignores it)")
 	fs.IntVar(&s.Concurrency, "concurrency", s.Concurrency, "requests in flight at once")
-	fs.Int64Var(&s.MaxRequests, "max-requests", 0, "total budget of chat requests (0: no limit); pairs beyond it are reported unjudged")
+	fs.Int64Var(&s.MaxRequests, "max-requests", 0, "total budget of chat requests (0: no limit); "+beyond)
 }
 
 // namedFile is a run file of judge or compare: NAME=FILE.

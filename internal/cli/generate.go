@@ -40,7 +40,7 @@ func parseGenerate(env *Env, args []string) (*generate.RunOptions, error) {
 	seed := fs.String("seed", strconv.FormatUint(o.Seed, 10), "seed of the sample (the same KB and seed give the same documents)")
 	fs.IntVar(&o.Questions, "questions", o.Questions, "natural-language questions asked per document")
 	fs.IntVar(&o.Keywords, "keywords", o.Keywords, "keyword queries asked per document")
-	registerLLM(fs, &o.LLM, "generator")
+	registerLLM(fs, &o.LLM, "generator", "the cards beyond it are skipped and counted")
 	fs.StringVar(&o.Prompt, "prompt", "", "prompt template `FILE` with {{document}}, {{locale}}, {{questions}}, {{keywords}} and optionally {{answer_format}} (default: the built-in "+generate.DefaultPromptVersion+")")
 	fs.StringVar(&o.Format, "answer-format", o.Format, "json: structured output, text when the server rejects it; text: \"question: ...\" and \"keyword: ...\" lines")
 	fs.Float64Var(&o.Jaccard, "dedup-jaccard", o.Jaccard, "drop a query whose token-set Jaccard similarity with a kept query of its locale is at least this")

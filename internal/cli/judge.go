@@ -45,7 +45,7 @@ func parseJudge(env *Env, args []string) (*judge.RunOptions, error) {
 	fs.StringVar(&o.KB, "kb", "", "knowledge base (the documents' text): JSONL file of cards or directory of Markdown cards (required)")
 	fs.IntVar(&o.K, "k", o.K, "pool depth: the top k of each run per query")
 	fs.IntVar(&o.Repeat, "repeat", o.Repeat, "judgments per pair; with 2 or more the report gives the judge's self-agreement")
-	registerLLM(fs, &o.LLM, "judge")
+	registerLLM(fs, &o.LLM, "judge", "pairs beyond it are reported unjudged")
 	fs.StringVar(&o.Prompt, "prompt", "", "prompt template `FILE` with {{query}}, {{document}} and optionally {{answer_format}} (default: the built-in "+judge.DefaultPromptVersion+")")
 	fs.StringVar(&o.Format, "answer-format", o.Format, "json: structured output (response_format json_schema), text when the server rejects it; text: a last line \"Final score: N\"")
 	fs.StringVar(&o.Cache, "cache", o.Cache, "append-only judgment cache `FILE` (none: no cache)")

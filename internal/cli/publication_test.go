@@ -3,14 +3,19 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -40,7 +45,52 @@ func actionsEnv(t *testing.T, vars map[string]string) (env map[string]string, ou
 	for k, v := range vars {
 		env[k] = v
 	}
+	// Whatever the test ran, every step output it left is one action.yml
+	// declares (a workflow reads only those: an undeclared one is lost).
+	t.Cleanup(func() { assertOutputsDeclared(t, outputFile) })
 	return env, outputFile, summary
+}
+
+// actionYML is action.yml's path, made absolute as the tests start (some
+// change directory).
+var actionYML, _ = filepath.Abs(filepath.Join("..", "..", "action.yml"))
+
+// actionOutputs are the names of action.yml's outputs.
+var actionOutputs = sync.OnceValues(func() (map[string]bool, error) {
+	data, err := os.ReadFile(actionYML)
+	if err != nil {
+		return nil, err
+	}
+	var action struct {
+		Outputs map[string]any `yaml:"outputs"`
+	}
+	if err := yaml.Unmarshal(data, &action); err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for k := range action.Outputs {
+		names[k] = true
+	}
+	return names, nil
+})
+
+// outputName is a name in a GITHUB_OUTPUT file (NAME<<DELIMITER, then the value).
+var outputName = regexp.MustCompile(`(?m)^([^\s<=]+)<<\S+$`)
+
+// assertOutputsDeclared fails when the GITHUB_OUTPUT file at path names an
+// output that action.yml does not declare.
+func assertOutputsDeclared(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	require.NoError(t, err)
+	declared, err := actionOutputs()
+	require.NoError(t, err)
+	for _, m := range outputName.FindAllStringSubmatch(string(data), -1) {
+		assert.True(t, declared[m[1]], "step output %q is not declared in action.yml's outputs", m[1])
+	}
 }
 
 func TestCheckPublicationAnnotations(t *testing.T) {

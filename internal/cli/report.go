@@ -38,12 +38,12 @@ func parseReport(env *Env, args []string) (*reportOptions, error) {
 	fs := newFlagSet(env, "report")
 	o := &reportOptions{}
 	fs.StringVar(&o.path, "history", "", "the history: a `DIR` holding "+history.FileName+", or a FILE.jsonl (this or --from is required)")
-	fs.StringVar(&o.htmlOut, "html", "", "write the history page (--history; required), or the report of --from (check only), as one self-contained HTML `FILE`")
+	fs.StringVar(&o.htmlOut, "html", "", "write the history page (--history; required), or the report of --from (check and compare; calibrate has none), as one self-contained HTML `FILE`")
 	fs.StringVar(&o.branch, "history-branch", "", "chart the history kept on branch `NAME` of $GITHUB_REPOSITORY (check --history-branch), read through GitHub's API ($GITHUB_TOKEN when the repository is private), instead of --history")
 	fs.StringVar(&o.command, "command", "", "the runs to chart: check, compare or evaluate (default: the command of the newest run)")
 	fs.StringVar(&o.measure, "measure", "", "the measure to chart, a key of the documents' metrics, or for check delta:KEY, the baseline delta of KEY (default: retrieval_hit_at_k for check, dcg_at_k for compare and evaluate)")
 	from := &o.from
-	fs.StringVar(&from.from, "from", "", "render again the --json report of check, compare or calibrate in `FILE`: the text report on stdout, --markdown and --html (check only) files")
+	fs.StringVar(&from.from, "from", "", "render again the --json report of check, compare or calibrate in `FILE`: the text report on stdout, --markdown and --html (check and compare) files")
 	fs.StringVar(&from.markdownOut, "markdown", "", "--from: write the Markdown report to `FILE`")
 	fs.StringVar(&from.commentKey, "comment-key", "", "--from: the comment key of the Markdown's marker (default: the command's, default for check, calibrate for calibrate)")
 	fs.BoolVar(&from.verbose, "verbose", false, "--from a check report: print its whole terminal report, as check --verbose does")
