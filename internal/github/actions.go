@@ -17,6 +17,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 )
 
 // DefaultAPIURL is the API base when GITHUB_API_URL is unset (github.com).
@@ -214,14 +215,24 @@ func (a *Actions) Warning(msg string) { a.command("warning", msg, nil) }
 // Notice prints a ::notice::.
 func (a *Actions) Notice(msg string) { a.command("notice", msg, nil) }
 
-// command issues a workflow command; the message is never used as a format string.
+// command issues a workflow command; the message is never used as a format
+// string. The message and the properties carry data (ids, keys, file names):
+// "##[", the runner's legacy syntax, which it finds anywhere in a line, gets
+// its backslash there as in every other line the commands print (guard.Text;
+// the command's escaping turns line ends into %0A, so the whole command is one
+// line).
 func (a *Actions) command(level, msg string, fields map[string]string) {
 	if !a.InActions {
 		return
 	}
+	msg = guard.Text(msg)
 	g := a.gha
 	if len(fields) > 0 {
-		g = g.WithFieldsMap(fields)
+		guarded := make(map[string]string, len(fields))
+		for k, v := range fields {
+			guarded[k] = guard.Text(v)
+		}
+		g = g.WithFieldsMap(guarded)
 	}
 	switch level {
 	case "error":

@@ -104,6 +104,28 @@ func TestAnnotate(t *testing.T) {
 	assert.Equal(t, "::notice::1 more problem not annotated (at most 2 are); see the job summary", lines[2])
 }
 
+// Data in an annotation's file, title or message, or in a warning or a notice,
+// never carries "##[" (the legacy syntax the runner finds anywhere in a line).
+func TestCommandsGuardLegacySyntax(t *testing.T) {
+	ws := t.TempDir()
+	var out bytes.Buffer
+	a, err := ReadActions(envFunc(map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": ws}), &out)
+	require.NoError(t, err)
+	n := a.Annotate("error", []Annotation{{File: filepath.Join(ws, "##[error]f.jsonl"), Line: 1, Title: "t ##[warning]t",
+		Message: "duplicate key \"##[error]x\", #\u200b#[group]y"}}, 1, 5, "")
+	require.Equal(t, 1, n)
+	a.Warning("unknown id ##[stop-commands]z")
+	a.Notice("##[endgroup]")
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 3)
+	assert.Equal(t, "::error file=##\\[error]f.jsonl,line=1,title=t ##\\[warning]t::duplicate key \"##\\[error]x\", #\u200b#\\[group]y", lines[0])
+	assert.Equal(t, `::warning::unknown id ##\[stop-commands]z`, lines[1])
+	assert.Equal(t, `::notice::##\[endgroup]`, lines[2])
+	for _, l := range lines {
+		assert.NotContains(t, l, "##[")
+	}
+}
+
 func TestRelPath(t *testing.T) {
 	ws := t.TempDir()
 	wd, err := os.Getwd()
