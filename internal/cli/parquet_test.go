@@ -333,5 +333,15 @@ func TestParquetCasesByRows(t *testing.T) {
 		msgs = append(msgs, stderr)
 	}
 	require.Equal(t, msgs[1], msgs[0])
-	require.Contains(t, msgs[0], fmt.Sprintf("part-1.parquet:%d: duplicate case id %q (first at cases/part-0.parquet:4)", len(rows)-len(rows)/2+1, rows[3].ID))
+	want := fmt.Sprintf("part-1.parquet:%d: duplicate case id %q (first at cases/part-0.parquet:4)", len(rows)-len(rows)/2+1, rows[3].ID)
+	require.Contains(t, msgs[0], want)
+	// retrieve reads the same shards with the same integrity: the same error,
+	// nothing written.
+	for _, side := range []string{"pq", "txt"} {
+		t.Chdir(filepath.Join(dir, side))
+		code, _, stderr := runIn(t, nil, "retrieve", "--cases", "cases", "--kb", filepath.Join(demo, "kb"), "--out", "run.jsonl")
+		require.Equal(t, 2, code, stderr)
+		assert.Contains(t, stderr, want, side)
+		assert.NoFileExists(t, "run.jsonl")
+	}
 }

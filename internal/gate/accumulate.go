@@ -200,17 +200,15 @@ func mum(a, b uint64) uint64 {
 // before is an input error, which Add may report or not: call Duplicate once
 // the stream ends (however it ends) for the error of the earliest duplicate.
 func (a *Accumulator) Add(r *CaseResult) error {
-	// The id set keeps 32-bit line numbers (12 bytes a case): a line beyond is an
-	// input error, never a wrong "first at line" in a later message.
-	line := r.Line
-	if line < 0 || int64(line) > math.MaxUint32 {
-		return input.Errorf(r.File, r.Line, "more than %d lines: split the cases file", uint32(math.MaxUint32))
+	line, err := caseLine(r.File, r.Line)
+	if err != nil {
+		return err
 	}
 	h := r.idHash
 	if !r.hashed {
 		h = idHash(r.ID)
 	}
-	if err := a.seen.add(h, uint32(line), r.ID, r.File); err != nil {
+	if err := a.seen.add(h, line, r.ID, r.File); err != nil {
 		return err
 	}
 	a.total++

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
@@ -315,7 +316,14 @@ func (ix *Index) RetrieveCases(ctx context.Context, r io.Reader, name string, me
 		win = win[:0]
 		return nil
 	}
+	// A case id twice is the error check reports (its duplicate-id log): the
+	// earliest duplicate once the stream ends, whichever way it ends.
+	var ids gate.CaseIDs
+	defer ids.Close()
 	err := casefile.StreamCases(ctx, r, name, func(cs *casefile.Case) error {
+		if err := ids.Add(cs.ID, cs.Line, cs.File); err != nil {
+			return err
+		}
 		if strings.TrimSpace(cs.Query) == "" {
 			return input.Errorf(cs.File, cs.Line, "case %q has no \"query\" to retrieve for", cs.ID)
 		}
@@ -332,6 +340,9 @@ func (ix *Index) RetrieveCases(ctx context.Context, r io.Reader, name string, me
 		}
 		return nil
 	})
+	if derr := ids.Duplicate(); derr != nil {
+		err = derr
+	}
 	if err != nil {
 		return total, err
 	}

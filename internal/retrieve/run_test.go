@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/option"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
@@ -162,4 +163,32 @@ func TestRunStopsWithItsContextBeforeEmbedding(t *testing.T) {
 		retrieve.RunOptions{Strategy: retrieve.Hybrid, K: 1, Store: "memory", Embedder: "hash"})
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Less(t, time.Since(start), 500*time.Millisecond, "stopped within moments of the context's end (50 ms)")
+}
+
+// A case id twice is check's input error, at the later case's line, whichever
+// way the stream ends: a duplicate before a later malformed line is the error
+// (as check reports it), and a malformed line before any duplicate is.
+func TestRunRefusesDuplicateCaseIDs(t *testing.T) {
+	dir := t.TempDir()
+	kb := filepath.Join(dir, "kb.jsonl")
+	require.NoError(t, os.WriteFile(kb, []byte(`{"id": "a", "text": "reset your password in settings"}`+"\n"), 0o644))
+	for _, tc := range []struct{ name, cases, want string }{
+		{"twice", `{"id": "q1", "query": "a"}` + "\n" + `{"id": "q2", "query": "b"}` + "\n" + `{"id": "q1", "query": "c"}` + "\n",
+			`cases.jsonl:3: duplicate case id "q1" (first at line 1)`},
+		{"the earliest of two", `{"id": "q1", "query": "a"}` + "\n" + `{"id": "q2", "query": "b"}` + "\n" + `{"id": "q2", "query": "c"}` + "\n" + `{"id": "q1", "query": "d"}` + "\n",
+			`cases.jsonl:3: duplicate case id "q2" (first at line 2)`},
+		{"before a malformed line", `{"id": "q1", "query": "a"}` + "\n" + `{"id": "q1", "query": "b"}` + "\n" + `{"id": "q3", "query": ` + "\n",
+			`cases.jsonl:2: duplicate case id "q1" (first at line 1)`},
+		{"after a malformed line", `{"id": "q1", "query": "a"}` + "\n" + `{"id": "q3", "query": ` + "\n" + `{"id": "q1", "query": "b"}` + "\n",
+			`cases.jsonl:2: `},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			_, err := retrieve.Run(context.Background(), retrieve.In{KB: loadKB(t, kb), Cases: strings.NewReader(tc.cases), CasesName: "cases.jsonl", Out: &out, OutName: "out.jsonl"},
+				retrieve.RunOptions{Strategy: retrieve.Lexical, K: 1})
+			var ie *input.Error
+			require.ErrorAs(t, err, &ie)
+			assert.True(t, strings.HasPrefix(err.Error(), tc.want), err.Error())
+		})
+	}
 }
