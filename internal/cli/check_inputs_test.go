@@ -114,3 +114,48 @@ func TestCheckBaselineHeaderRefused(t *testing.T) {
 	assert.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "vs base: ")
 }
+
+// A case's retrieval.k that is not an integer of at least 1, or a
+// "retrieval" that is not an object, is an input error on every line check
+// reads (it was ignored: on line 1 check took its k from elsewhere without a
+// word, on later lines any value passed). A valid k keeps its warning.
+func TestCheckRetrievalKRefused(t *testing.T) {
+	demo := filepath.Join(repoRoot(t), "testdata", "demo")
+	run, err := os.ReadFile(filepath.Join(demo, "regressed.jsonl")) // retrieve's output: "retrieval": {…, "k": 2} on every case
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(run), "\n")
+	require.Contains(t, lines[0], `"k": 2}`)
+	dir := t.TempDir()
+	cases := filepath.Join(dir, "run.jsonl")
+	with := func(n int, from, to string) string {
+		edited := append([]string(nil), lines...)
+		require.Contains(t, edited[n-1], from)
+		edited[n-1] = strings.Replace(edited[n-1], from, to, 1)
+		return strings.Join(edited, "")
+	}
+	const msg = "retrieval.k must be an integer of at least 1 (the k the run was retrieved at), got "
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"line 1 a string", with(1, `"k": 2}`, `"k": "10"}`), "run.jsonl:1: " + msg + `"10"`},
+		{"line 1 zero", with(1, `"k": 2}`, `"k": 0}`), "run.jsonl:1: " + msg + "0"},
+		{"line 1 negative", with(1, `"k": 2}`, `"k": -3}`), "run.jsonl:1: " + msg + "-3"},
+		{"line 1 a fraction", with(1, `"k": 2}`, `"k": 2.5}`), "run.jsonl:1: " + msg + "2.5"},
+		{"line 40 a string", with(40, `"k": 2}`, `"k": "2"}`), "run.jsonl:40: " + msg + `"2"`},
+		{"line 40 zero", with(40, `"k": 2}`, `"k": 0}`), "run.jsonl:40: " + msg + "0"},
+		{"line 40 not an object", with(40, `"retrieval": {`, `"retrieval": 5, "was": {`), `run.jsonl:40: retrieval.k cannot be read: field "retrieval" must be an object, got number`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.NoError(t, os.WriteFile(cases, []byte(tc.text), 0o644))
+			requireRefused(t, dir, []string{cases}, tc.want, "--cases", cases, "--kb", filepath.Join(demo, "kb"))
+		})
+	}
+	// Valid: the run's k, and the warning when --k differs, as before.
+	require.NoError(t, os.WriteFile(cases, run, 0o644))
+	code, stdout, stderr := runIn(t, nil, "check", "--cases", cases, "--kb", filepath.Join(demo, "kb"))
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "(k=2)")
+	code, _, stderr = runIn(t, nil, "check", "--cases", cases, "--kb", filepath.Join(demo, "kb"), "--k", "5")
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "--k 5 differs from the run's k (retrieval.k = 2 at "+cases+":1)")
+}
