@@ -148,6 +148,25 @@ func TestLoadErrors(t *testing.T) {
 		"dup in header":     {`{"schema":"retrieval-gate/baseline@1","schema":"x"}` + "\n", `base.jsonl:1: duplicate key "schema" at column 39`},
 		"dup in first case": {`{"id":"a","id":"b"}` + "\n", `base.jsonl:1: duplicate key "id" at column 11`},
 		"dup in a score":    {bline("a", "g", 1, 1) + `{"id":"b","scores":{"retrieval_hit_at_k":1,"retrieval_hit_at_k":0}}` + "\n", `base.jsonl:2: duplicate key "retrieval_hit_at_k" at column 44`},
+		// The header's values: what the report reads from them is never
+		// dropped or taken as it is when it is not what the writer writes.
+		"created_at a date":   {hdr(`"created_at":"2020-01-01"`), `base.jsonl:1: created_at "2020-01-01" is not an RFC 3339 time (such as 2025-11-01T00:00:00Z)`},
+		"created_at a word":   {hdr(`"created_at":"yesterday"`), `base.jsonl:1: created_at "yesterday" is not an RFC 3339 time`},
+		"created_at empty":    {hdr(`"created_at":""`), `base.jsonl:1: created_at "" is not an RFC 3339 time`},
+		"created_at a number": {hdr(`"created_at":20200101`), `base.jsonl:1: created_at must be a string, an RFC 3339 time (such as 2025-11-01T00:00:00Z), got 20200101`},
+		"k negative":          {hdr(`"k":-1`), `base.jsonl:1: k must be an integer of at least 1 (as check --k takes), got -1`},
+		"k zero":              {hdr(`"k":0`), `base.jsonl:1: k must be an integer of at least 1 (as check --k takes), got 0`},
+		"k a fraction":        {hdr(`"k":2.5`), `base.jsonl:1: k must be an integer of at least 1 (as check --k takes), got 2.5`},
+		"k a string":          {hdr(`"k":"5"`), `base.jsonl:1: k must be an integer of at least 1 (as check --k takes), got "5"`},
+		"k beyond an int":     {hdr(`"k":100000000000000000000`), `base.jsonl:1: k must be an integer of at least 1 (as check --k takes), got 100000000000000000000`},
+		"cases negative":      {hdr(`"cases":-1`), `base.jsonl:1: cases must be a non-negative integer (the number of case lines), got -1`},
+		"aggregates a number": {hdr(`"aggregates":5`), `base.jsonl:1: aggregates must be an object (the run's check --json document), got 5`},
+		"aggregates an array": {hdr(`"aggregates":[]`), `base.jsonl:1: aggregates must be an object (the run's check --json document), got an array`},
+		"aggregates a string": {hdr(`"aggregates":"{}"`), `base.jsonl:1: aggregates must be an object (the run's check --json document), got "{}"`},
+		"more cases stated":   {hdr(`"cases":999`), `base.jsonl:1: the header states 999 cases, the file has 2 case lines (up to line 3): a baseline cut short or edited; write it again with check --write-baseline`},
+		"fewer cases stated":  {hdr(`"cases":1`), `base.jsonl:1: the header states 1 cases, the file has 2 case lines (up to line 3)`},
+		"cases and no lines":  {`{"schema":"retrieval-gate/baseline@1","cases":2}` + "\n\n", `base.jsonl:1: the header states 2 cases, the file has 0 case lines (up to line 1)`},
+		"a bad line wins":     {`{"schema":"retrieval-gate/baseline@1","cases":9}` + "\n" + bline("a", "g", 1, 1) + "{\n", "base.jsonl:3: invalid JSON"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Load(context.Background(), strings.NewReader(tc.in), "base.jsonl", t.TempDir())
@@ -157,6 +176,38 @@ func TestLoadErrors(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// hdr is a baseline of two cases whose header has the members given besides
+// its schema.
+func hdr(members string) string {
+	return `{"schema":"retrieval-gate/baseline@1",` + members + "}\n" + bline("a", "g", 1, 1) + bline("b", "g", 0, 0)
+}
+
+// TestHeaderOptionalFields: every header key but schema may be absent or
+// null (an older or hand-made header); what is present and valid is read.
+func TestHeaderOptionalFields(t *testing.T) {
+	for name, tc := range map[string]struct {
+		members string
+		k       int
+		created time.Time
+	}{
+		"schema only": {members: `"commit":"c"`},
+		"nulls":       {members: `"k":null,"cases":null,"created_at":null,"aggregates":null`},
+		"all valid": {members: `"k":10,"cases":2,"created_at":"2025-11-01T02:03:04+02:00","aggregates":{"schema":"x"}`,
+			k: 10, created: time.Date(2025, 11, 1, 0, 3, 4, 0, time.UTC)},
+		"k large": {members: `"k":100000000000`, k: 100000000000}, // as check --k 100000000000 is
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := load(t, hdr(tc.members))
+			assert.Equal(t, 2, b.recs.n)
+			assert.Equal(t, tc.k, b.Source.Header.K)
+			assert.True(t, tc.created.Equal(b.CreatedAt()), "created_at %v", b.CreatedAt())
+		})
+	}
+	// A header stating no cases over no case lines is consistent.
+	b := load(t, `{"schema":"retrieval-gate/baseline@1","cases":0}`+"\n")
+	assert.Equal(t, 0, b.recs.n)
 }
 
 // TestFileRoundTrip writes a baseline file (header member + body member) and reads it back.
@@ -368,6 +419,9 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte(bline("a", "g", 1, 1) + bline("b", "", 0, 0)))
 	f.Add([]byte(`{"schema":"retrieval-gate/baseline@1","k":5}` + "\n" + `{"id":"x","rank":2,"top":["a"]}`))
 	f.Add([]byte(`{"schema":"retrieval-gate/baseline@9"}` + "\n"))
+	f.Add([]byte(`{"schema":"retrieval-gate/baseline@1","k":5,"cases":1,"created_at":"2025-11-01T00:00:00Z","aggregates":{}}` + "\n" + bline("a", "g", 1, 1)))
+	f.Add([]byte(`{"schema":"retrieval-gate/baseline@1","k":0,"cases":-1,"created_at":"2020-01-01","aggregates":5}` + "\n"))
+	f.Add([]byte(`{"schema":"retrieval-gate/baseline@1","cases":3}` + "\n" + bline("a", "g", 1, 1)))
 	f.Add([]byte("\n \r\n" + `{"schema":"retrieval-gate/baseline@1","k":5}` + "\r\n\n" + bline("a", "g", 1, 1) + "\n\t\n" + bline("b", "g", 0, 0)))
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
@@ -408,12 +462,25 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 		var p fastjson.Parser
+		var stated *int64 // the header's case count, when it states one
 		if len(lines) > 0 {
 			if v, err := p.ParseBytes(lines[0].line); err == nil && v.Get("schema") != nil {
 				lines = lines[1:]
+				if x := v.Get("cases"); x != nil && x.Type() != fastjson.TypeNull {
+					n, err := x.Int64()
+					require.NoError(t, err, "accepted cases %s", x)
+					stated = &n
+				}
 			}
 		}
 		require.Equal(t, len(lines), b.recs.n, "records")
+		if h := b.Source.Header; h != nil {
+			if stated != nil {
+				assert.Equal(t, *stated, int64(b.recs.n), "the header's count")
+			}
+			assert.True(t, h.CreatedAt == "" || !b.CreatedAt().IsZero(), "accepted created_at %q", h.CreatedAt)
+			assert.GreaterOrEqual(t, h.K, 0)
+		}
 		seen := map[string]bool{}
 		for i := range b.recs.n {
 			got, derr := b.detail(i)

@@ -17,7 +17,9 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	kgzip "github.com/klauspost/compress/gzip"
 	"github.com/valyala/fastjson"
@@ -51,7 +53,7 @@ type Header struct {
 	Cases         int64           `json:"cases"`
 	CasesFile     string          `json:"cases_file"`
 	Commit        string          `json:"commit"`
-	CreatedAt     string          `json:"created_at"` // RFC 3339, UTC
+	CreatedAt     string          `json:"created_at,omitempty"` // RFC 3339, UTC; omitted when unknown ("" is refused)
 	K             int             `json:"k"`
 	KBCards       int             `json:"kb_cards"`
 	KBFingerprint string          `json:"kb_fingerprint"`
@@ -192,6 +194,10 @@ type Source struct {
 	pending []byte // a first line that is already a case (cases-out)
 	// pendingLine is pending's line number.
 	pendingLine int
+	// headerLine is the header's line number; casesStated: the header has
+	// "cases" (not null), which Load holds the case lines to.
+	headerLine  int
+	casesStated bool
 	p           fastjson.Parser
 	check       jsonpos.Scanner // every line passes jsonpos first: a repeated key is an error
 	gz          *kgzip.Reader   // klauspost/compress: a drop-in for compress/gzip, faster to inflate
@@ -235,6 +241,9 @@ func Open(r io.Reader, file string) (*Source, error) {
 		if !strings.HasPrefix(name, schemaFamily) {
 			return nil, input.Errorf(file, s.line, "schema %q is not a baseline (%q): a check --json report has no per-case data; use its --write-baseline or --cases-out file", format.SanitizeText(name), Schema)
 		}
+		if msg := headerProblem(v); msg != "" {
+			return nil, input.Errorf(file, s.line, "%s", msg)
+		}
 		h := &Header{}
 		if err := json.Unmarshal(first, h); err != nil {
 			return nil, input.Errorf(file, s.line, "bad header: %v", err)
@@ -243,6 +252,8 @@ func Open(r io.Reader, file string) (*Source, error) {
 			s.SchemaRead = h.Schema
 		}
 		s.Header, s.Format = h, FormatBaseline
+		s.headerLine = s.line
+		s.casesStated = present(v, "cases")
 	case v.Get("id") != nil && v.Get("retrieved") == nil && v.Get("text") == nil &&
 		(v.Get("scores") != nil || v.Get("rank") != nil || v.Get("top") != nil || v.Get("gold") != nil):
 		// A case with results (scores; or rank, top, gold: a baseline's lines)
@@ -253,6 +264,81 @@ func Open(r io.Reader, file string) (*Source, error) {
 		return nil, input.Errorf(file, s.line, "neither a baseline file (its header has \"schema\") nor a check --cases-out file (cases with \"scores\" and no \"retrieved\"): %s; pass a file that check --write-baseline or --cases-out wrote", looksLike(v))
 	}
 	return s, nil
+}
+
+// headerProblem is what is wrong with the values of a baseline header's k,
+// cases, created_at and aggregates ("" when nothing is). Each may be absent (or
+// null): an older or hand-made header lacks some. Present, k is a k check
+// takes (an integer of at least 1, as --k), cases a non-negative integer,
+// created_at an RFC 3339 time and aggregates an object. The other keys' types
+// are json.Unmarshal's to check.
+func headerProblem(v *fastjson.Value) string {
+	if present(v, "k") {
+		if k, ok := wholeNumber(v.Get("k")); !ok || k < 1 {
+			return "k must be an integer of at least 1 (as check --k takes), got " + shown(v.Get("k"))
+		}
+	}
+	if present(v, "cases") {
+		if n, ok := wholeNumber(v.Get("cases")); !ok || n < 0 {
+			return "cases must be a non-negative integer (the number of case lines), got " + shown(v.Get("cases"))
+		}
+	}
+	if present(v, "created_at") {
+		x := v.Get("created_at")
+		sb, err := x.StringBytes()
+		if err != nil {
+			return "created_at must be a string, an RFC 3339 time (such as 2025-11-01T00:00:00Z), got " + shown(x)
+		}
+		if _, err := time.Parse(time.RFC3339, string(sb)); err != nil {
+			return "created_at " + shown(x) + " is not an RFC 3339 time (such as 2025-11-01T00:00:00Z)"
+		}
+	}
+	if present(v, "aggregates") && v.Get("aggregates").Type() != fastjson.TypeObject {
+		return "aggregates must be an object (the run's check --json document), got " + shown(v.Get("aggregates"))
+	}
+	return ""
+}
+
+// present reports whether the object v has key with a value other than null.
+func present(v *fastjson.Value, key string) bool {
+	x := v.Get(key)
+	return x != nil && x.Type() != fastjson.TypeNull
+}
+
+// wholeNumber is the value of a JSON number written as an integer (no
+// fraction, no exponent) that fits an int; ok is false for anything else.
+func wholeNumber(x *fastjson.Value) (int, bool) {
+	if x.Type() != fastjson.TypeNumber {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(x.MarshalTo(nil))) // a number marshals as written
+	return n, err == nil
+}
+
+// shown is a header value as an error message quotes it: a number as written,
+// a string quoted (its first 40 characters), true or false, else its type.
+func shown(x *fastjson.Value) string {
+	switch x.Type() {
+	case fastjson.TypeNumber:
+		s := string(x.MarshalTo(nil))
+		if len(s) > 40 {
+			s = s[:40] + "…"
+		}
+		return s
+	case fastjson.TypeString:
+		s := []rune(string(x.GetStringBytes()))
+		if len(s) > 40 {
+			return strconv.Quote(string(s[:40])) + "…"
+		}
+		return strconv.Quote(string(s))
+	case fastjson.TypeTrue:
+		return "true"
+	case fastjson.TypeFalse:
+		return "false"
+	case fastjson.TypeArray:
+		return "an array"
+	}
+	return "an object"
 }
 
 // textLooksLike names a text format a first line that is not JSON seems to be.

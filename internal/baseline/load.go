@@ -128,11 +128,15 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 			b.Close() // the temporary file and the records
 		}
 	}()
+	lastLine := src.headerLine // the last line read
 	for lb := range order {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		<-lb.done
+		if n := len(lb.lnos); n > 0 {
+			lastLine = lb.lnos[n-1]
+		}
 		if lb.readErr != nil && !errors.Is(lb.readErr, io.EOF) && ctx.Err() != nil {
 			return nil, ctx.Err() // the read was interrupted by the cancellation
 		}
@@ -157,6 +161,12 @@ func Load(ctx context.Context, r io.Reader, file, tmpDir string) (*Baseline, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	// A header that states its case count holds the file to it: a file cut at
+	// a line boundary (a whole gzip stream still) or with lines added or taken
+	// out is refused. The error is at the header's line, which states the count.
+	if src.casesStated && int64(b.recs.n) != src.Header.Cases {
+		return nil, input.Errorf(file, src.headerLine, "the header states %d cases, the file has %d case lines (up to line %d): a baseline cut short or edited; write it again with check --write-baseline", src.Header.Cases, b.recs.n, lastLine)
 	}
 	ok = true
 	return b, nil

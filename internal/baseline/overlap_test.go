@@ -150,7 +150,7 @@ func TestOverlapDepthAndFlips(t *testing.T) {
 	}
 	require.NoError(t, zw.Close())
 	var file bytes.Buffer
-	require.NoError(t, WriteFile(&file, &Header{K: 3}, &body))
+	require.NoError(t, WriteFile(&file, &Header{K: 3, Cases: 2}, &body))
 	b, err := Load(context.Background(), &file, "b.jsonl.gz", t.TempDir())
 	require.NoError(t, err)
 	defer b.Close()

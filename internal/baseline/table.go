@@ -178,7 +178,8 @@ func (b *Baseline) Close() error {
 	return err
 }
 
-// CreatedAt is the header's created_at, zero when absent or not RFC 3339.
+// CreatedAt is the header's created_at, zero when absent (Open refuses one
+// that is not RFC 3339).
 func (b *Baseline) CreatedAt() time.Time {
 	if b.Source.Header == nil {
 		return time.Time{}

@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -51,23 +52,33 @@ func TestFind(t *testing.T) {
 }
 
 // TestPresize: the table is sized from the header's case count, and a forged
-// count reserves no more than 2^maxPresizeBits slots.
+// count reserves no more than 2^maxPresizeBits slots before the load refuses
+// it (the count the header states is the count of case lines read).
 func TestPresize(t *testing.T) {
 	b := load(t, `{"schema":"retrieval-gate/baseline@1","cases":3}`+"\n"+lineAt("a", 1)+lineAt("b", 2)+lineAt("c", 3))
 	assert.Equal(t, uint(12), b.bits)
-	b = load(t, `{"schema":"retrieval-gate/baseline@1","cases":1000000}`+"\n"+lineAt("a", 1))
-	assert.Equal(t, uint(21), b.bits, "1M cases at most 3/4 full")
-	assert.Equal(t, 0, b.lookup(IDHash("a")))
-	b = load(t, `{"schema":"retrieval-gate/baseline@1","cases":1099511627776}`+"\n"+lineAt("a", 1))
-	assert.Equal(t, uint(maxPresizeBits), b.bits)
-	assert.Equal(t, 0, b.find(IDHash("a"), 1))
+	for _, tc := range []struct {
+		cases int64
+		bits  uint
+	}{
+		{1000000, 21}, // 1M cases at most 3/4 full
+		{1099511627776, maxPresizeBits},
+	} {
+		var p Baseline
+		p.presize(tc.cases)
+		assert.Equal(t, tc.bits, p.bits, "%d cases", tc.cases)
+		require.NoError(t, p.Close())
+		_, err := Load(context.Background(), strings.NewReader(fmt.Sprintf(`{"schema":"retrieval-gate/baseline@1","cases":%d}`, tc.cases)+"\n"+lineAt("a", 1)), "base.jsonl", t.TempDir())
+		require.EqualError(t, err, fmt.Sprintf("base.jsonl:1: the header states %d cases, the file has 1 case lines (up to line 2): a baseline cut short or edited; write it again with check --write-baseline", tc.cases))
+	}
 }
 
-// TestGrowAndClose: past the presized size the table grows and still finds
-// every record; Close releases the records and the table, twice without harm.
+// TestGrowAndClose: a table not presized (the header states no count) grows
+// and still finds every record; Close releases the records and the table,
+// twice without harm.
 func TestGrowAndClose(t *testing.T) {
 	var sb strings.Builder
-	sb.WriteString(`{"schema":"retrieval-gate/baseline@1","cases":10}` + "\n")
+	sb.WriteString(`{"schema":"retrieval-gate/baseline@1"}` + "\n")
 	const n = 10000
 	for i := range n {
 		sb.WriteString(lineAt(fmt.Sprintf("c%d", i), i+1))

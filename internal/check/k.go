@@ -24,6 +24,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 )
 
 // DefaultK is check's k when neither --k, the baseline nor the run gives one.
@@ -139,7 +140,8 @@ func firstK(br *bufio.Reader) (k, line, blanks int, consumed []byte, err error) 
 }
 
 // retrievalK is the "retrieval": {"k": N} of one case line, 0 when absent or
-// not a positive integer.
+// not what casefile.RetrievalK takes (the case scanner then refuses the line:
+// check reads it with casefile.MapOptions.RetrievalK).
 func retrievalK(line []byte) int {
 	var p fastjson.Parser
 	v, err := p.ParseBytes(line)
@@ -147,11 +149,11 @@ func retrievalK(line []byte) int {
 		return 0
 	}
 	kv := v.Get("retrieval", "k")
-	if kv == nil {
+	if kv == nil || kv.Type() != fastjson.TypeNumber {
 		return 0
 	}
-	k, err := kv.Int()
-	if err != nil || k < 1 {
+	k, ok := casefile.RetrievalK(kv.MarshalTo(nil)) // a number marshals as written
+	if !ok {
 		return 0
 	}
 	return k

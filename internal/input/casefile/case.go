@@ -152,6 +152,10 @@ type MapOptions struct {
 	// NoScores: the retrieved entries' scores are validated, not decoded
 	// (CaseParser.NoScores): for a caller that never reads them.
 	NoScores bool
+	// RetrievalK: a "retrieval" that is not an object, or a "retrieval.k"
+	// that is not an integer of at least 1, is an input error on every line
+	// (CaseParser.RetrievalK): for check, which reads the run's k from it.
+	RetrievalK bool
 }
 
 // MapCasesWith is MapCases with options, and with work writing its result in
@@ -225,7 +229,7 @@ func MapCasesWith[T any](ctx context.Context, r io.Reader, file string, o MapOpt
 				p CaseParser
 				c Case
 			}])
-			w.v.p = CaseParser{StringsInLine: o.StringsInLine, NoScores: o.NoScores}
+			w.v.p = CaseParser{StringsInLine: o.StringsInLine, NoScores: o.NoScores, RetrievalK: o.RetrievalK}
 			for b := range todo {
 				if b.err == nil {
 					select {

@@ -454,3 +454,63 @@ func TestAloneOwnsItsLines(t *testing.T) {
 	var pw alone[pqWorker]
 	check(t, unsafe.Sizeof(pw), unsafe.Offsetof(pw.v), unsafe.Sizeof(pw.v))
 }
+
+// TestRetrievalK: with RetrievalK (check's reader) a "retrieval" that is not
+// an object, or a "k" that is not an integer of at least 1, is an error on any
+// line, by both paths; null is absent; without RetrievalK the object is
+// skipped whatever it holds. A valid retrieve line stays on the fast path.
+func TestRetrievalK(t *testing.T) {
+	const pre = `{"id": "c", "retrieved": [{"id": "a#1", "parent_id": "a", "score": 0.5}], "retrieval": `
+	const msgK = "f:7: retrieval.k must be an integer of at least 1 (the k the run was retrieved at), got "
+	tests := []struct {
+		name, retrieval, want string
+		fast                  bool // parseFast takes the line with RetrievalK
+	}{
+		{"retrieve's", `{"strategy": "dense", "store": "memory", "embedder": "hash", "k": 10}`, "", true},
+		{"k alone", `{"k": 1}`, "", true},
+		{"no k", `{"strategy": "dense"}`, "", true},
+		{"empty", `{}`, "", true},
+		{"k null", `{"k": null}`, "", true},
+		{"retrieval null", `null`, "", true}, // absent
+		{"k escaped", `{"\u006b": 3}`, "", true},
+		{"k nested is not k", `{"x": {"k": 0}}`, "", true},
+		{"k as a string", `{"k": "10"}`, msgK + `"10"`, false},
+		{"k zero", `{"k": 0}`, msgK + "0", false},
+		{"k negative", `{"k": -3}`, msgK + "-3", false},
+		{"k a fraction", `{"k": 2.5}`, msgK + "2.5", false},
+		{"k an exponent", `{"k": 1e3}`, msgK + "1e3", false},
+		{"k beyond an int", `{"k": 99999999999999999999}`, msgK + "99999999999999999999", false},
+		{"k an array", `{"strategy": "dense", "k": [1]}`, msgK + "array", false},
+		{"k true", `{"k": true}`, msgK + "true", false},
+		{"k escaped and bad", `{"\u006b": 0}`, msgK + "0", false},
+		{"a number", `5`, `f:7: retrieval.k cannot be read: field "retrieval" must be an object, got number`, false},
+		{"a string", `"k=10"`, `f:7: retrieval.k cannot be read: field "retrieval" must be an object, got string`, false},
+		{"an array", `[{"k": 1}]`, `f:7: retrieval.k cannot be read: field "retrieval" must be an object, got array`, false},
+		{"k twice", `{"k": 1, "k": 2}`, `f:7: duplicate key "k" at column 97`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			line := []byte(pre + tt.retrieval + "}")
+			var fc Case
+			assert.Equal(t, tt.fast, (&CaseParser{StringsInLine: true, RetrievalK: true}).parseFast(line, "f", 7, &fc), "the fast path")
+			for _, noFast := range []bool{false, true} {
+				var c Case
+				err := (&CaseParser{StringsInLine: true, RetrievalK: true, noFast: noFast}).Parse(line, "f", 7, &c)
+				if tt.want == "" {
+					require.NoError(t, err)
+					assert.Equal(t, "c", c.ID)
+				} else {
+					require.EqualError(t, err, tt.want, "general scanner only: %v", noFast)
+				}
+			}
+			// Without RetrievalK (every other reader) only the syntax counts.
+			var c Case
+			err := (&CaseParser{StringsInLine: true}).Parse(line, "f", 7, &c)
+			if strings.Contains(tt.want, "duplicate key") {
+				require.EqualError(t, err, tt.want)
+			} else {
+				require.NoError(t, err)
+			}
+		})
+	}
+}

@@ -28,7 +28,11 @@ type CaseParser struct {
 	// whether it has one; the number is validated as ever): for a caller
 	// that never reads them (check), which then skips their conversion.
 	NoScores bool
-	noFast   bool // tests: the general scanner only
+	// RetrievalK refuses a "retrieval" that is not an object and a
+	// "retrieval.k" that is not an integer of at least 1 (retrieval.go): for
+	// check, which reads the run's k from it. The other readers skip it.
+	RetrievalK bool
+	noFast     bool // tests: the general scanner only
 
 	s     jsonpos.Scanner // lexes b
 	b     []byte          // the line being parsed
@@ -48,6 +52,7 @@ type CaseParser struct {
 	errs                   [numFields]string // semantic error per top-level field
 	topSeen                uint32            // decoded top-level keys met (see once)
 	unknown                []arenaSpan       // top-level keys of no field, in line order
+	retrievalErr           string            // what is wrong with retrieval.k (RetrievalK)
 }
 
 // arenaSpan is a string in the arena, or in the line when inLine
@@ -120,6 +125,9 @@ func (p *CaseParser) Parse(b []byte, file string, line int, c *Case) error {
 	if p.hasRetrieved && p.hasScores {
 		return input.Errorf(file, line, "case %q has both \"retrieved\" and \"scores\"; give one", p.bytes(p.id))
 	}
+	if p.retrievalErr != "" { // last: a line refused without RetrievalK is refused for the same reason with it
+		return input.Errorf(file, line, "%s", p.retrievalErr)
+	}
 	p.fill(c, file, line)
 	return nil
 }
@@ -184,6 +192,7 @@ func (p *CaseParser) reset(b []byte) {
 	clear(p.scoreErrs)
 	p.errs = [numFields]string{}
 	p.unknown = p.unknown[:0]
+	p.retrievalErr = ""
 }
 
 // slabSize is the size of the blocks the strings of cases are carved from;
@@ -329,8 +338,15 @@ func (p *CaseParser) caseMember(key []byte, at, v int) (int, error) {
 			return 0, err
 		}
 		switch string(key) {
-		case "retrieval", "generator", "query_style":
-			// Written by retrieve and generate (provenance), not read by check.
+		case "retrieval":
+			// Written by retrieve (provenance); check reads its k.
+			if p.RetrievalK {
+				end, msg, err := p.scanRetrieval(v)
+				p.retrievalErr = msg
+				return end, err
+			}
+		case "generator", "query_style":
+			// Written by generate (provenance), not read by check.
 		default:
 			p.unknownKey(key)
 		}

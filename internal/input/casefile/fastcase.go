@@ -10,7 +10,8 @@ import (
 // parseFast decodes a line of the shape nearly every writer gives a case
 // straight into c, its strings viewing b (StringsInLine): one object of the
 // known fields (id, locale, type, query, must_cite_one_of, relevant_ids,
-// retrieved; retrieve's and generate's provenance keys skipped), each at most
+// retrieved; retrieve's and generate's provenance keys skipped, but for
+// retrieval.k with RetrievalK, validated in the same pass), each at most
 // once, strings of printable text without escapes, gold and relevant ids as
 // arrays of strings, retrieved entries as {"id", "parent_id", "score"} in that
 // order with a non-empty id and a number of at most 15 digits without an
@@ -185,6 +186,22 @@ func (p *CaseParser) parseFast(b []byte, file string, line int, c *Case) bool {
 				j = f.sp(j + 1)
 			}
 			i = j + 1
+		case 128: // retrieval: validated, and its k too for check (RetrievalK)
+			p.s.Reset(b)
+			var e int
+			var err error
+			if p.RetrievalK {
+				var msg string
+				if e, msg, err = p.scanRetrieval(v); msg != "" {
+					return false // the general scanner words it
+				}
+			} else {
+				e, err = p.s.Skip(v, 1)
+			}
+			if err != nil {
+				return false
+			}
+			i = e
 		default: // provenance: validated, not decoded
 			p.s.Reset(b)
 			e, err := p.s.Skip(v, 1)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -37,6 +38,82 @@ var caseSeeds = []string{
 	"{\"id\": \"c\", \"query\": \"a\tb\"}", "{\"id\": \"c\",\t\"query\": \"b\"}", `{"id": "c",  "query": "b"}`, `{"id": "c", "id": "d"}`,
 	`{"id": "c", "retrieved": [{"id": "a", "parent_id": "a", "score": 0.5} , {"id": "b" , "parent_id": "b" , "score": 1 }]} `,
 	`[1,2]`, `null`, `{"id":"a"`, `{"id":"a"} x`, `{"id":01}`, ` { } `,
+	// retrieval.k (RetrievalK): valid, null, refused, and the near misses of the fast path.
+	`{"id": "r", "retrieved": [{"id": "a", "parent_id": "a", "score": 0.5}], "retrieval": {"strategy": "dense", "store": "memory", "embedder": "hash", "k": 10}}`,
+	`{"id": "r", "retrieval": {"k": null}}`, `{"id": "r", "retrieval": null}`, `{"id": "r", "retrieval": {}}`, `{"id": "r", "retrieval": { }}`,
+	`{"id": "r", "retrieval": {"k": "10"}}`, `{"id": "r", "retrieval": {"k": 0}}`, `{"id": "r", "retrieval": {"k": -3}}`, `{"id": "r", "retrieval": {"k": 2.5}}`,
+	`{"id": "r", "retrieval": {"k": 1e3}}`, `{"id": "r", "retrieval": {"k": 99999999999999999999}}`, `{"id": "r", "retrieval": {"k": [1]}}`,
+	`{"id": "r", "retrieval": 5}`, `{"id": "r", "retrieval": "k"}`, `{"id": "r", "retrieval": [{"k": 1}]}`, `{"id": "r", "retrieval": {"\u006b": 0}}`,
+	`{"id": "r", "retrieval": {"k": 1, "k": 2}}`, `{"id": "r", "retrieval": {"k": 0, "x": }}`, `{"retrieval": {"k": 0}}`, `{"id": 1, "retrieval": {"k": 0}}`,
+	`{"id": "r", "retrieval": {"x": {"k": 0}, "k":3}}`, "{\"id\": \"r\", \"retrieval\": {\"k\": \"\xff\u00e9\"}}",
+}
+
+// errText is err's text, "<nil>" for none.
+func errText(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}
+
+// refRetrievalK is what encoding/json finds wrong with the retrieval.k of a
+// valid case line, the rule of RetrievalK: "retrieval" absent or null, "k"
+// absent or null, or "k" an integer literal from 1 to MaxInt; "" when nothing is.
+func refRetrievalK(line []byte) string {
+	var o map[string]json.RawMessage
+	if err := json.Unmarshal(line, &o); err != nil {
+		panic(fmt.Sprintf("%q: a valid case is not an object: %v", line, err))
+	}
+	r, ok := o["retrieval"]
+	if !ok || string(r) == "null" {
+		return ""
+	}
+	var ro map[string]json.RawMessage
+	if r[0] != '{' || json.Unmarshal(r, &ro) != nil {
+		var v any
+		_ = json.Unmarshal(r, &v)
+		return `retrieval.k cannot be read: field "retrieval" must be an object, got ` + jsonTypeOf(numberAsNumber(v))
+	}
+	k, ok := ro["k"]
+	if !ok || string(k) == "null" {
+		return ""
+	}
+	got := string(k)
+	switch k[0] {
+	case '"':
+		var str string
+		if err := json.Unmarshal(k, &str); err != nil {
+			panic(err)
+		}
+		if r := []rune(str); len(r) > 40 {
+			got = strconv.Quote(string(r[:40])) + "…"
+		} else {
+			got = strconv.Quote(str)
+		}
+	case '{':
+		got = "object"
+	case '[':
+		got = "array"
+	case 't', 'f':
+		got = string(k)
+	default:
+		if n, err := strconv.ParseInt(string(k), 10, strconv.IntSize); err == nil && n >= 1 && !strings.ContainsAny(string(k), ".eE") {
+			return ""
+		}
+		if len(got) > 40 {
+			got = got[:40] + "…"
+		}
+	}
+	return "retrieval.k must be an integer of at least 1 (the k the run was retrieved at), got " + got
+}
+
+// numberAsNumber turns a float64 that encoding/json decoded into the
+// json.Number jsonTypeOf names.
+func numberAsNumber(v any) any {
+	if _, ok := v.(float64); ok {
+		return json.Number("0")
+	}
+	return v
 }
 
 // FuzzParseCase checks the scanner against the encoding/json reference: same
@@ -75,6 +152,25 @@ func FuzzParseCase(f *testing.F) {
 				if !sameRef(toRef(got), toRef(&want)) {
 					t.Fatalf("%q: with NoScores\n%+v\nwant\n%+v", line, *got, want)
 				}
+			}
+		}
+		// RetrievalK (check's reader), on both paths: a line refused without
+		// it is refused for the same reason; an accepted line is refused
+		// exactly when its retrieval.k is not what the reference takes, and
+		// else decodes as without it.
+		for _, noFast := range []bool{false, true} {
+			var rc Case
+			rerr := (&CaseParser{StringsInLine: true, NoScores: true, RetrievalK: true, noFast: noFast}).Parse(line, "f.jsonl", 1, &rc)
+			want := errText(err)
+			if err == nil {
+				if msg := refRetrievalK(line); msg != "" {
+					want = "f.jsonl:1: " + msg
+				} else if rerr == nil && !sameRef(toRef(&rc), toRef(&nc)) {
+					t.Fatalf("%q: with RetrievalK (general scanner only: %v)\n%+v\nwithout\n%+v", line, noFast, rc, nc)
+				}
+			}
+			if got := errText(rerr); got != want {
+				t.Fatalf("%q: with RetrievalK (general scanner only: %v) %s, want %s", line, noFast, got, want)
 			}
 		}
 		// The fast path, when it takes the line, decodes it as the general

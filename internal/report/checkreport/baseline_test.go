@@ -21,7 +21,7 @@ import (
 // comparison joins a small hostile baseline with a run through the real Comparer.
 func comparison(t *testing.T) *baseline.Comparison {
 	t.Helper()
-	hdr := `{"schema":"retrieval-gate/baseline@1","k":5,"kb_fingerprint":"sha256:old","commit":"0123456789abcdef","created_at":"2026-01-01T00:00:00Z","cases":4}` + "\n"
+	hdr := `{"schema":"retrieval-gate/baseline@1","k":5,"kb_fingerprint":"sha256:old","commit":"0123456789abcdef","created_at":"2026-01-01T00:00:00Z","cases":6}` + "\n"
 	lines := []string{
 		`{"id":"en-1","locale":"en","type":"golden","query":"reset | password","gold":["en-reset"],"scores":{"retrieval_hit_at_k":1,"retrieval_ndcg_at_k":1,"retrieval_recall_at_k":1},"rank":1,"top":["en-reset","en-2fa"]}`,
 		`{"id":"es|1","locale":"es-419","type":"golden","query":"¿Cómo?","gold":["es-reset"],"scores":{"retrieval_hit_at_k":0,"retrieval_ndcg_at_k":0,"retrieval_recall_at_k":0},"rank":0,"top":["es-x"]}`,
