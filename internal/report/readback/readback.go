@@ -28,7 +28,8 @@ import (
 const MaxSize = 64 << 20
 
 // Parse reads a whole document of at most MaxSize bytes from r and parses it
-// with the lines of its values; a syntax error is an *input.Error at its line.
+// with the lines of its values (a UTF-8 BOM at its start dropped); a syntax
+// error is an *input.Error at its line.
 func Parse(r io.Reader, file string) ([]byte, *jsonpos.Value, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
 	if err != nil {
@@ -37,6 +38,7 @@ func Parse(r io.Reader, file string) ([]byte, *jsonpos.Value, error) {
 	if len(data) > MaxSize {
 		return nil, nil, input.Errorf(file, 0, "larger than %d MiB: not a --json report", MaxSize>>20)
 	}
+	data = input.TrimBOM(data) // as every reader drops it
 	var p jsonpos.Parser
 	root, err := p.Parse(data, 1, 0)
 	if err != nil {
