@@ -480,9 +480,11 @@ func validLine(b []byte) bool {
 // the file is dropped. A line that is not a record is an input error naming the
 // file and line, except a torn last line (no newline at the end of the file,
 // not a record: an interrupted write), which is skipped and reported to
-// OnTorn. The scan stops with ctx's error once ctx ends (a history of hundreds
-// of megabytes takes seconds to read: SIGINT and SIGTERM were not heeded until
-// it was done).
+// OnTorn. A record whose document holds a measure value of the wrong JSON
+// type (checkMeasures) is an input error wherever it is, the last line
+// included. The scan stops with ctx's error once ctx ends (a history of
+// hundreds of megabytes takes seconds to read: SIGINT and SIGTERM were not
+// heeded until it was done).
 func Scan(ctx context.Context, path string, fn func(rec Record, doc *fastjson.Value) error, opts ...ScanOption) error {
 	file := File(path)
 	if err := regular(file); err != nil {
@@ -549,6 +551,11 @@ func ScanReader(ctx context.Context, file string, r io.Reader, fn func(rec Recor
 				}
 				return nil
 			}
+			return input.Errorf(file, line, "%v", err)
+		}
+		// A whole record whose measures are mistyped is refused, also as the
+		// last line: it is not torn, and skipping it would hide a run.
+		if err := checkMeasures(doc); err != nil {
 			return input.Errorf(file, line, "%v", err)
 		}
 		rec.Line = line

@@ -185,6 +185,7 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(" \r\n" + `{"schema":"retrieval-gate/history@1","command":"c","document":{"x":[1.50,"y"]},"fingerprint":{"inputs":{"cases":"sha256:1"},"params":{"k":"5"}},"time":"2026-01-02T03:04:05+01:00","branch":null}` + "\r\n\n" +
 		`{"schema":"retrieval-gate/history@1","command":"compare","document":{},"time":"2026-01-02T03:04:05Z"}` + "\n" + `{"schema":"retrieval-gate/hist`))
 	f.Add([]byte("\ufeff" + `{"schema":"retrieval-gate/history@1","command":"check","document":{"overall":{"metrics":{"m":{"mean":null,"ci95":[null,1],"n":0}}}},"time":"2026-01-02T03:04:05Z"}` + "\n"))
+	f.Add([]byte(`{"schema":"retrieval-gate/history@1","command":"compare","document":{"strategies":{"a":{"metrics":{"m":{"mean":"0.5"}}}}},"time":"2026-01-02T03:04:05Z"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var recs []history.Record
 		err := history.ScanReader(context.Background(), "h.jsonl", bytes.NewReader(data), func(r history.Record, doc *fastjson.Value) error {

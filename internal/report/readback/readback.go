@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
@@ -77,38 +76,22 @@ func (c *Checker) Failf(line int, format string, args ...any) {
 	}
 }
 
-// plainKey is a key shown in a path as it is.
-var plainKey = regexp.MustCompile(`^[A-Za-z0-9_@:.+-]{1,64}$`)
-
 // Path is a value's place in the document: keys joined with dots, a key that
-// is not a plain word quoted (group and strategy names are data).
-func Path(parent, key string) string {
-	if !plainKey.MatchString(key) {
-		key = jsonpos.QuoteKey([]byte(key))
-	}
-	if parent == "" {
-		return key
-	}
-	return parent + "." + key
-}
+// is not a plain word quoted (group and strategy names are data); the history
+// reader names a value by the same rule (jsonpos.Path).
+func Path(parent, key string) string { return jsonpos.Path(parent, key) }
 
 // Index is the path of an array's element.
-func Index(parent string, i int) string { return fmt.Sprintf("%s[%d]", parent, i) }
+func Index(parent string, i int) string { return jsonpos.Index(parent, i) }
 
 // shown is a value as a message shows it: a number's text (shortened), or
-// its JSON type.
+// its JSON type (jsonpos.Shown, as the history reader shows it).
 func (c *Checker) shown(v *jsonpos.Value) string {
-	switch v.Kind {
-	case jsonpos.Number:
-		s := string(v.Raw(c.Data))
-		if len(s) > 40 {
-			s = s[:40] + "…"
-		}
-		return s
-	case jsonpos.String:
-		return "a string"
+	var number []byte
+	if v.Kind == jsonpos.Number {
+		number = v.Raw(c.Data)
 	}
-	return v.TypeName()
+	return jsonpos.Shown(v.Kind, v.Bool, number)
 }
 
 // Obj is an object of the document at its path.
