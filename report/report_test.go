@@ -15,6 +15,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/cli"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish/runnertest"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	"github.com/retrieval-gate/retrieval-gate/report"
 )
 
@@ -105,6 +106,49 @@ func TestReadCalibrate(t *testing.T) {
 	require.NoError(t, doc.WriteMarkdown(&md))
 	assert.True(t, strings.HasPrefix(md.String(), "<!-- retrieval-gate:nightly -->"), md.String()[:40])
 	require.ErrorIs(t, doc.WriteHTML(&md), report.ErrNoHTML)
+}
+
+// A UTF-8 BOM at the start of a saved document is dropped, as every reader
+// drops it (report --from refused it, "unexpected character '\ufeff'"): the
+// document reads as the same file without it, for check, compare and
+// calibrate, and so does check's own reader (report --from --verbose).
+func TestReadDropsBOM(t *testing.T) {
+	for _, path := range []string{
+		"../internal/report/checkreport/testdata/check.json.golden",
+		"../internal/report/readback/testdata/compare.json",
+		"../internal/report/calibratereport/testdata/golden/demo.json",
+	} {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			plain, err := os.ReadFile(path)
+			require.NoError(t, err)
+			render := func(data []byte) (string, string) {
+				doc, err := report.Read(context.Background(), bytes.NewReader(data), path)
+				require.NoError(t, err)
+				var js, text bytes.Buffer
+				require.NoError(t, doc.WriteJSON(&js))
+				require.NoError(t, doc.WriteText(&text))
+				return js.String(), text.String()
+			}
+			wantJSON, wantText := render(plain)
+			gotJSON, gotText := render(append([]byte("\ufeff"), plain...))
+			assert.Equal(t, wantJSON, gotJSON) //nolint:testifylint // byte for byte
+			assert.Equal(t, wantText, gotText)
+		})
+	}
+	plain, err := os.ReadFile("../internal/report/checkreport/testdata/check.json.golden")
+	require.NoError(t, err)
+	want, err := checkreport.Read(bytes.NewReader(plain))
+	require.NoError(t, err)
+	got, err := checkreport.Read(bytes.NewReader(append([]byte("\ufeff"), plain...)))
+	require.NoError(t, err)
+	var wantText, gotText bytes.Buffer
+	require.NoError(t, want.TextVerbose(&wantText))
+	require.NoError(t, got.TextVerbose(&gotText))
+	assert.Equal(t, wantText.String(), gotText.String())
+
+	// A BOM that is not at the start is not dropped.
+	_, err = report.Read(context.Background(), bytes.NewReader(append([]byte("\n\ufeff"), plain...)), "doc.json")
+	require.ErrorContains(t, err, "doc.json:2: malformed JSON")
 }
 
 // A nil reader, or a nil pointer behind the interface, is an error, not a

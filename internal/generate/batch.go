@@ -132,7 +132,11 @@ func runBatch(ctx context.Context, cards []kbfile.Card, opt Options, bo *batchOp
 		n := 0
 		for sc.Scan() {
 			n++
-			t := bytes.TrimSpace(sc.Bytes())
+			t := sc.Bytes()
+			if n == 1 {
+				t = input.TrimBOM(t) // as every reader drops it
+			}
+			t = bytes.TrimSpace(t)
 			if len(t) == 0 {
 				continue
 			}

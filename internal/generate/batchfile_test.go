@@ -110,6 +110,43 @@ func TestGenerateBatchFiles(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(reqs.String(), "\n"))
 }
 
+// A UTF-8 BOM at the start of a --batch-in file is dropped, as every reader
+// drops it (it was refused, ":1: not a JSON object"): the cases are those of
+// the same file without it. A BOM that is not at the start is refused.
+func TestGenerateBatchInBOM(t *testing.T) {
+	srv := llmtest.New(llmtest.Options{})
+	defer srv.Close()
+	var reqs bytes.Buffer
+	_, _, err := genFile(t, batchMode{requests: &reqs})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "requests.jsonl")
+	require.NoError(t, os.WriteFile(path, reqs.Bytes(), 0o600))
+	plain := runEngine(t, srv, path)
+	good, err := os.ReadFile(plain)
+	require.NoError(t, err)
+	_, want, err := genFile(t, batchMode{results: openResults(t, plain)})
+	require.NoError(t, err)
+	require.NotEmpty(t, want)
+	for _, tc := range []struct{ name, content, err string }{
+		{"BOM", "\ufeff" + string(good), ""},
+		{"BOM, blank first line", "\ufeff\r\n" + string(good), ""},
+		{"BOM on line 2", "\n\ufeff" + string(good), ":2: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "results.jsonl")
+			require.NoError(t, os.WriteFile(p, []byte(tc.content), 0o600))
+			_, got, err := genFile(t, batchMode{results: openResults(t, p)})
+			if tc.err != "" {
+				require.ErrorContains(t, err, p+tc.err)
+				assert.Empty(t, got)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(got))
+		})
+	}
+}
+
 func TestGenerateBatchInBadResults(t *testing.T) {
 	srv := llmtest.New(llmtest.Options{})
 	defer srv.Close()

@@ -336,6 +336,11 @@ func appendLocked(f *os.File, file string, line []byte) (a appended, err error) 
 		if err != nil {
 			return a, err
 		}
+		if int64(len(tail)) == size && bytes.HasPrefix(tail, input.BOM) {
+			// A BOM at the start of the file is the file's, read past by
+			// every reader: it stays whatever the line after it is.
+			tail = tail[len(input.BOM):]
+		}
 		if len(tail) > 0 {
 			if t := bytes.TrimSpace(tail); len(t) == 0 || validLine(t) {
 				line = append([]byte{'\n'}, line...) // end it, then append
@@ -471,12 +476,15 @@ func validLine(b []byte) bool {
 
 // Scan calls fn with every record of the history at path, in file order, and
 // its parsed document (valid until fn returns; rec.Document is nil). Each line
-// is parsed once; memory holds one line at a time. A line that is not a record
-// is an input error naming the file and line, except a torn last line (no
-// newline at the end of the file, not a record: an interrupted write), which is
-// skipped and reported to OnTorn. The scan stops with ctx's error once ctx
-// ends (a history of hundreds of megabytes takes seconds to read: SIGINT and
-// SIGTERM were not heeded until it was done).
+// is parsed once; memory holds one line at a time; a UTF-8 BOM at the start of
+// the file is dropped. A line that is not a record is an input error naming the
+// file and line, except a torn last line (no newline at the end of the file,
+// not a record: an interrupted write), which is skipped and reported to
+// OnTorn. A record whose document holds a measure value of the wrong JSON
+// type (checkMeasures) is an input error wherever it is, the last line
+// included. The scan stops with ctx's error once ctx ends (a history of
+// hundreds of megabytes takes seconds to read: SIGINT and SIGTERM were not
+// heeded until it was done).
 func Scan(ctx context.Context, path string, fn func(rec Record, doc *fastjson.Value) error, opts ...ScanOption) error {
 	file := File(path)
 	if err := regular(file); err != nil {
@@ -528,6 +536,9 @@ func ScanReader(ctx context.Context, file string, r io.Reader, fn func(rec Recor
 		}
 		line++
 		last := rerr != nil // io.EOF: the file does not end with a newline
+		if line == 1 {
+			raw = input.TrimBOM(raw) // as every reader drops it
+		}
 		b := bytes.TrimSpace(raw)
 		if len(b) == 0 {
 			continue
@@ -540,6 +551,11 @@ func ScanReader(ctx context.Context, file string, r io.Reader, fn func(rec Recor
 				}
 				return nil
 			}
+			return input.Errorf(file, line, "%v", err)
+		}
+		// A whole record whose measures are mistyped is refused, also as the
+		// last line: it is not torn, and skipping it would hide a run.
+		if err := checkMeasures(doc); err != nil {
 			return input.Errorf(file, line, "%v", err)
 		}
 		rec.Line = line

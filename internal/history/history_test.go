@@ -174,7 +174,8 @@ func TestFingerprint(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// Read never panics, and what it accepts is a list of well-formed records.
+// Read never panics, and what it accepts is a list of well-formed records (a
+// BOM at the start of the file dropped).
 func FuzzRead(f *testing.F) {
 	f.Add([]byte(`{"branch":"main","command":"check","commit":"abc","document":{"a":1},"fingerprint":{"digest":"d","inputs":{},"params":{}},"schema":"retrieval-gate/history@1","time":"2026-01-02T03:04:05Z"}` + "\n"))
 	f.Add([]byte("\n\n{}\n"))
@@ -183,6 +184,8 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(`{"schema":"retrieval-gate/history@1","command":"check","document":{},"report":"javascript:alert(1)//.html","time":"2026-01-02T03:04:05Z"}`))
 	f.Add([]byte(" \r\n" + `{"schema":"retrieval-gate/history@1","command":"c","document":{"x":[1.50,"y"]},"fingerprint":{"inputs":{"cases":"sha256:1"},"params":{"k":"5"}},"time":"2026-01-02T03:04:05+01:00","branch":null}` + "\r\n\n" +
 		`{"schema":"retrieval-gate/history@1","command":"compare","document":{},"time":"2026-01-02T03:04:05Z"}` + "\n" + `{"schema":"retrieval-gate/hist`))
+	f.Add([]byte("\ufeff" + `{"schema":"retrieval-gate/history@1","command":"check","document":{"overall":{"metrics":{"m":{"mean":null,"ci95":[null,1],"n":0}}}},"time":"2026-01-02T03:04:05Z"}` + "\n"))
+	f.Add([]byte(`{"schema":"retrieval-gate/history@1","command":"compare","document":{"strategies":{"a":{"metrics":{"m":{"mean":"0.5"}}}}},"time":"2026-01-02T03:04:05Z"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var recs []history.Record
 		err := history.ScanReader(context.Background(), "h.jsonl", bytes.NewReader(data), func(r history.Record, doc *fastjson.Value) error {
@@ -191,6 +194,8 @@ func FuzzRead(f *testing.F) {
 			return nil
 		})
 		lines := strings.Split(string(data), "\n")
+		// A BOM at the start of the file is dropped.
+		lines[0] = strings.TrimPrefix(lines[0], "\ufeff")
 		var nonBlank []int // the lines that hold something, from 1
 		for i, l := range lines {
 			if strings.TrimSpace(l) != "" {

@@ -367,6 +367,9 @@ func (b *batchJob) readResults(ctx context.Context, r io.Reader, name string) er
 	br := bufio.NewReaderSize(input.Reader(ctx, r), 1<<20)
 	for n := 1; ; n++ {
 		line, err := readLine(br, name, n, MaxResultLine, "a batch output line")
+		if n == 1 {
+			line = input.TrimBOM(line) // as every reader drops it
+		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			res, perr := parseResult(b.provider, bytes.TrimSpace(line))
 			if perr != nil {

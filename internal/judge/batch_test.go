@@ -135,6 +135,7 @@ func TestBatchInRefusesBadResults(t *testing.T) {
 		{"no response no error", `{"id":"x","custom_id":"` + customID(t, okLine) + `","response":null,"error":null}` + "\n", ":1: neither a response nor an error"},
 		{"200 without a completion", `{"id":"x","custom_id":"` + customID(t, okLine) + `","response":{"status_code":200,"request_id":"r","body":{"object":"x"}},"error":null}` + "\n", ":1: response.body: chat-completions response has no choices"},
 		{"no status", `{"id":"x","custom_id":"` + customID(t, okLine) + `","response":{"body":{}},"error":null}` + "\n", ":1: response has no status_code"},
+		{"a BOM not at the start", okLine + "\ufeff" + lines[1], ":2: not a JSON object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, "bad.jsonl")
@@ -145,6 +146,39 @@ func TestBatchInRefusesBadResults(t *testing.T) {
 			assert.Contains(t, err.Error(), path+tc.want)
 			after, _ := os.ReadFile(cachePath)
 			assert.Equal(t, before, after, "nothing written to the cache")
+		})
+	}
+}
+
+// A UTF-8 BOM at the start of a --batch-in file is dropped, as every reader
+// drops it (it was refused, ":1: not a JSON object"): the file reads as the
+// same file without it, every answer taken.
+func TestBatchInDropsBOM(t *testing.T) {
+	pairs, grades := table(2)
+	srv := llmtest.New(llmtest.Options{Grades: grades})
+	defer srv.Close()
+	dir := t.TempDir()
+	var reqs bytes.Buffer
+	_, err := runBatch(context.Background(), pairs, batchOpts(t, ""), "", &judge.BatchOptions{RequestsOut: &reqs}, nil)
+	require.NoError(t, err)
+	good := engine(t, srv, reqs.Bytes())
+	for _, tc := range []struct{ name, body string }{
+		{"plain", string(good)},
+		{"BOM", "\ufeff" + string(good)},
+		{"BOM, CRLF", "\ufeff" + strings.ReplaceAll(string(good), "\n", "\r\n")},
+		{"BOM, blank first line", "\ufeff\n" + string(good)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, "results.jsonl")
+			require.NoError(t, os.WriteFile(path, []byte(tc.body), 0o644))
+			res, err := runBatch(context.Background(), pairs, batchOpts(t, ""), "", &judge.BatchOptions{ResultsIn: openResults(t, path)}, nil)
+			require.NoError(t, err)
+			assert.Equal(t, judge.BatchStats{Mode: "file", Provider: "openai", Submitted: 8, Answered: 8, New: 8}, *res.Batch)
+			for i, p := range pairs {
+				rel, ok := res.Relevance(i)
+				require.True(t, ok)
+				assert.Equal(t, grades[p.Query][p.Document], rel, p)
+			}
 		})
 	}
 }

@@ -219,7 +219,8 @@ func fileKind(m os.FileMode) string {
 
 // load reads every entry of r into c and returns the offset after the last
 // complete line, and a last line without newline that parses (to be ended with
-// a newline before appending); a torn last line is left out.
+// a newline before appending); a torn last line is left out. A UTF-8 BOM at
+// the start of the file is read past (and counted in the offset).
 func (c *Cache) load(r io.Reader) (good int64, tail []byte, err error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	// Every line passes jsonpos first (the one JSON rule of the inputs): a
@@ -228,6 +229,13 @@ func (c *Cache) load(r io.Reader) (good int64, tail []byte, err error) {
 	line := 0
 	for {
 		b, err := readCacheLine(br, c.path, line+1)
+		if line == 0 && bytes.HasPrefix(b, input.BOM) {
+			// A BOM at the start of the file is dropped, as every reader
+			// does, and kept in the file: appends and the repair of the
+			// last line start after it.
+			good += int64(len(input.BOM))
+			b = b[len(input.BOM):]
+		}
 		if len(b) > 0 && b[len(b)-1] != '\n' {
 			cerr := check.Check(b)
 			if se, ok := cerr.(*jsonpos.SyntaxError); ok && se.Dup { //nolint:errorlint // Check returns *SyntaxError only

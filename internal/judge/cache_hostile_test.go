@@ -3,6 +3,7 @@ package judge
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -86,4 +87,61 @@ func TestOpenCacheCreatesNothingBeforeAPut(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, c.Loaded())
 	require.NoError(t, c.Close())
+}
+
+// A UTF-8 BOM at the start of the judge cache is dropped, as every reader
+// drops it (it was refused, ":1: not a judge cache entry"): the cache loads
+// the entries of the same file without it, and the first judgment appended
+// leaves the BOM and every byte after it as they were (a last entry without
+// newline is ended, a torn last line dropped, after the BOM). A BOM that is
+// not at the start is refused, the file left as it was.
+func TestCacheBOM(t *testing.T) {
+	const bom = "\xef\xbb\xbf"
+	entry := `{"key":"k1","grade":2,"reason":"r","model":"m","prompt_hash":"h","repeat":0,"answer_format":"json","prompt_tokens":1,"completion_tokens":1}`
+	put := `{"key":"k9","grade":1,"reason":"","model":"","prompt_hash":"","repeat":0,"answer_format":"","prompt_tokens":0,"completion_tokens":0}` + "\n"
+	for _, tt := range []struct {
+		name, text string
+		loaded     int
+		kept       string // the file's bytes before the appended judgment
+	}{
+		{"entry", bom + entry + "\n", 1, bom + entry + "\n"},
+		{"entry, CRLF", bom + entry + "\r\n", 1, bom + entry + "\r\n"},
+		{"blank first line", bom + "\n" + entry + "\n", 1, bom + "\n" + entry + "\n"},
+		{"entry without newline", bom + entry, 1, bom + entry + "\n"},
+		{"torn entry after entries", bom + entry + "\n" + `{"key":"k2","gra`, 1, bom + entry + "\n"},
+		{"torn first entry", bom + `{"key":"k2","gra`, 0, bom},
+		{"the BOM alone", bom, 0, bom},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "cache.jsonl")
+			require.NoError(t, os.WriteFile(path, []byte(strings.TrimPrefix(tt.text, bom)), 0o644))
+			plain, err := OpenCache(path)
+			require.NoError(t, err)
+			require.NoError(t, plain.Close())
+
+			require.NoError(t, os.WriteFile(path, []byte(tt.text), 0o644))
+			c, err := OpenCache(path)
+			require.NoError(t, err)
+			assert.Equal(t, tt.loaded, c.Loaded())
+			assert.Equal(t, plain.entries, c.entries, "the entries of the file without its BOM")
+			require.NoError(t, c.Put(Entry{Key: "k9", Grade: 1}))
+			require.NoError(t, c.Close())
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, tt.kept+put, string(b))
+
+			c, err = OpenCache(path)
+			require.NoError(t, err)
+			assert.Equal(t, tt.loaded+1, c.Loaded(), "read back with the new judgment")
+			require.NoError(t, c.Close())
+		})
+	}
+	path := filepath.Join(t.TempDir(), "cache.jsonl")
+	text := entry + "\n" + bom + entry + "\n"
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	_, err := OpenCache(path)
+	require.ErrorContains(t, err, "cache.jsonl:2: not a judge cache entry")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, text, string(b))
 }

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
@@ -28,7 +27,8 @@ import (
 const MaxSize = 64 << 20
 
 // Parse reads a whole document of at most MaxSize bytes from r and parses it
-// with the lines of its values; a syntax error is an *input.Error at its line.
+// with the lines of its values (a UTF-8 BOM at its start dropped); a syntax
+// error is an *input.Error at its line.
 func Parse(r io.Reader, file string) ([]byte, *jsonpos.Value, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
 	if err != nil {
@@ -37,6 +37,7 @@ func Parse(r io.Reader, file string) ([]byte, *jsonpos.Value, error) {
 	if len(data) > MaxSize {
 		return nil, nil, input.Errorf(file, 0, "larger than %d MiB: not a --json report", MaxSize>>20)
 	}
+	data = input.TrimBOM(data) // as every reader drops it
 	var p jsonpos.Parser
 	root, err := p.Parse(data, 1, 0)
 	if err != nil {
@@ -75,38 +76,22 @@ func (c *Checker) Failf(line int, format string, args ...any) {
 	}
 }
 
-// plainKey is a key shown in a path as it is.
-var plainKey = regexp.MustCompile(`^[A-Za-z0-9_@:.+-]{1,64}$`)
-
 // Path is a value's place in the document: keys joined with dots, a key that
-// is not a plain word quoted (group and strategy names are data).
-func Path(parent, key string) string {
-	if !plainKey.MatchString(key) {
-		key = jsonpos.QuoteKey([]byte(key))
-	}
-	if parent == "" {
-		return key
-	}
-	return parent + "." + key
-}
+// is not a plain word quoted (group and strategy names are data); the history
+// reader names a value by the same rule (jsonpos.Path).
+func Path(parent, key string) string { return jsonpos.Path(parent, key) }
 
 // Index is the path of an array's element.
-func Index(parent string, i int) string { return fmt.Sprintf("%s[%d]", parent, i) }
+func Index(parent string, i int) string { return jsonpos.Index(parent, i) }
 
 // shown is a value as a message shows it: a number's text (shortened), or
-// its JSON type.
+// its JSON type (jsonpos.Shown, as the history reader shows it).
 func (c *Checker) shown(v *jsonpos.Value) string {
-	switch v.Kind {
-	case jsonpos.Number:
-		s := string(v.Raw(c.Data))
-		if len(s) > 40 {
-			s = s[:40] + "…"
-		}
-		return s
-	case jsonpos.String:
-		return "a string"
+	var number []byte
+	if v.Kind == jsonpos.Number {
+		number = v.Raw(c.Data)
 	}
-	return v.TypeName()
+	return jsonpos.Shown(v.Kind, v.Bool, number)
 }
 
 // Obj is an object of the document at its path.

@@ -1,0 +1,44 @@
+package jsonpos
+
+import (
+	"fmt"
+	"regexp"
+)
+
+// plainKey is a key shown in a path as it is.
+var plainKey = regexp.MustCompile(`^[A-Za-z0-9_@:.+-]{1,64}$`)
+
+// Path is a value's place in a document as an error message names it: keys
+// joined with dots, a key that is not a plain word quoted (QuoteKey: group and
+// strategy names are data).
+func Path(parent, key string) string {
+	if !plainKey.MatchString(key) {
+		key = QuoteKey([]byte(key))
+	}
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+// Index is the path of an array's element.
+func Index(parent string, i int) string { return fmt.Sprintf("%s[%d]", parent, i) }
+
+// Shown is a value of kind k as a message that refuses its type shows it
+// ("PATH is SHOWN, not a number"): a number's text (number, shortened to 40
+// bytes), "a string", or the type's name (TypeName: null, true, false, array,
+// object); b is a Bool's value.
+func Shown(k Kind, b bool, number []byte) string {
+	switch k {
+	case Number:
+		s := string(number)
+		if len(s) > 40 {
+			s = s[:40] + "…"
+		}
+		return s
+	case String:
+		return "a string"
+	}
+	v := Value{Kind: k, Bool: b}
+	return v.TypeName()
+}
