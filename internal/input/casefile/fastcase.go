@@ -186,26 +186,9 @@ func (p *CaseParser) parseFast(b []byte, file string, line int, c *Case) bool {
 				j = f.sp(j + 1)
 			}
 			i = j + 1
-		case 128: // retrieval: validated, and its k too for check (RetrievalK)
-			p.s.Reset(b)
-			var e int
-			var err error
-			if p.RetrievalK {
-				var msg string
-				if e, msg, err = p.scanRetrieval(v); msg != "" {
-					return false // the general scanner words it
-				}
-			} else {
-				e, err = p.s.Skip(v, 1)
-			}
-			if err != nil {
-				return false
-			}
-			i = e
-		default: // provenance: validated, not decoded
-			p.s.Reset(b)
-			e, err := p.s.Skip(v, 1)
-			if err != nil {
+		default: // provenance: validated, not decoded (retrieval.k checked with RetrievalK)
+			e, ok := p.skipProvenance(b, v, bit == 128)
+			if !ok {
 				return false
 			}
 			i = e
@@ -239,6 +222,23 @@ type fastScan struct {
 }
 
 // sp skips one space at i, if there is one.
+// skipProvenance validates the provenance value at v of b (retrieve's and
+// generate's keys) and returns its end; retrieval is the "retrieval" key's,
+// whose k is checked with RetrievalK. ok is false for a value the general
+// scanner must word. Out of parseFast's loop: the cases of a benchmark or a
+// hand-written file have none, and its code stays as small as before.
+//
+//go:noinline
+func (p *CaseParser) skipProvenance(b []byte, v int, retrieval bool) (end int, ok bool) {
+	p.s.Reset(b)
+	if retrieval && p.RetrievalK {
+		e, msg, err := p.scanRetrieval(v)
+		return e, msg == "" && err == nil
+	}
+	e, err := p.s.Skip(v, 1)
+	return e, err == nil
+}
+
 func (f *fastScan) sp(i int) int {
 	if i < len(f.b) && f.b[i] == ' ' {
 		return i + 1
