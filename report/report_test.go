@@ -20,7 +20,11 @@ import (
 )
 
 // TestReadEqualsReportFrom: the package renders a saved document as
-// `report --from` does (text, Markdown, HTML), for check, compare and calibrate.
+// `report --from` does (text, Markdown, HTML), for check, compare and calibrate;
+// and `report --from` of calibrate's --json prints and writes what calibrate
+// itself printed and wrote, an unreliable kappa interval's mark and footnote
+// included (the demo cut to 8 faithfulness pairs, all agreeing: the
+// Wilson-disagreement interval, flagged below 50 pairs).
 func TestReadEqualsReportFrom(t *testing.T) {
 	dir := t.TempDir()
 	run := func(args ...string) string {
@@ -35,14 +39,49 @@ func TestReadEqualsReportFrom(t *testing.T) {
 	compareJSON := filepath.Join(dir, "compare.json")
 	run("compare", "--qrels", "../testdata/compare/qrels.trec", "--run", "bm25=../testdata/compare/bm25.trec",
 		"--run", "dense=../testdata/compare/dense.trec", "--json", compareJSON)
+	cut := func(name string) string {
+		data, err := os.ReadFile(filepath.Join("../testdata/calibrate", name))
+		require.NoError(t, err)
+		var b strings.Builder
+		kept := 0
+		for _, line := range strings.SplitAfter(string(data), "\n") {
+			if strings.Contains(line, `"faithfulness"`) {
+				if kept == 8 {
+					continue
+				}
+				kept++
+			}
+			b.WriteString(line)
+		}
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+		return path
+	}
+	calibrateJSON, calibrateMD := filepath.Join(dir, "calibrate.json"), filepath.Join(dir, "calibrate.md")
+	calibrateText := run("calibrate", "--human", cut("human.jsonl"), "--judge", cut("judge.jsonl"), "--lock", "../testdata/calibrate/lock.json",
+		"--json", calibrateJSON, "--markdown", calibrateMD, "--comment", "never")
+	calibrateMDText, err := os.ReadFile(calibrateMD)
+	require.NoError(t, err)
+	for _, out := range []string{calibrateText, string(calibrateMDText)} {
+		require.Regexp(t, `faithfulness.* \[0\.\d{3}, 1\.000\]† `, out)
+		require.Contains(t, out, "\n† unreliable: this interval's method covers less than 93% at this n in simulation (")
+	}
 	for _, tt := range []struct {
 		path, command string
-	}{{checkJSON, "check"}, {compareJSON, "compare"}} {
+	}{{checkJSON, "check"}, {compareJSON, "compare"}, {calibrateJSON, "calibrate"}} {
 		t.Run(tt.command, func(t *testing.T) {
 			md, html := filepath.Join(t.TempDir(), "r.md"), filepath.Join(t.TempDir(), "r.html")
 			args := []string{"report", "--from", tt.path, "--markdown", md}
-			args = append(args, "--html", html)
+			if tt.command != "calibrate" { // calibrate has no HTML report
+				args = append(args, "--html", html)
+			}
 			wantText := run(args...)
+			if tt.command == "calibrate" {
+				assert.Equal(t, calibrateText, wantText, "report --from prints what calibrate printed")
+				again, err := os.ReadFile(md)
+				require.NoError(t, err)
+				assert.Equal(t, string(calibrateMDText), string(again), "and writes the Markdown it wrote")
+			}
 
 			f, err := os.Open(tt.path)
 			require.NoError(t, err)
@@ -61,6 +100,10 @@ func TestReadEqualsReportFrom(t *testing.T) {
 			wantMD, err := os.ReadFile(md)
 			require.NoError(t, err)
 			assert.Equal(t, string(wantMD), gotMD.String())
+			if tt.command == "calibrate" {
+				require.ErrorIs(t, doc.WriteHTML(&gotHTML), report.ErrNoHTML)
+				return
+			}
 			// Both render as HTML (a compare document: the dashboard, issue 32
 			// item 3; it was "a compare document cannot be rendered as HTML").
 			require.NoError(t, doc.WriteHTML(&gotHTML))

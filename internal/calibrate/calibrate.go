@@ -134,6 +134,11 @@ type Dimension struct {
 	// CIMethod is how CI95 was computed (metrics.KappaCIMethod, or
 	// metrics.MethodWilsonDisagreement when no pair disagrees); "" without a CI.
 	CIMethod string
+	// Unreliable reports that CI95's method covers less than 0.93 at this n in
+	// simulation (metrics.UnreliableFor: BCa below 30 pairs, the Wilson
+	// interval of the disagreement below 50), as check's and compare's
+	// intervals do; false without a CI.
+	Unreliable bool
 	// MinN is the lock's min_n; BelowMinN reports N < MinN, which fails a gated dimension.
 	MinN       int
 	BelowMinN  bool
@@ -324,7 +329,7 @@ func evaluateDimension(ctx context.Context, in Input, name string, p *pairing, x
 		if err != nil {
 			return d, err
 		}
-		d.CI95, d.CIMethod = iv.CI(), iv.Method
+		d.CI95, d.CIMethod, d.Unreliable = iv.CI(), iv.Method, iv.Unreliable
 	}
 	d.MinN, d.BelowMinN = in.Lock.MinN, d.N < in.Lock.MinN
 	d.Violations = append(mismatch, anchoring...)

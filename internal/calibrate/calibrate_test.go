@@ -103,6 +103,47 @@ func dim(t *testing.T, r *Result, name string) *Dimension {
 	return nil
 }
 
+// A kappa interval carries its method and whether that method's simulated
+// coverage at its n is below 0.93 (metrics.UnreliableFor), as check's and
+// compare's intervals do: BCa below 30 pairs, the Wilson-disagreement interval
+// (no pair disagrees) below 50. Without an interval nothing is flagged.
+func TestKappaIntervalUnreliable(t *testing.T) {
+	perfect := func(n int) []row {
+		rows := make([]row, n)
+		for i := range rows {
+			rows[i] = row{id: fmt.Sprintf("c%03d", i), dim: "groundedness", human: i % 3, judge: i % 3}
+		}
+		return rows
+	}
+	tests := []struct {
+		name       string
+		rows       []row
+		method     string
+		unreliable bool
+	}{
+		{"BCa at 29 pairs", agreeing("groundedness", 29), metrics.MethodBCa, true},
+		{"BCa at 30 pairs", agreeing("groundedness", 30), metrics.MethodBCa, false},
+		{"no disagreement at 35 pairs", perfect(35), metrics.MethodWilsonDisagreement, true},
+		{"no disagreement at 50 pairs", perfect(50), metrics.MethodWilsonDisagreement, false},
+	}
+	lock := lockOf(t, twoDimLock)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := dim(t, evaluate(t, lock, tt.rows), "groundedness")
+			assert.Equal(t, tt.method, g.CIMethod)
+			assert.Equal(t, tt.unreliable, g.Unreliable)
+			assert.Equal(t, metrics.UnreliableFor(g.CIMethod, int64(g.N)), g.Unreliable)
+		})
+	}
+	hs, js := build(lock, agreeing("groundedness", 8))
+	r, err := Evaluate(t.Context(), Input{Lock: lock, Human: labelfile.FromLabels(hs), Judge: labelfile.FromLabels(js), Seed: metrics.DefaultSeed})
+	require.NoError(t, err)
+	g := dim(t, r, "groundedness")
+	assert.True(t, math.IsNaN(g.CI95[0]), "no resamples, no interval")
+	assert.Empty(t, g.CIMethod)
+	assert.False(t, g.Unreliable, "no interval, nothing to flag")
+}
+
 func TestEvaluatePairsAndMeasures(t *testing.T) {
 	lock := lockOf(t, twoDimLock)
 	rows := []row{
@@ -491,6 +532,7 @@ func TestMinN(t *testing.T) {
 	assert.Equal(t, 1.0, g.WeightedKappa)
 	assert.Equal(t, metrics.MethodWilsonDisagreement, g.CIMethod)
 	assert.Less(t, g.CI95[0], 1.0)
+	assert.True(t, g.Unreliable, "an interval over two pairs is flagged")
 
 	// An ungated dimension below min_n is reported, not failed.
 	r = evaluate(t, lockOf(t, twoDimLock), append(agreeing("groundedness", 30), agreeing("faithfulness", 10)...))

@@ -75,6 +75,15 @@ func Interval(ci [2]float64) string {
 	return "[" + Num(ci[0]) + ", " + Num(ci[1]) + "]"
 }
 
+// UnreliableMark follows an interval whose method's simulated coverage at its
+// n is below 0.93 (metrics.UnreliableFor) in every report's text and Markdown;
+// UnreliableNote begins the footnote that explains it, to which each report
+// adds the n below which its own intervals are marked.
+const (
+	UnreliableMark = "†"
+	UnreliableNote = UnreliableMark + " unreliable: this interval's method covers less than 93% at this n in simulation"
+)
+
 // SignedInterval prints the interval of a difference, "[-0.100, +0.200]".
 func SignedInterval(ci [2]float64) string {
 	if undefined(ci[0]) || undefined(ci[1]) {

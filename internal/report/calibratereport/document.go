@@ -50,10 +50,15 @@ type Document struct {
 	NumBins int      `json:"-"`
 }
 
+// Dimension is one dimension's calibration. CI95Method says how ci95 was
+// computed (null without one) and Unreliable that its method covers less
+// than 0.93 at this n in simulation (marked † in the text and Markdown); a
+// document written before them has neither key and reads as unmarked.
 type Dimension struct {
 	Agreement     *format.Float    `json:"agreement"`
 	CarriedOver   bool             `json:"carried_over"`
 	CI95          *[2]format.Float `json:"ci95"`
+	CI95Method    *string          `json:"ci95_method"`
 	Confusion     [][]int          `json:"confusion"`
 	Construct     string           `json:"construct"`
 	Constructs    Constructs       `json:"constructs"`
@@ -68,6 +73,7 @@ type Dimension struct {
 	Panel         *Panel         `json:"panel"`
 	Status        outcome.Status `json:"status"`
 	Unpaired      Unpaired       `json:"unpaired"`
+	Unreliable    bool           `json:"unreliable"`
 	Violations    []Violation    `json:"violations"`
 	WeightedKappa *format.Float  `json:"weighted_kappa"`
 
@@ -159,10 +165,14 @@ func (l *DisagreementList) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// Measurement is a dimension's numbers; ci95_method and unreliable as in
+// Dimension.
 type Measurement struct {
 	Agreement     *format.Float    `json:"agreement"`
 	CI95          *[2]format.Float `json:"ci95"`
+	CI95Method    *string          `json:"ci95_method"`
 	Kappa         *format.Float    `json:"kappa"`
+	Unreliable    bool             `json:"unreliable"`
 	WeightedKappa *format.Float    `json:"weighted_kappa"`
 }
 
@@ -318,9 +328,13 @@ func New(r *calibrate.Result) *Document {
 		for _, v := range d.Violations {
 			dj.Violations = append(dj.Violations, Violation{v.CaseID, ViolationReason(v)})
 		}
-		m := &Measurement{optFloat(d.Agreement), optCI(d.CI95), optFloat(d.Kappa), optFloat(d.WeightedKappa)}
+		m := &Measurement{Agreement: optFloat(d.Agreement), CI95: optCI(d.CI95), Kappa: optFloat(d.Kappa), WeightedKappa: optFloat(d.WeightedKappa)}
+		if m.CI95 != nil {
+			method := d.CIMethod
+			m.CI95Method, m.Unreliable = &method, d.Unreliable
+		}
 		if d.Valid {
-			dj.Agreement, dj.CI95, dj.Kappa, dj.WeightedKappa = m.Agreement, m.CI95, m.Kappa, m.WeightedKappa
+			dj.Agreement, dj.CI95, dj.CI95Method, dj.Kappa, dj.Unreliable, dj.WeightedKappa = m.Agreement, m.CI95, m.CI95Method, m.Kappa, m.Unreliable, m.WeightedKappa
 		} else {
 			dj.Invalid = m
 		}
@@ -411,12 +425,36 @@ func (d *Document) lockSummary() string {
 }
 
 // numbers are a dimension's agreement, kappa, weighted kappa and CI for the
-// tables, or invalid (a construct mismatch) in each cell but the CI.
+// tables, or invalid (a construct mismatch) in each cell but the CI; the CI
+// has format.UnreliableMark after it when the document marks it unreliable.
 func (dim *Dimension) numbers(invalid string) (ag, k, wk, ci string) {
 	if !dim.valid() {
 		return invalid, invalid, invalid, format.Missing
 	}
-	return format.Num(val(dim.Agreement)), format.Num(val(dim.Kappa)), format.Num(val(dim.WeightedKappa)), format.Interval(valCI(dim.CI95))
+	ci = format.Interval(valCI(dim.CI95))
+	if dim.unreliable() {
+		ci += format.UnreliableMark
+	}
+	return format.Num(val(dim.Agreement)), format.Num(val(dim.Kappa)), format.Num(val(dim.WeightedKappa)), ci
+}
+
+// unreliable reports whether the tables mark the dimension's CI: it has one,
+// of a valid measurement, and the document flags it.
+func (dim *Dimension) unreliable() bool { return dim.valid() && dim.CI95 != nil && dim.Unreliable }
+
+// UnreliableNote is the footnote of a marked kappa interval: the words every
+// report's footnote has, with the n below which calibrate's intervals are
+// marked (metrics.UnreliableFor).
+const UnreliableNote = format.UnreliableNote + " (the weighted kappa's BCa interval below 30 paired cases, its Wilson-disagreement interval below 50; docs/statistics.md)"
+
+// anyUnreliable reports whether a dimension's CI is marked.
+func (d *Document) anyUnreliable() bool {
+	for _, dim := range d.Dimensions {
+		if dim.unreliable() {
+			return true
+		}
+	}
+	return false
 }
 
 // Text writes the terminal report: a table of the dimensions, then the
@@ -430,6 +468,9 @@ func (d *Document) Text(w io.Writer) error {
 	for _, dim := range dims {
 		ag, k, wk, ci := dim.numbers("invalid")
 		fmt.Fprintf(&b, "%-20s %-5s %5d %9s %9s %9s  %-18s %s\n", san(dim.Name), yesNo(dim.Gated), dim.N, ag, k, wk, ci, dim.statusCell())
+	}
+	if d.anyUnreliable() {
+		fmt.Fprintf(&b, "%s\n", UnreliableNote)
 	}
 	for _, dim := range dims {
 		name := san(dim.Name)
@@ -548,6 +589,9 @@ func (d *Document) Markdown(w io.Writer, marker string) error {
 			esc(dim.Name), yesNo(dim.Gated), dim.N, ag, k, wk, ci, esc(dim.statusCell()))
 	}
 	b.WriteString("\n")
+	if d.anyUnreliable() {
+		fmt.Fprintf(&b, "%s\n\n", UnreliableNote)
+	}
 	switch lk := d.Lock; {
 	case lk.Base == nil:
 		b.WriteString("**Lock:** not compared with a git ref (run with `--lock-base`).\n\n")

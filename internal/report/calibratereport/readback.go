@@ -8,8 +8,9 @@ import (
 // validate checks a calibrate document read back as strictly as calibrate
 // writes it (readback): the gates and a verdict that is theirs, the bins
 // (increasing, inside (0, 1)), min_kappa, the weighting, and each dimension's
-// n, status, kappas within [-1, 1], agreement within [0, 1], interval and
-// confusion matrix (one row and column per bin, counts); the lock's ok and
+// n, status, kappas within [-1, 1], agreement within [0, 1], interval (with
+// its method and unreliable flag, when the document has them) and confusion
+// matrix (one row and column per bin, counts); the lock's ok and
 // changes; the other parts (panel, blind labels, carried-over dimensions, git
 // anchoring) by the rules of every document.
 func validate(c *readback.Checker, root *jsonpos.Value) {
@@ -41,6 +42,10 @@ func validate(c *readback.Checker, root *jsonpos.Value) {
 		dim.OptFloat("weighted_kappa", -1, 1)
 		dim.OptFloat("agreement", 0, 1)
 		dim.Interval("ci95", -1, 1, true)
+		intervalFlags(dim)
+		if m := dim.OptObject("invalid_measurement"); m.Has() {
+			intervalFlags(m)
+		}
 		rows := dim.Array("confusion")
 		if len(rows) > 0 && len(rows) != levels && c.Err() == nil {
 			c.Failf(dim.V.Get("confusion").Line, "%s has %d rows, not one per bin (%d)", readback.Path(dim.Path, "confusion"), len(rows), levels)
@@ -68,4 +73,16 @@ func validate(c *readback.Checker, root *jsonpos.Value) {
 	lock.Array("changed")
 	lock.OptString("base")
 	c.Sweep(root)
+}
+
+// intervalFlags checks the ci95_method (a string, or null) and unreliable (true
+// or false) of an object with a ci95. Each may be absent: a document written
+// before calibrate wrote them reads as before, its intervals unmarked.
+func intervalFlags(o readback.Obj) {
+	if o.V.Get("ci95_method") != nil {
+		o.OptString("ci95_method")
+	}
+	if o.V.Get("unreliable") != nil {
+		o.Bool("unreliable")
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/calibrate"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -300,6 +302,107 @@ func TestCalibrationJSONSchema(t *testing.T) {
 	var again bytes.Buffer
 	require.NoError(t, calibratereport.New(violations(t)).WriteJSON(&again))
 	assert.Equal(t, buf.String(), again.String())
+}
+
+// smallFaithfulness is the demo with its first 8 faithfulness pairs only (which
+// all agree: the Wilson-disagreement interval, unreliable below 50 pairs) and
+// every groundedness pair (119: BCa, trusted).
+func smallFaithfulness(t *testing.T) *calibrate.Result {
+	t.Helper()
+	cut := func(file string) string {
+		var b strings.Builder
+		kept := 0
+		for _, line := range strings.SplitAfter(demoFile(t, file), "\n") {
+			if strings.Contains(line, `"faithfulness"`) {
+				if kept == 8 {
+					continue
+				}
+				kept++
+			}
+			b.WriteString(line)
+		}
+		return b.String()
+	}
+	r := readDemo(t, cut("human.jsonl"), cut("judge.jsonl"))
+	r.Finish()
+	return r
+}
+
+// A kappa interval whose method covers less than 93% at its n is marked † in
+// the text and Markdown, with the footnote every report gives the mark, and
+// flagged in the JSON beside its method; one that is trusted is neither. The
+// document reads back and renders the same; one written before the keys
+// existed reads as it did, unmarked.
+func TestUnreliableKappaInterval(t *testing.T) {
+	doc := calibratereport.New(smallFaithfulness(t))
+	var js, txt, md bytes.Buffer
+	require.NoError(t, doc.WriteJSON(&js))
+	require.NoError(t, doc.Text(&txt))
+	require.NoError(t, doc.Markdown(&md, ""))
+
+	row := func(s, prefix string) string {
+		for _, l := range strings.Split(s, "\n") {
+			if strings.HasPrefix(l, prefix) {
+				return l
+			}
+		}
+		t.Fatalf("no line %q in\n%s", prefix, s)
+		return ""
+	}
+	assert.Regexp(t, `^faithfulness +yes +8 .* \[0\.\d{3}, 1\.000\]† +fail$`, row(txt.String(), "faithfulness "))
+	assert.NotContains(t, row(txt.String(), "groundedness "), "†")
+	assert.Regexp(t, `^\| faithfulness \| yes \| 8 \|.* \| \[0\.\d{3}, 1\.000\]† \| fail \|$`, row(md.String(), "| faithfulness |"))
+	assert.NotContains(t, row(md.String(), "| groundedness |"), "†")
+	for _, out := range []string{txt.String(), md.String()} {
+		assert.Equal(t, 1, strings.Count(out, "\n"+calibratereport.UnreliableNote+"\n"), "the footnote, once:\n%s", out)
+		assert.True(t, strings.HasPrefix(calibratereport.UnreliableNote, format.UnreliableNote), "check's and compare's wording")
+	}
+
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(js.Bytes(), &m))
+	dims := m["dimensions"].(map[string]any)
+	f, g := dims["faithfulness"].(map[string]any), dims["groundedness"].(map[string]any)
+	assert.Equal(t, 8.0, f["n"])
+	assert.Equal(t, metrics.MethodWilsonDisagreement, f["ci95_method"])
+	assert.Equal(t, true, f["unreliable"])
+	assert.Equal(t, 119.0, g["n"])
+	assert.Equal(t, metrics.MethodBCa, g["ci95_method"])
+	assert.Equal(t, false, g["unreliable"])
+	assertSortedKeys(t, json.NewDecoder(bytes.NewReader(js.Bytes())), "$")
+
+	back, err := calibratereport.Read(bytes.NewReader(js.Bytes()))
+	require.NoError(t, err)
+	var js2, txt2, md2 bytes.Buffer
+	require.NoError(t, back.WriteJSON(&js2))
+	require.NoError(t, back.Text(&txt2))
+	require.NoError(t, back.Markdown(&md2, ""))
+	assert.Equal(t, js.String(), js2.String()) //nolint:testifylint // byte for byte
+	assert.Equal(t, txt.String(), txt2.String())
+	assert.Equal(t, md.String(), md2.String())
+
+	// A document without the keys (written before them) reads, and renders
+	// as it did: no mark, no footnote, everything else the same.
+	old := regexp.MustCompile(`(?m)^ *"(ci95_method|unreliable)": .*\n`).ReplaceAll(js.Bytes(), nil)
+	require.NotContains(t, string(old), `"unreliable"`)
+	prior, err := calibratereport.Read(bytes.NewReader(old))
+	require.NoError(t, err)
+	var txt3, md3 bytes.Buffer
+	require.NoError(t, prior.Text(&txt3))
+	require.NoError(t, prior.Markdown(&md3, ""))
+	// Before: the text's column one wider where the mark was, the Markdown's
+	// cell without it, and neither with the footnote.
+	wantTxt := strings.NewReplacer(calibratereport.UnreliableNote+"\n", "", "]† ", "]  ").Replace(txt.String())
+	wantMD := strings.NewReplacer(calibratereport.UnreliableNote+"\n\n", "", "]† ", "] ").Replace(md.String())
+	assert.Equal(t, wantTxt, txt3.String())
+	assert.Equal(t, wantMD, md3.String())
+	assert.NotContains(t, txt3.String()+md3.String(), "†")
+
+	// Written as calibrate writes them, each is checked: a flag that is not
+	// true or false is refused at its line.
+	bad := bytes.Replace(js.Bytes(), []byte(`"unreliable": true`), []byte(`"unreliable": "yes"`), 1)
+	_, err = calibratereport.Read(bytes.NewReader(bad))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "dimensions.faithfulness.unreliable")
 }
 
 func TestCalibrationMarkdownEscapes(t *testing.T) {

@@ -379,8 +379,8 @@ func meanCI(g Group, key string) string {
 // is below 0.93; UnreliableNote
 // is its footnote in the text and Markdown reports.
 const (
-	UnreliableMark = "†"
-	UnreliableNote = UnreliableMark + " unreliable: this interval's method covers less than 93% at this n in simulation (a mean that varies below 20 cases, one that does not below 30; docs/statistics.md)"
+	UnreliableMark = format.UnreliableMark
+	UnreliableNote = format.UnreliableNote + " (a mean that varies below 20 cases, one that does not below 30; docs/statistics.md)"
 )
 
 // anyMetric reports whether a metric of a group (overall, by type, by locale)

@@ -68,10 +68,10 @@ func NoteText(note string) string {
 }
 
 // unreliableMark follows an interval whose method's simulated coverage at its n is below 0.93.
-const unreliableMark = "†"
+const unreliableMark = format.UnreliableMark
 
 // unreliableLine is the footnote of unreliableMark.
-const unreliableLine = unreliableMark + " unreliable: this interval's method covers less than 93% at this n in simulation (below 20 queries, paired differences below 50; docs/statistics.md)"
+const unreliableLine = format.UnreliableNote + " (below 20 queries, paired differences below 50; docs/statistics.md)"
 
 func (d *Document) gain() string {
 	if d.Gain == metrics.GainLinear.String() {
