@@ -441,6 +441,59 @@ func (d *Document) largeHallT() bool {
 	return d.anyMetric(func(m Summary) bool { return m.CI95Method == metrics.MethodHallT && m.N >= metrics.LargeSampleMinN })
 }
 
+// DeltaN is the n a locale's deltas rest on, looked up in by_locale (the
+// entries of locale_deltas carry none): the locale's gold-carrying cases, then
+// the reference locale's. ok is false when the document lacks either group (one
+// not written by check, which always writes both).
+func (d *Document) DeltaN(locale string) (n, ref int64, ok bool) {
+	g, okG := d.ByLocale[locale]
+	r, okR := d.ByLocale[d.ReferenceLocale]
+	return g.N, r.N, okG && okR
+}
+
+// DeltaMeasureN is the n of a locale's delta of key when it is not DeltaN's:
+// each side's measure n (smaller than its group's where precomputed scores lack
+// the key), then the reference locale's; ok is false when both are their
+// group's n, or when the document lacks the delta or a group.
+func (d *Document) DeltaMeasureN(locale, key string) (n, ref int64, ok bool) {
+	if _, has := d.LocaleDeltas[locale][key]; !has {
+		return 0, 0, false
+	}
+	g, okG := d.ByLocale[locale]
+	r, okR := d.ByLocale[d.ReferenceLocale]
+	if !okG || !okR {
+		return 0, 0, false
+	}
+	m, rm := g.Metrics[key], r.Metrics[key]
+	return m.N, rm.N, m.N != g.N || rm.N != r.N
+}
+
+// deltaN is "n=42 vs 51" (DeltaN; "—" for a group the document lacks).
+func (d *Document) deltaN(locale string) string {
+	n, ref, ok := d.DeltaN(locale)
+	if !ok {
+		return "n=" + format.Missing
+	}
+	return fmt.Sprintf("n=%d vs %d", n, ref)
+}
+
+// deltaCell is a locale's delta of key, signed, with its measure's n when it is
+// not the groups' (as meanCI's), or the missing glyph.
+func (d *Document) deltaCell(locale, key string) string {
+	v := d.delta(locale, key)
+	s := format.Signed(v)
+	if n, ref, ok := d.DeltaMeasureN(locale, key); ok && !math.IsNaN(v) {
+		s += fmt.Sprintf(" (n=%d vs %d)", n, ref)
+	}
+	return s
+}
+
+// DeltaNLegend says what the n of a locale delta are; reference renders the
+// reference locale for the report's format.
+func (d *Document) DeltaNLegend(reference func(string) string) string {
+	return "n: the locale's gold-carrying cases vs " + reference(d.ReferenceLocale) + "'s, the two groups each delta rests on"
+}
+
 // delta is a locale's delta of key, NaN when it has none.
 func (d *Document) delta(locale, key string) float64 {
 	if v, ok := d.LocaleDeltas[locale][key]; ok {

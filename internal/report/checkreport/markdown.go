@@ -119,13 +119,13 @@ func (d *Document) Markdown(opts MarkdownOptions) string {
 	} else {
 		d.mdTableHead(&b, "| locale |", "|---|", keys, "Δ ", "---:|")
 		for _, loc := range sortedKeys(d.LocaleDeltas) {
-			w("| %s |", esc(loc))
+			w("| %s (%s) |", esc(loc), d.deltaN(loc))
 			for _, k := range keys {
-				w(" %s |", format.Signed(d.delta(loc, k)))
+				w(" %s |", d.deltaCell(loc, k))
 			}
 			w("\n")
 		}
-		w("\n")
+		w("\n%s.\n\n", d.DeltaNLegend(esc))
 	}
 
 	// Gates.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -282,4 +283,78 @@ func TestGroupsOmittedInEveryFormat(t *testing.T) {
 	want := "only the 50 largest type and locale groups are computed and shown: 7 more types (6 cases) are not"
 	assert.Contains(t, txt.String(), want)
 	assert.Contains(t, md, want)
+}
+
+// Every locale delta shows the n it rests on, in every format and read back
+// from the JSON alike: the locale's n, then the reference locale's, both
+// by_locale's (the delta entries carry none); a measure whose n is not its
+// group's (precomputed scores lacking it) adds its own two n to its cell.
+func TestLocaleDeltasCarryN(t *testing.T) {
+	r := fixture(t, gate.Floor{})
+	s := &gate.Scorer{KB: cardSet{"es-reset": true}, K: 3}
+	a := gate.NewAccumulator()
+	for i, c := range []casefile.Case{
+		{ID: "en-1", Locale: "en", Gold: []string{"es-reset"}, Retrieved: []casefile.Retrieved{{ID: "x"}}},
+		{ID: "en-2", Locale: "en", Gold: []string{"es-reset"}, Retrieved: []casefile.Retrieved{{ID: "es-reset"}}},
+		{ID: "es-1", Locale: "es-419", Gold: []string{"es-reset"}, Retrieved: []casefile.Retrieved{{ID: "es-reset"}}},
+		{ID: "es-2", Locale: "es-419", Scores: map[string]float64{metrics.KeyHit: 0}}, // hit only: recall and nDCG rest on 1 case
+	} {
+		c.File, c.Line = "cases.jsonl", i+1
+		var cr gate.CaseResult
+		require.NoError(t, s.ScoreInto(&c, &cr))
+		require.NoError(t, a.Add(&cr))
+	}
+	mixed := a.Result(gate.Config{K: 3, ReferenceLocale: "en", KBCards: 1, Resamples: 100})
+
+	for name, res := range map[string]*gate.Result{"fixture": r, "mixed": mixed} {
+		t.Run(name, func(t *testing.T) {
+			doc := New(res)
+			var js bytes.Buffer
+			require.NoError(t, doc.WriteJSON(&js))
+			back, err := Read(bytes.NewReader(js.Bytes()))
+			require.NoError(t, err)
+			require.NotEmpty(t, back.LocaleDeltas)
+			for _, d := range []*Document{doc, back} {
+				var txt bytes.Buffer
+				require.NoError(t, d.TextVerbose(&txt))
+				md := d.Markdown(MarkdownOptions{})
+				ref := d.ByLocale[d.ReferenceLocale].N
+				for loc := range d.LocaleDeltas {
+					n, nRef, ok := d.DeltaN(loc)
+					require.True(t, ok)
+					assert.Equal(t, [2]int64{d.ByLocale[loc].N, ref}, [2]int64{n, nRef}, loc)
+					assert.Contains(t, txt.String(), fmt.Sprintf("\n  %s n=%d vs %d ", loc, n, ref))
+					assert.Contains(t, md, fmt.Sprintf("\n| %s (n=%d vs %d) |", format.EscapeMarkdown(loc), n, ref))
+				}
+				assert.Contains(t, txt.String(), "  n: the locale's gold-carrying cases vs en's, the two groups each delta rests on\n")
+				assert.Contains(t, md, "\n\nn: the locale's gold-carrying cases vs en's, the two groups each delta rests on.\n")
+			}
+		})
+	}
+
+	doc := New(mixed)
+	require.Equal(t, int64(2), doc.ByLocale["es-419"].N)
+	for key, want := range map[string]string{
+		metrics.KeyHit:    "",            // 2 and 2: the groups' n
+		metrics.KeyRecall: " (n=1 vs 2)", // es-419's recall rests on its one retrieved case
+		metrics.KeyNDCG:   " (n=1 vs 2)",
+	} {
+		n, ref, ok := doc.DeltaMeasureN("es-419", key)
+		assert.Equal(t, want != "", ok, key)
+		if ok {
+			assert.Equal(t, [2]int64{1, 2}, [2]int64{n, ref}, key)
+		}
+		assert.Equal(t, format.Signed(doc.delta("es-419", key))+want, doc.deltaCell("es-419", key), key)
+	}
+	var txt bytes.Buffer
+	require.NoError(t, doc.TextVerbose(&txt))
+	assert.Contains(t, txt.String(), "recall@3 "+doc.deltaCell("es-419", metrics.KeyRecall))
+	assert.Contains(t, doc.Markdown(MarkdownOptions{}), "| "+doc.deltaCell("es-419", metrics.KeyRecall)+" |")
+
+	// A document not written by check may lack a delta's group: its n is
+	// missing, not 0.
+	delete(doc.ByLocale, "es-419")
+	assert.Contains(t, doc.Markdown(MarkdownOptions{}), "| es-419 (n=—) |")
+	_, _, ok := doc.DeltaMeasureN("es-419", metrics.KeyRecall)
+	assert.False(t, ok)
 }

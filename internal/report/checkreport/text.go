@@ -115,15 +115,16 @@ func (d *Document) text(w io.Writer, verbose bool) error {
 		} else {
 			tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 			for _, loc := range sortedKeys(d.LocaleDeltas) {
-				fmt.Fprintf(tw, "  %s", san(loc))
+				fmt.Fprintf(tw, "  %s %s", san(loc), d.deltaN(loc))
 				for _, k := range keys {
-					if v, ok := d.LocaleDeltas[loc][k]; ok {
-						fmt.Fprintf(tw, "\t%s %s", san(d.label(k)), format.Signed(v.V()))
+					if _, ok := d.LocaleDeltas[loc][k]; ok {
+						fmt.Fprintf(tw, "\t%s %s", san(d.label(k)), d.deltaCell(loc, k))
 					}
 				}
 				fmt.Fprint(tw, "\n")
 			}
 			tw.Flush()
+			p("  %s\n", d.DeltaNLegend(san))
 		}
 	} else if d.noDeltas(san) == "" {
 		details = append(details, "the locale deltas")

@@ -25,6 +25,15 @@ func checkLabel(key string, k int) string {
 	return key
 }
 
+// deltaN is the n of a locale delta, the locale's then the reference
+// locale's ("42 vs 51"; "—" when the document lacks a group).
+func deltaN(n, ref int64, ok bool) string {
+	if !ok {
+		return format.Missing
+	}
+	return Count(int(n)) + " vs " + Count(int(ref))
+}
+
 // CheckHTML writes the report of `check --html` from the check document: the
 // verdict, the groups with n and intervals (a chart of hit@k per locale and per
 // type), the locale deltas (indicative only), the gates, the integrity problems
@@ -103,18 +112,26 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 		for _, k := range keys {
 			dt.Head = append(dt.Head, "Δ "+checkLabel(k, r.K))
 		}
+		ownN := false // a Δ shows its measure's n below it
 		for _, locale := range sortedKeys(r.LocaleDeltas) {
-			row := []Cell{{Text: locale}}
+			row := []Cell{{Text: locale, Sub: "n = " + deltaN(r.DeltaN(locale))}} // as the paired tables' groups (check_baseline.go)
 			for _, k := range keys {
 				c := Cell{Text: "—"}
 				if d, ok := r.LocaleDeltas[locale][k]; ok && !math.IsNaN(d.V()) {
 					c.Text = format.Signed(d.V())
+					if n, ref, ok := r.DeltaMeasureN(locale, k); ok {
+						c.Sub, ownN = "n = "+deltaN(n, ref, true), true
+					}
 				}
 				row = append(row, c)
 			}
 			dt.Rows = append(dt.Rows, row)
 		}
-		dt.Foot = "Each locale's mean minus the reference locale's mean: " + IndicativeOnly + "; read it beside each group's n and interval above."
+		dt.Foot = "Each locale's mean minus the reference locale's mean: " + IndicativeOnly + "; " + r.DeltaNLegend(func(s string) string { return s })
+		if ownN {
+			dt.Foot += " (a Δ whose measure has fewer cases than its group shows its own n below it)"
+		}
+		dt.Foot += "; read it beside each group's interval above."
 		p.Table(dt)
 	}
 

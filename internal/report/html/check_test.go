@@ -50,6 +50,36 @@ func TestCheckHTMLGolden(t *testing.T) {
 	assert.NotContains(t, s, "vs base")
 }
 
+// Each locale delta shows the n it rests on, below the locale: the locale's,
+// then the reference locale's, as the document's by_locale has them; a Δ whose
+// measure has fewer cases than its group shows its own two n below it, and the
+// note says so only then.
+func TestCheckHTMLLocaleDeltasN(t *testing.T) {
+	s := string(runCheck(t, checkDemo+"/cases.jsonl", cli.ExitOK))
+	for _, want := range []string{
+		`<tr><th scope="row">es-419<span class="ci">n = 42 vs 51</span></th><td class="num">-0.129</td>`,
+		`<tr><th scope="row">pt-BR<span class="ci">n = 39 vs 51</span></th><td class="num">-0.202</td>`,
+		"indicative only, not significance-tested; n: the locale&#39;s gold-carrying cases vs en&#39;s, the two groups each delta rests on; read it",
+	} {
+		assert.Contains(t, s, want)
+	}
+
+	sum := func(mean float64, n int64) checkreport.Summary {
+		return checkreport.Summary{Mean: format.Float(mean), N: n, CI95: [2]format.Float{0, 1}, CI95Method: "wilson-cc"}
+	}
+	doc := &checkreport.Document{K: 3, ReferenceLocale: "en", Verdict: "pass",
+		ByLocale: map[string]checkreport.Group{
+			"en":     {N: 2, Metrics: map[string]checkreport.Summary{metrics.KeyHit: sum(0.5, 2), metrics.KeyRecall: sum(0.5, 2)}},
+			"es-419": {N: 3, Metrics: map[string]checkreport.Summary{metrics.KeyHit: sum(1, 3), metrics.KeyRecall: sum(1, 1)}},
+		},
+		LocaleDeltas: map[string]map[string]format.Float{"es-419": {metrics.KeyHit: 0.5, metrics.KeyRecall: 0.5}},
+	}
+	var b bytes.Buffer
+	require.NoError(t, rhtml.CheckHTML(&b, doc))
+	assert.Contains(t, b.String(), `<tr><th scope="row">es-419<span class="ci">n = 3 vs 2</span></th><td class="num">+0.500</td><td class="num">+0.500<span class="ci">n = 1 vs 2</span></td><td class="num">—</td></tr>`)
+	assert.Contains(t, b.String(), "each delta rests on (a Δ whose measure has fewer cases than its group shows its own n below it); read it")
+}
+
 // With a baseline, the HTML shows the "vs base" section as the Markdown does:
 // the paired comparison per group with its test and n, the flips (newly missed
 // first) and the cases not paired.
@@ -161,7 +191,7 @@ func TestCheckHTMLInBrowser(t *testing.T) {
 			for _, m := range browsertest.Check(t, b, browsertest.Page{Name: c.name, Path: path, Widths: []int{390, 850, 1400}, Shots: c.shots, OpenDetails: true, Marks: marks, Script: gateBreaksJS}) {
 				var broken []string
 				require.NoError(t, json.Unmarshal(m.Result, &broken))
-				assert.Empty(t, broken, "%s at %d px: words of the gate or paired table broken across lines", c.name, m.Width)
+				assert.Empty(t, broken, "%s at %d px: words of the gate, paired or locale delta table broken across lines", c.name, m.Width)
 			}
 		})
 	}
@@ -209,9 +239,10 @@ func TestCheckHTMLBaselineHeadlineInBrowser(t *testing.T) {
 	}
 }
 
-// gateBreaksJS returns the words of the gate table and of the paired
-// comparison's tables (group, measure, base → head, Δ, …) that the page
+// gateBreaksJS returns the words of the gate table, of the paired
+// comparison's tables (group, measure, base → head, Δ, …) and of the locale
+// deltas (each locale over its n and the reference locale's) that the page
 // breaks across lines.
 const gateBreaksJS = `(() => [...document.querySelectorAll("table")]
-  .filter((t) => t.querySelector("thead th")?.textContent === "gate" || t.querySelector("thead th:nth-child(2)")?.textContent === "measure")
+  .filter((t) => ["gate", "locale"].includes(t.querySelector("thead th")?.textContent) || t.querySelector("thead th:nth-child(2)")?.textContent === "measure")
   .flatMap((t) => ` + brokenWordsJS + `(t, () => true)))()`
