@@ -377,7 +377,7 @@ func meanCI(g Group, key string) string {
 
 // UnreliableMark follows an interval whose method's simulated coverage at its n
 // is below 0.93; UnreliableNote
-// is its footnote in the text and Markdown reports.
+// is its footnote in the text, Markdown and HTML reports.
 const (
 	UnreliableMark = format.UnreliableMark
 	UnreliableNote = format.UnreliableNote + " (a mean that varies below 20 cases, one that does not below 30; docs/statistics.md)"

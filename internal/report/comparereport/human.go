@@ -388,7 +388,7 @@ func (d *Document) humanRows(name func(string) string) [][]string {
 			c := d.Human.Strategies[s.Name][m.Key]
 			ci := format.Interval([2]float64{c.CI95[0].V(), c.CI95[1].V()})
 			if c.Unreliable {
-				ci += unreliableMark
+				ci += UnreliableMark
 			}
 			rows = append(rows, []string{name(s.Name), d.metricCell(m.Key), format.Num(c.JudgeOnly.V()), format.Num(c.Estimate.V()) + " " + ci,
 				format.Num(c.HumanOnly.V()) + " " + format.Interval([2]float64{c.HumanOnlyCI95[0].V(), c.HumanOnlyCI95[1].V()}),

@@ -106,7 +106,7 @@ func (d *Document) Markdown(w io.Writer) error {
 				sm := s.Metrics[m.Key]
 				mark := ""
 				if sm.Unreliable {
-					mark, unreliable = unreliableMark, true
+					mark, unreliable = UnreliableMark, true
 				}
 				fmt.Fprintf(&b, " %s ±%s%s |", format.Num(sm.Mean.V()), format.Num(sm.HalfWidth), mark)
 			}
@@ -115,7 +115,7 @@ func (d *Document) Markdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "\n± is half the width of the 95%% interval (the exact bounds are in the JSON report). %s.\n", d.dcgScaleLine())
 	if unreliable {
-		fmt.Fprintf(&b, "\n%s\n", unreliableLine)
+		fmt.Fprintf(&b, "\n%s\n", UnreliableLine)
 	}
 
 	if len(d.Paired) > 0 {

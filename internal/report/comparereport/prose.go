@@ -67,11 +67,12 @@ func NoteText(note string) string {
 	return ""
 }
 
-// unreliableMark follows an interval whose method's simulated coverage at its n is below 0.93.
-const unreliableMark = format.UnreliableMark
+// UnreliableMark follows an interval whose method's simulated coverage at its n is below 0.93.
+const UnreliableMark = format.UnreliableMark
 
-// unreliableLine is the footnote of unreliableMark.
-const unreliableLine = format.UnreliableNote + " (below 20 queries, paired differences below 50; docs/statistics.md)"
+// UnreliableLine is the footnote of UnreliableMark in every report (the
+// HTML dashboard's too).
+const UnreliableLine = format.UnreliableNote + " (below 20 queries, paired differences below 50; docs/statistics.md)"
 
 func (d *Document) gain() string {
 	if d.Gain == metrics.GainLinear.String() {
@@ -182,7 +183,7 @@ func (d *Document) metricCell(key string) string {
 func (d *Document) ciCell(p Paired) string {
 	s := format.SignedInterval([2]float64{p.CI95[0].V(), p.CI95[1].V()})
 	if p.Unreliable {
-		s += unreliableMark
+		s += UnreliableMark
 	}
 	return s
 }

@@ -110,7 +110,7 @@ func (d *Document) Text(w io.Writer) error {
 			sm := s.Metrics[m.Key]
 			cell := "±" + format.Num(sm.HalfWidth)
 			if sm.Unreliable {
-				cell += unreliableMark
+				cell += UnreliableMark
 				unreliable = true
 			}
 			row = append(row, cell)
@@ -127,7 +127,7 @@ func (d *Document) Text(w io.Writer) error {
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
 	if unreliable {
-		fmt.Fprintf(&b, "  %s\n", unreliableLine)
+		fmt.Fprintf(&b, "  %s\n", UnreliableLine)
 	}
 	fmt.Fprintf(&b, "\nrelevance of the top-%d documents (0 includes unjudged):\n", d.K)
 	t = &textTable{}

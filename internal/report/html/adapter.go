@@ -49,7 +49,7 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 	for _, name := range d.Order {
 		ms := map[string]Point{}
 		for key, s := range d.Strategies[name].Metrics {
-			ms[key] = Point{Mean: s.Mean.V(), Lo: s.CI95[0].V(), Hi: s.CI95[1].V(), N: int(s.N)}
+			ms[key] = Point{Mean: s.Mean.V(), Lo: s.CI95[0].V(), Hi: s.CI95[1].V(), N: int(s.N), Unreliable: s.Unreliable}
 		}
 		cur.Measures[name] = ms
 	}
@@ -103,10 +103,11 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 	}
 	v.Colours = StrategyColours(names)
 	if l := d.RecommendationTest; l != nil {
-		v.Leader = &PairView{A: l.Best, B: l.RunnerUp, Delta: l.Delta.V(), CI: [2]float64{l.CI95[0].V(), l.CI95[1].V()}, PHolm: l.PValue.V(), Significant: l.Significant, Identical: l.Identical, Note: comparereport.NoteText(l.Note)}
+		v.Leader = &PairView{A: l.Best, B: l.RunnerUp, Delta: l.Delta.V(), CI: [2]float64{l.CI95[0].V(), l.CI95[1].V()}, PHolm: l.PValue.V(), Significant: l.Significant, Identical: l.Identical, Note: comparereport.NoteText(l.Note),
+			Unreliable: l.Unreliable}
 	}
 	stat := func(s comparereport.Summary) Stat {
-		return Stat{s.Mean.V(), [2]float64{s.CI95[0].V(), s.CI95[1].V()}}
+		return Stat{s.Mean.V(), [2]float64{s.CI95[0].V(), s.CI95[1].V()}, s.Unreliable}
 	}
 	index := map[string]int{}
 	for i, name := range d.Order {
@@ -176,7 +177,7 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 			if f.Kind == compare.Reranker && f.A == rr && f.B == base {
 				t := f.Test
 				v.Pairs = append(v.Pairs, RerankPair{Base: g[0], Rerank: g[1],
-					Test: PairView{A: rr, B: base, Delta: t.Delta, CI: t.CI.CI(), PHolm: t.PHolm, Significant: t.Significant}})
+					Test: PairView{A: rr, B: base, Delta: t.Delta, CI: t.CI.CI(), PHolm: t.PHolm, Significant: t.Significant, Unreliable: t.CI.Unreliable}})
 				break
 			}
 		}

@@ -30,6 +30,10 @@ type Bar struct {
 	// Style, when set, is the bar's own colour, dash and name (a strategy's,
 	// the same in every chart of the page); else its series'.
 	Style *Series
+	// Unreliable: the report marks the interval unreliable; its hover and
+	// its row of the table for screen readers show FlagMark after it (the
+	// footnote is under the table beside the chart).
+	Unreliable bool
 }
 
 // BarChart is a horizontal bar chart: one row per category, top to bottom in the
@@ -293,7 +297,7 @@ func (p *Page) BarChart(c BarChart) {
 			}
 			tip += ": " + c.Measure + " " + Fmt(b.Value)
 			if b.CI != nil {
-				tip += " (" + ciText(b.CI) + ")"
+				tip += " (" + ciText(b.CI) + markIf(b.Unreliable) + ")"
 			}
 			tip += ", n = " + Count(b.N)
 			w := math.Max(x(b.Value)-plotX0, 0)
@@ -323,7 +327,7 @@ func (p *Page) BarChart(c BarChart) {
 			}
 			ci := ""
 			if b.CI != nil && !math.IsNaN(b.Value) {
-				ci = FmtCI(*b.CI)
+				ci = FmtCI(*b.CI) + markIf(b.Unreliable)
 			}
 			s.WriteString("<tr><th scope=\"row\">" + Esc(cat) + "</th><td>" + Esc(name) + "</td><td>" + Fmt(b.Value) + "</td><td>" + ci + "</td><td>" + Count(b.N) + "</td></tr>")
 		}

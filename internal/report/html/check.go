@@ -45,7 +45,8 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 	p.Subtitle(fmt.Sprintf("k = %d · %s cases: %s with gold (scored), %s without gold (not scored)", r.K, Count(int(r.Cases.Total)), Count(int(r.Cases.WithGold)), Count(int(r.Cases.WithoutGold))))
 	kpis := []Indicator{verdictCard(r)}
 	if m, ok := metric(r.Overall, metrics.KeyHit); ok {
-		kpis = append(kpis, Indicator{Label: "Overall " + hit, Value: Fmt(m.Mean.V()), Detail: fmt.Sprintf("95%% CI %s · n = %s", FmtCI(ci(m)), Count(int(m.N)))})
+		kpis = append(kpis, Indicator{Label: "Overall " + hit, Value: Fmt(m.Mean.V()), Detail: "95% CI " + FmtCI(ci(m)),
+			Flag: noteIf(m.Unreliable, checkreport.UnreliableNote), After: " · n = " + Count(int(m.N))})
 	}
 	if c, ok := baselineCard(r); ok {
 		kpis = append(kpis, c)
@@ -78,7 +79,7 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 		if m, ok := metric(g.g, metrics.KeyHit); ok {
 			c := ci(m)
 			cats = append(cats, g.label)
-			bars = append(bars, Bar{Category: g.label, Value: m.Mean.V(), CI: &c, N: int(m.N)})
+			bars = append(bars, Bar{Category: g.label, Value: m.Mean.V(), CI: &c, N: int(m.N), Unreliable: m.Unreliable})
 		}
 	}
 	t := Table{Head: []string{"group", "n"}, NumCols: []bool{false, true}}
@@ -86,6 +87,7 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 		t.Head = append(t.Head, checkLabel(k, r.K))
 		t.NumCols = append(t.NumCols, true)
 	}
+	unreliable := false // an interval of the table is marked
 	for _, g := range groups {
 		row := []Cell{{Text: g.label, Strong: g.label == "overall"}, {Text: Count(int(g.g.N)), Sub: subWithout(g.g.WithoutGold)}}
 		for _, k := range keys {
@@ -94,11 +96,15 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 				row = append(row, Cell{Text: "—"})
 				continue
 			}
-			row = append(row, Cell{Text: Fmt(m.Mean.V()), Sub: FmtCI(ci(m))})
+			row = append(row, Cell{Text: Fmt(m.Mean.V()), Sub: FmtCI(ci(m)) + markIf(m.Unreliable), Flag: noteIf(m.Unreliable, checkreport.UnreliableNote)})
+			unreliable = unreliable || m.Unreliable
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	t.Foot = fmt.Sprintf("Mean and 95%% interval (%s) over each group's gold-carrying cases; n is that count. %s is the success number; recall@%d is a conservative lower bound under disjunctive gold; nDCG@%d uses binary gain.", r.MeanMethods(), hit, r.K, r.K)
+	if unreliable {
+		t.Foot += " " + checkreport.UnreliableNote + "."
+	}
 	p.Grid(func() {
 		p.BarChart(BarChart{Title: hit + " per group (95% CI whiskers)", Measure: hit, Categories: cats, Series: []Series{{Name: hit}}, Bars: bars})
 	}, func() { p.Table(t) })

@@ -75,7 +75,7 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 					}
 					t.Rows = append(t.Rows, []Cell{{Text: g.label, Sub: "n = " + Count(int(x.N)), Strong: g.label == "overall"}, {Text: checkLabel(k, r.K)},
 						{Text: Fmt(x.Baseline.V()) + " → " + Fmt(x.Current.V())},
-						{Text: delta, Sub: checkreport.PairedInterval(x), Strong: x.Rejects},
+						{Text: delta, Sub: checkreport.PairedInterval(x), Strong: x.Rejects, Flag: noteIf(x.Unreliable, checkreport.PairedUnreliableNote)},
 						{Text: format.P(x.P.V()), Sub: checkreport.TestLabel(x.Test)}, {Text: Fmt(x.MDD.V())}})
 				}
 			}

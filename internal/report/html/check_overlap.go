@@ -24,7 +24,7 @@ func checkOverlap(p *Page, o *checkreport.Overlap) {
 		}
 		return s
 	}
-	p.Para(fmt.Sprintf("Top-%d change: paired cases: %s; cases without gold: %s.", o.Depth, group(o.Paired), group(o.WithoutGold)))
+	p.markedPara(fmt.Sprintf("Top-%d change: paired cases: %s; cases without gold: %s.", o.Depth, group(o.Paired), group(o.WithoutGold)), checkreport.EstimateUnreliableNote)
 	p.Note(fmt.Sprintf("Rank-biased overlap RBO_ext (Webber, Moffat, Zobel 2010) of the top %d of base and head, persistence p = %s (the top %d carry %s of its weight): 1 = the same ranking, 0 = nothing in common.",
 		o.Depth, format.Full(o.Persistence.V()), o.Depth, format.Pct(o.TopWeight.V())))
 	if m := o.OverlapMethods(); m != "" {
@@ -64,7 +64,7 @@ func checkChurn(p *Page, c *checkreport.Churn) {
 	if c == nil {
 		return
 	}
-	p.Para(fmt.Sprintf("Top-%d churn: %s.", c.Depth, c.ChurnSummary(func(s string) string { return s })))
+	p.markedPara(fmt.Sprintf("Top-%d churn: %s.", c.Depth, c.ChurnSummary(func(s string) string { return s })), checkreport.EstimateUnreliableNote)
 	if m := c.ChurnMethods(); m != "" {
 		p.Note(m + ".")
 	}

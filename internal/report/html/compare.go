@@ -26,10 +26,12 @@ const RerankSuffix = "+rerank"
 // worst, the failed queries of a strategy); the counts are always complete.
 const Sample = 10
 
-// Stat is a mean with its 95% interval.
+// Stat is a mean with its 95% interval, and whether the document marks the
+// interval unreliable.
 type Stat struct {
-	Mean float64
-	CI   [2]float64
+	Mean       float64
+	CI         [2]float64
+	Unreliable bool
 }
 
 // StrategyView is one strategy of the dashboard.
@@ -65,6 +67,8 @@ type PairView struct {
 	// Note: why the interval and the test disagree, in words (the test
 	// decides); empty when they agree.
 	Note string
+	// Unreliable: the document marks the interval unreliable.
+	Unreliable bool
 }
 
 // RerankPair is a strategy and its reranked counterpart (indexes into
@@ -175,6 +179,10 @@ func Compare(w io.Writer, v CompareView) error {
 	// chosen one.
 	p.controls(v)
 	p.runBlocks(&v, (*Page).compareTop, true)
+	second := metrics.KeyMeanRel // the second table's measure ("": the primary is it)
+	if v.Primary == metrics.KeyMeanRel {
+		second = ""
+	}
 
 	// Per strategy: the run and the measure chosen (the script redraws from
 	// the embedded data); without script, this run and the primary measure.
@@ -189,15 +197,16 @@ func Compare(w io.Writer, v CompareView) error {
 		p.raw(`<div id="rg-table">` + "\n")
 		p.Table(exploreTable(cur, v.Primary, v.K, v.scaleOf(v.Primary)))
 		p.raw("</div>\n")
-		if v.Primary != metrics.KeyMeanRel {
+		if second != "" {
 			p.raw(`<div id="rg-table2">` + "\n")
-			p.Table(exploreTable(cur, metrics.KeyMeanRel, v.K, ""))
+			p.Table(exploreTable(cur, second, v.K, ""))
 			p.raw("</div>\n")
 		}
-		// The scale of the measure shown: the script writes the chosen
-		// run's and measure's (exploreData's notes).
+		// The scale of the measure shown, and the footnote of an interval
+		// of the two tables marked unreliable: the script writes the
+		// chosen run's and measure's (exploreData's notes).
 		p.raw(`<p class="note">` + Esc("Each value with its 95% interval below it; the best value of the measure in bold (by its direction: higher is better for every measure here). A reranked strategy (NAME"+RerankSuffix+") is drawn in its base strategy's colour, dashed.") +
-			` <span id="rg-scale">` + Esc(v.scaleNote(v.Primary)) + "</span></p>\n")
+			` <span id="rg-scale">` + Esc(joinNote(v.scaleNote(v.Primary), unreliableNote(cur, v.Primary, second))) + "</span></p>\n")
 	})
 	p.runBlocks(&v, (*Page).compareBottom, false)
 
@@ -216,12 +225,9 @@ func Compare(w io.Writer, v CompareView) error {
 			p.raw("</div>\n")
 		}
 	}
-	second := metrics.KeyMeanRel
-	if v.Primary == metrics.KeyMeanRel {
-		second = ""
-	}
 	// The scale sentence of each run's page and measure (a run without its
-	// page: the sentences that do not depend on the run's maximum).
+	// page: the sentences that do not depend on the run's maximum), and the
+	// footnote when an interval of the run's two tables is marked unreliable.
 	notes := make([][]string, len(v.Runs))
 	for i := range v.Runs {
 		page := &v
@@ -239,6 +245,7 @@ func Compare(w io.Writer, v CompareView) error {
 			case key != metrics.KeyDCG:
 				notes[i][j] = v.scaleNote(key)
 			}
+			notes[i][j] = joinNote(notes[i][j], unreliableNote(v.Runs[i], key, second))
 		}
 	}
 	// Each run's best and worst queries by every measure (queriesData).
@@ -313,13 +320,15 @@ func (p *Page) compareTop(v *CompareView) {
 		rec.Value = "no clear winner"
 		rec.Detail = fmt.Sprintf("%s and %s return identical rankings on every query: no difference to test", l.A, l.B)
 	case l.Significant && l.Delta > 0:
-		rec.Detail = fmt.Sprintf("ahead of %s by %s %s (95%% CI %s to %s, Holm p = %s)", l.B, format.Signed(l.Delta), primary, format.Signed(l.CI[0]), format.Signed(l.CI[1]), fmtP(l.PHolm))
+		rec.Detail = fmt.Sprintf("ahead of %s by %s %s (95%% CI %s to %s", l.B, format.Signed(l.Delta), primary, format.Signed(l.CI[0]), format.Signed(l.CI[1]))
+		rec.Flag, rec.After = noteIf(l.Unreliable, comparereport.UnreliableLine), ", Holm p = "+fmtP(l.PHolm)+")"
 	default:
 		rec.Value = "no clear winner"
-		rec.Detail = fmt.Sprintf("%s leads %s by %s %s, not significant (95%% CI %s to %s, Holm p = %s)", l.A, l.B, format.Signed(l.Delta), primary, format.Signed(l.CI[0]), format.Signed(l.CI[1]), fmtP(l.PHolm))
+		rec.Detail = fmt.Sprintf("%s leads %s by %s %s, not significant (95%% CI %s to %s", l.A, l.B, format.Signed(l.Delta), primary, format.Signed(l.CI[0]), format.Signed(l.CI[1]))
+		rec.Flag, rec.After = noteIf(l.Unreliable, comparereport.UnreliableLine), ", Holm p = "+fmtP(l.PHolm)+")"
 	}
 	if l := v.Leader; l != nil && l.Note != "" {
-		rec.Detail += "; " + l.Note
+		rec.After += "; " + l.Note
 	}
 	// The decision (compare.Decision) heads the card when the document has
 	// it: what to take, the recommendation's test below it, the decision's
@@ -335,7 +344,8 @@ func (p *Page) compareTop(v *CompareView) {
 		bestLabel += " (judge only)"
 	}
 	p.Indicators([]Indicator{
-		{Label: bestLabel, Value: Fmt(best.DCG.Mean) + " " + dcgScale, Detail: fmt.Sprintf("%s · 95%% CI %s · n = %s", best.Name, FmtCI(best.DCG.CI), Count(best.N))},
+		{Label: bestLabel, Value: Fmt(best.DCG.Mean) + " " + dcgScale, Detail: best.Name + " · 95% CI " + FmtCI(best.DCG.CI),
+			Flag: noteIf(best.DCG.Unreliable, comparereport.UnreliableLine), After: " · n = " + Count(best.N)},
 		rec,
 		{Label: "Queries evaluated", Value: Count(v.Evaluated), Detail: fmt.Sprintf("of %s judged; %s without a relevant document excluded", Count(v.Judged), Count(v.NotEvaluated))},
 	})
@@ -361,6 +371,7 @@ func (p *Page) compareBottom(v *CompareView) {
 	// the best of each row bold by the measure's direction.
 	p.Section(v.runTitle("Every measure"))
 	mt := Table{Head: []string{"measure"}, NumCols: []bool{false}, Cards: true}
+	unreliable := false // an interval of the table is marked
 	for _, s := range v.Strategies {
 		mt.Head = append(mt.Head, s.Name)
 		mt.NumCols = append(mt.NumCols, true)
@@ -389,14 +400,16 @@ func (p *Page) compareBottom(v *CompareView) {
 				continue
 			}
 			ms := s.Measures[m]
-			row = append(row, Cell{Text: Fmt(ms.Mean), Sub: FmtCI(ms.CI) + " · n = " + Count(int(ms.N)), Num: true, Strong: bold[i]})
+			row = append(row, Cell{Text: Fmt(ms.Mean), Sub: FmtCI(ms.CI) + markIf(ms.Unreliable) + " · n = " + Count(int(ms.N)), Num: true, Strong: bold[i],
+				Flag: noteIf(ms.Unreliable, comparereport.UnreliableLine)})
+			unreliable = unreliable || ms.Unreliable
 		}
 		mt.Rows = append(mt.Rows, row)
 	}
 	p.raw(`<div` + v.id("rg-every") + ` data-part="every">` + "\n")
 	p.Table(mt)
 	p.raw("</div>\n")
-	p.Note("Each mean with its 95% interval and n below it, the best of each measure in bold (by its direction); the key of each measure is under its label.")
+	p.Note(joinNote("Each mean with its 95% interval and n below it, the best of each measure in bold (by its direction); the key of each measure is under its label.", noteIf(unreliable, comparereport.UnreliableLine+".")))
 	p.holes(v.Holes)
 
 	p.bucketsSection(v)
@@ -446,6 +459,11 @@ func (p *Page) compareBottom(v *CompareView) {
 		p.Para("No strategy has a reranked counterpart (a strategy NAME and NAME" + RerankSuffix + ").")
 	} else {
 		t := Table{Caption: scaled(dcg, dcgScale), Head: []string{"strategy", "base", RerankSuffix, "Δ " + dcg, "verdict"}, NumCols: []bool{false, true, true, true, false}, Cards: true}
+		unreliable := false // an interval of the table is marked
+		cell := func(st Stat, strong bool) Cell {
+			unreliable = unreliable || st.Unreliable
+			return Cell{Text: Fmt(st.Mean), Sub: FmtCI(st.CI) + markIf(st.Unreliable), Strong: strong, Flag: noteIf(st.Unreliable, comparereport.UnreliableLine)}
+		}
 		for _, pr := range v.Pairs {
 			b, r := v.Strategies[pr.Base], v.Strategies[pr.Rerank]
 			verdict := "no significant change"
@@ -460,17 +478,23 @@ func (p *Page) compareBottom(v *CompareView) {
 			bold := bestOf([]float64{b.DCG.Mean, r.DCG.Mean}, true)
 			t.Rows = append(t.Rows, []Cell{
 				{Text: b.Name},
-				{Text: Fmt(b.DCG.Mean), Sub: FmtCI(b.DCG.CI), Strong: bold[0]},
-				{Text: Fmt(r.DCG.Mean), Sub: FmtCI(r.DCG.CI), Strong: bold[1]},
-				{Text: format.Signed(pr.Test.Delta), Sub: format.Signed(pr.Test.CI[0]) + " to " + format.Signed(pr.Test.CI[1])},
+				cell(b.DCG, bold[0]),
+				cell(r.DCG, bold[1]),
+				{Text: format.Signed(pr.Test.Delta), Sub: format.Signed(pr.Test.CI[0]) + " to " + format.Signed(pr.Test.CI[1]) + markIf(pr.Test.Unreliable),
+					Flag: noteIf(pr.Test.Unreliable, comparereport.UnreliableLine)},
 				{Text: verdict, Sub: "Holm p = " + fmtP(pr.Test.PHolm)},
 			})
 			if pr.Untested {
 				t.Rows[len(t.Rows)-1][3] = Cell{Text: format.Missing}
 				t.Rows[len(t.Rows)-1][4] = Cell{Text: verdict, Sub: "the test is not in the JSON report"}
+			} else {
+				unreliable = unreliable || pr.Test.Unreliable
 			}
 		}
 		t.Foot = "Δ is reranked − base on the same queries, with its paired 95% interval; p from the paired randomization test, Holm-adjusted with every other comparison of the report; the better of each pair in bold."
+		if unreliable {
+			t.Foot += " " + comparereport.UnreliableLine + "."
+		}
 		p.Table(t)
 	}
 
@@ -718,6 +742,28 @@ func queriesData(b []byte, v *CompareView, keys []string) []byte {
 
 func fmtP(p float64) string { return format.P(p) }
 
+// joinNote is two sentences of a note, either of which may be "".
+func joinNote(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + " " + b
+}
+
+// unreliableNote is the footnote (comparereport.UnreliableLine) of the
+// tables of "Per strategy" of run r, one per measure of keys ("": none),
+// when an interval of them is marked unreliable; else "".
+func unreliableNote(r exploreRun, keys ...string) string {
+	for _, name := range r.Order {
+		for _, key := range keys {
+			if pt, ok := r.Measures[name][key]; ok && key != "" && pt.Unreliable {
+				return comparereport.UnreliableLine + "."
+			}
+		}
+	}
+	return ""
+}
+
 // controls are "Select run" and "Select metric", hidden until the script
 // shows them (without script they could not act).
 func (p *Page) controls(v CompareView) {
@@ -836,7 +882,8 @@ func exploreTable(r exploreRun, key string, k int, scale string) Table {
 		if !ok {
 			return Cell{Text: "—", Num: true}
 		}
-		return Cell{Text: Fmt(pt.Mean), Sub: FmtCI([2]float64{pt.Lo, pt.Hi}), Num: true, Strong: pt.Mean == best}
+		return Cell{Text: Fmt(pt.Mean), Sub: FmtCI([2]float64{pt.Lo, pt.Hi}) + markIf(pt.Unreliable), Num: true, Strong: pt.Mean == best,
+			Flag: noteIf(pt.Unreliable, comparereport.UnreliableLine)}
 	}
 	for _, g := range gs {
 		row := []Cell{{Text: groupName(g)}, cell(g[0])}
@@ -881,7 +928,7 @@ func exploreBars(r exploreRun, key string, k int, colours map[string]int, scale 
 				continue
 			}
 			// An undefined mean draws no bar; its table row is "—" with its n (as the script's).
-			b := Bar{Category: cat, Series: si, Value: pt.Mean, N: pt.N, Style: &st}
+			b := Bar{Category: cat, Series: si, Value: pt.Mean, N: pt.N, Style: &st, Unreliable: pt.Unreliable}
 			if pt.Lo == pt.Lo && pt.Hi == pt.Hi {
 				b.CI = &[2]float64{pt.Lo, pt.Hi}
 			}

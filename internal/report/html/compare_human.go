@@ -59,7 +59,7 @@ func (p *Page) humanSection(h *comparereport.HumanSection) {
 				sig = "yes"
 			}
 			pt.Rows = append(pt.Rows, []Cell{{Text: x.Strategy}, {Text: x.Baseline}, {Text: x.Metric}, {Text: strconv.Itoa(x.N), Num: true},
-				{Text: format.Signed(x.Delta.V()), Num: true}, {Text: format.SignedInterval([2]float64{x.CI95[0].V(), x.CI95[1].V()}), Num: true},
+				{Text: format.Signed(x.Delta.V()), Num: true}, {Text: format.SignedInterval([2]float64{x.CI95[0].V(), x.CI95[1].V()}) + markIf(x.Unreliable), Num: true},
 				{Text: fmtP(x.PValue.V()), Num: true}, {Text: sig}})
 		}
 		pt.Foot = h.PairedFoot

@@ -96,11 +96,14 @@ func (p *Page) bucketsSection(v *CompareView) {
 		means = append(means, s.MeanRel.Mean)
 	}
 	bold := bestOf(means, true)
+	unreliable := false // an interval of the table is marked
 	for i, s := range v.Strategies {
 		mean := Cell{Text: "—", Num: true}
 		if mi < len(s.Measures) && s.Measures[mi].Has {
 			m := s.Measures[mi]
-			mean = Cell{Text: Fmt(m.Mean), Sub: FmtCI(m.CI) + " · n = " + Count(int(m.N)), Num: true, Strong: bold[i]}
+			mean = Cell{Text: Fmt(m.Mean), Sub: FmtCI(m.CI) + markIf(m.Unreliable) + " · n = " + Count(int(m.N)), Num: true, Strong: bold[i],
+				Flag: noteIf(m.Unreliable, comparereport.UnreliableLine)}
+			unreliable = unreliable || m.Unreliable
 		}
 		b := s.Buckets
 		docs := "n = " + Count(b.N) + " judged documents"
@@ -109,7 +112,7 @@ func (p *Page) bucketsSection(v *CompareView) {
 			{Text: format.Pct(b.RelevantPlus), Sub: docs, Num: true},
 			{Text: format.Pct(b.NotRelevant), Sub: docs, Num: true}})
 	}
-	t.Foot = v.BucketsNote
+	t.Foot = joinNote(v.BucketsNote, noteIf(unreliable, comparereport.UnreliableLine+"."))
 	p.raw(`<div` + v.id("rg-buckets") + ` data-part="buckets">` + "\n")
 	p.Table(t)
 	p.raw("</div>\n")

@@ -11,13 +11,16 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 )
 
 // Point is one measure of one strategy in one run: its mean, its 95% interval
-// and its n (NaN: absent).
+// and its n (NaN: absent), and whether the run's document marks the
+// interval unreliable.
 type Point struct {
 	Mean, Lo, Hi float64
 	N            int
+	Unreliable   bool
 }
 
 // RunMeasures is every measure of every strategy of one compare run:
@@ -143,7 +146,10 @@ type exploreRun struct {
 // axes, each once (a measure or a run names its axis by its index). Every
 // number the script shows is here as the page prints it (format.Num,
 // FmtCI, Count, format.Tick; format.Missing): a point is [mean, lo, hi, n,
-// the mean, the interval, n as printed], the numbers only placing marks.
+// the mean, the interval, n as printed], the numbers only placing marks,
+// and true after them when the run's document marks the interval
+// unreliable ("flag" is the title of its mark: the footnote, which the
+// run's notes carry).
 // Numbers are written in full (format.AppendFloat: shortest round-trip form,
 // null when undefined); strings by encoding/json, which escapes <, > and & so
 // that the data cannot end its <script> element. Names are sanitised as Esc
@@ -216,6 +222,8 @@ func exploreData(k int, keys []string, scaleOf func(string) string, colours map[
 	str(MixedMaxNote)
 	b = append(b, `,"suffix":`...)
 	str(RerankSuffix)
+	b = append(b, `,"flag":`...)
+	str(strings.TrimPrefix(comparereport.UnreliableLine, FlagMark+" "))
 	b = append(b, `,"run":`...)
 	b = strconv.AppendInt(b, int64(run), 10)
 	b = append(b, `,"measure":`...)
@@ -276,6 +284,9 @@ func exploreData(k int, keys []string, scaleOf func(string) string, colours map[
 				b = format.AppendJSONString(b, FmtCI([2]float64{pt.Lo, pt.Hi}))
 				b = append(b, ',')
 				b = format.AppendJSONString(b, Count(pt.N))
+				if pt.Unreliable { // [7]: the interval is marked (absent: not)
+					b = append(b, ",true"...)
+				}
 				b = append(b, ']')
 			}
 			b = append(b, "}}"...)

@@ -314,7 +314,8 @@ func (b *HistoryBuilder) Add(rec history.Record, doc *fastjson.Value) error {
 
 // runMeasures reads every measure of every strategy of a compare document's
 // "strategies" object: its mean, interval and n (null: NaN; the n the
-// strategy's when the measure has none).
+// strategy's when the measure has none) and whether its interval is marked
+// unreliable.
 func runMeasures(strategies *fastjson.Value) RunMeasures {
 	obj, err := strategies.Object()
 	if err != nil {
@@ -335,7 +336,7 @@ func runMeasures(strategies *fastjson.Value) RunMeasures {
 			if !v.Exists("n") { // a document whose measures carry no n: the strategy's, as the chart's (HistoryBuilder)
 				n = s.GetInt("n")
 			}
-			m[string(key)] = Point{Mean: num(v.Get("mean")), Lo: num(v.Get("ci95", "0")), Hi: num(v.Get("ci95", "1")), N: n}
+			m[string(key)] = Point{Mean: num(v.Get("mean")), Lo: num(v.Get("ci95", "0")), Hi: num(v.Get("ci95", "1")), N: n, Unreliable: v.GetBool("unreliable")}
 		})
 		out[string(name)] = m
 	})

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
 
 // Esc escapes user-controlled text for HTML text and attribute values: control
@@ -73,6 +74,10 @@ func (p *Page) Section(title string) {
 // Para adds a paragraph of plain text.
 func (p *Page) Para(text string) { p.raw("<p>" + Esc(text) + "</p>\n") }
 
+// markedPara adds a paragraph of a report's figures (never a name) whose
+// FlagMark marks are shown as flag(note) (marked).
+func (p *Page) markedPara(text, note string) { p.raw("<p>" + marked(text, note) + "</p>\n") }
+
 // Note adds a small explanatory paragraph.
 func (p *Page) Note(text string) { p.raw(`<p class="note">` + Esc(text) + "</p>\n") }
 
@@ -100,6 +105,11 @@ type Indicator struct {
 	Label  string // what it is
 	Value  string // the figure, formatted
 	Detail string // n, interval or a qualification
+	// Flag, when set, is the footnote of the interval that ends Detail,
+	// which the report marks unreliable: the card shows the mark after it
+	// (flag) and the footnote at its foot. After is the rest of the
+	// detail, shown after the mark (flagged or not).
+	Flag, After string
 }
 
 // Indicators adds the row of headline figures.
@@ -107,8 +117,15 @@ func (p *Page) Indicators(ins []Indicator) {
 	p.raw(`<div class="kpis">` + "\n")
 	for _, in := range ins {
 		p.raw(`<div class="kpi"><div class="kpi-label">` + Esc(in.Label) + `</div><div class="kpi-value">` + Esc(in.Value) + `</div>`)
-		if in.Detail != "" {
-			p.raw(`<div class="kpi-detail">` + Esc(in.Detail) + `</div>`)
+		if in.Detail+in.After != "" {
+			mark := ""
+			if in.Flag != "" {
+				mark = flag(in.Flag)
+			}
+			p.raw(`<div class="kpi-detail">` + Esc(in.Detail) + mark + Esc(in.After) + `</div>`)
+		}
+		if in.Flag != "" {
+			p.raw(`<div class="kpi-detail">` + Esc(in.Flag) + `</div>`)
 		}
 		p.raw("</div>\n")
 	}
@@ -136,6 +153,12 @@ type Cell struct {
 	// Href makes Text a link: a relative path the caller has validated (the
 	// history's reports/NAME.html), escaped here like every attribute.
 	Href string
+	// Flag, when set, is the footnote of the unreliable mark (FlagMark)
+	// that Text or Sub carries after an interval the report marks
+	// unreliable, as the text and Markdown reports write it: each mark is
+	// shown as flag(Flag). Set it only on a cell of a report's figures,
+	// never on one holding a name. The table's Foot carries the footnote.
+	Flag string
 }
 
 // Table is a data table with a caption.
@@ -180,7 +203,7 @@ func (p *Page) Table(t Table) {
 			if c.Num || (i < len(t.NumCols) && t.NumCols[i]) {
 				cls = ` class="num"`
 			}
-			text := Esc(c.Text)
+			text := marked(c.Text, c.Flag)
 			if c.Strong {
 				text = "<strong>" + text + "</strong>"
 			}
@@ -197,7 +220,7 @@ func (p *Page) Table(t Table) {
 			}
 			p.raw(text)
 			if c.Sub != "" {
-				p.raw(`<span class="ci">` + Esc(c.Sub) + "</span>")
+				p.raw(`<span class="ci">` + marked(c.Sub, c.Flag) + "</span>")
 			}
 			if label != "" {
 				p.raw("</span>")
@@ -210,6 +233,46 @@ func (p *Page) Table(t Table) {
 	if t.Foot != "" {
 		p.Note(t.Foot)
 	}
+}
+
+// FlagMark follows an interval the report marks unreliable (its method's
+// simulated coverage at its n is below 0.93: the JSON's "unreliable"), as
+// in the text and Markdown reports; the footnote that explains it is
+// theirs (checkreport.UnreliableNote, comparereport.UnreliableLine, …).
+const FlagMark = checkreport.UnreliableMark
+
+// flag is the mark of an unreliable interval: FlagMark as an abbreviation
+// whose title is its footnote note (without the mark that opens it), for a
+// pointer's hover and a screen reader; the footnote itself is shown under
+// the table or card.
+func flag(note string) string {
+	return `<abbr class="flag" title="` + Esc(strings.TrimPrefix(note, FlagMark+" ")) + `">` + FlagMark + "</abbr>"
+}
+
+// marked is Esc(s) with each FlagMark of s shown as flag(note); s alone
+// when note is "". s is a report's figures, never a name.
+func marked(s, note string) string {
+	e := Esc(s)
+	if note == "" {
+		return e
+	}
+	return strings.ReplaceAll(e, FlagMark, flag(note))
+}
+
+// markIf is FlagMark when unreliable, else "".
+func markIf(unreliable bool) string {
+	if unreliable {
+		return FlagMark
+	}
+	return ""
+}
+
+// noteIf is note when unreliable, else "".
+func noteIf(unreliable bool, note string) string {
+	if unreliable {
+		return note
+	}
+	return ""
 }
 
 // WriteTo writes the whole document.

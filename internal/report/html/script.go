@@ -22,8 +22,12 @@ const el = (ns, tag, attrs, ...kids) => {
   return e;
 };
 // A point: [mean, lo, hi, n] to place its marks, [4..6] the mean, the
-// interval and n as the page prints them.
+// interval and n as the page prints them, [7] true when its interval is
+// marked unreliable: the mark after the interval (flagged), an abbreviation
+// titled with its footnote in a table (mark).
 const num = (p) => p[4], ci = (p) => p[5], count = (p) => p[6];
+const flagged = (p) => ci(p) + (p[7] ? "\u2020" : "");
+const mark = (p) => (p[7] ? [el(null, "abbr", {class: "flag", title: D.flag}, "\u2020")] : []);
 const runSel = $("rg-run"), metSel = $("rg-metric");
 const measure = (key) => D.measures.find((m) => m.key === key);
 const val = (s, key) => (s && s.m[key] ? s.m[key][0] : null);
@@ -77,7 +81,7 @@ const table = (box, run, m) => {
       const p = s && s.m[m.key];
       if (!p) { tr.append(el(null, "td", {class: "num", "data-value": ""}, D.missing)); continue; }
       const v = p[0] !== null && p[0] === b ? el(null, "strong", {}, num(p)) : num(p);
-      tr.append(el(null, "td", {class: "num", "data-strategy": s.name, "data-value": num(p)}, v, el(null, "span", {class: "ci"}, ci(p))));
+      tr.append(el(null, "td", {class: "num", "data-strategy": s.name, "data-value": num(p)}, v, el(null, "span", {class: "ci"}, ci(p), ...mark(p))));
     }
     body.append(tr);
   }
@@ -113,7 +117,7 @@ const bars = (box, run, m) => {
       const p = s.m[m.key];
       if (!p || p[0] === null) return;
       const by = y0 + slot * (barH + gap);
-      const tip = s.name + ": " + m.label + " " + num(p) + (p[1] !== null ? " (95% CI " + ci(p) + ")" : "") + ", n = " + count(p);
+      const tip = s.name + ": " + m.label + " " + num(p) + (p[1] !== null ? " (95% CI " + flagged(p) + ")" : "") + ", n = " + count(p);
       const gEl = el(SVG, "g", {}, el(SVG, "title", {}, tip),
         el(SVG, "rect", {"data-mark": "bar", "data-strategy": s.name, "data-value": num(p), class: "bar " + c + (dashed ? " hatch" : ""), x: r1(labelW), y: r1(by), width: r1(Math.max(x(p[0]) - labelW, 0)), height: barH}));
       let end = x(p[0]);
@@ -130,7 +134,7 @@ const bars = (box, run, m) => {
   const rows = el(null, "tbody");
   for (const g of gs) for (const s of g) {
     const p = s && s.m[m.key];
-    if (p) rows.append(el(null, "tr", {}, el(null, "th", {scope: "row"}, s.name), el(null, "td", {}, num(p)), el(null, "td", {}, p[0] !== null && p[1] !== null && p[2] !== null ? ci(p) : ""), el(null, "td", {}, count(p))));
+    if (p) rows.append(el(null, "tr", {}, el(null, "th", {scope: "row"}, s.name), el(null, "td", {}, num(p)), el(null, "td", {}, p[0] !== null && p[1] !== null && p[2] !== null ? flagged(p) : ""), el(null, "td", {}, count(p))));
   }
   const head = el(null, "tr", {}, ...["strategy", m.label, "95% CI", "n"].map((h) => el(null, "th", {scope: "col"}, h)));
   const kids = [el(null, "figcaption", {}, title)];

@@ -1,0 +1,227 @@
+package html_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
+	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+)
+
+// flagMark is the mark the page shows after an interval marked unreliable:
+// † as an abbreviation titled with note, the footnote without its mark.
+func flagMark(note string) string {
+	return `<abbr class="flag" title="` + rhtml.Esc(strings.TrimPrefix(note, "† ")) + `">†</abbr>`
+}
+
+// flaggedCheck is a check document whose groups, paired comparisons, churn
+// and overlap carry intervals marked unreliable where flagged is true, and
+// the same figures unmarked where it is false.
+func flaggedCheck(flagged bool) *checkreport.Document {
+	sum := func(mean, lo, hi float64, n int64, unreliable bool) checkreport.Summary {
+		return checkreport.Summary{Mean: format.Float(mean), CI95: [2]format.Float{format.Float(lo), format.Float(hi)}, CI95Method: "hall-t", N: n, Unreliable: unreliable && flagged}
+	}
+	est := func(mean, lo, hi float64, unreliable bool) checkreport.Estimate {
+		return checkreport.Estimate{Mean: format.Float(mean), CI95: [2]format.Float{format.Float(lo), format.Float(hi)}, CI95Method: "hall-t", Unreliable: unreliable && flagged}
+	}
+	group := func(n int64, hit, recall checkreport.Summary) checkreport.Group {
+		return checkreport.Group{N: n, Metrics: map[string]checkreport.Summary{metrics.KeyHit: hit, metrics.KeyRecall: recall, metrics.KeyNDCG: sum(0.5, 0.4, 0.6, n, false)}}
+	}
+	rbo := est(0.35, 0.28, 0.44, true)
+	return &checkreport.Document{Schema: checkreport.Schema, K: 5, Verdict: outcome.Pass, ReferenceLocale: "en",
+		Cases:     checkreport.Cases{Total: 41, WithGold: 41},
+		Integrity: checkreport.Integrity{OK: true, KBCards: 38},
+		Overall:   group(41, sum(0.878, 0.739, 0.951, 41, true), sum(0.809, 0.690, 0.900, 41, false)),
+		ByType:    map[string]checkreport.Group{"adversarial": group(7, sum(0.571, 0.202, 0.882, 7, false), sum(0.662, 0.039, 1, 7, true))},
+		Baseline: &checkreport.Baseline{Status: checkreport.BaselineCompared, File: "base.jsonl.gz", HeadlineMeasure: metrics.KeyHit,
+			Cases: checkreport.BaselineCases{Paired: 41},
+			Overall: checkreport.PairedGroup{N: 41, Metrics: map[string]checkreport.Paired{
+				metrics.KeyRecall: {Baseline: 0.8, Current: 0.9, Delta: 0.1, CI95: [2]format.Float{-0.097, 0.32}, CI95Method: "hall-t", N: 41, P: 0.125, Test: "sign-flip", Unreliable: flagged},
+			}},
+			Churn: &checkreport.Churn{Depth: 5, Status: outcome.Off, Overall: checkreport.ChurnGroup{Held: 41, N: 41, Changed: 41,
+				ChangedShare: est(1, 0.893, 1, false), Left: est(3.585, 3.107, 3.884, false), RBO: rbo}},
+			Overlap: &checkreport.Overlap{Depth: 5, Measure: checkreport.OverlapMeasure, Persistence: 0.9, TopWeight: 0.672,
+				Paired:      checkreport.OverlapGroup{N: 41, Changed: 41, Mean: rbo.Mean, CI95: &rbo.CI95, CI95Method: "hall-t", Unreliable: rbo.Unreliable},
+				WithoutGold: checkreport.OverlapGroup{Mean: format.Float(math.NaN())}},
+		},
+	}
+}
+
+// An interval the check document marks unreliable keeps its mark in the
+// HTML, as in the Markdown: † after it, an abbreviation titled with the
+// footnote, and the Markdown's footnote under its table or card: the
+// groups (table, chart and the overall card), the paired comparison, the
+// churn and the top-k overlap. A document without a marked interval shows
+// neither a mark nor a footnote.
+func TestCheckHTMLUnreliableFlag(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, rhtml.CheckHTML(&b, flaggedCheck(true)))
+	s := b.String()
+	mean, paired, est := flagMark(checkreport.UnreliableNote), flagMark(checkreport.PairedUnreliableNote), flagMark(checkreport.EstimateUnreliableNote)
+	for _, want := range []string{
+		// The overall card: the mark after its interval, the footnote at its foot.
+		`<div class="kpi-detail">95% CI 0.739–0.951` + mean + ` · n = 41</div><div class="kpi-detail">` + rhtml.Esc(checkreport.UnreliableNote) + `</div>`,
+		// The groups table: the overall hit@5 and the adversarial type's recall@5 (the Markdown's "0.662 [0.039, 1.000]†").
+		`<td class="num">0.878<span class="ci">0.739–0.951` + mean + `</span></td><td class="num">0.809<span class="ci">0.690–0.900</span></td>`,
+		`<td class="num">0.662<span class="ci">0.039–1.000` + mean + `</span></td>`,
+		rhtml.Esc(checkreport.UnreliableNote) + ".</p>",
+		// The chart's hover and its table for screen readers.
+		"overall · hit@5: hit@5 0.878 (95% CI 0.739–0.951†), n = 41",
+		"<td>0.878</td><td>0.739–0.951†</td>",
+		// The paired comparison: the interval's mark, the footnote under the table.
+		`<span class="ci">[-0.097, +0.320]` + paired + `</span>`,
+		rhtml.Esc(checkreport.PairedUnreliableNote) + ".",
+		// The churn and the overlap: each mean RBO marked, the footnote in their methods' line.
+		"mean RBO 0.350 [0.280, 0.440]" + est + " (n = 41), 41 changed",
+		"mean RBO 0.350 [0.280, 0.440]" + est + ".</p>",
+		rhtml.Esc(checkreport.EstimateUnreliableNote),
+	} {
+		contains(t, s, want)
+	}
+	assert.Equal(t, 6, strings.Count(s, `<abbr class="flag"`), "card, two group cells, paired, churn and overlap")
+	assert.Equal(t, 5, strings.Count(s, "† unreliable"), "the footnotes: the card's, the groups table's, the paired table's, the overlap's and the churn's")
+
+	b.Reset()
+	require.NoError(t, rhtml.CheckHTML(&b, flaggedCheck(false)))
+	s = b.String()
+	assert.False(t, strings.Contains(s, "†") || strings.Contains(s, "unreliable"), "no interval is marked: no mark, no footnote")
+	assert.Contains(t, s, `<div class="kpi-detail">95% CI 0.739–0.951 · n = 41</div></div>`)
+}
+
+// flaggedCompare is the compare demo's document with the best strategy's
+// DCG@10, the recommendation's test and the reranker tests marked
+// unreliable (flagged), or as computed (none is).
+func flaggedCompare(t *testing.T, flagged bool) (*comparereport.Document, *compare.Result, string) {
+	r := freshDemoResult(t) // its findings are the document's: edited below
+	d := comparereport.New(r)
+	best := d.Order[0]
+	for _, name := range d.Order {
+		if d.Strategies[name].Metrics[metrics.KeyDCG].Mean > d.Strategies[best].Metrics[metrics.KeyDCG].Mean {
+			best = name
+		}
+	}
+	if flagged {
+		s := d.Strategies[best].Metrics[metrics.KeyDCG]
+		s.Unreliable = true
+		d.Strategies[best].Metrics[metrics.KeyDCG] = s
+		require.NotNil(t, d.RecommendationTest)
+		d.RecommendationTest.Unreliable = true
+		for i := range d.Findings {
+			if d.Findings[i].Kind == compare.Reranker {
+				d.Findings[i].Test.CI.Unreliable = true
+			}
+		}
+	}
+	return d, r, best
+}
+
+// An interval the compare document marks unreliable keeps its mark in the
+// dashboard: the best-mean card and the decision card (the mark after the
+// interval, the footnote at the card's foot), "Per strategy" (its table,
+// its chart's hover and the note under the tables, with the point marked in
+// the script's data), every measure, the buckets and base vs reranker, each
+// table with the Markdown's footnote. Without a marked interval: no mark,
+// no footnote, no marked point.
+func TestCompareHTMLUnreliableFlag(t *testing.T) {
+	d, r, best := flaggedCompare(t, true)
+	var b bytes.Buffer
+	require.NoError(t, rhtml.CompareHTML(&b, d, r, nil))
+	s := b.String()
+	mark, note := flagMark(comparereport.UnreliableLine), rhtml.Esc(comparereport.UnreliableLine)
+	dcg := d.Strategies[best].Metrics[metrics.KeyDCG]
+	ci := rhtml.FmtCI([2]float64{dcg.CI95[0].V(), dcg.CI95[1].V()})
+	l := d.RecommendationTest
+	for _, want := range []string{
+		`<div class="kpi-detail">` + rhtml.Esc(best) + ` · 95% CI ` + ci + mark + ` · n = `,
+		`<div class="kpi-detail">` + note + `</div>`,
+		format.Signed(l.CI95[1].V()) + mark + ", Holm p = ",
+		`<span class="ci">` + ci + mark + `</span>`,            // per strategy and base vs reranker
+		`<span class="ci">` + ci + mark + ` · n = `,            // every measure
+		"(95% CI " + ci + "†), n = ",                           // the bar's hover
+		`<span id="rg-scale">DCG@10 is out of 31.805`,          // the note under the tables…
+		note + ".</span></p>",                                  // …ends with the footnote
+		`"` + ci + `","` + rhtml.Count(int(dcg.N)) + `",true]`, // the point in the script's data
+		`"flag":"` + strings.TrimPrefix(comparereport.UnreliableLine, "† ") + `"`,
+	} {
+		contains(t, s, want)
+	}
+	assert.Equal(t, 1, strings.Count(s, ",true]"), "one point is marked")
+	every := s[strings.Index(s, `id="rg-every"`):]
+	every = every[:strings.Index(every, "</p>")]
+	assert.Equal(t, 1, strings.Count(every, `<abbr class="flag"`), "every measure: the best strategy's DCG@10")
+	assert.Contains(t, every, note+".", "every measure: its footnote")
+	rr := s[strings.Index(s, "<h2>Base vs reranker"):]
+	rr = rr[:strings.Index(rr, "</p>")]
+	assert.Equal(t, 2+1, strings.Count(rr, `<abbr class="flag"`), "base vs reranker: two paired intervals and the best strategy's DCG@10")
+	assert.Contains(t, rr, note+".", "base vs reranker: its footnote")
+
+	d, r, _ = flaggedCompare(t, false)
+	b.Reset()
+	require.NoError(t, rhtml.CompareHTML(&b, d, r, nil))
+	s = b.String()
+	assert.False(t, strings.Contains(s, `<abbr class="flag"`) || strings.Contains(s, "†") || strings.Contains(s, ",true]"),
+		"no mark, no footnote, no marked point (the script writes the mark as an escape)")
+}
+
+// The flagged dashboard in Chromium at a phone's, the comment column's and
+// a desktop's width: the script's "Per strategy" table marks the interval
+// (an abbreviation titled with the footnote), the note under the tables
+// ends with the footnote, and the marks widen nothing past the page.
+func TestCompareHTMLUnreliableFlagInBrowser(t *testing.T) {
+	t.Parallel()
+	d, r, best := flaggedCompare(t, true)
+	var page bytes.Buffer
+	require.NoError(t, rhtml.CompareHTML(&page, d, r, nil))
+	path := filepath.Join(t.TempDir(), "compare-flag.html")
+	require.NoError(t, os.WriteFile(path, page.Bytes(), 0o644))
+	script := `(() => { const a = [...document.querySelectorAll("#rg-table abbr.flag")];
+	  return {marks: a.length, strategy: a.length ? a[0].closest("td").dataset.strategy : "", title: a.length ? a[0].title : "",
+	    note: document.getElementById("rg-scale").textContent}; })()`
+	b := browsertest.Start(t)
+	for _, m := range browsertest.Check(t, b, browsertest.Page{Name: "compare-flag", Path: path, Widths: []int{390, 850, 1400}, Shots: []int{390}, Script: script}) {
+		var got struct {
+			Marks           int
+			Strategy, Title string
+			Note            string
+		}
+		require.NoError(t, json.Unmarshal(m.Result, &got))
+		assert.Equal(t, 1, got.Marks, "at %d px", m.Width)
+		assert.Equal(t, best, got.Strategy, "at %d px", m.Width)
+		assert.Equal(t, strings.TrimPrefix(comparereport.UnreliableLine, "† "), got.Title, "at %d px", m.Width)
+		assert.True(t, strings.HasSuffix(got.Note, comparereport.UnreliableLine+"."), "at %d px: %q", m.Width, got.Note)
+	}
+}
+
+// The flagged check page in Chromium: the marks and footnotes widen
+// nothing past the page at any width.
+func TestCheckHTMLUnreliableFlagInBrowser(t *testing.T) {
+	t.Parallel()
+	var page bytes.Buffer
+	require.NoError(t, rhtml.CheckHTML(&page, flaggedCheck(true)))
+	path := filepath.Join(t.TempDir(), "check-flag.html")
+	require.NoError(t, os.WriteFile(path, page.Bytes(), 0o644))
+	b := browsertest.Start(t)
+	browsertest.Check(t, b, browsertest.Page{Name: "check-flag", Path: path, Widths: []int{390, 850, 1400}, Shots: []int{390}, Marks: map[string]int{`rect[data-mark="bar"]`: 2}})
+}
+
+// contains is assert.Contains without the page in its message.
+func contains(t *testing.T, page, want string) {
+	t.Helper()
+	if !strings.Contains(page, want) {
+		t.Errorf("the page lacks %q", want)
+	}
+}
