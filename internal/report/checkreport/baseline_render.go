@@ -68,7 +68,7 @@ func PairedInterval(p Paired) string {
 const TestDecidesMark = "‡"
 
 // TestDecidesNote explains TestDecidesMark.
-var TestDecidesNote = fmt.Sprintf("%s the interval and the test disagree: the interval is built to cover the mean difference with 95%% whatever the distribution of the differences (with the betting interval of a bounded mean below %d pairs or %d changed cases), not from the paired test, and near the threshold the two differ; the test decides the 🔻/🔺 mark and the gates",
+var TestDecidesNote = fmt.Sprintf("%s the interval and the test disagree: the interval is built to cover the mean difference with 95%% whatever the distribution of the differences (with the betting interval of a bounded mean below %d pairs or %d changed cases), not from the paired test, and near the threshold the two differ; the test decides the 🔻/🔺 mark, at the p shown, and the gates, a per-group gate (--max-drop MEASURE@GROUP) at its Holm-adjusted p",
 	TestDecidesMark, metrics.DifferenceReliableMinN, metrics.DifferenceReliableMinNonzero)
 
 // PairedIntervalsLegend says which interval each paired difference has.
