@@ -114,16 +114,7 @@ func TestGenerateBatchFiles(t *testing.T) {
 // drops it (it was refused, ":1: not a JSON object"): the cases are those of
 // the same file without it. A BOM that is not at the start is refused.
 func TestGenerateBatchInBOM(t *testing.T) {
-	srv := llmtest.New(llmtest.Options{})
-	defer srv.Close()
-	var reqs bytes.Buffer
-	_, _, err := genFile(t, batchMode{requests: &reqs})
-	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "requests.jsonl")
-	require.NoError(t, os.WriteFile(path, reqs.Bytes(), 0o600))
-	plain := runEngine(t, srv, path)
-	good, err := os.ReadFile(plain)
-	require.NoError(t, err)
+	plain, good := engineResults(t)
 	_, want, err := genFile(t, batchMode{results: openResults(t, plain)})
 	require.NoError(t, err)
 	require.NotEmpty(t, want)
@@ -147,16 +138,26 @@ func TestGenerateBatchInBOM(t *testing.T) {
 	}
 }
 
-func TestGenerateBatchInBadResults(t *testing.T) {
+// engineResults writes generate's batch requests, runs them through the
+// engine against a stand-in chat server, and returns the results file and its
+// bytes.
+func engineResults(t *testing.T) (path string, data []byte) {
+	t.Helper()
 	srv := llmtest.New(llmtest.Options{})
 	defer srv.Close()
 	var reqs bytes.Buffer
 	_, _, err := genFile(t, batchMode{requests: &reqs})
 	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "requests.jsonl")
-	require.NoError(t, os.WriteFile(path, reqs.Bytes(), 0o600))
-	good, err := os.ReadFile(runEngine(t, srv, path))
+	in := filepath.Join(t.TempDir(), "requests.jsonl")
+	require.NoError(t, os.WriteFile(in, reqs.Bytes(), 0o600))
+	path = runEngine(t, srv, in)
+	data, err = os.ReadFile(path)
 	require.NoError(t, err)
+	return path, data
+}
+
+func TestGenerateBatchInBadResults(t *testing.T) {
+	_, good := engineResults(t)
 	first, _, _ := strings.Cut(string(good), "\n")
 	for _, tc := range []struct {
 		name, content, want string
