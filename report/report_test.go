@@ -75,9 +75,9 @@ func TestReadEqualsReportFrom(t *testing.T) {
 			if tt.command != "calibrate" { // calibrate has no HTML report
 				args = append(args, "--html", html)
 			}
-			wantText := run(args...)
+			fromText := run(args...)
 			if tt.command == "calibrate" {
-				assert.Equal(t, calibrateText, wantText, "report --from prints what calibrate printed")
+				assert.Equal(t, calibrateText, fromText, "report --from prints what calibrate printed")
 				again, err := os.ReadFile(md)
 				require.NoError(t, err)
 				assert.Equal(t, string(calibrateMDText), string(again), "and writes the Markdown it wrote")
@@ -91,7 +91,7 @@ func TestReadEqualsReportFrom(t *testing.T) {
 			assert.Equal(t, tt.command, doc.Command())
 			var text, gotMD, gotHTML, gotJSON bytes.Buffer
 			require.NoError(t, doc.WriteText(&text))
-			assert.Equal(t, wantText, text.String())
+			assert.Equal(t, fromText, text.String())
 			require.NoError(t, doc.WriteJSON(&gotJSON))
 			wantJSON, err := os.ReadFile(tt.path)
 			require.NoError(t, err)

@@ -376,7 +376,7 @@ func TestUnreliableKappaInterval(t *testing.T) {
 	require.NoError(t, back.WriteJSON(&js2))
 	require.NoError(t, back.Text(&txt2))
 	require.NoError(t, back.Markdown(&md2, ""))
-	assert.Equal(t, js.String(), js2.String()) //nolint:testifylint // byte for byte
+	assert.Equal(t, js.String(), js2.String())
 	assert.Equal(t, txt.String(), txt2.String())
 	assert.Equal(t, md.String(), md2.String())
 
