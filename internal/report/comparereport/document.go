@@ -134,7 +134,11 @@ type Strategy struct {
 	// report written before it (whose means count unjudged results as 0).
 	RelevanceByPositionN  []int        `json:"relevance_by_position_n"`
 	RelevanceDistribution Distribution `json:"relevance_distribution"`
-	WorstQueries          []string     `json:"worst_queries"`
+	// RelevanceDistributionN counts the top-k documents of the evaluated
+	// queries, the documents RelevanceDistribution's fractions are of; nil in
+	// a report written before it.
+	RelevanceDistributionN *int     `json:"relevance_distribution_n,omitempty"`
+	WorstQueries           []string `json:"worst_queries"`
 
 	Name                  string `json:"-"`
 	RunQueries, NotJudged int    `json:"-"` // queries of the run; of them not in the qrels
@@ -347,11 +351,12 @@ func New(r *compare.Result) *Document {
 			st.CI95Methods = addMethod(st.CI95Methods, iv.Method)
 		}
 		levels, unjudged := s.Distribution()
+		retrieved := s.Retrieved
 		d.Strategies[s.Name] = &Strategy{
 			Name: s.Name, N: s.N, MissingFromRun: s.Missing, Metrics: ms,
-			RelevanceDistribution: newDistribution(levels, unjudged),
-			RelevanceBuckets:      newBuckets(s.Buckets()),
-			RelevanceByPosition:   format.Floats(s.ByPosition), RelevanceByPositionN: s.ByPositionN,
+			RelevanceDistribution: newDistribution(levels, unjudged), RelevanceDistributionN: &retrieved,
+			RelevanceBuckets:    newBuckets(s.Buckets()),
+			RelevanceByPosition: format.Floats(s.ByPosition), RelevanceByPositionN: s.ByPositionN,
 			FailedQueries: strs(s.Failed), BestQueries: strs(s.Best), WorstQueries: strs(s.Worst),
 			RunQueries: s.RunQueries, NotJudged: s.NotJudged,
 			QueriesByMeasure: byMeasure(s),

@@ -200,11 +200,14 @@ func (d *Document) Markdown(w io.Writer) error {
 	// intervals, sorted bars, fitted axes and a legend.
 	b.WriteString("\nCharts (DCG per strategy with its interval, relevance by rank): `compare --html FILE` draws the dashboard.\n\n")
 	strategies := d.strategies()
-	heads := d.distHeads()
-	fmt.Fprintf(&b, "### Relevance of the top-%d documents\n\n| strategy | %s | of which unjudged | failed queries | %s |\n|---|%s---:|---:|---:|\n",
+	heads := append(d.distHeads(), "of which unjudged")
+	if h := d.distNHead(); h != "" {
+		heads = append(heads, h)
+	}
+	fmt.Fprintf(&b, "### Relevance of the top-%d documents\n\n| strategy | %s | failed queries | %s |\n|---|%s---:|---:|\n",
 		d.K, strings.Join(heads, " | "), d.JudgedLabel(), strings.Repeat("---:|", len(heads)))
 	for _, s := range strategies {
-		fmt.Fprintf(&b, "| %s | %s | %d | %s |\n", esc(s.Name), strings.Join(s.dist(), " | "), len(s.FailedQueries), d.JudgedCell(s))
+		fmt.Fprintf(&b, "| %s | %s | %d | %s |\n", esc(s.Name), strings.Join(d.distCells(s), " | "), len(s.FailedQueries), d.JudgedCell(s))
 	}
 	b.WriteString("\nUnjudged documents count as relevance 0. A failed query has a top-1 result of relevance 0 (or no result). " + esc(d.JudgedNote()) + "\n")
 	fmt.Fprintf(&b, "\n| strategy | %s |\n|---|%s\n", strings.Join(bucketHeads, " | "), strings.Repeat("---:|", len(bucketHeads)))

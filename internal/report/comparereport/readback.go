@@ -63,6 +63,9 @@ func validate(c *readback.Checker, root *jsonpos.Value) {
 			m.Bool("unreliable")
 		})
 		s.OptObject("relevance_distribution")
+		if v := s.V.Get("relevance_distribution_n"); v != nil && v.Kind != jsonpos.Null {
+			s.Int("relevance_distribution_n", 0)
+		}
 		if s.V.Get("queries_by_measure") != nil { // issue 32 item 4
 			s.Members("queries_by_measure", func(key string, r readback.Obj) {
 				if metrics.QueryIndex(key) < 0 {

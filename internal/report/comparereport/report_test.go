@@ -63,7 +63,7 @@ func TestCompareJSONSchema(t *testing.T) {
 	assert.Equal(t, "retrieval-gate/compare@1", doc["schema"])
 	assert.Equal(t, map[string]any{"at_relevant_level": 3.0, "judged": 3.0, "with_relevant": 3.0}, doc["queries"])
 	s := doc["strategies"].(map[string]any)["hybrid"].(map[string]any)
-	assert.Equal(t, []string{"best_queries", "failed_queries", "judged_at_k", "metrics", "missing_from_run", "n", "queries_by_measure", "query_values", "relevance_buckets", "relevance_by_position", "relevance_by_position_n", "relevance_distribution", "worst_queries"}, keys(s))
+	assert.Equal(t, []string{"best_queries", "failed_queries", "judged_at_k", "metrics", "missing_from_run", "n", "queries_by_measure", "query_values", "relevance_buckets", "relevance_by_position", "relevance_by_position_n", "relevance_distribution", "relevance_distribution_n", "worst_queries"}, keys(s))
 	assert.Equal(t, []string{"highly_relevant", "n", "not_relevant", "relevant_plus"}, keys(s["relevance_buckets"].(map[string]any)))
 	byM := s["queries_by_measure"].(map[string]any)
 	assert.Len(t, byM, metrics.NumGraded)

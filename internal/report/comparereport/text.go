@@ -60,6 +60,35 @@ func (s *Strategy) dist() []string {
 	return append(out, format.Pct(d.Unjudged.V()))
 }
 
+// distNHead is the heading of the column of the documents the distribution's
+// shares are of, "" when no strategy has the count (a report written before it).
+func (d *Document) distNHead() string {
+	for _, s := range d.Strategies {
+		if s.RelevanceDistributionN != nil {
+			return "n documents"
+		}
+	}
+	return ""
+}
+
+// distN is the strategy's cell of the distNHead column: the count, or
+// format.Missing when the document does not have it.
+func (s *Strategy) distN() string {
+	if s.RelevanceDistributionN == nil {
+		return format.Missing
+	}
+	return strconv.Itoa(*s.RelevanceDistributionN)
+}
+
+// distCells are the distribution's cells (dist), then the count of documents
+// when the table has its column (distNHead).
+func (d *Document) distCells(s *Strategy) []string {
+	if d.distNHead() == "" {
+		return s.dist()
+	}
+	return append(s.dist(), s.distN())
+}
+
 // distLevels is the number of levels of the distribution columns (every strategy has the same).
 func (d *Document) distLevels() int {
 	for _, s := range d.Strategies {
@@ -131,9 +160,13 @@ func (d *Document) Text(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "\nrelevance of the top-%d documents (0 includes unjudged):\n", d.K)
 	t = &textTable{}
-	t.add(append(append([]string{"strategy"}, d.distHeads()...), "unjudged", "failed queries", d.JudgedLabel())...)
+	head = append(append([]string{"strategy"}, d.distHeads()...), "unjudged")
+	if h := d.distNHead(); h != "" {
+		head = append(head, h)
+	}
+	t.add(append(head, "failed queries", d.JudgedLabel())...)
 	for _, s := range d.strategies() {
-		t.add(append(append([]string{name(s.Name)}, s.dist()...), strconv.Itoa(len(s.FailedQueries)), d.JudgedCell(s))...)
+		t.add(append(append([]string{name(s.Name)}, d.distCells(s)...), strconv.Itoa(len(s.FailedQueries)), d.JudgedCell(s))...)
 	}
 	t.write(&b)
 	fmt.Fprintf(&b, "\nmean relevance and the relevance buckets of the top-%d documents:\n", d.K)

@@ -177,7 +177,7 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 			if f.Kind == compare.Reranker && f.A == rr && f.B == base {
 				t := f.Test
 				v.Pairs = append(v.Pairs, RerankPair{Base: g[0], Rerank: g[1],
-					Test: PairView{A: rr, B: base, Delta: t.Delta, CI: t.CI.CI(), PHolm: t.PHolm, Significant: t.Significant, Unreliable: t.CI.Unreliable}})
+					Test: PairView{A: rr, B: base, N: t.N, Delta: t.Delta, CI: t.CI.CI(), PHolm: t.PHolm, Significant: t.Significant, Unreliable: t.CI.Unreliable}})
 				break
 			}
 		}

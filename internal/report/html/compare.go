@@ -58,6 +58,7 @@ type MeasureStat struct {
 // PairView is a paired comparison a − b.
 type PairView struct {
 	A, B        string
+	N           int // the queries the test pairs
 	Delta       float64
 	CI          [2]float64
 	PHolm       float64
@@ -460,9 +461,15 @@ func (p *Page) compareBottom(v *CompareView) {
 	} else {
 		t := Table{Caption: scaled(dcg, dcgScale), Head: []string{"strategy", "base", RerankSuffix, "Δ " + dcg, "verdict"}, NumCols: []bool{false, true, true, true, false}, Cards: true}
 		unreliable := false // an interval of the table is marked
-		cell := func(st Stat, strong bool) Cell {
+		dm := metrics.QueryIndex(metrics.KeyDCG)
+		cell := func(s StrategyView, strong bool) Cell {
+			st := s.DCG
 			unreliable = unreliable || st.Unreliable
-			return Cell{Text: Fmt(st.Mean), Sub: FmtCI(st.CI) + markIf(st.Unreliable), Strong: strong, Flag: noteIf(st.Unreliable, comparereport.UnreliableLine)}
+			sub := FmtCI(st.CI) + markIf(st.Unreliable)
+			if dm >= 0 && dm < len(s.Measures) && s.Measures[dm].Has { // the n of the "Every measure" table
+				sub += " · n = " + Count(int(s.Measures[dm].N))
+			}
+			return Cell{Text: Fmt(st.Mean), Sub: sub, Strong: strong, Flag: noteIf(st.Unreliable, comparereport.UnreliableLine)}
 		}
 		for _, pr := range v.Pairs {
 			b, r := v.Strategies[pr.Base], v.Strategies[pr.Rerank]
@@ -478,9 +485,9 @@ func (p *Page) compareBottom(v *CompareView) {
 			bold := bestOf([]float64{b.DCG.Mean, r.DCG.Mean}, true)
 			t.Rows = append(t.Rows, []Cell{
 				{Text: b.Name},
-				cell(b.DCG, bold[0]),
-				cell(r.DCG, bold[1]),
-				{Text: format.Signed(pr.Test.Delta), Sub: format.Signed(pr.Test.CI[0]) + " to " + format.Signed(pr.Test.CI[1]) + markIf(pr.Test.Unreliable),
+				cell(b, bold[0]),
+				cell(r, bold[1]),
+				{Text: format.Signed(pr.Test.Delta), Sub: format.Signed(pr.Test.CI[0]) + " to " + format.Signed(pr.Test.CI[1]) + markIf(pr.Test.Unreliable) + " · n = " + Count(pr.Test.N),
 					Flag: noteIf(pr.Test.Unreliable, comparereport.UnreliableLine)},
 				{Text: verdict, Sub: "Holm p = " + fmtP(pr.Test.PHolm)},
 			})
@@ -882,7 +889,7 @@ func exploreTable(r exploreRun, key string, k int, scale string) Table {
 		if !ok {
 			return Cell{Text: "—", Num: true}
 		}
-		return Cell{Text: Fmt(pt.Mean), Sub: FmtCI([2]float64{pt.Lo, pt.Hi}) + markIf(pt.Unreliable), Num: true, Strong: pt.Mean == best,
+		return Cell{Text: Fmt(pt.Mean), Sub: FmtCI([2]float64{pt.Lo, pt.Hi}) + markIf(pt.Unreliable) + " · n = " + Count(pt.N), Num: true, Strong: pt.Mean == best,
 			Flag: noteIf(pt.Unreliable, comparereport.UnreliableLine)}
 	}
 	for _, g := range gs {

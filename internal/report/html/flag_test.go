@@ -149,11 +149,10 @@ func TestCompareHTMLUnreliableFlag(t *testing.T) {
 		`<div class="kpi-detail">` + rhtml.Esc(best) + ` · 95% CI ` + ci + mark + ` · n = `,
 		`<div class="kpi-detail">` + note + `</div>`,
 		format.Signed(l.CI95[1].V()) + mark + ", Holm p = ",
-		`<span class="ci">` + ci + mark + `</span>`,            // per strategy and base vs reranker
-		`<span class="ci">` + ci + mark + ` · n = `,            // every measure
-		"(95% CI " + ci + "†), n = ",                           // the bar's hover
-		`<span id="rg-scale">DCG@10 is out of 31.805`,          // the note under the tables…
-		note + ".</span></p>",                                  // …ends with the footnote
+		`<span class="ci">` + ci + mark + ` · n = ` + rhtml.Count(int(dcg.N)) + `</span>`, // per strategy, every measure and base vs reranker
+		"(95% CI " + ci + "†), n = ",                                                      // the bar's hover
+		`<span id="rg-scale">DCG@10 is out of 31.805`,                                     // the note under the tables…
+		note + ".</span></p>", // …ends with the footnote
 		`"` + ci + `","` + rhtml.Count(int(dcg.N)) + `",true]`, // the point in the script's data
 		`"flag":"` + strings.TrimPrefix(comparereport.UnreliableLine, "† ") + `"`,
 	} {
@@ -223,5 +222,27 @@ func contains(t *testing.T, page, want string) {
 	t.Helper()
 	if !strings.Contains(page, want) {
 		t.Errorf("the page lacks %q", want)
+	}
+}
+
+// The tables of "Per strategy" (DCG@k and mean relevance@k, base and
+// reranked) and "Base vs reranker" show the n of every mean, interval and
+// difference, as the "Every measure" table does: each interval is followed by
+// its n (the verdict's Holm p is not an interval).
+func TestCompareHTMLTablesShowN(t *testing.T) {
+	d, r, best := flaggedCompare(t, false)
+	var b bytes.Buffer
+	require.NoError(t, rhtml.CompareHTML(&b, d, r, nil))
+	s := b.String()
+	n := ` · n = ` + rhtml.Count(int(d.Strategies[best].Metrics[metrics.KeyDCG].N)) + `</span>`
+	for _, start := range []string{`id="rg-table"`, `id="rg-table2"`, `Base vs reranker (this run)`} {
+		i := strings.Index(s, start)
+		require.GreaterOrEqual(t, i, 0, start)
+		part := s[i:]
+		part = part[:strings.Index(part, "</table>")]
+		cis := strings.Count(part, `<span class="ci">`) - strings.Count(part, `<span class="ci">Holm p = `) // the verdict's p has no n of its own
+		require.Positive(t, cis, start)
+		assert.Equal(t, cis, strings.Count(part, " · n = "), "%s: every interval with its n", start)
+		assert.Contains(t, part, n, start)
 	}
 }

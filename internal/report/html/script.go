@@ -81,7 +81,7 @@ const table = (box, run, m) => {
       const p = s && s.m[m.key];
       if (!p) { tr.append(el(null, "td", {class: "num", "data-value": ""}, D.missing)); continue; }
       const v = p[0] !== null && p[0] === b ? el(null, "strong", {}, num(p)) : num(p);
-      tr.append(el(null, "td", {class: "num", "data-strategy": s.name, "data-value": num(p)}, v, el(null, "span", {class: "ci"}, ci(p), ...mark(p))));
+      tr.append(el(null, "td", {class: "num", "data-strategy": s.name, "data-value": num(p)}, v, el(null, "span", {class: "ci"}, ci(p), ...mark(p), " \u00b7 n = " + count(p))));
     }
     body.append(tr);
   }
