@@ -320,17 +320,9 @@ func wholeNumber(x *fastjson.Value) (int, bool) {
 func shown(x *fastjson.Value) string {
 	switch x.Type() {
 	case fastjson.TypeNumber:
-		s := string(x.MarshalTo(nil))
-		if len(s) > 40 {
-			s = s[:40] + "…"
-		}
-		return s
+		return jsonpos.ShownNumber(x.MarshalTo(nil))
 	case fastjson.TypeString:
-		s := []rune(string(x.GetStringBytes()))
-		if len(s) > 40 {
-			return strconv.Quote(string(s[:40])) + "…"
-		}
-		return strconv.Quote(string(s))
+		return jsonpos.ShownString(x.GetStringBytes())
 	case fastjson.TypeTrue:
 		return "true"
 	case fastjson.TypeFalse:

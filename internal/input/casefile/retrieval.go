@@ -2,7 +2,6 @@ package casefile
 
 import (
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 )
@@ -78,18 +77,9 @@ func retrievalKProblem(val []byte) string {
 		if _, ok := RetrievalK(val); ok {
 			return ""
 		}
-		got = string(val)
-		if len(got) > 40 {
-			got = got[:40] + "…"
-		}
+		got = jsonpos.ShownNumber(val)
 	case "string":
-		str := jsonpos.AppendUnquoted(nil, val[1:len(val)-1])
-		if utf8.RuneCount(str) > 40 {
-			r := []rune(string(str))
-			got = strconv.Quote(string(r[:40])) + "…"
-		} else {
-			got = strconv.Quote(string(str))
-		}
+		got = jsonpos.ShownString(jsonpos.AppendUnquoted(nil, val[1:len(val)-1]))
 	}
 	return "retrieval.k must be an integer of at least 1 (the k the run was retrieved at), got " + got
 }

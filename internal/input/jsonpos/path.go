@@ -3,6 +3,8 @@ package jsonpos
 import (
 	"fmt"
 	"regexp"
+	"strconv"
+	"unicode/utf8"
 )
 
 // plainKey is a key shown in a path as it is.
@@ -31,14 +33,30 @@ func Index(parent string, i int) string { return fmt.Sprintf("%s[%d]", parent, i
 func Shown(k Kind, b bool, number []byte) string {
 	switch k {
 	case Number:
-		s := string(number)
-		if len(s) > 40 {
-			s = s[:40] + "…"
-		}
-		return s
+		return ShownNumber(number)
 	case String:
 		return "a string"
 	}
 	v := Value{Kind: k, Bool: b}
 	return v.TypeName()
+}
+
+// ShownNumber is a JSON number's text as a message shows it: as written,
+// shortened to 40 bytes.
+func ShownNumber(number []byte) string {
+	s := string(number)
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return s
+}
+
+// ShownString is a string's (unescaped) text as a message shows it: quoted,
+// shortened to its first 40 characters.
+func ShownString(s []byte) string {
+	if utf8.RuneCount(s) > 40 {
+		r := []rune(string(s))
+		return strconv.Quote(string(r[:40])) + "…"
+	}
+	return strconv.Quote(string(s))
 }
