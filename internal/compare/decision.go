@@ -74,6 +74,27 @@ type Decision struct {
 	// hybrid's two and a fusion; no reranker before one; ties: the better
 	// mean): the one to take when they are level.
 	Simplest string
+	// BelowFloors are the floors of the gate (GateOptions.Floors) that the
+	// strategy the decision takes (Taken) fails, decided as the floor gates
+	// are: switching to it alone would not pass them. None without floors.
+	BelowFloors []BelowFloor
+}
+
+// BelowFloor is a floor the decision's strategy falls below: its measure,
+// the floor, the strategy's mean and the n behind it.
+type BelowFloor struct {
+	Measure          string
+	Threshold, Value float64
+	N                int64
+}
+
+// Taken is the strategy the decision takes: the best, or with no clear
+// winner the simplest of the contenders.
+func (d Decision) Taken() string {
+	if d.Verdict == VerdictLevel {
+		return d.Simplest
+	}
+	return d.Best
 }
 
 // IsContender reports whether the strategy is one the decision keeps.

@@ -7,6 +7,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/floor"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 )
 
 // The one decision: the strategies it keeps, what they say of the reranker,
@@ -63,4 +66,49 @@ func TestDecision(t *testing.T) {
 			assert.Equal(t, compare.BearingQualifies, s.Bearing, s.Code)
 		}
 	})
+}
+
+// The decision's strategy held to the gate's floors: a decision to switch to
+// a strategy that is below the floor too says so (its mean and n, decided as
+// the floor gate decides), so the gate's FAIL and the decision do not pull
+// two ways.
+func TestDecisionBelowFloors(t *testing.T) {
+	q, in := synthetic(t, 400, map[string]float64{"ann": 0.3, "hybrid": 0.7}, []string{"ann", "hybrid"})
+	run := func(g compare.GateOptions) *compare.Result {
+		t.Helper()
+		o := opts()
+		o.Gate = g
+		res, err := compare.Compare(q, in, o)
+		require.NoError(t, err)
+		return res
+	}
+	// MRR: 1 when g is first (ann 30% of the queries, hybrid 70%), else 1/2.
+	mrr := func(v float64) floor.List {
+		return floor.List{{Measure: "mrr_at_k", Group: outcome.GroupOverall, Value: v}}
+	}
+	// ann fails a floor that hybrid, the decision, meets: nothing to add.
+	res := run(compare.GateOptions{Strategy: "ann", Floors: mrr(0.75)})
+	require.Equal(t, "hybrid", res.Decision.Taken())
+	require.Equal(t, outcome.Fail, res.Verdict())
+	assert.Empty(t, res.Decision.BelowFloors)
+
+	// Both below: the decision carries hybrid's miss.
+	res = run(compare.GateOptions{Strategy: "ann", Floors: mrr(0.95)})
+	require.Equal(t, outcome.Fail, res.Verdict())
+	h := res.Strategies[res.StrategyIndex("hybrid")]
+	require.Len(t, res.Decision.BelowFloors, 1)
+	assert.Equal(t, compare.BelowFloor{Measure: "mrr_at_k", Threshold: 0.95, Value: h.Means[metrics.QueryIndex("mrr_at_k")], N: 400}, res.Decision.BelowFloors[0])
+	assert.Less(t, res.Decision.BelowFloors[0].Value, 0.95)
+
+	// The gate on hybrid itself: the decision's misses are the gate's failures.
+	res = run(compare.GateOptions{Strategy: "hybrid", Floors: append(mrr(0.95), floor.Spec{Measure: "mrr_at_k", Group: outcome.GroupOverall, Value: 0.1})})
+	require.Len(t, res.Gates, 2)
+	assert.Equal(t, outcome.Fail, res.Gates[0].Status)
+	assert.Equal(t, outcome.Pass, res.Gates[1].Status)
+	require.Len(t, res.Decision.BelowFloors, 1)
+	assert.Equal(t, res.Gates[0].Value, res.Decision.BelowFloors[0].Value)
+	assert.Equal(t, res.Gates[0].N, res.Decision.BelowFloors[0].N)
+
+	// No gate, no floors: nothing.
+	assert.Empty(t, run(compare.GateOptions{}).Decision.BelowFloors)
 }

@@ -32,32 +32,59 @@ func (r *Result) gates() {
 	}
 	s := &r.Strategies[si]
 	for _, f := range gs.Floors {
-		m := metrics.QueryIndex(f.Measure)
-		o := floor.Observation{Found: true, GroupN: int64(r.N()), Label: "strategy " + s.Name,
-			Empty:  outcome.Clause{Code: outcome.NoEvaluatedQueries},
-			Absent: outcome.Clause{Code: outcome.NoQueryValue, Measure: f.Measure}}
-		if m >= 0 {
-			h := metrics.NewHistogram()
-			for i := range r.N() {
-				if v := s.Values[i*metrics.NumGraded+m]; !math.IsNaN(v) { // NaN: a query the measure does not count
-					h.Add(v)
-				}
-			}
-			o.N, o.Mean, o.SD, o.Binary = h.N(), s.Means[m], h.SampleSD(), h.IsBinary()
-			if r.clustered() {
-				r.clusteredObservation(&o, si, m)
-			}
-			if r.Human != nil {
-				r.correctedObservation(&o, si, m)
-			}
-		}
-		g := floor.Evaluate("floor:"+f.Measure, f, o)
+		g := floor.Evaluate("floor:"+f.Measure, f, r.floorObservation(si, f))
 		g.Group = outcome.StrategyGroup(s.Name)
 		r.Gates = append(r.Gates, g)
 	}
+	r.Decision.BelowFloors = r.belowFloors(r.Decision.Taken())
 	if gs.FailIfBeaten {
 		r.Gates = append(r.Gates, r.notBeaten(si))
 	}
+}
+
+// floorObservation is strategy si's mean of floor f's measure over the
+// evaluated queries, as its floor gate decides it (cluster-robust with
+// clusters, human-corrected with human labels).
+func (r *Result) floorObservation(si int, f floor.Spec) floor.Observation {
+	s := &r.Strategies[si]
+	m := metrics.QueryIndex(f.Measure)
+	o := floor.Observation{Found: true, GroupN: int64(r.N()), Label: "strategy " + s.Name,
+		Empty:  outcome.Clause{Code: outcome.NoEvaluatedQueries},
+		Absent: outcome.Clause{Code: outcome.NoQueryValue, Measure: f.Measure}}
+	if m < 0 {
+		return o
+	}
+	h := metrics.NewHistogram()
+	for i := range r.N() {
+		if v := s.Values[i*metrics.NumGraded+m]; !math.IsNaN(v) { // NaN: a query the measure does not count
+			h.Add(v)
+		}
+	}
+	o.N, o.Mean, o.SD, o.Binary = h.N(), s.Means[m], h.SampleSD(), h.IsBinary()
+	if r.clustered() {
+		r.clusteredObservation(&o, si, m)
+	}
+	if r.Human != nil {
+		r.correctedObservation(&o, si, m)
+	}
+	return o
+}
+
+// belowFloors is each floor of the gate that the strategy named fails, by the
+// rule of the floor gates (the decision's strategy held to the floors the
+// gate strategy is held to); none without floors.
+func (r *Result) belowFloors(name string) []BelowFloor {
+	si := r.StrategyIndex(name)
+	if si < 0 {
+		return nil
+	}
+	var out []BelowFloor
+	for _, f := range r.Gate.Floors {
+		if g := floor.Evaluate("floor:"+f.Measure, f, r.floorObservation(si, f)); g.Status == outcome.Fail {
+			out = append(out, BelowFloor{Measure: f.Measure, Threshold: f.Value, Value: g.Value, N: g.N})
+		}
+	}
+	return out
 }
 
 // notBeaten fails when another strategy is significantly better than strategy

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 )
 
 // Decision is the comparison's one decision (compare.Decision): the verdict,
@@ -12,18 +13,54 @@ import (
 // first), what they say of the reranker ("use", "skip", "either"; empty: the
 // names do not say) and the simplest of them.
 type Decision struct {
-	Best       string   `json:"best"`
-	Contenders []string `json:"contenders"`
-	Reranker   string   `json:"reranker,omitempty"`
-	Simplest   string   `json:"simplest"`
-	Verdict    string   `json:"verdict"`
+	BelowFloors []BelowFloor `json:"below_floors,omitempty"`
+	Best        string       `json:"best"`
+	Contenders  []string     `json:"contenders"`
+	Reranker    string       `json:"reranker,omitempty"`
+	Simplest    string       `json:"simplest"`
+	Verdict     string       `json:"verdict"`
+}
+
+// BelowFloor is a floor of the gate that the decision's strategy fails
+// (compare.BelowFloor): the measure, the floor, its mean and n.
+type BelowFloor struct {
+	Measure   string       `json:"measure"`
+	N         int64        `json:"n"`
+	Threshold format.Float `json:"threshold"`
+	Value     format.Float `json:"value"`
 }
 
 func newDecision(d compare.Decision) *Decision {
 	if d.Verdict == "" {
 		return nil
 	}
-	return &Decision{Verdict: string(d.Verdict), Best: d.Best, Contenders: strs(d.Contenders), Reranker: string(d.Reranker), Simplest: d.Simplest}
+	var below []BelowFloor
+	for _, f := range d.BelowFloors {
+		below = append(below, BelowFloor{Measure: f.Measure, N: f.N, Threshold: format.Float(f.Threshold), Value: format.Float(f.Value)})
+	}
+	return &Decision{Verdict: string(d.Verdict), Best: d.Best, Contenders: strs(d.Contenders), Reranker: string(d.Reranker), Simplest: d.Simplest, BelowFloors: below}
+}
+
+// floorsWords is the sentence that follows the decision when its strategy
+// fails floors of the gate ("": none).
+func (d *Document) floorsWords(x *Decision, name func(string) string) string {
+	if len(x.BelowFloors) == 0 {
+		return ""
+	}
+	taken := x.Best
+	if compare.Verdict(x.Verdict) == compare.VerdictLevel {
+		taken = x.Simplest
+	}
+	parts := make([]string, len(x.BelowFloors))
+	for i, f := range x.BelowFloors {
+		v, t := format.Distinct(f.Value.V(), f.Threshold.V())
+		parts[i] = fmt.Sprintf("%s %s < %s (n = %d)", d.label(f.Measure), v, t, f.N)
+	}
+	floors := "floor"
+	if len(parts) > 1 {
+		floors = "floors"
+	}
+	return fmt.Sprintf(" %s is below the gate's %s: %s, so taking it alone does not pass the gate.", name(taken), floors, strings.Join(parts, ", "))
 }
 
 // rerankerWords is what the decision says of the reranker ("": nothing).
@@ -53,13 +90,13 @@ func (d *Document) decisionWords(name func(string) string) DecisionWords {
 	primary := d.label(d.Primary)
 	switch compare.Verdict(x.Verdict) {
 	case compare.VerdictOnly:
-		return DecisionWords{Head: name(x.Best), Line: "Decision: " + name(x.Best) + ", the only strategy."}
+		return DecisionWords{Head: name(x.Best), Line: "Decision: " + name(x.Best) + ", the only strategy." + d.floorsWords(x, name)}
 	case compare.VerdictWinner:
 		line := "Decision: use " + name(x.Best)
 		if r := x.rerankerWords(); r != "" && compare.RerankerChoice(x.Reranker) != compare.RerankerEither {
 			line += " (" + r + ")"
 		}
-		return DecisionWords{Head: "use " + name(x.Best), Line: line + "."}
+		return DecisionWords{Head: "use " + name(x.Best), Line: line + "." + d.floorsWords(x, name)}
 	}
 	// Level: take the simplest of the contenders.
 	others := make([]string, 0, len(x.Contenders))
@@ -83,7 +120,7 @@ func (d *Document) decisionWords(name func(string) string) DecisionWords {
 		take += fmt.Sprintf(" (the best mean and the simplest; %s %s level with it on %s)", strings.Join(others, ", "), verb, primary)
 	}
 	parts = append(parts, take)
-	return DecisionWords{Head: "no clear winner: take " + name(x.Simplest), Line: "Decision: " + strings.Join(parts, "; ") + "."}
+	return DecisionWords{Head: "no clear winner: take " + name(x.Simplest), Line: "Decision: " + strings.Join(parts, "; ") + "." + d.floorsWords(x, name)}
 }
 
 // DecisionText is the decision in words for the HTML page (names unescaped:

@@ -10,6 +10,8 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
 // One decision in every format: the docs' example (hybrid beats dense
@@ -50,4 +52,36 @@ func TestDecisionWordsAgree(t *testing.T) {
 	d.Decision = nil
 	assert.Empty(t, d.DecisionText().Line)
 	assert.Equal(t, "Use hybrid in production.", d.ScenarioTexts()[0].Todo())
+}
+
+// compare as a gate: the gates' verdict comes before the decision in every
+// format, and a decision whose strategy is below the gate's floor says so,
+// so the reader is not told "use hybrid" above a FAIL that hybrid would
+// meet too.
+func TestDecisionAfterGatesAndBelowFloors(t *testing.T) {
+	d := &Document{K: 10, Primary: compare.Primary, Statistics: Statistics{Alpha: 0.05}, Recommended: "hybrid",
+		RecommendationTest: &Leader{Best: "hybrid", RunnerUp: "dense", Metric: "dcg_at_k", N: 113, Delta: 1.1, CI95: [2]format.Float{0.5, 1.7}, PValue: 0.0004, Significant: true},
+		Decision: &Decision{Verdict: "winner", Best: "hybrid", Contenders: []string{"hybrid"}, Simplest: "hybrid",
+			BelowFloors: []BelowFloor{{Measure: "ndcg_at_k", N: 113, Threshold: 0.9, Value: 0.6678903585562527}}},
+		Verdict: outcome.Fail,
+		Gates: []gatetable.Entry{{Name: "floor:ndcg_at_k", Group: "strategy:dense", Measure: "ndcg_at_k", Status: outcome.Fail, N: 113,
+			Threshold: new(format.Float(0.9)), Value: new(format.Float(0.576)), Reason: "strategy dense mean 0.576 is below the floor 0.900"}}}
+	line := "Decision: use hybrid. hybrid is below the gate's floor: nDCG@10 0.668 < 0.900 (n = 113), so taking it alone does not pass the gate."
+	assert.Equal(t, line, d.DecisionText().Line)
+	var text, md bytes.Buffer
+	require.NoError(t, d.Markdown(&md))
+	require.NoError(t, d.Text(&text))
+	for out, verdict := range map[string]string{text.String(): "gates: FAIL", md.String(): "### ❌ Gates: fail"} {
+		require.Contains(t, out, verdict)
+		require.Contains(t, out, line)
+		assert.Less(t, strings.Index(out, verdict), strings.Index(out, "Recommended: hybrid"), "the verdict before the recommendation")
+		assert.Less(t, strings.Index(out, "Recommended: hybrid"), strings.Index(out, line))
+	}
+	// Two floors missed: both, in the gate's order.
+	d.Decision.BelowFloors = append(d.Decision.BelowFloors, BelowFloor{Measure: "mrr_at_k", N: 113, Threshold: 0.8, Value: 0.78})
+	assert.Contains(t, d.DecisionText().Line, "hybrid is below the gate's floors: nDCG@10 0.668 < 0.900 (n = 113), MRR@10 0.780 < 0.800 (n = 113), so")
+	// The JSON carries the misses at full precision.
+	var js bytes.Buffer
+	require.NoError(t, format.WriteJSON(&js, d.Decision))
+	assert.Contains(t, js.String(), `"value": 0.6678903585562527`)
 }

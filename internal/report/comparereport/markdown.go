@@ -29,6 +29,17 @@ func (d *Document) Markdown(w io.Writer) error {
 	fmt.Fprintf(&b, "## Retrieval strategy comparison\n\n")
 	fmt.Fprintf(&b, "k = %d · gain %s · relevant = rel ≥ %d · baseline **%s** · %d evaluated queries with a judged document of positive gain (graded measures), %d of them with one at rel ≥ %d (binary measures); %d judged, %d without a document of positive gain are excluded from every mean · %s\n\n",
 		d.K, d.gain(), d.RelevantLevel, esc(d.Baseline), d.Queries.WithRelevant, d.Queries.AtRelevantLevel, d.RelevantLevel, d.Queries.Judged, d.NotEvaluated, d.scaleLine())
+	// The gates' verdict first, when compare is a gate: the decision below
+	// says how it bears on them.
+	if len(d.Gates) > 0 {
+		icon := "✅"
+		if d.Verdict != outcome.Pass {
+			icon = "❌"
+		}
+		fmt.Fprintf(&b, "### %s Gates: %s\n\n", icon, d.Verdict)
+		gatetable.Markdown(&b, d.Gates)
+		b.WriteString("\n")
+	}
 	fmt.Fprintf(&b, "**%s**\n\n", d.recommendation(esc))
 	if dw := d.decisionWords(esc); dw.Line != "" {
 		fmt.Fprintf(&b, "**%s**\n\n", dw.Line)
@@ -48,16 +59,7 @@ func (d *Document) Markdown(w io.Writer) error {
 		}
 		b.WriteString("\n")
 	}
-	d.holesMarkdown(&b) // --judged-only, and the strategies whose judged@k is low
-	if len(d.Gates) > 0 {
-		icon := "✅"
-		if d.Verdict != outcome.Pass {
-			icon = "❌"
-		}
-		fmt.Fprintf(&b, "### %s Gates: %s\n\n", icon, d.Verdict)
-		gatetable.Markdown(&b, d.Gates)
-		b.WriteString("\n")
-	}
+	d.holesMarkdown(&b)                       // --judged-only, and the strategies whose judged@k is low
 	trendtable.Markdown(&b, d.Trend, d.label) // the gated measures over the base branch's last runs
 
 	fmt.Fprintf(&b, "### Means with 95%% confidence intervals\n\n")

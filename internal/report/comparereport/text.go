@@ -196,6 +196,11 @@ func (d *Document) Text(w io.Writer) error {
 		fmt.Fprintf(&b, "  %s\n", d.primaryLine())
 	}
 	d.humanText(&b, name)
+	// The gates' verdict before the decision, which says how it bears on them.
+	if len(d.Gates) > 0 {
+		fmt.Fprintf(&b, "\ngates: %s\n", strings.ToUpper(string(d.Verdict)))
+		gatetable.Text(&b, d.Gates)
+	}
 	fmt.Fprintf(&b, "\n%s\n", d.recommendation(name))
 	if dw := d.decisionWords(name); dw.Line != "" {
 		fmt.Fprintf(&b, "%s\n", dw.Line)
@@ -220,10 +225,6 @@ func (d *Document) Text(w io.Writer) error {
 		for _, f := range fs {
 			fmt.Fprintf(&b, "- %s\n", d.finding(f, name))
 		}
-	}
-	if len(d.Gates) > 0 {
-		fmt.Fprintf(&b, "\ngates: %s\n", strings.ToUpper(string(d.Verdict)))
-		gatetable.Text(&b, d.Gates)
 	}
 	if d.Trend != nil {
 		b.WriteString("\n")

@@ -337,6 +337,12 @@ func (p *Page) compareTop(v *CompareView) {
 	if v.Decision.Head != "" {
 		rec.Label, rec.Value = "Decision", v.Decision.Head
 	}
+	// The gates, when compare is one (--gate-strategy), as the Markdown shows
+	// them: their verdict before the decision, which says how it bears on them.
+	if len(v.Gates) > 0 {
+		p.Section("Gates: " + v.Verdict)
+		p.GateTable(v.Gates)
+	}
 	if v.Decision.Line != "" {
 		p.raw(`<p class="decision"` + v.id("rg-decision") + `><strong>` + Esc(v.Decision.Line) + "</strong></p>\n")
 	}
@@ -352,11 +358,6 @@ func (p *Page) compareTop(v *CompareView) {
 	})
 	for _, l := range v.Identical {
 		p.Note(l)
-	}
-	// The gates, when compare is one (--gate-strategy), as the Markdown shows them.
-	if len(v.Gates) > 0 {
-		p.Section("Gates: " + v.Verdict)
-		p.GateTable(v.Gates)
 	}
 	p.scenariosSection(v)
 	p.humanSection(v.Human)
