@@ -398,6 +398,24 @@ func (d *Document) humanRows(name func(string) string) [][]string {
 	return rows
 }
 
+// humanMarks is the footnote of the corrected table's marked intervals and
+// that of the corrected paired table's ("" where none is marked).
+func (d *Document) humanMarks() (rows, paired string) {
+	for _, ms := range d.Human.Strategies {
+		for _, c := range ms {
+			if c.Unreliable {
+				rows = HumanUnreliableLine
+			}
+		}
+	}
+	for _, p := range d.Human.Paired {
+		if p.Unreliable {
+			paired = HumanUnreliableLine
+		}
+	}
+	return rows, paired
+}
+
 // Each estimate shares its cell with its interval: ten columns were wider
 // than GitHub's comment column.
 var humanHead = []string{"strategy", "measure", "judge only", "corrected [95% CI]", "human only [95% CI]", "n human", "λ̂", "narrower"}
@@ -446,6 +464,10 @@ func (d *Document) humanText(b *strings.Builder, name func(string) string) {
 	}
 	t.write(b)
 	fmt.Fprintf(b, "  (%s)\n", d.note())
+	rowsMark, pairedMark := d.humanMarks()
+	if rowsMark != "" {
+		fmt.Fprintf(b, "  %s\n", rowsMark)
+	}
 	if l := d.strataLine(name); l != "" {
 		fmt.Fprintf(b, "%s\n", l)
 	}
@@ -474,6 +496,9 @@ func (d *Document) humanText(b *strings.Builder, name func(string) string) {
 		if l := d.humanSignFlipLine(); l != "" {
 			fmt.Fprintf(b, "  %s\n", l)
 		}
+		if pairedMark != "" {
+			fmt.Fprintf(b, "  %s\n", pairedMark)
+		}
 	}
 	fmt.Fprintf(b, "\n%s\n", d.biasLine())
 	head, rows := d.biasRows()
@@ -497,7 +522,12 @@ func (d *Document) humanMarkdown(b *strings.Builder) {
 	for _, r := range d.humanRows(esc) {
 		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
 	}
-	fmt.Fprintf(b, "\n%s.\n\n</details>\n", d.note())
+	rowsMark, pairedMark := d.humanMarks()
+	if rowsMark != "" {
+		fmt.Fprintf(b, "\n%s.\n\n%s\n\n</details>\n", d.note(), rowsMark)
+	} else {
+		fmt.Fprintf(b, "\n%s.\n\n</details>\n", d.note())
+	}
 	if l := d.strataLine(esc); l != "" {
 		fmt.Fprintf(b, "\n%s\n", l)
 	}
@@ -525,7 +555,10 @@ func (d *Document) humanMarkdown(b *strings.Builder) {
 		if l := d.humanSignFlipLine(); l != "" {
 			fmt.Fprintf(b, "\n%s", l)
 		}
-		if len(notes) > 0 || d.humanSignFlipLine() != "" {
+		if pairedMark != "" {
+			fmt.Fprintf(b, "\n\n%s", pairedMark)
+		}
+		if len(notes) > 0 || d.humanSignFlipLine() != "" || pairedMark != "" {
 			b.WriteString("\n")
 		}
 	}
@@ -551,6 +584,10 @@ type HumanSection struct {
 	// LocaleNote, LocaleTitle); "" and nil without the queries' locales.
 	// PairedFoot says how the corrected paired intervals are computed.
 	Strata, LocaleNote, LocaleTitle, PairedFoot string
+	// Unreliable and PairedUnreliable are the footnotes of the marked
+	// intervals (UnreliableMark) of the corrected table and of the paired
+	// one ("" where none is marked).
+	Unreliable, PairedUnreliable string
 	LocaleHead                                  []string
 	LocaleRows                                  [][]string
 }
@@ -575,6 +612,7 @@ func (d *Document) HumanSection(name func(string) string) (s HumanSection, ok bo
 	if l := d.humanSignFlipLine(); l != "" {
 		s.PairedFoot += " " + l
 	}
+	s.Unreliable, s.PairedUnreliable = d.humanMarks()
 	if rows := d.localeRows(name); len(rows) > 0 {
 		s.LocaleHead, s.LocaleRows, s.LocaleNote = localeHead, rows, d.localeNote()
 		s.LocaleTitle = "Corrected " + d.metricCell(d.Primary) + " by locale"

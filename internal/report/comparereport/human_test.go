@@ -87,6 +87,17 @@ func TestHumanSection(t *testing.T) {
 	}
 	assert.Equal(t, section(txt.String(), "human-corrected estimates", "mean signed error\n"), section(txt2.String(), "human-corrected estimates", "mean signed error\n"))
 	assert.Equal(t, section(md.String(), "### Human-corrected estimates", "| 3 |"), section(md2.String(), "### Human-corrected estimates", "| 3 |"))
+	// 20 labelled queries: every corrected interval is marked, and each of
+	// the two tables that marks one says why under it.
+	for _, sec := range []string{section(txt.String(), "human-corrected estimates", "The judge against people"), section(md.String(), "### Human-corrected estimates", "The judge against people")} {
+		assert.Contains(t, sec, UnreliableMark)
+		assert.Equal(t, 2, strings.Count(sec, HumanUnreliableLine), sec)
+	}
+	assert.Equal(t, "† unreliable: this interval's method covers less than 93% at this n in simulation (PPI++ below 30 labelled queries or 20 labelled clusters; docs/statistics.md)", HumanUnreliableLine)
+	hs, ok := d.HumanSection(identity)
+	require.True(t, ok)
+	assert.Equal(t, HumanUnreliableLine, hs.Unreliable)
+	assert.Equal(t, HumanUnreliableLine, hs.PairedUnreliable)
 	// Without human labels: no key, no section.
 	plain := New(compareFixture(t, "x", "y"))
 	var pj, pt bytes.Buffer

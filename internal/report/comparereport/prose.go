@@ -74,6 +74,11 @@ const UnreliableMark = format.UnreliableMark
 // HTML dashboard's too).
 const UnreliableLine = format.UnreliableNote + " (below 20 queries, paired differences below 50; docs/statistics.md)"
 
+// HumanUnreliableLine is the footnote of UnreliableMark under the
+// human-corrected tables (metrics.PPI.Interval's rule).
+var HumanUnreliableLine = fmt.Sprintf("%s (PPI++ below %d labelled queries or %d labelled clusters; docs/statistics.md)",
+	format.UnreliableNote, metrics.PPIMinN, metrics.PPIMinClusters)
+
 func (d *Document) gain() string {
 	if d.Gain == metrics.GainLinear.String() {
 		return "linear (rel)"

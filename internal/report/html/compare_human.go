@@ -27,10 +27,16 @@ func (p *Page) humanSection(h *comparereport.HumanSection) {
 		row := make([]Cell, len(r))
 		for i, c := range r {
 			row[i] = Cell{Text: c, Num: i >= 2}
+			if i >= 2 { // figures: the corrected interval carries the mark
+				row[i].Flag = h.Unreliable
+			}
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	t.Foot = h.Note + "."
+	if h.Unreliable != "" {
+		t.Foot += " " + h.Unreliable
+	}
 	p.Table(t)
 	if h.Strata != "" {
 		p.Para(h.Strata)
@@ -59,10 +65,13 @@ func (p *Page) humanSection(h *comparereport.HumanSection) {
 				sig = "yes"
 			}
 			pt.Rows = append(pt.Rows, []Cell{{Text: x.Strategy}, {Text: x.Baseline}, {Text: x.Metric}, {Text: strconv.Itoa(x.N), Num: true},
-				{Text: format.Signed(x.Delta.V()), Num: true}, {Text: format.SignedInterval([2]float64{x.CI95[0].V(), x.CI95[1].V()}) + markIf(x.Unreliable), Num: true},
+				{Text: format.Signed(x.Delta.V()), Num: true}, {Text: format.SignedInterval([2]float64{x.CI95[0].V(), x.CI95[1].V()}) + markIf(x.Unreliable), Num: true, Flag: h.PairedUnreliable},
 				{Text: fmtP(x.PValue.V()), Num: true}, {Text: sig}})
 		}
 		pt.Foot = h.PairedFoot
+		if h.PairedUnreliable != "" {
+			pt.Foot += " " + h.PairedUnreliable
+		}
 		p.Table(pt)
 	}
 	bt := Table{Head: h.BiasHead}

@@ -47,6 +47,11 @@ func TestCompareHumanSection(t *testing.T) {
 	assert.Contains(t, page, "A&lt;script&gt;")
 	assert.NotContains(t, page, "<b>sheet")
 	assert.Contains(t, page, "mean signed error")
+	// 10 labelled queries: the corrected intervals are marked, each mark an
+	// abbreviation of its footnote, the footnote under the table.
+	human := page[strings.Index(page, "Human-corrected estimates"):]
+	assert.Contains(t, human, `<abbr class="flag" title="unreliable: this interval&#39;s method covers less than 93% at this n in simulation (PPI++ below 30`)
+	assert.Contains(t, human, htmlreport.Esc(comparereport.HumanUnreliableLine))
 	// The best-mean card shows the judge's mean: said so, beside a decision on the corrected figures.
 	assert.Contains(t, page, `<div class="kpi-label">Best DCG@1 (judge only)</div>`)
 	// Without human labels, no section.
