@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
@@ -104,10 +105,19 @@ func parseEvaluate(env *Env, args []string) (*evaluateOptions, error) {
 	if err := o.hist.validate(env, src, "evaluate"); err != nil {
 		return nil, err
 	}
-	// The history must be none of the stages' files.
+	// The inputs, the history and the dashboard must be none of the stages'
+	// files: those of evaluate.Files, each run's and, with --batch, the
+	// batch state files beside the cases and the cache.
 	outs := []file{{"history", o.hist.file()}, {"html", o.htmlOut}}
-	for _, name := range evaluate.Files {
-		if o.Out != "" {
+	if o.Out != "" {
+		names := slices.Clone(evaluate.Files)
+		for _, r := range evaluate.Runs(o.RerankURL != "") {
+			names = append(names, evaluate.RunFile(r.Name))
+		}
+		if o.Batch {
+			names = append(names, "cases.jsonl"+judge.BatchStateSuffix, "judge-cache.jsonl"+judge.BatchStateSuffix)
+		}
+		for _, name := range names {
 			outs = append(outs, file{"out", o.Out + string(os.PathSeparator) + name})
 		}
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -213,4 +214,46 @@ func compareNames(o *compareOptions) []string {
 		out = append(out, r.Name)
 	}
 	return out
+}
+
+// evaluate's run files (and, with --batch, its batch state files) are outputs
+// too: an input, the dashboard or the history at one of them is refused
+// before any stage (the first stage had replaced the --cases file given as
+// DIR/run-dense.jsonl, and exited 0).
+func TestEvaluateRefusesItsRunFilesAsOthers(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	kb := filepath.Join(dir, "kb.jsonl")
+	require.NoError(t, os.WriteFile(kb, []byte("{}\n"), 0o600))
+	require.NoError(t, os.MkdirAll(out, 0o755))
+	in := func(name string) string { // an existing file in out
+		p := filepath.Join(out, name)
+		require.NoError(t, os.WriteFile(p, []byte("{}\n"), 0o600))
+		return p
+	}
+	base := []string{"--kb", kb, "--out", out, "--judge-url", "http://judge:8000"}
+	e := &Env{Getenv: func(string) string { return "" }}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"cases at a run", []string{"--cases", in("run-dense.jsonl")}, "would overwrite the input " + filepath.Join(out, "run-dense.jsonl") + " (--cases)"},
+		{"kb at a run", []string{"--kb", in("run-lexical.jsonl")}, "would overwrite the input " + filepath.Join(out, "run-lexical.jsonl") + " (--kb)"},
+		{"html at a run", []string{"--html", filepath.Join(out, "run-lexical.jsonl")}, "name the same file " + filepath.Join(out, "run-lexical.jsonl")},
+		{"history at a run", []string{"--history", filepath.Join(out, "run-hybrid.jsonl")}, "name the same file " + filepath.Join(out, "run-hybrid.jsonl")},
+		{"cases at a reranked run", []string{"--rerank-url", "http://tei:8080", "--cases", in("run-dense+rerank.jsonl")}, "would overwrite the input"},
+		{"cases at the judge's batch state", []string{"--batch", "--cases", in("judge-cache.jsonl.batch.json")}, "would overwrite the input"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseEvaluate(e, append(append([]string{}, base...), tt.args...))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+	// Without a reranker there is no reranked run, and without --batch no state file.
+	_, err := parseEvaluate(e, append(append([]string{}, base...), "--cases", in("run-dense+rerank.jsonl")))
+	require.NoError(t, err)
+	_, err = parseEvaluate(e, append(append([]string{}, base...), "--cases", in("judge-cache.jsonl.batch.json")))
+	require.NoError(t, err)
 }

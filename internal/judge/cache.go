@@ -242,7 +242,12 @@ func (c *Cache) load(r io.Reader) (good int64, tail []byte, err error) {
 				return 0, nil, input.Errorf(c.path, line+1, "%s", se.Describe())
 			}
 			var e Entry
-			if cerr == nil && json.Unmarshal(b, &e) == nil && validEntry(e) {
+			if cerr == nil {
+				// Complete JSON is not a torn write (a cut object lacks its
+				// closing brace): an entry, or refused as with its newline.
+				if json.Unmarshal(b, &e) != nil || !validEntry(e) {
+					return 0, nil, input.Errorf(c.path, line+1, "not a judge cache entry (delete the file to start afresh)")
+				}
 				c.entries[e.Key] = e
 				c.loaded++
 				return good, b, nil

@@ -26,6 +26,10 @@ func TestOpenCacheRefusesNonCacheNeverTruncates(t *testing.T) {
 		{"torn entry after entries", entry + "\n" + `{"key":"k2","gra`, entry + "\n"},
 		{"torn first entry", `{"key":"k2","gra`, ""},
 		{"complete last entry without newline", entry, entry + "\n"},
+		// Complete JSON is no torn write: an invalid entry is refused as it
+		// is with its newline, never cut off by the next append.
+		{"invalid complete last entry after entries, without newline", entry + "\n" + strings.Replace(entry, `"grade":2`, `"grade":7`, 1), ""},
+		{"another shape after entries, without newline", entry + "\n" + `{"keys":["a"]}`, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "cache.jsonl")
