@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -195,6 +197,18 @@ func TestDockerImageBinary(t *testing.T) {
 		data, err := os.ReadFile(bin)
 		require.NoError(t, err)
 		assert.False(t, bytes.Contains(data, []byte(repoRoot(t)+"/cli")), "-trimpath keeps build paths out")
+		// docs/action.md states the binary's size (the image's pull estimate
+		// rests on it): within 10% of the binary built here, on amd64.
+		if runtime.GOARCH == "amd64" {
+			doc, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "action.md"))
+			require.NoError(t, err)
+			m := regexp.MustCompile(`static\*\* \(([0-9.]+) MB for linux/amd64`).FindSubmatch(doc)
+			require.NotNil(t, m, "docs/action.md states the amd64 binary's size")
+			stated, err := strconv.ParseFloat(string(m[1]), 64)
+			require.NoError(t, err)
+			built := float64(len(data)) / 1e6
+			assert.InEpsilon(t, built, stated, 0.10, "docs/action.md says %.1f MB, the binary is %.1f MB", stated, built)
+		}
 		out, err := exec.Command(bin, "--version").CombinedOutput()
 		require.NoError(t, err)
 		assert.Equal(t, "retrieval-gate e2e-test\n", string(out))

@@ -166,7 +166,10 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 		return notCases(o.cases, files.remap(bl.Remap(err)))
 	}
 	opts := o.run
-	opts.K, opts.Now = kc.K, time.Now()
+	opts.K = kc.K
+	if opts.Now, err = runTime(f.Env.Getenv, time.Now); err != nil {
+		return err
+	}
 	run, err := check.Run(ctx, in, opts)
 	if err != nil {
 		return notCases(o.cases, files.remap(bl.Remap(err)))

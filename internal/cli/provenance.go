@@ -39,6 +39,23 @@ func (f *Factory) provenance() (history.Provenance, error) {
 	return f.prov.p, f.prov.err
 }
 
+// runTime is the time of a run: $SOURCE_DATE_EPOCH, a decimal number of
+// seconds, when set (as reproducible builds set it; anything else is an
+// error), else now(). The provenance's time, and the clock a baseline's age is
+// measured on, so that the same inputs and the same $SOURCE_DATE_EPOCH give
+// the same reports on any day.
+func runTime(getenv func(string) string, now func() time.Time) (time.Time, error) {
+	s := getenv("SOURCE_DATE_EPOCH")
+	if s == "" {
+		return now(), nil
+	}
+	sec, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q is not a number of seconds", s)
+	}
+	return time.Unix(sec, 0), nil
+}
+
 // readProvenance is the provenance of a run in the work tree around dir:
 //   - the commit: $GITHUB_SHA (trimmed), else the commit HEAD resolves to
 //     (`git rev-parse HEAD`), else "";
@@ -54,14 +71,9 @@ func (f *Factory) provenance() (history.Provenance, error) {
 // a failing git did.
 func readProvenance(getenv func(string) string, dir string, now func() time.Time) (history.Provenance, error) {
 	var p history.Provenance
-	if s := getenv("SOURCE_DATE_EPOCH"); s != "" {
-		sec, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-		if err != nil {
-			return p, fmt.Errorf("SOURCE_DATE_EPOCH=%q is not a number of seconds", s)
-		}
-		p.Time = time.Unix(sec, 0)
-	} else {
-		p.Time = now()
+	var err error
+	if p.Time, err = runTime(getenv, now); err != nil {
+		return p, err
 	}
 	var repo *gitread.Repo
 	repoRead := false

@@ -6,6 +6,8 @@ package publish
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,11 +21,12 @@ import (
 )
 
 // PathOutputs is a publication of step outputs that are paths (made relative
-// to the workspace); empty paths are left out.
+// to the workspace), in the order of their names (the warnings of paths
+// outside the workspace follow it); empty paths are left out.
 func PathOutputs(paths map[string]string) Publication {
 	pub := Publication{Outputs: map[string]string{}}
-	for k, v := range paths {
-		if v != "" {
+	for _, k := range slices.Sorted(maps.Keys(paths)) {
+		if v := paths[k]; v != "" {
 			pub.Outputs[k] = v
 			pub.PathOutputs = append(pub.PathOutputs, k)
 		}

@@ -44,3 +44,13 @@ func TestPathOutputs(t *testing.T) {
 	assert.Equal(t, map[string]string{"out": "a/b"}, p.Outputs)
 	assert.Equal(t, []string{"out"}, p.PathOutputs)
 }
+
+// Several paths are published in the order of their names, every time (the
+// warnings of those outside the workspace follow this order: judge's came in
+// the map's order, different from run to run).
+func TestPathOutputsInNameOrder(t *testing.T) {
+	paths := map[string]string{"qrels": "q", "judgments": "j", "json": "x", "cache": "c", "human-sheet": "h", "batch-out": ""}
+	for range 20 {
+		assert.Equal(t, []string{"cache", "human-sheet", "json", "judgments", "qrels"}, publish.PathOutputs(paths).PathOutputs)
+	}
+}
