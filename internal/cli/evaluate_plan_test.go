@@ -257,3 +257,28 @@ func TestEvaluateRefusesItsRunFilesAsOthers(t *testing.T) {
 	_, err = parseEvaluate(e, append(append([]string{}, base...), "--cases", in("judge-cache.jsonl.batch.json")))
 	require.NoError(t, err)
 }
+
+// judge's and generate's batch state file (CACHE.batch.json, OUT.batch.json)
+// is an output: an input at its path is refused before any request (it was
+// read as a state file and refused with "delete it", the user's input).
+func TestBatchStateFileIsAnOutput(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "c.jsonl.batch.json")
+	require.NoError(t, os.WriteFile(state, []byte("q1 0 a 1\n"), 0o600))
+	kb := filepath.Join(dir, "kb.jsonl")
+	require.NoError(t, os.WriteFile(kb, []byte("{}\n"), 0o600))
+	e := &Env{Getenv: func(string) string { return "" }}
+	judgeArgs := []string{"--kb", kb, "--run", "d=" + kb, "--judge-url", "http://judge:8000", "--cache", filepath.Join(dir, "c.jsonl"),
+		"--known-qrels", state, "--qrels", filepath.Join(dir, "q.out")}
+	_, err := parseJudge(e, append([]string{"--batch"}, judgeArgs...))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "would overwrite the input "+state+" (--known-qrels)")
+	_, err = parseJudge(e, judgeArgs) // no batch, no state file
+	require.NoError(t, err)
+	genArgs := []string{"--kb", kb, "--generator-url", "http://gen:8000", "--out", filepath.Join(dir, "c.jsonl"), "--prompt", state}
+	_, err = parseGenerate(e, append([]string{"--batch"}, genArgs...))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "would overwrite the input "+state+" (--prompt)")
+	_, err = parseGenerate(e, genArgs)
+	require.NoError(t, err)
+}

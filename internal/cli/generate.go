@@ -59,7 +59,11 @@ func parseGenerate(env *Env, args []string) (*generate.RunOptions, error) {
 	if err := o.Validate(); err != nil {
 		return nil, src.option("generate", err)
 	}
-	return o, refuseOverwrite("generate", src, []file{{"kb", o.KB}, {"prompt", o.Prompt}, {"batch-in", o.BatchIn}}, []file{{"out", o.Out}, {"batch-out", o.BatchOut}})
+	outputs := []file{{"out", o.Out}, {"batch-out", o.BatchOut}}
+	if o.Batch { // the batch's state file, beside the cases
+		outputs = append(outputs, file{"out", o.Out + judge.BatchStateSuffix})
+	}
+	return o, refuseOverwrite("generate", src, []file{{"kb", o.KB}, {"prompt", o.Prompt}, {"batch-in", o.BatchIn}}, outputs)
 }
 
 // execGenerate runs generate with o (runGenerate), says what it did and

@@ -81,8 +81,12 @@ func parseJudge(env *Env, args []string) (*judge.RunOptions, error) {
 	}
 	// The cache is appended to: an output, checked against every input.
 	sheetCSV, sheetJSONL := o.SheetPaths()
-	return o, refuseOverwrite("judge", src, inputs, []file{{"cache", o.Cache}, {"qrels", o.QrelsOut}, {"judgments", o.JudgmentsOut}, {"json", o.JSONOut}, {"batch-out", o.BatchOut},
-		{"human-sheet", sheetCSV}, {"human-sheet", sheetJSONL}})
+	outputs := []file{{"cache", o.Cache}, {"qrels", o.QrelsOut}, {"judgments", o.JudgmentsOut}, {"json", o.JSONOut}, {"batch-out", o.BatchOut},
+		{"human-sheet", sheetCSV}, {"human-sheet", sheetJSONL}}
+	if o.Batch { // the batch's state file, beside the cache
+		outputs = append(outputs, file{"cache", o.Cache + judge.BatchStateSuffix})
+	}
+	return o, refuseOverwrite("judge", src, inputs, outputs)
 }
 
 // execJudge runs judge with o (runJudge), says what it did and publishes the
