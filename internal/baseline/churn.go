@@ -410,7 +410,7 @@ func (c *Comparer) churnGate(ch *Churn, s floor.Spec) outcome.Gate {
 	}
 	lo, hi := est.CI95.Lo, est.CI95.Hi
 	g.Why = append(g.Why, outcome.Clause{Code: outcome.Interval95, Measure: s.Measure, N: grp.N, M: grp.Clusters,
-		Lo: lo, Hi: hi, Test: est.CI95.Method, Threshold: s.Value, Only: lo <= s.Value && s.Value <= hi})
+		Lo: lo, Hi: hi, Test: est.CI95.Method, Threshold: s.Value, Only: lo <= s.Value && s.Value <= hi, Unreliable: est.CI95.Unreliable})
 	return g
 }
 

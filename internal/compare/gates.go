@@ -129,7 +129,7 @@ func (r *Result) notBeaten(si int) outcome.Gate {
 // interval and the Holm-adjusted p.
 func describe(t Paired) outcome.PairedTest {
 	ci := t.CI.CI()
-	return outcome.PairedTest{Strategy: t.Strategy, Delta: t.Delta, Lo: ci[0], Hi: ci[1], PHolm: t.PHolm}
+	return outcome.PairedTest{Strategy: t.Strategy, Delta: t.Delta, Lo: ci[0], Hi: ci[1], PHolm: t.PHolm, Unreliable: t.CI.Unreliable}
 }
 
 // clusteredObservation puts the cluster-robust standard error of strategy s's

@@ -161,6 +161,9 @@ type Clause struct {
 	// Power and Alpha of a detectable difference.
 	Power, Alpha         float64
 	Below, Only, Allowed bool
+	// Unreliable marks an interval (Interval95) whose method covers less
+	// than 93% at its n in simulation, as the reports mark it.
+	Unreliable bool
 	// Names: a group label, a measure key, a test name.
 	Name, Measure, Test string
 	Names               []string
@@ -177,4 +180,5 @@ type PairedTest struct {
 	Strategy      string
 	Delta, Lo, Hi float64
 	PHolm         float64
+	Unreliable    bool // the interval is marked unreliable, as the paired table marks it
 }

@@ -282,6 +282,6 @@ func annGate(c *ANNCheck, floor float64, set bool) outcome.Gate {
 		g.Why = []outcome.Clause{{Code: outcome.ANNRecallBelow, Value: c.Recall, Threshold: floor, N: c.N, M: int64(c.Depth)}}
 	}
 	g.Why = append(g.Why, outcome.Clause{Code: outcome.Interval95, Measure: KeyANNRecall, N: c.N, Lo: c.CI95.Lo, Hi: c.CI95.Hi,
-		Test: c.CI95.Method, Threshold: floor, Only: c.CI95.Lo <= floor && floor <= c.CI95.Hi})
+		Test: c.CI95.Method, Threshold: floor, Only: c.CI95.Lo <= floor && floor <= c.CI95.Hi, Unreliable: c.CI95.Unreliable})
 	return g
 }

@@ -588,8 +588,8 @@ type HumanSection struct {
 	// intervals (UnreliableMark) of the corrected table and of the paired
 	// one ("" where none is marked).
 	Unreliable, PairedUnreliable string
-	LocaleHead                                  []string
-	LocaleRows                                  [][]string
+	LocaleHead                   []string
+	LocaleRows                   [][]string
 }
 
 // HumanSection returns the human section (ok false without human labels); name

@@ -35,7 +35,24 @@ type Entry struct {
 	Reason     string         `json:"reason,omitempty"`
 	Status     outcome.Status `json:"status"`
 	Threshold  *format.Float  `json:"threshold,omitempty"`
-	Value      *format.Float  `json:"value,omitempty"`
+	// Unreliable: the reason cites an interval marked unreliable (its method
+	// covers less than 93% at its n in simulation); the tables footnote it.
+	Unreliable bool          `json:"unreliable,omitempty"`
+	Value      *format.Float `json:"value,omitempty"`
+}
+
+// UnreliableNote is the footnote under a gate table whose reasons mark an
+// interval (format.UnreliableMark).
+const UnreliableNote = format.UnreliableNote + " (docs/statistics.md)"
+
+// anyUnreliable reports whether an entry's reason marks an interval.
+func anyUnreliable(es []Entry) bool {
+	for _, e := range es {
+		if e.Unreliable {
+			return true
+		}
+	}
+	return false
 }
 
 func ptr(v float64) *format.Float {
@@ -47,7 +64,7 @@ func ptr(v float64) *format.Float {
 func FromOutcome(gates outcome.Gates) []Entry {
 	out := make([]Entry, 0, len(gates))
 	for _, g := range gates {
-		e := Entry{Name: g.Name, Group: g.Group, Measure: g.Measure, Status: g.Status, N: g.N, Reason: Reason(g.Why)}
+		e := Entry{Name: g.Name, Group: g.Group, Measure: g.Measure, Status: g.Status, N: g.N, Reason: Reason(g.Why), Unreliable: unreliable(g.Why)}
 		if g.Measure != "" {
 			e.Value, e.Threshold = ptr(g.Value), ptr(g.Threshold)
 		}
@@ -184,6 +201,9 @@ func Markdown(b *strings.Builder, es []Entry) {
 			b.WriteString("\n")
 		}
 	}
+	if anyUnreliable(es) {
+		b.WriteString("\n" + UnreliableNote + "\n")
+	}
 }
 
 // Text writes the gate table for the terminal, indented by two spaces
@@ -201,4 +221,7 @@ func Text(b *strings.Builder, es []Entry) {
 			san(orMissing(e.Measure)), e.Status, t, v, e.n(), san(orMissing(e.Reason)))
 	}
 	tw.Flush()
+	if anyUnreliable(es) {
+		b.WriteString("  " + UnreliableNote + "\n")
+	}
 }

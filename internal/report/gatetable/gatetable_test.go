@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
@@ -70,4 +71,34 @@ func TestMarkdownKeepsEveryField(t *testing.T) {
 	for _, field := range strings.Fields(txt.String())[8:] { // the terminal row's fields, after its header
 		assert.Contains(t, strings.ReplaceAll(md.String(), "\\_", "_"), field)
 	}
+}
+
+// A reason that cites an interval marked unreliable marks it (†) as the
+// report's own tables do, and the gate table says what the mark means under
+// it, in every format (the churn gate's reason cited a marked interval bare).
+func TestUnreliableIntervalsInReasons(t *testing.T) {
+	gates := outcome.Gates{
+		{Name: "max_churn", Group: "overall", Measure: "top_k_churn", Status: outcome.Fail, N: 25, Value: 1, Threshold: 0.5,
+			Why: []outcome.Clause{{Code: outcome.Interval95, N: 25, M: 6, Lo: 0.517, Hi: 1, Test: "bounded-wilson-cc", Unreliable: true}}},
+		{Name: "not_beaten", Group: "strategy:ann", Measure: "dcg_at_k", Status: outcome.Fail, N: 12,
+			Why: []outcome.Clause{{Code: outcome.Beaten, Measure: "dcg_at_k", Tests: []outcome.PairedTest{{Strategy: "hybrid", Delta: 5.5, Lo: -1.8, Hi: 9, PHolm: 0.0005, Unreliable: true}}}}},
+	}
+	es := FromOutcome(gates)
+	require.Len(t, es, 2)
+	assert.True(t, es[0].Unreliable)
+	assert.Contains(t, es[0].Reason, "95% interval [0.517, 1.000]† (bounded-wilson-cc over 6 clusters")
+	assert.True(t, es[1].Unreliable)
+	assert.Contains(t, es[1].Reason, "hybrid +5.500 [-1.800, +9.000]†, Holm p = 0.0005")
+	var text, md strings.Builder
+	Text(&text, es)
+	Markdown(&md, es)
+	assert.Equal(t, 1, strings.Count(text.String(), UnreliableNote))
+	assert.Equal(t, 1, strings.Count(md.String(), UnreliableNote))
+	// Without a marked interval: no mark, no footnote.
+	gates[0].Why[0].Unreliable, gates[1].Why[0].Tests[0].Unreliable = false, false
+	es = FromOutcome(gates)
+	text.Reset()
+	Text(&text, es)
+	assert.NotContains(t, text.String(), format.UnreliableMark)
+	assert.False(t, es[0].Unreliable || es[1].Unreliable)
 }

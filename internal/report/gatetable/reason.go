@@ -114,9 +114,10 @@ func clause(c outcome.Clause) string {
 		v, t := format.Distinct(c.Value, c.Threshold)
 		return fmt.Sprintf("%s: the top k of %d of %d cases changed as a set, a share of %s, more than the %s allowed", groupName(c.Name), c.M, c.N, v, t)
 	case outcome.Interval95:
-		s := fmt.Sprintf("95%% interval %s (%s, n = %d)", format.Interval([2]float64{c.Lo, c.Hi}), c.Test, c.N)
+		iv := format.Interval([2]float64{c.Lo, c.Hi}) + markIf(c.Unreliable)
+		s := fmt.Sprintf("95%% interval %s (%s, n = %d)", iv, c.Test, c.N)
 		if c.M > 0 {
-			s = fmt.Sprintf("95%% interval %s (%s over %d clusters of cases in families, n = %d)", format.Interval([2]float64{c.Lo, c.Hi}), c.Test, c.M, c.N)
+			s = fmt.Sprintf("95%% interval %s (%s over %d clusters of cases in families, n = %d)", iv, c.Test, c.M, c.N)
 		}
 		if c.Only {
 			s += fmt.Sprintf(": the threshold %s lies inside it, so this n cannot tell the figure from the threshold", format.Num(c.Threshold))
@@ -204,7 +205,7 @@ func raterNames(ids []string) []string {
 
 // pairedTest is one paired test as a reason cites it: "B +0.12 [+0.05, +0.19], Holm p = 0.0030".
 func pairedTest(t outcome.PairedTest) string {
-	return fmt.Sprintf("%s %s %s, Holm p = %s", t.Strategy, format.Signed(t.Delta), format.SignedInterval([2]float64{t.Lo, t.Hi}), format.P(t.PHolm))
+	return fmt.Sprintf("%s %s %s%s, Holm p = %s", t.Strategy, format.Signed(t.Delta), format.SignedInterval([2]float64{t.Lo, t.Hi}), markIf(t.Unreliable), format.P(t.PHolm))
 }
 
 // anchorSide names a side of the git anchoring check.
@@ -225,4 +226,28 @@ func NoBaseline(code, detail string) string {
 		return "--baseline auto looks the baseline up in GitHub Actions; this is not an Actions run"
 	}
 	return fmt.Sprintf("%s (%s)", detail, code)
+}
+
+// markIf is format.UnreliableMark after an interval marked unreliable, else "".
+func markIf(unreliable bool) string {
+	if unreliable {
+		return format.UnreliableMark
+	}
+	return ""
+}
+
+// unreliable reports whether a clause of why cites an interval marked
+// unreliable (its reason then carries format.UnreliableMark).
+func unreliable(why []outcome.Clause) bool {
+	for _, c := range why {
+		if c.Unreliable {
+			return true
+		}
+		for _, t := range c.Tests {
+			if t.Unreliable {
+				return true
+			}
+		}
+	}
+	return false
 }

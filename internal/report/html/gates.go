@@ -1,6 +1,8 @@
 package html
 
 import (
+	"slices"
+
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
@@ -19,6 +21,9 @@ func (p *Page) GateTable(gates []gatetable.Entry) {
 		}
 		gt.Rows = append(gt.Rows, []Cell{{Text: g.Name}, {Text: orMissing(g.Group)}, {Text: orMissing(g.Measure)},
 			{Text: string(g.Status), Sub: g.Reason, Strong: g.Status == outcome.Fail}, {Text: th}, {Text: val}, {Text: n}})
+	}
+	if slices.ContainsFunc(gates, func(g gatetable.Entry) bool { return g.Unreliable }) {
+		gt.Foot = gatetable.UnreliableNote
 	}
 	p.Table(gt)
 }
