@@ -230,3 +230,28 @@ func TestHumanConstantDifference(t *testing.T) {
 		})
 	}
 }
+
+// With human labels the scenarios' tests are the decision's (human-corrected):
+// the judge prefers hybrid, people prefer dense; the judge-only comparison
+// meets "hybrid beats dense", the corrected one does not, and its decision is
+// dense, so no scenario may tell the reader to use hybrid in production.
+func TestHumanScenariosFollowTheDecision(t *testing.T) {
+	q, runs, sh := biasedWorld(t)
+	runs[0].Name, runs[1].Name = "hybrid", "dense"
+	o := opts()
+	o.K = 1
+	judgeOnly, err := compare.Compare(q, runs, o)
+	require.NoError(t, err)
+	require.NotNil(t, scenario(judgeOnly, compare.HybridBeatsDense, "hybrid", "dense"), "%+v", judgeOnly.Scenarios)
+
+	o.HumanSheet = sh
+	res, err := compare.Compare(q, runs, o)
+	require.NoError(t, err)
+	require.Equal(t, "dense", res.Decision.Taken())
+	assert.Nil(t, scenario(res, compare.HybridBeatsDense, "", ""), "%+v", res.Scenarios)
+	for _, s := range res.Scenarios {
+		if s.Test != nil {
+			assert.Equal(t, res.Human.N, s.Test.N, "scenario %s rests on the corrected test", s.Code)
+		}
+	}
+}

@@ -83,16 +83,25 @@ type Scenario struct {
 }
 
 // scenarios evaluates the six rules; the pair tests are the diagnosis's (one
-// test per pair, Holm-adjusted as the report's other comparisons).
+// test per pair, Holm-adjusted as the report's other comparisons), and with
+// human labels the decision's (human-corrected, decisionTest): a scenario's
+// action must not say "use hybrid" on the judge's figures beside a decision
+// that the corrected ones make level.
 func (r *Result) scenarios() {
 	add := func(s Scenario) { r.Scenarios = append(r.Scenarios, s) }
+	test := func(f Finding) Paired {
+		if r.Human != nil {
+			return r.decisionTest(r.StrategyIndex(f.A), r.StrategyIndex(f.B), r.primary)
+		}
+		return f.Test
+	}
 	for _, f := range r.Findings {
 		if f.Kind != HybridVsDense {
 			continue
 		}
-		t := f.Test
+		t := test(f)
 		switch {
-		case f.Better():
+		case t.Significant && t.Delta > 0:
 			add(Scenario{Code: HybridBeatsDense, A: f.A, B: f.B, Test: &t})
 		case !t.Significant:
 			add(Scenario{Code: DenseMatchesHybrid, A: f.A, B: f.B, Test: &t})
@@ -110,14 +119,16 @@ func (r *Result) scenarios() {
 				isRerank(r.Strategies[d].Name) != isRerank(r.Strategies[l].Name) {
 				continue
 			}
-			if t := r.pairTest(l, d, r.primary); t.Significant && t.Delta > 0 {
+			if t := r.decisionTest(l, d, r.primary); t.Significant && t.Delta > 0 {
 				add(Scenario{Code: LexicalBeatsDense, A: r.Strategies[l].Name, B: r.Strategies[d].Name, Test: &t})
 			}
 		}
 	}
 	for _, f := range r.Findings {
-		if f.Kind == Reranker && f.Better() {
-			t := f.Test
+		if f.Kind != Reranker {
+			continue
+		}
+		if t := test(f); t.Significant && t.Delta > 0 {
 			add(Scenario{Code: RerankerHelps, A: f.A, B: f.B, Test: &t})
 		}
 	}
