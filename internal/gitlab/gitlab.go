@@ -129,7 +129,7 @@ type Client struct {
 func NewClient(apiURL, project, token string, job bool, policy httpretry.Policy) (*Client, error) {
 	u, err := url.Parse(strings.TrimRight(apiURL, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("CI_API_V4_URL %q is not an http(s) URL", apiURL)
+		return nil, fmt.Errorf("CI_API_V4_URL %q is not an http(s) URL", httpretry.RedactURL(apiURL))
 	}
 	if project == "" || strings.ContainsAny(project, "/?#") {
 		return nil, fmt.Errorf("CI_PROJECT_ID %q is not a project id", project)

@@ -15,7 +15,7 @@ func EndpointURL(raw, prefix, suffix string) (string, error) {
 		return "", fmt.Errorf("no server URL given")
 	}
 	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-		return "", fmt.Errorf("server URL %q must start with http:// or https://", raw)
+		return "", fmt.Errorf("server URL %q must start with http:// or https://", RedactURL(raw))
 	}
 	switch {
 	case strings.HasSuffix(u, suffix):

@@ -374,8 +374,10 @@ func base64Cores(s string) []string {
 // it lasts, cloud.google.com/storage/docs/performing-resumable-uploads).
 func URLSecrets(raw string) []string {
 	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil {
-		return nil
+	if err != nil || (u.Host == "" && strings.Contains(raw, "@")) {
+		// Refused, or read as something else than a server's URL
+		// ("user:pass@host:1" parses as scheme "user" and an opaque rest).
+		return rawURLSecrets(strings.TrimSpace(raw))
 	}
 	var out []string
 	if u.User != nil {
@@ -390,6 +392,53 @@ func URLSecrets(raw string) []string {
 	for name, vs := range u.Query() {
 		if credentialParam(name) {
 			out = append(out, vs...)
+		}
+	}
+	return out
+}
+
+// rawURLSecrets are the credentials of a URL url.Parse refuses (a bad port,
+// a bad escape, a missing bracket, no scheme), which messages would otherwise
+// show as given: the user information of its authority (what precedes its
+// last "@" before the path, as a client splits it), the password alone too,
+// and the values of its credential query parameters, each as written and
+// unescaped.
+func rawURLSecrets(raw string) []string {
+	rest := raw
+	if i := strings.Index(rest, "://"); i >= 0 {
+		rest = rest[i+3:]
+	}
+	auth := rest
+	if i := strings.IndexAny(auth, "/?#"); i >= 0 {
+		auth = auth[:i]
+	}
+	var out []string
+	add := func(v string) {
+		if v == "" {
+			return
+		}
+		out = append(out, v)
+		if u, err := url.PathUnescape(v); err == nil && u != v {
+			out = append(out, u)
+		}
+	}
+	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+		info := auth[:at]
+		if _, pass, ok := strings.Cut(info, ":"); ok {
+			add(pass)
+		}
+		add(info)
+	}
+	if i := strings.IndexByte(rest, '?'); i >= 0 {
+		q, _, _ := strings.Cut(rest[i+1:], "#")
+		for _, kv := range strings.Split(q, "&") {
+			name, v, ok := strings.Cut(kv, "=")
+			if n, err := url.QueryUnescape(name); err == nil {
+				name = n
+			}
+			if ok && credentialParam(name) {
+				add(v)
+			}
 		}
 	}
 	return out
@@ -554,6 +603,10 @@ func (e *redactedError) Unwrap() error { return e.err }
 
 // redactErr returns err with the secrets removed from its message (err itself
 // when none occurs in it).
+// RedactErr is err with secrets removed from its message (Redact), still
+// wrapping err; err itself when its message holds none.
+func RedactErr(err error, secrets ...string) error { return redactErr(err, secrets) }
+
 func redactErr(err error, secrets []string) error {
 	if err == nil {
 		return nil

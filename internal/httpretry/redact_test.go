@@ -3,6 +3,7 @@ package httpretry
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"html"
 	"net/http"
@@ -294,4 +295,30 @@ func TestRateLimitReasonQuotesNoHeaderText(t *testing.T) {
 	assert.Contains(t, rl.Why, "X-RateLimit-Reset (24 bytes, not a number) is not a time")
 	assertNoSecret(t, rl.Why, key)
 	assertNoSecret(t, err.Error(), key)
+}
+
+// A URL url.Parse refuses (a bad port, a bad escape, a missing bracket, no
+// scheme) still has its credentials found and redacted: Go's own parse error
+// quotes the URL, and so did the messages that name a server as given.
+func TestURLSecretsOfUnparseableURLs(t *testing.T) {
+	for _, raw := range []string{
+		"http://AUDITUSER:AUDITPASS789@127.0.0.1:badport/v1",
+		"http://AUDITUSER:AUDITPASS789@127.0.0.1:1/%zz",
+		"http://AUDITUSER:AUDITPASS789@[::1/v1",
+		"AUDITUSER:AUDITPASS789@host:9401",
+		"http://AUDITUSER:AUDITPASS789@127.0.0.1:42415:x",
+	} {
+		s := URLSecrets(raw)
+		assert.Contains(t, s, "AUDITPASS789", raw)
+		r := RedactURL(raw)
+		assert.NotContains(t, r, "AUDITPASS789", raw)
+		msg := `parse "` + raw + `/chat/completions": invalid port`
+		assert.NotContains(t, RedactText(msg, s...), "AUDITPASS789", raw)
+		assert.NotContains(t, RedactErr(errors.New(msg), s...).Error(), "AUDITPASS789", raw)
+	}
+	// Percent-encoded in the URL, and a key parameter of an unparseable one.
+	assert.Contains(t, URLSecrets("http://u:p%41ss@h:x/"), "pAss")
+	assert.Contains(t, URLSecrets("http://h:x/v1?key=AIzaK3yValue&alt=sse"), "AIzaK3yValue")
+	// A URL without credentials has none.
+	assert.Empty(t, URLSecrets("http://127.0.0.1:badport/v1"))
 }

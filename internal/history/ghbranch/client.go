@@ -123,7 +123,7 @@ func New(d Deps) (*Client, error) {
 	}
 	api, err := url.Parse(raw)
 	if err != nil || (api.Scheme != "http" && api.Scheme != "https") || api.Host == "" {
-		return nil, fmt.Errorf("GITHUB_API_URL %q is not an http(s) URL", github.OneLine(raw))
+		return nil, fmt.Errorf("GITHUB_API_URL %q is not an http(s) URL", github.OneLine(httpretry.RedactURL(raw)))
 	}
 	p := Policy
 	if d.Policy != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -413,4 +414,33 @@ func TestEmbedEndlessAnswer(t *testing.T) {
 	require.ErrorAs(t, err, &tl)
 	assert.Equal(t, httpretry.EmbedAnswerCap(3), tl.Cap)
 	assert.Less(t, sent2.Load(), int64(64<<20))
+}
+
+// The ollama embedder names its server without the URL's credentials in every
+// error: an HTTP error whose body echoes them, a malformed answer quoting
+// them, an unreachable server (it printed the URL as given).
+func TestOllamaErrorsKeepURLCredentialsOut(t *testing.T) {
+	const pass = "AUDITPASS789"
+	for _, answer := range []struct {
+		code int
+		body string
+	}{{http.StatusUnauthorized, "bad creds AUDITUSER:" + pass}, {http.StatusOK, `"creds were AUDITUSER:` + pass + `"`}} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(answer.code)
+			_, _ = io.WriteString(w, answer.body)
+		}))
+		u := strings.Replace(srv.URL, "http://", "http://AUDITUSER:"+pass+"@", 1)
+		e, err := NewOllama(OllamaConfig{URL: u, Model: "m", Batching: Batching{Size: 1},
+			HTTP: httpretry.NewHTTPClient(&httpretry.Transport{Policy: httpretry.Policy{Attempts: 1, Timeout: 5 * time.Second}})})
+		require.NoError(t, err)
+		_, err = e.EmbedQueries(context.Background(), []string{"q"})
+		require.Error(t, err)
+		assert.NotContains(t, err.Error(), pass)
+		assert.Contains(t, err.Error(), "ollama embedder at http://***@")
+		assert.NotContains(t, e.Fingerprint(), pass)
+		srv.Close()
+	}
+	_, err := NewOllama(OllamaConfig{URL: "AUDITUSER:" + pass + "@h:1", Model: "m"})
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), pass)
 }

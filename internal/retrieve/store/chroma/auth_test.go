@@ -200,3 +200,19 @@ func TestURLCredentialsNotShown(t *testing.T) {
 	assert.Contains(t, err.Error(), "does not exist at")
 	assert.NotContains(t, err.Error(), pw[:8])
 }
+
+// An answer the client cannot decode is quoted in the error: a server that
+// echoes the URL's credentials (sent as Basic) does not put them in it.
+func TestDecodeErrorKeepsURLCredentialsOut(t *testing.T) {
+	const pass = "AUDITPASS789"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, _ := r.BasicAuth()
+		_, _ = w.Write([]byte(`{"nanosecond heartbeat": "creds were ` + u + ":" + p + `"}`))
+	}))
+	defer srv.Close()
+	raw := strings.Replace(srv.URL, "http://", "http://AUDITUSER:"+pass+"@", 1)
+	_, _, err := Open(context.Background(), Config{URL: raw, Collection: "c"})
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), pass)
+	assert.Contains(t, err.Error(), "decoding the answer")
+}

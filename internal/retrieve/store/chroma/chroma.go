@@ -230,7 +230,7 @@ func Open(ctx context.Context, cfg Config) (s *Store, ready bool, err error) {
 		}
 		tr.Origin, tr.Credentials, tr.Secrets = httpretry.Origin(url), http.Header{cfg.TokenHeader: {v}}, []string{cfg.APIKey}
 		if tr.Origin == "" {
-			return nil, false, fmt.Errorf("chroma URL %q is not an absolute URL", url)
+			return nil, false, fmt.Errorf("chroma URL %q is not an absolute URL", httpretry.RedactURL(url))
 		}
 	}
 	// The URL's own credentials (user information, sent as Basic

@@ -145,7 +145,8 @@ func (c *client) do(ctx context.Context, method, u string, body, out any, limit 
 		return fmt.Errorf("%s %s: %w", method, strings.TrimPrefix(u, c.base), err)
 	}
 	if err := httpretry.UnmarshalAnswer(data, out); err != nil {
-		return fmt.Errorf("%s %s: decoding the answer: %w", method, strings.TrimPrefix(u, c.base), err)
+		// The decoder quotes the answer, which may echo a credential.
+		return fmt.Errorf("%s %s: decoding the answer: %w", method, strings.TrimPrefix(u, c.base), httpretry.RedactErr(err, c.secrets...))
 	}
 	return nil
 }
