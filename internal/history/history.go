@@ -528,6 +528,9 @@ func ScanReader(ctx context.Context, file string, r io.Reader, fn func(rec Recor
 			return fmt.Errorf("%s: %w", file, err)
 		}
 		raw, rerr := readLine(br)
+		if errors.Is(rerr, bufio.ErrTooLong) {
+			return input.Errorf(file, line+1, "line longer than %d MiB", MaxRecord>>20)
+		}
 		if rerr != nil && !errors.Is(rerr, io.EOF) {
 			return input.Errorf(file, line+1, "%v", rerr)
 		}

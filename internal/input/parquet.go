@@ -52,6 +52,10 @@ import (
 const (
 	MaxParquetPage   = 64 << 20 // bytes of one page, compressed or not
 	MaxParquetFooter = 64 << 20 // bytes of the footer (the file's metadata)
+	// maxParquetFooterElements bounds the elements of the footer's lists,
+	// sets and maps together (schema elements, row groups, column chunks, …):
+	// one byte of the footer can claim a struct of hundreds of bytes.
+	maxParquetFooterElements = 1 << 21
 	MaxParquetLine   = 64 << 20 // bytes of one row's line (casefile.MaxLine)
 )
 
@@ -162,6 +166,9 @@ func openParquet(ctx context.Context, name string, f io.ReaderAt, size int64) (*
 	if n := int64(tail[0]) | int64(tail[1])<<8 | int64(tail[2])<<16 | int64(tail[3])<<24; n > MaxParquetFooter || n > size-12 {
 		return nil, Errorf(name, 0, "not a valid Parquet file: a footer of %d bytes (the cap is %d MiB, the file has %d bytes)", n, MaxParquetFooter>>20, size)
 	}
+	if err := checkFooter(f, size); err != nil {
+		return nil, Errorf(name, 0, "not a valid Parquet file: footer: %v", err)
+	}
 	pf, err := parquetOpen(f, size)
 	if err != nil {
 		return nil, Errorf(name, 0, "not a valid Parquet file: %v", err)
@@ -178,6 +185,31 @@ func openParquet(ctx context.Context, name string, f io.ReaderAt, size int64) (*
 	leafRange(pf.Root(), &lo, &hi)
 	p.cols = make([][]parquet.Value, hi)
 	return p, nil
+}
+
+// checkFooter decodes the footer of f (its length already checked against
+// MaxParquetFooter and the file) as the library will, each claimed length of
+// bytes, a list, a set or a map bounded by the footer's bytes left and the
+// lists' elements together by maxParquetFooterElements: the library's
+// decoder allocates a claimed length before it reads it (a footer of 25
+// bytes claimed 2³¹ − 1 schema elements, and the process ran out of memory,
+// which no recover catches).
+func checkFooter(f io.ReaderAt, size int64) error {
+	var tail [8]byte
+	if _, err := f.ReadAt(tail[:], size-8); err != nil {
+		return err
+	}
+	n := int64(tail[0]) | int64(tail[1])<<8 | int64(tail[2])<<16 | int64(tail[3])<<24
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, size-8-n); err != nil {
+		return err
+	}
+	r := bytes.NewReader(buf)
+	var proto thrift.CompactProtocol
+	elems := int64(0)
+	dec := thrift.NewDecoder(boundedThrift{proto.NewReader(r), func() int64 { return int64(r.Len()) }, &elems})
+	var md format.FileMetaData
+	return dec.Decode(&md)
 }
 
 // parquetOpen is parquet.OpenFile, its panics (a damaged footer) made errors.
@@ -217,7 +249,7 @@ func checkPages(f *parquet.File, size int64) error {
 			}
 			sec := io.NewSectionReader(f, start, n)
 			cr := &countReader{r: bufio.NewReaderSize(sec, 4096), sec: sec}
-			dec := thrift.NewDecoder(boundedThrift{proto.NewReader(cr), func() int64 { return n - cr.n }})
+			dec := thrift.NewDecoder(boundedThrift{proto.NewReader(cr), func() int64 { return n - cr.n }, nil})
 			for cr.n < n {
 				var h format.PageHeader
 				if err := dec.Decode(&h); err != nil {
@@ -247,13 +279,15 @@ func checkPages(f *parquet.File, size int64) error {
 	return nil
 }
 
-// boundedThrift reads a page header, refusing a length (of bytes, a list,
-// a set or a map) past what is left of its column chunk (left): the
-// library's decoder allocates a claimed length before it reads it, up to 2
-// GiB a field.
+// boundedThrift reads a page header or a footer, refusing a length (of
+// bytes, a list, a set or a map) past what is left of its column chunk or
+// footer (left), and, when elems is set (a footer), lists, sets and maps of
+// more than maxParquetFooterElements elements together: the library's decoder
+// allocates a claimed length before it reads it, up to 2 GiB a field.
 type boundedThrift struct {
 	thriftReader
-	left func() int64
+	left  func() int64
+	elems *int64
 }
 
 // thriftReader names the embedded reader apart from its method Reader.
@@ -261,7 +295,21 @@ type thriftReader = thrift.Reader
 
 func (b boundedThrift) check(n int64) error {
 	if n > b.left() {
+		if b.elems != nil {
+			return fmt.Errorf("a field of length %d past the end of the footer", n)
+		}
 		return fmt.Errorf("a header field of length %d past the end of its column chunk", n)
+	}
+	return nil
+}
+
+// checkElems is check for the n elements of a list, a set or a map.
+func (b boundedThrift) checkElems(n int64) error {
+	if err := b.check(n); err != nil || b.elems == nil {
+		return err
+	}
+	if *b.elems += n; *b.elems > maxParquetFooterElements {
+		return fmt.Errorf("more than %d elements in its lists", maxParquetFooterElements)
 	}
 	return nil
 }
@@ -287,7 +335,7 @@ func (b boundedThrift) ReadString() (string, error) {
 func (b boundedThrift) ReadList() (thrift.List, error) {
 	l, err := b.thriftReader.ReadList()
 	if err == nil {
-		err = b.check(int64(l.Size))
+		err = b.checkElems(int64(l.Size))
 	}
 	return l, err
 }
@@ -295,7 +343,7 @@ func (b boundedThrift) ReadList() (thrift.List, error) {
 func (b boundedThrift) ReadSet() (thrift.Set, error) {
 	l, err := b.thriftReader.ReadSet()
 	if err == nil {
-		err = b.check(int64(l.Size))
+		err = b.checkElems(int64(l.Size))
 	}
 	return l, err
 }
@@ -303,7 +351,7 @@ func (b boundedThrift) ReadSet() (thrift.Set, error) {
 func (b boundedThrift) ReadMap() (thrift.Map, error) {
 	m, err := b.thriftReader.ReadMap()
 	if err == nil {
-		err = b.check(int64(m.Size))
+		err = b.checkElems(int64(m.Size))
 	}
 	return m, err
 }

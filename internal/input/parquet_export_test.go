@@ -15,3 +15,6 @@ func SetMaxParquetRow(n int) func() {
 	maxParquetRow = n
 	return func() { maxParquetRow = old }
 }
+
+// MaxParquetFooterElements is the cap of a footer's list elements together.
+const MaxParquetFooterElements = maxParquetFooterElements

@@ -3,6 +3,8 @@ package input_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -248,4 +250,29 @@ func TestParquetLZ4(t *testing.T) {
 		assert.Equal(t, 2, strings.Count(got, "\n"))
 		assert.Contains(t, got, strings.Repeat("abc", 500))
 	}
+}
+
+// A footer that claims more than it holds is refused before the library
+// reads it: 25 bytes that claim 2³¹ − 1 schema elements ran the process out
+// of memory (a fatal error, past any recover), and a footer of 1-byte
+// elements past maxParquetFooterElements claims hundreds of bytes each.
+func TestParquetFooterClaims(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name string, footer []byte) string {
+		p := filepath.Join(dir, name)
+		b := append([]byte("PAR1"), make([]byte, 64)...)
+		b = append(b, footer...)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(footer)))
+		require.NoError(t, os.WriteFile(p, append(b, "PAR1"...), 0o600))
+		return p
+	}
+	huge := file("huge.parquet", append([]byte{0x15, 0x02, 0x19, 0xfc, 0xff, 0xff, 0xff, 0xff, 0x07}, make([]byte, 16)...))
+	_, err := readAll(t, huge)
+	require.EqualError(t, err, huge+": not a valid Parquet file: footer: decoding thrift payload: 2:FIELD<LIST>: a field of length 2147483647 past the end of the footer")
+
+	many := []byte{0x15, 0x02, 0x19, 0xfc}
+	many = binary.AppendUvarint(many, input.MaxParquetFooterElements+1)
+	many = append(many, make([]byte, input.MaxParquetFooterElements+2)...) // empty structs, then the stop
+	_, err = readAll(t, file("many.parquet", many))
+	require.ErrorContains(t, err, fmt.Sprintf("not a valid Parquet file: footer: decoding thrift payload: 2:FIELD<LIST>: more than %d elements in its lists", input.MaxParquetFooterElements))
 }

@@ -1,11 +1,13 @@
 package judge
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -148,4 +150,12 @@ func TestCacheBOM(t *testing.T) {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, text, string(b))
+}
+
+// A TSV queries line past the line cap is refused at its line with what is
+// wrong, as compare --queries says it (it said "bufio.Scanner: token too long").
+func TestReadQueriesLongLine(t *testing.T) {
+	long := "q0\tfine\nq1\t" + strings.Repeat("a", casefile.MaxLine) + "\n"
+	_, err := ReadQueries(context.Background(), strings.NewReader(long), "q.tsv")
+	require.EqualError(t, err, "q.tsv:2: line longer than 64 MiB")
 }

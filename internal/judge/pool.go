@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -76,7 +77,9 @@ func ReadQueries(ctx context.Context, r io.Reader, path string) (Queries, error)
 		first[id] = line
 		qs[id] = Query{ID: id, Text: strings.TrimSpace(text)}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, input.Errorf(path, line+1, "line longer than %d MiB", casefile.MaxLine>>20)
+	} else if err != nil {
 		return nil, input.Errorf(path, line+1, "%v", err)
 	}
 	if len(qs) == 0 {
