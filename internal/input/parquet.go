@@ -56,7 +56,7 @@ const (
 	// sets and maps together (schema elements, row groups, column chunks, …):
 	// one byte of the footer can claim a struct of hundreds of bytes.
 	maxParquetFooterElements = 1 << 21
-	MaxParquetLine   = 64 << 20 // bytes of one row's line (casefile.MaxLine)
+	MaxParquetLine           = 64 << 20 // bytes of one row's line (casefile.MaxLine)
 )
 
 // maxParquetPageValues caps the values of one page: run-length encoding
