@@ -53,7 +53,7 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 	}
 	integ := "every gold id resolves"
 	if !r.Integrity.OK {
-		integ = Count(int(r.Integrity.ProblemsTotal)) + " problems"
+		integ = Count(int(r.Integrity.ProblemsTotal)) + plural(r.Integrity.ProblemsTotal, " problem", " problems")
 	}
 	kpis = append(kpis, Indicator{Label: "Dataset integrity", Value: integ, Detail: Count(r.Integrity.KBCards) + " cards in the knowledge base"})
 	p.Indicators(kpis)
@@ -151,7 +151,7 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 	if in.OK {
 		p.Para(fmt.Sprintf("Every gold id resolves to one of the %s cards of the knowledge base.", Count(in.KBCards)))
 	} else {
-		it := Table{Caption: fmt.Sprintf("%s gold ids are not cards of the knowledge base", Count(int(in.ProblemsTotal))), Head: []string{"case", "gold id", "reason"}}
+		it := Table{Caption: Count(int(in.ProblemsTotal)) + plural(in.ProblemsTotal, " gold id is not a card", " gold ids are not cards") + " of the knowledge base", Head: []string{"case", "gold id", "reason"}}
 		for _, pr := range in.Problems {
 			it.Rows = append(it.Rows, []Cell{{Text: pr.CaseID, Sub: pr.File + ":" + strconv.Itoa(pr.Line)}, {Text: pr.GoldID}, {Text: pr.Reason}})
 		}
@@ -189,7 +189,7 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 		if more := r.MissedTotal - int64(len(r.Missed)); more > 0 {
 			mt.Foot = fmt.Sprintf("… and %s more not shown (the first %d in file order; all in --cases-out).", Count(int(more)), len(r.Missed))
 		}
-		p.Details(fmt.Sprintf("Show the %d missed cases", len(r.Missed)), func() { p.Table(mt) })
+		p.Details("Show the "+Count(len(r.Missed))+plural(len(r.Missed), " missed case", " missed cases"), func() { p.Table(mt) })
 	}
 	_, err := p.WriteTo(w)
 	return err

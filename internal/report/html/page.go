@@ -318,3 +318,11 @@ func FmtCI(ci [2]float64) string { return format.Num(ci[0]) + "–" + format.Num
 
 // Count formats an integer with thousands separators (format.Thousands: 100,000).
 func Count(n int) string { return format.Thousands(n) }
+
+// plural is one when n is 1, else many.
+func plural[N ~int | ~int64](n N, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
