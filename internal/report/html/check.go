@@ -82,7 +82,7 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 			bars = append(bars, Bar{Category: g.label, Value: m.Mean.V(), CI: &c, N: int(m.N), Unreliable: m.Unreliable})
 		}
 	}
-	t := Table{Head: []string{"group", "n"}, NumCols: []bool{false, true}}
+	t := Table{Head: []string{"group", "n"}, NumCols: []bool{false, true}, Cards: true} // too wide for a phone
 	for _, k := range keys {
 		t.Head = append(t.Head, checkLabel(k, r.K))
 		t.NumCols = append(t.NumCols, true)
@@ -151,7 +151,7 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 	if in.OK {
 		p.Para(fmt.Sprintf("Every gold id resolves to one of the %s cards of the knowledge base.", Count(in.KBCards)))
 	} else {
-		it := Table{Caption: Count(int(in.ProblemsTotal)) + plural(in.ProblemsTotal, " gold id is not a card", " gold ids are not cards") + " of the knowledge base", Head: []string{"case", "gold id", "reason"}}
+		it := Table{Caption: Count(int(in.ProblemsTotal)) + plural(in.ProblemsTotal, " gold id is not a card", " gold ids are not cards") + " of the knowledge base", Head: []string{"case", "gold id", "reason"}, Cards: true}
 		for _, pr := range in.Problems {
 			it.Rows = append(it.Rows, []Cell{{Text: pr.CaseID, Sub: pr.File + ":" + strconv.Itoa(pr.Line)}, {Text: pr.GoldID}, {Text: pr.Reason}})
 		}
@@ -171,7 +171,7 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 	} else if p.Section(fmt.Sprintf("Missed cases (%s = 0): %s", hit, Count(int(r.MissedTotal)))); r.MissedTotal == 0 {
 		p.Para("None.")
 	} else {
-		mt := Table{Head: []string{"case", "query", "gold → top " + strconv.Itoa(r.K)}}
+		mt := Table{Head: []string{"case", "query", "gold → top " + strconv.Itoa(r.K)}, Cards: true}
 		for _, m := range r.Missed {
 			top := "(precomputed)"
 			if !m.Precomputed {

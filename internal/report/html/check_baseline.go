@@ -137,7 +137,7 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 		p.Details(fmt.Sprintf("Not paired: %s gold changed, %s only in the baseline, %s only in this run", Count(int(c.GoldChanged)), Count(int(c.OnlyInBaseline)), Count(int(c.OnlyInCurrent))), func() {
 			p.Note("A case whose gold changed is a relabelling, not a retrieval change: it is not compared.")
 			if n := min(FlipsListed, len(u.GoldChanged)); n > 0 {
-				t := Table{Caption: "Gold changed", Head: []string{"case", "gold: base → head"}}
+				t := Table{Caption: "Gold changed", Head: []string{"case", "gold: base → head"}, Cards: true}
 				for _, g := range u.GoldChanged[:n] {
 					t.Rows = append(t.Rows, []Cell{{Text: g.CaseID, Sub: g.File + ":" + strconv.Itoa(g.Line)}, {Text: strings.Join(g.Before, ", ") + " → " + strings.Join(g.After, ", ")}})
 				}
@@ -180,7 +180,7 @@ func flipTable(p *Page, k int, title string, fs []checkreport.Flip, total int64)
 		return
 	}
 	n := min(FlipsListed, len(fs))
-	t := Table{Caption: fmt.Sprintf("%s (%s)", title, Count(int(total))), Head: []string{"case", "query", "gold", "top " + strconv.Itoa(k) + ": base → head"}}
+	t := Table{Caption: fmt.Sprintf("%s (%s)", title, Count(int(total))), Head: []string{"case", "query", "gold", "top " + strconv.Itoa(k) + ": base → head"}, Cards: true}
 	for _, x := range fs[:n] {
 		t.Rows = append(t.Rows, []Cell{
 			{Text: x.CaseID, Sub: x.Locale + " · " + x.Type + " · " + x.File + ":" + strconv.Itoa(x.Line)},

@@ -39,7 +39,7 @@ func movedTable(p *Page, o *checkreport.Overlap) {
 	}
 	ms := o.MostChangedWithoutGold
 	t := Table{Caption: fmt.Sprintf("Most changed cases without gold (%d shown of %s changed)", len(ms), Count(int(o.WithoutGold.Changed))),
-		Head: []string{"case", "query", "RBO", "top " + strconv.Itoa(o.Depth) + ": base → head"}, NumCols: []bool{false, false, true, false}}
+		Head: []string{"case", "query", "RBO", "top " + strconv.Itoa(o.Depth) + ": base → head"}, NumCols: []bool{false, false, true, false}, Cards: true}
 	for _, x := range ms {
 		t.Rows = append(t.Rows, []Cell{
 			{Text: x.CaseID, Sub: x.Locale + " · " + x.Type + " · " + x.File + ":" + strconv.Itoa(x.Line)},
@@ -78,7 +78,7 @@ func changedTable(p *Page, c *checkreport.Churn) {
 	}
 	ms := c.MostChanged
 	t := Table{Caption: fmt.Sprintf("Most changed cases (%d listed; %s of %s changed their top %d as a set)", len(ms), Count(int(c.Overall.Changed)), Count(int(c.Overall.N)), c.Depth),
-		Head: []string{"case", "query", "RBO", "top " + strconv.Itoa(c.Depth) + ": base → head"}, NumCols: []bool{false, false, true, false}}
+		Head: []string{"case", "query", "RBO", "top " + strconv.Itoa(c.Depth) + ": base → head"}, NumCols: []bool{false, false, true, false}, Cards: true}
 	for _, x := range ms {
 		t.Rows = append(t.Rows, []Cell{
 			{Text: x.CaseID, Sub: x.Locale + " · " + x.Type + " · " + x.File + ":" + strconv.Itoa(x.Line)},

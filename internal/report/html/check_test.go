@@ -46,7 +46,8 @@ func TestCheckHTMLGolden(t *testing.T) {
 	assert.Contains(t, s, "<details><summary>Show the 34 missed cases</summary>")
 	broken := runCheck(t, checkDemo+"/broken/cases.jsonl", cli.ExitGateFailed)
 	golden(t, "check-broken.html", broken)
-	assert.Contains(t, string(broken), "gold ids are not cards of the knowledge base")
+	assert.Contains(t, string(broken), "<caption>1 gold id is not a card of the knowledge base</caption>")
+	assert.Contains(t, string(broken), "<summary>Show the 1 missed case</summary>")
 	assert.NotContains(t, s, "vs base")
 }
 

@@ -30,7 +30,7 @@ code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",mo
 @media (min-width:1100px){.grid{grid-template-columns:minmax(0,1.15fr) minmax(0,1fr)}}
 .cell{min-width:0}
 .table{max-width:100%;margin:0 0 12px}
-table{border-collapse:collapse;font-variant-numeric:tabular-nums;width:100%;max-width:760px}
+table{border-collapse:collapse;font-variant-numeric:tabular-nums;width:auto;min-width:min(100%,760px);max-width:100%}
 caption{text-align:left;font-weight:600;padding:0 0 6px}
 th,td{padding:5px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top;overflow-wrap:anywhere}
 thead th{font-size:.85em;color:var(--muted);font-weight:600;border-bottom:2px solid var(--line);overflow-wrap:normal;word-break:normal;hyphens:none}

@@ -76,8 +76,8 @@ func TestCheckHTMLUnreliableFlag(t *testing.T) {
 		// The overall card: the mark after its interval, the footnote at its foot.
 		`<div class="kpi-detail">95% CI 0.739–0.951` + mean + ` · n = 41</div><div class="kpi-detail">` + rhtml.Esc(checkreport.UnreliableNote) + `</div>`,
 		// The groups table: the overall hit@5 and the adversarial type's recall@5 (the Markdown's "0.662 [0.039, 1.000]†").
-		`<td class="num">0.878<span class="ci">0.739–0.951` + mean + `</span></td><td class="num">0.809<span class="ci">0.690–0.900</span></td>`,
-		`<td class="num">0.662<span class="ci">0.039–1.000` + mean + `</span></td>`,
+		`<td class="num" data-label="hit@5"><span class="cv">0.878<span class="ci">0.739–0.951` + mean + `</span></span></td><td class="num" data-label="recall@5"><span class="cv">0.809<span class="ci">0.690–0.900</span></span></td>`,
+		`<td class="num" data-label="recall@5"><span class="cv">0.662<span class="ci">0.039–1.000` + mean + `</span></span></td>`,
 		rhtml.Esc(checkreport.UnreliableNote) + ".</p>",
 		// The chart's hover and its table for screen readers.
 		"overall · hit@5: hit@5 0.878 (95% CI 0.739–0.951†), n = 41",

@@ -538,7 +538,7 @@ func History(w io.Writer, v HistoryView) error {
 	}
 
 	p.Section("Runs (newest first)")
-	t := Table{Head: []string{"run", "commit", v.headlineName(), "inputs changed"}}
+	t := Table{Head: []string{"run", "commit", v.headlineName(), "inputs changed"}, Cards: true}
 	// A report column only when some listed run published its report (a history
 	// on a branch, --history-branch with --html).
 	reports := false

@@ -409,7 +409,7 @@ func TestHistoryCheckDeltasAndFailedGates(t *testing.T) {
 	require.NoError(t, rhtml.History(&b, v))
 	page := b.String()
 	assert.Contains(t, page, `<th scope="col">failed gates</th>`)
-	assert.Contains(t, page, "<td>min_hit, max_drop_hit</td>")
+	assert.Contains(t, page, `<td data-label="failed gates"><span class="cv">min_hit, max_drop_hit</span></td>`)
 	assert.Contains(t, page, "delta:retrieval_hit_at_k per run")
 	assert.NotContains(t, page, "NaN")
 
