@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
+	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
 // demoAt is the compare demo at cutoff k with the strategies names.
@@ -144,7 +146,9 @@ func TestCompareWholePageInBrowser(t *testing.T) {
   const runSel = document.getElementById("rg-run"), metSel = document.getElementById("rg-metric");
   for (const o of [...runSel.options]) {
     pick(runSel, o.value);
-    const blocks = shown(), r = {run: Number(o.value), blocks: blocks.map((b) => Number(b.dataset.run)), every: {}, best: {}};
+    const blocks = shown(), r = {run: Number(o.value), blocks: blocks.map((b) => Number(b.dataset.run)), every: {}, best: {},
+      bars: document.querySelector("#rg-bars figcaption").textContent, shown: document.getElementById("rg-shown").textContent,
+      table: document.querySelector("#rg-table caption").textContent};
     const dec = blocks[0].querySelector(".decision");
     r.decision = dec ? dec.textContent : "";
     const every = blocks[1].querySelector("[data-part=every] table");
@@ -179,7 +183,8 @@ func TestCompareWholePageInBrowser(t *testing.T) {
   pick(runSel, String(runSel.options.length - 1));
   for (const o of [...metSel.options]) {
     pick(metSel, o.value);
-    out.metrics.push({metric: o.textContent, legend: [...document.querySelectorAll("#rg-over .legend li")].map((li) => li.textContent), lines: document.querySelectorAll("#rg-over [data-mark=line]").length});
+    out.metrics.push({metric: o.textContent, legend: [...document.querySelectorAll("#rg-over .legend li")].map((li) => li.textContent), lines: document.querySelectorAll("#rg-over [data-mark=line]").length,
+      over: document.querySelector("#rg-over figcaption").textContent});
   }
   return out;
 })()`
@@ -194,11 +199,15 @@ func TestCompareWholePageInBrowser(t *testing.T) {
 			Every    map[string][]string `json:"every"`
 			Lists    map[string]qlists   `json:"lists"`
 			Scale    map[string]string   `json:"scale"`
+			Bars     string              `json:"bars"`
+			Shown    string              `json:"shown"`
+			Table    string              `json:"table"`
 		} `json:"runs"`
 		Metrics []struct {
 			Metric string   `json:"metric"`
 			Legend []string `json:"legend"`
 			Lines  int      `json:"lines"`
+			Over   string   `json:"over"`
 		} `json:"metrics"`
 	}
 	require.NoError(t, json.Unmarshal(ms[0].Result, &got))
@@ -210,6 +219,13 @@ func TestCompareWholePageInBrowser(t *testing.T) {
 		assert.Equal(t, w.Every, r.Every, "run %d: every measure as its document", r.Run)
 		assert.Equal(t, w.Lists, r.Lists, "run %d: each strategy's best and worst queries by each measure", r.Run)
 		assert.Equal(t, w.Scale, r.Scale, "run %d: each measure's scale", r.Run)
+		// The run's bars, table and "Shown" line name the measure at the
+		// run's own k, with its own maximum (run 1 is at k = 5: it said
+		// DCG@10 (of 31.805) there).
+		dcg := metrics.QueryMeasures[metrics.QueryIndex(metrics.KeyDCG)].LabelAt(runs[r.Run].K)
+		assert.True(t, strings.HasPrefix(r.Bars, dcg+" (of "+rhtml.Fmt(runs[r.Run].MaxDCG())+") per strategy"), "run %d: %s", r.Run, r.Bars)
+		assert.Equal(t, dcg+" (of "+rhtml.Fmt(runs[r.Run].MaxDCG())+")", r.Table, "run %d", r.Run)
+		assert.True(t, strings.HasSuffix(r.Shown, " · "+dcg), "run %d: %s", r.Run, r.Shown)
 	}
 	// Choosing a measure reorders the lists: MRR's best queries of
 	// hybrid+rerank are not DCG's.
@@ -232,6 +248,9 @@ func TestCompareWholePageInBrowser(t *testing.T) {
 		assert.Equal(t, 10, m.Lines, m.Metric)
 		assert.Contains(t, m.Legend, "dense · k=5", m.Metric)
 		assert.Contains(t, m.Legend, "dense · k=10", m.Metric)
+		// Runs at two cutoffs: the chart names the measure at k, not at this run's 10.
+		assert.NotContains(t, m.Over, "@10", m.Metric)
+		assert.Contains(t, m.Over, "@k", m.Metric)
 	}
 
 	// At every width, light and dark: no overflow, nothing broken inside

@@ -38,6 +38,15 @@ func MeasureLabel(key string, k int) string {
 	return info.LabelAt(k)
 }
 
+// measureLabelK is a measure's label at no one k ("DCG@k"), as the chart
+// over runs at several cutoffs names it; an unregistered key itself.
+func measureLabelK(key string) string {
+	if info, ok := metrics.Lookup(key); ok {
+		return info.Label + "@k"
+	}
+	return key
+}
+
 // higherIsBetter is the registry's direction of a measure (an unregistered
 // key: higher).
 func higherIsBetter(key string) bool {
@@ -192,6 +201,8 @@ func exploreData(k int, keys []string, scaleOf func(string) string, colours map[
 		str(key)
 		b = append(b, `,"label":`...)
 		str(MeasureLabel(key, k))
+		b = append(b, `,"labelk":`...) // the chart over runs at several k
+		str(measureLabelK(key))
 		b = append(b, `,"scale":`...)
 		str(scaleOf(key))
 		b = append(b, `,"higher":`...)
@@ -303,6 +314,34 @@ func exploreData(k int, keys []string, scaleOf func(string) string, colours map[
 		b = append(b, '}')
 		// The scale sentence of each measure (keys' order), for the note
 		// under "Per strategy".
+		// Each measure's label and scale at the run's k (a run at another k
+		// than this one's: "DCG@5", "of 20.639"), for its bars and tables.
+		rk := k
+		if n, err := strconv.Atoi(r.K); err == nil && n > 0 {
+			rk = n
+		}
+		b = append(b, `,"labels":[`...)
+		for j, key := range keys {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			str(MeasureLabel(key, rk))
+		}
+		b = append(b, `],"scales":[`...)
+		for j, key := range keys {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			scale := scaleOf(key)
+			if key == metrics.KeyDCG { // the run's own maximum ("" when unknown)
+				scale = ""
+				if strings.HasPrefix(r.Of, "of ") {
+					scale = r.Of
+				}
+			}
+			str(scale)
+		}
+		b = append(b, `]`...)
 		b = append(b, `,"notes":[`...)
 		for j := range keys {
 			if j > 0 {

@@ -30,6 +30,11 @@ const flagged = (p) => ci(p) + (p[7] ? "\u2020" : "");
 const mark = (p) => (p[7] ? [el(null, "abbr", {class: "flag", title: D.flag}, "\u2020")] : []);
 const runSel = $("rg-run"), metSel = $("rg-metric");
 const measure = (key) => D.measures.find((m) => m.key === key);
+// A measure as run shows it: its label and scale at the run's k.
+const atRun = (run, m) => {
+  const i = D.measures.indexOf(m);
+  return i < 0 ? m : {...m, label: run.labels[i], scale: run.scales[i]};
+};
 const val = (s, key) => (s && s.m[key] ? s.m[key][0] : null);
 // The strategies of a run in pairs {base, reranked}, ordered by the better
 // of each pair on the measure (best first, stable), as the page orders them.
@@ -166,7 +171,8 @@ const over = (box, m, chosen) => {
   const y = (v) => bottom - ((v - alo) / (ahi - alo)) * (bottom - top);
   // DCG@k with its maximum: the runs' one, or each point's own when they differ.
   const dcg = m.key === D.dcg, ofs = dcg ? [...new Set(D.runs.map((r) => r.of))] : [], mixed = ofs.length > 1;
-  const label = !dcg ? m.label : m.label + " (" + (mixed ? D.mixed : ofs[0]) + ")", axis = mixed ? m.label : label;
+  const ml = mixedK ? m.labelk : m.label;
+  const label = !dcg ? ml : ml + " (" + (mixed ? D.mixed : ofs[0]) + ")", axis = mixed ? ml : label;
   const title = label + " per run (95% CI bands; dashed vertical lines: inputs changed)";
   const svg = el(SVG, "svg", {viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": title, focusable: "false"});
   A.ticks.forEach((label, i) => {
@@ -269,15 +275,16 @@ const pages = () => {
 };
 for (const s of document.querySelectorAll(".rg-qstrategy")) s.addEventListener("change", pages);
 const draw = () => {
-  const run = D.runs[Number(runSel.value)], m = D.measures[Number(metSel.value)];
-  if (!run || !m) return;
+  const run = D.runs[Number(runSel.value)], pm = D.measures[Number(metSel.value)];
+  if (!run || !pm) return;
+  const m = atRun(run, pm), second = measure(D.second);
   pages();
   $("rg-shown").textContent = "Shown: " + run.label + " \u00b7 " + m.label;
   $("rg-scale").textContent = run.notes[Number(metSel.value)];
   bars($("rg-bars"), run, m);
   table($("rg-table"), run, m);
-  table($("rg-table2"), run, measure(D.second));
-  over($("rg-over"), m, Number(runSel.value));
+  table($("rg-table2"), run, second && atRun(run, second));
+  over($("rg-over"), pm, Number(runSel.value));
 };
 runSel.addEventListener("change", draw);
 metSel.addEventListener("change", draw);
