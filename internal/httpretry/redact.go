@@ -365,8 +365,9 @@ func base64Cores(s string) []string {
 
 // URLSecrets are the credentials a URL carries: its user name and password
 // (which Go's client sends as Basic credentials), the value of every query
-// parameter whose name says key, token, secret, auth, password or signature
-// (Gemini's API accepts its key as the "key" query parameter besides the
+// parameter whose name says key, token, secret, auth, password (pass, pwd),
+// credential or signature (a name that merely contains one, "passage", is
+// redacted too: an error loses a value, never shows a secret) (Gemini's API accepts its key as the "key" query parameter besides the
 // x-goog-api-key header: ai.google.dev/gemini-api/docs/api-key), and a
 // resumable upload's session id, "upload_id" (the URL Gemini's Files API
 // answers its upload start with: Google's resumable uploads take the session
@@ -446,9 +447,12 @@ func rawURLSecrets(raw string) []string {
 
 // credentialParam reports whether a query parameter named name carries a
 // credential (URLSecrets): its name says key, token, secret, auth, password
-// or signature, or it is a resumable upload's session id.
+// (pass, pwd), credential or signature, or it is a resumable upload's session
+// id.
 func credentialParam(name string) bool {
-	return sensitiveHeader(name) || strings.Contains(strings.ToLower(name), "sig") || strings.EqualFold(name, "upload_id")
+	n := strings.ToLower(name)
+	return sensitiveHeader(name) || strings.Contains(n, "sig") || n == "upload_id" ||
+		strings.Contains(n, "pass") || strings.Contains(n, "pwd") || strings.Contains(n, "credential")
 }
 
 // RedactURL is raw for a message: its user information and its credential

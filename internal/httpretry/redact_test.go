@@ -322,3 +322,14 @@ func TestURLSecretsOfUnparseableURLs(t *testing.T) {
 	// A URL without credentials has none.
 	assert.Empty(t, URLSecrets("http://127.0.0.1:badport/v1"))
 }
+
+// Query parameters that name a password or a credential in other words are
+// credentials too.
+func TestCredentialParamsByOtherNames(t *testing.T) {
+	for _, name := range []string{"pass", "passwd", "pwd", "user_password", "credential", "Credentials"} {
+		raw := "https://h/v1?" + name + "=AUDITPASS789&page=2"
+		assert.Contains(t, URLSecrets(raw), "AUDITPASS789", name)
+		assert.Equal(t, "https://h/v1?"+name+"=***&page=2", RedactURL(raw), name)
+	}
+	assert.Empty(t, URLSecrets("https://h/v1?page=2&q=x"))
+}
