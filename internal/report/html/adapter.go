@@ -103,7 +103,7 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 	}
 	v.Colours = StrategyColours(names)
 	if l := d.RecommendationTest; l != nil {
-		v.Leader = &PairView{A: l.Best, B: l.RunnerUp, Delta: l.Delta.V(), CI: [2]float64{l.CI95[0].V(), l.CI95[1].V()}, PHolm: l.PValue.V(), Significant: l.Significant, Identical: l.Identical, Note: comparereport.NoteText(l.Note),
+		v.Leader = &PairView{A: l.Best, B: l.RunnerUp, N: l.N, Delta: l.Delta.V(), CI: [2]float64{l.CI95[0].V(), l.CI95[1].V()}, PHolm: l.PValue.V(), Significant: l.Significant, Identical: l.Identical, Note: comparereport.NoteText(l.Note),
 			Unreliable: l.Unreliable}
 	}
 	stat := func(s comparereport.Summary) Stat {

@@ -322,11 +322,11 @@ func (p *Page) compareTop(v *CompareView) {
 		rec.Detail = fmt.Sprintf("%s and %s return identical rankings on every query: no difference to test", l.A, l.B)
 	case l.Significant && l.Delta > 0:
 		rec.Detail = fmt.Sprintf("ahead of %s by %s %s (95%% CI %s to %s", l.B, format.Signed(l.Delta), primary, format.Signed(l.CI[0]), format.Signed(l.CI[1]))
-		rec.Flag, rec.After = noteIf(l.Unreliable, comparereport.UnreliableLine), ", Holm p = "+fmtP(l.PHolm)+")"
+		rec.Flag, rec.After = noteIf(l.Unreliable, comparereport.UnreliableLine), ", Holm p = "+fmtP(l.PHolm)+", n = "+Count(l.N)+")"
 	default:
 		rec.Value = "no clear winner"
 		rec.Detail = fmt.Sprintf("%s leads %s by %s %s, not significant (95%% CI %s to %s", l.A, l.B, format.Signed(l.Delta), primary, format.Signed(l.CI[0]), format.Signed(l.CI[1]))
-		rec.Flag, rec.After = noteIf(l.Unreliable, comparereport.UnreliableLine), ", Holm p = "+fmtP(l.PHolm)+")"
+		rec.Flag, rec.After = noteIf(l.Unreliable, comparereport.UnreliableLine), ", Holm p = "+fmtP(l.PHolm)+", n = "+Count(l.N)+")"
 	}
 	if l := v.Leader; l != nil && l.Note != "" {
 		rec.After += "; " + l.Note

@@ -78,7 +78,7 @@ func TestCompareHumanConstantDifference(t *testing.T) {
 	assert.Contains(t, page, "PPI++&#39;s t statistic has nothing to divide by")
 	assert.Contains(t, page, "corrected by 20 human-labelled queries).")
 	// The decision card says why its interval crosses 0 while its test decides.
-	assert.Contains(t, page, "Holm p = 1.9e-06); the labelled queries&#39; differences do not vary")
+	assert.Contains(t, page, "Holm p = 1.9e-06, n = 20); the labelled queries&#39; differences do not vary")
 	assert.NotContains(t, page, `see &#34;Human-corrected estimates&#34;`)
 	assert.NotContains(t, page, `see "Human-corrected estimates"`)
 }
