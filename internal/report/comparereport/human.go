@@ -381,7 +381,7 @@ func (d *Document) localeNote() string {
 // humanRows is the corrected table's rows: strategy, measure, judge only,
 // corrected with its interval, human only with its interval, n human, λ̂,
 // narrower.
-func (d *Document) humanRows(name func(string) string) [][]string {
+func (d *Document) humanRows(name, measure func(string) string) [][]string {
 	var rows [][]string
 	for _, s := range d.strategies() {
 		for _, m := range metrics.QueryMeasures {
@@ -390,7 +390,7 @@ func (d *Document) humanRows(name func(string) string) [][]string {
 			if c.Unreliable {
 				ci += UnreliableMark
 			}
-			rows = append(rows, []string{name(s.Name), d.metricCell(m.Key), format.Num(c.JudgeOnly.V()), format.Num(c.Estimate.V()) + " " + ci,
+			rows = append(rows, []string{name(s.Name), measure(m.Key), format.Num(c.JudgeOnly.V()), format.Num(c.Estimate.V()) + " " + ci,
 				format.Num(c.HumanOnly.V()) + " " + format.Interval([2]float64{c.HumanOnlyCI95[0].V(), c.HumanOnlyCI95[1].V()}),
 				strconv.Itoa(c.NHuman), format.Num(c.Lambda.V()), format.Pct(c.Narrower.V())})
 		}
@@ -459,7 +459,7 @@ func (d *Document) humanText(b *strings.Builder, name func(string) string) {
 	fmt.Fprintf(b, "\nhuman-corrected estimates: %s\n", d.humanIntro(name(d.Human.File)))
 	t := &textTable{}
 	t.add(humanHead...)
-	for _, r := range d.humanRows(name) {
+	for _, r := range d.humanRows(name, d.metricCell) {
 		t.add(r...)
 	}
 	t.write(b)
@@ -519,7 +519,7 @@ func (d *Document) humanMarkdown(b *strings.Builder) {
 	fmt.Fprintf(b, "\n### Human-corrected estimates\n\n%s\n\n", d.humanIntro(esc(d.Human.File)))
 	b.WriteString("<details><summary>Every strategy and measure: judge only, corrected, human only</summary>\n\n")
 	b.WriteString("| " + strings.Join(humanHead, " | ") + " |\n|---|---|" + strings.Repeat("---:|", len(humanHead)-2) + "\n")
-	for _, r := range d.humanRows(esc) {
+	for _, r := range d.humanRows(esc, d.metricCell) {
 		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
 	}
 	rowsMark, pairedMark := d.humanMarks()
@@ -588,8 +588,11 @@ type HumanSection struct {
 	// intervals (UnreliableMark) of the corrected table and of the paired
 	// one ("" where none is marked).
 	Unreliable, PairedUnreliable string
-	LocaleHead                   []string
-	LocaleRows                   [][]string
+	// PairedMeasures names the measure of each of Paired as the dashboard
+	// names measures ("DCG@10 (primary)").
+	PairedMeasures []string
+	LocaleHead     []string
+	LocaleRows     [][]string
 }
 
 // HumanSection returns the human section (ok false without human labels); name
@@ -599,7 +602,7 @@ func (d *Document) HumanSection(name func(string) string) (s HumanSection, ok bo
 		return s, false
 	}
 	s = HumanSection{Basis: d.humanBasis(""), Intro: d.humanIntro(name(d.Human.File)), Note: d.note(), BiasLine: d.biasLine(),
-		Head: humanHead, Rows: d.humanRows(name), Paired: d.Human.Paired, Strata: d.strataLine(name),
+		Head: humanHead, Rows: d.humanRows(name, d.labelCell), Paired: d.Human.Paired, Strata: d.strataLine(name),
 		PairedFoot: "PPI++ estimate of each paired difference with its t interval (the jackknife standard error); p from the same t statistic, so the interval excludes 0 exactly when p < 0.05 before Holm's adjustment within each measure."}
 	switch {
 	case d.stratified() && d.clustered():
@@ -613,9 +616,12 @@ func (d *Document) HumanSection(name func(string) string) (s HumanSection, ok bo
 		s.PairedFoot += " " + l
 	}
 	s.Unreliable, s.PairedUnreliable = d.humanMarks()
+	for _, p := range d.Human.Paired {
+		s.PairedMeasures = append(s.PairedMeasures, d.labelCell(p.Metric))
+	}
 	if rows := d.localeRows(name); len(rows) > 0 {
 		s.LocaleHead, s.LocaleRows, s.LocaleNote = localeHead, rows, d.localeNote()
-		s.LocaleTitle = "Corrected " + d.metricCell(d.Primary) + " by locale"
+		s.LocaleTitle = "Corrected " + d.labelCell(d.Primary) + " by locale"
 	}
 	s.BiasHead, s.BiasRows = d.biasRows()
 	return s, true

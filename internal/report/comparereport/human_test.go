@@ -98,6 +98,10 @@ func TestHumanSection(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, HumanUnreliableLine, hs.Unreliable)
 	assert.Equal(t, HumanUnreliableLine, hs.PairedUnreliable)
+	// The dashboard names the paired rows' measures by their labels.
+	require.Len(t, hs.PairedMeasures, len(hs.Paired))
+	assert.Equal(t, "DCG@2 (primary)", hs.PairedMeasures[0])
+	assert.Equal(t, "dcg_at_k", hs.Paired[0].Metric)
 	// Without human labels: no key, no section.
 	plain := New(compareFixture(t, "x", "y"))
 	var pj, pt bytes.Buffer

@@ -184,6 +184,15 @@ func (d *Document) metricCell(key string) string {
 	return key
 }
 
+// labelCell is metricCell with the measure's label at the run's k ("DCG@10
+// (primary)"), as the dashboard names measures.
+func (d *Document) labelCell(key string) string {
+	if key == d.Primary {
+		return d.label(key) + " (primary)"
+	}
+	return d.label(key)
+}
+
 // ciCell is a paired test's signed interval, marked when unreliable.
 func (d *Document) ciCell(p Paired) string {
 	s := format.SignedInterval([2]float64{p.CI95[0].V(), p.CI95[1].V()})

@@ -59,12 +59,12 @@ func (p *Page) humanSection(h *comparereport.HumanSection) {
 	if len(h.Paired) > 0 {
 		pt := Table{Head: []string{"strategy", "baseline", "metric", "n human", "Δ (corrected)", "95% CI of Δ", "p (Holm)", "significant"},
 			NumCols: []bool{false, false, false, true, true, true, true, false}, Cards: true}
-		for _, x := range h.Paired {
+		for i, x := range h.Paired {
 			sig := "no"
 			if x.Significant {
 				sig = "yes"
 			}
-			pt.Rows = append(pt.Rows, []Cell{{Text: x.Strategy}, {Text: x.Baseline}, {Text: x.Metric}, {Text: strconv.Itoa(x.N), Num: true},
+			pt.Rows = append(pt.Rows, []Cell{{Text: x.Strategy}, {Text: x.Baseline}, {Text: h.PairedMeasures[i]}, {Text: strconv.Itoa(x.N), Num: true},
 				{Text: format.Signed(x.Delta.V()), Num: true}, {Text: format.SignedInterval([2]float64{x.CI95[0].V(), x.CI95[1].V()}) + markIf(x.Unreliable), Num: true, Flag: h.PairedUnreliable},
 				{Text: fmtP(x.PValue.V()), Num: true}, {Text: sig}})
 		}

@@ -52,6 +52,10 @@ func TestCompareHumanSection(t *testing.T) {
 	human := page[strings.Index(page, "Human-corrected estimates"):]
 	assert.Contains(t, human, `<abbr class="flag" title="unreliable: this interval&#39;s method covers less than 93% at this n in simulation (PPI++ below 30`)
 	assert.Contains(t, human, htmlreport.Esc(comparereport.HumanUnreliableLine))
+	// Measures by their labels, as everywhere on the page, never by their JSON keys.
+	section := human[:strings.Index(human, "<h2>Per strategy</h2>")]
+	assert.Contains(t, section, `<span class="cv">DCG@1 (primary)</span>`)
+	assert.NotContains(t, section, "dcg_at_k")
 	// The best-mean card shows the judge's mean: said so, beside a decision on the corrected figures.
 	assert.Contains(t, page, `<div class="kpi-label">Best DCG@1 (judge only)</div>`)
 	// Without human labels, no section.
