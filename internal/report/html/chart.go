@@ -16,6 +16,9 @@ type Series struct {
 	Name   string
 	Color  int
 	Dashed bool
+	// Dotted (lines) tells apart series that share a colour and a dash: a
+	// strategy at an earlier run's other cutoff, a ninth group and on.
+	Dotted bool
 }
 
 // Bar is one bar: a value of a series in a category, with its 95% interval (nil:
@@ -213,6 +216,9 @@ func (p *Page) legend(series []Series, line bool) {
 		}
 		if s.Dashed {
 			cls += " dashed"
+		}
+		if s.Dotted && line {
+			cls += " dotted"
 		}
 		p.raw(`<li><span class="` + cls + `"></span>` + Esc(s.Name) + "</li>")
 	}
@@ -458,6 +464,9 @@ func (p *Page) LineChart(c LineChart) {
 		cls := "line " + col
 		if sr.Dashed {
 			cls += " dashed"
+		}
+		if sr.Dotted {
+			cls += " dotted"
 		}
 		s.WriteString(`<path data-mark="line" class="` + cls + `" d="` + d.String() + `"><title>` + Esc(sr.Name) + "</title></path>\n")
 		for i, v := range l.Y {

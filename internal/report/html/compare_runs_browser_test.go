@@ -184,7 +184,9 @@ func TestCompareWholePageInBrowser(t *testing.T) {
   for (const o of [...metSel.options]) {
     pick(metSel, o.value);
     out.metrics.push({metric: o.textContent, legend: [...document.querySelectorAll("#rg-over .legend li")].map((li) => li.textContent), lines: document.querySelectorAll("#rg-over [data-mark=line]").length,
-      over: document.querySelector("#rg-over figcaption").textContent});
+      over: document.querySelector("#rg-over figcaption").textContent,
+      dotted: [...document.querySelectorAll("#rg-over .legend li")].filter((li) => li.querySelector(".sw").classList.contains("dotted")).map((li) => li.textContent),
+      dottedLines: [...document.querySelectorAll("#rg-over [data-mark=line]")].filter((l) => l.classList.contains("dotted")).length});
   }
   return out;
 })()`
@@ -208,6 +210,8 @@ func TestCompareWholePageInBrowser(t *testing.T) {
 			Legend []string `json:"legend"`
 			Lines  int      `json:"lines"`
 			Over   string   `json:"over"`
+			Dotted []string `json:"dotted"`
+			DLines int      `json:"dottedLines"`
 		} `json:"metrics"`
 	}
 	require.NoError(t, json.Unmarshal(ms[0].Result, &got))
@@ -251,6 +255,12 @@ func TestCompareWholePageInBrowser(t *testing.T) {
 		// Runs at two cutoffs: the chart names the measure at k, not at this run's 10.
 		assert.NotContains(t, m.Over, "@10", m.Metric)
 		assert.Contains(t, m.Over, "@k", m.Metric)
+		// The older cutoff's five series are dotted (legend and line): "dense
+		// · k=5" and "dense · k=10" share dense's colour.
+		assert.Len(t, m.Dotted, 5, m.Metric)
+		assert.Contains(t, m.Dotted, "dense · k=5", m.Metric)
+		assert.NotContains(t, m.Dotted, "dense · k=10", m.Metric)
+		assert.Equal(t, 5, m.DLines, m.Metric)
 	}
 
 	// At every width, light and dark: no overflow, nothing broken inside

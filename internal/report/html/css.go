@@ -50,6 +50,8 @@ tbody th{font-weight:500}
 .chart .marker-label{fill:var(--muted);font-size:12px}
 .chart .line{fill:none;stroke-width:2}
 .chart .line.dashed{stroke-dasharray:6 4}
+.chart .line.dotted{stroke-dasharray:1.5 3.5;stroke-linecap:round}
+.chart .line.dashed.dotted{stroke-dasharray:7 3 1.5 3}
 .chart .band{stroke:none;opacity:.12}
 .legend{list-style:none;padding:0;margin:0 0 6px;display:flex;flex-wrap:wrap;gap:4px 14px;font-size:.85em}
 .legend li{display:flex;align-items:center;gap:6px;min-width:0;overflow-wrap:anywhere}
@@ -57,6 +59,7 @@ tbody th{font-weight:500}
 .sw.dashed{background:color-mix(in srgb,currentColor 28%,transparent);border:2px dashed currentColor}
 .sw.ln{width:22px;height:0;border:0;border-top:3px solid currentColor;border-radius:0;background:none}
 .sw.ln.dashed{border-top-style:dashed}
+.sw.ln.dotted{border-top-style:dotted}
 .c0{--c:var(--c0)}.c1{--c:var(--c1)}.c2{--c:var(--c2)}.c3{--c:var(--c3)}.c4{--c:var(--c4)}.c5{--c:var(--c5)}.c6{--c:var(--c6)}.c7{--c:var(--c7)}
 .bar{fill:var(--c);stroke:var(--c);stroke-width:0}
 .bar.hatch{fill-opacity:.28;stroke-width:2;stroke-dasharray:5 3}

@@ -615,11 +615,21 @@ func (p *Page) runsChart(v HistoryView, k int, colours map[string]int) {
 	}
 	var series []Series
 	var lines []Line
+	newestK := 0 // the cutoff of the newest run that states one
+	for _, r := range v.Runs {
+		if r.K > 0 {
+			newestK = r.K
+		}
+	}
 	for j, s := range v.Series {
-		sr := Series{Name: v.SeriesName(s), Color: j % 8}
+		// A ninth group and on shares a colour with an earlier one: dotted.
+		sr := Series{Name: v.SeriesName(s), Color: j % 8, Dotted: j >= 8}
 		if colours != nil {
 			sr = seriesOf(s.Name, colours)
 			sr.Name = v.SeriesName(s)
+		}
+		if v.MixedK() && s.K > 0 && s.K != newestK { // a strategy at an older cutoff: its colour, dotted
+			sr.Dotted = true
 		}
 		series = append(series, sr)
 		labels := make([]string, len(s.N))

@@ -774,10 +774,33 @@ func TestHistoryMixedKLabel(t *testing.T) {
 	assert.Contains(t, s, "overall · k=5")
 	assert.NotContains(t, s, "hit@2", "the newest run's k names no other run's series")
 	assert.NotContains(t, s, "hit@5")
+	// The older cutoff's series is dotted, in its legend and its line, so
+	// that two series of one name never look alike.
+	assert.Contains(t, s, `<li><span class="sw c0 ln dotted"></span>overall · k=5</li>`)
+	assert.Contains(t, s, `<li><span class="sw c1 ln"></span>overall · k=2</li>`)
+	assert.Contains(t, s, `class="line c0 dotted"`)
 
 	v.Runs[0].K = 2
 	v.Series = v.Series[1:]
 	b.Reset()
 	require.NoError(t, rhtml.History(&b, v))
 	assert.Contains(t, b.String(), "· measure hit@2", "one cutoff: the label names it")
+}
+
+// More groups than colours: the ninth and on share a colour with an earlier
+// one, and are dotted so that no two look alike.
+func TestHistoryNinthSeriesDotted(t *testing.T) {
+	v := rhtml.HistoryView{Command: "check", Measure: "retrieval_hit_at_k", File: "h.jsonl", K: 5, Runs: []rhtml.RunView{
+		{Time: "2026-01-01T00:00:00Z", Commit: strings.Repeat("a", 40), K: 5},
+		{Time: "2026-01-02T00:00:00Z", Commit: strings.Repeat("b", 40), K: 5}}}
+	for i := range 10 {
+		v.Series = append(v.Series, rhtml.SeriesView{Name: fmt.Sprintf("type: t%d", i), Y: []float64{0.5, 0.6}, Lo: []float64{0.4, 0.5}, Hi: []float64{0.6, 0.7}, N: []int{30, 30}, K: 5})
+	}
+	var b bytes.Buffer
+	require.NoError(t, rhtml.History(&b, v))
+	s := b.String()
+	assert.Contains(t, s, `<li><span class="sw c0 ln"></span>type: t0</li>`)
+	assert.Contains(t, s, `<li><span class="sw c0 ln dotted"></span>type: t8</li>`)
+	assert.Contains(t, s, `<li><span class="sw c1 ln dotted"></span>type: t9</li>`)
+	assert.Equal(t, 2, strings.Count(s, `class="line c0`), "t0 and t8")
 }

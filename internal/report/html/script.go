@@ -156,11 +156,13 @@ const over = (box, m, chosen) => {
   // A series per strategy and k: runs at different k are never one line.
   const ks = new Set(D.runs.map((r) => r.k).filter((k) => k !== "0")), mixedK = ks.size > 1;
   const sid = (r, name) => (mixedK ? name + " \u00b7 k=" + r.k : name);
-  const names = [], base = new Map();
+  const names = [], base = new Map(), kOf = new Map();
   for (const r of D.runs) for (const s of [...r.strategies].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     const id = sid(r, s.name);
-    if (s.m[m.key] && !names.includes(id)) { names.push(id); base.set(id, s.name); }
+    if (s.m[m.key] && !names.includes(id)) { names.push(id); base.set(id, s.name); kOf.set(id, r.k); }
   }
+  // A strategy at an older run's other cutoff keeps its colour, dotted.
+  const newestK = [...D.runs].reverse().map((r) => r.k).find((k) => k !== "0");
   const at = (r, id) => { const s = r.strategies.find((s) => sid(r, s.name) === id); return s ? s.m[m.key] || null : null; };
   const A = D.axes[m.over], alo = A.lo, ahi = A.hi; // the axis over every run (overAxis)
   const W = 560, left = 54, top = 10, H = 264, bottom = H - 34 - 6, cw = 7.7, n = D.runs.length;
@@ -199,7 +201,9 @@ const over = (box, m, chosen) => {
   const rows = el(null, "tbody");
   for (const name of names) {
     const c = "c" + ((D.colours[base.get(name)] || 0) % 8), dashed = base.get(name).endsWith(D.suffix);
-    legend.append(el(null, "li", {}, el(null, "span", {class: "sw " + c + " ln" + (dashed ? " dashed" : "")}), name));
+    const dotted = mixedK && kOf.get(name) !== "0" && kOf.get(name) !== newestK;
+    const style = (dashed ? " dashed" : "") + (dotted ? " dotted" : "");
+    legend.append(el(null, "li", {}, el(null, "span", {class: "sw " + c + " ln" + style}), name));
     const ps = D.runs.map((r) => at(r, name));
     const ok = (i) => ps[i] && ps[i][0] !== null, band = (i) => ok(i) && ps[i][1] !== null && ps[i][2] !== null;
     let d = "";
@@ -215,7 +219,7 @@ const over = (box, m, chosen) => {
     if (d) svg.append(el(SVG, "path", {"data-mark": "band", class: "band " + c, d}));
     let l = "";
     for (let i = 0; i < n; i++) if (ok(i)) l += (i === 0 || !ok(i - 1) ? "M" : "L") + r1(x(i)) + " " + r1(y(ps[i][0]));
-    svg.append(el(SVG, "path", {"data-mark": "line", class: "line " + c + (dashed ? " dashed" : ""), d: l}, el(SVG, "title", {}, name)));
+    svg.append(el(SVG, "path", {"data-mark": "line", class: "line " + c + style, d: l}, el(SVG, "title", {}, name)));
     ps.forEach((p, i) => {
       if (!ok(i)) return;
       const r = D.runs[i];
