@@ -1,16 +1,22 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
@@ -134,7 +140,7 @@ func runJudge(ctx context.Context, f *Factory, o *judge.RunOptions, progress fun
 		err = cerr
 	}
 	if err != nil {
-		return nil, files.remap(err)
+		return nil, files.remap(locatePoolError(err))
 	}
 	if out.Result != nil {
 		if err := writeJudge(ws, o, out, nil); err != nil {
@@ -303,4 +309,60 @@ func llmAPIKey(env *Env) string {
 		return k
 	}
 	return env.Getenv(llm.OpenAIKeyEnv)
+}
+
+// locatePoolError is err with a run's query or document that the pool
+// refused (judge.PoolError) given at its line, file:line, when the run is
+// one plain file: read again to find it (the case's line in a cases run, the
+// document's in a TREC run; runs keep no line numbers). Shards, Parquet and a
+// line not found keep the message naming the file alone.
+func locatePoolError(err error) error {
+	var pe *judge.PoolError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	if line := locateInRun(pe.File, pe.Format, pe.Query, pe.Doc); line > 0 {
+		return input.Errorf(pe.File, line, "run %q: %s", pe.Run, pe.Msg)
+	}
+	return err
+}
+
+// errFound stops locateInRun's scan of a cases file.
+var errFound = errors.New("found")
+
+// locateInRun is the line of query qid's document doc in a run file (TREC:
+// the first line of that query with that document, or of the query when doc
+// is ""; cases: the query's case), 0 when not found or not one plain file.
+func locateInRun(file, format, qid, doc string) int {
+	if input.IsSharded(file) || strings.HasSuffix(strings.ToLower(file), ".parquet") {
+		return 0
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	if format == "cases" {
+		line := 0
+		err := casefile.StreamCases(context.Background(), f, file, func(c *casefile.Case) error {
+			if c.ID == qid {
+				line = c.Line
+				return errFound
+			}
+			return nil
+		})
+		if errors.Is(err, errFound) {
+			return line
+		}
+		return 0
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), trecfile.MaxLineBytes+1)
+	for n := 1; sc.Scan(); n++ {
+		fs := bytes.Fields(sc.Bytes())
+		if len(fs) >= 3 && string(fs[0]) == qid && (doc == "" || string(fs[2]) == doc) {
+			return n
+		}
+	}
+	return 0
 }

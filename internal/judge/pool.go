@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -105,56 +104,16 @@ func QueriesFromCases(ctx context.Context, r io.Reader, file string, qs Queries)
 	})
 }
 
-// runError is what is wrong with query qid (at document doc; "": the query)
-// of run r: at its line when the run is one plain file, read again to find
-// it (a run keeps no line numbers), else naming the file alone.
-func runError(r NamedRun, qid, doc, msg string) error {
-	if line := locateInRun(r.Run, qid, doc); line > 0 {
-		return input.Errorf(r.Run.File, line, "run %q: %s", r.Name, msg)
-	}
-	return fmt.Errorf("run %q (%s): %s", r.Name, r.Run.File, msg)
+// PoolError is what is wrong with query Query of run Run (at document Doc;
+// "": the query itself) as BuildPool finds it. A run keeps no line numbers:
+// the front end, which opened the run's file, may find the line (File,
+// Format: "trec" or "cases") and say it.
+type PoolError struct {
+	Run, File, Format string
+	Query, Doc, Msg   string
 }
 
-// errFound stops locateInRun's scan of a cases file.
-var errFound = errors.New("found")
-
-// locateInRun is the line of query qid's document doc in run's file (a
-// TREC run: the first line of that query with that document, or of the
-// query when doc is ""; a cases run: the query's case), 0 when it is not
-// found or the run is not one plain file (shards, Parquet, standard input).
-func locateInRun(run *trecfile.Run, qid, doc string) int {
-	if input.IsSharded(run.File) || strings.HasSuffix(strings.ToLower(run.File), ".parquet") {
-		return 0
-	}
-	f, err := os.Open(run.File)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	if run.Format == "cases" {
-		line := 0
-		err := casefile.StreamCases(context.Background(), f, run.File, func(c *casefile.Case) error {
-			if c.ID == qid {
-				line = c.Line
-				return errFound
-			}
-			return nil
-		})
-		if errors.Is(err, errFound) {
-			return line
-		}
-		return 0
-	}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), trecfile.MaxLineBytes+1)
-	for n := 1; sc.Scan(); n++ {
-		fs := bytes.Fields(sc.Bytes())
-		if len(fs) >= 3 && string(fs[0]) == qid && (doc == "" || string(fs[2]) == doc) {
-			return n
-		}
-	}
-	return 0
-}
+func (e *PoolError) Error() string { return fmt.Sprintf("run %q (%s): %s", e.Run, e.File, e.Msg) }
 
 // NamedRun is one strategy's run.
 type NamedRun struct {
@@ -171,7 +130,8 @@ func BuildPool(runs []NamedRun, qs Queries, kb *kbfile.KB) ([]Pair, error) {
 	for _, r := range runs {
 		for _, q := range r.Run.Queries {
 			if _, ok := qs[q.ID]; !ok {
-				return nil, runError(r, q.ID, "", fmt.Sprintf("query %q has no text: give a --queries file that holds it", q.ID))
+				return nil, &PoolError{Run: r.Name, File: r.Run.File, Format: r.Run.Format, Query: q.ID,
+					Msg: fmt.Sprintf("query %q has no text: give a --queries file that holds it", q.ID)}
 			}
 			set := docs[q.ID]
 			if set == nil {
@@ -180,7 +140,8 @@ func BuildPool(runs []NamedRun, qs Queries, kb *kbfile.KB) ([]Pair, error) {
 			}
 			for _, d := range q.Docs {
 				if !kb.Has(d) {
-					return nil, runError(r, q.ID, d, fmt.Sprintf("query %q retrieved %q, which is not a card of the KB %s", q.ID, d, kb.Path))
+					return nil, &PoolError{Run: r.Name, File: r.Run.File, Format: r.Run.Format, Query: q.ID, Doc: d,
+						Msg: fmt.Sprintf("query %q retrieved %q, which is not a card of the KB %s", q.ID, d, kb.Path)}
 				}
 				set[d] = true
 			}
