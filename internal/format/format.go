@@ -84,6 +84,14 @@ const (
 	UnreliableNote = UnreliableMark + " unreliable: this interval's method covers less than 93% at this n in simulation"
 )
 
+// MarkIf is UnreliableMark after an interval marked unreliable, else "".
+func MarkIf(unreliable bool) string {
+	if unreliable {
+		return UnreliableMark
+	}
+	return ""
+}
+
 // SignedInterval prints the interval of a difference, "[-0.100, +0.200]".
 func SignedInterval(ci [2]float64) string {
 	if undefined(ci[0]) || undefined(ci[1]) {

@@ -114,7 +114,7 @@ func clause(c outcome.Clause) string {
 		v, t := format.Distinct(c.Value, c.Threshold)
 		return fmt.Sprintf("%s: the top k of %d of %d cases changed as a set, a share of %s, more than the %s allowed", groupName(c.Name), c.M, c.N, v, t)
 	case outcome.Interval95:
-		iv := format.Interval([2]float64{c.Lo, c.Hi}) + markIf(c.Unreliable)
+		iv := format.Interval([2]float64{c.Lo, c.Hi}) + format.MarkIf(c.Unreliable)
 		s := fmt.Sprintf("95%% interval %s (%s, n = %d)", iv, c.Test, c.N)
 		if c.M > 0 {
 			s = fmt.Sprintf("95%% interval %s (%s over %d clusters of cases in families, n = %d)", iv, c.Test, c.M, c.N)
@@ -205,7 +205,7 @@ func raterNames(ids []string) []string {
 
 // pairedTest is one paired test as a reason cites it: "B +0.12 [+0.05, +0.19], Holm p = 0.0030".
 func pairedTest(t outcome.PairedTest) string {
-	return fmt.Sprintf("%s %s %s%s, Holm p = %s", t.Strategy, format.Signed(t.Delta), format.SignedInterval([2]float64{t.Lo, t.Hi}), markIf(t.Unreliable), format.P(t.PHolm))
+	return fmt.Sprintf("%s %s %s%s, Holm p = %s", t.Strategy, format.Signed(t.Delta), format.SignedInterval([2]float64{t.Lo, t.Hi}), format.MarkIf(t.Unreliable), format.P(t.PHolm))
 }
 
 // anchorSide names a side of the git anchoring check.
@@ -226,14 +226,6 @@ func NoBaseline(code, detail string) string {
 		return "--baseline auto looks the baseline up in GitHub Actions; this is not an Actions run"
 	}
 	return fmt.Sprintf("%s (%s)", detail, code)
-}
-
-// markIf is format.UnreliableMark after an interval marked unreliable, else "".
-func markIf(unreliable bool) string {
-	if unreliable {
-		return format.UnreliableMark
-	}
-	return ""
 }
 
 // unreliable reports whether a clause of why cites an interval marked

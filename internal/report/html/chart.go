@@ -303,7 +303,7 @@ func (p *Page) BarChart(c BarChart) {
 			}
 			tip += ": " + c.Measure + " " + Fmt(b.Value)
 			if b.CI != nil {
-				tip += " (" + ciText(b.CI) + markIf(b.Unreliable) + ")"
+				tip += " (" + ciText(b.CI) + format.MarkIf(b.Unreliable) + ")"
 			}
 			tip += ", n = " + Count(b.N)
 			w := math.Max(x(b.Value)-plotX0, 0)
@@ -333,7 +333,7 @@ func (p *Page) BarChart(c BarChart) {
 			}
 			ci := ""
 			if b.CI != nil && !math.IsNaN(b.Value) {
-				ci = FmtCI(*b.CI) + markIf(b.Unreliable)
+				ci = FmtCI(*b.CI) + format.MarkIf(b.Unreliable)
 			}
 			s.WriteString("<tr><th scope=\"row\">" + Esc(cat) + "</th><td>" + Esc(name) + "</td><td>" + Fmt(b.Value) + "</td><td>" + ci + "</td><td>" + Count(b.N) + "</td></tr>")
 		}

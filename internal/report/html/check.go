@@ -96,7 +96,7 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 				row = append(row, Cell{Text: "—"})
 				continue
 			}
-			row = append(row, Cell{Text: Fmt(m.Mean.V()), Sub: FmtCI(ci(m)) + markIf(m.Unreliable), Flag: noteIf(m.Unreliable, checkreport.UnreliableNote)})
+			row = append(row, Cell{Text: Fmt(m.Mean.V()), Sub: FmtCI(ci(m)) + format.MarkIf(m.Unreliable), Flag: noteIf(m.Unreliable, checkreport.UnreliableNote)})
 			unreliable = unreliable || m.Unreliable
 		}
 		t.Rows = append(t.Rows, row)

@@ -402,7 +402,7 @@ func (p *Page) compareBottom(v *CompareView) {
 				continue
 			}
 			ms := s.Measures[m]
-			row = append(row, Cell{Text: Fmt(ms.Mean), Sub: FmtCI(ms.CI) + markIf(ms.Unreliable) + " · n = " + Count(int(ms.N)), Num: true, Strong: bold[i],
+			row = append(row, Cell{Text: Fmt(ms.Mean), Sub: FmtCI(ms.CI) + format.MarkIf(ms.Unreliable) + " · n = " + Count(int(ms.N)), Num: true, Strong: bold[i],
 				Flag: noteIf(ms.Unreliable, comparereport.UnreliableLine)})
 			unreliable = unreliable || ms.Unreliable
 		}
@@ -466,7 +466,7 @@ func (p *Page) compareBottom(v *CompareView) {
 		cell := func(s StrategyView, strong bool) Cell {
 			st := s.DCG
 			unreliable = unreliable || st.Unreliable
-			sub := FmtCI(st.CI) + markIf(st.Unreliable)
+			sub := FmtCI(st.CI) + format.MarkIf(st.Unreliable)
 			if dm >= 0 && dm < len(s.Measures) && s.Measures[dm].Has { // the n of the "Every measure" table
 				sub += " · n = " + Count(int(s.Measures[dm].N))
 			}
@@ -488,7 +488,7 @@ func (p *Page) compareBottom(v *CompareView) {
 				{Text: b.Name},
 				cell(b, bold[0]),
 				cell(r, bold[1]),
-				{Text: format.Signed(pr.Test.Delta), Sub: format.Signed(pr.Test.CI[0]) + " to " + format.Signed(pr.Test.CI[1]) + markIf(pr.Test.Unreliable) + " · n = " + Count(pr.Test.N),
+				{Text: format.Signed(pr.Test.Delta), Sub: format.Signed(pr.Test.CI[0]) + " to " + format.Signed(pr.Test.CI[1]) + format.MarkIf(pr.Test.Unreliable) + " · n = " + Count(pr.Test.N),
 					Flag: noteIf(pr.Test.Unreliable, comparereport.UnreliableLine)},
 				{Text: verdict, Sub: "Holm p = " + fmtP(pr.Test.PHolm)},
 			})
@@ -890,7 +890,7 @@ func exploreTable(r exploreRun, key string, k int, scale string) Table {
 		if !ok {
 			return Cell{Text: "—", Num: true}
 		}
-		return Cell{Text: Fmt(pt.Mean), Sub: FmtCI([2]float64{pt.Lo, pt.Hi}) + markIf(pt.Unreliable) + " · n = " + Count(pt.N), Num: true, Strong: pt.Mean == best,
+		return Cell{Text: Fmt(pt.Mean), Sub: FmtCI([2]float64{pt.Lo, pt.Hi}) + format.MarkIf(pt.Unreliable) + " · n = " + Count(pt.N), Num: true, Strong: pt.Mean == best,
 			Flag: noteIf(pt.Unreliable, comparereport.UnreliableLine)}
 	}
 	for _, g := range gs {

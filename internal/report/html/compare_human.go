@@ -65,7 +65,7 @@ func (p *Page) humanSection(h *comparereport.HumanSection) {
 				sig = "yes"
 			}
 			pt.Rows = append(pt.Rows, []Cell{{Text: x.Strategy}, {Text: x.Baseline}, {Text: h.PairedMeasures[i]}, {Text: strconv.Itoa(x.N), Num: true},
-				{Text: format.Signed(x.Delta.V()), Num: true}, {Text: format.SignedInterval([2]float64{x.CI95[0].V(), x.CI95[1].V()}) + markIf(x.Unreliable), Num: true, Flag: h.PairedUnreliable},
+				{Text: format.Signed(x.Delta.V()), Num: true}, {Text: format.SignedInterval([2]float64{x.CI95[0].V(), x.CI95[1].V()}) + format.MarkIf(x.Unreliable), Num: true, Flag: h.PairedUnreliable},
 				{Text: fmtP(x.PValue.V()), Num: true}, {Text: sig}})
 		}
 		pt.Foot = h.PairedFoot

@@ -101,7 +101,7 @@ func (p *Page) bucketsSection(v *CompareView) {
 		mean := Cell{Text: "—", Num: true}
 		if mi < len(s.Measures) && s.Measures[mi].Has {
 			m := s.Measures[mi]
-			mean = Cell{Text: Fmt(m.Mean), Sub: FmtCI(m.CI) + markIf(m.Unreliable) + " · n = " + Count(int(m.N)), Num: true, Strong: bold[i],
+			mean = Cell{Text: Fmt(m.Mean), Sub: FmtCI(m.CI) + format.MarkIf(m.Unreliable) + " · n = " + Count(int(m.N)), Num: true, Strong: bold[i],
 				Flag: noteIf(m.Unreliable, comparereport.UnreliableLine)}
 			unreliable = unreliable || m.Unreliable
 		}

@@ -259,14 +259,6 @@ func marked(s, note string) string {
 	return strings.ReplaceAll(e, FlagMark, flag(note))
 }
 
-// markIf is FlagMark when unreliable, else "".
-func markIf(unreliable bool) string {
-	if unreliable {
-		return FlagMark
-	}
-	return ""
-}
-
 // noteIf is note when unreliable, else "".
 func noteIf(unreliable bool, note string) string {
 	if unreliable {
