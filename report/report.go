@@ -88,7 +88,7 @@ func read(ctx context.Context, r io.Reader, name string) (*Document, error) {
 		return nil, input.Errorf(name, 0, "larger than %d MiB: not a --json report", maxSize>>20)
 	}
 	data = input.TrimBOM(data) // as every reader drops it
-	var p jsonpos.Parser
+	p := jsonpos.Parser{MaxValues: jsonpos.DocumentMaxValues}
 	root, err := p.Parse(data, 1, 0)
 	if err != nil {
 		var se *jsonpos.SyntaxError

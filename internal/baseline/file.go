@@ -226,7 +226,7 @@ func Open(r io.Reader, file string) (*Source, error) {
 		return nil, err
 	}
 	if err := s.check.Check(first); err != nil {
-		if se, ok := err.(*jsonpos.SyntaxError); ok && se.Dup { //nolint:errorlint // Check returns *SyntaxError only
+		if se, ok := err.(*jsonpos.SyntaxError); ok && se.NotSyntax() { //nolint:errorlint // Check returns *SyntaxError only
 			return nil, input.Errorf(file, s.line, "%s", se.Describe())
 		}
 		return nil, input.Errorf(file, s.line, "not a JSON object (a baseline file starts with its header line)%s", textLooksLike(first))

@@ -20,11 +20,10 @@ import (
 	"io"
 	"os"
 
-	"github.com/valyala/fastjson"
-
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 )
 
 // DefaultK is check's k when neither --k, the baseline nor the run gives one.
@@ -141,22 +140,66 @@ func firstK(br *bufio.Reader) (k, line, blanks int, consumed []byte, err error) 
 
 // retrievalK is the "retrieval": {"k": N} of one case line, 0 when absent or
 // not what casefile.RetrievalK takes (the case scanner then refuses the line:
-// check reads it with casefile.MapOptions.RetrievalK).
+// check reads it with casefile.MapOptions.RetrievalK), and 0 when the line is
+// not valid JSON (a repeated key included). The line is walked, not made into
+// a tree, so that a long first line costs nothing beyond its bytes.
 func retrievalK(line []byte) int {
-	var p fastjson.Parser
-	v, err := p.ParseBytes(line)
-	if err != nil {
-		return 0
-	}
-	kv := v.Get("retrieval", "k")
-	if kv == nil || kv.Type() != fastjson.TypeNumber {
-		return 0
-	}
-	k, ok := casefile.RetrievalK(kv.MarshalTo(nil)) // a number marshals as written
-	if !ok {
+	s := jsonpos.Scanner{B: line}
+	k := 0
+	end, err := firstMember(&s, s.WS(0), 0, "retrieval", func(v int) (int, error) {
+		return firstMember(&s, v, 1, "k", func(v int) (int, error) {
+			end, err := s.Skip(v, 2)
+			if err == nil && jsonpos.TypeName(line[v]) == "number" {
+				if n, ok := casefile.RetrievalK(line[v:end]); ok {
+					k = n
+				}
+			}
+			return end, err
+		})
+	})
+	if err != nil || s.WS(end) < len(line) {
 		return 0
 	}
 	return k
+}
+
+// firstMember validates the value at i (inside depth containers) as Skip does;
+// when it is an object, the value of its first member named key is fn's to
+// validate (fn returns the offset after it).
+func firstMember(s *jsonpos.Scanner, i, depth int, key string, fn func(v int) (int, error)) (int, error) {
+	b := s.B
+	if i >= len(b) || b[i] != '{' {
+		return s.Skip(i, depth)
+	}
+	if depth+1 > jsonpos.MaxDepth {
+		return s.Skip(i, depth) // its error
+	}
+	if i = s.WS(i + 1); i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	s.OpenObject()
+	defer s.CloseObject()
+	found := false
+	for {
+		k, v, err := s.Key(i)
+		if err != nil {
+			return 0, err
+		}
+		var end int
+		if !found && string(k) == key {
+			found = true
+			end, err = fn(v)
+		} else {
+			end, err = s.Skip(v, depth+1)
+		}
+		if err != nil {
+			return 0, err
+		}
+		var done bool
+		if i, done, err = s.Next(end, '}', "after object value"); err != nil || done {
+			return i, err
+		}
+	}
 }
 
 // ResolveK is the k of a run of in: flagK when it is given (≥ 1), else the k

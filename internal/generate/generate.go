@@ -347,7 +347,7 @@ func ParseQueries(content string, nq, nk int) (qs, ks []string, err error) {
 		var sc jsonpos.Scanner
 		if err := sc.Check([]byte(c)); err != nil {
 			var se *jsonpos.SyntaxError
-			if errors.As(err, &se) && se.Dup {
+			if errors.As(err, &se) && se.NotSyntax() {
 				return nil, nil, fmt.Errorf("not a JSON object {\"questions\", \"keywords\"}: %s", se.Describe())
 			}
 			return nil, nil, fmt.Errorf("not a JSON object {\"questions\", \"keywords\"}")

@@ -256,6 +256,14 @@ func Line(rec Record) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What the reader would refuse is not written: a history stays readable.
+	if len(line) > MaxRecord {
+		return nil, fmt.Errorf("history: the record is %d bytes, more than a history reads back (%d MiB)", len(line), MaxRecord>>20)
+	}
+	check := jsonpos.Scanner{MaxValues: jsonpos.DocumentMaxValues}
+	if err := check.Check(line); err != nil {
+		return nil, fmt.Errorf("history: the record is not one a history reads back: %w", err)
+	}
 	return append(line, '\n'), nil
 }
 
@@ -462,7 +470,7 @@ func countLines(f *os.File, n int64) (int, error) {
 
 // validLine reports whether b is one history record.
 func validLine(b []byte) bool {
-	var check jsonpos.Scanner
+	check := jsonpos.Scanner{MaxValues: jsonpos.DocumentMaxValues}
 	if check.Check(b) != nil {
 		return false
 	}
@@ -521,7 +529,9 @@ func ScanReader(ctx context.Context, file string, r io.Reader, fn func(rec Recor
 	}
 	br := bufio.NewReaderSize(r, 1<<20)
 	var p fastjson.Parser
-	var check jsonpos.Scanner // the one JSON rule of the inputs: duplicate keys are errors
+	// The one JSON rule of the inputs (duplicate keys are errors), and the cap
+	// on a record's values that bounds fastjson's tree.
+	check := jsonpos.Scanner{MaxValues: jsonpos.DocumentMaxValues}
 	line := 0
 	for {
 		if err := ctx.Err(); err != nil {

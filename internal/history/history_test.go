@@ -19,6 +19,7 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 )
 
 // A child process (see TestConcurrentAppendsFromProcesses) appends
@@ -385,4 +386,22 @@ func TestFingerprintStopsWithItsContext(t *testing.T) {
 	}
 	_, err := history.NewFingerprint(t.Context(), map[string]string{"cases": file, "kb": kb}, nil)
 	require.NoError(t, err)
+}
+
+// A record of more values than a history reads back (DocumentMaxValues) is
+// refused at its line when read, before any tree is made of it, and is not
+// written.
+func TestRecordValuesCap(t *testing.T) {
+	doc := `{"x":[` + strings.Repeat("0,", jsonpos.DocumentMaxValues) + `0]}`
+	_, err := history.Line(record(doc))
+	require.ErrorContains(t, err, "history: the record is not one a history reads back: more than 8,388,608 values in one record")
+	text := `{"schema":"retrieval-gate/history@1","command":"check","document":` + doc + `,"time":"2026-01-02T03:04:05Z"}` + "\n"
+	err = history.ScanReader(context.Background(), "h.jsonl", strings.NewReader(recordLine(t, `{}`)+text), func(history.Record, *fastjson.Value) error { return nil })
+	require.ErrorContains(t, err, "h.jsonl:2: more than 8,388,608 values in one record (the cap on what a record may take in memory) at column ")
+	// At the cap exactly (13 values beside the zeros), a record; one more is not.
+	doc = `{"x":[` + strings.Repeat("0,", jsonpos.DocumentMaxValues-14) + `0]}`
+	_, err = history.Line(record(doc))
+	require.NoError(t, err)
+	_, err = history.Line(record(`{"x":[0,` + doc[len(`{"x":[`):]))
+	require.ErrorContains(t, err, "more than 8,388,608 values")
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 )
 
 func init() {
@@ -52,6 +54,7 @@ func convertCSV(ctx context.Context, br *bufio.Reader, file string, w *bufio.Wri
 	// record (a quoted cell may span lines), so a longer one fails before it is
 	// held instead of costing four times its size.
 	lim := newRecordLimit(br)
+	lim.seps = new(input.CSVSeparators)
 	r := csv.NewReader(lim)
 	r.FieldsPerRecord = 0 // every row has the header's width
 	r.ReuseRecord = true
@@ -61,6 +64,9 @@ func convertCSV(ctx context.Context, br *bufio.Reader, file string, w *bufio.Wri
 		rec, err := r.Read()
 		if errors.Is(err, errRecordTooLong) || (err == nil && lim.tooLong(r.InputOffset())) {
 			return nil, Errorf(file, endLine+1, "a CSV record longer than %s (the cap of one record; a quoted cell may span lines)", sizeText(maxRecord))
+		}
+		if errors.Is(err, input.ErrTooManySeparators) {
+			return nil, Errorf(file, endLine+1, "%v", input.ErrTooManySeparators)
 		}
 		if err == nil && len(rec) > 0 {
 			l, _ := r.FieldPos(len(rec) - 1)

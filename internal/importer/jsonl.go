@@ -384,7 +384,7 @@ func (d *jsonDoc) decodeRaw() (json.RawMessage, error) {
 		start := d.dec.InputOffset() - int64(len(raw))
 		if errors.As(err, &se) {
 			// At its line (the document's columns are not counted here).
-			if se.Dup {
+			if se.NotSyntax() {
 				return nil, d.errAt(start+int64(se.Off), "%s", se.Msg)
 			}
 			return nil, d.errAt(start+int64(se.Off), "invalid JSON: %s", se.Msg)

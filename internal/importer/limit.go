@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
@@ -50,6 +51,8 @@ type recordLimit struct {
 	passed int64 // bytes passed to the parser
 	start  int64 // input offset of the current record
 	max    int64
+	seps   *input.CSVSeparators // a CSV reader's: the commas of the record are capped too
+	err    error                // the separators' error, once met
 }
 
 // slack is the look-ahead a parser may have read past a record's end.
@@ -57,9 +60,17 @@ const slack = 64 << 10
 
 func newRecordLimit(r io.Reader) *recordLimit { return &recordLimit{r: r, max: maxRecord} }
 
-func (l *recordLimit) mark(off int64) { l.start = off }
+func (l *recordLimit) mark(off int64) {
+	l.start = off
+	if l.seps != nil {
+		l.seps.Mark(off)
+	}
+}
 
 func (l *recordLimit) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
 	left := l.start + l.max + slack - l.passed
 	if left <= 0 {
 		return 0, errRecordTooLong
@@ -69,6 +80,11 @@ func (l *recordLimit) Read(p []byte) (int, error) {
 	}
 	n, err := l.r.Read(p)
 	l.passed += int64(n)
+	if l.seps != nil {
+		if l.err = l.seps.Passed(p[:n]); l.err != nil {
+			return 0, l.err
+		}
+	}
 	return n, err
 }
 

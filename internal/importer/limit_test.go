@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 )
 
 // pulledReader counts the bytes a converter pulled from its input.
@@ -117,4 +119,23 @@ func TestOutputRoundTripsThroughReaders(t *testing.T) {
 	_, _, err = Convert(context.Background(), strings.NewReader(ok), "in", &out, f, Options{})
 	require.NoError(t, err)
 	checkOutput(t, KindQrels, out.Bytes())
+}
+
+// A CSV record of more commas than input.MaxCSVSeparators and encoding/csv's
+// 4 KiB of read-ahead is refused while it is read, before encoding/csv splits
+// it (a 40 MiB header of commas took 4 GB); a record at the cap is read.
+func TestCSVSeparatorCap(t *testing.T) {
+	csvFormat, _ := Lookup("csv")
+	wide := func(commas int) string { return "query,retrieved" + strings.Repeat(",", commas-1) }
+	for _, tc := range []struct{ name, in, want string }{
+		{"header", wide(input.MaxCSVSeparators+4097) + "\nq,a\n", "in:1: more than 1,048,576 commas in one CSV record"},
+		{"row", "query,retrieved\nq,a\nq2,\"" + strings.Repeat(",", input.MaxCSVSeparators+4096) + "\"\n", "in:3: more than 1,048,576 commas in one CSV record"},
+	} {
+		src := &pulledReader{r: strings.NewReader(tc.in)}
+		_, _, err := Convert(context.Background(), src, "in", &bytes.Buffer{}, csvFormat, Options{})
+		require.ErrorContains(t, err, tc.want, tc.name)
+	}
+	_, st, err := Convert(context.Background(), strings.NewReader(wide(input.MaxCSVSeparators)+"\nq,a"+strings.Repeat(",", input.MaxCSVSeparators-1)+"\n"), "in", &bytes.Buffer{}, csvFormat, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Records)
 }

@@ -267,7 +267,7 @@ func ParseBatchResult(line []byte) (BatchResult, error) {
 	var sc jsonpos.Scanner
 	if err := sc.Check(line); err != nil {
 		var se *jsonpos.SyntaxError
-		if errors.As(err, &se) && se.Dup {
+		if errors.As(err, &se) && se.NotSyntax() {
 			return BatchResult{}, errors.New(se.Describe())
 		}
 		return BatchResult{}, errors.New("not a JSON object")

@@ -238,7 +238,7 @@ func (c *Cache) load(r io.Reader) (good int64, tail []byte, err error) {
 		}
 		if len(b) > 0 && b[len(b)-1] != '\n' {
 			cerr := check.Check(b)
-			if se, ok := cerr.(*jsonpos.SyntaxError); ok && se.Dup { //nolint:errorlint // Check returns *SyntaxError only
+			if se, ok := cerr.(*jsonpos.SyntaxError); ok && se.NotSyntax() { //nolint:errorlint // Check returns *SyntaxError only
 				return 0, nil, input.Errorf(c.path, line+1, "%s", se.Describe())
 			}
 			var e Entry
@@ -277,7 +277,7 @@ func (c *Cache) load(r io.Reader) (good int64, tail []byte, err error) {
 			continue
 		}
 		if err := check.Check(t); err != nil {
-			if se, ok := err.(*jsonpos.SyntaxError); ok && se.Dup { //nolint:errorlint // Check returns *SyntaxError only
+			if se, ok := err.(*jsonpos.SyntaxError); ok && se.NotSyntax() { //nolint:errorlint // Check returns *SyntaxError only
 				return 0, nil, input.Errorf(c.path, line, "%s", se.Describe())
 			}
 			return 0, nil, input.Errorf(c.path, line, "not a judge cache entry (delete the file to start afresh)")

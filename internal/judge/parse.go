@@ -80,6 +80,9 @@ func parseJSONAnswer(c string) (int, string, error) {
 		if errors.As(err, &se) && se.Dup {
 			return 0, "", &AnswerError{CauseUnparseable, fmt.Sprintf("JSON answer has a %s: %s", se.Describe(), quoteSnippet(c))}
 		}
+		if errors.As(err, &se) && se.Cap {
+			return 0, "", &AnswerError{CauseUnparseable, fmt.Sprintf("JSON answer of %s: %s", se.Describe(), quoteSnippet(c))}
+		}
 		return 0, "", &AnswerError{CauseUnparseable, fmt.Sprintf("not one JSON object: %s", quoteSnippet(c))}
 	}
 	dec := json.NewDecoder(strings.NewReader(c))

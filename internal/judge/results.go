@@ -29,7 +29,7 @@ func checkObject(line []byte) error {
 	var sc jsonpos.Scanner
 	if err := sc.Check(line); err != nil {
 		var se *jsonpos.SyntaxError
-		if errors.As(err, &se) && se.Dup {
+		if errors.As(err, &se) && se.NotSyntax() {
 			return errors.New(se.Describe())
 		}
 		return errors.New("not a JSON object")

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 )
 
 func parseOne(t *testing.T, line string) (*Case, error) {
@@ -513,4 +514,34 @@ func TestRetrievalK(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCaseValuesCap: a case's arrays and scores hold at most jsonpos.MaxValues
+// values together (the cap on what a line may take in memory beyond its bytes:
+// a retrieved entry takes 48 bytes and more where its input can take four), so a
+// line of more is refused at the first value past the cap, on either path.
+func TestCaseValuesCap(t *testing.T) {
+	gold := 3
+	line := func(retrieved int) string {
+		return `{"id":"x","must_cite_one_of":["a","b","c"],"retrieved":[` + strings.Repeat(`"a",`, retrieved-1) + `"a"]}`
+	}
+	for _, p := range []*CaseParser{{}, {StringsInLine: true, NoScores: true}} {
+		var c Case
+		require.NoError(t, p.Parse([]byte(line(jsonpos.MaxValues-gold)), "cases.jsonl", 7, &c))
+		assert.Len(t, c.Retrieved, jsonpos.MaxValues-gold)
+		text := line(jsonpos.MaxValues - gold + 1)
+		err := p.Parse([]byte(text), "cases.jsonl", 7, &c)
+		require.EqualError(t, err, fmt.Sprintf("cases.jsonl:7: more than 1,048,576 values in one record (the cap on what a record may take in memory) at column %d", len(text)-4))
+	}
+	var b strings.Builder
+	b.WriteString(`{"id":"x","scores":{`)
+	for i := range jsonpos.MaxValues + 1 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"m%d":1`, i)
+	}
+	b.WriteString("}}")
+	_, err := parseOne(t, b.String())
+	require.ErrorContains(t, err, "cases.jsonl:7: more than 1,048,576 values in one record")
 }

@@ -53,7 +53,13 @@ type CaseParser struct {
 	topSeen                uint32            // decoded top-level keys met (see once)
 	unknown                []arenaSpan       // top-level keys of no field, in line order
 	retrievalErr           string            // what is wrong with retrieval.k (RetrievalK)
+	values                 int               // array elements and scores decoded (the cap, jsonpos.MaxValues)
 }
+
+// fastMaxLine is the longest line parseFast decodes. It has no count of the
+// values it decodes: a line of at most 1 MiB holds fewer than jsonpos.MaxValues
+// of them, and a longer one goes to the general scanner, which counts them.
+const fastMaxLine = 1 << 20
 
 // arenaSpan is a string in the arena, or in the line when inLine
 // (StringsInLine); off < 0: absent.
@@ -101,7 +107,7 @@ func (p *CaseParser) Parse(b []byte, file string, line int, c *Case) error {
 	if len(b) > MaxLine { // what the line reader refuses; it also keeps the arena's spans in int32
 		return input.Errorf(file, line, "line longer than %d MiB", MaxLine>>20)
 	}
-	if p.StringsInLine && !p.noFast && p.parseFast(b, file, line, c) {
+	if p.StringsInLine && !p.noFast && len(b) <= fastMaxLine && p.parseFast(b, file, line, c) {
 		return nil
 	}
 	p.reset(b)
@@ -174,6 +180,7 @@ func (p *CaseParser) reset(b []byte) {
 	p.b = b
 	p.s.Reset(b)
 	p.topSeen = 0
+	p.values = 0
 	// The arena is the slab's free tail, so that the strings of a case need no
 	// copy (carveStrings); a case whose strings outgrow it has them copied.
 	if cap(p.slab)-len(p.slab) < slabMinTail {
@@ -474,6 +481,9 @@ func (p *CaseParser) elements(i int, element func(n, v int) (int, error)) (int, 
 	for n := 0; ; n++ {
 		if i >= len(b) {
 			return 0, p.s.Unexpected(i, "looking for a value")
+		}
+		if p.values++; p.values > jsonpos.MaxValues {
+			return 0, jsonpos.TooManyValues(i, jsonpos.MaxValues)
 		}
 		var err error
 		if i, err = element(n, i); err != nil {
@@ -795,6 +805,9 @@ func (p *CaseParser) scoresField(v int) (int, error) {
 	i, err = p.members(i, func(key []byte, at, v int) (i int, err error) {
 		if err := p.s.TrackKey(key, at); err != nil || v < 0 {
 			return 0, err
+		}
+		if p.values++; p.values > jsonpos.MaxValues {
+			return 0, jsonpos.TooManyValues(v, jsonpos.MaxValues)
 		}
 		k := string(key)
 		delete(p.scoreErrs, k)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -205,4 +206,60 @@ func FuzzParse(f *testing.F) {
 	}
 	var p Parser
 	f.Fuzz(func(t *testing.T, data []byte) { check(t, &p, data) })
+}
+
+// TestMaxValues: Check and Parse take a record of exactly MaxValues values
+// (scalars, arrays and objects; keys are not values) and refuse one more, at the
+// offset of the first value past the cap, as an error of its own (Cap: not
+// "malformed JSON").
+func TestMaxValues(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int // values
+		last int // offset of the last value
+	}{
+		{`0`, 1, 0},
+		{`[0,1]`, 3, 3},
+		{`{"a":[true,null],"b":{"c":"x"}}`, 6, 26},
+		{` [ [ ] , { } ] `, 3, 9},
+	} {
+		for _, max := range []int{c.n, c.n - 1} {
+			var s Scanner
+			s.MaxValues = max
+			cerr := s.Check([]byte(c.in))
+			p := Parser{MaxValues: max}
+			_, perr := p.Parse([]byte(c.in), 1, 0)
+			if max == c.n {
+				require.NoError(t, cerr, c.in)
+				require.NoError(t, perr, c.in)
+				continue
+			}
+			if max == 0 {
+				continue // 0 is the default cap
+			}
+			for _, err := range []error{cerr, perr} {
+				var se *SyntaxError
+				require.ErrorAs(t, err, &se, c.in)
+				assert.True(t, se.Cap && se.NotSyntax(), c.in)
+				assert.Equal(t, c.last, se.Off, c.in)
+				assert.Equal(t, fmt.Sprintf("more than %d values in one record (the cap on what a record may take in memory) at column %d", max, c.last+1), se.Describe())
+			}
+		}
+	}
+	// The default: MaxValues, with thousands separators in the message.
+	line := []byte("[" + strings.Repeat("0,", MaxValues-2) + "0]")
+	var s Scanner
+	require.NoError(t, s.Check(line))
+	var p Parser
+	_, err := p.Parse(line, 1, 0)
+	require.NoError(t, err)
+	line = []byte("[" + strings.Repeat("0,", MaxValues-1) + "0]")
+	require.EqualError(t, s.Check(line), fmt.Sprintf("more than 1,048,576 values in one record (the cap on what a record may take in memory) at column %d", len(line)-1))
+	_, err = p.Parse(line, 1, 0)
+	require.EqualError(t, err, fmt.Sprintf("more than 1,048,576 values in one record (the cap on what a record may take in memory) at column %d", len(line)-1))
+	// A Scanner that checked a record has no cap afterwards on Skip (the cases
+	// scanner's use).
+	s.Reset(line)
+	_, err = s.Skip(0, 0)
+	require.NoError(t, err)
 }

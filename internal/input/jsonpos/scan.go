@@ -26,30 +26,55 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 )
 
 // MaxDepth is the nesting limit of arrays and objects (encoding/json's).
 const MaxDepth = 10000
 
+// MaxValues is the most values one record may hold (every string, number,
+// literal, array and object at any depth; keys are not values) when Scanner.Check
+// checks it or Parser.Parse builds its tree: the cap on what a record costs in
+// memory beyond its bytes. The readers' byte caps alone do not bound it: a tree
+// takes 100 to 250 bytes per value (with the collector's headroom) where a value
+// can take two bytes of input ("0,"), so a 14 MiB line of zeros took 3.5 GB. A
+// record over the cap is a *SyntaxError (Cap) at its first value past the cap.
+// Readers of lines use MaxValues; readers of whole report documents
+// (DocumentMaxValues) take more.
+const MaxValues = 1 << 20
+
+// DocumentMaxValues is MaxValues of a report's --json document read back whole
+// (report --from, a history record, which carries one): a compare document lists
+// the failed queries of each strategy, so one of a million queries can hold
+// millions of values legitimately.
+const DocumentMaxValues = 1 << 23
+
 // maxKeyInError bounds how much of a key an error message quotes.
 const maxKeyInError = 64
 
-// SyntaxError is a JSON syntax error, or a duplicate key, at byte offset Off of
-// the input.
+// SyntaxError is a JSON syntax error, a duplicate key, or a record over the
+// values cap, at byte offset Off of the input.
 type SyntaxError struct {
 	Off int
 	Msg string
 	// Key is set for a duplicate key: the key (unescaped, maybe truncated).
 	Key string
 	Dup bool
+	// Cap is set for a record of more values than the reader takes (MaxValues).
+	Cap bool
 }
+
+// NotSyntax reports an error that is not of the JSON's syntax (a repeated key,
+// the values cap): its message stands alone, without "malformed JSON".
+func (e *SyntaxError) NotSyntax() bool { return e.Dup || e.Cap }
 
 func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at column %d", e.Msg, e.Off+1) }
 
 // Describe is the message for a line-oriented reader: "malformed JSON: … at
 // column N", or "duplicate key "k" at column N".
 func (e *SyntaxError) Describe() string {
-	if e.Dup {
+	if e.NotSyntax() {
 		return e.Error()
 	}
 	return "malformed JSON: " + e.Error()
@@ -62,7 +87,7 @@ func (e *SyntaxError) DescribeAt(data []byte) (line int, msg string) {
 	line = 1 + bytes.Count(data[:off], []byte{'\n'})
 	col := off - (bytes.LastIndexByte(data[:off], '\n') + 1)
 	msg = fmt.Sprintf("%s at column %d", strings.Replace(e.Msg, "end of line", "end of file", 1), col+1)
-	if !e.Dup {
+	if !e.NotSyntax() {
 		msg = "malformed JSON: " + msg
 	}
 	return line, msg
@@ -87,6 +112,10 @@ type Scanner struct {
 	frames []frame               // open objects
 	sets   []map[string]struct{} // sets[d]: the keys of open object d, once it is large
 	tmp    []byte                // an unescaped untracked key
+
+	// MaxValues is Check's cap on the values of a record (0: MaxValues).
+	MaxValues int
+	limit     int // the cap while Check runs (0: none), counted down by Skip
 }
 
 // keySpan is where a key's bytes are: in B or, unescaped, in karena. Offsets are
@@ -567,6 +596,11 @@ func (s *Scanner) Skip(i, depth int) (int, error) {
 	if i >= len(b) {
 		return 0, s.Unexpected(i, "looking for a value")
 	}
+	if s.limit > 0 {
+		if s.limit--; s.limit == 0 {
+			return 0, capError(i, s.MaxValues)
+		}
+	}
 	switch b[i] {
 	case '"':
 		end, _, err := s.String(i)
@@ -808,16 +842,22 @@ func exactDecimal(b []byte) (float64, bool) {
 
 // Check validates data as one JSON value (whitespace around it allowed) in the
 // language of Parse, duplicate keys included, without building a tree: the
-// check of a reader that decodes with another library. Errors are *SyntaxError
-// (Describe or DescribeAt give the reader's message). A long-lived Scanner
-// checks without allocating.
+// check of a reader that decodes with another library. A value of more than
+// s.MaxValues values (0: MaxValues) is refused, so that the other library's tree
+// is bounded too. Errors are *SyntaxError (Describe or DescribeAt give the
+// reader's message). A long-lived Scanner checks without allocating.
 func (s *Scanner) Check(data []byte) error {
 	s.Reset(data)
 	i := s.WS(0)
 	if i >= len(data) {
 		return s.Unexpected(i, "looking for a value")
 	}
+	if s.MaxValues <= 0 {
+		s.MaxValues = MaxValues
+	}
+	s.limit = s.MaxValues + 1
 	end, err := s.Skip(i, 0)
+	s.limit = 0
 	if err != nil {
 		return err
 	}
@@ -825,6 +865,15 @@ func (s *Scanner) Check(data []byte) error {
 		return s.Unexpected(end, "after top-level value")
 	}
 	return nil
+}
+
+// TooManyValues is the error of a reader that counts a record's values itself
+// (the cases scanner): the first value past a cap of max values is at off.
+func TooManyValues(off, max int) error { return capError(off, max) }
+
+// capError is the error of the first value (at off) past a cap of max values.
+func capError(off, max int) *SyntaxError {
+	return &SyntaxError{Off: off, Cap: true, Msg: fmt.Sprintf("more than %s values in one record (the cap on what a record may take in memory)", format.Thousands(max))}
 }
 
 // Message is the line-oriented reader's message for an error of Check or Parse:
@@ -835,7 +884,7 @@ func Message(err error, what string) string {
 	if !errors.As(err, &se) {
 		return what + err.Error()
 	}
-	if se.Dup {
+	if se.NotSyntax() {
 		return se.Describe()
 	}
 	return what + se.Describe()

@@ -80,6 +80,10 @@ func (v *Value) Float64(data []byte) (float64, bool) { return ParseNumber(data[v
 // until the next Parse, but their strings (Str, Key) stay valid for good. The
 // zero value is ready; a Parser is not safe for concurrent use.
 type Parser struct {
+	// MaxValues caps the values of one tree (0: MaxValues).
+	MaxValues int
+	left      int // values the tree being parsed may still take
+
 	s      Scanner
 	vals   [][]Value // chunks; vals[0] is reused
 	nv     int       // values used in the last chunk
@@ -162,7 +166,7 @@ func (p *Parser) lineOf(off int) int {
 
 // Parse parses data as one JSON value (whitespace around it allowed) whose
 // first line is line firstLine, within maxDepth nested containers (<= 0:
-// MaxDepth). Errors are *SyntaxError.
+// MaxDepth) and p.MaxValues values (<= 0: MaxValues). Errors are *SyntaxError.
 func (p *Parser) Parse(data []byte, firstLine, maxDepth int) (*Value, error) {
 	if maxDepth <= 0 {
 		maxDepth = MaxDepth
@@ -179,6 +183,10 @@ func (p *Parser) Parse(data []byte, firstLine, maxDepth int) (*Value, error) {
 	}
 	p.nv, p.np, p.nm = 0, 0, 0
 	p.stackV, p.stackM = p.stackV[:0], p.stackM[:0]
+	if p.MaxValues <= 0 {
+		p.MaxValues = MaxValues
+	}
+	p.left = p.MaxValues
 	p.line, p.lineAt = firstLine, 0
 	i := p.s.WS(0)
 	if i >= len(data) {
@@ -199,6 +207,9 @@ func (p *Parser) value(i, depth, maxDepth int) (*Value, int, error) {
 	b := s.B
 	if i >= len(b) {
 		return nil, 0, s.Unexpected(i, "looking for a value")
+	}
+	if p.left--; p.left < 0 {
+		return nil, 0, capError(i, p.MaxValues)
 	}
 	v := p.newValue()
 	v.Off, v.Line = i, p.lineOf(i)

@@ -97,6 +97,19 @@ func TestFrontMatterRepeatedKey(t *testing.T) {
 	require.EqualError(t, err, `kb/a.md:4: duplicate key "id" in the front matter (first on line 2)`)
 }
 
+// A card's front matter is capped (MaxFrontMatter) before the YAML library
+// builds its tree (8 MiB of "[0,0,…]" took 870 MB); at the cap it is read.
+func TestFrontMatterCap(t *testing.T) {
+	fm := func(n int) []byte { // front matter of n bytes with its newline
+		return []byte("---\nid: a\nx: [" + strings.Repeat("0,", (n-len("id: a\nx: [0]\n"))/2) + "0]\n---\ntext\n")
+	}
+	c, err := ParseMarkdownCard("kb/a.md", fm(MaxFrontMatter))
+	require.NoError(t, err)
+	assert.Equal(t, "a", c.ID)
+	_, err = ParseMarkdownCard("kb/a.md", fm(MaxFrontMatter+2))
+	require.EqualError(t, err, "kb/a.md:1: front matter longer than 256 KiB (the cap on what a card may take in memory: a YAML tree takes about a hundred bytes per byte of input)")
+}
+
 func TestKBJSONLDuplicateKey(t *testing.T) {
 	kb := &KB{Path: "kb.jsonl"}
 	err := kb.readJSONL(context.Background(), strings.NewReader(`{"id":"a","text":"x"}`+"\n"+`{"id":"b","text":"x","text":"y"}`+"\n"), "kb.jsonl")

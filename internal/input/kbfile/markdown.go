@@ -35,6 +35,9 @@ func ParseMarkdownCard(file string, b []byte) (Card, error) {
 		return c, nil
 	}
 	c.Text = string(body)
+	if len(fm) > MaxFrontMatter {
+		return c, input.Errorf(file, 1, "front matter longer than %d KiB (the cap on what a card may take in memory: a YAML tree takes about a hundred bytes per byte of input)", MaxFrontMatter>>10)
+	}
 	if err := parseFrontMatter(file, fm, &c); err != nil {
 		return c, err
 	}
@@ -97,6 +100,12 @@ func normalizeNewlines(b []byte) []byte {
 	}
 	return out
 }
+
+// MaxFrontMatter caps a card's YAML front matter: a few scalar keys (the
+// others are refused or ignored), and the YAML library's tree of it takes about
+// a hundred bytes per byte of input (8 MiB of "[0,0,…]" took 870 MB), which
+// the card's own cap (MaxCardBytes) does not bound.
+const MaxFrontMatter = 256 << 10
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
 

@@ -185,16 +185,25 @@ func clip(s string) string {
 type capReader struct {
 	r          io.Reader
 	read, mark int64
+	seps       input.CSVSeparators // the commas of the record are capped too
+	err        error
 }
 
 var errRecordTooLong = errors.New("record too long")
 
 func (c *capReader) Read(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
 	if c.read-c.mark > MaxSheetRecord+64<<10 {
 		return 0, errRecordTooLong
 	}
+	c.seps.Mark(c.mark)
 	n, err := c.r.Read(p)
 	c.read += int64(n)
+	if c.err = c.seps.Passed(p[:n]); c.err != nil {
+		return 0, c.err
+	}
 	return n, err
 }
 
@@ -208,10 +217,16 @@ func readSheetCSV(ctx context.Context, r io.Reader, file string) ([]SheetRow, er
 			if errors.Is(pe.Err, errRecordTooLong) {
 				return input.Errorf(file, pe.StartLine, "record longer than %d MiB", MaxSheetRecord>>20)
 			}
+			if errors.Is(pe.Err, input.ErrTooManySeparators) {
+				return input.Errorf(file, pe.StartLine, "%v", pe.Err)
+			}
 			return input.Errorf(file, pe.Line, "%v", pe.Err)
 		}
 		if errors.Is(err, errRecordTooLong) {
 			return input.Errorf(file, line, "a record from this line on is longer than %d MiB", MaxSheetRecord>>20)
+		}
+		if errors.Is(err, input.ErrTooManySeparators) {
+			return input.Errorf(file, line, "%v", err)
 		}
 		return fmt.Errorf("failed to read %s: %w", file, err)
 	}

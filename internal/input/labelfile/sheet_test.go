@@ -87,6 +87,19 @@ func TestReadSheetRecordCap(t *testing.T) {
 	require.ErrorContains(t, err, "sheet:1: line longer than 16 MiB")
 }
 
+// A sheet's CSV record of more commas than input.MaxCSVSeparators (and the
+// read-ahead) is refused before encoding/csv splits it; one at the cap is read.
+func TestReadSheetSeparatorCap(t *testing.T) {
+	head := "query_id,doc_id,document,grade\n"
+	_, err := ReadSheet(context.Background(), strings.NewReader(head+"q1,d1,\""+strings.Repeat(",", input.MaxCSVSeparators+4096)+"\",1\n"), "sheet")
+	require.ErrorContains(t, err, "sheet:2: more than 1,048,576 commas in one CSV record")
+	_, err = ReadSheet(context.Background(), strings.NewReader(strings.Repeat(",", input.MaxCSVSeparators+4097)+"\n"), "sheet")
+	require.ErrorContains(t, err, "sheet:1: more than 1,048,576 commas in one CSV record")
+	sheet, err := ReadSheet(context.Background(), strings.NewReader(head+"q1,d1,\""+strings.Repeat(",", input.MaxCSVSeparators-3)+"\",1\n"), "sheet")
+	require.NoError(t, err)
+	assert.Len(t, sheet.Rows, 1)
+}
+
 func TestSheetCell(t *testing.T) {
 	for _, s := range []string{"=1+1", "+x", "-x", "@x", "'x", "'=x", "\tx", "plain", ""} {
 		assert.Equal(t, s, sheetID(SheetCell(s)), "round trip of %q", s)

@@ -38,7 +38,7 @@ func Parse(r io.Reader, file string) ([]byte, *jsonpos.Value, error) {
 		return nil, nil, input.Errorf(file, 0, "larger than %d MiB: not a --json report", MaxSize>>20)
 	}
 	data = input.TrimBOM(data) // as every reader drops it
-	var p jsonpos.Parser
+	p := jsonpos.Parser{MaxValues: jsonpos.DocumentMaxValues}
 	root, err := p.Parse(data, 1, 0)
 	if err != nil {
 		if se, ok := err.(*jsonpos.SyntaxError); ok { //nolint:errorlint // Parse returns *SyntaxError itself
