@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
 
@@ -304,4 +306,41 @@ func TestRetrievalKMemory(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	assert.Equal(t, 6, k)
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "bytes allocated by the peek of a 4 MiB line")
+}
+
+// refRetrievalK is retrievalK by another road: the line checked by
+// jsonpos (the one JSON language of the inputs), then decoded by encoding/json.
+func refRetrievalK(line []byte) int {
+	var s jsonpos.Scanner
+	if s.Check(line) != nil {
+		return 0
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(line, &top) != nil {
+		return 0
+	}
+	var r map[string]json.RawMessage
+	if json.Unmarshal(top["retrieval"], &r) != nil {
+		return 0
+	}
+	raw := r["k"]
+	if len(raw) == 0 || jsonpos.TypeName(raw[0]) != "number" {
+		return 0
+	}
+	k, ok := casefile.RetrievalK(raw)
+	if !ok {
+		return 0
+	}
+	return k
+}
+
+// FuzzRetrievalK holds the walk of the first line to the tree-free reference.
+func FuzzRetrievalK(f *testing.F) {
+	for _, s := range []string{`{"retrieval":{"k":3}}`, `{"a":[{"retrieval":{"k":9}}],"retrieval":{"x":{"k":7},"k":4}}`,
+		`{"retri\u0065val":{"\u006b":5}}`, `{"retrieval":{"k":5},"retrieval":{"k":6}}`, `{"retrieval":null}`, `[1]`, `{"retrieval":{"k":12345678901234567890}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		assert.Equal(t, refRetrievalK(line), retrievalK(line), "%q", line)
+	})
 }
