@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 )
 
 // parent is the card identity of a retrieved id under the options.
@@ -98,6 +101,9 @@ func (cw *caseWriter) write(file string, line int, c caseOut) error {
 			return Errorf(file, line, "case %q: retrieved id %d is empty", c.ID, i+1)
 		}
 	}
+	if n := len(c.Gold) + len(c.Retrieved); n > jsonpos.MaxValues {
+		return Errorf(file, line, "case %q would hold %s ids, more than check reads in one case (%s values)", truncate([]byte(c.ID)), format.Thousands(n), format.Thousands(jsonpos.MaxValues))
+	}
 	cw.seen[c.ID] = line
 	if c.Retrieved == nil {
 		c.Retrieved = []retrieved{}
@@ -120,12 +126,24 @@ func (cw *caseWriter) write(file string, line int, c caseOut) error {
 
 // splitList reads a list held in one text value: a JSON array of strings, or
 // values separated by sep (default "|"), each trimmed; "" is the empty list.
+// errTooManyIDs refuses a list of more ids than a case line may hold (the
+// cases reader's cap on a record's values, jsonpos.MaxValues), before the list
+// is split: import never writes a line check refuses.
+var errTooManyIDs = fmt.Errorf("more than %s ids in one list (the cap on what a case may take in memory)", format.Thousands(jsonpos.MaxValues))
+
 func splitList(s, sep string) ([]string, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return nil, nil
 	}
 	if strings.HasPrefix(s, "[") {
+		var sc jsonpos.Scanner // the values cap before encoding/json's slice
+		if err := sc.Check([]byte(s)); err != nil {
+			var se *jsonpos.SyntaxError
+			if errors.As(err, &se) && se.Cap {
+				return nil, errTooManyIDs
+			}
+		}
 		var out []string
 		if err := json.Unmarshal([]byte(s), &out); err != nil {
 			return nil, fmt.Errorf("not a JSON array of strings: %w", err)
@@ -134,6 +152,9 @@ func splitList(s, sep string) ([]string, error) {
 	}
 	if sep == "" {
 		sep = "|"
+	}
+	if strings.Count(s, sep) >= jsonpos.MaxValues {
+		return nil, errTooManyIDs
 	}
 	parts := strings.Split(s, sep)
 	out := parts[:0]

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 )
 
 // pulledReader counts the bytes a converter pulled from its input.
@@ -138,4 +139,35 @@ func TestCSVSeparatorCap(t *testing.T) {
 	_, st, err := Convert(context.Background(), strings.NewReader(wide(input.MaxCSVSeparators)+"\nq,a"+strings.Repeat(",", input.MaxCSVSeparators-1)+"\n"), "in", &bytes.Buffer{}, csvFormat, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Records)
+}
+
+// A list of more ids than check reads in one case is refused before it is
+// split (a 60 MiB cell of separators took 1.24 GB and wrote a line check then
+// refused), in a cell, a JSON array in a cell or promptfoo's output string, and
+// so is a case whose lists hold more ids together.
+func TestIDListCap(t *testing.T) {
+	csvFormat, _ := Lookup("csv")
+	pf, _ := Lookup("promptfoo")
+	ids := func(n int, sep string) string { return strings.Repeat("a"+sep, n-1) + "a" }
+	for _, tc := range []struct {
+		name string
+		f    *Format
+		in   string
+		want string
+	}{
+		{"cell", csvFormat, "query,retrieved\nq," + ids(input.MaxCSVSeparators/2, "|") + strings.Repeat("|", jsonpos.MaxValues) + "\n", `in:2: column "retrieved": more than 1,048,576 ids in one list`},
+		{"both lists together", csvFormat, "query,retrieved,gold\nq," + ids(600000, "|") + "," + ids(600000, "|") + "\n", `in:2: case "row-1" would hold 1,200,000 ids, more than check reads in one case (1,048,576 values)`},
+		{"promptfoo output", pf, `{"results":{"results":[{"vars":{"query":"q","id":"c1"},"response":{"output":"[` + strings.Repeat("0,", jsonpos.MaxValues) + `0]"}}]}}`, "response.output: more than 1,048,576 ids in one list"},
+	} {
+		_, _, err := Convert(context.Background(), strings.NewReader(tc.in), "in", &bytes.Buffer{}, tc.f, Options{LineAt: LineAt(strings.NewReader(tc.in))})
+		require.ErrorContains(t, err, tc.want, tc.name)
+	}
+	list, err := splitList(`[`+strings.Repeat(`"a",`, jsonpos.MaxValues)+`"a"]`, "")
+	require.ErrorIs(t, err, errTooManyIDs)
+	assert.Nil(t, list)
+	list, err = splitList(ids(jsonpos.MaxValues, "|"), "|")
+	require.NoError(t, err)
+	assert.Len(t, list, jsonpos.MaxValues)
+	_, err = splitList(ids(jsonpos.MaxValues+1, "|"), "|")
+	require.ErrorIs(t, err, errTooManyIDs)
 }

@@ -5,9 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 )
 
 func init() {
@@ -216,6 +219,13 @@ func promptfooRetrievedIDs(o object) ([]string, error) {
 		raw = json.RawMessage(s)
 	}
 	if b := bytes.TrimSpace(raw); len(b) > 0 && b[0] == '[' {
+		var sc jsonpos.Scanner // an output string's JSON is counted too (the values cap)
+		if err := sc.Check(b); err != nil {
+			var se *jsonpos.SyntaxError
+			if errors.As(err, &se) && se.Cap {
+				return nil, fmt.Errorf("response.output: %w", errTooManyIDs)
+			}
+		}
 		var items []json.RawMessage
 		if err := json.Unmarshal(b, &items); err == nil {
 			ids := make([]string, len(items))

@@ -162,5 +162,12 @@ func TestReadLockFile(t *testing.T) {
 	_, err = ReadLockFile(context.Background(), big)
 	var ie *input.Error
 	require.ErrorAs(t, err, &ie)
-	assert.Equal(t, big+": the lock is larger than 1 MiB", err.Error())
+	assert.Equal(t, big+": the lock is larger than 64 KiB", err.Error())
+	// The same cap on a lock given as bytes (calibrate --lock-base reads it from
+	// git); a YAML lock of 1 MiB of zeros took 240 MB.
+	_, err = ReadLock([]byte("dimensions: ["+strings.Repeat("0,", MaxLockBytes/2)+"0]\n"), "main:lock.yaml")
+	require.EqualError(t, err, "main:lock.yaml: the lock is larger than 64 KiB")
+	padded := testLockJSON + strings.Repeat(" ", MaxLockBytes-len(testLockJSON))
+	_, err = ReadLock([]byte(padded), "lock.json")
+	require.NoError(t, err)
 }

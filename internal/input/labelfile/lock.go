@@ -127,8 +127,10 @@ func (l *Lock) checkBin(lb *Label) error {
 	return nil
 }
 
-// MaxLockBytes caps the size of a lock file (a lock is a few hundred bytes).
-const MaxLockBytes = 1 << 20
+// MaxLockBytes caps the size of a lock file (a lock is a few hundred bytes): a
+// YAML lock's tree takes about 230 bytes per byte of input (1 MiB of
+// "[0,0,…]" took 240 MB), so the cap is what bounds its memory.
+const MaxLockBytes = 64 << 10
 
 // ReadLockFile reads and parses the lock at path (ReadLock). A cancelled ctx ends
 // the read with ctx.Err() within moments, even on a FIFO that never sends; a file
@@ -146,16 +148,16 @@ func ReadLockFile(ctx context.Context, path string) (*Lock, error) {
 		}
 		return nil, fmt.Errorf("failed to read %s: %w", path, err)
 	}
-	if len(data) > MaxLockBytes {
-		return nil, input.Errorf(path, 0, "the lock is larger than %d MiB", MaxLockBytes>>20)
-	}
 	return ReadLock(data, path)
 }
 
 // ReadLock parses a lock file, JSON or YAML with the same keys (see isYAMLLock). Unknown keys, missing keys, wrong types, bin edges
-// not strictly ascending within [0,1], an unknown weighting and min_kappa outside
-// [-1,1] are *input.Error with file and line.
+// not strictly ascending within [0,1], an unknown weighting, min_kappa outside
+// [-1,1] and a lock over MaxLockBytes are *input.Error with file and line.
 func ReadLock(data []byte, file string) (*Lock, error) {
+	if len(data) > MaxLockBytes { // also a lock read from git (calibrate --lock-base)
+		return nil, input.Errorf(file, 0, "the lock is larger than %d KiB", MaxLockBytes>>10)
+	}
 	data = bytes.TrimPrefix(data, input.BOM)
 	var root *lockNode
 	var err error

@@ -1,6 +1,9 @@
 package chunk
 
 import (
+	"math/rand/v2"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -143,4 +146,48 @@ func BenchmarkSplitCardLongParagraph(b *testing.B) {
 			b.Fatal("no chunks")
 		}
 	}
+}
+
+// TestParagraphsAsBefore: the paragraphs yielded one at a time are those of the
+// slice-building split they replace, on random texts of blank, white-space
+// and word lines with LF and CRLF ends; and a card of millions of blank lines
+// is chunked without a slice of its lines.
+func TestParagraphsAsBefore(t *testing.T) {
+	ref := func(text string) []string {
+		text = strings.ReplaceAll(text, "\r\n", "\n")
+		var out, cur []string
+		flush := func() {
+			if len(cur) > 0 {
+				out = append(out, strings.Join(cur, "\n"))
+				cur = cur[:0]
+			}
+		}
+		for _, ln := range strings.Split(text, "\n") {
+			if strings.TrimSpace(ln) == "" {
+				flush()
+				continue
+			}
+			cur = append(cur, strings.TrimRight(ln, " \t"))
+		}
+		flush()
+		return out
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"\n", "\r\n", " ", "\t", "a", "b c", "\u00a0", "\v", "x \t", "\r"}
+	for range 5000 {
+		var b strings.Builder
+		for range rng.IntN(30) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		text := b.String()
+		got := slices.Collect(paragraphs(text))
+		assert.Equal(t, ref(text), got, "%q", text)
+	}
+	var before, after runtime.MemStats
+	text := strings.Repeat("\n", 8<<20) + "a\n"
+	runtime.ReadMemStats(&before)
+	n := len(SplitCard(kbfile.Card{ID: "c", Text: text}, Params{}))
+	runtime.ReadMemStats(&after)
+	assert.Equal(t, 1, n)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20), "bytes allocated to chunk 8 MiB of newlines")
 }
