@@ -315,7 +315,7 @@ func (c *Client) ListNotes(ctx context.Context, iid int) ([]Note, error) {
 			return nil, err
 		}
 		var notes []noteJSON
-		if err := httpretry.UnmarshalAnswer(data, &notes); err != nil || slices.ContainsFunc(notes, noteJSON.invalid) {
+		if err := httpretry.UnmarshalAnswerCap(data, &notes, httpretry.MaxPageValues); err != nil || slices.ContainsFunc(notes, noteJSON.invalid) {
 			return nil, &APIError{Op: "list", Object: "MR notes", Message: "the answer is not a list of notes"}
 		}
 		for _, n := range notes {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 )
 
 // CheckFoldedKeys refuses JSON text in which one object has two keys that
@@ -26,7 +28,13 @@ import (
 // written, with bytes.EqualFold (strings.EqualFold's folding), decoded only
 // when one holds an escape; an object of more than maxPairwiseKeys keys is
 // checked through a map of folded keys instead of pairwise.
-func CheckFoldedKeys(data []byte) error {
+func CheckFoldedKeys(data []byte) error { return checkAnswer(data, 0) }
+
+// checkAnswer is CheckFoldedKeys, and with maxValues > 0 the cap on the
+// answer's values too, counted in the same scan as the brackets and commas
+// outside strings (about one a value: each value but a container's first
+// follows a comma).
+func checkAnswer(data []byte, maxValues int) error {
 	type container struct {
 		object bool
 		first  int               // the index in keys of the object's first key
@@ -36,7 +44,14 @@ func CheckFoldedKeys(data []byte) error {
 	var keysBuf [32]keySpan
 	stack, keys := stackBuf[:0], keysBuf[:0]
 	wantKey := false // the next string is a key of the innermost object
+	values := 0
 	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '{', '[', ',':
+			if values++; maxValues > 0 && values > maxValues {
+				return fmt.Errorf("the answer holds more than %s values (the cap on what an answer may take in memory)", format.Thousands(maxValues))
+			}
+		}
 		switch data[i] {
 		case '{', '[':
 			if len(stack) == maxNesting {
@@ -183,8 +198,28 @@ func quoteKey(s string) string {
 // UnmarshalAnswer decodes a server's JSON answer into out, refusing first an
 // answer CheckFoldedKeys refuses: encoding/json alone would read such an
 // answer as its last key's value, where a strict reader takes the first.
+// Its values are capped at MaxAnswerValues: a byte cap alone does not bound
+// what an answer costs decoded (a 64 MiB page of "{}," took 5.3 GB as GitLab
+// notes). UnmarshalAnswerCap sets another cap.
 func UnmarshalAnswer(data []byte, out any) error {
-	if err := CheckFoldedKeys(data); err != nil {
+	return UnmarshalAnswerCap(data, out, MaxAnswerValues)
+}
+
+// MaxAnswerValues is UnmarshalAnswer's cap on an answer's values: more than a
+// batch of 64 embeddings of 8,192 dimensions, or a page of a hundred of any
+// forge's objects, holds.
+const MaxAnswerValues = 1 << 22
+
+// MaxPageValues caps the values of a forge's answer of at most a hundred
+// objects (a page of GitLab's notes, of GitHub's artifacts): 655 values an
+// object.
+const MaxPageValues = 1 << 16
+
+// UnmarshalAnswerCap is UnmarshalAnswer with a cap of maxValues values (0: no
+// cap but the answer's byte cap, for an answer whose size its caller bounds
+// from what it asked for).
+func UnmarshalAnswerCap(data []byte, out any, maxValues int) error {
+	if err := checkAnswer(data, maxValues); err != nil {
 		return err
 	}
 	return json.Unmarshal(data, out)

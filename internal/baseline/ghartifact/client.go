@@ -196,7 +196,7 @@ func (c *client) getJSON(ctx context.Context, u *url.URL, what string, v any) (h
 	if err != nil {
 		return nil, networkError(ctx, u, err)
 	}
-	if err := httpretry.UnmarshalAnswer(data, v); err != nil {
+	if err := httpretry.UnmarshalAnswerCap(data, v, httpretry.MaxPageValues); err != nil { // a page of at most 100 artifacts, or one object
 		return nil, unavailable(ciartifact.ServerError, "GitHub's answer to %s is not the expected JSON", what)
 	}
 	return resp.Header, nil

@@ -401,7 +401,7 @@ func (s *Store) Export(ctx context.Context, dim int, page func(recs []store.Reco
 	recs := make([]store.Record, 0, ExportPage)
 	for offset := 0; ; offset += ExportPage {
 		res, n, err := s.client.get(ctx, s.col.ID, getRequest{Limit: ExportPage, Offset: offset, Include: []string{"embeddings", "metadatas"}},
-			getAnswerCap(ExportPage, dim, s.maxIDBytes()))
+			getAnswerCap(ExportPage, dim, s.maxIDBytes()), getValuesCap(ExportPage, dim))
 		cost.Requests++
 		cost.Bytes += n
 		if err != nil {

@@ -288,10 +288,18 @@ func getAnswerCap(n, dim, maxID int) int64 {
 	return maxGetAnswer + int64(max(n, 0))*per
 }
 
+// getValuesCap bounds the values of the answer to a get of n records of
+// dimension dim (httpretry.UnmarshalAnswerCap): each record's embedding, its id
+// and a metadata of a few keys, and a few thousand for the rest. The byte cap
+// alone let a page of "{}," metadatas take 1.4 GB decoded.
+func getValuesCap(n, dim int) int {
+	return 4096 + max(n, 0)*(max(dim, 1)+64)
+}
+
 // get reads a page of the collection's records with their embeddings and
-// metadata (POST .../get, limit and offset), at most limit bytes of answer,
-// and returns the answer's length.
-func (c *client) get(ctx context.Context, id string, req getRequest, limit int64) (getResult, int64, error) {
+// metadata (POST .../get, limit and offset), at most limit bytes and maxValues
+// values of answer, and returns the answer's length.
+func (c *client) get(ctx context.Context, id string, req getRequest, limit int64, maxValues int) (getResult, int64, error) {
 	var res getResult
 	u := c.collectionsURL(id, "get")
 	b, err := json.Marshal(req)
@@ -320,7 +328,7 @@ func (c *client) get(ctx context.Context, id string, req getRequest, limit int64
 	if int64(len(data)) > limit {
 		return res, int64(len(data)), fmt.Errorf("POST %s: the answer is longer than %d bytes", strings.TrimPrefix(u, c.base), limit)
 	}
-	if err := httpretry.UnmarshalAnswer(data, &res); err != nil {
+	if err := httpretry.UnmarshalAnswerCap(data, &res, maxValues); err != nil {
 		return res, int64(len(data)), fmt.Errorf("POST %s: decoding the answer: %w", strings.TrimPrefix(u, c.base), err)
 	}
 	if len(res.Embeddings) != len(res.IDs) || len(res.Metadatas) != len(res.IDs) {
