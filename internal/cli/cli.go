@@ -204,6 +204,7 @@ func runFactory(ctx context.Context, env *Env) *Factory {
 func RunFactory(ctx context.Context, f *Factory, args []string) int {
 	defer f.flush()
 	err := dispatch(ctx, f, args)
+	err = lateInterruption(ctx, args, err)
 	err = interrupted(ctx, args, err)
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		var ge *GateError
@@ -245,6 +246,22 @@ func interrupted(ctx context.Context, args []string, err error) error {
 		return fmt.Errorf("%s: interrupted: %w", name, err)
 	}
 	return fmt.Errorf("interrupted: %w", err)
+}
+
+// lateInterruption is the error of a run that SIGINT or SIGTERM ended after
+// its files were written, while it published (a PR or MR comment, a check run,
+// the job summary): the publisher gave up with a warning, and the run would
+// have exited 0 (or 1, a gate's failure) as if it had completed. It exits 2,
+// as every interrupted run does.
+func lateInterruption(ctx context.Context, args []string, err error) error {
+	if ctx.Err() == nil || (err != nil && !errors.As(err, new(*GateError))) {
+		return err
+	}
+	name := commandName(args)
+	if name == "" {
+		name = "retrieval-gate"
+	}
+	return interruptedf("%s: interrupted after its files were written: what it publishes to the CI host (a comment, a check run, the job summary, its outputs) may be missing: %w", name, ctx.Err())
 }
 
 // interruptedError is a command's own wording of its interruption

@@ -394,6 +394,9 @@ func (a *Actions) SetOutputs(outputs map[string]string) error {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	if err := notAPipe("GITHUB_OUTPUT", a.OutputFile); err != nil {
+		return fmt.Errorf("failed to set step outputs: %w", err)
+	}
 	err := fileCommand("set step outputs", func() {
 		for _, k := range keys {
 			a.gha.SetOutput(k, outputs[k])
@@ -433,7 +436,20 @@ func (a *Actions) AppendSummary(markdown string) error {
 	if room := a.SummaryRoom(); len(markdown) > room {
 		return fmt.Errorf("failed to write the job summary: %d bytes do not fit the %d left of GitHub's 1 MiB", len(markdown), room)
 	}
+	if err := notAPipe("GITHUB_STEP_SUMMARY", a.StepSummary); err != nil {
+		return fmt.Errorf("failed to write the job summary: %w", err)
+	}
 	return fileCommand("write the job summary", func() { a.gha.AddStepSummary(markdown) })
+}
+
+// notAPipe refuses a file command's file that is a named pipe: opening one to
+// write waits for a reader, and a signal cannot end that wait (the runner's
+// own files are regular files; /dev/null and the like are not refused).
+func notAPipe(name, path string) error {
+	if st, err := os.Stat(path); err == nil && st.Mode()&os.ModeNamedPipe != 0 {
+		return fmt.Errorf("%s %s is a named pipe, not a file", name, path)
+	}
+	return nil
 }
 
 // fileCommand turns go-githubactions' panics on file commands into errors.

@@ -226,3 +226,23 @@ func TestReadEventFileSpecial(t *testing.T) {
 	_, err = ReadEventFile(big)
 	require.ErrorContains(t, err, "larger than 64 MiB")
 }
+
+// A named pipe as GITHUB_OUTPUT or GITHUB_STEP_SUMMARY is refused at once:
+// opening it to write waited for a reader, and no signal ended the wait.
+func TestFileCommandsRefuseANamedPipe(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	var out bytes.Buffer
+	a, err := ReadActions(envFunc(map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": fifo, "GITHUB_STEP_SUMMARY": fifo}), &out)
+	require.NoError(t, err)
+	done := make(chan [2]error, 1)
+	go func() { done <- [2]error{a.SetOutputs(map[string]string{"verdict": "pass"}), a.AppendSummary("# x")} }()
+	select {
+	case errs := <-done:
+		require.EqualError(t, errs[0], "failed to set step outputs: GITHUB_OUTPUT "+fifo+" is a named pipe, not a file")
+		require.EqualError(t, errs[1], "failed to write the job summary: GITHUB_STEP_SUMMARY "+fifo+" is a named pipe, not a file")
+	case <-time.After(5 * time.Second):
+		t.Fatal("a file command waited on a named pipe")
+	}
+}

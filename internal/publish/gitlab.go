@@ -22,7 +22,8 @@ import (
 // differs between the two.
 type Target interface {
 	// Publish publishes pub and returns what it could not do (never an error:
-	// publishing does not change the exit code).
+	// publishing does not change the exit code, but for a run that SIGINT or
+	// SIGTERM ends while it publishes, which exits 2: cli.RunFactory).
 	Publish(ctx context.Context, pub Publication) []Warning
 	// Fail reports an input error where the CI shows it; false means the
 	// caller prints it on stderr.
