@@ -44,13 +44,33 @@ func endlessAPI(t *testing.T, head, elem string) (*httptest.Server, *atomic.Int6
 func TestAnswersBounded(t *testing.T) {
 	ctx := context.Background()
 	t.Run("comment listing", func(t *testing.T) {
-		srv, sent := endlessAPI(t, "[", `{"id":1,"body":"x","user":{"login":"a"}},`)
+		srv, sent := endlessAPI(t, "[", `{"id":1,"body":"`+strings.Repeat("x", 10000)+`","user":{"login":"a"}},`)
 		c, err := NewClient(srv.URL, "octo/repo", "", DefaultPolicy)
 		require.NoError(t, err)
 		_, err = c.ListComments(ctx, 7)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "the answer is longer than 44800 KiB")
 		assert.Less(t, sent.Load(), int64(maxListPage+16<<20))
+	})
+	// Small objects: the values cap comes first (go-github decodes the stream
+	// itself; a 92 MB page of check runs took 4.5 GB decoded).
+	t.Run("comment listing of small objects", func(t *testing.T) {
+		srv, sent := endlessAPI(t, "[", `{"id":1,"body":"x","user":{"login":"a"}},`)
+		c, err := NewClient(srv.URL, "octo/repo", "", DefaultPolicy)
+		require.NoError(t, err)
+		_, err = c.ListComments(ctx, 7)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "holds more than 65,536 values (the cap on what an answer may take in memory)")
+		assert.Less(t, sent.Load(), int64(16<<20))
+	})
+	t.Run("check runs of small objects", func(t *testing.T) {
+		srv, sent := endlessAPI(t, `{"total_count":1,"check_runs":[`, `{},`)
+		c, err := NewClient(srv.URL, "octo/repo", "", DefaultPolicy)
+		require.NoError(t, err)
+		_, _, err = c.FindCheckRun(ctx, "abc", "retrieval-gate")
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "holds more than 65,536 values")
+		assert.Less(t, sent.Load(), int64(16<<20))
 	})
 	t.Run("the token's user", func(t *testing.T) {
 		srv, sent := endlessAPI(t, `{"login":"`, "a")

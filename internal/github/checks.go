@@ -60,7 +60,7 @@ const (
 // FindCheckRun is the most recent check run named name on commit sha, if any.
 func (c *Client) FindCheckRun(ctx context.Context, sha, name string) (CheckRun, bool, error) {
 	opts := &gogithub.ListCheckRunsOptions{CheckName: gogithub.String(name), Filter: gogithub.String("latest"), ListOptions: gogithub.ListOptions{PerPage: 100}}
-	res, _, err := c.gh.Checks.ListCheckRunsForRef(httpretry.WithMaxBody(ctx, 100*maxCheckRunAnswer), c.owner, c.repo, sha, opts)
+	res, _, err := c.gh.Checks.ListCheckRunsForRef(httpretry.WithMaxValues(httpretry.WithMaxBody(ctx, 100*maxCheckRunAnswer), httpretry.MaxPageValues), c.owner, c.repo, sha, opts)
 	if err != nil {
 		return CheckRun{}, false, classifyAs("list", "check run", err)
 	}
@@ -77,7 +77,7 @@ func (c *Client) CheckRunAnnotations(ctx context.Context, id int64) ([]CheckAnno
 	opts := &gogithub.ListOptions{PerPage: 100}
 	var out []CheckAnnotation
 	for page := 0; page < maxCheckPages; page++ {
-		anns, resp, err := c.gh.Checks.ListCheckRunAnnotations(httpretry.WithMaxBody(ctx, 100*maxAnnotationAnswer), c.owner, c.repo, id, opts)
+		anns, resp, err := c.gh.Checks.ListCheckRunAnnotations(httpretry.WithMaxValues(httpretry.WithMaxBody(ctx, 100*maxAnnotationAnswer), httpretry.MaxPageValues), c.owner, c.repo, id, opts)
 		if err != nil {
 			return nil, classifyAs("list", "check run's annotations", err)
 		}
@@ -96,7 +96,7 @@ func (c *Client) CheckRunAnnotations(ctx context.Context, id int64) ([]CheckAnno
 // conclusion (success, failure, ...) and out (at most MaxCheckAnnotations).
 func (c *Client) CreateCheckRun(ctx context.Context, name, sha, conclusion string, out CheckOutput) (CheckRun, error) {
 	now := gogithub.Timestamp{Time: time.Now()}
-	r, _, err := c.gh.Checks.CreateCheckRun(httpretry.WithMaxBody(ctx, maxCheckRunAnswer), c.owner, c.repo, gogithub.CreateCheckRunOptions{Name: name, HeadSHA: sha,
+	r, _, err := c.gh.Checks.CreateCheckRun(httpretry.WithMaxValues(httpretry.WithMaxBody(ctx, maxCheckRunAnswer), httpretry.MaxPageValues), c.owner, c.repo, gogithub.CreateCheckRunOptions{Name: name, HeadSHA: sha,
 		Status: gogithub.String("completed"), Conclusion: gogithub.String(conclusion), CompletedAt: &now, Output: checkOutput(out)})
 	if err != nil {
 		return CheckRun{}, classifyAs("create", "check run", err)
@@ -112,7 +112,7 @@ func (c *Client) UpdateCheckRun(ctx context.Context, id int64, name, conclusion 
 		now := gogithub.Timestamp{Time: time.Now()}
 		opts.Status, opts.Conclusion, opts.CompletedAt = gogithub.String("completed"), gogithub.String(conclusion), &now
 	}
-	r, _, err := c.gh.Checks.UpdateCheckRun(httpretry.WithMaxBody(ctx, maxCheckRunAnswer), c.owner, c.repo, id, opts)
+	r, _, err := c.gh.Checks.UpdateCheckRun(httpretry.WithMaxValues(httpretry.WithMaxBody(ctx, maxCheckRunAnswer), httpretry.MaxPageValues), c.owner, c.repo, id, opts)
 	if err != nil {
 		return CheckRun{}, classifyAs("update", "check run", err)
 	}

@@ -162,7 +162,7 @@ func (c *Client) ListComments(ctx context.Context, pr int) ([]IssueComment, erro
 	opts := &gogithub.IssueListCommentsOptions{ListOptions: gogithub.ListOptions{PerPage: 100}}
 	var out []IssueComment
 	kept := 0
-	pctx := httpretry.WithMaxBody(ctx, maxListPage)
+	pctx := httpretry.WithMaxValues(httpretry.WithMaxBody(ctx, maxListPage), httpretry.MaxPageValues)
 	for page := 0; page < maxPages; page++ {
 		comments, resp, err := c.gh.Issues.ListComments(pctx, c.owner, c.repo, pr, opts)
 		if err != nil {

@@ -208,7 +208,11 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 				limit = DefaultMaxBody
 			}
 			url := Redact(RedactURL(req.URL.String()), t.secrets()...)
-			resp.Body = &cancelBody{ReadCloser: LimitBody(resp.Body, resp.ContentLength, limit, url), cancel: cancel}
+			body := LimitBody(resp.Body, resp.ContentLength, limit, url)
+			if n := maxValuesOf(req.Context()); n > 0 {
+				body = countValues(body, n, url)
+			}
+			resp.Body = &cancelBody{ReadCloser: body, cancel: cancel}
 			return resp, nil
 		}
 		if resp != nil {
