@@ -17,6 +17,9 @@ import (
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 	"github.com/pierrec/lz4/v4"
+
+	rgformat "github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 )
 
 // Parquet shards (issue 35 item 3). A Parquet file (one that starts with the
@@ -101,6 +104,7 @@ type parquetLines struct {
 	buf  []parquet.Row
 	bi   int   // next row of buf
 	bn   int   // rows in buf
+	per  int   // rows read at a time in the current row group (readRowsAtOnce)
 	row  int64 // rows read so far
 	cols [][]parquet.Value
 
@@ -859,6 +863,28 @@ func (p *parquetLines) next() error {
 	return nil
 }
 
+// rowValuesBudget is about how many values one read of rows holds (24 bytes
+// each as parquet.Values).
+const rowValuesBudget = 1 << 16
+
+// readRowsAtOnce is how many rows of g to read at a time, at most max: as many
+// as hold about rowValuesBudget values at the row group's mean values per row
+// (its column chunks' values over its rows), at least one. A read of rows
+// holds them all before any is looked at, so 256 rows of millions of values
+// each (a 30 KB file of runs of zeros) took 2.8 GB; now a read holds about one
+// such row, which is then refused (jsonpos.MaxValues).
+func readRowsAtOnce(g parquet.RowGroup, limit int) int {
+	var values int64
+	for _, c := range g.ColumnChunks() {
+		values += c.NumValues()
+	}
+	per := values / max(g.NumRows(), 1)
+	if per <= 0 {
+		return limit
+	}
+	return int(min(int64(limit), max(1, rowValuesBudget/per)))
+}
+
 // fill reads the next rows into buf.
 func (p *parquetLines) fill() (err error) {
 	defer func() {
@@ -875,10 +901,16 @@ func (p *parquetLines) fill() (err error) {
 			return io.EOF
 		}
 		p.rows = groups[p.rg].Rows()
+		p.per = readRowsAtOnce(groups[p.rg], len(p.buf))
 		p.rg++
 	}
-	n, err := p.rows.ReadRows(p.buf)
+	n, err := p.rows.ReadRows(p.buf[:p.per])
 	p.bi, p.bn = 0, n
+	for i, row := range p.buf[:n] {
+		if len(row) > jsonpos.MaxValues {
+			return Errorf(p.name, int(p.row)+i+1, "the row holds %s values, more than %s (the cap on what a record may take in memory)", rgformat.Thousands(len(row)), rgformat.Thousands(jsonpos.MaxValues))
+		}
+	}
 	if errors.Is(err, io.EOF) {
 		cerr := p.rows.Close()
 		p.rows = nil

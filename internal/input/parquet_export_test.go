@@ -1,5 +1,7 @@
 package input
 
+import "github.com/parquet-go/parquet-go"
+
 // SetMaxParquetPageValues sets the cap of a page's values for a test and
 // returns a function that restores it.
 func SetMaxParquetPageValues(n int32) func() {
@@ -18,3 +20,6 @@ func SetMaxParquetRow(n int) func() {
 
 // MaxParquetFooterElements is the cap of a footer's list elements together.
 const MaxParquetFooterElements = maxParquetFooterElements
+
+// ReadRowsAtOnce is how many rows of g the line reader reads at a time.
+func ReadRowsAtOnce(g parquet.RowGroup, limit int) int { return readRowsAtOnce(g, limit) }

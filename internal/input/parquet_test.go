@@ -17,6 +17,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 )
 
 type pqEntry struct {
@@ -275,4 +276,47 @@ func TestParquetFooterClaims(t *testing.T) {
 	many = append(many, make([]byte, input.MaxParquetFooterElements+2)...) // empty structs, then the stop
 	_, err = readAll(t, file("many.parquet", many))
 	require.ErrorContains(t, err, fmt.Sprintf("not a valid Parquet file: footer: decoding thrift payload: 2:FIELD<LIST>: more than %d elements in its lists", input.MaxParquetFooterElements))
+}
+
+type pqWide struct {
+	ID    string  `parquet:"id"`
+	Query string  `parquet:"query"`
+	Z     []int32 `parquet:"z,list"`
+}
+
+// TestParquetRowValuesCap: the line reader reads rows of many values one at a
+// time (it read 256 at once, and 16 rows of 4 million zeros, a 30 KB file, took
+// 2.8 GB), and a row of more values than a record may hold
+// (jsonpos.MaxValues) is refused at its row.
+func TestParquetRowValuesCap(t *testing.T) {
+	dir := t.TempDir()
+	heavy := filepath.Join(dir, "heavy.parquet")
+	rows := make([]pqWide, 8)
+	for i := range rows {
+		rows[i] = pqWide{ID: fmt.Sprint(i), Query: "q", Z: make([]int32, 100000)}
+	}
+	writeParquet(t, heavy, rows)
+	light := filepath.Join(dir, "light.parquet")
+	writeParquet(t, light, []pqWide{{ID: "a", Query: "q", Z: []int32{1, 2}}, {ID: "b", Query: "q"}})
+	for _, c := range []struct {
+		path string
+		want int
+	}{{heavy, 1}, {light, 256}} {
+		f, err := os.Open(c.path)
+		require.NoError(t, err)
+		st, err := f.Stat()
+		require.NoError(t, err)
+		pf, err := parquet.OpenFile(f, st.Size())
+		require.NoError(t, err)
+		assert.Equal(t, c.want, input.ReadRowsAtOnce(pf.RowGroups()[0], 256), c.path)
+		f.Close()
+	}
+	got, err := readAll(t, heavy)
+	require.NoError(t, err)
+	assert.Equal(t, 8, strings.Count(got, "\n"))
+
+	over := filepath.Join(dir, "over.parquet")
+	writeParquet(t, over, []pqWide{{ID: "a", Query: "q"}, {ID: "b", Query: "q", Z: make([]int32, jsonpos.MaxValues)}})
+	_, err = readAll(t, over)
+	require.EqualError(t, err, over+":2: the row holds 1,048,578 values, more than 1,048,576 (the cap on what a record may take in memory)")
 }
