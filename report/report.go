@@ -21,11 +21,8 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/readback"
 )
-
-// maxSize caps the document Read reads (a --json report is far smaller: its
-// groups and strategies are capped).
-const maxSize = 64 << 20
 
 // ErrNoHTML is HTML's error for a document that has no HTML rendering.
 var ErrNoHTML = errors.New("no HTML report")
@@ -77,29 +74,14 @@ func read(ctx context.Context, r io.Reader, name string) (*Document, error) {
 	if input.IsNil(r) {
 		return nil, errors.New("report: no reader (nil)")
 	}
-	data, err := io.ReadAll(io.LimitReader(input.Reader(ctx, r), maxSize+1))
+	// The same read and parse as every document reader's (readback.Parse: the
+	// size cap, the BOM, the values cap, errors at their lines).
+	data, root, err := readback.Parse(input.Reader(ctx, r), name)
 	if cerr := ctx.Err(); cerr != nil {
 		return nil, cerr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("failed to read the document: %w", err)
-	}
-	if len(data) > maxSize {
-		return nil, input.Errorf(name, 0, "larger than %d MiB: not a --json report", maxSize>>20)
-	}
-	data = input.TrimBOM(data) // as every reader drops it
-	p := jsonpos.Parser{MaxValues: jsonpos.DocumentMaxValues}
-	root, err := p.Parse(data, 1, 0)
-	if err != nil {
-		var se *jsonpos.SyntaxError
-		if errors.As(err, &se) {
-			line, msg := se.DescribeAt(data)
-			return nil, input.Errorf(name, line, "%s", msg)
-		}
-		return nil, input.Errorf(name, 0, "%v", err)
-	}
-	if root.Kind != jsonpos.Object {
-		return nil, input.Errorf(name, root.Line, "the document is %s, not an object", root.TypeName())
+		return nil, err
 	}
 	schema := root.Get("schema")
 	if schema == nil {
