@@ -7,7 +7,6 @@
 package report
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -96,10 +95,11 @@ func read(ctx context.Context, r io.Reader, name string) (*Document, error) {
 		}
 		return input.Errorf(name, 0, "%v", err)
 	}
-	br := bytes.NewReader(data)
+	// The renderer's checks and decoding on the tree parsed here (ReadParsed):
+	// the document parsed once.
 	switch schema.Str {
 	case checkreport.Schema:
-		d, err := checkreport.Read(br)
+		d, err := checkreport.ReadParsed(data, root)
 		if err != nil {
 			return nil, wrap(err)
 		}
@@ -110,7 +110,7 @@ func read(ctx context.Context, r io.Reader, name string) (*Document, error) {
 			},
 			html: func(w io.Writer) error { return htmlreport.CheckHTML(w, d) }}, nil
 	case comparereport.Schema:
-		d, err := comparereport.Read(br)
+		d, err := comparereport.ReadParsed(data, root)
 		if err != nil {
 			return nil, wrap(err)
 		}
@@ -118,7 +118,7 @@ func read(ctx context.Context, r io.Reader, name string) (*Document, error) {
 			markdown: func(w io.Writer, _ string) error { return d.Markdown(w) },
 			html:     func(w io.Writer) error { return htmlreport.CompareHTML(w, d, nil, nil) }}, nil
 	case calibratereport.Schema:
-		d, err := calibratereport.Read(br)
+		d, err := calibratereport.ReadParsed(data, root)
 		if err != nil {
 			return nil, wrap(err)
 		}

@@ -115,6 +115,17 @@ func check(t *testing.T, p *Parser, data []byte) {
 	if (err == nil) != (cerr == nil) || (err != nil && err.Error() != cerr.Error()) {
 		t.Fatalf("%q: Parse says %v, Check says %v", data, err, cerr)
 	}
+	// And under a cap on values (readback.Parse refuses a document over its
+	// cap by Check alone, with the error Parse would give).
+	for _, max := range []int{1, 2, 5} {
+		sc := Scanner{MaxValues: max}
+		pc := Parser{MaxValues: max}
+		_, perr := pc.Parse(data, 1, 0)
+		cerr := sc.Check(data)
+		if (perr == nil) != (cerr == nil) || (perr != nil && perr.Error() != cerr.Error()) {
+			t.Fatalf("%q, at most %d values: Parse says %v, Check says %v", data, max, perr, cerr)
+		}
+	}
 	key, dup, syn := refWalk(data)
 	var se *SyntaxError
 	switch {

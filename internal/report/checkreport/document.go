@@ -17,6 +17,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
@@ -265,6 +266,12 @@ func Read(r io.Reader) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ReadParsed(data, root)
+}
+
+// ReadParsed is Read of a document readback.Parse has read and parsed (data
+// and its tree): report.Read parses a document once to learn its schema.
+func ReadParsed(data []byte, root *jsonpos.Value) (*Document, error) {
 	c := &readback.Checker{Data: data}
 	validate(c, root)
 	if err := c.Err(); err != nil {
