@@ -16,3 +16,7 @@ func WriteBatchRequests(w io.Writer, n int, pair func(i int) Pair, opt Options) 
 	}
 	return enc.flush()
 }
+
+// ReadQueriesCapped is ReadQueries with a cap of max bytes instead of
+// MaxQueriesBytes.
+var ReadQueriesCapped = readQueriesCapped

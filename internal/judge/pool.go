@@ -19,6 +19,7 @@ import (
 // Query is the text of one query id.
 type Query struct {
 	ID, Text, Locale string
+	line             int // of a TSV file's line (its duplicate's message)
 }
 
 // Pair is one (query, document) pair of the pool.
@@ -30,33 +31,73 @@ type Pair struct {
 // Queries maps query ids to their text.
 type Queries map[string]Query
 
-// MaxQueriesBytes caps a queries file, which ReadQueries holds whole (the
-// queries of MS MARCO's full dev set are under 10 MiB): a longer or endless
-// one (/dev/zero) is refused, read no further than the cap.
+// MaxQueriesBytes caps a queries file: a longer or endless one (/dev/zero)
+// is refused, read no further than the cap (the queries of MS MARCO's full
+// dev set are under 10 MiB). The file is read as a stream; what ReadQueries
+// keeps is the queries themselves.
 const MaxQueriesBytes = 1 << 30
 
 // ReadQueries reads a queries file, named path in messages: cases JSONL
 // (`id`, `query`, optional `locale`) or TSV lines "qid<TAB>query text" (the
-// MS MARCO / BEIR layout), detected by the first non-blank byte. A silent
-// pipe stops being waited on when ctx ends.
+// MS MARCO / BEIR layout), detected by the first non-blank byte of its first
+// 64 KiB. A silent pipe stops being waited on when ctx ends.
 func ReadQueries(ctx context.Context, r io.Reader, path string) (Queries, error) {
-	data, err := io.ReadAll(io.LimitReader(input.Reader(ctx, r), MaxQueriesBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("failed to read queries: %w", err)
+	return readQueriesCapped(ctx, r, path, MaxQueriesBytes)
+}
+
+// readQueriesCapped is ReadQueries with a cap of max bytes.
+func readQueriesCapped(ctx context.Context, r io.Reader, path string, max int64) (Queries, error) {
+	capped := &cappedReader{r: input.Reader(ctx, r), left: max}
+	qs, err := readQueries(ctx, capped, path)
+	if capped.over {
+		return nil, input.Errorf(path, 0, "larger than %d bytes, the cap of a queries file", max)
 	}
-	if len(data) > MaxQueriesBytes {
-		return nil, input.Errorf(path, 0, "larger than %d bytes, the cap of a queries file", MaxQueriesBytes)
+	return qs, err
+}
+
+// cappedReader reads r up to left bytes; a byte more sets over and ends the
+// stream (an error, so that no reader takes the cut for the file's end).
+type cappedReader struct {
+	r    io.Reader
+	left int64
+	over bool
+}
+
+var errQueriesCap = errors.New("queries file over its cap")
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		var one [1]byte
+		n, err := c.r.Read(one[:])
+		if n > 0 {
+			c.over = true
+			return 0, errQueriesCap
+		}
+		return 0, err
 	}
-	t := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+func readQueries(ctx context.Context, r io.Reader, path string) (Queries, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, err := br.Peek(64 << 10) // what there is: a read error recurs on reading
+	if errors.Is(err, errQueriesCap) {
+		return nil, err
+	}
+	t := bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
 	qs := Queries{}
 	if len(t) > 0 && t[0] == '{' {
-		err := QueriesFromCases(ctx, bytes.NewReader(data), path, qs)
+		err := QueriesFromCases(ctx, br, path, qs)
 		return qs, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc := bufio.NewScanner(br)
 	sc.Buffer(make([]byte, 0, 1<<16), casefile.MaxLine)
 	line := 0
-	first := map[string]int{}
 	for sc.Scan() {
 		line++
 		s := strings.TrimRight(sc.Text(), "\r")
@@ -71,11 +112,10 @@ func ReadQueries(ctx context.Context, r io.Reader, path string) (Queries, error)
 		if !ok || id == "" || strings.TrimSpace(text) == "" {
 			return nil, input.Errorf(path, line, "want \"qid<TAB>query text\"")
 		}
-		if prev, dup := first[id]; dup {
-			return nil, input.Errorf(path, line, "duplicate query id %q (first on line %d)", id, prev)
+		if prev, dup := qs[id]; dup {
+			return nil, input.Errorf(path, line, "duplicate query id %q (first on line %d)", id, prev.line)
 		}
-		first[id] = line
-		qs[id] = Query{ID: id, Text: strings.TrimSpace(text)}
+		qs[id] = Query{ID: id, Text: strings.TrimSpace(text), line: line}
 	}
 	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
 		return nil, input.Errorf(path, line+1, "line longer than %d MiB", casefile.MaxLine>>20)
