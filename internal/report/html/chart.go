@@ -90,8 +90,62 @@ type LineChart struct {
 	Markers []Marker
 }
 
+// Every chart is drawn twice, in one figure: wide (560 user units) and
+// narrow (360), each SVG scaled to its box. The style sheet shows the narrow
+// one in a chart box under 480 px (a phone's: 370 px at 390), where the wide
+// one's 14-unit text would be 9 px; the narrow one's is 14 px there (12 px
+// at 320), the wide one's 12–16 px in a box of 480–640 px. The narrow one
+// carries neither the marks' hover text nor their data-mark (a phone does
+// not hover; the page's marks are counted once): its text and its marks,
+// and the table for screen readers beside them, are the wide one's.
+type layout struct {
+	w        float64 // the viewBox's width, user units
+	labelMax float64 // a bar chart's category labels are clipped to this width
+	narrow   bool
+}
+
+var (
+	wide   = layout{w: chartW, labelMax: 180}
+	narrow = layout{w: 360, labelMax: 140, narrow: true}
+)
+
+// open is the SVG element of a chart of this layout.
+func (l layout) open(height float64, title string) string {
+	cls := "wide"
+	if l.narrow {
+		cls = "narrow"
+	}
+	return `<svg class="` + cls + `" viewBox="0 0 ` + px(l.w) + " " + px(height) + `" role="img" aria-label="` + Esc(title) + `" focusable="false">` + "\n"
+}
+
+// mark is the data-mark attribute of a mark of kind (the wide chart's alone).
+func (l layout) mark(kind string) string {
+	if l.narrow {
+		return ""
+	}
+	return ` data-mark="` + kind + `"`
+}
+
+// tip is a mark's hover text, as the first child of its element (the wide chart's alone).
+func (l layout) tip(text string) string {
+	if l.narrow {
+		return ""
+	}
+	return "<title>" + Esc(text) + "</title>"
+}
+
+// labelEvery is how often tick labels spaced gap apart are labelled so
+// that the widest, widest wide, does not touch the next (1: every tick).
+func labelEvery(gap, widest float64) int {
+	every := 1
+	for gap > 0 && float64(every)*gap < widest+6 && every < maxTicks {
+		every++
+	}
+	return every
+}
+
 const (
-	chartW    = 560 // SVG user units; the SVG scales to its box (at most 640 px wide)
+	chartW    = 560 // the wide chart's SVG user units; the SVG scales to its box (at most 640 px wide)
 	charW     = 7.7 // average width of a 14-unit sans-serif character
 	barH      = 18
 	barGap    = 3
@@ -247,18 +301,6 @@ func (p *Page) BarChart(c BarChart) {
 		}
 	}
 	ax := fitAxis(0, hi, true)
-	labelW := 0.0
-	for _, cat := range c.Categories {
-		labelW = math.Max(labelW, textWidth(cat))
-	}
-	labelW = math.Min(labelW, 180)
-	labelMax := labelW
-	labelW += 8
-	plotX0, plotX1 := labelW, float64(chartW)-valueRoom
-	x := func(v float64) float64 { return plotX0 + ax.frac(v)*(plotX1-plotX0) }
-	ns := max(len(c.Series), 1)
-	groupH := float64(ns)*barH + float64(ns-1)*barGap
-	height := 8 + float64(len(c.Categories))*(groupH+groupGap) + axisH
 	var s strings.Builder
 	s.WriteString(`<figure class="chart" aria-labelledby="` + id + `-t"><figcaption id="` + id + `-t">` + Esc(c.Title) + "</figcaption>\n")
 	p.raw(s.String())
@@ -268,13 +310,65 @@ func (p *Page) BarChart(c BarChart) {
 	} else {
 		p.legend(c.Series, false)
 	}
-	s.WriteString(`<svg viewBox="0 0 ` + strconv.Itoa(chartW) + " " + px(height) + `" role="img" aria-label="` + Esc(c.Title) + `" focusable="false">` + "\n")
+	c.svg(&s, ax, wide)
+	c.svg(&s, ax, narrow)
+	// Table fallback.
+	s.WriteString(`<div class="sr-only"><table><caption>` + Esc(c.Title) + `</caption><thead><tr><th scope="col">category</th><th scope="col">series</th><th scope="col">` + Esc(c.Measure) + `</th><th scope="col">95% CI</th><th scope="col">n</th></tr></thead><tbody>`)
+	for _, cat := range c.Categories {
+		for _, b := range c.Bars {
+			if b.Category != cat {
+				continue
+			}
+			name := ""
+			if b.Style != nil {
+				name = b.Style.Name
+			} else if b.Series < len(c.Series) {
+				name = c.Series[b.Series].Name
+			}
+			ci := ""
+			if b.CI != nil && !math.IsNaN(b.Value) {
+				ci = FmtCI(*b.CI) + format.MarkIf(b.Unreliable)
+			}
+			s.WriteString("<tr><th scope=\"row\">" + Esc(cat) + "</th><td>" + Esc(name) + "</td><td>" + Fmt(b.Value) + "</td><td>" + ci + "</td><td>" + Count(b.N) + "</td></tr>")
+		}
+	}
+	s.WriteString("</tbody></table></div>\n</figure>\n")
+	p.raw(s.String())
+}
+
+// svg draws the chart's SVG in layout lay on the axis ax.
+func (c BarChart) svg(s *strings.Builder, ax axis, lay layout) {
+	labelW := 0.0
+	for _, cat := range c.Categories {
+		labelW = math.Max(labelW, textWidth(cat))
+	}
+	labelW = math.Min(labelW, lay.labelMax)
+	labelMax := labelW
+	labelW += 8
+	plotX0, plotX1 := labelW, lay.w-valueRoom
+	x := func(v float64) float64 { return plotX0 + ax.frac(v)*(plotX1-plotX0) }
+	ns := max(len(c.Series), 1)
+	groupH := float64(ns)*barH + float64(ns-1)*barGap
+	height := 8 + float64(len(c.Categories))*(groupH+groupGap) + axisH
+	s.WriteString(lay.open(height, c.Title))
 	plotBottom := height - axisH
-	// Grid and axis.
-	for _, t := range ax.ticks() {
+	// Grid and axis: a line at every tick, a label at as many as fit.
+	ticks := ax.ticks()
+	widest := 0.0
+	for _, t := range ticks {
+		widest = math.Max(widest, textWidth(ax.label(t)))
+	}
+	every := 1
+	if len(ticks) > 1 {
+		every = labelEvery(x(ticks[1])-x(ticks[0]), widest)
+	}
+	for i, t := range ticks {
 		tx := px(x(t))
 		s.WriteString(`<line class="gl" x1="` + tx + `" x2="` + tx + `" y1="4" y2="` + px(plotBottom) + `"/>`)
-		s.WriteString(`<text class="tick" x="` + tx + `" y="` + px(plotBottom+15) + `" text-anchor="middle">` + ax.label(t) + "</text>\n")
+		if i%every == 0 {
+			s.WriteString(`<text class="tick" x="` + tx + `" y="` + px(plotBottom+15) + `" text-anchor="middle">` + ax.label(t) + "</text>")
+		}
+		s.WriteString("\n")
 	}
 	s.WriteString(`<line class="axis" x1="` + px(plotX0) + `" x2="` + px(plotX0) + `" y1="4" y2="` + px(plotBottom) + `"/>`)
 	s.WriteString(`<text class="axis-label" x="` + px((plotX0+plotX1)/2) + `" y="` + px(height-3) + `" text-anchor="middle">` + Esc(c.Measure) + "</text>\n")
@@ -307,39 +401,17 @@ func (p *Page) BarChart(c BarChart) {
 			}
 			tip += ", n = " + Count(b.N)
 			w := math.Max(x(b.Value)-plotX0, 0)
-			s.WriteString(`<g><title>` + Esc(tip) + `</title><rect data-mark="bar" class="` + cls + `" x="` + px(plotX0) + `" y="` + px(by) + `" width="` + px(w) + `" height="` + strconv.Itoa(barH) + `"/>`)
+			s.WriteString(`<g>` + lay.tip(tip) + `<rect` + lay.mark("bar") + ` class="` + cls + `" x="` + px(plotX0) + `" y="` + px(by) + `" width="` + px(w) + `" height="` + strconv.Itoa(barH) + `"/>`)
 			end := x(b.Value)
 			if b.CI != nil {
-				l, r, my := px(x(b.CI[0])), px(x(b.CI[1])), px(by+barH/2)
-				s.WriteString(`<path class="whisker" d="M` + l + " " + my + "H" + r + "M" + l + " " + px(by+3) + "V" + px(by+barH-3) + "M" + r + " " + px(by+3) + "V" + px(by+barH-3) + `"/>`)
+				lo, hi, my := px(x(b.CI[0])), px(x(b.CI[1])), px(by+barH/2)
+				s.WriteString(`<path class="whisker" d="M` + lo + " " + my + "H" + hi + "M" + lo + " " + px(by+3) + "V" + px(by+barH-3) + "M" + hi + " " + px(by+3) + "V" + px(by+barH-3) + `"/>`)
 				end = math.Max(end, x(b.CI[1]))
 			}
 			s.WriteString(`<text class="value" x="` + px(end+4) + `" y="` + px(by+barH/2+4) + `">` + Fmt(b.Value) + "</text></g>\n")
 		}
 	}
 	s.WriteString("</svg>\n")
-	// Table fallback.
-	s.WriteString(`<div class="sr-only"><table><caption>` + Esc(c.Title) + `</caption><thead><tr><th scope="col">category</th><th scope="col">series</th><th scope="col">` + Esc(c.Measure) + `</th><th scope="col">95% CI</th><th scope="col">n</th></tr></thead><tbody>`)
-	for _, cat := range c.Categories {
-		for _, b := range c.Bars {
-			if b.Category != cat {
-				continue
-			}
-			name := ""
-			if b.Style != nil {
-				name = b.Style.Name
-			} else if b.Series < len(c.Series) {
-				name = c.Series[b.Series].Name
-			}
-			ci := ""
-			if b.CI != nil && !math.IsNaN(b.Value) {
-				ci = FmtCI(*b.CI) + format.MarkIf(b.Unreliable)
-			}
-			s.WriteString("<tr><th scope=\"row\">" + Esc(cat) + "</th><td>" + Esc(name) + "</td><td>" + Fmt(b.Value) + "</td><td>" + ci + "</td><td>" + Count(b.N) + "</td></tr>")
-		}
-	}
-	s.WriteString("</tbody></table></div>\n</figure>\n")
-	p.raw(s.String())
 }
 
 // LineChart adds a line chart, its legend and a visually hidden table of its
@@ -359,6 +431,45 @@ func (p *Page) LineChart(c LineChart) {
 		}
 	}
 	ax := lineAxis(lo, hi)
+	p.raw(`<figure class="chart" aria-labelledby="` + id + `-t"><figcaption id="` + id + `-t">` + Esc(c.Title) + "</figcaption>\n")
+	p.legend(c.Series, true)
+	var s strings.Builder
+	c.svg(&s, ax, wide)
+	c.svg(&s, ax, narrow)
+	// The table: every point with its value, interval and n, as the bar
+	// charts' tables; a value undefined at a point is "—" with its n.
+	s.WriteString(`<div class="sr-only"><table><caption>` + Esc(c.Title) + `</caption><thead><tr><th scope="col">series</th><th scope="col">` + Esc(c.XLabel) + `</th><th scope="col">` + Esc(c.YLabel) + `</th><th scope="col">95% CI</th><th scope="col">n</th></tr></thead><tbody>`)
+	for _, l := range c.Lines {
+		name := ""
+		if l.Series < len(c.Series) {
+			name = c.Series[l.Series].Name
+		}
+		for i, v := range l.Y {
+			n := "unknown"
+			if i < len(l.N) {
+				if l.N[i] < 0 {
+					continue // absent from that point
+				}
+				n = Count(l.N[i])
+			} else if math.IsNaN(v) {
+				continue // no value and no n
+			}
+			val, ci := "—", ""
+			if !math.IsNaN(v) {
+				val = Fmt(v)
+				if i < len(l.Lo) && i < len(l.Hi) && !math.IsNaN(l.Lo[i]) && !math.IsNaN(l.Hi[i]) {
+					ci = FmtCI([2]float64{l.Lo[i], l.Hi[i]})
+				}
+			}
+			s.WriteString(`<tr><th scope="row">` + Esc(name) + "</th><td>" + Esc(c.X[i]) + "</td><td>" + val + "</td><td>" + ci + "</td><td>" + n + "</td></tr>")
+		}
+	}
+	s.WriteString("</tbody></table></div>\n</figure>\n")
+	p.raw(s.String())
+}
+
+// svg draws the chart's SVG in layout lay on the y axis ax.
+func (c LineChart) svg(s *strings.Builder, ax axis, lay layout) {
 	// The x labels are centred on their points: the right margin holds half the widest.
 	widest := 0.0
 	for _, lab := range c.X {
@@ -371,41 +482,41 @@ func (p *Page) LineChart(c LineChart) {
 	n := len(c.X)
 	x := func(i int) float64 {
 		if n <= 1 {
-			return (left + chartW - right) / 2
+			return (left + lay.w - right) / 2
 		}
-		return left + float64(i)/float64(n-1)*(chartW-right-left)
+		return left + float64(i)/float64(n-1)*(lay.w-right-left)
 	}
 	y := func(v float64) float64 { return plotBottom - ax.frac(v)*(plotBottom-top) }
-	var s strings.Builder
-	p.raw(`<figure class="chart" aria-labelledby="` + id + `-t"><figcaption id="` + id + `-t">` + Esc(c.Title) + "</figcaption>\n")
-	p.legend(c.Series, true)
-	s.WriteString(`<svg viewBox="0 0 ` + strconv.Itoa(chartW) + " " + px(height) + `" role="img" aria-label="` + Esc(c.Title) + `" focusable="false">` + "\n")
+	s.WriteString(lay.open(height, c.Title))
 	for _, t := range ax.ticks() {
 		ty := px(y(t))
-		s.WriteString(`<line class="gl" x1="` + px(left) + `" x2="` + px(chartW-right) + `" y1="` + ty + `" y2="` + ty + `"/>`)
+		s.WriteString(`<line class="gl" x1="` + px(left) + `" x2="` + px(lay.w-right) + `" y1="` + ty + `" y2="` + ty + `"/>`)
 		s.WriteString(`<text class="tick" x="` + px(left-6) + `" y="` + px(y(t)+4) + `" text-anchor="end">` + ax.label(t) + "</text>\n")
 	}
 	// X labels: evenly spaced, as many as fit without touching.
 	every := 1
 	if n > 1 {
-		slot := (chartW - right - left) / float64(n-1) // room per point
+		slot := (lay.w - right - left) / float64(n-1) // room per point
 		every = max(1, int(math.Ceil((widest+10)/slot)))
 	}
 	for i, lab := range c.X {
 		if i%every != 0 {
 			continue
 		}
-		s.WriteString(`<text class="tick" x="` + px(x(i)) + `" y="` + px(plotBottom+20) + `" text-anchor="middle">` + Esc(clip(lab, 140)) + "</text>")
+		// Centred on its point, but for the first and last labels: inside the chart.
+		lab = clip(lab, 140)
+		lx := math.Min(math.Max(x(i), textWidth(lab)/2), lay.w-textWidth(lab)/2)
+		s.WriteString(`<text class="tick" x="` + px(lx) + `" y="` + px(plotBottom+20) + `" text-anchor="middle">` + Esc(lab) + "</text>")
 	}
-	s.WriteString("\n" + `<line class="axis" x1="` + px(left) + `" x2="` + px(chartW-right) + `" y1="` + px(plotBottom) + `" y2="` + px(plotBottom) + `"/>`)
-	s.WriteString(`<text class="axis-label" x="` + px((left+chartW-right)/2) + `" y="` + px(height-3) + `" text-anchor="middle">` + Esc(c.XLabel) + "</text>")
+	s.WriteString("\n" + `<line class="axis" x1="` + px(left) + `" x2="` + px(lay.w-right) + `" y1="` + px(plotBottom) + `" y2="` + px(plotBottom) + `"/>`)
+	s.WriteString(`<text class="axis-label" x="` + px((left+lay.w-right)/2) + `" y="` + px(height-3) + `" text-anchor="middle">` + Esc(c.XLabel) + "</text>")
 	s.WriteString(`<text class="axis-label" x="14" y="` + px((top+plotBottom)/2) + `" text-anchor="middle" transform="rotate(-90 14 ` + px((top+plotBottom)/2) + `)">` + Esc(c.YLabel) + "</text>\n")
 	for mi, m := range c.Markers {
 		mx := px(x(m.X))
-		s.WriteString(`<g><title>` + Esc(m.Label) + `</title><line data-mark="marker" class="marker" x1="` + mx + `" x2="` + mx + `" y1="` + px(top) + `" y2="` + px(plotBottom) + `"/>`)
+		s.WriteString(`<g>` + lay.tip(m.Label) + `<line` + lay.mark("marker") + ` class="marker" x1="` + mx + `" x2="` + mx + `" y1="` + px(top) + `" y2="` + px(plotBottom) + `"/>`)
 		// A label only where it fits before the next marker and inside the
 		// plot (no label overlaps another or is cut); the hover has it.
-		end := chartW - right
+		end := lay.w - right
 		if mi+1 < len(c.Markers) {
 			end = x(c.Markers[mi+1].X) - 4
 		}
@@ -445,7 +556,7 @@ func (p *Page) LineChart(c LineChart) {
 				i = j
 			}
 			if d.Len() > 0 {
-				s.WriteString(`<path data-mark="band" class="band ` + col + `" d="` + d.String() + `"/>` + "\n")
+				s.WriteString(`<path` + lay.mark("band") + ` class="band ` + col + `" d="` + d.String() + `"/>` + "\n")
 			}
 		}
 		// The line breaks where a point is absent.
@@ -468,9 +579,17 @@ func (p *Page) LineChart(c LineChart) {
 		if sr.Dotted {
 			cls += " dotted"
 		}
-		s.WriteString(`<path data-mark="line" class="` + cls + `" d="` + d.String() + `"><title>` + Esc(sr.Name) + "</title></path>\n")
+		if lay.narrow {
+			s.WriteString(`<path class="` + cls + `" d="` + d.String() + `"/>` + "\n")
+		} else {
+			s.WriteString(`<path data-mark="line" class="` + cls + `" d="` + d.String() + `"><title>` + Esc(sr.Name) + "</title></path>\n")
+		}
 		for i, v := range l.Y {
 			if math.IsNaN(v) {
+				continue
+			}
+			if lay.narrow {
+				s.WriteString(`<circle class="pt ` + col + `" cx="` + px(x(i)) + `" cy="` + px(y(v)) + `" r="3"/>`)
 				continue
 			}
 			tip := sr.Name + " · " + c.XLabel + " " + c.X[i] + ": " + Fmt(v)
@@ -488,34 +607,4 @@ func (p *Page) LineChart(c LineChart) {
 		s.WriteString("\n")
 	}
 	s.WriteString("</svg>\n")
-	// The table: every point with its value, interval and n, as the bar
-	// charts' tables; a value undefined at a point is "—" with its n.
-	s.WriteString(`<div class="sr-only"><table><caption>` + Esc(c.Title) + `</caption><thead><tr><th scope="col">series</th><th scope="col">` + Esc(c.XLabel) + `</th><th scope="col">` + Esc(c.YLabel) + `</th><th scope="col">95% CI</th><th scope="col">n</th></tr></thead><tbody>`)
-	for _, l := range c.Lines {
-		name := ""
-		if l.Series < len(c.Series) {
-			name = c.Series[l.Series].Name
-		}
-		for i, v := range l.Y {
-			n := "unknown"
-			if i < len(l.N) {
-				if l.N[i] < 0 {
-					continue // absent from that point
-				}
-				n = Count(l.N[i])
-			} else if math.IsNaN(v) {
-				continue // no value and no n
-			}
-			val, ci := "—", ""
-			if !math.IsNaN(v) {
-				val = Fmt(v)
-				if i < len(l.Lo) && i < len(l.Hi) && !math.IsNaN(l.Lo[i]) && !math.IsNaN(l.Hi[i]) {
-					ci = FmtCI([2]float64{l.Lo[i], l.Hi[i]})
-				}
-			}
-			s.WriteString(`<tr><th scope="row">` + Esc(name) + "</th><td>" + Esc(c.X[i]) + "</td><td>" + val + "</td><td>" + ci + "</td><td>" + n + "</td></tr>")
-		}
-	}
-	s.WriteString("</tbody></table></div>\n</figure>\n")
-	p.raw(s.String())
 }

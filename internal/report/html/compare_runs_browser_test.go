@@ -335,10 +335,11 @@ const brokenWordsJS = `((root, keep) => {
 })`
 
 // breaksJS returns the words of the tables, figures and legends that the
-// layout broke across lines (a query's text, prose, aside), and the x labels of the chart over the runs.
+// layout broke across lines (a query's text, prose, aside), and the x labels of the chart over the runs
+// (its wide drawing's: the narrow one, shown at 390 px, labels as many as fit at its size).
 // A query's text (.qtext) is prose: it wraps as a paragraph does.
 const breaksJS = `(() => {
   const out = ` + brokenWordsJS + `(document.body, (el) => el && el.closest("td,th,.kpi-value,.legend,caption") && !el.closest(".sr-only,[hidden],svg,.qtext"));
-  const ticks = [...document.querySelectorAll("#rg-over svg text.tick")].map((t) => t.textContent).filter((s) => /\d\d-\d\d/.test(s));
+  const ticks = [...document.querySelectorAll("#rg-over svg.wide text.tick")].map((t) => t.textContent).filter((s) => /\d\d-\d\d/.test(s));
   return {broken: out, ticks};
 })()`

@@ -1,7 +1,8 @@
 package html
 
 // css is the whole style sheet: system fonts only, light and dark (by
-// prefers-color-scheme), one column below 1100 px, and the Okabe–Ito
+// prefers-color-scheme), one column below 1100 px, each chart's narrow
+// drawing in a chart box under 480 px (layout), and the Okabe–Ito
 // colour-blind-safe palette (lightened in dark mode) for the series.
 const css = `
 :root{--bg:#fff;--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--grid:#eaeef2;--panel:#f6f8fa;--accent:#0969da;
@@ -37,9 +38,11 @@ thead th{font-size:.85em;color:var(--muted);font-weight:600;border-bottom:2px so
 tbody th{font-weight:500}
 .num{text-align:right;white-space:nowrap}
 .ci{display:block;font-size:.8em;color:var(--muted)}
-.chart{margin:0 0 16px;min-width:0}
+.chart{margin:0 0 16px;min-width:0;container-type:inline-size}
 .chart figcaption{font-weight:600;margin:0 0 4px}
 .chart svg{display:block;width:100%;max-width:640px;height:auto;overflow:visible}
+.chart svg.narrow{display:none}
+@container (max-width:479.98px){.chart svg.wide{display:none}.chart svg.narrow{display:block}}
 .chart text{fill:var(--fg);font-size:14px;font-family:inherit}
 .chart .tick,.chart .axis-label{fill:var(--muted)}
 .chart .gl{stroke:var(--grid);stroke-width:1}

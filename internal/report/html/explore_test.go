@@ -382,7 +382,7 @@ const exploreJS = `(() => {
     cells: [...document.querySelectorAll("#rg-table td[data-strategy]")].map((td) => ({s: td.dataset.strategy, v: td.dataset.value, strong: !!td.querySelector("strong")})),
     swatches: [...document.querySelectorAll("#rg-bars .legend li")].map((li) => ({s: li.textContent, colour: cs(li.firstChild).color, dash: cs(li.firstChild).borderTopStyle})),
     over: document.querySelector("#rg-over figcaption").textContent,
-    overAxis: [...document.querySelectorAll("#rg-over .axis-label")].map((e) => e.textContent),
+    overAxis: [...document.querySelectorAll("#rg-over svg.wide .axis-label")].map((e) => e.textContent),
     chosen: Number(document.querySelector("#rg-over [data-mark=chosen]").getAttribute("x1")),
     runX: [...document.querySelectorAll("#rg-over circle[data-mark=point]")].filter((c) => c.querySelector("title").textContent.includes("run 2026-01-03 0000000:")).map((c) => Number(c.getAttribute("cx"))),
     points: [...document.querySelectorAll("#rg-over circle[data-mark=point]")].map((c) => c.querySelector("title").textContent.split(" \u00b7 ")[0] + "=" + c.dataset.value),
@@ -398,8 +398,8 @@ const exploreJS = `(() => {
       return out;
     }),
     lines: [...document.querySelectorAll("#rg-over path[data-mark=line]")].map((p) => ({s: p.querySelector("title").textContent, colour: cs(p).stroke, dash: cs(p).strokeDasharray})),
-    ticks: [...document.querySelectorAll("#rg-bars text.tick")].map((e) => e.textContent),
-    overTicks: [...document.querySelectorAll("#rg-over text.tick[text-anchor=end]")].map((e) => e.textContent),
+    ticks: [...document.querySelectorAll("#rg-bars svg.wide text.tick")].map((e) => e.textContent),
+    overTicks: [...document.querySelectorAll("#rg-over svg.wide text.tick[text-anchor=end]")].map((e) => e.textContent),
   };
 })()`
 
@@ -410,7 +410,7 @@ const dcgScaleJS = `(() => {
   const s = document.getElementById("rg-metric");
   const read = () => ({
     over: document.querySelector("#rg-over figcaption").textContent,
-    axis: [...document.querySelectorAll("#rg-over .axis-label")].map((e) => e.textContent),
+    axis: [...document.querySelectorAll("#rg-over svg.wide .axis-label")].map((e) => e.textContent),
     tips: [...document.querySelectorAll("#rg-over circle[data-mark=point] title")].map((t) => t.textContent),
   });
   const pick = (text) => {

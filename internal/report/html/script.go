@@ -95,46 +95,59 @@ const table = (box, run, m) => {
 const bars = (box, run, m) => {
   const gs = groups(run, m), pairs = gs.some((g) => g[0] && g[1]), slots = pairs ? 2 : 1;
   const A = D.axes[run.bars[m.key]], top = A.hi; // the axis, from zero (barAxis)
-  const W = 560, barH = 18, gap = 3, ggap = 12, axisH = 34, room = 52, cw = 7.7;
-  const labelW = Math.min(Math.max(0, ...gs.map((g) => nameOf(g).length * cw)), 180) + 8;
-  const x = (v) => labelW + (v / top) * (W - room - labelW);
+  const barH = 18, gap = 3, ggap = 12, axisH = 34, room = 52, cw = 7.7;
   const groupH = slots * barH + (slots - 1) * gap, H = 8 + gs.length * (groupH + ggap) + axisH, bottom = H - axisH;
   const r1 = (v) => Math.round(v * 10) / 10;
   const title = scaled(m) + " per strategy (95% CI whiskers), " + run.label;
-  const svg = el(SVG, "svg", {viewBox: "0 0 " + W + " " + r1(H), role: "img", "aria-label": title, focusable: "false"});
-  A.ticks.forEach((label, i) => {
-    const tx = r1(x(A.lo + i * A.step));
-    svg.append(el(SVG, "line", {class: "gl", x1: tx, x2: tx, y1: 4, y2: r1(bottom)}),
-      el(SVG, "text", {class: "tick", x: tx, y: r1(bottom + 15), "text-anchor": "middle"}, label));
-  });
-  svg.append(el(SVG, "line", {class: "axis", x1: r1(labelW), x2: r1(labelW), y1: 4, y2: r1(bottom)}),
-    el(SVG, "text", {class: "axis-label", x: r1((labelW + W - room) / 2), y: r1(H - 3), "text-anchor": "middle"}, scaled(m)));
-  const legend = el(null, "ul", {class: "legend", "aria-hidden": "true"});
-  gs.forEach((g, gi) => {
-    const y0 = 8 + gi * (groupH + ggap), name = nameOf(g);
-    const maxRunes = Math.round((labelW - 8) / cw);
-    const shown = [...name].length <= maxRunes ? name : [...name].slice(0, Math.max(maxRunes - 1, 1)).join("") + "\u2026";
-    svg.append(el(SVG, "text", {class: "cat", x: r1(labelW - 6), y: r1(y0 + groupH / 2 + 4), "text-anchor": "end"}, el(SVG, "title", {}, name), shown));
-    (pairs ? g : [g[0] || g[1]]).forEach((s, slot) => {
-      if (!s) return;
-      const dashed = s.name.endsWith(D.suffix), c = "c" + ((D.colours[s.name] || 0) % 8);
-      legend.append(el(null, "li", {}, el(null, "span", {class: "sw " + c + (dashed ? " dashed" : "")}), s.name));
-      const p = s.m[m.key];
-      if (!p || p[0] === null) return;
-      const by = y0 + slot * (barH + gap);
-      const tip = s.name + ": " + m.label + " " + num(p) + (p[1] !== null ? " (95% CI " + flagged(p) + ")" : "") + ", n = " + count(p);
-      const gEl = el(SVG, "g", {}, el(SVG, "title", {}, tip),
-        el(SVG, "rect", {"data-mark": "bar", "data-strategy": s.name, "data-value": num(p), class: "bar " + c + (dashed ? " hatch" : ""), x: r1(labelW), y: r1(by), width: r1(Math.max(x(p[0]) - labelW, 0)), height: barH}));
-      let end = x(p[0]);
-      if (p[1] !== null && p[2] !== null) {
-        const l = r1(x(p[1])), r = r1(x(p[2])), my = r1(by + barH / 2);
-        gEl.append(el(SVG, "path", {class: "whisker", d: "M" + l + " " + my + "H" + r + "M" + l + " " + r1(by + 3) + "V" + r1(by + barH - 3) + "M" + r + " " + r1(by + 3) + "V" + r1(by + barH - 3)}));
-        end = Math.max(end, x(p[2]));
-      }
-      gEl.append(el(SVG, "text", {class: "value", x: r1(end + 4), y: r1(by + barH / 2 + 4)}, num(p)));
-      svg.append(gEl);
+  const shown = (g) => (pairs ? g : [g[0] || g[1]]);
+  // The chart in a layout, as the page draws it (layout): wide, and narrow
+  // without the marks' hover text and data-mark.
+  const draw = (W, labelMax, narrow) => {
+    const labelW = Math.min(Math.max(0, ...gs.map((g) => nameOf(g).length * cw)), labelMax) + 8;
+    const x = (v) => labelW + (v / top) * (W - room - labelW);
+    const svg = el(SVG, "svg", {class: narrow ? "narrow" : "wide", viewBox: "0 0 " + W + " " + r1(H), role: "img", "aria-label": title, focusable: "false"});
+    // A line at every tick, a label at as many as fit (labelEvery).
+    const widest = Math.max(0, ...A.ticks.map((l) => l.length * cw)), step = A.ticks.length > 1 ? x(A.lo + A.step) - x(A.lo) : 0;
+    let every = 1;
+    while (step > 0 && every * step < widest + 6 && every < 32) every++;
+    A.ticks.forEach((label, i) => {
+      const tx = r1(x(A.lo + i * A.step));
+      svg.append(el(SVG, "line", {class: "gl", x1: tx, x2: tx, y1: 4, y2: r1(bottom)}));
+      if (i % every === 0) svg.append(el(SVG, "text", {class: "tick", x: tx, y: r1(bottom + 15), "text-anchor": "middle"}, label));
     });
-  });
+    svg.append(el(SVG, "line", {class: "axis", x1: r1(labelW), x2: r1(labelW), y1: 4, y2: r1(bottom)}),
+      el(SVG, "text", {class: "axis-label", x: r1((labelW + W - room) / 2), y: r1(H - 3), "text-anchor": "middle"}, scaled(m)));
+    gs.forEach((g, gi) => {
+      const y0 = 8 + gi * (groupH + ggap), name = nameOf(g);
+      const maxRunes = Math.round((labelW - 8) / cw);
+      const cut = [...name].length <= maxRunes ? name : [...name].slice(0, Math.max(maxRunes - 1, 1)).join("") + "\u2026";
+      svg.append(el(SVG, "text", {class: "cat", x: r1(labelW - 6), y: r1(y0 + groupH / 2 + 4), "text-anchor": "end"}, el(SVG, "title", {}, name), cut));
+      shown(g).forEach((s, slot) => {
+        if (!s) return;
+        const dashed = s.name.endsWith(D.suffix), c = "c" + ((D.colours[s.name] || 0) % 8);
+        const p = s.m[m.key];
+        if (!p || p[0] === null) return;
+        const by = y0 + slot * (barH + gap);
+        const tip = s.name + ": " + m.label + " " + num(p) + (p[1] !== null ? " (95% CI " + flagged(p) + ")" : "") + ", n = " + count(p);
+        const rect = {class: "bar " + c + (dashed ? " hatch" : ""), x: r1(labelW), y: r1(by), width: r1(Math.max(x(p[0]) - labelW, 0)), height: barH};
+        const gEl = narrow ? el(SVG, "g", {}, el(SVG, "rect", rect))
+          : el(SVG, "g", {}, el(SVG, "title", {}, tip), el(SVG, "rect", {"data-mark": "bar", "data-strategy": s.name, "data-value": num(p), ...rect}));
+        let end = x(p[0]);
+        if (p[1] !== null && p[2] !== null) {
+          const l = r1(x(p[1])), r = r1(x(p[2])), my = r1(by + barH / 2);
+          gEl.append(el(SVG, "path", {class: "whisker", d: "M" + l + " " + my + "H" + r + "M" + l + " " + r1(by + 3) + "V" + r1(by + barH - 3) + "M" + r + " " + r1(by + 3) + "V" + r1(by + barH - 3)}));
+          end = Math.max(end, x(p[2]));
+        }
+        gEl.append(el(SVG, "text", {class: "value", x: r1(end + 4), y: r1(by + barH / 2 + 4)}, num(p)));
+        svg.append(gEl);
+      });
+    });
+    return svg;
+  };
+  const legend = el(null, "ul", {class: "legend", "aria-hidden": "true"});
+  for (const g of gs) for (const s of shown(g)) {
+    if (s) legend.append(el(null, "li", {}, el(null, "span", {class: "sw c" + ((D.colours[s.name] || 0) % 8) + (s.name.endsWith(D.suffix) ? " dashed" : "")}), s.name));
+  }
   // The values for screen readers, as the page's own bar charts have them.
   const rows = el(null, "tbody");
   for (const g of gs) for (const s of g) {
@@ -144,7 +157,7 @@ const bars = (box, run, m) => {
   const head = el(null, "tr", {}, ...["strategy", m.label, "95% CI", "n"].map((h) => el(null, "th", {scope: "col"}, h)));
   const kids = [el(null, "figcaption", {}, title)];
   if (legend.children.length > 1) kids.push(legend);
-  kids.push(svg, el(null, "div", {class: "sr-only"}, el(null, "table", {}, el(null, "caption", {}, title), el(null, "thead", {}, head), rows)));
+  kids.push(draw(560, 180, false), draw(360, 140, true), el(null, "div", {class: "sr-only"}, el(null, "table", {}, el(null, "caption", {}, title), el(null, "thead", {}, head), rows)));
   box.replaceChildren(el(null, "figure", {class: "chart"}, ...kids));
 };
 // The chart over the runs of one measure, as the page draws it (runsChart):
@@ -165,78 +178,94 @@ const over = (box, m, chosen) => {
   const newestK = [...D.runs].reverse().map((r) => r.k).find((k) => k !== "0");
   const at = (r, id) => { const s = r.strategies.find((s) => sid(r, s.name) === id); return s ? s.m[m.key] || null : null; };
   const A = D.axes[m.over], alo = A.lo, ahi = A.hi; // the axis over every run (overAxis)
-  const W = 560, left = 54, top = 10, H = 264, bottom = H - 34 - 6, cw = 7.7, n = D.runs.length;
+  const left = 54, top = 10, H = 264, bottom = H - 34 - 6, cw = 7.7, n = D.runs.length;
   const widest = Math.max(0, ...D.runs.map((r) => Math.min(r.x.length * cw, 140)));
   const right = Math.max(16, widest / 2 + 4);
   const r1 = (v) => Math.round(v * 10) / 10;
-  const x = (i) => (n <= 1 ? (left + W - right) / 2 : left + (i / (n - 1)) * (W - right - left));
   const y = (v) => bottom - ((v - alo) / (ahi - alo)) * (bottom - top);
   // DCG@k with its maximum: the runs' one, or each point's own when they differ.
   const dcg = m.key === D.dcg, ofs = dcg ? [...new Set(D.runs.map((r) => r.of))] : [], mixed = ofs.length > 1;
   const ml = mixedK ? m.labelk : m.label;
   const label = !dcg ? ml : ml + " (" + (mixed ? D.mixed : ofs[0]) + ")", axis = mixed ? ml : label;
   const title = label + " per run (95% CI bands; dashed vertical lines: inputs changed)";
-  const svg = el(SVG, "svg", {viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": title, focusable: "false"});
-  A.ticks.forEach((label, i) => {
-    const t = alo + i * A.step;
-    svg.append(el(SVG, "line", {class: "gl", x1: left, x2: r1(W - right), y1: r1(y(t)), y2: r1(y(t))}),
-      el(SVG, "text", {class: "tick", x: left - 6, y: r1(y(t) + 4), "text-anchor": "end"}, label));
-  });
-  const every = n > 1 ? Math.max(1, Math.ceil((widest + 10) / ((W - right - left) / (n - 1)))) : 1;
-  D.runs.forEach((r, i) => { if (i % every === 0) svg.append(el(SVG, "text", {class: "tick", x: r1(x(i)), y: bottom + 20, "text-anchor": "middle"}, r.x)); });
-  svg.append(el(SVG, "line", {class: "axis", x1: left, x2: r1(W - right), y1: bottom, y2: bottom}),
-    el(SVG, "text", {class: "axis-label", x: r1((left + W - right) / 2), y: H - 3, "text-anchor": "middle"}, "run"),
-    el(SVG, "text", {class: "axis-label", x: 14, y: r1((top + bottom) / 2), "text-anchor": "middle", transform: "rotate(-90 14 " + r1((top + bottom) / 2) + ")"}, axis));
   const changed = D.runs.map((r, i) => [r, i]).filter(([r]) => r.changed);
-  changed.forEach(([r, i], ci) => {
-    const g = el(SVG, "g", {}, el(SVG, "title", {}, r.changed), el(SVG, "line", {"data-mark": "marker", class: "marker", x1: r1(x(i)), x2: r1(x(i)), y1: top, y2: bottom}));
-    // A label only where it fits before the next marker and inside the plot.
-    const lab = r.changed.length > 29 ? r.changed.slice(0, 28) + "\u2026" : r.changed;
-    const end = ci + 1 < changed.length ? x(changed[ci + 1][1]) - 4 : W - right;
-    if (x(i) + 3 + [...lab].length * cw * 12 / 14 <= end) g.append(el(SVG, "text", {class: "marker-label", x: r1(x(i) + 3), y: top + 10}, lab));
-    svg.append(g);
-  });
-  svg.append(el(SVG, "line", {"data-mark": "chosen", class: "chosen", x1: r1(x(chosen)), x2: r1(x(chosen)), y1: top, y2: bottom}, el(SVG, "title", {}, "shown above: " + D.runs[chosen].label)));
-  const legend = el(null, "ul", {class: "legend", "aria-hidden": "true"});
-  const rows = el(null, "tbody");
-  for (const name of names) {
+  const series = names.map((name) => {
     const c = "c" + ((D.colours[base.get(name)] || 0) % 8), dashed = base.get(name).endsWith(D.suffix);
     const dotted = mixedK && kOf.get(name) !== "0" && kOf.get(name) !== newestK;
-    const style = (dashed ? " dashed" : "") + (dotted ? " dotted" : "");
-    legend.append(el(null, "li", {}, el(null, "span", {class: "sw " + c + " ln" + style}), name));
-    const ps = D.runs.map((r) => at(r, name));
-    const ok = (i) => ps[i] && ps[i][0] !== null, band = (i) => ok(i) && ps[i][1] !== null && ps[i][2] !== null;
-    let d = "";
-    for (let i = 0; i < n;) {
-      if (!band(i)) { i++; continue; }
-      let j = i;
-      while (j < n && band(j)) j++;
-      for (let k = i; k < j; k++) d += (k === i ? "M" : "L") + r1(x(k)) + " " + r1(y(ps[k][2]));
-      for (let k = j - 1; k >= i; k--) d += "L" + r1(x(k)) + " " + r1(y(ps[k][1]));
-      d += "Z";
-      i = j;
-    }
-    if (d) svg.append(el(SVG, "path", {"data-mark": "band", class: "band " + c, d}));
-    let l = "";
-    for (let i = 0; i < n; i++) if (ok(i)) l += (i === 0 || !ok(i - 1) ? "M" : "L") + r1(x(i)) + " " + r1(y(ps[i][0]));
-    svg.append(el(SVG, "path", {"data-mark": "line", class: "line " + c + style, d: l}, el(SVG, "title", {}, name)));
-    ps.forEach((p, i) => {
-      if (!ok(i)) return;
-      const r = D.runs[i];
-      const tip = name + " \u00b7 run " + r.x + ": " + num(p) + (dcg ? r.tip : "") + (band(i) ? " (95% CI " + ci(p) + ")" : "") + ", n = " + count(p) + " \u00b7 " + r.commit;
-      svg.append(el(SVG, "circle", {"data-mark": "point", "data-value": num(p), class: "pt " + c, cx: r1(x(i)), cy: r1(y(p[0])), r: 3}, el(SVG, "title", {}, tip)));
+    return {name, c, style: (dashed ? " dashed" : "") + (dotted ? " dotted" : ""), ps: D.runs.map((r) => at(r, name))};
+  });
+  const ok = (ps, i) => ps[i] && ps[i][0] !== null, band = (ps, i) => ok(ps, i) && ps[i][1] !== null && ps[i][2] !== null;
+  // The chart in a layout, as the page draws it (layout): wide, and narrow
+  // without the marks' hover text and data-mark.
+  const draw = (W, narrow) => {
+    const x = (i) => (n <= 1 ? (left + W - right) / 2 : left + (i / (n - 1)) * (W - right - left));
+    const svg = el(SVG, "svg", {class: narrow ? "narrow" : "wide", viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": title, focusable: "false"});
+    const tip = (...kids) => (narrow ? [] : [el(SVG, "title", {}, ...kids)]);
+    const mark = (kind) => (narrow ? {} : {"data-mark": kind});
+    A.ticks.forEach((label, i) => {
+      const t = alo + i * A.step;
+      svg.append(el(SVG, "line", {class: "gl", x1: left, x2: r1(W - right), y1: r1(y(t)), y2: r1(y(t))}),
+        el(SVG, "text", {class: "tick", x: left - 6, y: r1(y(t) + 4), "text-anchor": "end"}, label));
     });
+    // Centred on its point, but for the first and last labels: inside the chart.
+    const every = n > 1 ? Math.max(1, Math.ceil((widest + 10) / ((W - right - left) / (n - 1)))) : 1;
+    D.runs.forEach((r, i) => {
+      const w = Math.min([...r.x].length, Math.round(140 / cw)) * cw;
+      if (i % every === 0) svg.append(el(SVG, "text", {class: "tick", x: r1(Math.min(Math.max(x(i), w / 2), W - w / 2)), y: bottom + 20, "text-anchor": "middle"}, r.x));
+    });
+    svg.append(el(SVG, "line", {class: "axis", x1: left, x2: r1(W - right), y1: bottom, y2: bottom}),
+      el(SVG, "text", {class: "axis-label", x: r1((left + W - right) / 2), y: H - 3, "text-anchor": "middle"}, "run"),
+      el(SVG, "text", {class: "axis-label", x: 14, y: r1((top + bottom) / 2), "text-anchor": "middle", transform: "rotate(-90 14 " + r1((top + bottom) / 2) + ")"}, axis));
+    changed.forEach(([r, i], ci) => {
+      const g = el(SVG, "g", {}, ...tip(r.changed), el(SVG, "line", {...mark("marker"), class: "marker", x1: r1(x(i)), x2: r1(x(i)), y1: top, y2: bottom}));
+      // A label only where it fits before the next marker and inside the plot.
+      const lab = r.changed.length > 29 ? r.changed.slice(0, 28) + "\u2026" : r.changed;
+      const end = ci + 1 < changed.length ? x(changed[ci + 1][1]) - 4 : W - right;
+      if (x(i) + 3 + [...lab].length * cw * 12 / 14 <= end) g.append(el(SVG, "text", {class: "marker-label", x: r1(x(i) + 3), y: top + 10}, lab));
+      svg.append(g);
+    });
+    svg.append(el(SVG, "line", {...mark("chosen"), class: "chosen", x1: r1(x(chosen)), x2: r1(x(chosen)), y1: top, y2: bottom}, ...tip("shown above: " + D.runs[chosen].label)));
+    for (const {name, c, style, ps} of series) {
+      let d = "";
+      for (let i = 0; i < n;) {
+        if (!band(ps, i)) { i++; continue; }
+        let j = i;
+        while (j < n && band(ps, j)) j++;
+        for (let k = i; k < j; k++) d += (k === i ? "M" : "L") + r1(x(k)) + " " + r1(y(ps[k][2]));
+        for (let k = j - 1; k >= i; k--) d += "L" + r1(x(k)) + " " + r1(y(ps[k][1]));
+        d += "Z";
+        i = j;
+      }
+      if (d) svg.append(el(SVG, "path", {...mark("band"), class: "band " + c, d}));
+      let l = "";
+      for (let i = 0; i < n; i++) if (ok(ps, i)) l += (i === 0 || !ok(ps, i - 1) ? "M" : "L") + r1(x(i)) + " " + r1(y(ps[i][0]));
+      svg.append(el(SVG, "path", {...mark("line"), class: "line " + c + style, d: l}, ...tip(name)));
+      ps.forEach((p, i) => {
+        if (!ok(ps, i)) return;
+        const r = D.runs[i];
+        const pt = {class: "pt " + c, cx: r1(x(i)), cy: r1(y(p[0])), r: 3};
+        if (narrow) { svg.append(el(SVG, "circle", pt)); return; }
+        const text = name + " \u00b7 run " + r.x + ": " + num(p) + (dcg ? r.tip : "") + (band(ps, i) ? " (95% CI " + ci(p) + ")" : "") + ", n = " + count(p) + " \u00b7 " + r.commit;
+        svg.append(el(SVG, "circle", {"data-mark": "point", "data-value": num(p), ...pt}, el(SVG, "title", {}, text)));
+      });
+    }
+    return svg;
+  };
+  const legend = el(null, "ul", {class: "legend", "aria-hidden": "true"});
+  const rows = el(null, "tbody");
+  for (const {name, c, style, ps} of series) {
+    legend.append(el(null, "li", {}, el(null, "span", {class: "sw " + c + " ln" + style}), name));
     // The table, as the page's own (LineChart): every value with its n, an
     // undefined one "—" with its n; a run without the strategy, no row.
     ps.forEach((p, i) => {
       if (!p || (p[0] === null && !(p[3] > 0))) return;
-      rows.append(el(null, "tr", {}, el(null, "th", {scope: "row"}, name), el(null, "td", {}, D.runs[i].x), el(null, "td", {}, ok(i) ? num(p) : D.missing), el(null, "td", {}, band(i) ? ci(p) : ""), el(null, "td", {}, count(p))));
+      rows.append(el(null, "tr", {}, el(null, "th", {scope: "row"}, name), el(null, "td", {}, D.runs[i].x), el(null, "td", {}, ok(ps, i) ? num(p) : D.missing), el(null, "td", {}, band(ps, i) ? ci(p) : ""), el(null, "td", {}, count(p))));
     });
   }
   const head = el(null, "tr", {}, ...["series", "run", axis, "95% CI", "n"].map((h) => el(null, "th", {scope: "col"}, h)));
   const kids = [el(null, "figcaption", {}, title)];
   if (names.length > 1) kids.push(legend);
-  kids.push(svg, el(null, "div", {class: "sr-only"}, el(null, "table", {}, el(null, "caption", {}, title), el(null, "thead", {}, head), rows)));
+  kids.push(draw(560, false), draw(360, true), el(null, "div", {class: "sr-only"}, el(null, "table", {}, el(null, "caption", {}, title), el(null, "thead", {}, head), rows)));
   fig.replaceWith(el(null, "figure", {class: "chart"}, ...kids));
 };
 // A list of the best or worst queries, as the page draws it (queryTable):

@@ -1,0 +1,134 @@
+package html_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
+	"github.com/retrieval-gate/retrieval-gate/internal/cli"
+	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+)
+
+// minChartText is the smallest chart text a reader is shown, CSS px as
+// rendered (the font size times the scale of its SVG): 8–9 px at 390 px was
+// too small to read on a phone.
+const minChartText = 11.5
+
+// chartTextJS measures every chart's text as rendered (the charts hidden,
+// in a closed section or another run's page, are not): the smallest size,
+// the texts below minChartText, the tick labels that overlap another of
+// their SVG, the texts outside their SVG's box (cut off, or drawn over
+// the page beside it), how many of the charts shown are the narrow drawing,
+// and the figures whose wide and narrow drawings differ in their marks.
+const chartTextJS = `(() => {
+  const out = {charts: 0, narrow: 0, texts: 0, min: 1e9, small: [], overlaps: [], outside: [], marks: []};
+  const shown = (e) => e.getClientRects().length > 0;
+  const say = (t) => '"' + t.textContent.slice(0, 40) + '" (' + t.getAttribute("class") + ")";
+  for (const svg of document.querySelectorAll(".chart svg")) {
+    if (!shown(svg)) continue;
+    out.charts++;
+    if (svg.classList.contains("narrow")) out.narrow++;
+    const scale = svg.getScreenCTM().a, box = svg.getBoundingClientRect();
+    const ticks = [];
+    for (const t of svg.querySelectorAll("text")) {
+      const r = t.getBoundingClientRect();
+      if (!shown(t) || r.width === 0) continue;
+      out.texts++;
+      const px = parseFloat(getComputedStyle(t).fontSize) * scale;
+      out.min = Math.min(out.min, px);
+      if (px < ` + "%v" + `) out.small.push(say(t) + " " + px.toFixed(1) + " px");
+      if (r.left < box.left - 1 || r.right > box.right + 1) out.outside.push(say(t) + " spans " + r.left.toFixed(0) + "–" + r.right.toFixed(0) + " of " + box.left.toFixed(0) + "–" + box.right.toFixed(0));
+      if (t.classList.contains("tick")) ticks.push([t, r]);
+    }
+    for (let i = 0; i < ticks.length; i++) for (let j = i + 1; j < ticks.length; j++) {
+      const [a, ra] = ticks[i], [b, rb] = ticks[j];
+      if (ra.left < rb.right - 0.5 && rb.left < ra.right - 0.5 && ra.top < rb.bottom - 0.5 && rb.top < ra.bottom - 0.5) out.overlaps.push(say(a) + " and " + say(b));
+    }
+  }
+  // Each figure's two drawings draw the same marks.
+  for (const fig of document.querySelectorAll("figure.chart")) {
+    const [w, n] = [fig.querySelector("svg.wide"), fig.querySelector("svg.narrow")];
+    if (!w || !n) { out.marks.push(fig.querySelector("figcaption").textContent + ": not drawn wide and narrow"); continue; }
+    for (const sel of ["rect.bar", "path.whisker", "text.value", "text.cat", "path.line", "path.band", "circle.pt", "line.marker", "line.chosen"]) {
+      const a = w.querySelectorAll(sel).length, b = n.querySelectorAll(sel).length;
+      if (a !== b) out.marks.push(fig.querySelector("figcaption").textContent + ": " + a + " " + sel + " wide, " + b + " narrow");
+    }
+  }
+  return out;
+})()`
+
+// chartText is what chartTextJS returned.
+type chartText struct {
+	Charts, Narrow, Texts    int
+	Min                      float64
+	Small, Overlaps, Outside []string
+	Marks                    []string
+}
+
+// Every chart the package draws (the check page's bars, the compare
+// dashboard's bars and relevance by rank, with and without its script, the
+// chart over the runs on the dashboard and on the history page, markers and
+// all), in Chromium at a phone's, the comment column's and a desktop's
+// width: each text of each chart shown is at least minChartText px as
+// rendered (the narrow drawing at 390 px, the wide one at 850 and 1400), no
+// tick label overlaps another, no text runs outside its chart, and the two
+// drawings of a chart draw the same marks.
+func TestChartTextReadableInBrowser(t *testing.T) {
+	t.Parallel()
+	b := browsertest.Start(t)
+	dir := t.TempDir()
+	r := demoResult(t)
+	write := func(name string, page []byte) string {
+		path := filepath.Join(dir, name+".html")
+		require.NoError(t, os.WriteFile(path, page, 0o644))
+		return path
+	}
+	hist, err := view(t, compareRuns(12, []string{"bm25", "hybrid", "new"}, map[int]bool{4: true, 9: true}, 3), "compare", "dcg_at_k")
+	require.NoError(t, err)
+	var hp bytes.Buffer
+	require.NoError(t, rhtml.History(&hp, hist))
+	deltas, err := view(t, checkRuns(6, map[int]bool{1: true, 2: true, 4: true, 5: true}, map[int]bool{2: true, 5: true}), "check", "delta:retrieval_hit_at_k")
+	require.NoError(t, err)
+	var dp bytes.Buffer
+	require.NoError(t, rhtml.History(&dp, deltas))
+	over := renderOver(t, r, overRuns(t, r, 8, map[int]bool{3: true}))
+	for _, c := range []struct {
+		name, path string
+		noScript   bool
+		charts     int // the charts shown with every section open
+	}{
+		{"check", write("check", runCheck(t, checkDemo+"/cases.jsonl", cli.ExitOK)), false, 1},
+		{"compare", write("compare", render(t, r)), false, 2},
+		{"compare-history", write("compare-history", over), false, 3},
+		{"compare-history-noscript", write("compare-history-noscript", over), true, 3},
+		{"history", write("history", hp.Bytes()), false, 1},
+		{"history-check-deltas", write("history-deltas", dp.Bytes()), false, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ms := browsertest.Measures(t, b, browsertest.Page{Name: "chart-text-" + c.name, Path: c.path, Widths: []int{390, 850, 1400}, Shots: []int{390},
+				OpenDetails: true, NoScript: c.noScript, Script: fmt.Sprintf(chartTextJS, minChartText)})
+			for _, m := range ms {
+				var got chartText
+				require.NoError(t, json.Unmarshal(m.Result, &got), "at %d px", m.Width)
+				t.Logf("%s at %d px: %d charts, %d texts, the smallest %.1f px", c.name, m.Width, got.Charts, got.Texts, got.Min)
+				assert.Equal(t, c.charts, got.Charts, "%s at %d px: the charts shown", c.name, m.Width)
+				assert.Empty(t, got.Small, "%s at %d px: chart text below %v px", c.name, m.Width, minChartText)
+				assert.Empty(t, got.Overlaps, "%s at %d px: tick labels overlapping", c.name, m.Width)
+				assert.Empty(t, got.Outside, "%s at %d px: chart text outside its chart", c.name, m.Width)
+				assert.Empty(t, got.Marks, "%s at %d px: the wide and narrow drawings' marks", c.name, m.Width)
+				narrow := 0
+				if m.Width == 390 {
+					narrow = c.charts // a chart box under 480 px
+				}
+				assert.Equal(t, narrow, got.Narrow, "%s at %d px: the narrow drawings shown", c.name, m.Width)
+			}
+		})
+	}
+}
