@@ -108,6 +108,56 @@ func checkAnswer(data []byte, maxValues int) error {
 	return nil
 }
 
+// FoldedKeys are the keys of one object of a text read as a stream (a
+// json.Decoder's tokens), compared as CheckFoldedKeys compares them: Add
+// refuses a key that repeats one already added, exactly or differing only in
+// case, in CheckFoldedKeys's words. The zero value is an empty object.
+type FoldedKeys struct {
+	keys   []string
+	folded map[string]string // past maxPairwiseKeys: folded key -> the key
+}
+
+// Len is the number of keys added.
+func (f *FoldedKeys) Len() int {
+	if f.folded != nil {
+		return len(f.folded)
+	}
+	return len(f.keys)
+}
+
+// Add records the key k (decoded), or reports it as a repeat.
+func (f *FoldedKeys) Add(k string) error {
+	if f.folded == nil && len(f.keys) < maxPairwiseKeys {
+		for _, p := range f.keys {
+			if strings.EqualFold(k, p) {
+				return repeatedKeyError(k, p)
+			}
+		}
+		f.keys = append(f.keys, k)
+		return nil
+	}
+	if f.folded == nil {
+		f.folded = make(map[string]string, 2*maxPairwiseKeys)
+		for _, p := range f.keys {
+			f.folded[foldKey(p)] = p
+		}
+		f.keys = nil
+	}
+	if first, dup := f.folded[foldKey(k)]; dup {
+		return repeatedKeyError(k, first)
+	}
+	f.folded[foldKey(k)] = k
+	return nil
+}
+
+// repeatedKeyError is the error of the key k that repeats the earlier key p.
+func repeatedKeyError(k, p string) error {
+	if k == p {
+		return fmt.Errorf("duplicate key %s", quoteKey(k))
+	}
+	return fmt.Errorf("key %s repeats key %s (keys that differ only in case are one field)", quoteKey(k), quoteKey(p))
+}
+
 // maxNesting is encoding/json's bound on the nesting of a text it decodes:
 // deeper text is not JSON to it, and the scan keeps no more frames.
 const maxNesting = 10000

@@ -1,6 +1,7 @@
 package httpretry
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -23,4 +24,53 @@ func TestUnmarshalAnswerCap(t *testing.T) {
 	require.NoError(t, UnmarshalAnswerCap([]byte(`["`+strings.Repeat(",[{", 100)+`"]`), &s, 2))
 	require.NoError(t, UnmarshalAnswerCap(page(MaxPageValues), &out, 0), "0: no cap")
 	require.ErrorContains(t, UnmarshalAnswer(page(MaxAnswerValues/2+1), &out), "more than 4,194,304 values")
+}
+
+// TestFoldedKeys: the keys of an object added one by one are refused where
+// CheckFoldedKeys refuses the object, in its words, pairwise and past
+// maxPairwiseKeys.
+func TestFoldedKeys(t *testing.T) {
+	many := func(extra ...string) []string {
+		var ks []string
+		for i := 0; i < 2*maxPairwiseKeys; i++ {
+			ks = append(ks, "k"+strings.Repeat("x", i))
+		}
+		return append(ks, extra...)
+	}
+	tests := []struct {
+		name string
+		keys []string
+	}{
+		{"distinct", []string{"a", "b", "c"}},
+		{"twice", []string{"a", "b", "a"}},
+		{"folded", []string{"status", "STATUS"}},
+		{"folded, Unicode", []string{"s", "ſ"}},
+		{"many, distinct", many()},
+		{"many, twice", many("kxx")},
+		{"many, folded", many("KXXX")},
+		{"many, folded, Unicode", many("ſ", "s")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := "{"
+			var f FoldedKeys
+			var err error
+			for i, k := range tt.keys {
+				if i > 0 {
+					obj += ","
+				}
+				obj += strconv.Quote(k) + ":0"
+				if err == nil {
+					err = f.Add(k)
+				}
+			}
+			want := CheckFoldedKeys([]byte(obj + "}"))
+			if want == nil {
+				require.NoError(t, err)
+				assert.Equal(t, len(tt.keys), f.Len())
+				return
+			}
+			require.EqualError(t, err, want.Error())
+		})
+	}
 }

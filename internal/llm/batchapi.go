@@ -210,41 +210,62 @@ func (c *capWriter) Write(p []byte) (int, error) {
 }
 
 // download streams the body of a GET of u (a results file or URL) through c
-// to the writer w gives, at most limit bytes; header are the request's extra
-// headers. A non-2xx answer is an *APIError with its message.
+// to the writer w gives, at most limit bytes. A non-2xx answer is an
+// *APIError with its message.
 func download(ctx context.Context, hc *http.Client, u string, limit int64, w func() (io.Writer, error), statusErr func(*http.Response, string) error, clean func(error) error) error {
-	// The transport bounds the answer at limit, not at an answer's MaxAnswer.
-	req, err := http.NewRequestWithContext(httpretry.WithMaxBody(ctx, limit), http.MethodGet, u, nil)
+	resp, err := openDownload(ctx, hc, u, limit, statusErr, clean)
 	if err != nil {
 		return err
 	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		var tl *httpretry.TooLargeError
-		if errors.As(err, &tl) && ctx.Err() == nil {
-			return tl
-		}
-		return clean(err)
-	}
 	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return statusErr(resp, u)
-	}
-	if resp.ContentLength > limit {
-		return &httpretry.TooLargeError{URL: u, Cap: limit}
-	}
 	dst, err := w()
 	if err != nil {
 		return err
 	}
 	if _, err := io.Copy(&capWriter{w: dst, left: limit, limit: limit, url: u}, resp.Body); err != nil {
-		var tl *httpretry.TooLargeError
-		if errors.As(err, &tl) && ctx.Err() == nil {
-			return tl
-		}
-		return clean(fmt.Errorf("%s: reading the results: %w", u, err))
+		return downloadReadError(ctx, u, err, clean)
 	}
 	return nil
+}
+
+// openDownload sends a GET of u whose answer may be at most limit bytes and
+// returns its 2xx answer, for the caller to read (downloadReadError words
+// what goes wrong then) and close. A non-2xx answer is an *APIError with its
+// message; an answer that declares more than limit bytes a
+// *httpretry.TooLargeError.
+func openDownload(ctx context.Context, hc *http.Client, u string, limit int64, statusErr func(*http.Response, string) error, clean func(error) error) (*http.Response, error) {
+	// The transport bounds the answer at limit, not at an answer's MaxAnswer.
+	req, err := http.NewRequestWithContext(httpretry.WithMaxBody(ctx, limit), http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		var tl *httpretry.TooLargeError
+		if errors.As(err, &tl) && ctx.Err() == nil {
+			return nil, tl
+		}
+		return nil, clean(err)
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		return nil, statusErr(resp, u)
+	}
+	if resp.ContentLength > limit {
+		resp.Body.Close()
+		return nil, &httpretry.TooLargeError{URL: u, Cap: limit}
+	}
+	return resp, nil
+}
+
+// downloadReadError is the error of reading the answer of a download of u:
+// a *httpretry.TooLargeError as it is, any other as cleaned.
+func downloadReadError(ctx context.Context, u string, err error, clean func(error) error) error {
+	var tl *httpretry.TooLargeError
+	if errors.As(err, &tl) && ctx.Err() == nil {
+		return tl
+	}
+	return clean(fmt.Errorf("%s: reading the results: %w", u, err))
 }
 
 // baseURL is a provider's base URL from --judge-url: the scheme, host and any

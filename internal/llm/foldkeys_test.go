@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -163,7 +164,7 @@ func TestBatchAnswersRefuseFoldedKeys(t *testing.T) {
 
 	var out strings.Builder
 	err = llm.GeminiInlinedToJSONL(strings.NewReader(`{"response":{"inlinedResponses":{"inlinedResponses":[`+
-		`{"metadata":{"key":"a","KEY":"b"},"response":{}}]}}}`), &out)
+		`{"metadata":{"key":"a","KEY":"b"},"response":{}}]}}}`), func() (io.Writer, error) { out.Reset(); return &out, nil })
 	require.ErrorContains(t, err, `inline response 1: key "KEY" repeats key "key"`)
 	assert.Empty(t, out.String())
 }

@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -114,8 +113,18 @@ type geminiOperation struct {
 }
 
 type geminiOutput struct {
-	ResponsesFile    string          `json:"responsesFile"`
-	InlinedResponses json.RawMessage `json:"inlinedResponses"`
+	ResponsesFile    string      `json:"responsesFile"`
+	InlinedResponses jsonPresent `json:"inlinedResponses"`
+}
+
+// jsonPresent is whether a value is there and not null; its bytes are not
+// kept (a finished inline batch's inlinedResponses hold every response: Get
+// only needs to know they are there).
+type jsonPresent bool
+
+func (p *jsonPresent) UnmarshalJSON(b []byte) error {
+	*p = string(b) != "null"
+	return nil
 }
 
 // flexInt is an int64 written as a JSON number or, as proto3 JSON writes
@@ -178,7 +187,7 @@ func (op *geminiOperation) job() (*BatchJob, error) {
 		switch {
 		case out.ResponsesFile != "":
 			j.Results = []ResultSource{{What: "responses", Ref: out.ResponsesFile}}
-		case len(out.InlinedResponses) > 0 && string(out.InlinedResponses) != "null":
+		case bool(out.InlinedResponses):
 			j.Results = []ResultSource{{What: "inline", Ref: id}}
 		}
 	}
@@ -302,100 +311,31 @@ func (c *GeminiBatchClient) Get(ctx context.Context, id string) (*BatchJob, erro
 
 // Download streams the responses file, or the inline responses of the batch's
 // operation (retrieved again, up to limit bytes) as JSON Lines of {"key",
-// "response"} or {"key", "error"}: the file's format.
+// "response"} or {"key", "error"}: the file's format. The operation is
+// converted as it arrives (GeminiInlinedToJSONL), never whole in memory.
 func (c *GeminiBatchClient) Download(ctx context.Context, job *BatchJob, src ResultSource, limit int64, w func() (io.Writer, error)) error {
 	if src.What != "inline" {
 		return c.download(ctx, c.base+"/download/v1beta/"+src.Ref+":download?alt=media", limit, w)
 	}
 	u := c.base + "/v1beta/" + strings.TrimPrefix(src.Ref, "/")
-	var op bytes.Buffer
-	if err := c.download(ctx, u, limit, func() (io.Writer, error) { op.Reset(); return &op, nil }); err != nil {
-		return err
-	}
-	dst, err := w()
+	clean := func(err error) error { return c.clean(ctx, err) }
+	resp, err := openDownload(ctx, c.client(c.Transfer), u, limit, c.statusError, clean)
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriter(dst)
-	if err := GeminiInlinedToJSONL(&op, bw); err != nil {
+	defer resp.Body.Close()
+	err = geminiInlined(httpretry.LimitBody(resp.Body, resp.ContentLength, limit, u), w)
+	var re *readError
+	var we *writeError
+	switch {
+	case errors.As(err, &re):
+		return downloadReadError(ctx, u, re.err, clean)
+	case errors.As(err, &we):
+		return we.err
+	case err != nil:
 		return fmt.Errorf("%s: %w", u, err)
 	}
-	return bw.Flush()
-}
-
-// GeminiInlinedToJSONL reads a batch operation (or batch) and writes its
-// inline responses, response.inlinedResponses.inlinedResponses (else
-// metadata.output's), as the responses file writes them: one {"key",
-// "response"} or {"key", "error"} line each, the key from the response's
-// metadata. An operation with a key twice, or two keys that differ only in
-// case, is malformed (CheckFoldedKeys), as each inline response is.
-func GeminiInlinedToJSONL(r io.Reader, w io.Writer) error {
-	var op struct {
-		Response *struct {
-			InlinedResponses *struct {
-				InlinedResponses []json.RawMessage `json:"inlinedResponses"`
-			} `json:"inlinedResponses"`
-		} `json:"response"`
-		Metadata struct {
-			Output *struct {
-				InlinedResponses *struct {
-					InlinedResponses []json.RawMessage `json:"inlinedResponses"`
-				} `json:"inlinedResponses"`
-			} `json:"output"`
-		} `json:"metadata"`
-	}
-	data, err := io.ReadAll(r) // the caller bounds it (Download: the answer's limit)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(data, &op); err != nil {
-		return fmt.Errorf("malformed batch operation: %w", err)
-	}
-	var items []json.RawMessage
-	switch {
-	case op.Response != nil && op.Response.InlinedResponses != nil:
-		items = op.Response.InlinedResponses.InlinedResponses
-	case op.Metadata.Output != nil && op.Metadata.Output.InlinedResponses != nil:
-		items = op.Metadata.Output.InlinedResponses.InlinedResponses
-	default:
-		return errors.New("the batch operation has no inlinedResponses")
-	}
-	var lines []byte
-	for i, raw := range items {
-		var it struct {
-			Metadata struct {
-				Key string `json:"key"`
-			} `json:"metadata"`
-			Response json.RawMessage `json:"response"`
-			Error    json.RawMessage `json:"error"`
-		}
-		err := CheckFoldedKeys(raw)
-		if err == nil {
-			err = json.Unmarshal(raw, &it)
-		}
-		if err != nil {
-			return fmt.Errorf("inline response %d: %w", i+1, err)
-		}
-		line := map[string]any{"key": it.Metadata.Key}
-		if len(it.Response) > 0 {
-			line["response"] = it.Response
-		}
-		if len(it.Error) > 0 {
-			line["error"] = it.Error
-		}
-		b, err := json.Marshal(line)
-		if err != nil {
-			return err
-		}
-		lines = append(lines, append(b, '\n')...)
-	}
-	// The operation around them: checked once its responses were (whose
-	// errors name the response).
-	if err := CheckFoldedKeys(data); err != nil {
-		return fmt.Errorf("malformed batch operation: %w", err)
-	}
-	_, err = w.Write(lines)
-	return err
+	return nil
 }
 
 // GeminiRequest is the GenerateContentRequest of one judge request for a batch

@@ -3,8 +3,10 @@ package llm_test
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -13,8 +15,10 @@ import (
 )
 
 // FuzzGeminiInlinedToJSONL holds the reading of a Gemini batch operation's
-// inline responses to a reader written apart from it (jsontest.Strict and the
-// documented path: response.inlinedResponses.inlinedResponses, else
+// inline responses, which reads the operation as a stream, to the reader it
+// replaced, which read it whole (geminiInlinedReference): the same lines, the
+// same error; and to a reader written apart from both (jsontest.Strict and
+// the documented path: response.inlinedResponses.inlinedResponses, else
 // metadata.output.inlinedResponses.inlinedResponses): an operation with two
 // keys that differ only in case anywhere is refused (docs/judge.md: the batch
 // APIs' own answers are read by the rule of the result lines); an accepted one
@@ -29,6 +33,18 @@ func FuzzGeminiInlinedToJSONL(f *testing.F) {
 		`{"response":null}`,
 		`{"response":{"inlinedResponses":{"inlinedResponses":[{"metadata":{"key":5}}]}}}`,
 		`[]`,
+		`{"metadata":{"output":{"inlinedResponses":{"inlinedResponses":[{"metadata":{"key":"m"}}]}}},"response":{"inlinedResponses":{"inlinedResponses":[{"metadata":{"key":"r"},"error":{"code":4}}]}}}`,
+		`{"metadata":{"output":{"inlinedResponses":{"inlinedResponses":[{"metadata":{"key":"m"}}]}}},"response":{"inlinedResponses":{}}}`,
+		`{"metadata":{"output":{"inlinedResponses":{"inlinedResponses":[{"metadata":{"key":"m"}}]}}},"response":{"responsesFile":"files/1"}}`,
+		`{"response":{"inlinedResponses":{"inlinedResponses":[{"metadata":{"key":"r"}}]}},"response":null,"metadata":{"output":{"inlinedResponses":{"inlinedResponses":[5]}}}}`,
+		`{"metadata":{"output":{"inlinedResponses":{"inlinedResponses":[{"metadata":{"key":"<&>"},"response":{"t":"  <b>"}}]}}}}`,
+		`{"response":{"inlinedResponses":{"inlinedResponses":{}}}}`,
+		`{"response":{"inlinedResponses":{"inlinedResponses":[1 2]}}}`,
+		`{"response":{"inlinedResponses":{"inlinedResponses":[{"metadata":{"key":"a"}}]}}} x`,
+		`{1}`,
+		`{"response":{"inlinedResponses":{"inlinedResponses":[{"metadata":{"key":"a"}}`,
+		``,
+		`null`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -42,8 +58,20 @@ func FuzzGeminiInlinedToJSONL(f *testing.F) {
 		return nil
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var out bytes.Buffer
-		err := llm.GeminiInlinedToJSONL(bytes.NewReader(data), &out)
+		var out, ref bytes.Buffer
+		err := llm.GeminiInlinedToJSONL(bytes.NewReader(data), func() (io.Writer, error) { out.Reset(); return &out, nil })
+		refErr := geminiInlinedReference(bytes.NewReader(data), &ref)
+		if refErr != nil {
+			require.Error(t, err, "accepted %q, which the whole reader refused: %v", data, refErr)
+			if utf8.Valid(data) {
+				// A repeated key of invalid UTF-8 is quoted decoded (U+FFFD),
+				// where the whole reader quoted its bytes.
+				require.Equal(t, refErr.Error(), err.Error(), "%q", data)
+			}
+		} else {
+			require.NoError(t, err, "%q", data)
+			require.Equal(t, ref.String(), out.String(), "%q", data)
+		}
 		v, ok := jsontest.Strict(data)
 		if !ok {
 			require.Error(t, err, "accepted %q", data)
@@ -84,8 +112,6 @@ func FuzzGeminiInlinedToJSONL(f *testing.F) {
 // response with folded keys already was (docs/judge.md).
 func TestGeminiInlinedRefusesFoldedKeys(t *testing.T) {
 	op := `{"response":{"inlinedResponses":{"inlinedResponses":[{"metadata":{"key":"a"}}]}},"RESPONSE":{"inlinedResponses":{"inlinedResponses":[{"metadata":{"key":"b"}}]}}}`
-	var out bytes.Buffer
-	err := llm.GeminiInlinedToJSONL(strings.NewReader(op), &out)
+	err := llm.GeminiInlinedToJSONL(strings.NewReader(op), func() (io.Writer, error) { return io.Discard, nil })
 	require.ErrorContains(t, err, "malformed batch operation")
-	require.Empty(t, out.String())
 }
