@@ -2,6 +2,8 @@ package llm
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net/http"
 	"net/url"
 )
@@ -15,4 +17,19 @@ func (c *BatchClient) CancelBatch(ctx context.Context, id string) (*Batch, error
 		return nil, err
 	}
 	return &b, nil
+}
+
+// GeminiInlinedToJSONL is geminiInlined with the errors of reading and
+// writing unwrapped: the tests' way to the inline responses' reader.
+func GeminiInlinedToJSONL(r io.Reader, w func() (io.Writer, error)) error {
+	err := geminiInlined(r, w)
+	var re *readError
+	if errors.As(err, &re) {
+		return re.err
+	}
+	var we *writeError
+	if errors.As(err, &we) {
+		return we.err
+	}
+	return err
 }

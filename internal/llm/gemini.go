@@ -312,7 +312,7 @@ func (c *GeminiBatchClient) Get(ctx context.Context, id string) (*BatchJob, erro
 // Download streams the responses file, or the inline responses of the batch's
 // operation (retrieved again, up to limit bytes) as JSON Lines of {"key",
 // "response"} or {"key", "error"}: the file's format. The operation is
-// converted as it arrives (GeminiInlinedToJSONL), never whole in memory.
+// converted as it arrives (geminiInlined), never whole in memory.
 func (c *GeminiBatchClient) Download(ctx context.Context, job *BatchJob, src ResultSource, limit int64, w func() (io.Writer, error)) error {
 	if src.What != "inline" {
 		return c.download(ctx, c.base+"/download/v1beta/"+src.Ref+":download?alt=media", limit, w)

@@ -53,32 +53,6 @@ const geminiMaxKeys = 1 << 16
 // maxJSONDepth is encoding/json's bound on nesting.
 const maxJSONDepth = 10000
 
-// GeminiInlinedToJSONL reads a batch operation (or batch) and writes its
-// inline responses, response.inlinedResponses.inlinedResponses (else
-// metadata.output's), as the responses file writes them: one {"key",
-// "response"} or {"key", "error"} line each, the key from the response's
-// metadata. An operation with a key twice, or two keys that differ only in
-// case, is malformed (CheckFoldedKeys), as each inline response is.
-//
-// The operation is read as it arrives and each line written as its response
-// is read: what the reading holds is one response. The lines go to the
-// writer w gives; w is called once, and again (a fresh writer, as for a new
-// attempt) when the lines written so far turn out not to be the ones to keep
-// (metadata.output's, then a response's). On an error what was written is to
-// be discarded.
-func GeminiInlinedToJSONL(r io.Reader, w func() (io.Writer, error)) error {
-	err := geminiInlined(r, w)
-	var re *readError
-	if errors.As(err, &re) {
-		return re.err
-	}
-	var we *writeError
-	if errors.As(err, &we) {
-		return we.err
-	}
-	return err
-}
-
 // readError is an error reading the operation (not of its text); writeError
 // an error of the writer.
 type readError struct{ err error }
@@ -144,6 +118,20 @@ type geminiInlineReader struct {
 	foldErr error // the first repeated key
 }
 
+// geminiInlined reads a batch operation (or batch) and writes its
+// inline responses, response.inlinedResponses.inlinedResponses (else
+// metadata.output's), as the responses file writes them: one {"key",
+// "response"} or {"key", "error"} line each, the key from the response's
+// metadata. An operation with a key twice, or two keys that differ only in
+// case, is malformed (CheckFoldedKeys), as each inline response is.
+//
+// The operation is read as it arrives and each line written as its response
+// is read: what the reading holds is one response. The lines go to the
+// writer open gives; open is called once, and again (a fresh writer, as for a new
+// attempt) when the lines written so far turn out not to be the ones to keep
+// (metadata.output's, then a response's). On an error what was written is to
+// be discarded. Errors of reading src are *readError, of writing *writeError (Download
+// tells them apart).
 func geminiInlined(src io.Reader, open func() (io.Writer, error)) error {
 	er := &errReader{r: src}
 	dec := json.NewDecoder(er)

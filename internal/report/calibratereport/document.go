@@ -348,19 +348,11 @@ func New(r *calibrate.Result) *Document {
 // indent, full-precision numbers, undefined numbers as null.
 func (d *Document) WriteJSON(w io.Writer) error { return format.WriteJSON(w, d) }
 
-// Read reads a calibration document written by WriteJSON. It is checked
-// first as strictly as calibrate writes it (validate): a value that is wrong
-// is an *input.Error at its line, whose File is "" (the caller names the file).
-func Read(r io.Reader) (*Document, error) {
-	data, root, err := readback.Parse(r, "")
-	if err != nil {
-		return nil, err
-	}
-	return ReadParsed(data, root)
-}
-
-// ReadParsed is Read of a document readback.Parse has read and parsed (data
-// and its tree): report.Read parses a document once to learn its schema.
+// ReadParsed reads a calibration document written by WriteJSON, which
+// readback.Parse has read and parsed (data and its tree: report.Read parses a
+// document once to learn its schema). It is checked first as strictly as
+// calibrate writes it (validate): a value that is wrong is an *input.Error at
+// its line, whose File is "" (the caller names the file).
 func ReadParsed(data []byte, root *jsonpos.Value) (*Document, error) {
 	c := &readback.Checker{Data: data}
 	validate(c, root)

@@ -26,6 +26,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/racetest"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/calibratereport"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/readback"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -182,7 +183,7 @@ func TestPanelDocumentReadBack(t *testing.T) {
 	doc := calibratereport.New(panelDemo(t))
 	var js bytes.Buffer
 	require.NoError(t, doc.WriteJSON(&js))
-	back, err := calibratereport.Read(bytes.NewReader(js.Bytes()))
+	back, err := readDoc(bytes.NewReader(js.Bytes()))
 	require.NoError(t, err)
 	var a, b bytes.Buffer
 	require.NoError(t, doc.Markdown(&a, ""))
@@ -213,7 +214,7 @@ func TestAdoptedDocumentReadBack(t *testing.T) {
 	doc := calibratereport.New(adoptedDemo(t))
 	var js bytes.Buffer
 	require.NoError(t, doc.WriteJSON(&js))
-	back, err := calibratereport.Read(bytes.NewReader(js.Bytes()))
+	back, err := readDoc(bytes.NewReader(js.Bytes()))
 	require.NoError(t, err)
 	for _, render := range []func(*calibratereport.Document, *bytes.Buffer) error{
 		func(d *calibratereport.Document, b *bytes.Buffer) error { return d.Markdown(b, "") },
@@ -370,7 +371,7 @@ func TestUnreliableKappaInterval(t *testing.T) {
 	assert.Equal(t, false, g["unreliable"])
 	assertSortedKeys(t, json.NewDecoder(bytes.NewReader(js.Bytes())), "$")
 
-	back, err := calibratereport.Read(bytes.NewReader(js.Bytes()))
+	back, err := readDoc(bytes.NewReader(js.Bytes()))
 	require.NoError(t, err)
 	var js2, txt2, md2 bytes.Buffer
 	require.NoError(t, back.WriteJSON(&js2))
@@ -384,7 +385,7 @@ func TestUnreliableKappaInterval(t *testing.T) {
 	// as it did: no mark, no footnote, everything else the same.
 	old := regexp.MustCompile(`(?m)^ *"(ci95_method|unreliable)": .*\n`).ReplaceAll(js.Bytes(), nil)
 	require.NotContains(t, string(old), `"unreliable"`)
-	prior, err := calibratereport.Read(bytes.NewReader(old))
+	prior, err := readDoc(bytes.NewReader(old))
 	require.NoError(t, err)
 	var txt3, md3 bytes.Buffer
 	require.NoError(t, prior.Text(&txt3))
@@ -400,7 +401,7 @@ func TestUnreliableKappaInterval(t *testing.T) {
 	// Written as calibrate writes them, each is checked: a flag that is not
 	// true or false is refused at its line.
 	bad := bytes.Replace(js.Bytes(), []byte(`"unreliable": true`), []byte(`"unreliable": "yes"`), 1)
-	_, err = calibratereport.Read(bytes.NewReader(bad))
+	_, err = readDoc(bytes.NewReader(bad))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "dimensions.faithfulness.unreliable")
 }
@@ -517,7 +518,7 @@ func TestWriteJSONStreamsDisagreements(t *testing.T) {
 	}
 	var js bytes.Buffer
 	require.NoError(t, doc.WriteJSON(&js))
-	back, err := calibratereport.Read(bytes.NewReader(js.Bytes()))
+	back, err := readDoc(bytes.NewReader(js.Bytes()))
 	require.NoError(t, err)
 	for name, dim := range doc.Dimensions {
 		assert.Equal(t, dim.Disagreements, back.Dimensions[name].Disagreements)
@@ -531,4 +532,14 @@ func TestWriteJSONStreamsDisagreements(t *testing.T) {
 	require.NoError(t, doc.WriteJSON(io.Discard))
 	runtime.ReadMemStats(&after)
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(js.Len()/2), "bytes allocated for a %d-byte report", js.Len())
+}
+
+// readDoc reads a calibration document as report.Read does: readback.Parse,
+// then ReadParsed.
+func readDoc(r io.Reader) (*calibratereport.Document, error) {
+	data, root, err := readback.Parse(r, "")
+	if err != nil {
+		return nil, err
+	}
+	return calibratereport.ReadParsed(data, root)
 }

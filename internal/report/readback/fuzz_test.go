@@ -13,6 +13,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/report/calibratereport"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/readback"
 )
 
 // reread reads a document of one command: its k (0 where it has none), its
@@ -43,7 +44,11 @@ var readers = []reread{
 		return d.K, d.Verdict, rewrite(d.WriteJSON), nil
 	},
 	func(r io.Reader) (int, outcome.Status, []byte, error) {
-		d, err := calibratereport.Read(r)
+		data, root, err := readback.Parse(r, "")
+		if err != nil {
+			return 0, "", nil, err
+		}
+		d, err := calibratereport.ReadParsed(data, root)
 		if err != nil {
 			return 0, "", nil, err
 		}
