@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -67,23 +68,71 @@ type Batch struct {
 	OutputFileID     string `json:"output_file_id"`
 	ErrorFileID      string `json:"error_file_id"`
 	Errors           *struct {
-		Data []BatchError `json:"data"`
+		Data BatchErrors `json:"data"`
 	} `json:"errors"`
 	RequestCounts RequestCounts `json:"request_counts"`
 }
 
-// ErrorText is the batch's errors.data as one line ("" when none).
+// MaxBatchErrors is how many of a batch's errors are kept and named
+// (ErrorText); the others are counted. A batch that fails validation lists an
+// error per bad line of its requests file: a file of a million bad lines is a
+// list of a million errors, which the message of a failed batch does not
+// repeat (a 4 MiB list held whole took 380 MB and made a 4 MB message).
+const MaxBatchErrors = 10
+
+// BatchErrors is a batch object's errors.data as it is kept: its first
+// MaxBatchErrors entries (First) and how many more it listed (More). Every
+// entry is decoded as a BatchError, so an entry of another type is an error
+// wherever it is, as before.
+type BatchErrors struct {
+	First []BatchError
+	More  int
+}
+
+// UnmarshalJSON decodes a list of errors, keeping the first MaxBatchErrors.
+func (l *BatchErrors) UnmarshalJSON(b []byte) error {
+	*l = BatchErrors{}
+	if string(bytes.TrimSpace(b)) == "null" {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil {
+		return err
+	} else if d, ok := t.(json.Delim); !ok || d != '[' {
+		return &json.UnmarshalTypeError{Value: "non-array", Type: reflect.TypeFor[[]BatchError](), Field: "errors.data"}
+	}
+	var e BatchError // one for all: a new one each was an allocation an entry
+	for dec.More() {
+		e = BatchError{}
+		if err := dec.Decode(&e); err != nil {
+			return err
+		}
+		if len(l.First) < MaxBatchErrors {
+			l.First = append(l.First, e)
+		} else {
+			l.More++
+		}
+	}
+	_, err := dec.Token() // ']'
+	return err
+}
+
+// ErrorText is the batch's errors.data as one line ("" when none): the first
+// MaxBatchErrors, then how many more there were.
 func (b *Batch) ErrorText() string {
 	if b.Errors == nil {
 		return ""
 	}
 	var parts []string
-	for _, e := range b.Errors.Data {
+	for _, e := range b.Errors.Data.First {
 		s := e.Code + ": " + e.Message
 		if e.Line != nil {
 			s = fmt.Sprintf("line %d: %s", *e.Line, s)
 		}
 		parts = append(parts, s)
+	}
+	if more := b.Errors.Data.More; more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
 	}
 	return strings.Join(parts, "; ")
 }
