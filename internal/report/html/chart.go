@@ -22,8 +22,8 @@ type Series struct {
 }
 
 // Bar is one bar: a value of a series in a category, with its 95% interval (nil:
-// none) and its n. An undefined value (NaN) draws no bar; the chart's table
-// lists it as "—" with its n.
+// none) and its n. An undefined value (NaN) draws no bar but a "—" where it
+// would start; the chart's table lists it as "—" with its n.
 type Bar struct {
 	Category string
 	Series   int
@@ -376,8 +376,8 @@ func (c BarChart) svg(s *strings.Builder, ax axis, lay layout) {
 		y0 := 8 + float64(ci)*(groupH+groupGap)
 		s.WriteString(`<text class="cat" x="` + px(plotX0-6) + `" y="` + px(y0+groupH/2+4) + `" text-anchor="end"><title>` + Esc(cat) + "</title>" + Esc(clip(cat, labelMax)) + "</text>\n")
 		for _, b := range c.Bars {
-			if b.Category != cat || math.IsNaN(b.Value) {
-				continue // an undefined value: no bar (a row of the table)
+			if b.Category != cat {
+				continue
 			}
 			sr := Series{}
 			if b.Series < len(c.Series) {
@@ -386,6 +386,17 @@ func (c BarChart) svg(s *strings.Builder, ax axis, lay layout) {
 			by := y0 + float64(b.Series)*(barH+barGap)
 			if b.Style != nil {
 				sr = *b.Style
+			}
+			if math.IsNaN(b.Value) {
+				// An undefined value: no bar, the tables' dash where it would
+				// start (a group without a gold-carrying case, n = 0).
+				tip := cat
+				if sr.Name != "" {
+					tip += " · " + sr.Name
+				}
+				tip += ": " + c.Measure + " undefined, n = " + Count(b.N)
+				s.WriteString(`<g>` + lay.tip(tip) + `<text class="undef" x="` + px(plotX0+4) + `" y="` + px(by+barH/2+4) + `">` + format.Missing + "</text></g>\n")
+				continue
 			}
 			cls := "bar c" + strconv.Itoa(sr.Color%8)
 			if sr.Dashed {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
 	"github.com/retrieval-gate/retrieval-gate/internal/cli"
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
@@ -56,7 +59,7 @@ const chartTextJS = `(() => {
   for (const fig of document.querySelectorAll("figure.chart")) {
     const [w, n] = [fig.querySelector("svg.wide"), fig.querySelector("svg.narrow")];
     if (!w || !n) { out.marks.push(fig.querySelector("figcaption").textContent + ": not drawn wide and narrow"); continue; }
-    for (const sel of ["rect.bar", "path.whisker", "text.value", "text.cat", "path.line", "path.band", "circle.pt", "line.marker", "line.chosen"]) {
+    for (const sel of ["rect.bar", "path.whisker", "text.value", "text.undef", "text.cat", "path.line", "path.band", "circle.pt", "line.marker", "line.chosen"]) {
       const a = w.querySelectorAll(sel).length, b = n.querySelectorAll(sel).length;
       if (a !== b) out.marks.push(fig.querySelector("figcaption").textContent + ": " + a + " " + sel + " wide, " + b + " narrow");
     }
@@ -130,5 +133,35 @@ func TestChartTextReadableInBrowser(t *testing.T) {
 				assert.Equal(t, narrow, got.Narrow, "%s at %d px: the narrow drawings shown", c.name, m.Width)
 			}
 		})
+	}
+}
+
+// A strategy whose mean of the charted measure is undefined has a dash where
+// its bar would start on the dashboard, in the page's drawing (no script) and
+// in the script's, at a phone's width and a desktop's.
+func TestUndefinedBarDashInBrowser(t *testing.T) {
+	t.Parallel()
+	b := browsertest.Start(t)
+	r := freshDemoResult(t)
+	doc := comparereport.New(r)
+	s := doc.Strategies["bm25"]
+	m := s.Metrics["dcg_at_k"]
+	nan := format.Float(math.NaN())
+	m.Mean, m.CI95 = nan, [2]format.Float{nan, nan}
+	s.Metrics["dcg_at_k"] = m
+	var page bytes.Buffer
+	require.NoError(t, rhtml.CompareHTML(&page, doc, r, nil))
+	path := filepath.Join(t.TempDir(), "undefined.html")
+	require.NoError(t, os.WriteFile(path, page.Bytes(), 0o644))
+	const js = `(() => [...document.querySelectorAll("#rg-bars svg")].filter((e) => e.getClientRects().length > 0)
+  .map((svg) => [...svg.querySelectorAll("text.undef")].filter((e) => e.getClientRects().length > 0).map((e) => e.textContent)))()`
+	for _, noScript := range []bool{false, true} {
+		ms := browsertest.Measures(t, b, browsertest.Page{Name: fmt.Sprintf("undefined-bar-noscript-%v", noScript), Path: path,
+			Widths: []int{390, 1400}, NoScript: noScript, Script: js})
+		for _, got := range ms {
+			var dashes [][]string
+			require.NoError(t, json.Unmarshal(got.Result, &dashes))
+			assert.Equal(t, [][]string{{"—"}}, dashes, "no script %v, at %d px: one chart shown, one dash", noScript, got.Width)
+		}
 	}
 }

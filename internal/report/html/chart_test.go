@@ -15,7 +15,8 @@ import (
 )
 
 // Every chart's table for screen readers carries each value's n, in a column
-// "n": an undefined value is "—" with its n (no bar, no point drawn), a point
+// "n": an undefined value is "—" with its n (no bar, no point drawn: a bar's
+// place has a dash), a point
 // a line is absent from (n < 0) has no row.
 func TestChartTablesCarryN(t *testing.T) {
 	nan := math.NaN()
@@ -48,12 +49,16 @@ func TestChartTablesCarryN(t *testing.T) {
 			assert.Equal(t, c.want, srRows(s))
 			assert.NotContains(t, s, "NaN")
 			assert.Equal(t, 1, strings.Count(s, `data-mark="bar"`)+strings.Count(s, `data-mark="point"`), "the defined value alone is drawn")
+			if c.name == "bars" { // the undefined bar's dash, in the wide drawing (with its hover text) and the narrow
+				assert.Equal(t, 2, strings.Count(s, `<text class="undef" x="`), s)
+				assert.Contains(t, s, `<title>type: empty · hit@5: hit@5 undefined, n = 0</title><text class="undef"`)
+			}
 		})
 	}
 }
 
 // On the dashboard, a strategy whose mean of the charted measure is
-// undefined has no bar, and the bar chart's table has its row "—" with its n
+// undefined has no bar but a dash where it would start, and the bar chart's table has its row "—" with its n
 // (as the script's redraw has).
 func TestCompareDashboardUndefinedBar(t *testing.T) {
 	r := freshDemoResult(t) // its document is edited
@@ -70,6 +75,7 @@ func TestCompareDashboardUndefinedBar(t *testing.T) {
 	fig, _, ok = strings.Cut(fig, "</figure>")
 	require.True(t, ok)
 	assert.Equal(t, len(demoStrategies)-1, strings.Count(fig, `data-mark="bar"`))
+	assert.Equal(t, 2, strings.Count(fig, `<text class="undef"`), "a dash where its bar would start, wide and narrow")
 	assert.Contains(t, srRows(fig), []string{"bm25", "bm25", "—", "", rhtml.Count(int(m.N))})
 	assert.NotContains(t, fig, "NaN")
 }

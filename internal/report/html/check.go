@@ -76,10 +76,14 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 		groups = append(groups, named{"locale: " + name, r.ByLocale[name]})
 	}
 	for _, g := range groups {
+		cats = append(cats, g.label)
 		if m, ok := metric(g.g, metrics.KeyHit); ok {
 			c := ci(m)
-			cats = append(cats, g.label)
 			bars = append(bars, Bar{Category: g.label, Value: m.Mean.V(), CI: &c, N: int(m.N), Unreliable: m.Unreliable})
+		} else {
+			// No gold-carrying case: no value, the group still in the chart (a
+			// dash, as in the table beside it).
+			bars = append(bars, Bar{Category: g.label, Value: math.NaN(), N: int(g.g.N)})
 		}
 	}
 	t := Table{Head: []string{"group", "n"}, NumCols: []bool{false, true}, Cards: true} // too wide for a phone

@@ -44,7 +44,7 @@ tbody th{font-weight:500}
 .chart svg.narrow{display:none}
 @container (max-width:479.98px){.chart svg.wide{display:none}.chart svg.narrow{display:block}}
 .chart text{fill:var(--fg);font-size:14px;font-family:inherit}
-.chart .tick,.chart .axis-label{fill:var(--muted)}
+.chart .tick,.chart .axis-label,.chart .undef{fill:var(--muted)}
 .chart .gl{stroke:var(--grid);stroke-width:1}
 .chart .axis{stroke:var(--line);stroke-width:1}
 .chart .whisker{stroke:var(--fg);stroke-width:1.3;fill:none}

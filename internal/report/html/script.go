@@ -126,8 +126,13 @@ const bars = (box, run, m) => {
         if (!s) return;
         const dashed = s.name.endsWith(D.suffix), c = "c" + ((D.colours[s.name] || 0) % 8);
         const p = s.m[m.key];
-        if (!p || p[0] === null) return;
+        if (!p) return;
         const by = y0 + slot * (barH + gap);
+        if (p[0] === null) { // undefined: the tables' dash where the bar would start (as the page draws it)
+          const dash = el(SVG, "text", {class: "undef", x: r1(labelW + 4), y: r1(by + barH / 2 + 4)}, D.missing);
+          svg.append(narrow ? el(SVG, "g", {}, dash) : el(SVG, "g", {}, el(SVG, "title", {}, s.name + ": " + m.label + " undefined, n = " + count(p)), dash));
+          return;
+        }
         const tip = s.name + ": " + m.label + " " + num(p) + (p[1] !== null ? " (95% CI " + flagged(p) + ")" : "") + ", n = " + count(p);
         const rect = {class: "bar " + c + (dashed ? " hatch" : ""), x: r1(labelW), y: r1(by), width: r1(Math.max(x(p[0]) - labelW, 0)), height: barH};
         const gEl = narrow ? el(SVG, "g", {}, el(SVG, "rect", rect))
