@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input/casefile"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 )
@@ -235,18 +235,6 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	k, err := c.r.Read(p)
-	c.n += k
-	return k, err
-}
-
 // A write error (a full disk) is returned as it is, and the conversion stops
 // there instead of reading the rest of the input, for each kind of writer.
 func TestWriteErrorStops(t *testing.T) {
@@ -273,10 +261,10 @@ func TestWriteErrorStops(t *testing.T) {
 			}
 			f, ok := Lookup(tt.format)
 			require.True(t, ok)
-			r := &countingReader{r: strings.NewReader(in.String())}
+			r := &inputtest.CountingReader{R: strings.NewReader(in.String())}
 			_, _, err := Convert(context.Background(), r, "in", &failingWriter{n: 1000, err: errFull}, f, Options{})
 			require.ErrorIs(t, err, errFull)
-			assert.Less(t, r.n, in.Len()/4, "the conversion went on reading after the write failed")
+			assert.Less(t, r.N, int64(in.Len()/4), "the conversion went on reading after the write failed")
 		})
 	}
 }

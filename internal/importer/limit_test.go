@@ -3,7 +3,6 @@ package importer
 import (
 	"bytes"
 	"context"
-	"io"
 	"strings"
 	"testing"
 
@@ -11,20 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 )
-
-// pulledReader counts the bytes a converter pulled from its input.
-type pulledReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *pulledReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
 
 // withCaps lowers the record cap (and the output caps) for a test.
 func withCaps(t *testing.T, record int64, out map[Kind]int) {
@@ -62,13 +50,13 @@ func TestRecordCap(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f, ok := Lookup(tc.format)
 			require.True(t, ok)
-			src := &pulledReader{r: strings.NewReader(tc.in)}
+			src := &inputtest.CountingReader{R: strings.NewReader(tc.in)}
 			opt := Options{LineAt: LineAt(strings.NewReader(tc.in))}
 			_, _, err := Convert(context.Background(), src, "in", &bytes.Buffer{}, f, opt)
 			var ie *Error
 			require.ErrorAs(t, err, &ie)
 			assert.Contains(t, err.Error(), tc.want)
-			assert.Less(t, src.n, int64(512<<10), "read %d bytes of %d: the record was buffered", src.n, len(tc.in))
+			assert.Less(t, src.N, int64(512<<10), "read %d bytes of %d: the record was buffered", src.N, len(tc.in))
 		})
 	}
 }
@@ -132,7 +120,7 @@ func TestCSVSeparatorCap(t *testing.T) {
 		{"header", wide(input.MaxCSVSeparators+4097) + "\nq,a\n", "in:1: more than 1,048,576 commas in one CSV record"},
 		{"row", "query,retrieved\nq,a\nq2,\"" + strings.Repeat(",", input.MaxCSVSeparators+4096) + "\"\n", "in:3: more than 1,048,576 commas in one CSV record"},
 	} {
-		src := &pulledReader{r: strings.NewReader(tc.in)}
+		src := &inputtest.CountingReader{R: strings.NewReader(tc.in)}
 		_, _, err := Convert(context.Background(), src, "in", &bytes.Buffer{}, csvFormat, Options{})
 		require.ErrorContains(t, err, tc.want, tc.name)
 	}

@@ -3,7 +3,6 @@ package judge_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 )
 
@@ -59,10 +59,10 @@ func TestReadQueries(t *testing.T) {
 	jsonl := `{"id":"c1","query":"first"}` + "\n"
 	_, err = judge.ReadQueriesCapped(ctx, strings.NewReader(jsonl+jsonl), "cases.jsonl", int64(len(jsonl)))
 	require.EqualError(t, err, "cases.jsonl: larger than 28 bytes, the cap of a queries file")
-	endless := &countingReader{r: zeros{}}
+	endless := &inputtest.CountingReader{R: zeros{}}
 	_, err = judge.ReadQueriesCapped(ctx, endless, "zero", 1<<20)
 	require.EqualError(t, err, "zero: larger than 1048576 bytes, the cap of a queries file")
-	assert.Equal(t, int64(1<<20+1), endless.n)
+	assert.Equal(t, int64(1<<20+1), endless.N)
 }
 
 // TestReadQueriesStreams: the file is read as a stream, not held whole
@@ -91,15 +91,4 @@ type zeros struct{}
 func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
-}
-
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }

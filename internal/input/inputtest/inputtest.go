@@ -2,12 +2,13 @@
 // readers of trecfile and labelfile. The commands open their inputs in their
 // front end (internal/cli) and hand the domain the readers; a test that starts
 // from a file path calls these. Placeholders is the tests' reading of a prompt
-// template's placeholders.
+// template's placeholders; CountingReader, how far a reader read.
 package inputtest
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
@@ -108,4 +109,17 @@ func FirstUnknown(phs []Placeholder, known map[string]bool) (Placeholder, bool) 
 		}
 	}
 	return Placeholder{}, false
+}
+
+// CountingReader counts the bytes read through it from R (N): how far a
+// reader went into its input.
+type CountingReader struct {
+	R io.Reader
+	N int64
+}
+
+func (c *CountingReader) Read(p []byte) (int, error) {
+	n, err := c.R.Read(p)
+	c.N += int64(n)
+	return n, err
 }

@@ -61,6 +61,22 @@ func TestChartTablesCarryN(t *testing.T) {
 // undefined has no bar but a dash where it would start, and the bar chart's table has its row "—" with its n
 // (as the script's redraw has).
 func TestCompareDashboardUndefinedBar(t *testing.T) {
+	page, m := undefinedBM25(t)
+	b := bytes.NewBuffer(page)
+	_, fig, ok := strings.Cut(b.String(), `<div id="rg-bars">`)
+	require.True(t, ok)
+	fig, _, ok = strings.Cut(fig, "</figure>")
+	require.True(t, ok)
+	assert.Equal(t, len(demoStrategies)-1, strings.Count(fig, `data-mark="bar"`))
+	assert.Equal(t, 2, strings.Count(fig, `<text class="undef"`), "a dash where its bar would start, wide and narrow")
+	assert.Contains(t, srRows(fig), []string{"bm25", "bm25", "—", "", rhtml.Count(int(m.N))})
+	assert.NotContains(t, fig, "NaN")
+}
+
+// undefinedBM25 is the demo's dashboard with bm25's mean DCG@10 (the charted
+// measure) undefined, and that measure's entry.
+func undefinedBM25(t *testing.T) ([]byte, comparereport.Summary) {
+	t.Helper()
 	r := freshDemoResult(t) // its document is edited
 	doc := comparereport.New(r)
 	s := doc.Strategies["bm25"]
@@ -70,12 +86,5 @@ func TestCompareDashboardUndefinedBar(t *testing.T) {
 	s.Metrics["dcg_at_k"] = m
 	var b bytes.Buffer
 	require.NoError(t, rhtml.CompareHTML(&b, doc, r, nil))
-	_, fig, ok := strings.Cut(b.String(), `<div id="rg-bars">`)
-	require.True(t, ok)
-	fig, _, ok = strings.Cut(fig, "</figure>")
-	require.True(t, ok)
-	assert.Equal(t, len(demoStrategies)-1, strings.Count(fig, `data-mark="bar"`))
-	assert.Equal(t, 2, strings.Count(fig, `<text class="undef"`), "a dash where its bar would start, wide and narrow")
-	assert.Contains(t, srRows(fig), []string{"bm25", "bm25", "—", "", rhtml.Count(int(m.N))})
-	assert.NotContains(t, fig, "NaN")
+	return b.Bytes(), m
 }
