@@ -354,9 +354,11 @@ func newFlagSet(_ *Env, name string) *flag.FlagSet {
 type actionInputs map[string]string
 
 // parseFlags parses args, then, inside GitHub Actions, fills every declared input
-// not given on the command line from INPUT_<NAME> (as the runner sets them), or
-// from its Actions default: flags win over inputs. The sources it returns name
-// each value where it came from, for the checks after parsing.
+// not given on the command line from INPUT_<NAME> (as the runner sets them), or,
+// when the binary runs as the Action (asActionStep), from its Actions default:
+// flags win over inputs. The binary run in a workflow's run: step keeps its
+// flags' own defaults (check.md's --json is none there too). The sources it
+// returns name each value where it came from, for the checks after parsing.
 func parseFlags(fs *flag.FlagSet, env *Env, args []string, inputs actionInputs) (*sources, error) {
 	src := &sources{fs: fs, inputs: map[string]string{}, stdin: env.Stdin}
 	if err := fs.Parse(args); err != nil {
@@ -388,9 +390,10 @@ func parseFlags(fs *flag.FlagSet, env *Env, args []string, inputs actionInputs) 
 		}
 		v, ok := actionInput(env, name)
 		if !ok {
-			if v = inputs[name]; v == "" {
+			if v = inputs[name]; v == "" || !asActionStep(env) {
 				continue
 			}
+			src.defaulted(name)
 		}
 		if e := fs.Set(name, v); e != nil {
 			return nil, inputValueError(fs.Lookup(name), v, e)
@@ -399,6 +402,12 @@ func parseFlags(fs *flag.FlagSet, env *Env, args []string, inputs actionInputs) 
 	}
 	return src, nil
 }
+
+// asActionStep says whether the binary runs as the Action (uses:
+// retrieval-gate/…): the runner then sets INPUT_COMMAND from action.yml, whose
+// `command` input always has a value (check by default). A run: step, or
+// uses: docker://… without it, sets no such input.
+func asActionStep(env *Env) bool { return env.Getenv("INPUT_COMMAND") != "" }
 
 // actionInput reads an Action input as the runner passes it (INPUT_ + the
 // upper-cased name, spaces as underscores, hyphens kept), with go-githubactions'

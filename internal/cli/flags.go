@@ -129,9 +129,30 @@ func isBoolFlag(v flag.Value) bool {
 // input, with the value as given (`action input "k": "0"`), as parseFlags names
 // the values it refuses itself (inputValueError).
 type sources struct {
-	fs     *flag.FlagSet
-	inputs map[string]string // flag name -> the input's value, for the flags set from an input
-	stdin  io.Reader         // the command's standard input (an input "-")
+	fs       *flag.FlagSet
+	inputs   map[string]string // flag name -> the input's value, for the flags set from an input
+	defaults map[string]bool   // the flags of inputs set to the Action's default (none given)
+	stdin    io.Reader         // the command's standard input (an input "-")
+}
+
+// defaulted notes that flag n took the Action's default for its input.
+func (s *sources) defaulted(n string) {
+	if s.defaults == nil {
+		s.defaults = map[string]bool{}
+	}
+	s.defaults[n] = true
+}
+
+// unset drops the Action's default of flag n, when n took it: the default
+// does not apply (judge's json with batch-out, which writes the requests
+// alone). It reports whether it did.
+func (s *sources) unset(n string) bool {
+	if s == nil || !s.defaults[n] {
+		return false
+	}
+	delete(s.defaults, n)
+	delete(s.inputs, n)
+	return true
 }
 
 // name is how a message names flag n: `action input "n"` when its value came

@@ -72,6 +72,11 @@ func parseJudge(env *Env, args []string) (*judge.RunOptions, error) {
 	if err != nil {
 		return nil, err
 	}
+	// batch-out writes the requests alone: the Action's default report
+	// (json) is not one of its files.
+	if o.BatchOut != "" && src.unset("json") {
+		o.JSONOut = ""
+	}
 	if o.Price, err = judge.ParsePrice(*price); err != nil {
 		return nil, src.refuseErr("judge", "price-per-1k", err)
 	}

@@ -202,3 +202,41 @@ func TestCommentWithThousandsOfTypesKeepsGates(t *testing.T) {
 		assert.Contains(t, body, want)
 	}
 }
+
+// The Action's defaults (a JSON report's path) are the Action's: the binary
+// run in a workflow's run: step (GITHUB_ACTIONS=true, no INPUT_COMMAND) keeps
+// its flags' own, and writes no retrieval-gate.json unasked. As the Action,
+// judge's batch-out (the requests alone) is not refused for the json its
+// default gives, but a json asked for beside it still is.
+func TestActionDefaultsOnlyAsTheAction(t *testing.T) {
+	root := repoRoot(t)
+	demo := filepath.Join(root, "testdata/demo")
+	dir := t.TempDir()
+	t.Chdir(dir)
+
+	env, _, _ := actionsEnv(t, nil) // a run: step
+	code, _, stderr := runIn(t, env, "check", "--cases", filepath.Join(demo, "cases.jsonl"), "--kb", filepath.Join(demo, "kb"), "--comment", "never")
+	require.Equal(t, 0, code, stderr)
+	assert.NoFileExists(t, filepath.Join(dir, "retrieval-gate.json"), "no --json given: none written")
+
+	env, _, _ = actionsEnv(t, actionDefaults(t, root, map[string]string{"cases": filepath.Join(demo, "cases.jsonl"), "kb": filepath.Join(demo, "kb"), "comment": "never"}))
+	code, _, stderr = runIn(t, env, "check")
+	require.Equal(t, 0, code, stderr)
+	assert.FileExists(t, filepath.Join(dir, "retrieval-gate.json"), "the Action's default json")
+
+	run := filepath.Join(dir, "run.jsonl")
+	require.NoError(t, os.WriteFile(run, []byte(`{"id":"q1","locale":"en","query":"How do I reset my password?","retrieved":[{"id":"en-reset-password#c0","parent_id":"en-reset-password"}]}`+"\n"), 0o644))
+	with := map[string]string{"command": "judge", "kb": filepath.Join(demo, "kb"), "run": "dense=" + run,
+		"batch-out": "requests.jsonl", "judge-model": "m", "cache": "none"}
+	env, _, _ = actionsEnv(t, actionDefaults(t, root, with))
+	code, stdout, stderr := runIn(t, env, "judge")
+	require.Equal(t, 0, code, stdout+stderr)
+	assert.FileExists(t, filepath.Join(dir, "requests.jsonl"))
+	assert.NoFileExists(t, filepath.Join(dir, "retrieval-gate-judge.json"))
+
+	with["json"] = "judge.json"
+	env, _, _ = actionsEnv(t, actionDefaults(t, root, with))
+	code, stdout, _ = runIn(t, env, "judge")
+	assert.Equal(t, ExitInput, code)
+	assert.Contains(t, stdout, "batch-out writes only the requests")
+}
