@@ -56,7 +56,10 @@ type Factory struct {
 	// Sleep replaces the waits of the PR comment's retries (tests); nil sleeps.
 	Sleep func(ctx context.Context, d time.Duration) error
 
-	rawStdout io.Writer
+	// rawStdout is where the workflow commands go (the real stdout, unguarded),
+	// rawStderr the real stderr: the commands' stream when stdout carries an
+	// output (commandsOnStderr).
+	rawStdout, rawStderr io.Writer
 	// terminal is the real stderr when it is a terminal (the progress bar's),
 	// else nil.
 	terminal  *progress.Terminal
@@ -77,7 +80,7 @@ func newFactory(env *Env, stderr io.Writer) *Factory {
 	out, errw := guard.NewWriter(env.Stdout), guard.NewWriter(env.Stderr)
 	guarded := *env
 	guarded.Stdout, guarded.Stderr = out, errw
-	return &Factory{Env: &guarded, rawStdout: env.Stdout, terminal: progress.TerminalOf(stderr, env.Stderr),
+	return &Factory{Env: &guarded, rawStdout: env.Stdout, rawStderr: env.Stderr, terminal: progress.TerminalOf(stderr, env.Stderr),
 		guards: []*guard.Writer{out, errw}, given: new([]string), prov: new(provenanceOnce)}
 }
 
@@ -93,6 +96,18 @@ func (f *Factory) Publisher() publish.Target {
 		}
 	}
 	return f.publisher
+}
+
+// commandsOnStderr sends the workflow commands (an Action's mask, outputs'
+// warnings, annotations, errors) to the real stderr: for a command whose
+// standard output is an output file (import --out -), which a workflow command
+// there would corrupt (and ::add-mask:: would write the token into). The
+// runner reads the commands of both streams. Called before anything is
+// published.
+func (f *Factory) commandsOnStderr() {
+	if f.rawStderr != nil {
+		f.rawStdout, f.publisher = f.rawStderr, nil
+	}
 }
 
 // flush writes what the guards hold back.

@@ -103,6 +103,9 @@ func importShards(ctx context.Context, files *opened, path string, f *importer.F
 // set's Commit, only once the whole input converted.
 func runImport(ctx context.Context, fac *Factory, o *importOptions) error {
 	env := fac.Env
+	if o.files.Out == "-" {
+		fac.commandsOnStderr() // stdout is the converted file
+	}
 	outs := atomicfile.NewSet()
 	defer outs.Abort()
 	var buf bytes.Buffer

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -126,4 +127,30 @@ func TestOutputDashCoversEveryOutput(t *testing.T) {
 	sort.Strings(got)
 	sort.Strings(want)
 	assert.Equal(t, want, got)
+}
+
+// import --out - writes the converted file to standard output: inside
+// Actions the workflow commands (the token's ::add-mask::, the warnings of
+// a missing GITHUB_OUTPUT or GITHUB_STEP_SUMMARY) go to standard error, which
+// the runner reads for them too, so the file is the same bytes as outside
+// Actions and never holds the token.
+func TestImportToStdoutKeepsWorkflowCommandsOut(t *testing.T) {
+	in := filepath.Join(repoRoot(t), "testdata/formats/msmarco-run.tsv")
+	code, plain, stderr := runIn(t, map[string]string{}, "import", "--in", in, "--out", "-")
+	require.Equal(t, 0, code, stderr)
+	require.NotEmpty(t, plain)
+	const token = "ghs_FAKEtoken0123456789abcdefXYZ"
+	for _, env := range []map[string]string{
+		{"GITHUB_ACTIONS": "true", "GITHUB_TOKEN": token}, // no output or summary file: two warnings
+		func() map[string]string {
+			env, _, _ := actionsEnv(t, map[string]string{"GITHUB_TOKEN": token})
+			return env
+		}(),
+	} {
+		code, stdout, stderr := runIn(t, env, "import", "--in", in, "--out", "-")
+		require.Equal(t, 0, code, stderr)
+		assert.Equal(t, plain, stdout, "the converted file, and nothing else")
+		assert.NotContains(t, stdout, token)
+		assert.Contains(t, stderr, "::add-mask::"+token+"\n", "the mask, where the runner reads it")
+	}
 }
