@@ -96,14 +96,18 @@ func forgeRunData(t *testing.T, dir string, want int, withData bool, args ...str
 		if os.Getenv("FORGE_SHOW") != "" { // to read what each run printed: FORGE_SHOW=1 go test -v -run NoForged
 			t.Logf("%s:\n%s\n%s\njob summary (%d bytes, FORGED %d times)", what, stdout, stderr, len(texts["job summary"]), strings.Count(texts["job summary"], "FORGED"))
 		}
-		// The runner masks what ::add-mask:: names: that line is the mask, not a leak.
-		var unmasked []string
-		for _, l := range runnertest.Lines(stdout) {
-			if !strings.HasPrefix(l, "::add-mask::") {
-				unmasked = append(unmasked, l)
+		// The runner masks what ::add-mask:: names: that line is the mask, not a
+		// leak. It reads it on either stream (import --out - writes its
+		// workflow commands to stderr: its stdout is the converted file).
+		for name, stream := range map[string]string{"stdout": stdout, "stderr": stderr} {
+			var unmasked []string
+			for _, l := range runnertest.Lines(stream) {
+				if !strings.HasPrefix(l, "::add-mask::") {
+					unmasked = append(unmasked, l)
+				}
 			}
+			texts[name] = strings.Join(unmasked, "\n")
 		}
-		texts["stdout"] = strings.Join(unmasked, "\n")
 		for p, data := range written(t, dir, before) {
 			texts["file "+p] = data
 			if strings.HasSuffix(p, ".md") {
