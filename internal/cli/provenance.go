@@ -44,14 +44,21 @@ func (f *Factory) provenance() (history.Provenance, error) {
 // error), else now(). The provenance's time, and the clock a baseline's age is
 // measured on, so that the same inputs and the same $SOURCE_DATE_EPOCH give
 // the same reports on any day.
+// maxEpoch is 9999-12-31T23:59:59Z.
+const maxEpoch = 253402300799
+
 func runTime(getenv func(string) string, now func() time.Time) (time.Time, error) {
 	s := getenv("SOURCE_DATE_EPOCH")
 	if s == "" {
 		return now(), nil
 	}
-	sec, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q is not a number of seconds", s)
+	// Digits alone (as `date +%s` writes them), up to the last second an RFC 3339
+	// time has four digits of year for: a later one was written into a baseline
+	// or a history that no reader then took.
+	t := strings.TrimSpace(s)
+	sec, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || t[0] == '+' || t[0] == '-' || sec > maxEpoch {
+		return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q is not a number of seconds (0 to %d, %s)", s, int64(maxEpoch), time.Unix(maxEpoch, 0).UTC().Format(time.RFC3339))
 	}
 	return time.Unix(sec, 0), nil
 }

@@ -199,13 +199,17 @@ func TestProvenanceFromActions(t *testing.T) {
 			assert.Equal(t, tt.want, [4]string{p.Commit, p.Branch, p.Base, p.TimeText()})
 		})
 	}
-	for _, bad := range []string{"yesterday", "12abc", "0x10", "1.5"} {
+	for _, bad := range []string{"yesterday", "12abc", "0x10", "1.5", "+1700000000", "-1", " ", "253402300800", "99999999999999999999"} {
 		_, err := readProvenance(func(k string) string {
 			if k == "SOURCE_DATE_EPOCH" {
 				return bad
 			}
 			return ""
 		}, dir, now)
-		require.EqualError(t, err, `SOURCE_DATE_EPOCH="`+bad+`" is not a number of seconds`)
+		require.EqualError(t, err, `SOURCE_DATE_EPOCH="`+bad+`" is not a number of seconds (0 to 253402300799, 9999-12-31T23:59:59Z)`)
 	}
+	// The last second with four digits of year is taken.
+	p, err := readProvenance(func(k string) string { return map[string]string{"SOURCE_DATE_EPOCH": "253402300799"}[k] }, dir, now)
+	require.NoError(t, err)
+	assert.Equal(t, "9999-12-31T23:59:59Z", p.TimeText())
 }
