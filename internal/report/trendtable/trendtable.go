@@ -144,7 +144,24 @@ func changes(t *trend.Trend, esc func(string) string) string {
 }
 
 func heading(t *trend.Trend, esc func(string) string) string {
-	return fmt.Sprintf("Trend on %s: the last %s of %s", esc(t.Branch), format.Count(t.Runs, "run", "runs"), esc(t.Command))
+	return fmt.Sprintf("Trend%s: the last %s of %s", on(t.Branch, esc), format.Count(t.Runs, "run", "runs"), esc(t.Command))
+}
+
+// on is " on BRANCH" in a heading, or " (no branch)" for runs without one
+// (no git repository, no CI variable), where the heading said "Trend on :".
+func on(branch string, esc func(string) string) string {
+	if branch == "" {
+		return " (no branch)"
+	}
+	return " on " + esc(branch)
+}
+
+// onText is " on BRANCH" in a sentence, or " without a branch".
+func onText(branch string, esc func(string) string) string {
+	if branch == "" {
+		return " without a branch"
+	}
+	return " on " + esc(branch)
 }
 
 // Markdown writes the trend section (nothing when t is nil).
@@ -155,8 +172,8 @@ func Markdown(b *strings.Builder, t *trend.Trend, label Label) {
 	esc := format.EscapeMarkdown
 	w := func(f string, args ...any) { fmt.Fprintf(b, f, args...) }
 	if t.Runs == 0 {
-		w("### Trend on %s\n\nNo earlier run of %s on %s in the history: the trend of the last %d runs starts with the next one.\n\n",
-			esc(t.Branch), esc(t.Command), esc(t.Branch), t.Limit)
+		w("### Trend%s\n\nNo earlier run of %s%s in the history: the trend of the last %d runs starts with the next one.\n\n",
+			on(t.Branch, esc), esc(t.Command), onText(t.Branch, esc), t.Limit)
 		return
 	}
 	w("### %s\n\n", heading(t, esc))

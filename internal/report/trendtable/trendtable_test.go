@@ -44,6 +44,16 @@ func TestMarkdown(t *testing.T) {
 	trendtable.Markdown(&b, &trend.Trend{Command: "compare", Branch: "main", Limit: 5}, label)
 	assert.Equal(t, "### Trend on main\n\nNo earlier run of compare on main in the history: the trend of the last 5 runs starts with the next one.\n\n", b.String())
 
+	// Runs without a branch (no git repository, no CI variable): no empty name.
+	b.Reset()
+	trendtable.Markdown(&b, &trend.Trend{Command: "check", Limit: 5}, label)
+	assert.Equal(t, "### Trend (no branch)\n\nNo earlier run of check without a branch in the history: the trend of the last 5 runs starts with the next one.\n\n", b.String())
+	b.Reset()
+	nb := hostile()
+	nb.Branch = ""
+	trendtable.Markdown(&b, nb, label)
+	assert.Contains(t, b.String(), "### Trend (no branch): the last 2 runs of check\n")
+
 	b.Reset()
 	trendtable.Markdown(&b, nil, label)
 	assert.Empty(t, b.String())
