@@ -15,12 +15,12 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/bm25"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/chunk"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/fusion"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/internal/topk"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/text"
 )
@@ -112,6 +112,12 @@ func Build(ctx context.Context, chunks []chunk.Chunk, emb embed.Embedder, st sto
 		ix.bm = bm25.NewFunc(len(chunks), func(d int, emit func([]byte)) {
 			buf = text.Each(chunks[d].Text, buf, emit)
 		})
+		// Ties at the cut are kept by chunk id, as the output orders them.
+		chunkIDs := make([]string, len(chunks))
+		for i, c := range chunks {
+			chunkIDs[i] = c.ID
+		}
+		ix.bm.SetTieRanks(topk.Ranks(chunkIDs))
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -215,16 +221,12 @@ type Result struct {
 }
 
 // ScoreDigits is the number of significant digits a result's score is rounded to.
-const ScoreDigits = 6
+const ScoreDigits = topk.Digits
 
 // RoundScore rounds s to ScoreDigits significant digits (as strconv's 'g' format
 // prints it), the value Search returns and the output shows.
 func RoundScore(s float64) float64 {
-	r, err := strconv.ParseFloat(strconv.FormatFloat(s, 'g', ScoreDigits, 64), 64)
-	if err != nil { // ±Inf or NaN: kept as they are
-		return s
-	}
-	return r
+	return topk.Round(s) // ±Inf and NaN kept as they are
 }
 
 // roundAndOrder rounds every score to ScoreDigits significant digits and orders
@@ -242,6 +244,29 @@ func roundAndOrder(rs []Result) {
 		}
 		return rs[a].ID < rs[b].ID
 	})
+}
+
+// cutRounded returns the first n of rs, which is ordered by score, best first,
+// as roundAndOrder would order them: the results whose score rounds as the
+// n-th one's (a run of rs, rounding being monotone) are kept by id. Only that
+// run is rounded; the order is the final sort's.
+func cutRounded(rs []Result, n int) []Result {
+	if len(rs) <= n || n <= 0 {
+		return rs
+	}
+	r := RoundScore(rs[n-1].Score)
+	lo, hi := n-1, n
+	for lo > 0 && RoundScore(rs[lo-1].Score) == r {
+		lo--
+	}
+	for hi < len(rs) && RoundScore(rs[hi].Score) == r {
+		hi++
+	}
+	if hi > n {
+		run := rs[lo:hi]
+		sort.Slice(run, func(a, b int) bool { return run[a].ID < run[b].ID })
+	}
+	return rs[:n]
 }
 
 // Search answers a batch of queries, up to K results each, best first: by score
@@ -312,6 +337,9 @@ func (ix *Index) search(ctx context.Context, qs []Query, observe func(i int, q s
 			for j, f := range fused {
 				cands[j] = Result{ID: f.ID, ParentID: ix.chunks[ix.byID[f.ID]].ParentID, Score: f.Score}
 			}
+			// The fused list is cut in the output's order: a chunk that
+			// would come first there is never cut for another.
+			cands = cutRounded(cands, depth)
 		}
 		if len(cands) > depth {
 			cands = cands[:depth]

@@ -299,3 +299,27 @@ func TestNamedCollectionRebuiltWhenKBChanges(t *testing.T) {
 
 	chromatest.DeleteCollection(t, url, name)
 }
+
+// TestCutRounded: the fused list is cut in the output's order, the results
+// whose scores round alike at the cut kept by id.
+func TestCutRounded(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []Result
+		n    int
+		want []string
+	}{
+		{"no tie at the cut", []Result{{ID: "z", Score: 3}, {ID: "y", Score: 2}, {ID: "x", Score: 1}}, 2, []string{"z", "y"}},
+		{"an exact tie", []Result{{ID: "z", Score: 3}, {ID: "y", Score: 2}, {ID: "x", Score: 2}, {ID: "a", Score: 1}}, 2, []string{"z", "x"}},
+		{"a tie beyond the 6th digit", []Result{{ID: "c", Score: 0.03278690001}, {ID: "b", Score: 0.0327869}, {ID: "a", Score: 0.03278689999}, {ID: "0", Score: 0.01}}, 2, []string{"a", "b"}},
+		{"shorter than n", []Result{{ID: "b", Score: 1}, {ID: "a", Score: 1}}, 5, []string{"b", "a"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, r := range cutRounded(tc.in, tc.n) {
+				got = append(got, r.ID)
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}

@@ -20,10 +20,10 @@ import (
 	"encoding/binary"
 	"math"
 	"runtime"
-	"sort"
 	"sync"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/offheap"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/internal/topk"
 )
 
 // Parameters of the scoring function.
@@ -41,6 +41,7 @@ type Index struct {
 	norm  []float64         // k1·(1 − b + b·|d|/avgdl) per document
 	avgdl float64
 	pool  sync.Pool // *scratch of Search
+	ranks []int32   // tie rank per document (SetTieRanks; nil: the document number)
 
 	mapped *offheap.Mapping // data's mapping, when it is one (nil: on the heap)
 }
@@ -168,16 +169,31 @@ type Hit struct {
 	Score float64
 }
 
-// scratch is one search's score per document (zero outside touched).
+// scratch is one search's score per document (zero outside touched), and its
+// top k.
 type scratch struct {
 	scores  []float64
 	touched []int32
+	heap    topk.Heap
+	items   []topk.Item
 }
 
-// Search returns the k best documents for the query terms, best first (ties: lower
-// document number first). Documents with score 0 (no query term) are never
-// returned. keep, when not nil, restricts the candidates. Safe for concurrent
-// use.
+// SetTieRanks sets each document's tie rank (ranks[d], distinct): of two
+// documents whose scores round to the same 6 significant digits, Search keeps
+// the lower rank (retrieve gives each chunk its place in chunk-id order).
+// Without it the rank is the document number. Not concurrently with Search.
+func (ix *Index) SetTieRanks(ranks []int32) {
+	if len(ranks) != len(ix.norm) {
+		panic("bm25: SetTieRanks needs one rank per document")
+	}
+	ix.ranks = ranks
+}
+
+// Search returns the k best documents for the query terms: the k first by
+// score rounded to 6 significant digits, then by tie rank (SetTieRanks), best
+// first by score (ties: lower tie rank first). Documents with score 0 (no
+// query term) are never returned. keep, when not nil, restricts the
+// candidates. Safe for concurrent use.
 func (ix *Index) Search(query []string, k int, keep func(doc int) bool) []Hit {
 	if k <= 0 || ix.avgdl == 0 {
 		return nil
@@ -215,54 +231,25 @@ func (ix *Index) Search(query []string, k int, keep func(doc int) bool) []Hit {
 			scores[doc] += idf * tf * (K1 + 1) / (tf + ix.norm[doc])
 		}
 	}
-	// Top k of the touched documents with a bounded min-heap (root = worst kept).
-	better := func(a, b Hit) bool {
-		if a.Score != b.Score {
-			return a.Score > b.Score
-		}
-		return a.Doc < b.Doc
-	}
-	h := make([]Hit, 0, min(k, len(touched)))
+	// Top k of the touched documents (topk: by score rounded to 6 significant
+	// digits, then tie rank).
+	h := &sc.heap
+	h.Reset(k, ix.ranks)
 	for _, d := range touched {
-		e := Hit{Doc: int(d), Score: scores[d]}
+		s := scores[d]
 		scores[d] = 0
-		if e.Score <= 0 {
-			continue
-		}
-		if len(h) < k {
-			h = append(h, e)
-			for j := len(h) - 1; j > 0; {
-				p := (j - 1) / 2
-				if !better(h[p], h[j]) {
-					break
-				}
-				h[p], h[j] = h[j], h[p]
-				j = p
-			}
-			continue
-		}
-		if !better(e, h[0]) {
-			continue
-		}
-		h[0] = e
-		for j := 0; ; {
-			l, m := 2*j+1, j
-			if l < len(h) && better(h[m], h[l]) {
-				m = l
-			}
-			if r := l + 1; r < len(h) && better(h[m], h[r]) {
-				m = r
-			}
-			if m == j {
-				break
-			}
-			h[j], h[m] = h[m], h[j]
-			j = m
+		if s > 0 {
+			h.Push(s, d)
 		}
 	}
+	items := h.Items(sc.items[:0])
 	sc.touched = touched
-	ix.pool.Put(sc)
 	runtime.KeepAlive(ix) // ix.data may be a mapping its cleanup frees
-	sort.Slice(h, func(i, j int) bool { return better(h[i], h[j]) })
-	return h
+	out := make([]Hit, len(items))
+	for i, it := range items {
+		out[i] = Hit{Doc: int(it.Index), Score: it.Score}
+	}
+	sc.items = items
+	ix.pool.Put(sc)
+	return out
 }

@@ -188,3 +188,38 @@ func TestCloseReleasesPostings(t *testing.T) {
 		p.Release() // what the cleanup would do: nothing
 	}
 }
+
+// TestSearchTiesByRank: of documents whose scores round to the same 6 digits,
+// Search keeps those of lower tie rank (SetTieRanks), not the lower document
+// numbers; without ranks the document number is the rank.
+func TestSearchTiesByRank(t *testing.T) {
+	docs := make([][]string, 6)
+	for d := range docs {
+		docs[d] = strings.Fields("refunds are paid back within five days")
+	}
+	docs = append(docs, strings.Fields("nothing to see"))
+	for _, tc := range []struct {
+		name  string
+		ranks []int32
+		k     int
+		want  []int
+	}{
+		{"document numbers", nil, 2, []int{0, 1}},
+		{"reversed ranks", []int32{5, 4, 3, 2, 1, 0, 6}, 2, []int{5, 4}},
+		{"shuffled ranks", []int32{3, 6, 0, 5, 2, 4, 1}, 3, []int{2, 4, 0}},
+		{"more than there are", []int32{3, 6, 0, 5, 2, 4, 1}, 10, []int{2, 4, 0, 5, 3, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ix := New(docs)
+			if tc.ranks != nil {
+				ix.SetTieRanks(tc.ranks)
+			}
+			var got []int
+			for _, h := range ix.Search([]string{"refunds"}, tc.k, nil) {
+				got = append(got, h.Doc)
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	assert.Panics(t, func() { New(docs).SetTieRanks([]int32{0}) })
+}

@@ -3,7 +3,8 @@
 // the Go heap where the system allows, sized once by Reserve), with
 // queries processed in blocks (each stored vector is read once per block of
 // queries, scored against 4 queries at a time) on GOMAXPROCS goroutines and a
-// bounded min-heap per query for the top k.
+// bounded min-heap per query for the top k (topk: by score rounded to 6
+// significant digits, then by id, whatever order the records were added in).
 package memory
 
 import (
@@ -18,6 +19,7 @@ import (
 	"unsafe"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/offheap"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/internal/topk"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 )
 
@@ -34,6 +36,8 @@ type Store struct {
 	codes   map[string]uint16
 	workers int
 	byID    map[string]int32 // record index by id, built by Similarity
+	rankMu  sync.Mutex
+	ranks   []int32 // place in id order by record index, built by Search (tieRanks)
 }
 
 // New returns an empty store; workers <= 0 means GOMAXPROCS.
@@ -242,7 +246,7 @@ func (s *Store) Similarity(q []float32, id, locale string) (float64, bool) {
 
 // Close releases the vectors; the store is then empty.
 func (s *Store) Close(context.Context) error {
-	s.vecs, s.ids, s.locale, s.byID = nil, nil, nil, nil
+	s.vecs, s.ids, s.locale, s.byID, s.ranks = nil, nil, nil, nil, nil
 	s.mem.Release()
 	return nil
 }
@@ -281,6 +285,7 @@ func (s *Store) Search(ctx context.Context, qs []store.Query, k int) ([][]store.
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return filter[order[a]] < filter[order[b]] })
+	ranks := s.tieRanks()
 	nBlocks := (len(qs) + queryBlock - 1) / queryBlock
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -289,7 +294,7 @@ func (s *Store) Search(ctx context.Context, qs []store.Query, k int) ([][]store.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			heaps := make([]topK, queryBlock)
+			heaps := make([]topk.Heap, queryBlock)
 			for {
 				b := int(next.Add(1) - 1)
 				if b >= nBlocks {
@@ -300,7 +305,7 @@ func (s *Store) Search(ctx context.Context, qs []store.Query, k int) ([][]store.
 					return
 				}
 				block := order[b*queryBlock : min((b+1)*queryBlock, len(qs))]
-				s.searchBlock(qv, filter, live, block, k, heaps, out)
+				s.searchBlock(qv, filter, live, block, k, ranks, heaps, out)
 			}
 		}()
 	}
@@ -313,10 +318,10 @@ func (s *Store) Search(ctx context.Context, qs []store.Query, k int) ([][]store.
 
 // searchBlock scores the queries of block against every record in one pass over
 // the vectors, and fills their entries of out.
-func (s *Store) searchBlock(qv []float32, filter []int32, live []bool, block []int, k int, heaps []topK, out [][]store.Hit) {
+func (s *Store) searchBlock(qv []float32, filter []int32, live []bool, block []int, k int, ranks []int32, heaps []topk.Heap, out [][]store.Hit) {
 	dim := s.dim
 	for j := range block {
-		heaps[j].reset(k)
+		heaps[j].Reset(k, ranks)
 	}
 	// Positions (in block) of the queries that can match anything, by 4; -1 pads.
 	active := make([]int, 0, len(block)+3)
@@ -354,22 +359,22 @@ func (s *Store) searchBlock(qv []float32, filter []int32, live []bool, block []i
 				}
 				s0, s1, s2, s3 := dot4(v, rows[g], rows[g+1], rows[g+2], rows[g+3])
 				if m0 {
-					heaps[active[g]].push(s0, int32(i))
+					heaps[active[g]].Push(float64(s0), int32(i))
 				}
 				if m1 {
-					heaps[active[g+1]].push(s1, int32(i))
+					heaps[active[g+1]].Push(float64(s1), int32(i))
 				}
 				if m2 {
-					heaps[active[g+2]].push(s2, int32(i))
+					heaps[active[g+2]].Push(float64(s2), int32(i))
 				}
 				if m3 {
-					heaps[active[g+3]].push(s3, int32(i))
+					heaps[active[g+3]].Push(float64(s3), int32(i))
 				}
 			}
 		}
 	}
 	for j, q := range block {
-		out[q] = heaps[j].hits(s.ids)
+		out[q] = hits(&heaps[j], s.ids)
 	}
 	// The rows may be a mapping that s's cleanup releases: s stays reachable
 	// until the last row has been read.
@@ -392,90 +397,26 @@ func normalize(v []float32) bool {
 	return true
 }
 
-// topK keeps the k best (score, index) pairs in a min-heap: the root is the worst
-// kept. Ties prefer the lower index, so results are deterministic.
-type topK struct {
-	k     int
-	score []float32
-	idx   []int32
-}
-
-func (h *topK) reset(k int) {
-	h.k = k
-	h.score = h.score[:0]
-	h.idx = h.idx[:0]
-}
-
-// worse reports whether entry a ranks below entry b.
-func (h *topK) worse(a, b int) bool {
-	if h.score[a] != h.score[b] {
-		return h.score[a] < h.score[b]
-	}
-	return h.idx[a] > h.idx[b]
-}
-
-func (h *topK) push(s float32, i int32) {
-	if len(h.score) < h.k {
-		h.score = append(h.score, s)
-		h.idx = append(h.idx, i)
-		h.up(len(h.score) - 1)
-		return
-	}
-	// Replace the root when the new entry ranks above it.
-	if s < h.score[0] || (s == h.score[0] && i > h.idx[0]) {
-		return
-	}
-	h.score[0], h.idx[0] = s, i
-	h.down(0)
-}
-
-func (h *topK) up(j int) {
-	for j > 0 {
-		p := (j - 1) / 2
-		if !h.worse(j, p) {
-			return
-		}
-		h.swap(j, p)
-		j = p
-	}
-}
-
-func (h *topK) down(j int) {
-	n := len(h.score)
-	for {
-		l := 2*j + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && h.worse(r, l) {
-			m = r
-		}
-		if !h.worse(m, j) {
-			return
-		}
-		h.swap(j, m)
-		j = m
-	}
-}
-
-func (h *topK) swap(a, b int) {
-	h.score[a], h.score[b] = h.score[b], h.score[a]
-	h.idx[a], h.idx[b] = h.idx[b], h.idx[a]
-}
-
-// hits returns the kept entries best first.
-func (h *topK) hits(ids []string) []store.Hit {
-	order := make([]int, len(h.score))
-	for i := range order {
-		order[i] = i
-	}
-	sort.Slice(order, func(a, b int) bool { return h.worse(order[b], order[a]) })
-	out := make([]store.Hit, len(order))
-	for r, e := range order {
-		out[r] = store.Hit{ID: ids[h.idx[e]], Score: float64(h.score[e])}
+// hits returns the kept entries of h, best first, and empties it.
+func hits(h *topk.Heap, ids []string) []store.Hit {
+	items := h.Items(nil)
+	out := make([]store.Hit, len(items))
+	for r, it := range items {
+		out[r] = store.Hit{ID: ids[it.Index], Score: it.Score}
 	}
 	return out
+}
+
+// tieRanks is each record's place in id order, the tie-breaker of Search (ties
+// never depend on the order the records were added in): computed once after
+// the records change.
+func (s *Store) tieRanks() []int32 {
+	s.rankMu.Lock()
+	defer s.rankMu.Unlock()
+	if len(s.ranks) != len(s.ids) {
+		s.ranks = topk.Ranks(s.ids)
+	}
+	return s.ranks
 }
 
 func init() {

@@ -123,36 +123,43 @@ func TestSearchEdgeCases(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
-func TestTopK(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	for trial := 0; trial < 200; trial++ {
-		k := 1 + r.IntN(8)
-		n := r.IntN(40)
-		var h topK
-		h.reset(k)
-		type e struct {
-			s float32
-			i int32
-		}
-		var all []e
-		for i := 0; i < n; i++ {
-			s := float32(r.IntN(5)) // many ties
-			all = append(all, e{s, int32(i)})
-			h.push(s, int32(i))
-		}
-		sort.SliceStable(all, func(a, b int) bool { return all[a].s > all[b].s })
-		if len(all) > k {
-			all = all[:k]
-		}
-		ids := make([]string, n)
-		for i := range ids {
-			ids[i] = fmt.Sprint(i)
-		}
-		got := h.hits(ids)
-		require.Len(t, got, len(all))
-		for j := range all {
-			assert.Equal(t, fmt.Sprint(all[j].i), got[j].ID)
-		}
+// TestTiesByID: records whose scores tie (equal vectors, or scores that differ
+// only beyond the 6th digit) are kept by id, whatever order they were added in.
+func TestTiesByID(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		recs []store.Record
+		q    []float32
+		k    int
+		want []string
+	}{
+		{"equal vectors", []store.Record{
+			{ID: "e", Vector: []float32{1, 1}}, {ID: "a", Vector: []float32{1, 1}}, {ID: "d", Vector: []float32{1, 1}},
+			{ID: "b", Vector: []float32{1, 1}}, {ID: "f", Vector: []float32{1, 1}}, {ID: "c", Vector: []float32{1, 1}},
+		}, []float32{1, 1}, 2, []string{"a", "b"}},
+		{"ties beyond the 6th digit", []store.Record{
+			// Cosines 1 and 0.99999952 (both 1 to 6 digits): a tie, kept by id.
+			{ID: "b", Vector: []float32{1, 0}}, {ID: "a", Vector: []float32{1, 1e-3}}, {ID: "c", Vector: []float32{0, 1}},
+		}, []float32{1, 0}, 1, []string{"a"}},
+		{"a better score first", []store.Record{
+			{ID: "a", Vector: []float32{1, 0}}, {ID: "c", Vector: []float32{1, 1}}, {ID: "b", Vector: []float32{1, 1}},
+		}, []float32{1, 1}, 2, []string{"b", "c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(5, 6))
+			for range 20 {
+				recs := append([]store.Record(nil), tc.recs...)
+				r.Shuffle(len(recs), func(i, j int) { recs[i], recs[j] = recs[j], recs[i] })
+				s := New(1)
+				require.NoError(t, s.Add(ctx, recs))
+				got, err := s.Search(ctx, []store.Query{{Vector: tc.q}}, tc.k)
+				require.NoError(t, err)
+				ids := hitIDs(got[0])
+				sort.Strings(ids)
+				assert.Equal(t, tc.want, ids)
+			}
+		})
 	}
 }
 
