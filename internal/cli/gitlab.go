@@ -18,7 +18,8 @@ func inGitLab(getenv func(string) string) bool {
 }
 
 // gitlabCI reads the job's predefined variables: CI_API_V4_URL (else
-// CI_SERVER_URL/api/v4), CI_PROJECT_ID, CI_PROJECT_URL,
+// CI_SERVER_URL/api/v4), CI_PROJECT_ID and CI_PROJECT_URL (in a merge-request
+// pipeline CI_MERGE_REQUEST_PROJECT_ID and _URL, the merge request's project),
 // CI_MERGE_REQUEST_IID (merge-request pipelines),
 // CI_MERGE_REQUEST_TARGET_BRANCH_NAME, CI_DEFAULT_BRANCH, CI_JOB_URL,
 // CI_JOB_TOKEN, and the access token GITLAB_TOKEN.
@@ -34,6 +35,16 @@ func gitlabCI(getenv func(string) string) gitlab.CI {
 		JobURL:        get("CI_JOB_URL"),
 		Token:         get("GITLAB_TOKEN"),
 		JobToken:      get("CI_JOB_TOKEN"),
+	}
+	// A merge request from a fork runs its pipeline in the fork (CI_PROJECT_ID),
+	// but the merge request (its iid, its notes) and its target branch's
+	// pipelines (a baseline) are the target project's:
+	// CI_MERGE_REQUEST_PROJECT_ID and _URL, set in every merge-request pipeline.
+	if id := get("CI_MERGE_REQUEST_PROJECT_ID"); id != "" {
+		c.ProjectID = id
+		if u := get("CI_MERGE_REQUEST_PROJECT_URL"); u != "" {
+			c.ProjectURL = u
+		}
 	}
 	if c.APIURL == "" && get("CI_SERVER_URL") != "" {
 		c.APIURL = strings.TrimSuffix(get("CI_SERVER_URL"), "/") + "/api/v4"

@@ -31,7 +31,7 @@ import (
 type CI struct {
 	InCI      bool   // GITLAB_CI=true
 	APIURL    string // CI_API_V4_URL, else CI_SERVER_URL + /api/v4
-	ProjectID string // CI_PROJECT_ID
+	ProjectID string // the merge request's project (CI_MERGE_REQUEST_PROJECT_ID), else CI_PROJECT_ID
 	// MRIID is the merge request's iid (CI_MERGE_REQUEST_IID), 0 outside a
 	// merge-request pipeline.
 	MRIID int
@@ -39,7 +39,7 @@ type CI struct {
 	// CI_DEFAULT_BRANCH: the ref a baseline is taken from.
 	TargetBranch, DefaultBranch string
 	JobURL                      string // CI_JOB_URL, for the note's footer
-	ProjectURL                  string // CI_PROJECT_URL, for the notes' links
+	ProjectURL                  string // the merge request's project's (CI_MERGE_REQUEST_PROJECT_URL), else CI_PROJECT_URL, for the notes' links
 	// Token is the API token: an access token (project, group or personal, with
 	// the api scope) from GITLAB_TOKEN; JobToken is CI_JOB_TOKEN, which GitLab
 	// accepts on the job-artifacts endpoints but not on notes.
