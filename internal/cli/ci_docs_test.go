@@ -39,7 +39,12 @@ func TestCIDocsConfigurations(t *testing.T) {
 	reports := mr["artifacts"].(map[string]any)["reports"].(map[string]any)
 	assert.Equal(t, "retrieval-gate.xml", reports["junit"])
 	assert.Equal(t, "gl-code-quality.json", reports["codequality"])
-	assert.Contains(t, gitlab, "retrieval-gate-baseline-default", "the job --baseline auto looks for by default")
+	require.Contains(t, gitlab, "retrieval-gate-baseline-default", "the job --baseline auto looks for by default")
+	// The default branch publishes the same reports: GitLab's Code Quality
+	// widget compares a merge request's report with the target branch's.
+	base := gitlab["retrieval-gate-baseline-default"].(map[string]any)
+	baseReports := base["artifacts"].(map[string]any)["reports"].(map[string]any)
+	assert.Equal(t, reports, baseReports)
 
 	lines := regexp.MustCompile(`retrieval-gate (check|compare) [^'\n]*(?:\n\s+--[^'\n]*)*`).FindAllString(doc, -1)
 	require.NotEmpty(t, lines)
