@@ -165,8 +165,17 @@ func Write(w io.Writer, suites ...Suite) error {
 			}
 			b.WriteString("    </properties>\n")
 		}
+		names := map[string]bool{} // the names written, as written
 		for _, c := range s.Cases {
-			fmt.Fprintf(&b, "    <testcase name=\"%s\" classname=\"%s\"", attr(c.Name), attr(c.Class))
+			// Two names that are one once written (characters XML cannot
+			// hold become U+FFFD) are told apart: a consumer keeps the first
+			// test case of a name (GitLab: "only the first test is used").
+			name := attr(c.Name)
+			for n := 2; names[attr(c.Class)+"\x00"+name]; n++ {
+				name = attr(fmt.Sprintf("%s (%d)", c.Name, n))
+			}
+			names[attr(c.Class)+"\x00"+name] = true
+			fmt.Fprintf(&b, "    <testcase name=\"%s\" classname=\"%s\"", name, attr(c.Class))
 			switch c.Status {
 			case outcome.Fail:
 				fmt.Fprintf(&b, ">\n      <failure message=\"%s\" type=\"%s\">%s</failure>\n    </testcase>\n", attr(c.Message), attr(c.Type), text(c.Detail))

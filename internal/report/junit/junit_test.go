@@ -123,6 +123,22 @@ func TestCheckCases(t *testing.T) {
 	assert.Equal(t, `eval/cases.jsonl:5: case en-5: gold id "gone"`, problems[2])
 }
 
+// Test cases whose names are one once written (a character XML cannot hold is
+// U+FFFD) get a number, the first its name as it was: a consumer keeps only the
+// first case of a name, and the second may be the one that failed.
+func TestNamesStayDistinct(t *testing.T) {
+	out := string(render(t, junit.Suite{Name: "retrieval-gate check", Cases: []junit.Case{
+		{Class: "c", Name: "floor@locale:xx\x01", Status: "pass"},
+		{Class: "c", Name: "floor@locale:xx\x02", Status: "fail", Message: "m", Detail: "d"},
+		{Class: "c", Name: "floor@locale:xx\uFFFD (2)", Status: "pass"},
+		{Class: "other", Name: "floor@locale:xx\x03", Status: "pass"},
+	}}))
+	assert.Contains(t, out, `<testcase name="floor@locale:xx�" classname="c"/>`)
+	assert.Contains(t, out, `<testcase name="floor@locale:xx� (2)" classname="c">`)
+	assert.Contains(t, out, `<testcase name="floor@locale:xx� (2) (2)" classname="c"/>`)
+	assert.Contains(t, out, `<testcase name="floor@locale:xx�" classname="other"/>`, "another class's name is its own")
+}
+
 // The problems beyond those the result keeps are one failing case that counts them.
 func TestCheckMoreProblems(t *testing.T) {
 	s := junit.Check(checkResult(t, 1))
