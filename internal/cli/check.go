@@ -11,6 +11,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/check"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
@@ -140,12 +141,14 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	in := check.In{Cases: env.Stdin, CasesName: "stdin", KB: kb}
 	var files opened // the cases, or their shards
 	defer files.close()
+	var shards *input.Sharded // the cases' shards (nil: one file)
 	if o.cases != "-" {
 		cf, err := files.shards(ctx, o.cases, "failed to read cases: %w")
 		if err != nil {
 			return err
 		}
 		in.Cases, in.CasesName = cf, o.cases
+		shards, _ = cf.(*input.Sharded)
 	}
 	if ws[0] != nil {
 		in.CasesOut = ws[0]
@@ -173,6 +176,12 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	run, err := check.Run(ctx, in, opts)
 	if err != nil {
 		return notCases(o.cases, files.remap(bl.Remap(err)))
+	}
+	if shards != nil { // the reports name each case's shard and its line there
+		run.Locate(o.cases, shards.Locate)
+		if kc.RunKFile == o.cases && kc.RunKLine > 0 {
+			kc.RunKFile, kc.RunKLine = shards.Locate(kc.RunKLine)
+		}
 	}
 	res, cmp := run.Gate, run.Comparison
 	kWarning := checkreport.KChoiceWarning(kc.K, kc.From, kc.RunK, kc.RunKFile, kc.RunKLine)
@@ -205,7 +214,9 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 		},
 		func(w io.Writer) error { return htmlreport.CheckHTML(w, doc) },
 		func(w io.Writer) error { return junit.Write(w, junit.Check(res)) },
-		func(w io.Writer) error { return codequality.Write(w, codequality.Issues(res, o.cases)) }); err != nil {
+		func(w io.Writer) error {
+			return codequality.Write(w, codequality.Issues(res, o.cases, codeQualityRoot(f.Env.Getenv)))
+		}); err != nil {
 		return err
 	}
 	if w := doc.UnknownKeysWarning(); w != "" {

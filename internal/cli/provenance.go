@@ -9,6 +9,8 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -129,4 +131,24 @@ func headBranch(r *gitread.Repo) string {
 		return "HEAD"
 	}
 	return r.ShortRef(ref)
+}
+
+// codeQualityRoot is the repository's root that --codequality's paths are written
+// relative to: $CI_PROJECT_DIR (GitLab's checkout) when set, else the top of
+// the git work tree around the working directory (gitread.Discover, as the
+// provenance finds it), else the working directory.
+func codeQualityRoot(getenv func(string) string) string {
+	if d := getenv("CI_PROJECT_DIR"); d != "" {
+		if abs, err := filepath.Abs(d); err == nil {
+			return abs
+		}
+	}
+	if r, err := gitread.Discover("."); err == nil && r.Top != "" {
+		return r.Top
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	return wd
 }

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
@@ -49,10 +50,13 @@ type Lines struct {
 
 // Issues are the Code Quality issues of check's result; casesPath is the
 // cases file as given (the location of the count of problems not listed).
-func Issues(r *gate.Result, casesPath string) []Issue {
+// Every path is written relative to root, the repository's root (RelPath),
+// and the fingerprint is computed from that path, so it is the same on
+// runners whose build directories differ; root "" leaves the paths as given.
+func Issues(r *gate.Result, casesPath, root string) []Issue {
 	out := make([]Issue, 0, len(r.Integrity.Problems)+1)
 	for _, p := range r.Integrity.Problems {
-		path := filepath.ToSlash(filepath.Clean(p.File))
+		path := RelPath(root, p.File)
 		name := "retrieval-gate/" + string(p.Kind)
 		sum := sha256.Sum256([]byte(name + "\x00" + path + "\x00" + p.CaseID + "\x00" + p.GoldID))
 		out = append(out, Issue{
@@ -64,7 +68,7 @@ func Issues(r *gate.Result, casesPath string) []Issue {
 		})
 	}
 	if rest := r.Integrity.ProblemsTotal - int64(len(r.Integrity.Problems)); rest > 0 {
-		path := filepath.ToSlash(filepath.Clean(casesPath))
+		path := RelPath(root, casesPath)
 		sum := sha256.Sum256([]byte("retrieval-gate/more_problems\x00" + path))
 		out = append(out, Issue{
 			Description: fmt.Sprintf("retrieval-gate: %s not listed (the first %d are)", format.Count(rest, "more integrity problem", "more integrity problems"), len(r.Integrity.Problems)),
@@ -73,6 +77,43 @@ func Issues(r *gate.Result, casesPath string) []Issue {
 		})
 	}
 	return out
+}
+
+// RelPath is path as GitLab's Code Quality format wants it: relative to root
+// (an absolute directory, the repository's root), with slashes. A relative
+// path is taken from the working directory. A path outside root, or any path
+// when root is "" or the working directory is unknown, stays as given, only
+// cleaned (filepath.Clean) and with slashes. Symbolic links are resolved when
+// the path as given is not under root (a runner's /builds as a link).
+func RelPath(root, path string) string {
+	clean := filepath.ToSlash(filepath.Clean(path))
+	if root == "" || path == "" {
+		return clean
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return clean
+	}
+	if rel, ok := under(root, abs); ok {
+		return rel
+	}
+	rroot, err1 := filepath.EvalSymlinks(root)
+	rdir, err2 := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err1 == nil && err2 == nil {
+		if rel, ok := under(rroot, filepath.Join(rdir, filepath.Base(abs))); ok {
+			return rel
+		}
+	}
+	return clean
+}
+
+// under is abs relative to root, when it is within root.
+func under(root, abs string) (string, bool) {
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
 }
 
 // Write writes issues as the report's JSON array (an empty array when there

@@ -46,7 +46,7 @@ func render(t *testing.T, issues []codequality.Issue) []byte {
 }
 
 func TestGolden(t *testing.T) {
-	got := render(t, codequality.Issues(result(t, 1, 0, "a", "gone", "", "x\"<y>\x1b"), "eval/cases.jsonl"))
+	got := render(t, codequality.Issues(result(t, 1, 0, "a", "gone", "", "x\"<y>\x1b"), "eval/cases.jsonl", ""))
 	path := filepath.Join("testdata", "codequality.json")
 	if *update {
 		require.NoError(t, os.WriteFile(path, got, 0o644))
@@ -60,7 +60,7 @@ func TestGolden(t *testing.T) {
 // fingerprint does not change when the case moves to another line.
 func TestFields(t *testing.T) {
 	var issues []map[string]any
-	require.NoError(t, json.Unmarshal(render(t, codequality.Issues(result(t, 1, 0, "gone", "lost"), "eval/cases.jsonl")), &issues))
+	require.NoError(t, json.Unmarshal(render(t, codequality.Issues(result(t, 1, 0, "gone", "lost"), "eval/cases.jsonl", "")), &issues))
 	require.Len(t, issues, 2)
 	for _, is := range issues {
 		for _, k := range []string{"description", "check_name", "fingerprint", "severity"} {
@@ -71,15 +71,65 @@ func TestFields(t *testing.T) {
 		assert.GreaterOrEqual(t, loc["lines"].(map[string]any)["begin"], float64(1))
 		assert.Contains(t, []any{"info", "minor", "major", "critical", "blocker"}, is["severity"])
 	}
-	moved := codequality.Issues(result(t, 40, 0, "gone", "lost"), "eval/cases.jsonl")
+	moved := codequality.Issues(result(t, 40, 0, "gone", "lost"), "eval/cases.jsonl", "")
 	assert.Equal(t, issues[0]["fingerprint"], moved[0].Fingerprint)
 	assert.Equal(t, 40, moved[0].Location.Lines.Begin)
 	assert.NotEqual(t, moved[0].Fingerprint, moved[1].Fingerprint)
 }
 
 func TestMoreProblemsAndNone(t *testing.T) {
-	issues := codequality.Issues(result(t, 1, 1, "gone", "lost", "missing"), "eval/cases.jsonl")
+	issues := codequality.Issues(result(t, 1, 1, "gone", "lost", "missing"), "eval/cases.jsonl", "")
 	require.Len(t, issues, 2)
 	assert.Equal(t, "retrieval-gate: 2 more integrity problems not listed (the first 1 are)", issues[1].Description)
-	assert.Equal(t, "[]\n", string(render(t, codequality.Issues(result(t, 1, 0, "a"), "eval/cases.jsonl"))))
+	assert.Equal(t, "[]\n", string(render(t, codequality.Issues(result(t, 1, 0, "a"), "eval/cases.jsonl", ""))))
+}
+
+// resultAt is result with the cases read from file.
+func resultAt(t *testing.T, file string, gold ...string) *gate.Result {
+	t.Helper()
+	r := result(t, 3, 0, gold...)
+	for i := range r.Integrity.Problems {
+		r.Integrity.Problems[i].File = file
+	}
+	return r
+}
+
+// The path is relative to the repository's root, however the cases were
+// named, and so the fingerprint is the same on two runners whose build
+// directories differ; a path outside the root stays as given.
+func TestRelativeToRoot(t *testing.T) {
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	parent := filepath.Dir(wd)
+	for _, tc := range []struct{ name, root, file, want string }{
+		{"absolute under the root", "/builds/a/repo", "/builds/a/repo/eval/cases.jsonl", "eval/cases.jsonl"},
+		{"absolute, unclean", "/builds/a/repo", "/builds/a/repo/eval/../eval/./cases.jsonl", "eval/cases.jsonl"},
+		{"relative to the working directory", parent, "eval/cases.jsonl", filepath.Base(wd) + "/eval/cases.jsonl"},
+		{"dot-dot from the working directory", parent, "../x/cases.jsonl", "x/cases.jsonl"},
+		{"outside the root, absolute", "/builds/a/repo", "/data/cases.jsonl", "/data/cases.jsonl"},
+		{"outside the root, relative", wd, "../x/cases.jsonl", "../x/cases.jsonl"},
+		{"the root's sibling with its name as prefix", "/builds/a/repo", "/builds/a/repo2/cases.jsonl", "/builds/a/repo2/cases.jsonl"},
+		{"no root", "", "./eval/cases.jsonl", "eval/cases.jsonl"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, codequality.RelPath(tc.root, tc.file))
+			is := codequality.Issues(resultAt(t, tc.file, "gone"), tc.file, tc.root)
+			require.Len(t, is, 1)
+			assert.Equal(t, tc.want, is[0].Location.Path)
+		})
+	}
+	a := codequality.Issues(resultAt(t, "/builds/a/repo/eval/cases.jsonl", "gone"), "", "/builds/a/repo")
+	b := codequality.Issues(resultAt(t, "/home/runner/work/repo/eval/cases.jsonl", "gone"), "", "/home/runner/work/repo")
+	c := codequality.Issues(resultAt(t, "eval/cases.jsonl", "gone"), "", "")
+	assert.Equal(t, a[0].Fingerprint, b[0].Fingerprint)
+	assert.Equal(t, a[0].Fingerprint, c[0].Fingerprint)
+	more := func(root, casesPath string) codequality.Issue {
+		r := result(t, 1, 1, "gone", "lost")
+		is := codequality.Issues(r, casesPath, root)
+		require.Len(t, is, 2)
+		return is[1]
+	}
+	m1, m2 := more("/builds/a/repo", "/builds/a/repo/eval/cases.jsonl"), more("/srv/x", "/srv/x/eval/cases.jsonl")
+	assert.Equal(t, "eval/cases.jsonl", m1.Location.Path)
+	assert.Equal(t, m1.Fingerprint, m2.Fingerprint)
 }

@@ -1,0 +1,53 @@
+package check
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
+	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+)
+
+// Locate renames every place of the cases input, and nothing else: a
+// baseline record's line (no file) and a place in another file stay.
+func TestLocate(t *testing.T) {
+	locate := func(n int) (string, int) {
+		if n <= 2 {
+			return "s/a.jsonl", n
+		}
+		return "s/b.jsonl", n - 2
+	}
+	r := &Result{
+		Gate: &gate.Result{
+			Integrity: gate.Integrity{Problems: []gate.Problem{{File: "s", Line: 3}, {File: "other", Line: 3}, {File: "s", Line: 0}}},
+			Missed:    []*gate.CaseResult{{File: "s", Line: 1}, {File: "s", Line: 4}},
+		},
+		Comparison: &baseline.Comparison{
+			NewlyMissed:      []baseline.Flip{{File: "s", Line: 3}},
+			NewlyFound:       []baseline.Flip{{File: "s", Line: 2}},
+			RankDrops:        []baseline.Flip{{File: "s", Line: 4}},
+			OnlyBaselineList: []baseline.CaseRef{{Line: 3}},
+			OnlyCurrentList:  []baseline.CaseRef{{File: "s", Line: 3}},
+			GoldChangedList:  []baseline.GoldChange{{CaseRef: baseline.CaseRef{File: "s", Line: 4}}},
+			Overlap:          baseline.Overlap{MostChanged: []baseline.Moved{{File: "s", Line: 1}}},
+		},
+	}
+	r.Locate("s", locate)
+	g, c := r.Gate, r.Comparison
+	assert.Equal(t, []gate.Problem{{File: "s/b.jsonl", Line: 1}, {File: "other", Line: 3}, {File: "s", Line: 0}}, g.Integrity.Problems)
+	assert.Equal(t, "s/a.jsonl", g.Missed[0].File)
+	assert.Equal(t, 1, g.Missed[0].Line)
+	assert.Equal(t, "s/b.jsonl", g.Missed[1].File)
+	assert.Equal(t, 2, g.Missed[1].Line)
+	assert.Equal(t, baseline.Flip{File: "s/b.jsonl", Line: 1}, c.NewlyMissed[0])
+	assert.Equal(t, baseline.Flip{File: "s/a.jsonl", Line: 2}, c.NewlyFound[0])
+	assert.Equal(t, baseline.Flip{File: "s/b.jsonl", Line: 2}, c.RankDrops[0])
+	assert.Equal(t, baseline.CaseRef{Line: 3}, c.OnlyBaselineList[0])
+	assert.Equal(t, baseline.CaseRef{File: "s/b.jsonl", Line: 1}, c.OnlyCurrentList[0])
+	assert.Equal(t, baseline.CaseRef{File: "s/b.jsonl", Line: 2}, c.GoldChangedList[0].CaseRef)
+	assert.Equal(t, baseline.Moved{File: "s/a.jsonl", Line: 1}, c.Overlap.MostChanged[0])
+
+	var empty Result
+	empty.Locate("s", locate) // no gate, no comparison
+}
