@@ -19,7 +19,30 @@ import (
 // it read. It has no gate: it exits 0 unless the command line or the input is bad (2).
 // runF, when set, replaces its run (a test of the parsing alone).
 func NewCmdImport(f *Factory, runF func(context.Context, *importOptions) error) *Command {
-	return newCommand(f, "import", "convert BEIR, MS MARCO, TREC, ir_datasets, ragas, promptfoo or CSV files to cases, qrels or runs", parseImport, func(ctx context.Context, o *importOptions) error { return runImport(ctx, f, o) }, runF)
+	parse := func(env *Env, args []string) (*importOptions, error) {
+		if outIsStdout(args) {
+			f.commandsOnStderr() // a usage error's ::error too: stdout is the converted file
+		}
+		return parseImport(env, args)
+	}
+	return newCommand(f, "import", "convert BEIR, MS MARCO, TREC, ir_datasets, ragas, promptfoo or CSV files to cases, qrels or runs", parse, func(ctx context.Context, o *importOptions) error { return runImport(ctx, f, o) }, runF)
+}
+
+// outIsStdout says whether import's command line gives --out - (-out -,
+// --out=-), before the flags are parsed: a parse that fails has its message
+// written before runImport would know.
+func outIsStdout(args []string) bool {
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case a == "--out=-" || a == "-out=-":
+			return true
+		case (a == "--out" || a == "-out") && i+1 < len(args) && args[i+1] == "-":
+			return true
+		}
+	}
+	return false
 }
 
 // importOptions are the parsed and validated flags of import.

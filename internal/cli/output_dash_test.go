@@ -153,4 +153,11 @@ func TestImportToStdoutKeepsWorkflowCommandsOut(t *testing.T) {
 		assert.NotContains(t, stdout, token)
 		assert.Contains(t, stderr, "::add-mask::"+token+"\n", "the mask, where the runner reads it")
 	}
+	// A usage error before the run: its ::error is on stderr too, stdout empty.
+	for _, args := range [][]string{{"--format", "bogus", "--in", in, "--out", "-"}, {"--out=-", "--in", in, "--format", "bogus"}} {
+		code, stdout, stderr := runIn(t, map[string]string{"GITHUB_ACTIONS": "true"}, append([]string{"import"}, args...)...)
+		assert.Equal(t, ExitInput, code)
+		assert.Empty(t, stdout, "%v", args)
+		assert.Contains(t, stderr, "::error ", "%v", args)
+	}
 }
