@@ -239,7 +239,13 @@ func asAPIError(err error) error {
 		gitlab.KindForbidden: github.KindForbidden, gitlab.KindNotFound: github.KindNotFound, gitlab.KindUnauthorized: github.KindUnauthorized,
 		gitlab.KindRateLimited: github.KindRateLimited, gitlab.KindServer: github.KindServer, gitlab.KindNetwork: github.KindNetwork,
 	}
-	return &github.APIError{Op: ge.Op, Object: "MR note", Service: "GitLab", Kind: kinds[ge.Kind], Status: ge.Status, Message: ge.Message}
+	// The object the call was about: the token's user of GET /user is not the
+	// note ("failed to identify the MR note" named the wrong thing).
+	obj := "MR note"
+	if ge.Op == "identify" && ge.Object != "" {
+		obj = ge.Object
+	}
+	return &github.APIError{Op: ge.Op, Object: obj, Service: "GitLab", Kind: kinds[ge.Kind], Status: ge.Status, Message: ge.Message}
 }
 
 // explainGitLab is the warning of a note that could not be posted: why, and
