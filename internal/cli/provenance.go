@@ -41,14 +41,15 @@ func (f *Factory) provenance() (history.Provenance, error) {
 	return f.prov.p, f.prov.err
 }
 
-// runTime is the time of a run: $SOURCE_DATE_EPOCH, a decimal number of
-// seconds, when set (as reproducible builds set it; anything else is an
+// maxEpoch is 9999-12-31T23:59:59Z, the last second RFC 3339 writes with four
+// digits of year.
+const maxEpoch = 253402300799
+
+// runTime is the time of a run: $SOURCE_DATE_EPOCH, digits of seconds up to
+// maxEpoch, when set (as reproducible builds set it; anything else is an
 // error), else now(). The provenance's time, and the clock a baseline's age is
 // measured on, so that the same inputs and the same $SOURCE_DATE_EPOCH give
 // the same reports on any day.
-// maxEpoch is 9999-12-31T23:59:59Z.
-const maxEpoch = 253402300799
-
 func runTime(getenv func(string) string, now func() time.Time) (time.Time, error) {
 	s := getenv("SOURCE_DATE_EPOCH")
 	if s == "" {
