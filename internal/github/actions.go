@@ -18,6 +18,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/guard"
+	"github.com/retrieval-gate/retrieval-gate/internal/relpath"
 )
 
 // DefaultAPIURL is the API base when GITHUB_API_URL is unset (github.com).
@@ -298,38 +299,16 @@ func maxInt64(a, b int64) int64 {
 	return b
 }
 
-// RelPath makes p relative to GITHUB_WORKSPACE, as annotations need. A path outside
-// the workspace, or any path when the workspace is unknown, is returned cleaned.
-// Relative paths are taken relative to the working directory, which in a Docker
-// action is the workspace.
+// RelPath makes p relative to GITHUB_WORKSPACE, as annotations need
+// (relpath.Rel; "" and "-", standard input, as given). A path outside the
+// workspace, or any path when the workspace is unknown, is returned cleaned.
+// Relative paths are taken relative to the working directory, which in a
+// Docker action is the workspace.
 func (a *Actions) RelPath(p string) string {
 	if p == "" || p == "-" {
 		return p
 	}
-	if a.Workspace == "" {
-		return filepath.ToSlash(filepath.Clean(p))
-	}
-	abs := p
-	if !filepath.IsAbs(abs) {
-		wd, err := os.Getwd()
-		if err != nil {
-			return filepath.ToSlash(filepath.Clean(p))
-		}
-		abs = filepath.Join(wd, p)
-	}
-	ws, err := filepath.Abs(a.Workspace)
-	if err != nil {
-		return filepath.ToSlash(filepath.Clean(p))
-	}
-	if rel, ok := within(ws, abs); ok {
-		return rel
-	}
-	// The workspace or the path may be reached through a symbolic link (the
-	// working directory is reported resolved): compare the resolved paths.
-	if rel, ok := within(resolved(ws), resolved(abs)); ok {
-		return rel
-	}
-	return filepath.ToSlash(filepath.Clean(p))
+	return relpath.Rel(a.Workspace, p)
 }
 
 // InWorkspace reports whether p lies inside GITHUB_WORKSPACE (false when the
@@ -340,32 +319,6 @@ func (a *Actions) InWorkspace(p string) bool {
 		return false
 	}
 	return !filepath.IsAbs(filepath.FromSlash(a.RelPath(p))) && !strings.HasPrefix(a.RelPath(p), "../")
-}
-
-// within is target relative to dir, when it lies inside it.
-func within(dir, target string) (string, bool) {
-	rel, err := filepath.Rel(dir, target)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", false
-	}
-	return filepath.ToSlash(rel), true
-}
-
-// resolved is p with the symbolic links of its longest existing prefix resolved
-// (an output file may not exist yet).
-func resolved(p string) string {
-	rest := ""
-	for cur := p; ; {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
 }
 
 // ErrNoFile says the runner gave no file for a file command (GITHUB_OUTPUT or

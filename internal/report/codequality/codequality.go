@@ -20,11 +20,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
-	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/relpath"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
 
@@ -56,7 +55,7 @@ type Lines struct {
 func Issues(r *gate.Result, casesPath, root string) []Issue {
 	out := make([]Issue, 0, len(r.Integrity.Problems)+1)
 	for _, p := range r.Integrity.Problems {
-		path := RelPath(root, p.File)
+		path := relpath.Rel(root, p.File)
 		name := "retrieval-gate/" + string(p.Kind)
 		sum := sha256.Sum256([]byte(name + "\x00" + path + "\x00" + p.CaseID + "\x00" + p.GoldID))
 		out = append(out, Issue{
@@ -68,7 +67,7 @@ func Issues(r *gate.Result, casesPath, root string) []Issue {
 		})
 	}
 	if rest := r.Integrity.ProblemsTotal - int64(len(r.Integrity.Problems)); rest > 0 {
-		path := RelPath(root, casesPath)
+		path := relpath.Rel(root, casesPath)
 		sum := sha256.Sum256([]byte("retrieval-gate/more_problems\x00" + path))
 		out = append(out, Issue{
 			Description: fmt.Sprintf("retrieval-gate: %s not listed (the first %d are)", format.Count(rest, "more integrity problem", "more integrity problems"), len(r.Integrity.Problems)),
@@ -77,43 +76,6 @@ func Issues(r *gate.Result, casesPath, root string) []Issue {
 		})
 	}
 	return out
-}
-
-// RelPath is path as GitLab's Code Quality format wants it: relative to root
-// (an absolute directory, the repository's root), with slashes. A relative
-// path is taken from the working directory. A path outside root, or any path
-// when root is "" or the working directory is unknown, stays as given, only
-// cleaned (filepath.Clean) and with slashes. Symbolic links are resolved when
-// the path as given is not under root (a runner's /builds as a link).
-func RelPath(root, path string) string {
-	clean := filepath.ToSlash(filepath.Clean(path))
-	if root == "" || path == "" {
-		return clean
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return clean
-	}
-	if rel, ok := under(root, abs); ok {
-		return rel
-	}
-	rroot, err1 := filepath.EvalSymlinks(root)
-	rdir, err2 := filepath.EvalSymlinks(filepath.Dir(abs))
-	if err1 == nil && err2 == nil {
-		if rel, ok := under(rroot, filepath.Join(rdir, filepath.Base(abs))); ok {
-			return rel
-		}
-	}
-	return clean
-}
-
-// under is abs relative to root, when it is within root.
-func under(root, abs string) (string, bool) {
-	rel, err := filepath.Rel(root, abs)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		return "", false
-	}
-	return filepath.ToSlash(rel), true
 }
 
 // Write writes issues as the report's JSON array (an empty array when there
