@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/relpath"
 )
 
 // Path is a path a command reads or writes, with the option (flag) that named it.
@@ -93,7 +95,7 @@ func matches(path, pattern string) bool {
 	if hiddenShard(filepath.Base(path)) && !hiddenShard(filepath.Base(pattern)) {
 		return false
 	}
-	for _, p := range [][2]string{{pattern, path}, {abs(pattern), abs(path)}, {abs(pattern), resolve(path)}} {
+	for _, p := range [][2]string{{pattern, path}, {abs(pattern), abs(path)}, {abs(pattern), relpath.Resolve(path)}} {
 		if ok, err := filepath.Match(p[0], p[1]); err == nil && ok {
 			return true
 		}
@@ -139,27 +141,6 @@ func inside(path, dir string) bool {
 // under reports whether path lies below dir whether or not dir exists, with the
 // symbolic links of both resolved as far as they exist.
 func under(path, dir string) bool {
-	rel, err := filepath.Rel(resolve(dir), resolve(path))
+	rel, err := filepath.Rel(relpath.Resolve(dir), relpath.Resolve(path))
 	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// resolve is the absolute path of p with the symbolic links of its longest
-// existing prefix resolved.
-func resolve(p string) string {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return filepath.Clean(p)
-	}
-	rest := ""
-	for cur := abs; ; {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return abs
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
 }

@@ -1,7 +1,9 @@
 // Package relpath is the one rule by which a file is named relative to a CI
-// host's checkout: GitHub's workspace for annotations and step outputs,
-// GitLab's project directory for Code Quality reports. It is a leaf: it
-// imports nothing of ours, so the forge and the renderers share it.
+// host's checkout (Rel: GitHub's workspace for annotations and step outputs,
+// GitLab's project directory for Code Quality reports), and the one way a
+// path's symbolic links are resolved as far as they exist (Resolve: also the
+// readers' test of inputs that overlap outputs). It is a leaf: it imports
+// nothing of ours, so the forge, the readers and the renderers share it.
 package relpath
 
 import (
@@ -34,7 +36,7 @@ func Rel(root, path string) string {
 	if rel, ok := within(absRoot, abs); ok {
 		return rel
 	}
-	if rel, ok := within(resolved(absRoot), resolved(abs)); ok {
+	if rel, ok := within(Resolve(absRoot), Resolve(abs)); ok {
 		return rel
 	}
 	return clean
@@ -49,17 +51,21 @@ func within(root, abs string) (string, bool) {
 	return filepath.ToSlash(rel), true
 }
 
-// resolved is p (absolute) with the symbolic links of its longest existing
-// prefix resolved.
-func resolved(p string) string {
+// Resolve is the absolute path of p with the symbolic links of its longest
+// existing prefix resolved (p cleaned when the working directory is unknown).
+func Resolve(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
 	rest := ""
-	for cur := p; ; {
+	for cur := abs; ; {
 		if r, err := filepath.EvalSymlinks(cur); err == nil {
 			return filepath.Join(r, rest)
 		}
 		parent := filepath.Dir(cur)
 		if parent == cur {
-			return p
+			return abs
 		}
 		rest = filepath.Join(filepath.Base(cur), rest)
 		cur = parent

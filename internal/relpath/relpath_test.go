@@ -48,3 +48,25 @@ func TestRel(t *testing.T) {
 		})
 	}
 }
+
+func TestResolve(t *testing.T) {
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	real := filepath.Join(tmp, "real")
+	require.NoError(t, os.MkdirAll(filepath.Join(real, "a"), 0o755))
+	link := filepath.Join(tmp, "link")
+	require.NoError(t, os.Symlink(real, link))
+	for _, tc := range []struct{ name, path, want string }{
+		{"an existing path through a link", filepath.Join(link, "a"), filepath.Join(real, "a")},
+		{"a path not yet written, through a link", filepath.Join(link, "a", "new", "out.json"), filepath.Join(real, "a", "new", "out.json")},
+		{"no link", filepath.Join(real, "a", "x"), filepath.Join(real, "a", "x")},
+		{"a link to nowhere", filepath.Join(tmp, "nowhere", "x"), filepath.Join(tmp, "nowhere", "x")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, relpath.Resolve(tc.path))
+		})
+	}
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	assert.Equal(t, relpath.Resolve(filepath.Join(wd, "x", "y")), relpath.Resolve("x/y"), "a relative path is taken from the working directory")
+}
