@@ -354,14 +354,9 @@ func (d *Document) WriteJSON(w io.Writer) error { return format.WriteJSON(w, d) 
 // calibrate writes it (validate): a value that is wrong is an *input.Error at
 // its line, whose File is "" (the caller names the file).
 func ReadParsed(data []byte, root *jsonpos.Value) (*Document, error) {
-	c := &readback.Checker{Data: data}
-	validate(c, root)
-	if err := c.Err(); err != nil {
-		return nil, err
-	}
 	d := &Document{}
-	if err := json.Unmarshal(data, d); err != nil {
-		return nil, fmt.Errorf("not a calibration report: %w", err)
+	if err := readback.Decode(data, root, validate, d, "calibration report"); err != nil {
+		return nil, err
 	}
 	if d.Schema != Schema {
 		return nil, fmt.Errorf("schema %q is not %q", d.Schema, Schema)

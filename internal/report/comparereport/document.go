@@ -453,14 +453,9 @@ func Read(r io.Reader) (*Document, error) {
 // ReadParsed is Read of a document readback.Parse has read and parsed (data
 // and its tree): report.Read parses a document once to learn its schema.
 func ReadParsed(data []byte, root *jsonpos.Value) (*Document, error) {
-	c := &readback.Checker{Data: data}
-	validate(c, root)
-	if err := c.Err(); err != nil {
-		return nil, err
-	}
 	d := &Document{}
-	if err := json.Unmarshal(data, d); err != nil {
-		return nil, fmt.Errorf("not a compare report: %w", err)
+	if err := readback.Decode(data, root, validate, d, "compare report"); err != nil {
+		return nil, err
 	}
 	if d.Schema != Schema {
 		return nil, fmt.Errorf("schema %q is not %q", d.Schema, Schema)

@@ -11,6 +11,7 @@
 package readback
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -60,6 +61,24 @@ func Parse(r io.Reader, file string) ([]byte, *jsonpos.Value, error) {
 		return nil, nil, input.Errorf(file, root.Line, "the document is %s, not an object", root.TypeName())
 	}
 	return data, root, nil
+}
+
+// Decode is the readback of a document Parse has read and parsed (data and
+// its tree): validate checks the tree as strictly as the command writes it
+// (a value that is wrong is an *input.Error at its line, whose File is "":
+// the caller names the file), then data is decoded into d, a document of
+// what ("check report": named when the decoding fails). The caller checks
+// the decoded schema.
+func Decode(data []byte, root *jsonpos.Value, validate func(*Checker, *jsonpos.Value), d any, what string) error {
+	c := &Checker{Data: data}
+	validate(c, root)
+	if err := c.Err(); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, d); err != nil {
+		return fmt.Errorf("not a %s: %w", what, err)
+	}
+	return nil
 }
 
 // Checker checks one document: the first error found is kept (Err).
