@@ -51,3 +51,39 @@ func TestLocate(t *testing.T) {
 	var empty Result
 	empty.Locate("s", locate) // no gate, no comparison
 }
+
+// LocateBaseline names the cases only in a sharded baseline at their shard
+// and line there; a place already named (a file given) or without a line
+// stays, and the cases input's places are left to Locate.
+func TestLocateBaseline(t *testing.T) {
+	locate := func(n int) (string, int) {
+		if n <= 2 {
+			return "b/p0.jsonl", n
+		}
+		return "b/p1.jsonl", n - 2
+	}
+	for _, tc := range []struct {
+		name     string
+		in, want []baseline.CaseRef
+	}{
+		{"the first shard", []baseline.CaseRef{{ID: "x", Line: 2}}, []baseline.CaseRef{{ID: "x", File: "b/p0.jsonl", Line: 2}}},
+		{"a later shard", []baseline.CaseRef{{ID: "x", Line: 4}}, []baseline.CaseRef{{ID: "x", File: "b/p1.jsonl", Line: 2}}},
+		{"no line", []baseline.CaseRef{{ID: "x"}}, []baseline.CaseRef{{ID: "x"}}},
+		{"named already", []baseline.CaseRef{{ID: "x", File: "f", Line: 4}}, []baseline.CaseRef{{ID: "x", File: "f", Line: 4}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cur := []baseline.CaseRef{{File: "s", Line: 4}}
+			r := &Result{Comparison: &baseline.Comparison{OnlyBaselineList: tc.in, OnlyCurrentList: cur}}
+			r.LocateBaseline(locate)
+			assert.Equal(t, tc.want, r.Comparison.OnlyBaselineList)
+			assert.Equal(t, []baseline.CaseRef{{File: "s", Line: 4}}, r.Comparison.OnlyCurrentList)
+		})
+	}
+	var empty Result
+	empty.LocateBaseline(locate) // no comparison
+	var none *Baseline
+	none.Locate(&empty) // no baseline
+	one := &Result{Comparison: &baseline.Comparison{OnlyBaselineList: []baseline.CaseRef{{Line: 3}}}}
+	(&Baseline{}).Locate(one) // one baseline file: its line stays
+	assert.Equal(t, []baseline.CaseRef{{Line: 3}}, one.Comparison.OnlyBaselineList)
+}
