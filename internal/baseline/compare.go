@@ -300,7 +300,7 @@ func (c *Comparer) Add(r *gate.CaseResult, line *CaseLine, cur *Current) {
 // CaseRef names a case.
 type CaseRef struct {
 	ID   string
-	File string // "" for a baseline case (its file is the baseline's)
+	File string // "" for a baseline case (its file is the baseline's; a sharded baseline's shard once located: check.Result.LocateBaseline)
 	Line int
 }
 

@@ -46,3 +46,21 @@ func (r *Result) Locate(file string, locate func(line int) (string, int)) {
 		at(&c.Overlap.MostChanged[i].File, &c.Overlap.MostChanged[i].Line)
 	}
 }
+
+// LocateBaseline names the cases only in the baseline (listed with the line
+// of the baseline input and no file: the report names the baseline as given)
+// as locate names a line of the baseline input: for a baseline read as shards
+// (input.Sharded.Locate), the shard and the line there instead of the line
+// counted over the shards.
+func (r *Result) LocateBaseline(locate func(line int) (string, int)) {
+	c := r.Comparison
+	if c == nil {
+		return
+	}
+	for i := range c.OnlyBaselineList {
+		ref := &c.OnlyBaselineList[i]
+		if ref.File == "" && ref.Line > 0 {
+			ref.File, ref.Line = locate(ref.Line)
+		}
+	}
+}

@@ -31,7 +31,8 @@ type Baseline struct {
 	file    io.ReadCloser // the baseline, or its shards
 	body    *os.File
 	cleanup func() error
-	remap   func(error) error // of its shards (nil: one file)
+	remap   func(error) error       // of its shards (nil: one file)
+	locate  func(int) (string, int) // of its shards (nil: one file)
 }
 
 // OpenBaseline opens s into in: the baseline file and the temporary body of
@@ -48,7 +49,7 @@ func OpenBaseline(ctx context.Context, s BaselineSpec, in *In) (*Baseline, error
 		if input.IsSharded(s.Path) { // a directory or a glob of --cases-out shards, read as one file
 			var sh *input.Sharded
 			if sh, err = input.OpenSharded(ctx, s.Path); err == nil {
-				f, b.remap = sh, sh.Remap
+				f, b.remap, b.locate = sh, sh.Remap, sh.Locate
 			}
 		} else {
 			f, err = input.Open(ctx, s.Path)
@@ -83,6 +84,16 @@ func (b *Baseline) Remap(err error) error {
 		return err
 	}
 	return b.remap(err)
+}
+
+// Locate names the places of a sharded baseline (a directory or a glob
+// pattern) that r lists, the cases only in the baseline, at their shard and
+// line there (Result.LocateBaseline); for one file it leaves them.
+func (b *Baseline) Locate(r *Result) {
+	if b == nil || b.locate == nil || r == nil {
+		return
+	}
+	r.LocateBaseline(b.locate)
 }
 
 // Close closes the files and removes a downloaded baseline; the error is the

@@ -183,6 +183,7 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 			kc.RunKFile, kc.RunKLine = shards.Locate(kc.RunKLine)
 		}
 	}
+	bl.Locate(run) // a sharded baseline's cases: their shard and line there
 	res, cmp := run.Gate, run.Comparison
 	kWarning := checkreport.KChoiceWarning(kc.K, kc.From, kc.RunK, kc.RunKFile, kc.RunKLine)
 	if kWarning != "" {

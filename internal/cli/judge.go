@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
@@ -145,7 +144,7 @@ func runJudge(ctx context.Context, f *Factory, o *judge.RunOptions, progress fun
 		err = cerr
 	}
 	if err != nil {
-		return nil, files.remap(locatePoolError(err))
+		return nil, files.remap(locatePoolError(ctx, err))
 	}
 	if out.Result != nil {
 		if err := writeJudge(ws, o, out, nil); err != nil {
@@ -317,17 +316,20 @@ func llmAPIKey(env *Env) string {
 }
 
 // locatePoolError is err with a run's query or document that the pool
-// refused (judge.PoolError) given at its line, file:line, when the run is
-// one plain file: read again to find it (the case's line in a cases run, the
-// document's in a TREC run; runs keep no line numbers). Shards, Parquet and a
-// line not found keep the message naming the file alone.
-func locatePoolError(err error) error {
+// refused (judge.PoolError) given at its line, file:line: the run is read
+// again to find it (the case's line in a cases run, the document's in a TREC
+// run; runs keep no line numbers), a run of shards (a directory, a glob
+// pattern, a Parquet file) as the one stream it was read as, named at the
+// shard and its line (or row) there. A line not found, or a run that is not
+// a regular file (a named pipe cannot be read again), keeps the message
+// naming the file alone.
+func locatePoolError(ctx context.Context, err error) error {
 	var pe *judge.PoolError
 	if !errors.As(err, &pe) {
 		return err
 	}
-	if line := locateInRun(pe.File, pe.Format, pe.Query, pe.Doc); line > 0 {
-		return input.Errorf(pe.File, line, "run %q: %s", pe.Run, pe.Msg)
+	if file, line := locateInRun(ctx, pe.File, pe.Format, pe.Query, pe.Doc); line > 0 {
+		return input.Errorf(file, line, "run %q: %s", pe.Run, pe.Msg)
 	}
 	return err
 }
@@ -335,21 +337,43 @@ func locatePoolError(err error) error {
 // errFound stops locateInRun's scan of a cases file.
 var errFound = errors.New("found")
 
-// locateInRun is the line of query qid's document doc in a run file (TREC:
-// the first line of that query with that document, or of the query when doc
-// is ""; cases: the query's case), 0 when not found or not one plain file.
-func locateInRun(file, format, qid, doc string) int {
-	if input.IsSharded(file) || strings.HasSuffix(strings.ToLower(file), ".parquet") {
-		return 0
+// locateInRun is the file and line of query qid's document doc in a run
+// (TREC: the first line of that query with that document, or of the query
+// when doc is ""; cases: the query's case): for shards, the shard and its line
+// there (input.Sharded.Locate). Line 0 when not found.
+func locateInRun(ctx context.Context, file, format, qid, doc string) (string, int) {
+	var r io.Reader
+	locate := func(n int) (string, int) { return file, n }
+	if input.IsSharded(file) {
+		s, err := input.OpenSharded(ctx, file)
+		if err != nil {
+			return "", 0
+		}
+		defer s.Close()
+		r, locate = s, s.Locate
+	} else {
+		if st, err := os.Stat(file); err != nil || !st.Mode().IsRegular() {
+			return "", 0
+		}
+		f, err := os.Open(file)
+		if err != nil {
+			return "", 0
+		}
+		defer f.Close()
+		r = f
 	}
-	f, err := os.Open(file)
-	if err != nil {
-		return 0
+	if n := lineInRun(ctx, r, file, format, qid, doc); n > 0 {
+		return locate(n)
 	}
-	defer f.Close()
+	return "", 0
+}
+
+// lineInRun is the line of query qid's document doc in the run r reads, as
+// locateInRun finds it, 0 when not found.
+func lineInRun(ctx context.Context, r io.Reader, file, format, qid, doc string) int {
 	if format == "cases" {
 		line := 0
-		err := casefile.StreamCases(context.Background(), f, file, func(c *casefile.Case) error {
+		err := casefile.StreamCases(ctx, r, file, func(c *casefile.Case) error {
 			if c.ID == qid {
 				line = c.Line
 				return errFound
@@ -361,7 +385,7 @@ func locateInRun(file, format, qid, doc string) int {
 		}
 		return 0
 	}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), trecfile.MaxLineBytes+1)
 	for n := 1; sc.Scan(); n++ {
 		fs := bytes.Fields(sc.Bytes())

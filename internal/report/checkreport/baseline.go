@@ -1,6 +1,7 @@
 package checkreport
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/baseline"
@@ -217,7 +218,7 @@ func (d *Document) SetBaseline(c *baseline.Comparison) {
 	b.Churn = churnOf(c.Churn, c.ChurnStatus)
 	b.Unpaired = Unpaired{GoldChanged: []GoldChanged{}, OnlyInBaseline: []CaseRef{}, OnlyInCurrent: []CaseRef{}}
 	for _, r := range c.OnlyBaselineList {
-		b.Unpaired.OnlyInBaseline = append(b.Unpaired.OnlyInBaseline, CaseRef{CaseID: r.ID, File: c.File, Line: r.Line})
+		b.Unpaired.OnlyInBaseline = append(b.Unpaired.OnlyInBaseline, CaseRef{CaseID: r.ID, File: cmp.Or(r.File, c.File), Line: r.Line})
 	}
 	for _, r := range c.OnlyCurrentList {
 		b.Unpaired.OnlyInCurrent = append(b.Unpaired.OnlyInCurrent, CaseRef{CaseID: r.ID, File: r.File, Line: r.Line})
