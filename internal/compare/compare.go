@@ -1027,14 +1027,25 @@ func (r *Result) pairTest(a, b, m int) Paired {
 	return out
 }
 
-// ranked returns the strategy indexes by mean primary measure, best first (ties: run order).
+// ranked returns the strategy indexes by mean primary measure, best first
+// (ties: by name, so that the order of the runs on the command line does not
+// pick the best, the runner-up or the simplest contender).
 func (r *Result) ranked() []int {
+	return r.rankedBy(func(s int) float64 { return r.Strategies[s].Means[r.primary] })
+}
+
+// rankedBy returns the strategy indexes by mean(s), highest first, ties by
+// name (names are unique): the ranking does not depend on the runs' order.
+func (r *Result) rankedBy(mean func(s int) float64) []int {
 	idx := make([]int, len(r.Strategies))
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		return cmp.Compare(r.Strategies[b].Means[r.primary], r.Strategies[a].Means[r.primary])
+	slices.SortFunc(idx, func(a, b int) int {
+		if c := cmp.Compare(mean(b), mean(a)); c != 0 {
+			return c
+		}
+		return strings.Compare(r.Strategies[a].Name, r.Strategies[b].Name)
 	})
 	return idx
 }

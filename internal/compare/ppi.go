@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"cmp"
 	"math"
 	"slices"
 
@@ -433,16 +432,9 @@ func (r *Result) CorrectedMean(s, m int) float64 {
 	return r.Strategies[s].Means[m]
 }
 
-// humanRanked is ranked on the corrected primary measure.
+// humanRanked is ranked on the corrected primary measure (ties: by name).
 func (r *Result) humanRanked() []int {
-	idx := make([]int, len(r.Strategies))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		return cmp.Compare(r.CorrectedMean(b, r.primary), r.CorrectedMean(a, r.primary))
-	})
-	return idx
+	return r.rankedBy(func(s int) float64 { return r.CorrectedMean(s, r.primary) })
 }
 
 // humanValues scores every strategy on the labelled evaluated queries under

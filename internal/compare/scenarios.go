@@ -141,7 +141,8 @@ func (r *Result) scenarios() {
 }
 
 // widestInterval is the strategy with the widest primary-measure interval
-// relative to its mean, and that relative half-width (-1: none has a positive mean).
+// relative to its mean (ties: the first by name, not by run order), and that
+// relative half-width (-1: none has a positive mean).
 func (r *Result) widestInterval() (int, float64) {
 	widest, wi := 0.0, -1
 	for i := range r.Strategies {
@@ -151,7 +152,7 @@ func (r *Result) widestInterval() (int, float64) {
 		if m <= 0 || math.IsNaN(ci.Lo) {
 			continue
 		}
-		if w := (ci.Hi - ci.Lo) / 2 / m; w > widest {
+		if w := (ci.Hi - ci.Lo) / 2 / m; w > widest || w == widest && wi >= 0 && s.Name < r.Strategies[wi].Name {
 			widest, wi = w, i
 		}
 	}
@@ -192,7 +193,8 @@ func (r *Result) wideIntervals() (Scenario, bool) {
 	return s, true
 }
 
-// allLow is the all-low scenario: every strategy's nDCG@k upper bound below LowNDCG.
+// allLow is the all-low scenario: every strategy's nDCG@k upper bound below
+// LowNDCG; A is the strategy with the highest (ties: the first by name).
 func (r *Result) allLow() (Scenario, bool) {
 	m := metrics.QueryIndex(metrics.KeyNDCGGraded)
 	s := Scenario{Code: AllLow, Measure: metrics.KeyNDCGGraded, Threshold: LowNDCG, Value: math.Inf(-1)}
@@ -205,7 +207,7 @@ func (r *Result) allLow() (Scenario, bool) {
 		if !(hi < LowNDCG) {
 			return Scenario{}, false
 		}
-		if hi > s.Value {
+		if hi > s.Value || hi == s.Value && st.Name < s.A {
 			s.Value, s.A = hi, st.Name
 		}
 	}

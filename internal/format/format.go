@@ -1,6 +1,7 @@
 // Package format is the one presentation policy of every report: how numbers
 // are printed for people (Num, Signed, Interval, Pct, P, Distinct; a number in
-// full, Full; a figure whose use sets its decimals, Fixed; an axis tick,
+// full, Full; a figure whose use sets its decimals, Fixed; a figure of any
+// size to a few significant digits, Significant; an axis tick,
 // Tick; a count with separators, Thousands) and for
 // machines (Float, AppendFloat: full float64 precision, shortest round-trip
 // form), the one missing-value glyph, JSON writing, and the escaping of
@@ -154,6 +155,36 @@ func Full(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 // them rather than Decimals: a floor suggested for a flag (2), a rate or a
 // wall time (1), a whole percentage in a sentence (0).
 func Fixed(v float64, decimals int) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
+
+// CostDigits are the significant digits of an estimated cost in a human
+// report (judge's summary line); the JSON keeps it in full (Float).
+const CostDigits = 4
+
+// Significant prints v in fixed notation rounded to digits significant
+// digits, its whole part never rounded away (12345.67 at 4 digits is 12346)
+// and trailing zeros dropped (0.0003, not 0.0003000): a figure whose size
+// varies by orders of magnitude, such as an estimated cost (CostDigits), so
+// that 0.0007671 and 18.99 both read at a glance; Missing when undefined.
+func Significant(v float64, digits int) string {
+	if undefined(v) {
+		return Missing
+	}
+	if v == 0 {
+		return "0"
+	}
+	// The decimal exponent of v rounded to digits (math.Log10 is off on
+	// subnormals, and 9.99996 rounds up to 10.00).
+	e := strconv.FormatFloat(v, 'e', max(digits, 1)-1, 64)
+	exp, _ := strconv.Atoi(e[strings.LastIndexByte(e, 'e')+1:])
+	out := strconv.FormatFloat(v, 'f', max(0, max(digits, 1)-1-exp), 64)
+	if strings.Contains(out, ".") {
+		out = strings.TrimRight(strings.TrimRight(out, "0"), ".")
+	}
+	if out == "-0" {
+		out = "0"
+	}
+	return out
+}
 
 // Tick prints the label of an axis tick at v on an axis whose ticks are step
 // apart: with the decimals the step needs and no more (0 for steps of 5, 1 for

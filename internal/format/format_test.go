@@ -105,6 +105,38 @@ func TestNumbers(t *testing.T) {
 	assert.Equal(t, Missing, P(nan))
 }
 
+// Significant rounds to significant digits in fixed notation: the float
+// noise of a product of tokens and a price (0.0007670999999999999) is gone,
+// a small figure keeps its digits, the whole part of a large one is kept.
+func TestSignificant(t *testing.T) {
+	for _, tc := range []struct {
+		v      float64
+		digits int
+		want   string
+	}{
+		{0.0007670999999999999, 4, "0.0007671"},
+		{0.00030000000000000003, 4, "0.0003"},
+		{0.00012300000000000001, 4, "0.000123"},
+		{18.9918, 4, "18.99"},
+		{1.23e-06, 4, "0.00000123"},
+		{12345.67, 4, "12346"},
+		{9.99996, 4, "10"},
+		{0.00099996, 4, "0.001"},
+		{0.5, 4, "0.5"},
+		{2, 4, "2"},
+		{0, 4, "0"},
+		{math.Copysign(0, -1), 4, "0"},
+		{-0.00123456, 3, "-0.00123"},
+		{-0.000000001, 1, "-0.000000001"},
+		{math.NaN(), 4, Missing},
+		{math.Inf(1), 4, Missing},
+	} {
+		assert.Equal(t, tc.want, Significant(tc.v, tc.digits), "%v at %d digits", tc.v, tc.digits)
+	}
+	// A subnormal keeps its digits too (math.Log10 is off there).
+	assert.Equal(t, "0."+strings.Repeat("0", 323)+"4941", Significant(5e-324, CostDigits))
+}
+
 // A failing value never reads as equal to its threshold.
 func TestDistinct(t *testing.T) {
 	for _, tc := range []struct {

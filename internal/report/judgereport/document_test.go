@@ -83,3 +83,14 @@ func TestReportNumbersAreFormatFloats(t *testing.T) {
   "estimated_cost": 1.23e-06,`)
 	assert.Contains(t, b.String(), `"kappa": null,`)
 }
+
+// TestReportCostInFull: the JSON keeps the estimated cost to the last bit,
+// float noise included (only judge's summary line rounds it for people).
+func TestReportCostInFull(t *testing.T) {
+	res, s, meta := fixture()
+	c := 0.0007670999999999999
+	s.EstimatedCost = &c
+	var b bytes.Buffer
+	require.NoError(t, judgereport.New(res, s, meta).WriteJSON(&b))
+	assert.Contains(t, b.String(), `"estimated_cost": 0.0007670999999999999,`)
+}

@@ -52,7 +52,7 @@ func Judge(w io.Writer, res *judge.Result, s *judge.Summary) {
 		fmt.Fprintf(w, " (%d response(s) without usage not counted)", res.ResponsesWithoutUsage)
 	}
 	if s.EstimatedCost != nil {
-		fmt.Fprintf(w, "; estimated cost %s", fmtFloat(s.EstimatedCost))
+		fmt.Fprintf(w, "; estimated cost %s", format.Significant(*s.EstimatedCost, format.CostDigits))
 	}
 	fmt.Fprintln(w)
 	if b := res.Batch; b != nil {

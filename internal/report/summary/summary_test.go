@@ -2,11 +2,14 @@ package summary
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
@@ -55,6 +58,39 @@ func TestJudgeSummaryWords(t *testing.T) {
 	assert.Contains(t, batch.String(), "judge: unjudged answers: 1 unparseable, 0 out of range (a batch has no correction turn: each was asked once), 0 over the request budget, 2 failed in the batch, 3 without an answer (never counted as 0)\n")
 	assert.Contains(t, batch.String(), "; 4 new judgment(s), 9 reused, 2 from the cache\n")
 	assert.Contains(t, batch.String(), "judge: batch (file, anthropic): 4 request(s) submitted")
+}
+
+// TestJudgeSummaryCost: the summary line rounds the estimated cost to
+// format.CostDigits significant digits (tokens times a price leave float
+// noise: 0.0007670999999999999); the JSON report keeps it in full.
+func TestJudgeSummaryCost(t *testing.T) {
+	for _, tc := range []struct {
+		name                     string
+		prompt, completion       int64
+		pricePrompt, priceAnswer float64
+		full, want               string
+	}{
+		{"float noise", 1234, 567, 0.0003, 0.0007, "0.0007670999999999999", "0.0007671"},
+		{"one price", 3, 0, 0.1, 0.1, "0.00030000000000000003", "0.0003"},
+		{"dollars", 123456, 789, 0.15, 0.6, "18.9918", "18.99"},
+		{"whole part kept", 90_123_456, 0, 0.15, 0.6, "13518.5184", "13519"},
+		{"nothing used", 0, 0, 0.15, 0.6, "0", "0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := &judge.Result{Prompt: judge.DefaultPrompt(), Format: judge.FormatJSON, PromptTokens: tc.prompt, CompletionTokens: tc.completion}
+			s := judge.Summarize(res, &judge.Price{Prompt: tc.pricePrompt, Completion: tc.priceAnswer})
+			require.NotNil(t, s.EstimatedCost)
+			require.Equal(t, tc.full, format.Full(*s.EstimatedCost), "the figure the JSON writes")
+			var b bytes.Buffer
+			Judge(&b, res, s)
+			assert.Contains(t, b.String(), fmt.Sprintf("judge: tokens: %d prompt, %d completion; estimated cost %s\n", tc.prompt, tc.completion, tc.want))
+		})
+	}
+	// Without a price there is no cost.
+	var b bytes.Buffer
+	res := &judge.Result{Prompt: judge.DefaultPrompt(), Format: judge.FormatJSON, PromptTokens: 5}
+	Judge(&b, res, judge.Summarize(res, nil))
+	assert.Contains(t, b.String(), "judge: tokens: 5 prompt, 0 completion\n")
 }
 
 // Issue 33 item 13 in generate: a batch (file or API) asks each document once,
