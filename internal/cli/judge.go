@@ -388,6 +388,9 @@ func lineInRun(ctx context.Context, r io.Reader, file, format, qid, doc string) 
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), trecfile.MaxLineBytes+1)
 	for n := 1; sc.Scan(); n++ {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return 0 // interrupted: a long run stops within a second
+		}
 		fs := bytes.Fields(sc.Bytes())
 		if len(fs) >= 3 && string(fs[0]) == qid && (doc == "" || string(fs[2]) == doc) {
 			return n

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 )
 
@@ -62,4 +64,33 @@ func TestLocatePoolError(t *testing.T) {
 			assert.False(t, errors.As(got, new(*judge.PoolError)))
 		})
 	}
+}
+
+// The run is read again after the pool refused it: an interrupt stops that
+// reading too, a TREC run's as a cases run's (which the cases reader stops),
+// instead of reading a long run to its end.
+func TestLocateInRunStopsWhenInterrupted(t *testing.T) {
+	const lines = 1 << 20
+	line := []byte("q1 Q0 doc 1 0.9 t\n")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	r := &inputtest.CountingReader{R: io.LimitReader(&repeatReader{line: line}, int64(lines*len(line)))}
+	assert.Equal(t, 0, lineInRun(ctx, r, "run.trec", "trec", "q2", ""))
+	assert.Less(t, r.N, int64(lines*len(line)/8), "read %d of %d bytes after the interrupt", r.N, lines*len(line))
+}
+
+// repeatReader reads line again and again.
+type repeatReader struct {
+	line []byte
+	off  int
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		k := copy(p[n:], r.line[r.off:])
+		n += k
+		r.off = (r.off + k) % len(r.line)
+	}
+	return n, nil
 }
