@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -60,8 +59,8 @@ func TestLocatePoolError(t *testing.T) {
 				assert.Same(t, error(pe), got)
 				return
 			}
-			assert.EqualError(t, got, tc.want)
-			assert.False(t, errors.As(got, new(*judge.PoolError)))
+			require.EqualError(t, got, tc.want)
+			assert.NotErrorAs(t, got, new(*judge.PoolError))
 		})
 	}
 }
