@@ -297,6 +297,9 @@ func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Public
 		return
 	}
 	switch {
+	case res.Skipped == SkipIncomplete:
+		warn("%s. No comment of key %s is among them, so no new comment was posted: one may be further on, and a new comment on every run would pile up%s", incompleteWhy(res.Incomplete, "pull request", "comments", "comment"), keyOf(marker), kept)
+		return
 	case res.Skipped == SkipUnchanged:
 		fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment unchanged (--comment-mode %s): %s\n", pub.When, guard.Clean(res.URL))
 	case res.Skipped == SkipPassing:
@@ -311,6 +314,9 @@ func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Public
 	}
 	if res.Removed > 0 {
 		fmt.Fprintf(p.Stderr, "retrieval-gate: deleted %s with the same key (GitHub refused to hide them)\n", format.Count(res.Removed, "duplicate PR comment", "duplicate PR comments"))
+	}
+	if res.Incomplete != nil {
+		warn("%s. The comment found among them was updated; a duplicate of it further on, if any, was not looked for.", incompleteWhy(res.Incomplete, "pull request", "comments", "comment"))
 	}
 	if res.Unsettled != nil {
 		warn("the PR comment was created, but the comments could not be listed again to look for a duplicate from a concurrent run (%v); the next run hides any", res.Unsettled)

@@ -471,3 +471,60 @@ func TestPublishEchoedTokenRedacted(t *testing.T) {
 		})
 	}
 }
+
+// cutListing is a client whose listing stops after its first keep comments,
+// as github.Client's does past its bound.
+type cutListing struct {
+	Comments
+	keep int
+}
+
+func (c cutListing) ListComments(ctx context.Context, pr int) ([]github.IssueComment, error) {
+	all, err := c.Comments.ListComments(ctx, pr)
+	if err != nil || len(all) <= c.keep {
+		return all, err
+	}
+	return all[:c.keep], &github.IncompleteError{Object: "PR comments", Read: c.keep, Pages: 300, PerPage: 100}
+}
+
+// A pull request with more comments than the listing reads: ours among those
+// read is updated, with a warning that the listing stopped; none among them
+// posts no new comment, with a warning that says why.
+func TestPublishListingBound(t *testing.T) {
+	tests := []struct {
+		name    string
+		ours    int // our comment's place among the 3
+		updated bool
+		warning string
+	}{
+		{"ours among those read", 0, true, "::warning::the pull request has more than 2 comments, and retrieval-gate looks for its comment among the oldest 2 only (300 pages of 100). The comment found among them was updated; a duplicate of it further on, if any, was not looked for."},
+		{"ours past them", 2, false, "::warning::the pull request has more than 2 comments, and retrieval-gate looks for its comment among the oldest 2 only (300 pages of 100). No comment of key default is among them, so no new comment was posted: one may be further on, and a new comment on every run would pile up; the report is in the job summary."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+			defer srv.Close()
+			for i := range 3 {
+				if i == tt.ours {
+					srv.AddComment(prNumber, github.ActionsBot, Marker(DefaultKey)+"\nold report")
+					continue
+				}
+				srv.AddComment(prNumber, "someone", fmt.Sprint("comment ", i))
+			}
+			r := newRunner(t, srv, "pull_request", samePR())
+			p := r.publisher()
+			factory := p.Comments
+			p.Comments = func(apiURL, repository, token string) (Comments, error) {
+				c, err := factory(apiURL, repository, token)
+				return cutListing{Comments: c, keep: 2}, err
+			}
+			warns := p.Publish(context.Background(), pubFor(DefaultKey, "new report"))
+			require.Len(t, warns, 1)
+			cs := srv.Comments(prNumber)
+			require.Len(t, cs, 3, "no comment is created")
+			assert.Equal(t, tt.updated, strings.Contains(cs[tt.ours].Body, "new report"))
+			assert.Contains(t, r.stdout.String(), tt.warning+"\n")
+			r.assertNoToken(t, srv, 1)
+		})
+	}
+}
