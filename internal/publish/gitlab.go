@@ -36,7 +36,8 @@ var (
 )
 
 // MaxNoteBytes keeps a merge-request note under GitLab's 1,000,000-character
-// limit, in bytes as MaxCommentBytes is, with room for the footer.
+// limit (GitLab's "Notes API": a note's body), in bytes as MaxCommentBytes is;
+// the footer (the CI job's link) is counted within it.
 const MaxNoteBytes = 1000000 - 536
 
 // GitLabPublisher publishes in a GitLab CI job: the sticky merge-request note,
@@ -109,9 +110,9 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 	note := "\n\n> **Note**\n> This note was shortened to fit GitLab's 1,000,000-character note limit; write the whole report with `--markdown FILE`.\n"
 	var render func(int) string
 	if pub.Render != nil {
-		render = func(n int) string { return withMarker(pub.Render(n), marker) + footer }
+		render = func(n int) string { return withMarker(pub.Render(n), marker) }
 	}
-	body := Fit(withMarker(pub.Markdown, marker)+footer, render, MaxNoteBytes, note)
+	body := Fit(withMarker(pub.Markdown, marker), render, MaxNoteBytes, note, footer)
 
 	policy := p.Policy
 	if policy.Attempts == 0 {

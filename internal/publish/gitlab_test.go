@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -188,5 +189,32 @@ func TestGitLabNoteListingBound(t *testing.T) {
 			}
 			assert.NotContains(t, stderr.String(), glToken)
 		})
+	}
+}
+
+// A report over GitLab's 1,000,000-character note limit with nothing to
+// shorten is cut at a line, and keeps the marker first, the report's closing
+// line, the note that says so and the CI job's link last; a second run finds
+// the note by its marker and updates it. Before, the cut took the link.
+func TestGitLabNoteCutKeepsFooter(t *testing.T) {
+	srv := gitlabtest.New("42", glToken, "bot", 7)
+	defer srv.Close()
+	md := proseReport(gitlabtest.MaxNote)
+	closingLine := "<sub>Stratified bootstrap, 2000 resamples, seed 1; run on main@0123abc.</sub>\n"
+	for run := 1; run <= 2; run++ {
+		var stderr bytes.Buffer
+		assert.Empty(t, gitlabPublisher(srv, &stderr).Publish(context.Background(), Publication{Key: "compare", Markdown: md, Mode: ModeAuto}))
+		notes := srv.Notes(7)
+		require.Len(t, notes, 1, "run %d: one note, found again by its marker", run)
+		body := notes[0].Body
+		assert.LessOrEqual(t, utf8.RuneCountInString(body), gitlabtest.MaxNote)
+		assert.Equal(t, Marker("compare"), MarkerOf(body))
+		assert.True(t, strings.HasSuffix(body, closingLine+
+			"\n\n> **Note**\n> This note was shortened to fit GitLab's 1,000,000-character note limit; write the whole report with `--markdown FILE`.\n"+
+			"\n<sub>retrieval-gate · [CI job](https://gitlab.example.com/g/p/-/jobs/5)</sub>\n"), "%q", body[len(body)-400:])
+		assert.Contains(t, stderr.String(), []string{"", "MR note created", "MR note updated"}[run])
+		assert.NotContains(t, stderr.String(), glToken)
+		md = strings.Replace(md, "seed 1", "seed 2", 1)
+		closingLine = strings.Replace(closingLine, "seed 1", "seed 2", 1)
 	}
 }
