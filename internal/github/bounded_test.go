@@ -2,6 +2,7 @@ package github
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -108,4 +109,40 @@ func TestListCommentsKeepsOnlyMarkedBodies(t *testing.T) {
 	assert.Empty(t, cs[0].Body)
 	assert.Equal(t, "someone", cs[0].Login)
 	assert.Equal(t, "\n"+format.CommentMarker("default")+"\nthe report", cs[1].Body)
+}
+
+// The listing reads at most maxPages pages: past them it returns the comments
+// read, oldest first, with an *IncompleteError, never silently fewer.
+func TestListCommentsStopsExplicitly(t *testing.T) {
+	old := maxPages
+	maxPages = 2
+	defer func() { maxPages = old }()
+	for _, tt := range []struct {
+		name     string
+		comments int
+		cut      bool
+	}{
+		{"the bound's last page ends them", 200, false},
+		{"more than the bound", 201, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := githubtest.New("octo", "repo", "", 7)
+			defer srv.Close()
+			for i := range tt.comments {
+				srv.AddComment(7, "someone", fmt.Sprint("comment ", i))
+			}
+			c, err := NewClient(srv.APIURL(), "octo/repo", "", DefaultPolicy)
+			require.NoError(t, err)
+			cs, err := c.ListComments(context.Background(), 7)
+			require.Len(t, cs, 200)
+			if !tt.cut {
+				require.NoError(t, err)
+				return
+			}
+			var ie *IncompleteError
+			require.ErrorAs(t, err, &ie)
+			assert.Equal(t, IncompleteError{Object: "PR comments", Read: 200, Pages: 2, PerPage: 100}, *ie)
+			assert.Equal(t, "there are more PR comments than the 200 read (the first 2 pages of 100, oldest first)", err.Error())
+		})
+	}
 }

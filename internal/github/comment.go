@@ -138,8 +138,26 @@ func (c *Client) Self(ctx context.Context) (login string, confirmed bool, err er
 	return "", false, ae
 }
 
-// maxPages bounds the comment listing (100 per page).
-const maxPages = 300
+// maxPages bounds the comment listing: 300 pages of 100 comments, the largest
+// page GitHub serves (REST API documentation, "Using pagination in the REST
+// API": per_page at most 100), so the oldest 30,000 comments. A variable so
+// that a test can lower it.
+var maxPages = 300
+
+// IncompleteError is ListComments' error when the listing stopped at its bound
+// with more comments left: the comments returned with it are the oldest Read.
+// The sticky comment's upsert still updates one found among them, and posts no
+// new one when none is (it could duplicate one further on).
+type IncompleteError struct {
+	Object  string // what was listed: "PR comments", "MR notes"
+	Read    int    // how many were read, oldest first
+	Pages   int    // the pages read
+	PerPage int
+}
+
+func (e *IncompleteError) Error() string {
+	return fmt.Sprintf("there are more %s than the %d read (the first %d pages of %d, oldest first)", e.Object, e.Read, e.Pages, e.PerPage)
+}
 
 // The answers of the GitHub API are bounded (httpretry's bounded reader): one
 // comment is at most 65,536 characters (GitHub's limit), at most 6 bytes each
@@ -157,7 +175,8 @@ const (
 
 // ListComments returns every comment of the pull request, oldest first; a
 // comment whose body does not start with retrieval-gate's marker
-// (format.CommentMarkerPrefix) is returned without its body.
+// (format.CommentMarkerPrefix) is returned without its body. Past maxPages
+// pages it returns the comments read with an *IncompleteError.
 func (c *Client) ListComments(ctx context.Context, pr int) ([]IssueComment, error) {
 	opts := &gogithub.IssueListCommentsOptions{ListOptions: gogithub.ListOptions{PerPage: 100}}
 	var out []IssueComment
@@ -179,7 +198,10 @@ func (c *Client) ListComments(ctx context.Context, pr int) ([]IssueComment, erro
 			out = append(out, ic)
 		}
 		if resp.NextPage == 0 || resp.NextPage == opts.Page {
-			break
+			return out, nil
+		}
+		if page+1 >= maxPages {
+			return out, &IncompleteError{Object: "PR comments", Read: len(out), Pages: page + 1, PerPage: opts.PerPage}
 		}
 		opts.Page = resp.NextPage
 	}

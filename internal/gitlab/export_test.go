@@ -6,3 +6,10 @@ func SetMaxAnswer(n int64) func() {
 	maxAnswer = n
 	return func() { maxAnswer = old }
 }
+
+// SetMaxPages lowers the listing's page bound for a test; the returned func restores it.
+func SetMaxPages(n int) func() {
+	old := maxPages
+	maxPages = n
+	return func() { maxPages = old }
+}

@@ -300,16 +300,38 @@ func (n noteJSON) note() Note {
 	return Note{ID: n.ID, Body: n.Body, Author: n.Author.Username, AuthorID: n.Author.ID, System: n.System, CreatedAt: n.CreatedAt}
 }
 
-// maxPages bounds the notes listing (100 a page).
-const maxPages = 300
+// MaxPages bounds the notes listing: at most MaxPages pages of PerPage notes,
+// PerPage being the largest page GitLab serves (REST API documentation,
+// "Pagination": per_page, "default 20, maximum 100"), so the oldest 30,000
+// notes of a merge request.
+const (
+	MaxPages = 300
+	PerPage  = 100
+)
+
+// maxPages is the bound in force (a test lowers it to exercise it quickly).
+var maxPages = MaxPages
+
+// TruncatedError is ListNotes' error when the merge request has more notes than
+// the listing reads: the notes returned with it are the oldest Read.
+type TruncatedError struct {
+	Read  int // the notes read, oldest first
+	Pages int // the pages read
+}
+
+func (e *TruncatedError) Error() string {
+	return fmt.Sprintf("the merge request has more notes than the %d read (%d pages of %d, oldest first)", e.Read, e.Pages, PerPage)
+}
 
 // ListNotes returns every note of merge request iid, oldest first, following
-// X-Next-Page (GitLab's offset pagination; the Link header says the same).
+// X-Next-Page (GitLab's offset pagination; the Link header says the same). It
+// reads at most MaxPages pages: when the last of them still names a next page,
+// it returns the notes read with a *TruncatedError, never silently fewer.
 func (c *Client) ListNotes(ctx context.Context, iid int) ([]Note, error) {
 	var out []Note
 	page := "1"
-	for range maxPages {
-		q := url.Values{"sort": {"asc"}, "order_by": {"created_at"}, "per_page": {"100"}, "page": {page}}
+	for n := 1; ; n++ {
+		q := url.Values{"sort": {"asc"}, "order_by": {"created_at"}, "per_page": {strconv.Itoa(PerPage)}, "page": {page}}
 		data, h, err := c.do(ctx, http.MethodGet, c.endpoint(fmt.Sprintf("/merge_requests/%d/notes", iid), q), nil, "list", "MR notes", maxAnswer)
 		if err != nil {
 			return nil, err
@@ -323,11 +345,13 @@ func (c *Client) ListNotes(ctx context.Context, iid int) ([]Note, error) {
 		}
 		next, ok := nextPage(h, page)
 		if !ok {
-			break
+			return out, nil
+		}
+		if n >= maxPages {
+			return out, &TruncatedError{Read: len(out), Pages: n}
 		}
 		page = next
 	}
-	return out, nil
 }
 
 // nextPage is the X-Next-Page of an answer to page; false when it names no

@@ -196,3 +196,43 @@ func TestCIBaseRef(t *testing.T) {
 	assert.Equal(t, "main", gitlab.CI{TargetBranch: "main", DefaultBranch: "dev"}.BaseRef())
 	assert.Equal(t, "dev", gitlab.CI{DefaultBranch: "dev"}.BaseRef())
 }
+
+// The listing reads at most MaxPages pages: when the last one read still names
+// a next page, the notes read come back with a *TruncatedError, not silently
+// fewer; a listing that ends on the bound's last page is whole.
+func TestListNotesStopsExplicitly(t *testing.T) {
+	defer gitlab.SetMaxPages(2)()
+	tests := []struct {
+		name  string
+		notes int
+		read  int
+		cut   bool
+	}{
+		{"fewer than the bound", 150, 150, false},
+		{"exactly the bound's pages", 200, 200, false},
+		{"one more than the bound", 201, 200, true},
+		{"far more", 1000, 200, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := gitlabtest.New("42", token, "bot", 7)
+			defer srv.Close()
+			for i := range tt.notes {
+				srv.AddNote(7, "alice", fmt.Sprint("note ", i))
+			}
+			var waits []time.Duration
+			notes, err := client(t, srv, token, false, &waits).ListNotes(context.Background(), 7)
+			require.Len(t, notes, tt.read)
+			assert.Equal(t, "note 0", notes[0].Body, "oldest first")
+			if !tt.cut {
+				require.NoError(t, err)
+				return
+			}
+			var te *gitlab.TruncatedError
+			require.ErrorAs(t, err, &te)
+			assert.Equal(t, gitlab.TruncatedError{Read: 200, Pages: 2}, *te)
+			assert.Equal(t, "the merge request has more notes than the 200 read (2 pages of 100, oldest first)", err.Error())
+			assert.Len(t, srv.Requests(), 2, "no page past the bound is asked for")
+		})
+	}
+}

@@ -49,7 +49,8 @@ func CheckRunName(key string) string {
 }
 
 // MaxCheckSummaryBytes keeps a check run's summary under GitHub's 65,535-character
-// limit, counted in bytes as MaxCommentBytes is.
+// limit (REST API, "Create a check run": output.summary), counted in bytes as
+// MaxCommentBytes is.
 const MaxCheckSummaryBytes = github.MaxCheckSummary - 535
 
 // checkRunTimeout bounds everything the check run may take (listing, up to

@@ -43,7 +43,7 @@ func (p *Publisher) Fail(f Failure) bool {
 	}
 	b.WriteString(codeBlock(f.Message))
 	b.WriteString("\nThe run stopped with exit code 2 before writing any report; fix the input above and run again.\n")
-	if err := act.AppendSummary(Fit(guard.Text(b.String()), nil, act.SummaryRoom(), "")); err != nil {
+	if err := act.AppendSummary(Fit(guard.Text(b.String()), nil, act.SummaryRoom(), "", "")); err != nil {
 		act.Warning(err.Error())
 	}
 	return true

@@ -36,7 +36,8 @@ var (
 )
 
 // MaxNoteBytes keeps a merge-request note under GitLab's 1,000,000-character
-// limit, in bytes as MaxCommentBytes is, with room for the footer.
+// limit (GitLab's "Notes API": a note's body), in bytes as MaxCommentBytes is;
+// the footer (the CI job's link) is counted within it.
 const MaxNoteBytes = 1000000 - 536
 
 // GitLabPublisher publishes in a GitLab CI job: the sticky merge-request note,
@@ -109,9 +110,9 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 	note := "\n\n> **Note**\n> This note was shortened to fit GitLab's 1,000,000-character note limit; write the whole report with `--markdown FILE`.\n"
 	var render func(int) string
 	if pub.Render != nil {
-		render = func(n int) string { return withMarker(pub.Render(n), marker) + footer }
+		render = func(n int) string { return withMarker(pub.Render(n), marker) }
 	}
-	body := Fit(withMarker(pub.Markdown, marker)+footer, render, MaxNoteBytes, note)
+	body := Fit(withMarker(pub.Markdown, marker), render, MaxNoteBytes, note, footer)
 
 	policy := p.Policy
 	if policy.Attempts == 0 {
@@ -135,6 +136,9 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 		return warnings
 	}
 	switch {
+	case res.Skipped == SkipIncomplete:
+		warn("%s. No note of key %s is among them, so no new note was posted: one may be further on, and a new note on every run would pile up. The exit code reflects only the gates; the whole report is written by --markdown FILE.", incompleteWhy(res.Incomplete, "merge request", "notes", "note"), keyOf(marker))
+		return warnings
 	case res.Skipped == SkipUnchanged:
 		fmt.Fprintf(p.Stderr, "retrieval-gate: MR note unchanged (--comment-mode %s): %s\n", pub.When, guard.Clean(res.URL))
 	case res.Skipped == SkipPassing:
@@ -146,6 +150,9 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 	}
 	if n := res.Hidden + res.Removed; n > 0 {
 		fmt.Fprintf(p.Stderr, "retrieval-gate: deleted %s with the same key (concurrent runs)\n", format.Count(n, "duplicate MR note", "duplicate MR notes"))
+	}
+	if res.Incomplete != nil {
+		warn("%s. The note found among them was updated; a duplicate of it further on, if any, was not looked for.", incompleteWhy(res.Incomplete, "merge request", "notes", "note"))
 	}
 	if res.Unsettled != nil {
 		warn("the MR note was created, but the notes could not be listed again to look for a duplicate from a concurrent run (%v); the next run removes any", res.Unsettled)
@@ -190,9 +197,13 @@ func (n *gitlabNotes) comment(note gitlab.Note) github.IssueComment {
 	return github.IssueComment{ID: note.ID, Login: note.Author, Body: note.Body, URL: link, CreatedAt: note.CreatedAt}
 }
 
+// ListComments is the merge request's notes but for GitLab's system notes;
+// past the listing's bound (gitlab.MaxPages pages) the oldest notes with a
+// *github.IncompleteError.
 func (n *gitlabNotes) ListComments(ctx context.Context, _ int) ([]github.IssueComment, error) {
 	notes, err := n.c.ListNotes(ctx, n.iid)
-	if err != nil {
+	var cut *gitlab.TruncatedError
+	if err != nil && !errors.As(err, &cut) {
 		return nil, asAPIError(err)
 	}
 	out := make([]github.IssueComment, 0, len(notes))
@@ -200,6 +211,9 @@ func (n *gitlabNotes) ListComments(ctx context.Context, _ int) ([]github.IssueCo
 		if !note.System {
 			out = append(out, n.comment(note))
 		}
+	}
+	if cut != nil {
+		return out, &github.IncompleteError{Object: "MR notes", Read: cut.Read, Pages: cut.Pages, PerPage: gitlab.PerPage}
 	}
 	return out, nil
 }

@@ -3,10 +3,12 @@ package publish
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -117,4 +119,102 @@ func TestGitLabNoteFitted(t *testing.T) {
 	assert.LessOrEqual(t, len(notes[0].Body), gitlabtest.MaxNote)
 	assert.Contains(t, notes[0].Body, "more rows not shown")
 	assert.Contains(t, notes[0].Body, "1,000,000-character note limit")
+}
+
+// A merge request with more notes than the listing reads (300 pages of 100,
+// oldest first): a note of ours among those read is updated, with a warning on
+// stderr that the listing stopped; none among them posts no new note (one may
+// lie further on, and a new one on every run would pile up), with a warning
+// that says so. Neither is a workflow command.
+func TestGitLabNoteListingBound(t *testing.T) {
+	const bound = gitlab.MaxPages * gitlab.PerPage
+	tests := []struct {
+		name    string
+		ours    int // where our note is among the notes (-1: none)
+		notes   int
+		created bool
+		updated bool
+		stderr  []string
+	}{
+		{name: "ours among those read", ours: 0, notes: bound + 1, updated: true, stderr: []string{
+			"retrieval-gate: MR note updated: ",
+			"retrieval-gate: warning: the merge request has more than 30000 notes, and retrieval-gate looks for its note among the oldest 30000 only (300 pages of 100). The note found among them was updated; a duplicate of it further on, if any, was not looked for.\n",
+		}},
+		{name: "ours past them", ours: bound, notes: bound + 1, stderr: []string{
+			"retrieval-gate: warning: the merge request has more than 30000 notes, and retrieval-gate looks for its note among the oldest 30000 only (300 pages of 100). No note of key default is among them, so no new note was posted: one may be further on, and a new note on every run would pile up. The exit code reflects only the gates; the whole report is written by --markdown FILE.\n",
+		}},
+		{name: "the bound's last page ends the notes", ours: -1, notes: bound, created: true, stderr: []string{"retrieval-gate: MR note created: "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := gitlabtest.New("42", glToken, "bot", 7)
+			defer srv.Close()
+			var ourID int64
+			for i := range tt.notes {
+				if i == tt.ours {
+					ourID = srv.AddNote(7, "bot", Marker(DefaultKey)+"\nold report")
+					continue
+				}
+				srv.AddNote(7, "alice", fmt.Sprint("note ", i))
+			}
+			var stderr bytes.Buffer
+			warns := gitlabPublisher(srv, &stderr).Publish(context.Background(), pubFor(DefaultKey, "new report"))
+			notes := srv.Notes(7)
+			wantLen := tt.notes
+			if tt.created {
+				wantLen++
+			}
+			require.Len(t, notes, wantLen, "no note is created past the bound")
+			for _, n := range notes {
+				switch {
+				case n.ID == ourID && tt.updated:
+					assert.Contains(t, n.Body, "new report")
+				case n.Author == "bot" && tt.created:
+					assert.Contains(t, n.Body, "new report")
+				default:
+					assert.NotContains(t, n.Body, "new report")
+				}
+			}
+			for _, want := range tt.stderr {
+				assert.Contains(t, stderr.String(), want)
+			}
+			if !tt.created {
+				assert.Len(t, warns, 1)
+			} else {
+				assert.Empty(t, warns)
+			}
+			for _, line := range strings.Split(stderr.String(), "\n") {
+				assert.NotContains(t, line, "::", "no workflow command")
+				assert.NotContains(t, line, "##[")
+			}
+			assert.NotContains(t, stderr.String(), glToken)
+		})
+	}
+}
+
+// A report over GitLab's 1,000,000-character note limit with nothing to
+// shorten is cut at a line, and keeps the marker first, the report's closing
+// line, the note that says so and the CI job's link last; a second run finds
+// the note by its marker and updates it. Before, the cut took the link.
+func TestGitLabNoteCutKeepsFooter(t *testing.T) {
+	srv := gitlabtest.New("42", glToken, "bot", 7)
+	defer srv.Close()
+	md := proseReport(gitlabtest.MaxNote)
+	closingLine := "<sub>Stratified bootstrap, 2000 resamples, seed 1; run on main@0123abc.</sub>\n"
+	for run := 1; run <= 2; run++ {
+		var stderr bytes.Buffer
+		assert.Empty(t, gitlabPublisher(srv, &stderr).Publish(context.Background(), Publication{Key: "compare", Markdown: md, Mode: ModeAuto}))
+		notes := srv.Notes(7)
+		require.Len(t, notes, 1, "run %d: one note, found again by its marker", run)
+		body := notes[0].Body
+		assert.LessOrEqual(t, utf8.RuneCountInString(body), gitlabtest.MaxNote)
+		assert.Equal(t, Marker("compare"), MarkerOf(body))
+		assert.True(t, strings.HasSuffix(body, closingLine+
+			"\n\n> **Note**\n> This note was shortened to fit GitLab's 1,000,000-character note limit; write the whole report with `--markdown FILE`.\n"+
+			"\n<sub>retrieval-gate · [CI job](https://gitlab.example.com/g/p/-/jobs/5)</sub>\n"), "%q", body[len(body)-400:])
+		assert.Contains(t, stderr.String(), []string{"", "MR note created", "MR note updated"}[run])
+		assert.NotContains(t, stderr.String(), glToken)
+		md = strings.Replace(md, "seed 1", "seed 2", 1)
+		closingLine = strings.Replace(closingLine, "seed 1", "seed 2", 1)
+	}
 }

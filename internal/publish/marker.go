@@ -8,9 +8,11 @@
 package publish
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/github"
 )
 
 const markerPrefix = format.CommentMarkerPrefix
@@ -39,4 +41,19 @@ func MarkerOf(md string) string {
 // hasMarker reports whether a comment body starts with marker (whole line).
 func hasMarker(body, marker string) bool {
 	return MarkerOf(body) == marker
+}
+
+// keyOf is the key a marker names (the marker itself when it names none).
+func keyOf(marker string) string {
+	if k, ok := strings.CutPrefix(marker, markerPrefix); ok {
+		return strings.TrimSuffix(k, " -->")
+	}
+	return marker
+}
+
+// incompleteWhy says that a listing stopped at its bound: the "pull request"
+// or "merge request" (on), its "comments" or "notes" (many), one of them (one).
+func incompleteWhy(e *github.IncompleteError, on, many, one string) string {
+	return fmt.Sprintf("the %s has more than %d %s, and retrieval-gate looks for its %s among the oldest %d only (%d pages of %d)",
+		on, e.Read, many, one, e.Read, e.Pages, e.PerPage)
 }

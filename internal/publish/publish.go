@@ -166,7 +166,7 @@ func (p *Publisher) Publish(ctx context.Context, pub Publication) []Warning {
 		checked := false
 		if pub.CheckRun != "" && pub.Markdown != "" {
 			summary := Fit(withMarker(pub.Markdown, p.marker(pub)), p.withMarker(pub), MaxCheckSummaryBytes,
-				"\n\n> [!NOTE]\n> This summary was shortened to fit GitHub's 65,535-character check-run summary limit; the job summary has the whole report.\n")
+				"\n\n> [!NOTE]\n> This summary was shortened to fit GitHub's 65,535-character check-run summary limit; the job summary has the whole report.\n", "")
 			checked = p.checkRun(ctx, act, pub, token, summary, warn)
 		}
 		if !checked && (len(pub.Annotations) > 0 || pub.AnnotationsTotal > 0) {
@@ -180,7 +180,7 @@ func (p *Publisher) Publish(ctx context.Context, pub Publication) []Warning {
 			if render != nil {
 				render = func(maxListed int) string { return guard.Text(pub.Render(maxListed)) }
 			}
-			if err := act.AppendSummary(Fit(guard.Text(pub.Markdown), render, act.SummaryRoom(), note)); err != nil {
+			if err := act.AppendSummary(Fit(guard.Text(pub.Markdown), render, act.SummaryRoom(), note, "")); err != nil {
 				warn("%v", err)
 			}
 		}
@@ -272,9 +272,9 @@ func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Public
 	note := "\n\n> [!NOTE]\n> This comment was shortened to fit GitHub's 65,536-character comment limit; the job summary has the whole report.\n"
 	var render func(int) string
 	if pub.Render != nil {
-		render = func(n int) string { return withMarker(pub.Render(n), marker) + footer }
+		render = func(n int) string { return withMarker(pub.Render(n), marker) }
 	}
-	body := Fit(withMarker(pub.Markdown, marker)+footer, render, MaxCommentBytes, note)
+	body := Fit(withMarker(pub.Markdown, marker), render, MaxCommentBytes, note, footer)
 
 	factory := p.Comments
 	if factory == nil {
@@ -297,6 +297,9 @@ func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Public
 		return
 	}
 	switch {
+	case res.Skipped == SkipIncomplete:
+		warn("%s. No comment of key %s is among them, so no new comment was posted: one may be further on, and a new comment on every run would pile up%s", incompleteWhy(res.Incomplete, "pull request", "comments", "comment"), keyOf(marker), kept)
+		return
 	case res.Skipped == SkipUnchanged:
 		fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment unchanged (--comment-mode %s): %s\n", pub.When, guard.Clean(res.URL))
 	case res.Skipped == SkipPassing:
@@ -311,6 +314,9 @@ func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Public
 	}
 	if res.Removed > 0 {
 		fmt.Fprintf(p.Stderr, "retrieval-gate: deleted %s with the same key (GitHub refused to hide them)\n", format.Count(res.Removed, "duplicate PR comment", "duplicate PR comments"))
+	}
+	if res.Incomplete != nil {
+		warn("%s. The comment found among them was updated; a duplicate of it further on, if any, was not looked for.", incompleteWhy(res.Incomplete, "pull request", "comments", "comment"))
 	}
 	if res.Unsettled != nil {
 		warn("the PR comment was created, but the comments could not be listed again to look for a duplicate from a concurrent run (%v); the next run hides any", res.Unsettled)

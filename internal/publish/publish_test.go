@@ -471,3 +471,102 @@ func TestPublishEchoedTokenRedacted(t *testing.T) {
 		})
 	}
 }
+
+// cutListing is a client whose listing stops after its first keep comments,
+// as github.Client's does past its bound.
+type cutListing struct {
+	Comments
+	keep int
+}
+
+func (c cutListing) ListComments(ctx context.Context, pr int) ([]github.IssueComment, error) {
+	all, err := c.Comments.ListComments(ctx, pr)
+	if err != nil || len(all) <= c.keep {
+		return all, err
+	}
+	return all[:c.keep], &github.IncompleteError{Object: "PR comments", Read: c.keep, Pages: 300, PerPage: 100}
+}
+
+// A pull request with more comments than the listing reads: ours among those
+// read is updated, with a warning that the listing stopped; none among them
+// posts no new comment, with a warning that says why.
+func TestPublishListingBound(t *testing.T) {
+	tests := []struct {
+		name    string
+		ours    int // our comment's place among the 3
+		updated bool
+		warning string
+	}{
+		{"ours among those read", 0, true, "::warning::the pull request has more than 2 comments, and retrieval-gate looks for its comment among the oldest 2 only (300 pages of 100). The comment found among them was updated; a duplicate of it further on, if any, was not looked for."},
+		{"ours past them", 2, false, "::warning::the pull request has more than 2 comments, and retrieval-gate looks for its comment among the oldest 2 only (300 pages of 100). No comment of key default is among them, so no new comment was posted: one may be further on, and a new comment on every run would pile up; the report is in the job summary."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+			defer srv.Close()
+			for i := range 3 {
+				if i == tt.ours {
+					srv.AddComment(prNumber, github.ActionsBot, Marker(DefaultKey)+"\nold report")
+					continue
+				}
+				srv.AddComment(prNumber, "someone", fmt.Sprint("comment ", i))
+			}
+			r := newRunner(t, srv, "pull_request", samePR())
+			p := r.publisher()
+			factory := p.Comments
+			p.Comments = func(apiURL, repository, token string) (Comments, error) {
+				c, err := factory(apiURL, repository, token)
+				return cutListing{Comments: c, keep: 2}, err
+			}
+			warns := p.Publish(context.Background(), pubFor(DefaultKey, "new report"))
+			require.Len(t, warns, 1)
+			cs := srv.Comments(prNumber)
+			require.Len(t, cs, 3, "no comment is created")
+			assert.Equal(t, tt.updated, strings.Contains(cs[tt.ours].Body, "new report"))
+			assert.Contains(t, r.stdout.String(), tt.warning+"\n")
+			r.assertNoToken(t, srv, 1)
+		})
+	}
+}
+
+// A report over every GitHub limit with nothing to shorten (no table, no
+// shorter rendering), so each output is cut at a line: the PR comment
+// (65,536 characters), the check run's summary (65,535) and the job summary
+// (1 MiB) each keep the marker first, the report's closing line, the note
+// that says so, and the comment the run's link last; a second run finds the
+// comment by its marker and updates it. Before, the cut took the link.
+func TestPublishOversizeKeepsFooter(t *testing.T) {
+	closingLine := "<sub>Stratified bootstrap, 2000 resamples, seed 1; run on main@0123abc.</sub>\n"
+	srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+	defer srv.Close()
+	md := proseReport(MaxSummaryBytes)
+	pub := Publication{Key: "compare", Markdown: md, Mode: ModeAuto, CheckRun: CheckRunName("compare"), CheckTitle: "retrieval-gate: fail", Failed: true}
+	for run := 1; run <= 2; run++ {
+		r := checkRunner(t, srv)
+		require.Empty(t, r.publish(pub))
+		cs := srv.Comments(prNumber)
+		require.Len(t, cs, 1, "run %d: one comment, found again by its marker", run)
+		assert.Contains(t, r.stderr.String(), []string{"", "PR comment created", "PR comment updated"}[run])
+		body := cs[0].Body
+		assert.LessOrEqual(t, len(body), githubtest.MaxBody)
+		assert.Equal(t, Marker("compare"), MarkerOf(body))
+		assert.True(t, strings.HasSuffix(body, closingLine+
+			"\n\n> [!NOTE]\n> This comment was shortened to fit GitHub's 65,536-character comment limit; the job summary has the whole report.\n"+
+			"\n<sub>retrieval-gate · [workflow run](https://github.com/octo/repo/actions/runs/4242)</sub>\n"), "%q", body[len(body)-400:])
+
+		runs := srv.CheckRuns()
+		require.Len(t, runs, 1)
+		sum := runs[0].Summary
+		assert.LessOrEqual(t, len(sum), github.MaxCheckSummary)
+		assert.Equal(t, Marker("compare"), MarkerOf(sum))
+		assert.True(t, strings.HasSuffix(sum, closingLine+"\n\n> [!NOTE]\n> This summary was shortened to fit GitHub's 65,535-character check-run summary limit; the job summary has the whole report.\n"), "%q", sum[len(sum)-300:])
+
+		job := r.read(t, r.summary)
+		assert.LessOrEqual(t, len(job), MaxSummaryBytes)
+		assert.Equal(t, Marker("compare"), MarkerOf(job))
+		assert.True(t, strings.HasSuffix(job, closingLine+"\n\n> [!NOTE]\n> This report was shortened to fit GitHub's 1 MiB job-summary limit; write the whole report with `--markdown FILE`.\n\n"), "%q", job[len(job)-300:])
+		r.assertNoToken(t, srv, 1)
+		pub.Markdown = strings.Replace(md, "seed 1", "seed 2", 1)
+		closingLine = strings.Replace(closingLine, "seed 1", "seed 2", 1)
+	}
+}

@@ -53,12 +53,18 @@ type Upserted struct {
 	// comment exists, but a duplicate a concurrent run created may remain until
 	// the next run hides it. nil when the listing succeeded (or there was no create).
 	Unsettled error
+	// Incomplete is set when the listing stopped at its bound with comments
+	// left unread (the pull request or merge request has more than 30,000):
+	// a comment found among those read was updated, but none is created when
+	// none was found (Skipped is SkipIncomplete), since one may lie further on.
+	Incomplete *github.IncompleteError
 }
 
 // The reasons of Upserted.Skipped.
 const (
-	SkipUnchanged = "unchanged"
-	SkipPassing   = "passing"
+	SkipUnchanged  = "unchanged"
+	SkipPassing    = "passing"
+	SkipIncomplete = "incomplete" // no comment among those listed, and the listing was cut short
 )
 
 // createAttempts bounds the creates of one upsert when GitHub answers 5xx (which
@@ -90,13 +96,13 @@ func UpsertPolicy(ctx context.Context, c Comments, pr int, marker, body string, 
 				return Upserted{}, &github.APIError{Op: "create", Kind: github.KindNetwork, Message: err.Error()}
 			}
 		}
-		own, err := ownComments(ctx, c, pr, marker, self)
+		own, partial, err := ownComments(ctx, c, pr, marker, self)
 		if err != nil {
 			return Upserted{}, err
 		}
 		if len(own) > 0 {
 			keep := own[0]
-			res := Upserted{ID: keep.ID, URL: keep.URL}
+			res := Upserted{ID: keep.ID, URL: keep.URL, Incomplete: partial}
 			if (pol.When == WhenChanges || pol.When == WhenFailures) && SameReport(keep.Body, body) {
 				res.Skipped = SkipUnchanged
 			} else {
@@ -108,6 +114,11 @@ func UpsertPolicy(ctx context.Context, c Comments, pr int, marker, body string, 
 			}
 			res.Hidden, res.Removed, err = hideAll(ctx, c, own[1:], marker)
 			return res, err
+		}
+		if partial != nil {
+			// The oldest comments were read and ours is not among them: it may
+			// be further on, and a new one on every run would pile up.
+			return Upserted{Skipped: SkipIncomplete, Incomplete: partial}, nil //nolint:nilerr // a listing cut short is no failure: the caller warns from Incomplete
 		}
 		if pol.When == WhenFailures && !pol.Failed {
 			return Upserted{Skipped: SkipPassing}, nil
@@ -132,7 +143,9 @@ func UpsertPolicy(ctx context.Context, c Comments, pr int, marker, body string, 
 // settle lists again after a create: a concurrent run may have created one too.
 // The oldest own comment with the marker stays, with body; the rest are hidden.
 func settle(ctx context.Context, c Comments, pr int, marker, body, self string, created github.IssueComment) (Upserted, error) {
-	own, err := ownComments(ctx, c, pr, marker, self)
+	// A listing cut short (the comments grew past the bound since the first
+	// listing) is settled on the comments it read.
+	own, _, err := ownComments(ctx, c, pr, marker, self)
 	if err != nil {
 		// The comment exists, so the upsert succeeded; the failed re-listing only
 		// leaves a possible duplicate for the next run to hide, which the caller says.
@@ -155,13 +168,16 @@ func settle(ctx context.Context, c Comments, pr int, marker, body, self string, 
 }
 
 // ownComments are the comments of pr by self whose body starts with marker,
-// oldest first.
-func ownComments(ctx context.Context, c Comments, pr int, marker, self string) ([]github.IssueComment, error) {
+// oldest first. partial is set when the listing stopped at its bound: own are
+// then those among the oldest comments, the ones read.
+func ownComments(ctx context.Context, c Comments, pr int, marker, self string) (own []github.IssueComment, partial *github.IncompleteError, err error) {
 	all, err := c.ListComments(ctx, pr)
-	if err != nil {
-		return nil, err
+	if errors.As(err, &partial) {
+		err = nil
 	}
-	var own []github.IssueComment
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, cm := range all {
 		if strings.EqualFold(cm.Login, self) && hasMarker(cm.Body, marker) {
 			own = append(own, cm)
@@ -173,7 +189,7 @@ func ownComments(ctx context.Context, c Comments, pr int, marker, self string) (
 		}
 		return own[i].ID < own[j].ID
 	})
-	return own, nil
+	return own, partial, nil
 }
 
 // hideAll minimises each duplicate as outdated and retires its marker (so later

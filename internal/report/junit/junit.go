@@ -14,7 +14,8 @@
 //
 // It does no arithmetic: the gates and problems come from the domain results,
 // their words from gatetable.Reason and checkreport.ProblemReason; the counts
-// of the suite are the test cases written.
+// of the suite are the test cases written. check's document is kept under
+// MaxBytes (10 MiB) by listing fewer problems, the last case counting the rest.
 package junit
 
 import (
@@ -22,6 +23,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
@@ -47,32 +49,85 @@ type Case struct {
 	Detail      string         // the failure's text
 }
 
+// MaxBytes bounds the document Check's suite is written as: a third of the
+// 30 MB GitLab takes of one JUnit file (GitLab's "Unit test reports": each
+// file under 30 MB, all of a job's JUnit files under 100 MB), which leaves room
+// for the job's other reports, and far below what a test view reads without
+// choking. It is met by listing fewer integrity problems: the gates are always
+// written whole (their number is the command's own gates and floors).
+const MaxBytes = 10 << 20
+
+// maxBytes is the bound in force (a test lowers it to exercise it quickly).
+var maxBytes = MaxBytes
+
+// maxIDBytes bounds each of a problem's file, case id and gold id in its test
+// case's name (a longer one is cut, "…" marking the cut; the JSON report has
+// them whole), so that one long id cannot take the room of many problems.
+const maxIDBytes = 256
+
 // Check is the suite of check: its gates, then one case per integrity
 // problem listed by the result (the first gate.DefaultMaxProblems, file
-// order) and, when there were more, one failing case that counts the rest.
+// order) while the document stays within MaxBytes and, when there were more,
+// one failing case that counts the rest. The suite's counts are those of the
+// cases written, as every consumer counts them; that last case says how many
+// problems were left out, so the suite fails whenever a problem does.
 func Check(r *gate.Result) Suite {
 	s := Suite{Name: "retrieval-gate check", Properties: [][2]string{
 		{"verdict", string(r.Verdict())}, {"k", strconv.Itoa(r.K)}, {"cases", strconv.FormatInt(r.Total, 10)},
 	}}
 	s.Cases = gateCases("retrieval-gate.check", r.Gates)
+	// What the document takes but for the problems: its head and tail, the
+	// properties, the gates, and the room of the last case that counts the rest.
+	size := 4096 + len(s.Name)
+	for _, p := range s.Properties {
+		size += 64 + len(attr(p[0])) + len(attr(p[1]))
+	}
+	for _, c := range s.Cases {
+		size += caseBytes(c)
+	}
+	listed, byBytes := 0, false
 	for _, p := range r.Integrity.Problems {
-		loc := p.File
+		loc := shortID(p.File)
 		if p.Line > 0 {
 			loc += ":" + strconv.Itoa(p.Line)
 		}
-		name := fmt.Sprintf("%s: case %s: gold id %q", format.SanitizeText(loc), format.SanitizeText(p.CaseID), p.GoldID)
+		name := fmt.Sprintf("%s: case %s: gold id %q", format.SanitizeText(loc), format.SanitizeText(shortID(p.CaseID)), shortID(p.GoldID))
 		msg := name + ": " + checkreport.ProblemReason(p.Kind)
-		s.Cases = append(s.Cases, Case{Class: "retrieval-gate.check.integrity",
-			Name:   name,
-			Status: outcome.Fail, Type: "integrity", Message: msg, Detail: msg})
+		c := Case{Class: "retrieval-gate.check.integrity", Name: name, Status: outcome.Fail, Type: "integrity", Message: msg, Detail: msg}
+		if size += caseBytes(c); size > maxBytes {
+			byBytes = true
+			break
+		}
+		s.Cases = append(s.Cases, c)
+		listed++
 	}
-	if rest := r.Integrity.ProblemsTotal - int64(len(r.Integrity.Problems)); rest > 0 {
-		msg := fmt.Sprintf("%s not listed (the first %d are)", format.Count(rest, "more integrity problem", "more integrity problems"), len(r.Integrity.Problems))
+	if rest := r.Integrity.ProblemsTotal - int64(listed); rest > 0 {
+		msg := fmt.Sprintf("%s not listed (the first %d are)", format.Count(rest, "more integrity problem", "more integrity problems"), listed)
+		if byBytes {
+			msg = fmt.Sprintf("%s not listed (the first %d are: a JUnit report is kept under %d MiB; the JSON report lists them)", format.Count(rest, "more integrity problem", "more integrity problems"), listed, maxBytes>>20)
+		}
 		s.Cases = append(s.Cases, Case{Class: "retrieval-gate.check.integrity", Name: "more integrity problems",
 			Status: outcome.Fail, Type: "integrity", Message: msg, Detail: msg})
 	}
 	return s
 }
+
+// shortID is s cut to maxIDBytes bytes at a character boundary, "…" marking
+// the cut.
+func shortID(s string) string {
+	if len(s) <= maxIDBytes {
+		return s
+	}
+	n := maxIDBytes
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// caseBytes is what c takes written, and room for the number that may tell
+// its name from another's.
+func caseBytes(c Case) int { return len(caseXML(c, attr(c.Name))) + 16 }
 
 // Compare is the suite of compare: one case per gate (none when compare is
 // not a gate: --gate-strategy without --floor or --fail-if-beaten).
@@ -175,22 +230,29 @@ func Write(w io.Writer, suites ...Suite) error {
 				name = attr(fmt.Sprintf("%s (%d)", c.Name, n))
 			}
 			names[attr(c.Class)+"\x00"+name] = true
-			fmt.Fprintf(&b, "    <testcase name=\"%s\" classname=\"%s\"", name, attr(c.Class))
-			switch c.Status {
-			case outcome.Fail:
-				fmt.Fprintf(&b, ">\n      <failure message=\"%s\" type=\"%s\">%s</failure>\n    </testcase>\n", attr(c.Message), attr(c.Type), text(c.Detail))
-			case outcome.Off:
-				// The reason also as the element's text: GitLab shows that, not the attribute.
-				fmt.Fprintf(&b, ">\n      <skipped message=\"%s\">%s</skipped>\n    </testcase>\n", attr(c.Message), text(c.Message))
-			default:
-				b.WriteString("/>\n")
-			}
+			b.WriteString(caseXML(c, name))
 		}
 		b.WriteString("  </testsuite>\n")
 	}
 	b.WriteString("</testsuites>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// caseXML is test case c written, named name (an attribute value).
+func caseXML(c Case, name string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "    <testcase name=\"%s\" classname=\"%s\"", name, attr(c.Class))
+	switch c.Status {
+	case outcome.Fail:
+		fmt.Fprintf(&b, ">\n      <failure message=\"%s\" type=\"%s\">%s</failure>\n    </testcase>\n", attr(c.Message), attr(c.Type), text(c.Detail))
+	case outcome.Off:
+		// The reason also as the element's text: GitLab shows that, not the attribute.
+		fmt.Fprintf(&b, ">\n      <skipped message=\"%s\">%s</skipped>\n    </testcase>\n", attr(c.Message), text(c.Message))
+	default:
+		b.WriteString("/>\n")
+	}
+	return b.String()
 }
 
 // attr is s as an attribute value between double quotes.

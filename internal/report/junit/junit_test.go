@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -313,4 +314,119 @@ func FuzzWrite(f *testing.F) {
 		assert.Equal(t, plain(message, true), doc.Suites[0].Cases[0].Failure.Message)
 		assert.Equal(t, plain(detail, false), strings.ReplaceAll(doc.Suites[0].Cases[0].Failure.Text, "\r", "\n"))
 	})
+}
+
+// withProblems is checkResult's gates with n listed integrity problems of the
+// given total, each id idBytes long.
+func withProblems(t *testing.T, n int, total int64, idBytes int) *gate.Result {
+	t.Helper()
+	r := checkResult(t, 0)
+	r.Integrity.Problems = make([]gate.Problem, n)
+	for i := range r.Integrity.Problems {
+		id := fmt.Sprintf("c-%07d", i)
+		if idBytes > len(id) {
+			id += strings.Repeat("ü<&\"", idBytes/5)
+		}
+		r.Integrity.Problems[i] = gate.Problem{File: "eval/cases.jsonl", Line: i + 1, CaseID: id, GoldID: "gold-" + id, Kind: gate.UnknownCard}
+	}
+	r.Integrity.ProblemsTotal = total
+	return r
+}
+
+type written struct {
+	Tests    int `xml:"tests,attr"`
+	Failures int `xml:"failures,attr"`
+	Suites   []struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Skipped  int `xml:"skipped,attr"`
+		Cases    []struct {
+			Name    string `xml:"name,attr"`
+			Failure *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"failure"`
+			Skipped *struct{} `xml:"skipped"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+// The JUnit report of check is bounded whatever the run: one test case per
+// gate and per listed integrity problem, never per case, so 1,000,000 cases
+// with 1,000,000 problems write the gates, the result's first 10,000 problems
+// and one failing case that counts the rest; and ids of any length keep the
+// file under MaxBytes (10 MiB, a third of the 30 MB GitLab takes of one JUnit
+// file), by listing fewer problems. The suite's counts are the cases written,
+// and the last one says how many problems were left out.
+func TestCheckBounded(t *testing.T) {
+	tests := []struct {
+		name    string
+		idBytes int
+		all     bool // every problem the result lists is written
+	}{
+		{"short ids: every listed problem", 0, true},
+		{"4,000-byte ids: fewer, within the bound", 4000, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := withProblems(t, gate.DefaultMaxProblems, 1_000_000, tt.idBytes)
+			s := junit.Check(r)
+			doc := render(t, s)
+			assert.LessOrEqual(t, len(doc), junit.MaxBytes)
+			var w written
+			require.NoError(t, xml.Unmarshal(doc, &w))
+			require.Len(t, w.Suites, 1)
+			got := w.Suites[0]
+			gates := len(r.Gates)
+			listed := len(got.Cases) - gates - 1
+			failures, skipped := 0, 0
+			for _, c := range got.Cases {
+				if c.Failure != nil {
+					failures++
+				}
+				if c.Skipped != nil {
+					skipped++
+				}
+			}
+			assert.Equal(t, len(got.Cases), got.Tests, "tests counts the cases written")
+			assert.Equal(t, failures, got.Failures)
+			assert.Equal(t, skipped, got.Skipped)
+			assert.Equal(t, w.Tests, got.Tests)
+			assert.Equal(t, w.Failures, got.Failures)
+			last := got.Cases[len(got.Cases)-1]
+			assert.Equal(t, "more integrity problems", last.Name)
+			require.NotNil(t, last.Failure)
+			if tt.all {
+				assert.Equal(t, gate.DefaultMaxProblems, listed)
+				assert.Equal(t, "990000 more integrity problems not listed (the first 10000 are)", last.Failure.Message)
+				return
+			}
+			assert.Greater(t, listed, 1000)
+			assert.Less(t, listed, gate.DefaultMaxProblems)
+			assert.Equal(t, fmt.Sprintf("%d more integrity problems not listed (the first %d are: a JUnit report is kept under 10 MiB; the JSON report lists them)", 1_000_000-listed, listed), last.Failure.Message)
+			name := got.Cases[gates].Name
+			assert.Less(t, len(name), 3*300, "each id is cut in a name: %q", name)
+			assert.Contains(t, name, "…")
+		})
+	}
+}
+
+// The bound is met by listing fewer problems: a lower one lists fewer, and the
+// document is still valid and read whole by a real consumer.
+func TestCheckBoundLowered(t *testing.T) {
+	defer junit.SetMaxBytes(64 << 10)()
+	r := withProblems(t, 1000, 1000, 0)
+	doc := render(t, junit.Check(r))
+	assert.LessOrEqual(t, len(doc), 64<<10)
+	assert.Contains(t, string(doc), "more integrity problems not listed (the first ")
+	if _, err := exec.LookPath("xmllint"); err == nil {
+		path := filepath.Join(t.TempDir(), "bounded.xml")
+		require.NoError(t, os.WriteFile(path, doc, 0o644))
+		out, err := exec.Command("xmllint", "--noout", "--schema", filepath.Join("testdata", "junit.xsd"), path).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	c := consume(t, doc)
+	require.Len(t, c.Suites, 1)
+	assert.Len(t, c.Suites[0].Cases, strings.Count(string(doc), "<testcase "))
+	assert.Equal(t, strings.Count(string(doc), "<failure "), c.Suites[0].Failed)
+	assert.Equal(t, "FAIL", c.Suites[0].Cases[len(c.Suites[0].Cases)-1].Status, "the case that counts the rest fails")
 }
