@@ -519,6 +519,20 @@ func Shorten(s string, max int) (short string, ok bool) {
 	return strings.TrimRight(string(r[:cut]), " ") + "…", false
 }
 
+// CutBytes is s cut to at most max bytes at a character boundary, "…"
+// marking the cut: an id named in a bounded document (a JUnit test case's
+// name, a Code Quality description), whose whole form is in the JSON report.
+func CutBytes(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
 // Count is n with the noun that fits it: "1 run", "3 runs" (the noun may
 // carry words before it: "1 more row", "3 more rows").
 func Count[N ~int | ~int64](n N, one, many string) string {

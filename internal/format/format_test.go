@@ -291,3 +291,20 @@ func TestCount(t *testing.T) {
 	assert.Equal(t, "9223372036854775807 cases", Count(int64(math.MaxInt64), "case", "cases"))
 	assert.Equal(t, "-1 cases", Count(-1, "case", "cases"))
 }
+
+func TestCutBytes(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		max  int
+		want string
+	}{
+		{"card-1", 256, "card-1"},
+		{"abcdef", 6, "abcdef"},
+		{"abcdef", 4, "abcd…"},
+		{"aé", 2, "a…"}, // é is two bytes: the cut does not split it
+		{"éé", 3, "é…"},
+		{"é", 0, "…"},
+	} {
+		assert.Equal(t, tc.want, CutBytes(tc.s, tc.max), "%q at %d", tc.s, tc.max)
+	}
+}

@@ -47,6 +47,13 @@ type Lines struct {
 	Begin int `json:"begin"`
 }
 
+// MaxIDBytes bounds a case id and a gold id in an issue's description (a
+// longer one is cut at a character boundary, "…" marking the cut; the
+// fingerprint is of the whole ids, and the JSON report has them whole), so
+// the report of check's listed problems (gate.DefaultMaxProblems at most)
+// stays within a few MiB however long the ids are.
+const MaxIDBytes = 256
+
 // Issues are the Code Quality issues of check's result; casesPath is the
 // cases file as given (the location of the count of problems not listed).
 // Every path is written relative to root, the repository's root (RelPath),
@@ -59,7 +66,7 @@ func Issues(r *gate.Result, casesPath, root string) []Issue {
 		name := "retrieval-gate/" + string(p.Kind)
 		sum := sha256.Sum256([]byte(name + "\x00" + path + "\x00" + p.CaseID + "\x00" + p.GoldID))
 		out = append(out, Issue{
-			Description: format.SanitizeText(fmt.Sprintf("retrieval-gate: case %s: gold id %q: %s", p.CaseID, p.GoldID, checkreport.ProblemReason(p.Kind))),
+			Description: format.SanitizeText(fmt.Sprintf("retrieval-gate: case %s: gold id %q: %s", format.CutBytes(p.CaseID, MaxIDBytes), format.CutBytes(p.GoldID, MaxIDBytes), checkreport.ProblemReason(p.Kind))),
 			CheckName:   name,
 			Fingerprint: hex.EncodeToString(sum[:]),
 			Severity:    "blocker",

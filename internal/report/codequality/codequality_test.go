@@ -6,7 +6,9 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -131,4 +133,19 @@ func TestRelativeToRoot(t *testing.T) {
 	m1, m2 := more("/builds/a/repo", "/builds/a/repo/eval/cases.jsonl"), more("/srv/x", "/srv/x/eval/cases.jsonl")
 	assert.Equal(t, "eval/cases.jsonl", m1.Location.Path)
 	assert.Equal(t, m1.Fingerprint, m2.Fingerprint)
+}
+
+// A long gold id is cut in the description (a report of thousands of
+// problems stays a few MiB) but not in the fingerprint: two ids that share
+// their first MaxIDBytes bytes are still two issues.
+func TestLongIDsCut(t *testing.T) {
+	long := strings.Repeat("é", 3000) // 6,000 bytes: a cut inside a character would break it
+	is := codequality.Issues(result(t, 1, 0, long+"1", long+"2"), "eval/cases.jsonl", "")
+	require.Len(t, is, 2)
+	for _, i := range is {
+		assert.Less(t, len(i.Description), codequality.MaxIDBytes+200, "description of %d bytes", len(i.Description))
+		assert.True(t, utf8.ValidString(i.Description))
+		assert.Contains(t, i.Description, "…")
+	}
+	assert.NotEqual(t, is[0].Fingerprint, is[1].Fingerprint)
 }

@@ -23,7 +23,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
@@ -112,18 +111,8 @@ func Check(r *gate.Result) Suite {
 	return s
 }
 
-// shortID is s cut to maxIDBytes bytes at a character boundary, "…" marking
-// the cut.
-func shortID(s string) string {
-	if len(s) <= maxIDBytes {
-		return s
-	}
-	n := maxIDBytes
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+// shortID is s cut to maxIDBytes bytes (format.CutBytes).
+func shortID(s string) string { return format.CutBytes(s, maxIDBytes) }
 
 // caseBytes is what c takes written, and room for the number that may tell
 // its name from another's.
