@@ -3,9 +3,11 @@ package baseline
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -150,6 +152,63 @@ func TestLoadLineCap(t *testing.T) {
 			assert.True(t, d.Has[hitIndex])
 		})
 	}
+}
+
+// TestLoadGzipLineCap: a gzip baseline whose line inflates to 256 MiB (a
+// megabyte of gzip) is refused at the same cap and line as the same content
+// uncompressed (MaxLineBytes, "line longer than"), having inflated little
+// more than the cap: the bytes allocated stay within a few times the cap, not
+// the line, on the header line and on a case line.
+func TestLoadGzipLineCap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("inflates 256 MiB twice")
+	}
+	const long = 256 << 20
+	for _, tc := range []struct {
+		name, head, tail string
+		line             int
+	}{
+		{"the header line", `{"schema":"retrieval-gate/baseline@1","x":"`, `"}` + "\n", 1},
+		{"a case line", oline("first", "g", "abc") + `{"id":"b","scores":{},"x":"`, `"}` + "\n", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var gz bytes.Buffer
+			zw, err := gzip.NewWriterLevel(&gz, gzip.BestSpeed)
+			require.NoError(t, err)
+			_, err = io.WriteString(zw, tc.head)
+			require.NoError(t, err)
+			_, err = io.Copy(zw, io.LimitReader(zeroDigits{}, long))
+			require.NoError(t, err)
+			_, err = io.WriteString(zw, tc.tail)
+			require.NoError(t, err)
+			require.NoError(t, zw.Close())
+			plain := tc.head + strings.Repeat("0", MaxLineBytes+10) + tc.tail
+
+			_, want := Load(t.Context(), strings.NewReader(plain), "base.jsonl.gz", t.TempDir())
+			require.Error(t, want)
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err = Load(t.Context(), bytes.NewReader(gz.Bytes()), "base.jsonl.gz", t.TempDir())
+			runtime.ReadMemStats(&after)
+			require.Error(t, err)
+			assert.Equal(t, fmt.Sprintf("base.jsonl.gz:%d: line longer than %d bytes", tc.line, MaxLineBytes), err.Error())
+			assert.Equal(t, want.Error(), err.Error(), "as the same content uncompressed")
+			alloc := after.TotalAlloc - before.TotalAlloc
+			t.Logf("%d bytes of gzip, %d bytes allocated", gz.Len(), alloc)
+			assert.Less(t, alloc, uint64(8*MaxLineBytes), "bytes allocated: the line was inflated on past the cap")
+		})
+	}
+}
+
+// zeroDigits is an endless reader of '0's.
+type zeroDigits struct{}
+
+func (zeroDigits) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = '0'
+	}
+	return len(p), nil
 }
 
 // TestLoadLinesAndDetails: with blank lines, CRLF, a BOM and a line that

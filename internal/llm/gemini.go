@@ -54,10 +54,12 @@ const GeminiURL = "https://generativelanguage.googleapis.com"
 const GeminiInlineLimit = 20_000_000 - 64<<10
 
 // GeminiOperationCap bounds a batch's operation as Get reads it: a finished
-// inline batch's holds all its responses (the requests were at most
-// GeminiInlineLimit; the answers are shorter than the prompts, and twice the
-// requests' bound leaves room).
-const GeminiOperationCap = 2 * GeminiInlineLimit
+// inline batch's holds all its responses. Get reads it as it arrives and
+// holds none of them (readGeminiOperation; one value at a time, at most
+// GeminiValueCap), so this cap bounds the time an endless answer takes, not
+// memory: 1 GiB, fifty times the requests' bound (GeminiInlineLimit). The
+// responses are Download's to bound (its limit, a bound for each request).
+const GeminiOperationCap = 1 << 30
 
 // GeminiBatchClient speaks the Gemini API's batch mode for one model.
 type GeminiBatchClient struct {
@@ -298,9 +300,19 @@ func (c *GeminiBatchClient) Get(ctx context.Context, id string) (*BatchJob, erro
 		return nil, err
 	}
 	defer resp.Body.Close()
+	// Read as it arrives (readGeminiOperation): the inline responses are
+	// left out, never held.
 	var op geminiOperation
-	if err := c.decodeCap(ctx, resp, u, &op, GeminiOperationCap); err != nil {
-		return nil, err
+	err = readGeminiOperation(httpretry.LimitBody(io.NopCloser(resp.Body), resp.ContentLength, GeminiOperationCap, u), &op, GeminiValueCap)
+	var re *readError
+	var tl *valueTooLongError
+	switch {
+	case errors.As(err, &tl):
+		return nil, fmt.Errorf("%s: %w", u, err)
+	case errors.As(err, &re):
+		return nil, c.clean(ctx, re.err)
+	case err != nil:
+		return nil, fmt.Errorf("%s: malformed answer: %w", u, err)
 	}
 	j, err := op.job()
 	if err != nil {

@@ -100,9 +100,25 @@ type geminiSlot struct {
 // metadata.output) and its array, or none.
 type geminiTarget struct{ slot, occ int }
 
+// opStream is an operation read as a stream: the decoder over it, the first
+// error of reading it, and the containers open where the decoder is (its
+// syntax errors are worded as encoding/json's Unmarshal words them).
+type opStream struct {
+	src   *errReader
+	dec   *json.Decoder
+	depth int
+}
+
+// newOpStream reads the operation from src.
+func newOpStream(src io.Reader) opStream {
+	er := &errReader{r: src}
+	dec := json.NewDecoder(er)
+	dec.UseNumber() // numbers are skipped, never converted
+	return opStream{src: er, dec: dec}
+}
+
 type geminiInlineReader struct {
-	src  *errReader
-	dec  *json.Decoder
+	opStream
 	open func() (io.Writer, error)
 	bw   *bufio.Writer
 
@@ -111,8 +127,6 @@ type geminiInlineReader struct {
 	target    geminiTarget // whose lines are being written
 	dirty     bool         // lines were written since the writer was opened
 	complete  geminiTarget // whose lines the writer holds, every one
-
-	depth int // the containers open where the decoder is
 
 	typeErr error // the first value of a wrong type, as encoding/json words it
 	foldErr error // the first repeated key
@@ -133,24 +147,12 @@ type geminiInlineReader struct {
 // be discarded. Errors of reading src are *readError, of writing *writeError (Download
 // tells them apart).
 func geminiInlined(src io.Reader, open func() (io.Writer, error)) error {
-	er := &errReader{r: src}
-	dec := json.NewDecoder(er)
-	dec.UseNumber() // numbers are skipped, never converted
 	dst, err := open()
 	if err != nil {
 		return &writeError{err}
 	}
-	r := &geminiInlineReader{src: er, dec: dec, open: open, bw: bufio.NewWriterSize(dst, 64<<10)}
-	if err := r.document(); err != nil {
-		var se *opSyntaxError
-		if errors.As(err, &se) {
-			// The download's own error comes first, as when the operation
-			// was read whole before it was decoded.
-			_, _ = io.Copy(io.Discard, er)
-			if er.err != nil {
-				return &readError{er.err}
-			}
-		}
+	r := &geminiInlineReader{opStream: newOpStream(src), open: open, bw: bufio.NewWriterSize(dst, 64<<10)}
+	if err := r.readErrorFirst(r.document()); err != nil {
 		return err
 	}
 	if r.typeErr != nil {
@@ -224,6 +226,25 @@ func (r *geminiInlineReader) document() error {
 	if err := r.value(tok, geminiRole{kind: roleOp}, 0); err != nil {
 		return err
 	}
+	return r.end()
+}
+
+// readErrorFirst is err, unless it is an error of the text (*opSyntaxError)
+// and reading the rest of the operation fails: then the reading's error, as
+// when the operation was read whole before it was decoded.
+func (r *opStream) readErrorFirst(err error) error {
+	var se *opSyntaxError
+	if errors.As(err, &se) {
+		_, _ = io.Copy(io.Discard, r.src)
+		if r.src.err != nil {
+			return &readError{r.src.err}
+		}
+	}
+	return err
+}
+
+// end reads what follows the operation's value: nothing but whitespace.
+func (r *opStream) end() error {
 	rest := io.MultiReader(r.dec.Buffered(), r.src)
 	buf := make([]byte, 32<<10)
 	for {
@@ -257,7 +278,7 @@ func quoteChar(c byte) string {
 }
 
 // token is the decoder's next token, its errors as jsonErr words them.
-func (r *geminiInlineReader) token() (json.Token, error) {
+func (r *opStream) token() (json.Token, error) {
 	tok, err := r.dec.Token()
 	if err != nil {
 		return nil, r.jsonErr(err)
@@ -268,7 +289,7 @@ func (r *geminiInlineReader) token() (json.Token, error) {
 // jsonErr is an error of the decoder: the reading's, or the text's in the
 // words of encoding/json's Unmarshal (the decoder's stream-only words
 // replaced).
-func (r *geminiInlineReader) jsonErr(err error) error {
+func (r *opStream) jsonErr(err error) error {
 	if r.src.err != nil {
 		return &readError{r.src.err}
 	}
@@ -292,11 +313,13 @@ func (r *geminiInlineReader) jsonErr(err error) error {
 	}
 	msg := se.Error()
 	switch {
-	case msg == "expected comma after array element":
-		// The decoder stopped at the byte (Buffered starts there).
+	case msg == "expected comma after array element", msg == "expected colon after object key":
+		// The decoder stopped at the byte (Buffered starts there). (A
+		// colon is expected where a value is decoded after its key's
+		// token: readGeminiOperation's fields.)
 		var c [1]byte
 		if n, _ := r.dec.Buffered().Read(c[:]); n == 1 {
-			msg = "invalid character " + quoteChar(c[0]) + " after array element"
+			msg = "invalid character " + quoteChar(c[0]) + strings.TrimPrefix(strings.TrimPrefix(msg, "expected comma"), "expected colon")
 		}
 	case strings.HasPrefix(msg, "invalid character ") && strings.HasSuffix(msg, "'"):
 		// The decoder names no context right after '{'.

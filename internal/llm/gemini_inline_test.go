@@ -371,6 +371,64 @@ func TestGeminiInlinedMemory(t *testing.T) {
 	assert.True(t, strings.HasSuffix(string(dst.tail), lines[1]), "the last line")
 }
 
+// TestGeminiGetMemory: Get of a finished inline batch's 40 MB operation of
+// 80,000 inline responses (the stand-in serves it as it makes it) finds its
+// inline responses without holding them: the heap stays under a quarter of
+// the operation's size all along. Read whole, the operation grew the heap by
+// more than its size (its bytes, as read into a growing buffer).
+func TestGeminiGetMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("40 MB of JSON")
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	const n = 80_000
+	peak := &heapPeak{}
+	src := &opReader{n: n, peak: peak}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		assert.Equal(t, "/v1beta/batches/1", r.URL.Path)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.Copy(w, src)
+	}))
+	defer srv.Close()
+	c, err := llm.NewGeminiBatchClient(srv.URL, "m", "", nil)
+	require.NoError(t, err)
+	c.Policy.Attempts = 1
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	j, err := c.Get(context.Background(), "batches/1")
+	peak.since = 256 << 10
+	peak.sample(0) // once more at the end, the operation read
+	require.NoError(t, err)
+	require.Greater(t, src.read, int64(39_000_000), "the operation's size")
+	assert.True(t, j.Terminal)
+	assert.Equal(t, "BATCH_STATE_SUCCEEDED", j.Status)
+	assert.Equal(t, []llm.ResultSource{{What: "inline", Ref: "batches/1"}}, j.Results)
+	grew := int64(peak.max) - int64(base)
+	t.Logf("operation %d bytes, heap grew at most %d bytes", src.read, grew)
+	assert.Less(t, grew, src.read/4, "the heap grew with the operation")
+}
+
+// TestGeminiGetOverTheOldCap: an operation longer than Get's old cap on what
+// it read whole (twice the inline requests' bound) is read: Get holds none
+// of its responses, and it must not refuse what Download reads.
+func TestGeminiGetOverTheOldCap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("45 MB of JSON")
+	}
+	src := &opReader{n: 90_000, peak: &heapPeak{}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(w, src) }))
+	defer srv.Close()
+	c, err := llm.NewGeminiBatchClient(srv.URL, "m", "", nil)
+	require.NoError(t, err)
+	c.Policy.Attempts = 1
+	j, err := c.Get(context.Background(), "batches/1")
+	require.NoError(t, err)
+	require.Greater(t, src.read, int64(2*llm.GeminiInlineLimit), "the operation's size")
+	assert.Equal(t, []llm.ResultSource{{What: "inline", Ref: "batches/1"}}, j.Results)
+}
+
 // TestGeminiInlinedKeysCap: an object around the inline responses holds at
 // most 65,536 keys (what reading the operation keeps are the keys of the
 // objects open); an inline response is bounded by its bytes alone.
