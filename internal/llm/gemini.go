@@ -339,7 +339,10 @@ func (c *GeminiBatchClient) Download(ctx context.Context, job *BatchJob, src Res
 	err = geminiInlined(httpretry.LimitBody(resp.Body, resp.ContentLength, limit, u), w)
 	var re *readError
 	var we *writeError
+	var tl *valueTooLongError
 	switch {
+	case errors.As(err, &tl):
+		return fmt.Errorf("%s: %w", u, err)
 	case errors.As(err, &re):
 		return downloadReadError(ctx, u, re.err, clean)
 	case errors.As(err, &we):

@@ -119,6 +119,7 @@ func newOpStream(src io.Reader) opStream {
 
 type geminiInlineReader struct {
 	opStream
+	cap  *valueCap // each value (an inline response, a token) at most GeminiValueCap bytes
 	open func() (io.Writer, error)
 	bw   *bufio.Writer
 
@@ -151,8 +152,16 @@ func geminiInlined(src io.Reader, open func() (io.Writer, error)) error {
 	if err != nil {
 		return &writeError{err}
 	}
-	r := &geminiInlineReader{opStream: newOpStream(src), open: open, bw: bufio.NewWriterSize(dst, 64<<10)}
-	if err := r.readErrorFirst(r.document()); err != nil {
+	vc := &valueCap{r: src, max: GeminiValueCap}
+	r := &geminiInlineReader{opStream: newOpStream(vc), cap: vc, open: open, bw: bufio.NewWriterSize(dst, 64<<10)}
+	err = r.document()
+	vc.max = 0 // what follows is read to its end, none of it held
+	if err := r.readErrorFirst(err); err != nil {
+		var re *readError
+		var tl *valueTooLongError
+		if errors.As(err, &re) && errors.As(re.err, &tl) {
+			return tl
+		}
 		return err
 	}
 	if r.typeErr != nil {
@@ -215,6 +224,13 @@ func (r *geminiInlineReader) settle() error {
 	r.bw.Reset(dst)
 	r.dirty, r.complete = false, geminiTarget{}
 	return nil
+}
+
+// token is the decoder's next token (opStream.token), the value cap's count
+// begun anew for it.
+func (r *geminiInlineReader) token() (json.Token, error) {
+	r.cap.start = r.dec.InputOffset()
+	return r.opStream.token()
 }
 
 // document reads the operation: one value, then nothing but whitespace.
@@ -485,6 +501,7 @@ func (r *geminiInlineReader) items(s *geminiSlot, n, depth int) error {
 	emit := r.target == geminiTarget{n, s.occ}
 	for i := 1; r.dec.More(); i++ {
 		var raw json.RawMessage
+		r.cap.start = r.dec.InputOffset()
 		if err := r.dec.Decode(&raw); err != nil {
 			return r.jsonErr(err)
 		}

@@ -85,9 +85,9 @@ func (s *opShape) field(key string) *opShape {
 	return nil
 }
 
-// GeminiValueCap bounds one value of a batch's operation as Get reads it (an
-// inline response, or a field it keeps; the decoder holds one at a time):
-// four times a chat completion's (httpretry.MaxAnswer), room for the longest
+// GeminiValueCap bounds one value of a batch's operation as Get and Download
+// read it (an inline response, or a field Get keeps; the decoder holds one at
+// a time): four times a chat completion's (httpretry.MaxAnswer), room for the longest
 // answer a batch's results may hold, pretty-printed. A longer one is a
 // *valueTooLongError, read no further.
 const GeminiValueCap = 4 * httpretry.MaxAnswer

@@ -263,3 +263,53 @@ func TestReadGeminiOperationValueCap(t *testing.T) {
 		})
 	}
 }
+
+// Download's reader holds one inline response, and no more than
+// GeminiValueCap bytes of it, as Get's does: a response (or any value of the
+// operation) over the cap is refused after about the cap is read, the heap
+// not growing with it; one under the cap is written.
+func TestGeminiInlinedValueCap(t *testing.T) {
+	const huge = 256 << 20
+	// The decoder's 25 MB buffers, freed and returned, so that the memory
+	// tests after this one measure from a heap of the usual size.
+	defer debug.FreeOSMemory()
+	inline := `{"name":"b","done":true,"response":{"inlinedResponses":{"inlinedResponses":[{"metadata":{"key":"a"},"response":{"text":"x"}},{"metadata":{"key":"b"},"response":{"text":"`
+	for _, tc := range []struct {
+		name, head, tail string
+		size             int64
+		ok               bool
+	}{
+		{"an inline response over the cap", inline, `"}}]}}}`, huge, false},
+		{"a field left out over the cap", `{"done":true,"x":"`, `","response":{"inlinedResponses":{"inlinedResponses":[]}}}`, huge, false},
+		{"an inline response under the cap", inline, `"}}]}}}`, GeminiValueCap - 1024, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer debug.SetGCPercent(debug.SetGCPercent(100))
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			src := &countingReader{r: io.MultiReader(strings.NewReader(tc.head), io.LimitReader(zeros{}, tc.size), strings.NewReader(tc.tail)), base: ms.HeapAlloc}
+			var out discardCounter
+			err := geminiInlined(src, func() (io.Writer, error) { return &out, nil })
+			grew := int64(src.peak) - int64(src.base)
+			t.Logf("read %d bytes, heap grew at most %d bytes, wrote %d", src.n, grew, out.n)
+			if tc.ok {
+				require.NoError(t, err)
+				assert.Greater(t, out.n, int64(GeminiValueCap-1024))
+				return
+			}
+			var tl *valueTooLongError
+			require.ErrorAs(t, err, &tl)
+			assert.Less(t, src.n, int64(GeminiValueCap+64<<10), "read on past the cap")
+			assert.Less(t, grew, int64(3*GeminiValueCap), "the heap grew with the value")
+		})
+	}
+}
+
+// discardCounter counts what is written to it and keeps none of it.
+type discardCounter struct{ n int64 }
+
+func (w *discardCounter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	return len(p), nil
+}
