@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -144,10 +145,29 @@ func (f *Factory) secret(v string) {
 	if f.given == nil {
 		f.given = new([]string)
 	}
+	if slices.Contains(*f.given, v) {
+		return // recorded and masked once (evaluate's stages record their URLs' again)
+	}
 	*f.given = append(*f.given, v)
 	// ReadActions' error is about the event file; the mask needs none of it.
 	if act, _ := github.ReadActions(f.Env.Getenv, f.rawStdout); act != nil {
 		act.Mask(v)
+	}
+}
+
+// urlSecrets records the credentials of the server URLs a command was given
+// (their user information, a credential query parameter: httpretry.URLSecrets)
+// as its secrets (secret). A URL in a message loses them (RedactURLsIn), and
+// each client removes them from its own errors, but a server may echo them
+// bare into what the command quotes of its answer outside the client's own
+// words (a key of a malformed answer, a result line of a batch): redacted
+// there too, from every message and the judge's report, and masked in an
+// Action's log.
+func (f *Factory) urlSecrets(urls ...string) {
+	for _, u := range urls {
+		for _, s := range httpretry.URLSecrets(u) {
+			f.secret(s)
+		}
 	}
 }
 

@@ -154,6 +154,7 @@ func (c *commentFlags) args() []string {
 func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	env := f.Env
 	f.secret(o.Retrieval.StoreAPIKey)
+	f.urlSecrets(o.JudgeURL, o.GeneratorURL, o.RerankURL, o.ChromaURL, o.Retrieval.StoreURL, o.Retrieval.EmbedderURL)
 	in := o.In
 	// The compare stage reads the history for its trend: a malformed one is
 	// refused before any stage writes or asks anything.

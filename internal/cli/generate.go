@@ -144,6 +144,7 @@ func runGenerate(ctx context.Context, f *Factory, o *generate.RunOptions, progre
 // output (the API key read from the environment; the batch file modes ask no
 // server), the log and the progress.
 func generateServices(f *Factory, o *generate.RunOptions, progress func(done, total int)) (generate.In, error) {
+	f.urlSecrets(o.LLM.URL)
 	in := generate.In{Logf: f.logf("generate"), Progress: progress}
 	if o.BatchOut != "" || o.BatchIn != "" {
 		return in, nil

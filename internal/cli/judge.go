@@ -159,6 +159,7 @@ func runJudge(ctx context.Context, f *Factory, o *judge.RunOptions, progress fun
 // API key read from the environment; the batch file modes ask no server), the
 // clock, the log and the progress.
 func judgeServices(f *Factory, o *judge.RunOptions, progress func(done, total int)) (judge.In, error) {
+	f.urlSecrets(o.LLM.URL) // before In.Secrets: the report's texts are redacted of them too
 	in := judge.In{Now: time.Now, Logf: f.logf("judge"), Progress: progress, Secrets: f.secrets()}
 	if o.BatchOut != "" || o.BatchIn != "" {
 		return in, nil

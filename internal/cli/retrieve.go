@@ -216,6 +216,7 @@ func (s *sources) given(n string) bool {
 // runRetrieveCommand is the retrieve command's run of its options.
 func runRetrieveCommand(ctx context.Context, f *Factory, o *retrieveOptions) error {
 	f.secret(o.run.StoreAPIKey)
+	f.urlSecrets(o.run.StoreURL, o.run.EmbedderURL, o.run.RerankURL)
 	res, err := runRetrieve(ctx, f, o)
 	if err != nil {
 		return err
