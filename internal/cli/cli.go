@@ -247,8 +247,11 @@ func RunFactory(ctx context.Context, f *Factory, args []string) int {
 			msg := guard.Clean(httpretry.RedactText(err.Error(), f.secrets()...))
 			// Inside Actions an input error is an ::error:: annotation (at its
 			// file and line when it names them) and a job-summary entry; the
-			// annotation is the log's one line about it.
+			// annotation is the log's one line about it. The file is redacted
+			// as the message is: it may be a name a server gave (a batch's
+			// results URL, signed in its query).
 			file, line := input.Location(err)
+			file = httpretry.RedactText(file, f.secrets()...)
 			if !f.Publisher().Fail(publish.Failure{Command: commandName(args), Message: msg, File: file, Line: line}) {
 				fmt.Fprintf(f.Env.Stderr, "retrieval-gate: %s\n", msg)
 				// The command's usage under a usage error on a terminal; in a

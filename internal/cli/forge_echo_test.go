@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,4 +118,48 @@ func TestNoForgedCommandServerEcho(t *testing.T) {
 			}
 		})
 	}
+}
+
+// forgeResultsSig is the signature of a batch's results URL that a server
+// gives (a pre-signed URL, ?sig=...): a credential of its own, which no
+// variable holds.
+const forgeResultsSig = "sigForgeResults9d8c7b6a5f"
+
+// A batch's results file refused at a line is named by the batch's id and the
+// results URL the server gave, in the error and as the file of its ::error
+// annotation and of the job summary's entry: the URL's credential (a signed
+// query, ?sig=...) was redacted from the message but shown as the file, in
+// the annotation and the job summary. A forged command in the URL's query
+// reaches none of them either.
+func TestNoForgedCommandResultsURL(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	write := fileWriter(t, dir)
+	js := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	kbF := write("kb.jsonl", `{"id":"a","text":"alpha"}`+"\n"+`{"id":"b","text":"beta"}`+"\n")
+	runF := write("run.jsonl", `{"id":"q1","query":"alpha","retrieved":["a","b"]}`+"\n")
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		id := "msgbatch_1"
+		batch := func(status, results string) {
+			fmt.Fprintf(w, `{"id":%s,"type":"message_batch","processing_status":%s,"request_counts":{"processing":0,"succeeded":1,"errored":0,"canceled":0,"expired":0},"results_url":%s}`,
+				js(id), js(status), results)
+		}
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/v1/messages/batches":
+			batch("in_progress", "null")
+		case r.Method == http.MethodGet && r.URL.Path == "/v1/messages/batches/"+id:
+			batch("ended", js(srv.URL+"/v1/messages/batches/"+id+"/results?sig="+forgeResultsSig+"&x="+url.QueryEscape(forgePayloads[1])))
+		case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/results"):
+			fmt.Fprintln(w, `{"custom_id": 7}`) // refused at its line
+		default:
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	defer srv.Close()
+	forgeSecrets["RESULTS_SIG"] = forgeResultsSig // not in the environment: the server's
+	defer delete(forgeSecrets, "RESULTS_SIG")
+	forgeRunData(t, dir, -1, false, "judge", "--kb", kbF, "--run", "r="+runF, "--k", "2", "--batch", "--batch-api", "anthropic", "--batch-poll", "10ms",
+		"--judge-url", srv.URL, "--judge-model", "fake", "--cache", filepath.Join(dir, "a.cache.jsonl"), "--qrels", filepath.Join(dir, "a.qrels"))
 }

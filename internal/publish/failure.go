@@ -13,7 +13,7 @@ import (
 type Failure struct {
 	Command string // the subcommand ("check"), "" when none was recognised
 	Message string // the error, already redacted and cleaned (one line)
-	File    string // the file the error names, "" when none
+	File    string // the file the error names, "" when none; redacted as Message is
 	Line    int    // its 1-based line, 0 when the error names the whole file
 }
 
