@@ -31,7 +31,7 @@ type commentFlags struct {
 // register adds --comment, --comment-mode, --comment-key (default key) and --pr to fs.
 func (c *commentFlags) register(fs *flag.FlagSet, key string) {
 	enumVar(fs, &c.mode, "comment", publish.ModeAuto, []string{publish.ModeAuto, publish.ModeAlways, publish.ModeNever},
-		"whether to comment on the PR: auto (on a pull request inside Actions, with a token), always (also with --pr elsewhere) or never")
+		"whether to comment on the PR: auto (on a pull request inside Actions, with a token; on a merge request in GitLab CI, with GITLAB_TOKEN), always (also with --pr elsewhere) or never")
 	enumVar(fs, &c.when, "comment-mode", publish.WhenAlways, []string{publish.WhenAlways, publish.WhenChanges, publish.WhenFailures, publish.WhenOff},
 		"when to post or update the comment: always, changes (only when the report differs from the comment's), failures (only a failing report; a pass updates an earlier comment) or off")
 	fs.StringVar(&c.key, "comment-key", key, "key of the PR comment, so several gates keep one comment each")

@@ -37,7 +37,7 @@ type reportOptions struct {
 func parseReport(env *Env, args []string) (*reportOptions, error) {
 	fs := newFlagSet(env, "report")
 	o := &reportOptions{}
-	fs.StringVar(&o.path, "history", "", "the history: a `DIR` holding "+history.FileName+", or a FILE.jsonl (this or --from is required)")
+	fs.StringVar(&o.path, "history", "", "the history: a `DIR` holding "+history.FileName+", or a FILE.jsonl (this, --history-branch or --from is required)")
 	fs.StringVar(&o.htmlOut, "html", "", "write the history page (--history; required), or the report of --from (check and compare; calibrate has none), as one self-contained HTML `FILE`")
 	fs.StringVar(&o.branch, "history-branch", "", "chart the history kept on branch `NAME` of $GITHUB_REPOSITORY (check --history-branch), read through GitHub's API ($GITHUB_TOKEN when the repository is private), instead of --history")
 	fs.StringVar(&o.command, "command", "", "the runs to chart: check, compare or evaluate (default: the command of the newest run)")

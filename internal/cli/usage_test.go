@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -91,7 +93,7 @@ func TestHelp(t *testing.T) {
 	_, help, _ := runIn(t, map[string]string{}, "check", "--help")
 	assert.Contains(t, help, "  --k N\n    \tthe retrieval top-k")
 	assert.Contains(t, help, "  --comment-key TEXT\n    \tkey of the PR comment, so several gates keep one comment each (default \"default\")\n")
-	assert.Contains(t, help, "  --comment VALUE\n    \twhether to comment on the PR: auto (on a pull request inside Actions, with a token), always (also with --pr elsewhere) or never (default auto)\n")
+	assert.Contains(t, help, "  --comment VALUE\n    \twhether to comment on the PR: auto (on a pull request inside Actions, with a token; on a merge request in GitLab CI, with GITLAB_TOKEN), always (also with --pr elsewhere) or never (default auto)\n")
 	assert.Contains(t, help, "  --allow-empty\n    \tpass when no gold-carrying case was scored (by default that fails the non_empty gate)\n")
 }
 
@@ -103,4 +105,16 @@ func TestNearestFlag(t *testing.T) {
 	assert.Equal(t, 3, editDistance("kitten", "sitting"))
 	assert.Equal(t, 1, editDistance("ab", "ba"), "a transposition is one edit")
 	assert.Equal(t, 3, editDistance("", "abc"))
+}
+
+// report's --help names every source of the history page that its parser
+// accepts: --history, --history-branch or --from.
+func TestReportHelpNamesEverySource(t *testing.T) {
+	code, _, stderr := runIn(t, map[string]string{}, "report", "--html", filepath.Join(t.TempDir(), "h.html"))
+	require.Equal(t, 2, code)
+	assert.Contains(t, stderr, "report: --history, --history-branch or --from is required")
+	code, help, _ := runIn(t, map[string]string{}, "report", "--help")
+	require.Equal(t, 0, code)
+	line := regexp.MustCompile(`(?m)^  --history DIR\n.*$`).FindString(help)
+	assert.Contains(t, line, "(this, --history-branch or --from is required)")
 }
