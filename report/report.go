@@ -2,7 +2,8 @@
 // `compare` or `calibrate` and renders it again as text, Markdown or HTML, as
 // `retrieval-gate report --from FILE` does (the command calls it). A Document
 // renders with the methods of gate.Report: WriteJSON, WriteText,
-// WriteMarkdown and WriteHTML. It reads no environment and publishes nothing.
+// WriteTextVerbose, WriteMarkdown and WriteHTML. It reads no environment and
+// publishes nothing.
 // Its compatibility promise is package gate's.
 package report
 
@@ -28,13 +29,15 @@ var ErrNoHTML = errors.New("no HTML report")
 
 // Document is a --json report read back. CommentKey is the key the
 // Markdown's comment marker carries ("" the command's default key: "default"
-// for check, the command's name for the others).
+// for check, "calibrate" for calibrate). A compare document's Markdown has no
+// marker, as compare's --markdown file has none, so its CommentKey is unused.
 type Document struct {
 	CommentKey string
 
 	command  string
 	json     func(io.Writer) error
 	text     func(io.Writer) error
+	verbose  func(io.Writer) error
 	markdown func(w io.Writer, key string) error
 	html     func(io.Writer) error
 	noHTML   string
@@ -103,7 +106,7 @@ func read(ctx context.Context, r io.Reader, name string) (*Document, error) {
 		if err != nil {
 			return nil, wrap(err)
 		}
-		return &Document{command: "check", json: d.WriteJSON, text: d.Text,
+		return &Document{command: "check", json: d.WriteJSON, text: d.Text, verbose: d.TextVerbose,
 			markdown: func(w io.Writer, key string) error {
 				_, err := io.WriteString(w, d.Markdown(checkreport.MarkdownOptions{Marker: format.CommentMarker(key)}))
 				return err
@@ -142,8 +145,22 @@ func (d *Document) WriteJSON(w io.Writer) error { return d.json(w) }
 // printed to ("##[add-mask]" is written "##\[add-mask]").
 func (d *Document) WriteText(w io.Writer) error { return guard.Write(w, d.text) }
 
-// WriteMarkdown writes the Markdown report (the PR comment body), its marker
-// carrying CommentKey.
+// WriteTextVerbose writes the whole terminal report of a check document, as
+// `report --from FILE --verbose` prints it: check --verbose's report of what
+// the JSON carries (the missed cases are not in it; a line says so). The
+// terminal report of compare and calibrate has no shorter form, so for their
+// documents it writes what WriteText writes (the command refuses --verbose
+// for them). It is guarded as WriteText is.
+func (d *Document) WriteTextVerbose(w io.Writer) error {
+	if d.verbose == nil {
+		return d.WriteText(w)
+	}
+	return guard.Write(w, d.verbose)
+}
+
+// WriteMarkdown writes the Markdown report (the PR comment body), as
+// `report --from FILE --markdown` does: for check and calibrate its marker
+// carries CommentKey; compare's has no marker.
 func (d *Document) WriteMarkdown(w io.Writer) error {
 	key := d.CommentKey
 	if key == "" {

@@ -89,9 +89,18 @@ func TestReadEqualsReportFrom(t *testing.T) {
 			doc, err := report.Read(context.Background(), f, tt.path)
 			require.NoError(t, err)
 			assert.Equal(t, tt.command, doc.Command())
-			var text, gotMD, gotHTML, gotJSON bytes.Buffer
+			var text, verbose, gotMD, gotHTML, gotJSON bytes.Buffer
 			require.NoError(t, doc.WriteText(&text))
 			assert.Equal(t, fromText, text.String())
+			// The whole terminal report: report --from --verbose's for check
+			// (which refuses --verbose for the others, whose text is whole).
+			require.NoError(t, doc.WriteTextVerbose(&verbose))
+			if tt.command == "check" {
+				assert.Equal(t, run("report", "--from", tt.path, "--verbose"), verbose.String(), "report --from --verbose")
+				assert.NotEqual(t, text.String(), verbose.String())
+			} else {
+				assert.Equal(t, text.String(), verbose.String())
+			}
 			require.NoError(t, doc.WriteJSON(&gotJSON))
 			wantJSON, err := os.ReadFile(tt.path)
 			require.NoError(t, err)
@@ -100,6 +109,19 @@ func TestReadEqualsReportFrom(t *testing.T) {
 			wantMD, err := os.ReadFile(md)
 			require.NoError(t, err)
 			assert.Equal(t, string(wantMD), gotMD.String())
+			// CommentKey sets check's and calibrate's marker; compare's
+			// Markdown has none (nor has compare's --markdown file), whatever
+			// the key, as report --from --comment-key writes it.
+			doc.CommentKey = "nightly"
+			keyed := filepath.Join(t.TempDir(), "k.md")
+			run("report", "--from", tt.path, "--markdown", keyed, "--comment-key", "nightly")
+			wantKeyed, err := os.ReadFile(keyed)
+			require.NoError(t, err)
+			gotMD.Reset()
+			require.NoError(t, doc.WriteMarkdown(&gotMD))
+			assert.Equal(t, string(wantKeyed), gotMD.String())
+			assert.Equal(t, tt.command != "compare", strings.HasPrefix(gotMD.String(), "<!-- retrieval-gate:nightly -->\n"), "the marker")
+			assert.NotContains(t, gotMD.String()[1:], "<!-- retrieval-gate:", "one marker at most, at the start")
 			if tt.command == "calibrate" {
 				require.ErrorIs(t, doc.WriteHTML(&gotHTML), report.ErrNoHTML)
 				return
@@ -154,7 +176,8 @@ func TestReadCalibrate(t *testing.T) {
 // A UTF-8 BOM at the start of a saved document is dropped, as every reader
 // drops it (report --from refused it, "unexpected character '\ufeff'"): the
 // document reads as the same file without it, for check, compare and
-// calibrate, and so does check's own reader (report --from --verbose).
+// calibrate (its whole text report too, report --from --verbose's), and so
+// does check's own reader (checkreport.Read).
 func TestReadDropsBOM(t *testing.T) {
 	for _, path := range []string{
 		"../internal/report/checkreport/testdata/check.json.golden",
@@ -164,18 +187,20 @@ func TestReadDropsBOM(t *testing.T) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			plain, err := os.ReadFile(path)
 			require.NoError(t, err)
-			render := func(data []byte) (string, string) {
+			render := func(data []byte) (string, string, string) {
 				doc, err := report.Read(context.Background(), bytes.NewReader(data), path)
 				require.NoError(t, err)
-				var js, text bytes.Buffer
+				var js, text, verbose bytes.Buffer
 				require.NoError(t, doc.WriteJSON(&js))
 				require.NoError(t, doc.WriteText(&text))
-				return js.String(), text.String()
+				require.NoError(t, doc.WriteTextVerbose(&verbose))
+				return js.String(), text.String(), verbose.String()
 			}
-			wantJSON, wantText := render(plain)
-			gotJSON, gotText := render(append([]byte("\ufeff"), plain...))
+			wantJSON, wantText, wantVerbose := render(plain)
+			gotJSON, gotText, gotVerbose := render(append([]byte("\ufeff"), plain...))
 			assert.Equal(t, wantJSON, gotJSON) //nolint:testifylint // byte for byte
 			assert.Equal(t, wantText, gotText)
+			assert.Equal(t, wantVerbose, gotVerbose)
 		})
 	}
 	plain, err := os.ReadFile("../internal/report/checkreport/testdata/check.json.golden")
@@ -253,8 +278,11 @@ func TestWriteTextGuardsWorkflowCommands(t *testing.T) {
 	in := strings.Replace(string(check), `"es-419": {`, `"es-419\n::error::x ##[add-mask]y": {`, 1)
 	doc, err := report.Read(context.Background(), strings.NewReader(in), "doc.json")
 	require.NoError(t, err)
-	var b bytes.Buffer
-	require.NoError(t, doc.WriteText(&b))
-	assert.Contains(t, b.String(), `locale es-419 ::error::x ##\[add-mask]y`)
-	assert.NotContains(t, b.String(), "##[")
+	for name, write := range map[string]func(io.Writer) error{"WriteText": doc.WriteText, "WriteTextVerbose": doc.WriteTextVerbose} {
+		var b bytes.Buffer
+		require.NoError(t, write(&b), name)
+		assert.Contains(t, b.String(), `locale es-419 ::error::x ##\[add-mask]y`, name)
+		assert.NotContains(t, b.String(), "##[", name)
+		assert.Empty(t, runnertest.Commands(b.String(), nil), "%s:\n%s", name, b.String())
+	}
 }

@@ -4,14 +4,12 @@ package cli
 // rendered again (text on stdout, --markdown, --html).
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
-	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	"github.com/retrieval-gate/retrieval-gate/report"
 )
 
@@ -23,22 +21,15 @@ type fromOptions struct {
 }
 
 // readDocument reads a --json document of check, compare or calibrate
-// (report.Read). A malformed file is reported at its line. With keep, the
-// bytes report.Read read (at most its cap) are returned too: check --verbose's
-// text is rendered from them, the file (or stdin) read once.
-func readDocument(ctx context.Context, path string, keep bool) (*report.Document, []byte, error) {
+// (report.Read). A malformed file is reported at its line.
+func readDocument(ctx context.Context, path string) (*report.Document, error) {
 	f, err := input.Open(ctx, path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("failed to read the document: %w", err)
+		return nil, fmt.Errorf("failed to read the document: %w", err)
 	}
 	defer f.Close()
-	r := input.Reader(ctx, f)
-	var kept bytes.Buffer
-	if keep {
-		r = io.TeeReader(r, &kept)
-	}
-	doc, err := report.Read(ctx, r, path)
-	return doc, kept.Bytes(), notDocument(path, err) // a cases file, a history, …: says what it is
+	doc, err := report.Read(ctx, input.Reader(ctx, f), path)
+	return doc, notDocument(path, err) // a cases file, a history, …: says what it is
 }
 
 // runFrom renders the document of o.from: the text report on stdout, and the
@@ -52,7 +43,7 @@ func runFrom(ctx context.Context, env *Env, o fromOptions) error {
 	if err != nil {
 		return err
 	}
-	doc, data, err := readDocument(ctx, o.from, o.verbose)
+	doc, err := readDocument(ctx, o.from)
 	if err != nil {
 		return err
 	}
@@ -64,12 +55,7 @@ func runFrom(ctx context.Context, env *Env, o fromOptions) error {
 		if doc.Command() != "check" {
 			return usagef("report: --verbose is check's (its whole terminal report); %s is a %s report", o.from, doc.Command())
 		}
-		// check --verbose's text, from the bytes report.Read accepted.
-		d, err := checkreport.Read(bytes.NewReader(data))
-		if err != nil {
-			return err
-		}
-		text = d.TextVerbose
+		text = doc.WriteTextVerbose // check --verbose's text of the document
 	}
 	doc.CommentKey = o.commentKey
 	if err := atomicfile.Render(ws, doc.WriteMarkdown, doc.WriteHTML); err != nil {
