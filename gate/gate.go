@@ -45,6 +45,9 @@ type KB struct{ kb *kbfile.KB }
 // Markdown cards (docs/formats.md, section "Cases", its last paragraph). A
 // malformed card is an error naming file:line.
 func LoadKB(ctx context.Context, path string) (*KB, error) {
+	if path == "" {
+		return nil, errors.New("gate: no knowledge base path (empty)")
+	}
 	kb, err := kbfile.Load(ctx, path)
 	if err != nil {
 		return nil, guard.Error(err)
@@ -96,7 +99,7 @@ func checkCases(ctx context.Context, cases io.Reader, kb *KB, o Options) (*Repor
 func (o Options) internal() (check.Options, error) {
 	co := check.Options{ReferenceLocale: o.ReferenceLocale, AllowEmpty: o.AllowEmpty, ParentSep: o.ParentFromID}
 	if o.K < 0 {
-		return co, fmt.Errorf("gate: K must be at least 1, got %d", o.K)
+		return co, fmt.Errorf("gate: Options.K must be at least 1, or 0 for the k the cases record, got %d", o.K)
 	}
 	if co.ReferenceLocale == "" {
 		co.ReferenceLocale = "en"

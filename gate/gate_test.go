@@ -157,7 +157,7 @@ func TestCheckErrors(t *testing.T) {
 	_, err = gate.Check(ctx, strings.NewReader(""), kb, gate.Options{Floors: []string{"nope=1"}})
 	require.ErrorContains(t, err, `unknown measure "nope"`)
 	_, err = gate.Check(ctx, strings.NewReader(""), kb, gate.Options{K: -1})
-	require.ErrorContains(t, err, "K must be at least 1")
+	require.EqualError(t, err, "gate: Options.K must be at least 1, or 0 for the k the cases record, got -1") // it said "K", and "at least 1"
 	_, err = gate.Check(ctx, strings.NewReader(""), nil, gate.Options{})
 	require.Error(t, err)
 	cctx, cancel := context.WithCancel(ctx)
@@ -231,6 +231,12 @@ func TestLiveErrors(t *testing.T) {
 	require.ErrorContains(t, err, "must be dense, lexical or hybrid")
 	_, err = gate.Live(ctx, gate.LiveOptions{KB: demo + "/nope", Cases: strings.NewReader("")})
 	require.Error(t, err)
+	// The zero KB names the field (it was "failed to read knowledge base:
+	// stat : no such file or directory"); so does LoadKB's empty path.
+	_, err = gate.Live(ctx, gate.LiveOptions{Cases: strings.NewReader("")})
+	require.EqualError(t, err, "gate: LiveOptions.KB is empty: the knowledge base's path is required")
+	_, err = gate.LoadKB(ctx, "")
+	require.EqualError(t, err, "gate: no knowledge base path (empty)")
 	// A case check refuses after retrieval: check's error, not the pipe's.
 	_, err = gate.Live(ctx, gate.LiveOptions{KB: demo + "/kb",
 		Cases: strings.NewReader(`{"id": "a", "query": "q", "gold": ["x"]}` + "\n" + `{"id": "a", "query": "q", "gold": ["x"]}` + "\n")})

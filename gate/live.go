@@ -143,6 +143,9 @@ func live(ctx context.Context, o LiveOptions) (*Report, error) {
 	if input.IsNil(o.Cases) {
 		return nil, errors.New("gate: LiveOptions.Cases is nil")
 	}
+	if o.KB == "" {
+		return nil, errors.New("gate: LiveOptions.KB is empty: the knowledge base's path is required")
+	}
 	ro, err := o.retrieval() // before any work
 	if err != nil {
 		return nil, err
