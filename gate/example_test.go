@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/gate"
 )
@@ -57,4 +59,45 @@ func ExampleLive() {
 	fmt.Printf("%s: %d cases, passed: %v\n", overall.Name, overall.N, rep.Passed())
 	// Output:
 	// overall: 132 cases, passed: true
+}
+
+// The options Live runs with: the zero value resolved to `retrieve`'s
+// defaults, and a setting refused before any work, named by its field.
+func ExampleLiveOptions_Resolve() {
+	o, err := gate.LiveOptions{}.Resolve()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(o.Strategy, o.Retrieve, o.Store, o.Embedder)
+	o, err = gate.LiveOptions{StoreURL: "http://localhost:8000"}.Resolve()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(o.Store)
+	_, err = gate.LiveOptions{Embedder: gate.EmbedderOllama}.Resolve()
+	fmt.Println(err)
+	// Output:
+	// hybrid 10 memory hash
+	// chroma
+	// gate: the ollama embedder needs LiveOptions.EmbedderModel (e.g. nomic-embed-text)
+}
+
+// A knowledge base that cannot be read is an error naming the file and line
+// (here a JSON Lines knowledge base whose second card repeats the first's id).
+func ExampleLoadKB() {
+	dir, err := os.MkdirTemp("", "kb")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "kb.jsonl")
+	cards := `{"id": "reset-password", "locale": "en", "title": "Reset", "text": "Use the link."}` + "\n" +
+		`{"id": "reset-password", "locale": "en", "title": "Again", "text": "The same id."}` + "\n"
+	if err := os.WriteFile(path, []byte(cards), 0o600); err != nil {
+		panic(err)
+	}
+	_, err = gate.LoadKB(context.Background(), path)
+	fmt.Println(strings.ReplaceAll(err.Error(), dir, "DIR"))
+	// Output:
+	// DIR/kb.jsonl:2: duplicate card id "reset-password" (first defined at DIR/kb.jsonl:1)
 }
