@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"math"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/cli"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish/runnertest"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/rerank/reranktest"
 )
 
 const demo = "../testdata/demo"
@@ -192,6 +194,58 @@ func TestLiveEqualsCLI(t *testing.T) {
 				Check: gate.Options{Floors: []string{"retrieval_hit_at_k=0.85", "retrieval_recall_at_k=0.8"}}})
 			require.NoError(t, err)
 			assert.True(t, rep.Passed())
+			var got bytes.Buffer
+			require.NoError(t, rep.WriteJSON(&got))
+			assert.Equal(t, string(want), got.String())
+		})
+	}
+}
+
+// TestLiveRerankAndLocalesEqualCLI: LiveOptions.RerankURL and AllLocales
+// are retrieve's --rerank-url and --all-locales: the same report as the
+// command line's, byte for byte, against a TEI /rerank server (the stand-in
+// the reranker client's tests use); and reranking by a score that reverses
+// the strategy's order does change the retrieved cases, so the field is not
+// ignored.
+func TestLiveRerankAndLocalesEqualCLI(t *testing.T) {
+	reverse := func(_, text string) float64 { return -float64(len(text)) } // shortest text first
+	srv := httptest.NewServer(reranktest.Handler(32, reverse))
+	defer srv.Close()
+	for _, tc := range []struct {
+		name string
+		args []string
+		o    gate.LiveOptions
+	}{
+		{"rerank", []string{"--rerank-url", srv.URL}, gate.LiveOptions{RerankURL: srv.URL}},
+		{"all locales", []string{"--all-locales"}, gate.LiveOptions{AllLocales: true}},
+		{"both, lexical", []string{"--rerank-url", srv.URL, "--all-locales", "--strategy", "lexical"}, gate.LiveOptions{RerankURL: srv.URL, AllLocales: true, Strategy: gate.StrategyLexical}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			run, js, plain := filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "c.json"), filepath.Join(dir, "plain.jsonl")
+			require.Equal(t, 0, runCLI(t, append([]string{"retrieve", "--kb", demo + "/kb", "--cases", demo + "/cases.jsonl", "--out", run}, tc.args...)...))
+			strategy := "hybrid"
+			if tc.o.Strategy != "" {
+				strategy = string(tc.o.Strategy)
+			}
+			require.Equal(t, 0, runCLI(t, "retrieve", "--kb", demo+"/kb", "--cases", demo+"/cases.jsonl", "--out", plain, "--strategy", strategy))
+			a, err := os.ReadFile(run)
+			require.NoError(t, err)
+			b, err := os.ReadFile(plain)
+			require.NoError(t, err)
+			require.NotEqual(t, string(b), string(a), "the option changed nothing retrieved")
+			code := runCLI(t, "check", "--cases", run, "--kb", demo+"/kb", "--json", js)
+			want, err := os.ReadFile(js)
+			require.NoError(t, err)
+
+			cases, err := os.Open(demo + "/cases.jsonl")
+			require.NoError(t, err)
+			defer cases.Close()
+			o := tc.o
+			o.KB, o.Cases = demo+"/kb", renamed{cases, run}
+			rep, err := gate.Live(context.Background(), o)
+			require.NoError(t, err)
+			assert.Equal(t, code == 0, rep.Passed())
 			var got bytes.Buffer
 			require.NoError(t, rep.WriteJSON(&got))
 			assert.Equal(t, string(want), got.String())

@@ -63,6 +63,14 @@ type LiveOptions struct {
 	// Retrieve is the number of chunks retrieved per case (`retrieve --k`);
 	// 0 means 10.
 	Retrieve int
+	// AllLocales searches every card for every case (`retrieve
+	// --all-locales`); false searches a case with a locale in its locale's
+	// cards only.
+	AllLocales bool
+	// RerankURL is a cross-encoder reranker's server, speaking the TEI
+	// /rerank protocol (`retrieve --rerank-url`): the candidates of the
+	// strategy are reordered by its scores; "" does not rerank.
+	RerankURL string
 	// Store is the store the knowledge base is indexed in: "" means
 	// StoreMemory, or StoreChroma when StoreURL is set. A store with a server
 	// takes its URL (`--chroma-url`), a kept Collection ("" a temporary one,
@@ -115,7 +123,8 @@ func (o LiveOptions) resolve() (LiveOptions, error) {
 // retrieval is o's retrieval options, resolved as the CLI resolves retrieve's
 // (retrieve's Resolve: the same defaults and registries), with no environment.
 func (o *LiveOptions) retrieval() (retrieve.RunOptions, error) {
-	r := retrieve.RunOptions{Strategy: string(o.Strategy), K: o.Retrieve, Store: string(o.Store), StoreURL: o.StoreURL, Collection: o.Collection,
+	r := retrieve.RunOptions{Strategy: string(o.Strategy), K: o.Retrieve, AllLocales: o.AllLocales, RerankURL: o.RerankURL,
+		Store: string(o.Store), StoreURL: o.StoreURL, Collection: o.Collection,
 		StoreTenant: o.StoreTenant, StoreDatabase: o.StoreDatabase, StoreAPIKey: o.StoreAPIKey, StoreTokenHeader: o.StoreTokenHeader,
 		CreateDatabase: o.CreateDatabase, Embedder: string(o.Embedder), EmbedderURL: o.EmbedderURL, EmbedderModel: o.EmbedderModel,
 		EmbedderAPIKey: o.EmbedderAPIKey}
