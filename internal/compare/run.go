@@ -66,7 +66,7 @@ type In struct {
 // result.
 func Run(ctx context.Context, in In, o Options) (*Result, error) {
 	var qrels *trecfile.Qrels
-	if rs, ok := streamable(in, o); ok {
+	if rs, ok := streamable(ctx, in, o); ok {
 		st, q, ok, err := runStreaming(ctx, in, rs, o)
 		if err != nil {
 			return nil, err

@@ -33,7 +33,7 @@ func TestStatisticsGivenUpOnCancel(t *testing.T) {
 			}}
 			o := NewOptions()
 			o.Resamples = 100
-			_, ok := streamable(in, o)
+			_, ok := streamable(context.Background(), in, o)
 			require.True(t, ok, "positioned readers: the streamed path is tried")
 
 			ctx, cancel := context.WithCancel(context.Background())
