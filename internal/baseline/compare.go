@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"context"
 	"math"
 	"slices"
 	"sort"
@@ -455,6 +456,13 @@ func Unavailable(why Unavailability, opt Options) *Comparison {
 // Result finishes the comparison: group statistics, flips with both sides' top k,
 // the unpaired lists and the regression gates.
 func (c *Comparer) Result() (*Comparison, error) {
+	return c.ResultContext(context.Background())
+}
+
+// ResultContext is Result that ends with ctx.Err() soon after ctx ends: the
+// paired sign-flip tests (PairedStat) take seconds on thousands of distinct
+// differences.
+func (c *Comparer) ResultContext(ctx context.Context) (*Comparison, error) {
 	b, h := c.b, c.b.Source.Header
 	out := &Comparison{
 		Available: true, File: b.Source.File, Format: b.Source.Format, Schema: Schema,
@@ -552,12 +560,22 @@ func (c *Comparer) Result() (*Comparison, error) {
 	}
 	slices.Sort(types)
 	slices.Sort(locales)
-	out.Overall = c.group("overall", keys, func(cellKey) bool { return true })
+	if out.Overall, err = c.group(ctx, "overall", keys, func(cellKey) bool { return true }); err != nil {
+		return nil, err
+	}
 	for _, t := range types {
-		out.ByType = append(out.ByType, c.group(t, keys, func(k cellKey) bool { return k.typ == t }))
+		g, err := c.group(ctx, t, keys, func(k cellKey) bool { return k.typ == t })
+		if err != nil {
+			return nil, err
+		}
+		out.ByType = append(out.ByType, g)
 	}
 	for _, l := range locales {
-		out.ByLocale = append(out.ByLocale, c.group(l, keys, func(k cellKey) bool { return k.locale == l }))
+		g, err := c.group(ctx, l, keys, func(k cellKey) bool { return k.locale == l })
+		if err != nil {
+			return nil, err
+		}
+		out.ByLocale = append(out.ByLocale, g)
 	}
 	out.Gates, out.Regression = c.gates(out.Overall)
 	c.groupGates(out) // --max-drop MEASURE@GROUP (groupgates.go)
@@ -565,8 +583,9 @@ func (c *Comparer) Result() (*Comparison, error) {
 	return out, err
 }
 
-// group merges the picked cells and computes each measure's paired statistics.
-func (c *Comparer) group(name string, keys []cellKey, pick func(cellKey) bool) GroupStats {
+// group merges the picked cells and computes each measure's paired
+// statistics, until ctx ends.
+func (c *Comparer) group(ctx context.Context, name string, keys []cellKey, pick func(cellKey) bool) (GroupStats, error) {
 	g := GroupStats{Name: name}
 	var diff [metrics.NumCase]*metrics.Histogram
 	var base, cur [metrics.NumCase]float64
@@ -612,14 +631,17 @@ func (c *Comparer) group(name string, keys []cellKey, pick func(cellKey) bool) G
 		if h.N() == 0 {
 			continue
 		}
-		s := PairedStat(info.Info, h, base[m], cur[m], c.opt.Resamples, c.opt.Seed)
+		s, err := pairedStat(ctx, info.Info, h, base[m], cur[m], c.opt.Resamples, c.opt.Seed)
+		if err != nil {
+			return g, err
+		}
 		if clus != nil {
 			sums, sizes := clusterSums(m, clus, h, clusDiff[m])
 			clusterStat(&s, info.Info, h, sums, sizes, c.opt.Resamples, c.opt.Seed)
 		}
 		g.Stats = append(g.Stats, s)
 	}
-	return g
+	return g, nil
 }
 
 // PairedStat is the paired comparison of one measure from the histogram of the
@@ -640,6 +662,13 @@ func (c *Comparer) group(name string, keys []cellKey, pick func(cellKey) bool) G
 //     test decides);
 //   - every difference 0: no test (TestNone, p = 1) and the rule of three.
 func PairedStat(info metrics.Info, h *metrics.Histogram, baseSum, curSum float64, resamples int, seed uint64) Stat {
+	s, _ := pairedStat(context.Background(), info, h, baseSum, curSum, resamples, seed)
+	return s
+}
+
+// pairedStat is PairedStat that ends with ctx.Err() soon after ctx ends (the
+// sign-flip randomization, metrics.Histogram.SignFlipPContext).
+func pairedStat(ctx context.Context, info metrics.Info, h *metrics.Histogram, baseSum, curSum float64, resamples int, seed uint64) (Stat, error) {
 	n := h.N()
 	s := Stat{Key: info.Key, N: n, Base: baseSum / float64(n), Cur: curSum / float64(n), Delta: h.Mean()}
 	span := 1.0
@@ -665,7 +694,11 @@ func PairedStat(info metrics.Info, h *metrics.Histogram, baseSum, curSum float64
 		p, ok := h.SignFlipExactP()
 		s.Test = TestSignFlipExact
 		if !ok {
-			p, s.Test = h.SignFlipP(resamples, seed), TestSignFlipMC
+			var err error
+			if p, err = h.SignFlipPContext(ctx, resamples, seed); err != nil {
+				return s, err
+			}
+			s.Test = TestSignFlipMC
 		}
 		s.P = p
 		s.MDD = metrics.MDDMean(h.SampleSD(), n, metrics.DefaultAlpha, metrics.DefaultPower)
@@ -685,7 +718,7 @@ func PairedStat(info metrics.Info, h *metrics.Histogram, baseSum, curSum float64
 	if excludes := s.CI95[0] > 0 || s.CI95[1] < 0; excludes != s.Rejects {
 		s.Note = NoteMethods
 	}
-	return s
+	return s, nil
 }
 
 // gateTolerance absorbs floating-point noise when a drop equals its tolerance.

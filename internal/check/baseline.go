@@ -114,7 +114,7 @@ func (r *baselineRun) finish() error {
 }
 
 // result is the comparison (nil without --baseline).
-func (r *baselineRun) result() (*baseline.Comparison, error) {
+func (r *baselineRun) result(ctx context.Context) (*baseline.Comparison, error) {
 	switch {
 	case r == nil:
 		return nil, nil
@@ -123,7 +123,7 @@ func (r *baselineRun) result() (*baseline.Comparison, error) {
 	case r.cmp == nil:
 		return nil, nil
 	}
-	c, err := r.cmp.Result()
+	c, err := r.cmp.ResultContext(ctx)
 	if c != nil {
 		c.Source = r.source
 		if c.Commit == "" && r.source != nil {

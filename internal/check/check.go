@@ -119,7 +119,7 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 		return nil, err
 	}
 	res.Gate = g
-	cmp, err := bl.result()
+	cmp, err := bl.result(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -221,10 +221,10 @@ func scoreCases(ctx context.Context, in In, o Options, bl *baselineRun) (*gate.R
 	if err != nil {
 		return nil, err
 	}
-	return acc.Result(gate.Config{
+	return acc.ResultContext(ctx, gate.Config{
 		K: o.K, ReferenceLocale: o.ReferenceLocale, MinHit: o.MinHit, MinRecall: o.MinRecall, KBCards: in.KB.Len(),
 		Floors: o.Floors, AllowEmpty: o.AllowEmpty,
-	}), nil
+	})
 }
 
 // rankedBufs are the workers' buffers of a case's ranked identities.

@@ -67,7 +67,9 @@ func peekRunK(ctx context.Context, r io.Reader) (int, int, io.Reader, error) {
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 			pos, err := f.Seek(0, io.SeekCurrent)
 			if err == nil {
-				k, line, _, _, perr := firstK(bufio.NewReaderSize(io.NewSectionReader(f, pos, st.Size()-pos), 64<<10))
+				// Read through ctx: the blank lines before the first case may be
+				// gigabytes, seconds to read past.
+				k, line, _, _, perr := firstK(bufio.NewReaderSize(input.Reader(ctx, io.NewSectionReader(f, pos, st.Size()-pos)), 64<<10))
 				return k, line, r, perr
 			}
 		}

@@ -399,7 +399,7 @@ func (e *evaluateFront) Retrieved(ctx context.Context, s evaluate.RetrieveStage,
 }
 
 // Judge creates the judge's outputs, makes its services and opens its cache.
-func (e *evaluateFront) Judge(_ context.Context, s *evaluate.JudgeStage) (judge.In, error) {
+func (e *evaluateFront) Judge(ctx context.Context, s *evaluate.JudgeStage) (judge.In, error) {
 	sheetCSV, sheetJSONL := s.SheetPaths()
 	if err := e.create(s.QrelsOut, s.JudgmentsOut, s.JSONOut, s.BatchOut, sheetCSV, sheetJSONL); err != nil {
 		return judge.In{}, err
@@ -408,7 +408,7 @@ func (e *evaluateFront) Judge(_ context.Context, s *evaluate.JudgeStage) (judge.
 	if err != nil {
 		return in, err
 	}
-	if e.cache, err = openJudgeCache(e.outs, s); err != nil {
+	if e.cache, err = openJudgeCache(ctx, e.outs, s); err != nil {
 		return in, err
 	}
 	in.Cache = e.cache

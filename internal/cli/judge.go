@@ -265,7 +265,7 @@ func openJudgeInputs(ctx context.Context, outs *atomicfile.Set, files *opened, o
 		}
 		in.BatchResults = judge.Reader{Name: o.BatchIn, R: b}
 	}
-	cache, err := openJudgeCache(outs, o)
+	cache, err := openJudgeCache(ctx, outs, o)
 	if err != nil {
 		return nil, err
 	}
@@ -279,8 +279,8 @@ func openJudgeInputs(ctx context.Context, outs *atomicfile.Set, files *opened, o
 // created, removed again when the run fails before any judgment), so that one
 // that cannot be created fails before the work and a run that judges nothing
 // writes nothing.
-func openJudgeCache(outs *atomicfile.Set, o *judge.RunOptions) (*judge.Cache, error) {
-	c, err := judge.OpenCache(o.Cache)
+func openJudgeCache(ctx context.Context, outs *atomicfile.Set, o *judge.RunOptions) (*judge.Cache, error) {
+	c, err := judge.OpenCacheContext(ctx, o.Cache)
 	if err != nil {
 		return nil, err
 	}

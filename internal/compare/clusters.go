@@ -46,6 +46,11 @@ func ReadClusters(ctx context.Context, r io.Reader, file string) (map[string]str
 	line := 0
 	for sc.Scan() {
 		line++
+		if line&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		b := sc.Bytes()
 		if line == 1 {
 			b = input.TrimBOM(b) // before the trim: " # x" after a BOM is a comment

@@ -775,9 +775,15 @@ func (r *Result) pValue(d []float64) (float64, string) {
 	return metrics.LargeSampleSignFlipP(d, r.Resamples, r.Seed)
 }
 
+// statisticsHook, when set (by a test), is called as the statistics start.
+var statisticsHook func()
+
 // statistics fills the CIs of every mean and the paired comparisons against
 // the baseline, Holm-adjusted within each measure's family of strategies.
 func (r *Result) statistics() {
+	if statisticsHook != nil {
+		statisticsHook()
+	}
 	const M = metrics.NumGraded
 	S := len(r.Strategies)
 	base := r.StrategyIndex(r.Baseline)

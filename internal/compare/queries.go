@@ -55,7 +55,7 @@ func ReadQueries(ctx context.Context, r io.Reader, file string) (Queries, error)
 			return add(strings.Clone(c.ID), c.Line, Query{Text: strings.Clone(c.Query), Locale: strings.Clone(c.Locale), Cluster: strings.Clone(c.Cluster)})
 		})
 	} else {
-		err = queriesTSV(br, file, add)
+		err = queriesTSV(ctx, br, file, add)
 	}
 	if err != nil {
 		return nil, err
@@ -67,13 +67,18 @@ func ReadQueries(ctx context.Context, r io.Reader, file string) (Queries, error)
 }
 
 // queriesTSV reads "qid<TAB>query text" lines (blank lines skipped, a line
-// longer than casefile.MaxLine refused), calling add for each.
-func queriesTSV(r io.Reader, file string, add func(id string, line int, q Query) error) error {
+// longer than casefile.MaxLine refused), calling add for each, until ctx ends.
+func queriesTSV(ctx context.Context, r io.Reader, file string, add func(id string, line int, q Query) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), casefile.MaxLine)
 	line := 0
 	for sc.Scan() {
 		line++
+		if line&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		s := strings.TrimRight(sc.Text(), "\r")
 		if line == 1 {
 			s = strings.TrimPrefix(s, "\uFEFF")

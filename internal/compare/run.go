@@ -66,7 +66,7 @@ type In struct {
 // result.
 func Run(ctx context.Context, in In, o Options) (*Result, error) {
 	var qrels *trecfile.Qrels
-	if rs, ok := streamable(in, o); ok {
+	if rs, ok := streamable(ctx, in, o); ok {
 		st, q, ok, err := runStreaming(ctx, in, rs, o)
 		if err != nil {
 			return nil, err
@@ -75,7 +75,7 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 			if err := readAfterRuns(ctx, in, &o); err != nil {
 				return nil, err
 			}
-			res, err := st.finish(o)
+			res, err := until(ctx, func() (*Result, error) { return st.finish(o) })
 			if err != nil {
 				return nil, fmt.Errorf("failed to compare: %w", err)
 			}
@@ -137,8 +137,14 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 // written. The abandoned computation ends on its own; the command exits
 // before.
 func compareUntil(ctx context.Context, qrels *trecfile.Qrels, inputs []Input, o Options) (*Result, error) {
+	return until(ctx, func() (*Result, error) { return Compare(qrels, inputs, o) })
+}
+
+// until is f, given up when ctx ends first (then ctx's error): Compare's, and
+// a streamed comparison's finish, whose statistics are Compare's (compareUntil).
+func until(ctx context.Context, f func() (*Result, error)) (*Result, error) {
 	if ctx.Done() == nil {
-		return Compare(qrels, inputs, o)
+		return f()
 	}
 	type result struct {
 		res *Result
@@ -146,7 +152,7 @@ func compareUntil(ctx context.Context, qrels *trecfile.Qrels, inputs []Input, o 
 	}
 	done := make(chan result, 1)
 	go func() {
-		res, err := Compare(qrels, inputs, o)
+		res, err := f()
 		done <- result{res, err}
 	}()
 	select {

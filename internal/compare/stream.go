@@ -94,7 +94,7 @@ func (c *runCursor) next() {
 
 // streamable returns the runs' readers from their start when Run can score
 // them as they are read (see above); ok false otherwise.
-func streamable(in In, o Options) ([]io.Reader, bool) {
+func streamable(ctx context.Context, in In, o Options) ([]io.Reader, bool) {
 	if in.HumanQrels.R != nil || len(in.Runs) == 0 {
 		return nil, false
 	}
@@ -105,7 +105,7 @@ func streamable(in In, o Options) ([]io.Reader, bool) {
 			return nil, false
 		}
 		seen[r.Strategy] = true
-		sr, ok := trecfile.SequentialTREC(r.R)
+		sr, ok := trecfile.SequentialTREC(ctx, r.R)
 		if !ok {
 			return nil, false
 		}

@@ -44,7 +44,7 @@ func TestStreamingIsTaken(t *testing.T) {
 		}(), false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rs, ok := streamable(tc.in, o)
+			rs, ok := streamable(context.Background(), tc.in, o)
 			require.Equal(t, tc.stream, ok)
 			if !ok {
 				return

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -211,6 +212,14 @@ var ReasonAllowedEmpty = outcome.Clause{Code: outcome.NoGoldScored, Allowed: tru
 
 // Result computes the aggregates and applies the gates.
 func (a *Accumulator) Result(cfg Config) *Result {
+	res, _ := a.ResultContext(context.Background(), cfg)
+	return res
+}
+
+// ResultContext is Result that ends with ctx.Err() soon after ctx ends: the
+// bootstrap intervals (metrics.SummarizeContext) take seconds on groups of a
+// few thousand cases whose values are mostly distinct (a precomputed score).
+func (a *Accumulator) ResultContext(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Resamples <= 0 {
 		cfg.Resamples = metrics.DefaultResamples
 	}
@@ -283,13 +292,20 @@ func (a *Accumulator) Result(cfg Config) *Result {
 	}
 	var wg sync.WaitGroup
 	next := make(chan int)
+	var errOnce sync.Once
+	var ctxErr error
 	for range max(1, min(runtime.GOMAXPROCS(0), len(ms))) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
 				lo, hi := metrics.KeyRange(ms[i].Key)
-				ms[i].Summary = metrics.Summarize(hists[i], cfg.Resamples, cfg.Seed, lo, hi)
+				sum, err := metrics.SummarizeContext(ctx, hists[i], cfg.Resamples, cfg.Seed, lo, hi)
+				if err != nil {
+					errOnce.Do(func() { ctxErr = err })
+					continue // the rest end at once: the context has ended
+				}
+				ms[i].Summary = sum
 				if tallies[i].Items() > 0 { // cases in families: the interval over the clusters
 					iv := tallies[i].CI95(hists[i], lo, hi).Widen(metrics.Interval{Lo: ms[i].CI95[0], Hi: ms[i].CI95[1]})
 					ms[i].CI95, ms[i].Method, ms[i].Unreliable = iv.CI(), iv.Method, iv.Unreliable
@@ -303,6 +319,9 @@ func (a *Accumulator) Result(cfg Config) *Result {
 	}
 	close(next)
 	wg.Wait()
+	if ctxErr != nil {
+		return nil, ctxErr
+	}
 	for i, m := range ms {
 		m.SD, m.Binary = hists[i].SampleSD(), hists[i].IsBinary()
 	}
@@ -353,7 +372,7 @@ func (a *Accumulator) Result(cfg Config) *Result {
 		res.Gates = append(res.Gates, floor.Evaluate(s.Name(), s, res.Observe(s)))
 	}
 	res.UnknownKeys = a.unknownKeyCounts()
-	return res
+	return res, nil
 }
 
 // nonEmptyGate fails when no gold-carrying case was scored (an empty file, a

@@ -132,6 +132,11 @@ func runBatch(ctx context.Context, cards []kbfile.Card, opt Options, bo *batchOp
 		n := 0
 		for sc.Scan() {
 			n++
+			if n&1023 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err // a regular file is read as it is: only this check stops it
+				}
+			}
 			t := sc.Bytes()
 			if n == 1 {
 				t = input.TrimBOM(t) // as every reader drops it

@@ -213,6 +213,9 @@ func hashPath(ctx context.Context, path string) (string, error) {
 		if err != nil {
 			return err
 		}
+		if err := ctx.Err(); err != nil {
+			return err // a large tree (a .git in the KB) takes seconds to walk
+		}
 		if d.Type().IsRegular() {
 			files = append(files, p)
 		}

@@ -226,27 +226,41 @@ func firstKeys(doc []byte) (keys []string, complete, ok bool, end int64) {
 
 // LineAt returns a Options.LineAt for a seekable input: the 1-based line of the
 // first byte at or after off that is not whitespace or a comma (where a JSON
-// array element starts). It reads the input again from the start, so it costs
-// time only on the error path.
+// array element starts). The converters ask it for every record, at offsets
+// that grow: it goes on from where the last answer was (the bytes between
+// that answer's offset and its element are blank), so a whole input costs
+// one pass; an offset before the last one reads the input again from its
+// start. Not for concurrent use.
 func LineAt(ra io.ReaderAt) func(off int64) int {
+	buf := make([]byte, 64<<10)
+	var (
+		bufStart int64 // the input offset of buf[0]
+		bufLen   int   // the bytes of buf read
+		from     int64 // the offset last asked
+		pos      int64 // where its answer is: the scan goes on from there
+		line     = 1   // the line at pos
+	)
 	return func(off int64) int {
-		line := 1
-		buf := make([]byte, 64<<10)
-		var pos int64
+		if off < from {
+			pos, line = 0, 1
+		}
+		from = off
 		for {
-			n, err := ra.ReadAt(buf, pos)
-			for _, c := range buf[:n] {
-				if pos >= off && c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != ',' {
+			if pos < bufStart || pos >= bufStart+int64(bufLen) {
+				n, _ := ra.ReadAt(buf, pos) // an error ends the scan where it is, as the end does
+				bufStart, bufLen = pos, n
+				if n == 0 {
 					return line
 				}
-				if c == '\n' {
-					line++
-				}
-				pos++
 			}
-			if err != nil || n == 0 {
+			c := buf[pos-bufStart]
+			if pos >= off && c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != ',' {
 				return line
 			}
+			if c == '\n' {
+				line++
+			}
+			pos++
 		}
 	}
 }

@@ -43,12 +43,22 @@ func IsPattern(path string) bool {
 // it spells them. Any other path is itself (not checked). No match is an
 // error naming the path.
 func ExpandShards(path string) ([]string, error) {
+	return ExpandShardsContext(context.Background(), path)
+}
+
+// ExpandShardsContext is ExpandShards that ends with ctx.Err() soon after ctx
+// ends: a directory of a partitioned dataset may hold a million files, whose
+// walk takes seconds.
+func ExpandShardsContext(ctx context.Context, path string) ([]string, error) {
 	st, err := os.Stat(path)
 	switch {
 	case err == nil && st.IsDir():
 		var files []string
 		err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
+				return err
+			}
+			if err := ctx.Err(); err != nil {
 				return err
 			}
 			if p != path && hiddenShard(d.Name()) {
@@ -77,6 +87,9 @@ func ExpandShards(path string) ([]string, error) {
 		}
 		files := m[:0]
 		for _, p := range m {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 			if hiddenShard(filepath.Base(p)) && !hiddenShard(filepath.Base(path)) {
 				continue
 			}
@@ -139,7 +152,7 @@ type Sharded struct {
 // reaches it, and so is a gzip shard (a newline cannot be added to it). Name is the input's name in messages (path as given); Remap
 // turns an error at a line of the stream into one at the shard's line.
 func OpenSharded(ctx context.Context, path string) (*Sharded, error) {
-	paths, err := ExpandShards(path)
+	paths, err := ExpandShardsContext(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +173,7 @@ func OpenSharded(ctx context.Context, path string) (*Sharded, error) {
 // empty shard, and so is the first, whose header stays in the stream. A
 // Parquet shard (its rows JSON lines) is refused among CSV shards.
 func OpenShardedCSV(ctx context.Context, path string) (*Sharded, error) {
-	paths, err := ExpandShards(path)
+	paths, err := ExpandShardsContext(ctx, path)
 	if err != nil {
 		return nil, err
 	}

@@ -366,6 +366,11 @@ func (b *batchJob) readResults(ctx context.Context, r io.Reader, name string) er
 	got := map[int]outcome{}
 	br := bufio.NewReaderSize(input.Reader(ctx, r), 1<<20)
 	for n := 1; ; n++ {
+		if n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err // a regular file is read as it is: only this check stops it
+			}
+		}
 		line, err := readLine(br, name, n, MaxResultLine, "a batch output line")
 		if n == 1 {
 			line = input.TrimBOM(line) // as every reader drops it

@@ -3,6 +3,7 @@ package judge
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -102,6 +103,13 @@ func MemoryCache() *Cache { return &Cache{entries: map[string]Entry{}} }
 // drops a torn last line). An empty path is an in-memory cache that is not
 // kept (MemoryCache).
 func OpenCache(path string) (*Cache, error) {
+	return OpenCacheContext(context.Background(), path)
+}
+
+// OpenCacheContext is OpenCache whose loading ends with ctx.Err() soon after
+// ctx ends: a cache kept from run to run grows, and a million entries take
+// seconds to read.
+func OpenCacheContext(ctx context.Context, path string) (*Cache, error) {
 	if path == "" {
 		return MemoryCache(), nil
 	}
@@ -123,7 +131,7 @@ func OpenCache(path string) (*Cache, error) {
 		f.Close()
 		return nil, refuseSpecial(path, "the judge cache")
 	}
-	good, tail, err := c.load(f)
+	good, tail, err := c.load(ctx, f)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -220,8 +228,9 @@ func fileKind(m os.FileMode) string {
 // load reads every entry of r into c and returns the offset after the last
 // complete line, and a last line without newline that parses (to be ended with
 // a newline before appending); a torn last line is left out. A UTF-8 BOM at
-// the start of the file is read past (and counted in the offset).
-func (c *Cache) load(r io.Reader) (good int64, tail []byte, err error) {
+// the start of the file is read past (and counted in the offset). It ends with
+// ctx.Err() soon after ctx ends (checked every 1,024 lines).
+func (c *Cache) load(ctx context.Context, r io.Reader) (good int64, tail []byte, err error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	// Every line passes jsonpos first (the one JSON rule of the inputs): a
 	// repeated key is an error, where encoding/json lets the last one win.
@@ -271,6 +280,11 @@ func (c *Cache) load(r io.Reader) (good int64, tail []byte, err error) {
 			return 0, nil, fmt.Errorf("failed to read the judge cache %s: %w", c.path, err)
 		}
 		line++
+		if line&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, nil, err
+			}
+		}
 		good += int64(len(b))
 		t := bytes.TrimSpace(b)
 		if len(t) == 0 {

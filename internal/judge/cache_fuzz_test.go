@@ -2,6 +2,7 @@ package judge
 
 import (
 	"bytes"
+	"context"
 	"testing"
 )
 
@@ -15,7 +16,7 @@ func FuzzCacheLoad(f *testing.F) {
 	f.Add([]byte("\xef\xbb\xbf{\"key\": \"a\", \"grade\": 2}\n{\"key\": \"b\""))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := &Cache{path: "c", entries: map[string]Entry{}}
-		good, tail, err := c.load(bytes.NewReader(data))
+		good, tail, err := c.load(context.Background(), bytes.NewReader(data))
 		if err != nil {
 			return
 		}

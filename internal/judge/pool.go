@@ -100,6 +100,11 @@ func readQueries(ctx context.Context, r io.Reader, path string) (Queries, error)
 	line := 0
 	for sc.Scan() {
 		line++
+		if line&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		s := strings.TrimRight(sc.Text(), "\r")
 		if line == 1 {
 			s = strings.TrimPrefix(s, "\ufeff")

@@ -176,7 +176,10 @@ func Run(ctx context.Context, in In, o RunOptions) (*RunResult, error) {
 		return out, nil
 	}
 	res.Known = known
-	out.Result, out.Summary = res, Summarize(res, o.Price)
+	out.Result = res
+	if out.Summary, err = SummarizeContext(ctx, res, o.Price); err != nil {
+		return nil, err
+	}
 	if o.HumanSample > 0 {
 		out.Sample = SampleQueries(res.Pairs, o.HumanSample, o.HumanSeed)
 	}

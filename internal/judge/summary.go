@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -59,6 +60,14 @@ const AgreementResamples = 2000
 // Summarize counts the labels, the unjudged answers and the self-agreement,
 // and prices the tokens when price is not nil.
 func Summarize(res *Result, price *Price) *Summary {
+	s, _ := SummarizeContext(context.Background(), res, price)
+	return s
+}
+
+// SummarizeContext is Summarize that ends with ctx.Err() soon after ctx ends:
+// the self-agreement's bootstrap (AgreementResamples resamples of every pair,
+// for each two repeats) takes seconds on a run of 100,000 pairs.
+func SummarizeContext(ctx context.Context, res *Result, price *Price) (*Summary, error) {
 	s := &Summary{Pairs: len(res.Pairs), Judgments: len(res.Pairs) * res.Repeat, UnjudgedByCause: map[string]int{CauseUnparseable: 0, CauseOutOfRange: 0, CauseBudget: 0}}
 	queries := map[string]bool{}
 	for i, p := range res.Pairs {
@@ -107,7 +116,10 @@ func Summarize(res *Result, price *Price) *Summary {
 			ag.Kappa = finite(metrics.CohenKappa(m))
 			ag.WeightedKappa = finite(metrics.WeightedKappa(m, w))
 			if ag.WeightedKappa != nil {
-				ci := metrics.WeightedKappaCI95(x, y, MaxGrade+1, w, AgreementResamples, metrics.DefaultSeed)
+				ci, err := metrics.WeightedKappaCI95Context(ctx, x, y, MaxGrade+1, w, AgreementResamples, metrics.DefaultSeed)
+				if err != nil {
+					return nil, err
+				}
 				if !math.IsNaN(ci[0]) && !math.IsNaN(ci[1]) {
 					ag.CI95 = &ci
 				}
@@ -119,7 +131,7 @@ func Summarize(res *Result, price *Price) *Summary {
 		c := float64(res.PromptTokens)/1000*price.Prompt + float64(res.CompletionTokens)/1000*price.Completion
 		s.EstimatedCost = &c
 	}
-	return s
+	return s, nil
 }
 
 func finite(v float64) *float64 {

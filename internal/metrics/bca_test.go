@@ -1,9 +1,11 @@
 package metrics
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var bcaSample = []float64{0.2, 0.2, 0.5, 0.9, 0.9, 0.9, 1.0, 0.0, 0.3, 0.7, 0.7, 0.4}
@@ -49,7 +51,8 @@ func TestBCaCI95MatchesScipy(t *testing.T) {
 	for i, v := range vals {
 		jack[i] = (sum - v) / float64(len(bcaSample)-1)
 	}
-	stats := resampleHistogramMeans(vals, cnt, h.n, 200000, DefaultSeed)
+	stats, err := resampleHistogramMeans(context.Background(), vals, cnt, h.n, 200000, DefaultSeed)
+	require.NoError(t, err)
 	plain := BCaFromReplicates(stats, sum/12, JackknifeAcceleration(jack, cnt))
 	assert.InDelta(t, 0.36666666666666664, plain[0], 1.0/240)
 	assert.InDelta(t, 0.7333333333333333, plain[1], 1.0/240)

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -46,13 +47,24 @@ func percentileCI95(stats []float64) [2]float64 {
 // items: each resample draws n indices with replacement and calls stat; resamples
 // where stat returns NaN (undefined, e.g. kappa of a single class) are skipped.
 func StatisticCI95(n, resamples int, seed uint64, stat func(idx []int) float64) [2]float64 {
+	ci, _ := StatisticCI95Context(context.Background(), n, resamples, seed, stat)
+	return ci
+}
+
+// StatisticCI95Context is StatisticCI95 that ends with ctx.Err() soon after
+// ctx ends (checked before each resample, a draw of n indices and a call of
+// stat).
+func StatisticCI95Context(ctx context.Context, n, resamples int, seed uint64, stat func(idx []int) float64) ([2]float64, error) {
 	if n == 0 || resamples <= 0 {
-		return [2]float64{math.NaN(), math.NaN()}
+		return [2]float64{math.NaN(), math.NaN()}, nil
 	}
 	r := NewRand(seed)
 	idx := make([]int, n)
 	stats := make([]float64, 0, resamples)
 	for range resamples {
+		if err := ctx.Err(); err != nil {
+			return [2]float64{math.NaN(), math.NaN()}, err
+		}
 		for i := range idx {
 			idx[i] = r.IntN(n)
 		}
@@ -61,9 +73,9 @@ func StatisticCI95(n, resamples int, seed uint64, stat func(idx []int) float64) 
 		}
 	}
 	if len(stats) == 0 {
-		return [2]float64{math.NaN(), math.NaN()}
+		return [2]float64{math.NaN(), math.NaN()}, nil
 	}
-	return percentileCI95(stats)
+	return percentileCI95(stats), nil
 }
 
 // Histogram holds a sample as distinct values and their counts. Its memory grows
@@ -130,8 +142,10 @@ func (h *Histogram) Mean() float64 {
 }
 
 // resampleHistogramMeans returns the means of `resamples` multinomial resamples of
-// the histogram (vals, cnt) of n items: O(distinct values) per resample.
-func resampleHistogramMeans(vals []float64, cnt []int64, n int64, resamples int, seed uint64) []float64 {
+// the histogram (vals, cnt) of n items: O(distinct values) per resample. It
+// ends with ctx.Err() soon after ctx ends (checked every 16 resamples: 10,000
+// resamples of 10,000 distinct values take about 14 s).
+func resampleHistogramMeans(ctx context.Context, vals []float64, cnt []int64, n int64, resamples int, seed uint64) ([]float64, error) {
 	// rest[i] = Σ_{j≥i} cnt[j]
 	rest := make([]int64, len(cnt)+1)
 	for i := len(cnt) - 1; i >= 0; i-- {
@@ -140,6 +154,11 @@ func resampleHistogramMeans(vals []float64, cnt []int64, n int64, resamples int,
 	src := rand.NewPCG(seed, 0x9e3779b97f4a7c15)
 	stats := make([]float64, resamples)
 	for b := range stats {
+		if b&15 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		left := n
 		s := 0.0
 		for i, v := range vals {
@@ -158,7 +177,7 @@ func resampleHistogramMeans(vals []float64, cnt []int64, n int64, resamples int,
 		}
 		stats[b] = s / float64(n)
 	}
-	return stats
+	return stats, nil
 }
 
 // Values returns the distinct values ascending and their counts.

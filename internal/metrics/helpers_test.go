@@ -1,6 +1,9 @@
 package metrics
 
-import "math"
+import (
+	"context"
+	"math"
+)
 
 // Test-only helpers: percentile bootstrap intervals the reference tests check the
 // resamplers through (the commands use the BCa and Wilson intervals instead).
@@ -13,7 +16,8 @@ func (h *Histogram) CI95(resamples int, seed uint64) [2]float64 {
 		return [2]float64{math.NaN(), math.NaN()}
 	}
 	vals, cnt := h.sorted()
-	return percentileCI95(resampleHistogramMeans(vals, cnt, h.n, resamples, seed))
+	stats, _ := resampleHistogramMeans(context.Background(), vals, cnt, h.n, resamples, seed)
+	return percentileCI95(stats)
 }
 
 // Distinct is the number of distinct values recorded.

@@ -1,6 +1,9 @@
 package metrics
 
-import "math"
+import (
+	"context"
+	"math"
+)
 
 // Kappa weighting schemes (the lock's kappa_weighting).
 const (
@@ -128,11 +131,19 @@ func WeightedKappa(m [][]int, w [][]float64) float64 {
 // WeightedKappaCI95 is the percentile bootstrap 95% CI of WeightedKappa over paired
 // ratings, resampling pairs (StatisticCI95); undefined resamples are skipped.
 func WeightedKappaCI95(first, second []int, k int, w [][]float64, resamples int, seed uint64) [2]float64 {
+	ci, _ := WeightedKappaCI95Context(context.Background(), first, second, k, w, resamples, seed)
+	return ci
+}
+
+// WeightedKappaCI95Context is WeightedKappaCI95 that ends with ctx.Err() soon
+// after ctx ends (StatisticCI95Context: 2,000 resamples of 100,000 pairs take
+// about 1.3 s).
+func WeightedKappaCI95Context(ctx context.Context, first, second []int, k int, w [][]float64, resamples int, seed uint64) ([2]float64, error) {
 	m := make([][]int, k)
 	for i := range m {
 		m[i] = make([]int, k)
 	}
-	return StatisticCI95(len(first), resamples, seed, func(idx []int) float64 {
+	return StatisticCI95Context(ctx, len(first), resamples, seed, func(idx []int) float64 {
 		for i := range m {
 			clear(m[i])
 		}

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -30,6 +31,14 @@ func FirstGoldRank(ranked, gold []string) int {
 // draws one binomial per distinct |d| (O(distinct values), the same distribution as
 // flipping n signs). 1 when every difference is 0.
 func (h *Histogram) SignFlipP(resamples int, seed uint64) float64 {
+	p, _ := h.SignFlipPContext(context.Background(), resamples, seed)
+	return p
+}
+
+// SignFlipPContext is SignFlipP that ends with ctx.Err() soon after ctx ends
+// (checked every 16 resamples: 10,000 resamples of 5,000 distinct |d| take
+// about 2.5 s).
+func (h *Histogram) SignFlipPContext(ctx context.Context, resamples int, seed uint64) (float64, error) {
 	abs := map[float64]int64{}
 	var t, tol float64
 	for v, c := range h.counts {
@@ -40,7 +49,7 @@ func (h *Histogram) SignFlipP(resamples int, seed uint64) float64 {
 		}
 	}
 	if len(abs) == 0 || resamples <= 0 {
-		return 1
+		return 1, nil
 	}
 	vals := make([]float64, 0, len(abs))
 	for v := range abs {
@@ -50,7 +59,12 @@ func (h *Histogram) SignFlipP(resamples int, seed uint64) float64 {
 	t, tol = math.Abs(t), tol*1e-9 // |T*| within rounding of |T| counts as "as extreme"
 	src := rand.NewPCG(seed, 0x9e3779b97f4a7c15)
 	extreme := 0
-	for range resamples {
+	for b := range resamples {
+		if b&15 == 0 {
+			if err := ctx.Err(); err != nil {
+				return math.NaN(), err
+			}
+		}
 		s := 0.0
 		for _, v := range vals {
 			m := abs[v]
@@ -61,7 +75,7 @@ func (h *Histogram) SignFlipP(resamples int, seed uint64) float64 {
 			extreme++
 		}
 	}
-	return float64(1+extreme) / float64(resamples+1)
+	return float64(1+extreme) / float64(resamples+1), nil
 }
 
 // PairedDiscordant returns, for differences of a 0/1 measure, the counts of −1

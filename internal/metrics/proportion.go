@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"math"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -214,8 +215,15 @@ func (h *Histogram) IsBinary() bool {
 // widens to BoundedWilsonCI95 over [lo, hi] (the measure's range) when all values
 // are equal.
 func (h *Histogram) MeanCI95(resamples int, seed uint64, lo, hi float64) Interval {
+	iv, _ := h.MeanCI95Context(context.Background(), resamples, seed, lo, hi)
+	return iv
+}
+
+// MeanCI95Context is MeanCI95 that ends with ctx.Err() soon after ctx ends
+// (ContinuousCI95Context).
+func (h *Histogram) MeanCI95Context(ctx context.Context, resamples int, seed uint64, lo, hi float64) (Interval, error) {
 	if h.IsBinary() {
-		return WilsonCI95(h.counts[1], h.n)
+		return WilsonCI95(h.counts[1], h.n), nil
 	}
-	return h.ContinuousCI95(resamples, seed, lo, hi)
+	return h.ContinuousCI95Context(ctx, resamples, seed, lo, hi)
 }

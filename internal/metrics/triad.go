@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"math"
 	"slices"
 )
@@ -127,11 +128,21 @@ type Summary struct {
 // Summarize is the mean and 95% interval of the values in h, a measure with
 // per-case range [lo, hi] (the range the interval widens to when all values are equal).
 func Summarize(h *Histogram, resamples int, seed uint64, lo, hi float64) Summary {
+	s, _ := SummarizeContext(context.Background(), h, resamples, seed, lo, hi)
+	return s
+}
+
+// SummarizeContext is Summarize that ends with ctx.Err() soon after ctx ends
+// (MeanCI95Context).
+func SummarizeContext(ctx context.Context, h *Histogram, resamples int, seed uint64, lo, hi float64) (Summary, error) {
 	if h == nil || h.N() == 0 {
-		return Summary{Mean: math.NaN(), CI95: [2]float64{math.NaN(), math.NaN()}, Unreliable: true}
+		return Summary{Mean: math.NaN(), CI95: [2]float64{math.NaN(), math.NaN()}, Unreliable: true}, nil
 	}
-	iv := h.MeanCI95(resamples, seed, lo, hi)
-	return Summary{N: h.N(), Mean: h.Mean(), CI95: iv.CI(), Method: iv.Method, Unreliable: iv.Unreliable}
+	iv, err := h.MeanCI95Context(ctx, resamples, seed, lo, hi)
+	if err != nil {
+		return Summary{}, err
+	}
+	return Summary{N: h.N(), Mean: h.Mean(), CI95: iv.CI(), Method: iv.Method, Unreliable: iv.Unreliable}, nil
 }
 
 // Range is the per-item range of a measure of this scale: [0, 1], or [0, +Inf).

@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,24 +82,47 @@ var DefaultLimits = Limits{Expanded: MaxExpandedBytes, Header: MaxHeaderBytes}
 // is a JSON object whose "schema" starts with SchemaPrefix, and the whole
 // stream decoded within l.Expanded (so a truncated or corrupt file is caught,
 // with its CRC); it returns the schema. what names the file in the messages
-// ("the baseline.jsonl.gz of artifact 12").
-func VerifyFile(path, what string, l Limits) (string, *Unavailable) {
+// ("the baseline.jsonl.gz of artifact 12"). The decoding (up to l.Expanded,
+// seconds at the default 4 GiB) stops soon after ctx ends: the baseline is
+// then unavailable (Network, as a download cancelled).
+func VerifyFile(ctx context.Context, path, what string, l Limits) (string, *Unavailable) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", Unavailablef(LocalIO, "could not read the baseline file back: %v", github.OneLine(err.Error()))
 	}
 	defer f.Close()
-	return VerifyReader(f, what, l)
+	return VerifyReader(ctx, f, what, l)
+}
+
+// Cancelled is the baseline unavailable because ctx ended while it was
+// fetched or verified.
+func Cancelled(ctx context.Context) *Unavailable {
+	return Unavailablef(Network, "the baseline search was cancelled (%v)", ctx.Err())
+}
+
+// CtxReader reads r until ctx ends, then fails with ctx's error.
+type CtxReader struct {
+	Ctx context.Context
+	R   io.Reader
+}
+
+func (c CtxReader) Read(p []byte) (int, error) {
+	if err := c.Ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.R.Read(p)
 }
 
 // VerifyReader is VerifyFile on the file's content.
-func VerifyReader(r io.Reader, what string, l Limits) (string, *Unavailable) {
+func VerifyReader(ctx context.Context, r io.Reader, what string, l Limits) (string, *Unavailable) {
 	zr, err := gzip.NewReader(bufio.NewReaderSize(r, 1<<16))
 	if err != nil {
 		return "", Unavailablef(Corrupt, "%s is not gzip (%v)", what, github.OneLine(err.Error()))
 	}
 	defer zr.Close()
-	lim := &io.LimitedReader{R: zr, N: l.Expanded + 1}
+	// The context is asked before each read of the decoded stream (64 KiB at
+	// a time): inflating that much is moments, whatever the ratio.
+	lim := &io.LimitedReader{R: CtxReader{ctx, zr}, N: l.Expanded + 1}
 	br := bufio.NewReaderSize(lim, 1<<16)
 
 	var line []byte
@@ -112,6 +136,9 @@ func VerifyReader(r io.Reader, what string, l Limits) (string, *Unavailable) {
 			break
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
+			if ctx.Err() != nil {
+				return "", Cancelled(ctx)
+			}
 			return "", corruptGzip(err, what)
 		}
 	}
@@ -137,6 +164,9 @@ func VerifyReader(r io.Reader, what string, l Limits) (string, *Unavailable) {
 		return "", Unavailablef(Corrupt, "%s is not a retrieval-gate baseline (schema %s, want %s…)", what, got, SchemaPrefix)
 	}
 	if _, err := io.Copy(io.Discard, br); err != nil {
+		if ctx.Err() != nil {
+			return "", Cancelled(ctx)
+		}
 		return "", corruptGzip(err, what)
 	}
 	if lim.N <= 0 {

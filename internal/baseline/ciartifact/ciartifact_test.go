@@ -3,6 +3,7 @@ package ciartifact
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -53,7 +54,7 @@ func TestVerifyReader(t *testing.T) {
 		{name: "truncated", data: good[:len(good)-6], l: DefaultLimits, reason: Corrupt, message: what + " is damaged (unexpected EOF)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			schema, u := VerifyReader(bytes.NewReader(tt.data), what, tt.l)
+			schema, u := VerifyReader(context.Background(), bytes.NewReader(tt.data), what, tt.l)
 			if tt.reason == "" {
 				require.Nil(t, u)
 				assert.Equal(t, "retrieval-gate/baseline@1", schema)
@@ -71,10 +72,10 @@ func TestVerifyFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, FileName)
 	require.NoError(t, os.WriteFile(path, gz(t, `{"schema": "retrieval-gate/baseline@1"}`+"\n"), 0o600))
-	schema, u := VerifyFile(path, "it", DefaultLimits)
+	schema, u := VerifyFile(context.Background(), path, "it", DefaultLimits)
 	require.Nil(t, u)
 	assert.Equal(t, "retrieval-gate/baseline@1", schema)
-	_, u = VerifyFile(filepath.Join(dir, "gone"), "it", DefaultLimits)
+	_, u = VerifyFile(context.Background(), filepath.Join(dir, "gone"), "it", DefaultLimits)
 	require.NotNil(t, u)
 	assert.Equal(t, LocalIO, u.Reason)
 	assert.True(t, strings.HasPrefix(u.Message, "could not read the baseline file back: "), u.Message)
@@ -106,7 +107,7 @@ func FuzzVerifyReader(f *testing.F) {
 	limits := []Limits{{Expanded: 1 << 20, Header: 1 << 16}, {Expanded: 256, Header: 64}}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, l := range limits {
-			schema, u := VerifyReader(bytes.NewReader(data), "the file", l)
+			schema, u := VerifyReader(context.Background(), bytes.NewReader(data), "the file", l)
 			want, ok := refVerify(data, l)
 			if u == nil {
 				if !strings.HasPrefix(schema, SchemaPrefix) {

@@ -43,13 +43,13 @@ func (c *client) fetch(ctx context.Context, cand *candidate, dest string) (*Foun
 			os.Remove(tmpName)
 		}
 	}()
-	if un := extractFile(zipPath, a.ID, tmp); un != nil {
+	if un := extractFile(ctx, zipPath, a.ID, tmp); un != nil {
 		return nil, un
 	}
 	if err := tmp.Close(); err != nil {
 		return nil, unavailable(ciartifact.LocalIO, "could not write the baseline file: %v", github.OneLine(err.Error()))
 	}
-	schema, un := verify(tmpName, a.ID)
+	schema, un := verify(ctx, tmpName, a.ID)
 	if un != nil {
 		return nil, un
 	}
@@ -103,7 +103,7 @@ func (c *client) download(ctx context.Context, a artifact, dir string) (string, 
 	return f.Name(), nil
 }
 
-func extractFile(zipPath string, id int64, w io.Writer) *Unavailable {
+func extractFile(ctx context.Context, zipPath string, id int64, w io.Writer) *Unavailable {
 	f, err := os.Open(zipPath)
 	if err != nil {
 		return unavailable(ciartifact.LocalIO, "could not read the downloaded artifact back: %v", github.OneLine(err.Error()))
@@ -113,11 +113,12 @@ func extractFile(zipPath string, id int64, w io.Writer) *Unavailable {
 	if err != nil {
 		return unavailable(ciartifact.LocalIO, "could not read the downloaded artifact back: %v", github.OneLine(err.Error()))
 	}
-	return extract(f, fi.Size(), id, w)
+	return extract(ctx, f, fi.Size(), id, w)
 }
 
-// extract copies the archive's FileName entry to w, bounded by MaxFileBytes.
-func extract(ra io.ReaderAt, size int64, id int64, w io.Writer) *Unavailable {
+// extract copies the archive's FileName entry to w, bounded by MaxFileBytes,
+// until ctx ends (inflating 256 MiB takes seconds).
+func extract(ctx context.Context, ra io.ReaderAt, size int64, id int64, w io.Writer) *Unavailable {
 	zr, err := zip.NewReader(ra, size)
 	if err != nil {
 		return unavailable(ciartifact.Corrupt, "artifact %d is not a readable zip archive (%v)", id, github.OneLine(err.Error()))
@@ -149,8 +150,10 @@ func extract(ra io.ReaderAt, size int64, id int64, w io.Writer) *Unavailable {
 		return unavailable(ciartifact.Corrupt, "the %s of artifact %d cannot be read (%v)", ciartifact.FileName, id, github.OneLine(err.Error()))
 	}
 	defer rc.Close()
-	n, err := io.Copy(w, io.LimitReader(rc, limits.file+1))
+	n, err := io.Copy(w, io.LimitReader(ciartifact.CtxReader{Ctx: ctx, R: rc}, limits.file+1))
 	switch {
+	case err != nil && ctx.Err() != nil:
+		return ciartifact.Cancelled(ctx)
 	case n > limits.file:
 		return unavailable(ciartifact.TooLarge, "the %s of artifact %d expands beyond the %s cap", ciartifact.FileName, id, ciartifact.BytesText(limits.file))
 	case errors.Is(err, zip.ErrChecksum), errors.Is(err, zip.ErrFormat), errors.Is(err, io.ErrUnexpectedEOF):
@@ -168,6 +171,6 @@ func extract(ra io.ReaderAt, size int64, id int64, w io.Writer) *Unavailable {
 // verify checks that path is gzip, that its first line is a JSON object whose
 // "schema" starts with SchemaPrefix, and that the whole stream decodes within
 // MaxExpandedBytes; it returns the schema.
-func verify(path string, id int64) (string, *Unavailable) {
-	return ciartifact.VerifyFile(path, fmt.Sprintf("the %s of artifact %d", ciartifact.FileName, id), ciartifact.Limits{Expanded: limits.expanded, Header: limits.header})
+func verify(ctx context.Context, path string, id int64) (string, *Unavailable) {
+	return ciartifact.VerifyFile(ctx, path, fmt.Sprintf("the %s of artifact %d", ciartifact.FileName, id), ciartifact.Limits{Expanded: limits.expanded, Header: limits.header})
 }

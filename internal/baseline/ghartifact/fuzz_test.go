@@ -3,6 +3,7 @@ package ghartifact
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"strings"
@@ -125,7 +126,7 @@ func FuzzArchive(f *testing.F) {
 	limits.file, limits.expanded, limits.header = 1<<20, 4<<20, 1<<16
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var out bytes.Buffer
-		un := extract(bytes.NewReader(data), int64(len(data)), 1, &out)
+		un := extract(context.Background(), bytes.NewReader(data), int64(len(data)), 1, &out)
 		want, ok := refEntry(data, limits.file)
 		if un != nil {
 			if un.Message == "" || strings.ContainsAny(un.Message, "\r\n") {
@@ -139,7 +140,7 @@ func FuzzArchive(f *testing.F) {
 		if !ok || !bytes.Equal(want, out.Bytes()) {
 			t.Fatalf("extracted %q; archive/zip reads %q (%v)", out.Bytes(), want, ok)
 		}
-		schema, un := ciartifact.VerifyReader(&out, "the baseline.jsonl.gz of artifact 1", ciartifact.Limits{Expanded: limits.expanded, Header: limits.header})
+		schema, un := ciartifact.VerifyReader(context.Background(), &out, "the baseline.jsonl.gz of artifact 1", ciartifact.Limits{Expanded: limits.expanded, Header: limits.header})
 		if un == nil && !strings.HasPrefix(schema, ciartifact.SchemaPrefix) {
 			t.Fatalf("verified schema %q", schema)
 		}

@@ -106,7 +106,7 @@ func auto(ctx context.Context, ci gitlab.CI, name string, policy httpretry.Polic
 		_ = f.Cleanup()
 		return nil, fromError(err, name, ref)
 	}
-	schema, u := ciartifact.VerifyFile(path, fmt.Sprintf("the %s of job %s on %s", ciartifact.FileName, name, ref), ciartifact.DefaultLimits)
+	schema, u := ciartifact.VerifyFile(ctx, path, fmt.Sprintf("the %s of job %s on %s", ciartifact.FileName, name, ref), ciartifact.DefaultLimits)
 	if u != nil {
 		_ = f.Cleanup()
 		return nil, &baseline.Unavailability{Code: string(u.Reason), Detail: u.Message}

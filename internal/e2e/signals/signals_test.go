@@ -284,6 +284,41 @@ func TestSignals(t *testing.T) {
 			},
 		},
 		{
+			// compare/bootstrap with the query ids in increasing byte order (as
+			// trec_eval and most systems write them): the runs are scored as
+			// they are read, and the statistics were computed with no look at
+			// the context (6 s after the signal, exit 2).
+			name: "compare/bootstrap-streamed", sig: syscall.SIGINT, after: 700 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				qrels := filepath.Join(dir, "qrels.txt")
+				generate(t, qrels, 2000*5, func(i int) string { return fmt.Sprintf("q%05d 0 d%d %d", i/5, i%5, (i*7/5)%3) })
+				args := []string{"compare", "--qrels", qrels, "--bootstrap", "10000", "--json", filepath.Join(out, "cmp.json")}
+				for r := range 10 {
+					run := filepath.Join(dir, fmt.Sprintf("r%d.trec", r))
+					generate(t, run, 2000*10, func(i int) string {
+						q, rank := i/10, i%10
+						return fmt.Sprintf("q%05d Q0 d%d %d %d r%d", q, (rank*(r+3)+q)%20, rank+1, 10-rank, r)
+					})
+					args = append(args, "--run", fmt.Sprintf("r%d=%s", r, run))
+				}
+				return args, nil
+			},
+		},
+		{
+			// 9,000 cases with a precomputed score each of its own: the
+			// bootstrap intervals of check's groups (O(distinct values) a
+			// resample) take 45 s, and did not watch the context.
+			name: "check/statistics", sig: syscall.SIGTERM, after: 700 * time.Millisecond,
+			setup: func(t *testing.T, dir, out string) ([]string, *os.File) {
+				cases := filepath.Join(dir, "cases.jsonl")
+				generate(t, cases, 9000, func(i int) string {
+					return fmt.Sprintf(`{"id":"c%05d","locale":"en","type":"golden","scores":{"faithfulness":%g}}`, i, float64(i)/9000)
+				})
+				return []string{"check", "--cases", cases, "--kb", filepath.Join(demo, "kb"),
+					"--json", filepath.Join(out, "agg.json"), "--comment", "never"}, nil
+			},
+		},
+		{
 			// 256 bins, 40,000 pairs spread over them and the resample maximum: the
 			// bootstrap alone takes minutes.
 			name: "calibrate/bootstrap", sig: syscall.SIGTERM, after: 1500 * time.Millisecond,

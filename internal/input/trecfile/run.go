@@ -71,7 +71,7 @@ func ReadRunFrom(ctx context.Context, r io.Reader, file string, k int, opt RunOp
 		}
 		return ParseTRECRun(ctx, r, file, k)
 	}
-	first, err := firstByteAt(ra)
+	first, err := firstByteAt(ctx, ra)
 	if err != nil {
 		return nil, err
 	}
@@ -88,12 +88,16 @@ func ReadRunFrom(ctx context.Context, r io.Reader, file string, k int, opt RunOp
 }
 
 // firstByteAt is the first byte of ra that is not TREC white space (after a
-// leading BOM), 0 when there is none: the format is detected from it.
-func firstByteAt(ra io.ReaderAt) (byte, error) {
+// leading BOM), 0 when there is none: the format is detected from it. It
+// ends with ctx.Err() once ctx ends (gigabytes of white space take seconds).
+func firstByteAt(ctx context.Context, ra io.ReaderAt) (byte, error) {
 	head := make([]byte, 4096)
 	var first byte
 	var off int64
 	for first == 0 {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
 		n, rerr := ra.ReadAt(head, off)
 		if rerr != nil && rerr != io.EOF {
 			return 0, fmt.Errorf("failed to read run: %w", rerr)

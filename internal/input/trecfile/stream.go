@@ -103,7 +103,7 @@ func ScanTRECRun(ctx context.Context, r io.Reader, file string, k int, emit func
 // as ReadRunFrom does) in a regular file or a reader that says its Size, with
 // positioned reads; ok is false otherwise, and on any error (ReadRunFrom then
 // reads r and reports it).
-func SequentialTREC(r io.Reader) (io.Reader, bool) {
+func SequentialTREC(ctx context.Context, r io.Reader) (io.Reader, bool) {
 	ra, ok := r.(io.ReaderAt)
 	if !ok {
 		return nil, false
@@ -112,7 +112,7 @@ func SequentialTREC(r io.Reader) (io.Reader, bool) {
 	if !ok {
 		return nil, false
 	}
-	first, err := firstByteAt(ra)
+	first, err := firstByteAt(ctx, ra)
 	if err != nil || first == 0 || first == '{' {
 		return nil, false
 	}
