@@ -16,6 +16,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/cli"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish/runnertest"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/readback"
 	"github.com/retrieval-gate/retrieval-gate/report"
 )
 
@@ -177,7 +178,7 @@ func TestReadCalibrate(t *testing.T) {
 // drops it (report --from refused it, "unexpected character '\ufeff'"): the
 // document reads as the same file without it, for check, compare and
 // calibrate (its whole text report too, report --from --verbose's), and so
-// does check's own reader (checkreport.Read).
+// does check's own reader (checkreport.ReadParsed).
 func TestReadDropsBOM(t *testing.T) {
 	for _, path := range []string{
 		"../internal/report/checkreport/testdata/check.json.golden",
@@ -205,10 +206,14 @@ func TestReadDropsBOM(t *testing.T) {
 	}
 	plain, err := os.ReadFile("../internal/report/checkreport/testdata/check.json.golden")
 	require.NoError(t, err)
-	want, err := checkreport.Read(bytes.NewReader(plain))
-	require.NoError(t, err)
-	got, err := checkreport.Read(bytes.NewReader(append([]byte("\ufeff"), plain...)))
-	require.NoError(t, err)
+	read := func(b []byte) *checkreport.Document {
+		data, root, err := readback.Parse(bytes.NewReader(b), "")
+		require.NoError(t, err)
+		d, err := checkreport.ReadParsed(data, root)
+		require.NoError(t, err)
+		return d
+	}
+	want, got := read(plain), read(append([]byte("\ufeff"), plain...))
 	var wantText, gotText bytes.Buffer
 	require.NoError(t, want.TextVerbose(&wantText))
 	require.NoError(t, got.TextVerbose(&gotText))

@@ -77,7 +77,7 @@ func clusterSums(m int, clus map[string]*clusterAcc, all, clustered *metrics.His
 	return sums, sizes
 }
 
-// clusterStat recomputes s (PairedStat over cases) over the clusters whose
+// clusterStat recomputes s (pairedStat over cases) over the clusters whose
 // sums and sizes of differences are given (h: every case's difference): the
 // interval metrics.ClusterSumsPairedCI95 (the rule of three over the
 // clusters when every difference is equal), the sign-flip test of the

@@ -453,15 +453,10 @@ func Unavailable(why Unavailability, opt Options) *Comparison {
 	return c
 }
 
-// Result finishes the comparison: group statistics, flips with both sides' top k,
-// the unpaired lists and the regression gates.
-func (c *Comparer) Result() (*Comparison, error) {
-	return c.ResultContext(context.Background())
-}
-
-// ResultContext is Result that ends with ctx.Err() soon after ctx ends: the
-// paired sign-flip tests (PairedStat) take seconds on thousands of distinct
-// differences.
+// ResultContext finishes the comparison: group statistics, flips with both
+// sides' top k, the unpaired lists and the regression gates. It ends with
+// ctx.Err() soon after ctx ends: the paired sign-flip tests (pairedStat) take
+// seconds on thousands of distinct differences.
 func (c *Comparer) ResultContext(ctx context.Context) (*Comparison, error) {
 	b, h := c.b, c.b.Source.Header
 	out := &Comparison{
@@ -644,7 +639,7 @@ func (c *Comparer) group(ctx context.Context, name string, keys []cellKey, pick 
 	return g, nil
 }
 
-// PairedStat is the paired comparison of one measure from the histogram of the
+// pairedStat is the paired comparison of one measure from the histogram of the
 // differences (this run − baseline) and the sums of both runs' values: means, the
 // mean difference with its 95% interval and the paired test (issue 34):
 //   - a 0/1 measure: the exact McNemar test and the interval inverted from it
@@ -661,13 +656,9 @@ func (c *Comparer) group(ctx context.Context, name string, keys []cellKey, pick 
 //     that interval and the test disagree the Stat says so (NoteMethods: the
 //     test decides);
 //   - every difference 0: no test (TestNone, p = 1) and the rule of three.
-func PairedStat(info metrics.Info, h *metrics.Histogram, baseSum, curSum float64, resamples int, seed uint64) Stat {
-	s, _ := pairedStat(context.Background(), info, h, baseSum, curSum, resamples, seed)
-	return s
-}
-
-// pairedStat is PairedStat that ends with ctx.Err() soon after ctx ends (the
-// sign-flip randomization, metrics.Histogram.SignFlipPContext).
+//
+// It ends with ctx.Err() soon after ctx ends (the sign-flip randomization,
+// metrics.Histogram.SignFlipPContext).
 func pairedStat(ctx context.Context, info metrics.Info, h *metrics.Histogram, baseSum, curSum float64, resamples int, seed uint64) (Stat, error) {
 	n := h.N()
 	s := Stat{Key: info.Key, N: n, Base: baseSum / float64(n), Cur: curSum / float64(n), Delta: h.Mean()}

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
@@ -101,7 +102,8 @@ func TestValueCountsAsHistogram(t *testing.T) {
 				}
 			}
 			v.flush(h)
-			got, want := metrics.Summarize(h, 200, 1, 0, 1), metrics.Summarize(ref, 200, 1, 0, 1)
+			got, _ := metrics.SummarizeContext(context.Background(), h, 200, 1, 0, 1)
+			want, _ := metrics.SummarizeContext(context.Background(), ref, 200, 1, 0, 1)
 			require.Equal(t, want.N, got.N)
 			require.Equal(t, math.Float64bits(want.Mean), math.Float64bits(got.Mean), "%v %v", want.Mean, got.Mean)
 			require.Equal(t, math.Float64bits(want.CI95[0]), math.Float64bits(got.CI95[0]))

@@ -210,14 +210,8 @@ var ReasonNoGold = outcome.Clause{Code: outcome.NoGoldScored}
 // ReasonAllowedEmpty is the non_empty gate's reason when --allow-empty turns it off.
 var ReasonAllowedEmpty = outcome.Clause{Code: outcome.NoGoldScored, Allowed: true}
 
-// Result computes the aggregates and applies the gates.
-func (a *Accumulator) Result(cfg Config) *Result {
-	res, _ := a.ResultContext(context.Background(), cfg)
-	return res
-}
-
-// ResultContext is Result that ends with ctx.Err() soon after ctx ends: the
-// bootstrap intervals (metrics.SummarizeContext) take seconds on groups of a
+// ResultContext computes the aggregates and applies the gates. It ends with
+// ctx.Err() soon after ctx ends: the bootstrap intervals (metrics.SummarizeContext) take seconds on groups of a
 // few thousand cases whose values are mostly distinct (a precomputed score).
 func (a *Accumulator) ResultContext(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Resamples <= 0 {

@@ -151,7 +151,7 @@ func readersOf(family, ext string) []reader {
 		}}}
 	case "cache":
 		return []reader{{"judge.OpenCache", func(_ context.Context, p string) error {
-			c, err := judge.OpenCache(p) // writes nothing (the hostile test's files stay as they are)
+			c, err := judge.OpenCacheContext(context.Background(), p) // writes nothing (the hostile test's files stay as they are)
 			if err != nil {
 				return err
 			}

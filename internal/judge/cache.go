@@ -98,17 +98,12 @@ func (c *Cache) Missing() bool {
 // cache): it opens no file.
 func MemoryCache() *Cache { return &Cache{entries: map[string]Entry{}} }
 
-// OpenCache loads path (a missing file is an empty cache) for appending,
+// OpenCacheContext loads path (a missing file is an empty cache) for appending,
 // writing nothing yet (the first Put creates the file and its directory, or
 // drops a torn last line). An empty path is an in-memory cache that is not
 // kept (MemoryCache).
-func OpenCache(path string) (*Cache, error) {
-	return OpenCacheContext(context.Background(), path)
-}
-
-// OpenCacheContext is OpenCache whose loading ends with ctx.Err() soon after
-// ctx ends: a cache kept from run to run grows, and a million entries take
-// seconds to read.
+// The loading ends with ctx.Err() soon after ctx ends: a cache kept from run
+// to run grows, and a million entries take seconds to read.
 func OpenCacheContext(ctx context.Context, path string) (*Cache, error) {
 	if path == "" {
 		return MemoryCache(), nil

@@ -1,6 +1,9 @@
 package judge
 
-import "io"
+import (
+	"context"
+	"io"
+)
 
 // WriteBatchRequests writes n Batch API request lines to w, the i-th for
 // pair(i) and repeat 0, one at a time (a streaming writer: memory does not
@@ -20,3 +23,14 @@ func WriteBatchRequests(w io.Writer, n int, pair func(i int) Pair, opt Options) 
 // ReadQueriesCapped is ReadQueries with a cap of max bytes instead of
 // MaxQueriesBytes.
 var ReadQueriesCapped = readQueriesCapped
+
+// OpenCache is OpenCacheContext with a context that does not end.
+func OpenCache(path string) (*Cache, error) {
+	return OpenCacheContext(context.Background(), path)
+}
+
+// Summarize is SummarizeContext with a context that does not end.
+func Summarize(res *Result, price *Price) *Summary {
+	s, _ := SummarizeContext(context.Background(), res, price)
+	return s
+}

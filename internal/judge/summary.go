@@ -57,15 +57,9 @@ type Summary struct {
 // AgreementResamples is the number of bootstrap resamples of the self-agreement CI.
 const AgreementResamples = 2000
 
-// Summarize counts the labels, the unjudged answers and the self-agreement,
-// and prices the tokens when price is not nil.
-func Summarize(res *Result, price *Price) *Summary {
-	s, _ := SummarizeContext(context.Background(), res, price)
-	return s
-}
-
-// SummarizeContext is Summarize that ends with ctx.Err() soon after ctx ends:
-// the self-agreement's bootstrap (AgreementResamples resamples of every pair,
+// SummarizeContext counts the labels, the unjudged answers and the
+// self-agreement, and prices the tokens when price is not nil. It ends with
+// ctx.Err() soon after ctx ends: the self-agreement's bootstrap (AgreementResamples resamples of every pair,
 // for each two repeats) takes seconds on a run of 100,000 pairs.
 func SummarizeContext(ctx context.Context, res *Result, price *Price) (*Summary, error) {
 	s := &Summary{Pairs: len(res.Pairs), Judgments: len(res.Pairs) * res.Repeat, UnjudgedByCause: map[string]int{CauseUnparseable: 0, CauseOutOfRange: 0, CauseBudget: 0}}

@@ -43,17 +43,11 @@ func percentileCI95(stats []float64) [2]float64 {
 	return [2]float64{Quantile(stats, 0.025), Quantile(stats, 0.975)}
 }
 
-// StatisticCI95 is the percentile bootstrap 95% CI of any statistic of n paired
-// items: each resample draws n indices with replacement and calls stat; resamples
-// where stat returns NaN (undefined, e.g. kappa of a single class) are skipped.
-func StatisticCI95(n, resamples int, seed uint64, stat func(idx []int) float64) [2]float64 {
-	ci, _ := StatisticCI95Context(context.Background(), n, resamples, seed, stat)
-	return ci
-}
-
-// StatisticCI95Context is StatisticCI95 that ends with ctx.Err() soon after
-// ctx ends (checked before each resample, a draw of n indices and a call of
-// stat).
+// StatisticCI95Context is the percentile bootstrap 95% CI of any statistic of
+// n paired items: each resample draws n indices with replacement and calls
+// stat; resamples where stat returns NaN (undefined, e.g. kappa of a single
+// class) are skipped. It ends with ctx.Err() soon after ctx ends (checked
+// before each resample, a draw of n indices and a call of stat).
 func StatisticCI95Context(ctx context.Context, n, resamples int, seed uint64, stat func(idx []int) float64) ([2]float64, error) {
 	if n == 0 || resamples <= 0 {
 		return [2]float64{math.NaN(), math.NaN()}, nil

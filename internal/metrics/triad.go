@@ -125,14 +125,9 @@ type Summary struct {
 	Unreliable bool
 }
 
-// Summarize is the mean and 95% interval of the values in h, a measure with
-// per-case range [lo, hi] (the range the interval widens to when all values are equal).
-func Summarize(h *Histogram, resamples int, seed uint64, lo, hi float64) Summary {
-	s, _ := SummarizeContext(context.Background(), h, resamples, seed, lo, hi)
-	return s
-}
-
-// SummarizeContext is Summarize that ends with ctx.Err() soon after ctx ends
+// SummarizeContext is the mean and 95% interval of the values in h, a measure
+// with per-case range [lo, hi] (the range the interval widens to when all
+// values are equal). It ends with ctx.Err() soon after ctx ends
 // (MeanCI95Context).
 func SummarizeContext(ctx context.Context, h *Histogram, resamples int, seed uint64, lo, hi float64) (Summary, error) {
 	if h == nil || h.N() == 0 {

@@ -54,7 +54,7 @@ func comparison(t *testing.T) *baseline.Comparison {
 	}
 	noGold("ng-1", "no gold | here", []string{"en-2fa", "*x*", "en-reset"})
 	noGold("ng-2", "unchanged", []string{"en-reset", "en-2fa"})
-	res, err := c.Result()
+	res, err := c.ResultContext(context.Background())
 	require.NoError(t, err)
 	return res
 }

@@ -257,19 +257,11 @@ func New(r *gate.Result) *Document {
 // numbers (format.Float), two-space indentation, a final newline.
 func (d *Document) WriteJSON(w io.Writer) error { return format.WriteJSON(w, d) }
 
-// Read reads a check document written by WriteJSON. It is checked first as
-// strictly as check writes it (validate): a value that is wrong is an
-// *input.Error at its line, whose File is "" (the caller names the file).
-func Read(r io.Reader) (*Document, error) {
-	data, root, err := readback.Parse(r, "")
-	if err != nil {
-		return nil, err
-	}
-	return ReadParsed(data, root)
-}
-
-// ReadParsed is Read of a document readback.Parse has read and parsed (data
-// and its tree): report.Read parses a document once to learn its schema.
+// ReadParsed reads a check document written by WriteJSON, which
+// readback.Parse has read and parsed (data and its tree: report.Read parses a
+// document once to learn its schema). It is checked first as strictly as
+// check writes it (validate): a value that is wrong is an *input.Error at its
+// line, whose File is "" (the caller names the file).
 func ReadParsed(data []byte, root *jsonpos.Value) (*Document, error) {
 	d := &Document{}
 	if err := readback.Decode(data, root, validate, d, "check report"); err != nil {

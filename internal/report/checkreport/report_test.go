@@ -2,6 +2,7 @@ package checkreport
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -50,7 +51,7 @@ func fixture(t *testing.T, minHit gate.Floor) *gate.Result {
 		require.NoError(t, s.ScoreInto(c, &r))
 		require.NoError(t, a.Add(&r))
 	}
-	return a.Result(gate.Config{K: 3, ReferenceLocale: "en", MinHit: minHit, KBCards: len(kb), Resamples: 500})
+	return gateResult(a, gate.Config{K: 3, ReferenceLocale: "en", MinHit: minHit, KBCards: len(kb), Resamples: 500})
 }
 
 func golden(t *testing.T, name string, got []byte) {
@@ -131,7 +132,7 @@ func TestTextPass(t *testing.T) {
 		require.NoError(t, a.Add(&r))
 	}
 	var b, v bytes.Buffer
-	doc := New(a.Result(gate.Config{K: 5, Resamples: 10}))
+	doc := New(gateResult(a, gate.Config{K: 5, Resamples: 10}))
 	require.NoError(t, doc.Text(&b))
 	require.NoError(t, doc.TextVerbose(&v))
 	text := b.String()
@@ -255,7 +256,7 @@ func TestFloorNearMissFullPrecision(t *testing.T) {
 	var r gate.CaseResult
 	require.NoError(t, s.ScoreInto(&casefile.Case{File: "c.jsonl", Line: 1, ID: "p", Scores: map[string]float64{metrics.KeyHit: 0.6999997}}, &r))
 	require.NoError(t, a.Add(&r))
-	doc := New(a.Result(gate.Config{K: 5, MinHit: gate.Floor{Set: true, Value: 0.7}, Resamples: 10}))
+	doc := New(gateResult(a, gate.Config{K: 5, MinHit: gate.Floor{Set: true, Value: 0.7}, Resamples: 10}))
 	var js, txt bytes.Buffer
 	require.NoError(t, doc.WriteJSON(&js))
 	assert.Contains(t, js.String(), `"value": 0.6999997`)
@@ -304,7 +305,7 @@ func TestLocaleDeltasCarryN(t *testing.T) {
 		require.NoError(t, s.ScoreInto(&c, &cr))
 		require.NoError(t, a.Add(&cr))
 	}
-	mixed := a.Result(gate.Config{K: 3, ReferenceLocale: "en", KBCards: 1, Resamples: 100})
+	mixed := gateResult(a, gate.Config{K: 3, ReferenceLocale: "en", KBCards: 1, Resamples: 100})
 
 	for name, res := range map[string]*gate.Result{"fixture": r, "mixed": mixed} {
 		t.Run(name, func(t *testing.T) {
@@ -357,4 +358,13 @@ func TestLocaleDeltasCarryN(t *testing.T) {
 	assert.Contains(t, doc.Markdown(MarkdownOptions{}), "| es-419 (n=—) |")
 	_, _, ok := doc.DeltaMeasureN("es-419", metrics.KeyRecall)
 	assert.False(t, ok)
+}
+
+// gateResult is a.ResultContext with a context that does not end.
+func gateResult(a *gate.Accumulator, cfg gate.Config) *gate.Result {
+	res, err := a.ResultContext(context.Background(), cfg)
+	if err != nil {
+		panic(err) // a context that does not end ends nothing
+	}
+	return res
 }

@@ -2,6 +2,7 @@ package codequality_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -37,7 +38,7 @@ func result(t *testing.T, first, maxProblems int, gold ...string) *gate.Result {
 		require.NoError(t, s.ScoreInto(&c, &r))
 		require.NoError(t, a.Add(&r))
 	}
-	return a.Result(gate.Config{K: 3, ReferenceLocale: "en", KBCards: 1, Resamples: 100})
+	return gateResult(a, gate.Config{K: 3, ReferenceLocale: "en", KBCards: 1, Resamples: 100})
 }
 
 func render(t *testing.T, issues []codequality.Issue) []byte {
@@ -148,4 +149,13 @@ func TestLongIDsCut(t *testing.T) {
 		assert.Contains(t, i.Description, "…")
 	}
 	assert.NotEqual(t, is[0].Fingerprint, is[1].Fingerprint)
+}
+
+// gateResult is a.ResultContext with a context that does not end.
+func gateResult(a *gate.Accumulator, cfg gate.Config) *gate.Result {
+	res, err := a.ResultContext(context.Background(), cfg)
+	if err != nil {
+		panic(err) // a context that does not end ends nothing
+	}
+	return res
 }

@@ -87,7 +87,7 @@ func Failed(es []Entry) []string {
 	return out
 }
 
-// The report readers (checkreport.Read, ...) decode entries through encoding/json,
+// The report readers (checkreport.ReadParsed, ...) decode entries through encoding/json,
 // which calls UnmarshalJSON on a *Entry found by reflection. The assertion states it,
 // and its explicit conversion of a value is what lets deadcode see that call (a nil
 // pointer or an implicit conversion to a blank var is folded away before its analysis).

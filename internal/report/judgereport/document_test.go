@@ -2,6 +2,7 @@ package judgereport_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -45,7 +46,7 @@ func fixture() (*judge.Result, *judge.Summary, judgereport.Meta) {
 	res.Grades[5][1] = judge.Judgment{Cause: judge.CauseUnparseable, Detail: `"no grade" <here>`}
 	res.Grades[7][0] = judge.Judgment{Cause: judge.CauseBudget, Detail: "the request budget (--max-requests) was spent"}
 	price := &judge.Price{Prompt: 0.15, Completion: 0.6}
-	return res, judge.Summarize(res, price), judgereport.Meta{Runs: []string{"dense", "hybrid"}, K: 10, Price: price}
+	return res, summarize(res, price), judgereport.Meta{Runs: []string{"dense", "hybrid"}, K: 10, Price: price}
 }
 
 // TestReportGolden pins judge's --json report (retrieval-gate/judge@1): every
@@ -93,4 +94,13 @@ func TestReportCostInFull(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, judgereport.New(res, s, meta).WriteJSON(&b))
 	assert.Contains(t, b.String(), `"estimated_cost": 0.0007670999999999999,`)
+}
+
+// summarize is judge.SummarizeContext with a context that does not end.
+func summarize(res *judge.Result, price *judge.Price) *judge.Summary {
+	s, err := judge.SummarizeContext(context.Background(), res, price)
+	if err != nil {
+		panic(err) // a context that does not end ends nothing
+	}
+	return s
 }

@@ -55,7 +55,7 @@ func checkResult(t *testing.T, maxProblems int) *gate.Result {
 		require.NoError(t, s.ScoreInto(c, &r))
 		require.NoError(t, a.Add(&r))
 	}
-	return a.Result(gate.Config{K: 3, ReferenceLocale: "en", MinHit: gate.Floor{Set: true, Value: 0.9}, KBCards: len(kb), Resamples: 200})
+	return gateResult(a, gate.Config{K: 3, ReferenceLocale: "en", MinHit: gate.Floor{Set: true, Value: 0.9}, KBCards: len(kb), Resamples: 200})
 }
 
 // compareResult is the compare demo's gate on dense with a floor it fails and
@@ -429,4 +429,13 @@ func TestCheckBoundLowered(t *testing.T) {
 	assert.Len(t, c.Suites[0].Cases, strings.Count(string(doc), "<testcase "))
 	assert.Equal(t, strings.Count(string(doc), "<failure "), c.Suites[0].Failed)
 	assert.Equal(t, "FAIL", c.Suites[0].Cases[len(c.Suites[0].Cases)-1].Status, "the case that counts the rest fails")
+}
+
+// gateResult is a.ResultContext with a context that does not end.
+func gateResult(a *gate.Accumulator, cfg gate.Config) *gate.Result {
+	res, err := a.ResultContext(context.Background(), cfg)
+	if err != nil {
+		panic(err) // a context that does not end ends nothing
+	}
+	return res
 }

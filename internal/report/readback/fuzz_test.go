@@ -30,7 +30,11 @@ func rewrite(w func(io.Writer) error) []byte {
 
 var readers = []reread{
 	func(r io.Reader) (int, outcome.Status, []byte, error) {
-		d, err := checkreport.Read(r)
+		data, root, err := readback.Parse(r, "")
+		if err != nil {
+			return 0, "", nil, err
+		}
+		d, err := checkreport.ReadParsed(data, root)
 		if err != nil {
 			return 0, "", nil, err
 		}

@@ -2,6 +2,7 @@ package summary
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"testing"
@@ -78,7 +79,7 @@ func TestJudgeSummaryCost(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := &judge.Result{Prompt: judge.DefaultPrompt(), Format: judge.FormatJSON, PromptTokens: tc.prompt, CompletionTokens: tc.completion}
-			s := judge.Summarize(res, &judge.Price{Prompt: tc.pricePrompt, Completion: tc.priceAnswer})
+			s := summarize(res, &judge.Price{Prompt: tc.pricePrompt, Completion: tc.priceAnswer})
 			require.NotNil(t, s.EstimatedCost)
 			require.Equal(t, tc.full, format.Full(*s.EstimatedCost), "the figure the JSON writes")
 			var b bytes.Buffer
@@ -89,7 +90,7 @@ func TestJudgeSummaryCost(t *testing.T) {
 	// Without a price there is no cost.
 	var b bytes.Buffer
 	res := &judge.Result{Prompt: judge.DefaultPrompt(), Format: judge.FormatJSON, PromptTokens: 5}
-	Judge(&b, res, judge.Summarize(res, nil))
+	Judge(&b, res, summarize(res, nil))
 	assert.Contains(t, b.String(), "judge: tokens: 5 prompt, 0 completion\n")
 }
 
@@ -102,4 +103,13 @@ func TestGenerateBatchSummaryWords(t *testing.T) {
 	Generate(&batch, &generate.RunResult{Result: &generate.Result{Documents: 5, Failed: 2, BatchMode: "file"}}, 0.8, 0, "out.jsonl", "", "in.jsonl")
 	assert.NotContains(t, batch.String(), "retry")
 	assert.Contains(t, batch.String(), "generate: 2 document(s) without a readable answer (a batch has no correction turn: each was asked once), 0 skipped over the request budget\n")
+}
+
+// summarize is judge.SummarizeContext with a context that does not end.
+func summarize(res *judge.Result, price *judge.Price) *judge.Summary {
+	s, err := judge.SummarizeContext(context.Background(), res, price)
+	if err != nil {
+		panic(err) // a context that does not end ends nothing
+	}
+	return s
 }
