@@ -85,3 +85,30 @@ func TestDecisionAfterGatesAndBelowFloors(t *testing.T) {
 	require.NoError(t, format.WriteJSON(&js, d.Decision))
 	assert.Contains(t, js.String(), `"value": 0.6678903585562527`)
 }
+
+// The evaluate demo's run: lexical wins, hybrid is significantly below it and
+// dense below both. The lexical-beats-dense scenario agrees with the decision
+// and offers no other strategy beside it: "(or hybrid)" would put back a
+// strategy the decision did not keep (the diagnosis says adding vector search
+// to full text hurts there).
+func TestLexicalScenarioOffersNoOtherStrategy(t *testing.T) {
+	lex := &Paired{Strategy: "lexical", Baseline: "dense", Metric: "dcg_at_k", N: 146, Delta: 0.175, CI95: [2]format.Float{0.121, 0.243}, PValue: 0.0002, Significant: true, Primary: true}
+	d := &Document{K: 10, Primary: compare.Primary, Statistics: Statistics{Alpha: 0.05}, Recommended: "lexical",
+		RecommendationTest: &Leader{Best: "lexical", RunnerUp: "hybrid", Metric: "dcg_at_k", N: 146, Delta: 0.053, CI95: [2]format.Float{0.022, 0.096}, PValue: 0.0003, Significant: true},
+		Decision:           &Decision{Verdict: "winner", Best: "lexical", Contenders: []string{"lexical"}, Simplest: "lexical"},
+		Scenarios:          []Scenario{{Code: "lexical-beats-dense", Bearing: "supports", Strategy: "lexical", Versus: "dense", Test: lex}}}
+	ts := d.ScenarioTexts()
+	require.Len(t, ts, 1)
+	assert.Equal(t, "The embedding model may not capture your domain: fine-tune it, or use full text. Agrees with the decision.", ts[0].Todo())
+	var text, md bytes.Buffer
+	require.NoError(t, d.Markdown(&md))
+	require.NoError(t, d.Text(&text))
+	for _, out := range []string{text.String(), md.String()} {
+		assert.Contains(t, out, "Decision: use lexical.")
+		assert.NotContains(t, out, "hybrid)")
+	}
+	// Without a decision (a document written before it) the action is the
+	// scenario's own.
+	d.Decision = nil
+	assert.Contains(t, d.ScenarioTexts()[0].Todo(), "or use full text (or hybrid).")
+}
