@@ -105,8 +105,8 @@ func (d *Document) bucketsNote() string {
 
 // test describes a pair scenario's test.
 func (d *Document) test(p *Paired) string {
-	s := fmt.Sprintf("Δ %s = %s, 95%% CI %s, Holm p = %s, n = %d", d.label(p.Metric), format.Signed(p.Delta.V()),
-		format.SignedInterval([2]float64{p.CI95[0].V(), p.CI95[1].V()}), format.P(p.PValue.V()), p.N)
+	s := fmt.Sprintf("Δ %s = %s, 95%% CI %s%s, Holm p = %s, n = %d", d.label(p.Metric), format.Signed(p.Delta.V()),
+		format.SignedInterval([2]float64{p.CI95[0].V(), p.CI95[1].V()}), format.MarkIf(p.Unreliable), format.P(p.PValue.V()), p.N)
 	if p.Note != "" {
 		s += "; " + NoteText(p.Note)
 	}
