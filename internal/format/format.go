@@ -52,14 +52,15 @@ func Num(v float64) string {
 	return s
 }
 
-// Signed prints a difference with its sign (+0.250, -0.080), "±0.000" when it
-// rounds to zero, or Missing.
+// Signed prints a difference with its sign (+0.250, -0.080), "0.000" when it
+// rounds to zero (never "±0.000": the reports write ± for the half-width of a
+// 95% interval, and a zero difference is no interval), or Missing.
 func Signed(v float64) string {
 	if undefined(v) {
 		return Missing
 	}
 	if math.Abs(v) < 0.0005 {
-		return "±0.000"
+		return "0.000"
 	}
 	s := fixed(v)
 	if v > 0 {

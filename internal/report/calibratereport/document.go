@@ -574,7 +574,9 @@ func (d *Document) Markdown(w io.Writer, marker string) error {
 	fmt.Fprintf(&b, "Agreement between human labels and the LLM judge, per dimension, on the lock's frozen constants: %s. "+
 		"The gate needs weighted kappa ≥ min\\_kappa on every gated dimension, no construct mismatch, no anchoring violation%s%s, and an unchanged lock%s.\n\n",
 		esc(d.lockSummary()), d.unpairedRule(), d.processRule(), d.adoptionRule())
-	b.WriteString("| dimension | gated | n | agreement | kappa | weighted kappa | 95% CI | status |\n")
+	// The interval is weighted kappa's, as the text's "ci95 (w.kappa)" says:
+	// the heading names it, so it is not read as the unweighted kappa's.
+	b.WriteString("| dimension | gated | n | agreement | kappa | weighted kappa | 95% CI of weighted kappa | status |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---|---|\n")
 	dims := d.dimensions()
 	for _, dim := range dims {

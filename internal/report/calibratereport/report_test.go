@@ -255,6 +255,20 @@ func TestPanelWithoutLabels(t *testing.T) {
 	assert.Contains(t, txt.String(), "\n  a: panel: no human label\n")
 }
 
+// The Markdown's interval column says which statistic it is the 95% interval
+// of (the table shows kappa and weighted kappa side by side), as the text's
+// "ci95 (w.kappa)" does.
+func TestMarkdownNamesTheIntervalsStatistic(t *testing.T) {
+	r := readDemo(t, demoFile(t, "human.jsonl"), demoFile(t, "judge.jsonl"))
+	r.Finish()
+	d := calibratereport.New(r)
+	var md, txt bytes.Buffer
+	require.NoError(t, d.Markdown(&md, ""))
+	require.NoError(t, d.Text(&txt))
+	assert.Contains(t, md.String(), "| kappa | weighted kappa | 95% CI of weighted kappa |")
+	assert.Contains(t, txt.String(), "ci95 (w.kappa)")
+}
+
 func TestDemoPasses(t *testing.T) {
 	r := readDemo(t, demoFile(t, "human.jsonl"), demoFile(t, "judge.jsonl"))
 	r.Finish()

@@ -18,6 +18,11 @@ const flipsOpenMax = 10
 // adjusted (the per-group regression gates adjust theirs).
 const PairedPLegend = "p of the paired test (exact McNemar for hit, exact or randomization sign-flip otherwise, none when no case changed), unadjusted: each row is its own test, and only the per-group regression gates (--max-drop MEASURE@GROUP) Holm-adjust theirs, together"
 
+// TextPairedLegend says, under the terminal's paired rows, what each row's
+// figures are: the bracket after Δ is its 95% interval (the Markdown and the
+// HTML say it in the heading and the longer legend under their tables).
+const TextPairedLegend = "(Δ = head − base over the n paired cases, [its 95% interval]; p of the paired test, unadjusted; worse/better only where p < 0.05; mdd: the smallest |Δ| these n detect with 80% power)"
+
 // MDDLegend says what the MDD column holds.
 const MDDLegend = "the smallest |Δ| these n detect with 80% power (for hit, with as many changed cases as that Δ needs; — when none can be)"
 
@@ -363,8 +368,10 @@ func (d *Document) textBaseline(b *strings.Builder, verbose bool) (details []str
 	}
 	c := bl.Cases
 	p("  %d paired; not paired: %d gold changed, %d only in the baseline, %d only in this run\n", c.Paired, c.GoldChanged, c.OnlyInBaseline, c.OnlyInCurrent)
+	rows := false // a paired row was written: its legend follows
 	row := func(label string, g PairedGroup) {
 		for _, k := range pairedKeys(g) {
+			rows = true
 			x := g.Metrics[k]
 			mark := ""
 			if x.Change != "" {
@@ -385,6 +392,9 @@ func (d *Document) textBaseline(b *strings.Builder, verbose bool) (details []str
 		p("  (locale rows: %s)\n", LocalePairedNote)
 	} else if len(bl.ByType)+len(bl.ByLocale) > 0 {
 		details = append(details, "the baseline's type and locale rows")
+	}
+	if rows {
+		p("  %s\n", TextPairedLegend)
 	}
 	unreliable := bl.AnyPairedUnreliable(true)
 	if !verbose { // the rows shown: overall's

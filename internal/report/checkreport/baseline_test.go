@@ -77,6 +77,38 @@ func TestBaselineMarkdownGolden(t *testing.T) {
 	assert.Contains(t, verbose.String(), "type golden n=")
 }
 
+// TestBaselineTextSaysIntervalIs95 holds the terminal's paired rows to the
+// honest-numbers rule: the bracket after each Δ is said to be its 95%
+// interval, under the rows, with and without --verbose (the Markdown and the
+// HTML say it in their headings and legends).
+func TestBaselineTextSaysIntervalIs95(t *testing.T) {
+	d := New(fixture(t, gate.Floor{}))
+	d.SetBaseline(comparison(t))
+	for _, verbose := range []bool{false, true} {
+		var b bytes.Buffer
+		if verbose {
+			require.NoError(t, d.TextVerbose(&b))
+		} else {
+			require.NoError(t, d.Text(&b))
+		}
+		lines := strings.Split(b.String(), "\n")
+		last := -1
+		for i, l := range lines {
+			if strings.Contains(l, " Δ ") && strings.Contains(l, " -> ") {
+				last = i
+			}
+		}
+		require.GreaterOrEqual(t, last, 0, "verbose %v: no paired row", verbose)
+		legend := -1
+		for i := last + 1; i < len(lines) && i <= last+3; i++ {
+			if strings.Contains(lines[i], "[its 95% interval]") {
+				legend = i
+			}
+		}
+		assert.GreaterOrEqual(t, legend, 0, "verbose %v: the paired rows' legend (their brackets are 95%% intervals) follows them:\n%s", verbose, b.String())
+	}
+}
+
 func TestBaselineJSONRoundTrip(t *testing.T) {
 	d := New(fixture(t, gate.Floor{}))
 	d.SetBaseline(comparison(t))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
@@ -84,4 +85,73 @@ func TestDecisionAfterGatesAndBelowFloors(t *testing.T) {
 	var js bytes.Buffer
 	require.NoError(t, format.WriteJSON(&js, d.Decision))
 	assert.Contains(t, js.String(), `"value": 0.6678903585562527`)
+}
+
+// The evaluate demo's run: lexical wins, hybrid is significantly below it and
+// dense below both. The lexical-beats-dense scenario agrees with the decision
+// and offers no other strategy beside it: "(or hybrid)" would put back a
+// strategy the decision did not keep (the diagnosis says adding vector search
+// to full text hurts there).
+func TestLexicalScenarioOffersNoOtherStrategy(t *testing.T) {
+	lex := &Paired{Strategy: "lexical", Baseline: "dense", Metric: "dcg_at_k", N: 146, Delta: 0.175, CI95: [2]format.Float{0.121, 0.243}, PValue: 0.0002, Significant: true, Primary: true}
+	d := &Document{K: 10, Primary: compare.Primary, Statistics: Statistics{Alpha: 0.05}, Recommended: "lexical",
+		RecommendationTest: &Leader{Best: "lexical", RunnerUp: "hybrid", Metric: "dcg_at_k", N: 146, Delta: 0.053, CI95: [2]format.Float{0.022, 0.096}, PValue: 0.0003, Significant: true},
+		Decision:           &Decision{Verdict: "winner", Best: "lexical", Contenders: []string{"lexical"}, Simplest: "lexical"},
+		Scenarios:          []Scenario{{Code: "lexical-beats-dense", Bearing: "supports", Strategy: "lexical", Versus: "dense", Test: lex}}}
+	ts := d.ScenarioTexts()
+	require.Len(t, ts, 1)
+	assert.Equal(t, "The embedding model may not capture your domain: fine-tune it, or use full text. Agrees with the decision.", ts[0].Todo())
+	var text, md bytes.Buffer
+	require.NoError(t, d.Markdown(&md))
+	require.NoError(t, d.Text(&text))
+	for _, out := range []string{text.String(), md.String()} {
+		assert.Contains(t, out, "Decision: use lexical.")
+		assert.NotContains(t, out, "hybrid)")
+	}
+	// Without a decision (a document written before it) the action is the
+	// scenario's own.
+	d.Decision = nil
+	assert.Contains(t, d.ScenarioTexts()[0].Todo(), "or use full text (or hybrid).")
+}
+
+// An interval marked unreliable in the paired tables is marked where the
+// recommendation, a scenario or a diagnosis finding cites it too, with its
+// footnote under them: "95% CI" alone would claim a coverage its method does
+// not reach at that n (the HTML card marked the recommendation's already).
+func TestDecisionIntervalsCarryTheirUnreliableMark(t *testing.T) {
+	level := &Paired{Strategy: "hybrid", Baseline: "dense", Metric: "dcg_at_k", N: 20, Delta: 0.15, CI95: [2]format.Float{-0.42, 0.72}, PValue: 0.57, Primary: true, Unreliable: true}
+	d := &Document{K: 10, Primary: compare.Primary, Statistics: Statistics{Alpha: 0.05}, Recommended: compare.NoClearWinner,
+		RecommendationTest: &Leader{Best: "hybrid", RunnerUp: "dense", Metric: "dcg_at_k", N: 20, Delta: 0.15, CI95: [2]format.Float{-0.42, 0.72}, PValue: 0.57, Unreliable: true},
+		Decision:           &Decision{Verdict: "level", Best: "hybrid", Contenders: []string{"hybrid", "dense"}, Simplest: "dense"},
+		Scenarios:          []Scenario{{Code: "dense-matches-hybrid", Bearing: "decides", Strategy: "hybrid", Versus: "dense", Test: level}},
+		Findings: []compare.Finding{{Kind: compare.HybridVsLexical, A: "hybrid", B: "bm25",
+			Test: compare.Paired{Strategy: "hybrid", Baseline: "bm25", Metric: "dcg_at_k", N: 20, Delta: 0.4, CI: metrics.Interval{Lo: 0.1, Hi: 0.7, N: 20, Unreliable: true}, PHolm: 0.01, Significant: true}}}}
+	var text, md bytes.Buffer
+	require.NoError(t, d.Text(&text))
+	require.NoError(t, d.Markdown(&md))
+	for name, out := range map[string]string{"text": text.String(), "markdown": md.String()} {
+		assert.Contains(t, out, "(delta +0.150, 95% CI [-0.420, +0.720]†, adjusted p", name)
+		assert.Contains(t, out, "hybrid vs dense (Δ DCG@10 = +0.150, 95% CI [-0.420, +0.720]†, Holm p", name)
+		// The finding (escaped in the Markdown: "\[", "\]").
+		diagnosis := strings.Index(out, "+0.700]†, Holm p = 0.0100")
+		if name == "markdown" {
+			diagnosis = strings.Index(out, `+0.700\]†, Holm p = 0.0100`)
+		}
+		require.GreaterOrEqual(t, diagnosis, 0, "%s: the finding's interval is marked", name)
+		// Each block's footnote below it: the decision's, then the diagnosis'.
+		decision := strings.Index(out, "hybrid vs dense (Δ")
+		foot := strings.Index(out[decision:], UnreliableLine)
+		require.GreaterOrEqual(t, foot, 0, name)
+		assert.Less(t, decision+foot, diagnosis, "%s: the decision's footnote comes before the diagnosis", name)
+		assert.Contains(t, out[diagnosis:], UnreliableLine, name)
+	}
+	// With human labels the decision's intervals are the corrected ones: their footnote.
+	d.Human = &Human{N: 20}
+	assert.Equal(t, HumanUnreliableLine, d.DecisionUnreliableLine())
+	assert.Equal(t, HumanUnreliableLine, d.ScenariosUnreliableLine())
+	assert.Equal(t, UnreliableLine, d.DiagnosisUnreliableLine())
+	// Nothing marked, no footnote.
+	d.RecommendationTest.Unreliable, level.Unreliable, d.Findings[0].Test.CI.Unreliable = false, false, false
+	assert.Empty(t, d.DecisionUnreliableLine())
+	assert.Empty(t, d.DiagnosisUnreliableLine())
 }

@@ -59,6 +59,9 @@ func (d *Document) Markdown(w io.Writer) error {
 		}
 		b.WriteString("\n")
 	}
+	if l := d.DecisionUnreliableLine(); l != "" {
+		fmt.Fprintf(&b, "%s\n\n", l)
+	}
 	d.holesMarkdown(&b)                       // --judged-only, and the strategies whose judged@k is low
 	trendtable.Markdown(&b, d.Trend, d.label) // the gated measures over the base branch's last runs
 
@@ -193,6 +196,9 @@ func (d *Document) Markdown(w io.Writer) error {
 		b.WriteString("\n### Diagnosis\n\n")
 		for _, f := range fs {
 			fmt.Fprintf(&b, "- %s\n", esc(d.finding(f, identity)))
+		}
+		if l := d.DiagnosisUnreliableLine(); l != "" {
+			fmt.Fprintf(&b, "\n%s\n", l)
 		}
 	}
 

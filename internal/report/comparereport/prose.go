@@ -86,6 +86,52 @@ func (d *Document) gain() string {
 	return "exp (2^rel - 1)"
 }
 
+// DecisionUnreliableLine is the footnote of the UnreliableMark that the
+// recommendation's interval or a scenario's carries ("" when none does):
+// the human-corrected tables' when the decision uses the corrected figures.
+func (d *Document) DecisionUnreliableLine() string {
+	marked := d.RecommendationTest != nil && d.RecommendationTest.Unreliable
+	if d.ScenariosUnreliableLine() != "" {
+		marked = true
+	}
+	return d.decisionFootnote(marked)
+}
+
+// ScenariosUnreliableLine is the footnote of the UnreliableMark that a
+// scenario's interval carries ("" when none does).
+func (d *Document) ScenariosUnreliableLine() string {
+	marked := false
+	for _, s := range d.Scenarios {
+		marked = marked || (s.Test != nil && s.Test.Unreliable)
+	}
+	return d.decisionFootnote(marked)
+}
+
+// decisionFootnote is the footnote of a marked interval of the decision or
+// its scenarios (their tests are the corrected ones with human labels), ""
+// when none is marked.
+func (d *Document) decisionFootnote(marked bool) string {
+	switch {
+	case !marked:
+		return ""
+	case d.Human != nil:
+		return HumanUnreliableLine
+	}
+	return UnreliableLine
+}
+
+// DiagnosisUnreliableLine is the footnote of the UnreliableMark that a
+// diagnosis finding's interval carries ("" when none does; the findings are
+// the judge's figures).
+func (d *Document) DiagnosisUnreliableLine() string {
+	for _, f := range d.diagnosis() {
+		if f.Test.CI.Unreliable {
+			return UnreliableLine
+		}
+	}
+	return ""
+}
+
 // recommendation is the recommendation sentence.
 func (d *Document) recommendation(name func(string) string) string {
 	l := d.RecommendationTest
@@ -97,15 +143,15 @@ func (d *Document) recommendation(name func(string) string) string {
 			name(l.Best), name(l.RunnerUp), d.K, l.N)
 	}
 	if d.Recommended == compare.NoClearWinner {
-		s := fmt.Sprintf("No clear winner: %s has the best mean %s, but %s is not significantly worse (delta %s, 95%% CI %s, adjusted p = %s, n = %d).",
-			name(l.Best), d.label(l.Metric), name(l.RunnerUp), format.Signed(l.Delta.V()), format.SignedInterval([2]float64{l.CI95[0].V(), l.CI95[1].V()}), format.P(l.PValue.V()), l.N)
+		s := fmt.Sprintf("No clear winner: %s has the best mean %s, but %s is not significantly worse (delta %s, 95%% CI %s%s, adjusted p = %s, n = %d).",
+			name(l.Best), d.label(l.Metric), name(l.RunnerUp), format.Signed(l.Delta.V()), format.SignedInterval([2]float64{l.CI95[0].V(), l.CI95[1].V()}), format.MarkIf(l.Unreliable), format.P(l.PValue.V()), l.N)
 		if l.Note != "" {
 			s += " Note: " + NoteText(l.Note) + "."
 		}
 		return s
 	}
-	s := fmt.Sprintf("Recommended: %s, best mean %s, significantly above the runner-up %s (delta %s, 95%% CI %s, adjusted p = %s, n = %d).",
-		name(d.Recommended), d.label(l.Metric), name(l.RunnerUp), format.Signed(l.Delta.V()), format.SignedInterval([2]float64{l.CI95[0].V(), l.CI95[1].V()}), format.P(l.PValue.V()), l.N)
+	s := fmt.Sprintf("Recommended: %s, best mean %s, significantly above the runner-up %s (delta %s, 95%% CI %s%s, adjusted p = %s, n = %d).",
+		name(d.Recommended), d.label(l.Metric), name(l.RunnerUp), format.Signed(l.Delta.V()), format.SignedInterval([2]float64{l.CI95[0].V(), l.CI95[1].V()}), format.MarkIf(l.Unreliable), format.P(l.PValue.V()), l.N)
 	if l.Note != "" {
 		s += " Note: " + NoteText(l.Note) + "."
 	}
@@ -116,7 +162,7 @@ func (d *Document) recommendation(name func(string) string) string {
 func (d *Document) finding(f compare.Finding, name func(string) string) string {
 	a, b := name(f.A), name(f.B)
 	p := f.Test
-	describe := fmt.Sprintf("Δ %s = %s, 95%% CI %s, Holm p = %s, n = %d", d.label(d.Primary), format.Signed(p.Delta), format.SignedInterval(p.CI.CI()), format.P(p.PHolm), p.N)
+	describe := fmt.Sprintf("Δ %s = %s, 95%% CI %s%s, Holm p = %s, n = %d", d.label(d.Primary), format.Signed(p.Delta), format.SignedInterval(p.CI.CI()), format.MarkIf(p.CI.Unreliable), format.P(p.PHolm), p.N)
 	if p.Note != "" {
 		describe += "; " + NoteText(p.Note)
 	}

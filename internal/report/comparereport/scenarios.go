@@ -105,8 +105,8 @@ func (d *Document) bucketsNote() string {
 
 // test describes a pair scenario's test.
 func (d *Document) test(p *Paired) string {
-	s := fmt.Sprintf("Δ %s = %s, 95%% CI %s, Holm p = %s, n = %d", d.label(p.Metric), format.Signed(p.Delta.V()),
-		format.SignedInterval([2]float64{p.CI95[0].V(), p.CI95[1].V()}), format.P(p.PValue.V()), p.N)
+	s := fmt.Sprintf("Δ %s = %s, 95%% CI %s%s, Holm p = %s, n = %d", d.label(p.Metric), format.Signed(p.Delta.V()),
+		format.SignedInterval([2]float64{p.CI95[0].V(), p.CI95[1].V()}), format.MarkIf(p.Unreliable), format.P(p.PValue.V()), p.N)
 	if p.Note != "" {
 		s += "; " + NoteText(p.Note)
 	}
@@ -127,8 +127,18 @@ func (d *Document) scenario(s Scenario, name func(string) string) ScenarioText {
 	if replaces {
 		t.Action = ""
 	}
+	if d.Decision != nil && s.Code == string(compare.LexicalBeatsDense) && compare.Bearing(s.Bearing) == compare.BearingSupports {
+		// The full-text strategy is the decision's (or one of its
+		// contenders): "(or hybrid)" would offer a strategy the decision did
+		// not keep, which may be significantly below it.
+		t.Action = lexicalAction
+	}
 	return t
 }
+
+// lexicalAction is the lexical-beats-dense action when its full-text strategy
+// is among the decision's: no other strategy offered beside the decision.
+const lexicalAction = "The embedding model may not capture your domain: fine-tune it, or use full text."
 
 // scenarioAlone puts one scenario into words: its finding, action and rule.
 func (d *Document) scenarioAlone(s Scenario, name func(string) string) ScenarioText {

@@ -217,6 +217,9 @@ func (d *Document) Text(w io.Writer) error {
 			fmt.Fprintf(&b, "- %s\n", NoScenarioLine)
 		}
 	}
+	if l := d.DecisionUnreliableLine(); l != "" {
+		fmt.Fprintf(&b, "%s\n", l)
+	}
 	if d.ReadBack {
 		fmt.Fprintf(&b, "diagnosis not shown: %s.\n", NotCarriedLine)
 	}
@@ -224,6 +227,9 @@ func (d *Document) Text(w io.Writer) error {
 		b.WriteString("diagnosis:\n")
 		for _, f := range fs {
 			fmt.Fprintf(&b, "- %s\n", d.finding(f, name))
+		}
+		if l := d.DiagnosisUnreliableLine(); l != "" {
+			fmt.Fprintf(&b, "%s\n", l)
 		}
 	}
 	if d.Trend != nil {

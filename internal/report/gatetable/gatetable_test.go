@@ -88,7 +88,7 @@ func TestUnreliableIntervalsInReasons(t *testing.T) {
 	assert.True(t, es[0].Unreliable)
 	assert.Contains(t, es[0].Reason, "95% interval [0.517, 1.000]† (bounded-wilson-cc over 6 clusters")
 	assert.True(t, es[1].Unreliable)
-	assert.Contains(t, es[1].Reason, "hybrid +5.500 [-1.800, +9.000]†, Holm p = 0.0005")
+	assert.Contains(t, es[1].Reason, "hybrid +5.500, 95% CI [-1.800, +9.000]†, Holm p = 0.0005")
 	var text, md strings.Builder
 	Text(&text, es)
 	Markdown(&md, es)

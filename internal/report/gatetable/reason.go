@@ -203,9 +203,10 @@ func raterNames(ids []string) []string {
 	return out
 }
 
-// pairedTest is one paired test as a reason cites it: "B +0.12 [+0.05, +0.19], Holm p = 0.0030".
+// pairedTest is one paired test as a reason cites it, its interval said to be
+// the 95% one: "B +0.120, 95% CI [+0.050, +0.190], Holm p = 0.0030".
 func pairedTest(t outcome.PairedTest) string {
-	return fmt.Sprintf("%s %s %s%s, Holm p = %s", t.Strategy, format.Signed(t.Delta), format.SignedInterval([2]float64{t.Lo, t.Hi}), format.MarkIf(t.Unreliable), format.P(t.PHolm))
+	return fmt.Sprintf("%s %s, 95%% CI %s%s, Holm p = %s", t.Strategy, format.Signed(t.Delta), format.SignedInterval([2]float64{t.Lo, t.Hi}), format.MarkIf(t.Unreliable), format.P(t.PHolm))
 }
 
 // anchorSide names a side of the git anchoring check.

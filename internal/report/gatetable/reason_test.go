@@ -19,9 +19,9 @@ func TestReason(t *testing.T) {
 	}{
 		{"none", nil, ""},
 		{"beaten", []outcome.Clause{{Code: outcome.Beaten, Measure: "dcg_at_k", Tests: []outcome.PairedTest{pt, pt}}},
-			"significantly better on dcg_at_k: hybrid +0.120 [+0.050, +0.190], Holm p = 0.0030; hybrid +0.120 [+0.050, +0.190], Holm p = 0.0030"},
+			"significantly better on dcg_at_k: hybrid +0.120, 95% CI [+0.050, +0.190], Holm p = 0.0030; hybrid +0.120, 95% CI [+0.050, +0.190], Holm p = 0.0030"},
 		{"not beaten", []outcome.Clause{{Code: outcome.NotBeaten, Measure: "dcg_at_k", Tests: []outcome.PairedTest{pt}}},
-			"no strategy is significantly better on dcg_at_k (closest: hybrid +0.120 [+0.050, +0.190], Holm p = 0.0030)"},
+			"no strategy is significantly better on dcg_at_k (closest: hybrid +0.120, 95% CI [+0.050, +0.190], Holm p = 0.0030)"},
 		{"below min_n", []outcome.Clause{{Code: outcome.BelowMinN, N: 12, M: 30}}, "n = 12 is below min_n 30"},
 		{"holm over the group gates", []outcome.Clause{{Code: outcome.HolmGroupGates, N: 3, P: 0.0312, Value: 0.0937}},
 			"the p is Holm-adjusted over the 3 per-group regression gates of this run (unadjusted p = 0.0312)"},

@@ -131,6 +131,9 @@ type CompareView struct {
 	Scenarios               []comparereport.ScenarioText
 	Decision                comparereport.DecisionWords // the one decision, in words (empty: the document has none)
 	NoScenario, BucketsNote string
+	// ScenariosNote and DiagnosisNote are the footnotes of the unreliable
+	// mark a scenario's or a finding's interval carries ("": none does).
+	ScenariosNote, DiagnosisNote string
 	Gates                   []gatetable.Entry // the gates asked for (--gate-strategy); none by default
 	Verdict                 string            // their verdict
 	// OverRuns is the primary measure over the runs of the history, this run
@@ -542,6 +545,9 @@ func (p *Page) compareBottom(v *CompareView) {
 	case len(v.Diagnosis) > 0:
 		p.Section("Diagnosis")
 		p.List(v.Diagnosis)
+		if v.DiagnosisNote != "" {
+			p.Note(v.DiagnosisNote + ".")
+		}
 	case v.RunLabel != "":
 		p.Section("Diagnosis")
 		p.Para("Not shown for an earlier run: the diagnosis is computed from the inputs and is not in the JSON report.")

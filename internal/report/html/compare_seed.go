@@ -83,6 +83,9 @@ func (p *Page) scenariosSection(v *CompareView) {
 		p.raw(`<li data-scenario="` + Esc(s.Code) + `">` + Esc(s.Found) + " <strong>" + Esc(s.Todo()) + `</strong> <span class="ci">Rule: ` + Esc(s.Rule) + ".</span></li>\n")
 	}
 	p.raw("</ul>\n")
+	if v.ScenariosNote != "" {
+		p.Note(v.ScenariosNote + ".")
+	}
 }
 
 // bucketsSection is the table of mean relevance and the three buckets per strategy.
