@@ -134,8 +134,8 @@ type CompareView struct {
 	// ScenariosNote and DiagnosisNote are the footnotes of the unreliable
 	// mark a scenario's or a finding's interval carries ("": none does).
 	ScenariosNote, DiagnosisNote string
-	Gates                   []gatetable.Entry // the gates asked for (--gate-strategy); none by default
-	Verdict                 string            // their verdict
+	Gates                        []gatetable.Entry // the gates asked for (--gate-strategy); none by default
+	Verdict                      string            // their verdict
 	// OverRuns is the primary measure over the runs of the history, this run
 	// the newest (nil: the run has no history, no section).
 	OverRuns *HistoryView
