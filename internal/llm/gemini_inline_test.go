@@ -17,6 +17,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
+	"github.com/retrieval-gate/retrieval-gate/internal/racetest"
 )
 
 // inlineOp is an operation whose response holds the given inline responses.
@@ -342,6 +343,7 @@ func (w *sampledWriter) Write(p []byte) (int, error) {
 // operation three times over (its bytes, its responses, its lines), more than
 // 120 MB.
 func TestGeminiInlinedMemory(t *testing.T) {
+	racetest.Skip(t, "hundreds of megabytes through one goroutine, the heap measured")
 	if testing.Short() {
 		t.Skip("40 MB of JSON")
 	}
@@ -377,6 +379,7 @@ func TestGeminiInlinedMemory(t *testing.T) {
 // the operation's size all along. Read whole, the operation grew the heap by
 // more than its size (its bytes, as read into a growing buffer).
 func TestGeminiGetMemory(t *testing.T) {
+	racetest.Skip(t, "hundreds of megabytes through one goroutine, the heap measured")
 	if testing.Short() {
 		t.Skip("40 MB of JSON")
 	}
@@ -414,6 +417,7 @@ func TestGeminiGetMemory(t *testing.T) {
 // it read whole (twice the inline requests' bound) is read: Get holds none
 // of its responses, and it must not refuse what Download reads.
 func TestGeminiGetOverTheOldCap(t *testing.T) {
+	racetest.Skip(t, "hundreds of megabytes through one goroutine, the heap measured")
 	if testing.Short() {
 		t.Skip("45 MB of JSON")
 	}

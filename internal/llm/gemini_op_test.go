@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/racetest"
 )
 
 // wholeOperation is Get's reading of an operation as it was before it read
@@ -227,6 +228,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // refused once little more than the cap was read, the heap bounded by a few
 // times the cap; one under the cap is read.
 func TestReadGeminiOperationValueCap(t *testing.T) {
+	racetest.Skip(t, "hundreds of megabytes through one goroutine, the heap measured")
 	const huge = 256 << 20
 	inline := `{"name":"b","done":true,"response":{"inlinedResponses":{"inlinedResponses":[{"metadata":{"key":"a"}},{"metadata":{"key":"b"},"response":{"text":"`
 	for _, tc := range []struct {
@@ -269,6 +271,7 @@ func TestReadGeminiOperationValueCap(t *testing.T) {
 // operation) over the cap is refused after about the cap is read, the heap
 // not growing with it; one under the cap is written.
 func TestGeminiInlinedValueCap(t *testing.T) {
+	racetest.Skip(t, "hundreds of megabytes through one goroutine, the heap measured")
 	const huge = 256 << 20
 	// The decoder's 25 MB buffers, freed and returned, so that the memory
 	// tests after this one measure from a heap of the usual size.
