@@ -1,14 +1,13 @@
 package check
 
 import (
-	"bufio"
 	"context"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 )
 
 // The run's k is read from its first case, after the blank lines before it,
@@ -17,17 +16,7 @@ import (
 // through the context now: given a cancelled one, peekRunK ends with its
 // error, where it read all 20 MB of blank lines and found no case.
 func TestPeekRunKStopsOnCancel(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "cases.jsonl")
-	w, err := os.Create(p)
-	require.NoError(t, err)
-	bw := bufio.NewWriterSize(w, 1<<20)
-	blank := strings.Repeat(" ", 99) + "\n"
-	for range 200_000 {
-		_, _ = bw.WriteString(blank)
-	}
-	_, _ = bw.WriteString(`{"id": "c1", "retrieval": {"k": 7}}` + "\n")
-	require.NoError(t, bw.Flush())
-	require.NoError(t, w.Close())
+	p := inputtest.BlankLines(t, "cases.jsonl", 200_000, `{"id": "c1", "retrieval": {"k": 7}}`+"\n")
 	f, err := os.Open(p)
 	require.NoError(t, err)
 	defer f.Close()

@@ -1,18 +1,16 @@
 package generate_test
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 )
 
@@ -21,16 +19,7 @@ import (
 // is). It now checks the context every 1,024 lines: given a cancelled
 // context, of 200,000 blank lines (20 MB) less than 1 MiB is read.
 func TestGenerateBatchInStopsOnCancel(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "results.jsonl")
-	w, err := os.Create(p)
-	require.NoError(t, err)
-	bw := bufio.NewWriterSize(w, 1<<20)
-	blank := strings.Repeat(" ", 99) + "\n"
-	for range 200_000 {
-		_, _ = bw.WriteString(blank)
-	}
-	require.NoError(t, bw.Flush())
-	require.NoError(t, w.Close())
+	p := inputtest.BlankLines(t, "results.jsonl", 200_000, "")
 	f, err := os.Open(p)
 	require.NoError(t, err)
 	defer f.Close()

@@ -1,17 +1,15 @@
 package judge_test
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 )
 
@@ -22,16 +20,7 @@ import (
 // cancelled context, of 200,000 blank lines (20 MB) less than 2 MiB is read
 // (the reader's buffer is 1 MiB).
 func TestBatchInStopsOnCancel(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "results.jsonl")
-	w, err := os.Create(p)
-	require.NoError(t, err)
-	bw := bufio.NewWriterSize(w, 1<<20)
-	blank := strings.Repeat(" ", 99) + "\n"
-	for range 200_000 {
-		_, _ = bw.WriteString(blank)
-	}
-	require.NoError(t, bw.Flush())
-	require.NoError(t, w.Close())
+	p := inputtest.BlankLines(t, "results.jsonl", 200_000, "")
 	f, err := os.Open(p)
 	require.NoError(t, err)
 	defer f.Close()

@@ -2,14 +2,19 @@
 // readers of trecfile and labelfile. The commands open their inputs in their
 // front end (internal/cli) and hand the domain the readers; a test that starts
 // from a file path calls these. Placeholders is the tests' reading of a prompt
-// template's placeholders; CountingReader, how far a reader read.
+// template's placeholders; CountingReader, how far a reader read; BlankLines,
+// a file a reader must stop reading on a cancelled context.
 package inputtest
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
+	"testing"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
@@ -122,4 +127,30 @@ func (c *CountingReader) Read(p []byte) (int, error) {
 	n, err := c.R.Read(p)
 	c.N += int64(n)
 	return n, err
+}
+
+// BlankLines writes a file named name in a new temporary directory: n lines
+// of 99 spaces each (100 bytes a line), then tail, and returns its path. An
+// input of nothing but blank lines that a reader skips, so that a reader given
+// a cancelled context must stop long before its end.
+func BlankLines(t testing.TB, name string, n int, tail string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	w, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	blank := strings.Repeat(" ", 99) + "\n"
+	for range n {
+		_, _ = bw.WriteString(blank)
+	}
+	_, _ = bw.WriteString(tail)
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
