@@ -11,10 +11,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/unixtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -254,7 +254,7 @@ func deadPID(t *testing.T) int {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	require.NoError(t, cmd.Run())
 	pid := cmd.Process.Pid
-	require.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH)
+	require.ErrorIs(t, unixtest.Signal0(t, pid), unixtest.NoProcess)
 	return pid
 }
 
@@ -363,7 +363,7 @@ func TestHelperWriter(t *testing.T) {
 // pipe with a regular file.
 func TestAddRefusesDevicesAndPipes(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "fifo")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	unixtest.Mkfifo(t, fifo, 0o600)
 	for _, p := range []string{os.DevNull, fifo} {
 		s := NewSet()
 		_, err := s.Add(p)
@@ -486,7 +486,7 @@ func TestSetAddAppended(t *testing.T) {
 	write(t, filepath.Join(dir, "history.jsonl"), "a record\n")
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "adir"), 0o755))
 	fifo := filepath.Join(t.TempDir(), "fifo") // apart: tree would wait on it
-	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	unixtest.Mkfifo(t, fifo, 0o644)
 	before := tree(t, dir)
 	s := NewSet()
 	for path, want := range map[string]string{

@@ -189,7 +189,7 @@ func hdr(members string) string {
 func TestHeaderOptionalFields(t *testing.T) {
 	for name, tc := range map[string]struct {
 		members string
-		k       int
+		k       int64 // int64: the large k is past a 32-bit int
 		created time.Time
 	}{
 		"schema only": {members: `"commit":"c"`},
@@ -201,7 +201,7 @@ func TestHeaderOptionalFields(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			b := load(t, hdr(tc.members))
 			assert.Equal(t, 2, b.recs.n)
-			assert.Equal(t, tc.k, b.Source.Header.K)
+			assert.Equal(t, tc.k, int64(b.Source.Header.K))
 			assert.True(t, tc.created.Equal(b.CreatedAt()), "created_at %v", b.CreatedAt())
 		})
 	}

@@ -3,6 +3,7 @@ package calibrate
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -364,7 +365,7 @@ func TestParseUnpairedLimit(t *testing.T) {
 	}{
 		{in: "0", want: UnpairedLimit{Spec: "0", Count: 0}},
 		{in: " 3 ", want: UnpairedLimit{Spec: "3", Count: 3}},
-		{in: "9223372036854775807", want: UnpairedLimit{Spec: "9223372036854775807", Count: 9223372036854775807}},
+		{in: strconv.Itoa(math.MaxInt), want: UnpairedLimit{Spec: strconv.Itoa(math.MaxInt), Count: math.MaxInt}},
 		{in: "5%", want: UnpairedLimit{Spec: "5%", Value: 5, Percent: true}},
 		{in: "2.5%", want: UnpairedLimit{Spec: "2.5%", Value: 2.5, Percent: true}},
 		{in: "100%", want: UnpairedLimit{Spec: "100%", Value: 100, Percent: true}},

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input/labelfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
+	"github.com/retrieval-gate/retrieval-gate/internal/unixtest"
 )
 
 // gitRepo is a real temporary git repository with a fixed identity and no global
@@ -320,7 +320,7 @@ func TestCheckGitAnchoring(t *testing.T) {
 			r.labelsThenJudge()
 			p := filepath.Join(r.dir, "human.jsonl")
 			require.NoError(t, os.Remove(p))
-			require.NoError(t, syscall.Mkfifo(p, 0o644))
+			unixtest.Mkfifo(t, p, 0o644)
 		}, false, "the human labels file human.jsonl has uncommitted changes"},
 		{"labels never committed", func(r *gitRepo) {
 			r.save("root", "README", "x\n")

@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/unixtest"
 )
 
 // benchCases is the size of the generated benchmark file.
@@ -150,8 +150,9 @@ func BenchmarkCheck(b *testing.B) {
 	if outb, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("subprocess: %v\n%s", err, outb)
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MiB") // Linux: KiB
+	if kib, ok := unixtest.MaxRSSKiB(cmd.ProcessState); ok {
+		b.ReportMetric(float64(kib)/1024, "peak-RSS-MiB")
+	}
 }
 
 // TestCheckSubprocess runs check with the arguments in $RG_CHECK_SUBPROCESS

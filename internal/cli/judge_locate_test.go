@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/unixtest"
 )
 
 // A query or document the pool refuses is named at its line in the run: in
@@ -37,7 +37,7 @@ func TestLocatePoolError(t *testing.T) {
 	write("cases/part-1.jsonl", `{"id": "q2", "retrieved": ["a"]}`+"\n\n"+`{"id": "q3", "retrieved": ["zz"]}`+"\n")
 	parquet := filepath.Join("..", "..", "testdata", "parquet", "runs", "bm25.parquet") // a TREC table: bm25.trec's rows
 	fifo := filepath.Join(dir, "fifo")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	unixtest.Mkfifo(t, fifo, 0o600)
 
 	for _, tc := range []struct {
 		name, file, format, query, doc string

@@ -735,7 +735,7 @@ func TestIDLogMatchesMap(t *testing.T) {
 		n := 1 + rng.IntN(20000)
 		space := n * (1 + rng.IntN(400)) // larger spaces: fewer duplicates
 		if trial%3 == 0 {
-			space = 1 << 40 // none, almost surely
+			space = min(1<<40, math.MaxInt) // none, almost surely
 		}
 		var l idLog
 		first := map[string]int{}

@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/unixtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -204,7 +204,7 @@ func TestMask(t *testing.T) {
 // memory ran out) are refused at once.
 func TestReadEventFileSpecial(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "event.json")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	unixtest.Mkfifo(t, fifo, 0o644)
 	for _, p := range []string{fifo, "/dev/zero"} {
 		done := make(chan error, 1)
 		go func() {
@@ -232,7 +232,7 @@ func TestReadEventFileSpecial(t *testing.T) {
 func TestFileCommandsRefuseANamedPipe(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	unixtest.Mkfifo(t, fifo, 0o600)
 	var out bytes.Buffer
 	a, err := ReadActions(envFunc(map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": fifo, "GITHUB_STEP_SUMMARY": fifo}), &out)
 	require.NoError(t, err)

@@ -8,10 +8,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/unixtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -207,7 +207,7 @@ func TestSpecialFiles(t *testing.T) {
 			if name != "HEAD" {
 				require.NoError(t, os.WriteFile(filepath.Join(g, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
 			}
-			require.NoError(t, syscall.Mkfifo(filepath.Join(g, name), 0o644))
+			unixtest.Mkfifo(t, filepath.Join(g, name), 0o644)
 			done := make(chan error, 1)
 			go func() {
 				r, err := Discover(dir)

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/unixtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/valyala/fastjson"
@@ -22,7 +22,7 @@ import (
 func TestHistoryNamedPipeRefused(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "history.jsonl")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	unixtest.Mkfifo(t, fifo, 0o644)
 	done := make(chan [2]error, 1)
 	go func() {
 		_, aerr := appendWarn(context.Background(), dir, Record{Schema: Schema, Time: "2026-01-01T00:00:00Z", Command: "check", Commit: "c", Branch: "main", Document: []byte(`{"schema":"x"}`)})

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/unixtest"
 )
 
 // Issue 33 item 6: a cache (or a batch state file) that is not a regular file
@@ -22,7 +22,7 @@ import (
 func TestCacheMustBeARegularFile(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "cache.jsonl")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	unixtest.Mkfifo(t, fifo, 0o644)
 	for _, tc := range []struct{ path, kind string }{
 		{fifo, "a named pipe"},
 		{"/dev/null", "a character device"},

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/e2e/e2etest"
+	"github.com/retrieval-gate/retrieval-gate/internal/unixtest"
 )
 
 // TestHostileGit runs the built binary's git reader (calibrate --lock-base) on
@@ -55,7 +55,7 @@ func TestHostileGit(t *testing.T) {
 			}
 			p := filepath.Join(g, filepath.FromSlash(tc.path))
 			if tc.fifo {
-				require.NoError(t, syscall.Mkfifo(p, 0o644))
+				unixtest.Mkfifo(t, p, 0o644)
 			} else {
 				require.NoError(t, os.Symlink(secret, p))
 			}

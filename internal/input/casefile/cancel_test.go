@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/unixtest"
 )
 
 // silentPipes are readers whose writer is open but never sends: a FIFO opened
@@ -23,7 +24,7 @@ func silentPipes(t *testing.T) map[string]io.Reader {
 	out := map[string]io.Reader{}
 
 	fifo := filepath.Join(t.TempDir(), "cases.jsonl")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	unixtest.Mkfifo(t, fifo, 0o644)
 	// The writer's open blocks until the reader's: it runs on its own goroutine and
 	// hands its error back (require may only fail the test on the test's goroutine).
 	type opened struct {
@@ -48,9 +49,7 @@ func silentPipes(t *testing.T) map[string]io.Reader {
 	t.Cleanup(func() { pw.Close(); pr.Close() })
 	out["os.Pipe"] = pr
 
-	var fds [2]int
-	require.NoError(t, syscall.Pipe(fds[:]))
-	br, bw := os.NewFile(uintptr(fds[0]), "stdin"), os.NewFile(uintptr(fds[1]), "w")
+	br, bw := unixtest.BlockingPipe(t)
 	t.Cleanup(func() { bw.Close() })
 	out["blocking pipe"] = br
 	return out
@@ -80,7 +79,7 @@ func TestReadersStopOnCancelWhileAPipeIsSilent(t *testing.T) {
 // comes; input.Open gives up with the context.
 func TestOpenFIFOWithoutWriterStopsOnCancel(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "cases.jsonl")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	unixtest.Mkfifo(t, fifo, 0o644)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()

@@ -5,10 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/unixtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,7 +22,7 @@ func TestLoadKBDirSkipsWhatIsNotARegularFile(t *testing.T) {
 		"sub/b.md":      "---\nid: b\n---\nbeta\n",
 		"../outside.md": "---\nid: secret\n---\nsecret text\n",
 	})
-	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "fifo.md"), 0o644))
+	unixtest.Mkfifo(t, filepath.Join(dir, "fifo.md"), 0o644)
 	require.NoError(t, os.Symlink("/dev/zero", filepath.Join(dir, "zero.md")))
 	require.NoError(t, os.Symlink(filepath.Join(dir, "..", "outside.md"), filepath.Join(dir, "escape.md")))
 	require.NoError(t, os.Symlink("sub/b.md", filepath.Join(dir, "link-to-b.md")))
@@ -71,7 +71,7 @@ func TestLoadKBCardCap(t *testing.T) {
 func TestLoadKBFromFIFOStopsOnCancel(t *testing.T) {
 	for _, writer := range []bool{false, true} {
 		fifo := filepath.Join(t.TempDir(), "kb.jsonl")
-		require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+		unixtest.Mkfifo(t, fifo, 0o644)
 		if writer {
 			done := make(chan struct{})
 			defer close(done)
@@ -127,7 +127,7 @@ func TestLoadKBThroughALinkToTheDirectory(t *testing.T) {
 		"sub/b.md":      "---\nid: b\n---\nbeta\n",
 		"../outside.md": "---\nid: secret\n---\nsecret text\n",
 	})
-	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "fifo.md"), 0o644))
+	unixtest.Mkfifo(t, filepath.Join(dir, "fifo.md"), 0o644)
 	require.NoError(t, os.Symlink(filepath.Join(dir, "..", "outside.md"), filepath.Join(dir, "escape.md")))
 	require.NoError(t, os.Symlink("b.md", filepath.Join(dir, "sub", "link-to-b.md")))
 	links := t.TempDir()

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
+	"github.com/retrieval-gate/retrieval-gate/internal/unixtest"
 )
 
 const cancelLabel = `{"case_id": "c1", "dimension": "groundedness", "score": 0.5, "construct": "support", "labeled_at": "2026-09-01T09:00:00Z"}` + "\n"
@@ -31,7 +32,7 @@ func silentPipes(t *testing.T) map[string]io.Reader {
 	}
 
 	fifo := filepath.Join(t.TempDir(), "labels.jsonl")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	unixtest.Mkfifo(t, fifo, 0o644)
 	w := make(chan *os.File, 1)
 	go func() {
 		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
@@ -52,9 +53,7 @@ func silentPipes(t *testing.T) map[string]io.Reader {
 	t.Cleanup(func() { pw.Close(); pr.Close() })
 	out["os.Pipe"] = pr
 
-	var fds [2]int
-	require.NoError(t, syscall.Pipe(fds[:]))
-	br, bw := os.NewFile(uintptr(fds[0]), "stdin"), os.NewFile(uintptr(fds[1]), "w")
+	br, bw := unixtest.BlockingPipe(t)
 	send(bw)
 	t.Cleanup(func() { bw.Close() })
 	out["blocking pipe"] = br
@@ -113,7 +112,7 @@ func TestReadLabelsStopsOnCancelWhileBusy(t *testing.T) {
 func TestReadFilesStopOnCancelOnAFIFO(t *testing.T) {
 	dir := t.TempDir()
 	noWriter := filepath.Join(dir, "nobody.json")
-	require.NoError(t, syscall.Mkfifo(noWriter, 0o644))
+	unixtest.Mkfifo(t, noWriter, 0o644)
 	t.Cleanup(func() {
 		// Unblock the abandoned opens so the test leaves nothing behind.
 		for range 3 {
@@ -123,7 +122,7 @@ func TestReadFilesStopOnCancelOnAFIFO(t *testing.T) {
 		}
 	})
 	silent := filepath.Join(dir, "silent.json")
-	require.NoError(t, syscall.Mkfifo(silent, 0o644))
+	unixtest.Mkfifo(t, silent, 0o644)
 	w, err := os.OpenFile(silent, os.O_RDWR, 0) // a writer that never closes
 	require.NoError(t, err)
 	t.Cleanup(func() { w.Close() })

@@ -38,8 +38,8 @@ func TestLabelsRoundTrip(t *testing.T) {
 	add(func(l *Label) { l.CaseID = "" })
 	add(func(l *Label) { l.File = "other.jsonl" })
 	add(func(l *Label) { l.Side = JudgeSide })
-	add(func(l *Label) { l.Line = math.MaxUint32 + 1 })
-	add(func(l *Label) { l.Bin, l.HasBin = math.MaxInt32+1, true })
+	add(func(l *Label) { l.Line = min(math.MaxUint32+1, math.MaxInt) })
+	add(func(l *Label) { l.Bin, l.HasBin = min(math.MaxInt32+1, math.MaxInt), true })
 	add(func(l *Label) { l.Rater = "ana" })
 	add(func(l *Label) { l.Rater, l.Adjudication = "ana", true })
 	add(func(l *Label) { l.Rater = "groundedness" }) // a rater named like a dimension shares its code
@@ -144,7 +144,7 @@ func TestLabelsLinesOutOfOrder(t *testing.T) {
 			l.CaseID, l.Line = fmt.Sprintf("c%d", i), 10000+step*i
 			switch i {
 			case 3:
-				l.Line = math.MaxUint32 + 7
+				l.Line = min(math.MaxUint32+7, math.MaxInt)
 			case 4000:
 				l.File = "other.jsonl" // spilled
 			}

@@ -9,13 +9,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma/chromatest"
+	"github.com/retrieval-gate/retrieval-gate/internal/unixtest"
 )
 
 // chromaLocal runs scripts/chroma-local with its state in state.
@@ -74,7 +74,7 @@ func TestChromaLocalScript(t *testing.T) {
 	require.NoError(t, err)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(pidText)))
 	require.NoError(t, err)
-	require.NoError(t, syscall.Kill(pid, 0), "server process alive")
+	require.NoError(t, unixtest.Signal0(t, pid), "server process alive")
 
 	out, errOut, err = chromaLocal(t, state, "start")
 	require.NoError(t, err, errOut)
@@ -88,7 +88,7 @@ func TestChromaLocalScript(t *testing.T) {
 	_, errOut, err = chromaLocal(t, state, "stop")
 	require.NoError(t, err, errOut)
 	assert.Contains(t, errOut, "stopped (pid "+strconv.Itoa(pid)+")")
-	require.Error(t, syscall.Kill(pid, 0), "server process gone after stop")
+	require.Error(t, unixtest.Signal0(t, pid), "server process gone after stop")
 	if resp, err := http.Get(url + "/api/v2/heartbeat"); err == nil {
 		_ = resp.Body.Close() // the answer itself is the failure
 		t.Fatalf("something still answers at %s after stop: HTTP %d", url, resp.StatusCode)
