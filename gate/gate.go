@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/check"
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
@@ -42,8 +44,13 @@ type Options struct {
 type KB struct{ kb *kbfile.KB }
 
 // LoadKB reads a knowledge base: a JSON Lines file of cards or a directory of
-// Markdown cards (docs/formats.md, section "Cases", its last paragraph). A
-// malformed card is an error naming file:line.
+// Markdown cards (docs/formats.md, section "Cases", its last paragraph), as
+// `check --kb` and `retrieve --kb` read it. A malformed card is an error
+// naming file:line. An entry of a directory named *.md that is not read (a
+// named pipe, a device, a socket, a symbolic link out of the directory or to
+// no regular file) is no error, as it is none for the commands: it is in
+// [KB.Skipped], which the commands print as warnings, and in the
+// [Report.Warnings] of a check against the knowledge base.
 func LoadKB(ctx context.Context, path string) (*KB, error) {
 	if path == "" {
 		return nil, errors.New("gate: no knowledge base path (empty)")
@@ -53,6 +60,26 @@ func LoadKB(ctx context.Context, path string) (*KB, error) {
 		return nil, guard.Error(err)
 	}
 	return &KB{kb: kb}, nil
+}
+
+// Skipped lists the entries of a knowledge-base directory named *.md that
+// LoadKB did not read, each with the reason, in path order
+// ("kb/a.md: not a regular file (named pipe)"): what `check --kb` and
+// `retrieve --kb` print on standard error as "retrieval-gate: warning:
+// knowledge base: skipped kb/a.md: ...". It is empty when every one was read.
+// Other files (without the .md extension, or hidden: their name, or a
+// directory's on their path, starts with a dot) are not cards, and neither the
+// commands nor Skipped name them. The entries are guarded as the errors are (a
+// file name cannot forge a workflow command in a CI log).
+func (kb *KB) Skipped() []string {
+	if kb == nil || kb.kb == nil {
+		return nil
+	}
+	out := make([]string, len(kb.kb.Skipped))
+	for i, s := range kb.kb.Skipped {
+		out[i] = guard.Text(s)
+	}
+	return out
 }
 
 // Check scores the cases read from cases against kb and decides the gates, as
@@ -91,7 +118,34 @@ func checkCases(ctx context.Context, cases io.Reader, kb *KB, o Options) (*Repor
 	if err != nil {
 		return nil, err
 	}
-	return newReport(res.Gate), nil
+	rep := newReport(res.Gate)
+	rep.warnings = checkWarnings(kb.kb, kc, rep.doc)
+	return rep, nil
+}
+
+// checkWarnings are the warnings `check` prints on standard error for a run
+// against kb at the k of kc with the document doc, in its order, each as the
+// command words it after "retrieval-gate: warning: " (the k set by
+// Options.K named so rather than by --k), guarded as the command's standard
+// error is.
+func checkWarnings(kb *kbfile.KB, kc check.KChoice, doc *checkreport.Document) []string {
+	var out []string
+	for _, s := range kb.Skipped {
+		out = append(out, "knowledge base: skipped "+s)
+	}
+	if w := checkreport.KChoiceWarning(kc.K, kc.From, kc.RunK, kc.RunKFile, kc.RunKLine); w != "" {
+		if kc.From == check.KFromFlag {
+			w = strings.Replace(w, "--k ", "Options.K = ", 1)
+		}
+		out = append(out, format.SanitizeText(w))
+	}
+	if w := doc.UnknownKeysWarning(); w != "" {
+		out = append(out, format.SanitizeText(w))
+	}
+	for i, w := range out {
+		out[i] = guard.Text(w)
+	}
+	return out
 }
 
 // internal validates o and maps it to check.Options, but for the k, which
@@ -142,8 +196,9 @@ const (
 type Report struct {
 	CommentKey string
 
-	res *igate.Result
-	doc *checkreport.Document
+	res      *igate.Result
+	doc      *checkreport.Document
+	warnings []string
 }
 
 func newReport(r *igate.Result) *Report {
@@ -156,6 +211,16 @@ func (r *Report) Passed() bool { return len(r.res.Failed()) == 0 }
 
 // Verdict is VerdictPass or VerdictFail.
 func (r *Report) Verdict() Verdict { return Verdict(r.res.Verdict()) }
+
+// Warnings are the warnings `check` prints on standard error for the same
+// knowledge base, cases and options, in its order, each without the
+// command's "retrieval-gate: warning: " prefix: the entries of the knowledge
+// base that were not read ([KB.Skipped], each "knowledge base: skipped
+// kb/a.md: ..."), a k other than the one the cases record ("Options.K = 3
+// differs from the run's k (...)"; check says --k), and the cases' top-level
+// keys the cases format does not know. A warning changes no gate; empty when
+// there is none. Each is guarded as the errors are.
+func (r *Report) Warnings() []string { return slices.Clone(r.warnings) }
 
 // Gate is one gate's outcome, as the reports list it.
 type Gate struct {
