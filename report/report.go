@@ -27,10 +27,17 @@ import (
 // ErrNoHTML is HTML's error for a document that has no HTML rendering.
 var ErrNoHTML = errors.New("no HTML report")
 
+// ErrNoMarker is WriteMarkdown's error for a CommentKey set on a document
+// whose Markdown has no comment marker to carry it (compare's).
+var ErrNoMarker = errors.New("no comment marker")
+
 // Document is a --json report read back. CommentKey is the key the
 // Markdown's comment marker carries ("" the command's default key: "default"
 // for check, "calibrate" for calibrate). A compare document's Markdown has no
-// marker, as compare's --markdown file has none, so its CommentKey is unused.
+// marker, as compare's --markdown file has none (the marker of compare's PR
+// comment is added when it is published, with compare --comment-key's key),
+// so a CommentKey set on it is refused by WriteMarkdown (ErrNoMarker), as
+// `report --from --comment-key` refuses it, rather than ignored.
 type Document struct {
 	CommentKey string
 
@@ -41,6 +48,7 @@ type Document struct {
 	markdown func(w io.Writer, key string) error
 	html     func(io.Writer) error
 	noHTML   string
+	noMarker string // why the Markdown has no comment marker ("": it has one)
 }
 
 // defaultKey is a command's default comment key (publish.DefaultKey for check).
@@ -59,6 +67,16 @@ func (e *noHTML) Error() string {
 }
 
 func (e *noHTML) Is(target error) bool { return target == ErrNoHTML }
+
+// noMarker is WriteMarkdown's error for a key given to a document whose
+// Markdown has no comment marker.
+type noMarker struct{ command, why string }
+
+func (e *noMarker) Error() string {
+	return fmt.Sprintf("a %s document's Markdown has no comment marker to carry a key: %s", e.command, e.why)
+}
+
+func (e *noMarker) Is(target error) bool { return target == ErrNoMarker }
 
 // Read reads a --json report of check, compare or calibrate from r, recognised
 // by its schema; name is the file's name in messages. A malformed document is
@@ -119,7 +137,8 @@ func read(ctx context.Context, r io.Reader, name string) (*Document, error) {
 		}
 		return &Document{command: "compare", json: d.WriteJSON, text: d.Text,
 			markdown: func(w io.Writer, _ string) error { return d.Markdown(w) },
-			html:     func(w io.Writer) error { return htmlreport.CompareHTML(w, d, nil, nil) }}, nil
+			html:     func(w io.Writer) error { return htmlreport.CompareHTML(w, d, nil, nil) },
+			noMarker: "compare's --markdown writes none (the key of compare's PR comment is compare --comment-key)"}, nil
 	case calibratereport.Schema:
 		d, err := calibratereport.ReadParsed(data, root)
 		if err != nil {
@@ -160,8 +179,12 @@ func (d *Document) WriteTextVerbose(w io.Writer) error {
 
 // WriteMarkdown writes the Markdown report (the PR comment body), as
 // `report --from FILE --markdown` does: for check and calibrate its marker
-// carries CommentKey; compare's has no marker.
+// carries CommentKey; compare's has no marker, and with a CommentKey set it
+// is an error that says why (errors.Is ErrNoMarker), writing nothing.
 func (d *Document) WriteMarkdown(w io.Writer) error {
+	if d.CommentKey != "" && d.noMarker != "" {
+		return &noMarker{d.command, d.noMarker}
+	}
 	key := d.CommentKey
 	if key == "" {
 		key = defaultKey(d.command)
