@@ -193,6 +193,11 @@ const (
 // Report is the outcome of a check: the verdict, the gates, the groups, and
 // the command's reports. CommentKey is the key the Markdown's comment marker
 // carries, which `check --comment-key` sets ("" the default key).
+//
+// A Report is made by Check and Live. The zero Report (and a nil *Report)
+// holds no run: it has no verdict (Verdict is "", Passed false: a gate that did
+// not run does not pass), no gates, groups or warnings, and each Write method
+// returns an error, writing nothing.
 type Report struct {
 	CommentKey string
 
@@ -205,12 +210,23 @@ func newReport(r *igate.Result) *Report {
 	return &Report{res: r, doc: checkreport.New(r)}
 }
 
-// Passed reports whether every gate passed (or is off): the verdict is
-// VerdictPass.
-func (r *Report) Passed() bool { return len(r.res.Failed()) == 0 }
+// errZeroReport is the error of a zero Report's Write methods.
+var errZeroReport = errors.New("gate: a zero Report holds no result: Check and Live return the Report of a run")
 
-// Verdict is VerdictPass or VerdictFail.
-func (r *Report) Verdict() Verdict { return Verdict(r.res.Verdict()) }
+// zero reports whether r holds no run (the zero Report, or nil).
+func (r *Report) zero() bool { return r == nil || r.res == nil || r.doc == nil }
+
+// Passed reports whether every gate passed (or is off): the verdict is
+// VerdictPass. A zero Report has not passed.
+func (r *Report) Passed() bool { return !r.zero() && len(r.res.Failed()) == 0 }
+
+// Verdict is VerdictPass or VerdictFail ("" for a zero Report).
+func (r *Report) Verdict() Verdict {
+	if r.zero() {
+		return ""
+	}
+	return Verdict(r.res.Verdict())
+}
 
 // Warnings are the warnings `check` prints on standard error for the same
 // knowledge base, cases and options, in its order, each without the
@@ -220,7 +236,12 @@ func (r *Report) Verdict() Verdict { return Verdict(r.res.Verdict()) }
 // differs from the run's k (...)"; check says --k), and the cases' top-level
 // keys the cases format does not know. A warning changes no gate; empty when
 // there is none. Each is guarded as the errors are.
-func (r *Report) Warnings() []string { return slices.Clone(r.warnings) }
+func (r *Report) Warnings() []string {
+	if r == nil {
+		return nil
+	}
+	return slices.Clone(r.warnings)
+}
 
 // Gate is one gate's outcome, as the reports list it.
 type Gate struct {
@@ -238,6 +259,9 @@ type Gate struct {
 
 // Gates are the gates in the reports' order.
 func (r *Report) Gates() []Gate {
+	if r.zero() {
+		return nil
+	}
 	out := make([]Gate, len(r.doc.Gates))
 	for i, g := range r.doc.Gates {
 		out[i] = Gate{Name: g.Name, Group: g.Group, Measure: g.Measure, Status: Status(g.Status), N: g.N, Reason: g.Reason,
@@ -270,6 +294,9 @@ type Measure struct {
 
 // Groups are overall, then the type groups, then the locale groups (each by name).
 func (r *Report) Groups() []Group {
+	if r.zero() {
+		return nil
+	}
 	out := []Group{group("", r.res.Overall)}
 	for _, g := range r.res.ByType {
 		out = append(out, group(floor.TypePrefix, g))
@@ -290,11 +317,19 @@ func group(prefix string, g igate.Group) Group {
 
 // WriteJSON writes the report as `check --json` does, byte for byte (the
 // document retrieval-gate/aggregates@1, docs/check.md, section "Reports").
-func (r *Report) WriteJSON(w io.Writer) error { return r.doc.WriteJSON(w) }
+func (r *Report) WriteJSON(w io.Writer) error {
+	if r.zero() {
+		return errZeroReport
+	}
+	return r.doc.WriteJSON(w)
+}
 
 // WriteMarkdown writes the report as `check --markdown` does: the body of the
 // PR comment, its marker carrying CommentKey.
 func (r *Report) WriteMarkdown(w io.Writer) error {
+	if r.zero() {
+		return errZeroReport
+	}
 	_, err := io.WriteString(w, r.doc.Markdown(checkreport.MarkdownOptions{Marker: format.CommentMarker(r.CommentKey)}))
 	return err
 }
@@ -307,13 +342,28 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 // the cases (a locale, a query, an id) that holds a workflow command ("::" at
 // a line start, "##[" anywhere) cannot forge one in the CI log a test prints
 // the report to ("##[add-mask]" is written "##\[add-mask]").
-func (r *Report) WriteText(w io.Writer) error { return guard.Write(w, r.doc.Text) }
+func (r *Report) WriteText(w io.Writer) error {
+	if r.zero() {
+		return errZeroReport
+	}
+	return guard.Write(w, r.doc.Text)
+}
 
 // WriteTextVerbose writes the whole terminal report `check --verbose` prints:
 // also the locale deltas, the gate table of a pass, the stale-index warning
 // and the missed cases.
 // It is guarded as WriteText is.
-func (r *Report) WriteTextVerbose(w io.Writer) error { return guard.Write(w, r.doc.TextVerbose) }
+func (r *Report) WriteTextVerbose(w io.Writer) error {
+	if r.zero() {
+		return errZeroReport
+	}
+	return guard.Write(w, r.doc.TextVerbose)
+}
 
 // WriteHTML writes the self-contained HTML page of `check --html`.
-func (r *Report) WriteHTML(w io.Writer) error { return htmlreport.CheckHTML(w, r.doc) }
+func (r *Report) WriteHTML(w io.Writer) error {
+	if r.zero() {
+		return errZeroReport
+	}
+	return htmlreport.CheckHTML(w, r.doc)
+}

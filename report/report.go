@@ -38,6 +38,10 @@ var ErrNoMarker = errors.New("no comment marker")
 // comment is added when it is published, with compare --comment-key's key),
 // so a CommentKey set on it is refused by WriteMarkdown (ErrNoMarker), as
 // `report --from --comment-key` refuses it, rather than ignored.
+//
+// A Document is made by Read. The zero Document (and a nil *Document) holds
+// no report: Command is "" and each Write method returns an error, writing
+// nothing.
 type Document struct {
 	CommentKey string
 
@@ -151,18 +155,40 @@ func read(ctx context.Context, r io.Reader, name string) (*Document, error) {
 		jsonpos.QuoteKey([]byte(schema.Str)), checkreport.Schema, comparereport.Schema, calibratereport.Schema)
 }
 
-// Command is the command that wrote the document: check, compare or calibrate.
-func (d *Document) Command() string { return d.command }
+// errZeroDocument is the error of a zero Document's Write methods.
+var errZeroDocument = errors.New("report: a zero Document holds no report: report.Read returns the Document of one")
+
+// zero reports whether d holds no report (the zero Document, or nil).
+func (d *Document) zero() bool { return d == nil || d.command == "" }
+
+// Command is the command that wrote the document: check, compare or
+// calibrate ("" for a zero Document).
+func (d *Document) Command() string {
+	if d.zero() {
+		return ""
+	}
+	return d.command
+}
 
 // WriteJSON writes the document as the command's --json wrote it.
-func (d *Document) WriteJSON(w io.Writer) error { return d.json(w) }
+func (d *Document) WriteJSON(w io.Writer) error {
+	if d.zero() {
+		return errZeroDocument
+	}
+	return d.json(w)
+}
 
 // WriteText writes the terminal report, as the command printed it: through
 // the guard the command's standard output has, so text of
 // the document (a locale, a group, a reason) that holds a workflow command ("::"
 // at a line start, "##[" anywhere) cannot forge one in the CI log the report is
 // printed to ("##[add-mask]" is written "##\[add-mask]").
-func (d *Document) WriteText(w io.Writer) error { return guard.Write(w, d.text) }
+func (d *Document) WriteText(w io.Writer) error {
+	if d.zero() {
+		return errZeroDocument
+	}
+	return guard.Write(w, d.text)
+}
 
 // WriteTextVerbose writes the whole terminal report of a check document, as
 // `report --from FILE --verbose` prints it: check --verbose's report of what
@@ -171,6 +197,9 @@ func (d *Document) WriteText(w io.Writer) error { return guard.Write(w, d.text) 
 // documents it writes what WriteText writes (the command refuses --verbose
 // for them). It is guarded as WriteText is.
 func (d *Document) WriteTextVerbose(w io.Writer) error {
+	if d.zero() {
+		return errZeroDocument
+	}
 	if d.verbose == nil {
 		return d.WriteText(w)
 	}
@@ -182,6 +211,9 @@ func (d *Document) WriteTextVerbose(w io.Writer) error {
 // carries CommentKey; compare's has no marker, and with a CommentKey set it
 // is an error that says why (errors.Is ErrNoMarker), writing nothing.
 func (d *Document) WriteMarkdown(w io.Writer) error {
+	if d.zero() {
+		return errZeroDocument
+	}
 	if d.CommentKey != "" && d.noMarker != "" {
 		return &noMarker{d.command, d.noMarker}
 	}
@@ -197,6 +229,9 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 // tests, which the JSON does not carry). A calibrate document has none: an
 // error that says why (errors.Is ErrNoHTML), writing nothing.
 func (d *Document) WriteHTML(w io.Writer) error {
+	if d.zero() {
+		return errZeroDocument
+	}
 	if d.html == nil {
 		return &noHTML{d.command, d.noHTML}
 	}
