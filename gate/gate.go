@@ -33,7 +33,12 @@ type Options struct {
 	// AllowEmpty passes a run that scored no gold-carrying case (--allow-empty).
 	AllowEmpty bool
 	// ReferenceLocale is the locale the deltas are taken against
-	// (--reference-locale); "" means "en".
+	// (--reference-locale); "" means "en". It is a BCP 47 tag, well-formed
+	// by RFC 5646's syntax (else Check, Live and LiveOptions.Resolve refuse
+	// it, as check refuses the flag), put in the case the cases' locales
+	// are grouped in ("pt_br" is "pt-BR"). A tag no case carries is no
+	// error: the reports then say the reference locale has no
+	// gold-carrying cases and show no deltas.
 	ReferenceLocale string
 	// ParentFromID derives a retrieved entry's card from its id: the part before
 	// the last separator (--parent-from-id); "" is off.
@@ -157,6 +162,12 @@ func (o Options) internal() (check.Options, error) {
 	}
 	if co.ReferenceLocale == "" {
 		co.ReferenceLocale = "en"
+	} else {
+		loc, err := igate.ParseLocale(co.ReferenceLocale) // check's --reference-locale's
+		if err != nil {
+			return co, fmt.Errorf("gate: Options.ReferenceLocale: %w", err)
+		}
+		co.ReferenceLocale = loc
 	}
 	for _, e := range o.Floors {
 		s, err := check.FloorGrammar.Parse(e)
