@@ -124,7 +124,7 @@ func checkCases(ctx context.Context, cases io.Reader, kb *KB, o Options) (*Repor
 		return nil, err
 	}
 	rep := newReport(res.Gate)
-	rep.warnings = checkWarnings(kb.kb, kc, rep.doc)
+	rep.run.warnings = checkWarnings(kb.kb, kc, rep.run.doc)
 	return rep, nil
 }
 
@@ -212,31 +212,36 @@ const (
 type Report struct {
 	CommentKey string
 
+	run *checkRun // behind a pointer: a Report stays comparable
+}
+
+// checkRun is what a Report holds of its run.
+type checkRun struct {
 	res      *igate.Result
 	doc      *checkreport.Document
 	warnings []string
 }
 
 func newReport(r *igate.Result) *Report {
-	return &Report{res: r, doc: checkreport.New(r)}
+	return &Report{run: &checkRun{res: r, doc: checkreport.New(r)}}
 }
 
 // errZeroReport is the error of a zero Report's Write methods.
 var errZeroReport = errors.New("gate: a zero Report holds no result: Check and Live return the Report of a run")
 
 // zero reports whether r holds no run (the zero Report, or nil).
-func (r *Report) zero() bool { return r == nil || r.res == nil || r.doc == nil }
+func (r *Report) zero() bool { return r == nil || r.run == nil }
 
 // Passed reports whether every gate passed (or is off): the verdict is
 // VerdictPass. A zero Report has not passed.
-func (r *Report) Passed() bool { return !r.zero() && len(r.res.Failed()) == 0 }
+func (r *Report) Passed() bool { return !r.zero() && len(r.run.res.Failed()) == 0 }
 
 // Verdict is VerdictPass or VerdictFail ("" for a zero Report).
 func (r *Report) Verdict() Verdict {
 	if r.zero() {
 		return ""
 	}
-	return Verdict(r.res.Verdict())
+	return Verdict(r.run.res.Verdict())
 }
 
 // Warnings are the warnings `check` prints on standard error for the same
@@ -248,10 +253,10 @@ func (r *Report) Verdict() Verdict {
 // keys the cases format does not know. A warning changes no gate; empty when
 // there is none. Each is guarded as the errors are.
 func (r *Report) Warnings() []string {
-	if r == nil {
+	if r.zero() {
 		return nil
 	}
-	return slices.Clone(r.warnings)
+	return slices.Clone(r.run.warnings)
 }
 
 // Gate is one gate's outcome, as the reports list it.
@@ -273,8 +278,8 @@ func (r *Report) Gates() []Gate {
 	if r.zero() {
 		return nil
 	}
-	out := make([]Gate, len(r.doc.Gates))
-	for i, g := range r.doc.Gates {
+	out := make([]Gate, len(r.run.doc.Gates))
+	for i, g := range r.run.doc.Gates {
 		out[i] = Gate{Name: g.Name, Group: g.Group, Measure: g.Measure, Status: Status(g.Status), N: g.N, Reason: g.Reason,
 			Threshold: math.NaN(), Value: math.NaN()}
 		if g.Threshold != nil {
@@ -308,11 +313,11 @@ func (r *Report) Groups() []Group {
 	if r.zero() {
 		return nil
 	}
-	out := []Group{group("", r.res.Overall)}
-	for _, g := range r.res.ByType {
+	out := []Group{group("", r.run.res.Overall)}
+	for _, g := range r.run.res.ByType {
 		out = append(out, group(floor.TypePrefix, g))
 	}
-	for _, g := range r.res.ByLocale {
+	for _, g := range r.run.res.ByLocale {
 		out = append(out, group(floor.LocalePrefix, g))
 	}
 	return out
@@ -332,7 +337,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	if r.zero() {
 		return errZeroReport
 	}
-	return r.doc.WriteJSON(w)
+	return r.run.doc.WriteJSON(w)
 }
 
 // WriteMarkdown writes the report as `check --markdown` does: the body of the
@@ -341,7 +346,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if r.zero() {
 		return errZeroReport
 	}
-	_, err := io.WriteString(w, r.doc.Markdown(checkreport.MarkdownOptions{Marker: format.CommentMarker(r.CommentKey)}))
+	_, err := io.WriteString(w, r.run.doc.Markdown(checkreport.MarkdownOptions{Marker: format.CommentMarker(r.CommentKey)}))
 	return err
 }
 
@@ -357,7 +362,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.zero() {
 		return errZeroReport
 	}
-	return guard.Write(w, r.doc.Text)
+	return guard.Write(w, r.run.doc.Text)
 }
 
 // WriteTextVerbose writes the whole terminal report `check --verbose` prints:
@@ -368,7 +373,7 @@ func (r *Report) WriteTextVerbose(w io.Writer) error {
 	if r.zero() {
 		return errZeroReport
 	}
-	return guard.Write(w, r.doc.TextVerbose)
+	return guard.Write(w, r.run.doc.TextVerbose)
 }
 
 // WriteHTML writes the self-contained HTML page of `check --html`.
@@ -376,5 +381,5 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	if r.zero() {
 		return errZeroReport
 	}
-	return htmlreport.CheckHTML(w, r.doc)
+	return htmlreport.CheckHTML(w, r.run.doc)
 }
