@@ -101,3 +101,43 @@ func ExampleLoadKB() {
 	// Output:
 	// DIR/kb.jsonl:2: duplicate card id "reset-password" (first defined at DIR/kb.jsonl:1)
 }
+
+// An entry of a knowledge-base directory that is not read (here a symbolic
+// link to a card that is not there) is no error, as it is none for `check`
+// and `retrieve`: Skipped names it, as the commands' warnings do, and a check
+// against the knowledge base has it among its Warnings.
+func ExampleKB_Skipped() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "kb")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	card := "---\nid: reset-password\nlocale: en\ntitle: Reset\n---\nUse the link.\n"
+	if err := os.WriteFile(filepath.Join(dir, "reset.md"), []byte(card), 0o600); err != nil {
+		panic(err)
+	}
+	if err := os.Symlink("drafts/billing.md", filepath.Join(dir, "billing.md")); err != nil {
+		panic(err)
+	}
+	kb, err := gate.LoadKB(ctx, dir)
+	if err != nil {
+		panic(err)
+	}
+	for _, s := range kb.Skipped() {
+		fmt.Println(strings.ReplaceAll(s, dir, "DIR"))
+	}
+	cases := strings.NewReader(`{"id": "1", "locale": "en", "must_cite_one_of": ["reset-password"], "retrieved": ["reset-password"]}` + "\n")
+	rep, err := gate.Check(ctx, cases, kb, gate.Options{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("verdict:", rep.Verdict())
+	for _, w := range rep.Warnings() {
+		fmt.Println("warning:", strings.ReplaceAll(w, dir, "DIR"))
+	}
+	// Output:
+	// DIR/billing.md: a symbolic link that cannot be resolved
+	// verdict: pass
+	// warning: knowledge base: skipped DIR/billing.md: a symbolic link that cannot be resolved
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/check"
 	"github.com/retrieval-gate/retrieval-gate/internal/floor"
@@ -31,7 +33,12 @@ type Options struct {
 	// AllowEmpty passes a run that scored no gold-carrying case (--allow-empty).
 	AllowEmpty bool
 	// ReferenceLocale is the locale the deltas are taken against
-	// (--reference-locale); "" means "en".
+	// (--reference-locale); "" means "en". It is a BCP 47 tag, well-formed
+	// by RFC 5646's syntax (else Check, Live and LiveOptions.Resolve refuse
+	// it, as check refuses the flag), put in the case the cases' locales
+	// are grouped in ("pt_br" is "pt-BR"). A tag no case carries is no
+	// error: the reports then say the reference locale has no
+	// gold-carrying cases and show no deltas.
 	ReferenceLocale string
 	// ParentFromID derives a retrieved entry's card from its id: the part before
 	// the last separator (--parent-from-id); "" is off.
@@ -42,8 +49,13 @@ type Options struct {
 type KB struct{ kb *kbfile.KB }
 
 // LoadKB reads a knowledge base: a JSON Lines file of cards or a directory of
-// Markdown cards (docs/formats.md, section "Cases", its last paragraph). A
-// malformed card is an error naming file:line.
+// Markdown cards (docs/formats.md, section "Cases", its last paragraph), as
+// `check --kb` and `retrieve --kb` read it. A malformed card is an error
+// naming file:line. An entry of a directory named *.md that is not read (a
+// named pipe, a device, a socket, a symbolic link out of the directory or to
+// no regular file) is no error, as it is none for the commands: it is in
+// [KB.Skipped], which the commands print as warnings, and in the
+// [Report.Warnings] of a check against the knowledge base.
 func LoadKB(ctx context.Context, path string) (*KB, error) {
 	if path == "" {
 		return nil, errors.New("gate: no knowledge base path (empty)")
@@ -53,6 +65,26 @@ func LoadKB(ctx context.Context, path string) (*KB, error) {
 		return nil, guard.Error(err)
 	}
 	return &KB{kb: kb}, nil
+}
+
+// Skipped lists the entries of a knowledge-base directory named *.md that
+// LoadKB did not read, each with the reason, in path order
+// ("kb/a.md: not a regular file (named pipe)"): what `check --kb` and
+// `retrieve --kb` print on standard error as "retrieval-gate: warning:
+// knowledge base: skipped kb/a.md: ...". It is empty when every one was read.
+// Other files (without the .md extension, or hidden: their name, or a
+// directory's on their path, starts with a dot) are not cards, and neither the
+// commands nor Skipped name them. The entries are guarded as the errors are (a
+// file name cannot forge a workflow command in a CI log).
+func (kb *KB) Skipped() []string {
+	if kb == nil || kb.kb == nil {
+		return nil
+	}
+	out := make([]string, len(kb.kb.Skipped))
+	for i, s := range kb.kb.Skipped {
+		out[i] = guard.Text(s)
+	}
+	return out
 }
 
 // Check scores the cases read from cases against kb and decides the gates, as
@@ -91,7 +123,34 @@ func checkCases(ctx context.Context, cases io.Reader, kb *KB, o Options) (*Repor
 	if err != nil {
 		return nil, err
 	}
-	return newReport(res.Gate), nil
+	rep := newReport(res.Gate)
+	rep.run.warnings = checkWarnings(kb.kb, kc, rep.run.doc)
+	return rep, nil
+}
+
+// checkWarnings are the warnings `check` prints on standard error for a run
+// against kb at the k of kc with the document doc, in its order, each as the
+// command words it after "retrieval-gate: warning: " (the k set by
+// Options.K named so rather than by --k), guarded as the command's standard
+// error is.
+func checkWarnings(kb *kbfile.KB, kc check.KChoice, doc *checkreport.Document) []string {
+	var out []string
+	for _, s := range kb.Skipped {
+		out = append(out, "knowledge base: skipped "+s)
+	}
+	if w := checkreport.KChoiceWarning(kc.K, kc.From, kc.RunK, kc.RunKFile, kc.RunKLine); w != "" {
+		if kc.From == check.KFromFlag {
+			w = strings.Replace(w, "--k ", "Options.K = ", 1)
+		}
+		out = append(out, format.SanitizeText(w))
+	}
+	if w := doc.UnknownKeysWarning(); w != "" {
+		out = append(out, format.SanitizeText(w))
+	}
+	for i, w := range out {
+		out[i] = guard.Text(w)
+	}
+	return out
 }
 
 // internal validates o and maps it to check.Options, but for the k, which
@@ -103,6 +162,12 @@ func (o Options) internal() (check.Options, error) {
 	}
 	if co.ReferenceLocale == "" {
 		co.ReferenceLocale = "en"
+	} else {
+		loc, err := igate.ParseLocale(co.ReferenceLocale) // check's --reference-locale's
+		if err != nil {
+			return co, fmt.Errorf("gate: Options.ReferenceLocale: %w", err)
+		}
+		co.ReferenceLocale = loc
 	}
 	for _, e := range o.Floors {
 		s, err := check.FloorGrammar.Parse(e)
@@ -139,23 +204,60 @@ const (
 // Report is the outcome of a check: the verdict, the gates, the groups, and
 // the command's reports. CommentKey is the key the Markdown's comment marker
 // carries, which `check --comment-key` sets ("" the default key).
+//
+// A Report is made by Check and Live. The zero Report (and a nil *Report)
+// holds no run: it has no verdict (Verdict is "", Passed false: a gate that did
+// not run does not pass), no gates, groups or warnings, and each Write method
+// returns an error, writing nothing.
 type Report struct {
 	CommentKey string
 
-	res *igate.Result
-	doc *checkreport.Document
+	run *checkRun // behind a pointer: a Report stays comparable
+}
+
+// checkRun is what a Report holds of its run.
+type checkRun struct {
+	res      *igate.Result
+	doc      *checkreport.Document
+	warnings []string
 }
 
 func newReport(r *igate.Result) *Report {
-	return &Report{res: r, doc: checkreport.New(r)}
+	return &Report{run: &checkRun{res: r, doc: checkreport.New(r)}}
 }
 
-// Passed reports whether every gate passed (or is off): the verdict is
-// VerdictPass.
-func (r *Report) Passed() bool { return len(r.res.Failed()) == 0 }
+// errZeroReport is the error of a zero Report's Write methods.
+var errZeroReport = errors.New("gate: a zero Report holds no result: Check and Live return the Report of a run")
 
-// Verdict is VerdictPass or VerdictFail.
-func (r *Report) Verdict() Verdict { return Verdict(r.res.Verdict()) }
+// zero reports whether r holds no run (the zero Report, or nil).
+func (r *Report) zero() bool { return r == nil || r.run == nil }
+
+// Passed reports whether every gate passed (or is off): the verdict is
+// VerdictPass. A zero Report has not passed.
+func (r *Report) Passed() bool { return !r.zero() && len(r.run.res.Failed()) == 0 }
+
+// Verdict is VerdictPass or VerdictFail ("" for a zero Report).
+func (r *Report) Verdict() Verdict {
+	if r.zero() {
+		return ""
+	}
+	return Verdict(r.run.res.Verdict())
+}
+
+// Warnings are the warnings `check` prints on standard error for the same
+// knowledge base, cases and options, in its order, each without the
+// command's "retrieval-gate: warning: " prefix: the entries of the knowledge
+// base that were not read ([KB.Skipped], each "knowledge base: skipped
+// kb/a.md: ..."), a k other than the one the cases record ("Options.K = 3
+// differs from the run's k (...)"; check says --k), and the cases' top-level
+// keys the cases format does not know. A warning changes no gate; empty when
+// there is none. Each is guarded as the errors are.
+func (r *Report) Warnings() []string {
+	if r.zero() {
+		return nil
+	}
+	return slices.Clone(r.run.warnings)
+}
 
 // Gate is one gate's outcome, as the reports list it.
 type Gate struct {
@@ -173,8 +275,11 @@ type Gate struct {
 
 // Gates are the gates in the reports' order.
 func (r *Report) Gates() []Gate {
-	out := make([]Gate, len(r.doc.Gates))
-	for i, g := range r.doc.Gates {
+	if r.zero() {
+		return nil
+	}
+	out := make([]Gate, len(r.run.doc.Gates))
+	for i, g := range r.run.doc.Gates {
 		out[i] = Gate{Name: g.Name, Group: g.Group, Measure: g.Measure, Status: Status(g.Status), N: g.N, Reason: g.Reason,
 			Threshold: math.NaN(), Value: math.NaN()}
 		if g.Threshold != nil {
@@ -205,11 +310,14 @@ type Measure struct {
 
 // Groups are overall, then the type groups, then the locale groups (each by name).
 func (r *Report) Groups() []Group {
-	out := []Group{group("", r.res.Overall)}
-	for _, g := range r.res.ByType {
+	if r.zero() {
+		return nil
+	}
+	out := []Group{group("", r.run.res.Overall)}
+	for _, g := range r.run.res.ByType {
 		out = append(out, group(floor.TypePrefix, g))
 	}
-	for _, g := range r.res.ByLocale {
+	for _, g := range r.run.res.ByLocale {
 		out = append(out, group(floor.LocalePrefix, g))
 	}
 	return out
@@ -225,12 +333,20 @@ func group(prefix string, g igate.Group) Group {
 
 // WriteJSON writes the report as `check --json` does, byte for byte (the
 // document retrieval-gate/aggregates@1, docs/check.md, section "Reports").
-func (r *Report) WriteJSON(w io.Writer) error { return r.doc.WriteJSON(w) }
+func (r *Report) WriteJSON(w io.Writer) error {
+	if r.zero() {
+		return errZeroReport
+	}
+	return r.run.doc.WriteJSON(w)
+}
 
 // WriteMarkdown writes the report as `check --markdown` does: the body of the
 // PR comment, its marker carrying CommentKey.
 func (r *Report) WriteMarkdown(w io.Writer) error {
-	_, err := io.WriteString(w, r.doc.Markdown(checkreport.MarkdownOptions{Marker: format.CommentMarker(r.CommentKey)}))
+	if r.zero() {
+		return errZeroReport
+	}
+	_, err := io.WriteString(w, r.run.doc.Markdown(checkreport.MarkdownOptions{Marker: format.CommentMarker(r.CommentKey)}))
 	return err
 }
 
@@ -242,13 +358,28 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 // the cases (a locale, a query, an id) that holds a workflow command ("::" at
 // a line start, "##[" anywhere) cannot forge one in the CI log a test prints
 // the report to ("##[add-mask]" is written "##\[add-mask]").
-func (r *Report) WriteText(w io.Writer) error { return guard.Write(w, r.doc.Text) }
+func (r *Report) WriteText(w io.Writer) error {
+	if r.zero() {
+		return errZeroReport
+	}
+	return guard.Write(w, r.run.doc.Text)
+}
 
 // WriteTextVerbose writes the whole terminal report `check --verbose` prints:
 // also the locale deltas, the gate table of a pass, the stale-index warning
 // and the missed cases.
 // It is guarded as WriteText is.
-func (r *Report) WriteTextVerbose(w io.Writer) error { return guard.Write(w, r.doc.TextVerbose) }
+func (r *Report) WriteTextVerbose(w io.Writer) error {
+	if r.zero() {
+		return errZeroReport
+	}
+	return guard.Write(w, r.run.doc.TextVerbose)
+}
 
 // WriteHTML writes the self-contained HTML page of `check --html`.
-func (r *Report) WriteHTML(w io.Writer) error { return htmlreport.CheckHTML(w, r.doc) }
+func (r *Report) WriteHTML(w io.Writer) error {
+	if r.zero() {
+		return errZeroReport
+	}
+	return htmlreport.CheckHTML(w, r.run.doc)
+}

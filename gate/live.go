@@ -95,9 +95,10 @@ type LiveOptions struct {
 
 // Resolve is the options Live runs with: each zero value given its default
 // (StrategyHybrid, Retrieve 10, StoreMemory, or StoreChroma when only
-// StoreURL is given, EmbedderHash, Check.ReferenceLocale "en"), and each
-// setting checked against the registered stores and embedders (the openai
-// embedder at OpenAI's URL needs EmbedderModel), as `retrieval-gate retrieve`
+// StoreURL is given, EmbedderHash, Check.ReferenceLocale "en", a given one
+// in its canonical case), and each setting checked against the registered
+// stores and embedders (the openai embedder at OpenAI's URL needs
+// EmbedderModel; a malformed Check.ReferenceLocale), as `retrieval-gate retrieve`
 // and `check` resolve their flags: the same function, so the same defaults and
 // refusals. Live calls it first; an error names the field.
 func (o LiveOptions) Resolve() (LiveOptions, error) {

@@ -27,10 +27,21 @@ import (
 // ErrNoHTML is HTML's error for a document that has no HTML rendering.
 var ErrNoHTML = errors.New("no HTML report")
 
+// ErrNoMarker is WriteMarkdown's error for a CommentKey set on a document
+// whose Markdown has no comment marker to carry it (compare's).
+var ErrNoMarker = errors.New("no comment marker")
+
 // Document is a --json report read back. CommentKey is the key the
 // Markdown's comment marker carries ("" the command's default key: "default"
 // for check, "calibrate" for calibrate). A compare document's Markdown has no
-// marker, as compare's --markdown file has none, so its CommentKey is unused.
+// marker, as compare's --markdown file has none (the marker of compare's PR
+// comment is added when it is published, with compare --comment-key's key),
+// so a CommentKey set on it is refused by WriteMarkdown (ErrNoMarker), as
+// `report --from --comment-key` refuses it, rather than ignored.
+//
+// A Document is made by Read. The zero Document (and a nil *Document) holds
+// no report: Command is "" and each Write method returns an error, writing
+// nothing.
 type Document struct {
 	CommentKey string
 
@@ -41,6 +52,7 @@ type Document struct {
 	markdown func(w io.Writer, key string) error
 	html     func(io.Writer) error
 	noHTML   string
+	noMarker string // why the Markdown has no comment marker ("": it has one)
 }
 
 // defaultKey is a command's default comment key (publish.DefaultKey for check).
@@ -59,6 +71,16 @@ func (e *noHTML) Error() string {
 }
 
 func (e *noHTML) Is(target error) bool { return target == ErrNoHTML }
+
+// noMarker is WriteMarkdown's error for a key given to a document whose
+// Markdown has no comment marker.
+type noMarker struct{ command, why string }
+
+func (e *noMarker) Error() string {
+	return fmt.Sprintf("a %s document's Markdown has no comment marker to carry a key: %s", e.command, e.why)
+}
+
+func (e *noMarker) Is(target error) bool { return target == ErrNoMarker }
 
 // Read reads a --json report of check, compare or calibrate from r, recognised
 // by its schema; name is the file's name in messages. A malformed document is
@@ -119,7 +141,8 @@ func read(ctx context.Context, r io.Reader, name string) (*Document, error) {
 		}
 		return &Document{command: "compare", json: d.WriteJSON, text: d.Text,
 			markdown: func(w io.Writer, _ string) error { return d.Markdown(w) },
-			html:     func(w io.Writer) error { return htmlreport.CompareHTML(w, d, nil, nil) }}, nil
+			html:     func(w io.Writer) error { return htmlreport.CompareHTML(w, d, nil, nil) },
+			noMarker: "compare's --markdown writes none (the key of compare's PR comment is compare --comment-key)"}, nil
 	case calibratereport.Schema:
 		d, err := calibratereport.ReadParsed(data, root)
 		if err != nil {
@@ -132,18 +155,40 @@ func read(ctx context.Context, r io.Reader, name string) (*Document, error) {
 		jsonpos.QuoteKey([]byte(schema.Str)), checkreport.Schema, comparereport.Schema, calibratereport.Schema)
 }
 
-// Command is the command that wrote the document: check, compare or calibrate.
-func (d *Document) Command() string { return d.command }
+// errZeroDocument is the error of a zero Document's Write methods.
+var errZeroDocument = errors.New("report: a zero Document holds no report: report.Read returns the Document of one")
+
+// zero reports whether d holds no report (the zero Document, or nil).
+func (d *Document) zero() bool { return d == nil || d.command == "" }
+
+// Command is the command that wrote the document: check, compare or
+// calibrate ("" for a zero Document).
+func (d *Document) Command() string {
+	if d.zero() {
+		return ""
+	}
+	return d.command
+}
 
 // WriteJSON writes the document as the command's --json wrote it.
-func (d *Document) WriteJSON(w io.Writer) error { return d.json(w) }
+func (d *Document) WriteJSON(w io.Writer) error {
+	if d.zero() {
+		return errZeroDocument
+	}
+	return d.json(w)
+}
 
 // WriteText writes the terminal report, as the command printed it: through
 // the guard the command's standard output has, so text of
 // the document (a locale, a group, a reason) that holds a workflow command ("::"
 // at a line start, "##[" anywhere) cannot forge one in the CI log the report is
 // printed to ("##[add-mask]" is written "##\[add-mask]").
-func (d *Document) WriteText(w io.Writer) error { return guard.Write(w, d.text) }
+func (d *Document) WriteText(w io.Writer) error {
+	if d.zero() {
+		return errZeroDocument
+	}
+	return guard.Write(w, d.text)
+}
 
 // WriteTextVerbose writes the whole terminal report of a check document, as
 // `report --from FILE --verbose` prints it: check --verbose's report of what
@@ -152,6 +197,9 @@ func (d *Document) WriteText(w io.Writer) error { return guard.Write(w, d.text) 
 // documents it writes what WriteText writes (the command refuses --verbose
 // for them). It is guarded as WriteText is.
 func (d *Document) WriteTextVerbose(w io.Writer) error {
+	if d.zero() {
+		return errZeroDocument
+	}
 	if d.verbose == nil {
 		return d.WriteText(w)
 	}
@@ -160,8 +208,15 @@ func (d *Document) WriteTextVerbose(w io.Writer) error {
 
 // WriteMarkdown writes the Markdown report (the PR comment body), as
 // `report --from FILE --markdown` does: for check and calibrate its marker
-// carries CommentKey; compare's has no marker.
+// carries CommentKey; compare's has no marker, and with a CommentKey set it
+// is an error that says why (errors.Is ErrNoMarker), writing nothing.
 func (d *Document) WriteMarkdown(w io.Writer) error {
+	if d.zero() {
+		return errZeroDocument
+	}
+	if d.CommentKey != "" && d.noMarker != "" {
+		return &noMarker{d.command, d.noMarker}
+	}
 	key := d.CommentKey
 	if key == "" {
 		key = defaultKey(d.command)
@@ -174,6 +229,9 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 // tests, which the JSON does not carry). A calibrate document has none: an
 // error that says why (errors.Is ErrNoHTML), writing nothing.
 func (d *Document) WriteHTML(w io.Writer) error {
+	if d.zero() {
+		return errZeroDocument
+	}
 	if d.html == nil {
 		return &noHTML{d.command, d.noHTML}
 	}

@@ -28,12 +28,16 @@ import (
 // Wilson-disagreement interval, flagged below 50 pairs).
 func TestReadEqualsReportFrom(t *testing.T) {
 	dir := t.TempDir()
-	run := func(args ...string) string {
+	runCode := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
 		env := &cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
 		code := cli.Run(context.Background(), env, args)
-		require.Contains(t, []int{0, 1}, code, errb.String())
-		return out.String()
+		return code, out.String(), errb.String()
+	}
+	run := func(args ...string) string {
+		code, out, errs := runCode(args...)
+		require.Contains(t, []int{0, 1}, code, errs)
+		return out
 	}
 	checkJSON := filepath.Join(dir, "check.json")
 	run("check", "--cases", "../testdata/demo/cases.jsonl", "--kb", "../testdata/demo/kb", "--json", checkJSON)
@@ -110,19 +114,36 @@ func TestReadEqualsReportFrom(t *testing.T) {
 			wantMD, err := os.ReadFile(md)
 			require.NoError(t, err)
 			assert.Equal(t, string(wantMD), gotMD.String())
-			// CommentKey sets check's and calibrate's marker; compare's
-			// Markdown has none (nor has compare's --markdown file), whatever
-			// the key, as report --from --comment-key writes it.
+			// CommentKey sets check's and calibrate's marker, as report
+			// --from --comment-key does. Compare's Markdown has none (nor has
+			// compare's --markdown file): the key is refused by both, writing
+			// nothing (it was accepted and ignored).
 			doc.CommentKey = "nightly"
 			keyed := filepath.Join(t.TempDir(), "k.md")
-			run("report", "--from", tt.path, "--markdown", keyed, "--comment-key", "nightly")
-			wantKeyed, err := os.ReadFile(keyed)
-			require.NoError(t, err)
 			gotMD.Reset()
-			require.NoError(t, doc.WriteMarkdown(&gotMD))
-			assert.Equal(t, string(wantKeyed), gotMD.String())
-			assert.Equal(t, tt.command != "compare", strings.HasPrefix(gotMD.String(), "<!-- retrieval-gate:nightly -->\n"), "the marker")
-			assert.NotContains(t, gotMD.String()[1:], "<!-- retrieval-gate:", "one marker at most, at the start")
+			if tt.command == "compare" {
+				const why = "a compare document's Markdown has no comment marker to carry a key: compare's --markdown writes none (the key of compare's PR comment is compare --comment-key)"
+				code, out, errs := runCode("report", "--from", tt.path, "--markdown", keyed, "--comment-key", "nightly")
+				assert.Equal(t, 2, code)
+				assert.Contains(t, errs, "retrieval-gate: report: --comment-key: "+why+"\n")
+				assert.Empty(t, out)
+				assert.NoFileExists(t, keyed)
+				err := doc.WriteMarkdown(&gotMD)
+				require.ErrorIs(t, err, report.ErrNoMarker)
+				require.EqualError(t, err, why)
+				assert.Empty(t, gotMD.String())
+				doc.CommentKey = ""
+				require.NoError(t, doc.WriteMarkdown(&gotMD), "without a key it writes as compare --markdown does")
+				assert.Equal(t, string(wantMD), gotMD.String())
+			} else {
+				run("report", "--from", tt.path, "--markdown", keyed, "--comment-key", "nightly")
+				wantKeyed, err := os.ReadFile(keyed)
+				require.NoError(t, err)
+				require.NoError(t, doc.WriteMarkdown(&gotMD))
+				assert.Equal(t, string(wantKeyed), gotMD.String())
+				assert.True(t, strings.HasPrefix(gotMD.String(), "<!-- retrieval-gate:nightly -->\n"), "the marker")
+				assert.NotContains(t, gotMD.String()[1:], "<!-- retrieval-gate:", "one marker at most, at the start")
+			}
 			if tt.command == "calibrate" {
 				require.ErrorIs(t, doc.WriteHTML(&gotHTML), report.ErrNoHTML)
 				return

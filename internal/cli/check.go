@@ -69,7 +69,7 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	fs.Var(floors, "floor", check.FloorGrammar.Usage())
 	fs.Var(floors, "floors", "several `FLOORS`, one MEASURE[@GROUP]=F per line (the floors Action input); added to --floor")
 	fs.BoolVar(&r.AllowEmpty, "allow-empty", false, "pass when no gold-carrying case was scored (by default that fails the non_empty gate)")
-	fs.StringVar(&r.ReferenceLocale, "reference-locale", "en", "locale the deltas are taken against")
+	fs.StringVar(&r.ReferenceLocale, "reference-locale", "en", "locale the deltas are taken against: a BCP 47 tag, put in the case the cases' locales are grouped in (pt-br is pt-BR)")
 	fs.StringVar(&o.jsonOut, "json", "", "write the aggregates as JSON to `FILE`")
 	fs.StringVar(&o.markdownOut, "markdown", "", "write the Markdown report (the PR comment body) to `FILE`")
 	fs.StringVar(&o.casesOut, "cases-out", "", "write per-case scores as JSONL to `FILE`")
@@ -96,6 +96,9 @@ func parseCheck(env *Env, args []string) (*checkOptions, error) {
 	}
 	if o.k < 1 && src.given("k") {
 		return nil, src.refuse("check", "k", "must be at least 1")
+	}
+	if r.ReferenceLocale, err = gate.ParseLocale(r.ReferenceLocale); err != nil {
+		return nil, src.refuseErr("check", "reference-locale", err)
 	}
 	if err := r.ValidateFloors(); err != nil {
 		return nil, src.option("check", err)

@@ -45,7 +45,7 @@ func parseReport(env *Env, args []string) (*reportOptions, error) {
 	from := &o.from
 	fs.StringVar(&from.from, "from", "", "render again the --json report of check, compare or calibrate in `FILE`: the text report on stdout, --markdown and --html (check and compare) files")
 	fs.StringVar(&from.markdownOut, "markdown", "", "--from: write the Markdown report to `FILE`")
-	fs.StringVar(&from.commentKey, "comment-key", "", "--from: the comment key of the Markdown's marker (default: the command's, default for check, calibrate for calibrate)")
+	fs.StringVar(&from.commentKey, "comment-key", "", "--from --markdown: the comment key of the Markdown's marker (default: the command's, default for check, calibrate for calibrate; refused for compare, whose Markdown has no marker)")
 	fs.BoolVar(&from.verbose, "verbose", false, "--from a check report: print its whole terminal report, as check --verbose does")
 	src, err := parseFlags(fs, env, args, reportInputs)
 	if err != nil {
@@ -61,6 +61,12 @@ func parseReport(env *Env, args []string) (*reportOptions, error) {
 			return nil, usagef("report: --command and %s chart a --history; %s takes neither", src.name("measure"), src.name("from"))
 		case from.commentKey != "" && !publish.ValidKey(from.commentKey):
 			return nil, src.refuse("report", "comment-key", "must be 1 to 100 characters of A-Z a-z 0-9 . _ / -")
+		case from.commentKey != "" && from.markdownOut == "": // the key would mark nothing
+			md := "--markdown"
+			if _, ok := src.input("comment-key"); ok {
+				md = `action input "markdown"`
+			}
+			return nil, usagef("report: %s: the key of the Markdown's comment marker needs %s", src.name("comment-key"), md)
 		}
 		from.htmlOut, from.src = o.htmlOut, src
 		return o, refuseOverwrite("report", src, []file{{"from", from.from}}, []file{{"markdown", from.markdownOut}, {"html", from.htmlOut}})

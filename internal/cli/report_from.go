@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -50,6 +51,12 @@ func runFrom(ctx context.Context, env *Env, o fromOptions) error {
 	if ws[1] != nil && doc.Command() == "calibrate" {
 		return usagef("report: %s: %v", o.src.name("html"), doc.WriteHTML(io.Discard)) // says why, writes nothing
 	}
+	doc.CommentKey = o.commentKey
+	if o.commentKey != "" { // a document whose Markdown has no marker (compare's) refuses the key
+		if err := doc.WriteMarkdown(io.Discard); errors.Is(err, report.ErrNoMarker) {
+			return usagef("report: %s: %v", o.src.name("comment-key"), err) // says why, writes nothing
+		}
+	}
 	text := doc.WriteText
 	if o.verbose {
 		if doc.Command() != "check" {
@@ -57,7 +64,6 @@ func runFrom(ctx context.Context, env *Env, o fromOptions) error {
 		}
 		text = doc.WriteTextVerbose // check --verbose's text of the document
 	}
-	doc.CommentKey = o.commentKey
 	if err := atomicfile.Render(ws, doc.WriteMarkdown, doc.WriteHTML); err != nil {
 		return err
 	}
