@@ -38,6 +38,12 @@ const minFragment = 8
 //
 // Secrets shorter than 4 bytes are ignored (they would blank ordinary words).
 func Redact(msg string, secrets ...string) string {
+	return redactWith(msg, secretPatterns(secrets))
+}
+
+// secretPatterns is the patterns Redact looks for of secrets: each secret's (at
+// least 4 bytes once trimmed) and its base64 cores'.
+func secretPatterns(secrets []string) []pattern {
 	var pats []pattern
 	for _, s := range secrets {
 		s = strings.TrimSpace(s)
@@ -49,6 +55,11 @@ func Redact(msg string, secrets ...string) string {
 			pats = append(pats, newPattern(b, len(b), true))
 		}
 	}
+	return pats
+}
+
+// redactWith is Redact with the patterns of its secrets (secretPatterns).
+func redactWith(msg string, pats []pattern) string {
 	if len(pats) == 0 {
 		return msg
 	}

@@ -87,7 +87,9 @@ type batchJob struct {
 	sent     [][]bool
 	nSent    int64
 	outcomes map[int]outcome // task index (pair*repeat+rep) -> outcome
-	// redact removes the secrets from a result's error text (redactor).
+	// redact removes the secrets from the texts of a result (its error,
+	// the model's reason, an unreadable answer) and from the reasons read
+	// from the cache (redactor).
 	redact func(string) string
 }
 
@@ -436,7 +438,7 @@ func (b *batchJob) outcome(r BatchResult) outcome {
 	if !r.Completion.HasUsage {
 		o.pt, o.ct = -1, -1
 	}
-	g, reason, err := ParseAnswer(r.Completion.Content)
+	g, reason, err := parseAnswer(r.Completion.Content, b.redact)
 	var ae *AnswerError
 	switch {
 	case err == nil:
@@ -444,7 +446,7 @@ func (b *batchJob) outcome(r BatchResult) outcome {
 	case errors.As(err, &ae):
 		o.j = Judgment{Cause: ae.Cause, Detail: ae.Detail}
 	default:
-		o.j = Judgment{Cause: CauseUnparseable, Detail: err.Error()}
+		o.j = Judgment{Cause: CauseUnparseable, Detail: b.redact(err.Error())}
 	}
 	return o
 }
@@ -483,7 +485,7 @@ func (b *batchJob) result(st *BatchStats) (*Result, error) {
 			key := b.key(p, rep)
 			if b.cached[i][rep] {
 				e, _ := b.opt.Cache.Get(key)
-				res.Grades[i][rep] = Judgment{Grade: e.Grade, Valid: true, Reason: e.Reason, Cached: true}
+				res.Grades[i][rep] = Judgment{Grade: e.Grade, Valid: true, Reason: b.redact(e.Reason), Cached: true}
 				res.Cached++
 				st.Cached++
 				continue

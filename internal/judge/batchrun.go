@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
@@ -39,25 +40,10 @@ type BatchOptions struct {
 	MaxRequests int64
 	// Now is the clock of WaitSeconds (nil: time.Now).
 	Now func() time.Time
-	// Secrets are the process's keys and tokens (In.Secrets): removed from
-	// the error text of every result line (redactor), in every mode.
+	// Secrets are the process's keys and tokens (In.Secrets): removed, with
+	// Options.Secrets, from the error text of every result line, the
+	// model's reason and an unreadable answer (redactor), in every mode.
 	Secrets []string
-}
-
-// redactor is the redaction of a result line's error text, which the report
-// shows: under --batch the batch client's own (its key, its URL's
-// credentials and every credential of a known shape or in a URL: its
-// Redact is httpretry.RedactText with its secrets), then bo's Secrets; else
-// httpretry.RedactText with bo's Secrets. A results file read back
-// (--batch-in) may come from another machine and echo a key this process
-// never had: no client holds one there, but its text is redacted the same.
-func redactor(bo *BatchOptions) func(string) string {
-	return func(s string) string {
-		if bo.API != nil {
-			return httpretry.Redact(bo.API.Redact(s), bo.Secrets...)
-		}
-		return httpretry.RedactText(s, bo.Secrets...)
-	}
 }
 
 // BatchStore keeps a submitted batch between runs, for a rerun to resume it
@@ -190,7 +176,12 @@ func RunBatch(ctx context.Context, pairs []Pair, opt Options, bo *BatchOptions, 
 		provider = llm.ProviderOpenAI
 	}
 	job := newBatchJob(pairs, opt, bo.MaxRequests, provider)
-	job.redact = redactor(bo)
+	// Under --batch the batch client's own secrets first (API: its key, its
+	// URL's credentials), then bo's and opt's. A results file read back
+	// (--batch-in) may come from another machine and echo a key this process
+	// never had: no client holds one there, but its text is redacted the
+	// same (every credential of a known shape).
+	job.redact = redactor(bo.API, append(slices.Clip(bo.Secrets), opt.Secrets...))
 	opt = job.opt
 	switch {
 	case bo.RequestsOut != nil:

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 )
 
@@ -31,6 +32,36 @@ type Options struct {
 	Cache   CacheStore // nil: an in-memory cache
 	// Progress is called with judgments done and total (serialised).
 	Progress func(done, total int)
+	// Secrets are the process's keys and tokens and the credentials of the
+	// server URLs given (In.Secrets): removed from every text of the model
+	// a Result holds and the cache keeps (a judgment's reason, the answer an
+	// unreadable one quotes in its detail; in a batch, a result's error
+	// too), with every credential of a known shape or in a URL, as from a
+	// server's errors (redactor). A model, or a server standing in for one,
+	// may echo the key it was called with.
+	Secrets []string
+}
+
+// redacter is a client that removes its own secrets (its API key, the
+// credentials of its URL) and every credential of a known shape or in a URL
+// from a text: *llm.Client and every llm.BatchService.
+type redacter interface {
+	Redact(s string) string
+}
+
+// redactor is the redaction of the texts a model or its server wrote that a
+// run keeps (Options.Secrets): the client's own first, when it has one (a
+// library caller may give the client a key and the run no Secrets), then
+// httpretry.RedactText with secrets, prepared once for the run
+// (httpretry.Redactor: each of a batch's 100,000 reasons costs one pass over
+// its bytes). Reasons already in the cache are redacted as they are read: an
+// older run's, or another machine's, may hold a secret.
+func redactor(client any, secrets []string) func(string) string {
+	r := httpretry.NewRedactor(secrets...)
+	if c, ok := client.(redacter); ok {
+		return func(s string) string { return r.Text(c.Redact(s)) }
+	}
+	return r.Text
 }
 
 // Judgment is one answer for one (pair, repeat).
@@ -100,7 +131,7 @@ func Judge(ctx context.Context, pairs []Pair, opt Options) (*Result, error) {
 	for i := range res.Grades {
 		res.Grades[i] = make([]Judgment, opt.Repeat)
 	}
-	r := &runner{opt: opt, res: res}
+	r := &runner{opt: opt, res: res, redact: redactor(opt.Client, opt.Secrets)}
 	r.text.Store(opt.Format == FormatText)
 
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -173,6 +204,7 @@ feed:
 type runner struct {
 	opt                                     Options
 	res                                     *Result
+	redact                                  func(string) string // redactor
 	text                                    atomic.Bool
 	requests, cached, retries               atomic.Int64
 	promptTokens, completionTokens, noUsage atomic.Int64
@@ -182,7 +214,7 @@ func (r *runner) judge(ctx context.Context, p Pair, repeat int) (Judgment, error
 	key := CacheKey(r.opt.Prompt.Hash, r.opt.Model, p.Query, p.Document, repeat)
 	if e, ok := r.opt.Cache.Get(key); ok {
 		r.cached.Add(1)
-		return Judgment{Grade: e.Grade, Valid: true, Reason: e.Reason, Cached: true}, nil
+		return Judgment{Grade: e.Grade, Valid: true, Reason: r.redact(e.Reason), Cached: true}, nil
 	}
 	format := FormatJSON
 	if r.text.Load() {
@@ -209,7 +241,7 @@ func (r *runner) judge(ctx context.Context, p Pair, repeat int) (Judgment, error
 		}
 		pt += resp.Usage.PromptTokens
 		ct += resp.Usage.CompletionTokens
-		g, reason, perr := ParseAnswer(resp.Content)
+		g, reason, perr := parseAnswer(resp.Content, r.redact)
 		if perr == nil {
 			err := r.opt.Cache.Put(Entry{Key: key, Grade: g, Reason: reason, Model: r.opt.Model, PromptHash: r.opt.Prompt.Hash,
 				Repeat: repeat, AnswerFormat: format, PromptTokens: pt, CompletionTokens: ct})

@@ -73,9 +73,12 @@ type In struct {
 	// Now is the clock of a batch's wait (nil: time.Now).
 	Now func() time.Time
 	// Secrets are the process's keys and tokens (the environment's, a key
-	// given): redacted, with every credential of a known shape or in a URL
-	// (httpretry.RedactText), from the error texts of a batch's results,
-	// which the report shows (BatchOptions.Secrets).
+	// given, the credentials of the server URLs given): redacted, with every
+	// credential of a known shape or in a URL (httpretry.RedactText), from
+	// every text of the model or its server that the labels, the cache and
+	// the report keep: the reasons, the answers an unreadable one quotes,
+	// the error texts of a batch's results (Options.Secrets,
+	// BatchOptions.Secrets).
 	Secrets []string
 	// Logf, when set, receives the run's log lines, without a trailing newline;
 	// Progress, judgments done of the total (serialised).
@@ -101,7 +104,7 @@ type RunResult struct {
 // WriteSheetCSV, WriteSheetJSONL; the report is judgereport's).
 func Run(ctx context.Context, in In, o RunOptions) (*RunResult, error) {
 	opt := Options{Client: in.Client, Model: o.LLM.Model, Prompt: in.Prompt, Format: o.Format, Repeat: o.Repeat,
-		Workers: o.LLM.Concurrency, Cache: in.Cache, Progress: in.Progress}
+		Workers: o.LLM.Concurrency, Cache: in.Cache, Progress: in.Progress, Secrets: in.Secrets}
 	if opt.Prompt == nil {
 		opt.Prompt = DefaultPrompt()
 	}

@@ -68,7 +68,7 @@ func NewAnthropicBatchClient(rawURL, apiKey string, hc *http.Client) (*Anthropic
 	if apiKey != "" {
 		h.Set("X-Api-Key", apiKey)
 	}
-	return &AnthropicBatchClient{restClient{base: base, key: apiKey, header: h, http: hc, Policy: defaultPolicy(), Transfer: TransferPolicy}}, nil
+	return &AnthropicBatchClient{restClient{base: base, redactor: newRedactor(base, apiKey), header: h, http: hc, Policy: defaultPolicy(), Transfer: TransferPolicy}}, nil
 }
 
 // Provider is "anthropic".

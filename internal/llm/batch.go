@@ -143,9 +143,10 @@ func (b *Batch) ErrorText() string {
 // memory. The API key is sent as a bearer token to the server's origin only
 // and never appears in an error.
 type BatchClient struct {
-	base string // ".../v1"
-	key  string
-	http *http.Client
+	base     string // ".../v1"
+	key      string
+	redactor *httpretry.Redactor // of the API key and the URL's credentials
+	http     *http.Client
 	// Policy bounds each API call (the JSON calls); transfers have Transfer.
 	Policy, Transfer httpretry.Policy
 }
@@ -162,7 +163,7 @@ func NewBatchClient(cfg Config) (*BatchClient, error) {
 		return nil, err
 	}
 	base := strings.TrimSuffix(u, "/chat/completions")
-	c := &BatchClient{base: base, key: cfg.APIKey, Policy: cfg.Policy, Transfer: TransferPolicy}
+	c := &BatchClient{base: base, key: cfg.APIKey, redactor: newRedactor(base, cfg.APIKey), Policy: cfg.Policy, Transfer: TransferPolicy}
 	if c.Policy.Attempts == 0 {
 		c.Policy = httpretry.DefaultPolicy
 	}
@@ -244,7 +245,7 @@ func (c *BatchClient) clean(ctx context.Context, err error) error {
 // (any 8 characters of them in a row), and every credential of a known shape
 // or in a URL (httpretry.RedactText).
 func (c *BatchClient) Redact(s string) string {
-	return httpretry.RedactText(s, append(httpretry.URLSecrets(c.base), c.key)...)
+	return c.redactor.Text(s)
 }
 
 // File is the file object of the Files API.

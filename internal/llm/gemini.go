@@ -85,7 +85,7 @@ func NewGeminiBatchClient(rawURL, model, apiKey string, hc *http.Client) (*Gemin
 	if apiKey != "" {
 		h.Set("X-Goog-Api-Key", apiKey)
 	}
-	return &GeminiBatchClient{restClient: restClient{base: base, key: apiKey, header: h, http: hc, Policy: defaultPolicy(), Transfer: TransferPolicy},
+	return &GeminiBatchClient{restClient: restClient{base: base, redactor: newRedactor(base, apiKey), header: h, http: hc, Policy: defaultPolicy(), Transfer: TransferPolicy},
 		model: "models/" + strings.TrimPrefix(model, "models/"), InlineLimit: GeminiInlineLimit}, nil
 }
 

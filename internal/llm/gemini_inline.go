@@ -50,6 +50,39 @@ type geminiInlineOp = struct {
 // are what reading the operation keeps. Its error says 65,536.
 const geminiMaxKeys = 1 << 16
 
+// The contexts of objectKey's error: Get's reading leaves it to its caller to
+// say the answer is malformed ("URL: malformed answer: …"), Download's
+// reading says that the batch operation is, as its other errors do.
+const (
+	opKeyContext     = ""
+	inlineKeyContext = "malformed batch operation: "
+)
+
+// objectKey reads the next member's key of an object whose '{' was read,
+// with token (the reader's own, which begins its value cap anew), keys
+// holding the keys read so far: end is true at the object's '}'. The first
+// key that repeats another but for letter case is kept in *foldErr (an error
+// once the operation is read: CheckFoldedKeys); a key past geminiMaxKeys is
+// an error at once, its message after context (opKeyContext,
+// inlineKeyContext).
+func objectKey(token func() (json.Token, error), keys *httpretry.FoldedKeys, foldErr *error, context string) (key string, end bool, err error) {
+	tok, err := token()
+	if err != nil {
+		return "", false, err
+	}
+	if tok == json.Delim('}') {
+		return "", true, nil
+	}
+	key, _ = tok.(string) // the decoder reads a key as a string
+	if err := keys.Add(key); err != nil && *foldErr == nil {
+		*foldErr = err
+	}
+	if keys.Len() > geminiMaxKeys {
+		return "", false, errors.New(context + "an object of more than 65,536 keys around the inline responses (the cap on what reading it may hold)")
+	}
+	return key, false, nil
+}
+
 // maxJSONDepth is encoding/json's bound on nesting.
 const maxJSONDepth = 10000
 
@@ -449,19 +482,9 @@ func (r *geminiInlineReader) value(tok json.Token, g geminiRole, depth int) erro
 func (r *geminiInlineReader) object(g geminiRole, depth int) error {
 	var keys httpretry.FoldedKeys
 	for {
-		tok, err := r.token()
-		if err != nil {
+		key, end, err := objectKey(r.token, &keys, &r.foldErr, inlineKeyContext)
+		if err != nil || end {
 			return err
-		}
-		if tok == json.Delim('}') {
-			return nil
-		}
-		key, _ := tok.(string) // the decoder reads a key as a string
-		if err := keys.Add(key); err != nil && r.foldErr == nil {
-			r.foldErr = err
-		}
-		if keys.Len() > geminiMaxKeys {
-			return errors.New("malformed batch operation: an object of more than 65,536 keys around the inline responses (the cap on what reading it may hold)")
 		}
 		v, err := r.token()
 		if err != nil {

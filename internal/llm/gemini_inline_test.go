@@ -456,3 +456,56 @@ func TestGeminiInlinedKeysCap(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, strings.Count(out, "\n"))
 }
+
+// TestGeminiKeysCapBothReadings: the cap on the keys of an object around the
+// inline responses holds in both readings of an operation (one key step,
+// objectKey), each error in its own words: Get's reading says what is wrong
+// and Get that the answer is malformed; Download's reading says that the
+// operation is. One key under the cap is read.
+func TestGeminiKeysCapBothReadings(t *testing.T) {
+	obj := func(n int) string {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(`"k` + strconv.Itoa(i) + `":0`)
+		}
+		return b.String() + "}"
+	}
+	const capMsg = "an object of more than 65,536 keys around the inline responses (the cap on what reading it may hold)"
+	for _, tc := range []struct {
+		name string
+		keys int
+		get  string // Get's error after its URL, "" none
+		down string // Download's error after its URL, "" none
+	}{
+		{"at the cap", 65_536, "", ""},
+		{"past the cap", 65_537, ": malformed answer: " + capMsg, ": malformed batch operation: " + capMsg},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := `{"name":"batches/1","done":true,"metadata":{"state":"BATCH_STATE_SUCCEEDED","x":` + obj(tc.keys) + `},"response":{"inlinedResponses":{"inlinedResponses":[]}}}`
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, body) }))
+			defer srv.Close()
+			c, err := llm.NewGeminiBatchClient(srv.URL, "m", "", nil)
+			require.NoError(t, err)
+			j, err := c.Get(context.Background(), "batches/1")
+			if tc.get == "" {
+				require.NoError(t, err)
+				assert.Equal(t, []llm.ResultSource{{What: "inline", Ref: "batches/1"}}, j.Results)
+			} else {
+				require.EqualError(t, err, srv.URL+"/v1beta/batches/1"+tc.get)
+			}
+			var out bytes.Buffer
+			err = c.Download(context.Background(), &llm.BatchJob{ID: "batches/1"}, llm.ResultSource{What: "inline", Ref: "batches/1"}, 64<<20,
+				func() (io.Writer, error) { out.Reset(); return &out, nil })
+			if tc.down == "" {
+				require.NoError(t, err)
+				assert.Empty(t, out.String())
+			} else {
+				require.EqualError(t, err, srv.URL+"/v1beta/batches/1"+tc.down)
+			}
+		})
+	}
+}

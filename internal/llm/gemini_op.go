@@ -273,19 +273,10 @@ func (r *opReader) container(d json.Delim, depth int, s *opShape, inlined bool) 
 	var keys httpretry.FoldedKeys
 	first := true
 	for {
-		tok, err := r.token()
-		if err != nil {
+		// Get's caller says the answer is malformed (opKeyContext).
+		key, end, err := objectKey(r.token, &keys, &r.foldErr, opKeyContext)
+		if err != nil || end {
 			return err
-		}
-		if tok == json.Delim('}') {
-			return nil
-		}
-		key, _ := tok.(string) // the decoder reads a key as a string
-		if err := keys.Add(key); err != nil && r.foldErr == nil {
-			r.foldErr = err
-		}
-		if keys.Len() > geminiMaxKeys {
-			return errors.New("an object of more than 65,536 keys around the inline responses (the cap on what reading it may hold)")
 		}
 		f := s.field(key)
 		if f != nil {

@@ -59,11 +59,12 @@ type Config struct {
 // Client sends chat-completion requests to one server. It is safe for
 // concurrent use.
 type Client struct {
-	url, model, key string
-	http            *httpretry.Client
-	sem             chan struct{}
-	budget          int64
-	calls           atomic.Int64
+	url, model string
+	redactor   *httpretry.Redactor // of the API key and the URL's credentials
+	http       *httpretry.Client
+	sem        chan struct{}
+	budget     int64
+	calls      atomic.Int64
 }
 
 // ErrBudget is returned by Complete once MaxRequests calls have been made.
@@ -83,7 +84,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.APIKey != "" {
 		hc.Header.Set("Authorization", "Bearer "+cfg.APIKey)
 	}
-	return &Client{url: u, model: cfg.Model, key: cfg.APIKey, http: hc, sem: make(chan struct{}, n), budget: cfg.MaxRequests}, nil
+	return &Client{url: u, model: cfg.Model, redactor: newRedactor(u, cfg.APIKey), http: hc, sem: make(chan struct{}, n), budget: cfg.MaxRequests}, nil
 }
 
 // URL is the chat-completions endpoint.
@@ -279,8 +280,8 @@ func (c *Client) clean(err error) error {
 	}
 	var se *httpretry.StatusError
 	if !errors.As(err, &se) {
-		if msg := err.Error(); c.redact(msg) != msg {
-			return errors.New(c.redact(msg))
+		if msg := err.Error(); c.Redact(msg) != msg {
+			return errors.New(c.Redact(msg))
 		}
 		return err // its type kept (*httpretry.TooLargeError, *httpretry.RateLimitError)
 	}
@@ -292,7 +293,7 @@ func (c *Client) clean(err error) error {
 		ae.Code = rawString(we.Error.Code)
 		ae.Param = rawString(we.Error.Param)
 	}
-	ae.Message, ae.Type, ae.Code, ae.Param = c.redact(ae.Message), c.redact(ae.Type), c.redact(ae.Code), c.redact(ae.Param)
+	ae.Message, ae.Type, ae.Code, ae.Param = c.Redact(ae.Message), c.Redact(ae.Type), c.Redact(ae.Code), c.Redact(ae.Param)
 	return ae
 }
 
@@ -310,9 +311,14 @@ func rawString(r json.RawMessage) string {
 	return t
 }
 
-// redact removes the API key and the credentials of the server's URL from s
+// Redact removes the API key and the credentials of the server's URL from s
 // (any 8 characters of them in a row), and every credential of a known shape
-// or in a URL (httpretry.RedactText).
-func (c *Client) redact(s string) string {
-	return httpretry.RedactText(s, append(httpretry.URLSecrets(c.url), c.key)...)
+// or in a URL (httpretry.RedactText): from the errors the server wrote, and
+// from what a caller shows of its answers (judge's reasons).
+func (c *Client) Redact(s string) string { return c.redactor.Text(s) }
+
+// newRedactor is the redaction of a client's secrets: its API key and the
+// credentials of its server's URL (httpretry.URLSecrets), prepared once.
+func newRedactor(url, key string) *httpretry.Redactor {
+	return httpretry.NewRedactor(append(httpretry.URLSecrets(url), key)...)
 }

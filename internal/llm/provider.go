@@ -19,10 +19,10 @@ import (
 // error), the retry policies of the JSON calls and of the transfers, and the
 // bounded reading of every answer (httpretry.ReadAnswer).
 type restClient struct {
-	base   string
-	key    string
-	header http.Header // the credentials and fixed headers
-	http   *http.Client
+	base     string
+	redactor *httpretry.Redactor // of the API key and the URL's credentials
+	header   http.Header         // the credentials and fixed headers
+	http     *http.Client
 	// Policy bounds each JSON call; Transfer the uploads and downloads.
 	Policy, Transfer httpretry.Policy
 }
@@ -142,7 +142,7 @@ func (c *restClient) clean(ctx context.Context, err error) error {
 // 8 characters of them in a row), and every credential of a known shape or in
 // a URL (httpretry.RedactText).
 func (c *restClient) Redact(s string) string {
-	return httpretry.RedactText(s, append(httpretry.URLSecrets(c.base), c.key)...)
+	return c.redactor.Text(s)
 }
 
 // download streams the body of a GET of u to the writer w gives, at most limit

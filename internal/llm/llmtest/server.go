@@ -17,10 +17,14 @@
 // [[malformed]] (never a score), [[out-of-range]] (score 7), [[flaky]] (the first
 // answer of each pair is malformed, the next ones good), [[flicker]] (a pair's
 // calls alternate between its grade and the next one, mod 4), [[offtopic]]
-// (generator: queries of words the document does not contain).
+// (generator: queries of words the document does not contain), [[echo-key]]
+// (a hostile judge: its reason, and the answer of [[malformed]], quote the
+// credential the request carried, bare: a bearer token as sent, Basic
+// credentials decoded; the Batch APIs' requests carry Options.APIKey).
 package llmtest
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -231,7 +235,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	var content string
 	switch {
 	case tagOpen(first, "query") != "":
-		content = s.judge(first, schema)
+		content = s.judge(first, schema, r.Header.Get("Authorization"))
 	case tagOpen(first, "document") != "":
 		content = s.generate(system, first, req, schema)
 	default:
@@ -306,8 +310,9 @@ func between(s, open, close string) string {
 	return strings.TrimSuffix(s, "\n")
 }
 
-// judge answers the grade of the hidden table, through the faults of the query.
-func (s *Server) judge(prompt string, schema bool) string {
+// judge answers the grade of the hidden table, through the faults of the
+// query; auth is the request's Authorization header ([[echo-key]]).
+func (s *Server) judge(prompt string, schema bool, auth string) string {
 	q := tagged(prompt, "query")
 	d := tagged(prompt, "document")
 	grade := s.opt.Grades[q][d]
@@ -319,9 +324,13 @@ func (s *Server) judge(prompt string, schema bool) string {
 	call := s.pairs[key]
 	s.pairs[key]++
 	s.mu.Unlock()
+	echo := ""
+	if strings.Contains(q, "[[echo-key]]") {
+		echo = ", says the key " + credential(auth)
+	}
 	switch {
 	case strings.Contains(q, "[[malformed]]"):
-		return "This passage looks quite relevant to me."
+		return "This passage looks quite relevant to me" + echo + "."
 	case strings.Contains(q, "[[out-of-range]]"):
 		grade = 7
 	case strings.Contains(q, "[[flaky]]") && call == 0:
@@ -329,12 +338,24 @@ func (s *Server) judge(prompt string, schema bool) string {
 	case strings.Contains(q, "[[flicker]]") && call%2 == 1:
 		grade = (grade + 1) % 4
 	}
-	reason := fmt.Sprintf("intent match M=%d, trustworthiness T=%d", grade, grade)
+	reason := fmt.Sprintf("intent match M=%d, trustworthiness T=%d", grade, grade) + echo
 	if schema {
 		b, _ := json.Marshal(map[string]any{"reason": reason, "score": grade})
 		return string(b)
 	}
 	return reason + "\nFinal score: " + strconv.Itoa(grade)
+}
+
+// credential is the credential of an Authorization header, bare: a bearer
+// token as sent, Basic credentials decoded ("user:password"); "" for none.
+func credential(auth string) string {
+	scheme, v, _ := strings.Cut(auth, " ")
+	if strings.EqualFold(scheme, "basic") {
+		if b, err := base64.StdEncoding.DecodeString(v); err == nil {
+			return string(b)
+		}
+	}
+	return v
 }
 
 // Overlap is the grade of the judge without a table: the share of the query's
