@@ -14,7 +14,7 @@ import (
 )
 
 // IndicativeOnly is how the locale deltas are qualified in every report.
-const IndicativeOnly = "indicative only, not significance-tested"
+const IndicativeOnly = checkreport.IndicativeOnly
 
 // checkLabel is the report label of a measure key at cut k ("hit@5"); other
 // precomputed keys are shown as they are.
