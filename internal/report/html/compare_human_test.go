@@ -50,10 +50,13 @@ func TestCompareHumanSection(t *testing.T) {
 	// 10 labelled queries: the corrected intervals are marked, each mark an
 	// abbreviation of its footnote, the footnote under the table.
 	human := page[strings.Index(page, "Human-corrected estimates"):]
-	assert.Contains(t, human, `<abbr class="flag" title="unreliable: this interval&#39;s method covers less than 93% at this n in simulation (PPI++ below 30`)
-	assert.Contains(t, human, htmlreport.Esc(comparereport.HumanUnreliableLine))
+	assert.Contains(t, human, `<abbr class="flag" title="unreliable: this PPI++ interval rests on fewer than 30 human-labelled queries, too few to estimate its standard error well (a floor on the labels, not a simulated coverage; docs/statistics.md)">†</abbr>`)
+	hs, ok := comparereport.New(res).HumanSection(htmlreport.Esc)
+	require.True(t, ok)
+	assert.Contains(t, human, htmlreport.Esc(hs.Unreliable))
 	// Measures by their labels, as everywhere on the page, never by their JSON keys.
 	section := human[:strings.Index(human, "<h2>Per strategy</h2>")]
+	assert.NotContains(t, section, "covers less than 93%", "a PPI++ mark is a floor on the labels, not a simulated coverage")
 	assert.Contains(t, section, `<span class="cv">DCG@1 (primary)</span>`)
 	assert.NotContains(t, section, "dcg_at_k")
 	// The best-mean card shows the judge's mean: said so, beside a decision on the corrected figures.
