@@ -9,6 +9,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
 // The sentences of the compare reports, shared by text and Markdown; name
@@ -129,6 +130,17 @@ func (d *Document) decisionFootnote(marked bool) string {
 		return d.humanUnreliableLine()
 	}
 	return UnreliableLine
+}
+
+// GatesUnreliableLine is the footnote of the UnreliableMark a gate's reason
+// carries: with human labels the gates decide on the corrected figures, so
+// their intervals are PPI++ ones (humanUnreliableLine), else
+// gatetable.UnreliableNote as in every report's gate table.
+func (d *Document) GatesUnreliableLine() string {
+	if d.Human != nil {
+		return d.humanUnreliableLine()
+	}
+	return gatetable.UnreliableNote
 }
 
 // DiagnosisUnreliableLine is the footnote of the UnreliableMark that a

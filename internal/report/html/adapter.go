@@ -35,7 +35,8 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 		Gates: d.Gates, Verdict: string(d.Verdict),
 		MaxDCG: d.MaxDCGAtK.V(), MaxDCGLevel: max(d.RelevanceScale[1], 1),
 		Scenarios: d.ScenarioTexts(), Decision: d.DecisionText(), NoScenario: comparereport.NoScenarioLine, BucketsNote: d.BucketsNote(),
-		ScenariosNote: d.ScenariosUnreliableLine(), DiagnosisNote: d.DiagnosisUnreliableLine(),
+		ScenariosNote: d.ScenariosUnreliableLine(), DiagnosisNote: d.DiagnosisUnreliableLine(), DecisionNote: d.DecisionUnreliableLine(),
+		GatesNote: d.GatesUnreliableLine(),
 	}
 	v.Methods = methodLines(d)
 	v.Identical = d.IdenticalLines(func(s string) string { return s }) // the page escapes every text

@@ -140,10 +140,16 @@ type CompareView struct {
 	Decision                comparereport.DecisionWords // the one decision, in words (empty: the document has none)
 	NoScenario, BucketsNote string
 	// ScenariosNote and DiagnosisNote are the footnotes of the unreliable
-	// mark a scenario's or a finding's interval carries ("": none does).
-	ScenariosNote, DiagnosisNote string
-	Gates                        []gatetable.Entry // the gates asked for (--gate-strategy); none by default
-	Verdict                      string            // their verdict
+	// mark a scenario's or a finding's interval carries ("": none does);
+	// DecisionNote that of the recommendation's interval (the human-corrected
+	// intervals' footnote when the decision uses them, as the text and
+	// Markdown reports say).
+	ScenariosNote, DiagnosisNote, DecisionNote string
+	// GatesNote is the footnote of an interval a gate's reason marks
+	// (comparereport.Document.GatesUnreliableLine).
+	GatesNote string
+	Gates     []gatetable.Entry // the gates asked for (--gate-strategy); none by default
+	Verdict   string            // their verdict
 	// OverRuns is the primary measure over the runs of the history, this run
 	// the newest (nil: the run has no history, no section).
 	OverRuns *HistoryView
@@ -333,11 +339,11 @@ func (p *Page) compareTop(v *CompareView) {
 		rec.Detail = fmt.Sprintf("%s and %s return identical rankings on every query: no difference to test", l.A, l.B)
 	case l.Significant && l.Delta > 0:
 		rec.Detail = fmt.Sprintf("ahead of %s by %s %s (95%% CI %s to %s", l.B, format.Signed(l.Delta), primary, format.Signed(l.CI[0]), format.Signed(l.CI[1]))
-		rec.Flag, rec.After = noteIf(l.Unreliable, comparereport.UnreliableLine), ", Holm p = "+fmtP(l.PHolm)+", n = "+Count(l.N)+")"
+		rec.Flag, rec.After = noteIf(l.Unreliable, v.DecisionNote), ", Holm p = "+fmtP(l.PHolm)+", n = "+Count(l.N)+")"
 	default:
 		rec.Value = "no clear winner"
 		rec.Detail = fmt.Sprintf("%s leads %s by %s %s, not significant (95%% CI %s to %s", l.A, l.B, format.Signed(l.Delta), primary, format.Signed(l.CI[0]), format.Signed(l.CI[1]))
-		rec.Flag, rec.After = noteIf(l.Unreliable, comparereport.UnreliableLine), ", Holm p = "+fmtP(l.PHolm)+", n = "+Count(l.N)+")"
+		rec.Flag, rec.After = noteIf(l.Unreliable, v.DecisionNote), ", Holm p = "+fmtP(l.PHolm)+", n = "+Count(l.N)+")"
 	}
 	if l := v.Leader; l != nil && l.Note != "" {
 		rec.After += "; " + l.Note
@@ -352,7 +358,7 @@ func (p *Page) compareTop(v *CompareView) {
 	// them: their verdict before the decision, which says how it bears on them.
 	if len(v.Gates) > 0 {
 		p.Section("Gates: " + v.Verdict)
-		p.GateTable(v.Gates)
+		p.GateTable(v.Gates, v.GatesNote)
 	}
 	if v.Decision.Line != "" {
 		p.raw(`<p class="decision"` + v.id("rg-decision") + `><strong>` + Esc(v.Decision.Line) + "</strong></p>\n")
