@@ -92,7 +92,7 @@ func TestHumanSection(t *testing.T) {
 	// The footnote says what the mark is for a PPI++ interval (metrics.PPI.Interval):
 	// a floor on the labelled queries, not the simulated coverage below 93% that
 	// marks the judge's intervals (PPI++ covered 0.968 at 10 labelled queries).
-	foot := "† unreliable: this PPI++ interval rests on fewer than 30 human-labelled queries, too few to estimate its standard error well (a floor on the labels, not a simulated coverage; docs/statistics.md)"
+	foot := "† unreliable: this PPI++ interval rests on fewer than 30 human-labelled queries, too few to estimate its standard error well (a floor on the labels, not a simulated coverage; a rule-of-three interval, used where the labelled values do not vary, is not marked; docs/statistics.md)"
 	for _, sec := range []string{section(txt.String(), "human-corrected estimates", "The judge against people"), section(md.String(), "### Human-corrected estimates", "The judge against people")} {
 		assert.Contains(t, sec, UnreliableMark)
 		assert.Equal(t, 2, strings.Count(sec, foot), sec)

@@ -78,7 +78,8 @@ const UnreliableLine = format.UnreliableNote + " (below 20 queries, paired diffe
 // humanUnreliableLine is the footnote of UnreliableMark on a human-corrected
 // (PPI++) interval: exactly what metrics.PPI.Interval marks, an interval over
 // fewer than metrics.PPIMinN labelled queries or, when the queries come in
-// families, fewer than metrics.PPIMinClusters labelled clusters. That is a
+// families, fewer than metrics.PPIMinClusters labelled clusters (never the
+// rule-of-three interval of labelled values that do not vary). That is a
 // floor on the labels the standard error is estimated from, not a coverage
 // below 93% at this n: the simulation of docs/statistics.md covered 0.968 at
 // 10 labelled queries, so format.UnreliableNote's words would misstate it.
@@ -88,7 +89,7 @@ func (d *Document) humanUnreliableLine() string {
 		floor += fmt.Sprintf(" or fewer than %d labelled clusters", metrics.PPIMinClusters)
 	}
 	return UnreliableMark + " unreliable: this PPI++ interval rests on " + floor +
-		", too few to estimate its standard error well (a floor on the labels, not a simulated coverage; docs/statistics.md)"
+		", too few to estimate its standard error well (a floor on the labels, not a simulated coverage; a rule-of-three interval, used where the labelled values do not vary, is not marked; docs/statistics.md)"
 }
 
 func (d *Document) gain() string {

@@ -51,7 +51,7 @@ func TestCompareHumanSection(t *testing.T) {
 	// 10 labelled queries: the corrected intervals are marked, each mark an
 	// abbreviation of its footnote, the footnote under the table.
 	human := page[strings.Index(page, "Human-corrected estimates"):]
-	assert.Contains(t, human, `<abbr class="flag" title="unreliable: this PPI++ interval rests on fewer than 30 human-labelled queries, too few to estimate its standard error well (a floor on the labels, not a simulated coverage; docs/statistics.md)">†</abbr>`)
+	assert.Contains(t, human, `<abbr class="flag" title="unreliable: this PPI++ interval rests on fewer than 30 human-labelled queries, too few to estimate its standard error well (a floor on the labels, not a simulated coverage; a rule-of-three interval, used where the labelled values do not vary, is not marked; docs/statistics.md)">†</abbr>`)
 	hs, ok := comparereport.New(res).HumanSection(htmlreport.Esc)
 	require.True(t, ok)
 	assert.Contains(t, human, htmlreport.Esc(hs.Unreliable))
