@@ -367,7 +367,19 @@ func (c *Comparer) churnGates(out *Comparison) {
 }
 
 // churnGate decides one churn gate (s.Value NaN: the overall gate left off).
+// A gate set on a locale says, last in its reason, that it is indicative
+// only, as a per-locale floor and a per-locale regression gate do; it still
+// decides (it was asked for), as they do.
 func (c *Comparer) churnGate(ch *Churn, s floor.Spec) outcome.Gate {
+	g := c.decideChurn(ch, s)
+	if !math.IsNaN(s.Value) && strings.HasPrefix(s.Group, floor.LocalePrefix) {
+		g.Why = append(g.Why, outcome.Clause{Code: outcome.IndicativeChurn})
+	}
+	return g
+}
+
+// decideChurn is churnGate's decision and its reason.
+func (c *Comparer) decideChurn(ch *Churn, s floor.Spec) outcome.Gate {
 	set := !math.IsNaN(s.Value)
 	g := outcome.New(ChurnGateName(s), outcome.Off)
 	g.Group, g.Measure = s.Group, s.Measure

@@ -197,12 +197,21 @@ func TestChurnGates(t *testing.T) {
 		{"overall fail", floor.List{spec(KeyRBO, "overall", 0.9)}, floor.List{spec(KeyChurn, "overall", 0.1)}, outcome.Fail,
 			map[string]outcome.Status{"min_rbo": outcome.Fail, "max_churn": outcome.Fail},
 			map[string][]outcome.Code{"min_rbo": {outcome.RBOBelow, outcome.Interval95}, "max_churn": {outcome.ChurnAbove, outcome.Interval95}}},
+		// A per-locale churn gate decides, as a per-locale floor does, and
+		// says last that it is indicative only; a type's does not.
 		{"a group fails, overall off", nil, floor.List{spec(KeyChurn, "locale:es", 0.5), spec(KeyChurn, "type:adversarial", 0.5)}, outcome.Fail,
 			map[string]outcome.Status{"min_rbo": outcome.Off, "max_churn": outcome.Off, "max_churn@locale:es": outcome.Fail, "max_churn@type:adversarial": outcome.Pass},
-			map[string][]outcome.Code{"max_churn@locale:es": {outcome.ChurnAbove, outcome.Interval95}}},
+			map[string][]outcome.Code{"max_churn@locale:es": {outcome.ChurnAbove, outcome.Interval95, outcome.IndicativeChurn},
+				"max_churn@type:adversarial": {outcome.Interval95}}},
+		{"a locale passes, indicative only", floor.List{spec(KeyRBO, "locale:en", 0.1)}, nil, outcome.Pass,
+			map[string]outcome.Status{"min_rbo@locale:en": outcome.Pass},
+			map[string][]outcome.Code{"min_rbo@locale:en": {outcome.Interval95, outcome.IndicativeChurn}}},
 		{"a group the data lacks fails", floor.List{spec(KeyRBO, "type:smoke", 0.5)}, nil, outcome.Fail,
 			map[string]outcome.Status{"min_rbo@type:smoke": outcome.Fail},
 			map[string][]outcome.Code{"min_rbo@type:smoke": {outcome.NoSuchGroup}}},
+		{"a locale the data lacks fails, indicative only", nil, floor.List{spec(KeyChurn, "locale:fr", 0.5)}, outcome.Fail,
+			map[string]outcome.Status{"max_churn@locale:fr": outcome.Fail},
+			map[string][]outcome.Code{"max_churn@locale:fr": {outcome.NoSuchGroup, outcome.IndicativeChurn}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -72,6 +72,10 @@ const (
 	// ChurnAbove: the share Value of group Name's N cases whose top k changed
 	// as a set (M of them) is above the Threshold allowed.
 	ChurnAbove Code = "churn_above"
+	// IndicativeChurn: a per-locale churn gate (--min-rbo, --max-churn on a
+	// locale:TAG group): locale groups are indicative only, and a churn gate
+	// is a threshold, not a test.
+	IndicativeChurn Code = "indicative_churn"
 	// Interval95: the 95% interval [Lo, Hi] (method Test) of a gate's figure
 	// (Measure) over N cases or queries (in M clusters when they come in
 	// families; 0: not clustered); Only: the Threshold lies inside it.
@@ -141,7 +145,7 @@ var Codes = []Code{
 	NoSuchGroup, NoGoldScored, NoScore, NoEvaluatedQueries, NoQueryValue, BelowFloor,
 	CannotDetect, TooFewToEstimate, NoSpread, Detects, IndicativeOnly, Unresolved,
 	NoBaseline, NothingPairs, NoPairedValue, DropNotSignificant, Dropped, DetectsDrop,
-	IndicativeLocaleTest, HolmGroupGates, NoTopK, RBOBelow, ChurnAbove, Interval95, ANNRecallBelow, NoANNQuery, NoOtherStrategy, Beaten, NotBeaten, Violations, NotGated,
+	IndicativeLocaleTest, HolmGroupGates, NoTopK, RBOBelow, ChurnAbove, IndicativeChurn, Interval95, ANNRecallBelow, NoANNQuery, NoOtherStrategy, Beaten, NotBeaten, Violations, NotGated,
 	BelowMinN, KappaUndefined, KappaBelow, TooManyUnpaired, LockChanged, LabelsChanged,
 	NotBlind, AnchorNoCommit, AnchorUncommitted, AnchorSameCommit, AnchorNotAncestor,
 	AnchorShallow,

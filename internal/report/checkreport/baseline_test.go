@@ -152,6 +152,12 @@ func TestBaselineJSONRoundTrip(t *testing.T) {
 	assert.Equal(t, int64(1), o.WithoutGold.Changed)
 	// By hand: X = 0, 1, 2 at depths 1–3: (0.1/0.9)(0.81/2 + 0.729·2/3) + (2/3)(0.729) = 0.585.
 	assert.InDelta(t, 0.585, o.MostChangedWithoutGold[0].RBO.V(), 1e-12)
+	// The churn's figures by locale are qualified as the locale deltas and
+	// the paired comparison by locale are.
+	require.NotNil(t, back.Baseline.Churn)
+	require.NotEmpty(t, back.Baseline.Churn.ByLocale)
+	assert.Equal(t, IndicativeOnly, back.Baseline.Churn.ByLocaleNote)
+	assert.Contains(t, first.String(), `"by_locale_note": "indicative only, not significance-tested",`)
 	// Each group's mean RBO carries the churn's interval, unrounded, with its method.
 	res := comparison(t)
 	for _, g := range []struct {

@@ -17,8 +17,12 @@ import (
 // Churn is what changed in the top k of the cases both runs hold.
 type Churn struct {
 	ByLocale map[string]ChurnGroup `json:"by_locale"`
-	ByType   map[string]ChurnGroup `json:"by_type"`
-	Depth    int                   `json:"depth"` // the top k compared: the smaller k of the two runs
+	// ByLocaleNote qualifies the figures by locale (IndicativeOnly), as the
+	// paired comparison's by_locale_note and the locale deltas' note do; a
+	// report written before it has none.
+	ByLocaleNote string                `json:"by_locale_note,omitempty"`
+	ByType       map[string]ChurnGroup `json:"by_type"`
+	Depth        int                   `json:"depth"` // the top k compared: the smaller k of the two runs
 	// MostChanged are the cases both runs hold (with or without gold) whose
 	// top k changed, lowest RBO first (ties in file order), at most
 	// baseline.DefaultMaxChanged.
@@ -68,7 +72,7 @@ func churnGroup(g baseline.ChurnGroup) ChurnGroup {
 
 func churnOf(c baseline.Churn, status outcome.Status) *Churn {
 	out := &Churn{Depth: c.Depth, Overall: churnGroup(c.Overall), ByType: map[string]ChurnGroup{}, ByLocale: map[string]ChurnGroup{},
-		MostChanged: []Moved{}, Status: status}
+		ByLocaleNote: IndicativeOnly, MostChanged: []Moved{}, Status: status}
 	for _, g := range c.ByType {
 		out.ByType[g.Name] = churnGroup(g)
 	}

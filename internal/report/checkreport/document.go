@@ -28,8 +28,10 @@ import (
 // Schema is the schema id of the `check --json` report.
 const Schema = "retrieval-gate/aggregates@1"
 
-// IndicativeOnly labels every locale delta wherever it is shown.
-const IndicativeOnly = "indicative only, not significance-tested"
+// IndicativeOnly labels every locale delta wherever it is shown, and the
+// churn's figures by locale (the words of a per-locale floor's and churn
+// gate's reason).
+const IndicativeOnly = gatetable.LocaleIndicative
 
 // Document is the check report. Fields are declared in the alphabetical order of
 // their JSON names, so the JSON has sorted keys at every level (maps are sorted

@@ -147,8 +147,13 @@ func TestDecisionIntervalsCarryTheirUnreliableMark(t *testing.T) {
 	}
 	// With human labels the decision's intervals are the corrected ones: their footnote.
 	d.Human = &Human{N: 20}
-	assert.Equal(t, HumanUnreliableLine, d.DecisionUnreliableLine())
-	assert.Equal(t, HumanUnreliableLine, d.ScenariosUnreliableLine())
+	assert.Equal(t, d.humanUnreliableLine(), d.DecisionUnreliableLine())
+	assert.Equal(t, d.humanUnreliableLine(), d.ScenariosUnreliableLine())
+	assert.True(t, strings.HasPrefix(d.DecisionUnreliableLine(), "† unreliable: this PPI++ interval rests on fewer than 30 human-labelled queries, "), d.DecisionUnreliableLine())
+	// Over clusters the floor on the labelled clusters is named too.
+	d.Human.Clusters = 12
+	assert.Contains(t, d.DecisionUnreliableLine(), "fewer than 30 human-labelled queries or fewer than 20 labelled clusters, ")
+	d.Human.Clusters = 0
 	assert.Equal(t, UnreliableLine, d.DiagnosisUnreliableLine())
 	// Nothing marked, no footnote.
 	d.RecommendationTest.Unreliable, level.Unreliable, d.Findings[0].Test.CI.Unreliable = false, false, false

@@ -404,13 +404,13 @@ func (d *Document) humanMarks() (rows, paired string) {
 	for _, ms := range d.Human.Strategies {
 		for _, c := range ms {
 			if c.Unreliable {
-				rows = HumanUnreliableLine
+				rows = d.humanUnreliableLine()
 			}
 		}
 	}
 	for _, p := range d.Human.Paired {
 		if p.Unreliable {
-			paired = HumanUnreliableLine
+			paired = d.humanUnreliableLine()
 		}
 	}
 	return rows, paired

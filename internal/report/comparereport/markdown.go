@@ -37,7 +37,7 @@ func (d *Document) Markdown(w io.Writer) error {
 			icon = "❌"
 		}
 		fmt.Fprintf(&b, "### %s Gates: %s\n\n", icon, d.Verdict)
-		gatetable.Markdown(&b, d.Gates)
+		gatetable.MarkdownNoted(&b, d.Gates, d.GatesUnreliableLine())
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "**%s**\n\n", d.recommendation(esc))

@@ -9,6 +9,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
 // The sentences of the compare reports, shared by text and Markdown; name
@@ -74,10 +75,22 @@ const UnreliableMark = format.UnreliableMark
 // HTML dashboard's too).
 const UnreliableLine = format.UnreliableNote + " (below 20 queries, paired differences below 50; docs/statistics.md)"
 
-// HumanUnreliableLine is the footnote of UnreliableMark under the
-// human-corrected tables (metrics.PPI.Interval's rule).
-var HumanUnreliableLine = fmt.Sprintf("%s (PPI++ below %d labelled queries or %d labelled clusters; docs/statistics.md)",
-	format.UnreliableNote, metrics.PPIMinN, metrics.PPIMinClusters)
+// humanUnreliableLine is the footnote of UnreliableMark on a human-corrected
+// (PPI++) interval: exactly what metrics.PPI.Interval marks, an interval over
+// fewer than metrics.PPIMinN labelled queries or, when the queries come in
+// families, fewer than metrics.PPIMinClusters labelled clusters (never the
+// rule-of-three interval of labelled values that do not vary). That is a
+// floor on the labels the standard error is estimated from, not a coverage
+// below 93% at this n: the simulation of docs/statistics.md covered 0.968 at
+// 10 labelled queries, so format.UnreliableNote's words would misstate it.
+func (d *Document) humanUnreliableLine() string {
+	floor := fmt.Sprintf("fewer than %d human-labelled queries", metrics.PPIMinN)
+	if d.clustered() {
+		floor += fmt.Sprintf(" or fewer than %d labelled clusters", metrics.PPIMinClusters)
+	}
+	return UnreliableMark + " unreliable: this PPI++ interval rests on " + floor +
+		", too few to estimate its standard error well (a floor on the labels, not a simulated coverage; a rule-of-three interval, used where the labelled values do not vary, is not marked; docs/statistics.md)"
+}
 
 func (d *Document) gain() string {
 	if d.Gain == metrics.GainLinear.String() {
@@ -115,9 +128,20 @@ func (d *Document) decisionFootnote(marked bool) string {
 	case !marked:
 		return ""
 	case d.Human != nil:
-		return HumanUnreliableLine
+		return d.humanUnreliableLine()
 	}
 	return UnreliableLine
+}
+
+// GatesUnreliableLine is the footnote of the UnreliableMark a gate's reason
+// carries: with human labels the gates decide on the corrected figures, so
+// their intervals are PPI++ ones (humanUnreliableLine), else
+// gatetable.UnreliableNote as in every report's gate table.
+func (d *Document) GatesUnreliableLine() string {
+	if d.Human != nil {
+		return d.humanUnreliableLine()
+	}
+	return gatetable.UnreliableNote
 }
 
 // DiagnosisUnreliableLine is the footnote of the UnreliableMark that a

@@ -199,7 +199,7 @@ func (d *Document) Text(w io.Writer) error {
 	// The gates' verdict before the decision, which says how it bears on them.
 	if len(d.Gates) > 0 {
 		fmt.Fprintf(&b, "\ngates: %s\n", strings.ToUpper(string(d.Verdict)))
-		gatetable.Text(&b, d.Gates)
+		gatetable.TextNoted(&b, d.Gates, d.GatesUnreliableLine())
 	}
 	fmt.Fprintf(&b, "\n%s\n", d.recommendation(name))
 	if dw := d.decisionWords(name); dw.Line != "" {

@@ -170,8 +170,14 @@ const Header = "| gate<br><sub>group · measure</sub> | status | threshold | val
 // gate's reason as a numbered note ("[1] **gate**: reason"), marked in its
 // status cell; nothing when there are no gates. A gate with neither group nor
 // measure (integrity, lock) has no second line; one with either shows the
-// missing glyph for the other.
-func Markdown(b *strings.Builder, es []Entry) {
+// missing glyph for the other. A reason that marks an interval is footnoted
+// UnreliableNote under the notes.
+func Markdown(b *strings.Builder, es []Entry) { MarkdownNoted(b, es, UnreliableNote) }
+
+// MarkdownNoted is Markdown with foot as the footnote of a marked interval:
+// compare's with human labels, whose gates cite human-corrected intervals,
+// marked by another rule than UnreliableNote's.
+func MarkdownNoted(b *strings.Builder, es []Entry, foot string) {
 	if len(es) == 0 {
 		return
 	}
@@ -202,13 +208,18 @@ func Markdown(b *strings.Builder, es []Entry) {
 		}
 	}
 	if anyUnreliable(es) {
-		b.WriteString("\n" + UnreliableNote + "\n")
+		b.WriteString("\n" + foot + "\n")
 	}
 }
 
 // Text writes the gate table for the terminal, indented by two spaces
-// (user-controlled text sanitized); nothing when there are no gates.
-func Text(b *strings.Builder, es []Entry) {
+// (user-controlled text sanitized); nothing when there are no gates. A
+// reason that marks an interval is footnoted UnreliableNote under it.
+func Text(b *strings.Builder, es []Entry) { TextNoted(b, es, UnreliableNote) }
+
+// TextNoted is Text with foot as the footnote of a marked interval (as
+// MarkdownNoted).
+func TextNoted(b *strings.Builder, es []Entry, foot string) {
 	if len(es) == 0 {
 		return
 	}
@@ -222,6 +233,6 @@ func Text(b *strings.Builder, es []Entry) {
 	}
 	tw.Flush()
 	if anyUnreliable(es) {
-		b.WriteString("  " + UnreliableNote + "\n")
+		b.WriteString("  " + foot + "\n")
 	}
 }

@@ -19,8 +19,17 @@ func Reason(why []outcome.Clause) string {
 	return strings.Join(parts, "; ")
 }
 
+// LocaleIndicative qualifies every per-locale figure and gate that is no
+// paired test: the locale deltas, a per-locale floor, a per-locale churn gate
+// and the churn's figures by locale (checkreport.IndicativeOnly is it).
+const LocaleIndicative = "indicative only, not significance-tested"
+
 // IndicativeOnly is the clause of every per-locale floor.
-const IndicativeOnly = "per-locale floor: indicative only, not significance-tested"
+const IndicativeOnly = "per-locale floor: " + LocaleIndicative
+
+// IndicativeChurn is the clause of every per-locale churn gate (--min-rbo,
+// --max-churn): a threshold on what the locale's cases did, as a floor is.
+const IndicativeChurn = "per-locale churn gate: " + LocaleIndicative
 
 // IndicativeLocaleRegression is the clause of every per-locale regression gate.
 const IndicativeLocaleRegression = "per-locale regression gate: indicative only (a locale's n is small, and its paired test is corrected only for the other per-group regression gates set, not for every locale)"
@@ -113,6 +122,8 @@ func clause(c outcome.Clause) string {
 	case outcome.ChurnAbove:
 		v, t := format.Distinct(c.Value, c.Threshold)
 		return fmt.Sprintf("%s: the top k of %d of %d cases changed as a set, a share of %s, more than the %s allowed", groupName(c.Name), c.M, c.N, v, t)
+	case outcome.IndicativeChurn:
+		return IndicativeChurn
 	case outcome.Interval95:
 		iv := format.Interval([2]float64{c.Lo, c.Hi}) + format.MarkIf(c.Unreliable)
 		s := fmt.Sprintf("95%% interval %s (%s, n = %d)", iv, c.Test, c.N)

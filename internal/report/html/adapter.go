@@ -35,7 +35,8 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 		Gates: d.Gates, Verdict: string(d.Verdict),
 		MaxDCG: d.MaxDCGAtK.V(), MaxDCGLevel: max(d.RelevanceScale[1], 1),
 		Scenarios: d.ScenarioTexts(), Decision: d.DecisionText(), NoScenario: comparereport.NoScenarioLine, BucketsNote: d.BucketsNote(),
-		ScenariosNote: d.ScenariosUnreliableLine(), DiagnosisNote: d.DiagnosisUnreliableLine(),
+		ScenariosNote: d.ScenariosUnreliableLine(), DiagnosisNote: d.DiagnosisUnreliableLine(), DecisionNote: d.DecisionUnreliableLine(),
+		GatesNote: d.GatesUnreliableLine(),
 	}
 	v.Methods = methodLines(d)
 	v.Identical = d.IdenticalLines(func(s string) string { return s }) // the page escapes every text
@@ -43,7 +44,7 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 	if h, ok := d.HumanSection(func(s string) string { return s }); ok { // the page escapes every text
 		v.Human = &h
 	}
-	v.Primary = d.Primary
+	v.Primary, v.RerankMeasure = d.Primary, d.Primary
 	// "Select run": the runs of the history (OverRuns, this run the newest),
 	// this run from its own document; "Select metric": every measure found.
 	cur := exploreRun{Label: "this run", Current: true, Order: d.Order, Measures: RunMeasures{}}
@@ -162,8 +163,9 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 		return best
 	}
 	slices.SortStableFunc(v.Groups, func(a, b [2]int) int { return cmp.Compare(top(b), top(a)) })
-	// The reranker test of each pair is compare's finding (reranked − base, paired
-	// randomization test, Holm-adjusted with the report's comparisons).
+	// The reranker test of each pair is compare's finding (reranked − base on
+	// the primary measure, its paired test, Holm-adjusted with the report's
+	// comparisons on that measure), the test named by its method.
 	for _, g := range v.Groups {
 		if g[0] < 0 || g[1] < 0 {
 			continue
@@ -178,7 +180,8 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 			if f.Kind == compare.Reranker && f.A == rr && f.B == base {
 				t := f.Test
 				v.Pairs = append(v.Pairs, RerankPair{Base: g[0], Rerank: g[1],
-					Test: PairView{A: rr, B: base, N: t.N, Delta: t.Delta, CI: t.CI.CI(), PHolm: t.PHolm, Significant: t.Significant, Unreliable: t.CI.Unreliable}})
+					Test: PairView{A: rr, B: base, N: t.N, Delta: t.Delta, CI: t.CI.CI(), PHolm: t.PHolm, Significant: t.Significant, Unreliable: t.CI.Unreliable,
+						PTest: methodText(d.Statistics, t.PMethod)}})
 				break
 			}
 		}
@@ -297,6 +300,19 @@ var methodWords = map[string]string{
 	compare.PMethodHumanClusterSignFlipRandomization: "sign-flip randomization of the clusters' sums of the labelled queries' human paired differences (their corrected difference does not vary)",
 }
 
+// methodText is method id m in words (methodWords; an id not listed as it
+// is), with the resamples and seed of the statistics st when it draws them.
+func methodText(st comparereport.Statistics, m string) string {
+	w, ok := methodWords[m]
+	if !ok {
+		w = m
+	}
+	if resampledMethods[m] {
+		w += fmt.Sprintf(" (%s resamples, seed %d)", Count(st.Resamples), st.Seed)
+	}
+	return w
+}
+
 // resampledMethods are those that draw the document's resamples.
 var resampledMethods = map[string]bool{metrics.MethodBCa: true, metrics.MethodPercentile: true, metrics.PMethodRandomization: true, metrics.PMethodClusterRandomization: true,
 	compare.PMethodHumanSignFlipRandomization: true, compare.PMethodHumanClusterSignFlipRandomization: true}
@@ -308,16 +324,7 @@ var resampledMethods = map[string]bool{metrics.MethodBCa: true, metrics.MethodPe
 // computes nothing.
 func methodLines(d *comparereport.Document) []string {
 	st := d.Statistics
-	words := func(m string) string {
-		w, ok := methodWords[m]
-		if !ok {
-			w = m
-		}
-		if resampledMethods[m] {
-			w += fmt.Sprintf(" (%s resamples, seed %d)", Count(st.Resamples), st.Seed)
-		}
-		return w
-	}
+	words := func(m string) string { return methodText(st, m) }
 	// method -> measure keys, in the order the methods are first met.
 	type use struct {
 		method string

@@ -90,6 +90,19 @@ type LineChart struct {
 	Markers []Marker
 }
 
+// hasBands reports whether a line of the chart carries an interval at some
+// point (Lo and Hi both defined there).
+func (c LineChart) hasBands() bool {
+	for _, l := range c.Lines {
+		for i := range l.Y {
+			if i < len(l.Lo) && i < len(l.Hi) && !math.IsNaN(l.Lo[i]) && !math.IsNaN(l.Hi[i]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Every chart is drawn twice, in one figure: wide (560 user units) and
 // narrow (360), each SVG scaled to its box. The style sheet shows the narrow
 // one in a chart box under 480 px (a phone's: 370 px at 390), where the wide
@@ -448,8 +461,16 @@ func (p *Page) LineChart(c LineChart) {
 	c.svg(&s, ax, wide)
 	c.svg(&s, ax, narrow)
 	// The table: every point with its value, interval and n, as the bar
-	// charts' tables; a value undefined at a point is "—" with its n.
-	s.WriteString(`<div class="sr-only"><table><caption>` + Esc(c.Title) + `</caption><thead><tr><th scope="col">series</th><th scope="col">` + Esc(c.XLabel) + `</th><th scope="col">` + Esc(c.YLabel) + `</th><th scope="col">95% CI</th><th scope="col">n</th></tr></thead><tbody>`)
+	// charts' tables; a value undefined at a point is "—" with its n. A
+	// chart without interval bands (compare's mean relevance by rank: no
+	// interval is computed there) has no interval column, rather than one
+	// that is always empty.
+	bands := c.hasBands()
+	ciHead, ciCell := "", func(string) string { return "" }
+	if bands {
+		ciHead, ciCell = `<th scope="col">95% CI</th>`, func(ci string) string { return "<td>" + ci + "</td>" }
+	}
+	s.WriteString(`<div class="sr-only"><table><caption>` + Esc(c.Title) + `</caption><thead><tr><th scope="col">series</th><th scope="col">` + Esc(c.XLabel) + `</th><th scope="col">` + Esc(c.YLabel) + `</th>` + ciHead + `<th scope="col">n</th></tr></thead><tbody>`)
 	for _, l := range c.Lines {
 		name := ""
 		if l.Series < len(c.Series) {
@@ -472,7 +493,7 @@ func (p *Page) LineChart(c LineChart) {
 					ci = FmtCI([2]float64{l.Lo[i], l.Hi[i]})
 				}
 			}
-			s.WriteString(`<tr><th scope="row">` + Esc(name) + "</th><td>" + Esc(c.X[i]) + "</td><td>" + val + "</td><td>" + ci + "</td><td>" + n + "</td></tr>")
+			s.WriteString(`<tr><th scope="row">` + Esc(name) + "</th><td>" + Esc(c.X[i]) + "</td><td>" + val + "</td>" + ciCell(ci) + "<td>" + n + "</td></tr>")
 		}
 	}
 	s.WriteString("</tbody></table></div>\n</figure>\n")

@@ -17,26 +17,34 @@ import (
 // Every chart's table for screen readers carries each value's n, in a column
 // "n": an undefined value is "—" with its n (no bar, no point drawn: a bar's
 // place has a dash), a point
-// a line is absent from (n < 0) has no row.
+// a line is absent from (n < 0) has no row. A line chart has a column
+// "95% CI" when a line carries an interval (its band), and none when no line
+// does: a column that would always be empty is left out.
 func TestChartTablesCarryN(t *testing.T) {
 	nan := math.NaN()
+	const withCI, withoutCI = `<th scope="col">95% CI</th><th scope="col">n</th></tr></thead>`, `<th scope="col">mean</th><th scope="col">n</th></tr></thead>`
 	for _, c := range []struct {
 		name string
 		draw func(p *rhtml.Page)
+		head string
 		want [][]string
 	}{
 		{"bars", func(p *rhtml.Page) {
 			p.BarChart(rhtml.BarChart{Title: "hit@5", Measure: "hit@5", Categories: []string{"overall", "type: empty"}, Series: []rhtml.Series{{Name: "hit@5"}},
 				Bars: []rhtml.Bar{{Category: "overall", Value: 0.75, CI: &[2]float64{0.7, 0.8}, N: 1200}, {Category: "type: empty", Value: nan, CI: &[2]float64{nan, nan}, N: 0}}})
-		}, [][]string{{"overall", "hit@5", "0.750", "0.700–0.800", "1,200"}, {"type: empty", "hit@5", "—", "", "0"}}},
+		}, withCI, [][]string{{"overall", "hit@5", "0.750", "0.700–0.800", "1,200"}, {"type: empty", "hit@5", "—", "", "0"}}},
 		{"lines", func(p *rhtml.Page) {
 			p.LineChart(rhtml.LineChart{Title: "by rank", XLabel: "rank", YLabel: "mean", X: []string{"1", "2", "3"}, Series: []rhtml.Series{{Name: "a"}},
 				Lines: []rhtml.Line{{Series: 0, Y: []float64{2, nan, nan}, N: []int{2, 0, -1}}}})
-		}, [][]string{{"a", "1", "2.000", "", "2"}, {"a", "2", "—", "", "0"}}},
+		}, withoutCI, [][]string{{"a", "1", "2.000", "2"}, {"a", "2", "—", "0"}}},
 		{"lines without n", func(p *rhtml.Page) {
 			p.LineChart(rhtml.LineChart{Title: "by rank", XLabel: "rank", YLabel: "mean", X: []string{"1", "2"}, Series: []rhtml.Series{{Name: "a"}},
 				Lines: []rhtml.Line{{Series: 0, Y: []float64{2, nan}}}})
-		}, [][]string{{"a", "1", "2.000", "", "unknown"}}},
+		}, withoutCI, [][]string{{"a", "1", "2.000", "unknown"}}},
+		{"lines with a band", func(p *rhtml.Page) {
+			p.LineChart(rhtml.LineChart{Title: "per run", XLabel: "run", YLabel: "mean", X: []string{"1", "2"}, Series: []rhtml.Series{{Name: "a"}, {Name: "b"}},
+				Lines: []rhtml.Line{{Series: 0, Y: []float64{2, 3}, Lo: []float64{1, nan}, Hi: []float64{2.5, nan}, N: []int{4, 5}}, {Series: 1, Y: []float64{1, nan}, N: []int{3, 0}}}})
+		}, withCI, [][]string{{"a", "1", "2.000", "1.000–2.500", "4"}, {"a", "2", "3.000", "", "5"}, {"b", "1", "1.000", "", "3"}, {"b", "2", "—", "", "0"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := rhtml.NewPage("t")
@@ -45,10 +53,12 @@ func TestChartTablesCarryN(t *testing.T) {
 			_, err := p.WriteTo(&b)
 			require.NoError(t, err)
 			s := b.String()
-			assert.Contains(t, s, `<th scope="col">95% CI</th><th scope="col">n</th></tr></thead>`)
+			assert.Contains(t, s, c.head)
 			assert.Equal(t, c.want, srRows(s))
 			assert.NotContains(t, s, "NaN")
-			assert.Equal(t, 1, strings.Count(s, `data-mark="bar"`)+strings.Count(s, `data-mark="point"`), "the defined value alone is drawn")
+			if c.name != "lines with a band" {
+				assert.Equal(t, 1, strings.Count(s, `data-mark="bar"`)+strings.Count(s, `data-mark="point"`), "the defined value alone is drawn")
+			}
 			if c.name == "bars" { // the undefined bar's dash, in the wide drawing (with its hover text) and the narrow
 				assert.Equal(t, 2, strings.Count(s, `<text class="undef" x="`), s)
 				assert.Contains(t, s, `<title>type: empty · hit@5: hit@5 undefined, n = 0</title><text class="undef"`)

@@ -11,10 +11,11 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 )
 
 // IndicativeOnly is how the locale deltas are qualified in every report.
-const IndicativeOnly = "indicative only, not significance-tested"
+const IndicativeOnly = checkreport.IndicativeOnly
 
 // checkLabel is the report label of a measure key at cut k ("hit@5"); other
 // precomputed keys are shown as they are.
@@ -147,7 +148,7 @@ func CheckHTML(w io.Writer, r *checkreport.Document) error {
 
 	// Gates.
 	p.Section("Gates")
-	p.GateTable(r.Gates)
+	p.GateTable(r.Gates, gatetable.UnreliableNote)
 
 	// Integrity.
 	p.Section("Dataset integrity")

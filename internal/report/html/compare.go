@@ -70,10 +70,15 @@ type PairView struct {
 	Note string
 	// Unreliable: the document marks the interval unreliable.
 	Unreliable bool
+	// PTest names the test the p comes from, in words (methodText of the
+	// test's p_value_method: "exact sign-flip", "sign-flip randomization
+	// (10,000 resamples, seed 1)", …); "" where the view does not say.
+	PTest string
 }
 
 // RerankPair is a strategy and its reranked counterpart (indexes into
-// CompareView.Strategies) with the paired test of dcg (reranked − base).
+// CompareView.Strategies) with the paired test of the primary measure
+// (reranked − base).
 type RerankPair struct {
 	Base, Rerank int
 	Test         PairView
@@ -117,8 +122,11 @@ type CompareView struct {
 	Strategies                      []StrategyView // run order
 	Groups                          [][2]int       // display order of the bar chart: {base, rerank} (-1: none), best first
 	Pairs                           []RerankPair
-	QueriesOf                       string // the strategy whose best/worst queries are shown first (the best)
-	Diagnosis                       []string
+	// RerankMeasure is the measure of the reranker pairs' tests: the
+	// document's primary (Primary may be another run's, for "Select metric").
+	RerankMeasure string
+	QueriesOf     string // the strategy whose best/worst queries are shown first (the best)
+	Diagnosis     []string
 	// Identical says which strategies return the baseline's rankings on every
 	// query (comparereport.Document.IdenticalLines).
 	Identical []string
@@ -132,10 +140,16 @@ type CompareView struct {
 	Decision                comparereport.DecisionWords // the one decision, in words (empty: the document has none)
 	NoScenario, BucketsNote string
 	// ScenariosNote and DiagnosisNote are the footnotes of the unreliable
-	// mark a scenario's or a finding's interval carries ("": none does).
-	ScenariosNote, DiagnosisNote string
-	Gates                        []gatetable.Entry // the gates asked for (--gate-strategy); none by default
-	Verdict                      string            // their verdict
+	// mark a scenario's or a finding's interval carries ("": none does);
+	// DecisionNote that of the recommendation's interval (the human-corrected
+	// intervals' footnote when the decision uses them, as the text and
+	// Markdown reports say).
+	ScenariosNote, DiagnosisNote, DecisionNote string
+	// GatesNote is the footnote of an interval a gate's reason marks
+	// (comparereport.Document.GatesUnreliableLine).
+	GatesNote string
+	Gates     []gatetable.Entry // the gates asked for (--gate-strategy); none by default
+	Verdict   string            // their verdict
 	// OverRuns is the primary measure over the runs of the history, this run
 	// the newest (nil: the run has no history, no section).
 	OverRuns *HistoryView
@@ -325,11 +339,11 @@ func (p *Page) compareTop(v *CompareView) {
 		rec.Detail = fmt.Sprintf("%s and %s return identical rankings on every query: no difference to test", l.A, l.B)
 	case l.Significant && l.Delta > 0:
 		rec.Detail = fmt.Sprintf("ahead of %s by %s %s (95%% CI %s to %s", l.B, format.Signed(l.Delta), primary, format.Signed(l.CI[0]), format.Signed(l.CI[1]))
-		rec.Flag, rec.After = noteIf(l.Unreliable, comparereport.UnreliableLine), ", Holm p = "+fmtP(l.PHolm)+", n = "+Count(l.N)+")"
+		rec.Flag, rec.After = noteIf(l.Unreliable, v.DecisionNote), ", Holm p = "+fmtP(l.PHolm)+", n = "+Count(l.N)+")"
 	default:
 		rec.Value = "no clear winner"
 		rec.Detail = fmt.Sprintf("%s leads %s by %s %s, not significant (95%% CI %s to %s", l.A, l.B, format.Signed(l.Delta), primary, format.Signed(l.CI[0]), format.Signed(l.CI[1]))
-		rec.Flag, rec.After = noteIf(l.Unreliable, comparereport.UnreliableLine), ", Holm p = "+fmtP(l.PHolm)+", n = "+Count(l.N)+")"
+		rec.Flag, rec.After = noteIf(l.Unreliable, v.DecisionNote), ", Holm p = "+fmtP(l.PHolm)+", n = "+Count(l.N)+")"
 	}
 	if l := v.Leader; l != nil && l.Note != "" {
 		rec.After += "; " + l.Note
@@ -344,7 +358,7 @@ func (p *Page) compareTop(v *CompareView) {
 	// them: their verdict before the decision, which says how it bears on them.
 	if len(v.Gates) > 0 {
 		p.Section("Gates: " + v.Verdict)
-		p.GateTable(v.Gates)
+		p.GateTable(v.Gates, v.GatesNote)
 	}
 	if v.Decision.Line != "" {
 		p.raw(`<p class="decision"` + v.id("rg-decision") + `><strong>` + Esc(v.Decision.Line) + "</strong></p>\n")
@@ -370,8 +384,6 @@ func (p *Page) compareTop(v *CompareView) {
 // position, base vs reranker, best and worst queries, failed queries and
 // diagnosis.
 func (p *Page) compareBottom(v *CompareView) {
-	dcg := MeasureLabel(metrics.KeyDCG, v.K)
-	dcgScale := v.scaleOf(metrics.KeyDCG)
 	// Every measure of the registry, one row each, a column per strategy,
 	// the best of each row bold by the measure's direction.
 	p.Section(v.runTitle("Every measure"))
@@ -463,17 +475,31 @@ func (p *Page) compareBottom(v *CompareView) {
 	if len(v.Pairs) == 0 {
 		p.Para("No strategy has a reranked counterpart (a strategy NAME and NAME" + RerankSuffix + ").")
 	} else {
-		t := Table{Caption: scaled(dcg, dcgScale), Head: []string{"strategy", "base", RerankSuffix, "Δ " + dcg, "verdict"}, NumCols: []bool{false, true, true, true, false}, Cards: true}
-		unreliable := false // an interval of the table is marked
-		dm := metrics.QueryIndex(metrics.KeyDCG)
-		cell := func(s StrategyView, strong bool) Cell {
-			st := s.DCG
-			unreliable = unreliable || st.Unreliable
-			sub := FmtCI(st.CI) + format.MarkIf(st.Unreliable)
-			if dm >= 0 && dm < len(s.Measures) && s.Measures[dm].Has { // the n of the "Every measure" table
-				sub += " · n = " + Count(int(s.Measures[dm].N))
+		// The table is on the measure the reranker's test is on (the run's
+		// primary): its means with their intervals and n, as in the "Every
+		// measure" table, and the test's Δ.
+		rm := v.RerankMeasure
+		if rm == "" {
+			rm = v.Primary
+		}
+		label := MeasureLabel(rm, v.K)
+		mi := metrics.QueryIndex(rm)
+		stat := func(s StrategyView) MeasureStat {
+			if mi >= 0 && mi < len(s.Measures) && s.Measures[mi].Has {
+				return s.Measures[mi]
 			}
-			return Cell{Text: Fmt(st.Mean), Sub: sub, Strong: strong, Flag: noteIf(st.Unreliable, comparereport.UnreliableLine)}
+			return MeasureStat{Stat: Stat{Mean: math.NaN()}}
+		}
+		t := Table{Caption: scaled(label, v.scaleOf(rm)), Head: []string{"strategy", "base", RerankSuffix, "Δ " + label, "verdict"}, NumCols: []bool{false, true, true, true, false}, Cards: true}
+		unreliable := false // an interval of the table is marked
+		cell := func(s StrategyView, strong bool) Cell {
+			ms := stat(s)
+			if !ms.Has {
+				return Cell{Text: format.Missing}
+			}
+			unreliable = unreliable || ms.Unreliable
+			sub := FmtCI(ms.CI) + format.MarkIf(ms.Unreliable) + " · n = " + Count(int(ms.N))
+			return Cell{Text: Fmt(ms.Mean), Sub: sub, Strong: strong, Flag: noteIf(ms.Unreliable, comparereport.UnreliableLine)}
 		}
 		for _, pr := range v.Pairs {
 			b, r := v.Strategies[pr.Base], v.Strategies[pr.Rerank]
@@ -486,7 +512,7 @@ func (p *Page) compareBottom(v *CompareView) {
 			case pr.Test.Significant && pr.Test.Delta < 0:
 				verdict = "reranker hurts"
 			}
-			bold := bestOf([]float64{b.DCG.Mean, r.DCG.Mean}, true)
+			bold := bestOf([]float64{stat(b).Mean, stat(r).Mean}, true)
 			t.Rows = append(t.Rows, []Cell{
 				{Text: b.Name},
 				cell(b, bold[0]),
@@ -502,7 +528,7 @@ func (p *Page) compareBottom(v *CompareView) {
 				unreliable = unreliable || pr.Test.Unreliable
 			}
 		}
-		t.Foot = "Δ is reranked − base on the same queries, with its paired 95% interval; p from the paired randomization test, Holm-adjusted with every other comparison of the report; the better of each pair in bold."
+		t.Foot = "Δ is reranked − base on the same queries, with its paired 95% interval; " + rerankTests(v) + "; the better of each pair in bold."
 		if unreliable {
 			t.Foot += " " + comparereport.UnreliableLine + "."
 		}
@@ -552,6 +578,42 @@ func (p *Page) compareBottom(v *CompareView) {
 		p.Section("Diagnosis")
 		p.Para("Not shown for an earlier run: the diagnosis is computed from the inputs and is not in the JSON report.")
 	}
+}
+
+// rerankTests says which test each reranker pair's p comes from, as the
+// document names it: one test for every pair, or each pair's ("p: exact
+// sign-flip for hybrid; sign-flip randomization (10,000 resamples, seed 1)
+// for dense"), and that it is Holm-adjusted.
+func rerankTests(v *CompareView) string {
+	type use struct {
+		test  string
+		names []string
+	}
+	var uses []use
+	for _, pr := range v.Pairs {
+		if pr.Untested || pr.Test.PTest == "" {
+			continue
+		}
+		name := v.Strategies[pr.Base].Name
+		i := slices.IndexFunc(uses, func(u use) bool { return u.test == pr.Test.PTest })
+		if i < 0 {
+			uses = append(uses, use{test: pr.Test.PTest})
+			i = len(uses) - 1
+		}
+		uses[i].names = append(uses[i].names, name)
+	}
+	holm := "Holm-adjusted with the report's other paired comparisons on " + MeasureLabel(v.Primary, v.K)
+	switch len(uses) {
+	case 0: // a document read back: its findings are not in the JSON
+		return "the test behind Δ and p is not in this run's JSON report"
+	case 1:
+		return "p: " + uses[0].test + ", " + holm
+	}
+	parts := make([]string, len(uses))
+	for i, u := range uses {
+		parts[i] = u.test + " for " + strings.Join(u.names, ", ")
+	}
+	return "p: " + strings.Join(parts, "; ") + "; each " + holm
 }
 
 // queriesSection lists each strategy's best and worst queries, one strategy

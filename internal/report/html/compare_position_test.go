@@ -148,15 +148,18 @@ func srRows(s string) [][]string {
 
 // The chart's table gives every rank its n of judged results, a rank with
 // none judged "—" with n 0 (the hover text's n, now readable without a mouse).
+// It has no interval column: compare computes no interval of the mean
+// relevance at a rank, and the renderer computes none.
 func TestCompareDashboardPositionTableN(t *testing.T) {
 	r := holeResult(t)
 	var buf bytes.Buffer
 	require.NoError(t, rhtml.CompareHTML(&buf, comparereport.New(r), r, nil))
 	fig := positionFigure(t, buf.String())
-	assert.Contains(t, fig, `<th scope="col">95% CI</th><th scope="col">n</th></tr></thead>`)
+	assert.Contains(t, fig, `<th scope="col">mean relevance</th><th scope="col">n</th></tr></thead>`)
+	assert.NotContains(t, fig, "95% CI")
 	assert.Equal(t, [][]string{
-		{"a", "1", "2.500", "", "2"}, {"a", "2", "—", "", "0"}, {"a", "3", "1.000", "", "1"},
-		{"b", "1", "1.000", "", "1"}, {"b", "2", "2.500", "", "2"}, {"b", "3", "—", "", "0"},
+		{"a", "1", "2.500", "2"}, {"a", "2", "—", "0"}, {"a", "3", "1.000", "1"},
+		{"b", "1", "1.000", "1"}, {"b", "2", "2.500", "2"}, {"b", "3", "—", "0"},
 	}, srRows(fig))
 
 	// A report written before n per rank: its n is not known, and says so.
@@ -169,7 +172,7 @@ func TestCompareDashboardPositionTableN(t *testing.T) {
 	rows := srRows(positionFigure(t, buf.String()))
 	require.NotEmpty(t, rows)
 	for _, row := range rows {
-		require.Len(t, row, 5)
-		assert.Equal(t, "unknown", row[4], "%v", row)
+		require.Len(t, row, 4)
+		assert.Equal(t, "unknown", row[3], "%v", row)
 	}
 }

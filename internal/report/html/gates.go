@@ -9,8 +9,10 @@ import (
 )
 
 // GateTable adds the one gate table of every report (report/gatetable's
-// columns: gate, group, measure, status with its reason, threshold, value, n).
-func (p *Page) GateTable(gates []gatetable.Entry) {
+// columns: gate, group, measure, status with its reason, threshold, value,
+// n); foot is the footnote of an interval a reason marks
+// (gatetable.UnreliableNote, or compare's with human labels).
+func (p *Page) GateTable(gates []gatetable.Entry, foot string) {
 	gt := Table{Head: []string{"gate", "group", "measure", "status", "threshold", "value", "n"}, Cards: true, // too wide for a phone
 		NumCols: []bool{false, false, false, false, true, true, true}}
 	for _, g := range gates {
@@ -23,7 +25,7 @@ func (p *Page) GateTable(gates []gatetable.Entry) {
 			{Text: string(g.Status), Sub: g.Reason, Strong: g.Status == outcome.Fail}, {Text: th}, {Text: val}, {Text: n}})
 	}
 	if slices.ContainsFunc(gates, func(g gatetable.Entry) bool { return g.Unreliable }) {
-		gt.Foot = gatetable.UnreliableNote
+		gt.Foot = foot
 	}
 	p.Table(gt)
 }

@@ -137,7 +137,7 @@ func gateCases(class string, gates outcome.Gates) []Case {
 		c := Case{Class: class, Name: name, Status: e.Status, Type: "gate"}
 		switch e.Status {
 		case outcome.Fail:
-			c.Message = orDefault(e.Reason, "the gate failed")
+			c.Message = failureMessage(e)
 			c.Detail = gateDetail(e)
 		case outcome.Off:
 			c.Message = orDefault(e.Reason, "off: not asked for")
@@ -147,12 +147,51 @@ func gateCases(class string, gates outcome.Gates) []Case {
 	return out
 }
 
-// gateDetail is a failed gate's measure, value, threshold, n and reason, one per line.
+// A failed gate's value and threshold are written unrounded, as the JSON
+// report writes them (format.AppendFloat: the shortest form that reads back
+// as the same float64, null when absent): a test view's message and text are
+// read by machines too (a CI's test reporter, a script over the XML), and a
+// figure rounded to 3 decimals may read as equal to its threshold. The
+// reason, the words every report shows, follows them with its rounded figures.
+
+// failureMessage is a failed gate's message: its measure, value, threshold
+// and n, then its reason ("retrieval_hit_at_k = 0.6410256410256411,
+// threshold 0.7, n = 39; reason: locale:pt-BR mean 0.641 is below the floor
+// 0.700; …"); a gate on no measure (integrity) has its reason alone.
+func failureMessage(e gatetable.Entry) string {
+	reason := orDefault(e.Reason, "the gate failed")
+	if e.Measure == "" {
+		return reason
+	}
+	var parts []string
+	if v := unrounded(e.Value); v != "null" {
+		parts = append(parts, e.Measure+" = "+v)
+	} else {
+		parts = append(parts, e.Measure)
+	}
+	if t := unrounded(e.Threshold); t != "null" {
+		parts = append(parts, "threshold "+t)
+	}
+	if e.N > 0 {
+		parts = append(parts, fmt.Sprintf("n = %d", e.N))
+	}
+	return strings.Join(parts, ", ") + "; reason: " + reason
+}
+
+// unrounded is a gate's figure as the JSON writes it: "null" when absent.
+func unrounded(f *format.Float) string {
+	if f == nil {
+		return "null"
+	}
+	return string(format.AppendFloat(nil, f.V()))
+}
+
+// gateDetail is a failed gate's measure, value, threshold (unrounded), n and
+// reason, one per line.
 func gateDetail(e gatetable.Entry) string {
 	var b strings.Builder
 	if e.Measure != "" {
-		v, t := e.Numbers()
-		fmt.Fprintf(&b, "measure: %s\nvalue: %s\nthreshold: %s\n", e.Measure, v, t)
+		fmt.Fprintf(&b, "measure: %s\nvalue: %s\nthreshold: %s\n", e.Measure, unrounded(e.Value), unrounded(e.Threshold))
 	}
 	if e.N > 0 {
 		fmt.Fprintf(&b, "n: %d\n", e.N)

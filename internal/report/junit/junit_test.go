@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input/inputtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/junit"
 )
 
@@ -101,6 +103,50 @@ func golden(t *testing.T, name string, got []byte) {
 func TestGolden(t *testing.T) {
 	golden(t, "check.xml", render(t, junit.Check(checkResult(t, 0))))
 	golden(t, "compare.xml", render(t, junit.Compare(compareResult(t))))
+}
+
+// A failed gate's message and text carry its value and threshold unrounded,
+// as the JSON does (the shortest form that reads back as the same float64),
+// before its reason, whose words keep the reports' rounded figures; a
+// figure the gate lacks is left out of the message and null in the text.
+func TestFailureUnrounded(t *testing.T) {
+	floorGate := outcome.New("floor:retrieval_hit_at_k@locale:pt-BR", outcome.Fail)
+	floorGate.Group, floorGate.Measure, floorGate.Value, floorGate.Threshold, floorGate.N = "locale:pt-BR", "retrieval_hit_at_k", 25.0/39, 0.7, 39
+	floorGate.Why = []outcome.Clause{{Code: outcome.BelowFloor, Name: "locale:pt-BR", Value: 25.0 / 39, Threshold: 0.7}}
+	near := outcome.New("min_recall", outcome.Fail)
+	near.Group, near.Measure, near.Value, near.Threshold, near.N = "overall", "retrieval_recall_at_k", 0.6999999, 0.7, 1000
+	near.Why = []outcome.Clause{{Code: outcome.BelowFloor, Name: "overall", Value: 0.6999999, Threshold: 0.7}}
+	empty := outcome.New("floor:retrieval_ndcg_at_k@type:smoke", outcome.Fail)
+	empty.Group, empty.Measure, empty.Value, empty.Threshold = "type:smoke", "retrieval_ndcg_at_k", math.NaN(), 0.5
+	empty.Why = []outcome.Clause{{Code: outcome.NoGoldScored, Name: "type:smoke"}}
+	integrity := outcome.New("integrity", outcome.Fail)
+	integrity.N = 5
+	integrity.Why = []outcome.Clause{{Code: outcome.Unresolved, N: 2}}
+	s := junit.Check(&gate.Result{K: 5, Gates: outcome.Gates{integrity, floorGate, near, empty}})
+	require.Len(t, s.Cases, 4)
+	tests := []struct {
+		name, message, detail string
+	}{
+		{"integrity: no figure", "2 gold id(s) do not resolve to a card of the knowledge base",
+			"n: 5\nreason: 2 gold id(s) do not resolve to a card of the knowledge base\n"},
+		{"floor:retrieval_hit_at_k@locale:pt-BR",
+			"retrieval_hit_at_k = 0.6410256410256411, threshold 0.7, n = 39; reason: locale:pt-BR mean 0.641 is below the floor 0.700",
+			"measure: retrieval_hit_at_k\nvalue: 0.6410256410256411\nthreshold: 0.7\nn: 39\ngroup: locale:pt-BR\nreason: locale:pt-BR mean 0.641 is below the floor 0.700\n"},
+		{"min_recall (overall)",
+			"retrieval_recall_at_k = 0.6999999, threshold 0.7, n = 1000; reason: overall mean 0.6999999 is below the floor 0.7000000",
+			"measure: retrieval_recall_at_k\nvalue: 0.6999999\nthreshold: 0.7\nn: 1000\ngroup: overall\nreason: overall mean 0.6999999 is below the floor 0.7000000\n"},
+		{"floor:retrieval_ndcg_at_k@type:smoke",
+			"retrieval_ndcg_at_k, threshold 0.5; reason: n = 0: no gold-carrying cases were scored in type:smoke",
+			"measure: retrieval_ndcg_at_k\nvalue: null\nthreshold: 0.5\ngroup: type:smoke\nreason: n = 0: no gold-carrying cases were scored in type:smoke\n"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := s.Cases[i]
+			assert.Equal(t, outcome.Fail, c.Status)
+			assert.Equal(t, tt.message, c.Message)
+			assert.Equal(t, tt.detail, c.Detail)
+		})
+	}
 }
 
 func TestCheckCases(t *testing.T) {

@@ -1,0 +1,112 @@
+package html_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/compare"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/trecfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
+	htmlreport "github.com/retrieval-gate/retrieval-gate/internal/report/html"
+)
+
+// rerankComparison is a comparison of strategies and their reranked
+// counterparts over 20 queries, each query with one relevant document "r"
+// (grade 3) and one other "x": rank[name][i] is where strategy name puts "r"
+// for query i (1 or 2).
+func rerankComparison(t *testing.T, rank map[string]func(i int) int, o compare.Options) *compare.Result {
+	t.Helper()
+	var qr strings.Builder
+	const queries = 20
+	for i := range queries {
+		fmt.Fprintf(&qr, "q%02d 0 r 3\nq%02d 0 x 0\n", i, i)
+	}
+	q, err := trecfile.ParseQrels(context.Background(), strings.NewReader(qr.String()), "q.trec")
+	require.NoError(t, err)
+	var in []compare.Input
+	for _, name := range []string{"a", "a+rerank", "b", "b+rerank"} {
+		var qs []trecfile.RunQuery
+		for i := range queries {
+			docs := []string{"r", "x"}
+			if rank[name](i) == 2 {
+				docs = []string{"x", "r"}
+			}
+			qs = append(qs, trecfile.RunQuery{ID: fmt.Sprintf("q%02d", i), Docs: docs})
+		}
+		in = append(in, compare.Input{Name: name, Run: &trecfile.Run{File: name, Format: "trec", K: 2, Queries: qs}})
+	}
+	res, err := compare.Compare(q, in, o)
+	require.NoError(t, err)
+	return res
+}
+
+// The base-vs-reranker table's foot names the test each pair's p comes from
+// (the finding's p_value_method, as the methods line words it), never a test
+// that was not run, and the measure the test is on.
+func TestCompareRerankTestNamed(t *testing.T) {
+	first := func(int) int { return 1 }
+	second := func(int) int { return 2 }
+	someFirst := func(i int) int { // b+rerank lifts "r" to the top on 6 of 20 queries
+		if i < 6 {
+			return 1
+		}
+		return 2
+	}
+	tests := []struct {
+		name string
+		rank map[string]func(int) int
+		o    compare.Options
+		foot string
+		head string // the Δ column's head: the test's measure
+	}{
+		{"one test for every pair: exact sign-flip",
+			map[string]func(int) int{"a": second, "a+rerank": someFirst, "b": second, "b+rerank": someFirst},
+			compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1},
+			"p: exact sign-flip, Holm-adjusted with the report's other paired comparisons on DCG@2;", "Δ DCG@2"},
+		{"two tests: none for an identical pair, exact sign-flip for the other",
+			map[string]func(int) int{"a": first, "a+rerank": first, "b": second, "b+rerank": someFirst},
+			compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1},
+			"p: none: every paired difference is 0 (p = 1) for a; exact sign-flip for b; each Holm-adjusted with the report's other paired comparisons on DCG@2;", "Δ DCG@2"},
+		{"the primary measure named",
+			map[string]func(int) int{"a": second, "a+rerank": someFirst, "b": second, "b+rerank": someFirst},
+			compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1, Primary: metrics.KeyNDCGGraded},
+			"p: exact sign-flip, Holm-adjusted with the report's other paired comparisons on nDCG@2;", "Δ nDCG@2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := rerankComparison(t, tt.rank, tt.o)
+			var methods []string
+			for _, f := range res.Findings {
+				if f.Kind == compare.Reranker {
+					methods = append(methods, f.Test.PMethod)
+				}
+			}
+			require.Len(t, methods, 2, "a finding per reranked pair")
+			var b bytes.Buffer
+			require.NoError(t, htmlreport.CompareHTML(&b, comparereport.New(res), res, nil))
+			page := b.String()
+			section := page[strings.Index(page, "<h2>Base vs reranker"):]
+			i := strings.Index(section, "Δ is reranked − base")
+			require.GreaterOrEqual(t, i, 0)
+			foot := section[i : i+strings.Index(section[i:], "</p>")]
+			// The table is on the test's measure: its head and caption, and
+			// the means of that measure (nDCG@2 is at most 1, DCG@2 up to 7).
+			table := section[:i]
+			assert.Contains(t, table, `<th scope="col" class="num">`+tt.head+`</th>`)
+			assert.Contains(t, table, "<caption>"+strings.TrimPrefix(tt.head, "Δ "))
+			if tt.o.Primary == metrics.KeyNDCGGraded {
+				assert.NotContains(t, table, "DCG@2 (of", "no DCG in a table on nDCG")
+				assert.Contains(t, table, `<span class="cv">0.631<span class="ci">`, "b's mean nDCG@2: 1/log2(3)")
+			}
+			assert.Contains(t, foot, htmlreport.Esc(tt.foot))
+			assert.NotContains(t, foot, "randomization", "no randomization test was run: %v", methods)
+		})
+	}
+}
