@@ -10,7 +10,8 @@ import (
 
 // CI95 is the percentile bootstrap 95% CI of the mean. Each resample draws the
 // counts of the distinct values from Multinomial(n, count/n) by conditional
-// binomials, which is exactly the distribution of resampling n items with replacement.
+// binomials or by item draws (resampleHistogramMeans), which is exactly the
+// distribution of resampling n items with replacement.
 func (h *Histogram) CI95(resamples int, seed uint64) [2]float64 {
 	if h.n == 0 || resamples <= 0 {
 		return [2]float64{math.NaN(), math.NaN()}
