@@ -145,7 +145,7 @@ func runGenerate(ctx context.Context, f *Factory, o *generate.RunOptions, progre
 // server), the log and the progress.
 func generateServices(f *Factory, o *generate.RunOptions, progress func(done, total int)) (generate.In, error) {
 	f.urlSecrets(o.LLM.URL)
-	in := generate.In{Logf: f.logf("generate"), Progress: progress}
+	in := generate.In{Logf: f.logf("generate"), Progress: progress, Secrets: f.secrets()}
 	if o.BatchOut != "" || o.BatchIn != "" {
 		return in, nil
 	}

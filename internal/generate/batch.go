@@ -43,6 +43,18 @@ type batchAnswers struct {
 	model   string
 	sent    map[string]bool
 	answers map[string]*llm.Response
+	api     llm.BatchService // the batch's client (--batch), nil in the file modes
+}
+
+// Redact is the batch client's redaction (its API key, its URL's
+// credentials, every credential of a known shape or in a URL), for
+// Generate's llm.Redactor as online; s itself in the file modes, where no
+// client holds a key (the run's Secrets and the shapes still apply).
+func (b *batchAnswers) Redact(s string) string {
+	if b.api == nil {
+		return s
+	}
+	return b.api.Redact(s)
 }
 
 func customID(body []byte) string {
@@ -75,7 +87,7 @@ func runBatch(ctx context.Context, cards []kbfile.Card, opt Options, bo *batchOp
 	if opt.Format != judge.FormatText {
 		opt.Format = judge.FormatJSON
 	}
-	ba := &batchAnswers{model: opt.Model, sent: map[string]bool{}, answers: map[string]*llm.Response{}}
+	ba := &batchAnswers{model: opt.Model, sent: map[string]bool{}, answers: map[string]*llm.Response{}, api: bo.API}
 	// each calls f once per distinct request, in card order: two cards with
 	// the same text make the same request (one custom_id, which a batch must
 	// not repeat), and its answer serves both.

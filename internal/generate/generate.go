@@ -147,6 +147,14 @@ type Options struct {
 	// Jaccard similarity ≥ Jaccard with a kept query of its locale is dropped.
 	Jaccard  float64
 	Progress func(done, total int)
+	// Secrets are the process's keys and tokens and the credentials of the
+	// server URLs given (In.Secrets). A query the model wrote that holds one
+	// of them, the client's own (its API key, its URL's credentials) or a
+	// credential of a known shape or in a URL (llm.Redactor) is dropped and
+	// counted (Result.SecretDropped), and the reason an answer could not be
+	// read, which quotes it, is redacted: a model, or a server standing in
+	// for one, may echo the key it was called with.
+	Secrets []string
 }
 
 // Result is the outcome of Generate.
@@ -155,9 +163,12 @@ type Result struct {
 	// Documents asked about; Failed those whose answer stayed unreadable after one retry.
 	Documents, Failed, BudgetSkipped int
 	NearDuplicates                   int
-	Requests                         int64
-	PromptTokens, CompletionTokens   int64
-	FellBack                         bool
+	// SecretDropped counts the queries dropped because they held a secret
+	// (Options.Secrets).
+	SecretDropped                  int
+	Requests                       int64
+	PromptTokens, CompletionTokens int64
+	FellBack                       bool
 	// BatchID and BatchStatus are the batch's (generate --batch); BatchResumed
 	// says it was picked up from the state file.
 	BatchID, BatchStatus string
@@ -189,6 +200,7 @@ func Generate(ctx context.Context, cards []kbfile.Card, opt Options) (*Result, e
 	var text atomic.Bool
 	text.Store(opt.Format == judge.FormatText)
 	var requests, pt, ct atomic.Int64
+	redact := llm.Redactor(opt.Client, opt.Secrets)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	idx := make(chan int)
@@ -246,6 +258,7 @@ func Generate(ctx context.Context, cards []kbfile.Card, opt Options) (*Result, e
 						break
 					}
 					a.failed = attempt == 1
+					perr = errors.New(redact(perr.Error())) // it may quote what the model wrote
 					msgs = append(msgs, llm.Message{Role: "assistant", Content: r.Content},
 						llm.Message{Role: "user", Content: fmt.Sprintf("Your answer could not be read (%v). Answer again, exactly in the required format.", perr)})
 				}
@@ -285,6 +298,10 @@ feed:
 		}
 		n := 0
 		add := func(q, style string) {
+			if redact(q) != q { // it held a secret: dropped, not written as ***
+				res.SecretDropped++
+				return
+			}
 			set := tokenSet(q)
 			for _, k := range kept[c.Locale] {
 				if len(set) == 0 || Jaccard(set, k) >= opt.Jaccard {

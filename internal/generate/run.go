@@ -40,6 +40,10 @@ type In struct {
 	// Progress, the documents done of the total (serialised).
 	Logf     func(format string, args ...any)
 	Progress func(done, total int)
+	// Secrets are the process's keys and tokens (the environment's, the
+	// credentials of the server URLs given): a generated query that holds
+	// one is dropped (Options.Secrets).
+	Secrets []string
 }
 
 // RunResult is what a generate run did: Generate's result, and the cases
@@ -55,7 +59,7 @@ type RunResult struct {
 // in.Out (with BatchOut: only the requests, to in.BatchRequests).
 func Run(ctx context.Context, in In, o RunOptions) (*RunResult, error) {
 	opt := Options{Client: in.Client, Model: o.LLM.Model, Prompt: in.Prompt, Format: o.Format, Questions: o.Questions, Keywords: o.Keywords,
-		Workers: o.LLM.Concurrency, Jaccard: o.Jaccard, Progress: in.Progress}
+		Workers: o.LLM.Concurrency, Jaccard: o.Jaccard, Progress: in.Progress, Secrets: in.Secrets}
 	if opt.Prompt == nil {
 		opt.Prompt = DefaultPrompt()
 	}
@@ -90,6 +94,13 @@ func Run(ctx context.Context, in In, o RunOptions) (*RunResult, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if res.SecretDropped > 0 && in.Logf != nil {
+		what := "queries dropped: they"
+		if res.SecretDropped == 1 {
+			what = "query dropped: it"
+		}
+		in.Logf("warning: %d generated %s held a secret (the API key, a key or token of the environment, a URL's credentials or a credential by its shape)", res.SecretDropped, what)
 	}
 	out := &RunResult{Result: res}
 	if res.RequestsOnly {

@@ -89,7 +89,7 @@ type batchJob struct {
 	outcomes map[int]outcome // task index (pair*repeat+rep) -> outcome
 	// redact removes the secrets from the texts of a result (its error,
 	// the model's reason, an unreadable answer) and from the reasons read
-	// from the cache (redactor).
+	// from the cache (llm.Redactor).
 	redact func(string) string
 }
 

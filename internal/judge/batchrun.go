@@ -42,7 +42,7 @@ type BatchOptions struct {
 	Now func() time.Time
 	// Secrets are the process's keys and tokens (In.Secrets): removed, with
 	// Options.Secrets, from the error text of every result line, the
-	// model's reason and an unreadable answer (redactor), in every mode.
+	// model's reason and an unreadable answer (llm.Redactor), in every mode.
 	Secrets []string
 }
 
@@ -181,7 +181,7 @@ func RunBatch(ctx context.Context, pairs []Pair, opt Options, bo *BatchOptions, 
 	// (--batch-in) may come from another machine and echo a key this process
 	// never had: no client holds one there, but its text is redacted the
 	// same (every credential of a known shape).
-	job.redact = redactor(bo.API, append(slices.Clip(bo.Secrets), opt.Secrets...))
+	job.redact = llm.Redactor(bo.API, append(slices.Clip(bo.Secrets), opt.Secrets...))
 	opt = job.opt
 	switch {
 	case bo.RequestsOut != nil:

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 )
 
@@ -37,31 +36,9 @@ type Options struct {
 	// a Result holds and the cache keeps (a judgment's reason, the answer an
 	// unreadable one quotes in its detail; in a batch, a result's error
 	// too), with every credential of a known shape or in a URL, as from a
-	// server's errors (redactor). A model, or a server standing in for one,
+	// server's errors (llm.Redactor). A model, or a server standing in for one,
 	// may echo the key it was called with.
 	Secrets []string
-}
-
-// redacter is a client that removes its own secrets (its API key, the
-// credentials of its URL) and every credential of a known shape or in a URL
-// from a text: *llm.Client and every llm.BatchService.
-type redacter interface {
-	Redact(s string) string
-}
-
-// redactor is the redaction of the texts a model or its server wrote that a
-// run keeps (Options.Secrets): the client's own first, when it has one (a
-// library caller may give the client a key and the run no Secrets), then
-// httpretry.RedactText with secrets, prepared once for the run
-// (httpretry.Redactor: each of a batch's 100,000 reasons costs one pass over
-// its bytes). Reasons already in the cache are redacted as they are read: an
-// older run's, or another machine's, may hold a secret.
-func redactor(client any, secrets []string) func(string) string {
-	r := httpretry.NewRedactor(secrets...)
-	if c, ok := client.(redacter); ok {
-		return func(s string) string { return r.Text(c.Redact(s)) }
-	}
-	return r.Text
 }
 
 // Judgment is one answer for one (pair, repeat).
@@ -131,7 +108,7 @@ func Judge(ctx context.Context, pairs []Pair, opt Options) (*Result, error) {
 	for i := range res.Grades {
 		res.Grades[i] = make([]Judgment, opt.Repeat)
 	}
-	r := &runner{opt: opt, res: res, redact: redactor(opt.Client, opt.Secrets)}
+	r := &runner{opt: opt, res: res, redact: llm.Redactor(opt.Client, opt.Secrets)}
 	r.text.Store(opt.Format == FormatText)
 
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -204,7 +181,7 @@ feed:
 type runner struct {
 	opt                                     Options
 	res                                     *Result
-	redact                                  func(string) string // redactor
+	redact                                  func(string) string // llm.Redactor
 	text                                    atomic.Bool
 	requests, cached, retries               atomic.Int64
 	promptTokens, completionTokens, noUsage atomic.Int64

@@ -317,6 +317,23 @@ func rawString(r json.RawMessage) string {
 // from what a caller shows of its answers (judge's reasons).
 func (c *Client) Redact(s string) string { return c.redactor.Text(s) }
 
+// Redactor is the redaction of the texts a model or its server wrote that a
+// run keeps (judge's reasons and the answers it quotes, generate's queries):
+// the client's own Redact first, when it has one (*Client and every BatchService:
+// its key and its URL's credentials; a library caller may give the client a
+// key and the run no secrets), then httpretry.RedactText with secrets (the
+// process's keys and tokens, the credentials of the URLs it was given),
+// prepared once for the run (httpretry.Redactor: each of a batch's 100,000
+// texts costs one pass over its bytes). A model, or a server standing in for
+// one, may echo the key it was called with.
+func Redactor(client any, secrets []string) func(string) string {
+	r := httpretry.NewRedactor(secrets...)
+	if c, ok := client.(interface{ Redact(s string) string }); ok {
+		return func(s string) string { return r.Text(c.Redact(s)) }
+	}
+	return r.Text
+}
+
 // newRedactor is the redaction of a client's secrets: its API key and the
 // credentials of its server's URL (httpretry.URLSecrets), prepared once.
 func newRedactor(url, key string) *httpretry.Redactor {

@@ -20,7 +20,9 @@
 // (generator: queries of words the document does not contain), [[echo-key]]
 // (a hostile judge: its reason, and the answer of [[malformed]], quote the
 // credential the request carried, bare: a bearer token as sent, Basic
-// credentials decoded; the Batch APIs' requests carry Options.APIKey).
+// credentials decoded; the Batch APIs' requests carry Options.APIKey; a
+// hostile generator: its first question and its first keyword query of the
+// document quote it).
 package llmtest
 
 import (
@@ -237,7 +239,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case tagOpen(first, "query") != "":
 		content = s.judge(first, schema, r.Header.Get("Authorization"))
 	case tagOpen(first, "document") != "":
-		content = s.generate(system, first, req, schema)
+		content = s.generate(system, first, req, schema, r.Header.Get("Authorization"))
 	default:
 		content = "I can only judge relevance or write queries."
 	}
@@ -395,8 +397,9 @@ func Overlap(query, doc string) int {
 
 var countRE = regexp.MustCompile(`(\d+) (natural-language question|keyword quer)`)
 
-// generate writes questions and keyword queries from the document's words.
-func (s *Server) generate(system, prompt string, req request, schema bool) string {
+// generate writes questions and keyword queries from the document's words;
+// auth is the request's Authorization header ([[echo-key]]).
+func (s *Server) generate(system, prompt string, req request, schema bool, auth string) string {
 	doc := tagged(prompt, "document")
 	nq, nk := 0, 0
 	for _, m := range countRE.FindAllStringSubmatch(system+"\n"+prompt, -1) {
@@ -424,6 +427,10 @@ func (s *Server) generate(system, prompt string, req request, schema bool) strin
 	ks := make([]string, nk)
 	for i := range ks {
 		ks[i] = word(3*i+1) + " " + word(3*i+2)
+	}
+	if strings.Contains(doc, "[[echo-key]]") && nq > 0 && nk > 0 {
+		qs[0] = strings.TrimSuffix(qs[0], "?") + ", says the key " + credential(auth) + "?"
+		ks[0] += " " + credential(auth)
 	}
 	if schema {
 		b, _ := json.Marshal(map[string]any{"questions": qs, "keywords": ks})
