@@ -58,6 +58,10 @@ type Config struct {
 	Seed       uint64 // 0: metrics.DefaultSeed
 }
 
+// summarize is metrics.SummarizeContext: a variable so that a test can count
+// the intervals a result computes.
+var summarize = metrics.SummarizeContext
+
 // Metric is one metric's summary in a group, with what its floor's detectable
 // difference needs: the sample sd of its values and whether they are all 0 or 1.
 type Metric struct {
@@ -264,12 +268,25 @@ func (a *Accumulator) ResultContext(ctx context.Context, cfg Config) (*Result, e
 	res.Overall, hs, ts = a.group("overall", keys, func(cellKey) bool { return true })
 	todo = append(todo, pending{&res.Overall, hs, ts})
 	all := func(cellKey) bool { return true }
+	// A type or a locale whose cells are every cell of the run (a run of one
+	// type, or of one locale) has the overall group's histograms and tallies,
+	// merged from the same cells in the same order: its summaries are the
+	// overall's, copied below rather than bootstrapped again.
+	var asOverall []*Group
 	for i, t := range types {
 		res.ByType[i], hs, ts = a.group(t, byType[t], all)
+		if slices.Equal(byType[t], keys) {
+			asOverall = append(asOverall, &res.ByType[i])
+			continue
+		}
 		todo = append(todo, pending{&res.ByType[i], hs, ts})
 	}
 	for i, l := range locales {
 		res.ByLocale[i], hs, ts = a.group(l, byLocale[l], all)
+		if slices.Equal(byLocale[l], keys) {
+			asOverall = append(asOverall, &res.ByLocale[i])
+			continue
+		}
 		todo = append(todo, pending{&res.ByLocale[i], hs, ts})
 	}
 	// The bootstrap CIs are independent (each from its own seeded generator), so
@@ -294,7 +311,7 @@ func (a *Accumulator) ResultContext(ctx context.Context, cfg Config) (*Result, e
 			defer wg.Done()
 			for i := range next {
 				lo, hi := metrics.KeyRange(ms[i].Key)
-				sum, err := metrics.SummarizeContext(ctx, hists[i], cfg.Resamples, cfg.Seed, lo, hi)
+				sum, err := summarize(ctx, hists[i], cfg.Resamples, cfg.Seed, lo, hi)
 				if err != nil {
 					errOnce.Do(func() { ctxErr = err })
 					continue // the rest end at once: the context has ended
@@ -318,6 +335,9 @@ func (a *Accumulator) ResultContext(ctx context.Context, cfg Config) (*Result, e
 	}
 	for i, m := range ms {
 		m.SD, m.Binary = hists[i].SampleSD(), hists[i].IsBinary()
+	}
+	for _, g := range asOverall {
+		g.Metrics = slices.Clone(res.Overall.Metrics)
 	}
 
 	// Locale deltas against the reference locale (indicative only).
