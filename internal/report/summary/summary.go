@@ -147,6 +147,9 @@ func Generate(w io.Writer, res *generate.RunResult, jaccard float64, roundTripK 
 	} else {
 		fmt.Fprintf(w, "generate: %d document(s) without a readable answer after one retry, %d skipped over the request budget\n", res.Failed, res.BudgetSkipped)
 	}
+	if res.SecretDropped > 0 { // a line only when it happened: a model that quotes a credential has gone wrong
+		fmt.Fprintf(w, "generate: %d query(ies) dropped: they held a secret (the same warning is on standard error)\n", res.SecretDropped)
+	}
 	fmt.Fprintf(w, "generate: %d near-duplicate query(ies) dropped (token Jaccard ≥ %s)\n", res.NearDuplicates, format.Full(jaccard))
 	if roundTripK > 0 {
 		fmt.Fprintf(w, "generate: round-trip filter (source card in the top %d of dense, lexical or hybrid): %d query(ies) dropped\n", roundTripK, res.RoundTripDropped)

@@ -105,6 +105,16 @@ func TestGenerateBatchSummaryWords(t *testing.T) {
 	assert.Contains(t, batch.String(), "generate: 2 document(s) without a readable answer (a batch has no correction turn: each was asked once), 0 skipped over the request budget\n")
 }
 
+// The queries generate dropped because they held a secret are counted in its
+// summary too, not only in the warning on standard error; no line when none was.
+func TestGenerateSummarySecretDropped(t *testing.T) {
+	var none, some bytes.Buffer
+	Generate(&none, &generate.RunResult{Result: &generate.Result{Documents: 5}}, 0.8, 0, "out.jsonl", "", "")
+	assert.NotContains(t, none.String(), "secret")
+	Generate(&some, &generate.RunResult{Result: &generate.Result{Documents: 5, SecretDropped: 3}}, 0.8, 0, "out.jsonl", "", "")
+	assert.Contains(t, some.String(), "generate: 3 query(ies) dropped: they held a secret (the same warning is on standard error)\n")
+}
+
 // summarize is judge.SummarizeContext with a context that does not end.
 func summarize(res *judge.Result, price *judge.Price) *judge.Summary {
 	s, err := judge.SummarizeContext(context.Background(), res, price)
