@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,15 +65,8 @@ func TestGenerateQueriesWriteNoKey(t *testing.T) {
 			}
 			code, stdout, stderr := runIn(t, tc.env, append(append(common, "--out", "cases.jsonl"), tc.args...)...)
 			require.Equal(t, 0, code, stderr)
+			maps.Copy(texts, readTree(t, dir, "results.jsonl", "kb.jsonl")) // the inputs left out
 			texts["stdout"], texts["stderr"] = stdout, stderr
-			require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-				if err != nil || d.IsDir() || d.Name() == "results.jsonl" || d.Name() == "kb.jsonl" { // inputs
-					return err
-				}
-				b, err := os.ReadFile(path)
-				texts[path] = string(b)
-				return err
-			}))
 			cases := texts[filepath.Join(dir, "cases.jsonl")]
 			// Card a's second question is written, its first question and its
 			// keyword query are not; card b's three queries are.
@@ -83,17 +76,7 @@ func TestGenerateQueriesWriteNoKey(t *testing.T) {
 			assert.NotContains(t, cases, "***", "no query is written redacted")
 			assert.Equal(t, 3, strings.Count(cases, `"must_cite_one_of":["b"]`), cases)
 			assert.Contains(t, stderr, "generate: warning: 2 generated queries dropped: they held a secret", "the drops are said")
-			for name, text := range texts {
-				text = strings.ToLower(text)
-				for _, secret := range tc.secrets {
-					for j := 0; j+8 <= len(secret); j++ {
-						if strings.Contains(text, strings.ToLower(secret[j:j+8])) {
-							t.Errorf("%s holds %q of a secret:\n%s", name, secret[j:j+8], text)
-							break
-						}
-					}
-				}
-			}
+			assertNoSecretRun(t, texts, tc.secrets...)
 		})
 	}
 }

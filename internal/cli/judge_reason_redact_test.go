@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -74,15 +74,8 @@ func TestJudgeReasonsWriteNoKey(t *testing.T) {
 			}
 			code, stdout, stderr := runIn(t, tc.env, append(append(common, "--qrels", "q.txt", "--judgments", "j.jsonl", "--json", "j.json"), tc.args...)...)
 			require.Equal(t, 0, code, stderr)
+			maps.Copy(texts, readTree(t, dir, "results.jsonl")) // the inputs left out
 			texts["stdout"], texts["stderr"] = stdout, stderr
-			require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-				if err != nil || d.IsDir() || d.Name() == "results.jsonl" { // the engine's file: an input
-					return err
-				}
-				b, err := os.ReadFile(path)
-				texts[path] = string(b)
-				return err
-			}))
 			for _, name := range []string{"j.jsonl", "cache.jsonl", "j.json"} {
 				require.Contains(t, texts, filepath.Join(dir, name))
 			}
@@ -91,17 +84,7 @@ func TestJudgeReasonsWriteNoKey(t *testing.T) {
 			assert.Contains(t, texts[filepath.Join(dir, "j.jsonl")], "says the key ***", "the reason")
 			assert.Contains(t, texts[filepath.Join(dir, "cache.jsonl")], "says the key ***", "the cached reason")
 			assert.Contains(t, texts[filepath.Join(dir, "j.json")], `looks quite relevant to me, says the key ***.`, "the unreadable answer's detail")
-			for name, text := range texts {
-				text = strings.ToLower(text)
-				for _, secret := range tc.secrets {
-					for j := 0; j+8 <= len(secret); j++ {
-						if strings.Contains(text, strings.ToLower(secret[j:j+8])) {
-							t.Errorf("%s holds %q of a secret:\n%s", name, secret[j:j+8], text)
-							break
-						}
-					}
-				}
-			}
+			assertNoSecretRun(t, texts, tc.secrets...)
 		})
 	}
 }

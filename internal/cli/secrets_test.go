@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,21 +40,38 @@ func TestEvaluateWritesNoSecret(t *testing.T) {
 		"--kb", kb, "--out", out, "--judge-url", judgeURL, "--judge-model", "fake",
 		"--per-locale", "2", "--k", "3", "--bootstrap", "200"})
 	require.NoError(t, err, stderr.String())
-	texts := map[string]string{"stderr": stderr.String()}
+	texts := readTree(t, dir)
+	texts["stderr"] = stderr.String()
+	require.Contains(t, texts, filepath.Join(out, "stages.txt"))
+	assertNoSecretRun(t, texts, pw, key)
+}
+
+// readTree is the text of every file under dir but those named skip (the
+// run's inputs), by path.
+func readTree(t *testing.T, dir string, skip ...string) map[string]string {
+	t.Helper()
+	texts := map[string]string{}
 	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil || d.IsDir() || slices.Contains(skip, d.Name()) {
 			return err
 		}
 		b, err := os.ReadFile(path)
 		texts[path] = string(b)
 		return err
 	}))
-	require.Contains(t, texts, filepath.Join(out, "stages.txt"))
+	return texts
+}
+
+// assertNoSecretRun fails t for each text (by name) that holds 8 characters
+// in a row of a secret, in any case.
+func assertNoSecretRun(t *testing.T, texts map[string]string, secrets ...string) {
+	t.Helper()
 	for name, text := range texts {
-		for _, secret := range []string{pw, key} {
+		text = strings.ToLower(text)
+		for _, secret := range secrets {
 			for j := 0; j+8 <= len(secret); j++ {
-				if strings.Contains(text, secret[j:j+8]) {
-					t.Errorf("%s holds %q of a secret", name, secret[j:j+8])
+				if strings.Contains(text, strings.ToLower(secret[j:j+8])) {
+					t.Errorf("%s holds %q of a secret:\n%s", name, secret[j:j+8], text)
 					break
 				}
 			}
