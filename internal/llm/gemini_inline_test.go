@@ -433,26 +433,28 @@ func TestGeminiGetOverTheOldCap(t *testing.T) {
 	assert.Equal(t, []llm.ResultSource{{What: "inline", Ref: "batches/1"}}, j.Results)
 }
 
+// keysObject is a JSON object of n keys "k0", "k1", ..., each 0.
+func keysObject(n int) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`"k` + strconv.Itoa(i) + `":0`)
+	}
+	return b.String() + "}"
+}
+
 // TestGeminiInlinedKeysCap: an object around the inline responses holds at
 // most 65,536 keys (what reading the operation keeps are the keys of the
 // objects open); an inline response is bounded by its bytes alone.
 func TestGeminiInlinedKeysCap(t *testing.T) {
-	obj := func(n int) string {
-		var b strings.Builder
-		b.WriteString("{")
-		for i := range n {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			b.WriteString(`"k` + strconv.Itoa(i) + `":0`)
-		}
-		return b.String() + "}"
-	}
-	_, _, err := toJSONL(`{"x":` + obj(65_536) + `,"response":{"inlinedResponses":{}}}`)
+	_, _, err := toJSONL(`{"x":` + keysObject(65_536) + `,"response":{"inlinedResponses":{}}}`)
 	require.NoError(t, err)
-	_, _, err = toJSONL(`{"x":` + obj(65_537) + `,"response":{"inlinedResponses":{}}}`)
+	_, _, err = toJSONL(`{"x":` + keysObject(65_537) + `,"response":{"inlinedResponses":{}}}`)
 	require.EqualError(t, err, "malformed batch operation: an object of more than 65,536 keys around the inline responses (the cap on what reading it may hold)")
-	out, _, err := toJSONL(inlineOp(`{"metadata":{"key":"a"},"response":` + obj(100_000) + `}`))
+	out, _, err := toJSONL(inlineOp(`{"metadata":{"key":"a"},"response":` + keysObject(100_000) + `}`))
 	require.NoError(t, err)
 	assert.Equal(t, 1, strings.Count(out, "\n"))
 }
@@ -463,17 +465,6 @@ func TestGeminiInlinedKeysCap(t *testing.T) {
 // and Get that the answer is malformed; Download's reading says that the
 // operation is. One key under the cap is read.
 func TestGeminiKeysCapBothReadings(t *testing.T) {
-	obj := func(n int) string {
-		var b strings.Builder
-		b.WriteString("{")
-		for i := range n {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			b.WriteString(`"k` + strconv.Itoa(i) + `":0`)
-		}
-		return b.String() + "}"
-	}
 	const capMsg = "an object of more than 65,536 keys around the inline responses (the cap on what reading it may hold)"
 	for _, tc := range []struct {
 		name string
@@ -485,7 +476,7 @@ func TestGeminiKeysCapBothReadings(t *testing.T) {
 		{"past the cap", 65_537, ": malformed answer: " + capMsg, ": malformed batch operation: " + capMsg},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			body := `{"name":"batches/1","done":true,"metadata":{"state":"BATCH_STATE_SUCCEEDED","x":` + obj(tc.keys) + `},"response":{"inlinedResponses":{"inlinedResponses":[]}}}`
+			body := `{"name":"batches/1","done":true,"metadata":{"state":"BATCH_STATE_SUCCEEDED","x":` + keysObject(tc.keys) + `},"response":{"inlinedResponses":{"inlinedResponses":[]}}}`
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, body) }))
 			defer srv.Close()
 			c, err := llm.NewGeminiBatchClient(srv.URL, "m", "", nil)
