@@ -125,6 +125,9 @@ func flaggedCompare(t *testing.T, flagged bool) (*comparereport.Document, *compa
 				d.Findings[i].Test.CI.Unreliable = true
 			}
 		}
+		for i := range d.Rerankers { // the same findings, as the JSON carries them
+			d.Rerankers[i].Unreliable = true
+		}
 	}
 	return d, r, best
 }
