@@ -350,6 +350,34 @@ func (f Finding) Better() bool { return f.Test.Significant && f.Test.Delta > 0 }
 // Worse reports whether the finding's test says A is significantly below B.
 func (f Finding) Worse() bool { return f.Test.Significant && f.Test.Delta < 0 }
 
+// Effect is what a finding's test says A does against B on the primary
+// measure (the JSON "effect" of a reranker finding).
+type Effect string
+
+// The effects of a finding.
+const (
+	// EffectHelps: A significantly above B (Finding.Better).
+	EffectHelps Effect = "helps"
+	// EffectHurts: A significantly below B (Finding.Worse).
+	EffectHurts Effect = "hurts"
+	// EffectNone: no significant difference.
+	EffectNone Effect = "no-significant-change"
+)
+
+// Effects are the effects, in the order of their words.
+var Effects = []Effect{EffectHelps, EffectHurts, EffectNone}
+
+// Effect is what the finding's test says A does against B.
+func (f Finding) Effect() Effect {
+	switch {
+	case f.Better():
+		return EffectHelps
+	case f.Worse():
+		return EffectHurts
+	}
+	return EffectNone
+}
+
 // N is the number of evaluated queries.
 func (r *Result) N() int { return len(r.QueryIDs) }
 

@@ -50,7 +50,9 @@ const PAdjustment = "holm-within-measure"
 // level found in the qrels; "relevant_level_fallback" says binary qrels were
 // evaluated at level 1 instead of the default 2. "gates" lists the gates asked
 // for (--gate-strategy with --floor, --fail-if-beaten; empty by default) and
-// "verdict" is their verdict (pass when there are none).
+// "verdict" is their verdict (pass when there are none). "rerankers" are the
+// diagnosis' reranker findings, each test as computed with its effect (the
+// other findings stay out of the JSON).
 type Document struct {
 	// Decision is the comparison's one decision (compare.Decision); nil in a
 	// document written before it, whose reports then give the recommendation
@@ -69,17 +71,22 @@ type Document struct {
 	// QueryTexts are the texts of the queries the strategies' best and worst
 	// lists name (query id -> text), from compare --queries (evaluate's
 	// cases); nil without (the reports show the ids alone).
-	QueryTexts            map[string]string    `json:"query_texts,omitempty"`
-	RecommendationTest    *Leader              `json:"recommendation_test"`
-	Recommended           string               `json:"recommended"`
-	RelevanceScale        [2]int               `json:"relevance_scale"`
-	RelevantLevel         int                  `json:"relevant_level"`
-	RelevantLevelFallback bool                 `json:"relevant_level_fallback"`
-	Scenarios             []Scenario           `json:"scenarios"`
-	Schema                string               `json:"schema"`
-	Statistics            Statistics           `json:"statistics"`
-	Strategies            map[string]*Strategy `json:"strategies"`
-	Verdict               outcome.Status       `json:"verdict"`
+	QueryTexts            map[string]string `json:"query_texts,omitempty"`
+	RecommendationTest    *Leader           `json:"recommendation_test"`
+	Recommended           string            `json:"recommended"`
+	RelevanceScale        [2]int            `json:"relevance_scale"`
+	RelevantLevel         int               `json:"relevant_level"`
+	RelevantLevelFallback bool              `json:"relevant_level_fallback"`
+	// Rerankers are the reranker findings (compare.Finding of kind
+	// compare.Reranker): each reranked strategy against the same strategy
+	// without the reranker on the primary measure, what the diagnosis and the
+	// dashboard's "Base vs reranker" table say; empty when no run reranks.
+	Rerankers  []Reranker           `json:"rerankers"`
+	Scenarios  []Scenario           `json:"scenarios"`
+	Schema     string               `json:"schema"`
+	Statistics Statistics           `json:"statistics"`
+	Strategies map[string]*Strategy `json:"strategies"`
+	Verdict    outcome.Status       `json:"verdict"`
 
 	Order        []string          `json:"-"` // strategy names, run order (Read: baseline first, then as paired)
 	Baseline     string            `json:"-"`
@@ -87,8 +94,12 @@ type Document struct {
 	ChartMax     float64           `json:"-"` // upper bound of the primary-measure chart
 	Findings     []compare.Finding `json:"-"`
 	// ReadBack is set by Read: the findings and the per-run notes, computed
-	// from the inputs, are not in the JSON; the renderers say so.
+	// from the inputs, are not in the JSON (but for the reranker findings,
+	// Rerankers); the renderers say so.
 	ReadBack bool `json:"-"`
+	// RerankersUnknown is set by Read for a document written before the JSON
+	// had "rerankers": the dashboard then says the reranker tests are not in it.
+	RerankersUnknown bool `json:"-"`
 	// ScenariosUnknown is set by Read for a document written before the JSON
 	// had "scenarios": the reports then say nothing about them.
 	ScenariosUnknown bool `json:"-"`
@@ -269,6 +280,46 @@ type Leader struct {
 	Unreliable   bool            `json:"unreliable"`
 }
 
+// Reranker is a reranker finding: the reranked strategy against the same
+// strategy without the reranker (Base), Δ = reranked − base on the primary
+// measure with its paired test (the fields as in Paired: Holm-adjusted with
+// the measure's family, Primary always true), and its Effect (compare.Effect: helps, hurts,
+// no-significant-change).
+type Reranker struct {
+	Base         string          `json:"base"`
+	CI95         [2]format.Float `json:"ci95"`
+	CI95Method   string          `json:"ci95_method"`
+	Clusters     int             `json:"clusters,omitempty"`
+	Delta        format.Float    `json:"delta"`
+	Effect       string          `json:"effect"`
+	Identical    bool            `json:"identical,omitempty"`
+	Metric       string          `json:"metric"`
+	N            int             `json:"n"`
+	Note         string          `json:"note"`
+	PValue       format.Float    `json:"p_value"`
+	PValueMethod string          `json:"p_value_method"`
+	PUnadjusted  format.Float    `json:"p_value_unadjusted"`
+	Primary      bool            `json:"primary"`
+	Reranked     string          `json:"reranked"`
+	Significant  bool            `json:"significant"`
+	Unreliable   bool            `json:"unreliable"`
+}
+
+// newRerankers are the reranker findings of fs, in the diagnosis' order.
+func newRerankers(fs []compare.Finding) []Reranker {
+	out := []Reranker{}
+	for _, f := range fs {
+		if f.Kind != compare.Reranker {
+			continue
+		}
+		t := paired(&f.Test)
+		out = append(out, Reranker{Reranked: f.A, Base: f.B, Effect: string(f.Effect()), Metric: t.Metric, N: t.N, Delta: t.Delta,
+			CI95: t.CI95, CI95Method: t.CI95Method, Unreliable: t.Unreliable, PValue: t.PValue, PUnadjusted: t.PUnadjusted,
+			PValueMethod: t.PValueMethod, Primary: t.Primary, Significant: t.Significant, Note: t.Note, Identical: t.Identical, Clusters: t.Clusters})
+	}
+	return out
+}
+
 // Statistics says how the intervals and p-values were computed: CI95Methods and
 // PValueMethods list the methods used (each interval and test names its own);
 // resampled is false when queries × resamples exceeds the budget and the
@@ -335,6 +386,7 @@ func New(r *compare.Result) *Document {
 		Paired:      make([]Paired, 0, len(r.Paired)),
 		Baseline:    r.Baseline,
 		Findings:    r.Findings,
+		Rerankers:   newRerankers(r.Findings),
 		Scenarios:   newScenarios(r.Scenarios),
 		MaxDCGAtK:   format.Float(r.MaxDCG()),
 		Gates:       gatetable.FromOutcome(r.Gates),
@@ -471,6 +523,9 @@ func ReadParsed(data []byte, root *jsonpos.Value) (*Document, error) {
 	}
 	if d.Scenarios == nil { // written before the scenarios were in the JSON: none to show
 		d.Scenarios, d.ScenariosUnknown = []Scenario{}, true
+	}
+	if d.Rerankers == nil { // written before the reranker findings were in the JSON
+		d.Rerankers, d.RerankersUnknown = []Reranker{}, true
 	}
 	for _, s := range d.Strategies {
 		if b := &s.RelevanceBuckets; b.N == 0 { // none retrieved, or written before the field existed

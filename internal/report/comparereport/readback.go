@@ -17,9 +17,10 @@ import (
 // the recommendation's test between strategies of the document with a
 // probability for p, the recommendation a strategy (or compare.NoClearWinner),
 // the statistics' alpha in (0, 1), the best and worst by every measure lists
-// of query ids of a measure, the query texts strings; fields a document
-// written before they existed lacks (max_dcg_at_k, scenarios, the buckets,
-// judged@k, queries_by_measure, query_texts) are optional,
+// of query ids of a measure, the query texts strings, each reranker finding
+// between strategies of the document with one of compare.Effects; fields a
+// document written before they existed lacks (max_dcg_at_k, scenarios, the
+// buckets, judged@k, queries_by_measure, query_texts, rerankers) are optional,
 // and the human-qrels part is checked by the rules of every document.
 func validate(c *readback.Checker, root *jsonpos.Value) {
 	c.Command = "compare"
@@ -115,6 +116,18 @@ func validate(c *readback.Checker, root *jsonpos.Value) {
 		strategy(p, "baseline")
 		test(p)
 	})
+	if root.Get("rerankers") != nil { // written before the reranker findings were in the JSON: absent
+		effects := make([]string, len(compare.Effects))
+		for i, e := range compare.Effects {
+			effects[i] = string(e)
+		}
+		d.Objects("rerankers", func(_ int, r readback.Obj) {
+			strategy(r, "reranked")
+			strategy(r, "base")
+			r.String("effect", effects...)
+			test(r)
+		})
+	}
 	if rt := d.OptObject("recommendation_test"); rt.Has() {
 		strategy(rt, "best")
 		strategy(rt, "runner_up")

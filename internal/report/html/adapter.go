@@ -163,25 +163,25 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 		return best
 	}
 	slices.SortStableFunc(v.Groups, func(a, b [2]int) int { return cmp.Compare(top(b), top(a)) })
-	// The reranker test of each pair is compare's finding (reranked − base on
-	// the primary measure, its paired test, Holm-adjusted with the report's
-	// comparisons on that measure), the test named by its method.
+	// The reranker test of each pair is compare's finding as the document
+	// carries it (rerankers: reranked − base on the primary measure, its
+	// paired test, Holm-adjusted with the report's comparisons on that
+	// measure, and its effect), the test named by its method.
 	for _, g := range v.Groups {
 		if g[0] < 0 || g[1] < 0 {
 			continue
 		}
 		base, rr := v.Strategies[g[0]].Name, v.Strategies[g[1]].Name
-		if d.ReadBack { // the findings are not in the JSON
+		if d.RerankersUnknown { // a document written before the JSON had them
 			v.Pairs = append(v.Pairs, RerankPair{Base: g[0], Rerank: g[1], Untested: true,
 				Test: PairView{A: rr, B: base, Delta: math.NaN(), CI: [2]float64{math.NaN(), math.NaN()}, PHolm: math.NaN()}})
 			continue
 		}
-		for _, f := range d.Findings {
-			if f.Kind == compare.Reranker && f.A == rr && f.B == base {
-				t := f.Test
-				v.Pairs = append(v.Pairs, RerankPair{Base: g[0], Rerank: g[1],
-					Test: PairView{A: rr, B: base, N: t.N, Delta: t.Delta, CI: t.CI.CI(), PHolm: t.PHolm, Significant: t.Significant, Unreliable: t.CI.Unreliable,
-						PTest: methodText(d.Statistics, t.PMethod)}})
+		for _, t := range d.Rerankers {
+			if t.Reranked == rr && t.Base == base {
+				v.Pairs = append(v.Pairs, RerankPair{Base: g[0], Rerank: g[1], Effect: compare.Effect(t.Effect),
+					Test: PairView{A: rr, B: base, N: t.N, Delta: t.Delta.V(), CI: [2]float64{t.CI95[0].V(), t.CI95[1].V()}, PHolm: t.PValue.V(), Significant: t.Significant, Unreliable: t.Unreliable,
+						PTest: methodText(d.Statistics, t.PValueMethod)}})
 				break
 			}
 		}

@@ -177,10 +177,11 @@ func TestCheckHTMLInBrowser(t *testing.T) {
 		exit, bars  int
 		extra       []string
 		shots       []int // nil: every width
+		captions    bool  // the page has captions (assertCaptions)
 	}{
-		{"check-demo", checkDemo + "/cases.jsonl", cli.ExitOK, 6, nil, nil},
-		{"check-broken", checkDemo + "/broken/cases.jsonl", cli.ExitGateFailed, 4, nil, []int{390}},
-		{"check-baseline", checkDemo + "/regressed.jsonl", cli.ExitGateFailed, 6, []string{"--baseline", checkDemo + "/baseline.jsonl.gz", "--max-drop-hit", "0.02"}, []int{390}},
+		{"check-demo", checkDemo + "/cases.jsonl", cli.ExitOK, 6, nil, nil, false},
+		{"check-broken", checkDemo + "/broken/cases.jsonl", cli.ExitGateFailed, 4, nil, []int{390}, true},
+		{"check-baseline", checkDemo + "/regressed.jsonl", cli.ExitGateFailed, 6, []string{"--baseline", checkDemo + "/baseline.jsonl.gz", "--max-drop-hit", "0.02"}, []int{390}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), c.name+".html")
@@ -189,10 +190,17 @@ func TestCheckHTMLInBrowser(t *testing.T) {
 			if c.bars >= 0 {
 				marks[`rect[data-mark="bar"]`] = c.bars
 			}
-			for _, m := range browsertest.Check(t, b, browsertest.Page{Name: c.name, Path: path, Widths: []int{390, 850, 1400}, Shots: c.shots, OpenDetails: true, Marks: marks, Script: gateBreaksJS}) {
-				var broken []string
-				require.NoError(t, json.Unmarshal(m.Result, &broken))
-				assert.Empty(t, broken, "%s at %d px: words of the gate, paired or locale delta table broken across lines", c.name, m.Width)
+			for _, m := range browsertest.Check(t, b, browsertest.Page{Name: c.name, Path: path, Widths: []int{390, 850, 1400}, Shots: c.shots, OpenDetails: true, Marks: marks,
+				Script: `({broken: ` + gateBreaksJS + `, captions: ` + captionsJS + `})`}) {
+				var got struct {
+					Broken   []string
+					Captions json.RawMessage
+				}
+				require.NoError(t, json.Unmarshal(m.Result, &got))
+				assert.Empty(t, got.Broken, "%s at %d px: words of the gate, paired or locale delta table broken across lines", c.name, m.Width)
+				if c.captions {
+					assertCaptions(t, c.name, &browsertest.Measure{Width: m.Width, Result: got.Captions})
+				}
 			}
 		})
 	}

@@ -82,8 +82,12 @@ type PairView struct {
 type RerankPair struct {
 	Base, Rerank int
 	Test         PairView
-	// Untested: a document read back (an earlier run, report --from) does
-	// not carry the reranker's test (a diagnosis finding): the means only.
+	// Effect is what the test says the reranker does (the document's
+	// rerankers[].effect).
+	Effect compare.Effect
+	// Untested: a document written before the JSON carried the reranker
+	// findings (an earlier run, report --from) has no reranker's test: the
+	// means only.
 	Untested bool
 }
 
@@ -507,9 +511,9 @@ func (p *Page) compareBottom(v *CompareView) {
 			switch {
 			case pr.Untested:
 				verdict = "not tested here"
-			case pr.Test.Significant && pr.Test.Delta > 0:
+			case pr.Effect == compare.EffectHelps:
 				verdict = "reranker helps"
-			case pr.Test.Significant && pr.Test.Delta < 0:
+			case pr.Effect == compare.EffectHurts:
 				verdict = "reranker hurts"
 			}
 			bold := bestOf([]float64{stat(b).Mean, stat(r).Mean}, true)
@@ -604,7 +608,7 @@ func rerankTests(v *CompareView) string {
 	}
 	holm := "Holm-adjusted with the report's other paired comparisons on " + MeasureLabel(v.Primary, v.K)
 	switch len(uses) {
-	case 0: // a document read back: its findings are not in the JSON
+	case 0: // a document written before the JSON carried the reranker findings
 		return "the test behind Δ and p is not in this run's JSON report"
 	case 1:
 		return "p: " + uses[0].test + ", " + holm

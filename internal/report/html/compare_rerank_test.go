@@ -3,6 +3,7 @@ package html_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -109,4 +110,51 @@ func TestCompareRerankTestNamed(t *testing.T) {
 			assert.NotContains(t, foot, "randomization", "no randomization test was run: %v", methods)
 		})
 	}
+}
+
+// rerankSection is the page's "Base vs reranker" section of this run: its
+// table and the note under it.
+func rerankSection(t *testing.T, page string) string {
+	t.Helper()
+	i := strings.Index(page, "<h2>Base vs reranker (this run)")
+	require.GreaterOrEqual(t, i, 0)
+	s := page[i:]
+	return s[:strings.Index(s, "<h2>")+len("<h2>")+strings.Index(s[len("<h2>"):], "<h2>")]
+}
+
+// A compare report rendered again from its JSON (report --from, an earlier
+// run of the history) shows the reranker tests as the run's own page does:
+// the JSON carries them ("rerankers"). One written before it did says the
+// test is not there.
+func TestCompareRerankTestReadBack(t *testing.T) {
+	first := func(int) int { return 1 }
+	second := func(int) int { return 2 }
+	res := rerankComparison(t, map[string]func(int) int{"a": second, "a+rerank": first, "b": first, "b+rerank": second},
+		compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1})
+	d := comparereport.New(res)
+	var js, fresh bytes.Buffer
+	require.NoError(t, d.WriteJSON(&js))
+	require.NoError(t, htmlreport.CompareHTML(&fresh, d, res, nil))
+	want := rerankSection(t, fresh.String())
+	require.Contains(t, want, "reranker helps")
+	require.Contains(t, want, "reranker hurts")
+
+	back, err := comparereport.Read(bytes.NewReader(js.Bytes()))
+	require.NoError(t, err)
+	var page bytes.Buffer
+	require.NoError(t, htmlreport.CompareHTML(&page, back, nil, nil))
+	assert.Equal(t, want, rerankSection(t, page.String()), "the same tests, read back")
+
+	var m map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(js.Bytes(), &m))
+	delete(m, "rerankers")
+	written, err := json.Marshal(m)
+	require.NoError(t, err)
+	back, err = comparereport.Read(bytes.NewReader(written))
+	require.NoError(t, err)
+	page.Reset()
+	require.NoError(t, htmlreport.CompareHTML(&page, back, nil, nil))
+	s := rerankSection(t, page.String())
+	assert.Equal(t, 2, strings.Count(s, "not tested here"), "a document written before the JSON carried them")
+	assert.Contains(t, s, "the test behind Δ and p is not in this run&#39;s JSON report")
 }

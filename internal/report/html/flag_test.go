@@ -19,6 +19,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/gatetable"
 	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
@@ -124,6 +125,9 @@ func flaggedCompare(t *testing.T, flagged bool) (*comparereport.Document, *compa
 			if d.Findings[i].Kind == compare.Reranker {
 				d.Findings[i].Test.CI.Unreliable = true
 			}
+		}
+		for i := range d.Rerankers { // the same findings, as the JSON carries them
+			d.Rerankers[i].Unreliable = true
 		}
 	}
 	return d, r, best
@@ -244,5 +248,113 @@ func TestCompareHTMLTablesShowN(t *testing.T) {
 		require.Positive(t, cis, start)
 		assert.Equal(t, cis, strings.Count(part, " · n = "), "%s: every interval with its n", start)
 		assert.Contains(t, part, n, start)
+	}
+}
+
+// flaggedGates is the compare demo gated on bm25 (gatedDemo) with the
+// paired tests its not_beaten gate cites marked unreliable, as compare marks
+// an interval whose method covers less than 93% at its n: the gate's reason
+// then carries the mark.
+func flaggedGates(t *testing.T) (*comparereport.Document, *compare.Result) {
+	t.Helper()
+	r := demoResultGated(t, gatedDemo)
+	marked := 0
+	for i := range r.Gates {
+		for j := range r.Gates[i].Why {
+			for k := range r.Gates[i].Why[j].Tests {
+				r.Gates[i].Why[j].Tests[k].Unreliable = true
+				marked++
+			}
+		}
+	}
+	require.Positive(t, marked, "not_beaten cites the tests of the strategies above bm25")
+	return comparereport.New(r), r
+}
+
+// gateSection is the page's gate table and the note under it.
+func gateSection(t *testing.T, page string) string {
+	t.Helper()
+	i := strings.Index(page, "<h2>Gates: ")
+	require.GreaterOrEqual(t, i, 0, "the gates' section")
+	s := page[i:]
+	return s[:strings.Index(s, "</p>")+len("</p>")]
+}
+
+// The mark of an unreliable interval in a gate's reason is the page's flag,
+// as everywhere else on the page: an abbreviation whose title (its hover
+// text, and its accessible name) says what the footnote under the table
+// says; no bare mark is left. The footnote is the gates' own
+// (GatesUnreliableLine; check's page: gatetable.UnreliableNote). Without a
+// marked interval: no mark, no footnote.
+func TestGateTableUnreliableFlag(t *testing.T) {
+	d, r := flaggedGates(t)
+	var b bytes.Buffer
+	require.NoError(t, rhtml.CompareHTML(&b, d, r, nil))
+	s := gateSection(t, b.String())
+	foot := d.GatesUnreliableLine()
+	marks := strings.Count(s, flagMark(foot))
+	require.Positive(t, marks, "the reason's marks are flags: %s", s)
+	assert.Equal(t, marks+1, strings.Count(s, "†"), "every mark a flag, and the footnote's")
+	assert.Contains(t, s, `<p class="note">`+rhtml.Esc(foot)+"</p>", "the footnote under the table")
+
+	// check's page has the same gate table: a churn gate whose interval is
+	// marked, with check's footnote.
+	cd := flaggedCheck(false)
+	cd.Gates = gatetable.FromOutcome(outcome.Gates{{Name: "min_rbo", Group: outcome.GroupOverall, Measure: "rbo", Status: outcome.Fail, Threshold: 0.5, Value: 0.35, N: 41,
+		Why: []outcome.Clause{{Code: outcome.RBOBelow, Value: 0.35, Threshold: 0.5, N: 41}, {Code: outcome.Interval95, Lo: 0.28, Hi: 0.44, Test: "hall-t", N: 41, Unreliable: true}}}})
+	cd.Verdict = outcome.Fail
+	b.Reset()
+	require.NoError(t, rhtml.CheckHTML(&b, cd))
+	s = b.String()
+	s = s[strings.Index(s, "<h2>Gates</h2>"):]
+	s = s[:strings.Index(s, "</p>")]
+	assert.Contains(t, s, "0.440]"+flagMark(gatetable.UnreliableNote)+" (hall-t, n = 41)")
+	assert.Equal(t, 2, strings.Count(s, "†"), "the flag and the footnote")
+
+	b.Reset()
+	plain := demoResultGated(t, gatedDemo)
+	require.NoError(t, rhtml.CompareHTML(&b, comparereport.New(plain), plain, nil))
+	s = b.String()
+	s = s[strings.Index(s, "<h2>Gates: "):]
+	s = s[:strings.Index(s, "</table>")]
+	assert.NotContains(t, s, "†")
+	assert.NotContains(t, s, `<abbr class="flag"`)
+}
+
+// The flagged gate table in Chromium at a phone's (its card layout), the
+// comment column's and a desktop's width: every mark in it is the flag,
+// titled with the footnote, and nothing is wider than the page.
+func TestGateTableUnreliableFlagInBrowser(t *testing.T) {
+	t.Parallel()
+	d, r := flaggedGates(t)
+	var page bytes.Buffer
+	require.NoError(t, rhtml.CompareHTML(&page, d, r, nil))
+	path := filepath.Join(t.TempDir(), "compare-gates-flag.html")
+	require.NoError(t, os.WriteFile(path, page.Bytes(), 0o644))
+	script := `(() => { const h = [...document.querySelectorAll("h2")].find(h => h.textContent.startsWith("Gates: "));
+	  const table = h.nextElementSibling.querySelector("table");
+	  const walk = document.createTreeWalker(table, NodeFilter.SHOW_TEXT);
+	  let marks = 0, bare = 0; const titles = [];
+	  for (let n; (n = walk.nextNode());) {
+	    const k = n.textContent.split("†").length - 1; if (!k) continue;
+	    marks += k;
+	    const a = n.parentElement.closest("abbr.flag");
+	    if (!a || n.textContent !== "†") { bare += k; continue; }
+	    titles.push(a.title);
+	  }
+	  return {marks, bare, titles: [...new Set(titles)], foot: h.nextElementSibling.nextElementSibling.textContent}; })()`
+	b := browsertest.Start(t)
+	foot := d.GatesUnreliableLine()
+	for _, m := range browsertest.Check(t, b, browsertest.Page{Name: "compare-gates-flag", Path: path, Widths: []int{390, 850, 1400}, Shots: []int{390}, Script: script}) {
+		var got struct {
+			Marks, Bare int
+			Titles      []string
+			Foot        string
+		}
+		require.NoError(t, json.Unmarshal(m.Result, &got))
+		assert.Positive(t, got.Marks, "at %d px", m.Width)
+		assert.Zero(t, got.Bare, "at %d px: a mark without its title", m.Width)
+		assert.Equal(t, []string{strings.TrimPrefix(foot, "† ")}, got.Titles, "at %d px", m.Width)
+		assert.Equal(t, foot, got.Foot, "at %d px", m.Width)
 	}
 }

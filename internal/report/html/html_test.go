@@ -5,10 +5,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -278,8 +280,16 @@ func TestCompareDashboardInBrowser(t *testing.T) {
 		`circle[data-mark="point"]`: 50,
 		`.sr-only table`:            2,
 	}
-	for _, m := range browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard", Path: path, Widths: []int{390, 850, 1400}, Marks: marks}) {
+	for _, m := range browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard", Path: path, Widths: []int{390, 850, 1400}, Marks: marks, Script: captionsJS}) {
 		assert.Equal(t, "rgb(255, 255, 255)", m.Background)
+		caps := assertCaptions(t, "compare-dashboard", m)
+		// The reranker table's caption, its measure and scale ("DCG@10 (of
+		// 31.805)"), reads on one line at every width: at 390 px, where the
+		// table is a card per row, it wrapped word by word.
+		i := slices.IndexFunc(caps, func(c caption) bool { return c.Section == "Base vs reranker (this run)" })
+		require.GreaterOrEqual(t, i, 0, "at %d px: the reranker table's caption", m.Width)
+		assert.Equal(t, "DCG@10 (of 31.805)", caps[i].Text)
+		assert.Equal(t, 1, caps[i].Lines, "at %d px: %q on one line", m.Width, caps[i].Text)
 	}
 	// With the gates: their table fits too.
 	gated := filepath.Join(t.TempDir(), "compare-gated.html")
@@ -289,6 +299,44 @@ func TestCompareDashboardInBrowser(t *testing.T) {
 	for _, m := range browsertest.Check(t, b, browsertest.Page{Name: "compare-dashboard-dark", Path: path, Widths: []int{850}, Marks: marks, Dark: true}) {
 		assert.Equal(t, "rgb(13, 17, 23)", m.Background)
 	}
+}
+
+// captionsJS measures every table caption the page shows (none of a table
+// for screen readers, of a hidden run's block or of a collapsed section):
+// its text, the heading of its section, its box and its table's, and the
+// lines its text takes.
+const captionsJS = `(() => [...document.querySelectorAll("caption")].filter((c) => !c.closest(".sr-only,[hidden]") && c.getClientRects().length > 0).map((c) => {
+  const r = c.getBoundingClientRect(), t = c.closest("table").getBoundingClientRect(), range = document.createRange();
+  range.selectNodeContents(c);
+  const hs = [...document.querySelectorAll("h2")].filter((h) => h.compareDocumentPosition(c) & Node.DOCUMENT_POSITION_FOLLOWING);
+  return {text: c.textContent, section: hs.length ? hs[hs.length - 1].textContent : "", left: r.left, right: r.right, width: r.width, table: t.width,
+    lines: new Set([...range.getClientRects()].filter((x) => x.width > 0).map((x) => Math.round(x.top))).size, vw: document.documentElement.clientWidth};
+}))()`
+
+// caption is what captionsJS measures of a caption.
+type caption struct {
+	Text, Section                 string
+	Left, Right, Width, Table, VW float64
+	Lines                         int
+}
+
+// assertCaptions checks the captions captionsJS measured (m.Result): each
+// inside the page and as wide as its table, so that its words wrap only
+// where its table's width makes them (a caption squeezed into a narrower box
+// wraps word by word: a table laid out as cards below 700 px left its
+// caption the width of its longest word). It returns them.
+func assertCaptions(t *testing.T, name string, m *browsertest.Measure) []caption {
+	t.Helper()
+	var caps []caption
+	require.NoError(t, json.Unmarshal(m.Result, &caps))
+	require.NotEmpty(t, caps, "%s at %d px: the page's captions", name, m.Width)
+	for _, c := range caps {
+		at := fmt.Sprintf("%s at %d px: %q under %q", name, m.Width, c.Text, c.Section)
+		assert.GreaterOrEqual(t, c.Left, -0.5, at)
+		assert.LessOrEqual(t, c.Right, c.VW+0.5, at)
+		assert.GreaterOrEqual(t, c.Width, c.Table-1, "%s: the caption is narrower than its table", at)
+	}
+	return caps
 }
 
 // gatedDemo gates the compare demo on bm25: a floor it passes, a floor it
