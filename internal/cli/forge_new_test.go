@@ -311,6 +311,17 @@ func TestNoForgedCommandNewOutputs(t *testing.T) {
 		forgeRun(t, dir, -1, "compare", "--qrels", judged, "--run", "dense="+denseF, "--run", "lexical="+lexicalF, "--k", "2",
 			"--human-qrels", filled, "--bootstrap", "50", "--comment", "never", "--gate-strategy", "dense", "--fail-if-beaten")
 		forgeRun(t, dir, 0, "report", "--from", filepath.Join(dir, "cmp.json"), "--markdown", filepath.Join(dir, "cmp-again.md"))
+		// With the queries' locales (--queries), the corrected estimates are
+		// stratified by locale: each hostile locale names its stratum in the
+		// text, the Markdown and the job summary.
+		strata := filepath.Join(dir, "cmp-strata.md")
+		outside, inside := forgeRunData(t, dir, -1, true, "compare", "--qrels", judged, "--run", "dense="+denseF, "--run", "lexical="+lexicalF, "--k", "2",
+			"--human-qrels", filled, "--queries", denseF, "--bootstrap", "50", "--comment", "never", "--markdown", strata)
+		data, err := os.ReadFile(strata)
+		require.NoError(t, err)
+		assert.Contains(t, string(data), "by locale</summary>", "the corrected estimates by locale")
+		assert.Contains(t, outside["stdout"], "by locale:", "the corrected estimates by locale")
+		assert.Contains(t, inside["job summary"], "by locale</summary>")
 	})
 
 	// compare --queries (issue 32 item 4): the best and worst queries with
