@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -48,8 +49,10 @@ func forgeRun(t *testing.T, dir string, want int, args ...string) {
 
 // forgeRunData is forgeRun; withData says the hostile data must reach an output
 // (else the test would prove nothing); a run that fails before it reads the
-// data, to test the secrets, sets it false.
-func forgeRunData(t *testing.T, dir string, want int, withData bool, args ...string) {
+// data, to test the secrets, sets it false. It returns what each run printed
+// (stdout, stderr; inside Actions also the job summary and the outputs file),
+// for a caller that checks where the data reached.
+func forgeRunData(t *testing.T, dir string, want int, withData bool, args ...string) (outside, inside map[string]string) {
 	t.Helper()
 	reached := false
 	for _, inActions := range []bool{false, true} {
@@ -75,6 +78,9 @@ func forgeRunData(t *testing.T, dir string, want int, withData bool, args ...str
 				require.NoError(t, err)
 				texts[name] = string(b)
 			}
+			inside = maps.Clone(texts)
+		} else {
+			outside = maps.Clone(texts)
 		}
 		for name, text := range texts {
 			if name == "outputs file" {
@@ -92,7 +98,7 @@ func forgeRunData(t *testing.T, dir string, want int, withData bool, args ...str
 			}
 			assertNoForgedCommand(t, what+" "+name, text)
 		}
-		reached = reached || strings.Contains(stdout+stderr+texts["job summary"], "FORGED")
+		reached = reached || hasForged(stdout+stderr+texts["job summary"])
 		if os.Getenv("FORGE_SHOW") != "" { // to read what each run printed: FORGE_SHOW=1 go test -v -run NoForged
 			t.Logf("%s:\n%s\n%s\njob summary (%d bytes, FORGED %d times)", what, stdout, stderr, len(texts["job summary"]), strings.Count(texts["job summary"], "FORGED"))
 		}
@@ -111,7 +117,7 @@ func forgeRunData(t *testing.T, dir string, want int, withData bool, args ...str
 		for p, data := range written(t, dir, before) {
 			texts["file "+p] = data
 			if strings.HasSuffix(p, ".md") {
-				reached = reached || strings.Contains(data, "FORGED")
+				reached = reached || hasForged(data)
 				// A Markdown report is often shown in the log (cat out.md) or
 				// appended to the job summary by a later step.
 				assertNoForgedCommand(t, what+" "+p, data)
@@ -125,7 +131,12 @@ func forgeRunData(t *testing.T, dir string, want int, withData bool, args ...str
 		}
 	}
 	assert.True(t, reached || !withData, "%v: no hostile data reached an output: the test proves nothing", args)
+	return outside, inside
 }
+
+// hasForged reports whether text holds a payload's FORGED, in any case: a
+// locale is lowercased as it is read, and is hostile data all the same.
+func hasForged(text string) bool { return strings.Contains(strings.ToUpper(text), "FORGED") }
 
 // fileWriter returns write(name, text): the file name under dir (its directories
 // made) holding text; it returns the file's path.
@@ -300,6 +311,17 @@ func TestNoForgedCommandNewOutputs(t *testing.T) {
 		forgeRun(t, dir, -1, "compare", "--qrels", judged, "--run", "dense="+denseF, "--run", "lexical="+lexicalF, "--k", "2",
 			"--human-qrels", filled, "--bootstrap", "50", "--comment", "never", "--gate-strategy", "dense", "--fail-if-beaten")
 		forgeRun(t, dir, 0, "report", "--from", filepath.Join(dir, "cmp.json"), "--markdown", filepath.Join(dir, "cmp-again.md"))
+		// With the queries' locales (--queries), the corrected estimates are
+		// stratified by locale: each hostile locale names its stratum in the
+		// text, the Markdown and the job summary.
+		strata := filepath.Join(dir, "cmp-strata.md")
+		outside, inside := forgeRunData(t, dir, -1, true, "compare", "--qrels", judged, "--run", "dense="+denseF, "--run", "lexical="+lexicalF, "--k", "2",
+			"--human-qrels", filled, "--queries", denseF, "--bootstrap", "50", "--comment", "never", "--markdown", strata)
+		data, err := os.ReadFile(strata)
+		require.NoError(t, err)
+		assert.Contains(t, string(data), "by locale</summary>", "the corrected estimates by locale")
+		assert.Contains(t, outside["stdout"], "by locale:", "the corrected estimates by locale")
+		assert.Contains(t, inside["job summary"], "by locale</summary>")
 	})
 
 	// compare --queries (issue 32 item 4): the best and worst queries with

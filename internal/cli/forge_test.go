@@ -35,11 +35,23 @@ var forgePayloads = []string{
 var ourCommands = map[string]bool{"error": true, "warning": true, "notice": true, "add-mask": true, "group": true, "endgroup": true, "debug": true}
 
 // assertNoForgedCommand reads text as the runner does and fails on any command
-// data could have forged: the legacy syntax (never ours), "::" after anything, a
-// command we never issue, or one whose title carries FORGED (our own carry data
-// only in their escaped file property and message).
+// data could have forged (forgedLines).
 func assertNoForgedCommand(t *testing.T, what, text string) {
 	t.Helper()
+	for _, f := range forgedLines(text) {
+		assert.Fail(t, "forged workflow command", "%s: %s", what, f)
+	}
+}
+
+// forgedLines are the lines of text, read as the runner does, that carry a
+// command data could have forged: the legacy syntax (never ours), "::" after
+// anything, a command we never issue, or one whose title carries FORGED in any
+// case (our own carry data only in their escaped file property and message; a
+// locale is lowercased as it is read, so a forged title may read "forged");
+// nor may data bring the legacy syntax into a line the runner reads as one of
+// ours: "##[" gets its backslash anywhere in a line.
+func forgedLines(text string) []string {
+	var out []string
 	for _, c := range runnertest.Commands(text, nil) {
 		_, props, _ := strings.Cut(c.Info, " ")
 		title := ""
@@ -48,13 +60,38 @@ func assertNoForgedCommand(t *testing.T, what, text string) {
 				title = v
 			}
 		}
-		forged := c.Syntax != "::" || !strings.HasPrefix(c.Text, "::") || !ourCommands[c.Name] || strings.Contains(title, "FORGED")
-		assert.False(t, forged, "%s: line %d forges %s%s: %q", what, c.Line, c.Syntax, c.Name, c.Text)
+		if c.Syntax != "::" || !strings.HasPrefix(c.Text, "::") || !ourCommands[c.Name] || strings.Contains(strings.ToUpper(title), "FORGED") {
+			out = append(out, fmt.Sprintf("line %d forges %s%s: %q", c.Line, c.Syntax, c.Name, c.Text))
+		}
 	}
-	// Nor does data bring the legacy syntax into a line the runner reads as
-	// one of ours: "##[" gets its backslash anywhere in a line.
 	for i, l := range runnertest.Lines(text) {
-		assert.NotContains(t, l, "##[", "%s: line %d carries the legacy syntax", what, i+1)
+		if strings.Contains(l, "##[") {
+			out = append(out, fmt.Sprintf("line %d carries the legacy syntax: %q", i+1, l))
+		}
+	}
+	return out
+}
+
+// The forge tests' oracle: what it finds forged and what it lets through
+// (retrieval-gate's own commands, with data only in their escaped file
+// property and message).
+func TestForgedLines(t *testing.T) {
+	for _, tc := range []struct {
+		text   string
+		forged int
+	}{
+		{"::warning::the `json` output x is outside the workspace\n", 0},
+		{"::error file=a%3A%3Ab,line=2,title=retrieval-gate check%3A input error::c \\::error title=FORGED::x\n", 0},
+		{"::add-mask::secret\n", 0},
+		{"\\::error title=FORGED::x\n##\\[error]x\n", 0},
+		{"::error title=FORGED::x\n", 1},
+		{"::error title=forged::x\n", 1}, // a lowercased locale
+		{"::stop-commands::FORGED\n", 1},
+		{"\u3000::error::x\n", 1},
+		{"x ##[error]y\n", 2}, // the command, and the legacy syntax in the line
+		{"x ##[nope]y\n", 2},  // any name (after ::stop-commands:: the stop token is one)
+	} {
+		assert.Len(t, forgedLines(tc.text), tc.forged, "%q: %v", tc.text, forgedLines(tc.text))
 	}
 }
 
