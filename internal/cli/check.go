@@ -138,9 +138,9 @@ func runCheck(ctx context.Context, f *Factory, o *checkOptions) error {
 	if err != nil {
 		return err
 	}
-	for _, s := range kb.Skipped {
-		fmt.Fprintf(env.Stderr, "retrieval-gate: warning: knowledge base: skipped %s\n", s)
-	}
+	kb.WarnSkipped(func(format string, args ...any) {
+		fmt.Fprintf(env.Stderr, "retrieval-gate: "+format+"\n", args...)
+	})
 	in := check.In{Cases: env.Stdin, CasesName: "stdin", KB: kb}
 	var files opened // the cases, or their shards
 	defer files.close()

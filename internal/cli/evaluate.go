@@ -341,6 +341,10 @@ func (e *evaluateFront) KB(ctx context.Context) (*kbfile.KB, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The skipped entries once, not again in every stage that reads the
+		// KB (generate, each retrieval, judge).
+		kb.WarnSkipped(e.f.logf("evaluate"))
+		kb.Skipped = nil
 		e.kb = kb
 	}
 	return e.kb, nil

@@ -64,8 +64,8 @@ func lineWith(text, prefix string, words ...string) int {
 
 // Every warning check prints on standard error, which gate.Report.Warnings
 // now holds too (42fc068c): the knowledge base's skipped entries (check,
-// retrieve and evaluate's retrieve stage print one for each *.md entry of a
-// directory they do not read: a dangling symbolic link, one out of the
+// retrieve, generate, judge, and evaluate once for all its stages, print one
+// for each *.md entry of a directory they do not read: a dangling symbolic link, one out of the
 // directory, a named pipe), a k other than the one the cases record (naming
 // the cases file at its line) and the cases' top-level keys the format does
 // not know. Entries, a cases file and keys named with a command in every
@@ -100,19 +100,26 @@ func TestNoForgedCommandCheckWarnings(t *testing.T) {
 	const checkWarning = "retrieval-gate: warning: "
 	for _, tc := range []struct {
 		prefix string
-		times  int // the skipped entries' warnings are printed this many times (evaluate: once per retrieve stage)
+		times  int // the skipped entries' warnings are printed this many times
 		args   []string
 	}{
 		{checkWarning + "knowledge base: skipped ", 1, []string{"check", "--cases", cases, "--kb", kbDir, "--k", "3", "--comment", "never"}},
 		{"retrieve: warning: knowledge base: skipped ", 1, []string{"retrieve", "--cases", cases, "--kb", kbDir, "--out", filepath.Join(dir, "out.jsonl")}},
-		{"retrieve: warning: knowledge base: skipped ", 3, []string{"evaluate", "--kb", kbDir, "--out", filepath.Join(dir, "eval"), "--judge-url", llm.URL,
+		{"evaluate: warning: knowledge base: skipped ", 1, []string{"evaluate", "--kb", kbDir, "--out", filepath.Join(dir, "eval"), "--judge-url", llm.URL,
 			"--judge-model", "fake", "--per-locale", "2", "--k", "2", "--bootstrap", "50", "--comment", "never"}},
+		{"generate: warning: knowledge base: skipped ", 1, []string{"generate", "--kb", kbDir, "--out", filepath.Join(dir, "gen.jsonl"), "--generator-url", llm.URL,
+			"--generator-model", "g", "--per-locale", "2"}},
+		{"judge: warning: knowledge base: skipped ", 1, []string{"judge", "--kb", kbDir, "--run", "r=" + cases, "--k", "2", "--judge-url", llm.URL, "--judge-model", "fake",
+			"--qrels", filepath.Join(dir, "judge.qrels"), "--judgments", filepath.Join(dir, "judgments.jsonl"), "--cache", "none"}},
 	} {
 		t.Run(tc.args[0], func(t *testing.T) {
 			outside, inside := forgeRunData(t, dir, 0, true, tc.args...)
 			for name, texts := range map[string]map[string]string{"outside Actions": outside, "inside Actions": inside} {
 				// Every skipped entry's warning is there, naming it.
 				assert.Equal(t, tc.times*skipped, lineWith(texts["stderr"], tc.prefix, "FORGED"), "%s: stderr:\n%s", name, texts["stderr"])
+				// And nowhere else: evaluate warns once, not again in each
+				// stage that reads the knowledge base.
+				assert.Equal(t, tc.times*skipped, strings.Count(texts["stderr"], "warning: knowledge base: skipped "), "%s: stderr:\n%s", name, texts["stderr"])
 				if tc.args[0] == "check" {
 					assert.Equal(t, 1, lineWith(texts["stderr"], checkWarning+"--k 3 differs from the run's k (retrieval.k = 5 at ", "title=FORGED"), "%s: the k's warning", name)
 					assert.Equal(t, 1, lineWith(texts["stderr"], checkWarning+"the cases have top-level keys the cases format does not know", "##\\[error title=FORGED]x", "\\u3000::error title=FORGED::x", "\\n::error title=FORGED::x"),

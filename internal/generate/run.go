@@ -78,6 +78,7 @@ func Run(ctx context.Context, in In, o RunOptions) (*RunResult, error) {
 		o.BatchOut == "" && in.Out == nil:
 		return nil, errors.New("generate: no server, batch, file or output of the run's mode was given")
 	}
+	in.KB.WarnSkipped(in.Logf)
 	cards := Sample(in.KB, o.PerLocale, o.Seed)
 	if len(cards) == 0 {
 		return nil, input.Errorf(in.KB.Path, 0, "knowledge base has no card with text to generate queries from")

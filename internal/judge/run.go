@@ -125,6 +125,7 @@ func Run(ctx context.Context, in In, o RunOptions) (*RunResult, error) {
 		bo != nil && bo.RequestsOut == nil && bo.ResultsIn.R == nil && (bo.API == nil || bo.State == nil):
 		return nil, errors.New("judge: no server, batch or file of the run's mode was given")
 	}
+	in.KB.WarnSkipped(in.Logf)
 	qs := Queries{}
 	if in.Queries.R != nil {
 		var err error

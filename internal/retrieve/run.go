@@ -118,9 +118,7 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 	}
 	in.KB = nil // this copy of in holds it no longer: see kb = nil below
 	kbPath := kb.Path
-	for _, s := range kb.Skipped {
-		logf("warning: knowledge base: skipped %s", s)
-	}
+	kb.WarnSkipped(logf)
 	params := chunk.Params{}
 	// The chunks carry every card's text, outside the heap: the cards are not
 	// kept beside them, and, when the caller keeps no reference to the KB, the

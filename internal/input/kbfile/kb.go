@@ -54,6 +54,18 @@ type KB struct {
 	index   *idIndex // the ids again, for Has (built by Load)
 }
 
+// WarnSkipped gives logf (nil: nothing) one warning per entry of Skipped,
+// "warning: knowledge base: skipped ENTRY", the words every command that
+// reads a knowledge base prints them in.
+func (kb *KB) WarnSkipped(logf func(format string, args ...any)) {
+	if kb == nil || logf == nil {
+		return
+	}
+	for _, s := range kb.Skipped {
+		logf("warning: knowledge base: skipped %s", s)
+	}
+}
+
 // Has reports whether id is a card of the KB.
 func (kb *KB) Has(id string) bool {
 	if kb.index != nil && len(id) <= maxIndexedID {
