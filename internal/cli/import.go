@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
+	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 	"github.com/retrieval-gate/retrieval-gate/internal/importer"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
@@ -161,7 +162,15 @@ func runImport(ctx context.Context, fac *Factory, o *importOptions) error {
 		return files.remap(err) // the shard and its line
 	}
 	if o.files.Out == "-" {
-		outs.Print("standard output", env.Stdout, buf.Bytes())
+		out := buf.Bytes()
+		if res.Format.Kind == importer.KindCases || res.Format.Kind == importer.KindKB {
+			// JSON lines: what the stream's guard would break (a "##[" in
+			// an id) is escaped in JSON's own way, so the lines stay valid
+			// and hold the very data. TREC text has no escape: the guard's
+			// backslash stays (docs/import.md).
+			out = guard.JSON(out)
+		}
+		outs.Print("standard output", env.Stdout, out)
 	}
 	if err := outs.Commit(ctx); err != nil {
 		return err

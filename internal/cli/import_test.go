@@ -2,12 +2,15 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/retrieval-gate/retrieval-gate/internal/publish/runnertest"
 )
 
 // readCounter counts the reads of standard input.
@@ -42,4 +45,35 @@ func TestImportOutputFirstAndWhole(t *testing.T) {
 	env, stdout, _ := checkEnv("q1 0 d1 1\n")
 	require.Equal(t, 0, Run(context.Background(), env, []string{"import", "--in", "-", "--out", "-"}))
 	assert.Equal(t, "q1 0 d1 1\n", stdout.String())
+}
+
+// import --out - writes JSON lines whose data the stream's guard would
+// otherwise break ("##\[" is no JSON escape: check refused the lines) with
+// JSON's own escapes: the lines are valid, decode to what --out FILE holds,
+// and the runner finds no command in them. TREC text, which has no escape,
+// keeps the guard's backslash.
+func TestImportStdoutJSONStaysJSON(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "in.csv")
+	require.NoError(t, os.WriteFile(csv, []byte("id,query,must_cite_one_of,retrieved\n"+
+		"q##[x]y,\"how #\u200b#[error]x\",a##[b,\"[\"\"c\"\",\"\"##[stop-commands]t\"\"]\"\n"), 0o644))
+	file := filepath.Join(dir, "out.jsonl")
+	env, _, _ := checkEnv("")
+	require.Equal(t, 0, Run(context.Background(), env, []string{"import", "--format", "csv", "--in", csv, "--out", file}))
+	env, stdout, _ := checkEnv("")
+	require.Equal(t, 0, Run(context.Background(), env, []string{"import", "--format", "csv", "--in", csv, "--out", "-"}))
+	want, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Contains(t, string(want), "##[stop-commands]t", "the data reached the output")
+	var fromFile, fromStdout map[string]any
+	require.NoError(t, json.Unmarshal(want, &fromFile))
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &fromStdout), "%s", stdout)
+	assert.Equal(t, fromFile, fromStdout)
+	assert.Empty(t, runnertest.Commands(stdout.String(), nil))
+
+	trec := filepath.Join(dir, "in.qrels")
+	require.NoError(t, os.WriteFile(trec, []byte("q##[x 0 d1 1\n"), 0o644))
+	env, stdout, _ = checkEnv("")
+	require.Equal(t, 0, Run(context.Background(), env, []string{"import", "--in", trec, "--out", "-"}))
+	assert.Equal(t, "q##\\[x 0 d1 1\n", stdout.String())
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -305,3 +306,69 @@ type guardedError struct {
 
 func (e *guardedError) Error() string { return e.msg }
 func (e *guardedError) Unwrap() error { return e.err }
+
+// JSON returns the JSON text b (a value or lines of values) with nothing
+// inside its strings that Writer would change: every rune Ignorable would
+// skip is written as a \u escape (a pair of them past U+FFFF), and so is a
+// "[" that follows "##" (\u005b), so the guarded stream passes the text as
+// it is and a JSON reader decodes the very strings b held. Outside strings
+// JSON text has no '#', ':' only between a key and its value, and white
+// space only around its tokens; a line of JSON text starts with its first
+// token, never a ':'. b is returned unchanged when there is nothing to
+// escape; invalid UTF-8 is kept as it is.
+func JSON(b []byte) []byte {
+	var out []byte // nil until the first escape
+	last := 0      // b[:last] is in out
+	inString, hashes := false, 0
+	for i := 0; i < len(b); {
+		c := b[i]
+		if !inString {
+			inString = c == '"'
+			i++
+			continue
+		}
+		switch {
+		case c == '"':
+			inString, hashes = false, 0
+			i++
+			continue
+		case c == '\\':
+			// An escape: "\uXXXX" or a two-byte one, which no rune here continues.
+			hashes = 0
+			if i+1 < len(b) && b[i+1] == 'u' {
+				i += 6
+			} else {
+				i += 2
+			}
+			continue
+		case c == '#':
+			hashes++
+			i++
+			continue
+		case c == '[' && hashes >= 2:
+			out = append(append(out, b[last:i]...), `\u005b`...)
+			i++
+			last, hashes = i, 0
+			continue
+		}
+		hashes = 0
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size <= 1 || !Ignorable(r) {
+			i += max(size, 1)
+			continue
+		}
+		out = append(out, b[last:i]...)
+		if r > 0xffff {
+			hi, lo := utf16.EncodeRune(r)
+			out = fmt.Appendf(out, `\u%04x\u%04x`, hi, lo)
+		} else {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		}
+		i += size
+		last = i
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}
