@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -93,8 +94,38 @@ func TestEvaluateWithReranker(t *testing.T) {
 			// Each reranked strategy drawn beside its base, in its colour, dashed.
 			assert.Regexp(t, `<li><span class="sw c(\d) dashed"></span>dense\+rerank</li>`, string(page))
 			assert.Equal(t, 2*3, strings.Count(string(page), `hatch" x=`), "three in each drawing of the chart, wide and narrow")
+
+			assertEvaluateDirDocumented(t, out, names)
 		})
 	}
+}
+
+// assertEvaluateDirDocumented requires the files of evaluate's DIR (out, a
+// run that generated its cases) to be those docs/judge.md lists ("`DIR` holds
+// …"), run-NAME.jsonl once per strategy.
+func assertEvaluateDirDocumented(t *testing.T, out string, strategies []string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "judge.md"))
+	require.NoError(t, err)
+	m := regexp.MustCompile("(?s)`DIR` holds (.*?)\\. Each option").FindSubmatch(data)
+	require.NotNil(t, m, "docs/judge.md lists the files of evaluate's DIR")
+	var want []string
+	for _, f := range regexp.MustCompile("`([^`]+)`").FindAllSubmatch(m[1], -1) {
+		if name := string(f[1]); name == "run-NAME.jsonl" {
+			for _, s := range strategies {
+				want = append(want, "run-"+s+".jsonl")
+			}
+		} else {
+			want = append(want, name)
+		}
+	}
+	entries, err := os.ReadDir(out)
+	require.NoError(t, err)
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	assert.ElementsMatch(t, want, got, "docs/judge.md's list of the files evaluate writes to DIR")
 }
 
 func raw(t *testing.T, path string) []byte {

@@ -203,7 +203,7 @@ func Text(out io.Writer, t *trend.Trend, label Label, esc func(string) string) {
 		return
 	}
 	if t.Runs == 0 {
-		fmt.Fprintf(out, "trend: no earlier run of %s on %s in the history\n", esc(t.Command), esc(t.Branch))
+		fmt.Fprintf(out, "trend: no earlier run of %s%s in the history\n", esc(t.Command), onText(t.Branch, esc))
 		return
 	}
 	fmt.Fprintf(out, "%s (oldest → newest → this run):\n", strings.ToLower(heading(t, esc)[:1])+heading(t, esc)[1:])

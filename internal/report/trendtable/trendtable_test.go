@@ -68,6 +68,24 @@ func TestText(t *testing.T) {
 	assert.Contains(t, out, "  hit type: ")
 	assert.Contains(t, out, ": ▁¦█ → ¦▄  0.500 (n=10) → 1.000 (n=11) → 0.750 (n=12) (2 runs)\n")
 	assert.Contains(t, out, "  ¦ inputs changed: ")
+
+	// No earlier run: one line, naming the branch, or saying there is none
+	// (no git repository, no CI variable), as the Markdown does, never an
+	// empty name ("on  in the history").
+	for _, tc := range []struct {
+		name string
+		tr   trend.Trend
+		want string
+	}{
+		{"on a branch", trend.Trend{Command: "compare", Branch: "main", Limit: 5}, "trend: no earlier run of compare on main in the history\n"},
+		{"without a branch", trend.Trend{Command: "check", Limit: 5}, "trend: no earlier run of check without a branch in the history\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			trendtable.Text(&b, &tc.tr, label, format.SanitizeText)
+			assert.Equal(t, tc.want, b.String())
+		})
+	}
 }
 
 // A history branch that could not be read is a warning in these words, per
