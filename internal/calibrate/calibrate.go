@@ -459,7 +459,7 @@ func (r *Result) Finish() {
 			}
 			unpaired := len(d.HumanOnly) + len(d.JudgeOnly)
 			g := outcome.New("unpaired:"+d.Name, outcome.Pass)
-			g.Group, g.Measure, g.Value, g.Threshold, g.N = d.Name, "unpaired_labels", float64(unpaired), float64(d.UnpairedAllowed), int64(d.N+unpaired)
+			g.Group, g.Measure, g.Value, g.Threshold, g.N = d.Name, outcome.MeasureUnpairedLabels, float64(unpaired), float64(d.UnpairedAllowed), int64(d.N+unpaired)
 			if d.UnpairedOver {
 				g.Status, g.Why = outcome.Fail, []outcome.Clause{{Code: outcome.TooManyUnpaired, Text: r.MaxUnpaired.Spec}}
 			}

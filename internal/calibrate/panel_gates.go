@@ -9,7 +9,7 @@ func (r *Result) panelGates() {
 	if co := r.CarriedOver; co != nil {
 		for _, d := range co.Dimensions {
 			g := outcome.New("carried-over:"+d.Name, outcome.Pass)
-			g.Group, g.Measure, g.N = d.Name, "changed_cases", int64(d.Labels)
+			g.Group, g.Measure, g.N = d.Name, outcome.MeasureChangedCases, int64(d.Labels)
 			g.Value = float64(len(d.Changed))
 			if d.Code != CarriedIdentical {
 				name := ""
@@ -32,7 +32,7 @@ func (r *Result) panelGates() {
 				raters = append(raters, rb.Rater)
 			}
 		}
-		g.Measure, g.N, g.Value = "not_blind_labels", total, float64(bad)
+		g.Measure, g.N, g.Value = outcome.MeasureNotBlindLabels, total, float64(bad)
 		if bad > 0 {
 			g.Status, g.Why = outcome.Fail, []outcome.Clause{{Code: outcome.NotBlind, N: bad, M: total, Names: raters}}
 		}

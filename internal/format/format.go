@@ -52,6 +52,15 @@ func Num(v float64) string {
 	return s
 }
 
+// Whole prints a count held in a float64 without decimals (3, not 3.000), or
+// Missing; a value that is not a whole number gets Num's decimals.
+func Whole(v float64) string {
+	if undefined(v) || v != math.Trunc(v) || math.Abs(v) >= Huge {
+		return Num(v)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
 // Signed prints a difference with its sign (+0.250, -0.080), "0.000" when it
 // rounds to zero (never "±0.000": the reports write ± for the half-width of a
 // 95% interval, and a zero difference is no interval), or Missing.

@@ -26,6 +26,23 @@ const (
 	GroupOverall = "overall"
 )
 
+// The measures of the gates whose Value and Threshold are counts
+// (calibrate's): the reports print them as whole numbers.
+const (
+	MeasureUnpairedLabels = "unpaired_labels"  // labels of a dimension without their partner
+	MeasureChangedCases   = "changed_cases"    // a carried-over dimension's cases whose labels moved
+	MeasureNotBlindLabels = "not_blind_labels" // panel labels given after the judge's were seen
+)
+
+// IsCount reports whether a gate's measure is a count (MeasureUnpairedLabels, ...).
+func IsCount(measure string) bool {
+	switch measure {
+	case MeasureUnpairedLabels, MeasureChangedCases, MeasureNotBlindLabels:
+		return true
+	}
+	return false
+}
+
 // StrategyGroup is the gate group of a compare strategy: "strategy:NAME".
 func StrategyGroup(name string) string { return "strategy:" + name }
 

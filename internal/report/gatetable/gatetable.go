@@ -122,7 +122,8 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 }
 
 // Numbers are the entry's value and threshold, printed so that they never read
-// as equal when they differ (the missing glyph when absent).
+// as equal when they differ (the missing glyph when absent); a count's
+// (outcome.IsCount) as whole numbers.
 func (e Entry) Numbers() (value, threshold string) {
 	v, t := math.NaN(), math.NaN()
 	if e.Value != nil {
@@ -130,6 +131,9 @@ func (e Entry) Numbers() (value, threshold string) {
 	}
 	if e.Threshold != nil {
 		t = e.Threshold.V()
+	}
+	if outcome.IsCount(e.Measure) {
+		return format.Whole(v), format.Whole(t)
 	}
 	return format.Distinct(v, t)
 }

@@ -102,3 +102,26 @@ func TestUnreliableIntervalsInReasons(t *testing.T) {
 	assert.NotContains(t, text.String(), format.UnreliableMark)
 	assert.False(t, es[0].Unreliable || es[1].Unreliable)
 }
+
+// TestNumbersOfCounts: a gate on a count (calibrate's unpaired labels,
+// changed cases, labels not provably blind) prints whole numbers, "3" and
+// "0", not "3.000"; any other measure keeps its decimals, and a count that
+// is not whole (a document edited by hand) keeps them too.
+func TestNumbersOfCounts(t *testing.T) {
+	f := func(v float64) *format.Float { x := format.Float(v); return &x }
+	for _, tc := range []struct {
+		e         Entry
+		value     string
+		threshold string
+	}{
+		{Entry{Measure: outcome.MeasureUnpairedLabels, Value: f(3), Threshold: f(0)}, "3", "0"},
+		{Entry{Measure: outcome.MeasureChangedCases, Value: f(2), Threshold: f(math.NaN())}, "2", format.Missing},
+		{Entry{Measure: outcome.MeasureNotBlindLabels, Value: f(12345)}, "12345", format.Missing},
+		{Entry{Measure: outcome.MeasureUnpairedLabels, Value: f(2.5), Threshold: f(1)}, "2.500", "1"},
+		{Entry{Measure: "weighted_kappa", Value: f(1), Threshold: f(0.6)}, "1.000", "0.600"},
+	} {
+		v, th := tc.e.Numbers()
+		assert.Equal(t, tc.value, v, "%s", tc.e.Measure)
+		assert.Equal(t, tc.threshold, th, "%s", tc.e.Measure)
+	}
+}
