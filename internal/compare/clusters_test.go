@@ -219,3 +219,35 @@ func TestCompareClustersFloor(t *testing.T) {
 	assert.InDelta(t, want, res.Gates[0].Detectable, 1e-12)
 	assert.Greater(t, res.Gates[0].Detectable, plain.Gates[0].Detectable, "families that move together detect less")
 }
+
+// A series of 0s and 1s is a proportion only on a measure whose range is
+// [0, 1]: DCG@1 and relevance/k@1 of six queries whose relevant document of
+// relevance 1 comes first are 1 each, and with relevance 3 in the qrels their
+// range is [0, 7] and [0, 3]. Their interval is not the Wilson interval of six
+// successes, which ends at 1 (it read [0.517, 1]), and a floor's detectable
+// difference is not the binomial one of a proportion.
+func TestCompareZeroOneValuesOfAWiderRange(t *testing.T) {
+	var ql strings.Builder
+	var a []trecfile.RunQuery
+	for i := range 6 {
+		id := fmt.Sprintf("q%d", i)
+		fmt.Fprintf(&ql, "%s 0 %s-g 1\n%s 0 %s-h 3\n", id, id, id, id)
+		a = append(a, trecfile.RunQuery{ID: id, Docs: []string{id + "-g", id + "-h"}})
+	}
+	o := opts()
+	o.K = 1
+	o.Gate = compare.GateOptions{Strategy: "dense", Floors: floor.List{{Measure: metrics.KeyDCG, Group: outcome.GroupOverall, Value: 0.9}}}
+	res, err := compare.Compare(qrels(t, ql.String()), []compare.Input{{Name: "dense", Run: run("a.run", a...)}}, o)
+	require.NoError(t, err)
+	for _, key := range []string{metrics.KeyDCG, metrics.KeyRelPerK, metrics.KeyMeanRel} {
+		m := metrics.QueryIndex(key)
+		require.Equal(t, 1.0, res.Strategies[0].Means[m], key)
+		ci := res.Strategies[0].CI[m]
+		assert.NotEqual(t, metrics.MethodWilson, ci.Method, key)
+		assert.Greater(t, ci.Hi, 1.0, key)
+	}
+	require.Len(t, res.Gates, 1)
+	assert.True(t, math.IsNaN(res.Gates[0].Detectable), "no spread: the detectable difference cannot be estimated")
+	require.NotEmpty(t, res.Gates[0].Why)
+	assert.Equal(t, outcome.NoSpread, res.Gates[0].Why[len(res.Gates[0].Why)-1].Code)
+}
