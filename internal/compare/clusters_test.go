@@ -251,3 +251,58 @@ func TestCompareZeroOneValuesOfAWiderRange(t *testing.T) {
 	require.NotEmpty(t, res.Gates[0].Why)
 	assert.Equal(t, outcome.NoSpread, res.Gates[0].Why[len(res.Gates[0].Why)-1].Code)
 }
+
+// The wide-intervals scenario's power calculation counts the families: the
+// queries that detect the best two's observed difference come from the
+// cluster-robust standard error (as the floors' detectable difference does),
+// not from the sd of the per-query differences as if each query were
+// independent. Five families of 4 queries, two of which the second run
+// improves on every query and one it worsens on every query.
+func TestCompareClustersQueriesToSeparate(t *testing.T) {
+	var ql, cl strings.Builder
+	var a, b []trecfile.RunQuery
+	var d []float64
+	var idx []int
+	up := 7 - 7/math.Log2(3) // DCG@2 of the relevant document at rank 1 rather than 2
+	for f := range 5 {
+		for j := range 4 {
+			id := fmt.Sprintf("q%d-%d", f, j)
+			fmt.Fprintf(&ql, "%s 0 %s-g 3\n%s 0 %s-x 0\n", id, id, id, id)
+			fmt.Fprintf(&cl, "%s card-%d\n", id, f)
+			first, second := []string{id + "-g", id + "-x"}, []string{id + "-g", id + "-x"}
+			diff := 0.0
+			switch f {
+			case 0, 1:
+				first, diff = []string{id + "-x", id + "-g"}, up
+			case 2:
+				second, diff = []string{id + "-x", id + "-g"}, -up
+			}
+			a = append(a, trecfile.RunQuery{ID: id, Docs: first})
+			b = append(b, trecfile.RunQuery{ID: id, Docs: second})
+			d, idx = append(d, diff), append(idx, f)
+		}
+	}
+	o := opts()
+	o.K = 2
+	cls, err := compare.ReadClusters(context.Background(), strings.NewReader(cl.String()), "clusters.tsv")
+	require.NoError(t, err)
+	o.Clusters, o.ClustersFile = cls, "clusters.tsv"
+	res, err := compare.Compare(qrels(t, ql.String()), []compare.Input{{Name: "a", Run: run("a.run", a...)}, {Name: "b", Run: run("b.run", b...)}}, o)
+	require.NoError(t, err)
+	require.NotNil(t, res.Leader)
+	require.False(t, res.Leader.Significant)
+	var wide *compare.Scenario
+	for i := range res.Scenarios {
+		if res.Scenarios[i].Code == compare.WideIntervalsScenario {
+			wide = &res.Scenarios[i]
+		}
+	}
+	require.NotNil(t, wide)
+	delta := math.Abs(res.Leader.Delta)
+	se, G := metrics.ClusterMeanSE(d, idx, 5)
+	require.Equal(t, int64(5), G)
+	want := max(compare.WideMinQueries, metrics.QueriesToDetect(se*math.Sqrt(20), delta, compare.Alpha, compare.Power))
+	assert.Equal(t, want, wide.QueriesToSeparate)
+	independent := max(compare.WideMinQueries, metrics.QueriesToDetect(metrics.SampleSDOf(d), delta, compare.Alpha, compare.Power))
+	assert.Greater(t, wide.QueriesToSeparate, independent, "families that move together need more queries")
+}
