@@ -306,3 +306,29 @@ func TestCompareClustersQueriesToSeparate(t *testing.T) {
 	independent := max(compare.WideMinQueries, metrics.QueriesToDetect(metrics.SampleSDOf(d), delta, compare.Alpha, compare.Power))
 	assert.Greater(t, wide.QueriesToSeparate, independent, "families that move together need more queries")
 }
+
+// A floor over clusters whose means do not vary is not decided as if the
+// queries were independent: 60 queries that all hit in 3 families read the
+// binomial detectable difference of 60 queries; the clusters' standard error
+// is 0, and the figure cannot be estimated.
+func TestCompareClustersFloorNoSpread(t *testing.T) {
+	var ql, cl strings.Builder
+	var a []trecfile.RunQuery
+	for i := range 60 {
+		id := fmt.Sprintf("q%02d", i)
+		fmt.Fprintf(&ql, "%s 0 %s-g 1\n%s 0 %s-x 0\n", id, id, id, id)
+		fmt.Fprintf(&cl, "%s card-%d\n", id, i%3)
+		a = append(a, trecfile.RunQuery{ID: id, Docs: []string{id + "-g", id + "-x"}})
+	}
+	o := opts()
+	o.K = 1
+	o.Gate = compare.GateOptions{Strategy: "dense", Floors: floor.List{{Measure: metrics.KeyGradedHit, Group: outcome.GroupOverall, Value: 0.9}}}
+	cls, err := compare.ReadClusters(context.Background(), strings.NewReader(cl.String()), "clusters.tsv")
+	require.NoError(t, err)
+	o.Clusters, o.ClustersFile = cls, "clusters.tsv"
+	res, err := compare.Compare(qrels(t, ql.String()), []compare.Input{{Name: "dense", Run: run("a.run", a...)}}, o)
+	require.NoError(t, err)
+	require.Len(t, res.Gates, 1)
+	assert.True(t, math.IsNaN(res.Gates[0].Detectable), "%v", res.Gates[0].Detectable)
+	assert.Equal(t, outcome.NoSpread, res.Gates[0].Why[len(res.Gates[0].Why)-1].Code)
+}

@@ -149,7 +149,6 @@ func (r *Result) clusteredObservation(o *floor.Observation, s, m int) {
 		}
 	}
 	sub, nc := r.rowClusters(rows)
-	if se, G := metrics.ClusterMeanSE(xs, sub, nc); G > 0 && se != 0 {
-		o.SD, o.Binary = se*math.Sqrt(float64(len(xs))), false
-	}
+	se, G := metrics.ClusterMeanSE(xs, sub, nc)
+	o.OverClusters(G, se)
 }

@@ -95,6 +95,8 @@ func ReliableMinNFor(method string) int64 {
 		return 1
 	case MethodWilsonDisagreement:
 		return 50
+	case MethodClusterT, MethodClusterHull: // n: the clusters
+		return ClusterReliableMinClusters
 	case MethodPercentile:
 		return 100
 	}
