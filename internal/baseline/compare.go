@@ -334,7 +334,7 @@ type Stat struct {
 	Unreliable    bool   // CI95's method covers less than 0.93 at this n in simulation: below metrics.DifferenceReliableMinN for a measure without a known range only (metrics.Histogram.DifferenceCI95)
 	P             float64
 	Test          string
-	MDD           float64 // smallest |Δ| the paired test detects with power 0.8 at α = 0.05
+	MDD           float64 // smallest |Δ| the paired test detects with power 0.8 at α = 0.05; NaN when none can be, or it cannot be estimated (NoSpread)
 	Rejects       bool    // P < Alpha
 	Change        string  // "worse" or "better" when Rejects (by the measure's direction), else ""
 	Discordant    [2]int64
@@ -345,6 +345,10 @@ type Stat struct {
 	// computed over clusters (cases with a cluster key, clusters.go); 0
 	// otherwise.
 	Clusters int64
+	// NoSpread: the MDD cannot be estimated because the differences do not
+	// vary (every one equal to Delta; over clusters, every cluster's mean
+	// difference), not because no drop is detectable (MDD NaN).
+	NoSpread bool
 }
 
 // GroupStats is a group's paired comparison.
@@ -675,6 +679,8 @@ func pairedStat(ctx context.Context, info metrics.Info, h *metrics.Histogram, ba
 		if info.Scale == metrics.ScaleBinary {
 			s.Discordant, s.HasDiscordant = [2]int64{0, 0}, true
 			s.MDD = metrics.MDDMcNemar(0, n, metrics.DefaultAlpha, metrics.DefaultPower)
+		} else {
+			s.NoSpread = n >= metrics.McNemarMinPairs
 		}
 	case binary && info.Scale == metrics.ScaleBinary:
 		s.Test, s.P = TestMcNemar, metrics.McNemarExactP(b, cc)
@@ -692,10 +698,7 @@ func pairedStat(ctx context.Context, info metrics.Info, h *metrics.Histogram, ba
 			s.Test = TestSignFlipMC
 		}
 		s.P = p
-		s.MDD = metrics.MDDMean(h.SampleSD(), n, metrics.DefaultAlpha, metrics.DefaultPower)
-		if s.MDD > span { // beyond the largest possible mean difference: nothing is detectable
-			s.MDD = math.NaN()
-		}
+		s.MDD, s.NoSpread = signFlipMDD(h.SampleSD(), n, span)
 	}
 	s.CI95, s.CI95Method, s.Unreliable = iv.CI(), iv.Method, iv.Unreliable
 	s.Rejects = s.P < Alpha
@@ -710,6 +713,28 @@ func pairedStat(ctx context.Context, info metrics.Info, h *metrics.Histogram, ba
 		s.Note = NoteMethods
 	}
 	return s, nil
+}
+
+// signFlipMDD is the smallest |Δ| a sign-flip test of n paired differences
+// (or of n clusters' sums) with standard deviation sd (over clusters: the
+// cluster-robust standard error times √n) detects at metrics.DefaultPower and
+// DefaultAlpha, MDDMean; NaN below metrics.McNemarMinPairs, where no sign-flip
+// test can reject at 0.05 (its smallest p is 2·½^n: 0.0625 at 5), and beyond
+// span, the largest possible mean difference. When the differences do not vary
+// (sd 0) it cannot be estimated: NaN with noSpread (the normal-theory formula
+// gave 0, "n = 6 paired cases detect drops of 0.000").
+func signFlipMDD(sd float64, n int64, span float64) (mdd float64, noSpread bool) {
+	switch {
+	case n < metrics.McNemarMinPairs || math.IsNaN(sd):
+		return math.NaN(), false
+	case sd == 0:
+		return math.NaN(), true
+	}
+	mdd = metrics.MDDMean(sd, n, metrics.DefaultAlpha, metrics.DefaultPower)
+	if mdd > span { // beyond the largest possible mean difference: nothing is detectable
+		return math.NaN(), false
+	}
+	return mdd, false
 }
 
 // gateTolerance absorbs floating-point noise when a drop equals its tolerance.

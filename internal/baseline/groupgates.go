@@ -76,10 +76,13 @@ func (c *Comparer) decideAt(g *outcome.Gate, tol float64, st *Stat, p float64, m
 }
 
 // detectsDrop is the drop the paired test of st detects at metrics.DefaultPower
-// and DefaultAlpha (Stat.MDD; NaN when none can be) and its clause against the
-// tolerance.
+// and DefaultAlpha (Stat.MDD; NaN when none can be, or it cannot be
+// estimated: Stat.NoSpread) and its clause against the tolerance.
 func detectsDrop(st *Stat, tol float64) (float64, outcome.Clause) {
-	return st.MDD, outcome.Clause{Code: outcome.DetectsDrop, N: st.N, Detectable: st.MDD, Threshold: tol,
+	if st.NoSpread {
+		return st.MDD, outcome.Clause{Code: outcome.DropNoSpread, N: st.N, M: st.Clusters, Value: st.Delta, Threshold: tol}
+	}
+	return st.MDD, outcome.Clause{Code: outcome.DetectsDrop, N: st.N, M: st.Clusters, Detectable: st.MDD, Threshold: tol,
 		Only: !math.IsNaN(st.MDD) && st.MDD > tol+gateTolerance, Power: metrics.DefaultPower, Alpha: metrics.DefaultAlpha}
 }
 

@@ -219,3 +219,116 @@ func TestCompareClustersFloor(t *testing.T) {
 	assert.InDelta(t, want, res.Gates[0].Detectable, 1e-12)
 	assert.Greater(t, res.Gates[0].Detectable, plain.Gates[0].Detectable, "families that move together detect less")
 }
+
+// A series of 0s and 1s is a proportion only on a measure whose range is
+// [0, 1]: DCG@1 and relevance/k@1 of six queries whose relevant document of
+// relevance 1 comes first are 1 each, and with relevance 3 in the qrels their
+// range is [0, 7] and [0, 3]. Their interval is not the Wilson interval of six
+// successes, which ends at 1 (it read [0.517, 1]), and a floor's detectable
+// difference is not the binomial one of a proportion.
+func TestCompareZeroOneValuesOfAWiderRange(t *testing.T) {
+	var ql strings.Builder
+	var a []trecfile.RunQuery
+	for i := range 6 {
+		id := fmt.Sprintf("q%d", i)
+		fmt.Fprintf(&ql, "%s 0 %s-g 1\n%s 0 %s-h 3\n", id, id, id, id)
+		a = append(a, trecfile.RunQuery{ID: id, Docs: []string{id + "-g", id + "-h"}})
+	}
+	o := opts()
+	o.K = 1
+	o.Gate = compare.GateOptions{Strategy: "dense", Floors: floor.List{{Measure: metrics.KeyDCG, Group: outcome.GroupOverall, Value: 0.9}}}
+	res, err := compare.Compare(qrels(t, ql.String()), []compare.Input{{Name: "dense", Run: run("a.run", a...)}}, o)
+	require.NoError(t, err)
+	for _, key := range []string{metrics.KeyDCG, metrics.KeyRelPerK, metrics.KeyMeanRel} {
+		m := metrics.QueryIndex(key)
+		require.Equal(t, 1.0, res.Strategies[0].Means[m], key)
+		ci := res.Strategies[0].CI[m]
+		assert.NotEqual(t, metrics.MethodWilson, ci.Method, key)
+		assert.Greater(t, ci.Hi, 1.0, key)
+	}
+	require.Len(t, res.Gates, 1)
+	assert.True(t, math.IsNaN(res.Gates[0].Detectable), "no spread: the detectable difference cannot be estimated")
+	require.NotEmpty(t, res.Gates[0].Why)
+	assert.Equal(t, outcome.NoSpread, res.Gates[0].Why[len(res.Gates[0].Why)-1].Code)
+}
+
+// The wide-intervals scenario's power calculation counts the families: the
+// queries that detect the best two's observed difference come from the
+// cluster-robust standard error (as the floors' detectable difference does),
+// not from the sd of the per-query differences as if each query were
+// independent. Five families of 4 queries, two of which the second run
+// improves on every query and one it worsens on every query.
+func TestCompareClustersQueriesToSeparate(t *testing.T) {
+	var ql, cl strings.Builder
+	var a, b []trecfile.RunQuery
+	var d []float64
+	var idx []int
+	up := 7 - 7/math.Log2(3) // DCG@2 of the relevant document at rank 1 rather than 2
+	for f := range 5 {
+		for j := range 4 {
+			id := fmt.Sprintf("q%d-%d", f, j)
+			fmt.Fprintf(&ql, "%s 0 %s-g 3\n%s 0 %s-x 0\n", id, id, id, id)
+			fmt.Fprintf(&cl, "%s card-%d\n", id, f)
+			first, second := []string{id + "-g", id + "-x"}, []string{id + "-g", id + "-x"}
+			diff := 0.0
+			switch f {
+			case 0, 1:
+				first, diff = []string{id + "-x", id + "-g"}, up
+			case 2:
+				second, diff = []string{id + "-x", id + "-g"}, -up
+			}
+			a = append(a, trecfile.RunQuery{ID: id, Docs: first})
+			b = append(b, trecfile.RunQuery{ID: id, Docs: second})
+			d, idx = append(d, diff), append(idx, f)
+		}
+	}
+	o := opts()
+	o.K = 2
+	cls, err := compare.ReadClusters(context.Background(), strings.NewReader(cl.String()), "clusters.tsv")
+	require.NoError(t, err)
+	o.Clusters, o.ClustersFile = cls, "clusters.tsv"
+	res, err := compare.Compare(qrels(t, ql.String()), []compare.Input{{Name: "a", Run: run("a.run", a...)}, {Name: "b", Run: run("b.run", b...)}}, o)
+	require.NoError(t, err)
+	require.NotNil(t, res.Leader)
+	require.False(t, res.Leader.Significant)
+	var wide *compare.Scenario
+	for i := range res.Scenarios {
+		if res.Scenarios[i].Code == compare.WideIntervalsScenario {
+			wide = &res.Scenarios[i]
+		}
+	}
+	require.NotNil(t, wide)
+	delta := math.Abs(res.Leader.Delta)
+	se, G := metrics.ClusterMeanSE(d, idx, 5)
+	require.Equal(t, int64(5), G)
+	want := max(compare.WideMinQueries, metrics.QueriesToDetect(se*math.Sqrt(20), delta, compare.Alpha, compare.Power))
+	assert.Equal(t, want, wide.QueriesToSeparate)
+	independent := max(compare.WideMinQueries, metrics.QueriesToDetect(metrics.SampleSDOf(d), delta, compare.Alpha, compare.Power))
+	assert.Greater(t, wide.QueriesToSeparate, independent, "families that move together need more queries")
+}
+
+// A floor over clusters whose means do not vary is not decided as if the
+// queries were independent: 60 queries that all hit in 3 families read the
+// binomial detectable difference of 60 queries; the clusters' standard error
+// is 0, and the figure cannot be estimated.
+func TestCompareClustersFloorNoSpread(t *testing.T) {
+	var ql, cl strings.Builder
+	var a []trecfile.RunQuery
+	for i := range 60 {
+		id := fmt.Sprintf("q%02d", i)
+		fmt.Fprintf(&ql, "%s 0 %s-g 1\n%s 0 %s-x 0\n", id, id, id, id)
+		fmt.Fprintf(&cl, "%s card-%d\n", id, i%3)
+		a = append(a, trecfile.RunQuery{ID: id, Docs: []string{id + "-g", id + "-x"}})
+	}
+	o := opts()
+	o.K = 1
+	o.Gate = compare.GateOptions{Strategy: "dense", Floors: floor.List{{Measure: metrics.KeyGradedHit, Group: outcome.GroupOverall, Value: 0.9}}}
+	cls, err := compare.ReadClusters(context.Background(), strings.NewReader(cl.String()), "clusters.tsv")
+	require.NoError(t, err)
+	o.Clusters, o.ClustersFile = cls, "clusters.tsv"
+	res, err := compare.Compare(qrels(t, ql.String()), []compare.Input{{Name: "dense", Run: run("a.run", a...)}}, o)
+	require.NoError(t, err)
+	require.Len(t, res.Gates, 1)
+	assert.True(t, math.IsNaN(res.Gates[0].Detectable), "%v", res.Gates[0].Detectable)
+	assert.Equal(t, outcome.NoSpread, res.Gates[0].Why[len(res.Gates[0].Why)-1].Code)
+}

@@ -60,7 +60,10 @@ func (r *Result) floorObservation(si int, f floor.Spec) floor.Observation {
 			h.Add(v)
 		}
 	}
-	o.N, o.Mean, o.SD, o.Binary = h.N(), s.Means[m], h.SampleSD(), h.IsBinary()
+	// A proportion only on a measure of range [0, 1]: DCG or relevance/k of 1
+	// on every query is not one (metrics.ColumnCI95).
+	lo, hi := r.measureRange(m)
+	o.N, o.Mean, o.SD, o.Binary = h.N(), s.Means[m], h.SampleSD(), h.IsBinary() && lo == 0 && hi == 1
 	if r.clustered() {
 		r.clusteredObservation(&o, si, m)
 	}
@@ -146,7 +149,6 @@ func (r *Result) clusteredObservation(o *floor.Observation, s, m int) {
 		}
 	}
 	sub, nc := r.rowClusters(rows)
-	if se, G := metrics.ClusterMeanSE(xs, sub, nc); G > 0 && se != 0 {
-		o.SD, o.Binary = se*math.Sqrt(float64(len(xs))), false
-	}
+	se, G := metrics.ClusterMeanSE(xs, sub, nc)
+	o.OverClusters(G, se)
 }

@@ -175,18 +175,29 @@ func (r *Result) wideIntervals() (Scenario, bool) {
 		a, b := r.StrategyIndex(l.Strategy), r.StrategyIndex(l.Baseline)
 		const M = metrics.NumGraded
 		var d []float64
+		var rows []int
 		for i := range n {
 			x, y := r.Strategies[a].Values[i*M+r.primary], r.Strategies[b].Values[i*M+r.primary]
 			if math.IsNaN(x) || math.IsNaN(y) { // a query the measure does not count, for either run
 				continue
 			}
-			d = append(d, x-y)
+			d, rows = append(d, x-y), append(rows, i)
 		}
 		t := *l
 		s.Test = &t
+		sd := metrics.SampleSDOf(d)
+		if r.clustered() {
+			// Queries in families: the sd a query contributes is the
+			// cluster-robust standard error times √n (the floors' rule), so
+			// the size counts the families' dependence; none below 2
+			// clusters.
+			sub, nc := r.rowClusters(rows)
+			se, _ := metrics.ClusterMeanSE(d, sub, nc)
+			sd = se * math.Sqrt(float64(len(d)))
+		}
 		// The normal-theory size, at least WideMinQueries (below it the
 		// approximation, and every interval, is unreliable).
-		if q := metrics.QueriesToDetect(metrics.SampleSDOf(d), l.Delta, Alpha, Power); q > 0 {
+		if q := metrics.QueriesToDetect(sd, l.Delta, Alpha, Power); q > 0 {
 			s.QueriesToSeparate = max(q, WideMinQueries)
 		}
 	}

@@ -272,6 +272,28 @@ type Observation struct {
 	Label string
 }
 
+// OverClusters makes o's spread the one of a mean over the clusters of items
+// in families (check's cases with a cluster key, compare's queries with
+// clusters): clusters > 0 clusters and the mean's cluster-robust standard
+// error se (metrics.ClusterTally, ClusterMeanSE). The detectable difference
+// then comes from se·√N, never from the items as if independent (nor the
+// binomial one of a proportion): NaN (too few to estimate) from a single
+// cluster or from clusters whose means do not vary though the items do; no
+// spread when no item varies either. Without clusters o is unchanged.
+func (o *Observation) OverClusters(clusters int64, se float64) {
+	if clusters == 0 {
+		return
+	}
+	o.Binary = false
+	switch {
+	case se == 0 && o.SD == 0: // every item equal: no spread
+	case se == 0 || math.IsNaN(se):
+		o.SD = math.NaN()
+	default:
+		o.SD = se * math.Sqrt(float64(o.N))
+	}
+}
+
 // Evaluate decides floor s on o as the gate name: fail when there is nothing to
 // measure or the mean is below the floor, pass otherwise (at equality too, up to
 // 1e-9 of floating-point noise). The reason states the smallest difference the

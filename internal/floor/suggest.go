@@ -35,6 +35,11 @@ type Observed struct {
 	Summary        metrics.Summary
 	SD             float64 // sample sd of the values (NaN for n < 2)
 	Binary         bool    // every value is 0 or 1
+	// Clusters and SE: the clusters the values fall into and the mean's
+	// cluster-robust standard error when the items come in families (the
+	// interval is then over the clusters); 0 and unused otherwise.
+	Clusters int64
+	SE       float64
 }
 
 // Suggestion is the floor suggested for one measure of one group.
@@ -45,6 +50,9 @@ type Suggestion struct {
 	Mean    float64
 	CI95    [2]float64
 	Method  string // the interval's method (metrics.MethodWilson, MethodBCa, ...)
+	// Clusters: the clusters the N items fall into when the interval is over
+	// clusters (its coverage, and so Refused, follows them); 0 otherwise.
+	Clusters int64
 	// Detectable is the smallest difference from the floor the n detects at
 	// metrics.DefaultPower and DefaultAlpha (NaN when none can be, or when
 	// refused); Why is its clause (outcome.Detects, CannotDetect, ...).
@@ -57,7 +65,7 @@ type Suggestion struct {
 // Suggest is the floor suggested from o.
 func Suggest(o Observed) Suggestion {
 	s := Suggestion{Spec: Spec{Measure: o.Measure, Group: o.Group}, N: o.Summary.N, Mean: o.Summary.Mean,
-		CI95: o.Summary.CI95, Method: o.Summary.Method, Detectable: math.NaN(), Indicative: isLocale(o.Group)}
+		CI95: o.Summary.CI95, Method: o.Summary.Method, Clusters: o.Clusters, Detectable: math.NaN(), Indicative: isLocale(o.Group)}
 	lo := o.Summary.CI95[0]
 	switch {
 	case o.Summary.N == 0 || math.IsNaN(lo):
@@ -78,7 +86,9 @@ func Suggest(o Observed) Suggestion {
 		return s
 	}
 	s.Spec.Value = v
-	s.Detectable, s.Why = detectable(v, Observation{Found: true, GroupN: o.Summary.N, N: o.Summary.N, Mean: o.Summary.Mean, SD: o.SD, Binary: o.Binary})
+	obs := Observation{Found: true, GroupN: o.Summary.N, N: o.Summary.N, Mean: o.Summary.Mean, SD: o.SD, Binary: o.Binary}
+	obs.OverClusters(o.Clusters, o.SE) // as the floor gate decides it
+	s.Detectable, s.Why = detectable(v, obs)
 	return s
 }
 

@@ -143,6 +143,12 @@ func P(p float64) string {
 // (0.6999997 against 0.7 prints "0.6999997" and "0.7000000"). A missing value
 // prints Missing.
 func Distinct(value, threshold float64) (string, string) {
+	if value == 0 { // −0 (a drop of −Δ where Δ is 0) reads 0, as in Num
+		value = 0
+	}
+	if threshold == 0 {
+		threshold = 0
+	}
 	if undefined(value) || undefined(threshold) {
 		return Num(value), Num(threshold)
 	}

@@ -151,6 +151,9 @@ func TestDistinct(t *testing.T) {
 		{0.7000000000000001, 0.7, "0.7000000000000001", "0.7000000000000000"},
 		{math.NaN(), 0.7, Missing, "0.700"},
 		{0.5, math.NaN(), "0.500", Missing},
+		// A drop of −Δ where Δ is 0 is −0: it read "-0.000" in the gate tables.
+		{math.Copysign(0, -1), 0.05, "0.000", "0.050"},
+		{-1e-7, 0, "-0.000", "0.000"}, // a value below 0 keeps its sign
 	} {
 		v, th := Distinct(tc.v, tc.th)
 		assert.Equal(t, tc.wantV, v, "%v vs %v", tc.v, tc.th)

@@ -199,3 +199,59 @@ func TestGroupsAndFloorsOverClusters(t *testing.T) {
 	assert.InDelta(t, metrics.MDDMean(se*math.Sqrt(40), 40, metrics.DefaultAlpha, metrics.DefaultPower), cf.Detectable, 1e-12)
 	assert.Greater(t, cf.Detectable, pf.Detectable, "families detect less")
 }
+
+// Floors over clusters never fall back to the cases as if independent: 40
+// cases that all hit, in 4 families, read "n = 40 detects differences of
+// ±0.152" (the binomial figure of 40 independent cases) for a floor of 0.8,
+// because the clusters' standard error is 0. The floor's reason is now that
+// no value varies, and the suggested floors take the clusters' figures too: a
+// suggestion's detectable difference is the cluster-robust one (it was the
+// cases' sd or binomial one), and a group refused for its interval's coverage
+// names its clusters as too few, not its 40 cases.
+func TestFloorsOverClustersNeverAsIndependent(t *testing.T) {
+	run := func(hit func(i int) bool, families int) *Result {
+		a := NewAccumulator()
+		s := &Scorer{KB: kb, K: 2}
+		for i := range 40 {
+			c := casefile.Case{ID: fmt.Sprintf("c%02d", i), Locale: "en", Gold: []string{"a"}, Retrieved: rs("b"), Cluster: fmt.Sprintf("family %d", i%families)}
+			if hit(i) {
+				c.Retrieved = rs("a")
+			}
+			c.Line = i + 1
+			add(t, a, s, c)
+		}
+		return a.Result(Config{K: 2, Resamples: 50, Floors: floor.List{{Measure: metrics.KeyHit, Group: outcome.GroupOverall, Value: 0.8}}})
+	}
+	all := run(func(int) bool { return true }, 4)
+	g := gateNamed(t, all, "floor:retrieval_hit_at_k@overall")
+	assert.True(t, math.IsNaN(g.Detectable), "%v", g.Detectable)
+	require.NotEmpty(t, g.Why)
+	assert.Equal(t, outcome.NoSpread, g.Why[len(g.Why)-1].Code)
+	for _, s := range all.SuggestFloors() {
+		if s.Spec.Group == outcome.GroupOverall && s.Spec.Measure == metrics.KeyHit {
+			assert.Equal(t, floor.RefusedUnreliable, s.Refused, "4 clusters: the bounded interval over them")
+			assert.Equal(t, int64(4), s.Clusters)
+		}
+	}
+
+	// 30 families of which 20 hit whole: the suggestion's detectable
+	// difference is the clusters' (cluster-robust standard error), larger than
+	// the binomial one of 40 cases.
+	some := run(func(i int) bool { return i%30 < 20 }, 30)
+	m, _ := some.Overall.Metric(metrics.KeyHit)
+	require.Equal(t, int64(30), m.Clusters)
+	require.False(t, m.Unreliable)
+	var found bool
+	for _, s := range some.SuggestFloors() {
+		if s.Spec.Group != outcome.GroupOverall || s.Spec.Measure != metrics.KeyHit {
+			continue
+		}
+		found = true
+		require.Empty(t, s.Refused)
+		want := metrics.MDDMean(m.SE*math.Sqrt(40), 40, metrics.DefaultAlpha, metrics.DefaultPower)
+		assert.InDelta(t, want, s.Detectable, 1e-12)
+		down, _ := metrics.MDDProportion(s.Spec.Value, 40, metrics.DefaultAlpha, metrics.DefaultPower)
+		assert.NotEqual(t, down, s.Detectable, "not the binomial figure of 40 independent cases")
+	}
+	assert.True(t, found)
+}

@@ -458,12 +458,9 @@ func (r *Result) Observe(s floor.Spec) floor.Observation {
 	}
 	if m, ok := g.Metric(s.Measure); ok && m.N > 0 {
 		o.N, o.Mean, o.SD, o.Binary = m.N, m.Mean, m.SD, m.Binary
-		if m.Clusters > 0 && m.SE != 0 {
-			// Cases in families: the detectable difference from the
-			// cluster-robust standard error (the sd that gives it over N;
-			// NaN from a single cluster: too few to estimate).
-			o.SD, o.Binary = m.SE*math.Sqrt(float64(m.N)), false
-		}
+		// Cases in families: the detectable difference from the
+		// cluster-robust standard error.
+		o.OverClusters(m.Clusters, m.SE)
 	}
 	return o
 }

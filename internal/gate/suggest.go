@@ -18,7 +18,8 @@ func (r *Result) SuggestFloors() []floor.Suggestion {
 			if !ok {
 				continue
 			}
-			out = append(out, floor.Suggest(floor.Observed{Measure: info.Key, Group: group, Summary: m.Summary, SD: m.SD, Binary: m.Binary}))
+			out = append(out, floor.Suggest(floor.Observed{Measure: info.Key, Group: group, Summary: m.Summary, SD: m.SD, Binary: m.Binary,
+				Clusters: m.Clusters, SE: m.SE}))
 		}
 	}
 	add(outcome.GroupOverall, &r.Overall)

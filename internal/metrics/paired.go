@@ -48,8 +48,11 @@ func IsZeroOne(xs []float64) bool {
 
 // ColumnCI95 is the 95% interval of the mean of the series xs of a measure with
 // range [lo, hi], given the bootstrap replicates of that mean (stats, sorted in
-// place; nil above the resampling budget): the Wilson interval when every value
-// is 0 or 1; BoundedWilsonCI95 when every value is equal; otherwise BCa from the
+// place; nil above the resampling budget): the Wilson interval when the range
+// is [0, 1] and every value is 0 or 1 (a proportion; values 0 and 1 of a
+// wider range, DCG or relevance/k at 1, are not one: the Wilson interval ends
+// at 1 where the measure's queries reach beyond it);
+// BoundedWilsonCI95 when every value is equal; otherwise BCa from the
 // replicates with the jackknife acceleration of the mean (the leave-one-out mean
 // of item i is (Σx − x_i)/(n − 1), O(n)), or, without replicates, the
 // Cornish–Fisher interval (MeanCI95Normal).
@@ -58,7 +61,7 @@ func ColumnCI95(xs, stats []float64, lo, hi float64) Interval {
 	if n == 0 {
 		return Interval{Lo: math.NaN(), Hi: math.NaN(), Method: MethodBCa, Unreliable: true}
 	}
-	if IsZeroOne(xs) {
+	if lo == 0 && hi == 1 && IsZeroOne(xs) {
 		var k int64
 		for _, v := range xs {
 			if v == 1 {

@@ -190,3 +190,48 @@ func TestQueryRange(t *testing.T) {
 	_, hi = QueryRange(QueryMeasures[QueryIndex("ndcg_at_k")].Info, 10, GainExp, 3)
 	assert.Equal(t, 1.0, hi)
 }
+
+// TestColumnCI95ZeroOneValuesOfAWiderRange: a series whose values happen to be
+// 0 and 1 is a proportion only when the measure's range is [0, 1]. compare's
+// relevance/k@k and mean relevance (range [0, max level]) and DCG (range [0,
+// max DCG]) take the value 1 often (a judged result of relevance 1 at rank 1),
+// and the Wilson interval of such a series ends at 1: six queries at 1 read
+// [0.517, 1] for a measure whose queries reach 3. Over the two-point
+// population 1 (probability 0.85) and 3 (0.15), mean 1.3, the interval of ten
+// queries depends only on how many are 3, so its coverage is exact:
+// Σ_j Binomial(j; 10, 0.15)·1[1.3 ∈ CI(j)]. With the Wilson interval for the
+// all-ones samples (19.7% of them) it was at most 0.803.
+func TestColumnCI95ZeroOneValuesOfAWiderRange(t *testing.T) {
+	iv := ColumnCI95([]float64{1, 1, 1, 1, 1, 1}, nil, 0, 3)
+	assert.NotEqual(t, MethodWilson, iv.Method)
+	assert.Greater(t, iv.Hi, 1.0, "a measure whose values reach 3 is not bounded by the observed 1")
+	iv = ColumnCI95([]float64{0, 1, 1, 0, 1, 1}, nil, 0, 3)
+	assert.Equal(t, MethodHallT, iv.Method)
+	// Still Wilson on [0, 1].
+	assert.Equal(t, MethodWilson, ColumnCI95([]float64{1, 1, 1, 1, 1, 1}, nil, 0, 1).Method)
+
+	const n, p3, mean = 10, 0.15, 1*0.85 + 3*0.15
+	coverage := 0.0
+	for j := range n + 1 {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = 1
+			if i < j {
+				xs[i] = 3
+			}
+		}
+		iv := ColumnCI95(xs, nil, 0, 3)
+		if iv.Lo <= mean && mean <= iv.Hi {
+			coverage += math.Exp(lchoose(n, j) + float64(j)*math.Log(p3) + float64(n-j)*math.Log1p(-p3))
+		}
+	}
+	assert.GreaterOrEqual(t, coverage, 0.95)
+}
+
+// lchoose is log C(n, k).
+func lchoose(n, k int) float64 {
+	a, _ := math.Lgamma(float64(n + 1))
+	b, _ := math.Lgamma(float64(k + 1))
+	c, _ := math.Lgamma(float64(n - k + 1))
+	return a - b - c
+}

@@ -59,7 +59,11 @@ func bisect(f func(float64) float64, lo, hi float64) float64 {
 // n items (the one-sample test of a floor p0): the δ > 0 solving
 // √n·δ = z_{1−α/2}·√(p0(1−p0)) + z_{power}·√(p1(1−p1)) with p1 = p0 − δ (down) or
 // p0 + δ (up), the binomial variances under H0 and under the alternative (Fleiss,
-// Levin & Paik 2003, §2.5). NaN in a direction where no p1 in [0, 1] is detectable.
+// Levin & Paik 2003, §2.5). NaN in a direction where no p1 in [0, 1] is detectable,
+// and where the exact binomial test of p0 cannot reject at alpha even when all n
+// items fall on that side (its two-sided p is then 2·p0ⁿ above the floor,
+// 2·(1 − p0)ⁿ below): the normal approximation said one item detects ±0.758
+// above a floor of 0.05, where the best it can show has p = 0.1.
 func MDDProportion(p0 float64, n int64, alpha, power float64) (down, up float64) {
 	if n <= 0 || p0 < 0 || p0 > 1 {
 		return math.NaN(), math.NaN()
@@ -70,7 +74,9 @@ func MDDProportion(p0 float64, n int64, alpha, power float64) (down, up float64)
 			p1 := p0 + sign*d
 			return rn*d - za*math.Sqrt(p0*(1-p0)) - zb*math.Sqrt(max(0, p1*(1-p1)))
 		}
-		if room <= 0 || f(room) < 0 {
+		// The most extreme outcome on this side: every item a success (up)
+		// or a failure (down), P = (1 − room)ⁿ under p0.
+		if room <= 0 || 2*math.Pow(1-room, float64(n)) >= alpha || f(room) < 0 {
 			return math.NaN()
 		}
 		return bisect(f, 0, room)

@@ -61,6 +61,36 @@ func TestMDDProportion(t *testing.T) {
 	assert.True(t, math.IsNaN(down) && math.IsNaN(up))
 }
 
+// A direction in which the exact binomial test of the floor cannot reject at
+// α, even when all n items fall on that side (two-sided p 2·p0ⁿ above the
+// floor, 2·(1 − p0)ⁿ below), detects no difference, whatever the normal
+// approximation says: one case above a floor of 0.05 read "n = 1 detects
+// differences of ±0.758" (p = 0.1 at best), and two cases above 0.2 likewise
+// (p = 0.08 at best).
+func TestMDDProportionNeedsAnExactRejection(t *testing.T) {
+	_, up := MDDProportion(0.05, 1, DefaultAlpha, DefaultPower)
+	assert.True(t, math.IsNaN(up), "n = 1 above 0.05: %v", up)
+	_, up = MDDProportion(0.2, 2, DefaultAlpha, DefaultPower)
+	assert.True(t, math.IsNaN(up), "n = 2 above 0.2: %v", up)
+	down, _ := MDDProportion(0.95, 1, DefaultAlpha, DefaultPower)
+	assert.True(t, math.IsNaN(down), "n = 1 below 0.95: %v", down)
+	for n := int64(1); n <= 12; n++ {
+		for i := 1; i < 100; i++ {
+			p0 := float64(i) / 100
+			down, up := MDDProportion(p0, n, DefaultAlpha, DefaultPower)
+			if 2*math.Pow(p0, float64(n)) >= DefaultAlpha {
+				assert.True(t, math.IsNaN(up), "p0=%v n=%d up %v", p0, n, up)
+			}
+			if 2*math.Pow(1-p0, float64(n)) >= DefaultAlpha {
+				assert.True(t, math.IsNaN(down), "p0=%v n=%d down %v", p0, n, down)
+			}
+		}
+	}
+	// Where the exact test can reject, the normal-theory figure stands.
+	_, up = MDDProportion(0.05, 2, DefaultAlpha, DefaultPower)
+	assert.False(t, math.IsNaN(up))
+}
+
 // connorAt is Connor's (1987) McNemar formula at the observed discordant
 // proportion ψ alone (what the reports used before issue 34): the δ in (0, ψ]
 // solving √n·δ = z_{0.975}·√ψ + z_{0.8}·√(ψ − δ²), NaN when even δ = ψ is not

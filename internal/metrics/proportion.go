@@ -95,6 +95,8 @@ func ReliableMinNFor(method string) int64 {
 		return 1
 	case MethodWilsonDisagreement:
 		return 50
+	case MethodClusterT, MethodClusterHull: // n: the clusters
+		return ClusterReliableMinClusters
 	case MethodPercentile:
 		return 100
 	}
@@ -151,14 +153,21 @@ func WilsonCCInterval(k, n int64, z float64) [2]float64 {
 }
 
 // wilsonCCAt is WilsonCCInterval at proportion p over n (p need not be k/n).
+// The bounds are the roots of the continuity-corrected score inequality
+// |p − μ| − 1/(2n) ≤ z·√(μ(1 − μ)/n); where p lies within 1/(2n) of 0 (or
+// of 1) every μ between p and that end satisfies it, and the bound is 0 (1).
+// At a whole count k = np that is only k = 0 (k = n), as in Newcombe's
+// formula; a p that is not k/n (BoundedWilsonCI95: values that do not vary)
+// can lie there, where the closed form takes the wrong root of the quadratic
+// and excluded p itself (p = 0.99 over n = 2 read [0.193, 0.956]).
 func wilsonCCAt(p, n, z float64) [2]float64 {
 	z2 := z * z
 	den := 2 * (n + z2)
 	lo, hi := 0.0, 1.0
-	if p > 0 {
+	if p-1/(2*n) > 0 {
 		lo = (2*n*p + z2 - 1 - z*math.Sqrt(max(0, z2-2-1/n+4*p*(n*(1-p)+1)))) / den
 	}
-	if p < 1 {
+	if p+1/(2*n) < 1 {
 		hi = (2*n*p + z2 + 1 + z*math.Sqrt(max(0, z2+2-1/n+4*p*(n*(1-p)-1)))) / den
 	}
 	return [2]float64{max(0, lo), min(1, hi)}

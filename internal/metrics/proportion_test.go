@@ -83,6 +83,42 @@ func TestBoundedWilson(t *testing.T) {
 	assert.Equal(t, [2]float64{0, math.Inf(1)}, iv.CI())
 }
 
+// The interval of values that do not vary holds the value itself and grows
+// with it, also where the value lies within 1/(2n) of a bound of the range:
+// there the closed form of the continuity-corrected Wilson bound takes the
+// wrong root of its quadratic, and two cases at nDCG 0.99 read [0.193, 0.956],
+// 30 at 0.9999 [0.859, 0.997] (and 1 − RBO at 0.0001 the mirror image). The
+// continuity-corrected score set |p̂ − μ| − 1/(2n) ≤ z·√(μ(1 − μ)/n) holds
+// every μ between p̂ and the bound there, so that bound is the range's. At a
+// whole count k = np̂ nothing changes (WilsonCCInterval).
+func TestBoundedWilsonHoldsTheValue(t *testing.T) {
+	for _, n := range []int64{1, 2, 3, 5, 10, 30, 100, 1000} {
+		prev := [2]float64{-1, -1}
+		for i := range 2001 {
+			p := float64(i) / 2000
+			iv := BoundedWilsonCI95(p, n, 0, 1)
+			require.LessOrEqual(t, iv.Lo, p, "n = %d, p = %v: [%v, %v]", n, p, iv.Lo, iv.Hi)
+			require.GreaterOrEqual(t, iv.Hi, p, "n = %d, p = %v: [%v, %v]", n, p, iv.Lo, iv.Hi)
+			require.GreaterOrEqual(t, iv.Lo, prev[0]-1e-12, "n = %d, p = %v: the lower bound grows with p", n, p)
+			require.GreaterOrEqual(t, iv.Hi, prev[1]-1e-12, "n = %d, p = %v: the upper bound grows with p", n, p)
+			prev = [2]float64{iv.Lo, iv.Hi}
+		}
+		for k := range n + 1 {
+			if n > 100 && k%97 != 0 {
+				continue
+			}
+			w := WilsonCCInterval(k, n, Z95)
+			iv := BoundedWilsonCI95(float64(k)/float64(n), n, 0, 1)
+			assert.InDelta(t, w[0], iv.Lo, 1e-15, "n = %d, k = %d", n, k)
+			assert.InDelta(t, w[1], iv.Hi, 1e-15, "n = %d, k = %d", n, k)
+		}
+	}
+	iv := BoundedWilsonCI95(0.99, 2, 0, 1)
+	assert.Equal(t, 1.0, iv.Hi)
+	iv = BoundedWilsonCI95(0.0001, 30, 0, 1)
+	assert.Equal(t, 0.0, iv.Lo)
+}
+
 func TestHistogramMeanCI95ChoosesMethod(t *testing.T) {
 	h := NewHistogram()
 	for range 5 {

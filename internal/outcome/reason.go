@@ -53,11 +53,17 @@ const (
 	// Value, from Base to Current, more than the Threshold tolerated; the paired
 	// test Test has p = P.
 	Dropped Code = "dropped"
-	// DetectsDrop: a regression gate's N paired cases detect a drop of
+	// DetectsDrop: a regression gate's N paired cases (in M clusters when the
+	// statistics are over clusters, else M = 0) detect a drop of
 	// Detectable (NaN: none) at Power and Alpha; Threshold is the tolerance;
 	// Only: Detectable > Threshold (a drop between them passes as not significant
 	// under --regression-test significant).
 	DetectsDrop Code = "detects_drop"
+	// DropNoSpread: a regression gate's N paired cases (in M clusters when
+	// the statistics are over clusters, else M = 0) have differences that do
+	// not vary (every one, or every cluster's mean, Value): the drop they can
+	// detect cannot be estimated; Threshold is the tolerance.
+	DropNoSpread Code = "drop_no_spread"
 	// IndicativeLocaleTest: a per-locale regression gate (a locale's n is small
 	// and its paired test is corrected only within the per-group regression
 	// gates set, not for every locale).
@@ -144,7 +150,7 @@ const (
 var Codes = []Code{
 	NoSuchGroup, NoGoldScored, NoScore, NoEvaluatedQueries, NoQueryValue, BelowFloor,
 	CannotDetect, TooFewToEstimate, NoSpread, Detects, IndicativeOnly, Unresolved,
-	NoBaseline, NothingPairs, NoPairedValue, DropNotSignificant, Dropped, DetectsDrop,
+	NoBaseline, NothingPairs, NoPairedValue, DropNotSignificant, Dropped, DetectsDrop, DropNoSpread,
 	IndicativeLocaleTest, HolmGroupGates, NoTopK, RBOBelow, ChurnAbove, IndicativeChurn, Interval95, ANNRecallBelow, NoANNQuery, NoOtherStrategy, Beaten, NotBeaten, Violations, NotGated,
 	BelowMinN, KappaUndefined, KappaBelow, TooManyUnpaired, LockChanged, LabelsChanged,
 	NotBlind, AnchorNoCommit, AnchorUncommitted, AnchorSameCommit, AnchorNotAncestor,

@@ -194,7 +194,7 @@ func BenchmarkExactCheck(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				for i, q := range qs {
-					if err := e.observe(ctx, fmt.Sprint("q", i), i+1, q, hits[i]); err != nil {
+					if err := e.observe(ctx, fmt.Sprint("q", i), "", i+1, q, hits[i]); err != nil {
 						b.Fatal(err)
 					}
 					if (i+1)%CaseWindow == 0 {

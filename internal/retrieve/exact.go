@@ -40,8 +40,13 @@ import (
 // interval: the per-query recall is bounded and mostly 1 (an index that
 // works), the shape of a paired difference, so the interval is
 // metrics.Histogram.DifferenceCI95 of 1 − recall over [0, 1], mapped back,
-// its method named. --min-ann-recall F gates on it as a floor does: the
-// observed mean against F.
+// its method named. When the cases carry a cluster key (queries in families:
+// a card's paraphrases have neighbouring vectors, and an index that loses
+// one's neighbours loses the others'), it is computed over the clusters
+// (metrics.ClusterTally, a case without a key a cluster of its own), widened
+// to the interval over the queries where that reaches further
+// (cluster-t-hull), as the churn's figures are. --min-ann-recall F gates on
+// it as a floor does: the observed mean against F.
 
 // ExactAll is RunOptions.ExactCheck's value that checks every query.
 const ExactAll = -1
@@ -70,6 +75,9 @@ type ANNCheck struct {
 	Perfect        int64 // of the N, queries whose recall is 1
 	Recall         float64
 	CI95           metrics.Interval
+	// Clusters: the clusters the N queries fall into when their cases carry
+	// a cluster key (CI95 is then over the clusters); 0 otherwise.
+	Clusters int64
 	// Export is what reading the store's vectors back cost.
 	Export store.ExportCost
 	// Gate is min_ann_recall: off unless RunOptions.MinANNRecall is set.
@@ -78,11 +86,12 @@ type ANNCheck struct {
 
 // sampled is a query kept for the exact check: its store answer and vector.
 type sampled struct {
-	key    uint64
-	line   int
-	vec    []float32
-	locale string
-	ann    []string
+	key     uint64
+	line    int
+	vec     []float32
+	locale  string
+	cluster string // the case's cluster key, "" for none
+	ann     []string
 }
 
 // before reports whether a comes before b in the sample's order: by key, then line.
@@ -118,6 +127,7 @@ type exactChecker struct {
 	kept    sampleHeap
 	batch   []*sampled // ExactAll: the window's queries
 	misses  *metrics.Histogram
+	clus    *metrics.ClusterTally // 1 − recall of the queries with a cluster key (nil until one comes)
 	sum     float64
 	noNb    int64
 	perfect int64
@@ -140,14 +150,14 @@ func caseKey(id string) uint64 {
 }
 
 // observe takes one query the store answered (in file order).
-func (e *exactChecker) observe(ctx context.Context, id string, line int, q store.Query, hits []store.Hit) error {
+func (e *exactChecker) observe(ctx context.Context, id, cluster string, line int, q store.Query, hits []store.Hit) error {
 	e.queries++
 	if e.exact == nil {
 		if err := e.load(ctx, len(q.Vector)); err != nil {
 			return err
 		}
 	}
-	s := &sampled{key: caseKey(id), line: line, locale: q.Locale}
+	s := &sampled{key: caseKey(id), line: line, locale: q.Locale, cluster: cluster}
 	if e.n != ExactAll && len(e.kept) == e.n && !before(s, e.kept[0]) {
 		return nil // not in the sample
 	}
@@ -223,6 +233,12 @@ func (e *exactChecker) check(ctx context.Context, qs []*sampled) error {
 		r := float64(min(found, len(ex))) / float64(len(ex))
 		e.sum += r
 		e.misses.Add(1 - r)
+		if s.cluster != "" {
+			if e.clus == nil {
+				e.clus = metrics.NewClusterTally()
+			}
+			e.clus.Add(s.cluster, 1-r)
+		}
 		if r == 1 {
 			e.perfect++
 		}
@@ -249,6 +265,10 @@ func (e *exactChecker) result(ctx context.Context, minRecall float64, gated bool
 	if n > 0 {
 		out.Recall = e.sum / float64(n)
 		iv := e.misses.DifferenceCI95(0, 1)
+		if e.clus != nil {
+			c := e.clus.CI95(e.misses, 0, 1).Widen(iv)
+			iv, out.Clusters = c.Interval, c.Clusters
+		}
 		iv.Lo, iv.Hi = 1-iv.Hi, 1-iv.Lo
 		out.CI95 = iv
 	}
@@ -281,7 +301,7 @@ func annGate(c *ANNCheck, floor float64, set bool) outcome.Gate {
 		g.Status = outcome.Fail
 		g.Why = []outcome.Clause{{Code: outcome.ANNRecallBelow, Value: c.Recall, Threshold: floor, N: c.N, M: int64(c.Depth)}}
 	}
-	g.Why = append(g.Why, outcome.Clause{Code: outcome.Interval95, Measure: KeyANNRecall, N: c.N, Lo: c.CI95.Lo, Hi: c.CI95.Hi,
+	g.Why = append(g.Why, outcome.Clause{Code: outcome.Interval95, Measure: KeyANNRecall, N: c.N, M: c.Clusters, Lo: c.CI95.Lo, Hi: c.CI95.Hi,
 		Test: c.CI95.Method, Threshold: floor, Only: c.CI95.Lo <= floor && floor <= c.CI95.Hi, Unreliable: c.CI95.Unreliable})
 	return g
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 	"github.com/retrieval-gate/retrieval-gate/internal/outcome"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/memory"
@@ -66,7 +67,7 @@ func checkStore(t *testing.T, st store.Store, qs []store.Query, k, sample int, f
 	hits, err := st.Search(ctx, qs, k)
 	require.NoError(t, err)
 	for i, q := range qs {
-		require.NoError(t, e.observe(ctx, fmt.Sprintf("q%d", i), i+1, q, hits[i]))
+		require.NoError(t, e.observe(ctx, fmt.Sprintf("q%d", i), "", i+1, q, hits[i]))
 	}
 	c, err := e.result(ctx, floor, floor >= 0)
 	require.NoError(t, err)
@@ -172,7 +173,7 @@ func TestExactSampleKeys(t *testing.T) {
 	var keys []uint64
 	for i, q := range qs {
 		id := fmt.Sprintf("q%d", i)
-		require.NoError(t, e.observe(ctx, id, i+1, q, hits[i]))
+		require.NoError(t, e.observe(ctx, id, "", i+1, q, hits[i]))
 		h := fnv.New64a()
 		_, _ = h.Write([]byte(id))
 		keys = append(keys, h.Sum64())
@@ -194,4 +195,46 @@ func TestExactSampleKeys(t *testing.T) {
 func TestExactCheckNeedsAnExporter(t *testing.T) {
 	_, err := newExactChecker(struct{ store.Store }{memory.New(1)}, ExactAll, 5, nil)
 	require.EqualError(t, err, "the store memory cannot read its vectors back for --exact-check")
+}
+
+// Queries in families (the cases' cluster keys): an index that loses half
+// the neighbours of every query of 2 of 6 families of 10 queries. Over the
+// 60 queries as if independent the recall 0.833 got the hall-t interval of
+// 20 values of 0.5 among 40 of 1; the families moved together, and the
+// interval is over the 6 clusters (cluster-t, widened to the queries' where
+// that reaches further), and says so.
+func TestExactCheckOverClusters(t *testing.T) {
+	ctx := context.Background()
+	recs, qs := exactData(600, 60, 16)
+	const k = 10
+	mem := memory.New(2)
+	require.NoError(t, mem.Add(ctx, recs))
+	st := &degraded{Store: mem, mangle: func(_ int, _ store.Query, h []store.Hit) []store.Hit { return h }}
+	e, err := newExactChecker(st, ExactAll, k, func(string, ...any) {})
+	require.NoError(t, err)
+	hits, err := mem.Search(ctx, qs, k)
+	require.NoError(t, err)
+	miss, clus := metrics.NewHistogram(), metrics.NewClusterTally()
+	for i, q := range qs {
+		h, r := hits[i], 1.0
+		if i/10 < 2 {
+			h, r = h[:k/2], 0.5
+		}
+		miss.Add(1 - r)
+		clus.Add(fmt.Sprint("family ", i/10), 1-r)
+		require.NoError(t, e.observe(ctx, fmt.Sprintf("q%d", i), fmt.Sprint("family ", i/10), i+1, q, h))
+	}
+	c, err := e.result(ctx, 0.95, true)
+	require.NoError(t, err)
+	assert.InDelta(t, 50.0/60, c.Recall, 1e-12)
+	assert.Equal(t, int64(6), c.Clusters)
+	alone := miss.DifferenceCI95(0, 1)
+	want := clus.CI95(miss, 0, 1).Widen(alone).Interval
+	assert.InDelta(t, 1-want.Hi, c.CI95.Lo, 1e-12)
+	assert.InDelta(t, 1-want.Lo, c.CI95.Hi, 1e-12)
+	assert.Contains(t, []string{metrics.MethodClusterT, metrics.MethodClusterHull}, c.CI95.Method)
+	assert.True(t, c.CI95.Unreliable, "6 clusters")
+	assert.Less(t, c.CI95.Lo, 1-alone.Hi, "the families' interval reaches further down than the queries'")
+	require.Len(t, c.Gate.Why, 2)
+	assert.Equal(t, int64(6), c.Gate.Why[1].M, "the gate's interval names its clusters")
 }

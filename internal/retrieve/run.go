@@ -249,11 +249,13 @@ func (r *RunResult) RetrievalJSON() []byte {
 
 // pendingCase is a case waiting for its window to be searched.
 type pendingCase struct {
-	raw  []byte
-	q    Query
-	id   string // the exact check's sampling key
-	file string
-	line int
+	raw []byte
+	q   Query
+	id  string // the exact check's sampling key
+	// cluster is the case's cluster key, for the exact check's interval.
+	cluster string
+	file    string
+	line    int
 }
 
 // runCases streams the cases in windows of CaseWindow and writes each one with
@@ -286,7 +288,7 @@ func (ix *Index) RetrieveCases(ctx context.Context, r io.Reader, name string, me
 		var observe func(int, store.Query, []store.Hit) error
 		if ix.exact != nil {
 			observe = func(i int, q store.Query, hits []store.Hit) error {
-				return ix.exact.observe(ctx, win[i].id, win[i].line, q, hits)
+				return ix.exact.observe(ctx, win[i].id, win[i].cluster, win[i].line, q, hits)
 			}
 		}
 		res, err := ix.search(ctx, qs, observe)
@@ -330,7 +332,7 @@ func (ix *Index) RetrieveCases(ctx context.Context, r io.Reader, name string, me
 		}
 		p := pendingCase{raw: slices.Clone(cs.Raw), q: Query{Text: cs.Query, Locale: cs.Locale}, file: cs.File, line: cs.Line}
 		if ix.exact != nil {
-			p.id = strings.Clone(cs.ID)
+			p.id, p.cluster = strings.Clone(cs.ID), strings.Clone(cs.Cluster)
 		}
 		win = append(win, p)
 		if len(win) >= CaseWindow {

@@ -109,8 +109,34 @@ func (b *Baseline) anyPaired(locales bool, f func(Paired) bool) bool {
 	return false
 }
 
-// PairedUnreliableNote explains UnreliableMark beside a paired difference.
+// PairedUnreliableNote explains UnreliableMark beside a paired difference
+// computed over cases (a measure without a known range is the only one
+// marked there).
 const PairedUnreliableNote = UnreliableMark + " unreliable: the interval of a paired difference of a measure without a known range covers less than 93% at this n in simulation (below 50 paired cases; docs/statistics.md); the test decides"
+
+// PairedClustersUnreliableNote explains UnreliableMark beside a paired
+// difference computed over the clusters of cases in families, where the
+// mark follows the clusters, not the measure's range.
+const PairedClustersUnreliableNote = UnreliableMark + " unreliable: the interval of a paired difference over clusters covers less than 93% at this number of clusters in simulation (cluster-t below 20 clusters or below 15 that moved, the bounded interval of clusters without variation below 30; docs/statistics.md); the test decides"
+
+// PairedNote is the footnote of UnreliableMark beside the paired difference
+// p: PairedClustersUnreliableNote over clusters, else PairedUnreliableNote.
+func PairedNote(p Paired) string {
+	if p.Clusters > 0 {
+		return PairedClustersUnreliableNote
+	}
+	return PairedUnreliableNote
+}
+
+// PairedUnreliableNoteFor is the footnote of the marked paired intervals of
+// the comparison (overall, by type, or by locale when locales is true): over
+// clusters when they are computed over clusters.
+func (b *Baseline) PairedUnreliableNoteFor(locales bool) string {
+	if b.anyPaired(locales, func(x Paired) bool { return x.Unreliable && x.Clusters > 0 }) {
+		return PairedClustersUnreliableNote
+	}
+	return PairedUnreliableNote
+}
 
 // AnyPairedUnreliable reports whether a paired comparison of the baseline
 // (overall, by type, or by locale when locales is true) has an unreliable interval.
@@ -194,7 +220,7 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 			w("%s.\n\n", s)
 		}
 		if bl.AnyPairedUnreliable(false) {
-			w("%s\n\n", PairedUnreliableNote)
+			w("%s\n\n", bl.PairedUnreliableNoteFor(false))
 		}
 		if bl.AnyPairedNote(false) {
 			w("%s\n\n", TestDecidesNote)
@@ -207,7 +233,7 @@ func (d *Document) mdBaseline(b *strings.Builder, maxListed int) {
 				}
 			})
 			if bl.AnyPairedUnreliable(true) && !bl.AnyPairedUnreliable(false) {
-				w("\n%s\n", PairedUnreliableNote)
+				w("\n%s\n", bl.PairedUnreliableNoteFor(true))
 			}
 			if bl.AnyPairedNote(true) && !bl.AnyPairedNote(false) {
 				w("\n%s\n", TestDecidesNote)
@@ -396,18 +422,20 @@ func (d *Document) textBaseline(b *strings.Builder, verbose bool) (details []str
 	if rows {
 		p("  %s\n", TextPairedLegend)
 	}
-	unreliable := bl.AnyPairedUnreliable(true)
+	unreliable, unreliableNote := bl.AnyPairedUnreliable(true), bl.PairedUnreliableNoteFor(true)
 	if !verbose { // the rows shown: overall's
-		unreliable = false
+		unreliable, unreliableNote = false, PairedUnreliableNote
 		for _, x := range bl.Overall.Metrics {
-			unreliable = unreliable || x.Unreliable
+			if x.Unreliable {
+				unreliable, unreliableNote = true, PairedNote(x)
+			}
 		}
 	}
 	if s := bl.ClustersNote(); s != "" {
 		p("  (%s)\n", s)
 	}
 	if unreliable {
-		p("  %s\n", PairedUnreliableNote)
+		p("  %s\n", unreliableNote)
 	}
 	note := bl.AnyPairedNote(true)
 	if !verbose { // the rows shown: overall's

@@ -238,3 +238,31 @@ func TestClustersNote(t *testing.T) {
 	assert.Equal(t, "cases in families: 150 paired cases in 38 clusters overall (a case without a cluster key is one); the paired intervals and tests are computed over the clusters (cluster-t, sign-flip of the clusters' sums), and each group over its own clusters", bl.ClustersNote())
 	assert.Empty(t, (&Baseline{Overall: PairedGroup{Metrics: map[string]Paired{"retrieval_hit_at_k": {N: 150}}}}).ClustersNote())
 }
+
+// A paired interval over the clusters of cases in families is marked by its
+// number of clusters, not by the measure's range: its footnote says so in
+// every format. It read "the interval of a paired difference of a measure
+// without a known range …" beside hit@5 over 1 cluster of 8 cases, a measure
+// whose range is known. Over cases the footnote is as before.
+func TestPairedUnreliableNoteOverClusters(t *testing.T) {
+	for _, clusters := range []int64{0, 3} {
+		d := New(fixture(t, gate.Floor{}))
+		d.SetBaseline(comparison(t))
+		for k, p := range d.Baseline.Overall.Metrics {
+			p.Unreliable, p.Clusters = true, clusters
+			d.Baseline.Overall.Metrics[k] = p
+		}
+		want, other := PairedUnreliableNote, PairedClustersUnreliableNote
+		if clusters > 0 {
+			want, other = other, want
+		}
+		var txt, verbose bytes.Buffer
+		require.NoError(t, d.Text(&txt))
+		require.NoError(t, d.TextVerbose(&verbose))
+		md := d.Markdown(MarkdownOptions{})
+		for name, s := range map[string]string{"text": txt.String(), "verbose": verbose.String(), "markdown": md} {
+			assert.Contains(t, s, want, "%s, %d clusters", name, clusters)
+			assert.NotContains(t, s, other, "%s, %d clusters", name, clusters)
+		}
+	}
+}

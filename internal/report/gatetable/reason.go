@@ -100,14 +100,25 @@ func clause(c outcome.Clause) string {
 		return fmt.Sprintf("%s mean dropped %s (from %s to %s), more than the %s tolerated; %s p = %s",
 			group, format.Num(c.Value), format.Num(c.Base), format.Num(c.Current), format.Num(c.Threshold), c.Test, format.P(c.P))
 	case outcome.DetectsDrop:
+		cases := fmt.Sprintf("n = %d paired cases", c.N)
+		if c.M > 0 {
+			cases += fmt.Sprintf(" in %d clusters", c.M)
+		}
 		if math.IsNaN(c.Detectable) {
-			return fmt.Sprintf("n = %d paired cases cannot detect any drop %s; the tolerance is %s", c.N, power(), format.Num(c.Threshold))
+			return fmt.Sprintf("%s cannot detect any drop %s; the tolerance is %s", cases, power(), format.Num(c.Threshold))
 		}
 		verb := "detect"
 		if c.Only {
 			verb = "can only detect"
 		}
-		return fmt.Sprintf("n = %d paired cases %s drops of %s %s; the tolerance is %s", c.N, verb, format.Num(c.Detectable), power(), format.Num(c.Threshold))
+		return fmt.Sprintf("%s %s drops of %s %s; the tolerance is %s", cases, verb, format.Num(c.Detectable), power(), format.Num(c.Threshold))
+	case outcome.DropNoSpread:
+		if c.M > 0 {
+			return fmt.Sprintf("the clusters' mean differences do not vary (every one is %s): the drop that n = %d paired cases in %d clusters can detect cannot be estimated; the tolerance is %s",
+				format.Signed(c.Value), c.N, c.M, format.Num(c.Threshold))
+		}
+		return fmt.Sprintf("the paired differences do not vary (every one is %s): the drop that n = %d paired cases can detect cannot be estimated; the tolerance is %s",
+			format.Signed(c.Value), c.N, format.Num(c.Threshold))
 	case outcome.IndicativeLocaleTest:
 		return IndicativeLocaleRegression
 	case outcome.NoTopK:

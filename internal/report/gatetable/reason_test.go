@@ -1,6 +1,7 @@
 package gatetable
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -60,6 +61,12 @@ func TestReason(t *testing.T) {
 			"the exact check checked no query (5 run, 5 sampled without an exact neighbour: no record of their locale)"},
 		{"no top k", []outcome.Clause{{Code: outcome.NoTopK, Name: "locale:en", N: 3, M: 3}},
 			"no case of locale:en that both runs hold carries its top k in both runs (3 held, 3 without a top k in one run): the churn cannot be measured"},
+		{"detects a drop over clusters", []outcome.Clause{{Code: outcome.DetectsDrop, N: 40, M: 4, Detectable: math.NaN(), Threshold: 0.05, Power: 0.8, Alpha: 0.05}},
+			"n = 40 paired cases in 4 clusters cannot detect any drop at 80% power (α = 0.05); the tolerance is 0.050"},
+		{"drop without spread", []outcome.Clause{{Code: outcome.DropNoSpread, N: 6, Value: -1, Threshold: 0.05}},
+			"the paired differences do not vary (every one is -1.000): the drop that n = 6 paired cases can detect cannot be estimated; the tolerance is 0.050"},
+		{"drop without spread, over clusters", []outcome.Clause{{Code: outcome.DropNoSpread, N: 40, M: 8, Value: 0, Threshold: 0.05}},
+			"the clusters' mean differences do not vary (every one is 0.000): the drop that n = 40 paired cases in 8 clusters can detect cannot be estimated; the tolerance is 0.050"},
 		{"unknown code shows the code", []outcome.Clause{{Code: "new_code"}}, "new_code"},
 	}
 	for _, tt := range tests {

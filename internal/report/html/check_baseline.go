@@ -75,7 +75,7 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 					}
 					t.Rows = append(t.Rows, []Cell{{Text: g.label, Sub: "n = " + Count(int(x.N)), Strong: g.label == "overall"}, {Text: checkLabel(k, r.K)},
 						{Text: Fmt(x.Baseline.V()) + " → " + Fmt(x.Current.V())},
-						{Text: delta, Sub: checkreport.PairedInterval(x), Strong: x.Rejects, Flag: noteIf(x.Unreliable, checkreport.PairedUnreliableNote)},
+						{Text: delta, Sub: checkreport.PairedInterval(x), Strong: x.Rejects, Flag: noteIf(x.Unreliable, checkreport.PairedNote(x))},
 						{Text: format.P(x.P.V()), Sub: checkreport.TestLabel(x.Test)}, {Text: Fmt(x.MDD.V())}})
 				}
 			}
@@ -88,7 +88,7 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 		t := table(groups)
 		t.Foot = "Δ = head − base over the paired cases; " + checkreport.PairedIntervalsLegend + "; " + checkreport.PairedPLegend + "; 🔻/🔺 and bold only where p < 0.05; MDD: " + checkreport.MDDLegend + "."
 		if bl.AnyPairedUnreliable(false) {
-			t.Foot += " " + checkreport.PairedUnreliableNote + "."
+			t.Foot += " " + bl.PairedUnreliableNoteFor(false) + "."
 		}
 		if bl.AnyPairedNote(false) {
 			t.Foot += " " + checkreport.TestDecidesNote + "."
@@ -104,7 +104,7 @@ func checkBaseline(p *Page, r *checkreport.Document) {
 			}
 			lt := table(locales)
 			if bl.AnyPairedUnreliable(true) {
-				lt.Foot = checkreport.PairedUnreliableNote + "."
+				lt.Foot = bl.PairedUnreliableNoteFor(true) + "."
 			}
 			if bl.AnyPairedNote(true) {
 				lt.Foot = strings.TrimSpace(lt.Foot + " " + checkreport.TestDecidesNote + ".")

@@ -103,6 +103,22 @@ func TestCheckHTMLUnreliableFlag(t *testing.T) {
 	assert.Contains(t, s, `<div class="kpi-detail">95% CI 0.739–0.951 · n = 41</div></div>`)
 }
 
+// A paired interval computed over the clusters of cases in families is
+// marked by its number of clusters: the HTML's mark and footnote say so, as
+// the Markdown's do, rather than blaming a measure without a known range.
+func TestCheckHTMLPairedUnreliableOverClusters(t *testing.T) {
+	d := flaggedCheck(true)
+	p := d.Baseline.Overall.Metrics[metrics.KeyRecall]
+	p.Clusters = 4
+	d.Baseline.Overall.Metrics[metrics.KeyRecall] = p
+	var b bytes.Buffer
+	require.NoError(t, rhtml.CheckHTML(&b, d))
+	s := b.String()
+	contains(t, s, `<span class="ci">[-0.097, +0.320]`+flagMark(checkreport.PairedClustersUnreliableNote)+`</span>`)
+	contains(t, s, rhtml.Esc(checkreport.PairedClustersUnreliableNote)+".")
+	assert.NotContains(t, s, rhtml.Esc(checkreport.PairedUnreliableNote))
+}
+
 // flaggedCompare is the compare demo's document with the best strategy's
 // DCG@10, the recommendation's test and the reranker tests marked
 // unreliable (flagged), or as computed (none is).

@@ -189,8 +189,12 @@ func ANNCheck(c *retrieve.ANNCheck) string {
 		s += "no query had an exact neighbour"
 	} else {
 		iv := format.Interval([2]float64{c.CI95.Lo, c.CI95.Hi})
-		s += fmt.Sprintf("the store's recall@%d against exact search %s %s (%s, n = %d), %d of them with recall 1",
-			c.Depth, format.Num(c.Recall), iv, c.CI95.Method, c.N, c.Perfect)
+		how := fmt.Sprintf("%s, n = %d", c.CI95.Method, c.N)
+		if c.Clusters > 0 {
+			how = fmt.Sprintf("%s over %d clusters of queries in families, n = %d", c.CI95.Method, c.Clusters, c.N)
+		}
+		s += fmt.Sprintf("the store's recall@%d against exact search %s %s (%s), %d of them with recall 1",
+			c.Depth, format.Num(c.Recall), iv, how, c.Perfect)
 	}
 	if c.NoNeighbour > 0 {
 		s += fmt.Sprintf("; %d without an exact neighbour (no record of their locale) not counted", c.NoNeighbour)

@@ -25,6 +25,11 @@ func TestANNCheckWords(t *testing.T) {
 		Export: store.ExportCost{Records: 100000, Requests: 100, Bytes: 1234567890}}
 	assert.Equal(t, "exact check of a sample of 1000 of the 100000 queries by case id: the store's recall@50 against exact search 0.982 [0.975, 0.988] (hall-t, n = 998), 974 of them with recall 1; 2 without an exact neighbour (no record of their locale) not counted; its 100000 vectors read back in 100 request(s), 1234567890 bytes",
 		ANNCheck(sample))
+	// Over the clusters of queries in families: the interval says so.
+	clustered := &retrieve.ANNCheck{Depth: 10, Sample: retrieve.ExactAll, Queries: 156, N: 156, Perfect: 156, Recall: 1, Clusters: 62,
+		CI95: metrics.Interval{Lo: 0.927, Hi: 1, Method: metrics.MethodBoundedWilson}, Export: store.ExportCost{Records: 38}}
+	assert.Equal(t, "exact check of every one of the 156 queries: the store's recall@10 against exact search 1.000 [0.927, 1.000] (bounded-wilson-cc over 62 clusters of queries in families, n = 156), 156 of them with recall 1; its 38 vectors read back in process",
+		ANNCheck(clustered))
 	all := &retrieve.ANNCheck{Depth: 10, Sample: retrieve.ExactAll, Queries: 156, N: 0, NoNeighbour: 156, Recall: math.NaN(), Export: store.ExportCost{Records: 38}}
 	assert.Equal(t, "exact check of every one of the 156 queries: no query had an exact neighbour; 156 without an exact neighbour (no record of their locale) not counted; its 38 vectors read back in process",
 		ANNCheck(all))
