@@ -51,7 +51,7 @@ func (b *Baseline) ClustersNote() string {
 	if m == 0 {
 		return ""
 	}
-	return fmt.Sprintf("cases in families: %d paired cases in %d clusters overall (a case without a cluster key is one); the paired intervals and tests are computed over the clusters (cluster-t, sign-flip of the clusters' sums), and each group over its own clusters", n, m)
+	return fmt.Sprintf("cases in families: %d paired cases in %s overall (a case without a cluster key is one); the paired intervals and tests are computed over the clusters (cluster-t, sign-flip of the clusters' sums), and each group over its own clusters", n, format.Count(m, "cluster", "clusters"))
 }
 
 // PairedInterval is a paired difference's 95% interval, UnreliableMark after

@@ -123,7 +123,7 @@ func (c *Churn) ChurnMethods() string {
 	s := fmt.Sprintf("95%% intervals: the share %s, the entries that left %s, the mean RBO %s (of 1 − RBO, mapped back)",
 		g.ChangedShare.CI95Method, g.Left.CI95Method, g.RBO.CI95Method)
 	if g.Clusters > 0 {
-		s += fmt.Sprintf(", over the %d clusters of the %d cases (cases in families: a case without a cluster key is one; each group over its own clusters)", g.Clusters, g.N)
+		s += fmt.Sprintf(", over the %s of the %d cases (cases in families: a case without a cluster key is one; each group over its own clusters)", format.Count(g.Clusters, "cluster", "clusters"), g.N)
 	}
 	s += ": docs/statistics.md"
 	if g.ChangedShare.Unreliable || g.Left.Unreliable || g.RBO.Unreliable {

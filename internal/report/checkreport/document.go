@@ -425,7 +425,7 @@ func (d *Document) MeanMethods() string {
 		}
 	}
 	if g > 0 {
-		s = fmt.Sprintf("cases in families: %d cases in %d clusters overall (a case without a cluster key is one), each group's interval computed over its own clusters (cluster-t: Student's t with the cluster-robust standard error); in a group without a cluster key: %s", n, g, s)
+		s = fmt.Sprintf("cases in families: %d cases in %s overall (a case without a cluster key is one), each group's interval computed over its own clusters (cluster-t: Student's t with the cluster-robust standard error); in a group without a cluster key: %s", n, format.Count(g, "cluster", "clusters"), s)
 	}
 	return s
 }

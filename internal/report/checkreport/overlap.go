@@ -115,7 +115,7 @@ func (o *Overlap) OverlapMethods() string {
 		}
 		p := x.name + " " + x.g.CI95Method
 		if x.g.Clusters > 0 {
-			p += fmt.Sprintf(" over the %d clusters of its %d cases", x.g.Clusters, x.g.N)
+			p += fmt.Sprintf(" over the %s of its %d cases", format.Count(x.g.Clusters, "cluster", "clusters"), x.g.N)
 		}
 		parts = append(parts, p)
 	}

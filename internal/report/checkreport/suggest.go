@@ -36,7 +36,7 @@ func refusedText(s floor.Suggestion) string {
 		return "no floor: n = 0, nothing was scored"
 	case floor.RefusedUnreliable:
 		if s.Clusters > 0 { // the interval is over the clusters: they are too few
-			return fmt.Sprintf("no floor: n = %d in %d clusters: too few clusters for the %s interval's coverage (at least %d)", s.N, s.Clusters, methodName(s.Method), metrics.ReliableMinNFor(s.Method))
+			return fmt.Sprintf("no floor: n = %d in %s: too few clusters for the %s interval's coverage (at least %d)", s.N, format.Count(s.Clusters, "cluster", "clusters"), methodName(s.Method), metrics.ReliableMinNFor(s.Method))
 		}
 		return fmt.Sprintf("no floor: n = %d is too few for the %s interval's coverage (at least %d)", s.N, methodName(s.Method), metrics.ReliableMinNFor(s.Method))
 	case floor.RefusedZero:

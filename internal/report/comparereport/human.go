@@ -240,7 +240,7 @@ func (d *Document) humanBasis(see string) string {
 		how = "PPI++ stratified by locale"
 	}
 	if h.Clusters > 0 {
-		how += fmt.Sprintf(" over the %d clusters of the labelled queries", h.Clusters)
+		how += fmt.Sprintf(" over the %s of the labelled queries", format.Count(h.Clusters, "cluster", "clusters"))
 	}
 	s := fmt.Sprintf("The recommendation and the gates use the human-corrected figures (%s: the judge's values of every query, corrected by %d human-labelled queries)", how, h.N)
 	if see != "" {
@@ -273,7 +273,7 @@ func (d *Document) humanIntro(file string) string {
 		s += fmt.Sprintf("; %d top-%d documents of labelled queries are not on the sheet and count 0", h.Holes, d.K)
 	}
 	if h.Clusters > 0 {
-		s += fmt.Sprintf("; queries in families: the labelled queries fall into %d clusters, and every corrected interval and test is computed at the cluster level (delete-one-cluster jackknife, t with labelled clusters − 1 df; unreliable below %d labelled clusters)", h.Clusters, metrics.PPIMinClusters)
+		s += fmt.Sprintf("; queries in families: the labelled queries fall into %s, and every corrected interval and test is computed at the cluster level (delete-one-cluster jackknife, t with labelled clusters − 1 df; unreliable below %d labelled clusters)", format.Count(h.Clusters, "cluster", "clusters"), metrics.PPIMinClusters)
 	}
 	return s + "."
 }

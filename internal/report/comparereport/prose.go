@@ -321,6 +321,6 @@ func (d *Document) ClustersLine(name func(string) string) string {
 	if c == nil {
 		return ""
 	}
-	return fmt.Sprintf("Queries in families: %d queries in %d clusters (%s; %d of the queries listed, each other one a cluster of its own): every interval and paired test is computed over the clusters (cluster-t intervals, a mean's widened to its interval over the queries where that reaches further; sign-flip tests of the clusters' sums).",
-		c.Queries, c.Clusters, name(c.File), c.Listed)
+	return fmt.Sprintf("Queries in families: %d queries in %s (%s; %d of the queries listed, each other one a cluster of its own): every interval and paired test is computed over the clusters (cluster-t intervals, a mean's widened to its interval over the queries where that reaches further; sign-flip tests of the clusters' sums).",
+		c.Queries, format.Count(c.Clusters, "cluster", "clusters"), name(c.File), c.Listed)
 }

@@ -102,7 +102,7 @@ func clause(c outcome.Clause) string {
 	case outcome.DetectsDrop:
 		cases := fmt.Sprintf("n = %d paired cases", c.N)
 		if c.M > 0 {
-			cases += fmt.Sprintf(" in %d clusters", c.M)
+			cases += " in " + format.Count(c.M, "cluster", "clusters")
 		}
 		if math.IsNaN(c.Detectable) {
 			return fmt.Sprintf("%s cannot detect any drop %s; the tolerance is %s", cases, power(), format.Num(c.Threshold))
@@ -114,8 +114,8 @@ func clause(c outcome.Clause) string {
 		return fmt.Sprintf("%s %s drops of %s %s; the tolerance is %s", cases, verb, format.Num(c.Detectable), power(), format.Num(c.Threshold))
 	case outcome.DropNoSpread:
 		if c.M > 0 {
-			return fmt.Sprintf("the clusters' mean differences do not vary (every one is %s): the drop that n = %d paired cases in %d clusters can detect cannot be estimated; the tolerance is %s",
-				format.Signed(c.Value), c.N, c.M, format.Num(c.Threshold))
+			return fmt.Sprintf("the clusters' mean differences do not vary (every one is %s): the drop that n = %d paired cases in %s can detect cannot be estimated; the tolerance is %s",
+				format.Signed(c.Value), c.N, format.Count(c.M, "cluster", "clusters"), format.Num(c.Threshold))
 		}
 		return fmt.Sprintf("the paired differences do not vary (every one is %s): the drop that n = %d paired cases can detect cannot be estimated; the tolerance is %s",
 			format.Signed(c.Value), c.N, format.Num(c.Threshold))
@@ -139,7 +139,7 @@ func clause(c outcome.Clause) string {
 		iv := format.Interval([2]float64{c.Lo, c.Hi}) + format.MarkIf(c.Unreliable)
 		s := fmt.Sprintf("95%% interval %s (%s, n = %d)", iv, c.Test, c.N)
 		if c.M > 0 {
-			s = fmt.Sprintf("95%% interval %s (%s over %d clusters of cases in families, n = %d)", iv, c.Test, c.M, c.N)
+			s = fmt.Sprintf("95%% interval %s (%s over %s of cases in families, n = %d)", iv, c.Test, format.Count(c.M, "cluster", "clusters"), c.N)
 		}
 		if c.Only {
 			s += fmt.Sprintf(": the threshold %s lies inside it, so this n cannot tell the figure from the threshold", format.Num(c.Threshold))

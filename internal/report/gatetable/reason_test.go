@@ -79,3 +79,20 @@ func TestReason(t *testing.T) {
 		assert.NotEqual(t, string(c), Reason([]outcome.Clause{{Code: c, Names: []string{"a", "b"}}}), "Reason does not word %q", c)
 	}
 }
+
+// TestReasonOneCluster: a count of clusters reads "1 cluster", not "1 clusters".
+func TestReasonOneCluster(t *testing.T) {
+	for _, tc := range []struct {
+		c    outcome.Clause
+		want string
+	}{
+		{outcome.Clause{Code: outcome.DetectsDrop, N: 40, M: 1, Detectable: math.NaN(), Threshold: 0.05},
+			"n = 40 paired cases in 1 cluster cannot detect any drop"},
+		{outcome.Clause{Code: outcome.DetectsDrop, N: 40, M: 4, Detectable: math.NaN(), Threshold: 0.05},
+			"n = 40 paired cases in 4 clusters cannot detect any drop"},
+		{outcome.Clause{Code: outcome.DropNoSpread, N: 40, M: 1, Value: -1, Threshold: 0.05},
+			"the drop that n = 40 paired cases in 1 cluster can detect"},
+	} {
+		assert.Contains(t, Reason([]outcome.Clause{tc.c}), tc.want)
+	}
+}

@@ -191,7 +191,7 @@ func ANNCheck(c *retrieve.ANNCheck) string {
 		iv := format.Interval([2]float64{c.CI95.Lo, c.CI95.Hi})
 		how := fmt.Sprintf("%s, n = %d", c.CI95.Method, c.N)
 		if c.Clusters > 0 {
-			how = fmt.Sprintf("%s over %d clusters of queries in families, n = %d", c.CI95.Method, c.Clusters, c.N)
+			how = fmt.Sprintf("%s over %s of queries in families, n = %d", c.CI95.Method, format.Count(c.Clusters, "cluster", "clusters"), c.N)
 		}
 		s += fmt.Sprintf("the store's recall@%d against exact search %s %s (%s), %d of them with recall 1",
 			c.Depth, format.Num(c.Recall), iv, how, c.Perfect)
