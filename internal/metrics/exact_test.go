@@ -163,3 +163,30 @@ func TestFirstGoldRank(t *testing.T) {
 	assert.Equal(t, 0, FirstGoldRank([]string{"a"}, []string{"z"}))
 	assert.Equal(t, 0, FirstGoldRank(nil, []string{"z"}))
 }
+
+// TestHistogramSignFlipEnumerates: differences on no lattice (nDCG's
+// logarithms) get the exact p by listing the sign vectors when at most
+// SignFlipEnumerateMax are not 0, as compare's paired tests do, and none
+// beyond (check --baseline then draws).
+func TestHistogramSignFlipEnumerates(t *testing.T) {
+	d := []float64{0, 0}
+	for i := range SignFlipEnumerateMax {
+		d = append(d, -1/math.Log2(float64(i)+2.5)) // mostly drops: a small p
+	}
+	d[2] = -d[2]
+	_, lattice := SignFlipExactP(d)
+	require.False(t, lattice, "the values share no lattice")
+	h := NewHistogram()
+	for _, v := range d {
+		h.Add(v)
+	}
+	p, ok := h.SignFlipExactP()
+	require.True(t, ok)
+	want, ok := SignFlipEnumerate(d)
+	require.True(t, ok)
+	assert.Equal(t, want, p)
+	assert.Less(t, p, 0.001)
+	h.Add(-1 / math.Log2(30.5)) // one more not 0: past the listing's bound
+	_, ok = h.SignFlipExactP()
+	assert.False(t, ok)
+}
