@@ -124,7 +124,7 @@ func TestGroupGatesHolm(t *testing.T) {
 	assert.Equal(t, outcome.Pass, g.Status, "Holm over three gates: 0.094")
 	reason := gatetable.Reason(g.Why)
 	assert.Contains(t, reason, "but the paired test does not reject (mcnemar_exact p = 0.0938)")
-	assert.Contains(t, reason, "the p is Holm-adjusted over the 3 per-group regression gates of this run (unadjusted p = 0.0313)")
+	assert.Contains(t, reason, "the p is Holm-adjusted over the 3 per-group regression gates of this run (unadjusted p = 0.0312)")
 	// locale:en holds the same 40 cases: the same test, adjusted the same.
 	g, _ = three.Gates.Find(GroupGateName(spec("locale:en", 0.1)))
 	assert.Equal(t, outcome.Pass, g.Status)

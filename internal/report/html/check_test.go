@@ -94,7 +94,7 @@ func TestCheckHTMLBaselineGolden(t *testing.T) {
 		`<tr><th scope="row"><strong>overall</strong><span class="ci">n = 132</span></th><td data-label="measure"><span class="cv">hit@5</span></td><td class="num" data-label="base → head"><span class="cv">0.985 → 0.924</span></td><td class="num" data-label="Δ"><span class="cv"><strong>🔻 -0.061</strong><span class="ci">[-0.116, -0.007]</span></span></td><td class="num" data-label="p"><span class="cv">0.0078<span class="ci">McNemar</span></span></td><td class="num" data-label="MDD"><span class="cv">0.059</span></td></tr>`,
 		// The adversarial type's hit@5 (issue 34 item 9): an interval inverted from the
 		// McNemar test that rejects, so it excludes 0, and the drop the test detects.
-		`<td class="num" data-label="Δ"><span class="cv"><strong>🔻 -0.214</strong><span class="ci">[-0.410, -0.007]</span></span></td><td class="num" data-label="p"><span class="cv">0.0313<span class="ci">McNemar</span></span></td><td class="num" data-label="MDD"><span class="cv">0.258</span></td>`,
+		`<td class="num" data-label="Δ"><span class="cv"><strong>🔻 -0.214</strong><span class="ci">[-0.410, -0.007]</span></span></td><td class="num" data-label="p"><span class="cv">0.0312<span class="ci">McNemar</span></span></td><td class="num" data-label="MDD"><span class="cv">0.258</span></td>`,
 		"<caption>Newly missed (8)</caption>",
 		// The rank-biased overlap: the demo's 24 cases without gold moved too.
 		// Each mean RBO with its 95% interval, as the churn's (the method named).
