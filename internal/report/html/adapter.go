@@ -163,28 +163,37 @@ func CompareViewOf(d *comparereport.Document, r *compare.Result, overRuns *Histo
 		return best
 	}
 	slices.SortStableFunc(v.Groups, func(a, b [2]int) int { return cmp.Compare(top(b), top(a)) })
-	// The reranker test of each pair is compare's finding as the document
-	// carries it (rerankers: reranked − base on the primary measure, its
-	// paired test, Holm-adjusted with the report's comparisons on that
-	// measure, and its effect), the test named by its method.
-	for _, g := range v.Groups {
-		if g[0] < 0 || g[1] < 0 {
-			continue
-		}
-		base, rr := v.Strategies[g[0]].Name, v.Strategies[g[1]].Name
-		if d.RerankersUnknown { // a document written before the JSON had them
+	// The reranker pairs are compare's findings as the document carries them
+	// (rerankers: reranked − base on the primary measure, its paired test,
+	// Holm-adjusted with the report's comparisons on that measure, and its
+	// effect), the test named by its method: compare pairs names that differ
+	// by a reranker word ("dense" and "dense-ce" too), so the table lists
+	// what the JSON and the text report list; the chart's groups above are
+	// NAME and NAME+rerank only. In the chart's order (the base's group, then
+	// the document's).
+	if d.RerankersUnknown { // a document written before the JSON had them
+		for _, g := range v.Groups {
+			if g[0] < 0 || g[1] < 0 {
+				continue
+			}
+			base, rr := v.Strategies[g[0]].Name, v.Strategies[g[1]].Name
 			v.Pairs = append(v.Pairs, RerankPair{Base: g[0], Rerank: g[1], Untested: true,
 				Test: PairView{A: rr, B: base, Delta: math.NaN(), CI: [2]float64{math.NaN(), math.NaN()}, PHolm: math.NaN()}})
-			continue
 		}
+	} else {
 		for _, t := range d.Rerankers {
-			if t.Reranked == rr && t.Base == base {
-				v.Pairs = append(v.Pairs, RerankPair{Base: g[0], Rerank: g[1], Effect: compare.Effect(t.Effect),
-					Test: PairView{A: rr, B: base, N: t.N, Delta: t.Delta.V(), CI: [2]float64{t.CI95[0].V(), t.CI95[1].V()}, PHolm: t.PValue.V(), Significant: t.Significant, Unreliable: t.Unreliable,
-						PTest: methodText(d.Statistics, t.PValueMethod)}})
-				break
+			b, r := lookup(t.Base), lookup(t.Reranked)
+			if b < 0 || r < 0 {
+				continue // not a strategy of the document (a hand-edited file)
 			}
+			v.Pairs = append(v.Pairs, RerankPair{Base: b, Rerank: r, Effect: compare.Effect(t.Effect),
+				Test: PairView{A: t.Reranked, B: t.Base, N: t.N, Delta: t.Delta.V(), CI: [2]float64{t.CI95[0].V(), t.CI95[1].V()}, PHolm: t.PValue.V(), Significant: t.Significant, Unreliable: t.Unreliable,
+					PTest: methodText(d.Statistics, t.PValueMethod)}})
 		}
+		group := func(i int) int {
+			return slices.IndexFunc(v.Groups, func(g [2]int) bool { return g[0] == i || g[1] == i })
+		}
+		slices.SortStableFunc(v.Pairs, func(a, b RerankPair) int { return cmp.Compare(group(a.Base), group(b.Base)) })
 	}
 	// Best and worst queries of every strategy by each measure, as the
 	// document lists them (the primary's: best_queries and worst_queries),

@@ -477,7 +477,7 @@ func (p *Page) compareBottom(v *CompareView) {
 	// Base vs reranker.
 	p.Section(v.runTitle("Base vs reranker"))
 	if len(v.Pairs) == 0 {
-		p.Para("No strategy has a reranked counterpart (a strategy NAME and NAME" + RerankSuffix + ").")
+		p.Para("No strategy has a reranked counterpart (a strategy and the same name with a reranker word: NAME" + RerankSuffix + ", NAME-rr, NAME-ce).")
 	} else {
 		// The table is on the measure the reranker's test is on (the run's
 		// primary): its means with their intervals and n, as in the "Every
@@ -517,8 +517,12 @@ func (p *Page) compareBottom(v *CompareView) {
 				verdict = "reranker hurts"
 			}
 			bold := bestOf([]float64{stat(b).Mean, stat(r).Mean}, true)
+			name := Cell{Text: b.Name}
+			if r.Name != b.Name+RerankSuffix {
+				name.Sub = "reranked: " + r.Name
+			}
 			t.Rows = append(t.Rows, []Cell{
-				{Text: b.Name},
+				name,
 				cell(b, bold[0]),
 				cell(r, bold[1]),
 				{Text: format.Signed(pr.Test.Delta), Sub: format.Signed(pr.Test.CI[0]) + " to " + format.Signed(pr.Test.CI[1]) + format.MarkIf(pr.Test.Unreliable) + " · n = " + Count(pr.Test.N),

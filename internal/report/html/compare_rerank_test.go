@@ -24,6 +24,12 @@ import (
 // for query i (1 or 2).
 func rerankComparison(t *testing.T, rank map[string]func(i int) int, o compare.Options) *compare.Result {
 	t.Helper()
+	return rerankComparisonOf(t, []string{"a", "a+rerank", "b", "b+rerank"}, rank, o)
+}
+
+// rerankComparisonOf is rerankComparison of the strategies names.
+func rerankComparisonOf(t *testing.T, names []string, rank map[string]func(i int) int, o compare.Options) *compare.Result {
+	t.Helper()
 	var qr strings.Builder
 	const queries = 20
 	for i := range queries {
@@ -32,7 +38,7 @@ func rerankComparison(t *testing.T, rank map[string]func(i int) int, o compare.O
 	q, err := trecfile.ParseQrels(context.Background(), strings.NewReader(qr.String()), "q.trec")
 	require.NoError(t, err)
 	var in []compare.Input
-	for _, name := range []string{"a", "a+rerank", "b", "b+rerank"} {
+	for _, name := range names {
 		var qs []trecfile.RunQuery
 		for i := range queries {
 			docs := []string{"r", "x"}
@@ -157,4 +163,29 @@ func TestCompareRerankTestReadBack(t *testing.T) {
 	s := rerankSection(t, page.String())
 	assert.Equal(t, 2, strings.Count(s, "not tested here"), "a document written before the JSON carried them")
 	assert.Contains(t, s, "the test behind Δ and p is not in this run&#39;s JSON report")
+}
+
+// compare pairs a reranked run with its base by the names' words (compare's
+// diagnosis: "dense" and "dense-ce", "bm25" and "bm25_rr"), and its JSON's
+// rerankers and the text report list those pairs; the dashboard's base vs
+// reranker table lists the same ones, each with the reranked run's name
+// where it is not NAME+rerank. It used to pair NAME and NAME+rerank only
+// and read "No strategy has a reranked counterpart" beside the JSON's two.
+func TestCompareRerankPairsAsCompare(t *testing.T) {
+	first := func(int) int { return 1 }
+	second := func(int) int { return 2 }
+	res := rerankComparisonOf(t, []string{"dense", "dense-ce", "bm25", "bm25_rr"},
+		map[string]func(int) int{"dense": second, "dense-ce": first, "bm25": first, "bm25_rr": second},
+		compare.Options{K: 2, Gain: metrics.GainExp, RelevantLevel: 2, Resamples: 200, Seed: 1})
+	d := comparereport.New(res)
+	require.Len(t, d.Rerankers, 2)
+	var b bytes.Buffer
+	require.NoError(t, htmlreport.CompareHTML(&b, d, res, nil))
+	s := rerankSection(t, b.String())
+	assert.NotContains(t, s, "No strategy has a reranked counterpart")
+	assert.Contains(t, s, "reranked: dense-ce")
+	assert.Contains(t, s, "reranked: bm25_rr")
+	assert.Contains(t, s, "reranker helps")
+	assert.Contains(t, s, "reranker hurts")
+	assert.Less(t, strings.Index(s, "reranked: bm25_rr"), strings.Index(s, "reranked: dense-ce"), "in the chart's order: bm25's group first (the better DCG)")
 }
