@@ -17,7 +17,7 @@ type Series struct {
 	Color  int
 	Dashed bool
 	// Dotted (lines) tells apart series that share a colour and a dash: a
-	// strategy at an earlier run's other cutoff, a ninth group and on.
+	// strategy or group at an earlier run's other cutoff.
 	Dotted bool
 }
 

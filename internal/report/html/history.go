@@ -621,9 +621,17 @@ func (p *Page) runsChart(v HistoryView, k int, colours map[string]int) {
 			newestK = r.K
 		}
 	}
+	group := map[string]int{} // a group's colour, the same at every cutoff
 	for j, s := range v.Series {
-		// A ninth group and on shares a colour with an earlier one: dotted.
-		sr := Series{Name: v.SeriesName(s), Color: j % 8, Dotted: j >= 8}
+		// A group keeps its colour across cutoffs (the older ones dotted,
+		// below), as a strategy does; a ninth group and on shares a colour
+		// with an earlier one: dashed.
+		g, ok := group[s.Name]
+		if !ok {
+			g = len(group)
+			group[s.Name] = g
+		}
+		sr := Series{Name: v.SeriesName(s), Color: g % 8, Dashed: g >= 8}
 		if colours != nil {
 			sr = seriesOf(s.Name, colours)
 			sr.Name = v.SeriesName(s)

@@ -784,9 +784,10 @@ func TestHistoryMixedKLabel(t *testing.T) {
 	assert.NotContains(t, s, "hit@2", "the newest run's k names no other run's series")
 	assert.NotContains(t, s, "hit@5")
 	// The older cutoff's series is dotted, in its legend and its line, so
-	// that two series of one name never look alike.
+	// that two series of one name never look alike; both in the group's
+	// colour.
 	assert.Contains(t, s, `<li><span class="sw c0 ln dotted"></span>overall · k=5</li>`)
-	assert.Contains(t, s, `<li><span class="sw c1 ln"></span>overall · k=2</li>`)
+	assert.Contains(t, s, `<li><span class="sw c0 ln"></span>overall · k=2</li>`)
 	assert.Contains(t, s, `class="line c0 dotted"`)
 
 	v.Runs[0].K = 2
@@ -797,8 +798,8 @@ func TestHistoryMixedKLabel(t *testing.T) {
 }
 
 // More groups than colours: the ninth and on share a colour with an earlier
-// one, and are dotted so that no two look alike.
-func TestHistoryNinthSeriesDotted(t *testing.T) {
+// one, and are dashed so that no two look alike.
+func TestHistoryNinthSeriesDashed(t *testing.T) {
 	v := rhtml.HistoryView{Command: "check", Measure: "retrieval_hit_at_k", File: "h.jsonl", K: 5, Runs: []rhtml.RunView{
 		{Time: "2026-01-01T00:00:00Z", Commit: strings.Repeat("a", 40), K: 5},
 		{Time: "2026-01-02T00:00:00Z", Commit: strings.Repeat("b", 40), K: 5}}}
@@ -809,7 +810,47 @@ func TestHistoryNinthSeriesDotted(t *testing.T) {
 	require.NoError(t, rhtml.History(&b, v))
 	s := b.String()
 	assert.Contains(t, s, `<li><span class="sw c0 ln"></span>type: t0</li>`)
-	assert.Contains(t, s, `<li><span class="sw c0 ln dotted"></span>type: t8</li>`)
-	assert.Contains(t, s, `<li><span class="sw c1 ln dotted"></span>type: t9</li>`)
+	assert.Contains(t, s, `<li><span class="sw c0 ln dashed"></span>type: t8</li>`)
+	assert.Contains(t, s, `<li><span class="sw c1 ln dashed"></span>type: t9</li>`)
 	assert.Equal(t, 2, strings.Count(s, `data-mark="line" class="line c0`), "t0 and t8")
+}
+
+// The demo's check history after --k changes: six groups at k=5, then at
+// k=2, twelve series. Each group keeps its colour (the older cutoff dotted),
+// so no two legend entries look alike; colours taken by series index gave
+// "overall · k=5" (the first colour, dotted for its older k) and
+// "type: golden · k=2" (the ninth series: the first colour again, dotted)
+// one look.
+func TestHistoryMixedKSeriesDistinct(t *testing.T) {
+	v := rhtml.HistoryView{Command: "check", Measure: "retrieval_hit_at_k", File: "h.jsonl", K: 2, Runs: []rhtml.RunView{
+		{Time: "2026-01-01T00:00:00Z", Commit: strings.Repeat("a", 40), K: 5},
+		{Time: "2026-01-02T00:00:00Z", Commit: strings.Repeat("b", 40), K: 2, Changed: []string{"--k"}}}}
+	groups := []string{"overall", "type: adversarial", "type: golden", "locale: en", "locale: es-419", "locale: pt-BR"}
+	for i, k := range []int{5, 2} {
+		for _, g := range groups {
+			y := []float64{math.NaN(), math.NaN()}
+			y[i] = 0.7
+			n := []int{0, 0}
+			n[i] = 40
+			v.Series = append(v.Series, rhtml.SeriesView{Name: g, Y: y, Lo: y, Hi: y, N: n, K: k})
+		}
+	}
+	var b bytes.Buffer
+	require.NoError(t, rhtml.History(&b, v))
+	s := b.String()
+	legend := s[strings.Index(s, `<ul class="legend"`):]
+	legend = legend[:strings.Index(legend, "</ul>")]
+	looks := map[string]string{}
+	for _, li := range strings.Split(legend, "<li>")[1:] {
+		cls := li[strings.Index(li, `class="`)+len(`class="`):]
+		cls = cls[:strings.Index(cls, `"`)]
+		name := li[strings.Index(li, "</span>")+len("</span>") : strings.Index(li, "</li>")]
+		if other, ok := looks[cls]; ok {
+			t.Errorf("%q and %q both drawn %q", other, name, cls)
+		}
+		looks[cls] = name
+	}
+	assert.Len(t, looks, 12)
+	assert.Contains(t, legend, `<span class="sw c2 ln dotted"></span>type: golden · k=5`)
+	assert.Contains(t, legend, `<span class="sw c2 ln"></span>type: golden · k=2`)
 }
