@@ -22,6 +22,15 @@ const MaxCheckAnnotations = 50
 // MaxCheckSummary is the documented limit of a check run's summary, in characters.
 const MaxCheckSummary = 65535
 
+// MaxCheckAnnotationMessage bounds an annotation's message, in bytes ("The
+// maximum size is 64 KB": read as 64,000 bytes, the smaller of its readings).
+// A longer one makes GitHub refuse the whole request with 422.
+const MaxCheckAnnotationMessage = 64000
+
+// MaxCheckAnnotationTitle bounds an annotation's title, in characters ("The
+// maximum size is 255 characters").
+const MaxCheckAnnotationTitle = 255
+
 // CheckAnnotation is one annotation of a check run: a whole line of a file.
 type CheckAnnotation struct {
 	Path    string // relative to the repository root

@@ -90,7 +90,10 @@ func UpsertCheckRun(ctx context.Context, c Checks, spec CheckRunSpec) (CheckRunR
 	if err != nil {
 		return res, err
 	}
-	anns := spec.Annotations
+	anns := make([]github.CheckAnnotation, len(spec.Annotations))
+	for i, a := range spec.Annotations {
+		anns[i] = fitAnnotation(a)
+	}
 	if found {
 		have, err := c.CheckRunAnnotations(ctx, existing.ID)
 		if err != nil {
@@ -125,6 +128,17 @@ func UpsertCheckRun(ctx context.Context, c Checks, spec CheckRunSpec) (CheckRunR
 		rest = rest[len(batch):]
 	}
 	return res, nil
+}
+
+// fitAnnotation cuts an annotation's message and title to what GitHub takes
+// (one longer field refuses the whole request, and with it the check run),
+// "…" marking the cut; the JSON report keeps them whole.
+// It is applied before the comparison with a run's annotations, which GitHub
+// returns as they were sent.
+func fitAnnotation(a github.CheckAnnotation) github.CheckAnnotation {
+	a.Message = format.CutBytes(a.Message, github.MaxCheckAnnotationMessage)
+	a.Title, _ = format.Shorten(a.Title, github.MaxCheckAnnotationTitle)
+	return a
 }
 
 // missingAnnotations is want less the annotations have already holds (as a

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -205,3 +206,38 @@ func TestUpsertCheckRunBatches(t *testing.T) {
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }
+
+// GitHub takes an annotation's message up to 64 KB and its title up to 255
+// characters (REST API, "Create a check run": output.annotations[].message,
+// .title) and refuses the whole request with 422 for one longer field: a case
+// id of 70 KB cost the check run every annotation. They are cut, "…" marking
+// the cut, and a rerun compares the cut forms, so it replaces nothing.
+func TestCheckRunLongAnnotationFitted(t *testing.T) {
+	srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+	defer srv.Close()
+	long := func() Publication {
+		pub := problems(3, true)
+		pub.Annotations[1].Message = "case c" + strings.Repeat("é", 40000) + ": unknown card"
+		pub.Annotations[2].Title = strings.Repeat("t", 300)
+		return pub
+	}
+	r := checkRunner(t, srv)
+	assert.Empty(t, r.publish(long()))
+	runs := srv.CheckRuns()
+	require.Len(t, runs, 1)
+	anns := runs[0].Annotations
+	require.Len(t, anns, 3)
+	assert.Equal(t, `case c0: gold id "x0": unknown card`, anns[0].Message, "a short message as it was")
+	assert.LessOrEqual(t, len(anns[1].Message), 64000+len("…"))
+	assert.True(t, utf8.ValidString(anns[1].Message), "cut at a character boundary")
+	assert.True(t, strings.HasPrefix(anns[1].Message, "case cé") && strings.HasSuffix(anns[1].Message, "é…"), "the cut is marked")
+	assert.Equal(t, 255, utf8.RuneCountInString(anns[2].Title))
+	assert.NotContains(t, r.stdout.String(), "::error", "the check run carries them, no workflow command")
+
+	r2 := checkRunner(t, srv)
+	assert.Empty(t, r2.publish(long()))
+	runs = srv.CheckRuns()
+	require.Len(t, runs, 1, "the rerun updates the run: the cut annotations are the same")
+	assert.Len(t, runs[0].Annotations, 3)
+	assert.NotContains(t, r2.stderr.String(), "had annotations this run no longer has")
+}
