@@ -325,11 +325,16 @@ func (a *Actions) InWorkspace(p string) bool {
 // GITHUB_STEP_SUMMARY unset).
 var ErrNoFile = errors.New("the runner set no file for it")
 
+// outputDelimiter is the fixed delimiter go-githubactions writes around each
+// value in GITHUB_OUTPUT (NAME<<DELIMITER, the value, DELIMITER).
+const outputDelimiter = "_GitHubActionsFileCommandDelimeter_"
+
 // SetOutputs writes step outputs to GITHUB_OUTPUT, in sorted key order. The
 // file holds each value between two lines of a fixed delimiter, so a value with
-// a line break could end its own and set other outputs: such a value (a path
-// with a newline in it) is not set, and the error names its output; the others
-// are.
+// a line break could end its own and set other outputs, and a value that is
+// the delimiter ends its own at once and leaves a line the runner cannot read,
+// failing the step: such a value (a path with a newline in it, or named after
+// the delimiter) is not set, and the error names its output; the others are.
 func (a *Actions) SetOutputs(outputs map[string]string) error {
 	if !a.InActions || len(outputs) == 0 {
 		return nil
@@ -338,13 +343,16 @@ func (a *Actions) SetOutputs(outputs map[string]string) error {
 		return fmt.Errorf("failed to set step outputs: GITHUB_OUTPUT: %w", ErrNoFile)
 	}
 	keys := make([]string, 0, len(outputs))
-	var refused []string
+	var refused, delimited []string
 	for k, v := range outputs {
-		if strings.ContainsAny(k+v, "\r\n") {
+		switch {
+		case strings.ContainsAny(k+v, "\r\n"):
 			refused = append(refused, strconv.Quote(k))
-			continue
+		case strings.Contains(k+v, outputDelimiter):
+			delimited = append(delimited, strconv.Quote(k))
+		default:
+			keys = append(keys, k)
 		}
-		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	if err := notAPipe("GITHUB_OUTPUT", a.OutputFile); err != nil {
@@ -355,11 +363,19 @@ func (a *Actions) SetOutputs(outputs map[string]string) error {
 			a.gha.SetOutput(k, outputs[k])
 		}
 	})
-	if err == nil && len(refused) > 0 {
-		sort.Strings(refused)
-		err = fmt.Errorf("step output %s not set: its value holds a line break, which would end it early in GITHUB_OUTPUT", strings.Join(refused, ", "))
+	if err != nil {
+		return err
 	}
-	return err
+	var errs []error
+	if len(refused) > 0 {
+		sort.Strings(refused)
+		errs = append(errs, fmt.Errorf("step output %s not set: its value holds a line break, which would end it early in GITHUB_OUTPUT", strings.Join(refused, ", ")))
+	}
+	if len(delimited) > 0 {
+		sort.Strings(delimited)
+		errs = append(errs, fmt.Errorf("step output %s not set: its value holds the file's delimiter %s, which would end it early in GITHUB_OUTPUT", strings.Join(delimited, ", "), outputDelimiter))
+	}
+	return errors.Join(errs...)
 }
 
 // MaxSummaryBytes is GitHub's limit on a step's job summary (1 MiB).
