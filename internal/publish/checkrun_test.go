@@ -241,3 +241,37 @@ func TestCheckRunLongAnnotationFitted(t *testing.T) {
 	assert.Len(t, runs[0].Annotations, 3)
 	assert.NotContains(t, r2.stderr.String(), "had annotations this run no longer has")
 }
+
+// A workflow job is itself a check run, named after the job, made by the same
+// GitHub Actions app as the workflow token, which may update it (REST API,
+// "Update a check run"). A job named retrieval-gate has the name of check's
+// check run: the step found the job's own run, in progress, and completed it
+// with the report's conclusion, title and summary while the job still ran.
+// The check runs retrieval-gate creates carry its external_id, and only those
+// are updated; any other run of the name is left alone.
+func TestCheckRunLeavesTheJobsRunAlone(t *testing.T) {
+	srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+	defer srv.Close()
+	st := srv.Export()
+	job := githubtest.CheckRun{ID: 1, Name: "retrieval-gate", HeadSHA: headSHA, Status: "in_progress", ExternalID: "5264e576-3c6f-51f6-f055-fab409685f20", Title: "job"}
+	st.CheckRuns = append(st.CheckRuns, job)
+	srv.Import(st)
+
+	r := checkRunner(t, srv)
+	assert.Empty(t, r.publish(problems(3, true)))
+	runs := srv.CheckRuns()
+	require.Len(t, runs, 2, "a check run of its own")
+	assert.Equal(t, job, runs[0], "the job's run as it was")
+	assert.Equal(t, "failure", runs[1].Conclusion)
+	assert.Len(t, runs[1].Annotations, 3)
+	assert.Contains(t, r.stderr.String(), "retrieval-gate: check run created")
+
+	// The rerun updates its own run (the newest of the name), not the job's.
+	r2 := checkRunner(t, srv)
+	assert.Empty(t, r2.publish(problems(3, false)))
+	runs = srv.CheckRuns()
+	require.Len(t, runs, 2)
+	assert.Equal(t, job, runs[0])
+	assert.Equal(t, "success", runs[1].Conclusion)
+	assert.Contains(t, r2.stderr.String(), "retrieval-gate: check run updated")
+}
