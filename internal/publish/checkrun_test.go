@@ -275,3 +275,23 @@ func TestCheckRunLeavesTheJobsRunAlone(t *testing.T) {
 	assert.Equal(t, "success", runs[1].Conclusion)
 	assert.Contains(t, r2.stderr.String(), "retrieval-gate: check run updated")
 }
+
+// On issue_comment GITHUB_SHA is the default branch's last commit ("Events
+// that trigger workflows", issue_comment), whatever the workflow checked out
+// (a command in a pull request's comments checks out its head): the check run
+// went there, with the pull request's verdict, and updated the default
+// branch's own check run of the name. No check run is made on issue_comment:
+// a notice says why, and the annotations are workflow commands; the PR comment
+// is still posted.
+func TestCheckRunNotOnIssueComment(t *testing.T) {
+	srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+	defer srv.Close()
+	r := newRunner(t, srv, "issue_comment", `{"issue":{"number":7,"pull_request":{"url":"https://api.github.com/repos/octo/repo/pulls/7"}}}`)
+	r.env["GITHUB_SHA"] = "fedcba9876543210fedcba9876543210fedcba98"
+	assert.Empty(t, r.publish(problems(3, true)))
+	assert.Empty(t, checkRequests(srv))
+	out := r.stdout.String()
+	assert.Equal(t, 1, strings.Count(out, "::notice::retrieval-gate: no check run: an issue_comment event names no commit"), out)
+	assert.Equal(t, 3, strings.Count(out, "::error file=eval/cases.jsonl"))
+	require.Len(t, srv.Comments(prNumber), 1, "the comment is still posted")
+}
