@@ -33,7 +33,8 @@ type Actions struct {
 	EventName  string // GITHUB_EVENT_NAME
 	Ref        string // GITHUB_REF, e.g. refs/heads/main or refs/pull/7/merge
 	// SHA is the commit a check run belongs on: the pull request's head commit
-	// (pull_request.head.sha; GITHUB_SHA is the merge commit there), else GITHUB_SHA.
+	// on the pull request's events (pull_request.head.sha; GITHUB_SHA is the
+	// merge commit there), else GITHUB_SHA.
 	SHA string
 	// DefaultBranch and RepoFork are the event payload's repository.default_branch
 	// and repository.fork ("" and false when the payload has no repository).
@@ -167,7 +168,7 @@ func (a *Actions) applyEvent(ev *event) {
 		a.DefaultBranch, a.RepoFork = strings.TrimSpace(ev.Repository.DefaultBranch), ev.Repository.Fork
 	}
 	switch a.EventName {
-	case "pull_request", "pull_request_target":
+	case "pull_request", "pull_request_target", "pull_request_review", "pull_request_review_comment":
 		if ev.PullRequest == nil {
 			return
 		}
@@ -197,11 +198,19 @@ func (a *Actions) applyEvent(ev *event) {
 }
 
 // ReadOnlyToken reports whether the workflow token is read-only by GitHub's rules:
-// a `pull_request` run from a fork gets a read-only GITHUB_TOKEN and no secrets
-// (`pull_request_target` runs in the base repository and may write).
+// a `pull_request` run from a fork, and a `pull_request_review` or
+// `pull_request_review_comment` run on a fork's pull request, get a read-only
+// GITHUB_TOKEN and no secrets (`pull_request_target` runs in the base
+// repository and may write).
 func (a *Actions) ReadOnlyToken() bool {
-	return a.InActions && a.EventName == "pull_request" && a.Fork
+	return a.InActions && a.Fork && forkReadOnly[a.EventName]
 }
+
+// forkReadOnly are the events whose runs on a fork's pull request get a
+// read-only token ("Events that trigger workflows": pull_request,
+// pull_request_review, pull_request_review_comment, "Workflows in forked
+// repositories").
+var forkReadOnly = map[string]bool{"pull_request": true, "pull_request_review": true, "pull_request_review_comment": true}
 
 // Mask asks the runner to replace secret with *** in every later log line.
 func (a *Actions) Mask(secret string) {

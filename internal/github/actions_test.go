@@ -47,6 +47,12 @@ func TestReadActions(t *testing.T) {
 		{name: "fork pull_request has a read-only token", event: "pull_request", payload: prPayload(13, "someone/repo", "octo/repo"), wantPR: 13, wantFork: true, wantRO: true},
 		{name: "deleted fork (head.repo null) is a fork", event: "pull_request", payload: prPayload(14, "", "octo/repo"), wantPR: 14, wantFork: true, wantRO: true},
 		{name: "pull_request_target from a fork may write", event: "pull_request_target", payload: prPayload(15, "someone/repo", "octo/repo"), wantPR: 15, wantFork: true},
+		// A review and a review comment carry the pull request as pull_request does,
+		// and from a fork get the same read-only token ("Events that trigger
+		// workflows", pull_request_review: "Workflows in forked repositories").
+		{name: "pull_request_review", event: "pull_request_review", payload: prPayload(18, "octo/repo", "octo/repo"), wantPR: 18},
+		{name: "fork pull_request_review has a read-only token", event: "pull_request_review", payload: prPayload(19, "someone/repo", "octo/repo"), wantPR: 19, wantFork: true, wantRO: true},
+		{name: "fork pull_request_review_comment has a read-only token", event: "pull_request_review_comment", payload: prPayload(20, "someone/repo", "octo/repo"), wantPR: 20, wantFork: true, wantRO: true},
 		{name: "push has no PR", event: "push", payload: `{"ref":"refs/heads/main"}`},
 		{name: "issue_comment on a PR", event: "issue_comment", payload: `{"issue":{"number":16,"pull_request":{"url":"x"}}}`, wantPR: 16},
 		{name: "issue_comment on an issue", event: "issue_comment", payload: `{"issue":{"number":17}}`},

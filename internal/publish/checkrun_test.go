@@ -295,3 +295,26 @@ func TestCheckRunNotOnIssueComment(t *testing.T) {
 	assert.Equal(t, 3, strings.Count(out, "::error file=eval/cases.jsonl"))
 	require.Len(t, srv.Comments(prNumber), 1, "the comment is still posted")
 }
+
+// A review (pull_request_review) or a review comment
+// (pull_request_review_comment) carries the pull request as pull_request does,
+// and GITHUB_SHA is its merge commit there too ("Events that trigger
+// workflows"): the check run goes on the head commit, where the pull request
+// shows it, and the comment on the pull request. They were read as no pull
+// request: no comment, and a check run on the merge commit, which the pull
+// request does not show.
+func TestCheckRunOnReviewEvents(t *testing.T) {
+	for _, event := range []string{"pull_request_review", "pull_request_review_comment"} {
+		t.Run(event, func(t *testing.T) {
+			srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+			defer srv.Close()
+			r := newRunner(t, srv, event, fmt.Sprintf(`{"action":"submitted","pull_request":{"number":7,"head":{"sha":%q,"repo":{"full_name":"octo/repo"}},"base":{"repo":{"full_name":"octo/repo"}}}}`, headSHA))
+			r.env["GITHUB_SHA"] = "fedcba9876543210fedcba9876543210fedcba98"
+			assert.Empty(t, r.publish(problems(3, true)))
+			runs := srv.CheckRuns()
+			require.Len(t, runs, 1)
+			assert.Equal(t, headSHA, runs[0].HeadSHA)
+			require.Len(t, srv.Comments(prNumber), 1)
+		})
+	}
+}
