@@ -33,7 +33,8 @@ type Actions struct {
 	EventName  string // GITHUB_EVENT_NAME
 	Ref        string // GITHUB_REF, e.g. refs/heads/main or refs/pull/7/merge
 	// SHA is the commit a check run belongs on: the pull request's head commit
-	// (pull_request.head.sha; GITHUB_SHA is the merge commit there), else GITHUB_SHA.
+	// on the pull request's events (pull_request.head.sha; GITHUB_SHA is the
+	// merge commit there), else GITHUB_SHA.
 	SHA string
 	// DefaultBranch and RepoFork are the event payload's repository.default_branch
 	// and repository.fork ("" and false when the payload has no repository).
@@ -167,7 +168,7 @@ func (a *Actions) applyEvent(ev *event) {
 		a.DefaultBranch, a.RepoFork = strings.TrimSpace(ev.Repository.DefaultBranch), ev.Repository.Fork
 	}
 	switch a.EventName {
-	case "pull_request", "pull_request_target":
+	case "pull_request", "pull_request_target", "pull_request_review", "pull_request_review_comment":
 		if ev.PullRequest == nil {
 			return
 		}
@@ -197,11 +198,19 @@ func (a *Actions) applyEvent(ev *event) {
 }
 
 // ReadOnlyToken reports whether the workflow token is read-only by GitHub's rules:
-// a `pull_request` run from a fork gets a read-only GITHUB_TOKEN and no secrets
-// (`pull_request_target` runs in the base repository and may write).
+// a `pull_request` run from a fork, and a `pull_request_review` or
+// `pull_request_review_comment` run on a fork's pull request, get a read-only
+// GITHUB_TOKEN and no secrets (`pull_request_target` runs in the base
+// repository and may write).
 func (a *Actions) ReadOnlyToken() bool {
-	return a.InActions && a.EventName == "pull_request" && a.Fork
+	return a.InActions && a.Fork && forkReadOnly[a.EventName]
 }
+
+// forkReadOnly are the events whose runs on a fork's pull request get a
+// read-only token ("Events that trigger workflows": pull_request,
+// pull_request_review, pull_request_review_comment, "Workflows in forked
+// repositories").
+var forkReadOnly = map[string]bool{"pull_request": true, "pull_request_review": true, "pull_request_review_comment": true}
 
 // Mask asks the runner to replace secret with *** in every later log line.
 func (a *Actions) Mask(secret string) {
@@ -325,11 +334,16 @@ func (a *Actions) InWorkspace(p string) bool {
 // GITHUB_STEP_SUMMARY unset).
 var ErrNoFile = errors.New("the runner set no file for it")
 
+// outputDelimiter is the fixed delimiter go-githubactions writes around each
+// value in GITHUB_OUTPUT (NAME<<DELIMITER, the value, DELIMITER).
+const outputDelimiter = "_GitHubActionsFileCommandDelimeter_"
+
 // SetOutputs writes step outputs to GITHUB_OUTPUT, in sorted key order. The
 // file holds each value between two lines of a fixed delimiter, so a value with
-// a line break could end its own and set other outputs: such a value (a path
-// with a newline in it) is not set, and the error names its output; the others
-// are.
+// a line break could end its own and set other outputs, and a value that is
+// the delimiter ends its own at once and leaves a line the runner cannot read,
+// failing the step: such a value (a path with a newline in it, or named after
+// the delimiter) is not set, and the error names its output; the others are.
 func (a *Actions) SetOutputs(outputs map[string]string) error {
 	if !a.InActions || len(outputs) == 0 {
 		return nil
@@ -338,13 +352,16 @@ func (a *Actions) SetOutputs(outputs map[string]string) error {
 		return fmt.Errorf("failed to set step outputs: GITHUB_OUTPUT: %w", ErrNoFile)
 	}
 	keys := make([]string, 0, len(outputs))
-	var refused []string
+	var refused, delimited []string
 	for k, v := range outputs {
-		if strings.ContainsAny(k+v, "\r\n") {
+		switch {
+		case strings.ContainsAny(k+v, "\r\n"):
 			refused = append(refused, strconv.Quote(k))
-			continue
+		case strings.Contains(k+v, outputDelimiter):
+			delimited = append(delimited, strconv.Quote(k))
+		default:
+			keys = append(keys, k)
 		}
-		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	if err := notAPipe("GITHUB_OUTPUT", a.OutputFile); err != nil {
@@ -355,11 +372,19 @@ func (a *Actions) SetOutputs(outputs map[string]string) error {
 			a.gha.SetOutput(k, outputs[k])
 		}
 	})
-	if err == nil && len(refused) > 0 {
-		sort.Strings(refused)
-		err = fmt.Errorf("step output %s not set: its value holds a line break, which would end it early in GITHUB_OUTPUT", strings.Join(refused, ", "))
+	if err != nil {
+		return err
 	}
-	return err
+	var errs []error
+	if len(refused) > 0 {
+		sort.Strings(refused)
+		errs = append(errs, fmt.Errorf("step output %s not set: its value holds a line break, which would end it early in GITHUB_OUTPUT", strings.Join(refused, ", ")))
+	}
+	if len(delimited) > 0 {
+		sort.Strings(delimited)
+		errs = append(errs, fmt.Errorf("step output %s not set: its value holds the file's delimiter %s, which would end it early in GITHUB_OUTPUT", strings.Join(delimited, ", "), outputDelimiter))
+	}
+	return errors.Join(errs...)
 }
 
 // MaxSummaryBytes is GitHub's limit on a step's job summary (1 MiB).

@@ -3,6 +3,7 @@ package github
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,6 +47,12 @@ func TestReadActions(t *testing.T) {
 		{name: "fork pull_request has a read-only token", event: "pull_request", payload: prPayload(13, "someone/repo", "octo/repo"), wantPR: 13, wantFork: true, wantRO: true},
 		{name: "deleted fork (head.repo null) is a fork", event: "pull_request", payload: prPayload(14, "", "octo/repo"), wantPR: 14, wantFork: true, wantRO: true},
 		{name: "pull_request_target from a fork may write", event: "pull_request_target", payload: prPayload(15, "someone/repo", "octo/repo"), wantPR: 15, wantFork: true},
+		// A review and a review comment carry the pull request as pull_request does,
+		// and from a fork get the same read-only token ("Events that trigger
+		// workflows", pull_request_review: "Workflows in forked repositories").
+		{name: "pull_request_review", event: "pull_request_review", payload: prPayload(18, "octo/repo", "octo/repo"), wantPR: 18},
+		{name: "fork pull_request_review has a read-only token", event: "pull_request_review", payload: prPayload(19, "someone/repo", "octo/repo"), wantPR: 19, wantFork: true, wantRO: true},
+		{name: "fork pull_request_review_comment has a read-only token", event: "pull_request_review_comment", payload: prPayload(20, "someone/repo", "octo/repo"), wantPR: 20, wantFork: true, wantRO: true},
 		{name: "push has no PR", event: "push", payload: `{"ref":"refs/heads/main"}`},
 		{name: "issue_comment on a PR", event: "issue_comment", payload: `{"issue":{"number":16,"pull_request":{"url":"x"}}}`, wantPR: 16},
 		{name: "issue_comment on an issue", event: "issue_comment", payload: `{"issue":{"number":17}}`},
@@ -244,5 +251,66 @@ func TestFileCommandsRefuseANamedPipe(t *testing.T) {
 		require.EqualError(t, errs[1], "failed to write the job summary: GITHUB_STEP_SUMMARY "+fifo+" is a named pipe, not a file")
 	case <-time.After(5 * time.Second):
 		t.Fatal("a file command waited on a named pipe")
+	}
+}
+
+// runnerOutputs reads a GITHUB_OUTPUT file as the Actions runner does
+// (actions/runner, FileCommandManager: each line NAME=VALUE or NAME<<DELIMITER,
+// the value then the lines up to one equal to DELIMITER; any other line is
+// "Invalid format", which fails the step).
+func runnerOutputs(text string) (map[string]string, error) {
+	out := map[string]string{}
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		if line == "" {
+			continue
+		}
+		eq, hd := strings.Index(line, "="), strings.Index(line, "<<")
+		switch {
+		case eq >= 0 && (hd < 0 || eq < hd):
+			out[line[:eq]] = line[eq+1:]
+		case hd >= 0:
+			name, delim := line[:hd], line[hd+2:]
+			var value []string
+			for i++; ; i++ {
+				if i == len(lines) {
+					return out, fmt.Errorf("matching delimiter not found %q", delim)
+				}
+				if lines[i] == delim {
+					break
+				}
+				value = append(value, lines[i])
+			}
+			out[name] = strings.Join(value, "\n")
+		default:
+			return out, fmt.Errorf("invalid format %q", line)
+		}
+	}
+	return out, nil
+}
+
+// The outputs file holds each value between two lines of go-githubactions'
+// fixed delimiter ("Workflow commands for GitHub Actions", "Multiline
+// strings": the delimiter must not occur on its own line in the value). A
+// value with no line break that is the delimiter (a `--json` path of that
+// name) ended its own block at once and left a line the runner cannot read,
+// which failed the step; such a value is not set, and said, as a value with a
+// line break is.
+func TestOutputsHoldingTheDelimiter(t *testing.T) {
+	const d = "_GitHubActionsFileCommandDelimeter_"
+	for _, v := range []string{d, "x" + d, d + ".json"} {
+		t.Run(v, func(t *testing.T) {
+			outFile := writeFile(t, t.TempDir(), "output", "")
+			a, err := ReadActions(envFunc(map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": outFile}), io.Discard)
+			require.NoError(t, err)
+			err = a.SetOutputs(map[string]string{"json": v, "n": "3", "verdict": "pass"})
+			require.ErrorContains(t, err, `step output "json" not set: its value holds the file's delimiter`)
+			got, err := os.ReadFile(outFile)
+			require.NoError(t, err)
+			outputs, err := runnerOutputs(string(got))
+			require.NoError(t, err, "the runner reads the file:\n%s", got)
+			assert.Equal(t, map[string]string{"n": "3", "verdict": "pass"}, outputs)
+		})
 	}
 }

@@ -22,6 +22,15 @@ const MaxCheckAnnotations = 50
 // MaxCheckSummary is the documented limit of a check run's summary, in characters.
 const MaxCheckSummary = 65535
 
+// MaxCheckAnnotationMessage bounds an annotation's message, in bytes ("The
+// maximum size is 64 KB": read as 64,000 bytes, the smaller of its readings).
+// A longer one makes GitHub refuse the whole request with 422.
+const MaxCheckAnnotationMessage = 64000
+
+// MaxCheckAnnotationTitle bounds an annotation's title, in characters ("The
+// maximum size is 255 characters").
+const MaxCheckAnnotationTitle = 255
+
 // CheckAnnotation is one annotation of a check run: a whole line of a file.
 type CheckAnnotation struct {
 	Path    string // relative to the repository root
@@ -57,19 +66,32 @@ const (
 	maxAnnotationAnswer = 2*65536*6 + 64<<10
 )
 
-// FindCheckRun is the most recent check run named name on commit sha, if any.
+// CheckRunExternalID is the external_id of the check runs CreateCheckRun
+// creates. FindCheckRun finds only those: a workflow job is a check run too,
+// named after the job and made by the same GitHub Actions app as the workflow
+// token, which may update it, so a job named like a report's check run must
+// not be taken for it (its external_id is the job's own).
+const CheckRunExternalID = "retrieval-gate"
+
+// FindCheckRun is the most recent check run named name on commit sha that
+// CreateCheckRun created (external_id CheckRunExternalID), if any: the newest
+// (the largest id) of the first 100 of that name.
 func (c *Client) FindCheckRun(ctx context.Context, sha, name string) (CheckRun, bool, error) {
-	opts := &gogithub.ListCheckRunsOptions{CheckName: gogithub.String(name), Filter: gogithub.String("latest"), ListOptions: gogithub.ListOptions{PerPage: 100}}
+	opts := &gogithub.ListCheckRunsOptions{CheckName: gogithub.String(name), Filter: gogithub.String("all"), ListOptions: gogithub.ListOptions{PerPage: 100}}
 	res, _, err := c.gh.Checks.ListCheckRunsForRef(httpretry.WithMaxValues(httpretry.WithMaxBody(ctx, 100*maxCheckRunAnswer), httpretry.MaxPageValues), c.owner, c.repo, sha, opts)
 	if err != nil {
 		return CheckRun{}, false, classifyAs("list", "check run", err)
 	}
+	var found *gogithub.CheckRun
 	for _, r := range res.CheckRuns {
-		if r.GetName() == name && r.GetHeadSHA() == sha {
-			return checkRun(r), true, nil
+		if r.GetName() == name && r.GetHeadSHA() == sha && r.GetExternalID() == CheckRunExternalID && (found == nil || r.GetID() > found.GetID()) {
+			found = r
 		}
 	}
-	return CheckRun{}, false, nil
+	if found == nil {
+		return CheckRun{}, false, nil
+	}
+	return checkRun(found), true, nil
 }
 
 // CheckRunAnnotations lists every annotation of a check run.
@@ -93,11 +115,12 @@ func (c *Client) CheckRunAnnotations(ctx context.Context, id int64) ([]CheckAnno
 }
 
 // CreateCheckRun creates a completed check run named name on commit sha with
-// conclusion (success, failure, ...) and out (at most MaxCheckAnnotations).
+// conclusion (success, failure, ...) and out (at most MaxCheckAnnotations),
+// external_id CheckRunExternalID.
 func (c *Client) CreateCheckRun(ctx context.Context, name, sha, conclusion string, out CheckOutput) (CheckRun, error) {
 	now := gogithub.Timestamp{Time: time.Now()}
 	r, _, err := c.gh.Checks.CreateCheckRun(httpretry.WithMaxValues(httpretry.WithMaxBody(ctx, maxCheckRunAnswer), httpretry.MaxPageValues), c.owner, c.repo, gogithub.CreateCheckRunOptions{Name: name, HeadSHA: sha,
-		Status: gogithub.String("completed"), Conclusion: gogithub.String(conclusion), CompletedAt: &now, Output: checkOutput(out)})
+		ExternalID: gogithub.String(CheckRunExternalID), Status: gogithub.String("completed"), Conclusion: gogithub.String(conclusion), CompletedAt: &now, Output: checkOutput(out)})
 	if err != nil {
 		return CheckRun{}, classifyAs("create", "check run", err)
 	}

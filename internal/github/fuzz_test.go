@@ -17,6 +17,8 @@ func FuzzEvent(f *testing.F) {
 	f.Add([]byte(`{"pull_request":null}`), "pull_request")
 	f.Add([]byte(`{"number":7,"pull_request":{"number":0,"head":{"repo":{"full_name":"A/B"}},"base":{"repo":{"full_name":"a/b"}}},"repository":{"default_branch":" main ","fork":true}}`), "pull_request")
 	f.Add([]byte(`{"issue":{"number":5,"pull_request":null}}`), "issue_comment")
+	f.Add([]byte(prPayload(8, "c/d", "a/b")), "pull_request_review")
+	f.Add([]byte(prPayload(9, "a/b", "a/b")), "pull_request_review_comment")
 	f.Fuzz(func(t *testing.T, payload []byte, name string) {
 		ev, err := parseEvent(payload)
 		if err != nil {
@@ -30,10 +32,10 @@ func FuzzEvent(f *testing.F) {
 		if a.PR < 0 {
 			t.Fatalf("negative PR %d", a.PR)
 		}
-		if a.PR > 0 && name != "pull_request" && name != "pull_request_target" && name != "issue_comment" {
+		if a.PR > 0 && !prEvents[name] && name != "issue_comment" {
 			t.Fatalf("PR %d from event %q", a.PR, name)
 		}
-		if a.ReadOnlyToken() && (!a.Fork || name != "pull_request") {
+		if a.ReadOnlyToken() && (!a.Fork || (name != "pull_request" && name != "pull_request_review" && name != "pull_request_review_comment")) {
 			t.Fatal("read-only token outside a fork pull_request")
 		}
 		if want, ok := refEvent(payload, name); ok {
@@ -44,6 +46,9 @@ func FuzzEvent(f *testing.F) {
 		}
 	})
 }
+
+// prEvents are the events whose payload carries the pull request.
+var prEvents = map[string]bool{"pull_request": true, "pull_request_target": true, "pull_request_review": true, "pull_request_review_comment": true}
 
 // refEvent is FuzzEvent's reference: the payload decoded as a map, the pull
 // request's number (else the payload's), its fork status (the head
@@ -89,8 +94,8 @@ func refEvent(payload []byte, name string) (*Actions, bool) {
 		a.DefaultBranch = strings.TrimSpace(str(repo, "default_branch"))
 		a.RepoFork, _ = repo["fork"].(bool)
 	}
-	switch name {
-	case "pull_request", "pull_request_target":
+	switch {
+	case prEvents[name]:
 		pr := obj(ev, "pull_request")
 		if pr == nil {
 			break
@@ -103,7 +108,7 @@ func refEvent(payload []byte, name string) (*Actions, bool) {
 		head := str(obj(obj(pr, "head"), "repo"), "full_name")
 		base := str(obj(obj(pr, "base"), "repo"), "full_name")
 		a.Fork = head == "" || !strings.EqualFold(head, base)
-	case "issue_comment":
+	case name == "issue_comment":
 		if is := obj(ev, "issue"); is != nil && is["pull_request"] != nil && num(is, "number") > 0 {
 			a.PR = num(is, "number")
 		}

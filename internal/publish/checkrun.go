@@ -90,7 +90,10 @@ func UpsertCheckRun(ctx context.Context, c Checks, spec CheckRunSpec) (CheckRunR
 	if err != nil {
 		return res, err
 	}
-	anns := spec.Annotations
+	anns := make([]github.CheckAnnotation, len(spec.Annotations))
+	for i, a := range spec.Annotations {
+		anns[i] = fitAnnotation(a)
+	}
 	if found {
 		have, err := c.CheckRunAnnotations(ctx, existing.ID)
 		if err != nil {
@@ -127,6 +130,17 @@ func UpsertCheckRun(ctx context.Context, c Checks, spec CheckRunSpec) (CheckRunR
 	return res, nil
 }
 
+// fitAnnotation cuts an annotation's message and title to what GitHub takes
+// (one longer field refuses the whole request, and with it the check run),
+// "…" marking the cut; the JSON report keeps them whole.
+// It is applied before the comparison with a run's annotations, which GitHub
+// returns as they were sent.
+func fitAnnotation(a github.CheckAnnotation) github.CheckAnnotation {
+	a.Message = format.CutBytes(a.Message, github.MaxCheckAnnotationMessage)
+	a.Title, _ = format.Shorten(a.Title, github.MaxCheckAnnotationTitle)
+	return a
+}
+
 // missingAnnotations is want less the annotations have already holds (as a
 // multiset); stale reports whether have holds one that want does not.
 func missingAnnotations(have, want []github.CheckAnnotation) (missing []github.CheckAnnotation, stale bool) {
@@ -159,7 +173,7 @@ func missingAnnotations(have, want []github.CheckAnnotation) (missing []github.C
 // step), and says why once: a notice when the token may not write checks (a
 // fork's read-only token, a job without `checks: write`), a warning for any
 // other failure. No check run is tried outside Actions, without a token or a
-// commit, or with --check-run never.
+// commit, on issue_comment (no commit of its own), or with --check-run never.
 func (p *Publisher) checkRun(ctx context.Context, act *github.Actions, pub Publication, token, body string, warn func(string, ...any)) bool {
 	if pub.CheckRun == "" || pub.CheckMode == CheckRunNever || !act.InActions || token == "" || act.Repository == "" || act.SHA == "" {
 		return false
@@ -167,6 +181,13 @@ func (p *Publisher) checkRun(ctx context.Context, act *github.Actions, pub Publi
 	const fallback = "The annotations are workflow commands instead, of which GitHub shows at most 10 per step; the job summary lists every problem."
 	if act.ReadOnlyToken() {
 		act.Notice(fmt.Sprintf("retrieval-gate: no check run: this pull request comes from a fork (%s), and GitHub gives such runs a read-only token. %s", orUnknown(act.HeadRepo), fallback))
+		return false
+	}
+	if act.EventName == "issue_comment" {
+		// GITHUB_SHA is the default branch's last commit here, whatever the
+		// workflow checked out: a check run there would carry this run's
+		// verdict to a commit it may not have checked.
+		act.Notice("retrieval-gate: no check run: an issue_comment event names no commit (GITHUB_SHA is the default branch's last commit, whatever the workflow checked out). " + fallback)
 		return false
 	}
 	factory := p.Checks

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -205,3 +206,115 @@ func TestUpsertCheckRunBatches(t *testing.T) {
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }
+
+// GitHub takes an annotation's message up to 64 KB and its title up to 255
+// characters (REST API, "Create a check run": output.annotations[].message,
+// .title) and refuses the whole request with 422 for one longer field: a case
+// id of 70 KB cost the check run every annotation. They are cut, "…" marking
+// the cut, and a rerun compares the cut forms, so it replaces nothing.
+func TestCheckRunLongAnnotationFitted(t *testing.T) {
+	srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+	defer srv.Close()
+	long := func() Publication {
+		pub := problems(3, true)
+		pub.Annotations[1].Message = "case c" + strings.Repeat("é", 40000) + ": unknown card"
+		pub.Annotations[2].Title = strings.Repeat("t", 300)
+		return pub
+	}
+	r := checkRunner(t, srv)
+	assert.Empty(t, r.publish(long()))
+	runs := srv.CheckRuns()
+	require.Len(t, runs, 1)
+	anns := runs[0].Annotations
+	require.Len(t, anns, 3)
+	assert.Equal(t, `case c0: gold id "x0": unknown card`, anns[0].Message, "a short message as it was")
+	assert.LessOrEqual(t, len(anns[1].Message), 64000+len("…"))
+	assert.True(t, utf8.ValidString(anns[1].Message), "cut at a character boundary")
+	assert.True(t, strings.HasPrefix(anns[1].Message, "case cé") && strings.HasSuffix(anns[1].Message, "é…"), "the cut is marked")
+	assert.Equal(t, 255, utf8.RuneCountInString(anns[2].Title))
+	assert.NotContains(t, r.stdout.String(), "::error", "the check run carries them, no workflow command")
+
+	r2 := checkRunner(t, srv)
+	assert.Empty(t, r2.publish(long()))
+	runs = srv.CheckRuns()
+	require.Len(t, runs, 1, "the rerun updates the run: the cut annotations are the same")
+	assert.Len(t, runs[0].Annotations, 3)
+	assert.NotContains(t, r2.stderr.String(), "had annotations this run no longer has")
+}
+
+// A workflow job is itself a check run, named after the job, made by the same
+// GitHub Actions app as the workflow token, which may update it (REST API,
+// "Update a check run"). A job named retrieval-gate has the name of check's
+// check run: the step found the job's own run, in progress, and completed it
+// with the report's conclusion, title and summary while the job still ran.
+// The check runs retrieval-gate creates carry its external_id, and only those
+// are updated; any other run of the name is left alone.
+func TestCheckRunLeavesTheJobsRunAlone(t *testing.T) {
+	srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+	defer srv.Close()
+	st := srv.Export()
+	job := githubtest.CheckRun{ID: 1, Name: "retrieval-gate", HeadSHA: headSHA, Status: "in_progress", ExternalID: "5264e576-3c6f-51f6-f055-fab409685f20", Title: "job"}
+	st.CheckRuns = append(st.CheckRuns, job)
+	srv.Import(st)
+
+	r := checkRunner(t, srv)
+	assert.Empty(t, r.publish(problems(3, true)))
+	runs := srv.CheckRuns()
+	require.Len(t, runs, 2, "a check run of its own")
+	assert.Equal(t, job, runs[0], "the job's run as it was")
+	assert.Equal(t, "failure", runs[1].Conclusion)
+	assert.Len(t, runs[1].Annotations, 3)
+	assert.Contains(t, r.stderr.String(), "retrieval-gate: check run created")
+
+	// The rerun updates its own run (the newest of the name), not the job's.
+	r2 := checkRunner(t, srv)
+	assert.Empty(t, r2.publish(problems(3, false)))
+	runs = srv.CheckRuns()
+	require.Len(t, runs, 2)
+	assert.Equal(t, job, runs[0])
+	assert.Equal(t, "success", runs[1].Conclusion)
+	assert.Contains(t, r2.stderr.String(), "retrieval-gate: check run updated")
+}
+
+// On issue_comment GITHUB_SHA is the default branch's last commit ("Events
+// that trigger workflows", issue_comment), whatever the workflow checked out
+// (a command in a pull request's comments checks out its head): the check run
+// went there, with the pull request's verdict, and updated the default
+// branch's own check run of the name. No check run is made on issue_comment:
+// a notice says why, and the annotations are workflow commands; the PR comment
+// is still posted.
+func TestCheckRunNotOnIssueComment(t *testing.T) {
+	srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+	defer srv.Close()
+	r := newRunner(t, srv, "issue_comment", `{"issue":{"number":7,"pull_request":{"url":"https://api.github.com/repos/octo/repo/pulls/7"}}}`)
+	r.env["GITHUB_SHA"] = "fedcba9876543210fedcba9876543210fedcba98"
+	assert.Empty(t, r.publish(problems(3, true)))
+	assert.Empty(t, checkRequests(srv))
+	out := r.stdout.String()
+	assert.Equal(t, 1, strings.Count(out, "::notice::retrieval-gate: no check run: an issue_comment event names no commit"), out)
+	assert.Equal(t, 3, strings.Count(out, "::error file=eval/cases.jsonl"))
+	require.Len(t, srv.Comments(prNumber), 1, "the comment is still posted")
+}
+
+// A review (pull_request_review) or a review comment
+// (pull_request_review_comment) carries the pull request as pull_request does,
+// and GITHUB_SHA is its merge commit there too ("Events that trigger
+// workflows"): the check run goes on the head commit, where the pull request
+// shows it, and the comment on the pull request. They were read as no pull
+// request: no comment, and a check run on the merge commit, which the pull
+// request does not show.
+func TestCheckRunOnReviewEvents(t *testing.T) {
+	for _, event := range []string{"pull_request_review", "pull_request_review_comment"} {
+		t.Run(event, func(t *testing.T) {
+			srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+			defer srv.Close()
+			r := newRunner(t, srv, event, fmt.Sprintf(`{"action":"submitted","pull_request":{"number":7,"head":{"sha":%q,"repo":{"full_name":"octo/repo"}},"base":{"repo":{"full_name":"octo/repo"}}}}`, headSHA))
+			r.env["GITHUB_SHA"] = "fedcba9876543210fedcba9876543210fedcba98"
+			assert.Empty(t, r.publish(problems(3, true)))
+			runs := srv.CheckRuns()
+			require.Len(t, runs, 1)
+			assert.Equal(t, headSHA, runs[0].HeadSHA)
+			require.Len(t, srv.Comments(prNumber), 1)
+		})
+	}
+}
