@@ -142,12 +142,12 @@ func OpenCacheContext(ctx context.Context, path string) (*Cache, error) {
 }
 
 // appendable makes the file ready for Put's appends (c.mu held): a missing
-// file is created with its directory; then, under the file's lock, a complete
-// last entry without its newline is ended with one and a torn last line
-// dropped. The file is opened O_APPEND and every append is made under the
-// lock: another run sharing the cache may have appended since this one read
-// it, and its lines stay (cutting the file back to the length read, as the
-// repair did, lost them, and writing at this run's own offset overwrote them).
+// file is created with its directory. The file is opened O_APPEND and every
+// append is made under the file's lock, after the repair of its last line
+// (repair): another run sharing the cache may have appended since this one
+// read it, and its lines stay (cutting the file back to the length read, as
+// the first append did, lost them, and writing at this run's own offset
+// overwrote them).
 func (c *Cache) appendable() error {
 	if c.f == nil {
 		if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil { //nolint:gosec // G301: the cache's directory, 0755 like atomicfile's output directories
@@ -163,15 +163,6 @@ func (c *Cache) appendable() error {
 		}
 		c.f = f
 	}
-	unlock, err := c.lock()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if err := c.repair(); err != nil {
-		return fmt.Errorf("failed to repair the judge cache %s: %w", c.path, err)
-	}
-	c.tail = nil
 	c.ready = true
 	return nil
 }
@@ -190,11 +181,12 @@ func (c *Cache) lock() (func(), error) {
 	return unlock, nil
 }
 
-// repair ends the file's last line (c.f locked): nothing to do when the file
-// ends with a newline; a last line that is a complete entry (the one this run
-// loaded as c.tail, or one another run left) gets its newline; any other, a
-// torn write, is cut off. The lines before it are complete (c.good of them
-// were read; any after are another run's appends, made whole under the lock).
+// repair ends the file's last line before an append (c.f locked): nothing to
+// do when the file ends with a newline; a last line that is a complete entry
+// (the one this run loaded as c.tail, or one another run left) gets its
+// newline; any other, a torn write (a run killed mid-write), is cut off. The
+// lines before it are complete (c.good of them were read; any after are
+// appends made whole under the lock).
 func (c *Cache) repair() error {
 	st, err := c.f.Stat()
 	if err != nil {
@@ -204,12 +196,16 @@ func (c *Cache) repair() error {
 	if size <= c.good {
 		return nil
 	}
+	end := []byte{0}
+	if _, err := c.f.ReadAt(end, size-1); err != nil {
+		return err
+	}
+	if end[0] == '\n' {
+		return nil
+	}
 	start, err := lastLineStart(c.f, c.good, size)
 	if err != nil {
 		return err
-	}
-	if start == size {
-		return nil
 	}
 	if size-start > MaxCacheLine {
 		return c.f.Truncate(start) // longer than any entry: never read whole
@@ -410,6 +406,10 @@ func (c *Cache) Put(e Entry) error {
 		return err
 	}
 	defer unlock()
+	if err := c.repair(); err != nil {
+		return fmt.Errorf("failed to repair the judge cache %s: %w", c.path, err)
+	}
+	c.tail = nil
 	if _, err := c.f.Write(line); err != nil {
 		return fmt.Errorf("failed to append to the judge cache %s: %w", c.path, err)
 	}

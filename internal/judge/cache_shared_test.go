@@ -65,3 +65,33 @@ func TestCacheSharedByTwoRuns(t *testing.T) {
 		})
 	}
 }
+
+// A run sharing the cache that is killed mid-write leaves a torn line at the
+// end of the file; the next append of a run still going drops it (as the
+// first append of a run does) instead of gluing its line to it, a line that
+// would stop every later run at that line of the cache.
+func TestCacheTornByAnotherRun(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "cache.jsonl")
+	a, err := judge.OpenCache(p)
+	require.NoError(t, err)
+	put := func(key string) {
+		require.NoError(t, a.Put(judge.Entry{Key: key, Grade: 1, Reason: "r", Model: "m", PromptHash: "h", AnswerFormat: "json"}))
+	}
+	put("a1")
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"key":"killed","grade":1,"rea`)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	put("a2")
+	require.NoError(t, a.Close())
+
+	c, err := judge.OpenCache(p)
+	require.NoError(t, err, "the cache reads back")
+	defer c.Close()
+	for _, k := range []string{"a1", "a2"} {
+		_, ok := c.Get(k)
+		assert.True(t, ok, "judgment %s kept", k)
+	}
+	assert.Equal(t, 2, c.Loaded())
+}
