@@ -252,7 +252,8 @@ func RunFactory(ctx context.Context, f *Factory, args []string) int {
 			// results URL, signed in its query).
 			file, line := input.Location(err)
 			file = httpretry.RedactText(file, f.secrets()...)
-			if !f.Publisher().Fail(publish.Failure{Command: commandName(args), Message: msg, File: file, Line: line}) {
+			stopped := ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, ctxwrite.ErrInterrupted))
+			if !f.Publisher().Fail(publish.Failure{Command: commandName(args), Message: msg, File: file, Line: line, Interrupted: stopped}) {
 				fmt.Fprintf(f.Env.Stderr, "retrieval-gate: %s\n", msg)
 				// The command's usage under a usage error on a terminal; in a
 				// CI job the annotation is the log's one line about it.

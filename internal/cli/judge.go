@@ -106,6 +106,9 @@ func execJudge(ctx context.Context, f *Factory, o *judge.RunOptions) error {
 	out, err := runJudge(ctx, f, o, prog.Update)
 	prog.Finish()
 	if errors.Is(err, context.Canceled) {
+		if o.Cache == "" { // --cache none
+			return interruptedf("judge: interrupted, nothing written (no --cache: the judgments made are not kept): %w", err)
+		}
 		return interruptedf("judge: interrupted, nothing written (the judgments made are in the cache): %w", err)
 	}
 	if err != nil {

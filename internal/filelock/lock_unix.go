@@ -1,7 +1,8 @@
 //go:build unix
 
 // Package filelock takes an exclusive advisory lock on an open file: the
-// history's appends and the end-to-end tests' shared binary wait on it.
+// history's and the judge cache's appends and the end-to-end tests' shared
+// binary wait on it.
 package filelock
 
 import (

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/filelock"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos"
 )
@@ -83,6 +84,9 @@ type Cache struct {
 	// ready: f is repaired and at its end, appended to by Put; closed: Close
 	// was called (a later Put is kept in memory only).
 	ready, closed bool
+	// ctx is the run's (OpenCacheContext): the wait for the file's lock,
+	// which another run sharing the cache holds while it appends, ends with it.
+	ctx context.Context
 }
 
 // Missing reports that the cache's file did not exist when it was opened and
@@ -108,14 +112,16 @@ func OpenCacheContext(ctx context.Context, path string) (*Cache, error) {
 	if path == "" {
 		return MemoryCache(), nil
 	}
-	c := &Cache{path: path, entries: map[string]Entry{}}
+	c := &Cache{path: path, entries: map[string]Entry{}, ctx: ctx}
 	if err := refuseSpecial(path, "the judge cache"); err != nil {
 		return nil, err
 	}
 	// O_NONBLOCK: a path swapped for a named pipe after the check is not waited
 	// on either; its kind is checked again on the open file. Read-write (an
 	// unwritable cache fails here, before any judgment), never created here.
-	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK, 0)
+	// O_APPEND: every line goes to the file's end, also when another run
+	// sharing the cache appended since (see appendable).
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|syscall.O_NONBLOCK, 0)
 	if missing(err) {
 		return c, nil // created by the first Put (Missing), if it can be
 	}
@@ -136,15 +142,18 @@ func OpenCacheContext(ctx context.Context, path string) (*Cache, error) {
 }
 
 // appendable makes the file ready for Put's appends (c.mu held): a missing
-// file is created with its directory; a loaded one has its complete last entry
-// ended with a newline and a torn last line dropped, and is positioned at its
-// end.
+// file is created with its directory. The file is opened O_APPEND and every
+// append is made under the file's lock, after the repair of its last line
+// (repair): another run sharing the cache may have appended since this one
+// read it, and its lines stay (cutting the file back to the length read, as
+// the first append did, lost them, and writing at this run's own offset
+// overwrote them).
 func (c *Cache) appendable() error {
 	if c.f == nil {
 		if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil { //nolint:gosec // G301: the cache's directory, 0755 like atomicfile's output directories
 			return fmt.Errorf("failed to create the cache directory: %w", err)
 		}
-		f, err := os.OpenFile(c.path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK, 0o644) //nolint:gosec // G302: grades, reasons and token counts (no key, no secret), shared with CI steps like the reports
+		f, err := os.OpenFile(c.path, os.O_RDWR|os.O_CREATE|os.O_APPEND|syscall.O_NONBLOCK, 0o644) //nolint:gosec // G302: grades, reasons and token counts (no key, no secret), shared with CI steps like the reports
 		if err != nil {
 			return fmt.Errorf("failed to create the judge cache: %w", err)
 		}
@@ -153,27 +162,83 @@ func (c *Cache) appendable() error {
 			return refuseSpecial(c.path, "the judge cache")
 		}
 		c.f = f
-	} else {
-		if c.tail != nil {
-			// A complete last entry without its newline: end it before appending.
-			if _, err := c.f.WriteAt(append(bytes.Clone(c.tail), '\n'), c.good); err != nil {
-				return fmt.Errorf("failed to repair the judge cache %s: %w", c.path, err)
-			}
-			c.good += int64(len(c.tail)) + 1
-			c.tail = nil
-		}
-		if st, err := c.f.Stat(); err == nil && st.Size() != c.good {
-			// Drop a torn last line so that appends start on a line boundary.
-			if err := c.f.Truncate(c.good); err != nil {
-				return fmt.Errorf("failed to repair the judge cache %s: %w", c.path, err)
-			}
-		}
-	}
-	if _, err := c.f.Seek(0, io.SeekEnd); err != nil {
-		return fmt.Errorf("failed to open the judge cache %s: %w", c.path, err)
 	}
 	c.ready = true
 	return nil
+}
+
+// lock takes the cache file's lock, waiting for another run's append until
+// the run's context ends.
+func (c *Cache) lock() (func(), error) {
+	ctx := c.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	unlock, err := filelock.Lock(ctx, c.f)
+	if err != nil {
+		return nil, fmt.Errorf("failed to lock the judge cache %s: %w", c.path, err)
+	}
+	return unlock, nil
+}
+
+// repair ends the file's last line before an append (c.f locked): nothing to
+// do when the file ends with a newline; a last line that is a complete entry
+// (the one this run loaded as c.tail, or one another run left) gets its
+// newline; any other, a torn write (a run killed mid-write), is cut off. The
+// lines before it are complete (c.good of them were read; any after are
+// appends made whole under the lock).
+func (c *Cache) repair() error {
+	st, err := c.f.Stat()
+	if err != nil {
+		return err
+	}
+	size := st.Size()
+	if size <= c.good {
+		return nil
+	}
+	end := []byte{0}
+	if _, err := c.f.ReadAt(end, size-1); err != nil {
+		return err
+	}
+	if end[0] == '\n' {
+		return nil
+	}
+	start, err := lastLineStart(c.f, c.good, size)
+	if err != nil {
+		return err
+	}
+	if size-start > MaxCacheLine {
+		return c.f.Truncate(start) // longer than any entry: never read whole
+	}
+	last := make([]byte, size-start)
+	if _, err := c.f.ReadAt(last, start); err != nil {
+		return err
+	}
+	var e Entry
+	if (start == c.good && c.tail != nil && bytes.Equal(last, c.tail)) ||
+		(new(jsonpos.Scanner).Check(last) == nil && json.Unmarshal(last, &e) == nil && validEntry(e)) {
+		_, err := c.f.Write([]byte{'\n'})
+		return err
+	}
+	return c.f.Truncate(start)
+}
+
+// lastLineStart is the offset of the last line of f's first size bytes: just
+// after the last newline at or past from, else from (a line start).
+func lastLineStart(f *os.File, from, size int64) (int64, error) {
+	buf := make([]byte, 64<<10)
+	for end := size; end > from; {
+		n := min(int64(len(buf)), end-from)
+		b := buf[:n]
+		if _, err := f.ReadAt(b, end-n); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			return end - n + int64(i) + 1, nil
+		}
+		end -= n
+	}
+	return from, nil
 }
 
 // refuseSpecial refuses a path that exists and is not a regular file (a named
@@ -336,6 +401,15 @@ func (c *Cache) Put(e Entry) error {
 			return err
 		}
 	}
+	unlock, err := c.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := c.repair(); err != nil {
+		return fmt.Errorf("failed to repair the judge cache %s: %w", c.path, err)
+	}
+	c.tail = nil
 	if _, err := c.f.Write(line); err != nil {
 		return fmt.Errorf("failed to append to the judge cache %s: %w", c.path, err)
 	}

@@ -9,12 +9,15 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/guard"
 )
 
-// Failure is a command that stopped on bad input (exit 2): nothing was written.
+// Failure is a command that stopped on bad input (exit 2): nothing was written;
+// or, Interrupted, one that SIGINT or SIGTERM stopped (exit 2 too; its Message
+// says whether its files were written).
 type Failure struct {
-	Command string // the subcommand ("check"), "" when none was recognised
-	Message string // the error, already redacted and cleaned (one line)
-	File    string // the file the error names, "" when none; redacted as Message is
-	Line    int    // its 1-based line, 0 when the error names the whole file
+	Command     string // the subcommand ("check"), "" when none was recognised
+	Message     string // the error, already redacted and cleaned (one line)
+	File        string // the file the error names, "" when none; redacted as Message is
+	Line        int    // its 1-based line, 0 when the error names the whole file
+	Interrupted bool   // a signal (a cancelled job), not the input, stopped the run
 }
 
 // Fail reports an input error inside GitHub Actions: one ::error:: annotation
@@ -27,9 +30,15 @@ func (p *Publisher) Fail(f Failure) bool {
 		return false
 	}
 	act.Mask(Token(p.Getenv))
-	title := "retrieval-gate: input error"
+	what, next := "input error", "The run stopped with exit code 2 before writing any report; fix the input above and run again.\n"
+	if f.Interrupted {
+		// Not the input's fault, and a run interrupted while it published
+		// had written its files: the message above says which.
+		what, next = "interrupted", "The run was interrupted (SIGINT or SIGTERM: a cancelled job) and stopped with exit code 2; run it again.\n"
+	}
+	title := "retrieval-gate: " + what
 	if f.Command != "" {
-		title = "retrieval-gate " + f.Command + ": input error"
+		title = "retrieval-gate " + f.Command + ": " + what
 	}
 	act.Annotate("error", []Annotation{{File: f.File, Line: f.Line, Title: title, Message: f.Message}}, 1, 1, "")
 	var b strings.Builder
@@ -42,7 +51,7 @@ func (p *Publisher) Fail(f Failure) bool {
 		fmt.Fprintf(&b, "In %s:\n\n", codeSpan(loc))
 	}
 	b.WriteString(codeBlock(f.Message))
-	b.WriteString("\nThe run stopped with exit code 2 before writing any report; fix the input above and run again.\n")
+	b.WriteString("\n" + next)
 	if err := act.AppendSummary(Fit(guard.Text(b.String()), nil, act.SummaryRoom(), "", "")); err != nil {
 		act.Warning(err.Error())
 	}

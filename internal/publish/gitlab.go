@@ -127,11 +127,15 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 	if sleep == nil {
 		sleep = httpretry.Sleep
 	}
-	ctx, cancel := context.WithTimeout(ctx, commentTimeout)
+	cctx, cancel := context.WithTimeout(ctx, commentTimeout)
 	defer cancel()
 	notes := &gitlabNotes{c: c, iid: iid, url: p.CI.ProjectURL}
-	res, err := UpsertPolicy(ctx, notes, iid, marker, body, Policy{When: pub.When, Failed: pub.Failed}, sleep)
+	res, err := UpsertPolicy(cctx, notes, iid, marker, body, Policy{When: pub.When, Failed: pub.Failed}, sleep)
 	if err != nil {
+		if ctx.Err() != nil {
+			warn("%s", interruptedComment("MR note"))
+			return warnings
+		}
 		warn("%s", explainGitLab(err))
 		return warnings
 	}

@@ -289,10 +289,16 @@ func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Public
 	if sleep == nil {
 		sleep = httpretry.Sleep
 	}
-	ctx, cancel := context.WithTimeout(ctx, commentTimeout)
+	cctx, cancel := context.WithTimeout(ctx, commentTimeout)
 	defer cancel()
-	res, err := UpsertPolicy(ctx, c, pr, marker, body, Policy{When: pub.When, Failed: pub.Failed}, sleep)
+	res, err := UpsertPolicy(cctx, c, pr, marker, body, Policy{When: pub.When, Failed: pub.Failed}, sleep)
 	if err != nil {
+		if ctx.Err() != nil {
+			// A signal, not the API: the run exits 2 saying so, which
+			// Explain's "the exit code reflects only the gates" contradicted.
+			warn("%s", interruptedComment("PR comment"))
+			return
+		}
 		warn("%s", github.Explain(err))
 		return
 	}
@@ -340,4 +346,11 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
+}
+
+// interruptedComment is the warning of a comment (what: "PR comment", "MR
+// note") that a signal (SIGINT, SIGTERM) cut short: not the API's fault, and
+// the run's exit code is then 2, not the gates'.
+func interruptedComment(what string) string {
+	return fmt.Sprintf("retrieval-gate did not post the %s: the run was interrupted (SIGINT or SIGTERM) while it was being posted.", what)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
@@ -17,7 +18,8 @@ import (
 // TestJudgeSignals (issue 33 item 6): every wait of judge stops within a
 // second of SIGINT or SIGTERM, exit 2, nothing written: an input that is a
 // FIFO nobody writes to (or that stays silent), a cache that is a FIFO
-// (refused before anything is read), a chat server that does not answer,
+// (refused before anything is read), a cache whose lock another run holds,
+// a chat server that does not answer,
 // and the status polls of a batch on each provider's batch API.
 func TestJudgeSignals(t *testing.T) {
 	if testing.Short() {
@@ -71,6 +73,26 @@ func TestJudgeSignals(t *testing.T) {
 		{"judge/server-never-answers", syscall.SIGTERM, 500 * time.Millisecond, func(t *testing.T, dir, out string) ([]string, *os.File) {
 			return base(out, "--run", "demo="+cases, "--judge-url", server(t), "--cache", filepath.Join(dir, "cache.jsonl")), nil
 		}},
+		{
+			// Another run sharing the cache holds its lock (it appends under it):
+			// this run's first judgment waits for it, and the wait stops on the
+			// signal. The cache stays as it was.
+			"judge/cache-lock-held", syscall.SIGTERM, 500 * time.Millisecond, func(t *testing.T, dir, out string) ([]string, *os.File) {
+				srv := llmtest.New(llmtest.Options{})
+				t.Cleanup(srv.Close)
+				cache := filepath.Join(dir, "cache.jsonl")
+				holder, err := os.OpenFile(cache, os.O_RDWR|os.O_CREATE, 0o644)
+				require.NoError(t, err)
+				t.Cleanup(func() {
+					st, err := holder.Stat()
+					require.NoError(t, err)
+					assert.Zero(t, st.Size(), "the cache as it was")
+					_ = holder.Close()
+				})
+				require.NoError(t, syscall.Flock(int(holder.Fd()), syscall.LOCK_EX))
+				return base(out, "--run", "demo="+cases, "--judge-url", srv.URL, "--cache", cache), nil
+			},
+		},
 		{"judge/batch-openai-polls", syscall.SIGINT, time.Second, func(t *testing.T, dir, out string) ([]string, *os.File) {
 			return base(out, "--run", "demo="+cases, "--judge-url", batch(t), "--cache", filepath.Join(dir, "cache.jsonl"), "--batch", "--batch-poll", "20ms"), nil
 		}},

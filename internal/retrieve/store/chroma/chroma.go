@@ -437,15 +437,27 @@ func (s *Store) maxIDBytes() int {
 	return 1 << 10
 }
 
-// Close deletes a temporary collection (with a fresh 10 s context, so that it
-// also happens after cancellation).
-func (s *Store) Close(context.Context) error {
+// cleanupTimeout bounds the delete of a temporary collection; once ctx (the
+// run's) is done, a signal, the delete has cancelledCleanup more at most:
+// every wait stops within a second of SIGINT or SIGTERM, and a server that
+// stopped answering would otherwise hold the process for the whole 10 s.
+const (
+	cleanupTimeout   = 10 * time.Second
+	cancelledCleanup = 300 * time.Millisecond
+)
+
+// Close deletes a temporary collection with a context of its own (so that it
+// also happens after cancellation) of cleanupTimeout, cut to
+// cancelledCleanup from ctx's end.
+func (s *Store) Close(ctx context.Context) error {
 	var err error
 	if s.temporary && s.col != nil {
-		dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		stop := context.AfterFunc(ctx, func() { time.AfterFunc(cancelledCleanup, cancel) })
 		if derr := s.client.deleteCollection(dctx, s.name); derr != nil {
-			err = fmt.Errorf("failed to delete temporary chroma collection %q: %w", s.name, derr)
+			err = fmt.Errorf("failed to delete temporary chroma collection %q (delete it on the server): %w", s.name, derr)
 		}
+		stop()
 		cancel()
 		s.col = nil
 	}
