@@ -11,6 +11,7 @@ package gitlab
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -44,6 +45,53 @@ type CI struct {
 	// the api scope) from GITLAB_TOKEN; JobToken is CI_JOB_TOKEN, which GitLab
 	// accepts on the job-artifacts endpoints but not on notes.
 	Token, JobToken string
+	// APIURLVar and ProjectIDVar name the variables APIURL and ProjectID were
+	// read from (CI_API_V4_URL or CI_SERVER_URL; CI_PROJECT_ID or
+	// CI_MERGE_REQUEST_PROJECT_ID), so that a message names the one to fix; ""
+	// is CI_API_V4_URL and CI_PROJECT_ID.
+	APIURLVar, ProjectIDVar string
+	// BadMRIID is CI_MERGE_REQUEST_IID as set when it is not a merge request's
+	// iid (a positive integer); MRIID is then 0. "" when unset or valid.
+	BadMRIID string
+}
+
+// Problem says what keeps the job's variables from naming a project's API
+// (nil when APIURL and ProjectID are usable): the variable that is not set,
+// or the one whose value is not an http(s) URL or a project id, by name.
+func (c CI) Problem() error {
+	urlVar, projectVar := cmp.Or(c.APIURLVar, "CI_API_V4_URL"), cmp.Or(c.ProjectIDVar, "CI_PROJECT_ID")
+	switch {
+	case c.APIURL == "" && c.ProjectID == "":
+		return errors.New("CI_API_V4_URL (or CI_SERVER_URL) and CI_PROJECT_ID are not set")
+	case c.APIURL == "":
+		return errors.New("CI_API_V4_URL (or CI_SERVER_URL) is not set")
+	case c.ProjectID == "":
+		return errors.New("CI_PROJECT_ID is not set")
+	}
+	if err := checkAPIURL(c.APIURL); err != nil {
+		return fmt.Errorf("%s %w", urlVar, err)
+	}
+	if err := checkProject(c.ProjectID); err != nil {
+		return fmt.Errorf("%s %w", projectVar, err)
+	}
+	return nil
+}
+
+// checkAPIURL refuses an API URL that is not http(s) with a host.
+func checkAPIURL(apiURL string) error {
+	u, err := url.Parse(strings.TrimRight(apiURL, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", httpretry.RedactURL(apiURL))
+	}
+	return nil
+}
+
+// checkProject refuses a project id that cannot be one path segment.
+func checkProject(project string) error {
+	if project == "" || strings.ContainsAny(project, "/?#") {
+		return fmt.Errorf("%q is not a project id", project)
+	}
+	return nil
 }
 
 // BaseRef is the ref a baseline is taken from: the merge request's target
@@ -127,13 +175,13 @@ type Client struct {
 // (CI_PROJECT_ID), authenticated by an access token (PRIVATE-TOKEN) or, with
 // job set, the job token (JOB-TOKEN), under policy.
 func NewClient(apiURL, project, token string, job bool, policy httpretry.Policy) (*Client, error) {
-	u, err := url.Parse(strings.TrimRight(apiURL, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("CI_API_V4_URL %q is not an http(s) URL", httpretry.RedactURL(apiURL))
+	if err := checkAPIURL(apiURL); err != nil {
+		return nil, fmt.Errorf("CI_API_V4_URL %w", err)
 	}
-	if project == "" || strings.ContainsAny(project, "/?#") {
-		return nil, fmt.Errorf("CI_PROJECT_ID %q is not a project id", project)
+	if err := checkProject(project); err != nil {
+		return nil, fmt.Errorf("CI_PROJECT_ID %w", err)
 	}
+	u, _ := url.Parse(strings.TrimRight(apiURL, "/"))
 	t := &httpretry.Transport{Policy: policy, Origin: httpretry.Origin(apiURL), Secrets: []string{token}}
 	if token != "" {
 		name := "PRIVATE-TOKEN"

@@ -82,6 +82,10 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 	case ModeNever:
 		return nil
 	case ModeAuto, "":
+		if p.CI.InCI && iid == 0 && p.CI.BadMRIID != "" {
+			warn("%s: pass --pr N. The MR note was not posted.", badIID(p.CI.BadMRIID))
+			return warnings
+		}
 		if !p.CI.InCI || iid == 0 {
 			return nil
 		}
@@ -91,6 +95,9 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 		}
 	case ModeAlways:
 		switch {
+		case iid == 0 && p.CI.BadMRIID != "":
+			warn("--comment always, but %s: pass --pr N. The MR note was not posted.", badIID(p.CI.BadMRIID))
+			return warnings
 		case iid == 0:
 			warn("--comment always, but no merge request is known (CI_MERGE_REQUEST_IID is not set): pass --pr N. The MR note was not posted.")
 			return warnings
@@ -102,8 +109,10 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 		warn("unknown --comment mode %q. The MR note was not posted.", pub.Mode)
 		return warnings
 	}
-	if p.CI.APIURL == "" || p.CI.ProjectID == "" {
-		warn("no MR note: CI_API_V4_URL or CI_PROJECT_ID is not set.")
+	// The variable that is missing or wrong, by name (the one it was read
+	// from: CI_SERVER_URL, CI_MERGE_REQUEST_PROJECT_ID).
+	if err := p.CI.Problem(); err != nil {
+		warn("cannot post the MR note: %v. The MR note was not posted.", err)
 		return warnings
 	}
 	footer := jobFooter(p.CI.JobURL)
@@ -158,6 +167,12 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 		warn("the MR note was created, but the notes could not be listed again to look for a duplicate from a concurrent run (%v); the next run removes any", res.Unsettled)
 	}
 	return warnings
+}
+
+// badIID says that CI_MERGE_REQUEST_IID is set to what is not a merge
+// request's iid (its value quoted, as set).
+func badIID(v string) string {
+	return fmt.Sprintf("CI_MERGE_REQUEST_IID %q is not a merge request iid (a positive integer)", v)
 }
 
 // gitlabDocs is where the GitLab setup is described.
