@@ -163,11 +163,18 @@ func failureMessage(e gatetable.Entry) string {
 	if e.Measure == "" {
 		return reason
 	}
+	// A regression gate's value is the drop of its measure from the baseline
+	// (its threshold the drop tolerated), as the JSON has it: "hit = 0.06" of
+	// a hit@k that fell from 0.985 to 0.924 would state a hit@k that is not.
+	label := e.Measure
+	if regressionGate(e.Name) {
+		label = "drop of " + e.Measure
+	}
 	var parts []string
 	if v := unrounded(e.Value); v != "null" {
-		parts = append(parts, e.Measure+" = "+v)
+		parts = append(parts, label+" = "+v)
 	} else {
-		parts = append(parts, e.Measure)
+		parts = append(parts, label)
 	}
 	if t := unrounded(e.Threshold); t != "null" {
 		parts = append(parts, "threshold "+t)
@@ -176,6 +183,13 @@ func failureMessage(e gatetable.Entry) string {
 		parts = append(parts, fmt.Sprintf("n = %d", e.N))
 	}
 	return strings.Join(parts, ", ") + "; reason: " + reason
+}
+
+// regressionGate reports whether a gate is one of check --baseline's
+// regression gates (max_drop_hit, max_drop_recall, max_drop_ndcg and
+// max_drop:MEASURE@GROUP; docs/baseline.md), whose value is a drop.
+func regressionGate(name string) bool {
+	return strings.HasPrefix(name, "max_drop_") || strings.HasPrefix(name, "max_drop:")
 }
 
 // unrounded is a gate's figure as the JSON writes it: "null" when absent.

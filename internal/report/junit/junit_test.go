@@ -122,8 +122,16 @@ func TestFailureUnrounded(t *testing.T) {
 	integrity := outcome.New("integrity", outcome.Fail)
 	integrity.N = 5
 	integrity.Why = []outcome.Clause{{Code: outcome.Unresolved, N: 2}}
-	s := junit.Check(&gate.Result{K: 5, Gates: outcome.Gates{integrity, floorGate, near, empty}})
-	require.Len(t, s.Cases, 4)
+	// check --baseline's regression gates: the value is the drop of the
+	// measure from the baseline, the threshold the drop tolerated
+	// (docs/baseline.md), as in the demo's regressed run (hit@5 0.985 -> 0.924).
+	drop := outcome.New("max_drop_hit", outcome.Fail)
+	drop.Group, drop.Measure, drop.Value, drop.Threshold, drop.N = "overall", "retrieval_hit_at_k", 8.0/132, 0.01, 132
+	drop.Why = []outcome.Clause{{Code: outcome.Dropped, Name: "overall", Value: 8.0 / 132, Base: 130.0 / 132, Current: 122.0 / 132, Threshold: 0.01, Test: "mcnemar_exact", P: 0.0078}}
+	groupDrop := outcome.New("max_drop:retrieval_recall_at_k@type:golden", outcome.Fail)
+	groupDrop.Group, groupDrop.Measure, groupDrop.Value, groupDrop.Threshold, groupDrop.N = "type:golden", "retrieval_recall_at_k", 0.05, 0.02, 104
+	s := junit.Check(&gate.Result{K: 5, Gates: outcome.Gates{integrity, floorGate, near, empty, drop, groupDrop}})
+	require.Len(t, s.Cases, 6)
 	tests := []struct {
 		name, message, detail string
 	}{
@@ -138,6 +146,12 @@ func TestFailureUnrounded(t *testing.T) {
 		{"floor:retrieval_ndcg_at_k@type:smoke",
 			"retrieval_ndcg_at_k, threshold 0.5; reason: n = 0: no gold-carrying cases were scored in type:smoke",
 			"measure: retrieval_ndcg_at_k\nvalue: null\nthreshold: 0.5\ngroup: type:smoke\nreason: n = 0: no gold-carrying cases were scored in type:smoke\n"},
+		{"max_drop_hit (overall): a drop, not a hit@k of 0.06",
+			"drop of retrieval_hit_at_k = 0.06060606060606061, threshold 0.01, n = 132; reason: overall mean dropped 0.061 (from 0.985 to 0.924), more than the 0.010 tolerated; mcnemar_exact p = 0.0078",
+			"measure: retrieval_hit_at_k\nvalue: 0.06060606060606061\nthreshold: 0.01\nn: 132\ngroup: overall\nreason: overall mean dropped 0.061 (from 0.985 to 0.924), more than the 0.010 tolerated; mcnemar_exact p = 0.0078\n"},
+		{"max_drop:retrieval_recall_at_k@type:golden",
+			"drop of retrieval_recall_at_k = 0.05, threshold 0.02, n = 104; reason: the gate failed",
+			"measure: retrieval_recall_at_k\nvalue: 0.05\nthreshold: 0.02\nn: 104\ngroup: type:golden\n"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
