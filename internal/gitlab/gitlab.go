@@ -131,6 +131,9 @@ const (
 	KindServer                 // 5xx after the bounded retries
 	KindNetwork                // no HTTP answer
 	KindTooLarge               // an answer over its cap
+	// KindScope is a 403 insufficient_scope: the token lacks the scope the
+	// call takes (APIError.Scope), e.g. a read_api token writing a note.
+	KindScope
 )
 
 // APIError is a failed call.
@@ -140,6 +143,7 @@ type APIError struct {
 	Kind    ErrorKind
 	Status  int    // 0 without an HTTP answer
 	Message string // GitLab's message, or why there was no answer
+	Scope   string // KindScope: the scope GitLab says the call takes ("api")
 }
 
 func (e *APIError) Error() string {
@@ -253,11 +257,16 @@ func (c *Client) do(ctx context.Context, method, target string, body any, op, ob
 }
 
 // statusError is a non-2xx answer: GitLab's {"message": ...} (a string, or an
-// object of field errors) or {"error": ...}.
+// object of field errors) or {"error": ...}; a token without the scope a call
+// takes is 403 {"error": "insufficient_scope", "error_description": ...,
+// "scope": "api"} (GitLab's "Personal access tokens": a read_api token may
+// only read), kept as KindScope with its description and scope.
 func statusError(op, object string, status int, body []byte, secrets []string) *APIError {
 	var doc struct {
-		Message json.RawMessage `json:"message"`
-		Error   string          `json:"error"`
+		Message     json.RawMessage `json:"message"`
+		Error       string          `json:"error"`
+		Description string          `json:"error_description"`
+		Scope       string          `json:"scope"`
 	}
 	msg := http.StatusText(status)
 	if json.Unmarshal(body, &doc) == nil {
@@ -281,6 +290,8 @@ func statusError(op, object string, status int, body []byte, secrets []string) *
 					msg = b.String()
 				}
 			}
+		case doc.Error != "" && doc.Description != "":
+			msg = doc.Error + ": " + doc.Description
 		case doc.Error != "":
 			msg = doc.Error
 		}
@@ -288,6 +299,11 @@ func statusError(op, object string, status int, body []byte, secrets []string) *
 	msg = oneLine(httpretry.Redact(msg, secrets...))
 	ae := &APIError{Op: op, Object: object, Status: status, Message: msg}
 	switch {
+	case status == http.StatusForbidden && doc.Error == "insufficient_scope":
+		ae.Kind, ae.Scope = KindScope, oneLine(httpretry.Redact(doc.Scope, secrets...))
+		if len(ae.Scope) > 64 {
+			ae.Scope = ""
+		}
 	case status == http.StatusTooManyRequests:
 		ae.Kind = KindRateLimited
 	case status == http.StatusForbidden:

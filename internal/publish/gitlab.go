@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -267,6 +268,7 @@ func asAPIError(err error) error {
 	kinds := map[gitlab.ErrorKind]github.ErrorKind{
 		gitlab.KindForbidden: github.KindForbidden, gitlab.KindNotFound: github.KindNotFound, gitlab.KindUnauthorized: github.KindUnauthorized,
 		gitlab.KindRateLimited: github.KindRateLimited, gitlab.KindServer: github.KindServer, gitlab.KindNetwork: github.KindNetwork,
+		gitlab.KindScope: github.KindForbidden,
 	}
 	// The object the call was about: the token's user of GET /user is not the
 	// note ("failed to identify the MR note" named the wrong thing).
@@ -274,13 +276,31 @@ func asAPIError(err error) error {
 	if ge.Op == "identify" && ge.Object != "" {
 		obj = ge.Object
 	}
-	return &github.APIError{Op: ge.Op, Object: obj, Service: "GitLab", Kind: kinds[ge.Kind], Status: ge.Status, Message: ge.Message}
+	ae := &github.APIError{Op: ge.Op, Object: obj, Service: "GitLab", Kind: kinds[ge.Kind], Status: ge.Status, Message: ge.Message}
+	if ge.Kind == gitlab.KindScope {
+		return &scopeError{APIError: ae, scope: cmp.Or(ge.Scope, "api")}
+	}
+	return ae
 }
+
+// scopeError is a call GitLab refused because the token lacks a scope (403
+// insufficient_scope): a forbidden call to the upsert, and to the warning a
+// token to give that scope rather than a role.
+type scopeError struct {
+	*github.APIError
+	scope string // the scope GitLab named ("api")
+}
+
+func (e *scopeError) Unwrap() error { return e.APIError }
 
 // explainGitLab is the warning of a note that could not be posted: why, and
 // what to do; the exit code is never affected.
 func explainGitLab(err error) string {
 	const keep = "The exit code reflects only the gates."
+	var se *scopeError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. GITLAB_TOKEN lacks the %s scope, which GitLab wants for this call (a read_api token may read the notes but not write them): give the token the api scope. %s", strings.TrimSuffix(se.APIError.Error(), "."), se.scope, keep)
+	}
 	var ae *github.APIError
 	if !errors.As(err, &ae) {
 		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. %s", err, keep)

@@ -268,3 +268,22 @@ func TestGitLabNoteEnvironment(t *testing.T) {
 	}
 	assert.Empty(t, srv.Notes(7))
 }
+
+// A token of the read_api scope reads the notes but may not write one: GitLab
+// answers 403 {"error":"insufficient_scope", ..., "scope":"api"} (GitLab's
+// "Personal access tokens", scopes), and the warning says to give the token
+// the api scope, with GitLab's words. Before, the scope was dropped and the
+// advice was a role ("at least the Reporter role"), which does not help.
+func TestGitLabNoteScope(t *testing.T) {
+	srv := gitlabtest.New("42", glToken, "bot", 7)
+	defer srv.Close()
+	srv.ReadAPI[glToken] = true
+	var stderr bytes.Buffer
+	warns := gitlabPublisher(srv, &stderr).Publish(context.Background(), pubFor(DefaultKey, "x"))
+	require.Len(t, warns, 1)
+	assert.Equal(t, "retrieval-gate could not post the MR note: failed to create the MR note: GitLab answered 403 insufficient_scope: The request requires higher privileges than provided by the access token. "+
+		"GITLAB_TOKEN lacks the api scope, which GitLab wants for this call (a read_api token may read the notes but not write them): give the token the api scope. The exit code reflects only the gates.", string(warns[0]))
+	assert.NotContains(t, stderr.String(), "Reporter")
+	assert.NotContains(t, stderr.String(), glToken)
+	assert.Empty(t, srv.Notes(7))
+}

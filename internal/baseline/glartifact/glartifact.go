@@ -124,7 +124,7 @@ func fromError(err error, name, ref string) *baseline.Unavailability {
 	switch ae.Kind {
 	case gitlab.KindNotFound:
 		return unavailable(ciartifact.NoArtifact, "no %s from a job %s on the latest successful pipeline of %s (GitLab answered 404; the job must keep it with `artifacts: paths: [%s]`)", ciartifact.FileName, name, ref, ciartifact.FileName)
-	case gitlab.KindForbidden:
+	case gitlab.KindForbidden, gitlab.KindScope: // a role, or a token's scope (403 insufficient_scope)
 		return unavailable(ciartifact.Forbidden, "%v", ae)
 	case gitlab.KindUnauthorized:
 		return unavailable(ciartifact.Unauthorized, "%v", ae)

@@ -81,3 +81,20 @@ func TestAuto(t *testing.T) {
 		})
 	}
 }
+
+// A token without a scope that reads the API (a read_repository token in
+// GITLAB_TOKEN) is 403 insufficient_scope (GitLab's "Personal access tokens"):
+// forbidden, with GitLab's words, never a corrupt artifact.
+func TestAutoInsufficientScope(t *testing.T) {
+	srv := gitlabtest.New("42", "glpat-readREPOSITORY0123456789", "bot")
+	defer srv.Close()
+	srv.Queue(gitlabtest.Fault{Method: "GET", Status: 403,
+		Body: `{"error":"insufficient_scope","error_description":"The request requires higher privileges than provided by the access token.","scope":"api read_api"}`})
+	ci := gitlab.CI{InCI: true, APIURL: srv.APIURL(), ProjectID: "42", TargetBranch: "main", Token: "glpat-readREPOSITORY0123456789"}
+	found, why := Auto(context.Background(), ci, "retrieval-gate-baseline-default", httpretry.Policy{Attempts: 1, Timeout: gitlab.DefaultPolicy.Timeout, Budget: gitlab.DefaultPolicy.Budget})
+	require.Nil(t, found)
+	require.NotNil(t, why)
+	assert.Equal(t, string(ciartifact.Forbidden), why.Code)
+	assert.Contains(t, why.Detail, "GitLab answered 403 insufficient_scope: The request requires higher privileges than provided by the access token.")
+	assert.NotContains(t, why.Detail, "glpat-readREPOSITORY")
+}
