@@ -296,7 +296,12 @@ func statusError(op, object string, status int, body []byte, secrets []string) *
 			msg = doc.Error
 		}
 	}
+	// GitLab's messages mostly start with the status ("403 Forbidden"), which
+	// Error writes already: "answered 403 Forbidden", not "403 403 Forbidden".
 	msg = oneLine(httpretry.Redact(msg, secrets...))
+	if m, ok := strings.CutPrefix(msg, strconv.Itoa(status)+" "); ok && m != "" {
+		msg = m
+	}
 	ae := &APIError{Op: op, Object: object, Status: status, Message: msg}
 	switch {
 	case status == http.StatusForbidden && doc.Error == "insufficient_scope":

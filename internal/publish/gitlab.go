@@ -142,7 +142,7 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 	notes := &gitlabNotes{c: c, iid: iid, url: p.CI.ProjectURL}
 	res, err := UpsertPolicy(ctx, notes, iid, marker, body, Policy{When: pub.When, Failed: pub.Failed}, sleep)
 	if err != nil {
-		warn("%s", explainGitLab(err))
+		warn("%s", explainGitLab(err, p.CI, iid))
 		return warnings
 	}
 	switch {
@@ -273,7 +273,7 @@ func asAPIError(err error) error {
 	// The object the call was about: the token's user of GET /user is not the
 	// note ("failed to identify the MR note" named the wrong thing).
 	obj := "MR note"
-	if ge.Op == "identify" && ge.Object != "" {
+	if (ge.Op == "identify" || ge.Op == "list") && ge.Object != "" { // the token's user; the MR notes
 		obj = ge.Object
 	}
 	ae := &github.APIError{Op: ge.Op, Object: obj, Service: "GitLab", Kind: kinds[ge.Kind], Status: ge.Status, Message: ge.Message}
@@ -295,7 +295,7 @@ func (e *scopeError) Unwrap() error { return e.APIError }
 
 // explainGitLab is the warning of a note that could not be posted: why, and
 // what to do; the exit code is never affected.
-func explainGitLab(err error) string {
+func explainGitLab(err error, ci gitlab.CI, iid int) string {
 	const keep = "The exit code reflects only the gates."
 	var se *scopeError
 	if errors.As(err, &se) {
@@ -308,8 +308,18 @@ func explainGitLab(err error) string {
 	switch ae.Kind {
 	case github.KindUnauthorized:
 		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. GitLab rejected GITLAB_TOKEN: it must be a project, group or personal access token with the api scope (CI_JOB_TOKEN may not write notes). %s", ae, keep)
-	case github.KindForbidden, github.KindNotFound:
+	case github.KindForbidden:
 		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. The token may not comment on this merge request: give its user at least the Reporter role in the project. %s", ae, keep)
+	case github.KindNotFound:
+		// GitLab answers 404 for a project or merge request that does not
+		// exist and for one the token's user may not see: name both, and
+		// where each number came from.
+		iidFrom := "CI_MERGE_REQUEST_IID"
+		if ci.MRIID != iid {
+			iidFrom = "--pr"
+		}
+		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. Project %s has no merge request !%d that the token can see: check %s and %s, and give the token's user at least the Reporter role in the project. %s",
+			ae, ci.ProjectID, iid, iidFrom, cmp.Or(ci.ProjectIDVar, "CI_PROJECT_ID"), keep)
 	case github.KindRateLimited:
 		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. GitLab's rate limit is exhausted. %s", ae, keep)
 	case github.KindServer:

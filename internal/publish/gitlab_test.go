@@ -287,3 +287,43 @@ func TestGitLabNoteScope(t *testing.T) {
 	assert.NotContains(t, stderr.String(), glToken)
 	assert.Empty(t, srv.Notes(7))
 }
+
+// GitLab answers 404 for a project or merge request that does not exist and
+// for one the token's user may not see ("Notes API"; "REST API": 404 Not
+// Found): the warning names the project and the merge request and the
+// variable or flag each came from. Before, it advised a role alone, and
+// GitLab's status came twice ("answered 404 404 Not found").
+func TestGitLabNoteNotFound(t *testing.T) {
+	srv := gitlabtest.New("42", glToken, "bot", 7)
+	defer srv.Close()
+	tests := []struct {
+		name string
+		ci   func(*gitlab.CI)
+		pr   int
+		want string
+	}{
+		{"the job's iid", func(c *gitlab.CI) { c.MRIID = 8 }, 0,
+			"failed to list the MR notes: GitLab answered 404 Not found. Project 42 has no merge request !8 that the token can see: check CI_MERGE_REQUEST_IID and CI_PROJECT_ID, and give the token's user at least the Reporter role in the project."},
+		{"--pr", nil, 9,
+			"failed to list the MR notes: GitLab answered 404 Not found. Project 42 has no merge request !9 that the token can see: check --pr and CI_PROJECT_ID,"},
+		{"the merge request's project", func(c *gitlab.CI) { c.ProjectID, c.ProjectIDVar = "43", "CI_MERGE_REQUEST_PROJECT_ID" }, 0,
+			"failed to list the MR notes: GitLab answered 404 Project Not Found. Project 43 has no merge request !7 that the token can see: check CI_MERGE_REQUEST_IID and CI_MERGE_REQUEST_PROJECT_ID,"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			p := gitlabPublisher(srv, &stderr)
+			if tt.ci != nil {
+				tt.ci(&p.CI)
+			}
+			pub := pubFor(DefaultKey, "x")
+			pub.PR = tt.pr
+			warns := p.Publish(context.Background(), pub)
+			require.Len(t, warns, 1)
+			assert.Contains(t, string(warns[0]), tt.want)
+			assert.NotContains(t, string(warns[0]), "404 404")
+			assert.NotContains(t, stderr.String(), glToken)
+		})
+	}
+	assert.Empty(t, srv.Notes(7))
+}
