@@ -201,20 +201,24 @@ func unrounded(f *format.Float) string {
 }
 
 // gateDetail is a failed gate's measure, value, threshold (unrounded), n and
-// reason, one per line.
+// reason, one per line. A field is one line whatever it holds: a group's name
+// comes from the cases (a type, a locale), and one with a line break
+// ("a\nvalue: 1") would add lines of its own that a script reading the
+// text's fields takes for the gate's; its line breaks and other control
+// characters are spaces, as in the test case's name and message.
 func gateDetail(e gatetable.Entry) string {
 	var b strings.Builder
 	if e.Measure != "" {
-		fmt.Fprintf(&b, "measure: %s\nvalue: %s\nthreshold: %s\n", e.Measure, unrounded(e.Value), unrounded(e.Threshold))
+		fmt.Fprintf(&b, "measure: %s\nvalue: %s\nthreshold: %s\n", format.SanitizeText(e.Measure), unrounded(e.Value), unrounded(e.Threshold))
 	}
 	if e.N > 0 {
 		fmt.Fprintf(&b, "n: %d\n", e.N)
 	}
 	if e.Group != "" {
-		fmt.Fprintf(&b, "group: %s\n", e.Group)
+		fmt.Fprintf(&b, "group: %s\n", format.SanitizeText(e.Group))
 	}
 	if e.Reason != "" {
-		fmt.Fprintf(&b, "reason: %s\n", e.Reason)
+		fmt.Fprintf(&b, "reason: %s\n", format.SanitizeText(e.Reason))
 	}
 	return b.String()
 }

@@ -163,6 +163,36 @@ func TestFailureUnrounded(t *testing.T) {
 	}
 }
 
+// A failed gate's text is one line per field whatever its group's name holds:
+// a type or locale comes from the cases, and one with line breaks
+// ("a\nvalue: 1\nthreshold: 0") added lines a script reading the fields took
+// for the gate's (the last "value:" was 1). Its breaks are spaces, as in the
+// case's name and message.
+func TestDetailOneLinePerField(t *testing.T) {
+	group := "type:a\nvalue: 1\r\nthreshold: 0\u2028n: 999\u0085"
+	g := outcome.New("floor:retrieval_hit_at_k@"+group, outcome.Fail)
+	g.Group, g.Measure, g.Value, g.Threshold, g.N = group, "retrieval_hit_at_k", 0.5, 0.9, 2
+	g.Why = []outcome.Clause{{Code: outcome.BelowFloor, Name: group, Value: 0.5, Threshold: 0.9}}
+	out := render(t, junit.Check(&gate.Result{K: 5, Gates: outcome.Gates{g}}))
+	var doc struct {
+		Cases []struct {
+			Failure struct {
+				Text string `xml:",chardata"`
+			} `xml:"failure"`
+		} `xml:"testsuite>testcase"`
+	}
+	require.NoError(t, xml.Unmarshal(out, &doc))
+	require.Len(t, doc.Cases, 1)
+	var keys []string
+	for _, line := range strings.Split(strings.TrimSuffix(doc.Cases[0].Failure.Text, "\n"), "\n") {
+		k, _, ok := strings.Cut(line, ": ")
+		require.True(t, ok, "a line of the text is a field: %q", line)
+		keys = append(keys, k)
+	}
+	assert.Equal(t, []string{"measure", "value", "threshold", "n", "group", "reason"}, keys, "%q", doc.Cases[0].Failure.Text)
+	assert.Contains(t, doc.Cases[0].Failure.Text, "\nvalue: 0.5\nthreshold: 0.9\nn: 2\ngroup: type:a value: 1  threshold: 0 n: 999 \nreason: type:a value: 1  threshold: 0 n: 999  mean 0.500")
+}
+
 func TestCheckCases(t *testing.T) {
 	s := junit.Check(checkResult(t, 0))
 	byStatus := map[string][]string{}
