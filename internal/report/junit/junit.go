@@ -126,10 +126,21 @@ func Compare(r *compare.Result) Suite {
 		Cases:      gateCases("retrieval-gate.compare", r.Gates)}
 }
 
+// maxReasonBytes bounds a gate's reason in its test case (a longer one is
+// cut, "…" marking the cut; the JSON report has it whole). A reason names
+// groups of the data ("no such group in the data (groups: …)" lists up to
+// gate.MaxGroups types and as many locales, whose names the cases choose), so
+// a few long names made one gate's case, written twice (message and text),
+// larger than the bound the whole document is kept under (MaxBytes). The
+// longest reasons of real runs (a Holm-adjusted drop, a hundred short group
+// names) take a few KiB.
+const maxReasonBytes = 16 << 10
+
 // gateCases is one case per gate, in report order.
 func gateCases(class string, gates outcome.Gates) []Case {
 	out := make([]Case, 0, len(gates))
 	for _, e := range gatetable.FromOutcome(gates) {
+		e.Reason = format.CutBytes(e.Reason, maxReasonBytes)
 		name := e.Name
 		if e.Group != "" && !strings.Contains(name, e.Group) {
 			name += " (" + e.Group + ")"

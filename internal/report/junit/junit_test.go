@@ -193,6 +193,39 @@ func TestDetailOneLinePerField(t *testing.T) {
 	assert.Contains(t, doc.Cases[0].Failure.Text, "\nvalue: 0.5\nthreshold: 0.9\nn: 2\ngroup: type:a value: 1  threshold: 0 n: 999 \nreason: type:a value: 1  threshold: 0 n: 999  mean 0.500")
 }
 
+// A gate's reason that names long groups of the data (a floor on a group
+// the data lacks lists the data's groups: up to 50 types and 50 locales,
+// named by the cases) is cut in its test case, "…" marking the cut, so the
+// document stays under its bound (MaxBytes, docs/ci.md). Before, 60 types of
+// 200 KB made a 20 MB report of one failed gate.
+func TestGateReasonBounded(t *testing.T) {
+	var names []string
+	for i := range 60 {
+		names = append(names, fmt.Sprintf("type:t%02d%s", i, strings.Repeat("x", 200000)))
+	}
+	g := outcome.New("floor:retrieval_hit_at_k@type:nope", outcome.Fail)
+	g.Group, g.Measure, g.Value, g.Threshold = "type:nope", "retrieval_hit_at_k", math.NaN(), 0.5
+	g.Why = []outcome.Clause{{Code: outcome.NoSuchGroup, Names: names}}
+	off := outcome.New("min_hit", outcome.Off)
+	off.Why = []outcome.Clause{{Code: outcome.NoSuchGroup, Names: names}}
+	s := junit.Check(&gate.Result{K: 5, Gates: outcome.Gates{g, off}})
+	out := render(t, s)
+	assert.Less(t, len(out), 128<<10, "two gates take a few dozen KiB")
+	require.Len(t, s.Cases, 2)
+	assert.True(t, strings.HasPrefix(s.Cases[0].Message, "retrieval_hit_at_k, threshold 0.5; reason: no such group in the data (groups: type:t00xxx"), s.Cases[0].Message[:120])
+	assert.True(t, strings.HasSuffix(s.Cases[0].Message, "x…"))
+	assert.True(t, strings.HasSuffix(s.Cases[0].Detail, "x…\n"))
+	assert.True(t, strings.HasSuffix(s.Cases[1].Message, "x…"), "an off gate's reason too")
+	assert.LessOrEqual(t, len(s.Cases[1].Message), 16<<10+len("…"))
+	// A reason of an ordinary length is whole.
+	s = junit.Check(&gate.Result{K: 5, Gates: outcome.Gates{func() outcome.Gate {
+		h := g
+		h.Why = []outcome.Clause{{Code: outcome.NoSuchGroup, Names: []string{"overall", "type:golden", "locale:en"}}}
+		return h
+	}()}})
+	assert.Equal(t, "retrieval_hit_at_k, threshold 0.5; reason: no such group in the data (groups: overall, type:golden, locale:en)", s.Cases[0].Message)
+}
+
 func TestCheckCases(t *testing.T) {
 	s := junit.Check(checkResult(t, 0))
 	byStatus := map[string][]string{}
