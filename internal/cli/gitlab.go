@@ -41,16 +41,22 @@ func gitlabCI(getenv func(string) string) gitlab.CI {
 	// pipelines (a baseline) are the target project's:
 	// CI_MERGE_REQUEST_PROJECT_ID and _URL, set in every merge-request pipeline.
 	if id := get("CI_MERGE_REQUEST_PROJECT_ID"); id != "" {
-		c.ProjectID = id
+		c.ProjectID, c.ProjectIDVar = id, "CI_MERGE_REQUEST_PROJECT_ID"
 		if u := get("CI_MERGE_REQUEST_PROJECT_URL"); u != "" {
 			c.ProjectURL = u
 		}
 	}
 	if c.APIURL == "" && get("CI_SERVER_URL") != "" {
-		c.APIURL = strings.TrimSuffix(get("CI_SERVER_URL"), "/") + "/api/v4"
+		c.APIURL, c.APIURLVar = strings.TrimSuffix(get("CI_SERVER_URL"), "/")+"/api/v4", "CI_SERVER_URL"
 	}
-	if n, err := strconv.Atoi(get("CI_MERGE_REQUEST_IID")); err == nil && n > 0 {
-		c.MRIID = n
+	// A set iid that is not one is kept to be named (the publisher says so),
+	// never read as "not a merge-request pipeline".
+	if v := get("CI_MERGE_REQUEST_IID"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			c.MRIID = n
+		} else {
+			c.BadMRIID = v
+		}
 	}
 	return c
 }

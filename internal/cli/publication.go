@@ -35,7 +35,7 @@ func (c *commentFlags) register(fs *flag.FlagSet, key string) {
 	enumVar(fs, &c.when, "comment-mode", publish.WhenAlways, []string{publish.WhenAlways, publish.WhenChanges, publish.WhenFailures, publish.WhenOff},
 		"when to post or update the comment: always, changes (only when the report differs from the comment's), failures (only a failing report; a pass updates an earlier comment) or off")
 	fs.StringVar(&c.key, "comment-key", key, "key of the PR comment, so several gates keep one comment each")
-	fs.IntVar(&c.pr, "pr", 0, "pull request number for the comment (default: from the GitHub event)")
+	fs.IntVar(&c.pr, "pr", 0, "pull request number for the comment, the merge request's iid in GitLab CI (default: from the GitHub event; in GitLab CI, CI_MERGE_REQUEST_IID)")
 }
 
 // checkRunFlag is --check-run (check, and compare when it gates): whether the

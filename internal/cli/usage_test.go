@@ -94,6 +94,9 @@ func TestHelp(t *testing.T) {
 	assert.Contains(t, help, "  --k N\n    \tthe retrieval top-k")
 	assert.Contains(t, help, "  --comment-key TEXT\n    \tkey of the PR comment, so several gates keep one comment each (default \"default\")\n")
 	assert.Contains(t, help, "  --comment VALUE\n    \twhether to comment on the PR: auto (on a pull request inside Actions, with a token; on a merge request in GitLab CI, with GITLAB_TOKEN), always (also with --pr elsewhere) or never (default auto)\n")
+	// --pr is the merge request's iid in GitLab CI, whose default is CI_MERGE_REQUEST_IID
+	// (docs/ci.md); before, the help named the GitHub event alone.
+	assert.Contains(t, help, "  --pr N\n    \tpull request number for the comment, the merge request's iid in GitLab CI (default: from the GitHub event; in GitLab CI, CI_MERGE_REQUEST_IID)\n")
 	assert.Contains(t, help, "  --allow-empty\n    \tpass when no gold-carrying case was scored (by default that fails the non_empty gate)\n")
 }
 

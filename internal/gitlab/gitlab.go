@@ -11,6 +11,7 @@ package gitlab
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -44,6 +45,53 @@ type CI struct {
 	// the api scope) from GITLAB_TOKEN; JobToken is CI_JOB_TOKEN, which GitLab
 	// accepts on the job-artifacts endpoints but not on notes.
 	Token, JobToken string
+	// APIURLVar and ProjectIDVar name the variables APIURL and ProjectID were
+	// read from (CI_API_V4_URL or CI_SERVER_URL; CI_PROJECT_ID or
+	// CI_MERGE_REQUEST_PROJECT_ID), so that a message names the one to fix; ""
+	// is CI_API_V4_URL and CI_PROJECT_ID.
+	APIURLVar, ProjectIDVar string
+	// BadMRIID is CI_MERGE_REQUEST_IID as set when it is not a merge request's
+	// iid (a positive integer); MRIID is then 0. "" when unset or valid.
+	BadMRIID string
+}
+
+// Problem says what keeps the job's variables from naming a project's API
+// (nil when APIURL and ProjectID are usable): the variable that is not set,
+// or the one whose value is not an http(s) URL or a project id, by name.
+func (c CI) Problem() error {
+	urlVar, projectVar := cmp.Or(c.APIURLVar, "CI_API_V4_URL"), cmp.Or(c.ProjectIDVar, "CI_PROJECT_ID")
+	switch {
+	case c.APIURL == "" && c.ProjectID == "":
+		return errors.New("CI_API_V4_URL (or CI_SERVER_URL) and CI_PROJECT_ID are not set")
+	case c.APIURL == "":
+		return errors.New("CI_API_V4_URL (or CI_SERVER_URL) is not set")
+	case c.ProjectID == "":
+		return errors.New("CI_PROJECT_ID is not set")
+	}
+	if err := checkAPIURL(c.APIURL); err != nil {
+		return fmt.Errorf("%s %w", urlVar, err)
+	}
+	if err := checkProject(c.ProjectID); err != nil {
+		return fmt.Errorf("%s %w", projectVar, err)
+	}
+	return nil
+}
+
+// checkAPIURL refuses an API URL that is not http(s) with a host.
+func checkAPIURL(apiURL string) error {
+	u, err := url.Parse(strings.TrimRight(apiURL, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", httpretry.RedactURL(apiURL))
+	}
+	return nil
+}
+
+// checkProject refuses a project id that cannot be one path segment.
+func checkProject(project string) error {
+	if project == "" || strings.ContainsAny(project, "/?#") {
+		return fmt.Errorf("%q is not a project id", project)
+	}
+	return nil
 }
 
 // BaseRef is the ref a baseline is taken from: the merge request's target
@@ -83,6 +131,9 @@ const (
 	KindServer                 // 5xx after the bounded retries
 	KindNetwork                // no HTTP answer
 	KindTooLarge               // an answer over its cap
+	// KindScope is a 403 insufficient_scope: the token lacks the scope the
+	// call takes (APIError.Scope), e.g. a read_api token writing a note.
+	KindScope
 )
 
 // APIError is a failed call.
@@ -92,6 +143,7 @@ type APIError struct {
 	Kind    ErrorKind
 	Status  int    // 0 without an HTTP answer
 	Message string // GitLab's message, or why there was no answer
+	Scope   string // KindScope: the scope GitLab says the call takes ("api")
 }
 
 func (e *APIError) Error() string {
@@ -127,13 +179,13 @@ type Client struct {
 // (CI_PROJECT_ID), authenticated by an access token (PRIVATE-TOKEN) or, with
 // job set, the job token (JOB-TOKEN), under policy.
 func NewClient(apiURL, project, token string, job bool, policy httpretry.Policy) (*Client, error) {
-	u, err := url.Parse(strings.TrimRight(apiURL, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("CI_API_V4_URL %q is not an http(s) URL", httpretry.RedactURL(apiURL))
+	if err := checkAPIURL(apiURL); err != nil {
+		return nil, fmt.Errorf("CI_API_V4_URL %w", err)
 	}
-	if project == "" || strings.ContainsAny(project, "/?#") {
-		return nil, fmt.Errorf("CI_PROJECT_ID %q is not a project id", project)
+	if err := checkProject(project); err != nil {
+		return nil, fmt.Errorf("CI_PROJECT_ID %w", err)
 	}
+	u, _ := url.Parse(strings.TrimRight(apiURL, "/"))
 	t := &httpretry.Transport{Policy: policy, Origin: httpretry.Origin(apiURL), Secrets: []string{token}}
 	if token != "" {
 		name := "PRIVATE-TOKEN"
@@ -205,11 +257,16 @@ func (c *Client) do(ctx context.Context, method, target string, body any, op, ob
 }
 
 // statusError is a non-2xx answer: GitLab's {"message": ...} (a string, or an
-// object of field errors) or {"error": ...}.
+// object of field errors) or {"error": ...}; a token without the scope a call
+// takes is 403 {"error": "insufficient_scope", "error_description": ...,
+// "scope": "api"} (GitLab's "Personal access tokens": a read_api token may
+// only read), kept as KindScope with its description and scope.
 func statusError(op, object string, status int, body []byte, secrets []string) *APIError {
 	var doc struct {
-		Message json.RawMessage `json:"message"`
-		Error   string          `json:"error"`
+		Message     json.RawMessage `json:"message"`
+		Error       string          `json:"error"`
+		Description string          `json:"error_description"`
+		Scope       string          `json:"scope"`
 	}
 	msg := http.StatusText(status)
 	if json.Unmarshal(body, &doc) == nil {
@@ -233,13 +290,25 @@ func statusError(op, object string, status int, body []byte, secrets []string) *
 					msg = b.String()
 				}
 			}
+		case doc.Error != "" && doc.Description != "":
+			msg = doc.Error + ": " + doc.Description
 		case doc.Error != "":
 			msg = doc.Error
 		}
 	}
+	// GitLab's messages mostly start with the status ("403 Forbidden"), which
+	// Error writes already: "answered 403 Forbidden", not "403 403 Forbidden".
 	msg = oneLine(httpretry.Redact(msg, secrets...))
+	if m, ok := strings.CutPrefix(msg, strconv.Itoa(status)+" "); ok && m != "" {
+		msg = m
+	}
 	ae := &APIError{Op: op, Object: object, Status: status, Message: msg}
 	switch {
+	case status == http.StatusForbidden && doc.Error == "insufficient_scope":
+		ae.Kind, ae.Scope = KindScope, oneLine(httpretry.Redact(doc.Scope, secrets...))
+		if len(ae.Scope) > 64 {
+			ae.Scope = ""
+		}
 	case status == http.StatusTooManyRequests:
 		ae.Kind = KindRateLimited
 	case status == http.StatusForbidden:

@@ -93,9 +93,12 @@ func TestErrors(t *testing.T) {
 		status int
 		msg    string
 	}{
-		{"unknown token", nil, "glpat-nope", false, 7, gitlab.KindUnauthorized, 401, "failed to create the MR note: GitLab answered 401 401 Unauthorized"},
+		{"unknown token", nil, "glpat-nope", false, 7, gitlab.KindUnauthorized, 401, "failed to create the MR note: GitLab answered 401 Unauthorized"},
 		{"job token on notes", func(s *gitlabtest.Server) { s.JobToken = "job-TOKEN-1234" }, "job-TOKEN-1234", true, 7, gitlab.KindUnauthorized, 401, "401 Unauthorized"},
 		{"read-only", func(s *gitlabtest.Server) { s.ReadOnly = true }, token, false, 7, gitlab.KindForbidden, 403, "403 Forbidden"},
+		// A read_api token: 403 insufficient_scope, its description and the scope kept.
+		{"read_api token", func(s *gitlabtest.Server) { s.ReadAPI[token] = true }, token, false, 7, gitlab.KindScope, 403,
+			"failed to create the MR note: GitLab answered 403 insufficient_scope: The request requires higher privileges than provided by the access token."},
 		{"no such merge request", nil, token, false, 8, gitlab.KindNotFound, 404, "404 Not found"},
 		{"server error after retries", func(s *gitlabtest.Server) { s.Queue(gitlabtest.ServerError("POST", 502)) }, token, false, 7, gitlab.KindServer, 502, "502 Bad Gateway"},
 	}
@@ -112,7 +115,11 @@ func TestErrors(t *testing.T) {
 			require.ErrorAs(t, err, &ae)
 			assert.Equal(t, tt.kind, ae.Kind)
 			assert.Equal(t, tt.status, ae.Status)
+			if tt.kind == gitlab.KindScope {
+				assert.Equal(t, "api", ae.Scope, "the scope GitLab names")
+			}
 			assert.Contains(t, err.Error(), tt.msg)
+			assert.NotContains(t, err.Error(), fmt.Sprintf("answered %d %d", tt.status, tt.status), "the status once")
 			assert.NotContains(t, err.Error(), tt.tok)
 			assert.Empty(t, srv.Notes(7), "a POST that failed with 5xx is not re-sent blindly")
 		})

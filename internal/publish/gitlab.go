@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -82,6 +83,10 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 	case ModeNever:
 		return nil
 	case ModeAuto, "":
+		if p.CI.InCI && iid == 0 && p.CI.BadMRIID != "" {
+			warn("%s: pass --pr N. The MR note was not posted.", badIID(p.CI.BadMRIID))
+			return warnings
+		}
 		if !p.CI.InCI || iid == 0 {
 			return nil
 		}
@@ -91,6 +96,9 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 		}
 	case ModeAlways:
 		switch {
+		case iid == 0 && p.CI.BadMRIID != "":
+			warn("--comment always, but %s: pass --pr N. The MR note was not posted.", badIID(p.CI.BadMRIID))
+			return warnings
 		case iid == 0:
 			warn("--comment always, but no merge request is known (CI_MERGE_REQUEST_IID is not set): pass --pr N. The MR note was not posted.")
 			return warnings
@@ -102,8 +110,10 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 		warn("unknown --comment mode %q. The MR note was not posted.", pub.Mode)
 		return warnings
 	}
-	if p.CI.APIURL == "" || p.CI.ProjectID == "" {
-		warn("no MR note: CI_API_V4_URL or CI_PROJECT_ID is not set.")
+	// The variable that is missing or wrong, by name (the one it was read
+	// from: CI_SERVER_URL, CI_MERGE_REQUEST_PROJECT_ID).
+	if err := p.CI.Problem(); err != nil {
+		warn("cannot post the MR note: %v. The MR note was not posted.", err)
 		return warnings
 	}
 	footer := jobFooter(p.CI.JobURL)
@@ -136,7 +146,7 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 			warn("%s", interruptedComment("MR note"))
 			return warnings
 		}
-		warn("%s", explainGitLab(err))
+		warn("%s", explainGitLab(err, p.CI, iid))
 		return warnings
 	}
 	switch {
@@ -162,6 +172,12 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 		warn("the MR note was created, but the notes could not be listed again to look for a duplicate from a concurrent run (%v); the next run removes any", res.Unsettled)
 	}
 	return warnings
+}
+
+// badIID says that CI_MERGE_REQUEST_IID is set to what is not a merge
+// request's iid (its value quoted, as set).
+func badIID(v string) string {
+	return fmt.Sprintf("CI_MERGE_REQUEST_IID %q is not a merge request iid (a positive integer)", v)
 }
 
 // gitlabDocs is where the GitLab setup is described.
@@ -256,20 +272,39 @@ func asAPIError(err error) error {
 	kinds := map[gitlab.ErrorKind]github.ErrorKind{
 		gitlab.KindForbidden: github.KindForbidden, gitlab.KindNotFound: github.KindNotFound, gitlab.KindUnauthorized: github.KindUnauthorized,
 		gitlab.KindRateLimited: github.KindRateLimited, gitlab.KindServer: github.KindServer, gitlab.KindNetwork: github.KindNetwork,
+		gitlab.KindScope: github.KindForbidden,
 	}
 	// The object the call was about: the token's user of GET /user is not the
 	// note ("failed to identify the MR note" named the wrong thing).
 	obj := "MR note"
-	if ge.Op == "identify" && ge.Object != "" {
+	if (ge.Op == "identify" || ge.Op == "list") && ge.Object != "" { // the token's user; the MR notes
 		obj = ge.Object
 	}
-	return &github.APIError{Op: ge.Op, Object: obj, Service: "GitLab", Kind: kinds[ge.Kind], Status: ge.Status, Message: ge.Message}
+	ae := &github.APIError{Op: ge.Op, Object: obj, Service: "GitLab", Kind: kinds[ge.Kind], Status: ge.Status, Message: ge.Message}
+	if ge.Kind == gitlab.KindScope {
+		return &scopeError{APIError: ae, scope: cmp.Or(ge.Scope, "api")}
+	}
+	return ae
 }
+
+// scopeError is a call GitLab refused because the token lacks a scope (403
+// insufficient_scope): a forbidden call to the upsert, and to the warning a
+// token to give that scope rather than a role.
+type scopeError struct {
+	*github.APIError
+	scope string // the scope GitLab named ("api")
+}
+
+func (e *scopeError) Unwrap() error { return e.APIError }
 
 // explainGitLab is the warning of a note that could not be posted: why, and
 // what to do; the exit code is never affected.
-func explainGitLab(err error) string {
+func explainGitLab(err error, ci gitlab.CI, iid int) string {
 	const keep = "The exit code reflects only the gates."
+	var se *scopeError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. GITLAB_TOKEN lacks the %s scope, which GitLab wants for this call (a read_api token may read the notes but not write them): give the token the api scope. %s", strings.TrimSuffix(se.APIError.Error(), "."), se.scope, keep)
+	}
 	var ae *github.APIError
 	if !errors.As(err, &ae) {
 		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. %s", err, keep)
@@ -277,8 +312,18 @@ func explainGitLab(err error) string {
 	switch ae.Kind {
 	case github.KindUnauthorized:
 		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. GitLab rejected GITLAB_TOKEN: it must be a project, group or personal access token with the api scope (CI_JOB_TOKEN may not write notes). %s", ae, keep)
-	case github.KindForbidden, github.KindNotFound:
+	case github.KindForbidden:
 		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. The token may not comment on this merge request: give its user at least the Reporter role in the project. %s", ae, keep)
+	case github.KindNotFound:
+		// GitLab answers 404 for a project or merge request that does not
+		// exist and for one the token's user may not see: name both, and
+		// where each number came from.
+		iidFrom := "CI_MERGE_REQUEST_IID"
+		if ci.MRIID != iid {
+			iidFrom = "--pr"
+		}
+		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. Project %s has no merge request !%d that the token can see: check %s and %s, and give the token's user at least the Reporter role in the project. %s",
+			ae, ci.ProjectID, iid, iidFrom, cmp.Or(ci.ProjectIDVar, "CI_PROJECT_ID"), keep)
 	case github.KindRateLimited:
 		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. GitLab's rate limit is exhausted. %s", ae, keep)
 	case github.KindServer:

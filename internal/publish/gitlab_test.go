@@ -218,3 +218,112 @@ func TestGitLabNoteCutKeepsFooter(t *testing.T) {
 		closingLine = strings.Replace(closingLine, "seed 1", "seed 2", 1)
 	}
 }
+
+// A job whose variables cannot name the merge request's API is told which
+// variable to fix, by the name it was read from (GitLab's "Predefined CI/CD
+// variables": CI_API_V4_URL, else CI_SERVER_URL; CI_MERGE_REQUEST_PROJECT_ID
+// over CI_PROJECT_ID; CI_MERGE_REQUEST_IID, a merge request's iid). Before, a
+// CI_MERGE_REQUEST_IID that is not an iid was taken for a pipeline that is
+// not a merge request's (no note, nothing said; with --comment always, "is
+// not set"), and a missing or malformed URL or project id was "CI_API_V4_URL
+// or CI_PROJECT_ID", or CI_API_V4_URL when CI_SERVER_URL was the one set.
+// Nothing reaches GitLab, and the exit code is the gates' either way.
+func TestGitLabNoteEnvironment(t *testing.T) {
+	srv := gitlabtest.New("42", glToken, "bot", 7)
+	defer srv.Close()
+	tests := []struct {
+		name string
+		ci   func(*gitlab.CI)
+		mode string
+		want string
+	}{
+		{"iid not a number", func(c *gitlab.CI) { c.MRIID, c.BadMRIID = 0, "!7" }, ModeAuto,
+			`CI_MERGE_REQUEST_IID "!7" is not a merge request iid (a positive integer): pass --pr N. The MR note was not posted.`},
+		{"iid not a number, always", func(c *gitlab.CI) { c.MRIID, c.BadMRIID = 0, "-3" }, ModeAlways,
+			`--comment always, but CI_MERGE_REQUEST_IID "-3" is not a merge request iid (a positive integer): pass --pr N.`},
+		{"no project id", func(c *gitlab.CI) { c.ProjectID = "" }, ModeAuto,
+			"cannot post the MR note: CI_PROJECT_ID is not set. The MR note was not posted."},
+		{"no API URL", func(c *gitlab.CI) { c.APIURL = "" }, ModeAuto,
+			"cannot post the MR note: CI_API_V4_URL (or CI_SERVER_URL) is not set. The MR note was not posted."},
+		{"CI_SERVER_URL without a scheme", func(c *gitlab.CI) { c.APIURL, c.APIURLVar = "gitlab.example.com/api/v4", "CI_SERVER_URL" }, ModeAuto,
+			`cannot post the MR note: CI_SERVER_URL "gitlab.example.com/api/v4" is not an http(s) URL.`},
+		{"the merge request's project id a path", func(c *gitlab.CI) { c.ProjectID, c.ProjectIDVar = "group/project", "CI_MERGE_REQUEST_PROJECT_ID" }, ModeAuto,
+			`cannot post the MR note: CI_MERGE_REQUEST_PROJECT_ID "group/project" is not a project id.`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := len(srv.Requests())
+			var stderr bytes.Buffer
+			p := gitlabPublisher(srv, &stderr)
+			tt.ci(&p.CI)
+			pub := pubFor(DefaultKey, "x")
+			pub.Mode = tt.mode
+			warns := p.Publish(context.Background(), pub)
+			require.Len(t, warns, 1)
+			assert.Contains(t, string(warns[0]), tt.want)
+			assert.Equal(t, "retrieval-gate: warning: "+string(warns[0])+"\n", stderr.String())
+			assert.Len(t, srv.Requests(), before, "nothing is sent")
+			assert.NotContains(t, stderr.String(), glToken)
+		})
+	}
+	assert.Empty(t, srv.Notes(7))
+}
+
+// A token of the read_api scope reads the notes but may not write one: GitLab
+// answers 403 {"error":"insufficient_scope", ..., "scope":"api"} (GitLab's
+// "Personal access tokens", scopes), and the warning says to give the token
+// the api scope, with GitLab's words. Before, the scope was dropped and the
+// advice was a role ("at least the Reporter role"), which does not help.
+func TestGitLabNoteScope(t *testing.T) {
+	srv := gitlabtest.New("42", glToken, "bot", 7)
+	defer srv.Close()
+	srv.ReadAPI[glToken] = true
+	var stderr bytes.Buffer
+	warns := gitlabPublisher(srv, &stderr).Publish(context.Background(), pubFor(DefaultKey, "x"))
+	require.Len(t, warns, 1)
+	assert.Equal(t, "retrieval-gate could not post the MR note: failed to create the MR note: GitLab answered 403 insufficient_scope: The request requires higher privileges than provided by the access token. "+
+		"GITLAB_TOKEN lacks the api scope, which GitLab wants for this call (a read_api token may read the notes but not write them): give the token the api scope. The exit code reflects only the gates.", string(warns[0]))
+	assert.NotContains(t, stderr.String(), "Reporter")
+	assert.NotContains(t, stderr.String(), glToken)
+	assert.Empty(t, srv.Notes(7))
+}
+
+// GitLab answers 404 for a project or merge request that does not exist and
+// for one the token's user may not see ("Notes API"; "REST API": 404 Not
+// Found): the warning names the project and the merge request and the
+// variable or flag each came from. Before, it advised a role alone, and
+// GitLab's status came twice ("answered 404 404 Not found").
+func TestGitLabNoteNotFound(t *testing.T) {
+	srv := gitlabtest.New("42", glToken, "bot", 7)
+	defer srv.Close()
+	tests := []struct {
+		name string
+		ci   func(*gitlab.CI)
+		pr   int
+		want string
+	}{
+		{"the job's iid", func(c *gitlab.CI) { c.MRIID = 8 }, 0,
+			"failed to list the MR notes: GitLab answered 404 Not found. Project 42 has no merge request !8 that the token can see: check CI_MERGE_REQUEST_IID and CI_PROJECT_ID, and give the token's user at least the Reporter role in the project."},
+		{"--pr", nil, 9,
+			"failed to list the MR notes: GitLab answered 404 Not found. Project 42 has no merge request !9 that the token can see: check --pr and CI_PROJECT_ID,"},
+		{"the merge request's project", func(c *gitlab.CI) { c.ProjectID, c.ProjectIDVar = "43", "CI_MERGE_REQUEST_PROJECT_ID" }, 0,
+			"failed to list the MR notes: GitLab answered 404 Project Not Found. Project 43 has no merge request !7 that the token can see: check CI_MERGE_REQUEST_IID and CI_MERGE_REQUEST_PROJECT_ID,"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			p := gitlabPublisher(srv, &stderr)
+			if tt.ci != nil {
+				tt.ci(&p.CI)
+			}
+			pub := pubFor(DefaultKey, "x")
+			pub.PR = tt.pr
+			warns := p.Publish(context.Background(), pub)
+			require.Len(t, warns, 1)
+			assert.Contains(t, string(warns[0]), tt.want)
+			assert.NotContains(t, string(warns[0]), "404 404")
+			assert.NotContains(t, stderr.String(), glToken)
+		})
+	}
+	assert.Empty(t, srv.Notes(7))
+}

@@ -68,9 +68,11 @@ func unavailable(r ciartifact.Reason, format string, args ...any) *baseline.Unav
 
 func auto(ctx context.Context, ci gitlab.CI, name string, policy httpretry.Policy) (*Found, *baseline.Unavailability) {
 	ref := ci.BaseRef()
+	// The variable that is missing or wrong, by the name it was read from.
+	if err := ci.Problem(); err != nil {
+		return nil, unavailable(ciartifact.NoContext, "the project is unknown: %v", err)
+	}
 	switch {
-	case ci.APIURL == "" || ci.ProjectID == "":
-		return nil, unavailable(ciartifact.NoContext, "the project is unknown (CI_API_V4_URL or CI_PROJECT_ID is not set)")
 	case ref == "":
 		return nil, unavailable(ciartifact.NoContext, "the base branch is unknown (neither CI_MERGE_REQUEST_TARGET_BRANCH_NAME nor CI_DEFAULT_BRANCH is set)")
 	}
@@ -124,7 +126,7 @@ func fromError(err error, name, ref string) *baseline.Unavailability {
 	switch ae.Kind {
 	case gitlab.KindNotFound:
 		return unavailable(ciartifact.NoArtifact, "no %s from a job %s on the latest successful pipeline of %s (GitLab answered 404; the job must keep it with `artifacts: paths: [%s]`)", ciartifact.FileName, name, ref, ciartifact.FileName)
-	case gitlab.KindForbidden:
+	case gitlab.KindForbidden, gitlab.KindScope: // a role, or a token's scope (403 insufficient_scope)
 		return unavailable(ciartifact.Forbidden, "%v", ae)
 	case gitlab.KindUnauthorized:
 		return unavailable(ciartifact.Unauthorized, "%v", ae)

@@ -46,7 +46,10 @@ func TestAuto(t *testing.T) {
 			string(ciartifact.Corrupt), "is not a retrieval-gate baseline"},
 		{"a token GitLab rejects", nil, func(c *gitlab.CI) { c.JobToken = "job-WRONG-token" }, string(ciartifact.Unauthorized), "GitLab answered 401"},
 		{"no branch", nil, func(c *gitlab.CI) { c.TargetBranch = "" }, string(ciartifact.NoContext), "the base branch is unknown"},
-		{"no project", nil, func(c *gitlab.CI) { c.ProjectID = "" }, string(ciartifact.NoContext), "the project is unknown"},
+		{"no project", nil, func(c *gitlab.CI) { c.ProjectID = "" }, string(ciartifact.NoContext), "the project is unknown: CI_PROJECT_ID is not set"},
+		{"no API URL", nil, func(c *gitlab.CI) { c.APIURL = "" }, string(ciartifact.NoContext), "the project is unknown: CI_API_V4_URL (or CI_SERVER_URL) is not set"},
+		{"CI_SERVER_URL without a scheme", nil, func(c *gitlab.CI) { c.APIURL, c.APIURLVar = "gitlab.example.com/api/v4", "CI_SERVER_URL" }, string(ciartifact.NoContext),
+			`the project is unknown: CI_SERVER_URL "gitlab.example.com/api/v4" is not an http(s) URL`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,4 +83,21 @@ func TestAuto(t *testing.T) {
 			assert.True(t, os.IsNotExist(err))
 		})
 	}
+}
+
+// A token without a scope that reads the API (a read_repository token in
+// GITLAB_TOKEN) is 403 insufficient_scope (GitLab's "Personal access tokens"):
+// forbidden, with GitLab's words, never a corrupt artifact.
+func TestAutoInsufficientScope(t *testing.T) {
+	srv := gitlabtest.New("42", "glpat-readREPOSITORY0123456789", "bot")
+	defer srv.Close()
+	srv.Queue(gitlabtest.Fault{Method: "GET", Status: 403,
+		Body: `{"error":"insufficient_scope","error_description":"The request requires higher privileges than provided by the access token.","scope":"api read_api"}`})
+	ci := gitlab.CI{InCI: true, APIURL: srv.APIURL(), ProjectID: "42", TargetBranch: "main", Token: "glpat-readREPOSITORY0123456789"}
+	found, why := Auto(context.Background(), ci, "retrieval-gate-baseline-default", httpretry.Policy{Attempts: 1, Timeout: gitlab.DefaultPolicy.Timeout, Budget: gitlab.DefaultPolicy.Budget})
+	require.Nil(t, found)
+	require.NotNil(t, why)
+	assert.Equal(t, string(ciartifact.Forbidden), why.Code)
+	assert.Contains(t, why.Detail, "GitLab answered 403 insufficient_scope: The request requires higher privileges than provided by the access token.")
+	assert.NotContains(t, why.Detail, "glpat-readREPOSITORY")
 }

@@ -50,7 +50,7 @@ func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 // Main is a command for end-to-end scripts (register it with testscript):
 //
 //	fake-gitlab [-state FILE] [-project ID] [-mr N] [-token T] [-user NAME] [-job-token T]
-//	            [-readonly] [-note USER:BODY]... [-fail METHOD:STATUS]... [-rate-limit METHOD:SECONDS]...
+//	            [-readonly] [-read-api] [-note USER:BODY]... [-fail METHOD:STATUS]... [-rate-limit METHOD:SECONDS]...
 //	            [-baseline REF:JOB=FILE[:STATUS]]... -- command args...
 //
 // It starts a fake GitLab, runs the command with CI_API_V4_URL and
@@ -70,6 +70,7 @@ func run(args []string) int {
 	user := fs.String("user", "project_42_bot", "the access token's user")
 	jobToken := fs.String("job-token", "", "the job's CI_JOB_TOKEN")
 	readOnly := fs.Bool("readonly", false, "the token may read but not write notes (403)")
+	readAPI := fs.Bool("read-api", false, "the token is of the read_api scope: GET only (403 insufficient_scope)")
 	var notes, fails, limits, baselines multi
 	fs.Var(&notes, "note", "an existing note USER:BODY (repeatable)")
 	fs.Var(&fails, "fail", "serve METHOD:STATUS to the next such request (repeatable)")
@@ -85,6 +86,9 @@ func run(args []string) int {
 	srv := New(*project, *token, *user, *mr)
 	defer srv.Close()
 	srv.JobToken, srv.ReadOnly = *jobToken, *readOnly
+	if *readAPI && *token != "" {
+		srv.ReadAPI[*token] = true
+	}
 	if *state != "" {
 		if data, err := os.ReadFile(*state); err == nil {
 			var st State

@@ -18,6 +18,11 @@
 //     author only). An unknown project or merge request is 404 "404 Project Not
 //     Found" / "404 Not found". A token that may read but not comment
 //     (ReadOnly) is 403 on writes.
+//   - "Personal access tokens", scopes: a token of the read_api scope
+//     (ReadAPI) may call every GET but no POST, PUT or DELETE, which GitLab
+//     answers 403 {"error":"insufficient_scope","error_description":"The
+//     request requires higher privileges than provided by the access
+//     token.","scope":"api"} with a WWW-Authenticate header that says the same.
 //   - "Job artifacts API": GET /projects/:id/jobs/artifacts/:ref_name/raw/*artifact_path?job=name,
 //     the file from the named job of the latest successful pipeline of the ref:
 //     404 when there is none, or the job or file is missing.
@@ -96,6 +101,9 @@ type Server struct {
 	Tokens   map[string]string
 	JobToken string // the job's CI_JOB_TOKEN ("" accepts none)
 	ReadOnly bool   // tokens may read but not write notes (403)
+	// ReadAPI holds the access tokens of the read_api scope: GET only, any
+	// other method 403 insufficient_scope.
+	ReadAPI map[string]bool
 
 	mu        sync.Mutex
 	mrs       map[int]bool
@@ -111,7 +119,7 @@ type Server struct {
 // New starts a fake GitLab for project id with the merge requests mrs; token is
 // an access token of user.
 func New(project, token, user string, mrs ...int) *Server {
-	s := &Server{ProjectID: project, Tokens: map[string]string{}, mrs: map[int]bool{}, nextID: 500, users: map[string]int64{}, now: time.Now}
+	s := &Server{ProjectID: project, Tokens: map[string]string{}, ReadAPI: map[string]bool{}, mrs: map[int]bool{}, nextID: 500, users: map[string]int64{}, now: time.Now}
 	if token != "" {
 		s.Tokens[token] = user
 	}
@@ -239,6 +247,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		user = u
+		if s.ReadAPI[priv] && r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="", error="insufficient_scope", error_description="The request requires higher privileges than provided by the access token.", scope="api"`)
+			s.write(w, http.StatusForbidden, map[string]string{"error": "insufficient_scope",
+				"error_description": "The request requires higher privileges than provided by the access token.", "scope": "api"})
+			return
+		}
 	case job != "" && s.JobToken != "" && job == s.JobToken:
 		viaJob = true
 	default:

@@ -126,10 +126,21 @@ func Compare(r *compare.Result) Suite {
 		Cases:      gateCases("retrieval-gate.compare", r.Gates)}
 }
 
+// maxReasonBytes bounds a gate's reason in its test case (a longer one is
+// cut, "…" marking the cut; the JSON report has it whole). A reason names
+// groups of the data ("no such group in the data (groups: …)" lists up to
+// gate.MaxGroups types and as many locales, whose names the cases choose), so
+// a few long names made one gate's case, written twice (message and text),
+// larger than the bound the whole document is kept under (MaxBytes). The
+// longest reasons of real runs (a Holm-adjusted drop, a hundred short group
+// names) take a few KiB.
+const maxReasonBytes = 16 << 10
+
 // gateCases is one case per gate, in report order.
 func gateCases(class string, gates outcome.Gates) []Case {
 	out := make([]Case, 0, len(gates))
 	for _, e := range gatetable.FromOutcome(gates) {
+		e.Reason = format.CutBytes(e.Reason, maxReasonBytes)
 		name := e.Name
 		if e.Group != "" && !strings.Contains(name, e.Group) {
 			name += " (" + e.Group + ")"
@@ -163,11 +174,18 @@ func failureMessage(e gatetable.Entry) string {
 	if e.Measure == "" {
 		return reason
 	}
+	// A regression gate's value is the drop of its measure from the baseline
+	// (its threshold the drop tolerated), as the JSON has it: "hit = 0.06" of
+	// a hit@k that fell from 0.985 to 0.924 would state a hit@k that is not.
+	label := e.Measure
+	if regressionGate(e.Name) {
+		label = "drop of " + e.Measure
+	}
 	var parts []string
 	if v := unrounded(e.Value); v != "null" {
-		parts = append(parts, e.Measure+" = "+v)
+		parts = append(parts, label+" = "+v)
 	} else {
-		parts = append(parts, e.Measure)
+		parts = append(parts, label)
 	}
 	if t := unrounded(e.Threshold); t != "null" {
 		parts = append(parts, "threshold "+t)
@@ -176,6 +194,13 @@ func failureMessage(e gatetable.Entry) string {
 		parts = append(parts, fmt.Sprintf("n = %d", e.N))
 	}
 	return strings.Join(parts, ", ") + "; reason: " + reason
+}
+
+// regressionGate reports whether a gate is one of check --baseline's
+// regression gates (max_drop_hit, max_drop_recall, max_drop_ndcg and
+// max_drop:MEASURE@GROUP; docs/baseline.md), whose value is a drop.
+func regressionGate(name string) bool {
+	return strings.HasPrefix(name, "max_drop_") || strings.HasPrefix(name, "max_drop:")
 }
 
 // unrounded is a gate's figure as the JSON writes it: "null" when absent.
@@ -187,20 +212,24 @@ func unrounded(f *format.Float) string {
 }
 
 // gateDetail is a failed gate's measure, value, threshold (unrounded), n and
-// reason, one per line.
+// reason, one per line. A field is one line whatever it holds: a group's name
+// comes from the cases (a type, a locale), and one with a line break
+// ("a\nvalue: 1") would add lines of its own that a script reading the
+// text's fields takes for the gate's; its line breaks and other control
+// characters are spaces, as in the test case's name and message.
 func gateDetail(e gatetable.Entry) string {
 	var b strings.Builder
 	if e.Measure != "" {
-		fmt.Fprintf(&b, "measure: %s\nvalue: %s\nthreshold: %s\n", e.Measure, unrounded(e.Value), unrounded(e.Threshold))
+		fmt.Fprintf(&b, "measure: %s\nvalue: %s\nthreshold: %s\n", format.SanitizeText(e.Measure), unrounded(e.Value), unrounded(e.Threshold))
 	}
 	if e.N > 0 {
 		fmt.Fprintf(&b, "n: %d\n", e.N)
 	}
 	if e.Group != "" {
-		fmt.Fprintf(&b, "group: %s\n", e.Group)
+		fmt.Fprintf(&b, "group: %s\n", format.SanitizeText(e.Group))
 	}
 	if e.Reason != "" {
-		fmt.Fprintf(&b, "reason: %s\n", e.Reason)
+		fmt.Fprintf(&b, "reason: %s\n", format.SanitizeText(e.Reason))
 	}
 	return b.String()
 }

@@ -122,8 +122,16 @@ func TestFailureUnrounded(t *testing.T) {
 	integrity := outcome.New("integrity", outcome.Fail)
 	integrity.N = 5
 	integrity.Why = []outcome.Clause{{Code: outcome.Unresolved, N: 2}}
-	s := junit.Check(&gate.Result{K: 5, Gates: outcome.Gates{integrity, floorGate, near, empty}})
-	require.Len(t, s.Cases, 4)
+	// check --baseline's regression gates: the value is the drop of the
+	// measure from the baseline, the threshold the drop tolerated
+	// (docs/baseline.md), as in the demo's regressed run (hit@5 0.985 -> 0.924).
+	drop := outcome.New("max_drop_hit", outcome.Fail)
+	drop.Group, drop.Measure, drop.Value, drop.Threshold, drop.N = "overall", "retrieval_hit_at_k", 8.0/132, 0.01, 132
+	drop.Why = []outcome.Clause{{Code: outcome.Dropped, Name: "overall", Value: 8.0 / 132, Base: 130.0 / 132, Current: 122.0 / 132, Threshold: 0.01, Test: "mcnemar_exact", P: 0.0078}}
+	groupDrop := outcome.New("max_drop:retrieval_recall_at_k@type:golden", outcome.Fail)
+	groupDrop.Group, groupDrop.Measure, groupDrop.Value, groupDrop.Threshold, groupDrop.N = "type:golden", "retrieval_recall_at_k", 0.05, 0.02, 104
+	s := junit.Check(&gate.Result{K: 5, Gates: outcome.Gates{integrity, floorGate, near, empty, drop, groupDrop}})
+	require.Len(t, s.Cases, 6)
 	tests := []struct {
 		name, message, detail string
 	}{
@@ -138,6 +146,12 @@ func TestFailureUnrounded(t *testing.T) {
 		{"floor:retrieval_ndcg_at_k@type:smoke",
 			"retrieval_ndcg_at_k, threshold 0.5; reason: n = 0: no gold-carrying cases were scored in type:smoke",
 			"measure: retrieval_ndcg_at_k\nvalue: null\nthreshold: 0.5\ngroup: type:smoke\nreason: n = 0: no gold-carrying cases were scored in type:smoke\n"},
+		{"max_drop_hit (overall): a drop, not a hit@k of 0.06",
+			"drop of retrieval_hit_at_k = 0.06060606060606061, threshold 0.01, n = 132; reason: overall mean dropped 0.061 (from 0.985 to 0.924), more than the 0.010 tolerated; mcnemar_exact p = 0.0078",
+			"measure: retrieval_hit_at_k\nvalue: 0.06060606060606061\nthreshold: 0.01\nn: 132\ngroup: overall\nreason: overall mean dropped 0.061 (from 0.985 to 0.924), more than the 0.010 tolerated; mcnemar_exact p = 0.0078\n"},
+		{"max_drop:retrieval_recall_at_k@type:golden",
+			"drop of retrieval_recall_at_k = 0.05, threshold 0.02, n = 104; reason: the gate failed",
+			"measure: retrieval_recall_at_k\nvalue: 0.05\nthreshold: 0.02\nn: 104\ngroup: type:golden\n"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -147,6 +161,69 @@ func TestFailureUnrounded(t *testing.T) {
 			assert.Equal(t, tt.detail, c.Detail)
 		})
 	}
+}
+
+// A failed gate's text is one line per field whatever its group's name holds:
+// a type or locale comes from the cases, and one with line breaks
+// ("a\nvalue: 1\nthreshold: 0") added lines a script reading the fields took
+// for the gate's (the last "value:" was 1). Its breaks are spaces, as in the
+// case's name and message.
+func TestDetailOneLinePerField(t *testing.T) {
+	group := "type:a\nvalue: 1\r\nthreshold: 0\u2028n: 999\u0085"
+	g := outcome.New("floor:retrieval_hit_at_k@"+group, outcome.Fail)
+	g.Group, g.Measure, g.Value, g.Threshold, g.N = group, "retrieval_hit_at_k", 0.5, 0.9, 2
+	g.Why = []outcome.Clause{{Code: outcome.BelowFloor, Name: group, Value: 0.5, Threshold: 0.9}}
+	out := render(t, junit.Check(&gate.Result{K: 5, Gates: outcome.Gates{g}}))
+	var doc struct {
+		Cases []struct {
+			Failure struct {
+				Text string `xml:",chardata"`
+			} `xml:"failure"`
+		} `xml:"testsuite>testcase"`
+	}
+	require.NoError(t, xml.Unmarshal(out, &doc))
+	require.Len(t, doc.Cases, 1)
+	var keys []string
+	for _, line := range strings.Split(strings.TrimSuffix(doc.Cases[0].Failure.Text, "\n"), "\n") {
+		k, _, ok := strings.Cut(line, ": ")
+		require.True(t, ok, "a line of the text is a field: %q", line)
+		keys = append(keys, k)
+	}
+	assert.Equal(t, []string{"measure", "value", "threshold", "n", "group", "reason"}, keys, "%q", doc.Cases[0].Failure.Text)
+	assert.Contains(t, doc.Cases[0].Failure.Text, "\nvalue: 0.5\nthreshold: 0.9\nn: 2\ngroup: type:a value: 1  threshold: 0 n: 999 \nreason: type:a value: 1  threshold: 0 n: 999  mean 0.500")
+}
+
+// A gate's reason that names long groups of the data (a floor on a group
+// the data lacks lists the data's groups: up to 50 types and 50 locales,
+// named by the cases) is cut in its test case, "…" marking the cut, so the
+// document stays under its bound (MaxBytes, docs/ci.md). Before, 60 types of
+// 200 KB made a 20 MB report of one failed gate.
+func TestGateReasonBounded(t *testing.T) {
+	var names []string
+	for i := range 60 {
+		names = append(names, fmt.Sprintf("type:t%02d%s", i, strings.Repeat("x", 200000)))
+	}
+	g := outcome.New("floor:retrieval_hit_at_k@type:nope", outcome.Fail)
+	g.Group, g.Measure, g.Value, g.Threshold = "type:nope", "retrieval_hit_at_k", math.NaN(), 0.5
+	g.Why = []outcome.Clause{{Code: outcome.NoSuchGroup, Names: names}}
+	off := outcome.New("min_hit", outcome.Off)
+	off.Why = []outcome.Clause{{Code: outcome.NoSuchGroup, Names: names}}
+	s := junit.Check(&gate.Result{K: 5, Gates: outcome.Gates{g, off}})
+	out := render(t, s)
+	assert.Less(t, len(out), 128<<10, "two gates take a few dozen KiB")
+	require.Len(t, s.Cases, 2)
+	assert.True(t, strings.HasPrefix(s.Cases[0].Message, "retrieval_hit_at_k, threshold 0.5; reason: no such group in the data (groups: type:t00xxx"), s.Cases[0].Message[:120])
+	assert.True(t, strings.HasSuffix(s.Cases[0].Message, "x…"))
+	assert.True(t, strings.HasSuffix(s.Cases[0].Detail, "x…\n"))
+	assert.True(t, strings.HasSuffix(s.Cases[1].Message, "x…"), "an off gate's reason too")
+	assert.LessOrEqual(t, len(s.Cases[1].Message), 16<<10+len("…"))
+	// A reason of an ordinary length is whole.
+	s = junit.Check(&gate.Result{K: 5, Gates: outcome.Gates{func() outcome.Gate {
+		h := g
+		h.Why = []outcome.Clause{{Code: outcome.NoSuchGroup, Names: []string{"overall", "type:golden", "locale:en"}}}
+		return h
+	}()}})
+	assert.Equal(t, "retrieval_hit_at_k, threshold 0.5; reason: no such group in the data (groups: overall, type:golden, locale:en)", s.Cases[0].Message)
 }
 
 func TestCheckCases(t *testing.T) {
