@@ -137,7 +137,9 @@ type Dimension struct {
 	// Unreliable reports that CI95's method covers less than 0.93 at this n in
 	// simulation (metrics.UnreliableFor: BCa below 30 pairs, the Wilson
 	// interval of the disagreement below 50), as check's and compare's
-	// intervals do; false without a CI.
+	// intervals do, or that the confusion's margins are too sparse for any
+	// (a side used one bin only, or a bin fewer than
+	// metrics.KappaMinBinLabels times); false without a CI.
 	Unreliable bool
 	// MinN is the lock's min_n; BelowMinN reports N < MinN, which fails a gated dimension.
 	MinN       int

@@ -438,8 +438,9 @@ func (dim *Dimension) unreliable() bool { return dim.valid() && dim.CI95 != nil 
 
 // UnreliableNote is the footnote of a marked kappa interval: the words every
 // report's footnote has, with the n below which calibrate's intervals are
-// marked (metrics.UnreliableFor).
-const UnreliableNote = format.UnreliableNote + " (the weighted kappa's BCa interval below 30 paired cases, its Wilson-disagreement interval below 50; docs/statistics.md)"
+// marked (metrics.UnreliableFor) and the sparse margins on which they are
+// marked at any n (metrics.KappaMinBinLabels).
+const UnreliableNote = format.UnreliableNote + " (the weighted kappa's BCa interval below 30 paired cases, its Wilson-disagreement interval below 50, and either at any n when a side used one bin only or a bin fewer than 3 times; docs/statistics.md)"
 
 // anyUnreliable reports whether a dimension's CI is marked.
 func (d *Document) anyUnreliable() bool {
