@@ -157,8 +157,13 @@ type Dimension struct {
 	// HumanConstructs and JudgeConstructs are the distinct constructs each side declared.
 	HumanConstructs []string
 	JudgeConstructs []string
-	Violations      []Violation // construct mismatches first, then anchoring, each by case id
-	Notes           []Note      // why the numbers or the status are what they are (notes.go)
+	// ConstructsAssigned: neither side declared a construct (a --human-sheet
+	// and its --judge-qrels carry none), so both were read as the lock's and
+	// the construct guard had nothing to check; HumanConstructs and
+	// JudgeConstructs are then empty.
+	ConstructsAssigned bool
+	Violations         []Violation // construct mismatches first, then anchoring, each by case id
+	Notes              []Note      // why the numbers or the status are what they are (notes.go)
 	// Panel is the rater panel under the lock's raters: panel (panel.go), nil
 	// under raters: single.
 	Panel *PanelDimension
