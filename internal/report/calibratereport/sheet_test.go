@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -61,4 +62,34 @@ func TestSheetConstructsNotDeclared(t *testing.T) {
 	assert.Equal(t, "relevance-4-point", c.Lock)
 	assert.Contains(t, js.String(), `"human": []`)
 	assert.Contains(t, js.String(), `"judge": []`)
+}
+
+// A panel that agrees on every case has alpha 1 and no interval (every
+// resample of the cases gives 1; docs/calibrate.md, "The rater panel"): the
+// report printed "95% CI —" with no reason, which reads as a missing
+// bootstrap. It now says the interval cannot be estimated, and why.
+func TestPanelAllAgreeSaysWhyNoInterval(t *testing.T) {
+	lock, err := labelfile.ReadLock([]byte(`{"dimensions": {"g": {"construct": "support", "gated": true}},
+ "bins": [0.34, 0.67], "kappa_weighting": "quadratic", "min_kappa": 0.6, "raters": "panel"}`), "lock.json")
+	require.NoError(t, err)
+	var human, judge strings.Builder
+	for i := range 40 {
+		bin := i % 3
+		for _, r := range []string{"ana", "bo", "cy"} {
+			fmt.Fprintf(&human, `{"case_id":"c%02d","dimension":"g","bin":%d,"construct":"support","labeled_at":"2026-01-01T00:00:00Z","rater":%q}`+"\n", i, bin, r)
+		}
+		fmt.Fprintf(&judge, `{"case_id":"c%02d","dimension":"g","score":%g,"construct":"support","judged_at":"2026-02-01T00:00:00Z"}`+"\n", i, []float64{0.1, 0.5, 0.9}[bin])
+	}
+	res, err := calibrate.Run(context.Background(), calibrate.In{Lock: lock,
+		Human: calibrate.Reader{Name: "human.jsonl", R: strings.NewReader(human.String())},
+		Judge: calibrate.Reader{Name: "judge.jsonl", R: strings.NewReader(judge.String())}},
+		calibrate.Options{Resamples: 200, Seed: 1})
+	require.NoError(t, err)
+	doc := calibratereport.New(res)
+	var text, md bytes.Buffer
+	require.NoError(t, doc.Text(&text))
+	require.NoError(t, doc.Markdown(&md, "calibrate"))
+	want := "Krippendorff's alpha 1.000, 95% CI —, over n = 40 case(s) with two or more labels (120 labels); its interval cannot be estimated: no case's labels disagree, so every resample of the cases gives alpha 1"
+	assert.Contains(t, text.String(), want)
+	assert.Contains(t, md.String(), want)
 }
