@@ -137,7 +137,9 @@ type Dimension struct {
 	// Unreliable reports that CI95's method covers less than 0.93 at this n in
 	// simulation (metrics.UnreliableFor: BCa below 30 pairs, the Wilson
 	// interval of the disagreement below 50), as check's and compare's
-	// intervals do; false without a CI.
+	// intervals do, or that the confusion's margins are too sparse for any
+	// (a side used one bin only, or a bin fewer than
+	// metrics.KappaMinBinLabels times); false without a CI.
 	Unreliable bool
 	// MinN is the lock's min_n; BelowMinN reports N < MinN, which fails a gated dimension.
 	MinN       int
@@ -155,8 +157,13 @@ type Dimension struct {
 	// HumanConstructs and JudgeConstructs are the distinct constructs each side declared.
 	HumanConstructs []string
 	JudgeConstructs []string
-	Violations      []Violation // construct mismatches first, then anchoring, each by case id
-	Notes           []Note      // why the numbers or the status are what they are (notes.go)
+	// ConstructsAssigned: neither side declared a construct (a --human-sheet
+	// and its --judge-qrels carry none), so both were read as the lock's and
+	// the construct guard had nothing to check; HumanConstructs and
+	// JudgeConstructs are then empty.
+	ConstructsAssigned bool
+	Violations         []Violation // construct mismatches first, then anchoring, each by case id
+	Notes              []Note      // why the numbers or the status are what they are (notes.go)
 	// Panel is the rater panel under the lock's raters: panel (panel.go), nil
 	// under raters: single.
 	Panel *PanelDimension

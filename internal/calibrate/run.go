@@ -114,6 +114,16 @@ func Run(ctx context.Context, in In, o Options) (*Result, error) {
 	// 246 -> see BENCHMARKS.md). hs and js are not used below, so nothing
 	// keeps them live.
 	runtime.GC()
+	if in.HumanSheet.R != nil {
+		// The sheet's labels and the judge's qrels declare no construct:
+		// SheetLabels gave both the lock's, which the report must not present
+		// as declared.
+		for _, d := range res.Dimensions {
+			if d.Name == SheetDimension {
+				d.HumanConstructs, d.JudgeConstructs, d.ConstructsAssigned = []string{}, []string{}, true
+			}
+		}
+	}
 	res.LockCheck, res.GitAnchor, res.CarriedOver, res.Blind = lc, ga, co, bc
 	res.Finish()
 	return res, ctx.Err()

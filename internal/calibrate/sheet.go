@@ -25,8 +25,8 @@ var sheetTimes = [2]time.Time{time.Unix(0, 0).UTC(), time.Unix(1, 0).UTC()}
 // "QUERY/DOC", dimension SheetDimension with the lock's construct, score =
 // grade / 3 on both sides (binned by the lock's edges: [0.17, 0.5, 0.84] keep
 // the four grades apart). A row of a query the qrels do not have is an
-// *input.Error at its line; a row the qrels do not grade has no judge label
-// (unpaired, human only).
+// *input.Error at its line; a row the qrels do not grade, or grade below 0
+// (unjudged, as compare reads it), has no judge label (unpaired, human only).
 func SheetLabels(ctx context.Context, lock *labelfile.Lock, sheet, qrels Reader) (human, judge []labelfile.Label, err error) {
 	dim, ok := lock.Dimensions[SheetDimension]
 	if !ok {
@@ -52,10 +52,12 @@ func SheetLabels(ctx context.Context, lock *labelfile.Lock, sheet, qrels Reader)
 		h.Bin, h.HasBin = lock.BinOf(h.Score), true
 		human = append(human, h)
 		rel, judged := q.Relevance(qi, row.DocID)
-		if !judged {
+		if !judged || rel < 0 {
+			// A grade below 0 is "in the pool, but unjudged", as trec_eval
+			// and compare read it: no judge label, the row is unpaired.
 			continue
 		}
-		s := min(max(float64(rel), 0), top) / top
+		s := min(float64(rel), top) / top
 		j := labelfile.Label{File: q.File, Line: 0, Side: labelfile.JudgeSide, CaseID: id, Dimension: SheetDimension,
 			Score: s, HasScore: true, Construct: dim.Construct, At: sheetTimes[1]}
 		j.Bin, j.HasBin = lock.BinOf(s), true

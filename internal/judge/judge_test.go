@@ -20,6 +20,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
+	"github.com/retrieval-gate/retrieval-gate/internal/metrics"
 )
 
 func TestParseAnswer(t *testing.T) {
@@ -383,6 +384,43 @@ func TestRunRepeatSelfAgreement(t *testing.T) {
 	require.NotNil(t, s.EstimatedCost)
 	assert.InDelta(t, float64(res.PromptTokens)/1000*0.5+float64(res.CompletionTokens)/1000*1.5, *s.EstimatedCost, 1e-12)
 	assert.Equal(t, int64(80), srv.Requests(), "each repeat is its own request (the cache key has the repeat index)")
+}
+
+// A judge whose repeats agree on every pair (a deterministic model) had the
+// self-agreement interval [1, 1]: every resample of the pairs gives kappa 1.
+// The interval is now calibrate's (docs/calibrate.md, "Numbers"): with no
+// disagreement, [1 − U/D_e, 1], U = z²/(n + z²), D_e the chance disagreement
+// of the margins; marked unreliable below 50 pairs.
+func TestRunRepeatSelfAgreementAllAgree(t *testing.T) {
+	tests := []struct {
+		queries    int
+		unreliable bool
+	}{
+		{15, false}, // 60 pairs, each grade 15 times
+		{10, true},  // 40 pairs
+	}
+	for _, tt := range tests {
+		pairs, grades := table(tt.queries)
+		srv := llmtest.New(llmtest.Options{Grades: grades})
+		res := run(t, srv, pairs, nil, 2, 0)
+		srv.Close()
+		s := judge.Summarize(res, nil)
+		require.Len(t, s.SelfAgreement, 1)
+		ag := s.SelfAgreement[0]
+		n := 4 * tt.queries
+		require.Equal(t, n, ag.N)
+		require.Zero(t, ag.Differing)
+		require.NotNil(t, ag.WeightedKappa)
+		require.Equal(t, 1.0, *ag.WeightedKappa)
+		require.NotNil(t, ag.CI95)
+		// Quadratic weights over 4 equally used grades: D_e = Σ(i−j)²/(9·16) = 40/144.
+		z2 := metrics.Z95 * metrics.Z95
+		assert.InDelta(t, 1-(z2/(float64(n)+z2))/(40.0/144), ag.CI95[0], 1e-12, "n = %d", n)
+		assert.Equal(t, 1.0, ag.CI95[1])
+		assert.Less(t, ag.CI95[0], ag.CI95[1], "not a point")
+		assert.Equal(t, metrics.MethodWilsonDisagreement, ag.CIMethod)
+		assert.Equal(t, tt.unreliable, ag.Unreliable, "n = %d", n)
+	}
 }
 
 // Issue 20 item 4, the judge cache of the class: a line over MaxCacheLine is an

@@ -30,13 +30,20 @@ type Agreement struct {
 	Repeats [2]int
 	N       int
 	// Agreement is the share of exact agreement; Kappa Cohen's kappa;
-	// WeightedKappa the quadratic-weighted kappa with its bootstrap 95% CI.
-	// null when undefined (n = 0, or both repeats used one grade).
+	// WeightedKappa the quadratic-weighted kappa with its 95% CI, calibrate's
+	// (metrics.KappaCI95Context: BCa over the resampled grade counts, widened
+	// to the Wilson interval of the disagreement where the bootstrap would be
+	// a point). null when undefined (n = 0, or both repeats used one grade).
 	Agreement     *float64
 	Kappa         *float64
 	WeightedKappa *float64
 	Weighting     string
 	CI95          *[2]float64
+	// CIMethod is how CI95 was computed ("" without one); Unreliable that its
+	// method covers less than 0.93 at this n, or on margins this sparse, in
+	// simulation (metrics.Interval.Unreliable).
+	CIMethod   string
+	Unreliable bool
 	// Differing counts the pairs whose two grades differ.
 	Differing int
 }
@@ -59,8 +66,9 @@ const AgreementResamples = 2000
 
 // SummarizeContext counts the labels, the unjudged answers and the
 // self-agreement, and prices the tokens when price is not nil. It ends with
-// ctx.Err() soon after ctx ends: the self-agreement's bootstrap (AgreementResamples resamples of every pair,
-// for each two repeats) takes seconds on a run of 100,000 pairs.
+// ctx.Err() soon after ctx ends (the self-agreement's bootstrap resamples the
+// grade counts: AgreementResamples multinomial draws of at most 16 cells for
+// each two repeats, whatever the number of pairs).
 func SummarizeContext(ctx context.Context, res *Result, price *Price) (*Summary, error) {
 	s := &Summary{Pairs: len(res.Pairs), Judgments: len(res.Pairs) * res.Repeat, UnjudgedByCause: map[string]int{CauseUnparseable: 0, CauseOutOfRange: 0, CauseBudget: 0}}
 	queries := map[string]bool{}
@@ -110,12 +118,14 @@ func SummarizeContext(ctx context.Context, res *Result, price *Price) (*Summary,
 			ag.Kappa = finite(metrics.CohenKappa(m))
 			ag.WeightedKappa = finite(metrics.WeightedKappa(m, w))
 			if ag.WeightedKappa != nil {
-				ci, err := metrics.WeightedKappaCI95Context(ctx, x, y, MaxGrade+1, w, AgreementResamples, metrics.DefaultSeed)
+				// calibrate's interval: the percentile bootstrap of the pairs
+				// gave [1, 1] when every pair agreed (a deterministic judge).
+				iv, err := metrics.KappaCI95Context(ctx, m, w, AgreementResamples, metrics.DefaultSeed, metrics.KappaCIMethod)
 				if err != nil {
 					return nil, err
 				}
-				if !math.IsNaN(ci[0]) && !math.IsNaN(ci[1]) {
-					ag.CI95 = &ci
+				if ci := iv.CI(); !math.IsNaN(ci[0]) && !math.IsNaN(ci[1]) {
+					ag.CI95, ag.CIMethod, ag.Unreliable = &ci, iv.Method, iv.Unreliable
 				}
 			}
 			s.SelfAgreement = append(s.SelfAgreement, ag)

@@ -37,42 +37,6 @@ func Quantile(sorted []float64, q float64) float64 {
 	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
 }
 
-// percentileCI95 is the percentile bootstrap 95% interval: the 2.5% and 97.5%
-// type-7 quantiles of the resampled statistics (sorted in place).
-func percentileCI95(stats []float64) [2]float64 {
-	slices.Sort(stats)
-	return [2]float64{Quantile(stats, 0.025), Quantile(stats, 0.975)}
-}
-
-// StatisticCI95Context is the percentile bootstrap 95% CI of any statistic of
-// n paired items: each resample draws n indices with replacement and calls
-// stat; resamples where stat returns NaN (undefined, e.g. kappa of a single
-// class) are skipped. It ends with ctx.Err() soon after ctx ends (checked
-// before each resample, a draw of n indices and a call of stat).
-func StatisticCI95Context(ctx context.Context, n, resamples int, seed uint64, stat func(idx []int) float64) ([2]float64, error) {
-	if n == 0 || resamples <= 0 {
-		return [2]float64{math.NaN(), math.NaN()}, nil
-	}
-	r := NewRand(seed)
-	idx := make([]int, n)
-	stats := make([]float64, 0, resamples)
-	for range resamples {
-		if err := ctx.Err(); err != nil {
-			return [2]float64{math.NaN(), math.NaN()}, err
-		}
-		for i := range idx {
-			idx[i] = r.IntN(n)
-		}
-		if s := stat(idx); !math.IsNaN(s) {
-			stats = append(stats, s)
-		}
-	}
-	if len(stats) == 0 {
-		return [2]float64{math.NaN(), math.NaN()}, nil
-	}
-	return percentileCI95(stats), nil
-}
-
 // Histogram holds a sample as distinct values and their counts. Its memory grows
 // with the number of distinct values, not with the sample size, and its bootstrap
 // draws the resampled counts (a multinomial): the same distribution as

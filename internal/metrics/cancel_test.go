@@ -96,29 +96,3 @@ func TestHistogramResamplingStopsOnCancel(t *testing.T) {
 	_, err := SummarizeContext(ctx, spread(4000), 10000, DefaultSeed, -1, 1) // 8,000 items: BCa
 	require.ErrorIs(t, err, context.Canceled)
 }
-
-// StatisticCI95 (judge's self-agreement kappa: 2,000 resamples of every pair,
-// 1.3 s at 100,000 pairs) never looked at a context. Its Context form calls
-// the statistic no more after the context has ended.
-func TestStatisticCI95StopsOnCancel(t *testing.T) {
-	calls := 0
-	ctx := countdown(5)
-	_, err := StatisticCI95Context(ctx, 1000, 2000, DefaultSeed, func(idx []int) float64 {
-		calls++
-		return float64(idx[0])
-	})
-	require.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, 5, calls, "the statistic is called once for each check that found the context alive")
-
-	first := make([]int, 50_000)
-	second := make([]int, 50_000)
-	for i := range first {
-		first[i], second[i] = i%4, (i/3)%4
-	}
-	w := KappaWeights(4, KappaQuadratic)
-	_, err = WeightedKappaCI95Context(countdown(3), first, second, 4, w, 2000, DefaultSeed)
-	require.ErrorIs(t, err, context.Canceled)
-	ci, err := WeightedKappaCI95Context(context.Background(), first[:500], second[:500], 4, w, 200, DefaultSeed)
-	require.NoError(t, err)
-	assert.Equal(t, WeightedKappaCI95(first[:500], second[:500], 4, w, 200, DefaultSeed), ci)
-}

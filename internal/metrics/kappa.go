@@ -1,9 +1,6 @@
 package metrics
 
-import (
-	"context"
-	"math"
-)
+import "math"
 
 // Kappa weighting schemes (the lock's kappa_weighting).
 const (
@@ -126,24 +123,4 @@ func WeightedKappa(m [][]int, w [][]float64) float64 {
 		return math.NaN()
 	}
 	return 1 - obs/exp
-}
-
-// WeightedKappaCI95Context is the percentile bootstrap 95% CI of WeightedKappa
-// over paired ratings, resampling pairs (StatisticCI95Context); undefined
-// resamples are skipped. It ends with ctx.Err() soon after ctx ends (2,000
-// resamples of 100,000 pairs take about 1.3 s).
-func WeightedKappaCI95Context(ctx context.Context, first, second []int, k int, w [][]float64, resamples int, seed uint64) ([2]float64, error) {
-	m := make([][]int, k)
-	for i := range m {
-		m[i] = make([]int, k)
-	}
-	return StatisticCI95Context(ctx, len(first), resamples, seed, func(idx []int) float64 {
-		for i := range m {
-			clear(m[i])
-		}
-		for _, x := range idx {
-			m[first[x]][second[x]]++
-		}
-		return WeightedKappa(m, w)
-	})
 }

@@ -171,23 +171,6 @@ func TestKappaWeights(t *testing.T) {
 	assert.Equal(t, [][]float64{{0, 0.25, 1}, {0.25, 0, 0.25}, {1, 0.25, 0}}, KappaWeights(3, KappaQuadratic))
 }
 
-func TestWeightedKappaCI95(t *testing.T) {
-	m := [][]int{{10, 2, 0}, {3, 8, 2}, {1, 2, 12}}
-	a, b := ratings(m)
-	w := KappaWeights(3, KappaQuadratic)
-	ci := WeightedKappaCI95(a, b, 3, w, 2000, DefaultSeed)
-	point := WeightedKappa(m, w)
-	assert.Less(t, ci[0], point)
-	assert.Greater(t, ci[1], point)
-	assert.LessOrEqual(t, ci[1], 1.0)
-	assert.Equal(t, ci, WeightedKappaCI95(a, b, 3, w, 2000, DefaultSeed), "same seed, same interval")
-
-	// All resamples of a single class are undefined and skipped: no interval.
-	one := []int{1, 1, 1, 1}
-	ci = WeightedKappaCI95(one, one, 3, w, 100, DefaultSeed)
-	assert.True(t, math.IsNaN(ci[0]) && math.IsNaN(ci[1]))
-}
-
 // TestKappaPublishedExamples checks kappa against values printed in the literature,
 // recomputed independently here from the tables' proportions.
 func TestKappaPublishedExamples(t *testing.T) {

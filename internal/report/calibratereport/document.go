@@ -82,6 +82,10 @@ type Dimension struct {
 }
 
 type Constructs struct {
+	// Assigned: neither side declared a construct (a --human-sheet and its
+	// --judge-qrels): both were read as the lock's, Human and Judge are empty
+	// and the construct guard had nothing to check. Absent otherwise.
+	Assigned bool `json:"assigned,omitempty"`
 	// Definition is the lock's definition of its construct, when it has one.
 	Definition string   `json:"definition,omitempty"`
 	Human      []string `json:"human"`
@@ -306,8 +310,8 @@ func New(r *calibrate.Result) *Document {
 			Confusion: d.Confusion,
 			Construct: d.Construct,
 			Constructs: Constructs{
-				Definition: r.Lock.Dimensions[d.Name].Definition,
-				Human:      nonNil(d.HumanConstructs), Judge: nonNil(d.JudgeConstructs), Lock: d.Construct,
+				Assigned: d.ConstructsAssigned, Definition: r.Lock.Dimensions[d.Name].Definition,
+				Human: nonNil(d.HumanConstructs), Judge: nonNil(d.JudgeConstructs), Lock: d.Construct,
 			},
 			Disagreements: Disagreements{
 				HumanAboveJudge: d.HumanAbove, JudgeAboveHuman: d.JudgeAbove,
@@ -438,8 +442,9 @@ func (dim *Dimension) unreliable() bool { return dim.valid() && dim.CI95 != nil 
 
 // UnreliableNote is the footnote of a marked kappa interval: the words every
 // report's footnote has, with the n below which calibrate's intervals are
-// marked (metrics.UnreliableFor).
-const UnreliableNote = format.UnreliableNote + " (the weighted kappa's BCa interval below 30 paired cases, its Wilson-disagreement interval below 50; docs/statistics.md)"
+// marked (metrics.UnreliableFor) and the sparse margins on which they are
+// marked at any n (metrics.KappaMinBinLabels).
+const UnreliableNote = format.UnreliableNote + " (the weighted kappa's BCa interval below 30 paired cases, its Wilson-disagreement interval below 50, and either at any n when a side used one bin only or a bin fewer than 3 times; docs/statistics.md)"
 
 // anyUnreliable reports whether a dimension's CI is marked.
 func (d *Document) anyUnreliable() bool {
@@ -628,8 +633,13 @@ func (d *Document) Markdown(w io.Writer, marker string) error {
 	}
 	for _, dim := range dims {
 		fmt.Fprintf(&b, "### %s\n\n", esc(dim.Name))
-		fmt.Fprintf(&b, "Construct (lock): %s. Human labels declare %s; judge scores declare %s.\n\n",
-			esc(dim.Construct), list(dim.Constructs.Human), list(dim.Constructs.Judge))
+		if dim.Constructs.Assigned {
+			fmt.Fprintf(&b, "Construct (lock): %s. The labelling sheet and the judge's qrels declare no construct: both are read as the lock's, so the construct guard has nothing to check.\n\n",
+				esc(dim.Construct))
+		} else {
+			fmt.Fprintf(&b, "Construct (lock): %s. Human labels declare %s; judge scores declare %s.\n\n",
+				esc(dim.Construct), list(dim.Constructs.Human), list(dim.Constructs.Judge))
+		}
 		if def := dim.Constructs.Definition; def != "" {
 			fmt.Fprintf(&b, "Definition (lock): %s\n\n", esc(def))
 		}

@@ -180,8 +180,13 @@ func (dim *Dimension) panelNotes(esc func(string) string) []string {
 	}
 	s := fmt.Sprintf("panel of %d rater(s) (%s) on %d case(s): Krippendorff's alpha %s, 95%% CI %s, over n = %d case(s) with two or more labels (%d labels)",
 		len(p.Raters), strings.Join(names, ", "), p.Cases, alpha, ci, p.N, p.Values)
-	if p.Alpha == nil {
+	switch {
+	case p.Alpha == nil:
 		s += "; alpha is undefined (no case with two labels, or every label in one bin)"
+	case p.AlphaCI95 == nil && p.Disagreed == 0:
+		// Not a zero-width interval, and not one the cases cannot support:
+		// say why there is none (docs/calibrate.md).
+		s += "; its interval cannot be estimated: no case's labels disagree, so every resample of the cases gives alpha 1"
 	}
 	out = append(out, s)
 	if p.AlphaBelowMinK {

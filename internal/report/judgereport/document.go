@@ -111,7 +111,12 @@ type Agreement struct {
 	WeightedKappa *format.Float    `json:"weighted_kappa"`
 	Weighting     string           `json:"weighting"`
 	CI95          *[2]format.Float `json:"ci95"`
-	Differing     int              `json:"differing"`
+	// CIMethod is how ci95 was computed (bca or wilson-disagreement), null
+	// without it; Unreliable that its method covers less than 93% at this n,
+	// or on margins this sparse, in simulation (calibrate's rule).
+	CIMethod   *string `json:"ci95_method"`
+	Unreliable bool    `json:"unreliable"`
+	Differing  int     `json:"differing"`
 }
 
 // Batch is a batch run's counts and throughput (judge.BatchStats).
@@ -184,7 +189,8 @@ func New(res *judge.Result, s *judge.Summary, meta Meta) *Document {
 			WeightedKappa: floatPtr(a.WeightedKappa), Weighting: a.Weighting, Differing: a.Differing}
 		if a.CI95 != nil {
 			ci := format.CI(*a.CI95)
-			ag.CI95 = &ci
+			method := a.CIMethod
+			ag.CI95, ag.CIMethod, ag.Unreliable = &ci, &method, a.Unreliable
 		}
 		d.SelfAgreement = append(d.SelfAgreement, ag)
 	}

@@ -73,15 +73,25 @@ func Judge(w io.Writer, res *judge.Result, s *judge.Summary) {
 			fmt.Fprintf(w, "judge: batch wall time %s s, %s new judgment(s) per second%s\n", format.Fixed(b.WaitSeconds, 1), fmtRate(b.PairsPerSecond), calls)
 		}
 	}
+	marked := false
 	for _, a := range s.SelfAgreement {
 		ci := "undefined"
 		if a.CI95 != nil {
-			ci = fmt.Sprintf("[%s, %s]", fmtFloat(&a.CI95[0]), fmtFloat(&a.CI95[1]))
+			ci = fmt.Sprintf("[%s, %s]%s", fmtFloat(&a.CI95[0]), fmtFloat(&a.CI95[1]), format.MarkIf(a.Unreliable))
+			marked = marked || a.Unreliable
 		}
 		fmt.Fprintf(w, "judge: self-agreement, repeats %d and %d: n %d, exact agreement %s, weighted kappa (quadratic) %s, 95%% CI %s, %d pair(s) differ\n",
 			a.Repeats[0], a.Repeats[1], a.N, fmtFloat(a.Agreement), fmtFloat(a.WeightedKappa), ci, a.Differing)
 	}
+	if marked {
+		fmt.Fprintf(w, "judge: %s\n", SelfAgreementUnreliableNote)
+	}
 }
+
+// SelfAgreementUnreliableNote explains the mark after a self-agreement
+// interval: calibrate's kappa interval, marked by the same rule
+// (metrics.KappaCI95Context).
+const SelfAgreementUnreliableNote = format.UnreliableNote + " (the weighted kappa's BCa interval below 30 pairs, its Wilson-disagreement interval below 50, and either at any n when a repeat used one grade only or a grade fewer than 3 times; docs/statistics.md)"
 
 func fmtFloat(v *float64) string {
 	if v == nil {
