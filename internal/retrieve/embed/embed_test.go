@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/text"
 )
 
 func dot(a, b []float32) float64 {
@@ -292,6 +293,13 @@ func TestOllama(t *testing.T) {
 
 	_, err = NewOllama(OllamaConfig{URL: srv.URL})
 	assert.ErrorContains(t, err, "--embedder-model")
+}
+
+// TestHashFingerprintNamesTheTerms: the hash embedder's vectors are a function
+// of the terms text.Each gives, so its fingerprint (hence a kept collection's)
+// names their version: a collection embedded from older terms is rebuilt.
+func TestHashFingerprintNamesTheTerms(t *testing.T) {
+	assert.Contains(t, NewHash(64, nil).Fingerprint(), fmt.Sprintf(":text=%d:", text.Version))
 }
 
 func TestFNV64a(t *testing.T) {

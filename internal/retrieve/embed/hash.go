@@ -46,9 +46,13 @@ func NewHash(dim int, docs []string) *Hash {
 
 func (h *Hash) Name() string { return "hash" }
 
-// Fingerprint names the algorithm and dimension; the IDF weights are a function
-// of the KB, which the collection fingerprint hashes separately.
-func (h *Hash) Fingerprint() string { return fmt.Sprintf("hash-v1:dim=%d", h.dim) }
+// Fingerprint names the algorithm, the terms' version (text.Version) and the
+// dimension; the IDF weights are a function of the KB, which the collection
+// fingerprint hashes separately. A kept collection whose vectors were made
+// from other terms is rebuilt.
+func (h *Hash) Fingerprint() string {
+	return fmt.Sprintf("hash-v1:text=%d:dim=%d", text.Version, h.dim)
+}
 
 // Dim is the vector dimension.
 func (h *Hash) Dim() int { return h.dim }

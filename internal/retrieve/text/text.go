@@ -1,14 +1,24 @@
 // Package text turns text into the terms that the lexical scorers (BM25 and the
 // hash embedder) count: lower-cased runs of Unicode letters and digits, with the
 // accents of Latin letters folded (é -> e, ç -> c, ñ -> n), so that "sesión" and
-// "sesion" are the same term. No stemming and no stop words: IDF weighting takes
-// care of frequent words, and the KB may be in any language.
+// "sesion" are the same term. Nonspacing marks (a decomposed accent, Arabic
+// vowel marks) are dropped; spacing and enclosing marks (the vowel signs of
+// Devanagari and other Indic scripts) belong to the word they follow, so that
+// "किताब" is one term and not the three consonants "क", "त", "ब". No stemming
+// and no stop words: IDF weighting takes care of frequent words, and the KB may
+// be in any language.
 package text
 
 import (
 	"unicode"
 	"unicode/utf8"
 )
+
+// Version numbers the terms Each gives: it changes whenever some text's terms
+// change, so that a vector made from older terms (a kept collection's, through
+// the hash embedder's fingerprint) is not reused. 2: spacing marks stay in
+// their word.
+const Version = 2
 
 // Tokens returns the terms of s in order (repeats kept).
 func Tokens(s string) []string {
@@ -51,6 +61,15 @@ func Each(s string, buf []byte, fn func(term []byte)) []byte {
 			}
 			continue
 		} else if unicode.Is(unicode.Mn, r) { // a combining accent: fold it away
+			continue
+		} else if unicode.Is(unicode.Mc, r) || unicode.Is(unicode.Me, r) {
+			// A spacing or enclosing mark (a Devanagari, Bengali or Tamil vowel
+			// sign) is part of its letter's word, as in Unicode's word
+			// boundaries (UAX #29, WB4); one with no letter before it is
+			// dropped.
+			if len(b) > 0 {
+				b = utf8.AppendRune(b, r)
+			}
 			continue
 		}
 		if len(b) > 0 {

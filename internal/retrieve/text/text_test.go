@@ -23,6 +23,12 @@ func TestTokens(t *testing.T) {
 		{"digits kept", "2FA in 14 days", []string{"2fa", "in", "14", "days"}},
 		{"eszett", "Straße", []string{"strasse"}},
 		{"non latin kept", "пароль 密码", []string{"пароль", "密码"}},
+		// Devanagari vowel signs (ि U+093F, ा U+093E) are spacing marks (Mc):
+		// they belong to the word (UAX #29, WB4), which must not split into its
+		// consonants, or "कब" (when) would share every term with "किताब" (book).
+		{"spacing marks stay in the word", "किताब कब", []string{"किताब", "कब"}},
+		{"tamil vowel sign", "தமிழ்", []string{"தமிழ"}},
+		{"spacing mark with no letter before it", "\u093F किताब", []string{"किताब"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,6 +87,12 @@ func referenceTokens(s string) []string {
 			continue
 		}
 		if unicode.Is(unicode.Mn, r) {
+			continue
+		}
+		if unicode.Is(unicode.Mc, r) || unicode.Is(unicode.Me, r) {
+			if b.Len() > 0 {
+				b.WriteRune(r)
+			}
 			continue
 		}
 		flush()
