@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
@@ -237,11 +238,11 @@ func newEmbedder(o *RunOptions, chunks []chunk.Chunk) (embed.Embedder, error) {
 // RetrievalJSON is the "retrieval" object, keys in the contract's order.
 func (r *RunResult) RetrievalJSON() []byte {
 	b := []byte(`{"strategy": `)
-	b = strconv.AppendQuote(b, r.Strategy)
+	b = format.AppendJSONString(b, r.Strategy)
 	b = append(b, `, "store": `...)
-	b = strconv.AppendQuote(b, r.Store)
+	b = format.AppendJSONString(b, r.Store)
 	b = append(b, `, "embedder": `...)
-	b = strconv.AppendQuote(b, r.Embedder)
+	b = format.AppendJSONString(b, r.Embedder)
 	b = append(b, `, "k": `...)
 	b = strconv.AppendInt(b, int64(r.K), 10)
 	return append(b, '}')
@@ -350,7 +351,9 @@ func (ix *Index) RetrieveCases(ctx context.Context, r io.Reader, name string, me
 }
 
 // RetrievedJSON renders results as [{"id": chunk, "parent_id": card, "score": s}],
-// scores with ScoreDigits significant digits (Search has rounded them).
+// scores with ScoreDigits significant digits (Search has rounded them), ids as
+// JSON strings (a card id may hold any character the KB's JSON allows; Go's
+// quoting would write \x7f or \a, which JSON does not have).
 func RetrievedJSON(rs []Result) []byte {
 	b := []byte{'['}
 	for i, r := range rs {
@@ -358,9 +361,9 @@ func RetrievedJSON(rs []Result) []byte {
 			b = append(b, ", "...)
 		}
 		b = append(b, `{"id": `...)
-		b = strconv.AppendQuote(b, r.ID)
+		b = format.AppendJSONString(b, r.ID)
 		b = append(b, `, "parent_id": `...)
-		b = strconv.AppendQuote(b, r.ParentID)
+		b = format.AppendJSONString(b, r.ParentID)
 		b = append(b, `, "score": `...)
 		b = strconv.AppendFloat(b, r.Score, 'g', ScoreDigits, 64)
 		b = append(b, '}')

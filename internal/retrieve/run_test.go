@@ -3,6 +3,7 @@ package retrieve_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -58,6 +59,44 @@ func TestRunPipeline(t *testing.T) {
 	_, _, err = run(retrieve.RunOptions{Strategy: retrieve.Dense, K: 1, Store: "memory", Embedder: "hash", RerankURL: "ftp://x"})
 	require.ErrorAs(t, err, &oe)
 	assert.Equal(t, "rerank-url", oe.Option)
+}
+
+// The retrieved lists are JSON whatever characters a card id holds: the KB's
+// JSON allows any character in a string (RFC 8259 section 7: control
+// characters escaped), but Go's quoting writes \x7f, \a or \U000e0001, which
+// are not JSON escapes, so the run file could not be read back by check.
+func TestRunWritesJSONForAnyCardID(t *testing.T) {
+	tests := []struct{ name, id string }{ // id as the KB writes it
+		{"DEL", `a\u007fb`},
+		{"bell", `a\u0007b`},
+		{"vertical tab", `a\u000bb`},
+		{"tag character", `a\udb40\udc01b`},
+		{"quote and backslash", `a\"\\b`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kb := filepath.Join(t.TempDir(), "kb.jsonl")
+			require.NoError(t, os.WriteFile(kb, []byte(`{"id": "`+tt.id+`", "text": "reset your password in settings"}`+"\n"), 0o644))
+			var want string
+			require.NoError(t, json.Unmarshal([]byte(`"`+tt.id+`"`), &want))
+			for _, strategy := range retrieve.Strategies {
+				var out bytes.Buffer
+				_, err := retrieve.Run(context.Background(), retrieve.In{KB: loadKB(t, kb), Cases: strings.NewReader(`{"id": "q1", "query": "password reset"}` + "\n"),
+					CasesName: "cases.jsonl", Out: &out, OutName: "out.jsonl"}, retrieve.RunOptions{Strategy: strategy, K: 1, Store: "memory", Embedder: "hash"})
+				require.NoError(t, err)
+				var got struct {
+					Retrieved []struct {
+						ID       string `json:"id"`
+						ParentID string `json:"parent_id"`
+					} `json:"retrieved"`
+				}
+				require.NoError(t, json.Unmarshal(out.Bytes(), &got), "%s: %s", strategy, out.String())
+				require.Len(t, got.Retrieved, 1, strategy)
+				assert.Equal(t, want, got.Retrieved[0].ParentID, strategy)
+				assert.Equal(t, want+"#c1", got.Retrieved[0].ID, strategy)
+			}
+		})
+	}
 }
 
 // Every Chroma setting of RunOptions reaches the store, and each one left empty
