@@ -12,13 +12,16 @@ package text
 import (
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Version numbers the terms Each gives: it changes whenever some text's terms
 // change, so that a vector made from older terms (a kept collection's, through
 // the hash embedder's fingerprint) is not reused. 2: spacing marks stay in
-// their word.
-const Version = 2
+// their word; 3: the accented letters of Latin Extended-B and Latin Extended
+// Additional are folded.
+const Version = 3
 
 // Tokens returns the terms of s in order (repeats kept).
 func Tokens(s string) []string {
@@ -54,8 +57,8 @@ func Each(s string, buf []byte, fn func(term []byte)) []byte {
 			}
 		} else if unicode.IsLetter(r) || unicode.IsDigit(r) {
 			r = unicode.ToLower(r)
-			if int(r) < len(fold) && fold[r] != "" {
-				b = append(b, fold[r]...)
+			if f := folded(r); f != "" {
+				b = append(b, f...)
 			} else {
 				b = utf8.AppendRune(b, r)
 			}
@@ -84,11 +87,28 @@ func Each(s string, buf []byte, fn func(term []byte)) []byte {
 	return b
 }
 
-// fold maps lower-case accented Latin letters (Latin-1 Supplement and Latin
-// Extended-A) to their base letters; "" means no folding.
-var fold [0x180]string
+// fold maps lower-case accented Latin letters (Latin-1 Supplement to Latin
+// Extended-B) to their base letters; "" means no folding. foldAdditional does
+// the same for Latin Extended Additional (U+1E00–U+1EFF: Vietnamese ế, ộ, ữ).
+var (
+	fold           [0x250]string
+	foldAdditional [0x100]string
+)
+
+// folded is r's base letters, "" when r is not folded.
+func folded(r rune) string {
+	switch {
+	case r < 0x250:
+		return fold[r]
+	case 0x1e00 <= r && r < 0x1f00:
+		return foldAdditional[r-0x1e00]
+	}
+	return ""
+}
 
 func init() {
+	// Latin-1 Supplement and Latin Extended-A, written out: the letters with
+	// a canonical decomposition, and those with a stroke, a ligature or ß.
 	pairs := []struct{ from, to string }{
 		{"àáâãäåāăą", "a"}, {"çćĉċč", "c"}, {"ďđ", "d"}, {"èéêëēĕėęě", "e"},
 		{"ĝğġģ", "g"}, {"ĥħ", "h"}, {"ìíîïĩīĭįı", "i"}, {"ĵ", "j"}, {"ķ", "k"},
@@ -101,4 +121,40 @@ func init() {
 			fold[r] = p.to
 		}
 	}
+	// Latin Extended-B and Latin Extended Additional: every lower-case letter
+	// whose canonical decomposition is an ASCII letter and nonspacing marks
+	// (Romanian ș and ț, Pinyin ǎ, Vietnamese ơ, ư, ế), as a decomposed text
+	// is folded by dropping its marks.
+	for _, block := range [][2]rune{{0x180, 0x250}, {0x1e00, 0x1f00}} {
+		for r := block[0]; r < block[1]; r++ {
+			if !unicode.IsLetter(r) || unicode.ToLower(r) != r {
+				continue
+			}
+			if base, ok := asciiBase(norm.NFD.String(string(r))); ok {
+				if r < 0x250 {
+					fold[r] = base
+				} else {
+					foldAdditional[r-0x1e00] = base
+				}
+			}
+		}
+	}
+}
+
+// asciiBase is the ASCII letter d starts with, lower-cased, when every rune
+// after it is a nonspacing mark.
+func asciiBase(d string) (string, bool) {
+	if d == "" || !('a' <= d[0] && d[0] <= 'z' || 'A' <= d[0] && d[0] <= 'Z') {
+		return "", false
+	}
+	rest := d[1:]
+	if rest == "" {
+		return "", false
+	}
+	for _, m := range rest {
+		if !unicode.Is(unicode.Mn, m) {
+			return "", false
+		}
+	}
+	return string(unicode.ToLower(rune(d[0]))), true
 }

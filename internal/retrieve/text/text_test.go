@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
+	"golang.org/x/text/unicode/norm"
 )
 
 func TestTokens(t *testing.T) {
@@ -23,6 +24,15 @@ func TestTokens(t *testing.T) {
 		{"digits kept", "2FA in 14 days", []string{"2fa", "in", "14", "days"}},
 		{"eszett", "Straße", []string{"strasse"}},
 		{"non latin kept", "пароль 密码", []string{"пароль", "密码"}},
+		// Accented Latin letters beyond Latin Extended-A fold as the Latin-1
+		// ones do, and as their decomposed (NFD) spelling does: Romanian ș/ț
+		// (comma below, U+0219/U+021B) as its cedilla ş/ţ, Vietnamese (Latin
+		// Extended Additional), Pinyin tone marks (Latin Extended-B).
+		{"romanian comma below", "Știri țară ştiri ţară", []string{"stiri", "tara", "stiri", "tara"}},
+		{"vietnamese", "Tiếng Việt Tie\u0302\u0301ng", []string{"tieng", "viet", "tieng"}},
+		{"vietnamese horn", "Người dùng ƯU", []string{"nguoi", "dung", "uu"}},
+		{"pinyin", "Nǐ hǎo", []string{"ni", "hao"}},
+		{"no decomposition kept", "ƀ ə", []string{"ƀ", "ə"}},
 		// Devanagari vowel signs (ि U+093F, ा U+093E) are spacing marks (Mc):
 		// they belong to the word (UAX #29, WB4), which must not split into its
 		// consonants, or "कब" (when) would share every term with "किताब" (book).
@@ -35,6 +45,28 @@ func TestTokens(t *testing.T) {
 			assert.Equal(t, tt.want, Tokens(tt.in))
 		})
 	}
+}
+
+// TestPrecomposedFoldsAsDecomposed: every Latin letter whose canonical
+// decomposition (Unicode NFD) is a base letter and accents gives the terms of
+// that decomposition, upper and lower case, in Latin-1 Supplement, Latin
+// Extended-A and -B and Latin Extended Additional: a KB written precomposed
+// matches queries typed decomposed, and an accent is folded whatever block
+// its letter is in.
+func TestPrecomposedFoldsAsDecomposed(t *testing.T) {
+	checked := 0
+	for _, block := range [][2]rune{{0xc0, 0x250}, {0x1e00, 0x1f00}} {
+		for r := block[0]; r < block[1]; r++ {
+			s := string(r)
+			d := norm.NFD.String(s)
+			if !unicode.IsLetter(r) || d == s || d[0] >= utf8.RuneSelf {
+				continue
+			}
+			checked++
+			assert.Equal(t, Tokens(d), Tokens(s), "%U %s", r, s)
+		}
+	}
+	assert.Greater(t, checked, 400)
 }
 
 // FuzzTokens: Tokens gives the reference tokenizer's terms (below), none of
@@ -78,8 +110,8 @@ func referenceTokens(s string) []string {
 				b.WriteRune(r)
 			default:
 				r = unicode.ToLower(r)
-				if int(r) < len(fold) && fold[r] != "" {
-					b.WriteString(fold[r])
+				if f := folded(r); f != "" {
+					b.WriteString(f)
 				} else {
 					b.WriteRune(r)
 				}
