@@ -14,8 +14,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strings"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/gate"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/bm25"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/chunk"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/embed"
@@ -98,6 +101,7 @@ func Build(ctx context.Context, chunks []chunk.Chunk, emb embed.Embedder, st sto
 	if opt.K <= 0 {
 		return nil, fmt.Errorf("k must be at least 1")
 	}
+	chunks = canonicalLocales(chunks)
 	ix := &Index{chunks: chunks, byID: make(map[string]int, len(chunks)), opt: opt}
 	for i, c := range chunks {
 		ix.byID[c.ID] = i
@@ -209,8 +213,10 @@ func Build(ctx context.Context, chunks []chunk.Chunk, emb embed.Embedder, st sto
 
 // Query is one case's question.
 type Query struct {
-	Text   string
-	Locale string // searched alone unless Options.AllLocales; "" searches all
+	Text string
+	// Locale is searched alone unless Options.AllLocales; "" searches all. It
+	// matches the chunks' locales in canonical case (canonicalLocale).
+	Locale string
 }
 
 // Result is one retrieved chunk.
@@ -363,7 +369,34 @@ func (ix *Index) locale(q Query) string {
 	if ix.opt.AllLocales {
 		return ""
 	}
-	return q.Locale
+	return canonicalLocale(q.Locale)
+}
+
+// canonicalLocale is the locale a chunk is filed under and a query searches:
+// the BCP 47 tag in its canonical case, as check groups the cases
+// (gate.CanonicalLocale: "pt-br" and "pt_BR" are "pt-BR"), and "" for none.
+func canonicalLocale(l string) string {
+	if strings.TrimSpace(l) == "" {
+		return ""
+	}
+	return gate.CanonicalLocale(l)
+}
+
+// canonicalLocales returns chunks with every locale canonical
+// (canonicalLocale): chunks itself when they are, else a copy.
+func canonicalLocales(chunks []chunk.Chunk) []chunk.Chunk {
+	copied := false
+	for i, c := range chunks {
+		l := canonicalLocale(c.Locale)
+		if l == c.Locale {
+			continue
+		}
+		if !copied {
+			chunks, copied = slices.Clone(chunks), true
+		}
+		chunks[i].Locale = l
+	}
+	return chunks
 }
 
 func (ix *Index) lexical(q Query, depth int) []Result {

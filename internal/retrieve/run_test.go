@@ -99,6 +99,41 @@ func TestRunWritesJSONForAnyCardID(t *testing.T) {
 	}
 }
 
+// A case's locale selects the cards of its locale whatever the case of either
+// tag, as check groups the cases (BCP 47 tags are case-insensitive, and
+// check's CanonicalLocale makes "pt-br", "pt_BR" and "pt-BR" one group): a
+// case written "pt-br" against cards written "pt-BR" searched nothing, and
+// its empty list read as a retrieval miss.
+func TestLocaleFilterIgnoresTagCase(t *testing.T) {
+	tests := []struct{ name, kbLocale, caseLocale string }{
+		{"same case", "pt-BR", "pt-BR"},
+		{"case lower case", "pt-BR", "pt-br"},
+		{"case with underscore", "pt-BR", "pt_BR"},
+		{"KB lower case", "pt-br", "PT-BR"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kb := filepath.Join(t.TempDir(), "kb.jsonl")
+			require.NoError(t, os.WriteFile(kb, []byte(`{"id": "pt", "locale": "`+tt.kbLocale+`", "text": "como redefinir a senha"}`+"\n"+
+				`{"id": "en", "locale": "en", "text": "how to reset the password senha"}`+"\n"), 0o644))
+			for _, strategy := range retrieve.Strategies {
+				var out bytes.Buffer
+				_, err := retrieve.Run(context.Background(), retrieve.In{KB: loadKB(t, kb), Cases: strings.NewReader(`{"id": "q1", "locale": "` + tt.caseLocale + `", "query": "redefinir senha"}` + "\n"),
+					CasesName: "cases.jsonl", Out: &out, OutName: "out.jsonl"}, retrieve.RunOptions{Strategy: strategy, K: 5, Store: "memory", Embedder: "hash"})
+				require.NoError(t, err)
+				var got struct {
+					Retrieved []struct {
+						ParentID string `json:"parent_id"`
+					} `json:"retrieved"`
+				}
+				require.NoError(t, json.Unmarshal(out.Bytes(), &got), out.String())
+				require.Len(t, got.Retrieved, 1, "%s: %s", strategy, out.String())
+				assert.Equal(t, "pt", got.Retrieved[0].ParentID, strategy)
+			}
+		})
+	}
+}
+
 // Every Chroma setting of RunOptions reaches the store, and each one left empty
 // is taken from chroma-go's variable among the environment's values Resolve is
 // given (an option wins over its variable): seen in

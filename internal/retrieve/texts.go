@@ -54,8 +54,9 @@ func splitCards(ctx context.Context, kb *kbfile.KB, p chunk.Params) (*chunkTexts
 		parent := strings.Clone(cs[0].ParentID)
 		l, ok := locales[cs[0].Locale]
 		if !ok {
-			l = strings.Clone(cs[0].Locale)
-			locales[l] = l
+			// In canonical case, as Build files it (and so fingerprinted).
+			l = strings.Clone(canonicalLocale(cs[0].Locale))
+			locales[strings.Clone(cs[0].Locale)] = l
 		}
 		for _, c := range cs {
 			c.ParentID, c.Locale, c.Text = parent, l, t.store(c.Text)
