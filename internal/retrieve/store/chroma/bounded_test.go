@@ -2,6 +2,7 @@ package chroma
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -81,4 +82,60 @@ func TestEndlessAnswersBounded(t *testing.T) {
 func TestQueryAnswerCap(t *testing.T) {
 	assert.Equal(t, int64(1<<20+100*10*(6*20+64)), queryAnswerCap(100, 10, 20))
 	assert.Equal(t, int64(1<<20), queryAnswerCap(0, 10, 20))
+}
+
+// TestExportRefusesOverlappingPages: Export reads the collection page by page
+// (POST .../get with limit and offset, Chroma's v2 API); a server that
+// ignores offset (the same page again) or limit (more records than asked)
+// would give the exact check a record twice, or loop for as long as it
+// answers: both are refused with an error that says so.
+func TestExportRefusesOverlappingPages(t *testing.T) {
+	page := func(from, n int) map[string]any {
+		ids, embs, metas := make([]string, n), make([][]float32, n), make([]map[string]string, n)
+		for i := range ids {
+			ids[i], embs[i], metas[i] = fmt.Sprintf("r%d", from+i), []float32{1}, map[string]string{"locale": "en"}
+		}
+		return map[string]any{"ids": ids, "embeddings": embs, "metadatas": metas}
+	}
+	tests := []struct {
+		name   string
+		answer func(request int) map[string]any
+		want   string
+	}{
+		{"offset ignored", func(int) map[string]any { return page(0, ExportPage) }, `record "r0" read twice at offset 1000`},
+		{"limit ignored", func(int) map[string]any { return page(0, ExportPage+1) }, "1001 records for a limit of 1000 (the server ignores limit)"},
+		{"pages in order", func(req int) map[string]any { return page(req*ExportPage, []int{ExportPage, 3}[req]) }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			standin := chromatest.NewStandIn(HeaderAuthorization, "")
+			var gets atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !strings.HasSuffix(r.URL.Path, "/get") {
+					standin.ServeHTTP(w, r)
+					return
+				}
+				n := int(gets.Add(1)) - 1
+				if n >= 3 {
+					chromatest.WriteJSON(w, 200, page(0, 0))
+					return
+				}
+				chromatest.WriteJSON(w, 200, tt.answer(n))
+			}))
+			defer srv.Close()
+			s, _, err := Open(ctx, Config{URL: srv.URL, Chunks: 1})
+			require.NoError(t, err)
+			defer s.Close(ctx)
+			read := 0
+			_, err = s.Export(ctx, 1, func(recs []store.Record) error { read += len(recs); return nil })
+			if tt.want == "" {
+				require.NoError(t, err)
+				assert.Equal(t, ExportPage+3, read)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
 }

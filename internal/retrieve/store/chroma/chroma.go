@@ -395,10 +395,12 @@ const ExportPage = 1000
 // locale (store.Exporter), ExportPage at a time (POST .../get with limit and
 // offset, in the server's order), for an exact search over the vectors the
 // index holds. A page's answer is bounded by getAnswerCap; a record whose
-// embedding is not of dimension dim is an error.
+// embedding is not of dimension dim, a page of more records than asked and a
+// record read twice are errors.
 func (s *Store) Export(ctx context.Context, dim int, page func(recs []store.Record) error) (store.ExportCost, error) {
 	var cost store.ExportCost
 	recs := make([]store.Record, 0, ExportPage)
+	seen := map[string]struct{}{}
 	for offset := 0; ; offset += ExportPage {
 		res, n, err := s.client.get(ctx, s.col.ID, getRequest{Limit: ExportPage, Offset: offset, Include: []string{"embeddings", "metadatas"}},
 			getAnswerCap(ExportPage, dim, s.maxIDBytes()), getValuesCap(ExportPage, dim))
@@ -410,8 +412,19 @@ func (s *Store) Export(ctx context.Context, dim int, page func(recs []store.Reco
 			}
 			return cost, fmt.Errorf("chroma get on collection %q: %w", s.name, err)
 		}
+		if len(res.IDs) > ExportPage {
+			return cost, fmt.Errorf("chroma get on collection %q: %d records for a limit of %d (the server ignores limit)", s.name, len(res.IDs), ExportPage)
+		}
 		recs = recs[:0]
 		for i, id := range res.IDs {
+			// Chroma's ids are unique in a collection: one read twice means
+			// that the pages overlap (the server ignores offset, or the
+			// collection changed while it was read), and the exact search
+			// would count it twice.
+			if _, dup := seen[id]; dup {
+				return cost, fmt.Errorf("chroma get on collection %q: record %q read twice at offset %d (the collection changed while it was read, or the server ignores offset)", s.name, id, offset)
+			}
+			seen[id] = struct{}{}
 			if len(res.Embeddings[i]) != dim {
 				return cost, fmt.Errorf("chroma get on collection %q: record %q has dimension %d, the queries %d", s.name, id, len(res.Embeddings[i]), dim)
 			}
