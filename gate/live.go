@@ -139,10 +139,13 @@ func (o *LiveOptions) retrieval() (retrieve.RunOptions, error) {
 // knowledge base and runs the cases' queries, as `retrieval-gate retrieve --kb
 // KB --cases CASES` does with the same options, then checks the retrieved
 // cases against the same knowledge base as Check does, streaming one into the
-// other. Each case with a locale searches only the cards of its locale. The
-// report is the one of `retrieve` followed by `check` (the cases' file name is
-// the Cases reader's Name(), else "stdin"). A temporary collection of a store
-// with a server is deleted at the end, unless ctx was cancelled.
+// other. Each case with a locale searches only the cards of its locale (the
+// tags compared in canonical case, as Check groups them: "pt-br" searches the
+// "pt-BR" cards). The report is the one of `retrieve` followed by `check` (the
+// cases' file name is the Cases reader's Name(), else "stdin"). A temporary
+// collection of a store with a server is deleted at the end, also after an
+// error or once ctx is cancelled (the delete then has 0.3 s at most); a
+// delete that fails is not reported, and leaves the collection on the server.
 func Live(ctx context.Context, o LiveOptions) (*Report, error) {
 	rep, err := live(ctx, o)
 	return rep, guard.Error(err)
