@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
@@ -56,13 +57,19 @@ type BatchStore interface {
 	Load() (*BatchState, error)
 	Save(st *BatchState) error
 	Remove() error
-	Temp(pattern string) (*os.File, error)
+	Temp(what string) (*os.File, error) // what: "requests" or "results"
 }
 
 // StateFile is the BatchStore of the state file at Path (CACHE +
 // BatchStateSuffix for judge, OUT + BatchStateSuffix for generate), written
-// atomically; the temporary files are created beside it.
-type StateFile struct{ Path string }
+// atomically; the temporary files are created beside it, by Scratch.
+type StateFile struct {
+	Path string
+	// Scratch creates the scratch file NAME in dir after removing the
+	// leftovers of killed runs of NAME and of also (the front end's
+	// atomicfile.CreateTemp); nil is a plain os.CreateTemp.
+	Scratch func(dir, name string, also ...string) (*os.File, error)
+}
 
 // Name is the state file's path.
 func (s StateFile) Name() string { return s.Path }
@@ -76,13 +83,30 @@ func (s StateFile) Save(st *BatchState) error { return writeBatchState(s.Path, s
 // Remove removes the state file (an error when there is none).
 func (s StateFile) Remove() error { return os.Remove(s.Path) }
 
-// Temp creates a temporary file beside the state file.
-func (s StateFile) Temp(pattern string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil { //nolint:gosec // G301: the cache's directory (the cache creates it at its first judgment)
+// Temp creates a temporary file beside the state file, for what ("requests",
+// "results"): ".STATE.WHAT.tmp-pPID-RANDOM", named and cleaned up by Scratch
+// (the front end's is atomicfile's rule: a later run removes those of a run
+// killed with SIGKILL, once its PID is gone; those of both kinds, as a run
+// that resumes a batch writes no requests file).
+func (s StateFile) Temp(what string) (*os.File, error) {
+	dir, base := filepath.Dir(s.Path), filepath.Base(s.Path)
+	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: the cache's directory (the cache creates it at its first judgment)
 		return nil, err
 	}
-	return os.CreateTemp(filepath.Dir(s.Path), pattern)
+	var also []string
+	for _, w := range batchScratch {
+		if w != what {
+			also = append(also, base+"."+w)
+		}
+	}
+	if s.Scratch == nil {
+		return os.CreateTemp(dir, "."+base+"."+what+".tmp-p"+strconv.Itoa(os.Getpid())+"-*")
+	}
+	return s.Scratch(dir, base+"."+what, also...)
 }
+
+// batchScratch are the kinds of a batch's scratch files (StateFile.Temp).
+var batchScratch = []string{"requests", "results"}
 
 // BatchStateSuffix is appended to the cache's path to name the state file of
 // a submitted batch.
@@ -332,7 +356,7 @@ func (s *BatchSubmission) Run(ctx context.Context, want BatchState, write func(i
 		s.Resumed = true
 		logf("resuming batch %s (from %s)", state.BatchID, s.State.Name())
 	} else {
-		tmp, err := s.State.Temp(".batch-requests-*.jsonl")
+		tmp, err := s.State.Temp("requests")
 		if err != nil {
 			return nil, nil, fmt.Errorf("failed to write the batch requests: %w", err)
 		}
@@ -469,7 +493,7 @@ func batchFileCap(n int64) int64 {
 // temporary file of the store (streamed, never whole in memory, at most
 // batchFileCap(n) bytes) and reads it with read.
 func readBatchFile(ctx context.Context, api llm.BatchService, job *llm.BatchJob, src llm.ResultSource, name string, n int64, store BatchStore, read func(ctx context.Context, r io.Reader, name string) error) error {
-	tmp, err := store.Temp(".batch-results-*.jsonl")
+	tmp, err := store.Temp("results")
 	if err != nil {
 		return err
 	}
