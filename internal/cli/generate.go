@@ -158,7 +158,7 @@ func generateServices(f *Factory, o *generate.RunOptions, progress func(done, to
 		if in.BatchAPI, err = o.LLM.BatchClient(key); err != nil {
 			return in, fmt.Errorf("generate: %w", err)
 		}
-		in.BatchState = judge.StateFile{Path: o.Out + judge.BatchStateSuffix}
+		in.BatchState = judge.StateFile{Path: o.Out + judge.BatchStateSuffix, Scratch: atomicfile.CreateTemp}
 	}
 	return in, nil
 }

@@ -183,7 +183,7 @@ func judgeServices(f *Factory, o *judge.RunOptions, progress func(done, total in
 		return in, fmt.Errorf("judge: %w", err)
 	}
 	if o.Batch {
-		in.BatchState = judge.StateFile{Path: o.Cache + judge.BatchStateSuffix}
+		in.BatchState = judge.StateFile{Path: o.Cache + judge.BatchStateSuffix, Scratch: atomicfile.CreateTemp}
 	}
 	return in, nil
 }

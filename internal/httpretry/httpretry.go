@@ -8,8 +8,11 @@
 //     gives up at once with a *RateLimitError or the last answer.
 //   - Retried: 429 and rate-limit 403s (Retry-After, X-RateLimit-Remaining: 0 with
 //     X-RateLimit-Reset, GitHub's secondary-rate-limit body) for every method, since
-//     the server did not act on the request; 5xx and network errors for idempotent
-//     methods, and for POST unless Policy.NonIdempotentPOST (GitHub creating a comment).
+//     the server did not act on the request (but a 503 of a NonIdempotentPOST POST is
+//     not: it is no rate limit); 5xx and network errors for idempotent methods, and
+//     for POST unless Policy.NonIdempotentPOST (GitHub creating a comment, a batch
+//     API creating a batch); a connection never made (a dial error: the request was
+//     not sent) for every method.
 //   - Credentials (Policy headers and Authorization, Cookie and any header whose
 //     name says key, token, secret or auth) are sent only to the origin they were
 //     configured for and dropped on any redirect to another scheme, host or port.
@@ -31,6 +34,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -47,7 +51,9 @@ type Policy struct {
 	// Attempts·Timeout plus DefaultBudget of waiting.
 	Budget time.Duration
 	// NonIdempotentPOST: a POST may have acted even when it failed (GitHub creates a
-	// comment), so it is retried only on rate limits, never on 5xx or network errors.
+	// comment, a provider a paid batch), so it is retried only on rate limits (429,
+	// a rate-limit 403) and when the connection was never made, never on a 5xx or
+	// another network error.
 	NonIdempotentPOST bool
 	// Sleep waits between attempts (tests record the waits instead); nil is a timer
 	// that stops early when ctx is done.
@@ -120,6 +126,14 @@ func idempotent(method string) bool {
 	return false
 }
 
+// notSent reports whether err, an attempt's failure without an answer, came
+// before the request was sent: the connection (to the server or its proxy)
+// was never made. Such an attempt is retried whatever the method.
+func notSent(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && (oe.Op == "dial" || oe.Op == "proxyconnect")
+}
+
 // maxPlausibleWait bounds the waits a server may ask for: a Retry-After or an
 // X-RateLimit-Reset further away is not a time (and would overflow a Duration).
 const maxPlausibleWait = 7 * 24 * time.Hour
@@ -154,13 +168,18 @@ func (p Policy) decide(req *http.Request, resp *http.Response, err error, attemp
 		if req.Context().Err() != nil {
 			return decision{}
 		}
-		if !idempotent(req.Method) && (req.Method != http.MethodPost || p.NonIdempotentPOST) {
+		if !idempotent(req.Method) && (req.Method != http.MethodPost || p.NonIdempotentPOST) && !notSent(err) {
 			return decision{}
 		}
 		return decision{retry: true, wait: p.backoff(attempt)}
 	}
 	st := resp.StatusCode
 	now := p.Now()
+	if st == http.StatusServiceUnavailable && req.Method == http.MethodPost && p.NonIdempotentPOST {
+		// A 503, even with a Retry-After, is not a rate limit: the server
+		// may have acted on the request before it failed.
+		return decision{}
+	}
 	if st == http.StatusForbidden || st == http.StatusTooManyRequests || st == http.StatusServiceUnavailable {
 		if d, why, ok := retryAfter(resp.Header.Get("Retry-After"), now); ok {
 			rl := &RateLimitError{Status: st, Wait: d, Why: why}

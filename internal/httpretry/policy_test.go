@@ -2,11 +2,13 @@ package httpretry
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -229,4 +231,55 @@ func TestWaitOutsideAttemptTimeout(t *testing.T) {
 	_, err := c.Post(context.Background(), srv.URL, nil)
 	require.NoError(t, err)
 	assert.Equal(t, int32(2), calls.Load())
+}
+
+// refuseFirst fails its first n round trips as a refused connection does,
+// before anything is sent, then sends through http.DefaultTransport.
+type refuseFirst struct{ n atomic.Int32 }
+
+func (r *refuseFirst) RoundTrip(req *http.Request) (*http.Response, error) {
+	if r.n.Add(-1) >= 0 {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// A NonIdempotentPOST POST (a GitHub comment, a provider's batch creation) is
+// retried only where the server provably did not act on it: a 429 (the
+// providers document it as not processed) and a connection never made. A
+// 5xx, a 503 with Retry-After, and a connection lost once the request was
+// sent are not retried: the server may have created the thing.
+func TestNonIdempotentPOSTRetries(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		refused int32
+		answers []func(w http.ResponseWriter)
+		calls   int32
+		dials   int32 // attempts in all
+	}{
+		{"500", 0, []func(w http.ResponseWriter){answer(500, nil, "oops"), ok()}, 1, 1},
+		{"503 with Retry-After", 0, []func(w http.ResponseWriter){answer(503, map[string]string{"Retry-After": "1"}, "busy"), ok()}, 1, 1},
+		{"429", 0, []func(w http.ResponseWriter){answer(429, nil, "slow down"), ok()}, 2, 2},
+		{"connection refused", 2, []func(w http.ResponseWriter){ok()}, 1, 3},
+		{"connection lost after sending", 0, []func(w http.ResponseWriter){hangUp, ok()}, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, calls := statusServer(t, tc.answers...)
+			base := &refuseFirst{}
+			base.n.Store(tc.refused)
+			w := &waits{}
+			c := &Client{HTTP: &http.Client{Transport: base}, Policy: Policy{Attempts: 5, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond, Timeout: 5 * time.Second, NonIdempotentPOST: true, Sleep: w.sleep}}
+			_, _ = c.Post(context.Background(), srv.URL, []byte(`{}`))
+			assert.Equal(t, tc.calls, calls.Load(), "requests the server received")
+			assert.Len(t, w.d, int(tc.dials-1), "retries")
+		})
+	}
+}
+
+// hangUp closes the connection without an answer, once the request arrived.
+func hangUp(w http.ResponseWriter) {
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err == nil {
+		_ = conn.Close()
+	}
 }

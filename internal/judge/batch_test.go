@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/retrieval-gate/retrieval-gate/internal/atomicfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm/llmtest"
@@ -36,7 +37,7 @@ func batchOpts(t *testing.T, cachePath string) judge.Options {
 // as the front end keeps it (judge.StateFile).
 func runBatch(ctx context.Context, pairs []judge.Pair, opt judge.Options, cachePath string, bo *judge.BatchOptions, logf func(string, ...any)) (*judge.Result, error) {
 	if bo.API != nil {
-		bo.State = judge.StateFile{Path: cachePath + judge.BatchStateSuffix}
+		bo.State = judge.StateFile{Path: cachePath + judge.BatchStateSuffix, Scratch: atomicfile.CreateTemp}
 	}
 	return judge.RunBatch(ctx, pairs, opt, bo, logf)
 }

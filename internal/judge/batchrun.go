@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
@@ -56,13 +57,19 @@ type BatchStore interface {
 	Load() (*BatchState, error)
 	Save(st *BatchState) error
 	Remove() error
-	Temp(pattern string) (*os.File, error)
+	Temp(what string) (*os.File, error) // what: "requests" or "results"
 }
 
 // StateFile is the BatchStore of the state file at Path (CACHE +
 // BatchStateSuffix for judge, OUT + BatchStateSuffix for generate), written
-// atomically; the temporary files are created beside it.
-type StateFile struct{ Path string }
+// atomically; the temporary files are created beside it, by Scratch.
+type StateFile struct {
+	Path string
+	// Scratch creates the scratch file NAME in dir after removing the
+	// leftovers of killed runs of NAME and of also (the front end's
+	// atomicfile.CreateTemp); nil is a plain os.CreateTemp.
+	Scratch func(dir, name string, also ...string) (*os.File, error)
+}
 
 // Name is the state file's path.
 func (s StateFile) Name() string { return s.Path }
@@ -76,13 +83,30 @@ func (s StateFile) Save(st *BatchState) error { return writeBatchState(s.Path, s
 // Remove removes the state file (an error when there is none).
 func (s StateFile) Remove() error { return os.Remove(s.Path) }
 
-// Temp creates a temporary file beside the state file.
-func (s StateFile) Temp(pattern string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil { //nolint:gosec // G301: the cache's directory (the cache creates it at its first judgment)
+// Temp creates a temporary file beside the state file, for what ("requests",
+// "results"): ".STATE.WHAT.tmp-pPID-RANDOM", named and cleaned up by Scratch
+// (the front end's is atomicfile's rule: a later run removes those of a run
+// killed with SIGKILL, once its PID is gone; those of both kinds, as a run
+// that resumes a batch writes no requests file).
+func (s StateFile) Temp(what string) (*os.File, error) {
+	dir, base := filepath.Dir(s.Path), filepath.Base(s.Path)
+	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: the cache's directory (the cache creates it at its first judgment)
 		return nil, err
 	}
-	return os.CreateTemp(filepath.Dir(s.Path), pattern)
+	var also []string
+	for _, w := range batchScratch {
+		if w != what {
+			also = append(also, base+"."+w)
+		}
+	}
+	if s.Scratch == nil {
+		return os.CreateTemp(dir, "."+base+"."+what+".tmp-p"+strconv.Itoa(os.Getpid())+"-*")
+	}
+	return s.Scratch(dir, base+"."+what, also...)
 }
+
+// batchScratch are the kinds of a batch's scratch files (StateFile.Temp).
+var batchScratch = []string{"requests", "results"}
 
 // BatchStateSuffix is appended to the cache's path to name the state file of
 // a submitted batch.
@@ -104,6 +128,12 @@ type BatchState struct {
 	// Provider is the batch API the batch was submitted to (absent in state
 	// files written before there were several: OpenAI's).
 	Provider string `json:"provider,omitempty"`
+	// Creating says a run was creating the batch and did not learn whether
+	// the provider created it (interrupted once the creation was sent, or the
+	// creation failed without saying): BatchID is empty, and a rerun refuses
+	// to submit another batch until the user has looked (and deleted the
+	// state file).
+	Creating bool `json:"creating,omitempty"`
 }
 
 // maxBatchStateBytes caps a batch's state file (a few hundred bytes as
@@ -124,7 +154,7 @@ func ReadBatchState(path string) (*BatchState, error) {
 	}
 	var sc jsonpos.Scanner
 	var st BatchState
-	if sc.Check(data) != nil || llm.CheckFoldedKeys(data) != nil || json.Unmarshal(data, &st) != nil || st.Schema != BatchStateSchema || st.BatchID == "" {
+	if sc.Check(data) != nil || llm.CheckFoldedKeys(data) != nil || json.Unmarshal(data, &st) != nil || st.Schema != BatchStateSchema || (st.BatchID == "") != st.Creating {
 		return nil, input.Errorf(path, 1, "not a %s state file (delete it to submit a new batch)", BatchStateSchema)
 	}
 	return &st, nil
@@ -314,6 +344,11 @@ func (s *BatchSubmission) Run(ctx context.Context, want BatchState, write func(i
 		if state.Provider == "" {
 			state.Provider = llm.ProviderOpenAI // a state file written before the providers
 		}
+		if state.Creating {
+			p := format.SanitizeText(state.Provider)
+			return nil, nil, fmt.Errorf("%s: a run was interrupted while creating a batch of %d request(s) at %s, and may have created it (it would run, and be billed, at the provider): list your batches at %s and collect or cancel it there; then delete %s to submit a new batch",
+				s.State.Name(), state.Requests, p, p, s.State.Name())
+		}
 		if state.Provider != want.Provider || state.Model != want.Model || state.PromptHash != want.PromptHash || state.Format != want.Format {
 			return nil, nil, fmt.Errorf("%s holds batch %s of model %q, prompt %s, answer format %s, batch API %s; this run is model %q, prompt %s, answer format %s, batch API %s: rerun with those, or delete the state file to submit a new batch",
 				s.State.Name(), format.SanitizeText(state.BatchID), state.Model, state.PromptHash, state.Format, state.Provider, want.Model, want.PromptHash, want.Format, want.Provider)
@@ -321,7 +356,7 @@ func (s *BatchSubmission) Run(ctx context.Context, want BatchState, write func(i
 		s.Resumed = true
 		logf("resuming batch %s (from %s)", state.BatchID, s.State.Name())
 	} else {
-		tmp, err := s.State.Temp(".batch-requests-*.jsonl")
+		tmp, err := s.State.Temp("requests")
 		if err != nil {
 			return nil, nil, fmt.Errorf("failed to write the batch requests: %w", err)
 		}
@@ -333,13 +368,27 @@ func (s *BatchSubmission) Run(ctx context.Context, want BatchState, write func(i
 		if err != nil {
 			return nil, nil, fmt.Errorf("failed to write the batch requests: %w", err)
 		}
-		b, err := s.API.Submit(ctx, tmp.Name(), n)
+		// The state says "creating" before the batch is: a run stopped (or
+		// killed) before it learns the batch's id leaves a state file that
+		// keeps a rerun from submitting (and paying for) another batch.
+		st := want
+		st.Schema, st.Requests, st.Creating = BatchStateSchema, n, true
+		if err := s.State.Save(&st); err != nil {
+			return nil, nil, err
+		}
+		b, err := submit(ctx, s.API, tmp.Name(), n)
 		if err != nil {
+			var me *llm.BatchMayExistError
+			if errors.As(err, &me) {
+				return nil, nil, fmt.Errorf("batch (%s): %w (%s records it: a rerun refuses to submit another batch until it is deleted)", s.API.Provider(), err, s.State.Name())
+			}
+			if rerr := s.State.Remove(); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+				return nil, nil, rerr
+			}
 			return nil, nil, fmt.Errorf("batch (%s): %w", s.API.Provider(), err)
 		}
 		s.Calls.Submit += b.SubmitCalls
-		st := want
-		st.Schema, st.BatchID, st.InputFileID, st.Requests = BatchStateSchema, b.ID, b.InputRef, n
+		st.BatchID, st.InputFileID, st.Creating = b.ID, b.InputRef, false
 		state = &st
 		if err := s.State.Save(state); err != nil {
 			return nil, nil, err
@@ -380,6 +429,44 @@ func (s *BatchSubmission) Run(ctx context.Context, want BatchState, write func(i
 	return b, state, nil
 }
 
+// submitGrace is how long a batch creation under way is given to answer
+// once ctx is done: an answer that comes in that time is kept (its id is
+// written to the state file, and a rerun resumes the batch), and the run
+// still ends within a second of SIGINT/SIGTERM.
+var submitGrace = 500 * time.Millisecond
+
+// submit is api.Submit that outlives ctx by at most submitGrace: an
+// interruption that comes while the provider is answering the creation does
+// not drop the id of the batch it created.
+func submit(ctx context.Context, api llm.BatchService, path string, n int64) (*llm.BatchJob, error) {
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	type answer struct {
+		job *llm.BatchJob
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		j, err := api.Submit(sctx, path, n)
+		done <- answer{j, err}
+	}()
+	select {
+	case a := <-done:
+		return a.job, a.err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(submitGrace)
+	defer t.Stop()
+	select {
+	case a := <-done:
+		return a.job, a.err
+	case <-t.C:
+	}
+	cancel()
+	a := <-done
+	return a.job, a.err
+}
+
 // Done removes the state file: the batch's answers are kept.
 func (s *BatchSubmission) Done() error {
 	if err := s.State.Remove(); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -406,7 +493,7 @@ func batchFileCap(n int64) int64 {
 // temporary file of the store (streamed, never whole in memory, at most
 // batchFileCap(n) bytes) and reads it with read.
 func readBatchFile(ctx context.Context, api llm.BatchService, job *llm.BatchJob, src llm.ResultSource, name string, n int64, store BatchStore, read func(ctx context.Context, r io.Reader, name string) error) error {
-	tmp, err := store.Temp(".batch-results-*.jsonl")
+	tmp, err := store.Temp("results")
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,8 @@ import (
 // refBatchState reads a batch state file apart from ReadBatchState, through
 // encoding/json's token stream: one object, no key twice (exactly or up to
 // case) in it, its string fields strings or null, "requests" an integer or
-// null, "schema" the state file's schema and "batch_id" not empty.
+// null, "creating" a boolean or null, "schema" the state file's schema and
+// "batch_id" not empty unless "creating" is true (then it is empty).
 func refBatchState(data []byte) (judge.BatchState, bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -58,7 +59,7 @@ func refBatchState(data []byte) (judge.BatchState, bool) {
 		}
 		ok := true
 		name := key // the field encoding/json matches: its name up to case
-		for _, n := range []string{"schema", "batch_id", "input_file_id", "model", "prompt_hash", "answer_format", "provider", "requests"} {
+		for _, n := range []string{"schema", "batch_id", "input_file_id", "model", "prompt_hash", "answer_format", "provider", "requests", "creating"} {
 			if strings.EqualFold(n, key) {
 				name = n
 			}
@@ -78,6 +79,10 @@ func refBatchState(data []byte) (judge.BatchState, bool) {
 			ok = str(&st.Format)
 		case "provider":
 			ok = str(&st.Provider)
+		case "creating":
+			b, isBool := v.(bool)
+			st.Creating = isBool && b
+			ok = isBool || v == nil
 		case "requests":
 			if v != nil {
 				n, isNum := v.(json.Number)
@@ -96,7 +101,7 @@ func refBatchState(data []byte) (judge.BatchState, bool) {
 	if _, err := dec.Token(); err != io.EOF {
 		return st, false
 	}
-	return st, st.Schema == judge.BatchStateSchema && st.BatchID != ""
+	return st, st.Schema == judge.BatchStateSchema && (st.BatchID != "") != st.Creating
 }
 
 // uniqueKeys reports that no object of the JSON value raw has a key twice,

@@ -69,20 +69,26 @@ var judgeModes = []judgeMode{
 // providerService is a client of srv's stand-in of provider's batch API.
 func providerService(t *testing.T, srv *llmtest.Server, provider string, inline bool) llm.BatchService {
 	t.Helper()
+	return providerServiceAt(t, srv.URL, provider, inline)
+}
+
+// providerServiceAt is providerService of the server at url.
+func providerServiceAt(t *testing.T, url, provider string, inline bool) llm.BatchService {
+	t.Helper()
 	switch provider {
 	case llm.ProviderAnthropic:
-		c, err := llm.NewAnthropicBatchClient(srv.URL, "sk-ant-test-0123456789abcdef", nil)
+		c, err := llm.NewAnthropicBatchClient(url, "sk-ant-test-0123456789abcdef", nil)
 		require.NoError(t, err)
 		return c
 	case llm.ProviderGemini:
-		c, err := llm.NewGeminiBatchClient(srv.URL, "fake", "gm-test-0123456789abcdef", nil)
+		c, err := llm.NewGeminiBatchClient(url, "fake", "gm-test-0123456789abcdef", nil)
 		require.NoError(t, err)
 		if !inline {
 			c.InlineLimit = 0 // every requests file uploaded
 		}
 		return c
 	}
-	c, err := llm.NewBatchClient(llm.Config{URL: srv.URL, APIKey: "sk-batch-key-0123456789abcdef"})
+	c, err := llm.NewBatchClient(llm.Config{URL: url, APIKey: "sk-batch-key-0123456789abcdef"})
 	require.NoError(t, err)
 	return c
 }

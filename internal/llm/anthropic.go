@@ -114,14 +114,16 @@ func (c *AnthropicBatchClient) Submit(ctx context.Context, path string, n int64)
 		return nil, fmt.Errorf("a Message Batch is at most 256 MB and this one's requests are %d bytes: send it in parts with --max-requests", st.Size())
 	}
 	u := c.base + "/v1/messages/batches"
-	resp, err := c.send(ctx, c.Transfer, http.MethodPost, u, jsonArrayBody(path, `{"requests":[`, `]}`, nil), nil)
+	// Not retried unless the server provably did not act on it (creating):
+	// a retry after a 5xx could be a second paid batch.
+	resp, err := c.send(ctx, creating(c.Transfer), http.MethodPost, u, jsonArrayBody(path, `{"requests":[`, `]}`, nil), nil)
 	if err != nil {
-		return nil, fmt.Errorf("creating the message batch: %w", err)
+		return nil, fmt.Errorf("creating the message batch: %w", mayExist(err, ProviderAnthropic, u))
 	}
 	defer resp.Body.Close()
 	var b anthropicBatch
 	if err := c.decode(ctx, resp, u, &b); err != nil {
-		return nil, err
+		return nil, mayExist(err, ProviderAnthropic, u)
 	}
 	j, err := b.job()
 	if err != nil {

@@ -185,7 +185,7 @@ func (c *BatchClient) client(p httpretry.Policy) *http.Client {
 
 // do sends one request and decodes a 2xx JSON answer into out; any other
 // answer is an *APIError.
-func (c *BatchClient) do(ctx context.Context, method, path string, body []byte, out any) error {
+func (c *BatchClient) do(ctx context.Context, p httpretry.Policy, method, path string, body []byte, out any) error {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -198,9 +198,9 @@ func (c *BatchClient) do(ctx context.Context, method, path string, body []byte, 
 		req.Header.Set("Content-Type", "application/json")
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	}
-	resp, err := c.client(c.Policy).Do(req)
+	resp, err := c.client(p).Do(req)
 	if err != nil {
-		return c.clean(ctx, err)
+		return c.sendError(ctx, err)
 	}
 	defer resp.Body.Close()
 	return c.decode(ctx, resp, c.base+path, out)
@@ -232,6 +232,16 @@ func (c *BatchClient) statusError(resp *http.Response, u string) error {
 	}
 	ae.Message, ae.Code = c.Redact(ae.Message), c.Redact(ae.Code)
 	return ae
+}
+
+// sendError is the error of a request that got no answer, cleaned, and a
+// *notActedError when the server provably did not act on it.
+func (c *BatchClient) sendError(ctx context.Context, err error) error {
+	cerr := c.clean(ctx, err)
+	if ctx.Err() == nil && notActed(err) {
+		return &notActedError{cerr}
+	}
+	return cerr
 }
 
 func (c *BatchClient) clean(ctx context.Context, err error) error {
@@ -304,9 +314,9 @@ func (c *BatchClient) UploadFile(ctx context.Context, path string) (string, erro
 		b, _, err := open()
 		return b, err
 	}
-	resp, err := c.client(c.Transfer).Do(req)
+	resp, err := c.client(creating(c.Transfer)).Do(req)
 	if err != nil {
-		return "", c.clean(ctx, err)
+		return "", c.sendError(ctx, err)
 	}
 	defer resp.Body.Close()
 	var f File
@@ -320,15 +330,17 @@ func (c *BatchClient) UploadFile(ctx context.Context, path string) (string, erro
 }
 
 // CreateBatch creates a batch of the uploaded file for /v1/chat/completions
-// with completion window 24h.
+// with completion window 24h. The POST is not retried unless the server
+// provably did not act on it (creating); a failure that leaves the batch's
+// creation unknown is a *BatchMayExistError.
 func (c *BatchClient) CreateBatch(ctx context.Context, inputFileID string, metadata map[string]string) (*Batch, error) {
 	body, err := json.Marshal(map[string]any{"input_file_id": inputFileID, "endpoint": "/v1/chat/completions", "completion_window": "24h", "metadata": metadata})
 	if err != nil {
 		return nil, err
 	}
 	var b Batch
-	if err := c.do(ctx, http.MethodPost, "/batches", body, &b); err != nil {
-		return nil, err
+	if err := c.do(ctx, creating(c.Policy), http.MethodPost, "/batches", body, &b); err != nil {
+		return nil, mayExist(err, ProviderOpenAI, c.base+"/batches")
 	}
 	if b.ID == "" {
 		return nil, fmt.Errorf("%s/batches: the batch has no id", c.base)
@@ -339,7 +351,7 @@ func (c *BatchClient) CreateBatch(ctx context.Context, inputFileID string, metad
 // GetBatch retrieves a batch.
 func (c *BatchClient) GetBatch(ctx context.Context, id string) (*Batch, error) {
 	var b Batch
-	if err := c.do(ctx, http.MethodGet, "/batches/"+url.PathEscape(id), nil, &b); err != nil {
+	if err := c.do(ctx, c.Policy, http.MethodGet, "/batches/"+url.PathEscape(id), nil, &b); err != nil {
 		return nil, err
 	}
 	return &b, nil

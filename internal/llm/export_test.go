@@ -13,7 +13,7 @@ import (
 // is paid for), it collects it on the next run.
 func (c *BatchClient) CancelBatch(ctx context.Context, id string) (*Batch, error) {
 	var b Batch
-	if err := c.do(ctx, http.MethodPost, "/batches/"+url.PathEscape(id)+"/cancel", []byte("{}"), &b); err != nil {
+	if err := c.do(ctx, c.Policy, http.MethodPost, "/batches/"+url.PathEscape(id)+"/cancel", []byte("{}"), &b); err != nil {
 		return nil, err
 	}
 	return &b, nil

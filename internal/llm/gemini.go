@@ -222,14 +222,17 @@ func (c *GeminiBatchClient) Submit(ctx context.Context, path string, _ int64) (*
 		}
 		body = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	}
-	resp, err := c.send(ctx, c.Transfer, http.MethodPost, u, body, nil)
+	// Not retried unless the server provably did not act on it (creating):
+	// a retry after a 5xx could be a second paid batch.
+	list := c.base + "/v1beta/batches"
+	resp, err := c.send(ctx, creating(c.Transfer), http.MethodPost, u, body, nil)
 	if err != nil {
-		return nil, fmt.Errorf("creating the batch: %w", err)
+		return nil, fmt.Errorf("creating the batch: %w", mayExist(err, ProviderGemini, list))
 	}
 	defer resp.Body.Close()
 	var op geminiOperation
 	if err := c.decode(ctx, resp, u, &op); err != nil {
-		return nil, err
+		return nil, mayExist(err, ProviderGemini, list)
 	}
 	j, err := op.job()
 	if err != nil {
@@ -257,7 +260,7 @@ func geminiInline(line []byte) ([]byte, error) {
 func (c *GeminiBatchClient) upload(ctx context.Context, path string, size int64) (string, error) {
 	u := c.base + "/upload/v1beta/files"
 	meta := []byte(`{"file":{"display_name":"retrieval-gate-requests"}}`)
-	resp, err := c.send(ctx, c.Policy, http.MethodPost, u, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(meta)), nil },
+	resp, err := c.send(ctx, creating(c.Policy), http.MethodPost, u, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(meta)), nil },
 		http.Header{"X-Goog-Upload-Protocol": {"resumable"}, "X-Goog-Upload-Command": {"start"},
 			"X-Goog-Upload-Header-Content-Length": {strconv.FormatInt(size, 10)}, "X-Goog-Upload-Header-Content-Type": {"application/jsonl"}})
 	if err != nil {
@@ -270,7 +273,7 @@ func (c *GeminiBatchClient) upload(ctx context.Context, path string, size int64)
 		return "", fmt.Errorf("%s: no X-Goog-Upload-URL in the answer", u)
 	}
 	open := func() (io.ReadCloser, error) { return os.Open(path) }
-	resp, err = c.send(ctx, c.Transfer, http.MethodPost, upload, open,
+	resp, err = c.send(ctx, creating(c.Transfer), http.MethodPost, upload, open,
 		http.Header{"X-Goog-Upload-Offset": {"0"}, "X-Goog-Upload-Command": {"upload, finalize"}, "Content-Type": {"application/jsonl"}})
 	if err != nil {
 		return "", err

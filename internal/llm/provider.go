@@ -64,7 +64,11 @@ func (c *restClient) send(ctx context.Context, p httpretry.Policy, method, u str
 	}
 	resp, err := c.client(p).Do(req)
 	if err != nil {
-		return nil, c.clean(ctx, err)
+		cerr := c.clean(ctx, err)
+		if ctx.Err() == nil && notActed(err) {
+			return nil, &notActedError{cerr}
+		}
+		return nil, cerr
 	}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
