@@ -122,8 +122,8 @@ func TestKappaIntervalUnreliable(t *testing.T) {
 		method     string
 		unreliable bool
 	}{
-		{"BCa at 29 pairs", agreeing("groundedness", 29), metrics.MethodBCa, true},
-		{"BCa at 30 pairs", agreeing("groundedness", 30), metrics.MethodBCa, false},
+		{"BCa at 29 pairs", agreeing("groundedness", 29), metrics.KappaCIMethod, true},
+		{"BCa at 30 pairs", agreeing("groundedness", 30), metrics.KappaCIMethod, false},
 		{"no disagreement at 35 pairs", perfect(35), metrics.MethodWilsonDisagreement, true},
 		{"no disagreement at 50 pairs", perfect(50), metrics.MethodWilsonDisagreement, false},
 	}

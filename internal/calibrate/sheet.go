@@ -57,7 +57,15 @@ func SheetLabels(ctx context.Context, lock *labelfile.Lock, sheet, qrels Reader)
 			// and compare read it: no judge label, the row is unpaired.
 			continue
 		}
-		s := min(float64(rel), top) / top
+		if rel > labelfile.MaxSheetGrade {
+			// compare reads a level above 3 as a level of its own (its own
+			// gain); the sheet's scale stops at 3, so no bin of the lock
+			// holds it apart from 3, and reading it as 3 would count a
+			// disagreement as agreement.
+			return nil, nil, input.Errorf(sh.File, row.Line, "the judge's grade of %s in %s is %d, above the sheet's 0-%d scale: calibrate cannot pair it with a human grade",
+				id, q.File, rel, labelfile.MaxSheetGrade)
+		}
+		s := float64(rel) / top
 		j := labelfile.Label{File: q.File, Line: 0, Side: labelfile.JudgeSide, CaseID: id, Dimension: SheetDimension,
 			Score: s, HasScore: true, Construct: dim.Construct, At: sheetTimes[1]}
 		j.Bin, j.HasBin = lock.BinOf(s), true

@@ -48,3 +48,39 @@ func TestSheetLabelsNegativeGradeIsUnjudged(t *testing.T) {
 		})
 	}
 }
+
+// A judge grade above 3 is a level of its own for compare (docs/compare.md,
+// "--qrels": "above 3 with its own gain"); the sheet's grades are 0-3 and
+// calibrate scores both sides grade / 3 (docs/calibrate.md, "One sheet for
+// both"), so a 4 was read as 3 and a human 3 against a judge 4 counted as
+// agreement. It is refused at the sheet row that pairs with it, naming the
+// qrels file, whatever the qrels grade elsewhere.
+func TestSheetLabelsRefusesJudgeGradeAboveThree(t *testing.T) {
+	lock := lockOf(t, `{"dimensions": {"relevance": {"construct": "relevance-4-point", "gated": true}},
+ "bins": [0.17, 0.5, 0.84], "kappa_weighting": "quadratic", "min_kappa": 0.6}`)
+	sheet := `{"query_id":"q1","doc_id":"a","grade":2}
+{"query_id":"q1","doc_id":"b","grade":3}
+`
+	tests := []struct {
+		name  string
+		qrels string
+		err   string // "" when accepted
+	}{
+		{"grades 0-3", "q1 0 a 2\nq1 0 b 3\n", ""},
+		{"a 4 on a sheet row", "q1 0 a 2\nq1 0 b 4\n", `sheet.jsonl:2: the judge's grade of q1/b in judged.qrels is 4, above the sheet's 0-3 scale`},
+		{"a 7 on no sheet row", "q1 0 a 2\nq1 0 b 3\nq1 0 z 7\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, judge, err := SheetLabels(context.Background(), lock,
+				Reader{Name: "sheet.jsonl", R: strings.NewReader(sheet)}, Reader{Name: "judged.qrels", R: strings.NewReader(tt.qrels)})
+			if tt.err == "" {
+				require.NoError(t, err)
+				assert.Len(t, judge, 2)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.err)
+		})
+	}
+}

@@ -251,11 +251,11 @@ func TestKappaCI95SparseMargins(t *testing.T) {
 		method     string
 		unreliable bool
 	}{
-		{"rare bin used twice by each side, n = 50", [][]int{{1, 1}, {1, 47}}, MethodBCa, true},
-		{"rare bin used twice by the judge, n = 200", [][]int{{2, 3}, {0, 195}}, MethodBCa, true},
-		{"every bin used 3 times, n = 50", [][]int{{2, 1}, {1, 46}}, MethodBCa, false},
-		{"a third bin used once by the human, n = 70", [][]int{{20, 2, 0}, {3, 40, 4}, {0, 1, 0}}, MethodBCa, true},
-		{"3 bins all used often, n = 120", [][]int{{20, 3, 0}, {3, 40, 4}, {0, 1, 49}}, MethodBCa, false},
+		{"rare bin used twice by each side, n = 50", [][]int{{1, 1}, {1, 47}}, KappaCIMethod, true},
+		{"rare bin used twice by the judge, n = 200", [][]int{{2, 3}, {0, 195}}, KappaCIMethod, true},
+		{"every bin used 3 times, n = 50", [][]int{{2, 1}, {1, 46}}, KappaCIMethod, false},
+		{"a third bin used once by the human, n = 70", [][]int{{20, 2, 0}, {3, 40, 4}, {0, 1, 0}}, KappaCIMethod, true},
+		{"3 bins all used often, n = 120", [][]int{{20, 3, 0}, {3, 40, 4}, {0, 1, 49}}, KappaCIMethod, false},
 		{"human one bin, n = 60", [][]int{{0, 0}, {20, 40}}, MethodWilsonDisagreement, true},
 		{"no disagreement, balanced, n = 100", [][]int{{50, 0}, {0, 50}}, MethodWilsonDisagreement, false},
 		{"no disagreement, a bin used twice, n = 100", [][]int{{2, 0}, {0, 98}}, MethodWilsonDisagreement, true},

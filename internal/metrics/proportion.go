@@ -30,6 +30,12 @@ const (
 	// very small n): the kappa implied by the Wilson interval of the observed
 	// weighted disagreement, the chance disagreement of the margins held fixed.
 	MethodWilsonDisagreement = "wilson-disagreement"
+	// MethodBCaWilsonLower: kappa's BCa interval of the resampled confusion
+	// counts with its lower end extended to the wilson-disagreement interval's
+	// lower end when that is lower (KappaCI95Context): a sample that saw too
+	// few of the rare, heavily weighted disagreements gives a bootstrap that
+	// cannot resample them.
+	MethodBCaWilsonLower = "bca-wilson-lower"
 )
 
 // CoverageFloor is the simulated coverage of a nominal 95% interval below which

@@ -381,7 +381,7 @@ func TestUnreliableKappaInterval(t *testing.T) {
 	assert.Equal(t, metrics.MethodWilsonDisagreement, f["ci95_method"])
 	assert.Equal(t, true, f["unreliable"])
 	assert.Equal(t, 119.0, g["n"])
-	assert.Equal(t, metrics.MethodBCa, g["ci95_method"])
+	assert.Equal(t, metrics.KappaCIMethod, g["ci95_method"])
 	assert.Equal(t, false, g["unreliable"])
 	assertSortedKeys(t, json.NewDecoder(bytes.NewReader(js.Bytes())), "$")
 

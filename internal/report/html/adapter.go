@@ -279,6 +279,7 @@ var methodWords = map[string]string{
 	metrics.MethodRange:                 "the measure's range (values that do not vary)",
 	metrics.MethodCornishFisher:         "Cornish–Fisher approximation of the bootstrap",
 	metrics.MethodWilsonDisagreement:    "Wilson score of the disagreement",
+	metrics.MethodBCaWilsonLower:        "BCa bootstrap, its lower end extended to the Wilson score of the disagreement",
 	metrics.MethodMcNemarInverted:       "inverted from the exact McNemar test (it excludes 0 exactly when the test rejects)",
 	metrics.MethodRuleOfThree:           "the rule of three (every difference equal: the share of queries that could differ, times the range)",
 	metrics.PMethodNoDifference:         "none: every paired difference is 0 (p = 1)",
@@ -323,7 +324,7 @@ func methodText(st comparereport.Statistics, m string) string {
 }
 
 // resampledMethods are those that draw the document's resamples.
-var resampledMethods = map[string]bool{metrics.MethodBCa: true, metrics.MethodPercentile: true, metrics.PMethodRandomization: true, metrics.PMethodClusterRandomization: true,
+var resampledMethods = map[string]bool{metrics.MethodBCa: true, metrics.MethodBCaWilsonLower: true, metrics.MethodPercentile: true, metrics.PMethodRandomization: true, metrics.PMethodClusterRandomization: true,
 	compare.PMethodHumanSignFlipRandomization: true, compare.PMethodHumanClusterSignFlipRandomization: true}
 
 // methodLines say how the document's intervals and p-values were computed,
