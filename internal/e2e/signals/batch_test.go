@@ -24,12 +24,7 @@ import (
 // the state file kept; the rerun picks the batch up (no second upload or
 // batch) and writes the labels.
 func TestJudgeBatchResume(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the binary")
-	}
-	root, err := os.Getwd()
-	require.NoError(t, err)
-	demo := filepath.Join(root, "testdata", "demo")
+	demo := demoDir(t)
 	srv := llmtest.New(llmtest.Options{APIKey: "sk-resume-0123456789abcdef", Batch: llmtest.BatchOptions{PollsPerStatus: 2}})
 	defer srv.Close()
 	dir := t.TempDir()

@@ -5,7 +5,6 @@ package signals
 import (
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -13,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma/chromatest"
 )
@@ -27,12 +24,7 @@ import (
 // command exited 10 s after the signal. It now exits in time, exit 2,
 // nothing written, and says that the collection may remain.
 func TestChromaCleanupSignals(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the binary")
-	}
-	root, err := os.Getwd()
-	require.NoError(t, err)
-	demo := filepath.Join(root, "testdata", "demo")
+	demo := demoDir(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			for attempt := 1; ; attempt++ {

@@ -25,12 +25,7 @@ import (
 // either; the dashboard (--html) is not written and the history (--history)
 // is as it was.
 func TestEvaluateSignals(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the binary")
-	}
-	root, err := os.Getwd()
-	require.NoError(t, err)
-	demo := filepath.Join(root, "testdata", "demo")
+	demo := demoDir(t)
 	// history is a --history of one record, check's on the demo (evaluate
 	// reads it before its stages, for the trend).
 	seedDir := t.TempDir()
@@ -96,12 +91,7 @@ func TestEvaluateSignals(t *testing.T) {
 // requests' upload) beside it, and the state file kept for a rerun to pick
 // the batch up (docs/judge.md, "Resuming").
 func TestGenerateBatchSignals(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the binary")
-	}
-	root, err := os.Getwd()
-	require.NoError(t, err)
-	demo := filepath.Join(root, "testdata", "demo")
+	demo := demoDir(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			for attempt := 1; ; attempt++ {

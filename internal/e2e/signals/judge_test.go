@@ -22,12 +22,7 @@ import (
 // a chat server that does not answer,
 // and the status polls of a batch on each provider's batch API.
 func TestJudgeSignals(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the binary")
-	}
-	root, err := os.Getwd()
-	require.NoError(t, err)
-	demo := filepath.Join(root, "testdata", "demo")
+	demo := demoDir(t)
 	cases := filepath.Join(demo, "cases.jsonl")
 	base := func(out string, extra ...string) []string {
 		return append([]string{"judge", "--kb", filepath.Join(demo, "kb"), "--k", "2", "--judge-model", "fake",

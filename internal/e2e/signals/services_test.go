@@ -5,14 +5,11 @@ package signals
 import (
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
 )
 
 // TestServiceSignals: every wait on a service (an embedder, Chroma, a
@@ -21,12 +18,7 @@ import (
 // answers or sends its headers and then stalls the body. The signal comes once
 // the stand-in has the command's request: the command is then waiting on it.
 func TestServiceSignals(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the binary")
-	}
-	root, err := os.Getwd()
-	require.NoError(t, err)
-	demo := filepath.Join(root, "testdata", "demo")
+	demo := demoDir(t)
 	cases, kb := filepath.Join(demo, "cases.jsonl"), filepath.Join(demo, "kb")
 	retrieve := func(out string, extra ...string) []string {
 		return append([]string{"retrieve", "--kb", kb, "--cases", cases, "--out", filepath.Join(out, "run.jsonl")}, extra...)

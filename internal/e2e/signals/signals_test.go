@@ -576,3 +576,15 @@ func killedBy(err error, sig os.Signal) bool {
 // TestMain builds the binary and puts it first on PATH; the tests run from the
 // repository root.
 func TestMain(m *testing.M) { e2etest.Main(m, nil) }
+
+// demoDir is the bundled demo's directory (testdata/demo under the
+// repository root) of a test that runs the binary, skipped under -short.
+func demoDir(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	return filepath.Join(root, "testdata", "demo")
+}
