@@ -1,7 +1,17 @@
 // Package rerank is a client of a cross-encoder reranker speaking the TEI
 // (text-embeddings-inference) /rerank protocol:
 //
-//	POST /rerank {"query": "...", "texts": ["...", ...]} -> [{"index": 0, "score": 0.98}, ...]
+//	POST /rerank {"query": "...", "texts": ["...", ...], "truncate": true, "truncation_direction": "Right"}
+//	  -> [{"index": 0, "score": 0.98}, ...]
+//
+// Every request asks the server to truncate: a cross-encoder reads at most its
+// max input length of the pair (512 tokens for the common ones: query, text
+// and 3 special tokens), and TEI refuses a longer pair with 413 unless asked to
+// cut it (or started with --auto-truncate), which would end the whole run on
+// one long chunk (1,200 CJK characters are past 512 tokens). Cut, the pair
+// loses the end of the longer of query and text (the tokenizer's longest-first
+// strategy, "Right"): the score is the model's score of the chunk's beginning,
+// which is all the model could score anyway.
 package rerank
 
 import (
@@ -16,6 +26,14 @@ import (
 // MaxBatch is the number of texts per request (TEI's default
 // --max-client-batch-size is 32).
 const MaxBatch = 32
+
+// request is TEI's RerankRequest, as far as the client sets it.
+type request struct {
+	Query               string   `json:"query"`
+	Texts               []string `json:"texts"`
+	Truncate            bool     `json:"truncate"`
+	TruncationDirection string   `json:"truncation_direction"`
+}
 
 // Client reranks through one server.
 type Client struct {
@@ -40,10 +58,7 @@ func (c *Client) Scores(ctx context.Context, query string, texts []string) ([]fl
 	out := make([]float64, len(texts))
 	for start := 0; start < len(texts); start += MaxBatch {
 		part := texts[start:min(start+MaxBatch, len(texts))]
-		body, err := json.Marshal(struct {
-			Query string   `json:"query"`
-			Texts []string `json:"texts"`
-		}{query, part})
+		body, err := json.Marshal(request{Query: query, Texts: part, Truncate: true, TruncationDirection: "Right"})
 		if err != nil {
 			return nil, err
 		}

@@ -1,7 +1,9 @@
 package rerank
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -128,4 +130,44 @@ func TestScoresEndlessAnswer(t *testing.T) {
 	require.ErrorAs(t, err, &tl)
 	assert.Contains(t, err.Error(), "longer than 4 MiB")
 	assert.Less(t, sent.Load(), int64(64<<20))
+}
+
+// A chunk past the reranker's max input (1,200 CJK characters are past the
+// 512 tokens of the common cross-encoders) does not end the run: every request
+// says "truncate": true, without which TEI answers 413 ("Input validation
+// error: `inputs` must have less than 512 tokens", TEI's OpenAPI document,
+// POST /rerank, and its tokenization), as the stand-in does. The score is then
+// the model's score of the pair's beginning: the query's word past the cut no
+// longer counts.
+func TestScoresLongTexts(t *testing.T) {
+	var bodies []string
+	tei := reranktest.Handler(MaxBatch, func(query, text string) float64 {
+		s := 0.0
+		for _, w := range strings.Fields(query) {
+			if strings.Contains(text, w) {
+				s++
+			}
+		}
+		return s
+	})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		assert.NoError(t, err)
+		bodies = append(bodies, string(b))
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		tei(w, r)
+	}))
+	defer srv.Close()
+	c, err := New(srv.URL, nil, policy)
+	require.NoError(t, err)
+	cjk := strings.Repeat("密码重置", 300) // 1,200 characters, 1,200 tokens
+	got, err := c.Scores(context.Background(), "密码 reset password", []string{
+		"reset password",
+		"reset " + cjk + " password", // "password" is past the cut
+		cjk,
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []float64{2, 2, 1}, got)
+	require.Len(t, bodies, 1)
+	assert.JSONEq(t, `{"query":"密码 reset password","texts":["reset password","reset `+cjk+` password","`+cjk+`"],"truncate":true,"truncation_direction":"Right"}`, bodies[0])
 }
