@@ -353,7 +353,10 @@ func (ix *Index) search(ctx context.Context, qs []Query, observe func(i int, q s
 		if ix.opt.Reranker != nil && len(cands) > 0 {
 			var err error
 			if cands, err = ix.rerank(ctx, q.Text, cands); err != nil {
-				return nil, err
+				if ctx.Err() != nil {
+					return nil, err
+				}
+				return nil, &QueryError{Query: i, Err: err}
 			}
 		}
 		roundAndOrder(cands)
@@ -364,6 +367,17 @@ func (ix *Index) search(ctx context.Context, qs []Query, observe func(i int, q s
 	}
 	return out, nil
 }
+
+// QueryError is a failure of one query of a batch (its reranking): Query is
+// its index in the batch, which RetrieveCases names by its case.
+type QueryError struct {
+	Query int
+	Err   error
+}
+
+func (e *QueryError) Error() string { return fmt.Sprintf("query %d of the batch: %v", e.Query, e.Err) }
+
+func (e *QueryError) Unwrap() error { return e.Err }
 
 func (ix *Index) locale(q Query) string {
 	if ix.opt.AllLocales {

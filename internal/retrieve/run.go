@@ -252,7 +252,7 @@ func (r *RunResult) RetrievalJSON() []byte {
 type pendingCase struct {
 	raw []byte
 	q   Query
-	id  string // the exact check's sampling key
+	id  string // the case's id: the exact check's sampling key, and a failed query's name
 	// cluster is the case's cluster key, for the exact check's interval.
 	cluster string
 	file    string
@@ -293,6 +293,10 @@ func (ix *Index) RetrieveCases(ctx context.Context, r io.Reader, name string, me
 			}
 		}
 		res, err := ix.search(ctx, qs, observe)
+		if qe := (*QueryError)(nil); errors.As(err, &qe) {
+			p := win[qe.Query]
+			return fmt.Errorf("case %q (%s:%d): %w", p.id, p.file, p.line, qe.Err)
+		}
 		if err != nil {
 			return err
 		}
@@ -331,9 +335,9 @@ func (ix *Index) RetrieveCases(ctx context.Context, r io.Reader, name string, me
 		if cs.Scores != nil {
 			return input.Errorf(cs.File, cs.Line, "case %q carries precomputed \"scores\"; a retrieved list would conflict with them", cs.ID)
 		}
-		p := pendingCase{raw: slices.Clone(cs.Raw), q: Query{Text: cs.Query, Locale: cs.Locale}, file: cs.File, line: cs.Line}
+		p := pendingCase{raw: slices.Clone(cs.Raw), q: Query{Text: cs.Query, Locale: cs.Locale}, id: strings.Clone(cs.ID), file: cs.File, line: cs.Line}
 		if ix.exact != nil {
-			p.id, p.cluster = strings.Clone(cs.ID), strings.Clone(cs.Cluster)
+			p.cluster = strings.Clone(cs.Cluster)
 		}
 		win = append(win, p)
 		if len(win) >= CaseWindow {

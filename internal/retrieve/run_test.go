@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -19,6 +21,8 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/option"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/rerank"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/rerank/reranktest"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma/chromatest"
 )
 
@@ -265,4 +269,32 @@ func TestRunRefusesDuplicateCaseIDs(t *testing.T) {
 			assert.True(t, strings.HasPrefix(err.Error(), tc.want), err.Error())
 		})
 	}
+}
+
+// A reranker's failure names the case whose query it was reranking, by id and
+// line: the run reranks a window of cases at once, and the failing answer
+// (here a repeated index, to the second case's query only) is otherwise one of
+// hundreds.
+func TestRunNamesTheCaseOfARerankFailure(t *testing.T) {
+	dir := t.TempDir()
+	kb := filepath.Join(dir, "kb.jsonl")
+	require.NoError(t, os.WriteFile(kb, []byte(`{"id": "a", "text": "reset your password in settings"}`+"\n"+`{"id": "b", "text": "invoices arrive by email"}`+"\n"), 0o644))
+	tei := reranktest.Handler(rerank.MaxBatch, func(string, string) float64 { return 1 })
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		assert.NoError(t, err)
+		if bytes.Contains(body, []byte(`"query":"invoices"`)) {
+			_, _ = w.Write([]byte(`[{"index":0,"score":1},{"index":0,"score":2}]`))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		tei(w, r)
+	}))
+	defer srv.Close()
+	cases := `{"id": "q1", "query": "password"}` + "\n\n" + `{"id": "q2", "query": "invoices"}` + "\n"
+	var out bytes.Buffer
+	_, err := retrieve.Run(context.Background(), retrieve.In{KB: loadKB(t, kb), Cases: strings.NewReader(cases), CasesName: "cases.jsonl", Out: &out, OutName: "out.jsonl"},
+		retrieve.RunOptions{Strategy: retrieve.Lexical, K: 2, RerankURL: srv.URL})
+	require.EqualError(t, err, `case "q2" (cases.jsonl:3): reranker `+srv.URL+`/rerank: malformed response to the one text sent: items 0 and 1 both have index 0`)
+	assert.Empty(t, out.String())
 }

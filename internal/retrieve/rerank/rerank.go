@@ -66,26 +66,54 @@ func (c *Client) Scores(ctx context.Context, query string, texts []string) ([]fl
 		if err != nil {
 			return nil, fmt.Errorf("reranker: %w", err)
 		}
-		var items []struct {
-			Index *int     `json:"index"`
-			Score *float64 `json:"score"`
-		}
+		var items []answerItem
 		if err := httpretry.UnmarshalAnswer(data, &items); err != nil {
 			return nil, fmt.Errorf("reranker %s: malformed response: %w", c.url, err)
 		}
-		seen := make([]bool, len(part))
-		for _, it := range items {
-			if it.Index == nil || it.Score == nil || *it.Index < 0 || *it.Index >= len(part) || seen[*it.Index] {
-				return nil, fmt.Errorf("reranker %s: response items must be {\"index\", \"score\"} with distinct indexes 0..%d", c.url, len(part)-1)
+		if err := fill(out[start:start+len(part)], items); err != nil {
+			sent := fmt.Sprintf("the %d texts sent", len(part))
+			switch {
+			case len(part) < len(texts):
+				sent = fmt.Sprintf("texts %d..%d of %d, sent as 0..%d", start, start+len(part)-1, len(texts), len(part)-1)
+			case len(part) == 1:
+				sent = "the one text sent"
 			}
-			seen[*it.Index] = true
-			out[start+*it.Index] = *it.Score
-		}
-		for i, ok := range seen {
-			if !ok {
-				return nil, fmt.Errorf("reranker %s: no score for text %d", c.url, start+i)
-			}
+			return nil, fmt.Errorf("reranker %s: malformed response to %s: %w", c.url, sent, err)
 		}
 	}
 	return out, nil
+}
+
+// answerItem is an item of TEI's RerankResponse (its "text", with
+// return_text, is not asked for).
+type answerItem struct {
+	Index *int     `json:"index"`
+	Score *float64 `json:"score"`
+}
+
+// fill sets scores[i] from the answer item of index i, and says which item is
+// wrong when an index is missing, repeated or out of range, or a score is
+// missing: an answer must score every text sent once.
+func fill(scores []float64, items []answerItem) error {
+	item := make([]int, len(scores)) // the item of each index, +1
+	for n, it := range items {
+		switch {
+		case it.Index == nil:
+			return fmt.Errorf("item %d has no \"index\"", n)
+		case *it.Index < 0 || *it.Index >= len(scores):
+			return fmt.Errorf("item %d has index %d, outside 0..%d", n, *it.Index, len(scores)-1)
+		case item[*it.Index] != 0:
+			return fmt.Errorf("items %d and %d both have index %d", item[*it.Index]-1, n, *it.Index)
+		case it.Score == nil:
+			return fmt.Errorf("item %d (index %d) has no \"score\"", n, *it.Index)
+		}
+		item[*it.Index] = n + 1
+		scores[*it.Index] = *it.Score
+	}
+	for i, n := range item {
+		if n == 0 {
+			return fmt.Errorf("no item has index %d (%d items for %d texts)", i, len(items), len(scores))
+		}
+	}
+	return nil
 }

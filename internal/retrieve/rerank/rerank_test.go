@@ -95,7 +95,7 @@ func TestScoresBadResponseAndUnreachable(t *testing.T) {
 	c, err := New(srv.URL+"/rerank", nil, policy)
 	require.NoError(t, err)
 	_, err = c.Scores(context.Background(), "q", []string{"a", "b"})
-	require.ErrorContains(t, err, "distinct indexes")
+	require.EqualError(t, err, "reranker "+srv.URL+"/rerank: malformed response to the 2 texts sent: items 0 and 1 both have index 0")
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -170,4 +170,48 @@ func TestScoresLongTexts(t *testing.T) {
 	assert.Equal(t, []float64{2, 2, 1}, got)
 	require.Len(t, bodies, 1)
 	assert.JSONEq(t, `{"query":"密码 reset password","texts":["reset password","reset `+cjk+` password","`+cjk+`"],"truncate":true,"truncation_direction":"Right"}`, bodies[0])
+}
+
+// An answer that does not score each text sent once (TEI's RerankResponse: one
+// {"index", "score"} per text, index its place in "texts") is refused naming
+// the item at fault and the index, within the request of the texts it was
+// sent (indexes are the request's, 0..31, the texts the query's).
+func TestScoresNamesTheBadItem(t *testing.T) {
+	tests := []struct {
+		name   string
+		n      int    // texts
+		answer string // to the last request
+		want   string
+	}{
+		{"index missing", 2, `[{"score":1},{"index":0,"score":2}]`, `the 2 texts sent: item 0 has no "index"`},
+		{"index null", 2, `[{"index":1,"score":1},{"index":null,"score":2}]`, `the 2 texts sent: item 1 has no "index"`},
+		{"index repeated", 2, `[{"index":1,"score":1},{"index":0,"score":2},{"index":1,"score":3}]`, `the 2 texts sent: items 0 and 2 both have index 1`},
+		{"index past the texts", 2, `[{"index":0,"score":1},{"index":2,"score":2}]`, `the 2 texts sent: item 1 has index 2, outside 0..1`},
+		{"index negative", 1, `[{"index":-1,"score":1}]`, `the one text sent: item 0 has index -1, outside 0..0`},
+		{"score missing", 2, `[{"index":1,"score":1},{"index":0}]`, `the 2 texts sent: item 1 (index 0) has no "score"`},
+		{"a text without an item", 3, `[{"index":2,"score":1},{"index":0,"score":2}]`, `the 3 texts sent: no item has index 1 (2 items for 3 texts)`},
+		{"second request", 40, `[{"index":0,"score":1},{"index":8,"score":2}]`, `texts 32..39 of 40, sent as 0..7: item 1 has index 8, outside 0..7`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reqs := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				reqs++
+				if reqs*MaxBatch < tt.n { // not the last request: a correct answer
+					reranktest.Handler(MaxBatch, func(string, string) float64 { return 1 })(w, r)
+					return
+				}
+				_, _ = w.Write([]byte(tt.answer))
+			}))
+			defer srv.Close()
+			c, err := New(srv.URL, nil, policy)
+			require.NoError(t, err)
+			texts := make([]string, tt.n)
+			for i := range texts {
+				texts[i] = "t"
+			}
+			_, err = c.Scores(context.Background(), "q", texts)
+			require.EqualError(t, err, "reranker "+srv.URL+"/rerank: malformed response to "+tt.want)
+		})
+	}
 }
