@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos/jsontest"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/text"
 )
 
@@ -451,4 +452,22 @@ func TestOllamaErrorsKeepURLCredentialsOut(t *testing.T) {
 	_, err := NewOllama(OllamaConfig{URL: "AUDITUSER:" + pass + "@h:1", Model: "m"})
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), pass)
+}
+
+// The openai embedder names its server without the URL's credentials (its user
+// information) in the errors it words itself, a malformed
+// answer and one whose indexes are not the texts', as the ollama embedder and
+// the HTTP errors do: the library (gate.Live) hands them to its caller
+// unredacted, and a Go test prints them.
+func TestOpenAIErrorsKeepURLCredentialsOut(t *testing.T) {
+	const pass = "AUDITPASS789"
+	for _, body := range []string{`not json`, `{"data":[{"index":1,"embedding":[1]}]}`} {
+		e, err := NewOpenAI(OpenAIConfig{URL: "http://AUDITUSER:" + pass + "@embed.test/v1", HTTP: jsontest.AnswerClient([]byte(body)),
+			Policy: httpretry.Policy{Attempts: 1}})
+		require.NoError(t, err)
+		_, err = e.EmbedQueries(context.Background(), []string{"q"})
+		require.Error(t, err, body)
+		assert.NotContains(t, err.Error(), pass, body)
+		assert.Contains(t, err.Error(), "embedding server http://***@embed.test/v1", body)
+	}
 }

@@ -83,13 +83,13 @@ func (o *OpenAI) batch(ctx context.Context, texts []string) ([][]float32, error)
 	}
 	var resp openAIResponse
 	if err := httpretry.UnmarshalAnswer(data, &resp); err != nil {
-		return nil, fmt.Errorf("embedding server %s: malformed response: %w", o.url, err)
+		return nil, fmt.Errorf("embedding server %s: malformed response: %w", httpretry.RedactURL(o.url), err)
 	}
 	sort.SliceStable(resp.Data, func(i, j int) bool { return resp.Data[i].Index < resp.Data[j].Index })
 	out := make([][]float32, len(resp.Data))
 	for i, d := range resp.Data {
 		if d.Index != i {
-			return nil, fmt.Errorf("embedding server %s: response indexes are not 0..%d", o.url, len(texts)-1)
+			return nil, fmt.Errorf("embedding server %s: response indexes are not 0..%d", httpretry.RedactURL(o.url), len(texts)-1)
 		}
 		out[i] = d.Embedding
 	}

@@ -68,7 +68,7 @@ func (c *Client) Scores(ctx context.Context, query string, texts []string) ([]fl
 		}
 		var items []answerItem
 		if err := httpretry.UnmarshalAnswer(data, &items); err != nil {
-			return nil, fmt.Errorf("reranker %s: malformed response: %w", c.url, err)
+			return nil, fmt.Errorf("reranker %s: malformed response: %w", httpretry.RedactURL(c.url), err)
 		}
 		if err := fill(out[start:start+len(part)], items); err != nil {
 			sent := fmt.Sprintf("the %d texts sent", len(part))
@@ -78,7 +78,7 @@ func (c *Client) Scores(ctx context.Context, query string, texts []string) ([]fl
 			case len(part) == 1:
 				sent = "the one text sent"
 			}
-			return nil, fmt.Errorf("reranker %s: malformed response to %s: %w", c.url, sent, err)
+			return nil, fmt.Errorf("reranker %s: malformed response to %s: %w", httpretry.RedactURL(c.url), sent, err)
 		}
 	}
 	return out, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/input/jsonpos/jsontest"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/rerank/reranktest"
 )
 
@@ -213,5 +214,20 @@ func TestScoresNamesTheBadItem(t *testing.T) {
 			_, err = c.Scores(context.Background(), "q", texts)
 			require.EqualError(t, err, "reranker "+srv.URL+"/rerank: malformed response to "+tt.want)
 		})
+	}
+}
+
+// The reranker names its server without the URL's credentials (its user
+// information) in the errors it words itself, as the HTTP
+// errors do: the library (gate.Live) hands them to its caller unredacted.
+func TestScoresErrorsKeepURLCredentialsOut(t *testing.T) {
+	const pass = "AUDITPASS789"
+	for _, body := range []string{`not json`, `[{"index":0,"score":1},{"index":0,"score":2}]`} {
+		c, err := New("http://AUDITUSER:"+pass+"@rerank.test", jsontest.AnswerClient([]byte(body)), httpretry.Policy{Attempts: 1})
+		require.NoError(t, err)
+		_, err = c.Scores(context.Background(), "q", []string{"a", "b"})
+		require.Error(t, err, body)
+		assert.NotContains(t, err.Error(), pass, body)
+		assert.Contains(t, err.Error(), "reranker http://***@rerank.test/rerank", body)
 	}
 }
