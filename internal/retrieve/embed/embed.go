@@ -36,16 +36,23 @@ type IntoEmbedder interface {
 // batchFunc embeds one batch; it must return one vector per text, in order.
 type batchFunc func(ctx context.Context, texts []string) ([][]float32, error)
 
+// defaultBatch is the texts per request to an embedding server: TEI's default
+// --max-client-batch-size, past which its /v1/embeddings (and /embed) answers
+// 413 "batch size N > maximum allowed batch size 32" to every request; the
+// other servers named in docs/retrieve.md take more (OpenAI 2,048, vLLM and
+// Ollama any number).
+const defaultBatch = 32
+
 // Batching splits requests to a server.
 type Batching struct {
-	Size        int // texts per request; <= 0 means 64
+	Size        int // texts per request; <= 0 means defaultBatch
 	Concurrency int // requests in flight; <= 0 means 4
 }
 
 // size is the texts per request.
 func (b Batching) size() int {
 	if b.Size <= 0 {
-		return 64
+		return defaultBatch
 	}
 	return b.Size
 }

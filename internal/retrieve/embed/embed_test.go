@@ -471,3 +471,60 @@ func TestOpenAIErrorsKeepURLCredentialsOut(t *testing.T) {
 		assert.Contains(t, err.Error(), "embedding server http://***@embed.test/v1", body)
 	}
 }
+
+// The openai embedder works against TEI with its defaults: TEI's
+// /v1/embeddings refuses a request of more inputs than --max-client-batch-size
+// (32 by default) with 413 {"message": "batch size N > maximum allowed batch
+// size 32", ...} (its router, openai_embed; the OpenAPI document's 413 "Batch
+// size error"), and the embedder sent 64, so every run of more than 32 chunks
+// against a stock TEI failed.
+func TestOpenAIBatchesWithinTEIDefault(t *testing.T) {
+	const teiMaxClientBatch = 32
+	var most atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input []string `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusUnprocessableEntity)
+			return
+		}
+		for n := int32(len(req.Input)); ; {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		if len(req.Input) > teiMaxClientBatch {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			_, _ = fmt.Fprintf(w, `{"message":"batch size %d > maximum allowed batch size %d","code":413,"type":"Validation"}`, len(req.Input), teiMaxClientBatch)
+			return
+		}
+		type item struct {
+			Object    string    `json:"object"`
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		data := make([]item, len(req.Input))
+		for i, s := range req.Input {
+			data[i] = item{"embedding", i, []float32{float32(len(s)), 1}}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": "BAAI/bge-small-en-v1.5"})
+	}))
+	defer srv.Close()
+	e, err := Lookup("openai")
+	require.NoError(t, err)
+	emb, err := e.New(Config{URL: srv.URL})
+	require.NoError(t, err)
+	texts := make([]string, 100)
+	for i := range texts {
+		texts[i] = strings.Repeat("x", i+1)
+	}
+	vecs, err := emb.EmbedDocuments(context.Background(), texts)
+	require.NoError(t, err)
+	require.Len(t, vecs, 100)
+	assert.Equal(t, []float32{100, 1}, vecs[99])
+	assert.Equal(t, int32(teiMaxClientBatch), most.Load())
+}
