@@ -17,15 +17,49 @@ package rerank
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
+	"strconv"
+	"sync/atomic"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
 
 // MaxBatch is the number of texts per request (TEI's default
-// --max-client-batch-size is 32).
+// --max-client-batch-size is 32). A server that allows fewer says so in its 413
+// ("batch size 32 > maximum allowed batch size 8"), and the client then sends
+// that many a request.
 const MaxBatch = 32
+
+// batchRefusal is TEI's message for a request of more texts than its
+// --max-client-batch-size (its router's rerank handler), with the limit.
+var batchRefusal = regexp.MustCompile(`batch size [0-9]+ > maximum allowed batch size ([0-9]+)`)
+
+// serverBatch is the limit a 413 of err states, or 0.
+func serverBatch(err error) int {
+	var se *httpretry.StatusError
+	if !errors.As(err, &se) || se.Status != http.StatusRequestEntityTooLarge {
+		return 0
+	}
+	msg := se.Body
+	var body struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal([]byte(se.Body), &body) == nil && body.Error != "" {
+		msg = body.Error // TEI's {"error", "error_type"}, any escapes read
+	}
+	m := batchRefusal.FindStringSubmatch(msg)
+	if m == nil {
+		return 0
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0
+	}
+	return n
+}
 
 // request is TEI's RerankRequest, as far as the client sets it.
 type request struct {
@@ -39,6 +73,9 @@ type request struct {
 type Client struct {
 	url    string
 	client *httpretry.Client
+	// batch is the texts a request: MaxBatch, or the server's lower limit
+	// once it stated one.
+	batch atomic.Int64
 }
 
 // New returns a client; url is the server (".../rerank" appended unless present).
@@ -47,7 +84,9 @@ func New(url string, hc *http.Client, p httpretry.Policy) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--rerank-url: %w", err)
 	}
-	return &Client{url: u, client: &httpretry.Client{HTTP: hc, Policy: p}}, nil
+	c := &Client{url: u, client: &httpretry.Client{HTTP: hc, Policy: p}}
+	c.batch.Store(MaxBatch)
+	return c, nil
 }
 
 // URL is the endpoint.
@@ -56,13 +95,17 @@ func (c *Client) URL() string { return c.url }
 // Scores returns the reranker's score of each text for query, in text order.
 func (c *Client) Scores(ctx context.Context, query string, texts []string) ([]float64, error) {
 	out := make([]float64, len(texts))
-	for start := 0; start < len(texts); start += MaxBatch {
-		part := texts[start:min(start+MaxBatch, len(texts))]
+	for start := 0; start < len(texts); {
+		part := texts[start:min(start+int(c.batch.Load()), len(texts))]
 		body, err := json.Marshal(request{Query: query, Texts: part, Truncate: true, TruncationDirection: "Right"})
 		if err != nil {
 			return nil, err
 		}
 		data, err := c.client.Post(ctx, c.url, body)
+		if n := serverBatch(err); n > 0 && n < len(part) {
+			c.batch.Store(int64(n)) // the same texts again, n a request
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("reranker: %w", err)
 		}
@@ -80,6 +123,7 @@ func (c *Client) Scores(ctx context.Context, query string, texts []string) ([]fl
 			}
 			return nil, fmt.Errorf("reranker %s: malformed response to %s: %w", httpretry.RedactURL(c.url), sent, err)
 		}
+		start += len(part)
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package rerank
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -229,5 +230,81 @@ func TestScoresErrorsKeepURLCredentialsOut(t *testing.T) {
 		require.Error(t, err, body)
 		assert.NotContains(t, err.Error(), pass, body)
 		assert.Contains(t, err.Error(), "reranker http://***@rerank.test/rerank", body)
+	}
+}
+
+// A TEI started with a --max-client-batch-size below the client's 32 refuses
+// every request of 32 texts with 413 "batch size 32 > maximum allowed batch
+// size 8" (its router's rerank handler; the OpenAPI document's 413 "Batch size
+// error"): the client takes the limit the server states, sends the same texts
+// again that many a request, and keeps to it. Other 413s (an input over the
+// model's max length) and a stated limit that is not below the batch end the
+// call as before.
+func TestScoresFollowsTheServersBatchLimit(t *testing.T) {
+	var sizes []int
+	tei := reranktest.Handler(8, func(_, text string) float64 { return float64(len(text)) })
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		assert.NoError(t, err)
+		var req struct {
+			Texts []string `json:"texts"`
+		}
+		assert.NoError(t, json.Unmarshal(b, &req))
+		sizes = append(sizes, len(req.Texts))
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		tei(w, r)
+	}))
+	defer srv.Close()
+	c, err := New(srv.URL, nil, policy)
+	require.NoError(t, err)
+	texts := make([]string, 40)
+	for i := range texts {
+		texts[i] = strings.Repeat("x", i)
+	}
+	got, err := c.Scores(context.Background(), "q", texts)
+	require.NoError(t, err)
+	for i, s := range got {
+		assert.Equal(t, float64(i), s)
+	}
+	assert.Equal(t, []int{32, 8, 8, 8, 8, 8}, sizes)
+	sizes = nil
+	_, err = c.Scores(context.Background(), "q", texts[:10])
+	require.NoError(t, err)
+	assert.Equal(t, []int{8, 2}, sizes, "the limit kept")
+
+	// The limit read from the JSON body, whatever its escapes.
+	first := true
+	tei16 := reranktest.Handler(16, func(string, string) float64 { return 1 })
+	esc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if first {
+			first = false
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			_, _ = w.Write([]byte(`{"error":"batch size 32 \u003e maximum allowed batch size 16","error_type":"Validation"}`))
+			return
+		}
+		tei16(w, r)
+	}))
+	defer esc.Close()
+	c, err = New(esc.URL, nil, policy)
+	require.NoError(t, err)
+	_, err = c.Scores(context.Background(), "q", texts)
+	require.NoError(t, err)
+
+	for _, body := range []string{
+		`{"error":"Input validation error: ` + "`inputs`" + ` must have less than 512 tokens. Given: 600","error_type":"Validation"}`,
+		`{"error":"batch size 2 > maximum allowed batch size 2","error_type":"Validation"}`,
+	} {
+		reqs := 0
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			reqs++
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			_, _ = w.Write([]byte(body))
+		}))
+		c, err := New(srv.URL, nil, policy)
+		require.NoError(t, err)
+		_, err = c.Scores(context.Background(), "q", []string{"a", "b"})
+		require.ErrorContains(t, err, "answered HTTP 413 after 1 attempt(s)", body)
+		assert.Equal(t, 1, reqs, body)
+		srv.Close()
 	}
 }

@@ -93,19 +93,25 @@ func Handler(maxBatch int, score func(query, text string) float64) http.HandlerF
 		}
 		sort.SliceStable(items, func(a, b int) bool { return items[a].Score > items[b].Score })
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(items)
+		_ = encoder(w).Encode(items)
 	}
 }
 
 // teiError writes TEI's error answer: {"error": msg, "error_type": typ}.
 func teiError(w http.ResponseWriter, status int, msg, typ string) {
-	body, _ := json.Marshal(struct {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = encoder(w).Encode(struct {
 		Error     string `json:"error"`
 		ErrorType string `json:"error_type"`
 	}{msg, typ})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+}
+
+// encoder writes JSON as TEI's serde_json does: "<", ">" and "&" as they are.
+func encoder(w http.ResponseWriter) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc
 }
 
 // fit returns the pair's length in tokens (special tokens included) and the
