@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/gitlab"
 	"github.com/retrieval-gate/retrieval-gate/internal/gitlab/gitlabtest"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/racetest"
 )
 
 const token = "glpat-TESTtoken0123456789"
@@ -43,7 +45,7 @@ func TestListNotesPaginates(t *testing.T) {
 		srv.AddNote(7, "alice", fmt.Sprint("note ", i))
 	}
 	var waits []time.Duration
-	notes, err := client(t, srv, token, false, &waits).ListNotes(context.Background(), 7)
+	notes, err := client(t, srv, token, false, &waits).ListNotes(context.Background(), 7, nil)
 	require.NoError(t, err)
 	require.Len(t, notes, 250)
 	assert.Equal(t, "note 0", notes[0].Body)
@@ -133,12 +135,12 @@ func TestRateLimit(t *testing.T) {
 	srv.Queue(gitlabtest.RateLimit("GET", time.Now(), 2))
 	var waits []time.Duration
 	c := client(t, srv, token, false, &waits)
-	_, err := c.ListNotes(context.Background(), 7)
+	_, err := c.ListNotes(context.Background(), 7, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []time.Duration{2 * time.Second}, waits)
 
 	srv.Queue(gitlabtest.RateLimit("GET", time.Now(), 3600))
-	_, err = c.ListNotes(context.Background(), 7)
+	_, err = c.ListNotes(context.Background(), 7, nil)
 	var ae *gitlab.APIError
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, gitlab.KindRateLimited, ae.Kind)
@@ -149,10 +151,10 @@ func TestRateLimit(t *testing.T) {
 func TestBoundedAnswer(t *testing.T) {
 	srv := gitlabtest.New("42", token, "bot", 7)
 	defer srv.Close()
-	defer gitlab.SetMaxAnswer(1 << 10)()
+	defer gitlab.SetNoteCap(1 << 10)()
 	srv.Queue(gitlabtest.Fault{Method: "GET", Status: 200, Body: "[" + strings.Repeat(" ", 1<<10) + "]"})
 	var waits []time.Duration
-	_, err := client(t, srv, token, false, &waits).ListNotes(context.Background(), 7)
+	_, err := client(t, srv, token, false, &waits).ListNotes(context.Background(), 7, nil)
 	var ae *gitlab.APIError
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, gitlab.KindTooLarge, ae.Kind)
@@ -228,7 +230,7 @@ func TestListNotesStopsExplicitly(t *testing.T) {
 				srv.AddNote(7, "alice", fmt.Sprint("note ", i))
 			}
 			var waits []time.Duration
-			notes, err := client(t, srv, token, false, &waits).ListNotes(context.Background(), 7)
+			notes, err := client(t, srv, token, false, &waits).ListNotes(context.Background(), 7, nil)
 			require.Len(t, notes, tt.read)
 			assert.Equal(t, "note 0", notes[0].Body, "oldest first")
 			if !tt.cut {
@@ -242,4 +244,109 @@ func TestListNotesStopsExplicitly(t *testing.T) {
 			assert.Len(t, srv.Requests(), 2, "no page past the bound is asked for")
 		})
 	}
+}
+
+// A page of 100 notes near GitLab's limit on a note's body (1,000,000
+// characters: GitLab's "Notes API", body) is some 100 MB: it is read one note
+// at a time, each under MaxNote, where the whole page was once refused at a
+// 64 MiB cap (and the sticky note was never posted). keep drops the bodies
+// the caller does not need, so what stays is the notes' ids and authors and
+// the one body kept, not the page.
+func TestListNotesLargePage(t *testing.T) {
+	racetest.Skip(t, "moves 100 MB through one decoder")
+	srv := gitlabtest.New("42", token, "bot", 7)
+	defer srv.Close()
+	big := strings.Repeat("x", gitlabtest.MaxNote-1) + "\n" // one string, shared by the stand-in's notes
+	var ids []int64
+	for range 100 {
+		ids = append(ids, srv.AddNote(7, "alice", big))
+	}
+	ids = append(ids, srv.AddNote(7, "bot", "<!-- mine -->\nthe report"))
+	var waits []time.Duration
+	c := client(t, srv, token, false, &waits)
+	keep := func(n gitlab.Note) string {
+		if strings.HasPrefix(n.Body, "<!-- mine -->") {
+			return n.Body
+		}
+		return n.Body[:7] // a slice of the body: the listing keeps a copy, not the body
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	notes, err := c.ListNotes(context.Background(), 7, keep)
+	require.NoError(t, err)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	require.Len(t, notes, 101)
+	for i, n := range notes {
+		assert.Equal(t, ids[i], n.ID)
+	}
+	assert.Equal(t, "xxxxxxx", notes[0].Body)
+	assert.Equal(t, "alice", notes[99].Author)
+	assert.Equal(t, "<!-- mine -->\nthe report", notes[100].Body)
+	assert.Less(t, int64(after.HeapAlloc)-int64(before.HeapAlloc), int64(16<<20), "the bodies dropped are not held")
+	assert.Len(t, srv.Requests(), 2, "two pages")
+}
+
+// Each note is capped, not the page: a page of a hundred notes each just
+// under the cap reads, whatever the page's size; one note over it, or white
+// space over it between two notes, is refused as too large. A note of
+// 1,000,000 "<", which GitLab writes \u003c (6,000,000 bytes), is under
+// MaxNote.
+func TestListNotesNoteCap(t *testing.T) {
+	t.Run("a page far over the cap of one note", func(t *testing.T) {
+		defer gitlab.SetNoteCap(1 << 10)()
+		srv := gitlabtest.New("42", token, "bot", 7)
+		defer srv.Close()
+		body := strings.Repeat("y", 600)
+		for range 100 {
+			srv.AddNote(7, "alice", body)
+		}
+		var waits []time.Duration
+		notes, err := client(t, srv, token, false, &waits).ListNotes(context.Background(), 7, nil)
+		require.NoError(t, err)
+		require.Len(t, notes, 100)
+		assert.Equal(t, body, notes[99].Body)
+	})
+	for _, tt := range []struct{ name, page string }{
+		{"one note over the cap", `[{"id":1,"body":"a"},{"id":2,"body":"` + strings.Repeat("z", 1<<10) + `"}]`},
+		{"white space over the cap", `[{"id":1,"body":"a"},` + strings.Repeat(" ", 1<<10) + `{"id":2}]`},
+		{"white space over the cap after the page", `[{"id":1,"body":"a"}]` + strings.Repeat(" ", 1<<11)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			defer gitlab.SetNoteCap(1 << 10)()
+			srv := gitlabtest.New("42", token, "bot", 7)
+			defer srv.Close()
+			srv.Queue(gitlabtest.Fault{Method: "GET", Status: 200, Body: tt.page})
+			var waits []time.Duration
+			_, err := client(t, srv, token, false, &waits).ListNotes(context.Background(), 7, nil)
+			var ae *gitlab.APIError
+			require.ErrorAs(t, err, &ae)
+			assert.Equal(t, gitlab.KindTooLarge, ae.Kind)
+			assert.Equal(t, "failed to list the MR notes: a note of the answer is longer than 1024 bytes, more than a note of 1,000,000 characters takes: refused", err.Error())
+		})
+	}
+	t.Run("1,000,000 characters escaped", func(t *testing.T) {
+		srv := gitlabtest.New("42", token, "bot", 7)
+		defer srv.Close()
+		body := strings.Repeat("<", gitlabtest.MaxNote)
+		srv.AddNote(7, "alice", body)
+		var waits []time.Duration
+		notes, err := client(t, srv, token, false, &waits).ListNotes(context.Background(), 7, nil)
+		require.NoError(t, err)
+		require.Len(t, notes, 1)
+		assert.Equal(t, body, notes[0].Body)
+	})
+}
+
+// A page of more notes than GitLab's largest page (per_page at most 100) is
+// not GitLab's answer: refused, rather than read without end.
+func TestListNotesPageOverPerPage(t *testing.T) {
+	srv := gitlabtest.New("42", token, "bot", 7)
+	defer srv.Close()
+	page := "[" + strings.TrimSuffix(strings.Repeat(`{"id":3},`, gitlab.PerPage+1), ",") + "]"
+	srv.Queue(gitlabtest.Fault{Method: "GET", Status: 200, Body: page})
+	var waits []time.Duration
+	_, err := client(t, srv, token, false, &waits).ListNotes(context.Background(), 7, nil)
+	require.EqualError(t, err, "failed to list the MR notes: the answer holds more than 100 notes, GitLab's largest page")
 }

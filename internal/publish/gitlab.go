@@ -139,7 +139,7 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 	}
 	cctx, cancel := context.WithTimeout(ctx, commentTimeout)
 	defer cancel()
-	notes := &gitlabNotes{c: c, iid: iid, url: p.CI.ProjectURL}
+	notes := &gitlabNotes{c: c, iid: iid, url: p.CI.ProjectURL, marker: marker}
 	res, err := UpsertPolicy(cctx, notes, iid, marker, body, Policy{When: pub.When, Failed: pub.Failed}, sleep)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -196,9 +196,11 @@ func jobFooter(jobURL string) string {
 // the note's author is its login, and GitLab, which cannot hide a note,
 // refuses MinimizeComment, so a duplicate is deleted instead.
 type gitlabNotes struct {
-	c   *gitlab.Client
-	iid int
-	url string // CI_PROJECT_URL, for the notes' links
+	c      *gitlab.Client
+	iid    int
+	url    string // CI_PROJECT_URL, for the notes' links
+	marker string // the note's marker: of the notes listed, only the body of our own note with it is kept
+	self   string // the token's user, once Self has asked
 }
 
 func (n *gitlabNotes) Self(ctx context.Context) (string, bool, error) {
@@ -206,7 +208,29 @@ func (n *gitlabNotes) Self(ctx context.Context) (string, bool, error) {
 	if err != nil {
 		return "", false, asAPIError(err)
 	}
+	n.self = u.Username
 	return u.Username, true, nil
+}
+
+// keep is what the listing keeps of a note's body: the whole body of the
+// first note of ours with the marker (the upsert keeps it, and compares its
+// report under --comment-mode changes or failures), of any other note only the
+// marker on its first line, if any, which is all the upsert reads of it. A
+// page of a hundred notes of 1,000,000 characters each then costs one note
+// at a time.
+func (n *gitlabNotes) keep() func(gitlab.Note) string {
+	kept := false
+	return func(note gitlab.Note) string {
+		m := MarkerOf(note.Body)
+		if m == "" || note.System {
+			return ""
+		}
+		if !kept && m == n.marker && (n.self == "" || strings.EqualFold(note.Author, n.self)) {
+			kept = true
+			return note.Body
+		}
+		return m
+	}
 }
 
 func (n *gitlabNotes) comment(note gitlab.Note) github.IssueComment {
@@ -221,7 +245,7 @@ func (n *gitlabNotes) comment(note gitlab.Note) github.IssueComment {
 // past the listing's bound (gitlab.MaxPages pages) the oldest notes with a
 // *github.IncompleteError.
 func (n *gitlabNotes) ListComments(ctx context.Context, _ int) ([]github.IssueComment, error) {
-	notes, err := n.c.ListNotes(ctx, n.iid)
+	notes, err := n.c.ListNotes(ctx, n.iid, n.keep())
 	var cut *gitlab.TruncatedError
 	if err != nil && !errors.As(err, &cut) {
 		return nil, asAPIError(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/gitlab"
 	"github.com/retrieval-gate/retrieval-gate/internal/gitlab/gitlabtest"
+	"github.com/retrieval-gate/retrieval-gate/internal/racetest"
 )
 
 const glToken = "glpat-PUBLISHtest0123456789"
@@ -105,6 +107,93 @@ func TestGitLabNoteWhen(t *testing.T) {
 	}
 	// Fail is left to the caller's stderr: GitLab has no annotations.
 	assert.False(t, (&GitLabPublisher{}).Fail(Failure{Message: "x"}))
+}
+
+// A merge request whose pages hold a hundred notes near GitLab's
+// 1,000,000-character limit (GitLab's "Notes API": body), some 100 MB a page,
+// besides ours: the note is found, and under --comment-mode changes an
+// unchanged report is left alone (the body of our note is kept for the
+// comparison). Someone else's notes with our marker are never touched.
+// Before, the page was refused at a 64 MiB cap and no note was posted, run
+// after run.
+func TestGitLabNoteAmongLargeNotes(t *testing.T) {
+	racetest.Skip(t, "moves 100 MB through one decoder")
+	srv := gitlabtest.New("42", glToken, "bot", 7)
+	defer srv.Close()
+	var stderr bytes.Buffer
+	p := gitlabPublisher(srv, &stderr)
+	require.Empty(t, p.Publish(context.Background(), pubFor(DefaultKey, "first")))
+	big := Marker(DefaultKey) + "\n" + strings.Repeat("x", gitlabtest.MaxNote-len(Marker(DefaultKey))-1)
+	for range 100 {
+		srv.AddNote(7, "alice", big)
+	}
+	before := len(srv.Requests())
+	stderr.Reset()
+	pub := pubFor(DefaultKey, "first")
+	pub.When = WhenChanges
+	require.Empty(t, p.Publish(context.Background(), pub))
+	assert.Contains(t, stderr.String(), "retrieval-gate: MR note unchanged (--comment-mode changes)")
+	var pages int
+	for _, r := range srv.Requests()[before:] {
+		assert.Equal(t, "GET", r.Method, "nothing written")
+		if strings.HasSuffix(r.Path, "/notes") {
+			pages++
+		}
+	}
+	assert.Equal(t, 2, pages, "both pages read")
+	notes := srv.Notes(7)
+	require.Len(t, notes, 101)
+	for _, n := range notes[1:] {
+		assert.True(t, n.Author == "alice" && n.Body == big, "someone else's note is left alone")
+	}
+
+	// What the listing keeps of the others' notes holds none of their
+	// bodies: the marker kept was once a slice of each body, which kept all
+	// 100 MB of them alive.
+	c, err := gitlab.NewClient(srv.APIURL(), srv.ProjectID, glToken, false, gitlab.DefaultPolicy)
+	require.NoError(t, err)
+	gn := &gitlabNotes{c: c, iid: 7, marker: Marker(DefaultKey)}
+	_, _, err = gn.Self(context.Background())
+	require.NoError(t, err)
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	got, err := gn.ListComments(context.Background(), 7)
+	require.NoError(t, err)
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	require.Len(t, got, 101)
+	assert.Equal(t, Marker(DefaultKey), got[100].Body)
+	assert.Less(t, int64(m1.HeapAlloc)-int64(m0.HeapAlloc), int64(16<<20), "the others' bodies are not held")
+	runtime.KeepAlive(got)
+}
+
+// Of the notes listed, the upsert keeps the whole body of the first of ours
+// with the note's marker alone (the one it keeps, and compares under
+// --comment-mode changes); of any other note, the marker on its first line,
+// if any: all the upsert reads of it, so that a page of large notes is not
+// held whole.
+func TestGitLabNotesKept(t *testing.T) {
+	srv := gitlabtest.New("42", glToken, "bot", 7)
+	defer srv.Close()
+	m, other := Marker(DefaultKey), Marker("other")
+	srv.AddNote(7, "alice", m+"\nalice's copy")
+	srv.AddNote(7, "bot", "no marker")
+	srv.AddNote(7, "bot", other+"\nanother key")
+	srv.AddNote(7, "bot", m+"\nours")
+	srv.AddNote(7, "bot", m+"\na duplicate")
+	c, err := gitlab.NewClient(srv.APIURL(), srv.ProjectID, glToken, false, gitlab.DefaultPolicy)
+	require.NoError(t, err)
+	n := &gitlabNotes{c: c, iid: 7, marker: m}
+	_, _, err = n.Self(context.Background())
+	require.NoError(t, err)
+	got, err := n.ListComments(context.Background(), 7)
+	require.NoError(t, err)
+	var bodies []string
+	for _, cm := range got {
+		bodies = append(bodies, cm.Body)
+	}
+	assert.Equal(t, []string{m, "", other, m + "\nours", m}, bodies)
 }
 
 // A report over GitLab's 1,000,000-character note limit is fitted as the comment is.

@@ -449,11 +449,19 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, mr int) {
 	link(1, "first")
 	link(pages, "last")
 	h.Set("Link", strings.Join(links, ", "))
-	out := make([]map[string]any, 0, to-from)
-	for _, n := range all[from:to] {
-		out = append(out, s.json(n))
+	// The page is written one note at a time: a page of a hundred notes of
+	// 1,000,000 characters is never held encoded whole.
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	enc := json.NewEncoder(w)
+	_, _ = io.WriteString(w, "[")
+	for i, n := range all[from:to] {
+		if i > 0 {
+			_, _ = io.WriteString(w, ",")
+		}
+		_ = enc.Encode(s.json(n))
 	}
-	s.write(w, http.StatusOK, out)
+	_, _ = io.WriteString(w, "]\n")
 }
 
 // artifact serves a file of a job of the latest successful pipeline of a ref.
