@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
@@ -30,9 +31,12 @@ import (
 // CI is what a GitLab CI job tells a step through GitLab's predefined
 // variables (the CLI reads them; see cli's gitlabCI).
 type CI struct {
-	InCI      bool   // GITLAB_CI=true
-	APIURL    string // CI_API_V4_URL, else CI_SERVER_URL + /api/v4
-	ProjectID string // the merge request's project (CI_MERGE_REQUEST_PROJECT_ID), else CI_PROJECT_ID
+	InCI   bool   // GITLAB_CI=true
+	APIURL string // CI_API_V4_URL, else CI_SERVER_URL + /api/v4
+	// ProjectID is the merge request's project (CI_MERGE_REQUEST_PROJECT_ID,
+	// else _PATH), else CI_PROJECT_ID, else CI_PROJECT_PATH: an id, or a full
+	// path (group/sub/project), which the client URL-encodes.
+	ProjectID string
 	// MRIID is the merge request's iid (CI_MERGE_REQUEST_IID), 0 outside a
 	// merge-request pipeline.
 	MRIID int
@@ -46,9 +50,9 @@ type CI struct {
 	// accepts on the job-artifacts endpoints but not on notes.
 	Token, JobToken string
 	// APIURLVar and ProjectIDVar name the variables APIURL and ProjectID were
-	// read from (CI_API_V4_URL or CI_SERVER_URL; CI_PROJECT_ID or
-	// CI_MERGE_REQUEST_PROJECT_ID), so that a message names the one to fix; ""
-	// is CI_API_V4_URL and CI_PROJECT_ID.
+	// read from (CI_API_V4_URL or CI_SERVER_URL; CI_PROJECT_ID,
+	// CI_PROJECT_PATH, CI_MERGE_REQUEST_PROJECT_ID or _PATH), so that a
+	// message names the one to fix; "" is CI_API_V4_URL and CI_PROJECT_ID.
 	APIURLVar, ProjectIDVar string
 	// BadMRIID is CI_MERGE_REQUEST_IID as set when it is not a merge request's
 	// iid (a positive integer); MRIID is then 0. "" when unset or valid.
@@ -62,11 +66,11 @@ func (c CI) Problem() error {
 	urlVar, projectVar := cmp.Or(c.APIURLVar, "CI_API_V4_URL"), cmp.Or(c.ProjectIDVar, "CI_PROJECT_ID")
 	switch {
 	case c.APIURL == "" && c.ProjectID == "":
-		return errors.New("CI_API_V4_URL (or CI_SERVER_URL) and CI_PROJECT_ID are not set")
+		return errors.New("CI_API_V4_URL (or CI_SERVER_URL) and CI_PROJECT_ID (or CI_PROJECT_PATH) are not set")
 	case c.APIURL == "":
 		return errors.New("CI_API_V4_URL (or CI_SERVER_URL) is not set")
 	case c.ProjectID == "":
-		return errors.New("CI_PROJECT_ID is not set")
+		return errors.New("CI_PROJECT_ID (or CI_PROJECT_PATH) is not set")
 	}
 	if err := checkAPIURL(c.APIURL); err != nil {
 		return fmt.Errorf("%s %w", urlVar, err)
@@ -86,10 +90,21 @@ func checkAPIURL(apiURL string) error {
 	return nil
 }
 
-// checkProject refuses a project id that cannot be one path segment.
+// checkProject refuses what is neither a project id nor a project's full
+// path. GitLab's REST API takes either as :id (REST API documentation,
+// "Namespaced paths": the path URL-encoded, group%2Fsub%2Fproject), so a path
+// is any number of non-empty segments separated by "/" (groups nest), none of
+// them "." or "..", without "?", "#", "%", a control character or white space:
+// a path GitLab cannot have, and one that would not stay one segment encoded.
 func checkProject(project string) error {
-	if project == "" || strings.ContainsAny(project, "/?#") {
-		return fmt.Errorf("%q is not a project id", project)
+	bad := project == "" || strings.ContainsAny(project, "?#%\\") || strings.ContainsFunc(project, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r)
+	})
+	for seg := range strings.SplitSeq(project, "/") {
+		bad = bad || seg == "" || seg == "." || seg == ".."
+	}
+	if bad {
+		return fmt.Errorf("%q is not a project id or path (a number, or group/project as written, not URL-encoded)", project)
 	}
 	return nil
 }
@@ -182,7 +197,7 @@ type Client struct {
 }
 
 // NewClient is a client of the API at apiURL (CI_API_V4_URL) for project
-// (CI_PROJECT_ID), authenticated by an access token (PRIVATE-TOKEN) or, with
+// (CI_PROJECT_ID: an id, or a full path such as group/sub/project), authenticated by an access token (PRIVATE-TOKEN) or, with
 // job set, the job token (JOB-TOKEN), under policy.
 func NewClient(apiURL, project, token string, job bool, policy httpretry.Policy) (*Client, error) {
 	if err := checkAPIURL(apiURL); err != nil {
@@ -203,11 +218,15 @@ func NewClient(apiURL, project, token string, job bool, policy httpretry.Policy)
 	return &Client{http: httpretry.NewHTTPClient(t), api: u, project: project, secrets: []string{token}}, nil
 }
 
-// endpoint is the API URL of path under /projects/:id, with query.
+// endpoint is the API URL of path under /projects/:id, with query. The
+// project is one segment, escaped: a path's slashes are %2F (GitLab's
+// "Namespaced paths"), which RawPath keeps as written; set from Path alone,
+// the URL would write the slashes as "/" (GitLab answers 404), or, escaped
+// into Path beforehand, as %252F.
 func (c *Client) endpoint(path string, query url.Values) string {
 	u := *c.api
-	u.Path = u.Path + "/projects/" + url.PathEscape(c.project) + path
-	u.RawPath = ""
+	u.Path = c.api.Path + "/projects/" + c.project + path
+	u.RawPath = c.api.EscapedPath() + "/projects/" + url.PathEscape(c.project) + escapePath(path)
 	u.RawQuery = query.Encode()
 	return u.String()
 }

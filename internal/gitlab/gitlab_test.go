@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"runtime"
 	"strings"
 	"testing"
@@ -349,4 +350,89 @@ func TestListNotesPageOverPerPage(t *testing.T) {
 	var waits []time.Duration
 	_, err := client(t, srv, token, false, &waits).ListNotes(context.Background(), 7, nil)
 	require.EqualError(t, err, "failed to list the MR notes: the answer holds more than 100 notes, GitLab's largest page")
+}
+
+// A project named by its full path: GitLab's REST API takes it as :id,
+// URL-encoded, each "/" written %2F (REST API documentation, "Namespaced
+// paths": group%2Fsub%2Fproject), on every call; the id works as before.
+// Before, a path was refused as "not a project id" (and, let through, would
+// have gone out as group%252Fsub%252Fproject: escaped into the URL's decoded
+// path, then escaped again).
+func TestProjectPath(t *testing.T) {
+	for _, project := range []string{"42", "group/sub/project", "my.group/my-project_1"} {
+		t.Run(project, func(t *testing.T) {
+			srv := gitlabtest.New("42", token, "bot", 7)
+			defer srv.Close()
+			srv.ProjectPath = "group/sub/project"
+			if project == "my.group/my-project_1" {
+				srv.ProjectPath = project
+			}
+			srv.AddPipeline(gitlabtest.Pipeline{Ref: "release/1", Status: "success", Files: map[string]map[string][]byte{"base": {"dir/baseline.jsonl.gz": []byte("data")}}})
+			var waits []time.Duration
+			c, err := gitlab.NewClient(srv.APIURL(), project, token, false, policy(&waits))
+			require.NoError(t, err)
+			ctx := context.Background()
+			n, err := c.CreateNote(ctx, 7, "hello")
+			require.NoError(t, err)
+			_, err = c.EditNote(ctx, 7, n.ID, "bye")
+			require.NoError(t, err)
+			notes, err := c.ListNotes(ctx, 7, nil)
+			require.NoError(t, err)
+			require.Len(t, notes, 1)
+			assert.Equal(t, "bye", notes[0].Body)
+			var b bytes.Buffer
+			require.NoError(t, c.RawArtifact(ctx, "release/1", "base", "dir/baseline.jsonl.gz", 10, &b))
+			assert.Equal(t, "data", b.String())
+			require.NoError(t, c.DeleteNote(ctx, 7, n.ID))
+			assert.Empty(t, srv.Notes(7))
+			id := strings.ReplaceAll(project, "/", "%2F")
+			for _, r := range srv.Requests() {
+				assert.True(t, strings.HasPrefix(r.Path, "/projects/"+id+"/"), "%s %s", r.Method, r.Path)
+			}
+			assert.Equal(t, "/projects/"+id+"/jobs/artifacts/release%2F1/raw/dir/baseline.jsonl.gz", srv.Requests()[3].Path)
+		})
+	}
+}
+
+// The stand-in resolves a project by its id and by its path encoded once, as
+// GitLab does: the path with its slashes as written matches no route, and
+// one encoded twice names no project.
+func TestStandInProjectPath(t *testing.T) {
+	srv := gitlabtest.New("42", token, "bot", 7)
+	defer srv.Close()
+	srv.ProjectPath = "group/project"
+	for _, tt := range []struct {
+		id     string
+		status int
+	}{
+		{"42", 200},
+		{"group%2Fproject", 200},
+		{"group%2fproject", 200},
+		{"group/project", 404},
+		{"group%252Fproject", 404},
+		{"43", 404},
+	} {
+		req, err := http.NewRequest(http.MethodGet, srv.APIURL()+"/projects/"+tt.id+"/merge_requests/7/notes", nil)
+		require.NoError(t, err)
+		req.Header.Set("PRIVATE-TOKEN", token)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		assert.Equal(t, tt.status, resp.StatusCode, tt.id)
+	}
+}
+
+// What is neither a project id nor a full path is refused before anything is
+// sent, named by the variable it was read from.
+func TestProjectRefused(t *testing.T) {
+	for _, project := range []string{"group//project", "/project", "group/", "group/../project", "group/./project",
+		"group%2Fproject", "group/pro ject", "group/project?x=1", "group/project#x", "a\\b", "group/\x01"} {
+		_, err := gitlab.NewClient("https://gitlab.example/api/v4", project, token, false, gitlab.DefaultPolicy)
+		require.ErrorContains(t, err, "is not a project id or path", project)
+		err = gitlab.CI{APIURL: "https://gitlab.example/api/v4", ProjectID: project, ProjectIDVar: "CI_PROJECT_PATH"}.Problem()
+		require.ErrorContains(t, err, "CI_PROJECT_PATH ", project)
+	}
+	for _, project := range []string{"42", "group/project", "a/b/c/d", "Group.Name/pro-ject_2"} {
+		require.NoError(t, gitlab.CI{APIURL: "https://gitlab.example/api/v4", ProjectID: project}.Problem(), project)
+	}
 }

@@ -331,13 +331,15 @@ func TestGitLabNoteEnvironment(t *testing.T) {
 		{"iid not a number, always", func(c *gitlab.CI) { c.MRIID, c.BadMRIID = 0, "-3" }, ModeAlways,
 			`--comment always, but CI_MERGE_REQUEST_IID "-3" is not a merge request iid (a positive integer): pass --pr N.`},
 		{"no project id", func(c *gitlab.CI) { c.ProjectID = "" }, ModeAuto,
-			"cannot post the MR note: CI_PROJECT_ID is not set. The MR note was not posted."},
+			"cannot post the MR note: CI_PROJECT_ID (or CI_PROJECT_PATH) is not set. The MR note was not posted."},
 		{"no API URL", func(c *gitlab.CI) { c.APIURL = "" }, ModeAuto,
 			"cannot post the MR note: CI_API_V4_URL (or CI_SERVER_URL) is not set. The MR note was not posted."},
 		{"CI_SERVER_URL without a scheme", func(c *gitlab.CI) { c.APIURL, c.APIURLVar = "gitlab.example.com/api/v4", "CI_SERVER_URL" }, ModeAuto,
 			`cannot post the MR note: CI_SERVER_URL "gitlab.example.com/api/v4" is not an http(s) URL.`},
-		{"the merge request's project id a path", func(c *gitlab.CI) { c.ProjectID, c.ProjectIDVar = "group/project", "CI_MERGE_REQUEST_PROJECT_ID" }, ModeAuto,
-			`cannot post the MR note: CI_MERGE_REQUEST_PROJECT_ID "group/project" is not a project id.`},
+		{"the merge request's project path with an empty segment", func(c *gitlab.CI) { c.ProjectID, c.ProjectIDVar = "group//project", "CI_MERGE_REQUEST_PROJECT_ID" }, ModeAuto,
+			`cannot post the MR note: CI_MERGE_REQUEST_PROJECT_ID "group//project" is not a project id or path (a number, or group/project as written, not URL-encoded).`},
+		{"a project path URL-encoded already", func(c *gitlab.CI) { c.ProjectID, c.ProjectIDVar = "group%2Fproject", "CI_PROJECT_PATH" }, ModeAuto,
+			`cannot post the MR note: CI_PROJECT_PATH "group%2Fproject" is not a project id or path`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -356,6 +358,37 @@ func TestGitLabNoteEnvironment(t *testing.T) {
 		})
 	}
 	assert.Empty(t, srv.Notes(7))
+}
+
+// A project named by its full path (CI_PROJECT_PATH, or a path in
+// CI_PROJECT_ID) gets its note: GitLab's REST API takes the path as :id,
+// URL-encoded (REST API, "Namespaced paths": group%2Fsub%2Fproject). Before,
+// a path was refused as "not a project id", and the note never posted.
+func TestGitLabNoteProjectPath(t *testing.T) {
+	srv := gitlabtest.New("42", glToken, "bot", 7)
+	defer srv.Close()
+	srv.ProjectPath = "group/sub/project"
+	var stderr bytes.Buffer
+	p := gitlabPublisher(srv, &stderr)
+	p.CI.ProjectID, p.CI.ProjectIDVar = "group/sub/project", "CI_PROJECT_PATH"
+	require.Empty(t, p.Publish(context.Background(), pubFor(DefaultKey, "first")))
+	require.Empty(t, p.Publish(context.Background(), pubFor(DefaultKey, "second")))
+	notes := srv.Notes(7)
+	require.Len(t, notes, 1)
+	assert.Contains(t, notes[0].Body, "second")
+	var paths []string
+	for _, r := range srv.Requests() {
+		if r.Path != "/user" {
+			paths = append(paths, r.Method+" "+r.Path)
+		}
+	}
+	assert.Equal(t, []string{
+		"GET /projects/group%2Fsub%2Fproject/merge_requests/7/notes",
+		"POST /projects/group%2Fsub%2Fproject/merge_requests/7/notes",
+		"GET /projects/group%2Fsub%2Fproject/merge_requests/7/notes",
+		"GET /projects/group%2Fsub%2Fproject/merge_requests/7/notes",
+		"PUT /projects/group%2Fsub%2Fproject/merge_requests/7/notes/" + itoa(notes[0].ID),
+	}, paths)
 }
 
 // A token of the read_api scope reads the notes but may not write one: GitLab
