@@ -339,6 +339,11 @@ func explainGitLab(err error, ci gitlab.CI, iid int) string {
 	case github.KindForbidden:
 		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. The token may not comment on this merge request: give its user at least the Reporter role in the project. %s", ae, keep)
 	case github.KindNotFound:
+		if ae.Op == "identify" {
+			// GET /user is every API's: a 404 there is a URL that does not
+			// lead to GitLab's REST API, whatever the project or the iid.
+			return fmt.Sprintf("retrieval-gate could not post the MR note: %v. %s does not lead to GitLab's REST API (it has no /user): check it. %s", ae, apiURLVar(ci), keep)
+		}
 		// GitLab answers 404 for a project or merge request that does not
 		// exist and for one the token's user may not see: name both, and
 		// where each number came from.
@@ -353,7 +358,11 @@ func explainGitLab(err error, ci gitlab.CI, iid int) string {
 	case github.KindServer:
 		return fmt.Sprintf("retrieval-gate could not post the MR note: %v (after retries). GitLab may be having trouble; retry the job later. %s", ae, keep)
 	case github.KindNetwork:
-		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. Check CI_API_V4_URL and the runner's network. %s", ae, keep)
+		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. Check %s and the runner's network. %s", ae, apiURLVar(ci), keep)
 	}
 	return fmt.Sprintf("retrieval-gate could not post the MR note: %v. %s", ae, keep)
 }
+
+// apiURLVar is the variable the API's URL was read from: CI_API_V4_URL, or
+// CI_SERVER_URL when that was the one set.
+func apiURLVar(ci gitlab.CI) string { return cmp.Or(ci.APIURLVar, "CI_API_V4_URL") }

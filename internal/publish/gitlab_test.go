@@ -391,6 +391,40 @@ func TestGitLabNoteProjectPath(t *testing.T) {
 	}, paths)
 }
 
+// A URL that does not lead to GitLab's REST API is named by the variable it
+// was read from: a network failure says to check CI_SERVER_URL when the URL
+// came from there (it said CI_API_V4_URL, a variable the job never set), and
+// a 404 on GET /user, which every GitLab API serves, says the URL is wrong
+// (it said the project had no such merge request, and to check the iid, the
+// project id and the token's role).
+func TestGitLabNoteAPIURL(t *testing.T) {
+	srv := gitlabtest.New("42", glToken, "bot", 7)
+	defer srv.Close()
+	closed := gitlabtest.New("42", glToken, "bot", 7)
+	closed.Close()
+	tests := []struct {
+		name, url, urlVar, want string
+	}{
+		{"no API there, CI_SERVER_URL", srv.URL + "/gitlab/api/v4", "CI_SERVER_URL",
+			"failed to identify the token's user: GitLab answered 404 Not Found. CI_SERVER_URL does not lead to GitLab's REST API (it has no /user): check it. The exit code reflects only the gates."},
+		{"no API there, CI_API_V4_URL", srv.URL + "/gitlab/api/v4", "",
+			"CI_API_V4_URL does not lead to GitLab's REST API (it has no /user): check it."},
+		{"no server, CI_SERVER_URL", closed.APIURL(), "CI_SERVER_URL", "Check CI_SERVER_URL and the runner's network."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			p := gitlabPublisher(srv, &stderr)
+			p.CI.APIURL, p.CI.APIURLVar = tt.url, tt.urlVar
+			warns := p.Publish(context.Background(), pubFor(DefaultKey, "x"))
+			require.Len(t, warns, 1)
+			assert.Contains(t, string(warns[0]), tt.want)
+			assert.NotContains(t, string(warns[0]), "merge request !7")
+		})
+	}
+	assert.Empty(t, srv.Notes(7))
+}
+
 // A token of the read_api scope reads the notes but may not write one: GitLab
 // answers 403 {"error":"insufficient_scope", ..., "scope":"api"} (GitLab's
 // "Personal access tokens", scopes), and the warning says to give the token
