@@ -18,8 +18,10 @@ func inGitLab(getenv func(string) string) bool {
 }
 
 // gitlabCI reads the job's predefined variables: CI_API_V4_URL (else
-// CI_SERVER_URL/api/v4), CI_PROJECT_ID and CI_PROJECT_URL (in a merge-request
-// pipeline CI_MERGE_REQUEST_PROJECT_ID and _URL, the merge request's project),
+// CI_SERVER_URL/api/v4), CI_PROJECT_ID (else CI_PROJECT_PATH, which GitLab's
+// REST API takes as :id too) and CI_PROJECT_URL (in a merge-request pipeline
+// CI_MERGE_REQUEST_PROJECT_ID, else _PATH, and _URL, the merge request's
+// project),
 // CI_MERGE_REQUEST_IID (merge-request pipelines),
 // CI_MERGE_REQUEST_TARGET_BRANCH_NAME, CI_DEFAULT_BRANCH, CI_JOB_URL,
 // CI_JOB_TOKEN, and the access token GITLAB_TOKEN.
@@ -40,8 +42,18 @@ func gitlabCI(getenv func(string) string) gitlab.CI {
 	// but the merge request (its iid, its notes) and its target branch's
 	// pipelines (a baseline) are the target project's:
 	// CI_MERGE_REQUEST_PROJECT_ID and _URL, set in every merge-request pipeline.
-	if id := get("CI_MERGE_REQUEST_PROJECT_ID"); id != "" {
-		c.ProjectID, c.ProjectIDVar = id, "CI_MERGE_REQUEST_PROJECT_ID"
+	// A project is named by its id, else by its full path (group/project:
+	// GitLab's REST API takes either as :id, "Namespaced paths"); the variable
+	// it was read from is kept to be named.
+	if c.ProjectID == "" && get("CI_PROJECT_PATH") != "" {
+		c.ProjectID, c.ProjectIDVar = get("CI_PROJECT_PATH"), "CI_PROJECT_PATH"
+	}
+	mrProject, mrVar := get("CI_MERGE_REQUEST_PROJECT_ID"), "CI_MERGE_REQUEST_PROJECT_ID"
+	if mrProject == "" {
+		mrProject, mrVar = get("CI_MERGE_REQUEST_PROJECT_PATH"), "CI_MERGE_REQUEST_PROJECT_PATH"
+	}
+	if mrProject != "" {
+		c.ProjectID, c.ProjectIDVar = mrProject, mrVar
 		if u := get("CI_MERGE_REQUEST_PROJECT_URL"); u != "" {
 			c.ProjectURL = u
 		}

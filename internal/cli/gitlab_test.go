@@ -25,6 +25,17 @@ func TestGitLabCIVariables(t *testing.T) {
 			"https://gl.example/api/v4", "CI_SERVER_URL", "42", "", 0, ""},
 		{"a fork's merge request", map[string]string{"CI_API_V4_URL": "https://gl.example/api/v4", "CI_PROJECT_ID": "99", "CI_MERGE_REQUEST_PROJECT_ID": "42", "CI_MERGE_REQUEST_IID": " 7 "},
 			"https://gl.example/api/v4", "", "42", "CI_MERGE_REQUEST_PROJECT_ID", 7, ""},
+		// A project named by its full path (GitLab's REST API, "Namespaced
+		// paths"): CI_PROJECT_PATH when CI_PROJECT_ID is not set, and the merge
+		// request's CI_MERGE_REQUEST_PROJECT_PATH likewise.
+		{"CI_PROJECT_PATH alone", map[string]string{"CI_SERVER_URL": "https://gl.example", "CI_PROJECT_PATH": "group/sub/proj"},
+			"https://gl.example/api/v4", "CI_SERVER_URL", "group/sub/proj", "CI_PROJECT_PATH", 0, ""},
+		{"CI_PROJECT_ID wins over CI_PROJECT_PATH", map[string]string{"CI_PROJECT_ID": "42", "CI_PROJECT_PATH": "group/proj"},
+			"", "", "42", "", 0, ""},
+		{"the merge request's project path", map[string]string{"CI_PROJECT_PATH": "fork/proj", "CI_MERGE_REQUEST_PROJECT_PATH": "group/proj", "CI_MERGE_REQUEST_IID": "7"},
+			"", "", "group/proj", "CI_MERGE_REQUEST_PROJECT_PATH", 7, ""},
+		{"the merge request's project id wins over its path", map[string]string{"CI_PROJECT_ID": "99", "CI_MERGE_REQUEST_PROJECT_ID": "42", "CI_MERGE_REQUEST_PROJECT_PATH": "group/proj"},
+			"", "", "42", "CI_MERGE_REQUEST_PROJECT_ID", 0, ""},
 		{"an iid that is not one", map[string]string{"CI_PROJECT_ID": "42", "CI_MERGE_REQUEST_IID": "!7"},
 			"", "", "42", "", 0, "!7"},
 		{"iid 0", map[string]string{"CI_MERGE_REQUEST_IID": "0"}, "", "", "", "", 0, "0"},

@@ -1,10 +1,10 @@
 package gitlab
 
-// SetMaxAnswer lowers the answer cap for a test; the returned func restores it.
-func SetMaxAnswer(n int64) func() {
-	old := maxAnswer
-	maxAnswer = n
-	return func() { maxAnswer = old }
+// SetNoteCap lowers the cap of one note for a test; the returned func restores it.
+func SetNoteCap(n int64) func() {
+	old := noteCap
+	noteCap = n
+	return func() { noteCap = old }
 }
 
 // SetMaxPages lowers the listing's page bound for a test; the returned func restores it.

@@ -6,7 +6,8 @@
 // the latest successful pipeline of a ref). It knows nothing about reports:
 // callers hand it finished Markdown. Every call goes through the httpretry
 // policy (retries, 429 with Retry-After, credentials to the API's origin only,
-// redaction) and reads its answer through httpretry.ReadAnswer, bounded.
+// redaction) and reads its answer bounded: through httpretry.ReadAnswer, or,
+// for a page of notes, one note at a time under MaxNote (readNotes).
 package gitlab
 
 import (
@@ -19,10 +20,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
 )
@@ -30,9 +31,12 @@ import (
 // CI is what a GitLab CI job tells a step through GitLab's predefined
 // variables (the CLI reads them; see cli's gitlabCI).
 type CI struct {
-	InCI      bool   // GITLAB_CI=true
-	APIURL    string // CI_API_V4_URL, else CI_SERVER_URL + /api/v4
-	ProjectID string // the merge request's project (CI_MERGE_REQUEST_PROJECT_ID), else CI_PROJECT_ID
+	InCI   bool   // GITLAB_CI=true
+	APIURL string // CI_API_V4_URL, else CI_SERVER_URL + /api/v4
+	// ProjectID is the merge request's project (CI_MERGE_REQUEST_PROJECT_ID,
+	// else _PATH), else CI_PROJECT_ID, else CI_PROJECT_PATH: an id, or a full
+	// path (group/sub/project), which the client URL-encodes.
+	ProjectID string
 	// MRIID is the merge request's iid (CI_MERGE_REQUEST_IID), 0 outside a
 	// merge-request pipeline.
 	MRIID int
@@ -46,9 +50,9 @@ type CI struct {
 	// accepts on the job-artifacts endpoints but not on notes.
 	Token, JobToken string
 	// APIURLVar and ProjectIDVar name the variables APIURL and ProjectID were
-	// read from (CI_API_V4_URL or CI_SERVER_URL; CI_PROJECT_ID or
-	// CI_MERGE_REQUEST_PROJECT_ID), so that a message names the one to fix; ""
-	// is CI_API_V4_URL and CI_PROJECT_ID.
+	// read from (CI_API_V4_URL or CI_SERVER_URL; CI_PROJECT_ID,
+	// CI_PROJECT_PATH, CI_MERGE_REQUEST_PROJECT_ID or _PATH), so that a
+	// message names the one to fix; "" is CI_API_V4_URL and CI_PROJECT_ID.
 	APIURLVar, ProjectIDVar string
 	// BadMRIID is CI_MERGE_REQUEST_IID as set when it is not a merge request's
 	// iid (a positive integer); MRIID is then 0. "" when unset or valid.
@@ -62,11 +66,11 @@ func (c CI) Problem() error {
 	urlVar, projectVar := cmp.Or(c.APIURLVar, "CI_API_V4_URL"), cmp.Or(c.ProjectIDVar, "CI_PROJECT_ID")
 	switch {
 	case c.APIURL == "" && c.ProjectID == "":
-		return errors.New("CI_API_V4_URL (or CI_SERVER_URL) and CI_PROJECT_ID are not set")
+		return errors.New("CI_API_V4_URL (or CI_SERVER_URL) and CI_PROJECT_ID (or CI_PROJECT_PATH) are not set")
 	case c.APIURL == "":
 		return errors.New("CI_API_V4_URL (or CI_SERVER_URL) is not set")
 	case c.ProjectID == "":
-		return errors.New("CI_PROJECT_ID is not set")
+		return errors.New("CI_PROJECT_ID (or CI_PROJECT_PATH) is not set")
 	}
 	if err := checkAPIURL(c.APIURL); err != nil {
 		return fmt.Errorf("%s %w", urlVar, err)
@@ -86,10 +90,21 @@ func checkAPIURL(apiURL string) error {
 	return nil
 }
 
-// checkProject refuses a project id that cannot be one path segment.
+// checkProject refuses what is neither a project id nor a project's full
+// path. GitLab's REST API takes either as :id (REST API documentation,
+// "Namespaced paths": the path URL-encoded, group%2Fsub%2Fproject), so a path
+// is any number of non-empty segments separated by "/" (groups nest), none of
+// them "." or "..", without "?", "#", "%", a control character or white space:
+// a path GitLab cannot have, and one that would not stay one segment encoded.
 func checkProject(project string) error {
-	if project == "" || strings.ContainsAny(project, "/?#") {
-		return fmt.Errorf("%q is not a project id", project)
+	bad := project == "" || strings.ContainsAny(project, "?#%\\") || strings.ContainsFunc(project, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r)
+	})
+	for seg := range strings.SplitSeq(project, "/") {
+		bad = bad || seg == "" || seg == "." || seg == ".."
+	}
+	if bad {
+		return fmt.Errorf("%q is not a project id or path (a number, or group/project as written, not URL-encoded)", project)
 	}
 	return nil
 }
@@ -159,13 +174,19 @@ func (e *APIError) Error() string {
 var DefaultPolicy = httpretry.Policy{Attempts: 4, BaseDelay: 500 * time.Millisecond, MaxDelay: 8 * time.Second,
 	Timeout: 30 * time.Second, Budget: 3 * time.Minute, NonIdempotentPOST: true}
 
-// MaxAnswer bounds one JSON answer (a page of 100 notes of up to 1,000,000
-// characters each is at most about 400 MB; GitLab pages are far smaller in
-// practice, and a page over this cap fails rather than exhausting memory).
-const MaxAnswer = 64 << 20
+// MaxNote bounds one note as the API writes it, in bytes. GitLab's limit on a
+// note's body is 1,000,000 characters (GitLab's "Notes API": body), which
+// JSON writes in at most 12 bytes each (a character past the Basic
+// Multilingual Plane as a surrogate pair of \uXXXX escapes; GitLab writes <,
+// > and & as \u003c, \u003e, \u0026), 12,000,000 bytes; the note's other
+// fields (its author, its position on a diff) take far less than the 4 MiB
+// left. A page of notes is read one note at a time under this cap, so a page
+// of 100 notes of 1,000,000 characters each (up to 1.2 GB) is read whole while
+// memory holds one note at a time.
+const MaxNote = 16 << 20
 
-// maxAnswer is the cap in force (a test lowers it to exercise the bound quickly).
-var maxAnswer int64 = MaxAnswer
+// noteCap is the cap in force (a test lowers it to exercise the bound quickly).
+var noteCap int64 = MaxNote
 
 // Client makes the notes and artifacts calls for one project.
 type Client struct {
@@ -176,7 +197,7 @@ type Client struct {
 }
 
 // NewClient is a client of the API at apiURL (CI_API_V4_URL) for project
-// (CI_PROJECT_ID), authenticated by an access token (PRIVATE-TOKEN) or, with
+// (CI_PROJECT_ID: an id, or a full path such as group/sub/project), authenticated by an access token (PRIVATE-TOKEN) or, with
 // job set, the job token (JOB-TOKEN), under policy.
 func NewClient(apiURL, project, token string, job bool, policy httpretry.Policy) (*Client, error) {
 	if err := checkAPIURL(apiURL); err != nil {
@@ -197,29 +218,33 @@ func NewClient(apiURL, project, token string, job bool, policy httpretry.Policy)
 	return &Client{http: httpretry.NewHTTPClient(t), api: u, project: project, secrets: []string{token}}, nil
 }
 
-// endpoint is the API URL of path under /projects/:id, with query.
+// endpoint is the API URL of path under /projects/:id, with query. The
+// project is one segment, escaped: a path's slashes are %2F (GitLab's
+// "Namespaced paths"), which RawPath keeps as written; set from Path alone,
+// the URL would write the slashes as "/" (GitLab answers 404), or, escaped
+// into Path beforehand, as %252F.
 func (c *Client) endpoint(path string, query url.Values) string {
 	u := *c.api
-	u.Path = u.Path + "/projects/" + url.PathEscape(c.project) + path
-	u.RawPath = ""
+	u.Path = c.api.Path + "/projects/" + c.project + path
+	u.RawPath = c.api.EscapedPath() + "/projects/" + url.PathEscape(c.project) + escapePath(path)
 	u.RawQuery = query.Encode()
 	return u.String()
 }
 
-// do sends a request and returns the answer's body (at most limit bytes) and
-// headers, or an *APIError.
-func (c *Client) do(ctx context.Context, method, target string, body any, op, object string, limit int64) ([]byte, http.Header, error) {
+// send sends a request and returns its 2xx answer, whose body (bounded at
+// limit bytes) the caller reads and closes, or an *APIError.
+func (c *Client) send(ctx context.Context, method, target string, body any, op, object string, limit int64) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		rd = strings.NewReader(string(b))
 	}
 	req, err := http.NewRequestWithContext(httpretry.WithMaxBody(ctx, limit), method, target, rd)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "retrieval-gate")
@@ -230,30 +255,46 @@ func (c *Client) do(ctx context.Context, method, target string, body any, op, ob
 	if err != nil {
 		var rl *httpretry.RateLimitError
 		if errors.As(err, &rl) {
-			return nil, nil, &APIError{Op: op, Object: object, Kind: KindRateLimited, Status: rl.Status, Message: rl.Why}
+			return nil, &APIError{Op: op, Object: object, Kind: KindRateLimited, Status: rl.Status, Message: rl.Why}
 		}
 		msg := err.Error()
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			msg = ue.Err.Error()
 		}
-		return nil, nil, &APIError{Op: op, Object: object, Kind: KindNetwork, Message: httpretry.Redact(msg, c.secrets...)}
+		return nil, &APIError{Op: op, Object: object, Kind: KindNetwork, Message: httpretry.Redact(msg, c.secrets...)}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		data, _ := httpretry.ReadSnippet(resp.Body, 64<<10)
+		return nil, statusError(op, object, resp.StatusCode, data, c.secrets)
+	}
+	return resp, nil
+}
+
+// do sends a request and returns the answer's body (at most limit bytes) and
+// headers, or an *APIError.
+func (c *Client) do(ctx context.Context, method, target string, body any, op, object string, limit int64) ([]byte, http.Header, error) {
+	resp, err := c.send(ctx, method, target, body, op, object, limit)
+	if err != nil {
+		return nil, nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		data, _ := httpretry.ReadSnippet(resp.Body, 64<<10)
-		return nil, nil, statusError(op, object, resp.StatusCode, data, c.secrets)
-	}
 	data, err := httpretry.ReadAnswer(ctx, resp.Body, resp.ContentLength, limit, "GitLab")
 	if err != nil {
-		kind := KindNetwork
-		var tl *httpretry.TooLargeError
-		if errors.As(err, &tl) {
-			kind = KindTooLarge
-		}
-		return nil, nil, &APIError{Op: op, Object: object, Kind: kind, Message: httpretry.Redact(err.Error(), c.secrets...)}
+		return nil, nil, c.readError(op, object, err)
 	}
 	return data, resp.Header, nil
+}
+
+// readError is an answer that could not be read: over its cap, or cut off.
+func (c *Client) readError(op, object string, err error) *APIError {
+	kind := KindNetwork
+	var tl *httpretry.TooLargeError
+	if errors.As(err, &tl) {
+		kind = KindTooLarge
+	}
+	return &APIError{Op: op, Object: object, Kind: kind, Message: httpretry.Redact(err.Error(), c.secrets...)}
 }
 
 // statusError is a non-2xx answer: GitLab's {"message": ...} (a string, or an
@@ -396,21 +437,19 @@ func (e *TruncatedError) Error() string {
 // X-Next-Page (GitLab's offset pagination; the Link header says the same). It
 // reads at most MaxPages pages: when the last of them still names a next page,
 // it returns the notes read with a *TruncatedError, never silently fewer.
-func (c *Client) ListNotes(ctx context.Context, iid int) ([]Note, error) {
+//
+// Each page is read one note at a time, each note at most MaxNote bytes as
+// written, and of each note's body only keep(note) is kept (nil keeps it
+// whole): a caller that keeps little of the notes it does not need holds one
+// note at a time, whatever the page.
+func (c *Client) ListNotes(ctx context.Context, iid int, keep func(Note) string) ([]Note, error) {
 	var out []Note
 	page := "1"
 	for n := 1; ; n++ {
 		q := url.Values{"sort": {"asc"}, "order_by": {"created_at"}, "per_page": {strconv.Itoa(PerPage)}, "page": {page}}
-		data, h, err := c.do(ctx, http.MethodGet, c.endpoint(fmt.Sprintf("/merge_requests/%d/notes", iid), q), nil, "list", "MR notes", maxAnswer)
+		h, err := c.listPage(ctx, c.endpoint(fmt.Sprintf("/merge_requests/%d/notes", iid), q), keep, &out)
 		if err != nil {
 			return nil, err
-		}
-		var notes []noteJSON
-		if err := httpretry.UnmarshalAnswerCap(data, &notes, httpretry.MaxPageValues); err != nil || slices.ContainsFunc(notes, noteJSON.invalid) {
-			return nil, &APIError{Op: "list", Object: "MR notes", Message: "the answer is not a list of notes"}
-		}
-		for _, n := range notes {
-			out = append(out, n.note())
 		}
 		next, ok := nextPage(h, page)
 		if !ok {
@@ -421,6 +460,119 @@ func (c *Client) ListNotes(ctx context.Context, iid int) ([]Note, error) {
 		}
 		page = next
 	}
+}
+
+// listPage appends the notes of the page at target to out and returns the
+// answer's headers.
+func (c *Client) listPage(ctx context.Context, target string, keep func(Note) string, out *[]Note) (http.Header, error) {
+	limit := noteCap
+	resp, err := c.send(ctx, http.MethodGet, target, nil, "list", "MR notes", int64(PerPage+1)*limit)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if err := readNotes(resp.Body, limit, keep, out); err != nil {
+		var ae *APIError
+		if errors.As(err, &ae) {
+			return nil, ae
+		}
+		return nil, c.readError("list", "MR notes", err)
+	}
+	return resp.Header, nil
+}
+
+// readNotes appends to out the notes of a page, a JSON array read as a stream
+// one note at a time: each note at most limit bytes as written (the white
+// space and comma before it included), at most PerPage of them (GitLab's
+// largest page), each checked as UnmarshalAnswer checks a whole answer (a
+// key repeated in another case, too many values), the page refused whole
+// when one of them is not a note. Memory holds one note, and what keep keeps
+// of the bodies before it.
+func readNotes(r io.Reader, limit int64, keep func(Note) string, out *[]Note) error {
+	notList := &APIError{Op: "list", Object: "MR notes", Message: "the answer is not a list of notes"}
+	cr := &capReader{r: r, stop: limit}
+	dec := json.NewDecoder(cr)
+	fail := func(err error) error {
+		var se *json.SyntaxError
+		switch {
+		case errors.Is(err, errNoteTooLarge):
+			return &APIError{Op: "list", Object: "MR notes", Kind: KindTooLarge,
+				Message: fmt.Sprintf("a note of the answer is longer than %d bytes, more than a note of 1,000,000 characters takes: refused", limit)}
+		case errors.As(err, &se), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			return notList
+		}
+		return err
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return fail(err)
+	}
+	var notes []Note
+	if tok != nil { // null is no notes, as json.Unmarshal reads it
+		if d, ok := tok.(json.Delim); !ok || d != '[' {
+			return notList
+		}
+		for {
+			cr.stop = dec.InputOffset() + limit
+			if !dec.More() {
+				break
+			}
+			if len(notes) == PerPage {
+				return &APIError{Op: "list", Object: "MR notes", Message: fmt.Sprintf("the answer holds more than %d notes, GitLab's largest page", PerPage)}
+			}
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return fail(err)
+			}
+			var nj noteJSON
+			if err := httpretry.UnmarshalAnswerCap(raw, &nj, httpretry.MaxPageValues); err != nil || nj.invalid() {
+				return notList
+			}
+			note := nj.note()
+			if k := note.Body; keep != nil {
+				note.Body = keep(note)
+				if len(note.Body) < len(k) {
+					// A part of the body, as a slice, would hold the whole.
+					note.Body = strings.Clone(note.Body)
+				}
+			}
+			notes = append(notes, note)
+		}
+		if _, err := dec.Token(); err != nil { // the closing bracket
+			return fail(err)
+		}
+	}
+	cr.stop = dec.InputOffset() + limit
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) { // nothing after the page
+		if err == nil {
+			return notList
+		}
+		return fail(err)
+	}
+	*out = append(*out, notes...)
+	return nil
+}
+
+// errNoteTooLarge is a note longer than its cap.
+var errNoteTooLarge = errors.New("a note of the answer is over its cap")
+
+// capReader reads r up to stop bytes in all: the decoder of a page moves stop
+// on at each note, so that no note takes more than its cap.
+type capReader struct {
+	r          io.Reader
+	read, stop int64
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.read >= c.stop {
+		return 0, errNoteTooLarge
+	}
+	if int64(len(p)) > c.stop-c.read {
+		p = p[:c.stop-c.read]
+	}
+	n, err := c.r.Read(p)
+	c.read += int64(n)
+	return n, err
 }
 
 // nextPage is the X-Next-Page of an answer to page; false when it names no
@@ -448,7 +600,7 @@ func (c *Client) DeleteNote(ctx context.Context, iid int, id int64) error {
 }
 
 func (c *Client) writeNote(ctx context.Context, method, target, body, op string) (Note, error) {
-	data, _, err := c.do(ctx, method, target, map[string]string{"body": body}, op, "MR note", maxAnswer)
+	data, _, err := c.do(ctx, method, target, map[string]string{"body": body}, op, "MR note", noteCap)
 	if err != nil {
 		return Note{}, err
 	}

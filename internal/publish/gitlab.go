@@ -139,7 +139,7 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 	}
 	cctx, cancel := context.WithTimeout(ctx, commentTimeout)
 	defer cancel()
-	notes := &gitlabNotes{c: c, iid: iid, url: p.CI.ProjectURL}
+	notes := &gitlabNotes{c: c, iid: iid, url: p.CI.ProjectURL, marker: marker}
 	res, err := UpsertPolicy(cctx, notes, iid, marker, body, Policy{When: pub.When, Failed: pub.Failed}, sleep)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -196,9 +196,11 @@ func jobFooter(jobURL string) string {
 // the note's author is its login, and GitLab, which cannot hide a note,
 // refuses MinimizeComment, so a duplicate is deleted instead.
 type gitlabNotes struct {
-	c   *gitlab.Client
-	iid int
-	url string // CI_PROJECT_URL, for the notes' links
+	c      *gitlab.Client
+	iid    int
+	url    string // CI_PROJECT_URL, for the notes' links
+	marker string // the note's marker: of the notes listed, only the body of our own note with it is kept
+	self   string // the token's user, once Self has asked
 }
 
 func (n *gitlabNotes) Self(ctx context.Context) (string, bool, error) {
@@ -206,7 +208,29 @@ func (n *gitlabNotes) Self(ctx context.Context) (string, bool, error) {
 	if err != nil {
 		return "", false, asAPIError(err)
 	}
+	n.self = u.Username
 	return u.Username, true, nil
+}
+
+// keep is what the listing keeps of a note's body: the whole body of the
+// first note of ours with the marker (the upsert keeps it, and compares its
+// report under --comment-mode changes or failures), of any other note only the
+// marker on its first line, if any, which is all the upsert reads of it. A
+// page of a hundred notes of 1,000,000 characters each then costs one note
+// at a time.
+func (n *gitlabNotes) keep() func(gitlab.Note) string {
+	kept := false
+	return func(note gitlab.Note) string {
+		m := MarkerOf(note.Body)
+		if m == "" || note.System {
+			return ""
+		}
+		if !kept && m == n.marker && (n.self == "" || strings.EqualFold(note.Author, n.self)) {
+			kept = true
+			return note.Body
+		}
+		return m
+	}
 }
 
 func (n *gitlabNotes) comment(note gitlab.Note) github.IssueComment {
@@ -221,7 +245,7 @@ func (n *gitlabNotes) comment(note gitlab.Note) github.IssueComment {
 // past the listing's bound (gitlab.MaxPages pages) the oldest notes with a
 // *github.IncompleteError.
 func (n *gitlabNotes) ListComments(ctx context.Context, _ int) ([]github.IssueComment, error) {
-	notes, err := n.c.ListNotes(ctx, n.iid)
+	notes, err := n.c.ListNotes(ctx, n.iid, n.keep())
 	var cut *gitlab.TruncatedError
 	if err != nil && !errors.As(err, &cut) {
 		return nil, asAPIError(err)
@@ -315,6 +339,11 @@ func explainGitLab(err error, ci gitlab.CI, iid int) string {
 	case github.KindForbidden:
 		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. The token may not comment on this merge request: give its user at least the Reporter role in the project. %s", ae, keep)
 	case github.KindNotFound:
+		if ae.Op == "identify" {
+			// GET /user is every API's: a 404 there is a URL that does not
+			// lead to GitLab's REST API, whatever the project or the iid.
+			return fmt.Sprintf("retrieval-gate could not post the MR note: %v. %s does not lead to GitLab's REST API (it has no /user): check it. %s", ae, apiURLVar(ci), keep)
+		}
 		// GitLab answers 404 for a project or merge request that does not
 		// exist and for one the token's user may not see: name both, and
 		// where each number came from.
@@ -329,7 +358,11 @@ func explainGitLab(err error, ci gitlab.CI, iid int) string {
 	case github.KindServer:
 		return fmt.Sprintf("retrieval-gate could not post the MR note: %v (after retries). GitLab may be having trouble; retry the job later. %s", ae, keep)
 	case github.KindNetwork:
-		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. Check CI_API_V4_URL and the runner's network. %s", ae, keep)
+		return fmt.Sprintf("retrieval-gate could not post the MR note: %v. Check %s and the runner's network. %s", ae, apiURLVar(ci), keep)
 	}
 	return fmt.Sprintf("retrieval-gate could not post the MR note: %v. %s", ae, keep)
 }
+
+// apiURLVar is the variable the API's URL was read from: CI_API_V4_URL, or
+// CI_SERVER_URL when that was the one set.
+func apiURLVar(ci gitlab.CI) string { return cmp.Or(ci.APIURLVar, "CI_API_V4_URL") }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/gitlab"
 	"github.com/retrieval-gate/retrieval-gate/internal/gitlab/gitlabtest"
+	"github.com/retrieval-gate/retrieval-gate/internal/racetest"
 )
 
 const glToken = "glpat-PUBLISHtest0123456789"
@@ -105,6 +107,93 @@ func TestGitLabNoteWhen(t *testing.T) {
 	}
 	// Fail is left to the caller's stderr: GitLab has no annotations.
 	assert.False(t, (&GitLabPublisher{}).Fail(Failure{Message: "x"}))
+}
+
+// A merge request whose pages hold a hundred notes near GitLab's
+// 1,000,000-character limit (GitLab's "Notes API": body), some 100 MB a page,
+// besides ours: the note is found, and under --comment-mode changes an
+// unchanged report is left alone (the body of our note is kept for the
+// comparison). Someone else's notes with our marker are never touched.
+// Before, the page was refused at a 64 MiB cap and no note was posted, run
+// after run.
+func TestGitLabNoteAmongLargeNotes(t *testing.T) {
+	racetest.Skip(t, "moves 100 MB through one decoder")
+	srv := gitlabtest.New("42", glToken, "bot", 7)
+	defer srv.Close()
+	var stderr bytes.Buffer
+	p := gitlabPublisher(srv, &stderr)
+	require.Empty(t, p.Publish(context.Background(), pubFor(DefaultKey, "first")))
+	big := Marker(DefaultKey) + "\n" + strings.Repeat("x", gitlabtest.MaxNote-len(Marker(DefaultKey))-1)
+	for range 100 {
+		srv.AddNote(7, "alice", big)
+	}
+	before := len(srv.Requests())
+	stderr.Reset()
+	pub := pubFor(DefaultKey, "first")
+	pub.When = WhenChanges
+	require.Empty(t, p.Publish(context.Background(), pub))
+	assert.Contains(t, stderr.String(), "retrieval-gate: MR note unchanged (--comment-mode changes)")
+	var pages int
+	for _, r := range srv.Requests()[before:] {
+		assert.Equal(t, "GET", r.Method, "nothing written")
+		if strings.HasSuffix(r.Path, "/notes") {
+			pages++
+		}
+	}
+	assert.Equal(t, 2, pages, "both pages read")
+	notes := srv.Notes(7)
+	require.Len(t, notes, 101)
+	for _, n := range notes[1:] {
+		assert.True(t, n.Author == "alice" && n.Body == big, "someone else's note is left alone")
+	}
+
+	// What the listing keeps of the others' notes holds none of their
+	// bodies: the marker kept was once a slice of each body, which kept all
+	// 100 MB of them alive.
+	c, err := gitlab.NewClient(srv.APIURL(), srv.ProjectID, glToken, false, gitlab.DefaultPolicy)
+	require.NoError(t, err)
+	gn := &gitlabNotes{c: c, iid: 7, marker: Marker(DefaultKey)}
+	_, _, err = gn.Self(context.Background())
+	require.NoError(t, err)
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	got, err := gn.ListComments(context.Background(), 7)
+	require.NoError(t, err)
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	require.Len(t, got, 101)
+	assert.Equal(t, Marker(DefaultKey), got[100].Body)
+	assert.Less(t, int64(m1.HeapAlloc)-int64(m0.HeapAlloc), int64(16<<20), "the others' bodies are not held")
+	runtime.KeepAlive(got)
+}
+
+// Of the notes listed, the upsert keeps the whole body of the first of ours
+// with the note's marker alone (the one it keeps, and compares under
+// --comment-mode changes); of any other note, the marker on its first line,
+// if any: all the upsert reads of it, so that a page of large notes is not
+// held whole.
+func TestGitLabNotesKept(t *testing.T) {
+	srv := gitlabtest.New("42", glToken, "bot", 7)
+	defer srv.Close()
+	m, other := Marker(DefaultKey), Marker("other")
+	srv.AddNote(7, "alice", m+"\nalice's copy")
+	srv.AddNote(7, "bot", "no marker")
+	srv.AddNote(7, "bot", other+"\nanother key")
+	srv.AddNote(7, "bot", m+"\nours")
+	srv.AddNote(7, "bot", m+"\na duplicate")
+	c, err := gitlab.NewClient(srv.APIURL(), srv.ProjectID, glToken, false, gitlab.DefaultPolicy)
+	require.NoError(t, err)
+	n := &gitlabNotes{c: c, iid: 7, marker: m}
+	_, _, err = n.Self(context.Background())
+	require.NoError(t, err)
+	got, err := n.ListComments(context.Background(), 7)
+	require.NoError(t, err)
+	var bodies []string
+	for _, cm := range got {
+		bodies = append(bodies, cm.Body)
+	}
+	assert.Equal(t, []string{m, "", other, m + "\nours", m}, bodies)
 }
 
 // A report over GitLab's 1,000,000-character note limit is fitted as the comment is.
@@ -242,13 +331,15 @@ func TestGitLabNoteEnvironment(t *testing.T) {
 		{"iid not a number, always", func(c *gitlab.CI) { c.MRIID, c.BadMRIID = 0, "-3" }, ModeAlways,
 			`--comment always, but CI_MERGE_REQUEST_IID "-3" is not a merge request iid (a positive integer): pass --pr N.`},
 		{"no project id", func(c *gitlab.CI) { c.ProjectID = "" }, ModeAuto,
-			"cannot post the MR note: CI_PROJECT_ID is not set. The MR note was not posted."},
+			"cannot post the MR note: CI_PROJECT_ID (or CI_PROJECT_PATH) is not set. The MR note was not posted."},
 		{"no API URL", func(c *gitlab.CI) { c.APIURL = "" }, ModeAuto,
 			"cannot post the MR note: CI_API_V4_URL (or CI_SERVER_URL) is not set. The MR note was not posted."},
 		{"CI_SERVER_URL without a scheme", func(c *gitlab.CI) { c.APIURL, c.APIURLVar = "gitlab.example.com/api/v4", "CI_SERVER_URL" }, ModeAuto,
 			`cannot post the MR note: CI_SERVER_URL "gitlab.example.com/api/v4" is not an http(s) URL.`},
-		{"the merge request's project id a path", func(c *gitlab.CI) { c.ProjectID, c.ProjectIDVar = "group/project", "CI_MERGE_REQUEST_PROJECT_ID" }, ModeAuto,
-			`cannot post the MR note: CI_MERGE_REQUEST_PROJECT_ID "group/project" is not a project id.`},
+		{"the merge request's project path with an empty segment", func(c *gitlab.CI) { c.ProjectID, c.ProjectIDVar = "group//project", "CI_MERGE_REQUEST_PROJECT_ID" }, ModeAuto,
+			`cannot post the MR note: CI_MERGE_REQUEST_PROJECT_ID "group//project" is not a project id or path (a number, or group/project as written, not URL-encoded).`},
+		{"a project path URL-encoded already", func(c *gitlab.CI) { c.ProjectID, c.ProjectIDVar = "group%2Fproject", "CI_PROJECT_PATH" }, ModeAuto,
+			`cannot post the MR note: CI_PROJECT_PATH "group%2Fproject" is not a project id or path`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -264,6 +355,71 @@ func TestGitLabNoteEnvironment(t *testing.T) {
 			assert.Equal(t, "retrieval-gate: warning: "+string(warns[0])+"\n", stderr.String())
 			assert.Len(t, srv.Requests(), before, "nothing is sent")
 			assert.NotContains(t, stderr.String(), glToken)
+		})
+	}
+	assert.Empty(t, srv.Notes(7))
+}
+
+// A project named by its full path (CI_PROJECT_PATH, or a path in
+// CI_PROJECT_ID) gets its note: GitLab's REST API takes the path as :id,
+// URL-encoded (REST API, "Namespaced paths": group%2Fsub%2Fproject). Before,
+// a path was refused as "not a project id", and the note never posted.
+func TestGitLabNoteProjectPath(t *testing.T) {
+	srv := gitlabtest.New("42", glToken, "bot", 7)
+	defer srv.Close()
+	srv.ProjectPath = "group/sub/project"
+	var stderr bytes.Buffer
+	p := gitlabPublisher(srv, &stderr)
+	p.CI.ProjectID, p.CI.ProjectIDVar = "group/sub/project", "CI_PROJECT_PATH"
+	require.Empty(t, p.Publish(context.Background(), pubFor(DefaultKey, "first")))
+	require.Empty(t, p.Publish(context.Background(), pubFor(DefaultKey, "second")))
+	notes := srv.Notes(7)
+	require.Len(t, notes, 1)
+	assert.Contains(t, notes[0].Body, "second")
+	var paths []string
+	for _, r := range srv.Requests() {
+		if r.Path != "/user" {
+			paths = append(paths, r.Method+" "+r.Path)
+		}
+	}
+	assert.Equal(t, []string{
+		"GET /projects/group%2Fsub%2Fproject/merge_requests/7/notes",
+		"POST /projects/group%2Fsub%2Fproject/merge_requests/7/notes",
+		"GET /projects/group%2Fsub%2Fproject/merge_requests/7/notes",
+		"GET /projects/group%2Fsub%2Fproject/merge_requests/7/notes",
+		"PUT /projects/group%2Fsub%2Fproject/merge_requests/7/notes/" + itoa(notes[0].ID),
+	}, paths)
+}
+
+// A URL that does not lead to GitLab's REST API is named by the variable it
+// was read from: a network failure says to check CI_SERVER_URL when the URL
+// came from there (it said CI_API_V4_URL, a variable the job never set), and
+// a 404 on GET /user, which every GitLab API serves, says the URL is wrong
+// (it said the project had no such merge request, and to check the iid, the
+// project id and the token's role).
+func TestGitLabNoteAPIURL(t *testing.T) {
+	srv := gitlabtest.New("42", glToken, "bot", 7)
+	defer srv.Close()
+	closed := gitlabtest.New("42", glToken, "bot", 7)
+	closed.Close()
+	tests := []struct {
+		name, url, urlVar, want string
+	}{
+		{"no API there, CI_SERVER_URL", srv.URL + "/gitlab/api/v4", "CI_SERVER_URL",
+			"failed to identify the token's user: GitLab answered 404 Not Found. CI_SERVER_URL does not lead to GitLab's REST API (it has no /user): check it. The exit code reflects only the gates."},
+		{"no API there, CI_API_V4_URL", srv.URL + "/gitlab/api/v4", "",
+			"CI_API_V4_URL does not lead to GitLab's REST API (it has no /user): check it."},
+		{"no server, CI_SERVER_URL", closed.APIURL(), "CI_SERVER_URL", "Check CI_SERVER_URL and the runner's network."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			p := gitlabPublisher(srv, &stderr)
+			p.CI.APIURL, p.CI.APIURLVar = tt.url, tt.urlVar
+			warns := p.Publish(context.Background(), pubFor(DefaultKey, "x"))
+			require.Len(t, warns, 1)
+			assert.Contains(t, string(warns[0]), tt.want)
+			assert.NotContains(t, string(warns[0]), "merge request !7")
 		})
 	}
 	assert.Empty(t, srv.Notes(7))

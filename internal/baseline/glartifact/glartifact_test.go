@@ -46,7 +46,7 @@ func TestAuto(t *testing.T) {
 			string(ciartifact.Corrupt), "is not a retrieval-gate baseline"},
 		{"a token GitLab rejects", nil, func(c *gitlab.CI) { c.JobToken = "job-WRONG-token" }, string(ciartifact.Unauthorized), "GitLab answered 401"},
 		{"no branch", nil, func(c *gitlab.CI) { c.TargetBranch = "" }, string(ciartifact.NoContext), "the base branch is unknown"},
-		{"no project", nil, func(c *gitlab.CI) { c.ProjectID = "" }, string(ciartifact.NoContext), "the project is unknown: CI_PROJECT_ID is not set"},
+		{"no project", nil, func(c *gitlab.CI) { c.ProjectID = "" }, string(ciartifact.NoContext), "the project is unknown: CI_PROJECT_ID (or CI_PROJECT_PATH) is not set"},
 		{"no API URL", nil, func(c *gitlab.CI) { c.APIURL = "" }, string(ciartifact.NoContext), "the project is unknown: CI_API_V4_URL (or CI_SERVER_URL) is not set"},
 		{"CI_SERVER_URL without a scheme", nil, func(c *gitlab.CI) { c.APIURL, c.APIURLVar = "gitlab.example.com/api/v4", "CI_SERVER_URL" }, string(ciartifact.NoContext),
 			`the project is unknown: CI_SERVER_URL "gitlab.example.com/api/v4" is not an http(s) URL`},

@@ -49,7 +49,7 @@ func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
 // Main is a command for end-to-end scripts (register it with testscript):
 //
-//	fake-gitlab [-state FILE] [-project ID] [-mr N] [-token T] [-user NAME] [-job-token T]
+//	fake-gitlab [-state FILE] [-project ID] [-project-path PATH] [-mr N] [-token T] [-user NAME] [-job-token T]
 //	            [-readonly] [-read-api] [-note USER:BODY]... [-fail METHOD:STATUS]... [-rate-limit METHOD:SECONDS]...
 //	            [-baseline REF:JOB=FILE[:STATUS]]... -- command args...
 //
@@ -65,6 +65,7 @@ func run(args []string) int {
 	fs := flag.NewFlagSet("fake-gitlab", flag.ContinueOnError)
 	state := fs.String("state", "", "file holding the notes between runs")
 	project := fs.String("project", "42", "the project id")
+	projectPath := fs.String("project-path", "", "the project's full path (group/project), which the API takes as :id too, URL-encoded")
 	mr := fs.Int("mr", 7, "an open merge request's iid")
 	token := fs.String("token", "", "an accepted access token")
 	user := fs.String("user", "project_42_bot", "the access token's user")
@@ -85,7 +86,7 @@ func run(args []string) int {
 	}
 	srv := New(*project, *token, *user, *mr)
 	defer srv.Close()
-	srv.JobToken, srv.ReadOnly = *jobToken, *readOnly
+	srv.JobToken, srv.ReadOnly, srv.ProjectPath = *jobToken, *readOnly, *projectPath
 	if *readAPI && *token != "" {
 		srv.ReadAPI[*token] = true
 	}

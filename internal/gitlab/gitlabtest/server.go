@@ -26,6 +26,10 @@
 //   - "Job artifacts API": GET /projects/:id/jobs/artifacts/:ref_name/raw/*artifact_path?job=name,
 //     the file from the named job of the latest successful pipeline of the ref:
 //     404 when there is none, or the job or file is missing.
+//   - "Namespaced paths" (REST API): a project's :id is its id or its full
+//     path URL-encoded, each "/" written %2F (group%2Fsub%2Fproject); the path
+//     with its slashes as written matches no route (404 Not Found), and one
+//     encoded twice (%252F) names no project (404 Project Not Found).
 //   - "Rate limits": a queued RateLimit fault answers 429 with Retry-After and
 //     RateLimit-Limit, RateLimit-Observed, RateLimit-Remaining, RateLimit-Reset
 //     and RateLimit-ResetTime, body "Retry later".
@@ -77,7 +81,7 @@ type Pipeline struct {
 
 // Request is a recorded request.
 type Request struct {
-	Method, Path string // Path without Prefix
+	Method, Path string // Path without Prefix, as sent (escaped: a project path's slashes are %2F)
 	Query        url.Values
 	PrivateToken string
 	JobToken     string
@@ -97,6 +101,9 @@ type Server struct {
 	*httptest.Server
 
 	ProjectID string
+	// ProjectPath is the project's full path (group/sub/project), which the
+	// API takes as :id too, URL-encoded; "" for none.
+	ProjectPath string
 	// Tokens maps each accepted access token to its user's username.
 	Tokens   map[string]string
 	JobToken string // the job's CI_JOB_TOKEN ("" accepts none)
@@ -213,7 +220,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	raw, _ := io.ReadAll(io.LimitReader(r.Body, 8<<20))
-	path := strings.TrimPrefix(r.URL.Path, Prefix)
+	// Routes match the path as sent: a project's :id is one segment, its
+	// slashes escaped, and decoded once (mr, artifact).
+	path := strings.TrimPrefix(r.URL.EscapedPath(), Prefix)
 	priv := r.Header.Get("PRIVATE-TOKEN")
 	if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && priv == "" {
 		priv = b
@@ -259,7 +268,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.message(w, http.StatusUnauthorized, "401 Unauthorized")
 		return
 	}
-	if m := artifactPath.FindStringSubmatch(r.URL.EscapedPath()[len(Prefix):]); m != nil && r.Method == http.MethodGet {
+	if m := artifactPath.FindStringSubmatch(path); m != nil && r.Method == http.MethodGet {
 		s.artifact(w, r, m)
 		return
 	}
@@ -347,9 +356,16 @@ func (s *Server) userID(name string) int64 {
 	return id
 }
 
+// project reports whether the :id segment of a path, as sent, names the
+// project: its id, or its full path URL-encoded, decoded once.
+func (s *Server) project(segment string) bool {
+	p, err := url.PathUnescape(segment)
+	return err == nil && (p == s.ProjectID || (s.ProjectPath != "" && p == s.ProjectPath))
+}
+
 // mr checks the project and merge request of a notes path.
 func (s *Server) mr(w http.ResponseWriter, project, iid string) (int, bool) {
-	if p, _ := url.PathUnescape(project); p != s.ProjectID {
+	if !s.project(project) {
 		s.message(w, http.StatusNotFound, "404 Project Not Found")
 		return 0, false
 	}
@@ -449,16 +465,24 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, mr int) {
 	link(1, "first")
 	link(pages, "last")
 	h.Set("Link", strings.Join(links, ", "))
-	out := make([]map[string]any, 0, to-from)
-	for _, n := range all[from:to] {
-		out = append(out, s.json(n))
+	// The page is written one note at a time: a page of a hundred notes of
+	// 1,000,000 characters is never held encoded whole.
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	enc := json.NewEncoder(w)
+	_, _ = io.WriteString(w, "[")
+	for i, n := range all[from:to] {
+		if i > 0 {
+			_, _ = io.WriteString(w, ",")
+		}
+		_ = enc.Encode(s.json(n))
 	}
-	s.write(w, http.StatusOK, out)
+	_, _ = io.WriteString(w, "]\n")
 }
 
 // artifact serves a file of a job of the latest successful pipeline of a ref.
 func (s *Server) artifact(w http.ResponseWriter, r *http.Request, m []string) {
-	if p, _ := url.PathUnescape(m[1]); p != s.ProjectID {
+	if !s.project(m[1]) {
 		s.message(w, http.StatusNotFound, "404 Project Not Found")
 		return
 	}
