@@ -20,15 +20,22 @@ const zwsp = "&#8203;"
 //   - mentions (`@`), issue references (`#12`, `GH-12`), commit-like hex words (7 to
 //     40 hex digits, not all decimal), bare URLs (`scheme://`) and `www.` autolinks
 //     get a zero-width space (&#8203;) that breaks GitHub's pattern;
-//   - line breaks and other control characters become spaces; format characters
-//     (bidi overrides and isolates, zero-width spaces and joiners, the BOM, soft
-//     hyphens: Unicode category Cf) become a visible `(U+202E)`, so an id cannot
-//     reorder or hide what a reviewer reads. Invalid UTF-8 becomes U+FFFD.
+//   - line breaks and other control characters become spaces; invisible
+//     characters (see invisible: format characters such as bidi overrides and
+//     isolates, zero-width spaces and joiners, the BOM and soft hyphens; the
+//     other default-ignorable code points and Hangul fillers; a variation
+//     selector but after a symbol or ideograph; noncharacters such as U+FFFE,
+//     U+FFFF and U+FDD0–U+FDEF) become a
+//     visible `(U+202E)`, so an id cannot reorder or hide what a reviewer reads.
+//     Invalid UTF-8 becomes U+FFFD.
 func EscapeMarkdown(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	hexBreak := hexWords(s)
+	prev := rune(-1)
 	for i, r := range s {
+		before := prev
+		prev = r
 		if r == utf8.RuneError {
 			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
 				b.WriteRune(utf8.RuneError)
@@ -73,7 +80,7 @@ func EscapeMarkdown(s string) string {
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		default:
-			writeTextRune(&b, r)
+			writeTextRune(&b, before, r)
 		}
 	}
 	return b.String()
@@ -119,38 +126,67 @@ func hexWords(s string) map[int]bool {
 
 // SanitizeText makes user-controlled text safe for a terminal and a log line:
 // control characters (including newlines and escape sequences) and the line and
-// paragraph separators become spaces, and format characters (bidi overrides,
-// zero-width characters: Unicode Cf) a visible (U+XXXX).
+// paragraph separators become spaces, and invisible characters (bidi overrides,
+// zero-width characters, noncharacters: see invisible) a visible (U+XXXX).
 func SanitizeText(s string) string {
-	clean := true
+	clean, prev := true, rune(-1)
 	for _, r := range s {
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == utf8.RuneError || unicode.Is(unicode.Cf, r) {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == utf8.RuneError || invisible(prev, r) {
 			clean = false
 			break
 		}
+		prev = r
 	}
 	if clean {
 		return s
 	}
 	var b strings.Builder
+	prev = -1
 	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		writeTextRune(&b, r)
+		writeTextRune(&b, prev, r)
+		prev = r
 	}
 	return b.String()
 }
 
-// writeTextRune is the one rule of the escapers for a rune of plain text:
-// control characters and the line and paragraph separators become a space,
-// format characters (Cf) a visible (U+XXXX), anything else itself.
-func writeTextRune(b *strings.Builder, r rune) {
+// writeTextRune is the one rule of the escapers for a rune of plain text (prev
+// the rune before it, -1 at the start): control characters and the line and
+// paragraph separators become a space, invisible characters a visible
+// (U+XXXX), anything else itself.
+func writeTextRune(b *strings.Builder, prev, r rune) {
 	switch {
 	case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
 		b.WriteByte(' ')
-	case unicode.Is(unicode.Cf, r):
+	case invisible(prev, r):
 		fmt.Fprintf(b, "(U+%04X)", r)
 	default:
 		b.WriteRune(r)
 	}
+}
+
+// invisible reports whether r, after prev, shows nothing, or nothing
+// reliable, where a reader expects a character, so that two ids that differ
+// by it read the same or an id reorders the text around it: the format
+// characters (Unicode category Cf: bidi controls, zero-width characters, the
+// BOM, soft hyphens, tags), the other default-ignorable code points (Unicode's
+// Other_Default_Ignorable_Code_Point: the combining grapheme joiner U+034F,
+// the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0, U+FFF0–U+FFF8, …),
+// the noncharacters (U+FDD0–U+FDEF and the last two code points of every
+// plane, U+FFFE and U+FFFF among them), which no text should carry and a
+// terminal draws as nothing or as a box, and a variation selector
+// (U+FE00–U+FE0F, U+E0100–U+E01EF) but after the symbol or ideograph it
+// selects a form of: "⚠️" (U+26A0 U+FE0F, an emoji's presentation, which the
+// reports' own words use) and a Han ideograph's variant in a Japanese name
+// stay as they are; after a letter, an ASCII character, at the start or after
+// another selector (a run of them smuggles data) it is shown.
+func invisible(prev, r rune) bool {
+	if r <= 0x7F {
+		return false
+	}
+	if unicode.Is(unicode.Variation_Selector, r) {
+		return prev <= 0x7F || !(unicode.IsSymbol(prev) || unicode.Is(unicode.Ideographic, prev))
+	}
+	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Noncharacter_Code_Point, r)
 }
 
 // CommitPrefix is the first n characters of a commit id as the reports show it

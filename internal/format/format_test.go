@@ -48,7 +48,7 @@ func TestEscapeMarkdown(t *testing.T) {
 }
 
 func FuzzEscapeMarkdown(f *testing.F) {
-	for _, s := range []string{"a|b", "<x>", "@me", "`", "\n", "\xff", "$x$", "http://a", "www.a", "GH-1", "abc1234", "\u202E"} {
+	for _, s := range []string{"a|b", "<x>", "@me", "`", "\n", "\xff", "$x$", "http://a", "www.a", "GH-1", "abc1234", "\u202E", "$\uFE0F", "\uFFFF", "⚠\uFE0F"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -62,8 +62,11 @@ func FuzzEscapeMarkdown(f *testing.F) {
 		for _, bad := range []string{"<", ">", "`", "@", "$", "\n", "\r", "://", "\u202E", "\u200B"} {
 			require.NotContains(t, plain, bad)
 		}
+		prev := rune(-1)
 		for _, r := range plain {
 			require.False(t, unicode.Is(unicode.Cf, r), "format character %U left in %q", r, e)
+			require.False(t, invisible(prev, r), "invisible character %U left in %q", r, e)
+			prev = r
 		}
 		// Every | is escaped (preceded by an odd run of backslashes).
 		for i := 0; i < len(e); i++ {
@@ -210,6 +213,40 @@ func TestSanitizeTextFormatCharacters(t *testing.T) {
 	assert.Equal(t, "a b c", SanitizeText("a\u2028b\u2029c"), "line and paragraph separators are spaces")
 	assert.Equal(t, "a(U+200B)b c", SanitizeText("a\u200Bb\nc"))
 	assert.Equal(t, "plain", SanitizeText("plain"))
+}
+
+// Noncharacters and the other invisible characters (default-ignorable code
+// points, variation selectors) were printed as they are: two case ids that
+// differ by one read the same in a terminal, a PR comment and the HTML page.
+// They are shown as (U+XXXX), as the format characters already were, by the
+// one rule of SanitizeText and EscapeMarkdown (the HTML escaper is
+// SanitizeText's); visible text, emoji and other scripts are left alone.
+func TestInvisibleCharactersShown(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"en-\uFFFE-a", "en-(U+FFFE)-a"},
+		{"en-\uFFFF-b", "en-(U+FFFF)-b"},
+		{"en-\uFDD0-c\uFDEF", "en-(U+FDD0)-c(U+FDEF)"},
+		{"x\U0001FFFE\U0010FFFF", "x(U+1FFFE)(U+10FFFF)"},
+		{"hangul\u3164filler\u115F\u1160\uFFA0", "hangul(U+3164)filler(U+115F)(U+1160)(U+FFA0)"},
+		{"cgj\u034Fx", "cgj(U+034F)x"},
+		{"vs\uFE00\uFE0F\U000E0100\U000E01EF", "vs(U+FE00)(U+FE0F)(U+E0100)(U+E01EF)"},
+		{"tag\U000E0041", "tag(U+E0041)"},
+		{"bidi\u061C\u200E\u200F\u2066\u2069", "bidi(U+061C)(U+200E)(U+200F)(U+2066)(U+2069)"},
+		{"ignorable\uFFF0\u2065", "ignorable(U+FFF0)(U+2065)"},
+		{"visible ¿Cómo? 日本語 한국어 🙂 \uFFFC \uFFFD \uE000", "visible ¿Cómo? 日本語 한국어 🙂 \uFFFC \uFFFD \uE000"},
+		// A variation selector is shown but after the symbol or ideograph whose
+		// form it selects: an emoji's presentation (the reports' own ⚠️), a
+		// kanji's variant in a name; a second one after it is shown.
+		{"⚠\uFE0F ❤\uFE0F 葛\U000E0100", "⚠\uFE0F ❤\uFE0F 葛\U000E0100"},
+		{"🙂\uFE0F\uFE0F", "🙂\uFE0F(U+FE0F)"},
+		{"\uFE0Fstart é\uFE0F 1\uFE0F +\uFE0E", "(U+FE0F)start é(U+FE0F) 1(U+FE0F) +(U+FE0E)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			assert.Equal(t, tt.want, SanitizeText(tt.in))
+			assert.Equal(t, tt.want, EscapeMarkdown(tt.in), "the Markdown escaper shows them alike")
+		})
+	}
 }
 
 func TestShorten(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
@@ -87,12 +88,15 @@ func (s StateFile) Remove() error { return os.Remove(s.Path) }
 // "results"): ".STATE.WHAT.tmp-pPID-RANDOM", named and cleaned up by Scratch
 // (the front end's is atomicfile's rule: a later run removes those of a run
 // killed with SIGKILL, once its PID is gone; those of both kinds, as a run
-// that resumes a batch writes no requests file).
+// that resumes a batch writes no requests file). The scratch files of earlier
+// versions in the same directory are removed first once they are old enough
+// (removeOldScratch).
 func (s StateFile) Temp(what string) (*os.File, error) {
 	dir, base := filepath.Dir(s.Path), filepath.Base(s.Path)
 	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: the cache's directory (the cache creates it at its first judgment)
 		return nil, err
 	}
+	removeOldScratch(dir, time.Now())
 	var also []string
 	for _, w := range batchScratch {
 		if w != what {
@@ -107,6 +111,51 @@ func (s StateFile) Temp(what string) (*os.File, error) {
 
 // batchScratch are the kinds of a batch's scratch files (StateFile.Temp).
 var batchScratch = []string{"requests", "results"}
+
+// OldScratchAge is how long ago a scratch file of an earlier version
+// (removeOldScratch) must have been last written before a batch run removes
+// it: longer than any batch lives (OpenAI's and Anthropic's expire after 24
+// hours, Gemini's after 48 pending or running), so the files of an earlier
+// version's run still waiting on its batch in the same directory are kept.
+const OldScratchAge = 7 * 24 * time.Hour
+
+// removeOldScratch removes from dir the scratch files earlier versions of
+// judge --batch and generate --batch left: they created the batch's requests
+// and downloaded results beside the state file as ".batch-requests-N.jsonl"
+// and ".batch-results-N.jsonl" (N os.CreateTemp's decimal number), and a run
+// killed with SIGKILL left them, a whole pool's prompts each. Their names say
+// neither which state file nor which process they belong to, so a file is
+// removed only when it is provably one: a regular file (no link, no
+// directory) of exactly that name, in the directory the state files are in,
+// last modified more than OldScratchAge ago. Errors are ignored, as
+// atomicfile ignores them for its leftovers: a file that cannot be removed
+// harms nothing but disk space.
+func removeOldScratch(dir string, now time.Time) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !oldScratchName(e.Name()) || !e.Type().IsRegular() {
+			continue
+		}
+		if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) > OldScratchAge {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// oldScratchName reports whether name is ".batch-requests-N.jsonl" or
+// ".batch-results-N.jsonl", N decimal digits.
+func oldScratchName(name string) bool {
+	for _, w := range batchScratch {
+		if n, ok := strings.CutPrefix(name, ".batch-"+w+"-"); ok {
+			n, ok = strings.CutSuffix(n, ".jsonl")
+			return ok && n != "" && strings.Trim(n, "0123456789") == ""
+		}
+	}
+	return false
+}
 
 // BatchStateSuffix is appended to the cache's path to name the state file of
 // a submitted batch.

@@ -96,3 +96,66 @@ func TestBatchScratchRemovedOnResume(t *testing.T) {
 	require.True(t, res.Batch.Resumed)
 	assert.NoFileExists(t, leftover)
 }
+
+// Earlier versions named a batch's scratch files ".batch-requests-N.jsonl"
+// and ".batch-results-N.jsonl" beside the state file, and the files of a run
+// killed with SIGKILL stayed for good: nothing in their names says whose they
+// are. A batch run removes those provably left by one: exactly that name, a
+// regular file in the state file's directory, last written more than
+// OldScratchAge ago (longer than any batch lives, so an earlier version's run
+// still waiting keeps its files). Anything else stays.
+func TestBatchScratchOfEarlierVersionsRemoved(t *testing.T) {
+	pairs, grades := table(2)
+	srv := llmtest.New(llmtest.Options{Grades: grades})
+	defer srv.Close()
+	dir := t.TempDir()
+	cachePath := filepath.Join(dir, "cache.jsonl")
+	old := time.Now().Add(-judge.OldScratchAge - time.Hour)
+	recent := time.Now().Add(-judge.OldScratchAge + time.Hour)
+	leftovers := []struct {
+		name    string
+		mtime   time.Time
+		removed bool
+	}{
+		{".batch-requests-1234567890.jsonl", old, true},
+		{".batch-results-42.jsonl", old, true},
+		{".batch-requests-777.jsonl", recent, false}, // a run of an earlier version may still wait on its batch
+		{".batch-results-778.jsonl", recent, false},
+		{".batch-requests-x1.jsonl", old, false}, // not the name os.CreateTemp gave
+		{".batch-requests-.jsonl", old, false},
+		{".batch-requests-12.jsonl.bak", old, false},
+		{"batch-requests-12.jsonl", old, false},
+		{".batch-prompts-12.jsonl", old, false},
+		{"notes.txt", old, false},
+	}
+	for _, l := range leftovers {
+		p := filepath.Join(dir, l.name)
+		require.NoError(t, os.WriteFile(p, []byte("x"), 0o644))
+		require.NoError(t, os.Chtimes(p, l.mtime, l.mtime))
+	}
+	// Not regular files: a directory and a link of the name are left alone,
+	// and so is the file the link names; so is a file of the name elsewhere.
+	require.NoError(t, os.Mkdir(filepath.Join(dir, ".batch-results-5.jsonl"), 0o755))
+	elsewhere := filepath.Join(t.TempDir(), ".batch-requests-6.jsonl")
+	require.NoError(t, os.WriteFile(elsewhere, []byte("x"), 0o644))
+	require.NoError(t, os.Chtimes(elsewhere, old, old))
+	require.NoError(t, os.Symlink(elsewhere, filepath.Join(dir, ".batch-requests-7.jsonl")))
+	bo := &judge.BatchOptions{API: providerService(t, srv, llm.ProviderOpenAI, false), Poll: llm.PollPolicy{Initial: time.Millisecond, Max: time.Millisecond}}
+	_, err := runBatch(context.Background(), pairs, batchOpts(t, cachePath), cachePath, bo, nil)
+	require.NoError(t, err)
+	want := []string{".batch-requests-7.jsonl", ".batch-results-5.jsonl", "cache.jsonl"}
+	for _, l := range leftovers {
+		if !l.removed {
+			want = append(want, l.name)
+		}
+	}
+	sort.Strings(want)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	assert.Equal(t, want, got)
+	assert.FileExists(t, elsewhere)
+}

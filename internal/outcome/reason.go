@@ -86,8 +86,10 @@ const (
 	// (Measure) over N cases or queries (in M clusters when they come in
 	// families; 0: not clustered); Only: the Threshold lies inside it.
 	Interval95 Code = "interval_95"
-	// ANNRecallBelow: the vector index's mean recall@M against exact search,
-	// Value over N queries, is below the floor Threshold.
+	// ANNRecallBelow: the vector index's mean recall against exact search,
+	// Value over N queries, is below the floor Threshold; the store was asked
+	// for M entries and the exact lists held Span[0] to Span[1] (fewer than M
+	// where fewer records match a query): the recall is at that depth.
 	ANNRecallBelow Code = "ann_recall_below"
 	// NoANNQuery: the exact check checked no query (N run, M of those sampled
 	// without an exact neighbour: no record of their locale).
@@ -168,6 +170,9 @@ type Clause struct {
 	// interval's bounds.
 	Value, Threshold, Base, Current, Detectable, Distance, P float64
 	Lo, Hi                                                   float64
+	// Span is a range of counts: the exact check's shortest and longest
+	// exact list (ANNRecallBelow).
+	Span [2]int64
 	// Power and Alpha of a detectable difference.
 	Power, Alpha         float64
 	Below, Only, Allowed bool

@@ -36,6 +36,12 @@ import (
 // queries in the sample so far; the exact searches run once, at the end, for
 // the N kept (every query in its window with ExactAll).
 //
+// A query's exact list is shorter than the depth where fewer records match
+// it (the demo's store holds 38 chunks, a dozen a locale, and hybrid asks for
+// 50): its recall is then recall at that length, every record it can match.
+// The check keeps the shortest and longest exact list (ANNCheck.Measured),
+// and the reports name that depth, not the one asked for.
+//
 // The figure is the mean recall over the checked queries, with its 95%
 // interval: the per-query recall is bounded and mostly 1 (an index that
 // works), the shape of a paired difference, so the interval is
@@ -65,9 +71,13 @@ const (
 
 // ANNCheck is the exact check's result.
 type ANNCheck struct {
-	Depth   int   // the depth the store was asked for: the recall is recall@Depth
-	Sample  int   // the queries asked for (RunOptions.ExactCheck; ExactAll: every one)
-	Queries int64 // queries the run searched
+	Depth int // the depth the store was asked for
+	// Measured is the shortest and longest exact list of the N queries: the
+	// depth the recall is at. Both are Depth unless fewer records match a
+	// query (a small store, a locale with few records); {0, 0} when N is 0.
+	Measured [2]int
+	Sample   int   // the queries asked for (RunOptions.ExactCheck; ExactAll: every one)
+	Queries  int64 // queries the run searched
 	// N are the checked queries with an exact answer; NoNeighbour the checked
 	// queries whose exact answer is empty (no record of their locale, or a zero
 	// vector): they have no recall.
@@ -131,6 +141,8 @@ type exactChecker struct {
 	sum     float64
 	noNb    int64
 	perfect int64
+	minLen  int // the shortest and longest exact list so far (0: none yet)
+	maxLen  int
 	logf    func(string, ...any)
 }
 
@@ -218,6 +230,10 @@ func (e *exactChecker) check(ctx context.Context, qs []*sampled) error {
 			e.noNb++
 			continue
 		}
+		if e.minLen == 0 || len(ex) < e.minLen {
+			e.minLen = len(ex)
+		}
+		e.maxLen = max(e.maxLen, len(ex))
 		last := ex[len(ex)-1].Score
 		seen := make(map[string]bool, len(s.ann))
 		found := 0
@@ -257,7 +273,7 @@ func (e *exactChecker) result(ctx context.Context, minRecall float64, gated bool
 		}
 	}
 	n := e.misses.N()
-	out := &ANNCheck{Depth: e.depth, Sample: e.n, Queries: e.queries, N: n, NoNeighbour: e.noNb, Perfect: e.perfect,
+	out := &ANNCheck{Depth: e.depth, Measured: [2]int{e.minLen, e.maxLen}, Sample: e.n, Queries: e.queries, N: n, NoNeighbour: e.noNb, Perfect: e.perfect,
 		Recall: math.NaN(), CI95: metrics.Interval{Lo: math.NaN(), Hi: math.NaN()}, Export: e.cost}
 	if e.exact != nil {
 		_ = e.exact.Close(ctx)
@@ -299,7 +315,8 @@ func annGate(c *ANNCheck, floor float64, set bool) outcome.Gate {
 		g.Status = outcome.Pass
 	default:
 		g.Status = outcome.Fail
-		g.Why = []outcome.Clause{{Code: outcome.ANNRecallBelow, Value: c.Recall, Threshold: floor, N: c.N, M: int64(c.Depth)}}
+		g.Why = []outcome.Clause{{Code: outcome.ANNRecallBelow, Value: c.Recall, Threshold: floor, N: c.N, M: int64(c.Depth),
+			Span: [2]int64{int64(c.Measured[0]), int64(c.Measured[1])}}}
 	}
 	g.Why = append(g.Why, outcome.Clause{Code: outcome.Interval95, Measure: KeyANNRecall, N: c.N, M: c.Clusters, Lo: c.CI95.Lo, Hi: c.CI95.Hi,
 		Test: c.CI95.Method, Threshold: floor, Only: c.CI95.Lo <= floor && floor <= c.CI95.Hi, Unreliable: c.CI95.Unreliable})

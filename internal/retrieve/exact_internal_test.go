@@ -238,3 +238,42 @@ func TestExactCheckOverClusters(t *testing.T) {
 	require.Len(t, c.Gate.Why, 2)
 	assert.Equal(t, int64(6), c.Gate.Why[1].M, "the gate's interval names its clusters")
 }
+
+// A store that holds fewer records a query can match than the depth asked:
+// the exact list is every record the query's locale filter lets through, and
+// the check says the depth it measured, not the one asked (the demo's 38
+// chunks under hybrid's 50 were reported as recall@50). exactData's 30
+// records are 10 a locale; the filtered queries' lists hold 10, the others 20
+// of the 30 at k = 20, and 30 at k = 40.
+func TestExactCheckMeasuredDepth(t *testing.T) {
+	ctx := context.Background()
+	recs, qs := exactData(30, 12, 8)
+	mem := memory.New(1)
+	require.NoError(t, mem.Add(ctx, recs))
+	tests := []struct {
+		name     string
+		k        int
+		qs       []store.Query
+		measured [2]int
+	}{
+		{"as deep as asked", 5, qs, [2]int{5, 5}},
+		{"the filtered queries' locale is short", 20, qs, [2]int{10, 20}},
+		{"every list short", 40, qs, [2]int{10, 30}},
+		{"the whole store", 40, qs[1:2], [2]int{30, 30}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			degrade := &degraded{Store: mem, mangle: func(_ int, _ store.Query, h []store.Hit) []store.Hit { return h[:len(h)/2] }}
+			c := checkStore(t, degrade, tt.qs, tt.k, ExactAll, 0.9)
+			assert.Equal(t, tt.k, c.Depth)
+			assert.Equal(t, tt.measured, c.Measured)
+			require.Equal(t, outcome.Fail, c.Gate.Status)
+			assert.Equal(t, outcome.ANNRecallBelow, c.Gate.Why[0].Code)
+			assert.Equal(t, int64(tt.k), c.Gate.Why[0].M)
+			assert.Equal(t, [2]int64{int64(tt.measured[0]), int64(tt.measured[1])}, c.Gate.Why[0].Span)
+		})
+	}
+	// No query checked: no depth measured.
+	c := checkStore(t, mem, []store.Query{{Vector: recs[0].Vector, Locale: "fr"}}, 5, ExactAll, -1)
+	assert.Equal(t, [2]int{0, 0}, c.Measured)
+}

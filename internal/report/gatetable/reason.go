@@ -3,6 +3,7 @@ package gatetable
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
@@ -33,6 +34,24 @@ const IndicativeChurn = "per-locale churn gate: " + LocaleIndicative
 
 // IndicativeLocaleRegression is the clause of every per-locale regression gate.
 const IndicativeLocaleRegression = "per-locale regression gate: indicative only (a locale's n is small, and its paired test is corrected only for the other per-group regression gates set, not for every locale)"
+
+// ANNRecallAt names the exact check's figure by the depth it is measured at:
+// "recall@50" when every exact list held the asked entries, else the depth of
+// the lists (the shortest to the longest), the depth asked beside it:
+// "recall@12–14 (50 asked; the store holds fewer records a query can match)".
+// A query's recall over a list shorter than the depth asked is recall at that
+// length, not at the depth. measured {0, 0} (no query checked) is the asked.
+func ANNRecallAt(asked int64, measured [2]int64) string {
+	lo, hi := measured[0], measured[1]
+	if hi == 0 || (lo == asked && hi == asked) {
+		return fmt.Sprintf("recall@%d", asked)
+	}
+	at := strconv.FormatInt(lo, 10)
+	if hi != lo {
+		at += "–" + strconv.FormatInt(hi, 10)
+	}
+	return fmt.Sprintf("recall@%s (%d asked; the store holds fewer records a query can match)", at, asked)
+}
 
 func clause(c outcome.Clause) string {
 	power := func() string {
@@ -147,7 +166,7 @@ func clause(c outcome.Clause) string {
 		return s
 	case outcome.ANNRecallBelow:
 		v, t := format.Distinct(c.Value, c.Threshold)
-		return fmt.Sprintf("the index's recall@%d against exact search, %s over %d queries, is below the floor %s", c.M, v, c.N, t)
+		return fmt.Sprintf("the index's %s against exact search, %s over %d queries, is below the floor %s", ANNRecallAt(c.M, c.Span), v, c.N, t)
 	case outcome.NoANNQuery:
 		return fmt.Sprintf("the exact check checked no query (%d run, %d sampled without an exact neighbour: no record of their locale)", c.N, c.M)
 	case outcome.HolmGroupGates:

@@ -57,6 +57,10 @@ func TestReason(t *testing.T) {
 			"locale:pt-BR: the top k of 20 of 40 cases changed as a set, a share of 0.500, more than the 0.200 allowed; 95% interval [0.350, 0.650] (wilson-cc, n = 40); per-locale churn gate: indicative only, not significance-tested"},
 		{"ann recall below", []outcome.Clause{{Code: outcome.ANNRecallBelow, Value: 0.8125, Threshold: 0.95, N: 400, M: 10}},
 			"the index's recall@10 against exact search, 0.812 over 400 queries, is below the floor 0.950"},
+		{"ann recall below, every list as deep as asked", []outcome.Clause{{Code: outcome.ANNRecallBelow, Value: 0.8125, Threshold: 0.95, N: 400, M: 10, Span: [2]int64{10, 10}}},
+			"the index's recall@10 against exact search, 0.812 over 400 queries, is below the floor 0.950"},
+		{"ann recall below, a store smaller than the depth", []outcome.Clause{{Code: outcome.ANNRecallBelow, Value: 0.9, Threshold: 0.95, N: 156, M: 50, Span: [2]int64{38, 38}}},
+			"the index's recall@38 (50 asked; the store holds fewer records a query can match) against exact search, 0.900 over 156 queries, is below the floor 0.950"},
 		{"no ann query", []outcome.Clause{{Code: outcome.NoANNQuery, N: 5, M: 5}},
 			"the exact check checked no query (5 run, 5 sampled without an exact neighbour: no record of their locale)"},
 		{"no top k", []outcome.Clause{{Code: outcome.NoTopK, Name: "locale:en", N: 3, M: 3}},
@@ -94,5 +98,29 @@ func TestReasonOneCluster(t *testing.T) {
 			"the drop that n = 40 paired cases in 1 cluster can detect"},
 	} {
 		assert.Contains(t, Reason([]outcome.Clause{tc.c}), tc.want)
+	}
+}
+
+// The exact check's figure is named by the depth it was measured at: a
+// query's exact list is shorter than the depth asked when fewer records match
+// it (the demo's 38 chunks, a dozen a locale, under hybrid's 50), and its
+// recall is then recall at that length.
+func TestANNRecallAt(t *testing.T) {
+	tests := []struct {
+		name     string
+		asked    int64
+		measured [2]int64
+		want     string
+	}{
+		{"as deep as asked", 50, [2]int64{50, 50}, "recall@50"},
+		{"no query checked", 50, [2]int64{0, 0}, "recall@50"},
+		{"the whole store", 50, [2]int64{38, 38}, "recall@38 (50 asked; the store holds fewer records a query can match)"},
+		{"per locale", 50, [2]int64{12, 14}, "recall@12–14 (50 asked; the store holds fewer records a query can match)"},
+		{"one locale short", 10, [2]int64{4, 10}, "recall@4–10 (10 asked; the store holds fewer records a query can match)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, ANNRecallAt(tt.asked, tt.measured))
+		})
 	}
 }

@@ -63,6 +63,7 @@ tbody th{font-weight:500}
 .sw.ln{width:22px;height:0;border:0;border-top:3px solid currentColor;border-radius:0;background:none}
 .sw.ln.dashed{border-top-style:dashed}
 .sw.ln.dotted{border-top-style:dotted}
+.sw.ln.dashed.dotted{border-top:0;height:3px;background:repeating-linear-gradient(90deg,currentColor 0 6px,transparent 6px 9px,currentColor 9px 12px,transparent 12px 15px)}
 .c0{--c:var(--c0)}.c1{--c:var(--c1)}.c2{--c:var(--c2)}.c3{--c:var(--c3)}.c4{--c:var(--c4)}.c5{--c:var(--c5)}.c6{--c:var(--c6)}.c7{--c:var(--c7)}
 .bar{fill:var(--c);stroke:var(--c);stroke-width:0}
 .bar.hatch{fill-opacity:.28;stroke-width:2;stroke-dasharray:5 3}

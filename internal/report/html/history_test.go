@@ -815,6 +815,70 @@ func TestHistoryNinthSeriesDashed(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(s, `data-mark="line" class="line c0`), "t0 and t8")
 }
 
+// swatchJS reads, for each legend of a line chart, each entry's swatch as
+// drawn (its border and background as computed, colour included) and its
+// line's (the wide drawing's stroke and dash pattern as computed).
+const swatchJS = `(() => [...document.querySelectorAll("figure.chart")].filter((f) => f.querySelector(".legend")).map((f) => {
+  const lines = {};
+  for (const l of f.querySelectorAll("svg.wide path[data-mark=line]")) {
+    const s = getComputedStyle(l);
+    lines[l.querySelector("title").textContent] = [s.stroke, s.strokeDasharray].join(" | ");
+  }
+  return [...f.querySelectorAll(".legend li")].map((li) => {
+    const s = getComputedStyle(li.querySelector(".sw"));
+    return {name: li.textContent, swatch: [s.color, s.borderTopStyle, s.borderTopWidth, s.height, s.backgroundImage].join(" | "), line: lines[li.textContent]};
+  });
+}))()`
+
+// A ninth group and on at an older k is drawn dashed and dotted (dash-dot),
+// but its legend swatch was drawn dotted (the CSS rule of dotted came after
+// dashed's and won): the same swatch as the first group at that k, in the
+// same colour, for another line. In Chromium each legend entry's swatch now
+// tells its line apart as the line does: two entries share a swatch exactly
+// when their lines share a colour and a dash pattern.
+func TestHistoryLegendSwatchDrawsItsLineInBrowser(t *testing.T) {
+	t.Parallel()
+	v := rhtml.HistoryView{Command: "check", Measure: "retrieval_hit_at_k", File: "h.jsonl", K: 2, Runs: []rhtml.RunView{
+		{Time: "2026-01-01T00:00:00Z", Commit: strings.Repeat("a", 40), K: 5},
+		{Time: "2026-01-02T00:00:00Z", Commit: strings.Repeat("b", 40), K: 2, Changed: []string{"--k"}}}}
+	for i, k := range []int{5, 2} {
+		for g := range 10 {
+			y := []float64{math.NaN(), math.NaN()}
+			y[i] = 0.5 + float64(g)/40
+			n := []int{0, 0}
+			n[i] = 40
+			v.Series = append(v.Series, rhtml.SeriesView{Name: fmt.Sprintf("type: t%d", g), Y: y, Lo: y, Hi: y, N: n, K: k})
+		}
+	}
+	var page bytes.Buffer
+	require.NoError(t, rhtml.History(&page, v))
+	require.Contains(t, page.String(), `<li><span class="sw c0 ln dashed dotted"></span>type: t8 · k=5</li>`, "the case: a ninth group at an older k")
+	path := filepath.Join(t.TempDir(), "history.html")
+	require.NoError(t, os.WriteFile(path, page.Bytes(), 0o644))
+	b := browsertest.Start(t)
+	for _, dark := range []bool{false, true} {
+		ms := browsertest.Measures(t, b, browsertest.Page{Name: fmt.Sprintf("history-legend-dark-%v", dark), Path: path, Widths: []int{850}, Dark: dark, Script: swatchJS})
+		for _, m := range ms {
+			var figs [][]struct{ Name, Swatch, Line string }
+			require.NoError(t, json.Unmarshal(m.Result, &figs))
+			require.Len(t, figs, 1)
+			require.Len(t, figs[0], 20)
+			lineOf, swatchOf := map[string]string{}, map[string]string{}
+			for _, e := range figs[0] {
+				require.NotEmpty(t, e.Line, "%s: a line titled as its legend entry", e.Name)
+				if other, ok := lineOf[e.Swatch]; ok {
+					assert.Equal(t, other, e.Line, "dark %v: %s's swatch (%s) is another line's", dark, e.Name, e.Swatch)
+				}
+				if other, ok := swatchOf[e.Line]; ok {
+					assert.Equal(t, other, e.Swatch, "dark %v: %s's line (%s) has two swatches", dark, e.Name, e.Line)
+				}
+				lineOf[e.Swatch], swatchOf[e.Line] = e.Line, e.Swatch
+			}
+			assert.Len(t, swatchOf, 20, "dark %v: twenty lines, each its own look", dark)
+		}
+	}
+}
+
 // The demo's check history after --k changes: six groups at k=5, then at
 // k=2, twelve series. Each group keeps its colour (the older cutoff dotted),
 // so no two legend entries look alike; colours taken by series index gave

@@ -361,6 +361,8 @@ func TestEsc(t *testing.T) {
 	assert.Equal(t, "a&lt;b&gt; &amp;&#39;&#34; c\uFFFD", rhtml.Esc("a<b>\n&'\"\tc\xff"))
 	// Format characters are shown, not obeyed: a bidi override cannot reorder an id.
 	assert.Equal(t, "id(U+202E)gnp.exe zero(U+200B)width", rhtml.Esc("id\u202Egnp.exe zero\u200Bwidth"))
+	// So are noncharacters and the other invisible characters, as the terminal shows them.
+	assert.Equal(t, "en-(U+FFFF)-b en-(U+3164)-d x(U+FE0F)", rhtml.Esc("en-\uFFFF-b en-\u3164-d x\uFE0F"))
 	assert.True(t, strings.HasPrefix(rhtml.Count(1234567), "1,234,567"))
 	assert.Equal(t, "-1,000", rhtml.Count(-1000))
 	assert.Equal(t, "999", rhtml.Count(999))

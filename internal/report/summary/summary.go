@@ -188,7 +188,9 @@ func Retrieve(res *retrieve.RunResult, out string) string {
 // ANNCheck is the exact check's line: "exact check: the store's recall@50
 // against exact search 0.982 [0.975, 0.988] (hall-t) over 1000 queries (a
 // sample of 100000 by case id), 974 with recall 1; its 100000 vectors read
-// back in 100 request(s), 1234567890 bytes".
+// back in 100 request(s), 1234567890 bytes". The recall is named by the depth
+// it was measured at (gatetable.ANNRecallAt): on a store that holds fewer
+// records a query can match than the depth asked, "recall@38 (50 asked; …)".
 func ANNCheck(c *retrieve.ANNCheck) string {
 	which := fmt.Sprintf("every one of the %d queries", c.Queries)
 	if c.Sample != retrieve.ExactAll {
@@ -203,8 +205,8 @@ func ANNCheck(c *retrieve.ANNCheck) string {
 		if c.Clusters > 0 {
 			how = fmt.Sprintf("%s over %s of queries in families, n = %d", c.CI95.Method, format.Count(c.Clusters, "cluster", "clusters"), c.N)
 		}
-		s += fmt.Sprintf("the store's recall@%d against exact search %s %s (%s), %d of them with recall 1",
-			c.Depth, format.Num(c.Recall), iv, how, c.Perfect)
+		s += fmt.Sprintf("the store's %s against exact search %s %s (%s), %d of them with recall 1",
+			gatetable.ANNRecallAt(int64(c.Depth), [2]int64{int64(c.Measured[0]), int64(c.Measured[1])}), format.Num(c.Recall), iv, how, c.Perfect)
 	}
 	if c.NoNeighbour > 0 {
 		s += fmt.Sprintf("; %d without an exact neighbour (no record of their locale) not counted", c.NoNeighbour)

@@ -30,6 +30,12 @@ func TestANNCheckWords(t *testing.T) {
 		CI95: metrics.Interval{Lo: 0.927, Hi: 1, Method: metrics.MethodBoundedWilson}, Export: store.ExportCost{Records: 38}}
 	assert.Equal(t, "exact check of every one of the 156 queries: the store's recall@10 against exact search 1.000 [0.927, 1.000] (bounded-wilson-cc over 62 clusters of queries in families, n = 156), 156 of them with recall 1; its 38 vectors read back in process",
 		ANNCheck(clustered))
+	// The demo's store: 38 chunks, 12 to 14 a locale, under hybrid's depth 50:
+	// the recall is at the depth of the exact lists, the one asked beside it.
+	small := &retrieve.ANNCheck{Depth: 50, Measured: [2]int{12, 14}, Sample: retrieve.ExactAll, Queries: 156, N: 156, Perfect: 156, Recall: 1,
+		CI95: metrics.Interval{Lo: 0.981, Hi: 1, Method: metrics.MethodRuleOfThree}, Export: store.ExportCost{Records: 38}}
+	assert.Equal(t, "exact check of every one of the 156 queries: the store's recall@12–14 (50 asked; the store holds fewer records a query can match) against exact search 1.000 [0.981, 1.000] (rule-of-three, n = 156), 156 of them with recall 1; its 38 vectors read back in process",
+		ANNCheck(small))
 	all := &retrieve.ANNCheck{Depth: 10, Sample: retrieve.ExactAll, Queries: 156, N: 0, NoNeighbour: 156, Recall: math.NaN(), Export: store.ExportCost{Records: 38}}
 	assert.Equal(t, "exact check of every one of the 156 queries: no query had an exact neighbour; 156 without an exact neighbour (no record of their locale) not counted; its 38 vectors read back in process",
 		ANNCheck(all))
