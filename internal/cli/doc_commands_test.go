@@ -286,7 +286,10 @@ func TestDocActionStepsParse(t *testing.T) {
 			vars := map[string]string{"GITHUB_ACTIONS": "true", "INPUT_COMMAND": command, "INPUT_GITHUB-TOKEN": "token"}
 			for k, v := range s.with {
 				assert.True(t, declared[k], "%s: action.yml has no input %q", s.where, k)
-				if k == "command" {
+				if k == "command" || k == "github-token" {
+					// github-token is every command's: the publishing reads it
+					// (publish.Token), not a command's parser.
+					vars["INPUT_GITHUB-TOKEN"] = "token"
 					continue
 				}
 				_, ok := inputs[command][k]

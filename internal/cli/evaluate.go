@@ -140,6 +140,9 @@ func compareStage(s evaluate.CompareStage, comment commentFlags) *compareOptions
 // args are the comment flags as a command line.
 func (c *commentFlags) args() []string {
 	a := []string{"--comment", c.mode, "--comment-mode", c.when, "--comment-key", c.key}
+	if c.author != "" {
+		a = append(a, "--comment-author", c.author)
+	}
 	if c.pr > 0 {
 		a = append(a, "--pr", strconv.Itoa(c.pr))
 	}

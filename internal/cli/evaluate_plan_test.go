@@ -157,8 +157,8 @@ func TestEvaluateOptionsReachTheirStages(t *testing.T) {
 		{"bootstrap", nil, []string{"--bootstrap", "300"}, func(t *testing.T, p *evaluatePlan) {
 			assert.Equal(t, 300, p.compare.run.Resamples)
 		}},
-		{"comment", nil, []string{"--comment", "never", "--comment-mode", "changes", "--comment-key", "kk", "--pr", "5"}, func(t *testing.T, p *evaluatePlan) {
-			assert.Equal(t, commentFlags{mode: "never", when: "changes", key: "kk", pr: 5}, p.compare.comment)
+		{"comment", nil, []string{"--comment", "never", "--comment-mode", "changes", "--comment-key", "kk", "--comment-author", "my-app[bot]", "--pr", "5"}, func(t *testing.T, p *evaluatePlan) {
+			assert.Equal(t, commentFlags{mode: "never", when: "changes", key: "kk", author: "my-app[bot]", pr: 5}, p.compare.comment)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -178,7 +178,8 @@ func TestEvaluateStagesParseBackToTheirOptions(t *testing.T) {
 		nil,
 		{"--cases", "c.jsonl", "--rerank-url", "http://tei:1", "--chroma-url", "http://chroma:8000", "--embedder", "openai",
 			"--embedder-url", "http://emb:1", "--embedder-model", "em", "--k", "7", "--repeat", "2", "--concurrency", "3",
-			"--max-requests", "40", "--price-per-1k", "0.5", "--bootstrap", "300", "--judge-model", "jm", "--comment", "never", "--pr", "4"},
+			"--max-requests", "40", "--price-per-1k", "0.5", "--bootstrap", "300", "--judge-model", "jm", "--comment", "never", "--pr", "4",
+			"--comment-author", "my-app[bot]"},
 		{"--generator-url", "http://gen:1", "--generator-model", "gm", "--per-locale", "5"},
 		{"--batch", "--batch-poll", "250ms"},
 	} {

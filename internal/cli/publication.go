@@ -8,6 +8,7 @@ import (
 	"flag"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/github"
 	"github.com/retrieval-gate/retrieval-gate/internal/publish"
 	"github.com/retrieval-gate/retrieval-gate/internal/report/checkreport"
 )
@@ -24,17 +25,19 @@ const (
 // commentFlags are the flags of a command that keeps a PR comment: --comment says
 // whether the run may comment at all, --comment-mode when it does.
 type commentFlags struct {
-	mode, when, key string
-	pr              int
+	mode, when, key, author string
+	pr                      int
 }
 
-// register adds --comment, --comment-mode, --comment-key (default key) and --pr to fs.
+// register adds --comment, --comment-mode, --comment-key (default key),
+// --comment-author and --pr to fs.
 func (c *commentFlags) register(fs *flag.FlagSet, key string) {
 	enumVar(fs, &c.mode, "comment", publish.ModeAuto, []string{publish.ModeAuto, publish.ModeAlways, publish.ModeNever},
 		"whether to comment on the PR: auto (on a pull request inside Actions, with a token; on a merge request in GitLab CI, with GITLAB_TOKEN), always (also with --pr elsewhere) or never")
 	enumVar(fs, &c.when, "comment-mode", publish.WhenAlways, []string{publish.WhenAlways, publish.WhenChanges, publish.WhenFailures, publish.WhenOff},
 		"when to post or update the comment: always, changes (only when the report differs from the comment's), failures (only a failing report; a pass updates an earlier comment) or off")
 	fs.StringVar(&c.key, "comment-key", key, "key of the PR comment, so several gates keep one comment each")
+	fs.StringVar(&c.author, "comment-author", "", "the `LOGIN` that writes the PR comment (e.g. my-app[bot] for a GitHub App's token), whose comments are the run's own (default: the token's, from GET /user, else GraphQL's viewer; GitHub only)")
 	fs.IntVar(&c.pr, "pr", 0, "pull request number for the comment, the merge request's iid in GitLab CI (default: from the GitHub event; in GitLab CI, CI_MERGE_REQUEST_IID)")
 }
 
@@ -58,13 +61,13 @@ func (c checkRunFlag) publication(pub publish.Publication) publish.Publication {
 
 // commentInputs are the Action inputs of commentFlags.
 func commentInputs(in actionInputs) actionInputs {
-	in["comment"], in["comment-mode"], in["comment-key"], in["pr"] = "", "", "", ""
+	in["comment"], in["comment-mode"], in["comment-key"], in["comment-author"], in["pr"] = "", "", "", "", ""
 	return in
 }
 
 // publication applies the comment flags to pub.
 func (c *commentFlags) publication(pub publish.Publication) publish.Publication {
-	pub.Key, pub.Mode, pub.When, pub.PR = c.key, c.mode, c.when, c.pr
+	pub.Key, pub.Mode, pub.When, pub.PR, pub.Author = c.key, c.mode, c.when, c.pr, c.author
 	return pub
 }
 
@@ -76,6 +79,9 @@ func (c *commentFlags) validate(cmd string, src *sources) error {
 	}
 	if !publish.ValidKey(c.key) {
 		return src.refuse(cmd, "comment-key", "must be 1-100 characters of A-Z a-z 0-9 . _ / -")
+	}
+	if c.author != "" && !github.ValidLogin(c.author) {
+		return src.refuse(cmd, "comment-author", "must be a GitHub login: up to 39 letters, digits and hyphens, not starting with a hyphen, then [bot] for an app's bot (my-app[bot]) or _SHORTCODE for an Enterprise Managed User")
 	}
 	return nil
 }

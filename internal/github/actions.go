@@ -29,6 +29,7 @@ const DefaultAPIURL = "https://api.github.com"
 type Actions struct {
 	InActions  bool   // GITHUB_ACTIONS=true
 	APIURL     string // GITHUB_API_URL, DefaultAPIURL when unset
+	GraphQLURL string // GITHUB_GRAPHQL_URL, "" when unset (derived from APIURL: GraphQLURL)
 	Repository string // GITHUB_REPOSITORY, owner/name
 	EventName  string // GITHUB_EVENT_NAME
 	Ref        string // GITHUB_REF, e.g. refs/heads/main or refs/pull/7/merge
@@ -58,6 +59,7 @@ func ReadActions(getenv func(string) string, stdout io.Writer) (*Actions, error)
 	a := &Actions{
 		InActions:   getenv("GITHUB_ACTIONS") == "true",
 		APIURL:      strings.TrimSpace(getenv("GITHUB_API_URL")),
+		GraphQLURL:  strings.TrimSpace(getenv("GITHUB_GRAPHQL_URL")),
 		Repository:  strings.TrimSpace(getenv("GITHUB_REPOSITORY")),
 		EventName:   getenv("GITHUB_EVENT_NAME"),
 		Ref:         strings.TrimSpace(getenv("GITHUB_REF")),

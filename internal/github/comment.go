@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -81,15 +82,30 @@ type Client struct {
 var DefaultPolicy = httpretry.Policy{Attempts: 4, BaseDelay: 500 * time.Millisecond, MaxDelay: 8 * time.Second,
 	Timeout: 30 * time.Second, Budget: 3 * time.Minute, NonIdempotentPOST: true}
 
+// Endpoints are where the API answers: REST is GITHUB_API_URL
+// (https://api.github.com, DefaultAPIURL when ""; https://HOST/api/v3 on GitHub
+// Enterprise Server), GraphQL is GITHUB_GRAPHQL_URL, which the runner sets (""
+// is GraphQLURL(REST); when given it must be on REST's origin, the only one the
+// token is sent to).
+type Endpoints struct {
+	REST, GraphQL string
+}
+
 // NewClient returns a client for repository ("owner/name") at the API base apiURL
 // (GITHUB_API_URL: https://api.github.com, or https://HOST/api/v3 on GitHub
-// Enterprise Server), retrying under policy (DefaultPolicy; tests pass one whose
-// Sleep records the waits).
+// Enterprise Server), its GraphQL endpoint GraphQLURL(apiURL), retrying under
+// policy (DefaultPolicy; tests pass one whose Sleep records the waits).
 func NewClient(apiURL, repository, token string, policy httpretry.Policy) (*Client, error) {
+	return NewClientAt(Endpoints{REST: apiURL}, repository, token, policy)
+}
+
+// NewClientAt is NewClient at the endpoints api.
+func NewClientAt(api Endpoints, repository, token string, policy httpretry.Policy) (*Client, error) {
 	owner, repo, ok := strings.Cut(repository, "/")
 	if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") {
 		return nil, fmt.Errorf("GITHUB_REPOSITORY %q is not owner/name", repository)
 	}
+	apiURL := api.REST
 	if apiURL == "" {
 		apiURL = DefaultAPIURL
 	}
@@ -101,7 +117,7 @@ func NewClient(apiURL, repository, token string, policy httpretry.Policy) (*Clie
 	if token != "" {
 		t.Credentials = http.Header{"Authorization": {"Bearer " + token}}
 	}
-	graphql, err := GraphQLURL(apiURL)
+	graphql, err := graphQLEndpoint(apiURL, api.GraphQL)
 	if err != nil {
 		return nil, err
 	}
@@ -119,24 +135,60 @@ func NewClient(apiURL, repository, token string, policy httpretry.Policy) (*Clie
 	return &Client{gh: gh, http: hc, graphql: graphql, owner: owner, repo: repo}, nil
 }
 
-// Self is the login of the token's identity: GET /user for a user's token; an
-// installation token (the Actions workflow token) may not read /user (403
-// "Resource not accessible by integration"), and is then assumed to be
-// ActionsBot (confirmed false; the author of a comment it creates confirms it).
-func (c *Client) Self(ctx context.Context) (login string, confirmed bool, err error) {
+// Identity is the token's login, with which the sticky comment finds its own
+// comments (a comment's user.login).
+type Identity struct {
+	Login string
+	// Assumed is why Login is ActionsBot by assumption, not by GitHub's word:
+	// GET /user was refused and GraphQL's viewer did not answer (its error).
+	// nil when GitHub named the login.
+	Assumed error
+}
+
+// Self is the token's identity: GET /user for a user's token. An installation
+// token (the Actions workflow token, a GitHub App's token) may not read /user
+// (403 "Resource not accessible by integration"; 401 and 404 are taken the same
+// way), and is then asked of GraphQL's viewer (Viewer), which names it:
+// github-actions[bot] for the workflow token, <app-slug>[bot] for an App's.
+// When the viewer does not answer either (an errors array, a refusal, a server
+// or network failure: a POST is not re-sent), the identity is assumed to be
+// ActionsBot with Assumed saying why; but after a 401 of both, the token is
+// rejected, and that is the error. Other failures of GET /user (5xx after the
+// retries, a rate limit, the network) are the error.
+func (c *Client) Self(ctx context.Context) (Identity, error) {
 	u, _, err := c.gh.Users.Get(ctx, "")
 	if err == nil && u.GetLogin() != "" {
-		return u.GetLogin(), true, nil
+		return Identity{Login: u.GetLogin()}, nil
 	}
+	var rest *APIError
+	if err != nil {
+		rest = classify("identify", err)
+		rest.Object = "token's user"
+		if rest.Kind != KindForbidden && rest.Kind != KindNotFound && rest.Kind != KindUnauthorized {
+			return Identity{}, rest
+		}
+	}
+	login, err := c.Viewer(ctx)
 	if err == nil {
-		return ActionsBot, false, nil
+		return Identity{Login: login}, nil
 	}
-	ae := classify("identify", err)
-	if ae.Kind == KindForbidden || ae.Kind == KindNotFound {
-		return ActionsBot, false, nil
+	var ae *APIError
+	switch {
+	case ctx.Err() != nil:
+		return Identity{}, err
+	case rest != nil && rest.Kind == KindUnauthorized && errors.As(err, &ae) && ae.Kind == KindUnauthorized:
+		return Identity{}, rest
 	}
-	return "", false, ae
+	return Identity{Login: ActionsBot, Assumed: err}, nil
 }
+
+// validLogin is a GitHub login as --comment-author takes it: a user's (1-39
+// letters, digits and hyphens, not starting with one; an Enterprise Managed
+// User's followed by _SHORTCODE), or an app's bot, <app-slug>[bot].
+var validLogin = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}(?:_[A-Za-z0-9]{1,39}|\[bot\])?$`)
+
+// ValidLogin reports whether s has the form of a GitHub login (validLogin).
+func ValidLogin(s string) bool { return validLogin.MatchString(s) }
 
 // maxPages bounds the comment listing: 300 pages of 100 comments, the largest
 // page GitHub serves (REST API documentation, "Using pagination in the REST

@@ -11,6 +11,12 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/github/githubtest"
 )
 
+// The GraphQL endpoint lies where the REST calls go: go-github sends them to
+// BASE/api/v3/ for a GitHub Enterprise Server base given without it (a bare
+// https://HOST), but not to a host that starts with "api." or holds ".api."
+// (GHE.com's https://api.SUBDOMAIN.ghe.com); GraphQL is then at
+// https://HOST/api/graphql and https://api.SUBDOMAIN.ghe.com/graphql ("Forming
+// calls with GraphQL", "The GraphQL endpoint").
 func TestGraphQLURL(t *testing.T) {
 	for in, want := range map[string]string{
 		"":                                 "https://api.github.com/graphql",
@@ -18,8 +24,12 @@ func TestGraphQLURL(t *testing.T) {
 		"https://api.github.com/":          "https://api.github.com/graphql",
 		"https://ghe.example.com/api/v3":   "https://ghe.example.com/api/graphql",
 		"https://ghe.example.com/api/v3/":  "https://ghe.example.com/api/graphql",
+		"https://ghe.example.com":          "https://ghe.example.com/api/graphql",
+		"https://ghe.example.com/":         "https://ghe.example.com/api/graphql",
 		"http://127.0.0.1:8080/gh/api/v3":  "http://127.0.0.1:8080/gh/api/graphql",
-		"https://proxy.example.com/github": "https://proxy.example.com/github/graphql",
+		"https://proxy.example.com/github": "https://proxy.example.com/github/api/graphql",
+		"https://api.acme.ghe.com":         "https://api.acme.ghe.com/graphql",
+		"https://eu.api.example.com/gh":    "https://eu.api.example.com/gh/graphql",
 	} {
 		got, err := GraphQLURL(in)
 		require.NoError(t, err, in)

@@ -74,8 +74,13 @@ type CheckRunResult struct {
 	// no longer has; a check run's annotations cannot be removed, so a new run
 	// replaces it (GitHub shows the newest run of a name).
 	Replaced bool
-	Added    int // annotations sent by this upsert
-	Kept     int // annotations the updated run already had
+	// Foreign: the commit's run of that name was made by another GitHub App
+	// (another token), which alone may update it (GitHub answers 403 "Invalid
+	// app_id … check run can only be modified by the GitHub App that created
+	// it"): a new run of this token's app replaces it.
+	Foreign bool
+	Added   int // annotations sent by this upsert
+	Kept    int // annotations the updated run already had
 }
 
 // UpsertCheckRun keeps one check run per name and commit: the commit's most
@@ -83,17 +88,21 @@ type CheckRunResult struct {
 // annotations it does not have yet, so a rerun adds no duplicate; none, or one
 // carrying annotations this report no longer has, means a new run. Annotations
 // go MaxCheckAnnotations a request: the first batch with the create or update,
-// each further batch in an update (the API appends them).
+// each further batch in an update (the API appends them). An update refused
+// with 403 (the run is another app's: only the app that created a check run
+// may update it) creates a new run instead; a token that may not write checks
+// is refused that create too, and that is the error.
 func UpsertCheckRun(ctx context.Context, c Checks, spec CheckRunSpec) (CheckRunResult, error) {
 	var res CheckRunResult
 	existing, found, err := c.FindCheckRun(ctx, spec.SHA, spec.Name)
 	if err != nil {
 		return res, err
 	}
-	anns := make([]github.CheckAnnotation, len(spec.Annotations))
+	all := make([]github.CheckAnnotation, len(spec.Annotations))
 	for i, a := range spec.Annotations {
-		anns[i] = fitAnnotation(a)
+		all[i] = fitAnnotation(a)
 	}
+	anns := all
 	if found {
 		have, err := c.CheckRunAnnotations(ctx, existing.ID)
 		if err != nil {
@@ -109,9 +118,17 @@ func UpsertCheckRun(ctx context.Context, c Checks, spec CheckRunSpec) (CheckRunR
 	first := anns[:min(len(anns), github.MaxCheckAnnotations)]
 	out := github.CheckOutput{Title: spec.Title, Summary: spec.Summary, Annotations: first}
 	var run github.CheckRun
+	var ae *github.APIError
 	if found {
 		run, err = c.UpdateCheckRun(ctx, existing.ID, spec.Name, spec.Conclusion, out)
-	} else {
+		if err != nil && errors.As(err, &ae) && ae.Kind == github.KindForbidden {
+			found, res.Foreign, res.Kept = false, true, 0
+			anns = all
+			first = anns[:min(len(anns), github.MaxCheckAnnotations)]
+			out.Annotations = first
+		}
+	}
+	if !found {
 		run, err = c.CreateCheckRun(ctx, spec.Name, spec.SHA, spec.Conclusion, out)
 		res.Created = err == nil
 	}
@@ -229,6 +246,9 @@ func (p *Publisher) checkRun(ctx context.Context, act *github.Actions, pub Publi
 		what = "created"
 	}
 	fmt.Fprintf(p.Stderr, "retrieval-gate: check run %s: %s (%s)\n", what, guard.Clean(res.URL), format.Count(len(spec.Annotations), "annotation", "annotations"))
+	if res.Foreign {
+		fmt.Fprintf(p.Stderr, "retrieval-gate: the commit's check run %q was made by another GitHub App (another token), which alone may update it: this new run replaces it\n", spec.Name)
+	}
 	if res.Replaced {
 		fmt.Fprintf(p.Stderr, "retrieval-gate: the commit's earlier check run %q had annotations this run no longer has (GitHub cannot remove them): this new run replaces it\n", spec.Name)
 	}

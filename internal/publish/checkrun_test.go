@@ -318,3 +318,51 @@ func TestCheckRunOnReviewEvents(t *testing.T) {
 		})
 	}
 }
+
+// A check run can be updated only by the GitHub App that created it: GitHub
+// answers 403 "Invalid app_id `15368` - check run can only be modified by the
+// GitHub App that created it." ("Update a check run"). A rerun on the same
+// commit with another app's token (the workflow token's run, then a GitHub
+// App's token from actions/create-github-app-token; or back) creates its own
+// run of that name with every annotation, which GitHub shows as the newest,
+// instead of giving up with a notice that the token may not write checks; the
+// next run of that token updates its own run. A token that may not write
+// checks at all still gets the notice (its create is refused too).
+func TestCheckRunOfAnotherApp(t *testing.T) {
+	srv := githubtest.New("octo", "repo", actionsTestToken, prNumber)
+	defer srv.Close()
+	r := checkRunner(t, srv)
+	assert.Empty(t, r.publish(problems(60, true)))
+	require.Len(t, srv.CheckRuns(), 1)
+	assert.Equal(t, "github-actions", srv.CheckRuns()[0].App)
+
+	srv.BotLogin = "my-app[bot]"
+	for run := 1; run <= 2; run++ {
+		r = checkRunner(t, srv)
+		assert.Empty(t, r.publish(problems(60, false)), "run %d", run)
+		out := r.stdout.String()
+		assert.NotContains(t, out, "::notice::retrieval-gate: no check run", "run %d", run)
+		assert.NotContains(t, out, "::error file=", "run %d: the check run carries the annotations", run)
+		runs := srv.CheckRuns()
+		require.Len(t, runs, 2, "run %d: one run of the App's next to the workflow token's", run)
+		assert.Equal(t, "my-app", runs[1].App)
+		assert.Equal(t, "success", runs[1].Conclusion)
+		assert.Len(t, runs[1].Annotations, 60, "run %d: every annotation, once", run)
+		assert.Equal(t, "failure", runs[0].Conclusion, "the other app's run is left as it was")
+		if run == 1 {
+			assert.Contains(t, r.stderr.String(), "retrieval-gate: check run created")
+			assert.Contains(t, r.stderr.String(), `the commit's check run "retrieval-gate" was made by another GitHub App (another token), which alone may update it: this new run replaces it`)
+		} else {
+			assert.Contains(t, r.stderr.String(), "retrieval-gate: check run updated")
+		}
+	}
+
+	// An App's token without checks: write: refused on the update and on the
+	// create, the notice as before.
+	srv.BotLogin = "other-app[bot]"
+	srv.DenyChecks(true)
+	r = checkRunner(t, srv)
+	assert.Empty(t, r.publish(problems(3, true)))
+	assert.Contains(t, r.stdout.String(), "::notice::retrieval-gate: no check run: the token may not write checks")
+	assert.Len(t, srv.CheckRuns(), 2)
+}

@@ -139,6 +139,11 @@ func (p *GitLabPublisher) Publish(ctx context.Context, pub Publication) []Warnin
 	}
 	cctx, cancel := context.WithTimeout(ctx, commentTimeout)
 	defer cancel()
+	if pub.Author != "" {
+		// GitLab's GET /user answers every token, project and group access
+		// tokens' bot users included: there is nothing to override.
+		warn("--comment-author %s applies to GitHub's PR comments only: a note is the token's own when its author is the token's user (GitLab's GET /user), which is what is used.", pub.Author)
+	}
 	notes := &gitlabNotes{c: c, iid: iid, url: p.CI.ProjectURL, marker: marker}
 	res, err := UpsertPolicy(cctx, notes, iid, marker, body, Policy{When: pub.When, Failed: pub.Failed}, sleep)
 	if err != nil {
@@ -203,13 +208,13 @@ type gitlabNotes struct {
 	self   string // the token's user, once Self has asked
 }
 
-func (n *gitlabNotes) Self(ctx context.Context) (string, bool, error) {
+func (n *gitlabNotes) Self(ctx context.Context) (github.Identity, error) {
 	u, err := n.c.Self(ctx)
 	if err != nil {
-		return "", false, asAPIError(err)
+		return github.Identity{}, asAPIError(err)
 	}
 	n.self = u.Username
-	return u.Username, true, nil
+	return github.Identity{Login: u.Username}, nil
 }
 
 // keep is what the listing keeps of a note's body: the whole body of the

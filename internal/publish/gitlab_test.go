@@ -153,7 +153,7 @@ func TestGitLabNoteAmongLargeNotes(t *testing.T) {
 	c, err := gitlab.NewClient(srv.APIURL(), srv.ProjectID, glToken, false, gitlab.DefaultPolicy)
 	require.NoError(t, err)
 	gn := &gitlabNotes{c: c, iid: 7, marker: Marker(DefaultKey)}
-	_, _, err = gn.Self(context.Background())
+	_, err = gn.Self(context.Background())
 	require.NoError(t, err)
 	runtime.GC()
 	var m0, m1 runtime.MemStats
@@ -185,7 +185,7 @@ func TestGitLabNotesKept(t *testing.T) {
 	c, err := gitlab.NewClient(srv.APIURL(), srv.ProjectID, glToken, false, gitlab.DefaultPolicy)
 	require.NoError(t, err)
 	n := &gitlabNotes{c: c, iid: 7, marker: m}
-	_, _, err = n.Self(context.Background())
+	_, err = n.Self(context.Background())
 	require.NoError(t, err)
 	got, err := n.ListComments(context.Background(), 7)
 	require.NoError(t, err)

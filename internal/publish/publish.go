@@ -71,6 +71,10 @@ type Publication struct {
 	ActionNotices []string
 	// PR overrides the pull request of the event (--pr); 0 keeps the event's.
 	PR int
+	// Author is the login whose comments are the run's own (--comment-author,
+	// e.g. my-app[bot]); "" asks GitHub for the token's (GET /user, else
+	// GraphQL's viewer). GitHub only: GitLab's notes always ask.
+	Author string
 	// NoSummary leaves the job summary alone.
 	NoSummary bool
 }
@@ -78,14 +82,15 @@ type Publication struct {
 // Warning is something Publish could not do; it never changes the exit code.
 type Warning string
 
-// CommentsFactory builds the GitHub client for apiURL, repository and token.
-type CommentsFactory func(apiURL, repository, token string) (Comments, error)
+// CommentsFactory builds the GitHub client for the API's endpoints (REST
+// GITHUB_API_URL, GraphQL GITHUB_GRAPHQL_URL), repository and token.
+type CommentsFactory func(api github.Endpoints, repository, token string) (Comments, error)
 
 // GitHubComments is the CommentsFactory of the real API (github.Client), retrying
 // under policy (github.DefaultPolicy).
 func GitHubComments(policy httpretry.Policy) CommentsFactory {
-	return func(apiURL, repository, token string) (Comments, error) {
-		return github.NewClient(apiURL, repository, token, policy)
+	return func(api github.Endpoints, repository, token string) (Comments, error) {
+		return github.NewClientAt(api, repository, token, policy)
 	}
 }
 
@@ -280,7 +285,7 @@ func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Public
 	if factory == nil {
 		factory = GitHubComments(github.DefaultPolicy)
 	}
-	c, err := factory(act.APIURL, act.Repository, token)
+	c, err := factory(github.Endpoints{REST: act.APIURL, GraphQL: act.GraphQLURL}, act.Repository, token)
 	if err != nil {
 		warn("cannot post the PR comment: %v. The PR comment was not posted%s", err, kept)
 		return
@@ -291,7 +296,7 @@ func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Public
 	}
 	cctx, cancel := context.WithTimeout(ctx, commentTimeout)
 	defer cancel()
-	res, err := UpsertPolicy(cctx, c, pr, marker, body, Policy{When: pub.When, Failed: pub.Failed}, sleep)
+	res, err := UpsertPolicy(cctx, c, pr, marker, body, Policy{When: pub.When, Failed: pub.Failed, Author: pub.Author}, sleep)
 	if err != nil {
 		if ctx.Err() != nil {
 			// A signal, not the API: the run exits 2 saying so, which
@@ -301,6 +306,9 @@ func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Public
 		}
 		warn("%s", github.Explain(err))
 		return
+	}
+	if w := identityWarning(res, pub.Author); w != "" {
+		warn("%s", w)
 	}
 	switch {
 	case res.Skipped == SkipIncomplete:
@@ -326,6 +334,26 @@ func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Public
 	}
 	if res.Unsettled != nil {
 		warn("the PR comment was created, but the comments could not be listed again to look for a duplicate from a concurrent run (%v); the next run hides any", res.Unsettled)
+	}
+}
+
+// identityWarning says when the login the comments were matched with may not
+// be the token's, so that a later run would not find the comment this one
+// wrote (and post another every run): the login was assumed (GitHub named
+// none: GET /user refused, GraphQL's viewer failed), or the comment created
+// has another author than the one given or assumed. author is
+// --comment-author. "" when there is nothing to say.
+func identityWarning(res Upserted, author string) string {
+	const fix = "set the `comment-author` input (--comment-author) to the login that writes the comments"
+	switch {
+	case author != "" && res.PostedAs != "":
+		return fmt.Sprintf("--comment-author is %s, but the PR comment was posted as %s: the next run, which looks for the comments of %s, will not find it and posts another. Set `comment-author` (--comment-author) to %s, or leave it empty to ask GitHub for the token's login.", author, res.PostedAs, author, res.PostedAs)
+	case res.Assumed == nil:
+		return ""
+	case res.PostedAs != "":
+		return fmt.Sprintf("retrieval-gate could not learn the token's login (GET /user was refused, and %v), so it looked for the comments of %s; the PR comment was posted as %s, which the next run will not find either: set `comment-author` (--comment-author) to %s.", res.Assumed, res.Self, res.PostedAs, res.PostedAs)
+	default:
+		return fmt.Sprintf("retrieval-gate could not learn the token's login (GET /user was refused, and %v), so it took the comments of %s for its own; with another token (a GitHub App's, <app-slug>[bot]), %s.", res.Assumed, res.Self, fix)
 	}
 }
 

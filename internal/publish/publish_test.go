@@ -514,8 +514,8 @@ func TestPublishListingBound(t *testing.T) {
 			r := newRunner(t, srv, "pull_request", samePR())
 			p := r.publisher()
 			factory := p.Comments
-			p.Comments = func(apiURL, repository, token string) (Comments, error) {
-				c, err := factory(apiURL, repository, token)
+			p.Comments = func(api github.Endpoints, repository, token string) (Comments, error) {
+				c, err := factory(api, repository, token)
 				return cutListing{Comments: c, keep: 2}, err
 			}
 			warns := p.Publish(context.Background(), pubFor(DefaultKey, "new report"))

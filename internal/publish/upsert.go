@@ -15,9 +15,9 @@ import (
 // it against the REST and GraphQL APIs; tests use the same client against
 // githubtest).
 type Comments interface {
-	// Self is the token's login; confirmed false means it was assumed (the
-	// Actions token may not read GET /user and is github-actions[bot]).
-	Self(ctx context.Context) (login string, confirmed bool, err error)
+	// Self is the token's login (github.Client.Self: GET /user, else GraphQL's
+	// viewer); Assumed set means GitHub named none and it is assumed.
+	Self(ctx context.Context) (github.Identity, error)
 	ListComments(ctx context.Context, pr int) ([]github.IssueComment, error)
 	CreateComment(ctx context.Context, pr int, body string) (github.IssueComment, error)
 	EditComment(ctx context.Context, id int64, body string) (github.IssueComment, error)
@@ -39,6 +39,9 @@ const (
 type Policy struct {
 	When   string // WhenAlways ("" too), WhenChanges, WhenFailures (WhenOff never reaches UpsertPolicy)
 	Failed bool   // the verdict of the report is fail
+	// Author is the login whose comments are the run's own (--comment-author),
+	// used instead of asking the token's (Comments.Self); "" asks.
+	Author string
 }
 
 // Upserted is the sticky comment after an upsert.
@@ -58,6 +61,15 @@ type Upserted struct {
 	// a comment found among those read was updated, but none is created when
 	// none was found (Skipped is SkipIncomplete), since one may lie further on.
 	Incomplete *github.IncompleteError
+	// Self is the login the comments were matched with before any create:
+	// Policy.Author, else the token's (Comments.Self); Assumed is why it was
+	// assumed (github.Identity.Assumed), nil when GitHub named it or
+	// Policy.Author gave it.
+	Self    string
+	Assumed error
+	// PostedAs is the author of the comment this upsert created when it is
+	// not Self: the next run, matching with Self again, will not find it.
+	PostedAs string
 }
 
 // The reasons of Upserted.Skipped.
@@ -85,10 +97,20 @@ const createAttempts = 3
 // (so a failure never lingers after the fix) or does nothing. Duplicates are
 // hidden whatever the policy.
 func UpsertPolicy(ctx context.Context, c Comments, pr int, marker, body string, pol Policy, sleep func(context.Context, time.Duration) error) (Upserted, error) {
-	self, _, err := c.Self(ctx)
-	if err != nil {
-		return Upserted{}, err
+	id := github.Identity{Login: pol.Author}
+	if id.Login == "" {
+		var err error
+		if id, err = c.Self(ctx); err != nil {
+			return Upserted{}, err
+		}
 	}
+	res, err := upsertAs(ctx, c, pr, marker, body, pol, id.Login, sleep)
+	res.Self, res.Assumed = id.Login, id.Assumed
+	return res, err
+}
+
+// upsertAs is UpsertPolicy with the comments of self as the run's own.
+func upsertAs(ctx context.Context, c Comments, pr int, marker, body string, pol Policy, self string, sleep func(context.Context, time.Duration) error) (Upserted, error) {
 	var lastErr error
 	for attempt := 1; attempt <= createAttempts; attempt++ {
 		if attempt > 1 {
@@ -132,10 +154,15 @@ func UpsertPolicy(ctx context.Context, c Comments, pr int, marker, body string, 
 			}
 			return Upserted{}, err
 		}
-		if created.Login != "" {
-			self = created.Login // the author of our own comment is who we are
+		var postedAs string
+		if created.Login != "" && !strings.EqualFold(created.Login, self) {
+			// The author of our own comment is who we are: the duplicates
+			// are looked for with it.
+			self, postedAs = created.Login, created.Login
 		}
-		return settle(ctx, c, pr, marker, body, self, created)
+		res, err := settle(ctx, c, pr, marker, body, self, created)
+		res.PostedAs = postedAs
+		return res, err
 	}
 	return Upserted{}, lastErr
 }

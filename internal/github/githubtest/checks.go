@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -36,6 +37,11 @@ import (
 // read-only token, or a workflow whose permissions leave out checks) gets 403
 // "Resource not accessible by integration" on create and update; reading is
 // allowed. Validation failures are 422 "Validation Failed" / "Invalid request".
+// A check run belongs to the GitHub App whose installation token created it
+// (the Actions workflow token's github-actions, id 15368; a GitHub App's,
+// BotLogin's slug): "Update a check run" by another app's token answers 403
+// "Invalid app_id `ID` - check run can only be modified by the GitHub App that
+// created it." (ID the creator's), as GitHub does.
 
 // MaxCheckText is the documented limit of a check run's output summary and text, in characters.
 const MaxCheckText = 65535
@@ -57,6 +63,24 @@ type CheckRun struct {
 	Annotations []CheckAnnotation `json:"annotations,omitempty"`
 	Requests    int               `json:"requests"` // the creates and updates it received
 	StartedAt   time.Time         `json:"started_at"`
+	App         string            `json:"app"` // the slug of the app that created it
+}
+
+// actionsAppID is the id of the GitHub Actions app, whose installation token
+// is the workflow token; otherApp the id the fake gives any other app.
+const (
+	actionsAppID = 15368
+	otherAppID   = 424242
+)
+
+// app is the slug of the app of the token (BotLogin without [bot]).
+func (s *Server) app() string { return strings.TrimSuffix(s.BotLogin, "[bot]") }
+
+func appID(slug string) int {
+	if slug == "github-actions" {
+		return actionsAppID
+	}
+	return otherAppID
 }
 
 // CheckAnnotation is an annotation of a check run, as the API takes it.
@@ -146,6 +170,10 @@ func (s *Server) serveChecks(w http.ResponseWriter, r *http.Request, path, body 
 		run := s.checkRun(id)
 		if run == nil {
 			s.actionsError(w, http.StatusNotFound, "Not Found", doc)
+			return true
+		}
+		if run.App != s.app() {
+			s.actionsError(w, http.StatusForbidden, fmt.Sprintf("Invalid app_id `%d` - check run can only be modified by the GitHub App that created it.", appID(run.App)), doc)
 			return true
 		}
 		s.updateCheck(w, run, body)
@@ -267,7 +295,7 @@ func (s *Server) createCheck(w http.ResponseWriter, body string) {
 		return
 	}
 	s.nextID++
-	run := &CheckRun{ID: s.nextID, Name: *in.Name, HeadSHA: *in.HeadSHA, Status: "queued", StartedAt: s.now().UTC()}
+	run := &CheckRun{ID: s.nextID, Name: *in.Name, HeadSHA: *in.HeadSHA, Status: "queued", StartedAt: s.now().UTC(), App: s.app()}
 	s.checks.runs = append(s.checks.runs, run)
 	s.apply(run, in)
 	s.write(w, http.StatusCreated, s.checkJSON(run))
@@ -346,6 +374,6 @@ func (s *Server) checkJSON(c *CheckRun) map[string]any {
 		"html_url": fmt.Sprintf("https://github.com/%s/%s/runs/%d", s.Owner, s.Repo, c.ID),
 		"output": map[string]any{"title": c.Title, "summary": c.Summary, "text": c.Text, "annotations_count": len(c.Annotations),
 			"annotations_url": fmt.Sprintf("%s%s/repos/%s/%s/check-runs/%d/annotations", s.URL, Prefix, s.Owner, s.Repo, c.ID)},
-		"app": map[string]any{"slug": "github-actions", "name": "GitHub Actions"},
+		"app": map[string]any{"id": appID(c.App), "slug": c.App},
 	}
 }

@@ -8,9 +8,11 @@ import (
 	"strings"
 )
 
-// The GraphQL side of the fake: only the minimizeComment mutation, read from the
-// query text the way GitHub's schema spells it, with its arguments given inline or
-// as variables. Answers follow GitHub: HTTP 200 for every query that parses, with
+// The GraphQL side of the fake: the viewer query (the token's login: a user
+// token's user, an installation token's bot, BotLogin: github-actions[bot] for
+// the Actions workflow token, <app-slug>[bot] for a GitHub App's) and the
+// minimizeComment mutation, read from the query text the way GitHub's schema
+// spells it, with its arguments given inline or as variables. Answers follow GitHub: HTTP 200 for every query that parses, with
 // "data" and/or an "errors" array whose entries carry type, path, locations and
 // message.
 
@@ -19,7 +21,13 @@ var (
 	argSubject   = regexp.MustCompile(`\bsubjectId\s*:\s*(\$\w+|"(?:[^"\\]|\\.)*")`)
 	argClass     = regexp.MustCompile(`\bclassifier\s*:\s*(\$\w+|[A-Z_]+)`)
 	firstField   = regexp.MustCompile(`(?s)^\s*(query|mutation)?\b[^{]*\{\s*(\w+)`)
+	viewerCall   = regexp.MustCompile(`(?s)^\s*(?:query\b[^{]*)?\{\s*viewer\s*\{([^{}]*)\}\s*\}\s*$`)
+	fieldName    = regexp.MustCompile(`\w+`)
 )
+
+// viewerFields are the fields of the viewer (a User; a bot's login ends in
+// [bot]) the fake answers.
+var viewerFields = map[string]bool{"login": true, "__typename": true}
 
 // classifiers are GitHub's ReportedContentClassifiers and the minimizedReason
 // each gives.
@@ -41,14 +49,21 @@ func (s *Server) graphql(w http.ResponseWriter, raw string) {
 		return
 	}
 	q := *req.Query
+	if v := viewerCall.FindStringSubmatch(q); v != nil {
+		s.viewer(w, v[1])
+		return
+	}
 	m := minimizeCall.FindStringSubmatch(q)
 	if m == nil {
-		field := "?"
+		field, op, typ := "?", "mutation", "Mutation"
 		if f := firstField.FindStringSubmatch(q); f != nil {
 			field = f[2]
+			if f[1] != "mutation" {
+				op, typ = "query", "Query"
+			}
 		}
-		s.gqlErrors(w, nil, map[string]any{"path": []string{"mutation", field}, "extensions": map[string]string{"code": "undefinedField"},
-			"message": fmt.Sprintf("Field '%s' doesn't exist on type 'Mutation'", field)})
+		s.gqlErrors(w, nil, map[string]any{"path": []string{op, field}, "extensions": map[string]string{"code": "undefinedField"},
+			"message": fmt.Sprintf("Field '%s' doesn't exist on type '%s'", field, typ)})
 		return
 	}
 	input := map[string]string{}
@@ -120,6 +135,37 @@ func (s *Server) graphql(w http.ResponseWriter, raw string) {
 	s.write(w, http.StatusOK, map[string]any{"data": map[string]any{"minimizeComment": map[string]any{
 		"minimizedComment": map[string]any{"isMinimized": true, "minimizedReason": reason},
 	}}})
+}
+
+// viewer answers { viewer { FIELDS } }: the token's login (a user token's
+// user, else BotLogin), for a read-only token too; a field the fake does not
+// serve is GitHub's undefinedField error.
+func (s *Server) viewer(w http.ResponseWriter, fields string) {
+	out := map[string]any{}
+	for _, f := range fieldName.FindAllString(fields, -1) {
+		if !viewerFields[f] {
+			s.gqlErrors(w, nil, map[string]any{"path": []string{"query", "viewer", f}, "extensions": map[string]string{"code": "undefinedField", "typeName": "User", "fieldName": f},
+				"locations": []map[string]int{{"line": 1, "column": 17}}, "message": fmt.Sprintf("Field '%s' doesn't exist on type 'User'", f)})
+			return
+		}
+		out[f] = s.author()
+		if f == "__typename" {
+			out[f] = userType(s.author())
+		}
+	}
+	s.write(w, http.StatusOK, map[string]any{"data": map[string]any{"viewer": out}})
+}
+
+// GraphQLError is GitHub's answer to a GraphQL query that parses but fails:
+// 200 with an errors array of one error of type typ ("" none: a schema
+// error) saying message, for the next POST /graphql.
+func GraphQLError(typ, message string) Fault {
+	e := map[string]any{"message": message, "locations": []map[string]int{{"line": 1, "column": 9}}}
+	if typ != "" {
+		e["type"] = typ
+	}
+	body, _ := json.Marshal(map[string]any{"errors": []any{e}})
+	return Fault{Method: http.MethodPost, Path: "/graphql", Status: http.StatusOK, Body: string(body)}
 }
 
 // gqlErrors answers 200 with an errors array (and data when not nil), as GitHub

@@ -64,7 +64,7 @@ func (s *Server) Import(st State) {
 // Main is a command for end-to-end scripts (register it with testscript):
 //
 //	fake-github [-state FILE] [-repo owner/name] [-pr N] [-token T] [-readonly]
-//	            [-no-minimize] [-fail METHOD:STATUS]... [-artifact SPEC]... [-deny-actions] [-deny-checks]
+//	            [-no-minimize] [-fail METHOD[ PATH]:STATUS]... [-artifact SPEC]... [-deny-actions] [-deny-checks]
 //	            -- command args...
 //
 // It starts a fake API, runs the command with GITHUB_API_URL pointing at it, saves
@@ -82,18 +82,28 @@ type faults []Fault
 
 func (f *faults) String() string { return fmt.Sprint(len(*f)) }
 
+// Set reads METHOD:STATUS, or "METHOD PATH:STATUS" for the requests of
+// that path only (without /api/v3; /graphql for GraphQL), e.g.
+// "POST /repos/octo/repo/issues/7/comments:502".
 func (f *faults) Set(v string) error {
-	method, status, ok := strings.Cut(v, ":")
-	code, err := strconv.Atoi(status)
-	if !ok || err != nil || code < 400 {
-		return errors.New("want METHOD:STATUS, e.g. POST:502")
+	i := strings.LastIndex(v, ":")
+	if i < 0 {
+		return errors.New("want METHOD:STATUS or METHOD PATH:STATUS, e.g. POST:502")
 	}
+	method, path, _ := strings.Cut(v[:i], " ")
+	code, err := strconv.Atoi(v[i+1:])
+	if err != nil || code < 400 {
+		return errors.New("want METHOD:STATUS or METHOD PATH:STATUS, e.g. POST:502")
+	}
+	var fault Fault
 	switch {
 	case code == http.StatusTooManyRequests:
-		*f = append(*f, SecondaryRateLimit(method, code, 0))
+		fault = SecondaryRateLimit(method, code, 0)
 	default:
-		*f = append(*f, ServerError(method, code))
+		fault = ServerError(method, code)
 	}
+	fault.Path = path
+	*f = append(*f, fault)
 	return nil
 }
 
@@ -106,7 +116,7 @@ func run(args []string) int {
 	readOnly := fs.Bool("readonly", false, "the token may read but not write (403)")
 	noMinimize := fs.Bool("no-minimize", false, "refuse minimizeComment (GraphQL FORBIDDEN)")
 	var fl faults
-	fs.Var(&fl, "fail", "serve METHOD:STATUS to the next such request (repeatable)")
+	fs.Var(&fl, "fail", "serve METHOD:STATUS (or METHOD PATH:STATUS) to the next such request (repeatable)")
 	var arts artifactSpecs
 	fs.Var(&arts, "artifact", "store a run and its artifact: NAME=FILE[,branch=B][,conclusion=C][,event=E][,age=D][,fork=OWNER/NAME][,expired] (repeatable)")
 	denyActions := fs.Bool("deny-actions", false, "the token lacks actions: read (403 on /actions/)")

@@ -7,9 +7,10 @@
 // user's token gets its login; an installation token such as the Actions token gets
 // 403 "Resource not accessible by integration", as on GitHub), comments carrying
 // their author's user.login and a node_id, DELETE of a comment (204), and the
-// GraphQL endpoint (POST /api/graphql, as on GitHub Enterprise Server, and /graphql,
-// as on api.github.com) with the minimizeComment mutation: 200 with data, or 200
-// with an errors array (type NOT_FOUND for an unknown node id, FORBIDDEN for a
+// GraphQL endpoint (POST /api/graphql, next to /api/v3 as on GitHub Enterprise
+// Server; /graphql, api.github.com's path, is 404 there, as on GHES) with the
+// viewer query (the token's login, an installation token's bot too) and the
+// minimizeComment mutation: 200 with data, or 200 with an errors array (type NOT_FOUND for an unknown node id, FORBIDDEN for a
 // read-only token or when MinimizeForbidden), 401 without valid credentials.
 // Faults (5xx, rate limits, redirects to another host) can be queued per method.
 // artifacts.go adds the Actions artifacts and workflow-run endpoints, with
@@ -69,9 +70,12 @@ type Request struct {
 type Fault struct {
 	Method string // GET, POST, PATCH or DELETE; "" matches any
 	Path   string // the request path without Prefix (/graphql for GraphQL); "" matches any
-	Status int
-	Header http.Header
-	Body   string
+	// BodyHas, when set, matches only a request whose body holds it (a
+	// GraphQL query by its field: "minimizeComment", "viewer").
+	BodyHas string
+	Status  int
+	Header  http.Header
+	Body    string
 }
 
 // Server is a fake GitHub API.
@@ -81,10 +85,13 @@ type Server struct {
 	Owner, Repo string
 	Token       string // the accepted token; "" accepts any, including none
 	ReadOnly    bool   // the token may read but not write (fork PR token)
-	BotLogin    string // author of the comments an installation token creates
+	// BotLogin is the login of an installation token, GraphQL's viewer and the
+	// author of the comments it creates: github-actions[bot] (the default) for
+	// the Actions workflow token, <app-slug>[bot] for a GitHub App's token.
+	BotLogin string
 	// TokenUser, when set, makes Token a user's token: GET /user answers this
 	// login and the comments it creates are by this user. Empty: an installation
-	// token (GET /user is 403; comments are by BotLogin).
+	// token (GET /user is 403; GraphQL's viewer and comments are BotLogin).
 	TokenUser string
 	RateLimit int // X-RateLimit-Limit (default 5000)
 	// MinimizeForbidden refuses minimizeComment with a FORBIDDEN error (as GitHub
@@ -219,7 +226,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimPrefix(r.URL.Path, Prefix)
 	s.requests = append(s.requests, Request{Method: r.Method, Path: path, Query: r.URL.Query(), Auth: r.Header.Get("Authorization"), Body: body.String()})
 
-	graphql := r.URL.Path == "/api/graphql" || r.URL.Path == "/graphql"
+	// GitHub Enterprise Server's layout, as the REST prefix: GraphQL is at
+	// /api/graphql only (recorded as /graphql).
+	graphql := r.URL.Path == "/api/graphql"
 	if graphql {
 		path = "/graphql"
 		s.requests[len(s.requests)-1].Path = path
@@ -229,7 +238,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for i, f := range s.faults {
-		if (f.Method == "" || f.Method == r.Method) && (f.Path == "" || f.Path == path) {
+		if (f.Method == "" || f.Method == r.Method) && (f.Path == "" || f.Path == path) && strings.Contains(body.String(), f.BodyHas) {
 			s.faults = append(s.faults[:i], s.faults[i+1:]...)
 			for k, vs := range f.Header {
 				w.Header()[k] = vs
@@ -267,7 +276,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if path == "/user" && r.Method == http.MethodGet {
 		if s.TokenUser == "" {
-			s.fail(w, http.StatusForbidden, "Resource not accessible by integration")
+			// An installation token (the workflow token, a GitHub App's) is no user.
+			s.write(w, http.StatusForbidden, map[string]string{"message": "Resource not accessible by integration",
+				"documentation_url": "https://docs.github.com/rest/users/users#get-the-authenticated-user", "status": "403"})
 			return
 		}
 		s.write(w, http.StatusOK, map[string]any{"login": s.TokenUser, "id": 1, "type": "User"})
