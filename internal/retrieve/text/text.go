@@ -1,7 +1,7 @@
 // Package text turns text into the terms that the lexical scorers (BM25 and the
 // hash embedder) count: lower-cased runs of Unicode letters and digits, with the
-// accents of Latin letters folded (é -> e, ç -> c, ñ -> n), so that "sesión" and
-// "sesion" are the same term. Nonspacing marks (a decomposed accent, Arabic
+// accents of Latin and Greek letters folded (é -> e, ç -> c, ñ -> n, ά -> α,
+// final ς -> σ), so that "sesión" and "sesion" are the same term. Nonspacing marks (a decomposed accent, Arabic
 // vowel marks) are dropped; spacing and enclosing marks (the vowel signs of
 // Devanagari and other Indic scripts) belong to the word they follow, so that
 // "किताब" is one term and not the three consonants "क", "त", "ब". No stemming
@@ -20,8 +20,9 @@ import (
 // change, so that a vector made from older terms (a kept collection's, through
 // the hash embedder's fingerprint) is not reused. 2: spacing marks stay in
 // their word; 3: the accented letters of Latin Extended-B and Latin Extended
-// Additional are folded.
-const Version = 3
+// Additional are folded; 4: Greek accents and breathings are folded and final
+// sigma is sigma.
+const Version = 4
 
 // Tokens returns the terms of s in order (repeats kept).
 func Tokens(s string) []string {
@@ -89,10 +90,14 @@ func Each(s string, buf []byte, fn func(term []byte)) []byte {
 
 // fold maps lower-case accented Latin letters (Latin-1 Supplement to Latin
 // Extended-B) to their base letters; "" means no folding. foldAdditional does
-// the same for Latin Extended Additional (U+1E00–U+1EFF: Vietnamese ế, ộ, ữ).
+// the same for Latin Extended Additional (U+1E00–U+1EFF: Vietnamese ế, ộ, ữ),
+// foldGreek for Greek and Coptic (U+0370–U+03FF: ά, ϊ, ΐ, final ς) and
+// foldGreekExtended for Greek Extended (U+1F00–U+1FFF: polytonic ἀ, ᾳ, ῥ).
 var (
-	fold           [0x250]string
-	foldAdditional [0x100]string
+	fold              [0x250]string
+	foldAdditional    [0x100]string
+	foldGreek         [0x90]string
+	foldGreekExtended [0x100]string
 )
 
 // folded is r's base letters, "" when r is not folded.
@@ -100,8 +105,12 @@ func folded(r rune) string {
 	switch {
 	case r < 0x250:
 		return fold[r]
+	case 0x370 <= r && r < 0x400:
+		return foldGreek[r-0x370]
 	case 0x1e00 <= r && r < 0x1f00:
 		return foldAdditional[r-0x1e00]
+	case 0x1f00 <= r && r < 0x2000:
+		return foldGreekExtended[r-0x1f00]
 	}
 	return ""
 }
@@ -139,6 +148,41 @@ func init() {
 			}
 		}
 	}
+	// Greek: every lower-case letter whose canonical decomposition is a Greek
+	// letter and nonspacing marks (tonos, dialytika, the breathings and
+	// accents of polytonic Greek, iota subscript) folds to that letter, as a
+	// decomposed text does by dropping its marks; so "λόγος", "λογος" and
+	// "ΛΟΓΟΣ", whose capitals carry no accent, are one term. Final sigma is
+	// sigma: "ΛΟΓΟΣ" lower-cases to "λογοσ".
+	for _, block := range []struct {
+		lo, hi rune
+		table  []string
+	}{{0x370, 0x400, foldGreek[:]}, {0x1f00, 0x2000, foldGreekExtended[:]}} {
+		for r := block.lo; r < block.hi; r++ {
+			if !unicode.IsLetter(r) || unicode.ToLower(r) != r {
+				continue
+			}
+			if base, ok := greekBase(norm.NFD.String(string(r))); ok && base != string(r) {
+				block.table[r-block.lo] = base
+			}
+		}
+	}
+	foldGreek['ς'-0x370] = "σ"
+}
+
+// greekBase is the Greek letter d starts with, lower-cased, when every rune
+// after it is a nonspacing mark.
+func greekBase(d string) (string, bool) {
+	r, n := utf8.DecodeRuneInString(d)
+	if !unicode.Is(unicode.Greek, r) || !unicode.IsLetter(r) {
+		return "", false
+	}
+	for _, m := range d[n:] {
+		if !unicode.Is(unicode.Mn, m) {
+			return "", false
+		}
+	}
+	return string(unicode.ToLower(r)), true
 }
 
 // asciiBase is the ASCII letter d starts with, lower-cased, when every rune
