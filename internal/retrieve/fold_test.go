@@ -24,6 +24,8 @@ func TestOtherSpellingRetrieved(t *testing.T) {
 		name, card, other, query string
 	}{
 		{"greek capitals without accents", "ΛΟΓΟΣ ΚΑΙ ΠΡΑΞΗ", "Ο ΚΑΙΡΟΣ ΣΗΜΕΡΑ", "λόγος"},
+		// ɨ (i with stroke, which Unicode does not decompose) typed as i.
+		{"a stroke letter typed without its stroke", "Ɨvy pytã", "Mba'éichapa", "ivy"},
 	}
 	for _, tt := range tests {
 		cards := []kbfile.Card{{ID: "a", Title: "a", Text: tt.other}, {ID: "b", Title: "b", Text: tt.card}}

@@ -21,8 +21,9 @@ import (
 // the hash embedder's fingerprint) is not reused. 2: spacing marks stay in
 // their word; 3: the accented letters of Latin Extended-B and Latin Extended
 // Additional are folded; 4: Greek accents and breathings are folded and final
-// sigma is sigma.
-const Version = 4
+// sigma is sigma; 5: the Latin letters with a stroke or a bar (ƀ, ɨ, ƚ) are
+// folded.
+const Version = 5
 
 // Tokens returns the terms of s in order (repeats kept).
 func Tokens(s string) []string {
@@ -88,22 +89,24 @@ func Each(s string, buf []byte, fn func(term []byte)) []byte {
 	return b
 }
 
-// fold maps lower-case accented Latin letters (Latin-1 Supplement to Latin
-// Extended-B) to their base letters; "" means no folding. foldAdditional does
+// fold maps lower-case accented Latin letters (Latin-1 Supplement to IPA
+// Extensions) to their base letters; "" means no folding. foldAdditional does
 // the same for Latin Extended Additional (U+1E00–U+1EFF: Vietnamese ế, ộ, ữ),
-// foldGreek for Greek and Coptic (U+0370–U+03FF: ά, ϊ, ΐ, final ς) and
-// foldGreekExtended for Greek Extended (U+1F00–U+1FFF: polytonic ἀ, ᾳ, ῥ).
+// foldGreek for Greek and Coptic (U+0370–U+03FF: ά, ϊ, ΐ, final ς),
+// foldGreekExtended for Greek Extended (U+1F00–U+1FFF: polytonic ἀ, ᾳ, ῥ) and
+// foldStroke for the stroke letters of the other Latin blocks (ᵽ, ⱥ, ꞹ).
 var (
-	fold              [0x250]string
+	fold              [0x2b0]string
 	foldAdditional    [0x100]string
 	foldGreek         [0x90]string
 	foldGreekExtended [0x100]string
+	foldStroke        = map[rune]string{}
 )
 
 // folded is r's base letters, "" when r is not folded.
 func folded(r rune) string {
 	switch {
-	case r < 0x250:
+	case r < 0x2b0:
 		return fold[r]
 	case 0x370 <= r && r < 0x400:
 		return foldGreek[r-0x370]
@@ -111,8 +114,25 @@ func folded(r rune) string {
 		return foldAdditional[r-0x1e00]
 	case 0x1f00 <= r && r < 0x2000:
 		return foldGreekExtended[r-0x1f00]
+	case 0x1d00 <= r && r < 0x1d80, 0x2c60 <= r && r < 0x2c80, 0xa720 <= r && r < 0xa800, 0xab30 <= r && r < 0xab70:
+		return foldStroke[r]
 	}
 	return ""
+}
+
+// strokeLetters are the lower-case Latin letters with a stroke or a bar and
+// no decomposition beyond Latin Extended-A, each with its base letter: the
+// letters Unicode names LATIN SMALL LETTER X WITH STROKE (or BAR, DOUBLE BAR,
+// DIAGONAL, OBLIQUE or SHORT STROKE OVERLAY) and BARRED X, X an ASCII letter,
+// as ø, đ, ħ, ł and ŧ fold in Latin-1 and Extended-A. Left out: the medieval
+// abbreviation letters of Latin Extended-D (ꝁ for kalendae, ꝑ for per, ꝗ for
+// quod), which stand for a syllable or a word rather than for their letter,
+// the topbar letters (ƃ, ƌ) and the phonetic small capitals.
+var strokeLetters = []struct{ from, to string }{
+	{"ⱥ", "a"}, {"ƀ", "b"}, {"ȼꞓ", "c"}, {"ꟈ", "d"}, {"ɇꬳ", "e"}, {"ꞙ", "f"},
+	{"ǥꞡ", "g"}, {"ɨ", "i"}, {"ɉ", "j"}, {"ꞣ", "k"}, {"ƚⱡ", "l"}, {"ꞥ", "n"},
+	{"ɵ", "o"}, {"ᵽ", "p"}, {"ɍꞧ", "r"}, {"ꞩꟊ", "s"}, {"ⱦ", "t"}, {"ꞹ", "u"},
+	{"ɏ", "y"}, {"ƶ", "z"},
 }
 
 func init() {
@@ -130,21 +150,37 @@ func init() {
 			fold[r] = p.to
 		}
 	}
+	for _, p := range strokeLetters {
+		for _, r := range p.from {
+			if r < 0x2b0 {
+				fold[r] = p.to
+			} else {
+				foldStroke[r] = p.to
+			}
+		}
+	}
 	// Latin Extended-B and Latin Extended Additional: every lower-case letter
-	// whose canonical decomposition is an ASCII letter and nonspacing marks
-	// (Romanian ș and ț, Pinyin ǎ, Vietnamese ơ, ư, ế), as a decomposed text
-	// is folded by dropping its marks.
+	// whose canonical decomposition is a Latin letter and nonspacing marks
+	// (Romanian ș and ț, Pinyin ǎ, Vietnamese ơ, ư, ế, and ǿ, ǣ on ø and æ)
+	// folds as its base letter does, as a decomposed text is folded by
+	// dropping its marks.
 	for _, block := range [][2]rune{{0x180, 0x250}, {0x1e00, 0x1f00}} {
 		for r := block[0]; r < block[1]; r++ {
 			if !unicode.IsLetter(r) || unicode.ToLower(r) != r {
 				continue
 			}
-			if base, ok := asciiBase(norm.NFD.String(string(r))); ok {
-				if r < 0x250 {
-					fold[r] = base
-				} else {
-					foldAdditional[r-0x1e00] = base
-				}
+			d := norm.NFD.String(string(r))
+			base, ok := letterBase(d, unicode.Latin)
+			if !ok || d == string(r) {
+				continue
+			}
+			if b, _ := utf8.DecodeRuneInString(base); folded(b) != "" {
+				base = folded(b)
+			}
+			if r < 0x250 {
+				fold[r] = base
+			} else {
+				foldAdditional[r-0x1e00] = base
 			}
 		}
 	}
@@ -162,7 +198,8 @@ func init() {
 			if !unicode.IsLetter(r) || unicode.ToLower(r) != r {
 				continue
 			}
-			if base, ok := greekBase(norm.NFD.String(string(r))); ok && base != string(r) {
+			d := norm.NFD.String(string(r))
+			if base, ok := letterBase(d, unicode.Greek); ok && d != string(r) {
 				block.table[r-block.lo] = base
 			}
 		}
@@ -170,11 +207,12 @@ func init() {
 	foldGreek['ς'-0x370] = "σ"
 }
 
-// greekBase is the Greek letter d starts with, lower-cased, when every rune
-// after it is a nonspacing mark.
-func greekBase(d string) (string, bool) {
+// letterBase is the letter of script d starts with, lower-cased, when it is
+// followed by nothing but nonspacing marks, or when it is all of d and a
+// letter of its own (a singleton decomposition: U+1FBE is ι).
+func letterBase(d string, script *unicode.RangeTable) (string, bool) {
 	r, n := utf8.DecodeRuneInString(d)
-	if !unicode.Is(unicode.Greek, r) || !unicode.IsLetter(r) {
+	if !unicode.Is(script, r) || !unicode.IsLetter(r) {
 		return "", false
 	}
 	for _, m := range d[n:] {
@@ -183,22 +221,4 @@ func greekBase(d string) (string, bool) {
 		}
 	}
 	return string(unicode.ToLower(r)), true
-}
-
-// asciiBase is the ASCII letter d starts with, lower-cased, when every rune
-// after it is a nonspacing mark.
-func asciiBase(d string) (string, bool) {
-	if d == "" || !('a' <= d[0] && d[0] <= 'z' || 'A' <= d[0] && d[0] <= 'Z') {
-		return "", false
-	}
-	rest := d[1:]
-	if rest == "" {
-		return "", false
-	}
-	for _, m := range rest {
-		if !unicode.Is(unicode.Mn, m) {
-			return "", false
-		}
-	}
-	return string(unicode.ToLower(rune(d[0]))), true
 }

@@ -1,6 +1,7 @@
 package text
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"golang.org/x/text/unicode/norm"
+	"golang.org/x/text/unicode/runenames"
 )
 
 func TestTokens(t *testing.T) {
@@ -32,7 +34,13 @@ func TestTokens(t *testing.T) {
 		{"vietnamese", "Tiếng Việt Tie\u0302\u0301ng", []string{"tieng", "viet", "tieng"}},
 		{"vietnamese horn", "Người dùng ƯU", []string{"nguoi", "dung", "uu"}},
 		{"pinyin", "Nǐ hǎo", []string{"ni", "hao"}},
-		{"no decomposition kept", "ƀ ə", []string{"ƀ", "ə"}},
+		{"no decomposition kept", "ə ƃ ɓ ꝑ", []string{"ə", "ƃ", "ɓ", "ꝑ"}},
+		// Latin letters with a stroke or a bar fold to their base letter, as
+		// ø, đ and ł always did, though Unicode gives them no decomposition.
+		{"stroke letters", "ƀ Ƀ ǥ Ǥ ɨ Ɨ ɉ Ɉ ƚ Ƚ ƶ Ƶ", []string{"b", "b", "g", "g", "i", "i", "j", "j", "l", "l", "z", "z"}},
+		{"stroke letters beyond extended-b", "Ⱥⱥ Ⱦⱦ Ᵽᵽ Ɵɵ Ꞹꞹ Ꞩꞩ", []string{"aa", "tt", "pp", "oo", "uu", "ss"}},
+		{"stroke letter in a word", "Ɨnƚand", []string{"inland"}},
+		{"accent on a stroke letter or a ligature", "ǿ Ǿ ǣ Ǽ", []string{"o", "o", "ae", "ae"}},
 		// Greek capitals carry no accent and final sigma is a letter of its
 		// own: "λόγος", "λογος" and "ΛΟΓΟΣ" are one word (tonos U+0301 and
 		// the precomposed ό fold as Latin accents do).
@@ -62,15 +70,14 @@ func TestTokens(t *testing.T) {
 // Greek Extended: a KB written precomposed matches queries typed decomposed,
 // and an accent is folded whatever block its letter is in.
 func TestPrecomposedFoldsAsDecomposed(t *testing.T) {
-	asciiLetters := &unicode.RangeTable{R16: []unicode.Range16{{Lo: 'A', Hi: 'Z', Stride: 1}, {Lo: 'a', Hi: 'z', Stride: 1}}}
 	for _, block := range []struct {
 		name   string
 		lo, hi rune
 		base   *unicode.RangeTable
 		least  int
 	}{
-		{"Latin", 0xc0, 0x250, asciiLetters, 240},
-		{"Latin Extended Additional", 0x1e00, 0x1f00, asciiLetters, 200},
+		{"Latin", 0xc0, 0x250, unicode.Latin, 250},
+		{"Latin Extended Additional", 0x1e00, 0x1f00, unicode.Latin, 200},
 		{"Greek and Coptic", 0x370, 0x400, unicode.Greek, 20},
 		{"Greek Extended", 0x1f00, 0x2000, unicode.Greek, 200},
 	} {
@@ -89,6 +96,30 @@ func TestPrecomposedFoldsAsDecomposed(t *testing.T) {
 			assert.GreaterOrEqual(t, checked, block.least)
 		})
 	}
+}
+
+// TestStrokeLettersFold: every Latin letter Unicode names "LATIN SMALL (or
+// CAPITAL) LETTER X WITH STROKE" (or BAR, DOUBLE BAR, DIAGONAL, OBLIQUE or
+// SHORT STROKE OVERLAY), or "LATIN SMALL LETTER BARRED X", X an ASCII letter,
+// is the term x, but the medieval abbreviation letters of Latin Extended-D
+// (U+A740–U+A75F: ꝁ kalendae, ꝑ per, ꝗ quod), which stay as they are.
+func TestStrokeLettersFold(t *testing.T) {
+	stroke := regexp.MustCompile(`^LATIN (?:SMALL|CAPITAL) LETTER ([A-Z]) WITH (?:STROKE|BAR|DOUBLE BAR|DIAGONAL STROKE|OBLIQUE STROKE|SHORT STROKE OVERLAY)$|^LATIN SMALL LETTER BARRED ([A-Z])$`)
+	checked := 0
+	for r := rune(0x80); r <= unicode.MaxRune; r++ {
+		m := stroke.FindStringSubmatch(runenames.Name(r))
+		if m == nil || !unicode.Is(unicode.Latin, r) {
+			continue
+		}
+		s := string(r)
+		if 0xa740 <= r && r < 0xa760 {
+			assert.Equal(t, []string{string(unicode.ToLower(r))}, Tokens(s), "%U %s %s", r, s, m[0])
+			continue
+		}
+		checked++
+		assert.Equal(t, []string{strings.ToLower(m[1] + m[2])}, Tokens(s), "%U %s %s", r, s, m[0])
+	}
+	assert.GreaterOrEqual(t, checked, 60)
 }
 
 // FuzzTokens: Tokens gives the reference tokenizer's terms (below), none of
