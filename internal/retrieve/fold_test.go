@@ -15,10 +15,12 @@ import (
 
 // TestOtherSpellingRetrieved: a query finds the card that writes its word
 // another way a reader calls the same word (docs/retrieve.md, "Embedders":
-// the terms of BM25 and of the hash embedder), with every strategy. The card
-// sought is "b"; "a" shares no term with the query, so when the spellings are
-// different terms, lexical returns nothing and dense ranks "a" first (equal
-// scores come in chunk id order).
+// the terms of BM25 and of the hash embedder), with every strategy, and not
+// the card of another word that folding made its term. The card sought is
+// "b"; "a" shares no term with the query, or one only when two words are
+// wrongly one term, so that when the query's word and the card's are
+// different terms, lexical returns nothing or "a", and dense ranks "a" first
+// (equal scores come in chunk id order).
 func TestOtherSpellingRetrieved(t *testing.T) {
 	tests := []struct {
 		name, card, other, query string
@@ -26,6 +28,16 @@ func TestOtherSpellingRetrieved(t *testing.T) {
 		{"greek capitals without accents", "ΛΟΓΟΣ ΚΑΙ ΠΡΑΞΗ", "Ο ΚΑΙΡΟΣ ΣΗΜΕΡΑ", "λόγος"},
 		// ɨ (i with stroke, which Unicode does not decompose) typed as i.
 		{"a stroke letter typed without its stroke", "Ɨvy pytã", "Mba'éichapa", "ivy"},
+		// A nukta written decomposed (ज + U+093C) in the card and precomposed
+		// (U+095B) in the query: "ज़रा रुकिए" (wait a little).
+		{"nukta precomposed and decomposed", "\u091c\u093cरा रुकिए", "बाद में", "\u095bरा"},
+		// मेरा (my) is not मरा (died): the vowel sign े (U+0947) is a
+		// nonspacing mark that spells the word.
+		{"hindi vowel sign", "मेरा घर", "वह मरा", "मेरा"},
+		// प्रकार (kind) is not परकार (compass): the virama spells the word.
+		{"hindi virama", "किस प्रकार", "परकार से", "प्रकार"},
+		// பல் (tooth) is not பல (many).
+		{"tamil pulli", "பல் வலி", "பல நாட்கள்", "பல்"},
 	}
 	for _, tt := range tests {
 		cards := []kbfile.Card{{ID: "a", Title: "a", Text: tt.other}, {ID: "b", Title: "b", Text: tt.card}}

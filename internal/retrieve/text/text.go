@@ -1,10 +1,12 @@
 // Package text turns text into the terms that the lexical scorers (BM25 and the
-// hash embedder) count: lower-cased runs of Unicode letters and digits, with the
-// accents of Latin and Greek letters folded (é -> e, ç -> c, ñ -> n, ά -> α,
-// final ς -> σ), so that "sesión" and "sesion" are the same term. Nonspacing marks (a decomposed accent, Arabic
-// vowel marks) are dropped; spacing and enclosing marks (the vowel signs of
-// Devanagari and other Indic scripts) belong to the word they follow, so that
-// "किताब" is one term and not the three consonants "क", "त", "ब". No stemming
+// hash embedder) count: lower-cased runs of Unicode letters and digits, in NFC,
+// with the accents of Latin and Greek letters folded (é -> e, ç -> c, ñ -> n,
+// ά -> α, final ς -> σ), so that "sesión" and "sesion" are the same term.
+// Nonspacing marks that are accents or optional points (a decomposed accent,
+// Arabic and Hebrew vowel marks) are dropped; every other mark belongs to the
+// word it follows (the vowel signs, virama and nukta of Devanagari and the
+// other Indic scripts), so that "किताब" is one term and not the three
+// consonants "क", "त", "ब", and "मेरा" (my) is not "मरा" (died). No stemming
 // and no stop words: IDF weighting takes care of frequent words, and the KB may
 // be in any language.
 package text
@@ -22,8 +24,10 @@ import (
 // their word; 3: the accented letters of Latin Extended-B and Latin Extended
 // Additional are folded; 4: Greek accents and breathings are folded and final
 // sigma is sigma; 5: the Latin letters with a stroke or a bar (ƀ, ɨ, ƚ) are
-// folded.
-const Version = 5
+// folded; 6: text is put in NFC first, and the nonspacing marks of the Indic
+// and other scripts whose marks spell the word (virama, nukta, vowel signs)
+// stay in it.
+const Version = 6
 
 // Tokens returns the terms of s in order (repeats kept).
 func Tokens(s string) []string {
@@ -41,7 +45,15 @@ func AppendTokens(dst []string, s string) []string {
 // during the call. buf is scratch space (may be nil); Each returns it, grown,
 // for reuse.
 func Each(s string, buf []byte, fn func(term []byte)) []byte {
+	if !belowCombining(s) && !norm.NFC.IsNormalString(s) {
+		// One spelling of every word: a decomposed letter (e + U+0301, Hangul
+		// jamo, か + U+3099) is composed as it is written precomposed, and a
+		// Devanagari letter with a nukta (U+0958 क़) is decomposed, as NFC
+		// has it, into the consonant and its nukta.
+		s = norm.NFC.String(s)
+	}
 	b := buf[:0]
+	var last rune // the rune b ends with
 	for len(s) > 0 {
 		r, n := rune(s[0]), 1
 		if r >= utf8.RuneSelf {
@@ -52,9 +64,11 @@ func Each(s string, buf []byte, fn func(term []byte)) []byte {
 			switch {
 			case 'a' <= r && r <= 'z', '0' <= r && r <= '9':
 				b = append(b, byte(r)) //nolint:gosec // r < utf8.RuneSelf: one byte
+				last = r
 				continue
 			case 'A' <= r && r <= 'Z':
 				b = append(b, byte(r+'a'-'A'))
+				last = r
 				continue
 			}
 		} else if unicode.IsLetter(r) || unicode.IsDigit(r) {
@@ -64,17 +78,26 @@ func Each(s string, buf []byte, fn func(term []byte)) []byte {
 			} else {
 				b = utf8.AppendRune(b, r)
 			}
+			last = r
 			continue
-		} else if unicode.Is(unicode.Mn, r) { // a combining accent: fold it away
+		} else if unicode.Is(unicode.Mn, r) && accent(r) { // fold it away
 			continue
-		} else if unicode.Is(unicode.Mc, r) || unicode.Is(unicode.Me, r) {
-			// A spacing or enclosing mark (a Devanagari, Bengali or Tamil vowel
-			// sign) is part of its letter's word, as in Unicode's word
-			// boundaries (UAX #29, WB4); one with no letter before it is
-			// dropped.
+		} else if unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me) {
+			// A mark that spells its word (a Devanagari, Bengali or Tamil vowel
+			// sign, virama or nukta, a Thai tone mark) is part of its letter's
+			// word, as in Unicode's word boundaries (UAX #29, WB4); one with no
+			// letter before it is dropped.
 			if len(b) > 0 {
 				b = utf8.AppendRune(b, r)
+				last = r
 			}
+			continue
+		} else if (r == zwnj || r == zwj) && len(b) > 0 && last >= utf8.RuneSelf && !unicode.In(last, accentScripts...) {
+			// A joiner inside a word of those scripts (the half form of क्‍ष,
+			// Sinhala ශ්‍රී) only chooses how the word is drawn: it neither
+			// ends the word nor is part of its term. After an Arabic letter a
+			// zero-width non-joiner still separates, as Persian writes it
+			// between a prefix and its verb.
 			continue
 		}
 		if len(b) > 0 {
@@ -87,6 +110,43 @@ func Each(s string, buf []byte, fn func(term []byte)) []byte {
 		b = b[:0]
 	}
 	return b
+}
+
+// belowCombining reports whether every rune of s is below U+0300, where the
+// combining marks start: such a text is in NFC, and saying so costs a byte
+// loop instead of the normalization tables (a UTF-8 byte from 0xCC up starts
+// a rune from U+0300 up, or is not UTF-8).
+func belowCombining(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0xcc {
+			return false
+		}
+	}
+	return true
+}
+
+const (
+	zwnj = '\u200c' // zero-width non-joiner
+	zwj  = '\u200d' // zero-width joiner
+)
+
+// accentScripts are the scripts whose nonspacing marks are accents or points
+// that writers may leave out and that a search ignores: the combining
+// diacritics (script Inherited: é written decomposed, Arabic harakat), the
+// marks of Latin, Greek and Cyrillic, and the vowel points of Hebrew, Arabic
+// and Syriac. The nonspacing marks of every other script spell their word:
+// the vowel signs, virama and nukta of the Indic scripts (मेरा is not मरा,
+// प्रकार is not परकार, ज़रा is not जरा), Thai tone marks (ข้าว is not ขาว).
+var accentScripts = []*unicode.RangeTable{
+	unicode.Inherited, unicode.Common, unicode.Latin, unicode.Greek, unicode.Cyrillic,
+	unicode.Hebrew, unicode.Arabic, unicode.Syriac,
+}
+
+// accent reports whether the nonspacing mark r is folded away: a mark of
+// accentScripts, or a variation selector (Mongolian's free variation
+// selectors are of its script), which chooses a glyph and spells nothing.
+func accent(r rune) bool {
+	return unicode.In(r, accentScripts...) || unicode.Is(unicode.Variation_Selector, r)
 }
 
 // fold maps lower-case accented Latin letters (Latin-1 Supplement to IPA
