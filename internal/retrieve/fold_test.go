@@ -38,6 +38,9 @@ func TestOtherSpellingRetrieved(t *testing.T) {
 		{"hindi virama", "किस प्रकार", "परकार से", "प्रकार"},
 		// பல் (tooth) is not பல (many).
 		{"tamil pulli", "பல் வலி", "பல நாட்கள்", "பல்"},
+		// Russian text mostly writes ё as е: the card's "Еще раз" (once
+		// more) from the query "ещё" typed with ё.
+		{"cyrillic yo typed", "Еще раз", "Новый пароль", "ещё"},
 	}
 	for _, tt := range tests {
 		cards := []kbfile.Card{{ID: "a", Title: "a", Text: tt.other}, {ID: "b", Title: "b", Text: tt.card}}

@@ -1,7 +1,8 @@
 // Package text turns text into the terms that the lexical scorers (BM25 and the
 // hash embedder) count: lower-cased runs of Unicode letters and digits, in NFC,
 // with the accents of Latin and Greek letters folded (é -> e, ç -> c, ñ -> n,
-// ά -> α, final ς -> σ), so that "sesión" and "sesion" are the same term.
+// ά -> α, final ς -> σ) and Cyrillic ё as е, so that "sesión" and "sesion"
+// are the same term.
 // Nonspacing marks that are accents or optional points (a decomposed accent,
 // Arabic and Hebrew vowel marks) are dropped; every other mark belongs to the
 // word it follows (the vowel signs, virama and nukta of Devanagari and the
@@ -26,8 +27,8 @@ import (
 // sigma is sigma; 5: the Latin letters with a stroke or a bar (ƀ, ɨ, ƚ) are
 // folded; 6: text is put in NFC first, and the nonspacing marks of the Indic
 // and other scripts whose marks spell the word (virama, nukta, vowel signs)
-// stay in it.
-const Version = 6
+// stay in it; 7: Cyrillic ё is е.
+const Version = 7
 
 // Tokens returns the terms of s in order (repeats kept).
 func Tokens(s string) []string {
@@ -170,6 +171,13 @@ func folded(r rune) string {
 		return fold[r]
 	case 0x370 <= r && r < 0x400:
 		return foldGreek[r-0x370]
+	case r == 'ё' || r == 'ѐ':
+		// Russian writes ё as е in most text, and ѐ, ѝ are the optional
+		// accents of Bulgarian and Macedonian; й, ї, ў and the other letters
+		// with a mark are letters of their own (мой is not мои), and stay.
+		return "е"
+	case r == 'ѝ':
+		return "и"
 	case 0x1e00 <= r && r < 0x1f00:
 		return foldAdditional[r-0x1e00]
 	case 0x1f00 <= r && r < 0x2000:

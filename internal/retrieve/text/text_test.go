@@ -92,6 +92,12 @@ func TestTokens(t *testing.T) {
 		{"hangul jamo", "\u1112\u1161\u11ab\u1100\u116e\u11a8 한국", []string{"한국", "한국"}},
 		{"kana voicing mark", "\u304b\u3099 が か", []string{"が", "が", "か"}},
 		{"cyrillic short i", "мои\u0306 мой мои", []string{"мой", "мой", "мои"}},
+		// Russian writes ё as е in most text: ещё, ЕЩЁ, еще and ещё typed
+		// decomposed are one term, and so are the optional accents of
+		// Bulgarian ѝ (her) and Macedonian ѐ. Ukrainian ї is a letter.
+		{"cyrillic yo", "ещё ЕЩЁ еще еще\u0308 Ёлка", []string{"еще", "еще", "еще", "еще", "елка"}},
+		{"bulgarian and macedonian accents", "ѝ Ѝ и ѐ Ѐ", []string{"и", "и", "и", "е", "е"}},
+		{"ukrainian yi kept", "її Її", []string{"її", "її"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
