@@ -41,6 +41,9 @@ func TestOtherSpellingRetrieved(t *testing.T) {
 		// Russian text mostly writes ё as е: the card's "Еще раз" (once
 		// more) from the query "ещё" typed with ё.
 		{"cyrillic yo typed", "Еще раз", "Новый пароль", "ещё"},
+		// A soft hyphen (&shy; in the HTML the card came from) inside the
+		// card's word.
+		{"soft hyphen inside a word", "Pass\u00adwort ändern", "Konto löschen", "Passwort"},
 	}
 	for _, tt := range tests {
 		cards := []kbfile.Card{{ID: "a", Title: "a", Text: tt.other}, {ID: "b", Title: "b", Text: tt.card}}

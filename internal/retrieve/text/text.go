@@ -27,8 +27,9 @@ import (
 // sigma is sigma; 5: the Latin letters with a stroke or a bar (ƀ, ɨ, ƚ) are
 // folded; 6: text is put in NFC first, and the nonspacing marks of the Indic
 // and other scripts whose marks spell the word (virama, nukta, vowel signs)
-// stay in it; 7: Cyrillic ё is е.
-const Version = 7
+// stay in it; 7: Cyrillic ё is е; 8: invisible format characters (a soft
+// hyphen) no longer end a word.
+const Version = 8
 
 // Tokens returns the terms of s in order (repeats kept).
 func Tokens(s string) []string {
@@ -100,6 +101,12 @@ func Each(s string, buf []byte, fn func(term []byte)) []byte {
 			// zero-width non-joiner still separates, as Persian writes it
 			// between a prefix and its verb.
 			continue
+		} else if unicode.Is(unicode.Cf, r) && r != zwsp && r != zwnj && r != zwj && !unicode.Is(prepended, r) {
+			// An invisible format character (a soft hyphen from HTML's
+			// &shy;, a word joiner, a byte order mark, a direction mark) is
+			// no word boundary (UAX #29, WB4) and no part of the term:
+			// "Pass\u00adwort" is "passwort". A zero-width space separates.
+			continue
 		}
 		if len(b) > 0 {
 			fn(b)
@@ -127,9 +134,25 @@ func belowCombining(s string) bool {
 }
 
 const (
+	zwsp = '\u200b' // zero-width space
 	zwnj = '\u200c' // zero-width non-joiner
 	zwj  = '\u200d' // zero-width joiner
 )
+
+// prepended are the format characters written before a number (Arabic
+// number sign U+0600, end of ayah U+06DD, Kaithi number sign U+110BD), which
+// UAX #29 does not count among the characters a word ignores: they separate,
+// as other symbols do.
+var prepended = &unicode.RangeTable{
+	R16: []unicode.Range16{
+		{Lo: 0x0600, Hi: 0x0605, Stride: 1}, {Lo: 0x06dd, Hi: 0x06dd, Stride: 1},
+		{Lo: 0x070f, Hi: 0x070f, Stride: 1}, {Lo: 0x0890, Hi: 0x0891, Stride: 1},
+		{Lo: 0x08e2, Hi: 0x08e2, Stride: 1},
+	},
+	R32: []unicode.Range32{
+		{Lo: 0x110bd, Hi: 0x110bd, Stride: 1}, {Lo: 0x110cd, Hi: 0x110cd, Stride: 1},
+	},
+}
 
 // accentScripts are the scripts whose nonspacing marks are accents or points
 // that writers may leave out and that a search ignores: the combining

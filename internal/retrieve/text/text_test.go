@@ -82,6 +82,14 @@ func TestTokens(t *testing.T) {
 		{"joiners inside an indic word", "क्\u200dष क्\u200cष क्ष ශ්\u200dරී", []string{"क्ष", "क्ष", "क्ष", "ශ්රී"}},
 		{"persian non-joiner separates", "می\u200cخواهم", []string{"می", "خواهم"}},
 		{"variation selectors dropped", "ᠠ\u180bᠨ\u180c ᠠᠨ 葛\U000e0100", []string{"ᠠᠨ", "ᠠᠨ", "葛"}},
+		// Invisible format characters are no word boundary (UAX #29, WB4):
+		// a soft hyphen from HTML's &shy;, a word joiner, a byte order mark,
+		// a direction mark. A zero-width space and the Arabic number sign
+		// still separate.
+		{"soft hyphen", "Pass\u00adwort Ver\u00adsiche\u00adrung", []string{"passwort", "versicherung"}},
+		{"invisible format characters", "in\u2060for\ufeffma\u200etion \ufeffBOM", []string{"information", "bom"}},
+		{"zero-width space separates", "ภาษา\u200bไทย foo\u200bbar", []string{"ภาษา", "ไทย", "foo", "bar"}},
+		{"arabic number sign separates", "سنة\u0600١٢", []string{"سنة", "١٢"}},
 		{"thai tone marks", "ข้าว ขาว ข่าว", []string{"ข้าว", "ขาว", "ข่าว"}},
 		{"arabic vowel marks still folded", "كَتَبَ كتب", []string{"كتب", "كتب"}},
 		{"hebrew points still folded", "שָׁלוֹם שלום", []string{"שלום", "שלום"}},
@@ -230,6 +238,9 @@ func referenceTokens(s string) []string {
 			continue
 		}
 		if (r == zwj || r == zwnj) && b.Len() > 0 && last >= utf8.RuneSelf && !accent(last) {
+			continue
+		}
+		if unicode.Is(unicode.Cf, r) && r != zwsp && r != zwnj && r != zwj && !unicode.Is(prepended, r) {
 			continue
 		}
 		flush()
