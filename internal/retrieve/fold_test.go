@@ -44,6 +44,9 @@ func TestOtherSpellingRetrieved(t *testing.T) {
 		// A soft hyphen (&shy; in the HTML the card came from) inside the
 		// card's word.
 		{"soft hyphen inside a word", "Pass\u00adwort ändern", "Konto löschen", "Passwort"},
+		// An Arabic card gives the year in Arabic-Indic digits, the query in
+		// ASCII ones.
+		{"arabic-indic digits", "تقرير ٢٠٢٤", "تقرير سنوي", "2024"},
 	}
 	for _, tt := range tests {
 		cards := []kbfile.Card{{ID: "a", Title: "a", Text: tt.other}, {ID: "b", Title: "b", Text: tt.card}}

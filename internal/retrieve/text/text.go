@@ -1,8 +1,8 @@
 // Package text turns text into the terms that the lexical scorers (BM25 and the
 // hash embedder) count: lower-cased runs of Unicode letters and digits, in NFC,
 // with the accents of Latin and Greek letters folded (é -> e, ç -> c, ñ -> n,
-// ά -> α, final ς -> σ) and Cyrillic ё as е, so that "sesión" and "sesion"
-// are the same term.
+// ά -> α, final ς -> σ), Cyrillic ё as е and decimal digits as ASCII digits
+// (٤٢ -> 42), so that "sesión" and "sesion" are the same term.
 // Nonspacing marks that are accents or optional points (a decomposed accent,
 // Arabic and Hebrew vowel marks) are dropped; every other mark belongs to the
 // word it follows (the vowel signs, virama and nukta of Devanagari and the
@@ -28,8 +28,9 @@ import (
 // folded; 6: text is put in NFC first, and the nonspacing marks of the Indic
 // and other scripts whose marks spell the word (virama, nukta, vowel signs)
 // stay in it; 7: Cyrillic ё is е; 8: invisible format characters (a soft
-// hyphen) no longer end a word.
-const Version = 8
+// hyphen) no longer end a word; 9: every script's decimal digits are the
+// ASCII digits.
+const Version = 9
 
 // Tokens returns the terms of s in order (repeats kept).
 func Tokens(s string) []string {
@@ -73,7 +74,13 @@ func Each(s string, buf []byte, fn func(term []byte)) []byte {
 				last = r
 				continue
 			}
-		} else if unicode.IsLetter(r) || unicode.IsDigit(r) {
+		} else if unicode.IsDigit(r) {
+			// Every script's decimal digits are the ASCII digits: ٢٠٢٤, ۲۰۲۴,
+			// २०२४ and ２０２４ are 2024.
+			b = append(b, '0'+digit(r))
+			last = r
+			continue
+		} else if unicode.IsLetter(r) {
 			r = unicode.ToLower(r)
 			if f := folded(r); f != "" {
 				b = append(b, f...)
@@ -118,6 +125,23 @@ func Each(s string, buf []byte, fn func(term []byte)) []byte {
 		b = b[:0]
 	}
 	return b
+}
+
+// digit is the value of the decimal digit r (category Nd): Unicode encodes
+// each set of decimal digits as a run of ten from zero, and the ranges of
+// unicode.Nd are such runs, one or several end to end.
+func digit(r rune) byte {
+	for _, g := range unicode.Nd.R16 {
+		if lo, hi := rune(g.Lo), rune(g.Hi); lo <= r && r <= hi {
+			return byte((r - lo) % 10) //nolint:gosec // below 10
+		}
+	}
+	for _, g := range unicode.Nd.R32 {
+		if u := uint32(r); g.Lo <= u && u <= g.Hi { //nolint:gosec // r is a digit: not negative
+			return byte((u - g.Lo) % 10)
+		}
+	}
+	return 0
 }
 
 // belowCombining reports whether every rune of s is below U+0300, where the

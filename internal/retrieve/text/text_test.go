@@ -86,10 +86,14 @@ func TestTokens(t *testing.T) {
 		// a soft hyphen from HTML's &shy;, a word joiner, a byte order mark,
 		// a direction mark. A zero-width space and the Arabic number sign
 		// still separate.
+		// Decimal digits of every script are the ASCII digits: Arabic-Indic,
+		// Persian, Devanagari, Bengali, fullwidth, Thai.
+		{"decimal digits", "٢٠٢٤ ۲۰۲۴ २०२४ ২০২৪ ２０２４ ๒๐๒๔ 2024", []string{"2024", "2024", "2024", "2024", "2024", "2024", "2024"}},
+		{"digits in a word", "ISO\u00a0９００１ v٣ ４g", []string{"iso", "9001", "v3", "4g"}},
 		{"soft hyphen", "Pass\u00adwort Ver\u00adsiche\u00adrung", []string{"passwort", "versicherung"}},
 		{"invisible format characters", "in\u2060for\ufeffma\u200etion \ufeffBOM", []string{"information", "bom"}},
 		{"zero-width space separates", "ภาษา\u200bไทย foo\u200bbar", []string{"ภาษา", "ไทย", "foo", "bar"}},
-		{"arabic number sign separates", "سنة\u0600١٢", []string{"سنة", "١٢"}},
+		{"arabic number sign separates", "سنة\u0600١٢", []string{"سنة", "12"}},
 		{"thai tone marks", "ข้าว ขาว ข่าว", []string{"ข้าว", "ขาว", "ข่าว"}},
 		{"arabic vowel marks still folded", "كَتَبَ كتب", []string{"كتب", "كتب"}},
 		{"hebrew points still folded", "שָׁלוֹם שלום", []string{"שלום", "שלום"}},
@@ -175,6 +179,28 @@ func TestStrokeLettersFold(t *testing.T) {
 	assert.GreaterOrEqual(t, checked, 60)
 }
 
+// TestDigitValues: every decimal digit (category Nd) is the ASCII digit of
+// its value, which its Unicode name says ("ARABIC-INDIC DIGIT FOUR").
+func TestDigitValues(t *testing.T) {
+	names := []string{"ZERO", "ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE"}
+	checked := 0
+	for r := rune(0x80); r <= unicode.MaxRune; r++ {
+		if !unicode.IsDigit(r) {
+			continue
+		}
+		checked++
+		tokens := Tokens(string(r))
+		if !assert.Len(t, tokens, 1, "%U", r) {
+			continue
+		}
+		v := tokens[0][0] - '0'
+		if assert.Len(t, tokens[0], 1, "%U", r) && assert.Less(t, v, byte(10), "%U", r) {
+			assert.True(t, strings.HasSuffix(runenames.Name(r), " "+names[v]), "%U %s is not %d", r, runenames.Name(r), v)
+		}
+	}
+	assert.Greater(t, checked, 600)
+}
+
 // FuzzTokens: Tokens gives the reference tokenizer's terms (below), none of
 // them empty, for any string, valid UTF-8 or not.
 func FuzzTokens(f *testing.F) {
@@ -209,7 +235,12 @@ func referenceTokens(s string) []string {
 	for len(s) > 0 {
 		r, n := utf8.DecodeRuneInString(s)
 		s = s[n:]
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+		if unicode.IsDigit(r) {
+			b.WriteByte('0' + digit(r))
+			last = r
+			continue
+		}
+		if unicode.IsLetter(r) {
 			switch {
 			case r < utf8.RuneSelf:
 				if 'A' <= r && r <= 'Z' {
