@@ -47,6 +47,10 @@ func TestOtherSpellingRetrieved(t *testing.T) {
 		// An Arabic card gives the year in Arabic-Indic digits, the query in
 		// ASCII ones.
 		{"arabic-indic digits", "تقرير ٢٠٢٤", "تقرير سنوي", "2024"},
+		// A card extracted from a PDF keeps the "fi" ligature (U+FB01).
+		{"ligature from a pdf", "Con\ufb01gure the \ufb01rewall", "Open a ticket", "configure"},
+		// A Japanese card writes the product's name in fullwidth Latin.
+		{"fullwidth latin", "ＡＰＩ キー の 作成", "請求書", "API"},
 	}
 	for _, tt := range tests {
 		cards := []kbfile.Card{{ID: "a", Title: "a", Text: tt.other}, {ID: "b", Title: "b", Text: tt.card}}

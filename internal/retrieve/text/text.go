@@ -13,6 +13,7 @@
 package text
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -29,8 +30,9 @@ import (
 // and other scripts whose marks spell the word (virama, nukta, vowel signs)
 // stay in it; 7: Cyrillic ё is е; 8: invisible format characters (a soft
 // hyphen) no longer end a word; 9: every script's decimal digits are the
-// ASCII digits.
-const Version = 9
+// ASCII digits; 10: ligatures, fullwidth and halfwidth forms and Arabic
+// presentation forms are the letters they stand for.
+const Version = 10
 
 // Tokens returns the terms of s in order (repeats kept).
 func Tokens(s string) []string {
@@ -48,7 +50,12 @@ func AppendTokens(dst []string, s string) []string {
 // during the call. buf is scratch space (may be nil); Each returns it, grown,
 // for reuse.
 func Each(s string, buf []byte, fn func(term []byte)) []byte {
-	if !belowCombining(s) && !norm.NFC.IsNormalString(s) {
+	if hasPresentationForms(s) {
+		// A ligature, a fullwidth or halfwidth form or an Arabic presentation
+		// form is written as the letters it stands for (ﬁ is fi, Ａ is A, ｶﾞ
+		// is ガ, ﻻ is لا), then composed as below.
+		s = norm.NFC.String(presentationFolded(s))
+	} else if !belowCombining(s) && !norm.NFC.IsNormalString(s) {
 		// One spelling of every word: a decomposed letter (e + U+0301, Hangul
 		// jamo, か + U+3099) is composed as it is written precomposed, and a
 		// Devanagari letter with a nukta (U+0958 क़) is decomposed, as NFC
@@ -142,6 +149,50 @@ func digit(r rune) byte {
 		}
 	}
 	return 0
+}
+
+// presentationForm reports whether r is a presentation form that stands for
+// other letters: the Alphabetic Presentation Forms (U+FB00–U+FB4F: the Latin
+// ligatures ﬁ, ﬂ, ﬀ, the Armenian ones, the wide Hebrew letters), the Arabic
+// Presentation Forms (U+FB50–U+FDFF, U+FE70–U+FEFE: the contextual shapes and
+// ligatures a PDF's text layer is made of) and the Halfwidth and Fullwidth
+// Forms (U+FF00–U+FFEF: Ａ, ｶ).
+func presentationForm(r rune) bool {
+	return 0xfb00 <= r && r < 0xfe00 || 0xfe70 <= r && r < 0xfeff || 0xff00 <= r && r < 0xfff0
+}
+
+// hasPresentationForms reports whether s has a presentation form: a UTF-8
+// byte 0xEF followed by 0xAC to 0xBF starts a rune from U+FB00 to U+FFFF.
+func hasPresentationForms(s string) bool {
+	for {
+		i := strings.IndexByte(s, 0xef)
+		if i < 0 || i+1 >= len(s) {
+			return false
+		}
+		if s[i+1] >= 0xac && s[i+1] <= 0xbf {
+			if r, _ := utf8.DecodeRuneInString(s[i:]); presentationForm(r) {
+				return true
+			}
+		}
+		s = s[i+1:]
+	}
+}
+
+// presentationFolded is s with each presentation form replaced by its
+// compatibility decomposition (NFKC) and every other byte as it is.
+func presentationFolded(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		if presentationForm(r) {
+			b.WriteString(norm.NFKC.String(s[:n]))
+		} else {
+			b.WriteString(s[:n])
+		}
+		s = s[n:]
+	}
+	return b.String()
 }
 
 // belowCombining reports whether every rune of s is below U+0300, where the
@@ -259,6 +310,9 @@ func init() {
 		{"ĺļľŀł", "l"}, {"ñńņňŉ", "n"}, {"òóôõöøōŏő", "o"}, {"ŕŗř", "r"},
 		{"śŝşš", "s"}, {"ţťŧ", "t"}, {"ùúûüũūŭůűų", "u"}, {"ŵ", "w"},
 		{"ýÿŷ", "y"}, {"źżž", "z"}, {"ß", "ss"}, {"æ", "ae"}, {"œ", "oe"},
+		// The ligature and digraph letters and long s, which Unicode
+		// decomposes only for compatibility: Dutch ĳ, Croatian ǆ, ǉ, ǌ.
+		{"ĳ", "ij"}, {"ǆ", "dz"}, {"ǉ", "lj"}, {"ǌ", "nj"}, {"ǳ", "dz"}, {"ſ", "s"},
 	}
 	for _, p := range pairs {
 		for _, r := range p.from {
