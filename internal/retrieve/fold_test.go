@@ -47,6 +47,9 @@ func TestOtherSpellingRetrieved(t *testing.T) {
 		// An Arabic card gives the year in Arabic-Indic digits, the query in
 		// ASCII ones.
 		{"arabic-indic digits", "تقرير ٢٠٢٤", "تقرير سنوي", "2024"},
+		// An Arabic query typed without the hamza on the alef: "أسئلة"
+		// (questions) as "اسئلة".
+		{"arabic alef without its hamza", "أسئلة شائعة", "تسجيل الدخول", "اسئلة"},
 		// A card extracted from a PDF keeps the "fi" ligature (U+FB01).
 		{"ligature from a pdf", "Con\ufb01gure the \ufb01rewall", "Open a ticket", "configure"},
 		// A Japanese card writes the product's name in fullwidth Latin.

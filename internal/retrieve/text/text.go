@@ -31,8 +31,9 @@ import (
 // stay in it; 7: Cyrillic ё is е; 8: invisible format characters (a soft
 // hyphen) no longer end a word; 9: every script's decimal digits are the
 // ASCII digits; 10: ligatures, fullwidth and halfwidth forms and Arabic
-// presentation forms are the letters they stand for.
-const Version = 10
+// presentation forms are the letters they stand for; 11: Arabic alef with
+// hamza or madda is alef.
+const Version = 11
 
 // Tokens returns the terms of s in order (repeats kept).
 func Tokens(s string) []string {
@@ -276,6 +277,12 @@ func folded(r rune) string {
 		return "е"
 	case r == 'ѝ':
 		return "и"
+	case r == 'أ' || r == 'إ' || r == 'آ' || r == 'ٱ':
+		// Arabic alef with hamza above or below, with madda, and alef wasla:
+		// the hamza and madda are marks (U+0654, U+0655, U+0653) that most
+		// text and most queries leave out, as the vowel marks; ؤ and ئ, whose
+		// seat is another letter (رؤية is not روية), stay.
+		return "ا"
 	case 0x1e00 <= r && r < 0x1f00:
 		return foldAdditional[r-0x1e00]
 	case 0x1f00 <= r && r < 0x2000:

@@ -105,6 +105,11 @@ func TestTokens(t *testing.T) {
 		{"arabic number sign separates", "سنة\u0600١٢", []string{"سنة", "12"}},
 		{"thai tone marks", "ข้าว ขาว ข่าว", []string{"ข้าว", "ขาว", "ข่าว"}},
 		{"arabic vowel marks still folded", "كَتَبَ كتب", []string{"كتب", "كتب"}},
+		// The hamza and madda on an alef are left out as often as the vowel
+		// marks: أحمد, احمد and أَحْمَد are one term, and so are إسلام and آخر
+		// typed without them. ؤ and ئ, whose seat is another letter, stay.
+		{"arabic alef with hamza or madda", "أحمد احمد أَحْمَد ا\u0654حمد إسلام اسلام آخر اخر ٱلله", []string{"احمد", "احمد", "احمد", "احمد", "اسلام", "اسلام", "اخر", "اخر", "الله"}},
+		{"arabic hamza on waw and yeh kept", "رؤية روية سئل سيل", []string{"رؤية", "روية", "سئل", "سيل"}},
 		{"hebrew points still folded", "שָׁלוֹם שלום", []string{"שלום", "שלום"}},
 		// Composed first (NFC): a word written decomposed is the term of its
 		// precomposed spelling, Hangul jamo and the kana voicing mark
