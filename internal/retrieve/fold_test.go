@@ -50,6 +50,8 @@ func TestOtherSpellingRetrieved(t *testing.T) {
 		// An Arabic query typed without the hamza on the alef: "أسئلة"
 		// (questions) as "اسئلة".
 		{"arabic alef without its hamza", "أسئلة شائعة", "تسجيل الدخول", "اسئلة"},
+		// A justified Arabic card stretches its words with tatweels.
+		{"arabic tatweel", "شـــروط الاستخدام", "تسجيل الدخول", "شروط"},
 		// A card extracted from a PDF keeps the "fi" ligature (U+FB01).
 		{"ligature from a pdf", "Con\ufb01gure the \ufb01rewall", "Open a ticket", "configure"},
 		// A Japanese card writes the product's name in fullwidth Latin.

@@ -32,8 +32,8 @@ import (
 // hyphen) no longer end a word; 9: every script's decimal digits are the
 // ASCII digits; 10: ligatures, fullwidth and halfwidth forms and Arabic
 // presentation forms are the letters they stand for; 11: Arabic alef with
-// hamza or madda is alef.
-const Version = 11
+// hamza or madda is alef; 12: the Arabic tatweel is dropped.
+const Version = 12
 
 // Tokens returns the terms of s in order (repeats kept).
 func Tokens(s string) []string {
@@ -82,6 +82,10 @@ func Each(s string, buf []byte, fn func(term []byte)) []byte {
 				last = r
 				continue
 			}
+		} else if r == tatweel {
+			// The Arabic tatweel (kashida) stretches a word to justify a
+			// line: كتـــاب is كتاب.
+			continue
 		} else if unicode.IsDigit(r) {
 			// Every script's decimal digits are the ASCII digits: ٢٠٢٤, ۲۰۲۴,
 			// २०२४ and ２０２４ are 2024.
@@ -210,9 +214,10 @@ func belowCombining(s string) bool {
 }
 
 const (
-	zwsp = '\u200b' // zero-width space
-	zwnj = '\u200c' // zero-width non-joiner
-	zwj  = '\u200d' // zero-width joiner
+	tatweel = '\u0640' // Arabic tatweel, a letter (Lm) that only lengthens a joining stroke
+	zwsp    = '\u200b' // zero-width space
+	zwnj    = '\u200c' // zero-width non-joiner
+	zwj     = '\u200d' // zero-width joiner
 )
 
 // prepended are the format characters written before a number (Arabic

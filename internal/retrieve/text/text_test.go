@@ -109,6 +109,8 @@ func TestTokens(t *testing.T) {
 		// marks: أحمد, احمد and أَحْمَد are one term, and so are إسلام and آخر
 		// typed without them. ؤ and ئ, whose seat is another letter, stay.
 		{"arabic alef with hamza or madda", "أحمد احمد أَحْمَد ا\u0654حمد إسلام اسلام آخر اخر ٱلله", []string{"احمد", "احمد", "احمد", "احمد", "اسلام", "اسلام", "اخر", "اخر", "الله"}},
+		// A tatweel (U+0640) stretches a word to justify its line.
+		{"arabic tatweel", "كتـــاب كتاب الـعـربـيـة العربية", []string{"كتاب", "كتاب", "العربية", "العربية"}},
 		{"arabic hamza on waw and yeh kept", "رؤية روية سئل سيل", []string{"رؤية", "روية", "سئل", "سيل"}},
 		{"hebrew points still folded", "שָׁלוֹם שלום", []string{"שלום", "שלום"}},
 		// Composed first (NFC): a word written decomposed is the term of its
@@ -259,6 +261,9 @@ func referenceTokens(s string) []string {
 	for len(s) > 0 {
 		r, n := utf8.DecodeRuneInString(s)
 		s = s[n:]
+		if r == tatweel {
+			continue
+		}
 		if unicode.IsDigit(r) {
 			b.WriteByte('0' + digit(r))
 			last = r
