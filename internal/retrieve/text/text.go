@@ -1,15 +1,18 @@
 // Package text turns text into the terms that the lexical scorers (BM25 and the
-// hash embedder) count: lower-cased runs of Unicode letters and digits, in NFC,
-// with the accents of Latin and Greek letters folded (é -> e, ç -> c, ñ -> n,
-// ά -> α, final ς -> σ), Cyrillic ё as е and decimal digits as ASCII digits
-// (٤٢ -> 42), so that "sesión" and "sesion" are the same term.
-// Nonspacing marks that are accents or optional points (a decomposed accent,
-// Arabic and Hebrew vowel marks) are dropped; every other mark belongs to the
-// word it follows (the vowel signs, virama and nukta of Devanagari and the
-// other Indic scripts), so that "किताब" is one term and not the three
-// consonants "क", "त", "ब", and "मेरा" (my) is not "मरा" (died). No stemming
-// and no stop words: IDF weighting takes care of frequent words, and the KB may
-// be in any language.
+// hash embedder) count: lower-cased runs of Unicode letters and digits, so
+// that a word is one term however it is typed (docs/retrieve.md, "Terms"). The
+// text is put in NFC, with ligatures, fullwidth and presentation forms read as
+// the letters they stand for; every script's decimal digits are ASCII digits
+// (٤٢ -> 42); the accents of Latin and Greek letters are folded (é -> e,
+// ç -> c, ø -> o, ά -> α, final ς -> σ), and Cyrillic ё is е and Arabic أ is
+// ا. Nonspacing marks that are accents or optional points (a decomposed
+// accent, Arabic and Hebrew vowel marks) are dropped; every other mark belongs
+// to the word it follows (the vowel signs, virama and nukta of Devanagari and
+// the other Indic scripts), so that "किताब" is one term and not the three
+// consonants "क", "त", "ब", and "मेरा" (my) is not "मरा" (died). Invisible
+// format characters (a soft hyphen) and the Arabic tatweel do not end a word.
+// No stemming and no stop words: IDF weighting takes care of frequent words,
+// and the KB may be in any language.
 package text
 
 import (
