@@ -52,6 +52,12 @@ func TestOtherSpellingRetrieved(t *testing.T) {
 		{"arabic alef without its hamza", "أسئلة شائعة", "تسجيل الدخول", "اسئلة"},
 		// A justified Arabic card stretches its words with tatweels.
 		{"arabic tatweel", "شـــروط الاستخدام", "تسجيل الدخول", "شروط"},
+		// Chinese writes no spaces: the card's sentence "如何重置密码"
+		// (how to reset the password) has the query's word 密码.
+		{"chinese word inside a sentence", "如何重置密码。", "发票在哪里下载？", "密码"},
+		// A Japanese query in another phrasing: パスワード (password) in
+		// "パスワードを忘れた場合" (if you forgot your password).
+		{"japanese word inside a sentence", "パスワードを忘れた場合", "請求書の確認", "パスワード"},
 		// A card extracted from a PDF keeps the "fi" ligature (U+FB01).
 		{"ligature from a pdf", "Con\ufb01gure the \ufb01rewall", "Open a ticket", "configure"},
 		// A Japanese card writes the product's name in fullwidth Latin.

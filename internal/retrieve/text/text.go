@@ -11,6 +11,7 @@
 // the other Indic scripts), so that "किताब" is one term and not the three
 // consonants "क", "त", "ब", and "मेरा" (my) is not "मरा" (died). Invisible
 // format characters (a soft hyphen) and the Arabic tatweel do not end a word.
+// A run of Chinese, Japanese or Korean characters gives its overlapping pairs.
 // No stemming and no stop words: IDF weighting takes care of frequent words,
 // and the KB may be in any language.
 package text
@@ -35,8 +36,9 @@ import (
 // hyphen) no longer end a word; 9: every script's decimal digits are the
 // ASCII digits; 10: ligatures, fullwidth and halfwidth forms and Arabic
 // presentation forms are the letters they stand for; 11: Arabic alef with
-// hamza or madda is alef; 12: the Arabic tatweel is dropped.
-const Version = 12
+// hamza or madda is alef; 12: the Arabic tatweel is dropped; 13: a run of
+// Chinese, Japanese or Korean characters gives its overlapping pairs.
+const Version = 13
 
 // Tokens returns the terms of s in order (repeats kept).
 func Tokens(s string) []string {
@@ -68,6 +70,17 @@ func Each(s string, buf []byte, fn func(term []byte)) []byte {
 	}
 	b := buf[:0]
 	var last rune // the rune b ends with
+	// cjk: b holds the end of a run of Chinese, Japanese or Korean characters,
+	// its last character (with its marks) from b[pair] on, and the one before
+	// it in b[:pair] when pair > 0.
+	cjk, pair := false, 0
+	end := func() {
+		if len(b) > 0 {
+			fn(b)
+		}
+		b = b[:0]
+		cjk, pair = false, 0
+	}
 	for len(s) > 0 {
 		r, n := rune(s[0]), 1
 		if r >= utf8.RuneSelf {
@@ -77,10 +90,16 @@ func Each(s string, buf []byte, fn func(term []byte)) []byte {
 		if r < utf8.RuneSelf {
 			switch {
 			case 'a' <= r && r <= 'z', '0' <= r && r <= '9':
+				if cjk {
+					end()
+				}
 				b = append(b, byte(r)) //nolint:gosec // r < utf8.RuneSelf: one byte
 				last = r
 				continue
 			case 'A' <= r && r <= 'Z':
+				if cjk {
+					end()
+				}
 				b = append(b, byte(r+'a'-'A'))
 				last = r
 				continue
@@ -92,11 +111,37 @@ func Each(s string, buf []byte, fn func(term []byte)) []byte {
 		} else if unicode.IsDigit(r) {
 			// Every script's decimal digits are the ASCII digits: ٢٠٢٤, ۲۰۲۴,
 			// २०२४ and ２０２４ are 2024.
+			if cjk {
+				end()
+			}
 			b = append(b, '0'+digit(r))
 			last = r
 			continue
 		} else if unicode.IsLetter(r) {
 			r = unicode.ToLower(r)
+			if r >= 0x1100 && cjkLetter(r) {
+				// Chinese and Japanese write no spaces between words, and a
+				// Korean word carries its particles: a run of their characters
+				// gives its overlapping pairs (密码重置 is 密码, 码重, 重置),
+				// so that a word inside it is found; a run of one character is
+				// that character.
+				if !cjk {
+					end()
+					cjk = true
+				} else {
+					if pair > 0 { // the pair before r is whole: give it
+						fn(b)
+						b = append(b[:0], b[pair:]...)
+					}
+					pair = len(b)
+				}
+				b = utf8.AppendRune(b, r)
+				last = r
+				continue
+			}
+			if cjk {
+				end()
+			}
 			if f := folded(r); f != "" {
 				b = append(b, f...)
 			} else {
@@ -130,16 +175,17 @@ func Each(s string, buf []byte, fn func(term []byte)) []byte {
 			// "Pass\u00adwort" is "passwort". A zero-width space separates.
 			continue
 		}
-		if len(b) > 0 {
-			fn(b)
-			b = b[:0]
-		}
+		end()
 	}
-	if len(b) > 0 {
-		fn(b)
-		b = b[:0]
-	}
+	end()
 	return b
+}
+
+// cjkLetter reports whether the letter r is Chinese, Japanese or Korean: Han
+// (with 々), Hiragana, Katakana (with the prolonged sound mark ー, of no script
+// of its own) or Hangul.
+func cjkLetter(r rune) bool {
+	return r == 'ー' || unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
 // digit is the value of the decimal digit r (category Nd): Unicode encodes

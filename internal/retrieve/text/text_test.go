@@ -26,6 +26,16 @@ func TestTokens(t *testing.T) {
 		{"digits kept", "2FA in 14 days", []string{"2fa", "in", "14", "days"}},
 		{"eszett", "Straße", []string{"strasse"}},
 		{"non latin kept", "пароль 密码", []string{"пароль", "密码"}},
+		// Chinese and Japanese write no spaces between words, and Korean
+		// attaches its particles: a run of their characters gives its
+		// overlapping pairs, so that a word inside it is a term (重置密码
+		// "reset the password" has 密码 "password"); one character alone is
+		// its own term; a change to Latin letters or digits ends the run.
+		{"chinese pairs", "如何重置密码？", []string{"如何", "何重", "重置", "置密", "密码"}},
+		{"japanese pairs", "パスワードを忘れた", []string{"パス", "スワ", "ワー", "ード", "ドを", "を忘", "忘れ", "れた"}},
+		{"korean pairs", "비밀번호를 재설정", []string{"비밀", "밀번", "번호", "호를", "재설", "설정"}},
+		{"one cjk character", "书 と 2024年 API密钥", []string{"书", "と", "2024", "年", "api", "密钥"}},
+		{"cjk between latin", "v2版本ok", []string{"v2", "版本", "ok"}},
 		// Accented Latin letters beyond Latin Extended-A fold as the Latin-1
 		// ones do, and as their decomposed (NFD) spelling does: Romanian ș/ț
 		// (comma below, U+0219/U+021B) as its cedilla ş/ţ, Vietnamese (Latin
@@ -94,8 +104,8 @@ func TestTokens(t *testing.T) {
 		// text), halfwidth katakana and Arabic presentation forms are the
 		// letters they stand for; so are the digraph letters and long s.
 		{"latin ligatures", "\ufb01nd the \ufb02ow, o\ufb00er, e\ufb03cient, \ufb05ory", []string{"find", "the", "flow", "offer", "efficient", "story"}},
-		{"fullwidth latin", "ＡＰＩキー Ｒｅｓｅｔ", []string{"apiキー", "reset"}},
-		{"halfwidth katakana", "ｶﾞｲﾄﾞ ガイド", []string{"ガイド", "ガイド"}},
+		{"fullwidth latin", "ＡＰＩキー Ｒｅｓｅｔ", []string{"api", "キー", "reset"}},
+		{"halfwidth katakana", "ｶﾞｲﾄﾞ ガイド", []string{"ガイ", "イド", "ガイ", "イド"}},
 		{"arabic presentation forms", "\ufedf\ufe8e \ufefb \ufe8e\ufee0\ufea4\ufeb4\ufe8e\ufe8f لا الحساب", []string{"لا", "لا", "الحساب", "لا", "الحساب"}},
 		{"digraph letters and long s", "ĳs Ĳssel ǅemal Ǉubljana ǌegov ſtraße", []string{"ijs", "ijssel", "dzemal", "ljubljana", "njegov", "strasse"}},
 		{"presentation form beside invalid utf-8", "\xef\xac\ufb01\xff", []string{"fi"}},
@@ -252,11 +262,20 @@ func referenceTokens(s string) []string {
 	var dst []string
 	var b strings.Builder
 	var last rune
+	var units []string // a run of CJK characters, each with its marks
 	flush := func() {
-		if b.Len() > 0 {
+		switch {
+		case len(units) == 1:
+			dst = append(dst, units[0])
+		case len(units) > 1:
+			for i := 1; i < len(units); i++ {
+				dst = append(dst, units[i-1]+units[i])
+			}
+		case b.Len() > 0:
 			dst = append(dst, b.String())
-			b.Reset()
 		}
+		units = nil
+		b.Reset()
 	}
 	for len(s) > 0 {
 		r, n := utf8.DecodeRuneInString(s)
@@ -265,11 +284,25 @@ func referenceTokens(s string) []string {
 			continue
 		}
 		if unicode.IsDigit(r) {
+			if units != nil {
+				flush()
+			}
 			b.WriteByte('0' + digit(r))
 			last = r
 			continue
 		}
+		if l := unicode.ToLower(r); unicode.IsLetter(r) && (l == 'ー' || unicode.In(l, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)) {
+			if units == nil {
+				flush()
+			}
+			units = append(units, string(l))
+			last = l
+			continue
+		}
 		if unicode.IsLetter(r) {
+			if units != nil {
+				flush()
+			}
 			switch {
 			case r < utf8.RuneSelf:
 				if 'A' <= r && r <= 'Z' {
@@ -291,13 +324,16 @@ func referenceTokens(s string) []string {
 			continue
 		}
 		if unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r) || unicode.Is(unicode.Me, r) {
-			if b.Len() > 0 {
+			if units != nil {
+				units[len(units)-1] += string(r)
+				last = r
+			} else if b.Len() > 0 {
 				b.WriteRune(r)
 				last = r
 			}
 			continue
 		}
-		if (r == zwj || r == zwnj) && b.Len() > 0 && last >= utf8.RuneSelf && !accent(last) {
+		if (r == zwj || r == zwnj) && (b.Len() > 0 || units != nil) && last >= utf8.RuneSelf && !accent(last) {
 			continue
 		}
 		if unicode.Is(unicode.Cf, r) && r != zwsp && r != zwnj && r != zwj && !unicode.Is(prepended, r) {
@@ -319,6 +355,7 @@ func TestEachMatchesReference(t *testing.T) {
 func FuzzEach(f *testing.F) {
 	f.Add("Olá, ¿cómo estás? \u212a \xff")
 	f.Add("ｶﾞｲﾄﾞ \ufb01nd Ａ１ \ufefb \xef\xac ĳ")
+	f.Add("如何重置密码？v2版本ok 书 비밀번호를\u302e क्\u200dष")
 	f.Fuzz(func(t *testing.T, s string) {
 		want := referenceTokens(s)
 		var got []string
