@@ -236,6 +236,9 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	_, err = evaluate.Run(ctx, evaluate.In{Front: front, CompareFlags: o.comment.args()}, &opts)
 	front.finish()
 	if se := (*evaluate.StageError)(nil); errors.As(err, &se) {
+		if se.Name == "judge" { // a query or document of a run the judge refused: its line in DIR's run file
+			se.Err = locatePoolError(ctx, se.Err)
+		}
 		se.Err = stageError(se.Name, front.files.remap(se.Err)) // the shard of a sharded --cases
 	}
 	if err != nil {

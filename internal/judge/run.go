@@ -153,6 +153,11 @@ func Run(ctx context.Context, in In, o RunOptions) (*RunResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.QrelsOut != "" {
+		if err := qrelsIDs(runs); err != nil {
+			return nil, err
+		}
+	}
 	knownQrels, err := readKnown(ctx, in.KnownQrels)
 	if err != nil {
 		return nil, err
