@@ -58,13 +58,17 @@ func DefaultPrompt() *Prompt {
 // end reads it): it must hold {{document}}. Its version is "file:" and the
 // file's base name.
 func ParsePrompt(path string, b []byte) (*Prompt, error) {
-	if err := judge.CheckPlaceholders(path, string(b), "{{document}}", "{{locale}}", "{{questions}}", "{{keywords}}", "{{answer_format}}"); err != nil {
+	t, err := judge.PromptText(path, b)
+	if err != nil {
 		return nil, err
 	}
-	if !strings.Contains(string(b), "{{document}}") {
+	if err := judge.CheckPlaceholders(path, t, "{{document}}", "{{locale}}", "{{questions}}", "{{keywords}}", "{{answer_format}}"); err != nil {
+		return nil, err
+	}
+	if !strings.Contains(t, "{{document}}") {
 		return nil, input.Errorf(path, 0, "prompt template has no {{document}} placeholder")
 	}
-	return &Prompt{Version: "file:" + filepath.Base(path), Hash: judge.HashText(string(b)), Template: string(b)}, nil
+	return &Prompt{Version: "file:" + filepath.Base(path), Hash: judge.HashText(t), Template: t}, nil
 }
 
 var formatInstruction = map[string]string{
