@@ -15,6 +15,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/format"
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/llm"
@@ -124,7 +125,32 @@ func parseEvaluate(env *Env, args []string) (*evaluateOptions, error) {
 	if err := refuseOverwrite("evaluate", src, []file{{"kb", o.KB}, {"cases", o.Cases}}, outs); err != nil {
 		return nil, err
 	}
+	if err := refuseUnrereadableCases(src, o.Cases); err != nil {
+		return nil, err
+	}
 	return o, nil
+}
+
+// refuseUnrereadableCases refuses, before stages.txt and the first stage,
+// given cases that cannot be read a second time: standard input ("-") and a
+// named pipe, a device or a socket. evaluate reads the cases once per
+// retrieve stage and once more for compare's queries, and stages.txt names
+// them for a rerun; such cases failed at the first stage ("open -: no such
+// file or directory", "seek: illegal seek") after stages.txt was written.
+// A path that does not exist is left to the stage that opens it, as for
+// every other input.
+func refuseUnrereadableCases(src *sources, path string) error {
+	const rule = "must name a file, a directory or a glob pattern that every stage can read again, not standard input or a named pipe"
+	if path == "" || input.IsSharded(path) {
+		return nil
+	}
+	if path == "-" {
+		return src.refuse("evaluate", "cases", rule)
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return src.refuse("evaluate", "cases", rule)
+	}
+	return nil
 }
 
 // compareStage is the compare stage's options as the compare command's, the
@@ -213,6 +239,9 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	_, err = evaluate.Run(ctx, evaluate.In{Front: front, CompareFlags: o.comment.args()}, &opts)
 	front.finish()
 	if se := (*evaluate.StageError)(nil); errors.As(err, &se) {
+		if se.Name == "judge" { // a query or document of a run the judge refused: its line in DIR's run file
+			se.Err = locatePoolError(ctx, se.Err)
+		}
 		se.Err = stageError(se.Name, front.files.remap(se.Err)) // the shard of a sharded --cases
 	}
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/retrieval-gate/retrieval-gate/internal/evaluate"
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
+	"github.com/retrieval-gate/retrieval-gate/internal/unixtest"
 )
 
 // evaluateBase are evaluate's required flags.
@@ -282,4 +283,47 @@ func TestBatchStateFileIsAnOutput(t *testing.T) {
 	assert.Contains(t, err.Error(), "would overwrite the input "+state+" (--prompt)")
 	_, err = parseGenerate(e, genArgs)
 	require.NoError(t, err)
+}
+
+// Given cases that cannot be read a second time (standard input, a named
+// pipe) are refused before stages.txt and the first stage: evaluate reads the
+// cases in each retrieve stage and again for compare's queries, and the
+// stages' command lines name them for a rerun (docs/judge.md, "retrieval-gate
+// evaluate"). They failed at the first stage, after stages.txt was written,
+// with "open -: no such file or directory" or "seek: illegal seek". A file, a
+// directory of shards and a missing file (left to the stage that opens it)
+// still parse.
+func TestEvaluateRefusesCasesItCannotReadAgain(t *testing.T) {
+	dir := t.TempDir()
+	kb := filepath.Join(dir, "kb.jsonl")
+	require.NoError(t, os.WriteFile(kb, []byte("{}\n"), 0o600))
+	fifo := filepath.Join(dir, "cases.fifo")
+	unixtest.Mkfifo(t, fifo, 0o600)
+	file := filepath.Join(dir, "cases.jsonl")
+	require.NoError(t, os.WriteFile(file, []byte("{}\n"), 0o600))
+	shards := filepath.Join(dir, "shards")
+	require.NoError(t, os.MkdirAll(shards, 0o755))
+	e := &Env{Getenv: func(string) string { return "" }}
+	for _, tt := range []struct {
+		name, cases string
+		refused     bool
+	}{
+		{"standard input", "-", true},
+		{"a named pipe", fifo, true},
+		{"a file", file, false},
+		{"a directory of shards", shards, false},
+		{"a missing file", filepath.Join(dir, "missing.jsonl"), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseEvaluate(e, []string{"--kb", kb, "--out", filepath.Join(dir, "out"), "--judge-url", "http://judge:8000", "--cases", tt.cases})
+			if !tt.refused {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Equal(t, ExitInput, ExitCode(err))
+			assert.Contains(t, err.Error(), "evaluate: --cases must name a file, a directory or a glob pattern that every stage can read again, not standard input or a named pipe, got ")
+			assert.NoDirExists(t, filepath.Join(dir, "out"))
+		})
+	}
 }

@@ -134,3 +134,28 @@ func raw(t *testing.T, path string) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// A case id that TREC qrels cannot hold (here a leading '{', which makes
+// compare read DIR/qrels.txt as JSON lines) stops evaluate at the judge stage
+// before any judge request, at the case's line in the run DIR holds: the
+// judge had labelled the whole pool, and compare then refused the qrels
+// (docs/judge.md: no LLM request is spent on a run that cannot finish).
+func TestEvaluateRefusesQrelsIDsBeforeJudging(t *testing.T) {
+	srv := llmtest.New(llmtest.Options{})
+	defer srv.Close()
+	dir := t.TempDir()
+	kb := filepath.Join(dir, "kb.jsonl")
+	require.NoError(t, os.WriteFile(kb, []byte(evaluateKB), 0o644))
+	cases := filepath.Join(dir, "cases.jsonl")
+	require.NoError(t, os.WriteFile(cases, []byte(`{"id": "{a", "locale": "en", "query": "reset my password", "must_cite_one_of": ["en-reset"]}`+"\n"+
+		`{"id": "{b", "locale": "es", "query": "facturas por correo", "must_cite_one_of": ["es-factura"]}`+"\n"), 0o644))
+	out := filepath.Join(dir, "out")
+	var stderr e2etest.LockedBuffer
+	err := NewCmdEvaluate(NewFactory(retrieveEnv(&stderr, nil)), nil).Run(context.Background(), []string{
+		"--kb", kb, "--cases", cases, "--out", out, "--judge-url", srv.URL, "--k", "3", "--bootstrap", "200"})
+	require.Error(t, err)
+	assert.Equal(t, ExitInput, ExitCode(err))
+	assert.Contains(t, err.Error(), "evaluate: stage 4 (judge) failed: "+filepath.Join(out, "run-dense.jsonl")+`:1: run "dense": query "{a": an id that starts with '{'`)
+	assert.Zero(t, srv.Requests(), "no judge request")
+	assert.NoFileExists(t, filepath.Join(out, "qrels.txt"))
+}

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/compare"
 	"github.com/retrieval-gate/retrieval-gate/internal/generate"
+	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
 	"github.com/retrieval-gate/retrieval-gate/internal/judge"
 	"github.com/retrieval-gate/retrieval-gate/internal/retrieve"
@@ -110,8 +112,10 @@ func Run(ctx context.Context, in In, o *Options) (*Result, error) {
 			return nil
 		}
 		var err error
-		kb, err = f.KB(ctx)
-		return err
+		if kb, err = f.KB(ctx); err != nil {
+			return err
+		}
+		return qrelsCards(kb)
 	}
 
 	// The cases: generated into memory, or the given file.
@@ -224,4 +228,19 @@ func Run(ctx context.Context, in In, o *Options) (*Result, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// qrelsCards refuses, when the KB is loaded (before the generate stage asks
+// anything), a card whose id holds white space: the judge stage writes its
+// labels as TREC qrels (DIR/qrels.txt), whose fields cannot hold it, both as
+// a document id and in the id of a query generated from the card
+// ("gen-CARD-N"), so the evaluation could not finish, and it stopped at the
+// judge stage after the generator's requests were spent.
+func qrelsCards(kb *kbfile.KB) error {
+	for _, c := range kb.Cards {
+		if strings.ContainsAny(c.ID, " \t\r\n\v\f") {
+			return input.Errorf(c.File, c.Line, "card id %q holds white space, which the judge's TREC qrels (DIR/qrels.txt) cannot hold, as a document id or in a generated query's id: rename the card", c.ID)
+		}
+	}
+	return nil
 }

@@ -167,3 +167,32 @@ func TestRunComposesInMemory(t *testing.T) {
 	assert.Equal(t, []string{"retrieve", "kb", "retrieve", "retrieve", "judge"}, front.calls)
 	assert.Equal(t, bytes.Count(cases, []byte("\n")), bytes.Count(front.kept[o.In(evaluate.RunFile("dense"))], []byte("\n")), "the given cases retrieved")
 }
+
+// A KB card whose id holds white space stops the evaluation at its line when
+// the KB is loaded, before the generator is asked anything: the judge stage
+// writes TREC qrels (DIR/qrels.txt), which can hold neither the card's id as
+// a document nor a query id generated from it ("gen-my card-1"), so the run
+// stopped at the judge stage after the generator's requests were spent
+// (docs/judge.md: no LLM request is spent on a run that cannot finish).
+func TestRunRefusesCardIDsQrelsCannotHold(t *testing.T) {
+	dir := t.TempDir()
+	kb := filepath.Join(dir, "kb.jsonl")
+	require.NoError(t, os.WriteFile(kb, []byte(`{"id": "en-reset", "locale": "en", "title": "Reset your password", "text": "Open settings and choose reset password."}
+{"id": "en billing", "locale": "en", "title": "Billing", "text": "Invoices are sent every month by email."}
+`), 0o644))
+	srv := llmtest.New(llmtest.Options{})
+	defer srv.Close()
+	client, err := llm.New(llm.Config{URL: srv.URL, Model: "fake"})
+	require.NoError(t, err)
+	o := &evaluate.Options{KB: kb, Out: filepath.Join(dir, "out"), JudgeURL: srv.URL, JudgeModel: "fake", K: 3, PerLocale: 2, Repeat: 1, Concurrency: 2, Bootstrap: 200,
+		Retrieval: retrieve.RunOptions{Store: "memory", Embedder: "hash"}}
+	require.NoError(t, o.Validate())
+	front := &memFront{kb: kb, client: client, kept: map[string][]byte{}}
+	_, err = evaluate.Run(context.Background(), evaluate.In{Front: front}, o)
+	var se *evaluate.StageError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "generate", se.Name)
+	require.ErrorContains(t, err, kb+`:2: card id "en billing" holds white space`)
+	assert.Zero(t, srv.Requests(), "the generator was asked nothing")
+	assert.Equal(t, []string{"generate", "kb"}, front.calls)
+}

@@ -58,13 +58,17 @@ func DefaultPrompt() *Prompt {
 // end reads it): it must hold {{document}}. Its version is "file:" and the
 // file's base name.
 func ParsePrompt(path string, b []byte) (*Prompt, error) {
-	if err := judge.CheckPlaceholders(path, string(b), "{{document}}", "{{locale}}", "{{questions}}", "{{keywords}}", "{{answer_format}}"); err != nil {
+	t, err := judge.PromptText(path, b)
+	if err != nil {
 		return nil, err
 	}
-	if !strings.Contains(string(b), "{{document}}") {
+	if err := judge.CheckPlaceholders(path, t, "{{document}}", "{{locale}}", "{{questions}}", "{{keywords}}", "{{answer_format}}"); err != nil {
+		return nil, err
+	}
+	if !strings.Contains(t, "{{document}}") {
 		return nil, input.Errorf(path, 0, "prompt template has no {{document}} placeholder")
 	}
-	return &Prompt{Version: "file:" + filepath.Base(path), Hash: judge.HashText(string(b)), Template: string(b)}, nil
+	return &Prompt{Version: "file:" + filepath.Base(path), Hash: judge.HashText(t), Template: t}, nil
 }
 
 var formatInstruction = map[string]string{
@@ -143,6 +147,10 @@ type Options struct {
 	Questions int    // natural-language questions per document
 	Keywords  int    // keyword queries per document
 	Workers   int
+	// MaxRequests is the client's request budget (0: none): the cards are
+	// then let in as the budget allows in card order, so that the cards it
+	// reaches are those of one worker (Generate).
+	MaxRequests int64
 	// Jaccard is the near-duplicate threshold: a query whose token set has a
 	// Jaccard similarity ≥ Jaccard with a kept query of its locale is dropped.
 	Jaccard  float64
@@ -183,6 +191,15 @@ type Result struct {
 
 // Generate asks for queries about every card, in parallel, and returns them in card
 // order with near-duplicates dropped.
+//
+// With a request budget (Options.MaxRequests) the result is the one a single
+// worker gets, asking card after card until the budget is spent: a card is
+// handed to a worker only when the budget left by the cards before it,
+// counted at their most (a first request, the text format's after a json
+// refusal and the correction turn), still covers its most; otherwise it
+// waits for those cards to end and counts what they did spend. Without that
+// order, which card's request the budget refused depended on which worker
+// asked first, and the same run wrote different cases.
 func Generate(ctx context.Context, cards []kbfile.Card, opt Options) (*Result, error) {
 	if opt.Workers < 1 {
 		opt.Workers = 4
@@ -207,12 +224,24 @@ func Generate(ctx context.Context, cards []kbfile.Card, opt Options) (*Result, e
 	var wg sync.WaitGroup
 	var done atomic.Int64
 	var progMu sync.Mutex
-	ask := func(msgs []llm.Message, format string) (*llm.Response, error) {
+	// spent is a card's requests that took from the budget, once it has ended.
+	type spent struct {
+		card  int
+		calls int64
+	}
+	var ended chan spent
+	if opt.MaxRequests > 0 {
+		ended = make(chan spent, len(cards))
+	}
+	ask := func(msgs []llm.Message, format string, calls *int64) (*llm.Response, error) {
 		req := llm.Request{Messages: msgs}
 		if format == judge.FormatJSON {
 			req.Schema = &llm.Schema{Name: "generated_queries", Schema: schema(opt.Questions, opt.Keywords)}
 		}
 		r, err := opt.Client.Complete(ctx, req)
+		if !errors.Is(err, llm.ErrBudget) {
+			*calls++
+		}
 		if err == nil {
 			requests.Add(1)
 			pt.Add(r.Usage.PromptTokens)
@@ -231,14 +260,15 @@ func Generate(ctx context.Context, cards []kbfile.Card, opt Options) (*Result, e
 				}
 				msgs := opt.Prompt.messages(cards[i], opt.Questions, opt.Keywords, format)
 				var a answer
+				var calls int64
 				for attempt := 0; attempt < 2; attempt++ {
-					r, err := ask(msgs, format)
+					r, err := ask(msgs, format, &calls)
 					var ae *llm.APIError
 					if attempt == 0 && format == judge.FormatJSON && errors.As(err, &ae) && ae.RejectsResponseFormat() {
 						text.Store(true)
 						format = judge.FormatText
 						msgs = opt.Prompt.messages(cards[i], opt.Questions, opt.Keywords, format)
-						r, err = ask(msgs, format)
+						r, err = ask(msgs, format, &calls)
 					}
 					if errors.Is(err, llm.ErrBudget) {
 						a.budget = true
@@ -263,6 +293,9 @@ func Generate(ctx context.Context, cards []kbfile.Card, opt Options) (*Result, e
 						llm.Message{Role: "user", Content: fmt.Sprintf("Your answer could not be read (%v). Answer again, exactly in the required format.", perr)})
 				}
 				answers[i] = a
+				if ended != nil {
+					ended <- spent{i, calls}
+				}
 				n := done.Add(1)
 				if opt.Progress != nil {
 					progMu.Lock()
@@ -272,8 +305,33 @@ func Generate(ctx context.Context, cards []kbfile.Card, opt Options) (*Result, e
 			}
 		}()
 	}
+	// The budget's order (ended != nil): used is what the ended cards spent,
+	// pending what the running ones may spend at most (reserved).
+	var used, pending int64
+	running := 0
+	reserved := make([]int64, len(cards))
 feed:
 	for i := range cards {
+		if ended != nil {
+			for {
+				most := int64(2) // a request and the correction turn
+				if !text.Load() {
+					most = 3 // and the text format's, after a json refusal
+				}
+				if running == 0 || used+pending+most <= opt.MaxRequests {
+					reserved[i] = most
+					break
+				}
+				select {
+				case e := <-ended:
+					used, pending, running = used+e.calls, pending-reserved[e.card], running-1
+				case <-ctx.Done():
+					break feed
+				}
+			}
+			pending += reserved[i]
+			running++
+		}
 		select {
 		case idx <- i:
 		case <-ctx.Done():

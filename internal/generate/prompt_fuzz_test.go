@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -20,12 +21,29 @@ import (
 // (p.txt:N:), or the missing {{document}} (p.txt:).
 func FuzzParsePrompt(f *testing.F) {
 	for _, s := range []string{"Write {{questions}} questions in {{locale}}: {{document}}", "{{document}} {{answer_format}} {{keywords}}",
-		"{{ document }}", "{{document}}\n{{query}}", "{{locale}}", "", "{{document}} {{documents}} {{x.y-z}} {{1}} {{{document}}}"} {
+		"{{ document }}", "{{document}}\n{{query}}", "{{locale}}", "", "{{document}} {{documents}} {{x.y-z}} {{1}} {{{document}}}",
+		"\ufeff{{document}} in {{locale}}", "{{document}}\n\xff{{locale}}", "\ufeff\ufeff{{document}}"} {
 		f.Add(s)
 	}
 	known := map[string]bool{"{{document}}": true, "{{locale}}": true, "{{questions}}": true, "{{keywords}}": true, "{{answer_format}}": true}
 	f.Fuzz(func(t *testing.T, s string) {
 		p, err := generate.ParsePrompt("dir/p.txt", []byte(s))
+		// The file's text: without a byte order mark, and valid UTF-8 or an
+		// error at the line of its first invalid byte (judge.PromptText).
+		s = strings.TrimPrefix(s, "\ufeff")
+		if !utf8.ValidString(s) {
+			bad := 0
+			for i, r := range s {
+				if r == utf8.RuneError {
+					if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
+						bad = i
+						break
+					}
+				}
+			}
+			require.EqualError(t, err, fmt.Sprintf("dir/p.txt:%d: the prompt template is not valid UTF-8 (byte 0x%02x)", 1+strings.Count(s[:bad], "\n"), s[bad]))
+			return
+		}
 		phs := inputtest.Placeholders(s)
 		if err == nil {
 			require.Equal(t, s, p.Template)

@@ -40,3 +40,19 @@ func TestParsePromptRefusesAnUnknownPlaceholder(t *testing.T) {
 	_, err = ParsePrompt("g.txt", []byte(DefaultPrompt().Template))
 	require.NoError(t, err)
 }
+
+// generate's --prompt is read as judge's (judge.PromptText): a UTF-8 byte
+// order mark is dropped (one hash, one system message with and without it)
+// and a byte that is not UTF-8 is an error at its line.
+func TestParsePromptReadsItsFileAsText(t *testing.T) {
+	const tmpl = "Write queries about {{document}} in {{locale}}.\n"
+	plain, err := ParsePrompt("p.txt", []byte(tmpl))
+	require.NoError(t, err)
+	bom, err := ParsePrompt("p.txt", append([]byte("\xef\xbb\xbf"), tmpl...))
+	require.NoError(t, err)
+	assert.Equal(t, plain.Hash, bom.Hash)
+	card := kbfile.Card{ID: "c", Locale: "en", Text: "text"}
+	assert.Equal(t, plain.messages(card, 1, 1, judge.FormatJSON), bom.messages(card, 1, 1, judge.FormatJSON))
+	_, err = ParsePrompt("p.txt", []byte("Write queries\nabout \xfe{{document}}.\n"))
+	require.EqualError(t, err, "p.txt:2: the prompt template is not valid UTF-8 (byte 0xfe)")
+}

@@ -63,6 +63,9 @@ func Run(ctx context.Context, in In, o RunOptions) (*RunResult, error) {
 	if opt.Prompt == nil {
 		opt.Prompt = DefaultPrompt()
 	}
+	if o.BatchOut == "" && o.BatchIn == "" && !o.Batch {
+		opt.MaxRequests = o.LLM.MaxRequests // a batch keeps its budget itself (batchOptions)
+	}
 	var bo *batchOptions
 	switch {
 	case o.BatchOut != "":

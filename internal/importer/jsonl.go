@@ -348,8 +348,14 @@ func (d *jsonDoc) errAt(off int64, format string, args ...any) error {
 	return Errorf(d.file, 0, "at byte %d: %s", off, fmt.Sprintf(format, args...))
 }
 
-// syntax turns a decoder error into an *Error at its place.
+// syntax turns a decoder error into an *Error at its place. A read that the
+// run's end stopped (SIGINT, SIGTERM: input.Reader's context error) is not
+// the input's fault: it is returned as it is, so the front end words it as
+// an interruption, with no line of the input to blame (or annotate).
 func (d *jsonDoc) syntax(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
 	if errors.Is(err, errRecordTooLong) {
 		return d.errAt(d.lim.start, "a JSON value longer than %s (the cap of one record, a member skipped or not)", sizeText(maxRecord))
 	}

@@ -61,3 +61,53 @@ func TestRun(t *testing.T) {
 		require.ErrorContains(t, err, tc.want)
 	}
 }
+
+// stopReader yields its text, then fails as input.Reader does once the run's
+// context ends (SIGINT, SIGTERM) while a pipe or FIFO sends nothing more.
+type stopReader struct {
+	text   string
+	cancel context.CancelFunc
+	ctx    context.Context
+}
+
+func (r *stopReader) Read(p []byte) (int, error) {
+	if r.text != "" {
+		n := copy(p, r.text)
+		r.text = r.text[n:]
+		return n, nil
+	}
+	r.cancel()
+	return 0, r.ctx.Err()
+}
+
+// A run stopped by a signal in the middle of a JSON document (beir-results,
+// promptfoo, a ragas array) is an interruption, as it is in every format of
+// lines: its error is the context's, with no input line. The documents'
+// decoder wrapped it as an input error at the line it had reached
+// ("fifo:1: context canceled"), which the front end printed and annotated as a
+// fault of the input instead of "import: interrupted" (docs/import.md: exit 2
+// with file:line on bad input; README, exit codes: a run stopped by SIGINT or
+// SIGTERM).
+func TestRunStoppedMidDocumentIsInterrupted(t *testing.T) {
+	for _, tt := range []struct{ format, text string }{
+		{"beir-results", "{\"q1\": {\"d1\": 1},\n\"q2\": {\"d1\": "},
+		{"beir-results", "{\"q1\": {\"d1\": 1},\n"},
+		{"promptfoo", "{\"evalId\": \"e\",\n\"results\": {\"version\": 3, \"results\": [\n{\"vars\": "},
+		{"promptfoo", "{\"config\": {\"a\": "},
+		{"ragas", "[{\"user_input\": \"q\", \"retrieved_context_ids\": [\"a\"]},\n{\"user_input\": "},
+		{"trec-qrels", "q1 0 d1 1\nq1 0 d"},
+		{"csv", "query,retrieved,gold\n\"q1"},
+	} {
+		t.Run(tt.format, func(t *testing.T) {
+			f, ok := Lookup(tt.format)
+			require.True(t, ok)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var out strings.Builder
+			_, err := Run(ctx, In{Name: "fifo", R: &stopReader{text: tt.text, cancel: cancel, ctx: ctx}, Out: &out, LineAt: func(int64) int { return 1 }}, RunOptions{Format: f})
+			require.ErrorIs(t, err, context.Canceled)
+			var ie *Error
+			assert.NotErrorAs(t, err, &ie, "an input error")
+		})
+	}
+}

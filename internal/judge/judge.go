@@ -28,7 +28,11 @@ type Options struct {
 	// Workers is the number of pairs judged at once (the client bounds the
 	// requests in flight too).
 	Workers int
-	Cache   CacheStore // nil: an in-memory cache
+	// MaxRequests is the client's request budget (0: none): the judgments
+	// are then let in as the budget allows in pool order, so that the ones it
+	// reaches are those of one worker (Judge).
+	MaxRequests int64
+	Cache       CacheStore // nil: an in-memory cache
 	// Progress is called with judgments done and total (serialised).
 	Progress func(done, total int)
 	// Secrets are the process's keys and tokens and the credentials of the
@@ -91,6 +95,14 @@ const correction = "Your answer could not be read (%s). Answer again, exactly in
 // already made are in the cache. An answer that stays unparseable or out of
 // range after one retry, or a call refused by the request budget, is recorded
 // as unjudged, never as a grade.
+//
+// With a request budget (Options.MaxRequests) the result is the one a single
+// worker gets, judging in pool order until the budget is spent: a judgment is
+// handed to a worker only when the budget left by the ones before it, counted
+// at their most (a request, the text format's after a json refusal and the
+// correction turn) while they run and at what they spent once ended, still
+// covers its most; otherwise it waits for them to end. Without that order,
+// which pair the budget left unjudged depended on which worker asked first.
 func Judge(ctx context.Context, pairs []Pair, opt Options) (*Result, error) {
 	if opt.Repeat < 1 {
 		opt.Repeat = 1
@@ -116,6 +128,15 @@ func Judge(ctx context.Context, pairs []Pair, opt Options) (*Result, error) {
 	owner := promptOwners(pairs)
 	type task struct{ pair, repeat int }
 	tasks := make(chan task)
+	// spent is a task's requests that took from the budget, once it ended.
+	type spent struct {
+		task  int
+		calls int64
+	}
+	var ended chan spent
+	if opt.MaxRequests > 0 {
+		ended = make(chan spent, len(pairs)*opt.Repeat)
+	}
 	total := 0
 	for i, o := range owner {
 		if o == i {
@@ -130,7 +151,11 @@ func Judge(ctx context.Context, pairs []Pair, opt Options) (*Result, error) {
 		go func() {
 			defer wg.Done()
 			for t := range tasks {
-				j, err := r.judge(ctx, pairs[t.pair], t.repeat)
+				var calls int64
+				j, err := r.judge(ctx, pairs[t.pair], t.repeat, &calls)
+				if ended != nil {
+					ended <- spent{t.pair*opt.Repeat + t.repeat, calls}
+				}
 				if err != nil {
 					cancel(err)
 					continue
@@ -145,12 +170,41 @@ func Judge(ctx context.Context, pairs []Pair, opt Options) (*Result, error) {
 			}
 		}()
 	}
+	// The budget's order (ended != nil): used is what the ended tasks spent,
+	// pending what the running ones may spend at most (reserved).
+	var used, pending int64
+	running := 0
+	var reserved []int64
+	if ended != nil {
+		reserved = make([]int64, len(pairs)*opt.Repeat)
+	}
 feed:
 	for i := range pairs {
 		if owner[i] != i {
 			continue
 		}
 		for rep := range opt.Repeat {
+			if ended != nil {
+				t := i*opt.Repeat + rep
+				for {
+					most := int64(2) // a request and the correction turn
+					if !r.text.Load() {
+						most = 3 // and the text format's, after a json refusal
+					}
+					if running == 0 || used+pending+most <= opt.MaxRequests {
+						reserved[t] = most
+						break
+					}
+					select {
+					case e := <-ended:
+						used, pending, running = used+e.calls, pending-reserved[e.task], running-1
+					case <-ctx.Done():
+						break feed
+					}
+				}
+				pending += reserved[t]
+				running++
+			}
 			select {
 			case tasks <- task{i, rep}:
 			case <-ctx.Done():
@@ -187,7 +241,9 @@ type runner struct {
 	promptTokens, completionTokens, noUsage atomic.Int64
 }
 
-func (r *runner) judge(ctx context.Context, p Pair, repeat int) (Judgment, error) {
+// judge is one judgment of pair p; calls counts the requests it made that
+// the budget did not refuse.
+func (r *runner) judge(ctx context.Context, p Pair, repeat int, calls *int64) (Judgment, error) {
 	key := CacheKey(r.opt.Prompt.Hash, r.opt.Model, p.Query, p.Document, repeat)
 	if e, ok := r.opt.Cache.Get(key); ok {
 		r.cached.Add(1)
@@ -201,14 +257,14 @@ func (r *runner) judge(ctx context.Context, p Pair, repeat int) (Judgment, error
 	var pt, ct int64
 	var lastErr *AnswerError
 	for attempt := 0; attempt < 2; attempt++ {
-		resp, err := r.complete(ctx, msgs, format)
+		resp, err := r.complete(ctx, msgs, format, calls)
 		var ae *llm.APIError
 		if attempt == 0 && format == FormatJSON && errors.As(err, &ae) && ae.RejectsResponseFormat() {
 			// No structured output on this server: text from now on.
 			r.text.Store(true)
 			format = FormatText
 			msgs = r.opt.Prompt.Messages(p.Query, p.Document, format)
-			resp, err = r.complete(ctx, msgs, format)
+			resp, err = r.complete(ctx, msgs, format, calls)
 		}
 		if errors.Is(err, llm.ErrBudget) {
 			return Judgment{Cause: CauseBudget, Detail: "the request budget (--max-requests) was spent"}, nil
@@ -238,12 +294,15 @@ func (r *runner) judge(ctx context.Context, p Pair, repeat int) (Judgment, error
 	return Judgment{Cause: lastErr.Cause, Detail: lastErr.Detail}, nil
 }
 
-func (r *runner) complete(ctx context.Context, msgs []llm.Message, format string) (*llm.Response, error) {
+func (r *runner) complete(ctx context.Context, msgs []llm.Message, format string, calls *int64) (*llm.Response, error) {
 	req := llm.Request{Messages: msgs}
 	if format == FormatJSON {
 		req.Schema = &llm.Schema{Name: "relevance_judgment", Schema: []byte(answerSchema)}
 	}
 	resp, err := r.opt.Client.Complete(ctx, req)
+	if !errors.Is(err, llm.ErrBudget) {
+		*calls++
+	}
 	if err != nil {
 		return nil, err
 	}

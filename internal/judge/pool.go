@@ -160,6 +160,29 @@ type PoolError struct {
 
 func (e *PoolError) Error() string { return fmt.Sprintf("run %q (%s): %s", e.Run, e.File, e.Msg) }
 
+// qrelsIDs refuses a query or document of the runs' pool whose id TREC
+// qrels cannot hold (trecQueryID; a document id that is empty or holds
+// whitespace), as the PoolError of its run: Run checks it before any request
+// when the labels are written as TREC qrels, which WriteTREC would refuse
+// only once every pair had been judged.
+func qrelsIDs(runs []NamedRun) error {
+	for _, r := range runs {
+		for _, q := range r.Run.Queries {
+			if why := trecQueryID(q.ID); why != "" {
+				return &PoolError{Run: r.Name, File: r.Run.File, Format: r.Run.Format, Query: q.ID,
+					Msg: fmt.Sprintf("query %q: %s cannot be written as TREC qrels (--qrels): give the case another id, or write --judgments alone", q.ID, why)}
+			}
+			for _, d := range q.Docs {
+				if hasSpace(d) {
+					return &PoolError{Run: r.Name, File: r.Run.File, Format: r.Run.Format, Query: q.ID, Doc: d,
+						Msg: fmt.Sprintf("query %q retrieved %q, an id that holds whitespace, which TREC qrels (--qrels) cannot hold: write --judgments alone", q.ID, d)}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // NamedRun is one strategy's run.
 type NamedRun struct {
 	Name string

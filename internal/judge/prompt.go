@@ -8,6 +8,7 @@
 package judge
 
 import (
+	"bytes"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
@@ -17,6 +18,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/input"
 	"github.com/retrieval-gate/retrieval-gate/internal/input/kbfile"
@@ -59,7 +61,10 @@ const MaxPromptBytes = 1 << 20
 // end reads it): it must hold {{query}} and {{document}}. Its version is
 // "file:" and the file's base name.
 func ParsePrompt(path string, b []byte) (*Prompt, error) {
-	t := string(b)
+	t, err := PromptText(path, b)
+	if err != nil {
+		return nil, err
+	}
 	if err := CheckPlaceholders(path, t, QueryPlaceholder, DocumentPlaceholder, FormatPlaceholder); err != nil {
 		return nil, err
 	}
@@ -69,6 +74,24 @@ func ParsePrompt(path string, b []byte) (*Prompt, error) {
 		}
 	}
 	return newPrompt("file:"+filepath.Base(path), t), nil
+}
+
+// PromptText is the text of a prompt template file (judge's and generate's
+// --prompt) read from path: without a UTF-8 byte order mark, which every
+// reader drops (a template saved with one sent U+FEFF to the model and had
+// another hash than the same template without, so other cache keys), and
+// valid UTF-8 (an invalid byte reached the model as U+FFFD, another text than
+// the one hashed): an invalid byte is an error at its line.
+func PromptText(path string, b []byte) (string, error) {
+	b = input.TrimBOM(b)
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return "", input.Errorf(path, 1+bytes.Count(b[:i], []byte("\n")), "the prompt template is not valid UTF-8 (byte 0x%02x)", b[i])
+		}
+		i += n
+	}
+	return string(b), nil
 }
 
 // placeholderRE is what a template's author writes as a placeholder: a name

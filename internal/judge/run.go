@@ -111,6 +111,9 @@ func Run(ctx context.Context, in In, o RunOptions) (*RunResult, error) {
 	if opt.Cache == nil {
 		opt.Cache = MemoryCache()
 	}
+	if o.BatchOut == "" && o.BatchIn == "" && !o.Batch {
+		opt.MaxRequests = o.LLM.MaxRequests // a batch keeps its budget itself (BatchOptions)
+	}
 	var bo *BatchOptions
 	switch {
 	case o.BatchOut != "":
@@ -152,6 +155,11 @@ func Run(ctx context.Context, in In, o RunOptions) (*RunResult, error) {
 	pairs, err := BuildPool(runs, qs, in.KB)
 	if err != nil {
 		return nil, err
+	}
+	if o.QrelsOut != "" {
+		if err := qrelsIDs(runs); err != nil {
+			return nil, err
+		}
 	}
 	knownQrels, err := readKnown(ctx, in.KnownQrels)
 	if err != nil {

@@ -10,13 +10,32 @@ import (
 
 func hasSpace(s string) bool { return s == "" || strings.ContainsAny(s, " \t\r\n\v\f") }
 
+// trecQueryID says why the query id q cannot start a line of TREC qrels ("":
+// it can): a field holds no whitespace, and a file whose first line starts
+// with '{' is read as JSON lines by the qrels reader (compare --qrels), so a
+// query id may not start with '{' (as import refuses it too).
+func trecQueryID(q string) string {
+	switch {
+	case hasSpace(q):
+		return "an id that is empty or holds whitespace"
+	case strings.HasPrefix(q, "{"):
+		return "an id that starts with '{' (a qrels file whose first line starts with '{' is read as JSON lines)"
+	}
+	return ""
+}
+
 // WriteTREC writes the labels as TREC qrels, "qid 0 docid rel", in pool order:
 // the judge's and the known ones (Result.Known, as given); unjudged pairs are
-// left out. An id with whitespace cannot be written.
+// left out. An id with whitespace, or a query id that starts with '{', cannot
+// be written (Run refuses them before any request when RunOptions.QrelsOut
+// is set).
 func WriteTREC(w io.Writer, res *Result) error {
 	bw := bufio.NewWriter(w)
 	line := func(q, d string, rel int) error {
-		if hasSpace(q) || hasSpace(d) {
+		if why := trecQueryID(q); why != "" {
+			return fmt.Errorf("query %q: %s cannot be written as TREC qrels (use --judgments for JSONL)", q, why)
+		}
+		if hasSpace(d) {
 			return fmt.Errorf("query %q / document %q: an id with whitespace cannot be written as TREC qrels (use --judgments for JSONL)", q, d)
 		}
 		fmt.Fprintf(bw, "%s 0 %s %d\n", q, d, rel)
