@@ -224,15 +224,7 @@ func Generate(ctx context.Context, cards []kbfile.Card, opt Options) (*Result, e
 	var wg sync.WaitGroup
 	var done atomic.Int64
 	var progMu sync.Mutex
-	// spent is a card's requests that took from the budget, once it has ended.
-	type spent struct {
-		card  int
-		calls int64
-	}
-	var ended chan spent
-	if opt.MaxRequests > 0 {
-		ended = make(chan spent, len(cards))
-	}
+	budget := llm.NewBudget(opt.MaxRequests, len(cards))
 	ask := func(msgs []llm.Message, format string, calls *int64) (*llm.Response, error) {
 		req := llm.Request{Messages: msgs}
 		if format == judge.FormatJSON {
@@ -293,9 +285,7 @@ func Generate(ctx context.Context, cards []kbfile.Card, opt Options) (*Result, e
 						llm.Message{Role: "user", Content: fmt.Sprintf("Your answer could not be read (%v). Answer again, exactly in the required format.", perr)})
 				}
 				answers[i] = a
-				if ended != nil {
-					ended <- spent{i, calls}
-				}
+				budget.Spent(i, calls)
 				n := done.Add(1)
 				if opt.Progress != nil {
 					progMu.Lock()
@@ -305,32 +295,18 @@ func Generate(ctx context.Context, cards []kbfile.Card, opt Options) (*Result, e
 			}
 		}()
 	}
-	// The budget's order (ended != nil): used is what the ended cards spent,
-	// pending what the running ones may spend at most (reserved).
-	var used, pending int64
-	running := 0
-	reserved := make([]int64, len(cards))
+	// A card's most: a request and the correction turn, and the text
+	// format's after a json refusal.
+	most := func() int64 {
+		if text.Load() {
+			return 2
+		}
+		return 3
+	}
 feed:
 	for i := range cards {
-		if ended != nil {
-			for {
-				most := int64(2) // a request and the correction turn
-				if !text.Load() {
-					most = 3 // and the text format's, after a json refusal
-				}
-				if running == 0 || used+pending+most <= opt.MaxRequests {
-					reserved[i] = most
-					break
-				}
-				select {
-				case e := <-ended:
-					used, pending, running = used+e.calls, pending-reserved[e.card], running-1
-				case <-ctx.Done():
-					break feed
-				}
-			}
-			pending += reserved[i]
-			running++
+		if !budget.Reserve(ctx, i, most) {
+			break feed
 		}
 		select {
 		case idx <- i:

@@ -128,15 +128,7 @@ func Judge(ctx context.Context, pairs []Pair, opt Options) (*Result, error) {
 	owner := promptOwners(pairs)
 	type task struct{ pair, repeat int }
 	tasks := make(chan task)
-	// spent is a task's requests that took from the budget, once it ended.
-	type spent struct {
-		task  int
-		calls int64
-	}
-	var ended chan spent
-	if opt.MaxRequests > 0 {
-		ended = make(chan spent, len(pairs)*opt.Repeat)
-	}
+	budget := llm.NewBudget(opt.MaxRequests, len(pairs)*opt.Repeat)
 	total := 0
 	for i, o := range owner {
 		if o == i {
@@ -153,9 +145,7 @@ func Judge(ctx context.Context, pairs []Pair, opt Options) (*Result, error) {
 			for t := range tasks {
 				var calls int64
 				j, err := r.judge(ctx, pairs[t.pair], t.repeat, &calls)
-				if ended != nil {
-					ended <- spent{t.pair*opt.Repeat + t.repeat, calls}
-				}
+				budget.Spent(t.pair*opt.Repeat+t.repeat, calls)
 				if err != nil {
 					cancel(err)
 					continue
@@ -170,13 +160,13 @@ func Judge(ctx context.Context, pairs []Pair, opt Options) (*Result, error) {
 			}
 		}()
 	}
-	// The budget's order (ended != nil): used is what the ended tasks spent,
-	// pending what the running ones may spend at most (reserved).
-	var used, pending int64
-	running := 0
-	var reserved []int64
-	if ended != nil {
-		reserved = make([]int64, len(pairs)*opt.Repeat)
+	// A judgment's most: a request and the correction turn, and the text
+	// format's after a json refusal.
+	most := func() int64 {
+		if r.text.Load() {
+			return 2
+		}
+		return 3
 	}
 feed:
 	for i := range pairs {
@@ -184,26 +174,8 @@ feed:
 			continue
 		}
 		for rep := range opt.Repeat {
-			if ended != nil {
-				t := i*opt.Repeat + rep
-				for {
-					most := int64(2) // a request and the correction turn
-					if !r.text.Load() {
-						most = 3 // and the text format's, after a json refusal
-					}
-					if running == 0 || used+pending+most <= opt.MaxRequests {
-						reserved[t] = most
-						break
-					}
-					select {
-					case e := <-ended:
-						used, pending, running = used+e.calls, pending-reserved[e.task], running-1
-					case <-ctx.Done():
-						break feed
-					}
-				}
-				pending += reserved[t]
-				running++
+			if !budget.Reserve(ctx, i*opt.Repeat+rep, most) {
+				break feed
 			}
 			select {
 			case tasks <- task{i, rep}:
