@@ -11,7 +11,9 @@
 // the other Indic scripts), so that "किताब" is one term and not the three
 // consonants "क", "त", "ब", and "मेरा" (my) is not "मरा" (died). Invisible
 // format characters (a soft hyphen) and the Arabic tatweel do not end a word.
-// A run of Chinese, Japanese or Korean characters gives its overlapping pairs.
+// A run of Chinese, Japanese or Korean characters, or of Thai, Lao, Khmer or
+// Burmese ones (each with its marks), gives its overlapping pairs. The
+// apostrophes (', ’, ʼ, ʻ) all end a word.
 // No stemming and no stop words: IDF weighting takes care of frequent words,
 // and the KB may be in any language.
 package text
@@ -37,8 +39,10 @@ import (
 // ASCII digits; 10: ligatures, fullwidth and halfwidth forms and Arabic
 // presentation forms are the letters they stand for; 11: Arabic alef with
 // hamza or madda is alef; 12: the Arabic tatweel is dropped; 13: a run of
-// Chinese, Japanese or Korean characters gives its overlapping pairs.
-const Version = 13
+// Chinese, Japanese or Korean characters gives its overlapping pairs; 14: so
+// does a run of Thai, Lao, Khmer or Burmese characters, and the modifier
+// letter apostrophes ʼ and ʻ end a word as ' does.
+const Version = 14
 
 // Tokens returns the terms of s in order (repeats kept).
 func Tokens(s string) []string {
@@ -126,13 +130,22 @@ func Each(s string, buf []byte, fn func(term []byte)) []byte {
 			last = r
 			continue
 		} else if unicode.IsLetter(r) {
+			if r == 'ʼ' || r == 'ʻ' {
+				// The modifier letter apostrophe and turned comma stand for
+				// the apostrophe in much typed text (мʼясо, Hawaiʻi beside
+				// м'ясо, Hawai'i): one word, one way to cut it.
+				b, cjk, pair = flush(b, fn), false, 0
+				continue
+			}
 			r = unicode.ToLower(r)
-			if r >= 0x1100 && cjkLetter(r) {
-				// Chinese and Japanese write no spaces between words, and a
-				// Korean word carries its particles: a run of their characters
-				// gives its overlapping pairs (密码重置 is 密码, 码重, 重置),
-				// so that a word inside it is found; a run of one character is
-				// that character.
+			if r >= 0x0e00 && pairLetter(r) {
+				// Chinese, Japanese, Thai, Lao, Khmer and Burmese write no
+				// spaces between words, and a Korean word carries its
+				// particles: a run of their characters (each with its marks,
+				// the mark branch below) gives its overlapping pairs (密码重置
+				// is 密码, 码重, 重置), so that a word inside it is found
+				// without a dictionary of the language; a run of one character
+				// is that character.
 				if !cjk {
 					b, cjk, pair = flush(b, fn), true, 0
 				} else {
@@ -208,11 +221,16 @@ func flush(b []byte, fn func(term []byte)) []byte {
 	return b[:0]
 }
 
-// cjkLetter reports whether the letter r is Chinese, Japanese or Korean: Han
-// (with 々), Hiragana, Katakana (with the prolonged sound mark ー, of no script
-// of its own) or Hangul.
-func cjkLetter(r rune) bool {
-	return r == 'ー' || unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+// pairLetter reports whether the letter r is of a script whose runs give
+// pairs: Han (with 々), Hiragana, Katakana (with the prolonged sound mark ー,
+// of no script of its own), Hangul, Thai, Lao, Khmer or Myanmar.
+func pairLetter(r rune) bool {
+	return r == 'ー' || unicode.In(r, pairScripts...)
+}
+
+var pairScripts = []*unicode.RangeTable{
+	unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul,
+	unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar,
 }
 
 // digit is the value of the decimal digit r (category Nd): Unicode encodes

@@ -36,6 +36,18 @@ func TestTokens(t *testing.T) {
 		{"korean pairs", "비밀번호를 재설정", []string{"비밀", "밀번", "번호", "호를", "재설", "설정"}},
 		{"one cjk character", "书 と 2024年 API密钥", []string{"书", "と", "2024", "年", "api", "密钥"}},
 		{"cjk between latin", "v2版本ok", []string{"v2", "版本", "ok"}},
+		// Thai, Lao, Khmer and Burmese write no spaces between words either:
+		// the pairs of their characters, each with its marks (รหัสผ่าน
+		// "password" is ร หั ส ผ่ า น), so that รหัส "code" inside it is
+		// found by its own pairs.
+		{"thai pairs", "รหัสผ่าน", []string{"รหั", "หัส", "สผ่", "ผ่า", "าน"}},
+		{"thai word in a sentence", "รีเซ็ตรหัส", []string{"รีเ", "เซ็", "ซ็ต", "ตร", "รหั", "หัส"}},
+		{"lao pairs", "ລະຫັດ", []string{"ລະ", "ະຫັ", "ຫັດ"}},
+		{"khmer pairs with a subscript", "ក្រុម", []string{"ក្រុ", "រុម"}},
+		{"burmese pairs", "စကားဝှက်", []string{"စကား", "ကားဝှ", "ဝှက်"}},
+		{"a thai digit ends the run", "ข้อ๑ok", []string{"ข้อ", "1ok"}},
+		// Every apostrophe ends a word, however it was typed.
+		{"apostrophes", "м'ясо мʼясо Hawaiʻi don’t", []string{"м", "ясо", "м", "ясо", "hawai", "i", "don", "t"}},
 		// Accented Latin letters beyond Latin Extended-A fold as the Latin-1
 		// ones do, and as their decomposed (NFD) spelling does: Romanian ș/ț
 		// (comma below, U+0219/U+021B) as its cedilla ş/ţ, Vietnamese (Latin
@@ -111,9 +123,9 @@ func TestTokens(t *testing.T) {
 		{"presentation form beside invalid utf-8", "\xef\xac\ufb01\xff", []string{"fi"}},
 		{"soft hyphen", "Pass\u00adwort Ver\u00adsiche\u00adrung", []string{"passwort", "versicherung"}},
 		{"invisible format characters", "in\u2060for\ufeffma\u200etion \ufeffBOM", []string{"information", "bom"}},
-		{"zero-width space separates", "ภาษา\u200bไทย foo\u200bbar", []string{"ภาษา", "ไทย", "foo", "bar"}},
+		{"zero-width space separates", "ภาษา\u200bไทย foo\u200bbar", []string{"ภา", "าษ", "ษา", "ไท", "ทย", "foo", "bar"}},
 		{"arabic number sign separates", "سنة\u0600١٢", []string{"سنة", "12"}},
-		{"thai tone marks", "ข้าว ขาว ข่าว", []string{"ข้าว", "ขาว", "ข่าว"}},
+		{"thai tone marks", "ข้าว ขาว ข่าว", []string{"ข้า", "าว", "ขา", "าว", "ข่า", "าว"}},
 		{"arabic vowel marks still folded", "كَتَبَ كتب", []string{"كتب", "كتب"}},
 		// The hamza and madda on an alef are left out as often as the vowel
 		// marks: أحمد, احمد and أَحْمَد are one term, and so are إسلام and آخر
@@ -291,7 +303,11 @@ func referenceTokens(s string) []string {
 			last = r
 			continue
 		}
-		if l := unicode.ToLower(r); unicode.IsLetter(r) && (l == 'ー' || unicode.In(l, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)) {
+		if r == 0x2bc || r == 0x2bb { // modifier letter apostrophe, turned comma
+			flush()
+			continue
+		}
+		if l := unicode.ToLower(r); unicode.IsLetter(r) && (l == 'ー' || unicode.In(l, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar)) {
 			if units == nil {
 				flush()
 			}
