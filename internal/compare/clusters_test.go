@@ -117,7 +117,9 @@ func TestCompareClusters(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, doc.ClustersLine(func(s string) string { return s }), back.ClustersLine(func(s string) string { return s }))
 	// More clusters than queries is refused on reading back.
-	bad := strings.Replace(js.String(), `"clusters": 20,`, `"clusters": 99,`, 1)
+	at := strings.Index(js.String(), `"clusters": {`) // statistics.clusters
+	require.Positive(t, at)
+	bad := js.String()[:at] + strings.Replace(js.String()[at:], `"clusters": 20,`, `"clusters": 99,`, 1)
 	require.NotEqual(t, js.String(), bad)
 	_, err = comparereport.Read(strings.NewReader(bad))
 	require.ErrorContains(t, err, "statistics.clusters.queries")

@@ -50,24 +50,31 @@ const PAdjustment = "holm-within-measure"
 // level found in the qrels; "relevant_level_fallback" says binary qrels were
 // evaluated at level 1 instead of the default 2. "gates" lists the gates asked
 // for (--gate-strategy with --floor, --fail-if-beaten; empty by default) and
-// "verdict" is their verdict (pass when there are none). "rerankers" are the
-// diagnosis' reranker findings, each test as computed with its effect (the
-// other findings stay out of the JSON).
+// "verdict" is their verdict (pass when there are none). "rerankers" and
+// "hybrids" are the diagnosis' reranker and hybrid findings, each test as
+// computed with its effect (the queries missing from a run are in each
+// strategy's figures).
 type Document struct {
 	// Decision is the comparison's one decision (compare.Decision); nil in a
 	// document written before it, whose reports then give the recommendation
 	// alone.
-	Decision           *Decision         `json:"decision,omitempty"`
-	Gain               string            `json:"gain"`
-	Gates              []gatetable.Entry `json:"gates"`
-	JudgedAtKThreshold format.Float      `json:"judged_at_k_threshold"`
-	JudgedOnly         bool              `json:"judged_only"`
-	Human              *Human            `json:"human,omitempty"` // compare --human-qrels (human.go)
-	K                  int               `json:"k"`
-	MaxDCGAtK          format.Float      `json:"max_dcg_at_k"`
-	Paired             []Paired          `json:"paired"`
-	Primary            string            `json:"primary"`
-	Queries            Queries           `json:"queries"`
+	Decision *Decision         `json:"decision,omitempty"`
+	Gain     string            `json:"gain"`
+	Gates    []gatetable.Entry `json:"gates"`
+	Human    *Human            `json:"human,omitempty"` // compare --human-qrels (human.go)
+	// Hybrids are the hybrid findings (compare.Finding of kind
+	// compare.HybridVsDense or compare.HybridVsLexical): each hybrid strategy
+	// against each dense and each full-text one with the same reranking, on
+	// the primary measure, what the diagnosis says in words; empty when no
+	// run is a hybrid (also when read from a document written before them).
+	Hybrids            []Hybrid     `json:"hybrids"`
+	JudgedAtKThreshold format.Float `json:"judged_at_k_threshold"`
+	JudgedOnly         bool         `json:"judged_only"`
+	K                  int          `json:"k"`
+	MaxDCGAtK          format.Float `json:"max_dcg_at_k"`
+	Paired             []Paired     `json:"paired"`
+	Primary            string       `json:"primary"`
+	Queries            Queries      `json:"queries"`
 	// QueryTexts are the texts of the queries the strategies' best and worst
 	// lists name (query id -> text), from compare --queries (evaluate's
 	// cases); nil without (the reports show the ids alone).
@@ -305,6 +312,59 @@ type Reranker struct {
 	Unreliable   bool            `json:"unreliable"`
 }
 
+// Hybrid is a hybrid finding: the hybrid strategy against another (Other, a
+// dense (ANN) or a full-text strategy by its name: OtherKind "dense" or
+// "lexical"), Δ = hybrid − other on the primary measure with its paired test
+// (the fields as in Paired), and its Effect (compare.Effect: helps, hurts,
+// no-significant-change), what adding the other half does to the one-sided
+// retriever, read the other way round.
+type Hybrid struct {
+	CI95         [2]format.Float `json:"ci95"`
+	CI95Method   string          `json:"ci95_method"`
+	Clusters     int             `json:"clusters,omitempty"`
+	Delta        format.Float    `json:"delta"`
+	Effect       string          `json:"effect"`
+	Hybrid       string          `json:"hybrid"`
+	Identical    bool            `json:"identical,omitempty"`
+	Metric       string          `json:"metric"`
+	N            int             `json:"n"`
+	Note         string          `json:"note"`
+	Other        string          `json:"other"`
+	OtherKind    string          `json:"other_kind"`
+	PValue       format.Float    `json:"p_value"`
+	PValueMethod string          `json:"p_value_method"`
+	PUnadjusted  format.Float    `json:"p_value_unadjusted"`
+	Primary      bool            `json:"primary"`
+	Significant  bool            `json:"significant"`
+	Unreliable   bool            `json:"unreliable"`
+}
+
+// The other kinds of a hybrid finding.
+const (
+	HybridOtherDense   = "dense"
+	HybridOtherLexical = "lexical"
+)
+
+// newHybrids are the hybrid findings of fs, in the diagnosis' order.
+func newHybrids(fs []compare.Finding) []Hybrid {
+	out := []Hybrid{}
+	for _, f := range fs {
+		kind := HybridOtherDense
+		switch f.Kind {
+		case compare.HybridVsDense:
+		case compare.HybridVsLexical:
+			kind = HybridOtherLexical
+		default:
+			continue
+		}
+		t := paired(&f.Test)
+		out = append(out, Hybrid{Hybrid: f.A, Other: f.B, OtherKind: kind, Effect: string(f.Effect()), Metric: t.Metric, N: t.N, Delta: t.Delta,
+			CI95: t.CI95, CI95Method: t.CI95Method, Unreliable: t.Unreliable, PValue: t.PValue, PUnadjusted: t.PUnadjusted,
+			PValueMethod: t.PValueMethod, Primary: t.Primary, Significant: t.Significant, Note: t.Note, Identical: t.Identical, Clusters: t.Clusters})
+	}
+	return out
+}
+
 // newRerankers are the reranker findings of fs, in the diagnosis' order.
 func newRerankers(fs []compare.Finding) []Reranker {
 	out := []Reranker{}
@@ -387,6 +447,7 @@ func New(r *compare.Result) *Document {
 		Baseline:    r.Baseline,
 		Findings:    r.Findings,
 		Rerankers:   newRerankers(r.Findings),
+		Hybrids:     newHybrids(r.Findings),
 		Scenarios:   newScenarios(r.Scenarios),
 		MaxDCGAtK:   format.Float(r.MaxDCG()),
 		Gates:       gatetable.FromOutcome(r.Gates),
@@ -526,6 +587,9 @@ func ReadParsed(data []byte, root *jsonpos.Value) (*Document, error) {
 	}
 	if d.Rerankers == nil { // written before the reranker findings were in the JSON
 		d.Rerankers, d.RerankersUnknown = []Reranker{}, true
+	}
+	if d.Hybrids == nil { // written before the hybrid findings were in the JSON
+		d.Hybrids = []Hybrid{}
 	}
 	for _, s := range d.Strategies {
 		if b := &s.RelevanceBuckets; b.N == 0 { // none retrieved, or written before the field existed

@@ -128,6 +128,19 @@ func validate(c *readback.Checker, root *jsonpos.Value) {
 			test(r)
 		})
 	}
+	if root.Get("hybrids") != nil { // written before the hybrid findings were in the JSON: absent
+		effects := make([]string, len(compare.Effects))
+		for i, e := range compare.Effects {
+			effects[i] = string(e)
+		}
+		d.Objects("hybrids", func(_ int, h readback.Obj) {
+			strategy(h, "hybrid")
+			strategy(h, "other")
+			h.String("other_kind", HybridOtherDense, HybridOtherLexical)
+			h.String("effect", effects...)
+			test(h)
+		})
+	}
 	if rt := d.OptObject("recommendation_test"); rt.Has() {
 		strategy(rt, "best")
 		strategy(rt, "runner_up")

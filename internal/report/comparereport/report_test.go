@@ -59,7 +59,7 @@ func TestCompareJSONSchema(t *testing.T) {
 	require.NoError(t, New(res).WriteJSON(&b))
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
-	assert.Equal(t, []string{"decision", "gain", "gates", "judged_at_k_threshold", "judged_only", "k", "max_dcg_at_k", "paired", "primary", "queries", "recommendation_test", "recommended", "relevance_scale", "relevant_level", "relevant_level_fallback", "rerankers", "scenarios", "schema", "statistics", "strategies", "verdict"}, keys(doc))
+	assert.Equal(t, []string{"decision", "gain", "gates", "hybrids", "judged_at_k_threshold", "judged_only", "k", "max_dcg_at_k", "paired", "primary", "queries", "recommendation_test", "recommended", "relevance_scale", "relevant_level", "relevant_level_fallback", "rerankers", "scenarios", "schema", "statistics", "strategies", "verdict"}, keys(doc))
 	assert.Equal(t, "retrieval-gate/compare@1", doc["schema"])
 	assert.Equal(t, map[string]any{"at_relevant_level": 3.0, "judged": 3.0, "with_relevant": 3.0}, doc["queries"])
 	s := doc["strategies"].(map[string]any)["hybrid"].(map[string]any)
