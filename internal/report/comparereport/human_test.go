@@ -72,6 +72,7 @@ func TestHumanSection(t *testing.T) {
 	assert.Contains(t, js.String(), `"decides": true`)
 	assert.Contains(t, js.String(), `"p_value_method": "ppi++-jackknife-t"`)
 	assert.Contains(t, js.String(), `"method": "ppi++-jackknife"`)
+	assertSortedKeys(t, js.Bytes()) // "human" among the others
 	// Read back from the JSON, the text and Markdown sections are the same.
 	back, err := Read(bytes.NewReader(js.Bytes()))
 	require.NoError(t, err)
