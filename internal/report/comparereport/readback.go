@@ -116,11 +116,11 @@ func validate(c *readback.Checker, root *jsonpos.Value) {
 		strategy(p, "baseline")
 		test(p)
 	})
+	effects := make([]string, len(compare.Effects)) // of the reranker and hybrid findings
+	for i, e := range compare.Effects {
+		effects[i] = string(e)
+	}
 	if root.Get("rerankers") != nil { // written before the reranker findings were in the JSON: absent
-		effects := make([]string, len(compare.Effects))
-		for i, e := range compare.Effects {
-			effects[i] = string(e)
-		}
 		d.Objects("rerankers", func(_ int, r readback.Obj) {
 			strategy(r, "reranked")
 			strategy(r, "base")
@@ -129,10 +129,6 @@ func validate(c *readback.Checker, root *jsonpos.Value) {
 		})
 	}
 	if root.Get("hybrids") != nil { // written before the hybrid findings were in the JSON: absent
-		effects := make([]string, len(compare.Effects))
-		for i, e := range compare.Effects {
-			effects[i] = string(e)
-		}
 		d.Objects("hybrids", func(_ int, h readback.Obj) {
 			strategy(h, "hybrid")
 			strategy(h, "other")
