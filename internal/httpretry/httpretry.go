@@ -11,8 +11,9 @@
 //     the server did not act on the request (but a 503 of a NonIdempotentPOST POST is
 //     not: it is no rate limit); 5xx and network errors for idempotent methods, and
 //     for POST unless Policy.NonIdempotentPOST (GitHub creating a comment, a batch
-//     API creating a batch); a connection never made (a dial error: the request was
-//     not sent) for every method.
+//     API creating a batch) and the request is not marked WithSafeRetry (a
+//     GraphQL query that changes nothing); a connection never made (a dial
+//     error: the request was not sent) for every method.
 //   - Credentials (Policy headers and Authorization, Cookie and any header whose
 //     name says key, token, secret or auth) are sent only to the origin they were
 //     configured for and dropped on any redirect to another scheme, host or port.
@@ -164,18 +165,19 @@ type decision struct {
 
 // decide classifies an answer (resp, or err when there was none).
 func (p Policy) decide(req *http.Request, resp *http.Response, err error, attempt int) decision {
+	safe := idempotent(req.Method) || safeRetryOf(req.Context())
 	if err != nil {
 		if req.Context().Err() != nil {
 			return decision{}
 		}
-		if !idempotent(req.Method) && (req.Method != http.MethodPost || p.NonIdempotentPOST) && !notSent(err) {
+		if !safe && (req.Method != http.MethodPost || p.NonIdempotentPOST) && !notSent(err) {
 			return decision{}
 		}
 		return decision{retry: true, wait: p.backoff(attempt)}
 	}
 	st := resp.StatusCode
 	now := p.Now()
-	if st == http.StatusServiceUnavailable && req.Method == http.MethodPost && p.NonIdempotentPOST {
+	if st == http.StatusServiceUnavailable && !safe && req.Method == http.MethodPost && p.NonIdempotentPOST {
 		// A 503, even with a Retry-After, is not a rate limit: the server
 		// may have acted on the request before it failed.
 		return decision{}
@@ -206,7 +208,7 @@ func (p Policy) decide(req *http.Request, resp *http.Response, err error, attemp
 			return decision{}
 		}
 	}
-	if st >= 500 && st <= 599 && (idempotent(req.Method) || (req.Method == http.MethodPost && !p.NonIdempotentPOST)) {
+	if st >= 500 && st <= 599 && (safe || (req.Method == http.MethodPost && !p.NonIdempotentPOST)) {
 		return decision{retry: true, wait: p.backoff(attempt)}
 	}
 	return decision{}

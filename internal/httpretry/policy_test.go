@@ -248,7 +248,8 @@ func (r *refuseFirst) RoundTrip(req *http.Request) (*http.Response, error) {
 // retried only where the server provably did not act on it: a 429 (the
 // providers document it as not processed) and a connection never made. A
 // 5xx, a 503 with Retry-After, and a connection lost once the request was
-// sent are not retried: the server may have created the thing.
+// sent are not retried: the server may have created the thing. A POST marked
+// WithSafeRetry (a GraphQL query, which changes nothing) is retried as a GET.
 func TestNonIdempotentPOSTRetries(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -256,12 +257,16 @@ func TestNonIdempotentPOSTRetries(t *testing.T) {
 		answers []func(w http.ResponseWriter)
 		calls   int32
 		dials   int32 // attempts in all
+		safe    bool  // the request is marked WithSafeRetry
 	}{
-		{"500", 0, []func(w http.ResponseWriter){answer(500, nil, "oops"), ok()}, 1, 1},
-		{"503 with Retry-After", 0, []func(w http.ResponseWriter){answer(503, map[string]string{"Retry-After": "1"}, "busy"), ok()}, 1, 1},
-		{"429", 0, []func(w http.ResponseWriter){answer(429, nil, "slow down"), ok()}, 2, 2},
-		{"connection refused", 2, []func(w http.ResponseWriter){ok()}, 1, 3},
-		{"connection lost after sending", 0, []func(w http.ResponseWriter){hangUp, ok()}, 1, 1},
+		{"500", 0, []func(w http.ResponseWriter){answer(500, nil, "oops"), ok()}, 1, 1, false},
+		{"503 with Retry-After", 0, []func(w http.ResponseWriter){answer(503, map[string]string{"Retry-After": "1"}, "busy"), ok()}, 1, 1, false},
+		{"429", 0, []func(w http.ResponseWriter){answer(429, nil, "slow down"), ok()}, 2, 2, false},
+		{"connection refused", 2, []func(w http.ResponseWriter){ok()}, 1, 3, false},
+		{"connection lost after sending", 0, []func(w http.ResponseWriter){hangUp, ok()}, 1, 1, false},
+		{"safe: 502", 0, []func(w http.ResponseWriter){answer(502, nil, "bad gateway"), ok()}, 2, 2, true},
+		{"safe: 503 with Retry-After", 0, []func(w http.ResponseWriter){answer(503, map[string]string{"Retry-After": "1"}, "busy"), ok()}, 2, 2, true},
+		{"safe: connection lost after sending", 0, []func(w http.ResponseWriter){hangUp, ok()}, 2, 2, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, calls := statusServer(t, tc.answers...)
@@ -269,7 +274,11 @@ func TestNonIdempotentPOSTRetries(t *testing.T) {
 			base.n.Store(tc.refused)
 			w := &waits{}
 			c := &Client{HTTP: &http.Client{Transport: base}, Policy: Policy{Attempts: 5, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond, Timeout: 5 * time.Second, NonIdempotentPOST: true, Sleep: w.sleep}}
-			_, _ = c.Post(context.Background(), srv.URL, []byte(`{}`))
+			ctx := context.Background()
+			if tc.safe {
+				ctx = WithSafeRetry(ctx)
+			}
+			_, _ = c.Post(ctx, srv.URL, []byte(`{}`))
 			assert.Equal(t, tc.calls, calls.Load(), "requests the server received")
 			assert.Len(t, w.d, int(tc.dials-1), "retries")
 		})

@@ -79,3 +79,21 @@ func (b *valuesBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// safeRetryKey is the context key of a request marked safe to re-send.
+type safeRetryKey struct{}
+
+// WithSafeRetry is ctx for a request that may be re-sent whatever its method:
+// a POST that reads and changes nothing (GitHub's GraphQL query { viewer {
+// login } }), which a Policy.NonIdempotentPOST would otherwise send once. It
+// is then retried as an idempotent method is: on a 5xx, on a network error,
+// and on a 503 with Retry-After.
+func WithSafeRetry(ctx context.Context) context.Context {
+	return context.WithValue(ctx, safeRetryKey{}, true)
+}
+
+// safeRetryOf reports whether WithSafeRetry marked ctx.
+func safeRetryOf(ctx context.Context) bool {
+	ok, _ := ctx.Value(safeRetryKey{}).(bool)
+	return ok
+}
