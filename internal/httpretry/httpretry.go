@@ -3,9 +3,14 @@
 // chroma-go) and the LLM clients.
 //
 //   - Each attempt has its own timeout (Policy.Timeout); the waits between attempts
-//     are not inside it. All attempts and waits of one request share a total budget
+//     are not inside it. For a request marked WithIdleTimeout (an answer read as
+//     a stream, which may be long), it bounds the wait for the headers and then
+//     each pause of the body, not the whole body. All attempts and waits of one request share a total budget
 //     (Policy.Budget): a wait that would overrun it is not started, the request
 //     gives up at once with a *RateLimitError or the last answer.
+//   - A 429 that says no wait backs off from Policy.RateLimitBase to
+//     RateLimitMax (a server whose limits reset per minute: GitLab), else as
+//     the other retries. Every wait ends when the request's context is done.
 //   - Retried: 429 and rate-limit 403s (Retry-After, X-RateLimit-Remaining: 0 with
 //     X-RateLimit-Reset, GitHub's secondary-rate-limit body) for every method, since
 //     the server did not act on the request (but a 503 of a NonIdempotentPOST POST is
@@ -51,6 +56,12 @@ type Policy struct {
 	// Budget bounds all attempts and waits of one request; <= 0 means
 	// Attempts·Timeout plus DefaultBudget of waiting.
 	Budget time.Duration
+	// RateLimitBase and RateLimitMax are the backoff of a 429 that says no
+	// wait (no Retry-After, no exhausted X-RateLimit-Remaining with its
+	// reset), as BaseDelay and MaxDelay are of the other retries, for a
+	// server whose limits are counted per period: GitLab's per minute. 0 is
+	// BaseDelay and MaxDelay.
+	RateLimitBase, RateLimitMax time.Duration
 	// NonIdempotentPOST: a POST may have acted even when it failed (GitHub creates a
 	// comment, a provider a paid batch), so it is retried only on rate limits (429,
 	// a rate-limit 403) and when the connection was never made, never on a 5xx or
@@ -80,6 +91,9 @@ func (p Policy) normalized() Policy {
 	}
 	if p.MaxDelay <= 0 {
 		p.MaxDelay = DefaultPolicy.MaxDelay
+	}
+	if p.RateLimitBase <= 0 || p.RateLimitMax <= 0 {
+		p.RateLimitBase, p.RateLimitMax = p.BaseDelay, p.MaxDelay
 	}
 	if p.Timeout <= 0 {
 		p.Timeout = DefaultPolicy.Timeout
@@ -111,11 +125,17 @@ func Sleep(ctx context.Context, d time.Duration) error {
 // backoff is the wait before retry n (1-based): BaseDelay·2^(n-1) capped at
 // MaxDelay, with full jitter on its upper half.
 func (p Policy) backoff(n int) time.Duration {
-	d := p.BaseDelay
-	for i := 1; i < n && d < p.MaxDelay; i++ {
+	return backoff(n, p.BaseDelay, p.MaxDelay)
+}
+
+// backoff is the wait before retry n (1-based): base·2^(n-1) capped at most,
+// with full jitter on its upper half.
+func backoff(n int, base, most time.Duration) time.Duration {
+	d := base
+	for i := 1; i < n && d < most; i++ {
 		d *= 2
 	}
-	d = min(d, p.MaxDelay)
+	d = min(d, most)
 	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
 }
 
@@ -196,7 +216,7 @@ func (p Policy) decide(req *http.Request, resp *http.Response, err error, attemp
 			return decision{retry: d > 0, wait: d, rateLimit: rl}
 		}
 		if st == http.StatusTooManyRequests {
-			d := p.backoff(attempt)
+			d := backoff(attempt, p.RateLimitBase, p.RateLimitMax)
 			return decision{retry: true, wait: d, rateLimit: &RateLimitError{Status: st, Why: "the server answered 429 Too Many Requests without saying how long to wait"}}
 		}
 		if st == http.StatusForbidden {

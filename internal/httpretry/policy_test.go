@@ -2,6 +2,7 @@ package httpretry
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -290,5 +291,61 @@ func hangUp(w http.ResponseWriter) {
 	conn, _, err := w.(http.Hijacker).Hijack()
 	if err == nil {
 		_ = conn.Close()
+	}
+}
+
+// With WithIdleTimeout, the attempt's timeout bounds each pause of a streamed
+// answer's body, not the whole body: a body that keeps coming for longer than
+// the timeout is read whole (without the mark it is cut at the timeout), and
+// one that stops for longer than the timeout fails, saying so.
+func TestIdleTimeout(t *testing.T) {
+	const timeout = 160 * time.Millisecond
+	for _, tc := range []struct {
+		name    string
+		idle    bool
+		stall   bool // the body stops after its first chunk
+		wantErr string
+	}{
+		{name: "streamed for longer than the timeout", idle: true},
+		{name: "without the mark: cut at the timeout", wantErr: "context deadline exceeded"},
+		{name: "a pause longer than the timeout", idle: true, stall: true, wantErr: "the answer stopped: no data for 160ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusOK)
+				pause := timeout / 4
+				for i := range 6 {
+					_, _ = w.Write([]byte(strings.Repeat("x", 1024)))
+					w.(http.Flusher).Flush()
+					if tc.stall && i == 0 {
+						pause = time.Hour
+					}
+					select {
+					case <-r.Context().Done():
+						return
+					case <-time.After(pause):
+					}
+				}
+			}))
+			defer srv.Close()
+			tr := &Transport{Policy: Policy{Attempts: 1, Timeout: timeout}}
+			ctx := context.Background()
+			if tc.idle {
+				ctx = WithIdleTimeout(ctx)
+			}
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+			require.NoError(t, err)
+			resp, err := NewHTTPClient(tr).Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			data, err := io.ReadAll(resp.Body)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Len(t, data, 6*1024)
+		})
 	}
 }
