@@ -12,7 +12,8 @@
 //     RateLimitMax (a server whose limits reset per minute: GitLab), else as
 //     the other retries. Every wait ends when the request's context is done.
 //   - Retried: 429 and rate-limit 403s (Retry-After, X-RateLimit-Remaining: 0 with
-//     X-RateLimit-Reset, GitHub's secondary-rate-limit body) for every method, since
+//     X-RateLimit-Reset, GitHub's secondary-rate-limit body on a 403 or a 429,
+//     a minute without Retry-After) for every method, since
 //     the server did not act on the request (but a 503 of a NonIdempotentPOST POST is
 //     not: it is no rate limit); 5xx and network errors for idempotent methods, and
 //     for POST unless Policy.NonIdempotentPOST (GitHub creating a comment, a batch
@@ -215,16 +216,18 @@ func (p Policy) decide(req *http.Request, resp *http.Response, err error, attemp
 			rl := &RateLimitError{Status: st, Wait: d, Reset: reset, Why: why}
 			return decision{retry: d > 0, wait: d, rateLimit: rl}
 		}
+		if st != http.StatusServiceUnavailable && secondaryRateLimited(resp) {
+			// GitHub's secondary rate limit answers 403 or 429, and asks for
+			// at least a minute when it gives no Retry-After ("Rate limits
+			// for the REST API", "Exceeding the secondary rate limit").
+			return decision{retry: true, wait: time.Minute, rateLimit: &RateLimitError{Status: st, Wait: time.Minute, Reset: now.Add(time.Minute),
+				Why: "GitHub's secondary rate limit, which asks for a wait of at least a minute"}}
+		}
 		if st == http.StatusTooManyRequests {
 			d := backoff(attempt, p.RateLimitBase, p.RateLimitMax)
 			return decision{retry: true, wait: d, rateLimit: &RateLimitError{Status: st, Why: "the server answered 429 Too Many Requests without saying how long to wait"}}
 		}
 		if st == http.StatusForbidden {
-			if secondaryRateLimited(resp) {
-				// GitHub asks for at least a minute when it gives no Retry-After.
-				return decision{retry: true, wait: time.Minute, rateLimit: &RateLimitError{Status: st, Wait: time.Minute, Reset: now.Add(time.Minute),
-					Why: "GitHub's secondary rate limit, which asks for a wait of at least a minute"}}
-			}
 			return decision{}
 		}
 	}

@@ -71,6 +71,11 @@ func TestRateLimitWaits(t *testing.T) {
 			wantWaits: []time.Duration{30 * time.Second}, wantCalls: 2},
 		{name: "secondary rate limit 403 without Retry-After waits a minute", first: answer(403, nil, secondary),
 			wantWaits: []time.Duration{time.Minute}, wantCalls: 2},
+		// GitHub's secondary rate limit may answer 429 too ("Rate limits for
+		// the REST API": "you will receive a 403 or 429 response"); without
+		// Retry-After it asks for at least a minute, not the backoff's 0.5 s.
+		{name: "secondary rate limit 429 without Retry-After waits a minute", first: answer(429, nil, secondary),
+			wantWaits: []time.Duration{time.Minute}, wantCalls: 2},
 		{name: "primary rate limit resetting in 20 s", first: answer(403, map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset(20 * time.Second)}, `{"message":"API rate limit exceeded"}`),
 			wantWaits: []time.Duration{21 * time.Second}, wantCalls: 2},
 		{name: "reset in the past: a short wait, then retried", first: answer(403, map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset(-time.Hour)}, ""),
