@@ -173,7 +173,7 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		actx, cancel, touch := attemptContext(req.Context(), min(p.Timeout, left), p.Timeout, idleTimeoutOf(req.Context()))
 		r = r.WithContext(actx)
 		resp, err := base.RoundTrip(r)
-		if err != nil && context.Cause(actx) == context.DeadlineExceeded && req.Context().Err() == nil {
+		if err != nil && errors.Is(context.Cause(actx), context.DeadlineExceeded) && req.Context().Err() == nil {
 			err = fmt.Errorf("no answer within %s: %w", min(p.Timeout, left), err)
 		}
 		d := p.decide(req, resp, err, attempt)
@@ -265,7 +265,7 @@ func (b *idleBody) Read(p []byte) (int, error) {
 	if n > 0 {
 		b.touch()
 	}
-	if err != nil && !errors.Is(err, io.EOF) && context.Cause(b.ctx) == context.DeadlineExceeded {
+	if err != nil && !errors.Is(err, io.EOF) && errors.Is(context.Cause(b.ctx), context.DeadlineExceeded) {
 		err = fmt.Errorf("%s: the answer stopped: no data for %s: %w", b.url, b.idle, err)
 	}
 	return n, err
