@@ -151,7 +151,8 @@ type Identity struct {
 // way), and is then asked of GraphQL's viewer (Viewer), which names it:
 // github-actions[bot] for the workflow token, <app-slug>[bot] for an App's.
 // When the viewer does not answer either (an errors array, a refusal, a server
-// or network failure: a POST is not re-sent), the identity is assumed to be
+// or network failure after the retries: the query is re-sent as a GET is,
+// httpretry.WithSafeRetry), the identity is assumed to be
 // ActionsBot with Assumed saying why; but after a 401 of both, the token is
 // rejected, and that is the error. Other failures of GET /user (5xx after the
 // retries, a rate limit, the network) are the error.

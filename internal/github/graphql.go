@@ -199,7 +199,9 @@ func (c *Client) Viewer(ctx context.Context) (string, error) {
 			Login string `json:"login"`
 		} `json:"viewer"`
 	}
-	if err := c.postGraphQL(ctx, "identify", viewerQuery, nil, &data); err != nil {
+	// The query reads and changes nothing: re-sent on a 5xx or a network
+	// error, which the client's policy does not do for a POST.
+	if err := c.postGraphQL(httpretry.WithSafeRetry(ctx), "identify", viewerQuery, nil, &data); err != nil {
 		var ae *APIError
 		if errors.As(err, &ae) {
 			ae.Object = viewerObject

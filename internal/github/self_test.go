@@ -22,6 +22,7 @@ import (
 // then assumed, with the reason.
 func TestSelf(t *testing.T) {
 	const token = "ghs_selfTOKEN0123456789abcdef"
+	badGateway := githubtest.Fault{Method: http.MethodPost, Path: "/graphql", Status: http.StatusBadGateway, Body: `{"message":"Bad Gateway"}`}
 	tests := []struct {
 		name      string
 		setup     func(*githubtest.Server)
@@ -31,6 +32,9 @@ func TestSelf(t *testing.T) {
 		wantErr   ErrorKind
 		errPart   string
 		noGraphQL bool
+		graphql   int           // the viewer's requests; 0 is 1
+		waits     int           // the retry waits
+		firstWait time.Duration // the first wait, when not 0
 	}{
 		{name: "a user's token: GET /user", setup: func(s *githubtest.Server) { s.TokenUser = "octocat" }, want: "octocat", noGraphQL: true},
 		{name: "the workflow token: /user 403, the viewer", want: ActionsBot},
@@ -45,12 +49,34 @@ func TestSelf(t *testing.T) {
 			assumed: "failed to identify the token's login (GraphQL viewer): GitHub answered 200 FORBIDDEN Resource not accessible by integration",
 		},
 		{
-			name: "GraphQL's 502: assumed",
+			// The query changes nothing, so it is re-sent as a GET would be
+			// (httpretry.WithSafeRetry), though the client's POSTs are not.
+			name: "GraphQL's 502 once: asked again, named",
 			setup: func(s *githubtest.Server) {
-				s.Queue(githubtest.Fault{Method: http.MethodPost, Path: "/graphql", Status: http.StatusBadGateway, Body: `{"message":"Bad Gateway"}`})
+				s.BotLogin = "my-app[bot]"
+				s.Queue(badGateway)
+			},
+			want: "my-app[bot]", graphql: 2, waits: 1,
+		},
+		{
+			// GitHub's secondary rate limit (REST API documentation, "Rate
+			// limits for the REST API": wait the Retry-After's seconds).
+			name: "GraphQL's secondary rate limit with Retry-After: waited, asked again",
+			setup: func(s *githubtest.Server) {
+				s.BotLogin = "my-app[bot]"
+				f := githubtest.SecondaryRateLimit(http.MethodPost, http.StatusForbidden, 7)
+				f.Path = "/graphql"
+				s.Queue(f)
+			},
+			want: "my-app[bot]", graphql: 2, waits: 1, firstWait: 7 * time.Second,
+		},
+		{
+			name: "GraphQL's 502 on every attempt: assumed",
+			setup: func(s *githubtest.Server) {
+				s.Queue(badGateway, badGateway, badGateway, badGateway)
 			},
 			want:    ActionsBot,
-			assumed: "502 Bad Gateway",
+			assumed: "502 Bad Gateway", graphql: DefaultPolicy.Attempts, waits: DefaultPolicy.Attempts - 1,
 		},
 		{
 			name: "GraphQL's answer without a viewer: assumed",
@@ -81,7 +107,11 @@ func TestSelf(t *testing.T) {
 				tok = tc.token
 			}
 			p := DefaultPolicy
-			p.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+			var waits []time.Duration
+			p.Sleep = func(ctx context.Context, d time.Duration) error {
+				waits = append(waits, d)
+				return ctx.Err()
+			}
 			c, err := NewClient(srv.APIURL(), "octo/repo", tok, p)
 			require.NoError(t, err)
 			id, err := c.Self(context.Background())
@@ -93,10 +123,19 @@ func TestSelf(t *testing.T) {
 					assert.Equal(t, "Bearer "+tok, r.Auth)
 				}
 			}
-			if tc.noGraphQL {
+			switch {
+			case tc.noGraphQL:
 				assert.Zero(t, graphql)
-			} else {
+			case tc.graphql > 0:
+				assert.Equal(t, tc.graphql, graphql)
+			default:
 				assert.Equal(t, 1, graphql)
+			}
+			if !tc.noGraphQL && tc.errPart == "" {
+				assert.Len(t, waits, tc.waits, "%v", waits)
+			}
+			if tc.firstWait > 0 && len(waits) > 0 {
+				assert.Equal(t, tc.firstWait, waits[0])
 			}
 			if tc.errPart != "" {
 				var ae *APIError

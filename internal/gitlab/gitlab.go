@@ -170,8 +170,15 @@ func (e *APIError) Error() string {
 
 // DefaultPolicy is the GitLab client's: as GitHub's (4 attempts, 30 s each, 3
 // minutes in all; a Retry-After within that is waited for), a POST that failed
-// with 5xx not re-sent blindly.
+// with 5xx not re-sent blindly. A 429 that says no wait (the application rate
+// limits, such as the one on creating notes, answer without Retry-After) is
+// waited for from 16 s doubling to 32 s, with jitter on the upper half of
+// each: 40 to 80 s over the three retries, since GitLab counts its rate
+// limits per minute (GitLab's "Rate limits" and "Rate limit on Notes
+// creation": requests per minute); the backoff of the other retries would
+// have given up within 3.5 s, inside the minute that refused.
 var DefaultPolicy = httpretry.Policy{Attempts: 4, BaseDelay: 500 * time.Millisecond, MaxDelay: 8 * time.Second,
+	RateLimitBase: 16 * time.Second, RateLimitMax: 32 * time.Second,
 	Timeout: 30 * time.Second, Budget: 3 * time.Minute, NonIdempotentPOST: true}
 
 // MaxNote bounds one note as the API writes it, in bytes. GitLab's limit on a
@@ -466,7 +473,9 @@ func (c *Client) ListNotes(ctx context.Context, iid int, keep func(Note) string)
 // answer's headers.
 func (c *Client) listPage(ctx context.Context, target string, keep func(Note) string, out *[]Note) (http.Header, error) {
 	limit := noteCap
-	resp, err := c.send(ctx, http.MethodGet, target, nil, "list", "MR notes", int64(PerPage+1)*limit)
+	// A page may be a hundred notes at GitLab's limit, over 1 GB as written:
+	// the attempt's timeout bounds each pause of its body, not the whole.
+	resp, err := c.send(httpretry.WithIdleTimeout(ctx), http.MethodGet, target, nil, "list", "MR notes", int64(PerPage+1)*limit)
 	if err != nil {
 		return nil, err
 	}
@@ -621,7 +630,9 @@ func (c *Client) RawArtifact(ctx context.Context, ref, job, path string, limit i
 	u.Path = c.api.Path + "/projects/" + c.project + "/jobs/artifacts/" + ref + "/raw/" + path
 	u.RawPath = c.api.EscapedPath() + "/projects/" + url.PathEscape(c.project) + "/jobs/artifacts/" + url.PathEscape(ref) + "/raw/" + escapePath(path)
 	u.RawQuery = url.Values{"job": {job}}.Encode()
-	req, err := http.NewRequestWithContext(httpretry.WithMaxBody(ctx, limit), http.MethodGet, u.String(), nil)
+	// Up to limit bytes (256 MiB): the attempt's timeout bounds each pause of
+	// the body, not the whole.
+	req, err := http.NewRequestWithContext(httpretry.WithIdleTimeout(httpretry.WithMaxBody(ctx, limit)), http.MethodGet, u.String(), nil)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
@@ -146,6 +147,140 @@ func TestRateLimit(t *testing.T) {
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, gitlab.KindRateLimited, ae.Kind)
 	assert.Equal(t, 429, ae.Status)
+}
+
+// A 429 without Retry-After (GitLab's application rate limits, "Rate limit
+// on Notes creation" among them, answer so; GitLab's "Rate limits" page: the
+// limits are counted per minute) is waited for about a minute in all, 40 to
+// 80 s over the three retries, not the 3.5 s of the other retries' backoff,
+// which gave up within the minute that refused. The note is created once:
+// a 429 did not act.
+func TestRateLimitWithoutRetryAfter(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		limited int // the 429s before the answer
+		ok      bool
+	}{
+		{name: "three 429s, then created", limited: 3, ok: true},
+		{name: "429 on every attempt: a rate-limit error", limited: 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := gitlabtest.New("42", token, "bot", 7)
+			defer srv.Close()
+			for range tc.limited {
+				srv.Queue(gitlabtest.AppRateLimit(http.MethodPost))
+			}
+			var waits []time.Duration
+			c := client(t, srv, token, false, &waits)
+			_, err := c.CreateNote(context.Background(), 7, "the report")
+			require.Len(t, waits, 3, "%v", waits)
+			var total time.Duration
+			for i, lo := range []time.Duration{8 * time.Second, 16 * time.Second, 16 * time.Second} {
+				assert.GreaterOrEqual(t, waits[i], lo, "wait %d", i)
+				assert.LessOrEqual(t, waits[i], 2*lo, "wait %d", i)
+				total += waits[i]
+			}
+			assert.GreaterOrEqual(t, total, 40*time.Second)
+			if tc.ok {
+				require.NoError(t, err)
+				assert.Len(t, srv.Notes(7), 1)
+				return
+			}
+			var ae *gitlab.APIError
+			require.ErrorAs(t, err, &ae)
+			assert.Equal(t, gitlab.KindRateLimited, ae.Kind)
+			assert.Contains(t, err.Error(), "429 Too Many Requests without saying how long to wait")
+			assert.Empty(t, srv.Notes(7))
+		})
+	}
+}
+
+// The wait of a 429 ends within a second of a signal (the command's context
+// is cancelled on SIGINT and SIGTERM), not after its 8 to 16 s.
+func TestRateLimitWaitInterrupted(t *testing.T) {
+	srv := gitlabtest.New("42", token, "bot", 7)
+	defer srv.Close()
+	srv.Queue(gitlabtest.AppRateLimit(http.MethodPost))
+	c, err := gitlab.NewClient(srv.APIURL(), srv.ProjectID, token, false, gitlab.DefaultPolicy)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	_, err = c.CreateNote(ctx, 7, "the report")
+	require.Error(t, err)
+	assert.Less(t, time.Since(start), time.Second)
+	assert.Empty(t, srv.Notes(7))
+}
+
+// A page of notes is read as it arrives, and may take longer than the
+// attempt's timeout (a hundred notes at GitLab's limit are over 1 GB; the
+// baseline artifact is up to 256 MiB): the
+// timeout bounds each pause of the body, not the whole (with a total
+// deadline, the page below, which keeps coming, was cut at the timeout); a
+// body that stops for longer than the timeout fails, saying so.
+func TestListNotesSlowPage(t *testing.T) {
+	const timeout = 160 * time.Millisecond
+	for _, tc := range []struct {
+		name     string
+		stall    bool
+		artifact bool // the baseline artifact (up to 256 MiB), not a page of notes
+		wantErr  string
+	}{
+		{name: "a page that keeps coming for longer than the timeout"},
+		{name: "a page that stops", stall: true, wantErr: "the answer stopped: no data for 160ms"},
+		{name: "an artifact that keeps coming for longer than the timeout", artifact: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusOK)
+				pause := timeout / 4
+				for i := range 6 {
+					sep := ","
+					if i == 0 {
+						sep = "["
+					}
+					if tc.artifact {
+						fmt.Fprintf(w, "part %d\n", i)
+					} else {
+						fmt.Fprintf(w, `%s{"id":%d,"body":"note %d","author":{"id":1,"username":"alice"},"created_at":"2026-01-01T00:00:00Z"}`, sep, i+1, i)
+					}
+					w.(http.Flusher).Flush()
+					if tc.stall && i == 2 {
+						pause = time.Hour
+					}
+					select {
+					case <-r.Context().Done():
+						return
+					case <-time.After(pause):
+					}
+				}
+				if !tc.artifact {
+					fmt.Fprint(w, "]")
+				}
+			}))
+			defer srv.Close()
+			p := gitlab.DefaultPolicy
+			p.Attempts, p.Timeout = 1, timeout
+			c, err := gitlab.NewClient(srv.URL+"/api/v4", "42", token, false, p)
+			require.NoError(t, err)
+			if tc.artifact {
+				var buf bytes.Buffer
+				require.NoError(t, c.RawArtifact(context.Background(), "main", "eval", "baseline.jsonl.gz", 1<<20, &buf))
+				assert.Equal(t, "part 0\npart 1\npart 2\npart 3\npart 4\npart 5\n", buf.String())
+				return
+			}
+			notes, err := c.ListNotes(context.Background(), 7, nil)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				assert.NotContains(t, err.Error(), token)
+				return
+			}
+			require.NoError(t, err)
+			assert.Len(t, notes, 6)
+		})
+	}
 }
 
 // An answer over its cap fails rather than growing memory.

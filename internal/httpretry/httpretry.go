@@ -3,16 +3,23 @@
 // chroma-go) and the LLM clients.
 //
 //   - Each attempt has its own timeout (Policy.Timeout); the waits between attempts
-//     are not inside it. All attempts and waits of one request share a total budget
+//     are not inside it. For a request marked WithIdleTimeout (an answer read as
+//     a stream, which may be long), it bounds the wait for the headers and then
+//     each pause of the body, not the whole body. All attempts and waits of one request share a total budget
 //     (Policy.Budget): a wait that would overrun it is not started, the request
 //     gives up at once with a *RateLimitError or the last answer.
+//   - A 429 that says no wait backs off from Policy.RateLimitBase to
+//     RateLimitMax (a server whose limits reset per minute: GitLab), else as
+//     the other retries. Every wait ends when the request's context is done.
 //   - Retried: 429 and rate-limit 403s (Retry-After, X-RateLimit-Remaining: 0 with
-//     X-RateLimit-Reset, GitHub's secondary-rate-limit body) for every method, since
+//     X-RateLimit-Reset, GitHub's secondary-rate-limit body on a 403 or a 429,
+//     a minute without Retry-After) for every method, since
 //     the server did not act on the request (but a 503 of a NonIdempotentPOST POST is
 //     not: it is no rate limit); 5xx and network errors for idempotent methods, and
 //     for POST unless Policy.NonIdempotentPOST (GitHub creating a comment, a batch
-//     API creating a batch); a connection never made (a dial error: the request was
-//     not sent) for every method.
+//     API creating a batch) and the request is not marked WithSafeRetry (a
+//     GraphQL query that changes nothing); a connection never made (a dial
+//     error: the request was not sent) for every method.
 //   - Credentials (Policy headers and Authorization, Cookie and any header whose
 //     name says key, token, secret or auth) are sent only to the origin they were
 //     configured for and dropped on any redirect to another scheme, host or port.
@@ -50,6 +57,12 @@ type Policy struct {
 	// Budget bounds all attempts and waits of one request; <= 0 means
 	// Attempts·Timeout plus DefaultBudget of waiting.
 	Budget time.Duration
+	// RateLimitBase and RateLimitMax are the backoff of a 429 that says no
+	// wait (no Retry-After, no exhausted X-RateLimit-Remaining with its
+	// reset), as BaseDelay and MaxDelay are of the other retries, for a
+	// server whose limits are counted per period: GitLab's per minute. 0 is
+	// BaseDelay and MaxDelay.
+	RateLimitBase, RateLimitMax time.Duration
 	// NonIdempotentPOST: a POST may have acted even when it failed (GitHub creates a
 	// comment, a provider a paid batch), so it is retried only on rate limits (429,
 	// a rate-limit 403) and when the connection was never made, never on a 5xx or
@@ -79,6 +92,9 @@ func (p Policy) normalized() Policy {
 	}
 	if p.MaxDelay <= 0 {
 		p.MaxDelay = DefaultPolicy.MaxDelay
+	}
+	if p.RateLimitBase <= 0 || p.RateLimitMax <= 0 {
+		p.RateLimitBase, p.RateLimitMax = p.BaseDelay, p.MaxDelay
 	}
 	if p.Timeout <= 0 {
 		p.Timeout = DefaultPolicy.Timeout
@@ -110,11 +126,17 @@ func Sleep(ctx context.Context, d time.Duration) error {
 // backoff is the wait before retry n (1-based): BaseDelay·2^(n-1) capped at
 // MaxDelay, with full jitter on its upper half.
 func (p Policy) backoff(n int) time.Duration {
-	d := p.BaseDelay
-	for i := 1; i < n && d < p.MaxDelay; i++ {
+	return backoff(n, p.BaseDelay, p.MaxDelay)
+}
+
+// backoff is the wait before retry n (1-based): base·2^(n-1) capped at most,
+// with full jitter on its upper half.
+func backoff(n int, base, most time.Duration) time.Duration {
+	d := base
+	for i := 1; i < n && d < most; i++ {
 		d *= 2
 	}
-	d = min(d, p.MaxDelay)
+	d = min(d, most)
 	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
 }
 
@@ -164,18 +186,19 @@ type decision struct {
 
 // decide classifies an answer (resp, or err when there was none).
 func (p Policy) decide(req *http.Request, resp *http.Response, err error, attempt int) decision {
+	safe := idempotent(req.Method) || safeRetryOf(req.Context())
 	if err != nil {
 		if req.Context().Err() != nil {
 			return decision{}
 		}
-		if !idempotent(req.Method) && (req.Method != http.MethodPost || p.NonIdempotentPOST) && !notSent(err) {
+		if !safe && (req.Method != http.MethodPost || p.NonIdempotentPOST) && !notSent(err) {
 			return decision{}
 		}
 		return decision{retry: true, wait: p.backoff(attempt)}
 	}
 	st := resp.StatusCode
 	now := p.Now()
-	if st == http.StatusServiceUnavailable && req.Method == http.MethodPost && p.NonIdempotentPOST {
+	if st == http.StatusServiceUnavailable && !safe && req.Method == http.MethodPost && p.NonIdempotentPOST {
 		// A 503, even with a Retry-After, is not a rate limit: the server
 		// may have acted on the request before it failed.
 		return decision{}
@@ -193,20 +216,22 @@ func (p Policy) decide(req *http.Request, resp *http.Response, err error, attemp
 			rl := &RateLimitError{Status: st, Wait: d, Reset: reset, Why: why}
 			return decision{retry: d > 0, wait: d, rateLimit: rl}
 		}
+		if st != http.StatusServiceUnavailable && secondaryRateLimited(resp) {
+			// GitHub's secondary rate limit answers 403 or 429, and asks for
+			// at least a minute when it gives no Retry-After ("Rate limits
+			// for the REST API", "Exceeding the secondary rate limit").
+			return decision{retry: true, wait: time.Minute, rateLimit: &RateLimitError{Status: st, Wait: time.Minute, Reset: now.Add(time.Minute),
+				Why: "GitHub's secondary rate limit, which asks for a wait of at least a minute"}}
+		}
 		if st == http.StatusTooManyRequests {
-			d := p.backoff(attempt)
+			d := backoff(attempt, p.RateLimitBase, p.RateLimitMax)
 			return decision{retry: true, wait: d, rateLimit: &RateLimitError{Status: st, Why: "the server answered 429 Too Many Requests without saying how long to wait"}}
 		}
 		if st == http.StatusForbidden {
-			if secondaryRateLimited(resp) {
-				// GitHub asks for at least a minute when it gives no Retry-After.
-				return decision{retry: true, wait: time.Minute, rateLimit: &RateLimitError{Status: st, Wait: time.Minute, Reset: now.Add(time.Minute),
-					Why: "GitHub's secondary rate limit, which asks for a wait of at least a minute"}}
-			}
 			return decision{}
 		}
 	}
-	if st >= 500 && st <= 599 && (idempotent(req.Method) || (req.Method == http.MethodPost && !p.NonIdempotentPOST)) {
+	if st >= 500 && st <= 599 && (safe || (req.Method == http.MethodPost && !p.NonIdempotentPOST)) {
 		return decision{retry: true, wait: p.backoff(attempt)}
 	}
 	return decision{}

@@ -2,6 +2,7 @@ package httpretry
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -69,6 +70,11 @@ func TestRateLimitWaits(t *testing.T) {
 		{name: "secondary rate limit 403 with Retry-After", first: answer(403, map[string]string{"Retry-After": "30"}, secondary),
 			wantWaits: []time.Duration{30 * time.Second}, wantCalls: 2},
 		{name: "secondary rate limit 403 without Retry-After waits a minute", first: answer(403, nil, secondary),
+			wantWaits: []time.Duration{time.Minute}, wantCalls: 2},
+		// GitHub's secondary rate limit may answer 429 too ("Rate limits for
+		// the REST API": "you will receive a 403 or 429 response"); without
+		// Retry-After it asks for at least a minute, not the backoff's 0.5 s.
+		{name: "secondary rate limit 429 without Retry-After waits a minute", first: answer(429, nil, secondary),
 			wantWaits: []time.Duration{time.Minute}, wantCalls: 2},
 		{name: "primary rate limit resetting in 20 s", first: answer(403, map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset(20 * time.Second)}, `{"message":"API rate limit exceeded"}`),
 			wantWaits: []time.Duration{21 * time.Second}, wantCalls: 2},
@@ -248,7 +254,8 @@ func (r *refuseFirst) RoundTrip(req *http.Request) (*http.Response, error) {
 // retried only where the server provably did not act on it: a 429 (the
 // providers document it as not processed) and a connection never made. A
 // 5xx, a 503 with Retry-After, and a connection lost once the request was
-// sent are not retried: the server may have created the thing.
+// sent are not retried: the server may have created the thing. A POST marked
+// WithSafeRetry (a GraphQL query, which changes nothing) is retried as a GET.
 func TestNonIdempotentPOSTRetries(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -256,12 +263,16 @@ func TestNonIdempotentPOSTRetries(t *testing.T) {
 		answers []func(w http.ResponseWriter)
 		calls   int32
 		dials   int32 // attempts in all
+		safe    bool  // the request is marked WithSafeRetry
 	}{
-		{"500", 0, []func(w http.ResponseWriter){answer(500, nil, "oops"), ok()}, 1, 1},
-		{"503 with Retry-After", 0, []func(w http.ResponseWriter){answer(503, map[string]string{"Retry-After": "1"}, "busy"), ok()}, 1, 1},
-		{"429", 0, []func(w http.ResponseWriter){answer(429, nil, "slow down"), ok()}, 2, 2},
-		{"connection refused", 2, []func(w http.ResponseWriter){ok()}, 1, 3},
-		{"connection lost after sending", 0, []func(w http.ResponseWriter){hangUp, ok()}, 1, 1},
+		{"500", 0, []func(w http.ResponseWriter){answer(500, nil, "oops"), ok()}, 1, 1, false},
+		{"503 with Retry-After", 0, []func(w http.ResponseWriter){answer(503, map[string]string{"Retry-After": "1"}, "busy"), ok()}, 1, 1, false},
+		{"429", 0, []func(w http.ResponseWriter){answer(429, nil, "slow down"), ok()}, 2, 2, false},
+		{"connection refused", 2, []func(w http.ResponseWriter){ok()}, 1, 3, false},
+		{"connection lost after sending", 0, []func(w http.ResponseWriter){hangUp, ok()}, 1, 1, false},
+		{"safe: 502", 0, []func(w http.ResponseWriter){answer(502, nil, "bad gateway"), ok()}, 2, 2, true},
+		{"safe: 503 with Retry-After", 0, []func(w http.ResponseWriter){answer(503, map[string]string{"Retry-After": "1"}, "busy"), ok()}, 2, 2, true},
+		{"safe: connection lost after sending", 0, []func(w http.ResponseWriter){hangUp, ok()}, 2, 2, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, calls := statusServer(t, tc.answers...)
@@ -269,7 +280,11 @@ func TestNonIdempotentPOSTRetries(t *testing.T) {
 			base.n.Store(tc.refused)
 			w := &waits{}
 			c := &Client{HTTP: &http.Client{Transport: base}, Policy: Policy{Attempts: 5, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond, Timeout: 5 * time.Second, NonIdempotentPOST: true, Sleep: w.sleep}}
-			_, _ = c.Post(context.Background(), srv.URL, []byte(`{}`))
+			ctx := context.Background()
+			if tc.safe {
+				ctx = WithSafeRetry(ctx)
+			}
+			_, _ = c.Post(ctx, srv.URL, []byte(`{}`))
 			assert.Equal(t, tc.calls, calls.Load(), "requests the server received")
 			assert.Len(t, w.d, int(tc.dials-1), "retries")
 		})
@@ -281,5 +296,61 @@ func hangUp(w http.ResponseWriter) {
 	conn, _, err := w.(http.Hijacker).Hijack()
 	if err == nil {
 		_ = conn.Close()
+	}
+}
+
+// With WithIdleTimeout, the attempt's timeout bounds each pause of a streamed
+// answer's body, not the whole body: a body that keeps coming for longer than
+// the timeout is read whole (without the mark it is cut at the timeout), and
+// one that stops for longer than the timeout fails, saying so.
+func TestIdleTimeout(t *testing.T) {
+	const timeout = 160 * time.Millisecond
+	for _, tc := range []struct {
+		name    string
+		idle    bool
+		stall   bool // the body stops after its first chunk
+		wantErr string
+	}{
+		{name: "streamed for longer than the timeout", idle: true},
+		{name: "without the mark: cut at the timeout", wantErr: "context deadline exceeded"},
+		{name: "a pause longer than the timeout", idle: true, stall: true, wantErr: "the answer stopped: no data for 160ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusOK)
+				pause := timeout / 4
+				for i := range 6 {
+					_, _ = w.Write([]byte(strings.Repeat("x", 1024)))
+					w.(http.Flusher).Flush()
+					if tc.stall && i == 0 {
+						pause = time.Hour
+					}
+					select {
+					case <-r.Context().Done():
+						return
+					case <-time.After(pause):
+					}
+				}
+			}))
+			defer srv.Close()
+			tr := &Transport{Policy: Policy{Attempts: 1, Timeout: timeout}}
+			ctx := context.Background()
+			if tc.idle {
+				ctx = WithIdleTimeout(ctx)
+			}
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+			require.NoError(t, err)
+			resp, err := NewHTTPClient(tr).Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			data, err := io.ReadAll(resp.Body)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Len(t, data, 6*1024)
+		})
 	}
 }

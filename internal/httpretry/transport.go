@@ -170,10 +170,10 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		if left <= 0 {
 			return nil, fmt.Errorf("%s: %w (%s)", RedactURL(req.URL.String()), errBudget, p.Budget)
 		}
-		actx, cancel := context.WithTimeout(req.Context(), min(p.Timeout, left))
+		actx, cancel, touch := attemptContext(req.Context(), min(p.Timeout, left), p.Timeout, idleTimeoutOf(req.Context()))
 		r = r.WithContext(actx)
 		resp, err := base.RoundTrip(r)
-		if err != nil && actx.Err() == context.DeadlineExceeded && req.Context().Err() == nil {
+		if err != nil && errors.Is(context.Cause(actx), context.DeadlineExceeded) && req.Context().Err() == nil {
 			err = fmt.Errorf("no answer within %s: %w", min(p.Timeout, left), err)
 		}
 		d := p.decide(req, resp, err, attempt)
@@ -208,7 +208,12 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 				limit = DefaultMaxBody
 			}
 			url := Redact(RedactURL(req.URL.String()), t.secrets()...)
-			body := LimitBody(resp.Body, resp.ContentLength, limit, url)
+			raw := resp.Body
+			if touch != nil {
+				touch() // the headers came: the body has its own pauses
+				raw = &idleBody{ReadCloser: raw, touch: touch, ctx: actx, idle: p.Timeout, url: url}
+			}
+			body := LimitBody(raw, resp.ContentLength, limit, url)
 			if n := maxValuesOf(req.Context()); n > 0 {
 				body = countValues(body, n, url)
 			}
@@ -224,6 +229,46 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 			return nil, serr
 		}
 	}
+}
+
+// attemptContext is the context of one attempt: done after first (the
+// attempt's timeout), or, with idle, after first without an answer and then
+// after idle without a byte of the body (touch, nil without idle, restarts
+// that wait). cancel ends it; its cause is context.DeadlineExceeded when a
+// wait ran out.
+func attemptContext(ctx context.Context, first, idle time.Duration, streamed bool) (actx context.Context, cancel context.CancelFunc, touch func()) {
+	if !streamed {
+		actx, cancel = context.WithTimeout(ctx, first)
+		return actx, cancel, nil
+	}
+	actx, end := context.WithCancelCause(ctx)
+	timer := time.AfterFunc(first, func() { end(context.DeadlineExceeded) })
+	cancel = func() {
+		timer.Stop()
+		end(context.Canceled)
+	}
+	return actx, cancel, func() { timer.Reset(idle) }
+}
+
+// idleBody is an answer's body whose every byte restarts the attempt's idle
+// wait (WithIdleTimeout); a read that fails because the wait ran out says so.
+type idleBody struct {
+	io.ReadCloser
+	touch func()
+	ctx   context.Context
+	idle  time.Duration
+	url   string
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.touch()
+	}
+	if err != nil && !errors.Is(err, io.EOF) && errors.Is(context.Cause(b.ctx), context.DeadlineExceeded) {
+		err = fmt.Errorf("%s: the answer stopped: no data for %s: %w", b.url, b.idle, err)
+	}
+	return n, err
 }
 
 // drain reads at most 64 KiB of an answer that is not returned (so that its

@@ -79,3 +79,40 @@ func (b *valuesBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// safeRetryKey is the context key of a request marked safe to re-send.
+type safeRetryKey struct{}
+
+// WithSafeRetry is ctx for a request that may be re-sent whatever its method:
+// a POST that reads and changes nothing (GitHub's GraphQL query { viewer {
+// login } }), which a Policy.NonIdempotentPOST would otherwise send once. It
+// is then retried as an idempotent method is: on a 5xx, on a network error,
+// and on a 503 with Retry-After.
+func WithSafeRetry(ctx context.Context) context.Context {
+	return context.WithValue(ctx, safeRetryKey{}, true)
+}
+
+// safeRetryOf reports whether WithSafeRetry marked ctx.
+func safeRetryOf(ctx context.Context) bool {
+	ok, _ := ctx.Value(safeRetryKey{}).(bool)
+	return ok
+}
+
+// idleTimeoutKey is the context key of a request whose answer is streamed.
+type idleTimeoutKey struct{}
+
+// WithIdleTimeout is ctx for a request whose answer may be long and is read as
+// it arrives (a page of GitLab's notes, up to 1.2 GB; a baseline artifact):
+// Policy.Timeout then bounds the wait for the answer's headers and each pause
+// of its body, not the whole attempt, whose body could not be read within it
+// at an ordinary speed. Reading stays bounded by the body's cap, the caller's
+// context and a signal.
+func WithIdleTimeout(ctx context.Context) context.Context {
+	return context.WithValue(ctx, idleTimeoutKey{}, true)
+}
+
+// idleTimeoutOf reports whether WithIdleTimeout marked ctx.
+func idleTimeoutOf(ctx context.Context) bool {
+	ok, _ := ctx.Value(idleTimeoutKey{}).(bool)
+	return ok
+}

@@ -99,15 +99,18 @@ func TestStickyCommentWithAnAppToken(t *testing.T) {
 }
 
 // When GitHub names no login (GET /user refused, GraphQL's viewer answering
-// 200 with an errors array), the comments of github-actions[bot] are taken for
-// the step's own, as before the viewer was asked, and a warning says so; when
-// the comment posted then has another author (an App's token), the warning
-// names it and the input that fixes the next runs. --comment-author (the
-// `comment-author` input) is used instead of asking.
+// 200 with an errors array), no comment is edited on the guess that
+// github-actions[bot]'s are the step's own (another workflow's, under the
+// workflow token, may carry the same marker while the step runs with an App's
+// token): a new comment is posted, and the comments of the author GitHub
+// names for it are settled (the oldest kept and updated, the rest hidden); the
+// warning names that author and the input that fixes the next runs.
+// --comment-author (the `comment-author` input) is used instead of asking.
 func TestCommentAuthor(t *testing.T) {
 	viewerRefused := func(srv *githubtest.Server) {
 		srv.Queue(githubtest.GraphQLError("FORBIDDEN", "Resource not accessible by integration"))
 	}
+	other := Marker(DefaultKey) + "\nanother workflow's report"
 	tests := []struct {
 		name      string
 		bot       string
@@ -117,15 +120,32 @@ func TestCommentAuthor(t *testing.T) {
 		asked     bool     // GET /user and the viewer were asked
 		postedAs  string
 		nextRunOK bool // a second run, with the author the warning names, updates the comment
+		earlier   string
+		// earlier is the body of a comment of github-actions[bot] with the
+		// marker there before the run ("" none): another workflow's under an
+		// App's token, left alone; the step's own under the workflow token,
+		// kept and updated, the new one hidden.
 	}{
 		{
 			name: "the viewer refused, the workflow token", bot: github.ActionsBot, setup: viewerRefused, asked: true,
-			warn:     []string{"could not learn the token's login", "200 FORBIDDEN Resource not accessible by integration", "took the comments of github-actions[bot] for its own", "`comment-author`"},
-			postedAs: github.ActionsBot,
+			warn:     []string{"could not learn the token's login", "200 FORBIDDEN Resource not accessible by integration", "edited no earlier comment", "GitHub named github-actions[bot] its author.", "set `comment-author` (--comment-author) to github-actions[bot]"},
+			postedAs: github.ActionsBot, nextRunOK: true,
+		},
+		{
+			name: "the viewer refused, the workflow token, its earlier comment", bot: github.ActionsBot, setup: viewerRefused, asked: true,
+			earlier:  Marker(DefaultKey) + "\nan earlier run's report",
+			warn:     []string{"edited no earlier comment", "GitHub named github-actions[bot] its author, whose earlier comment with this key was then updated, and the new one hidden as outdated"},
+			postedAs: github.ActionsBot, nextRunOK: true,
 		},
 		{
 			name: "the viewer refused, an App's token", bot: "my-app[bot]", setup: viewerRefused, asked: true,
-			warn:     []string{"could not learn the token's login", "looked for the comments of github-actions[bot]", "posted as my-app[bot]", "set `comment-author` (--comment-author) to my-app[bot]"},
+			warn:     []string{"could not learn the token's login", "edited no earlier comment: it could only assume that those of github-actions[bot] were its own", "GitHub named my-app[bot] its author.", "set `comment-author` (--comment-author) to my-app[bot]"},
+			postedAs: "my-app[bot]", nextRunOK: true,
+		},
+		{
+			name: "the viewer refused, an App's token, another workflow's comment with the marker", bot: "my-app[bot]", setup: viewerRefused, asked: true,
+			earlier:  other,
+			warn:     []string{"edited no earlier comment", "GitHub named my-app[bot] its author."},
 			postedAs: "my-app[bot]", nextRunOK: true,
 		},
 		{name: "comment-author given: nothing asked", bot: "my-app[bot]", author: "my-app[bot]", postedAs: "my-app[bot]", nextRunOK: true},
@@ -143,6 +163,10 @@ func TestCommentAuthor(t *testing.T) {
 			srv.BotLogin = tc.bot
 			if tc.setup != nil {
 				tc.setup(srv)
+			}
+			var earlier int64
+			if tc.earlier != "" {
+				earlier = srv.AddComment(prNumber, github.ActionsBot, tc.earlier)
 			}
 			r := newRunner(t, srv, "pull_request", samePR())
 			pub := pubFor(DefaultKey, "first")
@@ -162,7 +186,28 @@ func TestCommentAuthor(t *testing.T) {
 				}
 				assert.Contains(t, r.stdout.String(), "::warning::")
 			}
-			require.Len(t, authored(srv, prNumber, tc.postedAs), 1)
+			visible := func() []githubtest.Comment {
+				var out []githubtest.Comment
+				for _, c := range authored(srv, prNumber, tc.postedAs) {
+					if !c.Minimized {
+						out = append(out, c)
+					}
+				}
+				return out
+			}
+			require.Len(t, visible(), 1)
+			switch {
+			case tc.earlier == other:
+				cs := srv.Comments(prNumber)
+				require.Len(t, cs, 2)
+				assert.Equal(t, earlier, cs[0].ID)
+				assert.Equal(t, other, cs[0].Body, "another author's comment is not edited")
+				assert.False(t, cs[0].Minimized, "nor hidden")
+			case tc.earlier != "":
+				assert.Equal(t, earlier, visible()[0].ID, "the oldest own comment is kept")
+				assert.Contains(t, visible()[0].Body, "first")
+				assert.Contains(t, r.stderr.String(), "PR comment updated")
+			}
 			if !tc.nextRunOK {
 				return
 			}
@@ -175,7 +220,7 @@ func TestCommentAuthor(t *testing.T) {
 				pub.Author = tc.author
 			}
 			assert.Empty(t, next.publish(pub))
-			own := authored(srv, prNumber, tc.postedAs)
+			own := visible()
 			require.Len(t, own, 1)
 			assert.Contains(t, own[0].Body, "second")
 			assert.Contains(t, next.stderr.String(), "PR comment updated")

@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -323,7 +324,10 @@ func (p *Publisher) comment(ctx context.Context, act *github.Actions, pub Public
 	default:
 		fmt.Fprintf(p.Stderr, "retrieval-gate: PR comment updated: %s\n", guard.Clean(res.URL))
 	}
-	if res.Hidden > 0 {
+	switch {
+	case res.Hidden > 0 && res.Probed:
+		fmt.Fprintf(p.Stderr, "retrieval-gate: hid %s with the same key as outdated (the one posted while the token's login was unknown, or from concurrent runs)\n", format.Count(res.Hidden, "duplicate PR comment", "duplicate PR comments"))
+	case res.Hidden > 0:
 		fmt.Fprintf(p.Stderr, "retrieval-gate: hid %s with the same key as outdated (concurrent runs)\n", format.Count(res.Hidden, "duplicate PR comment", "duplicate PR comments"))
 	}
 	if res.Removed > 0 {
@@ -350,11 +354,17 @@ func identityWarning(res Upserted, author string) string {
 		return fmt.Sprintf("--comment-author is %s, but the PR comment was posted as %s: the next run, which looks for the comments of %s, will not find it and posts another. Set `comment-author` (--comment-author) to %s, or leave it empty to ask GitHub for the token's login.", author, res.PostedAs, author, res.PostedAs)
 	case res.Assumed == nil:
 		return ""
-	case res.PostedAs != "":
-		return fmt.Sprintf("retrieval-gate could not learn the token's login (GET /user was refused, and %v), so it looked for the comments of %s; the PR comment was posted as %s, which the next run will not find either: set `comment-author` (--comment-author) to %s.", res.Assumed, res.Self, res.PostedAs, res.PostedAs)
-	default:
-		return fmt.Sprintf("retrieval-gate could not learn the token's login (GET /user was refused, and %v), so it took the comments of %s for its own; with another token (a GitHub App's, <app-slug>[bot]), %s.", res.Assumed, res.Self, fix)
 	}
+	why := fmt.Sprintf("retrieval-gate could not learn the token's login (GET /user was refused, and %v), so it edited no earlier comment: it could only assume that those of %s were its own (another workflow's may carry the same marker)", res.Assumed, res.Self)
+	if !res.Probed {
+		return fmt.Sprintf("%s, and posted none. To update the comment, %s.", why, fix)
+	}
+	posted := cmp.Or(res.PostedAs, res.Self)
+	kept := "."
+	if !res.Created {
+		kept = ", whose earlier comment with this key was then updated, and the new one hidden as outdated."
+	}
+	return fmt.Sprintf("%s. It posted a new PR comment instead, and GitHub named %s its author%s So that the next run updates its comment, set `comment-author` (--comment-author) to %s.", why, posted, kept, posted)
 }
 
 // runFooter links the comment to the run that wrote it.

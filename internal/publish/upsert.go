@@ -70,6 +70,11 @@ type Upserted struct {
 	// PostedAs is the author of the comment this upsert created when it is
 	// not Self: the next run, matching with Self again, will not find it.
 	PostedAs string
+	// Probed is set when Self was only assumed (Assumed) and a comment was
+	// created without any existing one being edited first: the comments of
+	// the author GitHub named for it were settled after (the oldest kept and
+	// updated, the rest, the new one among them, hidden).
+	Probed bool
 }
 
 // The reasons of Upserted.Skipped.
@@ -86,7 +91,10 @@ const createAttempts = 3
 // UpsertPolicy keeps one comment per marker on the pull request, written by the
 // token's own identity: the oldest own comment starting with marker is updated;
 // none is created. Comments by anyone else are never touched, whatever they
-// contain. After a create the comments are listed again, and when concurrent runs
+// contain. When the identity is only assumed (Comments.Self named none), no
+// comment is edited on that assumption: a new one is created, as when none is
+// found, and its author, which GitHub's answer names, is the identity the
+// comments are then settled with (Upserted.Probed). After a create the comments are listed again, and when concurrent runs
 // created more than one own comment with the marker, the oldest is kept (and
 // given body) and the others are hidden as outdated (deleted when GitHub refuses
 // to minimise them).
@@ -104,13 +112,15 @@ func UpsertPolicy(ctx context.Context, c Comments, pr int, marker, body string, 
 			return Upserted{}, err
 		}
 	}
-	res, err := upsertAs(ctx, c, pr, marker, body, pol, id.Login, sleep)
+	res, err := upsertAs(ctx, c, pr, marker, body, pol, id.Login, id.Assumed != nil, sleep)
 	res.Self, res.Assumed = id.Login, id.Assumed
 	return res, err
 }
 
-// upsertAs is UpsertPolicy with the comments of self as the run's own.
-func upsertAs(ctx context.Context, c Comments, pr int, marker, body string, pol Policy, self string, sleep func(context.Context, time.Duration) error) (Upserted, error) {
+// upsertAs is UpsertPolicy with the comments of self as the run's own; with
+// assumed, self is a guess, and no comment is taken for the run's own before
+// one is created.
+func upsertAs(ctx context.Context, c Comments, pr int, marker, body string, pol Policy, self string, assumed bool, sleep func(context.Context, time.Duration) error) (Upserted, error) {
 	var lastErr error
 	for attempt := 1; attempt <= createAttempts; attempt++ {
 		if attempt > 1 {
@@ -121,6 +131,11 @@ func upsertAs(ctx context.Context, c Comments, pr int, marker, body string, pol 
 		own, partial, err := ownComments(ctx, c, pr, marker, self)
 		if err != nil {
 			return Upserted{}, err
+		}
+		if assumed {
+			// Another workflow's comment (github-actions[bot]'s, under an
+			// App's token) may carry the marker: none is edited on a guess.
+			own = nil
 		}
 		if len(own) > 0 {
 			keep := own[0]
@@ -160,8 +175,12 @@ func upsertAs(ctx context.Context, c Comments, pr int, marker, body string, pol 
 			// are looked for with it.
 			self, postedAs = created.Login, created.Login
 		}
+		if assumed && created.Login == "" {
+			// GitHub named no author: the comments are not settled on a guess.
+			return Upserted{ID: created.ID, URL: created.URL, Created: true, Probed: true}, nil
+		}
 		res, err := settle(ctx, c, pr, marker, body, self, created)
-		res.PostedAs = postedAs
+		res.PostedAs, res.Probed = postedAs, assumed
 		return res, err
 	}
 	return Upserted{}, lastErr

@@ -32,7 +32,11 @@
 //     encoded twice (%252F) names no project (404 Project Not Found).
 //   - "Rate limits": a queued RateLimit fault answers 429 with Retry-After and
 //     RateLimit-Limit, RateLimit-Observed, RateLimit-Remaining, RateLimit-Reset
-//     and RateLimit-ResetTime, body "Retry later".
+//     and RateLimit-ResetTime, body "Retry later" (the user and IP limits); a
+//     queued AppRateLimit fault answers as an application limit does ("Rate
+//     limit on Notes creation", counted per minute): 429 without any of those
+//     headers, body {"message":{"error":"This endpoint has been requested too
+//     many times. Try again later."}}.
 //
 // Faults (5xx, 429) can be queued per method and path.
 package gitlabtest
@@ -203,6 +207,15 @@ func RateLimit(method string, now time.Time, retryAfter int) Fault {
 	h.Set("RateLimit-ResetTime", reset.UTC().Format(http.TimeFormat))
 	h.Set("Content-Type", "text/plain")
 	return Fault{Method: method, Status: http.StatusTooManyRequests, Header: h, Body: "Retry later\n"}
+}
+
+// AppRateLimit is the 429 of one of GitLab's application rate limits (the
+// one on creating notes among them): no Retry-After, no RateLimit headers.
+func AppRateLimit(method string) Fault {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	return Fault{Method: method, Status: http.StatusTooManyRequests, Header: h,
+		Body: `{"message":{"error":"This endpoint has been requested too many times. Try again later."}}`}
 }
 
 // ServerError is a 5xx fault.

@@ -472,6 +472,66 @@ func TestOpenAIErrorsKeepURLCredentialsOut(t *testing.T) {
 	}
 }
 
+// teiEmbeddings is TEI's OpenAI-compatible POST /v1/embeddings as its router
+// serves it (Hugging Face text-embeddings-inference, "POST /v1/embeddings" in
+// its OpenAPI document): the request {"input": a string or strings, "model",
+// "encoding_format", "dimensions", "user"}; the answer {"object": "list",
+// "data": [{"object": "embedding", "embedding": [...], "index": i}], "model",
+// "usage"}, in input order; errors written as its OpenAI-compatible routes
+// write them, {"message", "code", "type"}: 413 Validation "batch size N >
+// maximum allowed batch size M" past --max-client-batch-size (maxBatch; 32 by
+// default), 400 Empty for no input, 422 for a body it cannot read. Each vector
+// is [len(text), 1]. sizes receives the inputs of each request.
+func teiEmbeddings(maxBatch int, sizes chan<- int) http.HandlerFunc {
+	fail := func(w http.ResponseWriter, status int, msg, typ string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]any{"message": msg, "code": status, "type": typ})
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input json.RawMessage `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			fail(w, http.StatusUnprocessableEntity, "Failed to deserialize the JSON body into the target type: "+err.Error(), "Tokenizer")
+			return
+		}
+		var inputs []string
+		var one string
+		if json.Unmarshal(req.Input, &one) == nil {
+			inputs = []string{one}
+		} else if err := json.Unmarshal(req.Input, &inputs); err != nil {
+			fail(w, http.StatusUnprocessableEntity, "Failed to deserialize the JSON body into the target type: input: "+err.Error(), "Tokenizer")
+			return
+		}
+		if sizes != nil {
+			sizes <- len(inputs)
+		}
+		if len(inputs) == 0 {
+			fail(w, http.StatusBadRequest, "`inputs` cannot be empty", "Empty")
+			return
+		}
+		if len(inputs) > maxBatch {
+			fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("batch size %d > maximum allowed batch size %d", len(inputs), maxBatch), "Validation")
+			return
+		}
+		type item struct {
+			Object    string    `json:"object"`
+			Embedding []float32 `json:"embedding"`
+			Index     int       `json:"index"`
+		}
+		data := make([]item, len(inputs))
+		tokens := 0
+		for i, s := range inputs {
+			data[i] = item{"embedding", []float32{float32(len(s)), 1}, i}
+			tokens += len(strings.Fields(s))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": "BAAI/bge-small-en-v1.5",
+			"usage": map[string]int{"prompt_tokens": tokens, "total_tokens": tokens}})
+	}
+}
+
 // The openai embedder works against TEI with its defaults: TEI's
 // /v1/embeddings refuses a request of more inputs than --max-client-batch-size
 // (32 by default) with 413 {"message": "batch size N > maximum allowed batch
@@ -481,37 +541,22 @@ func TestOpenAIErrorsKeepURLCredentialsOut(t *testing.T) {
 func TestOpenAIBatchesWithinTEIDefault(t *testing.T) {
 	const teiMaxClientBatch = 32
 	var most atomic.Int32
+	tei := teiEmbeddings(teiMaxClientBatch, nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		assert.NoError(t, err)
 		var req struct {
 			Input []string `json:"input"`
 		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusUnprocessableEntity)
-			return
-		}
+		assert.NoError(t, json.Unmarshal(b, &req))
 		for n := int32(len(req.Input)); ; {
 			m := most.Load()
 			if n <= m || most.CompareAndSwap(m, n) {
 				break
 			}
 		}
-		if len(req.Input) > teiMaxClientBatch {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusRequestEntityTooLarge)
-			_, _ = fmt.Fprintf(w, `{"message":"batch size %d > maximum allowed batch size %d","code":413,"type":"Validation"}`, len(req.Input), teiMaxClientBatch)
-			return
-		}
-		type item struct {
-			Object    string    `json:"object"`
-			Index     int       `json:"index"`
-			Embedding []float32 `json:"embedding"`
-		}
-		data := make([]item, len(req.Input))
-		for i, s := range req.Input {
-			data[i] = item{"embedding", i, []float32{float32(len(s)), 1}}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": "BAAI/bge-small-en-v1.5"})
+		r.Body = io.NopCloser(strings.NewReader(string(b)))
+		tei(w, r)
 	}))
 	defer srv.Close()
 	e, err := Lookup("openai")
@@ -527,4 +572,90 @@ func TestOpenAIBatchesWithinTEIDefault(t *testing.T) {
 	require.Len(t, vecs, 100)
 	assert.Equal(t, []float32{100, 1}, vecs[99])
 	assert.Equal(t, int32(teiMaxClientBatch), most.Load())
+}
+
+// A TEI started with a --max-client-batch-size below the embedder's 32
+// refuses every request of 32 texts with 413 "batch size 32 > maximum allowed
+// batch size 8" (its router's openai_embed): the embedder takes the limit the
+// server states, sends the same texts again that many a request, and keeps to
+// it for the batches after, as the reranker does (one code, batchanswer). A
+// 413 that states no lower limit ends the run as before.
+func TestOpenAIFollowsTheServersBatchLimit(t *testing.T) {
+	sizes := make(chan int, 64)
+	srv := httptest.NewServer(teiEmbeddings(8, sizes))
+	defer srv.Close()
+	e, err := NewOpenAI(OpenAIConfig{URL: srv.URL, Batching: Batching{Concurrency: 1}, Policy: fastPolicy()})
+	require.NoError(t, err)
+	texts := make([]string, 40)
+	for i := range texts {
+		texts[i] = strings.Repeat("x", i+1)
+	}
+	vecs, err := e.EmbedDocuments(context.Background(), texts)
+	require.NoError(t, err)
+	require.Len(t, vecs, 40)
+	for i, v := range vecs {
+		assert.Equal(t, []float32{float32(i + 1), 1}, v, "text %d", i)
+	}
+	close(sizes)
+	var got []int
+	for n := range sizes {
+		got = append(got, n)
+	}
+	assert.Equal(t, []int{32, 8, 8, 8, 8, 8}, got)
+
+	tooLong := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		_, _ = w.Write([]byte(`{"message":"Input validation error: ` + "`inputs`" + ` must have less than 512 tokens. Given: 600","code":413,"type":"Validation"}`))
+	}))
+	defer tooLong.Close()
+	e, err = NewOpenAI(OpenAIConfig{URL: tooLong.URL, Policy: fastPolicy()})
+	require.NoError(t, err)
+	_, err = e.EmbedDocuments(context.Background(), texts[:3])
+	require.ErrorContains(t, err, "HTTP 413")
+}
+
+// An answer's items are placed by their "index", and each fault is named: an
+// item without one (it read as 0, so [{no index}, {index 1}] was taken for
+// texts 0 and 1), a repeated one, one outside the texts sent, a text no item
+// has, an item without its vector; a batch the server's limit split names the
+// texts of the request (the indexes are the request's).
+func TestOpenAINamesTheBadItem(t *testing.T) {
+	tests := []struct {
+		name   string
+		n      int    // texts
+		answer string // to the last request
+		want   string
+	}{
+		{"index missing", 2, `{"data":[{"embedding":[1,1]},{"index":1,"embedding":[2,1]}]}`, `the 2 texts sent: item 0 has no "index"`},
+		{"index null", 2, `{"data":[{"index":1,"embedding":[1,1]},{"index":null,"embedding":[2,1]}]}`, `the 2 texts sent: item 1 has no "index"`},
+		{"index repeated", 2, `{"data":[{"index":1,"embedding":[1,1]},{"index":0,"embedding":[2,1]},{"index":1,"embedding":[3,1]}]}`, `the 2 texts sent: items 0 and 2 both have index 1`},
+		{"index past the texts", 2, `{"data":[{"index":0,"embedding":[1,1]},{"index":2,"embedding":[2,1]}]}`, `the 2 texts sent: item 1 has index 2, outside 0..1`},
+		{"index negative", 1, `{"data":[{"index":-1,"embedding":[1,1]}]}`, `the one text sent: item 0 has index -1, outside 0..0`},
+		{"embedding missing", 2, `{"data":[{"index":1,"embedding":[1,1]},{"index":0}]}`, `the 2 texts sent: item 1 (index 0) has no "embedding"`},
+		{"a text without an item", 3, `{"data":[{"index":2,"embedding":[1,1]},{"index":0,"embedding":[2,1]}]}`, `the 3 texts sent: no item has index 1 (2 items for 3 texts)`},
+		{"a batch split by the server's limit", 12, `{"data":[{"index":0,"embedding":[1,1]},{"index":4,"embedding":[2,1]}]}`, `texts 8..11 of 12, sent as 0..3: item 1 has index 4, outside 0..3`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var reqs atomic.Int32
+			tei := teiEmbeddings(8, nil)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				// The split case: 12 refused, then 8 answered, then the last 4.
+				if n := reqs.Add(1); tt.n > 8 && n < 3 {
+					tei(w, r)
+					return
+				}
+				_, _ = w.Write([]byte(tt.answer))
+			}))
+			defer srv.Close()
+			e, err := NewOpenAI(OpenAIConfig{URL: srv.URL, Batching: Batching{Size: tt.n, Concurrency: 1}, Policy: fastPolicy()})
+			require.NoError(t, err)
+			texts := make([]string, tt.n)
+			for i := range texts {
+				texts[i] = "t"
+			}
+			_, err = e.EmbedDocuments(context.Background(), texts)
+			require.EqualError(t, err, "embedding server "+srv.URL+"/v1/embeddings: malformed response to "+tt.want)
+		})
+	}
 }

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sort"
 
 	"github.com/retrieval-gate/retrieval-gate/internal/httpretry"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/internal/batchanswer"
 )
 
 // OpenAI is a client of any OpenAI-compatible embeddings endpoint (OpenAI, TEI,
@@ -20,6 +20,10 @@ type OpenAI struct {
 	model    string
 	client   *httpretry.Client
 	batching Batching
+	// limit is the server's batch limit once a 413 stated one lower than
+	// the batching's size (TEI's --max-client-batch-size below 32): the texts
+	// of a batch are then sent that many a request.
+	limit batchanswer.Limit
 }
 
 // OpenAIConfig configures NewOpenAI.
@@ -67,31 +71,50 @@ type openAIRequest struct {
 
 type openAIResponse struct {
 	Data []struct {
-		Index     int       `json:"index"`
+		Index     *int      `json:"index"`
 		Embedding []float32 `json:"embedding"`
 	} `json:"data"`
 }
 
+// batch embeds one batch of texts, in requests of at most the server's
+// stated limit (a 413 "batch size 32 > maximum allowed batch size 8" sends
+// the same texts again, 8 a request, and so are the batches after it).
 func (o *OpenAI) batch(ctx context.Context, texts []string) ([][]float32, error) {
-	body, err := json.Marshal(openAIRequest{Model: o.model, Input: texts})
+	out := make([][]float32, len(texts))
+	err := o.limit.Split(len(texts), len(texts), func(start, end int) error {
+		return o.post(ctx, texts[start:end], out[start:end], batchanswer.Sent(start, end, len(texts)))
+	})
 	if err != nil {
 		return nil, err
 	}
+	return out, nil
+}
+
+// post sends texts in one request and sets out[i] to the vector of text i,
+// placed by its item's index; sent names the texts in an error.
+func (o *OpenAI) post(ctx context.Context, texts []string, out [][]float32, sent string) error {
+	body, err := json.Marshal(openAIRequest{Model: o.model, Input: texts})
+	if err != nil {
+		return err
+	}
 	data, err := o.client.Post(ctx, o.url, body)
 	if err != nil {
-		return nil, fmt.Errorf("embedding server: %w", err)
+		return fmt.Errorf("embedding server: %w", err)
 	}
 	var resp openAIResponse
 	if err := httpretry.UnmarshalAnswer(data, &resp); err != nil {
-		return nil, fmt.Errorf("embedding server %s: malformed response: %w", httpretry.RedactURL(o.url), err)
+		return fmt.Errorf("embedding server %s: malformed response: %w", httpretry.RedactURL(o.url), err)
 	}
-	sort.SliceStable(resp.Data, func(i, j int) bool { return resp.Data[i].Index < resp.Data[j].Index })
-	out := make([][]float32, len(resp.Data))
-	for i, d := range resp.Data {
-		if d.Index != i {
-			return nil, fmt.Errorf("embedding server %s: response indexes are not 0..%d", httpretry.RedactURL(o.url), len(texts)-1)
+	items := resp.Data
+	_, err = batchanswer.Place(len(texts), len(items), func(k int) *int { return items[k].Index }, func(k, i int) error {
+		if items[k].Embedding == nil { // an empty one is the batching's to name
+			return fmt.Errorf("item %d (index %d) has no \"embedding\"", k, i)
 		}
-		out[i] = d.Embedding
+		out[i] = items[k].Embedding
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("embedding server %s: malformed response to %s: %w", httpretry.RedactURL(o.url), sent, err)
 	}
-	return out, nil
+	return nil
 }

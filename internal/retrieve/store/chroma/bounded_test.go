@@ -139,3 +139,59 @@ func TestExportRefusesOverlappingPages(t *testing.T) {
 		})
 	}
 }
+
+// A query and a get are POSTs that read only (Chroma's v2 API: POST
+// .../query and .../get): a 502 of a proxy in front of Chroma, or a
+// connection lost after sending, is retried as for a GET, where an add, which
+// may have been applied, is not. A query's 502 ended the whole run.
+func TestReadsRetried(t *testing.T) {
+	for _, suffix := range []string{"/query", "/get", "/add"} {
+		t.Run(suffix, func(t *testing.T) {
+			ctx := context.Background()
+			standin := chromatest.NewStandIn(HeaderAuthorization, "")
+			var failed, calls atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasSuffix(r.URL.Path, suffix) {
+					n := calls.Add(1)
+					if failed.Add(1) == 1 {
+						chromatest.WriteJSON(w, http.StatusBadGateway, map[string]string{"error": "Bad Gateway"})
+						return
+					}
+					if suffix == "/get" { // the stand-in serves no get: the records, one page
+						ids, embs, metas := []string{"card-1", "card-22"}, [][]float32{{1, 0}, {0, 1}}, []map[string]string{{}, {}}
+						if n > 2 {
+							ids, embs, metas = nil, nil, nil
+						}
+						chromatest.WriteJSON(w, 200, map[string]any{"ids": ids, "embeddings": embs, "metadatas": metas})
+						return
+					}
+				}
+				standin.ServeHTTP(w, r)
+			}))
+			defer srv.Close()
+			s, _, err := Open(ctx, Config{URL: srv.URL, Chunks: 2})
+			require.NoError(t, err)
+			defer s.Close(ctx)
+			err = s.Add(ctx, []store.Record{{ID: "card-1", Vector: []float32{1, 0}}, {ID: "card-22", Vector: []float32{0, 1}}})
+			if suffix == "/add" {
+				require.ErrorContains(t, err, "502")
+				assert.Equal(t, int64(1), calls.Load(), "an add is not re-sent")
+				return
+			}
+			require.NoError(t, err)
+			if suffix == "/query" {
+				hits, err := s.Search(ctx, []store.Query{{Vector: []float32{1, 0}}}, 1)
+				require.NoError(t, err)
+				require.Len(t, hits, 1)
+				require.Len(t, hits[0], 1)
+				assert.Equal(t, "card-1", hits[0][0].ID)
+			} else {
+				read := 0
+				_, err := s.Export(ctx, 2, func(recs []store.Record) error { read += len(recs); return nil })
+				require.NoError(t, err)
+				assert.Equal(t, 2, read)
+			}
+			assert.Equal(t, int64(2), calls.Load(), "the failed request and its retry")
+		})
+	}
+}

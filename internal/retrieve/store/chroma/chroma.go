@@ -73,8 +73,9 @@ type Config struct {
 }
 
 // chromaPolicy is the retry policy of the Chroma client: each request bounded by
-// timeout, only idempotent requests retried on 5xx (an Add may have been applied),
-// rate limits waited for.
+// timeout, only idempotent requests retried on 5xx (an Add may have been applied;
+// a query's and a get's POSTs, which read only, are marked
+// httpretry.WithSafeRetry), rate limits waited for.
 func chromaPolicy(timeout time.Duration) httpretry.Policy {
 	p := httpretry.DefaultPolicy
 	p.Timeout, p.Budget, p.NonIdempotentPOST = timeout, 0, true

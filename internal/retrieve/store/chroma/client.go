@@ -237,7 +237,9 @@ type queryResult struct {
 // distance null, distances non-decreasing (nearest first).
 func (c *client) query(ctx context.Context, id string, req queryRequest, maxID int) ([][]store.Hit, error) {
 	var res queryResult
-	if err := c.do(ctx, http.MethodPost, c.collectionsURL(id, "query"), req, &res, queryAnswerCap(len(req.QueryEmbeddings), req.NResults, maxID)); err != nil {
+	// A query reads and changes nothing: re-sent on a 5xx or a lost
+	// connection, which the policy does not do for a POST (an add).
+	if err := c.do(httpretry.WithSafeRetry(ctx), http.MethodPost, c.collectionsURL(id, "query"), req, &res, queryAnswerCap(len(req.QueryEmbeddings), req.NResults, maxID)); err != nil {
 		return nil, err
 	}
 	n := len(req.QueryEmbeddings)
@@ -306,7 +308,8 @@ func (c *client) get(ctx context.Context, id string, req getRequest, limit int64
 	if err != nil {
 		return res, 0, err
 	}
-	hr, err := http.NewRequestWithContext(httpretry.WithMaxBody(ctx, limit), http.MethodPost, u, bytes.NewReader(b))
+	// A get reads and changes nothing: re-sent as a query is.
+	hr, err := http.NewRequestWithContext(httpretry.WithSafeRetry(httpretry.WithMaxBody(ctx, limit)), http.MethodPost, u, bytes.NewReader(b))
 	if err != nil {
 		return res, 0, err
 	}
