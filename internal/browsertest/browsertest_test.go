@@ -79,3 +79,43 @@ func TestDefectsAreSeen(t *testing.T) {
 	assert.Contains(t, m.TallRows[0], "tall")
 	assert.Equal(t, 0, m.Marks["rect"])
 }
+
+// Load reuses a finished load's tab (Browser.tab): nothing of one load's
+// settings or page reaches the next. Here a page loaded without JavaScript,
+// in the dark scheme and narrow, then another with the defaults on the same
+// tab (this package's tests run one at a time, so the idle tab is taken):
+// its script runs, its scheme is light, its width is its own, and the first
+// page's errors and request are not the second's; the first page loaded again
+// with JavaScript shows its defects again.
+func TestReusedTabStartsClean(t *testing.T) {
+	b := browsertest.Start(t)
+	const scheme = `<style>html{background:rgb(255,255,255)}@media (prefers-color-scheme: dark){html{background:rgb(0,0,0)}}</style>`
+	dirty := write(t, "dirty.html", `<!doctype html><html><head><meta charset="utf-8"><title>dirty</title>`+scheme+`</head><body>
+<img src="http://192.0.2.1/pixel.png" alt="">
+<script>document.body.append(Object.assign(document.createElement("i"), {className: "ran"})); console.error("dirty");</script>
+</body></html>`)
+	clean := write(t, "clean.html", `<!doctype html><html><head><meta charset="utf-8"><title>clean</title>`+scheme+`</head><body>
+<script>document.body.append(Object.assign(document.createElement("i"), {className: "ran"}));</script>
+</body></html>`)
+	marks := map[string]int{".ran": 0}
+	first := browsertest.Measures(t, b, browsertest.Page{Name: "dirty", Path: dirty, Widths: []int{390}, NoScript: true, Dark: true, Marks: marks})
+	require.Len(t, first, 1)
+	assert.Equal(t, 0, first[0].Marks[".ran"], "no script ran")
+	assert.Equal(t, "rgb(0, 0, 0)", first[0].Background)
+	assert.Equal(t, 390, first[0].ClientWidth)
+	assert.Equal(t, []string{"http://192.0.2.1/pixel.png"}, first[0].External)
+
+	second := browsertest.Measures(t, b, browsertest.Page{Name: "clean", Path: clean, Widths: []int{850}, Marks: marks})
+	require.Len(t, second, 1)
+	assert.Equal(t, 1, second[0].Marks[".ran"], "the script ran")
+	assert.Equal(t, "rgb(255, 255, 255)", second[0].Background)
+	assert.Equal(t, 850, second[0].ClientWidth)
+	assert.Empty(t, second[0].ConsoleErrors)
+	assert.Empty(t, second[0].External)
+
+	third := browsertest.Measures(t, b, browsertest.Page{Name: "dirty", Path: dirty, Widths: []int{1400}, Marks: marks})
+	require.Len(t, third, 1)
+	assert.Equal(t, 1, third[0].Marks[".ran"])
+	assert.Contains(t, strings.Join(third[0].ConsoleErrors, "\n"), "console.error: dirty")
+	assert.Equal(t, []string{"http://192.0.2.1/pixel.png"}, third[0].External)
+}

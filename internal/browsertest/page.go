@@ -156,7 +156,7 @@ func (b *Browser) Load(ctx context.Context, path string, opt Options) (*Measure,
 	external := func(raw string) bool {
 		return !strings.HasPrefix(raw, "file:") && !strings.HasPrefix(raw, "data:") && raw != "about:blank"
 	}
-	s, err = b.newPage(ctx, func(e Event) {
+	s, err = b.tab(ctx, func(e Event) {
 		switch e.Method {
 		case "Page.loadEventFired":
 			once.Do(func() { close(loaded) })
@@ -241,25 +241,25 @@ func (b *Browser) Load(ctx context.Context, path string, opt Options) (*Measure,
 	if err != nil {
 		return nil, err
 	}
-	defer s.close(context.WithoutCancel(ctx))
+	// A tab is reused only after a load that went to its end (a failed one
+	// may leave the page in any state): every setting below is made anew.
+	done := false
+	defer func() {
+		if done {
+			b.release(context.WithoutCancel(ctx), s)
+		} else {
+			_ = s.close(context.WithoutCancel(ctx))
+		}
+	}()
 	for _, c := range []struct {
 		method string
 		params any
 	}{
-		{"Page.enable", nil},
-		{"Runtime.enable", nil},
-		{"Log.enable", nil},
-		{"Network.enable", nil},
-		{"Fetch.enable", map[string]any{"patterns": []map[string]any{{"urlPattern": "*"}}}},
 		{"Emulation.setDeviceMetricsOverride", map[string]any{"width": opt.Width, "height": 900, "deviceScaleFactor": 1, "mobile": false}},
 		{"Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": map[bool]string{true: "dark", false: "light"}[opt.Dark]}}}},
+		{"Emulation.setScriptExecutionDisabled", map[string]any{"value": opt.NoScript}},
 	} {
 		if err := s.call(ctx, c.method, c.params, nil); err != nil {
-			return nil, err
-		}
-	}
-	if opt.NoScript {
-		if err := s.call(ctx, "Emulation.setScriptExecutionDisabled", map[string]any{"value": true}, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -326,6 +326,7 @@ func (b *Browser) Load(ctx context.Context, path string, opt Options) (*Measure,
 	defer mu.Unlock()
 	m.ConsoleErrors = append([]string(nil), m.ConsoleErrors...)
 	m.External = append([]string(nil), m.External...)
+	done = true
 	return m, nil
 }
 

@@ -16,8 +16,9 @@ import (
 
 // TestUnreadStreamSignals: a command writing more than any pipe's buffer to
 // standard output (import --out -, 2.4 MB) or to standard error (check's
-// warnings about a KB's skipped cards, 3,000 of them, about 500 KB) into a
-// pipe whose reader never reads is blocked in write(2) once the pipe is full;
+// warnings about a KB's skipped cards, 1,000 of them, 132 KB: twice the
+// 64 KiB buffer of the test's pipe; 3,000 cost seconds of unlink(2) under
+// load in the directory's removal) into a pipe whose reader never reads is blocked in write(2) once the pipe is full;
 // SIGTERM or SIGINT still stops it within a second, exit 2, nothing written.
 // The signal comes once the pipe holds the start of the output: the command
 // is then waiting on its reader.
@@ -38,7 +39,7 @@ func TestUnreadStreamSignals(t *testing.T) {
 			return launch{args: []string{"import", "--in", in, "--format", "irds-qrels", "--out", "-"}, stdout: stdout, ready: ready}
 		}},
 		{"check/kb-warnings-unread-stderr", func(t *testing.T, dir, out string) launch {
-			kb, cases := skippingKB(t, dir, 3000)
+			kb, cases := skippingKB(t, dir, 1000)
 			stderr, ready := unreadPipe(t)
 			return launch{args: []string{"check", "--cases", cases, "--kb", kb, "--comment", "never", "--json", filepath.Join(out, "agg.json")},
 				stderr: stderr, ready: ready}
