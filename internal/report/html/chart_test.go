@@ -59,8 +59,9 @@ func TestChartTablesCarryN(t *testing.T) {
 			if c.name != "lines with a band" {
 				assert.Equal(t, 1, strings.Count(s, `data-mark="bar"`)+strings.Count(s, `data-mark="point"`), "the defined value alone is drawn")
 			}
-			if c.name == "bars" { // the undefined bar's dash, in the wide drawing (with its hover text) and the narrow
-				assert.Equal(t, 2, strings.Count(s, `<text class="undef" x="`), s)
+			if c.name == "bars" { // the undefined bar's dash, in each of the four drawings (with its hover text in all but the narrow)
+				assert.Equal(t, 4, strings.Count(s, `<text class="undef" x="`), s)
+				assert.Equal(t, 3, strings.Count(s, `<title>type: empty · hit@5: hit@5 undefined, n = 0</title><text class="undef"`), s)
 				assert.Contains(t, s, `<title>type: empty · hit@5: hit@5 undefined, n = 0</title><text class="undef"`)
 			}
 		})
@@ -78,7 +79,7 @@ func TestCompareDashboardUndefinedBar(t *testing.T) {
 	fig, _, ok = strings.Cut(fig, "</figure>")
 	require.True(t, ok)
 	assert.Equal(t, len(demoStrategies)-1, strings.Count(fig, `data-mark="bar"`))
-	assert.Equal(t, 2, strings.Count(fig, `<text class="undef"`), "a dash where its bar would start, wide and narrow")
+	assert.Equal(t, 4, strings.Count(fig, `<text class="undef"`), "a dash where its bar would start, in each drawing")
 	assert.Contains(t, srRows(fig), []string{"bm25", "bm25", "—", "", rhtml.Count(int(m.N))})
 	assert.NotContains(t, fig, "NaN")
 }

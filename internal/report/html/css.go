@@ -1,8 +1,9 @@
 package html
 
 // css is the whole style sheet: system fonts only, light and dark (by
-// prefers-color-scheme), one column below 1100 px, each chart's narrow
-// drawing in a chart box under 480 px (layout), and the Okabe–Ito
+// prefers-color-scheme), one column below 1100 px, each chart's drawing
+// nearest its box's width (layout; without container queries the wide one,
+// at most 640 px), and the Okabe–Ito
 // colour-blind-safe palette (lightened in dark mode) for the series.
 const css = `
 :root{--bg:#fff;--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--grid:#eaeef2;--panel:#f6f8fa;--accent:#0969da;
@@ -40,9 +41,13 @@ tbody th{font-weight:500}
 .ci{display:block;font-size:.8em;color:var(--muted)}
 .chart{margin:0 0 16px;min-width:0;container-type:inline-size}
 .chart figcaption{font-weight:600;margin:0 0 4px}
-.chart svg{display:block;width:100%;max-width:640px;height:auto;overflow:visible}
-.chart svg.narrow{display:none}
+.chart svg{display:block;width:100%;height:auto;overflow:visible}
+.chart svg.wide{max-width:640px}
+.chart svg.narrow,.chart svg.wider,.chart svg.widest{display:none}
 @container (max-width:479.98px){.chart svg.wide{display:none}.chart svg.narrow{display:block}}
+@container (min-width:480px){.chart svg.wide{max-width:none}}
+@container (min-width:720px){.chart svg.wide{display:none}.chart svg.wider{display:block}}
+@container (min-width:1080px){.chart svg.wider{display:none}.chart svg.widest{display:block}}
 .chart text{fill:var(--fg);font-size:14px;font-family:inherit}
 .chart .tick,.chart .axis-label,.chart .undef{fill:var(--muted)}
 .chart .gl{stroke:var(--grid);stroke-width:1}
