@@ -85,6 +85,7 @@ tbody th{font-weight:500}
 @media (max-width:480px){main{padding:10px}body{font-size:14px}th,td{padding:4px 5px}.num{white-space:normal;overflow-wrap:normal}.kpi-value{font-size:1.5em}}
 table.cards th,table.cards td,.rg-qtable th,.rg-qtable td,#rg-table th,#rg-table td,#rg-table2 th,#rg-table2 td{overflow-wrap:break-word}
 table.cards tbody th,.rg-qtable tbody th,table.cards .num,.rg-qtable .num,#rg-table .num,#rg-table2 .num,table.cards tbody th .ci{white-space:nowrap}
+@media (max-width:480px){.rg-qtable tbody th,.rg-qtable thead th.num{white-space:normal}}
 @media (max-width:700px){table.cards,table.cards tbody,table.cards tr,table.cards th,table.cards td,table.cards caption{display:block;width:auto}
 table.cards thead{display:none}table.cards tr{border:1px solid var(--line);border-radius:8px;margin:0 0 8px;padding:4px 10px}
 table.cards tbody th{white-space:normal;border-bottom:1px solid var(--line);padding:4px 0}
