@@ -268,6 +268,9 @@ func clip(s string, maxPx float64) string {
 
 func textWidth(s string) float64 { return float64(utf8.RuneCountInString(s)) * charW }
 
+// loneBand is the width of a lone point's interval band (user units).
+const loneBand = 8
+
 // markerW is a marker label's width relative to textWidth (12 px type
 // against the chart's 14).
 const markerW = 12.0 / 14
@@ -583,6 +586,15 @@ func (c LineChart) svg(s *strings.Builder, ax axis, lay layout) {
 				j := i
 				for j < len(l.Y) && inBand(j) {
 					j++
+				}
+				if j == i+1 {
+					// A lone point (its neighbours without an interval, or
+					// the only run): a polygon through it alone has no
+					// area, so its interval is a bar loneBand units wide.
+					x0, x1 := px(x(i)-loneBand/2), px(x(i)+loneBand/2)
+					d.WriteString("M" + x0 + " " + px(y(l.Hi[i])) + "H" + x1 + "V" + px(y(l.Lo[i])) + "H" + x0 + "Z")
+					i = j
+					continue
 				}
 				for m := i; m < j; m++ {
 					d.WriteString(map[bool]string{true: "M", false: "L"}[m == i] + px(x(m)) + " " + px(y(l.Hi[m])))

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,6 +15,8 @@ import (
 
 	"github.com/retrieval-gate/retrieval-gate/internal/browsertest"
 	"github.com/retrieval-gate/retrieval-gate/internal/cli"
+	"github.com/retrieval-gate/retrieval-gate/internal/history"
+	"github.com/retrieval-gate/retrieval-gate/internal/report/comparereport"
 	rhtml "github.com/retrieval-gate/retrieval-gate/internal/report/html"
 )
 
@@ -167,5 +171,36 @@ func TestUndefinedBarDashInBrowser(t *testing.T) {
 			require.NoError(t, json.Unmarshal(got.Result, &dashes))
 			assert.Equal(t, [][]string{{"—"}}, dashes, "no script %v, at %d px: one chart shown, one dash", noScript, got.Width)
 		}
+	}
+}
+
+// The dashboard's chart over the runs as its script draws it (the page's
+// own drawing is TestLoneBandHasWidth's): a strategy new in this run has one
+// point, and its interval shows as a band of some width, not a polygon
+// through one point. One load at 1400 px.
+func TestLoneBandInBrowser(t *testing.T) {
+	t.Parallel()
+	b := browsertest.Start(t)
+	r := demoResult(t)
+	recs := compareRuns(3, demoStrategies[:4], nil, 0) // hybrid+rerank is new in this run
+	var doc bytes.Buffer
+	require.NoError(t, comparereport.New(r).WriteJSON(&doc))
+	recs = append(recs, history.Record{Schema: history.Schema, Command: "compare", Commit: strings.Repeat("f", 40), Branch: "main",
+		Time: "2026-03-01T00:00:00Z", Document: doc.Bytes(), Fingerprint: recs[len(recs)-1].Fingerprint})
+	v, err := view(t, recs, "compare", "dcg_at_k")
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "lone.html")
+	require.NoError(t, os.WriteFile(path, renderOver(t, r, &v), 0o644))
+	const js = `(() => [...document.querySelectorAll("#rg-over svg path.band")].filter((p) => p.getClientRects().length > 0)
+  .map((p) => p.getAttribute("class") + " " + p.getBBox().width.toFixed(1)))()`
+	ms := browsertest.Measures(t, b, browsertest.Page{Name: "lone-band", Path: path, Widths: []int{1400}, Shots: []int{}, Script: js})
+	var got []string
+	require.NoError(t, json.Unmarshal(ms[0].Result, &got))
+	require.Len(t, got, len(demoStrategies), "a band per strategy")
+	for _, g := range got {
+		f := strings.Fields(g)
+		w, err := strconv.ParseFloat(f[len(f)-1], 64)
+		require.NoError(t, err)
+		assert.Greater(t, w, 1.0, "band %s", g)
 	}
 }

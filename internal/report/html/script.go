@@ -238,6 +238,12 @@ const over = (box, m, chosen) => {
         if (!band(ps, i)) { i++; continue; }
         let j = i;
         while (j < n && band(ps, j)) j++;
+        if (j === i + 1) { // a lone point: its interval as a bar (LineChart)
+          const x0 = r1(x(i) - 4), x1 = r1(x(i) + 4);
+          d += "M" + x0 + " " + r1(y(ps[i][2])) + "H" + x1 + "V" + r1(y(ps[i][1])) + "H" + x0 + "Z";
+          i = j;
+          continue;
+        }
         for (let k = i; k < j; k++) d += (k === i ? "M" : "L") + r1(x(k)) + " " + r1(y(ps[k][2]));
         for (let k = j - 1; k >= i; k--) d += "L" + r1(x(k)) + " " + r1(y(ps[k][1]));
         d += "Z";
