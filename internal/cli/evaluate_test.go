@@ -93,7 +93,7 @@ func TestEvaluateWithReranker(t *testing.T) {
 			assert.Contains(t, string(page), "Base vs reranker")
 			// Each reranked strategy drawn beside its base, in its colour, dashed.
 			assert.Regexp(t, `<li><span class="sw c(\d) dashed"></span>dense\+rerank</li>`, string(page))
-			assert.Equal(t, 2*3, strings.Count(string(page), `hatch" x=`), "three in each drawing of the chart, wide and narrow")
+			assert.Equal(t, 4*3, strings.Count(string(page), `hatch" x=`), "three in each of the chart's four drawings")
 
 			assertEvaluateDirDocumented(t, out, names)
 		})

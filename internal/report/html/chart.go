@@ -103,45 +103,49 @@ func (c LineChart) hasBands() bool {
 	return false
 }
 
-// Every chart is drawn twice, in one figure: wide (560 user units) and
-// narrow (360), each SVG scaled to its box. The style sheet shows the narrow
-// one in a chart box under 480 px (a phone's: 370 px at 390), where the wide
-// one's 14-unit text would be 9 px; the narrow one's is 14 px there (12 px
-// at 320), the wide one's 12–16 px in a box of 480–640 px. The narrow one
-// carries neither the marks' hover text nor their data-mark (a phone does
-// not hover; the page's marks are counted once): its text and its marks,
-// and the table for screen readers beside them, are the wide one's.
+// Every chart is drawn four times, in one figure, each SVG scaled to its
+// box: narrow (360 user units), wide (560), wider (840) and widest (1200).
+// The style sheet shows the one whose width is nearest its chart box's, so
+// that the chart fills its box with its 14-unit text at 12–18 px: narrow in a
+// box under 480 px (a phone's: 370 px at 390, where the wide one's text
+// would be 9 px; 14 px there, 12 px at 320), wide in one of 480–720 px,
+// wider in one of 720–1080 (818 px at 850: 13.6 px) and widest above (1288
+// px, the page's widest, at 1400: 15 px). Only the wide one carries the
+// marks' data-mark (the page's marks are counted once); the narrow one has
+// no hover text either (a phone does not hover): the table for screen
+// readers beside them is the wide one's.
 type layout struct {
 	w        float64 // the viewBox's width, user units
 	labelMax float64 // a bar chart's category labels are clipped to this width
-	narrow   bool
+	class    string  // the SVG's class, which the style sheet shows by its box's width
+	tips     bool    // the marks carry their hover text
+	marks    bool    // the marks carry data-mark
 }
 
 var (
-	wide   = layout{w: chartW, labelMax: 180}
-	narrow = layout{w: 360, labelMax: 140, narrow: true}
+	wide    = layout{w: chartW, labelMax: 180, class: "wide", tips: true, marks: true}
+	narrow  = layout{w: 360, labelMax: 140, class: "narrow"}
+	wider   = layout{w: 840, labelMax: 240, class: "wider", tips: true}
+	widest  = layout{w: 1200, labelMax: 300, class: "widest", tips: true}
+	layouts = []layout{wide, narrow, wider, widest}
 )
 
 // open is the SVG element of a chart of this layout.
 func (l layout) open(height float64, title string) string {
-	cls := "wide"
-	if l.narrow {
-		cls = "narrow"
-	}
-	return `<svg class="` + cls + `" viewBox="0 0 ` + px(l.w) + " " + px(height) + `" role="img" aria-label="` + Esc(title) + `" focusable="false">` + "\n"
+	return `<svg class="` + l.class + `" viewBox="0 0 ` + px(l.w) + " " + px(height) + `" role="img" aria-label="` + Esc(title) + `" focusable="false">` + "\n"
 }
 
 // mark is the data-mark attribute of a mark of kind (the wide chart's alone).
 func (l layout) mark(kind string) string {
-	if l.narrow {
+	if !l.marks {
 		return ""
 	}
 	return ` data-mark="` + kind + `"`
 }
 
-// tip is a mark's hover text, as the first child of its element (the wide chart's alone).
+// tip is a mark's hover text, as the first child of its element (none in the narrow chart).
 func (l layout) tip(text string) string {
-	if l.narrow {
+	if !l.tips {
 		return ""
 	}
 	return "<title>" + Esc(text) + "</title>"
@@ -158,7 +162,7 @@ func labelEvery(gap, widest float64) int {
 }
 
 const (
-	chartW    = 560 // the wide chart's SVG user units; the SVG scales to its box (at most 640 px wide)
+	chartW    = 560 // the wide chart's SVG user units; the SVG scales to its box (480–720 px wide)
 	charW     = 7.7 // average width of a 14-unit sans-serif character
 	barH      = 18
 	barGap    = 3
@@ -264,6 +268,9 @@ func clip(s string, maxPx float64) string {
 
 func textWidth(s string) float64 { return float64(utf8.RuneCountInString(s)) * charW }
 
+// loneBand is the width of a lone point's interval band (user units).
+const loneBand = 8
+
 // markerW is a marker label's width relative to textWidth (12 px type
 // against the chart's 14).
 const markerW = 12.0 / 14
@@ -323,8 +330,9 @@ func (p *Page) BarChart(c BarChart) {
 	} else {
 		p.legend(c.Series, false)
 	}
-	c.svg(&s, ax, wide)
-	c.svg(&s, ax, narrow)
+	for _, lay := range layouts {
+		c.svg(&s, ax, lay)
+	}
 	// Table fallback.
 	s.WriteString(`<div class="sr-only"><table><caption>` + Esc(c.Title) + `</caption><thead><tr><th scope="col">category</th><th scope="col">series</th><th scope="col">` + Esc(c.Measure) + `</th><th scope="col">95% CI</th><th scope="col">n</th></tr></thead><tbody>`)
 	for _, cat := range c.Categories {
@@ -458,8 +466,9 @@ func (p *Page) LineChart(c LineChart) {
 	p.raw(`<figure class="chart" aria-labelledby="` + id + `-t"><figcaption id="` + id + `-t">` + Esc(c.Title) + "</figcaption>\n")
 	p.legend(c.Series, true)
 	var s strings.Builder
-	c.svg(&s, ax, wide)
-	c.svg(&s, ax, narrow)
+	for _, lay := range layouts {
+		c.svg(&s, ax, lay)
+	}
 	// The table: every point with its value, interval and n, as the bar
 	// charts' tables; a value undefined at a point is "—" with its n. A
 	// chart without interval bands (compare's mean relevance by rank: no
@@ -578,6 +587,15 @@ func (c LineChart) svg(s *strings.Builder, ax axis, lay layout) {
 				for j < len(l.Y) && inBand(j) {
 					j++
 				}
+				if j == i+1 {
+					// A lone point (its neighbours without an interval, or
+					// the only run): a polygon through it alone has no
+					// area, so its interval is a bar loneBand units wide.
+					x0, x1 := px(x(i)-loneBand/2), px(x(i)+loneBand/2)
+					d.WriteString("M" + x0 + " " + px(y(l.Hi[i])) + "H" + x1 + "V" + px(y(l.Lo[i])) + "H" + x0 + "Z")
+					i = j
+					continue
+				}
 				for m := i; m < j; m++ {
 					d.WriteString(map[bool]string{true: "M", false: "L"}[m == i] + px(x(m)) + " " + px(y(l.Hi[m])))
 				}
@@ -611,16 +629,16 @@ func (c LineChart) svg(s *strings.Builder, ax axis, lay layout) {
 		if sr.Dotted {
 			cls += " dotted"
 		}
-		if lay.narrow {
+		if !lay.tips {
 			s.WriteString(`<path class="` + cls + `" d="` + d.String() + `"/>` + "\n")
 		} else {
-			s.WriteString(`<path data-mark="line" class="` + cls + `" d="` + d.String() + `"><title>` + Esc(sr.Name) + "</title></path>\n")
+			s.WriteString(`<path` + lay.mark("line") + ` class="` + cls + `" d="` + d.String() + `"><title>` + Esc(sr.Name) + "</title></path>\n")
 		}
 		for i, v := range l.Y {
 			if math.IsNaN(v) {
 				continue
 			}
-			if lay.narrow {
+			if !lay.tips {
 				s.WriteString(`<circle class="pt ` + col + `" cx="` + px(x(i)) + `" cy="` + px(y(v)) + `" r="3"/>`)
 				continue
 			}
@@ -634,7 +652,7 @@ func (c LineChart) svg(s *strings.Builder, ax axis, lay layout) {
 			if i < len(l.Label) && l.Label[i] != "" {
 				tip += ", " + l.Label[i]
 			}
-			s.WriteString(`<circle data-mark="point" class="pt ` + col + `" cx="` + px(x(i)) + `" cy="` + px(y(v)) + `" r="3"><title>` + Esc(tip) + "</title></circle>")
+			s.WriteString(`<circle` + lay.mark("point") + ` class="pt ` + col + `" cx="` + px(x(i)) + `" cy="` + px(y(v)) + `" r="3"><title>` + Esc(tip) + "</title></circle>")
 		}
 		s.WriteString("\n")
 	}

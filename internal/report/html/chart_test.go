@@ -3,6 +3,8 @@ package html_test
 import (
 	"bytes"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -59,8 +61,9 @@ func TestChartTablesCarryN(t *testing.T) {
 			if c.name != "lines with a band" {
 				assert.Equal(t, 1, strings.Count(s, `data-mark="bar"`)+strings.Count(s, `data-mark="point"`), "the defined value alone is drawn")
 			}
-			if c.name == "bars" { // the undefined bar's dash, in the wide drawing (with its hover text) and the narrow
-				assert.Equal(t, 2, strings.Count(s, `<text class="undef" x="`), s)
+			if c.name == "bars" { // the undefined bar's dash, in each of the four drawings (with its hover text in all but the narrow)
+				assert.Equal(t, 4, strings.Count(s, `<text class="undef" x="`), s)
+				assert.Equal(t, 3, strings.Count(s, `<title>type: empty · hit@5: hit@5 undefined, n = 0</title><text class="undef"`), s)
 				assert.Contains(t, s, `<title>type: empty · hit@5: hit@5 undefined, n = 0</title><text class="undef"`)
 			}
 		})
@@ -78,7 +81,7 @@ func TestCompareDashboardUndefinedBar(t *testing.T) {
 	fig, _, ok = strings.Cut(fig, "</figure>")
 	require.True(t, ok)
 	assert.Equal(t, len(demoStrategies)-1, strings.Count(fig, `data-mark="bar"`))
-	assert.Equal(t, 2, strings.Count(fig, `<text class="undef"`), "a dash where its bar would start, wide and narrow")
+	assert.Equal(t, 4, strings.Count(fig, `<text class="undef"`), "a dash where its bar would start, in each drawing")
 	assert.Contains(t, srRows(fig), []string{"bm25", "bm25", "—", "", rhtml.Count(int(m.N))})
 	assert.NotContains(t, fig, "NaN")
 }
@@ -97,4 +100,54 @@ func undefinedBM25(t *testing.T) ([]byte, comparereport.Summary) {
 	var b bytes.Buffer
 	require.NoError(t, rhtml.CompareHTML(&b, doc, r, nil))
 	return b.Bytes(), m
+}
+
+// A point whose interval stands alone (its neighbours without one, or the
+// only run of a history) shows it: each band subpath of every drawing spans
+// some width. A polygon through the one point had none, so a history whose
+// runs changed k (each line one point) showed no interval at all.
+func TestLoneBandHasWidth(t *testing.T) {
+	nan := math.NaN()
+	for _, c := range []struct {
+		name   string
+		y      []float64
+		lo, hi []float64
+		paths  int // band subpaths in each drawing
+	}{
+		{"the only run", []float64{0.5}, []float64{0.4}, []float64{0.6}, 1},
+		{"between runs without one", []float64{0.5, 0.6, 0.7}, []float64{nan, 0.5, nan}, []float64{nan, 0.7, nan}, 1},
+		{"a run of two and a lone one", []float64{0.5, 0.6, nan, 0.7}, []float64{0.4, 0.5, nan, 0.6}, []float64{0.6, 0.7, nan, 0.8}, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := rhtml.NewPage("t")
+			x := make([]string, len(c.y))
+			for i := range x {
+				x[i] = string(rune('1' + i))
+			}
+			p.LineChart(rhtml.LineChart{Title: "per run", XLabel: "run", YLabel: "mean", X: x, Series: []rhtml.Series{{Name: "a"}},
+				Lines: []rhtml.Line{{Series: 0, Y: c.y, Lo: c.lo, Hi: c.hi}}})
+			var b bytes.Buffer
+			_, err := p.WriteTo(&b)
+			require.NoError(t, err)
+			bands := regexp.MustCompile(`<path[^>]* class="band c0" d="([^"]*)"`).FindAllStringSubmatch(b.String(), -1)
+			require.Len(t, bands, 4, "one band in each drawing")
+			for _, band := range bands {
+				subs := strings.Split(strings.TrimPrefix(band[1], "M"), "M")
+				require.Len(t, subs, c.paths, band[1])
+				for _, sub := range subs {
+					lo, hi := math.Inf(1), math.Inf(-1)
+					// The x of each command: M and L carry "x y", H carries x, V none.
+					for _, cmd := range regexp.MustCompile(`(^|[LHV])([-\d.]+)`).FindAllStringSubmatch(sub, -1) {
+						if cmd[1] == "V" {
+							continue
+						}
+						v, err := strconv.ParseFloat(cmd[2], 64)
+						require.NoError(t, err)
+						lo, hi = math.Min(lo, v), math.Max(hi, v)
+					}
+					assert.Greater(t, hi-lo, 1.0, "band %q spans no width", sub)
+				}
+			}
+		})
+	}
 }

@@ -1,8 +1,9 @@
 package html
 
 // css is the whole style sheet: system fonts only, light and dark (by
-// prefers-color-scheme), one column below 1100 px, each chart's narrow
-// drawing in a chart box under 480 px (layout), and the Okabe–Ito
+// prefers-color-scheme), one column below 1100 px, each chart's drawing
+// nearest its box's width (layout; without container queries the wide one,
+// at most 640 px), and the Okabe–Ito
 // colour-blind-safe palette (lightened in dark mode) for the series.
 const css = `
 :root{--bg:#fff;--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--grid:#eaeef2;--panel:#f6f8fa;--accent:#0969da;
@@ -40,9 +41,13 @@ tbody th{font-weight:500}
 .ci{display:block;font-size:.8em;color:var(--muted)}
 .chart{margin:0 0 16px;min-width:0;container-type:inline-size}
 .chart figcaption{font-weight:600;margin:0 0 4px}
-.chart svg{display:block;width:100%;max-width:640px;height:auto;overflow:visible}
-.chart svg.narrow{display:none}
+.chart svg{display:block;width:100%;height:auto;overflow:visible}
+.chart svg.wide{max-width:640px}
+.chart svg.narrow,.chart svg.wider,.chart svg.widest{display:none}
 @container (max-width:479.98px){.chart svg.wide{display:none}.chart svg.narrow{display:block}}
+@container (min-width:480px){.chart svg.wide{max-width:none}}
+@container (min-width:720px){.chart svg.wide{display:none}.chart svg.wider{display:block}}
+@container (min-width:1080px){.chart svg.wider{display:none}.chart svg.widest{display:block}}
 .chart text{fill:var(--fg);font-size:14px;font-family:inherit}
 .chart .tick,.chart .axis-label,.chart .undef{fill:var(--muted)}
 .chart .gl{stroke:var(--grid);stroke-width:1}
@@ -80,6 +85,7 @@ tbody th{font-weight:500}
 @media (max-width:480px){main{padding:10px}body{font-size:14px}th,td{padding:4px 5px}.num{white-space:normal;overflow-wrap:normal}.kpi-value{font-size:1.5em}}
 table.cards th,table.cards td,.rg-qtable th,.rg-qtable td,#rg-table th,#rg-table td,#rg-table2 th,#rg-table2 td{overflow-wrap:break-word}
 table.cards tbody th,.rg-qtable tbody th,table.cards .num,.rg-qtable .num,#rg-table .num,#rg-table2 .num,table.cards tbody th .ci{white-space:nowrap}
+@media (max-width:480px){.rg-qtable tbody th,.rg-qtable thead th.num{white-space:normal}}
 @media (max-width:700px){table.cards,table.cards tbody,table.cards tr,table.cards th,table.cards td,table.cards caption{display:block;width:auto}
 table.cards thead{display:none}table.cards tr{border:1px solid var(--line);border-radius:8px;margin:0 0 8px;padding:4px 10px}
 table.cards tbody th{white-space:normal;border-bottom:1px solid var(--line);padding:4px 0}

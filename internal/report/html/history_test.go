@@ -133,7 +133,7 @@ func TestHistoryDCGScale(t *testing.T) {
 	assert.Contains(t, page, "measure DCG@10 (of 31.805)</p>")
 	assert.Contains(t, page, "<h2>DCG@10 (of 31.805) over the runs</h2>")
 	assert.Contains(t, page, `transform="rotate(-90 14 117)">DCG@10 (of 31.805)</text>`)
-	assert.Equal(t, 4, strings.Count(page, " of 31.805 (95% CI "), "every point")
+	assert.Equal(t, 3*4, strings.Count(page, " of 31.805 (95% CI "), "every point, in each drawing with hover text")
 
 	// The first run recorded without a relevance scale nor max_dcg_at_k.
 	var d map[string]any
@@ -143,7 +143,7 @@ func TestHistoryDCGScale(t *testing.T) {
 	page = string(historyPage(t, recs))
 	assert.Contains(t, page, "<h2>DCG@10 ("+rhtml.MixedMaxNote+") over the runs</h2>")
 	assert.Contains(t, page, "run 2026-01-01 0000000: 0.500, max unknown (95% CI ")
-	assert.Equal(t, 3, strings.Count(page, " of 31.805 (95% CI "))
+	assert.Equal(t, 3*3, strings.Count(page, " of 31.805 (95% CI "))
 }
 
 // Runs that published their report (a history on a branch) link to it; a
@@ -513,9 +513,9 @@ func TestHistoryChartView(t *testing.T) {
 	names := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
 	v := bigHistory(50000, names)
 	cv, full, older, step = v.ChartView()
-	require.Equal(t, 750, full) // 6,000 points / 8 series
-	require.Equal(t, 50000-750, older)
-	require.Equal(t, 197, step) // 250 older points at most
+	require.Equal(t, 500, full) // 4,000 points / 8 series
+	require.Equal(t, 50000-500, older)
+	require.Equal(t, 396, step) // 125 older points at most
 	summarised := (older + step - 1) / step
 	require.Len(t, cv.Runs, summarised+full)
 	assert.Equal(t, v.Runs[len(v.Runs)-full:], cv.Runs[summarised:], "the newest runs in full")
@@ -526,8 +526,8 @@ func TestHistoryChartView(t *testing.T) {
 		assert.False(t, math.IsNaN(s.Lo[summarised]), "intervals on the full runs")
 	}
 	assert.Equal(t, v.Runs[step-1].Commit, cv.Runs[0].Commit, "and its commit")
-	// The first group is runs 1..197 (the last of them charted); run 998
-	// (index 997) changed its inputs: the group of runs 986..1182 carries it.
+	// The first group is runs 1..396 (the last of them charted); run 998
+	// (index 997) changed its inputs: the group of runs 793..1188 carries it.
 	assert.Equal(t, v.Runs[step-1].Line, cv.Runs[0].Line)
 	assert.Nil(t, cv.Runs[0].Changed)
 	assert.Equal(t, []string{"qrels"}, cv.Runs[997/step].Changed)
@@ -554,11 +554,11 @@ func TestHistoryBoundedInBrowser(t *testing.T) {
 	// one; none where the chart is drawn narrow (a phone's: no pointer
 	// hovers, and the narrow drawing carries no hover text).
 	const hover = `(() => {
-  const svg = document.querySelector("figure.chart svg.wide");
-  if (!svg.getClientRects().length) return document.querySelector("figure.chart svg.narrow title") ? null : [];
-  const lines = [...svg.querySelectorAll('path[data-mark="line"]')].map((p) => p.querySelector("title").textContent);
+  const svg = [...document.querySelectorAll("figure.chart svg")].find((s) => s.getClientRects().length > 0);
+  if (svg.classList.contains("narrow")) return svg.querySelector("title") ? null : [];
+  const lines = [...svg.querySelectorAll("path.line")].map((p) => p.querySelector("title").textContent);
   return lines.map((name) => {
-    const pt = [...svg.querySelectorAll('circle[data-mark="point"]')].find((c) => c.querySelector("title").textContent.startsWith(name + " · "));
+    const pt = [...svg.querySelectorAll("circle.pt")].find((c) => c.querySelector("title").textContent.startsWith(name + " · "));
     pt.scrollIntoView({block: "center"});
     const r = pt.getBoundingClientRect();
     let el = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
@@ -566,14 +566,14 @@ func TestHistoryBoundedInBrowser(t *testing.T) {
     return {name, tip: el ? [...el.children].find((k) => k.tagName === "title").textContent : null};
   });
 })()`
-	// 1,000 full runs (6,000 points / 3 series, capped); the 49,000 older in
-	// groups of 74 (666 points at most): 663 points.
+	// 1,000 full runs (4,000 points / 3 series, capped); the 49,000 older in
+	// groups of 148 (333 points at most): 332 points.
 	ms := browsertest.Check(t, b, browsertest.Page{Name: "history-bounded", Path: path, Widths: []int{390, 1400}, Shots: []int{390}, Script: hover, Marks: map[string]int{
 		`path[data-mark="line"]`:    3,
-		`circle[data-mark="point"]`: 3 * (1000 + 663),
+		`circle[data-mark="point"]`: 3 * (1000 + 332),
 		`path[data-mark="band"]`:    3,
 	}})
-	assert.Equal(t, "bm25 · run "+v.Runs[73].Time[:10]+" c000074: "+rhtml.Fmt(v.Series[0].Y[73])+", max unknown (95% CI "+rhtml.FmtCI([2]float64{v.Series[0].Lo[73], v.Series[0].Hi[73]})+"), n = 300 · c000074 · the last of runs #1–#74",
+	assert.Equal(t, "bm25 · run "+v.Runs[147].Time[:10]+" c000148: "+rhtml.Fmt(v.Series[0].Y[147])+", max unknown (95% CI "+rhtml.FmtCI([2]float64{v.Series[0].Lo[147], v.Series[0].Hi[147]})+"), n = 300 · c000148 · the last of runs #1–#148",
 		firstTip(t, page.String(), "bm25"), "the first point's own tooltip")
 	for _, m := range ms {
 		var got []struct{ Name, Tip string }

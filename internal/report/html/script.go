@@ -100,12 +100,13 @@ const bars = (box, run, m) => {
   const r1 = (v) => Math.round(v * 10) / 10;
   const title = scaled(m) + " per strategy (95% CI whiskers), " + run.label;
   const shown = (g) => (pairs ? g : [g[0] || g[1]]);
-  // The chart in a layout, as the page draws it (layout): wide, and narrow
-  // without the marks' hover text and data-mark.
-  const draw = (W, labelMax, narrow) => {
+  // The chart in a layout, as the page draws it (layout): the wide one with
+  // the marks' data-mark, every one but the narrow with their hover text.
+  const draw = (W, labelMax, cls) => {
+    const tips = cls !== "narrow", marks = cls === "wide";
     const labelW = Math.min(Math.max(0, ...gs.map((g) => nameOf(g).length * cw)), labelMax) + 8;
     const x = (v) => labelW + (v / top) * (W - room - labelW);
-    const svg = el(SVG, "svg", {class: narrow ? "narrow" : "wide", viewBox: "0 0 " + W + " " + r1(H), role: "img", "aria-label": title, focusable: "false"});
+    const svg = el(SVG, "svg", {class: cls, viewBox: "0 0 " + W + " " + r1(H), role: "img", "aria-label": title, focusable: "false"});
     // A line at every tick, a label at as many as fit (labelEvery).
     const widest = Math.max(0, ...A.ticks.map((l) => l.length * cw)), step = A.ticks.length > 1 ? x(A.lo + A.step) - x(A.lo) : 0;
     let every = 1;
@@ -130,13 +131,13 @@ const bars = (box, run, m) => {
         const by = y0 + slot * (barH + gap);
         if (p[0] === null) { // undefined: the tables' dash where the bar would start (as the page draws it)
           const dash = el(SVG, "text", {class: "undef", x: r1(labelW + 4), y: r1(by + barH / 2 + 4)}, D.missing);
-          svg.append(narrow ? el(SVG, "g", {}, dash) : el(SVG, "g", {}, el(SVG, "title", {}, s.name + ": " + m.label + " undefined, n = " + count(p)), dash));
+          svg.append(!tips ? el(SVG, "g", {}, dash) : el(SVG, "g", {}, el(SVG, "title", {}, s.name + ": " + m.label + " undefined, n = " + count(p)), dash));
           return;
         }
         const tip = s.name + ": " + m.label + " " + num(p) + (p[1] !== null ? " (95% CI " + flagged(p) + ")" : "") + ", n = " + count(p);
         const rect = {class: "bar " + c + (dashed ? " hatch" : ""), x: r1(labelW), y: r1(by), width: r1(Math.max(x(p[0]) - labelW, 0)), height: barH};
-        const gEl = narrow ? el(SVG, "g", {}, el(SVG, "rect", rect))
-          : el(SVG, "g", {}, el(SVG, "title", {}, tip), el(SVG, "rect", {"data-mark": "bar", "data-strategy": s.name, "data-value": num(p), ...rect}));
+        const gEl = !tips ? el(SVG, "g", {}, el(SVG, "rect", rect))
+          : el(SVG, "g", {}, el(SVG, "title", {}, tip), el(SVG, "rect", marks ? {"data-mark": "bar", "data-strategy": s.name, "data-value": num(p), ...rect} : rect));
         let end = x(p[0]);
         if (p[1] !== null && p[2] !== null) {
           const l = r1(x(p[1])), r = r1(x(p[2])), my = r1(by + barH / 2);
@@ -162,7 +163,7 @@ const bars = (box, run, m) => {
   const head = el(null, "tr", {}, ...["strategy", m.label, "95% CI", "n"].map((h) => el(null, "th", {scope: "col"}, h)));
   const kids = [el(null, "figcaption", {}, title)];
   if (legend.children.length > 1) kids.push(legend);
-  kids.push(draw(560, 180, false), draw(360, 140, true), el(null, "div", {class: "sr-only"}, el(null, "table", {}, el(null, "caption", {}, title), el(null, "thead", {}, head), rows)));
+  kids.push(draw(560, 180, "wide"), draw(360, 140, "narrow"), draw(840, 240, "wider"), draw(1200, 300, "widest"), el(null, "div", {class: "sr-only"}, el(null, "table", {}, el(null, "caption", {}, title), el(null, "thead", {}, head), rows)));
   box.replaceChildren(el(null, "figure", {class: "chart"}, ...kids));
 };
 // The chart over the runs of one measure, as the page draws it (runsChart):
@@ -200,13 +201,14 @@ const over = (box, m, chosen) => {
     return {name, c, style: (dashed ? " dashed" : "") + (dotted ? " dotted" : ""), ps: D.runs.map((r) => at(r, name))};
   });
   const ok = (ps, i) => ps[i] && ps[i][0] !== null, band = (ps, i) => ok(ps, i) && ps[i][1] !== null && ps[i][2] !== null;
-  // The chart in a layout, as the page draws it (layout): wide, and narrow
-  // without the marks' hover text and data-mark.
-  const draw = (W, narrow) => {
+  // The chart in a layout, as the page draws it (layout): the wide one with
+  // the marks' data-mark, every one but the narrow with their hover text.
+  const draw = (W, cls) => {
+    const tips = cls !== "narrow", marks = cls === "wide";
     const x = (i) => (n <= 1 ? (left + W - right) / 2 : left + (i / (n - 1)) * (W - right - left));
-    const svg = el(SVG, "svg", {class: narrow ? "narrow" : "wide", viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": title, focusable: "false"});
-    const tip = (...kids) => (narrow ? [] : [el(SVG, "title", {}, ...kids)]);
-    const mark = (kind) => (narrow ? {} : {"data-mark": kind});
+    const svg = el(SVG, "svg", {class: cls, viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": title, focusable: "false"});
+    const tip = (...kids) => (tips ? [el(SVG, "title", {}, ...kids)] : []);
+    const mark = (kind) => (marks ? {"data-mark": kind} : {});
     A.ticks.forEach((label, i) => {
       const t = alo + i * A.step;
       svg.append(el(SVG, "line", {class: "gl", x1: left, x2: r1(W - right), y1: r1(y(t)), y2: r1(y(t))}),
@@ -236,6 +238,12 @@ const over = (box, m, chosen) => {
         if (!band(ps, i)) { i++; continue; }
         let j = i;
         while (j < n && band(ps, j)) j++;
+        if (j === i + 1) { // a lone point: its interval as a bar (LineChart)
+          const x0 = r1(x(i) - 4), x1 = r1(x(i) + 4);
+          d += "M" + x0 + " " + r1(y(ps[i][2])) + "H" + x1 + "V" + r1(y(ps[i][1])) + "H" + x0 + "Z";
+          i = j;
+          continue;
+        }
         for (let k = i; k < j; k++) d += (k === i ? "M" : "L") + r1(x(k)) + " " + r1(y(ps[k][2]));
         for (let k = j - 1; k >= i; k--) d += "L" + r1(x(k)) + " " + r1(y(ps[k][1]));
         d += "Z";
@@ -249,9 +257,9 @@ const over = (box, m, chosen) => {
         if (!ok(ps, i)) return;
         const r = D.runs[i];
         const pt = {class: "pt " + c, cx: r1(x(i)), cy: r1(y(p[0])), r: 3};
-        if (narrow) { svg.append(el(SVG, "circle", pt)); return; }
+        if (!tips) { svg.append(el(SVG, "circle", pt)); return; }
         const text = name + " \u00b7 run " + r.x + ": " + num(p) + (dcg ? r.tip : "") + (band(ps, i) ? " (95% CI " + ci(p) + ")" : "") + ", n = " + count(p) + " \u00b7 " + r.commit;
-        svg.append(el(SVG, "circle", {"data-mark": "point", "data-value": num(p), ...pt}, el(SVG, "title", {}, text)));
+        svg.append(el(SVG, "circle", marks ? {"data-mark": "point", "data-value": num(p), ...pt} : pt, el(SVG, "title", {}, text)));
       });
     }
     return svg;
@@ -270,7 +278,7 @@ const over = (box, m, chosen) => {
   const head = el(null, "tr", {}, ...["series", "run", axis, "95% CI", "n"].map((h) => el(null, "th", {scope: "col"}, h)));
   const kids = [el(null, "figcaption", {}, title)];
   if (names.length > 1) kids.push(legend);
-  kids.push(draw(560, false), draw(360, true), el(null, "div", {class: "sr-only"}, el(null, "table", {}, el(null, "caption", {}, title), el(null, "thead", {}, head), rows)));
+  kids.push(draw(560, "wide"), draw(360, "narrow"), draw(840, "wider"), draw(1200, "widest"), el(null, "div", {class: "sr-only"}, el(null, "table", {}, el(null, "caption", {}, title), el(null, "thead", {}, head), rows)));
   fig.replaceWith(el(null, "figure", {class: "chart"}, ...kids));
 };
 // A list of the best or worst queries, as the page draws it (queryTable):
