@@ -2,12 +2,16 @@ package gate_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/retrieval-gate/retrieval-gate/gate"
+	"github.com/retrieval-gate/retrieval-gate/internal/retrieve/store/chroma/chromatest"
 )
 
 // Check the demo's retrieved cases against its knowledge base, with a floor
@@ -140,4 +144,34 @@ func ExampleKB_Skipped() {
 	// DIR/billing.md: a symbolic link that cannot be resolved
 	// verdict: pass
 	// warning: knowledge base: skipped DIR/billing.md: a symbolic link that cannot be resolved
+}
+
+// A temporary collection Live could not delete: the run's report is complete
+// and returned, and the error, a *gate.CleanupError, says that the collection
+// is left on the server (its name in the message: delete it there). The
+// server here is a Chroma stand-in that refuses every delete.
+func ExampleCleanupError() {
+	standIn := chromatest.NewStandIn("", "")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			chromatest.WriteJSON(w, http.StatusForbidden, map[string]string{"detail": "Forbidden"})
+			return
+		}
+		standIn.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	cases := strings.NewReader(`{"id": "a", "query": "reset my password", "gold": ["en-reset"]}` + "\n")
+	rep, err := gate.Live(context.Background(), gate.LiveOptions{
+		KB: "../testdata/demo/kb", Cases: cases, Strategy: gate.StrategyDense, StoreURL: srv.URL,
+	})
+	var ce *gate.CleanupError
+	if errors.As(err, &ce) {
+		fmt.Println("cleanup failed:", strings.Contains(err.Error(), "failed to delete temporary chroma collection"))
+		fmt.Println("report of the run:", rep.Verdict() != "")
+	} else if err != nil {
+		panic(err)
+	}
+	// Output:
+	// cleanup failed: true
+	// report of the run: true
 }

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -144,8 +145,11 @@ func (o *LiveOptions) retrieval() (retrieve.RunOptions, error) {
 // "pt-BR" cards). The report is the one of `retrieve` followed by `check` (the
 // cases' file name is the Cases reader's Name(), else "stdin"). A temporary
 // collection of a store with a server is deleted at the end, also after an
-// error or once ctx is cancelled (the delete then has 0.3 s at most); a
-// delete that fails is not reported, and leaves the collection on the server.
+// error or once ctx is cancelled (the delete then has 0.3 s at most). A
+// delete that fails leaves the collection on the server, and Live returns a
+// *CleanupError that says so: with the Report when the run itself ended (the
+// report is complete, its verdict stands), joined to the run's error when
+// the run failed; errors.As tells it apart.
 func Live(ctx context.Context, o LiveOptions) (*Report, error) {
 	rep, err := live(ctx, o)
 	return rep, guard.Error(err)
@@ -174,17 +178,54 @@ func live(ctx context.Context, o LiveOptions) (*Report, error) {
 	// The retrieved cases stream into the check through a pipe.
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
+	var cleanup error // read once done has been received
 	go func() {
-		_, err := retrieve.Run(ctx, retrieve.In{KB: kb.kb, Cases: o.Cases, CasesName: name, Out: pw, OutName: "the check's input"}, ro)
+		in := retrieve.In{KB: kb.kb, Cases: o.Cases, CasesName: name, Out: pw, OutName: "the check's input",
+			CleanupFailed: func(err error) { cleanup = &CleanupError{Err: err} }}
+		_, err := retrieve.Run(ctx, in, ro)
 		_ = pw.CloseWithError(err) // always nil
 		done <- err
 	}()
 	rep, err := Check(ctx, namedReader{pr, name}, kb, o.Check)
 	_ = pr.CloseWithError(errCheckEnded) // unblocks the writer after an early error (always nil)
 	if rerr := <-done; rerr != nil && !errors.Is(rerr, errCheckEnded) {
-		return nil, optionError(rerr) // the retrieval's error is the cause
+		return nil, withCleanup(optionError(rerr), cleanup) // the retrieval's error is the cause
 	}
-	return rep, err
+	return rep, withCleanup(err, cleanup)
+}
+
+// withCleanup is the run's error err with the cleanup's joined to it (each
+// of them alone when the other is nil).
+func withCleanup(err, cleanup error) error {
+	if err == nil || cleanup == nil {
+		return cmp.Or(err, cleanup)
+	}
+	return errors.Join(err, cleanup)
+}
+
+// CleanupError is the failure of Live's cleanup: the temporary collection it
+// created in a store with a server could not be deleted, and is left there
+// (Err names it: delete it on the server). Live returns it with a complete
+// Report when the run ended, joined to the run's error when the run failed.
+type CleanupError struct {
+	Err error
+}
+
+// Error is the cleanup's error; a zero (or nil) CleanupError's says that a
+// cleanup failed, naming nothing.
+func (e *CleanupError) Error() string {
+	if e == nil || e.Err == nil {
+		return "gate: cleanup: a temporary collection was not deleted"
+	}
+	return "gate: cleanup: " + e.Err.Error()
+}
+
+// Unwrap is Err (nil for a nil CleanupError).
+func (e *CleanupError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
 }
 
 // errCheckEnded stops the retrieval when Check has stopped reading.

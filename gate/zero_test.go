@@ -83,6 +83,10 @@ func TestZeroValues(t *testing.T) {
 			"WriteTextVerbose": writeErr(zeroReport), "WriteHTML": writeErr(zeroReport),
 		}},
 		{"gate.Report", "nil", (*gate.Report)(nil), nil},
+		{"gate.CleanupError", "zero", &gate.CleanupError{}, map[string][]any{
+			"Error": {"gate: cleanup: a temporary collection was not deleted"}, "Unwrap": {nil},
+		}},
+		{"gate.CleanupError", "nil", (*gate.CleanupError)(nil), nil},
 		{"gate.KB", "zero", &gate.KB{}, map[string][]any{"Skipped": {[]string(nil)}}},
 		{"gate.KB", "nil", (*gate.KB)(nil), nil},
 		{"gate.LiveOptions", "zero", gate.LiveOptions{}, map[string][]any{

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -226,9 +227,15 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	if err := evaluate.WriteStages(stagesOut, plan.Stages(&o.Options, o.comment.args()...), notes...); err != nil {
 		return err
 	}
+	// An earlier run's files in DIR go as stages.txt is published, so that
+	// DIR never mixes two runs (a stage that fails, a run that writes fewer
+	// files: given cases, no reranker).
+	stale := &staleFiles{}
+	outs.Append(stale.remove(o.Out))
 	if err := outs.Commit(ctx); err != nil {
 		return err
 	}
+	stale.forget()
 	// The stages run with the Factory of a stage (no Action input reaches
 	// them); each says and publishes what it did as the command would, but
 	// retrieve, whose outputs and summary evaluate's own say.
@@ -269,6 +276,48 @@ func runEvaluate(ctx context.Context, f *Factory, o *evaluateOptions) error {
 	pub := publish.PathOutputs(map[string]string{"out": o.Out})
 	publishRun(ctx, f, pub, hist, in("compare.html"))
 	return nil
+}
+
+// staleFiles are the files an earlier evaluate left in its DIR that this run
+// replaces (evaluate.StaleFiles), moved aside as this run's stages.txt is
+// published: put back if it cannot be, removed once it is.
+type staleFiles struct{ moved map[string]string } // the file: its name aside
+
+// remove is the change that moves dir's stale files aside, and its undo.
+func (s *staleFiles) remove(dir string) atomicfile.Append {
+	return func() (func() error, error) {
+		s.moved = map[string]string{}
+		undo := func() error {
+			var errs []error
+			for path, aside := range s.moved {
+				if err := os.Rename(aside, path); err != nil {
+					errs = append(errs, fmt.Errorf("failed to put back %s: %w", path, err))
+				}
+			}
+			s.moved = nil
+			return errors.Join(errs...)
+		}
+		for _, name := range evaluate.StaleFiles() {
+			path := filepath.Join(dir, name)
+			if fi, err := os.Lstat(path); err != nil || fi.IsDir() {
+				continue // absent; a directory is refused by the stage that writes there
+			}
+			aside, err := atomicfile.Aside(path)
+			if err != nil {
+				return nil, errors.Join(fmt.Errorf("failed to remove %s, an earlier run's: %w", path, err), undo())
+			}
+			s.moved[path] = aside
+		}
+		return undo, nil
+	}
+}
+
+// forget removes the files moved aside: this run's stages.txt is published.
+func (s *staleFiles) forget() {
+	for _, aside := range s.moved {
+		_ = os.Remove(aside)
+	}
+	s.moved = nil
 }
 
 // stageError words a stage's error as its command does when it runs alone.

@@ -159,3 +159,37 @@ func TestEvaluateRefusesQrelsIDsBeforeJudging(t *testing.T) {
 	assert.Zero(t, srv.Requests(), "no judge request")
 	assert.NoFileExists(t, filepath.Join(out, "qrels.txt"))
 }
+
+// A rerun of evaluate in the DIR of an earlier run leaves none of that run's
+// files beside its own (docs/judge.md, "`retrieval-gate evaluate`"): here the
+// earlier run generated its cases and finished, the rerun is given its cases
+// and stops at the judge stage. DIR then held the earlier cases.jsonl, qrels,
+// judgments and reports beside the rerun's stages.txt and runs. The judge's
+// cache, which a rerun reads, is kept as it was.
+func TestEvaluateRerunLeavesNoEarlierFiles(t *testing.T) {
+	srv := llmtest.New(llmtest.Options{})
+	defer srv.Close()
+	dir := t.TempDir()
+	kb := filepath.Join(dir, "kb.jsonl")
+	require.NoError(t, os.WriteFile(kb, []byte(evaluateKB), 0o644))
+	out := filepath.Join(dir, "out")
+	var stderr e2etest.LockedBuffer
+	args := []string{"--kb", kb, "--out", out, "--judge-url", srv.URL, "--per-locale", "2", "--k", "3", "--bootstrap", "200"}
+	require.NoError(t, NewCmdEvaluate(NewFactory(retrieveEnv(&stderr, nil)), nil).Run(context.Background(), args), stderr.String())
+	require.FileExists(t, filepath.Join(out, "compare.json"))
+	cache := raw(t, filepath.Join(out, "judge-cache.jsonl"))
+
+	cases := filepath.Join(dir, "cases.jsonl")
+	require.NoError(t, os.WriteFile(cases, []byte(`{"id": "{a", "locale": "en", "query": "reset my password", "must_cite_one_of": ["en-reset"]}`+"\n"), 0o644))
+	err := NewCmdEvaluate(NewFactory(retrieveEnv(&stderr, nil)), nil).Run(context.Background(), append(args, "--cases", cases))
+	require.ErrorContains(t, err, "stage 4 (judge) failed")
+	entries, err := os.ReadDir(out)
+	require.NoError(t, err)
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	assert.ElementsMatch(t, []string{"stages.txt", "run-dense.jsonl", "run-lexical.jsonl", "run-hybrid.jsonl", "judge-cache.jsonl"}, got)
+	assert.Equal(t, cache, raw(t, filepath.Join(out, "judge-cache.jsonl")))
+	assert.Contains(t, string(raw(t, filepath.Join(out, "stages.txt"))), "--cases "+cases)
+}

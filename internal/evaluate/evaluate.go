@@ -24,6 +24,24 @@ import (
 var Files = []string{"stages.txt", "cases.jsonl", "judge-cache.jsonl", "qrels.txt", "judgments.jsonl", "judge.json",
 	"compare.json", "compare.md", "per-query.jsonl", "compare.html"}
 
+// StaleFiles are the files of evaluate's directory that an earlier run may
+// have left and a new run replaces: every file of Files and every run's
+// (Runs, with a reranker), but stages.txt (each run writes its own) and the
+// judge's cache, which a rerun reads. The batch state files, which a rerun
+// reads to pick its batches up, are none of them either.
+func StaleFiles() []string {
+	var out []string
+	for _, name := range Files {
+		if name != "stages.txt" && name != "judge-cache.jsonl" {
+			out = append(out, name)
+		}
+	}
+	for _, r := range Runs(true) {
+		out = append(out, RunFile(r.Name))
+	}
+	return out
+}
+
 // RunFile is the file of the run named name in evaluate's directory.
 func RunFile(name string) string { return "run-" + name + ".jsonl" }
 

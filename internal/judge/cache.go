@@ -61,8 +61,9 @@ type CacheStore interface {
 }
 
 // Cache is an append-only JSONL file of valid judgments, keyed by CacheKey. Each
-// judgment is appended as one line with one write as soon as it is made, so an
-// interrupted run keeps what it paid for; a torn last line (a crash mid-write)
+// judgment is appended as one line with one write as soon as it is Put (Judge
+// puts them in the pool's order: cacheOrder), so an interrupted run keeps what
+// it paid for; a torn last line (a crash mid-write)
 // is dropped when the file is opened. Only valid grades are cached: an
 // unparseable answer is asked again by the next run. Safe to keep in
 // actions/cache (restore, run, save).

@@ -135,6 +135,7 @@ func Judge(ctx context.Context, pairs []Pair, opt Options) (*Result, error) {
 			total += opt.Repeat
 		}
 	}
+	order := &cacheOrder{cache: opt.Cache, entries: map[int]*Entry{}}
 	var done atomic.Int64
 	var progMu sync.Mutex
 	var wg sync.WaitGroup
@@ -144,8 +145,12 @@ func Judge(ctx context.Context, pairs []Pair, opt Options) (*Result, error) {
 			defer wg.Done()
 			for t := range tasks {
 				var calls int64
-				j, err := r.judge(ctx, pairs[t.pair], t.repeat, &calls)
-				budget.Spent(t.pair*opt.Repeat+t.repeat, calls)
+				seq := t.pair*opt.Repeat + t.repeat
+				j, e, err := r.judge(ctx, pairs[t.pair], t.repeat, &calls)
+				budget.Spent(seq, calls)
+				if perr := order.done(seq, e); err == nil {
+					err = perr
+				}
 				if err != nil {
 					cancel(err)
 					continue
@@ -177,6 +182,7 @@ feed:
 			if !budget.Reserve(ctx, i*opt.Repeat+rep, most) {
 				break feed
 			}
+			order.start(i*opt.Repeat + rep)
 			select {
 			case tasks <- task{i, rep}:
 			case <-ctx.Done():
@@ -186,6 +192,11 @@ feed:
 	}
 	close(tasks)
 	wg.Wait()
+	// A run that stopped keeps every judgment it was answered, those after
+	// a pair that was not answered too.
+	if err := order.flush(); err != nil {
+		cancel(err)
+	}
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}
@@ -215,11 +226,11 @@ type runner struct {
 
 // judge is one judgment of pair p; calls counts the requests it made that
 // the budget did not refuse.
-func (r *runner) judge(ctx context.Context, p Pair, repeat int, calls *int64) (Judgment, error) {
+func (r *runner) judge(ctx context.Context, p Pair, repeat int, calls *int64) (Judgment, *Entry, error) {
 	key := CacheKey(r.opt.Prompt.Hash, r.opt.Model, p.Query, p.Document, repeat)
 	if e, ok := r.opt.Cache.Get(key); ok {
 		r.cached.Add(1)
-		return Judgment{Grade: e.Grade, Valid: true, Reason: r.redact(e.Reason), Cached: true}, nil
+		return Judgment{Grade: e.Grade, Valid: true, Reason: r.redact(e.Reason), Cached: true}, nil, nil
 	}
 	format := FormatJSON
 	if r.text.Load() {
@@ -239,31 +250,94 @@ func (r *runner) judge(ctx context.Context, p Pair, repeat int, calls *int64) (J
 			resp, err = r.complete(ctx, msgs, format, calls)
 		}
 		if errors.Is(err, llm.ErrBudget) {
-			return Judgment{Cause: CauseBudget, Detail: "the request budget (--max-requests) was spent"}, nil
+			return Judgment{Cause: CauseBudget, Detail: "the request budget (--max-requests) was spent"}, nil, nil
 		}
 		if err != nil {
-			return Judgment{}, err
+			return Judgment{}, nil, err
 		}
 		pt += resp.Usage.PromptTokens
 		ct += resp.Usage.CompletionTokens
 		g, reason, perr := parseAnswer(resp.Content, r.redact)
 		if perr == nil {
-			err := r.opt.Cache.Put(Entry{Key: key, Grade: g, Reason: reason, Model: r.opt.Model, PromptHash: r.opt.Prompt.Hash,
-				Repeat: repeat, AnswerFormat: format, PromptTokens: pt, CompletionTokens: ct})
-			if err != nil {
-				return Judgment{}, err
-			}
-			return Judgment{Grade: g, Valid: true, Reason: reason}, nil
+			e := &Entry{Key: key, Grade: g, Reason: reason, Model: r.opt.Model, PromptHash: r.opt.Prompt.Hash,
+				Repeat: repeat, AnswerFormat: format, PromptTokens: pt, CompletionTokens: ct}
+			return Judgment{Grade: g, Valid: true, Reason: reason}, e, nil
 		}
 		if !errors.As(perr, &lastErr) {
-			return Judgment{}, perr
+			return Judgment{}, nil, perr
 		}
 		if attempt == 0 {
 			r.retries.Add(1)
 			msgs = append(msgs, llm.Message{Role: "assistant", Content: resp.Content}, llm.Message{Role: "user", Content: fmt.Sprintf(correction, lastErr.Detail)})
 		}
 	}
-	return Judgment{Cause: lastErr.Cause, Detail: lastErr.Detail}, nil
+	return Judgment{Cause: lastErr.Cause, Detail: lastErr.Detail}, nil, nil
+}
+
+// cacheOrder puts the run's new judgments in the cache in the pool's order,
+// whatever the order of the answers, so that the same inputs append the same
+// lines to the cache file: a judgment answered before an earlier pair's waits
+// (in memory) until every judgment handed out before it has ended. A run that
+// stops (an error, an interruption) puts the ones still waiting (flush); only
+// a killed process loses them, at most those answered while the earliest
+// judgment in flight was still asked.
+type cacheOrder struct {
+	cache   CacheStore
+	mu      sync.Mutex
+	started []int          // the judgments handed out, in pool order
+	next    int            // started[next] is the first not yet put
+	ended   map[int]bool   // the judgments ended and not yet put
+	entries map[int]*Entry // the new judgments among them
+	err     error          // the first Put that failed: nothing is put after it
+}
+
+// start is told that judgment seq is handed out (seq rises).
+func (o *cacheOrder) start(seq int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.started = append(o.started, seq)
+}
+
+// done is told that judgment seq ended, with its new entry (nil: none to
+// keep); it puts every judgment ended in order so far, and returns the error
+// of the first Put that failed.
+func (o *cacheOrder) done(seq int, e *Entry) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ended == nil {
+		o.ended = map[int]bool{}
+	}
+	o.ended[seq] = true
+	if e != nil {
+		o.entries[seq] = e
+	}
+	for o.next < len(o.started) && o.ended[o.started[o.next]] {
+		o.put(o.started[o.next])
+		o.next++
+	}
+	return o.err
+}
+
+// flush puts, in order, every judgment that ended but waits for one that
+// did not.
+func (o *cacheOrder) flush() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for ; o.next < len(o.started); o.next++ {
+		o.put(o.started[o.next])
+	}
+	return o.err
+}
+
+// put puts seq's entry, if any, unless a Put failed.
+func (o *cacheOrder) put(seq int) {
+	e := o.entries[seq]
+	delete(o.entries, seq)
+	delete(o.ended, seq)
+	if e == nil || o.err != nil {
+		return
+	}
+	o.err = o.cache.Put(*e)
 }
 
 func (r *runner) complete(ctx context.Context, msgs []llm.Message, format string, calls *int64) (*llm.Response, error) {

@@ -43,6 +43,11 @@ type In struct {
 	CasesName string    // the cases' name in messages (a path, or "stdin")
 	Out       io.Writer // each case, every byte kept, `retrieved` and `retrieval` set
 	OutName   string    // Out's name in messages
+	// CleanupFailed, when set, is told the error of the store's cleanup (a
+	// temporary collection that could not be deleted), which Run reports as
+	// a warning (RunOptions.Logf) and does not turn into its own error: the
+	// output stands.
+	CleanupFailed func(error)
 }
 
 // RunOptions are the options of a retrieval run (the retrieve command, each
@@ -189,6 +194,9 @@ func Run(ctx context.Context, in In, o RunOptions) (res *RunResult, err error) {
 			// written output; it is reported, not turned into a failure.
 			if cerr := st.Close(ctx); cerr != nil {
 				logf("warning: %v", cerr)
+				if in.CleanupFailed != nil {
+					in.CleanupFailed(cerr)
+				}
 			} else if op.Closed != "" {
 				logf("%s", op.Closed)
 			}
