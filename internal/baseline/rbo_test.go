@@ -154,10 +154,11 @@ func TestRBOIntervalCoverage(t *testing.T) {
 			continue
 		}
 		c := float64(covered) / float64(counted)
-		se := math.Sqrt(0.95 * 0.05 / float64(counted))
+		se := math.Sqrt(metrics.CoverageFloor * (1 - metrics.CoverageFloor) / float64(counted))
 		t.Logf("%s: mean RBO %.3f, coverage %.3f ± %.3f of %d (%d unreliable), mean width %.3f, methods %v",
 			label, truth, c, se, counted, flagged, width/float64(counted), methods)
-		assert.GreaterOrEqual(t, c, 0.95-2*se, label)
+		// metrics.CoverageFloor's rule: not significantly below 0.95.
+		assert.GreaterOrEqual(t, c, metrics.CoverageFloor-metrics.CoverageTestZ*se, label)
 		if ds.families == 0 {
 			assert.Zero(t, flagged, "%s: a bounded mean's interval is never unreliable here", label)
 		}

@@ -147,8 +147,9 @@ type clusterCell struct {
 	naiveRej, clusterRej int // rejections at 0.05 under the null
 	naiveCov, clusterCov int // intervals of the mean difference covering 0
 	naiveW, clusterW     float64
-	meanNaiveCov         int // hit means: Wilson-cc (queries) and cluster-t
+	meanNaiveCov         int // hit means: Wilson-cc (queries), cluster-t and their hull
 	meanClusterCov       int
+	meanHullCov          int
 }
 
 func (c clusterCell) rate(k int) float64 { return float64(k) / float64(c.reps) }
@@ -203,11 +204,18 @@ func clusterSimulation(c clusterDesign, G, reps int, seed uint64) clusterCell {
 					xs[i], k = 1, k+1
 				}
 			}
-			if wi := WilsonCI95(k, int64(len(xs))); wi.Lo <= 0.6 && 0.6 <= wi.Hi {
+			wi := WilsonCI95(k, int64(len(xs)))
+			if wi.Lo <= 0.6 && 0.6 <= wi.Hi {
 				out.meanNaiveCov++
 			}
-			if ci := ClusterCI95(xs, idx, G, 0, 1); ci.Lo <= 0.6 && 0.6 <= ci.Hi {
+			ci := ClusterCI95(xs, idx, G, 0, 1)
+			if ci.Lo <= 0.6 && 0.6 <= ci.Hi {
 				out.meanClusterCov++
+			}
+			// the interval the reports give a mean over clusters: the
+			// hull with the queries' own (MethodClusterHull)
+			if h := (ClusterInterval{Interval: ci}).Widen(wi); h.Lo <= 0.6 && 0.6 <= h.Hi {
+				out.meanHullCov++
 			}
 		}
 	}
@@ -234,7 +242,7 @@ var clusterDesigns = []clusterDesign{
 // runs 10,000 samples per cell at 10, 20, 50 and 200 families and prints
 // docs/statistics.md's table; the normal suite runs 1,000 at 20 and 50
 // families of 3 (hit) and asserts the cluster test's rate ≤ 0.05 + 2 s.e.,
-// its interval's coverage ≥ 0.95 − 2 s.e., and the query-level test's rate
+// its interval's coverage not significantly below 0.95 (CoverageFloor), and the query-level test's rate
 // above 0.10.
 func TestClusterSimulation(t *testing.T) {
 	skipSimulationUnderRace(t)
@@ -247,7 +255,7 @@ func TestClusterSimulation(t *testing.T) {
 	if fullSimulation() {
 		reps, cells = 10000, nil
 		for d := range clusterDesigns {
-			for _, G := range []int{10, 20, 50, 200} {
+			for _, G := range []int{10, 20, 50, 100, 200} {
 				cells = append(cells, key{d, G})
 			}
 		}
@@ -255,8 +263,8 @@ func TestClusterSimulation(t *testing.T) {
 	out := make([]clusterCell, len(cells))
 	var mu sync.Mutex
 	if fullSimulation() || testing.Verbose() {
-		fmt.Println("| design | families | queries (mean) | query-level test: false positives | cluster-level test: false positives | query-level interval of Δ: coverage | mean width | cluster-t: coverage | mean width | hit mean: Wilson-cc (queries) coverage | cluster-t coverage |")
-		fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Println("| design | families | queries (mean) | query-level test: false positives | cluster-level test: false positives | query-level interval of Δ: coverage | mean width | cluster-t: coverage | mean width | hit mean: Wilson-cc (queries) coverage | cluster-t coverage | cluster-t-hull (used) coverage |")
+		fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	}
 	parallelBlocks(len(cells), func(i int) {
 		k := cells[i]
@@ -270,9 +278,9 @@ func TestClusterSimulation(t *testing.T) {
 				return fmt.Sprintf("%.3f", c.rate(k))
 			}
 			mu.Lock()
-			fmt.Printf("| %s | %d | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %s | %s |\n", c.design, c.G, c.n,
+			fmt.Printf("| %s | %d | %d | %.3f | %.3f | %.3f | %.3f | %.4f | %.3f | %s | %s | %s |\n", c.design, c.G, c.n,
 				c.rate(c.naiveRej), c.rate(c.clusterRej), c.rate(c.naiveCov), c.naiveW, c.rate(c.clusterCov), c.clusterW,
-				mean(c.meanNaiveCov), mean(c.meanClusterCov))
+				mean(c.meanNaiveCov), mean(c.meanClusterCov), mean(c.meanHullCov))
 			mu.Unlock()
 		}
 	})
@@ -283,9 +291,9 @@ func TestClusterSimulation(t *testing.T) {
 		fp := c.rate(c.clusterRej)
 		assert.LessOrEqual(t, fp, 0.05+2*c.se(0.05), "%s, %d families: cluster-level false positives", c.design, c.G)
 		assert.Greater(t, c.rate(c.naiveRej), 0.10, "%s, %d families: query-level false positives", c.design, c.G)
-		assert.GreaterOrEqual(t, c.rate(c.clusterCov), 0.935, "%s, %d families: cluster-t coverage", c.design, c.G)
+		assertCoverage(t, c.clusterCov, c.reps, "%s, %d families: cluster-t coverage", c.design, c.G)
 		if clusterDesigns[cells[i].d].grade == 0 {
-			assert.GreaterOrEqual(t, c.rate(c.meanClusterCov), 0.935, "%s, %d families: cluster-t coverage of the mean", c.design, c.G)
+			assertCoverage(t, c.meanHullCov, c.reps, "%s, %d families: coverage of the mean by cluster-t-hull", c.design, c.G)
 		}
 	}
 }
