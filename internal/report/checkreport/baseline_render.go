@@ -117,7 +117,7 @@ const PairedUnreliableNote = UnreliableMark + " unreliable: the interval of a pa
 // PairedClustersUnreliableNote explains UnreliableMark beside a paired
 // difference computed over the clusters of cases in families, where the
 // mark follows the clusters, not the measure's range.
-const PairedClustersUnreliableNote = UnreliableMark + " unreliable: the interval of a paired difference over clusters covers less than 95% at this number of clusters in simulation (cluster-t below 20 clusters or below 15 that moved, the bounded interval of clusters without variation below 30; docs/statistics.md); the test decides"
+const PairedClustersUnreliableNote = UnreliableMark + " unreliable: the interval of a paired difference over clusters covers less than 95% at this number of clusters in simulation (cluster-t below 100 clusters or below 15 that moved, the bounded interval of clusters without variation below 30; docs/statistics.md); the test decides"
 
 // PairedNote is the footnote of UnreliableMark beside the paired difference
 // p: PairedClustersUnreliableNote over clusters, else PairedUnreliableNote.
